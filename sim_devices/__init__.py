@@ -1,0 +1,1 @@
+"""Simulated twins of the table's devices, speaking the real firmware protocol."""

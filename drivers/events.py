@@ -1,0 +1,209 @@
+"""The typed domain events the drivers publish and the domain commands they accept.
+
+This is the contract between drivers/ (which know devices, not games) and controller/ (which knows the
+game, not the wire). Everything here is plain data: frozen dataclasses of ints and strings.
+
+Conventions:
+- ``device`` is the device's name in the table configuration (``"shuffler"``, ``"sensors"``,
+  ``"display"``), not a port.
+- A **position** is where the shoe deals: ``DEALER_POSITION`` (0) for the dealer's or banker's hand
+  (in designated-player mode the controller tells the shoe to deal the DP's seat as position 0),
+  seats 1..7, and ``COMMUNITY_POSITION`` (15) for Chase the Flush's community cards.
+- A **card** is an int 0..51: ``suit_index * 13 + rank_index``, ranks 23456789TJQKA, suits cdhs
+  (the same number the firmware protocol carries in one byte).
+- A **spot** is the betting spot's index on a seat, 0-based, in the order of the game's wagers:
+  High Card Flush ante, raise, flush, straight_flush; Top Flush ante, play, top_flush_bonus,
+  straight_flush_jackpot; Chase the Flush ante, xtra_bonus, same_suit_bonus, all_in.
+- Amounts are integer cents.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+DEALER_POSITION = 0
+COMMUNITY_POSITION = 15
+MAX_SEAT = 7
+
+ShufflerFaultKind = Literal["jam", "misread", "card_count", "door_open", "red_light", "other"]
+LampColour = Literal["off", "green", "amber", "red", "blue", "white"]
+DealerKeyName = Literal["next", "confirm", "fold_seat", "dp_waives", "call_floor", "void_request"]
+SpotLampColour = Literal["off", "win", "lose", "push"]
+
+
+# --- device health (every device) -------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class DeviceReady:
+    """The device connected, authenticated and is ready."""
+
+    device: str
+    kind: str  # "shuffler" | "bet_sensors" | "dealer_display"
+    model: str
+    serial_number: str
+    firmware_version: str
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceLost:
+    """The link is down (missed heartbeats, a closed port, retries exhausted)."""
+
+    device: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class SecurityEvent:
+    """A frame refused for its tag, its sequence number (a replay) or its sender."""
+
+    device: str
+    reason: str  # "bad_tag" | "replay" | "unknown_device" | "handshake_failed" | ...
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceStatusChanged:
+    """The device's own status report: ready, busy or fault, with its lamp colour."""
+
+    device: str
+    state: Literal["ready", "busy", "fault"]
+    fault_code: int
+    lamp: LampColour
+
+
+# --- shuffler / shoe ----------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class DeckVerified:
+    """The shuffle finished and the shoe read the whole deck."""
+
+    device: str
+    card_count: int
+    missing_cards: tuple[int, ...]
+    extra_cards: tuple[int, ...]  # cards read more than once
+
+    @property
+    def complete(self) -> bool:
+        return self.card_count == 52 and not self.missing_cards and not self.extra_cards
+
+
+@dataclass(frozen=True, slots=True)
+class CardDealt:
+    device: str
+    position: int
+    index: int  # 0-based index of the card within that position's hand
+    card: int
+
+
+@dataclass(frozen=True, slots=True)
+class HandComplete:
+    """The shoe finished a position and counted the cards it dealt there."""
+
+    device: str
+    position: int
+    card_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class ShufflerFault:
+    device: str
+    fault: ShufflerFaultKind
+    position: int | None = None  # where the deal stood, when it happened mid-deal
+    detail: str = ""
+
+
+# --- bet sensors ----------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class BetChanged:
+    """The chips on one spot changed. ``locked`` is the sensor's own lock state when it saw it."""
+
+    device: str
+    seat: int
+    spot: int
+    amount_cents: int
+    chip_count: int
+    locked: bool
+
+
+# --- dealer display -----------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class DealerKey:
+    device: str
+    key: DealerKeyName
+    seat: int | None = None  # for fold_seat
+
+
+DomainEvent = (
+    DeviceReady
+    | DeviceLost
+    | SecurityEvent
+    | DeviceStatusChanged
+    | DeckVerified
+    | CardDealt
+    | HandComplete
+    | ShufflerFault
+    | BetChanged
+    | DealerKey
+)
+
+
+# --- commands the controller sends ---------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Shuffle:
+    device: str
+
+
+@dataclass(frozen=True, slots=True)
+class Deal:
+    """Deal ``card_count`` cards to each position, positions in the order given, one position at a
+    time (the shoe completes a position, reports HandComplete, then moves on)."""
+
+    device: str
+    positions: tuple[tuple[int, int], ...]  # (position, card_count)
+
+
+@dataclass(frozen=True, slots=True)
+class LockBets:
+    device: str
+
+
+@dataclass(frozen=True, slots=True)
+class UnlockBets:
+    device: str
+
+
+@dataclass(frozen=True, slots=True)
+class SetSpotLamp:
+    device: str
+    seat: int
+    spot: int
+    colour: SpotLampColour
+
+
+@dataclass(frozen=True, slots=True)
+class ShowButton:
+    device: str
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class ShowText:
+    device: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ShowSeatResult:
+    device: str
+    seat: int
+    result: Literal["win", "lose", "push", "dead", "folded"]
+    net_cents: int
+
+
+@dataclass(frozen=True, slots=True)
+class ResetDevice:
+    device: str
+
+
+DomainCommand = (
+    Shuffle | Deal | LockBets | UnlockBets | SetSpotLamp | ShowButton | ShowText | ShowSeatResult | ResetDevice
+)

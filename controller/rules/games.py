@@ -34,6 +34,7 @@ FLOP = "flop"
 RIVER = "river"
 STREETS: tuple[str, ...] = (PREFLOP, FLOP, RIVER)
 ALL_IN_MULTIPLIER: dict[str, int] = {PREFLOP: 3, FLOP: 2, RIVER: 1}
+STREET_WORDS: dict[str, str] = {PREFLOP: "before the flop", FLOP: "after the flop", RIVER: "after the river"}
 
 DECK_CARDS = 52
 

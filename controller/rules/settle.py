@@ -29,6 +29,7 @@ from controller.rules.games import (
     CHASE_THE_FLUSH,
     DESIGNATED_PLAYER,
     HOUSE,
+    STREET_WORDS,
     STREETS,
     TOP_FLUSH,
     GameSpec,
@@ -602,8 +603,8 @@ def _check_seat_wagers(round_: Round, spec: GameSpec, seat: Seat, where: str) ->
     if not low <= amount <= high:
         allowed = f"exactly {low}" if low == high else f"{low} to {high}"
         why = (
-            f"on the {seat.street}"
-            if spec.name == CHASE_THE_FLUSH
+            STREET_WORDS[seat.street]
+            if seat.street is not None
             else f"with a {hand.flush_length}-card flush"
         )
         raise UserError(

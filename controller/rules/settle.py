@@ -603,9 +603,7 @@ def _check_seat_wagers(round_: Round, spec: GameSpec, seat: Seat, where: str) ->
     if not low <= amount <= high:
         allowed = f"exactly {low}" if low == high else f"{low} to {high}"
         why = (
-            STREET_WORDS[seat.street]
-            if seat.street is not None
-            else f"with a {hand.flush_length}-card flush"
+            STREET_WORDS[seat.street] if seat.street is not None else f"with a {hand.flush_length}-card flush"
         )
         raise UserError(
             f"{where}.wagers.{decision}: {amount} is outside its limit ({allowed} {why}, ante {ante})"

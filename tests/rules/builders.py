@@ -55,4 +55,5 @@ def seat_of(result: Json, seat_number: int) -> Json:
 
 
 def conserves(result: Json) -> bool:
-    return sum(entry["net"] for entry in result["seats"]) + result["banker_net"] + result["rake"] == 0
+    total: int = sum(entry["net"] for entry in result["seats"]) + result["banker_net"] + result["rake"]
+    return total == 0

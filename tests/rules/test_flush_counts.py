@@ -35,7 +35,7 @@ def rank_sets_by_size() -> tuple[list[int], list[int]]:
     return sets, non_qualifying
 
 
-def suit_size_splits(cards: int) -> list[tuple[int, int, int, int]]:
+def suit_size_splits(cards: int) -> list[tuple[int, ...]]:
     return [split for split in itertools.product(range(cards + 1), repeat=4) if sum(split) == cards]
 
 

@@ -147,9 +147,9 @@ def test_comparison_is_a_total_order_that_agrees_with_the_ranking(
     assert [a < b, a == b, a > b].count(True) == 1
     assert compare(a, b) == -compare(b, a)
     assert (a <= b) == (not a > b)
-    if a <= b and b <= c:
+    if a <= b <= c:
         assert a <= c
-    if a < b and b < c:
+    if a < b < c:
         assert a < c
-    assert a == a
+    assert a == evaluate(first)
     assert hash(a) == hash(evaluate(first))

@@ -54,7 +54,8 @@ def house_cases() -> list[tuple[str, str, int, int | None]]:
 def test_every_house_paytable_line(game: str, wager: str, length: int, odds: int | None) -> None:
     cards = (RUN_OF_LENGTH if wager in RUN_WAGERS else FLUSH_OF_LENGTH)[length]
     decision = "raise" if game == "high-card-flush" else "play"
-    player = seat(1, cards, ante=100, **{decision: 100, wager: 10})
+    player = seat(1, cards, ante=100)
+    player["wagers"].update({decision: 100, wager: 10})
     result = settled(round_json(game, WEAK_BANKER, player))
     expected = ("lose", -10) if odds is None else ("win", 10 * odds)
     assert wagers_of(result, 1)[wager] == expected
@@ -65,7 +66,8 @@ def test_every_house_paytable_line(game: str, wager: str, length: int, odds: int
 )
 def test_every_designated_player_paytable_line(wager: str, length: int, odds: int | None) -> None:
     cards = (RUN_OF_LENGTH if wager == "straight_flush" else FLUSH_OF_LENGTH)[length]
-    player = seat(1, cards, ante=100, raise_=100, **{wager: 10})
+    player = seat(1, cards, ante=100, raise_=100)
+    player["wagers"][wager] = 10
     result = settled(round_json("high-card-flush", WEAK_BANKER, player, banking=dp(4, 10**9)))
     expected = ("lose", -10) if odds is None else ("win", 10 * odds)
     assert wagers_of(result, 1)[wager] == expected

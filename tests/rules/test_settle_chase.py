@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from controller.errors import UserError
-from tests.rules.builders import conserves, round_json, seat, settled, wagers_of
+from tests.rules.builders import Json, conserves, round_json, seat, settled, wagers_of
 
 # Community 9h 5h 2c 3d: every hand holds the 9-5 of hearts.
 COMMUNITY = "9h 5h 2c 3d"
@@ -13,7 +13,7 @@ DEALER_QUALIFIES = "Jh Kd 4s"  # hearts J-9-5
 DEALER_DOES_NOT_QUALIFY = "8s Kd 4s"  # K-3 of diamonds, 9-5 of hearts, 8-4 of spades: no 3-card flush
 
 
-def chase(dealer: str, *seats: dict[str, object]) -> dict[str, object]:
+def chase(dealer: str, *seats: Json) -> Json:
     return settled(round_json("chase-the-flush", dealer, *seats, community=COMMUNITY))
 
 

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from tests.rules.builders import conserves, round_json, seat, seat_of, settled, wagers_of
+from tests.rules.builders import Json, conserves, round_json, seat, seat_of, settled, wagers_of
 
 # The dealer's T-7-2 of spades qualifies (at least a 9-high 3-card flush); 8-7-2 does not.
 DEALER_QUALIFIES = "Ts 7s 2s 3d 5d 8c Jh"
 DEALER_DOES_NOT_QUALIFY = "8s 7s 2s 3d 5d Tc Jh"
 
 
-def hcf(dealer: str, *seats: dict[str, object]) -> dict[str, object]:
+def hcf(dealer: str, *seats: Json) -> Json:
     return settled(round_json("high-card-flush", dealer, *seats))
 
 

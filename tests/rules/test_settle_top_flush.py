@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from controller.errors import UserError
-from tests.rules.builders import conserves, round_json, seat, settled, wagers_of
+from tests.rules.builders import Json, conserves, round_json, seat, settled, wagers_of
 
 DEALER_QUALIFIES = "Ts 7s 2s 3d 5d 8c Jh"  # T-7-2 of spades
 DEALER_DOES_NOT_QUALIFY = "8s 7s 2s 3d 5d Tc Jh"  # 8-7-2 of spades
 
 
-def top_flush(dealer: str, *seats: dict[str, object]) -> dict[str, object]:
+def top_flush(dealer: str, *seats: Json) -> Json:
     return settled(round_json("top-flush", dealer, *seats))
 
 
@@ -93,5 +93,5 @@ def test_top_flush_is_house_banked_only() -> None:
         seat(1, "Ah Kh 9h 4h 2c 6c Qd", ante=500, play=500),
         banking={"mode": "designated-player", "seat": 3, "funds": 10000},
     )
-    with pytest.raises(UserError, match="^banking.mode: top-flush is house-banked only"):
+    with pytest.raises(UserError, match=r"^banking\.mode: top-flush is house-banked only"):
         settled(obj)

@@ -49,3 +49,14 @@ def test_each_refused_input_is_refused_with_the_line_shown(
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err == error_line + "\n"
+
+
+def test_every_test_docs_rules_md_cites_exists() -> None:
+    rules = (DOC.parent / "rules.md").read_text()
+    cited = set(re.findall(r"::(test_[a-z0-9_]+)", rules))
+    assert len(cited) > 40
+    sources = "\n".join(path.read_text() for path in (DOC.parents[1] / "tests").rglob("test_*.py"))
+    defined = set(re.findall(r"^def (test_[a-z0-9_]+)", sources, re.MULTILINE))
+    # A citation ending in "_" (written "..._...") names the start of a test's name.
+    missing = {name for name in cited if not any(test.startswith(name) for test in defined)}
+    assert not missing

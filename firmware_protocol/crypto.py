@@ -11,7 +11,6 @@ import hmac
 
 from firmware_protocol.constants import DEVICE_KEY_LEN, KDF_INFO_PREFIX, NONCE_LEN, SESSION_KEY_LEN, TAG_LEN
 
-
 _SHA256_BLOCK_LEN = 64
 
 

@@ -557,6 +557,10 @@ class Link:
             self._write(self._handshake_wire, now_s)  # our Hello was lost: say it again, same nonces
             self._handshake_sent_s = now_s
             return
+        if self._state is LinkState.UP and challenge.controller_nonce == self._controller_nonce:
+            # A late copy of the challenge this session answered (the controller sent it twice).
+            self.stats.duplicates += 1
+            return
         if self._state is LinkState.UP:
             # A new challenge means the controller restarted: this session is over.
             self._go_down("new_handshake")

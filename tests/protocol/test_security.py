@@ -183,3 +183,17 @@ def test_nonces_are_fresh_and_sessions_get_different_keys() -> None:
         seen_challenges.add(controller.bytes_to_send())
     assert len(seen_challenges) == 20
     assert TAG_LEN == 16
+
+
+def test_a_late_copy_of_the_answered_challenge_does_not_end_the_session() -> None:
+    controller, device = make_pair()
+    controller.connect(0.0)
+    challenge = controller.bytes_to_send()
+    device.receive_data(challenge, 0.0)
+    exchange(controller, device, 0.0)
+    assert device.is_up
+    drain(device)
+    device.receive_data(challenge, 0.1)  # the wire duplicated it
+    assert device.is_up
+    assert drain(device) == []
+    assert device.bytes_to_send() == b""

@@ -28,7 +28,7 @@ from typing import Any, NamedTuple, Self
 import structlog
 
 from controller.errors import UserError
-from controller.journal.chain import GENESIS_HASH, canonical_json, entry_hash, format_time_utc
+from controller.journal.chain import GENESIS_HASH, canonical_json, entry_hash_from_text, format_time_utc
 from controller.journal.kinds import (
     CLOSING_KINDS,
     KNOWN_KINDS,
@@ -273,7 +273,7 @@ class Journal:
         if not pending:
             return []
         # Serialise outside the transaction: a payload that is not JSON is a bug, refused before I/O.
-        payload_objects = [json.loads(canonical_json(item.payload)) for item in pending]
+        payload_texts = [canonical_json(item.payload) for item in pending]
         time_utc = format_time_utc(self._clock())
         written: list[JournalEntry] = []
         with self._lock:
@@ -283,10 +283,10 @@ class Journal:
                 connection.execute("BEGIN IMMEDIATE")
                 row = connection.execute("SELECT seq, hash FROM journal ORDER BY seq DESC LIMIT 1").fetchone()
                 last_seq, prev_hash = (row[0], row[1]) if row else (0, GENESIS_HASH)
-                for item, payload in zip(pending, payload_objects, strict=True):
+                for item, payload_text in zip(pending, payload_texts, strict=True):
                     self._refuse_double_close(item)
                     seq = last_seq + 1
-                    hash_hex = entry_hash(
+                    hash_hex = entry_hash_from_text(
                         prev_hash=prev_hash,
                         seq=seq,
                         time_utc=time_utc,
@@ -294,7 +294,7 @@ class Journal:
                         round_id=item.round_id,
                         source=item.source,
                         kind=item.kind,
-                        payload=payload,
+                        payload_text=payload_text,
                     )
                     connection.execute(
                         f"INSERT INTO journal ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -305,7 +305,7 @@ class Journal:
                             item.round_id,
                             item.source,
                             item.kind,
-                            canonical_json(payload),
+                            payload_text,
                             prev_hash,
                             hash_hex,
                         ),
@@ -318,7 +318,8 @@ class Journal:
                             item.round_id,
                             item.source,
                             item.kind,
-                            payload,
+                            # The entry holds what was written: the payload as JSON gives it back.
+                            json.loads(payload_text),
                             prev_hash,
                             hash_hex,
                         )
@@ -401,6 +402,19 @@ class Journal:
             if len(rows) < _PAGE_ROWS:
                 return
             after = rows[-1][0]
+
+    def last_entries(self, count: int, kinds: Iterable[str]) -> list[JournalEntry]:
+        """The last ``count`` entries of these kinds, oldest first (read backwards through the index,
+        so recalling the last rounds of a long journal does not read it all)."""
+        kind_list = list(kinds)
+        if count < 1 or not kind_list:
+            return []
+        placeholders = ", ".join("?" for _ in kind_list)
+        rows = self._read(
+            f"SELECT {_COLUMNS} FROM journal WHERE kind IN ({placeholders}) ORDER BY seq DESC LIMIT ?",
+            (*kind_list, count),
+        )
+        return [_entry_from_row(row) for row in reversed(rows)]
 
     def last_entry(self) -> JournalEntry | None:
         rows = self._read(f"SELECT {_COLUMNS} FROM journal ORDER BY seq DESC LIMIT 1", ())

@@ -414,3 +414,48 @@ def test_passwords() -> None:
     assert check_password("correct horse", stored)
     assert not check_password("correct hors", stored)
     assert parse_password_hash(stored).n == 16
+
+
+def test_settle_base_feeds_the_rules_engine() -> None:
+    from controller.rules.settle import settle_round_json
+
+    dp_text = (
+        edit('mode = "house"', 'mode = "designated-player"\nhouse_banks_when_nobody_accepts = true').replace(
+            "max_ante_cents = 50000", "max_ante_cents = 50000\naggregate_bonus_cap_cents = 2000000"
+        )
+        + '\n[rake]\nmethod = "all_players"\namount_cents = 25\n'
+    )
+    config = parse_config(dp_text, source="table.toml", base_dir=Path("/srv"))
+    seats = [
+        {
+            "seat": 2,
+            "cards": ["2c", "3c", "4c", "5c", "9d", "Jh", "Kc"],
+            "wagers": {"ante": 500, "raise": 500},
+        }
+    ]
+    dealer = ["As", "Ks", "Qs", "2d", "3d", "4h", "5h"]
+    dp_round = {**config.settle_base(dp_seat=4, dp_funds_cents=100_000), "dealer": dealer, "seats": seats}
+    assert dp_round["banking"] == {
+        "mode": "designated-player",
+        "seat": 4,
+        "funds": 100_000,
+        "bonus_cap": 2_000_000,
+    }
+    assert dp_round["rake"] == {"method": "i", "amount": 25}
+    settled = settle_round_json(dp_round)
+    assert settled["rake"] == 50  # the player and the DP
+    house_round = {**config.settle_base(), "dealer": dealer, "seats": seats}
+    assert house_round == {
+        "game": "high-card-flush",
+        "banking": {"mode": "house"},
+        "dealer": dealer,
+        "seats": seats,
+    }
+    assert settle_round_json(house_round)["rake"] == 0
+    house_config = parse_config(BASE, source="table.toml", base_dir=Path("/srv"))
+    assert house_config.settle_base()["paytables"] == {
+        "flush": "hcf-flush-house",
+        "straight_flush": "hcf-straight-flush-house",
+    }
+    with pytest.raises(ValueError, match="house-banked"):
+        house_config.settle_base(dp_seat=1, dp_funds_cents=1)

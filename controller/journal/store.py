@@ -190,6 +190,7 @@ class Journal:
         self._clock = clock
         self.readonly = readonly
         self._lock = threading.Lock()
+        self.last_error: str | None = None  # the last append's failure, until an append succeeds
 
     # --- opening --------------------------------------------------------------------------------
     @classmethod
@@ -326,14 +327,14 @@ class Journal:
                     )
                     last_seq, prev_hash = seq, hash_hex
                 connection.execute("COMMIT")
+                self.last_error = None
             except sqlite3.Error as error:
                 self._rollback()
                 kinds = ", ".join(item.kind for item in pending)
                 reason = _sqlite_reason(error)
                 _log.error("journal_error", path=str(self.path), kinds=kinds, reason=reason)
-                raise JournalError(
-                    f"journal {self.path}: cannot append {kinds}: {reason}; nothing was written"
-                ) from error
+                self.last_error = f"journal {self.path}: cannot append {kinds}: {reason}; nothing was written"
+                raise JournalError(self.last_error) from error
             except BaseException:
                 self._rollback()
                 raise
@@ -433,6 +434,27 @@ class Journal:
         """The id the next round gets: CONTRACTS.md ``R{table_id}-{YYYYMMDD}-{n:06d}``."""
         today = day if day is not None else self._clock().astimezone(UTC).date()
         return format_round_id(self.table_id, today, self.round_count() + 1)
+
+    def backup(self, destination: str | Path) -> JournalEntry | None:
+        """A consistent copy of the journal at ``destination`` (SQLite's online backup: safe while the
+        daemon appends); returns the copy's last entry, the anchor to keep with it."""
+        target_path = Path(destination)
+        if target_path.exists():
+            raise JournalError(f"journal backup {target_path}: already exists; choose a new name")
+        try:
+            target_path.parent.mkdir(parents=True, exist_ok=True)
+            target = sqlite3.connect(target_path, isolation_level=None)
+        except (OSError, sqlite3.Error) as error:
+            raise JournalError(f"journal backup {target_path}: cannot create: {error}") from error
+        try:
+            with self._lock:
+                self._connection.backup(target)
+            row = target.execute(f"SELECT {_COLUMNS} FROM journal ORDER BY seq DESC LIMIT 1").fetchone()
+        except sqlite3.Error as error:
+            raise JournalError(f"journal backup {target_path}: {_sqlite_reason(error)}") from error
+        finally:
+            target.close()
+        return _entry_from_row(row) if row else None
 
     def pragma(self, name: str) -> Any:
         """One PRAGMA's value (the tests check WAL and synchronous=FULL are really set)."""

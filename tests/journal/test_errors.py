@@ -90,3 +90,17 @@ def test_a_journal_directory_that_cannot_be_made(tmp_path: Path) -> None:
     blocker.write_text("")
     with pytest.raises(JournalError, match="cannot create its directory"):
         Journal.open(blocker / "sub" / "journal.sqlite", "T1")
+
+
+def test_last_error_is_kept_until_an_append_succeeds(journal_path: Path) -> None:
+    with Journal.open(journal_path, "T1", busy_timeout_s=0.05) as journal:
+        assert journal.last_error is None
+        other = sqlite3.connect(journal_path, isolation_level=None)
+        other.execute("BEGIN EXCLUSIVE")
+        with pytest.raises(JournalError):
+            journal.append("dealer_key", {"key": "next", "seat": None}, round_id=None, source="display")
+        assert "database is locked" in str(journal.last_error)
+        other.execute("ROLLBACK")
+        other.close()
+        journal.append("dealer_key", {"key": "next", "seat": None}, round_id=None, source="display")
+        assert journal.last_error is None

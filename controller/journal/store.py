@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, NamedTuple, Self
+from typing import Any, NamedTuple, Protocol, Self
 
 import structlog
 
@@ -137,6 +137,25 @@ class PendingEntry(NamedTuple):
     payload: Mapping[str, Any]
     round_id: str | None
     source: str
+
+
+class EntryLike(Protocol):
+    """Anything with the four fields, e.g. the round engine's ``JournalRecord``."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def payload(self) -> Mapping[str, Any]: ...
+    @property
+    def round_id(self) -> str | None: ...
+    @property
+    def source(self) -> str: ...
+
+
+def _pending(item: EntryLike | tuple[str, Mapping[str, Any], str | None, str]) -> PendingEntry:
+    if isinstance(item, tuple):
+        return PendingEntry(*item)
+    return PendingEntry(item.kind, item.payload, item.round_id, item.source)
 
 
 def _entry_from_row(row: Sequence[Any]) -> JournalEntry:
@@ -263,10 +282,11 @@ class Journal:
         return self.append_many([PendingEntry(kind, payload, round_id, source)])[0]
 
     def append_many(
-        self, items: Iterable[PendingEntry | tuple[str, Mapping[str, Any], str | None, str]]
+        self, items: Iterable[EntryLike | tuple[str, Mapping[str, Any], str | None, str]]
     ) -> list[JournalEntry]:
-        """Append entries in one transaction: all of them are committed, or none."""
-        pending = [PendingEntry(*item) for item in items]
+        """Append entries in one transaction: all of them are committed, or none. Each item is a
+        ``PendingEntry``, a (kind, payload, round_id, source) tuple, or an object with those fields."""
+        pending = [_pending(item) for item in items]
         for item in pending:
             _check_new_entry(item.kind, item.payload, item.round_id, item.source)
         if self.readonly:

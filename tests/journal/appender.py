@@ -12,15 +12,16 @@ import sys
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from controller.journal import Journal, JournalEntry, PendingEntry
+from controller.journal import Journal, JournalEntry
 from controller.journal.recovery import recover
+from controller.journal.store import EntryLike
 from controller.logs import configure_logging
 from tests.journal.scripted import play_round
 
 
 class ReportingJournal(Journal):
     def append_many(
-        self, items: Iterable[PendingEntry | tuple[str, Mapping[str, Any], str | None, str]]
+        self, items: Iterable[EntryLike | tuple[str, Mapping[str, Any], str | None, str]]
     ) -> list[JournalEntry]:
         written = super().append_many(items)
         for entry in written:

@@ -220,3 +220,22 @@ def test_the_append_paths_hash_equals_the_reference_hash(
     assert entry_hash_from_text(payload_text=canonical_json(payload), **fields) == entry_hash(
         payload=payload, **fields
     )
+
+
+def test_append_many_takes_records_with_the_four_fields(journal: Journal) -> None:
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True)
+    class Record:  # the shape of the round engine's JournalRecord
+        kind: str
+        payload: dict[str, Any]
+        round_id: str | None
+        source: str
+
+    written = journal.append_many(
+        [
+            Record("dealer_key", {"key": "next", "seat": 1}, None, "display"),
+            ("dealer_key", {"key": "confirm", "seat": None}, None, "display"),
+        ]
+    )
+    assert [entry.payload["key"] for entry in written] == ["next", "confirm"]

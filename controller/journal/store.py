@@ -165,6 +165,17 @@ def _entry_from_row(row: Sequence[Any]) -> JournalEntry:
     )
 
 
+def _loggable_payload(kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """The payload as the logs carry it: never a card. Logs reach consoles and log shippers; a hole card
+    must not leave the daemon before its reveal, and a dead hand's cards never (RULES.md). The journal
+    keeps them all."""
+    if kind == "card_dealt":
+        return {key: value for key, value in payload.items() if key != "card"}
+    if kind in CLOSING_KINDS:
+        return {key: value for key, value in payload.items() if key != "round"}
+    return payload
+
+
 def _sqlite_reason(error: sqlite3.Error) -> str:
     name = getattr(error, "sqlite_errorname", None)
     return f"{error} ({name})" if name else str(error)
@@ -238,7 +249,36 @@ class Journal:
             raise JournalError(
                 f"journal {journal_path}: belongs to table {stored_table_id!r}, not {table_id!r}"
             )
-        return cls(connection, journal_path, table_id, clock=clock, readonly=False)
+        journal = cls(connection, journal_path, table_id, clock=clock, readonly=False)
+        try:
+            journal._check_head()
+        except BaseException:
+            connection.close()
+            raise
+        return journal
+
+    def _check_head(self) -> None:
+        """Refuse to extend a chain whose last entry does not verify (edited or damaged): new entries
+        would be chained to a forgery. Only the last entry, so opening stays instant; `flushtable
+        journal verify` checks them all."""
+        last = self.last_entry()
+        if last is None:
+            return
+        recomputed = entry_hash_from_text(
+            prev_hash=last.prev_hash,
+            seq=last.seq,
+            time_utc=last.time_utc,
+            table_id=last.table_id,
+            round_id=last.round_id,
+            source=last.source,
+            kind=last.kind,
+            payload_text=canonical_json(last.payload),
+        )
+        if recomputed != last.hash:
+            raise JournalError(
+                f"journal {self.path}: the last entry ({last.seq}) does not verify; nothing will be appended "
+                f"to it (run `flushtable journal verify`)"
+            )
 
     @classmethod
     def open_existing(
@@ -365,7 +405,7 @@ class Journal:
                 table_id=entry.table_id,
                 round_id=entry.round_id,
                 source=entry.source,
-                payload=entry.payload,
+                payload=_loggable_payload(entry.kind, entry.payload),
                 hash=entry.hash,
             )
         return written

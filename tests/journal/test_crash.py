@@ -78,6 +78,22 @@ def test_sigkill_at_random_moments_never_breaks_the_chain_or_loses_a_commit(tmp_
         closings = [
             entry.round_id for entry in journal.entries(kinds=["round_settled", "round_dead", "round_voided"])
         ]
+        # Every voided round gave back exactly what was locked on it: money is conserved across the kills.
+        for voided in journal.entries(kinds=["round_voided"]):
+            locked = next(journal.entries(round_id=voided.round_id, kinds=["bets_locked"]), None)
+            dp_seat = voided.payload["round"]["banking"].get("seat")
+            expected = (
+                {int(seat): w for seat, w in locked.payload["wagers"].items() if int(seat) != dp_seat}
+                if locked
+                else {}
+            )
+            seats = voided.payload["settlement"]["seats"]
+            assert {
+                seat["seat"]: {n: w["stake"] for n, w in seat["wagers"].items()} for seat in seats
+            } == expected
+            assert all(
+                w["result"] == "returned" and w["net"] == 0 for seat in seats for w in seat["wagers"].values()
+            )
     assert state.open_rounds == []
     assert len(closings) == len(set(closings)) == state.rounds_started  # every round closed exactly once
     assert meters.balanced

@@ -71,3 +71,15 @@ def test_a_terminal_gets_the_console_renderer() -> None:
 def test_bad_level_is_refused() -> None:
     with pytest.raises(ValueError, match="log level must be one of"):
         configure_logging(level="loud")
+
+
+def test_the_logs_never_carry_a_card(journal: Journal) -> None:
+    with capture_logs() as logs:
+        play_round(journal, random.Random(42), outcome="dead")
+        play_round(journal, random.Random(43))
+    dealt = [log for log in logs if log["event"] == "card_dealt"]
+    assert dealt
+    assert all("card" not in log["payload"] for log in dealt)
+    closing = [log for log in logs if log["event"] in ("round_dead", "round_settled")]
+    assert len(closing) == 2
+    assert all("round" not in log["payload"] and "settlement" in log["payload"] for log in closing)

@@ -204,3 +204,11 @@ def test_verify_reads_a_consistent_snapshot_while_appending(journal_path: Path, 
         thread.join(timeout=30)
     assert all(result.ok for result in results), [result.summary() for result in results]
     assert results[-1].entries_checked >= played
+
+
+def test_a_journal_whose_last_entry_was_edited_is_not_extended(journal_path: Path, played: int) -> None:
+    from controller.journal import JournalError
+
+    tamper(journal_path, (f"UPDATE journal SET source = 'operator:mallory' WHERE seq = {played}", ()))
+    with pytest.raises(JournalError, match=f"the last entry \\({played}\\) does not verify"):
+        Journal.open(journal_path, "T1")

@@ -196,6 +196,10 @@ class TableConfig:
         """sha256 of the effective configuration: journaled in table_opened as config_digest."""
         return hashlib.sha256(canonical_json(self.to_json()).encode("utf-8")).hexdigest()
 
+    def devices_of_kind(self, kind: str) -> list[Device]:
+        """The devices of one kind (shuffler, bet_sensors, dealer_display), in the file's order."""
+        return [device for device in self.devices.values() if device.kind == kind]
+
     def settle_base(self, *, dp_seat: int | None = None, dp_funds_cents: int | None = None) -> dict[str, Any]:
         """The table's part of a round in the settle input shape: game, banking, paytables, rake.
 

@@ -76,6 +76,8 @@ def test_the_base_is_valid() -> None:
     assert config.paytables["flush"].name == "hcf-flush-house"
     assert config.panel.users[0].role == "supervisor"
     assert config.rake_json() is None
+    assert [device.name for device in config.devices_of_kind("bet_sensors")] == ["sensors"]
+    assert [device.name for device in config.devices_of_kind("dealer_display")] == ["display"]
     assert config.paytables_json() == {
         "flush": "hcf-flush-house",
         "straight_flush": "hcf-straight-flush-house",

@@ -15,6 +15,7 @@ import json
 import os
 import random
 import shutil
+import sqlite3
 import statistics
 import sys
 import tempfile
@@ -44,6 +45,24 @@ def figures_ms(samples_s: list[float]) -> dict[str, float]:
         "max_ms": round(max(samples_s) * 1000, 3),
         "mean_ms": round(statistics.fmean(samples_s) * 1000, 3),
     }
+
+
+def raw_sqlite_commits(directory: Path, count: int) -> list[float]:
+    """The floor under any journal on this disk: a bare INSERT + COMMIT with the same settings, no
+    Python work around it (no hashing, JSON, triggers or logging)."""
+    connection = sqlite3.connect(directory / "raw.sqlite", isolation_level=None)
+    connection.execute("PRAGMA journal_mode = WAL")
+    connection.execute("PRAGMA synchronous = FULL")
+    connection.execute("CREATE TABLE t (seq INTEGER PRIMARY KEY, payload TEXT)")
+    samples: list[float] = []
+    for _ in range(count):
+        started = time.perf_counter()
+        connection.execute("BEGIN IMMEDIATE")
+        connection.execute("INSERT INTO t (payload) VALUES (?)", ('{"card":"As","index":3,"position":1}',))
+        connection.execute("COMMIT")
+        samples.append(time.perf_counter() - started)
+    connection.close()
+    return samples
 
 
 def main() -> None:
@@ -108,6 +127,7 @@ def main() -> None:
         compute_meters(journal)
         meters_s = time.perf_counter() - started
         journal.close()
+        raw = raw_sqlite_commits(workdir, args.appends)
         print(
             json.dumps(
                 {
@@ -115,6 +135,8 @@ def main() -> None:
                     "settings": {"journal_mode": "wal", "synchronous": "FULL", "dir": str(args.dir)},
                     "append_one_entry": {"count": len(single), **figures_ms(single)},
                     f"append_batch_of_{batch_size}": {"count": len(batches), **figures_ms(batches)},
+                    "bare_sqlite_commit_same_disk": {"count": len(raw), **figures_ms(raw)},
+                    "load_average_1min": round(os.getloadavg()[0], 2),
                     "rounds_journaled_in_one_batch_each": {
                         "rounds": args.rounds,
                         "rounds_per_s": round(args.rounds / rounds_s, 1),

@@ -1,0 +1,89 @@
+"""The journal's hash chain: canonical JSON and each entry's sha256 (CONTRACTS.md "Journal entry").
+
+Pure functions, no I/O: the store writes what these compute and `verify` recomputes it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+GENESIS_HASH = "0" * 64
+"""The first entry's prev_hash."""
+
+
+def canonical_json(value: object) -> str:
+    """The one text of a JSON value that the chain hashes: sorted keys, no spaces, UTF-8 as is.
+
+    NaN and infinities are refused: they are not JSON, and money never needs them."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def format_time_utc(moment: datetime) -> str:
+    """ISO 8601 with microseconds and a Z, e.g. 2026-11-29T16:30:01.123456Z."""
+    if moment.tzinfo is None:
+        raise ValueError("journal times must be timezone-aware (UTC)")
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def entry_hash(
+    *,
+    prev_hash: str,
+    seq: int,
+    time_utc: str,
+    table_id: str,
+    round_id: str | None,
+    source: str,
+    kind: str,
+    payload: Mapping[str, Any],
+) -> str:
+    """sha256(prev_hash_hex + canonical JSON of the entry's columns with the payload as an object)."""
+    body = canonical_json(
+        {
+            "seq": seq,
+            "time_utc": time_utc,
+            "table_id": table_id,
+            "round_id": round_id,
+            "source": source,
+            "kind": kind,
+            "payload": payload,
+        }
+    )
+    return hashlib.sha256((prev_hash + body).encode("utf-8")).hexdigest()
+
+
+def entry_hash_from_text(
+    *,
+    prev_hash: str,
+    seq: int,
+    time_utc: str,
+    table_id: str,
+    round_id: str | None,
+    source: str,
+    kind: str,
+    payload_text: str,
+) -> str:
+    """``entry_hash`` for a payload already in canonical JSON: the envelope is spliced around the
+    text instead of serialising the payload again (the append path's hot spot). Same bytes exactly:
+    canonical JSON of the envelope is its sorted keys around the payload's own canonical text."""
+    body = (
+        '{"kind":'
+        + canonical_json(kind)
+        + ',"payload":'
+        + payload_text
+        + ',"round_id":'
+        + canonical_json(round_id)
+        + ',"seq":'
+        + str(int(seq))
+        + ',"source":'
+        + canonical_json(source)
+        + ',"table_id":'
+        + canonical_json(table_id)
+        + ',"time_utc":'
+        + canonical_json(time_utc)
+        + "}"
+    )
+    return hashlib.sha256((prev_hash + body).encode("utf-8")).hexdigest()

@@ -1,0 +1,619 @@
+"""The journal: an append-only, hash-chained SQLite file (CONTRACTS.md "Journal entry").
+
+Durability: WAL with synchronous=FULL, so an entry is on disk (the WAL fsynced) when ``append`` returns;
+a crash loses at most an append that had not returned. Append-only: triggers refuse UPDATE and DELETE,
+and a BEFORE INSERT trigger refuses a row that does not extend the chain (wrong seq or prev_hash), so
+even a second writer cannot fork it. A round is closed at most once, refused by the store itself, so a
+settled round can never be settled twice, whatever the caller does after a crash.
+
+Errors: anything SQLite refuses (disk full, locked, corrupt, read-only) is a ``JournalError`` that
+names the journal, the entry it could not write and the reason; the transaction is rolled back, so
+nothing half-written remains. The caller must hold the table: a wager that is not journaled did not
+happen.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any, NamedTuple, Protocol, Self
+
+import structlog
+
+from controller.errors import UserError
+from controller.journal.chain import GENESIS_HASH, canonical_json, entry_hash_from_text, format_time_utc
+from controller.journal.kinds import (
+    CLOSING_KINDS,
+    KNOWN_KINDS,
+    REQUIRED_PAYLOAD_KEYS,
+    ROUND_STARTED,
+    format_round_id,
+)
+
+SCHEMA_VERSION = 1
+APPLICATION_ID = 0x464C5454  # "FLTT": marks the file as a flushtable journal (PRAGMA application_id)
+DEFAULT_BUSY_TIMEOUT_S = 5.0
+_PAGE_ROWS = 500
+
+_log = structlog.get_logger("flushtable.journal")
+
+_CLOSING_SQL = "('round_settled','round_dead','round_voided')"
+_SCHEMA = f"""
+CREATE TABLE journal (
+    seq INTEGER PRIMARY KEY,
+    time_utc TEXT NOT NULL,
+    table_id TEXT NOT NULL,
+    round_id TEXT,
+    source TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    prev_hash TEXT NOT NULL,
+    hash TEXT NOT NULL UNIQUE
+);
+CREATE INDEX journal_by_round ON journal(round_id, kind) WHERE round_id IS NOT NULL;
+CREATE INDEX journal_by_kind ON journal(kind);
+CREATE TRIGGER journal_no_update BEFORE UPDATE ON journal
+BEGIN SELECT RAISE(ABORT, 'journal is append-only: UPDATE refused'); END;
+CREATE TRIGGER journal_no_delete BEFORE DELETE ON journal
+BEGIN SELECT RAISE(ABORT, 'journal is append-only: DELETE refused'); END;
+CREATE TRIGGER journal_extends_chain BEFORE INSERT ON journal
+WHEN NEW.seq IS NOT (SELECT COALESCE(MAX(seq), 0) + 1 FROM journal)
+  OR NEW.prev_hash IS NOT COALESCE((SELECT hash FROM journal ORDER BY seq DESC LIMIT 1), '{GENESIS_HASH}')
+BEGIN SELECT RAISE(ABORT, 'journal chain: an entry must extend the last one'); END;
+CREATE TRIGGER journal_round_closed_once BEFORE INSERT ON journal
+WHEN NEW.kind IN {_CLOSING_SQL} AND (
+    NEW.round_id IS NULL
+    OR EXISTS (SELECT 1 FROM journal WHERE round_id = NEW.round_id AND kind IN {_CLOSING_SQL})
+    OR NOT EXISTS (SELECT 1 FROM journal WHERE round_id = NEW.round_id AND kind = 'round_started'))
+BEGIN SELECT RAISE(ABORT, 'a round is closed once, after it started'); END;
+CREATE TRIGGER journal_round_started_once BEFORE INSERT ON journal
+WHEN NEW.kind = 'round_started' AND (
+    NEW.round_id IS NULL
+    OR EXISTS (SELECT 1 FROM journal WHERE round_id = NEW.round_id AND kind = 'round_started'))
+BEGIN SELECT RAISE(ABORT, 'a round starts once'); END;
+CREATE TABLE journal_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TRIGGER journal_meta_no_update BEFORE UPDATE ON journal_meta
+BEGIN SELECT RAISE(ABORT, 'journal_meta is append-only: UPDATE refused'); END;
+CREATE TRIGGER journal_meta_no_delete BEFORE DELETE ON journal_meta
+BEGIN SELECT RAISE(ABORT, 'journal_meta is append-only: DELETE refused'); END;
+PRAGMA application_id = {APPLICATION_ID};
+PRAGMA user_version = {SCHEMA_VERSION};
+"""
+_COLUMNS = "seq, time_utc, table_id, round_id, source, kind, payload, prev_hash, hash"
+
+
+class JournalError(UserError):
+    """The journal cannot be opened, read or written. In the daemon: hold the table and raise a
+    ``journal_error`` fault; at the command line: one line, exit 2."""
+
+
+@dataclass(frozen=True, slots=True)
+class JournalEntry:
+    seq: int
+    time_utc: str
+    table_id: str
+    round_id: str | None
+    source: str
+    kind: str
+    payload: dict[str, Any]
+    prev_hash: str
+    hash: str
+
+    def event_json(self) -> dict[str, Any]:
+        """The entry as recall lists it among a round's events."""
+        return {
+            "seq": self.seq,
+            "time_utc": self.time_utc,
+            "source": self.source,
+            "kind": self.kind,
+            "payload": self.payload,
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq,
+            "time_utc": self.time_utc,
+            "table_id": self.table_id,
+            "round_id": self.round_id,
+            "source": self.source,
+            "kind": self.kind,
+            "payload": self.payload,
+            "prev_hash": self.prev_hash,
+            "hash": self.hash,
+        }
+
+
+class PendingEntry(NamedTuple):
+    """One entry for ``Journal.append_many``."""
+
+    kind: str
+    payload: Mapping[str, Any]
+    round_id: str | None
+    source: str
+
+
+class EntryLike(Protocol):
+    """Anything with the four fields, e.g. the round engine's ``JournalRecord``."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def payload(self) -> Mapping[str, Any]: ...
+    @property
+    def round_id(self) -> str | None: ...
+    @property
+    def source(self) -> str: ...
+
+
+def _pending(item: EntryLike | tuple[str, Mapping[str, Any], str | None, str]) -> PendingEntry:
+    if isinstance(item, tuple):
+        return PendingEntry(*item)
+    return PendingEntry(item.kind, item.payload, item.round_id, item.source)
+
+
+def _entry_from_row(row: Sequence[Any]) -> JournalEntry:
+    seq, time_utc, table_id, round_id, source, kind, payload_text, prev_hash, hash_hex = row
+    return JournalEntry(
+        seq, time_utc, table_id, round_id, source, kind, json.loads(payload_text), prev_hash, hash_hex
+    )
+
+
+def _loggable_payload(kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """The payload as the logs carry it: never a card. Logs reach consoles and log shippers; a hole card
+    must not leave the daemon before its reveal, and a dead hand's cards never (RULES.md). The journal
+    keeps them all."""
+    if kind == "card_dealt":
+        return {key: value for key, value in payload.items() if key != "card"}
+    if kind in CLOSING_KINDS:
+        return {key: value for key, value in payload.items() if key != "round"}
+    return payload
+
+
+def _sqlite_reason(error: sqlite3.Error) -> str:
+    name = getattr(error, "sqlite_errorname", None)
+    return f"{error} ({name})" if name else str(error)
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _check_new_entry(kind: str, payload: Mapping[str, Any], round_id: str | None, source: str) -> None:
+    """Refuse what no correct writer produces: a bug, not a user's mistake (hence ValueError)."""
+    if kind not in KNOWN_KINDS:
+        raise ValueError(f"journal: unknown entry kind {kind!r}")
+    if not isinstance(payload, Mapping):
+        raise ValueError(f"journal: {kind} payload must be a mapping, not {type(payload).__name__}")
+    if not source:
+        raise ValueError(f"journal: {kind} needs a source")
+    missing = REQUIRED_PAYLOAD_KEYS.get(kind, frozenset()) - payload.keys()
+    if missing:
+        raise ValueError(f"journal: {kind} payload lacks {', '.join(sorted(missing))}")
+    if (kind in CLOSING_KINDS or kind == ROUND_STARTED) and not round_id:
+        raise ValueError(f"journal: {kind} needs a round_id")
+    if kind == ROUND_STARTED and payload["round_id"] != round_id:
+        raise ValueError(f"journal: round_started payload names {payload['round_id']!r}, not {round_id!r}")
+
+
+class Journal:
+    """One table's journal file. Safe to share between threads (one lock around the connection)."""
+
+    def __init__(
+        self,
+        connection: sqlite3.Connection,
+        path: Path,
+        table_id: str,
+        *,
+        clock: Callable[[], datetime],
+        readonly: bool,
+    ) -> None:
+        self._connection = connection
+        self.path = path
+        self.table_id = table_id
+        self._clock = clock
+        self.readonly = readonly
+        self._lock = threading.Lock()
+        self.last_error: str | None = None  # the last append's failure, until an append succeeds
+
+    # --- opening --------------------------------------------------------------------------------
+    @classmethod
+    def open(
+        cls,
+        path: str | Path,
+        table_id: str,
+        *,
+        clock: Callable[[], datetime] = _utc_now,
+        busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S,
+    ) -> Journal:
+        """Open (creating it and its directory when new) the journal of table ``table_id`` to append."""
+        journal_path = Path(path)
+        try:
+            journal_path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise JournalError(f"journal {journal_path}: cannot create its directory: {error}") from None
+        connection = _connect(journal_path, readonly=False, busy_timeout_s=busy_timeout_s)
+        try:
+            stored_table_id = _prepare(connection, journal_path, table_id)
+        except BaseException:
+            connection.close()
+            raise
+        if stored_table_id != table_id:
+            connection.close()
+            raise JournalError(
+                f"journal {journal_path}: belongs to table {stored_table_id!r}, not {table_id!r}"
+            )
+        journal = cls(connection, journal_path, table_id, clock=clock, readonly=False)
+        try:
+            journal._check_head()
+        except BaseException:
+            connection.close()
+            raise
+        return journal
+
+    def _check_head(self) -> None:
+        """Refuse to extend a chain whose last entry does not verify (edited or damaged): new entries
+        would be chained to a forgery. Only the last entry, so opening stays instant; `flushtable
+        journal verify` checks them all."""
+        last = self.last_entry()
+        if last is None:
+            return
+        recomputed = entry_hash_from_text(
+            prev_hash=last.prev_hash,
+            seq=last.seq,
+            time_utc=last.time_utc,
+            table_id=last.table_id,
+            round_id=last.round_id,
+            source=last.source,
+            kind=last.kind,
+            payload_text=canonical_json(last.payload),
+        )
+        if recomputed != last.hash:
+            raise JournalError(
+                f"journal {self.path}: the last entry ({last.seq}) does not verify; nothing will be appended "
+                f"to it (run `flushtable journal verify`)"
+            )
+
+    @classmethod
+    def open_existing(
+        cls,
+        path: str | Path,
+        *,
+        readonly: bool = True,
+        clock: Callable[[], datetime] = _utc_now,
+        busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S,
+    ) -> Journal:
+        """Open a journal that must already exist; its table id is read from the file."""
+        journal_path = Path(path)
+        if not journal_path.is_file():
+            raise JournalError(f"journal {journal_path}: no such file")
+        connection = _connect(journal_path, readonly=readonly, busy_timeout_s=busy_timeout_s)
+        try:
+            _check_identity(connection, journal_path)
+            table_id = _meta_table_id(connection, journal_path)
+        except BaseException:
+            connection.close()
+            raise
+        return cls(connection, journal_path, table_id, clock=clock, readonly=readonly)
+
+    def close(self) -> None:
+        with self._lock:
+            self._connection.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    # --- appending ------------------------------------------------------------------------------
+    def append(
+        self, kind: str, payload: Mapping[str, Any], *, round_id: str | None, source: str
+    ) -> JournalEntry:
+        """Append one entry; it is durably committed when this returns."""
+        return self.append_many([PendingEntry(kind, payload, round_id, source)])[0]
+
+    def append_many(
+        self, items: Iterable[EntryLike | tuple[str, Mapping[str, Any], str | None, str]]
+    ) -> list[JournalEntry]:
+        """Append entries in one transaction: all of them are committed, or none. Each item is a
+        ``PendingEntry``, a (kind, payload, round_id, source) tuple, or an object with those fields."""
+        pending = [_pending(item) for item in items]
+        for item in pending:
+            _check_new_entry(item.kind, item.payload, item.round_id, item.source)
+        if self.readonly:
+            raise JournalError(f"journal {self.path}: opened read-only")
+        if not pending:
+            return []
+        # Serialise outside the transaction: a payload that is not JSON is a bug, refused before I/O.
+        payload_texts = [canonical_json(item.payload) for item in pending]
+        time_utc = format_time_utc(self._clock())
+        written: list[JournalEntry] = []
+        with self._lock:
+            connection = self._connection
+            try:
+                # IMMEDIATE takes the write lock now, so the last entry read below stays the last.
+                connection.execute("BEGIN IMMEDIATE")
+                row = connection.execute("SELECT seq, hash FROM journal ORDER BY seq DESC LIMIT 1").fetchone()
+                last_seq, prev_hash = (row[0], row[1]) if row else (0, GENESIS_HASH)
+                for item, payload_text in zip(pending, payload_texts, strict=True):
+                    self._refuse_double_close(item)
+                    seq = last_seq + 1
+                    hash_hex = entry_hash_from_text(
+                        prev_hash=prev_hash,
+                        seq=seq,
+                        time_utc=time_utc,
+                        table_id=self.table_id,
+                        round_id=item.round_id,
+                        source=item.source,
+                        kind=item.kind,
+                        payload_text=payload_text,
+                    )
+                    connection.execute(
+                        f"INSERT INTO journal ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (
+                            seq,
+                            time_utc,
+                            self.table_id,
+                            item.round_id,
+                            item.source,
+                            item.kind,
+                            payload_text,
+                            prev_hash,
+                            hash_hex,
+                        ),
+                    )
+                    written.append(
+                        JournalEntry(
+                            seq,
+                            time_utc,
+                            self.table_id,
+                            item.round_id,
+                            item.source,
+                            item.kind,
+                            # The entry holds what was written: the payload as JSON gives it back.
+                            json.loads(payload_text),
+                            prev_hash,
+                            hash_hex,
+                        )
+                    )
+                    last_seq, prev_hash = seq, hash_hex
+                connection.execute("COMMIT")
+                self.last_error = None
+            except sqlite3.Error as error:
+                self._rollback()
+                kinds = ", ".join(item.kind for item in pending)
+                reason = _sqlite_reason(error)
+                _log.error("journal_error", path=str(self.path), kinds=kinds, reason=reason)
+                self.last_error = f"journal {self.path}: cannot append {kinds}: {reason}; nothing was written"
+                raise JournalError(self.last_error) from error
+            except BaseException:
+                self._rollback()
+                raise
+        for entry in written:
+            _log.info(
+                entry.kind,
+                journal_seq=entry.seq,
+                table_id=entry.table_id,
+                round_id=entry.round_id,
+                source=entry.source,
+                payload=_loggable_payload(entry.kind, entry.payload),
+                hash=entry.hash,
+            )
+        return written
+
+    def _refuse_double_close(self, item: PendingEntry) -> None:
+        """The trigger refuses it too; this names the round and the entry that closed it (an entry
+        inserted earlier in the same batch is visible here: same transaction)."""
+        if item.kind not in CLOSING_KINDS or item.round_id is None:
+            return
+        row = self._connection.execute(
+            f"SELECT seq, kind FROM journal WHERE round_id = ? AND kind IN {_CLOSING_SQL} LIMIT 1",
+            (item.round_id,),
+        ).fetchone()
+        if row is not None:
+            raise JournalError(
+                f"journal {self.path}: round {item.round_id} is already closed by {row[1]} "
+                f"at entry {row[0]}; {item.kind} refused (a round is closed once)"
+            )
+
+    def _rollback(self) -> None:
+        if self._connection.in_transaction:
+            # If even ROLLBACK fails the connection is gone, and the uncommitted transaction with it.
+            with contextlib.suppress(sqlite3.Error):
+                self._connection.execute("ROLLBACK")
+
+    # --- reading --------------------------------------------------------------------------------
+    def entries(
+        self,
+        since_seq: int = 0,
+        round_id: str | None = None,
+        kinds: Iterable[str] | None = None,
+    ) -> Iterator[JournalEntry]:
+        """Entries with seq > since_seq in order, optionally of one round and of some kinds.
+
+        Read a page at a time, so a long journal is never held in memory at once."""
+        conditions = ["seq > ?"]
+        params: list[Any] = []
+        if round_id is not None:
+            conditions.append("round_id = ?")
+            params.append(round_id)
+        if kinds is not None:
+            kind_list = list(kinds)
+            if not kind_list:
+                return
+            conditions.append(f"kind IN ({', '.join('?' for _ in kind_list)})")
+            params.extend(kind_list)
+        query = (
+            f"SELECT {_COLUMNS} FROM journal WHERE {' AND '.join(conditions)} ORDER BY seq LIMIT {_PAGE_ROWS}"
+        )
+        after = since_seq
+        while True:
+            rows = self._read(query, (after, *params))
+            for row in rows:
+                yield _entry_from_row(row)
+            if len(rows) < _PAGE_ROWS:
+                return
+            after = rows[-1][0]
+
+    def last_entries(self, count: int, kinds: Iterable[str]) -> list[JournalEntry]:
+        """The last ``count`` entries of these kinds, oldest first (read backwards through the index,
+        so recalling the last rounds of a long journal does not read it all)."""
+        kind_list = list(kinds)
+        if count < 1 or not kind_list:
+            return []
+        placeholders = ", ".join("?" for _ in kind_list)
+        rows = self._read(
+            f"SELECT {_COLUMNS} FROM journal WHERE kind IN ({placeholders}) ORDER BY seq DESC LIMIT ?",
+            (*kind_list, count),
+        )
+        return [_entry_from_row(row) for row in reversed(rows)]
+
+    def last_entry(self) -> JournalEntry | None:
+        rows = self._read(f"SELECT {_COLUMNS} FROM journal ORDER BY seq DESC LIMIT 1", ())
+        return _entry_from_row(rows[0]) if rows else None
+
+    def entry(self, seq: int) -> JournalEntry | None:
+        rows = self._read(f"SELECT {_COLUMNS} FROM journal WHERE seq = ?", (seq,))
+        return _entry_from_row(rows[0]) if rows else None
+
+    def round_count(self) -> int:
+        """How many rounds the journal has started."""
+        rows = self._read("SELECT COUNT(*) FROM journal WHERE kind = ?", (ROUND_STARTED,))
+        return int(rows[0][0])
+
+    def next_round_id(self, day: date | None = None) -> str:
+        """The id the next round gets: CONTRACTS.md ``R{table_id}-{YYYYMMDD}-{n:06d}``."""
+        today = day if day is not None else self._clock().astimezone(UTC).date()
+        return format_round_id(self.table_id, today, self.round_count() + 1)
+
+    def backup(self, destination: str | Path) -> JournalEntry | None:
+        """A consistent copy of the journal at ``destination`` (SQLite's online backup: safe while the
+        daemon appends); returns the copy's last entry, the anchor to keep with it."""
+        target_path = Path(destination)
+        if target_path.exists():
+            raise JournalError(f"journal backup {target_path}: already exists; choose a new name")
+        try:
+            target_path.parent.mkdir(parents=True, exist_ok=True)
+            target = sqlite3.connect(target_path, isolation_level=None)
+        except (OSError, sqlite3.Error) as error:
+            raise JournalError(f"journal backup {target_path}: cannot create: {error}") from error
+        try:
+            with self._lock:
+                self._connection.backup(target)
+            row = target.execute(f"SELECT {_COLUMNS} FROM journal ORDER BY seq DESC LIMIT 1").fetchone()
+        except sqlite3.Error as error:
+            raise JournalError(f"journal backup {target_path}: {_sqlite_reason(error)}") from error
+        finally:
+            target.close()
+        return _entry_from_row(row) if row else None
+
+    def pragma(self, name: str) -> Any:
+        """One PRAGMA's value (the tests check WAL and synchronous=FULL are really set)."""
+        if not name.replace("_", "").isalnum():
+            raise ValueError(f"not a pragma name: {name!r}")
+        return self._read(f"PRAGMA {name}", ())[0][0]
+
+    def _read(self, query: str, params: Sequence[Any]) -> list[Any]:
+        with self._lock:
+            try:
+                return self._connection.execute(query, params).fetchall()
+            except sqlite3.Error as error:
+                raise JournalError(f"journal {self.path}: cannot read: {_sqlite_reason(error)}") from error
+
+
+def _connect(path: Path, *, readonly: bool, busy_timeout_s: float) -> sqlite3.Connection:
+    try:
+        if readonly:
+            connection = sqlite3.connect(
+                f"{path.resolve().as_uri()}?mode=ro",
+                uri=True,
+                timeout=busy_timeout_s,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+        else:
+            connection = sqlite3.connect(
+                path, timeout=busy_timeout_s, isolation_level=None, check_same_thread=False
+            )
+            mode = connection.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                connection.close()
+                raise JournalError(f"journal {path}: cannot switch to WAL mode (got {mode!r})")
+        # FULL: in WAL mode every commit fsyncs the WAL, so a committed entry survives power loss.
+        connection.execute("PRAGMA synchronous = FULL")
+        return connection
+    except sqlite3.Error as error:
+        raise JournalError(f"journal {path}: cannot open: {_sqlite_reason(error)}") from error
+
+
+def _check_identity(connection: sqlite3.Connection, path: Path) -> bool:
+    """True when the file is a flushtable journal, False when it is an empty new database."""
+    try:
+        application_id = connection.execute("PRAGMA application_id").fetchone()[0]
+        version = connection.execute("PRAGMA user_version").fetchone()[0]
+        table_count = connection.execute("SELECT COUNT(*) FROM sqlite_schema").fetchone()[0]
+    except sqlite3.Error as error:
+        raise JournalError(f"journal {path}: cannot read: {_sqlite_reason(error)}") from error
+    if application_id == 0 and table_count == 0:
+        return False
+    if application_id != APPLICATION_ID:
+        raise JournalError(f"journal {path}: not a flushtable journal")
+    if version != SCHEMA_VERSION:
+        raise JournalError(f"journal {path}: schema version {version}, this program reads {SCHEMA_VERSION}")
+    return True
+
+
+def _meta_table_id(connection: sqlite3.Connection, path: Path) -> str:
+    try:
+        row = connection.execute("SELECT value FROM journal_meta WHERE key = 'table_id'").fetchone()
+    except sqlite3.Error as error:
+        raise JournalError(f"journal {path}: cannot read: {_sqlite_reason(error)}") from error
+    if row is None:
+        raise JournalError(f"journal {path}: has no table id")
+    return str(row[0])
+
+
+def _prepare(connection: sqlite3.Connection, path: Path, table_id: str) -> str:
+    """Create the schema in a new file; return the table id the file belongs to."""
+    try:
+        connection.execute("BEGIN IMMEDIATE")
+        if not _check_identity(connection, path):
+            # executescript would commit our transaction first; run the statements one by one.
+            for statement in _split_sql(_SCHEMA):
+                connection.execute(statement)
+            connection.execute(
+                "INSERT INTO journal_meta (key, value) VALUES ('table_id', ?), ('created_utc', ?)",
+                (table_id, format_time_utc(_utc_now())),
+            )
+        stored = _meta_table_id(connection, path)
+        connection.execute("COMMIT")
+        return stored
+    except sqlite3.Error as error:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        raise JournalError(f"journal {path}: cannot prepare: {_sqlite_reason(error)}") from error
+    except BaseException:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        raise
+
+
+def _split_sql(script: str) -> list[str]:
+    """Statements of our own schema script (triggers hold ';' inside BEGIN ... END)."""
+    statements: list[str] = []
+    buffer = ""
+    for line in script.strip().splitlines():
+        buffer += line + "\n"
+        if sqlite3.complete_statement(buffer):
+            statements.append(buffer.strip())
+            buffer = ""
+    return statements

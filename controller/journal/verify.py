@@ -1,0 +1,123 @@
+"""`verify_chain`: recompute the journal's hash chain and name the first entry that breaks it.
+
+It reads the rows as stored, with a read-only connection, and trusts nothing in them: every seq must
+follow the one before (a gap means rows were deleted), every prev_hash must be the hash before it,
+every payload must be the canonical JSON of an object, and every hash must be recomputed exactly.
+
+What a chain alone cannot show: entries cut off the end, or the whole tail rewritten with fresh hashes
+by someone who can write the file. For those, keep the head (``flushtable journal head``, and every
+entry's hash is in the JSON logs) somewhere else and pass it back as an ``anchor``.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+from controller.journal.chain import GENESIS_HASH, canonical_json, entry_hash_from_text
+from controller.journal.store import APPLICATION_ID, JournalError
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyResult:
+    ok: bool
+    entries_checked: int
+    first_bad_seq: int | None
+    reason: str
+    head_hash: str = GENESIS_HASH  # the last good entry's hash
+    append_only_triggers: bool = True  # False: someone dropped the triggers that refuse edits
+
+    def summary(self) -> str:
+        if self.ok:
+            return f"ok {self.entries_checked} entries"
+        return f"bad entry {self.first_bad_seq}: {self.reason}"
+
+
+_TRIGGERS = ("journal_no_update", "journal_no_delete", "journal_extends_chain", "journal_round_closed_once")
+
+
+def verify_chain(path: str | Path, *, anchor: tuple[int, str] | None = None) -> VerifyResult:
+    """Check every entry of the journal at ``path``; ``anchor`` (seq, hash) must also match."""
+    journal_path = Path(path)
+    if not journal_path.is_file():
+        raise JournalError(f"journal {journal_path}: no such file")
+    try:
+        connection = sqlite3.connect(
+            f"{journal_path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None
+        )
+    except sqlite3.Error as error:
+        raise JournalError(f"journal {journal_path}: cannot open: {error}") from error
+    try:
+        return _verify(connection, journal_path, anchor)
+    except sqlite3.Error as error:
+        raise JournalError(f"journal {journal_path}: cannot read: {error}") from error
+    finally:
+        connection.close()
+
+
+def _verify(connection: sqlite3.Connection, path: Path, anchor: tuple[int, str] | None) -> VerifyResult:
+    if connection.execute("PRAGMA application_id").fetchone()[0] != APPLICATION_ID:
+        raise JournalError(f"journal {path}: not a flushtable journal")
+    trigger_names = {
+        row[0] for row in connection.execute("SELECT name FROM sqlite_schema WHERE type = 'trigger'")
+    }
+    triggers_present = all(name in trigger_names for name in _TRIGGERS)
+    meta = connection.execute("SELECT value FROM journal_meta WHERE key = 'table_id'").fetchone()
+    table_id = meta[0] if meta else None
+
+    def bad(seq: int, checked: int, head: str, reason: str) -> VerifyResult:
+        return VerifyResult(False, checked, seq, reason, head, triggers_present)
+
+    expected_seq = 1
+    prev_hash = GENESIS_HASH
+    checked = 0
+    anchor_seen = anchor is None
+    # One SELECT is one read transaction: a consistent snapshot even while the daemon appends.
+    cursor = connection.execute(
+        "SELECT seq, time_utc, table_id, round_id, source, kind, payload, prev_hash, hash "
+        "FROM journal ORDER BY seq"
+    )
+    for seq, time_utc, row_table_id, round_id, source, kind, payload_text, row_prev_hash, row_hash in cursor:
+        if seq != expected_seq:
+            return bad(
+                expected_seq, checked, prev_hash, f"missing: the next entry is {seq} (entries deleted?)"
+            )
+        if row_prev_hash != prev_hash:
+            return bad(seq, checked, prev_hash, f"prev_hash does not match entry {seq - 1}'s hash")
+        if table_id is not None and row_table_id != table_id:
+            return bad(
+                seq, checked, prev_hash, f"table {row_table_id!r}, but the journal is table {table_id!r}"
+            )
+        try:
+            payload = json.loads(payload_text)
+        except (TypeError, ValueError):
+            return bad(seq, checked, prev_hash, "payload is not JSON")
+        if not isinstance(payload, dict):
+            return bad(seq, checked, prev_hash, "payload is not a JSON object")
+        if canonical_json(payload) != payload_text:
+            return bad(seq, checked, prev_hash, "payload is not in canonical form (edited?)")
+        # The payload text is canonical (checked above), so the hash can be taken from it directly.
+        recomputed = entry_hash_from_text(
+            prev_hash=prev_hash,
+            seq=seq,
+            time_utc=time_utc,
+            table_id=row_table_id,
+            round_id=round_id,
+            source=source,
+            kind=kind,
+            payload_text=payload_text,
+        )
+        if recomputed != row_hash:
+            return bad(seq, checked, prev_hash, "hash does not match the entry's contents (edited?)")
+        if anchor is not None and seq == anchor[0]:
+            if row_hash != anchor[1]:
+                return bad(seq, checked, prev_hash, "hash differs from the anchor (chain rewritten?)")
+            anchor_seen = True
+        checked += 1
+        prev_hash = row_hash
+        expected_seq += 1
+    if not anchor_seen and anchor is not None:
+        return bad(anchor[0], checked, prev_hash, f"anchored entry missing: the journal ends at {checked}")
+    return VerifyResult(True, checked, None, "", prev_hash, triggers_present)

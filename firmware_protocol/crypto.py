@@ -1,0 +1,39 @@
+"""Tags and keys: truncated HMAC-SHA256 and HKDF-SHA256 (RFC 5869), all in the standard library's C code.
+
+No randomness here: nonces are made by the Link's injected ``random_bytes`` so tests can seed them.
+"""
+
+from __future__ import annotations
+
+import hmac
+
+from firmware_protocol.constants import DEVICE_KEY_LEN, KDF_INFO_PREFIX, NONCE_LEN, SESSION_KEY_LEN, TAG_LEN
+
+
+def compute_tag(key: bytes, signed: bytes) -> bytes:
+    """HMAC-SHA256 of ``signed`` (the frame's header and payload), truncated to its first TAG_LEN bytes."""
+    return hmac.digest(key, signed, "sha256")[:TAG_LEN]
+
+
+def tag_matches(key: bytes, signed: bytes, tag: bytes) -> bool:
+    """Constant-time comparison, so timing tells an attacker nothing about how much of a tag was right."""
+    return hmac.compare_digest(compute_tag(key, signed), tag)
+
+
+def derive_session_key(
+    device_key: bytes, controller_nonce: bytes, device_nonce: bytes, device_id: int
+) -> bytes:
+    """HKDF-SHA256: salt = controller_nonce || device_nonce, IKM = the device key,
+    info = KDF_INFO_PREFIX || device_id (4 bytes big-endian), L = 32 (one HMAC block of expand)."""
+    if len(controller_nonce) != NONCE_LEN or len(device_nonce) != NONCE_LEN:
+        raise ValueError(f"nonces must be {NONCE_LEN} bytes")
+    pseudo_random_key = hmac.digest(controller_nonce + device_nonce, device_key, "sha256")
+    info = KDF_INFO_PREFIX + device_id.to_bytes(4, "big")
+    return hmac.digest(pseudo_random_key, info + b"\x01", "sha256")[:SESSION_KEY_LEN]
+
+
+def check_device_key(key: bytes, *, what: str = "device key") -> bytes:
+    """The key itself, when it is DEVICE_KEY_LEN bytes; ValueError naming ``what`` otherwise."""
+    if not isinstance(key, bytes) or len(key) != DEVICE_KEY_LEN:
+        raise ValueError(f"{what} must be {DEVICE_KEY_LEN} bytes ({DEVICE_KEY_LEN * 2} hex digits)")
+    return key

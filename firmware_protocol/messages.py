@@ -1,0 +1,831 @@
+"""Every message of protocol v1 as a frozen dataclass, with its byte encoding and its JSON form.
+
+A message's payload is its type byte followed by its fields in the order the class declares them
+(docs/protocol.md §8 lists each with units and ranges). Constructing a message checks every field, so
+an out-of-range message cannot exist; ``decode_message`` refuses anything that is not the canonical
+encoding of a valid message (wrong length, trailing bytes, out-of-range values, bad UTF-8).
+
+    payload = CardDealt(position=3, index=0, card=51).encode()   # b"\\x23\\x03\\x00\\x33"
+    decode_message(payload)                                       # CardDealt(position=3, index=0, card=51)
+    message_to_json(msg) / message_from_json({"type": ..., "fields": {...}})
+
+``MESSAGE_TYPES`` maps each type byte to its class; ``MESSAGE_CLASSES_BY_NAME`` maps the JSON ``type``.
+Each class says who may send it (``SENT_BY``) and whether it belongs in a handshake frame.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, TypeAlias
+
+from firmware_protocol.constants import NONCE_LEN
+from firmware_protocol.errors import FieldError
+
+JsonValue: TypeAlias = Any
+SentBy = Literal["controller", "device", "either"]
+
+DEALER_POSITION = 0
+COMMUNITY_POSITION = 15
+MAX_SEAT = 7
+VALID_POSITIONS: frozenset[int] = frozenset({*range(MAX_SEAT + 1), COMMUNITY_POSITION})
+MAX_SPOT = 7
+DECK_SIZE = 52
+NO_VALUE_U8 = 0xFF
+"""The byte an optional u8 field (a position, a seat) carries for 'none'."""
+
+DeviceKind = Literal["shuffler", "bet_sensors", "dealer_display"]
+DeviceState = Literal["ready", "busy", "fault"]
+LampColour = Literal["off", "green", "amber", "red", "blue", "white"]
+ShufflerFaultKind = Literal["jam", "misread", "card_count", "door_open", "red_light", "other"]
+SpotLampColour = Literal["off", "win", "lose", "push"]
+SeatResult = Literal["win", "lose", "push", "dead", "folded"]
+DealerKeyName = Literal["next", "confirm", "fold_seat", "dp_waives", "call_floor", "void_request"]
+
+# The wire value of each enumerated field is its index in these tuples (docs/protocol.md §8.1).
+DEVICE_KINDS: tuple[DeviceKind, ...] = ("shuffler", "bet_sensors", "dealer_display")
+DEVICE_STATES: tuple[DeviceState, ...] = ("ready", "busy", "fault")
+LAMP_COLOURS: tuple[LampColour, ...] = ("off", "green", "amber", "red", "blue", "white")
+SHUFFLER_FAULTS: tuple[ShufflerFaultKind, ...] = (
+    "jam",
+    "misread",
+    "card_count",
+    "door_open",
+    "red_light",
+    "other",
+)
+SPOT_LAMP_COLOURS: tuple[SpotLampColour, ...] = ("off", "win", "lose", "push")
+SEAT_RESULTS: tuple[SeatResult, ...] = ("win", "lose", "push", "dead", "folded")
+DEALER_KEYS: tuple[DealerKeyName, ...] = (
+    "next",
+    "confirm",
+    "fold_seat",
+    "dp_waives",
+    "call_floor",
+    "void_request",
+)
+
+# Error codes an ErrorReport carries (docs/protocol.md §9.2).
+ERROR_CODES: dict[int, str] = {
+    1: "unsupported_message",
+    2: "bad_field",
+    3: "not_now",
+    4: "device_fault",
+    5: "busy",
+    6: "internal",
+}
+
+
+# --- field codecs ---------------------------------------------------------------------------------------
+class _Reader:
+    """Reads fields from a payload; every read that runs past the end is a FieldError."""
+
+    __slots__ = ("data", "offset")
+
+    def __init__(self, data: bytes, offset: int) -> None:
+        self.data = data
+        self.offset = offset
+
+    def take(self, count: int, field: str) -> bytes:
+        end = self.offset + count
+        if end > len(self.data):
+            raise FieldError(field, f"payload ends after {len(self.data)} bytes, field needs {count} more")
+        chunk = self.data[self.offset : end]
+        self.offset = end
+        return chunk
+
+
+class Codec:
+    """How one field is checked, written, read and shown as JSON."""
+
+    def check(self, field: str, value: object) -> None:
+        raise NotImplementedError
+
+    def write(self, value: Any, out: bytearray) -> None:
+        raise NotImplementedError
+
+    def read(self, reader: _Reader, field: str) -> Any:
+        raise NotImplementedError
+
+    def to_json(self, value: Any) -> JsonValue:
+        return value
+
+    def from_json(self, field: str, raw: JsonValue) -> Any:
+        return raw
+
+
+def _require_int(field: str, value: object) -> int:
+    # bool is an int in Python; on the wire and in JSON it is not.
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise FieldError(field, f"must be an integer, not {type(value).__name__}")
+    return value
+
+
+@dataclass(frozen=True)
+class UInt(Codec):
+    """Unsigned big-endian integer of ``size`` bytes, range ``low..high``."""
+
+    size: int
+    low: int
+    high: int
+
+    def check(self, field: str, value: object) -> None:
+        number = _require_int(field, value)
+        if not self.low <= number <= self.high:
+            raise FieldError(field, f"{number} is out of range {self.low}..{self.high}")
+
+    def write(self, value: Any, out: bytearray) -> None:
+        out += value.to_bytes(self.size, "big")
+
+    def read(self, reader: _Reader, field: str) -> Any:
+        return int.from_bytes(reader.take(self.size, field), "big")
+
+
+@dataclass(frozen=True)
+class SInt64(Codec):
+    """Signed 64-bit big-endian two's complement integer."""
+
+    def check(self, field: str, value: object) -> None:
+        number = _require_int(field, value)
+        if not -(2**63) <= number < 2**63:
+            raise FieldError(field, f"{number} does not fit a signed 64-bit integer")
+
+    def write(self, value: Any, out: bytearray) -> None:
+        out += struct.pack(">q", value)
+
+    def read(self, reader: _Reader, field: str) -> Any:
+        return struct.unpack(">q", reader.take(8, field))[0]
+
+
+@dataclass(frozen=True)
+class Position(Codec):
+    """A dealing position: 0 dealer/banker, 1..7 seats, 15 community. ``optional``: 0xFF is none."""
+
+    optional: bool = False
+
+    def check(self, field: str, value: object) -> None:
+        if value is None and self.optional:
+            return
+        number = _require_int(field, value)
+        if number not in VALID_POSITIONS:
+            raise FieldError(field, f"{number} is not a position (0 dealer, 1..7 seats, 15 community)")
+
+    def write(self, value: Any, out: bytearray) -> None:
+        out.append(NO_VALUE_U8 if value is None else value)
+
+    def read(self, reader: _Reader, field: str) -> Any:
+        byte = reader.take(1, field)[0]
+        return None if byte == NO_VALUE_U8 and self.optional else byte
+
+
+@dataclass(frozen=True)
+class Bool(Codec):
+    def check(self, field: str, value: object) -> None:
+        if not isinstance(value, bool):
+            raise FieldError(field, f"must be true or false, not {type(value).__name__}")
+
+    def write(self, value: Any, out: bytearray) -> None:
+        out.append(1 if value else 0)
+
+    def read(self, reader: _Reader, field: str) -> Any:
+        byte = reader.take(1, field)[0]
+        if byte > 1:
+            raise FieldError(field, f"byte {byte} is not a boolean (0 or 1)")
+        return byte == 1
+
+
+@dataclass(frozen=True)
+class Nonce(Codec):
+    """Exactly NONCE_LEN bytes; JSON shows them as hex."""
+
+    def check(self, field: str, value: object) -> None:
+        if not isinstance(value, bytes) or len(value) != NONCE_LEN:
+            raise FieldError(field, f"must be {NONCE_LEN} bytes")
+
+    def write(self, value: Any, out: bytearray) -> None:
+        out += value
+
+    def read(self, reader: _Reader, field: str) -> Any:
+        return bytes(reader.take(NONCE_LEN, field))
+
+    def to_json(self, value: Any) -> JsonValue:
+        return value.hex()
+
+    def from_json(self, field: str, raw: JsonValue) -> Any:
+        if not isinstance(raw, str):
+            raise FieldError(field, f"must be {NONCE_LEN * 2} hex digits")
+        try:
+            return bytes.fromhex(raw)
+        except ValueError:
+            raise FieldError(field, f"must be {NONCE_LEN * 2} hex digits") from None
+
+
+@dataclass(frozen=True)
+class Text(Codec):
+    """UTF-8 text, a length byte then the bytes; at most ``max_bytes`` bytes, no control characters."""
+
+    max_bytes: int
+
+    def check(self, field: str, value: object) -> None:
+        if not isinstance(value, str):
+            raise FieldError(field, f"must be a string, not {type(value).__name__}")
+        try:
+            size = len(value.encode("utf-8"))
+        except UnicodeEncodeError:
+            raise FieldError(field, "is not encodable as UTF-8") from None
+        if size > self.max_bytes:
+            raise FieldError(field, f"is {size} bytes of UTF-8, at most {self.max_bytes} allowed")
+        if any(ord(char) < 0x20 or 0x7F <= ord(char) < 0xA0 for char in value):
+            raise FieldError(field, "contains a control character")
+
+    def write(self, value: Any, out: bytearray) -> None:
+        encoded = value.encode("utf-8")
+        out.append(len(encoded))
+        out += encoded
+
+    def read(self, reader: _Reader, field: str) -> Any:
+        size = reader.take(1, field)[0]
+        if size > self.max_bytes:
+            raise FieldError(field, f"length {size} exceeds {self.max_bytes}")
+        try:
+            return reader.take(size, field).decode("utf-8")
+        except UnicodeDecodeError:
+            raise FieldError(field, "is not valid UTF-8") from None
+
+
+@dataclass(frozen=True)
+class Choice(Codec):
+    """One of ``names``; the wire carries its index as one byte."""
+
+    names: tuple[str, ...]
+
+    def check(self, field: str, value: object) -> None:
+        if value not in self.names:
+            raise FieldError(field, f"{value!r} is not one of {', '.join(self.names)}")
+
+    def write(self, value: Any, out: bytearray) -> None:
+        out.append(self.names.index(value))
+
+    def read(self, reader: _Reader, field: str) -> Any:
+        byte = reader.take(1, field)[0]
+        if byte >= len(self.names):
+            raise FieldError(field, f"code {byte} is not one of 0..{len(self.names) - 1}")
+        return self.names[byte]
+
+
+@dataclass(frozen=True)
+class CardList(Codec):
+    """Distinct cards 0..51 in ascending order: a count byte (0..52) then one byte per card."""
+
+    def check(self, field: str, value: object) -> None:
+        if not isinstance(value, tuple):
+            raise FieldError(field, "must be a tuple of cards")
+        previous = -1
+        for position, card in enumerate(value):
+            number = _require_int(f"{field}[{position}]", card)
+            if not 0 <= number < DECK_SIZE:
+                raise FieldError(f"{field}[{position}]", f"{number} is not a card 0..51")
+            if number <= previous:
+                raise FieldError(f"{field}[{position}]", "cards must be distinct and in ascending order")
+            previous = number
+
+    def write(self, value: Any, out: bytearray) -> None:
+        out.append(len(value))
+        out += bytes(value)
+
+    def read(self, reader: _Reader, field: str) -> Any:
+        count = reader.take(1, field)[0]
+        if count > DECK_SIZE:
+            raise FieldError(field, f"count {count} exceeds {DECK_SIZE}")
+        return tuple(reader.take(count, field))
+
+    def to_json(self, value: Any) -> JsonValue:
+        return list(value)
+
+    def from_json(self, field: str, raw: JsonValue) -> Any:
+        if not isinstance(raw, list):
+            raise FieldError(field, "must be a list of cards")
+        return tuple(raw)
+
+
+@dataclass(frozen=True)
+class PositionCounts(Codec):
+    """(position, card_count) pairs in dealing order: a count byte (1..9) then two bytes a pair."""
+
+    def check(self, field: str, value: object) -> None:
+        if not isinstance(value, tuple) or not 1 <= len(value) <= len(VALID_POSITIONS):
+            raise FieldError(field, f"must be 1..{len(VALID_POSITIONS)} (position, card_count) pairs")
+        seen: set[int] = set()
+        total = 0
+        for index, pair in enumerate(value):
+            name = f"{field}[{index}]"
+            if not isinstance(pair, tuple) or len(pair) != 2:
+                raise FieldError(name, "must be a (position, card_count) pair")
+            position = _require_int(name, pair[0])
+            count = _require_int(name, pair[1])
+            if position not in VALID_POSITIONS:
+                raise FieldError(name, f"{position} is not a position (0 dealer, 1..7 seats, 15 community)")
+            if position in seen:
+                raise FieldError(name, f"position {position} appears twice")
+            if not 1 <= count <= DECK_SIZE:
+                raise FieldError(name, f"card_count {count} is out of range 1..52")
+            seen.add(position)
+            total += count
+        if total > DECK_SIZE:
+            raise FieldError(field, f"asks for {total} cards, a deck has {DECK_SIZE}")
+
+    def write(self, value: Any, out: bytearray) -> None:
+        out.append(len(value))
+        for position, count in value:
+            out.append(position)
+            out.append(count)
+
+    def read(self, reader: _Reader, field: str) -> Any:
+        count = reader.take(1, field)[0]
+        raw = reader.take(2 * count, field)
+        return tuple((raw[i], raw[i + 1]) for i in range(0, len(raw), 2))
+
+    def to_json(self, value: Any) -> JsonValue:
+        return [list(pair) for pair in value]
+
+    def from_json(self, field: str, raw: JsonValue) -> Any:
+        if not isinstance(raw, list) or not all(isinstance(pair, list) for pair in raw):
+            raise FieldError(field, "must be a list of [position, card_count] pairs")
+        return tuple(tuple(pair) for pair in raw)
+
+
+@dataclass(frozen=True)
+class OptionalSeat(Codec):
+    """A seat 1..7, or None, which the wire carries as 0."""
+
+    def check(self, field: str, value: object) -> None:
+        if value is None:
+            return
+        number = _require_int(field, value)
+        if not 1 <= number <= MAX_SEAT:
+            raise FieldError(field, f"{number} is out of range 1..{MAX_SEAT} (or null for none)")
+
+    def write(self, value: Any, out: bytearray) -> None:
+        out.append(0 if value is None else value)
+
+    def read(self, reader: _Reader, field: str) -> Any:
+        byte = reader.take(1, field)[0]
+        return None if byte == 0 else byte
+
+
+U8 = UInt(1, 0, 0xFF)
+U16 = UInt(2, 0, 0xFFFF)
+U32 = UInt(4, 0, 0xFFFF_FFFF)
+SEAT = UInt(1, 1, MAX_SEAT)
+SPOT = UInt(1, 0, MAX_SPOT)
+CARD = UInt(1, 0, DECK_SIZE - 1)
+CARD_INDEX = UInt(1, 0, DECK_SIZE - 1)
+CARD_COUNT = UInt(1, 0, DECK_SIZE)
+
+
+# --- messages --------------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Message:
+    """Base of every message. Subclasses set TYPE, NAME, SENT_BY and FIELDS (name, codec) in wire order."""
+
+    TYPE: ClassVar[int]
+    NAME: ClassVar[str]
+    SENT_BY: ClassVar[SentBy]
+    HANDSHAKE: ClassVar[bool] = False
+    FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = ()
+
+    def __post_init__(self) -> None:
+        for name, codec in self.FIELDS:
+            codec.check(name, getattr(self, name))
+        self._check_together()
+
+    def _check_together(self) -> None:
+        """Checks that involve more than one field (overridden where needed)."""
+
+    def encode(self) -> bytes:
+        """The payload: type byte, then each field."""
+        out = bytearray((self.TYPE,))
+        for name, codec in self.FIELDS:
+            codec.write(getattr(self, name), out)
+        return bytes(out)
+
+    def fields_json(self) -> dict[str, JsonValue]:
+        return {name: codec.to_json(getattr(self, name)) for name, codec in self.FIELDS}
+
+
+@dataclass(frozen=True, slots=True)
+class AuthChallenge(Message):
+    """Controller -> device, handshake step 1: the controller's fresh nonce."""
+
+    TYPE: ClassVar[int] = 0x01
+    NAME: ClassVar[str] = "auth_challenge"
+    SENT_BY: ClassVar[SentBy] = "controller"
+    HANDSHAKE: ClassVar[bool] = True
+    FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (("controller_nonce", Nonce()),)
+
+    controller_nonce: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Hello(Message):
+    """Device -> controller, handshake step 2: identity, its own nonce, the controller's echoed back."""
+
+    TYPE: ClassVar[int] = 0x02
+    NAME: ClassVar[str] = "hello"
+    SENT_BY: ClassVar[SentBy] = "device"
+    HANDSHAKE: ClassVar[bool] = True
+    FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (
+        ("device_kind", Choice(DEVICE_KINDS)),
+        ("protocol_version", UInt(1, 1, 0xFF)),
+        ("model", Text(32)),
+        ("serial_number", Text(32)),
+        ("firmware_version", Text(32)),
+        ("device_nonce", Nonce()),
+        ("controller_nonce", Nonce()),
+    )
+
+    device_kind: DeviceKind
+    protocol_version: int
+    model: str
+    serial_number: str
+    firmware_version: str
+    device_nonce: bytes
+    controller_nonce: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class AuthConfirm(Message):
+    """Controller -> device, handshake step 3: the device's nonce echoed back under the device key."""
+
+    TYPE: ClassVar[int] = 0x03
+    NAME: ClassVar[str] = "auth_confirm"
+    SENT_BY: ClassVar[SentBy] = "controller"
+    HANDSHAKE: ClassVar[bool] = True
+    FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (("device_nonce", Nonce()),)
+
+    device_nonce: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Heartbeat(Message):
+    """Either side, when it has sent nothing for HEARTBEAT_INTERVAL_S. The Link sends and absorbs these."""
+
+    TYPE: ClassVar[int] = 0x08
+    NAME: ClassVar[str] = "heartbeat"
+    SENT_BY: ClassVar[SentBy] = "either"
+    FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (("uptime_ms", U32),)
+
+    uptime_ms: int
+    """The sender's clock in milliseconds, modulo 2**32; for logs only."""
+
+
+@dataclass(frozen=True, slots=True)
+class Status(Message):
+    """Device -> controller: its state, fault code (0 = none) and lamp colour; sent on every change."""
+
+    TYPE: ClassVar[int] = 0x09
+    NAME: ClassVar[str] = "status"
+    SENT_BY: ClassVar[SentBy] = "device"
+    FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (
+        ("state", Choice(DEVICE_STATES)),
+        ("fault_code", U16),
+        ("lamp", Choice(LAMP_COLOURS)),
+    )
+
+    state: DeviceState
+    fault_code: int
+    lamp: LampColour
+
+    def _check_together(self) -> None:
+        if (self.state == "fault") != (self.fault_code != 0):
+            raise FieldError("fault_code", "must be non-zero exactly when state is fault")
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorReport(Message):
+    """Either side: a command it could not carry out (code from ERROR_CODES) and why, in words."""
+
+    TYPE: ClassVar[int] = 0x0A
+    NAME: ClassVar[str] = "error"
+    SENT_BY: ClassVar[SentBy] = "either"
+    FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (
+        ("code", UInt(1, 1, 0xFF)),
+        ("refused_seq", U32),
+        ("detail", Text(64)),
+    )
+
+    code: int
+    refused_seq: int
+    """The seq of the DATA frame refused, or 0 when the error concerns no one frame."""
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class Reset(Message):
+    """Controller -> device: abandon what it is doing (hard: also reboot) and report status afterwards."""
+
+    TYPE: ClassVar[int] = 0x0B
+    NAME: ClassVar[str] = "reset"
+    SENT_BY: ClassVar[SentBy] = "controller"
+    FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (("hard", Bool()),)
+
+    hard: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Shuffle(Message):
+    """Controller -> shuffler: shuffle a fresh deck and verify it; answered by ShuffleDone."""
+
+    TYPE: ClassVar[int] = 0x20
+    NAME: ClassVar[str] = "shuffle"
+    SENT_BY: ClassVar[SentBy] = "controller"
+
+
+@dataclass(frozen=True, slots=True)
+class ShuffleDone(Message):
+    """Shuffler -> controller: the deck is shuffled; what the shoe read of it."""
+
+    TYPE: ClassVar[int] = 0x21
+    NAME: ClassVar[str] = "shuffle_done"
+    SENT_BY: ClassVar[SentBy] = "device"
+    FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (
+        ("card_count", UInt(1, 0, 0xFF)),
+        ("missing_cards", CardList()),
+        ("extra_cards", CardList()),
+    )
+
+    card_count: int
+    """Cards the shoe counted; 52 for a good deck (more when a card was read twice)."""
+    missing_cards: tuple[int, ...]
+    """Cards not read at all, ascending."""
+    extra_cards: tuple[int, ...]
+    """Cards read more than once, ascending."""
+
+    def _check_together(self) -> None:
+        if set(self.missing_cards) & set(self.extra_cards):
+            raise FieldError("extra_cards", "a card cannot be both missing and extra")
+
+
+@dataclass(frozen=True, slots=True)
+class DealRequest(Message):
+    """Controller -> shuffler: deal each position its card_count, in the order given, one at a time."""
+
+    TYPE: ClassVar[int] = 0x22
+    NAME: ClassVar[str] = "deal_request"
+    SENT_BY: ClassVar[SentBy] = "controller"
+    FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (("positions", PositionCounts()),)
+
+    positions: tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CardDealt(Message):
+    """Shuffler -> controller: one card left the shoe for ``position``, the ``index``-th (0-based) there."""
+
+    TYPE: ClassVar[int] = 0x23
+    NAME: ClassVar[str] = "card_dealt"
+    SENT_BY: ClassVar[SentBy] = "device"
+    FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (
+        ("position", Position()),
+        ("index", CARD_INDEX),
+        ("card", CARD),
+    )
+
+    position: int
+    index: int
+    card: int
+
+
+@dataclass(frozen=True, slots=True)
+class HandComplete(Message):
+    """Shuffler -> controller: the shoe finished ``position`` and counted ``card_count`` cards there."""
+
+    TYPE: ClassVar[int] = 0x24
+    NAME: ClassVar[str] = "hand_complete"
+    SENT_BY: ClassVar[SentBy] = "device"
+    FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (
+        ("position", Position()),
+        ("card_count", CARD_COUNT),
+    )
+
+    position: int
+    card_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class ShufflerFault(Message):
+    """Shuffler -> controller: a fault; ``position`` where the deal stood (None when not dealing)."""
+
+    TYPE: ClassVar[int] = 0x25
+    NAME: ClassVar[str] = "shuffler_fault"
+    SENT_BY: ClassVar[SentBy] = "device"
+    FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (
+        ("fault", Choice(SHUFFLER_FAULTS)),
+        ("position", Position(optional=True)),
+        ("detail", Text(64)),
+    )
+
+    fault: ShufflerFaultKind
+    position: int | None
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class SpotState(Message):
+    """Bet sensors -> controller: what lies on one spot now (sent on every change, and after a lock)."""
+
+    TYPE: ClassVar[int] = 0x40
+    NAME: ClassVar[str] = "spot_state"
+    SENT_BY: ClassVar[SentBy] = "device"
+    FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (
+        ("seat", SEAT),
+        ("spot", SPOT),
+        ("amount_cents", U32),
+        ("chip_count", U16),
+        ("locked", Bool()),
+    )
+
+    seat: int
+    spot: int
+    amount_cents: int
+    chip_count: int
+    locked: bool
+
+    def _check_together(self) -> None:
+        if (self.amount_cents == 0) != (self.chip_count == 0):
+            raise FieldError("chip_count", "must be 0 exactly when amount_cents is 0")
+
+
+@dataclass(frozen=True, slots=True)
+class LockBets(Message):
+    """Controller -> bet sensors: bets are locked; changes from now on are reported with locked=true."""
+
+    TYPE: ClassVar[int] = 0x41
+    NAME: ClassVar[str] = "lock_bets"
+    SENT_BY: ClassVar[SentBy] = "controller"
+
+
+@dataclass(frozen=True, slots=True)
+class UnlockBets(Message):
+    """Controller -> bet sensors: bets are open again."""
+
+    TYPE: ClassVar[int] = 0x42
+    NAME: ClassVar[str] = "unlock_bets"
+    SENT_BY: ClassVar[SentBy] = "controller"
+
+
+@dataclass(frozen=True, slots=True)
+class SpotLamp(Message):
+    """Controller -> bet sensors: light one spot's lamp (off, or the win / lose / push colour)."""
+
+    TYPE: ClassVar[int] = 0x43
+    NAME: ClassVar[str] = "spot_lamp"
+    SENT_BY: ClassVar[SentBy] = "controller"
+    FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (
+        ("seat", SEAT),
+        ("spot", SPOT),
+        ("colour", Choice(SPOT_LAMP_COLOURS)),
+    )
+
+    seat: int
+    spot: int
+    colour: SpotLampColour
+
+
+@dataclass(frozen=True, slots=True)
+class ShowButton(Message):
+    """Controller -> dealer display: the button (designated player) is at ``seat``; None shows none."""
+
+    TYPE: ClassVar[int] = 0x60
+    NAME: ClassVar[str] = "show_button"
+    SENT_BY: ClassVar[SentBy] = "controller"
+    FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (("seat", OptionalSeat()),)
+
+    seat: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class ShowText(Message):
+    """Controller -> dealer display: one line of text for the dealer (replaces the previous one)."""
+
+    TYPE: ClassVar[int] = 0x61
+    NAME: ClassVar[str] = "show_text"
+    SENT_BY: ClassVar[SentBy] = "controller"
+    FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (("text", Text(120)),)
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ShowSeatResult(Message):
+    """Controller -> dealer display: a seat's result and its net win (+) or loss (-) in cents."""
+
+    TYPE: ClassVar[int] = 0x62
+    NAME: ClassVar[str] = "show_seat_result"
+    SENT_BY: ClassVar[SentBy] = "controller"
+    FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (
+        ("seat", SEAT),
+        ("result", Choice(SEAT_RESULTS)),
+        ("net_cents", SInt64()),
+    )
+
+    seat: int
+    result: SeatResult
+    net_cents: int
+
+
+@dataclass(frozen=True, slots=True)
+class DealerKey(Message):
+    """Dealer display -> controller: the dealer pressed a key; ``seat`` only (and always) for fold_seat."""
+
+    TYPE: ClassVar[int] = 0x63
+    NAME: ClassVar[str] = "dealer_key"
+    SENT_BY: ClassVar[SentBy] = "device"
+    FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (
+        ("key", Choice(DEALER_KEYS)),
+        ("seat", OptionalSeat()),
+    )
+
+    key: DealerKeyName
+    seat: int | None = None
+    """1..7 for fold_seat; None for every other key."""
+
+    def _check_together(self) -> None:
+        if (self.key == "fold_seat") != (self.seat is not None):
+            raise FieldError("seat", "must be 1..7 for fold_seat and null for every other key")
+
+
+ALL_MESSAGE_CLASSES: tuple[type[Message], ...] = (
+    AuthChallenge,
+    Hello,
+    AuthConfirm,
+    Heartbeat,
+    Status,
+    ErrorReport,
+    Reset,
+    Shuffle,
+    ShuffleDone,
+    DealRequest,
+    CardDealt,
+    HandComplete,
+    ShufflerFault,
+    SpotState,
+    LockBets,
+    UnlockBets,
+    SpotLamp,
+    ShowButton,
+    ShowText,
+    ShowSeatResult,
+    DealerKey,
+)
+MESSAGE_TYPES: dict[int, type[Message]] = {cls.TYPE: cls for cls in ALL_MESSAGE_CLASSES}
+MESSAGE_CLASSES_BY_NAME: dict[str, type[Message]] = {cls.NAME: cls for cls in ALL_MESSAGE_CLASSES}
+assert len(MESSAGE_TYPES) == len(MESSAGE_CLASSES_BY_NAME) == len(ALL_MESSAGE_CLASSES)
+
+
+def decode_message(payload: bytes) -> Message:
+    """The message a payload carries; FieldError (naming the field) when it is not a valid one."""
+    if not payload:
+        raise FieldError("type", "payload is empty")
+    cls = MESSAGE_TYPES.get(payload[0])
+    if cls is None:
+        raise FieldError("type", f"unknown message type 0x{payload[0]:02x}")
+    reader = _Reader(payload, 1)
+    values = {name: codec.read(reader, name) for name, codec in cls.FIELDS}
+    if reader.offset != len(payload):
+        raise FieldError(cls.NAME, f"{len(payload) - reader.offset} bytes after the last field")
+    return cls(**values)
+
+
+def message_to_json(message: Message) -> dict[str, JsonValue]:
+    """``{"type": name, "fields": {...}}`` with bytes as hex and tuples as lists."""
+    return {"type": message.NAME, "fields": message.fields_json()}
+
+
+def message_from_json(data: Mapping[str, JsonValue]) -> Message:
+    """The message ``{"type": name, "fields": {...}}`` describes; FieldError naming what is wrong."""
+    if not isinstance(data, Mapping):
+        raise FieldError("message", "must be a JSON object with type and fields")
+    name = data.get("type")
+    if not isinstance(name, str) or name not in MESSAGE_CLASSES_BY_NAME:
+        raise FieldError(
+            "type", f"{name!r} is not a message type (one of {', '.join(MESSAGE_CLASSES_BY_NAME)})"
+        )
+    cls = MESSAGE_CLASSES_BY_NAME[name]
+    raw_fields = data.get("fields", {})
+    if not isinstance(raw_fields, Mapping):
+        raise FieldError("fields", "must be a JSON object")
+    expected = [field for field, _ in cls.FIELDS]
+    unknown = sorted(set(raw_fields) - set(expected))
+    if unknown:
+        raise FieldError(f"fields.{unknown[0]}", f"is not a field of {name} (fields: {', '.join(expected)})")
+    values: dict[str, Any] = {}
+    for field, codec in cls.FIELDS:
+        if field not in raw_fields:
+            raise FieldError(f"fields.{field}", "is missing")
+        values[field] = codec.from_json(f"fields.{field}", raw_fields[field])
+    try:
+        return cls(**values)
+    except FieldError as error:
+        raise FieldError(f"fields.{error.field}", error.reason) from None

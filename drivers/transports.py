@@ -69,8 +69,8 @@ class Transport(ABC):
         """The next chunk of bytes (never empty); raise TransportClosed when the line is gone."""
 
     @abstractmethod
-    async def write(self, data: bytes) -> None:
-        """Send bytes; raise TransportClosed when the line is gone."""
+    def write(self, data: bytes) -> None:
+        """Queue bytes for sending without blocking; raise TransportClosed when the line is gone."""
 
     @abstractmethod
     async def close(self) -> None:
@@ -204,7 +204,7 @@ class _StreamTransport(Transport):
             raise TransportClosed(self._lost_reason)
         return data
 
-    async def write(self, data: bytes) -> None:
+    def write(self, data: bytes) -> None:
         transport = self._transport
         if transport is None or transport.is_closing():
             raise TransportClosed(self._lost_reason)
@@ -354,14 +354,19 @@ class UsbTransport(Transport):
             raise TransportClosed(self._lost_reason)
         return data
 
-    async def write(self, data: bytes) -> None:
-        if self._closing or self._device is None:
+    def write(self, data: bytes) -> None:
+        if self._closing or self._device is None or self._writer_pool is None:
             raise TransportClosed(self._lost_reason)
-        loop = asyncio.get_running_loop()
+        # One worker thread: writes go out in the order they were queued.
+        self._writer_pool.submit(self._write_blocking, self._device, data, asyncio.get_running_loop())
+
+    def _write_blocking(self, device: Any, data: bytes, loop: asyncio.AbstractEventLoop) -> None:
         try:
-            await loop.run_in_executor(self._writer_pool, self._device.write, self._ep_out, data, USB_WRITE_TIMEOUT_MS)
+            device.write(self._ep_out, data, USB_WRITE_TIMEOUT_MS)
         except usb.core.USBError as error:
-            raise TransportClosed(f"line lost: {error}") from error
+            self._lost_reason = f"line lost: {error}"
+            if not loop.is_closed():
+                loop.call_soon_threadsafe(self._queue.put_nowait, _CLOSED)
 
     async def _shutdown_pools(self) -> None:
         for pool in (self._reader_pool, self._writer_pool):
@@ -407,7 +412,7 @@ class SimTransport(Transport):
             raise TransportClosed("line closed by peer")
         return data
 
-    async def write(self, data: bytes) -> None:
+    def write(self, data: bytes) -> None:
         if self._line is None:
             raise TransportClosed("closed")
         try:

@@ -40,10 +40,12 @@ from sim_devices.ports import DevicePort
 # wait in the outbox. Well under the link's MAX_SEND_QUEUE, so send() is never refused.
 LINK_WINDOW_MESSAGES = 8
 DEVICE_ID_INFO = b"flushtable/1 device id"
+_LAMP_FOR_STATE: dict[DeviceState, LampColour] = {"ready": "green", "busy": "amber", "fault": "red"}
 
 
 def device_id_for_key(key: bytes) -> int:
-    """The device_id a device provisioned with ``key`` and no explicit id uses (docs/devices.md)."""
+    """The device_id a device provisioned with ``key`` and no explicit id uses (docs/devices.md;
+    drivers.identity derives the same, and tests/sim/test_firmware.py checks they agree)."""
     value = int.from_bytes(hashlib.sha256(DEVICE_ID_INFO + key).digest()[:4], "big")
     return value or 1
 
@@ -191,7 +193,7 @@ class SimulatedDevice:
         if lamp is not None:
             self.lamp = lamp
         else:
-            self.lamp = {"ready": "green", "busy": "amber", "fault": "red"}[state]
+            self.lamp = _LAMP_FOR_STATE[state]
         self.emit(Status(state=self.state, fault_code=self.fault_code, lamp=self.lamp))
 
     def refuse(self, seq: int, code: int, detail: str) -> None:

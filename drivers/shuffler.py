@@ -37,9 +37,10 @@ class ShufflerDriver(DeviceDriver):
 
     def setup(self) -> None:
         self._requested: dict[int, int] = {}  # position -> cards asked for, for the current deal
-        self._hands: dict[int, list[int]] = {}  # position -> cards reported, in index order
+        self._hands: dict[int, list[int | None]] = {}  # position -> cards by index (None: refused)
         self._cards_seen: dict[int, tuple[int, int]] = {}  # card -> (position, index) this deal
         self._hands_completed: set[int] = set()
+        self._refused: dict[tuple[int, int], int] = {}  # (position, index) -> a card refused there
         self._shuffle_reported = True
 
     def encode(self, command: DomainCommand) -> Message:
@@ -65,6 +66,7 @@ class ShufflerDriver(DeviceDriver):
         self._hands = {}
         self._cards_seen = {}
         self._hands_completed = set()
+        self._refused = {}
 
     def translate(self, message: Message) -> Iterable[DomainEvent]:
         name = self.name
@@ -101,7 +103,7 @@ class ShufflerDriver(DeviceDriver):
         position, index, card = message.position, message.index, message.card
         hand = self._hands.setdefault(position, [])
         if index < len(hand):
-            if hand[index] == card:
+            if hand[index] == card or self._refused.get((position, index)) == card:
                 return  # the same report again (resent after a reconnect)
             yield ShufflerFault(
                 device=name,
@@ -126,6 +128,8 @@ class ShufflerDriver(DeviceDriver):
             return
         first = self._cards_seen.get(card)
         if first is not None:
+            hand.append(None)  # the place is taken (by a card we refuse): the next index follows on
+            self._refused[(position, index)] = card
             yield ShufflerFault(
                 device=name,
                 fault="misread",

@@ -149,10 +149,14 @@ class SimulatedDevice:
         return loop.time() * self.timing.time_scale
 
     # --- misbehaviour every device can show -------------------------------------------------------------
-    async def go_silent(self, duration_s: float) -> None:
-        """Firmware hangs: nothing in, nothing out, for ``duration_s``; then it carries on."""
+    def go_silent(self, duration_s: float) -> asyncio.Task[None]:
+        """Firmware hangs from now: nothing in, nothing out, for ``duration_s``; then it carries on.
+        Returns the task that ends the silence (await it to wait for the device to come back)."""
         self.silent = True
         self._cancel_timer()
+        return self.spawn(self._end_silence_after(duration_s), "device-silence")
+
+    async def _end_silence_after(self, duration_s: float) -> None:
         try:
             await asyncio.sleep(duration_s)
         finally:

@@ -119,10 +119,11 @@ class SimulatedShuffler(SimulatedDevice):
         self._deck_rng: random.Random = random.Random(seed) if seed is not None else secrets.SystemRandom()
         self.card_interval_s = card_interval_s
         self.deck: list[int] = []  # cards still in the shoe; the next card dealt is deck[-1]
-        self.dealt: list[tuple[int, int, int]] = []  # (position, index, card) in the order dealt
+        self.dealt: list[tuple[int, int, int]] = []  # (position, index, card): every card dealt since power-on
         self.planned: list[PlannedFault] = []
         self._deal_task: asyncio.Task[None] | None = None
         self.shuffles = 0
+        self.deals_started = 0
 
     # --- API for scripts and tests -------------------------------------------------------------------
     def plan_fault(self, fault: PlannedFault) -> None:
@@ -170,7 +171,6 @@ class SimulatedShuffler(SimulatedDevice):
         self.shuffles += 1
         self.deck = list(range(DECK_SIZE))
         self._deck_rng.shuffle(self.deck)
-        self.dealt.clear()
         read_back = list(self.deck)
         if fault is not None and fault.kind == "wrong_deck_count":
             victim = self.deck[self._deck_rng.randrange(DECK_SIZE)]
@@ -196,6 +196,7 @@ class SimulatedShuffler(SimulatedDevice):
         if self.state == "fault":
             self.refuse(seq, ERROR_DEVICE_FAULT, "in fault: reset first")
             return
+        self.deals_started += 1
         self._deal_task = self.spawn(self._deal(request.positions), "shuffler-deal")
 
     _current_position: int | None = None
@@ -243,7 +244,7 @@ class SimulatedShuffler(SimulatedDevice):
                         self._current_position = None
                         return
                     if fault.kind == "silent":
-                        await self.go_silent(fault.duration_s)
+                        await self.go_silent(fault.duration_s)  # the deal stalls while hung
                     elif fault.kind == "unplug":
                         self.spawn(self.unplug_for(fault.duration_s), "shuffler-unplug")
                 if self.card_interval_s > 0:

@@ -20,7 +20,9 @@ class Backoff:
 
     def __post_init__(self) -> None:
         if not 0 < self.initial_s <= self.max_s:
-            raise ValueError(f"backoff initial_s {self.initial_s} must be positive and at most max_s {self.max_s}")
+            raise ValueError(
+                f"backoff initial_s {self.initial_s} must be positive and at most max_s {self.max_s}"
+            )
         if self.multiplier < 1:
             raise ValueError(f"backoff multiplier {self.multiplier} must be at least 1")
         if not 0 <= self.jitter < 1:

@@ -11,10 +11,17 @@ from collections.abc import Iterable
 from typing import ClassVar
 
 import firmware_protocol as fp
-from firmware_protocol import Message
-
-from drivers.events import BetChanged, DomainCommand, DomainEvent, LockBets, ResetDevice, SetSpotLamp, UnlockBets
+from drivers.events import (
+    BetChanged,
+    DomainCommand,
+    DomainEvent,
+    LockBets,
+    ResetDevice,
+    SetSpotLamp,
+    UnlockBets,
+)
 from drivers.supervisor import DeviceDriver
+from firmware_protocol import Message
 
 
 class BetSensorDriver(DeviceDriver):

@@ -10,10 +10,17 @@ from collections.abc import Iterable
 from typing import ClassVar
 
 import firmware_protocol as fp
-from firmware_protocol import Message
-
-from drivers.events import DealerKey, DomainCommand, DomainEvent, ResetDevice, ShowButton, ShowSeatResult, ShowText
+from drivers.events import (
+    DealerKey,
+    DomainCommand,
+    DomainEvent,
+    ResetDevice,
+    ShowButton,
+    ShowSeatResult,
+    ShowText,
+)
 from drivers.supervisor import DeviceDriver
+from firmware_protocol import Message
 
 
 class DealerDisplayDriver(DeviceDriver):

@@ -16,8 +16,6 @@ from collections.abc import Iterable
 from typing import ClassVar
 
 import firmware_protocol as fp
-from firmware_protocol import Message
-
 from drivers.events import (
     CardDealt,
     Deal,
@@ -30,6 +28,7 @@ from drivers.events import (
     ShufflerFault,
 )
 from drivers.supervisor import DeviceDriver
+from firmware_protocol import Message
 
 
 class ShufflerDriver(DeviceDriver):
@@ -96,7 +95,9 @@ class ShufflerDriver(DeviceDriver):
                 extra_cards=tuple(message.extra_cards),
             )
         elif isinstance(message, fp.ShufflerFault):
-            yield ShufflerFault(device=name, fault=message.fault, position=message.position, detail=message.detail)
+            yield ShufflerFault(
+                device=name, fault=message.fault, position=message.position, detail=message.detail
+            )
 
     def _card(self, message: fp.CardDealt) -> Iterable[DomainEvent]:
         name = self.name
@@ -123,7 +124,10 @@ class ShufflerDriver(DeviceDriver):
             return
         if index != len(hand):
             yield ShufflerFault(
-                device=name, fault="card_count", position=position, detail=f"index {index} after {len(hand)} cards"
+                device=name,
+                fault="card_count",
+                position=position,
+                detail=f"index {index} after {len(hand)} cards",
             )
             return
         first = self._cards_seen.get(card)

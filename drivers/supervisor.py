@@ -23,6 +23,18 @@ from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Literal
 
 import structlog
+
+from drivers.backoff import Backoff
+from drivers.events import (
+    DeviceLost,
+    DeviceReady,
+    DeviceStatusChanged,
+    DomainCommand,
+    DomainEvent,
+    SecurityEvent,
+)
+from drivers.identity import device_id_for_key
+from drivers.transports import SimConnector, Transport, TransportClosed, TransportError, make_transport
 from firmware_protocol import (
     ErrorReport,
     Link,
@@ -37,19 +49,6 @@ from firmware_protocol import (
     Status,
 )
 from firmware_protocol.constants import HEARTBEAT_INTERVAL_S, LINK_SILENCE_TIMEOUT_S
-
-from drivers.backoff import Backoff
-from drivers.events import (
-    DeviceLost,
-    DeviceReady,
-    DeviceStatusChanged,
-    DomainCommand,
-    DomainEvent,
-    ResetDevice,
-    SecurityEvent,
-)
-from drivers.identity import device_id_for_key
-from drivers.transports import SimConnector, Transport, TransportClosed, TransportError, make_transport
 
 log = structlog.get_logger("drivers")
 
@@ -217,7 +216,9 @@ class DeviceDriver:
                 await future
         except TimeoutError:
             self._pending.pop(seq, None)
-            raise DeviceUnavailable(f"{self.name}: no acknowledgement within {self.timing.request_timeout_s} s") from None
+            raise DeviceUnavailable(
+                f"{self.name}: no acknowledgement within {self.timing.request_timeout_s} s"
+            ) from None
 
     # --- for subclasses ------------------------------------------------------------------------------------
     def setup(self) -> None:
@@ -236,11 +237,6 @@ class DeviceDriver:
 
     def session_started(self) -> None:
         """A new session authenticated (subclasses may reset per-session state)."""
-
-    def reset_command(self, command: ResetDevice) -> Message:
-        from firmware_protocol import Reset
-
-        return Reset(hard=False)
 
     # --- the supervisor ----------------------------------------------------------------------------------
     def _set_state(self, state: SupervisorState, **changes: Any) -> None:
@@ -423,8 +419,16 @@ class DeviceDriver:
                 self._publish(status)
             return
         if isinstance(message, ErrorReport):
-            self._health = replace(self._health, last_error=f"device refused seq {message.refused_seq}: {message.detail}")
-            log.warning("device_refused", device=self.name, code=message.code, seq=message.refused_seq, detail=message.detail)
+            self._health = replace(
+                self._health, last_error=f"device refused seq {message.refused_seq}: {message.detail}"
+            )
+            log.warning(
+                "device_refused",
+                device=self.name,
+                code=message.code,
+                seq=message.refused_seq,
+                detail=message.detail,
+            )
             return
         for domain_event in self.translate(message):
             self._publish(domain_event)
@@ -433,11 +437,13 @@ class DeviceDriver:
         pending, self._pending = self._pending, {}
         for future in pending.values():
             if not future.done():
-                future.set_exception(DeviceUnavailable(f"{self.name}: link lost before acknowledgement ({reason})"))
+                future.set_exception(
+                    DeviceUnavailable(f"{self.name}: link lost before acknowledgement ({reason})")
+                )
 
 
 def publish_nowhere(event: DomainEvent) -> None:  # pragma: no cover - a default for tools
     del event
 
 
-__all__ = ["DeviceDriver", "DeviceHealth", "DeviceUnavailable", "DriverTiming", "publish_nowhere", "field"]
+__all__ = ["DeviceDriver", "DeviceHealth", "DeviceUnavailable", "DriverTiming", "field", "publish_nowhere"]

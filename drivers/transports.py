@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
+import socket
 from abc import ABC, abstractmethod
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -142,13 +143,17 @@ def parse_device_url(url: str) -> DeviceUrl:
     if parts.scheme == "usb":
         ids = parts.netloc.split(":")
         if len(ids) != 2 or not all(_HEX4.match(part) for part in ids):
-            raise ValueError(f"device url {url!r}: usb:// needs VID:PID as 4 hex digits each, e.g. usb://1d50:6018")
+            raise ValueError(
+                f"device url {url!r}: usb:// needs VID:PID as 4 hex digits each, e.g. usb://1d50:6018"
+            )
         return UsbUrl(int(ids[0], 16), int(ids[1], 16), one("serial"))
     if parts.scheme == "sim":
         if not parts.netloc:
             raise ValueError(f"device url {url!r}: sim:// needs a device name, e.g. sim://shuffler")
         return SimUrl(parts.netloc)
-    raise ValueError(f"device url {url!r}: unknown scheme {parts.scheme!r} (use a path, serial://, socket://, usb://, sim://)")
+    raise ValueError(
+        f"device url {url!r}: unknown scheme {parts.scheme!r} (use a path, serial://, socket://, usb://, sim://)"
+    )
 
 
 def make_transport(url: str, *, usb_backend: Any = None, sim_hub: SimConnector | None = None) -> Transport:
@@ -255,9 +260,7 @@ class SocketTransport(_StreamTransport):
         assert isinstance(transport, asyncio.Transport)
         sock = transport.get_extra_info("socket")
         if sock is not None:
-            import socket as _socket
-
-            sock.setsockopt(_socket.IPPROTO_TCP, _socket.TCP_NODELAY, 1)  # frames are small: no Nagle
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # frames are small: no Nagle
         self._transport = transport
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from firmware_protocol import LockBets, Message, Reset, SpotLamp, SpotState, UnlockBets
 from firmware_protocol.messages import DeviceKind, SpotLampColour
-
 from sim_devices.firmware import LinkTiming, SimulatedDevice
 
 SENSOR_FAULT_CODE = 0x20
@@ -74,7 +73,9 @@ class SimulatedBetSensors(SimulatedDevice):
     def _report(self, seat: int, spot: int) -> None:
         amount_cents, chip_count = self.chips.get((seat, spot), (0, 0))
         self.emit(
-            SpotState(seat=seat, spot=spot, amount_cents=amount_cents, chip_count=chip_count, locked=self.locked)
+            SpotState(
+                seat=seat, spot=spot, amount_cents=amount_cents, chip_count=chip_count, locked=self.locked
+            )
         )
 
     # --- firmware ------------------------------------------------------------------------------------

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from firmware_protocol import DealerKey, Message, Reset, ShowButton, ShowSeatResult, ShowText
 from firmware_protocol.messages import DealerKeyName, DeviceKind, SeatResult
-
 from sim_devices.firmware import LinkTiming, SimulatedDevice
 
 

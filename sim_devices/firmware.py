@@ -33,7 +33,6 @@ from firmware_protocol import (
     Status,
 )
 from firmware_protocol.messages import DeviceKind, DeviceState, LampColour
-
 from sim_devices.ports import DevicePort
 
 # How many application messages the firmware lets the link hold (queued + in flight) at once; the rest

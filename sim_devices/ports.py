@@ -40,7 +40,9 @@ class DevicePort(ABC):
 
     kind: str = "?"
 
-    def __init__(self, *, noise_out: NoiseManipulator | None = None, noise_in: NoiseManipulator | None = None):
+    def __init__(
+        self, *, noise_out: NoiseManipulator | None = None, noise_in: NoiseManipulator | None = None
+    ):
         self.listener: WireListener | None = None
         self.noise_out = noise_out  # device -> controller
         self.noise_in = noise_in  # controller -> device

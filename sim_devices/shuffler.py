@@ -39,12 +39,11 @@ from firmware_protocol import (
     HandComplete,
     Message,
     Reset,
+    Shuffle,
     ShuffleDone,
     ShufflerFault,
-    Shuffle,
 )
 from firmware_protocol.messages import DeviceKind
-
 from sim_devices.firmware import LinkTiming, SimulatedDevice
 
 DECK_SIZE = 52
@@ -119,7 +118,9 @@ class SimulatedShuffler(SimulatedDevice):
         self._deck_rng: random.Random = random.Random(seed) if seed is not None else secrets.SystemRandom()
         self.card_interval_s = card_interval_s
         self.deck: list[int] = []  # cards still in the shoe; the next card dealt is deck[-1]
-        self.dealt: list[tuple[int, int, int]] = []  # (position, index, card): every card dealt since power-on
+        self.dealt: list[
+            tuple[int, int, int]
+        ] = []  # (position, index, card): every card dealt since power-on
         self.planned: list[PlannedFault] = []
         self._deal_task: asyncio.Task[None] | None = None
         self.shuffles = 0

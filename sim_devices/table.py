@@ -58,11 +58,20 @@ class SimTable:
         serial = spec.serial_number or f"SIM-{spec.name.upper()}-{index + 1:04d}"
         if spec.kind == "shuffler":
             return SimulatedShuffler(
-                key=spec.key, serial_number=serial, timing=self.timing, seed=seed, card_interval_s=spec.card_interval_s
+                key=spec.key,
+                serial_number=serial,
+                timing=self.timing,
+                seed=seed,
+                card_interval_s=spec.card_interval_s,
             )
         if spec.kind == "bet_sensors":
             return SimulatedBetSensors(
-                key=spec.key, serial_number=serial, timing=self.timing, seed=seed, seats=spec.seats, spots=spec.spots
+                key=spec.key,
+                serial_number=serial,
+                timing=self.timing,
+                seed=seed,
+                seats=spec.seats,
+                spots=spec.spots,
             )
         return SimulatedDealerDisplay(key=spec.key, serial_number=serial, timing=self.timing, seed=seed)
 

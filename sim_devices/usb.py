@@ -44,7 +44,9 @@ _addresses = itertools.count(2)
 
 
 def _no_device() -> usb.core.USBError:
-    return usb.core.USBError("No such device (it may have been disconnected)", _LIBUSB_ERROR_NO_DEVICE, errno.ENODEV)
+    return usb.core.USBError(
+        "No such device (it may have been disconnected)", _LIBUSB_ERROR_NO_DEVICE, errno.ENODEV
+    )
 
 
 @dataclass(eq=False)
@@ -149,7 +151,9 @@ class VirtualUsbBackend(usb.backend.IBackend):  # type: ignore[misc]  # pyusb sh
             extra_descriptors=[],
         )
 
-    def get_interface_descriptor(self, dev: VirtualUsbDevice, intf: int, alt: int, config: int) -> SimpleNamespace:
+    def get_interface_descriptor(
+        self, dev: VirtualUsbDevice, intf: int, alt: int, config: int
+    ) -> SimpleNamespace:
         if (intf, alt, config) != (0, 0, 0):
             raise IndexError("interface index out of range")
         return SimpleNamespace(
@@ -231,7 +235,9 @@ class VirtualUsbBackend(usb.backend.IBackend):  # type: ignore[misc]  # pyusb sh
         return None
 
     # --- transfers --------------------------------------------------------------------------------
-    def bulk_write(self, dev_handle: _Handle, ep: int, intf: int, data: array.array[int], timeout: int) -> int:
+    def bulk_write(
+        self, dev_handle: _Handle, ep: int, intf: int, data: array.array[int], timeout: int
+    ) -> int:
         device = self._check(dev_handle)
         if ep != ENDPOINT_OUT:
             raise usb.core.USBError("Pipe error (no such OUT endpoint)", -9, errno.EPIPE)
@@ -255,10 +261,12 @@ class VirtualUsbBackend(usb.backend.IBackend):  # type: ignore[misc]  # pyusb sh
                     return count
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
-                    raise usb.core.USBTimeoutError("Operation timed out", _LIBUSB_ERROR_TIMEOUT, errno.ETIMEDOUT)
+                    raise usb.core.USBTimeoutError(
+                        "Operation timed out", _LIBUSB_ERROR_TIMEOUT, errno.ETIMEDOUT
+                    )
                 device._condition.wait(remaining)
 
-    def ctrl_transfer(
+    def ctrl_transfer(  # noqa: PLR0917 - the positional signature is pyusb\'s IBackend
         self,
         dev_handle: _Handle,
         bmRequestType: int,

@@ -57,7 +57,9 @@ def leaks_since(before: Snapshot, *, settle_s: float = 2.0) -> list[str]:
     while True:
         now = snapshot()
         new_threads = [
-            thread for thread in threading.enumerate() if (thread.ident or 0) not in before.threads and thread.is_alive()
+            thread
+            for thread in threading.enumerate()
+            if (thread.ident or 0) not in before.threads and thread.is_alive()
         ]
         new_fds = {fd: target for fd, target in now.fds.items() if before.fds.get(fd) != target}
         if (not new_threads and not new_fds) or time.monotonic() >= deadline:

@@ -14,7 +14,7 @@ from drivers.factory import make_driver
 from drivers.supervisor import DeviceDriver, DriverTiming
 from sim_devices.firmware import LinkTiming
 from sim_devices.noise import NoiseRates
-from sim_devices.table import SimDeviceSpec, SimTable, TransportKind
+from sim_devices.table import DeviceKindName, SimDeviceSpec, SimTable, TransportKind
 
 E = TypeVar("E")
 # Tests run the protocol's clock 8x fast: heartbeat every 125 ms, link down after 375 ms of silence.
@@ -24,7 +24,11 @@ TEST_KEYS = {
     "sensors": bytes(range(32, 64)),
     "display": bytes(range(64, 96)),
 }
-KIND_OF = {"shuffler": "shuffler", "sensors": "bet_sensors", "display": "dealer_display"}
+KIND_OF: dict[str, DeviceKindName] = {
+    "shuffler": "shuffler",
+    "sensors": "bet_sensors",
+    "display": "dealer_display",
+}
 
 
 class EventLog:
@@ -41,11 +45,19 @@ class EventLog:
     def of(self, kind: type[E]) -> list[E]:
         return [event for event in self.events if isinstance(event, kind)]
 
-    async def wait_for(self, predicate: Callable[[DomainEvent], bool], *, timeout_s: float = 5.0, since: int = 0) -> DomainEvent:
+    async def wait_for(
+        self,
+        kind: type[E],
+        predicate: Callable[[E], bool] | None = None,
+        *,
+        timeout_s: float = 5.0,
+        since: int = 0,
+    ) -> E:
+        """The first event of ``kind`` (from index ``since``) that satisfies ``predicate``."""
         async with asyncio.timeout(timeout_s):
             while True:
                 for event in self.events[since:]:
-                    if predicate(event):
+                    if isinstance(event, kind) and (predicate is None or predicate(event)):
                         return event
                 self._changed.clear()
                 await self._changed.wait()
@@ -78,13 +90,23 @@ async def table_rig(
     driver_timing: DriverTiming | None = None,
 ) -> AsyncIterator[Rig]:
     specs = [
-        SimDeviceSpec(name=name, kind=KIND_OF[name], key=TEST_KEYS[name], transport=transport, card_interval_s=card_interval_s)  # type: ignore[arg-type]
+        SimDeviceSpec(
+            name=name,
+            kind=KIND_OF[name],
+            key=TEST_KEYS[name],
+            transport=transport,
+            card_interval_s=card_interval_s,
+        )
         for name in names
     ]
     table = SimTable(specs, run_dir=run_dir, timing=LinkTiming(time_scale), seed=seed, noise=noise)
     rig = Rig(table)
     timing = driver_timing or DriverTiming(
-        time_scale=time_scale, backoff_initial_s=0.02, backoff_max_s=0.2, connect_timeout_s=2.0, request_timeout_s=3.0
+        time_scale=time_scale,
+        backoff_initial_s=0.02,
+        backoff_max_s=0.2,
+        connect_timeout_s=2.0,
+        request_timeout_s=3.0,
     )
     await table.start()
     try:

@@ -35,7 +35,9 @@ async def deliver(rig: Rig, command: DomainCommand, arrived: Callable[[], bool])
 
 def test_one_percent_corrupted_bytes_never_yield_a_wrong_card_and_the_link_recovers(tmp_path: Path) -> None:
     async def body() -> None:
-        async with table_rig("pty", tmp_path / "run", names=("shuffler",), noise=NoiseRates(flip=0.01), seed=11) as rig:
+        async with table_rig(
+            "pty", tmp_path / "run", names=("shuffler",), noise=NoiseRates(flip=0.01), seed=11
+        ) as rig:
             shoe = rig.table.shuffler()
             for round_number in range(ROUNDS):
                 shuffles, deals = shoe.shuffles, shoe.deals_started
@@ -53,6 +55,7 @@ def test_one_percent_corrupted_bytes_never_yield_a_wrong_card_and_the_link_recov
             health = rig.drivers["shuffler"].health
             assert health.errors > 0  # the noise was real
             noise = rig.table.ports["shuffler"].noise_out
-            assert noise is not None and noise.counters.flipped > 0
+            assert noise is not None
+            assert noise.counters.flipped > 0
 
     run_async(body, timeout_s=150)

@@ -145,6 +145,7 @@ class DeviceDriver:
         self._session_done: asyncio.Future[str] | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._pending: dict[int, asyncio.Future[None]] = {}
+        self._last_heard_unix_s: float | None = None  # kept apart from _health: it changes every frame
         self._ready_event = asyncio.Event()
         self._ever_ready = False
         self._was_ready_this_session = False
@@ -160,6 +161,7 @@ class DeviceDriver:
         stats = self.link.stats
         return replace(
             self._health,
+            last_heard_unix_s=self._last_heard_unix_s,
             frames_sent=stats.frames_sent,
             frames_received=stats.frames_accepted,
             errors=sum(stats.refused.values()) + self._health.errors,
@@ -313,7 +315,7 @@ class DeviceDriver:
                 before = self.link.stats.frames_accepted
                 self.link.receive_data(data, self._now_s())
                 if self.link.stats.frames_accepted != before:
-                    self._health = replace(self._health, last_heard_unix_s=time.time())
+                    self._last_heard_unix_s = time.time()
                 self._pump()
         except TransportClosed as closed:
             self.link.connection_lost(str(closed))
@@ -352,12 +354,18 @@ class DeviceDriver:
         self._arm_timer()
 
     def _arm_timer(self) -> None:
-        self._cancel_timer()
         deadline_s = self.link.next_deadline_s()
         if deadline_s is None or self._transport is None:
+            self._cancel_timer()
             return
-        loop = asyncio.get_running_loop()
-        self._timer = loop.call_at(deadline_s / self.timing.time_scale, self._on_timer)
+        when = deadline_s / self.timing.time_scale
+        # A timer due no later than the new deadline may stay: firing early only makes the Link look
+        # at its clock and say when to come back. Not re-arming on every frame keeps the loop's timer
+        # heap small at a thousand frames a second.
+        if self._timer is not None and self._timer.when() <= when:
+            return
+        self._cancel_timer()
+        self._timer = asyncio.get_running_loop().call_at(when, self._on_timer)
 
     def _cancel_timer(self) -> None:
         if self._timer is not None:

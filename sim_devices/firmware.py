@@ -235,11 +235,15 @@ class SimulatedDevice:
         self._schedule_timer()
 
     def _schedule_timer(self) -> None:
-        self._cancel_timer()
         deadline_s = self.link.next_deadline_s()
         if deadline_s is None or self._loop is None or self._loop.is_closed():
+            self._cancel_timer()
             return
-        self._timer = self._loop.call_at(deadline_s / self.timing.time_scale, self._on_timer)
+        when = deadline_s / self.timing.time_scale
+        if self._timer is not None and self._timer.when() <= when:
+            return  # due no later than needed: firing early is harmless (the Link re-says when)
+        self._cancel_timer()
+        self._timer = self._loop.call_at(when, self._on_timer)
 
     def _cancel_timer(self) -> None:
         if self._timer is not None:

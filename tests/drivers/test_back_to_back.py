@@ -7,6 +7,7 @@ in-process sim:// line. Devices are the simulated firmware (sim_devices), driver
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 from typing import ClassVar
@@ -34,7 +35,7 @@ from drivers.events import (
     UnlockBets,
 )
 from drivers.factory import make_driver
-from drivers.supervisor import DeviceUnavailable, DriverTiming
+from drivers.supervisor import DeviceHealth, DeviceUnavailable, DriverTiming
 from sim_devices.shuffler import PlannedFault
 from sim_devices.table import TransportKind
 from tests.device_harness.leaks import run_async
@@ -223,6 +224,47 @@ class BackToBack:
                 assert impostor_driver.state != "ready"
             finally:
                 await impostor_driver.stop()
+
+        self.run(tmp_path, body)
+
+    def test_a_device_absent_at_start_is_retried_with_backoff_until_it_appears(self, tmp_path: Path) -> None:
+        async def body(rig: Rig) -> None:
+            await rig.drivers["display"].stop()
+            port = rig.table.ports["display"]
+            await port.unplug()
+            log = EventLog()
+            healths: list[DeviceHealth] = []
+            attempts_seen = asyncio.Event()
+
+            def on_health(health: DeviceHealth) -> None:
+                healths.append(health)
+                if health.connect_attempts >= 3 and health.state == "disconnected":
+                    attempts_seen.set()
+
+            driver = make_driver(
+                "display",
+                "dealer_display",
+                rig.table.url("display"),
+                TEST_KEYS["display"],
+                publish=log,
+                timing=DriverTiming(time_scale=TEST_TIME_SCALE, backoff_initial_s=0.02, backoff_max_s=0.1),
+                usb_backend=rig.table.usb_backend,
+                sim_hub=rig.table.sim_hub,
+                on_health=on_health,
+            )
+            driver.start()
+            try:
+                async with asyncio.timeout(5):
+                    await attempts_seen.wait()
+                assert not log.events  # nothing to report while it was never there
+                assert healths[-1].last_error
+                await port.plug()
+                await driver.wait_ready(timeout_s=5)
+                assert log.of(DeviceReady)
+                assert driver.health.reconnects == 0  # a first connection, however late
+                assert [h.state for h in healths[:2]] == ["connecting", "disconnected"]
+            finally:
+                await driver.stop()
 
         self.run(tmp_path, body)
 

@@ -5,19 +5,58 @@ No randomness here: nonces are made by the Link's injected ``random_bytes`` so t
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import hmac
 
 from firmware_protocol.constants import DEVICE_KEY_LEN, KDF_INFO_PREFIX, NONCE_LEN, SESSION_KEY_LEN, TAG_LEN
 
+_SHA256_BLOCK_LEN = 64
+
+
+class _KeyedSha256:
+    """HMAC-SHA256 (RFC 2104) with the key's inner and outer hash states computed once.
+
+    hmac.digest() re-derives them for every call, which is half the work for a 40-byte frame; copying
+    two hashlib states (all in C) does the same HMAC in about half the time. The tests check it
+    against hmac.digest() byte for byte.
+    """
+
+    __slots__ = ("_inner", "_outer")
+
+    def __init__(self, key: bytes) -> None:
+        if len(key) > _SHA256_BLOCK_LEN:
+            key = hashlib.sha256(key).digest()
+        padded = key.ljust(_SHA256_BLOCK_LEN, b"\x00")
+        self._inner = hashlib.sha256(bytes(byte ^ 0x36 for byte in padded))
+        self._outer = hashlib.sha256(bytes(byte ^ 0x5C for byte in padded))
+
+    def digest(self, data: bytes) -> bytes:
+        inner = self._inner.copy()
+        inner.update(data)
+        outer = self._outer.copy()
+        outer.update(inner.digest())
+        return outer.digest()
+
+
+@functools.lru_cache(maxsize=256)
+def _keyed(key: bytes) -> _KeyedSha256:
+    return _KeyedSha256(key)
+
+
+def hmac_sha256(key: bytes, data: bytes) -> bytes:
+    """The full 32-byte HMAC-SHA256 of ``data`` under ``key``."""
+    return _keyed(key).digest(data)
+
 
 def compute_tag(key: bytes, signed: bytes) -> bytes:
     """HMAC-SHA256 of ``signed`` (the frame's header and payload), truncated to its first TAG_LEN bytes."""
-    return hmac.digest(key, signed, "sha256")[:TAG_LEN]
+    return _keyed(key).digest(signed)[:TAG_LEN]
 
 
 def tag_matches(key: bytes, signed: bytes, tag: bytes) -> bool:
     """Constant-time comparison, so timing tells an attacker nothing about how much of a tag was right."""
-    return hmac.compare_digest(compute_tag(key, signed), tag)
+    return hmac.compare_digest(_keyed(key).digest(signed)[:TAG_LEN], tag)
 
 
 def derive_session_key(

@@ -181,6 +181,11 @@ class FrameDecoder:
             self._start = self._consumed
         return results
 
+    def finish(self) -> list[DecodedFrame | RefusedFrame]:
+        """End of stream (or of one capture): treat the bytes held since the last delimiter as a piece
+        of their own, so a capture pasted without its final 0x00 still decodes."""
+        return self.feed(b"\x00")
+
     @staticmethod
     def _finish(encoded: bytes, offset: int) -> DecodedFrame | RefusedFrame:
         try:

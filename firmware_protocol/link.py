@@ -551,11 +551,15 @@ class Link:
             return
         assert isinstance(challenge, AuthChallenge)
         if frame.tag != bytes(TAG_LEN):
-            self._alert("handshake_failed", "auth_challenge tag must be zeros", frame.device_id)
+            self._alert("bad_tag", "an auth_challenge's tag must be all zeros", frame.device_id)
             return
         if self._state is LinkState.HANDSHAKING and challenge.controller_nonce == self._controller_nonce:
             self._write(self._handshake_wire, now_s)  # our Hello was lost: say it again, same nonces
             self._handshake_sent_s = now_s
+            return
+        if self._state is LinkState.UP and challenge.controller_nonce == self._controller_nonce:
+            # A late copy of the challenge this session answered (the controller sent it twice).
+            self.stats.duplicates += 1
             return
         if self._state is LinkState.UP:
             # A new challenge means the controller restarted: this session is over.

@@ -1,0 +1,156 @@
+"""How fast the controller side decodes and verifies frames, on one core, against a 115,200-baud line.
+
+Two figures, printed as JSON:
+- ``pipeline``: FrameDecoder (COBS, CRC-32) + HMAC tag check + message decode, over a realistic mix of
+  frames in one stream: the work per frame a capture reader or a receiver must do at least.
+- ``link``: the same stream through an established controller ``Link.receive_data`` (sequence checks,
+  an ACK built and signed for every frame, events queued), the work the daemon really does.
+
+A 115,200-baud line at 8N1 carries 11,520 bytes per second; ``ratio_to_line`` is bytes/s over that.
+Usage: python bench/bench_protocol.py [--frames N] [--repeat R]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import random
+import time
+from collections.abc import Callable
+
+from firmware_protocol import (
+    CardDealt,
+    DealerKey,
+    DeviceIdentity,
+    HandComplete,
+    Link,
+    Message,
+    ShufflerFault,
+    SpotState,
+    Status,
+)
+from firmware_protocol.constants import KIND_DATA, SENDER_DEVICE
+from firmware_protocol.crypto import derive_session_key, tag_matches
+from firmware_protocol.framing import DecodedFrame, FrameDecoder, encode_frame
+from firmware_protocol.messages import decode_message
+
+LINE_BYTES_PER_S = 115_200 / 10  # 8N1: 10 bits on the wire per byte
+DEVICE_ID = 0x1234
+DEVICE_KEY = bytes(range(32))
+
+
+def message_mix(count: int, rng: random.Random) -> list[Message]:
+    """Mostly what a round sends upward: cards, bets, hand completions, the odd status and key."""
+    makers: list[Callable[[int], Message]] = [
+        lambda i: CardDealt(position=1 + i % 7, index=i % 7, card=i % 52),
+        lambda i: CardDealt(position=0, index=i % 7, card=(i * 7) % 52),
+        lambda i: SpotState(
+            seat=1 + i % 7, spot=i % 4, amount_cents=500 * (1 + i % 40), chip_count=1 + i % 9, locked=False
+        ),
+        lambda i: HandComplete(position=1 + i % 7, card_count=7),
+        lambda i: Status(state="ready", fault_code=0, lamp="green"),
+        lambda i: DealerKey(key="fold_seat", seat=1 + i % 7),
+        lambda i: ShufflerFault(fault="misread", position=3, detail="card 12 read twice"),
+    ]
+    weights = [30, 10, 30, 8, 8, 8, 6]
+    return [rng.choices(makers, weights)[0](i) for i in range(count)]
+
+
+def recording_random_bytes(seed: int, record: list[bytes]) -> Callable[[int], bytes]:
+    rng = random.Random(seed)
+
+    def random_bytes(count: int) -> bytes:
+        data = rng.randbytes(count)
+        record.append(data)
+        return data
+
+    return random_bytes
+
+
+def established_controller() -> tuple[Link, bytes]:
+    """A controller Link that has completed a handshake, and its session key."""
+    controller_nonces: list[bytes] = []
+    device_nonces: list[bytes] = []
+    controller = Link.controller(
+        {DEVICE_ID: DEVICE_KEY}, random_bytes=recording_random_bytes(1, controller_nonces)
+    )
+    device = Link.device(
+        DEVICE_ID,
+        DEVICE_KEY,
+        DeviceIdentity("shuffler", "bench", "SN-1", "1.0"),
+        random_bytes=recording_random_bytes(2, device_nonces),
+    )
+    controller.connect(0.0)
+    for _ in range(3):
+        device.receive_data(controller.bytes_to_send(), 0.0)
+        controller.receive_data(device.bytes_to_send(), 0.0)
+    assert controller.is_up
+    list(controller.events())
+    controller.bytes_to_send()
+    return controller, derive_session_key(DEVICE_KEY, controller_nonces[-1], device_nonces[-1], DEVICE_ID)
+
+
+def best_of(repeat: int, run: Callable[[], int]) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        started = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--frames", type=int, default=50_000)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    rng = random.Random(2026)
+    messages = message_mix(args.frames, rng)
+    _, session_key = established_controller()
+    frames = [
+        encode_frame(KIND_DATA, SENDER_DEVICE, DEVICE_ID, seq, message.encode(), key=session_key)
+        for seq, message in enumerate(messages, start=1)
+    ]
+    stream = b"".join(frames)
+
+    def pipeline() -> int:
+        verified = 0
+        for item in FrameDecoder().feed(stream):
+            if isinstance(item, DecodedFrame) and tag_matches(session_key, item.frame.signed, item.frame.tag):
+                decode_message(item.frame.payload)
+                verified += 1
+        assert verified == len(frames)
+        return verified
+
+    def through_link() -> int:
+        controller, _ = established_controller()
+        chunk = 4096  # a serial read's worth at a time
+        for start in range(0, len(stream), chunk):
+            controller.receive_data(stream[start : start + chunk], 1.0)
+            controller.bytes_to_send()
+        delivered = sum(1 for _ in controller.events())
+        assert delivered == len(frames), delivered
+        return delivered
+
+    results: dict[str, object] = {
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "frames": len(frames),
+        "stream_bytes": len(stream),
+        "mean_frame_bytes": round(len(stream) / len(frames), 1),
+        "line_bytes_per_s": LINE_BYTES_PER_S,
+    }
+    for name, run in (("pipeline", pipeline), ("link", through_link)):
+        seconds = best_of(args.repeat, run)
+        results[name] = {
+            "seconds": round(seconds, 4),
+            "frames_per_s": round(len(frames) / seconds),
+            "bytes_per_s": round(len(stream) / seconds),
+            "ratio_to_line": round(len(stream) / seconds / LINE_BYTES_PER_S, 1),
+        }
+    print(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()

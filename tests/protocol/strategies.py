@@ -1,0 +1,126 @@
+"""Hypothesis strategies for every message, derived from each class's field codecs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+
+from firmware_protocol.constants import NONCE_LEN
+from firmware_protocol.messages import (
+    ALL_MESSAGE_CLASSES,
+    DEALER_KEYS,
+    DEVICE_STATES,
+    LAMP_COLOURS,
+    VALID_POSITIONS,
+    Bool,
+    CardList,
+    Choice,
+    Codec,
+    DealerKey,
+    DealRequest,
+    Message,
+    Nonce,
+    OptionalSeat,
+    Position,
+    ShuffleDone,
+    SInt64,
+    SpotState,
+    Status,
+    Text,
+    UInt,
+)
+
+_POSITIONS = sorted(VALID_POSITIONS)
+
+
+def _text(max_bytes: int) -> st.SearchStrategy[str]:
+    return st.text(st.characters(blacklist_categories=("Cc", "Cs")), max_size=max_bytes).filter(
+        lambda text: len(text.encode("utf-8")) <= max_bytes
+    )
+
+
+def codec_values(codec: Codec) -> st.SearchStrategy[Any]:
+    if isinstance(codec, UInt):
+        # Zero and the bounds are where codecs break; make sure they come up.
+        return st.one_of(st.sampled_from(sorted({codec.low, codec.high})), st.integers(codec.low, codec.high))
+    if isinstance(codec, SInt64):
+        return st.integers(-(2**63), 2**63 - 1)
+    if isinstance(codec, Position):
+        values = st.sampled_from(_POSITIONS)
+        return st.one_of(st.none(), values) if codec.optional else values
+    if isinstance(codec, OptionalSeat):
+        return st.one_of(st.none(), st.integers(1, 7))
+    if isinstance(codec, Bool):
+        return st.booleans()
+    if isinstance(codec, Nonce):
+        return st.binary(min_size=NONCE_LEN, max_size=NONCE_LEN)
+    if isinstance(codec, Text):
+        return _text(codec.max_bytes)
+    if isinstance(codec, Choice):
+        return st.sampled_from(codec.names)
+    if isinstance(codec, CardList):
+        return st.sets(st.integers(0, 51), max_size=52).map(lambda cards: tuple(sorted(cards)))
+    raise NotImplementedError(f"no strategy for {codec!r}")
+
+
+@st.composite
+def _deal_request(draw: st.DrawFn) -> DealRequest:
+    positions = draw(st.lists(st.sampled_from(_POSITIONS), min_size=1, max_size=len(_POSITIONS), unique=True))
+    most = 52 // len(positions)
+    counts = [draw(st.integers(1, most)) for _ in positions]
+    return DealRequest(positions=tuple(zip(positions, counts, strict=True)))
+
+
+@st.composite
+def _shuffle_done(draw: st.DrawFn) -> ShuffleDone:
+    missing = draw(st.sets(st.integers(0, 51), max_size=52))
+    extra = draw(st.sets(st.integers(0, 51).filter(lambda card: card not in missing), max_size=10))
+    return ShuffleDone(
+        card_count=draw(st.integers(0, 255)),
+        missing_cards=tuple(sorted(missing)),
+        extra_cards=tuple(sorted(extra)),
+    )
+
+
+@st.composite
+def _status(draw: st.DrawFn) -> Status:
+    state = draw(st.sampled_from(DEVICE_STATES))
+    fault_code = draw(st.integers(1, 0xFFFF)) if state == "fault" else 0
+    return Status(state=state, fault_code=fault_code, lamp=draw(st.sampled_from(LAMP_COLOURS)))
+
+
+@st.composite
+def _spot_state(draw: st.DrawFn) -> SpotState:
+    empty = draw(st.booleans())
+    return SpotState(
+        seat=draw(st.integers(1, 7)),
+        spot=draw(st.integers(0, 7)),
+        amount_cents=0 if empty else draw(st.integers(1, 0xFFFF_FFFF)),
+        chip_count=0 if empty else draw(st.integers(1, 0xFFFF)),
+        locked=draw(st.booleans()),
+    )
+
+
+@st.composite
+def _dealer_key(draw: st.DrawFn) -> DealerKey:
+    key = draw(st.sampled_from(DEALER_KEYS))
+    return DealerKey(key=key, seat=draw(st.integers(1, 7)) if key == "fold_seat" else None)
+
+
+_SPECIAL: dict[type[Message], st.SearchStrategy[Any]] = {
+    DealRequest: _deal_request(),
+    ShuffleDone: _shuffle_done(),
+    Status: _status(),
+    SpotState: _spot_state(),
+    DealerKey: _dealer_key(),
+}
+
+
+def message_strategy(cls: type[Message]) -> st.SearchStrategy[Message]:
+    if cls in _SPECIAL:
+        return _SPECIAL[cls]
+    return st.builds(cls, **{name: codec_values(codec) for name, codec in cls.FIELDS})
+
+
+any_message: st.SearchStrategy[Message] = st.one_of([message_strategy(cls) for cls in ALL_MESSAGE_CLASSES])

@@ -1,0 +1,116 @@
+"""Messages: every type round-trips through bytes and JSON; invalid fields are refused by name."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from firmware_protocol.errors import FieldError
+from firmware_protocol.messages import (
+    ALL_MESSAGE_CLASSES,
+    MESSAGE_TYPES,
+    CardDealt,
+    DealerKey,
+    DealRequest,
+    Message,
+    ShowText,
+    ShuffleDone,
+    SpotState,
+    Status,
+    decode_message,
+    message_from_json,
+    message_to_json,
+)
+from tests.protocol.strategies import any_message, message_strategy
+
+
+@pytest.mark.parametrize("cls", ALL_MESSAGE_CLASSES, ids=lambda cls: cls.NAME)
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_every_message_round_trips_through_bytes_and_json(cls: type[Message], data: st.DataObject) -> None:
+    message = data.draw(message_strategy(cls))
+    payload = message.encode()
+    assert payload[0] == cls.TYPE
+    assert decode_message(payload) == message
+    assert message_from_json(message_to_json(message)) == message
+
+
+@settings(max_examples=500, deadline=None)
+@given(payload=st.binary(max_size=80))
+def test_arbitrary_payloads_decode_or_raise_field_error_only(payload: bytes) -> None:
+    try:
+        message = decode_message(payload)
+    except FieldError:
+        return
+    assert message.encode() == payload  # anything accepted is the canonical encoding
+
+
+@settings(max_examples=300, deadline=None)
+@given(message=any_message, cut=st.integers(min_value=1, max_value=300))
+def test_truncated_or_extended_payloads_are_refused(message: Message, cut: int) -> None:
+    payload = message.encode()
+    if cut < len(payload):
+        with pytest.raises(FieldError):
+            decode_message(payload[:cut])
+    with pytest.raises(FieldError, match="after the last field"):
+        decode_message(payload + b"\x00")
+
+
+def test_type_codes_are_unique_and_every_issue_message_exists() -> None:
+    names = {cls.NAME for cls in ALL_MESSAGE_CLASSES}
+    assert len(MESSAGE_TYPES) == len(ALL_MESSAGE_CLASSES)
+    assert names == {
+        "auth_challenge", "hello", "auth_confirm", "heartbeat", "status", "error", "reset",
+        "shuffle", "shuffle_done", "deal_request", "card_dealt", "hand_complete", "shuffler_fault",
+        "spot_state", "lock_bets", "unlock_bets", "spot_lamp",
+        "show_button", "show_text", "show_seat_result", "dealer_key",
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("build", "field"),
+    [
+        (lambda: CardDealt(position=3, index=0, card=52), "card"),
+        (lambda: CardDealt(position=8, index=0, card=1), "position"),
+        (lambda: CardDealt(position=True, index=0, card=1), "position"),
+        (lambda: DealRequest(positions=((1, 7), (1, 7))), "positions[1]"),
+        (lambda: DealRequest(positions=((1, 30), (2, 30))), "positions"),
+        (lambda: DealRequest(positions=()), "positions"),
+        (lambda: ShuffleDone(card_count=52, missing_cards=(5, 3), extra_cards=()), "missing_cards[1]"),
+        (lambda: ShuffleDone(card_count=52, missing_cards=(5,), extra_cards=(5,)), "extra_cards"),
+        (lambda: Status(state="fault", fault_code=0, lamp="red"), "fault_code"),
+        (lambda: Status(state="ready", fault_code=0, lamp="purple"), "lamp"),  # type: ignore[arg-type]
+        (lambda: SpotState(seat=0, spot=0, amount_cents=100, chip_count=1, locked=False), "seat"),
+        (lambda: SpotState(seat=1, spot=0, amount_cents=-1, chip_count=1, locked=False), "amount_cents"),
+        (lambda: SpotState(seat=1, spot=0, amount_cents=100, chip_count=0, locked=False), "chip_count"),
+        (lambda: DealerKey(key="fold_seat", seat=None), "seat"),
+        (lambda: DealerKey(key="next", seat=3), "seat"),
+        (lambda: ShowText(text="x" * 121), "text"),
+        (lambda: ShowText(text="line\nbreak"), "text"),
+    ],
+)
+def test_invalid_fields_are_refused_naming_the_field(build: object, field: str) -> None:
+    with pytest.raises(FieldError) as caught:
+        build()  # type: ignore[operator]
+    assert caught.value.field == field
+
+
+def test_json_errors_name_the_field() -> None:
+    with pytest.raises(FieldError, match=r"fields\.card: 60 is out of range"):
+        message_from_json({"type": "card_dealt", "fields": {"position": 1, "index": 0, "card": 60}})
+    with pytest.raises(FieldError, match=r"fields\.index: is missing"):
+        message_from_json({"type": "card_dealt", "fields": {"position": 1, "card": 6}})
+    with pytest.raises(FieldError, match=r"fields\.colour: is not a field"):
+        message_from_json(
+            {"type": "card_dealt", "fields": {"position": 1, "index": 0, "card": 6, "colour": 1}}
+        )
+    with pytest.raises(FieldError, match="is not a message type"):
+        message_from_json({"type": "teleport", "fields": {}})
+    with pytest.raises(FieldError, match=r"fields\.card: must be an integer"):
+        message_from_json({"type": "card_dealt", "fields": {"position": 1, "index": 0, "card": "As"}})
+
+
+def test_card_dealt_wire_layout() -> None:
+    assert CardDealt(position=3, index=0, card=51).encode() == bytes([0x23, 3, 0, 51])
+    assert DealRequest(positions=((1, 7), (0, 7))).encode() == bytes([0x22, 2, 1, 7, 0, 7])

@@ -8,8 +8,8 @@
   (through the supervisor and the shuffler driver's checks). Cards over the time from the Deal
   command to the last HandComplete, summed over ``--deals`` deals.
 
-The simulated devices run in the same process and event loop as the drivers (one core does both
-ends), unless --sim-process, which serves them from a `flushtable sim` child process.
+The simulated devices run in the same process and event loop as the drivers: one core does both ends
+of every frame. ``--transport tcp|usb|sim`` measures the same over the other transports.
 Targets (issue 4): round-trip p99 <= 5 ms; >= 1,000 cards/s. Not a test: figures vary with the load.
 """
 
@@ -30,9 +30,15 @@ import structlog
 from drivers.events import CardDealt, Deal, DeckVerified, DomainEvent, HandComplete, ShowText, Shuffle
 from drivers.factory import make_driver
 from sim_devices.firmware import LinkTiming
-from sim_devices.table import SimDeviceSpec, SimTable
+from sim_devices.table import TRANSPORT_KINDS, SimDeviceSpec, SimTable, TransportKind
 
 KEYS = {"shuffler": bytes(range(32)), "display": bytes(range(64, 96))}
+TRANSPORT_NAMES = {
+    "pty": "pty (pyserial-asyncio-fast <-> raw pty master)",
+    "tcp": "TCP 127.0.0.1 (asyncio)",
+    "usb": "USB bulk (pyusb on worker threads <-> VirtualUsbBackend)",
+    "sim": "sim:// (in-process, no file descriptor)",
+}
 DEAL = tuple((position, 7) for position in (1, 2, 3, 4, 5, 6, 0))
 
 
@@ -65,17 +71,25 @@ def percentile(samples: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
-async def bench(round_trips: int, deals: int) -> dict[str, object]:
+async def bench(round_trips: int, deals: int, transport: TransportKind) -> dict[str, object]:
     with tempfile.TemporaryDirectory() as run_dir:
         specs = [
-            SimDeviceSpec("shuffler", "shuffler", KEYS["shuffler"], transport="pty"),
-            SimDeviceSpec("display", "dealer_display", KEYS["display"], transport="pty"),
+            SimDeviceSpec("shuffler", "shuffler", KEYS["shuffler"], transport=transport),
+            SimDeviceSpec("display", "dealer_display", KEYS["display"], transport=transport),
         ]
         table = SimTable(specs, run_dir=Path(run_dir), timing=LinkTiming(1.0), seed=1)
         await table.start()
         collector = Collector()
         drivers = {
-            name: make_driver(name, spec.kind, table.url(name), KEYS[name], publish=collector)
+            name: make_driver(
+                name,
+                spec.kind,
+                table.url(name),
+                KEYS[name],
+                publish=collector,
+                usb_backend=table.usb_backend,
+                sim_hub=table.sim_hub,
+            )
             for name, spec in zip(("shuffler", "display"), specs, strict=True)
         }
         try:
@@ -110,7 +124,7 @@ async def bench(round_trips: int, deals: int) -> dict[str, object]:
                 await driver.stop()
             await table.stop()
     return {
-        "transport": "pty (pyserial-asyncio-fast <-> raw pty master)",
+        "transport": TRANSPORT_NAMES[transport],
         "devices_in": "same process and event loop as the drivers",
         "round_trips": round_trips,
         "round_trip_ms": {
@@ -134,9 +148,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--round-trips", type=int, default=2000)
     parser.add_argument("--deals", type=int, default=40)
+    parser.add_argument("--transport", choices=TRANSPORT_KINDS, default="pty")
     args = parser.parse_args()
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
-    print(json.dumps(asyncio.run(bench(args.round_trips, args.deals)), indent=2))
+    print(json.dumps(asyncio.run(bench(args.round_trips, args.deals, args.transport)), indent=2))
 
 
 if __name__ == "__main__":

@@ -303,6 +303,10 @@ class UsbTransport(Transport):
         )
         if device is None:
             raise TransportError(f"{self.url}: no such USB device on the bus")
+        # A vendor interface should have no kernel driver; if one claimed it, take it back.
+        with contextlib.suppress(NotImplementedError, usb.core.USBError):
+            if device.is_kernel_driver_active(0):
+                device.detach_kernel_driver(0)
         device.set_configuration()
         interface = device.get_active_configuration()[(0, 0)]
         self._ep_out = usb.util.find_descriptor(

@@ -22,6 +22,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "controller.commands.recall",
     "controller.commands.meters",
     "controller.commands.clear",
+    "controller.commands.sim",
 )
 
 

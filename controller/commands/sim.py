@@ -1,0 +1,71 @@
+"""`flushtable sim`: start a simulated table's devices and print where each one listens."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import sys
+from pathlib import Path
+
+from controller.errors import UserError
+from sim_devices.runner import ConfiguredDevice, default_specs, serve_table, specs_from_devices
+from sim_devices.scenario import ScenarioError
+from sim_devices.table import SimDeviceSpec
+
+NAME = "sim"
+HELP = "serve simulated table devices (shuffler, bet sensors, dealer display) over pseudo-terminals or TCP"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", type=Path, help="table configuration (TOML); default: the embedded table")
+    parser.add_argument("--scenario", type=Path, help="scenario file (TOML) of timed bets, keys and faults")
+    parser.add_argument("--run-dir", type=Path, default=Path("var/sim"), help="where the pty symlinks go")
+    parser.add_argument("--seed", type=int, default=None, help="seed the shuffles (default: the OS's CSPRNG)")
+    parser.add_argument(
+        "--duration", type=float, default=None, metavar="SECONDS", help="stop after this long"
+    )
+    parser.add_argument(
+        "--time-scale",
+        type=float,
+        default=1.0,
+        help="run the protocol's timers this many times faster (the controller must match; default 1)",
+    )
+
+
+def _configured_specs(path: Path) -> list[SimDeviceSpec]:
+    try:
+        config_module = importlib.import_module("controller.config")
+    except ModuleNotFoundError:
+        raise UserError("--config: this build has no table configuration module yet") from None
+    config = config_module.load_config(path)  # raises UserError (ConfigError) naming file and key
+    devices = [ConfiguredDevice(d.name, d.kind, d.url, d.key) for d in config.devices.values()]
+    try:
+        return specs_from_devices(devices, seats=config.seats)
+    except ValueError as error:
+        raise UserError(f"{path}: {error}") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.duration is not None and args.duration < 0:
+        raise UserError(f"--duration: {args.duration} is negative")
+    if not args.time_scale > 0:
+        raise UserError(f"--time-scale: {args.time_scale} must be positive")
+    specs = _configured_specs(args.config) if args.config is not None else default_specs()
+    try:
+        asyncio.run(
+            serve_table(
+                specs,
+                args.run_dir.resolve(),
+                out=sys.stdout,
+                scenario_path=args.scenario,
+                seed=args.seed,
+                time_scale=args.time_scale,
+                duration_s=args.duration,
+            )
+        )
+    except ScenarioError as error:
+        raise UserError(str(error)) from None
+    except OSError as error:
+        raise UserError(f"--run-dir {args.run_dir}: {error.strerror or error}") from None
+    return 0

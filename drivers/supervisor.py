@@ -1,0 +1,457 @@
+"""One supervisor per device: connect, handshake and authenticate, run, notice loss, reconnect.
+
+States: disconnected -> connecting -> handshaking -> ready, and back to connecting (after a backoff)
+whenever the line closes, the handshake fails, or heartbeats stop (the protocol Link declares the link
+down after LINK_SILENCE_TIMEOUT_S of silence). Reconnection waits follow an exponential backoff with
+jitter and a cap, reset after every good handshake. Every request waiting for its acknowledgement fails
+with DeviceUnavailable the moment the link drops. Health (state, last frame heard, frames, errors,
+reconnects) is kept in ``health`` and pushed to ``on_health`` on every change of state.
+
+The protocol is ``firmware_protocol.Link`` in its controller role: this module is the I/O shell around
+it (the transport, the clock, the timers); the device drivers (shuffler.py, bet_sensors.py,
+dealer_display.py) map its messages to drivers.events and back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar, Literal
+
+import structlog
+
+from drivers.backoff import Backoff
+from drivers.events import (
+    DeviceLost,
+    DeviceReady,
+    DeviceStatusChanged,
+    DomainCommand,
+    DomainEvent,
+    SecurityEvent,
+)
+from drivers.identity import device_id_for_key
+from drivers.transports import SimConnector, Transport, TransportClosed, TransportError, make_transport
+from firmware_protocol import (
+    ErrorReport,
+    Link,
+    LinkDown,
+    LinkError,
+    LinkUp,
+    Message,
+    MessageAcked,
+    MessageReceived,
+    MessageRejected,
+    SecurityAlert,
+    Status,
+)
+from firmware_protocol.constants import HEARTBEAT_INTERVAL_S, LINK_SILENCE_TIMEOUT_S
+
+log = structlog.get_logger("drivers")
+
+SupervisorState = Literal["disconnected", "connecting", "handshaking", "ready", "stopped"]
+
+
+class DeviceUnavailable(Exception):
+    """A command could not be delivered: the device is not ready, or the link dropped before it
+    acknowledged the command."""
+
+
+@dataclass(frozen=True, slots=True)
+class DriverTiming:
+    """Every timer of a driver. ``time_scale`` speeds up the protocol's own timers (heartbeat every
+    HEARTBEAT_INTERVAL_S / scale, link down after LINK_SILENCE_TIMEOUT_S / scale of silence); the device
+    must run the same scale. Production: 1.0."""
+
+    time_scale: float = 1.0
+    connect_timeout_s: float = 3.0
+    request_timeout_s: float = 3.0
+    backoff_initial_s: float = 0.1
+    backoff_max_s: float = 5.0
+    backoff_multiplier: float = 2.0
+    backoff_jitter: float = 0.2
+
+    @property
+    def heartbeat_interval_s(self) -> float:
+        return HEARTBEAT_INTERVAL_S / self.time_scale
+
+    @property
+    def heartbeat_window_s(self) -> float:
+        """How long silence lasts before the link is declared down (the loss-detection bound)."""
+        return LINK_SILENCE_TIMEOUT_S / self.time_scale
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceHealth:
+    """What the status panel shows for one device."""
+
+    device: str
+    kind: str
+    url: str
+    state: SupervisorState = "disconnected"
+    last_heard_unix_s: float | None = None  # wall-clock time of the last authenticated frame
+    frames_sent: int = 0
+    frames_received: int = 0
+    errors: int = 0  # frames refused (noise, bad tags, replays) and messages rejected
+    retransmissions: int = 0
+    reconnects: int = 0  # sessions re-established after a loss
+    connect_attempts: int = 0
+    security_events: int = 0
+    last_error: str = ""
+
+
+class DeviceDriver:
+    """Base of the three device drivers: the supervisor and the plumbing; subclasses translate."""
+
+    KIND: ClassVar[str] = ""
+
+    def __init__(
+        self,
+        name: str,
+        url: str,
+        key: bytes,
+        *,
+        publish: Callable[[DomainEvent], None],
+        device_id: int | None = None,
+        timing: DriverTiming | None = None,
+        usb_backend: Any = None,
+        sim_hub: SimConnector | None = None,
+        on_health: Callable[[DeviceHealth], None] | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.name = name
+        self.url = url
+        self.device_id = device_id if device_id is not None else device_id_for_key(key)
+        self.timing = timing or DriverTiming()
+        self._publish = publish
+        self._on_health = on_health
+        self._usb_backend = usb_backend
+        self._sim_hub = sim_hub
+        make_transport(url, usb_backend=usb_backend, sim_hub=sim_hub)  # refuse a bad URL now, not later
+        self.link = Link.controller({self.device_id: key})
+        self._backoff = Backoff(
+            initial_s=self.timing.backoff_initial_s,
+            max_s=self.timing.backoff_max_s,
+            multiplier=self.timing.backoff_multiplier,
+            jitter=self.timing.backoff_jitter,
+            rng=rng or random.Random(),
+        )
+        self._health = DeviceHealth(device=name, kind=self.KIND, url=url)
+        self._task: asyncio.Task[None] | None = None
+        self._transport: Transport | None = None
+        self._session_done: asyncio.Future[str] | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._pending: dict[int, asyncio.Future[None]] = {}
+        self._last_heard_unix_s: float | None = None  # kept apart from _health: it changes every frame
+        self._ready_event = asyncio.Event()
+        self._ever_ready = False
+        self._was_ready_this_session = False
+        self._last_status: DeviceStatusChanged | None = None
+        self._last_message_previous_session: Message | None = None
+        self._last_message: Message | None = None
+        self._first_message_of_session = True
+        self.setup()
+
+    # --- public API -------------------------------------------------------------------------------------
+    @property
+    def health(self) -> DeviceHealth:
+        stats = self.link.stats
+        return replace(
+            self._health,
+            last_heard_unix_s=self._last_heard_unix_s,
+            frames_sent=stats.frames_sent,
+            frames_received=stats.frames_accepted,
+            errors=sum(stats.refused.values()) + self._health.errors,
+            retransmissions=stats.retransmissions,
+        )
+
+    @property
+    def state(self) -> SupervisorState:
+        return self._health.state
+
+    @property
+    def ready(self) -> bool:
+        return self._health.state == "ready"
+
+    def start(self) -> None:
+        """Start supervising (a task on the running loop)."""
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._supervise(), name=f"driver {self.name}")
+
+    async def stop(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._set_state("stopped")
+
+    async def wait_ready(self, timeout_s: float) -> None:
+        """Wait until the device is ready (authenticated); TimeoutError otherwise."""
+        async with asyncio.timeout(timeout_s):
+            while not self.ready:
+                self._ready_event.clear()
+                await self._ready_event.wait()
+
+    async def send(self, command: DomainCommand) -> None:
+        """Deliver a command and wait for the device to acknowledge it.
+
+        Raises DeviceUnavailable when the device is not ready or the link drops first, ValueError when
+        the command's fields are out of range for the protocol."""
+        message = self.encode(command)
+        if not self.link.is_up or self._health.state != "ready":
+            raise DeviceUnavailable(f"{self.name}: device is {self._health.state}")
+        loop = asyncio.get_running_loop()
+        try:
+            seq = self.link.send(message, self._now_s())
+        except LinkError as error:
+            raise DeviceUnavailable(f"{self.name}: {error}") from error
+        future: asyncio.Future[None] = loop.create_future()
+        self._pending[seq] = future
+        self.command_sent(command)
+        self._pump()
+        try:
+            async with asyncio.timeout(self.timing.request_timeout_s):
+                await future
+        except TimeoutError:
+            self._pending.pop(seq, None)
+            raise DeviceUnavailable(
+                f"{self.name}: no acknowledgement within {self.timing.request_timeout_s} s"
+            ) from None
+
+    # --- for subclasses ------------------------------------------------------------------------------------
+    def setup(self) -> None:
+        """Initialise the subclass's own state (called at the end of __init__)."""
+
+    def encode(self, command: DomainCommand) -> Message:
+        """The protocol message for a domain command (ValueError if it is not for this device)."""
+        raise NotImplementedError
+
+    def translate(self, message: Message) -> Iterable[DomainEvent]:
+        """The domain events a device message means (none for some)."""
+        raise NotImplementedError
+
+    def command_sent(self, command: DomainCommand) -> None:
+        """A command went to the device (the shuffler driver remembers what deal it asked for)."""
+
+    def session_started(self) -> None:
+        """A new session authenticated (subclasses may reset per-session state)."""
+
+    # --- the supervisor ----------------------------------------------------------------------------------
+    def _set_state(self, state: SupervisorState, **changes: Any) -> None:
+        self._health = replace(self._health, state=state, **changes)
+        if state == "ready":
+            self._ready_event.set()
+        if self._on_health is not None:
+            self._on_health(self.health)
+
+    def _now_s(self) -> float:
+        return asyncio.get_running_loop().time() * self.timing.time_scale
+
+    async def _supervise(self) -> None:
+        try:
+            while True:
+                self._set_state("connecting", connect_attempts=self._health.connect_attempts + 1)
+                transport = make_transport(self.url, usb_backend=self._usb_backend, sim_hub=self._sim_hub)
+                try:
+                    async with asyncio.timeout(self.timing.connect_timeout_s):
+                        await transport.open()
+                except (TransportError, TimeoutError) as error:
+                    await transport.close()
+                    self._health = replace(self._health, last_error=str(error) or "connect timeout")
+                    self._set_state("disconnected")
+                    await asyncio.sleep(self._backoff.next_delay_s())
+                    continue
+                reason = await self._session(transport)
+                self._set_state("disconnected", last_error=reason)
+                await asyncio.sleep(self._backoff.next_delay_s())
+        finally:
+            self._cancel_timer()
+            if self._transport is not None:
+                transport, self._transport = self._transport, None
+                await transport.close()
+            self._fail_pending("driver stopped")
+
+    async def _session(self, transport: Transport) -> str:
+        loop = asyncio.get_running_loop()
+        self._transport = transport
+        self._session_done = loop.create_future()
+        self._was_ready_this_session = False
+        self._set_state("handshaking")
+        self.link.connect(self._now_s())
+        self._pump()
+        reader = loop.create_task(self._read_loop(transport), name=f"driver {self.name} reader")
+        try:
+            reason = await self._session_done
+        finally:
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reader
+            self._cancel_timer()
+            self._transport = None
+            await transport.close()
+            # The link may still think it is up (we ended the session ourselves): make it agree.
+            self.link.connection_lost("session_ended")
+            for _ in self.link.events():
+                pass
+        self._fail_pending(reason)
+        if self._was_ready_this_session:
+            self._last_message_previous_session = self._last_message
+            self._publish(DeviceLost(device=self.name, reason=reason))
+            log.warning("device_lost", device=self.name, reason=reason)
+        return reason
+
+    def _end_session(self, reason: str) -> None:
+        if self._session_done is not None and not self._session_done.done():
+            self._session_done.set_result(reason)
+
+    async def _read_loop(self, transport: Transport) -> None:
+        try:
+            while True:
+                data = await transport.read()
+                before = self.link.stats.frames_accepted
+                self.link.receive_data(data, self._now_s())
+                if self.link.stats.frames_accepted != before:
+                    self._last_heard_unix_s = time.time()
+                self._pump()
+        except TransportClosed as closed:
+            self.link.connection_lost(str(closed))
+            self._pump()
+            self._end_session(str(closed))
+
+    def _pump(self) -> None:
+        """Act on everything the link has to say, then write what it wants sent and re-arm its timer."""
+        link = self.link
+        for event in link.events():
+            if isinstance(event, MessageReceived):
+                self._on_message(event.message)
+            elif isinstance(event, MessageAcked):
+                future = self._pending.pop(event.seq, None)
+                if future is not None and not future.done():
+                    future.set_result(None)
+            elif isinstance(event, LinkUp):
+                self._on_link_up(event)
+            elif isinstance(event, LinkDown):
+                self._end_session(event.reason)
+            elif isinstance(event, SecurityAlert):
+                self._health = replace(self._health, security_events=self._health.security_events + 1)
+                self._publish(SecurityEvent(device=self.name, reason=event.reason, detail=event.detail))
+                log.warning("security_event", device=self.name, reason=event.reason, detail=event.detail)
+            elif isinstance(event, MessageRejected):
+                self._health = replace(self._health, errors=self._health.errors + 1)
+                log.warning("message_rejected", device=self.name, seq=event.seq, reason=event.reason)
+        data = link.bytes_to_send()
+        transport = self._transport
+        if data and transport is not None:
+            try:
+                transport.write(data)
+            except TransportClosed as closed:
+                link.connection_lost(str(closed))
+                self._end_session(str(closed))
+        self._arm_timer()
+
+    def _arm_timer(self) -> None:
+        deadline_s = self.link.next_deadline_s()
+        if deadline_s is None or self._transport is None:
+            self._cancel_timer()
+            return
+        when = deadline_s / self.timing.time_scale
+        # A timer due no later than the new deadline may stay: firing early only makes the Link look
+        # at its clock and say when to come back. Not re-arming on every frame keeps the loop's timer
+        # heap small at a thousand frames a second.
+        if self._timer is not None and self._timer.when() <= when:
+            return
+        self._cancel_timer()
+        self._timer = asyncio.get_running_loop().call_at(when, self._on_timer)
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        self.link.handle_timers(self._now_s())
+        self._pump()
+
+    def _on_link_up(self, event: LinkUp) -> None:
+        hello = event.hello
+        if hello.device_kind != self.KIND:
+            # The right key but the wrong kind of device on this port: refuse to drive it.
+            self._publish(
+                SecurityEvent(
+                    device=self.name,
+                    reason="wrong_device_kind",
+                    detail=f"expected a {self.KIND}, a {hello.device_kind} answered",
+                )
+            )
+            self._end_session("wrong_device_kind")
+            return
+        reconnects = self._health.reconnects + (1 if self._ever_ready else 0)
+        self._ever_ready = True
+        self._was_ready_this_session = True
+        self._first_message_of_session = True
+        self._backoff.reset()
+        self.session_started()
+        self._set_state("ready", reconnects=reconnects, last_error="")
+        self._publish(
+            DeviceReady(
+                device=self.name,
+                kind=hello.device_kind,
+                model=hello.model,
+                serial_number=hello.serial_number,
+                firmware_version=hello.firmware_version,
+            )
+        )
+        log.info("device_ready", device=self.name, serial_number=hello.serial_number)
+
+    def _on_message(self, message: Message) -> None:
+        first = self._first_message_of_session
+        self._first_message_of_session = False
+        # The Link delivers exactly once within a session. Across a reconnect the device resends what
+        # it never saw acknowledged, and only the first of those may already have reached us (its ACK
+        # was lost with the line): that one repeat is dropped here.
+        if first and message == self._last_message_previous_session:
+            log.info("duplicate_after_reconnect_dropped", device=self.name, message=message.NAME)
+            return
+        self._last_message = message
+        if isinstance(message, Status):
+            status = DeviceStatusChanged(
+                device=self.name, state=message.state, fault_code=message.fault_code, lamp=message.lamp
+            )
+            if status != self._last_status:
+                self._last_status = status
+                self._publish(status)
+            return
+        if isinstance(message, ErrorReport):
+            self._health = replace(
+                self._health, last_error=f"device refused seq {message.refused_seq}: {message.detail}"
+            )
+            log.warning(
+                "device_refused",
+                device=self.name,
+                code=message.code,
+                seq=message.refused_seq,
+                detail=message.detail,
+            )
+            return
+        for domain_event in self.translate(message):
+            self._publish(domain_event)
+
+    def _fail_pending(self, reason: str) -> None:
+        pending, self._pending = self._pending, {}
+        for future in pending.values():
+            if not future.done():
+                future.set_exception(
+                    DeviceUnavailable(f"{self.name}: link lost before acknowledgement ({reason})")
+                )
+
+
+def publish_nowhere(event: DomainEvent) -> None:  # pragma: no cover - a default for tools
+    del event
+
+
+__all__ = ["DeviceDriver", "DeviceHealth", "DeviceUnavailable", "DriverTiming", "field", "publish_nowhere"]

@@ -1,0 +1,46 @@
+"""The simulated dealer button display: the button seat, a line of text, each seat's result, and the
+dealer's keys (next, confirm, fold seat N, designated player waives, call floor, void request), pressed
+through the API (``press``) or a scenario script."""
+
+from __future__ import annotations
+
+from firmware_protocol import DealerKey, Message, Reset, ShowButton, ShowSeatResult, ShowText
+from firmware_protocol.messages import DealerKeyName, DeviceKind, SeatResult
+from sim_devices.firmware import LinkTiming, SimulatedDevice
+
+
+class SimulatedDealerDisplay(SimulatedDevice):
+    KIND: DeviceKind = "dealer_display"
+    MODEL = "SIM-DISPLAY-1"
+
+    def __init__(
+        self,
+        *,
+        key: bytes,
+        serial_number: str = "DISP-0001",
+        device_id: int | None = None,
+        timing: LinkTiming | None = None,
+        seed: int | None = None,
+    ) -> None:
+        super().__init__(key=key, serial_number=serial_number, device_id=device_id, timing=timing, seed=seed)
+        self.button_seat: int | None = None
+        self.text = ""
+        self.seat_results: dict[int, tuple[SeatResult, int]] = {}
+
+    def press(self, key: DealerKeyName, seat: int | None = None) -> None:
+        """The dealer presses a key; fold_seat takes the seat 1..7."""
+        self.emit(DealerKey(key=key, seat=seat))
+
+    def on_message(self, message: Message, seq: int) -> None:
+        if isinstance(message, ShowButton):
+            self.button_seat = message.seat
+        elif isinstance(message, ShowText):
+            self.text = message.text
+        elif isinstance(message, ShowSeatResult):
+            self.seat_results[message.seat] = (message.result, message.net_cents)
+        elif isinstance(message, Reset):
+            self.seat_results.clear()
+            self.text = ""
+            self.set_status("ready")
+        else:
+            self.refuse(seq, 1, f"{message.NAME} is not for a dealer display")

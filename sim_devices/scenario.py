@@ -1,0 +1,212 @@
+"""Scenario files: what a simulated table does, and when (TOML; docs/devices.md describes the format).
+
+    # seconds from the start of `flushtable sim`
+    [[step]]
+    at_s = 1.0
+    device = "sensors"
+    action = "place"
+    seat = 1
+    spot = 0
+    amount_cents = 2500
+    chip_count = 3          # optional: about one chip per 5.00 when left out
+
+    [[step]]
+    at_s = 4.0
+    device = "shuffler"
+    action = "fault"
+    kind = "jam"
+    at_card = 10            # fires before the 11th card of the next deal
+
+Actions: place, remove, sensor_fault (bet sensors); press (dealer display); fault, open_door
+(shuffler); silent, unplug (any device, for ``duration_s``). A bad file is refused whole, with one line
+naming the file, the step and the field.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from firmware_protocol.messages import DEALER_KEYS
+from sim_devices.bet_sensors import SimulatedBetSensors
+from sim_devices.dealer_display import SimulatedDealerDisplay
+from sim_devices.firmware import SimulatedDevice
+from sim_devices.shuffler import FAULT_KINDS, PlannedFault, SimulatedShuffler
+
+MAX_SCENARIO_S = 24 * 3600.0
+
+# action -> (device class it needs or None for any, required fields, optional fields)
+_ACTIONS: dict[str, tuple[type[SimulatedDevice] | None, tuple[str, ...], tuple[str, ...]]] = {
+    "place": (SimulatedBetSensors, ("seat", "spot", "amount_cents"), ("chip_count",)),
+    "remove": (SimulatedBetSensors, ("seat", "spot"), ()),
+    "sensor_fault": (SimulatedBetSensors, (), ("code",)),
+    "press": (SimulatedDealerDisplay, ("key",), ("seat",)),
+    "fault": (
+        SimulatedShuffler,
+        ("kind",),
+        ("at_card", "during_shuffle", "position", "duration_s", "missing"),
+    ),
+    "open_door": (SimulatedShuffler, (), ()),
+    "silent": (None, ("duration_s",), ()),
+    "unplug": (None, ("duration_s",), ()),
+}
+_INT_FIELDS = {"seat", "spot", "amount_cents", "chip_count", "code", "at_card", "position"}
+_FLOAT_FIELDS = {"duration_s"}
+_BOOL_FIELDS = {"during_shuffle", "missing"}
+
+
+class ScenarioError(ValueError):
+    """A scenario file refused: the message is one line naming the file, the step and the field."""
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    at_s: float
+    device: str
+    action: str
+    fields: Mapping[str, Any]
+    number: int  # 1-based, as the file lists them
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    source: str
+    steps: tuple[Step, ...]
+
+
+def load_scenario(path: Path, device_kinds: Mapping[str, type[SimulatedDevice]]) -> Scenario:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ScenarioError(f"{path}: cannot read: {error}") from None
+    return parse_scenario(text, source=str(path), device_kinds=device_kinds)
+
+
+def parse_scenario(text: str, *, source: str, device_kinds: Mapping[str, type[SimulatedDevice]]) -> Scenario:
+    """Check the whole file against the table's devices (name -> firmware class) before anything runs."""
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ScenarioError(f"{source}: not TOML: {error}") from None
+    unknown = set(document) - {"step"}
+    if unknown:
+        raise ScenarioError(
+            f"{source}: {sorted(unknown)[0]}: unknown key (a scenario has only [[step]] tables)"
+        )
+    raw_steps = document.get("step", [])
+    if not isinstance(raw_steps, list):
+        raise ScenarioError(f"{source}: step: must be an array of tables ([[step]])")
+    steps = [_parse_step(raw, number, source, device_kinds) for number, raw in enumerate(raw_steps, start=1)]
+    steps.sort(key=lambda step: (step.at_s, step.number))
+    return Scenario(source, tuple(steps))
+
+
+def _parse_step(
+    raw: object, number: int, source: str, device_kinds: Mapping[str, type[SimulatedDevice]]
+) -> Step:
+    where = f"{source}: step[{number}]"
+    if not isinstance(raw, dict):
+        raise ScenarioError(f"{where}: must be a table")
+
+    def fail(field: str, reason: str) -> ScenarioError:
+        return ScenarioError(f"{where}.{field}: {reason}")
+
+    at_s = raw.get("at_s")
+    if isinstance(at_s, bool) or not isinstance(at_s, int | float):
+        raise fail("at_s", "missing or not a number of seconds")
+    if not 0 <= at_s <= MAX_SCENARIO_S:
+        raise fail("at_s", f"{at_s} is not between 0 and {MAX_SCENARIO_S:.0f} s")
+    device = raw.get("device")
+    if not isinstance(device, str) or device not in device_kinds:
+        raise fail(
+            "device", f"{device!r} is not one of this table's devices ({', '.join(sorted(device_kinds))})"
+        )
+    action = raw.get("action")
+    if not isinstance(action, str) or action not in _ACTIONS:
+        raise fail("action", f"{action!r} is not one of {', '.join(_ACTIONS)}")
+    needs, required, optional = _ACTIONS[action]
+    if needs is not None and not issubclass(device_kinds[device], needs):
+        raise fail("action", f"{action} is not something device {device} ({device_kinds[device].KIND}) does")
+    fields = {key: value for key, value in raw.items() if key not in ("at_s", "device", "action")}
+    for key in fields:
+        if key not in required and key not in optional:
+            raise fail(key, f"unknown field for action {action}")
+    for key in required:
+        if key not in fields:
+            raise fail(key, f"missing (action {action} needs {', '.join(required)})")
+    for key, value in fields.items():
+        if key in _INT_FIELDS and (isinstance(value, bool) or not isinstance(value, int)):
+            raise fail(key, "must be a whole number")
+        if key in _FLOAT_FIELDS and (
+            isinstance(value, bool) or not isinstance(value, int | float) or value < 0
+        ):
+            raise fail(key, "must be a non-negative number of seconds")
+        if key in _BOOL_FIELDS and not isinstance(value, bool):
+            raise fail(key, "must be true or false")
+    if action == "press":
+        if fields["key"] not in DEALER_KEYS:
+            raise fail("key", f"{fields['key']!r} is not one of {', '.join(DEALER_KEYS)}")
+        if (fields["key"] == "fold_seat") != ("seat" in fields):
+            raise fail("seat", "fold_seat needs a seat 1..7; no other key takes one")
+    if action == "fault":
+        if fields["kind"] not in FAULT_KINDS:
+            raise fail("kind", f"{fields['kind']!r} is not one of {', '.join(FAULT_KINDS)}")
+        try:
+            PlannedFault(**fields)
+        except (TypeError, ValueError) as error:
+            raise fail("kind", str(error)) from None
+    return Step(float(at_s), device, action, fields, number)
+
+
+def apply_step(step: Step, device: SimulatedDevice) -> None:
+    """Carry out one step on its device (ValueError if a value does not fit this device)."""
+    fields = step.fields
+    if isinstance(device, SimulatedBetSensors):
+        if step.action == "place":
+            device.place(fields["seat"], fields["spot"], fields["amount_cents"], fields.get("chip_count"))
+            return
+        if step.action == "remove":
+            device.remove(fields["seat"], fields["spot"])
+            return
+        if step.action == "sensor_fault":
+            device.sensor_fault(fields.get("code", 0x20))
+            return
+    if isinstance(device, SimulatedDealerDisplay) and step.action == "press":
+        device.press(fields["key"], fields.get("seat"))
+        return
+    if isinstance(device, SimulatedShuffler):
+        if step.action == "fault":
+            device.plan_fault(PlannedFault(**fields))
+            return
+        if step.action == "open_door":
+            device.open_door()
+            return
+    if step.action == "silent":
+        device.go_silent(float(fields["duration_s"]))
+        return
+    if step.action == "unplug":
+        device.spawn(device.unplug_for(float(fields["duration_s"])), f"unplug {step.device}")
+        return
+    raise ValueError(f"step {step.number}: {step.action} does not apply to {type(device).__name__}")
+
+
+async def play(scenario: Scenario, devices: Mapping[str, SimulatedDevice], *, on_step: Any = None) -> None:
+    """Run every step at its time (seconds from now). A step whose values do not fit is reported
+    through ``on_step(step, error)`` and skipped; the table carries on."""
+    loop = asyncio.get_running_loop()
+    start_s = loop.time()
+    for step in scenario.steps:
+        delay_s = start_s + step.at_s - loop.time()
+        if delay_s > 0:
+            await asyncio.sleep(delay_s)
+        error: str | None = None
+        try:
+            apply_step(step, devices[step.device])
+        except ValueError as problem:
+            error = str(problem)
+        if on_step is not None:
+            on_step(step, error)

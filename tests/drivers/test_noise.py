@@ -1,0 +1,61 @@
+"""1% of the bytes corrupted on the pty, both ways: no wrong card ever reaches the domain, and the link
+recovers (the Link retransmits; when its retries run out it goes down and the supervisor reconnects and
+re-authenticates; the shoe resends what was never acknowledged)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from drivers.events import CardDealt, Deal, DeckVerified, DomainCommand, HandComplete, SecurityEvent, Shuffle
+from drivers.supervisor import DeviceUnavailable
+from sim_devices.noise import NoiseRates
+from tests.device_harness.leaks import run_async
+from tests.device_harness.rig import Rig, table_rig
+
+DEAL = ((1, 7), (2, 7), (3, 7), (4, 7), (5, 7), (6, 7), (0, 7))
+ROUNDS = 2
+
+
+async def deliver(rig: Rig, command: DomainCommand, arrived: Callable[[], bool]) -> None:
+    """Send until the shoe has it. A command whose ACK was lost with the link may have arrived anyway;
+    the test asks the shoe (its oracle) rather than sending a deal twice."""
+    driver = rig.drivers["shuffler"]
+    for _ in range(40):
+        if arrived():
+            return
+        await driver.wait_ready(timeout_s=10)
+        try:
+            await driver.send(command)
+            return
+        except DeviceUnavailable:
+            continue
+    raise AssertionError(f"{command} never delivered")
+
+
+def test_one_percent_corrupted_bytes_never_yield_a_wrong_card_and_the_link_recovers(tmp_path: Path) -> None:
+    async def body() -> None:
+        async with table_rig(
+            "pty", tmp_path / "run", names=("shuffler",), noise=NoiseRates(flip=0.01), seed=11
+        ) as rig:
+            shoe = rig.table.shuffler()
+            for round_number in range(ROUNDS):
+                shuffles, deals = shoe.shuffles, shoe.deals_started
+                await deliver(rig, Shuffle("shuffler"), lambda s=shuffles: shoe.shuffles > s)  # type: ignore[misc]
+                await rig.log.wait_count(DeckVerified, round_number + 1, timeout_s=30)
+                await deliver(rig, Deal("shuffler", DEAL), lambda d=deals: shoe.deals_started > d)  # type: ignore[misc]
+                await rig.log.wait_count(HandComplete, 7 * (round_number + 1), timeout_s=60)
+                await rig.drivers["shuffler"].wait_ready(timeout_s=10)
+            cards = [(c.position, c.index, c.card) for c in rig.log.of(CardDealt)]
+            # Every card the shoe dealt, in order, once; nothing else.
+            assert cards == shoe.dealt
+            assert len(cards) == ROUNDS * 49
+            assert all(d.complete for d in rig.log.of(DeckVerified))
+            assert not rig.log.of(SecurityEvent)  # noise is caught by the CRC, not mistaken for an attack
+            health = rig.drivers["shuffler"].health
+            assert health.errors > 0  # the noise was real
+            noise = rig.table.ports["shuffler"].noise_out
+            assert noise is not None
+            assert noise.counters.flipped > 0
+
+    run_async(body, timeout_s=150)

@@ -91,7 +91,7 @@ def _main_line(game: str) -> tuple[list[str], list[str], list[str], list[Transit
     tail = [REVEAL, SETTLING, PAYING, COMPLETE]
     t = TransitionSpec
     specs = [
-        t("open_betting", IDLE, BETTING, "may_open_betting"),
+        t("open_betting", IDLE, BETTING, "table_may_start"),
         t("lock_bets", BETTING, BETS_LOCKED),
         t("start_deal", BETS_LOCKED, DEALING),
     ]
@@ -245,7 +245,8 @@ def svg(game: str) -> str:
         if y2 > y1:  # forward along the column
             out.append(
                 f'<line class="edge" x1="{cx}" y1="{y1 + box_h}" x2="{cx}" y2="{y2}" stroke="#333" '
-                f'marker-end="url(#arrow)"/><text x="{cx + 6}" y="{(y1 + box_h + y2) // 2 + 4}">{label}</text>'
+                f'marker-end="url(#arrow)"/>'
+                f'<text x="{cx + 6}" y="{(y1 + box_h + y2) // 2 + 4}">{label}</text>'
             )
         else:  # back edge (complete -> idle): a loop on the left
             drawn_back += 1
@@ -265,10 +266,10 @@ def svg(game: str) -> str:
             f"{len(sources)} states</text>"
         )
     resumes = [i.dest for i in spec.transitions if i.trigger == "resume"]
-    out.append(f'<text x="{right_x}" y="{30 + box_h + 32}">resume to: {_escape(", ".join(resumes[:4]))} …</text>')
     out.append(
-        f'<text x="{right_x}" y="{30 + 3 * (box_h + gap) + box_h + 32}">next_round to {IDLE}</text>'
+        f'<text x="{right_x}" y="{30 + box_h + 32}">resume to: {_escape(", ".join(resumes[:4]))} …</text>'
     )
+    out.append(f'<text x="{right_x}" y="{30 + 3 * (box_h + gap) + box_h + 32}">next_round to {IDLE}</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from controller.errors import UserError
 from controller.engine.machine import CHASE_THE_FLUSH, GAME_NAMES, HIGH_CARD_FLUSH
+from controller.errors import UserError
 
 HOUSE = "house"
 DESIGNATED_PLAYER = "designated-player"
@@ -97,7 +97,9 @@ class TableConfig:
             raise UserError("seats: seat numbers are 1..7")
         limit = MAX_PLAYERS[self.game] + (1 if self.banking_mode == DESIGNATED_PLAYER else 0)
         if len(self.seats) > limit:
-            raise UserError(f"seats: {len(self.seats)} seats, but the deck serves at most {limit} at {self.game}")
+            raise UserError(
+                f"seats: {len(self.seats)} seats, but the deck serves at most {limit} at {self.game}"
+            )
         if not 0 < self.min_ante_cents <= self.max_ante_cents:
             raise UserError("min_ante_cents: must be positive and at most max_ante_cents")
         if self.decision_timeout_s <= 0:

@@ -710,9 +710,10 @@ class TableEngine:
         if self.state != m.BETS_LOCKED or not self.deck_verified or self.round is None:
             return
         live = self.round
-        positions: list[tuple[int, int]] = [
-            (number, self.spec.hole_cards) for number in sorted(live.seats) if live.seats[number].covered
-        ]
+        # Every seat with a locked ante is dealt, an uncovered one too: the settle engine then finds the
+        # same coverage from the same wagers and names the reason (not covered), instead of seeing a
+        # seat without cards (a wrong count).
+        positions: list[tuple[int, int]] = [(number, self.spec.hole_cards) for number in sorted(live.seats)]
         positions.append((DEALER_POSITION, self.spec.hole_cards))
         self.deck_verified = False  # one deck, one round
         self._fire("start_deal")
@@ -984,11 +985,9 @@ class TableEngine:
             if not self._undecided(play):
                 continue
             if play.pending_cents:
-                self._decide(
-                    play, action_name, play.pending_cents, cause=cause if by is None else f"dealer:{by}"
-                )
+                self._decide(play, action_name, play.pending_cents, cause="sensor")
             elif chase_before_river:
-                self._decide(play, "check", 0, cause="timeout" if cause == "timeout" else cause)
+                self._decide(play, "check", 0, cause=cause)
             else:
                 self._decide(play, "fold", 0, cause=cause)  # the walk-away rule
         live.street = None
@@ -1027,12 +1026,17 @@ class TableEngine:
         seats: list[dict[str, object]] = []
         for number in sorted(live.seats):
             play = live.seats[number]
-            show_cards = not dead and play.status != DEAD
+            # A seat dead for its card count goes in without cards, so the settle engine finds it dead
+            # for the same reason; an uncovered seat goes in with its cards (settle finds the coverage).
+            misdealt = play.status == DEAD and (play.covered or len(play.cards) != self.spec.hole_cards)
             seat_obj: dict[str, object] = {
                 "seat": number,
-                "cards": cards_text(play.cards) if show_cards or not play.covered else [],
+                "cards": [] if dead or misdealt else cards_text(play.cards),
                 "wagers": dict(play.wagers),
-                "folded": play.status == FOLDED,
+                # An uncovered seat made no decision; the settle engine's input checks want a raise from
+                # every seat not folded, before it applies coverage, so it goes in as folded (no raise):
+                # settle still finds it not covered and returns every wager (status "dead").
+                "folded": play.status == FOLDED or not play.covered,
             }
             if play.street is not None:
                 seat_obj["street"] = play.street

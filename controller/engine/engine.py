@@ -565,6 +565,11 @@ class TableEngine:
         return None
 
     def _start_round(self, by: str) -> None:
+        if self.latched:
+            self._refuse(
+                "start_round", f"the table is held: {len(self.latched)} latched fault(s) to clear", by
+            )
+            return
         if self.state != m.IDLE:
             self._refuse("start_round", f"a round is already in progress ({self.state})", by)
             return
@@ -743,8 +748,10 @@ class TableEngine:
             source=event.device,
         )
         live = self.round
+        if live is not None and live.closed_dead and live.deal is not None:
+            return  # the rest of a dead round's deal: journaled, never judged or shown
         step = live.deal if live is not None else None
-        if live is None or step is None or self.state not in self.definition.dealing_states:
+        if live is None or step is None or not self._dealing_now():
             detail = f"card dealt to position {event.position} outside a deal"
             self._raise_fault("integrity", detail, latching=False, device=event.device, source=event.device)
             if live is not None and card_ok:
@@ -783,6 +790,15 @@ class TableEngine:
                 event.position, f"{len(received)} cards dealt, {step.expected[event.position]} due"
             )
 
+    def _dealing_now(self) -> bool:
+        """A Deal is in flight: in a dealing state, or held from one (the shoe does not stop)."""
+        live = self.round
+        if live is None or live.deal is None or live.closed:
+            return False
+        if self.state == m.HELD:
+            return self.flow.resume_target in self.definition.dealing_states
+        return self.state in self.definition.dealing_states
+
     def _hand_of(self, position: int) -> list[int]:
         live = self.round
         assert live is not None
@@ -797,8 +813,10 @@ class TableEngine:
             "hand_complete", {"position": event.position, "card_count": event.card_count}, source=event.device
         )
         live = self.round
+        if live is not None and live.closed_dead and live.deal is not None:
+            return  # the rest of a dead round's deal
         step = live.deal if live is not None else None
-        if live is None or step is None or self.state not in self.definition.dealing_states:
+        if live is None or step is None or not self._dealing_now():
             self._raise_fault(
                 "integrity",
                 f"hand complete for position {event.position} outside a deal",
@@ -821,8 +839,10 @@ class TableEngine:
             self._wrong_count(event.position, f"the shoe counted {event.card_count} cards, {due} due")
         elif got != due:
             self._wrong_count(event.position, f"{got} cards read, {due} due")
-        if self.state in self.definition.dealing_states and step.done:
+        if step.done and self.state in self.definition.dealing_states:
             self._deal_step_done()
+        # Held mid-deal (past-posting, a lost sensor): the shoe finishes the step; the round moves on
+        # from it when the supervisor clears the hold (see _clear_fault).
 
     def _wrong_count(self, position: int, detail: str) -> None:
         """RULES.md: a seat dealt the wrong number is dead; the banker or the community: the round is."""
@@ -1212,6 +1232,9 @@ class TableEngine:
             self._out.append(Shuffle(self.config.shuffler_device))
         if target in self.definition.decision_states and self.round is not None:
             self.round.decision_deadline_s = self._now_s + self.config.decision_timeout_s
+        live = self.round
+        if target in self.definition.dealing_states and live is not None and live.deal and live.deal.done:
+            self._deal_step_done()
 
     def _void_round(self, reason: str, by: str) -> None:
         live = self.round

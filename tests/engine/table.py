@@ -6,7 +6,7 @@ drivers publish (drivers/events.py), and the shoe here plays the shuffler's part
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from controller.engine import Alert, JournalRecord, Output, Refused, TableConfig, TableEngine
 from controller.engine.state import RecoveredState
@@ -135,7 +135,7 @@ class Table:
     def refusals(self, outs: Iterable[Output] | None = None) -> list[Refused]:
         return self.of_type(Refused, outs)
 
-    def payload(self, kind: str) -> dict[str, object]:
+    def payload(self, kind: str) -> dict[str, Any]:
         entries = self.journal(kind)
         assert len(entries) == 1, f"{len(entries)} {kind} entries"
         return dict(entries[0].payload)

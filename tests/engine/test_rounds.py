@@ -3,6 +3,8 @@ the journal entries it writes, and a settlement equal to settle() of the round i
 
 from __future__ import annotations
 
+from typing import Any
+
 from controller.engine import Refused, TableConfig
 from controller.engine.state import DESIGNATED_PLAYER
 from controller.rules.settle import settle_round_json
@@ -23,10 +25,10 @@ HCF_SEAT3 = ["2h", "5h", "7c", "8d", "Tc", "4s", "6d"]
 HCF_DEALER = ["Ah", "Kh", "Qh", "3c", "4c", "5c", "6c"]
 
 
-def assert_settled_consistently(table: Table) -> dict[str, object]:
+def assert_settled_consistently(table: Table) -> dict[str, Any]:
     """The round journaled settles, through the settle engine, to exactly the settlement journaled."""
     entry = table.payload("round_settled")
-    assert settle_round_json(entry["round"]) == entry["settlement"]  # type: ignore[arg-type]
+    assert settle_round_json(entry["round"]) == entry["settlement"]
     return entry
 
 
@@ -132,7 +134,7 @@ def test_high_card_flush_designated_player_round_with_coverage_and_rake() -> Non
     entry = assert_settled_consistently(table)
     settlement = entry["settlement"]
     assert isinstance(settlement, dict)
-    seats = {s["seat"]: s for s in settlement["seats"]}  # type: ignore[union-attr]
+    seats = {s["seat"]: s for s in settlement["seats"]}
     assert seats[2]["status"] == "dead"
     assert seats[2]["hand"] is None
     assert settlement["rake"] == 100  # method ii: the two seats in action, not the DP, not the dead seat
@@ -164,10 +166,10 @@ def test_top_flush_round() -> None:
     entry = assert_settled_consistently(table)
     round_obj = entry["round"]
     assert isinstance(round_obj, dict)
-    assert round_obj["seats"][0]["wagers"]["play"] == 2000  # type: ignore[index]
+    assert round_obj["seats"][0]["wagers"]["play"] == 2000
     settlement = entry["settlement"]
     assert isinstance(settlement, dict)
-    seat1 = settlement["seats"][0]  # type: ignore[index]
+    seat1 = settlement["seats"][0]
     assert seat1["wagers"]["top_flush_bonus"] == {"stake": 500, "result": "win", "net": 50_000, "odds": 100}
 
 
@@ -226,7 +228,7 @@ def test_chase_the_flush_round_over_three_streets() -> None:
     round_obj = entry["round"]
     assert isinstance(round_obj, dict)
     assert round_obj["community"] == ["Qs", "Jd", "5s", "6h"]
-    assert [s.get("street") for s in round_obj["seats"]] == ["preflop", "river", None, "flop"]  # type: ignore[union-attr]
+    assert [s.get("street") for s in round_obj["seats"]] == ["preflop", "river", None, "flop"]
 
 
 def test_chase_fold_before_the_river_is_refused() -> None:

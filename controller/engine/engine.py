@@ -130,6 +130,10 @@ class LiveRound:
     finished: bool = False  # the machine has left the round (complete/dead -> idle or held)
 
 
+class _MachineHalted(Exception):
+    """A transition's callback failed; the machine went to ``held``; stop the engine action."""
+
+
 class RoundFlow:
     """The model the round ``Machine`` drives (kept separate from the machine, per STYLE.md).
 
@@ -176,6 +180,7 @@ class TableEngine:
             after_state_change="after_state_change",
         )
         self._out: list[Output] = []
+        self._machine_failed = False
         self._now_s = 0.0
         self.latched: dict[str, LatchedFault] = {f.fault_id: f for f in recovered.latched_faults}
         self.rounds_started = recovered.rounds_started
@@ -262,7 +267,7 @@ class TableEngine:
         )
 
     # ================================================================== snapshots
-    def public_snapshot(self) -> dict[str, object]:
+    def public_snapshot(self) -> dict[str, Any]:
         """What the panel and the table may show: no hole card before its reveal, never a dead hand's."""
         live = self.round
         revealed = live is not None and self.state in _REVEALED_STATES and not live.closed_dead
@@ -306,7 +311,7 @@ class TableEngine:
             "devices": dict(self.device_health),
         }
 
-    def private_snapshot(self) -> dict[str, object]:
+    def private_snapshot(self) -> dict[str, Any]:
         """Everything, hole cards included: for the journal's recovery checks and tests, never a display."""
         snapshot = self.public_snapshot()
         live = self.round
@@ -332,6 +337,8 @@ class TableEngine:
         self._now_s = now_s
         try:
             action()
+        except _MachineHalted:
+            pass  # already held and journaled by _machine_exception
         except Exception as error:  # never out of the engine: hold the table for a supervisor
             self._internal_error(error)
         out, self._out = self._out, []
@@ -346,16 +353,23 @@ class TableEngine:
             self.machine.set_state(m.HELD, model=self.flow)
 
     def _machine_exception(self, error: BaseException | None) -> None:
-        """``on_exception``: a callback failed inside a transition; the round goes to ``held``."""
+        """``on_exception``: a callback failed inside a transition; the round goes to ``held``, and the
+        engine action that fired the transition stops there (see :meth:`_fire`)."""
         self._raise_fault("integrity", f"round machine error: {type(error).__name__}: {error}", latching=True)
         if self.state != m.HELD:
             self.flow.resume_target = self.state if self.state in self.definition.resumable_states else m.IDLE
             self._fire("hold")  # queued: runs once the failed transition has unwound
+        self._machine_failed = True
 
     def _fire(self, trigger: str) -> None:
         if trigger not in self.machine.get_triggers(self.state):
             raise RuntimeError(f"trigger {trigger!r} is not valid in state {self.state!r}")
         getattr(self.flow, trigger)()
+        if self._machine_failed:
+            # The transition failed and the table is held: nothing after it may act (no Deal may go
+            # out from a held table).
+            self._machine_failed = False
+            raise _MachineHalted
 
     def _can(self, trigger: str) -> bool:
         return trigger in self.machine.get_triggers(self.state)
@@ -756,7 +770,7 @@ class TableEngine:
             self._raise_fault("integrity", detail, latching=False, device=event.device, source=event.device)
             if live is not None and card_ok:
                 if event.card in live.seen_cards and not live.closed:
-                    self._kill_round(f"{card_text(event.card)} seen twice")
+                    self._kill_round(f"{card_text(event.card)} seen twice", alert="a card seen twice")
                     return
                 live.seen_cards.add(event.card)
             return
@@ -764,7 +778,7 @@ class TableEngine:
             self._wrong_count(event.position, f"unreadable card {event.card} at index {event.index}")
             return
         if event.card in live.seen_cards:
-            self._kill_round(f"{card_text(event.card)} seen twice")
+            self._kill_round(f"{card_text(event.card)} seen twice", alert="a card seen twice")
             return
         live.seen_cards.add(event.card)
         if event.position not in step.expected:
@@ -1126,15 +1140,18 @@ class TableEngine:
         self._past_posted.clear()
 
     # ------------------------------------------------------------------ dead rounds, faults
-    def _kill_round(self, reason: str) -> None:
-        """RULES.md: the whole round is dead, every wager returned, the table held until cleared."""
+    def _kill_round(self, reason: str, *, alert: str | None = None) -> None:
+        """RULES.md: the whole round is dead, every wager returned, the table held until cleared.
+
+        ``reason`` goes to the journal (it may name a card, for the audit); ``alert``, when given, is
+        what the fault and the panel's alert say instead (no card is ever shown on a display)."""
         live = self.round
         if live is None or live.closed:
             return
         live.closed_dead = True
         self._journal("dead_hand", {"seat": None, "reason": reason})
         kind = "red_light" if "red light" in reason else "dead_hand"
-        self._raise_fault(kind, f"round dead: {reason}", latching=True)
+        self._raise_fault(kind, f"round dead: {alert or reason}", latching=True)
         round_obj = self.settle_input(dead=True)
         settlement = settle(parse_round(round_obj))
         live.settlement = settlement

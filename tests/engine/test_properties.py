@@ -283,7 +283,10 @@ def test_the_leak_check_catches_a_leak() -> None:
 
     class LeakyEngine(TableEngine):
         def public_snapshot(self) -> dict[str, Any]:
-            return self.private_snapshot() | {"dealer_cards": self.private_snapshot()["dealer_hole_cards"]}
+            snapshot = super().public_snapshot()
+            assert self.round is not None
+            snapshot["dealer_cards"] = cards_text(self.round.dealer_cards)
+            return snapshot
 
     table = Table(CONFIGS[0], list(range(52)))
     table.engine = LeakyEngine(CONFIGS[0])

@@ -9,7 +9,7 @@ import statistics
 import time
 
 from controller.engine import TableConfig, TableEngine
-from controller.engine.outputs import JournalRecord
+from controller.engine.outputs import JournalRecord, Output
 from controller.rules.games import game_spec
 from drivers.events import BetChanged, CardDealt, Deal, DealerKey, DeckVerified, HandComplete, Shuffle
 
@@ -24,18 +24,18 @@ def play(config: TableConfig, rounds: int, rng: random.Random) -> tuple[float, l
     latencies: list[float] = []
     records = 0
 
-    def feed(event: object) -> list[object]:
+    def feed(event: object) -> list[Output]:
         nonlocal records
         started = time.perf_counter()
         out = engine.handle(event, now)
         latencies.append(time.perf_counter() - started)
         records += sum(isinstance(o, JournalRecord) for o in out)
-        return list(out)
+        return out
 
     started = time.perf_counter()
     for _ in range(rounds):
-        pending = list(engine.start_round(now))
-        seats = [s for s in config.seats][: game_spec(config.game).max_players]
+        pending: list[Output] = engine.start_round(now)
+        seats = list(config.seats)[: game_spec(config.game).max_players]
         for seat in seats:
             pending += feed(BetChanged("sensors", seat, 0, 500, 5, False))
             if config.game == "chase-the-flush":

@@ -23,12 +23,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from controller.errors import CardError, UserError
+from controller.errors import CardError, UserError, shown
 from controller.rules.cards import Card, cards_text, parse_card
 from controller.rules.games import (
     CHASE_THE_FLUSH,
     DESIGNATED_PLAYER,
     HOUSE,
+    STREET_WORDS,
     STREETS,
     TOP_FLUSH,
     GameSpec,
@@ -312,10 +313,14 @@ def _type_name(value: object) -> str:
     return type(value).__name__
 
 
-def _show(value: object) -> str:
-    """A short rendering of a bad value for an error message (never a 5,000-digit number)."""
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
+_show = shown
+
+
+def _field(prefix: str, key: str) -> str:
+    """``prefix.key`` for a readable key; ``prefix[<key as quoted>]`` for anything long or odd."""
+    if key.isidentifier() and len(key) <= 40:
+        return f"{prefix}.{key}"
+    return f"{prefix}[{shown(key)}]"
 
 
 def _object(value: object, field_name: str, allowed: frozenset[str] | None = None) -> Mapping[str, object]:
@@ -325,7 +330,7 @@ def _object(value: object, field_name: str, allowed: frozenset[str] | None = Non
         if not isinstance(key, str):
             raise UserError(f"{field_name}: keys must be strings, not {_show(key)}")
         if allowed is not None and key not in allowed:
-            raise UserError(f"{field_name}: unknown field {key!r} (known: {', '.join(sorted(allowed))})")
+            raise UserError(f"{field_name}: unknown field {shown(key)} (known: {', '.join(sorted(allowed))})")
     return value
 
 
@@ -433,7 +438,8 @@ def _parse_seat(value: object, index: int, spec: GameSpec) -> Seat:
             raise UserError(f"{where}.wagers.progressive: the Progressive wager is not specified yet")
         if name not in spec.wagers:
             raise UserError(
-                f"{where}.wagers.{name}: unknown wager for {spec.name} (known: {', '.join(spec.wagers)})"
+                f"{_field(where + '.wagers', name)}: unknown wager for {spec.name} "
+                f"(known: {', '.join(spec.wagers)})"
             )
         wagers[name] = _amount(amount, f"{where}.wagers.{name}")
     folded = _bool(obj.get("folded", False), f"{where}.folded")
@@ -455,7 +461,7 @@ def parse_round(obj: Mapping[str, object]) -> Round:
         for wager, table in _object(top["paytables"], "paytables").items():
             if wager not in spec.bonus_wagers:
                 raise UserError(
-                    f"paytables.{wager}: not a bonus wager of {spec.name} "
+                    f"{_field('paytables', wager)}: not a bonus wager of {spec.name} "
                     f"(bonus wagers: {', '.join(spec.bonus_wagers)})"
                 )
             paytables[wager] = parse_paytable(table, field=f"paytables.{wager}")
@@ -522,7 +528,7 @@ def check_round(round_: Round) -> None:
         _amount(round_.rake.amount_cents, "rake.amount")
     for wager in round_.paytables:
         if wager not in spec.bonus_wagers:
-            raise UserError(f"paytables.{wager}: not a bonus wager of {spec.name}")
+            raise UserError(f"{_field('paytables', wager)}: not a bonus wager of {spec.name}")
     if spec.community_cards == 0 and round_.community:
         raise UserError(f"community: {spec.name} has no community cards")
     if not round_.seats:
@@ -564,7 +570,8 @@ def _check_seat_wagers(round_: Round, spec: GameSpec, seat: Seat, where: str) ->
     for name, amount in seat.wagers.items():
         if name not in spec.wagers:
             raise UserError(
-                f"{where}.wagers.{name}: unknown wager for {spec.name} (known: {', '.join(spec.wagers)})"
+                f"{_field(where + '.wagers', name)}: unknown wager for {spec.name} "
+                f"(known: {', '.join(spec.wagers)})"
             )
         _amount(amount, f"{where}.wagers.{name}")
     ante = seat.wagers.get("ante", 0)
@@ -602,9 +609,7 @@ def _check_seat_wagers(round_: Round, spec: GameSpec, seat: Seat, where: str) ->
     if not low <= amount <= high:
         allowed = f"exactly {low}" if low == high else f"{low} to {high}"
         why = (
-            f"on the {seat.street}"
-            if spec.name == CHASE_THE_FLUSH
-            else f"with a {hand.flush_length}-card flush"
+            STREET_WORDS[seat.street] if seat.street is not None else f"with a {hand.flush_length}-card flush"
         )
         raise UserError(
             f"{where}.wagers.{decision}: {amount} is outside its limit ({allowed} {why}, ante {ante})"

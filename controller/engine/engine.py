@@ -842,6 +842,13 @@ class TableEngine:
         if event.position not in step.expected:
             if event.position in (DEALER_POSITION, COMMUNITY_POSITION) or event.position in live.seats:
                 self._wrong_count(event.position, "hand complete for a position not in this deal")
+            else:
+                self._raise_fault(
+                    "integrity",
+                    f"hand complete for position {event.position}, which is not in the round",
+                    latching=False,
+                    device=event.device,
+                )
             return
         if event.position in step.completed:
             self._wrong_count(event.position, "hand complete reported twice")
@@ -907,7 +914,7 @@ class TableEngine:
                 if amount:
                     self._decision_chips(play, amount)
         label = (
-            "raise or fold"
+            f"{self.spec.decision_wager} or fold"
             if street == m.DECISIONS
             else f"{street}: all in or {'fold' if street == m.RIVER else 'check'}"
         )
@@ -953,7 +960,10 @@ class TableEngine:
         message = (
             f"seat {play.seat}: {action} of {amount_cents} refused ({'over' if over else 'under'} the limit)"
         )
-        self._raise_fault("over_limit_raise" if over else "decision_refused", message, latching=False)
+        if over:
+            self._raise_fault("over_limit_raise", message, latching=False)
+        else:  # too little is a mistake to correct, not a fault (no fault kind in CONTRACTS.md)
+            self._alert("alert", "decision_refused", message)
 
     def _fold(self, seat: int, by: str) -> None:
         live = self.round
@@ -1116,11 +1126,15 @@ class TableEngine:
             self._refuse("payouts_done", f"nothing to pay ({self.state})", by)
             return
         self._fire("finish")
-        self._after_round_closed()
+        self._after_round_closed(hand_played=True)
 
-    def _after_round_closed(self) -> None:
-        """The round is closed (settled, dead or voided): rotate the button, then idle or held."""
-        if self.config.banking_mode == DESIGNATED_PLAYER:
+    def _after_round_closed(self, *, hand_played: bool) -> None:
+        """The round is closed (settled, dead or voided): rotate the button, then idle or held.
+
+        The button moves "hand by hand": only after a hand was played and settled. After a dead or
+        voided round (a misdeal) the same designated player keeps the button and its funds for the
+        replay, as a cardroom redeals a misdeal with the button where it was."""
+        if self.config.banking_mode == DESIGNATED_PLAYER and hand_played:
             last = self.dp_seat if self.dp_seat is not None else self.button_seat
             self.dp_seat = None
             self.dp_funds_cents = 0
@@ -1163,7 +1177,7 @@ class TableEngine:
         for number in sorted(live.seats):
             self._out.append(ShowSeatResult(self.config.display_device, number, "dead", 0))
         self._out.append(ShowText(self.config.display_device, "Round dead: every wager is returned"))
-        self._after_round_closed()
+        self._after_round_closed(hand_played=False)
 
     def _on_shuffler_fault(self, event: ShufflerFault) -> None:
         detail = f"{event.fault}" + (f" at position {event.position}" if event.position is not None else "")
@@ -1282,7 +1296,7 @@ class TableEngine:
             live.closed_dead = True  # a voided round's cards are not shown either
         self._fire("void")
         self._out.append(ShowText(self.config.display_device, "Round void: every wager is returned"))
-        self._after_round_closed()
+        self._after_round_closed(hand_played=False)
 
     # ------------------------------------------------------------------ button, designated player
     def _next_seat(self, seat: int) -> int:

@@ -19,6 +19,7 @@ from drivers.events import (
     HandComplete,
     SecurityEvent,
     ShowSeatResult,
+    ShowText,
     Shuffle,
     ShufflerFault,
 )
@@ -505,3 +506,36 @@ def test_past_posting_mid_deal_holds_and_the_deal_finishes_under_the_hold() -> N
     fault_id = str(table.journal("fault_raised")[0].payload["fault_id"])
     table.call(table.engine.clear_fault, fault_id, table.now_s, "sue", "chips restored")
     assert table.engine.state == "decisions"
+
+
+def test_designated_player_keeps_the_button_after_a_dead_round() -> None:
+    config = TableConfig(banking_mode=DESIGNATED_PLAYER, seats=(1, 2, 3))
+    table = Table(config, stack(HCF_SEAT1, HCF_SEAT3, HCF_DEALER))
+    table.hand_complete_count[0] = 5  # the banker (the DP's hand) miscounted: the round is dead
+    table.call(table.engine.dp_accepts, 100_000, table.now_s, "dealer")
+    table.start()
+    table.bet(2, "ante", 500)
+    table.lock()
+    assert_every_wager_returned(closing(table, "round_dead"))
+    fault_id = str(table.payload("fault_raised")["fault_id"])
+    table.call(table.engine.clear_fault, fault_id, table.now_s, "sue", "shoe checked")
+    dp = table.engine.public_snapshot()["designated_player"]
+    assert (dp["seat"], dp["funds_cents"]) == (1, 100_000)  # the misdeal is replayed with the same DP
+    assert table.engine.state == "idle"
+    table.start()
+    assert table.engine.state == "betting"
+
+
+def test_under_the_minimum_is_refused_without_a_fault() -> None:
+    table = Table(TableConfig(game="top-flush"), stack(HCF_SEAT1, HCF_SEAT3, HCF_DEALER))
+    table.start()
+    table.bet(1, "ante", 500)
+    table.lock()
+    assert ("display", "Decisions: play or fold") in [(o.device, o.text) for o in table.of_type(ShowText)]
+    table.bet(1, "play", 200)
+    assert table.payload("decision_refused")["reason"] == "under the limit: 500 to 1000 with a 5-card flush"
+    assert table.journal("fault_raised") == []
+    assert [a.kind for a in table.alerts()] == ["decision_refused"]
+    table.bet(1, "play", 1000)
+    table.key("confirm")
+    closing(table, "round_settled")

@@ -198,7 +198,12 @@ class TableEngine:
         self.house_banks = False  # DP table, nobody accepted, the house may bank: this round is house-banked
         self._past_posted: set[tuple[int, int]] = set()
         if config.banking_mode == DESIGNATED_PLAYER:
-            self.dp_offer_seat = self.button_seat if self.button_seat in config.seats else config.seats[0]
+            if self.button_seat not in config.seats:
+                self.dp_offer_seat = config.seats[0]
+            elif recovered.button_moves_on and self.button_seat is not None:
+                self.dp_offer_seat = self._next_seat(self.button_seat)
+            else:
+                self.dp_offer_seat = self.button_seat
         if self.latched:
             self.flow.resume_target = m.IDLE
             self._fire("hold")

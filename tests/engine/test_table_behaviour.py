@@ -23,6 +23,7 @@ from drivers.events import (
     Shuffle,
     ShufflerFault,
 )
+from tests.engine.table import NOW_S as NOW
 from tests.engine.table import Table, stack
 from tests.engine.test_rounds import HCF_DEALER, HCF_SEAT1, HCF_SEAT3, chase_table
 
@@ -539,3 +540,47 @@ def test_under_the_minimum_is_refused_without_a_fault() -> None:
     table.bet(1, "play", 1000)
     table.key("confirm")
     closing(table, "round_settled")
+
+
+class JournalTableState:
+    """The shape of controller.journal.recovery.TableState (the journal helper's branch): a plain
+    stand-in with the same attribute names, since that package is not on this branch."""
+
+    def __init__(self) -> None:
+        self.last_seq = 812
+        self.rounds_started = 40
+        self.last_round_number = 41
+        self.last_round_id = "RT1-20270114-000041"
+        self.closed_rounds = {"RT1-20270114-000041": "round_settled"}
+        self.latched_faults = {
+            "FT1-000009": {
+                "fault_id": "FT1-000009",
+                "kind": "past_posting",
+                "severity": "latching",
+                "detail": "x",
+                "device": "sensors",
+            }
+        }
+        self.button_seat = 2
+
+
+def test_recovered_state_from_the_journals_table_state() -> None:
+    recovered = RecoveredState.from_table_state(JournalTableState())
+    assert recovered == RecoveredState(
+        latched_faults=(LatchedFault("FT1-000009", "past_posting", "x", "sensors"),),
+        button_seat=2,
+        rounds_started=41,
+        faults_raised=812,
+        button_moves_on=True,
+    )
+    engine = Table(TableConfig(banking_mode=DESIGNATED_PLAYER), stack(HCF_SEAT1), recovered).engine
+    assert engine.state == "held"
+    assert engine.public_snapshot()["designated_player"]["offered_to"] == 3  # the last DP's round settled
+    out = engine.clear_fault("FT1-000009", NOW, "sue", "restart checked")
+    assert engine.state == "idle"
+    assert [o.kind for o in out if isinstance(o, JournalRecord)] == ["fault_cleared", "state_changed"]
+    # New fault ids continue after the journal's last sequence number: never an id seen before.
+    out = engine.handle(ShufflerFault("shuffler", "jam"), NOW)
+    assert [
+        o.payload["fault_id"] for o in out if isinstance(o, JournalRecord) and o.kind == "fault_raised"
+    ] == ["FT1-000813"]

@@ -1098,12 +1098,15 @@ class TableEngine:
     def _reveal_and_settle(self) -> None:
         live = self.round
         assert live is not None
-        self._fire("settle")
-        round_obj = self.settle_input()
-        settlement = settle(parse_round(round_obj))
-        live.settlement = settlement
-        self._journal("round_settled", {"round": round_obj, "settlement": settlement.to_json()})
-        live.closed = True
+        if self.state == m.REVEAL:
+            self._fire("settle")
+        settlement = live.settlement
+        if settlement is None:  # (held after round_settled was journaled: it is never settled twice)
+            round_obj = self.settle_input()
+            settlement = settle(parse_round(round_obj))
+            live.settlement = settlement
+            self._journal("round_settled", {"round": round_obj, "settlement": settlement.to_json()})
+            live.closed = True
         self._fire("pay")
         self._show_results(settlement)
         self._out.append(ShowText(self.config.display_device, "Pay and collect, then press next"))
@@ -1271,6 +1274,9 @@ class TableEngine:
         live = self.round
         if target in self.definition.dealing_states and live is not None and live.deal and live.deal.done:
             self._deal_step_done()
+        if target in (m.REVEAL, m.SETTLING) and live is not None:
+            # Held while settling (an engine or settle error): settle (or pay) now.
+            self._reveal_and_settle()
 
     def _void_round(self, reason: str, by: str) -> None:
         live = self.round

@@ -32,6 +32,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from controller.engine import actions as a
 from controller.engine import machine as m
 from controller.engine.outputs import Alert, AlertSeverity, JournalRecord, Output, Refused
 from controller.engine.state import DESIGNATED_PLAYER, HOUSE, LatchedFault, RecoveredState, TableConfig
@@ -130,6 +131,21 @@ class LiveRound:
     finished: bool = False  # the machine has left the round (complete/dead -> idle or held)
 
 
+_ACTION_TYPES = (
+    a.StartRound,
+    a.NoMoreBets,
+    a.ConfirmDecisions,
+    a.FoldSeat,
+    a.PayoutsDone,
+    a.DpAccepts,
+    a.DpWaives,
+    a.MoveButton,
+    a.ClearFault,
+    a.VoidRound,
+    a.Tick,
+)
+
+
 class _MachineHalted(Exception):
     """A transition's callback failed; the machine went to ``held``; stop the engine action."""
 
@@ -211,7 +227,8 @@ class TableEngine:
 
     # ================================================================== public entry points
     def handle(self, event: object, now_s: float) -> list[Output]:
-        """Feed one domain event from a driver; returns what to journal, send and show."""
+        """Feed one domain event from a driver, or an operator action (controller/engine/actions.py);
+        returns what to journal, send and show."""
         return self._run(now_s, lambda: self._dispatch(event))
 
     def tick(self, now_s: float) -> list[Output]:
@@ -426,7 +443,9 @@ class TableEngine:
 
     # ================================================================== events
     def _dispatch(self, event: object) -> None:
-        if isinstance(event, BetChanged):
+        if isinstance(event, _ACTION_TYPES):
+            self._dispatch_action(event)
+        elif isinstance(event, BetChanged):
             self._on_bet_changed(event)
         elif isinstance(event, CardDealt):
             self._on_card_dealt(event)
@@ -480,6 +499,30 @@ class TableEngine:
             )
         else:
             self._raise_fault("integrity", f"unknown event refused: {type(event).__name__}", latching=False)
+
+    def _dispatch_action(self, action: a.OperatorAction) -> None:
+        if isinstance(action, a.StartRound):
+            self._start_round(action.by)
+        elif isinstance(action, a.NoMoreBets):
+            self._no_more_bets(action.by)
+        elif isinstance(action, a.ConfirmDecisions):
+            self._close_decisions(cause="confirm", by=action.by)
+        elif isinstance(action, a.FoldSeat):
+            self._fold(action.seat, action.by)
+        elif isinstance(action, a.PayoutsDone):
+            self._payouts_done(action.by)
+        elif isinstance(action, a.DpAccepts):
+            self._dp_accepts(action.funds_cents, action.by, action.seat)
+        elif isinstance(action, a.DpWaives):
+            self._dp_waives(action.by)
+        elif isinstance(action, a.MoveButton):
+            self._move_button(action.seat, action.by)
+        elif isinstance(action, a.ClearFault):
+            self._clear_fault(action.fault_id, action.by, action.reason)
+        elif isinstance(action, a.VoidRound):
+            self._void_round(action.reason, action.by)
+        else:
+            self._check_timeout()
 
     # ------------------------------------------------------------------ bets
     def _on_bet_changed(self, event: BetChanged) -> None:

@@ -1324,11 +1324,10 @@ class TableEngine:
     def _void_round(self, reason: str, by: str) -> None:
         live = self.round
         open_round = live is not None and not live.closed
-        if (
-            not self._can("void")
-            or (not open_round and self.state != m.BETTING)
-            or (self.state == m.HELD and not open_round and self.flow.resume_target != m.BETTING)
-        ):
+        betting_only = not open_round and (
+            self.state == m.BETTING or (self.state == m.HELD and self.flow.resume_target == m.BETTING)
+        )
+        if not self._can("void") or not (open_round or betting_only):
             self._refuse("void_round", f"no open round to void ({self.state})", by)
             return
         if not reason.strip():

@@ -584,3 +584,17 @@ def test_recovered_state_from_the_journals_table_state() -> None:
     assert [
         o.payload["fault_id"] for o in out if isinstance(o, JournalRecord) and o.kind == "fault_raised"
     ] == ["FT1-000813"]
+
+
+def test_betting_held_by_a_fault_can_be_voided() -> None:
+    table = hcf_table()
+    table.start()
+    table.bet(1, "ante", 500)
+    table.event(ShufflerFault("shuffler", "jam"))
+    assert table.engine.state == "held"
+    table.call(table.engine.void_round, "shoe jammed before the lock", table.now_s, "sue")
+    assert table.journal("round_voided") == []  # nothing was locked: no round to close
+    assert table.engine.state == "held"  # the jam still latches the table
+    fault_id = str(table.payload("fault_raised")["fault_id"])
+    table.call(table.engine.clear_fault, fault_id, table.now_s, "sue", "unjammed")
+    assert table.engine.state == "idle"

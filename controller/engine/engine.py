@@ -705,7 +705,7 @@ class TableEngine:
                 banking["bonus_cap"] = self.config.bonus_cap_cents
         seats = {seat: SeatPlay(seat, dict(wagers)) for seat, wagers in sorted(wagers_by_seat.items())}
         self.round = LiveRound(round_id, banking, self.button_seat, seats)
-        self._fire("lock_bets")
+        # round_started first: every later entry of the round, the state change included, follows it.
         self._journal(
             "round_started",
             {
@@ -716,6 +716,7 @@ class TableEngine:
                 "seats": sorted(seats),
             },
         )
+        self._fire("lock_bets")
         self._journal(
             "bets_locked",
             {"wagers": {str(seat): dict(play.wagers) for seat, play in sorted(seats.items())}},

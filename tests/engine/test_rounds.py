@@ -262,3 +262,30 @@ def test_one_queue_operator_actions_as_data_play_the_same_round() -> None:
     assert (
         by_data.refusals(by_data.event(a.ClearFault("F1", "sue", "x")))[0].reason == "no latched fault 'F1'"
     )
+
+
+def test_hole_cards_are_private_until_the_reveal() -> None:
+    import json
+
+    table = Table(TableConfig(), stack(HCF_SEAT1, HCF_SEAT3, HCF_DEALER))
+    table.start()
+    table.bet(1, "ante", 500)
+    table.bet(3, "ante", 1000)
+    table.lock()
+    public = table.engine.public_snapshot()
+    text = json.dumps(public)
+    for card in [*HCF_SEAT1, *HCF_SEAT3, *HCF_DEALER]:
+        assert f'"{card}"' not in text
+    assert public["seats"]["1"]["cards_dealt"] == 7
+    assert public["seats"]["1"]["cards"] is None
+    assert public["dealer_cards"] is None
+    private = table.engine.private_snapshot()
+    assert private["hole_cards"]["1"] == HCF_SEAT1
+    assert private["dealer_hole_cards"] == HCF_DEALER
+    table.bet(1, "raise", 1000)
+    table.bet(3, "raise", 1000)
+    table.key("confirm")
+    public = table.engine.public_snapshot()
+    assert public["state"] == "paying"
+    assert public["seats"]["1"]["cards"] == HCF_SEAT1
+    assert public["dealer_cards"] == HCF_DEALER

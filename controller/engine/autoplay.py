@@ -119,6 +119,9 @@ class AutoPlayer:
         if live is None or live.street is None:
             return []
         street = live.street
+        if live.round_id != self._round_key:  # a new round: forget the last one's decisions
+            self._round_key = live.round_id
+            self._acted.clear()
         spot = engine.spec.wagers.index(engine.spec.decision_wager)
         chase = engine.config.game == CHASE_THE_FLUSH
         out: list[AutoAction] = []

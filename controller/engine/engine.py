@@ -105,7 +105,6 @@ class DealStep:
     expected: dict[int, int]
     received: dict[int, list[int]] = field(default_factory=dict)
     completed: set[int] = field(default_factory=set)
-    wrong: set[int] = field(default_factory=set)
 
     @property
     def done(self) -> bool:
@@ -126,6 +125,7 @@ class LiveRound:
     street: str | None = None  # the open decision phase
     decision_deadline_s: float | None = None
     settlement: Settlement | None = None
+    wrong_positions: set[int] = field(default_factory=set)  # positions found dealt the wrong count
     closed: bool = False  # settled, dead or voided: its closing entry is journaled
     closed_dead: bool = False  # dead or voided: no card of it is ever shown
     finished: bool = False  # the machine has left the round (complete/dead -> idle or held)
@@ -918,10 +918,9 @@ class TableEngine:
         """RULES.md: a seat dealt the wrong number is dead; the banker or the community: the round is."""
         live = self.round
         assert live is not None
-        if live.deal is not None:
-            if position in live.deal.wrong:
-                return
-            live.deal.wrong.add(position)
+        if position in live.wrong_positions:
+            return  # already judged (the shoe's count and the driver's card_count fault say it twice)
+        live.wrong_positions.add(position)
         if position in (DEALER_POSITION, COMMUNITY_POSITION):
             self._kill_round(f"wrong card count for {self._position_name(position)}: {detail}")
             return
@@ -1232,35 +1231,56 @@ class TableEngine:
         self._after_round_closed(hand_played=False)
 
     def _on_shuffler_fault(self, event: ShufflerFault) -> None:
+        """The shuffler's faults, judged by where the round stands (docs/engine.md "Dead hands").
+
+        The shuffler driver turns a shoe's miscount into ``card_count`` at the position (an extra card,
+        a gap in the indexes, a HandComplete count that differs from the request) and a card read twice
+        or read differently into ``misread`` (it withholds the card), and a jam, a door or a red light
+        stops the shoe's deal. So, while a deal is in flight: ``card_count`` at a position is that
+        position's wrong count; ``misread`` is a card seen twice (RULES.md: the round is dead); a red
+        light, a jam, an open door or any other stop is a misdeal: the round is dead. A red light
+        before the round's last card (Chase the Flush between streets) kills it too. After the deal is
+        complete a fault is an alert; before it (betting, waiting for the deck) it latches and holds.
+        """
         detail = f"{event.fault}" + (f" at position {event.position}" if event.position is not None else "")
         if event.detail:
             detail += f": {event.detail}"
         live = self.round
-        during_deal = (
-            live is not None
-            and not live.closed
-            and live.deal_finished is False
-            and self.state
-            in (
-                *self.definition.dealing_states,
-                *self.definition.decision_states,
-                m.HELD,
-            )
+        open_round = live is not None and not live.closed
+        held_from = self.flow.resume_target if self.state == m.HELD else self.state
+        deal_active = (
+            open_round
+            and live is not None
+            and live.deal is not None
+            and held_from in (self.definition.dealing_states)
         )
-        if (
-            during_deal
-            and self.state == m.HELD
-            and self.flow.resume_target in (m.IDLE, m.BETTING, m.BETS_LOCKED)
-        ):
-            during_deal = False
-        if during_deal and event.fault == "red_light":
+        deal_incomplete = (
+            open_round
+            and live is not None
+            and not live.deal_finished
+            and held_from in (*self.definition.dealing_states, *self.definition.decision_states)
+        )
+        position = event.position
+        round_position = live is not None and (
+            position in (DEALER_POSITION, COMMUNITY_POSITION) or position in live.seats
+        )
+        if event.fault == "card_count" and position is not None and live is not None and open_round:
+            if position in live.wrong_positions:
+                self._raise_fault("shuffler_fault", detail, latching=False, device=event.device)
+                return
+            if (deal_active or deal_incomplete) and round_position:
+                self._wrong_count(position, f"the shoe reported a card count fault ({detail})")
+                return
+        if deal_incomplete and event.fault == "red_light":
             self._kill_round(f"shuffler red light during the deal ({detail})")
             return
-        if during_deal and event.fault == "card_count" and event.position is not None:
-            self._wrong_count(event.position, f"the shoe reported a card count fault ({detail})")
+        if deal_active and event.fault == "misread":
+            self._kill_round(f"a card seen twice or misread during the deal ({detail})")
             return
-        after_deal = live is not None and not live.closed and live.deal_finished
-        if after_deal:
+        if deal_active:
+            self._kill_round(f"the shoe stopped mid-deal, a misdeal ({detail})")
+            return
+        if open_round and live is not None and live.deal_finished:
             self._raise_fault(
                 "shuffler_fault", f"after the deal: {detail}", latching=False, device=event.device
             )

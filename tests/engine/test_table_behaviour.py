@@ -598,3 +598,58 @@ def test_betting_held_by_a_fault_can_be_voided() -> None:
     fault_id = str(table.payload("fault_raised")["fault_id"])
     table.call(table.engine.clear_fault, fault_id, table.now_s, "sue", "unjammed")
     assert table.engine.state == "idle"
+
+
+# --- the shuffler driver's fault reports (drivers/shuffler.py turns shoe anomalies into faults) --------
+@pytest.mark.parametrize(
+    ("fault", "reason_start"),
+    [
+        ("misread", "a card seen twice or misread during the deal"),
+        ("jam", "the shoe stopped mid-deal, a misdeal"),
+        ("door_open", "the shoe stopped mid-deal, a misdeal"),
+    ],
+)
+def test_deal_stopping_faults_kill_the_round(fault: str, reason_start: str) -> None:
+    table = hcf_table()
+
+    def stop(position: int, index: int, card: int) -> list[object] | None:
+        if (position, index) == (3, 4):
+            return [ShufflerFault("shuffler", fault, 3, "x")]  # type: ignore[arg-type]
+        return None
+
+    table.tamper = stop
+    bet_and_lock(table)
+    entry = closing(table, "round_dead")
+    assert str(entry["reason"]).startswith(reason_start)
+    assert_every_wager_returned(entry)
+    assert table.engine.held
+
+
+def test_the_drivers_card_count_after_a_miscounted_hand_is_judged_once() -> None:
+    table = hcf_table()
+    table.hand_complete_count[3] = 6
+    table.auto_deal = False
+    bet_and_lock(table)
+    from drivers.events import Deal
+
+    for event in table.shoe_events(table.of_type(Deal)[0]):
+        table.event(event)
+        if isinstance(event, HandComplete) and event.position == 3:
+            table.event(ShufflerFault("shuffler", "card_count", 3, "dealt 6 cards, 7 requested"))
+    assert [e.payload["seat"] for e in table.journal("dead_hand")] == [3]
+    assert table.engine.state == "decisions"
+    assert not table.engine.held
+
+
+def test_chase_jam_between_streets_holds_and_red_light_kills() -> None:
+    table = chase_table()
+    table.start()
+    table.bet(1, "ante", 500)
+    table.bet(1, "xtra_bonus", 500)
+    table.lock()
+    assert table.engine.state == "preflop"
+    table.event(ShufflerFault("shuffler", "jam", None))
+    assert table.engine.state == "held"
+    assert table.journal("round_dead") == []
+    table.event(ShufflerFault("shuffler", "red_light", None))  # still before the round's last card
+    assert_every_wager_returned(closing(table, "round_dead"))

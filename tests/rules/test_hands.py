@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.rules.cards import RANKS, parse_cards
-from controller.rules.hands import Hand, compare, evaluate
+from controller.rules.cards import RANKS, card_bits, parse_cards
+from controller.rules.hands import Hand, compare, evaluate, evaluate_bits
 from tests.rules.reference import naive_flush, naive_qualifies, naive_run
 
 
@@ -116,6 +116,8 @@ any_cards = st.lists(st.integers(0, 51), min_size=0, max_size=13, unique=True)
 @given(any_cards)
 def test_the_tables_agree_with_the_naive_reference_evaluator(cards: list[int]) -> None:
     value = evaluate(cards)
+    assert evaluate_bits(card_bits(cards)) == value
+    assert evaluate_bits(card_bits(cards)).flush_suit == value.flush_suit
     length, ranks, suit = naive_flush(cards)
     assert value.flush_length == length
     assert value.flush_ranks == "".join(RANKS[rank] for rank in ranks)

@@ -23,6 +23,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "controller.commands.meters",
     "controller.commands.clear",
     "controller.commands.sim",
+    "controller.commands.diagram",
 )
 
 

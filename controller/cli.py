@@ -15,6 +15,7 @@ from controller.errors import UserError
 COMMAND_MODULES: tuple[str, ...] = (
     "controller.commands.demo",
     "controller.commands.math_report",
+    "controller.commands.integrity",
 )
 
 

@@ -108,7 +108,9 @@ def load_records(path: Path) -> list[dict[str, Any]]:
         else:
             loaded = [json.loads(line) for line in text.splitlines() if line.strip()]
     except json.JSONDecodeError as error:
-        raise UserError(f"--records: {path} is not JSON or JSON lines (line {error.lineno}: {error.msg})") from None
+        raise UserError(
+            f"--records: {path} is not JSON or JSON lines (line {error.lineno}: {error.msg})"
+        ) from None
     if not isinstance(loaded, list) or not all(isinstance(record, dict) for record in loaded):
         raise UserError(f"--records: {path} must hold a JSON array of round records (or one record per line)")
     return loaded
@@ -142,7 +144,10 @@ def _parse_round(record: Mapping[str, Any], index: int) -> _Round | None:
         dealer = parse_cards(round_.get("dealer", []), field=f"{where}: round.dealer")
         community = parse_cards(round_.get("community", []), field=f"{where}: round.community")
         seat_cards = [
-            (seat.get("seat", position), parse_cards(seat.get("cards", []), field=f"{where}: round.seats[{position}].cards"))
+            (
+                seat.get("seat", position),
+                parse_cards(seat.get("cards", []), field=f"{where}: round.seats[{position}].cards"),
+            )
             for position, seat in enumerate(seats)
         ]
     except CardError as error:
@@ -196,7 +201,9 @@ def _chi_square(observed: Sequence[int], expected: Sequence[float]) -> float:
     return sum((o - e) ** 2 / e for o, e in zip(observed, expected, strict=True) if e > 0)
 
 
-def _merge_small(observed: list[int], probabilities: list[float], total: int) -> tuple[list[int], list[float]]:
+def _merge_small(
+    observed: list[int], probabilities: list[float], total: int
+) -> tuple[list[int], list[float]]:
     """Merge adjacent categories from the rare end until every expected count is at least 5."""
     merged_o: list[int] = []
     merged_e: list[float] = []
@@ -265,12 +272,15 @@ def check_records(records: Iterable[Mapping[str, Any]], *, alpha: float = DEFAUL
                 DECK_SIZE - 1,
                 float(chi2.sf(statistic, DECK_SIZE - 1)),
                 dealt,
-                detail=f"{dealt} cards; furthest from expected: {card_text(worst)} seen {card_counts[worst]}, "
+                detail=f"{dealt} cards; furthest from expected: {card_text(worst)} "
+                f"seen {card_counts[worst]}, "
                 f"expected {dealt / DECK_SIZE:.1f}",
             )
         )
     else:
-        waiting.append(f"card frequencies (needs {int(MIN_EXPECTED_PER_CELL * DECK_SIZE)} cards, has {dealt})")
+        waiting.append(
+            f"card frequencies (needs {int(MIN_EXPECTED_PER_CELL * DECK_SIZE)} cards, has {dealt})"
+        )
 
     # Each dealing position: one card per round, every card equally likely.
     by_position: dict[str, list[int]] = {}
@@ -286,17 +296,22 @@ def check_records(records: Iterable[Mapping[str, Any]], *, alpha: float = DEFAUL
             continue
         statistic = _chi_square(counts, [n / DECK_SIZE] * DECK_SIZE)
         candidates.append(
-            TestResult(f"cards at {position}", statistic, DECK_SIZE - 1, float(chi2.sf(statistic, DECK_SIZE - 1)), n)
+            TestResult(
+                f"cards at {position}", statistic, DECK_SIZE - 1, float(chi2.sf(statistic, DECK_SIZE - 1)), n
+            )
         )
     if short_positions:
-        waiting.append(f"cards per position ({short_positions} positions need {int(MIN_EXPECTED_PER_CELL * DECK_SIZE)} rounds)")
+        waiting.append(
+            f"cards per position ({short_positions} positions need "
+            f"{int(MIN_EXPECTED_PER_CELL * DECK_SIZE)} rounds)"
+        )
 
     # Longest flush of every 7-card hand.
     exact = flush_length_counts()
     lengths = sorted(exact)
     hands = [hand for round_ in rounds for hand in round_.seven_card_hands]
     if hands:
-        observed_by_length = {length: 0 for length in lengths}
+        observed_by_length = dict.fromkeys(lengths, 0)
         for hand in hands:
             observed_by_length[evaluate(hand).flush_length] += 1
         observed, expected = _merge_small(
@@ -307,7 +322,8 @@ def check_records(records: Iterable[Mapping[str, Any]], *, alpha: float = DEFAUL
         if len(observed) >= 2:
             statistic = _chi_square(observed, expected)
             shares = ", ".join(
-                f"{length}: {observed_by_length[length] / len(hands):.4f} (exact {exact[length] / DECK_HANDS:.4f})"
+                f"{length}: {observed_by_length[length] / len(hands):.4f} "
+                f"(exact {exact[length] / DECK_HANDS:.4f})"
                 for length in lengths
             )
             candidates.append(

@@ -18,11 +18,15 @@ SEATS = 6
 
 
 def weighted_deck(rng: random.Random, heavy_suit: int, weight: float) -> list[int]:
-    keys = [(rng.random() ** (1.0 / (weight if card // 13 == heavy_suit else 1.0)), card) for card in range(52)]
+    keys = [
+        (rng.random() ** (1.0 / (weight if card // 13 == heavy_suit else 1.0)), card) for card in range(52)
+    ]
     return [card for _, card in sorted(keys, reverse=True)]
 
 
-def hcf_records(rounds: int, seed: int, *, heavy_suit: int = 3, weight: float = 1.0, stake: int = 500) -> list[dict[str, Any]]:
+def hcf_records(
+    rounds: int, seed: int, *, heavy_suit: int = 3, weight: float = 1.0, stake: int = 500
+) -> list[dict[str, Any]]:
     """Settled house-banked High Card Flush rounds (cards and flush bonus bets) from one shoe."""
     rng = random.Random(seed)
     flush_table = default_paytable("high-card-flush", "house", "flush")
@@ -40,12 +44,21 @@ def hcf_records(rounds: int, seed: int, *, heavy_suit: int = 3, weight: float = 
             cards = hands[seat]
             odds = flush_table.odds_for(evaluate(cards).flush_length)
             net = -stake if odds is None else stake * odds
-            seats.append({"seat": seat, "cards": cards_text(cards), "wagers": {"ante": stake, "flush": stake}, "folded": False})
+            seats.append(
+                {
+                    "seat": seat,
+                    "cards": cards_text(cards),
+                    "wagers": {"ante": stake, "flush": stake},
+                    "folded": False,
+                }
+            )
             settled.append(
                 {
                     "seat": seat,
                     "status": "live",
-                    "wagers": {"flush": {"stake": stake, "result": "lose" if odds is None else "win", "net": net}},
+                    "wagers": {
+                        "flush": {"stake": stake, "result": "lose" if odds is None else "win", "net": net}
+                    },
                     "net": net,
                 }
             )
@@ -53,7 +66,12 @@ def hcf_records(rounds: int, seed: int, *, heavy_suit: int = 3, weight: float = 
             {
                 "round_id": round_id,
                 "status": "settled",
-                "round": {"game": "high-card-flush", "banking": {"mode": "house"}, "dealer": cards_text(hands[0]), "seats": seats},
+                "round": {
+                    "game": "high-card-flush",
+                    "banking": {"mode": "house"},
+                    "dealer": cards_text(hands[0]),
+                    "seats": seats,
+                },
                 "settlement": {"seats": settled},
             }
         )

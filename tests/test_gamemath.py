@@ -80,7 +80,8 @@ def test_strategy_chart_matches_published_advanced_strategy(hcf: RaiseFoldSoluti
     assert chart[3]["raise_from"] == "J-3-2"
     assert chart[3]["fold_from"] == "9-8-7"
     mixed = [item["flush"] for item in chart[3]["depends_on_other_cards"]]
-    assert mixed[0] == "T-9-8" and mixed[-1] == "T-3-2"
+    assert mixed[0] == "T-9-8"
+    assert mixed[-1] == "T-3-2"
     assert chart[4]["rule"] == "raise 1x with every 4-card flush"
     assert chart[6]["rule"] == "raise 3x with every 6-card flush"
 
@@ -95,10 +96,13 @@ def test_designated_player_contests_account_for_every_deal(hcf: RaiseFoldSolutio
     for deals in (hcf.flush_contest, hcf.straight_flush_contest):
         assert sum(deals.values()) == hcf.deals
     # No 4+ card flush ever folds, so the flush wager's wins are exactly "DP weaker".
-    assert all(deals == 0 for (line, outcome), deals in hcf.flush_contest.items() if line >= 4 and outcome == "fold")
+    assert all(
+        deals == 0 for (line, outcome), deals in hcf.flush_contest.items() if line >= 4 and outcome == "fold"
+    )
     flush = contested_side_bet(PRESETS["hcf-flush-dp"], hcf.flush_contest)
     straight = contested_side_bet(PRESETS["hcf-straight-flush-dp"], hcf.straight_flush_contest)
-    assert -1 < flush["return"] < 0 and -1 < straight["return"] < 0
+    assert -1 < flush["return"] < 0
+    assert -1 < straight["return"] < 0
 
 
 def test_top_flush_play_up_to_4x() -> None:
@@ -164,9 +168,10 @@ def test_cli_json_has_the_issue_shape(capsys: pytest.CaptureFixture[str]) -> Non
 
 
 def test_cli_refuses_bad_paytable_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["math", "--game", "top-flush", "--paytable", "top_flush_bonus={\"9\": 5}"]) == 2
+    assert main(["math", "--game", "top-flush", "--paytable", 'top_flush_bonus={"9": 5}']) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "--paytable top_flush_bonus" in err
+    assert err.count("\n") == 1
+    assert "--paytable top_flush_bonus" in err
     assert main(["math", "--game", "top-flush", "--paytable", "flush=hcf-flush-house"]) == 2
     assert "has no paytable wager 'flush'" in capsys.readouterr().err
 

@@ -50,8 +50,7 @@ def test_a_skewed_flush_bonus_return_is_flagged() -> None:
     for record in records:  # the bonus is paid on every losing hand too: the house leaks money
         for seat in record["settlement"]["seats"]:
             line = seat["wagers"]["flush"]
-            if line["net"] < 0:
-                line["net"] = 0
+            line["net"] = max(line["net"], 0)
     verdict = check_records(records)
     assert verdict.alarm
     assert any(test.flagged and test.name.startswith("return of") for test in verdict.tests)
@@ -92,7 +91,8 @@ def test_cli_bad_inputs_are_one_line_errors(tmp_path: Path, capsys: pytest.Captu
     card.write_text(json.dumps([record]))
     assert main(["integrity", "--records", str(card)]) == 2
     err = capsys.readouterr().err
-    assert "round.dealer[0]" in err and err.count("\n") == 1
+    assert "round.dealer[0]" in err
+    assert err.count("\n") == 1
     assert main(["integrity", "--records", str(tmp_path / "missing.json")]) == 2
     capsys.readouterr()
     assert main(["integrity", "--journal", str(tmp_path / "j.db")]) == 2

@@ -16,7 +16,9 @@ HELP = "print a game's exact par sheet: house edge, optimal strategy, side bets 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--game", required=True, choices=GAMES, help="the game")
-    parser.add_argument("--banking", default="house", choices=BANKING_MODES, help="banking mode (default: house)")
+    parser.add_argument(
+        "--banking", default="house", choices=BANKING_MODES, help="banking mode (default: house)"
+    )
     parser.add_argument(
         "--paytable",
         action="append",
@@ -25,7 +27,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help='a side bet\'s paytable: a preset name or JSON like \'{"7": 300, "6": 100}\' (repeatable)',
     )
     parser.add_argument("--json", action="store_true", help="print the par sheet as JSON")
-    parser.add_argument("--strategy", action="store_true", help="print the optimal strategy as a dealer trainer reads it")
+    parser.add_argument(
+        "--strategy", action="store_true", help="print the optimal strategy as a dealer trainer reads it"
+    )
 
 
 def parse_paytable_options(options: list[str]) -> dict[str, Paytable]:
@@ -51,12 +55,15 @@ def _percent(value: float, digits: int = 4) -> str:
 def render_report(sheet: dict[str, Any]) -> str:
     lines = [f"Par sheet: {sheet['game']} ({sheet['banking']}-banked)", ""]
     lines.append(f"Seven-card hands: {sheet['hands']:,}")
-    lines.append(f"{'length':>8} {'longest flush':>16} {'probability':>12} {'longest run':>14} {'probability':>12}")
+    lines.append(
+        f"{'length':>8} {'longest flush':>16} {'probability':>12} {'longest run':>14} {'probability':>12}"
+    )
     for length in range(1, 8):
         flush = sheet["flush_length"].get(str(length), 0)
         run = sheet["straight_flush_length"].get(str(length), 0)
         lines.append(
-            f"{length:>8} {flush:>16,} {flush / sheet['hands']:>12.8f} {run:>14,} {run / sheet['hands']:>12.8f}"
+            f"{length:>8} {flush:>16,} {flush / sheet['hands']:>12.8f} "
+            f"{run:>14,} {run / sheet['hands']:>12.8f}"
         )
     lines.append("")
     lines.append(f"Banker qualifies: {_percent(sheet['banker_qualifies'])}")
@@ -77,19 +84,26 @@ def render_report(sheet: dict[str, Any]) -> str:
         lines.append(f"Side bet {wager} ({bet['paytable_name']})")
         if "assumes" in bet:
             lines.append(f"  assumes {bet['assumes']}")
-            lines.append(f"  {'line':>6} {'pays':>6} {'win':>12} {'push':>12} {'lose':>12} {'fold':>12} {'return':>10}")
+            lines.append(
+                f"  {'line':>6} {'pays':>6} {'win':>12} {'push':>12} {'lose':>12} {'fold':>12} {'return':>10}"
+            )
             for row in bet["lines"]:
                 lines.append(
-                    f"  {row['line']:>6} {row['pays']:>6} {row['win_probability']:>12.8f} {row['push_probability']:>12.8f} "
-                    f"{row['loss_probability']:>12.8f} {row['fold_probability']:>12.8f} {row['return']:>10.6f}"
+                    f"  {row['line']:>6} {row['pays']:>6} {row['win_probability']:>12.8f} "
+                    f"{row['push_probability']:>12.8f} "
+                    f"{row['loss_probability']:>12.8f} {row['fold_probability']:>12.8f} "
+                    f"{row['return']:>10.6f}"
                 )
         else:
             lines.append(f"  {'line':>6} {'pays':>6} {'combinations':>14} {'probability':>12} {'return':>10}")
             for row in bet["lines"]:
                 lines.append(
-                    f"  {row['line']:>6} {row['pays']:>6} {row['count']:>14,} {row['probability']:>12.8f} {row['return']:>10.6f}"
+                    f"  {row['line']:>6} {row['pays']:>6} {row['count']:>14,} "
+                    f"{row['probability']:>12.8f} {row['return']:>10.6f}"
                 )
-        lines.append(f"  house edge {_percent(bet['house_edge'])}, hit frequency {_percent(bet['hit_frequency'])}")
+        lines.append(
+            f"  house edge {_percent(bet['house_edge'])}, hit frequency {_percent(bet['hit_frequency'])}"
+        )
     lines.append("")
     lines.append(f"Computed exactly in {sheet['runtime_s']:.1f} s")
     return "\n".join(lines)
@@ -102,8 +116,13 @@ def render_strategy(sheet: dict[str, Any]) -> str:
         title = entry.get("title") or f"{entry['flush_length']}-card flush"
         lines.append(f"{title}: {entry['rule']}")
         for mixed in entry.get("depends_on_other_cards", []):
-            shares = ", ".join(f"other suits {pattern}: {_percent(share, 0)}" for pattern, share in mixed["by_other_suit_sizes"].items())
-            lines.append(f"    {mixed['flush']:<10} raise {_percent(mixed['raise_share'], 0):>5} of hands ({shares})")
+            shares = ", ".join(
+                f"other suits {pattern}: {_percent(share, 0)}"
+                for pattern, share in mixed["by_other_suit_sizes"].items()
+            )
+            lines.append(
+                f"    {mixed['flush']:<10} raise {_percent(mixed['raise_share'], 0):>5} of hands ({shares})"
+            )
         for note in entry.get("notes", []):
             lines.append(f"    {note}")
     return "\n".join(lines)

@@ -16,7 +16,7 @@ from functools import cache
 import numpy as np
 
 from controller.gamemath.hand_counts import HAND_SIZE
-from controller.gamemath.tables import FULL_SUIT, POPCOUNT_NP, RUN_NP, SUITS, IntArray
+from controller.gamemath.tables import FULL_SUIT, POPCOUNT_NP, RUN_NP, SUITS, IntArray, count_subsets_below
 
 _RUN_KEYS = 8 << 4  # every run key is below this (7 << 4 | 12 = 124)
 _MIN_RUN_LENGTH = 3
@@ -92,8 +92,6 @@ def _run_threshold_counts(
 
 
 def _three_card_below(available: IntArray, limit: IntArray) -> IntArray:
-    from controller.gamemath.tables import count_subsets_below
-
     return count_subsets_below(available, 3, limit)
 
 
@@ -113,5 +111,7 @@ def straight_flush_contest(
         below, below_identical = _run_threshold_counts(sub_own, sub_flush, length, sub_run)
         at_most, at_most_identical = _run_threshold_counts(sub_own, sub_flush, length, sub_run + 1)
         wins[eligible] = below - below_identical
-        pushes[eligible] = (at_most - below) + identical_flush[eligible] - (at_most_identical - below_identical)
+        pushes[eligible] = (
+            (at_most - below) + identical_flush[eligible] - (at_most_identical - below_identical)
+        )
     return wins, pushes, dp_hands - wins - pushes

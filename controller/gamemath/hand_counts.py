@@ -57,9 +57,7 @@ def straight_flush_length_counts() -> dict[int, int]:
         size = POPCOUNT[mask]
         if size <= HAND_SIZE:
             by_size_and_run[size][STRAIGHT_FLUSH_RUN[mask] >> 4] += 1
-    polys = [
-        [sum(by_size_and_run[k][: n + 1]) for k in range(HAND_SIZE + 1)] for n in range(HAND_SIZE + 1)
-    ]
+    polys = [[sum(by_size_and_run[k][: n + 1]) for k in range(HAND_SIZE + 1)] for n in range(HAND_SIZE + 1)]
     counts = _counts_by_longest(polys)
     assert sum(counts.values()) == DECK_HANDS
     return counts

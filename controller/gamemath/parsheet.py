@@ -13,9 +13,10 @@ from fractions import Fraction
 from typing import Any
 
 from controller.errors import UserError
+from controller.gamemath.chase import chase_base_game, qualifying_hands
 from controller.gamemath.hand_counts import DECK_HANDS, flush_length_counts, straight_flush_length_counts
 from controller.gamemath.raise_fold import BANKER_HANDS, RaiseFoldSolution, solve_raise_fold
-from controller.rules.hands import RANKS
+from controller.rules.cards import RANKS
 from controller.rules.paytables import DEFAULT_PRESET, Paytable, default_paytable
 
 GAMES = ("high-card-flush", "top-flush", "chase-the-flush")
@@ -61,7 +62,9 @@ def build_request(game: str, banking: str, overrides: Mapping[str, Paytable]) ->
     paytables = {wager: default_paytable(game, banking, wager) for wager in wagers}
     for wager, table in overrides.items():
         if wager not in paytables:
-            raise UserError(f"--paytable: {game} ({banking}) has no paytable wager {wager!r} (known: {', '.join(wagers)})")
+            raise UserError(
+                f"--paytable: {game} ({banking}) has no paytable wager {wager!r} (known: {', '.join(wagers)})"
+            )
         paytables[wager] = table
     return ParSheetRequest(game, banking, paytables)
 
@@ -94,10 +97,24 @@ def own_hand_side_bet(paytable: Paytable, counts: Mapping[int, int]) -> dict[str
         hits += count
         net += count * odds
         lines.append(
-            {"line": line, "pays": odds, "count": count, "probability": count / total, "return": count * odds / total}
+            {
+                "line": line,
+                "pays": odds,
+                "count": count,
+                "probability": count / total,
+                "return": count * odds / total,
+            }
         )
     net -= losing
-    lines.append({"line": "loses", "pays": -1, "count": losing, "probability": losing / total, "return": -losing / total})
+    lines.append(
+        {
+            "line": "loses",
+            "pays": -1,
+            "count": losing,
+            "probability": losing / total,
+            "return": -losing / total,
+        }
+    )
     edge = Fraction(-net, total)
     return {
         "paytable": paytable.to_json(),
@@ -169,7 +186,7 @@ def raise_fold_strategy(solution: RaiseFoldSolution) -> list[dict[str, Any]]:
     chart: list[dict[str, Any]] = []
     for length in lengths:
         masks = sorted((mask for ln, mask in solution.hands_by_flush if ln == length), reverse=True)
-        raised = [solution.raised_by_flush[(length, mask)] if (length, mask) in solution.raised_by_flush else 0 for mask in masks]
+        raised = [solution.raised_by_flush.get((length, mask), 0) for mask in masks]
         totals = [solution.hands_by_flush[(length, mask)] for mask in masks]
         always = [r == t for r, t in zip(raised, totals, strict=True)]
         never = [r == 0 for r in raised]
@@ -191,13 +208,19 @@ def raise_fold_strategy(solution: RaiseFoldSolution) -> list[dict[str, Any]]:
             for index in range(top_always, bottom_never):
                 mask = masks[index]
                 by_pattern = {
-                    "-".join(map(str, pattern)): solution.raised_by_flush_and_pattern.get((length, mask, pattern), 0)
+                    "-".join(map(str, pattern)): solution.raised_by_flush_and_pattern.get(
+                        (length, mask, pattern), 0
+                    )
                     / count
                     for (ln, m, pattern), count in sorted(solution.hands_by_flush_and_pattern.items())
                     if ln == length and m == mask
                 }
                 mixed.append(
-                    {"flush": _rank_text(mask), "raise_share": raised[index] / totals[index], "by_other_suit_sizes": by_pattern}
+                    {
+                        "flush": _rank_text(mask),
+                        "raise_share": raised[index] / totals[index],
+                        "by_other_suit_sizes": by_pattern,
+                    }
                 )
             entry["depends_on_other_cards"] = mixed
             parts = []
@@ -254,8 +277,6 @@ def par_sheet(request: ParSheetRequest) -> dict[str, Any]:
         sheet["base_game"] = raise_fold_base_game(solution)
         contests = {"flush_contest": solution.flush_contest, "run_contest": solution.straight_flush_contest}
     else:
-        from controller.gamemath.chase import chase_base_game, qualifying_hands
-
         sheet["banker_qualifies"] = qualifying_hands() / DECK_HANDS
         sheet["base_game"] = chase_base_game(request.paytables)
         contests = {}

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cache
 from math import comb, factorial, prod
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -41,21 +42,24 @@ from controller.gamemath.tables import (
     count_subsets_below,
     masks_of_size,
 )
-from controller.rules.hands import QUALIFYING_STRENGTH, RANKS_PER_SUIT
+from controller.rules.cards import RANKS_PER_SUIT
+from controller.rules.hands import QUALIFYING_STRENGTH
 
 BANKER_HANDS = comb(52 - HAND_SIZE, HAND_SIZE)  # 45,379,620 banker hands per player hand
 QUALIFYING_LENGTH = QUALIFYING_STRENGTH >> RANKS_PER_SUIT  # 3
 QUALIFYING_MASK = QUALIFYING_STRENGTH & FULL_SUIT  # the 9 alone: any 3-card mask >= it has a 9 or better
 _BELOW_NINE = (1 << 7) - 1  # ranks 2..8
 _ROWS_PER_CHUNK = 1 << 20
+K = TypeVar("K")
 
 
 def suit_size_patterns(total: int = HAND_SIZE) -> list[tuple[int, int, int, int]]:
     """Every way to split ``total`` cards over four suits, sizes in descending order."""
+    span = range(total + 1)
     return [
-        sizes
-        for sizes in itertools.product(range(total + 1), repeat=SUITS)
-        if sum(sizes) == total and list(sizes) == sorted(sizes, reverse=True)
+        (a, b, c, d)
+        for a, b, c, d in itertools.product(span, span, span, span)
+        if a + b + c + d == total and a >= b >= c >= d
     ]
 
 
@@ -66,7 +70,7 @@ def arrangements(sizes: tuple[int, ...]) -> int:
 
 @dataclass
 class _Threshold:
-    """"Banker weaker than Z" for one suit-size pattern as constants times per-suit counts.
+    """ "Banker weaker than Z" for one suit-size pattern as constants times per-suit counts.
 
     count = sum over suit subsets S of const[S] * prod_{s in S} f_s, where f_s counts the subsets of
     suit s's remaining ranks with exactly len(Z) cards and a mask below Z's.
@@ -84,8 +88,10 @@ class _Threshold:
                 break
             for subset in itertools.combinations(range(SUITS), count):
                 others = [free[s] for s in range(SUITS) if s not in subset]
-                constant = poly_product_coefficient(others, HAND_SIZE - count * length) if others else int(
-                    HAND_SIZE == count * length
+                constant = (
+                    poly_product_coefficient(others, HAND_SIZE - count * length)
+                    if others
+                    else int(count * length == HAND_SIZE)
                 )
                 if constant:
                     terms.append((subset, constant))
@@ -117,7 +123,9 @@ class RaiseFoldSolution:
     raised_by_flush: dict[tuple[int, int], int] = field(default_factory=dict)
     hands_by_flush: dict[tuple[int, int], int] = field(default_factory=dict)
     # By (flush length, flush rank mask, other suits' sizes) for the lengths where the choice is close.
-    raised_by_flush_and_pattern: dict[tuple[int, int, tuple[int, int, int]], int] = field(default_factory=dict)
+    raised_by_flush_and_pattern: dict[tuple[int, int, tuple[int, int, int]], int] = field(
+        default_factory=dict
+    )
     hands_by_flush_and_pattern: dict[tuple[int, int, tuple[int, int, int]], int] = field(default_factory=dict)
     # Contested bonuses (designated player): deals by (player's line, outcome), where the line is the
     # player's flush length (flush wager) or run length (straight-flush wager); outcome "fold" counts
@@ -149,7 +157,7 @@ class RaiseFoldSolution:
         return Fraction(self.qualifying_hands, DECK_HANDS)
 
 
-def _add(counter: dict[object, int], key: object, amount: int) -> None:  # type: ignore[misc]
+def _add(counter: dict[K, int], key: K, amount: int) -> None:
     if amount:
         counter[key] = counter.get(key, 0) + amount
 
@@ -179,7 +187,13 @@ def _index_rows(sizes: tuple[int, ...]) -> Iterator[list[IntArray]]:
 
 
 def _record_contest(
-    counter: dict[tuple[int, str], int], line: int, weight: int, stays: IntArray, wins: IntArray, pushes: IntArray
+    counter: dict[tuple[int, str], int],
+    line: int,
+    *,
+    weight: int,
+    stays: npt.NDArray[np.bool_],
+    wins: IntArray,
+    pushes: IntArray,
 ) -> None:
     """Add deals by (line, outcome) for a contested bonus; a fold forfeits it ("fold")."""
     _add(counter, (line, "win"), weight * int(wins[stays].sum()))
@@ -281,7 +295,9 @@ def _evaluate_rows(pattern: _Pattern, rows: list[IntArray], max_raise: int) -> _
     )
 
 
-def _straight_flush_rows(pattern: _Pattern, rows: list[IntArray], result: _Rows) -> tuple[IntArray, IntArray, IntArray]:
+def _straight_flush_rows(
+    pattern: _Pattern, rows: list[IntArray], result: _Rows
+) -> tuple[IntArray, IntArray, IntArray]:
     """(player's run length, DP hands where the straight-flush wager wins, pushes) per row."""
     own = [masks_of_size(pattern.sizes[s])[rows[s]] for s in range(SUITS)]
     wins, pushes, _ = straight_flush_contest(
@@ -315,8 +331,8 @@ def analyse_hand(cards: list[int], max_raise_by_length: Mapping[int, int]) -> Ha
         suit_masks[card // RANKS_PER_SUIT] |= 1 << (card % RANKS_PER_SUIT)
     # Rename the suits so their sizes descend; ties keep any order (the value does not change).
     ordered = sorted(suit_masks, key=lambda mask: -int(POPCOUNT_NP[mask]))
-    sizes = tuple(int(POPCOUNT_NP[mask]) for mask in ordered)
-    pattern = _pattern(sizes)  # type: ignore[arg-type]
+    sizes = [int(POPCOUNT_NP[mask]) for mask in ordered]
+    pattern = _pattern((sizes[0], sizes[1], sizes[2], sizes[3]))
     rows = [
         np.array([int(np.searchsorted(masks_of_size(size), mask))], dtype=np.int64)
         for size, mask in zip(sizes, ordered, strict=True)
@@ -372,7 +388,11 @@ def solve_raise_fold(
                     weight * int(np.count_nonzero(raises & (result.raise_size == size))),
                 )
             _add(solution.deals_by_outcome, "fold", weight * folds * BANKER_HANDS)
-            _add(solution.deals_by_outcome, "banker_not_qualifying", weight * int(result.not_qualifying[raises].sum()))
+            _add(
+                solution.deals_by_outcome,
+                "banker_not_qualifying",
+                weight * int(result.not_qualifying[raises].sum()),
+            )
             _add(solution.deals_by_outcome, "win", weight * int(result.wins[raises].sum()))
             _add(solution.deals_by_outcome, "push", weight * int(result.ties[raises].sum()))
             _add(solution.deals_by_outcome, "loss", weight * int(result.losses[raises].sum()))
@@ -385,20 +405,33 @@ def solve_raise_fold(
                 _add(solution.hands_by_flush, key, weight * int(hands_per_flush[index]))
                 if length <= 4:
                     pattern_key = (length, int(flush_masks[index]), other_sizes)
-                    _add(solution.raised_by_flush_and_pattern, pattern_key, weight * int(raised_per_flush[index]))
-                    _add(solution.hands_by_flush_and_pattern, pattern_key, weight * int(hands_per_flush[index]))
+                    _add(
+                        solution.raised_by_flush_and_pattern,
+                        pattern_key,
+                        weight * int(raised_per_flush[index]),
+                    )
+                    _add(
+                        solution.hands_by_flush_and_pattern, pattern_key, weight * int(hands_per_flush[index])
+                    )
             if contests:
                 flush_wins = result.weaker if length >= 4 else np.zeros_like(result.weaker)
-                _record_contest(solution.flush_contest, length, weight, raises, flush_wins, result.identical)
+                _record_contest(
+                    solution.flush_contest,
+                    length,
+                    weight=weight,
+                    stays=raises,
+                    wins=flush_wins,
+                    pushes=result.identical,
+                )
                 run_length, sf_wins, sf_pushes = _straight_flush_rows(pattern, rows, result)
                 for line in np.unique(run_length):
                     on_line = run_length == line
                     _record_contest(
                         solution.straight_flush_contest,
                         int(line),
-                        weight,
-                        raises[on_line],
-                        sf_wins[on_line],
-                        sf_pushes[on_line],
+                        weight=weight,
+                        stays=raises[on_line],
+                        wins=sf_wins[on_line],
+                        pushes=sf_pushes[on_line],
                     )
     return solution

@@ -32,7 +32,7 @@ RUN_NP: IntArray = np.array(STRAIGHT_FLUSH_RUN, dtype=np.int64)
 @cache
 def masks_of_size(size: int) -> IntArray:
     """Every 13-bit rank set with ``size`` ranks, ascending (so index order is strength order)."""
-    masks = np.flatnonzero(POPCOUNT_NP == size).astype(np.int64)
+    masks = np.flatnonzero(size == POPCOUNT_NP).astype(np.int64)
     masks.setflags(write=False)
     return masks
 

@@ -170,10 +170,12 @@ def evaluate_bits(card_set: int) -> Hand:
     # Pairwise comparisons rather than max(): this is the hot path of every settlement and benchmark.
     best = _KEY_CLUBS[card_set & 0x1FFF]
     other = _KEY_DIAMONDS[(card_set >> 13) & 0x1FFF]
-    best = max(best, other)
+    if other > best:
+        best = other
     hearts = _KEY_HEARTS[(card_set >> 26) & 0x1FFF]
     other = _KEY_SPADES[card_set >> 39]
-    hearts = max(hearts, other)
+    if other > hearts:
+        hearts = other
     return Hand(best if best > hearts else hearts, card_set)
 
 

@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 import itertools
+import json
 import random
+from pathlib import Path
+from typing import Any
 
 import pytest
 
-from controller.gamemath.chase import DEALER_HANDS, hole_classes, qualifying_hands, river_terms
+from controller.gamemath.chase import (
+    DEALER_HANDS,
+    hole_classes,
+    qualifying_hands,
+    river_terms,
+    solve_class,
+    totals_from_rows,
+)
 from controller.rules.cards import parse_cards
 from controller.rules.hands import evaluate
 from controller.rules.paytables import default_paytable
@@ -51,3 +61,29 @@ def test_hole_classes_cover_every_hole_hand() -> None:
 def test_dealer_qualifies_as_in_rules_md() -> None:
     assert qualifying_hands() == 100_825_036
     assert DEALER_HANDS == 14_190
+
+
+CLASS_ROWS = Path(__file__).parent / "data" / "chase_classes.jsonl"
+
+
+def _rows() -> list[dict[str, Any]]:
+    return [json.loads(line) for line in CLASS_ROWS.read_text().splitlines()]
+
+
+def test_published_expected_value_per_ante_with_250_20_5_1() -> None:
+    """Wizard of Odds, Chase the Flush: EV -0.023907 per ante, average wager 3.564878 (X-tra 250/20/5/1).
+
+    The rows are the engine's exact per-class sums (written by `python -m controller.gamemath.chase
+    --write`); the next test recomputes a sample of them, so a wrong engine fails one or the other."""
+    rows = _rows()
+    assert len(rows) == 1755
+    assert sum(row["weight"] for row in rows) == 22_100
+    expected_value, average_wager = totals_from_rows(rows)
+    assert round(float(expected_value), 6) == -0.023907
+    assert round(float(average_wager), 6) == 3.564878
+
+
+@pytest.mark.parametrize("index", [0, 400, 900, 1754])
+def test_class_rows_recompute_exactly(index: int) -> None:
+    row = _rows()[index]
+    assert solve_class(row["hole"]) == row

@@ -76,9 +76,12 @@ def render_report(sheet: dict[str, Any]) -> str:
     lines.append("  decisions:")
     for decision, probability in base["decision_frequencies"].items():
         lines.append(f"    {decision:<28} {_percent(probability)}")
-    lines.append("  outcomes:")
-    for outcome, probability in base["outcome_frequencies"].items():
-        lines.append(f"    {outcome:<28} {_percent(probability)}")
+    if "expected_value" in base:
+        lines.append(f"  expected value per ante:       {base['expected_value']:+.6f}")
+    if "outcome_frequencies" in base:
+        lines.append("  outcomes:")
+        for outcome, probability in base["outcome_frequencies"].items():
+            lines.append(f"    {outcome:<28} {_percent(probability)}")
     for wager, bet in sheet["side_bets"].items():
         lines.append("")
         lines.append(f"Side bet {wager} ({bet['paytable_name']})")

@@ -289,6 +289,7 @@ class ChaseSolution:
     total_all_in: int = 0  # antes put in all-in, over every deal
     deals_by_decision: dict[str, int] = field(default_factory=dict)
     preflop: list[tuple[str, int, Fraction, Fraction]] = field(default_factory=list)  # hand, hands, 3x, check
+    class_rows: list[dict[str, Any]] = field(default_factory=list)  # exact per-class sums (see class_row)
     # Weighted by deals: flops seen after a preflop check by 5-card flush length, and bets among them;
     # rivers seen after two checks by 7-card flush length, and calls among them.
     flops_by_length: dict[int, int] = field(default_factory=dict)
@@ -336,6 +337,7 @@ def solve_chase(xtra: Paytable | None = None, *, workers: int | None = None) -> 
     for hole, result in zip(classes, results, strict=True):
         weight = hole.weight
         bets_preflop = result.all_in_3x > result.check_value
+        solution.class_rows.append(class_row(hole, result))
         solution.preflop.append(
             (
                 _hole_text(result.cards),
@@ -365,6 +367,43 @@ def solve_chase(xtra: Paytable | None = None, *, workers: int | None = None) -> 
     solution.deals_by_decision = decisions
     assert sum(decisions.values()) == solution.deals
     return solution
+
+
+def class_row(hole: _HoleClass, result: _HoleResult) -> dict[str, Any]:
+    """One hole-hand class's exact sums over its deals: what the par sheet is added up from."""
+    return {
+        "hole": _hole_text(hole.cards),
+        "weight": hole.weight,
+        "all_in_3x": result.all_in_3x,
+        "check": result.check_value,
+        "flop_bets": int(result.flop_bets_by_length.sum()),
+        "river_seen": int(result.rivers_by_length.sum()),
+        "river_calls": int(result.river_calls_by_length.sum()),
+    }
+
+
+def totals_from_rows(rows: list[dict[str, Any]]) -> tuple[Fraction, Fraction]:
+    """(expected value per ante, average total wager per ante) from the per-class rows."""
+    value = 0
+    all_in = 0
+    for row in rows:
+        weight = row["weight"]
+        if row["all_in_3x"] > row["check"]:
+            value += weight * row["all_in_3x"]
+            all_in += weight * 3 * DEALS_PER_HOLE
+        else:
+            value += weight * row["check"]
+            all_in += weight * (2 * row["flop_bets"] * TURN_RIVERS + row["river_calls"]) * DEALER_HANDS
+    deals = comb(52, 3) * DEALS_PER_HOLE
+    return Fraction(value, deals), 2 + Fraction(all_in, deals)
+
+
+def solve_class(hole_text: str, xtra: Paytable | None = None) -> dict[str, Any]:
+    """The exact row of one hole-hand class, given as its cards (e.g. "Ac Kc Qd")."""
+    cards = [RANKS.index(text[0]) + 13 * SUITS.index(text[1]) for text in hole_text.split()]
+    table = xtra or default_paytable("chase-the-flush", "house", "xtra_bonus")
+    hole = next(h for h in hole_classes() if sorted(h.cards) == sorted(cards))
+    return class_row(hole, _solve_hole(hole.cards, table.odds_by_length))
 
 
 def hole_hand_values(cards: tuple[int, int, int]) -> tuple[Fraction, Fraction]:
@@ -444,3 +483,40 @@ def chase_base_game(paytables: Mapping[str, Paytable]) -> dict[str, Any]:
             "deals": solution.deals,
         },
     }
+
+
+def main(argv: list[str]) -> int:
+    """``python -m controller.gamemath.chase [--write FILE]``: solve the game, print its figures and
+    optionally write the per-class rows (JSON lines) the tests check samples of."""
+    import json  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+    import time  # noqa: PLC0415
+
+    started = time.perf_counter()
+    solution = solve_chase()
+    elapsed_s = time.perf_counter() - started
+    if len(argv) == 2 and argv[0] == "--write":
+        with open(argv[1], "w", encoding="utf-8") as out:
+            out.writelines(json.dumps(row) + "\n" for row in solution.class_rows)
+    ev, wager = totals_from_rows(solution.class_rows)
+    assert ev == solution.expected_value
+    assert wager == solution.average_wager
+    json.dump(
+        {
+            "seconds": round(elapsed_s, 1),
+            "expected_value": float(ev),
+            "expected_value_exact": f"{ev.numerator}/{ev.denominator}",
+            "average_wager": float(wager),
+            "decisions": {k: v / solution.deals for k, v in solution.deals_by_decision.items()},
+        },
+        sys.stdout,
+        indent=2,
+    )
+    print()
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main(sys.argv[1:]))

@@ -14,6 +14,7 @@ from controller.errors import UserError
 # Subcommand modules in the order `flushtable --help` lists them.
 COMMAND_MODULES: tuple[str, ...] = (
     "controller.commands.demo",
+    "controller.commands.settle",
     "controller.commands.math_report",
     "controller.commands.integrity",
 )

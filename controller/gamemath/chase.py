@@ -156,18 +156,32 @@ def river_terms(
     table_keys, table_extra = _superset_table()
     # The dealer cannot hold the player's hole ranks: keep only the subsets that avoid them.
     suit_keys = [table_keys[(table_extra & hole[s]) == 0] for s in range(4)]
+    # Renaming suits that the hole hand cannot tell apart (e.g. the three suits of a suited hole hand)
+    # maps a community set to one with the same value: evaluate one set of each such family.
+    symmetries = [
+        perm for perm in itertools.permutations(range(4)) if all(hole[perm[s]] == hole[s] for s in range(4))
+    ]
+    canonical = all_bits
+    for perm in symmetries[1:]:
+        renamed = sum(((all_bits >> (13 * s)) & FULL_SUIT) << (13 * perm[s]) for s in range(4))
+        canonical = np.minimum(canonical, renamed)
+    unique_bits, family = np.unique(canonical, return_inverse=True)
     slopes = []
     bases = []
     lengths = []
     # Chunks small enough for the CPU cache: the work is many short passes over the same rows.
-    for start in range(0, len(all_bits), _RIVER_CHUNK):
-        slope, base, length = _river_chunk(
-            all_bits[start : start + _RIVER_CHUNK], hole, suit_keys, xtra_lines
-        )
+    for start in range(0, len(unique_bits), _RIVER_CHUNK):
+        chunk = unique_bits[start : start + _RIVER_CHUNK]
+        slope, base, length = _river_chunk(chunk, hole, suit_keys, xtra_lines)
         slopes.append(slope)
         bases.append(base)
         lengths.append(length)
-    return rest[quads], np.concatenate(slopes), np.concatenate(bases), np.concatenate(lengths)
+    return (
+        rest[quads],
+        np.concatenate(slopes)[family],
+        np.concatenate(bases)[family],
+        np.concatenate(lengths)[family],
+    )
 
 
 def _river_chunk(

@@ -24,6 +24,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "controller.commands.clear",
     "controller.commands.sim",
     "controller.commands.diagram",
+    "controller.commands.math_report",
+    "controller.commands.integrity",
 )
 
 

@@ -1,0 +1,143 @@
+"""`flushtable math`: a game's exact par sheet (house edge, strategy, side bets) for its paytables."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from controller.errors import UserError
+from controller.gamemath.parsheet import BANKING_MODES, GAMES, build_request, par_sheet
+from controller.rules.paytables import Paytable, parse_paytable
+
+NAME = "math"
+HELP = "print a game's exact par sheet: house edge, optimal strategy, side bets (exact, never simulated)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--game", required=True, choices=GAMES, help="the game")
+    parser.add_argument(
+        "--banking", default="house", choices=BANKING_MODES, help="banking mode (default: house)"
+    )
+    parser.add_argument(
+        "--paytable",
+        action="append",
+        default=[],
+        metavar="WAGER=PRESET_OR_JSON",
+        help='a side bet\'s paytable: a preset name or JSON like \'{"7": 300, "6": 100}\' (repeatable)',
+    )
+    parser.add_argument("--json", action="store_true", help="print the par sheet as JSON")
+    parser.add_argument(
+        "--strategy", action="store_true", help="print the optimal strategy as a dealer trainer reads it"
+    )
+
+
+def parse_paytable_options(options: list[str]) -> dict[str, Paytable]:
+    tables: dict[str, Paytable] = {}
+    for option in options:
+        wager, sep, spec_text = option.partition("=")
+        if not sep or not wager:
+            raise UserError(f"--paytable {option!r}: write WAGER=PRESET or WAGER='{{\"7\": 300, ...}}'")
+        spec: object = spec_text
+        if spec_text.lstrip().startswith("{"):
+            try:
+                spec = json.loads(spec_text)
+            except json.JSONDecodeError as error:
+                raise UserError(f"--paytable {wager}: not valid JSON ({error.msg})") from None
+        tables[wager] = parse_paytable(spec, field=f"--paytable {wager}")
+    return tables
+
+
+def _percent(value: float, digits: int = 4) -> str:
+    return f"{100 * value:.{digits}f}%"
+
+
+def render_report(sheet: dict[str, Any]) -> str:
+    lines = [f"Par sheet: {sheet['game']} ({sheet['banking']}-banked)", ""]
+    lines.append(f"Seven-card hands: {sheet['hands']:,}")
+    lines.append(
+        f"{'length':>8} {'longest flush':>16} {'probability':>12} {'longest run':>14} {'probability':>12}"
+    )
+    for length in range(1, 8):
+        flush = sheet["flush_length"].get(str(length), 0)
+        run = sheet["straight_flush_length"].get(str(length), 0)
+        lines.append(
+            f"{length:>8} {flush:>16,} {flush / sheet['hands']:>12.8f} "
+            f"{run:>14,} {run / sheet['hands']:>12.8f}"
+        )
+    lines.append("")
+    lines.append(f"Banker qualifies: {_percent(sheet['banker_qualifies'])}")
+    base = sheet["base_game"]
+    lines.append("")
+    lines.append("Base game, optimal strategy")
+    lines.append(f"  house edge per ante:          {_percent(base['house_edge'])}")
+    lines.append(f"  element of risk (per wagered): {_percent(base['element_of_risk'])}")
+    lines.append(f"  average total wager (antes):   {base['average_wager']:.6f}")
+    lines.append("  decisions:")
+    for decision, probability in base["decision_frequencies"].items():
+        lines.append(f"    {decision:<28} {_percent(probability)}")
+    if "expected_value" in base:
+        lines.append(f"  expected value per ante:       {base['expected_value']:+.6f}")
+    if "outcome_frequencies" in base:
+        lines.append("  outcomes:")
+        for outcome, probability in base["outcome_frequencies"].items():
+            lines.append(f"    {outcome:<28} {_percent(probability)}")
+    for wager, bet in sheet["side_bets"].items():
+        lines.append("")
+        lines.append(f"Side bet {wager} ({bet['paytable_name']})")
+        if "assumes" in bet:
+            lines.append(f"  assumes {bet['assumes']}")
+            lines.append(
+                f"  {'line':>6} {'pays':>6} {'win':>12} {'push':>12} {'lose':>12} {'fold':>12} {'return':>10}"
+            )
+            for row in bet["lines"]:
+                lines.append(
+                    f"  {row['line']:>6} {row['pays']:>6} {row['win_probability']:>12.8f} "
+                    f"{row['push_probability']:>12.8f} "
+                    f"{row['loss_probability']:>12.8f} {row['fold_probability']:>12.8f} "
+                    f"{row['return']:>10.6f}"
+                )
+        else:
+            lines.append(f"  {'line':>6} {'pays':>6} {'combinations':>14} {'probability':>12} {'return':>10}")
+            for row in bet["lines"]:
+                lines.append(
+                    f"  {row['line']:>6} {row['pays']:>6} {row['count']:>14,} "
+                    f"{row['probability']:>12.8f} {row['return']:>10.6f}"
+                )
+        lines.append(
+            f"  house edge {_percent(bet['house_edge'])}, hit frequency {_percent(bet['hit_frequency'])}"
+        )
+    lines.append("")
+    lines.append(f"Computed exactly in {sheet['runtime_s']:.1f} s")
+    return "\n".join(lines)
+
+
+def render_strategy(sheet: dict[str, Any]) -> str:
+    base = sheet["base_game"]
+    lines = [f"Optimal strategy: {sheet['game']}", ""]
+    for entry in base["strategy"]:
+        title = entry.get("title") or f"{entry['flush_length']}-card flush"
+        lines.append(f"{title}: {entry['rule']}")
+        for mixed in entry.get("depends_on_other_cards", []):
+            shares = ", ".join(
+                f"other suits {pattern}: {_percent(share, 0)}"
+                for pattern, share in mixed["by_other_suit_sizes"].items()
+            )
+            lines.append(
+                f"    {mixed['flush']:<10} raise {_percent(mixed['raise_share'], 0):>5} of hands ({shares})"
+            )
+        for note in entry.get("notes", []):
+            lines.append(f"    {note}")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    request = build_request(args.game, args.banking, parse_paytable_options(args.paytable))
+    sheet = par_sheet(request)
+    if args.json:
+        print(json.dumps(sheet, indent=2))
+    elif args.strategy:
+        print(render_strategy(sheet))
+    else:
+        print(render_report(sheet))
+    return 0

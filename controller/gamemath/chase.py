@@ -1,0 +1,536 @@
+"""Chase the Flush, exact: the optimal check / all-in / fold play over all three streets.
+
+The player's three hole cards H, the 2-card flop F, the 2-card turn and river T (together the
+community C = F + T) and the dealer's three hole cards D from the other 45. Working backwards:
+
+- river: for every (H, C), count the dealer hands D by outcome (qualifies or not; player wins, ties,
+  loses) with the same per-suit generating functions as High Card Flush (the dealer's 3 cards are the
+  t^3 coefficient of a product over the suits), and take max(all-in 1x, fold);
+- flop: for every (H, F), sum over the 1,081 turn-river pairs: max(all-in 2x now, the river's value);
+- preflop: for every H, max(all-in 3x now, the sum of the flop values).
+
+The EV of an all-in of a antes is linear in a (a * S1 + S0 summed over the dealer hands), so each
+(H, C) keeps just two integers. Hole hands are visited once per class of suit renamings (1,755 classes
+for 22,100 hands), and the classes are shared between worker processes.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Mapping
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import cache
+from math import comb
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from controller.gamemath.hand_counts import flush_length_counts, poly_product_coefficient
+from controller.gamemath.tables import BINOMIAL, FULL_SUIT, POPCOUNT_NP, SUIT_STRENGTH_NP, IntArray
+from controller.rules.cards import RANKS, SUITS
+from controller.rules.hands import QUALIFYING_STRENGTH
+from controller.rules.paytables import Paytable, default_paytable
+
+HOLE = 3
+DEALER_HANDS = comb(45, 3)  # 14,190 per (hole, community)
+FLOPS = comb(49, 2)  # 1,176
+TURN_RIVERS = comb(47, 2)  # 1,081
+DEALS_PER_HOLE = FLOPS * TURN_RIVERS * DEALER_HANDS
+_LOW_SEVEN = (1 << 7) - 1  # ranks 2..8: a 3-card flush of these does not qualify
+_FOLD = -2  # ante and X-tra lost
+_RIVER_CHUNK = 8192
+AnyIntArray = npt.NDArray[np.signedinteger[Any]]
+_POPCOUNT32 = POPCOUNT_NP.astype(np.int32)
+_STRENGTH32 = SUIT_STRENGTH_NP.astype(np.int32)
+_BINOMIAL32 = BINOMIAL[:14, :4].astype(np.int32)
+
+
+def qualifying_hands() -> int:
+    """Seven-card hands that qualify (the dealer's 3 hole + 4 community are a uniform 7-card hand):
+    every hand with a 4+ card flush, and the 3-card-flush hands not all of whose 3-card suits are
+    below the 9."""
+    counts = flush_length_counts()
+    up_to_three = [comb(13, k) for k in range(4)]
+    low_threes = [comb(13, 0), comb(13, 1), comb(13, 2), comb(7, 3)]
+    max_two = poly_product_coefficient([up_to_three[:3]] * 4, 7)
+    all_low = poly_product_coefficient([low_threes] * 4, 7) - max_two
+    return sum(count for length, count in counts.items() if length >= 4) + counts[3] - all_low
+
+
+@dataclass(frozen=True)
+class _HoleClass:
+    cards: tuple[int, int, int]
+    weight: int
+
+
+@cache
+def hole_classes() -> tuple[_HoleClass, ...]:
+    """The 3-card hole hands up to renaming the suits, each with how many hands it stands for."""
+    weights: dict[tuple[int, ...], int] = {}
+    representative: dict[tuple[int, ...], tuple[int, int, int]] = {}
+    for cards in itertools.combinations(range(52), HOLE):
+        masks = [0, 0, 0, 0]
+        for card in cards:
+            masks[card // 13] |= 1 << (card % 13)
+        key = tuple(sorted(masks, key=lambda m: (int(POPCOUNT_NP[m]), m), reverse=True))
+        weights[key] = weights.get(key, 0) + 1
+        if key not in representative:
+            canon = [
+                suit * 13 + rank for suit, mask in enumerate(key) for rank in range(13) if mask >> rank & 1
+            ]
+            representative[key] = (canon[0], canon[1], canon[2])
+    return tuple(_HoleClass(representative[key], weights[key]) for key in sorted(weights))
+
+
+@cache
+def _community_index() -> tuple[IntArray, IntArray]:
+    """All 4-subsets of 49 positions, and for each flop pair the indices of the 4-subsets holding it."""
+    quads = np.array(list(itertools.combinations(range(49), 4)), dtype=np.int64)
+    index_of = {tuple(q): i for i, q in enumerate(quads.tolist())}
+    pairs = list(itertools.combinations(range(49), 2))
+    by_flop = np.empty((len(pairs), TURN_RIVERS), dtype=np.int64)
+    for f, (a, b) in enumerate(pairs):
+        rest = [x for x in range(49) if x not in (a, b)]
+        by_flop[f] = [index_of[tuple(sorted((a, b, c, d)))] for c, d in itertools.combinations(rest, 2)]
+    return quads, by_flop
+
+
+@cache
+def _superset_table() -> tuple[IntArray, IntArray]:
+    """Every (c, d): c a rank set of at most 4 community ranks, d at most 3 further ranks (the dealer's),
+    as sorted keys ``(c * 4 + |d|) << 13 | (c | d)``, with d beside each key. For one suit, the dealer
+    subsets d with (d | c) below a flush M are the keys of segment (c, |d|) below ``... | M``."""
+    small = np.flatnonzero(POPCOUNT_NP <= 4)
+    extras = np.flatnonzero(POPCOUNT_NP <= HOLE)
+    c = np.repeat(small, len(extras))
+    d = np.tile(extras, len(small))
+    keep = (c & d) == 0
+    c, d = c[keep], d[keep]
+    keys = ((c * 4 + POPCOUNT_NP[d]) << 13) | (c | d)  # below 2**28: int32
+    order = np.argsort(keys, kind="stable")
+    return keys[order].astype(np.int32), d[order]
+
+
+def _dealer_coefficient(
+    free: list[AnyIntArray], extra: list[AnyIntArray], special: list[AnyIntArray]
+) -> AnyIntArray:
+    """The t^3 coefficient of prod_s P_s: suit s's dealer subsets of k cards number C(free_s, k) below
+    ``extra_s`` cards, ``special_s`` at exactly ``extra_s`` and none above."""
+    polys = []
+    for s in range(4):
+        f, e, g = free[s], extra[s], special[s]
+        two = f * (f - 1) // 2
+        binomials = (np.ones_like(f), f, two, two * (f - 2) // 3)
+        polys.append([np.where(k < e, binomials[k], np.where(k == e, g, 0)) for k in range(HOLE + 1)])
+    product = polys[0]
+    for poly in polys[1:-1]:
+        product = [_dot(product, poly, d) for d in range(HOLE + 1)]
+    return _dot(product, polys[-1], HOLE)
+
+
+def _dot(first: list[AnyIntArray], second: list[AnyIntArray], degree: int) -> AnyIntArray:
+    """The t^degree coefficient of the product of two polynomials."""
+    total = first[0] * second[degree]
+    for i in range(1, degree + 1):
+        total = total + first[i] * second[degree - i]
+    return total
+
+
+def river_terms(
+    cards: tuple[int, int, int], xtra_lines: tuple[tuple[int, int], ...]
+) -> tuple[IntArray, IntArray, IntArray, IntArray]:
+    """For one hole hand: every community set (as cards, shape (211876, 4)), and for each, the player's
+    flush length and, summed over the dealer's 14,190 hands, the all-in's result per ante of all-in
+    (S1) and the rest (S0): going all in for a antes returns a * S1 + S0 in antes."""
+    quads, _ = _community_index()
+    rest = np.array([c for c in range(52) if c not in cards], dtype=np.int64)
+    card_bits = np.left_shift(np.int64(1), rest)
+    all_bits = card_bits[quads].sum(axis=1)  # distinct cards: the sum is the union
+    hole = [0, 0, 0, 0]
+    for card in cards:
+        hole[card // 13] |= 1 << (card % 13)
+    table_keys, table_extra = _superset_table()
+    # The dealer cannot hold the player's hole ranks: keep only the subsets that avoid them.
+    suit_keys = [table_keys[(table_extra & hole[s]) == 0] for s in range(4)]
+    # Renaming suits that the hole hand cannot tell apart (e.g. the three suits of a suited hole hand)
+    # maps a community set to one with the same value: evaluate one set of each such family.
+    symmetries = [
+        perm for perm in itertools.permutations(range(4)) if all(hole[perm[s]] == hole[s] for s in range(4))
+    ]
+    canonical = all_bits
+    for perm in symmetries[1:]:
+        renamed = sum(((all_bits >> (13 * s)) & FULL_SUIT) << (13 * perm[s]) for s in range(4))
+        canonical = np.minimum(canonical, renamed)
+    unique_bits, family = np.unique(canonical, return_inverse=True)
+    slopes = []
+    bases = []
+    lengths = []
+    # Chunks small enough for the CPU cache: the work is many short passes over the same rows.
+    for start in range(0, len(unique_bits), _RIVER_CHUNK):
+        chunk = unique_bits[start : start + _RIVER_CHUNK]
+        slope, base, length = _river_chunk(chunk, hole, suit_keys, xtra_lines)
+        slopes.append(slope)
+        bases.append(base)
+        lengths.append(length)
+    return (
+        rest[quads],
+        np.concatenate(slopes)[family],
+        np.concatenate(bases)[family],
+        np.concatenate(lengths)[family],
+    )
+
+
+def _river_chunk(
+    all_bits: IntArray, hole: list[int], suit_keys: list[IntArray], xtra_lines: tuple[tuple[int, int], ...]
+) -> tuple[IntArray, IntArray, IntArray]:
+    # int32 throughout: every count here is at most C(45, 3), and half-width rows stream faster.
+    community = [((all_bits >> (13 * s)) & FULL_SUIT).astype(np.int32) for s in range(4)]
+    player = [community[s] | hole[s] for s in range(4)]
+    strength = np.maximum.reduce([_STRENGTH32[player[s]] for s in range(4)])
+    length = strength >> 13
+    flush = strength & FULL_SUIT
+    size_c = [_POPCOUNT32[community[s]] for s in range(4)]
+    free = [13 - int(POPCOUNT_NP[hole[s]]) - size_c[s] for s in range(4)]
+    extra = [length - size_c[s] for s in range(4)]
+
+    below_x = []
+    identical = []
+    for s in range(4):
+        keys = suit_keys[s]
+        segment = (community[s] * 4 + np.clip(extra[s], 0, HOLE)) << 13
+        below_x.append(
+            (np.searchsorted(keys, segment | flush) - np.searchsorted(keys, segment)).astype(np.int32)
+        )
+        identical.append(((community[s] & ~flush) == 0) & ((flush & hole[s]) == 0))
+    weaker = _dealer_coefficient(free, extra, below_x)
+    # An identical flush is possible in few rows: count "not stronger" only there.
+    maybe_tie = np.flatnonzero(np.logical_or.reduce(identical))
+    ties = np.zeros_like(weaker)
+    if len(maybe_tie):
+        not_stronger = _dealer_coefficient(
+            [free[s][maybe_tie] for s in range(4)],
+            [extra[s][maybe_tie] for s in range(4)],
+            [below_x[s][maybe_tie] + identical[s][maybe_tie] for s in range(4)],
+        )
+        ties[maybe_tie] = not_stronger - weaker[maybe_tie]
+    below_q = [
+        np.where(
+            (community[s] & ~_LOW_SEVEN) == 0,
+            _BINOMIAL32[_POPCOUNT32[~(community[s] | hole[s]) & _LOW_SEVEN], np.clip(3 - size_c[s], 0, HOLE)],
+            0,
+        )
+        for s in range(4)
+    ]
+    not_qualifying = _dealer_coefficient(free, [3 - size_c[s] for s in range(4)], below_q)
+
+    qualifies = strength >= QUALIFYING_STRENGTH
+    wins_q = np.where(qualifies, weaker - not_qualifying, 0)
+    ties_q = np.where(qualifies, ties, 0)
+    wins_n = np.where(qualifies, not_qualifying, weaker)
+    ties_n = np.where(qualifies, 0, ties)
+    losses_q = DEALER_HANDS - not_qualifying - wins_q - ties_q
+    losses_n = not_qualifying - wins_n - ties_n
+    xtra = np.zeros_like(length)
+    for line, odds in reversed(xtra_lines):  # shortest line first, longer lines overwrite
+        xtra = np.where(length >= line, odds, xtra)
+    wins = wins_q + wins_n
+    slope = wins - losses_q - losses_n  # per ante of all-in
+    base = wins_q + xtra * wins - 2 * losses_q - losses_n
+    return slope.astype(np.int64), base.astype(np.int64), length.astype(np.int64)
+
+
+@dataclass
+class _HoleResult:
+    all_in_3x: int  # summed over every deal of this hole hand, in antes
+    check_value: int
+    flops_by_length: IntArray  # flops by the player's 5-card flush length
+    flop_bets_by_length: IntArray  # of those, where the checked player goes all in 2x
+    rivers_by_length: IntArray  # (flop, turn-river) after two checks, by the 7-card flush length
+    river_calls_by_length: IntArray  # of those, where the player goes all in 1x (else folds)
+    cards: tuple[int, int, int]
+
+
+@cache
+def _flop_pairs() -> IntArray:
+    return np.array(list(itertools.combinations(range(49), 2)), dtype=np.int64)
+
+
+def _solve_hole(cards: tuple[int, int, int], xtra_lines: tuple[tuple[int, int], ...]) -> _HoleResult:
+    _, by_flop = _community_index()
+    _, slope, base, length = river_terms(cards, xtra_lines)
+    river_call = slope + base
+    river_value = np.maximum(river_call, _FOLD * DEALER_HANDS)
+
+    flop_bet = (2 * slope + base)[by_flop].sum(axis=1)
+    flop_check = river_value[by_flop].sum(axis=1)
+    flop_value = np.maximum(flop_bet, flop_check)
+    bets_on_flop = flop_bet > flop_check
+    calls = (river_call > _FOLD * DEALER_HANDS)[by_flop]  # (flops, turn-rivers)
+    checked_flops = ~bets_on_flop
+    all_in_3x = 6 * int((3 * slope + base).sum())  # each community set is 6 (flop, turn-river) orders
+
+    rest = np.array([c for c in range(52) if c not in cards], dtype=np.int64)
+    flop_cards = rest[_flop_pairs()]
+    five = np.concatenate(
+        [np.tile(np.array(cards, dtype=np.int64), (len(flop_cards), 1)), flop_cards], axis=1
+    )
+    suit_counts = np.stack([(five // 13 == s).sum(axis=1) for s in range(4)])
+    flop_length = suit_counts.max(axis=0)
+    river_length = length[by_flop][checked_flops]
+    return _HoleResult(
+        all_in_3x=all_in_3x,
+        check_value=int(flop_value.sum()),
+        flops_by_length=np.bincount(flop_length, minlength=8),
+        flop_bets_by_length=np.bincount(flop_length[bets_on_flop], minlength=8),
+        rivers_by_length=np.bincount(river_length.ravel(), minlength=8),
+        river_calls_by_length=np.bincount(river_length[calls[checked_flops]], minlength=8),
+        cards=cards,
+    )
+
+
+def _solve_hole_star(args: tuple[tuple[int, int, int], tuple[tuple[int, int], ...]]) -> _HoleResult:
+    return _solve_hole(*args)
+
+
+@dataclass
+class ChaseSolution:
+    xtra: Paytable
+    total_value: int = 0  # over every deal, in antes (the X-tra Bonus's result included)
+    total_all_in: int = 0  # antes put in all-in, over every deal
+    deals_by_decision: dict[str, int] = field(default_factory=dict)
+    preflop: list[tuple[str, int, Fraction, Fraction]] = field(default_factory=list)  # hand, hands, 3x, check
+    class_rows: list[dict[str, Any]] = field(default_factory=list)  # exact per-class sums (see class_row)
+    # Weighted by deals: flops seen after a preflop check by 5-card flush length, and bets among them;
+    # rivers seen after two checks by 7-card flush length, and calls among them.
+    flops_by_length: dict[int, int] = field(default_factory=dict)
+    flop_bets_by_length: dict[int, int] = field(default_factory=dict)
+    rivers_by_length: dict[int, int] = field(default_factory=dict)
+    river_calls_by_length: dict[int, int] = field(default_factory=dict)
+
+    @property
+    def deals(self) -> int:
+        return comb(52, 3) * DEALS_PER_HOLE
+
+    @property
+    def expected_value(self) -> Fraction:
+        """The player's expected result per ante (ante, X-tra Bonus and all-in together)."""
+        return Fraction(self.total_value, self.deals)
+
+    @property
+    def average_wager(self) -> Fraction:
+        """Expected total staked per ante: ante + X-tra Bonus + all-in."""
+        return 2 + Fraction(self.total_all_in, self.deals)
+
+
+def _hole_text(cards: tuple[int, int, int]) -> str:
+    return " ".join(RANKS[c % 13] + SUITS[c // 13] for c in sorted(cards, key=lambda c: (-(c % 13), c)))
+
+
+def _accumulate(counter: dict[int, int], by_length: IntArray, scale: int) -> None:
+    for length in np.flatnonzero(by_length):
+        counter[int(length)] = counter.get(int(length), 0) + int(by_length[length]) * scale
+
+
+def solve_chase(xtra: Paytable | None = None, *, workers: int | None = None) -> ChaseSolution:
+    """The exact optimal three-street strategy and its expected value."""
+    table = xtra or default_paytable("chase-the-flush", "house", "xtra_bonus")
+    classes = hole_classes()
+    jobs = [(hole.cards, table.odds_by_length) for hole in classes]
+    processes = workers if workers is not None else min(2, os.cpu_count() or 1)
+    if processes > 1:
+        with ProcessPoolExecutor(max_workers=processes) as pool:
+            results = list(pool.map(_solve_hole_star, jobs, chunksize=8))
+    else:
+        results = [_solve_hole_star(job) for job in jobs]
+    solution = ChaseSolution(table)
+    decisions = {"all_in_3x_preflop": 0, "all_in_2x_flop": 0, "all_in_1x_river": 0, "fold": 0}
+    for hole, result in zip(classes, results, strict=True):
+        weight = hole.weight
+        bets_preflop = result.all_in_3x > result.check_value
+        solution.class_rows.append(class_row(hole, result))
+        solution.preflop.append(
+            (
+                _hole_text(result.cards),
+                weight,
+                Fraction(result.all_in_3x, DEALS_PER_HOLE),
+                Fraction(result.check_value, DEALS_PER_HOLE),
+            )
+        )
+        if bets_preflop:
+            solution.total_value += weight * result.all_in_3x
+            solution.total_all_in += weight * 3 * DEALS_PER_HOLE
+            decisions["all_in_3x_preflop"] += weight * DEALS_PER_HOLE
+            continue
+        solution.total_value += weight * result.check_value
+        per_flop = TURN_RIVERS * DEALER_HANDS
+        flop_bets = int(result.flop_bets_by_length.sum())
+        river_calls = int(result.river_calls_by_length.sum())
+        river_seen = int(result.rivers_by_length.sum())
+        solution.total_all_in += weight * (2 * flop_bets * per_flop + river_calls * DEALER_HANDS)
+        decisions["all_in_2x_flop"] += weight * flop_bets * per_flop
+        decisions["all_in_1x_river"] += weight * river_calls * DEALER_HANDS
+        decisions["fold"] += weight * (river_seen - river_calls) * DEALER_HANDS
+        _accumulate(solution.flops_by_length, result.flops_by_length, weight * per_flop)
+        _accumulate(solution.flop_bets_by_length, result.flop_bets_by_length, weight * per_flop)
+        _accumulate(solution.rivers_by_length, result.rivers_by_length, weight * DEALER_HANDS)
+        _accumulate(solution.river_calls_by_length, result.river_calls_by_length, weight * DEALER_HANDS)
+    solution.deals_by_decision = decisions
+    assert sum(decisions.values()) == solution.deals
+    return solution
+
+
+def class_row(hole: _HoleClass, result: _HoleResult) -> dict[str, Any]:
+    """One hole-hand class's exact sums over its deals: what the par sheet is added up from."""
+    return {
+        "hole": _hole_text(hole.cards),
+        "weight": hole.weight,
+        "all_in_3x": result.all_in_3x,
+        "check": result.check_value,
+        "flop_bets": int(result.flop_bets_by_length.sum()),
+        "river_seen": int(result.rivers_by_length.sum()),
+        "river_calls": int(result.river_calls_by_length.sum()),
+    }
+
+
+def totals_from_rows(rows: list[dict[str, Any]]) -> tuple[Fraction, Fraction]:
+    """(expected value per ante, average total wager per ante) from the per-class rows."""
+    value = 0
+    all_in = 0
+    for row in rows:
+        weight = row["weight"]
+        if row["all_in_3x"] > row["check"]:
+            value += weight * row["all_in_3x"]
+            all_in += weight * 3 * DEALS_PER_HOLE
+        else:
+            value += weight * row["check"]
+            all_in += weight * (2 * row["flop_bets"] * TURN_RIVERS + row["river_calls"]) * DEALER_HANDS
+    deals = comb(52, 3) * DEALS_PER_HOLE
+    return Fraction(value, deals), 2 + Fraction(all_in, deals)
+
+
+def solve_class(hole_text: str, xtra: Paytable | None = None) -> dict[str, Any]:
+    """The exact row of one hole-hand class, given as its cards (e.g. "Ac Kc Qd")."""
+    cards = [RANKS.index(text[0]) + 13 * SUITS.index(text[1]) for text in hole_text.split()]
+    table = xtra or default_paytable("chase-the-flush", "house", "xtra_bonus")
+    hole = next(h for h in hole_classes() if sorted(h.cards) == sorted(cards))
+    return class_row(hole, _solve_hole(hole.cards, table.odds_by_length))
+
+
+def hole_hand_values(cards: tuple[int, int, int]) -> tuple[Fraction, Fraction]:
+    """(EV of all in 3x preflop, EV of checking and playing on optimally) per ante for one hole hand."""
+    result = _solve_hole(cards, default_paytable("chase-the-flush", "house", "xtra_bonus").odds_by_length)
+    return Fraction(result.all_in_3x, DEALS_PER_HOLE), Fraction(result.check_value, DEALS_PER_HOLE)
+
+
+def _hole_kind(hand: str) -> str:
+    suits = {card[1] for card in hand.split()}
+    return {1: "three suited", 2: "two suited", 3: "rainbow"}[len(suits)]
+
+
+def chase_strategy(solution: ChaseSolution) -> list[dict[str, Any]]:
+    """The strategy as a dealer trainer reads it: preflop by hole-hand type, then flop and river."""
+    chart: list[dict[str, Any]] = []
+    by_kind: dict[str, list[tuple[str, int, Fraction, Fraction]]] = {}
+    for entry in solution.preflop:
+        by_kind.setdefault(_hole_kind(entry[0]), []).append(entry)
+    for kind in ("three suited", "two suited", "rainbow"):
+        entries = by_kind.get(kind, [])
+        hands = sum(weight for _, weight, _, _ in entries)
+        betting = [entry for entry in entries if entry[2] > entry[3]]
+        bet_hands = sum(weight for _, weight, _, _ in betting)
+        notes = [
+            f"{hand}: 3x {float(ev3):+.4f}, check {float(check):+.4f}"
+            for hand, _, ev3, check in sorted(betting, key=lambda e: e[2] - e[3])[:12]
+        ]
+        chart.append(
+            {
+                "title": f"Preflop, {kind}",
+                "rule": f"all in 3x with {bet_hands / hands:.2%} of these hands "
+                f"({len(betting)} of {len(entries)} classes); the closest bets:",
+                "bet_classes": [hand for hand, _, _, _ in betting],
+                "notes": notes,
+            }
+        )
+    chart.append(
+        {
+            "title": "Flop (after a check)",
+            "rule": "all in 2x by the player's 5-card flush length: "
+            + ", ".join(
+                f"{length}-card {solution.flop_bets_by_length.get(length, 0) / seen:.1%}"
+                for length, seen in sorted(solution.flops_by_length.items())
+            ),
+        }
+    )
+    chart.append(
+        {
+            "title": "River (after two checks)",
+            "rule": "all in 1x (else fold) by the player's 7-card flush length: "
+            + ", ".join(
+                f"{length}-card {solution.river_calls_by_length.get(length, 0) / seen:.1%}"
+                for length, seen in sorted(solution.rivers_by_length.items())
+            ),
+        }
+    )
+    return chart
+
+
+def chase_base_game(paytables: Mapping[str, Paytable]) -> dict[str, Any]:
+    """The base game's figures for the par sheet (the X-tra Bonus's paytable from ``paytables``)."""
+    solution = solve_chase(paytables.get("xtra_bonus"))
+    edge = -solution.expected_value
+    return {
+        "expected_value": float(solution.expected_value),
+        "house_edge": float(edge),
+        "element_of_risk": float(edge / solution.average_wager),
+        "average_wager": float(solution.average_wager),
+        "xtra_bonus_paytable": solution.xtra.to_json(),
+        "decision_frequencies": {k: v / solution.deals for k, v in solution.deals_by_decision.items()},
+        "strategy": chase_strategy(solution),
+        "exact": {
+            "expected_value": f"{solution.expected_value.numerator}/{solution.expected_value.denominator}",
+            "average_wager": f"{solution.average_wager.numerator}/{solution.average_wager.denominator}",
+            "decision_deal_counts": solution.deals_by_decision,
+            "deals": solution.deals,
+        },
+    }
+
+
+def main(argv: list[str]) -> int:
+    """``python -m controller.gamemath.chase [--write FILE]``: solve the game, print its figures and
+    optionally write the per-class rows (JSON lines) the tests check samples of."""
+    import json  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+    import time  # noqa: PLC0415
+
+    started = time.perf_counter()
+    solution = solve_chase()
+    elapsed_s = time.perf_counter() - started
+    if len(argv) == 2 and argv[0] == "--write":
+        with open(argv[1], "w", encoding="utf-8") as out:
+            out.writelines(json.dumps(row) + "\n" for row in solution.class_rows)
+    ev, wager = totals_from_rows(solution.class_rows)
+    assert ev == solution.expected_value
+    assert wager == solution.average_wager
+    json.dump(
+        {
+            "seconds": round(elapsed_s, 1),
+            "expected_value": float(ev),
+            "expected_value_exact": f"{ev.numerator}/{ev.denominator}",
+            "average_wager": float(wager),
+            "decisions": {k: v / solution.deals for k, v in solution.deals_by_decision.items()},
+        },
+        sys.stdout,
+        indent=2,
+    )
+    print()
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main(sys.argv[1:]))

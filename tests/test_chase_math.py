@@ -1,0 +1,89 @@
+"""Chase the Flush's exact engine: river counts against brute force over every dealer hand."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from controller.gamemath.chase import (
+    DEALER_HANDS,
+    hole_classes,
+    qualifying_hands,
+    river_terms,
+    solve_class,
+    totals_from_rows,
+)
+from controller.rules.cards import parse_cards
+from controller.rules.hands import evaluate
+from controller.rules.paytables import default_paytable
+
+XTRA = default_paytable("chase-the-flush", "house", "xtra_bonus")
+
+
+def _brute_force(hole: list[int], community: list[int], all_in: int) -> int:
+    """The player's result in antes summed over every dealer hand, straight from RULES.md."""
+    rest = [card for card in range(52) if card not in hole and card not in community]
+    player = evaluate(hole + community)
+    odds = XTRA.odds_for(player.flush_length)
+    xtra = odds if odds is not None else 0  # a win with fewer than 4 cards pushes the X-tra Bonus
+    total = 0
+    for dealer_cards in itertools.combinations(rest, 3):
+        dealer = evaluate(list(dealer_cards) + community)
+        if player > dealer:
+            total += all_in + xtra + (1 if dealer.qualifies else 0)
+        elif player < dealer:
+            total -= all_in + 1 + (1 if dealer.qualifies else 0)
+    return total
+
+
+@pytest.mark.parametrize("text", ["Ah Ad Ac", "9s 8s 2s", "Kh Qh 3c"])
+def test_river_terms_match_brute_force(text: str) -> None:
+    hole = parse_cards(text.split())
+    community_sets, slope, base, _ = river_terms((hole[0], hole[1], hole[2]), XTRA.odds_by_length)
+    rng = random.Random(text)
+    for index in [rng.randrange(len(community_sets)) for _ in range(3)]:
+        community = [int(card) for card in community_sets[index]]
+        for all_in in (1, 3):
+            assert all_in * int(slope[index]) + int(base[index]) == _brute_force(hole, community, all_in)
+
+
+def test_hole_classes_cover_every_hole_hand() -> None:
+    classes = hole_classes()
+    assert len(classes) == 1755
+    assert sum(hole.weight for hole in classes) == 22_100
+
+
+def test_dealer_qualifies_as_in_rules_md() -> None:
+    assert qualifying_hands() == 100_825_036
+    assert DEALER_HANDS == 14_190
+
+
+CLASS_ROWS = Path(__file__).parent / "data" / "chase_classes.jsonl"
+
+
+def _rows() -> list[dict[str, Any]]:
+    return [json.loads(line) for line in CLASS_ROWS.read_text().splitlines()]
+
+
+def test_published_expected_value_per_ante_with_250_20_5_1() -> None:
+    """Wizard of Odds, Chase the Flush: EV -0.023907 per ante, average wager 3.564878 (X-tra 250/20/5/1).
+
+    The rows are the engine's exact per-class sums (written by `python -m controller.gamemath.chase
+    --write`); the next test recomputes a sample of them, so a wrong engine fails one or the other."""
+    rows = _rows()
+    assert len(rows) == 1755
+    assert sum(row["weight"] for row in rows) == 22_100
+    expected_value, average_wager = totals_from_rows(rows)
+    assert round(float(expected_value), 6) == -0.023907
+    assert round(float(average_wager), 6) == 3.564878
+
+
+@pytest.mark.parametrize("index", [0, 400, 900, 1754])
+def test_class_rows_recompute_exactly(index: int) -> None:
+    row = _rows()[index]
+    assert solve_class(row["hole"]) == row

@@ -14,6 +14,8 @@ from controller.errors import UserError
 # Subcommand modules in the order `flushtable --help` lists them.
 COMMAND_MODULES: tuple[str, ...] = (
     "controller.commands.demo",
+    "controller.commands.user",
+    "controller.commands.panel",
 )
 
 

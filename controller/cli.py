@@ -10,10 +10,17 @@ from types import ModuleType
 
 from controller import __version__
 from controller.errors import UserError
+from controller.logs import configure_logging
 
 # Subcommand modules in the order `flushtable --help` lists them.
 COMMAND_MODULES: tuple[str, ...] = (
     "controller.commands.demo",
+    "controller.commands.settle",
+    "controller.commands.config",
+    "controller.commands.journal",
+    "controller.commands.recall",
+    "controller.commands.meters",
+    "controller.commands.clear",
     "controller.commands.user",
     "controller.commands.panel",
 )
@@ -40,6 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    # Logs go to standard error (JSON lines unless a terminal), so command output stays clean.
+    configure_logging()
     try:
         status: int = args.handler(args)
     except UserError as error:

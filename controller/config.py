@@ -21,17 +21,11 @@ from urllib.parse import parse_qs, urlsplit
 from controller.errors import UserError
 from controller.journal.chain import canonical_json
 from controller.passwords import parse_password_hash
+from controller.rules.games import DESIGNATED_PLAYER, GAMES
 from controller.rules.paytables import DEFAULT_PRESET, Paytable, default_paytable, parse_paytable
 
-GAMES: dict[str, int] = {"high-card-flush": 6, "top-flush": 6, "chase-the-flush": 7}
-"""Each game and the most seats its one deck serves (RULES.md)."""
-
-BANKING_MODES: dict[str, tuple[str, ...]] = {
-    "high-card-flush": ("house", "designated-player"),
-    "top-flush": ("house",),
-    "chase-the-flush": ("house",),
-}
-RAKE_METHODS = ("all_players", "players_not_dp", "dp_only")  # RULES.md (i), (ii), (iii)
+RAKE_METHODS = ("all_players", "players_not_dp", "dp_only")
+RAKE_METHOD_CODES = {"all_players": "i", "players_not_dp": "ii", "dp_only": "iii"}  # RULES.md (i)-(iii)
 DEVICE_KINDS = ("shuffler", "bet_sensors", "dealer_display")
 ROLES = ("viewer", "supervisor", "manager")
 DEVICE_KEY_BYTES = 32  # firmware_protocol.constants.DEVICE_KEY_LEN: HMAC-SHA256 device keys
@@ -202,6 +196,12 @@ class TableConfig:
         """sha256 of the effective configuration: journaled in table_opened as config_digest."""
         return hashlib.sha256(canonical_json(self.to_json()).encode("utf-8")).hexdigest()
 
+    def rake_json(self) -> dict[str, Any] | None:
+        """The rake in the settle input shape (``{"method": "i", "amount": CENTS}``), or None."""
+        if self.rake is None:
+            return None
+        return {"method": RAKE_METHOD_CODES[self.rake.method], "amount": self.rake.amount_cents}
+
     def paytables_json(self) -> dict[str, Any]:
         """The paytables in the settle input shape: a preset's name, or a custom table's lines."""
         return {
@@ -283,7 +283,10 @@ class _Section:
             unit = " (amounts are whole cents)" if name.endswith("_cents") else ""
             raise self.error(name, f"must be a whole number, not {_toml_type(value)} {value!r}{unit}")
         if not minimum <= value <= maximum:
-            raise self.error(name, f"{value} is out of range {minimum}..{maximum}")
+            why = ""
+            if name == "seats":
+                why = " (one deck serves that many hands and the banker's)"
+            raise self.error(name, f"{value} is out of range {minimum}..{maximum}{why}")
         return value
 
     def optional_integer(self, name: str, *, minimum: int, maximum: int) -> int | None:
@@ -349,22 +352,26 @@ class _Parser:
                 "id", f"{table_id!r}: 1 to 32 letters, digits, '_' or '.', starting with a letter or digit"
             )
         game = table.string("game", choices=tuple(GAMES))
-        max_seats = GAMES[game]
-        seats = table.integer("seats", minimum=1, maximum=7, default=max_seats)
-        if seats > max_seats:
-            raise table.error("seats", f"{seats} seats, but one deck serves at most {max_seats} in {game}")
-        table.done()
+        spec = GAMES[game]
 
         banking_section = root.section("banking")
         mode = banking_section.string("mode", default="house", choices=("house", "designated-player"))
-        if mode not in BANKING_MODES[game]:
+        if mode not in spec.banking_modes:
             raise banking_section.error("mode", f"{game} is house-banked only")
         house_banks = banking_section.boolean("house_banks_when_nobody_accepts", default=False)
-        if house_banks and mode != "designated-player":
+        if house_banks and mode != DESIGNATED_PLAYER:
             raise banking_section.error(
                 "house_banks_when_nobody_accepts", "only a designated-player table has a bank to accept"
             )
         banking_section.done()
+
+        # The deck serves max_players hands plus the banker's. At a designated-player table the banker
+        # is one of the seats, so it has one seat more, unless the house may bank a round itself.
+        max_seats = spec.max_players + (1 if mode == DESIGNATED_PLAYER and not house_banks else 0)
+        seats = table.integer("seats", minimum=1, maximum=max_seats, default=max_seats)
+        if mode == DESIGNATED_PLAYER and seats < 2:
+            raise table.error("seats", "a designated-player table needs at least 2 seats")
+        table.done()
         banking = Banking(mode, house_banks)  # type: ignore[arg-type]
 
         limits_section = root.section("limits", required=True)

@@ -26,13 +26,26 @@ SHARED_PROCESSORS: list[Processor] = [
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
 
 
+class _StandardError:
+    """Standard error as it is when written to, not when configured (tests and daemons swap it)."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+    def isatty(self) -> bool:
+        return sys.stderr.isatty()
+
+
 def configure_logging(
     *, level: str = "info", json_lines: bool | None = None, stream: TextIO | None = None
 ) -> None:
     """Send structlog events to ``stream`` (standard error by default, so command output stays clean).
 
     ``json_lines`` None chooses by the stream: JSON lines unless it is a terminal."""
-    output = stream if stream is not None else sys.stderr
+    output: Any = stream if stream is not None else _StandardError()
     if level not in _LEVELS:
         raise ValueError(f"log level must be one of {', '.join(_LEVELS)}, not {level!r}")
     as_json = not _is_terminal(output) if json_lines is None else json_lines
@@ -53,7 +66,7 @@ def configure_logging(
     )
 
 
-def _is_terminal(stream: TextIO) -> bool:
+def _is_terminal(stream: Any) -> bool:
     isatty = getattr(stream, "isatty", None)
     return bool(isatty and isatty())
 

@@ -205,5 +205,13 @@ class ResetDevice:
 
 
 DomainCommand = (
-    Shuffle | Deal | LockBets | UnlockBets | SetSpotLamp | ShowButton | ShowText | ShowSeatResult | ResetDevice
+    Shuffle
+    | Deal
+    | LockBets
+    | UnlockBets
+    | SetSpotLamp
+    | ShowButton
+    | ShowText
+    | ShowSeatResult
+    | ResetDevice
 )

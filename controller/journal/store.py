@@ -283,9 +283,8 @@ class Journal:
                 connection.execute("BEGIN IMMEDIATE")
                 row = connection.execute("SELECT seq, hash FROM journal ORDER BY seq DESC LIMIT 1").fetchone()
                 last_seq, prev_hash = (row[0], row[1]) if row else (0, GENESIS_HASH)
-                closed_in_batch: set[str] = set()
                 for item, payload in zip(pending, payload_objects, strict=True):
-                    self._refuse_double_close(item, closed_in_batch)
+                    self._refuse_double_close(item)
                     seq = last_seq + 1
                     hash_hex = entry_hash(
                         prev_hash=prev_hash,
@@ -349,21 +348,20 @@ class Journal:
             )
         return written
 
-    def _refuse_double_close(self, item: PendingEntry, closed_in_batch: set[str]) -> None:
-        """The trigger refuses it too; this names the round and the entry that closed it."""
+    def _refuse_double_close(self, item: PendingEntry) -> None:
+        """The trigger refuses it too; this names the round and the entry that closed it (an entry
+        inserted earlier in the same batch is visible here: same transaction)."""
         if item.kind not in CLOSING_KINDS or item.round_id is None:
             return
         row = self._connection.execute(
             f"SELECT seq, kind FROM journal WHERE round_id = ? AND kind IN {_CLOSING_SQL} LIMIT 1",
             (item.round_id,),
         ).fetchone()
-        if row is not None or item.round_id in closed_in_batch:
-            where = f"by {row[1]} at entry {row[0]}" if row else "earlier in the same batch"
+        if row is not None:
             raise JournalError(
-                f"journal {self.path}: round {item.round_id} is already closed {where}; "
-                f"{item.kind} refused (a round is closed once)"
+                f"journal {self.path}: round {item.round_id} is already closed by {row[1]} "
+                f"at entry {row[0]}; {item.kind} refused (a round is closed once)"
             )
-        closed_in_batch.add(item.round_id)
 
     def _rollback(self) -> None:
         if self._connection.in_transaction:

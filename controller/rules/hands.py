@@ -27,7 +27,9 @@ _RANK_ACE = RANKS.index("A")
 POPCOUNT: tuple[int, ...] = tuple(mask.bit_count() for mask in range(RANK_MASKS))
 """Number of ranks in each 13-bit rank set."""
 
-SUIT_STRENGTH: tuple[int, ...] = tuple((POPCOUNT[mask] << RANKS_PER_SUIT) | mask for mask in range(RANK_MASKS))
+SUIT_STRENGTH: tuple[int, ...] = tuple(
+    (POPCOUNT[mask] << RANKS_PER_SUIT) | mask for mask in range(RANK_MASKS)
+)
 """The strength of a hand whose flush is this rank set."""
 
 
@@ -170,11 +172,11 @@ def evaluate_bits(card_set: int) -> Hand:
     # Pairwise comparisons rather than max(): this is the hot path of every settlement and benchmark.
     best = _KEY_CLUBS[card_set & 0x1FFF]
     other = _KEY_DIAMONDS[(card_set >> 13) & 0x1FFF]
-    if other > best:
+    if other > best:  # noqa: PLR1730 - max() costs a call on the hot path
         best = other
     hearts = _KEY_HEARTS[(card_set >> 26) & 0x1FFF]
     other = _KEY_SPADES[card_set >> 39]
-    if other > hearts:
+    if other > hearts:  # noqa: PLR1730 - as above
         hearts = other
     return Hand(best if best > hearts else hearts, card_set)
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from controller.errors import UserError
 
 MAX_LINE_LENGTH = 7  # seven cards make every hand
+_LINE_KEYS = frozenset(str(length) for length in range(1, MAX_LINE_LENGTH + 1))
 MAX_ODDS = 1_000_000  # no posted paytable comes near; a typo like 80000000 should be refused
 
 
@@ -87,13 +88,16 @@ def parse_paytable(spec: object, *, field: str) -> Paytable:
             known = ", ".join(sorted(PRESETS))
             raise UserError(f"{field}: unknown paytable preset {spec!r} (known: {known})") from None
     if not isinstance(spec, Mapping) or not spec:
-        raise UserError(f"{field}: a paytable is a preset name or a non-empty object like {{\"7\": 300}}")
+        raise UserError(f'{field}: a paytable is a preset name or a non-empty object like {{"7": 300}}')
     lines: dict[int, int] = {}
     for key, odds in spec.items():
         length_text = str(key)
-        if not length_text.isdigit() or not 1 <= int(length_text) <= MAX_LINE_LENGTH:
-            raise UserError(f"{field}: line {key!r} is not a length from 1 to {MAX_LINE_LENGTH}")
-        if isinstance(odds, bool) or not isinstance(odds, int) or not 0 <= odds <= MAX_ODDS:
-            raise UserError(f"{field}.{key}: odds must be a whole number from 0 to {MAX_ODDS}, not {odds!r}")
+        if length_text not in _LINE_KEYS:
+            raise UserError(f"{field}: line {length_text[:20]!r} is not a length from 1 to {MAX_LINE_LENGTH}")
+        if isinstance(odds, bool) or not isinstance(odds, int) or not 1 <= odds <= MAX_ODDS:
+            raise UserError(
+                f"{field}.{key}: odds must be a whole number from 1 to {MAX_ODDS} "
+                f"(leave out a line that pays nothing), not {str(odds)[:40]}"
+            )
         lines[int(length_text)] = odds
     return Paytable.from_lines("custom", lines)

@@ -1,0 +1,103 @@
+"""`flushtable journal verify|show|tail|head`: check and read the table's journal."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from controller.commands.journal_args import add_journal_arguments, journal_path
+from controller.errors import UserError
+from controller.journal.kinds import KNOWN_KINDS
+from controller.journal.store import Journal, JournalEntry
+from controller.journal.verify import verify_chain
+
+NAME = "journal"
+HELP = "verify the journal's hash chain, or show its entries"
+FOLLOW_POLL_S = 0.2
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="journal_action", metavar="ACTION", required=True)
+    verify = actions.add_parser(
+        "verify", help="check every entry's hash chain; exit 1 naming the first bad entry"
+    )
+    add_journal_arguments(verify)
+    verify.add_argument(
+        "--anchor",
+        metavar="SEQ:HASH",
+        help="also require entry SEQ to have this hash (kept from `journal head`)",
+    )
+    show = actions.add_parser("show", help="print entries, oldest first")
+    add_journal_arguments(show)
+    show.add_argument("--round", metavar="ID", help="only this round's entries")
+    show.add_argument(
+        "--kind", metavar="KIND", action="append", help="only entries of this kind (repeatable)"
+    )
+    show.add_argument("--since", metavar="SEQ", type=int, default=0, help="only entries after SEQ")
+    show.add_argument("--json", action="store_true", help="one JSON object a line, every column")
+    tail = actions.add_parser("tail", help="print the last entries; --follow keeps printing new ones")
+    add_journal_arguments(tail)
+    tail.add_argument("-n", "--lines", type=int, default=20, metavar="N", help="how many (default 20)")
+    tail.add_argument("--follow", action="store_true", help="keep printing entries as they are appended")
+    tail.add_argument("--json", action="store_true", help="one JSON object a line, every column")
+    head = actions.add_parser(
+        "head", help="print the last entry's seq and hash (an anchor to keep elsewhere)"
+    )
+    add_journal_arguments(head)
+
+
+def run(args: argparse.Namespace) -> int:
+    path = journal_path(args)
+    action: str = args.journal_action
+    if action == "verify":
+        anchor = _parse_anchor(args.anchor) if args.anchor else None
+        result = verify_chain(path, anchor=anchor)
+        print(result.summary())
+        if not result.append_only_triggers:
+            print("warning: the append-only triggers are missing from this journal", file=sys.stderr)
+        return 0 if result.ok else 1
+    with Journal.open_existing(path) as journal:
+        if action == "head":
+            last = journal.last_entry()
+            print(f"{last.seq}:{last.hash}" if last else "0:" + "0" * 64)
+            return 0
+        if action == "show":
+            kinds = _check_kinds(args.kind)
+            for entry in journal.entries(since_seq=args.since, round_id=args.round, kinds=kinds):
+                print(_format(entry, as_json=args.json))
+            return 0
+        if args.lines < 1:
+            raise UserError(f"--lines: must be at least 1, not {args.lines}")
+        last = journal.last_entry()
+        since = max(0, (last.seq if last else 0) - args.lines)
+        while True:
+            for entry in journal.entries(since_seq=since):
+                print(_format(entry, as_json=args.json), flush=args.follow)
+                since = entry.seq
+            if not args.follow:
+                return 0
+            time.sleep(FOLLOW_POLL_S)
+
+
+def _parse_anchor(text: str) -> tuple[int, str]:
+    seq_text, _, hash_hex = text.partition(":")
+    if not seq_text.isdigit() or len(hash_hex) != 64 or any(c not in "0123456789abcdef" for c in hash_hex):
+        raise UserError(f"--anchor: {text!r} is not SEQ:HASH (the output of `flushtable journal head`)")
+    return int(seq_text), hash_hex
+
+
+def _check_kinds(kinds: list[str] | None) -> list[str] | None:
+    for kind in kinds or []:
+        if kind not in KNOWN_KINDS:
+            raise UserError(f"--kind: unknown entry kind {kind!r} (known: {', '.join(sorted(KNOWN_KINDS))})")
+    return kinds
+
+
+def _format(entry: JournalEntry, *, as_json: bool) -> str:
+    if as_json:
+        return json.dumps(entry.to_json(), ensure_ascii=False, sort_keys=True)
+    payload = json.dumps(entry.payload, ensure_ascii=False, sort_keys=True, separators=(", ", ": "))
+    round_text = entry.round_id or "-"
+    return f"{entry.seq:>7} {entry.time_utc} {round_text:<22} {entry.source:<14} {entry.kind:<18} {payload}"

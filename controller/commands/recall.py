@@ -1,0 +1,39 @@
+"""`flushtable recall`: the last rounds (10 by default), or one round, readable or as JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from controller.commands.journal_args import add_journal_arguments, journal_path
+from controller.errors import UserError
+from controller.journal.recall import DEFAULT_LAST, recall_records
+from controller.journal.render import render_records
+
+NAME = "recall"
+HELP = "recall the last rounds played (cards, hands, every wager's result, faults)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_journal_arguments(parser)
+    parser.add_argument(
+        "--last", type=int, default=None, metavar="N", help=f"the last N rounds (default {DEFAULT_LAST})"
+    )
+    parser.add_argument("--round", metavar="ID", help="one round, by its id")
+    parser.add_argument(
+        "--json", action="store_true", help="a JSON array of recall records (docs/journal.md)"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.round is not None and args.last is not None:
+        raise UserError("--round and --last: give one or the other")
+    last = args.last if args.last is not None else (None if args.round else DEFAULT_LAST)
+    if last is not None and last < 1:
+        raise UserError(f"--last: must be at least 1, not {last}")
+    records = recall_records(journal_path(args), last=last, round_id=args.round)
+    if args.json:
+        print(json.dumps(records, ensure_ascii=False, indent=2))
+    else:
+        print(render_records(records))
+    return 0

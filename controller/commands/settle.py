@@ -1,0 +1,121 @@
+"""`flushtable settle [FILE] [--jsonl]`: settle a round given as JSON and print the settlement as JSON.
+
+The contract is docs/settle.md. Bad input: one line on standard error naming the field and the reason,
+exit status 2, never a traceback. With --jsonl each bad line is answered by ``{"error": "..."}`` in its
+place, the rest are settled, and the exit status is 2 at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterable
+from typing import IO, NoReturn
+
+from controller.errors import UserError
+from controller.rules.settle import settle_round_json
+
+NAME = "settle"
+HELP = "settle one round given as JSON (a file, or standard input) and print its settlement as JSON"
+
+MAX_INPUT_CHARS = 10_000_000  # a round is a few kilobytes; refuse a runaway file rather than exhaust memory
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", nargs="?", metavar="FILE", help="the round as JSON (default: standard input)")
+    parser.add_argument(
+        "--jsonl",
+        action="store_true",
+        help='read one round per line and write one settlement (or {"error": ...}) per line, in order',
+    )
+
+
+def _refuse_constant(name: str) -> NoReturn:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def _refuse_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    obj: dict[str, object] = {}
+    for key, value in pairs:
+        if key in obj:
+            raise ValueError(f"field {key!r} appears twice in one object")
+        obj[key] = value
+    return obj
+
+
+def load_round_json(text: str, *, where: str = "input") -> object:
+    """Strict JSON: no NaN or Infinity, no key given twice in one object, no 5,000-digit numbers."""
+    try:
+        return json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_refuse_duplicates)
+    except json.JSONDecodeError as error:
+        raise UserError(
+            f"{where}: not JSON: {error.msg} at line {error.lineno} column {error.colno}"
+        ) from None
+    except (ValueError, RecursionError) as error:
+        # ValueError: our hooks, and Python's limit on the digits of an int; RecursionError: [[[[...]]]].
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise UserError(f"{where}: not acceptable JSON: {reason}") from None
+
+
+def settle_text(text: str, *, where: str = "input") -> dict[str, object]:
+    """Settle one round from its JSON text: the settlement as a JSON-ready dict, or UserError."""
+    obj = load_round_json(text, where=where)
+    if not isinstance(obj, dict):
+        raise UserError(f"{where}: a round is a JSON object, not {type(obj).__name__}")
+    try:
+        return settle_round_json(obj)
+    except RecursionError:
+        raise UserError(f"{where}: nested too deeply") from None
+
+
+def _read(path: str | None) -> str:
+    try:
+        if path is None or path == "-":
+            text = sys.stdin.read(MAX_INPUT_CHARS + 1)
+        else:
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read(MAX_INPUT_CHARS + 1)
+    except OSError as error:
+        raise UserError(f"FILE: cannot read {path}: {error.strerror}") from None
+    except UnicodeDecodeError:
+        raise UserError(f"FILE: {path or 'standard input'} is not UTF-8 text") from None
+    if len(text) > MAX_INPUT_CHARS:
+        raise UserError(f"FILE: more than {MAX_INPUT_CHARS} characters; one round is a few kilobytes")
+    return text
+
+
+def settle_lines(lines: Iterable[str], out: IO[str], err: IO[str]) -> int:
+    """--jsonl: one result per input line, in order; blank lines are skipped. A bad line is answered by
+    ``{"error": "line N: ..."}`` in its place; at the end one line on ``err`` counts the refusals and
+    the status is 2. 0 when every line settled."""
+    refused: list[str] = []
+    settled = 0
+    for line_number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            result: dict[str, object] = settle_text(line, where="input")
+            settled += 1
+        except UserError as error:
+            message = f"line {line_number}: {error}"
+            result = {"error": message}
+            refused.append(message)
+        out.write(json.dumps(result) + "\n")
+    if refused:
+        print(
+            f"flushtable settle: {len(refused)} of {len(refused) + settled} rounds refused "
+            f"(first: {refused[0]})",
+            file=err,
+        )
+        return 2
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    text = _read(args.file)
+    if args.jsonl:
+        return settle_lines(text.splitlines(), sys.stdout, sys.stderr)
+    result = settle_text(text)
+    sys.stdout.write(json.dumps(result, indent=2) + "\n")
+    return 0

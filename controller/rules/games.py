@@ -1,0 +1,163 @@
+"""The three games' wagers, seat limits and decision limits (RULES.md), as pure data and functions.
+
+Public names other modules rely on (keep them stable):
+
+- ``GAMES``: ``{game_name: GameSpec}`` for ``"high-card-flush"``, ``"top-flush"``, ``"chase-the-flush"``.
+- ``game_spec(name)``: the :class:`GameSpec`, or :class:`UserError` naming the field ``game``.
+- ``decision_limits(game, hand, ante_cents, street=None) -> (min_cents, max_cents)``: the amounts a
+  seat may put on its decision wager (raise / play / all-in) with the cards it actually holds.
+- ``decision_multiplier_limits(game, hand, street=None) -> (min_x, max_x)``: the same in antes.
+- ``STREETS`` and ``ALL_IN_MULTIPLIER``: Chase the Flush's betting streets and the all-in each allows.
+
+Wagers are listed in spot order (drivers/events.py: a spot is the wager's index in ``GameSpec.wagers``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from controller.errors import UserError
+from controller.rules.hands import Hand
+
+HIGH_CARD_FLUSH = "high-card-flush"
+TOP_FLUSH = "top-flush"
+CHASE_THE_FLUSH = "chase-the-flush"
+
+HOUSE = "house"
+DESIGNATED_PLAYER = "designated-player"
+BANKING_MODES: tuple[str, ...] = (HOUSE, DESIGNATED_PLAYER)
+
+# Chase the Flush: the street on which the single all-in was made, and its size in antes (RULES.md:
+# "Before the flop: ... all in for 3x the ante. After the flop: ... 2x. After the turn and river: ... 1x").
+PREFLOP = "preflop"
+FLOP = "flop"
+RIVER = "river"
+STREETS: tuple[str, ...] = (PREFLOP, FLOP, RIVER)
+ALL_IN_MULTIPLIER: dict[str, int] = {PREFLOP: 3, FLOP: 2, RIVER: 1}
+
+DECK_CARDS = 52
+
+
+@dataclass(frozen=True, slots=True)
+class GameSpec:
+    """Everything about a game that does not depend on the cards.
+
+    ``wagers`` is in spot order. ``decision_wager`` is the wager a player makes after seeing cards
+    (``raise``, ``play``, ``all_in``); ``bonus_wagers`` are the side bets paid by a paytable.
+    ``max_players`` counts the seats that play against the banker (in designated-player mode the DP's
+    own seat is not among them: its cards are the banker's hand).
+    """
+
+    name: str
+    wagers: tuple[str, ...]
+    required_wagers: tuple[str, ...]
+    optional_wagers: tuple[str, ...]
+    decision_wager: str
+    bonus_wagers: tuple[str, ...]
+    max_players: int
+    hole_cards: int  # cards each seat and the banker are dealt
+    community_cards: int  # shared cards completing every hand (Chase the Flush: 4)
+    banking_modes: tuple[str, ...]
+
+    @property
+    def hand_cards(self) -> int:
+        """Cards in every evaluated hand: hole plus community (7 in each game)."""
+        return self.hole_cards + self.community_cards
+
+    def cards_needed(self, players: int) -> int:
+        """Cards one round with ``players`` seats (plus the banker) takes from the deck."""
+        return (players + 1) * self.hole_cards + self.community_cards
+
+
+GAMES: dict[str, GameSpec] = {
+    spec.name: spec
+    for spec in (
+        # RULES.md "High Card Flush Poker": at most 6 players (7 cards each, plus the banker's 7).
+        GameSpec(
+            name=HIGH_CARD_FLUSH,
+            wagers=("ante", "raise", "flush", "straight_flush"),
+            required_wagers=("ante",),
+            optional_wagers=("flush", "straight_flush"),
+            decision_wager="raise",
+            bonus_wagers=("flush", "straight_flush"),
+            max_players=6,
+            hole_cards=7,
+            community_cards=0,
+            banking_modes=(HOUSE, DESIGNATED_PLAYER),
+        ),
+        # RULES.md "Top Flush (house-banked)": at most 6 players.
+        GameSpec(
+            name=TOP_FLUSH,
+            wagers=("ante", "play", "top_flush_bonus", "straight_flush_jackpot"),
+            required_wagers=("ante",),
+            optional_wagers=("top_flush_bonus", "straight_flush_jackpot"),
+            decision_wager="play",
+            bonus_wagers=("top_flush_bonus", "straight_flush_jackpot"),
+            max_players=6,
+            hole_cards=7,
+            community_cards=0,
+            banking_modes=(HOUSE,),
+        ),
+        # RULES.md "Chase the Flush (house-banked)": up to 7 players, 3 hole cards, 4 community cards.
+        GameSpec(
+            name=CHASE_THE_FLUSH,
+            wagers=("ante", "xtra_bonus", "same_suit_bonus", "all_in"),
+            required_wagers=("ante", "xtra_bonus"),
+            optional_wagers=("same_suit_bonus",),
+            decision_wager="all_in",
+            bonus_wagers=("xtra_bonus", "same_suit_bonus"),
+            max_players=7,
+            hole_cards=3,
+            community_cards=4,
+            banking_modes=(HOUSE,),
+        ),
+    )
+}
+
+for _spec in GAMES.values():  # the deck must serve a full table: checked once, at import
+    assert _spec.cards_needed(_spec.max_players) <= DECK_CARDS, _spec.name
+
+
+def game_spec(name: object) -> GameSpec:
+    """The game called ``name``; anything else is refused naming the field ``game``."""
+    if isinstance(name, str) and name in GAMES:
+        return GAMES[name]
+    raise UserError(f"game: unknown game {name!r} (known: {', '.join(GAMES)})")
+
+
+def decision_multiplier_limits(game: str, hand: Hand, street: str | None = None) -> tuple[int, int]:
+    """The decision wager's (minimum, maximum) in antes for a seat holding ``hand``.
+
+    - High Card Flush raise: at least 1x; at most 1x with a flush of 4 or fewer cards, 2x with a
+      5-card flush, 3x with a 6- or 7-card flush.
+    - Top Flush play: at least 1x; up to 2x with a 5-card flush, up to 4x with a 6- or 7-card flush.
+    - Chase the Flush all-in: exactly 3x before the flop, 2x after the flop, 1x after the turn and
+      river; ``street`` (``"preflop"``, ``"flop"``, ``"river"``) is required and ``hand`` is unused.
+    """
+    if game == HIGH_CARD_FLUSH:
+        length = hand.flush_length
+        return (1, 3 if length >= 6 else 2 if length == 5 else 1)
+    if game == TOP_FLUSH:
+        length = hand.flush_length
+        return (1, 4 if length >= 6 else 2 if length == 5 else 1)
+    if game == CHASE_THE_FLUSH:
+        if street not in ALL_IN_MULTIPLIER:
+            raise UserError(f"street: must be one of {', '.join(STREETS)}, not {street!r}")
+        multiplier = ALL_IN_MULTIPLIER[street]
+        return (multiplier, multiplier)
+    raise UserError(f"game: unknown game {game!r} (known: {', '.join(GAMES)})")
+
+
+def decision_limits(game: str, hand: Hand, ante_cents: int, street: str | None = None) -> tuple[int, int]:
+    """The (minimum, maximum) cents a seat holding ``hand`` with ``ante_cents`` may put on its decision
+    wager: the High Card Flush raise, the Top Flush play, the Chase the Flush all-in (exactly
+    3x / 2x / 1x the ante by ``street``). Any amount in between is allowed (Chase: only the one).
+    A fold is not a decision wager: it is expressed by not placing one.
+    """
+    low, high = decision_multiplier_limits(game, hand, street)
+    return (low * ante_cents, high * ante_cents)
+
+
+def largest_decision_multiplier(game: str) -> int:
+    """The largest decision wager any hand can make, in antes (what a banker must cover at bet lock)."""
+    return {HIGH_CARD_FLUSH: 3, TOP_FLUSH: 4, CHASE_THE_FLUSH: 3}[game_spec(game).name]

@@ -1,0 +1,979 @@
+"""Settlement of one round of any of the three games, exactly per RULES.md. Pure: no I/O, no clock.
+
+Public API (other modules code against these names; keep them stable):
+
+- :func:`parse_round` ``(obj: Mapping[str, object]) -> Round``: a round from its JSON form (the
+  ``flushtable settle`` contract in docs/settle.md). Raises :class:`UserError` naming the field.
+- :func:`check_round` ``(round) -> None``: the same checks for a :class:`Round` built in code.
+- :func:`settle` ``(round) -> Settlement``: every wager's result. Checks the round first.
+- :meth:`Settlement.to_json` ``() -> dict``: the output contract.
+- :func:`settle_round_json` ``(obj) -> dict``: parse, settle and ``to_json`` in one call.
+
+Signs: a wager's ``net`` is the player's profit (a lost stake of 500 is -500; a push or a returned
+wager is 0). ``banker_net`` is the banker's profit (the house, or the designated player). ``rake`` is
+what the house took as its fee. Every settlement conserves money::
+
+    sum(seat.net for seat in seats) + banker_net + rake == 0
+
+The decisions RULES.md leaves open are written in docs/rules.md ("Decisions").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from controller.errors import CardError, UserError
+from controller.rules.cards import Card, cards_text, parse_card
+from controller.rules.games import (
+    CHASE_THE_FLUSH,
+    DESIGNATED_PLAYER,
+    HOUSE,
+    STREETS,
+    TOP_FLUSH,
+    GameSpec,
+    decision_limits,
+    game_spec,
+    largest_decision_multiplier,
+)
+from controller.rules.hands import Hand, compare, evaluate
+from controller.rules.paytables import Paytable, default_paytable, parse_paytable
+
+MIN_SEAT = 1
+MAX_SEAT = 7  # the table's seat positions (drivers/events.py MAX_SEAT)
+MAX_AMOUNT_CENTS = 100_000_000_000  # one billion in the table's currency: anything above is a typo
+
+RAKE_METHODS: tuple[str, ...] = ("i", "ii", "iii")
+"""RULES.md house rake: (i) every player uniformly (the DP included), (ii) every player but the DP,
+(iii) the DP only."""
+
+# Wager results.
+WIN = "win"
+LOSE = "lose"
+PUSH = "push"
+RETURNED = "returned"  # a dead hand's or dead seat's wager: given back, whatever the cards
+
+# Seat statuses.
+LIVE = "live"
+FOLDED = "folded"
+DEAD = "dead"
+
+
+# --- the round ------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Banking:
+    """Who banks the round. House by default; in designated-player mode ``seat`` is the DP's seat,
+    ``funds_cents`` what the DP posted before the deal and ``bonus_cap_cents`` the optional maximum
+    aggregate bonus payout per round."""
+
+    mode: str = HOUSE
+    seat: int | None = None
+    funds_cents: int = 0
+    bonus_cap_cents: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Rake:
+    """The house's fee per hand (designated-player mode): ``method`` "i", "ii" or "iii", and the fixed
+    ``amount_cents`` each payer pays."""
+
+    method: str
+    amount_cents: int
+
+
+@dataclass(frozen=True, slots=True)
+class Seat:
+    """One player's seat: its hole cards, its wagers in cents, its decision.
+
+    ``folded`` is the fold; ``street`` is, in Chase the Flush, when the all-in was made.
+    """
+
+    seat: int
+    cards: tuple[Card, ...]
+    wagers: Mapping[str, int]
+    folded: bool = False
+    street: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Round:
+    """One round to settle. ``dealer`` is the banker's hole cards (the DP's in designated-player mode);
+    ``community`` the shared cards (Chase the Flush). ``paytables`` overrides the game's default preset
+    per bonus wager. ``dead`` kills the whole round (a shuffler fault, a card seen twice at the table)."""
+
+    game: str
+    dealer: tuple[Card, ...]
+    seats: tuple[Seat, ...]
+    banking: Banking = field(default_factory=Banking)
+    community: tuple[Card, ...] = ()
+    paytables: Mapping[str, Paytable] = field(default_factory=dict)
+    rake: Rake | None = None
+    dead: bool = False
+
+    def paytable(self, wager: str) -> Paytable:
+        """The paytable ``wager`` is paid by in this round: the round's own, or the game's preset."""
+        table = self.paytables.get(wager)
+        return table if table is not None else default_paytable(self.game, self.banking.mode, wager)
+
+
+# --- the settlement -------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class WagerResult:
+    """One wager's outcome. ``net`` is the player's profit. ``odds`` is the paytable line a bonus won
+    on; ``shortfall_cents`` what a designated player owed but could not pay; ``capped_from_cents`` the
+    win before the aggregate bonus cap reduced it."""
+
+    wager: str
+    stake_cents: int
+    result: str
+    net_cents: int
+    odds: int | None = None
+    shortfall_cents: int = 0
+    capped_from_cents: int | None = None
+
+    def to_json(self) -> dict[str, object]:
+        out: dict[str, object] = {"stake": self.stake_cents, "result": self.result, "net": self.net_cents}
+        if self.odds is not None:
+            out["odds"] = self.odds
+        if self.capped_from_cents is not None:
+            out["capped_from"] = self.capped_from_cents
+        if self.shortfall_cents:
+            out["shortfall"] = self.shortfall_cents
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class SeatResult:
+    """One seat's settlement. ``hand`` is None for a dead seat: a dead hand's cards are never shown."""
+
+    seat: int
+    status: str
+    hand: Hand | None
+    wagers: tuple[WagerResult, ...]
+    rake_cents: int = 0
+    dead_reason: str | None = None
+
+    @property
+    def net_cents(self) -> int:
+        """The player's profit on the round: every wager's net, less the rake the seat paid."""
+        return sum(wager.net_cents for wager in self.wagers) - self.rake_cents
+
+    def wager(self, name: str) -> WagerResult | None:
+        for wager in self.wagers:
+            if wager.wager == name:
+                return wager
+        return None
+
+    def to_json(self) -> dict[str, object]:
+        out: dict[str, object] = {"seat": self.seat, "status": self.status}
+        if self.dead_reason is not None:
+            out["reason"] = self.dead_reason
+        out["hand"] = None if self.hand is None else self.hand.to_json()
+        out["wagers"] = {wager.wager: wager.to_json() for wager in self.wagers}
+        out["rake"] = self.rake_cents
+        out["net"] = self.net_cents
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class RakeLine:
+    """One rake charge: ``seat`` is the payer's seat; ``designated_player`` says it is the DP."""
+
+    seat: int
+    amount_cents: int
+    designated_player: bool = False
+
+    def to_json(self) -> dict[str, object]:
+        payer = "designated player" if self.designated_player else "player"
+        return {"seat": self.seat, "payer": payer, "amount": self.amount_cents}
+
+
+@dataclass(frozen=True, slots=True)
+class DesignatedPlayerReport:
+    """How the DP's funds went: seats taken into action in ``action_order``, what was committed at bet
+    lock, collected from losing wagers, paid to winners, and the shortfall owed but not paid."""
+
+    seat: int
+    funds_cents: int
+    action_order: tuple[int, ...]
+    committed_cents: int
+    collected_cents: int
+    paid_cents: int
+    shortfall_cents: int
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "seat": self.seat,
+            "funds": self.funds_cents,
+            "action_order": list(self.action_order),
+            "committed": self.committed_cents,
+            "collected": self.collected_cents,
+            "paid": self.paid_cents,
+            "shortfall": self.shortfall_cents,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class BonusCapReport:
+    """The aggregate bonus cap: the round's bonus wins before it, what was paid after the proportional
+    reduction, and the rounding (cap minus paid) that the rounding down left unpaid."""
+
+    cap_cents: int
+    bonus_wins_cents: int
+    applied: bool
+    paid_cents: int
+    rounding_cents: int
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "cap": self.cap_cents,
+            "bonus_wins": self.bonus_wins_cents,
+            "applied": self.applied,
+            "paid": self.paid_cents,
+            "rounding": self.rounding_cents,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Settlement:
+    """The result of :func:`settle`. ``dealer_hand`` is None when the round is dead."""
+
+    game: str
+    banking_mode: str
+    dead: bool
+    dealer_hand: Hand | None
+    dealer_qualifies: bool | None
+    seats: tuple[SeatResult, ...]
+    rake_lines: tuple[RakeLine, ...] = ()
+    designated_player: DesignatedPlayerReport | None = None
+    bonus_cap: BonusCapReport | None = None
+
+    @property
+    def rake_cents(self) -> int:
+        return sum(line.amount_cents for line in self.rake_lines)
+
+    @property
+    def banker_rake_cents(self) -> int:
+        return sum(line.amount_cents for line in self.rake_lines if line.designated_player)
+
+    @property
+    def banker_net_cents(self) -> int:
+        """The banker's profit: what the players lost less what they won, less the DP's own rake."""
+        return -sum(wager.net_cents for seat in self.seats for wager in seat.wagers) - self.banker_rake_cents
+
+    def seat(self, number: int) -> SeatResult:
+        for seat in self.seats:
+            if seat.seat == number:
+                return seat
+        raise KeyError(number)
+
+    def to_json(self) -> dict[str, object]:
+        dealer: dict[str, object] | None = None
+        if self.dealer_hand is not None:
+            dealer = {"qualifies": self.dealer_qualifies, "hand": self.dealer_hand.to_json()}
+        out: dict[str, object] = {
+            "game": self.game,
+            "banking": self.banking_mode,
+            "dead": self.dead,
+            "dealer": dealer,
+            "seats": [seat.to_json() for seat in self.seats],
+            "banker_net": self.banker_net_cents,
+            "rake": self.rake_cents,
+        }
+        if self.banking_mode == DESIGNATED_PLAYER:
+            out["rake_lines"] = [line.to_json() for line in self.rake_lines]
+        if self.designated_player is not None:
+            out["designated_player"] = self.designated_player.to_json()
+        if self.bonus_cap is not None:
+            out["bonus_cap"] = self.bonus_cap.to_json()
+        return out
+
+
+# --- parsing ----------------------------------------------------------------------------------------
+_ROUND_KEYS = frozenset({"game", "banking", "paytables", "rake", "dealer", "community", "seats", "dead"})
+_SEAT_KEYS = frozenset({"seat", "cards", "wagers", "folded", "street"})
+
+
+def _type_name(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "a number"
+    if isinstance(value, float):
+        return "a fractional number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list | tuple):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "an object"
+    return type(value).__name__
+
+
+def _show(value: object) -> str:
+    """A short rendering of a bad value for an error message (never a 5,000-digit number)."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _object(value: object, field_name: str, allowed: frozenset[str] | None = None) -> Mapping[str, object]:
+    if not isinstance(value, Mapping):
+        raise UserError(f"{field_name}: must be an object, not {_type_name(value)}")
+    for key in value:
+        if not isinstance(key, str):
+            raise UserError(f"{field_name}: keys must be strings, not {_show(key)}")
+        if allowed is not None and key not in allowed:
+            raise UserError(f"{field_name}: unknown field {key!r} (known: {', '.join(sorted(allowed))})")
+    return value
+
+
+def _list(value: object, field_name: str) -> Sequence[object]:
+    if not isinstance(value, list | tuple):
+        raise UserError(f"{field_name}: must be a list, not {_type_name(value)}")
+    return value
+
+
+def _amount(value: object, field_name: str) -> int:
+    """Cents: a whole number from 0 to MAX_AMOUNT_CENTS. Booleans are not numbers here."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise UserError(
+            f"{field_name}: must be a whole number of cents, not {_type_name(value)} {_show(value)}"
+        )
+    if value < 0:
+        raise UserError(f"{field_name}: must not be negative, not {_show(value)}")
+    if value > MAX_AMOUNT_CENTS:
+        raise UserError(
+            f"{field_name}: {_show(value)} is above the largest amount accepted ({MAX_AMOUNT_CENTS})"
+        )
+    return value
+
+
+def _seat_number(value: object, field_name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise UserError(
+            f"{field_name}: must be a seat number {MIN_SEAT}..{MAX_SEAT}, not {_type_name(value)}"
+        )
+    if not MIN_SEAT <= value <= MAX_SEAT:
+        raise UserError(f"{field_name}: must be a seat number {MIN_SEAT}..{MAX_SEAT}, not {_show(value)}")
+    return value
+
+
+def _bool(value: object, field_name: str) -> bool:
+    if not isinstance(value, bool):
+        raise UserError(f"{field_name}: must be true or false, not {_type_name(value)} {_show(value)}")
+    return value
+
+
+def _cards(value: object, field_name: str) -> tuple[Card, ...]:
+    texts = _list(value, field_name)
+    cards: list[Card] = []
+    for position, text in enumerate(texts):
+        try:
+            cards.append(parse_card(text))
+        except CardError as error:
+            raise UserError(f"{field_name}[{position}]: {error}") from None
+    return tuple(cards)
+
+
+def _parse_banking(value: object, spec: GameSpec) -> Banking:
+    obj = _object(value, "banking", frozenset({"mode", "seat", "funds", "bonus_cap"}))
+    mode = obj.get("mode", HOUSE)
+    if mode == HOUSE:
+        extra = sorted(set(obj) - {"mode"})
+        if extra:
+            raise UserError(f"banking.{extra[0]}: only the designated-player mode takes {extra[0]!r}")
+        return Banking()
+    if mode != DESIGNATED_PLAYER:
+        raise UserError(f"banking.mode: must be {HOUSE!r} or {DESIGNATED_PLAYER!r}, not {_show(mode)}")
+    if DESIGNATED_PLAYER not in spec.banking_modes:
+        raise UserError(f"banking.mode: {spec.name} is house-banked only")
+    if "seat" not in obj:
+        raise UserError("banking.seat: missing (the designated player's seat)")
+    if "funds" not in obj:
+        raise UserError("banking.funds: missing (the cents the designated player posted before the deal)")
+    seat = _seat_number(obj["seat"], "banking.seat")
+    funds = _amount(obj["funds"], "banking.funds")
+    cap = obj.get("bonus_cap")
+    return Banking(
+        mode=DESIGNATED_PLAYER,
+        seat=seat,
+        funds_cents=funds,
+        bonus_cap_cents=None if cap is None else _amount(cap, "banking.bonus_cap"),
+    )
+
+
+def _parse_rake(value: object) -> Rake:
+    obj = _object(value, "rake", frozenset({"method", "amount"}))
+    method = obj.get("method")
+    if method not in RAKE_METHODS:
+        raise UserError(
+            f"rake.method: must be 'i' (every player), 'ii' (every player but the designated player) or "
+            f"'iii' (the designated player only), not {_show(method)}"
+        )
+    if "amount" not in obj:
+        raise UserError("rake.amount: missing (the fixed cents per hand each payer pays)")
+    return Rake(method=str(method), amount_cents=_amount(obj["amount"], "rake.amount"))
+
+
+def _parse_seat(value: object, index: int, spec: GameSpec) -> Seat:
+    where = f"seats[{index}]"
+    obj = _object(value, where, _SEAT_KEYS)
+    if "seat" not in obj:
+        raise UserError(f"{where}.seat: missing")
+    number = _seat_number(obj["seat"], f"{where}.seat")
+    if "cards" not in obj:
+        raise UserError(f"{where}.cards: missing")
+    cards = _cards(obj["cards"], f"{where}.cards")
+    wagers_obj = _object(obj.get("wagers"), f"{where}.wagers")
+    wagers: dict[str, int] = {}
+    for name, amount in wagers_obj.items():
+        if name == "progressive" and spec.name == TOP_FLUSH:
+            raise UserError(f"{where}.wagers.progressive: the Progressive wager is not specified yet")
+        if name not in spec.wagers:
+            raise UserError(
+                f"{where}.wagers.{name}: unknown wager for {spec.name} (known: {', '.join(spec.wagers)})"
+            )
+        wagers[name] = _amount(amount, f"{where}.wagers.{name}")
+    folded = _bool(obj.get("folded", False), f"{where}.folded")
+    street = obj.get("street")
+    if street is not None and not isinstance(street, str):
+        raise UserError(f"{where}.street: must be one of {', '.join(STREETS)}, not {_type_name(street)}")
+    return Seat(seat=number, cards=cards, wagers=wagers, folded=folded, street=street)
+
+
+def parse_round(obj: Mapping[str, object]) -> Round:
+    """The round written as JSON per docs/settle.md, checked; a bad field raises UserError naming it."""
+    top = _object(obj, "round", _ROUND_KEYS)
+    if "game" not in top:
+        raise UserError("game: missing (high-card-flush, top-flush or chase-the-flush)")
+    spec = game_spec(top["game"])
+    banking = _parse_banking(top["banking"], spec) if "banking" in top else Banking()
+    paytables: dict[str, Paytable] = {}
+    if "paytables" in top:
+        for wager, table in _object(top["paytables"], "paytables").items():
+            if wager not in spec.bonus_wagers:
+                raise UserError(
+                    f"paytables.{wager}: not a bonus wager of {spec.name} "
+                    f"(bonus wagers: {', '.join(spec.bonus_wagers)})"
+                )
+            paytables[wager] = parse_paytable(table, field=f"paytables.{wager}")
+    rake = None
+    if top.get("rake") is not None:
+        rake = _parse_rake(top["rake"])
+    if "dealer" not in top:
+        raise UserError("dealer: missing (the banker's cards)")
+    dealer = _cards(top["dealer"], "dealer")
+    community = _cards(top["community"], "community") if "community" in top else ()
+    if "seats" not in top:
+        raise UserError("seats: missing")
+    seats = tuple(_parse_seat(seat, index, spec) for index, seat in enumerate(_list(top["seats"], "seats")))
+    dead = _bool(top.get("dead", False), "dead")
+    round_ = Round(
+        game=spec.name,
+        dealer=dealer,
+        seats=seats,
+        banking=banking,
+        community=community,
+        paytables=paytables,
+        rake=rake,
+        dead=dead,
+    )
+    check_round(round_)
+    return round_
+
+
+# --- checks -------------------------------------------------------------------------------------------
+def _round_is_dead(round_: Round, spec: GameSpec) -> bool:
+    """RULES.md: the banker dealt the wrong number, a wrong community count, or a fault: the round is dead."""
+    return (
+        round_.dead or len(round_.dealer) != spec.hole_cards or len(round_.community) != spec.community_cards
+    )
+
+
+def _seat_is_misdealt(seat: Seat, spec: GameSpec) -> bool:
+    """RULES.md: a seat dealt the wrong number of cards is dead."""
+    return len(seat.cards) != spec.hole_cards
+
+
+def check_round(round_: Round) -> None:
+    """Refuse a round that cannot be settled, naming the field: see docs/settle.md "Refused input"."""
+    spec = game_spec(round_.game)
+    banking = round_.banking
+    if banking.mode not in spec.banking_modes:
+        raise UserError(f"banking.mode: {spec.name} cannot be banked {banking.mode!r}")
+    if banking.mode == DESIGNATED_PLAYER:
+        if banking.seat is None:
+            raise UserError("banking.seat: missing (the designated player's seat)")
+        _seat_number(banking.seat, "banking.seat")
+        _amount(banking.funds_cents, "banking.funds")
+        if banking.bonus_cap_cents is not None:
+            _amount(banking.bonus_cap_cents, "banking.bonus_cap")
+    elif round_.rake is not None:
+        raise UserError(
+            "rake: a rake is taken only in the designated-player mode; a house-banked game has none"
+        )
+    if round_.rake is not None:
+        if round_.rake.method not in RAKE_METHODS:
+            raise UserError(
+                f"rake.method: must be one of {', '.join(RAKE_METHODS)}, not {_show(round_.rake.method)}"
+            )
+        _amount(round_.rake.amount_cents, "rake.amount")
+    for wager in round_.paytables:
+        if wager not in spec.bonus_wagers:
+            raise UserError(f"paytables.{wager}: not a bonus wager of {spec.name}")
+    if spec.community_cards == 0 and round_.community:
+        raise UserError(f"community: {spec.name} has no community cards")
+    if not round_.seats:
+        raise UserError("seats: a round needs at least one seat")
+    if len(round_.seats) > spec.max_players:
+        raise UserError(
+            f"seats: {len(round_.seats)} seats, but {spec.name} seats at most {spec.max_players} players "
+            f"(no more seats than the deck serves)"
+        )
+
+    # Every card once: the banker's, the community's, then each seat's.
+    seen: dict[Card, str] = {}
+
+    def see(cards: Sequence[Card], where: str) -> None:
+        for position, card in enumerate(cards):
+            if card in seen:
+                text = cards_text([card])[0]
+                raise UserError(f"{where}[{position}]: {text} appears twice (also in {seen[card]})")
+            seen[card] = f"{where}[{position}]"
+
+    see(round_.dealer, "dealer")
+    see(round_.community, "community")
+    numbers: set[int] = set()
+    for index, seat in enumerate(round_.seats):
+        where = f"seats[{index}]"
+        _seat_number(seat.seat, f"{where}.seat")
+        if seat.seat in numbers:
+            raise UserError(f"{where}.seat: seat {seat.seat} appears twice")
+        if banking.mode == DESIGNATED_PLAYER and seat.seat == banking.seat:
+            raise UserError(
+                f"{where}.seat: seat {seat.seat} is the designated player's (its cards are 'dealer')"
+            )
+        numbers.add(seat.seat)
+        see(seat.cards, f"{where}.cards")
+        _check_seat_wagers(round_, spec, seat, where)
+
+
+def _check_seat_wagers(round_: Round, spec: GameSpec, seat: Seat, where: str) -> None:
+    for name, amount in seat.wagers.items():
+        if name not in spec.wagers:
+            raise UserError(
+                f"{where}.wagers.{name}: unknown wager for {spec.name} (known: {', '.join(spec.wagers)})"
+            )
+        _amount(amount, f"{where}.wagers.{name}")
+    ante = seat.wagers.get("ante", 0)
+    if ante == 0:
+        raise UserError(f"{where}.wagers.ante: missing (the ante is required)")
+    if spec.name == CHASE_THE_FLUSH:
+        xtra = seat.wagers.get("xtra_bonus", 0)
+        if xtra != ante:
+            raise UserError(f"{where}.wagers.xtra_bonus: must equal the ante ({ante}), not {xtra}")
+    if seat.street is not None and spec.name != CHASE_THE_FLUSH:
+        raise UserError(f"{where}.street: only Chase the Flush has streets")
+    if seat.street is not None and seat.street not in STREETS:
+        raise UserError(f"{where}.street: must be one of {', '.join(STREETS)}, not {_show(seat.street)}")
+
+    decision = spec.decision_wager
+    amount = seat.wagers.get(decision, 0)
+    if seat.folded:
+        if amount:
+            raise UserError(f"{where}.wagers.{decision}: a folded seat has no {decision} wager")
+        if spec.name == CHASE_THE_FLUSH and seat.street is not None:
+            raise UserError(f"{where}.street: a folded seat made no all-in")
+        return
+    if _round_is_dead(round_, spec) or _seat_is_misdealt(seat, spec):
+        # A dead hand's wagers all go back whatever they are: its cards cannot be judged.
+        return
+    hand = evaluate((*seat.cards, *round_.community))
+    if spec.name == CHASE_THE_FLUSH:
+        if seat.street is None:
+            raise UserError(f"{where}.street: missing (when the all-in was made: {', '.join(STREETS)})")
+        if amount == 0:
+            raise UserError(f"{where}.wagers.all_in: missing (a seat that did not fold made its all-in)")
+    elif amount == 0:
+        raise UserError(f"{where}.wagers.{decision}: missing (a seat that did not fold made its {decision})")
+    low, high = decision_limits(spec.name, hand, ante, seat.street)
+    if not low <= amount <= high:
+        allowed = f"exactly {low}" if low == high else f"{low} to {high}"
+        why = (
+            f"on the {seat.street}"
+            if spec.name == CHASE_THE_FLUSH
+            else f"with a {hand.flush_length}-card flush"
+        )
+        raise UserError(
+            f"{where}.wagers.{decision}: {amount} is outside its limit ({allowed} {why}, ante {ante})"
+        )
+
+
+# --- settlement -----------------------------------------------------------------------------------------
+@dataclass(slots=True)
+class _Owed:
+    """A provisional wager result, before the cap and the DP's funds."""
+
+    wager: str
+    stake: int
+    result: str
+    net: int
+    odds: int | None = None
+    capped_from: int | None = None
+    shortfall: int = 0
+
+
+def _even_money(wager: str, stake: int, outcome: int) -> _Owed:
+    if outcome > 0:
+        return _Owed(wager, stake, WIN, stake)
+    if outcome < 0:
+        return _Owed(wager, stake, LOSE, -stake)
+    return _Owed(wager, stake, PUSH, 0)
+
+
+def _paytable_win(wager: str, stake: int, table: Paytable, length: int) -> _Owed:
+    """Paid on the player's own hand: the highest line reached pays, none reached loses."""
+    odds = table.odds_for(length)
+    if odds is None:
+        return _Owed(wager, stake, LOSE, -stake)
+    return _Owed(wager, stake, WIN, stake * odds, odds=odds)
+
+
+def _settle_hcf_or_top_flush(
+    round_: Round, spec: GameSpec, seat: Seat, hand: Hand, dealer: Hand, *, qualifies: bool
+) -> list[_Owed]:
+    ante = seat.wagers["ante"]
+    decision = spec.decision_wager
+    owed: list[_Owed] = []
+    if seat.folded:
+        owed.append(_Owed("ante", ante, LOSE, -ante))
+    elif not qualifies:
+        # The banker does not qualify: the ante wins 1 to 1, the raise (play) pushes.
+        owed.append(_Owed("ante", ante, WIN, ante))
+        owed.append(_Owed(decision, seat.wagers[decision], PUSH, 0))
+    else:
+        outcome = compare(hand, dealer)
+        owed.append(_even_money("ante", ante, outcome))
+        owed.append(_even_money(decision, seat.wagers[decision], outcome))
+
+    flush_wager, run_wager = spec.bonus_wagers
+    flush_stake = seat.wagers.get(flush_wager, 0)
+    run_stake = seat.wagers.get(run_wager, 0)
+    if round_.banking.mode == HOUSE:
+        # House-banked: the bonuses pay on the player's own hand, win or lose, even after a fold.
+        if flush_stake:
+            owed.append(
+                _paytable_win(flush_wager, flush_stake, round_.paytable(flush_wager), hand.flush_length)
+            )
+        if run_stake:
+            owed.append(
+                _paytable_win(run_wager, run_stake, round_.paytable(run_wager), hand.straight_flush_length)
+            )
+        return owed
+
+    # Designated player: bonuses are contests against the DP's hand; a fold forfeits them.
+    identical = hand == dealer
+    if flush_stake:
+        table = round_.paytable(flush_wager)
+        if seat.folded:
+            owed.append(_Owed(flush_wager, flush_stake, LOSE, -flush_stake))
+        elif identical:
+            owed.append(_Owed(flush_wager, flush_stake, PUSH, 0))
+        elif hand.flush_length >= table.min_length and hand > dealer:
+            owed.append(_paytable_win(flush_wager, flush_stake, table, hand.flush_length))
+        else:
+            owed.append(_Owed(flush_wager, flush_stake, LOSE, -flush_stake))
+    if run_stake:
+        table = round_.paytable(run_wager)
+        run = hand.straight_flush  # run_length << 4 | top rank: longer first, then the higher top card
+        dealer_run = dealer.straight_flush
+        if seat.folded:
+            owed.append(_Owed(run_wager, run_stake, LOSE, -run_stake))
+        elif identical:
+            owed.append(_Owed(run_wager, run_stake, PUSH, 0))
+        elif hand.straight_flush_length < table.min_length or run < dealer_run:
+            owed.append(_Owed(run_wager, run_stake, LOSE, -run_stake))
+        elif run == dealer_run:
+            owed.append(_Owed(run_wager, run_stake, PUSH, 0))
+        else:
+            owed.append(_paytable_win(run_wager, run_stake, table, hand.straight_flush_length))
+    return owed
+
+
+def _settle_chase(round_: Round, seat: Seat, hand: Hand, dealer: Hand, qualifies: bool) -> list[_Owed]:
+    ante = seat.wagers["ante"]
+    xtra = seat.wagers["xtra_bonus"]
+    xtra_table = round_.paytable("xtra_bonus")
+    owed: list[_Owed] = []
+    if seat.folded:
+        # Fold: ante and X-tra Bonus lose; the Same Suit Bonus still pays on the hand.
+        owed.append(_Owed("ante", ante, LOSE, -ante))
+        owed.append(_Owed("xtra_bonus", xtra, LOSE, -xtra))
+    else:
+        all_in = seat.wagers["all_in"]
+        outcome = compare(hand, dealer)
+        if qualifies:
+            owed.append(_even_money("ante", ante, outcome))
+        else:
+            owed.append(_Owed("ante", ante, PUSH, 0))  # returned first, before any hand is looked at
+        if outcome > 0:
+            # X-tra Bonus on a win: a flush reaching the paytable pays, a shorter winning flush pushes.
+            odds = xtra_table.odds_for(hand.flush_length)
+            if odds is None:
+                owed.append(_Owed("xtra_bonus", xtra, PUSH, 0))
+            else:
+                owed.append(_Owed("xtra_bonus", xtra, WIN, xtra * odds, odds=odds))
+        else:
+            owed.append(_even_money("xtra_bonus", xtra, outcome))
+        owed.append(_even_money("all_in", all_in, outcome))
+    same_suit = seat.wagers.get("same_suit_bonus", 0)
+    if same_suit:
+        owed.append(
+            _paytable_win("same_suit_bonus", same_suit, round_.paytable("same_suit_bonus"), hand.flush_length)
+        )
+    return _in_spot_order(owed, game_spec(CHASE_THE_FLUSH).wagers)
+
+
+def _in_spot_order(owed: list[_Owed], wagers: Sequence[str]) -> list[_Owed]:
+    return sorted(owed, key=lambda item: wagers.index(item.wager))
+
+
+def action_order(designated_seat: int, seats: Sequence[int]) -> tuple[int, ...]:
+    """Seats in the order they are taken into action and paid in designated-player mode.
+
+    RULES.md: "starting to the right of the button and going counter-clockwise". Seats are numbered
+    1..7 clockwise, in the order the deal goes round ("starting at the left of the dealer button and
+    proceeding clockwise"), so the seat to the button's right is the next lower number: the order is
+    the DP's seat minus 1, minus 2, ..., down to seat 1, then from the highest seat down to the DP's seat
+    plus 1. Example: DP in seat 4, players in 1, 2, 3, 5, 6, 7 -> 3, 2, 1, 7, 6, 5.
+    """
+    return tuple(sorted(seats, key=lambda seat: (designated_seat - seat) % (MAX_SEAT + 1)))
+
+
+def _dead_seat(seat: Seat, spec: GameSpec, reason: str) -> SeatResult:
+    wagers = tuple(
+        WagerResult(name, seat.wagers[name], RETURNED, 0) for name in spec.wagers if seat.wagers.get(name, 0)
+    )
+    return SeatResult(seat=seat.seat, status=DEAD, hand=None, wagers=wagers, dead_reason=reason)
+
+
+def settle(round: Round) -> Settlement:
+    """Settle every wager of ``round`` exactly per RULES.md (checked first; see the module docstring)."""
+    round_ = round
+    check_round(round_)
+    spec = game_spec(round_.game)
+    banking = round_.banking
+    designated = banking.mode == DESIGNATED_PLAYER
+    by_seat = sorted(round_.seats, key=lambda seat: seat.seat)
+
+    if _round_is_dead(round_, spec):
+        reason = "round dead"
+        return Settlement(
+            game=spec.name,
+            banking_mode=banking.mode,
+            dead=True,
+            dealer_hand=None,
+            dealer_qualifies=None,
+            seats=tuple(_dead_seat(seat, spec, reason) for seat in by_seat),
+        )
+
+    dealer = evaluate((*round_.dealer, *round_.community))
+    qualifies = dealer.qualifies
+    order = (
+        action_order(banking.seat, [seat.seat for seat in by_seat])
+        if designated and banking.seat is not None
+        else tuple(seat.seat for seat in by_seat)
+    )
+    seat_by_number = {seat.seat: seat for seat in round_.seats}
+
+    # Bet lock: the DP covers each seat in action order while its uncommitted funds cover the seat's ante
+    # plus the largest raise any hand could make (the cards are not dealt yet at lock).
+    dead_reason: dict[int, str] = {}
+    committed = 0
+    for number in order:
+        seat = seat_by_number[number]
+        if _seat_is_misdealt(seat, spec):
+            dead_reason[number] = "wrong card count"
+            continue
+        if designated:
+            need = seat.wagers["ante"] * (1 + largest_decision_multiplier(spec.name))
+            if committed + need > banking.funds_cents:
+                dead_reason[number] = "not covered by the designated player's funds"
+                continue
+            committed += need
+
+    owed_by_seat: dict[int, list[_Owed]] = {}
+    hands: dict[int, Hand] = {}
+    for number in order:
+        if number in dead_reason:
+            continue
+        seat = seat_by_number[number]
+        hand = evaluate((*seat.cards, *round_.community))
+        hands[number] = hand
+        if spec.name == CHASE_THE_FLUSH:
+            owed_by_seat[number] = _settle_chase(round_, seat, hand, dealer, qualifies)
+        else:
+            owed_by_seat[number] = _settle_hcf_or_top_flush(
+                round_, spec, seat, hand, dealer, qualifies=qualifies
+            )
+
+    cap_report: BonusCapReport | None = None
+    dp_report: DesignatedPlayerReport | None = None
+    if designated:
+        cap_report = _apply_bonus_cap(banking.bonus_cap_cents, owed_by_seat, order, spec)
+        dp_report = _pay_from_funds(banking, owed_by_seat, order, committed, spec)
+
+    rake_lines = _rake_lines(round_, order, dead_reason) if designated else ()
+    rake_by_seat = {line.seat: line.amount_cents for line in rake_lines if not line.designated_player}
+
+    results: list[SeatResult] = []
+    for number in order:
+        seat = seat_by_number[number]
+        if number in dead_reason:
+            results.append(_dead_seat(seat, spec, dead_reason[number]))
+            continue
+        wagers = tuple(
+            WagerResult(
+                item.wager, item.stake, item.result, item.net, item.odds, item.shortfall, item.capped_from
+            )
+            for item in owed_by_seat[number]
+        )
+        results.append(
+            SeatResult(
+                seat=number,
+                status=FOLDED if seat.folded else LIVE,
+                hand=hands[number],
+                wagers=wagers,
+                rake_cents=rake_by_seat.get(number, 0),
+            )
+        )
+    return Settlement(
+        game=spec.name,
+        banking_mode=banking.mode,
+        dead=False,
+        dealer_hand=dealer,
+        dealer_qualifies=qualifies,
+        seats=tuple(results),
+        rake_lines=rake_lines,
+        designated_player=dp_report,
+        bonus_cap=cap_report,
+    )
+
+
+def _apply_bonus_cap(
+    cap: int | None, owed_by_seat: Mapping[int, list[_Owed]], order: Sequence[int], spec: GameSpec
+) -> BonusCapReport | None:
+    """The optional maximum aggregate bonus payout per round: when the round's bonus wins exceed it, each
+    win is reduced in proportion, rounded down to the cent; the unpaid rounding is reported."""
+    if cap is None:
+        return None
+    wins = [
+        item
+        for number in order
+        if number in owed_by_seat
+        for item in owed_by_seat[number]
+        if item.wager in spec.bonus_wagers and item.result == WIN
+    ]
+    total = sum(item.net for item in wins)
+    if total <= cap:
+        return BonusCapReport(
+            cap_cents=cap, bonus_wins_cents=total, applied=False, paid_cents=total, rounding_cents=0
+        )
+    paid = 0
+    for item in wins:
+        reduced = item.net * cap // total  # integer arithmetic: rounded down, never above the cap
+        item.capped_from = item.net
+        item.net = reduced
+        paid += reduced
+    return BonusCapReport(
+        cap_cents=cap, bonus_wins_cents=total, applied=True, paid_cents=paid, rounding_cents=cap - paid
+    )
+
+
+def _pay_from_funds(
+    banking: Banking,
+    owed_by_seat: Mapping[int, list[_Owed]],
+    order: Sequence[int],
+    committed: int,
+    spec: GameSpec,
+) -> DesignatedPlayerReport:
+    """Losing wagers are collected first, then winners are paid in action order up to the DP's funds
+    (posted funds plus what it collected): the main wagers first, which the bet-lock commitment covers,
+    then the bonus wins. What cannot be paid is recorded as the wager's shortfall."""
+    collected = sum(-item.net for number in order for item in owed_by_seat.get(number, ()) if item.net < 0)
+    available = banking.funds_cents + collected
+    paid = 0
+    shortfall = 0
+    for bonus_pass in (False, True):
+        for number in order:
+            for item in owed_by_seat.get(number, ()):
+                if item.net <= 0 or (item.wager in spec.bonus_wagers) != bonus_pass:
+                    continue
+                payment = min(item.net, available)
+                if payment < item.net:
+                    item.shortfall = item.net - payment
+                    shortfall += item.shortfall
+                    item.net = payment
+                available -= payment
+                paid += payment
+    assert banking.seat is not None
+    return DesignatedPlayerReport(
+        seat=banking.seat,
+        funds_cents=banking.funds_cents,
+        action_order=tuple(order),
+        committed_cents=committed,
+        collected_cents=collected,
+        paid_cents=paid,
+        shortfall_cents=shortfall,
+    )
+
+
+def _rake_lines(round_: Round, order: Sequence[int], dead_reason: Mapping[int, str]) -> tuple[RakeLine, ...]:
+    """The house's fee, one line per payer. Dead seats are never raked; a folded seat played the hand
+    and is raked; the DP is raked only when at least one seat was in action against it."""
+    rake = round_.rake
+    if rake is None or rake.amount_cents == 0:
+        return ()
+    in_action = [number for number in order if number not in dead_reason]
+    if not in_action:
+        return ()
+    lines: list[RakeLine] = []
+    if rake.method in ("i", "ii"):
+        lines.extend(RakeLine(number, rake.amount_cents) for number in in_action)
+    if rake.method in ("i", "iii"):
+        assert round_.banking.seat is not None
+        lines.append(RakeLine(round_.banking.seat, rake.amount_cents, designated_player=True))
+    return tuple(lines)
+
+
+def settle_round_json(obj: Mapping[str, object]) -> dict[str, object]:
+    """Parse, settle and render one round: the whole ``flushtable settle`` contract for one round."""
+    return settle(parse_round(obj)).to_json()
+
+
+__all__ = [
+    "DEAD",
+    "FOLDED",
+    "LIVE",
+    "LOSE",
+    "PUSH",
+    "RETURNED",
+    "WIN",
+    "Banking",
+    "BonusCapReport",
+    "DesignatedPlayerReport",
+    "Rake",
+    "RakeLine",
+    "Round",
+    "Seat",
+    "SeatResult",
+    "Settlement",
+    "WagerResult",
+    "action_order",
+    "check_round",
+    "parse_round",
+    "settle",
+    "settle_round_json",
+]

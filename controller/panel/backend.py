@@ -15,8 +15,10 @@ from typing import Any, Protocol, runtime_checkable
 
 from controller.errors import UserError
 from controller.journal import Journal
+from controller.journal.meters import compute_meters
+from controller.journal.recall import recall_from
 from controller.panel.meters import MeterBook
-from controller.panel.view import ROUND_CLOSING, TableView, public_recall
+from controller.panel.view import TableView, public_recall
 
 RECALL_MAX_ROUNDS = 50
 REPLAY_MAX_ENTRIES = 5_000  # a browser further behind than this reloads the page instead
@@ -146,7 +148,7 @@ class JournalPanelBackend:
         self.poll_interval_s = poll_interval_s
         self._view = TableView(journal.table_id)
         self._meters = MeterBook()
-        self._closed_rounds: list[str] = []  # newest last, bounded
+        self._meters_cache: tuple[int, dict[str, Any]] | None = None
         self._subscribers: set[_Subscriber] = set()
         self._wake = asyncio.Event()
         self._tail_task: asyncio.Task[None] | None = None
@@ -170,9 +172,6 @@ class JournalPanelBackend:
             for entry in self._journal.entries(since_seq=self._view.last_seq):
                 self._view.apply(entry)
                 self._meters.apply(entry)
-                if entry.kind in ROUND_CLOSING and entry.round_id:
-                    self._closed_rounds.append(entry.round_id)
-                    del self._closed_rounds[:-RECALL_MAX_ROUNDS]
                 count += 1
                 if self._subscribers:
                     public = self._view.public_entry(entry)
@@ -293,48 +292,16 @@ class JournalPanelBackend:
         return rows
 
     def recall(self, *, last: int | None = None, round_id: str | None = None) -> list[dict[str, Any]]:
+        """Recall records (controller.journal.recall), newest first, through the card gate."""
         if round_id is not None:
-            wanted = [round_id]
+            try:
+                records = recall_from(self._journal, round_id=round_id)
+            except UserError as error:
+                raise NotFound(str(error)) from None
         else:
-            count = min(RECALL_MAX_ROUNDS, 10 if last is None else max(0, last))
-            wanted = list(reversed(self._closed_rounds))[:count]
-            if len(wanted) < count:
-                wanted = self._closed_rounds_from_journal(count)
-        records = []
-        for rid in wanted:
-            record = self._recall_record(rid)
-            if record is not None:
-                records.append(public_recall(record))
-        return records
-
-    def _closed_rounds_from_journal(self, count: int) -> list[str]:
-        rounds = [e.round_id for e in self._journal.entries(kinds=ROUND_CLOSING) if e.round_id]
-        self._closed_rounds = rounds[-RECALL_MAX_ROUNDS:]
-        return list(reversed(rounds))[:count]
-
-    def _recall_record(self, round_id: str) -> dict[str, Any] | None:
-        """The CONTRACTS.md recall record of one round, from its journal entries."""
-        entries = list(self._journal.entries(round_id=round_id))
-        if not entries:
-            return None
-        closing = next((e for e in reversed(entries) if e.kind in ROUND_CLOSING), None)
-        return {
-            "round_id": round_id,
-            "status": ROUND_CLOSING[closing.kind] if closing is not None else "in_progress",
-            "round": None if closing is None else closing.payload.get("round"),
-            "settlement": None if closing is None else closing.payload.get("settlement"),
-            "faults": [e.payload for e in entries if e.kind == "fault_raised"],
-            "events": [
-                {
-                    "seq": e.seq,
-                    "time_utc": e.time_utc,
-                    "source": e.source,
-                    "kind": e.kind,
-                    "payload": e.payload,
-                }
-                for e in entries
-            ],
-        }
+            count = min(RECALL_MAX_ROUNDS, 10 if last is None else max(1, last))
+            records = recall_from(self._journal, last=count)
+        return [public_recall(record) for record in reversed(records)]
 
     def journal_entries(
         self,
@@ -373,7 +340,10 @@ class JournalPanelBackend:
         return out
 
     def meters(self) -> dict[str, Any]:
-        return self._meters.to_json()
+        """controller.journal.meters over the whole journal (cached per seq) plus the chart's history."""
+        if self._meters_cache is None or self._meters_cache[0] != self._view.last_seq:
+            self._meters_cache = (self._view.last_seq, compute_meters(self._journal).to_json())
+        return {**self._meters_cache[1], "history": self._meters.history_json()}
 
     def health(self) -> dict[str, Any]:
         return {

@@ -14,6 +14,7 @@ from typing import Any
 
 from controller.errors import UserError
 from controller.journal import Journal
+from controller.rules.settle import settle_round_json
 
 HOLE_CARDS = {
     0: ["As", "Ks", "Qs", "2d", "3c", "4h", "5c"],
@@ -22,8 +23,7 @@ HOLE_CARDS = {
     3: ["Jc", "Qc", "9c", "8c", "7c", "2s", "3s"],
 }
 # The dealer's 3-card spade flush A-K-Q qualifies; seats 1 and 3 beat it with 4- and 5-card flushes,
-# seat 2's 3-card 9-high diamond flush loses. Written out in the settle output shape (docs/settle.md).
-NETS = {1: 2 * 1000, 2: -2 * 1000, 3: 2 * 1000}
+# seat 2's 3-card 9-high diamond flush loses. The settlement comes from the real rules engine.
 SEATS = [1, 2, 3]
 ANTE_CENTS = 1000
 
@@ -34,42 +34,13 @@ def all_cards() -> set[str]:
 
 def round_input(round_id: str) -> dict[str, Any]:
     return {
-        "game": "high_card_flush",
+        "game": "high-card-flush",
         "banking": {"mode": "house"},
-        "dealer": {"cards": HOLE_CARDS[0]},
+        "dealer": HOLE_CARDS[0],
         "seats": [
             {"seat": seat, "cards": HOLE_CARDS[seat], "wagers": {"ante": ANTE_CENTS, "raise": ANTE_CENTS}}
             for seat in SEATS
         ],
-    }
-
-
-def settlement() -> dict[str, Any]:
-    seats = []
-    for seat in SEATS:
-        result = "win" if NETS[seat] > 0 else "lose"
-        each = NETS[seat] // 2
-        seats.append(
-            {
-                "seat": seat,
-                "status": "live",
-                "hand": {"flush_length": 4},
-                "wagers": {
-                    "ante": {"stake": ANTE_CENTS, "result": result, "net": each},
-                    "raise": {"stake": ANTE_CENTS, "result": result, "net": each},
-                },
-                "rake": 0,
-                "net": NETS[seat],
-            }
-        )
-    return {
-        "game": "high_card_flush",
-        "banking": "house",
-        "dead": False,
-        "dealer": {"qualifies": True, "hand": {"flush_length": 3}},
-        "seats": seats,
-        "banker_net": -sum(NETS.values()),
-        "rake": 0,
     }
 
 
@@ -93,7 +64,7 @@ class ScriptedRound:
             "round_started",
             {
                 "round_id": self.round_id,
-                "game": "high_card_flush",
+                "game": "high-card-flush",
                 "banking": {"mode": "house"},
                 "button_seat": None,
                 "seats": SEATS,
@@ -140,7 +111,7 @@ class ScriptedRound:
         yield "reveal"
         round_ = round_input(self.round_id)
         self.state("reveal", "settling", "settle")
-        self.append("round_settled", {"round": round_, "settlement": settlement()})
+        self.append("round_settled", {"round": round_, "settlement": settle_round_json(round_)})
         self.state("settling", "complete", "paid")
         yield "settled"
 
@@ -187,6 +158,13 @@ class JournalTableActions:
     def clear_fault(self, fault_id: str, by: str, reason: str) -> None:
         self.calls.append(("clear_fault", (fault_id, by, reason)))
         self._write("fault_cleared", {"fault_id": fault_id, "by": by, "reason": reason}, by)
+        # The engine releases the hold once no latched fault is left.
+        self.journal.append(
+            "state_changed",
+            {"machine": "round", "from": "held", "to": "idle", "trigger": "clear"},
+            round_id=None,
+            source="engine",
+        )
 
     def void_round(self, reason: str, by: str) -> None:
         self.calls.append(("void_round", (reason, by)))

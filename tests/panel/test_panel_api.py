@@ -35,10 +35,11 @@ def _seed_alert(rig: PanelRig) -> None:
 
 
 @pytest.mark.parametrize("role", ["viewer", "supervisor", "manager"])
-@pytest.mark.parametrize(("path", "body", "needed"), ACTIONS, ids=[a[0] for a in ACTIONS])
+@pytest.mark.parametrize("action", ACTIONS, ids=[a[0] for a in ACTIONS])
 def test_every_role_against_every_action(
-    rig: PanelRig, client: TestClient, role: str, path: str, body: dict[str, Any] | None, needed: str
+    rig: PanelRig, client: TestClient, role: str, action: tuple[str, dict[str, Any] | None, str]
 ) -> None:
+    path, body, needed = action
     _seed_alert(rig)
     user = USER_OF_ROLE[role]
     csrf = login(client, user)

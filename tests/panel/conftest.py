@@ -114,6 +114,7 @@ class LiveServer:
         self.server: PanelServer | None = None
         self.error: BaseException | None = None
         self._stop: asyncio.Event | None = None
+        self.stopped = False
 
     def _run(self) -> None:
         asyncio.set_event_loop(self.loop)
@@ -140,6 +141,9 @@ class LiveServer:
         return self.server.url
 
     def stop(self) -> None:
+        if self.stopped:
+            return
+        self.stopped = True
         if self._stop is not None:
             self.loop.call_soon_threadsafe(self._stop.set)
         self.thread.join(15)
@@ -153,7 +157,7 @@ def live(rig: PanelRig) -> Iterator[PanelRig]:
     rig.url = server.start()
     rig.extra["server"] = server
     yield rig
-    server.stop()
+    server.stop()  # a test may have stopped it already
 
 
 @pytest.fixture(autouse=True)

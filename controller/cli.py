@@ -21,6 +21,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "controller.commands.recall",
     "controller.commands.meters",
     "controller.commands.clear",
+    "controller.commands.diagram",
     "controller.commands.user",
     "controller.commands.panel",
 )

@@ -1,0 +1,108 @@
+"""What the engine needs to know about the table: its configuration and the state recovered from the
+journal at start (latched faults, the button, the round counter).
+
+``RecoveredState`` is the contract with the journal's recovery (controller/journal/): recovery reads
+the journal and fills one in; ``TableEngine(config, recovered=...)`` starts from it. Everything in it is
+derivable from journal entries (CONTRACTS.md):
+
+- ``latched_faults``: every ``fault_raised`` with ``severity == "latching"`` and no later
+  ``fault_cleared`` of the same ``fault_id``;
+- ``button_seat``: the ``to_seat`` of the last ``button_moved``, else ``button_seat`` of the last
+  ``round_started``; None when neither exists;
+- ``rounds_started``: the number of ``round_started`` entries (round ids are numbered from it);
+- ``faults_raised``: the number of ``fault_raised`` entries (fault ids are numbered from it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from controller.engine.machine import CHASE_THE_FLUSH, GAME_NAMES, HIGH_CARD_FLUSH
+from controller.errors import UserError
+
+HOUSE = "house"
+DESIGNATED_PLAYER = "designated-player"
+
+MAX_PLAYERS = {HIGH_CARD_FLUSH: 6, "top-flush": 6, CHASE_THE_FLUSH: 7}
+
+
+@dataclass(frozen=True, slots=True)
+class LatchedFault:
+    """A fault that holds the table until a supervisor clears it."""
+
+    fault_id: str
+    kind: str
+    detail: str
+    device: str | None = None
+    round_id: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "fault_id": self.fault_id,
+            "kind": self.kind,
+            "detail": self.detail,
+            "device": self.device,
+            "round_id": self.round_id,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RecoveredState:
+    """The table's state as the journal left it (see the module docstring for how each is derived)."""
+
+    latched_faults: tuple[LatchedFault, ...] = ()
+    button_seat: int | None = None
+    rounds_started: int = 0
+    faults_raised: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class TableConfig:
+    """The table as the engine needs it. The daemon builds it from the TOML configuration.
+
+    ``seats``: the seat numbers (1..7) that have a betting station. ``rake`` is the settle input's
+    ``{"method": "i"|"ii"|"iii", "amount": CENTS}`` (designated-player mode only); ``paytables`` the
+    settle input's per-wager overrides. ``house_may_bank``: in designated-player mode, when nobody
+    accepts the button the house banks the round instead of refusing to start it.
+    ``decision_timeout_s``: a seat that has not acted this long after its decision phase opened has
+    walked away (a fold; in Chase the Flush before the river, a check).
+    """
+
+    table_id: str = "T1"
+    game: str = HIGH_CARD_FLUSH
+    banking_mode: str = HOUSE
+    seats: tuple[int, ...] = (1, 2, 3, 4, 5, 6)
+    min_ante_cents: int = 100
+    max_ante_cents: int = 100_000
+    paytables: Mapping[str, object] = field(default_factory=dict)
+    rake: Mapping[str, object] | None = None
+    bonus_cap_cents: int | None = None
+    house_may_bank: bool = False
+    decision_timeout_s: float = 30.0
+    shuffler_device: str = "shuffler"
+    sensors_device: str = "sensors"
+    display_device: str = "display"
+
+    def __post_init__(self) -> None:
+        if self.game not in GAME_NAMES:
+            raise UserError(f"game: unknown game {self.game!r} (known: {', '.join(GAME_NAMES)})")
+        if self.banking_mode not in (HOUSE, DESIGNATED_PLAYER):
+            raise UserError(f"banking_mode: must be {HOUSE!r} or {DESIGNATED_PLAYER!r}")
+        if self.banking_mode == DESIGNATED_PLAYER and self.game != HIGH_CARD_FLUSH:
+            raise UserError(f"banking_mode: {self.game} is house-banked only")
+        if not self.seats or len(set(self.seats)) != len(self.seats):
+            raise UserError("seats: give each seat number once")
+        if any(not 1 <= seat <= 7 for seat in self.seats):
+            raise UserError("seats: seat numbers are 1..7")
+        limit = MAX_PLAYERS[self.game] + (1 if self.banking_mode == DESIGNATED_PLAYER else 0)
+        if len(self.seats) > limit:
+            raise UserError(
+                f"seats: {len(self.seats)} seats, but the deck serves at most {limit} at {self.game}"
+            )
+        if not 0 < self.min_ante_cents <= self.max_ante_cents:
+            raise UserError("min_ante_cents: must be positive and at most max_ante_cents")
+        if self.decision_timeout_s <= 0:
+            raise UserError("decision_timeout_s: must be positive")
+        if self.rake is not None and self.banking_mode != DESIGNATED_PLAYER:
+            raise UserError("rake: a rake is taken only in the designated-player mode")

@@ -1,0 +1,141 @@
+"""A scripted table for the engine tests: a stacked deck, a shoe that deals what the engine asks for,
+and helpers to place chips and press keys. No mock: the engine is fed the same domain events the
+drivers publish (drivers/events.py), and the shoe here plays the shuffler's part of the contract
+(one CardDealt per card, indices per Deal command, then HandComplete with the count)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
+
+from controller.engine import Alert, JournalRecord, Output, Refused, TableConfig, TableEngine
+from controller.engine.state import RecoveredState
+from controller.rules.cards import DECK_SIZE, parse_card
+from controller.rules.games import game_spec
+from drivers.events import (
+    BetChanged,
+    CardDealt,
+    Deal,
+    DealerKey,
+    DealerKeyName,
+    DeckVerified,
+    HandComplete,
+    Shuffle,
+)
+
+NOW_S = 1_800_000_000.0  # 2027-01-15 08:00 UTC
+T = TypeVar("T")
+
+# A shoe misbehaviour: given (position, index, card) return the events to send instead of the card.
+Tamper = Callable[[int, int, int], Sequence[object] | None]
+
+
+def stack(*hands: Sequence[str]) -> list[int]:
+    """A deck whose top cards are ``hands`` in order, then every other card in deck order."""
+    top = [parse_card(card) for hand in hands for card in hand]
+    assert len(set(top)) == len(top), "a stacked card twice"
+    return top + [card for card in range(DECK_SIZE) if card not in top]
+
+
+class Table:
+    def __init__(
+        self,
+        config: TableConfig,
+        deck: Sequence[int],
+        recovered: RecoveredState | None = None,
+        *,
+        auto_shuffle: bool = True,
+        auto_deal: bool = True,
+    ) -> None:
+        self.engine = TableEngine(config, recovered)
+        self.config = config
+        self.deck = list(deck)
+        self.next_card = 0
+        self.now_s = NOW_S
+        self.outputs: list[Output] = []
+        self.auto_shuffle = auto_shuffle
+        self.auto_deal = auto_deal
+        self.pending: list[object] = []
+        self.tamper: Tamper | None = None
+        self.hand_complete_count: dict[int, int] = {}  # override the count the shoe reports
+        self.wagers = game_spec(config.game).wagers
+
+    # --- feeding ---------------------------------------------------------------------------------
+    def _take(self, outs: list[Output]) -> list[Output]:
+        self.outputs.extend(outs)
+        for out in outs:
+            if isinstance(out, Shuffle) and self.auto_shuffle:
+                self.pending.append(DeckVerified("shuffler", 52, (), ()))
+            elif isinstance(out, Deal) and self.auto_deal:
+                self.pending.extend(self.shoe_events(out))
+        while self.pending:
+            event = self.pending.pop(0)
+            more = self.engine.handle(event, self.now_s)
+            self.outputs.extend(more)
+            for out in more:
+                if isinstance(out, Shuffle) and self.auto_shuffle:
+                    self.pending.append(DeckVerified("shuffler", 52, (), ()))
+                elif isinstance(out, Deal) and self.auto_deal:
+                    self.pending.extend(self.shoe_events(out))
+        return outs
+
+    def shoe_events(self, deal: Deal) -> list[object]:
+        events: list[object] = []
+        for position, count in deal.positions:
+            for index in range(count):
+                card = self.deck[self.next_card]
+                self.next_card += 1
+                replaced = self.tamper(position, index, card) if self.tamper else None
+                if replaced is None:
+                    events.append(CardDealt("shuffler", position, index, card))
+                else:
+                    events.extend(replaced)
+            events.append(HandComplete("shuffler", position, self.hand_complete_count.pop(position, count)))
+        return events
+
+    def event(self, event: object) -> list[Output]:
+        return self._take(self.engine.handle(event, self.now_s))
+
+    def bet(self, seat: int, wager: str, amount_cents: int, *, locked: bool = False) -> list[Output]:
+        spot = self.wagers.index(wager)
+        return self.event(BetChanged("sensors", seat, spot, amount_cents, amount_cents // 100, locked))
+
+    def key(self, key: DealerKeyName, seat: int | None = None) -> list[Output]:
+        return self.event(DealerKey("display", key, seat))
+
+    def start(self) -> list[Output]:
+        return self._take(self.engine.start_round(self.now_s))
+
+    def lock(self) -> list[Output]:
+        return self._take(self.engine.no_more_bets(self.now_s))
+
+    def confirm(self) -> list[Output]:
+        return self._take(self.engine.confirm_decisions(self.now_s))
+
+    def tick(self, seconds: float) -> list[Output]:
+        self.now_s += seconds
+        return self._take(self.engine.tick(self.now_s))
+
+    def call(self, method: Callable[..., list[Output]], *args: object, **kwargs: object) -> list[Output]:
+        return self._take(method(*args, **kwargs))
+
+    # --- reading ---------------------------------------------------------------------------------
+    def journal(self, kind: str | None = None) -> list[JournalRecord]:
+        return [o for o in self.outputs if isinstance(o, JournalRecord) and (kind is None or o.kind == kind)]
+
+    def kinds(self) -> list[str]:
+        return [o.kind for o in self.journal()]
+
+    def of_type(self, kind: type[T], outs: Iterable[Output] | None = None) -> list[T]:
+        return [o for o in (self.outputs if outs is None else outs) if isinstance(o, kind)]
+
+    def alerts(self) -> list[Alert]:
+        return self.of_type(Alert)
+
+    def refusals(self, outs: Iterable[Output] | None = None) -> list[Refused]:
+        return self.of_type(Refused, outs)
+
+    def payload(self, kind: str) -> dict[str, Any]:
+        entries = self.journal(kind)
+        assert len(entries) == 1, f"{len(entries)} {kind} entries"
+        return dict(entries[0].payload)

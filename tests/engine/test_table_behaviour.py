@@ -1,0 +1,507 @@
+"""Dead hands, past-posting, over-limit raises, walk-aways, the button, holds and clears, voids and the
+state recovered from the journal: each from an event script, checked by the journal entries it leaves."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from controller.engine import Alert, JournalRecord, RecoveredState, TableConfig
+from controller.engine.state import DESIGNATED_PLAYER, LatchedFault
+from controller.rules.cards import parse_card
+from controller.rules.settle import settle_round_json
+from drivers.events import (
+    COMMUNITY_POSITION,
+    CardDealt,
+    DeckVerified,
+    DeviceLost,
+    HandComplete,
+    SecurityEvent,
+    ShowSeatResult,
+    Shuffle,
+    ShufflerFault,
+)
+from tests.engine.table import Table, stack
+from tests.engine.test_rounds import HCF_DEALER, HCF_SEAT1, HCF_SEAT3, chase_table
+
+SEAT1_CARDS = [parse_card(c) for c in HCF_SEAT1]
+
+
+def hcf_table(**config: Any) -> Table:
+    return Table(TableConfig(**config), stack(HCF_SEAT1, HCF_SEAT3, HCF_DEALER))
+
+
+def bet_and_lock(table: Table) -> None:
+    table.start()
+    table.bet(1, "ante", 500)
+    table.bet(3, "ante", 1000)
+    table.bet(3, "flush", 200)
+    table.lock()
+
+
+def closing(table: Table, kind: str) -> dict[str, Any]:
+    """The round's closing entry, checked against the settle engine: settle(round) == settlement."""
+    entry = table.payload(kind)
+    assert settle_round_json(entry["round"]) == entry["settlement"]
+    return entry
+
+
+def assert_every_wager_returned(entry: dict[str, Any]) -> None:
+    settlement = entry["settlement"]
+    assert isinstance(settlement, dict)
+    assert settlement["dead"] is True
+    assert settlement["banker_net"] == 0
+    for seat in settlement["seats"]:
+        assert seat["status"] == "dead"
+        assert seat["hand"] is None
+        assert {w["result"] for w in seat["wagers"].values()} == {"returned"}
+
+
+# --- dead hands -----------------------------------------------------------------------------------
+def test_seat_dealt_the_wrong_count_by_the_shoes_count_is_dead_and_the_round_goes_on() -> None:
+    table = hcf_table()
+    table.hand_complete_count[3] = 6  # the shoe counts 6 at seat 3 (it read 7)
+    bet_and_lock(table)
+    assert table.payload("dead_hand") == {
+        "seat": 3,
+        "reason": "wrong card count: the shoe counted 6 cards, 7 due",
+    }
+    assert ShowSeatResult("display", 3, "dead", 0) in table.outputs
+    assert table.engine.state == "decisions"
+    table.bet(1, "raise", 500)
+    table.key("confirm")  # seat 3 is dead: it has nothing to decide
+    entry = closing(table, "round_settled")
+    seats = {s["seat"]: s for s in entry["settlement"]["seats"]}
+    assert seats[3]["status"] == "dead"
+    assert seats[3]["wagers"] == {
+        "ante": {"stake": 1000, "result": "returned", "net": 0},
+        "flush": {"stake": 200, "result": "returned", "net": 0},
+    }
+    assert entry["round"]["seats"][1]["cards"] == []  # never shown
+    assert not table.engine.held  # a dead seat does not hold the table
+
+
+def test_seat_with_a_card_missing_from_the_reads_is_dead() -> None:
+    table = hcf_table()
+    table.tamper = lambda position, index, card: [] if (position, index) == (3, 6) else None
+    bet_and_lock(table)
+    assert table.payload("dead_hand") == {"seat": 3, "reason": "wrong card count: 6 cards read, 7 due"}
+
+
+def test_seat_with_an_extra_card_is_dead() -> None:
+    table = hcf_table()
+
+    def extra(position: int, index: int, card: int) -> list[object] | None:
+        if (position, index) == (1, 6):
+            return [CardDealt("shuffler", 1, 6, card), CardDealt("shuffler", 1, 7, parse_card("2s"))]
+        return None
+
+    table.tamper = extra
+    bet_and_lock(table)
+    assert table.payload("dead_hand")["seat"] == 1
+
+
+@pytest.mark.parametrize(
+    ("tamper_at", "reason"),
+    [
+        ((0, 6), "wrong card count for the banker: 6 cards read, 7 due"),
+        ((3, 2), "As seen twice"),
+    ],
+)
+def test_banker_miscount_or_a_card_seen_twice_kills_the_round(
+    tamper_at: tuple[int, int], reason: str
+) -> None:
+    table = hcf_table()
+
+    def tamper(position: int, index: int, card: int) -> list[object] | None:
+        if (position, index) != tamper_at:
+            return None
+        if position == 0:
+            return []  # the banker's 7th card never read
+        return [CardDealt("shuffler", position, index, SEAT1_CARDS[0])]  # seat 1's As again
+
+    table.tamper = tamper
+    bet_and_lock(table)
+    assert table.payload("dead_hand") == {"seat": None, "reason": reason}
+    entry = closing(table, "round_dead")
+    assert entry["reason"] == reason
+    assert entry["round"]["dead"] is True
+    assert_every_wager_returned(entry)
+    fault = table.payload("fault_raised")
+    assert fault["kind"] == "dead_hand"
+    assert fault["severity"] == "latching"
+    assert table.engine.state == "held"
+    assert table.engine.held
+    # Cards of a dead round are never shown: not in the snapshot, not in the settle input.
+    snapshot = table.engine.public_snapshot()
+    assert snapshot["dealer_cards"] is None
+    assert all(seat["cards"] is None for seat in snapshot["seats"].values())
+
+
+def test_wrong_community_count_kills_a_chase_round() -> None:
+    table = chase_table()
+    table.hand_complete_count[COMMUNITY_POSITION] = 3
+    table.start()
+    table.bet(1, "ante", 500)
+    table.bet(1, "xtra_bonus", 500)
+    table.lock()
+    table.key("confirm")  # preflop: check; the flop is dealt
+    assert table.payload("dead_hand")["reason"] == (
+        "wrong card count for the community: the shoe counted 3 cards, 2 due"
+    )
+    assert_every_wager_returned(closing(table, "round_dead"))
+    assert table.engine.public_snapshot()["community"] == []
+
+
+def test_red_light_during_the_deal_kills_the_round_and_holds_the_table_until_cleared() -> None:
+    table = hcf_table()
+    table.tamper = lambda position, index, card: (
+        [ShufflerFault("shuffler", "red_light", position, "lamp")] if (position, index) == (3, 0) else None
+    )
+    bet_and_lock(table)
+    entry = closing(table, "round_dead")
+    assert entry["reason"] == "shuffler red light during the deal (red_light at position 3: lamp)"
+    assert_every_wager_returned(entry)
+    fault = table.payload("fault_raised")
+    assert (fault["kind"], fault["severity"]) == ("red_light", "latching")
+    # The rest of the deal arrives after the fault: refused as outside a deal, never a crash.
+    assert table.engine.state == "held"
+    # A held table starts no round.
+    refused = table.start()
+    assert "the table is held" in table.refusals(refused)[0].reason
+    # Clearing needs the fault's id; then the table is idle and plays again.
+    fault_id = str(fault["fault_id"])
+    assert table.refusals(table.call(table.engine.clear_fault, "nope", table.now_s, "sup", "checked"))
+    table.call(table.engine.clear_fault, fault_id, table.now_s, "sue", "shoe cleaned")
+    assert table.payload("fault_cleared") == {"fault_id": fault_id, "by": "sue", "reason": "shoe cleaned"}
+    assert table.engine.state == "idle"
+    assert not table.engine.held
+    table.start()
+    assert table.engine.state == "betting"
+
+
+def test_fault_after_the_deal_is_an_alert_and_the_round_settles() -> None:
+    table = hcf_table()
+    bet_and_lock(table)
+    table.event(ShufflerFault("shuffler", "red_light", None, "lamp"))
+    fault = table.payload("fault_raised")
+    assert (fault["kind"], fault["severity"]) == ("shuffler_fault", "alert")
+    assert table.engine.state == "decisions"
+    table.bet(1, "raise", 500)
+    table.key("fold_seat", 3)
+    table.key("confirm")
+    closing(table, "round_settled")
+    assert not table.engine.held
+
+
+def test_card_count_fault_with_a_position_kills_that_seat() -> None:
+    table = hcf_table()
+    table.tamper = lambda position, index, card: (
+        [CardDealt("shuffler", 3, 0, card), ShufflerFault("shuffler", "card_count", 3)]
+        if (position, index) == (3, 0)
+        else None
+    )
+    bet_and_lock(table)
+    assert table.journal("dead_hand")[0].payload["seat"] == 3
+
+
+# --- past-posting ---------------------------------------------------------------------------------
+def test_past_posting_after_the_lock_holds_the_round_for_a_supervisor() -> None:
+    table = hcf_table()
+    bet_and_lock(table)
+    table.bet(3, "flush", 1000, locked=True)  # chips added to a locked bonus after the cards are out
+    assert table.payload("past_posting") == {
+        "seat": 3,
+        "wager": "flush",
+        "locked_cents": 200,
+        "seen_cents": 1000,
+    }
+    fault = table.payload("fault_raised")
+    assert (fault["kind"], fault["severity"]) == ("past_posting", "latching")
+    assert any(isinstance(o, Alert) and o.kind == "past_posting" for o in table.outputs)
+    assert table.engine.state == "held"
+    # Decisions are not taken while held.
+    assert table.refusals(table.key("confirm"))
+    # The supervisor has the chips put back, clears, and the round resumes where it stood.
+    table.bet(3, "flush", 200, locked=True)
+    table.call(table.engine.clear_fault, str(fault["fault_id"]), table.now_s, "sue", "chips restored")
+    assert table.engine.state == "decisions"
+    table.bet(1, "raise", 500)
+    table.key("fold_seat", 3)
+    table.key("confirm")
+    entry = closing(table, "round_settled")
+    assert entry["round"]["seats"][1]["wagers"] == {"ante": 1000, "flush": 200}
+
+
+def test_chips_on_a_seat_not_in_the_round_after_the_lock_are_past_posting() -> None:
+    table = hcf_table()
+    bet_and_lock(table)
+    table.bet(5, "ante", 500, locked=True)
+    assert table.payload("past_posting") == {"seat": 5, "wager": "ante", "locked_cents": 0, "seen_cents": 500}
+
+
+def test_payout_chip_moves_after_the_reveal_are_not_past_posting() -> None:
+    table = hcf_table()
+    bet_and_lock(table)
+    table.bet(1, "raise", 500)
+    table.key("fold_seat", 3)
+    table.bet(3, "ante", 0, locked=True)  # the dealer takes the folded ante: allowed
+    table.key("confirm")
+    table.bet(1, "ante", 1000, locked=True)  # paid
+    assert table.journal("past_posting") == []
+
+
+# --- decisions ------------------------------------------------------------------------------------
+def test_over_limit_raise_is_refused_and_must_be_corrected_before_the_reveal() -> None:
+    table = hcf_table()
+    bet_and_lock(table)
+    table.bet(3, "raise", 2000)  # seat 3 holds a 2-card flush: at most 1x (1000)
+    refused = table.payload("decision_refused")
+    assert refused == {
+        "seat": 3,
+        "action": "raise",
+        "amount_cents": 2000,
+        "reason": "over the limit: exactly 1000 with a 2-card flush",
+    }
+    fault = table.payload("fault_raised")
+    assert (fault["kind"], fault["severity"]) == ("over_limit_raise", "alert")
+    table.bet(1, "raise", 500)
+    out = table.key("confirm")
+    assert "seat(s) 3: a refused decision wager must be corrected" in table.refusals(out)[0].reason
+    table.tick(3600)  # not even a timeout closes the phase over a refused raise
+    assert table.engine.state == "decisions"
+    table.bet(3, "raise", 1000)  # corrected
+    table.key("confirm")
+    entry = closing(table, "round_settled")
+    assert entry["round"]["seats"][1]["wagers"]["raise"] == 1000
+
+
+def test_walk_away_timeout_folds() -> None:
+    table = hcf_table(decision_timeout_s=20.0)
+    bet_and_lock(table)
+    table.bet(1, "raise", 500)
+    table.tick(19.0)
+    assert table.engine.state == "decisions"
+    table.tick(1.0)
+    decisions = [
+        (e.payload["seat"], e.payload["action"], e.payload["cause"]) for e in table.journal("decision")
+    ]
+    assert decisions == [(1, "raise", "sensor"), (3, "fold", "timeout")]
+    entry = closing(table, "round_settled")
+    assert entry["round"]["seats"][1]["folded"] is True
+
+
+def test_chase_timeout_before_the_river_is_a_check_and_on_the_river_a_fold() -> None:
+    table = chase_table()
+    table.start()
+    table.bet(2, "ante", 500)
+    table.bet(2, "xtra_bonus", 500)
+    table.lock()
+    for _street in range(3):
+        table.tick(31.0)
+    actions = [
+        (e.payload["action"], e.payload["street"], e.payload["cause"]) for e in table.journal("decision")
+    ]
+    assert actions == [
+        ("check", "preflop", "timeout"),
+        ("check", "flop", "timeout"),
+        ("fold", "river", "timeout"),
+    ]
+    closing(table, "round_settled")
+
+
+# --- the button and the designated player ----------------------------------------------------------
+def test_designated_player_waive_rotates_the_offer_and_nobody_eligible_blocks_the_round() -> None:
+    config = TableConfig(banking_mode=DESIGNATED_PLAYER, seats=(1, 2, 3))
+    table = Table(config, stack(HCF_SEAT1))
+    table.key("dp_waives")
+    assert table.payload("dp_waived") == {"seat": 1}
+    assert table.engine.public_snapshot()["designated_player"]["offered_to"] == 2
+    table.key("dp_waives")
+    table.key("dp_waives")
+    out = table.start()
+    assert table.refusals(out)[0].reason == (
+        "nobody accepted the designated player's button and the house may not bank"
+    )
+    assert table.engine.state == "idle"
+    # A supervisor moves the button: the offer starts again from that seat.
+    table.call(table.engine.move_button, 2, table.now_s, "sue")
+    assert [e.payload for e in table.journal("button_moved")][-1] == {
+        "from_seat": None,
+        "to_seat": 2,
+        "reason": "moved by a supervisor",
+        "by": "sue",
+    }
+    table.call(table.engine.dp_accepts, 50_000, table.now_s, "dealer")
+    assert table.engine.public_snapshot()["designated_player"]["seat"] == 2
+
+
+def test_nobody_accepts_and_the_house_may_bank() -> None:
+    config = TableConfig(banking_mode=DESIGNATED_PLAYER, seats=(1, 2), house_may_bank=True)
+    table = Table(config, stack(HCF_SEAT1, HCF_SEAT3, HCF_DEALER))
+    table.key("dp_waives")
+    table.key("dp_waives")
+    table.start()
+    table.bet(1, "ante", 500)
+    table.lock()
+    assert table.payload("round_started")["banking"] == {"mode": "house"}
+
+
+def test_designated_player_accepts_and_the_button_moves_clockwise_each_round() -> None:
+    config = TableConfig(banking_mode=DESIGNATED_PLAYER, seats=(2, 4, 6))
+    deck = stack(HCF_SEAT1, HCF_SEAT3, HCF_DEALER)
+    table = Table(config, deck)
+    dp_seats = []
+    for _round in range(4):
+        offered = table.engine.public_snapshot()["designated_player"]["offered_to"]
+        table.call(table.engine.dp_accepts, 100_000, table.now_s, "dealer")
+        dp_seats.append(offered)
+        table.start()
+        player = next(seat for seat in (2, 4, 6) if seat != offered)
+        table.bet(player, "ante", 500)
+        table.lock()
+        table.key("fold_seat", player)
+        table.key("confirm")
+        table.key("next")
+        table.bet(player, "ante", 0)
+        table.next_card = 0
+    assert dp_seats == [2, 4, 6, 2]
+
+
+def test_dp_seat_with_chips_cannot_lock() -> None:
+    config = TableConfig(banking_mode=DESIGNATED_PLAYER, seats=(1, 2))
+    table = Table(config, stack(HCF_SEAT1))
+    table.call(table.engine.dp_accepts, 100_000, table.now_s, "dealer")
+    table.start()
+    table.bet(1, "ante", 500)
+    out = table.lock()
+    assert table.refusals(out)[0].reason == "seat 1 is the designated player's: it places no wagers"
+
+
+# --- locking ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("bets", "reason"),
+    [
+        ([], "no seat has an ante"),
+        ([(1, "flush", 100)], "seat 1: wagers without an ante"),
+        ([(1, "ante", 50)], "seat 1: ante 50 outside the table's limits 100..100000"),
+        ([(1, "ante", 500), (1, "raise", 500)], "seat 1: chips on the raise spot before the cards are seen"),
+        ([(7, "ante", 500)], "seat 7: chips on a seat the table does not have"),
+    ],
+)
+def test_no_more_bets_refused_for_bad_bets(bets: list[tuple[int, str, int]], reason: str) -> None:
+    table = hcf_table()
+    table.start()
+    for seat, wager, amount in bets:
+        table.bet(seat, wager, amount)
+    out = table.lock()
+    assert table.refusals(out)[0].reason == reason
+    assert table.engine.state == "betting"
+    op = [e.payload for e in table.journal("operator_action")]
+    assert op == [{"action": "no_more_bets", "by": "dealer", "detail": f"refused: {reason}"}]
+
+
+def test_chase_xtra_bonus_must_equal_the_ante() -> None:
+    table = chase_table()
+    table.start()
+    table.bet(1, "ante", 500)
+    table.bet(1, "xtra_bonus", 300)
+    assert table.refusals(table.lock())[0].reason == "seat 1: the X-tra Bonus must equal the ante (500)"
+
+
+def test_the_deal_waits_for_a_verified_deck_and_a_bad_deck_holds() -> None:
+    table = Table(TableConfig(), stack(HCF_SEAT1, HCF_SEAT3, HCF_DEALER), auto_shuffle=False)
+    table.start()
+    table.bet(1, "ante", 500)
+    table.lock()
+    assert table.engine.state == "bets_locked"
+    table.event(DeckVerified("shuffler", 51, (parse_card("As"),), ()))
+    fault = table.payload("fault_raised")
+    assert (fault["kind"], fault["severity"]) == ("deck_verification", "latching")
+    assert table.engine.state == "held"
+    shuffles = len(table.of_type(Shuffle))
+    table.call(table.engine.clear_fault, str(fault["fault_id"]), table.now_s, "sue", "deck replaced")
+    assert table.engine.state == "bets_locked"
+    assert len(table.of_type(Shuffle)) == shuffles + 1  # a fresh shuffle is asked for
+    table.event(DeckVerified("shuffler", 52, (), ()))
+    assert table.engine.state == "decisions"
+
+
+# --- void, devices, recovery --------------------------------------------------------------------------
+def test_void_round_returns_every_wager() -> None:
+    table = hcf_table()
+    bet_and_lock(table)
+    table.bet(1, "raise", 500)
+    table.key("confirm")  # refused: seat 3 has not acted
+    table.call(table.engine.void_round, "dispute at seat 3", table.now_s, "sue")
+    entry = closing(table, "round_voided")
+    assert entry["reason"] == "dispute at seat 3"
+    assert entry["by"] == "sue"
+    assert_every_wager_returned(entry)
+    assert table.engine.state == "idle"
+    assert table.refusals(table.call(table.engine.void_round, "again", table.now_s, "sue"))
+
+
+def test_shuffler_lost_during_the_deal_holds_the_round() -> None:
+    table = hcf_table(seats=(1, 2, 3))
+    table.auto_deal = False
+    bet_and_lock(table)
+    table.event(DeviceLost("shuffler", "heartbeat missed"))
+    fault = table.payload("fault_raised")
+    assert (fault["kind"], fault["severity"]) == ("device_lost", "latching")
+    assert table.engine.state == "held"
+    table.event(SecurityEvent("sensors", "replay"))
+    assert table.journal("security_event")[0].payload == {
+        "device": "sensors",
+        "reason": "replay",
+        "detail": "",
+    }
+
+
+def test_engine_starts_held_from_recovered_latched_faults() -> None:
+    recovered = RecoveredState(
+        latched_faults=(
+            LatchedFault("FT1-000007", "red_light", "round dead", "shuffler", "RT1-20270114-000041"),
+        ),
+        button_seat=3,
+        rounds_started=41,
+        faults_raised=7,
+    )
+    table = Table(TableConfig(), stack(HCF_SEAT1, HCF_SEAT3, HCF_DEALER), recovered)
+    assert table.engine.state == "held"
+    assert table.refusals(table.start())
+    table.call(table.engine.clear_fault, "FT1-000007", table.now_s, "sue", "checked after restart")
+    assert table.engine.state == "idle"
+    bet_and_lock(table)
+    assert table.payload("round_started")["round_id"] == "RT1-20270115-000042"
+    assert table.engine.recovered_state().rounds_started == 42
+    assert table.engine.recovered_state().button_seat == 3
+
+
+def test_card_outside_a_deal_is_refused_and_journaled() -> None:
+    table = hcf_table()
+    out = table.event(CardDealt("shuffler", 1, 0, 5))
+    assert any(isinstance(o, JournalRecord) and o.kind == "fault_raised" for o in out)
+    out = table.event(HandComplete("shuffler", 1, 7))
+    assert table.engine.state == "idle"
+    assert not table.engine.held
+
+
+def test_past_posting_mid_deal_holds_and_the_deal_finishes_under_the_hold() -> None:
+    table = hcf_table()
+    table.auto_deal = False
+    bet_and_lock(table)
+    from drivers.events import Deal
+
+    events = table.shoe_events(table.of_type(Deal)[0])
+    for event in events[:5]:
+        table.event(event)
+    table.bet(1, "ante", 5000, locked=True)
+    assert table.engine.state == "held"
+    for event in events[5:]:
+        table.event(event)
+    assert not [e for e in table.journal("fault_raised") if e.payload["kind"] == "integrity"]
+    fault_id = str(table.journal("fault_raised")[0].payload["fault_id"])
+    table.call(table.engine.clear_fault, fault_id, table.now_s, "sue", "chips restored")
+    assert table.engine.state == "decisions"

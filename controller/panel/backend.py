@@ -10,7 +10,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, is_dataclass
+from datetime import UTC, datetime
 from typing import Any, Protocol, runtime_checkable
 
 from controller.errors import UserError
@@ -57,20 +58,25 @@ class TableActions(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class DeviceHealth:
-    """One device's link health as the device supervisors report it (devices branch)."""
+    """One device's link health, the fields of drivers.supervisor.DeviceHealth (devices branch): a
+    device_health source may return those objects as they are, or these, or mappings with these keys."""
 
     device: str
     kind: str
-    state: str  # disconnected | connecting | handshaking | ready | lost
-    last_heartbeat_utc: str | None
-    frames_in: int = 0
-    frames_out: int = 0
+    url: str = ""
+    state: str = "disconnected"  # disconnected | connecting | handshaking | ready | stopped
+    last_heard_unix_s: float | None = None  # the last authenticated frame: the heartbeat
+    frames_sent: int = 0
+    frames_received: int = 0
     errors: int = 0
+    retransmissions: int = 0
     reconnects: int = 0
-    detail: str = ""
+    connect_attempts: int = 0
+    security_events: int = 0
+    last_error: str = ""
 
 
-DeviceHealthSource = Callable[[], Sequence[DeviceHealth]]
+DeviceHealthSource = Callable[[], Sequence[Any]]
 
 
 class PanelBackend(Protocol):
@@ -272,11 +278,33 @@ class JournalPanelBackend:
                 {**device, "last_heartbeat_utc": None, "source": "journal"}
                 for device in from_journal.values()
             ]
-        out = []
+        rows = []
+        linked: set[str] = set()
         for health in self._device_health():
-            row = {**from_journal.get(health.device, {}), **asdict(health), "source": "link"}
-            out.append(row)
-        return out
+            link = asdict(health) if is_dataclass(health) and not isinstance(health, type) else dict(health)
+            heard = link.get("last_heard_unix_s")
+            link["last_heartbeat_utc"] = (
+                datetime.fromtimestamp(heard, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+                if isinstance(heard, int | float)
+                else None
+            )
+            linked.add(str(link.get("device")))
+            journal_row = from_journal.get(str(link.get("device")), {})
+            # The link's state wins (it is live); the journal adds model, firmware and the lamp.
+            rows.append(
+                {
+                    **journal_row,
+                    **link,
+                    "last_reason": link.get("last_error") or journal_row.get("last_reason", ""),
+                    "source": "link",
+                }
+            )
+        rows.extend(
+            {**row, "last_heartbeat_utc": None, "source": "journal"}
+            for name, row in from_journal.items()
+            if name not in linked
+        )
+        return rows
 
     def alerts(self, *, include_cleared: bool = False) -> list[dict[str, Any]]:
         rows = []

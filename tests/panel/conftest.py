@@ -15,7 +15,14 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from controller.journal import Journal
-from controller.panel import JournalPanelBackend, PanelServer, PanelSettings, UserStore, create_panel_app
+from controller.panel import (
+    DeviceHealth,
+    JournalPanelBackend,
+    PanelServer,
+    PanelSettings,
+    UserStore,
+    create_panel_app,
+)
 from tests.panel.table_script import JournalTableActions
 
 PASSWORDS = {"vera": "viewer-pass-1", "sam": "supervisor-pass-1", "max": "manager-pass-1"}
@@ -33,6 +40,17 @@ class FakeClock:
 
 
 @dataclass
+class DeviceLinks:
+    """The device supervisors' health reports (drivers.supervisor.DeviceHealth on the devices branch),
+    as the daemon hands them to the panel; tests set them. A stand-in until the lead connects drivers."""
+
+    reports: list[DeviceHealth] = field(default_factory=list)
+
+    def __call__(self) -> list[DeviceHealth]:
+        return list(self.reports)
+
+
+@dataclass
 class PanelRig:
     journal: Journal
     users: UserStore
@@ -40,6 +58,7 @@ class PanelRig:
     backend: JournalPanelBackend
     app: FastAPI
     clock: FakeClock
+    links: DeviceLinks
     url: str = ""
     extra: dict[str, object] = field(default_factory=dict)
 
@@ -63,10 +82,13 @@ def make_rig(tmp_path: Path, users_file: Path, *, poll_interval_s: float = 0.05)
     journal = Journal.open(tmp_path / "var" / "journal.sqlite", "T1")
     store = UserStore(users_file)
     actions = JournalTableActions(journal)
-    backend = JournalPanelBackend(journal, actions=actions, poll_interval_s=poll_interval_s)
+    links = DeviceLinks()
+    backend = JournalPanelBackend(
+        journal, actions=actions, device_health=links, poll_interval_s=poll_interval_s
+    )
     clock = FakeClock()
     app = create_panel_app(backend, users=store, settings=PanelSettings(clock=clock, idle_timeout_s=600))
-    return PanelRig(journal, store, actions, backend, app, clock)
+    return PanelRig(journal, store, actions, backend, app, clock, links)
 
 
 @pytest.fixture

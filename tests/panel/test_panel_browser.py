@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, ViewportSize, expect, sync_playwright
 
+from controller.panel import DeviceHealth
 from tests.panel.conftest import PASSWORDS, PanelRig
 from tests.panel.table_script import HOLE_CARDS, ScriptedRound, raise_red_light
 
@@ -27,13 +29,12 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "img" / "panel.png"
-TABLET = {"width": 1280, "height": 800}  # a 10" tablet in landscape
+TABLET: ViewportSize = {"width": 1280, "height": 800}  # a 10" tablet in landscape
 
 pytestmark = pytest.mark.skipif(
     not os.path.exists(CHROMIUM) and not os.environ.get("CI"),
     reason="Debian's chromium is not installed (make test installs it)",
 )
-
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +52,9 @@ def page(browser: Browser, live: PanelRig) -> Iterator[Page]:
     opened = context.new_page()
     # Nothing may leave the machine: every request goes to the panel itself.
     outside: list[str] = []
-    opened.on("request", lambda request: None if request.url.startswith(live.url) else outside.append(request.url))
+    opened.on(
+        "request", lambda request: None if request.url.startswith(live.url) else outside.append(request.url)
+    )
     yield opened
     context.close()
     assert outside == [], f"the page fetched from outside the panel: {outside}"
@@ -76,8 +79,45 @@ def test_login_is_required_and_a_wrong_password_is_refused(page: Page, live: Pan
     expect(page.locator(".error")).to_have_text("Wrong user name or password.")
 
 
-def test_supervisor_watches_a_round_live_then_acknowledges_and_clears_a_red_light(page: Page, live: PanelRig) -> None:
+def test_supervisor_watches_a_round_live_then_acknowledges_and_clears_a_red_light(
+    page: Page, live: PanelRig
+) -> None:
+    now = time.time()
+    for name, kind, model in [
+        ("shuffler", "shuffler", "FS-7 shoe"),
+        ("sensors", "bet_sensors", "BS-42"),
+        ("display", "dealer_display", "DD-3"),
+    ]:
+        live.journal.append(
+            "device_ready",
+            {
+                "device": name,
+                "kind": kind,
+                "model": model,
+                "serial_number": f"SN-{name}",
+                "firmware_version": "2.4.1",
+            },
+            round_id=None,
+            source=name,
+        )
+        live.links.reports.append(
+            DeviceHealth(name, kind, f"sim+pty://{name}", "ready", now - 0.4, 120, 118, reconnects=0)
+        )
+    live.journal.append(
+        "device_status",
+        {"device": "shuffler", "state": "ready", "fault_code": 0, "lamp": "green"},
+        round_id=None,
+        source="shuffler",
+    )
+    live.journal.append(
+        "button_moved",
+        {"from_seat": None, "to_seat": 2, "reason": "first round", "by": "engine"},
+        round_id=None,
+        source="engine",
+    )
     log_in(page, "sam")
+    expect(page.locator("tr[data-device='shuffler'] .pill")).to_have_text("ready")
+    expect(page.locator(".seats")).to_have_count(0)
     script = ScriptedRound(live.journal)
     steps = script.steps()
     # The page was loaded before the round: everything below arrives over SSE.
@@ -114,6 +154,9 @@ def test_supervisor_watches_a_round_live_then_acknowledges_and_clears_a_red_ligh
         "card_dealt", {"position": 1, "index": 0, "card": "2c"}, round_id=second.round_id, source="shuffler"
     )
     raise_red_light(live.journal, second.round_id, fault_id="F-red-7")
+    live.links.reports[0] = DeviceHealth(
+        "shuffler", "shuffler", "sim+pty://shuffler", "ready", time.time(), 130, 128, errors=1
+    )
     expect(page.locator("#alert-count")).to_have_text("1")
     expect(page.locator(".held-banner").first).to_contain_text("TABLE HELD")
     page.click("nav a[href='/alerts']")
@@ -129,7 +172,9 @@ def test_supervisor_watches_a_round_live_then_acknowledges_and_clears_a_red_ligh
     expect(page.locator(".all-clear")).to_be_visible()
     expect(page.locator("#alert-count")).to_have_text("0")
     cleared = [e.payload for e in live.journal.entries(kinds=["fault_cleared"])]
-    assert cleared == [{"fault_id": "F-red-7", "by": "sam", "reason": "Shoe reset, deck counted, round returned"}]
+    assert cleared == [
+        {"fault_id": "F-red-7", "by": "sam", "reason": "Shoe reset, deck counted, round returned"}
+    ]
     acknowledged = [e.payload for e in live.journal.entries(kinds=["fault_acknowledged"])]
     assert acknowledged == [{"fault_id": "F-red-7", "by": "sam"}]
     # The dead round's dealt card never reached the page.
@@ -164,7 +209,10 @@ def test_viewer_sees_the_alert_but_is_refused_acting_on_it(page: Page, live: Pan
     assert all("needs supervisor" in detail for _, detail in statuses)
     assert not list(live.journal.entries(kinds=["fault_acknowledged", "fault_cleared"]))
     refused = [e.payload for e in live.journal.entries(kinds=["operator_action"])]
-    assert [(r["by"], r["action"]) for r in refused] == [("vera", "acknowledge_fault"), ("vera", "clear_fault")]
+    assert [(r["by"], r["action"]) for r in refused] == [
+        ("vera", "acknowledge_fault"),
+        ("vera", "clear_fault"),
+    ]
     page.reload()
     expect(alert.locator(".pill")).to_have_text("active")
 

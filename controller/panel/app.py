@@ -43,6 +43,7 @@ LOGIN_CSRF_COOKIE = "ft_login_csrf"
 CSRF_HEADER = "x-csrf-token"
 MAX_FORM_BYTES = 4096
 SSE_RETRY_MS = 2000
+MAX_SEQ = 2**62  # SQLite integers are 64-bit signed: a larger seq is refused with 422, not a 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -411,7 +412,7 @@ def create_panel_app(
     @app.get("/api/journal", tags=["journal"])
     async def api_journal(
         _session: ApiSession,
-        since_seq: Annotated[int, Query(ge=0)] = 0,
+        since_seq: Annotated[int, Query(ge=0, le=MAX_SEQ)] = 0,
         limit: Annotated[int, Query(ge=1, le=1000)] = 200,
         kind: Annotated[str | None, Query(max_length=400, description="comma-separated kinds")] = None,
         round_id: Annotated[str | None, Query(max_length=80)] = None,
@@ -437,12 +438,15 @@ def create_panel_app(
         request: Request,
         session: ApiSession,
         since: Annotated[
-            int | None, Query(ge=0, description="resume after this seq (else Last-Event-ID, else now)")
+            int | None,
+            Query(ge=0, le=MAX_SEQ, description="resume after this seq (else Last-Event-ID, else now)"),
         ] = None,
     ) -> StreamingResponse:
         """Server-Sent Events: each journal entry (card-safe) with the journal seq as its event id."""
-        last_event_id = request.headers.get("last-event-id", "")
-        since_seq = int(last_event_id) if last_event_id.isdigit() else since
+        last_event_id = request.headers.get("last-event-id", "").strip()
+        since_seq = since
+        if last_event_id.isdigit() and len(last_event_id) <= 18:
+            since_seq = int(last_event_id)
         token = session.token
 
         async def stream() -> AsyncIterator[bytes]:

@@ -234,8 +234,9 @@ class JournalPanelBackend:
             self.refresh()
             replay_upto = self._view.last_seq
             last = replay_upto if since_seq is None else max(0, since_seq)
-            if replay_upto - last > REPLAY_MAX_ENTRIES:
-                yield {"seq": replay_upto, "kind": "reload", "reason": "too far behind to replay"}
+            if replay_upto - last > REPLAY_MAX_ENTRIES or last > replay_upto:
+                # Too far behind to replay, or ahead of this journal (another file): start afresh.
+                yield {"seq": replay_upto, "kind": "reload", "reason": "cannot resume from that seq"}
                 return
             for entry in self._journal.entries(since_seq=last):
                 if entry.seq > replay_upto:
@@ -342,6 +343,7 @@ class JournalPanelBackend:
         newest_first: bool = True,
     ) -> list[dict[str, Any]]:
         limit = max(1, min(limit, 1000))
+        since_seq = max(0, min(since_seq, self._view.last_seq))
         kind_list = list(kinds) if kinds else None
         if newest_first and since_seq <= 0:
             # Walk back from the end in windows, so the newest page costs the same on any journal.

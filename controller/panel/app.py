@@ -17,6 +17,7 @@ import asyncio
 import json
 import secrets
 import time
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -43,6 +44,7 @@ LOGIN_CSRF_COOKIE = "ft_login_csrf"
 CSRF_HEADER = "x-csrf-token"
 MAX_FORM_BYTES = 4096
 SSE_RETRY_MS = 2000
+SSE_FRAME_CACHE = 512
 MAX_SEQ = 2**62  # SQLite integers are 64-bit signed: a larger seq is refused with 422, not a 500
 
 
@@ -132,6 +134,7 @@ def create_panel_app(
         openapi_url=None,  # served below, behind a session
         lifespan=lifespan,
     )
+    sse_frames: OrderedDict[int, tuple[dict[str, Any], bytes]] = OrderedDict()
     app.state.sessions = sessions
     app.state.limiter = limiter
     app.state.backend = backend
@@ -449,6 +452,21 @@ def create_panel_app(
             since_seq = int(last_event_id)
         token = session.token
 
+        def _sse_frame(item: dict[str, Any]) -> bytes:
+            # The fan-out hands every subscriber the same entry object: encode it once for all. A
+            # replayed entry is a new object (gated anew), so it never takes another's frame.
+            seq = int(item["seq"])
+            cached = sse_frames.get(seq)
+            if cached is not None and cached[0] is item:
+                return cached[1]
+            data = json.dumps(item, separators=(",", ":"), ensure_ascii=False)
+            event = "reload" if item.get("kind") == "reload" else "journal"
+            frame = f"id: {seq}\nevent: {event}\ndata: {data}\n\n".encode()
+            sse_frames[seq] = (item, frame)
+            while len(sse_frames) > SSE_FRAME_CACHE:
+                sse_frames.popitem(last=False)
+            return frame
+
         async def stream() -> AsyncIterator[bytes]:
             yield f"retry: {SSE_RETRY_MS}\n\n".encode()
             async for item in backend.subscribe(since_seq, idle_s=settings.sse_keepalive_s):
@@ -458,9 +476,7 @@ def create_panel_app(
                 if item is None:
                     yield b": keep-alive\n\n"
                     continue
-                data = json.dumps(item, separators=(",", ":"), ensure_ascii=False)
-                event = "reload" if item.get("kind") == "reload" else "journal"
-                yield f"id: {item['seq']}\nevent: {event}\ndata: {data}\n\n".encode()
+                yield _sse_frame(item)
 
         return StreamingResponse(
             stream(),

@@ -146,7 +146,7 @@ class JournalPanelBackend:
         *,
         actions: TableActions | None = None,
         device_health: DeviceHealthSource | None = None,
-        poll_interval_s: float = 0.05,
+        poll_interval_s: float = 0.02,
     ) -> None:
         self._journal = journal
         self._actions = actions

@@ -7,3 +7,13 @@ class UserError(Exception):
 
 class CardError(UserError):
     """Something that is not a card, or a card seen twice."""
+
+
+def shown(value: object, limit: int = 40) -> str:
+    """A bad value as an error message quotes it: repr, cut to ``limit`` characters, on one line, and
+    never a 5,000-digit number (which Python refuses to turn into text at all)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+        digits = len(str(value)) if value.bit_length() < 10_000 else "many"
+        return f"a {digits}-digit number"
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Iterable
 from typing import IO, NoReturn
 
-from controller.errors import UserError
+from controller.errors import UserError, shown
 from controller.rules.settle import settle_round_json
 
 NAME = "settle"
@@ -39,7 +39,7 @@ def _refuse_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
     obj: dict[str, object] = {}
     for key, value in pairs:
         if key in obj:
-            raise ValueError(f"field {key!r} appears twice in one object")
+            raise ValueError(f"field {shown(key)} appears twice in one object")
         obj[key] = value
     return obj
 

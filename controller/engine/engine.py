@@ -32,6 +32,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from controller.engine import actions as a
 from controller.engine import machine as m
 from controller.engine.outputs import Alert, AlertSeverity, JournalRecord, Output, Refused
 from controller.engine.state import DESIGNATED_PLAYER, HOUSE, LatchedFault, RecoveredState, TableConfig
@@ -104,7 +105,6 @@ class DealStep:
     expected: dict[int, int]
     received: dict[int, list[int]] = field(default_factory=dict)
     completed: set[int] = field(default_factory=set)
-    wrong: set[int] = field(default_factory=set)
 
     @property
     def done(self) -> bool:
@@ -125,9 +125,25 @@ class LiveRound:
     street: str | None = None  # the open decision phase
     decision_deadline_s: float | None = None
     settlement: Settlement | None = None
+    wrong_positions: set[int] = field(default_factory=set)  # positions found dealt the wrong count
     closed: bool = False  # settled, dead or voided: its closing entry is journaled
     closed_dead: bool = False  # dead or voided: no card of it is ever shown
     finished: bool = False  # the machine has left the round (complete/dead -> idle or held)
+
+
+_ACTION_TYPES = (
+    a.StartRound,
+    a.NoMoreBets,
+    a.ConfirmDecisions,
+    a.FoldSeat,
+    a.PayoutsDone,
+    a.DpAccepts,
+    a.DpWaives,
+    a.MoveButton,
+    a.ClearFault,
+    a.VoidRound,
+    a.Tick,
+)
 
 
 class _MachineHalted(Exception):
@@ -198,7 +214,12 @@ class TableEngine:
         self.house_banks = False  # DP table, nobody accepted, the house may bank: this round is house-banked
         self._past_posted: set[tuple[int, int]] = set()
         if config.banking_mode == DESIGNATED_PLAYER:
-            self.dp_offer_seat = self.button_seat if self.button_seat in config.seats else config.seats[0]
+            if self.button_seat not in config.seats:
+                self.dp_offer_seat = config.seats[0]
+            elif recovered.button_moves_on and self.button_seat is not None:
+                self.dp_offer_seat = self._next_seat(self.button_seat)
+            else:
+                self.dp_offer_seat = self.button_seat
         if self.latched:
             self.flow.resume_target = m.IDLE
             self._fire("hold")
@@ -206,7 +227,8 @@ class TableEngine:
 
     # ================================================================== public entry points
     def handle(self, event: object, now_s: float) -> list[Output]:
-        """Feed one domain event from a driver; returns what to journal, send and show."""
+        """Feed one domain event from a driver, or an operator action (controller/engine/actions.py);
+        returns what to journal, send and show."""
         return self._run(now_s, lambda: self._dispatch(event))
 
     def tick(self, now_s: float) -> list[Output]:
@@ -421,7 +443,9 @@ class TableEngine:
 
     # ================================================================== events
     def _dispatch(self, event: object) -> None:
-        if isinstance(event, BetChanged):
+        if isinstance(event, _ACTION_TYPES):
+            self._dispatch_action(event)
+        elif isinstance(event, BetChanged):
             self._on_bet_changed(event)
         elif isinstance(event, CardDealt):
             self._on_card_dealt(event)
@@ -475,6 +499,30 @@ class TableEngine:
             )
         else:
             self._raise_fault("integrity", f"unknown event refused: {type(event).__name__}", latching=False)
+
+    def _dispatch_action(self, action: a.OperatorAction) -> None:
+        if isinstance(action, a.StartRound):
+            self._start_round(action.by)
+        elif isinstance(action, a.NoMoreBets):
+            self._no_more_bets(action.by)
+        elif isinstance(action, a.ConfirmDecisions):
+            self._close_decisions(cause="confirm", by=action.by)
+        elif isinstance(action, a.FoldSeat):
+            self._fold(action.seat, action.by)
+        elif isinstance(action, a.PayoutsDone):
+            self._payouts_done(action.by)
+        elif isinstance(action, a.DpAccepts):
+            self._dp_accepts(action.funds_cents, action.by, action.seat)
+        elif isinstance(action, a.DpWaives):
+            self._dp_waives(action.by)
+        elif isinstance(action, a.MoveButton):
+            self._move_button(action.seat, action.by)
+        elif isinstance(action, a.ClearFault):
+            self._clear_fault(action.fault_id, action.by, action.reason)
+        elif isinstance(action, a.VoidRound):
+            self._void_round(action.reason, action.by)
+        else:
+            self._check_timeout()
 
     # ------------------------------------------------------------------ bets
     def _on_bet_changed(self, event: BetChanged) -> None:
@@ -657,7 +705,7 @@ class TableEngine:
                 banking["bonus_cap"] = self.config.bonus_cap_cents
         seats = {seat: SeatPlay(seat, dict(wagers)) for seat, wagers in sorted(wagers_by_seat.items())}
         self.round = LiveRound(round_id, banking, self.button_seat, seats)
-        self._fire("lock_bets")
+        # round_started first: every later entry of the round, the state change included, follows it.
         self._journal(
             "round_started",
             {
@@ -668,6 +716,7 @@ class TableEngine:
                 "seats": sorted(seats),
             },
         )
+        self._fire("lock_bets")
         self._journal(
             "bets_locked",
             {"wagers": {str(seat): dict(play.wagers) for seat, play in sorted(seats.items())}},
@@ -842,6 +891,13 @@ class TableEngine:
         if event.position not in step.expected:
             if event.position in (DEALER_POSITION, COMMUNITY_POSITION) or event.position in live.seats:
                 self._wrong_count(event.position, "hand complete for a position not in this deal")
+            else:
+                self._raise_fault(
+                    "integrity",
+                    f"hand complete for position {event.position}, which is not in the round",
+                    latching=False,
+                    device=event.device,
+                )
             return
         if event.position in step.completed:
             self._wrong_count(event.position, "hand complete reported twice")
@@ -862,10 +918,9 @@ class TableEngine:
         """RULES.md: a seat dealt the wrong number is dead; the banker or the community: the round is."""
         live = self.round
         assert live is not None
-        if live.deal is not None:
-            if position in live.deal.wrong:
-                return
-            live.deal.wrong.add(position)
+        if position in live.wrong_positions:
+            return  # already judged (the shoe's count and the driver's card_count fault say it twice)
+        live.wrong_positions.add(position)
         if position in (DEALER_POSITION, COMMUNITY_POSITION):
             self._kill_round(f"wrong card count for {self._position_name(position)}: {detail}")
             return
@@ -907,7 +962,7 @@ class TableEngine:
                 if amount:
                     self._decision_chips(play, amount)
         label = (
-            "raise or fold"
+            f"{self.spec.decision_wager} or fold"
             if street == m.DECISIONS
             else f"{street}: all in or {'fold' if street == m.RIVER else 'check'}"
         )
@@ -953,7 +1008,10 @@ class TableEngine:
         message = (
             f"seat {play.seat}: {action} of {amount_cents} refused ({'over' if over else 'under'} the limit)"
         )
-        self._raise_fault("over_limit_raise" if over else "decision_refused", message, latching=False)
+        if over:
+            self._raise_fault("over_limit_raise", message, latching=False)
+        else:  # too little is a mistake to correct, not a fault (no fault kind in CONTRACTS.md)
+            self._alert("alert", "decision_refused", message)
 
     def _fold(self, seat: int, by: str) -> None:
         live = self.round
@@ -1083,12 +1141,15 @@ class TableEngine:
     def _reveal_and_settle(self) -> None:
         live = self.round
         assert live is not None
-        self._fire("settle")
-        round_obj = self.settle_input()
-        settlement = settle(parse_round(round_obj))
-        live.settlement = settlement
-        self._journal("round_settled", {"round": round_obj, "settlement": settlement.to_json()})
-        live.closed = True
+        if self.state == m.REVEAL:
+            self._fire("settle")
+        settlement = live.settlement
+        if settlement is None:  # (held after round_settled was journaled: it is never settled twice)
+            round_obj = self.settle_input()
+            settlement = settle(parse_round(round_obj))
+            live.settlement = settlement
+            self._journal("round_settled", {"round": round_obj, "settlement": settlement.to_json()})
+            live.closed = True
         self._fire("pay")
         self._show_results(settlement)
         self._out.append(ShowText(self.config.display_device, "Pay and collect, then press next"))
@@ -1116,11 +1177,15 @@ class TableEngine:
             self._refuse("payouts_done", f"nothing to pay ({self.state})", by)
             return
         self._fire("finish")
-        self._after_round_closed()
+        self._after_round_closed(hand_played=True)
 
-    def _after_round_closed(self) -> None:
-        """The round is closed (settled, dead or voided): rotate the button, then idle or held."""
-        if self.config.banking_mode == DESIGNATED_PLAYER:
+    def _after_round_closed(self, *, hand_played: bool) -> None:
+        """The round is closed (settled, dead or voided): rotate the button, then idle or held.
+
+        The button moves "hand by hand": only after a hand was played and settled. After a dead or
+        voided round (a misdeal) the same designated player keeps the button and its funds for the
+        replay, as a cardroom redeals a misdeal with the button where it was."""
+        if self.config.banking_mode == DESIGNATED_PLAYER and hand_played:
             last = self.dp_seat if self.dp_seat is not None else self.button_seat
             self.dp_seat = None
             self.dp_funds_cents = 0
@@ -1163,38 +1228,59 @@ class TableEngine:
         for number in sorted(live.seats):
             self._out.append(ShowSeatResult(self.config.display_device, number, "dead", 0))
         self._out.append(ShowText(self.config.display_device, "Round dead: every wager is returned"))
-        self._after_round_closed()
+        self._after_round_closed(hand_played=False)
 
     def _on_shuffler_fault(self, event: ShufflerFault) -> None:
+        """The shuffler's faults, judged by where the round stands (docs/engine.md "Dead hands").
+
+        The shuffler driver turns a shoe's miscount into ``card_count`` at the position (an extra card,
+        a gap in the indexes, a HandComplete count that differs from the request) and a card read twice
+        or read differently into ``misread`` (it withholds the card), and a jam, a door or a red light
+        stops the shoe's deal. So, while a deal is in flight: ``card_count`` at a position is that
+        position's wrong count; ``misread`` is a card seen twice (RULES.md: the round is dead); a red
+        light, a jam, an open door or any other stop is a misdeal: the round is dead. A red light
+        before the round's last card (Chase the Flush between streets) kills it too. After the deal is
+        complete a fault is an alert; before it (betting, waiting for the deck) it latches and holds.
+        """
         detail = f"{event.fault}" + (f" at position {event.position}" if event.position is not None else "")
         if event.detail:
             detail += f": {event.detail}"
         live = self.round
-        during_deal = (
-            live is not None
-            and not live.closed
-            and live.deal_finished is False
-            and self.state
-            in (
-                *self.definition.dealing_states,
-                *self.definition.decision_states,
-                m.HELD,
-            )
+        open_round = live is not None and not live.closed
+        held_from = self.flow.resume_target if self.state == m.HELD else self.state
+        deal_active = (
+            open_round
+            and live is not None
+            and live.deal is not None
+            and held_from in (self.definition.dealing_states)
         )
-        if (
-            during_deal
-            and self.state == m.HELD
-            and self.flow.resume_target in (m.IDLE, m.BETTING, m.BETS_LOCKED)
-        ):
-            during_deal = False
-        if during_deal and event.fault == "red_light":
+        deal_incomplete = (
+            open_round
+            and live is not None
+            and not live.deal_finished
+            and held_from in (*self.definition.dealing_states, *self.definition.decision_states)
+        )
+        position = event.position
+        round_position = live is not None and (
+            position in (DEALER_POSITION, COMMUNITY_POSITION) or position in live.seats
+        )
+        if event.fault == "card_count" and position is not None and live is not None and open_round:
+            if position in live.wrong_positions:
+                self._raise_fault("shuffler_fault", detail, latching=False, device=event.device)
+                return
+            if (deal_active or deal_incomplete) and round_position:
+                self._wrong_count(position, f"the shoe reported a card count fault ({detail})")
+                return
+        if deal_incomplete and event.fault == "red_light":
             self._kill_round(f"shuffler red light during the deal ({detail})")
             return
-        if during_deal and event.fault == "card_count" and event.position is not None:
-            self._wrong_count(event.position, f"the shoe reported a card count fault ({detail})")
+        if deal_active and event.fault == "misread":
+            self._kill_round(f"a card seen twice or misread during the deal ({detail})")
             return
-        after_deal = live is not None and not live.closed and live.deal_finished
-        if after_deal:
+        if deal_active:
+            self._kill_round(f"the shoe stopped mid-deal, a misdeal ({detail})")
+            return
+        if open_round and live is not None and live.deal_finished:
             self._raise_fault(
                 "shuffler_fault", f"after the deal: {detail}", latching=False, device=event.device
             )
@@ -1252,15 +1338,17 @@ class TableEngine:
         live = self.round
         if target in self.definition.dealing_states and live is not None and live.deal and live.deal.done:
             self._deal_step_done()
+        if target in (m.REVEAL, m.SETTLING) and live is not None:
+            # Held while settling (an engine or settle error): settle (or pay) now.
+            self._reveal_and_settle()
 
     def _void_round(self, reason: str, by: str) -> None:
         live = self.round
         open_round = live is not None and not live.closed
-        if (
-            not self._can("void")
-            or (not open_round and self.state != m.BETTING)
-            or (self.state == m.HELD and not open_round and self.flow.resume_target != m.BETTING)
-        ):
+        betting_only = not open_round and (
+            self.state == m.BETTING or (self.state == m.HELD and self.flow.resume_target == m.BETTING)
+        )
+        if not self._can("void") or not (open_round or betting_only):
             self._refuse("void_round", f"no open round to void ({self.state})", by)
             return
         if not reason.strip():
@@ -1282,7 +1370,7 @@ class TableEngine:
             live.closed_dead = True  # a voided round's cards are not shown either
         self._fire("void")
         self._out.append(ShowText(self.config.display_device, "Round void: every wager is returned"))
-        self._after_round_closed()
+        self._after_round_closed(hand_played=False)
 
     # ------------------------------------------------------------------ button, designated player
     def _next_seat(self, seat: int) -> int:

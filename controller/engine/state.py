@@ -10,7 +10,11 @@ derivable from journal entries (CONTRACTS.md):
 - ``button_seat``: the ``to_seat`` of the last ``button_moved``, else ``button_seat`` of the last
   ``round_started``; None when neither exists;
 - ``rounds_started``: the number of ``round_started`` entries (round ids are numbered from it);
-- ``faults_raised``: the number of ``fault_raised`` entries (fault ids are numbered from it).
+- ``faults_raised``: the number of ``fault_raised`` entries (fault ids are numbered from it);
+- ``button_moves_on``: the last ``round_started`` of a designated-player table closed ``round_settled``.
+
+``RecoveredState.from_table_state(table_state)`` adapts the journal's ``TableState``
+(controller/journal/recovery.py) to it.
 """
 
 from __future__ import annotations
@@ -49,12 +53,59 @@ class LatchedFault:
 
 @dataclass(frozen=True, slots=True)
 class RecoveredState:
-    """The table's state as the journal left it (see the module docstring for how each is derived)."""
+    """The table's state as the journal left it (see the module docstring for how each is derived).
+
+    ``button_moves_on``: the last designated-player round was settled, so the button is offered to the
+    next seat clockwise; otherwise (dead, voided or interrupted) it is offered to ``button_seat`` again.
+    """
 
     latched_faults: tuple[LatchedFault, ...] = ()
     button_seat: int | None = None
     rounds_started: int = 0
     faults_raised: int = 0
+    button_moves_on: bool = False
+
+    @classmethod
+    def from_table_state(cls, state: object) -> RecoveredState:
+        """Adapt the journal's recovery result (``controller.journal.recovery.TableState``: duck-typed so
+        that the engine does not depend on the journal package) to what the engine needs.
+
+        TableState has no count of faults raised; its ``last_seq`` (the journal's last sequence number) is
+        used instead: every fault raised took one sequence number, so numbering new faults after it can
+        never repeat an id from before the restart (ids stay unique, not contiguous).
+        """
+        raw_latched = getattr(state, "latched_faults", {}) or {}
+        latched: list[LatchedFault] = []
+        for fault_id, payload in dict(raw_latched).items():
+            fields = payload if isinstance(payload, Mapping) else {}
+            device = fields.get("device")
+            latched.append(
+                LatchedFault(
+                    fault_id=str(fault_id),
+                    kind=str(fields.get("kind", "unknown")),
+                    detail=str(fields.get("detail", "")),
+                    device=device if isinstance(device, str) else None,
+                )
+            )
+        faults_raised = getattr(state, "faults_raised", None)
+        if not isinstance(faults_raised, int):
+            last_seq = getattr(state, "last_seq", 0)
+            faults_raised = last_seq if isinstance(last_seq, int) else 0
+        button = getattr(state, "button_seat", None)
+        last_round = getattr(state, "last_round_id", None)
+        closed = getattr(state, "closed_rounds", {}) or {}
+        rounds_started = getattr(state, "rounds_started", 0)
+        last_number = getattr(state, "last_round_number", 0)
+        return cls(
+            latched_faults=tuple(latched),
+            button_seat=button if isinstance(button, int) else None,
+            rounds_started=max(
+                rounds_started if isinstance(rounds_started, int) else 0,
+                last_number if isinstance(last_number, int) else 0,
+            ),
+            faults_raised=faults_raised,
+            button_moves_on=last_round is not None and closed.get(last_round) == "round_settled",
+        )
 
 
 @dataclass(frozen=True, slots=True)

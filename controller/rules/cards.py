@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Sequence
 
-from controller.errors import CardError
+from controller.errors import CardError, shown
 
 RANKS = "23456789TJQKA"
 SUITS = "cdhs"
@@ -37,7 +37,7 @@ def parse_card(text: object) -> Card:
         if card is not None:
             return card
     raise CardError(
-        f"{text!r} is not a card (write rank then suit: ranks {RANKS}, suits {SUITS}, e.g. 'As', 'Td')"
+        f"{shown(text)} is not a card (write rank then suit: ranks {RANKS}, suits {SUITS}, e.g. 'As', 'Td')"
     )
 
 
@@ -60,7 +60,7 @@ def parse_cards(texts: Iterable[object], *, field: str = "cards") -> list[Card]:
 def card_text(card: Card) -> str:
     """The RULES.md notation of ``card``."""
     if not 0 <= card < DECK_SIZE:
-        raise CardError(f"{card!r} is not a card number (0..51)")
+        raise CardError(f"{shown(card)} is not a card number (0..51)")
     return _TEXT_BY_CARD[card]
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from controller.errors import UserError
+from controller.errors import UserError, shown
 from controller.rules.hands import Hand
 
 HIGH_CARD_FLUSH = "high-card-flush"
@@ -34,6 +34,7 @@ FLOP = "flop"
 RIVER = "river"
 STREETS: tuple[str, ...] = (PREFLOP, FLOP, RIVER)
 ALL_IN_MULTIPLIER: dict[str, int] = {PREFLOP: 3, FLOP: 2, RIVER: 1}
+STREET_WORDS: dict[str, str] = {PREFLOP: "before the flop", FLOP: "after the flop", RIVER: "after the river"}
 
 DECK_CARDS = 52
 
@@ -122,7 +123,7 @@ def game_spec(name: object) -> GameSpec:
     """The game called ``name``; anything else is refused naming the field ``game``."""
     if isinstance(name, str) and name in GAMES:
         return GAMES[name]
-    raise UserError(f"game: unknown game {name!r} (known: {', '.join(GAMES)})")
+    raise UserError(f"game: unknown game {shown(name)} (known: {', '.join(GAMES)})")
 
 
 def decision_multiplier_limits(game: str, hand: Hand, street: str | None = None) -> tuple[int, int]:
@@ -142,10 +143,10 @@ def decision_multiplier_limits(game: str, hand: Hand, street: str | None = None)
         return (1, 4 if length >= 6 else 2 if length == 5 else 1)
     if game == CHASE_THE_FLUSH:
         if street not in ALL_IN_MULTIPLIER:
-            raise UserError(f"street: must be one of {', '.join(STREETS)}, not {street!r}")
+            raise UserError(f"street: must be one of {', '.join(STREETS)}, not {shown(street)}")
         multiplier = ALL_IN_MULTIPLIER[street]
         return (multiplier, multiplier)
-    raise UserError(f"game: unknown game {game!r} (known: {', '.join(GAMES)})")
+    raise UserError(f"game: unknown game {shown(game)} (known: {', '.join(GAMES)})")
 
 
 def decision_limits(game: str, hand: Hand, ante_cents: int, street: str | None = None) -> tuple[int, int]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from controller.errors import UserError
+from controller.errors import UserError, shown
 
 MAX_LINE_LENGTH = 7  # seven cards make every hand
 _LINE_KEYS = frozenset(str(length) for length in range(1, MAX_LINE_LENGTH + 1))
@@ -86,7 +86,7 @@ def parse_paytable(spec: object, *, field: str) -> Paytable:
             return PRESETS[spec]
         except KeyError:
             known = ", ".join(sorted(PRESETS))
-            raise UserError(f"{field}: unknown paytable preset {spec!r} (known: {known})") from None
+            raise UserError(f"{field}: unknown paytable preset {shown(spec)} (known: {known})") from None
     if not isinstance(spec, Mapping) or not spec:
         raise UserError(f'{field}: a paytable is a preset name or a non-empty object like {{"7": 300}}')
     lines: dict[int, int] = {}
@@ -96,8 +96,8 @@ def parse_paytable(spec: object, *, field: str) -> Paytable:
             raise UserError(f"{field}: line {length_text[:20]!r} is not a length from 1 to {MAX_LINE_LENGTH}")
         if isinstance(odds, bool) or not isinstance(odds, int) or not 1 <= odds <= MAX_ODDS:
             raise UserError(
-                f"{field}.{key}: odds must be a whole number from 1 to {MAX_ODDS} "
-                f"(leave out a line that pays nothing), not {str(odds)[:40]}"
+                f"{field}.{length_text}: odds must be a whole number from 1 to {MAX_ODDS} "
+                f"(leave out a line that pays nothing), not {shown(odds)}"
             )
         lines[int(length_text)] = odds
     return Paytable.from_lines("custom", lines)

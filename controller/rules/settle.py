@@ -23,12 +23,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from controller.errors import CardError, UserError
+from controller.errors import CardError, UserError, shown
 from controller.rules.cards import Card, cards_text, parse_card
 from controller.rules.games import (
     CHASE_THE_FLUSH,
     DESIGNATED_PLAYER,
     HOUSE,
+    STREET_WORDS,
     STREETS,
     TOP_FLUSH,
     GameSpec,
@@ -312,10 +313,11 @@ def _type_name(value: object) -> str:
     return type(value).__name__
 
 
-def _show(value: object) -> str:
-    """A short rendering of a bad value for an error message (never a 5,000-digit number)."""
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
+def _field(prefix: str, key: str) -> str:
+    """``prefix.key`` for a readable key; ``prefix[<key as quoted>]`` for anything long or odd."""
+    if key.isidentifier() and len(key) <= 40:
+        return f"{prefix}.{key}"
+    return f"{prefix}[{shown(key)}]"
 
 
 def _object(value: object, field_name: str, allowed: frozenset[str] | None = None) -> Mapping[str, object]:
@@ -323,9 +325,9 @@ def _object(value: object, field_name: str, allowed: frozenset[str] | None = Non
         raise UserError(f"{field_name}: must be an object, not {_type_name(value)}")
     for key in value:
         if not isinstance(key, str):
-            raise UserError(f"{field_name}: keys must be strings, not {_show(key)}")
+            raise UserError(f"{field_name}: keys must be strings, not {shown(key)}")
         if allowed is not None and key not in allowed:
-            raise UserError(f"{field_name}: unknown field {key!r} (known: {', '.join(sorted(allowed))})")
+            raise UserError(f"{field_name}: unknown field {shown(key)} (known: {', '.join(sorted(allowed))})")
     return value
 
 
@@ -339,13 +341,13 @@ def _amount(value: object, field_name: str) -> int:
     """Cents: a whole number from 0 to MAX_AMOUNT_CENTS. Booleans are not numbers here."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise UserError(
-            f"{field_name}: must be a whole number of cents, not {_type_name(value)} {_show(value)}"
+            f"{field_name}: must be a whole number of cents, not {_type_name(value)} {shown(value)}"
         )
     if value < 0:
-        raise UserError(f"{field_name}: must not be negative, not {_show(value)}")
+        raise UserError(f"{field_name}: must not be negative, not {shown(value)}")
     if value > MAX_AMOUNT_CENTS:
         raise UserError(
-            f"{field_name}: {_show(value)} is above the largest amount accepted ({MAX_AMOUNT_CENTS})"
+            f"{field_name}: {shown(value)} is above the largest amount accepted ({MAX_AMOUNT_CENTS})"
         )
     return value
 
@@ -356,13 +358,13 @@ def _seat_number(value: object, field_name: str) -> int:
             f"{field_name}: must be a seat number {MIN_SEAT}..{MAX_SEAT}, not {_type_name(value)}"
         )
     if not MIN_SEAT <= value <= MAX_SEAT:
-        raise UserError(f"{field_name}: must be a seat number {MIN_SEAT}..{MAX_SEAT}, not {_show(value)}")
+        raise UserError(f"{field_name}: must be a seat number {MIN_SEAT}..{MAX_SEAT}, not {shown(value)}")
     return value
 
 
 def _bool(value: object, field_name: str) -> bool:
     if not isinstance(value, bool):
-        raise UserError(f"{field_name}: must be true or false, not {_type_name(value)} {_show(value)}")
+        raise UserError(f"{field_name}: must be true or false, not {_type_name(value)} {shown(value)}")
     return value
 
 
@@ -386,7 +388,7 @@ def _parse_banking(value: object, spec: GameSpec) -> Banking:
             raise UserError(f"banking.{extra[0]}: only the designated-player mode takes {extra[0]!r}")
         return Banking()
     if mode != DESIGNATED_PLAYER:
-        raise UserError(f"banking.mode: must be {HOUSE!r} or {DESIGNATED_PLAYER!r}, not {_show(mode)}")
+        raise UserError(f"banking.mode: must be {HOUSE!r} or {DESIGNATED_PLAYER!r}, not {shown(mode)}")
     if DESIGNATED_PLAYER not in spec.banking_modes:
         raise UserError(f"banking.mode: {spec.name} is house-banked only")
     if "seat" not in obj:
@@ -410,7 +412,7 @@ def _parse_rake(value: object) -> Rake:
     if method not in RAKE_METHODS:
         raise UserError(
             f"rake.method: must be 'i' (every player), 'ii' (every player but the designated player) or "
-            f"'iii' (the designated player only), not {_show(method)}"
+            f"'iii' (the designated player only), not {shown(method)}"
         )
     if "amount" not in obj:
         raise UserError("rake.amount: missing (the fixed cents per hand each payer pays)")
@@ -433,7 +435,8 @@ def _parse_seat(value: object, index: int, spec: GameSpec) -> Seat:
             raise UserError(f"{where}.wagers.progressive: the Progressive wager is not specified yet")
         if name not in spec.wagers:
             raise UserError(
-                f"{where}.wagers.{name}: unknown wager for {spec.name} (known: {', '.join(spec.wagers)})"
+                f"{_field(where + '.wagers', name)}: unknown wager for {spec.name} "
+                f"(known: {', '.join(spec.wagers)})"
             )
         wagers[name] = _amount(amount, f"{where}.wagers.{name}")
     folded = _bool(obj.get("folded", False), f"{where}.folded")
@@ -455,7 +458,7 @@ def parse_round(obj: Mapping[str, object]) -> Round:
         for wager, table in _object(top["paytables"], "paytables").items():
             if wager not in spec.bonus_wagers:
                 raise UserError(
-                    f"paytables.{wager}: not a bonus wager of {spec.name} "
+                    f"{_field('paytables', wager)}: not a bonus wager of {spec.name} "
                     f"(bonus wagers: {', '.join(spec.bonus_wagers)})"
                 )
             paytables[wager] = parse_paytable(table, field=f"paytables.{wager}")
@@ -517,12 +520,12 @@ def check_round(round_: Round) -> None:
     if round_.rake is not None:
         if round_.rake.method not in RAKE_METHODS:
             raise UserError(
-                f"rake.method: must be one of {', '.join(RAKE_METHODS)}, not {_show(round_.rake.method)}"
+                f"rake.method: must be one of {', '.join(RAKE_METHODS)}, not {shown(round_.rake.method)}"
             )
         _amount(round_.rake.amount_cents, "rake.amount")
     for wager in round_.paytables:
         if wager not in spec.bonus_wagers:
-            raise UserError(f"paytables.{wager}: not a bonus wager of {spec.name}")
+            raise UserError(f"{_field('paytables', wager)}: not a bonus wager of {spec.name}")
     if spec.community_cards == 0 and round_.community:
         raise UserError(f"community: {spec.name} has no community cards")
     if not round_.seats:
@@ -564,7 +567,8 @@ def _check_seat_wagers(round_: Round, spec: GameSpec, seat: Seat, where: str) ->
     for name, amount in seat.wagers.items():
         if name not in spec.wagers:
             raise UserError(
-                f"{where}.wagers.{name}: unknown wager for {spec.name} (known: {', '.join(spec.wagers)})"
+                f"{_field(where + '.wagers', name)}: unknown wager for {spec.name} "
+                f"(known: {', '.join(spec.wagers)})"
             )
         _amount(amount, f"{where}.wagers.{name}")
     ante = seat.wagers.get("ante", 0)
@@ -577,7 +581,7 @@ def _check_seat_wagers(round_: Round, spec: GameSpec, seat: Seat, where: str) ->
     if seat.street is not None and spec.name != CHASE_THE_FLUSH:
         raise UserError(f"{where}.street: only Chase the Flush has streets")
     if seat.street is not None and seat.street not in STREETS:
-        raise UserError(f"{where}.street: must be one of {', '.join(STREETS)}, not {_show(seat.street)}")
+        raise UserError(f"{where}.street: must be one of {', '.join(STREETS)}, not {shown(seat.street)}")
 
     decision = spec.decision_wager
     amount = seat.wagers.get(decision, 0)
@@ -602,9 +606,7 @@ def _check_seat_wagers(round_: Round, spec: GameSpec, seat: Seat, where: str) ->
     if not low <= amount <= high:
         allowed = f"exactly {low}" if low == high else f"{low} to {high}"
         why = (
-            f"on the {seat.street}"
-            if spec.name == CHASE_THE_FLUSH
-            else f"with a {hand.flush_length}-card flush"
+            STREET_WORDS[seat.street] if seat.street is not None else f"with a {hand.flush_length}-card flush"
         )
         raise UserError(
             f"{where}.wagers.{decision}: {amount} is outside its limit ({allowed} {why}, ante {ante})"

@@ -155,3 +155,34 @@ def test_on_exception_holds_the_round_with_a_latched_integrity_fault() -> None:
     assert "simulated callback failure" in str(faults[0].payload["detail"])
     assert any(isinstance(o, Alert) and o.severity == "latching" for o in table.outputs)
     assert table.engine.held
+
+
+class SettleFailsOnce(TableEngine):
+    """An engine whose first settlement fails (a settle error is an engine error): the table holds in
+    `settling`, and clearing the fault settles the round, once."""
+
+    failed = False
+
+    def settle_input(self, *, dead: bool = False) -> dict[str, object]:
+        if not dead and not self.failed:
+            self.failed = True
+            raise RuntimeError("settle input unavailable")
+        return super().settle_input(dead=dead)
+
+
+def test_a_failed_settlement_holds_and_settles_once_when_cleared() -> None:
+    table = Table(TableConfig(), stack(HCF_SEAT1, HCF_SEAT3, HCF_DEALER))
+    table.engine = SettleFailsOnce(TableConfig())
+    table.start()
+    table.bet(1, "ante", 500)
+    table.lock()
+    table.bet(1, "raise", 500)
+    table.key("confirm")
+    assert table.engine.state == "held"
+    assert table.journal("round_settled") == []
+    fault = table.journal("fault_raised")[0].payload
+    assert fault["kind"] == "integrity"
+    assert "settle input unavailable" in str(fault["detail"])
+    table.call(table.engine.clear_fault, str(fault["fault_id"]), table.now_s, "sue", "checked")
+    assert table.engine.state == "paying"
+    assert len(table.journal("round_settled")) == 1

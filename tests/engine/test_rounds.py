@@ -239,3 +239,53 @@ def test_chase_fold_before_the_river_is_refused() -> None:
     table.lock()
     refused = table.key("fold_seat", 1)
     assert table.refusals(refused)[0].reason == "seat 1: before the river a player checks or goes all in"
+
+
+def test_one_queue_operator_actions_as_data_play_the_same_round() -> None:
+    from controller.engine import actions as a
+
+    by_method = Table(TableConfig(), stack(HCF_SEAT1, HCF_SEAT3, HCF_DEALER))
+    hcf_round(by_method)
+    by_data = Table(TableConfig(), stack(HCF_SEAT1, HCF_SEAT3, HCF_DEALER))
+    by_data.event(a.StartRound())
+    by_data.bet(1, "ante", 500)
+    by_data.bet(1, "flush", 100)
+    by_data.bet(3, "ante", 1000)
+    by_data.event(a.NoMoreBets())
+    by_data.bet(1, "raise", 1000)
+    by_data.event(a.FoldSeat(3))
+    by_data.event(a.ConfirmDecisions())
+    assert by_data.payload("round_settled") == by_method.payload("round_settled")
+    by_data.event(a.PayoutsDone())
+    assert by_data.engine.state == "idle"
+    by_data.event(a.Tick())
+    assert (
+        by_data.refusals(by_data.event(a.ClearFault("F1", "sue", "x")))[0].reason == "no latched fault 'F1'"
+    )
+
+
+def test_hole_cards_are_private_until_the_reveal() -> None:
+    import json
+
+    table = Table(TableConfig(), stack(HCF_SEAT1, HCF_SEAT3, HCF_DEALER))
+    table.start()
+    table.bet(1, "ante", 500)
+    table.bet(3, "ante", 1000)
+    table.lock()
+    public = table.engine.public_snapshot()
+    text = json.dumps(public)
+    for card in [*HCF_SEAT1, *HCF_SEAT3, *HCF_DEALER]:
+        assert f'"{card}"' not in text
+    assert public["seats"]["1"]["cards_dealt"] == 7
+    assert public["seats"]["1"]["cards"] is None
+    assert public["dealer_cards"] is None
+    private = table.engine.private_snapshot()
+    assert private["hole_cards"]["1"] == HCF_SEAT1
+    assert private["dealer_hole_cards"] == HCF_DEALER
+    table.bet(1, "raise", 1000)
+    table.bet(3, "raise", 1000)
+    table.key("confirm")
+    public = table.engine.public_snapshot()
+    assert public["state"] == "paying"
+    assert public["seats"]["1"]["cards"] == HCF_SEAT1
+    assert public["dealer_cards"] == HCF_DEALER

@@ -19,9 +19,11 @@ from drivers.events import (
     HandComplete,
     SecurityEvent,
     ShowSeatResult,
+    ShowText,
     Shuffle,
     ShufflerFault,
 )
+from tests.engine.table import NOW_S as NOW
 from tests.engine.table import Table, stack
 from tests.engine.test_rounds import HCF_DEALER, HCF_SEAT1, HCF_SEAT3, chase_table
 
@@ -505,3 +507,149 @@ def test_past_posting_mid_deal_holds_and_the_deal_finishes_under_the_hold() -> N
     fault_id = str(table.journal("fault_raised")[0].payload["fault_id"])
     table.call(table.engine.clear_fault, fault_id, table.now_s, "sue", "chips restored")
     assert table.engine.state == "decisions"
+
+
+def test_designated_player_keeps_the_button_after_a_dead_round() -> None:
+    config = TableConfig(banking_mode=DESIGNATED_PLAYER, seats=(1, 2, 3))
+    table = Table(config, stack(HCF_SEAT1, HCF_SEAT3, HCF_DEALER))
+    table.hand_complete_count[0] = 5  # the banker (the DP's hand) miscounted: the round is dead
+    table.call(table.engine.dp_accepts, 100_000, table.now_s, "dealer")
+    table.start()
+    table.bet(2, "ante", 500)
+    table.lock()
+    assert_every_wager_returned(closing(table, "round_dead"))
+    fault_id = str(table.payload("fault_raised")["fault_id"])
+    table.call(table.engine.clear_fault, fault_id, table.now_s, "sue", "shoe checked")
+    dp = table.engine.public_snapshot()["designated_player"]
+    assert (dp["seat"], dp["funds_cents"]) == (1, 100_000)  # the misdeal is replayed with the same DP
+    assert table.engine.state == "idle"
+    table.start()
+    assert table.engine.state == "betting"
+
+
+def test_under_the_minimum_is_refused_without_a_fault() -> None:
+    table = Table(TableConfig(game="top-flush"), stack(HCF_SEAT1, HCF_SEAT3, HCF_DEALER))
+    table.start()
+    table.bet(1, "ante", 500)
+    table.lock()
+    assert ("display", "Decisions: play or fold") in [(o.device, o.text) for o in table.of_type(ShowText)]
+    table.bet(1, "play", 200)
+    assert table.payload("decision_refused")["reason"] == "under the limit: 500 to 1000 with a 5-card flush"
+    assert table.journal("fault_raised") == []
+    assert [a.kind for a in table.alerts()] == ["decision_refused"]
+    table.bet(1, "play", 1000)
+    table.key("confirm")
+    closing(table, "round_settled")
+
+
+class JournalTableState:
+    """The shape of controller.journal.recovery.TableState (the journal helper's branch): a plain
+    stand-in with the same attribute names, since that package is not on this branch."""
+
+    def __init__(self) -> None:
+        self.last_seq = 812
+        self.rounds_started = 40
+        self.last_round_number = 41
+        self.last_round_id = "RT1-20270114-000041"
+        self.closed_rounds = {"RT1-20270114-000041": "round_settled"}
+        self.latched_faults = {
+            "FT1-000009": {
+                "fault_id": "FT1-000009",
+                "kind": "past_posting",
+                "severity": "latching",
+                "detail": "x",
+                "device": "sensors",
+            }
+        }
+        self.button_seat = 2
+
+
+def test_recovered_state_from_the_journals_table_state() -> None:
+    recovered = RecoveredState.from_table_state(JournalTableState())
+    assert recovered == RecoveredState(
+        latched_faults=(LatchedFault("FT1-000009", "past_posting", "x", "sensors"),),
+        button_seat=2,
+        rounds_started=41,
+        faults_raised=812,
+        button_moves_on=True,
+    )
+    engine = Table(TableConfig(banking_mode=DESIGNATED_PLAYER), stack(HCF_SEAT1), recovered).engine
+    assert engine.state == "held"
+    assert engine.public_snapshot()["designated_player"]["offered_to"] == 3  # the last DP's round settled
+    out = engine.clear_fault("FT1-000009", NOW, "sue", "restart checked")
+    assert engine.state == "idle"
+    assert [o.kind for o in out if isinstance(o, JournalRecord)] == ["fault_cleared", "state_changed"]
+    # New fault ids continue after the journal's last sequence number: never an id seen before.
+    out = engine.handle(ShufflerFault("shuffler", "jam"), NOW)
+    assert [
+        o.payload["fault_id"] for o in out if isinstance(o, JournalRecord) and o.kind == "fault_raised"
+    ] == ["FT1-000813"]
+
+
+def test_betting_held_by_a_fault_can_be_voided() -> None:
+    table = hcf_table()
+    table.start()
+    table.bet(1, "ante", 500)
+    table.event(ShufflerFault("shuffler", "jam"))
+    assert table.engine.state == "held"
+    table.call(table.engine.void_round, "shoe jammed before the lock", table.now_s, "sue")
+    assert table.journal("round_voided") == []  # nothing was locked: no round to close
+    assert table.engine.state == "held"  # the jam still latches the table
+    fault_id = str(table.payload("fault_raised")["fault_id"])
+    table.call(table.engine.clear_fault, fault_id, table.now_s, "sue", "unjammed")
+    assert table.engine.state == "idle"
+
+
+# --- the shuffler driver's fault reports (drivers/shuffler.py turns shoe anomalies into faults) --------
+@pytest.mark.parametrize(
+    ("fault", "reason_start"),
+    [
+        ("misread", "a card seen twice or misread during the deal"),
+        ("jam", "the shoe stopped mid-deal, a misdeal"),
+        ("door_open", "the shoe stopped mid-deal, a misdeal"),
+    ],
+)
+def test_deal_stopping_faults_kill_the_round(fault: str, reason_start: str) -> None:
+    table = hcf_table()
+
+    def stop(position: int, index: int, card: int) -> list[object] | None:
+        if (position, index) == (3, 4):
+            return [ShufflerFault("shuffler", fault, 3, "x")]  # type: ignore[arg-type]
+        return None
+
+    table.tamper = stop
+    bet_and_lock(table)
+    entry = closing(table, "round_dead")
+    assert str(entry["reason"]).startswith(reason_start)
+    assert_every_wager_returned(entry)
+    assert table.engine.held
+
+
+def test_the_drivers_card_count_after_a_miscounted_hand_is_judged_once() -> None:
+    table = hcf_table()
+    table.hand_complete_count[3] = 6
+    table.auto_deal = False
+    bet_and_lock(table)
+    from drivers.events import Deal
+
+    for event in table.shoe_events(table.of_type(Deal)[0]):
+        table.event(event)
+        if isinstance(event, HandComplete) and event.position == 3:
+            table.event(ShufflerFault("shuffler", "card_count", 3, "dealt 6 cards, 7 requested"))
+    assert [e.payload["seat"] for e in table.journal("dead_hand")] == [3]
+    assert table.engine.state == "decisions"
+    assert not table.engine.held
+
+
+def test_chase_jam_between_streets_holds_and_red_light_kills() -> None:
+    table = chase_table()
+    table.start()
+    table.bet(1, "ante", 500)
+    table.bet(1, "xtra_bonus", 500)
+    table.lock()
+    assert table.engine.state == "preflop"
+    table.event(ShufflerFault("shuffler", "jam", None))
+    assert table.engine.state == "held"
+    assert table.journal("round_dead") == []
+    table.event(ShufflerFault("shuffler", "red_light", None))  # still before the round's last card
+    assert_every_wager_returned(closing(table, "round_dead"))

@@ -1,0 +1,87 @@
+"""Operator actions as plain data, so the shell can put them on the same queue as the devices' events
+and feed everything through ``TableEngine.handle(item, now_s)`` in arrival order (one event queue).
+
+Each is the same as the engine method of the same name (docs/engine.md); ``by`` is the operator's name
+(the panel's logged-in supervisor, or "dealer" for the dealer's own actions).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class StartRound:
+    by: str = "dealer"
+
+
+@dataclass(frozen=True, slots=True)
+class NoMoreBets:
+    by: str = "dealer"
+
+
+@dataclass(frozen=True, slots=True)
+class ConfirmDecisions:
+    by: str = "dealer"
+
+
+@dataclass(frozen=True, slots=True)
+class FoldSeat:
+    seat: int
+    by: str = "dealer"
+
+
+@dataclass(frozen=True, slots=True)
+class PayoutsDone:
+    by: str = "dealer"
+
+
+@dataclass(frozen=True, slots=True)
+class DpAccepts:
+    funds_cents: int
+    by: str = "dealer"
+    seat: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DpWaives:
+    by: str = "dealer"
+
+
+@dataclass(frozen=True, slots=True)
+class MoveButton:
+    seat: int
+    by: str
+
+
+@dataclass(frozen=True, slots=True)
+class ClearFault:
+    fault_id: str
+    by: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class VoidRound:
+    reason: str
+    by: str
+
+
+@dataclass(frozen=True, slots=True)
+class Tick:
+    """Time passes (decision timeouts)."""
+
+
+OperatorAction = (
+    StartRound
+    | NoMoreBets
+    | ConfirmDecisions
+    | FoldSeat
+    | PayoutsDone
+    | DpAccepts
+    | DpWaives
+    | MoveButton
+    | ClearFault
+    | VoidRound
+    | Tick
+)

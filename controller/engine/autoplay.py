@@ -1,0 +1,189 @@
+"""Simulated players and dealer for a simulated table (`flushtable run --autoplay`, tests, benchmarks).
+
+``AutoPlayer.next_actions(engine)`` looks at the table and says what the people at it do next: players
+put chips on spots (``PlaceChips``: the shell turns it into chips on the simulated bet sensors, which
+then report ``BetChanged`` like real ones), the dealer presses keys (``PressKey``: the simulated
+display's keys, which report ``DealerKey``), the designated player accepts or waives the button
+(operator actions from controller/engine/actions.py). It never touches the engine's state itself.
+
+Players decide from their own cards only (``engine.private_snapshot`` gives them; a player at a real
+table sees their own hand): a simple, legal strategy, with an occasional walk-away (no action: the
+decision timeout folds or checks) and an occasional over-limit raise corrected on the next call, so
+the table's refusal and correction paths run in every long simulation.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from controller.engine import actions as a
+from controller.engine import machine as m
+from controller.engine.engine import LIVE, TableEngine
+from controller.engine.state import DESIGNATED_PLAYER
+from controller.rules.games import CHASE_THE_FLUSH, decision_limits
+from controller.rules.hands import evaluate
+from drivers.events import DealerKeyName
+
+
+@dataclass(frozen=True, slots=True)
+class PlaceChips:
+    """A player makes the chips on ``seat``'s ``spot`` (the wager ``wager``) amount to ``amount_cents``."""
+
+    seat: int
+    spot: int
+    wager: str
+    amount_cents: int
+
+
+@dataclass(frozen=True, slots=True)
+class PressKey:
+    key: DealerKeyName
+    seat: int | None = None
+
+
+AutoAction = PlaceChips | PressKey | a.OperatorAction
+
+
+@dataclass(slots=True)
+class AutoPlayer:
+    """What the simulated people at the table do next. ``rng`` makes a run reproducible."""
+
+    rng: random.Random
+    ante_choices_cents: Sequence[int] = (500, 1000, 2500)
+    seat_join_rate: float = 0.8
+    bonus_rate: float = 0.3
+    walk_away_rate: float = 0.03
+    over_limit_rate: float = 0.03
+    dp_waive_rate: float = 0.2
+    dp_funds_cents: int = 500_000
+    _acted: set[tuple[str, str, int]] = field(default_factory=set)  # (round, street, seat) already acted
+    _round_key: str = ""
+
+    def next_actions(self, engine: TableEngine) -> list[AutoAction]:
+        state = engine.state
+        if state == m.IDLE:
+            return self._idle(engine)
+        if state == m.BETTING:
+            return self._betting(engine)
+        if state in engine.definition.decision_states:
+            return self._decide(engine)
+        if state == m.PAYING:
+            return [*self._clear_chips(engine), PressKey("next")]
+        if state == m.HELD and engine.round is not None and engine.round.closed:
+            return self._clear_chips(engine)  # a dead or voided round: the dealer returns the chips
+        return []
+
+    # --- idle: the button, then the next round ------------------------------------------------
+    def _idle(self, engine: TableEngine) -> list[AutoAction]:
+        leftovers = self._clear_chips(engine)
+        if leftovers:
+            return leftovers
+        if (
+            engine.config.banking_mode == DESIGNATED_PLAYER
+            and engine.dp_seat is None
+            and not engine.house_banks
+        ):
+            if engine.dp_offer_seat is None:
+                return []  # nobody accepted: a supervisor must move the button
+            if self.rng.random() < self.dp_waive_rate:
+                return [a.DpWaives()]
+            return [a.DpAccepts(self.dp_funds_cents)]
+        return [PressKey("next")]
+
+    # --- betting ------------------------------------------------------------------------------------
+    def _betting(self, engine: TableEngine) -> list[AutoAction]:
+        wagers = engine.spec.wagers
+        if any(amount for amount in engine.spots.values()):
+            return [PressKey("confirm")]  # chips are down: no more bets
+        players = [seat for seat in engine.config.seats if seat != engine.dp_seat]
+        self.rng.shuffle(players)
+        joining = [seat for seat in players if self.rng.random() < self.seat_join_rate]
+        joining = sorted(joining[: engine.spec.max_players]) or sorted(players[:1])
+        out: list[AutoAction] = []
+        for seat in joining:
+            ante = self.rng.choice(list(self.ante_choices_cents))
+            ante = min(max(ante, engine.config.min_ante_cents), engine.config.max_ante_cents)
+            out.append(PlaceChips(seat, 0, "ante", ante))
+            for spot, wager in enumerate(wagers):
+                if wager == "xtra_bonus":
+                    out.append(PlaceChips(seat, spot, wager, ante))  # required, equal to the ante
+                elif wager in engine.spec.bonus_wagers and self.rng.random() < self.bonus_rate:
+                    out.append(PlaceChips(seat, spot, wager, max(ante // 5, 100)))
+        return out
+
+    # --- decisions ------------------------------------------------------------------------------
+    def _decide(self, engine: TableEngine) -> list[AutoAction]:
+        live = engine.round
+        if live is None or live.street is None:
+            return []
+        street = live.street
+        if live.round_id != self._round_key:  # a new round: forget the last one's decisions
+            self._round_key = live.round_id
+            self._acted.clear()
+        spot = engine.spec.wagers.index(engine.spec.decision_wager)
+        chase = engine.config.game == CHASE_THE_FLUSH
+        out: list[AutoAction] = []
+        waiting_for_timeout = False
+        for number, play in sorted(live.seats.items()):
+            if play.status != LIVE or not play.covered or play.decided:
+                continue
+            key = (live.round_id, street, number)
+            if play.pending_refused:
+                # Told the raise is over the limit: correct it to the most allowed.
+                low, high = self._limits(engine, number)
+                out.append(PlaceChips(number, spot, engine.spec.decision_wager, high))
+                continue
+            if key in self._acted:
+                if play.pending_cents == 0 and not (chase and street != m.RIVER):
+                    waiting_for_timeout = True  # walked away
+                continue
+            self._acted.add(key)
+            if self.rng.random() < self.walk_away_rate:
+                waiting_for_timeout = True
+                continue
+            low, high = self._limits(engine, number)
+            cards = [*play.cards, *live.community]
+            flush = evaluate(cards).flush_length
+            if chase:
+                # All in when the suited cards seen so far promise a flush; on the river, with 4 or more.
+                seen = len(cards)
+                wants = {3: flush >= 3, 5: flush >= 4, 7: flush >= 4}.get(seen, False)
+                if wants:
+                    out.append(PlaceChips(number, spot, engine.spec.decision_wager, high))
+                elif street == m.RIVER:
+                    out.append(PressKey("fold_seat", number))
+                continue
+            if flush <= 2:
+                out.append(PressKey("fold_seat", number))
+                continue
+            amount = high if flush >= 5 else low
+            if self.rng.random() < self.over_limit_rate:
+                amount = high + play.wagers["ante"]  # a mistake the table must catch
+            out.append(PlaceChips(number, spot, engine.spec.decision_wager, amount))
+        if not out and not waiting_for_timeout:
+            out.append(PressKey("confirm"))
+        return out
+
+    @staticmethod
+    def _limits(engine: TableEngine, seat: int) -> tuple[int, int]:
+        live = engine.round
+        assert live is not None
+        play = live.seats[seat]
+        street = live.street if engine.config.game == CHASE_THE_FLUSH else None
+        hand = evaluate([*play.cards, *live.community])
+        return decision_limits(engine.config.game, hand, play.wagers["ante"], street)
+
+    # --- chips off the table -------------------------------------------------------------------------
+    @staticmethod
+    def _clear_chips(engine: TableEngine) -> list[AutoAction]:
+        wagers = engine.spec.wagers
+        return [
+            PlaceChips(seat, spot, wagers[spot], 0)
+            for (seat, spot), amount in sorted(engine.spots.items())
+            if amount and 0 <= spot < len(wagers)
+        ]
+
+
+__all__ = ["AutoAction", "AutoPlayer", "PlaceChips", "PressKey"]

@@ -196,6 +196,36 @@ class TableConfig:
         """sha256 of the effective configuration: journaled in table_opened as config_digest."""
         return hashlib.sha256(canonical_json(self.to_json()).encode("utf-8")).hexdigest()
 
+    def devices_of_kind(self, kind: str) -> list[Device]:
+        """The devices of one kind (shuffler, bet_sensors, dealer_display), in the file's order."""
+        return [device for device in self.devices.values() if device.kind == kind]
+
+    def settle_base(self, *, dp_seat: int | None = None, dp_funds_cents: int | None = None) -> dict[str, Any]:
+        """The table's part of a round in the settle input shape: game, banking, paytables, rake.
+
+        With ``dp_seat`` (a designated-player table whose button player accepted) the DP banks, with
+        its funds, the table's cap, paytables and rake. Without it the house banks: at a
+        designated-player table that is the fallback round, played on the house presets, unraked."""
+        base: dict[str, Any] = {"game": self.game}
+        if dp_seat is not None:
+            if self.banking.mode != "designated-player":
+                raise ValueError(f"table {self.table_id} is house-banked: no designated player")
+            if dp_funds_cents is None:
+                raise ValueError("a designated player banks with funds")
+            banking: dict[str, Any] = {"mode": "designated-player", "seat": dp_seat, "funds": dp_funds_cents}
+            if self.limits.aggregate_bonus_cap_cents is not None:
+                banking["bonus_cap"] = self.limits.aggregate_bonus_cap_cents
+            base["banking"] = banking
+            base["paytables"] = self.paytables_json()
+            rake = self.rake_json()
+            if rake is not None:
+                base["rake"] = rake
+            return base
+        base["banking"] = {"mode": "house"}
+        if self.banking.mode == "house":
+            base["paytables"] = self.paytables_json()
+        return base
+
     def rake_json(self) -> dict[str, Any] | None:
         """The rake in the settle input shape (``{"method": "i", "amount": CENTS}``), or None."""
         if self.rake is None:

@@ -66,6 +66,12 @@ def configure_logging(
     )
 
 
+def configure_logging_for(level: str, log_format: str) -> None:
+    """From the configuration's [logging]: format "auto", "json" or "console"."""
+    json_lines = {"auto": None, "json": True, "console": False}[log_format]
+    configure_logging(level=level, json_lines=json_lines)
+
+
 def _is_terminal(stream: Any) -> bool:
     isatty = getattr(stream, "isatty", None)
     return bool(isatty and isatty())

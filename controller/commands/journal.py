@@ -1,4 +1,4 @@
-"""`flushtable journal verify|show|tail|head`: check and read the table's journal."""
+"""`flushtable journal verify|show|tail|head|backup`: check, read and back up the table's journal."""
 
 from __future__ import annotations
 
@@ -42,6 +42,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     tail.add_argument("-n", "--lines", type=int, default=20, metavar="N", help="how many (default 20)")
     tail.add_argument("--follow", action="store_true", help="keep printing entries as they are appended")
     tail.add_argument("--json", action="store_true", help="one JSON object a line, every column")
+    backup = actions.add_parser(
+        "backup", help="copy the journal consistently (safe while the table runs), verify the copy"
+    )
+    add_journal_arguments(backup)
+    backup.add_argument("destination", metavar="DEST", help="the new file to write")
     head = actions.add_parser(
         "head", help="print the last entry's seq and hash (an anchor to keep elsewhere)"
     )
@@ -58,6 +63,16 @@ def run(args: argparse.Namespace) -> int:
         if not result.append_only_triggers:
             print("warning: the append-only triggers are missing from this journal", file=sys.stderr)
         return 0 if result.ok else 1
+    if action == "backup":
+        with Journal.open_existing(path) as journal:
+            last = journal.backup(args.destination)
+        result = verify_chain(args.destination)
+        if not result.ok:
+            print(f"backup {args.destination}: {result.summary()}")
+            return 1
+        anchor_text = f"{last.seq}:{last.hash}" if last else "0:" + "0" * 64
+        print(f"backup {args.destination}: {result.summary()}, anchor {anchor_text}")
+        return 0
     with Journal.open_existing(path) as journal:
         if action == "head":
             last = journal.last_entry()

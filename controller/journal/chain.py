@@ -53,3 +53,37 @@ def entry_hash(
         }
     )
     return hashlib.sha256((prev_hash + body).encode("utf-8")).hexdigest()
+
+
+def entry_hash_from_text(
+    *,
+    prev_hash: str,
+    seq: int,
+    time_utc: str,
+    table_id: str,
+    round_id: str | None,
+    source: str,
+    kind: str,
+    payload_text: str,
+) -> str:
+    """``entry_hash`` for a payload already in canonical JSON: the envelope is spliced around the
+    text instead of serialising the payload again (the append path's hot spot). Same bytes exactly:
+    canonical JSON of the envelope is its sorted keys around the payload's own canonical text."""
+    body = (
+        '{"kind":'
+        + canonical_json(kind)
+        + ',"payload":'
+        + payload_text
+        + ',"round_id":'
+        + canonical_json(round_id)
+        + ',"seq":'
+        + str(int(seq))
+        + ',"source":'
+        + canonical_json(source)
+        + ',"table_id":'
+        + canonical_json(table_id)
+        + ',"time_utc":'
+        + canonical_json(time_utc)
+        + "}"
+    )
+    return hashlib.sha256((prev_hash + body).encode("utf-8")).hexdigest()

@@ -40,9 +40,10 @@ def recall_from(
                 raise UserError(f"round {round_id}: not closed yet (in play, or voided at the next start)")
             raise UserError(f"round {round_id}: not in the journal {journal.path}")
         return [_record(journal, closing[0])]
-    closing = list(journal.entries(kinds=sorted(CLOSING_KINDS)))
     if last is not None:
-        closing = closing[-last:]
+        closing = journal.last_entries(last, sorted(CLOSING_KINDS))
+    else:
+        closing = list(journal.entries(kinds=sorted(CLOSING_KINDS)))
     return [_record(journal, entry) for entry in closing]
 
 

@@ -23,12 +23,12 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, NamedTuple, Self
+from typing import Any, NamedTuple, Protocol, Self
 
 import structlog
 
 from controller.errors import UserError
-from controller.journal.chain import GENESIS_HASH, canonical_json, entry_hash, format_time_utc
+from controller.journal.chain import GENESIS_HASH, canonical_json, entry_hash_from_text, format_time_utc
 from controller.journal.kinds import (
     CLOSING_KINDS,
     KNOWN_KINDS,
@@ -139,11 +139,41 @@ class PendingEntry(NamedTuple):
     source: str
 
 
+class EntryLike(Protocol):
+    """Anything with the four fields, e.g. the round engine's ``JournalRecord``."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def payload(self) -> Mapping[str, Any]: ...
+    @property
+    def round_id(self) -> str | None: ...
+    @property
+    def source(self) -> str: ...
+
+
+def _pending(item: EntryLike | tuple[str, Mapping[str, Any], str | None, str]) -> PendingEntry:
+    if isinstance(item, tuple):
+        return PendingEntry(*item)
+    return PendingEntry(item.kind, item.payload, item.round_id, item.source)
+
+
 def _entry_from_row(row: Sequence[Any]) -> JournalEntry:
     seq, time_utc, table_id, round_id, source, kind, payload_text, prev_hash, hash_hex = row
     return JournalEntry(
         seq, time_utc, table_id, round_id, source, kind, json.loads(payload_text), prev_hash, hash_hex
     )
+
+
+def _loggable_payload(kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """The payload as the logs carry it: never a card. Logs reach consoles and log shippers; a hole card
+    must not leave the daemon before its reveal, and a dead hand's cards never (RULES.md). The journal
+    keeps them all."""
+    if kind == "card_dealt":
+        return {key: value for key, value in payload.items() if key != "card"}
+    if kind in CLOSING_KINDS:
+        return {key: value for key, value in payload.items() if key != "round"}
+    return payload
 
 
 def _sqlite_reason(error: sqlite3.Error) -> str:
@@ -190,6 +220,7 @@ class Journal:
         self._clock = clock
         self.readonly = readonly
         self._lock = threading.Lock()
+        self.last_error: str | None = None  # the last append's failure, until an append succeeds
 
     # --- opening --------------------------------------------------------------------------------
     @classmethod
@@ -218,7 +249,36 @@ class Journal:
             raise JournalError(
                 f"journal {journal_path}: belongs to table {stored_table_id!r}, not {table_id!r}"
             )
-        return cls(connection, journal_path, table_id, clock=clock, readonly=False)
+        journal = cls(connection, journal_path, table_id, clock=clock, readonly=False)
+        try:
+            journal._check_head()
+        except BaseException:
+            connection.close()
+            raise
+        return journal
+
+    def _check_head(self) -> None:
+        """Refuse to extend a chain whose last entry does not verify (edited or damaged): new entries
+        would be chained to a forgery. Only the last entry, so opening stays instant; `flushtable
+        journal verify` checks them all."""
+        last = self.last_entry()
+        if last is None:
+            return
+        recomputed = entry_hash_from_text(
+            prev_hash=last.prev_hash,
+            seq=last.seq,
+            time_utc=last.time_utc,
+            table_id=last.table_id,
+            round_id=last.round_id,
+            source=last.source,
+            kind=last.kind,
+            payload_text=canonical_json(last.payload),
+        )
+        if recomputed != last.hash:
+            raise JournalError(
+                f"journal {self.path}: the last entry ({last.seq}) does not verify; nothing will be appended "
+                f"to it (run `flushtable journal verify`)"
+            )
 
     @classmethod
     def open_existing(
@@ -262,10 +322,11 @@ class Journal:
         return self.append_many([PendingEntry(kind, payload, round_id, source)])[0]
 
     def append_many(
-        self, items: Iterable[PendingEntry | tuple[str, Mapping[str, Any], str | None, str]]
+        self, items: Iterable[EntryLike | tuple[str, Mapping[str, Any], str | None, str]]
     ) -> list[JournalEntry]:
-        """Append entries in one transaction: all of them are committed, or none."""
-        pending = [PendingEntry(*item) for item in items]
+        """Append entries in one transaction: all of them are committed, or none. Each item is a
+        ``PendingEntry``, a (kind, payload, round_id, source) tuple, or an object with those fields."""
+        pending = [_pending(item) for item in items]
         for item in pending:
             _check_new_entry(item.kind, item.payload, item.round_id, item.source)
         if self.readonly:
@@ -273,7 +334,7 @@ class Journal:
         if not pending:
             return []
         # Serialise outside the transaction: a payload that is not JSON is a bug, refused before I/O.
-        payload_objects = [json.loads(canonical_json(item.payload)) for item in pending]
+        payload_texts = [canonical_json(item.payload) for item in pending]
         time_utc = format_time_utc(self._clock())
         written: list[JournalEntry] = []
         with self._lock:
@@ -283,10 +344,10 @@ class Journal:
                 connection.execute("BEGIN IMMEDIATE")
                 row = connection.execute("SELECT seq, hash FROM journal ORDER BY seq DESC LIMIT 1").fetchone()
                 last_seq, prev_hash = (row[0], row[1]) if row else (0, GENESIS_HASH)
-                for item, payload in zip(pending, payload_objects, strict=True):
+                for item, payload_text in zip(pending, payload_texts, strict=True):
                     self._refuse_double_close(item)
                     seq = last_seq + 1
-                    hash_hex = entry_hash(
+                    hash_hex = entry_hash_from_text(
                         prev_hash=prev_hash,
                         seq=seq,
                         time_utc=time_utc,
@@ -294,7 +355,7 @@ class Journal:
                         round_id=item.round_id,
                         source=item.source,
                         kind=item.kind,
-                        payload=payload,
+                        payload_text=payload_text,
                     )
                     connection.execute(
                         f"INSERT INTO journal ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -305,7 +366,7 @@ class Journal:
                             item.round_id,
                             item.source,
                             item.kind,
-                            canonical_json(payload),
+                            payload_text,
                             prev_hash,
                             hash_hex,
                         ),
@@ -318,21 +379,22 @@ class Journal:
                             item.round_id,
                             item.source,
                             item.kind,
-                            payload,
+                            # The entry holds what was written: the payload as JSON gives it back.
+                            json.loads(payload_text),
                             prev_hash,
                             hash_hex,
                         )
                     )
                     last_seq, prev_hash = seq, hash_hex
                 connection.execute("COMMIT")
+                self.last_error = None
             except sqlite3.Error as error:
                 self._rollback()
                 kinds = ", ".join(item.kind for item in pending)
                 reason = _sqlite_reason(error)
                 _log.error("journal_error", path=str(self.path), kinds=kinds, reason=reason)
-                raise JournalError(
-                    f"journal {self.path}: cannot append {kinds}: {reason}; nothing was written"
-                ) from error
+                self.last_error = f"journal {self.path}: cannot append {kinds}: {reason}; nothing was written"
+                raise JournalError(self.last_error) from error
             except BaseException:
                 self._rollback()
                 raise
@@ -343,7 +405,7 @@ class Journal:
                 table_id=entry.table_id,
                 round_id=entry.round_id,
                 source=entry.source,
-                payload=entry.payload,
+                payload=_loggable_payload(entry.kind, entry.payload),
                 hash=entry.hash,
             )
         return written
@@ -402,6 +464,19 @@ class Journal:
                 return
             after = rows[-1][0]
 
+    def last_entries(self, count: int, kinds: Iterable[str]) -> list[JournalEntry]:
+        """The last ``count`` entries of these kinds, oldest first (read backwards through the index,
+        so recalling the last rounds of a long journal does not read it all)."""
+        kind_list = list(kinds)
+        if count < 1 or not kind_list:
+            return []
+        placeholders = ", ".join("?" for _ in kind_list)
+        rows = self._read(
+            f"SELECT {_COLUMNS} FROM journal WHERE kind IN ({placeholders}) ORDER BY seq DESC LIMIT ?",
+            (*kind_list, count),
+        )
+        return [_entry_from_row(row) for row in reversed(rows)]
+
     def last_entry(self) -> JournalEntry | None:
         rows = self._read(f"SELECT {_COLUMNS} FROM journal ORDER BY seq DESC LIMIT 1", ())
         return _entry_from_row(rows[0]) if rows else None
@@ -419,6 +494,27 @@ class Journal:
         """The id the next round gets: CONTRACTS.md ``R{table_id}-{YYYYMMDD}-{n:06d}``."""
         today = day if day is not None else self._clock().astimezone(UTC).date()
         return format_round_id(self.table_id, today, self.round_count() + 1)
+
+    def backup(self, destination: str | Path) -> JournalEntry | None:
+        """A consistent copy of the journal at ``destination`` (SQLite's online backup: safe while the
+        daemon appends); returns the copy's last entry, the anchor to keep with it."""
+        target_path = Path(destination)
+        if target_path.exists():
+            raise JournalError(f"journal backup {target_path}: already exists; choose a new name")
+        try:
+            target_path.parent.mkdir(parents=True, exist_ok=True)
+            target = sqlite3.connect(target_path, isolation_level=None)
+        except (OSError, sqlite3.Error) as error:
+            raise JournalError(f"journal backup {target_path}: cannot create: {error}") from error
+        try:
+            with self._lock:
+                self._connection.backup(target)
+            row = target.execute(f"SELECT {_COLUMNS} FROM journal ORDER BY seq DESC LIMIT 1").fetchone()
+        except sqlite3.Error as error:
+            raise JournalError(f"journal backup {target_path}: {_sqlite_reason(error)}") from error
+        finally:
+            target.close()
+        return _entry_from_row(row) if row else None
 
     def pragma(self, name: str) -> Any:
         """One PRAGMA's value (the tests check WAL and synchronous=FULL are really set)."""

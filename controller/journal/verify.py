@@ -16,7 +16,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from controller.journal.chain import GENESIS_HASH, canonical_json, entry_hash
+from controller.journal.chain import GENESIS_HASH, canonical_json, entry_hash_from_text
 from controller.journal.store import APPLICATION_ID, JournalError
 
 
@@ -98,7 +98,8 @@ def _verify(connection: sqlite3.Connection, path: Path, anchor: tuple[int, str] 
             return bad(seq, checked, prev_hash, "payload is not a JSON object")
         if canonical_json(payload) != payload_text:
             return bad(seq, checked, prev_hash, "payload is not in canonical form (edited?)")
-        recomputed = entry_hash(
+        # The payload text is canonical (checked above), so the hash can be taken from it directly.
+        recomputed = entry_hash_from_text(
             prev_hash=prev_hash,
             seq=seq,
             time_utc=time_utc,
@@ -106,7 +107,7 @@ def _verify(connection: sqlite3.Connection, path: Path, anchor: tuple[int, str] 
             round_id=round_id,
             source=source,
             kind=kind,
-            payload=payload,
+            payload_text=payload_text,
         )
         if recomputed != row_hash:
             return bad(seq, checked, prev_hash, "hash does not match the entry's contents (edited?)")

@@ -7,6 +7,7 @@ import pytest
 import structlog
 
 from controller.journal import Journal
+from controller.logs import configure_logging
 
 
 @pytest.fixture
@@ -23,7 +24,9 @@ def journal(journal_path: Path) -> Iterator[Journal]:
 
 @pytest.fixture(autouse=True)
 def _structlog_defaults() -> Iterator[None]:
-    """The CLI configures structlog for the process; put it back so tests do not leak into each other."""
+    """Logs to standard error, as the CLI sets them (structlog's own default is standard output, which
+    would mix with the output the tests read); reset afterwards so tests do not leak into each other."""
+    configure_logging()
     yield
     structlog.reset_defaults()
     structlog.contextvars.clear_contextvars()

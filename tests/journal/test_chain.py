@@ -15,7 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from controller.journal import GENESIS_HASH, Journal, JournalError, PendingEntry, canonical_json
+from controller.journal import GENESIS_HASH, Journal, JournalError, PendingEntry, canonical_json, entry_hash
+from controller.journal.chain import entry_hash_from_text
 from controller.journal.verify import verify_chain
 
 OPENED = {"game": "high-card-flush", "banking_mode": "house", "config_digest": "d" * 64}
@@ -195,3 +196,46 @@ def test_any_json_payload_round_trips_and_verifies(tmp_path: Path, payloads: lis
         read = list(journal.entries(since_seq=written[0].seq - 1))
     assert [entry.payload for entry in read] == payloads
     assert verify_chain(path).ok
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    payload=st.dictionaries(st.text(max_size=8), json_values, max_size=5),
+    seq=st.integers(min_value=1, max_value=2**40),
+    round_id=st.none() | st.text(max_size=30),
+    source=st.text(min_size=1, max_size=20),
+)
+def test_the_append_paths_hash_equals_the_reference_hash(
+    payload: dict[str, Any], seq: int, round_id: str | None, source: str
+) -> None:
+    fields: dict[str, Any] = {
+        "prev_hash": "ab" * 32,
+        "seq": seq,
+        "time_utc": "2026-11-29T16:30:01.123456Z",
+        "table_id": "T1",
+        "round_id": round_id,
+        "source": source,
+        "kind": "operator_action",
+    }
+    assert entry_hash_from_text(payload_text=canonical_json(payload), **fields) == entry_hash(
+        payload=payload, **fields
+    )
+
+
+def test_append_many_takes_records_with_the_four_fields(journal: Journal) -> None:
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True)
+    class Record:  # the shape of the round engine's JournalRecord
+        kind: str
+        payload: dict[str, Any]
+        round_id: str | None
+        source: str
+
+    written = journal.append_many(
+        [
+            Record("dealer_key", {"key": "next", "seat": 1}, None, "display"),
+            ("dealer_key", {"key": "confirm", "seat": None}, None, "display"),
+        ]
+    )
+    assert [entry.payload["key"] for entry in written] == ["next", "confirm"]

@@ -164,3 +164,51 @@ def test_show_and_tail(journal_path: Path, played: int, capsys: pytest.CaptureFi
     assert all("round_settled" in line for line in shown)
     assert main(["journal", "show", "--journal", str(journal_path), "--kind", "round_setled"]) == 2
     assert "unknown entry kind 'round_setled'" in capsys.readouterr().err
+
+
+def test_backup_is_a_verified_copy_with_its_anchor(
+    journal_path: Path, played: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    copy = tmp_path / "backups" / "journal-1.sqlite"
+    assert main(["journal", "backup", "--journal", str(journal_path), str(copy)]) == 0
+    out = capsys.readouterr().out
+    with Journal.open_existing(journal_path) as journal:
+        last = journal.last_entry()
+    assert last is not None
+    assert out == f"backup {copy}: ok {played} entries, anchor {played}:{last.hash}\n"
+    assert verify_chain(copy, anchor=(played, last.hash)).ok
+    assert main(["journal", "backup", "--journal", str(journal_path), str(copy)]) == 2
+    assert "already exists" in capsys.readouterr().err
+
+
+def test_verify_reads_a_consistent_snapshot_while_appending(journal_path: Path, played: int) -> None:
+    import threading
+
+    stop = threading.Event()
+
+    def appender() -> None:
+        with Journal.open(journal_path, "T1") as journal:
+            for index in range(2000):
+                if stop.is_set():
+                    return
+                journal.append(
+                    "dealer_key", {"key": "next", "seat": index % 7}, round_id=None, source="display"
+                )
+
+    thread = threading.Thread(target=appender)
+    thread.start()
+    try:
+        results = [verify_chain(journal_path) for _ in range(5)]
+    finally:
+        stop.set()
+        thread.join(timeout=30)
+    assert all(result.ok for result in results), [result.summary() for result in results]
+    assert results[-1].entries_checked >= played
+
+
+def test_a_journal_whose_last_entry_was_edited_is_not_extended(journal_path: Path, played: int) -> None:
+    from controller.journal import JournalError
+
+    tamper(journal_path, (f"UPDATE journal SET source = 'operator:mallory' WHERE seq = {played}", ()))
+    with pytest.raises(JournalError, match=f"the last entry \\({played}\\) does not verify"):
+        Journal.open(journal_path, "T1")

@@ -1,0 +1,198 @@
+"""Recovery: the state rebuilt from the journal; interrupted rounds voided once, every wager returned."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from controller.cli import main
+from controller.journal import Journal, JournalError
+from controller.journal.meters import compute_meters
+from controller.journal.recall import recall_from
+from controller.journal.recovery import OpenRound, rebuild_state, recover
+from controller.journal.verify import verify_chain
+from controller.rules.settle import settle_round_json
+from tests.journal.scripted import play_round
+
+
+def locked_stakes(journal: Journal, round_id: str) -> dict[int, dict[str, int]]:
+    locked = next(journal.entries(round_id=round_id, kinds=["bets_locked"]))
+    return {int(seat): wagers for seat, wagers in locked.payload["wagers"].items()}
+
+
+@pytest.mark.parametrize("game", ["high-card-flush", "top-flush", "chase-the-flush"])
+@pytest.mark.parametrize("outcome", ["open_after_lock", "open_mid_deal"])
+def test_an_interrupted_round_is_voided_with_every_locked_wager_returned(
+    journal: Journal, game: str, outcome: str
+) -> None:
+    rng = random.Random(11)
+    settled = play_round(journal, rng, game=game)
+    interrupted = play_round(journal, rng, game=game, outcome=outcome)  # type: ignore[arg-type]
+    state = rebuild_state(journal)
+    assert [open_round.round_id for open_round in state.open_rounds] == [interrupted]
+    assert state.open_rounds[0].locked_wagers == locked_stakes(journal, interrupted)
+
+    report = recover(journal)
+    assert report.voided == [interrupted]
+    voided = next(journal.entries(round_id=interrupted, kinds=["round_voided"]))
+    assert voided.source == "recovery"
+    assert voided.payload["by"] == "recovery"
+    settlement = voided.payload["settlement"]
+    returned = {
+        seat["seat"]: {name: wager["stake"] for name, wager in seat["wagers"].items()}
+        for seat in settlement["seats"]
+    }
+    assert returned == locked_stakes(journal, interrupted)
+    assert all(
+        wager["result"] == "returned" and wager["net"] == 0
+        for seat in settlement["seats"]
+        for wager in seat["wagers"].values()
+    )
+    assert settlement["banker_net"] == 0
+    # The record settles to itself with the rules engine, like every other recalled round.
+    assert settle_round_json(voided.payload["round"]) == settlement
+    # The settled round before it was not touched.
+    assert [
+        entry.kind for entry in journal.entries(round_id=settled, kinds=["round_settled", "round_voided"])
+    ] == ["round_settled"]
+
+
+def test_a_round_interrupted_before_the_lock_is_voided_with_nothing_to_return(journal: Journal) -> None:
+    interrupted = play_round(journal, random.Random(12), outcome="open_before_lock")
+    assert recover(journal).voided == [interrupted]
+    record = recall_from(journal, round_id=interrupted)[0]
+    assert record["status"] == "void"
+    assert record["settlement"]["seats"] == []
+    assert record["round"]["seats"] == []
+
+
+def test_recovery_is_idempotent_and_never_closes_a_round_twice(journal: Journal, journal_path: Path) -> None:
+    rng = random.Random(13)
+    for outcome in ("settled", "open_after_lock", "dead", "open_mid_deal"):
+        play_round(journal, rng, outcome=outcome)
+    first = recover(journal)
+    assert len(first.voided) == 2
+    count = journal.last_entry().seq  # type: ignore[union-attr]
+    journal.close()
+    # A restart: a new process, a new connection.
+    with Journal.open(journal_path, "T1") as reopened:
+        second = recover(reopened)
+        assert second.voided == []
+        assert reopened.last_entry().seq == count  # type: ignore[union-attr]
+        closings: dict[str, int] = {}
+        for entry in reopened.entries(kinds=["round_settled", "round_dead", "round_voided"]):
+            closings[entry.round_id or ""] = closings.get(entry.round_id or "", 0) + 1
+        assert closings == dict.fromkeys(closings, 1)
+        assert len(closings) == 4
+        assert compute_meters(reopened).balanced
+    assert verify_chain(journal_path).ok
+
+
+def test_two_recoveries_racing_void_a_round_once(journal: Journal, journal_path: Path) -> None:
+    interrupted = play_round(journal, random.Random(14), outcome="open_after_lock")
+    second = Journal.open(journal_path, "T1")
+
+    def the_other_process_gets_there_first(open_round: OpenRound) -> bool:
+        assert recover(second).voided == [open_round.round_id]
+        return False  # then this one tries to void it too, and must step aside
+
+    report = recover(journal, can_resume=the_other_process_gets_there_first)
+    second.close()
+    assert report.voided == []
+    assert len(list(journal.entries(round_id=interrupted, kinds=["round_voided"]))) == 1
+
+
+def test_a_round_that_can_be_resumed_is_left_open(journal: Journal) -> None:
+    interrupted = play_round(journal, random.Random(15), outcome="open_mid_deal")
+    report = recover(journal, can_resume=lambda open_round: True)
+    assert report.resumed == [interrupted]
+    assert report.voided == []
+    assert [open_round.round_id for open_round in report.state.open_rounds] == [interrupted]
+
+
+def test_latched_faults_hold_the_table_across_restarts_until_cleared(
+    journal: Journal, journal_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rng = random.Random(16)
+    dead = play_round(journal, rng, outcome="dead")  # raises a latching red_light fault
+    journal.append(
+        "fault_raised",
+        {
+            "fault_id": "F-alert",
+            "kind": "device_lost",
+            "severity": "alert",
+            "detail": "display",
+            "device": "display",
+        },
+        round_id=None,
+        source="engine",
+    )
+    journal.close()
+    with Journal.open(journal_path, "T1") as reopened:
+        state = rebuild_state(reopened)
+    assert state.held
+    assert list(state.latched_faults) == [f"F{dead}-red"]
+    assert set(state.open_alerts) == {f"F{dead}-red", "F-alert"}
+
+    base = ["clear", "--journal", str(journal_path)]
+    capsys.readouterr()  # the appends' log lines
+    assert main([*base, "--reason", " ", "--by", "sam"]) == 2
+    assert capsys.readouterr().err == "flushtable clear: --reason: empty; say why the table may play again\n"
+    assert main([*base, "--reason", "ok", "--by", "sam", "--fault", "F-alert"]) == 2
+    assert "'F-alert' is not a latched fault" in capsys.readouterr().err
+    assert main([*base, "--reason", "shoe inspected, deck replaced", "--by", "sam"]) == 0
+    out = capsys.readouterr().out
+    assert f"Cleared F{dead}-red: red_light red light" in out
+    assert "The table is no longer held." in out
+    with Journal.open_existing(journal_path) as reopened:
+        state = rebuild_state(reopened)
+        cleared = next(reopened.entries(kinds=["fault_cleared"]))
+    assert not state.held
+    assert cleared.source == "operator:sam"
+    assert cleared.payload == {
+        "fault_id": f"F{dead}-red",
+        "by": "sam",
+        "reason": "shoe inspected, deck replaced",
+    }
+    assert main([*base, "--reason", "again", "--by", "sam"]) == 0
+    assert capsys.readouterr().out == "No latched faults: the table is not held.\n"
+
+
+def test_button_designated_player_and_round_numbers_are_rebuilt(journal: Journal, journal_path: Path) -> None:
+    rng = random.Random(17)
+    play_round(journal, rng)
+    dp_round = play_round(journal, rng, banking_mode="designated-player")
+    dp_banking = next(journal.entries(round_id=dp_round, kinds=["round_started"])).payload["banking"]
+    journal.append("dp_waived", {"seat": 3}, round_id=None, source="display")
+    journal.close()
+    with Journal.open(journal_path, "T1") as reopened:
+        state = rebuild_state(reopened)
+        assert state.last_round_id == dp_round
+        assert state.last_round_number == 2
+        assert reopened.next_round_id().endswith("-000003")
+        assert state.designated_player == dp_banking
+        assert state.button_seat == dp_banking["seat"]
+        assert state.waived_seats == [3]
+        reopened.append(
+            "button_moved",
+            {"from_seat": dp_banking["seat"], "to_seat": 5, "reason": "rotate", "by": "engine"},
+            round_id=None,
+            source="engine",
+        )
+        state = rebuild_state(reopened)
+        assert state.button_seat == 5
+        assert state.waived_seats == []
+
+
+def test_a_settled_round_cannot_be_voided_by_anyone(journal: Journal) -> None:
+    settled = play_round(journal, random.Random(18))
+    record = recall_from(journal, round_id=settled)[0]
+    with pytest.raises(JournalError, match="already closed by round_settled"):
+        journal.append(
+            "round_voided",
+            {"round": record["round"], "settlement": record["settlement"], "reason": "x", "by": "mallory"},
+            round_id=settled,
+            source="operator:mallory",
+        )

@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test install install-test lint typecheck pytest bench clean
+.PHONY: run test install install-test lint typecheck pytest bench clean chromium
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,7 +31,13 @@ lint: install-test
 typecheck: install-test
 	$(BIN)/mypy
 
-pytest: install-test
+# The panel's browser tests drive Debian's Chromium (Playwright's own browser downloads are never used).
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium; }
+
+pytest: install-test chromium
 	$(BIN)/pytest
 
 test: lint typecheck pytest

@@ -26,6 +26,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "controller.commands.diagram",
     "controller.commands.math_report",
     "controller.commands.integrity",
+    "controller.commands.user",
+    "controller.commands.panel",
 )
 
 

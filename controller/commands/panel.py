@@ -1,0 +1,49 @@
+"""`flushtable panel --journal PATH [--panel HOST:PORT]`: the floor panel over a journal, read-only.
+
+For a back office or a second screen: it follows the journal file as the daemon appends to it, shows
+everything the daemon's own panel shows, and refuses operator actions (no engine is connected; those
+go through `flushtable run --panel`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+from pathlib import Path
+
+from controller.journal import Journal
+from controller.panel.embed import start_panel
+
+NAME = "panel"
+HELP = "serve the floor panel over a journal file, read-only (the daemon serves its own with run --panel)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--journal", type=Path, default=Path("var/journal.sqlite"), help="the table's journal file"
+    )
+    parser.add_argument("--panel", default="127.0.0.1:8080", metavar="HOST:PORT", help="where to listen")
+    parser.add_argument(
+        "--users-file", type=Path, default=None, help="panel users (default var/panel-users.json)"
+    )
+
+
+async def _serve(args: argparse.Namespace) -> int:
+    journal = Journal.open_existing(args.journal, readonly=False)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    panel = await start_panel(journal, bind=args.panel, users_file=args.users_file)
+    print(f"panel: {panel.url} (read-only over {args.journal}); Ctrl-C stops it", flush=True)
+    try:
+        await stop.wait()
+    finally:
+        await panel.stop()
+        journal.close()
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    return asyncio.run(_serve(args))

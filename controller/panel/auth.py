@@ -1,0 +1,308 @@
+"""Panel users, password hashes, sessions, CSRF tokens and the failed-login limiter.
+
+Pure bookkeeping with an injected clock: no HTTP here (controller.panel.app does that), so every rule
+is tested without a server.
+
+Password hashes are controller.passwords' scrypt strings (hashlib.scrypt, a random 16-byte salt,
+N=2**14, r=8, p=1, a 32-byte key: about 16 MiB and a few tens of milliseconds per check, so a stolen
+user file is slow to attack and a login is still instant), the same form the configuration's
+``[[panel.users]] password_hash`` holds. The parameters travel with each hash.
+
+The user file (default ``var/panel-users.json``, next to the embedded default's journal; see
+docs/panel.md) is JSON written atomically with mode 0600.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from controller import passwords
+from controller.errors import UserError
+
+Role = Literal["viewer", "supervisor", "manager"]
+ROLES: tuple[Role, ...] = ("viewer", "supervisor", "manager")
+ROLE_RANK: dict[str, int] = {"viewer": 0, "supervisor": 1, "manager": 2}
+
+MIN_PASSWORD_CHARS = 8
+MAX_PASSWORD_CHARS = 1024
+USER_NAME_MAX_CHARS = 64
+BOOTSTRAP_USER = "supervisor"
+BOOTSTRAP_PASSWORD_ENV = "FLUSHTABLE_SUPERVISOR_PASSWORD"
+DEFAULT_USERS_FILE = Path("var/panel-users.json")
+
+Clock = Callable[[], float]
+
+
+def role_allows(role: str, needed: Role) -> bool:
+    """True when ``role`` carries at least the authority of ``needed``."""
+    return ROLE_RANK.get(role, -1) >= ROLE_RANK[needed]
+
+
+def parse_role(text: object, *, field: str = "role") -> Role:
+    for role in ROLES:
+        if text == role:
+            return role
+    raise UserError(f"{field}: {text!r} is not a role (expected one of {', '.join(ROLES)})")
+
+
+def check_user_name(name: object, *, field: str = "name") -> str:
+    if not isinstance(name, str) or not name:
+        raise UserError(f"{field}: a user name is required")
+    if len(name) > USER_NAME_MAX_CHARS:
+        raise UserError(f"{field}: longer than {USER_NAME_MAX_CHARS} characters")
+    if not all(ch.isalnum() or ch in "._-" for ch in name):
+        raise UserError(f"{field}: {name!r} may hold only letters, digits, '.', '_' and '-'")
+    return name
+
+
+def check_new_password(password: str, *, field: str = "password") -> str:
+    if len(password) < MIN_PASSWORD_CHARS:
+        raise UserError(f"{field}: at least {MIN_PASSWORD_CHARS} characters are required")
+    if len(password) > MAX_PASSWORD_CHARS:
+        raise UserError(f"{field}: longer than {MAX_PASSWORD_CHARS} characters")
+    return password
+
+
+def parse_password_hash(text: object, *, field: str = "password_hash") -> str:
+    if not isinstance(text, str):
+        raise UserError(f"{field}: expected a scrypt$N$r$p$SALT_HEX$KEY_HEX string")
+    try:
+        passwords.parse_password_hash(text)
+    except ValueError as error:
+        raise UserError(f"{field}: {error}") from None
+    return text
+
+
+def hash_password(password: str) -> str:
+    return passwords.hash_password(password)
+
+
+def verify_password(password: str, password_hash: str) -> bool:
+    return passwords.check_password(password, password_hash)
+
+
+# Checked against when the user name is unknown, so a wrong name costs the same time as a wrong password.
+_DUMMY_HASH = hash_password(secrets.token_urlsafe(16))
+
+
+@dataclass(frozen=True, slots=True)
+class User:
+    name: str
+    role: Role
+    password_hash: str
+    origin: Literal["file", "config"] = "file"
+
+
+class UserStore:
+    """Users from the user file plus users from the table configuration (read-only)."""
+
+    def __init__(self, path: Path, config_users: Iterable[User] = ()) -> None:
+        self.path = path
+        self._config_users = {user.name: user for user in config_users}
+
+    @staticmethod
+    def users_from_config(entries: Iterable[Mapping[str, Any]], *, field: str = "panel.users") -> list[User]:
+        """Users from the configuration: ``[{name, role, password_hash}]`` (never a plain password)."""
+        users = []
+        for index, entry in enumerate(entries):
+            where = f"{field}[{index}]"
+            name = check_user_name(entry.get("name"), field=f"{where}.name")
+            role = parse_role(entry.get("role"), field=f"{where}.role")
+            password_hash = entry.get("password_hash")
+            users.append(
+                User(name, role, parse_password_hash(password_hash, field=f"{where}.password_hash"), "config")
+            )
+        return users
+
+    def _load_file(self) -> dict[str, User]:
+        try:
+            raw = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return {}
+        try:
+            document = json.loads(raw)
+            users = {}
+            for entry in document["users"]:
+                user = User(
+                    check_user_name(entry["name"]),
+                    parse_role(entry["role"]),
+                    entry["password_hash"],
+                )
+                parse_password_hash(user.password_hash)
+                users[user.name] = user
+        except (ValueError, KeyError, TypeError, UserError) as error:
+            raise UserError(f"{self.path}: not a panel user file ({error})") from None
+        return users
+
+    def users(self) -> dict[str, User]:
+        merged = self._load_file()
+        merged.update(self._config_users)  # the configuration wins: it is what the operator deployed
+        return merged
+
+    def get(self, name: str) -> User | None:
+        return self.users().get(name)
+
+    def add(self, name: str, role: Role, password: str, *, replace: bool = False) -> User:
+        check_user_name(name)
+        check_new_password(password)
+        if name in self._config_users:
+            raise UserError(f"name: {name!r} is defined in the table configuration; change it there")
+        users = self._load_file()
+        if name in users and not replace:
+            raise UserError(f"name: user {name!r} exists (use --replace to set a new password or role)")
+        user = User(name, role, hash_password(password))
+        users[name] = user
+        self._save(users.values())
+        return user
+
+    def _save(self, users: Iterable[User]) -> None:
+        document = {
+            "format": "flushtable-panel-users/1",
+            "users": [
+                {"name": user.name, "role": user.role, "password_hash": user.password_hash}
+                for user in sorted(users, key=lambda u: u.name)
+            ],
+        }
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(prefix=".users-", dir=self.path.parent)
+        try:
+            os.fchmod(fd, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(document, handle, indent=2)
+                handle.write("\n")
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp_name, self.path)
+        except BaseException:
+            Path(tmp_name).unlink(missing_ok=True)
+            raise
+
+    def authenticate(self, name: str, password: str) -> User | None:
+        user = self.get(name)
+        if user is None:
+            verify_password(password, _DUMMY_HASH)
+            return None
+        return user if verify_password(password, user.password_hash) else None
+
+    def ensure_bootstrap_user(self, environ: Mapping[str, str]) -> str | None:
+        """No default password: with no supervisor or manager at all, create ``supervisor``.
+
+        Its password comes from FLUSHTABLE_SUPERVISOR_PASSWORD, or is a random one-time password that
+        is returned (for the caller to print once) and never stored in clear.
+        """
+        if any(role_allows(user.role, "supervisor") for user in self.users().values()):
+            return None
+        from_env = environ.get(BOOTSTRAP_PASSWORD_ENV)
+        if from_env:
+            check_new_password(from_env, field=BOOTSTRAP_PASSWORD_ENV)
+            self.add(BOOTSTRAP_USER, "supervisor", from_env, replace=True)
+            return None
+        one_time = secrets.token_urlsafe(12)
+        self.add(BOOTSTRAP_USER, "supervisor", one_time, replace=True)
+        return one_time
+
+
+@dataclass(slots=True)
+class Session:
+    token: str
+    user: str
+    role: Role
+    csrf_token: str
+    created_s: float
+    last_seen_s: float
+
+
+@dataclass(slots=True)
+class SessionStore:
+    """Server-side sessions keyed by a random token (the cookie holds only the token)."""
+
+    clock: Clock = time.monotonic
+    idle_timeout_s: float = 15 * 60
+    absolute_timeout_s: float = 12 * 3600
+    _sessions: dict[str, Session] = field(default_factory=dict)
+
+    def create(self, user: User) -> Session:
+        now = self.clock()
+        session = Session(
+            token=secrets.token_urlsafe(32),
+            user=user.name,
+            role=user.role,
+            csrf_token=secrets.token_urlsafe(32),
+            created_s=now,
+            last_seen_s=now,
+        )
+        self._sessions[session.token] = session
+        return session
+
+    def get(self, token: str | None, *, touch: bool = True) -> Session | None:
+        if not token:
+            return None
+        session = self._sessions.get(token)
+        if session is None:
+            return None
+        now = self.clock()
+        if (
+            now - session.last_seen_s > self.idle_timeout_s
+            or now - session.created_s > self.absolute_timeout_s
+        ):
+            del self._sessions[token]
+            return None
+        if touch:
+            session.last_seen_s = now
+        return session
+
+    def end(self, token: str | None) -> None:
+        if token:
+            self._sessions.pop(token, None)
+
+    def end_user(self, user: str) -> None:
+        for token in [t for t, s in self._sessions.items() if s.user == user]:
+            del self._sessions[token]
+
+
+@dataclass(slots=True)
+class LoginLimiter:
+    """Failed logins per client address and per user name: ``max_failures`` inside ``window_s`` locks
+    that key for ``lockout_s``. A lock answers before the password is checked, so guessing stops."""
+
+    clock: Clock = time.monotonic
+    max_failures: int = 5
+    window_s: float = 300.0
+    lockout_s: float = 60.0
+    _failures: dict[str, list[float]] = field(default_factory=dict)
+    _locked_until: dict[str, float] = field(default_factory=dict)
+
+    def retry_after_s(self, keys: Iterable[str]) -> float:
+        now = self.clock()
+        waits = [until - now for key in keys if (until := self._locked_until.get(key, 0.0)) > now]
+        return max(waits, default=0.0)
+
+    def record_failure(self, keys: Iterable[str]) -> bool:
+        """Count a failure; True when it locked a key."""
+        now = self.clock()
+        locked = False
+        for key in keys:
+            recent = [t for t in self._failures.get(key, []) if now - t < self.window_s]
+            recent.append(now)
+            self._failures[key] = recent[-self.max_failures :]
+            if len(recent) >= self.max_failures:
+                self._locked_until[key] = now + self.lockout_s
+                self._failures[key] = []
+                locked = True
+        # Bounded memory under a flood of made-up names: forget the oldest keys.
+        if len(self._failures) > 10_000:
+            for key in list(self._failures)[:5_000]:
+                del self._failures[key]
+        return locked
+
+    def record_success(self, keys: Iterable[str]) -> None:
+        for key in keys:
+            self._failures.pop(key, None)

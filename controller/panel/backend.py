@@ -1,0 +1,497 @@
+"""What the panel needs from the daemon (:class:`PanelBackend`), what it asks of the round engine
+(:class:`TableActions`), and :class:`JournalPanelBackend`, the backend over the real journal.
+
+The panel reads only through the backend and acts only through it: the web layer (controller.panel.app)
+never sees a journal entry that has not passed the hidden-card gate (controller.panel.view).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, is_dataclass
+from datetime import UTC, datetime
+from typing import Any, Protocol, runtime_checkable
+
+from controller.errors import UserError
+from controller.journal import Journal
+from controller.journal.meters import compute_meters
+from controller.journal.recall import recall_from
+from controller.panel.meters import MeterBook
+from controller.panel.view import TableView, public_recall
+
+RECALL_MAX_ROUNDS = 50
+REPLAY_MAX_ENTRIES = 5_000  # a browser further behind than this reloads the page instead
+SUBSCRIBER_QUEUE_ENTRIES = 2_000
+
+
+class ActionRefused(UserError):
+    """The table cannot do this now (a round is in progress, no such fault, ...): HTTP 409."""
+
+
+class ActionUnavailable(UserError):
+    """No round engine is connected to act on the table (a read-only panel): HTTP 503."""
+
+
+class NotFound(UserError):
+    """No such fault or round: HTTP 404."""
+
+
+@runtime_checkable
+class TableActions(Protocol):
+    """The operator actions the round engine offers; the lead connects TableEngine to it.
+
+    Each journals its own effect with ``by`` (fault_cleared, round_voided, button_moved, table_opened,
+    table_closed, operator_action). A refusal raises controller.errors.UserError whose message says why
+    (the panel answers 409 with it); nothing is journaled by the engine then.
+    """
+
+    def clear_fault(self, fault_id: str, by: str, reason: str) -> None: ...
+    def void_round(self, reason: str, by: str) -> None: ...
+    def move_button(self, seat: int, by: str) -> None: ...
+    def open_table(self, by: str) -> None: ...
+    def close_table(self, by: str, reason: str) -> None: ...
+    def set_limits(self, min_ante_cents: int, max_ante_cents: int, by: str) -> None: ...
+    def set_paytable(self, wager: str, paytable: str, by: str) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceHealth:
+    """One device's link health, the fields of drivers.supervisor.DeviceHealth (devices branch): a
+    device_health source may return those objects as they are, or these, or mappings with these keys."""
+
+    device: str
+    kind: str
+    url: str = ""
+    state: str = "disconnected"  # disconnected | connecting | handshaking | ready | stopped
+    last_heard_unix_s: float | None = None  # the last authenticated frame: the heartbeat
+    frames_sent: int = 0
+    frames_received: int = 0
+    errors: int = 0
+    retransmissions: int = 0
+    reconnects: int = 0
+    connect_attempts: int = 0
+    security_events: int = 0
+    last_error: str = ""
+
+
+DeviceHealthSource = Callable[[], Sequence[Any]]
+
+
+class PanelBackend(Protocol):
+    """Everything the panel reads and does. Every returned object is JSON-ready and card-safe."""
+
+    @property
+    def table_id(self) -> str: ...
+
+    def snapshot(self) -> dict[str, Any]:
+        """The table at a glance (no unrevealed card)."""
+        ...
+
+    def devices(self) -> list[dict[str, Any]]: ...
+    def alerts(self, *, include_cleared: bool = False) -> list[dict[str, Any]]: ...
+    def acknowledge_alert(self, fault_id: str, by: str) -> None: ...
+    def clear_alert(self, fault_id: str, by: str, reason: str) -> None: ...
+    def recall(self, *, last: int | None = None, round_id: str | None = None) -> list[dict[str, Any]]: ...
+    def journal_entries(
+        self,
+        *,
+        since_seq: int = 0,
+        limit: int = 200,
+        kinds: Iterable[str] | None = None,
+        round_id: str | None = None,
+        source: str | None = None,
+        newest_first: bool = True,
+    ) -> list[dict[str, Any]]: ...
+    def meters(self) -> dict[str, Any]: ...
+    def void_round(self, reason: str, by: str) -> None: ...
+    def move_button(self, seat: int, by: str) -> None: ...
+    def open_table(self, by: str) -> None: ...
+    def close_table(self, by: str, reason: str) -> None: ...
+    def set_limits(self, min_ante_cents: int, max_ante_cents: int, by: str) -> None: ...
+    def set_paytable(self, wager: str, paytable: str, by: str) -> None: ...
+    def record(self, kind: str, payload: Mapping[str, Any], *, source: str) -> None:
+        """Journal a panel event (login, login_failed, operator_action)."""
+        ...
+
+    def subscribe(
+        self, since_seq: int | None, *, idle_s: float = 15.0
+    ) -> AsyncIterator[dict[str, Any] | None]:
+        """Card-safe journal entries after ``since_seq`` (None: from now), then live, in seq order;
+        None after ``idle_s`` without one (for a keep-alive)."""
+        ...
+
+    def health(self) -> dict[str, Any]: ...
+    async def start(self) -> None: ...
+    async def aclose(self) -> None: ...
+
+
+class _Subscriber:
+    __slots__ = ("overflowed", "queue")
+
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue(SUBSCRIBER_QUEUE_ENTRIES)
+        self.overflowed = False
+
+
+class JournalPanelBackend:
+    """The panel over the table's journal: the view is folded from its entries; new entries are
+    picked up by a tail task (woken at once by :meth:`notify`, else every ``poll_interval_s``) and
+    fanned out to every SSE subscriber, each entry passed through the card gate once."""
+
+    def __init__(
+        self,
+        journal: Journal,
+        *,
+        actions: TableActions | None = None,
+        device_health: DeviceHealthSource | None = None,
+        poll_interval_s: float = 0.02,
+    ) -> None:
+        self._journal = journal
+        self._actions = actions
+        self._device_health = device_health
+        self.poll_interval_s = poll_interval_s
+        self._view = TableView(journal.table_id)
+        self._meters = MeterBook()
+        self._meters_cache: tuple[int, dict[str, Any]] | None = None
+        self._subscribers: set[_Subscriber] = set()
+        self._wake = asyncio.Event()
+        self._tail_task: asyncio.Task[None] | None = None
+        self._closing = False
+        self.journal_error: str | None = None
+        self.refresh()
+
+    @property
+    def table_id(self) -> str:
+        return self._journal.table_id
+
+    @property
+    def last_seq(self) -> int:
+        return self._view.last_seq
+
+    # --- following the journal ------------------------------------------------------------------
+    def refresh(self) -> int:
+        """Fold in and fan out every entry appended since the last call; how many there were."""
+        count = 0
+        try:
+            for entry in self._journal.entries(since_seq=self._view.last_seq):
+                self._view.apply(entry)
+                self._meters.apply(entry)
+                count += 1
+                if self._subscribers:
+                    public = self._view.public_entry(entry)
+                    for subscriber in list(self._subscribers):
+                        self._offer(subscriber, public)
+            self.journal_error = None
+        except UserError as error:  # JournalError: shown on /healthz and the panel, never a 500
+            self.journal_error = str(error)
+        return count
+
+    def _offer(self, subscriber: _Subscriber, item: dict[str, Any] | None) -> None:
+        try:
+            subscriber.queue.put_nowait(item)
+        except asyncio.QueueFull:
+            # Too slow a reader: end its stream; its browser reconnects with Last-Event-ID and replays.
+            subscriber.overflowed = True
+            self._subscribers.discard(subscriber)
+
+    def notify(self) -> None:
+        """Tell the panel the journal has new entries (the daemon calls it after an append)."""
+        self._wake.set()
+
+    async def _tail(self) -> None:
+        while not self._closing:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self.poll_interval_s)
+            self._wake.clear()
+            self.refresh()
+
+    async def start(self) -> None:
+        if self._tail_task is None:
+            self._closing = False
+            self._tail_task = asyncio.get_running_loop().create_task(self._tail(), name="panel-journal-tail")
+
+    async def aclose(self) -> None:
+        self._closing = True
+        for subscriber in list(self._subscribers):
+            self._offer(subscriber, None)
+        self._subscribers.clear()
+        if self._tail_task is not None:
+            self._tail_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._tail_task
+            self._tail_task = None
+
+    async def subscribe(
+        self, since_seq: int | None, *, idle_s: float = 15.0
+    ) -> AsyncIterator[dict[str, Any] | None]:
+        if self._closing:
+            return
+        subscriber = _Subscriber()
+        self._subscribers.add(subscriber)
+        try:
+            self.refresh()
+            replay_upto = self._view.last_seq
+            last = replay_upto if since_seq is None else max(0, since_seq)
+            if replay_upto - last > REPLAY_MAX_ENTRIES or last > replay_upto:
+                # Too far behind to replay, or ahead of this journal (another file): start afresh.
+                yield {"seq": replay_upto, "kind": "reload", "reason": "cannot resume from that seq"}
+                return
+            for entry in self._journal.entries(since_seq=last):
+                if entry.seq > replay_upto:
+                    break
+                yield self._view.public_entry(entry)
+                last = entry.seq
+            while True:
+                if subscriber.overflowed and subscriber.queue.empty():
+                    return  # dropped for lagging: the browser reconnects with Last-Event-ID
+                try:
+                    item = await asyncio.wait_for(subscriber.queue.get(), idle_s)
+                except TimeoutError:
+                    yield None
+                    continue
+                if item is None:
+                    return
+                if item["seq"] <= last:
+                    continue
+                last = item["seq"]
+                yield item
+        finally:
+            self._subscribers.discard(subscriber)
+
+    @property
+    def subscriber_count(self) -> int:
+        return len(self._subscribers)
+
+    # --- reading --------------------------------------------------------------------------------
+    def snapshot(self) -> dict[str, Any]:
+        snapshot = self._view.snapshot()
+        snapshot["journal_error"] = self.journal_error
+        snapshot["actions_connected"] = self._actions is not None
+        return snapshot
+
+    def devices(self) -> list[dict[str, Any]]:
+        """Each device's health: the device supervisors' report when connected, else the journal's."""
+        from_journal = {name: asdict(device) for name, device in self._view.devices.items()}
+        if self._device_health is None:
+            return [
+                {**device, "last_heartbeat_utc": None, "source": "journal"}
+                for device in from_journal.values()
+            ]
+        rows = []
+        linked: set[str] = set()
+        for health in self._device_health():
+            link = asdict(health) if is_dataclass(health) and not isinstance(health, type) else dict(health)
+            heard = link.get("last_heard_unix_s")
+            link["last_heartbeat_utc"] = (
+                datetime.fromtimestamp(heard, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+                if isinstance(heard, int | float)
+                else None
+            )
+            linked.add(str(link.get("device")))
+            journal_row = from_journal.get(str(link.get("device")), {})
+            # The link's state wins (it is live); the journal adds model, firmware and the lamp.
+            rows.append(
+                {
+                    **journal_row,
+                    **link,
+                    "last_reason": link.get("last_error") or journal_row.get("last_reason", ""),
+                    "source": "link",
+                }
+            )
+        rows.extend(
+            {**row, "last_heartbeat_utc": None, "source": "journal"}
+            for name, row in from_journal.items()
+            if name not in linked
+        )
+        return rows
+
+    def alerts(self, *, include_cleared: bool = False) -> list[dict[str, Any]]:
+        rows = []
+        for alert in reversed(self._view.alerts.values()):
+            if alert.state == "cleared" and not include_cleared:
+                continue
+            row = asdict(alert)
+            row["state"] = alert.state
+            row["detail"] = self._view.public_entry(_Detail(alert.round_id, alert.detail))["payload"][
+                "detail"
+            ]
+            rows.append(row)
+        return rows
+
+    def recall(self, *, last: int | None = None, round_id: str | None = None) -> list[dict[str, Any]]:
+        """Recall records (controller.journal.recall), newest first, through the card gate."""
+        if round_id is not None:
+            try:
+                records = recall_from(self._journal, round_id=round_id)
+            except UserError as error:
+                raise NotFound(str(error)) from None
+        else:
+            count = min(RECALL_MAX_ROUNDS, 10 if last is None else max(1, last))
+            records = recall_from(self._journal, last=count)
+        return [public_recall(record) for record in reversed(records)]
+
+    def journal_entries(
+        self,
+        *,
+        since_seq: int = 0,
+        limit: int = 200,
+        kinds: Iterable[str] | None = None,
+        round_id: str | None = None,
+        source: str | None = None,
+        newest_first: bool = True,
+    ) -> list[dict[str, Any]]:
+        limit = max(1, min(limit, 1000))
+        since_seq = max(0, min(since_seq, self._view.last_seq))
+        kind_list = list(kinds) if kinds else None
+        if newest_first and since_seq <= 0:
+            # Walk back from the end in windows, so the newest page costs the same on any journal.
+            rows: list[dict[str, Any]] = []
+            upper = self._view.last_seq
+            window = max(limit * 4, 500)
+            while upper > 0 and len(rows) < limit:
+                lower = max(0, upper - window)
+                page = [
+                    e
+                    for e in self._journal.entries(since_seq=lower, round_id=round_id, kinds=kind_list)
+                    if e.seq <= upper and (source is None or e.source == source)
+                ]
+                rows.extend(self._view.public_entry(e) for e in reversed(page))
+                upper = lower
+            return rows[:limit]
+        out = []
+        for entry in self._journal.entries(since_seq=since_seq, round_id=round_id, kinds=kind_list):
+            if source is not None and entry.source != source:
+                continue
+            out.append(self._view.public_entry(entry))
+            if len(out) >= limit:
+                break
+        return out
+
+    def meters(self) -> dict[str, Any]:
+        """controller.journal.meters over the whole journal (cached per seq) plus the chart's history."""
+        if self._meters_cache is None or self._meters_cache[0] != self._view.last_seq:
+            self._meters_cache = (self._view.last_seq, compute_meters(self._journal).to_json())
+        return {**self._meters_cache[1], "history": self._meters.history_json()}
+
+    def health(self) -> dict[str, Any]:
+        return {
+            "status": "ok" if self.journal_error is None else "degraded",
+            "table_id": self.table_id,
+            "last_seq": self._view.last_seq,
+            "journal_error": self.journal_error,
+            "phase": self._view.phase,
+        }
+
+    # --- acting ---------------------------------------------------------------------------------
+    def record(self, kind: str, payload: Mapping[str, Any], *, source: str) -> None:
+        self._journal.append(kind, payload, round_id=None, source=source)
+        self.refresh()
+
+    def _engine(self) -> TableActions:
+        if self._actions is None:
+            raise ActionUnavailable("no round engine is connected to this panel (read-only)")
+        return self._actions
+
+    def _act(
+        self, action: str, by: str, detail: Mapping[str, Any], call: Callable[[TableActions], None]
+    ) -> None:
+        """Run an engine action and journal the request with its user and outcome."""
+        try:
+            call(self._engine())
+        except UserError as error:
+            self._journal.append(
+                "operator_action",
+                {"action": action, "by": by, "detail": dict(detail), "outcome": f"refused: {error}"},
+                round_id=None,
+                source=f"operator:{by}",
+            )
+            self.refresh()
+            if isinstance(error, ActionUnavailable | NotFound | ActionRefused):
+                raise
+            raise ActionRefused(str(error)) from None
+        self._journal.append(
+            "operator_action",
+            {"action": action, "by": by, "detail": dict(detail), "outcome": "done"},
+            round_id=None,
+            source=f"operator:{by}",
+        )
+        self.refresh()
+
+    def _alert(self, fault_id: str) -> Any:
+        self.refresh()
+        alert = self._view.alerts.get(fault_id)
+        if alert is None:
+            raise NotFound(f"fault_id: no fault {fault_id!r}")
+        return alert
+
+    def acknowledge_alert(self, fault_id: str, by: str) -> None:
+        alert = self._alert(fault_id)
+        if alert.state == "cleared":
+            raise ActionRefused(f"fault_id: {fault_id!r} is already cleared")
+        if alert.state == "acknowledged":
+            return  # idempotent: a second tap on a tablet changes nothing
+        self._journal.append(
+            "fault_acknowledged",
+            {"fault_id": fault_id, "by": by},
+            round_id=alert.round_id,
+            source=f"operator:{by}",
+        )
+        self.refresh()
+
+    def clear_alert(self, fault_id: str, by: str, reason: str) -> None:
+        alert = self._alert(fault_id)
+        if alert.state == "cleared":
+            raise ActionRefused(f"fault_id: {fault_id!r} is already cleared")
+        self._act(
+            "clear_fault",
+            by,
+            {"fault_id": fault_id, "reason": reason},
+            lambda engine: engine.clear_fault(fault_id, by, reason),
+        )
+
+    def void_round(self, reason: str, by: str) -> None:
+        self._act("void_round", by, {"reason": reason}, lambda engine: engine.void_round(reason, by))
+
+    def move_button(self, seat: int, by: str) -> None:
+        self._act("move_button", by, {"seat": seat}, lambda engine: engine.move_button(seat, by))
+
+    def open_table(self, by: str) -> None:
+        self._act("open_table", by, {}, lambda engine: engine.open_table(by))
+
+    def close_table(self, by: str, reason: str) -> None:
+        self._act("close_table", by, {"reason": reason}, lambda engine: engine.close_table(by, reason))
+
+    def set_limits(self, min_ante_cents: int, max_ante_cents: int, by: str) -> None:
+        self._act(
+            "set_limits",
+            by,
+            {"min_ante_cents": min_ante_cents, "max_ante_cents": max_ante_cents},
+            lambda engine: engine.set_limits(min_ante_cents, max_ante_cents, by),
+        )
+
+    def set_paytable(self, wager: str, paytable: str, by: str) -> None:
+        self._act(
+            "set_paytable",
+            by,
+            {"wager": wager, "paytable": paytable},
+            lambda engine: engine.set_paytable(wager, paytable, by),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Detail:
+    """A fault's free text seen as an entry, so it goes through the card gate of its round."""
+
+    round_id: str | None
+    detail: str
+    seq: int = 0
+    time_utc: str = ""
+    table_id: str = ""
+    source: str = ""
+    kind: str = "fault_raised"
+
+    @property
+    def payload(self) -> Mapping[str, Any]:
+        return {"detail": self.detail}

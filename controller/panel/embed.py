@@ -1,0 +1,79 @@
+"""Starting the panel inside the daemon: one call for ``flushtable run --panel HOST:PORT``.
+
+    panel = await start_panel(journal, bind="127.0.0.1:8080", actions=engine_actions,
+                              device_health=devices.health, config_users=config.panel.users)
+    ...                         # after each journal append the daemon may call panel.backend.notify()
+    await panel.stop()
+
+No default password: with no supervisor or manager in the user file or the configuration, the user
+``supervisor`` is created from FLUSHTABLE_SUPERVISOR_PASSWORD, or with a one-time password printed once
+to standard error.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from controller.journal import Journal
+from controller.panel.app import PanelSettings, create_panel_app
+from controller.panel.auth import BOOTSTRAP_USER, DEFAULT_USERS_FILE, User, UserStore, parse_role
+from controller.panel.backend import DeviceHealthSource, JournalPanelBackend, TableActions
+from controller.panel.server import PanelServer, parse_bind
+
+
+@dataclass(slots=True)
+class RunningPanel:
+    server: PanelServer
+    backend: JournalPanelBackend
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+    async def stop(self) -> None:
+        await self.server.stop()
+
+
+def users_from_config(config_users: Iterable[Any]) -> list[User]:
+    """controller.config PanelUser objects (name, role, password_hash) as panel users."""
+    return [
+        User(u.name, parse_role(u.role, field="panel.users.role"), u.password_hash, "config")
+        for u in config_users
+    ]
+
+
+async def start_panel(
+    journal: Journal,
+    *,
+    bind: str = "127.0.0.1:8080",
+    users_file: Path | None = None,
+    config_users: Iterable[Any] = (),
+    actions: TableActions | None = None,
+    device_health: DeviceHealthSource | None = None,
+    settings: PanelSettings | None = None,
+    environ: Mapping[str, str] | None = None,
+    announce: Callable[[str], None] | None = None,
+) -> RunningPanel:
+    host, port = parse_bind(bind)
+    store = UserStore(users_file or DEFAULT_USERS_FILE, users_from_config(config_users))
+    one_time = store.ensure_bootstrap_user(os.environ if environ is None else environ)
+    if one_time is not None:
+        (announce or _to_stderr)(
+            f"panel: first start: user {BOOTSTRAP_USER!r} has the one-time password {one_time} "
+            f"(stored only as a hash in {store.path}; replace it with `flushtable user add {BOOTSTRAP_USER} "
+            "--role supervisor --replace`)"
+        )
+    backend = JournalPanelBackend(journal, actions=actions, device_health=device_health)
+    app = create_panel_app(backend, users=store, settings=settings)
+    server = PanelServer(app, host=host, port=port)
+    await server.start()
+    return RunningPanel(server, backend)
+
+
+def _to_stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)

@@ -1,0 +1,129 @@
+// flushtable floor panel: live updates from /api/events (SSE, id = journal seq) and operator actions.
+// No framework and nothing from the internet: the server renders every fragment; this swaps them in.
+(function () {
+  "use strict";
+  const csrf = document.querySelector('meta[name="csrf-token"]');
+  const csrfToken = csrf ? csrf.content : "";
+  const live = document.getElementById("live");
+  const toast = document.getElementById("toast");
+  let refreshTimer = null;
+
+  function say(text, bad) {
+    if (!toast) return;
+    toast.textContent = text;
+    toast.className = "toast show" + (bad ? " bad" : "");
+    clearTimeout(say.timer);
+    say.timer = setTimeout(() => { toast.className = "toast"; }, 4000);
+  }
+
+  async function refreshPartials() {
+    refreshTimer = null;
+    for (const el of document.querySelectorAll("[data-partial]")) {
+      const response = await fetch(el.dataset.partial, { credentials: "same-origin", cache: "no-store" });
+      if (response.redirected || response.status === 401) { location.href = "/login"; return; }
+      if (response.ok) el.innerHTML = await response.text();
+    }
+    const table = await fetch("/api/table", { credentials: "same-origin", cache: "no-store" });
+    if (table.ok) {
+      const snap = await table.json();
+      const count = document.getElementById("alert-count");
+      if (count) { count.textContent = snap.active_alerts; count.classList.toggle("hot", snap.active_alerts > 0); }
+      document.body.classList.toggle("held", !!snap.held);
+    }
+  }
+
+  function scheduleRefresh() {
+    if (refreshTimer === null) refreshTimer = setTimeout(refreshPartials, 60);
+  }
+
+  function text(value) { return value === null || value === undefined ? "" : String(value); }
+  function clock(time) { return time && time.includes("T") ? time.split("T")[1].slice(0, 8) : "—"; }
+
+  function appendLogRow(entry) {
+    const table = document.getElementById("log-table");
+    if (!table) return;
+    const kinds = table.dataset.kind ? table.dataset.kind.split(",") : [];
+    if (kinds.length && !kinds.includes(entry.kind)) return;
+    if (table.dataset.round && entry.round_id !== table.dataset.round) return;
+    if (table.dataset.source && entry.source !== table.dataset.source) return;
+    const row = document.createElement("tr");
+    row.className = "fresh k-" + entry.kind;
+    for (const cell of [entry.seq, clock(entry.time_utc), text(entry.round_id), entry.source, entry.kind, JSON.stringify(entry.payload)]) {
+      const td = document.createElement("td");
+      td.textContent = text(cell);
+      row.appendChild(td);
+    }
+    row.firstChild.className = "num";
+    row.lastChild.className = "payload";
+    const body = table.tBodies[0];
+    body.insertBefore(row, body.firstChild);
+    while (body.rows.length > 500) body.deleteRow(body.rows.length - 1);
+  }
+
+  function connect() {
+    if (!window.EventSource || !document.querySelector("header.topbar")) return;
+    const since = document.body.dataset.lastSeq || "";
+    const source = new EventSource("/api/events" + (since ? "?since=" + encodeURIComponent(since) : ""));
+    source.addEventListener("open", () => { if (live) { live.textContent = "● live"; live.classList.remove("down"); } });
+    source.addEventListener("error", () => { if (live) { live.textContent = "● reconnecting"; live.classList.add("down"); } });
+    source.addEventListener("journal", (event) => {
+      const entry = JSON.parse(event.data);
+      document.body.dataset.lastSeq = String(entry.seq);
+      appendLogRow(entry);
+      scheduleRefresh();
+    });
+    source.addEventListener("reload", () => location.reload());
+    source.addEventListener("logout", () => { source.close(); location.href = "/login"; });
+  }
+
+  function ask(kind, confirmText) {
+    return new Promise((resolve) => {
+      const dialog = document.createElement("dialog");
+      const label = kind === "seat" ? "Seat number (1–7)" : "Reason (journaled with your name)";
+      dialog.innerHTML = "<form method='dialog'><p></p><label></label><input required><menu>" +
+        "<button value='cancel' class='ghost' formnovalidate>Cancel</button><button value='ok' class='primary'>OK</button></menu></form>";
+      dialog.querySelector("p").textContent = confirmText || "";
+      dialog.querySelector("label").textContent = label;
+      const input = dialog.querySelector("input");
+      if (kind === "seat") { input.type = "number"; input.min = "1"; input.max = "7"; }
+      document.body.appendChild(dialog);
+      dialog.addEventListener("close", () => {
+        const value = dialog.returnValue === "ok" ? input.value.trim() : null;
+        dialog.remove();
+        resolve(value);
+      });
+      dialog.showModal();
+    });
+  }
+
+  document.addEventListener("click", async (event) => {
+    const button = event.target.closest("button[data-action]");
+    if (!button) return;
+    event.preventDefault();
+    let body = {};
+    if (button.dataset.ask) {
+      const value = await ask(button.dataset.ask, button.dataset.confirm);
+      if (!value) return;
+      body = button.dataset.ask === "seat" ? { seat: Number(value) } : { reason: value };
+    } else if (button.dataset.confirm && !window.confirm(button.dataset.confirm)) {
+      return;
+    }
+    button.disabled = true;
+    try {
+      const response = await fetch(button.dataset.action, {
+        method: "POST",
+        credentials: "same-origin",
+        headers: { "Content-Type": "application/json", "X-CSRF-Token": csrfToken },
+        body: JSON.stringify(body),
+      });
+      const answer = await response.json().catch(() => ({}));
+      if (response.ok) say("Done: " + button.textContent.replace("…", ""));
+      else say(typeof answer.detail === "string" ? answer.detail : "Refused (" + response.status + ")", true);
+    } finally {
+      button.disabled = false;
+      scheduleRefresh();
+    }
+  });
+
+  connect();
+})();

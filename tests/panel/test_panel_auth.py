@@ -1,0 +1,128 @@
+"""Users, password hashes, the bootstrap supervisor, the login limiter and `flushtable user add`."""
+
+from __future__ import annotations
+
+import io
+import json
+import stat
+from pathlib import Path
+
+import pytest
+
+from controller.cli import main
+from controller.errors import UserError
+from controller.panel.auth import (
+    BOOTSTRAP_PASSWORD_ENV,
+    LoginLimiter,
+    User,
+    UserStore,
+    hash_password,
+    role_allows,
+)
+from controller.passwords import parse_password_hash
+from tests.panel.conftest import FakeClock
+
+
+def test_user_file_holds_scrypt_hashes_only_and_is_private(tmp_path: Path) -> None:
+    store = UserStore(tmp_path / "var" / "panel-users.json")
+    store.add("alice", "supervisor", "s3cret-words")
+    raw = store.path.read_text()
+    assert "s3cret-words" not in raw
+    entry = json.loads(raw)["users"][0]
+    parsed = parse_password_hash(entry["password_hash"])
+    assert (parsed.n, parsed.r, parsed.p, len(parsed.salt)) == (2**14, 8, 1, 16)
+    assert stat.S_IMODE(store.path.stat().st_mode) == 0o600
+    assert store.authenticate("alice", "s3cret-words") is not None
+    assert store.authenticate("alice", "s3cret-word") is None
+    assert store.authenticate("nobody", "s3cret-words") is None
+    # Same password, fresh salt each time.
+    assert hash_password("s3cret-words") != hash_password("s3cret-words")
+
+
+def test_bad_users_are_refused_with_the_field_named(tmp_path: Path) -> None:
+    store = UserStore(tmp_path / "u.json")
+    with pytest.raises(UserError, match=r"^password: at least 8"):
+        store.add("bob", "viewer", "short")
+    with pytest.raises(UserError, match=r"^name: "):
+        store.add("bob smith", "viewer", "long-enough")
+    store.add("bob", "viewer", "long-enough")
+    with pytest.raises(UserError, match="exists"):
+        store.add("bob", "manager", "long-enough")
+    store.add("bob", "manager", "long-enough-2", replace=True)
+    assert store.users()["bob"].role == "manager"
+    (tmp_path / "broken.json").write_text("{not json")
+    with pytest.raises(UserError, match=r"broken\.json: not a panel user file"):
+        UserStore(tmp_path / "broken.json").users()
+
+
+def test_configuration_users_join_and_win(tmp_path: Path) -> None:
+    config_user = User("carol", "manager", hash_password("from-config-1"), "config")
+    store = UserStore(tmp_path / "u.json", [config_user])
+    assert store.authenticate("carol", "from-config-1") is not None
+    with pytest.raises(UserError, match="configuration"):
+        store.add("carol", "viewer", "whatever-123")
+    with pytest.raises(UserError, match=r"panel.users\[0\].password_hash"):
+        UserStore.users_from_config([{"name": "dan", "role": "viewer", "password_hash": "plain"}])
+
+
+def test_no_default_password_the_first_supervisor_comes_from_the_environment(tmp_path: Path) -> None:
+    store = UserStore(tmp_path / "u.json")
+    assert store.ensure_bootstrap_user({BOOTSTRAP_PASSWORD_ENV: "pit-boss-2026"}) is None
+    assert store.authenticate("supervisor", "pit-boss-2026") is not None
+    # Once there is a supervisor, nothing changes on later starts.
+    assert store.ensure_bootstrap_user({BOOTSTRAP_PASSWORD_ENV: "another-one-1"}) is None
+    assert store.authenticate("supervisor", "pit-boss-2026") is not None
+
+
+def test_no_default_password_else_a_one_time_password_once(tmp_path: Path) -> None:
+    store = UserStore(tmp_path / "u.json")
+    one_time = store.ensure_bootstrap_user({})
+    assert one_time is not None
+    assert len(one_time) >= 12
+    assert one_time not in store.path.read_text()
+    assert store.authenticate("supervisor", one_time) is not None
+    assert store.ensure_bootstrap_user({}) is None  # printed once: never again
+    other = UserStore(tmp_path / "v.json")
+    assert other.ensure_bootstrap_user({}) != one_time
+
+
+def test_roles_are_ordered() -> None:
+    assert role_allows("manager", "supervisor")
+    assert role_allows("supervisor", "supervisor")
+    assert not role_allows("viewer", "supervisor")
+    assert not role_allows("supervisor", "manager")
+    assert not role_allows("root", "viewer")
+
+
+def test_limiter_locks_after_repeated_failures_and_forgets_in_time() -> None:
+    clock = FakeClock()
+    limiter = LoginLimiter(clock=clock, max_failures=3, window_s=60, lockout_s=30)
+    keys = ("addr:10.0.0.1", "user:sam")
+    assert not limiter.record_failure(keys)
+    assert not limiter.record_failure(keys)
+    assert limiter.record_failure(keys)
+    assert limiter.retry_after_s(keys) == 30
+    assert limiter.retry_after_s(("addr:other", "user:other")) == 0
+    clock.now_s += 31
+    assert limiter.retry_after_s(keys) == 0
+    # Failures spread wider than the window never lock.
+    for _ in range(5):
+        clock.now_s += 61
+        assert not limiter.record_failure(keys)
+
+
+def test_user_add_command_reads_the_password_from_stdin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    users = tmp_path / "users.json"
+    monkeypatch.setattr("sys.stdin", io.StringIO("floor-pass-77\n"))
+    assert main(["user", "--users-file", str(users), "add", "erin", "--role", "supervisor"]) == 0
+    assert UserStore(users).authenticate("erin", "floor-pass-77") is not None
+    assert main(["user", "--users-file", str(users), "list"]) == 0
+    assert "erin\tsupervisor" in capsys.readouterr().out
+    monkeypatch.setattr("sys.stdin", io.StringIO("short\n"))
+    assert main(["user", "--users-file", str(users), "add", "fay", "--role", "viewer"]) == 2
+    assert capsys.readouterr().err.strip() == "flushtable user: password: at least 8 characters are required"
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    assert main(["user", "--users-file", str(users), "add", "fay", "--role", "viewer"]) == 2
+    assert "password: empty" in capsys.readouterr().err

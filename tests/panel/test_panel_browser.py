@@ -1,0 +1,247 @@
+"""The panel in a real browser: Python Playwright driving Debian's Chromium, headless, against the
+panel served by uvicorn on 127.0.0.1. A supervisor logs in, watches a round progress live, sees a
+red-light dead hand arrive as an alert, acknowledges and clears it; a viewer is refused the same; a
+round's recall opens. The suite's screenshot of a live round goes to docs/img/panel.png."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, ViewportSize, expect, sync_playwright
+
+from controller.panel import DeviceHealth
+from tests.panel.conftest import PASSWORDS, PanelRig
+from tests.panel.table_script import HOLE_CARDS, ScriptedRound, raise_red_light
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "img" / "panel.png"
+TABLET: ViewportSize = {"width": 1280, "height": 800}  # a 10" tablet in landscape
+
+pytestmark = pytest.mark.skipif(
+    not os.path.exists(CHROMIUM) and not os.environ.get("CI"),
+    reason="Debian's chromium is not installed (make test installs it)",
+)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser: Browser, live: PanelRig) -> Iterator[Page]:
+    context = browser.new_context(viewport=TABLET, base_url=live.url)
+    context.set_default_timeout(10_000)
+    opened = context.new_page()
+    # Nothing may leave the machine: every request goes to the panel itself.
+    outside: list[str] = []
+    opened.on(
+        "request", lambda request: None if request.url.startswith(live.url) else outside.append(request.url)
+    )
+    yield opened
+    context.close()
+    assert outside == [], f"the page fetched from outside the panel: {outside}"
+
+
+def log_in(page: Page, name: str) -> None:
+    page.goto("/login")
+    page.fill("input[name=user]", name)
+    page.fill("input[name=password]", PASSWORDS[name])
+    page.click("button[type=submit]")
+    expect(page.locator("header.topbar")).to_be_visible()
+    expect(page.locator(".who .user")).to_contain_text(name)
+    expect(page.locator("#live")).to_have_text("● live")
+
+
+def test_login_is_required_and_a_wrong_password_is_refused(page: Page, live: PanelRig) -> None:
+    page.goto("/")
+    expect(page).to_have_url(f"{live.url}/login")
+    page.fill("input[name=user]", "sam")
+    page.fill("input[name=password]", "not-the-password")
+    page.click("button[type=submit]")
+    expect(page.locator(".error")).to_have_text("Wrong user name or password.")
+
+
+def test_supervisor_watches_a_round_live_then_acknowledges_and_clears_a_red_light(
+    page: Page, live: PanelRig
+) -> None:
+    now = time.time()
+    for name, kind, model in [
+        ("shuffler", "shuffler", "FS-7 shoe"),
+        ("sensors", "bet_sensors", "BS-42"),
+        ("display", "dealer_display", "DD-3"),
+    ]:
+        live.journal.append(
+            "device_ready",
+            {
+                "device": name,
+                "kind": kind,
+                "model": model,
+                "serial_number": f"SN-{name}",
+                "firmware_version": "2.4.1",
+            },
+            round_id=None,
+            source=name,
+        )
+        live.links.reports.append(
+            DeviceHealth(name, kind, f"sim+pty://{name}", "ready", now - 0.4, 120, 118, reconnects=0)
+        )
+    live.journal.append(
+        "device_status",
+        {"device": "shuffler", "state": "ready", "fault_code": 0, "lamp": "green"},
+        round_id=None,
+        source="shuffler",
+    )
+    live.journal.append(
+        "button_moved",
+        {"from_seat": None, "to_seat": 2, "reason": "first round", "by": "engine"},
+        round_id=None,
+        source="engine",
+    )
+    log_in(page, "sam")
+    expect(page.locator("tr[data-device='shuffler'] .pill")).to_have_text("ready")
+    expect(page.locator(".seats")).to_have_count(0)
+    script = ScriptedRound(live.journal)
+    steps = script.steps()
+    # The page was loaded before the round: everything below arrives over SSE.
+    next(steps)
+    expect(page.locator("#phase")).to_have_text("betting")
+    expect(page.locator(".diagram .state.lit")).to_have_attribute("data-state", "betting")
+    next(steps)
+    expect(page.locator("#phase")).to_have_text("bets locked")
+    expect(page.locator(".seat[data-seat='1'] .wagers")).to_contain_text("10.00")
+    next(steps)  # dealt: seven face-down cards per seat, none shown
+    expect(page.locator(".seat[data-seat='3'] .pcard.back")).to_have_count(7)
+    expect(page.locator("[data-card]")).to_have_count(0)
+    next(steps)  # decisions
+    expect(page.locator("#phase")).to_have_text("decisions")
+    expect(page.locator(".seat[data-seat='2'] .decision")).to_contain_text("raise")
+    expect(page.locator("[data-card]")).to_have_count(0)
+    next(steps)  # reveal: now the cards show
+    expect(page.locator(".diagram .state.lit")).to_have_attribute("data-state", "reveal")
+    expect(page.locator(".seat[data-seat='1'] [data-card]")).to_have_count(7)
+    expect(page.locator(".seat[data-seat='1'] [data-card='Ah']")).to_be_visible()
+    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOT), full_page=True)
+    next(steps)  # settled
+    expect(page.locator("#phase")).to_have_text("complete")
+    expect(page.locator(".seat[data-seat='2'] .net")).to_contain_text("-20.00")
+    expect(page.locator(".seat[data-seat='3'] .net")).to_contain_text("20.00")
+
+    # The next round: the shuffler's red light mid-deal kills it and holds the table.
+    second = ScriptedRound(live.journal)
+    for step in second.steps():
+        if step == "bets_locked":
+            break
+    live.journal.append(
+        "card_dealt", {"position": 1, "index": 0, "card": "2c"}, round_id=second.round_id, source="shuffler"
+    )
+    raise_red_light(live.journal, second.round_id, fault_id="F-red-7")
+    live.links.reports[0] = DeviceHealth(
+        "shuffler", "shuffler", "sim+pty://shuffler", "ready", time.time(), 130, 128, errors=1
+    )
+    expect(page.locator("#alert-count")).to_have_text("1")
+    expect(page.locator(".held-banner").first).to_contain_text("TABLE HELD")
+    page.click("nav a[href='/alerts']")
+    alert = page.locator("li.alert[data-fault-id='F-red-7']")
+    expect(alert.locator(".alert-kind")).to_have_text("red light")
+    expect(alert.locator(".pill")).to_have_text("active")
+    alert.get_by_role("button", name="Acknowledge").click()
+    expect(alert.locator(".pill")).to_have_text("acknowledged")
+    expect(alert.locator(".alert-trail")).to_contain_text("Acknowledged by sam")
+    alert.get_by_role("button", name="Clear…").click()
+    page.fill("dialog input", "Shoe reset, deck counted, round returned")
+    page.click("dialog button[value=ok]")
+    expect(page.locator(".all-clear")).to_be_visible()
+    expect(page.locator("#alert-count")).to_have_text("0")
+    cleared = [e.payload for e in live.journal.entries(kinds=["fault_cleared"])]
+    assert cleared == [
+        {"fault_id": "F-red-7", "by": "sam", "reason": "Shoe reset, deck counted, round returned"}
+    ]
+    acknowledged = [e.payload for e in live.journal.entries(kinds=["fault_acknowledged"])]
+    assert acknowledged == [{"fault_id": "F-red-7", "by": "sam"}]
+    # The dead round's dealt card never reached the page.
+    page.goto("/")
+    expect(page.locator("[data-card='2c']")).to_have_count(0)
+
+
+def test_viewer_sees_the_alert_but_is_refused_acting_on_it(page: Page, live: PanelRig) -> None:
+    raise_red_light(live.journal, None, fault_id="F-red-9")
+    log_in(page, "vera")
+    page.goto("/alerts")
+    alert = page.locator("li.alert[data-fault-id='F-red-9']")
+    expect(alert.locator(".alert-kind")).to_have_text("red light")
+    expect(alert.get_by_role("button")).to_have_count(0)
+    # Forging the request from the viewer's own page, with the viewer's CSRF token, is refused too.
+    statuses = page.evaluate(
+        """async () => {
+            const csrf = document.querySelector('meta[name="csrf-token"]').content;
+            const out = [];
+            for (const [path, body] of [
+                ['/api/alerts/F-red-9/acknowledge', {}],
+                ['/api/alerts/F-red-9/clear', {reason: 'viewer tries'}],
+            ]) {
+                const r = await fetch(path, {method: 'POST', headers: {'Content-Type': 'application/json',
+                    'X-CSRF-Token': csrf}, body: JSON.stringify(body)});
+                out.push([r.status, (await r.json()).detail]);
+            }
+            return out;
+        }"""
+    )
+    assert [status for status, _ in statuses] == [403, 403]
+    assert all("needs supervisor" in detail for _, detail in statuses)
+    assert not list(live.journal.entries(kinds=["fault_acknowledged", "fault_cleared"]))
+    refused = [e.payload for e in live.journal.entries(kinds=["operator_action"])]
+    assert [(r["by"], r["action"]) for r in refused] == [
+        ("vera", "acknowledge_fault"),
+        ("vera", "clear_fault"),
+    ]
+    page.reload()
+    expect(alert.locator(".pill")).to_have_text("active")
+
+
+def test_recall_of_a_round_opens_with_its_cards_and_results(page: Page, live: PanelRig) -> None:
+    round_id = ScriptedRound(live.journal).play_all()
+    log_in(page, "vera")
+    page.click("nav a[href='/recall']")
+    row = page.locator(".recall-list tr", has_text=round_id)
+    expect(row.locator(".tag")).to_have_text("settled")
+    row.get_by_role("link", name=round_id).click()
+    expect(page.locator(".recall-one h2")).to_contain_text(round_id)
+    for card in HOLE_CARDS[3]:
+        expect(page.locator(f".recall-one [data-card='{card}']")).to_have_count(1)
+    expect(page.locator(".recall-one table.log tr.k-round_settled")).to_have_count(1)
+    expect(page.locator(".recall-summary")).to_contain_text("qualifies")
+
+
+def test_event_log_filters_and_meters_chart(page: Page, live: PanelRig) -> None:
+    ScriptedRound(live.journal).play_all()
+    ScriptedRound(live.journal).play_all()
+    log_in(page, "vera")
+    page.goto("/log?kind=round_settled")
+    expect(page.locator("#log-table tbody tr")).to_have_count(2)
+    expect(page.locator("#log-table tbody tr").first).to_contain_text("round_settled")
+    live.journal.append("dealer_key", {"key": "next", "seat": None}, round_id=None, source="display")
+    # A live entry of another kind does not enter the filtered table.
+    page.wait_for_timeout(400)
+    expect(page.locator("#log-table tbody tr")).to_have_count(2)
+    page.click("nav a[href='/meters']")
+    expect(page.locator(".chart rect.bar")).to_have_count(2)
+    expect(page.locator(".tile", has_text="Rounds settled")).to_contain_text("2")

@@ -14,6 +14,7 @@ from controller.logs import configure_logging
 
 # Subcommand modules in the order `flushtable --help` lists them.
 COMMAND_MODULES: tuple[str, ...] = (
+    "controller.commands.run",
     "controller.commands.demo",
     "controller.commands.settle",
     "controller.commands.protocol",

@@ -1,0 +1,70 @@
+"""`flushtable run`: the table daemon (controller/daemon.py)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from pathlib import Path
+
+from controller.config import load_config
+from controller.daemon import RunOptions, TableDaemon
+from controller.errors import UserError
+from controller.logs import configure_logging_for
+
+NAME = "run"
+HELP = "run the table: devices, round engine, journal and panel (with no config: a simulated table)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", type=Path, default=None, help="the table's TOML configuration")
+    parser.add_argument("--journal", type=Path, default=None, help="the journal file (overrides the config)")
+    parser.add_argument("--rounds", type=int, default=None, help="play N rounds, then exit 0")
+    parser.add_argument("--seed", type=int, default=None, help="reproducible shuffles and simulated players")
+    autoplay = parser.add_mutually_exclusive_group()
+    autoplay.add_argument(
+        "--autoplay",
+        dest="autoplay",
+        action="store_true",
+        default=None,
+        help="simulated players bet and decide (default on a simulated table)",
+    )
+    autoplay.add_argument("--no-autoplay", dest="autoplay", action="store_false")
+    panel = parser.add_mutually_exclusive_group()
+    panel.add_argument(
+        "--panel",
+        default="127.0.0.1:8080",
+        metavar="HOST:PORT",
+        help="the floor panel (default 127.0.0.1:8080)",
+    )
+    panel.add_argument("--no-panel", dest="panel", action="store_const", const=None, help="no panel")
+    parser.add_argument(
+        "--time-scale",
+        type=float,
+        default=1.0,
+        help="run the table clock this many times faster, and deal instantly (simulation only)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.rounds is not None and args.rounds < 1:
+        raise UserError(f"--rounds: must be at least 1, not {args.rounds}")
+    if not args.time_scale > 0:
+        raise UserError(f"--time-scale: must be positive, not {args.time_scale}")
+    config = load_config(args.config)
+    configure_logging_for(config.logging.level, config.logging.format)
+    panel_bind = None
+    if args.panel is not None:
+        from controller.panel.server import parse_bind  # noqa: PLC0415 - the web stack loads only when wanted
+
+        panel_bind = parse_bind(args.panel)
+    if args.time_scale != 1.0 and not all(device.simulated for device in config.devices.values()):
+        raise UserError("--time-scale: only a fully simulated table runs on an accelerated clock")
+    options = RunOptions(
+        journal_path=args.journal,
+        rounds=args.rounds,
+        seed=args.seed,
+        autoplay=args.autoplay,
+        panel_bind=panel_bind,
+        time_scale=args.time_scale,
+    )
+    return asyncio.run(TableDaemon(config, options).run())

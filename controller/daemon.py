@@ -1,0 +1,589 @@
+"""The table daemon: `flushtable run`. One asyncio process around the synchronous table engine.
+
+    devices --(drivers)--> one event queue --> TableEngine.handle --> outputs
+    outputs: JournalRecord -> journal (committed first)   commands -> per-device send queues
+             Alert/Refused -> log (the panel reads the journal)
+
+The engine is a pure, synchronous core (controller/engine/); everything that waits lives here: reading
+the drivers, sending commands, the decision clock, the simulated players, signals and the panel. Every
+engine call's journal records are committed (one transaction) **before** any command of that call goes
+out, so the journal always holds a decision before the table acts on it; a crash between the two leaves
+an open round, which recovery voids at the next start with every wager returned.
+
+Time: the engine is fed ``now_s``, the table clock. Normally that is the wall clock; with
+``time_scale`` > 1 (accelerated runs: soak, bench) the table clock runs faster, so decision timeouts
+and the like pass in a fraction of the time. Device links keep their own protocol clock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import secrets
+import signal
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import structlog
+
+from controller import systemd
+from controller.config import Device, TableConfig
+from controller.engine import Alert, JournalRecord, Refused, TableEngine
+from controller.engine import TableConfig as EngineConfig
+from controller.engine.autoplay import AutoPlayer, PlaceChips, PressKey
+from controller.engine.outputs import Output
+from controller.engine.state import RecoveredState
+from controller.errors import UserError
+from controller.journal.kinds import CLOSING_KINDS
+from controller.journal.recall import recall_from
+from controller.journal.recovery import recover
+from controller.journal.render import render_record
+from controller.journal.store import Journal, JournalError
+from controller.logs import bind_round, bind_table
+from drivers.events import DomainCommand, DomainEvent
+from drivers.factory import make_driver
+from drivers.supervisor import DeviceDriver, DeviceHealth, DeviceUnavailable, DriverTiming
+from sim_devices.firmware import LinkTiming
+from sim_devices.table import SimDeviceSpec, SimTable, TransportKind
+
+log = structlog.get_logger("flushtable.daemon")
+
+TICK_INTERVAL_S = 0.1  # how often the decision clock is checked (table-clock timeouts are seconds)
+DEVICE_READY_TIMEOUT_S = 15.0
+SHUTDOWN_GRACE_S = 20.0  # SIGTERM: how long a round in play may take to finish before we stop anyway
+AUTOPLAY_SETTLE_S = 2.0  # the longest the simulated people wait to see their last action land
+SIM_SCHEMES: dict[str, TransportKind] = {"sim": "sim", "sim+pty": "pty", "sim+tcp": "tcp", "sim+usb": "usb"}
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """`flushtable run`'s options, after the command line."""
+
+    journal_path: Path | None = None  # overrides the configuration's
+    rounds: int | None = None  # play this many rounds (closed: settled, dead or voided), then exit 0
+    seed: int | None = None  # reproducible shuffles and simulated players
+    autoplay: bool | None = None  # None: on when every device is simulated
+    panel_bind: tuple[str, int] | None = None  # None: no panel
+    time_scale: float = 1.0  # > 1: accelerated table clock and instant dealing (bench, soak)
+    card_interval_s: float | None = None  # the simulated shoe's pace per card; None: by time_scale
+    pace_s: float | None = None  # the simulated people's pause between actions; None: by time_scale
+    print_rounds: bool = True  # print each closed round readably on standard output
+    on_ready: Callable[[TableDaemon], None] | None = None  # tests and benches: called once running
+
+
+@dataclass(slots=True)
+class RunSummary:
+    rounds_closed: int = 0
+    rounds_settled: int = 0
+    rounds_dead: int = 0
+    rounds_voided: int = 0
+    recovered_voided: list[str] = field(default_factory=list)
+    commit_latencies_s: list[float] = field(default_factory=list)
+
+
+def engine_config_for(config: TableConfig) -> EngineConfig:
+    """The engine's view of the table's configuration."""
+
+    def device_name(kind: str, default: str) -> str:
+        devices = config.devices_of_kind(kind)
+        return devices[0].name if devices else default
+
+    base = config.settle_base()
+    rake = config.rake_json() if config.banking.mode == "designated-player" else None
+    return EngineConfig(
+        table_id=config.table_id,
+        game=config.game,
+        banking_mode=config.banking.mode,
+        seats=tuple(range(1, config.seats + 1)),
+        min_ante_cents=config.limits.min_ante_cents,
+        max_ante_cents=config.limits.max_ante_cents,
+        paytables=dict(base.get("paytables", {}))
+        if config.banking.mode == "house"
+        else config.paytables_json(),
+        rake=rake,
+        bonus_cap_cents=config.limits.aggregate_bonus_cap_cents,
+        house_may_bank=config.banking.house_banks_when_nobody_accepts,
+        decision_timeout_s=config.timeouts.decision_s,
+        shuffler_device=device_name("shuffler", "shuffler"),
+        sensors_device=device_name("bet_sensors", "sensors"),
+        display_device=device_name("dealer_display", "display"),
+    )
+
+
+class EngineActions:
+    """The panel's TableActions, connected to the running engine (same thread, same loop)."""
+
+    def __init__(self, daemon: TableDaemon) -> None:
+        self._daemon = daemon
+
+    def _run(self, action: str, outputs: list[Output]) -> None:
+        refused = [item for item in outputs if isinstance(item, Refused)]
+        self._daemon.act_now(outputs)
+        if refused:
+            raise UserError(f"{action}: {refused[0].reason}")
+
+    def clear_fault(self, fault_id: str, by: str, reason: str) -> None:
+        self._run("clear_fault", self._daemon.engine.clear_fault(fault_id, self._daemon.now_s(), by, reason))
+
+    def void_round(self, reason: str, by: str) -> None:
+        self._run("void_round", self._daemon.engine.void_round(reason, self._daemon.now_s(), by))
+
+    def move_button(self, seat: int, by: str) -> None:
+        self._run("move_button", self._daemon.engine.move_button(seat, self._daemon.now_s(), by))
+
+    def open_table(self, by: str) -> None:
+        self._daemon.set_table_open(True, by, "opened from the panel")
+
+    def close_table(self, by: str, reason: str) -> None:
+        self._daemon.set_table_open(False, by, reason)
+
+    def set_limits(self, min_ante_cents: int, max_ante_cents: int, by: str) -> None:
+        raise UserError("changing limits from the panel is not available yet: edit the table's configuration")
+
+    def set_paytable(self, wager: str, paytable: str, by: str) -> None:
+        raise UserError(
+            "changing paytables from the panel is not available yet: edit the table's configuration"
+        )
+
+
+class TableDaemon:
+    """One table: its journal, engine, devices (and their simulated twins), players and panel."""
+
+    def __init__(self, config: TableConfig, options: RunOptions, *, out: TextIO | None = None) -> None:
+        self.config = config
+        self.options = options
+        self.out = out if out is not None else sys.stdout
+        self.journal_path = options.journal_path or config.journal_path
+        self.summary = RunSummary()
+        self.events: asyncio.Queue[object] = asyncio.Queue()
+        self.drivers: dict[str, DeviceDriver] = {}
+        self.sim_table: SimTable | None = None
+        self.panel: Any = None
+        self.table_open = True
+        self._command_queues: dict[str, asyncio.Queue[DomainCommand]] = {}
+        self._tasks: list[asyncio.Task[None]] = []
+        self._stop = asyncio.Event()
+        self._stopping = False
+        self._rng = random.Random(options.seed)
+        self._clock_origin_wall_s = time.time()
+        self._clock_origin_mono_s = time.monotonic()
+        self._journal: Journal | None = None
+        self._engine: TableEngine | None = None
+        self._autoplay_wake = asyncio.Event()
+        self._autoplay_expect: list[tuple[int, int, int]] = []  # (seat, spot, cents) not yet reported
+        self._event_received_mono_s: dict[int, float] = {}
+
+    # --- the table clock ---------------------------------------------------------------------------------
+    def now_s(self) -> float:
+        elapsed_s = time.monotonic() - self._clock_origin_mono_s
+        return self._clock_origin_wall_s + elapsed_s * self.options.time_scale
+
+    @property
+    def engine(self) -> TableEngine:
+        assert self._engine is not None, "the engine starts in run()"
+        return self._engine
+
+    @property
+    def journal(self) -> Journal:
+        assert self._journal is not None, "the journal opens in run()"
+        return self._journal
+
+    @property
+    def simulated(self) -> bool:
+        return all(device.simulated for device in self.config.devices.values())
+
+    # --- start and stop -------------------------------------------------------------------------------
+    async def run(self) -> int:
+        bind_table(self.config.table_id)
+        self.journal_path.parent.mkdir(parents=True, exist_ok=True)
+        self._journal = Journal.open(self.journal_path, self.config.table_id)
+        try:
+            report = recover(self.journal)
+            self.summary.recovered_voided = list(report.voided)
+            for round_id in report.voided:
+                log.warning("round_voided", round_id=round_id, reason="interrupted: voided at start")
+            self._engine = TableEngine(
+                engine_config_for(self.config), recovered=RecoveredState.from_table_state(report.state)
+            )
+            self.table_open = True
+            self._append(
+                [
+                    JournalRecord(
+                        "table_opened",
+                        {
+                            "game": self.config.game,
+                            "banking_mode": self.config.banking.mode,
+                            "config_digest": self.config.digest,
+                            "by": "daemon",
+                        },
+                        None,
+                        "engine",
+                    )
+                ]
+            )
+            if self.engine.held:
+                log.warning(
+                    "table_held",
+                    reason="latched faults from before the restart: a supervisor must clear them",
+                )
+            loop = asyncio.get_running_loop()
+            for signal_number in (signal.SIGTERM, signal.SIGINT):
+                loop.add_signal_handler(signal_number, self.request_stop)
+            try:
+                await self._start_devices()
+                await self._start_panel()
+                self._tasks.append(loop.create_task(self._engine_loop(), name="engine"))
+                self._tasks.append(loop.create_task(self._ticker(), name="ticker"))
+                if self._autoplay_enabled():
+                    self._tasks.append(loop.create_task(self._autoplay_loop(), name="autoplay"))
+                watchdog_s = systemd.watchdog_interval_s()
+                if watchdog_s is not None:
+                    self._tasks.append(loop.create_task(self._watchdog(watchdog_s), name="watchdog"))
+                systemd.notify("READY=1")
+                log.info("table_running", journal=str(self.journal_path), game=self.config.game)
+                if self.options.on_ready is not None:
+                    self.options.on_ready(self)
+                await self._stop.wait()
+                await self._finish_round()
+            finally:
+                systemd.notify("STOPPING=1")
+                for signal_number in (signal.SIGTERM, signal.SIGINT):
+                    loop.remove_signal_handler(signal_number)
+                await self._shutdown()
+        finally:
+            self.journal.close()
+        return 0
+
+    def request_stop(self) -> None:
+        """SIGTERM / SIGINT: no new round; the round in play finishes (or stays open for recovery)."""
+        if not self._stopping:
+            log.info("stop_requested")
+        self._stopping = True
+        self._stop.set()
+
+    def _autoplay_enabled(self) -> bool:
+        if self.options.autoplay is not None:
+            return self.options.autoplay and self.sim_table is not None
+        return self.simulated and self.sim_table is not None
+
+    async def _start_devices(self) -> None:
+        scale = self.options.time_scale
+        sim_devices = [device for device in self.config.devices.values() if device.simulated]
+        keys: dict[str, bytes] = {}
+        for device in self.config.devices.values():
+            # A simulated device with no key gets a fresh random one per run, shared with its driver.
+            keys[device.name] = device.key if device.key is not None else secrets.token_bytes(32)
+        if sim_devices:
+            card_interval_s = self.options.card_interval_s
+            if card_interval_s is None:
+                card_interval_s = 0.0 if scale > 1 else 0.03
+            specs = [
+                SimDeviceSpec(
+                    name=device.name,
+                    kind=device.kind,
+                    key=keys[device.name],
+                    transport=SIM_SCHEMES[device.url.split("://", 1)[0]],
+                    seats=self.config.seats,
+                    spots=4,
+                    card_interval_s=card_interval_s if device.kind == "shuffler" else 0.0,
+                )
+                for device in sim_devices
+            ]
+            run_dir = self.journal_path.parent / "devices"
+            self.sim_table = SimTable(specs, run_dir=run_dir, seed=self.options.seed, timing=LinkTiming())
+            await self.sim_table.start()
+        for device in self.config.devices.values():
+            url = self._device_url(device)
+            driver = make_driver(
+                device.name,
+                device.kind,
+                url,
+                keys[device.name],
+                publish=self._publish,
+                timing=DriverTiming(),
+                usb_backend=self.sim_table.usb_backend if self.sim_table is not None else None,
+                sim_hub=self.sim_table.sim_hub if self.sim_table is not None else None,
+            )
+            self.drivers[device.name] = driver
+            queue: asyncio.Queue[DomainCommand] = asyncio.Queue()
+            self._command_queues[device.name] = queue
+            driver.start()
+            self._tasks.append(
+                asyncio.get_running_loop().create_task(
+                    self._command_sender(driver, queue), name=f"send {device.name}"
+                )
+            )
+        for device in self.config.devices.values():
+            where = self._device_url(device)
+            log.info("device_listening", device=device.name, kind=device.kind, url=where)
+        try:
+            await asyncio.gather(
+                *(driver.wait_ready(DEVICE_READY_TIMEOUT_S) for driver in self.drivers.values())
+            )
+        except TimeoutError:
+            missing = [name for name, driver in self.drivers.items() if not driver.ready]
+            # Not fatal: a device may come later. The engine starts no round while one is lost.
+            log.warning("devices_not_ready", devices=missing, timeout_s=DEVICE_READY_TIMEOUT_S)
+
+    def _device_url(self, device: Device) -> str:
+        if device.simulated and self.sim_table is not None:
+            return self.sim_table.url(device.name)
+        return device.url
+
+    async def _start_panel(self) -> None:
+        if self.options.panel_bind is None:
+            return
+        from controller.panel.embed import start_panel  # noqa: PLC0415 - the web stack loads only when wanted
+
+        host, port = self.options.panel_bind
+        self.panel = await start_panel(
+            self.journal,
+            bind=f"[{host}]:{port}" if ":" in host else f"{host}:{port}",
+            users_file=self.journal_path.parent / "panel-users.json",
+            config_users=self.config.panel.users,
+            actions=EngineActions(self),
+            device_health=self.device_health,
+        )
+        log.info("panel_listening", url=self.panel.url)
+        print(f"panel: {self.panel.url}", file=self.out, flush=True)
+
+    async def _finish_round(self) -> None:
+        """Let the round in play close (the simulated people keep playing) for up to SHUTDOWN_GRACE_S."""
+        if self._engine is None:
+            return
+        deadline = time.monotonic() + SHUTDOWN_GRACE_S
+        while self._round_in_play() and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        if self._round_in_play():
+            log.warning("round_left_open", reason="shutdown: the round will be voided at the next start")
+
+    def _round_in_play(self) -> bool:
+        live = self.engine.round
+        return live is not None and not live.closed and self.engine.state not in ("idle", "held", "complete")
+
+    async def _shutdown(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._tasks.clear()
+        if self.panel is not None:
+            with contextlib.suppress(Exception):
+                await self.panel.stop()
+        for driver in self.drivers.values():
+            await driver.stop()
+        if self.sim_table is not None:
+            await self.sim_table.stop()
+        if self._journal is not None and self._engine is not None:
+            with contextlib.suppress(JournalError):
+                self._append(
+                    [JournalRecord("table_closed", {"by": "daemon", "reason": "shutdown"}, None, "engine")]
+                )
+        log.info("table_stopped", rounds=self.summary.rounds_closed)
+
+    # --- events in ---------------------------------------------------------------------------------------
+    def _publish(self, event: DomainEvent) -> None:
+        """A driver's domain event: onto the one queue (called on the loop's thread)."""
+        self._event_received_mono_s[id(event)] = time.monotonic()
+        self.events.put_nowait(event)
+
+    async def _engine_loop(self) -> None:
+        while True:
+            item = await self.events.get()
+            received = self._event_received_mono_s.pop(id(item), None)
+            self.act_now(self.engine.handle(item, self.now_s()), received_mono_s=received)
+            self._autoplay_wake.set()
+
+    async def _ticker(self) -> None:
+        while True:
+            await asyncio.sleep(TICK_INTERVAL_S)
+            self.act_now(self.engine.tick(self.now_s()))
+
+    async def _watchdog(self, interval_s: float) -> None:
+        while True:
+            systemd.notify("WATCHDOG=1")
+            await asyncio.sleep(interval_s)
+
+    # --- outputs -------------------------------------------------------------------------------------
+    def act_now(self, outputs: Sequence[Output], *, received_mono_s: float | None = None) -> None:
+        """Act on one engine call's outputs: journal first (one transaction), then commands, then logs."""
+        records = [item for item in outputs if isinstance(item, JournalRecord)]
+        if records:
+            self._append(records)
+            if received_mono_s is not None:
+                self.summary.commit_latencies_s.append(time.monotonic() - received_mono_s)
+        for item in outputs:
+            if isinstance(item, JournalRecord):
+                continue
+            if isinstance(item, Alert):
+                log.warning(
+                    "alert",
+                    kind=item.kind,
+                    severity=item.severity,
+                    message=item.message,
+                    round_id=item.round_id,
+                )
+            elif isinstance(item, Refused):
+                log.info("refused", action=item.action, reason=item.reason)
+            else:
+                queue = self._command_queues.get(item.device)
+                if queue is None:
+                    log.error("command_for_unknown_device", device=item.device, command=type(item).__name__)
+                else:
+                    queue.put_nowait(item)
+        for record in records:
+            self._after_record(record)
+
+    def _append(self, records: Sequence[JournalRecord]) -> None:
+        try:
+            self.journal.append_many(records)
+        except JournalError as error:
+            # Nothing may happen at the table that the journal did not record: stop the table now.
+            # Open rounds are voided with every wager returned at the next start.
+            log.critical("journal_error", error=str(error))
+            self._stopping = True
+            self._stop.set()
+            raise
+        if self.panel is not None:
+            self.panel.backend.notify()
+
+    def _after_record(self, record: JournalRecord) -> None:
+        if record.kind == "round_started":
+            bind_round(record.round_id)
+        if record.kind not in CLOSING_KINDS:
+            return
+        bind_round(None)
+        self.summary.rounds_closed += 1
+        status = record.kind.removeprefix("round_")
+        if status == "settled":
+            self.summary.rounds_settled += 1
+        elif status == "dead":
+            self.summary.rounds_dead += 1
+        else:
+            self.summary.rounds_voided += 1
+        settlement: Mapping[str, Any] = record.payload.get("settlement", {})  # type: ignore[assignment]
+        log.info(
+            record.kind,
+            round_id=record.round_id,
+            banker_net=settlement.get("banker_net"),
+            rake=settlement.get("rake"),
+            rounds=self.summary.rounds_closed,
+        )
+        if self.options.print_rounds:
+            for recalled in recall_from(self.journal, round_id=record.round_id):
+                print(render_record(recalled), file=self.out, flush=True)
+        if self.options.rounds is not None and self.summary.rounds_closed >= self.options.rounds:
+            self.request_stop()
+
+    async def _command_sender(self, driver: DeviceDriver, queue: asyncio.Queue[DomainCommand]) -> None:
+        """Commands to one device go out one at a time, in the engine's order, each acknowledged."""
+        while True:
+            command = await queue.get()
+            try:
+                await driver.send(command)
+            except DeviceUnavailable as error:
+                # The driver has published DeviceLost; the engine holds the round if it matters.
+                log.error(
+                    "command_not_delivered",
+                    device=driver.name,
+                    command=type(command).__name__,
+                    error=str(error),
+                )
+
+    # --- the panel's view ------------------------------------------------------------------------------
+    def device_health(self) -> list[DeviceHealth]:
+        return [driver.health for driver in self.drivers.values()]
+
+    def set_table_open(self, is_open: bool, by: str, reason: str) -> None:
+        if is_open == self.table_open:
+            raise UserError(f"the table is already {'open' if is_open else 'closed'}")
+        if not is_open and self._round_in_play():
+            raise UserError("a round is in play: close the table between rounds")
+        self.table_open = is_open
+        kind = "table_opened" if is_open else "table_closed"
+        payload: dict[str, Any] = {"by": by, "reason": reason}
+        if is_open:
+            payload.update(
+                game=self.config.game, banking_mode=self.config.banking.mode, config_digest=self.config.digest
+            )
+        self._append([JournalRecord(kind, payload, None, f"operator:{by}")])
+
+    # --- the simulated people ----------------------------------------------------------------------------
+    def _pace_s(self) -> float:
+        if self.options.pace_s is not None:
+            return self.options.pace_s
+        return 0.0 if self.options.time_scale > 1 else 0.25
+
+    async def _autoplay_loop(self) -> None:
+        assert self.sim_table is not None
+        player = AutoPlayer(random.Random(self._rng.random()))
+        sensors = self.sim_table.bet_sensors(self.engine.config.sensors_device)
+        display = self.sim_table.dealer_display(self.engine.config.display_device)
+        while True:
+            await self._await_last_actions()
+            if self._stopping and not self._round_in_play() and self.engine.state in ("idle", "complete"):
+                await asyncio.sleep(0.05)
+                continue
+            if not self.table_open and self.engine.state == "idle":
+                await asyncio.sleep(0.1)
+                continue
+            state_before = self.engine.state
+            actions = player.next_actions(self.engine)
+            if not actions:
+                self._autoplay_wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._autoplay_wake.wait(), timeout=0.2)
+                continue
+            pressed = False
+            for action in actions:
+                if isinstance(action, PlaceChips):
+                    sensors.place(action.seat, action.spot, action.amount_cents)
+                    self._autoplay_expect.append((action.seat, action.spot, action.amount_cents))
+                elif isinstance(action, PressKey):
+                    display.press(action.key, action.seat)
+                    pressed = True
+                else:
+                    self.act_now(self.engine.handle(action, self.now_s()))
+            if pressed:
+                await self._await_state_change(state_before)
+            if self._pace_s():
+                await asyncio.sleep(self._pace_s())
+
+    async def _await_last_actions(self) -> None:
+        """Wait (bounded) until the chips the simulated players placed are what the engine has seen."""
+        deadline = time.monotonic() + AUTOPLAY_SETTLE_S
+        while self._autoplay_expect and time.monotonic() < deadline:
+            spots = self.engine.spots
+            self._autoplay_expect = [
+                (seat, spot, cents)
+                for seat, spot, cents in self._autoplay_expect
+                if spots.get((seat, spot), 0) != cents
+            ]
+            if not self._autoplay_expect:
+                break
+            self._autoplay_wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._autoplay_wake.wait(), timeout=0.05)
+        self._autoplay_expect.clear()
+
+    async def _await_state_change(self, state_before: str) -> None:
+        deadline = time.monotonic() + AUTOPLAY_SETTLE_S
+        while self.engine.state == state_before and time.monotonic() < deadline:
+            self._autoplay_wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._autoplay_wake.wait(), timeout=0.05)
+
+
+async def run_table(config: TableConfig, options: RunOptions, *, out: TextIO | None = None) -> RunSummary:
+    daemon = TableDaemon(config, options, out=out)
+    await daemon.run()
+    return daemon.summary
+
+
+__all__ = ["EngineActions", "RunOptions", "RunSummary", "TableDaemon", "engine_config_for", "run_table"]

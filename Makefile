@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test install install-test lint typecheck pytest bench clean chromium
+.PHONY: run demo test install install-test lint typecheck pytest bench clean chromium
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -21,7 +21,12 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test
 
+# The embedded default: a simulated High Card Flush table over pseudo-terminals, simulated players,
+# the journal in ./var/, the panel on http://127.0.0.1:8080 (Ctrl-C stops it cleanly).
 run: install
+	$(BIN)/flushtable run --log-level warning
+
+demo: install
 	$(BIN)/flushtable demo
 
 lint: install-test

@@ -24,7 +24,7 @@ import secrets
 import signal
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -177,6 +177,7 @@ class TableDaemon:
         self._autoplay_wake = asyncio.Event()
         self._autoplay_expect: list[tuple[int, int, int]] = []  # (seat, spot, cents) not yet reported
         self._event_received_mono_s: dict[int, float] = {}
+        self.failure: str | None = None  # why the daemon stopped on an error, if it did
 
     # --- the table clock ---------------------------------------------------------------------------------
     def now_s(self) -> float:
@@ -237,13 +238,13 @@ class TableDaemon:
             try:
                 await self._start_devices()
                 await self._start_panel()
-                self._tasks.append(loop.create_task(self._engine_loop(), name="engine"))
-                self._tasks.append(loop.create_task(self._ticker(), name="ticker"))
+                self._spawn(self._engine_loop(), "engine")
+                self._spawn(self._ticker(), "ticker")
                 if self._autoplay_enabled():
-                    self._tasks.append(loop.create_task(self._autoplay_loop(), name="autoplay"))
+                    self._spawn(self._autoplay_loop(), "autoplay")
                 watchdog_s = systemd.watchdog_interval_s()
                 if watchdog_s is not None:
-                    self._tasks.append(loop.create_task(self._watchdog(watchdog_s), name="watchdog"))
+                    self._spawn(self._watchdog(watchdog_s), "watchdog")
                 systemd.notify("READY=1")
                 log.info("table_running", journal=str(self.journal_path), game=self.config.game)
                 if self.options.on_ready is not None:
@@ -257,7 +258,25 @@ class TableDaemon:
                 await self._shutdown()
         finally:
             self.journal.close()
+        if self.failure is not None:
+            raise UserError(f"the table stopped on an internal error: {self.failure} (see the log)")
         return 0
+
+    def _spawn(self, work: Coroutine[Any, Any, None], name: str) -> None:
+        """A task of the daemon's own. If one dies of an error the table stops: a table whose engine,
+        clock or command path is gone must not look alive. (Open rounds are voided at the next start.)"""
+        task = asyncio.get_running_loop().create_task(work, name=name)
+        task.add_done_callback(self._task_done)
+        self._tasks.append(task)
+
+    def _task_done(self, task: asyncio.Task[None]) -> None:
+        if task.cancelled():
+            return
+        error = task.exception()
+        if error is not None:
+            self.failure = f"{task.get_name()}: {type(error).__name__}: {error}"
+            log.critical("daemon_task_failed", task=task.get_name(), error=repr(error), exc_info=error)
+            self.request_stop()
 
     def request_stop(self) -> None:
         """SIGTERM / SIGINT: no new round; the round in play finishes (or stays open for recovery)."""
@@ -536,9 +555,7 @@ class TableDaemon:
             state_before = self.engine.state
             actions = player.next_actions(self.engine)
             if not actions:
-                self._autoplay_wake.clear()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._autoplay_wake.wait(), timeout=0.2)
+                await self._wait_for_news(0.2)
                 continue
             pressed = False
             for action in actions:
@@ -567,17 +584,21 @@ class TableDaemon:
             ]
             if not self._autoplay_expect:
                 break
-            self._autoplay_wake.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._autoplay_wake.wait(), timeout=0.05)
+            await self._wait_for_news(0.05)
         self._autoplay_expect.clear()
+
+    async def _wait_for_news(self, timeout_s: float) -> None:
+        """Until the engine handles something, or ``timeout_s``. (asyncio.timeout, not wait_for: in 3.11
+        wait_for can swallow a cancellation, and a task that cannot be cancelled hangs the shutdown.)"""
+        self._autoplay_wake.clear()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout_s):
+                await self._autoplay_wake.wait()
 
     async def _await_state_change(self, state_before: str) -> None:
         deadline = time.monotonic() + AUTOPLAY_SETTLE_S
         while self.engine.state == state_before and time.monotonic() < deadline:
-            self._autoplay_wake.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._autoplay_wake.wait(), timeout=0.05)
+            await self._wait_for_news(0.05)
 
 
 async def run_table(config: TableConfig, options: RunOptions, *, out: TextIO | None = None) -> RunSummary:

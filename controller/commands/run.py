@@ -38,6 +38,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     panel.add_argument("--no-panel", dest="panel", action="store_const", const=None, help="no panel")
     parser.add_argument(
+        "--log-level",
+        choices=("debug", "info", "warning", "error"),
+        default=None,
+        help="override the configuration's log level (make run uses warning: the rounds print on stdout)",
+    )
+    parser.add_argument(
         "--time-scale",
         type=float,
         default=1.0,
@@ -51,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.time_scale > 0:
         raise UserError(f"--time-scale: must be positive, not {args.time_scale}")
     config = load_config(args.config)
-    configure_logging_for(config.logging.level, config.logging.format)
+    configure_logging_for(args.log_level or config.logging.level, config.logging.format)
     panel_bind = None
     if args.panel is not None:
         from controller.panel.server import parse_bind  # noqa: PLC0415 - the web stack loads only when wanted

@@ -19,7 +19,7 @@ import contextlib
 import random
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Literal
 
 import structlog
@@ -448,10 +448,3 @@ class DeviceDriver:
                 future.set_exception(
                     DeviceUnavailable(f"{self.name}: link lost before acknowledgement ({reason})")
                 )
-
-
-def publish_nowhere(event: DomainEvent) -> None:  # pragma: no cover - a default for tools
-    del event
-
-
-__all__ = ["DeviceDriver", "DeviceHealth", "DeviceUnavailable", "DriverTiming", "field", "publish_nowhere"]

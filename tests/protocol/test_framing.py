@@ -146,3 +146,18 @@ def test_offsets_point_at_each_frame() -> None:
         ("DecodedFrame", 5),
         ("DecodedFrame", 5 + len(wire)),
     ]
+
+
+@settings(max_examples=100, deadline=None)
+@given(cuts=st.lists(st.integers(0, 100_000), max_size=30), junk=st.binary(max_size=50))
+def test_a_capture_cut_anywhere_gives_the_same_reports(cuts: list[int], junk: bytes) -> None:
+    from firmware_protocol.capture import CaptureDecoder
+    from firmware_protocol.vectors import VECTOR_DEVICE_KEY, build_vectors
+
+    stream = junk.join(bytes.fromhex(vector["frame"]) for vector in build_vectors())
+    whole = CaptureDecoder([VECTOR_DEVICE_KEY])
+    expected = whole.feed(stream) + whole.finish()
+    pieces = CaptureDecoder([VECTOR_DEVICE_KEY])
+    got = [report for piece in split(stream, cuts) for report in pieces.feed(piece)] + pieces.finish()
+    assert got == expected
+    assert sum(1 for report in expected if report["ok"] and report["verified"]) >= 37

@@ -234,6 +234,10 @@ class DeviceDriver:
         """The domain events a device message means (none for some)."""
         raise NotImplementedError
 
+    def refused(self, report: ErrorReport) -> Iterable[DomainEvent]:
+        """Domain events for a command the device refused (kept in health.last_error in any case)."""
+        return ()
+
     def command_sent(self, command: DomainCommand) -> None:
         """A command went to the device (the shuffler driver remembers what deal it asked for)."""
 
@@ -430,6 +434,8 @@ class DeviceDriver:
             self._health = replace(
                 self._health, last_error=f"device refused seq {message.refused_seq}: {message.detail}"
             )
+            for domain_event in self.refused(message):
+                self._publish(domain_event)
             log.warning(
                 "device_refused",
                 device=self.name,

@@ -90,10 +90,27 @@ def test_silence_takes_the_link_down_after_missed_heartbeats() -> None:
         now_s += 0.1
         controller.handle_timers(now_s)
         controller.bytes_to_send()  # into the void
-    events = drain(controller)
-    assert isinstance(events[-1], LinkDown)
+    [down] = drain(controller)
+    assert down == LinkDown("heartbeat_missed", ())
     assert controller.state is LinkState.DOWN
-    assert events[-1].reason in ("heartbeat_missed", "no_ack")
+
+
+def test_the_verdict_comes_when_the_heartbeat_and_its_retries_go_unanswered() -> None:
+    _controller, device = connected_pair()
+    now_s = 0.0
+    while device.is_up:
+        now_s = round(now_s + 0.01, 2)
+        device.handle_timers(now_s)
+        device.bytes_to_send()  # the controller is gone
+    # idle for HEARTBEAT_INTERVAL_S, then the heartbeat and MAX_RETRIES retransmissions
+    assert now_s == HEARTBEAT_INTERVAL_S + (MAX_RETRIES + 1) * ACK_TIMEOUT_S
+    assert drain(device) == [LinkDown("heartbeat_missed", ())]
+
+
+def test_silence_past_the_timeout_is_a_verdict_even_when_timers_run_late() -> None:
+    controller, _device = connected_pair()
+    controller.handle_timers(LINK_SILENCE_TIMEOUT_S + 0.5)  # the process was stalled
+    assert drain(controller) == [LinkDown("heartbeat_missed", ())]
 
 
 def test_unacknowledged_message_is_retried_then_the_link_goes_down() -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from controller.rules.games import GAMES
+
 _GAME_NAMES = {
     "high-card-flush": "High Card Flush",
     "top-flush": "Top Flush",
@@ -29,6 +31,13 @@ def hand_text(hand: Mapping[str, Any] | None) -> str:
     if isinstance(run, int) and run >= 3:
         text += f", {run}-card straight flush to {hand.get('straight_flush_high')}"
     return text.strip()
+
+
+def _in_spot_order(game: str, wagers: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """The journal's JSON sorts keys; people read wagers in the layout's order (ante first)."""
+    spec = GAMES.get(game)
+    order = {name: index for index, name in enumerate(spec.wagers)} if spec else {}
+    return sorted(wagers.items(), key=lambda item: (order.get(item[0], len(order)), item[0]))
 
 
 def render_record(record: Mapping[str, Any]) -> str:
@@ -69,7 +78,7 @@ def render_record(record: Mapping[str, Any]) -> str:
         hand = "" if status == "dead" else hand_text(seat.get("hand"))
         lines.append(f"  Seat {number}     {cards:<21}  {hand}{note}")
         wager_parts = []
-        for name, wager in (seat.get("wagers") or {}).items():
+        for name, wager in _in_spot_order(str(round_json.get("game")), seat.get("wagers") or {}):
             odds = f" at {wager['odds']} to 1" if wager.get("odds") else ""
             capped = (
                 f" (capped from {money(wager['capped_from'])})"
@@ -90,6 +99,13 @@ def render_record(record: Mapping[str, Any]) -> str:
         f"  Banker net {money(int(settlement.get('banker_net', 0)), signed=True)}"
         f"   rake {money(int(settlement.get('rake', 0)))}"
     )
+    dp = settlement.get("designated_player")
+    if dp:
+        lines.append(
+            f"  Designated player seat {dp.get('seat')}: funds {money(int(dp.get('funds', 0)))}, "
+            f"collected {money(int(dp.get('collected', 0)))}, paid {money(int(dp.get('paid', 0)))}, "
+            f"shortfall {money(int(dp.get('shortfall', 0)))}"
+        )
     cap = settlement.get("bonus_cap")
     if cap and cap.get("applied"):
         lines.append(

@@ -59,6 +59,11 @@ LIVE = "live"
 FOLDED = "folded"
 DEAD = "dead"
 
+# Why a seat is dead (the seat's "reason" in the settlement).
+WRONG_CARD_COUNT = "wrong card count"
+NOT_COVERED = "not covered by the designated player's funds"
+ROUND_DEAD = "round dead"
+
 
 # --- the round ------------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
@@ -754,6 +759,44 @@ def action_order(designated_seat: int, seats: Sequence[int]) -> tuple[int, ...]:
     return tuple(sorted(seats, key=lambda seat: (designated_seat - seat) % (MAX_SEAT + 1)))
 
 
+@dataclass(frozen=True, slots=True)
+class Coverage:
+    """Which seats a designated player covers at bet lock (see :func:`cover_seats`)."""
+
+    action_order: tuple[int, ...]
+    covered: tuple[int, ...]
+    uncovered: tuple[int, ...]
+    committed_cents: int
+
+
+def cover_seats(
+    game: str, designated_seat: int, funds_cents: int, antes_cents: Mapping[int, int]
+) -> Coverage:
+    """Bet lock in designated-player mode: which seats the DP's funds cover.
+
+    RULES.md: "At bet lock each seat in that order is covered while the DP's uncommitted funds cover its
+    ante plus its largest possible raise; a seat that cannot be covered is dead". The cards are not
+    dealt yet, so the largest possible raise is the largest any hand may make (3x the ante in High Card
+    Flush): a seat needs ``ante x (1 + 3)`` of uncommitted funds. Seats are taken in
+    :func:`action_order`; a seat that cannot be covered is passed over and the next one is tried.
+    ``antes_cents`` maps seat number to ante. The round machine calls this at lock; :func:`settle`
+    calls it again from the round, so both always agree.
+    """
+    order = action_order(designated_seat, list(antes_cents))
+    per_ante = 1 + largest_decision_multiplier(game)
+    covered: list[int] = []
+    uncovered: list[int] = []
+    committed = 0
+    for number in order:
+        need = antes_cents[number] * per_ante
+        if committed + need <= funds_cents:
+            committed += need
+            covered.append(number)
+        else:
+            uncovered.append(number)
+    return Coverage(order, tuple(covered), tuple(uncovered), committed)
+
+
 def _dead_seat(seat: Seat, spec: GameSpec, reason: str) -> SeatResult:
     wagers = tuple(
         WagerResult(name, seat.wagers[name], RETURNED, 0) for name in spec.wagers if seat.wagers.get(name, 0)
@@ -771,7 +814,7 @@ def settle(round: Round) -> Settlement:
     by_seat = sorted(round_.seats, key=lambda seat: seat.seat)
 
     if _round_is_dead(round_, spec):
-        reason = "round dead"
+        reason = ROUND_DEAD
         return Settlement(
             game=spec.name,
             banking_mode=banking.mode,
@@ -790,21 +833,20 @@ def settle(round: Round) -> Settlement:
     )
     seat_by_number = {seat.seat: seat for seat in round_.seats}
 
-    # Bet lock: the DP covers each seat in action order while its uncommitted funds cover the seat's ante
-    # plus the largest raise any hand could make (the cards are not dealt yet at lock).
+    # Bet lock comes before the deal: coverage is decided on the antes alone, and a seat found misdealt
+    # afterwards keeps the cover it was given.
     dead_reason: dict[int, str] = {}
     committed = 0
+    if designated and banking.seat is not None:
+        coverage = cover_seats(
+            spec.name, banking.seat, banking.funds_cents, {seat.seat: seat.wagers["ante"] for seat in by_seat}
+        )
+        committed = coverage.committed_cents
+        for number in coverage.uncovered:
+            dead_reason[number] = NOT_COVERED
     for number in order:
-        seat = seat_by_number[number]
-        if _seat_is_misdealt(seat, spec):
-            dead_reason[number] = "wrong card count"
-            continue
-        if designated:
-            need = seat.wagers["ante"] * (1 + largest_decision_multiplier(spec.name))
-            if committed + need > banking.funds_cents:
-                dead_reason[number] = "not covered by the designated player's funds"
-                continue
-            committed += need
+        if number not in dead_reason and _seat_is_misdealt(seat_by_number[number], spec):
+            dead_reason[number] = WRONG_CARD_COUNT
 
     owed_by_seat: dict[int, list[_Owed]] = {}
     hands: dict[int, Hand] = {}
@@ -960,11 +1002,15 @@ __all__ = [
     "FOLDED",
     "LIVE",
     "LOSE",
+    "NOT_COVERED",
     "PUSH",
     "RETURNED",
+    "ROUND_DEAD",
     "WIN",
+    "WRONG_CARD_COUNT",
     "Banking",
     "BonusCapReport",
+    "Coverage",
     "DesignatedPlayerReport",
     "Rake",
     "RakeLine",
@@ -975,6 +1021,7 @@ __all__ = [
     "WagerResult",
     "action_order",
     "check_round",
+    "cover_seats",
     "parse_round",
     "settle",
     "settle_round_json",

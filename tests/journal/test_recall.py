@@ -116,6 +116,12 @@ def test_terminal_recall_is_readable_and_never_shows_a_dead_hands_cards(
         assert (
             f"net {'+' if seat['net'] > 0 else ''}{seat['net'] / 100:,.2f}".replace("net -", "net -") in text
         )
+    assert main(["recall", "--journal", str(journal_path), "--round", table_history[1]]) == 0
+    dp_text = capsys.readouterr().out
+    dp_record = recall_records(journal_path, round_id=table_history[1])[0]
+    dp_seat = dp_record["round"]["banking"]["seat"]
+    assert f"High Card Flush, designated player seat {dp_seat}" in dp_text
+    assert f"Designated player seat {dp_seat}: funds 10,000.00" in dp_text
     dead_id = table_history[4]
     assert main(["recall", "--journal", str(journal_path), "--round", dead_id]) == 0
     text = capsys.readouterr().out

@@ -7,9 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from controller.errors import UserError
-from controller.rules.settle import action_order
+from controller.rules.settle import Coverage, action_order, cover_seats
 from tests.rules.builders import conserves, dp, round_json, seat, seat_of, settled, wagers_of
 
 # The DP's queen-4-2 of spades qualifies; its longest straight-flush run is 1 (the queen).
@@ -167,6 +169,53 @@ def test_seats_are_covered_in_action_order_while_the_dps_funds_cover_ante_plus_l
     }
     assert wagers_of(result, 3) == {"ante": ("win", 500), "raise": ("win", 500)}
     assert wagers_of(result, 1) == {"ante": ("lose", -200), "raise": ("lose", -200)}
+
+
+def test_a_misdealt_seat_keeps_the_cover_it_was_given_at_lock() -> None:
+    # Lock comes before the deal: seat 3 (first in order) takes all 2,000; seat 1 is not covered, even
+    # though seat 3 then turns out to hold six cards.
+    result = hcf_dp(
+        WEAK_DP,
+        seat(1, "Js Ts 9s 5d 7d 8h Jc", ante=500, raise_=500),
+        seat(3, "Ah Kh 9h 4h 2c 7c", ante=500),
+        funds=2000,
+    )
+    assert seat_of(result, 3)["reason"] == "wrong card count"
+    assert seat_of(result, 1)["reason"] == "not covered by the designated player's funds"
+    assert result["designated_player"]["committed"] == 2000
+
+
+def test_cover_seats_takes_seats_in_action_order_and_passes_over_those_it_cannot_cover() -> None:
+    coverage = cover_seats("high-card-flush", 4, 3200, {1: 200, 2: 500, 3: 500, 5: 100})
+    assert coverage == Coverage(
+        action_order=(3, 2, 1, 5), covered=(3, 1, 5), uncovered=(2,), committed_cents=2000 + 800 + 400
+    )
+    assert cover_seats("high-card-flush", 4, 0, {3: 1}).uncovered == (3,)
+    assert cover_seats("high-card-flush", 4, 4, {3: 1}).covered == (3,)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(1, 7),
+    st.integers(0, 100_000),
+    st.dictionaries(st.integers(1, 7), st.integers(1, 10_000), min_size=1, max_size=6),
+)
+def test_cover_seats_never_commits_beyond_the_funds(
+    designated: int, funds: int, antes: dict[int, int]
+) -> None:
+    antes.pop(designated, None)
+    if not antes:
+        return
+    coverage = cover_seats("high-card-flush", designated, funds, antes)
+    assert sorted(coverage.covered + coverage.uncovered) == sorted(antes)
+    assert coverage.committed_cents == sum(4 * antes[seat] for seat in coverage.covered) <= funds
+    # Every seat passed over could not have been covered with what was left when its turn came.
+    left = funds
+    for seat_number in coverage.action_order:
+        need = 4 * antes[seat_number]
+        assert (seat_number in coverage.covered) == (need <= left)
+        if need <= left:
+            left -= need
 
 
 # --- settlement order up to the DP's funds ---------------------------------------------------------------

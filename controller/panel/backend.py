@@ -124,6 +124,14 @@ class PanelBackend(Protocol):
 
     def health(self) -> dict[str, Any]: ...
     async def start(self) -> None: ...
+    def end_streams(self) -> int:
+        """End every open event stream (their browsers reconnect and resume by Last-Event-ID); how many."""
+        subscribers = list(self._subscribers)
+        for subscriber in subscribers:
+            self._offer(subscriber, None)
+        self._subscribers.clear()
+        return len(subscribers)
+
     async def aclose(self) -> None: ...
 
 
@@ -211,6 +219,14 @@ class JournalPanelBackend:
         if self._tail_task is None:
             self._closing = False
             self._tail_task = asyncio.get_running_loop().create_task(self._tail(), name="panel-journal-tail")
+
+    def end_streams(self) -> int:
+        """End every open event stream (their browsers reconnect and resume by Last-Event-ID); how many."""
+        subscribers = list(self._subscribers)
+        for subscriber in subscribers:
+            self._offer(subscriber, None)
+        self._subscribers.clear()
+        return len(subscribers)
 
     async def aclose(self) -> None:
         self._closing = True

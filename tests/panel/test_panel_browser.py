@@ -5,6 +5,7 @@ round's recall opens. The suite's screenshot of a live round goes to docs/img/pa
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import time
@@ -15,7 +16,7 @@ import pytest
 from playwright.sync_api import Browser, Page, ViewportSize, expect, sync_playwright
 
 from controller.panel import DeviceHealth
-from tests.panel.conftest import PASSWORDS, PanelRig
+from tests.panel.conftest import PASSWORDS, LiveServer, PanelRig
 from tests.panel.table_script import HOLE_CARDS, ScriptedRound, raise_red_light
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -251,3 +252,30 @@ def test_event_log_filters_and_meters_chart(page: Page, live: PanelRig) -> None:
     page.click("nav a[href='/meters']")
     expect(page.locator(".chart rect.bar")).to_have_count(2)
     expect(page.locator(".tile", has_text="Rounds settled")).to_contain_text("2")
+
+
+def test_a_browser_that_loses_its_stream_resumes_without_a_gap(page: Page, live: PanelRig) -> None:
+    """Chromium's EventSource reconnects with Last-Event-ID; the log shows every entry exactly once."""
+    log_in(page, "vera")
+    page.goto("/log")
+    expect(page.locator("#live")).to_have_text("● live")
+    first = live.journal.last_entry()
+    assert first is not None
+    for n in range(3):
+        live.journal.append("dealer_key", {"key": "next", "seat": n}, round_id=None, source="display")
+    expect(page.locator("#log-table tbody tr").first).to_contain_text(str(first.seq + 3))
+    server = live.extra["server"]
+    assert isinstance(server, LiveServer)
+    # Cut every stream (as a network blip would) and write while the browser is away.
+    ended = asyncio.run_coroutine_threadsafe(_end_streams(live), server.loop).result(5)
+    assert ended == 1
+    for n in range(5):
+        live.journal.append("dealer_key", {"key": "confirm", "seat": n}, round_id=None, source="display")
+    last = first.seq + 8
+    expect(page.locator("#log-table tbody tr").first).to_contain_text(str(last), timeout=15_000)
+    seqs = [int(text) for text in page.locator("#log-table tbody tr td:first-child").all_inner_texts()]
+    assert seqs[: last - first.seq] == list(range(last, first.seq, -1))
+
+
+async def _end_streams(rig: PanelRig) -> int:
+    return rig.backend.end_streams()

@@ -124,14 +124,6 @@ class PanelBackend(Protocol):
 
     def health(self) -> dict[str, Any]: ...
     async def start(self) -> None: ...
-    def end_streams(self) -> int:
-        """End every open event stream (their browsers reconnect and resume by Last-Event-ID); how many."""
-        subscribers = list(self._subscribers)
-        for subscriber in subscribers:
-            self._offer(subscriber, None)
-        self._subscribers.clear()
-        return len(subscribers)
-
     async def aclose(self) -> None: ...
 
 

@@ -505,14 +505,16 @@ def chase_strategy(solution: ChaseSolution) -> list[dict[str, Any]]:
         )
     chart.append(
         {
-            "title": "Flop (after a check), all in 2x by the player's 5-card flush",
-            "rule": "; ".join(_shares(solution.flop_bets_by_flush, solution.flops_by_flush, "bet")),
+            "title": "Flop (after a check)",
+            "rule": "all in 2x, by the player's 5-card flush (share of hands, by top card):",
+            "notes": _shares(solution.flop_bets_by_flush, solution.flops_by_flush, "bet"),
         }
     )
     chart.append(
         {
-            "title": "River (after two checks), all in 1x or fold by the player's 7-card flush",
-            "rule": "; ".join(_shares(solution.river_calls_by_flush, solution.rivers_by_flush, "call")),
+            "title": "River (after two checks)",
+            "rule": "all in 1x or fold, by the player's 7-card flush (share of hands, by top card):",
+            "notes": _shares(solution.river_calls_by_flush, solution.rivers_by_flush, "call"),
         }
     )
     return chart

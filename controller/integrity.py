@@ -33,6 +33,7 @@ from scipy.stats import chi2, norm
 
 from controller.errors import CardError, UserError
 from controller.gamemath.hand_counts import DECK_HANDS, flush_length_counts, straight_flush_length_counts
+from controller.gamemath.parsheet import SIDE_BET_KIND
 from controller.rules.cards import DECK_SIZE, card_text, parse_cards
 from controller.rules.hands import evaluate
 from controller.rules.paytables import DEFAULT_PRESET, Paytable, default_paytable, parse_paytable
@@ -41,13 +42,10 @@ DEFAULT_ALPHA = 0.01
 MIN_EXPECTED_PER_CELL = 5.0
 MIN_BETS_FOR_RETURN_TEST = 100
 
-# Side bets paid on the player's own seven cards: (game, banking mode, wager) -> the feature paid on.
+# Side bets paid on the player's own seven cards (not contested against a banker): (game, banking
+# mode, wager) -> the feature paid on. The par sheet's table of every side bet is the one source.
 OWN_HAND_SIDE_BETS: dict[tuple[str, str, str], str] = {
-    ("high-card-flush", "house", "flush"): "flush_length",
-    ("high-card-flush", "house", "straight_flush"): "run_length",
-    ("top-flush", "house", "top_flush_bonus"): "flush_length",
-    ("top-flush", "house", "straight_flush_jackpot"): "run_length",
-    ("chase-the-flush", "house", "same_suit_bonus"): "flush_length",
+    key: feature for key, feature in SIDE_BET_KIND.items() if feature in ("flush_length", "run_length")
 }
 
 

@@ -33,6 +33,7 @@ def returned_stakes(settlement: dict[str, object]) -> dict[int, dict[str, int]]:
     out: dict[int, dict[str, int]] = {}
     for seat in settlement["seats"]:  # type: ignore[attr-defined]
         for name, wager in seat["wagers"].items():
-            assert wager["result"] == "returned" and wager["net"] == 0, (seat["seat"], name, wager)
+            assert wager["result"] == "returned", (seat["seat"], name, wager)
+            assert wager["net"] == 0, (seat["seat"], name, wager)
             out.setdefault(int(seat["seat"]), {})[name] = int(wager["stake"])
     return out

@@ -945,10 +945,17 @@ class TableEngine:
         step = live.deal
         short = [position for position in step.expected if position not in step.completed]
         names = ", ".join(self._position_name(position) for position in short)
-        self._kill_round(
-            f"the shoe stopped reporting mid-deal: nothing for {self.config.deal_timeout_s:g} s, "
-            f"{names} not complete (a misdeal)"
-        )
+        silence = f"the shoe stopped reporting mid-deal: nothing for {self.config.deal_timeout_s:g} s"
+        if any(position in (DEALER_POSITION, COMMUNITY_POSITION) for position in short):
+            self._kill_round(f"{silence}, {names} not complete (a misdeal)")
+            return
+        # The banker (and the community) are complete: only seats are short. RULES.md: a seat dealt the
+        # wrong number is dead, the round goes on without it.
+        for position in short:
+            self._wrong_count(position, f"{silence}, its hand not complete")
+            step.completed.add(position)
+        if step.done and self.state in self.definition.dealing_states:
+            self._deal_step_done()
 
     def _dealing_now(self) -> bool:
         """A Deal is in flight: in a dealing state, or held from one (the shoe does not stop)."""

@@ -10,7 +10,7 @@ import pytest
 
 from controller.engine import TableConfig
 from controller.rules.settle import settle_round_json
-from drivers.events import Deal, ShowSeatResult
+from drivers.events import Deal, HandComplete, ShowSeatResult
 from tests.engine.table import Table, stack
 from tests.engine.test_rounds import HCF_DEALER, HCF_SEAT1, HCF_SEAT3, chase_table
 
@@ -106,6 +106,30 @@ def test_chase_the_flush_community_deal_timing_out_kills_the_round() -> None:
     seat1 = next(s for s in dead["settlement"]["seats"] if s["seat"] == 1)
     assert seat1["wagers"]["all_in"] == {"stake": 1500, "result": "returned", "net": 0}
     assert table.engine.state == "held"
+
+
+def test_only_a_seat_left_incomplete_makes_that_seat_dead_and_the_round_goes_on() -> None:
+    table, events = locked_table()
+    # The shoe deals everything but never reports seat 3's hand complete (the banker's is reported).
+    missing = next(i for i, e in enumerate(events) if isinstance(e, HandComplete) and e.position == 3)
+    for event in events[:missing] + events[missing + 1 :]:
+        table.event(event)
+    assert table.engine.state == "dealing"
+    table.tick(30.0)
+    assert table.payload("dead_hand") == {
+        "seat": 3,
+        "reason": "wrong card count: the shoe stopped reporting mid-deal: nothing for 30 s, its hand not "
+        "complete",
+    }
+    assert not table.journal("round_dead")
+    assert table.engine.state == "decisions"
+    assert not table.engine.held
+    table.bet(1, "raise", 500)
+    table.key("confirm")
+    settled = table.payload("round_settled")
+    seat3 = next(s for s in settled["settlement"]["seats"] if s["seat"] == 3)
+    assert seat3["status"] == "dead"
+    assert {w["result"] for w in seat3["wagers"].values()} == {"returned"}
 
 
 def test_deal_timeout_must_be_positive() -> None:

@@ -117,7 +117,7 @@ def check_closed_once_and_balanced(journal: Journal, path: Path) -> None:
     assert verify_chain(path).ok
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32), cut=st.floats(0, 1), boundary=st.floats(0, 1))
 def test_engine_rounds_crashed_at_any_entry_return_every_wager(
     seed: int, cut: float, boundary: float

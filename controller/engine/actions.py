@@ -68,8 +68,39 @@ class VoidRound:
 
 
 @dataclass(frozen=True, slots=True)
+class SetLimits:
+    """A manager changes the ante limits (between rounds only)."""
+
+    min_ante_cents: int
+    max_ante_cents: int
+    by: str
+
+
+@dataclass(frozen=True, slots=True)
+class SetPaytable:
+    """A manager changes a bonus wager's paytable: a preset's name or custom lines {"7": 300, ...}."""
+
+    wager: str
+    spec: object
+    by: str
+
+
+@dataclass(frozen=True, slots=True)
+class OpenTable:
+    by: str
+
+
+@dataclass(frozen=True, slots=True)
+class CloseTable:
+    """A manager closes the table between rounds: no round starts until it is opened again."""
+
+    by: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class Tick:
-    """Time passes (decision timeouts)."""
+    """Time passes (deal and decision timeouts)."""
 
 
 OperatorAction = (
@@ -83,5 +114,9 @@ OperatorAction = (
     | MoveButton
     | ClearFault
     | VoidRound
+    | SetLimits
+    | SetPaytable
+    | OpenTable
+    | CloseTable
     | Tick
 )

@@ -9,7 +9,7 @@ Public API::
 
     engine = TableEngine(config, recovered=RecoveredState(...))
     outputs = engine.handle(event, now_s)            # any drivers.events.DomainEvent
-    outputs = engine.tick(now_s)                     # decision timeouts (call about once a second)
+    outputs = engine.tick(now_s)                     # deal and decision timeouts (about once a second)
     outputs = engine.start_round(now_s, by="dealer")
     outputs = engine.no_more_bets(now_s, by="dealer")
     outputs = engine.dp_accepts(funds_cents, now_s, by="dealer", seat=None)
@@ -17,8 +17,12 @@ Public API::
     outputs = engine.move_button(seat, now_s, by)
     outputs = engine.clear_fault(fault_id, now_s, by, reason)
     outputs = engine.void_round(reason, now_s, by)
+    outputs = engine.set_limits(min_ante_cents, max_ante_cents, now_s, by)   # between rounds only
+    outputs = engine.set_paytable(wager, spec, now_s, by)                    # between rounds only
+    outputs = engine.open_table(now_s, by)
+    outputs = engine.close_table(now_s, by, reason)                          # between rounds only
     engine.public_snapshot(); engine.private_snapshot()
-    engine.state; engine.held; engine.recovered_state()
+    engine.state; engine.held; engine.table_open; engine.recovered_state()
 
 Every entry point returns a list of outputs and never raises: an invalid event is refused (journaled
 as a fault or returned as ``Refused``), and an unexpected error inside the engine raises a latching
@@ -27,6 +31,7 @@ as a fault or returned as ``Refused``), and an unexpected error inside the engin
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -47,7 +52,15 @@ from controller.rules.games import (
     game_spec,
 )
 from controller.rules.hands import evaluate
-from controller.rules.settle import NOT_COVERED, Settlement, cover_seats, parse_round, settle
+from controller.rules.paytables import DEFAULT_PRESET, parse_paytable
+from controller.rules.settle import (
+    MAX_AMOUNT_CENTS,
+    NOT_COVERED,
+    Settlement,
+    cover_seats,
+    parse_round,
+    settle,
+)
 from drivers.events import (
     COMMUNITY_POSITION,
     DEALER_POSITION,
@@ -123,6 +136,9 @@ class LiveRound:
     community: list[int] = field(default_factory=list)
     seen_cards: set[int] = field(default_factory=set)
     deal: DealStep | None = None
+    deal_deadline_s: float | None = (
+        None  # the shoe must report by then (deal_timeout_s after its last report)
+    )
     deal_finished: bool = False  # every card of the round dealt
     street: str | None = None  # the open decision phase
     decision_deadline_s: float | None = None
@@ -144,6 +160,10 @@ _ACTION_TYPES = (
     a.MoveButton,
     a.ClearFault,
     a.VoidRound,
+    a.SetLimits,
+    a.SetPaytable,
+    a.OpenTable,
+    a.CloseTable,
     a.Tick,
 )
 
@@ -215,6 +235,10 @@ class TableEngine:
         self.dp_offer_seat: int | None = None
         self.house_banks = False  # DP table, nobody accepted, the house may bank: this round is house-banked
         self._past_posted: set[tuple[int, int]] = set()
+        # A manager closed the table (journaled table_closed by an operator): no round starts.
+        self.table_open = not recovered.table_closed
+        self.closed_reason: str | None = recovered.closed_reason if recovered.table_closed else None
+        self._apply_recovered_settings(recovered)
         if config.banking_mode == DESIGNATED_PLAYER:
             if self.button_seat not in config.seats:
                 self.dp_offer_seat = config.seats[0]
@@ -234,7 +258,8 @@ class TableEngine:
         return self._run(now_s, lambda: self._dispatch(event))
 
     def tick(self, now_s: float) -> list[Output]:
-        """Let time pass: a decision phase past its deadline closes (the walk-away rule)."""
+        """Let time pass: a deal whose shoe went silent is a misdeal (deal_timeout_s); a decision phase
+        past its deadline closes (the walk-away rule)."""
         return self._run(now_s, self._check_timeout)
 
     def start_round(self, now_s: float, by: str = "dealer") -> list[Output]:
@@ -272,6 +297,23 @@ class TableEngine:
     def void_round(self, reason: str, now_s: float, by: str) -> list[Output]:
         return self._run(now_s, lambda: self._void_round(reason, by))
 
+    def set_limits(self, min_ante_cents: int, max_ante_cents: int, now_s: float, by: str) -> list[Output]:
+        """A manager changes the table's ante limits, between rounds only (journaled operator_action)."""
+        return self._run(now_s, lambda: self._set_limits(min_ante_cents, max_ante_cents, by))
+
+    def set_paytable(self, wager: str, spec: object, now_s: float, by: str) -> list[Output]:
+        """A manager changes a bonus wager's paytable (a preset's name or custom lines {"7": 300, ...}),
+        between rounds only (journaled operator_action)."""
+        return self._run(now_s, lambda: self._set_paytable(wager, spec, by))
+
+    def open_table(self, now_s: float, by: str) -> list[Output]:
+        """A manager opens a closed table (journaled table_opened)."""
+        return self._run(now_s, lambda: self._open_table(by))
+
+    def close_table(self, now_s: float, by: str, reason: str) -> list[Output]:
+        """A manager closes the table between rounds: no round starts until it is opened (table_closed)."""
+        return self._run(now_s, lambda: self._close_table(by, reason))
+
     @property
     def state(self) -> str:
         return self.flow.state
@@ -288,6 +330,12 @@ class TableEngine:
             button_seat=self.button_seat,
             rounds_started=self.rounds_started,
             faults_raised=self.faults_raised,
+            table_closed=not self.table_open,
+            closed_reason=self.closed_reason,
+            min_ante_cents=self.config.min_ante_cents,
+            max_ante_cents=self.config.max_ante_cents,
+            paytables=dict(self.config.paytables),
+            settings_config_digest=self.config.config_digest,
         )
 
     # ================================================================== snapshots
@@ -319,6 +367,13 @@ class TableEngine:
             "banking_mode": self.config.banking_mode,
             "state": self.state,
             "held": self.held,
+            "table_open": self.table_open,
+            "closed_reason": self.closed_reason,
+            "limits": {
+                "min_ante_cents": self.config.min_ante_cents,
+                "max_ante_cents": self.config.max_ante_cents,
+            },
+            "paytables": {wager: self._paytable_in_effect(wager) for wager in self.spec.bonus_wagers},
             "latched_faults": [fault.to_json() for fault in self.latched.values()],
             "button_seat": self.button_seat,
             "designated_player": self._dp_public(),
@@ -523,6 +578,14 @@ class TableEngine:
             self._clear_fault(action.fault_id, action.by, action.reason)
         elif isinstance(action, a.VoidRound):
             self._void_round(action.reason, action.by)
+        elif isinstance(action, a.SetLimits):
+            self._set_limits(action.min_ante_cents, action.max_ante_cents, action.by)
+        elif isinstance(action, a.SetPaytable):
+            self._set_paytable(action.wager, action.spec, action.by)
+        elif isinstance(action, a.OpenTable):
+            self._open_table(action.by)
+        elif isinstance(action, a.CloseTable):
+            self._close_table(action.by, action.reason)
         else:
             self._check_timeout()
 
@@ -619,6 +682,8 @@ class TableEngine:
         """None when a round may start, else the reason it may not."""
         if self.latched:
             return f"the table is held: {len(self.latched)} latched fault(s) to clear"
+        if not self.table_open:
+            return "the table is closed: a manager opens it"
         lost = sorted(d for d, health in self.device_health.items() if health in ("lost", "fault"))
         if lost:
             return f"device(s) not ready: {', '.join(lost)}"
@@ -633,6 +698,9 @@ class TableEngine:
             self._refuse(
                 "start_round", f"the table is held: {len(self.latched)} latched fault(s) to clear", by
             )
+            return
+        if not self.table_open:
+            self._refuse("start_round", "the table is closed: a manager opens it", by)
             return
         if self.state != m.IDLE:
             self._refuse("start_round", f"a round is already in progress ({self.state})", by)
@@ -797,6 +865,7 @@ class TableEngine:
     def _send_deal(self, positions: list[tuple[int, int]]) -> None:
         assert self.round is not None
         self.round.deal = DealStep(expected=dict(positions))
+        self.round.deal_deadline_s = self._now_s + self.config.deal_timeout_s
         self._out.append(Deal(self.config.shuffler_device, tuple(positions)))
 
     def _position_name(self, position: int) -> str:
@@ -820,6 +889,7 @@ class TableEngine:
         live = self.round
         if live is not None and live.closed_dead and live.deal is not None:
             return  # the rest of a dead round's deal: journaled, never judged or shown
+        self._shoe_reported()
         step = live.deal if live is not None else None
         if live is None or step is None or not self._dealing_now():
             detail = f"card dealt to position {event.position} outside a deal"
@@ -860,6 +930,41 @@ class TableEngine:
                 event.position, f"{len(received)} cards dealt, {step.expected[event.position]} due"
             )
 
+    def _shoe_reported(self) -> None:
+        """The shoe is alive: the deal's silence deadline starts again from now."""
+        live = self.round
+        if live is not None and live.deal is not None and not live.closed:
+            live.deal_deadline_s = self._now_s + self.config.deal_timeout_s
+
+    def _check_deal_timeout(self) -> None:
+        """A deal in flight whose shoe has gone silent cannot be completed: the banker (dealt last)
+        and any seat still short are dealt the wrong number, so the round is dead (RULES.md "Dead
+        hands": the banker's wrong count kills the round) and the table is held for a supervisor."""
+        live = self.round
+        if (
+            live is None
+            or live.closed
+            or live.deal is None
+            or live.deal_deadline_s is None
+            or not self._dealing_now()
+            or self._now_s < live.deal_deadline_s
+        ):
+            return
+        step = live.deal
+        short = [position for position in step.expected if position not in step.completed]
+        names = ", ".join(self._position_name(position) for position in short)
+        silence = f"the shoe stopped reporting mid-deal: nothing for {self.config.deal_timeout_s:g} s"
+        if any(position in (DEALER_POSITION, COMMUNITY_POSITION) for position in short):
+            self._kill_round(f"{silence}, {names} not complete (a misdeal)")
+            return
+        # The banker (and the community) are complete: only seats are short. RULES.md: a seat dealt the
+        # wrong number is dead, the round goes on without it.
+        for position in short:
+            self._wrong_count(position, f"{silence}, its hand not complete")
+            step.completed.add(position)
+        if step.done and self.state in self.definition.dealing_states:
+            self._deal_step_done()
+
     def _dealing_now(self) -> bool:
         """A Deal is in flight: in a dealing state, or held from one (the shoe does not stop)."""
         live = self.round
@@ -885,6 +990,7 @@ class TableEngine:
         live = self.round
         if live is not None and live.closed_dead and live.deal is not None:
             return  # the rest of a dead round's deal
+        self._shoe_reported()
         step = live.deal if live is not None else None
         if live is None or step is None or not self._dealing_now():
             self._raise_fault(
@@ -944,6 +1050,7 @@ class TableEngine:
         live = self.round
         assert live is not None
         live.deal = None
+        live.deal_deadline_s = None
         if self.state == m.DEALING_TURN_RIVER or (
             self.state == m.DEALING and self.config.game != CHASE_THE_FLUSH
         ):
@@ -1098,6 +1205,7 @@ class TableEngine:
             self._reveal_and_settle()
 
     def _check_timeout(self) -> None:
+        self._check_deal_timeout()
         live = self.round
         if (
             live is None
@@ -1374,6 +1482,164 @@ class TableEngine:
         self._fire("void")
         self._out.append(ShowText(self.config.display_device, "Round void: every wager is returned"))
         self._after_round_closed(hand_played=False)
+
+    # ------------------------------------------------------------------ the manager's settings
+    def _not_between_rounds(self) -> str | None:
+        """None between rounds (idle, or held with no round open), else why not."""
+        live = self.round
+        if live is not None and not live.closed:
+            return f"a round is open ({self.state}): only between rounds"
+        if self.state in (m.IDLE, m.COMPLETE):
+            return None
+        if self.state == m.HELD and self.flow.resume_target == m.IDLE:
+            return None
+        return (
+            f"betting is open ({self.state}): only between rounds"
+            if self.state == m.BETTING
+            else (f"a round is in progress ({self.state}): only between rounds")
+        )
+
+    def _apply_recovered_settings(self, recovered: RecoveredState) -> None:
+        """The manager's last limits and paytables, when made against this same configuration file."""
+        if recovered.settings_config_digest is None:
+            return
+        if recovered.settings_config_digest != self.config.config_digest:
+            return  # a new configuration file since: it wins (docs/engine.md "The manager's settings")
+        changes: dict[str, Any] = {}
+        if recovered.min_ante_cents is not None and recovered.max_ante_cents is not None:
+            changes["min_ante_cents"] = recovered.min_ante_cents
+            changes["max_ante_cents"] = recovered.max_ante_cents
+        if recovered.paytables:
+            changes["paytables"] = {**self.config.paytables, **recovered.paytables}
+        if changes:
+            self.config = dataclasses.replace(self.config, **changes)
+
+    def _paytable_in_effect(self, wager: str) -> object:
+        """The table's paytable for a bonus wager: the one set, or the game's default preset's name."""
+        explicit = self.config.paytables.get(wager)
+        if explicit is not None:
+            return explicit
+        return DEFAULT_PRESET.get((self.config.game, self._banking_mode(), wager))
+
+    def _set_limits(self, min_ante_cents: int, max_ante_cents: int, by: str) -> None:
+        if not by.strip():
+            self._refuse("set_limits", "by: the manager's name is required", "unknown")
+            return
+        for name, value in (("min_ante_cents", min_ante_cents), ("max_ante_cents", max_ante_cents)):
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_AMOUNT_CENTS:
+                self._refuse(
+                    "set_limits",
+                    f"{name}: must be a whole number of cents from 1 to {MAX_AMOUNT_CENTS}, not {value!r}",
+                    by,
+                )
+                return
+        if min_ante_cents > max_ante_cents:
+            self._refuse(
+                "set_limits", f"min_ante_cents: {min_ante_cents} is above max_ante_cents {max_ante_cents}", by
+            )
+            return
+        why_not = self._not_between_rounds()
+        if why_not is not None:
+            self._refuse("set_limits", why_not, by)
+            return
+        before = {"min_ante_cents": self.config.min_ante_cents, "max_ante_cents": self.config.max_ante_cents}
+        after = {"min_ante_cents": min_ante_cents, "max_ante_cents": max_ante_cents}
+        self.config = dataclasses.replace(
+            self.config, min_ante_cents=min_ante_cents, max_ante_cents=max_ante_cents
+        )
+        self._journal(
+            "operator_action",
+            {
+                "action": "set_limits",
+                "by": by,
+                "detail": f"ante limits {min_ante_cents}..{max_ante_cents} "
+                f"(were {before['min_ante_cents']}..{before['max_ante_cents']})",
+                "before": before,
+                "after": after,
+                "config_digest": self.config.config_digest,
+            },
+            source=f"operator:{by}",
+        )
+        self._out.append(ShowText(self.config.display_device, f"Ante {min_ante_cents}..{max_ante_cents}"))
+
+    def _set_paytable(self, wager: str, spec: object, by: str) -> None:
+        if not by.strip():
+            self._refuse("set_paytable", "by: the manager's name is required", "unknown")
+            return
+        if wager not in self.spec.bonus_wagers:
+            self._refuse(
+                "set_paytable",
+                f"wager: {wager!r} is not a bonus wager of {self.config.game} "
+                f"(bonus wagers: {', '.join(self.spec.bonus_wagers)})",
+                by,
+            )
+            return
+        try:
+            paytable = parse_paytable(spec, field=f"paytables.{wager}")
+        except UserError as error:
+            self._refuse("set_paytable", str(error), by)
+            return
+        why_not = self._not_between_rounds()
+        if why_not is not None:
+            self._refuse("set_paytable", why_not, by)
+            return
+        # A preset is kept by its name (the settle input takes it as such); custom lines canonically.
+        after: object = spec if isinstance(spec, str) else paytable.to_json()
+        before = self._paytable_in_effect(wager)
+        self.config = dataclasses.replace(self.config, paytables={**self.config.paytables, wager: after})
+        self._journal(
+            "operator_action",
+            {
+                "action": "set_paytable",
+                "by": by,
+                "detail": f"{wager} paytable {after if isinstance(after, str) else 'custom'}",
+                "wager": wager,
+                "before": before,
+                "after": after,
+                "config_digest": self.config.config_digest,
+            },
+            source=f"operator:{by}",
+        )
+
+    def _open_table(self, by: str) -> None:
+        if not by.strip():
+            self._refuse("open_table", "by: the manager's name is required", "unknown")
+            return
+        if self.table_open:
+            self._refuse("open_table", "the table is already open", by)
+            return
+        self.table_open = True
+        self.closed_reason = None
+        self._journal(
+            "table_opened",
+            {
+                "game": self.config.game,
+                "banking_mode": self.config.banking_mode,
+                "config_digest": self.config.config_digest,
+                "by": by,
+            },
+            source=f"operator:{by}",
+        )
+        self._out.append(ShowText(self.config.display_device, "Table open"))
+
+    def _close_table(self, by: str, reason: str) -> None:
+        if not by.strip():
+            self._refuse("close_table", "by: the manager's name is required", "unknown")
+            return
+        if not self.table_open:
+            self._refuse("close_table", "the table is already closed", by)
+            return
+        if not reason.strip():
+            self._refuse("close_table", "reason: a reason is required", by)
+            return
+        why_not = self._not_between_rounds()
+        if why_not is not None:
+            self._refuse("close_table", why_not, by)
+            return
+        self.table_open = False
+        self.closed_reason = reason
+        self._journal("table_closed", {"by": by, "reason": reason}, source=f"operator:{by}")
+        self._out.append(ShowText(self.config.display_device, "Table closed"))
 
     # ------------------------------------------------------------------ button, designated player
     def _next_seat(self, seat: int) -> int:

@@ -11,7 +11,14 @@ derivable from journal entries (CONTRACTS.md):
   ``round_started``; None when neither exists;
 - ``rounds_started``: the number of ``round_started`` entries (round ids are numbered from it);
 - ``faults_raised``: the number of ``fault_raised`` entries (fault ids are numbered from it);
-- ``button_moves_on``: the last ``round_started`` of a designated-player table closed ``round_settled``.
+- ``button_moves_on``: the last ``round_started`` of a designated-player table closed ``round_settled``;
+- ``table_closed`` / ``closed_reason``: the last ``table_closed`` written by an operator (source
+  ``operator:NAME``) with no later ``table_opened`` by an operator;
+- ``min_ante_cents`` / ``max_ante_cents`` / ``paytables``: the ``after`` of the last ``operator_action``
+  ``set_limits`` and of each wager's last ``set_paytable`` (the engine's entries; refusals carry no
+  ``after``), made against the configuration whose digest is ``settings_config_digest``. The engine
+  applies them only when its configuration has that same digest: a new configuration file is a
+  deliberate change and wins over changes made against the old one.
 
 ``RecoveredState.from_table_state(table_state)`` adapts the journal's ``TableState``
 (controller/journal/recovery.py) to it.
@@ -64,6 +71,12 @@ class RecoveredState:
     rounds_started: int = 0
     faults_raised: int = 0
     button_moves_on: bool = False
+    table_closed: bool = False
+    closed_reason: str | None = None
+    min_ante_cents: int | None = None
+    max_ante_cents: int | None = None
+    paytables: Mapping[str, object] = field(default_factory=dict)
+    settings_config_digest: str | None = None
 
     @classmethod
     def from_table_state(cls, state: object) -> RecoveredState:
@@ -96,6 +109,13 @@ class RecoveredState:
         closed = getattr(state, "closed_rounds", {}) or {}
         rounds_started = getattr(state, "rounds_started", 0)
         last_number = getattr(state, "last_round_number", 0)
+        closed_by = getattr(state, "closed_by_operator", None)
+        limits = getattr(state, "limits", None)
+        limits = limits if isinstance(limits, Mapping) else {}
+        min_ante = limits.get("min_ante_cents")
+        max_ante = limits.get("max_ante_cents")
+        paytables = getattr(state, "paytables", None)
+        digest = getattr(state, "settings_config_digest", None)
         return cls(
             latched_faults=tuple(latched),
             button_seat=button if isinstance(button, int) else None,
@@ -105,6 +125,12 @@ class RecoveredState:
             ),
             faults_raised=faults_raised,
             button_moves_on=last_round is not None and closed.get(last_round) == "round_settled",
+            table_closed=isinstance(closed_by, Mapping),
+            closed_reason=str(closed_by.get("reason", "")) if isinstance(closed_by, Mapping) else None,
+            min_ante_cents=min_ante if isinstance(min_ante, int) else None,
+            max_ante_cents=max_ante if isinstance(max_ante, int) else None,
+            paytables=dict(paytables) if isinstance(paytables, Mapping) else {},
+            settings_config_digest=digest if isinstance(digest, str) else None,
         )
 
 
@@ -118,6 +144,10 @@ class TableConfig:
     accepts the button the house banks the round instead of refusing to start it.
     ``decision_timeout_s``: a seat that has not acted this long after its decision phase opened has
     walked away (a fold; in Chase the Flush before the river, a check).
+    ``deal_timeout_s``: a deal in flight whose shoe has reported nothing (no card, no hand complete) this
+    long is incomplete: a misdeal, the round is dead (the banker is short of cards) and the table held.
+    ``config_digest``: the digest of the configuration file this was built from (journaled with the
+    manager's changes, so that a restart applies them only on top of the same file).
     """
 
     table_id: str = "T1"
@@ -131,6 +161,8 @@ class TableConfig:
     bonus_cap_cents: int | None = None
     house_may_bank: bool = False
     decision_timeout_s: float = 30.0
+    deal_timeout_s: float = 30.0
+    config_digest: str = ""
     shuffler_device: str = "shuffler"
     sensors_device: str = "sensors"
     display_device: str = "display"
@@ -155,5 +187,7 @@ class TableConfig:
             raise UserError("min_ante_cents: must be positive and at most max_ante_cents")
         if self.decision_timeout_s <= 0:
             raise UserError("decision_timeout_s: must be positive")
+        if self.deal_timeout_s <= 0:
+            raise UserError("deal_timeout_s: must be positive")
         if self.rake is not None and self.banking_mode != DESIGNATED_PLAYER:
             raise UserError("rake: a rake is taken only in the designated-player mode")

@@ -2,9 +2,11 @@
 
 The journal is the only state that survives a restart (STYLE.md: persist the journal, not pickles).
 ``rebuild_state`` reads it and answers: which round came last, which rounds started and never closed
-(and what was locked on them), which faults still latch the table, where the button is and who holds
-the bank. ``recover`` then closes every interrupted round with ``round_voided`` (source "recovery"),
-every locked wager returned, unless the caller says it can resume that round exactly.
+(and what was wagered on them: the locked wagers and every raise, play or all-in already decided),
+which faults still latch the table, where the button is and who holds the bank, whether a manager
+closed the table, and the limits and paytables a manager set. ``recover`` then closes every interrupted
+round with ``round_voided`` (source "recovery"), every wager of the round returned, unless the caller
+says it can resume that round exactly.
 
 Why this is safe to run any number of times: it only closes rounds that have no closing entry, and the
 journal refuses a second closing entry for a round (a trigger), so a crash during recovery, or two
@@ -28,10 +30,17 @@ from controller.journal.kinds import (
     round_number,
 )
 from controller.journal.store import Journal, JournalEntry, JournalError
+from controller.rules.games import GAMES
 from controller.rules.settle import settle_round_json
 
 RECOVERY_SOURCE = "recovery"
 INTERRUPTED_REASON = "interrupted: the controller stopped before the round closed"
+
+# The decisions that put chips on the decision spot (the wager named by the game: raise, play, all_in).
+WAGERING_ACTIONS = frozenset({"raise", "play", "all_in"})
+# The manager's changes to the table's settings (operator_action entries written by the engine; they
+# carry ``after``, the panel's own request records do not).
+SETTINGS_ACTIONS = frozenset({"set_limits", "set_paytable"})
 
 _STATE_KINDS = (
     "table_opened",
@@ -44,6 +53,8 @@ _STATE_KINDS = (
     FAULT_CLEARED,
     "button_moved",
     "dp_waived",
+    "decision",
+    "operator_action",
 )
 
 
@@ -55,6 +66,8 @@ class OpenRound:
     started_seq: int
     started: dict[str, Any]  # the round_started payload
     locked_wagers: dict[int, dict[str, int]] | None = None  # None: bets were never locked
+    # seat -> its decision entries' payloads in order (raise/play/all-in put chips at risk; fold; check)
+    decisions: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
 
     @property
     def game(self) -> str:
@@ -64,6 +77,44 @@ class OpenRound:
     def banking(self) -> dict[str, Any]:
         banking = self.started.get("banking") or {"mode": "house"}
         return dict(banking)
+
+    def wagers(self) -> dict[int, dict[str, int]]:
+        """Every wager the round holds, by seat: the locked wagers plus each raise, play or all-in
+        already decided (journaled as ``decision``). A void returns all of them."""
+        wagers = {seat: dict(seat_wagers) for seat, seat_wagers in (self.locked_wagers or {}).items()}
+        if self.locked_wagers is None:
+            return wagers
+        for seat, entries in self.decisions.items():
+            for decision in entries:
+                amount = decision.get("amount_cents")
+                if (
+                    decision.get("action") not in WAGERING_ACTIONS
+                    or not isinstance(amount, int)
+                    or amount <= 0
+                ):
+                    continue
+                wagers.setdefault(seat, {})[_decision_wager(self.game, str(decision["action"]))] = amount
+        return wagers
+
+    def street_of(self, seat: int) -> str | None:
+        """Chase the Flush: the street of the seat's all-in (the settle input wants it)."""
+        for decision in reversed(self.decisions.get(seat, [])):
+            if decision.get("action") in WAGERING_ACTIONS and isinstance(decision.get("street"), str):
+                return str(decision["street"])
+        return None
+
+    def folded(self, seat: int) -> bool:
+        """The seat folded and put nothing on the decision spot (its ante goes back all the same)."""
+        entries = self.decisions.get(seat, [])
+        return any(d.get("action") == "fold" for d in entries) and not any(
+            d.get("action") in WAGERING_ACTIONS for d in entries
+        )
+
+
+def _decision_wager(game: str, action: str) -> str:
+    """The wager a decision puts chips on: the game's decision wager (raise, play or all_in)."""
+    spec = GAMES.get(game)
+    return spec.decision_wager if spec is not None else action
 
 
 @dataclass(slots=True)
@@ -83,6 +134,16 @@ class TableState:
     designated_player: dict[str, Any] | None = None  # the last round's banking, when a player banked
     waived_seats: list[int] = field(default_factory=list)  # seats that waived the bank since the last round
     table_open: bool = False
+    # The last table_closed written by an operator (source "operator:NAME"), unless an operator reopened
+    # the table since: a manager's close survives restarts. The daemon's own start/stop entries
+    # (source "engine") do not count.
+    closed_by_operator: dict[str, Any] | None = None
+    # The manager's settings (operator_action set_limits / set_paytable): the last ones set, and the
+    # config_digest of the configuration they were made against (the engine applies them only on top of
+    # that same configuration: a new configuration file is a deliberate change and wins).
+    limits: dict[str, int] | None = None  # {"min_ante_cents", "max_ante_cents"}
+    paytables: dict[str, Any] = field(default_factory=dict)  # wager -> preset name or custom lines
+    settings_config_digest: str | None = None
 
     @property
     def held(self) -> bool:
@@ -114,8 +175,12 @@ def _apply(state: TableState, open_by_id: dict[str, OpenRound], entry: JournalEn
     kind = entry.kind
     if kind == "table_opened":
         state.table_open = True
+        if entry.source.startswith("operator:"):
+            state.closed_by_operator = None
     elif kind == "table_closed":
         state.table_open = False
+        if entry.source.startswith("operator:"):
+            state.closed_by_operator = dict(payload)
     elif kind == ROUND_STARTED and entry.round_id is not None:
         state.rounds_started += 1
         state.last_round_id = entry.round_id
@@ -127,6 +192,10 @@ def _apply(state: TableState, open_by_id: dict[str, OpenRound], entry: JournalEn
         banking = payload.get("banking") or {}
         state.designated_player = dict(banking) if banking.get("mode") == "designated-player" else None
         state.waived_seats = []
+    elif kind == "decision" and entry.round_id in open_by_id and isinstance(payload.get("seat"), int):
+        open_by_id[entry.round_id].decisions.setdefault(payload["seat"], []).append(dict(payload))
+    elif kind == "operator_action":
+        _apply_settings(state, payload)
     elif kind == "bets_locked" and entry.round_id in open_by_id:
         wagers = payload.get("wagers") or {}
         open_by_id[entry.round_id].locked_wagers = {
@@ -154,20 +223,49 @@ def _apply(state: TableState, open_by_id: dict[str, OpenRound], entry: JournalEn
         state.waived_seats.append(payload["seat"])
 
 
+def _apply_settings(state: TableState, payload: dict[str, Any]) -> None:
+    """A manager's change of limits or paytable, as the engine journals it (with ``after``)."""
+    action = payload.get("action")
+    after = payload.get("after")
+    if action not in SETTINGS_ACTIONS or after is None:
+        return  # a refusal, the panel's request record, or another action
+    digest = payload.get("config_digest")
+    digest = digest if isinstance(digest, str) else ""
+    if state.settings_config_digest is not None and digest != state.settings_config_digest:
+        # Made against another configuration file: the earlier changes belonged to the old file.
+        state.limits = None
+        state.paytables = {}
+    state.settings_config_digest = digest
+    if action == "set_limits" and isinstance(after, dict):
+        state.limits = {
+            "min_ante_cents": int(after["min_ante_cents"]),
+            "max_ante_cents": int(after["max_ante_cents"]),
+        }
+    elif action == "set_paytable" and isinstance(payload.get("wager"), str):
+        state.paytables[str(payload["wager"])] = after
+
+
 def void_round_json(open_round: OpenRound) -> tuple[dict[str, Any], dict[str, Any]]:
     """The voided round in the settle input shape (dead, cards withheld) and its settlement, every
-    locked wager "returned".
+    wager the round holds "returned": the locked wagers, every raise, play or all-in already decided,
+    and a folded seat's ante and bonuses too (a void means no game was played: nothing is forfeited).
 
     The cards are left out of ``round``: a dead hand's cards are never shown (RULES.md), and a round cut
     off mid-deal may hold a card twice, which the settle input refuses. They stay in the journal's
     card_dealt entries for an audit."""
     banking = open_round.banking
     dp_seat = banking.get("seat") if banking.get("mode") == "designated-player" else None
-    seats: list[dict[str, Any]] = [
-        {"seat": seat, "cards": [], "wagers": dict(wagers)}
-        for seat, wagers in sorted((open_round.locked_wagers or {}).items())
-        if seat != dp_seat and any(wagers.values())
-    ]
+    seats: list[dict[str, Any]] = []
+    for seat, wagers in sorted(open_round.wagers().items()):
+        if seat == dp_seat or not any(wagers.values()):
+            continue
+        seat_json: dict[str, Any] = {"seat": seat, "cards": [], "wagers": dict(wagers)}
+        if open_round.folded(seat):
+            seat_json["folded"] = True
+        street = open_round.street_of(seat)
+        if street is not None and open_round.game == "chase-the-flush":
+            seat_json["street"] = street
+        seats.append(seat_json)
     round_json: dict[str, Any] = {
         "game": open_round.game,
         "banking": banking,

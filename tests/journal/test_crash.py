@@ -20,6 +20,7 @@ from controller.journal import Journal
 from controller.journal.meters import compute_meters
 from controller.journal.recovery import rebuild_state, recover
 from controller.journal.verify import verify_chain
+from tests.journal.wagered import returned_stakes, wagered_in_round
 
 KILLS = 20
 REPO = Path(__file__).resolve().parents[2]
@@ -78,22 +79,11 @@ def test_sigkill_at_random_moments_never_breaks_the_chain_or_loses_a_commit(tmp_
         closings = [
             entry.round_id for entry in journal.entries(kinds=["round_settled", "round_dead", "round_voided"])
         ]
-        # Every voided round gave back exactly what was locked on it: money is conserved across the kills.
+        # Every voided round gave back exactly what it held (the locked wagers and every decided raise,
+        # play or all-in): money is conserved across the kills.
         for voided in journal.entries(kinds=["round_voided"]):
-            locked = next(journal.entries(round_id=voided.round_id, kinds=["bets_locked"]), None)
-            dp_seat = voided.payload["round"]["banking"].get("seat")
-            expected = (
-                {int(seat): w for seat, w in locked.payload["wagers"].items() if int(seat) != dp_seat}
-                if locked
-                else {}
-            )
-            seats = voided.payload["settlement"]["seats"]
-            assert {
-                seat["seat"]: {n: w["stake"] for n, w in seat["wagers"].items()} for seat in seats
-            } == expected
-            assert all(
-                w["result"] == "returned" and w["net"] == 0 for seat in seats for w in seat["wagers"].values()
-            )
+            expected = wagered_in_round(journal, voided.round_id)
+            assert returned_stakes(voided.payload["settlement"]) == expected
     assert state.open_rounds == []
     assert len(closings) == len(set(closings)) == state.rounds_started  # every round closed exactly once
     assert meters.balanced

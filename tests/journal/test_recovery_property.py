@@ -1,5 +1,6 @@
 """Property: whatever entry a crash cuts a table's life at, recovery closes every round exactly once,
-returns exactly what was locked on every interrupted round, and the meters balance."""
+returns exactly what every interrupted round held (its locked wagers and every raise, play or all-in
+already decided — the crash points include the decision entries), and the meters balance."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from controller.journal.recovery import recover
 from controller.journal.store import EntryLike
 from controller.journal.verify import verify_chain
 from tests.journal.scripted import Outcome, play_round
+from tests.journal.wagered import returned_stakes, wagered_in_round
 
 
 class Crash(Exception):
@@ -75,16 +77,8 @@ def test_any_crash_point_recovers_exactly(seed: int, lives: list[int]) -> None:
             closed = [str(entry.round_id) for entry in closing_entries(journal)]
             assert sorted(closed) == sorted(started)  # every round closed, none twice
             for voided in journal.entries(kinds=["round_voided"]):
-                locked = next(journal.entries(round_id=voided.round_id, kinds=["bets_locked"]), None)
-                dp_seat = voided.payload["round"]["banking"].get("seat")
-                expected = (
-                    {int(s): w for s, w in locked.payload["wagers"].items() if int(s) != dp_seat}
-                    if locked
-                    else {}
-                )
-                seats = voided.payload["settlement"]["seats"]
-                assert {
-                    seat["seat"]: {n: w["stake"] for n, w in seat["wagers"].items()} for seat in seats
-                } == expected
+                # Everything the round held goes back: the locked wagers and every decided raise/play/all-in.
+                expected = wagered_in_round(journal, voided.round_id)
+                assert returned_stakes(voided.payload["settlement"]) == expected
             assert compute_meters(journal).balanced
         assert verify_chain(path).ok

@@ -1,0 +1,267 @@
+"""A manager's actions between rounds — ante limits, paytables, opening and closing the table — and
+their survival across a restart (through a real journal file and the journal's recovery)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from controller.engine import JournalRecord, Output, RecoveredState, TableConfig, TableEngine
+from controller.engine import actions as a
+from controller.journal import Journal
+from controller.journal.recovery import rebuild_state, recover
+from controller.rules.settle import settle_round_json
+from tests.engine.table import NOW_S, Table, stack
+from tests.engine.test_rounds import HCF_DEALER, HCF_SEAT1, HCF_SEAT3
+
+
+def hcf_table(**config: Any) -> Table:
+    return Table(TableConfig(**config), stack(HCF_SEAT1, HCF_SEAT3, HCF_DEALER))
+
+
+def records(outs: list[Output], kind: str | None = None) -> list[JournalRecord]:
+    return [o for o in outs if isinstance(o, JournalRecord) and (kind is None or o.kind == kind)]
+
+
+def play_hcf_round(table: Table, *, ante1: int = 500, flush1: int = 100) -> None:
+    table.start()
+    table.bet(1, "ante", ante1)
+    table.bet(1, "flush", flush1)
+    table.bet(3, "ante", 1000)
+    table.lock()
+    table.bet(1, "raise", ante1)
+    table.key("fold_seat", 3)
+    table.key("confirm")
+    table.key("next")  # paid
+
+
+# --- limits ---------------------------------------------------------------------------------------
+def test_set_limits_between_rounds_is_journaled_and_governs_the_next_lock() -> None:
+    table = hcf_table(config_digest="d1")
+    outs = table.call(table.engine.set_limits, 2000, 50_000, table.now_s, "maria")
+    (entry,) = records(outs, "operator_action")
+    assert entry.source == "operator:maria"
+    assert entry.payload == {
+        "action": "set_limits",
+        "by": "maria",
+        "detail": "ante limits 2000..50000 (were 100..100000)",
+        "before": {"min_ante_cents": 100, "max_ante_cents": 100_000},
+        "after": {"min_ante_cents": 2000, "max_ante_cents": 50_000},
+        "config_digest": "d1",
+    }
+    assert table.engine.public_snapshot()["limits"] == {"min_ante_cents": 2000, "max_ante_cents": 50_000}
+    table.start()
+    table.bet(1, "ante", 500)
+    refused = table.refusals(table.lock())
+    assert refused
+    assert "ante 500 outside the table's limits 2000..50000" in refused[0].reason
+    table.bet(1, "ante", 2000)
+    table.lock()
+    assert table.engine.state == "decisions"
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "reason"),
+    [
+        (5000, 1000, "min_ante_cents: 5000 is above max_ante_cents 1000"),
+        (0, 1000, "min_ante_cents: must be a whole number of cents"),
+        (True, 1000, "min_ante_cents: must be a whole number of cents"),
+        (100, 10**15, "max_ante_cents: must be a whole number of cents"),
+    ],
+)
+def test_set_limits_refuses_bad_limits_naming_the_field(low: Any, high: Any, reason: str) -> None:
+    engine = TableEngine(TableConfig())
+    outs = engine.set_limits(low, high, NOW_S, "maria")
+    assert next(r.reason for r in outs if hasattr(r, "reason")).startswith(reason)
+    (entry,) = records(outs, "operator_action")
+    assert str(entry.payload["detail"]).startswith("refused: ")
+    assert "after" not in entry.payload  # a refusal changes nothing (recovery ignores it)
+    assert (engine.config.min_ante_cents, engine.config.max_ante_cents) == (100, 100_000)
+
+
+def test_limits_and_paytables_change_only_between_rounds() -> None:
+    table = hcf_table()
+    table.start()  # betting is open: the players bet under the posted limits
+    for call in (
+        lambda: table.engine.set_limits(1000, 2000, table.now_s, "maria"),
+        lambda: table.engine.set_paytable("flush", "hcf-flush-dp", table.now_s, "maria"),
+        lambda: table.engine.close_table(table.now_s, "maria", "end of shift"),
+    ):
+        refused = table.refusals(table.call(call))
+        assert refused
+        assert "only between rounds" in refused[0].reason
+    table.bet(1, "ante", 500)
+    table.lock()
+    assert table.engine.state == "decisions"
+    refused = table.refusals(table.call(table.engine.set_limits, 1000, 2000, table.now_s, "maria"))
+    assert refused
+    assert refused[0].reason == "a round is open (decisions): only between rounds"
+    table.bet(1, "raise", 500)
+    table.key("confirm")
+    assert table.engine.state == "paying"  # settled: the round is closed, the chips still move
+    table.key("next")
+    assert table.engine.state == "idle"
+    assert not table.refusals(table.call(table.engine.set_limits, 1000, 2000, table.now_s, "maria"))
+
+
+def test_a_held_table_between_rounds_may_change_its_settings() -> None:
+    from drivers.events import ShufflerFault
+
+    table = hcf_table()
+    table.event(ShufflerFault("shuffler", "jam"))
+    assert table.engine.state == "held"
+    assert not table.refusals(table.call(table.engine.set_limits, 1000, 2000, table.now_s, "maria"))
+    assert not table.refusals(table.call(table.engine.close_table, table.now_s, "maria", "shoe jammed"))
+
+
+# --- paytables --------------------------------------------------------------------------------------
+def test_set_paytable_preset_and_custom_lines_settle_the_next_round() -> None:
+    table = hcf_table()
+    outs = table.call(table.engine.set_paytable, "flush", {"7": 500, "5": 20, "4": 2}, table.now_s, "maria")
+    (entry,) = records(outs, "operator_action")
+    assert entry.payload["before"] == "hcf-flush-house"
+    assert entry.payload["after"] == {"7": 500, "5": 20, "4": 2}
+    assert entry.payload["wager"] == "flush"
+    play_hcf_round(table)
+    settled = table.payload("round_settled")
+    assert settled["round"]["paytables"] == {"flush": {"7": 500, "5": 20, "4": 2}}
+    assert settle_round_json(settled["round"]) == settled["settlement"]
+    seat1 = settled["settlement"]["seats"][0]
+    # Seat 1 holds a 5-card spade flush: 20 to 1 on the custom table (10 to 1 on the preset).
+    assert seat1["wagers"]["flush"] == {"stake": 100, "result": "win", "net": 2000, "odds": 20}
+    outs = table.call(table.engine.set_paytable, "straight_flush", "hcf-straight-flush-dp", table.now_s, "m")
+    assert records(outs, "operator_action")[0].payload["after"] == "hcf-straight-flush-dp"
+    assert table.engine.public_snapshot()["paytables"] == {
+        "flush": {"7": 500, "5": 20, "4": 2},
+        "straight_flush": "hcf-straight-flush-dp",
+    }
+
+
+@pytest.mark.parametrize(
+    ("wager", "spec", "reason"),
+    [
+        ("ante", "hcf-flush-house", "wager: 'ante' is not a bonus wager of high-card-flush"),
+        ("flush", "no-such-table", "paytables.flush: unknown paytable preset"),
+        ("flush", {"9": 5}, "paytables.flush: line '9' is not a length from 1 to 7"),
+        ("flush", {"7": 0}, "paytables.flush.7: odds must be a whole number"),
+        ("flush", 42, "paytables.flush: a paytable is a preset name"),
+    ],
+)
+def test_set_paytable_refuses_what_parse_paytable_refuses(wager: str, spec: object, reason: str) -> None:
+    engine = TableEngine(TableConfig())
+    outs = engine.set_paytable(wager, spec, NOW_S, "maria")
+    refusals = [o for o in outs if hasattr(o, "reason")]
+    assert refusals
+    assert str(refusals[0].reason).startswith(reason)
+    assert engine.config.paytables == {}
+
+
+# --- open and closed ---------------------------------------------------------------------------------
+def test_a_closed_table_starts_no_round_until_a_manager_opens_it() -> None:
+    table = hcf_table()
+    outs = table.call(table.engine.close_table, table.now_s, "maria", "end of shift")
+    (closed,) = records(outs, "table_closed")
+    assert (closed.payload, closed.source) == ({"by": "maria", "reason": "end of shift"}, "operator:maria")
+    assert table.engine.table_open is False
+    assert table.engine.public_snapshot()["table_open"] is False
+    for refused in (table.refusals(table.start()), table.refusals(table.key("next"))):
+        assert refused
+        assert refused[0].reason == "the table is closed: a manager opens it"
+    assert table.engine.state == "idle"
+    assert table.refusals(table.call(table.engine.close_table, table.now_s, "maria", "again"))
+    outs = table.call(table.engine.open_table, table.now_s, "maria")
+    (opened,) = records(outs, "table_opened")
+    assert opened.payload["by"] == "maria"
+    assert opened.source == "operator:maria"
+    assert table.refusals(table.call(table.engine.open_table, table.now_s, "maria"))
+    play_hcf_round(table)
+    assert table.journal("round_settled")
+
+
+def test_close_table_needs_a_reason_and_a_name() -> None:
+    engine = TableEngine(TableConfig())
+    assert any(hasattr(o, "reason") for o in engine.close_table(NOW_S, "maria", " "))
+    assert any(hasattr(o, "reason") for o in engine.close_table(NOW_S, "", "end of shift"))
+    assert engine.table_open
+
+
+def test_actions_as_data_on_the_one_queue() -> None:
+    engine = TableEngine(TableConfig())
+    engine.handle(a.SetLimits(500, 5000, "maria"), NOW_S)
+    engine.handle(a.SetPaytable("straight_flush", {"5": 200}, "maria"), NOW_S)
+    engine.handle(a.CloseTable("maria", "private game"), NOW_S)
+    assert (engine.config.min_ante_cents, engine.config.max_ante_cents) == (500, 5000)
+    assert engine.config.paytables == {"straight_flush": {"5": 200}}
+    assert not engine.table_open
+    engine.handle(a.OpenTable("maria"), NOW_S)
+    assert engine.table_open
+
+
+# --- across a restart -------------------------------------------------------------------------------
+def journal_outputs(journal: Journal, outs: list[Output]) -> None:
+    """What the daemon does with one engine call's outputs: its journal records in one transaction."""
+    batch = [(r.kind, r.payload, r.round_id, r.source) for r in records(outs)]
+    if batch:
+        journal.append_many(batch)
+
+
+def test_settings_and_a_close_survive_a_restart(tmp_path: Path) -> None:
+    path = tmp_path / "journal.sqlite"
+    config = TableConfig(config_digest="d1")
+    with Journal.open(path, "T1") as journal:
+        table = Table(config, stack(HCF_SEAT1, HCF_SEAT3, HCF_DEALER))
+        journal_outputs(journal, table.call(table.engine.set_limits, 300, 9000, table.now_s, "maria"))
+        journal_outputs(journal, table.call(table.engine.set_limits, 1000, 20_000, table.now_s, "maria"))
+        journal_outputs(
+            journal, table.call(table.engine.set_paytable, "flush", "hcf-flush-dp", table.now_s, "m")
+        )
+        journal_outputs(journal, table.call(table.engine.set_limits, 5, 1, table.now_s, "maria"))  # refused
+        journal_outputs(journal, table.call(table.engine.close_table, table.now_s, "maria", "end of shift"))
+        # The daemon's own start/stop entries (source "engine") do not reopen a manager's close.
+        journal.append("table_closed", {"by": "daemon", "reason": "shutdown"}, round_id=None, source="engine")
+        journal.append(
+            "table_opened", {"game": "high-card-flush", "by": "daemon"}, round_id=None, source="engine"
+        )
+        state = recover(journal).state
+    recovered = RecoveredState.from_table_state(state)
+    assert recovered.table_closed
+    assert recovered.closed_reason == "end of shift"
+    assert (recovered.min_ante_cents, recovered.max_ante_cents) == (1000, 20_000)
+    assert recovered.paytables == {"flush": "hcf-flush-dp"}
+    assert recovered.settings_config_digest == "d1"
+    # What the engine says a restart rebuilds (fault ids are numbered after the journal's last seq).
+    assert (
+        dataclasses.replace(table.engine.recovered_state(), faults_raised=recovered.faults_raised)
+        == recovered
+    )
+    engine = TableEngine(config, recovered)
+    assert not engine.table_open
+    assert (engine.config.min_ante_cents, engine.config.max_ante_cents) == (1000, 20_000)
+    assert engine.config.paytables == {"flush": "hcf-flush-dp"}
+    assert [o.reason for o in engine.start_round(NOW_S) if hasattr(o, "reason")] == [
+        "the table is closed: a manager opens it"
+    ]
+    # A new configuration file (another digest) wins over changes made against the old one.
+    fresh = TableEngine(TableConfig(config_digest="d2", min_ante_cents=200), recovered)
+    assert (fresh.config.min_ante_cents, fresh.config.paytables) == (200, {})
+    assert not fresh.table_open  # the close is the manager's, whatever the file says
+    # Reopened by a manager: a restart finds it open.
+    with Journal.open(path, "T1") as journal:
+        journal_outputs(journal, engine.open_table(NOW_S, "maria"))
+        assert RecoveredState.from_table_state(rebuild_state(journal)).table_closed is False
+
+
+def test_changes_against_a_new_configuration_forget_the_old_files_changes(tmp_path: Path) -> None:
+    with Journal.open(tmp_path / "j.sqlite", "T1") as journal:
+        old = TableEngine(TableConfig(config_digest="d1"))
+        journal_outputs(journal, old.set_limits(300, 9000, NOW_S, "maria"))
+        new = TableEngine(TableConfig(config_digest="d2"))
+        journal_outputs(journal, new.set_paytable("flush", "hcf-flush-dp", NOW_S, "maria"))
+        recovered = RecoveredState.from_table_state(rebuild_state(journal))
+    assert recovered.settings_config_digest == "d2"
+    assert (recovered.min_ante_cents, recovered.paytables) == (None, {"flush": "hcf-flush-dp"})
+    engine = TableEngine(TableConfig(config_digest="d2"), recovered)
+    assert (engine.config.min_ante_cents, engine.config.paytables) == (100, {"flush": "hcf-flush-dp"})

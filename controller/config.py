@@ -104,6 +104,7 @@ class Rake:
 class Timeouts:
     decision_s: float  # a seat that has not acted by then has folded (walk-away); Chase: checks
     dp_offer_s: float  # designated-player: how long the button's player has to accept the bank
+    deal_s: float = 30.0  # a shoe silent this long mid-deal: the incomplete hands are dead (a miscount)
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,7 +182,11 @@ class TableConfig:
             "rake": None
             if self.rake is None
             else {"method": self.rake.method, "amount_cents": self.rake.amount_cents},
-            "timeouts": {"decision_s": self.timeouts.decision_s, "dp_offer_s": self.timeouts.dp_offer_s},
+            "timeouts": {
+                "decision_s": self.timeouts.decision_s,
+                "dp_offer_s": self.timeouts.dp_offer_s,
+                "deal_s": self.timeouts.deal_s,
+            },
             "devices": {name: device.to_json() for name, device in self.devices.items()},
             "journal_path": str(self.journal_path),
             "panel": {
@@ -438,6 +443,7 @@ class _Parser:
         timeouts = Timeouts(
             decision_s=timeouts_section.seconds("decision_s", default=30.0),
             dp_offer_s=timeouts_section.seconds("dp_offer_s", default=15.0),
+            deal_s=timeouts_section.seconds("deal_s", default=30.0),
         )
         if timeouts_section.has("dp_offer_s") and mode != "designated-player":
             raise timeouts_section.error("dp_offer_s", "only a designated-player table offers the bank")

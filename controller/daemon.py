@@ -86,7 +86,7 @@ class RunSummary:
     commit_latencies_s: list[float] = field(default_factory=list)
 
 
-def engine_config_for(config: TableConfig) -> EngineConfig:
+def engine_config_for(config: TableConfig, *, time_scale: float = 1.0) -> EngineConfig:
     """The engine's view of the table's configuration."""
 
     def device_name(kind: str, default: str) -> str:
@@ -109,6 +109,10 @@ def engine_config_for(config: TableConfig) -> EngineConfig:
         bonus_cap_cents=config.limits.aggregate_bonus_cap_cents,
         house_may_bank=config.banking.house_banks_when_nobody_accepts,
         decision_timeout_s=config.timeouts.decision_s,
+        # The shoe's silence is device time, not table time: on an accelerated clock an unscaled deal
+        # timeout would pass in milliseconds and kill healthy deals.
+        deal_timeout_s=config.timeouts.deal_s * time_scale,
+        config_digest=config.digest,
         shuffler_device=device_name("shuffler", "shuffler"),
         sensors_device=device_name("bet_sensors", "sensors"),
         display_device=device_name("dealer_display", "display"),
@@ -172,23 +176,10 @@ class TableDaemon:
             for round_id in report.voided:
                 log.warning("round_voided", round_id=round_id, reason="interrupted: voided at start")
             self._engine = TableEngine(
-                engine_config_for(self.config), recovered=RecoveredState.from_table_state(report.state)
+                engine_config_for(self.config, time_scale=self.options.time_scale),
+                recovered=RecoveredState.from_table_state(report.state),
             )
-            self._append(
-                [
-                    JournalRecord(
-                        "table_opened",
-                        {
-                            "game": self.config.game,
-                            "banking_mode": self.config.banking.mode,
-                            "config_digest": self.config.digest,
-                            "by": "daemon",
-                        },
-                        None,
-                        "engine",
-                    )
-                ]
-            )
+            self._append([self._start_record()])
             if self.engine.held:
                 log.warning(
                     "table_held",
@@ -239,6 +230,20 @@ class TableDaemon:
             self.failure = f"{task.get_name()}: {type(error).__name__}: {error}"
             log.critical("daemon_task_failed", task=task.get_name(), error=repr(error), exc_info=error)
             self.request_stop()
+
+    def _start_record(self) -> JournalRecord:
+        """The daemon's start in the journal: opened, or still closed when a manager closed the table
+        before the restart (the engine recovered that; the panel's view must match it)."""
+        if self.engine.table_open:
+            payload: dict[str, Any] = {
+                "game": self.config.game,
+                "banking_mode": self.config.banking.mode,
+                "config_digest": self.config.digest,
+                "by": "daemon",
+            }
+            return JournalRecord("table_opened", payload, None, "engine")
+        reason = f"closed by a manager before the restart: {self.engine.closed_reason or 'no reason given'}"
+        return JournalRecord("table_closed", {"by": "daemon", "reason": reason}, None, "engine")
 
     def request_stop(self) -> None:
         """SIGTERM / SIGINT: no new round; the round in play finishes (or stays open for recovery)."""
@@ -498,6 +503,9 @@ class TableDaemon:
             await self._await_last_actions()
             if self._stopping and not self._round_in_play() and self.engine.state in ("idle", "complete"):
                 await asyncio.sleep(0.05)
+                continue
+            if not self.engine.table_open and self.engine.state == "idle":
+                await self._wait_for_news(0.2)  # a closed table: the players wait for a manager
                 continue
             state_before = self.engine.state
             actions = player.next_actions(self.engine)

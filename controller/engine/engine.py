@@ -1223,7 +1223,10 @@ class TableEngine:
         live = self.round
         assert live is not None
         obj: dict[str, object] = {"game": self.config.game, "banking": dict(live.banking)}
-        if self.config.paytables:
+        # A designated-player table's paytables are its contest tables (the seed's appendices). When
+        # nobody takes the bank and the house banks the round, the bonuses pay on the player's own hand
+        # by the house presets (RULES.md "House-banked"), as controller.config.settle_base does.
+        if self.config.paytables and live.banking["mode"] == self.config.banking_mode:
             obj["paytables"] = dict(self.config.paytables)
         if self.config.rake is not None and live.banking["mode"] == DESIGNATED_PLAYER:
             obj["rake"] = dict(self.config.rake)

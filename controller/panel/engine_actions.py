@@ -6,8 +6,8 @@ gives the panel the :class:`TableActions` it expects: it supplies the time, hand
 shell's ``perform`` (which journals and sends them, as it does for every other engine output), and turns
 a refusal into ActionRefused with the engine's own reason.
 
-Opening and closing the table and changing limits and paytables between rounds are not offered by the
-engine yet: they answer 503 (ActionUnavailable) with that said, until the engine has them.
+Opening and closing the table and changing limits and paytables are the engine's too: it refuses them
+while a round is open (a manager changes them between rounds), and the refusal becomes a 409.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from controller.engine import Output, Refused, TableEngine
-from controller.panel.backend import ActionRefused, ActionUnavailable
+from controller.panel.backend import ActionRefused
 
 
 class EngineTableActions:
@@ -45,17 +45,14 @@ class EngineTableActions:
     def move_button(self, seat: int, by: str) -> None:
         self._carry_out(self.engine.move_button(seat, self.now_s(), by))
 
-    def _not_yet(self, action: str) -> None:
-        raise ActionUnavailable(f"{action}: the round engine does not offer this action yet")
-
     def open_table(self, by: str) -> None:
-        self._not_yet("open_table")
+        self._carry_out(self.engine.open_table(self.now_s(), by))
 
     def close_table(self, by: str, reason: str) -> None:
-        self._not_yet("close_table")
+        self._carry_out(self.engine.close_table(self.now_s(), by, reason))
 
     def set_limits(self, min_ante_cents: int, max_ante_cents: int, by: str) -> None:
-        self._not_yet("set_limits")
+        self._carry_out(self.engine.set_limits(min_ante_cents, max_ante_cents, self.now_s(), by))
 
     def set_paytable(self, wager: str, paytable: str, by: str) -> None:
-        self._not_yet("set_paytable")
+        self._carry_out(self.engine.set_paytable(wager, paytable, self.now_s(), by))

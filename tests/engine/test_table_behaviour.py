@@ -350,6 +350,26 @@ def test_nobody_accepts_and_the_house_may_bank() -> None:
     assert table.payload("round_started")["banking"] == {"mode": "house"}
 
 
+def test_a_house_banked_round_at_a_designated_player_table_pays_the_house_presets() -> None:
+    # The table's own paytables are the DP contest tables; the house-banked fallback round must not use
+    # them (RULES.md: house-banked bonuses pay the player's own hand, 300/100/10/1).
+    config = TableConfig(
+        banking_mode=DESIGNATED_PLAYER,
+        seats=(1, 2),
+        house_may_bank=True,
+        paytables={"flush": "hcf-flush-dp", "straight_flush": "hcf-straight-flush-dp"},
+    )
+    table = Table(config, stack(HCF_SEAT1, HCF_SEAT3, HCF_DEALER))
+    table.key("dp_waives")
+    table.key("dp_waives")
+    table.start()
+    table.bet(1, "ante", 500)
+    table.lock()
+    round_input = table.engine.settle_input()
+    assert round_input["banking"] == {"mode": "house"}
+    assert "paytables" not in round_input
+
+
 def test_designated_player_accepts_and_the_button_moves_clockwise_each_round() -> None:
     config = TableConfig(banking_mode=DESIGNATED_PLAYER, seats=(2, 4, 6))
     deck = stack(HCF_SEAT1, HCF_SEAT3, HCF_DEALER)

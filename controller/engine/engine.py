@@ -21,6 +21,7 @@ Public API::
     outputs = engine.set_paytable(wager, spec, now_s, by)                    # between rounds only
     outputs = engine.open_table(now_s, by)
     outputs = engine.close_table(now_s, by, reason)                          # between rounds only
+    outputs = engine.raise_alert(kind, detail, now_s, by="integrity")       # a watcher's alert
     engine.public_snapshot(); engine.private_snapshot()
     engine.state; engine.held; engine.table_open; engine.recovered_state()
 
@@ -86,6 +87,24 @@ from drivers.events import (
 )
 
 ENGINE = "engine"
+
+# The fault kinds an outside watcher may raise as an alert (CONTRACTS.md's fault kinds; the panel knows
+# each). Kept here rather than imported from controller.journal.kinds: the engine imports no storage.
+# tests/engine/test_raise_alert.py checks the two lists stay equal.
+ALERT_KINDS: frozenset[str] = frozenset(
+    {
+        "dead_hand",
+        "red_light",
+        "past_posting",
+        "over_limit_raise",
+        "device_lost",
+        "journal_error",
+        "security_event",
+        "shuffler_fault",
+        "deck_verification",
+        "integrity",
+    }
+)
 
 # Seat statuses in a round.
 LIVE = "live"
@@ -314,6 +333,13 @@ class TableEngine:
         """A manager closes the table between rounds: no round starts until it is opened (table_closed)."""
         return self._run(now_s, lambda: self._close_table(by, reason))
 
+    def raise_alert(self, kind: str, detail: str, now_s: float, by: str = "integrity") -> list[Output]:
+        """An outside watcher (the daemon's integrity watch) raises an alert: a ``fault_raised`` of
+        severity "alert" with the engine's next fault id, the table's and not a round's (round_id None,
+        even while a round is in play), and the ``Alert`` the shell logs. It does not latch or hold the
+        table: the round in play goes on. A kind outside ``ALERT_KINDS`` or an empty detail is refused."""
+        return self._run(now_s, lambda: self._raise_alert(kind, detail, by))
+
     @property
     def state(self) -> str:
         return self.flow.state
@@ -453,12 +479,24 @@ class TableEngine:
     def _can(self, trigger: str) -> bool:
         return trigger in self.machine.get_triggers(self.state)
 
-    def _journal(self, kind: str, payload: Mapping[str, object], *, source: str = ENGINE) -> None:
-        round_id = self.round.round_id if self.round is not None and not self.round.finished else None
+    def _journal(
+        self, kind: str, payload: Mapping[str, object], *, source: str = ENGINE, table_wide: bool = False
+    ) -> None:
+        round_id = None
+        if self.round is not None and not self.round.finished and not table_wide:
+            round_id = self.round.round_id
         self._out.append(JournalRecord(kind, dict(payload), round_id, source))
 
-    def _alert(self, severity: AlertSeverity, kind: str, message: str, fault_id: str | None = None) -> None:
-        round_id = self.round.round_id if self.round is not None else None
+    def _alert(
+        self,
+        severity: AlertSeverity,
+        kind: str,
+        message: str,
+        fault_id: str | None = None,
+        *,
+        table_wide: bool = False,
+    ) -> None:
+        round_id = self.round.round_id if self.round is not None and not table_wide else None
         self._out.append(Alert(severity, kind, message, round_id, fault_id))
 
     def _refuse(self, action: str, reason: str, by: str | None = None) -> None:
@@ -471,21 +509,48 @@ class TableEngine:
             )
 
     def _raise_fault(
-        self, kind: str, detail: str, *, latching: bool, device: str | None = None, source: str = ENGINE
+        self,
+        kind: str,
+        detail: str,
+        *,
+        latching: bool,
+        device: str | None = None,
+        source: str = ENGINE,
+        by: str | None = None,
+        table_wide: bool = False,
     ) -> str:
         self.faults_raised += 1
         fault_id = f"F{self.config.table_id}-{self.faults_raised:06d}"
         severity: AlertSeverity = "latching" if latching else "alert"
-        self._journal(
-            "fault_raised",
-            {"fault_id": fault_id, "kind": kind, "severity": severity, "detail": detail, "device": device},
-            source=source,
-        )
+        payload: dict[str, object] = {
+            "fault_id": fault_id,
+            "kind": kind,
+            "severity": severity,
+            "detail": detail,
+            "device": device,
+        }
+        if by is not None:
+            payload["by"] = by  # who raised it, when not the engine itself (the integrity watch)
+        self._journal("fault_raised", payload, source=source, table_wide=table_wide)
         if latching:
             round_id = self.round.round_id if self.round is not None and not self.round.closed else None
             self.latched[fault_id] = LatchedFault(fault_id, kind, detail, device, round_id)
-        self._alert(severity, kind, detail, fault_id)
+        self._alert(severity, kind, detail, fault_id, table_wide=table_wide)
         return fault_id
+
+    def _raise_alert(self, kind: str, detail: str, by: str) -> None:
+        if kind not in ALERT_KINDS:
+            self._refuse(
+                "raise_alert", f"kind: unknown alert kind {kind!r} (one of {', '.join(sorted(ALERT_KINDS))})"
+            )
+            return
+        if not detail.strip():
+            self._refuse("raise_alert", "detail: must say what is wrong, not be empty")
+            return
+        if not by.strip():
+            self._refuse("raise_alert", "by: must name who raises the alert")
+            return
+        self._raise_fault(kind, detail, latching=False, by=by, table_wide=True)
 
     def _hold(self) -> None:
         """Hold the table (and the round, where it stands) for a supervisor."""

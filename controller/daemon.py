@@ -39,6 +39,7 @@ from controller.engine.autoplay import AutoPlayer, PlaceChips, PressKey
 from controller.engine.outputs import Output
 from controller.engine.state import RecoveredState
 from controller.errors import UserError
+from controller.integrity_watch import DEFAULT_EVERY_ROUNDS, WINDOW_ROUNDS, alert_for_verdict, check_journal
 from controller.journal.kinds import CLOSING_KINDS
 from controller.journal.recall import recall_from
 from controller.journal.recovery import recover
@@ -73,6 +74,8 @@ class RunOptions:
     card_interval_s: float | None = None  # the simulated shoe's pace per card; None: by time_scale
     pace_s: float | None = None  # the simulated people's pause between actions; None: by time_scale
     print_rounds: bool = True  # print each closed round readably on standard output
+    # The integrity watch: check the journal's last rounds after every N closed rounds; 0: never.
+    integrity_every_rounds: int = DEFAULT_EVERY_ROUNDS
     on_ready: Callable[[TableDaemon], None] | None = None  # tests and benches: called once running
 
 
@@ -145,6 +148,8 @@ class TableDaemon:
         self._autoplay_expect: list[tuple[int, int, int]] = []  # (seat, spot, cents) not yet reported
         self._event_received_mono_s: dict[int, float] = {}
         self.failure: str | None = None  # why the daemon stopped on an error, if it did
+        self._integrity_task: asyncio.Task[None] | None = None
+        self.integrity_status: str | None = None  # the last integrity verdict's status this run
 
     # --- the table clock ---------------------------------------------------------------------------------
     def now_s(self) -> float:
@@ -355,6 +360,12 @@ class TableDaemon:
         return live is not None and not live.closed and self.engine.state not in ("idle", "held", "complete")
 
     async def _shutdown(self) -> None:
+        if self._integrity_task is not None:
+            # Only the wait is cancelled: a check already in its worker thread finishes on its own
+            # (bounded: WINDOW_ROUNDS rounds) on its own read-only connection.
+            self._integrity_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._integrity_task
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
@@ -466,8 +477,51 @@ class TableDaemon:
         if self.options.print_rounds:
             for recalled in recall_from(self.journal, round_id=record.round_id):
                 print(render_record(recalled), file=self.out, flush=True)
+        every = self.options.integrity_every_rounds
+        if every > 0 and self.summary.rounds_closed % every == 0:
+            self._start_integrity_check()
         if self.options.rounds is not None and self.summary.rounds_closed >= self.options.rounds:
             self.request_stop()
+
+    # --- the integrity watch (controller/integrity_watch.py) ---------------------------------------
+    def _start_integrity_check(self) -> None:
+        """Start a check in the background unless one is still running (then this one is skipped: the
+        next comes N rounds later). Never stops the table."""
+        if self._integrity_task is not None and not self._integrity_task.done():
+            log.info("integrity_check_skipped", reason="the previous check is still running")
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # not on the daemon's loop (a test feeding act_now directly): no watch
+            return
+        self._integrity_task = loop.create_task(self.check_integrity(), name="integrity")
+
+    async def check_integrity(self) -> None:
+        """One check: the journal's last WINDOW_ROUNDS closed rounds in a worker thread (its own
+        read-only connection), the verdict logged, and an ``integrity`` alert raised through the engine
+        when the verdict turns to alarm (not again while it stays one)."""
+        started_s = time.monotonic()
+        try:
+            verdict = await asyncio.to_thread(check_journal, self.journal_path, WINDOW_ROUNDS)
+        except Exception as error:  # a failed check is logged; it must never stop the table
+            log.error("integrity_check_failed", error=f"{type(error).__name__}: {error}")
+            return
+        say = log.warning if verdict.alarm else log.info
+        say(
+            "integrity_checked",
+            status=verdict.status,
+            summary=verdict.summary,
+            rounds_checked=verdict.rounds_checked,
+            rounds_skipped=verdict.rounds_skipped,
+            tests=len(verdict.tests),
+            flagged=[test.name for test in verdict.tests if test.flagged],
+            elapsed_s=round(time.monotonic() - started_s, 3),
+        )
+        detail = alert_for_verdict(verdict, self.integrity_status)
+        self.integrity_status = verdict.status
+        if detail is not None and self._engine is not None:
+            with contextlib.suppress(JournalError):  # _append has logged it and stopped the table
+                self.act_now(self.engine.raise_alert("integrity", detail, self.now_s(), by="integrity"))
 
     async def _command_sender(self, driver: DeviceDriver, queue: asyncio.Queue[DomainCommand]) -> None:
         """Commands to one device go out one at a time, in the engine's order, each acknowledged."""

@@ -9,6 +9,7 @@ from pathlib import Path
 from controller.config import load_config
 from controller.daemon import RunOptions, TableDaemon
 from controller.errors import UserError
+from controller.integrity_watch import DEFAULT_EVERY_ROUNDS
 from controller.logs import configure_logging_for
 
 NAME = "run"
@@ -49,11 +50,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=1.0,
         help="run the table clock this many times faster, and deal instantly (simulation only)",
     )
+    parser.add_argument(
+        "--integrity-every",
+        type=int,
+        default=DEFAULT_EVERY_ROUNDS,
+        metavar="N",
+        help=f"check the cards' randomness every N closed rounds; 0: never (default {DEFAULT_EVERY_ROUNDS})",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     if args.rounds is not None and args.rounds < 1:
         raise UserError(f"--rounds: must be at least 1, not {args.rounds}")
+    if args.integrity_every < 0:
+        raise UserError(f"--integrity-every: must be 0 (never) or more, not {args.integrity_every}")
     if not args.time_scale > 0:
         raise UserError(f"--time-scale: must be positive, not {args.time_scale}")
     config = load_config(args.config)
@@ -72,5 +82,6 @@ def run(args: argparse.Namespace) -> int:
         autoplay=args.autoplay,
         panel_bind=panel_bind,
         time_scale=args.time_scale,
+        integrity_every_rounds=args.integrity_every,
     )
     return asyncio.run(TableDaemon(config, options).run())

@@ -1,0 +1,88 @@
+"""The daemon's integrity watch: every so many closed rounds, the integrity check (controller/integrity.py)
+over the journal's last rounds, and an ``integrity`` alert on the panel when the verdict turns to alarm.
+
+Split so the daemon's event loop never waits on it: :func:`check_journal` reads the journal through its
+own read-only connection and runs the statistics (call it in a worker thread: ``asyncio.to_thread``);
+:func:`alert_for_verdict` is the pure decision (alert once when the verdict becomes an alarm, not again
+while it stays one). docs/math.md "The live watch".
+
+The statistics (scipy) load in the worker thread on the first check, not when the daemon starts.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from controller.journal.kinds import CLOSING_KINDS, STATUS_BY_CLOSING_KIND
+from controller.journal.store import Journal
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+    from controller.integrity import IntegrityVerdict
+
+DEFAULT_EVERY_ROUNDS = 200  # a check after every 200 closed rounds (RunOptions.integrity_every_rounds)
+# The check reads the last 1000 closed rounds: bounded time and memory however long the journal grows
+# (about 0.1 s of statistics), and enough rounds for every test (the per-position tests need 260). A fair
+# table alarms on at most alpha (1%) of checks. Measured (docs/math.md): a shoe that turns biased after
+# 1000 fair rounds is flagged 400 rounds later (spades 1.5x as likely) or 400-600 (1.3x).
+WINDOW_ROUNDS = 1000
+ALARM = "alarm"  # IntegrityVerdict.status values: "pass", "alarm", "insufficient data"
+
+
+def alert_for_verdict(verdict: IntegrityVerdict, previous_status: str | None) -> str | None:
+    """The alert's detail when this verdict must raise one: an alarm after a check that was not (or
+    after no check yet this run). None otherwise: a pass, too few rounds, or an alarm that stands
+    (the supervisor was told once; the panel keeps the alert until it is cleared)."""
+    if verdict.status != ALARM or previous_status == ALARM:
+        return None
+    return f"{verdict.summary} (last {verdict.rounds_checked} settled rounds)"
+
+
+def integrity_alert_for(
+    records: Iterable[Mapping[str, Any]], previous_status: str | None, *, alpha: float | None = None
+) -> str | None:
+    """The integrity check over recall records, then :func:`alert_for_verdict`."""
+    from controller.integrity import DEFAULT_ALPHA, check_records  # noqa: PLC0415 - scipy loads lazily
+
+    verdict = check_records(records, alpha=DEFAULT_ALPHA if alpha is None else alpha)
+    return alert_for_verdict(verdict, previous_status)
+
+
+def window_records(journal: Journal, window_rounds: int) -> list[dict[str, Any]]:
+    """The last ``window_rounds`` closed rounds as recall records, with only the fields the integrity
+    check reads (round_id, status, round, settlement): the closing entry carries them all, so no
+    round's other events are read."""
+    closing = journal.last_entries(window_rounds, sorted(CLOSING_KINDS))
+    return [
+        {
+            "round_id": entry.round_id,
+            "status": STATUS_BY_CLOSING_KIND[entry.kind],
+            "round": entry.payload["round"],
+            "settlement": entry.payload["settlement"],
+        }
+        for entry in closing
+    ]
+
+
+def check_journal(
+    path: Path, window_rounds: int = WINDOW_ROUNDS, *, alpha: float | None = None
+) -> IntegrityVerdict:
+    """The integrity verdict over the journal's last ``window_rounds`` closed rounds, read through a
+    separate read-only connection (blocking: run it in a worker thread)."""
+    from controller.integrity import DEFAULT_ALPHA, check_records  # noqa: PLC0415 - scipy loads lazily
+
+    with Journal.open_existing(path, readonly=True) as journal:
+        records = window_records(journal, window_rounds)
+    return check_records(records, alpha=DEFAULT_ALPHA if alpha is None else alpha)
+
+
+__all__ = [
+    "DEFAULT_EVERY_ROUNDS",
+    "WINDOW_ROUNDS",
+    "alert_for_verdict",
+    "check_journal",
+    "integrity_alert_for",
+    "window_records",
+]

@@ -45,10 +45,15 @@ from controller.journal.recovery import recover
 from controller.journal.render import render_record
 from controller.journal.store import Journal, JournalError
 from controller.logs import bind_round, bind_table
-from drivers.events import DomainCommand, DomainEvent
+from drivers.events import DealerKey, DomainCommand, DomainEvent
 from drivers.factory import make_driver
 from drivers.supervisor import DeviceDriver, DeviceHealth, DeviceUnavailable, DriverTiming
 from sim_devices.firmware import LinkTiming
+from sim_devices.bet_sensors import SimulatedBetSensors
+from sim_devices.dealer_display import SimulatedDealerDisplay
+from sim_devices.firmware import SimulatedDevice
+from sim_devices.scenario import Scenario, ScenarioError, load_scenario, play
+from sim_devices.shuffler import SimulatedShuffler
 from sim_devices.table import SimDeviceSpec, SimTable, TransportKind
 
 log = structlog.get_logger("flushtable.daemon")
@@ -57,6 +62,12 @@ TICK_INTERVAL_S = 0.1  # how often the decision clock is checked (table-clock ti
 DEVICE_READY_TIMEOUT_S = 15.0
 SHUTDOWN_GRACE_S = 20.0  # SIGTERM: how long a round in play may take to finish before we stop anyway
 AUTOPLAY_SETTLE_S = 2.0  # the longest the simulated people wait to see their last action land
+SIM_FIRMWARE: dict[str, type[SimulatedDevice]] = {
+    "shuffler": SimulatedShuffler,
+    "bet_sensors": SimulatedBetSensors,
+    "dealer_display": SimulatedDealerDisplay,
+}
+SIM_SUPERVISOR = "sim-supervisor"  # who clears latched faults in simulations (sim_supervisor_clear_after_s)
 SIM_SCHEMES: dict[str, TransportKind] = {"sim": "sim", "sim+pty": "pty", "sim+tcp": "tcp", "sim+usb": "usb"}
 
 
@@ -74,6 +85,12 @@ class RunOptions:
     pace_s: float | None = None  # the simulated people's pause between actions; None: by time_scale
     print_rounds: bool = True  # print each closed round readably on standard output
     on_ready: Callable[[TableDaemon], None] | None = None  # tests and benches: called once running
+    # Simulation only (tests, soak, `flushtable run --scenario`): a scenario file played on the
+    # simulated devices (sim_devices/scenario.py), and a simulated supervisor who clears every latched
+    # fault this many (wall) seconds after it latched. Never set on a real table: latched faults are a
+    # person's to clear.
+    scenario_path: Path | None = None
+    sim_supervisor_clear_after_s: float | None = None
 
 
 @dataclass(slots=True)
@@ -177,6 +194,8 @@ class TableDaemon:
         self._autoplay_wake = asyncio.Event()
         self._autoplay_expect: list[tuple[int, int, int]] = []  # (seat, spot, cents) not yet reported
         self._event_received_mono_s: dict[int, float] = {}
+        self._dealer_keys_handled = 0  # the autoplay waits for its key presses to land
+        self._scenario: Scenario | None = None
         self.failure: str | None = None  # why the daemon stopped on an error, if it did
 
     # --- the table clock ---------------------------------------------------------------------------------
@@ -201,6 +220,7 @@ class TableDaemon:
     # --- start and stop -------------------------------------------------------------------------------
     async def run(self) -> int:
         bind_table(self.config.table_id)
+        self._load_scenario()
         self.journal_path.parent.mkdir(parents=True, exist_ok=True)
         self._journal = Journal.open(self.journal_path, self.config.table_id)
         try:
@@ -242,6 +262,10 @@ class TableDaemon:
                 self._spawn(self._ticker(), "ticker")
                 if self._autoplay_enabled():
                     self._spawn(self._autoplay_loop(), "autoplay")
+                if self._scenario is not None and self.sim_table is not None:
+                    self._spawn(play(self._scenario, self.sim_table.devices), "scenario")
+                if self.options.sim_supervisor_clear_after_s is not None:
+                    self._spawn(self._sim_supervisor(self.options.sim_supervisor_clear_after_s), "supervisor")
                 watchdog_s = systemd.watchdog_interval_s()
                 if watchdog_s is not None:
                     self._spawn(self._watchdog(watchdog_s), "watchdog")
@@ -261,6 +285,18 @@ class TableDaemon:
         if self.failure is not None:
             raise UserError(f"the table stopped on an internal error: {self.failure} (see the log)")
         return 0
+
+    def _load_scenario(self) -> None:
+        """Check the scenario file whole before anything starts (simulated devices only)."""
+        if self.options.scenario_path is None:
+            return
+        kinds = {
+            device.name: SIM_FIRMWARE[device.kind] for device in self.config.devices.values() if device.simulated
+        }
+        try:
+            self._scenario = load_scenario(self.options.scenario_path, kinds)
+        except ScenarioError as error:
+            raise UserError(f"--scenario: {error}") from None
 
     def _spawn(self, work: Coroutine[Any, Any, None], name: str) -> None:
         """A task of the daemon's own. If one dies of an error the table stops: a table whose engine,
@@ -417,12 +453,27 @@ class TableDaemon:
             item = await self.events.get()
             received = self._event_received_mono_s.pop(id(item), None)
             self.act_now(self.engine.handle(item, self.now_s()), received_mono_s=received)
+            if isinstance(item, DealerKey):
+                self._dealer_keys_handled += 1
             self._autoplay_wake.set()
 
     async def _ticker(self) -> None:
         while True:
             await asyncio.sleep(TICK_INTERVAL_S)
             self.act_now(self.engine.tick(self.now_s()))
+
+    async def _sim_supervisor(self, clear_after_s: float) -> None:
+        """Simulations only: a supervisor who clears each latched fault ``clear_after_s`` after seeing it."""
+        first_seen_mono_s: dict[str, float] = {}
+        while True:
+            await asyncio.sleep(min(TICK_INTERVAL_S, clear_after_s) or TICK_INTERVAL_S)
+            now_mono_s = time.monotonic()
+            for fault_id in list(self.engine.latched):
+                seen_s = first_seen_mono_s.setdefault(fault_id, now_mono_s)
+                if now_mono_s - seen_s >= clear_after_s and fault_id in self.engine.latched:
+                    reason = "simulated supervisor: cleared after the configured delay"
+                    self.act_now(self.engine.clear_fault(fault_id, self.now_s(), SIM_SUPERVISOR, reason))
+                    self._autoplay_wake.set()
 
     async def _watchdog(self, interval_s: float) -> None:
         while True:
@@ -557,17 +608,22 @@ class TableDaemon:
             if not actions:
                 await self._wait_for_news(0.2)
                 continue
-            pressed = False
+            keys_pressed = 0
+            state_key_pressed = False
             for action in actions:
                 if isinstance(action, PlaceChips):
                     sensors.place(action.seat, action.spot, action.amount_cents)
                     self._autoplay_expect.append((action.seat, action.spot, action.amount_cents))
                 elif isinstance(action, PressKey):
                     display.press(action.key, action.seat)
-                    pressed = True
+                    keys_pressed += 1
+                    # fold_seat changes no state: waiting for one cost AUTOPLAY_SETTLE_S per fold.
+                    state_key_pressed = state_key_pressed or action.key != "fold_seat"
                 else:
                     self.act_now(self.engine.handle(action, self.now_s()))
-            if pressed:
+            if keys_pressed:
+                await self._await_keys_handled(keys_pressed)
+            if state_key_pressed:
                 await self._await_state_change(state_before)
             if self._pace_s():
                 await asyncio.sleep(self._pace_s())
@@ -594,6 +650,14 @@ class TableDaemon:
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(timeout_s):
                 await self._autoplay_wake.wait()
+
+    async def _await_keys_handled(self, keys_pressed: int) -> None:
+        """Wait (bounded) until the engine has handled the keys just pressed (a fold lands before the
+        next look at the table, so it is not pressed twice)."""
+        target = self._dealer_keys_handled + keys_pressed
+        deadline = time.monotonic() + AUTOPLAY_SETTLE_S
+        while self._dealer_keys_handled < target and time.monotonic() < deadline:
+            await self._wait_for_news(0.05)
 
     async def _await_state_change(self, state_before: str) -> None:
         deadline = time.monotonic() + AUTOPLAY_SETTLE_S

@@ -33,7 +33,8 @@ deal" or "after the lock" however long the controller takes to get there:
     ...
 
 ``after`` is "start" (the default: the scenario's start), "deal" (the shoe finished its ``count``-th
-deal since the start; Chase the Flush deals three times a round) or "lock" (the bet sensors received
+deal since the start and the controller acknowledged all of it; Chase the Flush deals three times a
+round) or "lock" (the bet sensors received
 their ``count``-th LockBets). The anchors are watched on the devices' side only (no controller).
 """
 
@@ -240,10 +241,14 @@ class _AnchorWatch:
     async def watch(self) -> None:
         loop = asyncio.get_running_loop()
         while True:
-            # A deal has ended when it has started and the shoe is no longer dealing (or in fault).
+            # A deal has ended when it has started, the shoe is no longer dealing (or in fault), and the
+            # controller has acknowledged every message of it (the cards leave the shoe long before the
+            # controller reads them; a step "after the deal" must not overtake them on another line).
             started = sum(shoe.deals_started for shoe in self._shoes)
-            dealing = any(shoe.dealing for shoe in self._shoes)
-            ended = started - (1 if dealing else 0)
+            busy = any(
+                shoe.dealing or shoe.outbox or shoe.link.pending_count for shoe in self._shoes
+            )
+            ended = started - (1 if busy else 0)
             while self._deals_seen + len(self.deal_ends) < ended:
                 self.deal_ends.append(loop.time())
                 self.changed.set()

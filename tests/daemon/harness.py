@@ -4,12 +4,14 @@ daemon test makes on the journal it leaves (tests/daemon/)."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import os
 import subprocess
 import sys
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -115,9 +117,11 @@ def run_daemon(
     journal_path: Path,
     *,
     timeout_s: float = 60.0,
+    stop_when: Callable[[TableDaemon], bool] | None = None,
     **options: Any,
 ) -> DaemonRun:
-    """Run the real daemon to the end (``rounds=`` closed), bounded; fail on any task left behind."""
+    """Run the real daemon to the end (``rounds=`` closed, or ``stop_when(daemon)`` true, when it is
+    stopped as SIGTERM would), bounded; fail on any task left behind."""
     table_config = config if isinstance(config, TableConfig) else load_config(config)
     options.setdefault("print_rounds", False)
     options.setdefault("time_scale", 50.0)
@@ -138,11 +142,26 @@ def run_daemon(
 
     async def main() -> RunSummary:
         daemon = TableDaemon(table_config, run_options, out=out)  # type: ignore[arg-type]
-        await daemon.run()
+        watcher: asyncio.Task[None] | None = None
+        if stop_when is not None:
+            watcher = asyncio.get_running_loop().create_task(_stop_when(daemon, stop_when))
+        try:
+            await daemon.run()
+        finally:
+            if watcher is not None:
+                watcher.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await watcher
         return daemon.summary
 
     summary = run_async(main, timeout_s=timeout_s)
     return DaemonRun(summary, journal_path, "".join(out.parts))
+
+
+async def _stop_when(daemon: TableDaemon, predicate: Callable[[TableDaemon], bool]) -> None:
+    while daemon._engine is None or not predicate(daemon):
+        await asyncio.sleep(0.02)
+    daemon.request_stop()
 
 
 def entries(journal_path: Path, table_id: str | None = None) -> list[JournalEntry]:

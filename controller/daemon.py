@@ -49,6 +49,7 @@ from drivers.events import DealerKey, DomainCommand, DomainEvent
 from drivers.factory import make_driver
 from drivers.supervisor import DeviceDriver, DeviceHealth, DeviceUnavailable, DriverTiming
 from sim_devices.firmware import LinkTiming
+from sim_devices.noise import NoiseRates
 from sim_devices.bet_sensors import SimulatedBetSensors
 from sim_devices.dealer_display import SimulatedDealerDisplay
 from sim_devices.firmware import SimulatedDevice
@@ -59,6 +60,7 @@ from sim_devices.table import SimDeviceSpec, SimTable, TransportKind
 log = structlog.get_logger("flushtable.daemon")
 
 TICK_INTERVAL_S = 0.1  # how often the decision clock is checked (table-clock timeouts are seconds)
+MIN_TICK_INTERVAL_S = 0.005  # the most often it is checked on an accelerated clock
 DEVICE_READY_TIMEOUT_S = 15.0
 SHUTDOWN_GRACE_S = 20.0  # SIGTERM: how long a round in play may take to finish before we stop anyway
 AUTOPLAY_SETTLE_S = 2.0  # the longest the simulated people wait to see their last action land
@@ -91,6 +93,7 @@ class RunOptions:
     # person's to clear.
     scenario_path: Path | None = None
     sim_supervisor_clear_after_s: float | None = None
+    sim_noise: NoiseRates | None = None  # line noise on every simulated device's line (soak)
 
 
 @dataclass(slots=True)
@@ -350,7 +353,9 @@ class TableDaemon:
                 for device in sim_devices
             ]
             run_dir = self.journal_path.parent / "devices"
-            self.sim_table = SimTable(specs, run_dir=run_dir, seed=self.options.seed, timing=LinkTiming())
+            self.sim_table = SimTable(
+                specs, run_dir=run_dir, seed=self.options.seed, timing=LinkTiming(), noise=self.options.sim_noise
+            )
             await self.sim_table.start()
         for device in self.config.devices.values():
             url = self._device_url(device)
@@ -458,8 +463,11 @@ class TableDaemon:
             self._autoplay_wake.set()
 
     async def _ticker(self) -> None:
+        # On an accelerated clock the decision timeouts are that much shorter in wall time: check them
+        # as much more often (down to MIN_TICK_INTERVAL_S), or each walk-away costs a whole tick.
+        interval_s = max(MIN_TICK_INTERVAL_S, TICK_INTERVAL_S / max(self.options.time_scale, 1.0))
         while True:
-            await asyncio.sleep(TICK_INTERVAL_S)
+            await asyncio.sleep(interval_s)
             self.act_now(self.engine.tick(self.now_s()))
 
     async def _sim_supervisor(self, clear_after_s: float) -> None:

@@ -471,11 +471,19 @@ class TableDaemon:
             self.act_now(self.engine.tick(self.now_s()))
 
     async def _sim_supervisor(self, clear_after_s: float) -> None:
-        """Simulations only: a supervisor who clears each latched fault ``clear_after_s`` after seeing it."""
+        """Simulations only: a supervisor who clears each latched fault ``clear_after_s`` after seeing it,
+        and a technician who resets a simulated device left in fault (a shoe after its red light stays
+        in fault until someone resets it by hand; the table starts no round until then)."""
         first_seen_mono_s: dict[str, float] = {}
         while True:
             await asyncio.sleep(min(TICK_INTERVAL_S, clear_after_s) or TICK_INTERVAL_S)
             now_mono_s = time.monotonic()
+            if self.sim_table is not None:
+                for name, device in self.sim_table.devices.items():
+                    if device.state != "fault":
+                        first_seen_mono_s.pop(f"device:{name}", None)
+                    elif now_mono_s - first_seen_mono_s.setdefault(f"device:{name}", now_mono_s) >= clear_after_s:
+                        device.set_status("ready")  # the reset button on the device itself
             for fault_id in list(self.engine.latched):
                 seen_s = first_seen_mono_s.setdefault(fault_id, now_mono_s)
                 if now_mono_s - seen_s >= clear_after_s and fault_id in self.engine.latched:

@@ -21,6 +21,7 @@ from tests.daemon.harness import (
     check_every_round_closed_once,
     check_recall_settles,
     entries,
+    flushtable,
     run_daemon,
     write_config,
 )
@@ -153,6 +154,17 @@ def test_past_posting_holds_the_table_across_a_restart(tmp_path: Path) -> None:
     assert voided.source == "recovery"
     assert returned_everything(voided.payload["settlement"])
     assert len(of_kind(journal, "round_started")) == 1  # the held table started nothing new
+    check_every_round_closed_once(journal)
+
+    # docs/operations.md: with the daemon stopped, `flushtable clear`; the next start plays again.
+    cleared = flushtable(
+        "clear", "--journal", str(tmp_path / "journal.sqlite"), "--reason", "chips checked", "--by", "alice"
+    )
+    assert cleared.returncode == 0, cleared.stderr
+    played = run_daemon(config_path, tmp_path / "journal.sqlite", rounds=1, seed=4, autoplay=True)
+    assert played.summary.rounds_closed == 1
+    journal = entries(tmp_path / "journal.sqlite")
+    assert [e.payload["by"] for e in journal if e.kind == "fault_cleared"] == ["alice"]
     check_every_round_closed_once(journal)
 
 

@@ -135,42 +135,6 @@ def engine_config_for(config: TableConfig) -> EngineConfig:
     )
 
 
-class EngineActions:
-    """The panel's TableActions, connected to the running engine (same thread, same loop)."""
-
-    def __init__(self, daemon: TableDaemon) -> None:
-        self._daemon = daemon
-
-    def _run(self, action: str, outputs: list[Output]) -> None:
-        refused = [item for item in outputs if isinstance(item, Refused)]
-        self._daemon.act_now(outputs)
-        if refused:
-            raise UserError(f"{action}: {refused[0].reason}")
-
-    def clear_fault(self, fault_id: str, by: str, reason: str) -> None:
-        self._run("clear_fault", self._daemon.engine.clear_fault(fault_id, self._daemon.now_s(), by, reason))
-
-    def void_round(self, reason: str, by: str) -> None:
-        self._run("void_round", self._daemon.engine.void_round(reason, self._daemon.now_s(), by))
-
-    def move_button(self, seat: int, by: str) -> None:
-        self._run("move_button", self._daemon.engine.move_button(seat, self._daemon.now_s(), by))
-
-    def open_table(self, by: str) -> None:
-        self._daemon.set_table_open(True, by, "opened from the panel")
-
-    def close_table(self, by: str, reason: str) -> None:
-        self._daemon.set_table_open(False, by, reason)
-
-    def set_limits(self, min_ante_cents: int, max_ante_cents: int, by: str) -> None:
-        raise UserError("changing limits from the panel is not available yet: edit the table's configuration")
-
-    def set_paytable(self, wager: str, paytable: str, by: str) -> None:
-        raise UserError(
-            "changing paytables from the panel is not available yet: edit the table's configuration"
-        )
-
-
 class TableDaemon:
     """One table: its journal, engine, devices (and their simulated twins), players and panel."""
 
@@ -184,7 +148,6 @@ class TableDaemon:
         self.drivers: dict[str, DeviceDriver] = {}
         self.sim_table: SimTable | None = None
         self.panel: Any = None
-        self.table_open = True
         self._command_queues: dict[str, asyncio.Queue[DomainCommand]] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._stop = asyncio.Event()
@@ -238,7 +201,6 @@ class TableDaemon:
             self._engine = TableEngine(
                 engine_config_for(self.config), recovered=RecoveredState.from_table_state(report.state)
             )
-            self.table_open = True
             self._append(
                 [
                     JournalRecord(
@@ -404,7 +366,9 @@ class TableDaemon:
     async def _start_panel(self) -> None:
         if self.options.panel_bind is None:
             return
-        from controller.panel.embed import start_panel  # noqa: PLC0415 - the web stack loads only when wanted
+        # The web stack loads only when a panel is wanted.
+        from controller.panel.embed import start_panel  # noqa: PLC0415
+        from controller.panel.engine_actions import EngineTableActions  # noqa: PLC0415
 
         host, port = self.options.panel_bind
         self.panel = await start_panel(
@@ -412,7 +376,7 @@ class TableDaemon:
             bind=f"[{host}]:{port}" if ":" in host else f"{host}:{port}",
             users_file=self.journal_path.parent / "panel-users.json",
             config_users=self.config.panel.users,
-            actions=EngineActions(self),
+            actions=EngineTableActions(self.engine, now_s=self.now_s, perform=self.act_now),
             device_health=self.device_health,
         )
         log.info("panel_listening", url=self.panel.url)
@@ -645,20 +609,6 @@ class TableDaemon:
     def device_health(self) -> list[DeviceHealth]:
         return [driver.health for driver in self.drivers.values()]
 
-    def set_table_open(self, is_open: bool, by: str, reason: str) -> None:
-        if is_open == self.table_open:
-            raise UserError(f"the table is already {'open' if is_open else 'closed'}")
-        if not is_open and self._round_in_play():
-            raise UserError("a round is in play: close the table between rounds")
-        self.table_open = is_open
-        kind = "table_opened" if is_open else "table_closed"
-        payload: dict[str, Any] = {"by": by, "reason": reason}
-        if is_open:
-            payload.update(
-                game=self.config.game, banking_mode=self.config.banking.mode, config_digest=self.config.digest
-            )
-        self.act_now([JournalRecord(kind, payload, None, f"operator:{by}")])
-
     # --- the simulated people ----------------------------------------------------------------------------
     def _pace_s(self) -> float:
         if self.options.pace_s is not None:
@@ -674,9 +624,6 @@ class TableDaemon:
             await self._await_last_actions()
             if self._stopping and not self._round_in_play() and self.engine.state in ("idle", "complete"):
                 await asyncio.sleep(0.05)
-                continue
-            if not self.table_open and self.engine.state == "idle":
-                await asyncio.sleep(0.1)
                 continue
             state_before = self.engine.state
             actions = player.next_actions(self.engine)
@@ -746,4 +693,4 @@ async def run_table(config: TableConfig, options: RunOptions, *, out: TextIO | N
     return daemon.summary
 
 
-__all__ = ["EngineActions", "RunOptions", "RunSummary", "TableDaemon", "engine_config_for", "run_table"]
+__all__ = ["RunOptions", "RunSummary", "TableDaemon", "engine_config_for", "run_table"]

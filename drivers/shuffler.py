@@ -67,6 +67,12 @@ class ShufflerDriver(DeviceDriver):
         self._hands_completed = set()
         self._refused = {}
 
+    def refused(self, report: fp.ErrorReport) -> Iterable[DomainEvent]:
+        # A shoe that will not shuffle or deal (in fault, already dealing) holds up the round: say so.
+        yield ShufflerFault(
+            device=self.name, fault="other", position=None, detail=f"refused: {report.detail}"
+        )
+
     def translate(self, message: Message) -> Iterable[DomainEvent]:
         name = self.name
         if isinstance(message, fp.CardDealt):

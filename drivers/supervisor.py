@@ -19,7 +19,7 @@ import contextlib
 import random
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Literal
 
 import structlog
@@ -234,6 +234,10 @@ class DeviceDriver:
         """The domain events a device message means (none for some)."""
         raise NotImplementedError
 
+    def refused(self, report: ErrorReport) -> Iterable[DomainEvent]:
+        """Domain events for a command the device refused (kept in health.last_error in any case)."""
+        return ()
+
     def command_sent(self, command: DomainCommand) -> None:
         """A command went to the device (the shuffler driver remembers what deal it asked for)."""
 
@@ -430,6 +434,8 @@ class DeviceDriver:
             self._health = replace(
                 self._health, last_error=f"device refused seq {message.refused_seq}: {message.detail}"
             )
+            for domain_event in self.refused(message):
+                self._publish(domain_event)
             log.warning(
                 "device_refused",
                 device=self.name,
@@ -448,10 +454,3 @@ class DeviceDriver:
                 future.set_exception(
                     DeviceUnavailable(f"{self.name}: link lost before acknowledgement ({reason})")
                 )
-
-
-def publish_nowhere(event: DomainEvent) -> None:  # pragma: no cover - a default for tools
-    del event
-
-
-__all__ = ["DeviceDriver", "DeviceHealth", "DeviceUnavailable", "DriverTiming", "field", "publish_nowhere"]

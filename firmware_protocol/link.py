@@ -409,7 +409,8 @@ class Link:
         """Send the outstanding frame again; False when its retries are spent and the link went down."""
         assert self._outstanding is not None
         if self._retries >= MAX_RETRIES:
-            self._go_down("no_ack")
+            # Our own heartbeat went unanswered: the peer missed its heartbeats, not a message.
+            self._go_down("heartbeat_missed" if self._outstanding.internal else "no_ack")
             return False
         self._retries += 1
         self.stats.retransmissions += 1

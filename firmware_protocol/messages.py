@@ -1,12 +1,13 @@
 """Every message of protocol v1 as a frozen dataclass, with its byte encoding and its JSON form.
 
 A message's payload is its type byte followed by its fields in the order the class declares them
-(docs/protocol.md §8 lists each with units and ranges). Constructing a message checks every field, so
+(docs/protocol.md §11 lists each with units and ranges). Constructing a message checks every field, so
 an out-of-range message cannot exist; ``decode_message`` refuses anything that is not the canonical
 encoding of a valid message (wrong length, trailing bytes, out-of-range values, bad UTF-8).
 
     payload = CardDealt(position=3, index=0, card=51).encode()   # b"\\x23\\x03\\x00\\x33"
     decode_message(payload)                                       # CardDealt(position=3, index=0, card=51)
+    CardDealt.decode(payload)                                     # the same; FieldError if not a card_dealt
     message_to_json(msg) / message_from_json({"type": ..., "fields": {...}})
 
 ``MESSAGE_TYPES`` maps each type byte to its class; ``MESSAGE_CLASSES_BY_NAME`` maps the JSON ``type``.
@@ -409,6 +410,15 @@ class Message:
         for name, codec in self.FIELDS:
             codec.write(getattr(self, name), out)
         return bytes(out)
+
+    @classmethod
+    def decode(cls, payload: bytes) -> Message:
+        """The message ``payload`` carries, which must be of this class (``Message.decode`` takes any);
+        FieldError naming the field when it is not a valid one."""
+        message = decode_message(payload)
+        if not isinstance(message, cls):
+            raise FieldError("type", f"payload is a {message.NAME}, not a {cls.NAME}")
+        return message
 
     def fields_json(self) -> dict[str, JsonValue]:
         return {name: codec.to_json(getattr(self, name)) for name, codec in self.FIELDS}

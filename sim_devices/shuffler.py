@@ -123,6 +123,7 @@ class SimulatedShuffler(SimulatedDevice):
         ] = []  # (position, index, card): every card dealt since power-on
         self.planned: list[PlannedFault] = []
         self._deal_task: asyncio.Task[None] | None = None
+        self._current_position: int | None = None  # where the deal stands, for a fault's report
         self.shuffles = 0
         self.deals_started = 0
 
@@ -199,8 +200,6 @@ class SimulatedShuffler(SimulatedDevice):
             return
         self.deals_started += 1
         self._deal_task = self.spawn(self._deal(request.positions), "shuffler-deal")
-
-    _current_position: int | None = None
 
     def _take_fault(self, *, during_shuffle: bool = False, at_card: int | None = None) -> PlannedFault | None:
         for fault in self.planned:

@@ -87,3 +87,15 @@ def test_published_expected_value_per_ante_with_250_20_5_1() -> None:
 def test_class_rows_recompute_exactly(index: int) -> None:
     row = _rows()[index]
     assert solve_class(row["hole"]) == row
+
+
+def test_solution_bookkeeping_and_strategy_chart_on_a_few_classes() -> None:
+    from controller.gamemath.chase import DEALS_PER_HOLE, chase_strategy, solve_chase
+
+    solution = solve_chase(workers=1, only=3)
+    rows = _rows()[:3]
+    assert solution.class_rows == rows
+    assert sum(solution.deals_by_decision.values()) == sum(row["weight"] for row in rows) * DEALS_PER_HOLE
+    chart = chase_strategy(solution)
+    assert [entry["title"] for entry in chart][-2:] == ["Flop (after a check)", "River (after two checks)"]
+    assert any(line.startswith("3-card flush: call") for line in chart[-1]["notes"])

@@ -184,3 +184,24 @@ def test_build_request_overrides_a_preset_with_a_custom_table() -> None:
     )
     assert request.paytables["flush"].to_json() == {"7": 100, "6": 50, "5": 10, "4": 2}
     assert request.paytables["straight_flush"].name == "hcf-straight-flush-house"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    available=st.integers(0, (1 << 13) - 1),
+    ranks=st.sets(st.integers(0, 12), min_size=0, max_size=7),
+)
+def test_count_subsets_below_matches_enumeration(available: int, ranks: set[int]) -> None:
+    import numpy as np
+
+    from controller.gamemath.tables import count_subsets_below
+
+    limit = sum(1 << rank for rank in ranks)
+    size = len(ranks)
+    expected = sum(
+        1
+        for subset in range(1 << 13)
+        if subset & ~available == 0 and subset.bit_count() == size and subset < limit
+    )
+    got = count_subsets_below(np.array([available]), size, np.array([limit]))
+    assert int(got[0]) == expected

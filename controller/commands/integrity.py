@@ -9,6 +9,7 @@ from typing import Any
 
 from controller.errors import UserError
 from controller.integrity import DEFAULT_ALPHA, IntegrityVerdict, check_records, load_records
+from controller.journal.recall import recall_records
 
 NAME = "integrity"
 HELP = "test recalled rounds' cards and wager returns against the exact mathematics (chi-square)"
@@ -29,15 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def journal_records(path: Path) -> list[dict[str, Any]]:
     """Every recalled round in a journal, through the journal's own recall."""
-    try:
-        # Lazy: the journal arrives on its own branch, and a table without it still checks record files.
-        from controller.journal.recall import (  # type: ignore[import-not-found, unused-ignore]  # noqa: PLC0415
-            recall_records,
-        )
-    except ImportError:
-        raise UserError("journal support not installed") from None
-    records: list[dict[str, Any]] = recall_records(path)
-    return records
+    return recall_records(path)
 
 
 def render(verdict: IntegrityVerdict) -> str:

@@ -1,7 +1,7 @@
 """`flushtable protocol decode|encode|vectors`: read serial captures, make frames, print test vectors.
 
 decode: standard input is a raw capture, or with --hex hex text in which each line is one capture
-(whitespace inside a line is ignored). One JSON line per frame found:
+(whitespace and colons inside a line are ignored). One JSON line per frame found:
 ``{"ok": true, "type": ..., "fields": {...}, ...}`` or ``{"ok": false, "error": ..., "offset": N}``;
 with --hex each carries ``"line"`` (from 1). --key-file F holds the hex key that verifies tags; when it
 is a device key and the capture holds that device's handshake, the session key is derived from the
@@ -102,7 +102,7 @@ def _decode(args: argparse.Namespace) -> int:
             out.write(json.dumps(report, ensure_ascii=False) + "\n")
         return 0
     for line_number, raw_line in enumerate(sys.stdin.buffer, start=1):
-        digits = b"".join(raw_line.split())
+        digits = b"".join(raw_line.split()).replace(b":", b"")  # "00 04 01" or "00:04:01"
         if not digits:
             continue
         try:

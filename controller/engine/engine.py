@@ -36,16 +36,18 @@ from controller.engine import actions as a
 from controller.engine import machine as m
 from controller.engine.outputs import Alert, AlertSeverity, JournalRecord, Output, Refused
 from controller.engine.state import DESIGNATED_PLAYER, HOUSE, LatchedFault, RecoveredState, TableConfig
+from controller.errors import UserError
 from controller.rules.cards import DECK_SIZE, card_text, cards_text
 from controller.rules.games import (
     CHASE_THE_FLUSH,
     GameSpec,
+    check_bet_wagers,
+    clockwise_from,
     decision_limits,
     game_spec,
-    largest_decision_multiplier,
 )
 from controller.rules.hands import evaluate
-from controller.rules.settle import Settlement, action_order, parse_round, settle
+from controller.rules.settle import NOT_COVERED, Settlement, cover_seats, parse_round, settle
 from drivers.events import (
     COMMUNITY_POSITION,
     DEALER_POSITION,
@@ -675,6 +677,10 @@ class TableEngine:
                 )
             if self.config.game == CHASE_THE_FLUSH and wagers.get("xtra_bonus", 0) != ante:
                 return {}, f"seat {seat}: the X-tra Bonus must equal the ante ({ante})"
+            try:  # whatever else the settle engine would refuse, refuse now, before a card is dealt
+                check_bet_wagers(self.config.game, wagers, field="wagers")
+            except UserError as error:
+                return {}, f"seat {seat}: {error}"
         if not wagers_by_seat:
             return {}, "no seat has an ante"
         if len(wagers_by_seat) > self.spec.max_players:
@@ -730,21 +736,22 @@ class TableEngine:
 
     def _check_coverage(self) -> None:
         """Designated player: take seats into action in order while the DP's funds cover each seat's
-        ante plus its largest possible raise; an uncovered seat is dead (RULES.md "Funds")."""
+        ante plus its largest possible raise; an uncovered seat is dead (RULES.md "Funds"). The settle
+        engine's own ``cover_seats`` decides, so the lock and the settlement always agree."""
         live = self.round
         assert live is not None
         assert self.dp_seat is not None
-        committed = 0
-        for number in action_order(self.dp_seat, list(live.seats)):
-            play = live.seats[number]
-            need = play.wagers["ante"] * (1 + largest_decision_multiplier(self.config.game))
-            if committed + need > self.dp_funds_cents:
-                play.covered = False
-                play.status = DEAD
-                play.dead_reason = "not covered by the designated player's funds"
-                self._journal("dead_hand", {"seat": number, "reason": play.dead_reason})
+        antes = {number: play.wagers["ante"] for number, play in live.seats.items()}
+        coverage = cover_seats(self.config.game, self.dp_seat, self.dp_funds_cents, antes)
+        for number in coverage.action_order:
+            if number in coverage.covered:
                 continue
-            committed += need
+            play = live.seats[number]
+            play.covered = False
+            play.status = DEAD
+            play.dead_reason = NOT_COVERED
+            self._journal("dead_hand", {"seat": number, "reason": NOT_COVERED})
+            self._out.append(ShowSeatResult(self.config.display_device, number, "dead", 0))
 
     # ------------------------------------------------------------------ the deal
     def _on_deck_verified(self, event: DeckVerified) -> None:
@@ -778,10 +785,10 @@ class TableEngine:
         if self.state != m.BETS_LOCKED or not self.deck_verified or self.round is None:
             return
         live = self.round
-        # Every seat with a locked ante is dealt, an uncovered one too: the settle engine then finds the
-        # same coverage from the same wagers and names the reason (not covered), instead of seeing a
-        # seat without cards (a wrong count).
-        positions: list[tuple[int, int]] = [(number, self.spec.hole_cards) for number in sorted(live.seats)]
+        # An uncovered seat is dead from the lock: it is not dealt (as a dealer deals no dead seat).
+        positions: list[tuple[int, int]] = [
+            (number, self.spec.hole_cards) for number in sorted(live.seats) if live.seats[number].covered
+        ]
         positions.append((DEALER_POSITION, self.spec.hole_cards))
         self.deck_verified = False  # one deck, one round
         self._fire("start_deal")
@@ -1118,17 +1125,13 @@ class TableEngine:
         seats: list[dict[str, object]] = []
         for number in sorted(live.seats):
             play = live.seats[number]
-            # A seat dead for its card count goes in without cards, so the settle engine finds it dead
-            # for the same reason; an uncovered seat goes in with its cards (settle finds the coverage).
-            misdealt = play.status == DEAD and (play.covered or len(play.cards) != self.spec.hole_cards)
+            # A dead seat goes in without cards (never shown): settle finds it not covered (coverage is
+            # decided on the antes, as at the lock) or dead for its card count, and returns its wagers.
             seat_obj: dict[str, object] = {
                 "seat": number,
-                "cards": [] if dead or misdealt else cards_text(play.cards),
+                "cards": [] if dead or play.status == DEAD else cards_text(play.cards),
                 "wagers": dict(play.wagers),
-                # An uncovered seat made no decision; the settle engine's input checks want a raise from
-                # every seat not folded, before it applies coverage, so it goes in as folded (no raise):
-                # settle still finds it not covered and returns every wager (status "dead").
-                "folded": play.status == FOLDED or not play.covered,
+                "folded": play.status == FOLDED,
             }
             if play.street is not None:
                 seat_obj["street"] = play.street
@@ -1375,11 +1378,7 @@ class TableEngine:
     # ------------------------------------------------------------------ button, designated player
     def _next_seat(self, seat: int) -> int:
         """The next configured seat clockwise (seats are numbered clockwise)."""
-        ordered = sorted(self.config.seats)
-        for candidate in ordered:
-            if candidate > seat:
-                return candidate
-        return ordered[0]
+        return clockwise_from(seat, self.config.seats)[0]
 
     def _dp_accepts(self, funds_cents: int, by: str, seat: int | None) -> None:
         if self.config.banking_mode != DESIGNATED_PLAYER:

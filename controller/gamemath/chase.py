@@ -45,6 +45,8 @@ _FOLD = -2  # ante and X-tra lost
 _RIVER_CHUNK = 8192
 AnyIntArray = npt.NDArray[np.signedinteger[Any]]
 _POPCOUNT32 = POPCOUNT_NP.astype(np.int32)
+_TOP_RANK = np.array([max(mask.bit_length() - 1, 0) for mask in range(1 << 13)], dtype=np.int32)
+_FLUSH_KEYS = 8 << 4  # flush length << 4 | top rank
 _STRENGTH32 = SUIT_STRENGTH_NP.astype(np.int32)
 _BINOMIAL32 = BINOMIAL[:14, :4].astype(np.int32)
 
@@ -240,17 +242,19 @@ def _river_chunk(
     wins = wins_q + wins_n
     slope = wins - losses_q - losses_n  # per ante of all-in
     base = wins_q + xtra * wins - 2 * losses_q - losses_n
-    return slope.astype(np.int64), base.astype(np.int64), length.astype(np.int64)
+    flush_key = (length << 4) | _TOP_RANK[flush]
+    return slope.astype(np.int64), base.astype(np.int64), flush_key.astype(np.int64)
 
 
 @dataclass
 class _HoleResult:
     all_in_3x: int  # summed over every deal of this hole hand, in antes
     check_value: int
-    flops_by_length: IntArray  # flops by the player's 5-card flush length
-    flop_bets_by_length: IntArray  # of those, where the checked player goes all in 2x
-    rivers_by_length: IntArray  # (flop, turn-river) after two checks, by the 7-card flush length
-    river_calls_by_length: IntArray  # of those, where the player goes all in 1x (else folds)
+    # Indexed by the player's flush as length << 4 | top rank:
+    flops_by_flush: IntArray  # flops seen after a preflop check, by the 5-card flush
+    flop_bets_by_flush: IntArray  # of those, where the player goes all in 2x
+    rivers_by_flush: IntArray  # (flop, turn-river) after two checks, by the 7-card flush
+    river_calls_by_flush: IntArray  # of those, where the player goes all in 1x (else folds)
     cards: tuple[int, int, int]
 
 
@@ -261,7 +265,7 @@ def _flop_pairs() -> IntArray:
 
 def _solve_hole(cards: tuple[int, int, int], xtra_lines: tuple[tuple[int, int], ...]) -> _HoleResult:
     _, by_flop = _community_index()
-    _, slope, base, length = river_terms(cards, xtra_lines)
+    _, slope, base, river_flush = river_terms(cards, xtra_lines)
     river_call = slope + base
     river_value = np.maximum(river_call, _FOLD * DEALER_HANDS)
 
@@ -278,16 +282,19 @@ def _solve_hole(cards: tuple[int, int, int], xtra_lines: tuple[tuple[int, int], 
     five = np.concatenate(
         [np.tile(np.array(cards, dtype=np.int64), (len(flop_cards), 1)), flop_cards], axis=1
     )
-    suit_counts = np.stack([(five // 13 == s).sum(axis=1) for s in range(4)])
-    flop_length = suit_counts.max(axis=0)
-    river_length = length[by_flop][checked_flops]
+    five_bits = np.left_shift(np.int64(1), five).sum(axis=1)
+    five_strength = np.maximum.reduce(
+        [SUIT_STRENGTH_NP[(five_bits >> (13 * s)) & FULL_SUIT] for s in range(4)]
+    )
+    flop_flush = ((five_strength >> 13) << 4) | _TOP_RANK[five_strength & FULL_SUIT]
+    river_seen = river_flush[by_flop][checked_flops]
     return _HoleResult(
         all_in_3x=all_in_3x,
         check_value=int(flop_value.sum()),
-        flops_by_length=np.bincount(flop_length, minlength=8),
-        flop_bets_by_length=np.bincount(flop_length[bets_on_flop], minlength=8),
-        rivers_by_length=np.bincount(river_length.ravel(), minlength=8),
-        river_calls_by_length=np.bincount(river_length[calls[checked_flops]], minlength=8),
+        flops_by_flush=np.bincount(flop_flush, minlength=_FLUSH_KEYS),
+        flop_bets_by_flush=np.bincount(flop_flush[bets_on_flop], minlength=_FLUSH_KEYS),
+        rivers_by_flush=np.bincount(river_seen.ravel(), minlength=_FLUSH_KEYS),
+        river_calls_by_flush=np.bincount(river_seen[calls[checked_flops]], minlength=_FLUSH_KEYS),
         cards=cards,
     )
 
@@ -306,10 +313,10 @@ class ChaseSolution:
     class_rows: list[dict[str, Any]] = field(default_factory=list)  # exact per-class sums (see class_row)
     # Weighted by deals: flops seen after a preflop check by 5-card flush length, and bets among them;
     # rivers seen after two checks by 7-card flush length, and calls among them.
-    flops_by_length: dict[int, int] = field(default_factory=dict)
-    flop_bets_by_length: dict[int, int] = field(default_factory=dict)
-    rivers_by_length: dict[int, int] = field(default_factory=dict)
-    river_calls_by_length: dict[int, int] = field(default_factory=dict)
+    flops_by_flush: dict[int, int] = field(default_factory=dict)  # keys: length << 4 | top rank
+    flop_bets_by_flush: dict[int, int] = field(default_factory=dict)
+    rivers_by_flush: dict[int, int] = field(default_factory=dict)
+    river_calls_by_flush: dict[int, int] = field(default_factory=dict)
 
     @property
     def deals(self) -> int:
@@ -330,15 +337,18 @@ def _hole_text(cards: tuple[int, int, int]) -> str:
     return " ".join(RANKS[c % 13] + SUITS[c // 13] for c in sorted(cards, key=lambda c: (-(c % 13), c)))
 
 
-def _accumulate(counter: dict[int, int], by_length: IntArray, scale: int) -> None:
-    for length in np.flatnonzero(by_length):
-        counter[int(length)] = counter.get(int(length), 0) + int(by_length[length]) * scale
+def _accumulate(counter: dict[int, int], by_key: IntArray, scale: int) -> None:
+    for key in np.flatnonzero(by_key):
+        counter[int(key)] = counter.get(int(key), 0) + int(by_key[key]) * scale
 
 
-def solve_chase(xtra: Paytable | None = None, *, workers: int | None = None) -> ChaseSolution:
-    """The exact optimal three-street strategy and its expected value."""
+def solve_chase(
+    xtra: Paytable | None = None, *, workers: int | None = None, only: int | None = None
+) -> ChaseSolution:
+    """The exact optimal three-street strategy and its expected value. ``only`` solves just the first
+    that many hole-hand classes (for tests of the bookkeeping; the totals then cover those alone)."""
     table = xtra or default_paytable("chase-the-flush", "house", "xtra_bonus")
-    classes = hole_classes()
+    classes = hole_classes()[:only] if only is not None else hole_classes()
     jobs = [(hole.cards, table.odds_by_length) for hole in classes]
     processes = workers if workers is not None else min(2, os.cpu_count() or 1)
     if processes > 1:
@@ -367,19 +377,19 @@ def solve_chase(xtra: Paytable | None = None, *, workers: int | None = None) -> 
             continue
         solution.total_value += weight * result.check_value
         per_flop = TURN_RIVERS * DEALER_HANDS
-        flop_bets = int(result.flop_bets_by_length.sum())
-        river_calls = int(result.river_calls_by_length.sum())
-        river_seen = int(result.rivers_by_length.sum())
+        flop_bets = int(result.flop_bets_by_flush.sum())
+        river_calls = int(result.river_calls_by_flush.sum())
+        river_seen = int(result.rivers_by_flush.sum())
         solution.total_all_in += weight * (2 * flop_bets * per_flop + river_calls * DEALER_HANDS)
         decisions["all_in_2x_flop"] += weight * flop_bets * per_flop
         decisions["all_in_1x_river"] += weight * river_calls * DEALER_HANDS
         decisions["fold"] += weight * (river_seen - river_calls) * DEALER_HANDS
-        _accumulate(solution.flops_by_length, result.flops_by_length, weight * per_flop)
-        _accumulate(solution.flop_bets_by_length, result.flop_bets_by_length, weight * per_flop)
-        _accumulate(solution.rivers_by_length, result.rivers_by_length, weight * DEALER_HANDS)
-        _accumulate(solution.river_calls_by_length, result.river_calls_by_length, weight * DEALER_HANDS)
+        _accumulate(solution.flops_by_flush, result.flops_by_flush, weight * per_flop)
+        _accumulate(solution.flop_bets_by_flush, result.flop_bets_by_flush, weight * per_flop)
+        _accumulate(solution.rivers_by_flush, result.rivers_by_flush, weight * DEALER_HANDS)
+        _accumulate(solution.river_calls_by_flush, result.river_calls_by_flush, weight * DEALER_HANDS)
     solution.deals_by_decision = decisions
-    assert sum(decisions.values()) == solution.deals
+    assert sum(decisions.values()) == sum(hole.weight for hole in classes) * DEALS_PER_HOLE
     return solution
 
 
@@ -390,9 +400,9 @@ def class_row(hole: _HoleClass, result: _HoleResult) -> dict[str, Any]:
         "weight": hole.weight,
         "all_in_3x": result.all_in_3x,
         "check": result.check_value,
-        "flop_bets": int(result.flop_bets_by_length.sum()),
-        "river_seen": int(result.rivers_by_length.sum()),
-        "river_calls": int(result.river_calls_by_length.sum()),
+        "flop_bets": int(result.flop_bets_by_flush.sum()),
+        "river_seen": int(result.rivers_by_flush.sum()),
+        "river_calls": int(result.river_calls_by_flush.sum()),
     }
 
 
@@ -431,6 +441,32 @@ def _hole_kind(hand: str) -> str:
     return {1: "three suited", 2: "two suited", 3: "rainbow"}[len(suits)]
 
 
+def _suited_pair(hand: str) -> str:
+    """The two suited cards of a two-suited hole hand, e.g. "Q-9 suited"."""
+    cards = hand.split()
+    for suit in {card[1] for card in cards}:
+        same = [card[0] for card in cards if card[1] == suit]
+        if len(same) == 2:
+            return f"{same[0]}-{same[1]} suited"
+    return hand
+
+
+def _shares(bets: Mapping[int, int], seen: Mapping[int, int], street: str) -> list[str]:
+    """One line per flush length: the share played, and by top card where it is not all or nothing."""
+    lines = []
+    for length in sorted({key >> 4 for key in seen}):
+        keys = sorted((key for key in seen if key >> 4 == length), reverse=True)
+        total_seen = sum(seen[key] for key in keys)
+        total_bet = sum(bets.get(key, 0) for key in keys)
+        share = total_bet / total_seen
+        text = f"{length}-card flush: {street} {share:.1%}"
+        if 0 < total_bet < total_seen:
+            by_top = [f"{RANKS[key & 15]}-high {bets.get(key, 0) / seen[key]:.0%}" for key in keys]
+            text += " (" + ", ".join(by_top) + ")"
+        lines.append(text)
+    return lines
+
+
 def chase_strategy(solution: ChaseSolution) -> list[dict[str, Any]]:
     """The strategy as a dealer trainer reads it: preflop by hole-hand type, then flop and river."""
     chart: list[dict[str, Any]] = []
@@ -439,40 +475,51 @@ def chase_strategy(solution: ChaseSolution) -> list[dict[str, Any]]:
         by_kind.setdefault(_hole_kind(entry[0]), []).append(entry)
     for kind in ("three suited", "two suited", "rainbow"):
         entries = by_kind.get(kind, [])
+        if not entries:
+            continue
         hands = sum(weight for _, weight, _, _ in entries)
         betting = [entry for entry in entries if entry[2] > entry[3]]
         bet_hands = sum(weight for _, weight, _, _ in betting)
-        notes = [
-            f"{hand}: 3x {float(ev3):+.4f}, check {float(check):+.4f}"
-            for hand, _, ev3, check in sorted(betting, key=lambda e: e[2] - e[3])[:12]
-        ]
+        notes: list[str]
+        if kind == "two suited":
+            # By the suited pair: always, never, or depending on the third card.
+            pairs: dict[str, list[tuple[str, bool]]] = {}
+            for hand, _, ev3, check in entries:
+                pairs.setdefault(_suited_pair(hand), []).append((hand, ev3 > check))
+            always = [pair for pair, hands_ in pairs.items() if all(bet for _, bet in hands_)]
+            sometimes = {
+                pair: [hand for hand, bet in hands_ if bet]
+                for pair, hands_ in pairs.items()
+                if any(bet for _, bet in hands_) and not all(bet for _, bet in hands_)
+            }
+            notes = [f"always with {', '.join(always)}"] if always else []
+            notes += [f"{pair}: only {', '.join(hands_)}" for pair, hands_ in sorted(sometimes.items())]
+        else:
+            notes = [
+                f"{hand}: 3x {float(ev3):+.4f}, check {float(check):+.4f}"
+                for hand, _, ev3, check in sorted(betting, key=lambda e: e[2] - e[3])
+            ]
         chart.append(
             {
                 "title": f"Preflop, {kind}",
                 "rule": f"all in 3x with {bet_hands / hands:.2%} of these hands "
-                f"({len(betting)} of {len(entries)} classes); the closest bets:",
+                f"({len(betting)} of {len(entries)} classes)",
                 "bet_classes": [hand for hand, _, _, _ in betting],
-                "notes": notes,
+                "notes": notes if len(betting) < len(entries) else [],
             }
         )
     chart.append(
         {
             "title": "Flop (after a check)",
-            "rule": "all in 2x by the player's 5-card flush length: "
-            + ", ".join(
-                f"{length}-card {solution.flop_bets_by_length.get(length, 0) / seen:.1%}"
-                for length, seen in sorted(solution.flops_by_length.items())
-            ),
+            "rule": "all in 2x, by the player's 5-card flush (share of hands, by top card):",
+            "notes": _shares(solution.flop_bets_by_flush, solution.flops_by_flush, "bet"),
         }
     )
     chart.append(
         {
             "title": "River (after two checks)",
-            "rule": "all in 1x (else fold) by the player's 7-card flush length: "
-            + ", ".join(
-                f"{length}-card {solution.river_calls_by_length.get(length, 0) / seen:.1%}"
-                for length, seen in sorted(solution.rivers_by_length.items())
-            ),
+            "rule": "all in 1x or fold, by the player's 7-card flush (share of hands, by top card):",
+            "notes": _shares(solution.river_calls_by_flush, solution.rivers_by_flush, "call"),
         }
     )
     return chart

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, NamedTuple, Protocol, Self
+from typing import Any, Literal, NamedTuple, Protocol, Self
 
 import structlog
 
@@ -231,14 +231,24 @@ class Journal:
         *,
         clock: Callable[[], datetime] = _utc_now,
         busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S,
+        synchronous: Literal["FULL", "OFF"] = "FULL",
     ) -> Journal:
-        """Open (creating it and its directory when new) the journal of table ``table_id`` to append."""
+        """Open (creating it and its directory when new) the journal of table ``table_id`` to append.
+
+        ``synchronous="OFF"`` skips the fsync of each commit: only for tests and soaks of the logic in
+        accelerated time, never for a table (a power cut could lose committed entries). It is logged."""
         journal_path = Path(path)
         try:
             journal_path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise JournalError(f"journal {journal_path}: cannot create its directory: {error}") from None
+        mode: str = synchronous  # checked at run time too: not every caller is type-checked
+        if mode not in ("FULL", "OFF"):
+            raise ValueError(f"synchronous must be FULL or OFF, not {mode!r}")
         connection = _connect(journal_path, readonly=False, busy_timeout_s=busy_timeout_s)
+        if mode == "OFF":
+            connection.execute("PRAGMA synchronous = OFF")
+            _log.warning("journal_not_durable", path=str(journal_path), synchronous=synchronous)
         try:
             stored_table_id = _prepare(connection, journal_path, table_id)
         except BaseException:

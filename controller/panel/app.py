@@ -91,6 +91,13 @@ class _NeedLogin(Exception):
     """A page asked for without a session: redirect to the login page."""
 
 
+class _NeedNewPassword(Exception):
+    """A session logged in with a one-time password: every page leads to the password change."""
+
+
+PASSWORD_PAGE = "/account/password"
+
+
 def create_panel_app(
     backend: PanelBackend,
     *,
@@ -145,6 +152,10 @@ def create_panel_app(
     async def _to_login(request: Request, _error: _NeedLogin) -> Response:
         return RedirectResponse("/login", status_code=303)
 
+    @app.exception_handler(_NeedNewPassword)
+    async def _to_password(request: Request, _error: _NeedNewPassword) -> Response:
+        return RedirectResponse(PASSWORD_PAGE, status_code=303)
+
     def _error_json(status: int, message: str) -> JSONResponse:
         return JSONResponse({"detail": message}, status_code=status)
 
@@ -168,12 +179,18 @@ def create_panel_app(
         session = _session_of(request)
         if session is None:
             raise HTTPException(401, "log in first", headers={"WWW-Authenticate": "Cookie"})
+        if session.must_change_password and request.url.path != "/api/session":
+            raise HTTPException(
+                403, f"set a new password first: the one-time password is spent ({PASSWORD_PAGE})"
+            )
         return session
 
     def page_session(request: Request) -> Session:
         session = _session_of(request)
         if session is None:
             raise _NeedLogin
+        if session.must_change_password and request.url.path != PASSWORD_PAGE:
+            raise _NeedNewPassword
         return session
 
     def needs(role: Role, action: str) -> Callable[[Request, Session], Awaitable[Session]]:
@@ -294,6 +311,47 @@ def create_panel_app(
         response = RedirectResponse("/login", status_code=303)
         response.delete_cookie(SESSION_COOKIE, path="/")
         return response
+
+    def _password_page(session: Session, message: str = "", status: int = 200) -> HTMLResponse:
+        html = templates.get_template("password.html").render(
+            session=session,
+            active="",
+            table=backend.snapshot(),
+            alert_count=0,
+            message=message,
+            forced=session.must_change_password,
+        )
+        return HTMLResponse(html, status_code=status, headers={"Cache-Control": "no-store"})
+
+    @app.get(PASSWORD_PAGE, response_class=HTMLResponse, include_in_schema=False)
+    async def password_page(session: PageSession) -> HTMLResponse:
+        return _password_page(session)
+
+    @app.post(PASSWORD_PAGE, include_in_schema=False)
+    async def change_password(request: Request, session: PageSession) -> Response:
+        body = await request.body()
+        form = {
+            key: values[0]
+            for key, values in parse_qs(body[:MAX_FORM_BYTES].decode("utf-8", "replace")).items()
+        }
+        if not secrets.compare_digest(form.get("csrf_token", "").encode(), session.csrf_token.encode()):
+            raise HTTPException(403, "missing or wrong CSRF token")
+        new = form.get("new_password", "")
+        if new != form.get("repeat_password", ""):
+            return _password_page(session, "The two new passwords differ.", 422)
+        try:
+            await asyncio.to_thread(
+                users.change_password, session.user, form.get("current_password", ""), new
+            )
+        except UserError as error:
+            return _password_page(session, str(error), 422)
+        session.must_change_password = False
+        backend.record(
+            "operator_action",
+            {"action": "change_password", "by": session.user, "detail": {}, "outcome": "done"},
+            source=f"operator:{session.user}",
+        )
+        return RedirectResponse("/", status_code=303)
 
     @app.get("/openapi.json", include_in_schema=False)
     async def openapi(_session: ApiSession) -> JSONResponse:

@@ -99,6 +99,7 @@ class User:
     role: Role
     password_hash: str
     origin: Literal["file", "config"] = "file"
+    must_change_password: bool = False  # a one-time password: the first login must set a new one
 
 
 class UserStore:
@@ -135,6 +136,7 @@ class UserStore:
                     check_user_name(entry["name"]),
                     parse_role(entry["role"]),
                     entry["password_hash"],
+                    must_change_password=bool(entry.get("must_change_password", False)),
                 )
                 parse_password_hash(user.password_hash)
                 users[user.name] = user
@@ -150,7 +152,9 @@ class UserStore:
     def get(self, name: str) -> User | None:
         return self.users().get(name)
 
-    def add(self, name: str, role: Role, password: str, *, replace: bool = False) -> User:
+    def add(
+        self, name: str, role: Role, password: str, *, replace: bool = False, must_change: bool = False
+    ) -> User:
         check_user_name(name)
         check_new_password(password)
         if name in self._config_users:
@@ -158,7 +162,7 @@ class UserStore:
         users = self._load_file()
         if name in users and not replace:
             raise UserError(f"name: user {name!r} exists (use --replace to set a new password or role)")
-        user = User(name, role, hash_password(password))
+        user = User(name, role, hash_password(password), must_change_password=must_change)
         users[name] = user
         self._save(users.values())
         return user
@@ -167,7 +171,12 @@ class UserStore:
         document = {
             "format": "flushtable-panel-users/1",
             "users": [
-                {"name": user.name, "role": user.role, "password_hash": user.password_hash}
+                {
+                    "name": user.name,
+                    "role": user.role,
+                    "password_hash": user.password_hash,
+                    **({"must_change_password": True} if user.must_change_password else {}),
+                }
                 for user in sorted(users, key=lambda u: u.name)
             ],
         }
@@ -206,8 +215,20 @@ class UserStore:
             self.add(BOOTSTRAP_USER, "supervisor", from_env, replace=True)
             return None
         one_time = secrets.token_urlsafe(12)
-        self.add(BOOTSTRAP_USER, "supervisor", one_time, replace=True)
+        self.add(BOOTSTRAP_USER, "supervisor", one_time, replace=True, must_change=True)
         return one_time
+
+    def change_password(self, name: str, current: str, new: str) -> User:
+        """A user sets a new password (the current one proves it is them); clears a one-time flag."""
+        user = self.get(name)
+        if user is None or not verify_password(current, user.password_hash):
+            raise UserError("current_password: wrong password")
+        if user.origin == "config":
+            raise UserError("name: this user is defined in the table configuration; change the hash there")
+        check_new_password(new, field="new_password")
+        if new == current:
+            raise UserError("new_password: must differ from the current one")
+        return self.add(name, user.role, new, replace=True)
 
 
 @dataclass(slots=True)
@@ -218,6 +239,7 @@ class Session:
     csrf_token: str
     created_s: float
     last_seen_s: float
+    must_change_password: bool = False
 
 
 @dataclass(slots=True)
@@ -238,6 +260,7 @@ class SessionStore:
             csrf_token=secrets.token_urlsafe(32),
             created_s=now,
             last_seen_s=now,
+            must_change_password=user.must_change_password,
         )
         self._sessions[session.token] = session
         return session

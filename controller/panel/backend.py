@@ -212,6 +212,14 @@ class JournalPanelBackend:
             self._closing = False
             self._tail_task = asyncio.get_running_loop().create_task(self._tail(), name="panel-journal-tail")
 
+    def end_streams(self) -> int:
+        """End every open event stream (their browsers reconnect and resume by Last-Event-ID); how many."""
+        subscribers = list(self._subscribers)
+        for subscriber in subscribers:
+            self._offer(subscriber, None)
+        self._subscribers.clear()
+        return len(subscribers)
+
     async def aclose(self) -> None:
         self._closing = True
         for subscriber in list(self._subscribers):

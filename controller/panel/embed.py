@@ -65,8 +65,7 @@ async def start_panel(
     if one_time is not None:
         (announce or _to_stderr)(
             f"panel: first start: user {BOOTSTRAP_USER!r} has the one-time password {one_time} "
-            f"(stored only as a hash in {store.path}; replace it with `flushtable user add {BOOTSTRAP_USER} "
-            "--role supervisor --replace`)"
+            f"(stored only as a hash in {store.path}; the first login must set a new one)"
         )
     backend = JournalPanelBackend(journal, actions=actions, device_health=device_health)
     app = create_panel_app(backend, users=store, settings=settings)

@@ -29,6 +29,8 @@ HIDDEN = "??"
 _CARD_KEYS = frozenset({"card", "cards", "hand", "hands", "dealer_hand", "community", "hole_cards"})
 _CARD_TEXT = re.compile(r"^[2-9TJQKA][cdhs]$")
 _CARD_IN_TEXT = re.compile(r"(?<![A-Za-z0-9])[2-9TJQKA][cdhs](?![A-Za-z0-9])")
+# What a hand is, in words ("with a 5-card flush"): hidden with the cards.
+_HAND_IN_TEXT = re.compile(r"(?<![A-Za-z0-9])\d-card(?= )")
 ROUND_CLOSING = {"round_settled": "settled", "round_dead": "dead", "round_voided": "void"}
 ALERT_KINDS = (
     "dead_hand",
@@ -75,7 +77,7 @@ def scrub_cards(value: Any) -> Any:
     if isinstance(value, str):
         if _CARD_TEXT.match(value):
             return HIDDEN
-        return _CARD_IN_TEXT.sub(HIDDEN, value)
+        return _HAND_IN_TEXT.sub("?-card", _CARD_IN_TEXT.sub(HIDDEN, value))
     return value
 
 
@@ -331,6 +333,9 @@ class TableView:
             # A round forgotten (older than RECENT_ROUNDS) is closed; its cards were settled and shown,
             # but without its record we cannot tell, so we hide: safe by default.
             scrubbed = scrub_cards(payload)
+            if entry.kind == "decision_refused" and isinstance(scrubbed.get("reason"), str):
+                # "over the limit: 1000 to 2000 with a 5-card flush": the range tells the hand too.
+                scrubbed["reason"] = scrubbed["reason"].split(":", 1)[0]
             hidden = scrubbed != payload
             payload = scrubbed
         elif round_.dead_seats:

@@ -7,6 +7,9 @@ Public names other modules rely on (keep them stable):
 - ``decision_limits(game, hand, ante_cents, street=None) -> (min_cents, max_cents)``: the amounts a
   seat may put on its decision wager (raise / play / all-in) with the cards it actually holds.
 - ``decision_multiplier_limits(game, hand, street=None) -> (min_x, max_x)``: the same in antes.
+- ``check_bet_wagers(game, wagers_cents, field="wagers")``: the wagers on a seat are the game's, in
+  whole cents, with the ante (Chase the Flush: ante and equal X-tra Bonus) placed; else UserError.
+- ``clockwise_from(seat, seats)``: the seats after ``seat`` in the order the button moves.
 - ``STREETS`` and ``ALL_IN_MULTIPLIER``: Chase the Flush's betting streets and the all-in each allows.
 
 Wagers are listed in spot order (drivers/events.py: a spot is the wager's index in ``GameSpec.wagers``).
@@ -14,9 +17,11 @@ Wagers are listed in spot order (drivers/events.py: a spot is the wager's index 
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from controller.errors import UserError, shown
+from controller.rules.amounts import check_cents
 from controller.rules.hands import Hand
 
 HIGH_CARD_FLUSH = "high-card-flush"
@@ -162,3 +167,35 @@ def decision_limits(game: str, hand: Hand, ante_cents: int, street: str | None =
 def largest_decision_multiplier(game: str) -> int:
     """The largest decision wager any hand can make, in antes (what a banker must cover at bet lock)."""
     return {HIGH_CARD_FLUSH: 3, TOP_FLUSH: 4, CHASE_THE_FLUSH: 3}[game_spec(game).name]
+
+
+def check_bet_wagers(game: str, wagers_cents: Mapping[str, object], *, field: str = "wagers") -> None:
+    """Refuse a seat's wagers that the game does not take, naming ``field.WAGER`` and the reason.
+
+    Every name must be one of the game's wagers and every amount whole cents (0 = not placed); the ante
+    is required; in Chase the Flush the X-tra Bonus is required and equal to the ante. The decision
+    wager (raise, play, all-in) is checked against the cards by :func:`decision_limits`, not here.
+    """
+    spec = game_spec(game)
+    for name, amount in wagers_cents.items():
+        if name not in spec.wagers:
+            where = (
+                f"{field}.{name}" if name.isidentifier() and len(name) <= 40 else f"{field}[{shown(name)}]"
+            )
+            raise UserError(f"{where}: unknown wager for {spec.name} (known: {', '.join(spec.wagers)})")
+        check_cents(amount, f"{field}.{name}")
+    ante = wagers_cents.get("ante", 0)
+    if ante == 0:
+        raise UserError(f"{field}.ante: missing (the ante is required)")
+    if spec.name == CHASE_THE_FLUSH:
+        xtra = wagers_cents.get("xtra_bonus", 0)
+        if xtra != ante:
+            raise UserError(f"{field}.xtra_bonus: must equal the ante ({ante}), not {xtra}")
+
+
+def clockwise_from(seat: int, seats: Sequence[int], max_seat: int = 7) -> tuple[int, ...]:
+    """``seats`` in clockwise order starting after ``seat``: the order the button looks for the next
+    designated player (RULES.md: "The button moves hand by hand clockwise to the next eligible player
+    who accepts"). Seats are numbered clockwise (docs/rules.md), so this is ascending from ``seat + 1``
+    and round again from seat 1; ``seat`` itself comes last if it is among ``seats``."""
+    return tuple(sorted(seats, key=lambda other: (other - seat - 1) % (max_seat + 1)))

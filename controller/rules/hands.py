@@ -187,7 +187,7 @@ def evaluate(cards: Iterable[Card]) -> Hand:
     card_set = 0
     for card in cards:
         card_set |= bit[card]
-    # evaluate_bits inlined: one Python call fewer is ~10% of the cost of a 7-card hand (bench/).
+    # evaluate_bits inlined: one Python call fewer per hand (0-13% faster in interleaved runs here).
     best = _KEY_CLUBS[card_set & 0x1FFF]
     other = _KEY_DIAMONDS[(card_set >> 13) & 0x1FFF]
     if other > best:  # noqa: PLR1730 - max() costs a call on the hot path

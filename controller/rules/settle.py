@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from controller.errors import CardError, UserError, shown
+from controller.rules.amounts import MAX_AMOUNT_CENTS, check_cents, type_name
 from controller.rules.cards import Card, cards_text, parse_card
 from controller.rules.games import (
     CHASE_THE_FLUSH,
@@ -33,6 +34,7 @@ from controller.rules.games import (
     STREETS,
     TOP_FLUSH,
     GameSpec,
+    check_bet_wagers,
     decision_limits,
     game_spec,
     largest_decision_multiplier,
@@ -42,7 +44,6 @@ from controller.rules.paytables import Paytable, default_paytable, parse_paytabl
 
 MIN_SEAT = 1
 MAX_SEAT = 7  # the table's seat positions (drivers/events.py MAX_SEAT)
-MAX_AMOUNT_CENTS = 100_000_000_000  # one billion in the table's currency: anything above is a typo
 
 RAKE_METHODS: tuple[str, ...] = ("i", "ii", "iii")
 """RULES.md house rake: (i) every player uniformly (the DP included), (ii) every player but the DP,
@@ -300,24 +301,6 @@ _ROUND_KEYS = frozenset({"game", "banking", "paytables", "rake", "dealer", "comm
 _SEAT_KEYS = frozenset({"seat", "cards", "wagers", "folded", "street"})
 
 
-def _type_name(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "a number"
-    if isinstance(value, float):
-        return "a fractional number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list | tuple):
-        return "a list"
-    if isinstance(value, Mapping):
-        return "an object"
-    return type(value).__name__
-
-
 def _field(prefix: str, key: str) -> str:
     """``prefix.key`` for a readable key; ``prefix[<key as quoted>]`` for anything long or odd."""
     if key.isidentifier() and len(key) <= 40:
@@ -327,7 +310,7 @@ def _field(prefix: str, key: str) -> str:
 
 def _object(value: object, field_name: str, allowed: frozenset[str] | None = None) -> Mapping[str, object]:
     if not isinstance(value, Mapping):
-        raise UserError(f"{field_name}: must be an object, not {_type_name(value)}")
+        raise UserError(f"{field_name}: must be an object, not {type_name(value)}")
     for key in value:
         if not isinstance(key, str):
             raise UserError(f"{field_name}: keys must be strings, not {shown(key)}")
@@ -338,30 +321,13 @@ def _object(value: object, field_name: str, allowed: frozenset[str] | None = Non
 
 def _list(value: object, field_name: str) -> Sequence[object]:
     if not isinstance(value, list | tuple):
-        raise UserError(f"{field_name}: must be a list, not {_type_name(value)}")
-    return value
-
-
-def _amount(value: object, field_name: str) -> int:
-    """Cents: a whole number from 0 to MAX_AMOUNT_CENTS. Booleans are not numbers here."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise UserError(
-            f"{field_name}: must be a whole number of cents, not {_type_name(value)} {shown(value)}"
-        )
-    if value < 0:
-        raise UserError(f"{field_name}: must not be negative, not {shown(value)}")
-    if value > MAX_AMOUNT_CENTS:
-        raise UserError(
-            f"{field_name}: {shown(value)} is above the largest amount accepted ({MAX_AMOUNT_CENTS})"
-        )
+        raise UserError(f"{field_name}: must be a list, not {type_name(value)}")
     return value
 
 
 def _seat_number(value: object, field_name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise UserError(
-            f"{field_name}: must be a seat number {MIN_SEAT}..{MAX_SEAT}, not {_type_name(value)}"
-        )
+        raise UserError(f"{field_name}: must be a seat number {MIN_SEAT}..{MAX_SEAT}, not {type_name(value)}")
     if not MIN_SEAT <= value <= MAX_SEAT:
         raise UserError(f"{field_name}: must be a seat number {MIN_SEAT}..{MAX_SEAT}, not {shown(value)}")
     return value
@@ -369,7 +335,7 @@ def _seat_number(value: object, field_name: str) -> int:
 
 def _bool(value: object, field_name: str) -> bool:
     if not isinstance(value, bool):
-        raise UserError(f"{field_name}: must be true or false, not {_type_name(value)} {shown(value)}")
+        raise UserError(f"{field_name}: must be true or false, not {type_name(value)} {shown(value)}")
     return value
 
 
@@ -401,13 +367,13 @@ def _parse_banking(value: object, spec: GameSpec) -> Banking:
     if "funds" not in obj:
         raise UserError("banking.funds: missing (the cents the designated player posted before the deal)")
     seat = _seat_number(obj["seat"], "banking.seat")
-    funds = _amount(obj["funds"], "banking.funds")
+    funds = check_cents(obj["funds"], "banking.funds")
     cap = obj.get("bonus_cap")
     return Banking(
         mode=DESIGNATED_PLAYER,
         seat=seat,
         funds_cents=funds,
-        bonus_cap_cents=None if cap is None else _amount(cap, "banking.bonus_cap"),
+        bonus_cap_cents=None if cap is None else check_cents(cap, "banking.bonus_cap"),
     )
 
 
@@ -421,7 +387,7 @@ def _parse_rake(value: object) -> Rake:
         )
     if "amount" not in obj:
         raise UserError("rake.amount: missing (the fixed cents per hand each payer pays)")
-    return Rake(method=str(method), amount_cents=_amount(obj["amount"], "rake.amount"))
+    return Rake(method=str(method), amount_cents=check_cents(obj["amount"], "rake.amount"))
 
 
 def _parse_seat(value: object, index: int, spec: GameSpec) -> Seat:
@@ -443,11 +409,11 @@ def _parse_seat(value: object, index: int, spec: GameSpec) -> Seat:
                 f"{_field(where + '.wagers', name)}: unknown wager for {spec.name} "
                 f"(known: {', '.join(spec.wagers)})"
             )
-        wagers[name] = _amount(amount, f"{where}.wagers.{name}")
+        wagers[name] = check_cents(amount, f"{where}.wagers.{name}")
     folded = _bool(obj.get("folded", False), f"{where}.folded")
     street = obj.get("street")
     if street is not None and not isinstance(street, str):
-        raise UserError(f"{where}.street: must be one of {', '.join(STREETS)}, not {_type_name(street)}")
+        raise UserError(f"{where}.street: must be one of {', '.join(STREETS)}, not {type_name(street)}")
     return Seat(seat=number, cards=cards, wagers=wagers, folded=folded, street=street)
 
 
@@ -515,9 +481,9 @@ def check_round(round_: Round) -> None:
         if banking.seat is None:
             raise UserError("banking.seat: missing (the designated player's seat)")
         _seat_number(banking.seat, "banking.seat")
-        _amount(banking.funds_cents, "banking.funds")
+        check_cents(banking.funds_cents, "banking.funds")
         if banking.bonus_cap_cents is not None:
-            _amount(banking.bonus_cap_cents, "banking.bonus_cap")
+            check_cents(banking.bonus_cap_cents, "banking.bonus_cap")
     elif round_.rake is not None:
         raise UserError(
             "rake: a rake is taken only in the designated-player mode; a house-banked game has none"
@@ -527,7 +493,7 @@ def check_round(round_: Round) -> None:
             raise UserError(
                 f"rake.method: must be one of {', '.join(RAKE_METHODS)}, not {shown(round_.rake.method)}"
             )
-        _amount(round_.rake.amount_cents, "rake.amount")
+        check_cents(round_.rake.amount_cents, "rake.amount")
     for wager in round_.paytables:
         if wager not in spec.bonus_wagers:
             raise UserError(f"{_field('paytables', wager)}: not a bonus wager of {spec.name}")
@@ -569,25 +535,13 @@ def check_round(round_: Round) -> None:
 
 
 def _check_seat_wagers(round_: Round, spec: GameSpec, seat: Seat, where: str) -> None:
-    for name, amount in seat.wagers.items():
-        if name not in spec.wagers:
-            raise UserError(
-                f"{_field(where + '.wagers', name)}: unknown wager for {spec.name} "
-                f"(known: {', '.join(spec.wagers)})"
-            )
-        _amount(amount, f"{where}.wagers.{name}")
-    ante = seat.wagers.get("ante", 0)
-    if ante == 0:
-        raise UserError(f"{where}.wagers.ante: missing (the ante is required)")
-    if spec.name == CHASE_THE_FLUSH:
-        xtra = seat.wagers.get("xtra_bonus", 0)
-        if xtra != ante:
-            raise UserError(f"{where}.wagers.xtra_bonus: must equal the ante ({ante}), not {xtra}")
+    check_bet_wagers(spec.name, seat.wagers, field=f"{where}.wagers")
     if seat.street is not None and spec.name != CHASE_THE_FLUSH:
         raise UserError(f"{where}.street: only Chase the Flush has streets")
     if seat.street is not None and seat.street not in STREETS:
         raise UserError(f"{where}.street: must be one of {', '.join(STREETS)}, not {shown(seat.street)}")
 
+    ante = seat.wagers["ante"]
     decision = spec.decision_wager
     amount = seat.wagers.get(decision, 0)
     if seat.folded:
@@ -1002,6 +956,7 @@ __all__ = [
     "FOLDED",
     "LIVE",
     "LOSE",
+    "MAX_AMOUNT_CENTS",
     "NOT_COVERED",
     "PUSH",
     "RETURNED",

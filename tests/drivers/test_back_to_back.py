@@ -258,8 +258,10 @@ class BackToBack:
                     await attempts_seen.wait()
                 assert not log.events  # nothing to report while it was never there
                 assert healths[-1].last_error
+                assert driver._backoff.attempts >= 3  # each failure waited longer
                 await port.plug()
                 await driver.wait_ready(timeout_s=5)
+                assert driver._backoff.attempts == 0  # reset by the good handshake
                 assert log.of(DeviceReady)
                 assert driver.health.reconnects == 0  # a first connection, however late
                 assert [h.state for h in healths[:2]] == ["connecting", "disconnected"]

@@ -51,7 +51,11 @@ def test_one_percent_corrupted_bytes_never_yield_a_wrong_card_and_the_link_recov
             assert cards == shoe.dealt
             assert len(cards) == ROUNDS * 49
             assert all(d.complete for d in rig.log.of(DeckVerified))
-            assert not rig.log.of(SecurityEvent)  # noise is caught by the CRC, not mistaken for an attack
+            # Noise is caught by the CRC, never taken for a forged or replayed frame. A Hello that answers
+            # an earlier handshake attempt (its challenge was resent through the noise) is the one alert
+            # a noisy line can cause: the protocol reports it as stale_handshake.
+            reasons = {event.reason for event in rig.log.of(SecurityEvent)}
+            assert reasons <= {"stale_handshake"}
             health = rig.drivers["shuffler"].health
             assert health.errors > 0  # the noise was real
             noise = rig.table.ports["shuffler"].noise_out

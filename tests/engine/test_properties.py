@@ -4,6 +4,7 @@ hole card before its reveal, and every round it closes settles to exactly what s
 from __future__ import annotations
 
 import json
+import os
 import random
 from typing import Any
 
@@ -216,7 +217,11 @@ def check_invariants(table: Table, start: int) -> None:
             assert nets + settlement["banker_net"] + settlement["rake"] == 0
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# 150 examples in `make test` (a few seconds); a long fuzz run: ENGINE_FUZZ_EXAMPLES=5000 pytest this file.
+FUZZ_EXAMPLES = int(os.environ.get("ENGINE_FUZZ_EXAMPLES", "150"))
+
+
+@settings(max_examples=FUZZ_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     config_index=st.integers(0, len(CONFIGS) - 1),
     deck_seed=st.integers(0, 2**32 - 1),

@@ -102,12 +102,11 @@ def test_high_card_flush_house_round() -> None:
 
 def test_high_card_flush_designated_player_round_with_coverage_and_rake() -> None:
     config = TableConfig(banking_mode=DESIGNATED_PLAYER, rake={"method": "ii", "amount": 50})
-    # Deal order: seats 2, 3, 5, then the DP's seat 1 as the banker's position 0.
-    seat2 = ["2s", "3s", "4h", "6h", "8c", "Td", "Qd"]
+    # Deal order: seats 3 and 5 (seat 2 is not covered), then the DP's seat 1 as the banker's position 0.
     seat3 = ["Ac", "Kc", "Jc", "9c", "5d", "7d", "2d"]
     seat5 = ["Ad", "Kd", "9d", "3h", "5h", "7h", "9h"]
     dp = ["As", "Ks", "Qs", "2c", "3c", "4c", "6c"]
-    table = Table(config, stack(seat2, seat3, seat5, dp))
+    table = Table(config, stack(seat3, seat5, dp))
     refused = table.start()
     assert table.refusals(refused)[0].reason == "the button is offered to seat 1: accept or waive first"
     table.call(table.engine.dp_accepts, 20_000, table.now_s, "dealer")
@@ -120,14 +119,15 @@ def test_high_card_flush_designated_player_round_with_coverage_and_rake() -> Non
     table.bet(5, "ante", 1000)
     table.lock()
     # Action order from the DP in seat 1: 7, 6, 5, 4, 3, 2 -> seats 5 (needs 4,000), 3 (12,000), then seat
-    # 2 (8,000) is beyond the 20,000 posted: dead, its wager returned.
+    # 2 (8,000) is beyond the 20,000 posted: dead, its wager returned, and it is not dealt.
     assert table.payload("dead_hand") == {"seat": 2, "reason": "not covered by the designated player's funds"}
+    assert ShowSeatResult("display", 2, "dead", 0) in table.outputs
     assert table.payload("round_started")["banking"] == {
         "mode": "designated-player",
         "seat": 1,
         "funds": 20_000,
     }
-    assert table.of_type(Deal) == [Deal("shuffler", ((2, 7), (3, 7), (5, 7), (0, 7)))]
+    assert table.of_type(Deal) == [Deal("shuffler", ((3, 7), (5, 7), (0, 7)))]
     table.bet(3, "raise", 3000)  # 4-card flush: exactly 1x
     table.bet(5, "raise", 1000)
     table.key("confirm")
@@ -136,7 +136,9 @@ def test_high_card_flush_designated_player_round_with_coverage_and_rake() -> Non
     assert isinstance(settlement, dict)
     seats = {s["seat"]: s for s in settlement["seats"]}
     assert seats[2]["status"] == "dead"
+    assert seats[2]["reason"] == "not covered by the designated player's funds"
     assert seats[2]["hand"] is None
+    assert entry["round"]["seats"][0] == {"seat": 2, "cards": [], "wagers": {"ante": 2000}, "folded": False}
     assert settlement["rake"] == 100  # method ii: the two seats in action, not the DP, not the dead seat
     # The button moves on: the next round's offer goes to the seat after the DP.
     table.key("next")

@@ -96,3 +96,16 @@ def test_wal_and_synchronous_full_are_set(journal: Journal, journal_path: Path) 
     connection.close()
     with pytest.raises(ValueError, match="not a pragma name"):
         journal.pragma("synchronous = OFF")
+
+
+def test_a_journal_opened_without_fsync_says_so(journal_path: Path) -> None:
+    from structlog.testing import capture_logs
+
+    with capture_logs() as logs, Journal.open(journal_path, "T1", synchronous="OFF") as journal:
+        assert journal.pragma("synchronous") == 0
+    assert logs[0]["event"] == "journal_not_durable"
+    assert logs[0]["log_level"] == "warning"
+    with Journal.open(journal_path, "T1") as journal:
+        assert journal.pragma("synchronous") == 2
+    with pytest.raises(ValueError, match="synchronous must be FULL or OFF"):
+        Journal.open(journal_path, "T1", synchronous="NORMAL")  # type: ignore[arg-type]

@@ -5,12 +5,15 @@ response before its reveal."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 
+from controller.journal import Journal
+from controller.panel import JournalPanelBackend, UserStore, create_panel_app
 from tests.panel.conftest import PASSWORDS, PanelRig, login
 from tests.panel.table_script import HOLE_CARDS, ScriptedRound, all_cards, raise_red_light
 
@@ -357,3 +360,49 @@ def test_openapi_schema_is_served_to_a_session(client: TestClient) -> None:
     assert schema["openapi"].startswith("3.")
     assert "/api/alerts/{fault_id}/clear" in schema["paths"]
     assert "/healthz" in schema["paths"]
+
+
+def test_a_one_time_password_must_be_replaced_before_anything_else(tmp_path: Path) -> None:
+    """The bootstrap supervisor's one-time password opens only the password page, once."""
+    journal = Journal.open(tmp_path / "journal.sqlite", "T1")
+    store = UserStore(tmp_path / "users.json")
+    one_time = store.ensure_bootstrap_user({})
+    assert one_time is not None
+    app = create_panel_app(JournalPanelBackend(journal), users=store)
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        client.get("/login")
+        answer = client.post(
+            "/login",
+            data={
+                "user": "supervisor",
+                "password": one_time,
+                "csrf_token": client.cookies.get("ft_login_csrf") or "",
+            },
+            follow_redirects=False,
+        )
+        assert answer.status_code == 303
+        assert client.get("/", follow_redirects=False).headers["location"] == "/account/password"
+        assert client.get("/api/table").status_code == 403
+        assert "one-time password" in client.get("/api/table").json()["detail"]
+        csrf = client.get("/api/session").json()["csrf_token"]
+        form = {
+            "csrf_token": csrf,
+            "current_password": one_time,
+            "new_password": "mine-now-123",
+            "repeat_password": "x",
+        }
+        assert client.post("/account/password", data=form).status_code == 422
+        form["repeat_password"] = form["new_password"]
+        assert client.post("/account/password", data={**form, "csrf_token": "no"}).status_code == 403
+        answer = client.post("/account/password", data=form, follow_redirects=False)
+        assert answer.status_code == 303
+        assert client.get("/api/table").status_code == 200
+        assert client.get("/", follow_redirects=False).status_code == 200
+    assert store.authenticate("supervisor", one_time) is None
+    user = store.authenticate("supervisor", "mine-now-123")
+    assert user is not None
+    assert not user.must_change_password
+    changes = [e.payload for e in journal.entries(kinds=["operator_action"])]
+    assert [(c["action"], c["by"]) for c in changes] == [("change_password", "supervisor")]
+    assert "mine-now-123" not in str([e.payload for e in journal.entries()])
+    journal.close()

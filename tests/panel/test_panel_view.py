@@ -181,6 +181,23 @@ def test_recall_record_goes_through_the_same_gate() -> None:
     assert _visible_cards(public_recall(dead)) == set()
 
 
+def test_a_refused_raise_does_not_tell_the_hand_before_the_reveal() -> None:
+    feed = Feed()
+    _start(feed)
+    shown = feed.add(
+        "decision_refused",
+        {
+            "seat": 1,
+            "action": "raise",
+            "amount_cents": 3000,
+            "reason": "over the limit: 1000 to 2000 with a 5-card flush",
+        },
+    )
+    assert shown["payload"]["reason"] == "over the limit"
+    feed.add("state_changed", {"machine": "round", "from": "decisions", "to": "reveal"})
+    assert "5-card flush" in feed.view.public_entry(feed.entries[-2])["payload"]["reason"]
+
+
 def test_scrub_cards_reaches_free_text_and_hands() -> None:
     scrubbed = scrub_cards(
         {"detail": "card Qh read twice; 10h? As a rule", "hand": {"flush_length": 5}, "cards": ["2c"]}

@@ -46,7 +46,10 @@ def test_decode_hex_follows_a_whole_session_from_the_device_key(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], key_files: tuple[str, str]
 ) -> None:
     valid = [vector for vector in build_vectors() if "message" in vector]
-    reports = decode_hex(monkeypatch, capsys, key_files[0], [vector["frame"] for vector in valid])
+    lines = [vector["frame"] for vector in valid]
+    lines[0] = ":".join(lines[0][i : i + 2] for i in range(0, len(lines[0]), 2))  # 00:03:01:...
+    lines[1] = " ".join(lines[1][i : i + 2] for i in range(0, len(lines[1]), 2))  # 00 04 01 ...
+    reports = decode_hex(monkeypatch, capsys, key_files[0], lines)
     assert [report["line"] for report in reports] == list(range(1, len(valid) + 1))
     for report, vector in zip(reports, valid, strict=True):
         assert report["ok"] is True

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from firmware_protocol import (
     NEED_DATA,
     CardDealt,
     DealRequest,
     Heartbeat,
+    Link,
     LinkDown,
     LinkError,
+    LinkEvent,
     LinkState,
     LinkUp,
     MessageAcked,
@@ -84,10 +90,27 @@ def test_silence_takes_the_link_down_after_missed_heartbeats() -> None:
         now_s += 0.1
         controller.handle_timers(now_s)
         controller.bytes_to_send()  # into the void
-    events = drain(controller)
-    assert isinstance(events[-1], LinkDown)
+    [down] = drain(controller)
+    assert down == LinkDown("heartbeat_missed", ())
     assert controller.state is LinkState.DOWN
-    assert events[-1].reason in ("heartbeat_missed", "no_ack")
+
+
+def test_the_verdict_comes_when_the_heartbeat_and_its_retries_go_unanswered() -> None:
+    _controller, device = connected_pair()
+    now_s = 0.0
+    while device.is_up:
+        now_s = round(now_s + 0.01, 2)
+        device.handle_timers(now_s)
+        device.bytes_to_send()  # the controller is gone
+    # idle for HEARTBEAT_INTERVAL_S, then the heartbeat and MAX_RETRIES retransmissions
+    assert now_s == HEARTBEAT_INTERVAL_S + (MAX_RETRIES + 1) * ACK_TIMEOUT_S
+    assert drain(device) == [LinkDown("heartbeat_missed", ())]
+
+
+def test_silence_past_the_timeout_is_a_verdict_even_when_timers_run_late() -> None:
+    controller, _device = connected_pair()
+    controller.handle_timers(LINK_SILENCE_TIMEOUT_S + 0.5)  # the process was stalled
+    assert drain(controller) == [LinkDown("heartbeat_missed", ())]
 
 
 def test_unacknowledged_message_is_retried_then_the_link_goes_down() -> None:
@@ -107,3 +130,40 @@ def test_unacknowledged_message_is_retried_then_the_link_goes_down() -> None:
 
 def test_heartbeat_is_a_real_message() -> None:
     assert Heartbeat(uptime_ms=5).encode() == b"\x08\x00\x00\x00\x05"
+
+
+@settings(max_examples=30, deadline=None)
+@given(cuts=st.lists(st.integers(0, 10_000), max_size=12), byte_at_a_time=st.booleans())
+def test_a_link_fed_in_any_pieces_behaves_the_same(cuts: list[int], byte_at_a_time: bool) -> None:
+    def session(feed: Callable[[Link, bytes, float], None]) -> tuple[list[LinkEvent], list[LinkEvent], bytes]:
+        controller, device = make_pair(seed=3)
+        controller.connect(0.0)
+        wire = bytearray()
+        for step in range(12):
+            now_s = step * 0.01
+            if step == 4:
+                device.send(CardDealt(position=2, index=0, card=7), now_s)
+                controller.send(Shuffle(), now_s)
+            if step == 7:
+                device.send(CardDealt(position=2, index=1, card=8), now_s)
+            to_device, to_controller = controller.bytes_to_send(), device.bytes_to_send()
+            wire += to_device + to_controller
+            feed(device, to_device, now_s)
+            feed(controller, to_controller, now_s)
+        return drain(controller), drain(device), bytes(wire)
+
+    def whole(link: Link, data: bytes, now_s: float) -> None:
+        link.receive_data(data, now_s)
+
+    def in_pieces(link: Link, data: bytes, now_s: float) -> None:
+        if byte_at_a_time:
+            pieces = [data[i : i + 1] for i in range(len(data))]
+        else:
+            points = sorted({cut % (len(data) + 1) for cut in cuts})
+            pieces = [data[a:b] for a, b in zip([0, *points], [*points, len(data)], strict=True)]
+        for piece in pieces:
+            link.receive_data(piece, now_s)
+
+    expected = session(whole)
+    assert len([e for e in expected[0] if isinstance(e, MessageReceived)]) == 2
+    assert session(in_pieces) == expected

@@ -33,6 +33,8 @@ def test_every_message_round_trips_through_bytes_and_json(cls: type[Message], da
     payload = message.encode()
     assert payload[0] == cls.TYPE
     assert decode_message(payload) == message
+    assert cls.decode(payload) == message
+    assert Message.decode(payload) == message
     assert message_from_json(message_to_json(message)) == message
 
 
@@ -109,6 +111,11 @@ def test_json_errors_name_the_field() -> None:
         message_from_json({"type": "teleport", "fields": {}})
     with pytest.raises(FieldError, match=r"fields\.card: must be an integer"):
         message_from_json({"type": "card_dealt", "fields": {"position": 1, "index": 0, "card": "As"}})
+
+
+def test_a_class_decodes_only_its_own_type() -> None:
+    with pytest.raises(FieldError, match="payload is a card_dealt, not a status"):
+        Status.decode(CardDealt(position=1, index=0, card=0).encode())
 
 
 def test_card_dealt_wire_layout() -> None:

@@ -8,6 +8,8 @@ from controller.errors import UserError
 from controller.rules.cards import parse_cards
 from controller.rules.games import (
     GAMES,
+    check_bet_wagers,
+    clockwise_from,
     decision_limits,
     decision_multiplier_limits,
     game_spec,
@@ -96,3 +98,51 @@ def test_unknown_games_are_refused_naming_the_field() -> None:
 
 def test_the_largest_decision_each_banker_must_cover() -> None:
     assert [largest_decision_multiplier(name) for name in GAMES] == [3, 4, 3]
+
+
+def test_check_bet_wagers_accepts_the_games_wagers() -> None:
+    check_bet_wagers("high-card-flush", {"ante": 500, "flush": 100, "straight_flush": 0})
+    check_bet_wagers("top-flush", {"ante": 500, "top_flush_bonus": 100, "straight_flush_jackpot": 100})
+    check_bet_wagers("chase-the-flush", {"ante": 500, "xtra_bonus": 500, "same_suit_bonus": 100})
+
+
+@pytest.mark.parametrize(
+    ("game", "wagers", "message"),
+    [
+        ("high-card-flush", {"flush": 100}, r"^wagers\.ante: missing \(the ante is required\)"),
+        ("high-card-flush", {"ante": 500, "play": 500}, r"^wagers\.play: unknown wager for high-card-flush"),
+        ("high-card-flush", {"ante": -1}, r"^wagers\.ante: must not be negative"),
+        ("high-card-flush", {"ante": True}, r"^wagers\.ante: must be a whole number of cents, not a boolean"),
+        (
+            "top-flush",
+            {"ante": 5.0},
+            r"^wagers\.ante: must be a whole number of cents, not a fractional number",
+        ),
+        ("chase-the-flush", {"ante": 500}, r"^wagers\.xtra_bonus: must equal the ante \(500\), not 0"),
+        ("chase-the-flush", {"ante": 500, "xtra_bonus": 600}, r"^wagers\.xtra_bonus: must equal the ante"),
+        (
+            "chase-the-flush",
+            {"ante": 500, "xtra_bonus": 500, "x" * 100: 1},
+            r"^wagers\['x+\.\.\.\]: unknown",
+        ),
+    ],
+)
+def test_check_bet_wagers_refuses_naming_the_wager(
+    game: str, wagers: dict[str, object], message: str
+) -> None:
+    with pytest.raises(UserError, match=message):
+        check_bet_wagers(game, wagers)
+
+
+@pytest.mark.parametrize(
+    ("button", "seats", "order"),
+    [
+        (3, [1, 2, 3, 4, 5, 6, 7], (4, 5, 6, 7, 1, 2, 3)),
+        (7, [1, 3, 5], (1, 3, 5)),
+        (5, [2, 6], (6, 2)),
+    ],
+)
+def test_the_button_moves_clockwise_to_the_next_seat(
+    button: int, seats: list[int], order: tuple[int, ...]
+) -> None:
+    assert clockwise_from(button, seats) == order

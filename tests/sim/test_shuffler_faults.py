@@ -166,3 +166,15 @@ def test_unplugged_is_a_lost_device_and_plugged_back_it_is_ready_again(tmp_path:
         assert (await shuffle(rig)).complete
 
     run_shoe(tmp_path, body)
+
+
+def test_a_deal_the_shoe_refuses_while_in_fault_arrives_as_a_fault(tmp_path: Path) -> None:
+    async def body(rig: Rig) -> None:
+        rig.table.shuffler().open_door()
+        await rig.log.wait_for(DeviceStatusChanged, lambda e: e.state == "fault")
+        await rig.drivers["shuffler"].send(Deal("shuffler", DEAL))
+        refusal = await rig.log.wait_for(ShufflerFault, is_fault("other"))
+        assert "reset first" in refusal.detail
+        assert not rig.log.of(CardDealt)
+
+    run_shoe(tmp_path, body)

@@ -1,0 +1,161 @@
+"""The panel over the real round engine: controller.engine.TableEngine fed the drivers' domain events
+(tests/engine/table.py's stacked shoe), its journal records appended to a real journal as the daemon's
+shell does, and the panel's actions carried out by EngineTableActions. No stand-in anywhere."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from controller.engine import JournalRecord, Output, TableConfig
+from controller.journal import Journal
+from controller.panel import JournalPanelBackend, PanelSettings, UserStore, create_panel_app
+from controller.panel.engine_actions import EngineTableActions
+from controller.rules.settle import settle_round_json
+from drivers.events import ShufflerFault
+from tests.engine.table import Table, stack
+from tests.engine.test_rounds import HCF_DEALER, HCF_SEAT1, HCF_SEAT3
+from tests.panel.conftest import login
+
+CARDS = set(HCF_SEAT1) | set(HCF_SEAT3) | set(HCF_DEALER)
+
+
+class JournaledTable(Table):
+    """The engine tests' table, with every journal record appended to a real journal (the shell's job)."""
+
+    def __init__(self, journal: Journal, config: TableConfig, deck: Sequence[int]) -> None:
+        super().__init__(config, deck)
+        self.journal_file = journal
+        self.flushed = 0
+
+    def perform(self, outputs: Sequence[Output]) -> None:
+        for output in outputs:
+            if isinstance(output, JournalRecord):
+                self.journal_file.append(
+                    output.kind, output.payload, round_id=output.round_id, source=output.source
+                )
+
+    def flush(self) -> None:
+        self.perform(self.outputs[self.flushed :])
+        self.flushed = len(self.outputs)
+
+
+@pytest.fixture
+def engine_rig(
+    tmp_path: Path, users_file: Path
+) -> Iterator[tuple[JournaledTable, JournalPanelBackend, TestClient]]:
+    journal = Journal.open(tmp_path / "journal.sqlite", "T1")
+    table = JournaledTable(journal, TableConfig(), stack(HCF_SEAT1, HCF_SEAT3, HCF_DEALER))
+    actions = EngineTableActions(table.engine, now_s=lambda: table.now_s, perform=table.perform)
+    backend = JournalPanelBackend(journal, actions=actions)
+    app = create_panel_app(backend, users=UserStore(users_file), settings=PanelSettings())
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        yield table, backend, client
+    journal.close()
+
+
+def _cards_in(text: str) -> set[str]:
+    return set(re.findall(r'"([2-9TJQKA][cdhs])"', text)) & CARDS
+
+
+def _everything(client: TestClient) -> str:
+    routes = ["/api/table", "/api/journal?limit=1000", "/api/alerts?include_cleared=true", "/api/recall", "/"]
+    return "\n".join(client.get(route).text for route in routes)
+
+
+def test_a_real_engine_round_shows_no_card_before_the_reveal_then_recalls_and_settles(
+    engine_rig: tuple[JournaledTable, JournalPanelBackend, TestClient],
+) -> None:
+    table, backend, client = engine_rig
+    login(client, "vera")
+
+    def play(step: int) -> None:
+        if step == 0:
+            table.start()
+        elif step == 1:
+            table.bet(1, "ante", 500)
+            table.bet(1, "flush", 100)
+            table.bet(3, "ante", 1000)
+        elif step == 2:
+            table.lock()  # the shoe deals here
+        elif step == 3:
+            table.bet(1, "raise", 1000)
+        else:
+            table.key("fold_seat", 3)
+
+    for step in range(5):
+        play(step)
+        table.flush()
+        backend.refresh()
+        snapshot = client.get("/api/table").json()
+        assert _cards_in(_everything(client)) == set(), snapshot["phase"]
+    dealt = client.get("/api/journal", params={"kind": "card_dealt", "limit": 100}).json()
+    assert len(dealt) == 21
+    assert all(entry["payload"]["card"] is None for entry in dealt)
+    table.key("confirm")  # decisions closed: reveal, settle
+    table.flush()
+    backend.refresh()
+    snapshot = client.get("/api/table").json()
+    assert snapshot["phase"] == "paying"
+    seat1 = next(seat for seat in snapshot["round"]["seats"] if seat["seat"] == 1)
+    assert seat1["cards"] == HCF_SEAT1
+    assert seat1["result"]["net_cents"] > 0
+    record = client.get("/api/recall").json()[0]
+    assert record["status"] == "settled"
+    assert settle_round_json(record["round"]) == record["settlement"]
+
+
+def test_a_red_light_from_the_shoe_is_an_alert_a_supervisor_clears_through_the_engine(
+    engine_rig: tuple[JournaledTable, JournalPanelBackend, TestClient],
+) -> None:
+    table, backend, client = engine_rig
+    table.tamper = lambda position, index, card: (
+        [ShufflerFault("shuffler", "red_light", position, "lamp")] if (position, index) == (3, 0) else None
+    )
+    table.start()
+    table.bet(1, "ante", 500)
+    table.bet(3, "ante", 1000)
+    table.lock()
+    table.flush()
+    backend.refresh()
+    csrf = login(client, "vera")
+    alerts = client.get("/api/alerts").json()
+    assert [(a["kind"], a["severity"], a["state"]) for a in alerts] == [("red_light", "latching", "active")]
+    fault_id = alerts[0]["fault_id"]
+    table_view = client.get("/api/table").json()
+    assert table_view["held"] is True
+    assert table_view["round"]["status"] == "dead"
+    assert _cards_in(_everything(client)) == set()  # a dead round's cards, never
+    assert (
+        client.post(
+            f"/api/alerts/{fault_id}/clear", json={"reason": "x"}, headers={"X-CSRF-Token": csrf}
+        ).status_code
+        == 403
+    )
+    client.cookies.clear()
+    csrf = login(client, "sam")
+    headers = {"X-CSRF-Token": csrf}
+    assert client.post(f"/api/alerts/{fault_id}/acknowledge", headers=headers).status_code == 200
+    answer = client.post("/api/alerts/nope/clear", json={"reason": "checked"}, headers=headers)
+    assert answer.status_code == 404
+    answer = client.post(f"/api/alerts/{fault_id}/clear", json={"reason": "shoe cleaned"}, headers=headers)
+    assert answer.status_code == 200, answer.text
+    assert table.engine.state == "idle"
+    assert not table.engine.held
+    table_view = client.get("/api/table").json()
+    assert table_view["held"] is False
+    assert client.get("/api/alerts").json() == []
+    # An action the engine refuses comes back as 409 with the engine's reason.
+    answer = client.post("/api/round/void", json={"reason": "no round"}, headers=headers)
+    assert answer.status_code == 409
+    assert answer.json()["detail"]
+    # What the engine does not offer yet is said so (503), never faked.
+    client.cookies.clear()
+    csrf = login(client, "max")
+    answer = client.post("/api/table/close", json={"reason": "end of shift"}, headers={"X-CSRF-Token": csrf})
+    assert answer.status_code == 503
+    assert "does not offer" in answer.json()["detail"]

@@ -44,7 +44,15 @@ from sim_devices.shuffler import PlannedFault
 STALL_TIMEOUT_S = 60.0  # no round closed for this long (wall): the soak stops and says so
 STUCK_VOID_S = 5.0  # a round in play this long (wall) without closing: the supervisor voids it (counted)
 SUPERVISOR_CLEAR_AFTER_S = 0.05
-FAULT_KINDS = ("red_light", "short", "extra", "banker_short", "dealt_twice", "unplug", "past_posting")
+FAULT_KINDS: tuple[str, ...] = (
+    "red_light",
+    "short",
+    "extra",
+    "banker_short",
+    "dealt_twice",
+    "unplug",
+    "past_posting",
+)
 NOISE = NoiseRates(flip=2e-5, drop=1e-5, duplicate=1e-5, split=0.01)
 
 
@@ -102,11 +110,15 @@ class Injector:
             if kind == "red_light":
                 shoe.plan_fault(PlannedFault("red_light", at_card=self.rng.randrange(0, 7 * len(seats) + 7)))
             elif kind in ("short", "extra"):
-                shoe.plan_fault(PlannedFault(kind, position=self.rng.choice(seats)))
+                shoe.plan_fault(
+                    PlannedFault("short" if kind == "short" else "extra", position=self.rng.choice(seats))
+                )
             elif kind == "banker_short":
                 shoe.plan_fault(PlannedFault("short", position=0))
             elif kind == "dealt_twice":
-                shoe.plan_fault(PlannedFault("dealt_twice", at_card=self.rng.randrange(1, 7 * len(seats) + 7)))
+                shoe.plan_fault(
+                    PlannedFault("dealt_twice", at_card=self.rng.randrange(1, 7 * len(seats) + 7))
+                )
             elif kind == "unplug":
                 device = sim.devices[self.rng.choice(sorted(sim.devices))]
                 device.spawn(device.unplug_for(self.rng.uniform(0.05, 0.4)), "soak-unplug")
@@ -182,7 +194,7 @@ def _balances(settlement: dict[str, Any]) -> bool:
         if wagers_net - seat.get("rake", 0) != seat["net"]:
             return False
         players += seat["net"]
-    return players + settlement["banker_net"] + settlement.get("rake", 0) == 0
+    return bool(players + settlement["banker_net"] + settlement.get("rake", 0) == 0)
 
 
 async def soak(
@@ -269,7 +281,9 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--time-scale", type=float, default=1000.0)
     parser.add_argument("--config", type=Path, default=None, help="default: the embedded table")
-    parser.add_argument("--journal", type=Path, default=None, help="keep the journal here (default: a temp dir)")
+    parser.add_argument(
+        "--journal", type=Path, default=None, help="keep the journal here (default: a temp dir)"
+    )
     args = parser.parse_args()
     configure_logging(level="error", json_lines=True, stream=open(os.devnull, "w"))  # noqa: SIM115
     with tempfile.TemporaryDirectory(prefix="soak_table-") as directory:

@@ -48,11 +48,10 @@ from controller.logs import bind_round, bind_table
 from drivers.events import DealerKey, DomainCommand, DomainEvent
 from drivers.factory import make_driver
 from drivers.supervisor import DeviceDriver, DeviceHealth, DeviceUnavailable, DriverTiming
-from sim_devices.firmware import LinkTiming
-from sim_devices.noise import NoiseRates
 from sim_devices.bet_sensors import SimulatedBetSensors
 from sim_devices.dealer_display import SimulatedDealerDisplay
-from sim_devices.firmware import SimulatedDevice
+from sim_devices.firmware import LinkTiming, SimulatedDevice
+from sim_devices.noise import NoiseRates
 from sim_devices.scenario import Scenario, ScenarioError, load_scenario, play
 from sim_devices.shuffler import SimulatedShuffler
 from sim_devices.table import SimDeviceSpec, SimTable, TransportKind
@@ -262,7 +261,9 @@ class TableDaemon:
         if self.options.scenario_path is None:
             return
         kinds = {
-            device.name: SIM_FIRMWARE[device.kind] for device in self.config.devices.values() if device.simulated
+            device.name: SIM_FIRMWARE[device.kind]
+            for device in self.config.devices.values()
+            if device.simulated
         }
         try:
             self._scenario = load_scenario(self.options.scenario_path, kinds)
@@ -322,7 +323,11 @@ class TableDaemon:
             ]
             run_dir = self.journal_path.parent / "devices"
             self.sim_table = SimTable(
-                specs, run_dir=run_dir, seed=self.options.seed, timing=LinkTiming(), noise=self.options.sim_noise
+                specs,
+                run_dir=run_dir,
+                seed=self.options.seed,
+                timing=LinkTiming(),
+                noise=self.options.sim_noise,
             )
             await self.sim_table.start()
         for device in self.config.devices.values():
@@ -460,7 +465,10 @@ class TableDaemon:
                 for name, device in self.sim_table.devices.items():
                     if device.state != "fault":
                         first_seen_mono_s.pop(f"device:{name}", None)
-                    elif now_mono_s - first_seen_mono_s.setdefault(f"device:{name}", now_mono_s) >= clear_after_s:
+                    elif (
+                        now_mono_s - first_seen_mono_s.setdefault(f"device:{name}", now_mono_s)
+                        >= clear_after_s
+                    ):
                         device.set_status("ready")  # the reset button on the device itself
             for fault_id in list(self.engine.latched):
                 seen_s = first_seen_mono_s.setdefault(fault_id, now_mono_s)
@@ -496,7 +504,9 @@ class TableDaemon:
             self._commit_wake.clear()
             while self._uncommitted:
                 batch, self._uncommitted = self._uncommitted, []
-                records = [item for outputs, _ in batch for item in outputs if isinstance(item, JournalRecord)]
+                records = [
+                    item for outputs, _ in batch for item in outputs if isinstance(item, JournalRecord)
+                ]
                 if records:
                     self._committing = True
                     try:
@@ -510,7 +520,9 @@ class TableDaemon:
                         self.panel.backend.notify()
                 committed_mono_s = time.monotonic()
                 for outputs, received_mono_s in batch:
-                    if received_mono_s is not None and any(isinstance(item, JournalRecord) for item in outputs):
+                    if received_mono_s is not None and any(
+                        isinstance(item, JournalRecord) for item in outputs
+                    ):
                         self.summary.commit_latencies_s.append(committed_mono_s - received_mono_s)
                     self._act_committed(outputs)
 

@@ -159,7 +159,7 @@ def _parse_step(
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise fail("count", "must be a whole number, 1 or more")
     if after != "start":
-        wanted = {"deal": SimulatedShuffler, "lock": SimulatedBetSensors}[after]
+        wanted: type[SimulatedDevice] = {"deal": SimulatedShuffler, "lock": SimulatedBetSensors}[after]
         if not any(issubclass(kind, wanted) for kind in device_kinds.values()):
             raise fail("after", f"{after}: this table has no {wanted.KIND} to watch")
     anchor_keys = ("at_s", "device", "action", "after", "count")
@@ -245,9 +245,7 @@ class _AnchorWatch:
             # controller has acknowledged every message of it (the cards leave the shoe long before the
             # controller reads them; a step "after the deal" must not overtake them on another line).
             started = sum(shoe.deals_started for shoe in self._shoes)
-            busy = any(
-                shoe.dealing or shoe.outbox or shoe.link.pending_count for shoe in self._shoes
-            )
+            busy = any(shoe.dealing or shoe.outbox or shoe.link.pending_count for shoe in self._shoes)
             ended = started - (1 if busy else 0)
             while self._deals_seen + len(self.deal_ends) < ended:
                 self.deal_ends.append(loop.time())

@@ -120,8 +120,16 @@ def main() -> None:
     args = parser.parse_args()
     args.journal.parent.mkdir(parents=True, exist_ok=True)
     report = crash_repeatedly(args.journal, kills=args.kills, seed=args.seed, config=args.config)
-    print(json.dumps({"kills": report.kills, "before_ready": report.kills_before_ready,
-                      "rounds_started": report.rounds_started_at_kills[-1], "elapsed_s": round(report.elapsed_s, 1)}))
+    print(
+        json.dumps(
+            {
+                "kills": report.kills,
+                "before_ready": report.kills_before_ready,
+                "rounds_started": report.rounds_started_at_kills[-1],
+                "elapsed_s": round(report.elapsed_s, 1),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -186,9 +186,9 @@ def check_every_round_closed_once(all_entries: list[JournalEntry]) -> Counter[st
     closed = Counter(entry.round_id for entry in closings)
     twice = [round_id for round_id, times in closed.items() if times > 1]
     assert not twice, f"rounds closed twice: {twice}"
-    assert set(closed) == set(started), (
-        f"open: {sorted(set(started) - set(closed))}; closed, never started: {sorted(set(closed) - set(started))}"
-    )
+    never_started = sorted(str(round_id) for round_id in set(closed) - set(started))
+    still_open = sorted(str(round_id) for round_id in set(started) - set(closed))
+    assert set(closed) == set(started), f"open: {still_open}; never started: {never_started}"
     return Counter(entry.kind for entry in closings)
 
 

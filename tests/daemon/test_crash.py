@@ -12,7 +12,6 @@ transaction as the settlement, so no kill can separate them.)"""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,7 +43,7 @@ class Crashed:
 
 
 @pytest.fixture(scope="module")
-def crashed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Crashed]:
+def crashed(tmp_path_factory: pytest.TempPathFactory) -> Crashed:
     directory = tmp_path_factory.mktemp("crash")
     config = write_config(directory, "chase")
     journal_path = directory / "journal.sqlite"
@@ -55,7 +54,7 @@ def crashed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Crashed]:
     verify = flushtable("journal", "verify", "--journal", str(journal_path))
     meters = flushtable("meters", "--json", "--journal", str(journal_path))
     assert meters.returncode == 0, meters.stdout + meters.stderr
-    yield Crashed(journal_path, report, entries(journal_path), verify, json.loads(meters.stdout))
+    return Crashed(journal_path, report, entries(journal_path), verify, json.loads(meters.stdout))
 
 
 def test_killed_thirty_times_across_rounds(crashed: Crashed) -> None:
@@ -85,8 +84,11 @@ def test_voided_rounds_return_every_locked_wager(crashed: Crashed) -> None:
             continue
         locked = [e.payload["wagers"] for e in round_entries if e.kind == "bets_locked"]
         returned = _returned(closing.payload["settlement"])
-        expected = {(int(seat), wager): cents for seat, wagers in (locked[0] if locked else {}).items()
-                    for wager, cents in wagers.items()}
+        expected = {
+            (int(seat), wager): cents
+            for seat, wagers in (locked[0] if locked else {}).items()
+            for wager, cents in wagers.items()
+        }
         for key, cents in expected.items():
             assert returned.get(key, 0) >= cents, (round_id, key, cents, returned)
         assert closing.payload["settlement"]["banker_net"] == 0
@@ -118,9 +120,12 @@ def test_voided_rounds_return_decided_raises_too(crashed: Crashed) -> None:
 
 def test_meters_balance(crashed: Crashed) -> None:
     meters = crashed.meters
-    assert meters["balanced"] is True and meters["unbalanced_rounds"] == []
+    assert meters["balanced"] is True
+    assert meters["unbalanced_rounds"] == []
     assert meters["rounds_open"] == 0
-    assert meters["rounds_started"] == meters["rounds_settled"] + meters["rounds_dead"] + meters["rounds_voided"]
+    assert (
+        meters["rounds_started"] == meters["rounds_settled"] + meters["rounds_dead"] + meters["rounds_voided"]
+    )
     assert meters["player_net_cents"] + meters["banker_net_cents"] + meters["rake_cents"] == 0
 
 

@@ -11,7 +11,13 @@ import time
 from pathlib import Path
 
 from tests.daemon.crash import journal_kinds_count
-from tests.daemon.harness import FLUSHTABLE, check_every_round_closed_once, check_recall_settles, entries, flushtable
+from tests.daemon.harness import (
+    FLUSHTABLE,
+    check_every_round_closed_once,
+    check_recall_settles,
+    entries,
+    flushtable,
+)
 
 
 def test_embedded_default_plays_two_rounds_and_exits_0(tmp_path: Path) -> None:
@@ -41,7 +47,17 @@ def test_sigterm_mid_round_shuts_down_cleanly(tmp_path: Path) -> None:
     journal_path = tmp_path / "journal.sqlite"
     # Real time (not accelerated): a round takes seconds, so the signal lands inside one.
     process = subprocess.Popen(
-        [FLUSHTABLE, "run", "--seed", "2", "--no-panel", "--journal", str(journal_path), "--log-level", "info"],
+        [
+            FLUSHTABLE,
+            "run",
+            "--seed",
+            "2",
+            "--no-panel",
+            "--journal",
+            str(journal_path),
+            "--log-level",
+            "info",
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -54,7 +70,7 @@ def test_sigterm_mid_round_shuts_down_cleanly(tmp_path: Path) -> None:
             time.sleep(0.02)
         rounds_started = journal_kinds_count(journal_path, "round_started")
         process.send_signal(signal.SIGTERM)
-        stdout, stderr = process.communicate(timeout=45)
+        _stdout, stderr = process.communicate(timeout=45)
     finally:
         if process.poll() is None:
             process.kill()
@@ -72,10 +88,21 @@ def test_sigterm_mid_round_shuts_down_cleanly(tmp_path: Path) -> None:
         e.round_id for e in journal if e.kind in ("round_settled", "round_dead", "round_voided")
     }
     if open_rounds:
-        restart = flushtable("run", "--rounds", "1", "--seed", "3", "--no-panel", "--journal", str(journal_path),
-                             "--time-scale", "50")
+        restart = flushtable(
+            "run",
+            "--rounds",
+            "1",
+            "--seed",
+            "3",
+            "--no-panel",
+            "--journal",
+            str(journal_path),
+            "--time-scale",
+            "50",
+        )
         assert restart.returncode == 0, restart.stderr[-3000:]
         voided = [e for e in entries(journal_path) if e.kind == "round_voided"]
-        assert {e.round_id for e in voided} == open_rounds and all(e.source == "recovery" for e in voided)
+        assert {e.round_id for e in voided} == open_rounds
+        assert all(e.source == "recovery" for e in voided)
     check_every_round_closed_once(entries(journal_path)) if open_rounds else None
     check_recall_settles(journal_path)

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from controller.config import load_config
 from controller.daemon import RunOptions, TableDaemon
 from controller.errors import UserError
-from controller.config import load_config
 from controller.journal.store import JournalEntry
 from controller.journal.verify import verify_chain
 from tests.daemon.harness import (
@@ -61,19 +61,24 @@ def of_kind(all_entries: list[JournalEntry], kind: str) -> list[dict[str, Any]]:
 
 
 def engine_faults(all_entries: list[JournalEntry]) -> list[dict[str, Any]]:
-    return [payload for payload in of_kind(all_entries, "fault_raised") if payload["kind"] != "shuffler_fault"]
+    return [
+        payload for payload in of_kind(all_entries, "fault_raised") if payload["kind"] != "shuffler_fault"
+    ]
 
 
 def returned_everything(settlement: dict[str, Any]) -> bool:
-    return all(
-        wager["result"] == "returned" and wager["net"] == 0
-        for seat in settlement["seats"]
-        for wager in seat["wagers"].values()
-    ) and settlement["banker_net"] == 0
+    return (
+        all(
+            wager["result"] == "returned" and wager["net"] == 0
+            for seat in settlement["seats"]
+            for wager in seat["wagers"].values()
+        )
+        and settlement["banker_net"] == 0
+    )
 
 
 def test_seat_miscount_kills_that_seat_only(tmp_path: Path) -> None:
-    run, journal = play_scenario(tmp_path, "seat_miscount")
+    _run, journal = play_scenario(tmp_path, "seat_miscount")
     assert of_kind(journal, "dead_hand") == [
         {"seat": 1, "reason": "wrong card count: the shoe counted 6 cards, 7 due"}
     ]
@@ -81,7 +86,8 @@ def test_seat_miscount_kills_that_seat_only(tmp_path: Path) -> None:
     assert (fault["kind"], fault["severity"]) == ("dead_hand", "alert")  # a seat's dead hand holds nothing
     [settled] = of_kind(journal, "round_settled")
     seats = {seat["seat"]: seat for seat in settled["settlement"]["seats"]}
-    assert seats[1]["status"] == "dead" and seats[1]["hand"] is None  # a dead hand's cards never shown
+    assert seats[1]["status"] == "dead"
+    assert seats[1]["hand"] is None
     assert seats[1]["wagers"] == {"ante": {"stake": 1000, "result": "returned", "net": 0}}
     assert seats[2]["status"] == "live"
     assert [d["seat"] for d in of_kind(journal, "decision")] == [2]  # seat 1 had nothing to decide
@@ -104,7 +110,8 @@ def test_whole_round_dead_returns_every_wager_and_latches(
     run, journal = play_scenario(tmp_path, scenario, game=game)
     assert (run.summary.rounds_dead, run.summary.rounds_settled) == (1, 0)
     [dead] = of_kind(journal, "dead_hand")
-    assert dead["seat"] is None and dead["reason"].startswith(reason_starts)
+    assert dead["seat"] is None
+    assert dead["reason"].startswith(reason_starts)
     latched = [fault for fault in engine_faults(journal) if fault["severity"] == "latching"]
     assert [fault["kind"] for fault in latched] == [fault_kind]
     assert not of_kind(journal, "fault_cleared")
@@ -126,7 +133,7 @@ def test_whole_round_dead_returns_every_wager_and_latches(
 
 
 def test_past_posting_holds_the_table_across_a_restart(tmp_path: Path) -> None:
-    run, journal = play_scenario(tmp_path, "past_posting", stop_when=lambda daemon: daemon.engine.held)
+    _run, journal = play_scenario(tmp_path, "past_posting", stop_when=lambda daemon: daemon.engine.held)
     assert of_kind(journal, "past_posting") == [
         {"seat": 2, "wager": "ante", "locked_cents": 1000, "seen_cents": 5000}
     ]
@@ -169,7 +176,7 @@ def test_past_posting_holds_the_table_across_a_restart(tmp_path: Path) -> None:
 
 
 def test_over_limit_raise_is_refused_until_corrected(tmp_path: Path) -> None:
-    run, journal = play_scenario(tmp_path, "over_limit_raise")
+    _run, journal = play_scenario(tmp_path, "over_limit_raise")
     [refused] = of_kind(journal, "decision_refused")
     assert (refused["seat"], refused["action"], refused["amount_cents"]) == (1, "raise", 3000)
     assert refused["reason"].startswith("over the limit: exactly 1000")
@@ -180,7 +187,8 @@ def test_over_limit_raise_is_refused_until_corrected(tmp_path: Path) -> None:
     operator = of_kind(journal, "operator_action")
     assert any("must be corrected" in action["detail"] for action in operator)
     decisions = {d["seat"]: d for d in of_kind(journal, "decision")}
-    assert decisions[1]["amount_cents"] == 1000 and decisions[1]["cause"] == "sensor"
+    assert decisions[1]["amount_cents"] == 1000
+    assert decisions[1]["cause"] == "sensor"
     kinds = [entry.kind for entry in journal]
     assert kinds.index("decision_refused") < kinds.index("decision") < kinds.index("round_settled")
     [settled] = of_kind(journal, "round_settled")
@@ -190,7 +198,7 @@ def test_over_limit_raise_is_refused_until_corrected(tmp_path: Path) -> None:
 
 
 def test_walk_away_folds_on_the_decision_timeout(tmp_path: Path) -> None:
-    run, journal = play_scenario(tmp_path, "walk_away", decision_s=1.0)
+    _run, journal = play_scenario(tmp_path, "walk_away", decision_s=1.0)
     decisions = of_kind(journal, "decision")
     assert {"seat": 2, "action": "fold", "amount_cents": 0, "street": None, "cause": "timeout"} in decisions
     [settled] = of_kind(journal, "round_settled")
@@ -202,17 +210,25 @@ def test_walk_away_folds_on_the_decision_timeout(tmp_path: Path) -> None:
 
 
 def test_chase_walk_away_checks_before_the_river_and_folds_on_it(tmp_path: Path) -> None:
-    run, journal = play_scenario(tmp_path, "chase_walk_away", game="chase", decision_s=1.0)
+    _run, journal = play_scenario(tmp_path, "chase_walk_away", game="chase", decision_s=1.0)
     seat1 = [(d["street"], d["action"], d["cause"]) for d in of_kind(journal, "decision") if d["seat"] == 1]
-    assert seat1 == [("preflop", "check", "timeout"), ("flop", "check", "timeout"), ("river", "fold", "timeout")]
-    seat2 = [(d["street"], d["action"], d["amount_cents"]) for d in of_kind(journal, "decision") if d["seat"] == 2]
+    assert seat1 == [
+        ("preflop", "check", "timeout"),
+        ("flop", "check", "timeout"),
+        ("river", "fold", "timeout"),
+    ]
+    seat2 = [
+        (d["street"], d["action"], d["amount_cents"]) for d in of_kind(journal, "decision") if d["seat"] == 2
+    ]
     assert seat2 == [("preflop", "all_in", 3000)]
     check_recall_settles(tmp_path / "journal.sqlite")
 
 
 def test_a_bad_scenario_file_is_one_line_before_anything_starts(tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
-    bad.write_text('[[step]]\nafter = "shuffle"\nat_s = 0\ndevice = "display"\naction = "press"\nkey = "next"\n')
+    bad.write_text(
+        '[[step]]\nafter = "shuffle"\nat_s = 0\ndevice = "display"\naction = "press"\nkey = "next"\n'
+    )
     config = load_config(write_config(tmp_path, "hcf-house"))
     daemon = TableDaemon(config, RunOptions(journal_path=tmp_path / "j.sqlite", scenario_path=bad))
     with pytest.raises(UserError, match=r"step\[1\]\.after: 'shuffle' is not one of start, deal, lock"):

@@ -162,7 +162,6 @@ class TableDaemon:
         self._dealer_keys_handled = 0  # the autoplay waits for its key presses to land
         self._uncommitted: list[tuple[list[Output], float | None]] = []  # the group commit's queue
         self._commit_wake = asyncio.Event()
-        self._committing = False
         self._committer_task: asyncio.Task[None] | None = None
         self._scenario: Scenario | None = None
         self.failure: str | None = None  # why the daemon stopped on an error, if it did
@@ -484,14 +483,13 @@ class TableDaemon:
 
     # --- outputs -------------------------------------------------------------------------------------
     # Group commit. Each engine call's outputs wait in ``_uncommitted`` in call order; the committer task
-    # writes the records of everything waiting in ONE transaction, in a worker thread, and only then
-    # acts on those calls' commands, alerts and logs, in order. Why: with synchronous=FULL every commit
-    # is an fsync (about 3 ms on the development machine), which blocked the event loop once per device
-    # event (about 75 a round), so the device links could not even read and acknowledge the next
-    # message meanwhile: 2.6 rounds/s. Off the loop, the links keep going during a commit and the next
-    # batch gathers by itself. "Journal first" still holds for every command: nothing goes out before
-    # the records of the engine call that decided it, and of every call before it, are committed.
-    # (The Journal serialises its connection with a lock: reads on the loop wait for a commit in flight.)
+    # writes the records of everything waiting in ONE transaction and only then acts on those calls'
+    # commands, alerts and logs, in order. "Journal first" holds for every command: nothing goes out
+    # before the records of the engine call that decided it, and of every call before it, are
+    # committed. With synchronous=FULL each commit is an fsync; a burst of device events (a deal) is
+    # committed in fewer transactions. The commit stays on the event loop: done in a worker thread it
+    # gave more rounds per second on a contended disk but put a device event's commit 15 ms (p50)
+    # behind it, over the 10 ms p99 target (bench/bench_table.py; figures in docs/operations.md).
     def act_now(self, outputs: Sequence[Output], *, received_mono_s: float | None = None) -> None:
         """Act on one engine call's outputs: journal first (committed with the calls waiting before and
         with it, in one transaction), then its commands, alerts and logs."""
@@ -508,14 +506,11 @@ class TableDaemon:
                     item for outputs, _ in batch for item in outputs if isinstance(item, JournalRecord)
                 ]
                 if records:
-                    self._committing = True
                     try:
-                        await asyncio.to_thread(self.journal.append_many, records)
+                        self.journal.append_many(records)
                     except JournalError as error:
                         self._journal_failed(error)
                         raise
-                    finally:
-                        self._committing = False
                     if self.panel is not None:
                         self.panel.backend.notify()
                 committed_mono_s = time.monotonic()
@@ -529,7 +524,7 @@ class TableDaemon:
     async def _drain_commits(self, timeout_s: float = 10.0) -> None:
         """Shutdown: let the committer write what waits (bounded), before it is cancelled."""
         deadline = time.monotonic() + timeout_s
-        while (self._uncommitted or self._committing) and time.monotonic() < deadline:
+        while self._uncommitted and time.monotonic() < deadline:
             self._commit_wake.set()
             await asyncio.sleep(0.005)
 

@@ -140,12 +140,15 @@ def check_journal(journal_path: Path) -> dict[str, Any]:
     started: set[str | None] = set()
     held = 0
     latching: Counter[str] = Counter()
+    integrity: Counter[str] = Counter()  # what the table refused as impossible: worth reading
     with Journal.open_existing(journal_path) as journal:
         for entry in journal.entries():
             if entry.kind == "round_started":
                 started.add(entry.round_id)
             elif entry.kind == "fault_raised" and entry.payload.get("severity") == "latching":
                 latching[str(entry.payload.get("kind"))] += 1
+            elif entry.kind == "fault_raised" and entry.payload.get("kind") == "integrity":
+                integrity[str(entry.payload.get("detail"))[:120]] += 1
             elif entry.kind == "state_changed" and entry.payload.get("to") == "held":
                 held += 1
             if entry.kind not in CLOSING_KINDS:
@@ -164,6 +167,7 @@ def check_journal(journal_path: Path) -> dict[str, Any]:
         "held": held,
         "latching_faults": dict(sorted(latching.items())),
         "faults_raised": meters["faults_by_kind"],
+        "integrity_faults": dict(integrity.most_common(5)),
         "money_lines_balance": not unbalanced and not resettled_differently,
         "unbalanced_rounds": unbalanced[:10],
         "resettled_differently": resettled_differently[:10],

@@ -46,18 +46,30 @@ from controller.journal.recovery import recover
 from controller.journal.render import render_record
 from controller.journal.store import Journal, JournalError
 from controller.logs import bind_round, bind_table
-from drivers.events import DomainCommand, DomainEvent
+from drivers.events import DealerKey, DomainCommand, DomainEvent
 from drivers.factory import make_driver
 from drivers.supervisor import DeviceDriver, DeviceHealth, DeviceUnavailable, DriverTiming
-from sim_devices.firmware import LinkTiming
+from sim_devices.bet_sensors import SimulatedBetSensors
+from sim_devices.dealer_display import SimulatedDealerDisplay
+from sim_devices.firmware import LinkTiming, SimulatedDevice
+from sim_devices.noise import NoiseRates
+from sim_devices.scenario import Scenario, ScenarioError, load_scenario, play
+from sim_devices.shuffler import SimulatedShuffler
 from sim_devices.table import SimDeviceSpec, SimTable, TransportKind
 
 log = structlog.get_logger("flushtable.daemon")
 
 TICK_INTERVAL_S = 0.1  # how often the decision clock is checked (table-clock timeouts are seconds)
+MIN_TICK_INTERVAL_S = 0.005  # the most often it is checked on an accelerated clock
 DEVICE_READY_TIMEOUT_S = 15.0
 SHUTDOWN_GRACE_S = 20.0  # SIGTERM: how long a round in play may take to finish before we stop anyway
 AUTOPLAY_SETTLE_S = 2.0  # the longest the simulated people wait to see their last action land
+SIM_FIRMWARE: dict[str, type[SimulatedDevice]] = {
+    "shuffler": SimulatedShuffler,
+    "bet_sensors": SimulatedBetSensors,
+    "dealer_display": SimulatedDealerDisplay,
+}
+SIM_SUPERVISOR = "sim-supervisor"  # who clears latched faults in simulations (sim_supervisor_clear_after_s)
 SIM_SCHEMES: dict[str, TransportKind] = {"sim": "sim", "sim+pty": "pty", "sim+tcp": "tcp", "sim+usb": "usb"}
 
 
@@ -77,6 +89,13 @@ class RunOptions:
     # The integrity watch: check the journal's last rounds after every N closed rounds; 0: never.
     integrity_every_rounds: int = DEFAULT_EVERY_ROUNDS
     on_ready: Callable[[TableDaemon], None] | None = None  # tests and benches: called once running
+    # Simulation only (tests, soak, `flushtable run --scenario`): a scenario file played on the
+    # simulated devices (sim_devices/scenario.py), and a simulated supervisor who clears every latched
+    # fault this many (wall) seconds after it latched. Never set on a real table: latched faults are a
+    # person's to clear.
+    scenario_path: Path | None = None
+    sim_supervisor_clear_after_s: float | None = None
+    sim_noise: NoiseRates | None = None  # line noise on every simulated device's line (soak)
 
 
 @dataclass(slots=True)
@@ -147,6 +166,11 @@ class TableDaemon:
         self._autoplay_wake = asyncio.Event()
         self._autoplay_expect: list[tuple[int, int, int]] = []  # (seat, spot, cents) not yet reported
         self._event_received_mono_s: dict[int, float] = {}
+        self._dealer_keys_handled = 0  # the autoplay waits for its key presses to land
+        self._uncommitted: list[tuple[list[Output], float | None]] = []  # the group commit's queue
+        self._commit_wake = asyncio.Event()
+        self._committer_task: asyncio.Task[None] | None = None
+        self._scenario: Scenario | None = None
         self.failure: str | None = None  # why the daemon stopped on an error, if it did
         self._integrity_task: asyncio.Task[None] | None = None
         self.integrity_status: str | None = None  # the last integrity verdict's status this run
@@ -173,6 +197,7 @@ class TableDaemon:
     # --- start and stop -------------------------------------------------------------------------------
     async def run(self) -> int:
         bind_table(self.config.table_id)
+        self._load_scenario()
         self.journal_path.parent.mkdir(parents=True, exist_ok=True)
         self._journal = Journal.open(self.journal_path, self.config.table_id)
         try:
@@ -194,12 +219,18 @@ class TableDaemon:
             for signal_number in (signal.SIGTERM, signal.SIGINT):
                 loop.add_signal_handler(signal_number, self.request_stop)
             try:
+                self._spawn(self._committer(), "committer")
+                self._committer_task = self._tasks[-1]
                 await self._start_devices()
                 await self._start_panel()
                 self._spawn(self._engine_loop(), "engine")
                 self._spawn(self._ticker(), "ticker")
                 if self._autoplay_enabled():
                     self._spawn(self._autoplay_loop(), "autoplay")
+                if self._scenario is not None and self.sim_table is not None:
+                    self._spawn(play(self._scenario, self.sim_table.devices), "scenario")
+                if self.options.sim_supervisor_clear_after_s is not None:
+                    self._spawn(self._sim_supervisor(self.options.sim_supervisor_clear_after_s), "supervisor")
                 watchdog_s = systemd.watchdog_interval_s()
                 if watchdog_s is not None:
                     self._spawn(self._watchdog(watchdog_s), "watchdog")
@@ -219,6 +250,20 @@ class TableDaemon:
         if self.failure is not None:
             raise UserError(f"the table stopped on an internal error: {self.failure} (see the log)")
         return 0
+
+    def _load_scenario(self) -> None:
+        """Check the scenario file whole before anything starts (simulated devices only)."""
+        if self.options.scenario_path is None:
+            return
+        kinds = {
+            device.name: SIM_FIRMWARE[device.kind]
+            for device in self.config.devices.values()
+            if device.simulated
+        }
+        try:
+            self._scenario = load_scenario(self.options.scenario_path, kinds)
+        except ScenarioError as error:
+            raise UserError(f"--scenario: {error}") from None
 
     def _spawn(self, work: Coroutine[Any, Any, None], name: str) -> None:
         """A task of the daemon's own. If one dies of an error the table stops: a table whose engine,
@@ -286,7 +331,13 @@ class TableDaemon:
                 for device in sim_devices
             ]
             run_dir = self.journal_path.parent / "devices"
-            self.sim_table = SimTable(specs, run_dir=run_dir, seed=self.options.seed, timing=LinkTiming())
+            self.sim_table = SimTable(
+                specs,
+                run_dir=run_dir,
+                seed=self.options.seed,
+                timing=LinkTiming(),
+                noise=self.options.sim_noise,
+            )
             await self.sim_table.start()
         for device in self.config.devices.values():
             url = self._device_url(device)
@@ -366,11 +417,19 @@ class TableDaemon:
             self._integrity_task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._integrity_task
-        for task in self._tasks:
+        # Everything but the committer first; then what waits is committed, then the committer goes.
+        others = [task for task in self._tasks if task is not self._committer_task]
+        for task in others:
             task.cancel()
-        for task in self._tasks:
+        for task in others:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+        committer = self._committer_task
+        if committer is not None and not committer.done():
+            await self._drain_commits()
+            committer.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await committer
         self._tasks.clear()
         if self.panel is not None:
             with contextlib.suppress(Exception):
@@ -397,12 +456,41 @@ class TableDaemon:
             item = await self.events.get()
             received = self._event_received_mono_s.pop(id(item), None)
             self.act_now(self.engine.handle(item, self.now_s()), received_mono_s=received)
+            if isinstance(item, DealerKey):
+                self._dealer_keys_handled += 1
             self._autoplay_wake.set()
 
     async def _ticker(self) -> None:
+        # On an accelerated clock the decision timeouts are that much shorter in wall time: check them
+        # as much more often (down to MIN_TICK_INTERVAL_S), or each walk-away costs a whole tick.
+        interval_s = max(MIN_TICK_INTERVAL_S, TICK_INTERVAL_S / max(self.options.time_scale, 1.0))
         while True:
-            await asyncio.sleep(TICK_INTERVAL_S)
+            await asyncio.sleep(interval_s)
             self.act_now(self.engine.tick(self.now_s()))
+
+    async def _sim_supervisor(self, clear_after_s: float) -> None:
+        """Simulations only: a supervisor who clears each latched fault ``clear_after_s`` after seeing it,
+        and a technician who resets a simulated device left in fault (a shoe after its red light stays
+        in fault until someone resets it by hand; the table starts no round until then)."""
+        first_seen_mono_s: dict[str, float] = {}
+        while True:
+            await asyncio.sleep(min(TICK_INTERVAL_S, clear_after_s) or TICK_INTERVAL_S)
+            now_mono_s = time.monotonic()
+            if self.sim_table is not None:
+                for name, device in self.sim_table.devices.items():
+                    if device.state != "fault":
+                        first_seen_mono_s.pop(f"device:{name}", None)
+                    elif (
+                        now_mono_s - first_seen_mono_s.setdefault(f"device:{name}", now_mono_s)
+                        >= clear_after_s
+                    ):
+                        device.set_status("ready")  # the reset button on the device itself
+            for fault_id in list(self.engine.latched):
+                seen_s = first_seen_mono_s.setdefault(fault_id, now_mono_s)
+                if now_mono_s - seen_s >= clear_after_s and fault_id in self.engine.latched:
+                    reason = "simulated supervisor: cleared after the configured delay"
+                    self.act_now(self.engine.clear_fault(fault_id, self.now_s(), SIM_SUPERVISOR, reason))
+                    self._autoplay_wake.set()
 
     async def _watchdog(self, interval_s: float) -> None:
         while True:
@@ -410,13 +498,54 @@ class TableDaemon:
             await asyncio.sleep(interval_s)
 
     # --- outputs -------------------------------------------------------------------------------------
+    # Group commit. Each engine call's outputs wait in ``_uncommitted`` in call order; the committer task
+    # writes the records of everything waiting in ONE transaction and only then acts on those calls'
+    # commands, alerts and logs, in order. "Journal first" holds for every command: nothing goes out
+    # before the records of the engine call that decided it, and of every call before it, are
+    # committed. With synchronous=FULL each commit is an fsync; a burst of device events (a deal) is
+    # committed in fewer transactions. The commit stays on the event loop: done in a worker thread it
+    # gave more rounds per second on a contended disk but put a device event's commit 15 ms (p50)
+    # behind it, over the 10 ms p99 target (bench/bench_table.py; figures in docs/operations.md).
     def act_now(self, outputs: Sequence[Output], *, received_mono_s: float | None = None) -> None:
-        """Act on one engine call's outputs: journal first (one transaction), then commands, then logs."""
+        """Act on one engine call's outputs: journal first (committed with the calls waiting before and
+        with it, in one transaction), then its commands, alerts and logs."""
+        self._uncommitted.append((list(outputs), received_mono_s))
+        self._commit_wake.set()
+
+    async def _committer(self) -> None:
+        while True:
+            await self._commit_wake.wait()
+            self._commit_wake.clear()
+            while self._uncommitted:
+                batch, self._uncommitted = self._uncommitted, []
+                records = [
+                    item for outputs, _ in batch for item in outputs if isinstance(item, JournalRecord)
+                ]
+                if records:
+                    try:
+                        self.journal.append_many(records)
+                    except JournalError as error:
+                        self._journal_failed(error)
+                        raise
+                    if self.panel is not None:
+                        self.panel.backend.notify()
+                committed_mono_s = time.monotonic()
+                for outputs, received_mono_s in batch:
+                    if received_mono_s is not None and any(
+                        isinstance(item, JournalRecord) for item in outputs
+                    ):
+                        self.summary.commit_latencies_s.append(committed_mono_s - received_mono_s)
+                    self._act_committed(outputs)
+
+    async def _drain_commits(self, timeout_s: float = 10.0) -> None:
+        """Shutdown: let the committer write what waits (bounded), before it is cancelled."""
+        deadline = time.monotonic() + timeout_s
+        while self._uncommitted and time.monotonic() < deadline:
+            self._commit_wake.set()
+            await asyncio.sleep(0.005)
+
+    def _act_committed(self, outputs: Sequence[Output]) -> None:
         records = [item for item in outputs if isinstance(item, JournalRecord)]
-        if records:
-            self._append(records)
-            if received_mono_s is not None:
-                self.summary.commit_latencies_s.append(time.monotonic() - received_mono_s)
         for item in outputs:
             if isinstance(item, JournalRecord):
                 continue
@@ -440,17 +569,21 @@ class TableDaemon:
             self._after_record(record)
 
     def _append(self, records: Sequence[JournalRecord]) -> None:
+        """Outside the group commit: the daemon's own entries at start and at the very end."""
         try:
             self.journal.append_many(records)
         except JournalError as error:
-            # Nothing may happen at the table that the journal did not record: stop the table now.
-            # Open rounds are voided with every wager returned at the next start.
-            log.critical("journal_error", error=str(error))
-            self._stopping = True
-            self._stop.set()
+            self._journal_failed(error)
             raise
         if self.panel is not None:
             self.panel.backend.notify()
+
+    def _journal_failed(self, error: JournalError) -> None:
+        # Nothing may happen at the table that the journal did not record: stop the table now.
+        # Open rounds are voided with every wager returned at the next start.
+        log.critical("journal_error", error=str(error))
+        self._stopping = True
+        self._stop.set()
 
     def _after_record(self, record: JournalRecord) -> None:
         if record.kind == "round_started":
@@ -566,17 +699,22 @@ class TableDaemon:
             if not actions:
                 await self._wait_for_news(0.2)
                 continue
-            pressed = False
+            keys_pressed = 0
+            state_key_pressed = False
             for action in actions:
                 if isinstance(action, PlaceChips):
                     sensors.place(action.seat, action.spot, action.amount_cents)
                     self._autoplay_expect.append((action.seat, action.spot, action.amount_cents))
                 elif isinstance(action, PressKey):
                     display.press(action.key, action.seat)
-                    pressed = True
+                    keys_pressed += 1
+                    # fold_seat changes no state: waiting for one cost AUTOPLAY_SETTLE_S per fold.
+                    state_key_pressed = state_key_pressed or action.key != "fold_seat"
                 else:
                     self.act_now(self.engine.handle(action, self.now_s()))
-            if pressed:
+            if keys_pressed:
+                await self._await_keys_handled(keys_pressed)
+            if state_key_pressed:
                 await self._await_state_change(state_before)
             if self._pace_s():
                 await asyncio.sleep(self._pace_s())
@@ -603,6 +741,14 @@ class TableDaemon:
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(timeout_s):
                 await self._autoplay_wake.wait()
+
+    async def _await_keys_handled(self, keys_pressed: int) -> None:
+        """Wait (bounded) until the engine has handled the keys just pressed (a fold lands before the
+        next look at the table, so it is not pressed twice)."""
+        target = self._dealer_keys_handled + keys_pressed
+        deadline = time.monotonic() + AUTOPLAY_SETTLE_S
+        while self._dealer_keys_handled < target and time.monotonic() < deadline:
+            await self._wait_for_news(0.05)
 
     async def _await_state_change(self, state_before: str) -> None:
         deadline = time.monotonic() + AUTOPLAY_SETTLE_S

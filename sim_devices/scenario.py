@@ -20,11 +20,28 @@
 Actions: place, remove, sensor_fault (bet sensors); press (dealer display); fault, open_door
 (shuffler); silent, unplug (any device, for ``duration_s``). A bad file is refused whole, with one line
 naming the file, the step and the field.
+
+A step may be anchored to what the simulated devices themselves see, so a script can act "after the
+deal" or "after the lock" however long the controller takes to get there:
+
+    [[step]]
+    after = "deal"          # at_s counts from the end of the shoe's 2nd deal (its 2nd DealRequest)
+    count = 2
+    at_s = 0.1
+    device = "sensors"
+    action = "place"        # e.g. a raise, or chips added after the lock (past-posting)
+    ...
+
+``after`` is "start" (the default: the scenario's start), "deal" (the shoe finished its ``count``-th
+deal since the start and the controller acknowledged all of it; Chase the Flush deals three times a
+round) or "lock" (the bet sensors received
+their ``count``-th LockBets). The anchors are watched on the devices' side only (no controller).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -38,6 +55,8 @@ from sim_devices.firmware import SimulatedDevice
 from sim_devices.shuffler import FAULT_KINDS, PlannedFault, SimulatedShuffler
 
 MAX_SCENARIO_S = 24 * 3600.0
+ANCHORS = ("start", "deal", "lock")
+ANCHOR_POLL_S = 0.002  # how often the anchors' device state is looked at (a deal takes far longer)
 
 # action -> (device class it needs or None for any, required fields, optional fields)
 _ACTIONS: dict[str, tuple[type[SimulatedDevice] | None, tuple[str, ...], tuple[str, ...]]] = {
@@ -70,6 +89,8 @@ class Step:
     action: str
     fields: Mapping[str, Any]
     number: int  # 1-based, as the file lists them
+    after: str = "start"  # the anchor at_s counts from: "start", "deal" or "lock"
+    count: int = 1  # the anchor's count-th occurrence (deal, lock)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +122,7 @@ def parse_scenario(text: str, *, source: str, device_kinds: Mapping[str, type[Si
     if not isinstance(raw_steps, list):
         raise ScenarioError(f"{source}: step: must be an array of tables ([[step]])")
     steps = [_parse_step(raw, number, source, device_kinds) for number, raw in enumerate(raw_steps, start=1)]
-    steps.sort(key=lambda step: (step.at_s, step.number))
+    steps.sort(key=lambda step: (step.after, step.count, step.at_s, step.number))
     return Scenario(source, tuple(steps))
 
 
@@ -131,7 +152,18 @@ def _parse_step(
     needs, required, optional = _ACTIONS[action]
     if needs is not None and not issubclass(device_kinds[device], needs):
         raise fail("action", f"{action} is not something device {device} ({device_kinds[device].KIND}) does")
-    fields = {key: value for key, value in raw.items() if key not in ("at_s", "device", "action")}
+    after = raw.get("after", "start")
+    if after not in ANCHORS:
+        raise fail("after", f"{after!r} is not one of {', '.join(ANCHORS)}")
+    count = raw.get("count", 1)
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise fail("count", "must be a whole number, 1 or more")
+    if after != "start":
+        wanted: type[SimulatedDevice] = {"deal": SimulatedShuffler, "lock": SimulatedBetSensors}[after]
+        if not any(issubclass(kind, wanted) for kind in device_kinds.values()):
+            raise fail("after", f"{after}: this table has no {wanted.KIND} to watch")
+    anchor_keys = ("at_s", "device", "action", "after", "count")
+    fields = {key: value for key, value in raw.items() if key not in anchor_keys}
     for key in fields:
         if key not in required and key not in optional:
             raise fail(key, f"unknown field for action {action}")
@@ -159,7 +191,7 @@ def _parse_step(
             PlannedFault(**fields)
         except (TypeError, ValueError) as error:
             raise fail("kind", str(error)) from None
-    return Step(float(at_s), device, action, fields, number)
+    return Step(float(at_s), device, action, fields, number, after, count)
 
 
 def apply_step(step: Step, device: SimulatedDevice) -> None:
@@ -194,19 +226,77 @@ def apply_step(step: Step, device: SimulatedDevice) -> None:
     raise ValueError(f"step {step.number}: {step.action} does not apply to {type(device).__name__}")
 
 
+class _AnchorWatch:
+    """When each deal ended and each lock arrived (loop time), watched on the simulated devices."""
+
+    def __init__(self, devices: Mapping[str, SimulatedDevice]) -> None:
+        self._shoes = [device for device in devices.values() if isinstance(device, SimulatedShuffler)]
+        self._sensors = [device for device in devices.values() if isinstance(device, SimulatedBetSensors)]
+        self.deal_ends: list[float] = []
+        self.locks: list[float] = []
+        self.changed = asyncio.Event()
+        self._deals_seen = sum(shoe.deals_started for shoe in self._shoes)
+        self._locked_before = any(sensors.locked for sensors in self._sensors)
+
+    async def watch(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            # A deal has ended when it has started, the shoe is no longer dealing (or in fault), and the
+            # controller has acknowledged every message of it (the cards leave the shoe long before the
+            # controller reads them; a step "after the deal" must not overtake them on another line).
+            started = sum(shoe.deals_started for shoe in self._shoes)
+            busy = any(shoe.dealing or shoe.outbox or shoe.link.pending_count for shoe in self._shoes)
+            ended = started - (1 if busy else 0)
+            while self._deals_seen + len(self.deal_ends) < ended:
+                self.deal_ends.append(loop.time())
+                self.changed.set()
+            locked = any(sensors.locked for sensors in self._sensors)
+            if locked and not self._locked_before:
+                self.locks.append(loop.time())
+                self.changed.set()
+            self._locked_before = locked
+            await asyncio.sleep(ANCHOR_POLL_S)
+
+    async def wait_for(self, after: str, count: int, start_s: float) -> float:
+        """The loop time the anchor happened (the scenario's start for "start")."""
+        if after == "start":
+            return start_s
+        times = self.deal_ends if after == "deal" else self.locks
+        while len(times) < count:
+            self.changed.clear()
+            await self.changed.wait()
+        return times[count - 1]
+
+
 async def play(scenario: Scenario, devices: Mapping[str, SimulatedDevice], *, on_step: Any = None) -> None:
-    """Run every step at its time (seconds from now). A step whose values do not fit is reported
-    through ``on_step(step, error)`` and skipped; the table carries on."""
+    """Run every step at its time (seconds from its anchor). A step whose values do not fit is reported
+    through ``on_step(step, error)`` and skipped; the table carries on. Steps of one anchor run in
+    time order; different anchors run side by side."""
     loop = asyncio.get_running_loop()
     start_s = loop.time()
+    watch = _AnchorWatch(devices)
+    groups: dict[tuple[str, int], list[Step]] = {}
     for step in scenario.steps:
-        delay_s = start_s + step.at_s - loop.time()
-        if delay_s > 0:
-            await asyncio.sleep(delay_s)
-        error: str | None = None
-        try:
-            apply_step(step, devices[step.device])
-        except ValueError as problem:
-            error = str(problem)
-        if on_step is not None:
-            on_step(step, error)
+        groups.setdefault((step.after, step.count), []).append(step)
+
+    async def run_group(after: str, count: int, steps: list[Step]) -> None:
+        anchor_s = await watch.wait_for(after, count, start_s)
+        for step in sorted(steps, key=lambda step: (step.at_s, step.number)):
+            delay_s = anchor_s + step.at_s - loop.time()
+            if delay_s > 0:
+                await asyncio.sleep(delay_s)
+            error: str | None = None
+            try:
+                apply_step(step, devices[step.device])
+            except ValueError as problem:
+                error = str(problem)
+            if on_step is not None:
+                on_step(step, error)
+
+    watcher = loop.create_task(watch.watch(), name="scenario-anchors")
+    try:
+        await asyncio.gather(*(run_group(after, count, steps) for (after, count), steps in groups.items()))
+    finally:
+        watcher.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watcher

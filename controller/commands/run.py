@@ -57,6 +57,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help=f"check the cards' randomness every N closed rounds; 0: never (default {DEFAULT_EVERY_ROUNDS})",
     )
+    parser.add_argument(
+        "--scenario",
+        type=Path,
+        default=None,
+        help="play a scenario file (TOML, docs/devices.md) on the simulated devices (simulation only)",
+    )
+    parser.add_argument(
+        "--sim-supervisor-clear-after",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="a simulated supervisor clears each latched fault after SECONDS (simulation only; soak tests)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -73,8 +86,17 @@ def run(args: argparse.Namespace) -> int:
         from controller.panel.server import parse_bind  # noqa: PLC0415 - the web stack loads only when wanted
 
         panel_bind = parse_bind(args.panel)
-    if args.time_scale != 1.0 and not all(device.simulated for device in config.devices.values()):
+    simulated = all(device.simulated for device in config.devices.values())
+    if args.time_scale != 1.0 and not simulated:
         raise UserError("--time-scale: only a fully simulated table runs on an accelerated clock")
+    # Scripted devices and an automatic supervisor exist only on a simulated table.
+    if args.scenario is not None and not simulated:
+        raise UserError("--scenario: only a fully simulated table plays a scenario")
+    clear_after_s = args.sim_supervisor_clear_after
+    if clear_after_s is not None and not simulated:
+        raise UserError("--sim-supervisor-clear-after: only on a fully simulated table")
+    if clear_after_s is not None and not clear_after_s >= 0:
+        raise UserError(f"--sim-supervisor-clear-after: must be 0 or more seconds, not {clear_after_s}")
     options = RunOptions(
         journal_path=args.journal,
         rounds=args.rounds,
@@ -83,5 +105,7 @@ def run(args: argparse.Namespace) -> int:
         panel_bind=panel_bind,
         time_scale=args.time_scale,
         integrity_every_rounds=args.integrity_every,
+        scenario_path=args.scenario,
+        sim_supervisor_clear_after_s=clear_after_s,
     )
     return asyncio.run(TableDaemon(config, options).run())

@@ -1,0 +1,114 @@
+"""Accelerated rounds per second through the whole table — simulated devices over pseudo-terminals,
+drivers, the engine, the SQLite journal (WAL, synchronous=FULL) — and the latency from a device event
+reaching the controller to its journal entry being committed (p50, p99).
+
+    python bench/bench_table.py [--rounds 300] [--time-scale 1000] [--log-level warning] [--profile]
+
+Prints JSON. Targets (issue 5): >= 20 rounds/s; p99 <= 10 ms. Not a test: the figures vary with the
+machine and its load (report what was measured, with the load average).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import cProfile
+import io
+import json
+import os
+import pstats
+import sqlite3
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from controller.config import load_config
+from controller.daemon import RunOptions, TableDaemon
+from controller.logs import configure_logging
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=300)
+    parser.add_argument("--time-scale", type=float, default=1000.0)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"))
+    parser.add_argument("--config", type=Path, default=None, help="default: the embedded table")
+    parser.add_argument("--profile", action="store_true", help="print the top of a cProfile to stderr")
+    args = parser.parse_args()
+    # Log lines go nowhere measurable but are still formatted: the cost of the JSON logging is counted.
+    configure_logging(level=args.log_level, json_lines=True, stream=open(os.devnull, "w"))  # noqa: SIM115
+    config = load_config(args.config)
+    with tempfile.TemporaryDirectory(prefix="bench_table-") as directory:
+        journal_path = Path(directory) / "journal.sqlite"
+        ready: dict[str, float] = {}  # rounds per second count from the table running, not from start-up
+        options = RunOptions(
+            journal_path=journal_path,
+            rounds=args.rounds,
+            seed=args.seed,
+            autoplay=True,
+            time_scale=args.time_scale,
+            print_rounds=False,
+            on_ready=lambda _: ready.update(s=time.perf_counter()),
+        )
+        daemon = TableDaemon(config, options, out=io.StringIO())
+        profiler = cProfile.Profile() if args.profile else None
+        if profiler is not None:
+            profiler.enable()
+        started_s = time.perf_counter()
+        asyncio.run(daemon.run())
+        ended_s = time.perf_counter()
+        if profiler is not None:
+            profiler.disable()
+            stream = io.StringIO()
+            pstats.Stats(profiler, stream=stream).sort_stats("cumulative").print_stats(45)
+            print(stream.getvalue(), file=__import__("sys").stderr)
+        summary = daemon.summary
+        playing_s = ended_s - ready.get("s", started_s)
+        latencies_ms = [value * 1000 for value in summary.commit_latencies_s]
+        print(
+            json.dumps(
+                {
+                    "benchmark": "table",
+                    "game": config.game,
+                    "rounds": summary.rounds_closed,
+                    "settled": summary.rounds_settled,
+                    "dead": summary.rounds_dead,
+                    "voided": summary.rounds_voided,
+                    "time_scale": args.time_scale,
+                    "log_level": args.log_level,
+                    "seconds": round(playing_s, 2),
+                    "rounds_per_s": round(summary.rounds_closed / playing_s, 2),
+                    "journal_entries": _count_entries(journal_path),
+                    "journal_transactions": _count_entries(journal_path, "DISTINCT time_utc"),
+                    "commits_measured": len(latencies_ms),
+                    "event_to_commit_ms": {
+                        "p50": round(percentile(latencies_ms, 0.50), 3),
+                        "p99": round(percentile(latencies_ms, 0.99), 3),
+                        "max": round(max(latencies_ms), 3) if latencies_ms else None,
+                        "mean": round(statistics.fmean(latencies_ms), 3) if latencies_ms else None,
+                    },
+                    "targets": {"rounds_per_s": 20, "p99_ms": 10},
+                    "load_average": [round(value, 2) for value in os.getloadavg()],
+                }
+            )
+        )
+
+
+def _count_entries(journal_path: Path, what: str = "*") -> int:
+    """Entries, or (DISTINCT time_utc: one time per append_many) the transactions that wrote them."""
+    with contextlib.closing(sqlite3.connect(journal_path)) as db:
+        return int(db.execute(f"SELECT count({what}) FROM journal").fetchone()[0])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,241 @@
+"""The whole table in a test: configurations written as TOML files, the real daemon (controller/daemon.py)
+with its simulated devices over real pseudo-terminals and a real SQLite journal, and the checks every
+daemon test makes on the journal it leaves (tests/daemon/)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from controller.config import TableConfig, load_config
+from controller.daemon import RunOptions, RunSummary, TableDaemon
+from controller.journal.kinds import CLOSING_KINDS
+from controller.journal.recall import recall_records
+from controller.journal.store import Journal, JournalEntry
+from controller.rules.settle import settle_round_json
+from tests.device_harness.leaks import run_async
+
+REPO = Path(__file__).resolve().parents[2]
+FLUSHTABLE = str(Path(sys.executable).with_name("flushtable"))
+
+DEVICES_TOML = """
+[devices.shuffler]
+kind = "shuffler"
+url = "sim+pty://shuffler"
+
+[devices.sensors]
+kind = "bet_sensors"
+url = "sim+pty://sensors"
+
+[devices.display]
+kind = "dealer_display"
+url = "sim+pty://display"
+"""
+
+GAMES_TOML: dict[str, str] = {
+    "hcf-house": """
+[table]
+id = "HCF1"
+game = "high-card-flush"
+seats = 6
+
+[limits]
+min_ante_cents = 500
+max_ante_cents = 50000
+""",
+    "hcf-dp": """
+[table]
+id = "HCF2"
+game = "high-card-flush"
+seats = 7
+
+[banking]
+mode = "designated-player"
+
+[limits]
+min_ante_cents = 500
+max_ante_cents = 50000
+aggregate_bonus_cap_cents = 2000000
+
+[rake]
+method = "players_not_dp"
+amount_cents = 50
+""",
+    "top-flush": """
+[table]
+id = "TF1"
+game = "top-flush"
+
+[limits]
+min_ante_cents = 500
+max_ante_cents = 50000
+""",
+    "chase": """
+[table]
+id = "CTF1"
+game = "chase-the-flush"
+seats = 7
+
+[limits]
+min_ante_cents = 500
+max_ante_cents = 50000
+""",
+}
+
+
+def write_config(directory: Path, game: str, *, decision_s: float = 30.0) -> Path:
+    """A table's configuration as an operator writes it: a TOML file (loaded with load_config)."""
+    text = (
+        GAMES_TOML[game]
+        + f"\n[timeouts]\ndecision_s = {decision_s}\n"
+        + f'\n[journal]\npath = "{directory / "journal.sqlite"}"\n'
+        + DEVICES_TOML
+    )
+    path = directory / f"{game}.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@dataclass(frozen=True, slots=True)
+class DaemonRun:
+    summary: RunSummary
+    journal_path: Path
+    out: str
+
+
+def run_daemon(
+    config: TableConfig | Path,
+    journal_path: Path,
+    *,
+    timeout_s: float = 60.0,
+    stop_when: Callable[[TableDaemon], bool] | None = None,
+    **options: Any,
+) -> DaemonRun:
+    """Run the real daemon to the end (``rounds=`` closed, or ``stop_when(daemon)`` true, when it is
+    stopped as SIGTERM would), bounded; fail on any task left behind."""
+    table_config = config if isinstance(config, TableConfig) else load_config(config)
+    options.setdefault("print_rounds", False)
+    options.setdefault("time_scale", 50.0)
+    run_options = RunOptions(journal_path=journal_path, **options)
+
+    class _Out:
+        def __init__(self) -> None:
+            self.parts: list[str] = []
+
+        def write(self, text: str) -> int:
+            self.parts.append(text)
+            return len(text)
+
+        def flush(self) -> None:
+            return None
+
+    out = _Out()
+
+    async def main() -> RunSummary:
+        daemon = TableDaemon(table_config, run_options, out=out)  # type: ignore[arg-type]
+        watcher: asyncio.Task[None] | None = None
+        if stop_when is not None:
+            watcher = asyncio.get_running_loop().create_task(_stop_when(daemon, stop_when))
+        try:
+            await daemon.run()
+        finally:
+            if watcher is not None:
+                watcher.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await watcher
+        return daemon.summary
+
+    summary = run_async(main, timeout_s=timeout_s)
+    return DaemonRun(summary, journal_path, "".join(out.parts))
+
+
+async def _stop_when(daemon: TableDaemon, predicate: Callable[[TableDaemon], bool]) -> None:
+    while daemon._engine is None or not predicate(daemon):
+        await asyncio.sleep(0.02)
+    daemon.request_stop()
+
+
+def entries(journal_path: Path, table_id: str | None = None) -> list[JournalEntry]:
+    with Journal.open_existing(journal_path) as journal:
+        return list(journal.entries())
+
+
+def by_round(all_entries: Iterable[JournalEntry]) -> dict[str, list[JournalEntry]]:
+    rounds: dict[str, list[JournalEntry]] = {}
+    for entry in all_entries:
+        if entry.round_id is not None:
+            rounds.setdefault(entry.round_id, []).append(entry)
+    return rounds
+
+
+def check_every_round_closed_once(all_entries: list[JournalEntry]) -> Counter[str]:
+    """Every round_started has exactly one closing entry (settled, dead or voided), and nothing closes
+    a round that never started. Returns the closings by kind."""
+    started = [entry.round_id for entry in all_entries if entry.kind == "round_started"]
+    closings = [entry for entry in all_entries if entry.kind in CLOSING_KINDS]
+    assert len(started) == len(set(started)), "a round started twice"
+    closed = Counter(entry.round_id for entry in closings)
+    twice = [round_id for round_id, times in closed.items() if times > 1]
+    assert not twice, f"rounds closed twice: {twice}"
+    never_started = sorted(str(round_id) for round_id in set(closed) - set(started))
+    still_open = sorted(str(round_id) for round_id in set(started) - set(closed))
+    assert set(closed) == set(started), f"open: {still_open}; never started: {never_started}"
+    return Counter(entry.kind for entry in closings)
+
+
+def check_recall_settles(journal_path: Path) -> list[dict[str, Any]]:
+    """Every recalled round's ``round`` settles (controller.rules.settle) to its recorded
+    ``settlement``, and every settlement conserves money. Returns the records."""
+    records = recall_records(journal_path)
+    for record in records:
+        if record["status"] != "void":
+            assert settle_round_json(record["round"]) == record["settlement"], record["round_id"]
+        check_money_balances(record["settlement"], record["round_id"])
+    return records
+
+
+def check_money_balances(settlement: dict[str, Any], round_id: str) -> None:
+    """Each money line: every wager's net is what its result says; the players' nets, the banker's net
+    and the rake sum to zero."""
+    players = 0
+    for seat in settlement["seats"]:
+        seat_net = 0
+        for name, wager in seat["wagers"].items():
+            if wager["result"] in ("returned", "push"):
+                assert wager["net"] == 0, (round_id, seat["seat"], name, wager)
+            elif wager["result"] == "lose":
+                assert wager["net"] == -wager["stake"], (round_id, seat["seat"], name, wager)
+            seat_net += wager["net"]
+        assert seat_net - seat.get("rake", 0) == seat["net"], (round_id, seat["seat"])
+        players += seat["net"]
+    assert players + settlement["banker_net"] + settlement.get("rake", 0) == 0, round_id
+
+
+def settle_with_cli(rounds: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The real `flushtable settle --jsonl` on the rounds, in one process."""
+    completed = subprocess.run(
+        [FLUSHTABLE, "settle", "--jsonl"],
+        input="".join(json.dumps(round_) + "\n" for round_ in rounds),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    assert completed.returncode == 0, completed.stderr
+    return [json.loads(line) for line in completed.stdout.splitlines()]
+
+
+def flushtable(*arguments: str, timeout_s: float = 60.0) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [FLUSHTABLE, *arguments], capture_output=True, text=True, timeout=timeout_s, check=False
+    )

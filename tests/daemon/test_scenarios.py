@@ -1,0 +1,236 @@
+"""Must show: each cause of a dead hand, past-posting, an over-limit raise (and its correction) and a
+walk-away, each driven from a scenario file (tests/daemon/scenarios/*.toml, the simulator's format,
+docs/devices.md) played by the real daemon on its simulated devices over pseudo-terminals, with the
+journal entries each leaves. No simulated players here: the scenario is the only thing at the table."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from controller.config import load_config
+from controller.daemon import RunOptions, TableDaemon
+from controller.errors import UserError
+from controller.journal.store import JournalEntry
+from controller.journal.verify import verify_chain
+from tests.daemon.harness import (
+    DaemonRun,
+    check_every_round_closed_once,
+    check_recall_settles,
+    entries,
+    flushtable,
+    run_daemon,
+    write_config,
+)
+from tests.device_harness.leaks import run_async
+
+SCENARIOS = Path(__file__).with_name("scenarios")
+
+
+def play_scenario(
+    tmp_path: Path,
+    name: str,
+    *,
+    game: str = "hcf-house",
+    decision_s: float = 30.0,
+    stop_when: Callable[[TableDaemon], bool] | None = None,
+) -> tuple[DaemonRun, list[JournalEntry]]:
+    config_path = write_config(tmp_path, game, decision_s=decision_s)
+    journal_path = tmp_path / "journal.sqlite"
+    run = run_daemon(
+        config_path,
+        journal_path,
+        rounds=1,
+        seed=3,
+        autoplay=False,
+        time_scale=1.0,
+        card_interval_s=0.0,
+        scenario_path=SCENARIOS / f"{name}.toml",
+        stop_when=stop_when,
+        timeout_s=30.0,
+    )
+    assert verify_chain(journal_path).ok
+    return run, entries(journal_path)
+
+
+def of_kind(all_entries: list[JournalEntry], kind: str) -> list[dict[str, Any]]:
+    return [entry.payload for entry in all_entries if entry.kind == kind]
+
+
+def engine_faults(all_entries: list[JournalEntry]) -> list[dict[str, Any]]:
+    return [
+        payload for payload in of_kind(all_entries, "fault_raised") if payload["kind"] != "shuffler_fault"
+    ]
+
+
+def returned_everything(settlement: dict[str, Any]) -> bool:
+    return (
+        all(
+            wager["result"] == "returned" and wager["net"] == 0
+            for seat in settlement["seats"]
+            for wager in seat["wagers"].values()
+        )
+        and settlement["banker_net"] == 0
+    )
+
+
+def test_seat_miscount_kills_that_seat_only(tmp_path: Path) -> None:
+    _run, journal = play_scenario(tmp_path, "seat_miscount")
+    assert of_kind(journal, "dead_hand") == [
+        {"seat": 1, "reason": "wrong card count: the shoe counted 6 cards, 7 due"}
+    ]
+    [fault] = engine_faults(journal)
+    assert (fault["kind"], fault["severity"]) == ("dead_hand", "alert")  # a seat's dead hand holds nothing
+    [settled] = of_kind(journal, "round_settled")
+    seats = {seat["seat"]: seat for seat in settled["settlement"]["seats"]}
+    assert seats[1]["status"] == "dead"
+    assert seats[1]["hand"] is None
+    assert seats[1]["wagers"] == {"ante": {"stake": 1000, "result": "returned", "net": 0}}
+    assert seats[2]["status"] == "live"
+    assert [d["seat"] for d in of_kind(journal, "decision")] == [2]  # seat 1 had nothing to decide
+    check_every_round_closed_once(journal)
+    check_recall_settles(tmp_path / "journal.sqlite")
+
+
+@pytest.mark.parametrize(
+    ("scenario", "game", "fault_kind", "reason_starts"),
+    [
+        ("banker_miscount", "hcf-house", "dead_hand", "wrong card count for the banker"),
+        ("card_seen_twice", "hcf-house", "dead_hand", "a card seen twice"),
+        ("red_light_during_deal", "hcf-house", "red_light", "shuffler red light during the deal"),
+        ("chase_community_miscount", "chase", "dead_hand", "wrong card count for the community"),
+    ],
+)
+def test_whole_round_dead_returns_every_wager_and_latches(
+    tmp_path: Path, scenario: str, game: str, fault_kind: str, reason_starts: str
+) -> None:
+    run, journal = play_scenario(tmp_path, scenario, game=game)
+    assert (run.summary.rounds_dead, run.summary.rounds_settled) == (1, 0)
+    [dead] = of_kind(journal, "dead_hand")
+    assert dead["seat"] is None
+    assert dead["reason"].startswith(reason_starts)
+    latched = [fault for fault in engine_faults(journal) if fault["severity"] == "latching"]
+    assert [fault["kind"] for fault in latched] == [fault_kind]
+    assert not of_kind(journal, "fault_cleared")
+    [round_dead] = of_kind(journal, "round_dead")
+    assert round_dead["reason"].startswith(reason_starts)
+    assert round_dead["round"]["dead"] is True
+    assert round_dead["round"]["dealer"] == []  # a dead hand's cards are never shown
+    assert all(seat["cards"] == [] for seat in round_dead["round"]["seats"])
+    assert returned_everything(round_dead["settlement"])
+    [locked] = of_kind(journal, "bets_locked")
+    returned = {
+        str(seat["seat"]): {name: wager["stake"] for name, wager in seat["wagers"].items()}
+        for seat in round_dead["settlement"]["seats"]
+    }
+    assert returned == locked["wagers"]
+    assert "round_settled" not in {entry.kind for entry in journal}
+    check_every_round_closed_once(journal)
+    check_recall_settles(tmp_path / "journal.sqlite")
+
+
+def test_past_posting_holds_the_table_across_a_restart(tmp_path: Path) -> None:
+    _run, journal = play_scenario(tmp_path, "past_posting", stop_when=lambda daemon: daemon.engine.held)
+    assert of_kind(journal, "past_posting") == [
+        {"seat": 2, "wager": "ante", "locked_cents": 1000, "seen_cents": 5000}
+    ]
+    [fault] = engine_faults(journal)
+    assert (fault["kind"], fault["severity"], fault["device"]) == ("past_posting", "latching", "sensors")
+    assert any(p["to"] == "held" for p in of_kind(journal, "state_changed"))
+    assert not [entry for entry in journal if entry.kind in ("round_settled", "round_dead", "round_voided")]
+
+    # Restarted (SIGTERM left the held round open): recovery voids it, every locked wager returned, and
+    # the latched fault still holds the table — no round starts until a supervisor clears it.
+    seen: dict[str, bool] = {}
+
+    def held_after_restart(daemon: TableDaemon) -> bool:
+        seen["held"] = daemon.engine.held
+        return True
+
+    config_path = tmp_path / "hcf-house.toml"
+    rerun = run_daemon(
+        config_path, tmp_path / "journal.sqlite", autoplay=True, time_scale=1.0, stop_when=held_after_restart
+    )
+    assert seen["held"] is True
+    assert len(rerun.summary.recovered_voided) == 1
+    journal = entries(tmp_path / "journal.sqlite")
+    [voided] = [entry for entry in journal if entry.kind == "round_voided"]
+    assert voided.source == "recovery"
+    assert returned_everything(voided.payload["settlement"])
+    assert len(of_kind(journal, "round_started")) == 1  # the held table started nothing new
+    check_every_round_closed_once(journal)
+
+    # docs/operations.md: with the daemon stopped, `flushtable clear`; the next start plays again.
+    cleared = flushtable(
+        "clear", "--journal", str(tmp_path / "journal.sqlite"), "--reason", "chips checked", "--by", "alice"
+    )
+    assert cleared.returncode == 0, cleared.stderr
+    played = run_daemon(config_path, tmp_path / "journal.sqlite", rounds=1, seed=4, autoplay=True)
+    assert played.summary.rounds_closed == 1
+    journal = entries(tmp_path / "journal.sqlite")
+    assert [e.payload["by"] for e in journal if e.kind == "fault_cleared"] == ["alice"]
+    check_every_round_closed_once(journal)
+
+
+def test_over_limit_raise_is_refused_until_corrected(tmp_path: Path) -> None:
+    _run, journal = play_scenario(tmp_path, "over_limit_raise")
+    [refused] = of_kind(journal, "decision_refused")
+    assert (refused["seat"], refused["action"], refused["amount_cents"]) == (1, "raise", 3000)
+    assert refused["reason"].startswith("over the limit: exactly 1000")
+    [fault] = engine_faults(journal)
+    assert (fault["kind"], fault["severity"]) == ("over_limit_raise", "alert")
+    assert "flush" not in fault["detail"]  # the alert names seat and amount, never the hand
+    # The dealer's first confirm is refused while the raise stands uncorrected.
+    operator = of_kind(journal, "operator_action")
+    assert any("must be corrected" in action["detail"] for action in operator)
+    decisions = {d["seat"]: d for d in of_kind(journal, "decision")}
+    assert decisions[1]["amount_cents"] == 1000
+    assert decisions[1]["cause"] == "sensor"
+    kinds = [entry.kind for entry in journal]
+    assert kinds.index("decision_refused") < kinds.index("decision") < kinds.index("round_settled")
+    [settled] = of_kind(journal, "round_settled")
+    seat1 = next(seat for seat in settled["round"]["seats"] if seat["seat"] == 1)
+    assert seat1["wagers"]["raise"] == 1000
+    check_recall_settles(tmp_path / "journal.sqlite")
+
+
+def test_walk_away_folds_on_the_decision_timeout(tmp_path: Path) -> None:
+    _run, journal = play_scenario(tmp_path, "walk_away", decision_s=1.0)
+    decisions = of_kind(journal, "decision")
+    assert {"seat": 2, "action": "fold", "amount_cents": 0, "street": None, "cause": "timeout"} in decisions
+    [settled] = of_kind(journal, "round_settled")
+    seat2 = next(seat for seat in settled["round"]["seats"] if seat["seat"] == 2)
+    assert seat2["folded"] is True
+    result2 = next(seat for seat in settled["settlement"]["seats"] if seat["seat"] == 2)
+    assert result2["wagers"]["ante"]["result"] == "lose"
+    check_recall_settles(tmp_path / "journal.sqlite")
+
+
+def test_chase_walk_away_checks_before_the_river_and_folds_on_it(tmp_path: Path) -> None:
+    _run, journal = play_scenario(tmp_path, "chase_walk_away", game="chase", decision_s=1.0)
+    seat1 = [(d["street"], d["action"], d["cause"]) for d in of_kind(journal, "decision") if d["seat"] == 1]
+    assert seat1 == [
+        ("preflop", "check", "timeout"),
+        ("flop", "check", "timeout"),
+        ("river", "fold", "timeout"),
+    ]
+    seat2 = [
+        (d["street"], d["action"], d["amount_cents"]) for d in of_kind(journal, "decision") if d["seat"] == 2
+    ]
+    assert seat2 == [("preflop", "all_in", 3000)]
+    check_recall_settles(tmp_path / "journal.sqlite")
+
+
+def test_a_bad_scenario_file_is_one_line_before_anything_starts(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text(
+        '[[step]]\nafter = "shuffle"\nat_s = 0\ndevice = "display"\naction = "press"\nkey = "next"\n'
+    )
+    config = load_config(write_config(tmp_path, "hcf-house"))
+    daemon = TableDaemon(config, RunOptions(journal_path=tmp_path / "j.sqlite", scenario_path=bad))
+    with pytest.raises(UserError, match=r"step\[1\]\.after: 'shuffle' is not one of start, deal, lock"):
+        run_async(daemon.run)
+    assert not (tmp_path / "j.sqlite").exists()  # refused before the journal opened

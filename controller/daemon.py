@@ -216,6 +216,8 @@ class TableDaemon:
                     reason="latched faults from before the restart: a supervisor must clear them",
                 )
             loop = asyncio.get_running_loop()
+            previous_handler = loop.get_exception_handler()
+            loop.set_exception_handler(self._loop_exception)
             for signal_number in (signal.SIGTERM, signal.SIGINT):
                 loop.add_signal_handler(signal_number, self.request_stop)
             try:
@@ -244,6 +246,7 @@ class TableDaemon:
                 systemd.notify("STOPPING=1")
                 for signal_number in (signal.SIGTERM, signal.SIGINT):
                     loop.remove_signal_handler(signal_number)
+                loop.set_exception_handler(previous_handler)
                 await self._shutdown()
         finally:
             self.journal.close()
@@ -294,6 +297,17 @@ class TableDaemon:
             return JournalRecord("table_opened", payload, None, "engine")
         reason = f"closed by a manager before the restart: {self.engine.closed_reason or 'no reason given'}"
         return JournalRecord("table_closed", {"by": "daemon", "reason": reason}, None, "engine")
+
+    def _loop_exception(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        """Errors asyncio reports on its own (a serial transport's write failing as a cable is pulled):
+        one structured log line, not a traceback on the operator's console. The drivers already turn
+        the loss itself into DeviceLost and reconnect."""
+        error = context.get("exception")
+        log.error(
+            "event_loop_error",
+            message=str(context.get("message", "")),
+            error=repr(error) if error is not None else None,
+        )
 
     def request_stop(self) -> None:
         """SIGTERM / SIGINT: no new round; the round in play finishes (or stays open for recovery)."""

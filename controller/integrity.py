@@ -29,8 +29,6 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from scipy.stats import chi2, norm
-
 from controller.errors import CardError, UserError
 from controller.gamemath.hand_counts import DECK_HANDS, flush_length_counts, straight_flush_length_counts
 from controller.gamemath.parsheet import SIDE_BET_KIND
@@ -47,6 +45,19 @@ MIN_BETS_FOR_RETURN_TEST = 100
 OWN_HAND_SIDE_BETS: dict[tuple[str, str, str], str] = {
     key: feature for key, feature in SIDE_BET_KIND.items() if feature in ("flush_length", "run_length")
 }
+
+
+def _chi2_sf(statistic: float, degrees_of_freedom: int) -> float:
+    # scipy loads on first use: the command line imports this module to build its parser.
+    from scipy.stats import chi2  # noqa: PLC0415
+
+    return float(chi2.sf(statistic, degrees_of_freedom))
+
+
+def _norm_sf(value: float) -> float:
+    from scipy.stats import norm  # noqa: PLC0415
+
+    return float(norm.sf(value))
 
 
 @dataclass(frozen=True)
@@ -268,7 +279,7 @@ def check_records(records: Iterable[Mapping[str, Any]], *, alpha: float = DEFAUL
                 "card frequencies",
                 statistic,
                 DECK_SIZE - 1,
-                float(chi2.sf(statistic, DECK_SIZE - 1)),
+                float(_chi2_sf(statistic, DECK_SIZE - 1)),
                 dealt,
                 detail=f"{dealt} cards; furthest from expected: {card_text(worst)} "
                 f"seen {card_counts[worst]}, "
@@ -295,7 +306,7 @@ def check_records(records: Iterable[Mapping[str, Any]], *, alpha: float = DEFAUL
         statistic = _chi_square(counts, [n / DECK_SIZE] * DECK_SIZE)
         candidates.append(
             TestResult(
-                f"cards at {position}", statistic, DECK_SIZE - 1, float(chi2.sf(statistic, DECK_SIZE - 1)), n
+                f"cards at {position}", statistic, DECK_SIZE - 1, float(_chi2_sf(statistic, DECK_SIZE - 1)), n
             )
         )
     if short_positions:
@@ -329,7 +340,7 @@ def check_records(records: Iterable[Mapping[str, Any]], *, alpha: float = DEFAUL
                     "flush lengths",
                     statistic,
                     len(observed) - 1,
-                    float(chi2.sf(statistic, len(observed) - 1)),
+                    float(_chi2_sf(statistic, len(observed) - 1)),
                     len(hands),
                     detail=f"{len(hands)} hands; observed share by length {shares}",
                 )
@@ -359,7 +370,7 @@ def check_records(records: Iterable[Mapping[str, Any]], *, alpha: float = DEFAUL
                     f"return of {name} ({table.name})",
                     z,
                     0,
-                    float(2 * norm.sf(abs(z))),
+                    float(2 * _norm_sf(abs(z))),
                     len(bets),
                     detail=f"observed {net / staked:+.4f} per unit staked, exact {float(mean):+.4f}",
                 )

@@ -404,7 +404,7 @@ class TableDaemon:
             bind=f"[{host}]:{port}" if ":" in host else f"{host}:{port}",
             users_file=self.journal_path.parent / "panel-users.json",
             config_users=self.config.panel.users,
-            actions=EngineTableActions(self.engine, now_s=self.now_s, perform=self.act_now),
+            actions=EngineTableActions(self.engine, now_s=self.now_s, perform=self.act_and_commit),
             device_health=self.device_health,
         )
         log.info("panel_listening", url=self.panel.url)
@@ -526,30 +526,36 @@ class TableDaemon:
         self._uncommitted.append((list(outputs), received_mono_s))
         self._commit_wake.set()
 
+    def act_and_commit(self, outputs: Sequence[Output]) -> None:
+        """act_now, committed before returning: for operator actions (the panel answers "done" only
+        once the journal holds the action's effect) and other rare, synchronous callers."""
+        self.act_now(outputs)
+        self._commit_pending()
+
     async def _committer(self) -> None:
         while True:
             await self._commit_wake.wait()
             self._commit_wake.clear()
-            while self._uncommitted:
-                batch, self._uncommitted = self._uncommitted, []
-                records = [
-                    item for outputs, _ in batch for item in outputs if isinstance(item, JournalRecord)
-                ]
-                if records:
-                    try:
-                        self.journal.append_many(records)
-                    except JournalError as error:
-                        self._journal_failed(error)
-                        raise
-                    if self.panel is not None:
-                        self.panel.backend.notify()
-                committed_mono_s = time.monotonic()
-                for outputs, received_mono_s in batch:
-                    if received_mono_s is not None and any(
-                        isinstance(item, JournalRecord) for item in outputs
-                    ):
-                        self.summary.commit_latencies_s.append(committed_mono_s - received_mono_s)
-                    self._act_committed(outputs)
+            self._commit_pending()
+
+    def _commit_pending(self) -> None:
+        """Commit every waiting engine call's records in one transaction, then act on each in order."""
+        while self._uncommitted:
+            batch, self._uncommitted = self._uncommitted, []
+            records = [item for outputs, _ in batch for item in outputs if isinstance(item, JournalRecord)]
+            if records:
+                try:
+                    self.journal.append_many(records)
+                except JournalError as error:
+                    self._journal_failed(error)
+                    raise
+                if self.panel is not None:
+                    self.panel.backend.notify()
+            committed_mono_s = time.monotonic()
+            for outputs, received_mono_s in batch:
+                if received_mono_s is not None and any(isinstance(item, JournalRecord) for item in outputs):
+                    self.summary.commit_latencies_s.append(committed_mono_s - received_mono_s)
+                self._act_committed(outputs)
 
     async def _drain_commits(self, timeout_s: float = 10.0) -> None:
         """Shutdown: let the committer write what waits (bounded), before it is cancelled."""
@@ -668,7 +674,8 @@ class TableDaemon:
         self.integrity_status = verdict.status
         if detail is not None and self._engine is not None:
             with contextlib.suppress(JournalError):  # _append has logged it and stopped the table
-                self.act_now(self.engine.raise_alert("integrity", detail, self.now_s(), by="integrity"))
+                alert = self.engine.raise_alert("integrity", detail, self.now_s(), by="integrity")
+                self.act_and_commit(alert)
 
     async def _command_sender(self, driver: DeviceDriver, queue: asyncio.Queue[DomainCommand]) -> None:
         """Commands to one device go out one at a time, in the engine's order, each acknowledged."""

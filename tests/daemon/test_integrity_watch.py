@@ -187,7 +187,7 @@ def test_closed_rounds_start_a_check_every_n_rounds(tmp_path: Path, every: int, 
 
     async def close_rounds() -> None:
         for number, record in enumerate(records, start=1):
-            daemon.act_now(round_entries(daemon.journal.table_id, number, record))
+            daemon.act_and_commit(round_entries(daemon.journal.table_id, number, record))
             task = daemon._integrity_task
             if task is not None and task not in started:
                 started.append(task)

@@ -22,8 +22,9 @@ from controller.engine import actions as a
 from controller.engine import machine as m
 from controller.engine.engine import LIVE, TableEngine
 from controller.engine.state import DESIGNATED_PLAYER
-from controller.rules.games import CHASE_THE_FLUSH, decision_limits
+from controller.rules.games import CHASE_THE_FLUSH, STREETS, decision_limits
 from controller.rules.hands import evaluate
+from controller.simulated_players import chase_all_in_street, raise_or_fold
 from drivers.events import DealerKeyName
 
 
@@ -132,7 +133,7 @@ class AutoPlayer:
             key = (live.round_id, street, number)
             if play.pending_refused:
                 # Told the raise is over the limit: correct it to the most allowed.
-                low, high = self._limits(engine, number)
+                _low, high = self._limits(engine, number)
                 out.append(PlaceChips(number, spot, engine.spec.decision_wager, high))
                 continue
             if key in self._acted:
@@ -143,22 +144,21 @@ class AutoPlayer:
             if self.rng.random() < self.walk_away_rate:
                 waiting_for_timeout = True
                 continue
-            low, high = self._limits(engine, number)
-            cards = [*play.cards, *live.community]
-            flush = evaluate(cards).flush_length
+            _low, high = self._limits(engine, number)
+            # The same simple strategy as the demonstration's players (controller/simulated_players.py),
+            # deciding from what this player can see: their own cards and the community cards dealt.
             if chase:
-                # All in when the suited cards seen so far promise a flush; on the river, with 4 or more.
-                seen = len(cards)
-                wants = {3: flush >= 3, 5: flush >= 4, 7: flush >= 4}.get(seen, False)
-                if wants:
+                all_in_street = chase_all_in_street(play.cards, live.community)
+                if all_in_street is not None and STREETS.index(all_in_street) <= STREETS.index(street):
                     out.append(PlaceChips(number, spot, engine.spec.decision_wager, high))
                 elif street == m.RIVER:
                     out.append(PressKey("fold_seat", number))
                 continue
-            if flush <= 2:
+            raise_cents = raise_or_fold(engine.config.game, evaluate(play.cards), play.wagers["ante"])
+            if raise_cents is None:
                 out.append(PressKey("fold_seat", number))
                 continue
-            amount = high if flush >= 5 else low
+            amount = raise_cents
             if self.rng.random() < self.over_limit_rate:
                 amount = high + play.wagers["ante"]  # a mistake the table must catch
             out.append(PlaceChips(number, spot, engine.spec.decision_wager, amount))

@@ -17,15 +17,22 @@ from controller.gamemath.chase import chase_base_game, qualifying_hands
 from controller.gamemath.hand_counts import DECK_HANDS, flush_length_counts, straight_flush_length_counts
 from controller.gamemath.raise_fold import BANKER_HANDS, RaiseFoldSolution, solve_raise_fold
 from controller.rules.cards import RANKS
+from controller.rules.games import decision_limits
+from controller.rules.hands import evaluate
 from controller.rules.paytables import DEFAULT_PRESET, Paytable, default_paytable
 
 GAMES = ("high-card-flush", "top-flush", "chase-the-flush")
 BANKING_MODES = ("house", "designated-player")
 
-# Largest raise (play) in antes by the player's flush length (RULES.md).
+
+def _max_raise_in_antes(game: str) -> dict[int, int]:
+    """The largest raise (play) in antes by the player's flush length, read off the rules engine's own
+    decision_limits (a flush of L clubs, 2 up, stands for every hand of that length)."""
+    return {length: decision_limits(game, evaluate(range(length)), 1)[1] for length in range(2, 8)}
+
+
 MAX_RAISE: dict[str, dict[int, int]] = {
-    "high-card-flush": {2: 1, 3: 1, 4: 1, 5: 2, 6: 3, 7: 3},
-    "top-flush": {2: 1, 3: 1, 4: 1, 5: 2, 6: 4, 7: 4},
+    game: _max_raise_in_antes(game) for game in ("high-card-flush", "top-flush")
 }
 # Which hand feature each side bet is paid on, and whether it is contested against the banker's hand.
 SIDE_BET_KIND: dict[tuple[str, str, str], str] = {

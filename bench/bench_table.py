@@ -43,6 +43,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"))
     parser.add_argument("--config", type=Path, default=None, help="default: the embedded table")
+    parser.add_argument(
+        "--commit-delay-ms",
+        type=float,
+        default=None,
+        help="group commit: how long records that release no command may wait (default: the config's)",
+    )
     parser.add_argument("--profile", action="store_true", help="print the top of a cProfile to stderr")
     args = parser.parse_args()
     # Log lines go nowhere measurable but are still formatted: the cost of the JSON logging is counted.
@@ -59,6 +65,7 @@ def main() -> None:
             time_scale=args.time_scale,
             print_rounds=False,
             on_ready=lambda _: ready.update(s=time.perf_counter()),
+            commit_delay_s=None if args.commit_delay_ms is None else args.commit_delay_ms / 1000,
         )
         daemon = TableDaemon(config, options, out=io.StringIO())
         profiler = cProfile.Profile() if args.profile else None
@@ -70,7 +77,7 @@ def main() -> None:
         if profiler is not None:
             profiler.disable()
             stream = io.StringIO()
-            pstats.Stats(profiler, stream=stream).sort_stats("cumulative").print_stats(45)
+            pstats.Stats(profiler, stream=stream).sort_stats(__import__("os").environ.get("BENCH_SORT", "cumulative")).print_stats(45)
             print(stream.getvalue(), file=__import__("sys").stderr)
         summary = daemon.summary
         playing_s = ended_s - ready.get("s", started_s)
@@ -86,6 +93,9 @@ def main() -> None:
                     "voided": summary.rounds_voided,
                     "time_scale": args.time_scale,
                     "log_level": args.log_level,
+                    "commit_delay_ms": config.journal_commit_delay_ms
+                    if args.commit_delay_ms is None
+                    else args.commit_delay_ms,
                     "seconds": round(playing_s, 2),
                     "rounds_per_s": round(summary.rounds_closed / playing_s, 2),
                     "journal_entries": _count_entries(journal_path),

@@ -41,6 +41,11 @@ _NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 _USER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
 _USB_ID = re.compile(r"^[0-9A-Fa-f]{4}$")
 
+# Group commit (controller/daemon.py): journal entries that release no command (a card dealt, chips
+# moved) may wait this long to share one fsync. 2 ms keeps the event-to-commit p99 well under 10 ms.
+DEFAULT_COMMIT_DELAY_MS = 2
+MAX_COMMIT_DELAY_MS = 10
+
 DEFAULT_CONFIG_NAME = "<default>"
 DEFAULT_CONFIG_TOML = """\
 # The embedded default: High Card Flush, 6 seats, house-banked, simulated devices, ./var/journal.sqlite.
@@ -159,6 +164,8 @@ class TableConfig:
     journal_path: Path
     panel: Panel
     logging: Logging
+    # Group commit: how long (ms) journal entries that release no command may wait to share an fsync.
+    journal_commit_delay_ms: int = DEFAULT_COMMIT_DELAY_MS
 
     def to_json(self) -> dict[str, Any]:
         """The effective configuration, secrets reduced to fingerprints (hashed for config_digest)."""
@@ -189,6 +196,7 @@ class TableConfig:
             },
             "devices": {name: device.to_json() for name, device in self.devices.items()},
             "journal_path": str(self.journal_path),
+            "journal_commit_delay_ms": self.journal_commit_delay_ms,
             "panel": {
                 "bind": f"{self.panel.host}:{self.panel.port}",
                 "users": [{"name": user.name, "role": user.role} for user in self.panel.users],
@@ -458,6 +466,9 @@ class _Parser:
         journal_path = Path(journal_text)
         if not journal_path.is_absolute():
             journal_path = self.base_dir / journal_path
+        commit_delay_ms = journal_section.integer(
+            "commit_delay_ms", minimum=0, maximum=MAX_COMMIT_DELAY_MS, default=DEFAULT_COMMIT_DELAY_MS
+        )
         journal_section.done()
 
         panel = self._panel(root.section("panel"))
@@ -484,6 +495,7 @@ class _Parser:
             journal_path=journal_path,
             panel=panel,
             logging=logging,
+            journal_commit_delay_ms=commit_delay_ms,
         )
 
     def _paytables(self, section: _Section, game: str, mode: str) -> dict[str, Paytable]:

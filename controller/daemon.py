@@ -39,7 +39,12 @@ from controller.engine.autoplay import AutoPlayer, PlaceChips, PressKey
 from controller.engine.outputs import Output
 from controller.engine.state import RecoveredState
 from controller.errors import UserError
-from controller.integrity_watch import DEFAULT_EVERY_ROUNDS, WINDOW_ROUNDS, alert_for_verdict, check_journal
+from controller.integrity_watch import (
+    DEFAULT_EVERY_ROUNDS,
+    WINDOW_ROUNDS,
+    alert_for_verdict,
+    check_journal_in_process,
+)
 from controller.journal.kinds import CLOSING_KINDS
 from controller.journal.recall import recall_from
 from controller.journal.recovery import recover
@@ -96,6 +101,9 @@ class RunOptions:
     scenario_path: Path | None = None
     sim_supervisor_clear_after_s: float | None = None
     sim_noise: NoiseRates | None = None  # line noise on every simulated device's line (soak)
+    # Group commit: how long records that release no command may wait to share an fsync; None: the
+    # configuration's [journal] commit_delay_ms.
+    commit_delay_s: float | None = None
 
 
 @dataclass(slots=True)
@@ -168,7 +176,8 @@ class TableDaemon:
         self._event_received_mono_s: dict[int, float] = {}
         self._dealer_keys_handled = 0  # the autoplay waits for its key presses to land
         self._uncommitted: list[tuple[list[Output], float | None]] = []  # the group commit's queue
-        self._commit_wake = asyncio.Event()
+        self._commit_wake = asyncio.Event()  # something waits to be committed
+        self._commit_now = asyncio.Event()  # ... and something waiting releases a command or an alert
         self._committer_task: asyncio.Task[None] | None = None
         self._scenario: Scenario | None = None
         self.failure: str | None = None  # why the daemon stopped on an error, if it did
@@ -480,7 +489,12 @@ class TableDaemon:
         interval_s = max(MIN_TICK_INTERVAL_S, TICK_INTERVAL_S / max(self.options.time_scale, 1.0))
         while True:
             await asyncio.sleep(interval_s)
-            self.act_now(self.engine.tick(self.now_s()))
+            outputs = self.engine.tick(self.now_s())
+            if outputs:
+                self.act_now(outputs)
+                # A walk-away fold can close the decisions: the simulated people look again now, not
+                # at the end of their 0.2 s nap (that nap cost 170 ms of every round with a walk-away).
+                self._autoplay_wake.set()
 
     async def _sim_supervisor(self, clear_after_s: float) -> None:
         """Simulations only: a supervisor who clears each latched fault ``clear_after_s`` after seeing it,
@@ -516,15 +530,23 @@ class TableDaemon:
     # writes the records of everything waiting in ONE transaction and only then acts on those calls'
     # commands, alerts and logs, in order. "Journal first" holds for every command: nothing goes out
     # before the records of the engine call that decided it, and of every call before it, are
-    # committed. With synchronous=FULL each commit is an fsync; a burst of device events (a deal) is
-    # committed in fewer transactions. The commit stays on the event loop: done in a worker thread it
-    # gave more rounds per second on a contended disk but put a device event's commit 15 ms (p50)
-    # behind it, over the 10 ms p99 target (bench/bench_table.py; figures in docs/operations.md).
+    # committed. With synchronous=FULL each commit is an fsync, and the fsync holds the event loop.
+    #
+    # When to commit: at once when a waiting call has a command, an alert or a refusal to act on (the
+    # table waits for it). Calls with journal records only (a card dealt, chips moved) wait up to
+    # ``commit_delay_s`` for more to share their fsync: a deal is a stream of such events, and
+    # committing each alone cost an fsync per card. Nothing acts on a record before its commit, so the
+    # delay adds latency (bounded: the event-to-commit p99 target is 10 ms) and never loses an entry.
+    # (A writer thread was measured too: its commits lose the GIL to the busy loop at every SQLite call
+    # and the event-to-commit p99 went to 17-20 ms. bench/bench_table.py; figures in docs/operations.md.)
     def act_now(self, outputs: Sequence[Output], *, received_mono_s: float | None = None) -> None:
         """Act on one engine call's outputs: journal first (committed with the calls waiting before and
         with it, in one transaction), then its commands, alerts and logs."""
-        self._uncommitted.append((list(outputs), received_mono_s))
+        waiting = list(outputs)
+        self._uncommitted.append((waiting, received_mono_s))
         self._commit_wake.set()
+        if any(not isinstance(item, JournalRecord) for item in waiting):
+            self._commit_now.set()
 
     def act_and_commit(self, outputs: Sequence[Output]) -> None:
         """act_now, committed before returning: for operator actions (the panel answers "done" only
@@ -533,13 +555,22 @@ class TableDaemon:
         self._commit_pending()
 
     async def _committer(self) -> None:
+        delay_s = self.options.commit_delay_s
+        if delay_s is None:
+            delay_s = self.config.journal_commit_delay_ms / 1000
         while True:
             await self._commit_wake.wait()
-            self._commit_wake.clear()
+            if delay_s > 0 and not self._commit_now.is_set():
+                # Records only: let more join this fsync, unless a call with a command comes first.
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(delay_s):
+                        await self._commit_now.wait()
             self._commit_pending()
 
     def _commit_pending(self) -> None:
         """Commit every waiting engine call's records in one transaction, then act on each in order."""
+        self._commit_wake.clear()
+        self._commit_now.clear()
         while self._uncommitted:
             batch, self._uncommitted = self._uncommitted, []
             records = [item for outputs, _ in batch for item in outputs if isinstance(item, JournalRecord)]
@@ -650,12 +681,13 @@ class TableDaemon:
         self._integrity_task = loop.create_task(self.check_integrity(), name="integrity")
 
     async def check_integrity(self) -> None:
-        """One check: the journal's last WINDOW_ROUNDS closed rounds in a worker thread (its own
-        read-only connection), the verdict logged, and an ``integrity`` alert raised through the engine
-        when the verdict turns to alarm (not again while it stays one)."""
+        """One check: the journal's last WINDOW_ROUNDS closed rounds in a child process (its own
+        read-only connection; a worker thread waits for it), the verdict logged, and an ``integrity``
+        alert raised through the engine when the verdict turns to alarm (not again while it stays
+        one)."""
         started_s = time.monotonic()
         try:
-            verdict = await asyncio.to_thread(check_journal, self.journal_path, WINDOW_ROUNDS)
+            verdict = await asyncio.to_thread(check_journal_in_process, self.journal_path, WINDOW_ROUNDS)
         except Exception as error:  # a failed check is logged; it must never stop the table
             log.error("integrity_check_failed", error=f"{type(error).__name__}: {error}")
             return

@@ -2,15 +2,19 @@
 over the journal's last rounds, and an ``integrity`` alert on the panel when the verdict turns to alarm.
 
 Split so the daemon's event loop never waits on it: :func:`check_journal` reads the journal through its
-own read-only connection and runs the statistics (call it in a worker thread: ``asyncio.to_thread``);
+own read-only connection and runs the statistics (the daemon runs it in a child process:
+:func:`check_journal_in_process`, waited for in a worker thread);
 :func:`alert_for_verdict` is the pure decision (alert once when the verdict becomes an alarm, not again
 while it stays one). docs/math.md "The live watch".
 
-The statistics (scipy) load in the worker thread on the first check, not when the daemon starts.
+The statistics (scipy) load in the child process, never in the daemon.
 """
 
 from __future__ import annotations
 
+import pickle
+import subprocess
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +32,7 @@ DEFAULT_EVERY_ROUNDS = 200  # a check after every 200 closed rounds (RunOptions.
 # table alarms on at most alpha (1%) of checks. Measured (docs/math.md): a shoe that turns biased after
 # 1000 fair rounds is flagged 400 rounds later (spades 1.5x as likely) or 400-600 (1.3x).
 WINDOW_ROUNDS = 1000
+CHILD_TIMEOUT_S = 600.0  # a check takes seconds; a hung child must not hold the watch forever
 ALARM = "alarm"  # IntegrityVerdict.status values: "pass", "alarm", "insufficient data"
 
 
@@ -78,11 +83,54 @@ def check_journal(
     return check_records(records, alpha=DEFAULT_ALPHA if alpha is None else alpha)
 
 
+def check_journal_in_process(path: Path, window_rounds: int = WINDOW_ROUNDS) -> IntegrityVerdict:
+    """:func:`check_journal` in a child Python process (blocking: call it in a worker thread).
+
+    The statistics hold the GIL for about a second; run in a thread of the daemon they stalled its
+    event loop for as long (a device event's commit waited 60-100 ms, bench/bench_table.py). A
+    process of its own runs them on another core and leaves the table's loop alone. A plain child
+    (``python -m controller.integrity_watch``), not multiprocessing: no fork of a process with threads
+    and an event loop, and no resource-tracker process left behind. The child's verdict, or the error
+    it met (an unreadable journal), comes back pickled on its standard output and is returned or
+    raised here as it was there."""
+    completed = subprocess.run(
+        [sys.executable, "-m", "controller.integrity_watch", str(path), str(window_rounds)],
+        capture_output=True,
+        timeout=CHILD_TIMEOUT_S,
+        check=False,
+    )
+    if completed.returncode != 0 or not completed.stdout:
+        last_line = (completed.stderr.decode(errors="replace").strip().splitlines() or ["no output"])[-1]
+        raise RuntimeError(f"the integrity check's process exited {completed.returncode}: {last_line}")
+    outcome = pickle.loads(completed.stdout)
+    if isinstance(outcome, BaseException):
+        raise outcome
+    verdict: IntegrityVerdict = outcome
+    return verdict
+
+
+def _child_main(arguments: list[str]) -> int:
+    """The child of :func:`check_journal_in_process`: the verdict or the error, pickled to stdout."""
+    path_text, window_text = arguments
+    outcome: object
+    try:
+        outcome = check_journal(Path(path_text), int(window_text))
+    except Exception as error:  # the parent raises it (and logs it; the table goes on)
+        outcome = error
+    sys.stdout.buffer.write(pickle.dumps(outcome))
+    return 0
+
+
 __all__ = [
     "DEFAULT_EVERY_ROUNDS",
     "WINDOW_ROUNDS",
     "alert_for_verdict",
     "check_journal",
+    "check_journal_in_process",
     "integrity_alert_for",
     "window_records",
 ]
+
+
+if __name__ == "__main__":
+    sys.exit(_child_main(sys.argv[1:]))

@@ -195,7 +195,18 @@ BAD = [
         "timeouts.dp_offer_s: only a designated-player table offers the bank",
     ),
     (edit('path = "var/journal.sqlite"', 'path = ""'), "journal.path: empty"),
-    (edit('path = "var/journal.sqlite"', 'file = "x"'), "journal.file: unknown key (known: path)"),
+    (
+        edit('path = "var/journal.sqlite"', 'file = "x"'),
+        "journal.file: unknown key (known: commit_delay_ms, path)",
+    ),
+    (
+        edit('path = "var/journal.sqlite"', 'path = "j.sqlite"\ncommit_delay_ms = 50'),
+        "journal.commit_delay_ms: 50 is out of range 0..10",
+    ),
+    (
+        edit('path = "var/journal.sqlite"', 'path = "j.sqlite"\ncommit_delay_ms = 1.5'),
+        "journal.commit_delay_ms: must be a whole number, not a float 1.5",
+    ),
     (
         edit('url = "serial:///dev/ttyUSB0?baudrate=115200"', 'url = "serail:///dev/ttyUSB0"'),
         "devices.shuffler.url: 'serail:///dev/ttyUSB0': "

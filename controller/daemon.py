@@ -45,7 +45,7 @@ from controller.integrity_watch import (
     alert_for_verdict,
     check_journal_in_process,
 )
-from controller.journal.kinds import CLOSING_KINDS
+from controller.journal.kinds import CLOSING_KINDS, FAULT_CLEARED
 from controller.journal.recall import recall_from
 from controller.journal.recovery import recover
 from controller.journal.render import render_record
@@ -68,6 +68,7 @@ TICK_INTERVAL_S = 0.1  # how often the decision clock is checked (table-clock ti
 MIN_TICK_INTERVAL_S = 0.005  # the most often it is checked on an accelerated clock
 DEVICE_READY_TIMEOUT_S = 15.0
 SHUTDOWN_GRACE_S = 20.0  # SIGTERM: how long a round in play may take to finish before we stop anyway
+JOURNAL_WATCH_INTERVAL_S = 0.25  # how often the journal is read for clearings other processes wrote
 AUTOPLAY_SETTLE_S = 2.0  # the longest the simulated people wait to see their last action land
 SIM_FIRMWARE: dict[str, type[SimulatedDevice]] = {
     "shuffler": SimulatedShuffler,
@@ -180,6 +181,7 @@ class TableDaemon:
         self._commit_now = asyncio.Event()  # ... and something waiting releases a command or an alert
         self._committer_task: asyncio.Task[None] | None = None
         self._scenario: Scenario | None = None
+        self._watched_seq = 0  # the journal watch has read every entry up to here
         self.failure: str | None = None  # why the daemon stopped on an error, if it did
         self._integrity_task: asyncio.Task[None] | None = None
         self.integrity_status: str | None = None  # the last integrity verdict's status this run
@@ -219,6 +221,8 @@ class TableDaemon:
                 recovered=RecoveredState.from_table_state(report.state),
             )
             self._append([self._start_record()])
+            last = self.journal.last_entry()
+            self._watched_seq = 0 if last is None else last.seq  # recovery has applied everything before
             if self.engine.held:
                 log.warning(
                     "table_held",
@@ -236,6 +240,7 @@ class TableDaemon:
                 await self._start_panel()
                 self._spawn(self._engine_loop(), "engine")
                 self._spawn(self._ticker(), "ticker")
+                self._spawn(self._journal_watch(), "journal-watch")
                 if self._autoplay_enabled():
                     self._spawn(self._autoplay_loop(), "autoplay")
                 if self._scenario is not None and self.sim_table is not None:
@@ -494,6 +499,29 @@ class TableDaemon:
                 self.act_now(outputs)
                 # A walk-away fold can close the decisions: the simulated people look again now, not
                 # at the end of their 0.2 s nap (that nap cost 170 ms of every round with a walk-away).
+                self._autoplay_wake.set()
+
+    async def _journal_watch(self) -> None:
+        """Clearings another process journaled while the table runs (`flushtable clear`, for a table
+        whose panel is off or out of reach): a ``fault_cleared`` for a fault the engine still holds
+        latched is adopted (the engine releases the table as if cleared here, without a second entry).
+        The engine's own clearings are journaled after it dropped the fault, so they are skipped."""
+        while True:
+            await asyncio.sleep(JOURNAL_WATCH_INTERVAL_S)
+            try:
+                cleared = list(self.journal.entries(since_seq=self._watched_seq, kinds=[FAULT_CLEARED]))
+            except JournalError as error:  # read again next time; the table goes on
+                log.error("journal_watch_failed", error=str(error))
+                continue
+            for entry in cleared:
+                self._watched_seq = max(self._watched_seq, entry.seq)
+                fault_id = str(entry.payload.get("fault_id"))
+                if fault_id not in self.engine.latched:
+                    continue
+                by = str(entry.payload.get("by", ""))
+                reason = str(entry.payload.get("reason", ""))
+                log.warning("fault_cleared_elsewhere", fault_id=fault_id, by=by, journal_seq=entry.seq)
+                self.act_now(self.engine.adopt_clear(fault_id, self.now_s(), by, reason))
                 self._autoplay_wake.set()
 
     async def _sim_supervisor(self, clear_after_s: float) -> None:

@@ -1,8 +1,9 @@
 """`flushtable clear --reason TEXT --by NAME`: a supervisor clears the faults that hold the table.
 
 Journals ``fault_cleared`` for every latched fault (or only ``--fault ID``), with the supervisor's name
-as the source. The panel (issue 6) will offer the same behind a login; until then this is how a held
-table is released. A running daemon sees the clearing in the journal.
+as the source. The panel offers the same behind a supervisor's login. A running daemon reads the
+journal for clearings written by other processes every 0.25 s and adopts them (TableDaemon's journal
+watch); a stopped one reads them when it starts.
 """
 
 from __future__ import annotations

@@ -75,6 +75,7 @@ from drivers.events import (
     DeviceStatusChanged,
     HandComplete,
     LockBets,
+    ResetDevice,
     SecurityEvent,
     SetSpotLamp,
     ShowButton,
@@ -312,6 +313,14 @@ class TableEngine:
 
     def clear_fault(self, fault_id: str, now_s: float, by: str, reason: str) -> list[Output]:
         return self._run(now_s, lambda: self._clear_fault(fault_id, by, reason))
+
+    def adopt_clear(self, fault_id: str, now_s: float, by: str, reason: str) -> list[Output]:
+        """A ``fault_cleared`` another process already journaled (`flushtable clear` while the daemon
+        runs): the same effect as :meth:`clear_fault` without journaling the clearing a second time.
+        A fault that is not latched (cleared here already) is left alone: no output at all."""
+        if fault_id not in self.latched:
+            return []
+        return self._run(now_s, lambda: self._clear_fault(fault_id, by, reason, journaled=True))
 
     def void_round(self, reason: str, now_s: float, by: str) -> list[Output]:
         return self._run(now_s, lambda: self._void_round(reason, by))
@@ -1492,7 +1501,7 @@ class TableEngine:
             "device_lost", f"{event.device}: {event.reason}", latching=False, device=event.device
         )
 
-    def _clear_fault(self, fault_id: str, by: str, reason: str) -> None:
+    def _clear_fault(self, fault_id: str, by: str, reason: str, *, journaled: bool = False) -> None:
         if fault_id not in self.latched:
             self._refuse("clear_fault", f"no latched fault {fault_id!r}", by)
             return
@@ -1500,9 +1509,12 @@ class TableEngine:
             self._refuse("clear_fault", "a supervisor's name and a reason are required", by or "unknown")
             return
         del self.latched[fault_id]
-        self._journal(
-            "fault_cleared", {"fault_id": fault_id, "by": by, "reason": reason}, source=f"operator:{by}"
-        )
+        if not journaled:
+            self._journal(
+                "fault_cleared", {"fault_id": fault_id, "by": by, "reason": reason}, source=f"operator:{by}"
+            )
+        if not self.latched:
+            self._reset_faulted_devices(by)
         if self.latched or self.state != m.HELD:
             return
         target = self.flow.resume_target
@@ -1520,6 +1532,26 @@ class TableEngine:
         if target in (m.REVEAL, m.SETTLING) and live is not None:
             # Held while settling (an engine or settle error): settle (or pay) now.
             self._reveal_and_settle()
+
+    def _reset_faulted_devices(self, by: str) -> None:
+        """The last latched fault is cleared: a supervisor has looked at the table. A device whose last
+        status was "fault" (the shoe after its red light, a jam or an open door) stays there until it
+        is reset, and refuses to shuffle or deal meanwhile; reset it now (a soft reset, journaled as
+        the supervisor's action), before the fresh shuffle the table asks for when it resumes. If the
+        cause is still there the device faults again and the table holds again."""
+        for device, health in sorted(self.device_health.items()):
+            if health != "fault":
+                continue
+            self._journal(
+                "operator_action",
+                {
+                    "action": "reset_device",
+                    "by": by,
+                    "detail": f"{device}: in fault when its table was released",
+                },
+                source=f"operator:{by}",
+            )
+            self._out.append(ResetDevice(device))
 
     def _void_round(self, reason: str, by: str) -> None:
         live = self.round

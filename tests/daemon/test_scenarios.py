@@ -5,6 +5,7 @@ journal entries each leaves. No simulated players here: the scenario is the only
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from controller.errors import UserError
 from controller.journal.store import JournalEntry
 from controller.journal.verify import verify_chain
 from tests.daemon.harness import (
+    FLUSHTABLE,
     DaemonRun,
     check_every_round_closed_once,
     check_recall_settles,
@@ -84,6 +86,14 @@ def test_seat_miscount_kills_that_seat_only(tmp_path: Path) -> None:
     ]
     [fault] = engine_faults(journal)
     assert (fault["kind"], fault["severity"]) == ("dead_hand", "alert")  # a seat's dead hand holds nothing
+    # The shoe reports its miscount as a fault of its own: an alert too, and the shoe is ready again at
+    # once. Nothing latches; the table is not held.
+    assert {(f["kind"], f["severity"]) for f in of_kind(journal, "fault_raised")} == {
+        ("dead_hand", "alert"),
+        ("shuffler_fault", "alert"),
+    }
+    shoe = [entry["state"] for entry in of_kind(journal, "device_status") if entry["device"] == "shuffler"]
+    assert shoe[-1] == "ready"
     [settled] = of_kind(journal, "round_settled")
     seats = {seat["seat"]: seat for seat in settled["settlement"]["seats"]}
     assert seats[1]["status"] == "dead"
@@ -234,3 +244,72 @@ def test_a_bad_scenario_file_is_one_line_before_anything_starts(tmp_path: Path) 
     with pytest.raises(UserError, match=r"step\[1\]\.after: 'shuffle' is not one of start, deal, lock"):
         run_async(daemon.run)
     assert not (tmp_path / "j.sqlite").exists()  # refused before the journal opened
+
+
+def test_flushtable_clear_releases_a_running_table_and_the_shoe_is_reset(tmp_path: Path) -> None:
+    """The red light holds the running table; `flushtable clear`, run from another process while the
+    daemon runs, releases it within the journal watch's interval: the daemon adopts the clearing (one
+    fault_cleared entry, the command's), resets the shoe left in fault, and the table is idle again."""
+    config_path = write_config(tmp_path, "hcf-house")
+    journal_path = tmp_path / "journal.sqlite"
+    options = RunOptions(
+        journal_path=journal_path,
+        seed=3,
+        autoplay=False,
+        time_scale=1.0,
+        card_interval_s=0.0,
+        print_rounds=False,
+        scenario_path=SCENARIOS / "red_light_during_deal.toml",
+    )
+    daemon = TableDaemon(load_config(config_path), options)
+
+    async def until(predicate: Callable[[], bool], what: str) -> None:
+        for _ in range(1000):  # bounded: 10 s
+            if daemon._engine is not None and predicate():
+                return
+            await asyncio.sleep(0.01)
+        raise AssertionError(f"never: {what}")
+
+    async def main() -> None:
+        running = asyncio.get_running_loop().create_task(daemon.run())
+        try:
+            await until(lambda: daemon.engine.held, "the red light held the table")
+            assert daemon.engine.device_health["shuffler"] == "fault"
+            cleared = await asyncio.create_subprocess_exec(
+                FLUSHTABLE,
+                "clear",
+                "--journal",
+                str(journal_path),
+                "--by",
+                "sue",
+                "--reason",
+                "shoe cleaned and checked",
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+            )
+            out, err = await cleared.communicate()
+            assert cleared.returncode == 0, err.decode()
+            assert "The table is no longer held." in out.decode()
+            await until(lambda: not daemon.engine.held, "the daemon adopted the clearing")
+            await until(lambda: daemon.engine.device_health["shuffler"] == "ready", "the shoe was reset")
+            assert daemon.engine.state == "idle"
+        finally:
+            daemon.request_stop()
+            await running
+
+    run_async(main, timeout_s=60.0)
+    assert verify_chain(journal_path).ok
+    journal = entries(journal_path)
+    [fault] = [payload for payload in of_kind(journal, "fault_raised") if payload["severity"] == "latching"]
+    assert of_kind(journal, "fault_cleared") == [
+        {"fault_id": fault["fault_id"], "by": "sue", "reason": "shoe cleaned and checked"}
+    ]
+    assert of_kind(journal, "operator_action") == [
+        {"action": "reset_device", "by": "sue", "detail": "shuffler: in fault when its table was released"}
+    ]
+    kinds = [entry.kind for entry in journal]
+    cleared_at = kinds.index("fault_cleared")
+    reset_at = kinds.index("operator_action")
+    assert cleared_at < reset_at
+    statuses = [entry.payload["state"] for entry in journal[reset_at:] if entry.kind == "device_status"]
+    assert statuses[-1] == "ready"

@@ -39,7 +39,9 @@ def play_scenario(
     game: str = "hcf-house",
     decision_s: float = 30.0,
     stop_when: Callable[[TableDaemon], bool] | None = None,
+    **options: Any,
 ) -> tuple[DaemonRun, list[JournalEntry]]:
+    options.setdefault("card_interval_s", 0.0)
     config_path = write_config(tmp_path, game, decision_s=decision_s)
     journal_path = tmp_path / "journal.sqlite"
     run = run_daemon(
@@ -49,10 +51,10 @@ def play_scenario(
         seed=3,
         autoplay=False,
         time_scale=1.0,
-        card_interval_s=0.0,
         scenario_path=SCENARIOS / f"{name}.toml",
         stop_when=stop_when,
         timeout_s=30.0,
+        **options,
     )
     assert verify_chain(journal_path).ok
     return run, entries(journal_path)
@@ -274,7 +276,8 @@ def test_flushtable_clear_releases_a_running_table_and_the_shoe_is_reset(tmp_pat
         running = asyncio.get_running_loop().create_task(daemon.run())
         try:
             await until(lambda: daemon.engine.held, "the red light held the table")
-            assert daemon.engine.device_health["shuffler"] == "fault"
+            # The shoe's fault report follows its red light on the line.
+            await until(lambda: daemon.engine.device_health["shuffler"] == "fault", "the shoe in fault")
             cleared = await asyncio.create_subprocess_exec(
                 FLUSHTABLE,
                 "clear",
@@ -313,3 +316,24 @@ def test_flushtable_clear_releases_a_running_table_and_the_shoe_is_reset(tmp_pat
     assert cleared_at < reset_at
     statuses = [entry.payload["state"] for entry in journal[reset_at:] if entry.kind == "device_status"]
     assert statuses[-1] == "ready"
+
+
+def test_the_shoe_unplugged_mid_deal_holds_and_the_deal_resumes_exactly(tmp_path: Path) -> None:
+    """The shoe's cable pulled for 0.3 s at the 5th card: the round holds (device_lost latches), a
+    supervisor clears it, and the shoe's cards dealt meanwhile arrive after it reconnects, each exactly
+    once and in order: the deal completes and the round settles, every card accounted for."""
+    run, journal = play_scenario(
+        tmp_path, "unplug_during_deal", sim_supervisor_clear_after_s=0.1, card_interval_s=0.01
+    )
+    assert (run.summary.rounds_settled, run.summary.rounds_dead) == (1, 0)
+    kinds = [entry.kind for entry in journal]
+    assert kinds.index("device_lost") < kinds.index("fault_cleared") < kinds.index("round_settled")
+    [lost] = [fault for fault in of_kind(journal, "fault_raised") if fault["kind"] == "device_lost"]
+    assert lost["severity"] == "latching"
+    cards = [(entry["position"], entry["index"]) for entry in of_kind(journal, "card_dealt")]
+    assert cards == [(1, index) for index in range(7)] + [(2, index) for index in range(7)] + [
+        (0, index) for index in range(7)
+    ]
+    assert len({entry["card"] for entry in of_kind(journal, "card_dealt")}) == 21
+    check_every_round_closed_once(journal)
+    check_recall_settles(tmp_path / "journal.sqlite")

@@ -51,7 +51,7 @@ from controller.journal.recovery import recover
 from controller.journal.render import render_record
 from controller.journal.store import Journal, JournalError
 from controller.logs import bind_round, bind_table
-from drivers.events import DealerKey, DomainCommand, DomainEvent
+from drivers.events import CardDealt, DealerKey, DomainCommand, DomainEvent, HandComplete
 from drivers.factory import make_driver
 from drivers.supervisor import DeviceDriver, DeviceHealth, DeviceUnavailable, DriverTiming
 from sim_devices.bet_sensors import SimulatedBetSensors
@@ -483,10 +483,14 @@ class TableDaemon:
         while True:
             item = await self.events.get()
             received = self._event_received_mono_s.pop(id(item), None)
+            state_before = self.engine.state
             self.act_now(self.engine.handle(item, self.now_s()), received_mono_s=received)
             if isinstance(item, DealerKey):
                 self._dealer_keys_handled += 1
-            self._autoplay_wake.set()
+            # The simulated people look again after anything they could act on; not after each of a
+            # deal's 50-odd cards (that was 150 wake-ups a round), unless the deal changed the state.
+            if not isinstance(item, CardDealt | HandComplete) or self.engine.state != state_before:
+                self._autoplay_wake.set()
 
     async def _ticker(self) -> None:
         # On an accelerated clock the decision timeouts are that much shorter in wall time: check them

@@ -58,6 +58,7 @@ from sim_devices.bet_sensors import SimulatedBetSensors
 from sim_devices.dealer_display import SimulatedDealerDisplay
 from sim_devices.firmware import LinkTiming, SimulatedDevice
 from sim_devices.noise import NoiseRates
+from sim_devices.remote import RemoteSimError, RemoteSimTable
 from sim_devices.scenario import Scenario, ScenarioError, load_scenario, play
 from sim_devices.shuffler import SimulatedShuffler
 from sim_devices.table import SimDeviceSpec, SimTable, TransportKind
@@ -102,6 +103,11 @@ class RunOptions:
     scenario_path: Path | None = None
     sim_supervisor_clear_after_s: float | None = None
     sim_noise: NoiseRates | None = None  # line noise on every simulated device's line (soak)
+    # Simulation only: the simulated devices in a child process of their own (sim_devices/remote.py), on
+    # the other core as real devices are on their own processors (bench/bench_table.py
+    # --devices-process). Pseudo-terminal and TCP devices only; no scenario, and no technician who
+    # resets a device by hand (the simulated supervisor still clears latched faults).
+    sim_devices_process: bool = False
     # Group commit: how long records that release no command may wait to share an fsync; None: the
     # configuration's [journal] commit_delay_ms.
     commit_delay_s: float | None = None
@@ -161,7 +167,7 @@ class TableDaemon:
         self.summary = RunSummary()
         self.events: asyncio.Queue[object] = asyncio.Queue()
         self.drivers: dict[str, DeviceDriver] = {}
-        self.sim_table: SimTable | None = None
+        self.sim_table: SimTable | RemoteSimTable | None = None
         self.panel: Any = None
         self._command_queues: dict[str, asyncio.Queue[DomainCommand]] = {}
         self._tasks: list[asyncio.Task[None]] = []
@@ -243,7 +249,7 @@ class TableDaemon:
                 self._spawn(self._journal_watch(), "journal-watch")
                 if self._autoplay_enabled():
                     self._spawn(self._autoplay_loop(), "autoplay")
-                if self._scenario is not None and self.sim_table is not None:
+                if self._scenario is not None and isinstance(self.sim_table, SimTable):
                     self._spawn(play(self._scenario, self.sim_table.devices), "scenario")
                 if self.options.sim_supervisor_clear_after_s is not None:
                     self._spawn(self._sim_supervisor(self.options.sim_supervisor_clear_after_s), "supervisor")
@@ -272,6 +278,8 @@ class TableDaemon:
         """Check the scenario file whole before anything starts (simulated devices only)."""
         if self.options.scenario_path is None:
             return
+        if self.options.sim_devices_process:
+            raise UserError("--scenario: a scenario plays on devices in the daemon's own process")
         kinds = {
             device.name: SIM_FIRMWARE[device.kind]
             for device in self.config.devices.values()
@@ -359,14 +367,23 @@ class TableDaemon:
                 for device in sim_devices
             ]
             run_dir = self.journal_path.parent / "devices"
-            self.sim_table = SimTable(
-                specs,
-                run_dir=run_dir,
-                seed=self.options.seed,
-                timing=LinkTiming(),
-                noise=self.options.sim_noise,
-            )
-            await self.sim_table.start()
+            if self.options.sim_devices_process:
+                self.sim_table = RemoteSimTable(
+                    specs, run_dir=run_dir, seed=self.options.seed, noise=self.options.sim_noise
+                )
+                try:
+                    await self.sim_table.start()
+                except RemoteSimError as error:
+                    raise UserError(f"the simulated devices' process: {error}") from None
+            else:
+                self.sim_table = SimTable(
+                    specs,
+                    run_dir=run_dir,
+                    seed=self.options.seed,
+                    timing=LinkTiming(),
+                    noise=self.options.sim_noise,
+                )
+                await self.sim_table.start()
         for device in self.config.devices.values():
             url = self._device_url(device)
             driver = make_driver(
@@ -376,8 +393,8 @@ class TableDaemon:
                 keys[device.name],
                 publish=self._publish,
                 timing=DriverTiming(),
-                usb_backend=self.sim_table.usb_backend if self.sim_table is not None else None,
-                sim_hub=self.sim_table.sim_hub if self.sim_table is not None else None,
+                usb_backend=self.sim_table.usb_backend if isinstance(self.sim_table, SimTable) else None,
+                sim_hub=self.sim_table.sim_hub if isinstance(self.sim_table, SimTable) else None,
             )
             self.drivers[device.name] = driver
             queue: asyncio.Queue[DomainCommand] = asyncio.Queue()
@@ -536,7 +553,7 @@ class TableDaemon:
         while True:
             await asyncio.sleep(min(TICK_INTERVAL_S, clear_after_s) or TICK_INTERVAL_S)
             now_mono_s = time.monotonic()
-            if self.sim_table is not None:
+            if isinstance(self.sim_table, SimTable):
                 for name, device in self.sim_table.devices.items():
                     if device.state != "fault":
                         first_seen_mono_s.pop(f"device:{name}", None)

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from controller.config import load_config
+from controller.daemon import RunOptions, TableDaemon
+from controller.errors import UserError
 from controller.journal.verify import verify_chain
 from sim_devices.remote import RemoteSimError, RemoteSimTable
 from sim_devices.table import SimDeviceSpec
@@ -64,3 +66,15 @@ def test_the_child_stops_when_the_parent_closes_its_input(tmp_path: Path) -> Non
         return process.returncode
 
     assert run_async(main) == 0
+
+
+def test_a_scenario_needs_the_devices_in_the_daemons_process(tmp_path: Path) -> None:
+    options = RunOptions(
+        journal_path=tmp_path / "journal.sqlite",
+        sim_devices_process=True,
+        scenario_path=Path(__file__).with_name("scenarios") / "walk_away.toml",
+    )
+    daemon = TableDaemon(load_config(None), options)
+    with pytest.raises(UserError, match="a scenario plays on devices in the daemon's own process"):
+        asyncio.run(daemon.run())
+    assert not (tmp_path / "journal.sqlite").exists()  # refused before anything started

@@ -371,31 +371,11 @@ class Journal:
                         kind=item.kind,
                         payload_text=payload_text,
                     )
-                    rows.append(
-                        (
-                            seq,
-                            time_utc,
-                            self.table_id,
-                            item.round_id,
-                            item.source,
-                            item.kind,
-                            payload_text,
-                            prev_hash,
-                            hash_hex,
-                        )
-                    )
-                    entry = JournalEntry(
-                        seq,
-                        time_utc,
-                        self.table_id,
-                        item.round_id,
-                        item.source,
-                        item.kind,
-                        # The entry holds what was written: the payload as JSON gives it back.
-                        json.loads(payload_text),
-                        prev_hash,
-                        hash_hex,
-                    )
+                    # The row in _COLUMNS order; the entry is the same with the payload as JSON gives
+                    # it back (the entry holds what was written).
+                    row = (seq, time_utc, self.table_id, item.round_id, item.source, item.kind)
+                    rows.append((*row, payload_text, prev_hash, hash_hex))
+                    entry = JournalEntry(*row, json.loads(payload_text), prev_hash, hash_hex)
                     written.append(entry)
                     if item.kind in CLOSING_KINDS and item.round_id is not None:
                         closed_here[item.round_id] = entry

@@ -12,11 +12,14 @@ The statistics (scipy) load in the child process, never in the daemon.
 
 from __future__ import annotations
 
+import logging
 import pickle
 import subprocess
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import structlog
 
 from controller.journal.kinds import CLOSING_KINDS, STATUS_BY_CLOSING_KIND
 from controller.journal.store import Journal
@@ -111,6 +114,11 @@ def check_journal_in_process(path: Path, window_rounds: int = WINDOW_ROUNDS) -> 
 
 def _child_main(arguments: list[str]) -> int:
     """The child of :func:`check_journal_in_process`: the verdict or the error, pickled to stdout."""
+    # Standard output carries the pickle: any log line goes to standard error (warnings and worse).
+    structlog.configure(
+        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING),
+    )
     path_text, window_text = arguments
     outcome: object
     try:

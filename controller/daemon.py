@@ -189,6 +189,7 @@ class TableDaemon:
         self._scenario: Scenario | None = None
         self._watched_seq = 0  # the journal watch has read every entry up to here
         self.failure: str | None = None  # why the daemon stopped on an error, if it did
+        self.journal_failure: str | None = None  # the journal refused an append: nothing more is written
         self._integrity_task: asyncio.Task[None] | None = None
         self.integrity_status: str | None = None  # the last integrity verdict's status this run
 
@@ -218,6 +219,10 @@ class TableDaemon:
         self.journal_path.parent.mkdir(parents=True, exist_ok=True)
         self._journal = Journal.open(self.journal_path, self.config.table_id)
         try:
+            # Clearings other processes write from now on are the journal watch's: recovery applies
+            # everything up to here (a clearing written in between is seen by both, harmlessly).
+            last = self.journal.last_entry()
+            self._watched_seq = 0 if last is None else last.seq
             report = recover(self.journal)
             self.summary.recovered_voided = list(report.voided)
             for round_id in report.voided:
@@ -227,8 +232,6 @@ class TableDaemon:
                 recovered=RecoveredState.from_table_state(report.state),
             )
             self._append([self._start_record()])
-            last = self.journal.last_entry()
-            self._watched_seq = 0 if last is None else last.seq  # recovery has applied everything before
             if self.engine.held:
                 log.warning(
                     "table_held",
@@ -443,8 +446,8 @@ class TableDaemon:
 
     async def _finish_round(self) -> None:
         """Let the round in play close (the simulated people keep playing) for up to SHUTDOWN_GRACE_S."""
-        if self._engine is None:
-            return
+        if self._engine is None or self.journal_failure is not None:
+            return  # a round cannot close without its journal
         deadline = time.monotonic() + SHUTDOWN_GRACE_S
         while self._round_in_play() and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
@@ -592,6 +595,14 @@ class TableDaemon:
         """Act on one engine call's outputs: journal first (committed with the calls waiting before and
         with it, in one transaction), then its commands, alerts and logs."""
         waiting = list(outputs)
+        if self.journal_failure is not None:
+            if waiting:  # the table is stopping: decided, never journaled, never acted on
+                log.error(
+                    "journal_failed_dropped",
+                    engine_calls=1,
+                    entries=sum(isinstance(item, JournalRecord) for item in waiting),
+                )
+            return
         self._uncommitted.append((waiting, received_mono_s))
         self._commit_wake.set()
         if any(not isinstance(item, JournalRecord) for item in waiting):
@@ -620,6 +631,9 @@ class TableDaemon:
         """Commit every waiting engine call's records in one transaction, then act on each in order."""
         self._commit_wake.clear()
         self._commit_now.clear()
+        if self.journal_failure is not None:
+            self._drop_uncommitted()
+            raise JournalError(self.journal_failure)
         while self._uncommitted:
             batch, self._uncommitted = self._uncommitted, []
             records = [item for outputs, _ in batch for item in outputs if isinstance(item, JournalRecord)]
@@ -640,7 +654,7 @@ class TableDaemon:
     async def _drain_commits(self, timeout_s: float = 10.0) -> None:
         """Shutdown: let the committer write what waits (bounded), before it is cancelled."""
         deadline = time.monotonic() + timeout_s
-        while self._uncommitted and time.monotonic() < deadline:
+        while self._uncommitted and self.journal_failure is None and time.monotonic() < deadline:
             self._commit_wake.set()
             await asyncio.sleep(0.005)
 
@@ -670,6 +684,8 @@ class TableDaemon:
 
     def _append(self, records: Sequence[JournalRecord]) -> None:
         """Outside the group commit: the daemon's own entries at start and at the very end."""
+        if self.journal_failure is not None:
+            raise JournalError(self.journal_failure)
         try:
             self.journal.append_many(records)
         except JournalError as error:
@@ -679,11 +695,25 @@ class TableDaemon:
             self.panel.backend.notify()
 
     def _journal_failed(self, error: JournalError) -> None:
-        # Nothing may happen at the table that the journal did not record: stop the table now.
-        # Open rounds are voided with every wager returned at the next start.
+        # Nothing may happen at the table that the journal did not record: stop the table now, and
+        # write nothing more (a later entry committed after a lost one would leave a hole in the
+        # round: even if the journal works again a moment later, this run appends no more). What was
+        # decided and not committed is dropped, never acted on. Open rounds are voided with every
+        # wager returned at the next start.
         log.critical("journal_error", error=str(error))
+        self.journal_failure = str(error)
+        self._drop_uncommitted()
         self._stopping = True
         self._stop.set()
+
+    def _drop_uncommitted(self) -> None:
+        if self._uncommitted:
+            calls = len(self._uncommitted)
+            entries = sum(
+                isinstance(item, JournalRecord) for outputs, _ in self._uncommitted for item in outputs
+            )
+            self._uncommitted = []
+            log.critical("journal_failed_dropped", engine_calls=calls, entries=entries)
 
     def _after_record(self, record: JournalRecord) -> None:
         if record.kind == "round_started":
@@ -731,12 +761,12 @@ class TableDaemon:
 
     async def check_integrity(self) -> None:
         """One check: the journal's last WINDOW_ROUNDS closed rounds in a child process (its own
-        read-only connection; a worker thread waits for it), the verdict logged, and an ``integrity``
+        read-only connection; killed if the daemon stops first), the verdict logged, and an ``integrity``
         alert raised through the engine when the verdict turns to alarm (not again while it stays
         one)."""
         started_s = time.monotonic()
         try:
-            verdict = await asyncio.to_thread(check_journal_in_process, self.journal_path, WINDOW_ROUNDS)
+            verdict = await check_journal_in_process(self.journal_path, WINDOW_ROUNDS)
         except Exception as error:  # a failed check is logged; it must never stop the table
             log.error("integrity_check_failed", error=f"{type(error).__name__}: {error}")
             return

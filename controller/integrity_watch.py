@@ -3,7 +3,7 @@ over the journal's last rounds, and an ``integrity`` alert on the panel when the
 
 Split so the daemon's event loop never waits on it: :func:`check_journal` reads the journal through its
 own read-only connection and runs the statistics (the daemon runs it in a child process:
-:func:`check_journal_in_process`, waited for in a worker thread);
+:func:`check_journal_in_process`, awaited on the loop);
 :func:`alert_for_verdict` is the pure decision (alert once when the verdict becomes an alarm, not again
 while it stays one). docs/math.md "The live watch".
 
@@ -12,9 +12,10 @@ The statistics (scipy) load in the child process, never in the daemon.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import os
 import pickle
-import subprocess
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -86,26 +87,40 @@ def check_journal(
     return check_records(records, alpha=DEFAULT_ALPHA if alpha is None else alpha)
 
 
-def check_journal_in_process(path: Path, window_rounds: int = WINDOW_ROUNDS) -> IntegrityVerdict:
-    """:func:`check_journal` in a child Python process (blocking: call it in a worker thread).
+async def check_journal_in_process(path: Path, window_rounds: int = WINDOW_ROUNDS) -> IntegrityVerdict:
+    """:func:`check_journal` in a child Python process, awaited without blocking the event loop.
 
-    The statistics hold the GIL for about a second; run in a thread of the daemon they stalled its
-    event loop for as long (a device event's commit waited 60-100 ms, bench/bench_table.py). A
-    process of its own runs them on another core and leaves the table's loop alone. A plain child
-    (``python -m controller.integrity_watch``), not multiprocessing: no fork of a process with threads
-    and an event loop, and no resource-tracker process left behind. The child's verdict, or the error
-    it met (an unreadable journal), comes back pickled on its standard output and is returned or
-    raised here as it was there."""
-    completed = subprocess.run(
-        [sys.executable, "-m", "controller.integrity_watch", str(path), str(window_rounds)],
-        capture_output=True,
-        timeout=CHILD_TIMEOUT_S,
-        check=False,
+    The statistics (and scipy's import) hold the GIL for about a second; run in a thread of the daemon
+    they stalled its event loop for as long (a device event's commit waited 60-100 ms,
+    bench/bench_table.py). A process of its own runs them on another core and leaves the table's loop
+    alone. A plain child (``python -P -m controller.integrity_watch``: -P, so no ``controller`` folder
+    in the working directory can stand in for the installed one), not multiprocessing: no fork of a
+    process with threads and an event loop, no resource-tracker process left behind. The verdict, or
+    the error the child met (an unreadable journal), comes back pickled on its standard output and is
+    returned or raised here as it was there. Cancelled (the daemon stopping) or over CHILD_TIMEOUT_S,
+    the child is killed and reaped."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-P",
+        "-m",
+        "controller.integrity_watch",
+        str(path),
+        str(window_rounds),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
     )
-    if completed.returncode != 0 or not completed.stdout:
-        last_line = (completed.stderr.decode(errors="replace").strip().splitlines() or ["no output"])[-1]
-        raise RuntimeError(f"the integrity check's process exited {completed.returncode}: {last_line}")
-    outcome = pickle.loads(completed.stdout)
+    try:
+        async with asyncio.timeout(CHILD_TIMEOUT_S):
+            out, err = await process.communicate()
+    except BaseException:
+        if process.returncode is None:
+            process.kill()
+            await asyncio.shield(process.wait())
+        raise
+    if process.returncode != 0 or not out:
+        last_line = (err.decode(errors="replace").strip().splitlines() or ["no output"])[-1]
+        raise RuntimeError(f"the integrity check's process exited {process.returncode}: {last_line}")
+    outcome = pickle.loads(out)  # trusted: written by our own child process
     if isinstance(outcome, BaseException):
         raise outcome
     verdict: IntegrityVerdict = outcome
@@ -119,13 +134,18 @@ def _child_main(arguments: list[str]) -> int:
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
         wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING),
     )
+    # The pickle goes to a copy of the original standard output; file descriptor 1 itself now points
+    # at standard error, so nothing else written to "stdout" (a stray print) can corrupt it.
+    verdict_out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
     path_text, window_text = arguments
     outcome: object
     try:
         outcome = check_journal(Path(path_text), int(window_text))
     except Exception as error:  # the parent raises it (and logs it; the table goes on)
         outcome = error
-    sys.stdout.buffer.write(pickle.dumps(outcome))
+    with verdict_out:
+        verdict_out.write(pickle.dumps(outcome))
     return 0
 
 

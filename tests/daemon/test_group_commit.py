@@ -12,17 +12,19 @@ import time
 from pathlib import Path
 from typing import Any
 
-from controller.config import DEFAULT_COMMIT_DELAY_MS, load_config
+import pytest
+
+from controller.config import DEFAULT_COMMIT_DELAY_MS, DEFAULT_CONFIG_TOML, load_config
 from controller.daemon import RunOptions, TableDaemon, engine_config_for
-from controller.engine import Alert, JournalRecord, TableEngine
+from controller.engine import Alert, JournalRecord, Refused, TableEngine
 from controller.engine.outputs import Output
-from controller.journal.store import Journal
+from controller.journal.store import Journal, JournalError
 from drivers.events import DomainCommand, ShowText
 
 
-def daemon_on(path: Path, commit_delay_s: float | None) -> TableDaemon:
+def daemon_on(path: Path, commit_delay_s: float | None, config_path: Path | None = None) -> TableDaemon:
     """A TableDaemon with its journal and engine as run() makes them (no devices, no panel)."""
-    config = load_config(None)
+    config = load_config(config_path)
     daemon = TableDaemon(
         config,
         RunOptions(
@@ -72,7 +74,7 @@ async def with_committer(daemon: TableDaemon, work: Any) -> Any:
         return await work()
     finally:
         daemon._committer_task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
+        with contextlib.suppress(asyncio.CancelledError, JournalError):
             await daemon._committer_task
 
 
@@ -176,7 +178,83 @@ def test_act_and_commit_commits_everything_waiting_before_it_returns(tmp_path: P
     assert transactions(path) == [[1, 2]]
 
 
-def test_the_default_delay_comes_from_the_configuration(tmp_path: Path) -> None:
-    config = load_config(None)
-    assert config.journal_commit_delay_ms == DEFAULT_COMMIT_DELAY_MS == 2
-    assert config.to_json()["journal_commit_delay_ms"] == 2
+def test_the_delay_comes_from_the_configuration(tmp_path: Path) -> None:
+    assert load_config(None).journal_commit_delay_ms == DEFAULT_COMMIT_DELAY_MS == 2
+    config_path = tmp_path / "table.toml"
+    text = DEFAULT_CONFIG_TOML.replace(
+        'path = "var/journal.sqlite"', 'path = "j.sqlite"\ncommit_delay_ms = 10'
+    )
+    config_path.write_text(text, encoding="utf-8")
+    assert load_config(config_path).to_json()["journal_commit_delay_ms"] == 10
+    path = tmp_path / "journal.sqlite"
+    daemon = daemon_on(path, commit_delay_s=None, config_path=config_path)  # the option defers to it
+
+    async def work() -> tuple[int, int]:
+        daemon.act_now([card(0)])
+        await asyncio.sleep(0.003)
+        early = committed_count(path)  # within the configured 10 ms
+        await asyncio.sleep(0.1)
+        return early, committed_count(path)
+
+    try:
+        assert asyncio.run(with_committer(daemon, work)) == (0, 1)
+    finally:
+        daemon.journal.close()
+
+
+def test_a_refusal_commits_at_once(tmp_path: Path) -> None:
+    path = tmp_path / "journal.sqlite"
+    daemon = daemon_on(path, commit_delay_s=30.0)
+
+    async def work() -> None:
+        daemon.act_now([card(0), Refused("start_round", "the table is held")])
+        for _ in range(1000):
+            if committed_count(path):
+                return
+            await asyncio.sleep(0.001)
+
+    try:
+        asyncio.run(with_committer(daemon, work))
+    finally:
+        daemon.journal.close()
+    assert transactions(path) == [[1]]
+
+
+def test_after_a_journal_failure_nothing_more_is_written_or_acted_on(tmp_path: Path) -> None:
+    """A commit refused once (a full disk that frees a moment later, a lock held too long): the table
+    stops; what waited is dropped, never acted on; nothing later is written, so no round in the
+    journal has a hole where the refused entries were."""
+    path = tmp_path / "journal.sqlite"
+    daemon = daemon_on(path, commit_delay_s=0.0)
+    queue = JournalCheckingQueue(path)
+    daemon._command_queues["display"] = queue
+    real_append = daemon.journal.append_many
+    failures = [JournalError("journal j.sqlite: cannot append card_dealt: database or disk is full")]
+
+    def append_failing_once(items: Any) -> Any:
+        if failures:
+            raise failures.pop()
+        return real_append(items)
+
+    daemon.journal.append_many = append_failing_once  # type: ignore[method-assign]
+
+    async def work() -> None:
+        daemon.act_now([card(0), ShowText("display", "NO MORE BETS")])
+        for _ in range(1000):
+            if daemon.journal_failure is not None:
+                break
+            await asyncio.sleep(0.001)
+        daemon.act_now([card(1)])  # decided after the failure: dropped
+        with pytest.raises(JournalError, match="database or disk is full"):
+            daemon.act_and_commit([card(2)])  # a supervisor's action: refused, not written
+        await asyncio.sleep(0.02)
+
+    try:
+        asyncio.run(with_committer(daemon, work))
+    finally:
+        daemon.journal.close()
+    assert not failures  # the append did fail once, and would have worked again
+    assert committed_count(path) == 0
+    assert queue.empty()  # the command of the refused commit never went out
+    assert daemon.journal_failure is not None
+    assert daemon._stopping

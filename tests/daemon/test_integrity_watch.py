@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from structlog.testing import capture_logs
 
+from controller import integrity_watch
 from controller.cli import main
 from controller.config import load_config
 from controller.daemon import RunOptions, TableDaemon, engine_config_for
@@ -22,6 +23,7 @@ from controller.engine import JournalRecord, TableEngine
 from controller.integrity_watch import (
     alert_for_verdict,
     check_journal,
+    check_journal_in_process,
     integrity_alert_for,
     window_records,
 )
@@ -209,3 +211,31 @@ def test_run_refuses_a_negative_integrity_interval_in_one_line(capsys: pytest.Ca
     assert capsys.readouterr().err.strip().splitlines() == [
         "flushtable run: --integrity-every: must be 0 (never) or more, not -1"
     ]
+
+
+def test_a_check_cancelled_by_the_daemon_stopping_kills_its_child(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "journal.sqlite"
+    with Journal.open(path, load_config(None).table_id) as journal:
+        write_rounds(journal, hcf_records(50, seed=3))
+    started: list[asyncio.subprocess.Process] = []
+    real_exec = asyncio.create_subprocess_exec
+
+    async def recording_exec(*args: Any, **kwargs: Any) -> asyncio.subprocess.Process:
+        process = await real_exec(*args, **kwargs)
+        started.append(process)
+        return process
+
+    monkeypatch.setattr(integrity_watch.asyncio, "create_subprocess_exec", recording_exec)
+
+    async def main() -> int | None:
+        task = asyncio.get_running_loop().create_task(check_journal_in_process(path, 50))
+        while not started:
+            await asyncio.sleep(0.001)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return started[0].returncode
+
+    assert asyncio.run(main()) == -9  # killed and reaped, not left running

@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 from structlog.testing import capture_logs
 
-from controller import integrity_watch
 from controller.cli import main
 from controller.config import load_config
 from controller.daemon import RunOptions, TableDaemon, engine_config_for
@@ -227,7 +226,7 @@ def test_a_check_cancelled_by_the_daemon_stopping_kills_its_child(
         started.append(process)
         return process
 
-    monkeypatch.setattr(integrity_watch.asyncio, "create_subprocess_exec", recording_exec)
+    monkeypatch.setattr(asyncio, "create_subprocess_exec", recording_exec)  # the module calls it so
 
     async def main() -> int | None:
         task = asyncio.get_running_loop().create_task(check_journal_in_process(path, 50))

@@ -88,7 +88,7 @@ PRAGMA user_version = {SCHEMA_VERSION};
 """
 _COLUMNS = "seq, time_utc, table_id, round_id, source, kind, payload, prev_hash, hash"
 _ROW_PLACEHOLDERS = "(?, ?, ?, ?, ?, ?, ?, ?, ?)"
-_ROWS_PER_INSERT = 500  # 4,500 parameters: well under SQLite's 32,766
+_ROWS_PER_INSERT = 500  # at most; fewer where this SQLite allows fewer parameters (999 before 3.32)
 
 
 class JournalError(UserError):
@@ -384,8 +384,12 @@ class Journal:
                 # of the GIL and must win it back, and the daemon's journal-writer thread competes for
                 # it with the busy event loop (per-row statements made a 19-entry commit take 6 ms).
                 # The triggers still run for each row, in order, seeing the rows before it.
-                for start in range(0, len(rows), _ROWS_PER_INSERT):
-                    chunk = rows[start : start + _ROWS_PER_INSERT]
+                per_insert = min(
+                    _ROWS_PER_INSERT,
+                    connection.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // len(_COLUMNS.split(",")),
+                )
+                for start in range(0, len(rows), per_insert):
+                    chunk = rows[start : start + per_insert]
                     placeholders = ", ".join([_ROW_PLACEHOLDERS] * len(chunk))
                     connection.execute(
                         f"INSERT INTO journal ({_COLUMNS}) VALUES {placeholders}",

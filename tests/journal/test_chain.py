@@ -239,3 +239,19 @@ def test_append_many_takes_records_with_the_four_fields(journal: Journal) -> Non
         ]
     )
     assert [entry.payload["key"] for entry in written] == ["next", "confirm"]
+
+
+@pytest.mark.parametrize("variable_limit", [999, 32766])
+def test_a_large_batch_is_inserted_in_chunks_that_keep_the_chain(
+    journal: Journal, journal_path: Path, variable_limit: int
+) -> None:
+    """One append of 1,200 entries: several multi-row INSERTs (at most 111 rows each where SQLite allows
+    999 parameters, as before 3.32), each row still checked by the chain trigger in order."""
+    journal._connection.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, variable_limit)
+    written = journal.append_many(
+        PendingEntry("card_dealt", {"position": 1, "index": n % 7, "card": "As"}, None, "shuffler")
+        for n in range(1200)
+    )
+    assert [entry.seq for entry in written] == list(range(1, 1201))
+    assert verify_chain(journal_path).ok
+    assert journal.last_entry() == written[-1]

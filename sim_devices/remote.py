@@ -27,6 +27,7 @@ import contextlib
 import dataclasses
 import json
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -38,6 +39,8 @@ import structlog
 from drivers.events import DealerKeyName
 from sim_devices.noise import NoiseRates
 from sim_devices.table import SimDeviceSpec, SimTable
+
+log = structlog.get_logger("flushtable.sim")
 
 REMOTE_TRANSPORTS = frozenset({"pty", "tcp"})
 START_TIMEOUT_S = 30.0  # the child imports, opens its ports and says where they are
@@ -117,25 +120,35 @@ class RemoteSimTable:
             "seed": self.seed,
             "noise": None if self.noise is None else dataclasses.asdict(self.noise),
         }
-        assert self._process.stdin is not None
-        assert self._process.stdout is not None
-        self._process.stdin.write(json.dumps(setup).encode() + b"\n")
+        try:
+            self.urls = await self._handshake(setup)
+        except BaseException:
+            await self.stop()  # whatever went wrong, no child is left behind
+            raise
+
+    async def _handshake(self, setup: dict[str, Any]) -> dict[str, str]:
+        process = self._process
+        assert process is not None
+        assert process.stdin is not None
+        assert process.stdout is not None
         try:
             async with asyncio.timeout(START_TIMEOUT_S):
-                await self._process.stdin.drain()
-                line = await self._process.stdout.readline()
+                process.stdin.write(json.dumps(setup).encode() + b"\n")
+                await process.stdin.drain()
+                line = await process.stdout.readline()
         except TimeoutError:
-            await self.stop()
             raise RemoteSimError(f"the devices' process did not start within {START_TIMEOUT_S:g} s") from None
-        answer: dict[str, Any]
+        except ConnectionError as error:
+            raise RemoteSimError(f"the devices' process went away at start: {error}") from None
         try:
             answer = json.loads(line) if line else {"error": "the devices' process exited at start"}
         except ValueError:
             answer = {"error": f"the devices' process answered {line[:80]!r}"}
-        if not answer.get("ready"):
-            await self.stop()
-            raise RemoteSimError(str(answer.get("error", "no answer")))
-        self.urls = {str(name): str(url) for name, url in answer["urls"].items()}
+        urls = answer.get("urls") if isinstance(answer, dict) else None
+        if not isinstance(answer, dict) or not answer.get("ready") or not isinstance(urls, dict):
+            said = answer.get("error") if isinstance(answer, dict) else None
+            raise RemoteSimError(str(said or f"the devices' process answered {line[:80]!r}"))
+        return {str(name): str(url) for name, url in urls.items()}
 
     def send(self, order: dict[str, Any]) -> None:
         """One control line to the devices' process (buffered by the pipe; never blocks the loop)."""
@@ -148,6 +161,8 @@ class RemoteSimTable:
         process, self._process = self._process, None
         if process is None:
             return
+        if process.returncode not in (None, 0):
+            log.error("sim_devices_process_exited", returncode=process.returncode)
         if process.stdin is not None and not process.stdin.is_closing():
             process.stdin.close()  # end of input: the child stops its devices and exits
             with contextlib.suppress(ConnectionError):
@@ -183,7 +198,11 @@ async def _serve(lines: asyncio.StreamReader, say: Any) -> int:
     try:
         say({"ready": True, "urls": {spec.name: table.url(spec.name) for spec in specs}})
         while line := await lines.readline():
-            _apply(table, json.loads(line))
+            try:
+                _apply(table, json.loads(line))
+            except (ValueError, KeyError, TypeError, AssertionError, RemoteSimError) as error:
+                # One bad control line is refused (on standard error); the devices go on.
+                log.error("control_line_refused", line=line[:200].decode(errors="replace"), error=str(error))
     finally:
         await table.stop()
     return 0
@@ -214,9 +233,15 @@ async def _main() -> int:
     reader = asyncio.StreamReader()
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
 
+    # The control answer goes to a copy of the original standard output; file descriptor 1 itself now
+    # points at standard error, so a stray print can neither corrupt the answer nor fill a pipe the
+    # parent stops reading after it.
+    control_out = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+
     def say(answer: dict[str, Any]) -> None:
-        sys.stdout.write(json.dumps(answer) + "\n")
-        sys.stdout.flush()
+        control_out.write(json.dumps(answer) + "\n")
+        control_out.flush()
 
     return await _serve(reader, say)
 

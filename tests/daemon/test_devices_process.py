@@ -60,6 +60,10 @@ def test_the_child_stops_when_the_parent_closes_its_input(tmp_path: Path) -> Non
             process = table._process
             assert process is not None
             table.dealer_display("display").press("confirm")  # nobody listens: the device queues it
+            # Bad control lines are refused one by one (on the child's standard error); it goes on.
+            table.send({"op": "dance", "device": "display"})
+            table.send({"op": "press", "device": "no-such-device", "key": "confirm"})
+            table.dealer_display("display").press("next")
         finally:
             await table.stop()
         await asyncio.sleep(0)
@@ -78,3 +82,14 @@ def test_a_scenario_needs_the_devices_in_the_daemons_process(tmp_path: Path) -> 
     with pytest.raises(UserError, match="a scenario plays on devices in the daemon's own process"):
         asyncio.run(daemon.run())
     assert not (tmp_path / "journal.sqlite").exists()  # refused before anything started
+
+
+def test_a_child_that_cannot_start_its_devices_is_one_error_and_leaves_nothing(tmp_path: Path) -> None:
+    (tmp_path / "display").mkdir()  # where the display's pseudo-terminal link must go
+    (tmp_path / "display" / "occupied").write_text("x", encoding="utf-8")
+    spec = SimDeviceSpec(name="display", kind="dealer_display", key=secrets.token_bytes(32))
+    table = RemoteSimTable([spec], run_dir=tmp_path)
+    with pytest.raises(RemoteSimError) as raised:
+        run_async(table.start)
+    assert "\n" not in str(raised.value)
+    assert table._process is None  # stopped and reaped

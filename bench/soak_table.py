@@ -40,6 +40,7 @@ from controller.logs import configure_logging
 from controller.rules.settle import settle_round_json
 from sim_devices.noise import NoiseRates
 from sim_devices.shuffler import PlannedFault
+from sim_devices.table import SimTable
 
 STALL_TIMEOUT_S = 60.0  # no round closed for this long (wall): the soak stops and says so
 STUCK_VOID_S = 5.0  # a round in play this long (wall) without closing: the supervisor voids it (counted)
@@ -69,7 +70,7 @@ class Injector:
 
     async def run(self) -> None:
         sim = self.daemon.sim_table
-        assert sim is not None
+        assert isinstance(sim, SimTable), "the soak injects faults into devices in the daemon's process"
         engine = self.daemon.engine
         shoe = sim.shuffler(engine.config.shuffler_device)
         sensors = sim.bet_sensors(engine.config.sensors_device)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import io
 import json
 import os
@@ -43,6 +44,11 @@ from sim_devices.shuffler import PlannedFault
 from sim_devices.table import SimTable
 
 STALL_TIMEOUT_S = 60.0  # no round closed for this long (wall): the soak stops and says so
+# The shoe's silence mid-deal that makes a misdeal (`[timeouts] deal_s`, wall seconds whatever the time
+# scale): shorter than STUCK_VOID_S, so a deal that never comes is the engine's to call (a misdeal: the
+# round dead, every wager returned), not the soak's impatient supervisor's. Longer than any unplug or
+# hang the soak injects (0.4 s at most).
+SOAK_DEAL_TIMEOUT_S = 2.0
 STUCK_VOID_S = 5.0  # a round in play this long (wall) without closing: the supervisor voids it (counted)
 SUPERVISOR_CLEAR_AFTER_S = 0.05
 FAULT_KINDS: tuple[str, ...] = (
@@ -211,8 +217,10 @@ async def soak(
     time_scale: float,
     config_path: Path | None = None,
     noise: NoiseRates | None = NOISE,
+    deal_timeout_s: float = SOAK_DEAL_TIMEOUT_S,
 ) -> dict[str, Any]:
     config = load_config(config_path)
+    config = dataclasses.replace(config, timeouts=dataclasses.replace(config.timeouts, deal_s=deal_timeout_s))
     injectors: list[asyncio.Task[None]] = []
     rng = random.Random(seed)
     holder: dict[str, Injector] = {}
@@ -265,6 +273,7 @@ async def soak(
         "seconds": round(elapsed_s, 1),
         "rounds_per_s": round(summary.rounds_closed / elapsed_s, 2),
         "time_scale": time_scale,
+        "deal_timeout_s": deal_timeout_s,
     }
     report.update(check_journal(journal_path))
     report["ok"] = bool(

@@ -127,13 +127,20 @@ def test_a_call_with_a_command_commits_at_once_and_its_command_follows_its_recor
     assert queue.committed_when_queued == [3]
 
 
-def test_an_alert_commits_at_once(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "urgent",
+    [
+        Alert(kind="past_posting", severity="latching", message="chips moved", round_id=None),
+        Refused("start_round", "the table is held"),
+    ],
+    ids=["alert", "refusal"],
+)
+def test_an_alert_or_a_refusal_commits_at_once(tmp_path: Path, urgent: Output) -> None:
     path = tmp_path / "journal.sqlite"
-    daemon = daemon_on(path, commit_delay_s=30.0)
+    daemon = daemon_on(path, commit_delay_s=30.0)  # records alone would wait half a minute
 
     async def work() -> None:
-        alert = Alert(kind="past_posting", severity="latching", message="chips moved", round_id=None)
-        daemon.act_now([card(0), alert])
+        daemon.act_now([card(0), urgent])
         for _ in range(1000):
             if committed_count(path):
                 return
@@ -200,24 +207,6 @@ def test_the_delay_comes_from_the_configuration(tmp_path: Path) -> None:
         assert asyncio.run(with_committer(daemon, work)) == (0, 1)
     finally:
         daemon.journal.close()
-
-
-def test_a_refusal_commits_at_once(tmp_path: Path) -> None:
-    path = tmp_path / "journal.sqlite"
-    daemon = daemon_on(path, commit_delay_s=30.0)
-
-    async def work() -> None:
-        daemon.act_now([card(0), Refused("start_round", "the table is held")])
-        for _ in range(1000):
-            if committed_count(path):
-                return
-            await asyncio.sleep(0.001)
-
-    try:
-        asyncio.run(with_committer(daemon, work))
-    finally:
-        daemon.journal.close()
-    assert transactions(path) == [[1]]
 
 
 def test_after_a_journal_failure_nothing_more_is_written_or_acted_on(tmp_path: Path) -> None:

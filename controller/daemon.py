@@ -595,15 +595,10 @@ class TableDaemon:
         """Act on one engine call's outputs: journal first (committed with the calls waiting before and
         with it, in one transaction), then its commands, alerts and logs."""
         waiting = list(outputs)
-        if self.journal_failure is not None:
-            if waiting:  # the table is stopping: decided, never journaled, never acted on
-                log.error(
-                    "journal_failed_dropped",
-                    engine_calls=1,
-                    entries=sum(isinstance(item, JournalRecord) for item in waiting),
-                )
-            return
         self._uncommitted.append((waiting, received_mono_s))
+        if self.journal_failure is not None:
+            self._drop_uncommitted()  # the table is stopping: decided, never journaled, never acted on
+            return
         self._commit_wake.set()
         if any(not isinstance(item, JournalRecord) for item in waiting):
             self._commit_now.set()

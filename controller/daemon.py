@@ -595,10 +595,12 @@ class TableDaemon:
         """Act on one engine call's outputs: journal first (committed with the calls waiting before and
         with it, in one transaction), then its commands, alerts and logs."""
         waiting = list(outputs)
-        self._uncommitted.append((waiting, received_mono_s))
         if self.journal_failure is not None:
-            self._drop_uncommitted()  # the table is stopping: decided, never journaled, never acted on
+            if waiting:  # the table is stopping: decided, never journaled, never acted on
+                self._uncommitted.append((waiting, received_mono_s))
+                self._drop_uncommitted()
             return
+        self._uncommitted.append((waiting, received_mono_s))
         self._commit_wake.set()
         if any(not isinstance(item, JournalRecord) for item in waiting):
             self._commit_now.set()

@@ -590,7 +590,7 @@ class TableDaemon:
     # committing each alone cost an fsync per card. Nothing acts on a record before its commit, so the
     # delay adds latency (bounded: the event-to-commit p99 target is 10 ms) and never loses an entry.
     # (A writer thread was measured too: its commits lose the GIL to the busy loop at every SQLite call
-    # and the event-to-commit p99 went to 17-20 ms. bench/bench_table.py; figures in docs/operations.md.)
+    # and the event-to-commit p99 went to 17-35 ms. bench/bench_table.py; figures in docs/operations.md.)
     def act_now(self, outputs: Sequence[Output], *, received_mono_s: float | None = None) -> None:
         """Act on one engine call's outputs: journal first (committed with the calls waiting before and
         with it, in one transaction), then its commands, alerts and logs."""

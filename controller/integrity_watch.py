@@ -13,17 +13,15 @@ The statistics (scipy) load in the child process, never in the daemon.
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
 import pickle
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import structlog
-
 from controller.journal.kinds import CLOSING_KINDS, STATUS_BY_CLOSING_KIND
 from controller.journal.store import Journal
+from controller.logs import configure_logging
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -130,10 +128,7 @@ async def check_journal_in_process(path: Path, window_rounds: int = WINDOW_ROUND
 def _child_main(arguments: list[str]) -> int:
     """The child of :func:`check_journal_in_process`: the verdict or the error, pickled to stdout."""
     # Standard output carries the pickle: any log line goes to standard error (warnings and worse).
-    structlog.configure(
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
-        wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING),
-    )
+    configure_logging(level="warning", json_lines=True, stream=sys.stderr)
     # The pickle goes to a copy of the original standard output; file descriptor 1 itself now points
     # at standard error, so nothing else written to "stdout" (a stray print) can corrupt it.
     verdict_out = os.fdopen(os.dup(1), "wb")

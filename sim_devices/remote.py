@@ -13,6 +13,9 @@ the display's keys through a small control channel: JSON lines on the child's st
     parent -> child, then:         {"op": "place", "device": "sensors", "seat": 1, "spot": 0,
                                     "amount_cents": 500}
                                    {"op": "press", "device": "display", "key": "confirm", "seat": null}
+                                   (each line a scenario step done now: any action of
+                                   docs/devices.md "Scenario files", with its fields; a bad line is
+                                   refused on the child's standard error and the devices go on)
     end of the child's standard input (the parent closed it, or died): the devices stop, exit 0.
 
 Only the transports a separate process can serve: "pty" and "tcp" (the in-process "sim" hub and the
@@ -32,12 +35,12 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import structlog
 
-from drivers.events import DealerKeyName
 from sim_devices.noise import NoiseRates
+from sim_devices.scenario import Step, apply_step
 from sim_devices.table import SimDeviceSpec, SimTable
 
 log = structlog.get_logger("flushtable.sim")
@@ -200,7 +203,7 @@ async def _serve(lines: asyncio.StreamReader, say: Any) -> int:
         while line := await lines.readline():
             try:
                 _apply(table, json.loads(line))
-            except (ValueError, KeyError, TypeError, AssertionError, RemoteSimError) as error:
+            except (ValueError, KeyError, TypeError) as error:
                 # One bad control line is refused (on standard error); the devices go on.
                 log.error("control_line_refused", line=line[:200].decode(errors="replace"), error=str(error))
     finally:
@@ -209,17 +212,11 @@ async def _serve(lines: asyncio.StreamReader, say: Any) -> int:
 
 
 def _apply(table: SimTable, order: dict[str, Any]) -> None:
-    op = order.get("op")
-    if op == "place":
-        table.bet_sensors(order["device"]).place(
-            int(order["seat"]), int(order["spot"]), int(order["amount_cents"]), order.get("chip_count")
-        )
-    elif op == "press":
-        seat = order.get("seat")
-        key = cast("DealerKeyName", str(order["key"]))
-        table.dealer_display(order["device"]).press(key, None if seat is None else int(seat))
-    else:
-        raise RemoteSimError(f"unknown control op {op!r}")
+    """One control line is one scenario step, applied now by the scenario's own apply_step (the one
+    place that maps an action to a device call: place, remove, press, fault, unplug, ...)."""
+    fields = {name: value for name, value in order.items() if name not in ("op", "device")}
+    step = Step(at_s=0.0, device=str(order["device"]), action=str(order["op"]), fields=fields, number=1)
+    apply_step(step, table.devices[step.device])
 
 
 async def _main() -> int:

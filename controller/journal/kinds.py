@@ -49,6 +49,7 @@ KNOWN_KINDS: frozenset[str] = frozenset(
         "operator_action",
         "login_failed",
         "login",
+        "noise_suppressed",
     }
 )
 

@@ -14,6 +14,7 @@ table and changes limits and paytables.
 # No `from __future__ import annotations`: FastAPI reads the route signatures' annotations at run time,
 # and some name dependencies defined inside create_panel_app.
 import asyncio
+import contextlib
 import json
 import secrets
 import time
@@ -21,6 +22,7 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import parse_qs
@@ -34,6 +36,17 @@ from pydantic import BaseModel, Field
 
 from controller import __version__
 from controller.errors import UserError
+from controller.journal.noise import (
+    DEFAULT_NOISE_POLICY,
+    LOGIN_FAILED,
+    NOISE_SUPPRESSED,
+    OTHER_SOURCES,
+    REFUSED_ACTION,
+    NoiseBudget,
+    NoisePolicy,
+    NoiseSummary,
+    utc_text,
+)
 from controller.panel.auth import LoginLimiter, Role, Session, SessionStore, UserStore, role_allows
 from controller.panel.backend import ActionRefused, ActionUnavailable, NotFound, PanelBackend
 from controller.panel.diagram import state_diagram
@@ -46,6 +59,7 @@ MAX_FORM_BYTES = 4096
 SSE_RETRY_MS = 2000
 SSE_FRAME_CACHE = 512
 MAX_SEQ = 2**62  # SQLite integers are 64-bit signed: a larger seq is refused with 422, not a 500
+NOISE_TICK_S = 5.0  # how often a summary of suppressed noise that has come due is journaled
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +71,9 @@ class PanelSettings:
     login_window_s: float = 300.0
     login_lockout_s: float = 60.0
     clock: Callable[[], float] = time.monotonic
+    # Failed logins (per remote address) and refused actions (per user) past this budget are counted
+    # in noise_suppressed summaries instead of journaled one by one (controller/journal/noise.py).
+    noise: NoisePolicy = DEFAULT_NOISE_POLICY
 
 
 # --- request bodies -------------------------------------------------------------------------------
@@ -123,13 +140,42 @@ def create_panel_app(
     )
     templates.filters["money"] = _money
     templates.filters["clock"] = _clock_text
+    noise = NoiseBudget(settings.noise)
+
+    # --- noise: failed logins and refused actions, journaled within a budget per source ----------
+    def _journal_summaries(summaries: list[NoiseSummary] | tuple[NoiseSummary, ...]) -> None:
+        for summary in summaries:
+            if summary.category == REFUSED_ACTION and summary.source != OTHER_SOURCES:
+                source = f"operator:{summary.source}"  # where that user's refusals are journaled
+            else:
+                source = "panel"
+            backend.record(NOISE_SUPPRESSED, summary.payload(), source=source)
+
+    def _noisy(category: str, key: str, kind: str, payload: dict[str, Any], *, source: str) -> None:
+        """Journal a noisy event, or count it for a summary once its source is past its budget."""
+        verdict = noise.admit(category, key, settings.clock(), utc_text(datetime.now(UTC)))
+        _journal_summaries(verdict.summaries)
+        if verdict.journal:
+            backend.record(kind, payload, source=source)
+
+    async def _noise_ticker() -> None:
+        while True:
+            await asyncio.sleep(NOISE_TICK_S)
+            with contextlib.suppress(UserError):  # the journal's error shows on /healthz
+                _journal_summaries(noise.due(settings.clock()))
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         await backend.start()
+        ticker = asyncio.get_running_loop().create_task(_noise_ticker(), name="panel-noise")
         try:
             yield
         finally:
+            ticker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await ticker
+            with contextlib.suppress(UserError):  # nothing counted is left behind at shutdown
+                _journal_summaries(noise.flush())
             await backend.aclose()
 
     app = FastAPI(
@@ -144,6 +190,7 @@ def create_panel_app(
     sse_frames: OrderedDict[int, tuple[dict[str, Any], bytes]] = OrderedDict()
     app.state.sessions = sessions
     app.state.limiter = limiter
+    app.state.noise = noise
     app.state.backend = backend
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
 
@@ -199,7 +246,9 @@ def create_panel_app(
             if not secrets.compare_digest(token.encode(), session.csrf_token.encode()):
                 raise HTTPException(403, "missing or wrong CSRF token (X-CSRF-Token)")
             if not role_allows(session.role, role):
-                backend.record(
+                _noisy(
+                    REFUSED_ACTION,
+                    session.user,
                     "operator_action",
                     {
                         "action": action,
@@ -269,6 +318,14 @@ def create_panel_app(
         keys = (f"addr:{remote}", f"user:{name}")
         wait_s = limiter.retry_after_s(keys)
         if wait_s > 0:
+            # Refused unchecked: still a failed login, journaled within the address's budget.
+            _noisy(
+                LOGIN_FAILED,
+                remote,
+                "login_failed",
+                {"user": name, "remote": remote, "reason": "locked_out"},
+                source="panel",
+            )
             response = _login_page(
                 request, f"Too many failed logins. Try again in {int(wait_s) + 1} s.", 429, name
             )
@@ -278,7 +335,9 @@ def create_panel_app(
         user = await asyncio.to_thread(users.authenticate, name, password[:1024])
         if user is None:
             locked = limiter.record_failure(keys)
-            backend.record(
+            _noisy(
+                LOGIN_FAILED,
+                remote,
                 "login_failed",
                 {"user": name, "remote": remote, "reason": "rate_limited" if locked else "bad_credentials"},
                 source="panel",

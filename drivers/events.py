@@ -108,7 +108,11 @@ class ShufflerFault:
     device: str
     fault: ShufflerFaultKind
     position: int | None = None  # where the deal stood, when it happened mid-deal
-    detail: str = ""
+    detail: str = ""  # the device's or the driver's words: they may name a card (never shown before reveal)
+    card: int | None = None  # the card the fault is about, when one is (a repeat, a misread)
+    index: int | None = None
+    first_position: int | None = None  # a repeated card: where it was dealt first
+    first_index: int | None = None
 
 
 # --- bet sensors ----------------------------------------------------------------------------------

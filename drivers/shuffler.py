@@ -117,6 +117,8 @@ class ShufflerDriver(DeviceDriver):
                 fault="misread",
                 position=position,
                 detail=f"index {index} reported as card {hand[index]} and then as card {card}",
+                card=card,
+                index=index,
             )
             return
         requested = self._requested.get(position)
@@ -126,6 +128,8 @@ class ShufflerDriver(DeviceDriver):
                 fault="card_count",
                 position=position,
                 detail=f"extra card {card} at index {index} ({requested or 0} requested)",
+                card=card,
+                index=index,
             )
             return
         if index != len(hand):
@@ -134,6 +138,7 @@ class ShufflerDriver(DeviceDriver):
                 fault="card_count",
                 position=position,
                 detail=f"index {index} after {len(hand)} cards",
+                index=index,
             )
             return
         first = self._cards_seen.get(card)
@@ -145,6 +150,10 @@ class ShufflerDriver(DeviceDriver):
                 fault="misread",
                 position=position,
                 detail=f"card {card} dealt twice (first at position {first[0]} index {first[1]})",
+                card=card,
+                index=index,
+                first_position=first[0],
+                first_index=first[1],
             )
             return
         hand.append(card)

@@ -43,6 +43,7 @@ from controller.engine import machine as m
 from controller.engine.outputs import Alert, AlertSeverity, JournalRecord, Output, Refused
 from controller.engine.state import DESIGNATED_PLAYER, HOUSE, LatchedFault, RecoveredState, TableConfig
 from controller.errors import UserError
+from controller.journal import entries
 from controller.rules.cards import DECK_SIZE, card_text, cards_text
 from controller.rules.games import (
     CHASE_THE_FLUSH,
@@ -88,6 +89,34 @@ from drivers.events import (
 )
 
 ENGINE = "engine"
+
+# The reason code a fault of each kind carries when its raiser names none (entries.ReasonCode).
+# What the shoe's faults are called in public text, and their reason codes (drivers' ShufflerFaultKind).
+_SHOE_FAULT_WORDS: dict[str, str] = {
+    "card_count": "a card count fault",
+    "misread": "a misread",
+    "red_light": "a red light",
+    "jam": "a jam",
+    "door_open": "the door open",
+}
+_SHOE_FAULT_CODES: dict[str, str] = {
+    "card_count": "card_count",
+    "misread": "card_misread",
+    "red_light": "red_light",
+}
+
+_FAULT_CODES: dict[str, str] = {
+    "dead_hand": "card_count",
+    "red_light": "red_light",
+    "past_posting": "past_posting",
+    "over_limit_raise": "over_limit",
+    "device_lost": "device_lost",
+    "journal_error": "engine_error",
+    "security_event": "security_event",
+    "shuffler_fault": "shoe_fault",
+    "deck_verification": "deck_verification",
+    "integrity": "engine_error",
+}
 
 # The fault kinds an outside watcher may raise as an alert (CONTRACTS.md's fault kinds; the panel knows
 # each). Kept here rather than imported from controller.journal.kinds: the engine imports no storage.
@@ -494,7 +523,7 @@ class TableEngine:
         round_id = None
         if self.round is not None and not self.round.finished and not table_wide:
             round_id = self.round.round_id
-        self._out.append(JournalRecord(kind, dict(payload), round_id, source))
+        self._out.append(JournalRecord(kind, entries.build(kind, payload), round_id, source))
 
     def _alert(
         self,
@@ -508,14 +537,15 @@ class TableEngine:
         round_id = self.round.round_id if self.round is not None and not table_wide else None
         self._out.append(Alert(severity, kind, message, round_id, fault_id))
 
-    def _refuse(self, action: str, reason: str, by: str | None = None) -> None:
+    def _refuse(self, action: str, reason: str, by: str | None = None, *, private_detail: str | None = None) -> None:
+        """``reason`` is public (said to the operator, journaled, shown); ``private_detail``, when the
+        refusal speaks of a hand, is journaled in the entry's private part only."""
         self._out.append(Refused(action, reason))
         if by is not None:
-            self._journal(
-                "operator_action",
-                {"action": action, "by": by, "detail": f"refused: {reason}"},
-                source=f"operator:{by}",
-            )
+            payload: dict[str, object] = {"action": action, "by": by, "detail": f"refused: {reason}"}
+            if private_detail is not None:
+                payload["refusal_detail"] = private_detail
+            self._journal("operator_action", payload, source=f"operator:{by}")
 
     def _raise_fault(
         self,
@@ -527,7 +557,11 @@ class TableEngine:
         source: str = ENGINE,
         by: str | None = None,
         table_wide: bool = False,
+        code: str | None = None,
+        private: Mapping[str, object] | None = None,
     ) -> str:
+        """``detail`` is public: built from seats, amounts, devices and counts, never a card. What a
+        fault knows of cards (which card, where) goes in ``private`` (entries.ReasonDetail's fields)."""
         self.faults_raised += 1
         fault_id = f"F{self.config.table_id}-{self.faults_raised:06d}"
         severity: AlertSeverity = "latching" if latching else "alert"
@@ -535,8 +569,9 @@ class TableEngine:
             "fault_id": fault_id,
             "kind": kind,
             "severity": severity,
-            "detail": detail,
+            "reason": {"code": code or _FAULT_CODES.get(kind, "operator"), "message": detail},
             "device": device,
+            **(private or {}),
         }
         if by is not None:
             payload["by"] = by  # who raised it, when not the engine itself (the integrity watch)
@@ -901,6 +936,8 @@ class TableEngine:
             "deck_verified",
             {
                 "card_count": event.card_count,
+                "missing_count": len(event.missing_cards),
+                "extra_count": len(event.extra_cards),
                 "missing": [card_text(c) for c in event.missing_cards if 0 <= c < DECK_SIZE],
                 "extra": [card_text(c) for c in event.extra_cards if 0 <= c < DECK_SIZE],
             },
@@ -970,15 +1007,28 @@ class TableEngine:
             self._raise_fault("integrity", detail, latching=False, device=event.device, source=event.device)
             if live is not None and card_ok:
                 if event.card in live.seen_cards and not live.closed:
-                    self._kill_round(f"{card_text(event.card)} seen twice", alert="a card seen twice")
+                    self._kill_round(
+                        "a card seen twice during the deal",
+                        code="card_repeated",
+                        private={"card": event.card, "position": event.position, "index": event.index},
+                    )
                     return
                 live.seen_cards.add(event.card)
             return
         if not card_ok:
-            self._wrong_count(event.position, f"unreadable card {event.card} at index {event.index}")
+            self._wrong_count(
+                event.position,
+                "an unreadable card",
+                code="card_misread",
+                private={"card": event.card, "position": event.position, "index": event.index},
+            )
             return
         if event.card in live.seen_cards:
-            self._kill_round(f"{card_text(event.card)} seen twice", alert="a card seen twice")
+            self._kill_round(
+                "a card seen twice during the deal",
+                code="card_repeated",
+                private={"card": event.card, "position": event.position, "index": event.index},
+            )
             return
         live.seen_cards.add(event.card)
         if event.position not in step.expected:
@@ -998,7 +1048,16 @@ class TableEngine:
         if event.position in step.completed:
             self._wrong_count(event.position, "a card dealt after the position was complete")
         elif event.index != len(received) - 1:
-            self._wrong_count(event.position, f"card index {event.index} where {len(received) - 1} was due")
+            self._wrong_count(
+                event.position,
+                "a card out of order",
+                code="card_out_of_order",
+                private={
+                    "position": event.position,
+                    "index": event.index,
+                    "message": f"card index {event.index} where {len(received) - 1} was due",
+                },
+            )
         elif len(received) > step.expected[event.position]:
             self._wrong_count(
                 event.position, f"{len(received)} cards dealt, {step.expected[event.position]} due"
@@ -1101,23 +1160,42 @@ class TableEngine:
         # Held mid-deal (past-posting, a lost sensor): the shoe finishes the step; the round moves on
         # from it when the supervisor clears the hold (see _clear_fault).
 
-    def _wrong_count(self, position: int, detail: str) -> None:
-        """RULES.md: a seat dealt the wrong number is dead; the banker or the community: the round is."""
+    def _wrong_count(
+        self,
+        position: int,
+        detail: str,
+        *,
+        code: str = "card_count",
+        private: Mapping[str, object] | None = None,
+    ) -> None:
+        """RULES.md: a seat dealt the wrong number is dead; the banker or the community: the round is.
+        ``detail`` is public (no card); ``private`` carries what the deal knew of the cards."""
         live = self.round
         assert live is not None
         if position in live.wrong_positions:
             return  # already judged (the shoe's count and the driver's card_count fault say it twice)
         live.wrong_positions.add(position)
         if position in (DEALER_POSITION, COMMUNITY_POSITION):
-            self._kill_round(f"wrong card count for {self._position_name(position)}: {detail}")
+            self._kill_round(
+                f"wrong card count for {self._position_name(position)}: {detail}", code=code, private=private
+            )
             return
         play = live.seats.get(position)
         if play is None or play.status == DEAD:
             return
         play.status = DEAD
         play.dead_reason = f"wrong card count: {detail}"
-        self._journal("dead_hand", {"seat": position, "reason": play.dead_reason})
-        self._raise_fault("dead_hand", f"seat {position}: {play.dead_reason}", latching=False)
+        self._journal(
+            "dead_hand",
+            {
+                "seat": position,
+                "reason": {"code": code, "message": play.dead_reason, "seat": position},
+                **(private or {}),
+            },
+        )
+        self._raise_fault(
+            "dead_hand", f"seat {position}: {play.dead_reason}", latching=False, code=code, private=private
+        )
         self._out.append(ShowSeatResult(self.config.display_device, position, "dead", 0))
 
     def _deal_step_done(self) -> None:
@@ -1185,16 +1263,23 @@ class TableEngine:
             else f"with a {hand.flush_length}-card flush"
         )
         over = amount_cents > high
-        reason = f"{'over' if over else 'under'} the limit: {allowed} {why}"
-        play.pending_refused = reason
+        # The limit speaks of the hand (a 3-card flush, a street's cards): private until the reveal.
+        limit_detail = f"{'over' if over else 'under'} the limit: {allowed} {why}"
         action = self.spec.decision_wager
-        self._journal(
-            "decision_refused",
-            {"seat": play.seat, "action": action, "amount_cents": amount_cents, "reason": reason},
-        )
-        # The alert must not reveal the hand: it names the seat and the amount only.
+        # The public reason names the seat and the amount only: never the hand.
         message = (
             f"seat {play.seat}: {action} of {amount_cents} refused ({'over' if over else 'under'} the limit)"
+        )
+        play.pending_refused = message
+        self._journal(
+            "decision_refused",
+            {
+                "seat": play.seat,
+                "action": action,
+                "amount_cents": amount_cents,
+                "reason": {"code": "over_limit" if over else "under_limit", "message": message, "seat": play.seat},
+                "limit_detail": limit_detail,
+            },
         )
         if over:
             self._raise_fault("over_limit_raise", message, latching=False)
@@ -1393,23 +1478,28 @@ class TableEngine:
         self._past_posted.clear()
 
     # ------------------------------------------------------------------ dead rounds, faults
-    def _kill_round(self, reason: str, *, alert: str | None = None) -> None:
+    def _kill_round(
+        self, reason: str, *, code: str = "card_count", private: Mapping[str, object] | None = None
+    ) -> None:
         """RULES.md: the whole round is dead, every wager returned, the table held until cleared.
 
-        ``reason`` goes to the journal (it may name a card, for the audit); ``alert``, when given, is
-        what the fault and the panel's alert say instead (no card is ever shown on a display)."""
+        ``reason`` is public (journaled, shown, no card); what the deal knew of the cards (which card,
+        where) is ``private``: journaled in the entries' private parts, never shown (a dead round is
+        never revealed)."""
         live = self.round
         if live is None or live.closed:
             return
         live.closed_dead = True
-        self._journal("dead_hand", {"seat": None, "reason": reason})
-        kind = "red_light" if "red light" in reason else "dead_hand"
-        self._raise_fault(kind, f"round dead: {alert or reason}", latching=True)
+        why = {"code": code, "message": reason}
+        self._journal("dead_hand", {"seat": None, "reason": why, **(private or {})})
+        kind = "red_light" if code == "red_light" else "dead_hand"
+        self._raise_fault(kind, f"round dead: {reason}", latching=True, code=code, private=private)
         round_obj = self.settle_input(dead=True)
         settlement = settle(parse_round(round_obj))
         live.settlement = settlement
         self._journal(
-            "round_dead", {"round": round_obj, "settlement": settlement.to_json(), "reason": reason}
+            "round_dead",
+            {"round": round_obj, "settlement": settlement.to_json(), "reason": why, **(private or {})},
         )
         live.closed = True
         self._fire("kill")
@@ -1430,9 +1520,25 @@ class TableEngine:
         before the round's last card (Chase the Flush between streets) kills it too. After the deal is
         complete a fault is an alert; before it (betting, waiting for the deck) it latches and holds.
         """
-        detail = f"{event.fault}" + (f" at position {event.position}" if event.position is not None else "")
-        if event.detail:
-            detail += f": {event.detail}"
+        # Public: the fault's kind, and the position only for a count (a seat dealt the wrong number is
+        # no card). Private: everything the shoe said (its words may name a card), with the position.
+        where = f" at {self._position_name(event.position)}" if event.position is not None else ""
+        detail = f"{_SHOE_FAULT_WORDS.get(event.fault, event.fault)}" + (
+            where if event.fault == "card_count" else ""
+        )
+        code = _SHOE_FAULT_CODES.get(event.fault, "shoe_fault")
+        private: dict[str, object] = {
+            "message": f"{event.fault}"
+            + (f" at position {event.position}" if event.position is not None else "")
+            + (f": {event.detail}" if event.detail else ""),
+            "position": event.position,
+            "device_detail": event.detail or None,
+            "card": event.card,
+            "index": event.index,
+            "first_position": event.first_position,
+            "first_index": event.first_index,
+        }
+        private = {key: value for key, value in private.items() if value is not None}
         live = self.round
         open_round = live is not None and not live.closed
         held_from = self.flow.resume_target if self.state == m.HELD else self.state
@@ -1454,27 +1560,38 @@ class TableEngine:
         )
         if event.fault == "card_count" and position is not None and live is not None and open_round:
             if position in live.wrong_positions:
-                self._raise_fault("shuffler_fault", detail, latching=False, device=event.device)
+                self._raise_fault(
+                    "shuffler_fault", detail, latching=False, device=event.device, code=code, private=private
+                )
                 return
             if (deal_active or deal_incomplete) and round_position:
-                self._wrong_count(position, f"the shoe reported a card count fault ({detail})")
+                self._wrong_count(
+                    position, f"the shoe reported a card count fault ({detail})", code=code, private=private
+                )
                 return
         if deal_incomplete and event.fault == "red_light":
-            self._kill_round(f"shuffler red light during the deal ({detail})")
+            self._kill_round("shuffler red light during the deal", code="red_light", private=private)
             return
         if deal_active and event.fault == "misread":
-            self._kill_round(f"a card seen twice or misread during the deal ({detail})")
+            self._kill_round("a card seen twice or misread during the deal", code=code, private=private)
             return
         if deal_active:
-            self._kill_round(f"the shoe stopped mid-deal, a misdeal ({detail})")
+            self._kill_round(f"the shoe stopped mid-deal, a misdeal ({detail})", code=code, private=private)
             return
         if open_round and live is not None and live.deal_finished:
             self._raise_fault(
-                "shuffler_fault", f"after the deal: {detail}", latching=False, device=event.device
+                "shuffler_fault",
+                f"after the deal: {detail}",
+                latching=False,
+                device=event.device,
+                code=code,
+                private=private,
             )
             return
         kind = "red_light" if event.fault == "red_light" else "shuffler_fault"
-        self._raise_fault(kind, detail, latching=True, device=event.device, source=event.device)
+        self._raise_fault(
+            kind, detail, latching=True, device=event.device, source=event.device, code=code, private=private
+        )
         self.deck_verified = False
         self._hold()
 

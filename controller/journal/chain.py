@@ -1,4 +1,4 @@
-"""The journal's hash chain: canonical JSON and each entry's sha256 (CONTRACTS.md "Journal entry").
+"""The journal's hash chain: canonical JSON and each entry's sha256 (docs/journal.md "The hash chain").
 
 Pure functions, no I/O: the store writes what these compute and `verify` recomputes it.
 """
@@ -36,32 +36,6 @@ def format_time_utc(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def entry_hash(
-    *,
-    prev_hash: str,
-    seq: int,
-    time_utc: str,
-    table_id: str,
-    round_id: str | None,
-    source: str,
-    kind: str,
-    payload: Mapping[str, Any],
-) -> str:
-    """sha256(prev_hash_hex + canonical JSON of the entry's columns with the payload as an object)."""
-    body = canonical_json(
-        {
-            "seq": seq,
-            "time_utc": time_utc,
-            "table_id": table_id,
-            "round_id": round_id,
-            "source": source,
-            "kind": kind,
-            "payload": payload,
-        }
-    )
-    return hashlib.sha256((prev_hash + body).encode("utf-8")).hexdigest()
-
-
 def entry_hash_from_text(
     *,
     prev_hash: str,
@@ -71,16 +45,26 @@ def entry_hash_from_text(
     round_id: str | None,
     source: str,
     kind: str,
+    version: int,
     payload_text: str,
+    private_digest: str | None,
 ) -> str:
-    """``entry_hash`` for a payload already in canonical JSON: the envelope is spliced around the
-    text instead of serialising the payload again (the append path's hot spot). Same bytes exactly:
-    canonical JSON of the envelope is its sorted keys around the payload's own canonical text."""
+    """The hash of an entry of the typed journal (schema 2):
+
+        sha256(prev_hash_hex + canonical_json({kind, payload, private_digest, round_id, seq, source,
+                                               table_id, time_utc, version}))
+
+    where ``payload`` is the public part (an object) and ``private_digest`` the commitment to the
+    private part (or null). A reader holding only public parts and digests verifies every link. The
+    envelope is spliced around the payload's canonical text (the append path's hot spot); the result is
+    the same bytes as canonical JSON of the whole object."""
     body = (
         '{"kind":'
         + canonical_json(kind)
         + ',"payload":'
         + payload_text
+        + ',"private_digest":'
+        + canonical_json(private_digest)
         + ',"round_id":'
         + canonical_json(round_id)
         + ',"seq":'
@@ -91,6 +75,36 @@ def entry_hash_from_text(
         + canonical_json(table_id)
         + ',"time_utc":'
         + canonical_json(time_utc)
+        + ',"version":'
+        + str(int(version))
         + "}"
     )
     return hashlib.sha256((prev_hash + body).encode("utf-8")).hexdigest()
+
+
+def entry_hash(
+    *,
+    prev_hash: str,
+    seq: int,
+    time_utc: str,
+    table_id: str,
+    round_id: str | None,
+    source: str,
+    kind: str,
+    version: int,
+    payload: Mapping[str, Any],
+    private_digest: str | None,
+) -> str:
+    """``entry_hash_from_text`` for a public part given as an object."""
+    return entry_hash_from_text(
+        prev_hash=prev_hash,
+        seq=seq,
+        time_utc=time_utc,
+        table_id=table_id,
+        round_id=round_id,
+        source=source,
+        kind=kind,
+        version=version,
+        payload_text=canonical_json(payload),
+        private_digest=private_digest,
+    )

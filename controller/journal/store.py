@@ -1,4 +1,7 @@
-"""The journal: an append-only, hash-chained SQLite file (CONTRACTS.md "Journal entry").
+"""The journal: an append-only, hash-chained SQLite file of typed entries (docs/journal.md).
+
+Each row holds an entry's public part (``payload``) and, apart, its private part (``private``: the
+cards; see controller/journal/entries.py) with the commitment the chain hashes (``private_digest``).
 
 Durability: WAL with synchronous=FULL, so an entry is on disk (the WAL fsynced) when ``append`` returns;
 a crash loses at most an append that had not returned. Append-only: triggers refuse UPDATE and DELETE,
@@ -28,16 +31,11 @@ from typing import Any, Literal, NamedTuple, Protocol, Self
 import structlog
 
 from controller.errors import UserError
+from controller.journal import entries as typed
 from controller.journal.chain import GENESIS_HASH, canonical_json, entry_hash_from_text, format_time_utc
-from controller.journal.kinds import (
-    CLOSING_KINDS,
-    KNOWN_KINDS,
-    REQUIRED_PAYLOAD_KEYS,
-    ROUND_STARTED,
-    format_round_id,
-)
+from controller.journal.kinds import CLOSING_KINDS, ROUND_STARTED, format_round_id
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 1: untyped payloads; 2: typed entries with a private part and its commitment
 APPLICATION_ID = 0x464C5454  # "FLTT": marks the file as a flushtable journal (PRAGMA application_id)
 DEFAULT_BUSY_TIMEOUT_S = 5.0
 _PAGE_ROWS = 500
@@ -53,7 +51,10 @@ CREATE TABLE journal (
     round_id TEXT,
     source TEXT NOT NULL,
     kind TEXT NOT NULL,
+    version INTEGER NOT NULL,
     payload TEXT NOT NULL,
+    private TEXT,
+    private_digest TEXT,
     prev_hash TEXT NOT NULL,
     hash TEXT NOT NULL UNIQUE
 );
@@ -86,8 +87,10 @@ BEGIN SELECT RAISE(ABORT, 'journal_meta is append-only: DELETE refused'); END;
 PRAGMA application_id = {APPLICATION_ID};
 PRAGMA user_version = {SCHEMA_VERSION};
 """
-_COLUMNS = "seq, time_utc, table_id, round_id, source, kind, payload, prev_hash, hash"
-_ROW_PLACEHOLDERS = "(?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_COLUMNS = (
+    "seq, time_utc, table_id, round_id, source, kind, version, payload, private, private_digest, prev_hash, hash"
+)
+_ROW_PLACEHOLDERS = "(" + ", ".join("?" for _ in _COLUMNS.split(",")) + ")"
 _ROWS_PER_INSERT = 500  # at most; fewer where this SQLite allows fewer parameters (999 before 3.32)
 
 
@@ -98,27 +101,38 @@ class JournalError(UserError):
 
 @dataclass(frozen=True, slots=True)
 class JournalEntry:
+    """One stored entry: its envelope, its public part, and its private part where it has one.
+
+    ``private`` is held here for trusted readers (the reducer, recovery, recall's audit JSON, the
+    integrity check). Anything a viewer sees goes through controller/journal/privacy.py, which drops it
+    until the round is revealed."""
+
     seq: int
     time_utc: str
     table_id: str
     round_id: str | None
     source: str
     kind: str
-    payload: dict[str, Any]
+    version: int
+    public: dict[str, Any]
+    private: dict[str, Any] | None
+    private_text: str | None  # the stored private part, salt included: its sha256 is private_digest
+    private_digest: str | None
     prev_hash: str
     hash: str
 
-    def event_json(self) -> dict[str, Any]:
-        """The entry as recall lists it among a round's events."""
-        return {
-            "seq": self.seq,
-            "time_utc": self.time_utc,
-            "source": self.source,
-            "kind": self.kind,
-            "payload": self.payload,
-        }
+    @property
+    def payload(self) -> dict[str, Any]:
+        """The public and private parts as one object, as the writer gave them: for trusted readers
+        only (never shown to a viewer; see privacy.py)."""
+        return typed.merged_payload(self.kind, self.public, self.private)
 
-    def to_json(self) -> dict[str, Any]:
+    def typed(self) -> typed.Entry:
+        """The entry as its class (controller/journal/entries.py)."""
+        return typed.decode(self.kind, canonical_json(self.public), self.private_text)
+
+    def public_json(self) -> dict[str, Any]:
+        """The entry without its private part (the private part's digest stays: it is in the hash)."""
         return {
             "seq": self.seq,
             "time_utc": self.time_utc,
@@ -126,17 +140,36 @@ class JournalEntry:
             "round_id": self.round_id,
             "source": self.source,
             "kind": self.kind,
-            "payload": self.payload,
+            "version": self.version,
+            "payload": self.public,
+            "private_digest": self.private_digest,
             "prev_hash": self.prev_hash,
             "hash": self.hash,
         }
 
+    def to_json(self) -> dict[str, Any]:
+        """The whole entry, private part included (and its salted text, so a reader can check it
+        against its digest): for trusted readers and `journal show --private`."""
+        return {**self.public_json(), "private": self.private, "private_text": self.private_text}
+
+    def event_json(self, *, with_private: bool) -> dict[str, Any]:
+        """The entry as recall lists it among a round's events."""
+        payload = self.payload if with_private else self.public
+        return {
+            "seq": self.seq,
+            "time_utc": self.time_utc,
+            "source": self.source,
+            "kind": self.kind,
+            "payload": payload,
+        }
+
 
 class PendingEntry(NamedTuple):
-    """One entry for ``Journal.append_many``."""
+    """One entry for ``Journal.append_many``: its kind and its fields (public and private mixed, put
+    where the kind's type says), or the typed entry itself."""
 
     kind: str
-    payload: Mapping[str, Any]
+    payload: Mapping[str, Any] | typed.Entry
     round_id: str | None
     source: str
 
@@ -147,35 +180,49 @@ class EntryLike(Protocol):
     @property
     def kind(self) -> str: ...
     @property
-    def payload(self) -> Mapping[str, Any]: ...
+    def payload(self) -> Mapping[str, Any] | typed.Entry: ...
     @property
     def round_id(self) -> str | None: ...
     @property
     def source(self) -> str: ...
 
 
-def _pending(item: EntryLike | tuple[str, Mapping[str, Any], str | None, str]) -> PendingEntry:
+def _pending(item: EntryLike | tuple[str, Mapping[str, Any] | typed.Entry, str | None, str]) -> PendingEntry:
     if isinstance(item, tuple):
         return PendingEntry(*item)
+    entry = getattr(item, "entry", None)  # the engine's JournalRecord carries the typed entry
+    if isinstance(entry, typed.Entry):
+        return PendingEntry(item.kind, entry, item.round_id, item.source)
     return PendingEntry(item.kind, item.payload, item.round_id, item.source)
 
 
 def _entry_from_row(row: Sequence[Any]) -> JournalEntry:
-    seq, time_utc, table_id, round_id, source, kind, payload_text, prev_hash, hash_hex = row
+    (seq, time_utc, table_id, round_id, source, kind, version, payload_text, private_text, digest) = row[:10]
+    private = typed.open_private(private_text) if private_text is not None else None
     return JournalEntry(
-        seq, time_utc, table_id, round_id, source, kind, json.loads(payload_text), prev_hash, hash_hex
+        seq,
+        time_utc,
+        table_id,
+        round_id,
+        source,
+        kind,
+        version,
+        json.loads(payload_text),
+        private,
+        private_text,
+        digest,
+        row[10],
+        row[11],
     )
 
 
-def _loggable_payload(kind: str, payload: dict[str, Any]) -> dict[str, Any]:
-    """The payload as the logs carry it: never a card. Logs reach consoles and log shippers; a hole card
-    must not leave the daemon before its reveal, and a dead hand's cards never (RULES.md). The journal
-    keeps them all."""
-    if kind == "card_dealt":
-        return {key: value for key, value in payload.items() if key != "card"}
-    if kind in CLOSING_KINDS:
-        return {key: value for key, value in payload.items() if key != "round"}
-    return payload
+class _Prepared(NamedTuple):
+    kind: str
+    round_id: str | None
+    source: str
+    public_text: str
+    private_text: str | None
+    private_digest: str | None
 
 
 def _sqlite_reason(error: sqlite3.Error) -> str:
@@ -187,21 +234,25 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-def _check_new_entry(kind: str, payload: Mapping[str, Any], round_id: str | None, source: str) -> None:
-    """Refuse what no correct writer produces: a bug, not a user's mistake (hence ValueError)."""
-    if kind not in KNOWN_KINDS:
-        raise ValueError(f"journal: unknown entry kind {kind!r}")
-    if not isinstance(payload, Mapping):
-        raise ValueError(f"journal: {kind} payload must be a mapping, not {type(payload).__name__}")
+def _prepare_entry(item: PendingEntry) -> _Prepared:
+    """Type the entry and serialise its two parts. What no correct writer produces (an unknown kind, a
+    field its kind does not have, a wrong type) is a bug, not a user's mistake: ValueError
+    (entries.EntryError), before anything is written."""
+    kind, payload, round_id, source = item
+    entry = payload if isinstance(payload, typed.Entry) else typed.build(kind, payload)
+    if entry.kind != kind:
+        raise typed.EntryError(f"journal: a {entry.kind} entry given as {kind}")
     if not source:
         raise ValueError(f"journal: {kind} needs a source")
-    missing = REQUIRED_PAYLOAD_KEYS.get(kind, frozenset()) - payload.keys()
-    if missing:
-        raise ValueError(f"journal: {kind} payload lacks {', '.join(sorted(missing))}")
     if (kind in CLOSING_KINDS or kind == ROUND_STARTED) and not round_id:
         raise ValueError(f"journal: {kind} needs a round_id")
-    if kind == ROUND_STARTED and payload["round_id"] != round_id:
-        raise ValueError(f"journal: round_started payload names {payload['round_id']!r}, not {round_id!r}")
+    if isinstance(entry, typed.RoundStarted) and entry.round_id != round_id:
+        raise ValueError(f"journal: round_started payload names {entry.round_id!r}, not {round_id!r}")
+    public_text = canonical_json(typed.public_dict(entry))
+    private = typed.private_dict(entry)
+    private_text = typed.seal_private(private) if private is not None else None
+    digest = typed.commitment(private_text) if private_text is not None else None
+    return _Prepared(kind, round_id, source, public_text, private_text, digest)
 
 
 class Journal:
@@ -276,17 +327,7 @@ class Journal:
         last = self.last_entry()
         if last is None:
             return
-        recomputed = entry_hash_from_text(
-            prev_hash=last.prev_hash,
-            seq=last.seq,
-            time_utc=last.time_utc,
-            table_id=last.table_id,
-            round_id=last.round_id,
-            source=last.source,
-            kind=last.kind,
-            payload_text=canonical_json(last.payload),
-        )
-        if recomputed != last.hash:
+        if recompute_hash(last) != last.hash:
             raise JournalError(
                 f"journal {self.path}: the last entry ({last.seq}) does not verify; nothing will be appended "
                 f"to it (run `flushtable journal verify`)"
@@ -328,25 +369,22 @@ class Journal:
 
     # --- appending ------------------------------------------------------------------------------
     def append(
-        self, kind: str, payload: Mapping[str, Any], *, round_id: str | None, source: str
+        self, kind: str, payload: Mapping[str, Any] | typed.Entry, *, round_id: str | None, source: str
     ) -> JournalEntry:
         """Append one entry; it is durably committed when this returns."""
         return self.append_many([PendingEntry(kind, payload, round_id, source)])[0]
 
     def append_many(
-        self, items: Iterable[EntryLike | tuple[str, Mapping[str, Any], str | None, str]]
+        self, items: Iterable[EntryLike | tuple[str, Mapping[str, Any] | typed.Entry, str | None, str]]
     ) -> list[JournalEntry]:
         """Append entries in one transaction: all of them are committed, or none. Each item is a
         ``PendingEntry``, a (kind, payload, round_id, source) tuple, or an object with those fields."""
-        pending = [_pending(item) for item in items]
-        for item in pending:
-            _check_new_entry(item.kind, item.payload, item.round_id, item.source)
+        # Type and serialise outside the transaction: a bad entry is a bug, refused before I/O.
+        pending = [_prepare_entry(_pending(item)) for item in items]
         if self.readonly:
             raise JournalError(f"journal {self.path}: opened read-only")
         if not pending:
             return []
-        # Serialise outside the transaction: a payload that is not JSON is a bug, refused before I/O.
-        payload_texts = [canonical_json(item.payload) for item in pending]
         time_utc = format_time_utc(self._clock())
         written: list[JournalEntry] = []
         with self._lock:
@@ -358,9 +396,10 @@ class Journal:
                 last_seq, prev_hash = (row[0], row[1]) if row else (0, GENESIS_HASH)
                 rows: list[tuple[Any, ...]] = []
                 closed_here: dict[str, JournalEntry] = {}
-                for item, payload_text in zip(pending, payload_texts, strict=True):
+                for item in pending:
                     self._refuse_double_close(item, closed_here)
                     seq = last_seq + 1
+                    version = typed.ENTRY_SCHEMA_VERSION
                     hash_hex = entry_hash_from_text(
                         prev_hash=prev_hash,
                         seq=seq,
@@ -369,13 +408,27 @@ class Journal:
                         round_id=item.round_id,
                         source=item.source,
                         kind=item.kind,
-                        payload_text=payload_text,
+                        version=version,
+                        payload_text=item.public_text,
+                        private_digest=item.private_digest,
                     )
-                    # The row in _COLUMNS order; the entry is the same with the payload as JSON gives
-                    # it back (the entry holds what was written).
-                    row = (seq, time_utc, self.table_id, item.round_id, item.source, item.kind)
-                    rows.append((*row, payload_text, prev_hash, hash_hex))
-                    entry = JournalEntry(*row, json.loads(payload_text), prev_hash, hash_hex)
+                    # The row in _COLUMNS order; the entry holds what was written.
+                    row = (
+                        seq,
+                        time_utc,
+                        self.table_id,
+                        item.round_id,
+                        item.source,
+                        item.kind,
+                        version,
+                        item.public_text,
+                        item.private_text,
+                        item.private_digest,
+                        prev_hash,
+                        hash_hex,
+                    )
+                    rows.append(row)
+                    entry = _entry_from_row(row)
                     written.append(entry)
                     if item.kind in CLOSING_KINDS and item.round_id is not None:
                         closed_here[item.round_id] = entry
@@ -417,12 +470,14 @@ class Journal:
                 table_id=entry.table_id,
                 round_id=entry.round_id,
                 source=entry.source,
-                payload=_loggable_payload(entry.kind, entry.payload),
+                # The public part only, at every level: logs reach consoles and shippers, and a hole
+                # card must not leave the daemon before its reveal (a dead hand's never).
+                payload=entry.public,
                 hash=entry.hash,
             )
         return written
 
-    def _refuse_double_close(self, item: PendingEntry, closed_here: Mapping[str, JournalEntry]) -> None:
+    def _refuse_double_close(self, item: _Prepared, closed_here: Mapping[str, JournalEntry]) -> None:
         """The trigger refuses it too; this names the round and the entry that closed it, in the
         journal or earlier in this same batch (``closed_here``)."""
         if item.kind not in CLOSING_KINDS or item.round_id is None:
@@ -509,7 +564,7 @@ class Journal:
         return int(rows[0][0])
 
     def next_round_id(self, day: date | None = None) -> str:
-        """The id the next round gets: CONTRACTS.md ``R{table_id}-{YYYYMMDD}-{n:06d}``."""
+        """The id the next round gets: ``R{table_id}-{YYYYMMDD}-{n:06d}`` (kinds.format_round_id)."""
         today = day if day is not None else self._clock().astimezone(UTC).date()
         return format_round_id(self.table_id, today, self.round_count() + 1)
 
@@ -635,3 +690,20 @@ def _split_sql(script: str) -> list[str]:
             statements.append(buffer.strip())
             buffer = ""
     return statements
+
+
+def recompute_hash(entry: JournalEntry) -> str:
+    """The hash the entry's stored columns give (the public part as stored, the private part by its
+    digest): what ``verify`` and the head check compare with the stored hash."""
+    return entry_hash_from_text(
+        prev_hash=entry.prev_hash,
+        seq=entry.seq,
+        time_utc=entry.time_utc,
+        table_id=entry.table_id,
+        round_id=entry.round_id,
+        source=entry.source,
+        kind=entry.kind,
+        version=entry.version,
+        payload_text=canonical_json(entry.public),
+        private_digest=entry.private_digest,
+    )

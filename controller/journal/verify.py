@@ -16,6 +16,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
+from controller.journal import entries as typed
 from controller.journal.chain import GENESIS_HASH, canonical_json, entry_hash_from_text
 from controller.journal.store import APPLICATION_ID, JournalError
 
@@ -76,10 +77,13 @@ def _verify(connection: sqlite3.Connection, path: Path, anchor: tuple[int, str] 
     anchor_seen = anchor is None
     # One SELECT is one read transaction: a consistent snapshot even while the daemon appends.
     cursor = connection.execute(
-        "SELECT seq, time_utc, table_id, round_id, source, kind, payload, prev_hash, hash "
+        "SELECT seq, time_utc, table_id, round_id, source, kind, version, payload, private, private_digest, "
+        "prev_hash, hash "
         "FROM journal ORDER BY seq"
     )
-    for seq, time_utc, row_table_id, round_id, source, kind, payload_text, row_prev_hash, row_hash in cursor:
+    for row in cursor:
+        (seq, time_utc, row_table_id, round_id, source, kind, version, payload_text) = row[:8]
+        private_text, private_digest, row_prev_hash, row_hash = row[8:]
         if seq != expected_seq:
             return bad(
                 expected_seq, checked, prev_hash, f"missing: the next entry is {seq} (entries deleted?)"
@@ -98,6 +102,11 @@ def _verify(connection: sqlite3.Connection, path: Path, anchor: tuple[int, str] 
             return bad(seq, checked, prev_hash, "payload is not a JSON object")
         if canonical_json(payload) != payload_text:
             return bad(seq, checked, prev_hash, "payload is not in canonical form (edited?)")
+        # A private part must match the commitment the chain holds for it.
+        if (private_text is None) != (private_digest is None):
+            return bad(seq, checked, prev_hash, "private part and its digest do not go together (edited?)")
+        if private_text is not None and typed.commitment(private_text) != private_digest:
+            return bad(seq, checked, prev_hash, "private part does not match its digest (edited?)")
         # The payload text is canonical (checked above), so the hash can be taken from it directly.
         recomputed = entry_hash_from_text(
             prev_hash=prev_hash,
@@ -107,7 +116,9 @@ def _verify(connection: sqlite3.Connection, path: Path, anchor: tuple[int, str] 
             round_id=round_id,
             source=source,
             kind=kind,
+            version=version,
             payload_text=payload_text,
+            private_digest=private_digest,
         )
         if recomputed != row_hash:
             return bad(seq, checked, prev_hash, "hash does not match the entry's contents (edited?)")

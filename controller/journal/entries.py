@@ -1,0 +1,602 @@
+"""The journal's entries, typed: one class per kind, each with a public part and a private part.
+
+This module is the contract (docs/journal.md documents every kind; docs/journal-entries.schema.json is
+generated from these classes). Every entry is a msgspec ``Struct`` tagged by its ``kind``; its fields
+are the **public part**, and the field ``private`` (a Struct of its own, or None) is the **private
+part**: everything that reveals a card — card codes and numbers, the position and index a card was
+dealt to, a device's own words about a card, a hand's strength before the reveal. Which field is
+private is said by the type, not found later by scrubbing text.
+
+The chain hashes the public part and a salted digest of the private part (``commitment``), so a reader
+that holds only public parts still verifies every link, and a private part published later is checked
+against its commitment (cards have too few values for a bare hash: the salt makes the digest useless
+for guessing).
+
+Why msgspec Structs and not frozen dataclasses: bench/bench_journal.py measures both for the same
+entries (decode of a stored public part into its class, and encode back); msgspec decodes JSON straight
+into the typed object with validation, which a dataclass needs a second pass (json.loads, then a
+constructor per kind) to do. The figures are in docs/journal.md "Measured".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Mapping
+from typing import Any, ClassVar, Literal
+
+import msgspec
+
+from controller.journal.chain import canonical_json
+
+ENTRY_SCHEMA_VERSION = 2
+"""The version every kind is written at today (1 was the untyped journal of dicts)."""
+
+SALT_BYTES = 16
+
+
+class Part(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
+    """A private part: the fields of an entry a viewer sees only after the round's reveal."""
+
+    def positions(self) -> frozenset[int]:
+        """The dealt positions this part is about: if any of them is a dead hand, the part is never
+        shown (RULES.md: a dead hand's cards are never shown)."""
+        return frozenset()
+
+
+class Entry(msgspec.Struct, frozen=True, kw_only=True, tag_field="entry_kind", forbid_unknown_fields=True):
+    """The base of every kind. Subclasses declare their public fields, and ``private`` where they have
+    a private part (always optional: a public-only reader holds the entry without it)."""
+
+    VERSION: ClassVar[int] = ENTRY_SCHEMA_VERSION
+    PRIVATE: ClassVar[type[Part] | None] = None
+
+    @property
+    def kind(self) -> str:
+        return str(self.__struct_config__.tag)
+
+    def private_part(self) -> Part | None:
+        value = getattr(self, "private", None)
+        return value if isinstance(value, Part) else None
+
+
+# --- structured reasons -------------------------------------------------------------------------
+
+ReasonCode = Literal[
+    # the deal (RULES.md "Dead hands")
+    "card_repeated",  # a card reported twice in one deal
+    "card_misread",  # one index reported as two different cards
+    "card_count",  # a hand dealt the wrong number of cards
+    "extra_card",  # a card beyond the requested count
+    "card_out_of_order",  # an index skipped
+    "card_outside_round",  # a card or hand for a position not in the round, or outside a deal
+    "red_light",  # the shoe's fault lamp during the deal
+    "shoe_fault",  # any other fault the shoe reports (its own words are private)
+    "shoe_refused",  # the shoe refused a command
+    "deck_verification",  # the shuffled deck did not verify
+    "not_covered",  # a designated player's bank cannot cover the seat
+    # wagers and decisions
+    "over_limit",  # a decision wager over its limit
+    "under_limit",  # a decision wager under its limit
+    "past_posting",  # chips changed on a locked spot
+    "sensor_report_refused",  # a bet sensor report that cannot be a wager
+    # devices and the controller
+    "device_lost",
+    "security_event",
+    "engine_error",
+    "unknown_event",
+    "operator",  # raised or decided by a person: the text is theirs
+]
+
+
+class Reason(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
+    """Why: a code and a message for people built by the engine from public values only (seats,
+    amounts, devices, counts) — never from a card."""
+
+    code: ReasonCode
+    message: str
+    seat: int | None = None
+
+
+class ReasonDetail(Part, frozen=True):
+    """The private side of a reason: what the shoe said about which card, where."""
+
+    message: str | None = None  # the full text, with its cards: for the audit, never for a viewer
+    card: int | None = None  # the card number (0..51), as the shoe reported it
+    position: int | None = None
+    index: int | None = None
+    first_position: int | None = None
+    first_index: int | None = None
+    device_detail: str | None = None  # the device's own words: they may name a card
+
+    def positions(self) -> frozenset[int]:
+        return frozenset(p for p in (self.position, self.first_position) if p is not None)
+
+
+# --- the table ----------------------------------------------------------------------------------
+
+
+class TableOpened(Entry, frozen=True, tag="table_opened"):
+    game: str
+    banking_mode: str
+    config_digest: str
+    by: str
+
+
+class TableClosed(Entry, frozen=True, tag="table_closed"):
+    by: str
+    reason: str  # a person's words, or the daemon's ("shutdown")
+
+
+class StateChanged(Entry, frozen=True, tag="state_changed"):
+    machine: str
+    from_state: str = msgspec.field(name="from")
+    to: str
+    trigger: str
+
+
+class OperatorActionPrivate(Part, frozen=True):
+    refusal_detail: str  # a refusal's reason that speaks of a hand (a decision's limit): private until reveal
+
+
+class OperatorAction(Entry, frozen=True, tag="operator_action"):
+    action: str
+    by: str
+    detail: str
+    before: dict[str, Any] | None = None
+    after: dict[str, Any] | str | None = None
+    wager: str | None = None
+    config_digest: str | None = None
+    private: OperatorActionPrivate | None = None
+    PRIVATE: ClassVar[type[Part] | None] = OperatorActionPrivate
+
+
+class ButtonMoved(Entry, frozen=True, tag="button_moved"):
+    from_seat: int | None
+    to_seat: int
+    reason: str
+    by: str
+    funds_cents: int | None = None
+
+
+class DpWaived(Entry, frozen=True, tag="dp_waived"):
+    seat: int
+
+
+class DealerKey(Entry, frozen=True, tag="dealer_key"):
+    key: str
+    seat: int | None
+
+
+class Login(Entry, frozen=True, tag="login"):
+    user: str
+    role: str
+    remote: str
+
+
+class LoginFailed(Entry, frozen=True, tag="login_failed"):
+    user: str
+    remote: str
+    reason: str
+
+
+class NoiseSuppressed(Entry, frozen=True, tag="noise_suppressed"):
+    """Past a source's budget, noisy entries (failed logins, refused actions, forged frames) are
+    counted instead of journaled one by one; this carries the count (docs/journal.md "Noise")."""
+
+    category: str
+    source: str
+    count: int
+    first_time_utc: str
+    last_time_utc: str
+    distinct_sources: int | None = None
+
+
+# --- devices ------------------------------------------------------------------------------------
+
+
+class DeviceReady(Entry, frozen=True, tag="device_ready"):
+    device: str
+    kind_of_device: str = msgspec.field(name="kind")
+    model: str
+    serial_number: str
+    firmware_version: str
+
+
+class DeviceLost(Entry, frozen=True, tag="device_lost"):
+    device: str
+    reason: str
+
+
+class DeviceStatus(Entry, frozen=True, tag="device_status"):
+    device: str
+    state: str
+    fault_code: int
+    lamp: str
+
+
+class SecurityEvent(Entry, frozen=True, tag="security_event"):
+    device: str
+    reason: str
+    detail: str
+
+
+# --- the round ----------------------------------------------------------------------------------
+
+
+class RoundStarted(Entry, frozen=True, tag="round_started"):
+    round_id: str
+    game: str
+    banking: dict[str, Any]
+    seats: list[int]
+    button_seat: int | None = None
+
+
+class BetChanged(Entry, frozen=True, tag="bet_changed"):
+    seat: int
+    wager: str
+    amount_cents: int
+    chip_count: int
+    locked: bool
+
+
+class BetsLocked(Entry, frozen=True, tag="bets_locked"):
+    wagers: dict[str, dict[str, int]]  # seat (as text) -> wager -> cents
+
+
+class PastPosting(Entry, frozen=True, tag="past_posting"):
+    seat: int
+    wager: str
+    locked_cents: int
+    seen_cents: int
+
+
+class DeckVerifiedPrivate(Part, frozen=True):
+    missing: list[str]  # card codes
+    extra: list[str]
+
+
+class DeckVerified(Entry, frozen=True, tag="deck_verified"):
+    card_count: int
+    missing_count: int
+    extra_count: int
+    private: DeckVerifiedPrivate | None = None
+    PRIVATE: ClassVar[type[Part] | None] = DeckVerifiedPrivate
+
+
+class CardDealtPrivate(Part, frozen=True):
+    position: int
+    index: int
+    card: str | None  # the card's code, e.g. "Qd"; None: the shoe reported a number that is no card
+
+    def positions(self) -> frozenset[int]:
+        return frozenset((self.position,))
+
+
+class CardDealt(Entry, frozen=True, tag="card_dealt"):
+    """A card the shoe dealt: all of it is private (which card, and where it went)."""
+
+    private: CardDealtPrivate | None = None
+    PRIVATE: ClassVar[type[Part] | None] = CardDealtPrivate
+
+
+class HandComplete(Entry, frozen=True, tag="hand_complete"):
+    position: int
+    card_count: int
+
+
+class Decision(Entry, frozen=True, tag="decision"):
+    seat: int
+    action: str
+    amount_cents: int
+    street: str | None
+    cause: str
+
+
+class DecisionRefusedPrivate(Part, frozen=True):
+    limit_detail: str  # the limit and why (it speaks of the hand: "exactly 25.00 with a 3-card flush")
+
+
+class DecisionRefused(Entry, frozen=True, tag="decision_refused"):
+    seat: int
+    action: str
+    amount_cents: int
+    reason: Reason
+    private: DecisionRefusedPrivate | None = None
+    PRIVATE: ClassVar[type[Part] | None] = DecisionRefusedPrivate
+
+
+class DeadHand(Entry, frozen=True, tag="dead_hand"):
+    """A seat (or, with seat None, the whole round) is dead."""
+
+    seat: int | None
+    reason: Reason
+    private: ReasonDetail | None = None
+    PRIVATE: ClassVar[type[Part] | None] = ReasonDetail
+
+
+class RoundSettledPrivate(Part, frozen=True):
+    round: dict[str, Any]  # the settle input (docs/settle.md): every live hand's cards
+    hands: dict[str, Any]  # {"dealer": hand | None, "seats": {seat: hand}}: the settlement's hands
+
+
+class RoundSettled(Entry, frozen=True, tag="round_settled"):
+    """The reveal. ``settlement`` is the settle output without its hands (they name cards): they are in
+    the private part with the round's cards, shown once this entry is committed (the round is revealed),
+    but a dead seat's cards are never in it (its cards are [] in the round)."""
+
+    settlement: dict[str, Any]
+    private: RoundSettledPrivate | None = None
+    PRIVATE: ClassVar[type[Part] | None] = RoundSettledPrivate
+
+
+class RoundDead(Entry, frozen=True, tag="round_dead"):
+    """A dead round: every wager returned. ``round`` carries no cards (a dead hand's are never shown)."""
+
+    round: dict[str, Any]
+    settlement: dict[str, Any]
+    reason: Reason
+    private: ReasonDetail | None = None
+    PRIVATE: ClassVar[type[Part] | None] = ReasonDetail
+
+
+class RoundVoided(Entry, frozen=True, tag="round_voided"):
+    round: dict[str, Any]
+    settlement: dict[str, Any]
+    reason: str  # the supervisor's words, or recovery's
+    by: str
+
+
+# --- faults -------------------------------------------------------------------------------------
+
+
+class FaultRaised(Entry, frozen=True, tag="fault_raised"):
+    fault_id: str
+    kind_of_fault: str = msgspec.field(name="kind")
+    severity: str
+    device: str | None
+    reason: Reason
+    by: str | None = None  # who raised it, when not the engine itself (the integrity watch)
+    private: ReasonDetail | None = None
+    PRIVATE: ClassVar[type[Part] | None] = ReasonDetail
+
+
+class FaultAcknowledged(Entry, frozen=True, tag="fault_acknowledged"):
+    fault_id: str
+    by: str
+
+
+class FaultCleared(Entry, frozen=True, tag="fault_cleared"):
+    fault_id: str
+    by: str
+    reason: str
+
+
+EntryType = (
+    TableOpened
+    | TableClosed
+    | StateChanged
+    | OperatorAction
+    | ButtonMoved
+    | DpWaived
+    | DealerKey
+    | Login
+    | LoginFailed
+    | NoiseSuppressed
+    | DeviceReady
+    | DeviceLost
+    | DeviceStatus
+    | SecurityEvent
+    | RoundStarted
+    | BetChanged
+    | BetsLocked
+    | PastPosting
+    | DeckVerified
+    | CardDealt
+    | HandComplete
+    | Decision
+    | DecisionRefused
+    | DeadHand
+    | RoundSettled
+    | RoundDead
+    | RoundVoided
+    | FaultRaised
+    | FaultAcknowledged
+    | FaultCleared
+)
+
+ENTRY_CLASSES: tuple[type[Entry], ...] = (
+    TableOpened,
+    TableClosed,
+    StateChanged,
+    OperatorAction,
+    ButtonMoved,
+    DpWaived,
+    DealerKey,
+    Login,
+    LoginFailed,
+    NoiseSuppressed,
+    DeviceReady,
+    DeviceLost,
+    DeviceStatus,
+    SecurityEvent,
+    RoundStarted,
+    BetChanged,
+    BetsLocked,
+    PastPosting,
+    DeckVerified,
+    CardDealt,
+    HandComplete,
+    Decision,
+    DecisionRefused,
+    DeadHand,
+    RoundSettled,
+    RoundDead,
+    RoundVoided,
+    FaultRaised,
+    FaultAcknowledged,
+    FaultCleared,
+)
+CLASS_BY_KIND: dict[str, type[Entry]] = {str(cls.__struct_config__.tag): cls for cls in ENTRY_CLASSES}
+KINDS: frozenset[str] = frozenset(CLASS_BY_KIND)
+
+# One decoder per kind for the public part alone, and per private part type: made once (the replay's
+# hot path decodes each stored text straight into its class).
+_PUBLIC_DECODERS: dict[str, msgspec.json.Decoder[Any]] = {
+    kind: msgspec.json.Decoder(cls) for kind, cls in CLASS_BY_KIND.items()
+}
+_PRIVATE_DECODERS: dict[str, msgspec.json.Decoder[Any]] = {
+    kind: msgspec.json.Decoder(cls.PRIVATE) for kind, cls in CLASS_BY_KIND.items() if cls.PRIVATE is not None
+}
+_BUILTINS_ENCODER = msgspec.json.Encoder()
+
+
+class EntryError(ValueError):
+    """An entry that does not fit its kind's type: a bug in the writer, or a foreign journal."""
+
+
+def _public_fields(cls: type[Entry]) -> frozenset[str]:
+    return frozenset(
+        field.encode_name for field in msgspec.structs.fields(cls) if field.encode_name != "private"
+    )
+
+
+def _private_fields(cls: type[Entry]) -> frozenset[str]:
+    if cls.PRIVATE is None:
+        return frozenset()
+    return frozenset(field.encode_name for field in msgspec.structs.fields(cls.PRIVATE))
+
+
+PUBLIC_FIELDS: dict[str, frozenset[str]] = {kind: _public_fields(cls) for kind, cls in CLASS_BY_KIND.items()}
+PRIVATE_FIELDS: dict[str, frozenset[str]] = {kind: _private_fields(cls) for kind, cls in CLASS_BY_KIND.items()}
+
+
+def build(kind: str, fields: Mapping[str, Any]) -> Entry:
+    """The typed entry of ``kind`` from its fields, public and private mixed: each field goes where
+    its kind's type says. A field that belongs to neither, a missing one or a wrong type is refused."""
+    cls = CLASS_BY_KIND.get(kind)
+    if cls is None:
+        raise EntryError(f"journal: unknown entry kind {kind!r}")
+    if kind == "round_settled" and "round" in fields:
+        fields = split_settled(fields)
+    private_names = PRIVATE_FIELDS[kind]
+    public = {name: value for name, value in fields.items() if name not in private_names}
+    private = {name: value for name, value in fields.items() if name in private_names}
+    if private:
+        public["private"] = private
+    try:
+        return msgspec.convert(public, cls)
+    except msgspec.ValidationError as error:
+        raise EntryError(f"journal: {kind}: {error}") from None
+
+
+def split_settled(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """A settled round given as the settle input and output (``round``, ``settlement`` with its hands)
+    split into the public settlement (no hands: they name cards) and the private round and hands."""
+    settlement = dict(fields["settlement"])
+    hands: dict[str, Any] = {"dealer": None, "seats": {}}
+    dealer = settlement.get("dealer")
+    if isinstance(dealer, Mapping):
+        hands["dealer"] = dealer.get("hand")
+        settlement["dealer"] = {key: value for key, value in dealer.items() if key != "hand"}
+    seats = []
+    for seat in settlement.get("seats", []):
+        hands["seats"][str(seat["seat"])] = seat.get("hand")
+        seats.append({key: value for key, value in seat.items() if key != "hand"})
+    settlement["seats"] = seats
+    extra = {key: value for key, value in fields.items() if key not in ("round", "settlement")}
+    return {**extra, "settlement": settlement, "private": {"round": fields["round"], "hands": hands}}
+
+
+def public_dict(entry: Entry) -> dict[str, Any]:
+    """The public part as JSON values (what the payload column holds)."""
+    value: dict[str, Any] = msgspec.to_builtins(entry)
+    value.pop("entry_kind", None)
+    value.pop("private", None)
+    return value
+
+
+def private_dict(entry: Entry) -> dict[str, Any] | None:
+    part = entry.private_part()
+    if part is None:
+        return None
+    value: dict[str, Any] = msgspec.to_builtins(part)
+    return value
+
+
+def commitment(private_text: str) -> str:
+    """The digest the chain holds for a private part: sha256 of its stored text, which is the
+    canonical JSON of ``{"part": ..., "salt": ...}`` (the salt is in the hashed text)."""
+    return hashlib.sha256(private_text.encode("utf-8")).hexdigest()
+
+
+def seal_private(part: Mapping[str, Any], salt: bytes | None = None) -> str:
+    """The stored text of a private part: canonical JSON with a fresh random salt."""
+    salt_bytes = salt if salt is not None else os.urandom(SALT_BYTES)
+    return canonical_json({"part": part, "salt": salt_bytes.hex()})
+
+
+def open_private(private_text: str) -> dict[str, Any]:
+    """The part's fields from its stored text."""
+    value = msgspec.json.decode(private_text)
+    if not isinstance(value, dict) or not isinstance(value.get("part"), dict):
+        raise EntryError("journal: a private part must be {'part': {...}, 'salt': ...}")
+    part: dict[str, Any] = value["part"]
+    return part
+
+
+def decode_public(kind: str, public_text: str | bytes) -> Entry:
+    """The typed entry with its public part only (private None)."""
+    decoder = _PUBLIC_DECODERS.get(kind)
+    if decoder is None:
+        raise EntryError(f"journal: unknown entry kind {kind!r}")
+    try:
+        entry: Entry = decoder.decode(public_text)
+    except msgspec.ValidationError as error:
+        raise EntryError(f"journal: {kind}: {error}") from None
+    return entry
+
+
+def decode(kind: str, public_text: str | bytes, private_text: str | None) -> Entry:
+    """The typed entry, with its private part when ``private_text`` is given."""
+    entry = decode_public(kind, public_text)
+    if private_text is None:
+        return entry
+    decoder = _PRIVATE_DECODERS.get(kind)
+    if decoder is None:
+        raise EntryError(f"journal: {kind} has no private part")
+    try:
+        envelope = msgspec.json.decode(private_text)
+        part = msgspec.convert(envelope["part"], type(entry).PRIVATE)
+    except (msgspec.ValidationError, msgspec.DecodeError, KeyError, TypeError) as error:
+        raise EntryError(f"journal: {kind} private part: {error}") from None
+    return msgspec.structs.replace(entry, private=part)  # type: ignore[type-var]
+
+
+def merged_payload(kind: str, public: Mapping[str, Any], private: Mapping[str, Any] | None) -> dict[str, Any]:
+    """One object from both parts. A settled round's hands go back into its settlement, so the
+    payload is the settle output and input as `flushtable settle` gives them."""
+    if private is None:
+        return dict(public)
+    if kind == "round_settled":
+        settlement = dict(public["settlement"])
+        hands = private.get("hands") or {}
+        if settlement.get("dealer") is not None:
+            settlement["dealer"] = {**settlement["dealer"], "hand": hands.get("dealer")}
+        seat_hands = hands.get("seats") or {}
+        settlement["seats"] = [
+            {**seat, "hand": seat_hands.get(str(seat["seat"]))} for seat in settlement.get("seats", [])
+        ]
+        return {"round": private["round"], "settlement": settlement}
+    return {**public, **private}
+
+
+def to_json_text(entry: Entry) -> bytes:
+    """The whole entry (kind, public and private) as JSON: for tests' round trips and the schema."""
+    return _BUILTINS_ENCODER.encode(entry)
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of every entry kind (the tagged union), generated from these classes."""
+    schema: dict[str, Any] = msgspec.json.schema(EntryType)
+    return schema

@@ -26,6 +26,7 @@ import sys
 import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -46,12 +47,20 @@ from controller.integrity_watch import (
     check_journal_in_process,
 )
 from controller.journal.kinds import CLOSING_KINDS, FAULT_CLEARED
+from controller.journal.noise import (
+    FORGED_FRAME,
+    NOISE_SUPPRESSED,
+    OTHER_SOURCES,
+    NoiseBudget,
+    NoiseSummary,
+    utc_text,
+)
 from controller.journal.recall import recall_from
 from controller.journal.recovery import recover
 from controller.journal.render import render_record
 from controller.journal.store import Journal, JournalError
 from controller.logs import bind_round, bind_table
-from drivers.events import CardDealt, DealerKey, DomainCommand, DomainEvent, HandComplete
+from drivers.events import CardDealt, DealerKey, DomainCommand, DomainEvent, HandComplete, SecurityEvent
 from drivers.factory import make_driver
 from drivers.supervisor import DeviceDriver, DeviceHealth, DeviceUnavailable, DriverTiming
 from sim_devices.bet_sensors import SimulatedBetSensors
@@ -111,6 +120,7 @@ class RunOptions:
     # Group commit: how long records that release no command may wait to share an fsync; None: the
     # configuration's [journal] commit_delay_ms.
     commit_delay_s: float | None = None
+    noise_clock: Callable[[], float] | None = None  # tests: the noise budget's clock; None: monotonic
 
 
 @dataclass(slots=True)
@@ -192,6 +202,9 @@ class TableDaemon:
         self.journal_failure: str | None = None  # the journal refused an append: nothing more is written
         self._integrity_task: asyncio.Task[None] | None = None
         self.integrity_status: str | None = None  # the last integrity verdict's status this run
+        # Forged and replayed frames (security events) per device within a budget (journal/noise.py).
+        self.noise = NoiseBudget()
+        self._noise_clock = options.noise_clock or time.monotonic
 
     # --- the table clock ---------------------------------------------------------------------------------
     def now_s(self) -> float:
@@ -472,6 +485,7 @@ class TableDaemon:
         for task in others:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+        self._journal_noise(self.noise.flush())  # nothing counted is left behind
         committer = self._committer_task
         if committer is not None and not committer.done():
             await self._drain_commits()
@@ -503,6 +517,8 @@ class TableDaemon:
         while True:
             item = await self.events.get()
             received = self._event_received_mono_s.pop(id(item), None)
+            if isinstance(item, SecurityEvent) and not self._admit_security_event(item):
+                continue
             state_before = self.engine.state
             self.act_now(self.engine.handle(item, self.now_s()), received_mono_s=received)
             if isinstance(item, DealerKey):
@@ -512,12 +528,36 @@ class TableDaemon:
             if not isinstance(item, CardDealt | HandComplete) or self.engine.state != state_before:
                 self._autoplay_wake.set()
 
+    def _admit_security_event(self, event: SecurityEvent) -> bool:
+        """Whether a forged or replayed frame goes to the engine (a security_event entry and an alert):
+        within its device's noise budget, yes; past it, it is only counted for a noise_suppressed
+        summary (journaled where the entry would have been, with the device as its source)."""
+        now = utc_text(datetime.now(UTC))
+        verdict = self.noise.admit(FORGED_FRAME, event.device, self._noise_clock(), now)
+        self._journal_noise(verdict.summaries)
+        return verdict.journal
+
+    def _journal_noise(self, summaries: Sequence[NoiseSummary]) -> None:
+        if summaries:
+            self.act_now(
+                [
+                    JournalRecord(
+                        NOISE_SUPPRESSED,
+                        summary.payload(),
+                        None,
+                        "engine" if summary.source == OTHER_SOURCES else summary.source,
+                    )
+                    for summary in summaries
+                ]
+            )
+
     async def _ticker(self) -> None:
         # On an accelerated clock the decision timeouts are that much shorter in wall time: check them
         # as much more often (down to MIN_TICK_INTERVAL_S), or each walk-away costs a whole tick.
         interval_s = max(MIN_TICK_INTERVAL_S, TICK_INTERVAL_S / max(self.options.time_scale, 1.0))
         while True:
             await asyncio.sleep(interval_s)
+            self._journal_noise(self.noise.due(self._noise_clock()))
             outputs = self.engine.tick(self.now_s())
             if outputs:
                 self.act_now(outputs)

@@ -287,6 +287,12 @@ class TableView:
                 alert.cleared_utc = entry.time_utc
         elif kind in {"device_ready", "device_lost", "device_status", "security_event"}:
             self._apply_device(entry)
+        elif kind == "noise_suppressed" and payload.get("category") == "forged_frame":
+            # Forged frames past their device's budget (controller/journal/noise.py): counted, not
+            # journaled one by one. (Other sources' summaries name no device.)
+            device = self.devices.get(str(payload.get("source")))
+            if device is not None:
+                device.security_events += int(payload.get("count", 0))
         # Keep the alert list bounded: drop the oldest cleared alerts.
         if len(self.alerts) > 500:
             for fault_id in [f for f, a in self.alerts.items() if a.state == "cleared"][:100]:

@@ -115,3 +115,26 @@ def test_a_viewers_refused_actions_are_journaled_within_her_budget_and_all_count
     assert len(new) <= _bound(attempts * 0.5)
     assert all(e.source == "operator:vera" for e in new)
     assert all(e.payload["source"] == "vera" for e in new if e.kind == "noise_suppressed")
+
+
+def test_the_device_view_counts_the_forged_frames_of_a_summary(rig: PanelRig) -> None:
+    for _ in range(3):
+        rig.journal.append(
+            "security_event",
+            {"device": "display", "reason": "bad_tag", "detail": ""},
+            round_id=None,
+            source="display",
+        )
+    summary = {
+        "category": "forged_frame",
+        "source": "display",
+        "count": 40,
+        "first_time_utc": "2026-12-01T10:00:00.000000Z",
+        "last_time_utc": "2026-12-01T10:00:01.000000Z",
+    }
+    rig.journal.append("noise_suppressed", summary, round_id=None, source="display")
+    other = {**summary, "source": "(other sources)", "distinct_sources": 2, "distinct_sources_capped": False}
+    rig.journal.append("noise_suppressed", other, round_id=None, source="engine")
+    rig.backend.refresh()
+    [display] = [d for d in rig.backend.devices() if d["device"] == "display"]
+    assert display["security_events"] == 43

@@ -332,9 +332,9 @@ class TableDaemon:
                 "config_digest": self.config.digest,
                 "by": "daemon",
             }
-            return JournalRecord("table_opened", payload, None, "engine")
+            return JournalRecord.of("table_opened", payload, None, "engine")
         reason = f"closed by a manager before the restart: {self.engine.closed_reason or 'no reason given'}"
-        return JournalRecord("table_closed", {"by": "daemon", "reason": reason}, None, "engine")
+        return JournalRecord.of("table_closed", {"by": "daemon", "reason": reason}, None, "engine")
 
     def _loop_exception(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
         """Errors asyncio reports on its own (a serial transport's write failing as a cable is pulled):
@@ -503,7 +503,7 @@ class TableDaemon:
         if self._journal is not None and self._engine is not None:
             with contextlib.suppress(JournalError):
                 self._append(
-                    [JournalRecord("table_closed", {"by": "daemon", "reason": "shutdown"}, None, "engine")]
+                    [JournalRecord.of("table_closed", {"by": "daemon", "reason": "shutdown"}, None, "engine")]
                 )
         log.info("table_stopped", rounds=self.summary.rounds_closed)
 
@@ -541,7 +541,7 @@ class TableDaemon:
         if summaries:
             self.act_now(
                 [
-                    JournalRecord(
+                    JournalRecord.of(
                         NOISE_SUPPRESSED,
                         summary.payload(),
                         None,
@@ -766,7 +766,7 @@ class TableDaemon:
             self.summary.rounds_dead += 1
         else:
             self.summary.rounds_voided += 1
-        settlement: Mapping[str, Any] = record.payload.get("settlement", {})  # type: ignore[assignment]
+        settlement: Mapping[str, Any] = record.payload.get("settlement", {})
         log.info(
             record.kind,
             round_id=record.round_id,

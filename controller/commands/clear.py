@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         )
     for fault_id in wanted:
         fault = latched[fault_id]
-        print(f"Cleared {fault_id}: {fault.get('kind')} {fault.get('detail', '')}".rstrip())
+        print(f"Cleared {fault_id}: {fault.kind} {fault.detail}".rstrip())
     remaining = len(latched) - len(wanted)
     print("The table is no longer held." if remaining == 0 else f"{remaining} latched fault(s) remain.")
     return 0

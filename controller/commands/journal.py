@@ -6,11 +6,13 @@ import argparse
 import json
 import sys
 import time
+from typing import Any
 
 from controller.commands.journal_args import add_journal_arguments, journal_path
 from controller.errors import UserError
-from controller.journal.kinds import KNOWN_KINDS
-from controller.journal.store import Journal, JournalEntry
+from controller.journal.entries import KINDS as KNOWN_KINDS
+from controller.journal.privacy import RevealOracle
+from controller.journal.store import Journal
 from controller.journal.verify import verify_chain
 
 NAME = "journal"
@@ -37,11 +39,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     show.add_argument("--since", metavar="SEQ", type=int, default=0, help="only entries after SEQ")
     show.add_argument("--json", action="store_true", help="one JSON object a line, every column")
+    show.add_argument(
+        "--private",
+        action="store_true",
+        help="also print private parts (cards) of rounds not yet revealed, and of dead hands: for audits",
+    )
     tail = actions.add_parser("tail", help="print the last entries; --follow keeps printing new ones")
     add_journal_arguments(tail)
     tail.add_argument("-n", "--lines", type=int, default=20, metavar="N", help="how many (default 20)")
     tail.add_argument("--follow", action="store_true", help="keep printing entries as they are appended")
     tail.add_argument("--json", action="store_true", help="one JSON object a line, every column")
+    tail.add_argument(
+        "--private",
+        action="store_true",
+        help="also print private parts (cards) of rounds not yet revealed, and of dead hands: for audits",
+    )
     backup = actions.add_parser(
         "backup", help="copy the journal consistently (safe while the table runs), verify the copy"
     )
@@ -78,18 +90,23 @@ def run(args: argparse.Namespace) -> int:
             last = journal.last_entry()
             print(f"{last.seq}:{last.hash}" if last else "0:" + "0" * 64)
             return 0
+        # Every entry leaves through the gate: a private part only once its round is revealed, unless
+        # an auditor asks for them all with --private.
+        oracle = RevealOracle(journal)
         if action == "show":
             kinds = _check_kinds(args.kind)
             for entry in journal.entries(since_seq=args.since, round_id=args.round, kinds=kinds):
-                print(_format(entry, as_json=args.json))
+                print(_format(oracle.viewer_entry(entry, with_private=args.private), as_json=args.json))
             return 0
         if args.lines < 1:
             raise UserError(f"--lines: must be at least 1, not {args.lines}")
         last = journal.last_entry()
         since = max(0, (last.seq if last else 0) - args.lines)
         while True:
+            oracle.follow()
             for entry in journal.entries(since_seq=since):
-                print(_format(entry, as_json=args.json), flush=args.follow)
+                shown = oracle.viewer_entry(entry, with_private=args.private)
+                print(_format(shown, as_json=args.json), flush=args.follow)
                 since = entry.seq
             if not args.follow:
                 return 0
@@ -110,9 +127,17 @@ def _check_kinds(kinds: list[str] | None) -> list[str] | None:
     return kinds
 
 
-def _format(entry: JournalEntry, *, as_json: bool) -> str:
+def _format(shown: dict[str, Any], *, as_json: bool) -> str:
+    """One entry as the gate let it through (privacy.viewer_entry): its public part, and its private
+    part when shown."""
     if as_json:
-        return json.dumps(entry.to_json(), ensure_ascii=False, sort_keys=True)
-    payload = json.dumps(entry.payload, ensure_ascii=False, sort_keys=True, separators=(", ", ": "))
-    round_text = entry.round_id or "-"
-    return f"{entry.seq:>7} {entry.time_utc} {round_text:<22} {entry.source:<14} {entry.kind:<18} {payload}"
+        return json.dumps(shown, ensure_ascii=False, sort_keys=True)
+    parts = (
+        shown["payload"] if shown["private"] is None else {**shown["payload"], "private": shown["private"]}
+    )
+    payload = json.dumps(parts, ensure_ascii=False, sort_keys=True, separators=(", ", ": "))
+    if shown["hidden"]:
+        payload += "  [private part withheld until the reveal]"
+    round_text = shown["round_id"] or "-"
+    envelope = f"{shown['seq']:>7} {shown['time_utc']} {round_text:<22} {shown['source']:<14}"
+    return f"{envelope} {shown['kind']:<18} {payload}"

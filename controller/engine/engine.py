@@ -537,7 +537,9 @@ class TableEngine:
         round_id = self.round.round_id if self.round is not None and not table_wide else None
         self._out.append(Alert(severity, kind, message, round_id, fault_id))
 
-    def _refuse(self, action: str, reason: str, by: str | None = None, *, private_detail: str | None = None) -> None:
+    def _refuse(
+        self, action: str, reason: str, by: str | None = None, *, private_detail: str | None = None
+    ) -> None:
         """``reason`` is public (said to the operator, journaled, shown); ``private_detail``, when the
         refusal speaks of a hand, is journaled in the entry's private part only."""
         self._out.append(Refused(action, reason))
@@ -1277,7 +1279,11 @@ class TableEngine:
                 "seat": play.seat,
                 "action": action,
                 "amount_cents": amount_cents,
-                "reason": {"code": "over_limit" if over else "under_limit", "message": message, "seat": play.seat},
+                "reason": {
+                    "code": "over_limit" if over else "under_limit",
+                    "message": message,
+                    "seat": play.seat,
+                },
                 "limit_detail": limit_detail,
             },
         )

@@ -7,6 +7,7 @@ records a decision before the table acts on it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -28,10 +29,17 @@ class JournalRecord:
     round_id: str | None
     source: str
 
+    @classmethod
+    def of(cls, kind: str, fields: Mapping[str, Any], round_id: str | None, source: str) -> JournalRecord:
+        """The record of ``kind`` with these fields, typed now (a field that does not fit is refused)."""
+        return cls(kind, entries.build(kind, fields), round_id, source)
+
     @property
     def payload(self) -> dict[str, Any]:
         """Both parts as one object, as the journal's trusted readers see them (tests, the shell)."""
-        return entries.merged_payload(self.kind, entries.public_dict(self.entry), entries.private_dict(self.entry))
+        return entries.merged_payload(
+            self.kind, entries.public_dict(self.entry), entries.private_dict(self.entry)
+        )
 
 
 @dataclass(frozen=True, slots=True)

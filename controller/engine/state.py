@@ -80,8 +80,8 @@ class RecoveredState:
 
     @classmethod
     def from_table_state(cls, state: object) -> RecoveredState:
-        """Adapt the journal's recovery result (``controller.journal.recovery.TableState``: duck-typed so
-        that the engine does not depend on the journal package) to what the engine needs.
+        """Adapt the journal's reducer state (``controller.journal.state.TableState``: duck-typed so
+        that the engine does not depend on the journal's reader) to what the engine needs.
 
         TableState has no count of faults raised; its ``last_seq`` (the journal's last sequence number) is
         used instead: every fault raised took one sequence number, so numbering new faults after it can
@@ -89,15 +89,15 @@ class RecoveredState:
         """
         raw_latched = getattr(state, "latched_faults", {}) or {}
         latched: list[LatchedFault] = []
-        for fault_id, payload in dict(raw_latched).items():
-            fields = payload if isinstance(payload, Mapping) else {}
-            device = fields.get("device")
+        for fault_id, alert in dict(raw_latched).items():
+            device = getattr(alert, "device", None)
             latched.append(
                 LatchedFault(
                     fault_id=str(fault_id),
-                    kind=str(fields.get("kind", "unknown")),
-                    detail=str(fields.get("detail", "")),
+                    kind=str(getattr(alert, "kind", "unknown")),
+                    detail=str(getattr(alert, "detail", "")),
                     device=device if isinstance(device, str) else None,
+                    round_id=getattr(alert, "round_id", None),
                 )
             )
         faults_raised = getattr(state, "faults_raised", None)
@@ -125,8 +125,8 @@ class RecoveredState:
             ),
             faults_raised=faults_raised,
             button_moves_on=last_round is not None and closed.get(last_round) == "round_settled",
-            table_closed=isinstance(closed_by, Mapping),
-            closed_reason=str(closed_by.get("reason", "")) if isinstance(closed_by, Mapping) else None,
+            table_closed=closed_by is not None,
+            closed_reason=str(getattr(closed_by, "reason", "")) if closed_by is not None else None,
             min_ante_cents=min_ante if isinstance(min_ante, int) else None,
             max_ante_cents=max_ante if isinstance(max_ante, int) else None,
             paytables=dict(paytables) if isinstance(paytables, Mapping) else {},

@@ -445,8 +445,15 @@ KINDS: frozenset[str] = frozenset(CLASS_BY_KIND)
 _PUBLIC_DECODERS: dict[str, msgspec.json.Decoder[Any]] = {
     kind: msgspec.json.Decoder(cls) for kind, cls in CLASS_BY_KIND.items()
 }
+# A stored private part is {"part": ..., "salt": ...}: decoded in one pass into its part's class.
 _PRIVATE_DECODERS: dict[str, msgspec.json.Decoder[Any]] = {
-    kind: msgspec.json.Decoder(cls.PRIVATE) for kind, cls in CLASS_BY_KIND.items() if cls.PRIVATE is not None
+    kind: msgspec.json.Decoder(
+        msgspec.defstruct(
+            f"Sealed_{kind}", [("part", cls.PRIVATE), ("salt", str)], forbid_unknown_fields=True
+        )
+    )
+    for kind, cls in CLASS_BY_KIND.items()
+    if cls.PRIVATE is not None
 }
 _BUILTINS_ENCODER = msgspec.json.Encoder()
 
@@ -468,7 +475,9 @@ def _private_fields(cls: type[Entry]) -> frozenset[str]:
 
 
 PUBLIC_FIELDS: dict[str, frozenset[str]] = {kind: _public_fields(cls) for kind, cls in CLASS_BY_KIND.items()}
-PRIVATE_FIELDS: dict[str, frozenset[str]] = {kind: _private_fields(cls) for kind, cls in CLASS_BY_KIND.items()}
+PRIVATE_FIELDS: dict[str, frozenset[str]] = {
+    kind: _private_fields(cls) for kind, cls in CLASS_BY_KIND.items()
+}
 
 
 def build(kind: str, fields: Mapping[str, Any]) -> Entry:
@@ -552,7 +561,7 @@ def decode_public(kind: str, public_text: str | bytes) -> Entry:
         raise EntryError(f"journal: unknown entry kind {kind!r}")
     try:
         entry: Entry = decoder.decode(public_text)
-    except msgspec.ValidationError as error:
+    except (msgspec.ValidationError, msgspec.DecodeError) as error:
         raise EntryError(f"journal: {kind}: {error}") from None
     return entry
 
@@ -566,11 +575,10 @@ def decode(kind: str, public_text: str | bytes, private_text: str | None) -> Ent
     if decoder is None:
         raise EntryError(f"journal: {kind} has no private part")
     try:
-        envelope = msgspec.json.decode(private_text)
-        part = msgspec.convert(envelope["part"], type(entry).PRIVATE)
-    except (msgspec.ValidationError, msgspec.DecodeError, KeyError, TypeError) as error:
+        part = decoder.decode(private_text).part
+    except (msgspec.ValidationError, msgspec.DecodeError) as error:
         raise EntryError(f"journal: {kind} private part: {error}") from None
-    return msgspec.structs.replace(entry, private=part)  # type: ignore[type-var]
+    return msgspec.structs.replace(entry, private=part)
 
 
 def merged_payload(kind: str, public: Mapping[str, Any], private: Mapping[str, Any] | None) -> dict[str, Any]:

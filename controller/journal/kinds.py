@@ -1,4 +1,6 @@
-"""Entry kinds (CONTRACTS.md), the entries that close a round, and round ids."""
+"""Names of entry kinds that readers test for, the entries that close a round, and round ids.
+
+The kinds themselves, with their fields, are the classes of controller/journal/entries.py."""
 
 from __future__ import annotations
 
@@ -17,55 +19,6 @@ STATUS_BY_CLOSING_KIND: dict[str, str] = {ROUND_SETTLED: "settled", ROUND_DEAD: 
 FAULT_RAISED = "fault_raised"
 FAULT_ACKNOWLEDGED = "fault_acknowledged"
 FAULT_CLEARED = "fault_cleared"
-
-KNOWN_KINDS: frozenset[str] = frozenset(
-    {
-        "table_opened",
-        "table_closed",
-        "state_changed",
-        ROUND_STARTED,
-        "bet_changed",
-        "bets_locked",
-        "past_posting",
-        "card_dealt",
-        "hand_complete",
-        "deck_verified",
-        "decision",
-        "decision_refused",
-        "dead_hand",
-        ROUND_SETTLED,
-        ROUND_DEAD,
-        ROUND_VOIDED,
-        FAULT_RAISED,
-        FAULT_ACKNOWLEDGED,
-        FAULT_CLEARED,
-        "device_ready",
-        "device_lost",
-        "security_event",
-        "device_status",
-        "dealer_key",
-        "button_moved",
-        "dp_waived",
-        "operator_action",
-        "login_failed",
-        "login",
-        "noise_suppressed",
-    }
-)
-
-# Keys an entry of these kinds must carry: the ones recall, recovery and the meters read. A missing one
-# is a bug in the writer, refused before it reaches the chain. Extra keys are allowed.
-REQUIRED_PAYLOAD_KEYS: dict[str, frozenset[str]] = {
-    ROUND_STARTED: frozenset({"round_id", "game", "banking", "seats"}),
-    "bets_locked": frozenset({"wagers"}),
-    ROUND_SETTLED: frozenset({"round", "settlement"}),
-    ROUND_DEAD: frozenset({"round", "settlement", "reason"}),
-    ROUND_VOIDED: frozenset({"round", "settlement", "reason", "by"}),
-    FAULT_RAISED: frozenset({"fault_id", "kind", "severity"}),
-    FAULT_ACKNOWLEDGED: frozenset({"fault_id", "by"}),
-    FAULT_CLEARED: frozenset({"fault_id", "by", "reason"}),
-    "button_moved": frozenset({"to_seat"}),
-}
 
 FAULT_KINDS: frozenset[str] = frozenset(
     {

@@ -1,9 +1,12 @@
-"""Game recall: closed rounds as records (CONTRACTS.md "Recall record").
+"""Game recall: closed rounds as records, folded by the one reducer and shown through the one gate.
 
 ``{"round_id", "status": "settled" | "dead" | "void", "round": <settle input>, "settlement": <settle
 output>, "faults": [fault_raised payloads of the round], "events": [{"seq", "time_utc", "source",
-"kind", "payload"} of the round]}``. Only closed rounds are recalled: an open round is either being
-played (its cards must not show) or will be voided by recovery at the next start.
+"kind", "payload", "private", "hidden"} of the round]}`` (docs/journal.md "Recall"). A settled round is
+revealed, so its record carries its cards (never a dead seat's: they are not in its round); a dead or
+voided round's record carries no card, and its entries' private parts are withheld unless an auditor
+asks for them (``with_private``). Only closed rounds are recalled: an open round is either being played
+(its cards must not show) or will be voided by recovery at the next start.
 """
 
 from __future__ import annotations
@@ -12,25 +15,27 @@ from pathlib import Path
 from typing import Any
 
 from controller.errors import UserError
-from controller.journal.kinds import CLOSING_KINDS, FAULT_RAISED, ROUND_STARTED, STATUS_BY_CLOSING_KIND
+from controller.journal.kinds import CLOSING_KINDS, ROUND_STARTED, STATUS_BY_CLOSING_KIND
+from controller.journal.privacy import viewer_entry, viewer_payload
+from controller.journal.state import TableState
 from controller.journal.store import Journal, JournalEntry
 
 DEFAULT_LAST = 10
 
 
 def recall_records(
-    path: str | Path, last: int | None = None, round_id: str | None = None
+    path: str | Path, last: int | None = None, round_id: str | None = None, *, with_private: bool = False
 ) -> list[dict[str, Any]]:
     """Records of the journal's closed rounds, oldest first: the last ``last`` (all when None), or the
     one round ``round_id``."""
     if last is not None and last < 1:
         raise UserError(f"last: must be at least 1, not {last}")
     with Journal.open_existing(path) as journal:
-        return recall_from(journal, last=last, round_id=round_id)
+        return recall_from(journal, last=last, round_id=round_id, with_private=with_private)
 
 
 def recall_from(
-    journal: Journal, *, last: int | None = None, round_id: str | None = None
+    journal: Journal, *, last: int | None = None, round_id: str | None = None, with_private: bool = False
 ) -> list[dict[str, Any]]:
     if round_id is not None:
         closing = list(journal.entries(round_id=round_id, kinds=sorted(CLOSING_KINDS)))
@@ -39,22 +44,43 @@ def recall_from(
             if started:
                 raise UserError(f"round {round_id}: not closed yet (in play, or voided at the next start)")
             raise UserError(f"round {round_id}: not in the journal {journal.path}")
-        return [_record(journal, closing[0])]
+        return [_record(journal, closing[0], with_private)]
     if last is not None:
         closing = journal.last_entries(last, sorted(CLOSING_KINDS))
     else:
         closing = list(journal.entries(kinds=sorted(CLOSING_KINDS)))
-    return [_record(journal, entry) for entry in closing]
+    return [_record(journal, entry, with_private) for entry in closing]
 
 
-def _record(journal: Journal, closing: JournalEntry) -> dict[str, Any]:
+def _record(journal: Journal, closing: JournalEntry, with_private: bool) -> dict[str, Any]:
     assert closing.round_id is not None  # the store refuses a closing entry without one
     events = list(journal.entries(round_id=closing.round_id))
+    # The round's own entries folded by the reducer: its reveal and its dead seats, as the live view
+    # saw them, decide what the gate lets through.
+    state = TableState(journal.table_id).apply_all(events)
+    closing_payload = viewer_payload(closing, state, with_private=with_private)
     return {
         "round_id": closing.round_id,
         "status": STATUS_BY_CLOSING_KIND[closing.kind],
-        "round": closing.payload["round"],
-        "settlement": closing.payload["settlement"],
-        "faults": [entry.payload for entry in events if entry.kind == FAULT_RAISED],
-        "events": [entry.event_json() for entry in events],
+        "round": closing_payload.get("round"),
+        "settlement": closing_payload["settlement"],
+        "faults": [
+            viewer_payload(entry, state, with_private=with_private)
+            for entry in events
+            if entry.kind == "fault_raised"
+        ],
+        "events": [_event(entry, state, with_private) for entry in events],
+    }
+
+
+def _event(entry: JournalEntry, state: TableState, with_private: bool) -> dict[str, Any]:
+    shown = viewer_entry(entry, state, with_private=with_private)
+    return {
+        "seq": entry.seq,
+        "time_utc": entry.time_utc,
+        "source": entry.source,
+        "kind": entry.kind,
+        "payload": shown["payload"],
+        "private": shown["private"],
+        "hidden": shown["hidden"],
     }

@@ -88,7 +88,8 @@ PRAGMA application_id = {APPLICATION_ID};
 PRAGMA user_version = {SCHEMA_VERSION};
 """
 _COLUMNS = (
-    "seq, time_utc, table_id, round_id, source, kind, version, payload, private, private_digest, prev_hash, hash"
+    "seq, time_utc, table_id, round_id, source, kind, version, payload, private, private_digest, "
+    "prev_hash, hash"
 )
 _ROW_PLACEHOLDERS = "(" + ", ".join("?" for _ in _COLUMNS.split(",")) + ")"
 _ROWS_PER_INSERT = 500  # at most; fewer where this SQLite allows fewer parameters (999 before 3.32)
@@ -127,8 +128,9 @@ class JournalEntry:
         only (never shown to a viewer; see privacy.py)."""
         return typed.merged_payload(self.kind, self.public, self.private)
 
-    def typed(self) -> typed.Entry:
-        """The entry as its class (controller/journal/entries.py)."""
+    @property
+    def entry(self) -> typed.Entry:
+        """The entry as its class (controller/journal/entries.py), both parts."""
         return typed.decode(self.kind, canonical_json(self.public), self.private_text)
 
     def public_json(self) -> dict[str, Any]:
@@ -214,6 +216,19 @@ def _entry_from_row(row: Sequence[Any]) -> JournalEntry:
         row[10],
         row[11],
     )
+
+
+class Replayed(NamedTuple):
+    """An entry as the replay reads it: its envelope and its typed entry, decoded straight from the
+    stored texts (no intermediate dicts: the reducer's hot path)."""
+
+    seq: int
+    time_utc: str
+    table_id: str
+    round_id: str | None
+    source: str
+    kind: str
+    entry: typed.Entry
 
 
 class _Prepared(NamedTuple):
@@ -534,6 +549,35 @@ class Journal:
             for row in rows:
                 yield _entry_from_row(row)
             if len(rows) < _PAGE_ROWS:
+                return
+            after = rows[-1][0]
+
+    def replay(self, since_seq: int = 0, round_id: str | None = None) -> Iterator[Replayed]:
+        """Every entry after ``since_seq`` (of one round, when given), typed, in order, both parts:
+        what the reducer (controller/journal/state.py) folds. Read a page at a time."""
+        query = (
+            "SELECT seq, time_utc, table_id, round_id, source, kind, payload, private FROM journal "
+            + ("WHERE seq > ? AND round_id = ? " if round_id is not None else "WHERE seq > ? ")
+            + f"ORDER BY seq LIMIT {_PAGE_ROWS * 10}"
+        )
+        decode = typed.decode
+        after = since_seq
+        while True:
+            rows = self._read(query, (after, round_id) if round_id is not None else (after,))
+            try:
+                for seq, time_utc, table_id, entry_round, source, kind, payload_text, private_text in rows:
+                    yield Replayed(
+                        seq,
+                        time_utc,
+                        table_id,
+                        entry_round,
+                        source,
+                        kind,
+                        decode(kind, payload_text, private_text),
+                    )
+            except typed.EntryError as error:
+                raise JournalError(f"journal {self.path}: entry {seq}: {error}") from None
+            if len(rows) < _PAGE_ROWS * 10:
                 return
             after = rows[-1][0]
 

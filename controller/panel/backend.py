@@ -16,9 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from controller.errors import UserError
 from controller.journal import Journal
-from controller.journal.meters import compute_meters
 from controller.journal.recall import recall_from
-from controller.panel.meters import MeterBook
 from controller.panel.view import TableView, public_recall
 
 RECALL_MAX_ROUNDS = 50
@@ -153,8 +151,6 @@ class JournalPanelBackend:
         self._device_health = device_health
         self.poll_interval_s = poll_interval_s
         self._view = TableView(journal.table_id)
-        self._meters = MeterBook()
-        self._meters_cache: tuple[int, dict[str, Any]] | None = None
         self._subscribers: set[_Subscriber] = set()
         self._wake = asyncio.Event()
         self._tail_task: asyncio.Task[None] | None = None
@@ -177,7 +173,6 @@ class JournalPanelBackend:
         try:
             for entry in self._journal.entries(since_seq=self._view.last_seq):
                 self._view.apply(entry)
-                self._meters.apply(entry)
                 count += 1
                 if self._subscribers:
                     public = self._view.public_entry(entry)
@@ -320,12 +315,26 @@ class JournalPanelBackend:
         for alert in reversed(self._view.alerts.values()):
             if alert.state == "cleared" and not include_cleared:
                 continue
-            row = asdict(alert)
-            row["state"] = alert.state
-            row["detail"] = self._view.public_entry(_Detail(alert.round_id, alert.detail))["payload"][
-                "detail"
-            ]
-            rows.append(row)
+            rows.append(
+                {
+                    "fault_id": alert.fault_id,
+                    "kind": alert.kind,
+                    "severity": alert.severity,
+                    "code": alert.reason.code,
+                    "detail": alert.detail,  # the public message: never a card
+                    "device": alert.device,
+                    "round_id": alert.round_id,
+                    "raised_seq": alert.raised_seq,
+                    "raised_utc": alert.raised_utc,
+                    "raised_by": alert.raised_by,
+                    "acknowledged_by": alert.acknowledged_by,
+                    "acknowledged_utc": alert.acknowledged_utc,
+                    "cleared_by": alert.cleared_by,
+                    "cleared_reason": alert.cleared_reason,
+                    "cleared_utc": alert.cleared_utc,
+                    "state": alert.state,
+                }
+            )
         return rows
 
     def recall(self, *, last: int | None = None, round_id: str | None = None) -> list[dict[str, Any]]:
@@ -379,9 +388,8 @@ class JournalPanelBackend:
 
     def meters(self) -> dict[str, Any]:
         """controller.journal.meters over the whole journal (cached per seq) plus the chart's history."""
-        if self._meters_cache is None or self._meters_cache[0] != self._view.last_seq:
-            self._meters_cache = (self._view.last_seq, compute_meters(self._journal).to_json())
-        return {**self._meters_cache[1], "history": self._meters.history_json()}
+        meters = self._view.state.meters
+        return {**meters.to_json(), "history": list(meters.history)}
 
     def health(self) -> dict[str, Any]:
         return {
@@ -486,20 +494,3 @@ class JournalPanelBackend:
             {"wager": wager, "paytable": paytable},
             lambda engine: engine.set_paytable(wager, paytable, by),
         )
-
-
-@dataclass(frozen=True, slots=True)
-class _Detail:
-    """A fault's free text seen as an entry, so it goes through the card gate of its round."""
-
-    round_id: str | None
-    detail: str
-    seq: int = 0
-    time_utc: str = ""
-    table_id: str = ""
-    source: str = ""
-    kind: str = "fault_raised"
-
-    @property
-    def payload(self) -> Mapping[str, Any]:
-        return {"detail": self.detail}

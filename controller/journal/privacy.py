@@ -1,0 +1,73 @@
+"""The one gate between the journal and anyone who views it.
+
+An entry leaves the daemon (SSE, every `/api` route and page, recall, `journal show/tail`) as its
+public part, plus its private part only when the reducer says the round's cards are revealed
+(``TableState.private_visible``): a dead hand's never. Nothing here looks inside text: the private part
+is dropped whole, by type (controller/journal/entries.py says which fields are private). The logs
+never carry a private part at all (controller/journal/store.py logs the public part).
+
+``with_private=True`` is for the auditor's explicit flag (`journal show --private`, `recall
+--private`), never for a viewer.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any
+
+from controller.journal.state import TableState
+from controller.journal.store import Journal, JournalEntry
+
+
+def viewer_entry(stored: JournalEntry, state: TableState, *, with_private: bool = False) -> dict[str, Any]:
+    """The entry as a viewer may see it now: ``payload`` is the public part, and ``private`` the
+    private part when the round is revealed (None otherwise, ``hidden`` then says so)."""
+    out = stored.public_json()
+    shown = stored.private is not None and (with_private or private_visible(stored, state))
+    out["private"] = stored.private if shown else None
+    out["hidden"] = stored.private is not None and not shown
+    return out
+
+
+def private_visible(stored: JournalEntry, state: TableState) -> bool:
+    """May a viewer see the entry's private part now (the round's cards revealed, not a dead hand)?"""
+    return state.private_visible(stored)
+
+
+def viewer_payload(stored: JournalEntry, state: TableState, *, with_private: bool = False) -> dict[str, Any]:
+    """The payload a viewer may see: both parts merged once revealed, the public part before."""
+    if stored.private is not None and (with_private or private_visible(stored, state)):
+        return stored.payload
+    return dict(stored.public)
+
+
+class RevealOracle:
+    """The gate's answer for any entry of a journal, read by a command (`journal show`, `tail`): the
+    whole journal folded once by the reducer, and a round the fold no longer keeps in full (older than
+    its recent rounds) folded on its own when asked (a few at a time, cached)."""
+
+    CACHED_ROUNDS = 16
+
+    def __init__(self, journal: Journal) -> None:
+        self._journal = journal
+        self.state = TableState(journal.table_id).apply_all(journal.replay())
+        self._rounds: OrderedDict[str, TableState] = OrderedDict()
+
+    def follow(self) -> None:
+        """Fold in what was appended since (for `tail --follow`)."""
+        self.state.apply_all(self._journal.replay(since_seq=self.state.last_seq))
+
+    def state_for(self, entry: JournalEntry) -> TableState:
+        round_id = entry.round_id
+        if round_id is None or round_id in self.state.rounds:
+            return self.state
+        cached = self._rounds.get(round_id)
+        if cached is None:
+            cached = TableState(self._journal.table_id).apply_all(self._journal.replay(round_id=round_id))
+            self._rounds[round_id] = cached
+            while len(self._rounds) > self.CACHED_ROUNDS:
+                self._rounds.popitem(last=False)
+        return cached
+
+    def viewer_entry(self, entry: JournalEntry, *, with_private: bool = False) -> dict[str, Any]:
+        return viewer_entry(entry, self.state_for(entry), with_private=with_private)

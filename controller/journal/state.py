@@ -1,0 +1,676 @@
+"""The one reducer: the table's state as a fold of its journal's typed entries.
+
+Every reader of the journal — recovery at start, the panel's view, the meters, recall, the privacy gate
+(and later the floor) — folds entries through :meth:`TableState.apply`, so they cannot disagree about
+what the journal says. Pure: no file, socket or clock; feed it entries in sequence order.
+
+What it keeps:
+- the table: game, banking, open or closed (and whether a manager closed it), the phase of the round
+  machine, the button and the designated player, the seats that waived, the manager's settings;
+- rounds: every open round in full (wagers locked and decided, cards dealt, decisions, dead seats), and
+  the last ``RECENT_ROUNDS`` closed ones (the panel's history); every round's closing kind;
+- faults: latched ones (they hold the table across restarts), alerts with their acknowledgement and
+  clearing (the most recent ``MAX_ALERTS``);
+- devices: identity, health, last event, security events;
+- meters: money and counts, from every closing entry (docs/journal.md "Meters").
+
+When a card may be shown (``RoundState.card_visible`` / ``private_visible``): a round's hole cards
+(and the banker's) once the round reaches the reveal (the machine enters a reveal state) or is
+settled; Chase the Flush's community cards as the flop (2 cards) and the turn and river (4) are turned;
+a dead hand's cards never, nor any card of a dead round, nor of a round voided before its reveal.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, deque
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from controller.journal import entries as e
+from controller.journal.kinds import round_number
+from controller.rules.games import GAMES
+
+REVEAL_STATES = frozenset({"reveal", "settling", "paying", "complete"})
+DEALER_POSITION = 0
+COMMUNITY_POSITION = 15
+WAGERING_ACTIONS = frozenset({"raise", "play", "all_in"})
+SETTINGS_ACTIONS = frozenset({"set_limits", "set_paytable"})
+STATUS_BY_CLOSING: dict[type[e.Entry], str] = {
+    e.RoundSettled: "settled",
+    e.RoundDead: "dead",
+    e.RoundVoided: "void",
+}
+HISTORY_ROUNDS = 40
+KIND_BY_STATUS = {"settled": "round_settled", "dead": "round_dead", "void": "round_voided"}
+
+
+class Stored(Protocol):
+    """A stored entry's envelope with its typed entry (JournalEntry and store.Replayed have these)."""
+
+    @property
+    def seq(self) -> int: ...
+    @property
+    def time_utc(self) -> str: ...
+    @property
+    def table_id(self) -> str: ...
+    @property
+    def round_id(self) -> str | None: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def entry(self) -> e.Entry: ...
+
+
+# --- rounds -------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class RoundState:
+    round_id: str
+    started_seq: int = 0
+    started_utc: str = ""
+    game: str = ""
+    banking: dict[str, Any] = field(default_factory=dict)
+    button_seat: int | None = None
+    seats: list[int] = field(default_factory=list)
+    phase: str = ""
+    sensed_wagers: dict[int, dict[str, int]] = field(default_factory=dict)  # what the sensors read
+    locked_wagers: dict[int, dict[str, int]] | None = None  # None: bets never locked
+    cards: dict[int, dict[int, str | None]] = field(default_factory=dict)  # position -> index -> code
+    decisions: dict[int, list[e.Decision]] = field(default_factory=dict)
+    dead_seats: set[int] = field(default_factory=set)
+    reached_reveal: bool = False
+    community_visible: int = 0
+    status: str = "in_progress"  # or settled | dead | void
+    closed_seq: int | None = None
+    closed_utc: str = ""
+    settlement: dict[str, Any] | None = None  # the public settlement (no hands)
+    faults: list[str] = field(default_factory=list)
+
+    # --- what recovery needs of an interrupted round -----------------------------------------
+    @property
+    def open(self) -> bool:
+        return self.status == "in_progress"
+
+    @property
+    def dp_seat(self) -> int | None:
+        seat = self.banking.get("seat") if self.banking.get("mode") == "designated-player" else None
+        return seat if isinstance(seat, int) else None
+
+    def wagers(self) -> dict[int, dict[str, int]]:
+        """Every wager the round holds, by seat: the locked wagers plus each raise, play or all-in
+        already decided. A void returns all of them."""
+        wagers = {seat: dict(seat_wagers) for seat, seat_wagers in (self.locked_wagers or {}).items()}
+        if self.locked_wagers is None:
+            return wagers
+        spec = GAMES.get(self.game)
+        for seat, decisions in self.decisions.items():
+            for decision in decisions:
+                if decision.action not in WAGERING_ACTIONS or decision.amount_cents <= 0:
+                    continue
+                wager = spec.decision_wager if spec is not None else decision.action
+                wagers.setdefault(seat, {})[wager] = decision.amount_cents
+        return wagers
+
+    def street_of(self, seat: int) -> str | None:
+        """Chase the Flush: the street of the seat's all-in (the settle input wants it)."""
+        for decision in reversed(self.decisions.get(seat, [])):
+            if decision.action in WAGERING_ACTIONS and decision.street is not None:
+                return decision.street
+        return None
+
+    def folded(self, seat: int) -> bool:
+        """The seat folded and put nothing on the decision spot."""
+        decisions = self.decisions.get(seat, [])
+        return any(d.action == "fold" for d in decisions) and not any(
+            d.action in WAGERING_ACTIONS for d in decisions
+        )
+
+    # --- what may be shown ----------------------------------------------------------------------
+    @property
+    def cards_public(self) -> bool:
+        """The round's cards are revealed (a dead hand's excepted): never for a dead or voided round."""
+        return self.status != "dead" and (self.reached_reveal or self.status == "settled")
+
+    def card_visible(self, position: int, index: int) -> bool:
+        if self.status in ("dead", "void") and not self.reached_reveal:
+            return False
+        if self.status == "dead" or position in self.dead_seats:
+            return False
+        if self.cards_public:
+            return True
+        return position == COMMUNITY_POSITION and index < self.community_visible
+
+
+# --- faults and devices -------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class AlertState:
+    fault_id: str
+    kind: str
+    severity: str
+    reason: e.Reason
+    device: str | None
+    round_id: str | None
+    raised_seq: int
+    raised_utc: str
+    raised_by: str | None = None
+    acknowledged_by: str | None = None
+    acknowledged_utc: str | None = None
+    cleared_by: str | None = None
+    cleared_reason: str | None = None
+    cleared_utc: str | None = None
+
+    @property
+    def detail(self) -> str:
+        """What people read: the public message (never a card)."""
+        return self.reason.message
+
+    @property
+    def state(self) -> str:
+        if self.cleared_by is not None:
+            return "cleared"
+        return "acknowledged" if self.acknowledged_by is not None else "active"
+
+
+@dataclass(slots=True)
+class DeviceState:
+    device: str
+    kind: str = ""
+    model: str = ""
+    serial_number: str = ""
+    firmware_version: str = ""
+    state: str = "unknown"  # ready | busy | fault | lost | unknown
+    lamp: str = ""
+    fault_code: int = 0
+    last_event_utc: str = ""
+    last_reason: str = ""
+    security_events: int = 0
+    reconnects: int = 0
+
+
+# --- meters -------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class WagerMeter:
+    stake_cents: int = 0
+    player_net_cents: int = 0
+    house_win_cents: int = 0
+    wins: int = 0
+    losses: int = 0
+    pushes: int = 0
+    returned: int = 0
+
+
+@dataclass(slots=True)
+class Meters:
+    """Definitions in docs/journal.md "Meters"."""
+
+    rounds_started: int = 0
+    rounds_settled: int = 0
+    rounds_dead: int = 0
+    rounds_voided: int = 0
+    handle_cents: int = 0
+    returned_cents: int = 0
+    player_net_cents: int = 0
+    banker_net_cents: int = 0
+    house_win_cents: int = 0
+    dp_net_cents: int = 0
+    rake_cents: int = 0
+    dead_hands: int = 0
+    faults_raised: int = 0
+    faults_cleared: int = 0
+    faults_by_kind: Counter[str] = field(default_factory=Counter)
+    by_wager: dict[str, WagerMeter] = field(default_factory=dict)
+    unbalanced_rounds: list[str] = field(default_factory=list)
+    # The panel's chart: the last HISTORY_ROUNDS settled rounds' handle, house win and rake.
+    history: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=HISTORY_ROUNDS))
+
+    @property
+    def rounds_open(self) -> int:
+        return self.rounds_started - self.rounds_settled - self.rounds_dead - self.rounds_voided
+
+    @property
+    def balanced(self) -> bool:
+        return (
+            not self.unbalanced_rounds
+            and self.player_net_cents + self.banker_net_cents + self.rake_cents == 0
+        )
+
+    def add_settlement(
+        self, round_id: str, settlement: Mapping[str, Any], *, voided: bool, time_utc: str = ""
+    ) -> None:
+        house_banked = settlement.get("banking", "house") == "house"
+        round_player_net = 0
+        round_handle = 0
+        for seat in settlement.get("seats", []):
+            # A voided round's seats are "dead" in its settlement shape, but no hand was judged dead.
+            if seat.get("status") == "dead" and not voided:
+                self.dead_hands += 1
+            round_player_net += int(seat.get("net", 0))
+            for name, wager in (seat.get("wagers") or {}).items():
+                meter = self.by_wager.setdefault(name, WagerMeter())
+                stake = int(wager.get("stake", 0))
+                net = int(wager.get("net", 0))
+                result = wager.get("result")
+                if result == "returned":
+                    meter.returned += 1
+                    self.returned_cents += stake
+                    continue
+                meter.stake_cents += stake
+                meter.player_net_cents += net
+                self.handle_cents += stake
+                round_handle += stake
+                if house_banked:
+                    meter.house_win_cents -= net
+                if result == "win":
+                    meter.wins += 1
+                elif result == "lose":
+                    meter.losses += 1
+                else:
+                    meter.pushes += 1
+        banker_net = int(settlement.get("banker_net", 0))
+        rake = int(settlement.get("rake", 0))
+        self.player_net_cents += round_player_net
+        self.banker_net_cents += banker_net
+        self.rake_cents += rake
+        self.house_win_cents += rake + (banker_net if house_banked else 0)
+        if not house_banked:
+            self.dp_net_cents += banker_net
+        if round_player_net + banker_net + rake != 0:
+            self.unbalanced_rounds.append(round_id)
+        if not settlement.get("dead") and not voided:
+            self.history.append(
+                {
+                    "round_id": round_id,
+                    "time_utc": time_utc,
+                    "handle_cents": round_handle,
+                    "house_win_cents": -round_player_net,
+                    "rake_cents": rake,
+                }
+            )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rounds_started": self.rounds_started,
+            "rounds_settled": self.rounds_settled,
+            "rounds_dead": self.rounds_dead,
+            "rounds_voided": self.rounds_voided,
+            "rounds_open": self.rounds_open,
+            "handle_cents": self.handle_cents,
+            "returned_cents": self.returned_cents,
+            "player_net_cents": self.player_net_cents,
+            "banker_net_cents": self.banker_net_cents,
+            "house_win_cents": self.house_win_cents,
+            "dp_net_cents": self.dp_net_cents,
+            "rake_cents": self.rake_cents,
+            "dead_hands": self.dead_hands,
+            "faults_raised": self.faults_raised,
+            "faults_cleared": self.faults_cleared,
+            "faults_by_kind": dict(sorted(self.faults_by_kind.items())),
+            "by_wager": {
+                name: {
+                    "stake_cents": meter.stake_cents,
+                    "player_net_cents": meter.player_net_cents,
+                    "house_win_cents": meter.house_win_cents,
+                    "wins": meter.wins,
+                    "losses": meter.losses,
+                    "pushes": meter.pushes,
+                    "returned": meter.returned,
+                }
+                for name, meter in sorted(self.by_wager.items())
+            },
+            "balanced": self.balanced,
+            "unbalanced_rounds": self.unbalanced_rounds,
+        }
+
+
+# --- the table ----------------------------------------------------------------------------------
+
+
+class TableState:
+    """The table as its journal leaves it. Feed entries in order with :meth:`apply`."""
+
+    RECENT_ROUNDS = 50  # closed rounds kept in full (the panel's history); open rounds are never dropped
+    MAX_ALERTS = 500
+
+    def __init__(self, table_id: str = "") -> None:
+        self.table_id = table_id
+        self.last_seq = 0
+        self.last_entry_utc = ""
+        self.game = ""
+        self.banking_mode = ""
+        self.table_open: bool | None = None
+        # The last table_closed written by an operator (source "operator:NAME"), unless an operator
+        # reopened the table since: a manager's close survives restarts. The daemon's own start and
+        # stop entries (source "engine") do not count.
+        self.closed_by_operator: e.TableClosed | None = None
+        self.phase = "idle"
+        self.button_seat: int | None = None
+        self.designated_player: dict[str, Any] | None = None  # the last round's banking, when a player banked
+        self.waived_seats: list[int] = []  # seats that waived the bank since the last round
+        # The manager's settings (operator_action set_limits / set_paytable with ``after``) and the
+        # config_digest they were made against: the engine applies them only on top of that file.
+        self.limits: dict[str, int] | None = None
+        self.paytables: dict[str, Any] = {}
+        self.settings_config_digest: str | None = None
+        self.rounds_started = 0
+        self.last_round_id: str | None = None
+        self.last_round_number = 0
+        self.rounds: dict[str, RoundState] = {}  # open rounds and the most recent closed ones
+        self.closed_rounds: dict[str, str] = {}  # every closed round: round_id -> closing kind
+        self.current: RoundState | None = None  # the round in progress, or the last one started
+        self.latched_faults: dict[str, AlertState] = {}
+        self.open_alerts: dict[str, AlertState] = {}  # raised, not yet acknowledged nor cleared
+        self.alerts: dict[str, AlertState] = {}  # the most recent MAX_ALERTS, any state
+        self.devices: dict[str, DeviceState] = {}
+        self.meters = Meters()
+        self._closed_order: list[str] = []
+
+    # --- reading answers ----------------------------------------------------------------------
+    @property
+    def held(self) -> bool:
+        """A latched fault holds the table: no round starts until a supervisor clears it."""
+        return bool(self.latched_faults)
+
+    @property
+    def open_rounds(self) -> list[RoundState]:
+        return sorted((r for r in self.rounds.values() if r.open), key=lambda r: r.started_seq)
+
+    @property
+    def faults_raised(self) -> int:
+        return self.meters.faults_raised
+
+    def round(self, round_id: str | None) -> RoundState | None:
+        return self.rounds.get(round_id) if round_id is not None else None
+
+    def private_visible(self, stored: Stored) -> bool:
+        """May a viewer see this entry's private part now? Once its round's cards are revealed, and
+        never for a dead hand's or a dead or voided round's (RULES.md). An entry outside any round
+        (a shoe's fault between rounds, a deck check) keeps its private part to itself."""
+        entry = stored.entry
+        part = entry.private_part()
+        if part is None:
+            return True
+        round_state = self.round(stored.round_id)
+        if round_state is None:
+            return False
+        if isinstance(part, e.CardDealtPrivate):
+            return round_state.card_visible(part.position, part.index)
+        if not round_state.cards_public:
+            return False
+        return not (part.positions() & round_state.dead_seats)
+
+    # --- folding ------------------------------------------------------------------------------
+    def apply_all(self, stored_entries: Iterable[Stored]) -> TableState:
+        for stored in stored_entries:
+            self.apply(stored)
+        return self
+
+    def apply(self, stored: Stored) -> None:
+        self.last_seq = stored.seq
+        self.last_entry_utc = stored.time_utc
+        if not self.table_id:
+            self.table_id = stored.table_id
+        entry = stored.entry
+        handler = _HANDLERS.get(type(entry))
+        if handler is not None:
+            handler(self, stored, entry)
+
+    def _live_round(self, round_id: str | None) -> RoundState | None:
+        return self.rounds.get(round_id) if round_id is not None else None
+
+    def _on_table_opened(self, stored: Stored, entry: e.TableOpened) -> None:
+        self.table_open = True
+        self.game = entry.game
+        self.banking_mode = entry.banking_mode
+        if stored.source.startswith("operator:"):
+            self.closed_by_operator = None
+
+    def _on_table_closed(self, stored: Stored, entry: e.TableClosed) -> None:
+        self.table_open = False
+        if stored.source.startswith("operator:"):
+            self.closed_by_operator = entry
+
+    def _on_state_changed(self, stored: Stored, entry: e.StateChanged) -> None:
+        if entry.machine != "round":
+            return
+        self.phase = entry.to
+        round_state = self._live_round(stored.round_id)
+        if round_state is None:
+            return
+        round_state.phase = entry.to
+        if entry.to in REVEAL_STATES:
+            round_state.reached_reveal = True
+        elif "river" in entry.to:
+            round_state.community_visible = max(round_state.community_visible, 4)
+        elif "flop" in entry.to and "pre" not in entry.to:
+            round_state.community_visible = max(round_state.community_visible, 2)
+
+    def _on_round_started(self, stored: Stored, entry: e.RoundStarted) -> None:
+        round_state = RoundState(
+            round_id=entry.round_id,
+            started_seq=stored.seq,
+            started_utc=stored.time_utc,
+            game=entry.game,
+            banking=dict(entry.banking) or {"mode": "house"},
+            button_seat=entry.button_seat,
+            seats=list(entry.seats),
+        )
+        self.rounds[entry.round_id] = round_state
+        self.current = round_state
+        self.rounds_started += 1
+        self.meters.rounds_started += 1
+        self.last_round_id = entry.round_id
+        self.last_round_number = max(self.last_round_number, round_number(entry.round_id) or 0)
+        self.game = entry.game or self.game
+        self.banking_mode = str(round_state.banking.get("mode", self.banking_mode))
+        if entry.button_seat is not None:
+            self.button_seat = entry.button_seat
+        mode = round_state.banking.get("mode")
+        self.designated_player = dict(round_state.banking) if mode == "designated-player" else None
+        self.waived_seats = []
+
+    def _on_bet_changed(self, stored: Stored, entry: e.BetChanged) -> None:
+        round_state = self._live_round(stored.round_id)
+        if round_state is not None:
+            round_state.sensed_wagers.setdefault(entry.seat, {})[entry.wager] = entry.amount_cents
+
+    def _on_bets_locked(self, stored: Stored, entry: e.BetsLocked) -> None:
+        round_state = self._live_round(stored.round_id)
+        if round_state is None:
+            return
+        round_state.locked_wagers = {
+            int(seat): {str(name): int(cents) for name, cents in wagers.items()}
+            for seat, wagers in entry.wagers.items()
+        }
+        for seat, wagers in round_state.locked_wagers.items():
+            round_state.sensed_wagers[seat] = dict(wagers)
+
+    def _on_card_dealt(self, stored: Stored, entry: e.CardDealt) -> None:
+        round_state = self._live_round(stored.round_id)
+        part = entry.private
+        if round_state is None or part is None:
+            return
+        round_state.cards.setdefault(part.position, {})[part.index] = part.card
+
+    def _on_decision(self, stored: Stored, entry: e.Decision) -> None:
+        round_state = self._live_round(stored.round_id)
+        if round_state is not None:
+            round_state.decisions.setdefault(entry.seat, []).append(entry)
+
+    def _on_dead_hand(self, stored: Stored, entry: e.DeadHand) -> None:
+        round_state = self._live_round(stored.round_id)
+        if round_state is not None and entry.seat is not None:
+            round_state.dead_seats.add(entry.seat)
+
+    def _on_closing(self, stored: Stored, entry: e.RoundSettled | e.RoundDead | e.RoundVoided) -> None:
+        round_id = stored.round_id
+        if round_id is None:
+            return
+        status = STATUS_BY_CLOSING[type(entry)]
+        self.closed_rounds[round_id] = KIND_BY_STATUS[status]
+        round_state = self.rounds.get(round_id)
+        if round_state is None:
+            round_state = RoundState(round_id=round_id)
+            self.rounds[round_id] = round_state
+        round_state.status = status
+        round_state.closed_seq = stored.seq
+        round_state.closed_utc = stored.time_utc
+        round_state.settlement = dict(entry.settlement)
+        self._closed_order.append(round_id)
+        meters = self.meters
+        if status == "settled":
+            meters.rounds_settled += 1
+        elif status == "dead":
+            meters.rounds_dead += 1
+        else:
+            meters.rounds_voided += 1
+        meters.add_settlement(round_id, entry.settlement, voided=status == "void", time_utc=stored.time_utc)
+        # Keep the closed history bounded (open rounds always stay).
+        if len(self._closed_order) > self.RECENT_ROUNDS:
+            forgotten = self._closed_order.pop(0)
+            old = self.rounds.get(forgotten)
+            if old is not None and not old.open and self.current is not old:
+                del self.rounds[forgotten]
+
+    def _on_fault_raised(self, stored: Stored, entry: e.FaultRaised) -> None:
+        alert = AlertState(
+            fault_id=entry.fault_id,
+            kind=entry.kind_of_fault,
+            severity=entry.severity,
+            reason=entry.reason,
+            device=entry.device,
+            round_id=stored.round_id,
+            raised_seq=stored.seq,
+            raised_utc=stored.time_utc,
+            raised_by=entry.by,
+        )
+        self.alerts[entry.fault_id] = alert
+        self.open_alerts[entry.fault_id] = alert
+        if entry.severity == "latching":
+            self.latched_faults[entry.fault_id] = alert
+        self.meters.faults_raised += 1
+        self.meters.faults_by_kind[entry.kind_of_fault] += 1
+        round_state = self._live_round(stored.round_id)
+        if round_state is not None:
+            round_state.faults.append(entry.fault_id)
+        if len(self.alerts) > self.MAX_ALERTS:
+            # Drop the oldest cleared alerts (a latched or active one is never dropped).
+            for fault_id in [f for f, a in self.alerts.items() if a.state == "cleared"][:100]:
+                del self.alerts[fault_id]
+
+    def _on_fault_acknowledged(self, stored: Stored, entry: e.FaultAcknowledged) -> None:
+        self.open_alerts.pop(entry.fault_id, None)
+        alert = self.alerts.get(entry.fault_id)
+        if alert is not None and alert.acknowledged_by is None:
+            alert.acknowledged_by = entry.by
+            alert.acknowledged_utc = stored.time_utc
+
+    def _on_fault_cleared(self, stored: Stored, entry: e.FaultCleared) -> None:
+        self.latched_faults.pop(entry.fault_id, None)
+        self.open_alerts.pop(entry.fault_id, None)
+        self.meters.faults_cleared += 1
+        alert = self.alerts.get(entry.fault_id)
+        if alert is not None:
+            alert.cleared_by = entry.by
+            alert.cleared_reason = entry.reason
+            alert.cleared_utc = stored.time_utc
+
+    def _on_button_moved(self, stored: Stored, entry: e.ButtonMoved) -> None:
+        self.button_seat = entry.to_seat
+        self.waived_seats = []
+
+    def _on_dp_waived(self, stored: Stored, entry: e.DpWaived) -> None:
+        self.waived_seats.append(entry.seat)
+
+    def _on_operator_action(self, stored: Stored, entry: e.OperatorAction) -> None:
+        """A manager's change of limits or paytable, as the engine journals it (with ``after``)."""
+        if entry.action not in SETTINGS_ACTIONS or entry.after is None:
+            return  # a refusal, the panel's request record, or another action
+        digest = entry.config_digest or ""
+        if self.settings_config_digest is not None and digest != self.settings_config_digest:
+            # Made against another configuration file: the earlier changes belonged to the old file.
+            self.limits = None
+            self.paytables = {}
+        self.settings_config_digest = digest
+        if entry.action == "set_limits" and isinstance(entry.after, dict):
+            self.limits = {
+                "min_ante_cents": int(entry.after["min_ante_cents"]),
+                "max_ante_cents": int(entry.after["max_ante_cents"]),
+            }
+        elif entry.action == "set_paytable" and entry.wager is not None:
+            self.paytables[entry.wager] = entry.after
+
+    def _device(self, stored: Stored, name: str) -> DeviceState:
+        device = self.devices.get(name)
+        if device is None:
+            device = self.devices[name] = DeviceState(device=name)
+        device.last_event_utc = stored.time_utc
+        return device
+
+    def _on_device_ready(self, stored: Stored, entry: e.DeviceReady) -> None:
+        device = self._device(stored, entry.device)
+        if device.state == "lost":
+            device.reconnects += 1
+        device.state = "ready"
+        device.kind = entry.kind_of_device
+        device.model = entry.model
+        device.serial_number = entry.serial_number
+        device.firmware_version = entry.firmware_version
+        device.last_reason = ""
+
+    def _on_device_lost(self, stored: Stored, entry: e.DeviceLost) -> None:
+        device = self._device(stored, entry.device)
+        device.state = "lost"
+        device.last_reason = entry.reason
+
+    def _on_device_status(self, stored: Stored, entry: e.DeviceStatus) -> None:
+        device = self._device(stored, entry.device)
+        device.state = entry.state
+        device.lamp = entry.lamp
+        device.fault_code = entry.fault_code
+
+    def _on_security_event(self, stored: Stored, entry: e.SecurityEvent) -> None:
+        device = self._device(stored, entry.device)
+        device.security_events += 1
+        device.last_reason = entry.reason
+
+    def _on_noise_suppressed(self, stored: Stored, entry: e.NoiseSuppressed) -> None:
+        # Forged frames past their device's budget (controller/journal/noise.py): counted, not
+        # journaled one by one. (Other categories' summaries name no device.)
+        if entry.category == "forged_frame":
+            device = self.devices.get(entry.source)
+            if device is not None:
+                device.security_events += entry.count
+
+
+_HANDLERS: dict[type[e.Entry], Any] = {
+    e.TableOpened: TableState._on_table_opened,
+    e.TableClosed: TableState._on_table_closed,
+    e.StateChanged: TableState._on_state_changed,
+    e.RoundStarted: TableState._on_round_started,
+    e.BetChanged: TableState._on_bet_changed,
+    e.BetsLocked: TableState._on_bets_locked,
+    e.CardDealt: TableState._on_card_dealt,
+    e.Decision: TableState._on_decision,
+    e.DeadHand: TableState._on_dead_hand,
+    e.RoundSettled: TableState._on_closing,
+    e.RoundDead: TableState._on_closing,
+    e.RoundVoided: TableState._on_closing,
+    e.FaultRaised: TableState._on_fault_raised,
+    e.FaultAcknowledged: TableState._on_fault_acknowledged,
+    e.FaultCleared: TableState._on_fault_cleared,
+    e.ButtonMoved: TableState._on_button_moved,
+    e.DpWaived: TableState._on_dp_waived,
+    e.OperatorAction: TableState._on_operator_action,
+    e.DeviceReady: TableState._on_device_ready,
+    e.DeviceLost: TableState._on_device_lost,
+    e.DeviceStatus: TableState._on_device_status,
+    e.SecurityEvent: TableState._on_security_event,
+    e.NoiseSuppressed: TableState._on_noise_suppressed,
+}
+"""Kinds with no handler (dealer keys, hand counts, logins, …) change nothing the readers need."""

@@ -140,9 +140,14 @@ class OperatorActionPrivate(Part, frozen=True):
 
 
 class OperatorAction(Entry, frozen=True, tag="operator_action"):
+    """An operator's action. The engine's record says what it did in ``detail`` (text) and, for the
+    manager's settings, ``before``/``after``; the panel's request record carries the request's fields
+    in ``detail`` (an object) and its ``outcome`` ("done" or "refused: …")."""
+
     action: str
     by: str
-    detail: str
+    detail: str | dict[str, Any]
+    outcome: str | None = None
     before: dict[str, Any] | None = None
     after: dict[str, Any] | str | None = None
     wager: str | None = None
@@ -189,7 +194,8 @@ class NoiseSuppressed(Entry, frozen=True, tag="noise_suppressed"):
     count: int
     first_time_utc: str
     last_time_utc: str
-    distinct_sources: int | None = None
+    distinct_sources: int | None = None  # the "(other sources)" bucket: how many sources it holds
+    distinct_sources_capped: bool = False  # more sources came than were counted
 
 
 # --- devices ------------------------------------------------------------------------------------

@@ -1,17 +1,25 @@
-"""Rounds journaled the way the round machine journals them (CONTRACTS.md kinds and payloads), so the
-journal's readers (recall, recovery, meters) are tested on realistic journals without the daemon.
+"""Journals made by the real round engine, scripted: the readers (recall, recovery, meters, the panel,
+the privacy gate) are tested on what the engine really writes, never on imitations of its entries.
 
-Cards come from a seeded shuffle and are settled by the real rules engine."""
+``play_round`` rebuilds the engine from the journal exactly as the daemon does at start (the reducer's
+state adapted by ``RecoveredState.from_table_state``), plays one round on a seeded deck through the
+engine's own entry points and domain events (tests/engine/table.py: a shoe, sensors and keys), and
+appends every journal record the engine returned, in order, to the real journal file.
+"""
 
 from __future__ import annotations
 
 import random
 from typing import Any, Literal
 
-from controller.journal.store import Journal, PendingEntry
-from controller.rules.cards import card_text
+from controller.engine import JournalRecord, TableConfig
+from controller.engine.autoplay import AutoPlayer, PlaceChips, PressKey
+from controller.engine.state import DESIGNATED_PLAYER, HOUSE, RecoveredState
+from controller.journal.recovery import rebuild_state
+from controller.journal.store import Journal
 from controller.rules.games import GAMES
-from controller.rules.settle import settle_round_json
+from drivers.events import CardDealt, ShufflerFault
+from tests.engine.table import Table
 
 Outcome = Literal["settled", "dead", "open_after_lock", "open_before_lock", "open_mid_deal"]
 
@@ -20,7 +28,20 @@ _BONUS = {
     "top-flush": ("top_flush_bonus", "straight_flush_jackpot"),
     "chase-the-flush": ("same_suit_bonus",),
 }
-_DECISION = {"high-card-flush": "raise", "top-flush": "play", "chase-the-flush": "all_in"}
+
+
+def _config(journal: Journal, game: str, banking_mode: str) -> TableConfig:
+    spec = GAMES[game]
+    dp = banking_mode == "designated-player"
+    seats = tuple(range(1, spec.max_players + (2 if dp else 1)))
+    return TableConfig(
+        table_id=journal.table_id,
+        game=game,
+        banking_mode=DESIGNATED_PLAYER if dp else HOUSE,
+        seats=seats,
+        rake={"method": "ii", "amount": 50} if dp else None,
+        bonus_cap_cents=200_000 if dp else None,
+    )
 
 
 def _wagers(game: str, rng: random.Random) -> dict[str, int]:
@@ -44,139 +65,108 @@ def play_round(
     players: int | None = None,
     batch: bool = True,
 ) -> str:
-    """Journal one round of ``game``; returns its id. ``outcome`` says how far it gets."""
+    """Play one round of ``game`` through the real engine and journal it; returns its id. ``outcome``
+    says how far it gets (``dead``: the shoe's red light mid-deal; ``open_*``: the journal stops there,
+    as if the controller had died). Latched faults left by an earlier round are cleared first (by a
+    scripted supervisor, journaled), as the floor would before the next round."""
     spec = GAMES[game]
-    round_id = journal.next_round_id()
-    seat_count = players if players is not None else rng.randint(1, spec.max_players)
-    table_seats = list(
-        range(1, spec.max_players + 2 if banking_mode == "designated-player" else spec.max_players + 1)
-    )
-    banking: dict[str, Any] = {"mode": "house"}
-    if banking_mode == "designated-player":
-        dp_seat = rng.choice(table_seats)
-        table_seats.remove(dp_seat)
-        banking = {"mode": "designated-player", "seat": dp_seat, "funds": 1_000_000}
-    seats = sorted(rng.sample(table_seats, seat_count))
+    config = _config(journal, game, banking_mode)
+    recovered = RecoveredState.from_table_state(rebuild_state(journal))
     deck = list(range(52))
     rng.shuffle(deck)
+    table = Table(config, deck, recovered)
+    engine = table.engine
+    for fault_id in list(engine.latched):
+        table.call(engine.clear_fault, fault_id, table.now_s, "script-supervisor", "scripted: checked")
 
-    entries: list[PendingEntry] = []
+    seats_free = list(config.seats)
+    dp_seat: int | None = None
+    if config.banking_mode == DESIGNATED_PLAYER:
+        dp_seat = engine.dp_offer_seat if engine.dp_offer_seat in seats_free else seats_free[0]
+        table.call(engine.dp_accepts, 1_000_000, table.now_s, "dealer", dp_seat)
+        seats_free.remove(dp_seat)
+    count = players if players is not None else rng.randint(1, spec.max_players)
+    seats = sorted(rng.sample(seats_free, min(count, len(seats_free))))
 
-    def add(kind: str, payload: dict[str, Any], source: str = "engine") -> None:
-        entries.append(PendingEntry(kind, payload, round_id, source))
-
-    def flush() -> None:
-        if batch:
-            journal.append_many(entries)
-        else:
-            for entry in entries:
-                journal.append(entry.kind, entry.payload, round_id=entry.round_id, source=entry.source)
-        entries.clear()
-
-    add(
-        "round_started",
-        {
-            "round_id": round_id,
-            "game": game,
-            "banking": banking,
-            "button_seat": banking.get("seat"),
-            "seats": seats,
-        },
-    )
-    add("state_changed", {"machine": "round", "from": "idle", "to": "betting", "trigger": "start"})
-    wagers = {seat: _wagers(game, rng) for seat in seats}
+    table.start()
     for seat in seats:
-        for spot, (name, cents) in enumerate(wagers[seat].items()):
-            add(
-                "bet_changed",
-                {
-                    "seat": seat,
-                    "wager": name,
-                    "spot": spot,
-                    "amount_cents": cents,
-                    "chip_count": 1,
-                    "locked": False,
-                },
-                "sensors",
-            )
+        for name, cents in _wagers(game, rng).items():
+            table.bet(seat, name, cents)
     if outcome == "open_before_lock":
-        flush()
-        return round_id
-    add("bets_locked", {"wagers": {str(seat): wagers[seat] for seat in seats}})
-    if outcome == "open_after_lock":
-        flush()
-        return round_id
-
-    cards: dict[int, list[str]] = {}
-    positions = [0, *seats]
-    if spec.community_cards:
-        positions.append(15)
-    for position in positions:
-        count = spec.community_cards if position == 15 else spec.hole_cards
-        cards[position] = [card_text(deck.pop()) for _ in range(count)]
-        for index, card in enumerate(cards[position]):
-            add("card_dealt", {"position": position, "index": index, "card": card}, "shuffler")
-            if outcome == "open_mid_deal" and position == positions[len(positions) // 2] and index == 2:
-                flush()
-                return round_id
-        add("hand_complete", {"position": position, "card_count": count}, "shuffler")
-
-    round_seats = []
-    for seat in seats:
-        seat_wagers = dict(wagers[seat])
-        folded = rng.random() < 0.25
-        street = None
-        if not folded:
-            seat_wagers[_DECISION[game]] = seat_wagers["ante"]  # 1x: always within the limit
-            if game == "chase-the-flush":
-                street = "river"
-        add(
-            "decision",
-            {
-                "seat": seat,
-                "action": "fold"
-                if folded
-                else {"raise": "raise", "play": "play", "all_in": "all_in"}[_DECISION[game]],
-                "amount_cents": 0 if folded else seat_wagers["ante"],
-                "street": street,
-            },
-            "display" if folded else "sensors",
-        )
-        round_seat: dict[str, Any] = {
-            "seat": seat,
-            "cards": cards[seat],
-            "wagers": seat_wagers,
-            "folded": folded,
-        }
-        if street is not None:
-            round_seat["street"] = street
-        round_seats.append(round_seat)
-    round_json: dict[str, Any] = {"game": game, "banking": banking, "dealer": cards[0], "seats": round_seats}
-    if spec.community_cards:
-        round_json["community"] = cards[15]
+        return _journal(journal, table, batch, stop_at=None)
+    round_id = _round_id(table)
     if outcome == "dead":
-        round_json["dead"] = True
-        fault_id = f"F{round_id}-red"
-        add(
-            "fault_raised",
-            {
-                "fault_id": fault_id,
-                "kind": "red_light",
-                "severity": "latching",
-                "detail": "red light",
-                "device": "shuffler",
-            },
-        )
-        add(
-            "round_dead",
-            {
-                "round": round_json,
-                "settlement": settle_round_json(round_json),
-                "reason": "red light during the deal",
-            },
-        )
+        seen = {"cards": 0}
+
+        def red_light(position: int, index: int, card: int) -> list[object] | None:
+            seen["cards"] += 1
+            if seen["cards"] == 4:
+                return [
+                    CardDealt("shuffler", position, index, card),
+                    ShufflerFault("shuffler", "red_light", position),
+                ]
+            return None
+
+        table.tamper = red_light
+    table.lock()
+    round_id = _round_id(table)
+    if outcome == "open_after_lock":
+        return _journal(journal, table, batch, stop_at="card_dealt")
+    if outcome == "open_mid_deal":
+        return _journal(journal, table, batch, stop_at="card_dealt", skip=rng.randint(3, 12))
+    if outcome == "dead":
+        return _journal(journal, table, batch, stop_at=None)
+
+    # Decisions: the simulated players' legal strategy (controller/engine/autoplay.py), no walk-aways
+    # and no over-limit raises here: the script is about the journal, not the refusals.
+    player = AutoPlayer(random.Random(rng.random()), walk_away_rate=0.0, over_limit_rate=0.0)
+    for _ in range(200):  # bounded: a round has at most a few streets of a few seats
+        if engine.state not in engine.definition.decision_states:
+            break
+        actions = player.next_actions(engine)
+        for action in actions:
+            if isinstance(action, PlaceChips):
+                table.bet(action.seat, action.wager, action.amount_cents, locked=True)
+            elif isinstance(action, PressKey):
+                table.key(action.key, action.seat)
+        if not actions:
+            table.tick(engine.config.decision_timeout_s + 1)
+    table.call(engine.payouts_done, table.now_s)
+    return _journal(journal, table, batch, stop_at=None, round_id=round_id)
+
+
+def _round_id(table: Table) -> str:
+    live = table.engine.round
+    return live.round_id if live is not None else ""
+
+
+def _journal(
+    journal: Journal,
+    table: Table,
+    batch: bool,
+    *,
+    stop_at: str | None,
+    skip: int = 0,
+    round_id: str | None = None,
+) -> str:
+    """Append the engine's records (up to, not including, the ``skip``-th ``stop_at`` entry)."""
+    records: list[JournalRecord] = []
+    seen = 0
+    for record in table.journal():
+        if stop_at is not None and record.kind == stop_at:
+            if seen >= skip:
+                break
+            seen += 1
+        records.append(record)
+    if batch:
+        journal.append_many(records)
     else:
-        add("round_settled", {"round": round_json, "settlement": settle_round_json(round_json)})
-    add("state_changed", {"machine": "round", "from": "settling", "to": "complete", "trigger": "settled"})
-    flush()
-    return round_id
+        for record in records:
+            journal.append_many([record])
+    found = round_id or next((r.round_id for r in records if r.kind == "round_started" and r.round_id), None)
+    return found or journal.next_round_id()
+
+
+def payloads(journal: Journal, kind: str) -> list[dict[str, Any]]:
+    """Trusted readers' view of one kind's entries (both parts)."""
+    return [entry.payload for entry in journal.entries(kinds=[kind])]

@@ -17,7 +17,7 @@
     kind = "jam"
     at_card = 10            # fires before the 11th card of the next deal
 
-Actions: place, remove, sensor_fault (bet sensors); press (dealer display); fault, open_door
+Actions: place, remove, sensor_fault (bet sensors); press (dealer display); fault, open_door, resend
 (shuffler); silent, unplug (any device, for ``duration_s``). A bad file is refused whole, with one line
 naming the file, the step and the field.
 
@@ -70,12 +70,13 @@ _ACTIONS: dict[str, tuple[type[SimulatedDevice] | None, tuple[str, ...], tuple[s
         ("at_card", "during_shuffle", "position", "duration_s", "missing"),
     ),
     "open_door": (SimulatedShuffler, (), ()),
+    "resend": (SimulatedShuffler, ("position", "index"), ("misread",)),
     "silent": (None, ("duration_s",), ()),
     "unplug": (None, ("duration_s",), ()),
 }
-_INT_FIELDS = {"seat", "spot", "amount_cents", "chip_count", "code", "at_card", "position"}
+_INT_FIELDS = {"seat", "spot", "amount_cents", "chip_count", "code", "at_card", "position", "index"}
 _FLOAT_FIELDS = {"duration_s"}
-_BOOL_FIELDS = {"during_shuffle", "missing"}
+_BOOL_FIELDS = {"during_shuffle", "missing", "misread"}
 
 
 class ScenarioError(ValueError):
@@ -216,6 +217,9 @@ def apply_step(step: Step, device: SimulatedDevice) -> None:
             return
         if step.action == "open_door":
             device.open_door()
+            return
+        if step.action == "resend":
+            device.resend_card(fields["position"], fields["index"], misread=fields.get("misread", False))
             return
     if step.action == "silent":
         device.go_silent(float(fields["duration_s"]))

@@ -7,7 +7,7 @@ DealRequest it deals the positions in the order asked, one position at a time, r
 (CardDealt) and then the count at that position (HandComplete), at ``card_interval_s`` per card.
 
 Faults are scripted with ``plan_fault`` (they fire at a set card of the next deal, or during the next
-shuffle) or caused at once through the API (``open_door``, ``go_silent``, ``unplug_for``):
+shuffle) or caused at once through the API (``open_door``, ``resend_card``, ``go_silent``, ``unplug_for``):
 
 =================  ===========================================================================
 red_light          the shoe's red light: ShufflerFault(red_light), status fault; stops (shuffle or deal)
@@ -20,6 +20,9 @@ door_open          ShufflerFault(door_open); status fault; the deal stops
 silent             the firmware hangs for ``duration_s`` (no bytes either way), then carries on
 unplug             the cable is pulled for ``duration_s``; the shoe keeps dealing and reports later
 =================  ===========================================================================
+
+``resend_card(position, index, misread=...)`` reports a card already dealt once more, at any time (after
+the deal too): the same card (a repeat) or, with ``misread``, the next card number (a misread).
 
 A Reset clears a fault and abandons a deal; the shoe is ready again.
 """
@@ -133,6 +136,17 @@ class SimulatedShuffler(SimulatedDevice):
 
     def open_door(self) -> None:
         self._fault("door_open", self._current_position, "door opened")
+
+    def resend_card(self, position: int, index: int, *, misread: bool = False) -> int:
+        """Report the card last dealt at (position, index) again: the same card, or with ``misread``
+        another one (the next card number). Returns the card reported; ValueError if none was dealt
+        there."""
+        for dealt_position, dealt_index, card in reversed(self.dealt):
+            if (dealt_position, dealt_index) == (position, index):
+                reported = (card + 1) % DECK_SIZE if misread else card
+                self.emit(CardDealt(position=position, index=index, card=reported))
+                return reported
+        raise ValueError(f"resend: no card dealt at position {position} index {index}")
 
     @property
     def dealing(self) -> bool:

@@ -1,0 +1,46 @@
+"""The shoe reporting a card it already dealt once more (sim_devices/shuffler.py ``resend_card``, the
+scenario action ``resend``), after the deal: the same card is dropped by the driver as a repeat; another
+card there arrives as a misread, and never as a card."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from drivers.events import CardDealt, Deal, HandComplete, ShufflerFault
+from sim_devices.scenario import ScenarioError, parse_scenario
+from sim_devices.shuffler import SimulatedShuffler
+from tests.device_harness.rig import Rig
+from tests.sim.test_shuffler_faults import DEAL, is_fault, run_shoe, shuffle
+
+
+def test_a_card_resent_after_the_deal_is_a_repeat_or_a_misread(tmp_path: Path) -> None:
+    async def body(rig: Rig) -> None:
+        await shuffle(rig)
+        await rig.drivers["shuffler"].send(Deal("shuffler", DEAL))
+        await rig.log.wait_count(HandComplete, 7)
+        shoe = rig.table.shuffler()
+        dealt = {(position, index): card for position, index, card in shoe.dealt}
+        assert shoe.resend_card(2, 3) == dealt[(2, 3)]
+        assert shoe.resend_card(1, 0, misread=True) == (dealt[(1, 0)] + 1) % 52
+        fault = await rig.log.wait_for(ShufflerFault, is_fault("misread", 1))
+        misread = (dealt[(1, 0)] + 1) % 52
+        assert fault.detail == f"index 0 reported as card {dealt[(1, 0)]} and then as card {misread}"
+        assert len(rig.log.of(ShufflerFault)) == 1  # the same card again was a repeat, dropped
+        assert len(rig.log.of(CardDealt)) == 49
+        with pytest.raises(ValueError, match="no card dealt at position 3 index 9"):
+            shoe.resend_card(3, 9)
+
+    run_shoe(tmp_path, body)
+
+
+def test_the_resend_step_is_checked_whole() -> None:
+    table = {"shuffler": SimulatedShuffler}
+    step = '[[step]]\nat_s = 0\ndevice = "shuffler"\naction = "resend"\nposition = 1\n'
+    scenario = parse_scenario(step + "index = 0\nmisread = true\n", source="s.toml", device_kinds=table)
+    assert dict(scenario.steps[0].fields) == {"position": 1, "index": 0, "misread": True}
+    with pytest.raises(ScenarioError, match=r"step\[1\]\.index: missing"):
+        parse_scenario(step, source="s.toml", device_kinds=table)
+    with pytest.raises(ScenarioError, match=r"step\[1\]\.misread: must be true or false"):
+        parse_scenario(step + "index = 0\nmisread = 1\n", source="s.toml", device_kinds=table)

@@ -1,0 +1,128 @@
+"""What the journal says about each round's cards: which were dealt, and from which journal seq each
+may be shown (never, for a dead hand's, a dead round's or a voided round's cards).
+
+Read through the trusted API only, ``Journal.open_existing(path).entries()``, using ``entry.payload``
+of ``card_dealt`` entries (card, index, position): for a trusted reader the payload is the whole entry,
+public and private parts together.
+
+When a card becomes public (its ``public_seq``):
+
+- a round's cards at its reveal, the ``round_settled`` entry;
+- Chase the Flush's community cards (position 15) are dealt face up: the flop's two at the round's
+  ``state_changed`` into ``flop``, the turn and river at the one into ``river`` (the table sees them
+  turned; docs/panel.md, "Hidden cards"), even if the round dies later;
+- never: the cards of a seat with a ``dead_hand`` entry, and every hole card of a round closed
+  ``round_dead`` or ``round_voided`` or not closed at all when the run ended.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from controller.engine.machine import FLOP, RIVER
+from controller.journal.store import Journal
+from controller.rules.cards import parse_card
+from drivers.events import COMMUNITY_POSITION
+
+# Community cards turned face up by the round's state (Chase the Flush): state -> cards shown.
+COMMUNITY_TURNED = {FLOP: 2, RIVER: 4}
+
+
+@dataclass(frozen=True, slots=True)
+class DealtCard:
+    round_id: str
+    code: str  # "Qd"
+    number: int  # 0..51 (controller/rules/cards.py; the firmware protocol's byte)
+    position: int
+    index: int
+    dealt_seq: int
+    public_seq: int | None  # None: never shown
+
+    def public_at(self, watermark: int) -> bool:
+        return self.public_seq is not None and self.public_seq <= watermark
+
+    @property
+    def name(self) -> str:
+        return f"{self.code} (card {self.number}, position {self.position} index {self.index})"
+
+
+@dataclass(slots=True)
+class RoundCards:
+    round_id: str
+    started_seq: int
+    cards: list[DealtCard] = field(default_factory=list)
+    closing: str | None = None  # round_settled | round_dead | round_voided | None (left open)
+    reveal_seq: int | None = None  # the round_settled entry's seq
+    reveal_utc: str | None = None
+    dead_positions: frozenset[int] = frozenset()
+
+    def hidden_at(self, watermark: int) -> list[DealtCard]:
+        """The round's cards that may not be shown yet at ``watermark`` (the journal's last seq)."""
+        return [card for card in self.cards if not card.public_at(watermark)]
+
+
+@dataclass(frozen=True, slots=True)
+class TableCards:
+    """Every round of a journal, by id, in the order they started."""
+
+    rounds: Mapping[str, RoundCards]
+    last_seq: int
+
+    def started_by(self, watermark: int) -> list[RoundCards]:
+        return [round_ for round_ in self.rounds.values() if round_.started_seq <= watermark]
+
+
+def read_table_cards(journal_path: Path) -> TableCards:
+    with Journal.open_existing(journal_path) as journal:
+        return table_cards(journal.entries())
+
+
+def table_cards(entries: Iterable[Any]) -> TableCards:
+    """Fold journal entries (seq, time_utc, round_id, kind, payload) into each round's cards."""
+    rounds: dict[str, RoundCards] = {}
+    raw: dict[str, list[tuple[int, Mapping[str, Any]]]] = {}
+    dead: dict[str, set[int]] = {}
+    turned: dict[str, list[tuple[int, int]]] = {}  # round -> (seq, community cards shown from then)
+    last_seq = 0
+    for entry in entries:
+        last_seq = entry.seq
+        round_id = entry.round_id
+        if round_id is None:
+            continue
+        payload = entry.payload
+        if entry.kind == "round_started":
+            rounds[round_id] = RoundCards(round_id, entry.seq)
+        round_ = rounds.get(round_id)
+        if round_ is None:
+            continue
+        if entry.kind == "card_dealt":
+            raw.setdefault(round_id, []).append((entry.seq, payload))
+        elif entry.kind == "dead_hand" and payload.get("seat") is not None:
+            dead.setdefault(round_id, set()).add(int(payload["seat"]))
+        elif entry.kind == "state_changed" and payload.get("machine", "round") == "round":
+            shown = COMMUNITY_TURNED.get(str(payload.get("to")))
+            if shown is not None:
+                turned.setdefault(round_id, []).append((entry.seq, shown))
+        elif entry.kind in ("round_settled", "round_dead", "round_voided"):
+            round_.closing = entry.kind
+            if entry.kind == "round_settled":
+                round_.reveal_seq = entry.seq
+                round_.reveal_utc = entry.time_utc
+    for round_id, round_ in rounds.items():
+        round_.dead_positions = frozenset(dead.get(round_id, ()))
+        for seq, payload in raw.get(round_id, []):
+            position, index = int(payload["position"]), int(payload["index"])
+            code = str(payload["card"])
+            public_seq: int | None = None
+            if position not in round_.dead_positions and round_.closing == "round_settled":
+                public_seq = round_.reveal_seq
+            if position == COMMUNITY_POSITION:
+                for turned_seq, shown in turned.get(round_id, []):
+                    if index < shown and (public_seq is None or turned_seq < public_seq):
+                        public_seq = turned_seq
+                        break
+            round_.cards.append(DealtCard(round_id, code, parse_card(code), position, index, seq, public_seq))
+    return TableCards(rounds, last_seq)

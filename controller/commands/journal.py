@@ -11,6 +11,7 @@ from typing import Any
 from controller.commands.journal_args import add_journal_arguments, journal_path
 from controller.errors import UserError
 from controller.journal.entries import KINDS as KNOWN_KINDS
+from controller.journal.entries import json_schema_text
 from controller.journal.privacy import RevealOracle
 from controller.journal.store import Journal
 from controller.journal.verify import verify_chain
@@ -44,6 +45,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="also print private parts (cards) of rounds not yet revealed, and of dead hands: for audits",
     )
+    actions.add_parser(
+        "schema", help="print the JSON Schema of every entry kind (docs/journal-entries.schema.json)"
+    )
     tail = actions.add_parser("tail", help="print the last entries; --follow keeps printing new ones")
     add_journal_arguments(tail)
     tail.add_argument("-n", "--lines", type=int, default=20, metavar="N", help="how many (default 20)")
@@ -66,8 +70,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    path = journal_path(args)
     action: str = args.journal_action
+    if action == "schema":
+        sys.stdout.write(json_schema_text())
+        return 0
+    path = journal_path(args)
     if action == "verify":
         anchor = _parse_anchor(args.anchor) if args.anchor else None
         result = verify_chain(path, anchor=anchor)

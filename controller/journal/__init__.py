@@ -1,4 +1,4 @@
-"""The table's journal: durable, append-only, hash-chained (CONTRACTS.md)."""
+"""The table's journal: durable, append-only, hash-chained, typed (docs/journal.md is the contract)."""
 
 from controller.journal.chain import GENESIS_HASH, canonical_json, entry_hash
 from controller.journal.store import Journal, JournalEntry, JournalError, PendingEntry

@@ -611,6 +611,30 @@ def to_json_text(entry: Entry) -> bytes:
 
 
 def json_schema() -> dict[str, Any]:
-    """The JSON Schema of every entry kind (the tagged union), generated from these classes."""
-    schema: dict[str, Any] = msgspec.json.schema(EntryType)
-    return schema
+    """The JSON Schema of every entry kind, generated from these classes (docs/journal-entries.schema.json
+    is this, kept current by tests/journal/test_entries.py; `flushtable journal schema` prints it).
+
+    One object per kind, tagged by ``entry_kind``: its public fields, and ``private`` (the private
+    part's own schema, or absent). In the journal file the public fields are the row's ``payload``
+    and the private part its ``private`` column, under the commitment ``private_digest``."""
+    union: dict[str, Any] = msgspec.json.schema(EntryType)
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://flushtable.example/schemas/journal-entries.json",
+        "title": "flushtable journal entries",
+        "description": (
+            f"Entry schema version {ENTRY_SCHEMA_VERSION}. Each kind's public fields, and its private "
+            "part (everything that reveals a card) under 'private'. Generated from "
+            "controller/journal/entries.py: do not edit by hand."
+        ),
+        "x-entry-schema-version": ENTRY_SCHEMA_VERSION,
+        "x-private-fields": {kind: sorted(PRIVATE_FIELDS[kind]) for kind in sorted(KINDS)},
+        **union,
+    }
+
+
+def json_schema_text() -> str:
+    """The schema as the docs file holds it: sorted keys, two-space indent, a final newline."""
+    import json
+
+    return json.dumps(json_schema(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"

@@ -64,6 +64,8 @@ def play_round(
     outcome: Outcome = "settled",
     players: int | None = None,
     batch: bool = True,
+    over_limit_rate: float = 0.0,
+    past_post: bool = False,
 ) -> str:
     """Play one round of ``game`` through the real engine and journal it; returns its id. ``outcome``
     says how far it gets (``dead``: the shoe's red light mid-deal; ``open_*``: the journal stops there,
@@ -119,7 +121,16 @@ def play_round(
 
     # Decisions: the simulated players' legal strategy (controller/engine/autoplay.py), no walk-aways
     # and no over-limit raises here: the script is about the journal, not the refusals.
-    player = AutoPlayer(random.Random(rng.random()), walk_away_rate=0.0, over_limit_rate=0.0)
+    # With ``over_limit_rate`` some raises are over the limit first (refused, then corrected); with
+    # ``past_post`` a player adds chips to a locked ante (the table holds; a supervisor has the chips
+    # taken back and clears the fault).
+    player = AutoPlayer(random.Random(rng.random()), walk_away_rate=0.0, over_limit_rate=over_limit_rate)
+    if past_post and seats and engine.round is not None:
+        ante = engine.round.seats[seats[0]].wagers["ante"]
+        table.bet(seats[0], "ante", ante + 500, locked=True)
+        table.bet(seats[0], "ante", ante, locked=True)
+        for fault_id in list(engine.latched):
+            table.call(engine.clear_fault, fault_id, table.now_s, "script-supervisor", "chips taken back")
     for _ in range(200):  # bounded: a round has at most a few streets of a few seats
         if engine.state not in engine.definition.decision_states:
             break

@@ -103,7 +103,7 @@ def check_session(table: Table) -> dict[str, int]:
         e.payload
         for e in table.journal("fault_raised")
         if isinstance(e, JournalRecord)
-        and str(e.payload["detail"]).startswith(("engine error", "round machine"))
+        and str(e.payload["reason"]["message"]).startswith(("engine error", "round machine"))
     ]
     assert errors == []
     return counts

@@ -6,6 +6,7 @@ the journal entries and commands it leaves."""
 from __future__ import annotations
 
 from controller.engine import TableConfig
+from controller.journal import entries
 from drivers.events import DeviceStatusChanged, ResetDevice, ShufflerFault
 from tests.engine.table import Table, stack
 from tests.engine.test_rounds import HCF_DEALER, HCF_SEAT1, HCF_SEAT3
@@ -34,9 +35,11 @@ def test_clearing_the_last_fault_resets_the_shoe_left_in_fault() -> None:
     (fault_id,) = table.engine.latched
     outputs = table.call(table.engine.clear_fault, fault_id, table.now_s, "sue", "jam cleared, shoe checked")
     assert table.of_type(ResetDevice, outputs) == [ResetDevice("shuffler")]
-    reset = [record.payload for record in table.journal("operator_action")]
+    reset = [record.entry for record in table.journal("operator_action")]
     assert reset == [
-        {"action": "reset_device", "by": "sue", "detail": "shuffler: in fault when its table was released"}
+        entries.OperatorAction(
+            action="reset_device", by="sue", detail="shuffler: in fault when its table was released"
+        )
     ]
     assert table.engine.state == "idle"
     # The shoe's own report that it is ready again lets the next round start.

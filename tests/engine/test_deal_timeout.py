@@ -37,8 +37,11 @@ def test_the_shoe_going_silent_mid_deal_kills_the_round_and_holds_the_table() ->
     table.tick(1.0)  # 20 s since the shoe's last report
     assert table.payload("dead_hand") == {
         "seat": None,
-        "reason": "the shoe stopped reporting mid-deal: nothing for 20 s, seat 3, the banker not complete "
-        "(a misdeal)",
+        "reason": {
+            "code": "card_count",
+            "message": "the shoe stopped reporting mid-deal: nothing for 20 s, seat 3, the banker not "
+            "complete (a misdeal)",
+        },
     }
     fault = table.payload("fault_raised")
     assert (fault["kind"], fault["severity"]) == ("dead_hand", "latching")
@@ -102,7 +105,8 @@ def test_chase_the_flush_community_deal_timing_out_kills_the_round() -> None:
     assert table.engine.state == "dealing_flop"
     table.tick(30.0)
     dead = table.payload("round_dead")
-    assert "the community not complete" in dead["reason"]
+    assert dead["reason"]["code"] == "card_count"
+    assert "the community not complete" in dead["reason"]["message"]
     seat1 = next(s for s in dead["settlement"]["seats"] if s["seat"] == 1)
     assert seat1["wagers"]["all_in"] == {"stake": 1500, "result": "returned", "net": 0}
     assert table.engine.state == "held"
@@ -118,8 +122,12 @@ def test_only_a_seat_left_incomplete_makes_that_seat_dead_and_the_round_goes_on(
     table.tick(30.0)
     assert table.payload("dead_hand") == {
         "seat": 3,
-        "reason": "wrong card count: the shoe stopped reporting mid-deal: nothing for 30 s, its hand not "
-        "complete",
+        "reason": {
+            "code": "card_count",
+            "message": "wrong card count: the shoe stopped reporting mid-deal: nothing for 30 s, its hand "
+            "not complete",
+            "seat": 3,
+        },
     }
     assert not table.journal("round_dead")
     assert table.engine.state == "decisions"

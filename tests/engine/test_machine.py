@@ -152,7 +152,8 @@ def test_on_exception_holds_the_round_with_a_latched_integrity_fault() -> None:
     faults = [o for o in table.outputs if isinstance(o, JournalRecord) and o.kind == "fault_raised"]
     assert faults[0].payload["kind"] == "integrity"
     assert faults[0].payload["severity"] == "latching"
-    assert "simulated callback failure" in str(faults[0].payload["detail"])
+    assert faults[0].payload["reason"]["code"] == "engine_error"
+    assert "simulated callback failure" in faults[0].payload["reason"]["message"]
     assert any(isinstance(o, Alert) and o.severity == "latching" for o in table.outputs)
     assert table.engine.held
 
@@ -182,7 +183,8 @@ def test_a_failed_settlement_holds_and_settles_once_when_cleared() -> None:
     assert table.journal("round_settled") == []
     fault = table.journal("fault_raised")[0].payload
     assert fault["kind"] == "integrity"
-    assert "settle input unavailable" in str(fault["detail"])
+    assert fault["reason"]["code"] == "engine_error"
+    assert "settle input unavailable" in fault["reason"]["message"]
     table.call(table.engine.clear_fault, str(fault["fault_id"]), table.now_s, "sue", "checked")
     assert table.engine.state == "paying"
     assert len(table.journal("round_settled")) == 1

@@ -929,7 +929,10 @@ class TableEngine:
             play.covered = False
             play.status = DEAD
             play.dead_reason = NOT_COVERED
-            self._journal("dead_hand", {"seat": number, "reason": NOT_COVERED})
+            self._journal(
+                "dead_hand",
+                {"seat": number, "reason": {"code": "not_covered", "message": NOT_COVERED, "seat": number}},
+            )
             self._out.append(ShowSeatResult(self.config.display_device, number, "dead", 0))
 
     # ------------------------------------------------------------------ the deal

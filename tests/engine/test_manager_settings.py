@@ -11,7 +11,7 @@ import pytest
 
 from controller.engine import JournalRecord, Output, RecoveredState, TableConfig, TableEngine
 from controller.engine import actions as a
-from controller.journal import Journal
+from controller.journal import Journal, entries
 from controller.journal.recovery import rebuild_state, recover
 from controller.rules.settle import settle_round_json
 from tests.engine.table import NOW_S, Table, stack
@@ -44,14 +44,14 @@ def test_set_limits_between_rounds_is_journaled_and_governs_the_next_lock() -> N
     outs = table.call(table.engine.set_limits, 2000, 50_000, table.now_s, "maria")
     (entry,) = records(outs, "operator_action")
     assert entry.source == "operator:maria"
-    assert entry.payload == {
-        "action": "set_limits",
-        "by": "maria",
-        "detail": "ante limits 2000..50000 (were 100..100000)",
-        "before": {"min_ante_cents": 100, "max_ante_cents": 100_000},
-        "after": {"min_ante_cents": 2000, "max_ante_cents": 50_000},
-        "config_digest": "d1",
-    }
+    assert entry.entry == entries.OperatorAction(
+        action="set_limits",
+        by="maria",
+        detail="ante limits 2000..50000 (were 100..100000)",
+        before={"min_ante_cents": 100, "max_ante_cents": 100_000},
+        after={"min_ante_cents": 2000, "max_ante_cents": 50_000},
+        config_digest="d1",
+    )
     assert table.engine.public_snapshot()["limits"] == {"min_ante_cents": 2000, "max_ante_cents": 50_000}
     table.start()
     table.bet(1, "ante", 500)
@@ -78,7 +78,10 @@ def test_set_limits_refuses_bad_limits_naming_the_field(low: Any, high: Any, rea
     assert next(r.reason for r in outs if hasattr(r, "reason")).startswith(reason)
     (entry,) = records(outs, "operator_action")
     assert str(entry.payload["detail"]).startswith("refused: ")
-    assert "after" not in entry.payload  # a refusal changes nothing (recovery ignores it)
+    assert isinstance(entry.entry, entries.OperatorAction)
+    assert entry.entry.after is None  # a refusal changes nothing (recovery ignores it)
+    assert entry.entry.before is None
+    assert entry.entry.private is None
     assert (engine.config.min_ante_cents, engine.config.max_ante_cents) == (100, 100_000)
 
 
@@ -223,7 +226,10 @@ def test_settings_and_a_close_survive_a_restart(tmp_path: Path) -> None:
         # The daemon's own start/stop entries (source "engine") do not reopen a manager's close.
         journal.append("table_closed", {"by": "daemon", "reason": "shutdown"}, round_id=None, source="engine")
         journal.append(
-            "table_opened", {"game": "high-card-flush", "by": "daemon"}, round_id=None, source="engine"
+            "table_opened",
+            {"game": "high-card-flush", "banking_mode": "house", "config_digest": "d1", "by": "daemon"},
+            round_id=None,
+            source="engine",
         )
         state = recover(journal).state
     recovered = RecoveredState.from_table_state(state)

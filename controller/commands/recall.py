@@ -23,6 +23,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--json", action="store_true", help="a JSON array of recall records (docs/journal.md)"
     )
+    parser.add_argument(
+        "--private",
+        action="store_true",
+        help="also the private parts a viewer never sees (a dead hand's cards, a fault's card): audits",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -31,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     last = args.last if args.last is not None else (None if args.round else DEFAULT_LAST)
     if last is not None and last < 1:
         raise UserError(f"--last: must be at least 1, not {last}")
-    records = recall_records(journal_path(args), last=last, round_id=args.round)
+    records = recall_records(journal_path(args), last=last, round_id=args.round, with_private=args.private)
     if args.json:
         print(json.dumps(records, ensure_ascii=False, indent=2))
     else:

@@ -118,7 +118,7 @@ _FAULT_CODES: dict[str, str] = {
     "integrity": "engine_error",
 }
 
-# The fault kinds an outside watcher may raise as an alert (CONTRACTS.md's fault kinds; the panel knows
+# The fault kinds an outside watcher may raise as an alert (docs/journal.md's fault kinds; the panel knows
 # each). Kept here rather than imported from controller.journal.kinds: the engine imports no storage.
 # tests/engine/test_raise_alert.py checks the two lists stay equal.
 ALERT_KINDS: frozenset[str] = frozenset(
@@ -1292,7 +1292,7 @@ class TableEngine:
         )
         if over:
             self._raise_fault("over_limit_raise", message, latching=False)
-        else:  # too little is a mistake to correct, not a fault (no fault kind in CONTRACTS.md)
+        else:  # too little is a mistake to correct, not a fault (no fault kind for it in docs/journal.md)
             self._alert("alert", "decision_refused", message)
 
     def _fold(self, seat: int, by: str) -> None:

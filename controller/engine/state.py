@@ -3,7 +3,7 @@ journal at start (latched faults, the button, the round counter).
 
 ``RecoveredState`` is the contract with the journal's recovery (controller/journal/): recovery reads
 the journal and fills one in; ``TableEngine(config, recovered=...)`` starts from it. Everything in it is
-derivable from journal entries (CONTRACTS.md):
+derivable from journal entries (docs/journal.md):
 
 - ``latched_faults``: every ``fault_raised`` with ``severity == "latching"`` and no later
   ``fault_cleared`` of the same ``fault_id``;

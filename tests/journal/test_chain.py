@@ -16,10 +16,48 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from controller.journal import GENESIS_HASH, Journal, JournalError, PendingEntry, canonical_json, entry_hash
+from controller.journal import entries as typed
 from controller.journal.chain import entry_hash_from_text
+from controller.journal.store import recompute_hash
 from controller.journal.verify import verify_chain
+from tests.journal.tamper import tamper
 
-OPENED = {"game": "high-card-flush", "banking_mode": "house", "config_digest": "d" * 64}
+OPENED = {"game": "high-card-flush", "banking_mode": "house", "config_digest": "d" * 64, "by": "engine"}
+
+
+def reference_hash(
+    prev_hash: str,
+    *,
+    seq: int,
+    time_utc: str,
+    table_id: str,
+    round_id: str | None,
+    source: str,
+    kind: str,
+    version: int,
+    payload: dict[str, Any],
+    private_digest: str | None,
+) -> str:
+    """The documented formula (docs/journal.md "Entries and the hash chain"), written here with the
+    standard library only, independently of controller.journal.chain."""
+    body = json.dumps(
+        {
+            "kind": kind,
+            "payload": payload,
+            "private_digest": private_digest,
+            "round_id": round_id,
+            "seq": seq,
+            "source": source,
+            "table_id": table_id,
+            "time_utc": time_utc,
+            "version": version,
+        },
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+        allow_nan=False,
+    )
+    return hashlib.sha256((prev_hash + body).encode("utf-8")).hexdigest()
 
 
 def fixed_clock() -> datetime:
@@ -38,21 +76,116 @@ def test_canonical_json_refuses_nan() -> None:
 def test_first_entry_hash_is_sha256_of_genesis_plus_canonical_json(journal_path: Path) -> None:
     with Journal.open(journal_path, "T1", clock=fixed_clock) as journal:
         entry = journal.append("table_opened", OPENED, round_id=None, source="engine")
-    # Recomputed here by hand, independently of controller.journal.chain.
+    # Recomputed here by hand, independently of controller.journal.chain: a public-only entry has
+    # private_digest null, and the envelope carries the entry schema version.
     body = (
-        '{"kind":"table_opened","payload":{"banking_mode":"house","config_digest":"' + "d" * 64 + '",'
-        '"game":"high-card-flush"},"round_id":null,"seq":1,"source":"engine","table_id":"T1",'
-        '"time_utc":"2026-11-29T16:30:01.123456Z"}'
+        '{"kind":"table_opened","payload":{"banking_mode":"house","by":"engine","config_digest":"'
+        + "d" * 64
+        + '","game":"high-card-flush"},"private_digest":null,"round_id":null,"seq":1,"source":"engine",'
+        '"table_id":"T1","time_utc":"2026-11-29T16:30:01.123456Z","version":2}'
     )
     assert entry.prev_hash == GENESIS_HASH == "0" * 64
+    assert entry.version == typed.ENTRY_SCHEMA_VERSION == 2
+    assert entry.private is None
+    assert entry.private_text is None
+    assert entry.private_digest is None
     assert entry.hash == hashlib.sha256(("0" * 64 + body).encode()).hexdigest()
     assert entry.time_utc == "2026-11-29T16:30:01.123456Z"
+
+
+CARD = {"position": 1, "index": 4, "card": "Qd"}
+
+
+def test_a_private_part_is_checked_against_its_commitment(journal_path: Path) -> None:
+    """The chain holds a salted digest of the private part, never the part: the hash is recomputed
+    from the public part and the digest alone, and the stored private text is checked against it."""
+    with Journal.open(journal_path, "T1", clock=fixed_clock) as journal:
+        journal.append("table_opened", OPENED, round_id=None, source="engine")
+        entry = journal.append("card_dealt", CARD, round_id=None, source="shuffler")
+        again = journal.append("card_dealt", CARD, round_id=None, source="shuffler")
+    # The card is private by type: the public part (the payload column) holds nothing of it.
+    assert entry.public == {}
+    assert entry.private == CARD
+    assert entry.payload == CARD
+    assert "Qd" not in canonical_json(entry.public_json())
+    # The stored private text is canonical {"part", "salt"} with a fresh 16-byte salt ...
+    assert entry.private_text is not None
+    sealed = json.loads(entry.private_text)
+    assert set(sealed) == {"part", "salt"}
+    assert sealed["part"] == CARD
+    assert len(bytes.fromhex(sealed["salt"])) == 16
+    assert entry.private_text == json.dumps(sealed, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    # ... and the commitment is its sha256 (the salt inside the hashed text).
+    assert entry.private_digest == hashlib.sha256(entry.private_text.encode()).hexdigest()
+    # The same card dealt again is committed to differently: the digest does not let one guess it.
+    assert again.private == entry.private
+    assert again.private_digest != entry.private_digest
+    # A reader holding only the public part and the digest recomputes the hash (documented formula).
+    public = entry.public_json()
+    assert "private" not in public
+    assert public["private_digest"] == entry.private_digest
+    assert entry.hash == reference_hash(
+        entry.prev_hash,
+        seq=public["seq"],
+        time_utc=public["time_utc"],
+        table_id=public["table_id"],
+        round_id=public["round_id"],
+        source=public["source"],
+        kind=public["kind"],
+        version=public["version"],
+        payload=public["payload"],
+        private_digest=public["private_digest"],
+    )
+    assert recompute_hash(entry) == entry.hash
+    assert verify_chain(journal_path).summary() == "ok 3 entries"
+
+
+def test_changing_a_private_part_breaks_verification(journal_path: Path) -> None:
+    with Journal.open(journal_path, "T1", clock=fixed_clock) as journal:
+        journal.append("table_opened", OPENED, round_id=None, source="engine")
+        entry = journal.append("card_dealt", CARD, round_id=None, source="shuffler")
+        journal.append("table_closed", {"by": "a", "reason": "end"}, round_id=None, source="operator:a")
+    assert entry.private_text is not None
+    sealed = json.loads(entry.private_text)
+    # Another card under the same salt: the text no longer matches its commitment.
+    forged = canonical_json({"part": {**CARD, "card": "As"}, "salt": sealed["salt"]})
+    tamper(journal_path, ("UPDATE journal SET private = ? WHERE seq = ?", (forged, entry.seq)))
+    result = verify_chain(journal_path)
+    assert not result.ok
+    assert result.first_bad_seq == entry.seq
+    assert "private part does not match its digest" in result.reason
+    # The private part and its digest both rewritten: now the entry's hash breaks instead.
+    tamper(
+        journal_path,
+        (
+            "UPDATE journal SET private_digest = ? WHERE seq = ?",
+            (hashlib.sha256(forged.encode()).hexdigest(), entry.seq),
+        ),
+    )
+    result = verify_chain(journal_path)
+    assert not result.ok
+    assert result.first_bad_seq == entry.seq
+    assert "hash does not match" in result.reason
+    # A private part removed (digest kept) or added where there was none: refused too.
+    tamper(
+        journal_path,
+        (
+            "UPDATE journal SET private = NULL, private_digest = ? WHERE seq = ?",
+            (entry.private_digest, entry.seq),
+        ),
+    )
+    result = verify_chain(journal_path)
+    assert not result.ok
+    assert result.first_bad_seq == entry.seq
 
 
 def test_entries_link_and_number_without_gaps(journal: Journal) -> None:
     written = [
         journal.append(
-            "operator_action", {"action": "x", "by": "a", "detail": i}, round_id=None, source="operator:a"
+            "operator_action",
+            {"action": "x", "by": "a", "detail": str(i)},
+            round_id=None,
+            source="operator:a",
         )
         for i in range(5)
     ]
@@ -67,6 +200,15 @@ def test_append_many_is_one_transaction(journal: Journal) -> None:
     rid = journal.next_round_id()
     started = {"round_id": rid, "game": "high-card-flush", "banking": {"mode": "house"}, "seats": [1]}
     voided = {"round": {}, "settlement": {}, "reason": "r", "by": "b"}
+    # A field the kind does not have is refused before any I/O, with the whole batch.
+    with pytest.raises(ValueError, match="unknown field `detail`"):
+        journal.append_many(
+            [
+                PendingEntry("round_started", started, rid, "engine"),
+                PendingEntry("round_voided", {**voided, "detail": "x"}, rid, "engine"),
+            ]
+        )
+    assert [entry.kind for entry in journal.entries()] == ["table_opened"]
     # The second close of the same round in one batch is refused, and with it the whole batch.
     with pytest.raises(JournalError, match="already closed by round_voided at entry 3"):
         journal.append_many(
@@ -89,10 +231,47 @@ def test_append_many_is_one_transaction(journal: Journal) -> None:
 @pytest.mark.parametrize(
     ("kind", "payload", "round_id", "message"),
     [
-        ("round_started", {"game": "x"}, "R1", "lacks banking, round_id, seats"),
+        ("round_started", {"game": "x"}, "R1", "round_started: Object missing required field `round_id`"),
+        ("round_started", {"round_id": "R1", "game": "x"}, "R1", "missing required field `banking`"),
         ("round_settled", {"round": {}, "settlement": {}}, None, "needs a round_id"),
-        ("fault_raised", {"fault_id": "f", "kind": "red_light"}, None, "lacks severity"),
+        ("fault_raised", {"fault_id": "f", "kind": "red_light"}, None, "missing required field `severity`"),
         ("round_started", {"round_id": "R2", "game": "g", "banking": {}, "seats": []}, "R1", "names 'R2'"),
+        ("no_such_kind", {}, None, "unknown entry kind 'no_such_kind'"),
+        # A field its kind does not have, in either part: e.g. the old untyped fault's free text.
+        (
+            "fault_raised",
+            {
+                "fault_id": "f",
+                "kind": "red_light",
+                "severity": "hcf",
+                "device": None,
+                "reason": {"code": "red_light", "message": "red light"},
+                "detail": "card 23 dealt twice",
+            },
+            None,
+            "unknown field `detail`",
+        ),
+        # A reason is structured: a code from the list, not free text.
+        (
+            "dead_hand",
+            {"seat": 1, "reason": "card 23 dealt twice"},
+            "R1",
+            r"Expected `object`, got `str` - at `\$.reason`",
+        ),
+        (
+            "dead_hand",
+            {"seat": 1, "reason": {"code": "no_such_code", "message": "m"}},
+            "R1",
+            "Invalid enum value 'no_such_code'",
+        ),
+        # A wrong type, public or private.
+        (
+            "bet_changed",
+            {"seat": "1", "wager": "ante", "amount_cents": 1, "chip_count": 1, "locked": False},
+            None,
+            r"Expected `int`, got `str` - at `\$.seat`",
+        ),
+        ("card_dealt", {"position": 1, "index": 0, "card": 23}, None, "Expected `str | null`, got `int`"),
     ],
 )
 def test_malformed_entries_are_refused(
@@ -104,8 +283,29 @@ def test_malformed_entries_are_refused(
 
 
 def test_payload_that_is_not_json_is_refused(journal: Journal) -> None:
+    # A typed field of the wrong type is refused by its type ...
+    with pytest.raises(ValueError, match=r"Expected `str`, got `object` - at `\$.action`"):
+        journal.append(
+            "operator_action",
+            {"action": object(), "by": "a", "detail": "d"},
+            round_id=None,
+            source="operator:a",
+        )
+    # ... and a value that is not JSON inside a free object (a request's detail) by the encoder.
     with pytest.raises(TypeError):
-        journal.append("operator_action", {"action": object()}, round_id=None, source="operator:a")
+        journal.append(
+            "operator_action",
+            {"action": "x", "by": "a", "detail": {"x": object()}},
+            round_id=None,
+            source="operator:a",
+        )
+    with pytest.raises(ValueError, match="Out of range float"):
+        journal.append(
+            "operator_action",
+            {"action": "x", "by": "a", "detail": {"x": math.inf}},
+            round_id=None,
+            source="operator:a",
+        )
     assert journal.last_entry() is None
 
 
@@ -183,10 +383,23 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(
-    payloads=st.lists(st.dictionaries(st.text(max_size=8), json_values, max_size=5), min_size=1, max_size=4)
+operator_actions = st.fixed_dictionaries(
+    {
+        "action": st.text(max_size=8),
+        "by": st.text(max_size=8),
+        # The request record's detail is a free object: any JSON object must round-trip and hash.
+        "detail": st.text(max_size=20) | st.dictionaries(st.text(max_size=8), json_values, max_size=5),
+    },
+    optional={
+        "outcome": st.text(max_size=20),
+        "before": st.dictionaries(st.text(max_size=8), json_values, max_size=3),
+        "refusal_detail": st.text(max_size=20),  # private by type
+    },
 )
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(payloads=st.lists(operator_actions, min_size=1, max_size=4))
 def test_any_json_payload_round_trips_and_verifies(tmp_path: Path, payloads: list[dict[str, Any]]) -> None:
     path = tmp_path / f"j{abs(hash(json.dumps(payloads, sort_keys=True)))}.sqlite"
     with Journal.open(path, "T1") as journal:
@@ -194,7 +407,16 @@ def test_any_json_payload_round_trips_and_verifies(tmp_path: Path, payloads: lis
             PendingEntry("operator_action", payload, None, "operator:x") for payload in payloads
         )
         read = list(journal.entries(since_seq=written[0].seq - 1))
-    assert [entry.payload for entry in read] == payloads
+        replayed = list(journal.replay(since_seq=written[0].seq - 1))
+    assert read == written
+    for entry, replay, payload in zip(read, replayed, payloads, strict=True):
+        # Every field given comes back, each in the part its type says (the rest are the defaults).
+        assert {key: entry.payload[key] for key in payload} == payload
+        private = {key: value for key, value in payload.items() if key == "refusal_detail"}
+        assert entry.private == (private or None)
+        assert not set(entry.public) & set(private)
+        assert entry.entry == typed.build("operator_action", payload) == replay.entry
+        assert (entry.private_digest is None) == (not private)
     assert verify_chain(path).ok
 
 
@@ -204,22 +426,32 @@ def test_any_json_payload_round_trips_and_verifies(tmp_path: Path, payloads: lis
     seq=st.integers(min_value=1, max_value=2**40),
     round_id=st.none() | st.text(max_size=30),
     source=st.text(min_size=1, max_size=20),
+    version=st.integers(min_value=1, max_value=9),
+    private_digest=st.none() | st.binary(min_size=32, max_size=32).map(bytes.hex),
 )
 def test_the_append_paths_hash_equals_the_reference_hash(
-    payload: dict[str, Any], seq: int, round_id: str | None, source: str
+    *,
+    payload: dict[str, Any],
+    seq: int,
+    round_id: str | None,
+    source: str,
+    version: int,
+    private_digest: str | None,
 ) -> None:
     fields: dict[str, Any] = {
-        "prev_hash": "ab" * 32,
         "seq": seq,
         "time_utc": "2026-11-29T16:30:01.123456Z",
         "table_id": "T1",
         "round_id": round_id,
         "source": source,
         "kind": "operator_action",
+        "version": version,
+        "private_digest": private_digest,
     }
-    assert entry_hash_from_text(payload_text=canonical_json(payload), **fields) == entry_hash(
-        payload=payload, **fields
-    )
+    spliced = entry_hash_from_text(prev_hash="ab" * 32, payload_text=canonical_json(payload), **fields)
+    assert spliced == entry_hash(prev_hash="ab" * 32, payload=payload, **fields)
+    # The documented formula, computed independently (json.dumps of the whole object).
+    assert spliced == reference_hash("ab" * 32, payload=payload, **fields)
 
 
 def test_append_many_takes_records_with_the_four_fields(journal: Journal) -> None:

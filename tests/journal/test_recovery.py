@@ -59,13 +59,34 @@ def test_an_interrupted_round_is_voided_with_every_locked_wager_returned(
     ] == ["round_settled"]
 
 
-def test_a_round_interrupted_before_the_lock_is_voided_with_nothing_to_return(journal: Journal) -> None:
-    interrupted = play_round(journal, random.Random(12), outcome="open_before_lock")
-    assert recover(journal).voided == [interrupted]
-    record = recall_from(journal, round_id=interrupted)[0]
-    assert record["status"] == "void"
-    assert record["settlement"]["seats"] == []
-    assert record["round"]["seats"] == []
+def test_a_crash_before_the_lock_leaves_no_round_to_void(journal: Journal, journal_path: Path) -> None:
+    """The engine starts a round when it locks the bets: chips on the layout before that are the
+    players' own, journaled as sensed (bet_changed, no round), and a crash then leaves nothing to void
+    and no round number used."""
+    play_round(journal, random.Random(12), outcome="open_before_lock")
+    sensed = list(journal.entries(kinds=["bet_changed"]))
+    assert sensed
+    assert all(entry.round_id is None and not entry.payload["locked"] for entry in sensed)
+    assert list(journal.entries(kinds=["round_started", "bets_locked"])) == []
+    state = rebuild_state(journal)
+    assert state.open_rounds == []
+    assert state.phase == "betting"
+    report = recover(journal)
+    assert report.voided == []
+    assert report.resumed == []
+    assert list(journal.entries(kinds=["round_voided"])) == []
+    assert recall_from(journal) == []
+    meters = compute_meters(journal)
+    assert meters.rounds_started == 0
+    assert meters.returned_cents == 0
+    assert meters.balanced
+    journal.close()
+    # After the restart the next round is the journal's first, numbered 1.
+    with Journal.open(journal_path, "T1") as reopened:
+        first = play_round(reopened, random.Random(13))
+        assert first.endswith("-000001")
+        assert [record["status"] for record in recall_from(reopened)] == ["settled"]
+    assert verify_chain(journal_path).ok
 
 
 def test_recovery_is_idempotent_and_never_closes_a_round_twice(journal: Journal, journal_path: Path) -> None:
@@ -117,14 +138,19 @@ def test_latched_faults_hold_the_table_across_restarts_until_cleared(
 ) -> None:
     rng = random.Random(16)
     dead = play_round(journal, rng, outcome="dead")  # raises a latching red_light fault
+    red = next(journal.entries(round_id=dead, kinds=["fault_raised"]))
+    assert red.payload["kind"] == "red_light"
+    assert red.payload["severity"] == "latching"
+    red_id = red.payload["fault_id"]
+    # An alert (not latching) between rounds, as the engine types it: a structured reason.
     journal.append(
         "fault_raised",
         {
             "fault_id": "F-alert",
             "kind": "device_lost",
             "severity": "alert",
-            "detail": "display",
             "device": "display",
+            "reason": {"code": "device_lost", "message": "display lost"},
         },
         round_id=None,
         source="engine",
@@ -133,8 +159,10 @@ def test_latched_faults_hold_the_table_across_restarts_until_cleared(
     with Journal.open(journal_path, "T1") as reopened:
         state = rebuild_state(reopened)
     assert state.held
-    assert list(state.latched_faults) == [f"F{dead}-red"]
-    assert set(state.open_alerts) == {f"F{dead}-red", "F-alert"}
+    assert list(state.latched_faults) == [red_id]
+    assert set(state.open_alerts) == {red_id, "F-alert"}
+    assert state.latched_faults[red_id].round_id == dead
+    assert state.open_alerts["F-alert"].detail == "display lost"
 
     base = ["clear", "--journal", str(journal_path)]
     capsys.readouterr()  # the appends' log lines
@@ -144,7 +172,7 @@ def test_latched_faults_hold_the_table_across_restarts_until_cleared(
     assert "'F-alert' is not a latched fault" in capsys.readouterr().err
     assert main([*base, "--reason", "shoe inspected, deck replaced", "--by", "sam"]) == 0
     out = capsys.readouterr().out
-    assert f"Cleared F{dead}-red: red_light red light" in out
+    assert f"Cleared {red_id}: red_light {red.payload['reason']['message']}" in out
     assert "The table is no longer held." in out
     with Journal.open_existing(journal_path) as reopened:
         state = rebuild_state(reopened)
@@ -152,7 +180,7 @@ def test_latched_faults_hold_the_table_across_restarts_until_cleared(
     assert not state.held
     assert cleared.source == "operator:sam"
     assert cleared.payload == {
-        "fault_id": f"F{dead}-red",
+        "fault_id": red_id,
         "by": "sam",
         "reason": "shoe inspected, deck replaced",
     }

@@ -1,36 +1,48 @@
-"""Journal figures, printed as JSON: the commit latency of one append (WAL, synchronous=FULL: each
-commit fsyncs), of a batch, and how fast the chain verifies and the state rebuilds.
+"""Journal figures, printed as JSON: append throughput and latency (WAL, synchronous=FULL: each commit
+fsyncs), the reducer's replay of a whole journal (entries/s on one core), verify, recall and meters.
 
-The daemon's target is device-event-to-commit p99 <= 10 ms; the append is most of that path.
+    python bench/bench_journal.py [--appends N] [--rounds N] [--dir DIR]
 
-    python bench/bench_journal.py [--appends N] [--dir DIR]
+Targets (issue "the journal as a typed contract"): replay >= 200,000 entries/s on one core; append no
+more than 10% slower than the untyped journal before it. To measure "before", run this same script
+from a checkout of the earlier commit (`git worktree add /tmp/before 82ac310`, copy this file there):
+it uses only what both versions have (``Journal.append``/``append_many`` with the writer's fields as a
+dict) and, where the one reducer does not exist yet, replays with what the panel used then (its own
+fold of every entry, ``TableView.apply``) — the "replay" figure's ``reader`` field says which.
 
-The journal is written on the disk under DIR (default: a temporary directory under the current one,
-so the fsyncs reach a real disk, not a tmpfs)."""
+The workloads are the same in both: one card dealt per commit; ten bet changes per commit; and whole
+rounds as the round engine records them (an autoplay session of every game with faults, its records
+appended one round per commit). The journal is written on the disk under DIR (default: the current
+directory, so the fsyncs reach a real disk, not a tmpfs). A bare SQLite INSERT + COMMIT on the same
+disk is timed alongside: the floor under any journal.
+"""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
-import random
 import shutil
 import sqlite3
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
-
-from controller.journal import Journal, PendingEntry
-from controller.journal.meters import compute_meters
-from controller.journal.recall import recall_from
-from controller.journal.recovery import rebuild_state
-from controller.journal.verify import verify_chain
-from controller.logs import configure_logging
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.journal.scripted import play_round
+
+from controller.journal import Journal, PendingEntry  # noqa: E402
+from controller.journal.meters import compute_meters  # noqa: E402
+from controller.journal.recall import recall_from  # noqa: E402
+from controller.journal.verify import verify_chain  # noqa: E402
+from controller.logs import configure_logging  # noqa: E402
+from tests.engine.test_autoplay import CONFIGS, play_session  # noqa: E402
+
+Row = tuple[str, dict[str, Any], str | None, str]
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -48,8 +60,7 @@ def figures_ms(samples_s: list[float]) -> dict[str, float]:
 
 
 def raw_sqlite_commits(directory: Path, count: int) -> list[float]:
-    """The floor under any journal on this disk: a bare INSERT + COMMIT with the same settings, no
-    Python work around it (no hashing, JSON, triggers or logging)."""
+    """The floor under any journal on this disk: a bare INSERT + COMMIT with the same settings."""
     connection = sqlite3.connect(directory / "raw.sqlite", isolation_level=None)
     connection.execute("PRAGMA journal_mode = WAL")
     connection.execute("PRAGMA synchronous = FULL")
@@ -65,10 +76,95 @@ def raw_sqlite_commits(directory: Path, count: int) -> list[float]:
     return samples
 
 
+def engine_rounds(table_id: str, rounds_per_game: int) -> list[list[Row]]:
+    """Whole rounds as the round engine records them (faulted autoplay sessions of every game), each
+    round's records as one list (the writer's fields as a dict: both journal versions take that)."""
+    batches: list[list[Row]] = []
+    for game_index, (name, config) in enumerate(sorted(CONFIGS.items())):
+        table = play_session(
+            dataclasses.replace(config, table_id=table_id),
+            rounds=rounds_per_game,
+            seed=sum(map(ord, name)),
+            fault_rate=0.1,
+        )
+        current: list[Row] = []
+        start = len(batches)
+        for record in table.journal():
+            current.append((record.kind, dict(record.payload), record.round_id, record.source))
+            if record.kind in ("round_settled", "round_dead", "round_voided"):
+                batches.append(current)
+                current = []
+        if current:
+            batches.append(current)
+        batches[start:] = retagged(batches[start:], f"G{game_index}")
+    return batches
+
+
+def replayer() -> tuple[str, Callable[[Journal], int]]:
+    """The one reducer where it exists; before it, the panel's fold of every entry (the widest reader
+    of the untyped journal)."""
+    try:
+        from controller.journal.state import TableState
+    except ImportError:
+        from controller.panel.view import TableView
+
+        def old_fold(journal: Journal) -> int:
+            view = TableView(journal.table_id)
+            count = 0
+            for entry in journal.entries():
+                view.apply(entry)
+                count += 1
+            return count
+
+        return "panel TableView.apply over Journal.entries (before the one reducer)", old_fold
+
+    def fold(journal: Journal) -> int:
+        state = TableState(journal.table_id)
+        count = 0
+        for stored in journal.replay():
+            state.apply(stored)
+            count += 1
+        return count
+
+    return "TableState.apply over Journal.replay (typed entries)", fold
+
+
+def timed(run: Callable[[], Any]) -> float:
+    started = time.perf_counter()
+    run()
+    return time.perf_counter() - started
+
+
+def retagged(batches: Iterable[list[Row]], tag: str) -> list[list[Row]]:
+    """The rounds with their ids made unique for this copy (a journal starts each round once)."""
+    out: list[list[Row]] = []
+    for batch in batches:
+        rows: list[Row] = []
+        for kind, payload, round_id, source in batch:
+            new_id = f"{round_id}{tag}" if round_id is not None else None
+            if kind == "round_started":
+                payload = {**payload, "round_id": new_id}
+            rows.append((kind, payload, new_id, source))
+        out.append(rows)
+    return out
+
+
+def append_rounds(journal: Journal, batches: Iterable[list[Row]]) -> tuple[int, float]:
+    entries = 0
+    started = time.perf_counter()
+    for batch in batches:
+        journal.append_many(batch)
+        entries += len(batch)
+    return entries, time.perf_counter() - started
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--appends", type=int, default=2000)
-    parser.add_argument("--rounds", type=int, default=300, help="rounds journaled for the read figures")
+    parser.add_argument("--rounds", type=int, default=60, help="rounds of each game for the round figures")
+    parser.add_argument(
+        "--replay-copies", type=int, default=20, help="copies of the rounds in the replay journal"
+    )
     parser.add_argument("--dir", type=Path, default=Path.cwd())
     args = parser.parse_args()
     # Logs as the daemon writes them (JSON lines), to /dev/null: their cost is part of an append.
@@ -105,48 +201,67 @@ def main() -> None:
             started = time.perf_counter()
             journal.append_many(items)
             batches.append(time.perf_counter() - started)
-
-        rng = random.Random(1)
-        started = time.perf_counter()
-        for _ in range(args.rounds):
-            play_round(journal, rng, game=rng.choice(("high-card-flush", "top-flush", "chase-the-flush")))
-        rounds_s = time.perf_counter() - started
-        entries = journal.last_entry().seq  # type: ignore[union-attr]
-
-        started = time.perf_counter()
-        result = verify_chain(path)
-        verify_s = time.perf_counter() - started
-        assert result.ok, result.summary()
-        started = time.perf_counter()
-        rebuild_state(journal)
-        rebuild_s = time.perf_counter() - started
-        started = time.perf_counter()
-        recall_from(journal, last=10)
-        recall_s = time.perf_counter() - started
-        started = time.perf_counter()
-        compute_meters(journal)
-        meters_s = time.perf_counter() - started
         journal.close()
+
+        # Whole rounds, one commit each, into a journal of their own (durable, as the daemon writes).
+        rounds = engine_rounds("BENCH", args.rounds)
+        rounds_path = workdir / "rounds.sqlite"
+        with Journal.open(rounds_path, "BENCH") as rounds_journal:
+            round_entries, rounds_s = append_rounds(rounds_journal, rounds)
+
+        # The replay journal: the same rounds many times over, written without fsyncs (its reading is
+        # what is measured here, not its writing).
+        replay_path = workdir / "replay.sqlite"
+        with Journal.open(replay_path, "BENCH", synchronous="OFF") as replay_journal:
+            for copy in range(args.replay_copies):
+                append_rounds(replay_journal, retagged(rounds, f"C{copy}"))
+        with Journal.open_existing(replay_path) as reading:
+            reader, fold = replayer()
+            fold(reading)  # warm the page cache: the figure is the reducer's, not the disk's
+            replay_samples = []
+            replayed = 0
+            for _ in range(3):
+                started = time.perf_counter()
+                replayed = fold(reading)
+                replay_samples.append(time.perf_counter() - started)
+            replay_s = min(replay_samples)
+            recall_s = timed(lambda: recall_from(reading, last=10))
+            meters_s = timed(lambda: compute_meters(reading))
+        verify_s = timed(lambda: verify_chain(replay_path))
         raw = raw_sqlite_commits(workdir, args.appends)
         print(
             json.dumps(
                 {
                     "benchmark": "journal",
                     "settings": {"journal_mode": "wal", "synchronous": "FULL", "dir": str(args.dir)},
-                    "append_one_entry": {"count": len(single), **figures_ms(single)},
-                    f"append_batch_of_{batch_size}": {"count": len(batches), **figures_ms(batches)},
-                    "bare_sqlite_commit_same_disk": {"count": len(raw), **figures_ms(raw)},
-                    "load_average_1min": round(os.getloadavg()[0], 2),
-                    "rounds_journaled_in_one_batch_each": {
-                        "rounds": args.rounds,
-                        "rounds_per_s": round(args.rounds / rounds_s, 1),
+                    "append_one_entry": {
+                        "count": len(single),
+                        "entries_per_s": round(len(single) / sum(single)),
+                        **figures_ms(single),
                     },
-                    "journal_entries": entries,
-                    "verify_entries_per_s": round(entries / verify_s),
-                    "rebuild_state_ms": round(rebuild_s * 1000, 1),
+                    f"append_batch_of_{batch_size}": {
+                        "count": len(batches),
+                        "entries_per_s": round(batch_size * len(batches) / sum(batches)),
+                        **figures_ms(batches),
+                    },
+                    "append_engine_rounds_one_commit_each": {
+                        "rounds": len(rounds),
+                        "entries": round_entries,
+                        "rounds_per_s": round(len(rounds) / rounds_s, 1),
+                        "entries_per_s": round(round_entries / rounds_s),
+                    },
+                    "bare_sqlite_commit_same_disk": {"count": len(raw), **figures_ms(raw)},
+                    "replay": {
+                        "reader": reader,
+                        "entries": replayed,
+                        "entries_per_s_one_core": round(replayed / replay_s),
+                        "seconds": round(replay_s, 3),
+                    },
+                    "verify_entries_per_s": round(replayed / verify_s),
                     "recall_last_10_ms": round(recall_s * 1000, 1),
                     "meters_ms": round(meters_s * 1000, 1),
-                    "target": "append p99 <= 10 ms (device event to journal commit)",
+                    "load_average_1min": round(os.getloadavg()[0], 2),
+                    "targets": {"replay_entries_per_s": 200_000, "append_vs_before": "<= 10% slower"},
                 },
                 indent=2,
             )

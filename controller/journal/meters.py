@@ -19,6 +19,18 @@ from controller.journal.store import Journal
 __all__ = ["Meters", "WagerMeter", "compute_meters"]
 
 
+# The kinds the meters are folded from (through the kind index: a long journal is mostly cards and bets).
+METER_KINDS = (
+    "round_started",
+    "round_settled",
+    "round_dead",
+    "round_voided",
+    "fault_raised",
+    "fault_cleared",
+)
+
+
 def compute_meters(journal: Journal) -> Meters:
-    """The meters of the whole journal: the one reducer's fold (controller/journal/state.py)."""
-    return TableState(journal.table_id).apply_all(journal.replay()).meters
+    """The meters of the whole journal: the one reducer's fold (controller/journal/state.py) of the
+    entries that carry them."""
+    return TableState(journal.table_id).apply_all(journal.replay(kinds=METER_KINDS)).meters

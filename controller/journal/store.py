@@ -552,18 +552,28 @@ class Journal:
                 return
             after = rows[-1][0]
 
-    def replay(self, since_seq: int = 0, round_id: str | None = None) -> Iterator[Replayed]:
-        """Every entry after ``since_seq`` (of one round, when given), typed, in order, both parts:
-        what the reducer (controller/journal/state.py) folds. Read a page at a time."""
+    def replay(
+        self, since_seq: int = 0, round_id: str | None = None, kinds: Iterable[str] | None = None
+    ) -> Iterator[Replayed]:
+        """Every entry after ``since_seq`` (of one round, of some kinds, when given), typed, in order,
+        both parts: what the reducer (controller/journal/state.py) folds. Read a page at a time."""
+        conditions = ["seq > ?"]
+        params: list[Any] = []
+        if round_id is not None:
+            conditions.append("round_id = ?")
+            params.append(round_id)
+        if kinds is not None:
+            kind_list = list(kinds)
+            conditions.append(f"kind IN ({', '.join('?' for _ in kind_list)})")
+            params.extend(kind_list)
         query = (
             "SELECT seq, time_utc, table_id, round_id, source, kind, payload, private FROM journal "
-            + ("WHERE seq > ? AND round_id = ? " if round_id is not None else "WHERE seq > ? ")
-            + f"ORDER BY seq LIMIT {_PAGE_ROWS * 10}"
+            f"WHERE {' AND '.join(conditions)} ORDER BY seq LIMIT {_PAGE_ROWS * 10}"
         )
         decode = typed.decode
         after = since_seq
         while True:
-            rows = self._read(query, (after, round_id) if round_id is not None else (after,))
+            rows = self._read(query, (after, *params))
             try:
                 for seq, time_utc, table_id, entry_round, source, kind, payload_text, private_text in rows:
                     yield Replayed(

@@ -35,12 +35,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from controller.journal import Journal, PendingEntry  # noqa: E402
-from controller.journal.meters import compute_meters  # noqa: E402
-from controller.journal.recall import recall_from  # noqa: E402
-from controller.journal.verify import verify_chain  # noqa: E402
-from controller.logs import configure_logging  # noqa: E402
-from tests.engine.test_autoplay import CONFIGS, play_session  # noqa: E402
+from controller.journal import Journal, PendingEntry
+from controller.journal.meters import compute_meters
+from controller.journal.recall import recall_from
+from controller.journal.verify import verify_chain
+from controller.logs import configure_logging
+from tests.engine.test_autoplay import CONFIGS, play_session
 
 Row = tuple[str, dict[str, Any], str | None, str]
 
@@ -103,10 +103,11 @@ def engine_rounds(table_id: str, rounds_per_game: int) -> list[list[Row]]:
 def replayer() -> tuple[str, Callable[[Journal], int]]:
     """The one reducer where it exists; before it, the panel's fold of every entry (the widest reader
     of the untyped journal)."""
+    # The import depends on which version of the code this runs against (see the module docstring).
     try:
-        from controller.journal.state import TableState
+        from controller.journal.state import TableState  # noqa: PLC0415
     except ImportError:
-        from controller.panel.view import TableView
+        from controller.panel.view import TableView  # noqa: PLC0415
 
         def old_fold(journal: Journal) -> int:
             view = TableView(journal.table_id)
@@ -140,11 +141,11 @@ def retagged(batches: Iterable[list[Row]], tag: str) -> list[list[Row]]:
     out: list[list[Row]] = []
     for batch in batches:
         rows: list[Row] = []
-        for kind, payload, round_id, source in batch:
+        for kind, fields, round_id, source in batch:
             new_id = f"{round_id}{tag}" if round_id is not None else None
-            if kind == "round_started":
-                payload = {**payload, "round_id": new_id}
-            rows.append((kind, payload, new_id, source))
+            rows.append(
+                (kind, {**fields, "round_id": new_id} if kind == "round_started" else fields, new_id, source)
+            )
         out.append(rows)
     return out
 

@@ -21,6 +21,7 @@ constructor per kind) to do. The figures are in docs/journal.md "Measured".
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
@@ -635,6 +636,4 @@ def json_schema() -> dict[str, Any]:
 
 def json_schema_text() -> str:
     """The schema as the docs file holds it: sorted keys, two-space indent, a final newline."""
-    import json
-
     return json.dumps(json_schema(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"

@@ -80,7 +80,8 @@ def _event(entry: JournalEntry, state: TableState, with_private: bool) -> dict[s
         "time_utc": entry.time_utc,
         "source": entry.source,
         "kind": entry.kind,
-        "payload": shown["payload"],
+        # docs/journal.md "Recall": the public part, or both parts once shown (as "round" and "faults").
+        "payload": entry.payload if shown["private"] is not None else shown["payload"],
         "private": shown["private"],
         "hidden": shown["hidden"],
     }

@@ -1,4 +1,4 @@
-"""Recall: records per CONTRACTS.md, each round settling to its settlement with `flushtable settle`."""
+"""Recall: records per docs/journal.md, each round settling to its settlement with `flushtable settle`."""
 
 from __future__ import annotations
 
@@ -46,22 +46,54 @@ def test_records_follow_the_contract(journal_path: Path, table_history: list[str
         "dead",
         "void",
     ]
+    audit = recall_records(journal_path, with_private=True)
+    assert [record["round_id"] for record in audit] == table_history
     with Journal.open_existing(journal_path) as journal:
-        for record in records:
+        for record, audited in zip(records, audit, strict=True):
             assert set(record) == {"round_id", "status", "round", "settlement", "faults", "events"}
             entries = list(journal.entries(round_id=record["round_id"]))
+            assert any(e.private is not None for e in entries)  # the deal's cards, at least
+            # The gate: a settled round is revealed (no seat died in these), so every private part
+            # shows; a dead or voided round's never do (a dead hand's cards are never shown).
+            dead_seats = any(seat["status"] == "dead" for seat in record["settlement"]["seats"])
+            revealed = record["status"] == "settled" and not dead_seats
+            if record["status"] == "settled":
+                assert not dead_seats
             assert record["events"] == [
                 {
                     "seq": e.seq,
                     "time_utc": e.time_utc,
                     "source": e.source,
                     "kind": e.kind,
-                    "payload": e.payload,
+                    "payload": e.payload if revealed else e.public,
+                    "private": e.private if revealed else None,
+                    "hidden": e.private is not None and not revealed,
                 }
                 for e in entries
             ]
-            assert record["faults"] == [e.payload for e in entries if e.kind == "fault_raised"]
+            assert record["faults"] == [
+                e.payload if revealed else e.public for e in entries if e.kind == "fault_raised"
+            ]
+            # The auditor's record (--private) carries every private part, whatever the round.
+            assert audited["events"] == [
+                {
+                    "seq": e.seq,
+                    "time_utc": e.time_utc,
+                    "source": e.source,
+                    "kind": e.kind,
+                    "payload": e.payload,
+                    "private": e.private,
+                    "hidden": False,
+                }
+                for e in entries
+            ]
+            assert audited["faults"] == [e.payload for e in entries if e.kind == "fault_raised"]
+            assert (audited["round"], audited["settlement"]) == (record["round"], record["settlement"])
     assert records[4]["faults"][0]["kind"] == "red_light"
+    # A dead round's fault says why in public words, never with a card; its details stay private.
+    assert records[4]["faults"][0]["reason"]["code"] == "red_light"
+    assert "detail" not in records[4]["faults"][0]
+    assert "message" in audit[4]["faults"][0]  # the private ReasonDetail, merged for the auditor
 
 
 def test_each_recalled_round_settles_to_its_settlement_with_flushtable_settle(

@@ -119,7 +119,9 @@ def test_a_rewritten_tail_needs_an_anchor(
         round_id=last.round_id,
         source=last.source,
         kind=last.kind,
+        version=last.version,
         payload=forged,
+        private_digest=last.private_digest,
     )
     tamper(
         journal_path,

@@ -1008,8 +1008,16 @@ class TableEngine:
         self._shoe_reported()
         step = live.deal if live is not None else None
         if live is None or step is None or not self._dealing_now():
-            detail = f"card dealt to position {event.position} outside a deal"
-            self._raise_fault("integrity", detail, latching=False, device=event.device, source=event.device)
+            # Where the card went is the card's business: private, with the card.
+            self._raise_fault(
+                "integrity",
+                "a card dealt outside a deal",
+                latching=False,
+                device=event.device,
+                source=event.device,
+                code="card_outside_round",
+                private={"card": event.card, "position": event.position, "index": event.index},
+            )
             if live is not None and card_ok:
                 if event.card in live.seen_cards and not live.closed:
                     self._kill_round(
@@ -1042,9 +1050,11 @@ class TableEngine:
             else:
                 self._raise_fault(
                     "integrity",
-                    f"a card dealt to position {event.position}, which is not in the round",
+                    "a card dealt to a position not in the round",
                     latching=False,
                     device=event.device,
+                    code="card_outside_round",
+                    private={"card": event.card, "position": event.position, "index": event.index},
                 )
             return
         received = step.received.setdefault(event.position, [])

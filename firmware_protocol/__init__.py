@@ -1,6 +1,7 @@
-"""The firmware protocol between the table controller and its devices, v1 (docs/protocol.md).
+"""The firmware protocol between the table controller and its devices, v2 and v1 (docs/protocol.md).
 
-Sans-I/O: no ports, no asyncio, no clock, and nothing of ours is imported. The layers, bottom up:
+The core is sans-I/O: no ports, no asyncio, no clock, and nothing of ours is imported. The layers,
+bottom up:
 
 - ``framing``: ``0x00 COBS(body) 0x00`` frames with a CRC-32, and ``FrameDecoder`` for byte streams.
 - ``crypto``: truncated HMAC-SHA256 tags and the HKDF-SHA256 session key.
@@ -9,12 +10,18 @@ Sans-I/O: no ports, no asyncio, no clock, and nothing of ours is imported. The l
 - ``link``: ``Link``, the h11-style state machine for either end: ``receive_data(bytes, now_s)``,
   ``next_event()``, ``send(message, now_s)``, ``bytes_to_send()``, ``handle_timers(now_s)``.
 - ``capture``: decode a captured byte stream into reports (what ``flushtable protocol decode`` prints).
+
+One module is the I/O edge and is not imported here: ``firmware_protocol.runner``, the asyncio
+``LinkRunner`` around a Link (reading, writing, timers, events) that the drivers and the simulated
+firmware share, with its one timing configuration ``LinkTiming``.
 """
 
-from firmware_protocol.constants import PROTOCOL_VERSION
+from firmware_protocol.constants import PROTOCOL_V1, PROTOCOL_V2, PROTOCOL_VERSION
 from firmware_protocol.errors import FieldError, FrameError, LinkError, ProtocolError
 from firmware_protocol.link import (
     NEED_DATA,
+    SUPPORTED_VERSIONS,
+    AnyHello,
     DeviceIdentity,
     Link,
     LinkDown,
@@ -34,6 +41,7 @@ from firmware_protocol.messages import (
     DEALER_POSITION,
     AuthChallenge,
     AuthConfirm,
+    AuthConfirmV2,
     CardDealt,
     DealerKey,
     DealRequest,
@@ -41,6 +49,7 @@ from firmware_protocol.messages import (
     HandComplete,
     Heartbeat,
     Hello,
+    HelloV2,
     LockBets,
     Message,
     Reset,
@@ -53,6 +62,8 @@ from firmware_protocol.messages import (
     SpotLamp,
     SpotState,
     Status,
+    StatusQuery,
+    StatusReport,
     UnlockBets,
     decode_message,
     message_from_json,
@@ -64,9 +75,14 @@ __all__ = [
     "COMMUNITY_POSITION",
     "DEALER_POSITION",
     "NEED_DATA",
+    "PROTOCOL_V1",
+    "PROTOCOL_V2",
     "PROTOCOL_VERSION",
+    "SUPPORTED_VERSIONS",
+    "AnyHello",
     "AuthChallenge",
     "AuthConfirm",
+    "AuthConfirmV2",
     "CardDealt",
     "DealRequest",
     "DealerKey",
@@ -77,6 +93,7 @@ __all__ = [
     "HandComplete",
     "Heartbeat",
     "Hello",
+    "HelloV2",
     "Link",
     "LinkDown",
     "LinkError",
@@ -102,6 +119,8 @@ __all__ = [
     "SpotLamp",
     "SpotState",
     "Status",
+    "StatusQuery",
+    "StatusReport",
     "UnlockBets",
     "decode_message",
     "message_from_json",

@@ -6,6 +6,7 @@ was given verifies a Hello and the matching AuthConfirm, it derives that session
 nonces on the wire and verifies the frames after it with that key too.
 
     decoder = CaptureDecoder(keys=[device_or_session_key])     # keys=[] decodes without verifying
+                                                               # versions=(1,): read as a v1 device
     for report in decoder.feed(data):
         print(json.dumps(report))
 """
@@ -15,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from firmware_protocol.constants import KIND_ACK, KIND_HANDSHAKE, KIND_NAK, TAG_LEN
+from firmware_protocol.constants import KIND_ACK, KIND_HANDSHAKE, KIND_NAK, PROTOCOL_V1, PROTOCOL_V2, TAG_LEN
 from firmware_protocol.crypto import derive_session_key, tag_matches
 from firmware_protocol.errors import FieldError
 from firmware_protocol.framing import (
@@ -26,7 +27,14 @@ from firmware_protocol.framing import (
     FrameDecoder,
     RefusedFrame,
 )
-from firmware_protocol.messages import AuthChallenge, AuthConfirm, Hello, decode_message
+from firmware_protocol.messages import (
+    AuthChallenge,
+    AuthConfirm,
+    AuthConfirmV2,
+    Hello,
+    HelloV2,
+    decode_message,
+)
 
 Report = dict[str, Any]
 
@@ -34,11 +42,14 @@ Report = dict[str, Any]
 class CaptureDecoder:
     """Feed a captured stream in any pieces; get one report per frame (or refused piece)."""
 
-    def __init__(self, keys: Iterable[bytes] = ()) -> None:
+    def __init__(
+        self, keys: Iterable[bytes] = (), versions: tuple[int, ...] = (PROTOCOL_V1, PROTOCOL_V2)
+    ) -> None:
         self._keys: list[bytes] = list(keys)
         self._verify = bool(self._keys)
-        self._decoder = FrameDecoder()
-        self._hellos: dict[int, tuple[bytes, Hello]] = {}  # device_id -> (verifying key, hello)
+        self._versions = versions
+        self._decoder = FrameDecoder(versions)
+        self._hellos: dict[int, tuple[bytes, Hello | HelloV2]] = {}  # device_id -> (verifying key, hello)
 
     def feed(self, data: bytes) -> list[Report]:
         return self._reports(self._decoder.feed(data))
@@ -81,8 +92,11 @@ class CaptureDecoder:
             "device_id": frame.device_id,
             "seq": frame.seq,
         }
+        if frame.version != PROTOCOL_V1:
+            report["version"] = frame.version  # (v1 reports stay as v1 printed them)
         if frame.kind in (KIND_ACK, KIND_NAK):
-            report.update(type=KIND_NAMES[frame.kind], fields={})
+            fields = {"sack": frame.payload.hex()} if frame.payload else {}
+            report.update(type=KIND_NAMES[frame.kind], fields=fields)
         else:
             try:
                 message = decode_message(frame.payload)
@@ -92,6 +106,14 @@ class CaptureDecoder:
                 where = "a handshake" if frame.kind == KIND_HANDSHAKE else "a data"
                 return _refused(
                     "bad_message", f"{message.NAME} does not belong in {where} frame", decoded.offset
+                )
+            # A handshake message travels in a frame of exactly its version; a data message in a
+            # frame of its version or later.
+            if frame.version < message.PROTOCOL or (message.HANDSHAKE and frame.version != message.PROTOCOL):
+                return _refused(
+                    "bad_message",
+                    f"{message.NAME} (v{message.PROTOCOL}) in a version {frame.version} frame",
+                    decoded.offset,
                 )
             if message.SENT_BY not in ("either", SENDER_NAMES[frame.sender]):
                 return _refused(
@@ -113,11 +135,11 @@ class CaptureDecoder:
         return None
 
     def _follow_handshake(self, frame: Frame, message: object) -> None:
-        if isinstance(message, Hello):
+        if isinstance(message, Hello | HelloV2):
             key = self._verifying_key(frame)
             if key is not None:
                 self._hellos[frame.device_id] = (key, message)
-        elif isinstance(message, AuthConfirm) and frame.kind == KIND_HANDSHAKE:
+        elif isinstance(message, AuthConfirm | AuthConfirmV2) and frame.kind == KIND_HANDSHAKE:
             seen = self._hellos.get(frame.device_id)
             if seen is not None and seen[1].device_nonce == message.device_nonce:
                 device_key, hello = seen

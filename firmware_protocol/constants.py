@@ -8,8 +8,13 @@ from __future__ import annotations
 
 from typing import Final
 
-PROTOCOL_VERSION: Final = 1
-"""The version byte every v1 frame starts with, and the ``protocol_version`` a v1 device announces."""
+PROTOCOL_V1: Final = 1
+"""The version byte of a v1 frame (and of every AuthChallenge), and the ``protocol_version`` a v1
+device's Hello announces."""
+PROTOCOL_V2: Final = 2
+"""The version byte of every frame of a v2 session, and of the v2 Hello and AuthConfirm."""
+PROTOCOL_VERSION: Final = PROTOCOL_V2
+"""The newest version this package speaks (it speaks every version from PROTOCOL_V1 up)."""
 
 FRAME_DELIMITER: Final = 0x00
 """COBS removes every 0x00 from a frame, so 0x00 marks where frames end (and, sent first, begin)."""
@@ -72,3 +77,14 @@ LINK_SILENCE_TIMEOUT_S: Final = HEARTBEAT_INTERVAL_S * MISSED_HEARTBEATS_FOR_DOW
 """No authenticated frame from the peer for this long: the link is down (``heartbeat_missed``)."""
 MAX_SEND_QUEUE: Final = 64
 """Messages waiting to be sent; send() refuses more (the peer is not keeping up)."""
+
+# --- v2: windows, streams, selective acknowledgement (docs/protocol.md §8) ---------------------------
+DEFAULT_WINDOW: Final = 8
+"""DATA frames a v2 side offers to keep in flight; the session uses the smaller of the two offers."""
+MAX_WINDOW: Final = 32
+"""The largest window a v2 Hello or AuthConfirm may name: the SACK bitmap of an ACK covers it."""
+SACK_LEN: Final = 4
+"""A v2 ACK's payload: a 32-bit bitmap, bit i set when seq ack+2+i is held out of order."""
+STREAM_ID_LEN: Final = 8
+"""A v2 stream's id: 64 random bits drawn when a side's outgoing stream starts (at power-on, or when
+its sequence numbers run out). An all-zero id means "none"."""

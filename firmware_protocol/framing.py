@@ -33,7 +33,9 @@ from firmware_protocol.constants import (
     MAX_FRAME_LEN,
     MAX_PAYLOAD_LEN,
     MIN_FRAME_LEN,
-    PROTOCOL_VERSION,
+    PROTOCOL_V1,
+    PROTOCOL_V2,
+    SACK_LEN,
     SENDER_CONTROLLER,
     SENDER_DEVICE,
     TAG_LEN,
@@ -65,24 +67,37 @@ class Frame:
     tag: bytes
     signed: bytes
     """The bytes the tag covers: header and payload."""
+    version: int = PROTOCOL_V1
+    """The frame's layout: 1 or 2 (a v2 ACK carries a SACK bitmap)."""
 
 
 def encode_frame(
-    kind: int, sender: int, device_id: int, seq: int, payload: bytes, *, key: bytes | None
+    kind: int,
+    sender: int,
+    device_id: int,
+    seq: int,
+    payload: bytes,
+    *,
+    key: bytes | None,
+    version: int = PROTOCOL_V1,
 ) -> bytes:
     """The wire bytes of one frame, delimiters included. ``key`` None leaves the tag all zeros (only the
     unauthenticated AuthChallenge is sent so)."""
     if len(payload) > MAX_PAYLOAD_LEN:
         raise FrameError("payload_too_long", f"{len(payload)} bytes, at most {MAX_PAYLOAD_LEN}")
-    signed = _HEADER.pack(PROTOCOL_VERSION, kind, sender, device_id, seq) + payload
+    signed = _HEADER.pack(version, kind, sender, device_id, seq) + payload
     body = signed + (compute_tag(key, signed) if key is not None else _ZERO_TAG)
     body += _CRC.pack(zlib.crc32(body))
     encoded: bytes = cobs.encode(body)
     return b"\x00" + encoded + b"\x00"
 
 
-def parse_frame(body: bytes) -> Frame:
-    """Check a COBS-decoded body; FrameError with the docs/protocol.md §9.1 code when it is refused."""
+_BOTH_VERSIONS = (PROTOCOL_V1, PROTOCOL_V2)
+
+
+def parse_frame(body: bytes, versions: tuple[int, ...] = _BOTH_VERSIONS) -> Frame:
+    """Check a COBS-decoded body; FrameError with the docs/protocol.md §12.1 code when it is refused.
+    ``versions``: the frame layouts accepted (a v1-only reader passes ``(1,)``)."""
     size = len(body)
     if size < MIN_FRAME_LEN or size > MAX_FRAME_LEN:
         raise FrameError("bad_length", f"{size} bytes, frames are {MIN_FRAME_LEN}..{MAX_FRAME_LEN}")
@@ -90,15 +105,19 @@ def parse_frame(body: bytes) -> Frame:
     if zlib.crc32(memoryview(body)[: size - CRC_LEN]) != crc:
         raise FrameError("bad_crc", "CRC-32 does not match")
     version, kind, sender, device_id, seq = _HEADER.unpack_from(body)
-    if version != PROTOCOL_VERSION:
-        raise FrameError("bad_version", f"version {version}, this side speaks {PROTOCOL_VERSION}")
+    if version not in versions:
+        spoken = ", ".join(str(number) for number in versions)
+        raise FrameError("bad_version", f"version {version}, this side speaks {spoken}")
     if kind not in KIND_NAMES:
         raise FrameError("bad_kind", f"frame kind 0x{kind:02x}")
     if sender not in SENDER_NAMES:
         raise FrameError("bad_sender", f"sender 0x{sender:02x}")
     tag_start = size - CRC_LEN - TAG_LEN
-    if kind in (KIND_ACK, KIND_NAK) and tag_start != HEADER_LEN:
-        raise FrameError("bad_length", f"{KIND_NAMES[kind]} frames carry no payload")
+    # Only a v2 ACK carries a payload (its SACK bitmap): one layout per kind and version.
+    control_payload = SACK_LEN if (kind == KIND_ACK and version == PROTOCOL_V2) else 0
+    if kind in (KIND_ACK, KIND_NAK) and tag_start != HEADER_LEN + control_payload:
+        what = f"a v{version} {KIND_NAMES[kind]} frame carries {control_payload} payload bytes"
+        raise FrameError("bad_length", what)
     if kind in (KIND_HANDSHAKE, KIND_DATA) and tag_start == HEADER_LEN:
         raise FrameError("bad_length", f"{KIND_NAMES[kind]} frame without a payload")
     return Frame(
@@ -109,6 +128,7 @@ def parse_frame(body: bytes) -> Frame:
         payload=body[HEADER_LEN:tag_start],
         tag=body[tag_start : size - CRC_LEN],
         signed=body[:tag_start],
+        version=version,
     )
 
 
@@ -142,7 +162,8 @@ class FrameDecoder:
     """Splits a byte stream at 0x00 delimiters into checked frames, holding at most
     MAX_ENCODED_FRAME_LEN bytes. Feed any pieces; the result does not depend on how the stream was cut."""
 
-    def __init__(self) -> None:
+    def __init__(self, versions: tuple[int, ...] = _BOTH_VERSIONS) -> None:
+        self._versions = versions
         self._buffer = bytearray()
         self._start = 0  # stream offset of the first byte in _buffer
         self._consumed = 0  # stream offset of the next byte fed
@@ -186,9 +207,8 @@ class FrameDecoder:
         of their own, so a capture pasted without its final 0x00 still decodes."""
         return self.feed(b"\x00")
 
-    @staticmethod
-    def _finish(encoded: bytes, offset: int) -> DecodedFrame | RefusedFrame:
+    def _finish(self, encoded: bytes, offset: int) -> DecodedFrame | RefusedFrame:
         try:
-            return DecodedFrame(parse_frame(decode_body(encoded)), offset)
+            return DecodedFrame(parse_frame(decode_body(encoded), self._versions), offset)
         except FrameError as error:
             return RefusedFrame(error.code, error.detail, offset)

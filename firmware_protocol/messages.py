@@ -1,4 +1,4 @@
-"""Every message of protocol v1 as a frozen dataclass, with its byte encoding and its JSON form.
+"""Every message of protocols v1 and v2 as a frozen dataclass, with its byte encoding and its JSON form.
 
 A message's payload is its type byte followed by its fields in the order the class declares them
 (docs/protocol.md §11 lists each with units and ranges). Constructing a message checks every field, so
@@ -11,7 +11,9 @@ encoding of a valid message (wrong length, trailing bytes, out-of-range values, 
     message_to_json(msg) / message_from_json({"type": ..., "fields": {...}})
 
 ``MESSAGE_TYPES`` maps each type byte to its class; ``MESSAGE_CLASSES_BY_NAME`` maps the JSON ``type``.
-Each class says who may send it (``SENT_BY``) and whether it belongs in a handshake frame.
+Each class says who may send it (``SENT_BY``), whether it belongs in a handshake frame, and the
+protocol version that introduced it (``PROTOCOL``): a v1 session refuses a v2-only message, and a
+handshake message travels in a frame of exactly its version.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, TypeAlias
 
-from firmware_protocol.constants import NONCE_LEN
+from firmware_protocol.constants import MAX_WINDOW, NONCE_LEN, PROTOCOL_V1, PROTOCOL_V2, STREAM_ID_LEN
 from firmware_protocol.errors import FieldError
 
 JsonValue: TypeAlias = Any
@@ -58,6 +60,8 @@ SHUFFLER_FAULTS: tuple[ShufflerFaultKind, ...] = (
 )
 SPOT_LAMP_COLOURS: tuple[SpotLampColour, ...] = ("off", "win", "lose", "push")
 SEAT_RESULTS: tuple[SeatResult, ...] = ("win", "lose", "push", "dead", "folded")
+DealProgress = Literal["none", "dealing", "complete", "stopped"]
+DEAL_PROGRESS: tuple[DealProgress, ...] = ("none", "dealing", "complete", "stopped")
 DEALER_KEYS: tuple[DealerKeyName, ...] = (
     "next",
     "confirm",
@@ -223,6 +227,62 @@ class Nonce(Codec):
 
 
 @dataclass(frozen=True)
+class StreamId(Codec):
+    """Exactly STREAM_ID_LEN bytes (all zeros: no stream); JSON shows them as hex."""
+
+    def check(self, field: str, value: object) -> None:
+        if not isinstance(value, bytes) or len(value) != STREAM_ID_LEN:
+            raise FieldError(field, f"must be {STREAM_ID_LEN} bytes")
+
+    def write(self, value: Any, out: bytearray) -> None:
+        out += value
+
+    def read(self, reader: _Reader, field: str) -> Any:
+        return bytes(reader.take(STREAM_ID_LEN, field))
+
+    def to_json(self, value: Any) -> JsonValue:
+        return value.hex()
+
+    def from_json(self, field: str, raw: JsonValue) -> Any:
+        if not isinstance(raw, str):
+            raise FieldError(field, f"must be {STREAM_ID_LEN * 2} hex digits")
+        try:
+            return bytes.fromhex(raw)
+        except ValueError:
+            raise FieldError(field, f"must be {STREAM_ID_LEN * 2} hex digits") from None
+
+
+@dataclass(frozen=True)
+class VersionSet(Codec):
+    """Protocol versions 1..8 a side speaks, ascending; the wire carries a bitmap byte (bit v-1 for v)."""
+
+    def check(self, field: str, value: object) -> None:
+        if not isinstance(value, tuple) or not value:
+            raise FieldError(field, "must be a non-empty tuple of versions")
+        previous = 0
+        for version in value:
+            number = _require_int(field, version)
+            if not previous < number <= 8:
+                raise FieldError(field, "versions must be 1..8, distinct and ascending")
+            previous = number
+
+    def write(self, value: Any, out: bytearray) -> None:
+        out.append(sum(1 << (version - 1) for version in value))
+
+    def read(self, reader: _Reader, field: str) -> Any:
+        bitmap = reader.take(1, field)[0]
+        return tuple(bit + 1 for bit in range(8) if bitmap & (1 << bit))
+
+    def to_json(self, value: Any) -> JsonValue:
+        return list(value)
+
+    def from_json(self, field: str, raw: JsonValue) -> Any:
+        if not isinstance(raw, list):
+            raise FieldError(field, "must be a list of versions")
+        return tuple(raw)
+
+
+@dataclass(frozen=True)
 class Text(Codec):
     """UTF-8 text, a length byte then the bytes; at most ``max_bytes`` bytes, no control characters."""
 
@@ -312,11 +372,15 @@ class CardList(Codec):
 
 @dataclass(frozen=True)
 class PositionCounts(Codec):
-    """(position, card_count) pairs in dealing order: a count byte (1..9) then two bytes a pair."""
+    """(position, card_count) pairs in dealing order: a count byte (1..9; 0..9 with ``allow_empty``)
+    then two bytes a pair."""
+
+    allow_empty: bool = False
 
     def check(self, field: str, value: object) -> None:
-        if not isinstance(value, tuple) or not 1 <= len(value) <= len(VALID_POSITIONS):
-            raise FieldError(field, f"must be 1..{len(VALID_POSITIONS)} (position, card_count) pairs")
+        low = 0 if self.allow_empty else 1
+        if not isinstance(value, tuple) or not low <= len(value) <= len(VALID_POSITIONS):
+            raise FieldError(field, f"must be {low}..{len(VALID_POSITIONS)} (position, card_count) pairs")
         seen: set[int] = set()
         total = 0
         for index, pair in enumerate(value):
@@ -394,6 +458,8 @@ class Message:
     NAME: ClassVar[str]
     SENT_BY: ClassVar[SentBy]
     HANDSHAKE: ClassVar[bool] = False
+    PROTOCOL: ClassVar[int] = PROTOCOL_V1
+    """The protocol version that introduced the message (a handshake message: its frame's version)."""
     FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = ()
 
     def __post_init__(self) -> None:
@@ -478,6 +544,101 @@ class AuthConfirm(Message):
 
 
 @dataclass(frozen=True, slots=True)
+class HelloV2(Message):
+    """Device -> controller, v2 handshake step 2: identity and nonces as in Hello, the versions the
+    device speaks, the window it offers, and its stream state: its own outgoing stream (id, the seq
+    of the first frame it will send) and the controller stream it last delivered from (id, the last
+    seq delivered). Sent in a version-2 frame; a v1 controller refuses it."""
+
+    TYPE: ClassVar[int] = 0x04
+    NAME: ClassVar[str] = "hello_v2"
+    SENT_BY: ClassVar[SentBy] = "device"
+    HANDSHAKE: ClassVar[bool] = True
+    PROTOCOL: ClassVar[int] = PROTOCOL_V2
+    FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (
+        ("device_kind", Choice(DEVICE_KINDS)),
+        ("protocol_versions", VersionSet()),
+        ("max_window", UInt(1, 1, MAX_WINDOW)),
+        ("model", Text(32)),
+        ("serial_number", Text(32)),
+        ("firmware_version", Text(32)),
+        ("device_nonce", Nonce()),
+        ("controller_nonce", Nonce()),
+        ("stream_id", StreamId()),
+        ("send_seq", UInt(4, 1, 0xFFFF_FFFF)),
+        ("peer_stream_id", StreamId()),
+        ("delivered_seq", U32),
+    )
+
+    device_kind: DeviceKind
+    protocol_versions: tuple[int, ...]
+    max_window: int
+    model: str
+    serial_number: str
+    firmware_version: str
+    device_nonce: bytes
+    controller_nonce: bytes
+    stream_id: bytes
+    """The device's outgoing stream."""
+    send_seq: int
+    """The seq of the first DATA frame the device will send (its oldest unacknowledged, or its next)."""
+    peer_stream_id: bytes
+    """The controller stream the device has delivered from (zeros: none)."""
+    delivered_seq: int
+    """The last seq of ``peer_stream_id`` the device delivered (0 with no stream)."""
+
+    def _check_together(self) -> None:
+        if PROTOCOL_V2 not in self.protocol_versions:
+            raise FieldError("protocol_versions", "a hello_v2 must offer version 2")
+        if self.stream_id == bytes(STREAM_ID_LEN):
+            raise FieldError("stream_id", "must not be all zeros")
+        if (self.peer_stream_id == bytes(STREAM_ID_LEN)) and self.delivered_seq != 0:
+            raise FieldError("delivered_seq", "must be 0 when peer_stream_id is none")
+
+    @property
+    def protocol_version(self) -> int:
+        """The newest version offered (what a v1-minded reader of ``Hello.protocol_version`` wants)."""
+        return self.protocol_versions[-1]
+
+
+@dataclass(frozen=True, slots=True)
+class AuthConfirmV2(Message):
+    """Controller -> device, v2 handshake step 3: the device's nonce echoed back, the version and window
+    chosen, and the controller's stream state (as in HelloV2, the controller's side of it). Sent in a
+    version-2 frame under the device key."""
+
+    TYPE: ClassVar[int] = 0x05
+    NAME: ClassVar[str] = "auth_confirm_v2"
+    SENT_BY: ClassVar[SentBy] = "controller"
+    HANDSHAKE: ClassVar[bool] = True
+    PROTOCOL: ClassVar[int] = PROTOCOL_V2
+    FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (
+        ("device_nonce", Nonce()),
+        ("protocol_version", UInt(1, PROTOCOL_V2, PROTOCOL_V2)),
+        ("window", UInt(1, 1, MAX_WINDOW)),
+        ("stream_id", StreamId()),
+        ("send_seq", UInt(4, 1, 0xFFFF_FFFF)),
+        ("peer_stream_id", StreamId()),
+        ("delivered_seq", U32),
+    )
+
+    device_nonce: bytes
+    protocol_version: int
+    window: int
+    stream_id: bytes
+    send_seq: int
+    peer_stream_id: bytes
+    """The device stream the controller has delivered from (zeros: it does not know the device's)."""
+    delivered_seq: int
+
+    def _check_together(self) -> None:
+        if self.stream_id == bytes(STREAM_ID_LEN):
+            raise FieldError("stream_id", "must not be all zeros")
+        if (self.peer_stream_id == bytes(STREAM_ID_LEN)) and self.delivered_seq != 0:
+            raise FieldError("delivered_seq", "must be 0 when peer_stream_id is none")
+
+
+@dataclass(frozen=True, slots=True)
 class Heartbeat(Message):
     """Either side, when it has sent nothing for HEARTBEAT_INTERVAL_S. The Link sends and absorbs these."""
 
@@ -541,6 +702,53 @@ class Reset(Message):
     FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (("hard", Bool()),)
 
     hard: bool
+
+
+@dataclass(frozen=True, slots=True)
+class StatusQuery(Message):
+    """Controller -> any v2 device: report your state now (answered by StatusReport). The controller
+    asks after every handshake, so it never has to guess what a device did while the line was down."""
+
+    TYPE: ClassVar[int] = 0x0C
+    NAME: ClassVar[str] = "status_query"
+    SENT_BY: ClassVar[SentBy] = "controller"
+    PROTOCOL: ClassVar[int] = PROTOCOL_V2
+
+
+@dataclass(frozen=True, slots=True)
+class StatusReport(Message):
+    """Device -> controller, the answer to a StatusQuery: its state, fault code and lamp (as Status),
+    and for a shoe the deal it holds: ``deal`` (none, dealing, complete, stopped), the positions asked
+    for, and how many cards it has reported for that deal so far. Every card it reported before this
+    answer precedes it in the stream. Other devices answer with deal none."""
+
+    TYPE: ClassVar[int] = 0x0D
+    NAME: ClassVar[str] = "status_report"
+    SENT_BY: ClassVar[SentBy] = "device"
+    PROTOCOL: ClassVar[int] = PROTOCOL_V2
+    FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (
+        ("state", Choice(DEVICE_STATES)),
+        ("fault_code", U16),
+        ("lamp", Choice(LAMP_COLOURS)),
+        ("deal", Choice(DEAL_PROGRESS)),
+        ("positions", PositionCounts(allow_empty=True)),
+        ("cards_reported", CARD_COUNT),
+    )
+
+    state: DeviceState
+    fault_code: int
+    lamp: LampColour
+    deal: DealProgress = "none"
+    positions: tuple[tuple[int, int], ...] = ()
+    cards_reported: int = 0
+
+    def _check_together(self) -> None:
+        if (self.state == "fault") != (self.fault_code != 0):
+            raise FieldError("fault_code", "must be non-zero exactly when state is fault")
+        if (self.deal == "none") != (self.positions == ()):
+            raise FieldError("positions", "must be empty exactly when deal is none")
+        if self.deal == "none" and self.cards_reported != 0:
+            raise FieldError("cards_reported", "must be 0 when deal is none")
 
 
 @dataclass(frozen=True, slots=True)
@@ -770,10 +978,14 @@ ALL_MESSAGE_CLASSES: tuple[type[Message], ...] = (
     AuthChallenge,
     Hello,
     AuthConfirm,
+    HelloV2,
+    AuthConfirmV2,
     Heartbeat,
     Status,
     ErrorReport,
     Reset,
+    StatusQuery,
+    StatusReport,
     Shuffle,
     ShuffleDone,
     DealRequest,

@@ -1,10 +1,13 @@
-"""The test vectors of docs/protocol-vectors.jsonl, built from fixed keys and nonces.
+"""The test vectors of docs/protocol-vectors.jsonl (v1) and docs/protocol-vectors-v2.jsonl (v2), built
+from fixed keys, nonces and stream ids.
 
 ``flushtable protocol vectors`` prints them; the test suite checks the file against both this
 builder and an independent decode. A firmware engineer checks a device against the file alone:
 every valid vector must decode to its ``message`` with its ``key``, every invalid one must be refused
 with its ``error``. Handshake vectors use the device key; the others use the session key that the
-handshake vectors derive (shown in the auth_confirm vector as ``session_key``).
+handshake vectors derive (shown in the auth_confirm vector as ``session_key``). The v1 file is what
+it was under v1 and is checked by a v1 reader (a v2 frame is ``bad_version`` to it); the v2 file adds
+the v2 handshake, every message in version-2 frames, ACKs with their SACK bitmap, and the v2 refusals.
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ from firmware_protocol.constants import (
     KIND_DATA,
     KIND_HANDSHAKE,
     KIND_NAK,
-    PROTOCOL_VERSION,
+    PROTOCOL_V1,
+    PROTOCOL_V2,
     SENDER_CONTROLLER,
     SENDER_DEVICE,
 )
@@ -29,6 +33,7 @@ from firmware_protocol.framing import KIND_NAMES, SENDER_NAMES, encode_frame
 from firmware_protocol.messages import (
     AuthChallenge,
     AuthConfirm,
+    AuthConfirmV2,
     CardDealt,
     DealerKey,
     DealRequest,
@@ -36,6 +41,7 @@ from firmware_protocol.messages import (
     HandComplete,
     Heartbeat,
     Hello,
+    HelloV2,
     LockBets,
     Message,
     Reset,
@@ -48,6 +54,8 @@ from firmware_protocol.messages import (
     SpotLamp,
     SpotState,
     Status,
+    StatusQuery,
+    StatusReport,
     UnlockBets,
 )
 
@@ -62,9 +70,13 @@ VECTOR_SESSION_KEY = derive_session_key(
 
 Vector = dict[str, Any]
 
+VECTOR_DEVICE_STREAM = bytes.fromhex("d5d5d5d5d5d5d5d5")
+VECTOR_CONTROLLER_STREAM = bytes.fromhex("c5c5c5c5c5c5c5c5")
+VECTOR_PREVIOUS_CONTROLLER_STREAM = bytes.fromhex("c4c4c4c4c4c4c4c4")
+
 _HELLO = Hello(
     device_kind="shuffler",
-    protocol_version=PROTOCOL_VERSION,
+    protocol_version=PROTOCOL_V1,
     model="FT-Shoe 2",
     serial_number="SN-000042",
     firmware_version="2.1.0",
@@ -183,7 +195,7 @@ def raw_frame(
     payload: bytes,
     *,
     key: bytes | None,
-    version: int = PROTOCOL_VERSION,
+    version: int = PROTOCOL_V1,
     device_id: int = VECTOR_DEVICE_ID,
     tag: bytes | None = None,
     crc_xor: int = 0,
@@ -198,12 +210,26 @@ def raw_frame(
     return b"\x00" + encoded + b"\x00"
 
 
-def _valid(description: str, key: bytes, header: tuple[int, int, int], message: Message | None) -> Vector:
-    """A valid vector; ``header`` is (kind, sender, seq)."""
+def _valid(
+    description: str,
+    key: bytes,
+    header: tuple[int, int, int],
+    message: Message | None,
+    *,
+    version: int = PROTOCOL_V1,
+    sack: bytes = b"",
+) -> Vector:
+    """A valid vector; ``header`` is (kind, sender, seq); ``sack`` a v2 ACK's bitmap."""
     kind, sender, seq = header
-    payload = message.encode() if message is not None else b""
+    payload = message.encode() if message is not None else sack
     frame = encode_frame(
-        kind, sender, VECTOR_DEVICE_ID, seq, payload, key=None if isinstance(message, AuthChallenge) else key
+        kind,
+        sender,
+        VECTOR_DEVICE_ID,
+        seq,
+        payload,
+        key=None if isinstance(message, AuthChallenge) else key,
+        version=version,
     )
     frame_fields: dict[str, Any] = {
         "kind": KIND_NAMES[kind],
@@ -211,8 +237,10 @@ def _valid(description: str, key: bytes, header: tuple[int, int, int], message: 
         "device_id": VECTOR_DEVICE_ID,
         "seq": seq,
     }
+    if version != PROTOCOL_V1:
+        frame_fields["version"] = version
     if message is None:
-        body = {"type": KIND_NAMES[kind], "fields": {}}
+        body = {"type": KIND_NAMES[kind], "fields": {"sack": sack.hex()} if sack else {}}
     else:
         body = {"type": message.NAME, "fields": message.fields_json()}
     return {
@@ -228,7 +256,7 @@ def _invalid(description: str, key: bytes, frame: bytes, error: str) -> Vector:
 
 
 def build_vectors() -> list[Vector]:
-    """Every vector, valid ones first, in a fixed order."""
+    """Every v1 vector, valid ones first, in a fixed order."""
     device_key, session_key = VECTOR_DEVICE_KEY, VECTOR_SESSION_KEY
     vectors = [
         _valid(
@@ -422,6 +450,279 @@ def build_vectors() -> list[Vector]:
             device_key,
             raw_frame(KIND_HANDSHAKE, SENDER_DEVICE, 0, card, key=device_key),
             "bad_message",
+        ),
+    ]
+    return vectors
+
+
+_HELLO_V2 = HelloV2(
+    device_kind="shuffler",
+    protocol_versions=(PROTOCOL_V1, PROTOCOL_V2),
+    max_window=8,
+    model="FT-Shoe 3",
+    serial_number="SN-000043",
+    firmware_version="3.0.0",
+    device_nonce=VECTOR_DEVICE_NONCE,
+    controller_nonce=VECTOR_CONTROLLER_NONCE,
+    stream_id=VECTOR_DEVICE_STREAM,
+    send_seq=41,
+    peer_stream_id=VECTOR_PREVIOUS_CONTROLLER_STREAM,
+    delivered_seq=17,
+)
+
+# v2-only DATA messages, and a resumed stream's seqs (they continue, they do not restart at 1).
+_DATA_VECTORS_V2: tuple[tuple[str, int, int, Message], ...] = (
+    ("status query (after every handshake)", SENDER_CONTROLLER, 1, StatusQuery()),
+    (
+        "status report: a shoe idle",
+        SENDER_DEVICE,
+        41,
+        StatusReport(state="ready", fault_code=0, lamp="green"),
+    ),
+    (
+        "status report: a shoe mid-deal, 9 of 14 cards reported",
+        SENDER_DEVICE,
+        42,
+        StatusReport(
+            state="busy",
+            fault_code=0,
+            lamp="amber",
+            deal="dealing",
+            positions=((1, 7), (0, 7)),
+            cards_reported=9,
+        ),
+    ),
+    (
+        "status report: a shoe stopped by a jam",
+        SENDER_DEVICE,
+        43,
+        StatusReport(
+            state="fault",
+            fault_code=0x11,
+            lamp="red",
+            deal="stopped",
+            positions=((2, 3), (0, 3)),
+            cards_reported=4,
+        ),
+    ),
+    (
+        "dealer key: next, seq 1,000,000 of a long-lived stream",
+        SENDER_DEVICE,
+        1_000_000,
+        DealerKey(key="next", seat=None),
+    ),
+)
+
+
+def build_vectors_v2() -> list[Vector]:
+    """Every v2 vector, valid ones first, in a fixed order. The device's Hello resumes: it knew an
+    earlier controller stream (delivered up to 17 of it), and its own stream's next frame is seq 41;
+    the controller, restarted, has a new stream and does not know the device's, so it confirms with
+    no peer stream and its first seq."""
+    device_key, session_key = VECTOR_DEVICE_KEY, VECTOR_SESSION_KEY
+    confirm = AuthConfirmV2(
+        device_nonce=VECTOR_DEVICE_NONCE,
+        protocol_version=PROTOCOL_V2,
+        window=8,
+        stream_id=VECTOR_CONTROLLER_STREAM,
+        send_seq=1,
+        peer_stream_id=bytes(len(VECTOR_CONTROLLER_STREAM)),
+        delivered_seq=0,
+    )
+    vectors = [
+        _valid(
+            "handshake 1: auth_challenge (a v1 frame: every device can answer it)",
+            device_key,
+            (KIND_HANDSHAKE, SENDER_CONTROLLER, 0),
+            AuthChallenge(controller_nonce=VECTOR_CONTROLLER_NONCE),
+        ),
+        _valid(
+            "handshake 2: hello_v2 (versions 1 and 2, window 8, its stream state), under the device key",
+            device_key,
+            (KIND_HANDSHAKE, SENDER_DEVICE, 0),
+            _HELLO_V2,
+            version=PROTOCOL_V2,
+        ),
+        _valid(
+            "handshake 3: auth_confirm_v2 (version 2, window 8), under the device key; derives session_key",
+            device_key,
+            (KIND_HANDSHAKE, SENDER_CONTROLLER, 0),
+            confirm,
+            version=PROTOCOL_V2,
+        ),
+    ]
+    vectors[-1]["session_key"] = session_key.hex()
+    for description, sender, seq, message in _DATA_VECTORS + _DATA_VECTORS_V2:
+        vectors.append(
+            _valid(description, session_key, (KIND_DATA, sender, seq), message, version=PROTOCOL_V2)
+        )
+    vectors += [
+        _valid(
+            "ack: the device's stream delivered up to seq 44, nothing held beyond",
+            session_key,
+            (KIND_ACK, SENDER_CONTROLLER, 44),
+            None,
+            version=PROTOCOL_V2,
+            sack=bytes(4),
+        ),
+        _valid(
+            "ack: up to 44, and seqs 46 and 48 held (bits 0 and 2): 45 and 47 are missing",
+            session_key,
+            (KIND_ACK, SENDER_CONTROLLER, 44),
+            None,
+            version=PROTOCOL_V2,
+            sack=(0b101).to_bytes(4, "big"),
+        ),
+        _valid(
+            "nak: the controller expects seq 2",
+            session_key,
+            (KIND_NAK, SENDER_DEVICE, 2),
+            None,
+            version=PROTOCOL_V2,
+        ),
+    ]
+    card = CardDealt(position=3, index=0, card=0).encode()
+
+    def v2(kind: int, sender: int, seq: int, payload: bytes, **options: Any) -> bytes:
+        return raw_frame(kind, sender, seq, payload, version=PROTOCOL_V2, **options)
+
+    good = v2(KIND_DATA, SENDER_DEVICE, 44, card, key=session_key)
+    vectors += [
+        _invalid(
+            "CRC-32 wrong (last CRC bit flipped)",
+            session_key,
+            v2(KIND_DATA, SENDER_DEVICE, 44, card, key=session_key, crc_xor=1),
+            "bad_crc",
+        ),
+        _invalid(
+            "payload byte changed on the wire",
+            session_key,
+            good[:-3] + bytes([good[-3] ^ 0x10]) + good[-2:],
+            "bad_crc",
+        ),
+        _invalid(
+            "signed with another device's key",
+            session_key,
+            v2(KIND_DATA, SENDER_DEVICE, 44, card, key=VECTOR_OTHER_KEY),
+            "bad_tag",
+        ),
+        _invalid(
+            "a frame of a previous session (device key, not session key)",
+            session_key,
+            v2(KIND_DATA, SENDER_DEVICE, 44, card, key=device_key),
+            "bad_tag",
+        ),
+        _invalid(
+            "protocol version 3",
+            session_key,
+            raw_frame(KIND_DATA, SENDER_DEVICE, 44, card, key=session_key, version=3),
+            "bad_version",
+        ),
+        _invalid(
+            "v2 ack without its SACK bitmap",
+            session_key,
+            v2(KIND_ACK, SENDER_CONTROLLER, 44, b"", key=session_key),
+            "bad_length",
+        ),
+        _invalid(
+            "v2 ack with a 5-byte bitmap",
+            session_key,
+            v2(KIND_ACK, SENDER_CONTROLLER, 44, bytes(5), key=session_key),
+            "bad_length",
+        ),
+        _invalid(
+            "v2 nak carrying a payload",
+            session_key,
+            v2(KIND_NAK, SENDER_DEVICE, 2, bytes(4), key=session_key),
+            "bad_length",
+        ),
+        _invalid(
+            "hello_v2 in a v1 frame",
+            device_key,
+            raw_frame(KIND_HANDSHAKE, SENDER_DEVICE, 0, _HELLO_V2.encode(), key=device_key),
+            "bad_message",
+        ),
+        _invalid(
+            "v1 hello in a v2 frame",
+            device_key,
+            v2(KIND_HANDSHAKE, SENDER_DEVICE, 0, _HELLO.encode(), key=device_key),
+            "bad_message",
+        ),
+        _invalid(
+            "status_query in a v1 frame (a v1 session has no such message)",
+            session_key,
+            raw_frame(KIND_DATA, SENDER_CONTROLLER, 1, StatusQuery().encode(), key=session_key),
+            "bad_message",
+        ),
+        _invalid(
+            "hello_v2 offering version 1 only",
+            device_key,
+            v2(
+                KIND_HANDSHAKE,
+                SENDER_DEVICE,
+                0,
+                _HELLO_V2.encode()[:2] + b"\x01" + _HELLO_V2.encode()[3:],
+                key=device_key,
+            ),
+            "bad_message",
+        ),
+        _invalid(
+            "hello_v2 with window 33 (more than MAX_WINDOW)",
+            device_key,
+            v2(
+                KIND_HANDSHAKE,
+                SENDER_DEVICE,
+                0,
+                _HELLO_V2.encode()[:3] + b"\x21" + _HELLO_V2.encode()[4:],
+                key=device_key,
+            ),
+            "bad_message",
+        ),
+        _invalid(
+            "status_report: deal none but positions given",
+            session_key,
+            v2(KIND_DATA, SENDER_DEVICE, 44, b"\x0d\x00\x00\x00\x01\x00\x01\x01\x07\x00", key=session_key),
+            "bad_message",
+        ),
+        _invalid(
+            "status_report sent by the controller",
+            session_key,
+            v2(
+                KIND_DATA,
+                SENDER_CONTROLLER,
+                2,
+                StatusReport(state="ready", fault_code=0, lamp="green").encode(),
+                key=session_key,
+            ),
+            "bad_message",
+        ),
+        _invalid(
+            "the controller sending card_dealt (a device's message)",
+            session_key,
+            v2(KIND_DATA, SENDER_CONTROLLER, 2, card, key=session_key),
+            "bad_message",
+        ),
+        _invalid(
+            "card 52 does not exist",
+            session_key,
+            v2(KIND_DATA, SENDER_DEVICE, 44, b"\x23\x03\x00\x34", key=session_key),
+            "bad_message",
+        ),
+        _invalid(
+            "byte after the last field",
+            session_key,
+            v2(KIND_DATA, SENDER_DEVICE, 44, card + b"\x00", key=session_key),
+            "bad_message",
+        ),
+        _invalid(
+            "unknown message type 0x7f",
+            session_key,
+            v2(KIND_DATA, SENDER_DEVICE, 44, b"\x7f", key=session_key),
+            "bad_message",
+        ),
+        _invalid("COBS code byte points past the end", session_key, bytes.fromhex("0005414200"), "bad_cobs"),
+        _invalid(
+            "no delimiter within 255 bytes", session_key, b"\x00" + b"\x41" * 300 + b"\x00", "frame_too_long"
         ),
     ]
     return vectors

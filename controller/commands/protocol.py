@@ -39,7 +39,7 @@ from firmware_protocol.constants import (
 from firmware_protocol.errors import FieldError
 from firmware_protocol.framing import encode_frame
 from firmware_protocol.messages import AuthChallenge, message_from_json
-from firmware_protocol.vectors import build_vectors
+from firmware_protocol.vectors import build_vectors, build_vectors_v2
 
 NAME = "protocol"
 HELP = "decode serial captures of the firmware protocol, encode messages into frames, print test vectors"
@@ -58,7 +58,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     encode.add_argument("--key-file", metavar="F", required=True, help="file holding the hex key that signs")
     encode.add_argument("--device-id", type=int, default=None, help="device_id for lines that give none")
     encode.add_argument("--raw", action="store_true", help="write the frames' bytes instead of hex lines")
-    actions.add_parser("vectors", help="print the protocol test vectors (docs/protocol-vectors.jsonl)")
+    vectors = actions.add_parser(
+        "vectors",
+        help="print the protocol test vectors (docs/protocol-vectors.jsonl; --version 2: -v2.jsonl)",
+    )
+    vectors.add_argument("--version", type=int, choices=(1, 2), default=1, help="the protocol version")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -67,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         return _decode(args)
     if action == "encode":
         return _encode(args)
-    for vector in build_vectors():
+    for vector in build_vectors_v2() if args.version == 2 else build_vectors():
         print(json.dumps(vector, ensure_ascii=False))
     return 0
 

@@ -20,10 +20,34 @@ def seeded_random_bytes(seed: int) -> Callable[[int], bytes]:
     return rng.randbytes
 
 
-def make_pair(seed: int = 1) -> tuple[Link, Link]:
-    controller = Link.controller({DEVICE_ID: DEVICE_KEY}, random_bytes=seeded_random_bytes(seed))
-    device = Link.device(DEVICE_ID, DEVICE_KEY, IDENTITY, random_bytes=seeded_random_bytes(seed + 1000))
+def make_pair(
+    seed: int = 1,
+    *,
+    controller_versions: tuple[int, ...] = (1, 2),
+    device_versions: tuple[int, ...] = (1, 2),
+    window: int = 8,
+) -> tuple[Link, Link]:
+    """A controller and a device Link (v2 by default; pass versions=(1,) for a v1 side)."""
+    controller = Link.controller(
+        {DEVICE_ID: DEVICE_KEY},
+        random_bytes=seeded_random_bytes(seed),
+        versions=controller_versions,
+        window=window,
+    )
+    device = Link.device(
+        DEVICE_ID,
+        DEVICE_KEY,
+        IDENTITY,
+        random_bytes=seeded_random_bytes(seed + 1000),
+        versions=device_versions,
+        window=window,
+    )
     return controller, device
+
+
+def make_v1_pair(seed: int = 1) -> tuple[Link, Link]:
+    """A v2 controller and a v1 device: the session runs v1."""
+    return make_pair(seed, device_versions=(1,))
 
 
 def exchange(controller: Link, device: Link, now_s: float, rounds: int = 6) -> None:
@@ -41,12 +65,15 @@ def drain(link: Link) -> list[LinkEvent]:
     return list(link.events())
 
 
-def connected_pair(seed: int = 1, now_s: float = 0.0) -> tuple[Link, Link]:
-    controller, device = make_pair(seed)
+def connected_pair(
+    seed: int = 1, now_s: float = 0.0, *, version: int = 2, window: int = 8
+) -> tuple[Link, Link]:
+    controller, device = make_v1_pair(seed) if version == 1 else make_pair(seed, window=window)
     controller.connect(now_s)
     exchange(controller, device, now_s)
     assert controller.is_up
     assert device.is_up
+    assert controller.version == device.version == version
     drain(controller)
     drain(device)
     return controller, device

@@ -6,19 +6,23 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from firmware_protocol.constants import NONCE_LEN
+from firmware_protocol.constants import MAX_WINDOW, NONCE_LEN, STREAM_ID_LEN
 from firmware_protocol.messages import (
     ALL_MESSAGE_CLASSES,
+    DEAL_PROGRESS,
     DEALER_KEYS,
+    DEVICE_KINDS,
     DEVICE_STATES,
     LAMP_COLOURS,
     VALID_POSITIONS,
+    AuthConfirmV2,
     Bool,
     CardList,
     Choice,
     Codec,
     DealerKey,
     DealRequest,
+    HelloV2,
     Message,
     Nonce,
     OptionalSeat,
@@ -27,6 +31,7 @@ from firmware_protocol.messages import (
     SInt64,
     SpotState,
     Status,
+    StatusReport,
     Text,
     UInt,
 )
@@ -108,7 +113,67 @@ def _dealer_key(draw: st.DrawFn) -> DealerKey:
     return DealerKey(key=key, seat=draw(st.integers(1, 7)) if key == "fold_seat" else None)
 
 
+_STREAM_IDS = st.binary(min_size=STREAM_ID_LEN, max_size=STREAM_ID_LEN).filter(any)
+_NONCES = st.binary(min_size=NONCE_LEN, max_size=NONCE_LEN)
+
+
+@st.composite
+def _stream_state(draw: st.DrawFn) -> dict[str, Any]:
+    """A stream id, a send seq, and a peer stream with its delivered seq (0 when there is none)."""
+    known = draw(st.booleans())
+    return {
+        "stream_id": draw(_STREAM_IDS),
+        "send_seq": draw(st.integers(1, 0xFFFF_FFFF)),
+        "peer_stream_id": draw(_STREAM_IDS) if known else bytes(STREAM_ID_LEN),
+        "delivered_seq": draw(st.integers(0, 0xFFFF_FFFF)) if known else 0,
+    }
+
+
+@st.composite
+def _hello_v2(draw: st.DrawFn) -> HelloV2:
+    versions = (1, 2) if draw(st.booleans()) else (2,)
+    return HelloV2(
+        device_kind=draw(st.sampled_from(DEVICE_KINDS)),
+        protocol_versions=versions,
+        max_window=draw(st.integers(1, MAX_WINDOW)),
+        model=draw(_text(32)),
+        serial_number=draw(_text(32)),
+        firmware_version=draw(_text(32)),
+        device_nonce=draw(_NONCES),
+        controller_nonce=draw(_NONCES),
+        **draw(_stream_state()),
+    )
+
+
+@st.composite
+def _auth_confirm_v2(draw: st.DrawFn) -> AuthConfirmV2:
+    return AuthConfirmV2(
+        device_nonce=draw(_NONCES),
+        protocol_version=2,
+        window=draw(st.integers(1, MAX_WINDOW)),
+        **draw(_stream_state()),
+    )
+
+
+@st.composite
+def _status_report(draw: st.DrawFn) -> StatusReport:
+    state = draw(st.sampled_from(DEVICE_STATES))
+    deal = draw(st.sampled_from(DEAL_PROGRESS))
+    positions = () if deal == "none" else draw(_deal_request()).positions
+    return StatusReport(
+        state=state,
+        fault_code=draw(st.integers(1, 0xFFFF)) if state == "fault" else 0,
+        lamp=draw(st.sampled_from(LAMP_COLOURS)),
+        deal=deal,
+        positions=positions,
+        cards_reported=0 if deal == "none" else draw(st.integers(0, 52)),
+    )
+
+
 _SPECIAL: dict[type[Message], st.SearchStrategy[Any]] = {
+    HelloV2: _hello_v2(),
+    AuthConfirmV2: _auth_confirm_v2(),
+    StatusReport: _status_report(),
     DealRequest: _deal_request(),
     ShuffleDone: _shuffle_done(),
     Status: _status(),

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from controller.cli import main
-from firmware_protocol.vectors import VECTOR_DEVICE_KEY, VECTOR_SESSION_KEY, build_vectors
+from firmware_protocol.vectors import VECTOR_DEVICE_KEY, VECTOR_SESSION_KEY, build_vectors, build_vectors_v2
 
 
 def run_cli(
@@ -61,7 +61,8 @@ def test_decode_hex_follows_a_whole_session_from_the_device_key(
 def test_decode_hex_reports_refusals_with_line_and_offset(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], key_files: tuple[str, str]
 ) -> None:
-    invalid = [v for v in build_vectors() if "error" in v and v["key"] == VECTOR_SESSION_KEY.hex()]
+    # The CLI reads v1 and v2 frames, so the v2 file's refusals are the ones it must make.
+    invalid = [v for v in build_vectors_v2() if "error" in v and v["key"] == VECTOR_SESSION_KEY.hex()]
     lines = [vector["frame"] for vector in invalid] + ["not hex", "", "  "]
     reports = decode_hex(monkeypatch, capsys, key_files[1], lines)
     firsts = {report["line"]: report for report in reversed(reports)}
@@ -163,12 +164,14 @@ def test_bad_key_files_are_usage_errors(
         assert reason in err
 
 
+@pytest.mark.parametrize(
+    ("arguments", "file"),
+    [([], "protocol-vectors.jsonl"), (["--version", "2"], "protocol-vectors-v2.jsonl")],
+)
 def test_vectors_command_prints_the_vectors_file(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], arguments: list[str], file: str
 ) -> None:
-    status, out, _ = run_cli(monkeypatch, capsys, ["protocol", "vectors"], b"")
+    status, out, _ = run_cli(monkeypatch, capsys, ["protocol", "vectors", *arguments], b"")
     assert status == 0
-    committed = (Path(__file__).resolve().parents[2] / "docs" / "protocol-vectors.jsonl").read_text(
-        encoding="utf-8"
-    )
+    committed = (Path(__file__).resolve().parents[2] / "docs" / file).read_text(encoding="utf-8")
     assert out == committed

@@ -67,6 +67,8 @@ def test_type_codes_are_unique_and_every_issue_message_exists() -> None:
         "shuffle", "shuffle_done", "deal_request", "card_dealt", "hand_complete", "shuffler_fault",
         "spot_state", "lock_bets", "unlock_bets", "spot_lamp",
         "show_button", "show_text", "show_seat_result", "dealer_key",
+        # v2
+        "hello_v2", "auth_confirm_v2", "status_query", "status_report",
     }  # fmt: skip
 
 

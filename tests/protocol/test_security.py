@@ -36,8 +36,8 @@ def received(events: Sequence[object]) -> list[object]:
     return [event.message for event in events if isinstance(event, MessageReceived)]
 
 
-def test_a_replayed_captured_frame_is_refused_and_reported() -> None:
-    controller, device = connected_pair()
+def test_a_replayed_captured_frame_is_refused_and_reported_v1() -> None:
+    controller, device = connected_pair(version=1)
     device.send(CardDealt(position=1, index=0, card=12), 0.1)
     captured = device.bytes_to_send()  # the attacker's capture of the first card
     controller.receive_data(captured, 0.1)
@@ -54,6 +54,31 @@ def test_a_replayed_captured_frame_is_refused_and_reported() -> None:
     assert received(events) == []
     assert controller.stats.refused["replay"] == 1
     assert controller.is_up  # a replay is refused, it does not break the session
+
+
+def test_a_replay_older_than_the_window_is_refused_and_reported_v2() -> None:
+    """In v2 a frame within one window of what was delivered may be the peer's retransmission (our
+    cumulative ACK was lost): it is acknowledged again, not delivered and not an alert. Anything older
+    cannot be a retransmission: it is a replay."""
+    controller, device = connected_pair(window=2)
+    captured = []
+    for index in range(4):
+        device.send(CardDealt(position=1, index=index, card=12 + index), 0.1)
+        captured.append(device.bytes_to_send())
+        controller.receive_data(captured[-1], 0.1)
+        device.receive_data(controller.bytes_to_send(), 0.1)
+    assert len(received(drain(controller))) == 4
+    controller.receive_data(captured[3], 0.2)  # seq 4: the last delivered, within the window
+    controller.receive_data(captured[2], 0.2)  # seq 3: delivered - 1, still within a window of 2
+    events = drain(controller)
+    assert alerts(events) == []
+    assert received(events) == []
+    assert controller.stats.duplicates == 2
+    controller.receive_data(captured[1], 0.3)  # seq 2: older than any retransmission could be
+    events = drain(controller)
+    assert alerts(events) == ["replay"]
+    assert received(events) == []
+    assert controller.is_up
 
 
 def test_the_last_frame_repeated_is_acknowledged_again_but_not_delivered_twice() -> None:

@@ -115,6 +115,19 @@ class ShufflerFault:
     first_index: int | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class DealStateReported:
+    """The shoe's answer to the controller's question after a handshake: the deal it holds.
+    ``deal``: none (no deal since its last shuffle, reset or power-up), dealing, complete, or stopped
+    (a fault ended it); ``positions`` what that deal asked for; ``cards_reported`` how many cards it has
+    reported for it - every one of them reached the controller before this answer did."""
+
+    device: str
+    deal: Literal["none", "dealing", "complete", "stopped"]
+    positions: tuple[tuple[int, int], ...]
+    cards_reported: int
+
+
 # --- bet sensors ----------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class BetChanged:
@@ -145,6 +158,7 @@ DomainEvent = (
     | CardDealt
     | HandComplete
     | ShufflerFault
+    | DealStateReported
     | BetChanged
     | DealerKey
 )

@@ -1,13 +1,15 @@
 """Driver for the card-reading shuffler / dealing shoe.
 
 Messages -> events: ShuffleDone -> DeckVerified; CardDealt -> CardDealt; HandComplete -> HandComplete;
-ShufflerFault -> ShufflerFault. Commands -> messages: Shuffle, Deal (DealRequest), ResetDevice (Reset).
+ShufflerFault -> ShufflerFault; StatusReport -> DealStateReported. Commands -> messages: Shuffle, Deal
+(DealRequest), ResetDevice (Reset).
 
 The driver also holds the shoe to what it was asked: it knows the deal it requested, so a card for a
 position not in the deal or beyond its count, a card already dealt in this deal, a gap in a position's
-indexes, or a HandComplete whose count differs from the request becomes a ShufflerFault (and such a
-card is not passed on as a CardDealt). A card already reported at the same (position, index) -
-resent by the shoe after a reconnect - is dropped silently; a different card there is a misread.
+indexes, a place reported twice, a HandComplete twice or whose count differs from the request, or a
+ShuffleDone nobody asked for becomes a ShufflerFault (and such a card is not passed on as a CardDealt).
+Nothing is dropped as "a repeat after a reconnect": the link delivers each message exactly once, so a
+second report is the shoe's own (a v1 shoe's resend after a reconnect is reported as what it is).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import firmware_protocol as fp
 from drivers.events import (
     CardDealt,
     Deal,
+    DealStateReported,
     DeckVerified,
     DomainCommand,
     DomainEvent,
@@ -77,9 +80,22 @@ class ShufflerDriver(DeviceDriver):
         name = self.name
         if isinstance(message, fp.CardDealt):
             yield from self._card(message)
+        elif isinstance(message, fp.StatusReport):
+            yield DealStateReported(
+                device=name,
+                deal=message.deal,
+                positions=tuple(message.positions),
+                cards_reported=message.cards_reported,
+            )
         elif isinstance(message, fp.HandComplete):
             if message.position in self._hands_completed:
-                return  # reported again after a reconnect
+                yield ShufflerFault(
+                    device=name,
+                    fault="card_count",
+                    position=message.position,
+                    detail=f"hand_complete reported twice ({message.card_count} cards)",
+                )
+                return
             self._hands_completed.add(message.position)
             yield HandComplete(device=name, position=message.position, card_count=message.card_count)
             requested = self._requested.get(message.position)
@@ -92,7 +108,10 @@ class ShufflerDriver(DeviceDriver):
                 )
         elif isinstance(message, fp.ShuffleDone):
             if self._shuffle_reported:
-                return  # no Shuffle asked since the last report: a repeat after a reconnect
+                yield ShufflerFault(
+                    device=name, fault="other", position=None, detail="shuffle_done with no shuffle asked"
+                )
+                return
             self._shuffle_reported = True
             yield DeckVerified(
                 device=name,
@@ -111,7 +130,15 @@ class ShufflerDriver(DeviceDriver):
         hand = self._hands.setdefault(position, [])
         if index < len(hand):
             if hand[index] == card or self._refused.get((position, index)) == card:
-                return  # the same report again (resent after a reconnect)
+                yield ShufflerFault(
+                    device=name,
+                    fault="misread",
+                    position=position,
+                    detail=f"index {index} reported twice",
+                    card=card,
+                    index=index,
+                )
+                return
             yield ShufflerFault(
                 device=name,
                 fault="misread",

@@ -7,9 +7,18 @@ jitter and a cap, reset after every good handshake. Every request waiting for it
 with DeviceUnavailable the moment the link drops. Health (state, last frame heard, frames, errors,
 reconnects) is kept in ``health`` and pushed to ``on_health`` on every change of state.
 
-The protocol is ``firmware_protocol.Link`` in its controller role: this module is the I/O shell around
-it (the transport, the clock, the timers); the device drivers (shuffler.py, bet_sensors.py,
-dealer_display.py) map its messages to drivers.events and back.
+The protocol is ``firmware_protocol.Link`` in its controller role, driven by the same
+``firmware_protocol.runner.LinkRunner`` the simulated firmware uses (the clock, the timers, the
+events); this module adds the transport, the reconnection and the health. The device drivers
+(shuffler.py, bet_sensors.py, dealer_display.py) map its messages to drivers.events and back.
+
+Exactly once is the Link's job, and nobody else's: with a v2 device one Link lives as long as the
+driver, so its stream survives every reconnect and the handshake resends exactly what each side lacks.
+A command accepted by ``send`` and not yet acknowledged when the line drops stays queued and is
+delivered after the next handshake (its ``send`` keeps waiting, up to ``request_timeout_s``). After
+every handshake with a v2 device the driver asks for its state (StatusQuery); the StatusReport answer
+becomes DeviceStatusChanged and, for the shoe, DealStateReported. A v1 device is driven in v1: what the
+line took unacknowledged fails its ``send`` with DeviceUnavailable, as v1 always did.
 """
 
 from __future__ import annotations
@@ -19,7 +28,7 @@ import contextlib
 import random
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Literal
 
 import structlog
@@ -36,10 +45,13 @@ from drivers.events import (
 from drivers.identity import device_id_for_key
 from drivers.transports import SimConnector, Transport, TransportClosed, TransportError, make_transport
 from firmware_protocol import (
+    PROTOCOL_V2,
+    SUPPORTED_VERSIONS,
     ErrorReport,
     Link,
     LinkDown,
     LinkError,
+    LinkEvent,
     LinkUp,
     Message,
     MessageAcked,
@@ -47,8 +59,11 @@ from firmware_protocol import (
     MessageRejected,
     SecurityAlert,
     Status,
+    StatusQuery,
+    StatusReport,
 )
-from firmware_protocol.constants import HEARTBEAT_INTERVAL_S, LINK_SILENCE_TIMEOUT_S
+from firmware_protocol.constants import DEFAULT_WINDOW
+from firmware_protocol.runner import LinkRunner, LinkTiming
 
 log = structlog.get_logger("drivers")
 
@@ -62,26 +77,16 @@ class DeviceUnavailable(Exception):
 
 @dataclass(frozen=True, slots=True)
 class DriverTiming:
-    """Every timer of a driver. ``time_scale`` speeds up the protocol's own timers (heartbeat every
-    HEARTBEAT_INTERVAL_S / scale, link down after LINK_SILENCE_TIMEOUT_S / scale of silence); the device
-    must run the same scale. Production: 1.0."""
+    """Every timer of a driver. ``link`` is the protocol's timing (the same LinkTiming the device runs:
+    its ``time_scale`` speeds up heartbeats and loss detection alike); the rest is the supervisor's."""
 
-    time_scale: float = 1.0
+    link: LinkTiming = field(default_factory=LinkTiming)
     connect_timeout_s: float = 3.0
     request_timeout_s: float = 3.0
     backoff_initial_s: float = 0.1
     backoff_max_s: float = 5.0
     backoff_multiplier: float = 2.0
     backoff_jitter: float = 0.2
-
-    @property
-    def heartbeat_interval_s(self) -> float:
-        return HEARTBEAT_INTERVAL_S / self.time_scale
-
-    @property
-    def heartbeat_window_s(self) -> float:
-        """How long silence lasts before the link is declared down (the loss-detection bound)."""
-        return LINK_SILENCE_TIMEOUT_S / self.time_scale
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +126,8 @@ class DeviceDriver:
         sim_hub: SimConnector | None = None,
         on_health: Callable[[DeviceHealth], None] | None = None,
         rng: random.Random | None = None,
+        protocol_versions: tuple[int, ...] = SUPPORTED_VERSIONS,
+        window: int = DEFAULT_WINDOW,
     ) -> None:
         self.name = name
         self.url = url
@@ -131,7 +138,8 @@ class DeviceDriver:
         self._usb_backend = usb_backend
         self._sim_hub = sim_hub
         make_transport(url, usb_backend=usb_backend, sim_hub=sim_hub)  # refuse a bad URL now, not later
-        self.link = Link.controller({self.device_id: key})
+        self.link = Link.controller({self.device_id: key}, versions=protocol_versions, window=window)
+        self.runner = LinkRunner(self.link, self.timing.link, on_event=self._on_link_event)
         self._backoff = Backoff(
             initial_s=self.timing.backoff_initial_s,
             max_s=self.timing.backoff_max_s,
@@ -143,16 +151,12 @@ class DeviceDriver:
         self._task: asyncio.Task[None] | None = None
         self._transport: Transport | None = None
         self._session_done: asyncio.Future[str] | None = None
-        self._timer: asyncio.TimerHandle | None = None
         self._pending: dict[int, asyncio.Future[None]] = {}
         self._last_heard_unix_s: float | None = None  # kept apart from _health: it changes every frame
         self._ready_event = asyncio.Event()
         self._ever_ready = False
         self._was_ready_this_session = False
         self._last_status: DeviceStatusChanged | None = None
-        self._last_message_previous_session: Message | None = None
-        self._last_message: Message | None = None
-        self._first_message_of_session = True
         self.setup()
 
     # --- public API -------------------------------------------------------------------------------------
@@ -206,13 +210,12 @@ class DeviceDriver:
             raise DeviceUnavailable(f"{self.name}: device is {self._health.state}")
         loop = asyncio.get_running_loop()
         try:
-            seq = self.link.send(message, self._now_s())
+            seq = self.runner.send(message)
         except LinkError as error:
             raise DeviceUnavailable(f"{self.name}: {error}") from error
         future: asyncio.Future[None] = loop.create_future()
         self._pending[seq] = future
         self.command_sent(command)
-        self._pump()
         try:
             async with asyncio.timeout(self.timing.request_timeout_s):
                 await future
@@ -252,9 +255,6 @@ class DeviceDriver:
         if self._on_health is not None:
             self._on_health(self.health)
 
-    def _now_s(self) -> float:
-        return asyncio.get_running_loop().time() * self.timing.time_scale
-
     async def _supervise(self) -> None:
         try:
             while True:
@@ -273,7 +273,7 @@ class DeviceDriver:
                 self._set_state("disconnected", last_error=reason)
                 await asyncio.sleep(self._backoff.next_delay_s())
         finally:
-            self._cancel_timer()
+            self.runner.detach()
             if self._transport is not None:
                 transport, self._transport = self._transport, None
                 await transport.close()
@@ -285,8 +285,8 @@ class DeviceDriver:
         self._session_done = loop.create_future()
         self._was_ready_this_session = False
         self._set_state("handshaking")
-        self.link.connect(self._now_s())
-        self._pump()
+        self.runner.attach(self._write)
+        self.runner.connect()
         reader = loop.create_task(self._read_loop(transport), name=f"driver {self.name} reader")
         try:
             reason = await self._session_done
@@ -294,16 +294,15 @@ class DeviceDriver:
             reader.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await reader
-            self._cancel_timer()
+            self.runner.detach()
             self._transport = None
             await transport.close()
             # The link may still think it is up (we ended the session ourselves): make it agree.
-            self.link.connection_lost("session_ended")
-            for _ in self.link.events():
-                pass
-        self._fail_pending(reason)
+            self.runner.connection_lost("session_ended")
+        if self.link.version != PROTOCOL_V2:
+            # v1 hands back what was never acknowledged: the device may or may not have it.
+            self._fail_pending(reason)
         if self._was_ready_this_session:
-            self._last_message_previous_session = self._last_message
             self._publish(DeviceLost(device=self.name, reason=reason))
             log.warning("device_lost", device=self.name, reason=reason)
         return reason
@@ -312,74 +311,47 @@ class DeviceDriver:
         if self._session_done is not None and not self._session_done.done():
             self._session_done.set_result(reason)
 
+    def _write(self, data: bytes) -> None:
+        transport = self._transport
+        if transport is None:
+            return
+        try:
+            transport.write(data)
+        except TransportClosed as closed:
+            self.runner.connection_lost(str(closed))
+            self._end_session(str(closed))
+
     async def _read_loop(self, transport: Transport) -> None:
         try:
             while True:
                 data = await transport.read()
                 before = self.link.stats.frames_accepted
-                self.link.receive_data(data, self._now_s())
+                self.runner.feed(data)
                 if self.link.stats.frames_accepted != before:
                     self._last_heard_unix_s = time.time()
-                self._pump()
         except TransportClosed as closed:
-            self.link.connection_lost(str(closed))
-            self._pump()
+            self.runner.connection_lost(str(closed))
             self._end_session(str(closed))
 
-    def _pump(self) -> None:
-        """Act on everything the link has to say, then write what it wants sent and re-arm its timer."""
-        link = self.link
-        for event in link.events():
-            if isinstance(event, MessageReceived):
-                self._on_message(event.message)
-            elif isinstance(event, MessageAcked):
-                future = self._pending.pop(event.seq, None)
-                if future is not None and not future.done():
-                    future.set_result(None)
-            elif isinstance(event, LinkUp):
-                self._on_link_up(event)
-            elif isinstance(event, LinkDown):
-                self._end_session(event.reason)
-            elif isinstance(event, SecurityAlert):
-                self._health = replace(self._health, security_events=self._health.security_events + 1)
-                self._publish(SecurityEvent(device=self.name, reason=event.reason, detail=event.detail))
-                log.warning("security_event", device=self.name, reason=event.reason, detail=event.detail)
-            elif isinstance(event, MessageRejected):
-                self._health = replace(self._health, errors=self._health.errors + 1)
-                log.warning("message_rejected", device=self.name, seq=event.seq, reason=event.reason)
-        data = link.bytes_to_send()
-        transport = self._transport
-        if data and transport is not None:
-            try:
-                transport.write(data)
-            except TransportClosed as closed:
-                link.connection_lost(str(closed))
-                self._end_session(str(closed))
-        self._arm_timer()
-
-    def _arm_timer(self) -> None:
-        deadline_s = self.link.next_deadline_s()
-        if deadline_s is None or self._transport is None:
-            self._cancel_timer()
-            return
-        when = deadline_s / self.timing.time_scale
-        # A timer due no later than the new deadline may stay: firing early only makes the Link look
-        # at its clock and say when to come back. Not re-arming on every frame keeps the loop's timer
-        # heap small at a thousand frames a second.
-        if self._timer is not None and self._timer.when() <= when:
-            return
-        self._cancel_timer()
-        self._timer = asyncio.get_running_loop().call_at(when, self._on_timer)
-
-    def _cancel_timer(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-
-    def _on_timer(self) -> None:
-        self._timer = None
-        self.link.handle_timers(self._now_s())
-        self._pump()
+    def _on_link_event(self, event: LinkEvent) -> None:
+        """Act on one thing the link has to say (the LinkRunner calls this for every event)."""
+        if isinstance(event, MessageReceived):
+            self._on_message(event.message)
+        elif isinstance(event, MessageAcked):
+            future = self._pending.pop(event.seq, None)
+            if future is not None and not future.done():
+                future.set_result(None)
+        elif isinstance(event, LinkUp):
+            self._on_link_up(event)
+        elif isinstance(event, LinkDown):
+            self._end_session(event.reason)
+        elif isinstance(event, SecurityAlert):
+            self._health = replace(self._health, security_events=self._health.security_events + 1)
+            self._publish(SecurityEvent(device=self.name, reason=event.reason, detail=event.detail))
+            log.warning("security_event", device=self.name, reason=event.reason, detail=event.detail)
+        elif isinstance(event, MessageRejected):
+            self._health = replace(self._health, errors=self._health.errors + 1)
+            log.warning("message_rejected", device=self.name, seq=event.seq, reason=event.reason)
 
     def _on_link_up(self, event: LinkUp) -> None:
         hello = event.hello
@@ -394,10 +366,14 @@ class DeviceDriver:
             )
             self._end_session("wrong_device_kind")
             return
+        for seq, _message in event.dropped:
+            # Given up by the link (another device answered, or a v1-only session): never delivered.
+            future = self._pending.pop(seq, None)
+            if future is not None and not future.done():
+                future.set_exception(DeviceUnavailable(f"{self.name}: not delivered ({event.version=})"))
         reconnects = self._health.reconnects + (1 if self._ever_ready else 0)
         self._ever_ready = True
         self._was_ready_this_session = True
-        self._first_message_of_session = True
         self._backoff.reset()
         self.session_started()
         self._set_state("ready", reconnects=reconnects, last_error="")
@@ -410,25 +386,30 @@ class DeviceDriver:
                 firmware_version=hello.firmware_version,
             )
         )
-        log.info("device_ready", device=self.name, serial_number=hello.serial_number)
+        log.info(
+            "device_ready",
+            device=self.name,
+            serial_number=hello.serial_number,
+            protocol_version=event.version,
+            window=event.window,
+            resumed=event.resumed,
+        )
+        if event.version >= PROTOCOL_V2:
+            # What did the device do while the line was down? Ask, rather than wait and guess: the
+            # answer follows everything it sent before it, in the same stream.
+            self.runner.send(StatusQuery())
 
     def _on_message(self, message: Message) -> None:
-        first = self._first_message_of_session
-        self._first_message_of_session = False
-        # The Link delivers exactly once within a session. Across a reconnect the device resends what
-        # it never saw acknowledged, and only the first of those may already have reached us (its ACK
-        # was lost with the line): that one repeat is dropped here.
-        if first and message == self._last_message_previous_session:
-            log.info("duplicate_after_reconnect_dropped", device=self.name, message=message.NAME)
-            return
-        self._last_message = message
-        if isinstance(message, Status):
+        if isinstance(message, Status | StatusReport):
             status = DeviceStatusChanged(
                 device=self.name, state=message.state, fault_code=message.fault_code, lamp=message.lamp
             )
             if status != self._last_status:
                 self._last_status = status
                 self._publish(status)
+            if isinstance(message, StatusReport):
+                for domain_event in self.translate(message):
+                    self._publish(domain_event)
             return
         if isinstance(message, ErrorReport):
             self._health = replace(

@@ -9,7 +9,7 @@ in fault (status fault, red lamp) until a Reset.
 
 from __future__ import annotations
 
-from firmware_protocol import LockBets, Message, Reset, SpotLamp, SpotState, UnlockBets
+from firmware_protocol import SUPPORTED_VERSIONS, LockBets, Message, Reset, SpotLamp, SpotState, UnlockBets
 from firmware_protocol.messages import DeviceKind, SpotLampColour
 from sim_devices.firmware import LinkTiming, SimulatedDevice
 
@@ -30,12 +30,20 @@ class SimulatedBetSensors(SimulatedDevice):
         device_id: int | None = None,
         timing: LinkTiming | None = None,
         seed: int | None = None,
+        protocol_versions: tuple[int, ...] = SUPPORTED_VERSIONS,
     ) -> None:
         if not 1 <= seats <= 7:
             raise ValueError(f"seats {seats}: a table has 1..7 seats")
         if not 1 <= spots <= 8:
             raise ValueError(f"spots {spots}: a seat has 1..8 betting spots")
-        super().__init__(key=key, serial_number=serial_number, device_id=device_id, timing=timing, seed=seed)
+        super().__init__(
+            key=key,
+            serial_number=serial_number,
+            device_id=device_id,
+            timing=timing,
+            seed=seed,
+            protocol_versions=protocol_versions,
+        )
         self.seats = seats
         self.spots = spots
         self.locked = False

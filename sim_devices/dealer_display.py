@@ -4,7 +4,15 @@ through the API (``press``) or a scenario script."""
 
 from __future__ import annotations
 
-from firmware_protocol import DealerKey, Message, Reset, ShowButton, ShowSeatResult, ShowText
+from firmware_protocol import (
+    SUPPORTED_VERSIONS,
+    DealerKey,
+    Message,
+    Reset,
+    ShowButton,
+    ShowSeatResult,
+    ShowText,
+)
 from firmware_protocol.messages import DealerKeyName, DeviceKind, SeatResult
 from sim_devices.firmware import LinkTiming, SimulatedDevice
 
@@ -21,8 +29,16 @@ class SimulatedDealerDisplay(SimulatedDevice):
         device_id: int | None = None,
         timing: LinkTiming | None = None,
         seed: int | None = None,
+        protocol_versions: tuple[int, ...] = SUPPORTED_VERSIONS,
     ) -> None:
-        super().__init__(key=key, serial_number=serial_number, device_id=device_id, timing=timing, seed=seed)
+        super().__init__(
+            key=key,
+            serial_number=serial_number,
+            device_id=device_id,
+            timing=timing,
+            seed=seed,
+            protocol_versions=protocol_versions,
+        )
         self.button_seat: int | None = None
         self.text = ""
         self.seat_results: dict[int, tuple[SeatResult, int]] = {}

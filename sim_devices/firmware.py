@@ -1,12 +1,20 @@
 """The firmware core every simulated device shares: the device-side protocol Link on a port.
 
-This is the same ``firmware_protocol.Link`` the controller runs, in its device role: the simulated
-device is real firmware logic, not canned replies. The class here owns the link's clock and timers
-(asyncio callbacks), an outbox of application messages that outlives a session (what was not
-acknowledged when the link went down is sent again after the next handshake, in order), and the two
+This is the same ``firmware_protocol.Link`` the controller runs, in its device role, driven by the same
+``firmware_protocol.runner.LinkRunner`` the drivers use: the simulated device is real firmware logic,
+not canned replies. The class here owns an outbox of application messages emitted while the link is
+not up (they go out in order once it is), the answer to the controller's StatusQuery, and the two
 misbehaviours every device can show: going silent and being unplugged.
 
-Subclasses (shuffler, bet sensors, dealer display) implement ``on_message`` and ``on_link_up``.
+A v2 device (the default) keeps one Link for life, so its stream survives every reconnect: the Link
+resends exactly what the controller lacks, and the firmware never resends anything itself.
+``protocol_versions=(1,)`` makes the v1 firmware kept for interoperability: it speaks v1 only, and, as
+v1 firmware did, puts what the link handed back unacknowledged at the front of its outbox again (so a
+v1 device may repeat a message across a reconnect; v1 has no way to know).
+``power_cycle()`` is the other kind of loss: a new Link (a new stream), and the device's state gone.
+
+Subclasses (shuffler, bet sensors, dealer display) implement ``on_message`` and ``on_link_up``, and
+may add to ``status_report`` (the shoe reports its deal there).
 """
 
 from __future__ import annotations
@@ -20,10 +28,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from firmware_protocol import (
+    SUPPORTED_VERSIONS,
     DeviceIdentity,
     ErrorReport,
     Link,
     LinkDown,
+    LinkEvent,
     LinkUp,
     Message,
     MessageAcked,
@@ -31,13 +41,19 @@ from firmware_protocol import (
     MessageRejected,
     SecurityAlert,
     Status,
+    StatusQuery,
+    StatusReport,
 )
+from firmware_protocol.constants import DEFAULT_WINDOW, MAX_SEND_QUEUE
 from firmware_protocol.messages import DeviceKind, DeviceState, LampColour
+from firmware_protocol.runner import LinkRunner, LinkTiming
 from sim_devices.ports import DevicePort
 
+__all__ = ["LinkTiming", "SimulatedDevice", "device_id_for_key"]
+
 # How many application messages the firmware lets the link hold (queued + in flight) at once; the rest
-# wait in the outbox. Well under the link's MAX_SEND_QUEUE, so send() is never refused.
-LINK_WINDOW_MESSAGES = 8
+# wait in the outbox. Under the link's MAX_SEND_QUEUE, so send() is never refused.
+LINK_QUEUE_MESSAGES = MAX_SEND_QUEUE // 2
 DEVICE_ID_INFO = b"flushtable/1 device id"
 _LAMP_FOR_STATE: dict[DeviceState, LampColour] = {"ready": "green", "busy": "amber", "fault": "red"}
 
@@ -47,20 +63,6 @@ def device_id_for_key(key: bytes) -> int:
     drivers.identity derives the same, and tests/sim/test_firmware.py checks they agree)."""
     value = int.from_bytes(hashlib.sha256(DEVICE_ID_INFO + key).digest()[:4], "big")
     return value or 1
-
-
-@dataclass(frozen=True, slots=True)
-class LinkTiming:
-    """``time_scale`` runs the protocol's clock faster than the wall clock: every protocol timer
-    (heartbeat, ACK timeout, silence timeout, handshake retry) is divided by it. Production uses 1;
-    tests use 5-10 so a missed heartbeat is noticed in a fraction of a second. Both ends of a line
-    must use the same scale."""
-
-    time_scale: float = 1.0
-
-    def __post_init__(self) -> None:
-        if not self.time_scale > 0:
-            raise ValueError(f"time_scale {self.time_scale} must be positive")
 
 
 @dataclass(slots=True)
@@ -73,7 +75,7 @@ class FirmwareCounters:
 
 
 class SimulatedDevice:
-    """Device-side firmware: a Link on a DevicePort, timers on the event loop."""
+    """Device-side firmware: a Link on a DevicePort, driven by a LinkRunner."""
 
     KIND: DeviceKind = "shuffler"
     MODEL = "SIM"
@@ -87,6 +89,8 @@ class SimulatedDevice:
         firmware_version: str = "1.0.0",
         timing: LinkTiming | None = None,
         seed: int | None = None,
+        protocol_versions: tuple[int, ...] = SUPPORTED_VERSIONS,
+        window: int = DEFAULT_WINDOW,
     ) -> None:
         self.key = key
         self.device_id = device_id if device_id is not None else device_id_for_key(key)
@@ -97,9 +101,10 @@ class SimulatedDevice:
             firmware_version=firmware_version,
         )
         self.timing = timing or LinkTiming()
+        self.protocol_versions = protocol_versions
+        self.window = window
         # Seeded nonces make a test reproducible; without a seed the OS's CSPRNG makes them.
         self._nonce_rng = random.Random(seed) if seed is not None else None
-        self.link = Link.device(self.device_id, key, self.identity, random_bytes=self._random_bytes)
         self.port: DevicePort | None = None
         self.outbox: deque[Message] = deque()
         self.counters = FirmwareCounters()
@@ -107,10 +112,21 @@ class SimulatedDevice:
         self.state: DeviceState = "ready"
         self.fault_code = 0
         self.lamp: LampColour = "green"
-        self._timer: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[None]] = set()
-        self._loop: asyncio.AbstractEventLoop | None = None
         self.on_link_event: Callable[[object], None] | None = None  # for tests that watch the firmware
+        self.link, self.runner = self._new_link()
+
+    def _new_link(self) -> tuple[Link, LinkRunner]:
+        link = Link.device(
+            self.device_id,
+            self.key,
+            self.identity,
+            random_bytes=self._random_bytes,
+            versions=self.protocol_versions,
+            window=self.window,
+        )
+        runner = LinkRunner(link, self.timing, on_event=self._on_link_event, before_write=self._fill_link)
+        return link, runner
 
     def _random_bytes(self, count: int) -> bytes:
         if self._nonce_rng is not None:
@@ -120,9 +136,9 @@ class SimulatedDevice:
     # --- life ---------------------------------------------------------------------------------------
     async def serve(self, port: DevicePort) -> None:
         """Attach to ``port`` and plug it in."""
-        self._loop = asyncio.get_running_loop()
         self.port = port
         port.attach(self)
+        self.runner.attach(self._write)
         await port.start()
 
     async def stop(self) -> None:
@@ -131,7 +147,7 @@ class SimulatedDevice:
             task.cancel()
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
-        self._cancel_timer()
+        self.runner.close()
         if self.port is not None:
             await self.port.stop()
 
@@ -144,15 +160,18 @@ class SimulatedDevice:
 
     def now_s(self) -> float:
         """The link's clock: the loop's monotonic clock, scaled."""
-        loop = self._loop or asyncio.get_running_loop()
-        return loop.time() * self.timing.time_scale
+        return self.runner.now_s()
+
+    def _write(self, data: bytes) -> None:
+        if self.port is not None:
+            self.port.send(data)  # lost when unplugged, as on a real cable
 
     # --- misbehaviour every device can show -------------------------------------------------------------
     def go_silent(self, duration_s: float) -> asyncio.Task[None]:
         """Firmware hangs from now: nothing in, nothing out, for ``duration_s``; then it carries on.
         Returns the task that ends the silence (await it to wait for the device to come back)."""
         self.silent = True
-        self._cancel_timer()
+        self.runner.pause()
         return self.spawn(self._end_silence_after(duration_s), "device-silence")
 
     async def _end_silence_after(self, duration_s: float) -> None:
@@ -160,7 +179,7 @@ class SimulatedDevice:
             await asyncio.sleep(duration_s)
         finally:
             self.silent = False
-            self._after_link_activity()
+            self.runner.resume()
 
     async def unplug_for(self, duration_s: float) -> None:
         """The cable is pulled for ``duration_s`` (the device keeps its power and its state)."""
@@ -169,26 +188,34 @@ class SimulatedDevice:
         await asyncio.sleep(duration_s)
         await self.port.plug()
 
+    def power_cycle(self) -> None:
+        """The device loses power and boots again: a new Link (a new stream: nothing it sent before is
+        resent, nothing the controller sent before is known), the outbox gone. Subclasses also forget
+        what they were doing (``on_power_cycle``)."""
+        self.runner.close()
+        self.outbox.clear()
+        self.on_power_cycle()
+        self.link, self.runner = self._new_link()
+        if self.port is not None:
+            self.runner.attach(self._write)
+
     # --- WireListener -------------------------------------------------------------------------------
     def wire_up(self) -> None:
         pass  # the controller speaks first (AuthChallenge); nothing to do until it does
 
     def wire_bytes(self, data: bytes) -> None:
-        if self.silent:
-            return
-        self.link.receive_data(data, self.now_s())
-        self._after_link_activity()
+        self.runner.feed(data)
 
     def wire_down(self) -> None:
-        self.link.connection_lost("port_closed")
-        self._after_link_activity()
+        if not self.silent:
+            self.runner.connection_lost("port_closed")
 
     # --- sending ------------------------------------------------------------------------------------
     def emit(self, message: Message) -> None:
         """Send an application message: now if the link has room, else when it has (even after a
         reconnect). Nothing emitted is ever dropped by the firmware."""
         self.outbox.append(message)
-        self._after_link_activity()
+        self.runner.pump()
 
     def set_status(self, state: DeviceState, fault_code: int = 0, lamp: LampColour | None = None) -> None:
         self.state = state
@@ -202,65 +229,54 @@ class SimulatedDevice:
     def refuse(self, seq: int, code: int, detail: str) -> None:
         self.emit(ErrorReport(code=code, refused_seq=seq, detail=detail[:64]))
 
-    # --- the loop around the Link -------------------------------------------------------------------
-    def _after_link_activity(self) -> None:
-        if self.silent:
-            return
-        link = self.link
-        for event in link.events():
-            if self.on_link_event is not None:
-                self.on_link_event(event)
-            if isinstance(event, LinkUp):
-                self.counters.sessions += 1
-                self.on_link_up()
-            elif isinstance(event, MessageReceived):
-                self.counters.messages_received += 1
+    # --- the runner's callbacks -------------------------------------------------------------------------
+    def _on_link_event(self, event: LinkEvent) -> None:
+        if self.on_link_event is not None:
+            self.on_link_event(event)
+        if isinstance(event, LinkUp):
+            self.counters.sessions += 1
+            # Messages the link gave up (a v2 stream met a v1-only controller) go out again in v1.
+            self.outbox.extendleft(message for _, message in reversed(event.dropped))
+            self.on_link_up()
+        elif isinstance(event, MessageReceived):
+            self.counters.messages_received += 1
+            if isinstance(event.message, StatusQuery):
+                self.emit(self.status_report())
+            else:
                 self.on_message(event.message, event.seq)
-            elif isinstance(event, LinkDown):
-                self.counters.links_down.append(event.reason)
-                # What the controller never acknowledged goes out again, first and in order, next session.
-                self.outbox.extendleft(message for _, message in reversed(event.unacknowledged))
-            elif isinstance(event, SecurityAlert):
-                self.counters.security_alerts.append(event)
-            elif isinstance(event, MessageRejected | MessageAcked):
-                pass
-        if link.is_up:
-            now_s = self.now_s()
-            while self.outbox and link.pending_count < LINK_WINDOW_MESSAGES:
-                link.send(self.outbox.popleft(), now_s)
-                self.counters.messages_sent += 1
-        data = link.bytes_to_send()
-        if data and self.port is not None:
-            self.port.send(data)
-        self._schedule_timer()
+        elif isinstance(event, LinkDown):
+            self.counters.links_down.append(event.reason)
+            # v1 only (v2 keeps them in the link): what the controller never acknowledged goes out
+            # again, first and in order, next session. v1 cannot tell whether the first of them arrived.
+            self.outbox.extendleft(message for _, message in reversed(event.unacknowledged))
+        elif isinstance(event, SecurityAlert):
+            self.counters.security_alerts.append(event)
+        elif isinstance(event, MessageRejected | MessageAcked):
+            pass
 
-    def _schedule_timer(self) -> None:
-        deadline_s = self.link.next_deadline_s()
-        if deadline_s is None or self._loop is None or self._loop.is_closed():
-            self._cancel_timer()
+    def _fill_link(self) -> None:
+        link = self.link
+        if not link.is_up:
             return
-        when = deadline_s / self.timing.time_scale
-        if self._timer is not None and self._timer.when() <= when:
-            return  # due no later than needed: firing early is harmless (the Link re-says when)
-        self._cancel_timer()
-        self._timer = self._loop.call_at(when, self._on_timer)
-
-    def _cancel_timer(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-
-    def _on_timer(self) -> None:
-        self._timer = None
-        if self.silent:
-            return
-        self.link.handle_timers(self.now_s())
-        self._after_link_activity()
+        now_s = self.runner.now_s()
+        while self.outbox and link.pending_count < LINK_QUEUE_MESSAGES:
+            link.send(self.outbox.popleft(), now_s)
+            self.counters.messages_sent += 1
 
     # --- for subclasses --------------------------------------------------------------------------------
     def on_link_up(self) -> None:
-        """A controller authenticated: report our status (and whatever state it needs)."""
-        self.emit(Status(state=self.state, fault_code=self.fault_code, lamp=self.lamp))
+        """A controller authenticated. A v1 controller learns our state from a Status now; a v2
+        controller asks (StatusQuery) and gets a StatusReport."""
+        if self.link.version == 1:
+            self.emit(Status(state=self.state, fault_code=self.fault_code, lamp=self.lamp))
+
+    def status_report(self) -> StatusReport:
+        """The answer to a StatusQuery (the shoe adds its deal)."""
+        return StatusReport(state=self.state, fault_code=self.fault_code, lamp=self.lamp)
+
+    def on_power_cycle(self) -> None:
+        """Forget what a power cut forgets (subclasses)."""
+        self.state, self.fault_code, self.lamp = "ready", 0, "green"
 
     def on_message(self, message: Message, seq: int) -> None:
         raise NotImplementedError

@@ -61,7 +61,10 @@ def _spec_json(spec: SimDeviceSpec) -> dict[str, Any]:
 
 
 def _spec_from_json(fields: dict[str, Any]) -> SimDeviceSpec:
-    return SimDeviceSpec(**{**fields, "key": bytes.fromhex(str(fields["key"]))})
+    versions = tuple(int(version) for version in fields.get("protocol_versions", (1, 2)))
+    return SimDeviceSpec(
+        **{**fields, "key": bytes.fromhex(str(fields["key"])), "protocol_versions": versions}
+    )
 
 
 # --- the parent's side ------------------------------------------------------------------------------

@@ -25,6 +25,10 @@ unplug             the cable is pulled for ``duration_s``; the shoe keeps dealin
 the deal too): the same card (a repeat) or, with ``misread``, the next card number (a misread).
 
 A Reset clears a fault and abandons a deal; the shoe is ready again.
+
+A v2 controller asks for the shoe's state after every handshake (StatusQuery); the StatusReport answer
+carries the deal the shoe holds: none, dealing, complete or stopped (a fault ended it), the positions
+asked for, and the cards reported so far. ``power_cycle()`` loses all of it (and the deck).
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from firmware_protocol import (
+    SUPPORTED_VERSIONS,
     CardDealt,
     DealRequest,
     HandComplete,
@@ -45,8 +50,9 @@ from firmware_protocol import (
     Shuffle,
     ShuffleDone,
     ShufflerFault,
+    StatusReport,
 )
-from firmware_protocol.messages import DeviceKind
+from firmware_protocol.messages import DealProgress, DeviceKind
 from sim_devices.firmware import LinkTiming, SimulatedDevice
 
 DECK_SIZE = 52
@@ -115,9 +121,17 @@ class SimulatedShuffler(SimulatedDevice):
         device_id: int | None = None,
         timing: LinkTiming | None = None,
         seed: int | None = None,
+        protocol_versions: tuple[int, ...] = SUPPORTED_VERSIONS,
         card_interval_s: float = 0.0,
     ) -> None:
-        super().__init__(key=key, serial_number=serial_number, device_id=device_id, timing=timing, seed=seed)
+        super().__init__(
+            key=key,
+            serial_number=serial_number,
+            device_id=device_id,
+            timing=timing,
+            seed=seed,
+            protocol_versions=protocol_versions,
+        )
         self._deck_rng: random.Random = random.Random(seed) if seed is not None else secrets.SystemRandom()
         self.card_interval_s = card_interval_s
         self.deck: list[int] = []  # cards still in the shoe; the next card dealt is deck[-1]
@@ -127,6 +141,10 @@ class SimulatedShuffler(SimulatedDevice):
         self.planned: list[PlannedFault] = []
         self._deal_task: asyncio.Task[None] | None = None
         self._current_position: int | None = None  # where the deal stands, for a fault's report
+        # The deal the shoe holds, for a StatusReport: what was asked, how far it got.
+        self.deal_progress: DealProgress = "none"
+        self.deal_positions: tuple[tuple[int, int], ...] = ()
+        self.cards_reported = 0
         self.shuffles = 0
         self.deals_started = 0
 
@@ -171,7 +189,33 @@ class SimulatedShuffler(SimulatedDevice):
         if self._deal_task is not None:
             self._deal_task.cancel()
             self._deal_task = None
+        self._hold_deal("none")
         self.set_status("ready")
+
+    def _hold_deal(self, progress: DealProgress, positions: tuple[tuple[int, int], ...] = ()) -> None:
+        self.deal_progress = progress
+        if progress in ("none", "dealing"):
+            self.deal_positions = positions
+            self.cards_reported = 0
+
+    def status_report(self) -> StatusReport:
+        return StatusReport(
+            state=self.state,
+            fault_code=self.fault_code,
+            lamp=self.lamp,
+            deal=self.deal_progress,
+            positions=self.deal_positions,
+            cards_reported=min(self.cards_reported, DECK_SIZE),
+        )
+
+    def on_power_cycle(self) -> None:
+        super().on_power_cycle()
+        if self._deal_task is not None:
+            self._deal_task.cancel()
+            self._deal_task = None
+        self.deck = []  # a shoe that lost power must be shuffled again
+        self._current_position = None
+        self._hold_deal("none")
 
     def _on_shuffle(self, seq: int) -> None:
         if self.dealing:
@@ -185,6 +229,7 @@ class SimulatedShuffler(SimulatedDevice):
             self._fault("red_light", None, "red light during shuffle")
             return
         self.shuffles += 1
+        self._hold_deal("none")  # a new deck: the last deal is over
         self.deck = list(range(DECK_SIZE))
         self._deck_rng.shuffle(self.deck)
         read_back = list(self.deck)
@@ -213,6 +258,7 @@ class SimulatedShuffler(SimulatedDevice):
             self.refuse(seq, ERROR_DEVICE_FAULT, "in fault: reset first")
             return
         self.deals_started += 1
+        self._hold_deal("dealing", tuple(request.positions))
         self._deal_task = self.spawn(self._deal(request.positions), "shuffler-deal")
 
     def _take_fault(self, *, during_shuffle: bool = False, at_card: int | None = None) -> PlannedFault | None:
@@ -240,6 +286,8 @@ class SimulatedShuffler(SimulatedDevice):
     def _fault(self, kind: str, position: int | None, detail: str) -> None:
         if self._deal_task is not None and self._deal_task is not asyncio.current_task():
             self._deal_task.cancel()
+        if self.deal_progress == "dealing":
+            self._hold_deal("stopped")
         self.emit(ShufflerFault(fault=kind, position=position, detail=detail))  # type: ignore[arg-type]
         self.set_status("fault", FAULT_CODES.get(kind, 0xFF))
 
@@ -272,8 +320,10 @@ class SimulatedShuffler(SimulatedDevice):
                     return
                 self.dealt.append((position, index, card))
                 self.emit(CardDealt(position=position, index=index, card=card))
+                self.cards_reported += 1
                 dealt_here += 1
                 card_number += 1
             self.emit(HandComplete(position=position, card_count=dealt_here))
         self._current_position = None
+        self._hold_deal("complete")
         self.set_status("ready")

@@ -39,6 +39,7 @@ class SimDeviceSpec:
     seats: int = 6
     spots: int = 4
     card_interval_s: float = 0.0
+    protocol_versions: tuple[int, ...] = (1, 2)  # (1,): the v1 firmware, kept to test v1 interop
 
 
 @dataclass(slots=True)
@@ -63,6 +64,7 @@ class SimTable:
                 timing=self.timing,
                 seed=seed,
                 card_interval_s=spec.card_interval_s,
+                protocol_versions=spec.protocol_versions,
             )
         if spec.kind == "bet_sensors":
             return SimulatedBetSensors(
@@ -72,8 +74,15 @@ class SimTable:
                 seed=seed,
                 seats=spec.seats,
                 spots=spec.spots,
+                protocol_versions=spec.protocol_versions,
             )
-        return SimulatedDealerDisplay(key=spec.key, serial_number=serial, timing=self.timing, seed=seed)
+        return SimulatedDealerDisplay(
+            key=spec.key,
+            serial_number=serial,
+            timing=self.timing,
+            seed=seed,
+            protocol_versions=spec.protocol_versions,
+        )
 
     def _noise(self, index: int, direction: int) -> NoiseManipulator | None:
         if self.noise is None or self.noise.clean:

@@ -88,7 +88,9 @@ async def table_rig(
     noise: NoiseRates | None = None,
     card_interval_s: float = 0.0,
     driver_timing: DriverTiming | None = None,
+    protocol_versions: tuple[int, ...] = (1, 2),
 ) -> AsyncIterator[Rig]:
+    """``protocol_versions=(1,)`` serves the v1 firmware (the drivers speak v1 and v2 always)."""
     specs = [
         SimDeviceSpec(
             name=name,
@@ -96,13 +98,14 @@ async def table_rig(
             key=TEST_KEYS[name],
             transport=transport,
             card_interval_s=card_interval_s,
+            protocol_versions=protocol_versions,
         )
         for name in names
     ]
     table = SimTable(specs, run_dir=run_dir, timing=LinkTiming(time_scale), seed=seed, noise=noise)
     rig = Rig(table)
     timing = driver_timing or DriverTiming(
-        time_scale=time_scale,
+        link=LinkTiming(time_scale),
         backoff_initial_s=0.02,
         backoff_max_s=0.2,
         connect_timeout_s=2.0,

@@ -14,6 +14,7 @@ from typing import ClassVar
 
 import pytest
 
+import firmware_protocol as fp
 from drivers.events import (
     BetChanged,
     CardDealt,
@@ -36,6 +37,7 @@ from drivers.events import (
 )
 from drivers.factory import make_driver
 from drivers.supervisor import DeviceHealth, DeviceUnavailable, DriverTiming
+from firmware_protocol.runner import LinkTiming
 from sim_devices.shuffler import PlannedFault
 from sim_devices.table import TransportKind
 from tests.device_harness.leaks import run_async
@@ -158,7 +160,7 @@ class BackToBack:
         async def body(rig: Rig) -> None:
             await shuffle_and_verify(rig)
             shoe = rig.table.shuffler()
-            window_s = rig.drivers["shuffler"].timing.heartbeat_window_s
+            window_s = rig.drivers["shuffler"].timing.link.heartbeat_window_s
             shoe.plan_fault(PlannedFault("unplug", at_card=20, duration_s=3 * window_s))
             await rig.drivers["shuffler"].send(Deal("shuffler", SIX_SEATS_AND_BANKER))
             await rig.log.wait_for(CardDealt, lambda e: e.position == 3, timeout_s=5)
@@ -176,30 +178,63 @@ class BackToBack:
 
         self.run(tmp_path, body, card_interval_s=0.01)
 
-    def test_a_silent_device_is_lost_within_the_heartbeat_window_and_pending_commands_fail(
+    def test_a_silent_device_is_lost_within_the_heartbeat_window_and_a_pending_command_arrives_after(
         self, tmp_path: Path
     ) -> None:
+        """v2: the command accepted before the device hung is not failed when the link drops: the link
+        keeps it and delivers it, once, after the next handshake."""
+
         async def body(rig: Rig) -> None:
             display = rig.table.dealer_display()
             driver = rig.drivers["display"]
-            window_s = driver.timing.heartbeat_window_s
+            texts: list[str] = []
+
+            def watch(event: object) -> None:
+                if isinstance(event, fp.MessageReceived) and isinstance(event.message, fp.ShowText):
+                    texts.append(event.message.text)
+
+            display.on_link_event = watch
+            window_s = driver.timing.link.heartbeat_window_s
             silence = display.go_silent(4 * window_s)
             started = time.monotonic()
-            with pytest.raises(DeviceUnavailable):
-                await driver.send(ShowText("display", "nobody hears this"))
-            # Failed when the link was declared down, not at the 3 s request timeout.
-            assert time.monotonic() - started <= window_s + 0.5
+            pending = asyncio.get_running_loop().create_task(
+                driver.send(ShowText("display", "said while hung"))
+            )
             lost = await rig.log.wait_for(DeviceLost)
+            assert time.monotonic() - started <= window_s + 0.5  # noticed within the heartbeat window
             assert lost.reason in ("heartbeat_missed", "no_ack")
+            assert not pending.done()  # kept, not failed
             with pytest.raises(DeviceUnavailable):
-                await driver.send(ShowText("display", "not ready"))
+                await driver.send(ShowText("display", "not ready"))  # a new command is refused meanwhile
             await silence
-            await driver.wait_ready(timeout_s=5)
+            await pending  # delivered after the reconnect (bounded by request_timeout_s)
+            assert texts == ["said while hung"]  # once
             await driver.send(ShowText("display", "back"))
             assert display.text == "back"
             assert driver.health.reconnects == 1
 
         self.run(tmp_path, body)
+
+    def test_a_v1_device_s_pending_commands_fail_when_its_link_drops(self, tmp_path: Path) -> None:
+        """v1 (the v1 firmware, driven by the v2 driver in v1): what the line took unacknowledged fails
+        its send at once, as v1 always did - v1 cannot resume."""
+
+        async def body(rig: Rig) -> None:
+            display = rig.table.dealer_display()
+            driver = rig.drivers["display"]
+            assert driver.link.version == 1
+            window_s = driver.timing.link.heartbeat_window_s
+            silence = display.go_silent(4 * window_s)
+            started = time.monotonic()
+            with pytest.raises(DeviceUnavailable):
+                await driver.send(ShowText("display", "nobody hears this"))
+            assert time.monotonic() - started <= window_s + 0.5  # when the link went down
+            await silence
+            await driver.wait_ready(timeout_s=5)
+            await driver.send(ShowText("display", "back"))
+            assert display.text == "back"
+
+        self.run(tmp_path, body, protocol_versions=(1,))
 
     def test_a_device_with_the_wrong_key_is_refused_as_a_security_event(self, tmp_path: Path) -> None:
         async def body(rig: Rig) -> None:
@@ -212,7 +247,9 @@ class BackToBack:
                 TEST_KEYS["sensors"],  # not the display's key
                 device_id=rig.table.devices["display"].device_id,
                 publish=log,
-                timing=DriverTiming(time_scale=TEST_TIME_SCALE, backoff_initial_s=0.02, backoff_max_s=0.1),
+                timing=DriverTiming(
+                    link=LinkTiming(TEST_TIME_SCALE), backoff_initial_s=0.02, backoff_max_s=0.1
+                ),
                 usb_backend=rig.table.usb_backend,
                 sim_hub=rig.table.sim_hub,
             )
@@ -247,7 +284,9 @@ class BackToBack:
                 rig.table.url("display"),
                 TEST_KEYS["display"],
                 publish=log,
-                timing=DriverTiming(time_scale=TEST_TIME_SCALE, backoff_initial_s=0.02, backoff_max_s=0.1),
+                timing=DriverTiming(
+                    link=LinkTiming(TEST_TIME_SCALE), backoff_initial_s=0.02, backoff_max_s=0.1
+                ),
                 usb_backend=rig.table.usb_backend,
                 sim_hub=rig.table.sim_hub,
                 on_health=on_health,

@@ -12,6 +12,7 @@ from drivers.events import DeviceReady, SecurityEvent
 from drivers.factory import make_driver
 from drivers.supervisor import DriverTiming
 from drivers.transports import Transport, TransportClosed, TransportError, make_transport
+from firmware_protocol.runner import LinkTiming
 from sim_devices.ports import DevicePort, PtyPort, SimHub, SimPort, TcpPort
 from sim_devices.usb import UsbPort, VirtualUsbBackend
 from tests.device_harness.leaks import run_async
@@ -100,7 +101,9 @@ def test_a_device_of_another_kind_on_the_port_is_refused(tmp_path: Path) -> None
                 rig.table.url("display"),
                 TEST_KEYS["display"],  # the display's own key: it authenticates, but it is no shoe
                 publish=log,
-                timing=DriverTiming(time_scale=TEST_TIME_SCALE, backoff_initial_s=0.05, backoff_max_s=0.1),
+                timing=DriverTiming(
+                    link=LinkTiming(TEST_TIME_SCALE), backoff_initial_s=0.05, backoff_max_s=0.1
+                ),
                 sim_hub=rig.table.sim_hub,
             )
             wrong.start()

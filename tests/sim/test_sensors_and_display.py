@@ -49,7 +49,7 @@ def test_after_a_reconnect_the_table_is_re_reported_but_nothing_is_published_twi
         sensors.place(1, 0, 2500, 3)
         sensors.place(3, 1, 1000, 2)
         await rig.log.wait_count(BetChanged, 2)
-        window_s = rig.drivers["sensors"].timing.heartbeat_window_s
+        window_s = rig.drivers["sensors"].timing.link.heartbeat_window_s
         await sensors.unplug_for(window_s)
         await rig.log.wait_for(DeviceLost)
         sensors.place(3, 1, 0, 0)  # taken back while the cable was out: reported after the replug

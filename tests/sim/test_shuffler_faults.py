@@ -143,7 +143,7 @@ def test_a_wrong_deck_count_arrives_as_an_incomplete_deck(tmp_path: Path, missin
 def test_going_silent_mid_deal_is_a_lost_device_and_the_deal_then_completes(tmp_path: Path) -> None:
     async def body(rig: Rig) -> None:
         await shuffle(rig)
-        window_s = rig.drivers["shuffler"].timing.heartbeat_window_s
+        window_s = rig.drivers["shuffler"].timing.link.heartbeat_window_s
         rig.table.shuffler().plan_fault(PlannedFault("silent", at_card=15, duration_s=3 * window_s))
         await rig.drivers["shuffler"].send(Deal("shuffler", DEAL))
         lost = await rig.log.wait_for(DeviceLost)
@@ -157,7 +157,7 @@ def test_going_silent_mid_deal_is_a_lost_device_and_the_deal_then_completes(tmp_
 
 def test_unplugged_is_a_lost_device_and_plugged_back_it_is_ready_again(tmp_path: Path) -> None:
     async def body(rig: Rig) -> None:
-        window_s = rig.drivers["shuffler"].timing.heartbeat_window_s
+        window_s = rig.drivers["shuffler"].timing.link.heartbeat_window_s
         unplug = rig.table.shuffler().spawn(rig.table.shuffler().unplug_for(2 * window_s), "unplug")
         lost = await rig.log.wait_for(DeviceLost)
         assert "line" in lost.reason or lost.reason == "heartbeat_missed"

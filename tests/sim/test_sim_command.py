@@ -13,6 +13,7 @@ import pytest
 from drivers.events import BetChanged, DealerKey, DeviceReady
 from drivers.factory import make_driver
 from drivers.supervisor import DriverTiming
+from firmware_protocol.runner import LinkTiming
 from sim_devices.bet_sensors import SimulatedBetSensors
 from sim_devices.dealer_display import SimulatedDealerDisplay
 from sim_devices.firmware import SimulatedDevice
@@ -87,7 +88,7 @@ def test_flushtable_sim_serves_the_default_table_and_plays_the_scenario(tmp_path
                 )
             )
             kinds = dict(re.findall(r'^\[devices\.(\w+)\]\nkind = "(\w+)"', text, re.M))
-            timing = DriverTiming(time_scale=time_scale, backoff_initial_s=0.05, backoff_max_s=0.2)
+            timing = DriverTiming(link=LinkTiming(time_scale), backoff_initial_s=0.05, backoff_max_s=0.2)
             for name in ("sensors", "display"):
                 driver = make_driver(
                     name,

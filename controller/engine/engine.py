@@ -70,6 +70,7 @@ from drivers.events import (
     CardDealt,
     Deal,
     DealerKey,
+    DealStateReported,
     DeckVerified,
     DeviceLost,
     DeviceReady,
@@ -623,6 +624,8 @@ class TableEngine:
             self._on_deck_verified(event)
         elif isinstance(event, ShufflerFault):
             self._on_shuffler_fault(event)
+        elif isinstance(event, DealStateReported):
+            self._on_deal_state_reported(event)
         elif isinstance(event, DealerKey):
             self._on_dealer_key(event)
         elif isinstance(event, DeviceReady):
@@ -1098,17 +1101,43 @@ class TableEngine:
             or self._now_s < live.deal_deadline_s
         ):
             return
+        self._end_incomplete_deal(
+            f"the shoe stopped reporting mid-deal: nothing for {self.config.deal_timeout_s:g} s"
+        )
+
+    def _on_deal_state_reported(self, event: DealStateReported) -> None:
+        """The shoe's answer to the driver's question after a reconnect. A deal in flight that the shoe
+        holds goes on (its remaining cards follow, or all have arrived: they precede the answer). One it
+        does not hold - it never got the request, or lost it with its power, or a fault stopped it -
+        can never complete: it ends now, as a silent shoe's would at deal_timeout_s."""
+        live = self.round
+        if event.device != self.config.shuffler_device or live is None or live.deal is None:
+            return
+        if not self._dealing_now():
+            return
+        if event.deal in ("dealing", "complete") and dict(event.positions) == live.deal.expected:
+            return
+        self._end_incomplete_deal(
+            f"the shoe came back without this deal (it reports {event.deal}, "
+            f"{event.cards_reported} cards reported)"
+        )
+
+    def _end_incomplete_deal(self, why: str) -> None:
+        """The deal in flight cannot be completed: the banker or the community short kills the round,
+        seats short are dead hands and the round goes on."""
+        live = self.round
+        assert live is not None
+        assert live.deal is not None
         step = live.deal
         short = [position for position in step.expected if position not in step.completed]
         names = ", ".join(self._position_name(position) for position in short)
-        silence = f"the shoe stopped reporting mid-deal: nothing for {self.config.deal_timeout_s:g} s"
         if any(position in (DEALER_POSITION, COMMUNITY_POSITION) for position in short):
-            self._kill_round(f"{silence}, {names} not complete (a misdeal)")
+            self._kill_round(f"{why}, {names} not complete (a misdeal)")
             return
         # The banker (and the community) are complete: only seats are short. RULES.md: a seat dealt the
         # wrong number is dead, the round goes on without it.
         for position in short:
-            self._wrong_count(position, f"{silence}, its hand not complete")
+            self._wrong_count(position, f"{why}, its hand not complete")
             step.completed.add(position)
         if step.done and self.state in self.definition.dealing_states:
             self._deal_step_done()

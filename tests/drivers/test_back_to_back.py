@@ -20,6 +20,7 @@ from drivers.events import (
     CardDealt,
     Deal,
     DealerKey,
+    DealStateReported,
     DeckVerified,
     DeviceLost,
     DeviceReady,
@@ -169,7 +170,12 @@ class BackToBack:
             assert time.monotonic() - unplugged_at <= window_s + 0.25  # within the heartbeat window
             assert lost.device == "shuffler"
             await rig.log.wait_count(DeviceReady, 4, timeout_s=10)  # re-authenticated
-            await rig.log.wait_count(HandComplete, 7, timeout_s=10)
+            # The shoe says, at once, that it holds this deal; the deal completes within a second.
+            # (the first answer came after the first handshake, before the deal)
+            state = (await rig.log.wait_count(DealStateReported, 2, timeout_s=1.0))[-1]
+            assert state.deal in ("dealing", "complete")
+            assert state.positions == SIX_SEATS_AND_BANKER
+            await rig.log.wait_count(HandComplete, 7, timeout_s=1.0)
             cards = rig.log.of(CardDealt)
             assert [(c.position, c.index, c.card) for c in cards] == shoe.dealt  # nothing lost or doubled
             assert len(cards) == 49
@@ -177,6 +183,56 @@ class BackToBack:
             assert shoe.counters.sessions == 2
 
         self.run(tmp_path, body, card_interval_s=0.01)
+
+    def test_a_shoe_power_cycled_mid_deal_says_so_as_soon_as_it_is_back(self, tmp_path: Path) -> None:
+        """The shoe loses power mid-deal: back, it holds no deal, and says so in its first answer - so the
+        controller ends the deal at once instead of waiting for the deal timeout."""
+
+        async def body(rig: Rig) -> None:
+            await shuffle_and_verify(rig)
+            shoe = rig.table.shuffler()
+            await rig.drivers["shuffler"].send(Deal("shuffler", SIX_SEATS_AND_BANKER))
+            await rig.log.wait_for(CardDealt, lambda e: e.position == 2, timeout_s=5)
+            assert shoe.port is not None
+            await shoe.port.unplug()
+            shoe.power_cycle()
+            await rig.log.wait_for(DeviceLost, timeout_s=5)
+            await shoe.port.plug()
+            await rig.log.wait_count(DeviceReady, 4, timeout_s=10)
+            first, state = await rig.log.wait_count(DealStateReported, 2, timeout_s=1.0)
+            assert first.deal == "none"  # after the first handshake, before the deal
+            assert (state.deal, state.positions, state.cards_reported) == ("none", (), 0)
+            assert len(rig.log.of(HandComplete)) < 7  # the deal never finished
+
+        self.run(tmp_path, body, card_interval_s=0.01)
+
+    def test_a_genuine_key_press_repeated_across_a_reconnect_is_delivered_twice(self, tmp_path: Path) -> None:
+        async def body(rig: Rig) -> None:
+            display = rig.table.dealer_display()
+            display.press("next")
+            await rig.log.wait_count(DealerKey, 1)
+            await display.unplug_for(0.05)
+            await rig.log.wait_for(DeviceLost, timeout_s=5)
+            await rig.log.wait_count(DeviceReady, 4, timeout_s=10)
+            display.press("next")
+            keys = await rig.log.wait_count(DealerKey, 2)
+            assert [(key.key, key.seat) for key in keys] == [("next", None), ("next", None)]
+
+        self.run(tmp_path, body)
+
+    def test_a_v1_shoe_deals_through_the_v2_driver_in_v1(self, tmp_path: Path) -> None:
+        async def body(rig: Rig) -> None:
+            driver = rig.drivers["shuffler"]
+            assert (driver.link.version, driver.link.window) == (1, 1)
+            await shuffle_and_verify(rig)
+            await driver.send(Deal("shuffler", SIX_SEATS_AND_BANKER))
+            await rig.log.wait_count(HandComplete, 7, timeout_s=10)
+            assert len(rig.log.of(CardDealt)) == 49
+            assert not rig.log.of(DealStateReported)  # a v1 shoe is never asked
+            statuses = rig.log.of(DeviceStatusChanged)
+            assert statuses  # a v1 device reports its Status itself
+
+        self.run(tmp_path, body, protocol_versions=(1,))
 
     def test_a_silent_device_is_lost_within_the_heartbeat_window_and_a_pending_command_arrives_after(
         self, tmp_path: Path

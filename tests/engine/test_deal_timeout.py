@@ -10,7 +10,7 @@ import pytest
 
 from controller.engine import TableConfig
 from controller.rules.settle import settle_round_json
-from drivers.events import Deal, HandComplete, ShowSeatResult
+from drivers.events import Deal, DealStateReported, DeviceLost, HandComplete, ShowSeatResult
 from tests.engine.table import Table, stack
 from tests.engine.test_rounds import HCF_DEALER, HCF_SEAT1, HCF_SEAT3, chase_table
 
@@ -145,3 +145,55 @@ def test_deal_timeout_must_be_positive() -> None:
 
     with pytest.raises(UserError, match="deal_timeout_s: must be positive"):
         TableConfig(deal_timeout_s=0)
+
+
+# --- the shoe's answer after a reconnect (drivers ask every v2 device: DealStateReported) ---------------
+def test_a_shoe_back_without_the_deal_kills_the_round_at_once_not_at_the_deal_timeout() -> None:
+    table, events = locked_table(deal_timeout_s=30.0)
+    for event in events[:10]:
+        table.event(event)
+    table.event(DeviceLost("shuffler", "port_closed"))
+    table.tick(0.5)
+    table.event(DealStateReported("shuffler", "none", (), 0))  # it lost power: no deal, no cards
+    dead = table.payload("round_dead")  # now, 0.5 s after the loss, not 30 s later
+    assert dead["reason"]["code"] == "card_count"
+    assert dead["reason"]["message"] == (
+        "the shoe came back without this deal (it reports none, 0 cards reported), seat 3, the banker "
+        "not complete (a misdeal)"
+    )
+    assert table.engine.state == "held"
+
+
+def test_a_shoe_back_still_dealing_this_deal_goes_on_and_completes() -> None:
+    table, events = locked_table(deal_timeout_s=30.0)
+    (deal,) = table.of_type(Deal)
+    for event in events[:10]:
+        table.event(event)
+    table.event(DealStateReported("shuffler", "dealing", deal.positions, 9))
+    assert not table.journal("round_dead")
+    for event in events[10:]:
+        table.event(event)
+    assert table.engine.state == "decisions"  # the deal completed
+
+
+def test_a_shoe_reporting_another_deal_or_a_stopped_one_ends_this_one() -> None:
+    for report in (
+        DealStateReported("shuffler", "dealing", ((1, 7), (0, 7)), 3),
+        DealStateReported("shuffler", "stopped", ((1, 7), (3, 7), (0, 7)), 9),
+    ):
+        table, events = locked_table(deal_timeout_s=30.0)
+        for event in events[:10]:
+            table.event(event)
+        table.event(report)
+        assert table.journal("round_dead"), report
+
+
+def test_a_deal_state_report_outside_a_deal_changes_nothing() -> None:
+    table, events = locked_table()
+    for event in events:
+        table.event(event)
+    assert table.engine.state == "decisions"
+    table.event(DealStateReported("shuffler", "complete", ((1, 7), (3, 7), (0, 7)), 21))
+    table.event(DealStateReported("shuffler", "none", (), 0))  # the deal is over: nothing to resume
+    assert table.engine.state == "decisions"
+    assert not table.journal("round_dead")

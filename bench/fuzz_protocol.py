@@ -4,8 +4,10 @@ Each input goes, according to its number, to one of:
 - ``decode_message`` with a random or mutated payload (only FieldError may come out);
 - ``CaptureDecoder`` with random bytes or mutated valid frames (never raises; a mutated frame must
   never verify as a different frame);
-- a fresh or an established ``Link`` (controller or device role) fed random bytes, mutated frames and
-  replays, then its timers (never raises; never delivers a message that was not sent).
+- a fresh or an established ``Link`` (controller or device role; a v1 session or a v2 one with a window
+  of 1..8, sometimes after a reconnect that resumed its streams) fed random bytes, mutated frames (v1
+  and v2 layouts) and replays, then its timers (never raises; never delivers a message that was not
+  sent).
 
 Mutations: bit flips, byte changes, insertions, deletions, truncation, duplication of a slice, splices
 of two frames, and random junk around them. Seeds make every run reproducible.
@@ -36,11 +38,11 @@ from firmware_protocol import (
     Status,
 )
 from firmware_protocol.capture import CaptureDecoder
-from firmware_protocol.constants import KIND_DATA, SENDER_CONTROLLER, SENDER_DEVICE
+from firmware_protocol.constants import KIND_ACK, KIND_DATA, PROTOCOL_V2, SENDER_CONTROLLER, SENDER_DEVICE
 from firmware_protocol.errors import FieldError
 from firmware_protocol.framing import encode_frame
 from firmware_protocol.messages import decode_message
-from firmware_protocol.vectors import VECTOR_DEVICE_ID, VECTOR_DEVICE_KEY, build_vectors
+from firmware_protocol.vectors import VECTOR_DEVICE_ID, VECTOR_DEVICE_KEY, build_vectors, build_vectors_v2
 
 IDENTITY = DeviceIdentity("shuffler", "fuzz", "SN-F", "1.0")
 SEEDS_OF_MESSAGES: list[Message] = [
@@ -86,7 +88,7 @@ def mutate(data: bytes, rng: random.Random, others: list[bytes]) -> bytes:
 class Fuzzer:
     def __init__(self, seed: int) -> None:
         self.rng = random.Random(seed)
-        vectors = build_vectors()
+        vectors = build_vectors() + build_vectors_v2()
         self.frames = [bytes.fromhex(vector["frame"]) for vector in vectors]
         self.valid_messages = {json.dumps(v["message"], sort_keys=True) for v in vectors if "message" in v}
         self.keys = [bytes.fromhex(vector["key"]) for vector in vectors]
@@ -133,40 +135,72 @@ class Fuzzer:
         if report["ok"] and report.get("verified"):
             self.accepted_mutants += 1
             # Whatever verifies must be exactly one of the valid vectors (a mutation that left one intact).
-            seen = {key: report[key] for key in ("kind", "sender", "device_id", "seq", "type", "fields")}
+            keys = ("kind", "sender", "device_id", "seq", "version", "type", "fields")
+            seen = {key: report[key] for key in keys if key in report}
             if json.dumps(seen, sort_keys=True) not in self.valid_messages:
                 raise AssertionError(f"a verified frame that was never sent: {report}")
 
     def fuzz_link(self, number: int) -> None:
         rng = self.rng
-        controller = Link.controller({VECTOR_DEVICE_ID: VECTOR_DEVICE_KEY}, random_bytes=rng.randbytes)
-        device = Link.device(VECTOR_DEVICE_ID, VECTOR_DEVICE_KEY, IDENTITY, random_bytes=rng.randbytes)
+        v1 = number % 3 == 0  # a third v1 sessions (a v1 device), the rest v2 with a random window
+        window = rng.choice((1, 2, 4, 8))
+        controller = Link.controller(
+            {VECTOR_DEVICE_ID: VECTOR_DEVICE_KEY}, random_bytes=rng.randbytes, window=window
+        )
+        device = Link.device(
+            VECTOR_DEVICE_ID,
+            VECTOR_DEVICE_KEY,
+            IDENTITY,
+            random_bytes=rng.randbytes,
+            versions=(1,) if v1 else (1, 2),
+            window=window,
+        )
         now_s = 0.0
         sent: list[bytes] = []
-        if number % 8 < 6:  # half of these establish a session first, to reach the sequenced paths
-            controller.connect(now_s)
-            for _ in range(3):
-                device.receive_data(controller.bytes_to_send(), now_s)
-                controller.receive_data(device.bytes_to_send(), now_s)
-            if controller.is_up and device.is_up:
-                device.send(rng.choice(SEEDS_OF_MESSAGES[:4]), now_s)
-                sent.append(device.bytes_to_send())
-                controller.send(ShowText(text="fuzz"), now_s)
-                sent.append(controller.bytes_to_send())
+        if number % 8 < 6:  # most of these establish a session first, to reach the sequenced paths
+            sessions = 2 if rng.random() < 0.3 else 1  # sometimes a reconnect, to reach the resume paths
+            for _ in range(sessions):
+                controller.connect(now_s)
+                for _ in range(3):
+                    device.receive_data(controller.bytes_to_send(), now_s)
+                    controller.receive_data(device.bytes_to_send(), now_s)
+                if controller.is_up and device.is_up:
+                    for _ in range(rng.randrange(1, 4)):
+                        device.send(rng.choice(SEEDS_OF_MESSAGES[:4]), now_s)
+                    sent.append(device.bytes_to_send())
+                    controller.send(ShowText(text="fuzz"), now_s)
+                    sent.append(controller.bytes_to_send())
+                    if rng.random() < 0.5:  # some of it acknowledged, some still in flight
+                        controller.receive_data(sent[-2], now_s)
+                        device.receive_data(controller.bytes_to_send(), now_s)
+                now_s += 0.1
         target = controller if number % 2 else device
+        version = 1 if v1 else PROTOCOL_V2
         pool = (
-            sent
+            [wire for wire in sent if wire]  # (a side with nothing to say wrote nothing)
             + self.frames
             + [
                 encode_frame(
                     KIND_DATA,
                     rng.choice((SENDER_CONTROLLER, SENDER_DEVICE)),
                     VECTOR_DEVICE_ID,
-                    rng.randrange(4),
+                    rng.randrange(10),
                     p,
                     key=VECTOR_DEVICE_KEY,
+                    version=version,
                 )
                 for p in rng.sample(self.payloads, 2)
+            ]
+            + [
+                encode_frame(
+                    KIND_ACK,
+                    rng.choice((SENDER_CONTROLLER, SENDER_DEVICE)),
+                    VECTOR_DEVICE_ID,
+                    rng.randrange(10),
+                    rng.randbytes(4),
+                    key=VECTOR_DEVICE_KEY,
+                    version=PROTOCOL_V2,
+                )
             ]
         )
         for _ in range(rng.randrange(1, 4)):

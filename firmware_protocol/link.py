@@ -285,6 +285,7 @@ class Link:
         self._rx_stream_id = NO_STREAM
         self._last_delivered_seq = FIRST_SEQ - 1
         self._held: dict[int, Frame] = {}  # v2: frames after a gap, delivered once it is filled
+        self._ack_owed = False  # v2: one cumulative ACK answers every DATA frame of one read
         self._last_heard_s = 0.0
         self._last_nak_s = float("-inf")
 
@@ -432,6 +433,12 @@ class Link:
                 self._on_refused(item, now_s)
             else:
                 self._on_frame(item, now_s)
+        if self._ack_owed:
+            # v2 ACKs are cumulative: the frames of one read are acknowledged by one ACK, sent before
+            # this call returns (so no timer of the peer's can run out waiting for it).
+            self._ack_owed = False
+            if self._state is LinkState.UP and self._session_key is not None:
+                self._send_ack(now_s)
 
     def handle_timers(self, now_s: float) -> None:
         """Retransmit, send heartbeats, and declare the link down, as the time requires."""
@@ -619,7 +626,7 @@ class Link:
                 # The peer did not get our ACK and sent the frame again: acknowledge, deliver nothing.
                 # (The peer can only be retransmitting frames within one window of what we hold.)
                 self.stats.duplicates += 1
-                self._send_ack(now_s)
+                self._acknowledge(now_s)
                 return
             self._alert("replay", f"seq {frame.seq}, already past {delivered}", frame.device_id)
             return
@@ -633,13 +640,20 @@ class Link:
             else:
                 self.stats.out_of_order += 1
                 self._held[frame.seq] = frame
-            self._send_ack(now_s)
+            self._acknowledge(now_s)
             self._nak(now_s)
             return
         self._deliver(frame)
         while self._last_delivered_seq + 1 in self._held:
             self._deliver(self._held.pop(self._last_delivered_seq + 1))
-        self._send_ack(now_s)
+        self._acknowledge(now_s)
+
+    def _acknowledge(self, now_s: float) -> None:
+        """v1 acknowledges each frame at once; v2 owes one cumulative ACK for the whole read."""
+        if self._version == PROTOCOL_V1:
+            self._send_ack(now_s)
+        else:
+            self._ack_owed = True
 
     def _deliver(self, frame: Frame) -> None:
         self._last_delivered_seq = frame.seq
@@ -1000,6 +1014,7 @@ class Link:
         self._last_heard_s = now_s
         self._last_sent_s = now_s
         self._last_nak_s = float("-inf")
+        self._ack_owed = False
         self._events.append(
             LinkUp(self._device_id, self._hello, self._version, self._window, resumed, dropped)
         )
@@ -1042,6 +1057,7 @@ class Link:
         self._state = LinkState.DOWN
         self._session_key = None
         self._held.clear()
+        self._ack_owed = False
 
 
 def _kind_name(kind: int) -> str:

@@ -15,7 +15,8 @@ test can make every protocol timer ten times faster without touching the protoco
     runner.detach()                  # the port closed: no writes, no timers
     runner.close()
 
-``on_event`` may call ``send`` (or anything else here) re-entrantly: events raised meanwhile are
+What the Link produces in one turn of the loop is written with one call (``call_soon``), not frame by
+frame. ``on_event`` may call ``send`` (or anything else here) re-entrantly: events raised meanwhile are
 handled in order after the current one. ``before_write`` (optional) runs after the events and before
 the bytes are taken: the simulated firmware moves messages from its outbox into the Link there.
 
@@ -81,6 +82,8 @@ class LinkRunner:
         self._pumping = False
         self._again = False
         self._paused = False
+        self._unwritten = bytearray()  # bytes of this loop turn, written together (one syscall)
+        self._flush_scheduled = False
 
     # --- the port ---------------------------------------------------------------------
     @property
@@ -97,6 +100,7 @@ class LinkRunner:
     def detach(self) -> None:
         """The port is gone: nothing more is written and no timer runs until the next attach."""
         self._write = None
+        self._unwritten.clear()
         self._cancel_timer()
 
     def close(self) -> None:
@@ -158,12 +162,35 @@ class LinkRunner:
                     self._before_write()
                 data = self.link.bytes_to_send()
                 if data and self._write is not None:
-                    self._write(data)  # a failed write calls connection_lost: one more round
+                    self._queue_write(data)
                 if not self._again:
                     break
         finally:
             self._pumping = False
         self._arm_timer()
+
+    def _queue_write(self, data: bytes) -> None:
+        # Everything the Link produces in one turn of the loop (a shoe's cards, the ACKs of one read) goes
+        # out in one write: a write to a pty or a socket costs a system call, the bytes cost nothing.
+        self._unwritten += data
+        if self._flush_scheduled:
+            return
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            self.flush()
+            return
+        self._flush_scheduled = True
+        loop.call_soon(self.flush)
+
+    def flush(self) -> None:
+        """Write what is waiting now (a failed write calls connection_lost, which pumps again)."""
+        self._flush_scheduled = False
+        if not self._unwritten or self._write is None:
+            self._unwritten.clear()
+            return
+        data = bytes(self._unwritten)
+        self._unwritten.clear()
+        self._write(data)
 
     # --- the timer ---------------------------------------------------------------------
     def _arm_timer(self) -> None:

@@ -188,6 +188,14 @@ class SimulatedDevice:
         await asyncio.sleep(duration_s)
         await self.port.plug()
 
+    async def power_off_for(self, duration_s: float) -> None:
+        """The cable is pulled and the power cut for ``duration_s``: back with nothing remembered."""
+        assert self.port is not None
+        await self.port.unplug()
+        self.power_cycle()
+        await asyncio.sleep(duration_s)
+        await self.port.plug()
+
     def power_cycle(self) -> None:
         """The device loses power and boots again: a new Link (a new stream: nothing it sent before is
         resent, nothing the controller sent before is known), the outbox gone. Subclasses also forget

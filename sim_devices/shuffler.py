@@ -19,6 +19,8 @@ wrong_deck_count   the next ShuffleDone counts 51 (one missing) or 53 (one read 
 door_open          ShufflerFault(door_open); status fault; the deal stops
 silent             the firmware hangs for ``duration_s`` (no bytes either way), then carries on
 unplug             the cable is pulled for ``duration_s``; the shoe keeps dealing and reports later
+power_cycle        the cable is pulled and the shoe loses power: back after ``duration_s`` with a
+                   new stream, no deal and no deck (a StatusReport then says deal none)
 =================  ===========================================================================
 
 ``resend_card(position, index, misread=...)`` reports a card already dealt once more, at any time (after
@@ -67,6 +69,7 @@ FaultKind = Literal[
     "door_open",
     "silent",
     "unplug",
+    "power_cycle",
 ]
 FAULT_KINDS: tuple[FaultKind, ...] = (
     "red_light",
@@ -79,6 +82,7 @@ FAULT_KINDS: tuple[FaultKind, ...] = (
     "door_open",
     "silent",
     "unplug",
+    "power_cycle",
 )
 # Fault codes the shoe's Status carries (non-zero exactly when in fault).
 FAULT_CODES = {"red_light": 0x10, "jam": 0x11, "misread": 0x12, "door_open": 0x13, "card_count": 0x14}
@@ -309,6 +313,9 @@ class SimulatedShuffler(SimulatedDevice):
                         await self.go_silent(fault.duration_s)  # the deal stalls while hung
                     elif fault.kind == "unplug":
                         self.spawn(self.unplug_for(fault.duration_s), "shuffler-unplug")
+                    elif fault.kind == "power_cycle":
+                        self.spawn(self.power_off_for(fault.duration_s), "shuffler-power-cycle")
+                        return  # the deal dies with the power
                 if self.card_interval_s > 0:
                     await asyncio.sleep(self.card_interval_s)
                 if fault is not None and fault.kind == "dealt_twice" and self.dealt:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -337,3 +338,27 @@ def test_the_shoe_unplugged_mid_deal_holds_and_the_deal_resumes_exactly(tmp_path
     assert len({entry["card"] for entry in of_kind(journal, "card_dealt")}) == 21
     check_every_round_closed_once(journal)
     check_recall_settles(tmp_path / "journal.sqlite")
+
+
+def test_the_shoe_losing_power_mid_deal_is_a_misdeal_within_a_second_of_its_return(tmp_path: Path) -> None:
+    """The shoe loses power at the 5th card and is back 0.3 s later with no deal. The driver asks it
+    (status_query) after the handshake; its answer (no deal) ends the round at once - not after the
+    deal timeout (30 s here, as long as the whole run may last)."""
+    run, journal = play_scenario(
+        tmp_path, "power_cycle_during_deal", sim_supervisor_clear_after_s=0.1, card_interval_s=0.01
+    )
+    assert (run.summary.rounds_settled, run.summary.rounds_dead) == (0, 1)
+    back = [e for e in journal if e.kind == "device_ready" and e.payload["device"] == "shuffler"][-1]
+    [dead] = [e for e in journal if e.kind == "round_dead"]
+    assert dead.payload["reason"]["message"].startswith(
+        "the shoe came back without this deal (it reports none, 0 cards reported)"
+    )
+    seconds = (_utc(dead.time_utc) - _utc(back.time_utc)).total_seconds()
+    assert 0 <= seconds <= 1.0, seconds
+    kinds = [entry.kind for entry in journal]
+    assert kinds.index("device_lost") < kinds.index("round_dead")
+    check_every_round_closed_once(journal)
+
+
+def _utc(text: str) -> datetime:
+    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ")

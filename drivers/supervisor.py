@@ -3,9 +3,10 @@
 States: disconnected -> connecting -> handshaking -> ready, and back to connecting (after a backoff)
 whenever the line closes, the handshake fails, or heartbeats stop (the protocol Link declares the link
 down after LINK_SILENCE_TIMEOUT_S of silence). Reconnection waits follow an exponential backoff with
-jitter and a cap, reset after every good handshake. Every request waiting for its acknowledgement fails
-with DeviceUnavailable the moment the link drops. Health (state, last frame heard, frames, errors,
-reconnects) is kept in ``health`` and pushed to ``on_health`` on every change of state.
+jitter and a cap, reset after every good handshake. A request waiting for its acknowledgement fails
+with DeviceUnavailable the moment a v1 link drops; with a v2 device it waits for the resumed session
+(up to ``request_timeout_s``). Health (state, last frame heard, frames, errors, reconnects) is kept in
+``health`` and pushed to ``on_health`` on every change of state.
 
 The protocol is ``firmware_protocol.Link`` in its controller role, driven by the same
 ``firmware_protocol.runner.LinkRunner`` the simulated firmware uses (the clock, the timers, the

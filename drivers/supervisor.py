@@ -367,11 +367,14 @@ class DeviceDriver:
             )
             self._end_session("wrong_device_kind")
             return
-        for seq, _message in event.dropped:
-            # Given up by the link (another device answered, or a v1-only session): never delivered.
+        for seq, message in event.dropped:
+            # Given up by the link: the device restarted (it did not know our stream) or the session
+            # fell back to v1. Never delivered; the StatusQuery below tells the engine where it stands.
             future = self._pending.pop(seq, None)
             if future is not None and not future.done():
-                future.set_exception(DeviceUnavailable(f"{self.name}: not delivered ({event.version=})"))
+                future.set_exception(
+                    DeviceUnavailable(f"{self.name}: {message.NAME} not delivered (the device restarted)")
+                )
         reconnects = self._health.reconnects + (1 if self._ever_ready else 0)
         self._ever_ready = True
         self._was_ready_this_session = True

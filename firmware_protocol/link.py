@@ -115,8 +115,9 @@ NEED_DATA: Final = _NeedData()
 class LinkUp:
     """The handshake completed: the device is who it says (it holds its key) and a session key is set.
     ``version`` and ``window`` are what the session runs; ``resumed`` (v2) says the peer knew this
-    side's stream, so nothing it had was sent again; ``dropped`` lists messages of an old stream this
-    link gave up (a different device answered, or the stream's seqs ran out) - never delivered."""
+    side's stream, so nothing it had was sent again; ``dropped`` lists messages this link held and
+    gave up, never delivered: the peer did not know this side's stream (it powered up or restarted,
+    and lost what it knew), a different device answered, or the session fell back to v1."""
 
     device_id: int
     hello: AnyHello
@@ -898,6 +899,8 @@ class Link:
         knows_theirs = hello.stream_id == self._rx_stream_id
         if peer_knows_ours:
             self._discard_delivered(hello.delivered_seq)
+        elif self._peer_restarted(hello.stream_id):
+            dropped += self._give_up_queued()
         confirm = AuthConfirmV2(
             device_nonce=hello.device_nonce,
             protocol_version=PROTOCOL_V2,
@@ -960,6 +963,26 @@ class Link:
         self._next_seq = FIRST_SEQ
         return tuple((item.seq, item.message) for item in gone if not item.internal)
 
+    def _peer_restarted(self, peer_stream_id: bytes) -> bool:
+        """The peer comes back with another stream than the one we delivered from: it powered up (or
+        its process restarted) since. (A peer that merely never finished a handshake with us keeps its
+        stream, and gets everything we hold for it.)"""
+        return self._rx_stream_id != NO_STREAM and peer_stream_id != self._rx_stream_id
+
+    def _give_up_queued(self) -> tuple[tuple[int, Message], ...]:
+        """The peer restarted and lost what it knew, so it does not know our stream either. What
+        we still held for its old self is not replayed into the new one (a deal request resent to a
+        shoe that lost its deck would be worse than useless): it is handed back (LinkUp.dropped), and
+        the application asks the device what it has (StatusQuery). The new peer has delivered nothing
+        of this stream, so the seqs given up are used again: we send from the first of them, as our
+        handshake said."""
+        if not self._queue:
+            return ()
+        self._next_seq = self._queue[0].seq
+        gone = tuple((item.seq, item.message) for item in self._queue if not item.internal)
+        self._queue.clear()
+        return gone
+
     def _discard_delivered(self, delivered_seq: int) -> None:
         """The peer says it delivered our stream up to ``delivered_seq``: those are acknowledged."""
         while self._queue and self._queue[0].seq <= delivered_seq:
@@ -994,6 +1017,8 @@ class Link:
         self._window = window
         if peer_knows_ours:
             self._discard_delivered(peer_delivered_seq)
+        elif self._peer_restarted(peer_stream_id):
+            dropped += self._give_up_queued()
         resent = sum(1 for item in self._queue if not item.internal)
         self.stats.resent_after_resume += resent
         if peer_stream_id != self._rx_stream_id:

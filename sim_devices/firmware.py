@@ -70,6 +70,7 @@ class FirmwareCounters:
     sessions: int = 0
     messages_received: int = 0
     messages_sent: int = 0
+    messages_dropped: int = 0  # given up by the link at a handshake (LinkUp.dropped)
     security_alerts: list[SecurityAlert] = field(default_factory=list)
     links_down: list[str] = field(default_factory=list)
 
@@ -243,8 +244,10 @@ class SimulatedDevice:
             self.on_link_event(event)
         if isinstance(event, LinkUp):
             self.counters.sessions += 1
-            # Messages the link gave up (a v2 stream met a v1-only controller) go out again in v1.
-            self.outbox.extendleft(message for _, message in reversed(event.dropped))
+            # What the link gave up was for a controller that is gone (it restarted and does not know
+            # our stream) or that speaks only v1: it describes a past the new session does not share,
+            # so it is not sent again (the controller asks for our state instead).
+            self.counters.messages_dropped += len(event.dropped)
             self.on_link_up()
         elif isinstance(event, MessageReceived):
             self.counters.messages_received += 1

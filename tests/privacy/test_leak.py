@@ -58,6 +58,8 @@ SCENARIO_SETTINGS: dict[str, dict[str, Any]] = {
     "walk_away": {"decision_s": 1.0},
     "past_posting": {"stop_on_held": True},
     "unplug_during_deal": {"options": {"sim_supervisor_clear_after_s": 0.1, "card_interval_s": 0.01}},
+    # A paced shoe, so some cards cross the line before the power goes.
+    "power_cycle_during_deal": {"options": {"sim_supervisor_clear_after_s": 0.1, "card_interval_s": 0.01}},
 }
 SOAK_ROUNDS = 6
 SOAK_SEED = 11

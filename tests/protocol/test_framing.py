@@ -105,8 +105,11 @@ def test_garbage_before_inside_and_after_frames_costs_only_the_frame_it_hits(
         item.frame for wire in stream_frames for item in decode_all([wire]) if isinstance(item, DecodedFrame)
     ]
     untouched = [frame for i, frame in enumerate(originals) if i != victim]
-    # Every untouched frame survives, in order, and nothing decodes that was not sent.
-    assert [frame for frame in decoded if frame in untouched] == untouched
+    # Every untouched frame survives, in order, and nothing decodes that was not sent. (Garbage may
+    # rebuild a copy of a frame that was sent - a delimiter and the start of a highly regular frame's
+    # COBS bytes, say - which is why this is a subsequence check: a copy is a duplicate, for the Link.)
+    remaining = iter(decoded)
+    assert all(any(frame == seen for seen in remaining) for frame in untouched)
     assert all(frame in originals for frame in decoded)
 
 

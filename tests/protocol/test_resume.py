@@ -336,12 +336,16 @@ def test_what_the_peer_lacks_is_resent_and_what_it_has_is_not() -> None:
     assert device.pending_count == 0
 
 
-def test_a_power_cycled_device_starts_a_new_stream_and_nothing_is_lost_or_doubled() -> None:
+def test_a_power_cycled_device_is_not_sent_what_was_queued_for_its_old_self() -> None:
+    """The device loses power with a command on its way: back, it has a new stream and knows nothing
+    of ours. The command is not replayed into the new device (a deal request to a shoe that lost its
+    deck would be worse than useless): the link hands it back in LinkUp.dropped, and the seqs go on
+    from where the handshake said, so what is sent next arrives."""
     controller, device = connected_pair()
     controller.send(ShowText(text="before"), 0.1)
     exchange(controller, device, 0.1)
     drain(device)
-    controller.send(ShowText(text="while it reboots"), 0.2)
+    seq = controller.send(ShowText(text="while it reboots"), 0.2)
     controller.bytes_to_send()  # lost: the device is rebooting
     controller.connection_lost("port_closed")
     drain(controller)
@@ -350,8 +354,29 @@ def test_a_power_cycled_device_starts_a_new_stream_and_nothing_is_lost_or_double
     exchange(controller, rebooted, 1.0, rounds=10)
     [up] = [event for event in drain(controller) if isinstance(event, LinkUp)]
     assert not up.resumed  # the device did not know our stream
+    assert up.dropped == ((seq, ShowText(text="while it reboots")),)
+    assert [event for event in drain(rebooted) if isinstance(event, MessageReceived)] == []
+    assert controller.send(ShowText(text="after"), 1.1) == seq  # the given-up seq is used again
+    exchange(controller, rebooted, 1.1)
     got = [event.message for event in drain(rebooted) if isinstance(event, MessageReceived)]
-    assert got == [ShowText(text="while it reboots")]
+    assert got == [ShowText(text="after")]
+
+
+def test_a_restarted_controller_is_not_sent_what_the_device_held_for_the_old_one() -> None:
+    _old_controller, device = connected_pair()
+    device.send(CardDealt(position=1, index=0, card=5), 0.1)
+    device.bytes_to_send()  # lost with the old controller
+    device.connection_lost("port_closed")
+    drain(device)
+    restarted = make_pair(77)[0]  # the daemon restarted: a new controller Link
+    restarted.connect(1.0)
+    exchange(restarted, device, 1.0, rounds=10)
+    [up] = [event for event in drain(device) if isinstance(event, LinkUp)]
+    assert [message for _, message in up.dropped] == [CardDealt(position=1, index=0, card=5)]
+    device.send(CardDealt(position=1, index=1, card=6), 1.1)
+    exchange(restarted, device, 1.1)
+    got = [event.message for event in drain(restarted) if isinstance(event, MessageReceived)]
+    assert got == [CardDealt(position=1, index=1, card=6)]
 
 
 # --- negotiation -------------------------------------------------------------------------------------

@@ -399,7 +399,13 @@ class TableState:
         if round_state is None:
             return False
         if isinstance(part, e.CardDealtPrivate):
-            return round_state.card_visible(part.position, part.index)
+            index = part.index
+            if part.position == COMMUNITY_POSITION:
+                # Its place in the community (the flop's, the turn's, the river's), not the index of
+                # the deal command that dealt it; a card not in the community: judged as the last.
+                community = list(round_state.cards.get(COMMUNITY_POSITION, {}).values())
+                index = community.index(part.card) if part.card in community else len(community)
+            return round_state.card_visible(part.position, index)
         if not round_state.cards_public:
             return False
         return not (part.positions() & round_state.dead_seats)
@@ -495,7 +501,14 @@ class TableState:
         part = entry.private
         if round_state is None or part is None:
             return
-        round_state.cards.setdefault(part.position, {})[part.index] = part.card
+        hand = round_state.cards.setdefault(part.position, {})
+        if part.position == COMMUNITY_POSITION:
+            # The shoe counts each deal command's cards from 0: the turn and river come as indices 0
+            # and 1 again after the flop. The community's own order is the order the cards came in.
+            if part.card not in hand.values():
+                hand[len(hand)] = part.card
+            return
+        hand[part.index] = part.card
 
     def _on_decision(self, stored: Stored, entry: e.Decision) -> None:
         round_state = self._live_round(stored.round_id)

@@ -185,11 +185,6 @@ def test_community_cards_show_as_the_streets_turn_in_chase_the_flush(journal: Jo
     assert hole <= _visible_cards(view.snapshot())
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="controller/journal/state.py keys dealt cards by (position, index), but the shoe numbers "
-    "indices per Deal command: the turn and river (indices 0, 1) overwrite the flop in the reducer",
-)
 def test_all_four_community_cards_show_at_the_river(journal: Journal) -> None:
     entries, community, _hole, round_id = _chase_round(journal)
     view = TableView("T1")

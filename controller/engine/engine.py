@@ -596,7 +596,9 @@ class TableEngine:
         if not by.strip():
             self._refuse("raise_alert", "by: must name who raises the alert")
             return
-        self._raise_fault(kind, detail, latching=False, by=by, table_wide=True)
+        # Raised from outside the round (the integrity watch): its own code, not an engine error.
+        code = "integrity_check" if kind == "integrity" else None
+        self._raise_fault(kind, detail, latching=False, by=by, table_wide=True, code=code)
 
     def _hold(self) -> None:
         """Hold the table (and the round, where it stands) for a supervisor."""

@@ -147,7 +147,7 @@ def test_the_daemon_raises_one_integrity_alert_that_the_panel_shows(tmp_path: Pa
     assert fault["round_id"] is None
     # A structured reason: the verdict's words are statistics of many rounds, public, never a card.
     assert set(fault["reason"]) == {"code", "message"}
-    assert fault["reason"]["code"] == "engine_error"
+    assert fault["reason"]["code"] == "integrity_check"
     assert str(fault["reason"]["message"]).startswith("cards or results do not look random: ")
     assert "detail" not in fault
     assert not daemon.engine.held  # an alert, not a hold: the table plays on

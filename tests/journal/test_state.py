@@ -61,7 +61,8 @@ def test_the_fold_of_the_engines_records_is_the_engines_state(name: str, tmp_pat
     closings = [r for r in records if r.kind in ("round_settled", "round_dead", "round_voided")]
     meters = state.meters
     assert meters.rounds_settled + meters.rounds_dead + meters.rounds_voided == len(closings)
-    assert meters.balanced and not meters.unbalanced_rounds
+    assert meters.balanced
+    assert not meters.unbalanced_rounds
     assert meters.player_net_cents == sum(
         seat["net"] for r in closings for seat in r.payload["settlement"]["seats"]
     )

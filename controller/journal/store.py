@@ -189,7 +189,12 @@ class EntryLike(Protocol):
     def source(self) -> str: ...
 
 
-def _pending(item: EntryLike | tuple[str, Mapping[str, Any] | typed.Entry, str | None, str]) -> PendingEntry:
+AppendItem = EntryLike | tuple[str, Mapping[str, Any] | typed.Entry, str | None, str]
+"""What ``append_many`` takes: a ``PendingEntry``, a (kind, fields, round_id, source) tuple, or an object
+with those four (the engine's ``JournalRecord``)."""
+
+
+def _pending(item: AppendItem) -> PendingEntry:
     if isinstance(item, tuple):
         return PendingEntry(*item)
     entry = getattr(item, "entry", None)  # the engine's JournalRecord carries the typed entry
@@ -389,9 +394,7 @@ class Journal:
         """Append one entry; it is durably committed when this returns."""
         return self.append_many([PendingEntry(kind, payload, round_id, source)])[0]
 
-    def append_many(
-        self, items: Iterable[EntryLike | tuple[str, Mapping[str, Any] | typed.Entry, str | None, str]]
-    ) -> list[JournalEntry]:
+    def append_many(self, items: Iterable[AppendItem]) -> list[JournalEntry]:
         """Append entries in one transaction: all of them are committed, or none. Each item is a
         ``PendingEntry``, a (kind, payload, round_id, source) tuple, or an object with those fields."""
         # Type and serialise outside the transaction: a bad entry is a bug, refused before I/O.

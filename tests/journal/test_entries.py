@@ -21,7 +21,7 @@ from controller.journal import entries as e
 from controller.journal.recovery import recover
 from controller.journal.store import recompute_hash
 from controller.journal.verify import verify_chain
-from tests.journal.scripted import play_round
+from tests.journal.scripted import Outcome, play_round
 
 SCHEMA_FILE = Path(__file__).resolve().parents[2] / "docs" / "journal-entries.schema.json"
 
@@ -76,9 +76,11 @@ def journal_entries(tmp_path_factory: pytest.TempPathFactory) -> list[JournalEnt
     rng = random.Random(5)
     with Journal.open(path, "T1", synchronous="OFF") as journal:
         for game in ("high-card-flush", "top-flush", "chase-the-flush"):
-            for outcome in ("settled", "dead", "settled", "settled"):
+            outcomes: tuple[Outcome, ...] = ("settled", "dead", "settled", "settled")
+            for outcome in outcomes:
                 play_round(journal, rng, game=game, outcome=outcome)
-        for outcome in ("settled", "dead", "settled"):
+        dp_outcomes: tuple[Outcome, ...] = ("settled", "dead", "settled")
+        for outcome in dp_outcomes:
             play_round(
                 journal, rng, game="high-card-flush", banking_mode="designated-player", outcome=outcome
             )

@@ -9,7 +9,7 @@ import hashlib
 import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 GENESIS_HASH = "0" * 64
 """The first entry's prev_hash."""
@@ -107,4 +107,44 @@ def entry_hash(
         version=version,
         payload_text=canonical_json(payload),
         private_digest=private_digest,
+    )
+
+
+class Envelope(Protocol):
+    """An entry's stored columns other than its public part (a stored row, a JournalEntry)."""
+
+    @property
+    def prev_hash(self) -> str: ...
+    @property
+    def seq(self) -> int: ...
+    @property
+    def time_utc(self) -> str: ...
+    @property
+    def table_id(self) -> str: ...
+    @property
+    def round_id(self) -> str | None: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def version(self) -> int: ...
+    @property
+    def private_digest(self) -> str | None: ...
+
+
+def stored_hash(envelope: Envelope, payload_text: str) -> str:
+    """The hash a stored entry's columns give, its public part as canonical text: what ``verify`` and
+    the store's head check compare with the stored hash."""
+    return entry_hash_from_text(
+        prev_hash=envelope.prev_hash,
+        seq=envelope.seq,
+        time_utc=envelope.time_utc,
+        table_id=envelope.table_id,
+        round_id=envelope.round_id,
+        source=envelope.source,
+        kind=envelope.kind,
+        version=envelope.version,
+        payload_text=payload_text,
+        private_digest=envelope.private_digest,
     )

@@ -32,7 +32,13 @@ import structlog
 
 from controller.errors import UserError
 from controller.journal import entries as typed
-from controller.journal.chain import GENESIS_HASH, canonical_json, entry_hash_from_text, format_time_utc
+from controller.journal.chain import (
+    GENESIS_HASH,
+    canonical_json,
+    entry_hash_from_text,
+    format_time_utc,
+    stored_hash,
+)
 from controller.journal.kinds import CLOSING_KINDS, ROUND_STARTED, format_round_id
 
 SCHEMA_VERSION = 2  # 1: untyped payloads; 2: typed entries with a private part and its commitment
@@ -243,6 +249,20 @@ class _Prepared(NamedTuple):
     public_text: str
     private_text: str | None
     private_digest: str | None
+
+
+def _where(round_id: str | None, kinds: list[str] | None) -> tuple[str, list[Any]]:
+    """The WHERE clause of a paged read after a seq (its first parameter), of one round and of some
+    kinds when given, and the parameters that follow the seq."""
+    conditions = ["seq > ?"]
+    params: list[Any] = []
+    if round_id is not None:
+        conditions.append("round_id = ?")
+        params.append(round_id)
+    if kinds:
+        conditions.append(f"kind IN ({', '.join('?' for _ in kinds)})")
+        params.extend(kinds)
+    return " AND ".join(conditions), params
 
 
 def _sqlite_reason(error: sqlite3.Error) -> str:
@@ -532,20 +552,11 @@ class Journal:
         """Entries with seq > since_seq in order, optionally of one round and of some kinds.
 
         Read a page at a time, so a long journal is never held in memory at once."""
-        conditions = ["seq > ?"]
-        params: list[Any] = []
-        if round_id is not None:
-            conditions.append("round_id = ?")
-            params.append(round_id)
-        if kinds is not None:
-            kind_list = list(kinds)
-            if not kind_list:
-                return
-            conditions.append(f"kind IN ({', '.join('?' for _ in kind_list)})")
-            params.extend(kind_list)
-        query = (
-            f"SELECT {_COLUMNS} FROM journal WHERE {' AND '.join(conditions)} ORDER BY seq LIMIT {_PAGE_ROWS}"
-        )
+        kind_list = list(kinds) if kinds is not None else None
+        if kind_list == []:
+            return
+        where, params = _where(round_id, kind_list)
+        query = f"SELECT {_COLUMNS} FROM journal WHERE {where} ORDER BY seq LIMIT {_PAGE_ROWS}"
         after = since_seq
         while True:
             rows = self._read(query, (after, *params))
@@ -560,18 +571,13 @@ class Journal:
     ) -> Iterator[Replayed]:
         """Every entry after ``since_seq`` (of one round, of some kinds, when given), typed, in order,
         both parts: what the reducer (controller/journal/state.py) folds. Read a page at a time."""
-        conditions = ["seq > ?"]
-        params: list[Any] = []
-        if round_id is not None:
-            conditions.append("round_id = ?")
-            params.append(round_id)
-        if kinds is not None:
-            kind_list = list(kinds)
-            conditions.append(f"kind IN ({', '.join('?' for _ in kind_list)})")
-            params.extend(kind_list)
+        kind_list = list(kinds) if kinds is not None else None
+        if kind_list == []:
+            return
+        where, params = _where(round_id, kind_list)
         query = (
             "SELECT seq, time_utc, table_id, round_id, source, kind, payload, private FROM journal "
-            f"WHERE {' AND '.join(conditions)} ORDER BY seq LIMIT {_PAGE_ROWS * 10}"
+            f"WHERE {where} ORDER BY seq LIMIT {_PAGE_ROWS * 10}"
         )
         decode = typed.decode
         after = since_seq
@@ -751,16 +757,5 @@ def _split_sql(script: str) -> list[str]:
 
 def recompute_hash(entry: JournalEntry) -> str:
     """The hash the entry's stored columns give (the public part as stored, the private part by its
-    digest): what ``verify`` and the head check compare with the stored hash."""
-    return entry_hash_from_text(
-        prev_hash=entry.prev_hash,
-        seq=entry.seq,
-        time_utc=entry.time_utc,
-        table_id=entry.table_id,
-        round_id=entry.round_id,
-        source=entry.source,
-        kind=entry.kind,
-        version=entry.version,
-        payload_text=canonical_json(entry.public),
-        private_digest=entry.private_digest,
-    )
+    digest): what the head check compares with the stored hash."""
+    return stored_hash(entry, canonical_json(entry.public))

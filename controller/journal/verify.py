@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from controller.journal import entries as typed
-from controller.journal.chain import GENESIS_HASH, canonical_json, entry_hash_from_text
+from controller.journal.chain import GENESIS_HASH, canonical_json, stored_hash
 from controller.journal.snapshot import readonly_connection
 from controller.journal.store import APPLICATION_ID, JournalError
 
@@ -83,18 +83,7 @@ _SELECT_ROWS = f"SELECT {', '.join(_StoredRow._fields)} FROM journal ORDER BY se
 def _recomputed_hash(entry: _StoredRow) -> str:
     """The hash the entry's stored columns give (its prev_hash already checked against the chain).
     The one place verify computes an entry's hash."""
-    return entry_hash_from_text(
-        prev_hash=entry.prev_hash,
-        seq=entry.seq,
-        time_utc=entry.time_utc,
-        table_id=entry.table_id,
-        round_id=entry.round_id,
-        source=entry.source,
-        kind=entry.kind,
-        version=entry.version,
-        payload_text=entry.payload,
-        private_digest=entry.private_digest,
-    )
+    return stored_hash(entry, entry.payload)
 
 
 def _verify(connection: sqlite3.Connection, path: Path, anchor: tuple[int, str] | None) -> VerifyResult:

@@ -5,6 +5,7 @@ Pure functions, no I/O: the store writes what these compute and `verify` recompu
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Mapping
@@ -27,6 +28,17 @@ def canonical_json(value: object) -> str:
 
     NaN and infinities are refused: they are not JSON, and money never needs them."""
     return _CANONICAL_ENCODER.encode(value)
+
+
+@functools.lru_cache(maxsize=4096)
+def _canonical_text(value: str) -> str:
+    """canonical_json of a string, remembered: an entry's envelope repeats a few strings (its kind,
+    source, table and round ids, its batch's time) thousands of times."""
+    return _CANONICAL_ENCODER.encode(value)
+
+
+def _canonical_optional(value: str | None) -> str:
+    return "null" if value is None else _canonical_text(value)
 
 
 def format_time_utc(moment: datetime) -> str:
@@ -60,21 +72,21 @@ def entry_hash_from_text(
     the same bytes as canonical JSON of the whole object."""
     body = (
         '{"kind":'
-        + canonical_json(kind)
+        + _canonical_text(kind)
         + ',"payload":'
         + payload_text
         + ',"private_digest":'
-        + canonical_json(private_digest)
+        + _canonical_optional(private_digest)
         + ',"round_id":'
-        + canonical_json(round_id)
+        + _canonical_optional(round_id)
         + ',"seq":'
         + str(int(seq))
         + ',"source":'
-        + canonical_json(source)
+        + _canonical_text(source)
         + ',"table_id":'
-        + canonical_json(table_id)
+        + _canonical_text(table_id)
         + ',"time_utc":'
-        + canonical_json(time_utc)
+        + _canonical_text(time_utc)
         + ',"version":'
         + str(int(version))
         + "}"

@@ -246,7 +246,9 @@ class _Prepared(NamedTuple):
     kind: str
     round_id: str | None
     source: str
+    public: dict[str, Any]  # the public part as JSON values (what public_text parses back to)
     public_text: str
+    private: dict[str, Any] | None
     private_text: str | None
     private_digest: str | None
 
@@ -288,11 +290,12 @@ def _prepare_entry(item: PendingEntry) -> _Prepared:
         raise ValueError(f"journal: {kind} needs a round_id")
     if isinstance(entry, typed.RoundStarted) and entry.round_id != round_id:
         raise ValueError(f"journal: round_started payload names {entry.round_id!r}, not {round_id!r}")
-    public_text = canonical_json(typed.public_dict(entry))
+    public = typed.public_dict(entry)
+    public_text = canonical_json(public)
     private = typed.private_dict(entry)
     private_text = typed.seal_private(private) if private is not None else None
     digest = typed.commitment(private_text) if private_text is not None else None
-    return _Prepared(kind, round_id, source, public_text, private_text, digest)
+    return _Prepared(kind, round_id, source, public, public_text, private, private_text, digest)
 
 
 class Journal:
@@ -466,7 +469,9 @@ class Journal:
                         hash_hex,
                     )
                     rows.append(row)
-                    entry = _entry_from_row(row)
+                    # The entry holds what was written: the parts' JSON values, fresh from the typed
+                    # entry (not parsed back from the texts: the same values, for less work).
+                    entry = JournalEntry(*row[:7], item.public, item.private, *row[8:])
                     written.append(entry)
                     if item.kind in CLOSING_KINDS and item.round_id is not None:
                         closed_here[item.round_id] = entry

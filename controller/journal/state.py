@@ -27,11 +27,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from controller.engine import machine as m
 from controller.journal import entries as e
 from controller.journal.kinds import round_number
 from controller.rules.games import GAMES
 
-REVEAL_STATES = frozenset({"reveal", "settling", "paying", "complete"})
+REVEAL_STATES = frozenset({m.REVEAL, m.SETTLING, m.PAYING, m.COMPLETE})
+# Chase the Flush: how many community cards are face up in each street's decision state.
+COMMUNITY_TURNED: dict[str, int] = {m.FLOP: 2, m.RIVER: 4}
 DEALER_POSITION = 0
 COMMUNITY_POSITION = 15
 WAGERING_ACTIONS = frozenset({"raise", "play", "all_in"})
@@ -451,10 +454,12 @@ class TableState:
         round_state.phase = entry.to
         if entry.to in REVEAL_STATES:
             round_state.reached_reveal = True
-        elif "river" in entry.to:
-            round_state.community_visible = max(round_state.community_visible, 4)
-        elif "flop" in entry.to and "pre" not in entry.to:
-            round_state.community_visible = max(round_state.community_visible, 2)
+        else:
+            # A street's community cards show once the street is dealt in full (the machine enters
+            # the street's decisions), not while they are being dealt: a deal cut short kills the
+            # round, and a dead round's cards are never shown.
+            turned = COMMUNITY_TURNED.get(entry.to, 0)
+            round_state.community_visible = max(round_state.community_visible, turned)
 
     def _on_round_started(self, stored: Stored, entry: e.RoundStarted) -> None:
         round_state = RoundState(

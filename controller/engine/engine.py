@@ -1548,6 +1548,8 @@ class TableEngine:
             where if event.fault == "card_count" else ""
         )
         code = _SHOE_FAULT_CODES.get(event.fault, "shoe_fault")
+        if event.fault == "misread" and event.first_position is not None:
+            code = "card_repeated"  # the driver saw this card dealt before, where it says
         private: dict[str, object] = {
             "message": f"{event.fault}"
             + (f" at position {event.position}" if event.position is not None else "")

@@ -198,7 +198,7 @@ def test_seat_miscount_kills_that_seat_only(tmp_path: Path) -> None:
             "card_seen_twice",
             "hcf-house",
             "dead_hand",
-            "card_misread",
+            "card_repeated",
             "a card seen twice",
             "dealt twice (first at position 1 index 4)",
         ),
@@ -288,7 +288,7 @@ def test_a_card_seen_twice_is_named_only_in_the_private_part(tmp_path: Path) -> 
         assert "card 23" in part["message"]
         # ... and the public message says what happened without it.
         assert entry.public["reason"] == {
-            "code": "card_misread",
+            "code": "card_repeated",
             "message": "a card seen twice or misread during the deal",
         }
         assert "23" not in str(entry.public)

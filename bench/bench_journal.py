@@ -12,7 +12,8 @@ fold of every entry, ``TableView.apply``) — the "replay" figure's ``reader`` f
 
 The workloads are the same in both: one card dealt per commit; ten bet changes per commit; and whole
 rounds as the round engine records them (an autoplay session of every game with faults, its records
-appended one round per commit). The journal is written on the disk under DIR (default: the current
+appended one round per commit, as the daemon appends them: the engine's own records, typed where the
+engine types its entries). The journal is written on the disk under DIR (default: the current
 directory, so the fsyncs reach a real disk, not a tmpfs). A bare SQLite INSERT + COMMIT on the same
 disk is timed alongside: the floor under any journal.
 """
@@ -33,6 +34,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from controller.journal import Journal, PendingEntry
@@ -41,8 +44,6 @@ from controller.journal.recall import recall_from
 from controller.journal.verify import verify_chain
 from controller.logs import configure_logging
 from tests.engine.test_autoplay import CONFIGS, play_session
-
-Row = tuple[str, dict[str, Any], str | None, str]
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -76,10 +77,11 @@ def raw_sqlite_commits(directory: Path, count: int) -> list[float]:
     return samples
 
 
-def engine_rounds(table_id: str, rounds_per_game: int) -> list[list[Row]]:
+def engine_rounds(table_id: str, rounds_per_game: int) -> list[list[Any]]:
     """Whole rounds as the round engine records them (faulted autoplay sessions of every game), each
-    round's records as one list (the writer's fields as a dict: both journal versions take that)."""
-    batches: list[list[Row]] = []
+    round's records as one list: the engine's own records, as the daemon hands them to the journal
+    (typed entries where the engine types them; the writer's dicts before that)."""
+    batches: list[list[Any]] = []
     for game_index, (name, config) in enumerate(sorted(CONFIGS.items())):
         table = play_session(
             dataclasses.replace(config, table_id=table_id),
@@ -87,10 +89,10 @@ def engine_rounds(table_id: str, rounds_per_game: int) -> list[list[Row]]:
             seed=sum(map(ord, name)),
             fault_rate=0.1,
         )
-        current: list[Row] = []
+        current: list[Any] = []
         start = len(batches)
         for record in table.journal():
-            current.append((record.kind, dict(record.payload), record.round_id, record.source))
+            current.append(record)
             if record.kind in ("round_settled", "round_dead", "round_voided"):
                 batches.append(current)
                 current = []
@@ -98,6 +100,33 @@ def engine_rounds(table_id: str, rounds_per_game: int) -> list[list[Row]]:
             batches.append(current)
         batches[start:] = retagged(batches[start:], f"G{game_index}")
     return batches
+
+
+def retagged(batches: Iterable[list[Any]], tag: str) -> list[list[Any]]:
+    """The rounds with their ids made unique for this copy (a journal starts each round once)."""
+    out: list[list[Any]] = []
+    for batch in batches:
+        records: list[Any] = []
+        for record in batch:
+            new_id = f"{record.round_id}{tag}" if record.round_id is not None else None
+            changes: dict[str, Any] = {"round_id": new_id}
+            if record.kind == "round_started":
+                if hasattr(record, "entry"):  # a typed entry
+                    changes["entry"] = msgspec.structs.replace(record.entry, round_id=new_id)
+                else:
+                    changes["payload"] = {**record.payload, "round_id": new_id}
+            records.append(dataclasses.replace(record, **changes))
+        out.append(records)
+    return out
+
+
+def append_rounds(journal: Journal, batches: Iterable[list[Any]]) -> tuple[int, float]:
+    entries = 0
+    started = time.perf_counter()
+    for batch in batches:
+        journal.append_many(batch)
+        entries += len(batch)
+    return entries, time.perf_counter() - started
 
 
 def replayer() -> tuple[str, Callable[[Journal], int]]:
@@ -134,29 +163,6 @@ def timed(run: Callable[[], Any]) -> float:
     started = time.perf_counter()
     run()
     return time.perf_counter() - started
-
-
-def retagged(batches: Iterable[list[Row]], tag: str) -> list[list[Row]]:
-    """The rounds with their ids made unique for this copy (a journal starts each round once)."""
-    out: list[list[Row]] = []
-    for batch in batches:
-        rows: list[Row] = []
-        for kind, fields, round_id, source in batch:
-            new_id = f"{round_id}{tag}" if round_id is not None else None
-            rows.append(
-                (kind, {**fields, "round_id": new_id} if kind == "round_started" else fields, new_id, source)
-            )
-        out.append(rows)
-    return out
-
-
-def append_rounds(journal: Journal, batches: Iterable[list[Row]]) -> tuple[int, float]:
-    entries = 0
-    started = time.perf_counter()
-    for batch in batches:
-        journal.append_many(batch)
-        entries += len(batch)
-    return entries, time.perf_counter() - started
 
 
 def main() -> None:

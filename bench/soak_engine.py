@@ -61,7 +61,7 @@ def soak(config: TableConfig, rounds: int, seed: int, fault_rate: float) -> dict
                     assert isinstance(settlement, dict)
                     nets = sum(seat["net"] for seat in settlement["seats"])
                     balanced &= nets + settlement["banker_net"] + settlement["rake"] == 0
-                    resettled &= settle_round_json(out.payload["round"]) == settlement  # type: ignore[arg-type]
+                    resettled &= settle_round_json(out.payload["round"]) == settlement
             elif isinstance(out, Shuffle):
                 deck = list(range(52))
                 rng.shuffle(deck)

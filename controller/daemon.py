@@ -46,6 +46,7 @@ from controller.integrity_watch import (
     alert_for_verdict,
     check_journal_in_process,
 )
+from controller.journal.anchor import Anchor, write_anchor
 from controller.journal.kinds import CLOSING_KINDS, FAULT_CLEARED
 from controller.journal.noise import (
     FORGED_FRAME,
@@ -55,10 +56,11 @@ from controller.journal.noise import (
     NoiseSummary,
     utc_text,
 )
+from controller.journal.proof import prepare_for_run
 from controller.journal.recall import recall_from
 from controller.journal.recovery import recover
 from controller.journal.render import render_record
-from controller.journal.store import Journal, JournalError
+from controller.journal.store import Journal, JournalEntry, JournalError
 from controller.logs import bind_round, bind_table
 from drivers.events import CardDealt, DealerKey, DomainCommand, DomainEvent, HandComplete, SecurityEvent
 from drivers.factory import make_driver
@@ -121,6 +123,9 @@ class RunOptions:
     # configuration's [journal] commit_delay_ms.
     commit_delay_s: float | None = None
     noise_clock: Callable[[], float] | None = None  # tests: the noise budget's clock; None: monotonic
+    # `flushtable run --new-journal`: start a new journal where none with content exists (controller/
+    # journal/proof.py); without it a missing or empty journal is refused where its anchor names entries.
+    new_journal: bool = False
 
 
 @dataclass(slots=True)
@@ -230,6 +235,9 @@ class TableDaemon:
         bind_table(self.config.table_id)
         self._load_scenario()
         self.journal_path.parent.mkdir(parents=True, exist_ok=True)
+        # The journal proves itself (chain, triggers, SQLite's integrity, its anchor) before anything,
+        # recovery included, is appended to it; a journal that fails is refused in one line.
+        prepare_for_run(self.journal_path, self.config.table_id, new_journal=self.options.new_journal)
         self._journal = Journal.open(self.journal_path, self.config.table_id)
         try:
             # Clearings other processes write from now on are the journal watch's: recovery applies
@@ -674,9 +682,10 @@ class TableDaemon:
         while self._uncommitted:
             batch, self._uncommitted = self._uncommitted, []
             records = [item for outputs, _ in batch for item in outputs if isinstance(item, JournalRecord)]
+            written: list[JournalEntry] = []
             if records:
                 try:
-                    self.journal.append_many(records)
+                    written = self.journal.append_many(records)
                 except JournalError as error:
                     self._journal_failed(error)
                     raise
@@ -687,6 +696,8 @@ class TableDaemon:
                 if received_mono_s is not None and any(isinstance(item, JournalRecord) for item in outputs):
                     self.summary.commit_latencies_s.append(committed_mono_s - received_mono_s)
                 self._act_committed(outputs)
+            if any(record.kind in CLOSING_KINDS for record in records):
+                self._keep_anchor(written[-1])
 
     async def _drain_commits(self, timeout_s: float = 10.0) -> None:
         """Shutdown: let the committer write what waits (bounded), before it is cancelled."""
@@ -724,12 +735,23 @@ class TableDaemon:
         if self.journal_failure is not None:
             raise JournalError(self.journal_failure)
         try:
-            self.journal.append_many(records)
+            written = self.journal.append_many(records)
         except JournalError as error:
             self._journal_failed(error)
             raise
         if self.panel is not None:
             self.panel.backend.notify()
+        if written:
+            self._keep_anchor(written[-1])
+
+    def _keep_anchor(self, last: JournalEntry) -> None:
+        """The anchor beside the journal follows its head (controller/journal/anchor.py): after the
+        table opens, at every round close and at shutdown. One that cannot be written stops the table
+        as a journal failure does: entries lost after it could no longer be detected."""
+        try:
+            write_anchor(self.journal_path, Anchor.of(self.config.table_id, last.seq, last.hash))
+        except JournalError as error:
+            self._journal_failed(error)
 
     def _journal_failed(self, error: JournalError) -> None:
         # Nothing may happen at the table that the journal did not record: stop the table now, and

@@ -1,4 +1,4 @@
-"""`flushtable journal verify|show|tail|head|backup`: check, read and back up the table's journal."""
+"""`flushtable journal verify|show|tail|head|backup|anchor`: check, read and back up the table's journal."""
 
 from __future__ import annotations
 
@@ -10,9 +10,11 @@ from typing import Any
 
 from controller.commands.journal_args import add_journal_arguments, journal_path
 from controller.errors import UserError
+from controller.journal.anchor import anchor_path, read_anchor
 from controller.journal.entries import KINDS as KNOWN_KINDS
 from controller.journal.entries import json_schema_text
 from controller.journal.privacy import RevealOracle
+from controller.journal.proof import anchor_journal, check_journal
 from controller.journal.store import Journal
 from controller.journal.verify import verify_chain
 
@@ -24,7 +26,9 @@ FOLLOW_POLL_S = 0.2
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     actions = parser.add_subparsers(dest="journal_action", metavar="ACTION", required=True)
     verify = actions.add_parser(
-        "verify", help="check every entry's hash chain; exit 1 naming the first bad entry"
+        "verify",
+        help="check the journal as `run` does (chain, anchor, triggers, SQLite's integrity); exit 1 "
+        "naming the first bad entry",
     )
     add_journal_arguments(verify)
     verify.add_argument(
@@ -67,6 +71,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "head", help="print the last entry's seq and hash (an anchor to keep elsewhere)"
     )
     add_journal_arguments(head)
+    anchor = actions.add_parser(
+        "anchor",
+        help="verify the journal fully, then write its anchor beside it (a journal made before anchors)",
+    )
+    add_journal_arguments(anchor)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -76,12 +85,22 @@ def run(args: argparse.Namespace) -> int:
         return 0
     path = journal_path(args)
     if action == "verify":
-        anchor = _parse_anchor(args.anchor) if args.anchor else None
-        result = verify_chain(path, anchor=anchor)
-        print(result.summary())
-        if not result.append_only_triggers:
+        explicit = _parse_anchor(args.anchor) if args.anchor else None
+        verdict = check_journal(path, anchor=read_anchor(path), explicit_anchor=explicit)
+        print(verdict.line)
+        if verdict.missing_triggers:
             print("warning: the append-only triggers are missing from this journal", file=sys.stderr)
-        return 0 if result.ok else 1
+        if verdict.anchor is None and path.exists():
+            print(
+                f"note: no anchor beside this journal ({anchor_path(path).name}): entries lost from its "
+                "end cannot be seen",
+                file=sys.stderr,
+            )
+        return 0 if verdict.ok else 1
+    if action == "anchor":
+        verdict = anchor_journal(path)
+        print(verdict.line)
+        return 0 if verdict.ok else 1
     if action == "backup":
         with Journal.open_existing(path) as journal:
             last = journal.backup(args.destination)

@@ -19,6 +19,11 @@ HELP = "run the table: devices, round engine, journal and panel (with no config:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", type=Path, default=None, help="the table's TOML configuration")
     parser.add_argument("--journal", type=Path, default=None, help="the journal file (overrides the config)")
+    parser.add_argument(
+        "--new-journal",
+        action="store_true",
+        help="start a new journal (refused if the journal file has any content; docs/journal.md)",
+    )
     parser.add_argument("--rounds", type=int, default=None, help="play N rounds, then exit 0")
     parser.add_argument("--seed", type=int, default=None, help="reproducible shuffles and simulated players")
     autoplay = parser.add_mutually_exclusive_group()
@@ -107,5 +112,6 @@ def run(args: argparse.Namespace) -> int:
         integrity_every_rounds=args.integrity_every,
         scenario_path=args.scenario,
         sim_supervisor_clear_after_s=clear_after_s,
+        new_journal=args.new_journal,
     )
     return asyncio.run(TableDaemon(config, options).run())

@@ -597,7 +597,9 @@ class TableEngine:
         if not by.strip():
             self._refuse("raise_alert", "by: must name who raises the alert")
             return
-        self._raise_fault(kind, detail, latching=False, by=by, table_wide=True)
+        # Raised from outside the round (the integrity watch): its own code, not an engine error.
+        code = "integrity_check" if kind == "integrity" else None
+        self._raise_fault(kind, detail, latching=False, by=by, table_wide=True, code=code)
 
     def _hold(self) -> None:
         """Hold the table (and the round, where it stands) for a supervisor."""
@@ -1575,6 +1577,8 @@ class TableEngine:
             where if event.fault == "card_count" else ""
         )
         code = _SHOE_FAULT_CODES.get(event.fault, "shoe_fault")
+        if event.fault == "misread" and event.first_position is not None:
+            code = "card_repeated"  # the driver saw this card dealt before, where it says
         private: dict[str, object] = {
             "message": f"{event.fault}"
             + (f" at position {event.position}" if event.position is not None else "")

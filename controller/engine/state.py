@@ -10,7 +10,8 @@ derivable from journal entries (docs/journal.md):
 - ``button_seat``: the ``to_seat`` of the last ``button_moved``, else ``button_seat`` of the last
   ``round_started``; None when neither exists;
 - ``rounds_started``: the number of ``round_started`` entries (round ids are numbered from it);
-- ``faults_raised``: the number of ``fault_raised`` entries (fault ids are numbered from it);
+- ``faults_raised``: fault ids are numbered from it: the journal's last sequence number (never less
+  than the number of ``fault_raised`` entries, so never an id the journal holds);
 - ``button_moves_on``: the last ``round_started`` of a designated-player table closed ``round_settled``;
 - ``table_closed`` / ``closed_reason``: the last ``table_closed`` written by an operator (source
   ``operator:NAME``) with no later ``table_opened`` by an operator;
@@ -83,9 +84,11 @@ class RecoveredState:
         """Adapt the journal's reducer state (``controller.journal.state.TableState``: duck-typed so
         that the engine does not depend on the journal's reader) to what the engine needs.
 
-        TableState has no count of faults raised; its ``last_seq`` (the journal's last sequence number) is
-        used instead: every fault raised took one sequence number, so numbering new faults after it can
-        never repeat an id from before the restart (ids stay unique, not contiguous).
+        Fault ids are numbered after the journal's ``last_seq`` (its last sequence number): every fault
+        raised took one sequence number, so numbering new faults after it can never repeat an id from
+        before the restart (ids stay unique, not contiguous). TableState's own count of faults raised
+        (its meters) is never more than that, and is not enough alone: ids numbered after ``last_seq``
+        by an earlier start are above it.
         """
         raw_latched = getattr(state, "latched_faults", {}) or {}
         latched: list[LatchedFault] = []
@@ -100,10 +103,8 @@ class RecoveredState:
                     round_id=getattr(alert, "round_id", None),
                 )
             )
-        faults_raised = getattr(state, "faults_raised", None)
-        if not isinstance(faults_raised, int):
-            last_seq = getattr(state, "last_seq", 0)
-            faults_raised = last_seq if isinstance(last_seq, int) else 0
+        counts = (getattr(state, "faults_raised", None), getattr(state, "last_seq", None))
+        faults_raised = max((n for n in counts if isinstance(n, int)), default=0)
         button = getattr(state, "button_seat", None)
         last_round = getattr(state, "last_round_id", None)
         closed = getattr(state, "closed_rounds", {}) or {}

@@ -5,11 +5,12 @@ Pure functions, no I/O: the store writes what these compute and `verify` recompu
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 GENESIS_HASH = "0" * 64
 """The first entry's prev_hash."""
@@ -27,6 +28,17 @@ def canonical_json(value: object) -> str:
 
     NaN and infinities are refused: they are not JSON, and money never needs them."""
     return _CANONICAL_ENCODER.encode(value)
+
+
+@functools.lru_cache(maxsize=4096)
+def _canonical_text(value: str) -> str:
+    """canonical_json of a string, remembered: an entry's envelope repeats a few strings (its kind,
+    source, table and round ids, its batch's time) thousands of times."""
+    return _CANONICAL_ENCODER.encode(value)
+
+
+def _canonical_optional(value: str | None) -> str:
+    return "null" if value is None else _canonical_text(value)
 
 
 def format_time_utc(moment: datetime) -> str:
@@ -60,21 +72,21 @@ def entry_hash_from_text(
     the same bytes as canonical JSON of the whole object."""
     body = (
         '{"kind":'
-        + canonical_json(kind)
+        + _canonical_text(kind)
         + ',"payload":'
         + payload_text
         + ',"private_digest":'
-        + canonical_json(private_digest)
+        + _canonical_optional(private_digest)
         + ',"round_id":'
-        + canonical_json(round_id)
+        + _canonical_optional(round_id)
         + ',"seq":'
         + str(int(seq))
         + ',"source":'
-        + canonical_json(source)
+        + _canonical_text(source)
         + ',"table_id":'
-        + canonical_json(table_id)
+        + _canonical_text(table_id)
         + ',"time_utc":'
-        + canonical_json(time_utc)
+        + _canonical_text(time_utc)
         + ',"version":'
         + str(int(version))
         + "}"
@@ -107,4 +119,44 @@ def entry_hash(
         version=version,
         payload_text=canonical_json(payload),
         private_digest=private_digest,
+    )
+
+
+class Envelope(Protocol):
+    """An entry's stored columns other than its public part (a stored row, a JournalEntry)."""
+
+    @property
+    def prev_hash(self) -> str: ...
+    @property
+    def seq(self) -> int: ...
+    @property
+    def time_utc(self) -> str: ...
+    @property
+    def table_id(self) -> str: ...
+    @property
+    def round_id(self) -> str | None: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def version(self) -> int: ...
+    @property
+    def private_digest(self) -> str | None: ...
+
+
+def stored_hash(envelope: Envelope, payload_text: str) -> str:
+    """The hash a stored entry's columns give, its public part as canonical text: what ``verify`` and
+    the store's head check compare with the stored hash."""
+    return entry_hash_from_text(
+        prev_hash=envelope.prev_hash,
+        seq=envelope.seq,
+        time_utc=envelope.time_utc,
+        table_id=envelope.table_id,
+        round_id=envelope.round_id,
+        source=envelope.source,
+        kind=envelope.kind,
+        version=envelope.version,
+        payload_text=payload_text,
+        private_digest=envelope.private_digest,
     )

@@ -86,6 +86,7 @@ ReasonCode = Literal[
     "security_event",
     "engine_error",
     "unknown_event",
+    "integrity_check",  # the integrity watch: the recalled rounds' cards or returns fail the statistics
     "operator",  # raised or decided by a person: the text is theirs
 ]
 
@@ -149,7 +150,7 @@ class OperatorAction(Entry, frozen=True, tag="operator_action"):
     by: str
     detail: str | dict[str, Any]
     outcome: str | None = None
-    before: dict[str, Any] | None = None
+    before: dict[str, Any] | str | None = None  # a paytable: a preset's name or custom lines
     after: dict[str, Any] | str | None = None
     wager: str | None = None
     config_digest: str | None = None

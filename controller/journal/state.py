@@ -27,11 +27,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from controller.engine import machine as m
 from controller.journal import entries as e
 from controller.journal.kinds import round_number
 from controller.rules.games import GAMES
 
-REVEAL_STATES = frozenset({"reveal", "settling", "paying", "complete"})
+REVEAL_STATES = frozenset({m.REVEAL, m.SETTLING, m.PAYING, m.COMPLETE})
+# Chase the Flush: how many community cards are face up in each street's decision state.
+COMMUNITY_TURNED: dict[str, int] = {m.FLOP: 2, m.RIVER: 4}
 DEALER_POSITION = 0
 COMMUNITY_POSITION = 15
 WAGERING_ACTIONS = frozenset({"raise", "play", "all_in"})
@@ -399,7 +402,13 @@ class TableState:
         if round_state is None:
             return False
         if isinstance(part, e.CardDealtPrivate):
-            return round_state.card_visible(part.position, part.index)
+            index = part.index
+            if part.position == COMMUNITY_POSITION:
+                # Its place in the community (the flop's, the turn's, the river's), not the index of
+                # the deal command that dealt it; a card not in the community: judged as the last.
+                community = list(round_state.cards.get(COMMUNITY_POSITION, {}).values())
+                index = community.index(part.card) if part.card in community else len(community)
+            return round_state.card_visible(part.position, index)
         if not round_state.cards_public:
             return False
         return not (part.positions() & round_state.dead_seats)
@@ -445,10 +454,12 @@ class TableState:
         round_state.phase = entry.to
         if entry.to in REVEAL_STATES:
             round_state.reached_reveal = True
-        elif "river" in entry.to:
-            round_state.community_visible = max(round_state.community_visible, 4)
-        elif "flop" in entry.to and "pre" not in entry.to:
-            round_state.community_visible = max(round_state.community_visible, 2)
+        else:
+            # A street's community cards show once the street is dealt in full (the machine enters
+            # the street's decisions), not while they are being dealt: a deal cut short kills the
+            # round, and a dead round's cards are never shown.
+            turned = COMMUNITY_TURNED.get(entry.to, 0)
+            round_state.community_visible = max(round_state.community_visible, turned)
 
     def _on_round_started(self, stored: Stored, entry: e.RoundStarted) -> None:
         round_state = RoundState(
@@ -495,7 +506,14 @@ class TableState:
         part = entry.private
         if round_state is None or part is None:
             return
-        round_state.cards.setdefault(part.position, {})[part.index] = part.card
+        hand = round_state.cards.setdefault(part.position, {})
+        if part.position == COMMUNITY_POSITION:
+            # The shoe counts each deal command's cards from 0: the turn and river come as indices 0
+            # and 1 again after the flop. The community's own order is the order the cards came in.
+            if part.card not in hand.values():
+                hand[len(hand)] = part.card
+            return
+        hand[part.index] = part.card
 
     def _on_decision(self, stored: Stored, entry: e.Decision) -> None:
         round_state = self._live_round(stored.round_id)

@@ -32,7 +32,13 @@ import structlog
 
 from controller.errors import UserError
 from controller.journal import entries as typed
-from controller.journal.chain import GENESIS_HASH, canonical_json, entry_hash_from_text, format_time_utc
+from controller.journal.chain import (
+    GENESIS_HASH,
+    canonical_json,
+    entry_hash_from_text,
+    format_time_utc,
+    stored_hash,
+)
 from controller.journal.kinds import CLOSING_KINDS, ROUND_STARTED, format_round_id
 
 SCHEMA_VERSION = 2  # 1: untyped payloads; 2: typed entries with a private part and its commitment
@@ -189,7 +195,12 @@ class EntryLike(Protocol):
     def source(self) -> str: ...
 
 
-def _pending(item: EntryLike | tuple[str, Mapping[str, Any] | typed.Entry, str | None, str]) -> PendingEntry:
+AppendItem = EntryLike | tuple[str, Mapping[str, Any] | typed.Entry, str | None, str]
+"""What ``append_many`` takes: a ``PendingEntry``, a (kind, fields, round_id, source) tuple, or an object
+with those four (the engine's ``JournalRecord``)."""
+
+
+def _pending(item: AppendItem) -> PendingEntry:
     if isinstance(item, tuple):
         return PendingEntry(*item)
     entry = getattr(item, "entry", None)  # the engine's JournalRecord carries the typed entry
@@ -235,9 +246,25 @@ class _Prepared(NamedTuple):
     kind: str
     round_id: str | None
     source: str
+    public: dict[str, Any]  # the public part as JSON values (what public_text parses back to)
     public_text: str
+    private: dict[str, Any] | None
     private_text: str | None
     private_digest: str | None
+
+
+def _where(round_id: str | None, kinds: list[str] | None) -> tuple[str, list[Any]]:
+    """The WHERE clause of a paged read after a seq (its first parameter), of one round and of some
+    kinds when given, and the parameters that follow the seq."""
+    conditions = ["seq > ?"]
+    params: list[Any] = []
+    if round_id is not None:
+        conditions.append("round_id = ?")
+        params.append(round_id)
+    if kinds:
+        conditions.append(f"kind IN ({', '.join('?' for _ in kinds)})")
+        params.extend(kinds)
+    return " AND ".join(conditions), params
 
 
 def _sqlite_reason(error: sqlite3.Error) -> str:
@@ -263,11 +290,12 @@ def _prepare_entry(item: PendingEntry) -> _Prepared:
         raise ValueError(f"journal: {kind} needs a round_id")
     if isinstance(entry, typed.RoundStarted) and entry.round_id != round_id:
         raise ValueError(f"journal: round_started payload names {entry.round_id!r}, not {round_id!r}")
-    public_text = canonical_json(typed.public_dict(entry))
+    public = typed.public_dict(entry)
+    public_text = canonical_json(public)
     private = typed.private_dict(entry)
     private_text = typed.seal_private(private) if private is not None else None
     digest = typed.commitment(private_text) if private_text is not None else None
-    return _Prepared(kind, round_id, source, public_text, private_text, digest)
+    return _Prepared(kind, round_id, source, public, public_text, private, private_text, digest)
 
 
 class Journal:
@@ -389,9 +417,7 @@ class Journal:
         """Append one entry; it is durably committed when this returns."""
         return self.append_many([PendingEntry(kind, payload, round_id, source)])[0]
 
-    def append_many(
-        self, items: Iterable[EntryLike | tuple[str, Mapping[str, Any] | typed.Entry, str | None, str]]
-    ) -> list[JournalEntry]:
+    def append_many(self, items: Iterable[AppendItem]) -> list[JournalEntry]:
         """Append entries in one transaction: all of them are committed, or none. Each item is a
         ``PendingEntry``, a (kind, payload, round_id, source) tuple, or an object with those fields."""
         # Type and serialise outside the transaction: a bad entry is a bug, refused before I/O.
@@ -443,7 +469,9 @@ class Journal:
                         hash_hex,
                     )
                     rows.append(row)
-                    entry = _entry_from_row(row)
+                    # The entry holds what was written: the parts' JSON values, fresh from the typed
+                    # entry (not parsed back from the texts: the same values, for less work).
+                    entry = JournalEntry(*row[:7], item.public, item.private, *row[8:])
                     written.append(entry)
                     if item.kind in CLOSING_KINDS and item.round_id is not None:
                         closed_here[item.round_id] = entry
@@ -529,20 +557,11 @@ class Journal:
         """Entries with seq > since_seq in order, optionally of one round and of some kinds.
 
         Read a page at a time, so a long journal is never held in memory at once."""
-        conditions = ["seq > ?"]
-        params: list[Any] = []
-        if round_id is not None:
-            conditions.append("round_id = ?")
-            params.append(round_id)
-        if kinds is not None:
-            kind_list = list(kinds)
-            if not kind_list:
-                return
-            conditions.append(f"kind IN ({', '.join('?' for _ in kind_list)})")
-            params.extend(kind_list)
-        query = (
-            f"SELECT {_COLUMNS} FROM journal WHERE {' AND '.join(conditions)} ORDER BY seq LIMIT {_PAGE_ROWS}"
-        )
+        kind_list = list(kinds) if kinds is not None else None
+        if kind_list == []:
+            return
+        where, params = _where(round_id, kind_list)
+        query = f"SELECT {_COLUMNS} FROM journal WHERE {where} ORDER BY seq LIMIT {_PAGE_ROWS}"
         after = since_seq
         while True:
             rows = self._read(query, (after, *params))
@@ -557,18 +576,13 @@ class Journal:
     ) -> Iterator[Replayed]:
         """Every entry after ``since_seq`` (of one round, of some kinds, when given), typed, in order,
         both parts: what the reducer (controller/journal/state.py) folds. Read a page at a time."""
-        conditions = ["seq > ?"]
-        params: list[Any] = []
-        if round_id is not None:
-            conditions.append("round_id = ?")
-            params.append(round_id)
-        if kinds is not None:
-            kind_list = list(kinds)
-            conditions.append(f"kind IN ({', '.join('?' for _ in kind_list)})")
-            params.extend(kind_list)
+        kind_list = list(kinds) if kinds is not None else None
+        if kind_list == []:
+            return
+        where, params = _where(round_id, kind_list)
         query = (
             "SELECT seq, time_utc, table_id, round_id, source, kind, payload, private FROM journal "
-            f"WHERE {' AND '.join(conditions)} ORDER BY seq LIMIT {_PAGE_ROWS * 10}"
+            f"WHERE {where} ORDER BY seq LIMIT {_PAGE_ROWS * 10}"
         )
         decode = typed.decode
         after = since_seq
@@ -748,16 +762,5 @@ def _split_sql(script: str) -> list[str]:
 
 def recompute_hash(entry: JournalEntry) -> str:
     """The hash the entry's stored columns give (the public part as stored, the private part by its
-    digest): what ``verify`` and the head check compare with the stored hash."""
-    return entry_hash_from_text(
-        prev_hash=entry.prev_hash,
-        seq=entry.seq,
-        time_utc=entry.time_utc,
-        table_id=entry.table_id,
-        round_id=entry.round_id,
-        source=entry.source,
-        kind=entry.kind,
-        version=entry.version,
-        payload_text=canonical_json(entry.public),
-        private_digest=entry.private_digest,
-    )
+    digest): what the head check compares with the stored hash."""
+    return stored_hash(entry, canonical_json(entry.public))

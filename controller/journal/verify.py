@@ -15,9 +15,11 @@ import json
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from controller.journal import entries as typed
-from controller.journal.chain import GENESIS_HASH, canonical_json, entry_hash_from_text
+from controller.journal.chain import GENESIS_HASH, canonical_json, stored_hash
+from controller.journal.snapshot import readonly_connection
 from controller.journal.store import APPLICATION_ID, JournalError
 
 
@@ -42,20 +44,46 @@ _TRIGGERS = ("journal_no_update", "journal_no_delete", "journal_extends_chain", 
 def verify_chain(path: str | Path, *, anchor: tuple[int, str] | None = None) -> VerifyResult:
     """Check every entry of the journal at ``path``; ``anchor`` (seq, hash) must also match."""
     journal_path = Path(path)
-    if not journal_path.is_file():
-        raise JournalError(f"journal {journal_path}: no such file")
+    # Read-only, and on a read-only file system too (controller/journal/snapshot.py).
+    with readonly_connection(journal_path) as connection:
+        return verify_connection(connection, journal_path, anchor=anchor)
+
+
+def verify_connection(
+    connection: sqlite3.Connection, path: Path, *, anchor: tuple[int, str] | None = None
+) -> VerifyResult:
+    """``verify_chain`` on a connection already open (controller/journal/proof.py runs it inside the
+    read transaction of its other checks)."""
     try:
-        connection = sqlite3.connect(
-            f"{journal_path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None
-        )
+        return _verify(connection, path, anchor)
     except sqlite3.Error as error:
-        raise JournalError(f"journal {journal_path}: cannot open: {error}") from error
-    try:
-        return _verify(connection, journal_path, anchor)
-    except sqlite3.Error as error:
-        raise JournalError(f"journal {journal_path}: cannot read: {error}") from error
-    finally:
-        connection.close()
+        raise JournalError(f"journal {path}: cannot read: {error}") from error
+
+
+class _StoredRow(NamedTuple):
+    """One row as stored: what ``_recomputed_hash`` hashes."""
+
+    seq: int
+    time_utc: str
+    table_id: str
+    round_id: str | None
+    source: str
+    kind: str
+    version: int
+    payload: str
+    private: str | None
+    private_digest: str | None
+    prev_hash: str
+    hash: str
+
+
+_SELECT_ROWS = f"SELECT {', '.join(_StoredRow._fields)} FROM journal ORDER BY seq"
+
+
+def _recomputed_hash(entry: _StoredRow) -> str:
+    """The hash the entry's stored columns give (its prev_hash already checked against the chain).
+    The one place verify computes an entry's hash."""
+    return stored_hash(entry, entry.payload)
 
 
 def _verify(connection: sqlite3.Connection, path: Path, anchor: tuple[int, str] | None) -> VerifyResult:
@@ -76,14 +104,11 @@ def _verify(connection: sqlite3.Connection, path: Path, anchor: tuple[int, str] 
     checked = 0
     anchor_seen = anchor is None
     # One SELECT is one read transaction: a consistent snapshot even while the daemon appends.
-    cursor = connection.execute(
-        "SELECT seq, time_utc, table_id, round_id, source, kind, version, payload, private, private_digest, "
-        "prev_hash, hash "
-        "FROM journal ORDER BY seq"
-    )
-    for row in cursor:
-        (seq, time_utc, row_table_id, round_id, source, kind, version, payload_text) = row[:8]
-        private_text, private_digest, row_prev_hash, row_hash = row[8:]
+    cursor = connection.execute(_SELECT_ROWS)
+    for entry in map(_StoredRow._make, cursor):
+        seq, row_table_id, payload_text = entry.seq, entry.table_id, entry.payload
+        private_text, private_digest = entry.private, entry.private_digest
+        row_prev_hash, row_hash = entry.prev_hash, entry.hash
         if seq != expected_seq:
             return bad(
                 expected_seq, checked, prev_hash, f"missing: the next entry is {seq} (entries deleted?)"
@@ -108,19 +133,7 @@ def _verify(connection: sqlite3.Connection, path: Path, anchor: tuple[int, str] 
         if private_text is not None and typed.commitment(private_text) != private_digest:
             return bad(seq, checked, prev_hash, "private part does not match its digest (edited?)")
         # The payload text is canonical (checked above), so the hash can be taken from it directly.
-        recomputed = entry_hash_from_text(
-            prev_hash=prev_hash,
-            seq=seq,
-            time_utc=time_utc,
-            table_id=row_table_id,
-            round_id=round_id,
-            source=source,
-            kind=kind,
-            version=version,
-            payload_text=payload_text,
-            private_digest=private_digest,
-        )
-        if recomputed != row_hash:
+        if _recomputed_hash(entry) != row_hash:
             return bad(seq, checked, prev_hash, "hash does not match the entry's contents (edited?)")
         if anchor is not None and seq == anchor[0]:
             if row_hash != anchor[1]:

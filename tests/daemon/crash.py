@@ -97,7 +97,9 @@ def crash_repeatedly(
                         raise AssertionError(f"the daemon did not open the table in {READY_TIMEOUT_S} s")
                     time.sleep(0.02)
                 time.sleep(rng.uniform(0.0, max_after_ready_s))
-            assert process.poll() is None, f"the daemon exited early: {process.returncode}"
+            if process.poll() is not None:
+                stderr = process.stderr.read().decode() if process.stderr else ""
+                raise AssertionError(f"the daemon exited early: {process.returncode}: {stderr[-3000:]}")
             process.send_signal(signal.SIGKILL)
         finally:
             if process.poll() is None:

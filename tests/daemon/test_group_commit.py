@@ -37,7 +37,7 @@ def daemon_on(path: Path, commit_delay_s: float | None, config_path: Path | None
 
 
 def card(index: int) -> JournalRecord:
-    return JournalRecord("card_dealt", {"card": "As", "index": index, "position": 1}, None, "shuffler")
+    return JournalRecord.of("card_dealt", {"card": "As", "index": index, "position": 1}, None, "shuffler")
 
 
 def transactions(path: Path) -> list[list[int]]:

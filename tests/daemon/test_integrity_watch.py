@@ -37,7 +37,10 @@ def biased(rounds: int, seed: int) -> list[dict[str, Any]]:
 
 
 def round_entries(journal_table_id: str, number: int, record: dict[str, Any]) -> list[JournalRecord]:
-    """One simulated round as the engine journals its start and its close (what the check reads)."""
+    """One simulated round as the engine journals its start and its close (what the check reads),
+    typed as the engine types them (``JournalRecord.of``: the settle input and hands go private). The
+    check is about a shoe's statistics over hundreds of rounds, so the rounds come from the simulated
+    shoe of tests/integrity_sim.py rather than from playing the engine that many times."""
     round_id = f"R{journal_table_id}-20261129-{number:06d}"
     round_ = record["round"]
     started = {
@@ -47,8 +50,8 @@ def round_entries(journal_table_id: str, number: int, record: dict[str, Any]) ->
         "seats": [seat["seat"] for seat in round_["seats"]],
     }
     return [
-        JournalRecord("round_started", started, round_id, "engine"),
-        JournalRecord(
+        JournalRecord.of("round_started", started, round_id, "engine"),
+        JournalRecord.of(
             "round_settled", {"round": round_, "settlement": record["settlement"]}, round_id, "engine"
         ),
     ]
@@ -142,7 +145,11 @@ def test_the_daemon_raises_one_integrity_alert_that_the_panel_shows(tmp_path: Pa
     assert fault["severity"] == "alert"
     assert fault["by"] == "integrity"
     assert fault["round_id"] is None
-    assert str(fault["detail"]).startswith("cards or results do not look random: ")
+    # A structured reason: the verdict's words are statistics of many rounds, public, never a card.
+    assert set(fault["reason"]) == {"code", "message"}
+    assert fault["reason"]["code"] == "integrity_check"
+    assert str(fault["reason"]["message"]).startswith("cards or results do not look random: ")
+    assert "detail" not in fault
     assert not daemon.engine.held  # an alert, not a hold: the table plays on
     # The panel's view of the journal shows it as an open integrity alert.
     view = TableView()

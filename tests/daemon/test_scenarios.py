@@ -16,8 +16,11 @@ import pytest
 from controller.config import load_config
 from controller.daemon import RunOptions, TableDaemon
 from controller.errors import UserError
+from controller.journal import entries as typed
+from controller.journal.recall import recall_records
 from controller.journal.store import JournalEntry
 from controller.journal.verify import verify_chain
+from controller.rules.cards import parse_card
 from tests.daemon.harness import (
     FLUSHTABLE,
     DaemonRun,
@@ -71,6 +74,60 @@ def engine_faults(all_entries: list[JournalEntry]) -> list[dict[str, Any]]:
     ]
 
 
+def private_of(all_entries: list[JournalEntry], kind: str) -> list[dict[str, Any] | None]:
+    return [entry.private for entry in all_entries if entry.kind == kind]
+
+
+def dealt(all_entries: list[JournalEntry]) -> dict[tuple[int, int], str]:
+    """(position, index) -> card code, from the card_dealt entries' private parts."""
+    return {
+        (part["position"], part["index"]): part["card"]
+        for part in private_of(all_entries, "card_dealt")
+        if part is not None and part["card"] is not None
+    }
+
+
+def check_reasons_are_public(all_entries: list[JournalEntry]) -> None:
+    """Every reason is structured, and its message, public, names no card: no card code dealt, no
+    "card N" with N a card's number, no position or index a card was dealt to. Each entry's public part
+    holds none of its kind's private fields."""
+    codes = set(dealt(all_entries).values())
+    assert codes  # the deal journaled its cards (privately)
+    numbers = {int(parse_card(code)) for code in codes}
+    reasons = 0
+    for entry in all_entries:
+        assert not set(entry.public) & typed.PRIVATE_FIELDS[entry.kind], entry.kind
+        reason = entry.public.get("reason")
+        if entry.kind in ("dead_hand", "round_dead", "fault_raised", "decision_refused"):
+            assert isinstance(reason, dict), entry.kind
+        if not isinstance(reason, dict):
+            continue
+        reasons += 1
+        assert set(reason) <= {"code", "message", "seat"}
+        message = str(reason["message"])
+        words = set(message.replace(",", " ").replace(":", " ").replace("(", " ").replace(")", " ").split())
+        assert not words & codes, (entry.kind, message)
+        assert not [number for number in numbers if f"card {number} " in f"{message} "], (entry.kind, message)
+        assert "position" not in message, (entry.kind, message)
+        assert "index" not in message, (entry.kind, message)
+    assert reasons
+
+
+def check_viewers_see_no_detail(journal_path: Path, round_id: str) -> None:
+    """Recall, as a viewer gets it: the dead round's entries keep their private parts to themselves;
+    the auditor's record (--private) has them."""
+    [record] = recall_records(journal_path, round_id=round_id)
+    [audit] = recall_records(journal_path, round_id=round_id, with_private=True)
+    private_names = typed.PRIVATE_FIELDS["fault_raised"]
+    for fault in record["faults"]:
+        assert not set(fault) & private_names
+    private_events = [event for event in audit["events"] if event["private"] is not None]
+    assert private_events
+    hidden = {event["seq"] for event in record["events"] if event["hidden"]}
+    assert hidden == {event["seq"] for event in private_events}
+    assert all(event["private"] is None for event in record["events"])
+
+
 def returned_everything(settlement: dict[str, Any]) -> bool:
     return (
         all(
@@ -85,10 +142,29 @@ def returned_everything(settlement: dict[str, Any]) -> bool:
 def test_seat_miscount_kills_that_seat_only(tmp_path: Path) -> None:
     _run, journal = play_scenario(tmp_path, "seat_miscount")
     assert of_kind(journal, "dead_hand") == [
-        {"seat": 1, "reason": "wrong card count: the shoe counted 6 cards, 7 due"}
+        {
+            "seat": 1,
+            "reason": {
+                "code": "card_count",
+                "message": "wrong card count: the shoe counted 6 cards, 7 due",
+                "seat": 1,
+            },
+        }
     ]
     [fault] = engine_faults(journal)
     assert (fault["kind"], fault["severity"]) == ("dead_hand", "alert")  # a seat's dead hand holds nothing
+    assert fault["reason"] == {
+        "code": "card_count",
+        "message": "seat 1: wrong card count: the shoe counted 6 cards, 7 due",
+    }
+    # The shoe's own words and the position it dealt to are its fault's private part, not its message.
+    [shoe_fault] = [entry for entry in journal if entry.kind == "fault_raised" and entry.public["device"]]
+    assert shoe_fault.public["reason"] == {"code": "card_count", "message": "a card count fault at seat 1"}
+    assert shoe_fault.private is not None
+    assert shoe_fault.private["position"] == 1
+    assert shoe_fault.private["device_detail"] == "dealt 6 cards, 7 requested"
+    assert "position 1" in shoe_fault.private["message"]
+    check_reasons_are_public(journal)
     # The shoe reports its miscount as a fault of its own: an alert too, and the shoe is ready again at
     # once. Nothing latches; the table is not held.
     assert {(f["kind"], f["severity"]) for f in of_kind(journal, "fault_raised")} == {
@@ -109,27 +185,72 @@ def test_seat_miscount_kills_that_seat_only(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("scenario", "game", "fault_kind", "reason_starts"),
+    ("scenario", "game", "fault_kind", "code", "reason_starts", "private_says"),
     [
-        ("banker_miscount", "hcf-house", "dead_hand", "wrong card count for the banker"),
-        ("card_seen_twice", "hcf-house", "dead_hand", "a card seen twice"),
-        ("red_light_during_deal", "hcf-house", "red_light", "shuffler red light during the deal"),
-        ("chase_community_miscount", "chase", "dead_hand", "wrong card count for the community"),
+        (
+            "banker_miscount",
+            "hcf-house",
+            "dead_hand",
+            "card_count",
+            "wrong card count for the banker",
+            "card_count at position 0: dealt 6 cards, 7 requested",
+        ),
+        (
+            "card_seen_twice",
+            "hcf-house",
+            "dead_hand",
+            "card_repeated",
+            "a card seen twice",
+            "dealt twice (first at position 1 index 4)",
+        ),
+        (
+            "red_light_during_deal",
+            "hcf-house",
+            "red_light",
+            "red_light",
+            "shuffler red light during the deal",
+            "red_light at position 1",
+        ),
+        (
+            "chase_community_miscount",
+            "chase",
+            "dead_hand",
+            "card_count",
+            "wrong card count for the community",
+            "card_count at position 15: dealt 1 cards, 2 requested",
+        ),
     ],
 )
-def test_whole_round_dead_returns_every_wager_and_latches(
-    tmp_path: Path, scenario: str, game: str, fault_kind: str, reason_starts: str
+def test_whole_round_dead_returns_every_wager_and_latches(  # noqa: PLR0917
+    tmp_path: Path,
+    scenario: str,
+    game: str,
+    fault_kind: str,
+    code: str,
+    reason_starts: str,
+    private_says: str,
 ) -> None:
     run, journal = play_scenario(tmp_path, scenario, game=game)
     assert (run.summary.rounds_dead, run.summary.rounds_settled) == (1, 0)
     [dead] = of_kind(journal, "dead_hand")
     assert dead["seat"] is None
-    assert dead["reason"].startswith(reason_starts)
+    assert dead["reason"]["code"] == code
+    assert dead["reason"]["message"].startswith(reason_starts)
     latched = [fault for fault in engine_faults(journal) if fault["severity"] == "latching"]
     assert [fault["kind"] for fault in latched] == [fault_kind]
+    assert latched[0]["reason"]["message"] == f"round dead: {dead['reason']['message']}"
     assert not of_kind(journal, "fault_cleared")
     [round_dead] = of_kind(journal, "round_dead")
-    assert round_dead["reason"].startswith(reason_starts)
+    assert round_dead["reason"] == {"code": code, "message": dead["reason"]["message"]}
+    # The public messages name no card; what the shoe said of which card, where, is private.
+    check_reasons_are_public(journal)
+    privates = [
+        entry.private
+        for entry in journal
+        if entry.kind in ("dead_hand", "round_dead", "fault_raised") and entry.private is not None
+    ]
+    assert any(private_says in str(part.get("message")) for part in privates), privates
+    check_viewers_see_no_detail(tmp_path / "journal.sqlite", round_id_of(journal))
     assert round_dead["round"]["dead"] is True
     assert round_dead["round"]["dealer"] == []  # a dead hand's cards are never shown
     assert all(seat["cards"] == [] for seat in round_dead["round"]["seats"])
@@ -143,6 +264,37 @@ def test_whole_round_dead_returns_every_wager_and_latches(
     assert "round_settled" not in {entry.kind for entry in journal}
     check_every_round_closed_once(journal)
     check_recall_settles(tmp_path / "journal.sqlite")
+
+
+def round_id_of(all_entries: list[JournalEntry]) -> str:
+    [started] = [entry for entry in all_entries if entry.kind == "round_started"]
+    assert started.round_id is not None
+    return started.round_id
+
+
+def test_a_card_seen_twice_is_named_only_in_the_private_part(tmp_path: Path) -> None:
+    """The card dealt twice (card 23, seat 1's fifth card) is in the dead hand's private part, by
+    number, position and index, with the shoe's words: never in its public message."""
+    _run, journal = play_scenario(tmp_path, "card_seen_twice")
+    cards = dealt(journal)
+    for kind in ("dead_hand", "round_dead"):
+        [entry] = [entry for entry in journal if entry.kind == kind]
+        part = entry.private
+        assert part is not None
+        assert part["card"] == 23
+        assert (part["first_position"], part["first_index"], part["position"], part["index"]) == (1, 4, 1, 5)
+        # The number is the card really dealt there first (the private part tells the truth) ...
+        assert int(parse_card(cards[(1, 4)])) == 23
+        assert part["device_detail"] == "card 23 dealt twice (first at position 1 index 4)"
+        assert "card 23" in part["message"]
+        # ... and the public message says what happened without it.
+        assert entry.public["reason"] == {
+            "code": "card_repeated",
+            "message": "a card seen twice or misread during the deal",
+        }
+        assert "23" not in str(entry.public)
+        assert cards[(1, 4)] not in str(entry.public)
+    check_reasons_are_public(journal)
 
 
 def test_past_posting_holds_the_table_across_a_restart(tmp_path: Path) -> None:
@@ -192,10 +344,23 @@ def test_over_limit_raise_is_refused_until_corrected(tmp_path: Path) -> None:
     _run, journal = play_scenario(tmp_path, "over_limit_raise")
     [refused] = of_kind(journal, "decision_refused")
     assert (refused["seat"], refused["action"], refused["amount_cents"]) == (1, "raise", 3000)
-    assert refused["reason"].startswith("over the limit: exactly 1000")
+    # The public reason names the seat and the amount; the limit speaks of the hand: private.
+    assert refused["reason"] == {
+        "code": "over_limit",
+        "message": "seat 1: raise of 3000 refused (over the limit)",
+        "seat": 1,
+    }
+    [refused_entry] = [entry for entry in journal if entry.kind == "decision_refused"]
+    assert refused_entry.private == {"limit_detail": "over the limit: exactly 1000 with a 4-card flush"}
+    assert "flush" not in str(refused_entry.public)
     [fault] = engine_faults(journal)
     assert (fault["kind"], fault["severity"]) == ("over_limit_raise", "alert")
-    assert "flush" not in fault["detail"]  # the alert names seat and amount, never the hand
+    assert fault["reason"] == {
+        "code": "over_limit",
+        "message": "seat 1: raise of 3000 refused (over the limit)",
+    }
+    assert "flush" not in str(fault)  # the alert names seat and amount, never the hand
+    check_reasons_are_public(journal)
     # The dealer's first confirm is refused while the raise stands uncorrected.
     operator = of_kind(journal, "operator_action")
     assert any("must be corrected" in action["detail"] for action in operator)
@@ -309,7 +474,16 @@ def test_flushtable_clear_releases_a_running_table_and_the_shoe_is_reset(tmp_pat
         {"fault_id": fault["fault_id"], "by": "sue", "reason": "shoe cleaned and checked"}
     ]
     assert of_kind(journal, "operator_action") == [
-        {"action": "reset_device", "by": "sue", "detail": "shuffler: in fault when its table was released"}
+        {
+            "action": "reset_device",
+            "by": "sue",
+            "detail": "shuffler: in fault when its table was released",
+            "outcome": None,
+            "before": None,
+            "after": None,
+            "wager": None,
+            "config_digest": None,
+        }
     ]
     kinds = [entry.kind for entry in journal]
     cleared_at = kinds.index("fault_cleared")

@@ -5,6 +5,7 @@ drivers publish (drivers/events.py), and the shoe here plays the shuffler's part
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
@@ -24,10 +25,17 @@ from drivers.events import (
 )
 
 NOW_S = 1_800_000_000.0  # 2027-01-15 08:00 UTC
+# A card in a public text: its code ("As", "Td"), its number ("card 51") or where it was dealt ("index 4").
+_CARD_IN_TEXT = re.compile(r"\b[2-9TJQKA][cdhs]\b|\bcards? (?:number )?\d|\bindex \d")
 T = TypeVar("T")
 
 # A shoe misbehaviour: given (position, index, card) return the events to send instead of the card.
 Tamper = Callable[[int, int, int], Sequence[object] | None]
+
+
+def assert_names_no_card(text: str) -> None:
+    """A public text (a reason's message, an alert, a refusal): it names no card, in any encoding."""
+    assert not _CARD_IN_TEXT.search(text), f"a card in a public text: {text!r}"
 
 
 def stack(*hands: Sequence[str]) -> list[int]:

@@ -93,7 +93,7 @@ def check_session(table: Table) -> dict[str, int]:
         closed.add(entry.round_id)
         counts[entry.kind] += 1
         settlement = entry.payload["settlement"]
-        assert settle_round_json(entry.payload["round"]) == settlement  # type: ignore[arg-type]
+        assert settle_round_json(entry.payload["round"]) == settlement
         assert isinstance(settlement, dict)
         assert sum(s["net"] for s in settlement["seats"]) + settlement["banker_net"] + settlement["rake"] == 0
     started = {e.round_id for e in table.journal("round_started")}

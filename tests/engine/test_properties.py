@@ -211,7 +211,7 @@ def check_invariants(table: Table, start: int) -> None:
     for out in new:
         if isinstance(out, JournalRecord) and out.kind in ("round_settled", "round_dead", "round_voided"):
             settlement = out.payload["settlement"]
-            assert settle_round_json(out.payload["round"]) == settlement  # type: ignore[arg-type]
+            assert settle_round_json(out.payload["round"]) == settlement
             assert isinstance(settlement, dict)
             nets = sum(seat["net"] for seat in settlement["seats"])
             assert nets + settlement["banker_net"] + settlement["rake"] == 0

@@ -29,7 +29,7 @@ def test_raise_alert_between_rounds_journals_an_alert_fault_and_does_not_hold() 
         "fault_id": "FT1-000001",
         "kind": "integrity",
         "severity": "alert",
-        "reason": {"code": "engine_error", "message": "card frequencies (p = 1.0e-09)"},
+        "reason": {"code": "integrity_check", "message": "card frequencies (p = 1.0e-09)"},
         "device": None,
         "by": "integrity",
     }

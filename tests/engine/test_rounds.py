@@ -122,7 +122,11 @@ def test_high_card_flush_designated_player_round_with_coverage_and_rake() -> Non
     # 2 (8,000) is beyond the 20,000 posted: dead, its wager returned, and it is not dealt.
     assert table.payload("dead_hand") == {
         "seat": 2,
-        "reason": {"code": "not_covered", "message": "not covered by the designated player's funds", "seat": 2},
+        "reason": {
+            "code": "not_covered",
+            "message": "not covered by the designated player's funds",
+            "seat": 2,
+        },
     }
     assert ShowSeatResult("display", 2, "dead", 0) in table.outputs
     assert table.payload("round_started")["banking"] == {

@@ -9,6 +9,8 @@ import pytest
 
 from controller.engine import Alert, JournalRecord, RecoveredState, TableConfig
 from controller.engine.state import DESIGNATED_PLAYER, LatchedFault
+from controller.journal import entries
+from controller.journal.state import AlertState, TableState
 from controller.rules.cards import parse_card
 from controller.rules.settle import settle_round_json
 from drivers.events import (
@@ -24,7 +26,7 @@ from drivers.events import (
     ShufflerFault,
 )
 from tests.engine.table import NOW_S as NOW
-from tests.engine.table import Table, stack
+from tests.engine.table import Table, assert_names_no_card, stack
 from tests.engine.test_rounds import HCF_DEALER, HCF_SEAT1, HCF_SEAT3, chase_table
 
 SEAT1_CARDS = [parse_card(c) for c in HCF_SEAT1]
@@ -49,6 +51,17 @@ def closing(table: Table, kind: str) -> dict[str, Any]:
     return entry
 
 
+def assert_public_texts_name_no_card(table: Table) -> None:
+    """Every public reason journaled and every alert names no card (what the deal knew of the cards is
+    in the entries' private parts only)."""
+    for record in table.journal():
+        reason = getattr(record.entry, "reason", None)
+        if isinstance(reason, entries.Reason):
+            assert_names_no_card(reason.message)
+    for alert in table.alerts():
+        assert_names_no_card(alert.message)
+
+
 def assert_every_wager_returned(entry: dict[str, Any]) -> None:
     settlement = entry["settlement"]
     assert isinstance(settlement, dict)
@@ -67,7 +80,11 @@ def test_seat_dealt_the_wrong_count_by_the_shoes_count_is_dead_and_the_round_goe
     bet_and_lock(table)
     assert table.payload("dead_hand") == {
         "seat": 3,
-        "reason": "wrong card count: the shoe counted 6 cards, 7 due",
+        "reason": {
+            "code": "card_count",
+            "message": "wrong card count: the shoe counted 6 cards, 7 due",
+            "seat": 3,
+        },
     }
     assert ShowSeatResult("display", 3, "dead", 0) in table.outputs
     assert table.engine.state == "decisions"
@@ -88,7 +105,10 @@ def test_seat_with_a_card_missing_from_the_reads_is_dead() -> None:
     table = hcf_table()
     table.tamper = lambda position, index, card: [] if (position, index) == (3, 6) else None
     bet_and_lock(table)
-    assert table.payload("dead_hand") == {"seat": 3, "reason": "wrong card count: 6 cards read, 7 due"}
+    assert table.payload("dead_hand") == {
+        "seat": 3,
+        "reason": {"code": "card_count", "message": "wrong card count: 6 cards read, 7 due", "seat": 3},
+    }
 
 
 def test_seat_with_an_extra_card_is_dead() -> None:
@@ -105,14 +125,24 @@ def test_seat_with_an_extra_card_is_dead() -> None:
 
 
 @pytest.mark.parametrize(
-    ("tamper_at", "reason"),
+    ("tamper_at", "reason", "private"),
     [
-        ((0, 6), "wrong card count for the banker: 6 cards read, 7 due"),
-        ((3, 2), "As seen twice"),
+        (
+            (0, 6),
+            {"code": "card_count", "message": "wrong card count for the banker: 6 cards read, 7 due"},
+            {},
+        ),
+        # The card seen twice (seat 1's As, again at seat 3's third card) is private: never in a public
+        # text, kept for the audit in the private part.
+        (
+            (3, 2),
+            {"code": "card_repeated", "message": "a card seen twice during the deal"},
+            {"card": parse_card("As"), "position": 3, "index": 2},
+        ),
     ],
 )
 def test_banker_miscount_or_a_card_seen_twice_kills_the_round(
-    tamper_at: tuple[int, int], reason: str
+    tamper_at: tuple[int, int], reason: dict[str, Any], private: dict[str, Any]
 ) -> None:
     table = hcf_table()
 
@@ -125,14 +155,22 @@ def test_banker_miscount_or_a_card_seen_twice_kills_the_round(
 
     table.tamper = tamper
     bet_and_lock(table)
-    assert table.payload("dead_hand") == {"seat": None, "reason": reason}
+    assert table.payload("dead_hand") == {"seat": None, "reason": reason, **private}
     entry = closing(table, "round_dead")
     assert entry["reason"] == reason
+    assert {key: entry[key] for key in private} == private
     assert entry["round"]["dead"] is True
     assert_every_wager_returned(entry)
     fault = table.payload("fault_raised")
     assert fault["kind"] == "dead_hand"
     assert fault["severity"] == "latching"
+    assert fault["reason"] == {**reason, "message": f"round dead: {reason['message']}"}
+    assert {key: fault[key] for key in private} == private
+    for kind in ("dead_hand", "round_dead", "fault_raised"):
+        (record,) = table.journal(kind)
+        expected = entries.ReasonDetail(**private) if private else None
+        assert record.entry.private_part() == expected  # the card is in the private part only
+    assert_public_texts_name_no_card(table)
     assert table.engine.state == "held"
     assert table.engine.held
     # Cards of a dead round are never shown: not in the snapshot, not in the settle input.
@@ -149,9 +187,10 @@ def test_wrong_community_count_kills_a_chase_round() -> None:
     table.bet(1, "xtra_bonus", 500)
     table.lock()
     table.key("confirm")  # preflop: check; the flop is dealt
-    assert table.payload("dead_hand")["reason"] == (
-        "wrong card count for the community: the shoe counted 3 cards, 2 due"
-    )
+    assert table.payload("dead_hand")["reason"] == {
+        "code": "card_count",
+        "message": "wrong card count for the community: the shoe counted 3 cards, 2 due",
+    }
     assert_every_wager_returned(closing(table, "round_dead"))
     assert table.engine.public_snapshot()["community"] == []
 
@@ -163,10 +202,21 @@ def test_red_light_during_the_deal_kills_the_round_and_holds_the_table_until_cle
     )
     bet_and_lock(table)
     entry = closing(table, "round_dead")
-    assert entry["reason"] == "shuffler red light during the deal (red_light at position 3: lamp)"
+    assert entry["reason"] == {"code": "red_light", "message": "shuffler red light during the deal"}
+    # The shoe's own words and where it stopped are private (for the audit).
+    (dead,) = table.journal("round_dead")
+    assert dead.entry.private_part() == entries.ReasonDetail(
+        message="red_light at position 3: lamp", position=3, device_detail="lamp"
+    )
     assert_every_wager_returned(entry)
     fault = table.payload("fault_raised")
     assert (fault["kind"], fault["severity"]) == ("red_light", "latching")
+    assert fault["reason"] == {
+        "code": "red_light",
+        "message": "round dead: shuffler red light during the deal",
+    }
+    assert (fault["device_detail"], fault["position"]) == ("lamp", 3)
+    assert_public_texts_name_no_card(table)
     # The rest of the deal arrives after the fault: refused as outside a deal, never a crash.
     assert table.engine.state == "held"
     # A held table starts no round.
@@ -260,14 +310,31 @@ def test_over_limit_raise_is_refused_and_must_be_corrected_before_the_reveal() -
     bet_and_lock(table)
     table.bet(3, "raise", 2000)  # seat 3 holds a 2-card flush: at most 1x (1000)
     refused = table.payload("decision_refused")
+    # The public reason names the seat and the amount; the limit speaks of the hand: private.
     assert refused == {
         "seat": 3,
         "action": "raise",
         "amount_cents": 2000,
-        "reason": "over the limit: exactly 1000 with a 2-card flush",
+        "reason": {
+            "code": "over_limit",
+            "message": "seat 3: raise of 2000 refused (over the limit)",
+            "seat": 3,
+        },
+        "limit_detail": "over the limit: exactly 1000 with a 2-card flush",
     }
+    (record,) = table.journal("decision_refused")
+    assert record.entry.private_part() == entries.DecisionRefusedPrivate(
+        limit_detail="over the limit: exactly 1000 with a 2-card flush"
+    )
+    assert "flush" not in entries.public_dict(record.entry)["reason"]["message"]
     fault = table.payload("fault_raised")
     assert (fault["kind"], fault["severity"]) == ("over_limit_raise", "alert")
+    assert fault["reason"] == {
+        "code": "over_limit",
+        "message": "seat 3: raise of 2000 refused (over the limit)",
+    }
+    assert table.journal("fault_raised")[0].entry.private_part() is None
+    assert [a.message for a in table.alerts()] == ["seat 3: raise of 2000 refused (over the limit)"]
     table.bet(1, "raise", 500)
     out = table.key("confirm")
     assert "seat(s) 3: a refused decision wager must be corrected" in table.refusals(out)[0].reason
@@ -329,12 +396,9 @@ def test_designated_player_waive_rotates_the_offer_and_nobody_eligible_blocks_th
     assert table.engine.state == "idle"
     # A supervisor moves the button: the offer starts again from that seat.
     table.call(table.engine.move_button, 2, table.now_s, "sue")
-    assert [e.payload for e in table.journal("button_moved")][-1] == {
-        "from_seat": None,
-        "to_seat": 2,
-        "reason": "moved by a supervisor",
-        "by": "sue",
-    }
+    assert [e.entry for e in table.journal("button_moved")][-1] == entries.ButtonMoved(
+        from_seat=None, to_seat=2, reason="moved by a supervisor", by="sue"
+    )
     table.call(table.engine.dp_accepts, 50_000, table.now_s, "dealer")
     assert table.engine.public_snapshot()["designated_player"]["seat"] == 2
 
@@ -420,8 +484,8 @@ def test_no_more_bets_refused_for_bad_bets(bets: list[tuple[int, str, int]], rea
     out = table.lock()
     assert table.refusals(out)[0].reason == reason
     assert table.engine.state == "betting"
-    op = [e.payload for e in table.journal("operator_action")]
-    assert op == [{"action": "no_more_bets", "by": "dealer", "detail": f"refused: {reason}"}]
+    op = [e.entry for e in table.journal("operator_action")]
+    assert op == [entries.OperatorAction(action="no_more_bets", by="dealer", detail=f"refused: {reason}")]
 
 
 def test_chase_xtra_bonus_must_equal_the_ante() -> None:
@@ -554,7 +618,18 @@ def test_under_the_minimum_is_refused_without_a_fault() -> None:
     table.lock()
     assert ("display", "Decisions: play or fold") in [(o.device, o.text) for o in table.of_type(ShowText)]
     table.bet(1, "play", 200)
-    assert table.payload("decision_refused")["reason"] == "under the limit: 500 to 1000 with a 5-card flush"
+    refused = table.payload("decision_refused")
+    assert refused["reason"] == {
+        "code": "under_limit",
+        "message": "seat 1: play of 200 refused (under the limit)",
+        "seat": 1,
+    }
+    # The limit speaks of the hand (a 5-card flush): in the private part only.
+    (record,) = table.journal("decision_refused")
+    assert record.entry.private_part() == entries.DecisionRefusedPrivate(
+        limit_detail="under the limit: 500 to 1000 with a 5-card flush"
+    )
+    assert [a.message for a in table.alerts()] == ["seat 1: play of 200 refused (under the limit)"]
     assert table.journal("fault_raised") == []
     assert [a.kind for a in table.alerts()] == ["decision_refused"]
     table.bet(1, "play", 1000)
@@ -562,30 +637,33 @@ def test_under_the_minimum_is_refused_without_a_fault() -> None:
     closing(table, "round_settled")
 
 
-class JournalTableState:
-    """The shape of controller.journal.recovery.TableState (the journal helper's branch): a plain
-    stand-in with the same attribute names, since that package is not on this branch."""
-
-    def __init__(self) -> None:
-        self.last_seq = 812
-        self.rounds_started = 40
-        self.last_round_number = 41
-        self.last_round_id = "RT1-20270114-000041"
-        self.closed_rounds = {"RT1-20270114-000041": "round_settled"}
-        self.latched_faults = {
-            "FT1-000009": {
-                "fault_id": "FT1-000009",
-                "kind": "past_posting",
-                "severity": "latching",
-                "detail": "x",
-                "device": "sensors",
-            }
-        }
-        self.button_seat = 2
+def journal_table_state() -> TableState:
+    """The journal's reducer state (controller.journal.state.TableState) as a journal of 812 entries
+    leaves it: 41 rounds, the last settled, a latched past-posting fault, the button at seat 2."""
+    state = TableState("T1")
+    state.last_seq = 812
+    state.rounds_started = 40
+    state.last_round_number = 41
+    state.last_round_id = "RT1-20270114-000041"
+    state.closed_rounds = {"RT1-20270114-000041": "round_settled"}
+    state.latched_faults = {
+        "FT1-000009": AlertState(
+            fault_id="FT1-000009",
+            kind="past_posting",
+            severity="latching",
+            reason=entries.Reason(code="past_posting", message="x"),
+            device="sensors",
+            round_id=None,
+            raised_seq=800,
+            raised_utc="2027-01-14T23:00:00Z",
+        )
+    }
+    state.button_seat = 2
+    return state
 
 
 def test_recovered_state_from_the_journals_table_state() -> None:
-    recovered = RecoveredState.from_table_state(JournalTableState())
+    recovered = RecoveredState.from_table_state(journal_table_state())
     assert recovered == RecoveredState(
         latched_faults=(LatchedFault("FT1-000009", "past_posting", "x", "sensors"),),
         button_seat=2,
@@ -622,14 +700,14 @@ def test_betting_held_by_a_fault_can_be_voided() -> None:
 
 # --- the shuffler driver's fault reports (drivers/shuffler.py turns shoe anomalies into faults) --------
 @pytest.mark.parametrize(
-    ("fault", "reason_start"),
+    ("fault", "code", "reason_start"),
     [
-        ("misread", "a card seen twice or misread during the deal"),
-        ("jam", "the shoe stopped mid-deal, a misdeal"),
-        ("door_open", "the shoe stopped mid-deal, a misdeal"),
+        ("misread", "card_misread", "a card seen twice or misread during the deal"),
+        ("jam", "shoe_fault", "the shoe stopped mid-deal, a misdeal"),
+        ("door_open", "shoe_fault", "the shoe stopped mid-deal, a misdeal"),
     ],
 )
-def test_deal_stopping_faults_kill_the_round(fault: str, reason_start: str) -> None:
+def test_deal_stopping_faults_kill_the_round(fault: str, code: str, reason_start: str) -> None:
     table = hcf_table()
 
     def stop(position: int, index: int, card: int) -> list[object] | None:
@@ -640,7 +718,12 @@ def test_deal_stopping_faults_kill_the_round(fault: str, reason_start: str) -> N
     table.tamper = stop
     bet_and_lock(table)
     entry = closing(table, "round_dead")
-    assert str(entry["reason"]).startswith(reason_start)
+    assert entry["reason"]["code"] == code
+    assert entry["reason"]["message"].startswith(reason_start)
+    # The shoe's own words (they may name a card) and where it stopped: private.
+    assert (entry["device_detail"], entry["position"]) == ("x", 3)
+    assert entry["message"] == f"{fault} at position 3: x"
+    assert_public_texts_name_no_card(table)
     assert_every_wager_returned(entry)
     assert table.engine.held
 

@@ -9,20 +9,17 @@ from __future__ import annotations
 
 import random
 import sys
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
 
 from controller.journal import Journal, JournalEntry
 from controller.journal.recovery import recover
-from controller.journal.store import EntryLike
+from controller.journal.store import AppendItem
 from controller.logs import configure_logging
 from tests.journal.scripted import play_round
 
 
 class ReportingJournal(Journal):
-    def append_many(
-        self, items: Iterable[EntryLike | tuple[str, Mapping[str, Any], str | None, str]]
-    ) -> list[JournalEntry]:
+    def append_many(self, items: Iterable[AppendItem]) -> list[JournalEntry]:
         written = super().append_many(items)
         for entry in written:
             sys.stdout.write(f"{entry.seq} {entry.hash}\n")

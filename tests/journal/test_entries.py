@@ -21,25 +21,53 @@ from controller.journal import entries as e
 from controller.journal.recovery import recover
 from controller.journal.store import recompute_hash
 from controller.journal.verify import verify_chain
-from tests.journal.scripted import play_round
+from tests.journal.scripted import Outcome, play_round
 
 SCHEMA_FILE = Path(__file__).resolve().parents[2] / "docs" / "journal-entries.schema.json"
 
 # Entries the round engine does not write, as their writers write them (daemon, panel, supervisor).
 OUTSIDE_THE_ENGINE: list[tuple[str, dict[str, object], str]] = [
-    ("table_opened", {"game": "high-card-flush", "banking_mode": "house", "config_digest": "ab", "by": "daemon"}, "engine"),
+    (
+        "table_opened",
+        {"game": "high-card-flush", "banking_mode": "house", "config_digest": "ab", "by": "daemon"},
+        "engine",
+    ),
     ("table_closed", {"by": "daemon", "reason": "shutdown"}, "engine"),
-    ("device_ready", {"device": "shuffler", "kind": "shuffler", "model": "SIM", "serial_number": "1", "firmware_version": "1.0.0"}, "shuffler"),
+    (
+        "device_ready",
+        {
+            "device": "shuffler",
+            "kind": "shuffler",
+            "model": "SIM",
+            "serial_number": "1",
+            "firmware_version": "1.0.0",
+        },
+        "shuffler",
+    ),
     ("device_lost", {"device": "sensors", "reason": "serial port closed"}, "sensors"),
     ("device_status", {"device": "shuffler", "state": "ready", "fault_code": 0, "lamp": "green"}, "shuffler"),
     ("security_event", {"device": "display", "reason": "bad_tag", "detail": "frame 12"}, "display"),
     ("login", {"user": "alice", "role": "supervisor", "remote": "127.0.0.1"}, "panel"),
     ("login_failed", {"user": "alice", "remote": "127.0.0.1", "reason": "bad_credentials"}, "panel"),
     ("fault_acknowledged", {"fault_id": "FT1-000001", "by": "alice"}, "operator:alice"),
-    ("noise_suppressed", {"category": "login_failed", "source": "127.0.0.1", "count": 40, "first_time_utc": "2026-12-01T10:00:00.000000Z", "last_time_utc": "2026-12-01T10:00:59.000000Z"}, "panel"),
-    ("operator_action", {"action": "logout", "by": "alice", "detail": {}, "outcome": "done"}, "operator:alice"),
+    (
+        "noise_suppressed",
+        {
+            "category": "login_failed",
+            "source": "127.0.0.1",
+            "count": 40,
+            "first_time_utc": "2026-12-01T10:00:00.000000Z",
+            "last_time_utc": "2026-12-01T10:00:59.000000Z",
+        },
+        "panel",
+    ),
+    (
+        "operator_action",
+        {"action": "logout", "by": "alice", "detail": {}, "outcome": "done"},
+        "operator:alice",
+    ),
     ("dp_waived", {"seat": 3}, "operator:dealer"),
-]  # fmt: skip
+]
 
 
 @pytest.fixture(scope="module")
@@ -48,10 +76,14 @@ def journal_entries(tmp_path_factory: pytest.TempPathFactory) -> list[JournalEnt
     rng = random.Random(5)
     with Journal.open(path, "T1", synchronous="OFF") as journal:
         for game in ("high-card-flush", "top-flush", "chase-the-flush"):
-            for outcome in ("settled", "dead", "settled", "settled"):
+            outcomes: tuple[Outcome, ...] = ("settled", "dead", "settled", "settled")
+            for outcome in outcomes:
                 play_round(journal, rng, game=game, outcome=outcome)
-        for outcome in ("settled", "dead", "settled"):
-            play_round(journal, rng, game="high-card-flush", banking_mode="designated-player", outcome=outcome)
+        dp_outcomes: tuple[Outcome, ...] = ("settled", "dead", "settled")
+        for outcome in dp_outcomes:
+            play_round(
+                journal, rng, game="high-card-flush", banking_mode="designated-player", outcome=outcome
+            )
         play_round(journal, rng, outcome="settled", over_limit_rate=1.0, past_post=True, players=3)
         play_round(journal, rng, outcome="open_mid_deal")
         recover(journal)  # the interrupted round: round_voided
@@ -100,7 +132,7 @@ def test_private_fields_hold_every_card(journal_entries: list[JournalEntry]) -> 
     type. (The leak test, tests/privacy, checks every viewer's path; this checks the journal itself.)"""
     codes = {f"{rank}{suit}" for rank in "23456789TJQKA" for suit in "cdhs"}
     for stored in journal_entries:
-        if stored.kind == "round_dead" or stored.kind == "round_voided":
+        if stored.kind in {"round_dead", "round_voided"}:
             continue  # a dead or void round's settle input is public: it holds no card ([] per seat)
         text = json.dumps(stored.public)
         tokens = set(text.replace('"', " ").replace(",", " ").replace(":", " ").replace("[", " ").split())
@@ -142,7 +174,8 @@ def test_a_changed_private_part_breaks_its_commitment(tmp_path: Path) -> None:
 def test_the_salt_makes_equal_private_parts_commit_differently() -> None:
     part = {"card": "Qd", "index": 4, "position": 1}
     first, second = e.seal_private(part), e.seal_private(part)
-    assert first != second and e.commitment(first) != e.commitment(second)
+    assert first != second
+    assert e.commitment(first) != e.commitment(second)
     assert e.open_private(first) == part == e.open_private(second)
 
 
@@ -150,11 +183,22 @@ def test_unknown_kinds_fields_and_types_are_refused() -> None:
     with pytest.raises(e.EntryError, match="unknown entry kind"):
         e.build("round_exploded", {})
     with pytest.raises(e.EntryError, match="bet_changed"):
-        e.build("bet_changed", {"seat": 1, "wager": "ante", "amount_cents": "5", "chip_count": 1, "locked": False})
+        e.build(
+            "bet_changed", {"seat": 1, "wager": "ante", "amount_cents": "5", "chip_count": 1, "locked": False}
+        )
     with pytest.raises(e.EntryError, match="unknown field"):
         e.build("dp_waived", {"seat": 1, "detail": "free text"})
     with pytest.raises(e.EntryError):
-        e.build("fault_raised", {"fault_id": "F1", "kind": "integrity", "severity": "alert", "device": None, "reason": {"code": "no such code", "message": "x"}})  # fmt: skip
+        e.build(
+            "fault_raised",
+            {
+                "fault_id": "F1",
+                "kind": "integrity",
+                "severity": "alert",
+                "device": None,
+                "reason": {"code": "no such code", "message": "x"},
+            },
+        )
 
 
 def test_the_schema_file_is_current() -> None:

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import random
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -16,7 +15,7 @@ from hypothesis import strategies as st
 from controller.journal import Journal, JournalEntry
 from controller.journal.meters import compute_meters
 from controller.journal.recovery import recover
-from controller.journal.store import EntryLike
+from controller.journal.store import AppendItem
 from controller.journal.verify import verify_chain
 from tests.journal.scripted import Outcome, play_round
 from tests.journal.wagered import returned_stakes, wagered_in_round
@@ -31,9 +30,7 @@ class CrashingJournal(Journal):
 
     crash_after = 10**9
 
-    def append_many(
-        self, items: Iterable[EntryLike | tuple[str, Mapping[str, Any], str | None, str]]
-    ) -> list[JournalEntry]:
+    def append_many(self, items: Iterable[AppendItem]) -> list[JournalEntry]:
         pending = list(items)
         if self.crash_after < len(pending):
             super().append_many(pending[: self.crash_after])

@@ -61,7 +61,8 @@ def test_the_fold_of_the_engines_records_is_the_engines_state(name: str, tmp_pat
     closings = [r for r in records if r.kind in ("round_settled", "round_dead", "round_voided")]
     meters = state.meters
     assert meters.rounds_settled + meters.rounds_dead + meters.rounds_voided == len(closings)
-    assert meters.balanced and not meters.unbalanced_rounds
+    assert meters.balanced
+    assert not meters.unbalanced_rounds
     assert meters.player_net_cents == sum(
         seat["net"] for r in closings for seat in r.payload["settlement"]["seats"]
     )
@@ -100,3 +101,41 @@ def test_step_by_step_the_open_round_matches_the_engine() -> None:
             checked += 1
     assert checked > 0
     assert not state.open_rounds or state.open_rounds[-1].round_id == table.engine.round.round_id  # type: ignore[union-attr]
+
+
+def test_a_community_card_is_not_shown_while_its_street_is_being_dealt() -> None:
+    """Chase the Flush: the flop's cards show once the flop is dealt in full (the machine in ``flop``),
+    not while the shoe deals them: here the shoe drops the flop's second card, the community's count is
+    wrong, the round is dead, and the first flop card — dealt, journaled, fanned out while the round
+    was in ``dealing_flop`` — must never have been visible."""
+    from controller.engine.autoplay import AutoPlayer, PlaceChips, PressKey
+    from controller.journal.state import COMMUNITY_POSITION
+    from tests.engine.table import Table
+
+    config = CONFIGS["chase"]
+    table = Table(config, list(range(52)))
+    engine = table.engine
+    table.tamper = lambda position, index, card: [] if (position, index) == (COMMUNITY_POSITION, 1) else None
+    player = AutoPlayer(random.Random(4), walk_away_rate=0.0, over_limit_rate=0.0)
+    for _ in range(200):
+        if engine.round is not None and engine.round.closed:
+            break
+        actions = player.next_actions(engine)
+        for action in actions:
+            if isinstance(action, PlaceChips):
+                table.bet(action.seat, action.wager, action.amount_cents, locked=engine.state != "betting")
+            elif isinstance(action, PressKey):
+                table.key(action.key, action.seat)
+        if not actions:
+            table.tick(config.decision_timeout_s + 1)
+    records = table.journal()
+    assert any(r.kind == "round_dead" for r in records), "the round should die on the community's count"
+    state = TableState(config.table_id)
+    community_seen = 0
+    for item in stamped(records, config.table_id):
+        state.apply(item)
+        part = item.entry.private_part()
+        if isinstance(part, e.CardDealtPrivate) and part.position == COMMUNITY_POSITION:
+            community_seen += 1
+            assert not state.private_visible(item), f"community card shown in {state.phase}"
+    assert community_seen >= 1

@@ -1,20 +1,31 @@
-"""A scripted round written to a real journal, entry by entry as the engine writes them (CONTRACTS.md),
-and a small journal-backed TableActions for the panel tests.
+"""A scripted round of the real round engine, written to a real journal step by step, and a small
+journal-backed TableActions for the panel tests.
 
-The round engine lives on another branch; until the lead connects TableEngine, ``JournalTableActions``
-stands in for it: a real object over the real journal that does what the engine's actions journal
-(fault_cleared, round_voided, button_moved, ...). It is the one stand-in in these tests, said so here.
+``ScriptedRound`` rebuilds the engine from the journal as the daemon does at start (the reducer's state,
+tests/journal/scripted.py), plays one High Card Flush round on a stacked deck through the engine's own
+entry points and domain events (tests/engine/table.py: a shoe, sensors and keys), and appends the
+journal records the engine returned, in order, a step at a time: the panel sees what the engine really
+writes, never an imitation of its entries. ``raise_red_light`` is the shoe's red light between rounds,
+through the engine too.
+
+``JournalTableActions`` stands in for the engine's operator actions (fault_cleared, button_moved, ...)
+behind the panel's routes: a real object over the real journal, the one stand-in in these tests.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from controller.engine import JournalRecord, TableConfig
+from controller.engine.state import RecoveredState
 from controller.errors import UserError
 from controller.journal import Journal
-from controller.rules.settle import settle_round_json
+from controller.journal.recovery import rebuild_state
+from controller.journal.state import REVEAL_STATES
+from drivers.events import CardDealt, ShufflerFault
+from tests.engine.table import Table, stack
 
 HOLE_CARDS = {
     0: ["As", "Ks", "Qs", "2d", "3c", "4h", "5c"],
@@ -23,97 +34,125 @@ HOLE_CARDS = {
     3: ["Jc", "Qc", "9c", "8c", "7c", "2s", "3s"],
 }
 # The dealer's 3-card spade flush A-K-Q qualifies; seats 1 and 3 beat it with 4- and 5-card flushes,
-# seat 2's 3-card 9-high diamond flush loses. The settlement comes from the real rules engine.
+# seat 2's 3-card 9-high diamond flush loses. The engine deals the seats in order, then the dealer.
 SEATS = [1, 2, 3]
 ANTE_CENTS = 1000
+STEPS = ("betting", "bets_locked", "dealt", "decisions", "reveal", "settled")
 
 
 def all_cards() -> set[str]:
     return {card for cards in HOLE_CARDS.values() for card in cards}
 
 
-def round_input(round_id: str) -> dict[str, Any]:
-    return {
-        "game": "high-card-flush",
-        "banking": {"mode": "house"},
-        "dealer": HOLE_CARDS[0],
-        "seats": [
-            {"seat": seat, "cards": HOLE_CARDS[seat], "wagers": {"ante": ANTE_CENTS, "raise": ANTE_CENTS}}
-            for seat in SEATS
-        ],
-    }
+def _table(journal: Journal) -> Table:
+    """The engine as the daemon would start it on this journal, with the stacked deck; latched faults
+    left by an earlier round cleared first by a scripted supervisor (journaled), as the floor would."""
+    recovered = RecoveredState.from_table_state(rebuild_state(journal))
+    config = TableConfig(table_id=journal.table_id)
+    deck = stack(*(HOLE_CARDS[position] for position in [*SEATS, 0]))
+    table = Table(config, deck, recovered)
+    for fault_id in list(table.engine.latched):
+        table.call(table.engine.clear_fault, fault_id, table.now_s, "script-supervisor", "scripted: checked")
+    return table
+
+
+def _append(journal: Journal, records: Sequence[JournalRecord]) -> None:
+    if records:
+        journal.append_many(list(records))
 
 
 @dataclass
 class ScriptedRound:
-    """Steps of one High Card Flush round, each a list of entries to append."""
+    """One High Card Flush round played by the engine: every seat antes 10.00 and raises 10.00.
+
+    ``red_light_at``: the shoe's red light with the n-th card dealt (the round dies mid-deal: steps
+    ``betting``, ``bets_locked`` then ``dead``). ``after_deal``: shoe events sent once the deal is
+    complete, before the decisions (a shoe re-reporting a card, say). ``wrong_count``: the count the
+    shoe reports for a position's hand instead of the cards it dealt (a seat's: that hand is dead).
+    ``first_raise``: a seat's first chips on the raise spot, corrected to 10.00 (over the limit: refused)."""
 
     journal: Journal
+    red_light_at: int | None = None
+    after_deal: Sequence[object] = ()
+    wrong_count: dict[int, int] = field(default_factory=dict)
+    first_raise: dict[int, int] = field(default_factory=dict)  # a raise placed (and refused) before 10.00
     round_id: str = ""
-    steps_done: list[str] = field(default_factory=list)
+    fault_ids: list[str] = field(default_factory=list)
+    _records: list[JournalRecord] | None = None
 
-    def append(self, kind: str, payload: dict[str, Any], *, source: str = "engine") -> None:
-        self.journal.append(kind, payload, round_id=self.round_id or None, source=source)
+    def records(self) -> list[JournalRecord]:
+        """Every record the round writes (played once, on the journal as it stands at the first call)."""
+        if self._records is None:
+            self._records = self._play()
+        return self._records
 
-    def state(self, from_: str, to: str, trigger: str) -> None:
-        self.append("state_changed", {"machine": "round", "from": from_, "to": to, "trigger": trigger})
+    def _play(self) -> list[JournalRecord]:
+        table = _table(self.journal)
+        engine = table.engine
+        if self.red_light_at is not None:
+            seen = {"cards": 0}
+            at = self.red_light_at
+
+            def red_light(position: int, index: int, card: int) -> list[object] | None:
+                seen["cards"] += 1
+                if seen["cards"] == at:
+                    return [
+                        CardDealt("shuffler", position, index, card),
+                        ShufflerFault("shuffler", "red_light", position),
+                    ]
+                return [] if seen["cards"] > at else None  # the shoe deals no more after its red light
+
+            table.tamper = red_light
+        table.hand_complete_count.update(self.wrong_count)
+        table.start()
+        for seat in SEATS:
+            table.bet(seat, "ante", ANTE_CENTS)
+        table.lock()
+        if self.red_light_at is None:
+            for event in self.after_deal:
+                table.event(event)
+            for seat, cents in self.first_raise.items():
+                table.bet(seat, "raise", cents, locked=True)
+            for seat in SEATS:
+                table.bet(seat, "raise", ANTE_CENTS, locked=True)
+            table.key("confirm")
+            table.call(engine.payouts_done, table.now_s)
+        records = table.journal()
+        self.round_id = next(r.round_id for r in records if r.kind == "round_started" and r.round_id)
+        self.fault_ids = [str(r.payload["fault_id"]) for r in records if r.kind == "fault_raised"]
+        return records
 
     def steps(self) -> Iterator[str]:
-        self.round_id = self.journal.next_round_id()
-        self.append(
-            "round_started",
-            {
-                "round_id": self.round_id,
-                "game": "high-card-flush",
-                "banking": {"mode": "house"},
-                "button_seat": None,
-                "seats": SEATS,
-            },
-        )
-        self.state("idle", "betting", "start")
-        yield "betting"
-        for seat in SEATS:
-            for wager in ("ante",):
-                self.append(
-                    "bet_changed",
-                    {
-                        "seat": seat,
-                        "wager": wager,
-                        "amount_cents": ANTE_CENTS,
-                        "chip_count": 2,
-                        "locked": False,
-                    },
-                    source="sensors",
-                )
-        self.append("bets_locked", {"wagers": {str(s): {"ante": ANTE_CENTS} for s in SEATS}})
-        self.state("betting", "bets_locked", "no_more_bets")
-        yield "bets_locked"
-        self.state("bets_locked", "dealing", "deal")
-        for position in [*SEATS, 0]:
-            for index, card in enumerate(HOLE_CARDS[position]):
-                self.append(
-                    "card_dealt", {"position": position, "index": index, "card": card}, source="shuffler"
-                )
-            self.append("hand_complete", {"position": position, "card_count": 7}, source="shuffler")
-        yield "dealt"
-        self.state("dealing", "decisions", "deal_complete")
-        for seat in SEATS:
-            self.append(
-                "decision", {"seat": seat, "action": "raise", "amount_cents": ANTE_CENTS, "street": None}
+        """Append the round's records a step at a time; yields the step's name after each."""
+        records = self.records()
+        kinds = [r.kind for r in records]
+
+        def after(kind: str) -> int:
+            return max(i for i, k in enumerate(kinds) if k == kind) + 1
+
+        def state_to(states: frozenset[str] | set[str]) -> int:
+            return next(
+                i for i, r in enumerate(records) if r.kind == "state_changed" and r.payload["to"] in states
             )
-            self.append(
-                "bet_changed",
-                {"seat": seat, "wager": "raise", "amount_cents": ANTE_CENTS, "chip_count": 2, "locked": True},
-                source="sensors",
-            )
-        yield "decisions"
-        self.state("decisions", "reveal", "decisions_done")
-        yield "reveal"
-        round_ = round_input(self.round_id)
-        self.state("reveal", "settling", "settle")
-        self.append("round_settled", {"round": round_, "settlement": settle_round_json(round_)})
-        self.state("settling", "complete", "paid")
-        yield "settled"
+
+        cuts: list[tuple[str, int]] = [
+            ("betting", state_to({"betting"}) + 1),
+            ("bets_locked", after("bets_locked")),
+        ]
+        if self.red_light_at is not None:
+            cuts.append(("dead", len(records)))
+        else:
+            cuts += [
+                ("dealt", after("hand_complete")),
+                ("decisions", state_to(set(REVEAL_STATES))),
+                ("reveal", state_to({"reveal"}) + 1),
+                ("settled", len(records)),
+            ]
+        done = 0
+        for name, cut in cuts:
+            _append(self.journal, records[done:cut])
+            done = cut
+            yield name
 
     def play_all(self) -> str:
         for _ in self.steps():
@@ -121,27 +160,15 @@ class ScriptedRound:
         return self.round_id
 
 
-def raise_red_light(journal: Journal, round_id: str | None, fault_id: str = "F-red-1") -> None:
-    """The shuffler's red light mid-deal: the whole round dead, the table held (CONTRACTS.md entries)."""
-    journal.append(
-        "fault_raised",
-        {
-            "fault_id": fault_id,
-            "kind": "red_light",
-            "severity": "latching",
-            "detail": "shuffler red light during the deal; whole round dead",
-            "device": "shuffler",
-        },
-        round_id=round_id,
-        source="engine",
-    )
-    journal.append("dead_hand", {"seat": None, "reason": "red_light"}, round_id=round_id, source="engine")
-    journal.append(
-        "state_changed",
-        {"machine": "round", "from": "dealing", "to": "held", "trigger": "fault"},
-        round_id=round_id,
-        source="engine",
-    )
+def raise_red_light(journal: Journal) -> str:
+    """The shuffler's red light between rounds, through the engine: a latching fault, the table held.
+    Returns the fault's id."""
+    table = _table(journal)
+    before = len(table.journal())
+    table.event(ShufflerFault("shuffler", "red_light", None, "lamp"))
+    records = table.journal()[before:]
+    _append(journal, records)
+    return next(str(r.payload["fault_id"]) for r in records if r.kind == "fault_raised")
 
 
 class JournalTableActions:

@@ -14,13 +14,15 @@ from fastapi.testclient import TestClient
 
 from controller.journal import Journal
 from controller.panel import JournalPanelBackend, UserStore, create_panel_app
+from controller.rules.cards import parse_card
+from drivers.events import ShufflerFault
 from tests.panel.conftest import PASSWORDS, PanelRig, login
-from tests.panel.table_script import HOLE_CARDS, ScriptedRound, all_cards, raise_red_light
+from tests.panel.table_script import ANTE_CENTS, HOLE_CARDS, ScriptedRound, all_cards, raise_red_light
 
 # (method, path, json body, least role allowed)
 ACTIONS: list[tuple[str, dict[str, Any] | None, str]] = [
-    ("/api/alerts/F-red-1/acknowledge", None, "supervisor"),
-    ("/api/alerts/F-red-1/clear", {"reason": "shoe reset, deck checked"}, "supervisor"),
+    ("/api/alerts/FT1-000001/acknowledge", None, "supervisor"),
+    ("/api/alerts/FT1-000001/clear", {"reason": "shoe reset, deck checked"}, "supervisor"),
     ("/api/round/void", {"reason": "dispute at seat 3"}, "supervisor"),
     ("/api/button/move", {"seat": 4}, "supervisor"),
     ("/api/table/open", None, "manager"),
@@ -28,12 +30,14 @@ ACTIONS: list[tuple[str, dict[str, Any] | None, str]] = [
     ("/api/table/limits", {"min_ante_cents": 500, "max_ante_cents": 50000}, "manager"),
     ("/api/table/paytable", {"wager": "flush", "paytable": "hcf-flush-a"}, "manager"),
 ]
+RED_LIGHT = "FT1-000001"  # the engine's id of the first fault of table T1
 RANK = {"viewer": 0, "supervisor": 1, "manager": 2}
 USER_OF_ROLE = {"viewer": "vera", "supervisor": "sam", "manager": "max"}
 
 
 def _seed_alert(rig: PanelRig) -> None:
-    raise_red_light(rig.journal, None)
+    """The shoe's red light between rounds (through the engine): the journal's first fault."""
+    assert raise_red_light(rig.journal) == RED_LIGHT
     rig.backend.refresh()
 
 
@@ -79,9 +83,12 @@ def test_engine_receives_the_action_with_the_user(rig: PanelRig, client: TestCli
         client.post("/api/button/move", json={"seat": 5}, headers={"X-CSRF-Token": csrf}).status_code == 200
     )
     assert client.post(
-        "/api/alerts/F-red-1/clear", json={"reason": "checked"}, headers={"X-CSRF-Token": csrf}
+        "/api/alerts/FT1-000001/clear", json={"reason": "checked"}, headers={"X-CSRF-Token": csrf}
     ).json() == {"ok": True}
-    assert rig.actions.calls == [("move_button", (5, "sam")), ("clear_fault", ("F-red-1", "sam", "checked"))]
+    assert rig.actions.calls == [
+        ("move_button", (5, "sam")),
+        ("clear_fault", ("FT1-000001", "sam", "checked")),
+    ]
     table = client.get("/api/table").json()
     assert table["button_seat"] == 5
     assert table["held"] is False
@@ -111,7 +118,7 @@ def test_csrf_token_of_another_session_is_refused(rig: PanelRig, client: TestCli
     client.cookies.clear()
     second_token = login(client, "sam")
     assert second_token != first_token
-    answer = client.post("/api/alerts/F-red-1/acknowledge", headers={"X-CSRF-Token": first_token})
+    answer = client.post("/api/alerts/FT1-000001/acknowledge", headers={"X-CSRF-Token": first_token})
     assert answer.status_code == 403
 
 
@@ -126,13 +133,13 @@ def test_logout_needs_csrf_too(client: TestClient) -> None:
 def test_every_route_but_login_healthz_and_static_refuses_a_visitor(
     rig: PanelRig, client: TestClient
 ) -> None:
-    raise_red_light(rig.journal, None)
+    raise_red_light(rig.journal)
     open_paths = {"/login", "/healthz"}
     checked = 0
     for route in rig.app.routes:
         if not isinstance(route, APIRoute) or route.path in open_paths:
             continue
-        path = route.path.replace("{fault_id}", "F-red-1").replace("{round_id}", "RT1-20260101-000001")
+        path = route.path.replace("{fault_id}", "FT1-000001").replace("{round_id}", "RT1-20260101-000001")
         for method in sorted(route.methods or ()):
             answer = client.request(method, path, follow_redirects=False)
             if method == "POST" and path == "/logout":
@@ -229,7 +236,9 @@ def test_bad_input_gets_a_clear_answer_and_no_5xx(rig: PanelRig, client: TestCli
     csrf = login(client, "max")
     headers = {"X-CSRF-Token": csrf}
     assert client.post("/api/button/move", json={"seat": 9}, headers=headers).status_code == 422
-    assert client.post("/api/alerts/F-red-1/clear", json={"reason": ""}, headers=headers).status_code == 422
+    assert (
+        client.post("/api/alerts/FT1-000001/clear", json={"reason": ""}, headers=headers).status_code == 422
+    )
     answer = client.post("/api/alerts/nope/acknowledge", headers=headers)
     assert answer.status_code == 404
     assert "nope" in answer.json()["detail"]
@@ -283,23 +292,11 @@ def _cards_shown(text: str) -> set[str]:
 @pytest.mark.parametrize("role", ["viewer", "manager"])
 def test_no_card_in_any_response_before_its_reveal(rig: PanelRig, client: TestClient, role: str) -> None:
     login(client, USER_OF_ROLE[role])
-    script = ScriptedRound(rig.journal)
-    # A card named in a fault's free text, mid-deal, must not leak either.
+    # A card named in the shoe's own words, after the deal and before the reveal, must not leak either.
+    misread = ShufflerFault("shuffler", "misread", 1, "misread near Ah", card=parse_card("Ah"), index=0)
+    script = ScriptedRound(rig.journal, after_deal=[misread])
     seen_by_step: dict[str, set[str]] = {}
     for step in script.steps():
-        if step == "dealt":
-            rig.journal.append(
-                "fault_raised",
-                {
-                    "fault_id": "F-mis-1",
-                    "kind": "shuffler_fault",
-                    "severity": "alert",
-                    "detail": "misread near Ah",
-                    "device": None,
-                },
-                round_id=script.round_id,
-                source="engine",
-            )
         rig.backend.refresh()
         shown: set[str] = set()
         for route in _reading_routes(script.round_id):
@@ -317,26 +314,11 @@ def test_no_card_in_any_response_before_its_reveal(rig: PanelRig, client: TestCl
 def test_dead_round_cards_are_never_shown(rig: PanelRig, client: TestClient) -> None:
     """RULES.md: cards of a dead hand are never shown, even after the round closes."""
     login(client, "max")
-    script = ScriptedRound(rig.journal)
-    steps = script.steps()
-    for step in steps:
-        if step == "dealt":
-            break
-    raise_red_light(rig.journal, script.round_id)
-    round_ = {
-        "game": "high-card-flush",
-        "dealer": HOLE_CARDS[0][:5],
-        "seats": [{"seat": 1, "cards": HOLE_CARDS[1], "wagers": {"ante": 1000}}],
-        "dead": True,
-    }
-    from controller.rules.settle import settle_round_json
-
-    rig.journal.append(
-        "round_dead",
-        {"round": round_, "settlement": settle_round_json(round_), "reason": "red_light"},
-        round_id=script.round_id,
-        source="engine",
-    )
+    # The shoe's red light with the fourth card (seat 1's): the engine kills the round mid-deal.
+    script = ScriptedRound(rig.journal, red_light_at=4)
+    assert list(script.steps()) == ["betting", "bets_locked", "dead"]
+    dealt = list(rig.journal.entries(round_id=script.round_id, kinds=["card_dealt"]))
+    assert [e.private["card"] for e in dealt if e.private] == HOLE_CARDS[1][:4]
     rig.backend.refresh()
     shown: set[str] = set()
     for route in _reading_routes(script.round_id):
@@ -344,8 +326,11 @@ def test_dead_round_cards_are_never_shown(rig: PanelRig, client: TestClient) -> 
     assert shown == set()
     record = client.get("/api/recall", params={"round_id": script.round_id}).json()[0]
     assert record["status"] == "dead"
-    assert record["round"]["seats"][0]["cards"] is None
-    assert any(e["kind"] == "card_dealt" and e["hidden"] for e in record["events"])
+    assert [seat["cards"] for seat in record["round"]["seats"]] == [[], [], []]
+    assert record["round"]["dealer"] == []
+    dealt_events = [e for e in record["events"] if e["kind"] == "card_dealt"]
+    assert len(dealt_events) == 4
+    assert all(e["hidden"] and e["private"] is None and "card" not in e["payload"] for e in dealt_events)
 
 
 def test_healthz_answers_without_login_and_shows_nothing_of_the_table(client: TestClient) -> None:
@@ -407,3 +392,25 @@ def test_a_one_time_password_must_be_replaced_before_anything_else(tmp_path: Pat
     assert [(c["action"], c["by"]) for c in changes] == [("change_password", "supervisor")]
     assert "mine-now-123" not in str([e.payload for e in journal.entries()])
     journal.close()
+
+
+def test_pages_show_a_dead_seat_with_chips_on_a_spot_its_result_does_not_name(
+    rig: PanelRig, client: TestClient
+) -> None:
+    """Seat 2's hand is dead (the shoe miscounted it) while its raise chips are down: its result names
+    the ante only. Every page still renders, and the dead hand's cards never show."""
+    login(client, "vera")
+    ScriptedRound(rig.journal, wrong_count={2: 6}).play_all()
+    rig.backend.refresh()
+    for route in ("/", "/partials/table", "/recall", "/log"):
+        answer = client.get(route)
+        assert answer.status_code == 200, (route, answer.text[:300])
+    table = client.get("/api/table").json()
+    seat = next(s for s in table["round"]["seats"] if s["seat"] == 2)
+    assert seat["dead"]
+    assert seat["wagers"] == {"ante": ANTE_CENTS, "raise": ANTE_CENTS}
+    assert set(seat["result"]["wagers"]) == {"ante"}
+    shown: set[str] = set()
+    for route in _reading_routes(table["round"]["round_id"]):
+        shown |= _cards_shown(client.get(route).text)
+    assert shown == all_cards() - set(HOLE_CARDS[2])

@@ -147,27 +147,22 @@ def test_supervisor_watches_a_round_live_then_acknowledges_and_clears_a_red_ligh
     shot.parent.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(shot), full_page=True)
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    next(steps)  # settled
-    expect(page.locator("#phase")).to_have_text("complete")
+    next(steps)  # settled, paid: the engine is back to idle, the round's results stay on the page
+    expect(page.locator("#phase")).to_have_text("idle")
     expect(page.locator(".seat[data-seat='2'] .net")).to_contain_text("-20.00")
     expect(page.locator(".seat[data-seat='3'] .net")).to_contain_text("20.00")
 
     # The next round: the shuffler's red light mid-deal kills it and holds the table.
-    second = ScriptedRound(live.journal)
-    for step in second.steps():
-        if step == "bets_locked":
-            break
-    live.journal.append(
-        "card_dealt", {"position": 1, "index": 0, "card": "2c"}, round_id=second.round_id, source="shuffler"
-    )
-    raise_red_light(live.journal, second.round_id, fault_id="F-red-7")
+    second = ScriptedRound(live.journal, red_light_at=1)  # with seat 1's first card, Ah
+    assert list(second.steps()) == ["betting", "bets_locked", "dead"]
+    (fault_id,) = second.fault_ids
     live.links.reports[0] = DeviceHealth(
         "shuffler", "shuffler", "sim+pty://shuffler", "ready", time.time(), 130, 128, errors=1
     )
     expect(page.locator("#alert-count")).to_have_text("1")
     expect(page.locator(".held-banner").first).to_contain_text("TABLE HELD")
     page.click("nav a[href='/alerts']")
-    alert = page.locator("li.alert[data-fault-id='F-red-7']")
+    alert = page.locator(f"li.alert[data-fault-id='{fault_id}']")
     expect(alert.locator(".alert-kind")).to_have_text("red light")
     expect(alert.locator(".pill")).to_have_text("active")
     alert.get_by_role("button", name="Acknowledge").click()
@@ -180,37 +175,39 @@ def test_supervisor_watches_a_round_live_then_acknowledges_and_clears_a_red_ligh
     expect(page.locator("#alert-count")).to_have_text("0")
     cleared = [e.payload for e in live.journal.entries(kinds=["fault_cleared"])]
     assert cleared == [
-        {"fault_id": "F-red-7", "by": "sam", "reason": "Shoe reset, deck counted, round returned"}
+        {"fault_id": fault_id, "by": "sam", "reason": "Shoe reset, deck counted, round returned"}
     ]
     acknowledged = [e.payload for e in live.journal.entries(kinds=["fault_acknowledged"])]
-    assert acknowledged == [{"fault_id": "F-red-7", "by": "sam"}]
-    # The dead round's dealt card never reached the page.
+    assert acknowledged == [{"fault_id": fault_id, "by": "sam"}]
+    # The dead round's dealt card never reached the page (it showed in the first round's reveal).
     page.goto("/")
-    expect(page.locator("[data-card='2c']")).to_have_count(0)
+    expect(page.locator(".seat[data-seat='1'] .pcard.back")).to_have_count(1)
+    expect(page.locator("[data-card='Ah']")).to_have_count(0)
 
 
 def test_viewer_sees_the_alert_but_is_refused_acting_on_it(page: Page, live: PanelRig) -> None:
-    raise_red_light(live.journal, None, fault_id="F-red-9")
+    fault_id = raise_red_light(live.journal)
     log_in(page, "vera")
     page.goto("/alerts")
-    alert = page.locator("li.alert[data-fault-id='F-red-9']")
+    alert = page.locator(f"li.alert[data-fault-id='{fault_id}']")
     expect(alert.locator(".alert-kind")).to_have_text("red light")
     expect(alert.get_by_role("button")).to_have_count(0)
     # Forging the request from the viewer's own page, with the viewer's CSRF token, is refused too.
     statuses = page.evaluate(
-        """async () => {
+        """async (faultId) => {
             const csrf = document.querySelector('meta[name="csrf-token"]').content;
             const out = [];
             for (const [path, body] of [
-                ['/api/alerts/F-red-9/acknowledge', {}],
-                ['/api/alerts/F-red-9/clear', {reason: 'viewer tries'}],
+                [`/api/alerts/${faultId}/acknowledge`, {}],
+                [`/api/alerts/${faultId}/clear`, {reason: 'viewer tries'}],
             ]) {
                 const r = await fetch(path, {method: 'POST', headers: {'Content-Type': 'application/json',
                     'X-CSRF-Token': csrf}, body: JSON.stringify(body)});
                 out.push([r.status, (await r.json()).detail]);
             }
             return out;
-        }"""
+        }""",
+        fault_id,
     )
     assert [status for status, _ in statuses] == [403, 403]
     assert all("needs supervisor" in detail for _, detail in statuses)

@@ -95,7 +95,8 @@ def test_a_real_engine_round_shows_no_card_before_the_reveal_then_recalls_and_se
         assert _cards_in(_everything(client)) == set(), snapshot["phase"]
     dealt = client.get("/api/journal", params={"kind": "card_dealt", "limit": 100}).json()
     assert len(dealt) == 21
-    assert all(entry["payload"]["card"] is None for entry in dealt)
+    # A card entry goes out face down: its private part (which card, where) withheld whole.
+    assert all(entry["hidden"] and entry["payload"] == {} for entry in dealt)
     table.key("confirm")  # decisions closed: reveal, settle
     table.flush()
     backend.refresh()

@@ -26,7 +26,7 @@ EXAMPLES_PER_OPERATION = 25
 def served(tmp_path_factory: pytest.TempPathFactory, users_file: Path) -> Iterator[dict[str, Any]]:
     rig: PanelRig = make_rig(tmp_path_factory.mktemp("schema"), users_file)
     ScriptedRound(rig.journal).play_all()
-    raise_red_light(rig.journal, None)
+    raise_red_light(rig.journal)
     server = LiveServer(rig)
     url = server.start()
     with httpx.Client(base_url=url, timeout=10) as client:

@@ -97,6 +97,8 @@ def check_privacy(run: TableRun, *, gate_enabled: bool = True) -> None:
         assert not run.failed_requests, f"{run.name}: the panel failed requests: {run.failed_requests[:10]}"
     else:
         assert findings, f"{run.name}: with the gate disabled the viewer saw no card before its reveal"
+        channels_leaked = sorted({finding.capture.channel for finding in findings})
+        print(f"{run.name}, gate disabled: {len(findings)} findings on {channels_leaked}")
 
 
 def play_scenario(name: str, tmp_path: Path, users_file: Path) -> TableRun:

@@ -967,7 +967,7 @@ class Link:
         """The peer comes back with another stream than the one we delivered from: it powered up (or
         its process restarted) since. (A peer that merely never finished a handshake with us keeps its
         stream, and gets everything we hold for it.)"""
-        return self._rx_stream_id != NO_STREAM and peer_stream_id != self._rx_stream_id
+        return self._rx_stream_id not in (NO_STREAM, peer_stream_id)
 
     def _give_up_queued(self) -> tuple[tuple[int, Message], ...]:
         """The peer restarted and lost what it knew, so it does not know our stream either. What

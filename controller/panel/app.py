@@ -526,7 +526,7 @@ def create_panel_app(
         last: Annotated[int, Query(ge=1, le=50)] = 10,
         round_id: Annotated[str | None, Query(max_length=80)] = None,
     ) -> list[dict[str, Any]]:
-        """Recall records (CONTRACTS.md) of the last rounds, or of one round."""
+        """Recall records (docs/journal.md "Recall") of the last rounds, or of one round."""
         return backend.recall(last=last, round_id=round_id)
 
     @app.get("/api/journal", tags=["journal"])

@@ -589,6 +589,19 @@ def decode(kind: str, public_text: str | bytes, private_text: str | None) -> Ent
     return msgspec.structs.replace(entry, private=part)
 
 
+def from_parts(kind: str, public: Mapping[str, Any], private: Mapping[str, Any] | None) -> Entry:
+    """The typed entry from its two parts as JSON values (a stored entry already read), checked as
+    ``decode`` checks the texts."""
+    cls = CLASS_BY_KIND.get(kind)
+    if cls is None:
+        raise EntryError(f"journal: unknown entry kind {kind!r}")
+    fields = dict(public) if private is None else {**public, "private": private}
+    try:
+        return msgspec.convert(fields, cls)
+    except msgspec.ValidationError as error:
+        raise EntryError(f"journal: {kind}: {error}") from None
+
+
 def merged_payload(kind: str, public: Mapping[str, Any], private: Mapping[str, Any] | None) -> dict[str, Any]:
     """One object from both parts. A settled round's hands go back into its settlement, so the
     payload is the settle output and input as `flushtable settle` gives them."""

@@ -19,26 +19,42 @@ from controller.journal.state import TableState
 from controller.journal.store import Journal, JournalEntry
 
 
+def shows_private(stored: JournalEntry, state: TableState, *, with_private: bool = False) -> bool:
+    """Does the entry's private part go out with it now: it has one, and the round is revealed (not a
+    dead hand's), or an auditor asked for every private part."""
+    return stored.private is not None and (with_private or state.private_visible(stored))
+
+
 def viewer_entry(stored: JournalEntry, state: TableState, *, with_private: bool = False) -> dict[str, Any]:
     """The entry as a viewer may see it now: ``payload`` is the public part, and ``private`` the
     private part when the round is revealed (None otherwise, ``hidden`` then says so)."""
-    out = stored.public_json()
-    shown = stored.private is not None and (with_private or private_visible(stored, state))
-    out["private"] = stored.private if shown else None
-    out["hidden"] = stored.private is not None and not shown
-    return out
+    shown = shows_private(stored, state, with_private=with_private)
+    return {
+        **stored.public_json(),
+        "private": stored.private if shown else None,
+        "hidden": stored.private is not None and not shown,
+    }
 
 
-def private_visible(stored: JournalEntry, state: TableState) -> bool:
-    """May a viewer see the entry's private part now (the round's cards revealed, not a dead hand)?"""
-    return state.private_visible(stored)
+def viewer_event(stored: JournalEntry, state: TableState, *, with_private: bool = False) -> dict[str, Any]:
+    """The entry as the panel's stream and recall's events show it: its envelope, ``payload`` (both
+    parts merged once shown, the public part before), ``private`` and ``hidden``."""
+    shown = shows_private(stored, state, with_private=with_private)
+    return {
+        "seq": stored.seq,
+        "time_utc": stored.time_utc,
+        "round_id": stored.round_id,
+        "source": stored.source,
+        "kind": stored.kind,
+        "payload": stored.payload if shown else dict(stored.public),
+        "private": stored.private if shown else None,
+        "hidden": stored.private is not None and not shown,
+    }
 
 
 def viewer_payload(stored: JournalEntry, state: TableState, *, with_private: bool = False) -> dict[str, Any]:
     """The payload a viewer may see: both parts merged once revealed, the public part before."""
-    if stored.private is not None and (with_private or private_visible(stored, state)):
-        return stored.payload
-    return dict(stored.public)
+    return stored.payload if shows_private(stored, state, with_private=with_private) else dict(stored.public)
 
 
 class RevealOracle:

@@ -26,9 +26,7 @@ any content).
 
 from __future__ import annotations
 
-import functools
 import sqlite3
-import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -37,7 +35,13 @@ import structlog
 
 from controller.journal.anchor import Anchor, AnchorError, anchor_path, read_anchor, write_anchor
 from controller.journal.snapshot import readonly_connection, wal_path
-from controller.journal.store import APPLICATION_ID, SCHEMA_VERSION, Journal, JournalError
+from controller.journal.store import (
+    APPLICATION_ID,
+    SCHEMA_VERSION,
+    JournalError,
+    normalised_sql,
+    schema_triggers,
+)
 from controller.journal.verify import verify_connection
 
 _log = structlog.get_logger("flushtable.journal")
@@ -64,33 +68,11 @@ class Verdict:
     missing_triggers: tuple[str, ...] = ()
 
 
-def _normalised(sql: str | None) -> str:
-    return " ".join((sql or "").split())
-
-
-@functools.cache
-def schema_triggers() -> dict[str, tuple[str, str]]:
-    """The triggers a journal of this program's schema has: name -> (table, normalised SQL). Read
-    from a new journal made by the store itself in a temporary directory, so this follows the
-    schema wherever it is defined."""
-    with tempfile.TemporaryDirectory(prefix="flushtable-schema-") as directory:
-        path = Path(directory) / "schema.sqlite"
-        Journal.open(path, "schema").close()
-        connection = sqlite3.connect(path)
-        try:
-            rows = connection.execute(
-                "SELECT name, tbl_name, sql FROM sqlite_schema WHERE type = 'trigger'"
-            ).fetchall()
-        finally:
-            connection.close()
-    return {name: (table, _normalised(sql)) for name, table, sql in rows}
-
-
 def _trigger_problem(connection: sqlite3.Connection) -> tuple[str | None, tuple[str, ...]]:
     """What is wrong with the journal's triggers (None: nothing), and the missing ones' names."""
     expected = schema_triggers()
     present = {
-        name: (table, _normalised(sql))
+        name: (table, normalised_sql(sql))
         for name, table, sql in connection.execute(
             "SELECT name, tbl_name, sql FROM sqlite_schema WHERE type = 'trigger'"
         )

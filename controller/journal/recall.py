@@ -16,7 +16,7 @@ from typing import Any
 
 from controller.errors import UserError
 from controller.journal.kinds import CLOSING_KINDS, ROUND_STARTED, STATUS_BY_CLOSING_KIND
-from controller.journal.privacy import viewer_entry, viewer_payload
+from controller.journal.privacy import viewer_event, viewer_payload
 from controller.journal.state import TableState
 from controller.journal.store import Journal, JournalEntry
 
@@ -74,14 +74,7 @@ def _record(journal: Journal, closing: JournalEntry, with_private: bool) -> dict
 
 
 def _event(entry: JournalEntry, state: TableState, with_private: bool) -> dict[str, Any]:
-    shown = viewer_entry(entry, state, with_private=with_private)
-    return {
-        "seq": entry.seq,
-        "time_utc": entry.time_utc,
-        "source": entry.source,
-        "kind": entry.kind,
-        # docs/journal.md "Recall": the public part, or both parts once shown (as "round" and "faults").
-        "payload": entry.payload if shown["private"] is not None else shown["payload"],
-        "private": shown["private"],
-        "hidden": shown["hidden"],
-    }
+    # docs/journal.md "Recall": the public part, or both parts once shown (as "round" and "faults").
+    event = viewer_event(entry, state, with_private=with_private)
+    del event["round_id"]  # the record's own
+    return event

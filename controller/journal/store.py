@@ -18,11 +18,12 @@ happen.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
 from types import TracebackType
@@ -127,6 +128,8 @@ class JournalEntry:
     private_digest: str | None
     prev_hash: str
     hash: str
+    # The typed entry, made once when first asked (the panel folds an entry and then gates it).
+    _typed: typed.Entry | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def payload(self) -> dict[str, Any]:
@@ -137,7 +140,10 @@ class JournalEntry:
     @property
     def entry(self) -> typed.Entry:
         """The entry as its class (controller/journal/entries.py), both parts."""
-        return typed.decode(self.kind, canonical_json(self.public), self.private_text)
+        if self._typed is None:
+            object.__setattr__(self, "_typed", typed.from_parts(self.kind, self.public, self.private))
+        assert self._typed is not None
+        return self._typed
 
     def public_json(self) -> dict[str, Any]:
         """The entry without its private part (the private part's digest stays: it is in the hash)."""
@@ -159,17 +165,6 @@ class JournalEntry:
         """The whole entry, private part included (and its salted text, so a reader can check it
         against its digest): for trusted readers and `journal show --private`."""
         return {**self.public_json(), "private": self.private, "private_text": self.private_text}
-
-    def event_json(self, *, with_private: bool) -> dict[str, Any]:
-        """The entry as recall lists it among a round's events."""
-        payload = self.payload if with_private else self.public
-        return {
-            "seq": self.seq,
-            "time_utc": self.time_utc,
-            "source": self.source,
-            "kind": self.kind,
-            "payload": payload,
-        }
 
 
 class PendingEntry(NamedTuple):
@@ -746,6 +741,27 @@ def _prepare(connection: sqlite3.Connection, path: Path, table_id: str) -> str:
         if connection.in_transaction:
             connection.execute("ROLLBACK")
         raise
+
+
+@functools.cache
+def schema_triggers() -> dict[str, tuple[str, str]]:
+    """The triggers a journal of this schema has: name -> (table, SQL with its whitespace normalised),
+    from the schema itself run in an in-memory database (no file, nothing written)."""
+    connection = sqlite3.connect(":memory:")
+    try:
+        for statement in _split_sql(_SCHEMA):
+            connection.execute(statement)
+        rows = connection.execute(
+            "SELECT name, tbl_name, sql FROM sqlite_schema WHERE type = 'trigger'"
+        ).fetchall()
+    finally:
+        connection.close()
+    return {name: (table, normalised_sql(sql)) for name, table, sql in rows}
+
+
+def normalised_sql(sql: str | None) -> str:
+    """SQL text with its whitespace runs made single spaces (how SQLite keeps it depends on the writer)."""
+    return " ".join((sql or "").split())
 
 
 def _split_sql(script: str) -> list[str]:

@@ -20,7 +20,7 @@ from typing import NamedTuple
 from controller.journal import entries as typed
 from controller.journal.chain import GENESIS_HASH, canonical_json, stored_hash
 from controller.journal.snapshot import readonly_connection
-from controller.journal.store import APPLICATION_ID, JournalError
+from controller.journal.store import APPLICATION_ID, JournalError, schema_triggers
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,9 +36,6 @@ class VerifyResult:
         if self.ok:
             return f"ok {self.entries_checked} entries"
         return f"bad entry {self.first_bad_seq}: {self.reason}"
-
-
-_TRIGGERS = ("journal_no_update", "journal_no_delete", "journal_extends_chain", "journal_round_closed_once")
 
 
 def verify_chain(path: str | Path, *, anchor: tuple[int, str] | None = None) -> VerifyResult:
@@ -92,7 +89,7 @@ def _verify(connection: sqlite3.Connection, path: Path, anchor: tuple[int, str] 
     trigger_names = {
         row[0] for row in connection.execute("SELECT name FROM sqlite_schema WHERE type = 'trigger'")
     }
-    triggers_present = all(name in trigger_names for name in _TRIGGERS)
+    triggers_present = set(schema_triggers()) <= trigger_names
     meta = connection.execute("SELECT value FROM journal_meta WHERE key = 'table_id'").fetchone()
     table_id = meta[0] if meta else None
 

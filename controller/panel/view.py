@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from controller.journal.privacy import viewer_entry
+from controller.journal.privacy import viewer_event
 from controller.journal.state import (
     COMMUNITY_POSITION,
     DEALER_POSITION,
@@ -77,17 +77,9 @@ class TableView:
     def public_entry(self, entry: JournalEntry) -> dict[str, Any]:
         """The entry as it may leave the daemon now: its private part only once its round is revealed
         (``payload`` is then both parts merged, as the writer gave them)."""
-        shown = viewer_entry(entry, self.state)
-        payload = entry.payload if shown["private"] is not None else dict(entry.public)
-        return {
-            "seq": entry.seq,
-            "time_utc": entry.time_utc,
-            "round_id": entry.round_id,
-            "source": entry.source,
-            "kind": entry.kind,
-            "payload": payload,
-            "hidden": shown["hidden"],
-        }
+        shown = viewer_event(entry, self.state)
+        del shown["private"]  # the panel's events carry the merged payload and ``hidden``
+        return shown
 
     # --- the table at a glance ------------------------------------------------------------------
     def snapshot(self) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import struct
 import zlib
+from collections.abc import Callable
 from typing import Any
 
 from cobs import cobs
@@ -255,6 +256,33 @@ def _invalid(description: str, key: bytes, frame: bytes, error: str) -> Vector:
     return {"description": description, "key": key.hex(), "frame": frame.hex(), "error": error}
 
 
+def _damaged_on_the_wire(session_key: bytes, card: bytes, frame: Callable[..., bytes]) -> list[Vector]:
+    """The same three damages in either version's frames (``frame`` builds one): a CRC bit, a payload
+    byte, another device's key. The undamaged frame is the valid vector "card dealt: seat 3, first
+    card", so that a mutation undoing a damage makes nothing but a frame that really was sent."""
+    good = frame(KIND_DATA, SENDER_DEVICE, 7, card, key=session_key)
+    return [
+        _invalid(
+            "CRC-32 wrong (last CRC bit flipped)",
+            session_key,
+            frame(KIND_DATA, SENDER_DEVICE, 7, card, key=session_key, crc_xor=1),
+            "bad_crc",
+        ),
+        _invalid(
+            "payload byte changed on the wire",
+            session_key,
+            good[:-3] + bytes([good[-3] ^ 0x10]) + good[-2:],
+            "bad_crc",
+        ),
+        _invalid(
+            "signed with another device's key",
+            session_key,
+            frame(KIND_DATA, SENDER_DEVICE, 7, card, key=VECTOR_OTHER_KEY),
+            "bad_tag",
+        ),
+    ]
+
+
 def build_vectors() -> list[Vector]:
     """Every v1 vector, valid ones first, in a fixed order."""
     device_key, session_key = VECTOR_DEVICE_KEY, VECTOR_SESSION_KEY
@@ -282,26 +310,8 @@ def build_vectors() -> list[Vector]:
     vectors.append(_valid("nak: the device expects seq 9", session_key, (KIND_NAK, SENDER_DEVICE, 9), None))
 
     card = CardDealt(position=3, index=0, card=0).encode()
-    good = raw_frame(KIND_DATA, SENDER_DEVICE, 7, card, key=session_key)
     vectors += [
-        _invalid(
-            "CRC-32 wrong (last CRC bit flipped)",
-            session_key,
-            raw_frame(KIND_DATA, SENDER_DEVICE, 7, card, key=session_key, crc_xor=1),
-            "bad_crc",
-        ),
-        _invalid(
-            "payload byte changed on the wire",
-            session_key,
-            good[:-3] + bytes([good[-3] ^ 0x10]) + good[-2:],
-            "bad_crc",
-        ),
-        _invalid(
-            "signed with another device's key",
-            session_key,
-            raw_frame(KIND_DATA, SENDER_DEVICE, 7, card, key=VECTOR_OTHER_KEY),
-            "bad_tag",
-        ),
+        *_damaged_on_the_wire(session_key, card, raw_frame),
         _invalid(
             "tag altered and CRC recomputed (a forger without the key)",
             session_key,
@@ -586,28 +596,8 @@ def build_vectors_v2() -> list[Vector]:
     def v2(kind: int, sender: int, seq: int, payload: bytes, **options: Any) -> bytes:
         return raw_frame(kind, sender, seq, payload, version=PROTOCOL_V2, **options)
 
-    # The same frame as the valid vector "card dealt: seat 3, first card", so that a mutation undoing
-    # a damaged copy makes nothing but a frame that really was sent.
-    good = v2(KIND_DATA, SENDER_DEVICE, 7, card, key=session_key)
     vectors += [
-        _invalid(
-            "CRC-32 wrong (last CRC bit flipped)",
-            session_key,
-            v2(KIND_DATA, SENDER_DEVICE, 7, card, key=session_key, crc_xor=1),
-            "bad_crc",
-        ),
-        _invalid(
-            "payload byte changed on the wire",
-            session_key,
-            good[:-3] + bytes([good[-3] ^ 0x10]) + good[-2:],
-            "bad_crc",
-        ),
-        _invalid(
-            "signed with another device's key",
-            session_key,
-            v2(KIND_DATA, SENDER_DEVICE, 7, card, key=VECTOR_OTHER_KEY),
-            "bad_tag",
-        ),
+        *_damaged_on_the_wire(session_key, card, v2),
         _invalid(
             "a frame of a previous session (device key, not session key)",
             session_key,

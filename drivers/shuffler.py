@@ -129,21 +129,14 @@ class ShufflerDriver(DeviceDriver):
         position, index, card = message.position, message.index, message.card
         hand = self._hands.setdefault(position, [])
         if index < len(hand):
-            if hand[index] == card or self._refused.get((position, index)) == card:
-                yield ShufflerFault(
-                    device=name,
-                    fault="misread",
-                    position=position,
-                    detail=f"index {index} reported twice",
-                    card=card,
-                    index=index,
-                )
-                return
+            repeated = hand[index] == card or self._refused.get((position, index)) == card
             yield ShufflerFault(
                 device=name,
                 fault="misread",
                 position=position,
-                detail=f"index {index} reported as card {hand[index]} and then as card {card}",
+                detail=f"index {index} reported twice"
+                if repeated
+                else f"index {index} reported as card {hand[index]} and then as card {card}",
                 card=card,
                 index=index,
             )

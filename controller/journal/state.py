@@ -29,7 +29,7 @@ from typing import Any, Protocol
 
 from controller.engine import machine as m
 from controller.journal import entries as e
-from controller.journal.kinds import round_number
+from controller.journal.kinds import STATUS_BY_CLOSING_KIND, round_number
 from controller.rules.games import GAMES
 
 REVEAL_STATES = frozenset({m.REVEAL, m.SETTLING, m.PAYING, m.COMPLETE})
@@ -37,15 +37,9 @@ REVEAL_STATES = frozenset({m.REVEAL, m.SETTLING, m.PAYING, m.COMPLETE})
 COMMUNITY_TURNED: dict[str, int] = {m.FLOP: 2, m.RIVER: 4}
 DEALER_POSITION = 0
 COMMUNITY_POSITION = 15
+HISTORY_ROUNDS = 40  # the panel's meter chart: the last settled rounds
 WAGERING_ACTIONS = frozenset({"raise", "play", "all_in"})
 SETTINGS_ACTIONS = frozenset({"set_limits", "set_paytable"})
-STATUS_BY_CLOSING: dict[type[e.Entry], str] = {
-    e.RoundSettled: "settled",
-    e.RoundDead: "dead",
-    e.RoundVoided: "void",
-}
-HISTORY_ROUNDS = 40
-KIND_BY_STATUS = {"settled": "round_settled", "dead": "round_dead", "void": "round_voided"}
 
 
 class Stored(Protocol):
@@ -529,8 +523,8 @@ class TableState:
         round_id = stored.round_id
         if round_id is None:
             return
-        status = STATUS_BY_CLOSING[type(entry)]
-        self.closed_rounds[round_id] = KIND_BY_STATUS[status]
+        status = STATUS_BY_CLOSING_KIND[entry.kind]
+        self.closed_rounds[round_id] = entry.kind
         round_state = self.rounds.get(round_id)
         if round_state is None:
             round_state = RoundState(round_id=round_id)

@@ -129,7 +129,6 @@ def run(args: argparse.Namespace) -> int:
         last = journal.last_entry()
         since = max(0, (last.seq if last else 0) - args.lines)
         while True:
-            oracle.follow()
             for entry in journal.entries(since_seq=since):
                 shown = oracle.viewer_entry(entry, with_private=args.private)
                 print(_format(shown, as_json=args.json), flush=args.follow)

@@ -58,32 +58,29 @@ def viewer_payload(stored: JournalEntry, state: TableState, *, with_private: boo
 
 
 class RevealOracle:
-    """The gate's answer for any entry of a journal, read by a command (`journal show`, `tail`): the
-    whole journal folded once by the reducer, and a round the fold no longer keeps in full (older than
-    its recent rounds) folded on its own when asked (a few at a time, cached)."""
+    """The gate's answer for any entry of a journal, read by a command (`journal show`, `tail`). A
+    private part is only ever shown within its round, so each round is folded from its own entries
+    alone, when first asked, and brought up to date as the journal grows (`tail --follow`); nothing
+    else of the journal is read. The most recent ``CACHED_ROUNDS`` rounds are kept."""
 
     CACHED_ROUNDS = 16
 
     def __init__(self, journal: Journal) -> None:
         self._journal = journal
-        self.state = TableState(journal.table_id).apply_all(journal.replay())
         self._rounds: OrderedDict[str, TableState] = OrderedDict()
-
-    def follow(self) -> None:
-        """Fold in what was appended since (for `tail --follow`)."""
-        self.state.apply_all(self._journal.replay(since_seq=self.state.last_seq))
+        self._outside = TableState(journal.table_id)  # entries outside a round: nothing to fold
 
     def state_for(self, entry: JournalEntry) -> TableState:
         round_id = entry.round_id
-        if round_id is None or round_id in self.state.rounds:
-            return self.state
-        cached = self._rounds.get(round_id)
-        if cached is None:
-            cached = TableState(self._journal.table_id).apply_all(self._journal.replay(round_id=round_id))
-            self._rounds[round_id] = cached
-            while len(self._rounds) > self.CACHED_ROUNDS:
-                self._rounds.popitem(last=False)
-        return cached
+        if round_id is None:
+            return self._outside
+        state = self._rounds.pop(round_id, None) or TableState(self._journal.table_id)
+        if state.last_seq < entry.seq:  # the round as far as the journal holds it now
+            state.apply_all(self._journal.replay(since_seq=state.last_seq, round_id=round_id))
+        self._rounds[round_id] = state
+        while len(self._rounds) > self.CACHED_ROUNDS:
+            self._rounds.popitem(last=False)
+        return state
 
     def viewer_entry(self, entry: JournalEntry, *, with_private: bool = False) -> dict[str, Any]:
         return viewer_entry(entry, self.state_for(entry), with_private=with_private)

@@ -386,7 +386,10 @@ class Journal:
             raise JournalError(f"journal {journal_path}: no such file")
         connection = _connect(journal_path, readonly=readonly, busy_timeout_s=busy_timeout_s)
         try:
-            _check_identity(connection, journal_path)
+            if not _check_identity(connection, journal_path):
+                raise JournalError(
+                    f"journal {journal_path}: empty: it holds no journal (a new or truncated file)"
+                )
             table_id = _meta_table_id(connection, journal_path)
         except BaseException:
             connection.close()

@@ -10,6 +10,7 @@ from typing import Any
 from controller.errors import UserError
 from controller.integrity import DEFAULT_ALPHA, IntegrityVerdict, check_records, load_records
 from controller.journal.recall import recall_records
+from controller.money import money
 
 NAME = "integrity"
 HELP = "test recalled rounds' cards and wager returns against the exact mathematics (chi-square)"
@@ -56,7 +57,8 @@ def render(verdict: IntegrityVerdict) -> str:
         for wager in verdict.wagers:
             exact = f"{wager.expected_return:+.4f}" if wager.expected_return is not None else "(play)"
             lines.append(
-                f"{wager.wager:<46} {wager.bets:>7} {wager.staked_cents:>12} {wager.net_cents:>12} "
+                f"{wager.wager:<46} {wager.bets:>7} {money(wager.staked_cents):>12} "
+                f"{money(wager.net_cents, signed=True):>12} "
                 f"{wager.observed_return:>+9.4f} {exact:>9}"
             )
     return "\n".join(lines)

@@ -1,4 +1,5 @@
-"""`flushtable settle [FILE] [--jsonl]`: settle a round given as JSON and print the settlement as JSON.
+"""`flushtable settle [FILE] [--jsonl | --text]`: settle a round given as JSON; print its settlement as JSON
+(or with --text as a dealer reads it).
 
 The contract is docs/settle.md. Bad input: one line on standard error naming the field and the reason,
 exit status 2, never a traceback. With --jsonl each bad line is answered by ``{"error": "..."}`` in its
@@ -28,6 +29,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--jsonl",
         action="store_true",
         help='read one round per line and write one settlement (or {"error": ...}) per line, in order',
+    )
+    parser.add_argument(
+        "--text",
+        action="store_true",
+        help="print the settlement as a dealer or supervisor reads it (hands in words, amounts as money)",
     )
 
 
@@ -113,9 +119,19 @@ def settle_lines(lines: Iterable[str], out: IO[str], err: IO[str]) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.text and args.jsonl:
+        raise UserError("--text and --jsonl: give one or the other")
     text = _read(args.file)
     if args.jsonl:
         return settle_lines(text.splitlines(), sys.stdout, sys.stderr)
     result = settle_text(text)
+    if args.text:
+        # The text reader loads only when asked for: settle's JSON path stays as light as it is.
+        from controller.journal.render import render_settlement  # noqa: PLC0415
+
+        round_json = load_round_json(text)
+        assert isinstance(round_json, dict)  # settle_text refused anything else
+        sys.stdout.write(render_settlement(round_json, result) + "\n")
+        return 0
     sys.stdout.write(json.dumps(result, indent=2) + "\n")
     return 0

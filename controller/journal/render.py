@@ -1,36 +1,43 @@
-"""Recall and meters as text for a terminal: what a supervisor reads at the pit stand."""
+"""Recall, settlements and meters as text for a terminal: what a supervisor reads at the pit stand.
+
+One renderer for a settled round (:func:`settlement_lines`), used by ``flushtable recall``, the
+daemon's live round lines and ``flushtable settle --text``: per seat its cards, its hand in words
+(controller/rules/describe.py), every wager's stake, result and net; the dealer's hand and
+qualification; the totals. Amounts through controller/money.py (``1,234.50``); a returned wager says
+"returned in full", never "returned 0.00".
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
+from controller.money import MoneyFormat, money
+from controller.rules.describe import describe_hand_json
 from controller.rules.games import GAMES
 
-_GAME_NAMES = {
+GAME_TITLES = {
     "high-card-flush": "High Card Flush",
     "top-flush": "Top Flush",
     "chase-the-flush": "Chase the Flush",
 }
-_SUIT_NAMES = {"c": "clubs", "d": "diamonds", "h": "hearts", "s": "spades"}
-
-
-def money(cents: int, *, signed: bool = False) -> str:
-    """12345 -> "123.45"; signed: "+123.45" / "-123.45" / "0.00"."""
-    sign = "-" if cents < 0 else ("+" if signed and cents > 0 else "")
-    whole, part = divmod(abs(cents), 100)
-    return f"{sign}{whole:,}.{part:02d}"
+_RESULT_WORDS = {"win": "win", "lose": "lose", "push": "push", "returned": "returned in full"}
+_WAGER_WORDS = {
+    "flush": "flush bonus",
+    "straight_flush": "straight flush bonus",
+    "xtra_bonus": "X-tra bonus",
+    "all_in": "all in",
+}
+_INDENT = " " * 13
 
 
 def hand_text(hand: Mapping[str, Any] | None) -> str:
-    if not hand:
-        return "-"
-    suit = _SUIT_NAMES.get(str(hand.get("flush_suit", "")), "")
-    text = f"{hand.get('flush_length')}-card flush {hand.get('flush_ranks', '')} {suit}"
-    run = hand.get("straight_flush_length", 0)
-    if isinstance(run, int) and run >= 3:
-        text += f", {run}-card straight flush to {hand.get('straight_flush_high')}"
-    return text.strip()
+    """A settlement's HAND in words (kept under its old name for readers of this module)."""
+    return describe_hand_json(hand)
+
+
+def wager_word(name: str) -> str:
+    return _WAGER_WORDS.get(name, name.replace("_", " "))
 
 
 def _in_spot_order(game: str, wagers: Mapping[str, Any]) -> list[tuple[str, Any]]:
@@ -40,78 +47,128 @@ def _in_spot_order(game: str, wagers: Mapping[str, Any]) -> list[tuple[str, Any]
     return sorted(wagers.items(), key=lambda item: (order.get(item[0], len(order)), item[0]))
 
 
-def render_record(record: Mapping[str, Any]) -> str:
-    round_json = record.get("round") or {}
-    settlement = record.get("settlement") or {}
-    events = record.get("events") or []
-    started = events[0]["time_utc"] if events else ""
+def banking_text(round_json: Mapping[str, Any]) -> str:
     banking = round_json.get("banking") or {"mode": "house"}
-    game = _GAME_NAMES.get(str(round_json.get("game")), str(round_json.get("game")))
-    mode = (
-        "house-banked"
-        if banking.get("mode", "house") == "house"
-        else f"designated player seat {banking.get('seat')}"
-    )
-    lines = [f"Round {record['round_id']}  {str(record['status']).upper()}  {game}, {mode}  {started}"]
+    if banking.get("mode", "house") == "house":
+        return "house-banked"
+    return f"designated player seat {banking.get('seat')}"
+
+
+def game_title(game: object) -> str:
+    return GAME_TITLES.get(str(game), str(game))
+
+
+def _wager_line(name: str, wager: Mapping[str, Any], fmt: MoneyFormat) -> str:
+    result = str(wager.get("result", ""))
+    words = _RESULT_WORDS.get(result, result)
+    if wager.get("odds"):
+        words += f" at {wager['odds']} to 1"
+    net = int(wager.get("net", 0))
+    net_text = "" if result == "returned" else fmt(net, signed=True)
+    notes = ""
+    if wager.get("capped_from") is not None:
+        notes += f"  (capped from {fmt(int(wager['capped_from']))} by the bonus cap)"
+    if wager.get("shortfall"):
+        notes += f"  ({fmt(int(wager['shortfall']))} owed, not paid: the designated player's funds ran out)"
+    stake = fmt(int(wager.get("stake", 0)))
+    return f"{_INDENT}{wager_word(name):<22}{stake:>12}  {words:<18}{net_text:>12}{notes}".rstrip()
+
+
+def settlement_lines(
+    round_json: Mapping[str, Any],
+    settlement: Mapping[str, Any],
+    fmt: MoneyFormat = money,
+    *,
+    withheld_dead: bool = True,
+) -> list[str]:
+    """A settled round's body, as lines: the banker's cards and hand, then each seat's, then totals.
+
+    ``withheld_dead``: a dead hand's cards are never shown (recall, the live lines); ``settle --text``
+    prints what it was given (False)."""
+    game = str(round_json.get("game"))
+    lines: list[str] = []
+    banking = round_json.get("banking") or {"mode": "house"}
     dead_round = bool(settlement.get("dead"))
     cards_by_seat = {seat.get("seat"): seat.get("cards", []) for seat in round_json.get("seats", [])}
     dealer = settlement.get("dealer")
-    if dead_round:
+    if dead_round and withheld_dead:
         lines.append("  Cards withheld: a dead hand's cards are never shown.")
+    elif dead_round:
+        lines.append("  The round is dead: every wager is returned in full.")
     else:
-        dealer_cards = " ".join(round_json.get("dealer", []))
         community = round_json.get("community")
         if community:
             lines.append(f"  Community  {' '.join(community)}")
-        qualifies = "qualifies" if dealer and dealer.get("qualifies") else "does not qualify"
-        label = "Dealer" if banking.get("mode", "house") == "house" else "DP    "
-        lines.append(
-            f"  {label}     {dealer_cards:<21}  {hand_text(dealer and dealer.get('hand'))}; {qualifies}"
-        )
+        label = "Dealer" if banking.get("mode", "house") == "house" else "DP"
+        dealer_cards = " ".join(round_json.get("dealer", []))
+        qualifies = "qualifies" if dealer and dealer.get("qualifies") else "does NOT qualify"
+        hand = describe_hand_json(dealer.get("hand") if dealer else None)
+        lines.append(f"  {label:<10} {dealer_cards:<21}  {hand}: {qualifies}")
+    players_net = 0
     for seat in settlement.get("seats", []):
         number = seat.get("seat")
-        status = seat.get("status", "")
-        cards = "(withheld)" if status == "dead" else " ".join(cards_by_seat.get(number, []))
-        note = (
-            f"  [{status}{': ' + seat['reason'] if seat.get('reason') else ''}]" if status != "live" else ""
-        )
-        hand = "" if status == "dead" else hand_text(seat.get("hand"))
-        lines.append(f"  Seat {number}     {cards:<21}  {hand}{note}")
-        wager_parts = []
-        for name, wager in _in_spot_order(str(round_json.get("game")), seat.get("wagers") or {}):
-            odds = f" at {wager['odds']} to 1" if wager.get("odds") else ""
-            capped = (
-                f" (capped from {money(wager['capped_from'])})"
-                if wager.get("capped_from") is not None
-                else ""
-            )
-            short = f" (short {money(wager['shortfall'])})" if wager.get("shortfall") else ""
-            wager_parts.append(
-                f"{name} {money(int(wager.get('stake', 0)))} {wager.get('result')}{odds} "
-                f"{money(int(wager.get('net', 0)), signed=True)}{capped}{short}"
-            )
+        status = str(seat.get("status", ""))
+        if status == "dead" and withheld_dead:
+            cards = "(withheld)"
+        else:
+            cards = " ".join(cards_by_seat.get(number, [])) or "(no cards)"
+        reason = f": {seat['reason']}" if seat.get("reason") else ""
+        note = f"  [{status}{reason}]" if status != "live" else ""
+        hand = "" if status == "dead" else describe_hand_json(seat.get("hand"))
+        lines.append(f"  Seat {number:<5} {cards:<21}  {hand}{note}".rstrip())
+        wagers = _in_spot_order(game, seat.get("wagers") or {})
+        for name, wager in wagers:
+            lines.append(_wager_line(name, wager, fmt))
+        if not wagers:
+            lines.append(f"{_INDENT}no wagers")
         rake = int(seat.get("rake", 0))
         if rake:
-            wager_parts.append(f"rake -{money(rake)}")
-        lines.append(f"             {'; '.join(wager_parts) or 'no wagers'}")
-        lines.append(f"             net {money(int(seat.get('net', 0)), signed=True)}")
+            lines.append(f"{_INDENT}{'rake':<22}{'':>12}  {'':<18}{fmt(-rake, signed=True):>12}")
+        seat_net = int(seat.get("net", 0))
+        players_net += seat_net
+        lines.append(f"{_INDENT}seat net {fmt(seat_net, signed=True)}")
+    banker_net = int(settlement.get("banker_net", 0))
     lines.append(
-        f"  Banker net {money(int(settlement.get('banker_net', 0)), signed=True)}"
-        f"   rake {money(int(settlement.get('rake', 0)))}"
+        f"  Players net {fmt(players_net, signed=True)}   banker net {fmt(banker_net, signed=True)}   "
+        f"rake {fmt(int(settlement.get('rake', 0)))}"
     )
     dp = settlement.get("designated_player")
     if dp:
         lines.append(
-            f"  Designated player seat {dp.get('seat')}: funds {money(int(dp.get('funds', 0)))}, "
-            f"collected {money(int(dp.get('collected', 0)))}, paid {money(int(dp.get('paid', 0)))}, "
-            f"shortfall {money(int(dp.get('shortfall', 0)))}"
+            f"  Designated player seat {dp.get('seat')}: funds {fmt(int(dp.get('funds', 0)))}, "
+            f"collected {fmt(int(dp.get('collected', 0)))}, paid {fmt(int(dp.get('paid', 0)))}, "
+            f"shortfall {fmt(int(dp.get('shortfall', 0)))}"
         )
     cap = settlement.get("bonus_cap")
     if cap and cap.get("applied"):
         lines.append(
-            f"  Bonus cap {money(int(cap['cap']))}: wins {money(int(cap['bonus_wins']))} paid "
-            f"{money(int(cap['paid']))}, rounding {money(int(cap['rounding']))}"
+            f"  Bonus cap {fmt(int(cap['cap']))}: wins {fmt(int(cap['bonus_wins']))} paid "
+            f"{fmt(int(cap['paid']))}, rounding {fmt(int(cap['rounding']))}"
         )
+    return lines
+
+
+def render_settlement(
+    round_json: Mapping[str, Any], settlement: Mapping[str, Any], fmt: MoneyFormat = money
+) -> str:
+    """``flushtable settle --text``: the round as a dealer or supervisor reads it."""
+    title = f"{game_title(round_json.get('game'))}, {banking_text(round_json)}"
+    if settlement.get("dead"):
+        title += "  DEAD"
+    return "\n".join([title, *settlement_lines(round_json, settlement, fmt, withheld_dead=False)])
+
+
+def render_record(record: Mapping[str, Any], fmt: MoneyFormat = money) -> str:
+    round_json = record.get("round") or {}
+    settlement = record.get("settlement") or {}
+    events = record.get("events") or []
+    started = events[0]["time_utc"] if events else ""
+    game = game_title(round_json.get("game"))
+    lines = [
+        f"Round {record['round_id']}  {str(record['status']).upper()}  {game}, "
+        f"{banking_text(round_json)}  {started}".rstrip()
+    ]
+    lines.extend(settlement_lines(round_json, settlement, fmt))
     for fault in record.get("faults") or []:
         lines.append(
             f"  Fault {fault.get('fault_id')}: {fault.get('kind')} ({fault.get('severity')}) "
@@ -125,22 +182,22 @@ def render_record(record: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def render_records(records: list[dict[str, Any]]) -> str:
+def render_records(records: list[dict[str, Any]], fmt: MoneyFormat = money) -> str:
     if not records:
         return "No closed rounds in the journal."
-    return "\n\n".join(render_record(record) for record in records)
+    return "\n\n".join(render_record(record, fmt) for record in records)
 
 
-def render_meters(meters: Mapping[str, Any]) -> str:
+def render_meters(meters: Mapping[str, Any], fmt: MoneyFormat = money) -> str:
     lines = [
         f"Rounds: {meters['rounds_started']} started, {meters['rounds_settled']} settled, "
         f"{meters['rounds_dead']} dead, {meters['rounds_voided']} voided, {meters['rounds_open']} open",
-        f"Handle {money(meters['handle_cents'])}   "
-        f"house win {money(meters['house_win_cents'], signed=True)}   "
-        f"rake {money(meters['rake_cents'])}   returned {money(meters['returned_cents'])}",
-        f"Players net {money(meters['player_net_cents'], signed=True)}   banker net "
-        f"{money(meters['banker_net_cents'], signed=True)}   designated players net "
-        f"{money(meters['dp_net_cents'], signed=True)}",
+        f"Handle {fmt(meters['handle_cents'])}   "
+        f"house win {fmt(meters['house_win_cents'], signed=True)}   "
+        f"rake {fmt(meters['rake_cents'])}   returned {fmt(meters['returned_cents'])}",
+        f"Players net {fmt(meters['player_net_cents'], signed=True)}   banker net "
+        f"{fmt(meters['banker_net_cents'], signed=True)}   designated players net "
+        f"{fmt(meters['dp_net_cents'], signed=True)}",
         f"Dead hands {meters['dead_hands']}   "
         f"faults raised {meters['faults_raised']}, cleared {meters['faults_cleared']}",
     ]
@@ -150,8 +207,8 @@ def render_meters(meters: Mapping[str, Any]) -> str:
         )
         for name, meter in meters["by_wager"].items():
             lines.append(
-                f"  {name:<24}{money(meter['stake_cents']):>14}"
-                f"{money(meter['house_win_cents'], signed=True):>14}"
+                f"  {name:<24}{fmt(meter['stake_cents']):>14}"
+                f"{fmt(meter['house_win_cents'], signed=True):>14}"
                 f"{meter['wins']:>7}{meter['losses']:>7}{meter['pushes']:>7}{meter['returned']:>7}"
             )
     lines.append(

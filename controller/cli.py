@@ -1,4 +1,16 @@
-"""`flushtable`: the one command-line entry point. Subcommands live in controller.commands."""
+"""`flushtable`: the one command-line entry point. Subcommands live in controller.commands.
+
+Start-up is kept short (issue 17; bench/bench_cli.py measures it): only the chosen subcommand's
+module is imported, so `settle` never loads the panel, the daemon, numpy or the par-sheet code, and
+`--version` and `--help` load no subcommand at all. The names and one-line helps of the subcommands
+are therefore listed here, beside the module that implements each (tests/cli/test_cli_imports.py
+checks that they match the modules' NAME and HELP).
+
+Logging (structlog, to standard error) is configured only when the chosen command's imports brought
+structlog in: a command that logs imports it at its module's top (as the journal's store does), and a
+command that never imports it cannot log to standard output by accident. A command that imports
+structlog only inside ``run`` configures logging itself (``run`` does, from its configuration).
+"""
 
 from __future__ import annotations
 
@@ -6,55 +18,114 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
-from types import ModuleType
 
 from controller import __version__
 from controller.errors import UserError
-from controller.logs import configure_logging
 
-# Subcommand modules in the order `flushtable --help` lists them.
-COMMAND_MODULES: tuple[str, ...] = (
-    "controller.commands.run",
-    "controller.commands.demo",
-    "controller.commands.settle",
-    "controller.commands.protocol",
-    "controller.commands.config",
-    "controller.commands.journal",
-    "controller.commands.recall",
-    "controller.commands.meters",
-    "controller.commands.clear",
-    "controller.commands.sim",
-    "controller.commands.diagram",
-    "controller.commands.math_report",
-    "controller.commands.integrity",
-    "controller.commands.user",
-    "controller.commands.panel",
-)
+# name -> (module, one-line help), in the order `flushtable --help` lists them.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "run": (
+        "controller.commands.run",
+        "run the table: devices, round engine, journal and panel (with no config: a simulated table)",
+    ),
+    "demo": (
+        "controller.commands.demo",
+        "deal and settle a round of each game with simulated players, and print them",
+    ),
+    "settle": (
+        "controller.commands.settle",
+        "settle one round given as JSON (a file, or standard input) and print its settlement as JSON",
+    ),
+    "protocol": (
+        "controller.commands.protocol",
+        "decode serial captures of the firmware protocol, encode messages into frames, print test vectors",
+    ),
+    "config": (
+        "controller.commands.config",
+        "validate a table configuration (or show the embedded default) and print it",
+    ),
+    "journal": ("controller.commands.journal", "verify the journal's hash chain, or show its entries"),
+    "recall": (
+        "controller.commands.recall",
+        "recall the last rounds played (cards, hands, every wager's result, faults)",
+    ),
+    "meters": ("controller.commands.meters", "the table's meters, computed from the journal"),
+    "clear": (
+        "controller.commands.clear",
+        "clear the latched faults that hold the table (journaled with your name and reason)",
+    ),
+    "sim": (
+        "controller.commands.sim",
+        "serve simulated table devices (shuffler, bet sensors, dealer display) over pseudo-terminals or TCP",
+    ),
+    "diagram": (
+        "controller.commands.diagram",
+        "draw a game's round state machine (mermaid text or SVG) from the definition that runs",
+    ),
+    "math": (
+        "controller.commands.math_report",
+        "print a game's exact par sheet: house edge, optimal strategy, side bets (exact, never simulated)",
+    ),
+    "integrity": (
+        "controller.commands.integrity",
+        "test recalled rounds' cards and wager returns against the exact mathematics (chi-square)",
+    ),
+    "user": (
+        "controller.commands.user",
+        "manage the floor panel's logins (user add NAME --role ROLE; user list)",
+    ),
+    "panel": (
+        "controller.commands.panel",
+        "serve the floor panel over a journal file, read-only (the daemon serves its own with run --panel)",
+    ),
+}
+
+# Kept for readers of the old interface: the subcommand modules, in --help order.
+COMMAND_MODULES: tuple[str, ...] = tuple(module for module, _ in COMMANDS.values())
 
 
-def _load_commands() -> list[ModuleType]:
-    return [importlib.import_module(name) for name in COMMAND_MODULES]
+def chosen_command(argv: Sequence[str]) -> str | None:
+    """The subcommand named in ``argv``: its first word that is not an option (the top level's only
+    options, -h/--help and --version, take no value). None when there is none."""
+    for word in argv:
+        if word == "--":
+            return None
+        if not word.startswith("-"):
+            return word
+    return None
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(load: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser, with the arguments of the subcommands in ``load`` (every one when None).
+
+    The others are listed with their help only: argparse dispatches on the name, so a subcommand that
+    is not chosen never needs its arguments (nor its imports)."""
     parser = argparse.ArgumentParser(
         prog="flushtable",
         description="Table controller for High Card Flush Poker, Top Flush and Chase the Flush.",
     )
     parser.add_argument("--version", action="version", version=f"flushtable {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in _load_commands():
-        sub = subparsers.add_parser(module.NAME, help=module.HELP, description=module.HELP)
-        module.add_arguments(sub)
-        sub.set_defaults(handler=module.run)
+    wanted = set(COMMANDS) if load is None else set(load)
+    for name, (module_name, help_text) in COMMANDS.items():
+        sub = subparsers.add_parser(name, help=help_text, description=help_text)
+        if name in wanted:
+            module = importlib.import_module(module_name)
+            module.add_arguments(sub)
+            sub.set_defaults(handler=module.run)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    # Logs go to standard error (JSON lines unless a terminal), so command output stays clean.
-    configure_logging()
+    words = list(sys.argv[1:] if argv is None else argv)
+    chosen = chosen_command(words)
+    parser = build_parser([chosen] if chosen in COMMANDS else [])
+    args = parser.parse_args(words)
+    if "structlog" in sys.modules:
+        # Logs go to standard error (JSON lines unless a terminal), so command output stays clean.
+        from controller.logs import configure_logging  # noqa: PLC0415 - only for commands that log
+
+        configure_logging()
     try:
         status: int = args.handler(args)
     except UserError as error:

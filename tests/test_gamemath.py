@@ -153,7 +153,8 @@ def _assert_matches_reference(cards: list[int]) -> None:
 
 
 def test_cli_json_has_the_issue_shape(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["math", "--game", "high-card-flush", "--json"]) == 0
+    # --no-cache: computed here, never read from (or left in) the user's cache.
+    assert main(["math", "--game", "high-card-flush", "--json", "--no-cache", "--quiet"]) == 0
     sheet = json.loads(capsys.readouterr().out)
     assert sheet["game"] == "high-card-flush"
     assert sheet["hands"] == 133_784_560

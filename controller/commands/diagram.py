@@ -10,23 +10,27 @@ from __future__ import annotations
 import argparse
 import sys
 
-from controller.engine.machine import GAME_NAMES, mermaid, svg
+from controller.engine.machine import mermaid, svg
 from controller.errors import UserError
+from controller.rules.games import GAME_SHORT_NAMES, parse_game_name
 
 NAME = "diagram"
 HELP = "draw a game's round state machine (mermaid text or SVG) from the definition that runs"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--game", required=True, help=f"the game: {', '.join(GAME_NAMES)}")
+    parser.add_argument(
+        "--game",
+        required=True,
+        help=f"the game: {', '.join(f'{full} ({short})' for short, full in GAME_SHORT_NAMES.items())}",
+    )
     parser.add_argument("--format", choices=("mermaid", "svg"), default="mermaid", help="output format")
     parser.add_argument("--output", "-o", default=None, help="write to this file instead of standard output")
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.game not in GAME_NAMES:
-        raise UserError(f"--game: unknown game {args.game!r} (known: {', '.join(GAME_NAMES)})")
-    text = mermaid(args.game) if args.format == "mermaid" else svg(args.game)
+    game = parse_game_name(args.game)
+    text = mermaid(game) if args.format == "mermaid" else svg(game)
     if args.output is None:
         sys.stdout.write(text)
         return 0

@@ -1,13 +1,23 @@
-"""`flushtable math`: a game's exact par sheet (house edge, strategy, side bets) for its paytables."""
+"""`flushtable math`: a game's exact par sheet (house edge, strategy, side bets) for its paytables.
+
+Progress goes to standard error while it computes (Chase the Flush takes minutes); each sheet is kept
+in the cache (controller/gamemath/cache.py, docs/math.md) by its game, banking mode, paytables and the
+code's own digest, so asking again is instant.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
+from pathlib import Path
 from typing import Any
 
 from controller.errors import UserError
-from controller.gamemath.parsheet import BANKING_MODES, GAMES, build_request, par_sheet
+from controller.gamemath.cache import CACHE_ENV, cached_par_sheet, default_cache_dir
+from controller.gamemath.parsheet import BANKING_MODES, build_request
+from controller.gamemath.progress import ProgressPrinter
+from controller.rules.games import GAME_SHORT_NAMES, parse_game_name
 from controller.rules.paytables import Paytable, parse_paytable
 
 NAME = "math"
@@ -15,7 +25,11 @@ HELP = "print a game's exact par sheet: house edge, optimal strategy, side bets 
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--game", required=True, choices=GAMES, help="the game")
+    parser.add_argument(
+        "--game",
+        required=True,
+        help=f"the game: {', '.join(f'{full} ({short})' for short, full in GAME_SHORT_NAMES.items())}",
+    )
     parser.add_argument(
         "--banking", default="house", choices=BANKING_MODES, help="banking mode (default: house)"
     )
@@ -30,6 +44,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--strategy", action="store_true", help="print the optimal strategy as a dealer trainer reads it"
     )
+    cache = parser.add_mutually_exclusive_group()
+    cache.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help=f"where par sheets are kept (default ${CACHE_ENV}, else ~/.cache/flushtable/par-sheets)",
+    )
+    cache.add_argument("--no-cache", action="store_true", help="compute again; read and keep nothing")
+    parser.add_argument("--quiet", "-q", action="store_true", help="no progress lines on standard error")
 
 
 def parse_paytable_options(options: list[str]) -> dict[str, Paytable]:
@@ -132,8 +156,19 @@ def render_strategy(sheet: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    request = build_request(args.game, args.banking, parse_paytable_options(args.paytable))
-    sheet = par_sheet(request)
+    game = parse_game_name(args.game)
+    request = build_request(game, args.banking, parse_paytable_options(args.paytable))
+    cache_dir = None if args.no_cache else (args.cache_dir or default_cache_dir())
+    progress = None if args.quiet else ProgressPrinter(f"math {game}", sys.stderr)
+    found = cached_par_sheet(request, cache_dir, progress)
+    if found.note is not None:
+        print(f"flushtable math: note: {found.note}", file=sys.stderr)
+    sheet = found.sheet
+    if not args.quiet:
+        if found.from_cache:
+            print(f"math {game}: from the cache {found.path}", file=sys.stderr)
+        elif found.path is not None:
+            print(f"math {game}: kept in the cache {found.path}", file=sys.stderr)
     if args.json:
         print(json.dumps(sheet, indent=2))
     elif args.strategy:

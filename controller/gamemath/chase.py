@@ -30,6 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from controller.gamemath.hand_counts import flush_length_counts, poly_product_coefficient
+from controller.gamemath.progress import ProgressFn
 from controller.gamemath.tables import BINOMIAL, FULL_SUIT, POPCOUNT_NP, SUIT_STRENGTH_NP, IntArray
 from controller.rules.cards import RANKS, SUITS
 from controller.rules.hands import QUALIFYING_STRENGTH
@@ -342,20 +343,38 @@ def _accumulate(counter: dict[int, int], by_key: IntArray, scale: int) -> None:
         counter[int(key)] = counter.get(int(key), 0) + int(by_key[key]) * scale
 
 
+_PROGRESS_STAGE = "hole-hand classes"
+
+
 def solve_chase(
-    xtra: Paytable | None = None, *, workers: int | None = None, only: int | None = None
+    xtra: Paytable | None = None,
+    *,
+    workers: int | None = None,
+    only: int | None = None,
+    progress: ProgressFn | None = None,
 ) -> ChaseSolution:
     """The exact optimal three-street strategy and its expected value. ``only`` solves just the first
-    that many hole-hand classes (for tests of the bookkeeping; the totals then cover those alone)."""
+    that many hole-hand classes (for tests of the bookkeeping; the totals then cover those alone).
+    ``progress`` is told after each hole-hand class (the long part: minutes)."""
     table = xtra or default_paytable("chase-the-flush", "house", "xtra_bonus")
     classes = hole_classes()[:only] if only is not None else hole_classes()
     jobs = [(hole.cards, table.odds_by_length) for hole in classes]
     processes = workers if workers is not None else min(2, os.cpu_count() or 1)
+    results: list[_HoleResult] = []
+    if progress is not None:
+        progress(_PROGRESS_STAGE, 0, len(jobs))
     if processes > 1:
         with ProcessPoolExecutor(max_workers=processes) as pool:
-            results = list(pool.map(_solve_hole_star, jobs, chunksize=8))
+            # map() yields in order as results arrive: progress is reported as the work goes.
+            for result in pool.map(_solve_hole_star, jobs, chunksize=8):
+                results.append(result)
+                if progress is not None:
+                    progress(_PROGRESS_STAGE, len(results), len(jobs))
     else:
-        results = [_solve_hole_star(job) for job in jobs]
+        for job in jobs:
+            results.append(_solve_hole_star(job))
+            if progress is not None:
+                progress(_PROGRESS_STAGE, len(results), len(jobs))
     solution = ChaseSolution(table)
     decisions = {"all_in_3x_preflop": 0, "all_in_2x_flop": 0, "all_in_1x_river": 0, "fold": 0}
     for hole, result in zip(classes, results, strict=True):
@@ -525,9 +544,9 @@ def chase_strategy(solution: ChaseSolution) -> list[dict[str, Any]]:
     return chart
 
 
-def chase_base_game(paytables: Mapping[str, Paytable]) -> dict[str, Any]:
+def chase_base_game(paytables: Mapping[str, Paytable], progress: ProgressFn | None = None) -> dict[str, Any]:
     """The base game's figures for the par sheet (the X-tra Bonus's paytable from ``paytables``)."""
-    solution = solve_chase(paytables.get("xtra_bonus"))
+    solution = solve_chase(paytables.get("xtra_bonus"), progress=progress)
     edge = -solution.expected_value
     return {
         "expected_value": float(solution.expected_value),

@@ -15,6 +15,7 @@ from typing import Any
 from controller.errors import UserError
 from controller.gamemath.chase import chase_base_game, qualifying_hands
 from controller.gamemath.hand_counts import DECK_HANDS, flush_length_counts, straight_flush_length_counts
+from controller.gamemath.progress import ProgressFn
 from controller.gamemath.raise_fold import BANKER_HANDS, RaiseFoldSolution, solve_raise_fold
 from controller.rules.cards import RANKS
 from controller.rules.games import decision_limits
@@ -263,8 +264,8 @@ def raise_fold_base_game(solution: RaiseFoldSolution) -> dict[str, Any]:
     }
 
 
-def par_sheet(request: ParSheetRequest) -> dict[str, Any]:
-    """Every figure for the request, computed exactly."""
+def par_sheet(request: ParSheetRequest, progress: ProgressFn | None = None) -> dict[str, Any]:
+    """Every figure for the request, computed exactly; ``progress`` is told how far it is."""
     started = time.perf_counter()
     flush_counts = flush_length_counts()
     run_counts = straight_flush_length_counts()
@@ -278,14 +279,16 @@ def par_sheet(request: ParSheetRequest) -> dict[str, Any]:
     side_bets: dict[str, Any] = {}
     if request.game in MAX_RAISE:
         contested = request.banking == "designated-player"
-        solution = solve_raise_fold(request.game, MAX_RAISE[request.game], contests=contested)
+        solution = solve_raise_fold(
+            request.game, MAX_RAISE[request.game], contests=contested, progress=progress
+        )
         sheet["banker_qualifies"] = float(solution.banker_qualifies)
         sheet["banker_hands_per_player_hand"] = BANKER_HANDS
         sheet["base_game"] = raise_fold_base_game(solution)
         contests = {"flush_contest": solution.flush_contest, "run_contest": solution.straight_flush_contest}
     else:
         sheet["banker_qualifies"] = qualifying_hands() / DECK_HANDS
-        sheet["base_game"] = chase_base_game(request.paytables)
+        sheet["base_game"] = chase_base_game(request.paytables, progress)
         contests = {}
     for wager, paytable in request.paytables.items():
         kind = SIDE_BET_KIND.get((request.game, request.banking, wager))

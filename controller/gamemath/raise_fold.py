@@ -32,6 +32,7 @@ import numpy.typing as npt
 
 from controller.gamemath.contests import straight_flush_contest
 from controller.gamemath.hand_counts import DECK_HANDS, HAND_SIZE, poly_product_coefficient
+from controller.gamemath.progress import ProgressFn
 from controller.gamemath.tables import (
     BINOMIAL,
     FULL_SUIT,
@@ -356,15 +357,23 @@ def analyse_hand(cards: list[int], max_raise_by_length: Mapping[int, int]) -> Ha
 
 
 def solve_raise_fold(
-    game: str, max_raise_by_length: Mapping[int, int], *, contests: bool = False
+    game: str,
+    max_raise_by_length: Mapping[int, int],
+    *,
+    contests: bool = False,
+    progress: ProgressFn | None = None,
 ) -> RaiseFoldSolution:
     """The exact optimal raise/fold strategy and its figures over every player and banker hand.
 
     With ``contests`` also the designated player's contested bonus wagers (flush and straight flush),
-    with the player following the base game's optimal strategy (a fold forfeits them).
+    with the player following the base game's optimal strategy (a fold forfeits them). ``progress`` is
+    told after each suit-size pattern of the player's hand (11 of them).
     """
     solution = RaiseFoldSolution(game, dict(max_raise_by_length))
-    for sizes in suit_size_patterns():
+    patterns = suit_size_patterns()
+    for done, sizes in enumerate(patterns):
+        if progress is not None:
+            progress("player hands by suit sizes", done, len(patterns))
         pattern = _pattern(sizes)
         weight = pattern.weight
         length = pattern.length
@@ -434,4 +443,6 @@ def solve_raise_fold(
                         wins=sf_wins[on_line],
                         pushes=sf_pushes[on_line],
                     )
+    if progress is not None:
+        progress("player hands by suit sizes", len(patterns), len(patterns))
     return solution

@@ -131,6 +131,24 @@ def game_spec(name: object) -> GameSpec:
     raise UserError(f"game: unknown game {shown(name)} (known: {', '.join(GAMES)})")
 
 
+# The short forms staff type on the command line (`flushtable math --game ctf`). Every command that
+# takes a game name reads it through parse_game_name, so all accept the same forms and refuse alike.
+GAME_SHORT_NAMES: dict[str, str] = {"hcf": HIGH_CARD_FLUSH, "tf": TOP_FLUSH, "ctf": CHASE_THE_FLUSH}
+
+
+def parse_game_name(text: str, *, field: str = "--game") -> str:
+    """The game's full name for ``text``, its full name or short form, in any case; anything else is
+    refused in one format: ``--game: unknown game 'x' (one of: high-card-flush (hcf), ...)``."""
+    wanted = text.strip().lower()
+    if wanted in GAMES:
+        return wanted
+    if wanted in GAME_SHORT_NAMES:
+        return GAME_SHORT_NAMES[wanted]
+    short_of = {full: short for short, full in GAME_SHORT_NAMES.items()}
+    known = ", ".join(f"{name} ({short_of[name]})" for name in GAMES)
+    raise UserError(f"{field}: unknown game {shown(text)} (one of: {known})")
+
+
 def decision_multiplier_limits(game: str, hand: Hand, street: str | None = None) -> tuple[int, int]:
     """The decision wager's (minimum, maximum) in antes for a seat holding ``hand``.
 

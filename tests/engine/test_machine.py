@@ -119,7 +119,7 @@ def test_diagram_command(capsys: pytest.CaptureFixture[str], tmp_path: object) -
     err = capsys.readouterr().err
     assert err.strip() == (
         "flushtable diagram: --game: unknown game 'poker' "
-        "(known: high-card-flush, top-flush, chase-the-flush)"
+        "(one of: high-card-flush (hcf), top-flush (tf), chase-the-flush (ctf))"
     )
     assert len(err.splitlines()) == 1
 

@@ -527,6 +527,10 @@ class _Parser:
                 )
             kind = device_section.string("kind", choices=DEVICE_KINDS)
             url = device_section.string("url")
+            if "://" not in url and "/" in url and not url.startswith("/"):
+                # A device path relative to this file's directory (docs/configuration.md), not the
+                # directory the table happens to be started from.
+                url = str(self.base_dir / url)
             self._check_device_url(device_section, url)
             key = self._device_key(device_section, simulated=url.startswith("sim"))
             device_section.done(("kind", "url", "key", "key_file"))

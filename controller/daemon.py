@@ -294,6 +294,8 @@ class TableDaemon:
                 await self._shutdown()
         finally:
             self.journal.close()
+        if self.journal_failure is not None and self.failure is None:
+            raise UserError(f"the table stopped: {self.journal_failure}")
         if self.failure is not None:
             raise UserError(f"the table stopped on an internal error: {self.failure} (see the log)")
         return 0
@@ -325,6 +327,11 @@ class TableDaemon:
         if task.cancelled():
             return
         error = task.exception()
+        if isinstance(error, JournalError) and self.journal_failure is not None:
+            # Already said in one line by _journal_failed, and the table is stopping: not an internal
+            # error, and no traceback for an operator to read (issue 14: a full disk).
+            self.request_stop()
+            return
         if error is not None:
             self.failure = f"{task.get_name()}: {type(error).__name__}: {error}"
             log.critical("daemon_task_failed", task=task.get_name(), error=repr(error), exc_info=error)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import socket
 from pathlib import Path
 
 from controller.config import load_config
@@ -77,6 +78,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _check_bindable(host: str, port: int) -> None:
+    """Refuse a panel address that cannot be listened on before the journal is touched: a start that
+    fails must journal nothing (issue 14). The daemon binds it again later; this catches the usual case
+    (another process holds the port, or no such address here), not a race."""
+    if port == 0:
+        return
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        family, kind, proto, _, address = infos[0]
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(address)
+    except OSError as error:
+        raise UserError(f"--panel {host}:{port}: cannot listen there: {error.strerror or error}") from None
+
+
 def run(args: argparse.Namespace) -> int:
     if args.rounds is not None and args.rounds < 1:
         raise UserError(f"--rounds: must be at least 1, not {args.rounds}")
@@ -91,6 +108,7 @@ def run(args: argparse.Namespace) -> int:
         from controller.panel.server import parse_bind  # noqa: PLC0415 - the web stack loads only when wanted
 
         panel_bind = parse_bind(args.panel)
+        _check_bindable(*panel_bind)
     simulated = all(device.simulated for device in config.devices.values())
     if args.time_scale != 1.0 and not simulated:
         raise UserError("--time-scale: only a fully simulated table runs on an accelerated clock")
@@ -103,7 +121,9 @@ def run(args: argparse.Namespace) -> int:
     if clear_after_s is not None and not clear_after_s >= 0:
         raise UserError(f"--sim-supervisor-clear-after: must be 0 or more seconds, not {clear_after_s}")
     options = RunOptions(
-        journal_path=args.journal,
+        # Against the working directory now: the simulated devices' links are made beside the journal
+        # and a relative path there is no device URL (issue 14: `--journal j.sqlite` failed).
+        journal_path=args.journal.absolute() if args.journal is not None else None,
         rounds=args.rounds,
         seed=args.seed,
         autoplay=args.autoplay,

@@ -20,6 +20,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import os
+import resource
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -262,9 +264,95 @@ def _where(round_id: str | None, kinds: list[str] | None) -> tuple[str, list[Any
     return " AND ".join(conditions), params
 
 
-def _sqlite_reason(error: sqlite3.Error) -> str:
+# What an operator can act on, by SQLite's error name (its prefix: SQLITE_IOERR_WRITE is an I/O error).
+# SQLite reports ENOSPC and EFBIG (a file-size limit) as SQLITE_FULL, and a read-only file, directory or
+# mount as SQLITE_READONLY*; the name stays in brackets for whoever reads SQLite's documentation.
+_OPERATOR_REASONS: tuple[tuple[str, str], ...] = (
+    ("SQLITE_FULL", "no space left: the disk (or the file-size limit) is full"),
+    ("SQLITE_READONLY", "the file, its directory or its disk is read-only"),
+    ("SQLITE_IOERR", "the disk reported an I/O error"),
+    ("SQLITE_CORRUPT", "the file is damaged"),
+    ("SQLITE_CANTOPEN", "the file cannot be opened"),
+    ("SQLITE_PERM", "permission denied"),
+)
+
+
+_ACCESS_ERRORS = ("SQLITE_CANTOPEN", "SQLITE_READONLY", "SQLITE_PERM")
+
+
+def _sqlite_reason(error: sqlite3.Error, path: Path | None = None) -> str:
+    """SQLite's error in an operator's words; for an error of access, with the operating system's own
+    reason when ``path`` is given (SQLite says only "unable to open database file")."""
     name = getattr(error, "sqlite_errorname", None)
-    return f"{error} ({name})" if name else str(error)
+    if not name:
+        return str(error)
+    for prefix, reason in _OPERATOR_REASONS:
+        if name.startswith(prefix):
+            why = None
+            if path is not None and name.startswith(_ACCESS_ERRORS):
+                why = _os_access_reason(path)
+            elif path is not None and name.startswith(_SPACE_ERRORS):
+                why = _os_space_reason(path)
+            return f"{why or reason} ({name})"
+    return f"{error} ({name})"
+
+
+_SPACE_ERRORS = ("SQLITE_FULL", "SQLITE_IOERR")
+_LOW_SPACE_BYTES = 1 << 20  # less than this free, a journal commit (fsynced WAL pages) can fail
+
+
+def _os_space_reason(path: Path) -> str | None:
+    """A failed write's likely cause, from the operating system (SQLite keeps errno to itself, and
+    reports a file-size limit as an I/O error): the disk's free space, or the process's file-size
+    limit against the journal's and its WAL's sizes."""
+    try:
+        stats = os.statvfs(path.parent)
+    except OSError:
+        return None
+    free_bytes = stats.f_bavail * stats.f_frsize
+    if free_bytes < _LOW_SPACE_BYTES:
+        return f"no space left on the disk holding {path.parent} ({free_bytes:,} bytes free)"
+    soft_limit, _ = resource.getrlimit(resource.RLIMIT_FSIZE)
+    if soft_limit != resource.RLIM_INFINITY:
+        sizes = []
+        for candidate in (path, path.with_name(path.name + "-wal")):
+            with contextlib.suppress(OSError):
+                sizes.append(candidate.stat().st_size)
+        if sizes and max(sizes) + _LOW_SPACE_BYTES // 16 >= soft_limit:
+            return f"the file-size limit of this process (ulimit -f) is reached: {soft_limit:,} bytes"
+    return None
+
+
+def _os_access_reason(path: Path) -> str | None:
+    """Why the operating system will not let the journal at ``path`` be written, if it says: the file
+    itself, or its directory (SQLite creates the -wal and -shm files beside it)."""
+    try:
+        descriptor = os.open(path, os.O_RDWR)
+    except FileNotFoundError:
+        pass
+    except OSError as error:
+        return f"{error.strerror or error} ({path})"
+    else:
+        os.close(descriptor)
+    directory = path.parent
+    if not directory.is_dir():
+        return f"no directory {directory}"
+    if not os.access(directory, os.W_OK | os.X_OK):
+        try:
+            # Ask the directory itself, for the system's words (EROFS, EACCES).
+            descriptor = os.open(directory / f".{path.name}.probe", os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+        except OSError as error:
+            return f"{error.strerror or error} ({directory}: the journal's -wal and -shm files go there)"
+        os.close(descriptor)
+        os.unlink(directory / f".{path.name}.probe")
+    return None
+
+
+def _kinds_text(kinds: Sequence[str], shown_at_most: int = 4) -> str:
+    """The kinds of a failed append on one line: a group commit can hold a hundred entries."""
+    if len(kinds) <= shown_at_most:
+        return ", ".join(kinds)
+    return f"{', '.join(kinds[:shown_at_most])} and {len(kinds) - shown_at_most} more"
 
 
 def _utc_now() -> datetime:
@@ -493,8 +581,8 @@ class Journal:
                 self.last_error = None
             except sqlite3.Error as error:
                 self._rollback()
-                kinds = ", ".join(item.kind for item in pending)
-                reason = _sqlite_reason(error)
+                kinds = _kinds_text([item.kind for item in pending])
+                reason = _sqlite_reason(error, self.path)
                 _log.error("journal_error", path=str(self.path), kinds=kinds, reason=reason)
                 self.last_error = f"journal {self.path}: cannot append {kinds}: {reason}; nothing was written"
                 raise JournalError(self.last_error) from error
@@ -691,7 +779,7 @@ def _connect(path: Path, *, readonly: bool, busy_timeout_s: float) -> sqlite3.Co
         connection.execute("PRAGMA synchronous = FULL")
         return connection
     except sqlite3.Error as error:
-        raise JournalError(f"journal {path}: cannot open: {_sqlite_reason(error)}") from error
+        raise JournalError(f"journal {path}: cannot open: {_sqlite_reason(error, path)}") from error
 
 
 def _check_identity(connection: sqlite3.Connection, path: Path) -> bool:
@@ -739,7 +827,7 @@ def _prepare(connection: sqlite3.Connection, path: Path, table_id: str) -> str:
     except sqlite3.Error as error:
         if connection.in_transaction:
             connection.execute("ROLLBACK")
-        raise JournalError(f"journal {path}: cannot prepare: {_sqlite_reason(error)}") from error
+        raise JournalError(f"journal {path}: cannot prepare: {_sqlite_reason(error, path)}") from error
     except BaseException:
         if connection.in_transaction:
             connection.execute("ROLLBACK")

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from controller.cli import main
 from controller.journal.render import render_settlement
 from controller.rules.settle import settle_round_json
 from tests.rules.builders import dp, round_json, seat
@@ -86,3 +90,16 @@ def test_a_designated_player_round_shows_the_cap_and_the_shortfall() -> None:
         assert f"capped from {bonus['capped_from'] // 100:,}.{bonus['capped_from'] % 100:02d}" in text
     if bonus.get("shortfall"):
         assert "owed, not paid" in text
+
+
+def test_the_documents_text_example_is_what_the_command_prints(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.rules.test_docs import DOC, examples
+
+    shown = re.search(r"```text settle-text\n(.*?)\n```", DOC.read_text(), re.DOTALL)
+    assert shown is not None
+    path = tmp_path / "round.json"
+    path.write_text(examples()[1][0])
+    assert main(["settle", "--text", str(path)]) == 0
+    assert capsys.readouterr().out == shown.group(1) + "\n"

@@ -174,5 +174,8 @@ def run(args: argparse.Namespace) -> int:
     elif args.strategy:
         print(render_strategy(sheet))
     else:
-        print(render_report(sheet))
+        report = render_report(sheet)
+        if found.from_cache:
+            report += f" (when first asked; read now from the cache {found.path})"
+        print(report)
     return 0

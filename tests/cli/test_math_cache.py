@@ -102,6 +102,12 @@ def test_the_command_prints_progress_and_answers_the_second_time_from_the_cache(
     assert second.err.splitlines() == [
         f"math top-flush: from the cache {next(tmp_path.iterdir())}",
     ]
+    assert main(["math", "--game", "tf", "--quiet", "--cache-dir", str(tmp_path)]) == 0
+    text = capsys.readouterr()
+    assert text.err == ""
+    assert text.out.rstrip().endswith(
+        f"(when first asked; read now from the cache {next(tmp_path.iterdir())})"
+    )
 
 
 @pytest.mark.parametrize(

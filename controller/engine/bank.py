@@ -95,8 +95,9 @@ class Bank:
 
     def check_coverage(self) -> None:
         """Designated player: take seats into action in order while the DP's funds cover each seat's
-        ante plus its largest possible raise; an uncovered seat is dead (RULES.md "Funds"). The settle
-        engine's own ``cover_seats`` decides, so the lock and the settlement always agree."""
+        ante plus its largest possible raise; an uncovered seat is dead (docs/rules.md "Coverage at bet
+        lock"). The settle engine's own ``cover_seats`` decides, so the lock and the settlement always
+        agree."""
         ctx = self.ctx
         live = ctx.round
         assert live is not None

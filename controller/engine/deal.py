@@ -4,7 +4,7 @@ own faults mean for the round (docs/engine.md "Dead hands" and "Who checks the d
 
 The shuffler driver (drivers/shuffler.py) reads the shoe's protocol and reports what it saw as domain
 events (``CardDealt``, ``HandComplete``, ``ShufflerFault``); this part judges them against the deal the
-engine asked for. RULES.md: a seat dealt the wrong number is dead and the round goes on; the banker's or
+engine asked for. docs/rules.md: a seat dealt the wrong number is dead and the round goes on; the banker's or
 the community's wrong count, a card seen twice, or the shoe stopping mid-deal kills the round.
 """
 
@@ -268,7 +268,7 @@ class DealPart:
         code: str = "card_count",
         private: Mapping[str, object] | None = None,
     ) -> None:
-        """RULES.md: a seat dealt the wrong number is dead; the banker or the community: the round is.
+        """docs/rules.md: a seat dealt the wrong number is dead; the banker or the community: the round is.
         ``detail`` is public (no card); ``private`` carries what the deal knew of the cards."""
         ctx = self.ctx
         live = ctx.round
@@ -319,8 +319,9 @@ class DealPart:
 
     def check_timeout(self) -> None:
         """A deal in flight whose shoe has gone silent cannot be completed: the banker (dealt last)
-        and any seat still short are dealt the wrong number, so the round is dead (RULES.md "Dead
-        hands": the banker's wrong count kills the round) and the table is held for a supervisor."""
+        and any seat still short are dealt the wrong number, so the round is dead (docs/rules.md "Dead
+        hands and walk-aways": the banker's wrong count kills the round) and the table is held for a
+        supervisor."""
         ctx = self.ctx
         live = ctx.round
         if (
@@ -367,7 +368,7 @@ class DealPart:
         if any(position in (DEALER_POSITION, COMMUNITY_POSITION) for position in short):
             ctx.flow.kill_round(f"{why}, {names} not complete (a misdeal)")
             return
-        # The banker (and the community) are complete: only seats are short. RULES.md: a seat dealt the
+        # The banker (and the community) are complete: only seats are short. docs/rules.md: a seat dealt the
         # wrong number is dead, the round goes on without it.
         for position in short:
             self.wrong_count(position, f"{why}, its hand not complete")
@@ -383,7 +384,7 @@ class DealPart:
         read twice or read differently; it withholds the card), and a jam, a door or a red light that
         stops the shoe's deal. What that means for the round is decided here. While a deal is in
         flight: ``card_count`` at a position is that position's wrong count; ``misread`` is a card seen
-        twice (RULES.md: the round is dead); a red light, a jam, an open door or any other stop is a
+        twice (docs/rules.md: the round is dead); a red light, a jam, an open door or any other stop is a
         misdeal: the round is dead. A red light before the round's last card (Chase the Flush between
         streets) kills it too. After the deal is complete a fault is an alert; before it (betting,
         waiting for the deck) it latches and holds.

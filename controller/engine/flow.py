@@ -250,7 +250,7 @@ class RoundFlow:
         obj: dict[str, object] = {"game": config.game, "banking": dict(live.banking)}
         # A designated-player table's paytables are its contest tables (the seed's appendices). When
         # nobody takes the bank and the house banks the round, the bonuses pay on the player's own hand
-        # by the house presets (RULES.md "House-banked"), as controller.config.settle_base does.
+        # by the house presets (docs/rules.md "House-banked"), as controller.config.settle_base does.
         if config.paytables and live.banking["mode"] == config.banking_mode:
             obj["paytables"] = dict(config.paytables)
         if config.rake is not None and live.banking["mode"] == DESIGNATED_PLAYER:
@@ -334,7 +334,7 @@ class RoundFlow:
     def kill_round(
         self, reason: str, *, code: str = "card_count", private: Mapping[str, object] | None = None
     ) -> None:
-        """RULES.md: the whole round is dead, every wager returned, the table held until cleared.
+        """docs/rules.md: the whole round is dead, every wager returned, the table held until cleared.
 
         ``reason`` is public (journaled, shown, no card); what the deal knew of the cards (which card,
         where) is ``private``: journaled in the entries' private parts, never shown (a dead round is

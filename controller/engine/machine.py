@@ -4,7 +4,7 @@ The definition here is the one that runs (``TableEngine`` builds its ``Machine``
 :func:`definition`) and the one that is drawn (``flushtable diagram`` renders the same definition as
 mermaid or SVG), so the picture cannot drift from the code.
 
-States (RULES.md / issue 5): ``idle`` -> ``betting`` -> ``bets_locked`` -> ``dealing`` -> decisions ->
+States (docs/rules.md): ``idle`` -> ``betting`` -> ``bets_locked`` -> ``dealing`` -> decisions ->
 ``reveal`` -> ``settling`` -> ``paying`` -> ``complete`` -> ``idle``. High Card Flush and Top Flush have
 one decision phase, ``decisions``. Chase the Flush deals 3 hole cards, then ``preflop`` decisions,
 ``dealing_flop`` (2 community cards), ``flop`` decisions, ``dealing_turn_river`` (2 more), ``river``
@@ -22,7 +22,7 @@ only the transitions listed here exist.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -331,7 +331,3 @@ def svg(game: str) -> str:
     out.append(f'<text x="{right_x}" y="{30 + 3 * (box_h + gap) + box_h + 32}">next_round to {IDLE}</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
-
-
-def state_names(game: str) -> Sequence[str]:
-    return definition(game).states

@@ -9,7 +9,7 @@ import pytest
 from transitions.extensions import HierarchicalGraphMachine
 
 from controller.cli import main
-from controller.engine import TableConfig, TableEngine
+from controller.engine import TableConfig, TableEngine, actions
 from controller.engine import machine as m
 from controller.engine.outputs import Alert, JournalRecord
 from drivers.events import Deal
@@ -208,6 +208,6 @@ def test_a_failed_settlement_holds_and_settles_once_when_cleared() -> None:
     assert fault["kind"] == "integrity"
     assert fault["reason"]["code"] == "engine_error"
     assert "settle input unavailable" in fault["reason"]["message"]
-    table.call(table.engine.clear_fault, str(fault["fault_id"]), table.now_s, "sue", "checked")
+    table.call(table.engine.handle, actions.ClearFault(str(fault["fault_id"]), "sue", "checked"), table.now_s)
     assert table.engine.state == "paying"
     assert len(table.journal("round_settled")) == 1

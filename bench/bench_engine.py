@@ -8,7 +8,7 @@ import random
 import statistics
 import time
 
-from controller.engine import TableConfig, TableEngine
+from controller.engine import TableConfig, TableEngine, actions
 from controller.engine.outputs import JournalRecord, Output
 from controller.rules.games import game_spec
 from drivers.events import BetChanged, CardDealt, Deal, DealerKey, DeckVerified, HandComplete, Shuffle
@@ -34,7 +34,7 @@ def play(config: TableConfig, rounds: int, rng: random.Random) -> tuple[float, l
 
     started = time.perf_counter()
     for _ in range(rounds):
-        pending: list[Output] = engine.start_round(now)
+        pending: list[Output] = engine.handle(actions.StartRound(), now)
         seats = list(config.seats)[: game_spec(config.game).max_players]
         for seat in seats:
             pending += feed(BetChanged("sensors", seat, 0, 500, 5, False))
@@ -45,7 +45,7 @@ def play(config: TableConfig, rounds: int, rng: random.Random) -> tuple[float, l
         for out in pending:
             if isinstance(out, Shuffle):
                 feed(DeckVerified("shuffler", 52, (), ()))
-        queue = list(engine.no_more_bets(now))
+        queue = list(engine.handle(actions.NoMoreBets(), now))
         while queue:
             out = queue.pop(0)
             if isinstance(out, Deal):

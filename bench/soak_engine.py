@@ -107,7 +107,7 @@ def soak(config: TableConfig, rounds: int, seed: int, fault_rate: float) -> dict
         actions = player.next_actions(engine)
         if not actions:
             now += config.decision_timeout_s + 1  # accelerated time: the walk-away timeout
-            run(engine.tick(now))
+            run(engine.handle(a.Tick(), now))
             continue
         for action in actions:
             now += 0.5

@@ -33,6 +33,7 @@ from typing import Any
 
 from controller.config import load_config
 from controller.daemon import RunOptions, TableDaemon
+from controller.engine import actions
 from controller.journal.kinds import CLOSING_KINDS
 from controller.journal.meters import compute_meters
 from controller.journal.store import Journal
@@ -103,7 +104,9 @@ class Injector:
                 # a finding about the table, not a pass.
                 self.stuck_voided.append({"round_id": live.round_id, "state": engine.state})
                 reason = f"soak: no progress for {STUCK_VOID_S:g} s in {engine.state}"
-                self.daemon.act_now(engine.void_round(reason, self.daemon.now_s(), "sim-supervisor"))
+                self.daemon.act_now(
+                    engine.handle(actions.VoidRound(reason, "sim-supervisor"), self.daemon.now_s())
+                )
                 self.last_close_mono_s = time.monotonic()
             if live is None or live.round_id == seen_round:
                 continue

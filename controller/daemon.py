@@ -36,6 +36,7 @@ from controller import systemd
 from controller.config import Device, TableConfig
 from controller.engine import Alert, JournalRecord, Refused, TableEngine
 from controller.engine import TableConfig as EngineConfig
+from controller.engine import actions as engine_actions
 from controller.engine.autoplay import AutoPlayer, PlaceChips, PressKey
 from controller.engine.outputs import Output
 from controller.engine.state import RecoveredState
@@ -573,7 +574,7 @@ class TableDaemon:
         while True:
             await asyncio.sleep(interval_s)
             self._journal_noise(self.noise.due(self._noise_clock()))
-            outputs = self.engine.tick(self.now_s())
+            outputs = self.engine.handle(engine_actions.Tick(), self.now_s())
             if outputs:
                 self.act_now(outputs)
                 # A walk-away fold can close the decisions: the simulated people look again now, not
@@ -600,7 +601,9 @@ class TableDaemon:
                 by = str(entry.payload.get("by", ""))
                 reason = str(entry.payload.get("reason", ""))
                 log.warning("fault_cleared_elsewhere", fault_id=fault_id, by=by, journal_seq=entry.seq)
-                self.act_now(self.engine.adopt_clear(fault_id, self.now_s(), by, reason))
+                self.act_now(
+                    self.engine.handle(engine_actions.AdoptClear(fault_id, by, reason), self.now_s())
+                )
                 self._autoplay_wake.set()
 
     async def _sim_supervisor(self, clear_after_s: float) -> None:
@@ -624,7 +627,11 @@ class TableDaemon:
                 seen_s = first_seen_mono_s.setdefault(fault_id, now_mono_s)
                 if now_mono_s - seen_s >= clear_after_s and fault_id in self.engine.latched:
                     reason = "simulated supervisor: cleared after the configured delay"
-                    self.act_now(self.engine.clear_fault(fault_id, self.now_s(), SIM_SUPERVISOR, reason))
+                    self.act_now(
+                        self.engine.handle(
+                            engine_actions.ClearFault(fault_id, SIM_SUPERVISOR, reason), self.now_s()
+                        )
+                    )
                     self._autoplay_wake.set()
 
     async def _watchdog(self, interval_s: float) -> None:
@@ -851,7 +858,9 @@ class TableDaemon:
         self.integrity_status = verdict.status
         if detail is not None and self._engine is not None:
             with contextlib.suppress(JournalError):  # _append has logged it and stopped the table
-                alert = self.engine.raise_alert("integrity", detail, self.now_s(), by="integrity")
+                alert = self.engine.handle(
+                    engine_actions.RaiseAlert("integrity", detail, "integrity"), self.now_s()
+                )
                 self.act_and_commit(alert)
 
     async def _command_sender(self, driver: DeviceDriver, queue: asyncio.Queue[DomainCommand]) -> None:

@@ -1,8 +1,8 @@
-"""Operator actions as plain data, so the shell can put them on the same queue as the devices' events
-and feed everything through ``TableEngine.handle(item, now_s)`` in arrival order (one event queue).
-
-Each is the same as the engine method of the same name (docs/engine.md); ``by`` is the operator's name
-(the panel's logged-in supervisor, or "dealer" for the dealer's own actions).
+"""Operator actions as plain data: the engine's API. The shell puts them on the same queue as the
+devices' events and feeds everything through ``TableEngine.handle(item, now_s)`` in arrival order (one
+event queue). Each is handled by one handler in the part of the engine that owns it (docs/engine.md
+"How to add an action"); ``by`` is the operator's name (the panel's logged-in supervisor, or "dealer" for
+the dealer's own actions).
 """
 
 from __future__ import annotations
@@ -99,6 +99,27 @@ class CloseTable:
 
 
 @dataclass(frozen=True, slots=True)
+class AdoptClear:
+    """A ``fault_cleared`` another process already journaled (`flushtable clear` while the daemon runs):
+    the same effect as ``ClearFault`` without journaling the clearing a second time. A fault no longer
+    latched (cleared here already) gives no output at all."""
+
+    fault_id: str
+    by: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class RaiseAlert:
+    """An outside watcher (the daemon's integrity watch) raises an alert on the panel: a ``fault_raised``
+    of severity "alert", the table's and not a round's. ``kind``: one of docs/journal.md's fault kinds."""
+
+    kind: str
+    detail: str
+    by: str = "integrity"
+
+
+@dataclass(frozen=True, slots=True)
 class Tick:
     """Time passes (deal and decision timeouts)."""
 
@@ -118,5 +139,7 @@ OperatorAction = (
     | SetPaytable
     | OpenTable
     | CloseTable
+    | AdoptClear
+    | RaiseAlert
     | Tick
 )

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 
 from controller.engine import actions as a
 from controller.engine import machine as m
-from controller.engine.engine import LIVE, TableEngine
+from controller.engine.engine import TableEngine
+from controller.engine.round import LIVE
 from controller.engine.state import DESIGNATED_PLAYER
 from controller.rules.games import CHASE_THE_FLUSH, STREETS, decision_limits
 from controller.rules.hands import evaluate

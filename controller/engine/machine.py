@@ -4,13 +4,16 @@ The definition here is the one that runs (``TableEngine`` builds its ``Machine``
 :func:`definition`) and the one that is drawn (``flushtable diagram`` renders the same definition as
 mermaid or SVG), so the picture cannot drift from the code.
 
-States (RULES.md / issue 5): ``idle`` -> ``betting`` -> ``bets_locked`` -> ``dealing`` -> decisions ->
+States (docs/rules.md): ``idle`` -> ``betting`` -> ``bets_locked`` -> ``dealing`` -> decisions ->
 ``reveal`` -> ``settling`` -> ``paying`` -> ``complete`` -> ``idle``. High Card Flush and Top Flush have
 one decision phase, ``decisions``. Chase the Flush deals 3 hole cards, then ``preflop`` decisions,
 ``dealing_flop`` (2 community cards), ``flop`` decisions, ``dealing_turn_river`` (2 more), ``river``
-decisions. ``held`` and ``dead`` are reachable from every state; ``held`` resumes to the state the round
-was held in (one ``resume`` transition per resumable state, guarded by ``resume_target``), ``void``
-closes a round from any state of a round.
+decisions. ``held`` and ``dead`` are reachable from every state. ``held`` is a nested state (transitions'
+``HierarchicalMachine``) with one child per state a round can be held in: ``hold`` from ``betting``
+goes to ``held/betting``, and ``resume`` from ``held/betting`` back to ``betting``, so the machine itself
+remembers where the round was (held from ``complete`` or ``dead``, the round is over: ``held/idle``).
+``kill`` and ``void`` leave ``held`` from any of its children; ``void`` closes a round from any state of
+a round.
 
 The machine is built ``queued=True`` (a trigger fired inside a callback runs after the current
 transition) with ``on_exception`` moving the model to ``held``, and ``auto_transitions=False`` so that
@@ -19,11 +22,11 @@ only the transitions listed here exist.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from transitions import Machine
+from transitions.extensions.nesting import HierarchicalMachine
 
 from controller.errors import UserError
 
@@ -49,6 +52,26 @@ COMPLETE = "complete"
 HELD = "held"
 DEAD = "dead"
 
+# Between a nested state's parent and its child: "held/betting" is held while betting. (The library's
+# default, "_", is inside our state names.)
+SEPARATOR = "/"
+
+
+def held_in(state: str) -> str:
+    """The child of ``held`` that remembers the round was held in ``state``."""
+    return f"{HELD}{SEPARATOR}{state}"
+
+
+def held_from(machine_state: str) -> str | None:
+    """The state a held machine was held in (``held/betting`` -> ``betting``), or None when not held."""
+    parent, _, child = machine_state.partition(SEPARATOR)
+    return child if parent == HELD and child else None
+
+
+def top(machine_state: str) -> str:
+    """The state as the table shows it: ``held`` for every child of ``held``."""
+    return machine_state.partition(SEPARATOR)[0]
+
 
 @dataclass(frozen=True, slots=True)
 class TransitionSpec:
@@ -60,13 +83,15 @@ class TransitionSpec:
 
 @dataclass(frozen=True, slots=True)
 class RoundDefinition:
-    """One game's round machine: its states in order, the decision states, the dealing states and
-    every transition (``held``/``dead``/``void`` ones included)."""
+    """One game's round machine: its states in order, the decision states, the dealing states, the
+    states after the round's last card is dealt, and every transition (``held``/``dead``/``void`` ones
+    included; a child of ``held`` is named by :func:`held_in`)."""
 
     game: str
     states: tuple[str, ...]
     decision_states: tuple[str, ...]
     dealing_states: tuple[str, ...]
+    dealt_states: tuple[str, ...]
     transitions: tuple[TransitionSpec, ...]
 
     @property
@@ -76,8 +101,12 @@ class RoundDefinition:
 
     @property
     def resumable_states(self) -> tuple[str, ...]:
-        """States ``held`` can resume to: idle and every open-round state."""
+        """States ``held`` can resume to (its children): idle and every open-round state."""
         return (IDLE, *self.round_states)
+
+    def hold_target(self, state: str) -> str:
+        """Where ``hold`` goes from ``state``: held in it, or held between rounds (from complete or dead)."""
+        return held_in(state if state in self.resumable_states else IDLE)
 
     def triggers(self) -> tuple[str, ...]:
         seen: dict[str, None] = {}
@@ -86,7 +115,7 @@ class RoundDefinition:
         return tuple(seen)
 
 
-def _main_line(game: str) -> tuple[list[str], list[str], list[str], list[TransitionSpec]]:
+def _main_line(game: str) -> tuple[list[str], list[str], list[str], list[str], list[TransitionSpec]]:
     head = [IDLE, BETTING, BETS_LOCKED, DEALING]
     tail = [REVEAL, SETTLING, PAYING, COMPLETE]
     t = TransitionSpec
@@ -122,27 +151,36 @@ def _main_line(game: str) -> tuple[list[str], list[str], list[str], list[Transit
         t("next_round", COMPLETE, IDLE),
         t("next_round", DEAD, IDLE),
     ]
-    return [*head, *middle, *tail], decisions, dealing, specs
+    line = [*head, *middle, *tail]
+    # Every card of the round is dealt once the last deal step completes, until the round is paid.
+    dealt = line[line.index(dealing[-1]) + 1 : line.index(COMPLETE)]
+    return line, decisions, dealing, dealt, specs
 
 
 def definition(game: str) -> RoundDefinition:
     """The round machine of ``game``; an unknown game is refused naming the field ``game``."""
     if game not in GAME_NAMES:
         raise UserError(f"game: unknown game {game!r} (known: {', '.join(GAME_NAMES)})")
-    states, decisions, dealing, specs = _main_line(game)
+    states, decisions, dealing, dealt, specs = _main_line(game)
     states = [*states, HELD, DEAD]
     round_states = [s for s in states if s not in (IDLE, COMPLETE, HELD, DEAD)]
     t = TransitionSpec
-    # held and dead from anywhere (except themselves); resume back to where the round stood.
-    specs += [t("hold", source, HELD) for source in states if source != HELD]
+    # held (into the child that remembers where) and dead from anywhere; resume back to where it was.
+    resumable = (IDLE, *round_states)
+    specs += [
+        t("hold", source, held_in(source if source in resumable else IDLE))
+        for source in states
+        if source != HELD
+    ]
     specs += [t("kill", source, DEAD) for source in [*round_states, HELD]]
-    specs += [t("resume", HELD, target, f"resume_to_{target}") for target in (IDLE, *round_states)]
+    specs += [t("resume", held_in(target), target) for target in resumable]
     specs += [t("void", source, COMPLETE) for source in [*round_states, HELD]]
     return RoundDefinition(
         game=game,
         states=tuple(states),
         decision_states=tuple(decisions),
         dealing_states=tuple(dealing),
+        dealt_states=tuple(dealt),
         transitions=tuple(specs),
     )
 
@@ -153,15 +191,25 @@ def build_machine(
     *,
     on_exception: Callable[..., Any] | str,
     after_state_change: Callable[..., Any] | str | None = None,
-    machine_class: type[Machine] = Machine,
+    machine_class: type[HierarchicalMachine] = HierarchicalMachine,
     **extra: Any,
-) -> Machine:
-    """A ``Machine`` for ``game`` driving ``model`` (kept separate: the model is ours, the machine
-    the library's). ``model`` must provide the condition methods the definition names."""
+) -> HierarchicalMachine:
+    """A ``HierarchicalMachine`` for ``game`` driving ``model`` (kept separate: the model is ours, the
+    machine the library's). ``model`` must provide the condition methods the definition names.
+    ``machine_class``: the library's ``HierarchicalMachine`` or a subclass (its graph machine)."""
     spec = definition(game)
-    machine = machine_class(
+
+    class State(machine_class.state_cls):  # type: ignore[name-defined,misc]
+        separator = SEPARATOR
+
+    built_class = type(machine_class.__name__, (machine_class,), {"state_cls": State})
+    states: list[Any] = [
+        {"name": HELD, "children": list(spec.resumable_states)} if state == HELD else state
+        for state in spec.states
+    ]
+    machine: HierarchicalMachine = built_class(
         model=model,
-        states=list(spec.states),
+        states=states,
         initial=IDLE,
         auto_transitions=False,
         queued=True,
@@ -185,14 +233,24 @@ def mermaid(game: str) -> str:
     """The round machine of ``game`` as a mermaid ``stateDiagram-v2``, from :func:`definition`.
 
     Written here rather than by transitions' mermaid engine so that the output is stable text
-    (sorted, no styling) that tests and docs can pin.
+    (sorted, no styling) that tests and docs can pin. ``held`` is drawn as a composite state whose
+    children (``held_betting``: held while betting) are where ``hold`` goes and ``resume`` leaves from.
     """
     spec = definition(game)
     lines = ["---", f"title: {game} round", "---", "stateDiagram-v2", f"    [*] --> {IDLE}"]
+    lines.append(f"    state {HELD} {{")
+    for child in spec.resumable_states:
+        lines.append(f'        state "{child}" as {mermaid_id(held_in(child))}')
+    lines.append("    }")
     for item in spec.transitions:
         label = item.trigger if item.condition is None else f"{item.trigger} [{item.condition}]"
-        lines.append(f"    {item.source} --> {item.dest}: {label}")
+        lines.append(f"    {mermaid_id(item.source)} --> {mermaid_id(item.dest)}: {label}")
     return "\n".join(lines) + "\n"
+
+
+def mermaid_id(machine_state: str) -> str:
+    """A state's id in the mermaid text (mermaid ids take no ``/``): ``held/betting`` -> ``held_betting``."""
+    return machine_state.replace(SEPARATOR, "_")
 
 
 def _escape(text: str) -> str:
@@ -205,7 +263,8 @@ def svg(game: str) -> str:
     Graphviz is not a dependency (it needs a system install), so this is a plain layout: the main line
     of states as a column of boxes top to bottom with its transitions drawn as labelled arrows; ``held``
     and ``dead`` in a column to the right, with the number of states that reach each written beside it
-    (drawing every ``hold``/``kill``/``resume``/``void`` edge would hide the main line).
+    (drawing every ``hold``/``kill``/``resume``/``void`` edge would hide the main line); ``held``'s
+    children are listed under it as the states it resumes to.
     """
     spec = definition(game)
     main = [s for s in spec.states if s not in (HELD, DEAD)]
@@ -259,8 +318,8 @@ def svg(game: str) -> str:
     side = {HELD: ("#fff4e5", 30), DEAD: ("#fde8e8", 30 + 3 * (box_h + gap))}
     for state, (fill, y) in side.items():
         box(state, right_x, y, fill)
-        incoming = sorted({i.trigger for i in spec.transitions if i.dest == state})
-        sources = sorted({i.source for i in spec.transitions if i.dest == state})
+        incoming = sorted({i.trigger for i in spec.transitions if top(i.dest) == state})
+        sources = sorted({i.source for i in spec.transitions if top(i.dest) == state})
         out.append(
             f'<text x="{right_x}" y="{y + box_h + 16}">{_escape(", ".join(incoming))} from '
             f"{len(sources)} states</text>"
@@ -272,7 +331,3 @@ def svg(game: str) -> str:
     out.append(f'<text x="{right_x}" y="{30 + 3 * (box_h + gap) + box_h + 32}">next_round to {IDLE}</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
-
-
-def state_names(game: str) -> Sequence[str]:
-    return definition(game).states

@@ -1,6 +1,6 @@
 """What the engine hands back to the shell: journal records, device commands, alerts and refusals.
 
-Every engine entry point returns a list of these, in the order the shell must act on them: append each
+``TableEngine.handle`` returns a list of these, in the order the shell must act on them: append each
 ``JournalRecord`` (docs/journal.md) before sending the commands that follow it, so the journal always
 records a decision before the table acts on it.
 """

@@ -22,7 +22,7 @@ derivable from journal entries (docs/journal.md):
   deliberate change and wins over changes made against the old one.
 
 ``RecoveredState.from_table_state(table_state)`` adapts the journal's ``TableState``
-(controller/journal/recovery.py) to it.
+(controller/journal/state.py) to it.
 """
 
 from __future__ import annotations

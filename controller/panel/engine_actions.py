@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from controller.engine import Output, Refused, TableEngine
+from controller.engine import actions as engine_actions
 from controller.panel.backend import ActionRefused
 
 
@@ -37,22 +38,24 @@ class EngineTableActions:
             raise ActionRefused(refused[0].reason)
 
     def clear_fault(self, fault_id: str, by: str, reason: str) -> None:
-        self._carry_out(self.engine.clear_fault(fault_id, self.now_s(), by, reason))
+        self._carry_out(self.engine.handle(engine_actions.ClearFault(fault_id, by, reason), self.now_s()))
 
     def void_round(self, reason: str, by: str) -> None:
-        self._carry_out(self.engine.void_round(reason, self.now_s(), by))
+        self._carry_out(self.engine.handle(engine_actions.VoidRound(reason, by), self.now_s()))
 
     def move_button(self, seat: int, by: str) -> None:
-        self._carry_out(self.engine.move_button(seat, self.now_s(), by))
+        self._carry_out(self.engine.handle(engine_actions.MoveButton(seat, by), self.now_s()))
 
     def open_table(self, by: str) -> None:
-        self._carry_out(self.engine.open_table(self.now_s(), by))
+        self._carry_out(self.engine.handle(engine_actions.OpenTable(by), self.now_s()))
 
     def close_table(self, by: str, reason: str) -> None:
-        self._carry_out(self.engine.close_table(self.now_s(), by, reason))
+        self._carry_out(self.engine.handle(engine_actions.CloseTable(by, reason), self.now_s()))
 
     def set_limits(self, min_ante_cents: int, max_ante_cents: int, by: str) -> None:
-        self._carry_out(self.engine.set_limits(min_ante_cents, max_ante_cents, self.now_s(), by))
+        self._carry_out(
+            self.engine.handle(engine_actions.SetLimits(min_ante_cents, max_ante_cents, by), self.now_s())
+        )
 
     def set_paytable(self, wager: str, paytable: str, by: str) -> None:
-        self._carry_out(self.engine.set_paytable(wager, paytable, self.now_s(), by))
+        self._carry_out(self.engine.handle(engine_actions.SetPaytable(wager, paytable, by), self.now_s()))

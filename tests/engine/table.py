@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
-from controller.engine import Alert, JournalRecord, Output, Refused, TableConfig, TableEngine
+from controller.engine import Alert, JournalRecord, Output, Refused, TableConfig, TableEngine, actions
 from controller.engine.state import RecoveredState
 from controller.rules.cards import DECK_SIZE, parse_card
 from controller.rules.games import game_spec
@@ -112,17 +112,17 @@ class Table:
         return self.event(DealerKey("display", key, seat))
 
     def start(self) -> list[Output]:
-        return self._take(self.engine.start_round(self.now_s))
+        return self._take(self.engine.handle(actions.StartRound(), self.now_s))
 
     def lock(self) -> list[Output]:
-        return self._take(self.engine.no_more_bets(self.now_s))
+        return self._take(self.engine.handle(actions.NoMoreBets(), self.now_s))
 
     def confirm(self) -> list[Output]:
-        return self._take(self.engine.confirm_decisions(self.now_s))
+        return self._take(self.engine.handle(actions.ConfirmDecisions(), self.now_s))
 
     def tick(self, seconds: float) -> list[Output]:
         self.now_s += seconds
-        return self._take(self.engine.tick(self.now_s))
+        return self._take(self.engine.handle(actions.Tick(), self.now_s))
 
     def call(self, method: Callable[..., list[Output]], *args: object, **kwargs: object) -> list[Output]:
         return self._take(method(*args, **kwargs))

@@ -5,7 +5,7 @@ the journal entries and commands it leaves."""
 
 from __future__ import annotations
 
-from controller.engine import TableConfig
+from controller.engine import TableConfig, actions
 from controller.journal import entries
 from drivers.events import DeviceStatusChanged, ResetDevice, ShufflerFault
 from tests.engine.table import Table, stack
@@ -33,7 +33,9 @@ def red_light_table() -> Table:
 def test_clearing_the_last_fault_resets_the_shoe_left_in_fault() -> None:
     table = red_light_table()
     (fault_id,) = table.engine.latched
-    outputs = table.call(table.engine.clear_fault, fault_id, table.now_s, "sue", "jam cleared, shoe checked")
+    outputs = table.call(
+        table.engine.handle, actions.ClearFault(fault_id, "sue", "jam cleared, shoe checked"), table.now_s
+    )
     assert table.of_type(ResetDevice, outputs) == [ResetDevice("shuffler")]
     reset = [record.entry for record in table.journal("operator_action")]
     assert reset == [
@@ -54,7 +56,7 @@ def test_a_device_that_is_not_in_fault_is_not_reset() -> None:
     table = red_light_table()
     table.event(DeviceStatusChanged("shuffler", "ready", 0, "green"))  # reset by hand on the shoe
     (fault_id,) = table.engine.latched
-    outputs = table.call(table.engine.clear_fault, fault_id, table.now_s, "sue", "checked")
+    outputs = table.call(table.engine.handle, actions.ClearFault(fault_id, "sue", "checked"), table.now_s)
     assert table.of_type(ResetDevice, outputs) == []
     assert table.journal("operator_action") == []
 
@@ -63,21 +65,23 @@ def test_no_reset_while_another_latched_fault_still_holds_the_table() -> None:
     table = red_light_table()
     table.event(ShufflerFault("shuffler", "door_open", None, "door"))  # a second latched fault
     first, second = sorted(table.engine.latched)
-    outputs = table.call(table.engine.clear_fault, first, table.now_s, "sue", "checked")
+    outputs = table.call(table.engine.handle, actions.ClearFault(first, "sue", "checked"), table.now_s)
     assert table.of_type(ResetDevice, outputs) == []
     assert table.engine.held
-    outputs = table.call(table.engine.clear_fault, second, table.now_s, "sue", "door closed")
+    outputs = table.call(table.engine.handle, actions.ClearFault(second, "sue", "door closed"), table.now_s)
     assert table.of_type(ResetDevice, outputs) == [ResetDevice("shuffler")]
 
 
 def test_a_clearing_journaled_elsewhere_is_adopted_without_a_second_entry() -> None:
     table = red_light_table()
     (fault_id,) = table.engine.latched
-    outputs = table.call(table.engine.adopt_clear, fault_id, table.now_s, "sue", "from the command line")
+    outputs = table.call(
+        table.engine.handle, actions.AdoptClear(fault_id, "sue", "from the command line"), table.now_s
+    )
     assert table.journal("fault_cleared") == []  # `flushtable clear` wrote it already
     assert not table.engine.held
     assert table.engine.state == "idle"
     assert table.of_type(ResetDevice, outputs) == [ResetDevice("shuffler")]
     # Adopting it again (the daemon's watch saw it twice, or the panel cleared it first): nothing.
-    assert table.call(table.engine.adopt_clear, fault_id, table.now_s, "sue", "again") == []
+    assert table.call(table.engine.handle, actions.AdoptClear(fault_id, "sue", "again"), table.now_s) == []
     assert table.refusals() == []

@@ -6,10 +6,10 @@ import xml.etree.ElementTree as ET
 from collections import deque
 
 import pytest
-from transitions.extensions import GraphMachine
+from transitions.extensions import HierarchicalGraphMachine
 
 from controller.cli import main
-from controller.engine import TableConfig, TableEngine
+from controller.engine import TableConfig, TableEngine, actions
 from controller.engine import machine as m
 from controller.engine.outputs import Alert, JournalRecord
 from drivers.events import Deal
@@ -20,9 +20,10 @@ GAMES = m.GAME_NAMES
 
 
 def reachable(definition: m.RoundDefinition, start: str) -> set[str]:
+    """The top-level states reachable from ``start`` (a child of ``held`` counts as ``held``)."""
     edges: dict[str, set[str]] = {}
     for item in definition.transitions:
-        edges.setdefault(item.source, set()).add(item.dest)
+        edges.setdefault(m.top(item.source), set()).add(m.top(item.dest))
     seen = {start}
     queue = deque([start])
     while queue:
@@ -49,12 +50,20 @@ def test_definition_has_the_issue_states_and_held_and_dead_from_anywhere(game: s
         )
         assert m.IDLE in reachable(definition, state)  # no state is a trap
         if state != m.HELD:
-            assert any(t.source == state and t.dest == m.HELD for t in definition.transitions)
+            assert any(t.source == state and m.top(t.dest) == m.HELD for t in definition.transitions)
     for state in definition.round_states:
         assert any(t.source == state and t.dest == m.DEAD for t in definition.transitions)
+        # held remembers where: hold goes into the child of held named for the state, resume leaves it
+        assert any(t.source == state and t.dest == m.held_in(state) for t in definition.transitions)
         assert any(
-            t.source == m.HELD and t.dest == state and t.trigger == "resume" for t in definition.transitions
+            t.source == m.held_in(state) and t.dest == state and t.trigger == "resume"
+            for t in definition.transitions
         )
+    # After the round (complete, dead) a hold is between rounds: it resumes to idle.
+    for state in (m.COMPLETE, m.DEAD):
+        assert [t.dest for t in definition.transitions if t.source == state and t.trigger == "hold"] == [
+            m.held_in(m.IDLE)
+        ]
 
 
 @pytest.mark.parametrize("game", GAMES)
@@ -78,7 +87,9 @@ def test_mermaid_draws_every_transition(game: str) -> None:
     assert text.startswith("---\ntitle: ")
     assert "stateDiagram-v2" in text
     for item in m.definition(game).transitions:
-        assert f"    {item.source} --> {item.dest}: {item.trigger}" in text
+        assert f"    {m.mermaid_id(item.source)} --> {m.mermaid_id(item.dest)}: {item.trigger}" in text
+    for child in m.definition(game).resumable_states:
+        assert f'        state "{child}" as held_{child}' in text
 
 
 @pytest.mark.parametrize("game", GAMES)
@@ -87,14 +98,13 @@ def test_transitions_own_mermaid_engine_accepts_the_definition(game: str) -> Non
         def table_may_start(self, _event: object) -> bool:
             return True
 
-        def __getattr__(self, name: str) -> object:
-            if name.startswith("resume_to_"):
-                return lambda _event: True
-            raise AttributeError(name)
-
     model = Model()
     machine = m.build_machine(
-        model, game, on_exception=lambda _event: None, machine_class=GraphMachine, graph_engine="mermaid"
+        model,
+        game,
+        on_exception=lambda _event: None,
+        machine_class=HierarchicalGraphMachine,
+        graph_engine="mermaid",
     )
     source = machine.get_graph().source
     for state in m.definition(game).states:
@@ -131,23 +141,30 @@ def test_unknown_game_is_refused_naming_the_field() -> None:
         m.definition("poker")
 
 
-class FailingEngine(TableEngine):
+def failing_engine() -> TableEngine:
     """An engine whose state-change callback fails on entering `dealing`: a real exception inside a
     transitions callback, which on_exception must turn into a hold."""
+    engine = TableEngine(TableConfig())
+    flow = engine._ctx.flow
+    entered = flow.state_entered
 
-    def _state_entered(self, source: str, dest: str, trigger: str) -> None:
-        super()._state_entered(source, dest, trigger)
+    def state_entered(source: str, dest: str, trigger: str) -> None:
+        entered(source, dest, trigger)
         if dest == "dealing":
             raise ValueError("simulated callback failure")
+
+    flow.state_entered = state_entered  # type: ignore[method-assign]
+    return engine
 
 
 def test_on_exception_holds_the_round_with_a_latched_integrity_fault() -> None:
     table = Table(TableConfig(), stack(HCF_SEAT1, HCF_SEAT3, HCF_DEALER))
-    table.engine = FailingEngine(TableConfig())
+    table.engine = failing_engine()
     table.start()
     table.bet(1, "ante", 500)
     table.lock()
     assert table.engine.state == "held"
+    assert table.engine.held_from == "dealing"  # the nested state remembers where the round was
     assert not [o for o in table.outputs if isinstance(o, Deal)]  # nothing acts after the failure
     faults = [o for o in table.outputs if isinstance(o, JournalRecord) and o.kind == "fault_raised"]
     assert faults[0].payload["kind"] == "integrity"
@@ -158,33 +175,39 @@ def test_on_exception_holds_the_round_with_a_latched_integrity_fault() -> None:
     assert table.engine.held
 
 
-class SettleFailsOnce(TableEngine):
+def settle_fails_once() -> TableEngine:
     """An engine whose first settlement fails (a settle error is an engine error): the table holds in
     `settling`, and clearing the fault settles the round, once."""
+    engine = TableEngine(TableConfig())
+    flow = engine._ctx.flow
+    settle_input = flow.settle_input
+    failed: list[bool] = []
 
-    failed = False
-
-    def settle_input(self, *, dead: bool = False) -> dict[str, object]:
-        if not dead and not self.failed:
-            self.failed = True
+    def failing_settle_input(*, dead: bool = False) -> dict[str, object]:
+        if not dead and not failed:
+            failed.append(True)
             raise RuntimeError("settle input unavailable")
-        return super().settle_input(dead=dead)
+        return settle_input(dead=dead)
+
+    flow.settle_input = failing_settle_input  # type: ignore[method-assign]
+    return engine
 
 
 def test_a_failed_settlement_holds_and_settles_once_when_cleared() -> None:
     table = Table(TableConfig(), stack(HCF_SEAT1, HCF_SEAT3, HCF_DEALER))
-    table.engine = SettleFailsOnce(TableConfig())
+    table.engine = settle_fails_once()
     table.start()
     table.bet(1, "ante", 500)
     table.lock()
     table.bet(1, "raise", 500)
     table.key("confirm")
     assert table.engine.state == "held"
+    assert table.engine.held_from == "settling"
     assert table.journal("round_settled") == []
     fault = table.journal("fault_raised")[0].payload
     assert fault["kind"] == "integrity"
     assert fault["reason"]["code"] == "engine_error"
     assert "settle input unavailable" in fault["reason"]["message"]
-    table.call(table.engine.clear_fault, str(fault["fault_id"]), table.now_s, "sue", "checked")
+    table.call(table.engine.handle, actions.ClearFault(str(fault["fault_id"]), "sue", "checked"), table.now_s)
     assert table.engine.state == "paying"
     assert len(table.journal("round_settled")) == 1

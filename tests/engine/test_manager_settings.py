@@ -41,7 +41,7 @@ def play_hcf_round(table: Table, *, ante1: int = 500, flush1: int = 100) -> None
 # --- limits ---------------------------------------------------------------------------------------
 def test_set_limits_between_rounds_is_journaled_and_governs_the_next_lock() -> None:
     table = hcf_table(config_digest="d1")
-    outs = table.call(table.engine.set_limits, 2000, 50_000, table.now_s, "maria")
+    outs = table.call(table.engine.handle, a.SetLimits(2000, 50_000, "maria"), table.now_s)
     (entry,) = records(outs, "operator_action")
     assert entry.source == "operator:maria"
     assert entry.entry == entries.OperatorAction(
@@ -74,7 +74,7 @@ def test_set_limits_between_rounds_is_journaled_and_governs_the_next_lock() -> N
 )
 def test_set_limits_refuses_bad_limits_naming_the_field(low: Any, high: Any, reason: str) -> None:
     engine = TableEngine(TableConfig())
-    outs = engine.set_limits(low, high, NOW_S, "maria")
+    outs = engine.handle(a.SetLimits(low, high, "maria"), NOW_S)
     assert next(r.reason for r in outs if hasattr(r, "reason")).startswith(reason)
     (entry,) = records(outs, "operator_action")
     assert str(entry.payload["detail"]).startswith("refused: ")
@@ -89,9 +89,9 @@ def test_limits_and_paytables_change_only_between_rounds() -> None:
     table = hcf_table()
     table.start()  # betting is open: the players bet under the posted limits
     for call in (
-        lambda: table.engine.set_limits(1000, 2000, table.now_s, "maria"),
-        lambda: table.engine.set_paytable("flush", "hcf-flush-dp", table.now_s, "maria"),
-        lambda: table.engine.close_table(table.now_s, "maria", "end of shift"),
+        lambda: table.engine.handle(a.SetLimits(1000, 2000, "maria"), table.now_s),
+        lambda: table.engine.handle(a.SetPaytable("flush", "hcf-flush-dp", "maria"), table.now_s),
+        lambda: table.engine.handle(a.CloseTable("maria", "end of shift"), table.now_s),
     ):
         refused = table.refusals(table.call(call))
         assert refused
@@ -99,7 +99,7 @@ def test_limits_and_paytables_change_only_between_rounds() -> None:
     table.bet(1, "ante", 500)
     table.lock()
     assert table.engine.state == "decisions"
-    refused = table.refusals(table.call(table.engine.set_limits, 1000, 2000, table.now_s, "maria"))
+    refused = table.refusals(table.call(table.engine.handle, a.SetLimits(1000, 2000, "maria"), table.now_s))
     assert refused
     assert refused[0].reason == "a round is open (decisions): only between rounds"
     table.bet(1, "raise", 500)
@@ -107,7 +107,7 @@ def test_limits_and_paytables_change_only_between_rounds() -> None:
     assert table.engine.state == "paying"  # settled: the round is closed, the chips still move
     table.key("next")
     assert table.engine.state == "idle"
-    assert not table.refusals(table.call(table.engine.set_limits, 1000, 2000, table.now_s, "maria"))
+    assert not table.refusals(table.call(table.engine.handle, a.SetLimits(1000, 2000, "maria"), table.now_s))
 
 
 def test_a_held_table_between_rounds_may_change_its_settings() -> None:
@@ -116,14 +116,18 @@ def test_a_held_table_between_rounds_may_change_its_settings() -> None:
     table = hcf_table()
     table.event(ShufflerFault("shuffler", "jam"))
     assert table.engine.state == "held"
-    assert not table.refusals(table.call(table.engine.set_limits, 1000, 2000, table.now_s, "maria"))
-    assert not table.refusals(table.call(table.engine.close_table, table.now_s, "maria", "shoe jammed"))
+    assert not table.refusals(table.call(table.engine.handle, a.SetLimits(1000, 2000, "maria"), table.now_s))
+    assert not table.refusals(
+        table.call(table.engine.handle, a.CloseTable("maria", "shoe jammed"), table.now_s)
+    )
 
 
 # --- paytables --------------------------------------------------------------------------------------
 def test_set_paytable_preset_and_custom_lines_settle_the_next_round() -> None:
     table = hcf_table()
-    outs = table.call(table.engine.set_paytable, "flush", {"7": 500, "5": 20, "4": 2}, table.now_s, "maria")
+    outs = table.call(
+        table.engine.handle, a.SetPaytable("flush", {"7": 500, "5": 20, "4": 2}, "maria"), table.now_s
+    )
     (entry,) = records(outs, "operator_action")
     assert entry.payload["before"] == "hcf-flush-house"
     assert entry.payload["after"] == {"7": 500, "5": 20, "4": 2}
@@ -135,7 +139,9 @@ def test_set_paytable_preset_and_custom_lines_settle_the_next_round() -> None:
     seat1 = settled["settlement"]["seats"][0]
     # Seat 1 holds a 5-card spade flush: 20 to 1 on the custom table (10 to 1 on the preset).
     assert seat1["wagers"]["flush"] == {"stake": 100, "result": "win", "net": 2000, "odds": 20}
-    outs = table.call(table.engine.set_paytable, "straight_flush", "hcf-straight-flush-dp", table.now_s, "m")
+    outs = table.call(
+        table.engine.handle, a.SetPaytable("straight_flush", "hcf-straight-flush-dp", "m"), table.now_s
+    )
     assert records(outs, "operator_action")[0].payload["after"] == "hcf-straight-flush-dp"
     assert table.engine.public_snapshot()["paytables"] == {
         "flush": {"7": 500, "5": 20, "4": 2},
@@ -155,7 +161,7 @@ def test_set_paytable_preset_and_custom_lines_settle_the_next_round() -> None:
 )
 def test_set_paytable_refuses_what_parse_paytable_refuses(wager: str, spec: object, reason: str) -> None:
     engine = TableEngine(TableConfig())
-    outs = engine.set_paytable(wager, spec, NOW_S, "maria")
+    outs = engine.handle(a.SetPaytable(wager, spec, "maria"), NOW_S)
     refusals = [o for o in outs if hasattr(o, "reason")]
     assert refusals
     assert str(refusals[0].reason).startswith(reason)
@@ -165,7 +171,7 @@ def test_set_paytable_refuses_what_parse_paytable_refuses(wager: str, spec: obje
 # --- open and closed ---------------------------------------------------------------------------------
 def test_a_closed_table_starts_no_round_until_a_manager_opens_it() -> None:
     table = hcf_table()
-    outs = table.call(table.engine.close_table, table.now_s, "maria", "end of shift")
+    outs = table.call(table.engine.handle, a.CloseTable("maria", "end of shift"), table.now_s)
     (closed,) = records(outs, "table_closed")
     assert (closed.payload, closed.source) == ({"by": "maria", "reason": "end of shift"}, "operator:maria")
     assert table.engine.table_open is False
@@ -174,20 +180,20 @@ def test_a_closed_table_starts_no_round_until_a_manager_opens_it() -> None:
         assert refused
         assert refused[0].reason == "the table is closed: a manager opens it"
     assert table.engine.state == "idle"
-    assert table.refusals(table.call(table.engine.close_table, table.now_s, "maria", "again"))
-    outs = table.call(table.engine.open_table, table.now_s, "maria")
+    assert table.refusals(table.call(table.engine.handle, a.CloseTable("maria", "again"), table.now_s))
+    outs = table.call(table.engine.handle, a.OpenTable("maria"), table.now_s)
     (opened,) = records(outs, "table_opened")
     assert opened.payload["by"] == "maria"
     assert opened.source == "operator:maria"
-    assert table.refusals(table.call(table.engine.open_table, table.now_s, "maria"))
+    assert table.refusals(table.call(table.engine.handle, a.OpenTable("maria"), table.now_s))
     play_hcf_round(table)
     assert table.journal("round_settled")
 
 
 def test_close_table_needs_a_reason_and_a_name() -> None:
     engine = TableEngine(TableConfig())
-    assert any(hasattr(o, "reason") for o in engine.close_table(NOW_S, "maria", " "))
-    assert any(hasattr(o, "reason") for o in engine.close_table(NOW_S, "", "end of shift"))
+    assert any(hasattr(o, "reason") for o in engine.handle(a.CloseTable("maria", " "), NOW_S))
+    assert any(hasattr(o, "reason") for o in engine.handle(a.CloseTable("", "end of shift"), NOW_S))
     assert engine.table_open
 
 
@@ -216,13 +222,21 @@ def test_settings_and_a_close_survive_a_restart(tmp_path: Path) -> None:
     config = TableConfig(config_digest="d1")
     with Journal.open(path, "T1") as journal:
         table = Table(config, stack(HCF_SEAT1, HCF_SEAT3, HCF_DEALER))
-        journal_outputs(journal, table.call(table.engine.set_limits, 300, 9000, table.now_s, "maria"))
-        journal_outputs(journal, table.call(table.engine.set_limits, 1000, 20_000, table.now_s, "maria"))
         journal_outputs(
-            journal, table.call(table.engine.set_paytable, "flush", "hcf-flush-dp", table.now_s, "m")
+            journal, table.call(table.engine.handle, a.SetLimits(300, 9000, "maria"), table.now_s)
         )
-        journal_outputs(journal, table.call(table.engine.set_limits, 5, 1, table.now_s, "maria"))  # refused
-        journal_outputs(journal, table.call(table.engine.close_table, table.now_s, "maria", "end of shift"))
+        journal_outputs(
+            journal, table.call(table.engine.handle, a.SetLimits(1000, 20_000, "maria"), table.now_s)
+        )
+        journal_outputs(
+            journal, table.call(table.engine.handle, a.SetPaytable("flush", "hcf-flush-dp", "m"), table.now_s)
+        )
+        journal_outputs(
+            journal, table.call(table.engine.handle, a.SetLimits(5, 1, "maria"), table.now_s)
+        )  # refused
+        journal_outputs(
+            journal, table.call(table.engine.handle, a.CloseTable("maria", "end of shift"), table.now_s)
+        )
         # The daemon's own start/stop entries (source "engine") do not reopen a manager's close.
         journal.append("table_closed", {"by": "daemon", "reason": "shutdown"}, round_id=None, source="engine")
         journal.append(
@@ -247,7 +261,7 @@ def test_settings_and_a_close_survive_a_restart(tmp_path: Path) -> None:
     assert not engine.table_open
     assert (engine.config.min_ante_cents, engine.config.max_ante_cents) == (1000, 20_000)
     assert engine.config.paytables == {"flush": "hcf-flush-dp"}
-    assert [o.reason for o in engine.start_round(NOW_S) if hasattr(o, "reason")] == [
+    assert [o.reason for o in engine.handle(a.StartRound(), NOW_S) if hasattr(o, "reason")] == [
         "the table is closed: a manager opens it"
     ]
     # A new configuration file (another digest) wins over changes made against the old one.
@@ -256,16 +270,16 @@ def test_settings_and_a_close_survive_a_restart(tmp_path: Path) -> None:
     assert not fresh.table_open  # the close is the manager's, whatever the file says
     # Reopened by a manager: a restart finds it open.
     with Journal.open(path, "T1") as journal:
-        journal_outputs(journal, engine.open_table(NOW_S, "maria"))
+        journal_outputs(journal, engine.handle(a.OpenTable("maria"), NOW_S))
         assert RecoveredState.from_table_state(rebuild_state(journal)).table_closed is False
 
 
 def test_changes_against_a_new_configuration_forget_the_old_files_changes(tmp_path: Path) -> None:
     with Journal.open(tmp_path / "j.sqlite", "T1") as journal:
         old = TableEngine(TableConfig(config_digest="d1"))
-        journal_outputs(journal, old.set_limits(300, 9000, NOW_S, "maria"))
+        journal_outputs(journal, old.handle(a.SetLimits(300, 9000, "maria"), NOW_S))
         new = TableEngine(TableConfig(config_digest="d2"))
-        journal_outputs(journal, new.set_paytable("flush", "hcf-flush-dp", NOW_S, "maria"))
+        journal_outputs(journal, new.handle(a.SetPaytable("flush", "hcf-flush-dp", "maria"), NOW_S))
         recovered = RecoveredState.from_table_state(rebuild_state(journal))
     assert recovered.settings_config_digest == "d2"
     assert (recovered.min_ante_cents, recovered.paytables) == (None, {"flush": "hcf-flush-dp"})

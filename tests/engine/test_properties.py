@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from controller.engine import Alert, JournalRecord, Refused, TableConfig
+from controller.engine import actions as engine_actions
 from controller.engine.state import DESIGNATED_PLAYER
 from controller.rules.cards import cards_text
 from controller.rules.settle import settle_round_json
@@ -98,7 +99,7 @@ def run(table: Table, action: tuple[Any, ...], deals: list[list[object]]) -> Non
         if engine.state != "idle":
             return
         if engine.config.banking_mode == DESIGNATED_PLAYER and engine.dp_seat is None:
-            table.call(engine.dp_accepts, 1_000_000, now, "dealer")
+            table.call(engine.handle, engine_actions.DpAccepts(1_000_000, "dealer"), now)
         table.start()
         dp = engine.dp_seat
         for seat in [s for s in engine.config.seats if s != dp][:players]:
@@ -153,13 +154,13 @@ def run(table: Table, action: tuple[Any, ...], deals: list[list[object]]) -> Non
     elif name == "clear":
         latched = list(engine.latched)
         if latched:
-            table.call(engine.clear_fault, latched[0], now, "sue", "checked")
+            table.call(engine.handle, engine_actions.ClearFault(latched[0], "sue", "checked"), now)
     elif name == "void":
-        table.call(engine.void_round, "test", now, "sue")
+        table.call(engine.handle, engine_actions.VoidRound("test", "sue"), now)
     elif name == "dp_accept":
-        table.call(engine.dp_accepts, action[1], now, "dealer")
+        table.call(engine.handle, engine_actions.DpAccepts(action[1], "dealer"), now)
     elif name == "move_button":
-        table.call(engine.move_button, action[1], now, "sue")
+        table.call(engine.handle, engine_actions.MoveButton(action[1], "sue"), now)
     elif name == "device":
         kind, device = action[1], action[2]
         if kind == "lost":

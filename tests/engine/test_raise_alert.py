@@ -1,10 +1,10 @@
-"""`TableEngine.raise_alert`: an outside watcher (the daemon's integrity watch) raises an alert through
+"""`RaiseAlert`: an outside watcher (the daemon's integrity watch) raises an alert through
 the engine's own fault machinery: a `fault_raised` of severity "alert" with the engine's next fault id,
 the table's (no round id), never latching; unknown kinds and empty details are refused."""
 
 from __future__ import annotations
 
-from controller.engine import Alert, JournalRecord, Refused, TableConfig
+from controller.engine import Alert, JournalRecord, Refused, TableConfig, actions
 from controller.engine.engine import ALERT_KINDS
 from controller.journal.kinds import FAULT_KINDS
 from controller.panel.view import ALERT_KINDS as PANEL_ALERT_KINDS
@@ -20,7 +20,9 @@ def hcf_table() -> Table:
 
 def test_raise_alert_between_rounds_journals_an_alert_fault_and_does_not_hold() -> None:
     table = hcf_table()
-    out = table.call(table.engine.raise_alert, "integrity", "card frequencies (p = 1.0e-09)", table.now_s)
+    out = table.call(
+        table.engine.handle, actions.RaiseAlert("integrity", "card frequencies (p = 1.0e-09)"), table.now_s
+    )
     records = [o for o in out if isinstance(o, JournalRecord)]
     assert [r.kind for r in records] == ["fault_raised"]
     assert records[0].round_id is None
@@ -49,7 +51,9 @@ def test_raise_alert_during_a_round_is_the_tables_and_the_round_settles() -> Non
     bet_and_lock(table)
     round_id = table.payload("round_started")["round_id"]
     assert table.engine.state == "decisions"
-    out = table.call(table.engine.raise_alert, "integrity", "flush lengths (p = 2.0e-06)", table.now_s)
+    out = table.call(
+        table.engine.handle, actions.RaiseAlert("integrity", "flush lengths (p = 2.0e-06)"), table.now_s
+    )
     (record,) = [o for o in out if isinstance(o, JournalRecord)]
     assert record.round_id is None  # about the table's cards over many rounds, not this round
     (alert,) = [o for o in out if isinstance(o, Alert)]
@@ -66,8 +70,10 @@ def test_raise_alert_during_a_round_is_the_tables_and_the_round_settles() -> Non
 def test_raise_alert_ids_continue_the_engines_fault_numbering() -> None:
     table = hcf_table()
     table.event(ShufflerFault("shuffler", "jam"))  # FT1-000001, latching
-    table.call(table.engine.raise_alert, "integrity", "first", table.now_s, by="integrity")
-    table.call(table.engine.raise_alert, "shuffler_fault", "second", table.now_s, by="surveillance")
+    table.call(table.engine.handle, actions.RaiseAlert("integrity", "first", "integrity"), table.now_s)
+    table.call(
+        table.engine.handle, actions.RaiseAlert("shuffler_fault", "second", "surveillance"), table.now_s
+    )
     raised = [r.payload for r in table.journal("fault_raised")]
     assert [p["fault_id"] for p in raised] == ["FT1-000001", "FT1-000002", "FT1-000003"]
     assert [p.get("by") for p in raised] == [None, "integrity", "surveillance"]
@@ -84,13 +90,13 @@ def test_raise_alert_refuses_an_unknown_kind_or_an_empty_detail_and_journals_not
         ("", "looks odd", "kind"),
         ("integrity", "   ", "detail"),
     ]:
-        out = table.call(table.engine.raise_alert, kind, detail, table.now_s)
+        out = table.call(table.engine.handle, actions.RaiseAlert(kind, detail), table.now_s)
         assert [o for o in out if isinstance(o, JournalRecord)] == []
         assert [o for o in out if isinstance(o, Alert)] == []
         (refused,) = [o for o in out if isinstance(o, Refused)]
         assert refused.action == "raise_alert"
         assert refused.reason.startswith(f"{field}: ")
-    out = table.call(table.engine.raise_alert, "integrity", "ok", table.now_s, by="")
+    out = table.call(table.engine.handle, actions.RaiseAlert("integrity", "ok", ""), table.now_s)
     (refused,) = [o for o in out if isinstance(o, Refused)]
     assert refused.reason.startswith("by: ")
     assert table.engine.recovered_state().faults_raised == 0

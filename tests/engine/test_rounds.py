@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from controller.engine import Refused, TableConfig
+from controller.engine import actions as engine_actions
 from controller.engine.state import DESIGNATED_PLAYER
 from controller.rules.settle import settle_round_json
 from drivers.events import (
@@ -109,7 +110,7 @@ def test_high_card_flush_designated_player_round_with_coverage_and_rake() -> Non
     table = Table(config, stack(seat3, seat5, dp))
     refused = table.start()
     assert table.refusals(refused)[0].reason == "the button is offered to seat 1: accept or waive first"
-    table.call(table.engine.dp_accepts, 20_000, table.now_s, "dealer")
+    table.call(table.engine.handle, engine_actions.DpAccepts(20_000, "dealer"), table.now_s)
     assert ShowButton("display", 1) in table.outputs
     assert table.payload("button_moved")["to_seat"] == 1
     table.start()

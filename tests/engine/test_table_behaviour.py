@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from controller.engine import Alert, JournalRecord, RecoveredState, TableConfig
+from controller.engine import actions as engine_actions
 from controller.engine.state import DESIGNATED_PLAYER, LatchedFault
 from controller.journal import entries
 from controller.journal.state import AlertState, TableState
@@ -224,8 +225,10 @@ def test_red_light_during_the_deal_kills_the_round_and_holds_the_table_until_cle
     assert "the table is held" in table.refusals(refused)[0].reason
     # Clearing needs the fault's id; then the table is idle and plays again.
     fault_id = str(fault["fault_id"])
-    assert table.refusals(table.call(table.engine.clear_fault, "nope", table.now_s, "sup", "checked"))
-    table.call(table.engine.clear_fault, fault_id, table.now_s, "sue", "shoe cleaned")
+    assert table.refusals(
+        table.call(table.engine.handle, engine_actions.ClearFault("nope", "sup", "checked"), table.now_s)
+    )
+    table.call(table.engine.handle, engine_actions.ClearFault(fault_id, "sue", "shoe cleaned"), table.now_s)
     assert table.payload("fault_cleared") == {"fault_id": fault_id, "by": "sue", "reason": "shoe cleaned"}
     assert table.engine.state == "idle"
     assert not table.engine.held
@@ -277,7 +280,11 @@ def test_past_posting_after_the_lock_holds_the_round_for_a_supervisor() -> None:
     assert table.refusals(table.key("confirm"))
     # The supervisor has the chips put back, clears, and the round resumes where it stood.
     table.bet(3, "flush", 200, locked=True)
-    table.call(table.engine.clear_fault, str(fault["fault_id"]), table.now_s, "sue", "chips restored")
+    table.call(
+        table.engine.handle,
+        engine_actions.ClearFault(str(fault["fault_id"]), "sue", "chips restored"),
+        table.now_s,
+    )
     assert table.engine.state == "decisions"
     table.bet(1, "raise", 500)
     table.key("fold_seat", 3)
@@ -395,11 +402,11 @@ def test_designated_player_waive_rotates_the_offer_and_nobody_eligible_blocks_th
     )
     assert table.engine.state == "idle"
     # A supervisor moves the button: the offer starts again from that seat.
-    table.call(table.engine.move_button, 2, table.now_s, "sue")
+    table.call(table.engine.handle, engine_actions.MoveButton(2, "sue"), table.now_s)
     assert [e.entry for e in table.journal("button_moved")][-1] == entries.ButtonMoved(
         from_seat=None, to_seat=2, reason="moved by a supervisor", by="sue"
     )
-    table.call(table.engine.dp_accepts, 50_000, table.now_s, "dealer")
+    table.call(table.engine.handle, engine_actions.DpAccepts(50_000, "dealer"), table.now_s)
     assert table.engine.public_snapshot()["designated_player"]["seat"] == 2
 
 
@@ -441,7 +448,7 @@ def test_designated_player_accepts_and_the_button_moves_clockwise_each_round() -
     dp_seats = []
     for _round in range(4):
         offered = table.engine.public_snapshot()["designated_player"]["offered_to"]
-        table.call(table.engine.dp_accepts, 100_000, table.now_s, "dealer")
+        table.call(table.engine.handle, engine_actions.DpAccepts(100_000, "dealer"), table.now_s)
         dp_seats.append(offered)
         table.start()
         player = next(seat for seat in (2, 4, 6) if seat != offered)
@@ -458,7 +465,7 @@ def test_designated_player_accepts_and_the_button_moves_clockwise_each_round() -
 def test_dp_seat_with_chips_cannot_lock() -> None:
     config = TableConfig(banking_mode=DESIGNATED_PLAYER, seats=(1, 2))
     table = Table(config, stack(HCF_SEAT1))
-    table.call(table.engine.dp_accepts, 100_000, table.now_s, "dealer")
+    table.call(table.engine.handle, engine_actions.DpAccepts(100_000, "dealer"), table.now_s)
     table.start()
     table.bet(1, "ante", 500)
     out = table.lock()
@@ -507,7 +514,11 @@ def test_the_deal_waits_for_a_verified_deck_and_a_bad_deck_holds() -> None:
     assert (fault["kind"], fault["severity"]) == ("deck_verification", "latching")
     assert table.engine.state == "held"
     shuffles = len(table.of_type(Shuffle))
-    table.call(table.engine.clear_fault, str(fault["fault_id"]), table.now_s, "sue", "deck replaced")
+    table.call(
+        table.engine.handle,
+        engine_actions.ClearFault(str(fault["fault_id"]), "sue", "deck replaced"),
+        table.now_s,
+    )
     assert table.engine.state == "bets_locked"
     assert len(table.of_type(Shuffle)) == shuffles + 1  # a fresh shuffle is asked for
     table.event(DeckVerified("shuffler", 52, (), ()))
@@ -520,13 +531,15 @@ def test_void_round_returns_every_wager() -> None:
     bet_and_lock(table)
     table.bet(1, "raise", 500)
     table.key("confirm")  # refused: seat 3 has not acted
-    table.call(table.engine.void_round, "dispute at seat 3", table.now_s, "sue")
+    table.call(table.engine.handle, engine_actions.VoidRound("dispute at seat 3", "sue"), table.now_s)
     entry = closing(table, "round_voided")
     assert entry["reason"] == "dispute at seat 3"
     assert entry["by"] == "sue"
     assert_every_wager_returned(entry)
     assert table.engine.state == "idle"
-    assert table.refusals(table.call(table.engine.void_round, "again", table.now_s, "sue"))
+    assert table.refusals(
+        table.call(table.engine.handle, engine_actions.VoidRound("again", "sue"), table.now_s)
+    )
 
 
 def test_shuffler_lost_during_the_deal_holds_the_round() -> None:
@@ -557,7 +570,11 @@ def test_engine_starts_held_from_recovered_latched_faults() -> None:
     table = Table(TableConfig(), stack(HCF_SEAT1, HCF_SEAT3, HCF_DEALER), recovered)
     assert table.engine.state == "held"
     assert table.refusals(table.start())
-    table.call(table.engine.clear_fault, "FT1-000007", table.now_s, "sue", "checked after restart")
+    table.call(
+        table.engine.handle,
+        engine_actions.ClearFault("FT1-000007", "sue", "checked after restart"),
+        table.now_s,
+    )
     assert table.engine.state == "idle"
     bet_and_lock(table)
     assert table.payload("round_started")["round_id"] == "RT1-20270115-000042"
@@ -589,7 +606,7 @@ def test_past_posting_mid_deal_holds_and_the_deal_finishes_under_the_hold() -> N
         table.event(event)
     assert not [e for e in table.journal("fault_raised") if e.payload["kind"] == "integrity"]
     fault_id = str(table.journal("fault_raised")[0].payload["fault_id"])
-    table.call(table.engine.clear_fault, fault_id, table.now_s, "sue", "chips restored")
+    table.call(table.engine.handle, engine_actions.ClearFault(fault_id, "sue", "chips restored"), table.now_s)
     assert table.engine.state == "decisions"
 
 
@@ -597,13 +614,13 @@ def test_designated_player_keeps_the_button_after_a_dead_round() -> None:
     config = TableConfig(banking_mode=DESIGNATED_PLAYER, seats=(1, 2, 3))
     table = Table(config, stack(HCF_SEAT1, HCF_SEAT3, HCF_DEALER))
     table.hand_complete_count[0] = 5  # the banker (the DP's hand) miscounted: the round is dead
-    table.call(table.engine.dp_accepts, 100_000, table.now_s, "dealer")
+    table.call(table.engine.handle, engine_actions.DpAccepts(100_000, "dealer"), table.now_s)
     table.start()
     table.bet(2, "ante", 500)
     table.lock()
     assert_every_wager_returned(closing(table, "round_dead"))
     fault_id = str(table.payload("fault_raised")["fault_id"])
-    table.call(table.engine.clear_fault, fault_id, table.now_s, "sue", "shoe checked")
+    table.call(table.engine.handle, engine_actions.ClearFault(fault_id, "sue", "shoe checked"), table.now_s)
     dp = table.engine.public_snapshot()["designated_player"]
     assert (dp["seat"], dp["funds_cents"]) == (1, 100_000)  # the misdeal is replayed with the same DP
     assert table.engine.state == "idle"
@@ -674,7 +691,7 @@ def test_recovered_state_from_the_journals_table_state() -> None:
     engine = Table(TableConfig(banking_mode=DESIGNATED_PLAYER), stack(HCF_SEAT1), recovered).engine
     assert engine.state == "held"
     assert engine.public_snapshot()["designated_player"]["offered_to"] == 3  # the last DP's round settled
-    out = engine.clear_fault("FT1-000009", NOW, "sue", "restart checked")
+    out = engine.handle(engine_actions.ClearFault("FT1-000009", "sue", "restart checked"), NOW)
     assert engine.state == "idle"
     assert [o.kind for o in out if isinstance(o, JournalRecord)] == ["fault_cleared", "state_changed"]
     # New fault ids continue after the journal's last sequence number: never an id seen before.
@@ -690,11 +707,13 @@ def test_betting_held_by_a_fault_can_be_voided() -> None:
     table.bet(1, "ante", 500)
     table.event(ShufflerFault("shuffler", "jam"))
     assert table.engine.state == "held"
-    table.call(table.engine.void_round, "shoe jammed before the lock", table.now_s, "sue")
+    table.call(
+        table.engine.handle, engine_actions.VoidRound("shoe jammed before the lock", "sue"), table.now_s
+    )
     assert table.journal("round_voided") == []  # nothing was locked: no round to close
     assert table.engine.state == "held"  # the jam still latches the table
     fault_id = str(table.payload("fault_raised")["fault_id"])
-    table.call(table.engine.clear_fault, fault_id, table.now_s, "sue", "unjammed")
+    table.call(table.engine.handle, engine_actions.ClearFault(fault_id, "sue", "unjammed"), table.now_s)
     assert table.engine.state == "idle"
 
 

@@ -13,6 +13,7 @@ import random
 from typing import Any, Literal
 
 from controller.engine import JournalRecord, TableConfig
+from controller.engine import actions as engine_actions
 from controller.engine.autoplay import AutoPlayer, PlaceChips, PressKey
 from controller.engine.state import DESIGNATED_PLAYER, HOUSE, RecoveredState
 from controller.journal.recovery import rebuild_state
@@ -79,13 +80,17 @@ def play_round(
     table = Table(config, deck, recovered)
     engine = table.engine
     for fault_id in list(engine.latched):
-        table.call(engine.clear_fault, fault_id, table.now_s, "script-supervisor", "scripted: checked")
+        table.call(
+            engine.handle,
+            engine_actions.ClearFault(fault_id, "script-supervisor", "scripted: checked"),
+            table.now_s,
+        )
 
     seats_free = list(config.seats)
     dp_seat: int | None = None
     if config.banking_mode == DESIGNATED_PLAYER:
         dp_seat = engine.dp_offer_seat if engine.dp_offer_seat in seats_free else seats_free[0]
-        table.call(engine.dp_accepts, 1_000_000, table.now_s, "dealer", dp_seat)
+        table.call(engine.handle, engine_actions.DpAccepts(1_000_000, "dealer", dp_seat), table.now_s)
         seats_free.remove(dp_seat)
     count = players if players is not None else rng.randint(1, spec.max_players)
     seats = sorted(rng.sample(seats_free, min(count, len(seats_free))))
@@ -130,7 +135,11 @@ def play_round(
         table.bet(seats[0], "ante", ante + 500, locked=True)
         table.bet(seats[0], "ante", ante, locked=True)
         for fault_id in list(engine.latched):
-            table.call(engine.clear_fault, fault_id, table.now_s, "script-supervisor", "chips taken back")
+            table.call(
+                engine.handle,
+                engine_actions.ClearFault(fault_id, "script-supervisor", "chips taken back"),
+                table.now_s,
+            )
     for _ in range(200):  # bounded: a round has at most a few streets of a few seats
         if engine.state not in engine.definition.decision_states:
             break
@@ -142,7 +151,7 @@ def play_round(
                 table.key(action.key, action.seat)
         if not actions:
             table.tick(engine.config.decision_timeout_s + 1)
-    table.call(engine.payouts_done, table.now_s)
+    table.call(engine.handle, engine_actions.PayoutsDone(), table.now_s)
     return _journal(journal, table, batch, stop_at=None, round_id=round_id)
 
 

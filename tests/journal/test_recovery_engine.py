@@ -8,7 +8,7 @@ and recovery runs. Two oracles, written independently of controller/journal/reco
   wagered.py: the locked wagers plus every raise/play/all-in decided), every wager "returned", net 0;
 - a cut between two engine calls (a daemon commits one engine call's records in one transaction): the
   voided round returns exactly what the engine itself returns when a supervisor voids the round at that
-  moment (``engine.void_round``).
+  moment (``engine.handle(VoidRound(...))``).
 
 Always: every round closed exactly once, the meters balance, the chain verifies."""
 
@@ -22,7 +22,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from controller.engine import JournalRecord, TableConfig
+from controller.engine import JournalRecord, TableConfig, actions
 from controller.engine.state import DESIGNATED_PLAYER
 from controller.journal import Journal
 from controller.journal.meters import compute_meters
@@ -56,7 +56,7 @@ def round_script(rng: random.Random) -> tuple[TableConfig, list[Step]]:
     steps: list[Step] = []
     candidates = list(range(1, seats_total + 1))
     if dp:
-        steps.append(lambda t: t.call(t.engine.dp_accepts, 5_000_000, t.now_s, "dealer"))
+        steps.append(lambda t: t.call(t.engine.handle, actions.DpAccepts(5_000_000, "dealer"), t.now_s))
         candidates.remove(1)  # seat 1 is offered the button first and accepts it
     players = sorted(rng.sample(candidates, rng.randint(1, min(len(candidates), 6))))
     antes = {seat: rng.choice((500, 1000, 2500)) for seat in players}
@@ -156,7 +156,11 @@ def test_engine_rounds_crashed_at_any_entry_return_every_wager(
         ]
         live = replay.engine.round
         if live is not None and not live.closed:
-            replay.call(replay.engine.void_round, "supervisor's void, for comparison", replay.now_s, "sue")
+            replay.call(
+                replay.engine.handle,
+                actions.VoidRound("supervisor's void, for comparison", "sue"),
+                replay.now_s,
+            )
             engine_void = returned_stakes(replay.payload("round_voided")["settlement"])
             assert recovered == [engine_void]
         else:

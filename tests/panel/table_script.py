@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from controller.engine import JournalRecord, TableConfig
+from controller.engine import actions as engine_actions
 from controller.engine.state import RecoveredState
 from controller.errors import UserError
 from controller.journal import Journal
@@ -52,7 +53,11 @@ def _table(journal: Journal) -> Table:
     deck = stack(*(HOLE_CARDS[position] for position in [*SEATS, 0]))
     table = Table(config, deck, recovered)
     for fault_id in list(table.engine.latched):
-        table.call(table.engine.clear_fault, fault_id, table.now_s, "script-supervisor", "scripted: checked")
+        table.call(
+            table.engine.handle,
+            engine_actions.ClearFault(fault_id, "script-supervisor", "scripted: checked"),
+            table.now_s,
+        )
     return table
 
 
@@ -116,7 +121,7 @@ class ScriptedRound:
             for seat in SEATS:
                 table.bet(seat, "raise", ANTE_CENTS, locked=True)
             table.key("confirm")
-            table.call(engine.payouts_done, table.now_s)
+            table.call(engine.handle, engine_actions.PayoutsDone(), table.now_s)
         records = table.journal()
         self.round_id = next(r.round_id for r in records if r.kind == "round_started" and r.round_id)
         self.fault_ids = [str(r.payload["fault_id"]) for r in records if r.kind == "fault_raised"]

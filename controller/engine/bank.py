@@ -1,0 +1,218 @@
+"""The button and the designated player's bank: who is offered the button, who accepted it with what
+funds, who waived; whether the house banks this round; which seats the bank covers at the lock; and
+where the button goes after a round (docs/engine.md "Designated player").
+
+On a house-banked table only the button seat is kept (``move_button``); every designated-player action
+is refused there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from controller.engine import actions as a
+from controller.engine import machine as m
+from controller.engine.context import TableContext, operator
+from controller.engine.round import DEAD
+from controller.engine.state import DESIGNATED_PLAYER, HOUSE, RecoveredState
+from controller.rules.games import clockwise_from
+from controller.rules.settle import NOT_COVERED, cover_seats
+from drivers.events import ShowButton, ShowSeatResult, ShowText
+
+
+class Bank:
+    """The button and the designated player's bank."""
+
+    def __init__(self, ctx: TableContext, recovered: RecoveredState) -> None:
+        self.ctx = ctx
+        config = ctx.config
+        self.button_seat: int | None = recovered.button_seat
+        # Designated player: the seat the button is offered to, who accepted with what funds, who waived.
+        self.dp_seat: int | None = None
+        self.dp_funds_cents = 0
+        self.dp_waived: set[int] = set()
+        self.dp_offer_seat: int | None = None
+        self.house_banks = False  # DP table, nobody accepted, the house may bank: this round is house-banked
+        if config.banking_mode == DESIGNATED_PLAYER:
+            if self.button_seat not in config.seats:
+                self.dp_offer_seat = config.seats[0]
+            elif recovered.button_moves_on and self.button_seat is not None:
+                self.dp_offer_seat = self._next_seat(self.button_seat)
+            else:
+                self.dp_offer_seat = self.button_seat
+
+    def handlers(self) -> dict[type, Callable[[Any], None]]:
+        return {
+            a.DpAccepts: lambda action: self._dp_accepts(action.funds_cents, action.by, action.seat),
+            a.DpWaives: lambda action: self.dp_waives(action.by),
+            a.MoveButton: lambda action: self._move_button(action.seat, action.by),
+        }
+
+    def banking_mode(self) -> str:
+        """This round's banking: the designated player's, or the house's (house table, or nobody took
+        the button and the house may bank)."""
+        if self.ctx.config.banking_mode == DESIGNATED_PLAYER and not self.house_banks:
+            return DESIGNATED_PLAYER
+        return HOUSE
+
+    def banking(self) -> dict[str, object]:
+        """The settle input's ``banking`` for a round locked now."""
+        banking: dict[str, object] = {"mode": self.banking_mode()}
+        if self.banking_mode() == DESIGNATED_PLAYER:
+            banking["seat"] = self.dp_seat
+            banking["funds"] = self.dp_funds_cents
+            if self.ctx.config.bonus_cap_cents is not None:
+                banking["bonus_cap"] = self.ctx.config.bonus_cap_cents
+        return banking
+
+    def why_no_banker(self) -> str | None:
+        """None when the round has a banker, else why it may not start."""
+        if (
+            self.ctx.config.banking_mode == DESIGNATED_PLAYER
+            and self.dp_seat is None
+            and not self.house_banks
+        ):
+            if self.dp_offer_seat is None:
+                return "nobody accepted the designated player's button and the house may not bank"
+            return f"the button is offered to seat {self.dp_offer_seat}: accept or waive first"
+        return None
+
+    def public(self) -> dict[str, object] | None:
+        if self.ctx.config.banking_mode != DESIGNATED_PLAYER:
+            return None
+        return {
+            "seat": self.dp_seat,
+            "funds_cents": self.dp_funds_cents,
+            "offered_to": self.dp_offer_seat,
+            "waived": sorted(self.dp_waived),
+            "house_banks": self.house_banks,
+        }
+
+    def _next_seat(self, seat: int) -> int:
+        """The next configured seat clockwise (seats are numbered clockwise)."""
+        return clockwise_from(seat, self.ctx.config.seats)[0]
+
+    def check_coverage(self) -> None:
+        """Designated player: take seats into action in order while the DP's funds cover each seat's
+        ante plus its largest possible raise; an uncovered seat is dead (docs/rules.md "Coverage at bet
+        lock"). The settle engine's own ``cover_seats`` decides, so the lock and the settlement always
+        agree."""
+        ctx = self.ctx
+        live = ctx.round
+        assert live is not None
+        assert self.dp_seat is not None
+        antes = {number: play.wagers["ante"] for number, play in live.seats.items()}
+        coverage = cover_seats(ctx.config.game, self.dp_seat, self.dp_funds_cents, antes)
+        for number in coverage.action_order:
+            if number in coverage.covered:
+                continue
+            play = live.seats[number]
+            play.covered = False
+            play.status = DEAD
+            play.dead_reason = NOT_COVERED
+            ctx.journal(
+                "dead_hand",
+                {"seat": number, "reason": {"code": "not_covered", "message": NOT_COVERED, "seat": number}},
+            )
+            ctx.out.append(ShowSeatResult(ctx.config.display_device, number, "dead", 0))
+
+    def after_round(self, *, hand_played: bool) -> None:
+        """The button moves "hand by hand": only after a hand was played and settled. After a dead or
+        voided round (a misdeal) the same designated player keeps the button and its funds for the
+        replay, as a cardroom redeals a misdeal with the button where it was."""
+        config = self.ctx.config
+        if config.banking_mode != DESIGNATED_PLAYER or not hand_played:
+            return
+        last = self.dp_seat if self.dp_seat is not None else self.button_seat
+        self.dp_seat = None
+        self.dp_funds_cents = 0
+        self.dp_waived.clear()
+        self.house_banks = False
+        self.dp_offer_seat = self._next_seat(last) if last is not None else config.seats[0]
+
+    def _dp_accepts(self, funds_cents: int, by: str, seat: int | None) -> None:
+        ctx = self.ctx
+        if ctx.config.banking_mode != DESIGNATED_PLAYER:
+            ctx.refuse("dp_accepts", "this table is house-banked", by)
+            return
+        if ctx.state not in (m.IDLE, m.BETTING):
+            ctx.refuse("dp_accepts", f"the button moves only between rounds ({ctx.state})", by)
+            return
+        if self.dp_seat is not None:
+            ctx.refuse("dp_accepts", f"seat {self.dp_seat} already holds the button", by)
+            return
+        offered = self.dp_offer_seat
+        if offered is None:
+            ctx.refuse("dp_accepts", "nobody is offered the button (everyone waived)", by)
+            return
+        if seat is not None and seat != offered:
+            ctx.refuse("dp_accepts", f"the button is offered to seat {offered}, not seat {seat}", by)
+            return
+        if isinstance(funds_cents, bool) or not isinstance(funds_cents, int) or funds_cents <= 0:
+            ctx.refuse("dp_accepts", f"funds_cents: must be a positive integer, not {funds_cents!r}", by)
+            return
+        self.dp_seat = offered
+        self.dp_funds_cents = funds_cents
+        self.house_banks = False
+        previous = self.button_seat
+        self.button_seat = offered
+        ctx.journal(
+            "button_moved",
+            {"from_seat": previous, "to_seat": offered, "reason": f"accepted, funds {funds_cents}", "by": by},
+            source=operator(by),
+        )
+        ctx.out.append(ShowButton(ctx.config.display_device, offered))
+
+    def dp_waives(self, by: str) -> None:
+        ctx = self.ctx
+        if ctx.config.banking_mode != DESIGNATED_PLAYER:
+            ctx.refuse("dp_waives", "this table is house-banked", by)
+            return
+        if ctx.state not in (m.IDLE, m.BETTING) or self.dp_seat is not None:
+            ctx.refuse("dp_waives", "the button is not on offer", by)
+            return
+        offered = self.dp_offer_seat
+        if offered is None:
+            ctx.refuse("dp_waives", "nobody is offered the button", by)
+            return
+        self.dp_waived.add(offered)
+        ctx.journal("dp_waived", {"seat": offered}, source=operator(by))
+        following = self._next_seat(offered)
+        while following in self.dp_waived and following != offered:
+            following = self._next_seat(following)
+        if following in self.dp_waived:
+            self.dp_offer_seat = None
+            if ctx.config.house_may_bank:
+                self.house_banks = True
+                message = "nobody accepted the button: the house banks this round"
+            else:
+                message = "nobody accepted the button: the round cannot start"
+            ctx.alert("info", "designated_player", message)
+            ctx.out.append(ShowText(ctx.config.display_device, message))
+            return
+        self.dp_offer_seat = following
+        ctx.out.append(ShowText(ctx.config.display_device, f"Button offered to seat {following}"))
+
+    def _move_button(self, seat: int, by: str) -> None:
+        ctx = self.ctx
+        if seat not in ctx.config.seats:
+            ctx.refuse("move_button", f"seat {seat} is not a seat of this table", by)
+            return
+        if ctx.state not in (m.IDLE, m.HELD) or (ctx.state == m.HELD and ctx.where != m.IDLE):
+            ctx.refuse("move_button", f"the button moves only between rounds ({ctx.state})", by)
+            return
+        previous = self.button_seat
+        self.button_seat = seat
+        if ctx.config.banking_mode == DESIGNATED_PLAYER:
+            self.dp_seat = None
+            self.dp_funds_cents = 0
+            self.dp_waived.clear()
+            self.house_banks = False
+            self.dp_offer_seat = seat
+        ctx.journal(
+            "button_moved",
+            {"from_seat": previous, "to_seat": seat, "reason": "moved by a supervisor", "by": by},
+            source=operator(by),
+        )
+        ctx.out.append(ShowButton(ctx.config.display_device, seat))

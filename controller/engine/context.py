@@ -1,0 +1,117 @@
+"""What every part of the engine shares: the table's configuration, the round in play, the outputs of
+the call in progress and the time it was made at, and the parts themselves (so that one can ask
+another: the bets ask the faults to raise one, the deal asks the round flow to kill the round).
+
+The parts (docs/engine.md "The parts"): ``flow`` (the round machine and the round's course), ``deal``
+(deal integrity), ``bets`` (spots, the lock, past-posting, limits), ``decisions``, ``bank`` (the button
+and the designated player's bank), ``faults`` (faults, holds, devices) and ``settings`` (limits,
+paytables, open/close).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from controller.engine import machine as m
+from controller.engine.outputs import Alert, AlertSeverity, JournalRecord, Output, Refused
+from controller.engine.round import LiveRound
+from controller.engine.state import TableConfig
+from controller.journal import entries
+from controller.rules.games import GameSpec, game_spec
+from drivers.events import COMMUNITY_POSITION, DEALER_POSITION
+
+if TYPE_CHECKING:
+    from controller.engine.bank import Bank
+    from controller.engine.bets import Bets
+    from controller.engine.deal import DealPart
+    from controller.engine.decisions import Decisions
+    from controller.engine.faults import Faults
+    from controller.engine.flow import RoundFlow
+    from controller.engine.settings import TableSettings
+
+ENGINE = "engine"
+
+
+def operator(by: str) -> str:
+    """The journal source of an operator's action."""
+    return f"operator:{by}"
+
+
+class TableContext:
+    """The shared state of one table's engine and the ways to record an output."""
+
+    flow: RoundFlow
+    deal: DealPart
+    bets: Bets
+    decisions: Decisions
+    bank: Bank
+    faults: Faults
+    settings: TableSettings
+
+    def __init__(self, config: TableConfig, rounds_started: int) -> None:
+        # Replaced (never mutated) by the table settings when a manager changes limits or paytables.
+        self.config = config
+        self.spec: GameSpec = game_spec(config.game)
+        self.definition = m.definition(config.game)
+        self.round: LiveRound | None = None
+        self.rounds_started = rounds_started  # round ids are numbered from it
+        self.now_s = 0.0
+        self.out: list[Output] = []
+
+    # ------------------------------------------------------------------ where the round stands
+    @property
+    def state(self) -> str:
+        """The round machine's state as the table shows it: ``held`` while held, wherever from."""
+        return self.flow.shown_state
+
+    @property
+    def where(self) -> str:
+        """Where the round stands: the machine's state, or the state it was held in."""
+        return self.flow.where
+
+    @property
+    def round_finished(self) -> bool:
+        """The machine has left the round (complete or dead, then idle or held between rounds)."""
+        return self.round is not None and self.flow.machine_state in (m.IDLE, m.held_in(m.IDLE))
+
+    # ------------------------------------------------------------------ outputs
+    def journal(
+        self, kind: str, payload: Mapping[str, object], *, source: str = ENGINE, table_wide: bool = False
+    ) -> None:
+        round_id = None
+        if self.round is not None and not self.round_finished and not table_wide:
+            round_id = self.round.round_id
+        self.out.append(JournalRecord(kind, entries.build(kind, payload), round_id, source))
+
+    def alert(
+        self,
+        severity: AlertSeverity,
+        kind: str,
+        message: str,
+        fault_id: str | None = None,
+        *,
+        table_wide: bool = False,
+    ) -> None:
+        round_id = self.round.round_id if self.round is not None and not table_wide else None
+        self.out.append(Alert(severity, kind, message, round_id, fault_id))
+
+    def refuse(
+        self, action: str, reason: str, by: str | None = None, *, private_detail: str | None = None
+    ) -> None:
+        """``reason`` is public (said to the operator, journaled, shown); ``private_detail``, when the
+        refusal speaks of a hand, is journaled in the entry's private part only."""
+        self.out.append(Refused(action, reason))
+        if by is not None:
+            payload: dict[str, object] = {"action": action, "by": by, "detail": f"refused: {reason}"}
+            if private_detail is not None:
+                payload["refusal_detail"] = private_detail
+            self.journal("operator_action", payload, source=operator(by))
+
+    @staticmethod
+    def position_name(position: int) -> str:
+        if position == DEALER_POSITION:
+            return "the banker"
+        if position == COMMUNITY_POSITION:
+            return "the community"
+        return f"seat {position}"

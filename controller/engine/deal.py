@@ -1,0 +1,470 @@
+"""The deal, and the one owner of its integrity: what each position was due and got, every card seen
+once in the round, each position's cards in order and complete, the shoe's silence, and what the shoe's
+own faults mean for the round (docs/engine.md "Dead hands" and "Who checks the deal").
+
+The shuffler driver (drivers/shuffler.py) reads the shoe's protocol and reports what it saw as domain
+events (``CardDealt``, ``HandComplete``, ``ShufflerFault``); this part judges them against the deal the
+engine asked for. docs/rules.md: a seat dealt the wrong number is dead and the round goes on; the banker's or
+the community's wrong count, a card seen twice, or the shoe stopping mid-deal kills the round.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from controller.engine import machine as m
+from controller.engine.context import TableContext
+from controller.engine.round import DEAD, DealStep
+from controller.rules.cards import DECK_SIZE, card_text
+from drivers.events import (
+    COMMUNITY_POSITION,
+    DEALER_POSITION,
+    CardDealt,
+    Deal,
+    DealStateReported,
+    DeckVerified,
+    HandComplete,
+    ShowSeatResult,
+    ShufflerFault,
+)
+
+# What the shoe's faults are called in public text, and their reason codes (drivers' ShufflerFaultKind).
+_SHOE_FAULT_WORDS: dict[str, str] = {
+    "card_count": "a card count fault",
+    "misread": "a misread",
+    "red_light": "a red light",
+    "jam": "a jam",
+    "door_open": "the door open",
+}
+_SHOE_FAULT_CODES: dict[str, str] = {
+    "card_count": "card_count",
+    "misread": "card_misread",
+    "red_light": "red_light",
+}
+
+
+class DealPart:
+    """The deck, the deal steps in flight and their integrity."""
+
+    def __init__(self, ctx: TableContext) -> None:
+        self.ctx = ctx
+        self.deck_verified = False  # a verified deck waits for the next round (one deck, one round)
+
+    def handlers(self) -> dict[type, Callable[[Any], None]]:
+        return {
+            DeckVerified: self._on_deck_verified,
+            CardDealt: self._on_card_dealt,
+            HandComplete: self._on_hand_complete,
+            DealStateReported: self._on_deal_state_reported,
+            ShufflerFault: self._on_shuffler_fault,
+        }
+
+    @property
+    def finished(self) -> bool:
+        """Every card of the round is dealt: the round stands (or is held) past its last deal step."""
+        return self.ctx.where in self.ctx.definition.dealt_states
+
+    def _dealing_now(self) -> bool:
+        """A Deal is in flight: in a dealing state, or held from one (the shoe does not stop)."""
+        live = self.ctx.round
+        if live is None or live.deal is None or live.closed:
+            return False
+        return self.ctx.where in self.ctx.definition.dealing_states
+
+    # ------------------------------------------------------------------ starting a deal
+    def _on_deck_verified(self, event: DeckVerified) -> None:
+        ctx = self.ctx
+        ctx.journal(
+            "deck_verified",
+            {
+                "card_count": event.card_count,
+                "missing_count": len(event.missing_cards),
+                "extra_count": len(event.extra_cards),
+                "missing": [card_text(c) for c in event.missing_cards if 0 <= c < DECK_SIZE],
+                "extra": [card_text(c) for c in event.extra_cards if 0 <= c < DECK_SIZE],
+            },
+            source=event.device,
+        )
+        if not event.complete:
+            self.deck_verified = False
+            ctx.faults.raise_fault(
+                "deck_verification",
+                f"the shoe read {event.card_count} cards, {len(event.missing_cards)} missing, "
+                f"{len(event.extra_cards)} read twice",
+                latching=True,
+                device=event.device,
+                source=event.device,
+            )
+            if ctx.state in (m.BETTING, m.BETS_LOCKED):
+                ctx.flow.hold_table()
+            return
+        if ctx.state in (m.IDLE, m.BETTING, m.BETS_LOCKED):
+            self.deck_verified = True
+        self.maybe_start()
+
+    def maybe_start(self) -> None:
+        """Deal the hole cards once the bets are locked and the deck is verified."""
+        ctx = self.ctx
+        if ctx.state != m.BETS_LOCKED or not self.deck_verified or ctx.round is None:
+            return
+        live = ctx.round
+        # An uncovered seat is dead from the lock: it is not dealt (as a dealer deals no dead seat).
+        positions: list[tuple[int, int]] = [
+            (number, ctx.spec.hole_cards) for number in sorted(live.seats) if live.seats[number].covered
+        ]
+        positions.append((DEALER_POSITION, ctx.spec.hole_cards))
+        self.deck_verified = False  # one deck, one round
+        ctx.flow.fire("start_deal")
+        self.send(positions)
+
+    def send(self, positions: list[tuple[int, int]]) -> None:
+        ctx = self.ctx
+        assert ctx.round is not None
+        ctx.round.deal = DealStep(expected=dict(positions))
+        ctx.round.deal_deadline_s = ctx.now_s + ctx.config.deal_timeout_s
+        ctx.out.append(Deal(ctx.config.shuffler_device, tuple(positions)))
+
+    # ------------------------------------------------------------------ cards and counts
+    def _on_card_dealt(self, event: CardDealt) -> None:
+        ctx = self.ctx
+        card_ok = 0 <= event.card < DECK_SIZE
+        ctx.journal(
+            "card_dealt",
+            {
+                "position": event.position,
+                "index": event.index,
+                "card": card_text(event.card) if card_ok else None,
+            },
+            source=event.device,
+        )
+        live = ctx.round
+        if live is not None and live.closed_dead and live.deal is not None:
+            return  # the rest of a dead round's deal: journaled, never judged or shown
+        self._shoe_reported()
+        step = live.deal if live is not None else None
+        card_private = {"card": event.card, "position": event.position, "index": event.index}
+        if live is None or step is None or not self._dealing_now():
+            # Where the card went is the card's business: private, with the card.
+            ctx.faults.raise_fault(
+                "integrity",
+                "a card dealt outside a deal",
+                latching=False,
+                device=event.device,
+                source=event.device,
+                code="card_outside_round",
+                private=card_private,
+            )
+            if live is not None and card_ok:
+                if event.card in live.seen_cards and not live.closed:
+                    ctx.flow.kill_round(
+                        "a card seen twice during the deal", code="card_repeated", private=card_private
+                    )
+                    return
+                live.seen_cards.add(event.card)
+            return
+        if not card_ok:
+            self.wrong_count(event.position, "an unreadable card", code="card_misread", private=card_private)
+            return
+        if event.card in live.seen_cards:
+            ctx.flow.kill_round(
+                "a card seen twice during the deal", code="card_repeated", private=card_private
+            )
+            return
+        live.seen_cards.add(event.card)
+        if event.position not in step.expected:
+            if event.position in (DEALER_POSITION, COMMUNITY_POSITION) or event.position in live.seats:
+                self.wrong_count(event.position, "a card dealt to a position not in this deal")
+            else:
+                ctx.faults.raise_fault(
+                    "integrity",
+                    "a card dealt to a position not in the round",
+                    latching=False,
+                    device=event.device,
+                    code="card_outside_round",
+                    private=card_private,
+                )
+            return
+        received = step.received.setdefault(event.position, [])
+        received.append(event.card)
+        self._hand_of(event.position).append(event.card)
+        if event.position in step.completed:
+            self.wrong_count(event.position, "a card dealt after the position was complete")
+        elif event.index != len(received) - 1:
+            self.wrong_count(
+                event.position,
+                "a card out of order",
+                code="card_out_of_order",
+                private={
+                    "position": event.position,
+                    "index": event.index,
+                    "message": f"card index {event.index} where {len(received) - 1} was due",
+                },
+            )
+        elif len(received) > step.expected[event.position]:
+            self.wrong_count(
+                event.position, f"{len(received)} cards dealt, {step.expected[event.position]} due"
+            )
+
+    def _hand_of(self, position: int) -> list[int]:
+        live = self.ctx.round
+        assert live is not None
+        if position == DEALER_POSITION:
+            return live.dealer_cards
+        if position == COMMUNITY_POSITION:
+            return live.community
+        return live.seats[position].cards
+
+    def _on_hand_complete(self, event: HandComplete) -> None:
+        ctx = self.ctx
+        ctx.journal(
+            "hand_complete", {"position": event.position, "card_count": event.card_count}, source=event.device
+        )
+        live = ctx.round
+        if live is not None and live.closed_dead and live.deal is not None:
+            return  # the rest of a dead round's deal
+        self._shoe_reported()
+        step = live.deal if live is not None else None
+        if live is None or step is None or not self._dealing_now():
+            ctx.faults.raise_fault(
+                "integrity",
+                f"hand complete for position {event.position} outside a deal",
+                latching=False,
+                device=event.device,
+                source=event.device,
+            )
+            return
+        if event.position not in step.expected:
+            if event.position in (DEALER_POSITION, COMMUNITY_POSITION) or event.position in live.seats:
+                self.wrong_count(event.position, "hand complete for a position not in this deal")
+            else:
+                ctx.faults.raise_fault(
+                    "integrity",
+                    f"hand complete for position {event.position}, which is not in the round",
+                    latching=False,
+                    device=event.device,
+                )
+            return
+        if event.position in step.completed:
+            self.wrong_count(event.position, "hand complete reported twice")
+            return
+        step.completed.add(event.position)
+        due = step.expected[event.position]
+        got = len(step.received.get(event.position, ()))
+        if event.card_count != due:
+            self.wrong_count(event.position, f"the shoe counted {event.card_count} cards, {due} due")
+        elif got != due:
+            self.wrong_count(event.position, f"{got} cards read, {due} due")
+        if step.done and ctx.state in ctx.definition.dealing_states:
+            self.step_done()
+        # Held mid-deal (past-posting, a lost sensor): the shoe finishes the step; the round moves on
+        # from it when the supervisor clears the hold (RoundFlow.resume).
+
+    def wrong_count(
+        self,
+        position: int,
+        detail: str,
+        *,
+        code: str = "card_count",
+        private: Mapping[str, object] | None = None,
+    ) -> None:
+        """docs/rules.md: a seat dealt the wrong number is dead; the banker or the community: the round is.
+        ``detail`` is public (no card); ``private`` carries what the deal knew of the cards."""
+        ctx = self.ctx
+        live = ctx.round
+        assert live is not None
+        if position in live.wrong_positions:
+            return  # already judged (the shoe's count and the driver's card_count fault say it twice)
+        live.wrong_positions.add(position)
+        if position in (DEALER_POSITION, COMMUNITY_POSITION):
+            ctx.flow.kill_round(
+                f"wrong card count for {ctx.position_name(position)}: {detail}", code=code, private=private
+            )
+            return
+        play = live.seats.get(position)
+        if play is None or play.status == DEAD:
+            return
+        play.status = DEAD
+        play.dead_reason = f"wrong card count: {detail}"
+        ctx.journal(
+            "dead_hand",
+            {
+                "seat": position,
+                "reason": {"code": code, "message": play.dead_reason, "seat": position},
+                **(private or {}),
+            },
+        )
+        ctx.faults.raise_fault(
+            "dead_hand", f"seat {position}: {play.dead_reason}", latching=False, code=code, private=private
+        )
+        ctx.out.append(ShowSeatResult(ctx.config.display_device, position, "dead", 0))
+
+    def step_done(self) -> None:
+        """The deal step in flight is complete: the next decision phase opens."""
+        ctx = self.ctx
+        live = ctx.round
+        assert live is not None
+        live.deal = None
+        live.deal_deadline_s = None
+        ctx.flow.fire("deal_complete")
+        ctx.decisions.open()
+
+    # ------------------------------------------------------------------ a shoe that stops
+    def _shoe_reported(self) -> None:
+        """The shoe is alive: the deal's silence deadline starts again from now."""
+        ctx = self.ctx
+        live = ctx.round
+        if live is not None and live.deal is not None and not live.closed:
+            live.deal_deadline_s = ctx.now_s + ctx.config.deal_timeout_s
+
+    def check_timeout(self) -> None:
+        """A deal in flight whose shoe has gone silent cannot be completed: the banker (dealt last)
+        and any seat still short are dealt the wrong number, so the round is dead (docs/rules.md "Dead
+        hands and walk-aways": the banker's wrong count kills the round) and the table is held for a
+        supervisor."""
+        ctx = self.ctx
+        live = ctx.round
+        if (
+            live is None
+            or live.closed
+            or live.deal is None
+            or live.deal_deadline_s is None
+            or not self._dealing_now()
+            or ctx.now_s < live.deal_deadline_s
+        ):
+            return
+        self._end_incomplete(
+            f"the shoe stopped reporting mid-deal: nothing for {ctx.config.deal_timeout_s:g} s"
+        )
+
+    def _on_deal_state_reported(self, event: DealStateReported) -> None:
+        """The shoe's answer to the driver's question after a reconnect. A deal in flight that the shoe
+        holds goes on (its remaining cards follow, or all have arrived: they precede the answer). One it
+        does not hold - it never got the request, or lost it with its power, or a fault stopped it -
+        can never complete: it ends now, as a silent shoe's would at deal_timeout_s."""
+        ctx = self.ctx
+        live = ctx.round
+        if event.device != ctx.config.shuffler_device or live is None or live.deal is None:
+            return
+        if not self._dealing_now():
+            return
+        if event.deal in ("dealing", "complete") and dict(event.positions) == live.deal.expected:
+            return
+        self._end_incomplete(
+            f"the shoe came back without this deal (it reports {event.deal}, "
+            f"{event.cards_reported} cards reported)"
+        )
+
+    def _end_incomplete(self, why: str) -> None:
+        """The deal in flight cannot be completed: the banker or the community short kills the round,
+        seats short are dead hands and the round goes on."""
+        ctx = self.ctx
+        live = ctx.round
+        assert live is not None
+        assert live.deal is not None
+        step = live.deal
+        short = [position for position in step.expected if position not in step.completed]
+        names = ", ".join(ctx.position_name(position) for position in short)
+        if any(position in (DEALER_POSITION, COMMUNITY_POSITION) for position in short):
+            ctx.flow.kill_round(f"{why}, {names} not complete (a misdeal)")
+            return
+        # The banker (and the community) are complete: only seats are short. docs/rules.md: a seat dealt the
+        # wrong number is dead, the round goes on without it.
+        for position in short:
+            self.wrong_count(position, f"{why}, its hand not complete")
+            step.completed.add(position)
+        if step.done and ctx.state in ctx.definition.dealing_states:
+            self.step_done()
+
+    def _on_shuffler_fault(self, event: ShufflerFault) -> None:
+        """The shuffler's faults, judged by where the round stands (docs/engine.md "Dead hands").
+
+        The shuffler driver reports what the shoe says: ``card_count`` at a position (an extra card, a
+        gap in the indexes, a HandComplete count that differs from the request), ``misread`` (a card
+        read twice or read differently; it withholds the card), and a jam, a door or a red light that
+        stops the shoe's deal. What that means for the round is decided here. While a deal is in
+        flight: ``card_count`` at a position is that position's wrong count; ``misread`` is a card seen
+        twice (docs/rules.md: the round is dead); a red light, a jam, an open door or any other stop is a
+        misdeal: the round is dead. A red light before the round's last card (Chase the Flush between
+        streets) kills it too. After the deal is complete a fault is an alert; before it (betting,
+        waiting for the deck) it latches and holds.
+        """
+        ctx = self.ctx
+        # Public: the fault's kind, and the position only for a count (a seat dealt the wrong number is
+        # no card). Private: everything the shoe said (its words may name a card), with the position.
+        where = f" at {ctx.position_name(event.position)}" if event.position is not None else ""
+        detail = f"{_SHOE_FAULT_WORDS.get(event.fault, event.fault)}" + (
+            where if event.fault == "card_count" else ""
+        )
+        code = _SHOE_FAULT_CODES.get(event.fault, "shoe_fault")
+        if event.fault == "misread" and event.first_position is not None:
+            code = "card_repeated"  # the driver saw this card dealt before, where it says
+        private: dict[str, object] = {
+            "message": f"{event.fault}"
+            + (f" at position {event.position}" if event.position is not None else "")
+            + (f": {event.detail}" if event.detail else ""),
+            "position": event.position,
+            "device_detail": event.detail or None,
+            "card": event.card,
+            "index": event.index,
+            "first_position": event.first_position,
+            "first_index": event.first_index,
+        }
+        private = {key: value for key, value in private.items() if value is not None}
+        live = ctx.round
+        open_round = live is not None and not live.closed
+        held_from = ctx.where
+        definition = ctx.definition
+        deal_active = (
+            open_round
+            and live is not None
+            and live.deal is not None
+            and held_from in definition.dealing_states
+        )
+        deal_incomplete = (
+            open_round
+            and not self.finished
+            and held_from in (*definition.dealing_states, *definition.decision_states)
+        )
+        position = event.position
+        round_position = live is not None and (
+            position in (DEALER_POSITION, COMMUNITY_POSITION) or position in live.seats
+        )
+        if event.fault == "card_count" and position is not None and live is not None and open_round:
+            if position in live.wrong_positions:
+                ctx.faults.raise_fault(
+                    "shuffler_fault", detail, latching=False, device=event.device, code=code, private=private
+                )
+                return
+            if (deal_active or deal_incomplete) and round_position:
+                self.wrong_count(
+                    position, f"the shoe reported a card count fault ({detail})", code=code, private=private
+                )
+                return
+        if deal_incomplete and event.fault == "red_light":
+            ctx.flow.kill_round("shuffler red light during the deal", code="red_light", private=private)
+            return
+        if deal_active and event.fault == "misread":
+            ctx.flow.kill_round("a card seen twice or misread during the deal", code=code, private=private)
+            return
+        if deal_active:
+            ctx.flow.kill_round(
+                f"the shoe stopped mid-deal, a misdeal ({detail})", code=code, private=private
+            )
+            return
+        if open_round and self.finished:
+            ctx.faults.raise_fault(
+                "shuffler_fault",
+                f"after the deal: {detail}",
+                latching=False,
+                device=event.device,
+                code=code,
+                private=private,
+            )
+            return
+        kind = "red_light" if event.fault == "red_light" else "shuffler_fault"
+        ctx.faults.raise_fault(
+            kind, detail, latching=True, device=event.device, source=event.device, code=code, private=private
+        )
+        self.deck_verified = False
+        ctx.flow.hold_table()

@@ -1,0 +1,234 @@
+"""The faults and holds: fault ids, latched faults, the devices' health, the clearing of a fault by a
+supervisor and the release of the table, and alerts raised from outside the engine.
+
+A latching fault holds the table (the round flow's ``hold``) until a supervisor clears it; when the
+last one is cleared the faulted devices get a soft reset and the round flow resumes where it was held.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from controller.engine import actions as a
+from controller.engine import machine as m
+from controller.engine.context import ENGINE, TableContext, operator
+from controller.engine.outputs import AlertSeverity
+from controller.engine.state import LatchedFault, RecoveredState
+from drivers.events import (
+    DeviceLost,
+    DeviceReady,
+    DeviceStatusChanged,
+    ResetDevice,
+    SecurityEvent,
+)
+
+# The reason code a fault of each kind carries when its raiser names none (entries.ReasonCode).
+FAULT_CODES: dict[str, str] = {
+    "dead_hand": "card_count",
+    "red_light": "red_light",
+    "past_posting": "past_posting",
+    "over_limit_raise": "over_limit",
+    "device_lost": "device_lost",
+    "journal_error": "engine_error",
+    "security_event": "security_event",
+    "shuffler_fault": "shoe_fault",
+    "deck_verification": "deck_verification",
+    "integrity": "engine_error",
+}
+
+# The fault kinds an outside watcher may raise as an alert (docs/journal.md's fault kinds; the panel knows
+# each). Kept here rather than imported from controller.journal.kinds: the engine imports no storage.
+# tests/engine/test_raise_alert.py checks the two lists stay equal.
+ALERT_KINDS: frozenset[str] = frozenset(FAULT_CODES)
+
+
+class Faults:
+    """Faults, holds and the devices' health."""
+
+    def __init__(self, ctx: TableContext, recovered: RecoveredState) -> None:
+        self.ctx = ctx
+        self.latched: dict[str, LatchedFault] = {f.fault_id: f for f in recovered.latched_faults}
+        self.faults_raised = recovered.faults_raised
+        self.device_health: dict[str, str] = {}
+
+    def handlers(self) -> dict[type, Callable[[Any], None]]:
+        return {
+            a.ClearFault: lambda action: self.clear_fault(action.fault_id, action.by, action.reason),
+            a.AdoptClear: self._adopt_clear,
+            a.RaiseAlert: lambda action: self._raise_alert(action.kind, action.detail, action.by),
+            DeviceReady: self._on_device_ready,
+            DeviceStatusChanged: self._on_device_status,
+            DeviceLost: self._on_device_lost,
+            SecurityEvent: self._on_security_event,
+        }
+
+    @property
+    def held(self) -> bool:
+        """A held table starts no round: a latched fault stands."""
+        return bool(self.latched)
+
+    def raise_fault(
+        self,
+        kind: str,
+        detail: str,
+        *,
+        latching: bool,
+        device: str | None = None,
+        source: str = ENGINE,
+        by: str | None = None,
+        table_wide: bool = False,
+        code: str | None = None,
+        private: Mapping[str, object] | None = None,
+    ) -> str:
+        """``detail`` is public: built from seats, amounts, devices and counts, never a card. What a
+        fault knows of cards (which card, where) goes in ``private`` (entries.ReasonDetail's fields)."""
+        ctx = self.ctx
+        self.faults_raised += 1
+        fault_id = f"F{ctx.config.table_id}-{self.faults_raised:06d}"
+        severity: AlertSeverity = "latching" if latching else "alert"
+        payload: dict[str, object] = {
+            "fault_id": fault_id,
+            "kind": kind,
+            "severity": severity,
+            "reason": {"code": code or FAULT_CODES.get(kind, "operator"), "message": detail},
+            "device": device,
+            **(private or {}),
+        }
+        if by is not None:
+            payload["by"] = by  # who raised it, when not the engine itself (the integrity watch)
+        ctx.journal("fault_raised", payload, source=source, table_wide=table_wide)
+        if latching:
+            live = ctx.round
+            round_id = live.round_id if live is not None and not live.closed else None
+            self.latched[fault_id] = LatchedFault(fault_id, kind, detail, device, round_id)
+        ctx.alert(severity, kind, detail, fault_id, table_wide=table_wide)
+        return fault_id
+
+    def _raise_alert(self, kind: str, detail: str, by: str) -> None:
+        if kind not in ALERT_KINDS:
+            self.ctx.refuse(
+                "raise_alert", f"kind: unknown alert kind {kind!r} (one of {', '.join(sorted(ALERT_KINDS))})"
+            )
+            return
+        if not detail.strip():
+            self.ctx.refuse("raise_alert", "detail: must say what is wrong, not be empty")
+            return
+        if not by.strip():
+            self.ctx.refuse("raise_alert", "by: must name who raises the alert")
+            return
+        # Raised from outside the round (the integrity watch): its own code, not an engine error.
+        code = "integrity_check" if kind == "integrity" else None
+        self.raise_fault(kind, detail, latching=False, by=by, table_wide=True, code=code)
+
+    # ------------------------------------------------------------------ clearing
+    def _adopt_clear(self, action: a.AdoptClear) -> None:
+        if action.fault_id in self.latched:
+            self.clear_fault(action.fault_id, action.by, action.reason, journaled=True)
+
+    def clear_fault(self, fault_id: str, by: str, reason: str, *, journaled: bool = False) -> None:
+        ctx = self.ctx
+        if fault_id not in self.latched:
+            ctx.refuse("clear_fault", f"no latched fault {fault_id!r}", by)
+            return
+        if not reason.strip() or not by.strip():
+            ctx.refuse("clear_fault", "a supervisor's name and a reason are required", by or "unknown")
+            return
+        del self.latched[fault_id]
+        if not journaled:
+            ctx.journal(
+                "fault_cleared", {"fault_id": fault_id, "by": by, "reason": reason}, source=operator(by)
+            )
+        if not self.latched:
+            self._reset_faulted_devices(by)
+        if self.latched or ctx.state != m.HELD:
+            return
+        ctx.flow.resume_round()
+
+    def _reset_faulted_devices(self, by: str) -> None:
+        """The last latched fault is cleared: a supervisor has looked at the table. A device whose last
+        status was "fault" (the shoe after its red light, a jam or an open door) stays there until it
+        is reset, and refuses to shuffle or deal meanwhile; reset it now (a soft reset, journaled as
+        the supervisor's action), before the fresh shuffle the table asks for when it resumes. If the
+        cause is still there the device faults again and the table holds again."""
+        for device, health in sorted(self.device_health.items()):
+            if health != "fault":
+                continue
+            self.ctx.journal(
+                "operator_action",
+                {
+                    "action": "reset_device",
+                    "by": by,
+                    "detail": f"{device}: in fault when its table was released",
+                },
+                source=operator(by),
+            )
+            self.ctx.out.append(ResetDevice(device))
+
+    # ------------------------------------------------------------------ devices
+    def devices_not_ready(self) -> list[str]:
+        """The devices whose last report was lost or fault: a round does not start meanwhile."""
+        return sorted(d for d, health in self.device_health.items() if health in ("lost", "fault"))
+
+    def _on_device_ready(self, event: DeviceReady) -> None:
+        self.device_health[event.device] = "ready"
+        self.ctx.journal(
+            "device_ready",
+            {
+                "device": event.device,
+                "kind": event.kind,
+                "model": event.model,
+                "serial_number": event.serial_number,
+                "firmware_version": event.firmware_version,
+            },
+            source=event.device,
+        )
+
+    def _on_device_status(self, event: DeviceStatusChanged) -> None:
+        self.device_health[event.device] = event.state
+        self.ctx.journal(
+            "device_status",
+            {
+                "device": event.device,
+                "state": event.state,
+                "fault_code": event.fault_code,
+                "lamp": event.lamp,
+            },
+            source=event.device,
+        )
+
+    def _on_security_event(self, event: SecurityEvent) -> None:
+        self.ctx.journal(
+            "security_event",
+            {"device": event.device, "reason": event.reason, "detail": event.detail},
+            source=event.device,
+        )
+        self.raise_fault(
+            "security_event",
+            f"{event.device}: {event.reason} {event.detail}".strip(),
+            latching=False,
+            device=event.device,
+            source=event.device,
+        )
+
+    def _on_device_lost(self, event: DeviceLost) -> None:
+        """The shuffler or the bet sensors lost during an open round (after the lock) latch and hold
+        (the shuffler only while the deal is incomplete); any other loss is an alert."""
+        ctx = self.ctx
+        self.device_health[event.device] = "lost"
+        ctx.journal("device_lost", {"device": event.device, "reason": event.reason}, source=event.device)
+        live = ctx.round
+        in_round = live is not None and not live.closed and ctx.state not in (m.IDLE, m.BETTING)
+        critical = event.device in (ctx.config.shuffler_device, ctx.config.sensors_device)
+        if in_round and critical and not (event.device == ctx.config.shuffler_device and ctx.deal.finished):
+            self.raise_fault(
+                "device_lost",
+                f"{event.device} lost during the round: {event.reason}",
+                latching=True,
+                device=event.device,
+            )
+            ctx.flow.hold_table()
+            return
+        self.raise_fault(
+            "device_lost", f"{event.device}: {event.reason}", latching=False, device=event.device
+        )

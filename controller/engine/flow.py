@@ -1,0 +1,388 @@
+"""The round flow: the round machine's model, and the round's course from the opening of betting to
+the payout, composed of the other parts (docs/engine.md "The parts").
+
+It is the model the ``transitions`` machine drives (kept separate from the machine, per STYLE.md): the
+machine holds the state, this class holds the conditions the definition names and tells the table what
+happened (it records outputs; the shell acts on them). ``held`` is a nested state whose child is where
+the round was held (controller/engine/machine.py), so resuming needs no note beside the machine, and the
+round's lifecycle (finished, every card dealt) is read from the machine's state.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
+
+from controller.engine import actions as a
+from controller.engine import machine as m
+from controller.engine.context import ENGINE, TableContext, operator
+from controller.engine.round import DEAD, FOLDED, LiveRound, SeatPlay
+from controller.engine.state import DESIGNATED_PLAYER
+from controller.rules.cards import cards_text
+from controller.rules.settle import Settlement, parse_round, settle
+from drivers.events import (
+    COMMUNITY_POSITION,
+    LockBets,
+    SetSpotLamp,
+    ShowButton,
+    ShowSeatResult,
+    ShowText,
+    Shuffle,
+    SpotLampColour,
+    UnlockBets,
+)
+
+
+class MachineHalted(Exception):
+    """A transition's callback failed; the machine went to ``held``; stop the engine action."""
+
+
+class RoundFlow:
+    """The round machine's model and the round's course."""
+
+    state: str  # the machine's own state, set by transitions ("held/betting" while held from betting)
+
+    def __init__(self, ctx: TableContext) -> None:
+        self.ctx = ctx
+        self._machine_failed = False
+        self.machine = m.build_machine(
+            self,
+            ctx.config.game,
+            on_exception="on_machine_exception",
+            after_state_change="after_state_change",
+        )
+
+    def handlers(self) -> dict[type, Callable[[Any], None]]:
+        return {
+            a.StartRound: lambda action: self.start_round(action.by),
+            a.PayoutsDone: lambda action: self.payouts_done(action.by),
+            a.VoidRound: lambda action: self._void_round(action.reason, action.by),
+            a.Tick: lambda _action: self.tick(),
+        }
+
+    # ------------------------------------------------------------------ the machine
+    @property
+    def machine_state(self) -> str:
+        return self.state
+
+    @property
+    def shown_state(self) -> str:
+        """The state as the table shows it: ``held`` for every child of ``held``."""
+        return m.top(self.state)
+
+    @property
+    def where(self) -> str:
+        """Where the round stands: the machine's state, or the state it was held in."""
+        return m.held_from(self.state) or self.state
+
+    def table_may_start(self, _event: object) -> bool:
+        return self.why_not_start() is None
+
+    def after_state_change(self, event: Any) -> None:
+        self.state_entered(m.top(event.transition.source), m.top(event.transition.dest), event.event.name)
+
+    def state_entered(self, source: str, dest: str, trigger: str) -> None:
+        self.ctx.journal(
+            "state_changed", {"machine": "round", "from": source, "to": dest, "trigger": trigger}
+        )
+
+    def on_machine_exception(self, event: Any) -> None:
+        """``on_exception``: a callback failed inside a transition; the round goes to ``held``, and the
+        engine action that fired the transition stops there (see :meth:`fire`)."""
+        error = event.error
+        self.ctx.faults.raise_fault(
+            "integrity", f"round machine error: {type(error).__name__}: {error}", latching=True
+        )
+        if self.shown_state != m.HELD:
+            self.fire("hold")  # queued: runs once the failed transition has unwound
+        self._machine_failed = True
+
+    def internal_error(self, error: BaseException) -> None:
+        """An unexpected error inside the engine: a latching ``integrity`` fault, the table held."""
+        self.ctx.faults.raise_fault(
+            "integrity", f"engine error: {type(error).__name__}: {error}", latching=True
+        )
+        try:
+            if self.shown_state != m.HELD:
+                self.hold_table()
+        except Exception:  # the machine itself is broken: force the state, the fault is latched
+            self.machine.set_state(self.ctx.definition.hold_target(self.state), model=self)
+
+    def fire(self, trigger: str) -> None:
+        if trigger not in self.machine.get_triggers(self.state):
+            raise RuntimeError(f"trigger {trigger!r} is not valid in state {self.state!r}")
+        getattr(self, trigger)()  # the trigger method transitions bound to this model
+        if self._machine_failed:
+            # The transition failed and the table is held: nothing after it may act (no Deal may go
+            # out from a held table).
+            self._machine_failed = False
+            raise MachineHalted
+
+    def can(self, trigger: str) -> bool:
+        return trigger in self.machine.get_triggers(self.state)
+
+    def hold_table(self) -> None:
+        """Hold the table (and the round, where it stands) for a supervisor."""
+        if self.shown_state == m.HELD:
+            return
+        self.fire("hold")
+        self.ctx.out.append(ShowText(self.ctx.config.display_device, "Table held: call a supervisor"))
+
+    def resume_round(self) -> None:
+        """The last latched fault is cleared: the round resumes where it was held, and what was waiting
+        on the hold goes on."""
+        ctx = self.ctx
+        target = self.where
+        self.fire("resume")
+        ctx.bets.past_posted.clear()
+        if target in (m.BETTING, m.BETS_LOCKED):
+            # The shoe's state is unknown after a hold before the deal: shuffle a fresh deck.
+            ctx.deal.deck_verified = False
+            ctx.out.append(Shuffle(ctx.config.shuffler_device))
+        live = ctx.round
+        if target in ctx.definition.decision_states and live is not None:
+            live.decision_deadline_s = ctx.now_s + ctx.config.decision_timeout_s
+        if target in ctx.definition.dealing_states and live is not None and live.deal and live.deal.done:
+            ctx.deal.step_done()
+        if target in (m.REVEAL, m.SETTLING) and live is not None:
+            # Held while settling (an engine or settle error): settle (or pay) now.
+            self.reveal_and_settle()
+
+    # ------------------------------------------------------------------ opening and locking
+    def why_not_start(self) -> str | None:
+        """None when a round may start, else the reason it may not."""
+        ctx = self.ctx
+        if ctx.faults.latched:
+            return f"the table is held: {len(ctx.faults.latched)} latched fault(s) to clear"
+        if not ctx.settings.table_open:
+            return "the table is closed: a manager opens it"
+        lost = ctx.faults.devices_not_ready()
+        if lost:
+            return f"device(s) not ready: {', '.join(lost)}"
+        return ctx.bank.why_no_banker()
+
+    def start_round(self, by: str) -> None:
+        ctx = self.ctx
+        if ctx.faults.latched:
+            ctx.refuse(
+                "start_round", f"the table is held: {len(ctx.faults.latched)} latched fault(s) to clear", by
+            )
+            return
+        if not ctx.settings.table_open:
+            ctx.refuse("start_round", "the table is closed: a manager opens it", by)
+            return
+        if self.shown_state != m.IDLE:
+            ctx.refuse("start_round", f"a round is already in progress ({self.shown_state})", by)
+            return
+        why_not = self.why_not_start()
+        if why_not is not None:
+            ctx.refuse("start_round", why_not, by)
+            return
+        ctx.round = None
+        ctx.bets.past_posted.clear()
+        ctx.deal.deck_verified = False
+        self.fire("open_betting")
+        config = ctx.config
+        ctx.out.append(UnlockBets(config.sensors_device))
+        ctx.out.append(Shuffle(config.shuffler_device))
+        if ctx.bank.button_seat is not None:
+            ctx.out.append(ShowButton(config.display_device, ctx.bank.button_seat))
+        ctx.out.append(ShowText(config.display_device, "Place your bets"))
+
+    def lock(self, wagers_by_seat: Mapping[int, Mapping[str, int]], by: str) -> None:
+        """No more bets, accepted: the round starts with the seats that bet, and is dealt when the
+        deck is verified."""
+        ctx = self.ctx
+        config = ctx.config
+        ctx.rounds_started += 1
+        day = datetime.datetime.fromtimestamp(ctx.now_s, tz=datetime.UTC).strftime("%Y%m%d")
+        round_id = f"R{config.table_id}-{day}-{ctx.rounds_started:06d}"
+        banking = ctx.bank.banking()
+        seats = {seat: SeatPlay(seat, dict(wagers)) for seat, wagers in sorted(wagers_by_seat.items())}
+        button_seat = ctx.bank.button_seat
+        ctx.round = LiveRound(round_id, banking, button_seat, seats)
+        # round_started first: every later entry of the round, the state change included, follows it.
+        ctx.journal(
+            "round_started",
+            {
+                "round_id": round_id,
+                "game": config.game,
+                "banking": dict(banking),
+                "button_seat": button_seat,
+                "seats": sorted(seats),
+            },
+        )
+        self.fire("lock_bets")
+        ctx.journal(
+            "bets_locked",
+            {"wagers": {str(seat): dict(play.wagers) for seat, play in sorted(seats.items())}},
+            source=operator(by) if by != ENGINE else ENGINE,
+        )
+        if banking["mode"] == DESIGNATED_PLAYER:
+            ctx.bank.check_coverage()
+        ctx.out.append(LockBets(config.sensors_device))
+        ctx.out.append(ShowText(config.display_device, "No more bets"))
+        ctx.deal.maybe_start()
+
+    # ------------------------------------------------------------------ streets, reveal, settle, pay
+    def tick(self) -> None:
+        """Time passes: a deal whose shoe went silent is a misdeal (deal_timeout_s); a decision phase
+        past its deadline closes (the walk-away rule)."""
+        self.ctx.deal.check_timeout()
+        self.ctx.decisions.check_timeout()
+
+    def decisions_closed(self) -> None:
+        """A decision phase closed: deal the next street, or reveal."""
+        self.fire("close_decisions")
+        if self.state in (m.DEALING_FLOP, m.DEALING_TURN_RIVER):
+            self.ctx.deal.send([(COMMUNITY_POSITION, 2)])
+        elif self.state == m.REVEAL:
+            self.reveal_and_settle()
+
+    def settle_input(self, *, dead: bool = False) -> dict[str, object]:
+        """The round in the settle input shape (docs/settle.md). A dead (or voided) round carries no
+        cards: a dead hand's cards are never shown, and its wagers all go back whatever they are."""
+        ctx = self.ctx
+        config = ctx.config
+        live = ctx.round
+        assert live is not None
+        obj: dict[str, object] = {"game": config.game, "banking": dict(live.banking)}
+        # A designated-player table's paytables are its contest tables (the seed's appendices). When
+        # nobody takes the bank and the house banks the round, the bonuses pay on the player's own hand
+        # by the house presets (docs/rules.md "House-banked"), as controller.config.settle_base does.
+        if config.paytables and live.banking["mode"] == config.banking_mode:
+            obj["paytables"] = dict(config.paytables)
+        if config.rake is not None and live.banking["mode"] == DESIGNATED_PLAYER:
+            obj["rake"] = dict(config.rake)
+        obj["dealer"] = [] if dead else cards_text(live.dealer_cards)
+        if ctx.spec.community_cards:
+            obj["community"] = [] if dead else cards_text(live.community)
+        seats: list[dict[str, object]] = []
+        for number in sorted(live.seats):
+            play = live.seats[number]
+            # A dead seat goes in without cards (never shown): settle finds it not covered (coverage is
+            # decided on the antes, as at the lock) or dead for its card count, and returns its wagers.
+            seat_obj: dict[str, object] = {
+                "seat": number,
+                "cards": [] if dead or play.status == DEAD else cards_text(play.cards),
+                "wagers": dict(play.wagers),
+                "folded": play.status == FOLDED,
+            }
+            if play.street is not None:
+                seat_obj["street"] = play.street
+            seats.append(seat_obj)
+        obj["seats"] = seats
+        if dead:
+            obj["dead"] = True
+        return obj
+
+    def reveal_and_settle(self) -> None:
+        ctx = self.ctx
+        live = ctx.round
+        assert live is not None
+        if self.state == m.REVEAL:
+            self.fire("settle")
+        settlement = live.settlement
+        if settlement is None:  # (held after round_settled was journaled: it is never settled twice)
+            round_obj = self.settle_input()
+            settlement = settle(parse_round(round_obj))
+            live.settlement = settlement  # the round is closed
+            ctx.journal("round_settled", {"round": round_obj, "settlement": settlement.to_json()})
+        self.fire("pay")
+        self._show_results(settlement)
+        ctx.out.append(ShowText(ctx.config.display_device, "Pay and collect, then press next"))
+
+    def _show_results(self, settlement: Settlement) -> None:
+        ctx = self.ctx
+        display = ctx.config.display_device
+        for seat in settlement.seats:
+            if seat.status == "dead":
+                ctx.out.append(ShowSeatResult(display, seat.seat, "dead", 0))
+                continue
+            net = seat.net_cents
+            result: Literal["win", "lose", "push", "folded"] = (
+                "folded" if seat.status == "folded" else "win" if net > 0 else "lose" if net < 0 else "push"
+            )
+            ctx.out.append(ShowSeatResult(display, seat.seat, result, net))
+            for wager in seat.wagers:
+                colour: SpotLampColour = (
+                    "win" if wager.result == "win" else "lose" if wager.result == "lose" else "push"
+                )
+                spot = ctx.spec.wagers.index(wager.wager)
+                ctx.out.append(SetSpotLamp(ctx.config.sensors_device, seat.seat, spot, colour))
+
+    def payouts_done(self, by: str) -> None:
+        if self.state != m.PAYING:
+            self.ctx.refuse("payouts_done", f"nothing to pay ({self.shown_state})", by)
+            return
+        self.fire("finish")
+        self._after_round_closed(hand_played=True)
+
+    def _after_round_closed(self, *, hand_played: bool) -> None:
+        """The round is closed (settled, dead or voided): rotate the button, then idle or held."""
+        ctx = self.ctx
+        ctx.bank.after_round(hand_played=hand_played)
+        ctx.bets.clear_empty_spots()
+        if ctx.faults.latched:
+            self.fire("hold")  # from complete or dead: held between rounds
+        else:
+            self.fire("next_round")
+        ctx.bets.past_posted.clear()
+
+    # ------------------------------------------------------------------ dead and voided rounds
+    def kill_round(
+        self, reason: str, *, code: str = "card_count", private: Mapping[str, object] | None = None
+    ) -> None:
+        """docs/rules.md: the whole round is dead, every wager returned, the table held until cleared.
+
+        ``reason`` is public (journaled, shown, no card); what the deal knew of the cards (which card,
+        where) is ``private``: journaled in the entries' private parts, never shown (a dead round is
+        never revealed)."""
+        ctx = self.ctx
+        live = ctx.round
+        if live is None or live.closed:
+            return
+        why = {"code": code, "message": reason}
+        ctx.journal("dead_hand", {"seat": None, "reason": why, **(private or {})})
+        kind = "red_light" if code == "red_light" else "dead_hand"
+        ctx.faults.raise_fault(kind, f"round dead: {reason}", latching=True, code=code, private=private)
+        round_obj = self.settle_input(dead=True)
+        settlement = settle(parse_round(round_obj))
+        live.settlement = settlement  # the round is closed, dead
+        ctx.journal(
+            "round_dead",
+            {"round": round_obj, "settlement": settlement.to_json(), "reason": why, **(private or {})},
+        )
+        self.fire("kill")
+        for number in sorted(live.seats):
+            ctx.out.append(ShowSeatResult(ctx.config.display_device, number, "dead", 0))
+        ctx.out.append(ShowText(ctx.config.display_device, "Round dead: every wager is returned"))
+        self._after_round_closed(hand_played=False)
+
+    def _void_round(self, reason: str, by: str) -> None:
+        ctx = self.ctx
+        live = ctx.round
+        open_round = live is not None and not live.closed
+        betting_only = not open_round and self.where == m.BETTING
+        if not self.can("void") or not (open_round or betting_only):
+            ctx.refuse("void_round", f"no open round to void ({self.shown_state})", by)
+            return
+        if not reason.strip():
+            ctx.refuse("void_round", "a reason is required", by)
+            return
+        ctx.journal(
+            "operator_action", {"action": "void_round", "by": by, "detail": reason}, source=operator(by)
+        )
+        if open_round and live is not None:
+            round_obj = self.settle_input(dead=True)
+            settlement = settle(parse_round(round_obj))
+            live.settlement = settlement  # closed, as a dead round: its cards are not shown either
+            ctx.journal(
+                "round_voided",
+                {"round": round_obj, "settlement": settlement.to_json(), "reason": reason, "by": by},
+                source=operator(by),
+            )
+        self.fire("void")
+        ctx.out.append(ShowText(ctx.config.display_device, "Round void: every wager is returned"))
+        self._after_round_closed(hand_played=False)

@@ -1,0 +1,207 @@
+"""The table settings a manager changes: the ante limits, the bonus paytables, and whether the table is
+open. Limits and paytables change between rounds only; a closed table starts no round.
+
+The settings live in the table's ``TableConfig``, replaced (never mutated) on each change; a restart
+applies the last ones set when the configuration file is the same (docs/engine.md "The manager's
+settings").
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+from controller.engine import actions as a
+from controller.engine import machine as m
+from controller.engine.context import TableContext, operator
+from controller.engine.state import RecoveredState
+from controller.errors import UserError
+from controller.rules.paytables import DEFAULT_PRESET, parse_paytable
+from controller.rules.settle import MAX_AMOUNT_CENTS
+from drivers.events import ShowText
+
+
+class TableSettings:
+    """Limits, paytables, open and close."""
+
+    def __init__(self, ctx: TableContext, recovered: RecoveredState) -> None:
+        self.ctx = ctx
+        # A manager closed the table (journaled table_closed by an operator): no round starts.
+        self.table_open = not recovered.table_closed
+        self.closed_reason: str | None = recovered.closed_reason if recovered.table_closed else None
+        self._apply_recovered(recovered)
+
+    def handlers(self) -> dict[type, Callable[[Any], None]]:
+        return {
+            a.SetLimits: lambda action: self._set_limits(
+                action.min_ante_cents, action.max_ante_cents, action.by
+            ),
+            a.SetPaytable: lambda action: self._set_paytable(action.wager, action.spec, action.by),
+            a.OpenTable: lambda action: self._open_table(action.by),
+            a.CloseTable: lambda action: self._close_table(action.by, action.reason),
+        }
+
+    def _apply_recovered(self, recovered: RecoveredState) -> None:
+        """The manager's last limits and paytables, when made against this same configuration file."""
+        ctx = self.ctx
+        if recovered.settings_config_digest is None:
+            return
+        if recovered.settings_config_digest != ctx.config.config_digest:
+            return  # a new configuration file since: it wins (docs/engine.md "The manager's settings")
+        changes: dict[str, Any] = {}
+        if recovered.min_ante_cents is not None and recovered.max_ante_cents is not None:
+            changes["min_ante_cents"] = recovered.min_ante_cents
+            changes["max_ante_cents"] = recovered.max_ante_cents
+        if recovered.paytables:
+            changes["paytables"] = {**ctx.config.paytables, **recovered.paytables}
+        if changes:
+            ctx.config = dataclasses.replace(ctx.config, **changes)
+
+    def paytable_in_effect(self, wager: str) -> object:
+        """The table's paytable for a bonus wager: the one set, or the game's default preset's name."""
+        ctx = self.ctx
+        explicit = ctx.config.paytables.get(wager)
+        if explicit is not None:
+            return explicit
+        return DEFAULT_PRESET.get((ctx.config.game, ctx.bank.banking_mode(), wager))
+
+    def _not_between_rounds(self) -> str | None:
+        """None between rounds (idle, or held with no round open), else why not."""
+        ctx = self.ctx
+        live = ctx.round
+        if live is not None and not live.closed:
+            return f"a round is open ({ctx.state}): only between rounds"
+        if ctx.state in (m.IDLE, m.COMPLETE):
+            return None
+        if ctx.state == m.HELD and ctx.where == m.IDLE:
+            return None
+        return (
+            f"betting is open ({ctx.state}): only between rounds"
+            if ctx.state == m.BETTING
+            else (f"a round is in progress ({ctx.state}): only between rounds")
+        )
+
+    def _set_limits(self, min_ante_cents: int, max_ante_cents: int, by: str) -> None:
+        ctx = self.ctx
+        if not by.strip():
+            ctx.refuse("set_limits", "by: the manager's name is required", "unknown")
+            return
+        for name, value in (("min_ante_cents", min_ante_cents), ("max_ante_cents", max_ante_cents)):
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_AMOUNT_CENTS:
+                ctx.refuse(
+                    "set_limits",
+                    f"{name}: must be a whole number of cents from 1 to {MAX_AMOUNT_CENTS}, not {value!r}",
+                    by,
+                )
+                return
+        if min_ante_cents > max_ante_cents:
+            ctx.refuse(
+                "set_limits", f"min_ante_cents: {min_ante_cents} is above max_ante_cents {max_ante_cents}", by
+            )
+            return
+        why_not = self._not_between_rounds()
+        if why_not is not None:
+            ctx.refuse("set_limits", why_not, by)
+            return
+        before = {"min_ante_cents": ctx.config.min_ante_cents, "max_ante_cents": ctx.config.max_ante_cents}
+        after = {"min_ante_cents": min_ante_cents, "max_ante_cents": max_ante_cents}
+        ctx.config = dataclasses.replace(
+            ctx.config, min_ante_cents=min_ante_cents, max_ante_cents=max_ante_cents
+        )
+        ctx.journal(
+            "operator_action",
+            {
+                "action": "set_limits",
+                "by": by,
+                "detail": f"ante limits {min_ante_cents}..{max_ante_cents} "
+                f"(were {before['min_ante_cents']}..{before['max_ante_cents']})",
+                "before": before,
+                "after": after,
+                "config_digest": ctx.config.config_digest,
+            },
+            source=operator(by),
+        )
+        ctx.out.append(ShowText(ctx.config.display_device, f"Ante {min_ante_cents}..{max_ante_cents}"))
+
+    def _set_paytable(self, wager: str, spec: object, by: str) -> None:
+        ctx = self.ctx
+        if not by.strip():
+            ctx.refuse("set_paytable", "by: the manager's name is required", "unknown")
+            return
+        if wager not in ctx.spec.bonus_wagers:
+            ctx.refuse(
+                "set_paytable",
+                f"wager: {wager!r} is not a bonus wager of {ctx.config.game} "
+                f"(bonus wagers: {', '.join(ctx.spec.bonus_wagers)})",
+                by,
+            )
+            return
+        try:
+            paytable = parse_paytable(spec, field=f"paytables.{wager}")
+        except UserError as error:
+            ctx.refuse("set_paytable", str(error), by)
+            return
+        why_not = self._not_between_rounds()
+        if why_not is not None:
+            ctx.refuse("set_paytable", why_not, by)
+            return
+        # A preset is kept by its name (the settle input takes it as such); custom lines canonically.
+        after: object = spec if isinstance(spec, str) else paytable.to_json()
+        before = self.paytable_in_effect(wager)
+        ctx.config = dataclasses.replace(ctx.config, paytables={**ctx.config.paytables, wager: after})
+        ctx.journal(
+            "operator_action",
+            {
+                "action": "set_paytable",
+                "by": by,
+                "detail": f"{wager} paytable {after if isinstance(after, str) else 'custom'}",
+                "wager": wager,
+                "before": before,
+                "after": after,
+                "config_digest": ctx.config.config_digest,
+            },
+            source=operator(by),
+        )
+
+    def _open_table(self, by: str) -> None:
+        ctx = self.ctx
+        if not by.strip():
+            ctx.refuse("open_table", "by: the manager's name is required", "unknown")
+            return
+        if self.table_open:
+            ctx.refuse("open_table", "the table is already open", by)
+            return
+        self.table_open = True
+        self.closed_reason = None
+        ctx.journal(
+            "table_opened",
+            {
+                "game": ctx.config.game,
+                "banking_mode": ctx.config.banking_mode,
+                "config_digest": ctx.config.config_digest,
+                "by": by,
+            },
+            source=operator(by),
+        )
+        ctx.out.append(ShowText(ctx.config.display_device, "Table open"))
+
+    def _close_table(self, by: str, reason: str) -> None:
+        ctx = self.ctx
+        if not by.strip():
+            ctx.refuse("close_table", "by: the manager's name is required", "unknown")
+            return
+        if not self.table_open:
+            ctx.refuse("close_table", "the table is already closed", by)
+            return
+        if not reason.strip():
+            ctx.refuse("close_table", "reason: a reason is required", by)
+            return
+        why_not = self._not_between_rounds()
+        if why_not is not None:
+            ctx.refuse("close_table", why_not, by)
+            return
+        self.table_open = False
+        self.closed_reason = reason
+        ctx.journal("table_closed", {"by": by, "reason": reason}, source=operator(by))
+        ctx.out.append(ShowText(ctx.config.display_device, "Table closed"))

@@ -7,7 +7,8 @@ import json
 from typing import Any
 
 from controller.errors import UserError
-from controller.gamemath.parsheet import BANKING_MODES, GAMES, build_request, par_sheet
+from controller.gamemath.parsheet import GAMES, build_request, par_sheet
+from controller.names import BANKING_MODES
 from controller.rules.paytables import Paytable, parse_paytable
 
 NAME = "math"

@@ -44,6 +44,7 @@ from controller.engine.outputs import Alert, AlertSeverity, JournalRecord, Outpu
 from controller.engine.state import DESIGNATED_PLAYER, HOUSE, LatchedFault, RecoveredState, TableConfig
 from controller.errors import UserError
 from controller.journal import entries
+from controller.names import FAULT_KINDS as ALERT_KINDS  # the kinds an outside watcher may raise
 from controller.rules.cards import DECK_SIZE, card_text, cards_text
 from controller.rules.games import (
     CHASE_THE_FLUSH,
@@ -118,24 +119,6 @@ _FAULT_CODES: dict[str, str] = {
     "deck_verification": "deck_verification",
     "integrity": "engine_error",
 }
-
-# The fault kinds an outside watcher may raise as an alert (docs/journal.md's fault kinds; the panel knows
-# each). Kept here rather than imported from controller.journal.kinds: the engine imports no storage.
-# tests/engine/test_raise_alert.py checks the two lists stay equal.
-ALERT_KINDS: frozenset[str] = frozenset(
-    {
-        "dead_hand",
-        "red_light",
-        "past_posting",
-        "over_limit_raise",
-        "device_lost",
-        "journal_error",
-        "security_event",
-        "shuffler_fault",
-        "deck_verification",
-        "integrity",
-    }
-)
 
 # Seat statuses in a round.
 LIVE = "live"

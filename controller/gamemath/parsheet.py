@@ -16,13 +16,13 @@ from controller.errors import UserError
 from controller.gamemath.chase import chase_base_game, qualifying_hands
 from controller.gamemath.hand_counts import DECK_HANDS, flush_length_counts, straight_flush_length_counts
 from controller.gamemath.raise_fold import BANKER_HANDS, RaiseFoldSolution, solve_raise_fold
+from controller.names import BANKING_MODES, GAME_NAMES
 from controller.rules.cards import RANKS
 from controller.rules.games import decision_limits
 from controller.rules.hands import evaluate
 from controller.rules.paytables import DEFAULT_PRESET, Paytable, default_paytable
 
-GAMES = ("high-card-flush", "top-flush", "chase-the-flush")
-BANKING_MODES = ("house", "designated-player")
+GAMES = GAME_NAMES
 
 
 def _max_raise_in_antes(game: str) -> dict[int, int]:

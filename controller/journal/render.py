@@ -5,13 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from controller.names import GAME_TITLES as _GAME_NAMES
 from controller.rules.games import GAMES
 
-_GAME_NAMES = {
-    "high-card-flush": "High Card Flush",
-    "top-flush": "Top Flush",
-    "chase-the-flush": "Chase the Flush",
-}
 _SUIT_NAMES = {"c": "clubs", "d": "diamonds", "h": "hearts", "s": "spades"}
 
 

@@ -24,6 +24,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from controller.errors import CardError, UserError, shown
+from controller.names import MAX_SEAT as MAX_SEAT  # noqa: PLC0414  (re-exported)
+from controller.names import MIN_SEAT, RakeMethod
 from controller.rules.amounts import MAX_AMOUNT_CENTS, check_cents, type_name
 from controller.rules.cards import Card, cards_text, parse_card
 from controller.rules.games import (
@@ -42,12 +44,7 @@ from controller.rules.games import (
 from controller.rules.hands import Hand, compare, evaluate
 from controller.rules.paytables import Paytable, default_paytable, parse_paytable
 
-MIN_SEAT = 1
-MAX_SEAT = 7  # the table's seat positions (drivers/events.py MAX_SEAT)
-
-RAKE_METHODS: tuple[str, ...] = ("i", "ii", "iii")
-"""RULES.md house rake: (i) every player uniformly (the DP included), (ii) every player but the DP,
-(iii) the DP only."""
+RAKE_METHODS: tuple[str, ...] = tuple(RakeMethod)  # RULES.md (i), (ii), (iii): controller.names.RakeMethod
 
 # Wager results.
 WIN = "win"

@@ -1,0 +1,204 @@
+"""The typed pieces the table's configuration, the engine's TableConfig and ``flushtable settle``'s input
+share (pydantic v2), and the one translation of a pydantic ValidationError into a one-line UserError.
+
+Three readers used to check the same things three ways; now each is a pydantic model built of these:
+
+- ``Rake``: RULES.md's rake, one spelling (``controller.names.RakeMethod`` and ``amount_cents``). The
+  configuration file writes the method as a word (``all_players``), the settle input as RULES.md's
+  numeral (``"i"``) with ``amount``: two fixed external forms of the one model (``from_toml``,
+  ``from_settle``, ``to_settle``).
+- ``check_seat_count``: the one seat rule (controller.names.max_seats: the deck serves MAX_PLAYERS hands
+  and the banker's; a designated-player table has one seat more unless the house may bank a round).
+- ``refusal``: raise a field's refusal from inside a validator with exactly the words we choose;
+  ``one_line`` turns pydantic's ValidationError into ``KEY: reason`` naming the first problem.
+"""
+
+from __future__ import annotations
+
+import difflib
+import types
+import typing
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic_core import PydanticCustomError
+
+from controller.names import DESIGNATED_PLAYER, RakeMethod, max_seats
+
+REFUSED = "refused"  # the error type of our own refusals: their message is already in our words
+
+
+def refusal(reason: str) -> PydanticCustomError:
+    """A refusal raised inside a validator: pydantic records it at the field being validated."""
+    return PydanticCustomError(REFUSED, "{reason}", {"reason": reason})
+
+
+class KeyRefusal(Exception):
+    """A refusal found by a check across fields (after every field is valid): ``key`` names the field.
+    Not a ValueError, so pydantic lets it through as it is."""
+
+    def __init__(self, key: str, reason: str) -> None:
+        super().__init__(f"{key}: {reason}")
+        self.key = key
+        self.reason = reason
+
+
+class Strict(BaseModel):
+    """Every model refuses unknown keys and never coerces: a typo or a float where cents go is refused."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    # What to say for a missing field or a wrong type, by field name (added to pydantic's own words).
+    missing_hints: ClassVar[dict[str, str]] = {}
+
+
+def _did_you_mean(value: str, choices: Sequence[str]) -> str:
+    close = difflib.get_close_matches(value, list(choices), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def unknown_key(name: str, known: Sequence[str]) -> str:
+    """``unknown key (did you mean 'seats'?)`` or ``unknown key (known: a, b)``."""
+    hint = _did_you_mean(name, known)
+    return "unknown key" + (hint or (f" (known: {', '.join(known)})" if known else ""))
+
+
+def toml_type(value: object) -> str:
+    return {
+        bool: "a boolean",
+        int: "an integer",
+        float: "a float",
+        str: "a string",
+        list: "an array",
+        dict: "a table",
+    }.get(type(value), type(value).__name__)
+
+
+def key_path(loc: Sequence[int | str]) -> str:
+    """('panel', 'users', 0, 'role') -> 'panel.users[0].role'; a dict key's own check drops '[key]'."""
+    text = ""
+    for part in loc:
+        if part == "[key]":
+            continue
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text += f".{part}" if text else str(part)
+    return text
+
+
+def _model_at(model: type[BaseModel], loc: Sequence[int | str]) -> type[BaseModel] | None:
+    """The model class that holds the field at ``loc`` (walking fields, lists, dicts and optionals)."""
+    current: Any = model
+    for part in loc:
+        current = _unwrap(current)
+        origin = typing.get_origin(current)
+        if origin in (list, tuple, dict):  # this part is an index or a key: step into the items
+            current = typing.get_args(current)[-1 if origin is dict else 0]
+        elif isinstance(current, type) and issubclass(current, BaseModel) and isinstance(part, str):
+            if part not in current.model_fields:
+                return None
+            current = current.model_fields[part].annotation
+        else:
+            return None
+    current = _unwrap(current)
+    return current if isinstance(current, type) and issubclass(current, BaseModel) else None
+
+
+def _unwrap(annotation: Any) -> Any:
+    """``X`` from ``Annotated[X, ...]`` and ``X | None``."""
+    for _ in range(4):
+        origin = typing.get_origin(annotation)
+        args = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
+        if origin is typing.Annotated or (origin in (typing.Union, types.UnionType) and len(args) == 1):
+            annotation = args[0]
+        else:
+            break
+    return annotation
+
+
+def one_line(error: ValidationError, model: type[BaseModel]) -> tuple[str, str]:
+    """The first problem pydantic found, as (key, reason) in our words."""
+    first = error.errors(include_url=False)[0]
+    loc = tuple(first["loc"])
+    key = key_path(loc)
+    kind = first["type"]
+    value = first.get("input")
+    if kind == REFUSED:
+        return key, str(first["ctx"]["reason"])
+    if kind == "missing":
+        holder = _model_at(model, loc[:-1])
+        name = str(loc[-1])
+        hint = getattr(holder, "missing_hints", {}).get(name, "") if holder is not None else ""
+        return key, "missing" + (f" ({hint})" if hint else "")
+    if kind == "extra_forbidden":
+        holder = _model_at(model, loc[:-1])
+        known = list(holder.model_fields) if holder is not None else []
+        return key, unknown_key(str(loc[-1]), known)
+    if kind in ("model_type", "model_attributes_type", "dict_type"):
+        return key, f"must be a table, not {toml_type(value)}"
+    if kind in ("list_type", "tuple_type"):
+        return key, f"must be an array, not {toml_type(value)}"
+    if kind == "string_type":
+        return key, f"must be a string, not {toml_type(value)}"
+    if kind == "bool_type":
+        return key, f"must be true or false, not {toml_type(value)}"
+    if kind in ("int_type", "int_parsing", "int_from_float"):
+        return key, f"must be a whole number, not {toml_type(value)} {value!r}"
+    if kind in ("float_type", "float_parsing"):
+        return key, f"must be a number, not {toml_type(value)}"
+    return key, str(first["msg"])
+
+
+# --- the rake ---------------------------------------------------------------------------------------------
+class Rake(Strict):
+    """RULES.md's house rake: each payer pays ``amount_cents`` per hand by ``method``."""
+
+    method: RakeMethod
+    amount_cents: int
+
+    def to_settle(self) -> dict[str, object]:
+        """The settle input's form: ``{"method": "i", "amount": CENTS}`` (docs/settle.md)."""
+        return {"method": self.method.value, "amount": self.amount_cents}
+
+
+def rake_method_from_word(word: object) -> RakeMethod:
+    """The configuration file's word for a method (``all_players``, ``players_not_dp``, ``dp_only``)."""
+    for method in RakeMethod:
+        if word == method.word:
+            return method
+    words = [method.word for method in RakeMethod]
+    shown_word = repr(word) if isinstance(word, str) else toml_type(word)
+    raise refusal(f"{shown_word} is not one of: {', '.join(words)}{_did_you_mean(str(word), words)}")
+
+
+# --- seats -------------------------------------------------------------------------------------------
+def check_seat_count(game: str, banking_mode: str, seats: int, *, house_may_bank: bool) -> str | None:
+    """Why ``seats`` seats are too many or too few for the table, or None when they are right.
+
+    The one seat rule: RULES.md "at most 6 players (7 cards each, plus the banker's 7, from one deck)".
+    The deck serves MAX_PLAYERS hands and the banker's; at a designated-player table the banker sits at
+    one of the seats, so it may have one seat more, unless the house may bank a round (then the house
+    needs a hand of its own while every seat plays)."""
+    limit = max_seats(game, banking_mode, house_may_bank=house_may_bank)
+    if not 1 <= seats <= limit:
+        return f"{seats} is out of range 1..{limit} (one deck serves that many hands and the banker's)"
+    if banking_mode == DESIGNATED_PLAYER and seats < 2:
+        return "a designated-player table needs at least 2 seats"
+    return None
+
+
+__all__ = [
+    "REFUSED",
+    "KeyRefusal",
+    "Rake",
+    "Strict",
+    "check_seat_count",
+    "key_path",
+    "one_line",
+    "rake_method_from_word",
+    "refusal",
+    "toml_type",
+    "unknown_key",
+]

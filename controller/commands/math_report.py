@@ -6,19 +6,25 @@ import argparse
 import json
 from typing import Any
 
+from controller.config import load_config
 from controller.errors import UserError
 from controller.gamemath.parsheet import GAMES, build_request, par_sheet
 from controller.names import BANKING_MODES
-from controller.rules.paytables import Paytable, parse_paytable
+from controller.rules.paytables import Paytable, parse_table_paytable
 
 NAME = "math"
 HELP = "print a game's exact par sheet: house edge, optimal strategy, side bets (exact, never simulated)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--game", required=True, choices=GAMES, help="the game")
+    parser.add_argument("--game", choices=GAMES, help="the game (or --config)")
     parser.add_argument(
-        "--banking", default="house", choices=BANKING_MODES, help="banking mode (default: house)"
+        "--banking", choices=BANKING_MODES, help="banking mode (default: house, or --config's)"
+    )
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help="the par sheet of a configured table: its game, banking and paytables (--paytable overrides)",
     )
     parser.add_argument(
         "--paytable",
@@ -45,7 +51,7 @@ def parse_paytable_options(options: list[str]) -> dict[str, Paytable]:
                 spec = json.loads(spec_text)
             except json.JSONDecodeError as error:
                 raise UserError(f"--paytable {wager}: not valid JSON ({error.msg})") from None
-        tables[wager] = parse_paytable(spec, field=f"--paytable {wager}")
+        tables[wager] = parse_table_paytable(spec, field=f"--paytable {wager}")
     return tables
 
 
@@ -86,6 +92,8 @@ def render_report(sheet: dict[str, Any]) -> str:
     for wager, bet in sheet["side_bets"].items():
         lines.append("")
         lines.append(f"Side bet {wager} ({bet['paytable_name']})")
+        if "inverted" in bet:
+            lines.append(f"  INVERTED paytable (allow_inverted = true): {bet['inverted']}")
         if "assumes" in bet:
             lines.append(f"  assumes {bet['assumes']}")
             lines.append(
@@ -133,7 +141,21 @@ def render_strategy(sheet: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    request = build_request(args.game, args.banking, parse_paytable_options(args.paytable))
+    game: str | None = args.game
+    banking: str | None = args.banking
+    paytables: dict[str, Paytable] = {}
+    if args.config is not None:
+        config = load_config(args.config)
+        if game is not None and game != config.game:
+            raise UserError(f"--game: {game} differs from the configuration's {config.game}")
+        game = config.game
+        banking = banking or config.banking.mode
+        if banking == config.banking.mode:
+            paytables = dict(config.paytables)
+    if game is None:
+        raise UserError("--game: which game? (or --config FILE)")
+    paytables.update(parse_paytable_options(args.paytable))
+    request = build_request(game, banking or "house", paytables)
     sheet = par_sheet(request)
     if args.json:
         print(json.dumps(sheet, indent=2))

@@ -20,7 +20,7 @@ from controller.names import BANKING_MODES, GAME_NAMES
 from controller.rules.cards import RANKS
 from controller.rules.games import decision_limits
 from controller.rules.hands import evaluate
-from controller.rules.paytables import DEFAULT_PRESET, Paytable, default_paytable
+from controller.rules.paytables import DEFAULT_PRESET, Paytable, default_paytable, inversion_text
 
 GAMES = GAME_NAMES
 
@@ -295,6 +295,11 @@ def par_sheet(request: ParSheetRequest) -> dict[str, Any]:
             side_bets[wager] = own_hand_side_bet(paytable, run_counts)
         elif kind in contests:
             side_bets[wager] = contested_side_bet(paytable, contests[kind])
+    for wager, paytable in request.paytables.items():
+        inverted = inversion_text(paytable)
+        if inverted is not None and wager in side_bets:
+            # Only a table configured with allow_inverted = true gets here: the sheet says where it is.
+            side_bets[wager]["inverted"] = inverted
     sheet["side_bets"] = side_bets
     sheet["runtime_s"] = round(time.perf_counter() - started, 3)
     return sheet

@@ -19,12 +19,24 @@ import difflib
 import types
 import typing
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
-from controller.names import DESIGNATED_PLAYER, RakeMethod, max_seats
+from controller.errors import UserError, shown
+from controller.names import (
+    BANKING_MODES,
+    DESIGNATED_PLAYER,
+    GAME_NAMES,
+    HOUSE,
+    MAX_SEAT,
+    MIN_SEAT,
+    RakeMethod,
+    max_seats,
+)
+from controller.rules.amounts import check_cents
+from controller.rules.games import GAMES
 
 REFUSED = "refused"  # the error type of our own refusals: their message is already in our words
 
@@ -189,11 +201,122 @@ def check_seat_count(game: str, banking_mode: str, seats: int, *, house_may_bank
     return None
 
 
+# --- the settle input's rake, and the engine's table ----------------------------------------------------
+def _rake_method_from_numeral(value: object) -> RakeMethod:
+    if isinstance(value, str):
+        for method in RakeMethod:
+            if value == method.value:
+                return method
+    raise refusal(
+        "must be 'i' (every player), 'ii' (every player but the designated player) or "
+        f"'iii' (the designated player only), not {shown(value)}"
+    )
+
+
+def _settle_cents(value: object) -> int:
+    try:
+        return check_cents(value, "amount")
+    except UserError as error:
+        raise refusal(str(error).partition(": ")[2]) from None
+
+
+class SettleRake(Strict):
+    """The settle input's ``rake``: ``{"method": "i"|"ii"|"iii", "amount": CENTS}`` (docs/settle.md)."""
+
+    method: Annotated[RakeMethod, BeforeValidator(_rake_method_from_numeral)]
+    amount: Annotated[int, BeforeValidator(_settle_cents)]
+
+    missing_hints: ClassVar[dict[str, str]] = {
+        "method": "'i', 'ii' or 'iii'",
+        "amount": "the fixed cents per hand each payer pays",
+    }
+
+    def rake(self) -> Rake:
+        return Rake(method=self.method, amount_cents=self.amount)
+
+
+def _seats(value: object) -> object:
+    if not isinstance(value, tuple | list) or not value:
+        raise refusal("give the seat numbers, e.g. (1, 2, 3, 4, 5, 6)")
+    for seat in value:
+        if isinstance(seat, bool) or not isinstance(seat, int) or not MIN_SEAT <= seat <= MAX_SEAT:
+            raise refusal(f"seat numbers are {MIN_SEAT}..{MAX_SEAT}, not {shown(seat)}")
+    if len(set(value)) != len(value):
+        raise refusal("give each seat number once")
+    return tuple(value)
+
+
+def _positive_seconds(value: object) -> object:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise refusal("must be positive")
+    return float(value)
+
+
+def _game(value: object) -> object:
+    if value not in GAME_NAMES:
+        raise refusal(f"unknown game {shown(value)} (known: {', '.join(GAME_NAMES)})")
+    return value
+
+
+def _banking_mode(value: object) -> object:
+    if value not in BANKING_MODES:
+        raise refusal(f"must be {HOUSE!r} or {DESIGNATED_PLAYER!r}")
+    return value
+
+
+class EngineTable(Strict):
+    """The checks of the engine's ``TableConfig`` (controller/engine/state.py), which the daemon builds
+    from the configuration and tests build directly: the same rules as the configuration file."""
+
+    model_config = ConfigDict(extra="forbid", strict=False, frozen=True, arbitrary_types_allowed=True)
+
+    table_id: str
+    game: Annotated[str, BeforeValidator(_game)]
+    banking_mode: Annotated[str, BeforeValidator(_banking_mode)]
+    seats: Annotated[tuple[int, ...], BeforeValidator(_seats)]
+    min_ante_cents: Annotated[int, BeforeValidator(_settle_cents)]
+    max_ante_cents: Annotated[int, BeforeValidator(_settle_cents)]
+    rake: SettleRake | None = None
+    bonus_cap_cents: Annotated[int, BeforeValidator(_settle_cents)] | None = None
+    house_may_bank: bool = False
+    decision_timeout_s: Annotated[float, BeforeValidator(_positive_seconds)]
+    deal_timeout_s: Annotated[float, BeforeValidator(_positive_seconds)]
+
+    @model_validator(mode="after")
+    def _across(self) -> EngineTable:
+        if self.banking_mode not in GAMES[self.game].banking_modes:
+            raise KeyRefusal("banking_mode", f"{self.game} is house-banked only")
+        why = check_seat_count(
+            self.game, self.banking_mode, len(self.seats), house_may_bank=self.house_may_bank
+        )
+        if why is not None:
+            raise KeyRefusal("seats", why)
+        if not 0 < self.min_ante_cents <= self.max_ante_cents:
+            raise KeyRefusal("min_ante_cents", "must be positive and at most max_ante_cents")
+        if self.rake is not None and self.banking_mode != DESIGNATED_PLAYER:
+            raise KeyRefusal("rake", "a rake is taken only in the designated-player mode")
+        return self
+
+
+def check_engine_table(fields: dict[str, object]) -> None:
+    """Refuse an engine TableConfig whose fields break the table's rules: UserError ``field: reason``."""
+    try:
+        EngineTable.model_validate(fields)
+    except ValidationError as error:
+        key, reason = one_line(error, EngineTable)
+        raise UserError(f"{key}: {reason}") from None
+    except KeyRefusal as refused:
+        raise UserError(f"{refused.key}: {refused.reason}") from None
+
+
 __all__ = [
     "REFUSED",
+    "EngineTable",
     "KeyRefusal",
     "Rake",
+    "SettleRake",
     "Strict",
+    "check_engine_table",
     "check_seat_count",
     "key_path",
     "one_line",

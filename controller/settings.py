@@ -21,7 +21,7 @@ import typing
 from collections.abc import Sequence
 from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
 from controller.errors import UserError, shown
@@ -35,7 +35,7 @@ from controller.names import (
     RakeMethod,
     max_seats,
 )
-from controller.rules.amounts import check_cents
+from controller.rules.amounts import check_cents, type_name
 from controller.rules.games import GAMES
 
 REFUSED = "refused"  # the error type of our own refusals: their message is already in our words
@@ -130,13 +130,24 @@ def _unwrap(annotation: Any) -> Any:
     return annotation
 
 
-def one_line(error: ValidationError, model: type[BaseModel]) -> tuple[str, str]:
-    """The first problem pydantic found, as (key, reason) in our words."""
-    first = error.errors(include_url=False)[0]
+def one_line(error: ValidationError, model: type[BaseModel], *, json_input: bool = False) -> tuple[str, str]:
+    """The first problem pydantic found, as (key, reason) in our words: a TOML file's (``table``,
+    ``array``, ``unknown key``), or with ``json_input`` the settle input's (``object``, ``list``,
+    ``unknown field``, named on the object that has it: docs/settle.md)."""
+    errors = error.errors(include_url=False)
+    first = errors[0]
+    if json_input:
+        # An object's unknown fields are named before its fields' own problems (docs/settle.md).
+        for other in errors:
+            parent = tuple(other["loc"])[:-1]
+            if other["type"] == "extra_forbidden" and tuple(first["loc"])[: len(parent)] == parent:
+                first = other
+                break
     loc = tuple(first["loc"])
     key = key_path(loc)
     kind = first["type"]
     value = first.get("input")
+    what = type_name if json_input else toml_type
     if kind == REFUSED:
         return key, str(first["ctx"]["reason"])
     if kind == "missing":
@@ -147,19 +158,22 @@ def one_line(error: ValidationError, model: type[BaseModel]) -> tuple[str, str]:
     if kind == "extra_forbidden":
         holder = _model_at(model, loc[:-1])
         known = list(holder.model_fields) if holder is not None else []
+        if json_input:
+            where = key_path(loc[:-1]) or "round"
+            return where, f"unknown field {shown(loc[-1])} (known: {', '.join(sorted(known))})"
         return key, unknown_key(str(loc[-1]), known)
     if kind in ("model_type", "model_attributes_type", "dict_type"):
-        return key, f"must be a table, not {toml_type(value)}"
+        return (key or "round"), f"must be {'an object' if json_input else 'a table'}, not {what(value)}"
     if kind in ("list_type", "tuple_type"):
-        return key, f"must be an array, not {toml_type(value)}"
+        return key, f"must be {'a list' if json_input else 'an array'}, not {what(value)}"
     if kind == "string_type":
-        return key, f"must be a string, not {toml_type(value)}"
+        return key, f"must be a string, not {what(value)}"
     if kind == "bool_type":
-        return key, f"must be true or false, not {toml_type(value)}"
+        return key, f"must be true or false, not {what(value)}"
     if kind in ("int_type", "int_parsing", "int_from_float"):
-        return key, f"must be a whole number, not {toml_type(value)} {value!r}"
+        return key, f"must be a whole number, not {what(value)} {shown(value)}"
     if kind in ("float_type", "float_parsing"):
-        return key, f"must be a number, not {toml_type(value)}"
+        return key, f"must be a number, not {what(value)}"
     return key, str(first["msg"])
 
 
@@ -223,11 +237,13 @@ def _settle_cents(value: object) -> int:
 class SettleRake(Strict):
     """The settle input's ``rake``: ``{"method": "i"|"ii"|"iii", "amount": CENTS}`` (docs/settle.md)."""
 
-    method: Annotated[RakeMethod, BeforeValidator(_rake_method_from_numeral)]
+    # No method is refused as a wrong one (the contract's words), hence the default validated.
+    method: Annotated[RakeMethod, BeforeValidator(_rake_method_from_numeral)] = Field(
+        default=None, validate_default=True
+    )
     amount: Annotated[int, BeforeValidator(_settle_cents)]
 
     missing_hints: ClassVar[dict[str, str]] = {
-        "method": "'i', 'ii' or 'iii'",
         "amount": "the fixed cents per hand each payer pays",
     }
 

@@ -15,7 +15,7 @@ from datetime import date
 from enum import StrEnum
 from typing import Final, Literal
 
-from firmware_protocol.messages import MAX_SEAT
+from firmware_protocol.messages import DEVICE_KINDS, MAX_SEAT, DeviceKind
 
 # --- games and banking ---------------------------------------------------------------------------------
 HIGH_CARD_FLUSH: Final = "high-card-flush"
@@ -63,8 +63,7 @@ def max_seats(game: str, banking_mode: str, *, house_may_bank: bool = False) -> 
 
 
 # --- devices ----------------------------------------------------------------------------------------------
-DeviceKind = Literal["shuffler", "bet_sensors", "dealer_display"]
-DEVICE_KINDS: tuple[DeviceKind, ...] = ("shuffler", "bet_sensors", "dealer_display")
+# The wire's device kinds (firmware_protocol.messages): shuffler, bet_sensors, dealer_display.
 
 
 # --- the rake ----------------------------------------------------------------------------------------------

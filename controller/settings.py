@@ -227,7 +227,8 @@ def _rake_method_from_numeral(value: object) -> RakeMethod:
     )
 
 
-def _settle_cents(value: object) -> int:
+def cents_input(value: object) -> int:
+    """Whole cents as the rules engine takes them (controller.rules.amounts.check_cents), as a refusal."""
     try:
         return check_cents(value, "amount")
     except UserError as error:
@@ -241,7 +242,7 @@ class SettleRake(Strict):
     method: Annotated[RakeMethod, BeforeValidator(_rake_method_from_numeral)] = Field(
         default=None, validate_default=True
     )
-    amount: Annotated[int, BeforeValidator(_settle_cents)]
+    amount: Annotated[int, BeforeValidator(cents_input)]
 
     missing_hints: ClassVar[dict[str, str]] = {
         "amount": "the fixed cents per hand each payer pays",
@@ -290,10 +291,10 @@ class EngineTable(Strict):
     game: Annotated[str, BeforeValidator(_game)]
     banking_mode: Annotated[str, BeforeValidator(_banking_mode)]
     seats: Annotated[tuple[int, ...], BeforeValidator(_seats)]
-    min_ante_cents: Annotated[int, BeforeValidator(_settle_cents)]
-    max_ante_cents: Annotated[int, BeforeValidator(_settle_cents)]
+    min_ante_cents: Annotated[int, BeforeValidator(cents_input)]
+    max_ante_cents: Annotated[int, BeforeValidator(cents_input)]
     rake: SettleRake | None = None
-    bonus_cap_cents: Annotated[int, BeforeValidator(_settle_cents)] | None = None
+    bonus_cap_cents: Annotated[int, BeforeValidator(cents_input)] | None = None
     house_may_bank: bool = False
     decision_timeout_s: Annotated[float, BeforeValidator(_positive_seconds)]
     deal_timeout_s: Annotated[float, BeforeValidator(_positive_seconds)]
@@ -332,6 +333,7 @@ __all__ = [
     "Rake",
     "SettleRake",
     "Strict",
+    "cents_input",
     "check_engine_table",
     "check_seat_count",
     "key_path",

@@ -85,7 +85,7 @@ def make_transport(url: str, *, usb_backend: Any = None, sim_hub: SimConnector |
         return SocketTransport(url, parsed)
     if isinstance(parsed, UsbUrl):
         return UsbTransport(url, parsed, backend=usb_backend)
-    if parsed.transport != "inproc":
+    if parsed.transport != "sim":
         raise ValueError(
             f"{url!r}: the simulator serves this device; its driver opens the URL the simulator serves"
         )

@@ -23,9 +23,9 @@ DEFAULT_BAUDRATE = 115_200
 MIN_BAUDRATE = 300
 MAX_BAUDRATE = 4_000_000
 
-SimTransportKind = Literal["inproc", "pty", "tcp", "usb"]
+SimTransportKind = Literal["sim", "pty", "tcp", "usb"]
 SIM_SCHEMES: dict[str, SimTransportKind] = {
-    "sim": "inproc",
+    "sim": "sim",
     "sim+pty": "pty",
     "sim+tcp": "tcp",
     "sim+usb": "usb",
@@ -57,12 +57,13 @@ class UsbUrl:
 
 @dataclass(frozen=True, slots=True)
 class SimUrl:
-    """A simulated device. ``inproc`` (``sim://``) is reached through a hub object; the others are served
-    by the simulator (``flushtable sim`` or the daemon) over a pty, loopback TCP or a pyusb backend, and
-    the driver is given the URL the simulator actually serves."""
+    """A simulated device. ``sim://`` (transport "sim", in-process) is reached through a hub object;
+    the others are served by the simulator (``flushtable sim`` or the daemon) over a pty, loopback TCP
+    or a pyusb backend, and the driver is given the URL the simulator actually serves. The transport
+    names are sim_devices.table's ``TransportKind``."""
 
     name: str  # the device's name; for sim+tcp, the loopback host
-    transport: SimTransportKind = "inproc"
+    transport: SimTransportKind = "sim"
     tcp_port: int | None = None
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from firmware_protocol.messages import DEVICE_KINDS
 from sim_devices.bet_sensors import SimulatedBetSensors
 from sim_devices.dealer_display import SimulatedDealerDisplay
 from sim_devices.firmware import LinkTiming, SimulatedDevice
@@ -52,7 +53,8 @@ def default_specs() -> list[SimDeviceSpec]:
 class ConfiguredDevice:
     """What ``flushtable sim`` needs of a configured device. The controller parses the URL (its one
     parser, drivers/urls.py) and says how a simulated device is served: ``transport`` "pty", "tcp"
-    (on ``tcp_port``), "usb" or "inproc"; None for a real device."""
+    (on ``tcp_port``), "usb" or "sim" (in-process): sim_devices.table's TransportKind; None for a real
+    device."""
 
     name: str
     kind: str
@@ -70,9 +72,9 @@ def specs_from_devices(
     for device in devices:
         if device.transport is None:
             continue  # a real device: nothing to simulate
-        if device.kind not in ("shuffler", "bet_sensors", "dealer_display"):
+        if device.kind not in DEVICE_KINDS:
             raise ValueError(f"devices.{device.name}.kind: {device.kind!r} is not a device kind")
-        kind: DeviceKindName = device.kind  # type: ignore[assignment]
+        kind: DeviceKindName = device.kind
         key = device.key if device.key is not None else secrets.token_bytes(32)
         if device.transport == "pty":
             specs.append(SimDeviceSpec(device.name, kind, key, transport="pty", seats=seats))

@@ -46,7 +46,7 @@ from controller.rules.games import (
 )
 from controller.rules.hands import Hand, compare, evaluate
 from controller.rules.paytables import Paytable, default_paytable, parse_paytable
-from controller.settings import KeyRefusal, SettleRake, Strict, one_line, refusal
+from controller.settings import KeyRefusal, SettleRake, Strict, cents_input, one_line, refusal
 
 RAKE_METHODS: tuple[str, ...] = tuple(RakeMethod)  # RULES.md (i), (ii), (iii): controller.names.RakeMethod
 
@@ -338,13 +338,6 @@ def _card_input(value: object) -> Card:
         raise refusal(str(error)) from None
 
 
-def _cents_input(value: object) -> int:
-    try:
-        return check_cents(value, "amount")
-    except UserError as error:
-        raise refusal(str(error).partition(": ")[2]) from None
-
-
 def _object_input(value: object) -> object:
     if not isinstance(value, Mapping):
         raise refusal(f"must be an object, not {type_name(value)}")
@@ -375,7 +368,7 @@ def _banking_mode_input(value: object) -> object:
 
 _Cards = list[Annotated[Card, BeforeValidator(_card_input)]]
 _SeatNumber = Annotated[int, BeforeValidator(_seat_number_input)]
-_Cents = Annotated[int, BeforeValidator(_cents_input)]
+_Cents = Annotated[int, BeforeValidator(cents_input)]
 _Flag = Annotated[bool, BeforeValidator(_bool_input)]
 _Object = Annotated[dict[str, Any], BeforeValidator(_object_input)]
 
@@ -391,7 +384,7 @@ class BankingInput(_Input):
     mode: Annotated[str, BeforeValidator(_banking_mode_input)] = HOUSE
     # A null seat or funds is refused as a wrong value, an absent one as missing (below).
     seat: Annotated[int | None, BeforeValidator(_seat_number_input)] = None
-    funds: Annotated[int | None, BeforeValidator(_cents_input)] = None
+    funds: Annotated[int | None, BeforeValidator(cents_input)] = None
     bonus_cap: _Cents | None = None
 
     @model_validator(mode="after")

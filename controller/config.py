@@ -227,6 +227,8 @@ class DeviceSection(Strict):
     @field_validator("url", mode="after")
     @classmethod
     def _url(cls, value: str) -> str:
+        if _relative_device_path(value):
+            return value  # taken from the file's directory, then parsed (_devices)
         try:
             parse_device_url(value)
         except ValueError as error:
@@ -579,11 +581,21 @@ def _paytables(raw: dict[str, Any], game: str, mode: str) -> dict[str, Paytable]
     return paytables
 
 
+def _relative_device_path(url: str) -> bool:
+    """``devices/shuffler``: a device path relative to the configuration file (not a URL, not absolute)."""
+    return "://" not in url and "/" in url and not url.startswith("/")
+
+
 def _devices(sections: dict[str, DeviceSection], base_dir: Path) -> dict[str, Device]:
     devices: dict[str, Device] = {}
     owner_of_key: dict[bytes, str] = {}
     for name, section in sections.items():
-        simulated = isinstance(parse_device_url(section.url), SimUrl)
+        url = section.url
+        if _relative_device_path(url):
+            # A device path relative to this file's directory (docs/configuration.md), not the
+            # directory the table happens to be started from.
+            url = str(base_dir / url)
+        simulated = isinstance(parse_device_url(url), SimUrl)
         key = _device_key(f"devices.{name}", section, base_dir, simulated=simulated)
         if key is not None:
             # docs/devices.md: keys are never shared. A shared key lets one device pass for another.
@@ -596,7 +608,7 @@ def _devices(sections: dict[str, DeviceSection], base_dir: Path) -> dict[str, De
                     "(generate one per device with `openssl rand -hex 32`)",
                 )
             owner_of_key[key] = name
-        devices[name] = Device(name, section.kind, section.url, key)
+        devices[name] = Device(name, section.kind, url, key)
     for kind in DEVICE_KINDS:
         count = sum(1 for device in devices.values() if device.kind == kind)
         if count == 0:

@@ -23,6 +23,8 @@ TOP_FLUSH: Final = "top-flush"
 CHASE_THE_FLUSH: Final = "chase-the-flush"
 GameName = Literal["high-card-flush", "top-flush", "chase-the-flush"]
 GAME_NAMES: tuple[GameName, ...] = (HIGH_CARD_FLUSH, TOP_FLUSH, CHASE_THE_FLUSH)
+GAME_SHORT_NAMES: dict[str, str] = {"hcf": HIGH_CARD_FLUSH, "tf": TOP_FLUSH, "ctf": CHASE_THE_FLUSH}
+"""The short forms staff type on the command line (``flushtable math --game ctf``)."""
 GAME_TITLES: dict[str, str] = {
     HIGH_CARD_FLUSH: "High Card Flush",
     TOP_FLUSH: "Top Flush",
@@ -123,6 +125,7 @@ __all__ = [
     "FAULT_KINDS",
     "FAULT_SEVERITIES",
     "GAME_NAMES",
+    "GAME_SHORT_NAMES",
     "GAME_TITLES",
     "HIGH_CARD_FLUSH",
     "HOUSE",

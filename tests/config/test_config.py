@@ -473,3 +473,16 @@ def test_settle_base_feeds_the_rules_engine() -> None:
     }
     with pytest.raises(ValueError, match="house-banked"):
         house_config.settle_base(dp_seat=1, dp_funds_cents=1)
+
+
+def test_a_relative_device_path_is_the_files_own(tmp_path: Path) -> None:
+    """A device path such as ``devices/shuffler`` is taken from the configuration file's directory, as
+    ``journal.path`` and ``key_file`` are; then parsed by the one device URL parser (a serial path)."""
+    text = edit('url = "serial:///dev/ttyUSB0?baudrate=115200"', 'url = "devices/shuffler"')
+    config = parse_config(text, source="table.toml", base_dir=tmp_path)
+    assert config.devices["shuffler"].url == str(tmp_path / "devices" / "shuffler")
+    assert not config.devices["shuffler"].simulated
+    with pytest.raises(
+        ConfigError, match=r"^table.toml: devices.shuffler.url: 'shuffler': the scheme must be"
+    ):
+        parse(edit('url = "serial:///dev/ttyUSB0?baudrate=115200"', 'url = "shuffler"'))

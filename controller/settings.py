@@ -4,9 +4,11 @@ share (pydantic v2), and the one translation of a pydantic ValidationError into 
 Three readers used to check the same things three ways; now each is a pydantic model built of these:
 
 - ``Rake``: RULES.md's rake, one spelling (``controller.names.RakeMethod`` and ``amount_cents``). The
-  configuration file writes the method as a word (``all_players``), the settle input as RULES.md's
-  numeral (``"i"``) with ``amount``: two fixed external forms of the one model (``from_toml``,
-  ``from_settle``, ``to_settle``).
+  configuration file writes the method as a word (``all_players``: controller/config.py reads it with
+  ``rake_method_from_word``), the settle input as RULES.md's numeral (``"i"``) with ``amount``
+  (``SettleRake``, which the engine's table is checked by too; ``Rake.to_settle`` writes it). The
+  settlement's own ``controller.rules.settle.Rake`` is a plain value with the same two fields.
+- ``EngineTable``: the engine's TableConfig's checks, in the same words and by the same rules.
 - ``check_seat_count``: the one seat rule (controller.names.max_seats: the deck serves MAX_PLAYERS hands
   and the banker's; a designated-player table has one seat more unless the house may bank a round).
 - ``refusal``: raise a field's refusal from inside a validator with exactly the words we choose;
@@ -61,7 +63,7 @@ class Strict(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
-    # What to say for a missing field or a wrong type, by field name (added to pydantic's own words).
+    # What a refusal adds after "missing" for a field, by the field's name: "missing (a table like [limits])".
     missing_hints: ClassVar[dict[str, str]] = {}
 
 
@@ -247,9 +249,6 @@ class SettleRake(Strict):
     missing_hints: ClassVar[dict[str, str]] = {
         "amount": "the fixed cents per hand each payer pays",
     }
-
-    def rake(self) -> Rake:
-        return Rake(method=self.method, amount_cents=self.amount)
 
 
 def _seats(value: object) -> object:

@@ -1,45 +1,68 @@
-"""The table's configuration: TOML (tomllib), validated whole at start.
+"""The table's configuration: TOML (tomllib), validated whole at start by pydantic models.
 
 Every refusal is one line that names the file and the key: ``table.toml: devices.shuffler.url: ...``.
 Unknown keys are refused, so a typo is never silently ignored. docs/configuration.md documents every
 key with a complete example (which the test suite loads).
+
+The file's shape is the models below (``ConfigFile`` and its sections); checks that span sections (a
+seat count that depends on the banking, paytables that depend on the game, keys shared between devices)
+run once every field is valid. ``TableConfig`` is what the rest of the controller reads.
 """
 
 from __future__ import annotations
 
-import difflib
 import hashlib
-import ipaddress
 import re
 import tomllib
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
-from urllib.parse import parse_qs, urlsplit
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import BeforeValidator, Field, ValidationError, field_validator, model_validator
 
 from controller.errors import UserError
 from controller.journal.chain import canonical_json
+from controller.names import (
+    DESIGNATED_PLAYER,
+    DEVICE_KINDS,
+    GAME_NAMES,
+    HOUSE,
+    DeviceKind,
+    GameName,
+    RakeMethod,
+)
 from controller.passwords import parse_password_hash
-from controller.rules.games import DESIGNATED_PLAYER, GAMES
-from controller.rules.paytables import DEFAULT_PRESET, Paytable, default_paytable, parse_paytable
+from controller.rules.games import GAMES
+from controller.rules.paytables import (
+    DEFAULT_PRESET,
+    Paytable,
+    default_paytable,
+    parse_table_paytable,
+)
+from controller.settings import (
+    KeyRefusal,
+    Rake,
+    Strict,
+    check_seat_count,
+    one_line,
+    rake_method_from_word,
+    refusal,
+    toml_type,
+    unknown_key,
+)
+from drivers.urls import SimUrl, parse_device_url
+from firmware_protocol.constants import DEVICE_KEY_LEN
 
-RAKE_METHODS = ("all_players", "players_not_dp", "dp_only")
-RAKE_METHOD_CODES = {"all_players": "i", "players_not_dp": "ii", "dp_only": "iii"}  # RULES.md (i)-(iii)
-DEVICE_KINDS = ("shuffler", "bet_sensors", "dealer_display")
 ROLES = ("viewer", "supervisor", "manager")
-DEVICE_KEY_BYTES = 32  # firmware_protocol.constants.DEVICE_KEY_LEN: HMAC-SHA256 device keys
+DEVICE_KEY_BYTES = DEVICE_KEY_LEN  # HMAC-SHA256 device keys (docs/protocol.md §6)
 MAX_AMOUNT_CENTS = 100_000_000_00  # a million in units: no table limit comes near; catches extra zeros
 MAX_TIMEOUT_S = 3600.0
 LOG_LEVELS = ("debug", "info", "warning", "error")
 LOG_FORMATS = ("auto", "json", "console")
 
-# URL schemes a device may use (docs/devices.md describes the transports).
-DEVICE_URL_SCHEMES = ("serial", "socket", "usb", "sim", "sim+pty", "sim+tcp", "sim+usb")
 _TABLE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.]{0,31}$")  # no '-': it separates round id parts
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 _USER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
-_USB_ID = re.compile(r"^[0-9A-Fa-f]{4}$")
 
 # Group commit (controller/daemon.py): journal entries that release no command (a card dealt, chips
 # moved) may wait this long to share one fsync. 2 ms keeps the event-to-commit p99 well under 10 ms.
@@ -86,42 +109,224 @@ bind = "127.0.0.1:8080"
 """
 
 
-@dataclass(frozen=True, slots=True)
-class Banking:
-    mode: Literal["house", "designated-player"]
+# --- field types: each refuses in the words the operator reads -------------------------------------------
+def _choice(choices: tuple[str, ...]) -> BeforeValidator:
+    def check(value: object) -> object:
+        if not isinstance(value, str):
+            raise refusal(f"must be a string, not {toml_type(value)}")
+        if value not in choices:
+            raise refusal(f"{value!r} is not one of: {', '.join(choices)}{_hint(value, choices)}")
+        return value
+
+    return BeforeValidator(check)
+
+
+def _hint(value: str, choices: tuple[str, ...]) -> str:
+    text = unknown_key(value, choices)
+    return text[len("unknown key") :] if "did you mean" in text else ""
+
+
+def _whole(minimum: int, maximum: int, *, cents: bool = False) -> BeforeValidator:
+    def check(value: object) -> object:
+        if isinstance(value, bool) or not isinstance(value, int):
+            unit = " (amounts are whole cents)" if cents else ""
+            raise refusal(f"must be a whole number, not {toml_type(value)} {value!r}{unit}")
+        if not minimum <= value <= maximum:
+            raise refusal(f"{value} is out of range {minimum}..{maximum}")
+        return value
+
+    return BeforeValidator(check)
+
+
+def _seconds(value: object) -> object:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise refusal(f"must be a number of seconds, not {toml_type(value)}")
+    if not 0 < value <= MAX_TIMEOUT_S:
+        raise refusal(f"{value} is out of range: more than 0 and at most {MAX_TIMEOUT_S:g} seconds")
+    return float(value)
+
+
+Cents = Annotated[int, _whole(1, MAX_AMOUNT_CENTS, cents=True)]
+Seconds = Annotated[float, BeforeValidator(_seconds)]
+
+
+# --- the file's sections -----------------------------------------------------------------------------------
+class TableSection(Strict):
+    id: str
+    game: Annotated[GameName, _choice(GAME_NAMES)]
+    seats: Annotated[int, _whole(0, 1000)] | None = None  # the range depends on the banking: checked below
+
+    missing_hints: ClassVar[dict[str, str]] = {"game": f"one of: {', '.join(GAME_NAMES)}"}
+
+    @field_validator("id", mode="after")
+    @classmethod
+    def _id(cls, value: str) -> str:
+        if not _TABLE_ID.match(value):
+            raise refusal(f"{value!r}: 1 to 32 letters, digits, '_' or '.', starting with a letter or digit")
+        return value
+
+
+class Banking(Strict):
+    mode: Annotated[Literal["house", "designated-player"], _choice((HOUSE, DESIGNATED_PLAYER))] = "house"
     house_banks_when_nobody_accepts: bool = False  # designated-player: may the house bank the round?
 
-
-@dataclass(frozen=True, slots=True)
-class Limits:
-    min_ante_cents: int
-    max_ante_cents: int
-    aggregate_bonus_cap_cents: int | None = None  # designated-player: the most bonus wins pay per round
-
-
-@dataclass(frozen=True, slots=True)
-class Rake:
-    method: Literal["all_players", "players_not_dp", "dp_only"]
-    amount_cents: int
+    @model_validator(mode="after")
+    def _house_banks(self) -> Banking:
+        if self.house_banks_when_nobody_accepts and self.mode != DESIGNATED_PLAYER:
+            raise KeyRefusal(
+                "banking.house_banks_when_nobody_accepts",
+                "only a designated-player table has a bank to accept",
+            )
+        return self
 
 
-@dataclass(frozen=True, slots=True)
-class Timeouts:
-    decision_s: float  # a seat that has not acted by then has folded (walk-away); Chase: checks
-    dp_offer_s: float  # designated-player: how long the button's player has to accept the bank
-    deal_s: float = 30.0  # a shoe silent this long mid-deal: the incomplete hands are dead (a miscount)
+class Limits(Strict):
+    min_ante_cents: Cents
+    max_ante_cents: Cents
+    aggregate_bonus_cap_cents: Cents | None = None  # designated-player: the most bonus wins pay per round
+
+    @model_validator(mode="after")
+    def _order(self) -> Limits:
+        if self.max_ante_cents < self.min_ante_cents:
+            raise KeyRefusal(
+                "limits.max_ante_cents",
+                f"{self.max_ante_cents} is below min_ante_cents {self.min_ante_cents}",
+            )
+        return self
 
 
+class RakeSection(Strict):
+    method: Annotated[RakeMethod, BeforeValidator(rake_method_from_word)]
+    amount_cents: Annotated[int, _whole(0, MAX_AMOUNT_CENTS, cents=True)]
+
+
+class Timeouts(Strict):
+    decision_s: Seconds = 30.0  # a seat that has not acted by then has folded (walk-away); Chase: checks
+    dp_offer_s: Seconds | None = None  # designated-player: the button's player's time to accept (15 s)
+    deal_s: Seconds = 30.0  # a shoe silent this long mid-deal: the incomplete hands are dead (a miscount)
+
+
+class JournalSection(Strict):
+    path: str = "var/journal.sqlite"
+    commit_delay_ms: Annotated[int, _whole(0, MAX_COMMIT_DELAY_MS)] = DEFAULT_COMMIT_DELAY_MS
+
+    @field_validator("path", mode="after")
+    @classmethod
+    def _path(cls, value: str) -> str:
+        if not value.strip():
+            raise refusal("empty")
+        return value
+
+
+class DeviceSection(Strict):
+    kind: Annotated[DeviceKind, _choice(DEVICE_KINDS)]
+    url: str
+    key: Any = None  # 64 hex digits (a string), read below with key_file's
+    key_file: Any = None
+
+    @field_validator("url", mode="after")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        if _relative_device_path(value):
+            return value  # taken from the file's directory, then parsed (_devices)
+        try:
+            parse_device_url(value)
+        except ValueError as error:
+            raise refusal(str(error)) from None
+        return value
+
+
+class PanelUserSection(Strict):
+    name: str
+    role: Annotated[Literal["viewer", "supervisor", "manager"], _choice(ROLES)]
+    password_hash: str
+
+    @field_validator("name", mode="after")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if not _USER_NAME.match(value):
+            raise refusal(f"{value!r}: 1 to 64 letters, digits or . _ @ -")
+        return value
+
+    @field_validator("password_hash", mode="after")
+    @classmethod
+    def _hash(cls, value: str) -> str:
+        try:
+            parse_password_hash(value)
+        except ValueError as error:
+            raise refusal(str(error)) from None
+        return value
+
+
+def _users(value: object) -> object:
+    if not isinstance(value, list):
+        raise refusal("must be an array of tables ([[panel.users]])")
+    return value
+
+
+class PanelSection(Strict):
+    bind: str = "127.0.0.1:8080"
+    users: Annotated[list[PanelUserSection], BeforeValidator(_users)] = Field(default_factory=list)
+
+    @field_validator("bind", mode="after")
+    @classmethod
+    def _bind(cls, value: str) -> str:
+        host, _, port_text = value.rpartition(":")
+        if not host.strip("[]") or not port_text.isdigit() or not 1 <= int(port_text) <= 65535:
+            raise refusal(f"{value!r} is not HOST:PORT with a port from 1 to 65535")
+        return value
+
+    @model_validator(mode="after")
+    def _unique(self) -> PanelSection:
+        seen: set[str] = set()
+        for index, user in enumerate(self.users):
+            if user.name in seen:
+                raise KeyRefusal(f"panel.users[{index}].name", f"{user.name!r} appears twice")
+            seen.add(user.name)
+        return self
+
+
+class Logging(Strict):
+    level: Annotated[str, _choice(LOG_LEVELS)] = "info"
+    format: Annotated[str, _choice(LOG_FORMATS)] = "auto"  # auto: JSON lines unless stderr is a terminal
+
+
+def _device_name(value: object) -> object:
+    if isinstance(value, str) and not _NAME.match(value):
+        raise refusal("a device name is 1 to 32 of a-z, 0-9 and '_', starting with a letter")
+    return value
+
+
+class ConfigFile(Strict):
+    """The whole file, section by section, in the order they are checked."""
+
+    table: TableSection
+    banking: Banking = Banking()
+    limits: Limits
+    paytables: dict[str, Any] = Field(default_factory=dict)  # per wager: checked with the game below
+    rake: RakeSection | None = None
+    timeouts: Timeouts = Timeouts()
+    devices: dict[Annotated[str, BeforeValidator(_device_name)], DeviceSection]
+    journal: JournalSection = JournalSection()
+    panel: PanelSection = PanelSection()
+    logging: Logging = Logging()
+
+    missing_hints: ClassVar[dict[str, str]] = {
+        name: f"a table like [{name}]" for name in ("table", "limits", "devices")
+    }
+
+
+# --- what the controller reads ----------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class Device:
     name: str
-    kind: Literal["shuffler", "bet_sensors", "dealer_display"]
+    kind: DeviceKind
     url: str
     key: bytes | None = field(repr=False)  # None: a simulated device; the daemon makes a key per run
 
     @property
     def simulated(self) -> bool:
-        return self.url.startswith("sim")
+        return isinstance(parse_device_url(self.url), SimUrl)
 
     def to_json(self) -> dict[str, Any]:
         # The key itself never leaves: a fingerprint is enough to tell two configurations apart.
@@ -144,12 +349,6 @@ class Panel:
 
 
 @dataclass(frozen=True, slots=True)
-class Logging:
-    level: str = "info"
-    format: str = "auto"  # auto: JSON lines unless standard error is a terminal
-
-
-@dataclass(frozen=True, slots=True)
 class TableConfig:
     source: str  # the file name, or "<default>"
     table_id: str
@@ -159,7 +358,7 @@ class TableConfig:
     limits: Limits
     paytables: dict[str, Paytable]  # every bonus wager of the game, preset or custom
     rake: Rake | None
-    timeouts: Timeouts
+    timeouts: ResolvedTimeouts
     devices: dict[str, Device]
     journal_path: Path
     panel: Panel
@@ -169,6 +368,11 @@ class TableConfig:
 
     def to_json(self) -> dict[str, Any]:
         """The effective configuration, secrets reduced to fingerprints (hashed for config_digest)."""
+        paytables: dict[str, Any] = {}
+        for wager, table in self.paytables.items():
+            paytables[wager] = {"name": table.name, "lines": table.to_json()}
+            if table.allow_inverted:  # only when set, so the digest of every other file is unchanged
+                paytables[wager]["allow_inverted"] = True
         return {
             "table_id": self.table_id,
             "game": self.game,
@@ -182,13 +386,10 @@ class TableConfig:
                 "max_ante_cents": self.limits.max_ante_cents,
                 "aggregate_bonus_cap_cents": self.limits.aggregate_bonus_cap_cents,
             },
-            "paytables": {
-                wager: {"name": table.name, "lines": table.to_json()}
-                for wager, table in self.paytables.items()
-            },
+            "paytables": paytables,
             "rake": None
             if self.rake is None
-            else {"method": self.rake.method, "amount_cents": self.rake.amount_cents},
+            else {"method": self.rake.method.word, "amount_cents": self.rake.amount_cents},
             "timeouts": {
                 "decision_s": self.timeouts.decision_s,
                 "dp_offer_s": self.timeouts.dp_offer_s,
@@ -221,11 +422,11 @@ class TableConfig:
         designated-player table that is the fallback round, played on the house presets, unraked."""
         base: dict[str, Any] = {"game": self.game}
         if dp_seat is not None:
-            if self.banking.mode != "designated-player":
+            if self.banking.mode != DESIGNATED_PLAYER:
                 raise ValueError(f"table {self.table_id} is house-banked: no designated player")
             if dp_funds_cents is None:
                 raise ValueError("a designated player banks with funds")
-            banking: dict[str, Any] = {"mode": "designated-player", "seat": dp_seat, "funds": dp_funds_cents}
+            banking: dict[str, Any] = {"mode": DESIGNATED_PLAYER, "seat": dp_seat, "funds": dp_funds_cents}
             if self.limits.aggregate_bonus_cap_cents is not None:
                 banking["bonus_cap"] = self.limits.aggregate_bonus_cap_cents
             base["banking"] = banking
@@ -234,16 +435,14 @@ class TableConfig:
             if rake is not None:
                 base["rake"] = rake
             return base
-        base["banking"] = {"mode": "house"}
-        if self.banking.mode == "house":
+        base["banking"] = {"mode": HOUSE}
+        if self.banking.mode == HOUSE:
             base["paytables"] = self.paytables_json()
         return base
 
     def rake_json(self) -> dict[str, Any] | None:
         """The rake in the settle input shape (``{"method": "i", "amount": CENTS}``), or None."""
-        if self.rake is None:
-            return None
-        return {"method": RAKE_METHOD_CODES[self.rake.method], "amount": self.rake.amount_cents}
+        return None if self.rake is None else self.rake.to_settle()
 
     def paytables_json(self) -> dict[str, Any]:
         """The paytables in the settle input shape: a preset's name, or a custom table's lines."""
@@ -251,6 +450,18 @@ class TableConfig:
             wager: table.name if table.name != "custom" else table.to_json()
             for wager, table in self.paytables.items()
         }
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedTimeouts:
+    """The ``[timeouts]`` with every default filled in."""
+
+    decision_s: float
+    dp_offer_s: float
+    deal_s: float
+
+
+DEFAULT_DP_OFFER_S = 15.0
 
 
 class ConfigError(UserError):
@@ -278,401 +489,192 @@ def parse_config(text: str, *, source: str, base_dir: Path) -> TableConfig:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{source}: not valid TOML: {error}") from None
-    return _Parser(source, base_dir).parse(document)
-
-
-class _Section:
-    """One TOML table being read: remembers the keys taken, so the leftovers can be refused."""
-
-    def __init__(self, parser: _Parser, path: str, values: Mapping[str, Any]) -> None:
-        self.parser = parser
-        self.path = path
-        self.values = values
-        self.taken: set[str] = set()
-
-    def key(self, name: str) -> str:
-        return f"{self.path}.{name}" if self.path else name
-
-    def error(self, name: str, reason: str) -> ConfigError:
-        return self.parser.error(self.key(name), reason)
-
-    def raw(self, name: str) -> Any:
-        self.taken.add(name)
-        return self.values.get(name)
-
-    def has(self, name: str) -> bool:
-        return name in self.values
-
-    def string(self, name: str, *, default: str | None = None, choices: tuple[str, ...] | None = None) -> str:
-        value = self.raw(name)
-        if value is None:
-            if default is None:
-                raise self.error(name, "missing" + (f" (one of: {', '.join(choices)})" if choices else ""))
-            return default
-        if not isinstance(value, str):
-            raise self.error(name, f"must be a string, not {_toml_type(value)}")
-        if choices is not None and value not in choices:
-            hint = _did_you_mean(value, choices)
-            raise self.error(name, f"{value!r} is not one of: {', '.join(choices)}{hint}")
-        return value
-
-    def integer(self, name: str, *, minimum: int, maximum: int, default: int | None = None) -> int:
-        value = self.raw(name)
-        if value is None:
-            if default is None:
-                raise self.error(name, "missing")
-            return default
-        if isinstance(value, bool) or not isinstance(value, int):
-            unit = " (amounts are whole cents)" if name.endswith("_cents") else ""
-            raise self.error(name, f"must be a whole number, not {_toml_type(value)} {value!r}{unit}")
-        if not minimum <= value <= maximum:
-            why = ""
-            if name == "seats":
-                why = " (one deck serves that many hands and the banker's)"
-            raise self.error(name, f"{value} is out of range {minimum}..{maximum}{why}")
-        return value
-
-    def optional_integer(self, name: str, *, minimum: int, maximum: int) -> int | None:
-        if self.values.get(name) is None:
-            self.taken.add(name)
-            return None
-        return self.integer(name, minimum=minimum, maximum=maximum)
-
-    def seconds(self, name: str, *, default: float) -> float:
-        value = self.raw(name)
-        if value is None:
-            return default
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise self.error(name, f"must be a number of seconds, not {_toml_type(value)}")
-        if not 0 < value <= MAX_TIMEOUT_S:
-            raise self.error(
-                name, f"{value} is out of range: more than 0 and at most {MAX_TIMEOUT_S:g} seconds"
-            )
-        return float(value)
-
-    def boolean(self, name: str, *, default: bool) -> bool:
-        value = self.raw(name)
-        if value is None:
-            return default
-        if not isinstance(value, bool):
-            raise self.error(name, f"must be true or false, not {_toml_type(value)}")
-        return value
-
-    def section(self, name: str, *, required: bool = False) -> _Section:
-        value = self.raw(name)
-        if value is None:
-            if required:
-                raise self.error(name, "missing (a table like [" + self.key(name) + "])")
-            value = {}
-        if not isinstance(value, dict):
-            raise self.error(name, f"must be a table, not {_toml_type(value)}")
-        return _Section(self.parser, self.key(name), value)
-
-    def done(self, known: tuple[str, ...] | None = None) -> None:
-        """Refuse every key that was not read: a typo must not be silently ignored."""
-        for name in self.values:
-            if name not in self.taken:
-                choices = tuple(known) if known is not None else tuple(sorted(self.taken))
-                hint = _did_you_mean(name, choices)
-                known_text = f" (known: {', '.join(choices)})" if choices else ""
-                raise self.error(name, f"unknown key{hint or known_text}")
-
-
-class _Parser:
-    def __init__(self, source: str, base_dir: Path) -> None:
-        self.source = source
-        self.base_dir = base_dir
-
-    def error(self, key: str, reason: str) -> ConfigError:
-        return ConfigError(f"{self.source}: {key}: {reason}")
-
-    def parse(self, document: Mapping[str, Any]) -> TableConfig:
-        root = _Section(self, "", document)
-        table = root.section("table", required=True)
-        table_id = table.string("id")
-        if not _TABLE_ID.match(table_id):
-            raise table.error(
-                "id", f"{table_id!r}: 1 to 32 letters, digits, '_' or '.', starting with a letter or digit"
-            )
-        game = table.string("game", choices=tuple(GAMES))
-        spec = GAMES[game]
-
-        banking_section = root.section("banking")
-        mode = banking_section.string("mode", default="house", choices=("house", "designated-player"))
-        if mode not in spec.banking_modes:
-            raise banking_section.error("mode", f"{game} is house-banked only")
-        house_banks = banking_section.boolean("house_banks_when_nobody_accepts", default=False)
-        if house_banks and mode != DESIGNATED_PLAYER:
-            raise banking_section.error(
-                "house_banks_when_nobody_accepts", "only a designated-player table has a bank to accept"
-            )
-        banking_section.done()
-
-        # The deck serves max_players hands plus the banker's. At a designated-player table the banker
-        # is one of the seats, so it has one seat more, unless the house may bank a round itself.
-        max_seats = spec.max_players + (1 if mode == DESIGNATED_PLAYER and not house_banks else 0)
-        seats = table.integer("seats", minimum=1, maximum=max_seats, default=max_seats)
-        if mode == DESIGNATED_PLAYER and seats < 2:
-            raise table.error("seats", "a designated-player table needs at least 2 seats")
-        table.done()
-        banking = Banking(mode, house_banks)  # type: ignore[arg-type]
-
-        limits_section = root.section("limits", required=True)
-        min_ante = limits_section.integer("min_ante_cents", minimum=1, maximum=MAX_AMOUNT_CENTS)
-        max_ante = limits_section.integer("max_ante_cents", minimum=1, maximum=MAX_AMOUNT_CENTS)
-        if max_ante < min_ante:
-            raise limits_section.error("max_ante_cents", f"{max_ante} is below min_ante_cents {min_ante}")
-        cap = limits_section.optional_integer(
-            "aggregate_bonus_cap_cents", minimum=1, maximum=MAX_AMOUNT_CENTS
-        )
-        if cap is not None and mode != "designated-player":
-            raise limits_section.error(
-                "aggregate_bonus_cap_cents",
-                "the aggregate bonus cap applies to designated-player tables (RULES.md)",
-            )
-        limits_section.done()
-        limits = Limits(min_ante, max_ante, cap)
-
-        paytables = self._paytables(root.section("paytables"), game, mode)
-
-        rake: Rake | None = None
-        if root.has("rake"):
-            rake_section = root.section("rake")
-            if mode != "designated-player":
-                raise self.error("rake", "only a designated-player table takes a rake (RULES.md)")
-            method = rake_section.string("method", choices=RAKE_METHODS)
-            amount = rake_section.integer("amount_cents", minimum=0, maximum=MAX_AMOUNT_CENTS)
-            rake_section.done()
-            rake = Rake(method, amount)  # type: ignore[arg-type]
-        else:
-            root.raw("rake")
-
-        timeouts_section = root.section("timeouts")
-        timeouts = Timeouts(
-            decision_s=timeouts_section.seconds("decision_s", default=30.0),
-            dp_offer_s=timeouts_section.seconds("dp_offer_s", default=15.0),
-            deal_s=timeouts_section.seconds("deal_s", default=30.0),
-        )
-        if timeouts_section.has("dp_offer_s") and mode != "designated-player":
-            raise timeouts_section.error("dp_offer_s", "only a designated-player table offers the bank")
-        timeouts_section.done()
-
-        devices = self._devices(root.section("devices", required=True))
-
-        journal_section = root.section("journal")
-        journal_text = journal_section.string("path", default="var/journal.sqlite")
-        if not journal_text.strip():
-            raise journal_section.error("path", "empty")
-        journal_path = Path(journal_text)
-        if not journal_path.is_absolute():
-            journal_path = self.base_dir / journal_path
-        commit_delay_ms = journal_section.integer(
-            "commit_delay_ms", minimum=0, maximum=MAX_COMMIT_DELAY_MS, default=DEFAULT_COMMIT_DELAY_MS
-        )
-        journal_section.done()
-
-        panel = self._panel(root.section("panel"))
-
-        logging_section = root.section("logging")
-        logging = Logging(
-            level=logging_section.string("level", default="info", choices=LOG_LEVELS),
-            format=logging_section.string("format", default="auto", choices=LOG_FORMATS),
-        )
-        logging_section.done()
-
-        root.done()
-        return TableConfig(
-            source=self.source,
-            table_id=table_id,
-            game=game,
-            seats=seats,
-            banking=banking,
-            limits=limits,
-            paytables=paytables,
-            rake=rake,
-            timeouts=timeouts,
-            devices=devices,
-            journal_path=journal_path,
-            panel=panel,
-            logging=logging,
-            journal_commit_delay_ms=commit_delay_ms,
-        )
-
-    def _paytables(self, section: _Section, game: str, mode: str) -> dict[str, Paytable]:
-        wagers = tuple(wager for (g, m, wager) in DEFAULT_PRESET if g == game and m == mode)
-        if game == "top-flush" and section.has("progressive"):
-            raise section.error(
-                "progressive", "the Progressive wager is not specified yet (RULES.md): refused"
-            )
-        paytables: dict[str, Paytable] = {}
-        for wager in wagers:
-            spec = section.raw(wager)
-            if spec is None:
-                paytables[wager] = default_paytable(game, mode, wager)
-                continue
-            try:
-                paytables[wager] = parse_paytable(spec, field=section.key(wager))
-            except UserError as error:
-                raise ConfigError(f"{self.source}: {error}") from None
-        section.done(wagers)
-        return paytables
-
-    def _devices(self, section: _Section) -> dict[str, Device]:
-        devices: dict[str, Device] = {}
-        for name in section.values:
-            device_section = section.section(name)
-            if not _NAME.match(name):
-                raise section.error(
-                    name, "a device name is 1 to 32 of a-z, 0-9 and '_', starting with a letter"
-                )
-            kind = device_section.string("kind", choices=DEVICE_KINDS)
-            url = device_section.string("url")
-            if "://" not in url and "/" in url and not url.startswith("/"):
-                # A device path relative to this file's directory (docs/configuration.md), not the
-                # directory the table happens to be started from.
-                url = str(self.base_dir / url)
-            self._check_device_url(device_section, url)
-            key = self._device_key(device_section, simulated=url.startswith("sim"))
-            device_section.done(("kind", "url", "key", "key_file"))
-            devices[name] = Device(name, kind, url, key)  # type: ignore[arg-type]
-        for kind in DEVICE_KINDS:
-            count = sum(1 for device in devices.values() if device.kind == kind)
-            if count == 0:
-                raise self.error(
-                    "devices",
-                    f"no {kind} device (every table has a shuffler, bet_sensors and a dealer_display)",
-                )
-            if count > 1 and kind != "bet_sensors":
-                raise self.error("devices", f"{count} {kind} devices; a table has one")
-        return devices
-
-    def _check_device_url(self, section: _Section, url: str) -> None:
-        def bad(reason: str) -> ConfigError:
-            return section.error("url", f"{url!r}: {reason}")
-
-        if url.startswith("/"):
-            return  # a serial device path such as /dev/ttyUSB0 (docs/devices.md)
-        parts = urlsplit(url)
-        if parts.scheme not in DEVICE_URL_SCHEMES or "://" not in url:
-            raise bad(f"the scheme must be one of {', '.join(DEVICE_URL_SCHEMES)} (or a /dev/... path)")
-        query = parse_qs(parts.query, keep_blank_values=True)
-        if parts.scheme == "serial":
-            if not parts.path:
-                raise bad("a serial URL names the port, e.g. serial:///dev/ttyUSB0?baudrate=115200")
-            for baud in query.get("baudrate", []):
-                if not baud.isdigit() or not 300 <= int(baud) <= 4_000_000:
-                    raise bad(f"baudrate {baud!r} is not a rate from 300 to 4000000")
-        elif parts.scheme in ("socket", "sim+tcp"):
-            try:
-                host, port = parts.hostname, parts.port
-            except ValueError as error:
-                raise bad(f"bad port: {error}") from None
-            if not host or port is None:
-                raise bad("a TCP URL is socket://HOST:PORT")
-            if parts.scheme == "sim+tcp" and not _is_loopback(host):
-                raise bad("a simulated device listens on loopback only")
-        elif parts.scheme == "usb":
-            ids = parts.netloc.split(":")
-            if len(ids) != 2 or not all(_USB_ID.match(part) for part in ids):
-                raise bad("a USB URL is usb://VID:PID with 4 hex digits each, e.g. usb://1d50:6018?serial=S1")
-        elif not parts.netloc:
-            raise bad(f"a simulated device URL names it, e.g. {parts.scheme}://shuffler")
-
-    def _device_key(self, section: _Section, *, simulated: bool) -> bytes | None:
-        key_text = section.raw("key")
-        key_file = section.raw("key_file")
-        if key_text is not None and key_file is not None:
-            raise section.error("key_file", "give key or key_file, not both")
-        if key_text is None and key_file is None:
-            if simulated:
-                return None
-            raise section.error(
-                "key", f"missing: a real device needs its {DEVICE_KEY_BYTES}-byte key (key or key_file)"
-            )
-        name = "key" if key_text is not None else "key_file"
-        if key_file is not None:
-            if not isinstance(key_file, str) or not key_file:
-                raise section.error("key_file", "must be a file path")
-            path = Path(key_file)
-            if not path.is_absolute():
-                path = self.base_dir / path
-            try:
-                key_text = path.read_text(encoding="ascii").strip()
-            except (OSError, UnicodeDecodeError) as error:
-                raise section.error("key_file", f"cannot read {path}: {error}") from None
-        if not isinstance(key_text, str):
-            raise section.error(name, f"must be a hex string, not {_toml_type(key_text)}")
-        try:
-            key = bytes.fromhex(key_text)
-        except ValueError:
-            raise section.error(name, "not hex digits") from None
-        if len(key) != DEVICE_KEY_BYTES:
-            raise section.error(
-                name,
-                f"{len(key)} bytes; a device key is {DEVICE_KEY_BYTES} bytes "
-                f"({DEVICE_KEY_BYTES * 2} hex digits)",
-            )
-        if len(set(key)) == 1:
-            raise section.error(
-                name, "every byte the same: not a real key (generate one with `openssl rand -hex 32`)"
-            )
-        return key
-
-    def _panel(self, section: _Section) -> Panel:
-        bind = section.string("bind", default="127.0.0.1:8080")
-        host, _, port_text = bind.rpartition(":")
-        host = host.strip("[]")
-        if not host or not port_text.isdigit() or not 1 <= int(port_text) <= 65535:
-            raise section.error("bind", f"{bind!r} is not HOST:PORT with a port from 1 to 65535")
-        users: list[PanelUser] = []
-        raw_users = section.raw("users")
-        if raw_users is not None:
-            if not isinstance(raw_users, list):
-                raise section.error("users", "must be an array of tables ([[panel.users]])")
-            seen: set[str] = set()
-            for index, raw_user in enumerate(raw_users):
-                key = f"users[{index}]"
-                if not isinstance(raw_user, dict):
-                    raise section.error(key, "must be a table with name, role and password_hash")
-                user = _Section(self, section.key(key), raw_user)
-                name = user.string("name")
-                if not _USER_NAME.match(name):
-                    raise user.error("name", f"{name!r}: 1 to 64 letters, digits or . _ @ -")
-                if name in seen:
-                    raise user.error("name", f"{name!r} appears twice")
-                seen.add(name)
-                role = user.string("role", choices=ROLES)
-                password_hash = user.string("password_hash")
-                try:
-                    parse_password_hash(password_hash)
-                except ValueError as error:
-                    raise user.error("password_hash", str(error)) from None
-                user.done()
-                users.append(PanelUser(name, role, password_hash))  # type: ignore[arg-type]
-        section.done()
-        return Panel(host, int(port_text), tuple(users))
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
     try:
-        return ipaddress.ip_address(host).is_loopback
+        parsed = ConfigFile.model_validate(document)
+        return _assemble(parsed, source=source, base_dir=base_dir)
+    except ValidationError as error:
+        key, reason = one_line(error, ConfigFile)
+        raise ConfigError(f"{source}: {key}: {reason}") from None
+    except KeyRefusal as refused:
+        raise ConfigError(f"{source}: {refused.key}: {refused.reason}") from None
+
+
+def _assemble(parsed: ConfigFile, *, source: str, base_dir: Path) -> TableConfig:
+    """The checks across sections, in the order an operator reads the file, and the TableConfig."""
+    game = parsed.table.game
+    spec = GAMES[game]
+    banking = parsed.banking
+    mode = banking.mode
+    if mode not in spec.banking_modes:
+        raise KeyRefusal("banking.mode", f"{game} is house-banked only")
+    house_may_bank = banking.house_banks_when_nobody_accepts
+    seats = parsed.table.seats
+    if seats is None:  # the most the deck serves
+        seats = 0
+        while check_seat_count(game, mode, seats + 1, house_may_bank=house_may_bank) is None:
+            seats += 1
+    else:
+        why = check_seat_count(game, mode, seats, house_may_bank=house_may_bank)
+        if why is not None:
+            raise KeyRefusal("table.seats", why)
+    if parsed.limits.aggregate_bonus_cap_cents is not None and mode != DESIGNATED_PLAYER:
+        raise KeyRefusal(
+            "limits.aggregate_bonus_cap_cents",
+            "the aggregate bonus cap applies to designated-player tables (RULES.md)",
+        )
+    paytables = _paytables(parsed.paytables, game, mode)
+    rake: Rake | None = None
+    if parsed.rake is not None:
+        if mode != DESIGNATED_PLAYER:
+            raise KeyRefusal("rake", "only a designated-player table takes a rake (RULES.md)")
+        rake = Rake(method=parsed.rake.method, amount_cents=parsed.rake.amount_cents)
+    if parsed.timeouts.dp_offer_s is not None and mode != DESIGNATED_PLAYER:
+        raise KeyRefusal("timeouts.dp_offer_s", "only a designated-player table offers the bank")
+    timeouts = ResolvedTimeouts(
+        decision_s=parsed.timeouts.decision_s,
+        dp_offer_s=parsed.timeouts.dp_offer_s or DEFAULT_DP_OFFER_S,
+        deal_s=parsed.timeouts.deal_s,
+    )
+    devices = _devices(parsed.devices, base_dir)
+    journal_path = Path(parsed.journal.path)
+    if not journal_path.is_absolute():
+        journal_path = base_dir / journal_path
+    host, _, port_text = parsed.panel.bind.rpartition(":")
+    users = tuple(PanelUser(user.name, user.role, user.password_hash) for user in parsed.panel.users)
+    return TableConfig(
+        source=source,
+        table_id=parsed.table.id,
+        game=game,
+        seats=seats,
+        banking=banking,
+        limits=parsed.limits,
+        paytables=paytables,
+        rake=rake,
+        timeouts=timeouts,
+        devices=devices,
+        journal_path=journal_path,
+        panel=Panel(host.strip("[]"), int(port_text), users),
+        logging=parsed.logging,
+        journal_commit_delay_ms=parsed.journal.commit_delay_ms,
+    )
+
+
+def _paytables(raw: dict[str, Any], game: str, mode: str) -> dict[str, Paytable]:
+    wagers = tuple(wager for (g, m, wager) in DEFAULT_PRESET if g == game and m == mode)
+    if game == "top-flush" and "progressive" in raw:
+        raise KeyRefusal(
+            "paytables.progressive", "the Progressive wager is not specified yet (RULES.md): refused"
+        )
+    for wager in raw:
+        if wager not in wagers:
+            raise KeyRefusal(f"paytables.{wager}", unknown_key(wager, wagers))
+    paytables: dict[str, Paytable] = {}
+    for wager in wagers:
+        if wager not in raw:
+            paytables[wager] = default_paytable(game, mode, wager)
+            continue
+        try:
+            paytables[wager] = parse_table_paytable(raw[wager], field=f"paytables.{wager}")
+        except UserError as error:
+            key, _, reason = str(error).partition(": ")
+            raise KeyRefusal(key, reason) from None
+    return paytables
+
+
+def _relative_device_path(url: str) -> bool:
+    """``devices/shuffler``: a device path relative to the configuration file (not a URL, not absolute)."""
+    return "://" not in url and "/" in url and not url.startswith("/")
+
+
+def _devices(sections: dict[str, DeviceSection], base_dir: Path) -> dict[str, Device]:
+    devices: dict[str, Device] = {}
+    owner_of_key: dict[bytes, str] = {}
+    for name, section in sections.items():
+        url = section.url
+        if _relative_device_path(url):
+            # A device path relative to this file's directory (docs/configuration.md), not the
+            # directory the table happens to be started from.
+            url = str(base_dir / url)
+        simulated = isinstance(parse_device_url(url), SimUrl)
+        key = _device_key(f"devices.{name}", section, base_dir, simulated=simulated)
+        if key is not None:
+            # docs/devices.md: keys are never shared. A shared key lets one device pass for another.
+            other = owner_of_key.get(key)
+            if other is not None:
+                field_name = "key" if section.key is not None else "key_file"
+                raise KeyRefusal(
+                    f"devices.{name}.{field_name}",
+                    f"the same key as devices.{other}: every device has its own key "
+                    "(generate one per device with `openssl rand -hex 32`)",
+                )
+            owner_of_key[key] = name
+        devices[name] = Device(name, section.kind, url, key)
+    for kind in DEVICE_KINDS:
+        count = sum(1 for device in devices.values() if device.kind == kind)
+        if count == 0:
+            raise KeyRefusal(
+                "devices", f"no {kind} device (every table has a shuffler, bet_sensors and a dealer_display)"
+            )
+        if count > 1 and kind != "bet_sensors":
+            raise KeyRefusal("devices", f"{count} {kind} devices; a table has one")
+    return devices
+
+
+def _device_key(where: str, section: DeviceSection, base_dir: Path, *, simulated: bool) -> bytes | None:
+    key_text, key_file = section.key, section.key_file
+    if key_text is not None and key_file is not None:
+        raise KeyRefusal(f"{where}.key_file", "give key or key_file, not both")
+    if key_text is None and key_file is None:
+        if simulated:
+            return None
+        raise KeyRefusal(
+            f"{where}.key", f"missing: a real device needs its {DEVICE_KEY_BYTES}-byte key (key or key_file)"
+        )
+    name = "key" if key_text is not None else "key_file"
+    if key_file is not None:
+        if not isinstance(key_file, str) or not key_file:
+            raise KeyRefusal(f"{where}.key_file", "must be a file path")
+        path = Path(key_file)
+        if not path.is_absolute():
+            path = base_dir / path
+        try:
+            key_text = path.read_text(encoding="ascii").strip()
+        except (OSError, UnicodeDecodeError) as error:
+            raise KeyRefusal(f"{where}.key_file", f"cannot read {path}: {error}") from None
+    if not isinstance(key_text, str):
+        raise KeyRefusal(f"{where}.{name}", f"must be a hex string, not {toml_type(key_text)}")
+    try:
+        key = bytes.fromhex(key_text)
     except ValueError:
-        return False
+        raise KeyRefusal(f"{where}.{name}", "not hex digits") from None
+    if len(key) != DEVICE_KEY_BYTES:
+        raise KeyRefusal(
+            f"{where}.{name}",
+            f"{len(key)} bytes; a device key is {DEVICE_KEY_BYTES} bytes ({DEVICE_KEY_BYTES * 2} hex digits)",
+        )
+    if len(set(key)) == 1:
+        raise KeyRefusal(
+            f"{where}.{name}",
+            "every byte the same: not a real key (generate one with `openssl rand -hex 32`)",
+        )
+    return key
 
 
-def _did_you_mean(value: str, choices: tuple[str, ...]) -> str:
-    close = difflib.get_close_matches(value, choices, n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
-
-
-def _toml_type(value: object) -> str:
-    return {
-        bool: "a boolean",
-        int: "an integer",
-        float: "a float",
-        str: "a string",
-        list: "an array",
-        dict: "a table",
-    }.get(type(value), type(value).__name__)
+__all__ = [
+    "DEFAULT_COMMIT_DELAY_MS",
+    "DEFAULT_CONFIG_NAME",
+    "DEFAULT_CONFIG_TOML",
+    "Banking",
+    "ConfigError",
+    "ConfigFile",
+    "Device",
+    "Limits",
+    "Logging",
+    "Panel",
+    "PanelUser",
+    "Rake",
+    "ResolvedTimeouts",
+    "TableConfig",
+    "load_config",
+    "parse_config",
+]

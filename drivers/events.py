@@ -22,14 +22,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-DEALER_POSITION = 0
-COMMUNITY_POSITION = 15
-MAX_SEAT = 7
-
-ShufflerFaultKind = Literal["jam", "misread", "card_count", "door_open", "red_light", "other"]
-LampColour = Literal["off", "green", "amber", "red", "blue", "white"]
-DealerKeyName = Literal["next", "confirm", "fold_seat", "dp_waives", "call_floor", "void_request"]
-SpotLampColour = Literal["off", "win", "lose", "push"]
+# The positions, seats and enumerations are the wire's (firmware_protocol.messages): one definition.
+from firmware_protocol.messages import COMMUNITY_POSITION as COMMUNITY_POSITION  # noqa: PLC0414  (re-exported)
+from firmware_protocol.messages import DEALER_POSITION as DEALER_POSITION  # noqa: PLC0414  (re-exported)
+from firmware_protocol.messages import MAX_SEAT as MAX_SEAT  # noqa: PLC0414  (re-exported)
+from firmware_protocol.messages import DealerKeyName as DealerKeyName  # noqa: PLC0414
+from firmware_protocol.messages import LampColour as LampColour  # noqa: PLC0414
+from firmware_protocol.messages import ShufflerFaultKind as ShufflerFaultKind  # noqa: PLC0414
+from firmware_protocol.messages import SpotLampColour as SpotLampColour  # noqa: PLC0414
 
 
 # --- device health (every device) -------------------------------------------------------------

@@ -43,7 +43,6 @@ from drivers.events import (
     DomainEvent,
     SecurityEvent,
 )
-from drivers.identity import device_id_for_key
 from drivers.transports import SimConnector, Transport, TransportClosed, TransportError, make_transport
 from firmware_protocol import (
     PROTOCOL_V2,
@@ -64,6 +63,7 @@ from firmware_protocol import (
     StatusReport,
 )
 from firmware_protocol.constants import DEFAULT_WINDOW
+from firmware_protocol.crypto import device_id_for_key
 from firmware_protocol.runner import LinkRunner, LinkTiming
 
 log = structlog.get_logger("drivers")

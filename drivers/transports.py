@@ -1,4 +1,4 @@
-"""Byte transports for the drivers, one for each form of device URL.
+"""Byte transports for the drivers, one for each form of device URL (parsed by drivers/urls.py).
 
 - a serial device path (``/dev/ttyUSB0``, ``/dev/serial/by-id/...``, a pty's ``/dev/pts/N``) or
   ``serial:///dev/ttyUSB0?baudrate=115200``: pyserial-asyncio-fast (the port's fd is watched by the
@@ -16,20 +16,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
 import socket
 from abc import ABC, abstractmethod
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any, Protocol
-from urllib.parse import parse_qs, urlsplit
 
 import serial
 import serial_asyncio_fast
 import usb.core
 import usb.util
 
-DEFAULT_BAUDRATE = 115_200
+from drivers.urls import SerialUrl, SimUrl, SocketUrl, UsbUrl, parse_device_url
+
 USB_READ_TIMEOUT_MS = 100  # how long one blocking bulk read may hold its worker before close is noticed
 USB_WRITE_TIMEOUT_MS = 1000
 USB_READ_SIZE_BYTES = 4096
@@ -78,84 +76,6 @@ class Transport(ABC):
         """Close and release everything; safe to call twice or on a transport never opened."""
 
 
-# --- the URL forms -------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class SerialUrl:
-    path: str
-    baudrate: int
-
-
-@dataclass(frozen=True, slots=True)
-class SocketUrl:
-    host: str
-    port: int
-
-
-@dataclass(frozen=True, slots=True)
-class UsbUrl:
-    vendor_id: int
-    product_id: int
-    serial_number: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class SimUrl:
-    name: str
-
-
-DeviceUrl = SerialUrl | SocketUrl | UsbUrl | SimUrl
-_HEX4 = re.compile(r"^[0-9a-fA-F]{4}$")
-
-
-def parse_device_url(url: str) -> DeviceUrl:
-    """Parse a device URL; ValueError with a one-line reason when it is not one."""
-    if not url:
-        raise ValueError("device url is empty")
-    if url.startswith("/") or re.match(r"^COM\d+$", url):
-        return SerialUrl(url, DEFAULT_BAUDRATE)
-    parts = urlsplit(url)
-    query = parse_qs(parts.query)
-
-    def one(name: str) -> str | None:
-        values = query.get(name)
-        return values[-1] if values else None
-
-    if parts.scheme == "serial":
-        path = parts.path
-        if not path:
-            raise ValueError(f"device url {url!r}: serial:// needs a device path, e.g. serial:///dev/ttyUSB0")
-        baud_text = one("baudrate")
-        try:
-            baudrate = int(baud_text) if baud_text is not None else DEFAULT_BAUDRATE
-        except ValueError:
-            raise ValueError(f"device url {url!r}: baudrate {baud_text!r} is not a whole number") from None
-        if baudrate <= 0:
-            raise ValueError(f"device url {url!r}: baudrate must be positive")
-        return SerialUrl(path, baudrate)
-    if parts.scheme == "socket":
-        try:
-            port = parts.port
-        except ValueError:
-            port = None
-        if not parts.hostname or port is None or port == 0:
-            raise ValueError(f"device url {url!r}: socket:// needs host:port, e.g. socket://127.0.0.1:7001")
-        return SocketUrl(parts.hostname, port)
-    if parts.scheme == "usb":
-        ids = parts.netloc.split(":")
-        if len(ids) != 2 or not all(_HEX4.match(part) for part in ids):
-            raise ValueError(
-                f"device url {url!r}: usb:// needs VID:PID as 4 hex digits each, e.g. usb://1d50:6018"
-            )
-        return UsbUrl(int(ids[0], 16), int(ids[1], 16), one("serial"))
-    if parts.scheme == "sim":
-        if not parts.netloc:
-            raise ValueError(f"device url {url!r}: sim:// needs a device name, e.g. sim://shuffler")
-        return SimUrl(parts.netloc)
-    raise ValueError(
-        f"device url {url!r}: unknown scheme {parts.scheme!r} (use a path, serial://, socket://, usb://, sim://)"
-    )
-
-
 def make_transport(url: str, *, usb_backend: Any = None, sim_hub: SimConnector | None = None) -> Transport:
     """The transport for ``url``. ``usb_backend`` is a pyusb backend (None: libusb's)."""
     parsed = parse_device_url(url)
@@ -165,8 +85,12 @@ def make_transport(url: str, *, usb_backend: Any = None, sim_hub: SimConnector |
         return SocketTransport(url, parsed)
     if isinstance(parsed, UsbUrl):
         return UsbTransport(url, parsed, backend=usb_backend)
+    if parsed.transport != "sim":
+        raise ValueError(
+            f"{url!r}: the simulator serves this device; its driver opens the URL the simulator serves"
+        )
     if sim_hub is None:
-        raise ValueError(f"device url {url!r}: sim:// is only for in-process simulations (no sim hub given)")
+        raise ValueError(f"{url!r}: sim:// is only for in-process simulations (no sim hub given)")
     return SimTransport(url, parsed, sim_hub)
 
 

@@ -13,6 +13,9 @@ from firmware_protocol.constants import DEVICE_KEY_LEN, KDF_INFO_PREFIX, NONCE_L
 
 _SHA256_BLOCK_LEN = 64
 
+DEVICE_ID_INFO = b"flushtable/1 device id"
+"""What device_id_for_key hashes before the key (docs/devices.md, "Keys and ids")."""
+
 
 class _KeyedSha256:
     """HMAC-SHA256 (RFC 2104) with the key's inner and outer hash states computed once.
@@ -76,3 +79,12 @@ def check_device_key(key: bytes, *, what: str = "device key") -> bytes:
     if not isinstance(key, bytes) or len(key) != DEVICE_KEY_LEN:
         raise ValueError(f"{what} must be {DEVICE_KEY_LEN} bytes ({DEVICE_KEY_LEN * 2} hex digits)")
     return key
+
+
+def device_id_for_key(key: bytes) -> int:
+    """The device_id of a device provisioned with ``key`` and no explicit id (docs/devices.md, "Keys and
+    ids"): the first four bytes, big-endian, of SHA-256(DEVICE_ID_INFO || key), or 1 if those are zero.
+    Both ends use this one function: the controller's drivers to address a device, the simulated
+    firmware (and a device maker) to provision it."""
+    value = int.from_bytes(hashlib.sha256(DEVICE_ID_INFO + key).digest()[:4], "big")
+    return value or 1

@@ -20,7 +20,6 @@ may add to ``status_report`` (the shoe reports its deal there).
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import random
 import secrets
 from collections import deque
@@ -45,24 +44,17 @@ from firmware_protocol import (
     StatusReport,
 )
 from firmware_protocol.constants import DEFAULT_WINDOW, MAX_SEND_QUEUE
+from firmware_protocol.crypto import device_id_for_key
 from firmware_protocol.messages import DeviceKind, DeviceState, LampColour
 from firmware_protocol.runner import LinkRunner, LinkTiming
 from sim_devices.ports import DevicePort
 
-__all__ = ["LinkTiming", "SimulatedDevice", "device_id_for_key"]
+__all__ = ["LinkTiming", "SimulatedDevice"]
 
 # How many application messages the firmware lets the link hold (queued + in flight) at once; the rest
 # wait in the outbox. Under the link's MAX_SEND_QUEUE, so send() is never refused.
 LINK_QUEUE_MESSAGES = MAX_SEND_QUEUE // 2
-DEVICE_ID_INFO = b"flushtable/1 device id"
 _LAMP_FOR_STATE: dict[DeviceState, LampColour] = {"ready": "green", "busy": "amber", "fault": "red"}
-
-
-def device_id_for_key(key: bytes) -> int:
-    """The device_id a device provisioned with ``key`` and no explicit id uses (docs/devices.md;
-    drivers.identity derives the same, and tests/sim/test_firmware.py checks they agree)."""
-    value = int.from_bytes(hashlib.sha256(DEVICE_ID_INFO + key).digest()[:4], "big")
-    return value or 1
 
 
 @dataclass(slots=True)

@@ -20,8 +20,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
-from urllib.parse import urlsplit
 
+from firmware_protocol.messages import DEVICE_KINDS
 from sim_devices.bet_sensors import SimulatedBetSensors
 from sim_devices.dealer_display import SimulatedDealerDisplay
 from sim_devices.firmware import LinkTiming, SimulatedDevice
@@ -51,12 +51,17 @@ def default_specs() -> list[SimDeviceSpec]:
 
 @dataclass(frozen=True, slots=True)
 class ConfiguredDevice:
-    """What ``flushtable sim`` needs of a configured device (controller.config's Device has these)."""
+    """What ``flushtable sim`` needs of a configured device. The controller parses the URL (its one
+    parser, drivers/urls.py) and says how a simulated device is served: ``transport`` "pty", "tcp"
+    (on ``tcp_port``), "usb" or "sim" (in-process): sim_devices.table's TransportKind; None for a real
+    device."""
 
     name: str
     kind: str
     url: str
     key: bytes | None
+    transport: str | None = None
+    tcp_port: int | None = None
 
 
 def specs_from_devices(
@@ -65,30 +70,23 @@ def specs_from_devices(
     """The simulated devices of a configuration; ValueError naming the device and the reason."""
     specs: list[SimDeviceSpec] = []
     for device in devices:
-        parts = urlsplit(device.url)
-        if not parts.scheme.startswith("sim"):
+        if device.transport is None:
             continue  # a real device: nothing to simulate
-        if device.kind not in ("shuffler", "bet_sensors", "dealer_display"):
+        if device.kind not in DEVICE_KINDS:
             raise ValueError(f"devices.{device.name}.kind: {device.kind!r} is not a device kind")
-        kind: DeviceKindName = device.kind  # type: ignore[assignment]
+        kind: DeviceKindName = device.kind
         key = device.key if device.key is not None else secrets.token_bytes(32)
-        if parts.scheme == "sim+pty":
+        if device.transport == "pty":
             specs.append(SimDeviceSpec(device.name, kind, key, transport="pty", seats=seats))
-        elif parts.scheme == "sim+tcp":
-            try:
-                port = parts.port
-            except ValueError:
-                port = None
-            if parts.hostname not in ("127.0.0.1", "localhost", "::1") or port is None:
-                raise ValueError(
-                    f"devices.{device.name}.url: {device.url!r}: "
-                    "a simulated TCP device listens on 127.0.0.1:PORT"
-                )
-            specs.append(SimDeviceSpec(device.name, kind, key, transport="tcp", tcp_port=port, seats=seats))
+        elif device.transport == "tcp" and device.tcp_port is not None:
+            specs.append(
+                SimDeviceSpec(device.name, kind, key, transport="tcp", tcp_port=device.tcp_port, seats=seats)
+            )
         else:
             raise ValueError(
                 f"devices.{device.name}.url: {device.url!r}: only the daemon itself can host "
-                f"{parts.scheme}:// devices (in its own process); flushtable sim serves sim+pty:// and sim+tcp://"
+                f"{device.url.partition('://')[0]}:// devices (in its own process); "
+                "flushtable sim serves sim+pty:// and sim+tcp://"
             )
     if not specs:
         raise ValueError("devices: no simulated device (sim+pty:// or sim+tcp://) in the configuration")

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from firmware_protocol.messages import DeviceKind
 from sim_devices.bet_sensors import SimulatedBetSensors
 from sim_devices.dealer_display import SimulatedDealerDisplay
 from sim_devices.firmware import LinkTiming, SimulatedDevice
@@ -21,7 +22,7 @@ from sim_devices.shuffler import SimulatedShuffler
 from sim_devices.usb import UsbPort, VirtualUsbBackend
 
 TransportKind = Literal["pty", "tcp", "usb", "sim"]
-DeviceKindName = Literal["shuffler", "bet_sensors", "dealer_display"]
+DeviceKindName = DeviceKind  # the wire's device kinds (firmware_protocol.messages)
 TRANSPORT_KINDS: tuple[TransportKind, ...] = ("pty", "tcp", "usb", "sim")
 # pid.codes' test VID/PIDs: for simulations only, never for a product.
 SIM_USB_VENDOR_ID = 0x1209

@@ -15,10 +15,11 @@ from typing import Any
 
 from controller.errors import UserError
 from controller.gamemath.cache import CACHE_ENV, cached_par_sheet, default_cache_dir
-from controller.gamemath.parsheet import BANKING_MODES, build_request
+from controller.gamemath.parsheet import build_request
 from controller.gamemath.progress import ProgressPrinter
+from controller.names import BANKING_MODES
 from controller.rules.games import GAME_SHORT_NAMES, parse_game_name
-from controller.rules.paytables import Paytable, parse_paytable
+from controller.rules.paytables import Paytable, parse_table_paytable
 
 NAME = "math"
 HELP = "print a game's exact par sheet: house edge, optimal strategy, side bets (exact, never simulated)"
@@ -27,11 +28,16 @@ HELP = "print a game's exact par sheet: house edge, optimal strategy, side bets 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--game",
-        required=True,
-        help=f"the game: {', '.join(f'{full} ({short})' for short, full in GAME_SHORT_NAMES.items())}",
+        help="the game (or --config): "
+        + ", ".join(f"{full} ({short})" for short, full in GAME_SHORT_NAMES.items()),
     )
     parser.add_argument(
-        "--banking", default="house", choices=BANKING_MODES, help="banking mode (default: house)"
+        "--banking", choices=BANKING_MODES, help="banking mode (default: house, or --config's)"
+    )
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help="the par sheet of a configured table: its game, banking and paytables (--paytable overrides)",
     )
     parser.add_argument(
         "--paytable",
@@ -68,7 +74,7 @@ def parse_paytable_options(options: list[str]) -> dict[str, Paytable]:
                 spec = json.loads(spec_text)
             except json.JSONDecodeError as error:
                 raise UserError(f"--paytable {wager}: not valid JSON ({error.msg})") from None
-        tables[wager] = parse_paytable(spec, field=f"--paytable {wager}")
+        tables[wager] = parse_table_paytable(spec, field=f"--paytable {wager}")
     return tables
 
 
@@ -109,6 +115,8 @@ def render_report(sheet: dict[str, Any]) -> str:
     for wager, bet in sheet["side_bets"].items():
         lines.append("")
         lines.append(f"Side bet {wager} ({bet['paytable_name']})")
+        if "inverted" in bet:
+            lines.append(f"  INVERTED paytable (allow_inverted = true): {bet['inverted']}")
         if "assumes" in bet:
             lines.append(f"  assumes {bet['assumes']}")
             lines.append(
@@ -156,8 +164,23 @@ def render_strategy(sheet: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    game = parse_game_name(args.game)
-    request = build_request(game, args.banking, parse_paytable_options(args.paytable))
+    game: str | None = None if args.game is None else parse_game_name(args.game)
+    banking: str | None = args.banking
+    paytables: dict[str, Paytable] = {}
+    if args.config is not None:
+        from controller.config import load_config  # noqa: PLC0415 (only --config pays for the models)
+
+        config = load_config(args.config)
+        if game is not None and game != config.game:
+            raise UserError(f"--game: {game} differs from the configuration's {config.game}")
+        game = config.game
+        banking = banking or config.banking.mode
+        if banking == config.banking.mode:
+            paytables = dict(config.paytables)
+    if game is None:
+        raise UserError("--game: which game? (or --config FILE)")
+    paytables.update(parse_paytable_options(args.paytable))
+    request = build_request(game, banking or "house", paytables)
     cache_dir = None if args.no_cache else (args.cache_dir or default_cache_dir())
     progress = None if args.quiet else ProgressPrinter(f"math {game}", sys.stderr)
     found = cached_par_sheet(request, cache_dir, progress)

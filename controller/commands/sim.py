@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from controller.errors import UserError
+from drivers.urls import SimUrl, parse_device_url
 from sim_devices.runner import ConfiguredDevice, default_specs, serve_table, specs_from_devices
 from sim_devices.scenario import ScenarioError
 from sim_devices.table import SimDeviceSpec
@@ -39,7 +40,20 @@ def _configured_specs(path: Path) -> list[SimDeviceSpec]:
     except ModuleNotFoundError:
         raise UserError("--config: this build has no table configuration module yet") from None
     config = config_module.load_config(path)  # raises UserError (ConfigError) naming file and key
-    devices = [ConfiguredDevice(d.name, d.kind, d.url, d.key) for d in config.devices.values()]
+    devices = []
+    for device in config.devices.values():
+        address = parse_device_url(device.url)  # checked by the configuration: the one parser
+        simulated = address if isinstance(address, SimUrl) else None
+        devices.append(
+            ConfiguredDevice(
+                device.name,
+                device.kind,
+                device.url,
+                device.key,
+                transport=None if simulated is None else simulated.transport,
+                tcp_port=None if simulated is None else simulated.tcp_port,
+            )
+        )
     try:
         return specs_from_devices(devices, seats=config.seats)
     except ValueError as error:

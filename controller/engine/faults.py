@@ -15,6 +15,7 @@ from controller.engine import machine as m
 from controller.engine.context import ENGINE, TableContext, operator
 from controller.engine.outputs import AlertSeverity
 from controller.engine.state import LatchedFault, RecoveredState
+from controller.names import FAULT_KINDS
 from drivers.events import (
     DeviceLost,
     DeviceReady,
@@ -37,10 +38,8 @@ FAULT_CODES: dict[str, str] = {
     "integrity": "engine_error",
 }
 
-# The fault kinds an outside watcher may raise as an alert (docs/journal.md's fault kinds; the panel knows
-# each). Kept here rather than imported from controller.journal.kinds: the engine imports no storage.
-# tests/engine/test_raise_alert.py checks the two lists stay equal.
-ALERT_KINDS: frozenset[str] = frozenset(FAULT_CODES)
+# The fault kinds an outside watcher may raise as an alert: every kind of fault_raised (controller.names).
+ALERT_KINDS: frozenset[str] = frozenset(FAULT_KINDS)
 
 
 class Faults:

@@ -19,6 +19,7 @@ from controller.engine import machine as m
 from controller.engine.context import ENGINE, TableContext, operator
 from controller.engine.round import DEAD, FOLDED, LiveRound, SeatPlay
 from controller.engine.state import DESIGNATED_PLAYER
+from controller.names import format_round_id
 from controller.rules.cards import cards_text
 from controller.rules.settle import Settlement, parse_round, settle
 from drivers.events import (
@@ -196,8 +197,8 @@ class RoundFlow:
         ctx = self.ctx
         config = ctx.config
         ctx.rounds_started += 1
-        day = datetime.datetime.fromtimestamp(ctx.now_s, tz=datetime.UTC).strftime("%Y%m%d")
-        round_id = f"R{config.table_id}-{day}-{ctx.rounds_started:06d}"
+        day = datetime.datetime.fromtimestamp(ctx.now_s, tz=datetime.UTC).date()
+        round_id = format_round_id(config.table_id, day, ctx.rounds_started)
         banking = ctx.bank.banking()
         seats = {seat: SeatPlay(seat, dict(wagers)) for seat, wagers in sorted(wagers_by_seat.items())}
         button_seat = ctx.bank.button_seat

@@ -29,11 +29,10 @@ from typing import Any
 from transitions.extensions.nesting import HierarchicalMachine
 
 from controller.errors import UserError
-
-HIGH_CARD_FLUSH = "high-card-flush"
-TOP_FLUSH = "top-flush"
-CHASE_THE_FLUSH = "chase-the-flush"
-GAME_NAMES: tuple[str, ...] = (HIGH_CARD_FLUSH, TOP_FLUSH, CHASE_THE_FLUSH)
+from controller.names import CHASE_THE_FLUSH as CHASE_THE_FLUSH  # noqa: PLC0414  (re-exported)
+from controller.names import GAME_NAMES as GAME_NAMES  # noqa: PLC0414  (re-exported)
+from controller.names import HIGH_CARD_FLUSH as HIGH_CARD_FLUSH  # noqa: PLC0414  (re-exported)
+from controller.names import TOP_FLUSH as TOP_FLUSH  # noqa: PLC0414  (re-exported)
 
 IDLE = "idle"
 BETTING = "betting"

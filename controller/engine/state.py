@@ -30,13 +30,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from controller.engine.machine import CHASE_THE_FLUSH, GAME_NAMES, HIGH_CARD_FLUSH
-from controller.errors import UserError
-
-HOUSE = "house"
-DESIGNATED_PLAYER = "designated-player"
-
-MAX_PLAYERS = {HIGH_CARD_FLUSH: 6, "top-flush": 6, CHASE_THE_FLUSH: 7}
+from controller.names import DESIGNATED_PLAYER as DESIGNATED_PLAYER  # noqa: PLC0414  (re-exported)
+from controller.names import HIGH_CARD_FLUSH
+from controller.names import HOUSE as HOUSE  # noqa: PLC0414  (re-exported)
+from controller.settings import check_engine_table
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,8 +136,9 @@ class RecoveredState:
 class TableConfig:
     """The table as the engine needs it. The daemon builds it from the TOML configuration.
 
-    ``seats``: the seat numbers (1..7) that have a betting station. ``rake`` is the settle input's
-    ``{"method": "i"|"ii"|"iii", "amount": CENTS}`` (designated-player mode only); ``paytables`` the
+    ``seats``: the seat numbers (1..7) that have a betting station, no more than the deck serves
+    (controller.settings.check_seat_count: the configuration file's rule). ``rake`` is the settle
+    input's ``{"method": "i"|"ii"|"iii", "amount": CENTS}`` (designated-player mode only); ``paytables`` the
     settle input's per-wager overrides. ``house_may_bank``: in designated-player mode, when nobody
     accepts the button the house banks the round instead of refusing to start it.
     ``decision_timeout_s``: a seat that has not acted this long after its decision phase opened has
@@ -169,26 +167,19 @@ class TableConfig:
     display_device: str = "display"
 
     def __post_init__(self) -> None:
-        if self.game not in GAME_NAMES:
-            raise UserError(f"game: unknown game {self.game!r} (known: {', '.join(GAME_NAMES)})")
-        if self.banking_mode not in (HOUSE, DESIGNATED_PLAYER):
-            raise UserError(f"banking_mode: must be {HOUSE!r} or {DESIGNATED_PLAYER!r}")
-        if self.banking_mode == DESIGNATED_PLAYER and self.game != HIGH_CARD_FLUSH:
-            raise UserError(f"banking_mode: {self.game} is house-banked only")
-        if not self.seats or len(set(self.seats)) != len(self.seats):
-            raise UserError("seats: give each seat number once")
-        if any(not 1 <= seat <= 7 for seat in self.seats):
-            raise UserError("seats: seat numbers are 1..7")
-        limit = MAX_PLAYERS[self.game] + (1 if self.banking_mode == DESIGNATED_PLAYER else 0)
-        if len(self.seats) > limit:
-            raise UserError(
-                f"seats: {len(self.seats)} seats, but the deck serves at most {limit} at {self.game}"
-            )
-        if not 0 < self.min_ante_cents <= self.max_ante_cents:
-            raise UserError("min_ante_cents: must be positive and at most max_ante_cents")
-        if self.decision_timeout_s <= 0:
-            raise UserError("decision_timeout_s: must be positive")
-        if self.deal_timeout_s <= 0:
-            raise UserError("deal_timeout_s: must be positive")
-        if self.rake is not None and self.banking_mode != DESIGNATED_PLAYER:
-            raise UserError("rake: a rake is taken only in the designated-player mode")
+        # The same rules as the configuration file (controller/settings.py): one seat rule, one rake.
+        check_engine_table(
+            {
+                "table_id": self.table_id,
+                "game": self.game,
+                "banking_mode": self.banking_mode,
+                "seats": self.seats,
+                "min_ante_cents": self.min_ante_cents,
+                "max_ante_cents": self.max_ante_cents,
+                "rake": dict(self.rake) if isinstance(self.rake, Mapping) else self.rake,
+                "bonus_cap_cents": self.bonus_cap_cents,
+                "house_may_bank": self.house_may_bank,
+                "decision_timeout_s": self.decision_timeout_s,
+                "deal_timeout_s": self.deal_timeout_s,
+            }
+        )

@@ -17,13 +17,13 @@ from controller.gamemath.chase import chase_base_game, qualifying_hands
 from controller.gamemath.hand_counts import DECK_HANDS, flush_length_counts, straight_flush_length_counts
 from controller.gamemath.progress import ProgressFn
 from controller.gamemath.raise_fold import BANKER_HANDS, RaiseFoldSolution, solve_raise_fold
+from controller.names import BANKING_MODES, GAME_NAMES
 from controller.rules.cards import RANKS
 from controller.rules.games import decision_limits
 from controller.rules.hands import evaluate
-from controller.rules.paytables import DEFAULT_PRESET, Paytable, default_paytable
+from controller.rules.paytables import DEFAULT_PRESET, Paytable, default_paytable, inversion_text
 
-GAMES = ("high-card-flush", "top-flush", "chase-the-flush")
-BANKING_MODES = ("house", "designated-player")
+GAMES = GAME_NAMES
 
 
 def _max_raise_in_antes(game: str) -> dict[int, int]:
@@ -298,6 +298,11 @@ def par_sheet(request: ParSheetRequest, progress: ProgressFn | None = None) -> d
             side_bets[wager] = own_hand_side_bet(paytable, run_counts)
         elif kind in contests:
             side_bets[wager] = contested_side_bet(paytable, contests[kind])
+    for wager, paytable in request.paytables.items():
+        inverted = inversion_text(paytable)
+        if inverted is not None and wager in side_bets:
+            # Only a table configured with allow_inverted = true gets here: the sheet says where it is.
+            side_bets[wager]["inverted"] = inverted
     sheet["side_bets"] = side_bets
     sheet["runtime_s"] = round(time.perf_counter() - started, 3)
     return sheet

@@ -13,14 +13,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from controller.money import MoneyFormat, money
+from controller.names import GAME_TITLES
 from controller.rules.describe import describe_hand_json
 from controller.rules.games import GAMES
 
-GAME_TITLES = {
-    "high-card-flush": "High Card Flush",
-    "top-flush": "Top Flush",
-    "chase-the-flush": "Chase the Flush",
-}
 _RESULT_WORDS = {"win": "win", "lose": "lose", "push": "push", "returned": "returned in full"}
 _WAGER_WORDS = {
     "flush": "flush bonus",

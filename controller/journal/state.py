@@ -29,7 +29,8 @@ from typing import Any, Protocol
 
 from controller.engine import machine as m
 from controller.journal import entries as e
-from controller.journal.kinds import STATUS_BY_CLOSING_KIND, round_number
+from controller.journal.kinds import STATUS_BY_CLOSING_KIND
+from controller.names import round_number
 from controller.rules.games import GAMES
 
 REVEAL_STATES = frozenset({m.REVEAL, m.SETTLING, m.PAYING, m.COMPLETE})

@@ -42,7 +42,8 @@ from controller.journal.chain import (
     format_time_utc,
     stored_hash,
 )
-from controller.journal.kinds import CLOSING_KINDS, ROUND_STARTED, format_round_id
+from controller.journal.kinds import CLOSING_KINDS, ROUND_STARTED
+from controller.names import format_round_id
 
 SCHEMA_VERSION = 2  # 1: untyped payloads; 2: typed entries with a private part and its commitment
 APPLICATION_ID = 0x464C5454  # "FLTT": marks the file as a flushtable journal (PRAGMA application_id)
@@ -718,7 +719,7 @@ class Journal:
         return int(rows[0][0])
 
     def next_round_id(self, day: date | None = None) -> str:
-        """The id the next round gets: ``R{table_id}-{YYYYMMDD}-{n:06d}`` (kinds.format_round_id)."""
+        """The id the next round gets: ``R{table_id}-{YYYYMMDD}-{n:06d}`` (names.format_round_id)."""
         today = day if day is not None else self._clock().astimezone(UTC).date()
         return format_round_id(self.table_id, today, self.round_count() + 1)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, is_dataclass
+from dataclasses import asdict, is_dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol, runtime_checkable
 
@@ -18,6 +18,7 @@ from controller.errors import UserError
 from controller.journal import Journal
 from controller.journal.recall import recall_from
 from controller.panel.view import TableView, public_recall
+from drivers.supervisor import DeviceHealth as DeviceHealth  # noqa: PLC0414  (re-exported: one definition)
 
 RECALL_MAX_ROUNDS = 50
 REPLAY_MAX_ENTRIES = 5_000  # a browser further behind than this reloads the page instead
@@ -52,26 +53,6 @@ class TableActions(Protocol):
     def close_table(self, by: str, reason: str) -> None: ...
     def set_limits(self, min_ante_cents: int, max_ante_cents: int, by: str) -> None: ...
     def set_paytable(self, wager: str, paytable: str, by: str) -> None: ...
-
-
-@dataclass(frozen=True, slots=True)
-class DeviceHealth:
-    """One device's link health, the fields of drivers.supervisor.DeviceHealth (devices branch): a
-    device_health source may return those objects as they are, or these, or mappings with these keys."""
-
-    device: str
-    kind: str
-    url: str = ""
-    state: str = "disconnected"  # disconnected | connecting | handshaking | ready | stopped
-    last_heard_unix_s: float | None = None  # the last authenticated frame: the heartbeat
-    frames_sent: int = 0
-    frames_received: int = 0
-    errors: int = 0
-    retransmissions: int = 0
-    reconnects: int = 0
-    connect_attempts: int = 0
-    security_events: int = 0
-    last_error: str = ""
 
 
 DeviceHealthSource = Callable[[], Sequence[Any]]

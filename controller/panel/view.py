@@ -22,19 +22,7 @@ from controller.journal.state import (
     TableState,
 )
 from controller.journal.store import JournalEntry
-
-ALERT_KINDS = (
-    "dead_hand",
-    "red_light",
-    "past_posting",
-    "over_limit_raise",
-    "device_lost",
-    "journal_error",
-    "security_event",
-    "shuffler_fault",
-    "deck_verification",
-    "integrity",
-)
+from controller.names import FAULT_KINDS as ALERT_KINDS  # noqa: F401  (the panel lists them)
 
 RoundView = RoundState
 DeviceView = DeviceState

@@ -21,16 +21,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from controller.errors import UserError, shown
+from controller.names import BONUS_WAGERS, MAX_PLAYERS, MAX_SEAT, WAGERS
+from controller.names import CHASE_THE_FLUSH as CHASE_THE_FLUSH  # noqa: PLC0414  (re-exported)
+from controller.names import DESIGNATED_PLAYER as DESIGNATED_PLAYER  # noqa: PLC0414  (re-exported)
+from controller.names import GAME_SHORT_NAMES as GAME_SHORT_NAMES  # noqa: PLC0414  (re-exported)
+from controller.names import HIGH_CARD_FLUSH as HIGH_CARD_FLUSH  # noqa: PLC0414  (re-exported)
+from controller.names import HOUSE as HOUSE  # noqa: PLC0414  (re-exported)
+from controller.names import TOP_FLUSH as TOP_FLUSH  # noqa: PLC0414  (re-exported)
 from controller.rules.amounts import check_cents
 from controller.rules.hands import Hand
-
-HIGH_CARD_FLUSH = "high-card-flush"
-TOP_FLUSH = "top-flush"
-CHASE_THE_FLUSH = "chase-the-flush"
-
-HOUSE = "house"
-DESIGNATED_PLAYER = "designated-player"
-BANKING_MODES: tuple[str, ...] = (HOUSE, DESIGNATED_PLAYER)
 
 # Chase the Flush: the street on which the single all-in was made, and its size in antes (RULES.md:
 # "Before the flop: ... all in for 3x the ante. After the flop: ... 2x. After the turn and river: ... 1x").
@@ -81,12 +80,12 @@ GAMES: dict[str, GameSpec] = {
         # RULES.md "High Card Flush Poker": at most 6 players (7 cards each, plus the banker's 7).
         GameSpec(
             name=HIGH_CARD_FLUSH,
-            wagers=("ante", "raise", "flush", "straight_flush"),
+            wagers=WAGERS[HIGH_CARD_FLUSH],
             required_wagers=("ante",),
             optional_wagers=("flush", "straight_flush"),
             decision_wager="raise",
-            bonus_wagers=("flush", "straight_flush"),
-            max_players=6,
+            bonus_wagers=BONUS_WAGERS[HIGH_CARD_FLUSH],
+            max_players=MAX_PLAYERS[HIGH_CARD_FLUSH],
             hole_cards=7,
             community_cards=0,
             banking_modes=(HOUSE, DESIGNATED_PLAYER),
@@ -94,12 +93,12 @@ GAMES: dict[str, GameSpec] = {
         # RULES.md "Top Flush (house-banked)": at most 6 players.
         GameSpec(
             name=TOP_FLUSH,
-            wagers=("ante", "play", "top_flush_bonus", "straight_flush_jackpot"),
+            wagers=WAGERS[TOP_FLUSH],
             required_wagers=("ante",),
             optional_wagers=("top_flush_bonus", "straight_flush_jackpot"),
             decision_wager="play",
-            bonus_wagers=("top_flush_bonus", "straight_flush_jackpot"),
-            max_players=6,
+            bonus_wagers=BONUS_WAGERS[TOP_FLUSH],
+            max_players=MAX_PLAYERS[TOP_FLUSH],
             hole_cards=7,
             community_cards=0,
             banking_modes=(HOUSE,),
@@ -107,12 +106,12 @@ GAMES: dict[str, GameSpec] = {
         # RULES.md "Chase the Flush (house-banked)": up to 7 players, 3 hole cards, 4 community cards.
         GameSpec(
             name=CHASE_THE_FLUSH,
-            wagers=("ante", "xtra_bonus", "same_suit_bonus", "all_in"),
+            wagers=WAGERS[CHASE_THE_FLUSH],
             required_wagers=("ante", "xtra_bonus"),
             optional_wagers=("same_suit_bonus",),
             decision_wager="all_in",
-            bonus_wagers=("xtra_bonus", "same_suit_bonus"),
-            max_players=7,
+            bonus_wagers=BONUS_WAGERS[CHASE_THE_FLUSH],
+            max_players=MAX_PLAYERS[CHASE_THE_FLUSH],
             hole_cards=3,
             community_cards=4,
             banking_modes=(HOUSE,),
@@ -131,11 +130,9 @@ def game_spec(name: object) -> GameSpec:
     raise UserError(f"game: unknown game {shown(name)} (known: {', '.join(GAMES)})")
 
 
-# The short forms staff type on the command line (`flushtable math --game ctf`). Every command that
-# takes a game name reads it through parse_game_name, so all accept the same forms and refuse alike.
-GAME_SHORT_NAMES: dict[str, str] = {"hcf": HIGH_CARD_FLUSH, "tf": TOP_FLUSH, "ctf": CHASE_THE_FLUSH}
-
-
+# The short forms staff type on the command line (`flushtable math --game ctf`, controller.names'
+# GAME_SHORT_NAMES). Every command that takes a game name reads it through parse_game_name, so all
+# accept the same forms and refuse alike.
 def parse_game_name(text: str, *, field: str = "--game") -> str:
     """The game's full name for ``text``, its full name or short form, in any case; anything else is
     refused in one format: ``--game: unknown game 'x' (one of: high-card-flush (hcf), ...)``."""
@@ -211,7 +208,7 @@ def check_bet_wagers(game: str, wagers_cents: Mapping[str, object], *, field: st
             raise UserError(f"{field}.xtra_bonus: must equal the ante ({ante}), not {xtra}")
 
 
-def clockwise_from(seat: int, seats: Sequence[int], max_seat: int = 7) -> tuple[int, ...]:
+def clockwise_from(seat: int, seats: Sequence[int], max_seat: int = MAX_SEAT) -> tuple[int, ...]:
     """``seats`` in clockwise order starting after ``seat``: the order the button looks for the next
     designated player (RULES.md: "The button moves hand by hand clockwise to the next eligible player
     who accepts"). Seats are numbered clockwise (docs/rules.md), so this is ascending from ``seat + 1``

@@ -23,6 +23,9 @@ class Paytable:
 
     name: str
     odds_by_length: tuple[tuple[int, int], ...]  # (length, odds), longest line first
+    # The table's configuration said this table may pay a better hand less than a worse one
+    # (``allow_inverted = true``); the par sheet then says so. Never set for a preset.
+    allow_inverted: bool = False
 
     def odds_for(self, length: int) -> int | None:
         """The odds the highest line reached by ``length`` pays, or None when no line is reached."""
@@ -38,6 +41,19 @@ class Paytable:
 
     def to_json(self) -> dict[str, int]:
         return {str(length): odds for length, odds in self.odds_by_length}
+
+    def inversions(self) -> list[tuple[int, int, int, int]]:
+        """Every pair of lines where the longer (better) line pays less than a shorter one:
+        ``(longer, its odds, shorter, its odds)``, longest first. Empty for a table in order."""
+        found: list[tuple[int, int, int, int]] = []
+        for index, (longer, longer_odds) in enumerate(self.odds_by_length):
+            for shorter, shorter_odds in self.odds_by_length[index + 1 :]:
+                if longer_odds < shorter_odds:
+                    found.append((longer, longer_odds, shorter, shorter_odds))
+        return found
+
+    def allowing_inversion(self) -> Paytable:
+        return Paytable(self.name, self.odds_by_length, allow_inverted=True)
 
     @classmethod
     def from_lines(cls, name: str, lines: Mapping[int, int]) -> Paytable:
@@ -101,3 +117,43 @@ def parse_paytable(spec: object, *, field: str) -> Paytable:
             )
         lines[int(length_text)] = odds
     return Paytable.from_lines("custom", lines)
+
+
+def inversion_text(table: Paytable) -> str | None:
+    """Where ``table`` pays a better hand less than a worse one, in words, or None when it does not:
+    ``line 7 pays 200 to 1, less than line 6 (300 to 1)``."""
+    found = table.inversions()
+    if not found:
+        return None
+    return "; ".join(
+        f"line {longer} pays {longer_odds} to 1, less than line {shorter} ({shorter_odds} to 1)"
+        for longer, longer_odds, shorter, shorter_odds in found
+    )
+
+
+ALLOW_INVERTED = "allow_inverted"
+
+
+def parse_table_paytable(spec: object, *, field: str) -> Paytable:
+    """A paytable a table is configured with (the configuration file, ``flushtable math``): as
+    :func:`parse_paytable`, but a custom table that pays a better hand less than a worse one is refused
+    unless it says ``allow_inverted = true`` itself; then it is kept, marked, and the par sheet says so.
+    (``flushtable settle`` takes a round's paytables as given: its contract, docs/settle.md, is unchanged.)"""
+    allow_inverted = False
+    if isinstance(spec, Mapping) and ALLOW_INVERTED in spec:
+        allow_inverted = spec[ALLOW_INVERTED]
+        if not isinstance(allow_inverted, bool):
+            raise UserError(f"{field}.{ALLOW_INVERTED}: must be true or false, not {shown(allow_inverted)}")
+        spec = {key: value for key, value in spec.items() if key != ALLOW_INVERTED}
+    table = parse_paytable(spec, field=field)
+    inverted = inversion_text(table)
+    if inverted is None:
+        if allow_inverted:
+            raise UserError(f"{field}.{ALLOW_INVERTED}: the table is not inverted; leave the flag out")
+        return table
+    if not allow_inverted:
+        raise UserError(
+            f"{field}: inverted: {inverted}; a better hand must not pay less than a worse one "
+            f"(if the house means it, say so: {ALLOW_INVERTED} = true in this paytable)"
+        )
+    return table.allowing_inversion()

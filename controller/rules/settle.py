@@ -22,8 +22,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Annotated, Any, ClassVar
+
+from pydantic import BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from controller.errors import CardError, UserError, shown
+from controller.names import MAX_SEAT as MAX_SEAT  # noqa: PLC0414  (re-exported)
+from controller.names import MIN_SEAT, RakeMethod
 from controller.rules.amounts import MAX_AMOUNT_CENTS, check_cents, type_name
 from controller.rules.cards import Card, cards_text, parse_card
 from controller.rules.games import (
@@ -41,13 +46,9 @@ from controller.rules.games import (
 )
 from controller.rules.hands import Hand, compare, evaluate
 from controller.rules.paytables import Paytable, default_paytable, parse_paytable
+from controller.settings import KeyRefusal, SettleRake, Strict, cents_input, one_line, refusal
 
-MIN_SEAT = 1
-MAX_SEAT = 7  # the table's seat positions (drivers/events.py MAX_SEAT)
-
-RAKE_METHODS: tuple[str, ...] = ("i", "ii", "iii")
-"""RULES.md house rake: (i) every player uniformly (the DP included), (ii) every player but the DP,
-(iii) the DP only."""
+RAKE_METHODS: tuple[str, ...] = tuple(RakeMethod)  # RULES.md (i), (ii), (iii): controller.names.RakeMethod
 
 # Wager results.
 WIN = "win"
@@ -297,8 +298,9 @@ class Settlement:
 
 
 # --- parsing ----------------------------------------------------------------------------------------
-_ROUND_KEYS = frozenset({"game", "banking", "paytables", "rake", "dealer", "community", "seats", "dead"})
-_SEAT_KEYS = frozenset({"seat", "cards", "wagers", "folded", "street"})
+# The input's shape is the pydantic models below (unknown fields refused, every field's type checked, the
+# first problem named in one line); what depends on the game (its wagers, its banking modes, its bonus
+# wagers' paytables) and on the cards is checked after, by parse_round and check_round.
 
 
 def _field(prefix: str, key: str) -> str:
@@ -308,21 +310,11 @@ def _field(prefix: str, key: str) -> str:
     return f"{prefix}[{shown(key)}]"
 
 
-def _object(value: object, field_name: str, allowed: frozenset[str] | None = None) -> Mapping[str, object]:
-    if not isinstance(value, Mapping):
-        raise UserError(f"{field_name}: must be an object, not {type_name(value)}")
-    for key in value:
-        if not isinstance(key, str):
-            raise UserError(f"{field_name}: keys must be strings, not {shown(key)}")
-        if allowed is not None and key not in allowed:
-            raise UserError(f"{field_name}: unknown field {shown(key)} (known: {', '.join(sorted(allowed))})")
-    return value
-
-
-def _list(value: object, field_name: str) -> Sequence[object]:
-    if not isinstance(value, list | tuple):
-        raise UserError(f"{field_name}: must be a list, not {type_name(value)}")
-    return value
+def _seat_number_input(value: object) -> int:
+    try:
+        return _seat_number(value, "seat")
+    except UserError as error:
+        raise refusal(str(error).partition(": ")[2]) from None
 
 
 def _seat_number(value: object, field_name: str) -> int:
@@ -333,75 +325,121 @@ def _seat_number(value: object, field_name: str) -> int:
     return value
 
 
-def _bool(value: object, field_name: str) -> bool:
+def _bool_input(value: object) -> bool:
     if not isinstance(value, bool):
-        raise UserError(f"{field_name}: must be true or false, not {type_name(value)} {shown(value)}")
+        raise refusal(f"must be true or false, not {type_name(value)} {shown(value)}")
     return value
 
 
-def _cards(value: object, field_name: str) -> tuple[Card, ...]:
-    texts = _list(value, field_name)
-    cards: list[Card] = []
-    for position, text in enumerate(texts):
-        try:
-            cards.append(parse_card(text))
-        except CardError as error:
-            raise UserError(f"{field_name}[{position}]: {error}") from None
-    return tuple(cards)
+def _card_input(value: object) -> Card:
+    try:
+        return parse_card(value)
+    except CardError as error:
+        raise refusal(str(error)) from None
 
 
-def _parse_banking(value: object, spec: GameSpec) -> Banking:
-    obj = _object(value, "banking", frozenset({"mode", "seat", "funds", "bonus_cap"}))
-    mode = obj.get("mode", HOUSE)
-    if mode == HOUSE:
-        extra = sorted(set(obj) - {"mode"})
-        if extra:
-            raise UserError(f"banking.{extra[0]}: only the designated-player mode takes {extra[0]!r}")
-        return Banking()
-    if mode != DESIGNATED_PLAYER:
-        raise UserError(f"banking.mode: must be {HOUSE!r} or {DESIGNATED_PLAYER!r}, not {shown(mode)}")
-    if DESIGNATED_PLAYER not in spec.banking_modes:
-        raise UserError(f"banking.mode: {spec.name} is house-banked only")
-    if "seat" not in obj:
-        raise UserError("banking.seat: missing (the designated player's seat)")
-    if "funds" not in obj:
-        raise UserError("banking.funds: missing (the cents the designated player posted before the deal)")
-    seat = _seat_number(obj["seat"], "banking.seat")
-    funds = check_cents(obj["funds"], "banking.funds")
-    cap = obj.get("bonus_cap")
-    return Banking(
-        mode=DESIGNATED_PLAYER,
-        seat=seat,
-        funds_cents=funds,
-        bonus_cap_cents=None if cap is None else check_cents(cap, "banking.bonus_cap"),
-    )
+def _object_input(value: object) -> object:
+    if not isinstance(value, Mapping):
+        raise refusal(f"must be an object, not {type_name(value)}")
+    for key in value:
+        if not isinstance(key, str):
+            raise refusal(f"keys must be strings, not {shown(key)}")
+    return dict(value)
 
 
-def _parse_rake(value: object) -> Rake:
-    obj = _object(value, "rake", frozenset({"method", "amount"}))
-    method = obj.get("method")
-    if method not in RAKE_METHODS:
-        raise UserError(
-            f"rake.method: must be 'i' (every player), 'ii' (every player but the designated player) or "
-            f"'iii' (the designated player only), not {shown(method)}"
-        )
-    if "amount" not in obj:
-        raise UserError("rake.amount: missing (the fixed cents per hand each payer pays)")
-    return Rake(method=str(method), amount_cents=check_cents(obj["amount"], "rake.amount"))
+def _street_input(value: object) -> object:
+    if value is not None and not isinstance(value, str):
+        raise refusal(f"must be one of {', '.join(STREETS)}, not {type_name(value)}")
+    return value
 
 
-def _parse_seat(value: object, index: int, spec: GameSpec) -> Seat:
+def _game_input(value: object) -> object:
+    try:
+        return game_spec(value).name
+    except UserError as error:
+        raise refusal(str(error).partition(": ")[2]) from None
+
+
+def _banking_mode_input(value: object) -> object:
+    if value not in (HOUSE, DESIGNATED_PLAYER):
+        raise refusal(f"must be {HOUSE!r} or {DESIGNATED_PLAYER!r}, not {shown(value)}")
+    return value
+
+
+_Cards = list[Annotated[Card, BeforeValidator(_card_input)]]
+_SeatNumber = Annotated[int, BeforeValidator(_seat_number_input)]
+_Cents = Annotated[int, BeforeValidator(cents_input)]
+_Flag = Annotated[bool, BeforeValidator(_bool_input)]
+_Object = Annotated[dict[str, Any], BeforeValidator(_object_input)]
+
+
+class _Input(Strict):
+    # Lists may come as tuples from code; every scalar is checked by its own validator, in our words.
+    model_config = ConfigDict(extra="forbid", strict=False, frozen=True)
+
+
+class BankingInput(_Input):
+    """The input's ``banking``: who banks the round (docs/settle.md)."""
+
+    mode: Annotated[str, BeforeValidator(_banking_mode_input)] = HOUSE
+    # A null seat or funds is refused as a wrong value, an absent one as missing (below).
+    seat: Annotated[int | None, BeforeValidator(_seat_number_input)] = None
+    funds: Annotated[int | None, BeforeValidator(cents_input)] = None
+    bonus_cap: _Cents | None = None
+
+    @model_validator(mode="after")
+    def _by_mode(self) -> BankingInput:
+        if self.mode == HOUSE:
+            extra = sorted(set(self.model_fields_set) - {"mode"})
+            if extra:
+                raise KeyRefusal(f"banking.{extra[0]}", f"only the designated-player mode takes {extra[0]!r}")
+        elif self.seat is None:
+            raise KeyRefusal("banking.seat", "missing (the designated player's seat)")
+        elif self.funds is None:
+            raise KeyRefusal(
+                "banking.funds", "missing (the cents the designated player posted before the deal)"
+            )
+        return self
+
+    def banking(self) -> Banking:
+        if self.mode == HOUSE:
+            return Banking()
+        assert self.funds is not None  # checked above
+        return Banking(DESIGNATED_PLAYER, self.seat, self.funds, self.bonus_cap)
+
+
+class SeatInput(_Input):
+    """One seat of the input: its number, cards, wagers (named by the game: checked after) and decision."""
+
+    seat: _SeatNumber
+    cards: _Cards
+    wagers: _Object = Field(default=None, validate_default=True)  # absent: "must be an object, not null"
+    folded: _Flag = False
+    street: Annotated[str | None, BeforeValidator(_street_input)] = None
+
+
+class RoundInput(_Input):
+    """One round as ``flushtable settle`` reads it (docs/settle.md), fields in the order they are checked."""
+
+    game: Annotated[str, BeforeValidator(_game_input)]
+    banking: BankingInput = BankingInput()
+    paytables: _Object = Field(default_factory=dict)
+    rake: SettleRake | None = None
+    dealer: _Cards
+    community: _Cards = Field(default_factory=list)
+    seats: list[SeatInput]
+    dead: _Flag = False
+
+    missing_hints: ClassVar[dict[str, str]] = {
+        "game": "high-card-flush, top-flush or chase-the-flush",
+        "dealer": "the banker's cards",
+    }
+
+
+def _seat(value: SeatInput, index: int, spec: GameSpec) -> Seat:
     where = f"seats[{index}]"
-    obj = _object(value, where, _SEAT_KEYS)
-    if "seat" not in obj:
-        raise UserError(f"{where}.seat: missing")
-    number = _seat_number(obj["seat"], f"{where}.seat")
-    if "cards" not in obj:
-        raise UserError(f"{where}.cards: missing")
-    cards = _cards(obj["cards"], f"{where}.cards")
-    wagers_obj = _object(obj.get("wagers"), f"{where}.wagers")
     wagers: dict[str, int] = {}
-    for name, amount in wagers_obj.items():
+    for name, amount in value.wagers.items():
         if name == "progressive" and spec.name == TOP_FLUSH:
             raise UserError(f"{where}.wagers.progressive: the Progressive wager is not specified yet")
         if name not in spec.wagers:
@@ -410,49 +448,42 @@ def _parse_seat(value: object, index: int, spec: GameSpec) -> Seat:
                 f"(known: {', '.join(spec.wagers)})"
             )
         wagers[name] = check_cents(amount, f"{where}.wagers.{name}")
-    folded = _bool(obj.get("folded", False), f"{where}.folded")
-    street = obj.get("street")
-    if street is not None and not isinstance(street, str):
-        raise UserError(f"{where}.street: must be one of {', '.join(STREETS)}, not {type_name(street)}")
-    return Seat(seat=number, cards=cards, wagers=wagers, folded=folded, street=street)
+    return Seat(
+        seat=value.seat, cards=tuple(value.cards), wagers=wagers, folded=value.folded, street=value.street
+    )
 
 
 def parse_round(obj: Mapping[str, object]) -> Round:
     """The round written as JSON per docs/settle.md, checked; a bad field raises UserError naming it."""
-    top = _object(obj, "round", _ROUND_KEYS)
-    if "game" not in top:
-        raise UserError("game: missing (high-card-flush, top-flush or chase-the-flush)")
-    spec = game_spec(top["game"])
-    banking = _parse_banking(top["banking"], spec) if "banking" in top else Banking()
+    try:
+        given = RoundInput.model_validate(obj)
+    except ValidationError as error:
+        key, reason = one_line(error, RoundInput, json_input=True)
+        raise UserError(f"{key}: {reason}") from None
+    except KeyRefusal as refused:
+        raise UserError(f"{refused.key}: {refused.reason}") from None
+    spec = game_spec(given.game)
+    banking = given.banking.banking()
+    if banking.mode not in spec.banking_modes:
+        raise UserError(f"banking.mode: {spec.name} is house-banked only")
     paytables: dict[str, Paytable] = {}
-    if "paytables" in top:
-        for wager, table in _object(top["paytables"], "paytables").items():
-            if wager not in spec.bonus_wagers:
-                raise UserError(
-                    f"{_field('paytables', wager)}: not a bonus wager of {spec.name} "
-                    f"(bonus wagers: {', '.join(spec.bonus_wagers)})"
-                )
-            paytables[wager] = parse_paytable(table, field=f"paytables.{wager}")
-    rake = None
-    if top.get("rake") is not None:
-        rake = _parse_rake(top["rake"])
-    if "dealer" not in top:
-        raise UserError("dealer: missing (the banker's cards)")
-    dealer = _cards(top["dealer"], "dealer")
-    community = _cards(top["community"], "community") if "community" in top else ()
-    if "seats" not in top:
-        raise UserError("seats: missing")
-    seats = tuple(_parse_seat(seat, index, spec) for index, seat in enumerate(_list(top["seats"], "seats")))
-    dead = _bool(top.get("dead", False), "dead")
+    for wager, table in given.paytables.items():
+        if wager not in spec.bonus_wagers:
+            raise UserError(
+                f"{_field('paytables', wager)}: not a bonus wager of {spec.name} "
+                f"(bonus wagers: {', '.join(spec.bonus_wagers)})"
+            )
+        paytables[wager] = parse_paytable(table, field=f"paytables.{wager}")
+    rake = None if given.rake is None else Rake(given.rake.method.value, given.rake.amount)
     round_ = Round(
         game=spec.name,
-        dealer=dealer,
-        seats=seats,
+        dealer=tuple(given.dealer),
+        seats=tuple(_seat(seat, index, spec) for index, seat in enumerate(given.seats)),
         banking=banking,
-        community=community,
+        community=tuple(given.community),
         paytables=paytables,
         rake=rake,
-        dead=dead,
+        dead=given.dead,
     )
     check_round(round_)
     return round_

@@ -12,6 +12,7 @@ from controller.config import ConfigError, load_config, parse_config
 from controller.passwords import check_password, hash_password, parse_password_hash
 
 KEY_A = "6afe0dd9c71dea2ac7f7c12ec8c46ad031e80cbe1fad9486fdd2a327fdc8cee2"
+KEY_B = "ed8df8ae7518ab244c534cf0cdcdb36f774aea4c4a28ce3778e134138f1f7ad6"
 HASH = hash_password("s3cret", n=2**4)  # a small N keeps the test fast; the format is the same
 
 BASE = f"""
@@ -45,7 +46,7 @@ url = "sim+pty://sensors"
 [devices.display]
 kind = "dealer_display"
 url = "socket://127.0.0.1:5020"
-key = "{KEY_A}"
+key = "{KEY_B}"
 
 [panel]
 bind = "127.0.0.1:8080"
@@ -197,7 +198,7 @@ BAD = [
     (edit('path = "var/journal.sqlite"', 'path = ""'), "journal.path: empty"),
     (
         edit('path = "var/journal.sqlite"', 'file = "x"'),
-        "journal.file: unknown key (known: commit_delay_ms, path)",
+        "journal.file: unknown key (known: path, commit_delay_ms)",
     ),
     (
         edit('path = "var/journal.sqlite"', 'path = "j.sqlite"\ncommit_delay_ms = 50'),
@@ -472,3 +473,16 @@ def test_settle_base_feeds_the_rules_engine() -> None:
     }
     with pytest.raises(ValueError, match="house-banked"):
         house_config.settle_base(dp_seat=1, dp_funds_cents=1)
+
+
+def test_a_relative_device_path_is_the_files_own(tmp_path: Path) -> None:
+    """A device path such as ``devices/shuffler`` is taken from the configuration file's directory, as
+    ``journal.path`` and ``key_file`` are; then parsed by the one device URL parser (a serial path)."""
+    text = edit('url = "serial:///dev/ttyUSB0?baudrate=115200"', 'url = "devices/shuffler"')
+    config = parse_config(text, source="table.toml", base_dir=tmp_path)
+    assert config.devices["shuffler"].url == str(tmp_path / "devices" / "shuffler")
+    assert not config.devices["shuffler"].simulated
+    with pytest.raises(
+        ConfigError, match=r"^table.toml: devices.shuffler.url: 'shuffler': the scheme must be"
+    ):
+        parse(edit('url = "serial:///dev/ttyUSB0?baudrate=115200"', 'url = "shuffler"'))

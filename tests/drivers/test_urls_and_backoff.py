@@ -7,9 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from drivers.backoff import Backoff
-from drivers.identity import device_id_for_key
-from drivers.transports import SerialUrl, SimUrl, SocketUrl, UsbUrl, make_transport, parse_device_url
-from sim_devices.firmware import device_id_for_key as firmware_device_id_for_key
+from drivers.transports import make_transport
+from drivers.urls import SerialUrl, SimUrl, SocketUrl, UsbUrl, parse_device_url
+from firmware_protocol.crypto import device_id_for_key
 
 
 @pytest.mark.parametrize(
@@ -25,6 +25,9 @@ from sim_devices.firmware import device_id_for_key as firmware_device_id_for_key
         ("usb://1209:0001?serial=SHOE-1", UsbUrl(0x1209, 0x0001, "SHOE-1")),
         ("usb://1d50:6018", UsbUrl(0x1D50, 0x6018, None)),
         ("sim://shuffler", SimUrl("shuffler")),
+        ("sim+pty://sensors", SimUrl("sensors", "pty")),
+        ("sim+usb://display", SimUrl("display", "usb")),
+        ("sim+tcp://127.0.0.1:7002", SimUrl("127.0.0.1", "tcp", 7002)),
     ],
 )
 def test_every_url_form_parses(url: str, parsed: object) -> None:
@@ -37,12 +40,14 @@ def test_every_url_form_parses(url: str, parsed: object) -> None:
         ("", "empty"),
         ("serial://", "device path"),
         ("serial:///dev/ttyS0?baudrate=fast", "baudrate"),
-        ("socket://127.0.0.1", "host:port"),
-        ("socket://127.0.0.1:notaport", "host:port"),
+        ("serial:///dev/ttyS0?baudrate=100", "from 300 to 4000000"),
+        ("socket://127.0.0.1", "socket://HOST:PORT"),
+        ("socket://127.0.0.1:notaport", "bad port"),
         ("usb://12:34", "4 hex digits"),
         ("usb://shuffler", "4 hex digits"),
-        ("sim://", "device name"),
-        ("http://example", "unknown scheme"),
+        ("sim://", "names it"),
+        ("sim+tcp://10.0.0.5:4000", "loopback only"),
+        ("http://example", "the scheme must be one of"),
     ],
 )
 def test_a_bad_url_is_refused_in_one_line_naming_the_reason(url: str, reason: str) -> None:
@@ -73,7 +78,13 @@ def test_backoff_grows_within_its_jitter_never_passes_the_cap_and_resets(
     assert backoff.next_delay_s() <= initial_s * (1 + jitter) + 1e-9
 
 
-def test_driver_and_firmware_derive_the_same_device_id() -> None:
-    for key in (bytes(32), bytes(range(32)), b"\xff" * 32):
-        assert device_id_for_key(key) == firmware_device_id_for_key(key)
-        assert 1 <= device_id_for_key(key) <= 0xFFFF_FFFF
+def test_sim_urls_served_by_the_simulator_are_not_opened_by_a_driver() -> None:
+    with pytest.raises(ValueError, match="the simulator serves this device"):
+        make_transport("sim+pty://shuffler")
+
+
+def test_the_device_id_of_a_key() -> None:
+    """Known answers of docs/devices.md's derivation (one function, firmware_protocol.crypto, serves the
+    drivers and the simulated firmware alike)."""
+    assert device_id_for_key(bytes(32)) == 0x3E1E5702
+    assert device_id_for_key(bytes(range(32))) == 0x1702C2D2

@@ -5,9 +5,6 @@ the table's (no round id), never latching; unknown kinds and empty details are r
 from __future__ import annotations
 
 from controller.engine import Alert, JournalRecord, Refused, TableConfig, actions
-from controller.engine.engine import ALERT_KINDS
-from controller.journal.kinds import FAULT_KINDS
-from controller.panel.view import ALERT_KINDS as PANEL_ALERT_KINDS
 from drivers.events import ShufflerFault
 from tests.engine.table import Table, stack
 from tests.engine.test_rounds import HCF_DEALER, HCF_SEAT1, HCF_SEAT3
@@ -101,7 +98,3 @@ def test_raise_alert_refuses_an_unknown_kind_or_an_empty_detail_and_journals_not
     assert refused.reason.startswith("by: ")
     assert table.engine.recovered_state().faults_raised == 0
     assert not table.engine.held
-
-
-def test_the_engines_alert_kinds_are_the_journals_fault_kinds_and_the_panels_alert_kinds() -> None:
-    assert ALERT_KINDS == FAULT_KINDS == frozenset(PANEL_ALERT_KINDS)

@@ -186,8 +186,8 @@ def test_the_configured_simulated_devices_are_served_and_real_ones_skipped() -> 
     key = bytes(range(1, 33))
     specs = specs_from_devices(
         [
-            ConfiguredDevice("shuffler", "shuffler", "sim+pty://shuffler", key),
-            ConfiguredDevice("sensors", "bet_sensors", "sim+tcp://127.0.0.1:7002", None),
+            ConfiguredDevice("shuffler", "shuffler", "sim+pty://shuffler", key, "pty"),
+            ConfiguredDevice("sensors", "bet_sensors", "sim+tcp://127.0.0.1:7002", None, "tcp", 7002),
             ConfiguredDevice("display", "dealer_display", "/dev/ttyUSB0", key),
         ],
         seats=7,
@@ -199,7 +199,7 @@ def test_the_configured_simulated_devices_are_served_and_real_ones_skipped() -> 
     assert specs[0].key == key
     assert len(specs[1].key) == 32  # no key configured: a fresh one
     with pytest.raises(ValueError, match=r"devices\.display\.url: .*only the daemon"):
-        specs_from_devices([ConfiguredDevice("display", "dealer_display", "sim+usb://display", None)])
+        specs_from_devices([ConfiguredDevice("display", "dealer_display", "sim+usb://display", None, "usb")])
 
 
 def test_the_default_table_is_a_shoe_six_seats_of_four_spots_and_a_display() -> None:

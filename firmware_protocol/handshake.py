@@ -19,7 +19,6 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Final
 
 from firmware_protocol.constants import (
     ANY_DEVICE_ID,
@@ -31,8 +30,6 @@ from firmware_protocol.constants import (
     NONCE_LEN,
     PROTOCOL_V1,
     PROTOCOL_V2,
-    SENDER_CONTROLLER,
-    SENDER_DEVICE,
     STREAM_ID_LEN,
     TAG_LEN,
 )
@@ -49,8 +46,7 @@ from firmware_protocol.messages import (
     Message,
     decode_message,
 )
-
-SENDER_BY_ROLE: Final = {Role.CONTROLLER: SENDER_CONTROLLER, Role.DEVICE: SENDER_DEVICE}
+from firmware_protocol.session import SENDER_BY_ROLE, Session
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,10 +159,14 @@ class Handshake:
         """``device_id`` has a key in the keyring."""
         return device_id in self._keyring
 
-    def session_key(self) -> bytes:
-        """The key of the session the last handshake agreed (docs/protocol.md §7.4)."""
-        return derive_session_key(
+    def open_session(self, *, version: int, window: int, now_s: float) -> Session:
+        """The session the handshake just agreed, with its key (docs/protocol.md §7.4)."""
+        assert self.hello is not None
+        key = derive_session_key(
             self._keyring[self.device_id], self._controller_nonce, self._device_nonce, self.device_id
+        )
+        return Session(
+            self.role, self.device_id, self.hello, key, version=version, window=window, now_s=now_s
         )
 
     def fresh_stream_id(self) -> bytes:

@@ -49,21 +49,14 @@ from typing import Final
 
 from firmware_protocol.constants import (
     DEFAULT_WINDOW,
-    HEARTBEAT_INTERVAL_S,
     KIND_ACK,
-    KIND_DATA,
     KIND_HANDSHAKE,
     KIND_NAK,
-    LINK_SILENCE_TIMEOUT_S,
     MAX_SEND_QUEUE,
-    NAK_HOLDOFF_S,
     PROTOCOL_V1,
     PROTOCOL_V2,
-    SENDER_CONTROLLER,
-    SENDER_DEVICE,
 )
-from firmware_protocol.crypto import tag_matches
-from firmware_protocol.errors import FieldError, LinkError
+from firmware_protocol.errors import LinkError
 from firmware_protocol.events import (
     NEED_DATA,
     SUPPORTED_VERSIONS,
@@ -81,19 +74,19 @@ from firmware_protocol.events import (
     SecurityAlert,
     _NeedData,
 )
-from firmware_protocol.framing import DecodedFrame, Frame, FrameDecoder, RefusedFrame, encode_frame
+from firmware_protocol.framing import Frame, FrameDecoder, RefusedFrame
 from firmware_protocol.handshake import (
-    SENDER_BY_ROLE,
     Agreed,
     Challenged,
     Handshake,
     Refused,
     Repeated,
-    StreamPosition,
 )
-from firmware_protocol.messages import Heartbeat, Message, decode_message
+from firmware_protocol.messages import Heartbeat, Message
 from firmware_protocol.receive_window import Arrival, ReceiveWindow
+from firmware_protocol.resume import hello_position, restart_v1, resume_v2
 from firmware_protocol.send_window import Dropped, Outgoing, SendWindow
+from firmware_protocol.session import SENDER_BY_ROLE, Session
 
 __all__ = [
     "NEED_DATA",
@@ -138,8 +131,7 @@ class Link:
             role, keyring, identity=identity, random_bytes=random_bytes, versions=versions, window=window
         )
         self.role = role
-        self._own_sender = SENDER_BY_ROLE[role]
-        self._peer_sender = SENDER_DEVICE if role is Role.CONTROLLER else SENDER_CONTROLLER
+        self._peer_sender = SENDER_BY_ROLE[Role.DEVICE if role is Role.CONTROLLER else Role.CONTROLLER]
         self._send = SendWindow()
         self._receive = ReceiveWindow()
         self._decoder = FrameDecoder()
@@ -147,13 +139,10 @@ class Link:
         self._out = bytearray()
         self.stats = LinkStats()
         self._state = LinkState.IDLE
-        self._session_key: bytes | None = None  # set exactly while the session is up
+        self._session: Session | None = None  # exactly while the link is up
         self._version = PROTOCOL_V1  # of the current (or last) session
         self._window = 1
         self._ack_owed = False  # v2: one cumulative ACK answers every DATA frame of one read
-        self._last_sent_s = 0.0
-        self._last_heard_s = 0.0
-        self._last_nak_s = float("-inf")
 
     # --- construction helpers -------------------------------------------------------------------------
     @classmethod
@@ -204,7 +193,7 @@ class Link:
     @property
     def peer_hello(self) -> AnyHello | None:
         """The Hello of the current session (the device's identity), or None."""
-        return self._handshake.hello if self._state is LinkState.UP else None
+        return self._session.hello if self._session is not None else None
 
     @property
     def version(self) -> int:
@@ -245,11 +234,11 @@ class Link:
         """The latest time handle_timers() must next be called (None: no timer is running)."""
         if self._state is LinkState.HANDSHAKING:
             return self._handshake.deadline_s()
-        if self._state is not LinkState.UP:
+        if self._session is None:
             return None
-        deadline = min(self._last_heard_s + LINK_SILENCE_TIMEOUT_S, self._last_sent_s + HEARTBEAT_INTERVAL_S)
-        ack_deadline = self._send.deadline_s()
-        return deadline if ack_deadline is None else min(deadline, ack_deadline)
+        ack_deadline_s = self._send.deadline_s()
+        session_deadline_s = self._session.deadline_s()
+        return session_deadline_s if ack_deadline_s is None else min(session_deadline_s, ack_deadline_s)
 
     # --- what the caller does -------------------------------------------------------------------------
     def connect(self, now_s: float) -> None:
@@ -265,16 +254,11 @@ class Link:
 
     def send(self, message: Message, now_s: float) -> int:
         """Queue ``message`` for reliable delivery and return its seq (MessageAcked(seq) follows)."""
-        if self._state is not LinkState.UP:
+        if self._session is None:
             raise LinkError(f"link is {self._state.value}, not up")
-        if message.HANDSHAKE:
-            raise LinkError(f"{message.NAME} belongs to the handshake; the link sends it itself")
-        if message.SENT_BY not in ("either", self.role.value):
-            raise LinkError(f"{message.NAME} is sent by the {message.SENT_BY}, not the {self.role.value}")
-        if self._version < message.PROTOCOL:
-            raise LinkError(
-                f"{message.NAME} is a v{message.PROTOCOL} message; this session is v{self._version}"
-            )
+        refusal = self._session.refuse_to_send(message)
+        if refusal is not None:
+            raise LinkError(refusal)
         if self._send.queued_count >= MAX_SEND_QUEUE:
             raise LinkError(f"send queue full ({MAX_SEND_QUEUE} messages): the peer is not acknowledging")
         return self._enqueue(message, now_s, internal=False)
@@ -285,13 +269,13 @@ class Link:
             if isinstance(item, RefusedFrame):
                 self._on_refused(item, now_s)
             else:
-                self._on_frame(item, now_s)
+                self._on_frame(item.frame, now_s)
         if self._ack_owed:
             # v2 ACKs are cumulative: the frames of one read are acknowledged by one ACK, sent before
             # this call returns (so no timer of the peer's can run out waiting for it).
             self._ack_owed = False
-            if self._state is LinkState.UP:
-                self._send_ack(now_s)
+            if self._session is not None:
+                self._send_ack(self._session, now_s)
 
     def handle_timers(self, now_s: float) -> None:
         """Retransmit, send heartbeats, and declare the link down, as the time requires."""
@@ -304,16 +288,16 @@ class Link:
                 self.stats.retransmissions += 1
                 self._write(wire, now_s)
             return
-        if self._state is not LinkState.UP:
+        if self._session is None:
             return
-        if now_s - self._last_heard_s >= LINK_SILENCE_TIMEOUT_S:
+        if self._session.silent(now_s):
             self._go_down("heartbeat_missed")
             return
         # Selective: only the frames whose own timer ran out go again, not the whole window.
         for item in self._send.expired(now_s):
             if not self._retransmit(item, now_s):
                 return
-        if self._send.idle and now_s - self._last_sent_s >= HEARTBEAT_INTERVAL_S:
+        if self._send.idle and self._session.idle(now_s):
             self._enqueue(Heartbeat(uptime_ms=int(now_s * 1000) % 2**32), now_s, internal=True)
 
     def connection_lost(self, reason: str = "port_closed") -> None:
@@ -332,22 +316,10 @@ class Link:
 
     def _pump(self, now_s: float) -> None:
         """Put queued messages on the line while the window has room (v1: one at a time)."""
-        if self._session_key is None:
+        if self._session is None:
             return
-        for wire in self._send.fill(self._window, now_s, self._encode_data):
+        for wire in self._send.fill(self._session.window, now_s, self._session.seal_message):
             self._write(wire, now_s)
-
-    def _encode_data(self, seq: int, message: Message) -> bytes:
-        assert self._session_key is not None
-        return encode_frame(
-            KIND_DATA,
-            self._own_sender,
-            self._handshake.device_id,
-            seq,
-            message.encode(),
-            key=self._session_key,
-            version=self._version,
-        )
 
     def _retransmit(self, item: Outgoing, now_s: float) -> bool:
         """Send ``item`` again; False when its retries are spent and the link went down."""
@@ -360,78 +332,60 @@ class Link:
         self._write(wire, now_s)
         return True
 
-    def _send_control(self, kind: int, seq: int, now_s: float, payload: bytes = b"") -> None:
-        assert self._session_key is not None
-        wire = encode_frame(
-            kind,
-            self._own_sender,
-            self._handshake.device_id,
-            seq,
-            payload,
-            key=self._session_key,
-            version=self._version,
-        )
-        self._write(wire, now_s)
-
-    def _send_ack(self, now_s: float) -> None:
+    def _send_ack(self, session: Session, now_s: float) -> None:
         """v1: ACK the seq just delivered. v2: ACK everything up to the last delivered (cumulative) with a
         bitmap of the frames held beyond it, so the sender retransmits only what is missing."""
         delivered = self._receive.last_delivered_seq
-        if self._version == PROTOCOL_V1:
-            self._send_control(KIND_ACK, delivered, now_s)
-        else:
-            self._send_control(KIND_ACK, delivered, now_s, self._receive.selective_bitmap())
+        bitmap = b"" if session.version == PROTOCOL_V1 else self._receive.selective_bitmap()
+        self._write(session.seal(KIND_ACK, delivered, bitmap), now_s)
+
+    def _nak(self, session: Session, now_s: float) -> None:
+        """Ask for the first frame not yet delivered, unless a NAK went within the holdoff."""
+        if session.nak_allowed(now_s):
+            self.stats.naks_sent += 1
+            self._write(session.seal(KIND_NAK, self._receive.next_expected_seq), now_s)
 
     def _write(self, wire: bytes, now_s: float) -> None:
         self._out += wire
         self.stats.frames_sent += 1
-        self._last_sent_s = now_s
+        if self._session is not None:
+            self._session.wrote(now_s)
 
     # --- receiving ------------------------------------------------------------------------------------
     def _on_refused(self, refused: RefusedFrame, now_s: float) -> None:
         self.stats.refused[refused.code] += 1
         # Noise may have eaten the peer's DATA frame: a NAK asks for it again without waiting for the
-        # peer's timer. The holdoff keeps one burst of noise from costing several retries.
-        if self._state is LinkState.UP and refused.code in _NAK_WORTHY:
-            self._nak(now_s)
+        # peer's timer.
+        if self._session is not None and refused.code in _NAK_WORTHY:
+            self._nak(self._session, now_s)
 
-    def _nak(self, now_s: float) -> None:
-        if now_s - self._last_nak_s >= NAK_HOLDOFF_S:
-            self._last_nak_s = now_s
-            self.stats.naks_sent += 1
-            self._send_control(KIND_NAK, self._receive.next_expected_seq, now_s)
+    def _alert(self, alert: SecurityAlert) -> None:
+        self.stats.refused[alert.reason] += 1
+        self._events.append(alert)
 
-    def _alert(self, reason: str, detail: str, device_id: int) -> None:
-        self.stats.refused[reason] += 1
-        self._events.append(SecurityAlert(reason, detail, device_id))
-
-    def _on_frame(self, decoded: DecodedFrame, now_s: float) -> None:
-        frame = decoded.frame
+    def _on_frame(self, frame: Frame, now_s: float) -> None:
         if frame.sender != self._peer_sender:
-            self._alert("wrong_sender", f"a {self.role.value}'s own kind of frame came back", frame.device_id)
+            detail = f"a {self.role.value}'s own kind of frame came back"
+            self._alert(SecurityAlert("wrong_sender", detail, frame.device_id))
             return
         if frame.kind == KIND_HANDSHAKE:
             self._on_handshake(frame, now_s)
             return
-        if self._session_key is None:
+        session = self._session
+        if session is None:
             self.stats.refused["no_session"] += 1
             return
-        if frame.device_id != self._handshake.device_id:
-            reason = "wrong_device" if self._handshake.knows(frame.device_id) else "unknown_device"
-            self._alert(reason, f"device_id {frame.device_id} is not this session's", frame.device_id)
+        refusal = session.check(frame, knows=self._handshake.knows)
+        if isinstance(refusal, SecurityAlert):
+            self._alert(refusal)
             return
-        if not tag_matches(self._session_key, frame.signed, frame.tag):
-            self._alert("bad_tag", f"{_kind_name(frame.kind)} seq {frame.seq}", frame.device_id)
-            return
-        if frame.version != self._version:
-            # Authentic, but not this session's layout: a peer's bug, not an attack (the tag covers
-            # the version byte, so nobody else could have changed it).
-            self.stats.refused["bad_version"] += 1
+        if refusal is not None:
+            self.stats.refused[refusal] += 1
             return
         self.stats.frames_accepted += 1
-        self._last_heard_s = now_s
+        session.heard(now_s)
         if frame.kind == KIND_ACK:
-            bitmap = None if self._version == PROTOCOL_V1 else int.from_bytes(frame.payload, "big")
+            bitmap = None if session.version == PROTOCOL_V1 else int.from_bytes(frame.payload, "big")
             acked = self._send.acknowledge(frame.seq, bitmap)
             if acked is None:
                 self.stats.refused["stale_ack"] += 1
@@ -443,61 +397,45 @@ class Link:
             if item is not None:
                 self._retransmit(item, now_s)
         else:
-            self._on_data(frame, now_s)
+            self._on_data(session, frame, now_s)
 
-    def _on_data(self, frame: Frame, now_s: float) -> None:
-        arrival = self._receive.classify(frame.seq, self._window)
+    def _on_data(self, session: Session, frame: Frame, now_s: float) -> None:
+        arrival = self._receive.classify(frame.seq, session.window)
         if arrival is Arrival.REPLAY:
             detail = f"seq {frame.seq}, already past {self._receive.last_delivered_seq}"
-            self._alert("replay", detail, frame.device_id)
-        elif arrival is Arrival.BEYOND_WINDOW:
+            self._alert(SecurityAlert("replay", detail, frame.device_id))
+            return
+        if arrival is Arrival.BEYOND_WINDOW:
             detail = f"seq {frame.seq}, expected {self._receive.next_expected_seq}"
-            self._alert("bad_sequence", detail, frame.device_id)
-        elif arrival is Arrival.DUPLICATE:
-            # The peer did not get our ACK and sent the frame again: acknowledge, deliver nothing.
-            self.stats.duplicates += 1
-            self._acknowledge(now_s)
+            self._alert(SecurityAlert("bad_sequence", detail, frame.device_id))
+            return
+        if arrival is Arrival.DUPLICATE:
+            self.stats.duplicates += 1  # the peer did not get our ACK and sent the frame again
         elif arrival is Arrival.IN_ORDER:
             for seq, payload in self._receive.deliver(frame.seq, frame.payload):
-                self._admit(seq, payload)
-            self._acknowledge(now_s)
+                message = session.admit(payload)
+                if isinstance(message, str):
+                    self._events.append(MessageRejected(seq, message))
+                elif not isinstance(message, Heartbeat):
+                    self._events.append(MessageReceived(message, seq))
+        elif arrival is Arrival.HELD_ALREADY:
+            self.stats.duplicates += 1
         else:
-            # v2: a frame after a gap. Hold it, say so in the ACK's bitmap, and ask for the gap.
-            if arrival is Arrival.HELD_ALREADY:
-                self.stats.duplicates += 1
-            else:
-                self.stats.out_of_order += 1
-                self._receive.hold(frame.seq, frame.payload)
-            self._acknowledge(now_s)
-            self._nak(now_s)
-
-    def _acknowledge(self, now_s: float) -> None:
-        """v1 acknowledges each frame at once; v2 owes one cumulative ACK for the whole read."""
-        if self._version == PROTOCOL_V1:
-            self._send_ack(now_s)
+            self.stats.out_of_order += 1
+            self._receive.hold(frame.seq, frame.payload)
+        # v1 acknowledges each frame at once; v2 owes one cumulative ACK for the whole read.
+        if session.version == PROTOCOL_V1:
+            self._send_ack(session, now_s)
         else:
             self._ack_owed = True
-
-    def _admit(self, seq: int, payload: bytes) -> None:
-        """A delivered DATA frame's message, to the application if it is one the peer may send."""
-        peer = "device" if self.role is Role.CONTROLLER else "controller"
-        try:
-            message = decode_message(payload)
-        except FieldError as error:
-            self._events.append(MessageRejected(seq, str(error)))
-            return
-        if message.HANDSHAKE or message.SENT_BY not in ("either", peer):
-            self._events.append(MessageRejected(seq, f"{message.NAME} is not sent by a {peer}"))
-        elif self._version < message.PROTOCOL:
-            self._events.append(MessageRejected(seq, f"{message.NAME} is not a v{self._version} message"))
-        elif not isinstance(message, Heartbeat):
-            self._events.append(MessageReceived(message, seq))
+        if arrival in (Arrival.AFTER_GAP, Arrival.HELD_ALREADY):
+            self._nak(session, now_s)  # v2: the ACK's bitmap says what is held; ask for the gap
 
     # --- handshake ------------------------------------------------------------------------------------
     def _on_handshake(self, frame: Frame, now_s: float) -> None:
         outcome = self._handshake.on_frame(frame, self._state, now_s)
         if isinstance(outcome, Refused):
-            self._alert(outcome.reason, outcome.detail, outcome.device_id)
+            self._alert(SecurityAlert(outcome.reason, outcome.detail, outcome.device_id))
             if outcome.go_down is not None:
                 self._go_down(outcome.go_down)
         elif isinstance(outcome, Repeated):
@@ -506,111 +444,59 @@ class Link:
             if outcome.answer:
                 self._write(outcome.answer, now_s)
         elif isinstance(outcome, Challenged):
-            self._answer_challenge(outcome.controller_nonce, now_s)
-        elif self.role is Role.CONTROLLER:
-            self._confirm(outcome, now_s)
+            # Device: a new challenge means the controller restarted or reconnected: a session that was
+            # up is over. The Hello says where each stream stands.
+            if self._state is LinkState.UP:
+                self._go_down("new_handshake")
+            position = None
+            if PROTOCOL_V2 in self._handshake.versions:
+                position = hello_position(self._send, self._receive, self._handshake.fresh_stream_id)
+            self._state = LinkState.HANDSHAKING
+            self._write(self._handshake.answer(outcome.controller_nonce, position, now_s), now_s)
         else:
-            self._confirmed(outcome, now_s)
+            self._agree(outcome, now_s)
 
-    def _answer_challenge(self, controller_nonce: bytes, now_s: float) -> None:
-        """Device: a new challenge means the controller restarted or reconnected: a session that was up
-        is over. The Hello says where each stream stands."""
-        if self._state is LinkState.UP:
-            self._go_down("new_handshake")
-        position = None
-        if PROTOCOL_V2 in self._handshake.versions:
-            self._send.ensure_stream(self._handshake.fresh_stream_id)
-            position = self._position(self._receive.stream_id)
-        self._state = LinkState.HANDSHAKING
-        self._write(self._handshake.answer(controller_nonce, position, now_s), now_s)
-
-    def _confirm(self, agreed: Agreed, now_s: float) -> None:
-        """Controller: the device's Hello is good; settle the streams, confirm, and start the session."""
+    def _agree(self, agreed: Agreed, now_s: float) -> None:
+        """The handshake agreed (controller: on the device's Hello; device: on the AuthConfirm): settle
+        the streams, confirm (controller), and start the session."""
+        controller = self.role is Role.CONTROLLER
         peer = agreed.peer
         if peer is None:
-            self._write(self._handshake.confirm(agreed, None), now_s)
-            self._establish_v1(now_s)
+            if controller:
+                self._write(self._handshake.confirm(agreed, None), now_s)
+            dropped = restart_v1(self._send, self._receive)
+            self._start_session(now_s, PROTOCOL_V1, 1, resumed=False, dropped=dropped)
             return
-        if agreed.device_id == self._send.peer_device_id and not self._send.resume_consistent(
-            peer.peer_stream_id, peer.delivered_seq
-        ):
-            self._alert(
-                "handshake_failed",
-                f"device claims seq {peer.delivered_seq} of our stream, which was never sent",
-                agreed.device_id,
-            )
-            self._go_down("handshake_failed")
-            return
-        dropped = self._send.adopt_for(agreed.device_id, self._handshake.fresh_stream_id)
-        resumed, given_up = self._resume_sending(peer)
-        confirm = self._handshake.confirm(agreed, self._position(peer.stream_id))
-        self._write(confirm, now_s)
-        self._establish_v2(now_s, agreed.window, peer, resumed=resumed, dropped=dropped + given_up)
-
-    def _confirmed(self, agreed: Agreed, now_s: float) -> None:
-        """Device: the controller's AuthConfirm is good; start the session on its terms."""
-        peer = agreed.peer
-        if peer is None:
-            self._establish_v1(now_s)
-            return
-        if not self._send.resume_consistent(peer.peer_stream_id, peer.delivered_seq):
-            self._alert(
-                "handshake_failed",
-                f"controller claims seq {peer.delivered_seq} of our stream, which was never sent",
-                agreed.device_id,
-            )
-            return
-        resumed, dropped = self._resume_sending(peer)
-        self._establish_v2(now_s, agreed.window, peer, resumed=resumed, dropped=dropped)
-
-    def _position(self, peer_stream_id: bytes) -> StreamPosition:
-        """What this side says of the streams in its handshake message."""
-        return StreamPosition(
-            self._send.stream_id, self._send.first_unacknowledged_seq, *self._receive.claim(peer_stream_id)
+        resumption = resume_v2(
+            self._send,
+            self._receive,
+            peer,
+            answered_by=agreed.device_id if controller else None,
+            new_stream_id=self._handshake.fresh_stream_id,
         )
-
-    def _resume_sending(self, peer: StreamPosition) -> tuple[bool, Dropped]:
-        """Our stream after a v2 handshake: whether the peer knows it (what it delivered is acknowledged
-        now, the rest is resent), and what is given up because the peer restarted and lost it."""
-        if peer.peer_stream_id == self._send.stream_id:
-            self._events.extend(MessageAcked(seq) for seq in self._send.discard_delivered(peer.delivered_seq))
-            return True, ()
-        if self._receive.peer_restarted(peer.stream_id):
-            return False, self._send.give_up_queued()
-        return False, ()
-
-    def _establish_v1(self, now_s: float) -> None:
-        self._version = PROTOCOL_V1
-        self._window = 1
-        # A v1 session numbers from 1 and forgets: anything an earlier v2 stream still held is given
-        # up here (reported in LinkUp.dropped) rather than renumbered behind the application's back.
-        dropped = self._send.abandon()
-        self._send.end_stream()
-        self._receive.forget()
-        self._establish(now_s, resumed=False, dropped=dropped)
-
-    def _establish_v2(
-        self, now_s: float, window: int, peer: StreamPosition, *, resumed: bool, dropped: Dropped
-    ) -> None:
-        self._version = PROTOCOL_V2
-        self._window = window
-        self.stats.resent_after_resume += self._send.queued_message_count
-        self._receive.follow(peer.stream_id, peer.send_seq)
-        self._establish(now_s, resumed=resumed, dropped=dropped)
+        if isinstance(resumption, str):
+            self._alert(SecurityAlert("handshake_failed", resumption, agreed.device_id))
+            if controller:
+                self._go_down("handshake_failed")
+            return
+        self._events.extend(MessageAcked(seq) for seq in resumption.acked)
+        if controller:
+            self._write(self._handshake.confirm(agreed, resumption.position), now_s)
+        self.stats.resent_after_resume += resumption.resent
+        resumed, dropped = resumption.resumed, resumption.dropped
+        self._start_session(now_s, PROTOCOL_V2, agreed.window, resumed=resumed, dropped=dropped)
         self._pump(now_s)
 
-    def _establish(self, now_s: float, *, resumed: bool, dropped: Dropped) -> None:
-        hello = self._handshake.hello
-        assert hello is not None
-        self._session_key = self._handshake.session_key()
+    def _start_session(
+        self, now_s: float, version: int, window: int, *, resumed: bool, dropped: Dropped
+    ) -> None:
+        session = self._handshake.open_session(version=version, window=window, now_s=now_s)
+        self._session = session
+        self._version = version
+        self._window = window
         self._state = LinkState.UP
-        self._last_heard_s = now_s
-        self._last_sent_s = now_s
-        self._last_nak_s = float("-inf")
         self._ack_owed = False
-        self._events.append(
-            LinkUp(self._handshake.device_id, hello, self._version, self._window, resumed, dropped)
-        )
+        self._events.append(LinkUp(session.device_id, session.hello, version, window, resumed, dropped))
 
     # --- down -----------------------------------------------------------------------------------------
     def _go_down(self, reason: str) -> None:
@@ -627,10 +513,6 @@ class Link:
             self._send.suspend()
         self._events.append(LinkDown(reason, unacknowledged))
         self._state = LinkState.DOWN
-        self._session_key = None
+        self._session = None
         self._receive.drop_held()
         self._ack_owed = False
-
-
-def _kind_name(kind: int) -> str:
-    return {KIND_DATA: "data", KIND_ACK: "ack", KIND_NAK: "nak", KIND_HANDSHAKE: "handshake"}.get(kind, "?")

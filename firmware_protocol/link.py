@@ -31,13 +31,19 @@ bad tag, from an unknown device, or with a sequence number outside the window is
 as a ``SecurityAlert``; line noise (bad CRC, bad COBS) is counted in ``stats`` and answered with a NAK.
 Heartbeats are sent and absorbed by the link itself; the application never sees them.
 
-The Link is the session; it composes three parts, each usable and tested alone:
-``handshake.Handshake`` (keys, nonces, version and window negotiation, the session key),
-``send_window.SendWindow`` (this side's numbered stream: queue, frames in flight, ACKs, what to resend)
-and ``receive_window.ReceiveWindow`` (the peer's stream: delivery order, duplicates, held frames). The
-Link authenticates each frame with the session key, routes it to the part it concerns, runs the timers
-(heartbeat, silence, NAK holdoff), and turns the parts' answers into events and bytes. The events and
-the other plain data types are in ``events`` and re-exported here.
+``Link`` is the shell that composes the parts, each one thing, usable and tested alone:
+
+- ``handshake.Handshake``: keys, nonces, the handshake messages, version and window negotiation; it
+  opens each ``session.Session``.
+- ``session.Session``: one session's terms (device, key, version, window): it seals this side's frames
+  and checks the peer's, admits messages, says when an ACK is due, and keeps the session's clocks.
+- ``send_window.SendWindow``: this side's numbered stream: queue, frames in flight, ACKs, resends.
+- ``receive_window.ReceiveWindow``: the peer's stream: delivery order, duplicates, held frames.
+- ``resume``: what a handshake does to the two streams (v2 resume, v1 restart).
+
+The Link keeps the state (idle, handshaking, up, down), routes each frame to the part it concerns,
+runs the timers, and turns the parts' answers into events and bytes. The events and the other plain
+data types are in ``events`` and re-exported here.
 """
 
 from __future__ import annotations
@@ -142,7 +148,6 @@ class Link:
         self._session: Session | None = None  # exactly while the link is up
         self._version = PROTOCOL_V1  # of the current (or last) session
         self._window = 1
-        self._ack_owed = False  # v2: one cumulative ACK answers every DATA frame of one read
 
     # --- construction helpers -------------------------------------------------------------------------
     @classmethod
@@ -270,12 +275,10 @@ class Link:
                 self._on_refused(item, now_s)
             else:
                 self._on_frame(item.frame, now_s)
-        if self._ack_owed:
-            # v2 ACKs are cumulative: the frames of one read are acknowledged by one ACK, sent before
-            # this call returns (so no timer of the peer's can run out waiting for it).
-            self._ack_owed = False
-            if self._session is not None:
-                self._send_ack(self._session, now_s)
+        # v2 ACKs are cumulative: the frames of one read are acknowledged by one ACK, sent before this
+        # call returns (so no timer of the peer's can run out waiting for it).
+        if self._session is not None and self._session.take_owed_ack():
+            self._send_ack(self._session, now_s)
 
     def handle_timers(self, now_s: float) -> None:
         """Retransmit, send heartbeats, and declare the link down, as the time requires."""
@@ -423,11 +426,8 @@ class Link:
         else:
             self.stats.out_of_order += 1
             self._receive.hold(frame.seq, frame.payload)
-        # v1 acknowledges each frame at once; v2 owes one cumulative ACK for the whole read.
-        if session.version == PROTOCOL_V1:
+        if session.ack_at_once():
             self._send_ack(session, now_s)
-        else:
-            self._ack_owed = True
         if arrival in (Arrival.AFTER_GAP, Arrival.HELD_ALREADY):
             self._nak(session, now_s)  # v2: the ACK's bitmap says what is held; ask for the gap
 
@@ -495,7 +495,6 @@ class Link:
         self._version = version
         self._window = window
         self._state = LinkState.UP
-        self._ack_owed = False
         self._events.append(LinkUp(session.device_id, session.hello, version, window, resumed, dropped))
 
     # --- down -----------------------------------------------------------------------------------------
@@ -515,4 +514,3 @@ class Link:
         self._state = LinkState.DOWN
         self._session = None
         self._receive.drop_held()
-        self._ack_owed = False

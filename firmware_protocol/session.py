@@ -4,10 +4,10 @@ window.
 
 ``Session`` seals this side's DATA, ACK and NAK frames (``seal``), checks the peer's (``check``: this
 session's device, a good tag, this session's version), says which messages each side may send in it
-(``refuse_to_send``, ``admit``), and keeps its clocks: when the peer was last heard (silence ends the
-session), when this side last wrote (idleness calls for a heartbeat), and when it last sent a NAK (the
-holdoff). It holds no stream state: the numbered streams outlive a session (``send_window`` and
-``receive_window``).
+(``refuse_to_send``, ``admit``), says when an ACK is due (v1: for each DATA frame; v2: one per read),
+and keeps its clocks: when the peer was last heard (silence ends the session), when this side last
+wrote (idleness calls for a heartbeat), and when it last sent a NAK (the holdoff). It holds no stream
+state: the numbered streams outlive a session (``send_window`` and ``receive_window``).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from firmware_protocol.constants import (
     KIND_NAK,
     LINK_SILENCE_TIMEOUT_S,
     NAK_HOLDOFF_S,
+    PROTOCOL_V1,
     SENDER_CONTROLLER,
     SENDER_DEVICE,
 )
@@ -65,6 +66,7 @@ class Session:
         self._last_heard_s = now_s
         self._last_sent_s = now_s
         self._last_nak_s = float("-inf")
+        self._ack_owed = False
 
     # --- frames ---------------------------------------------------------------------------------------
     def seal(self, kind: int, seq: int, payload: bytes = b"") -> bytes:
@@ -118,6 +120,21 @@ class Session:
         if self.version < message.PROTOCOL:
             return f"{message.NAME} is not a v{self.version} message"
         return message
+
+    # --- acknowledgement -----------------------------------------------------------------------------
+    def ack_at_once(self) -> bool:
+        """A DATA frame was taken (delivered, held or recognised as a copy). v1 acknowledges each frame
+        at once (True); v2 owes one cumulative ACK for every DATA frame of one read (False), sent when
+        the read is done: ``take_owed_ack``."""
+        if self.version == PROTOCOL_V1:
+            return True
+        self._ack_owed = True
+        return False
+
+    def take_owed_ack(self) -> bool:
+        """An ACK is owed for this read (and is now taken to be sent)."""
+        owed, self._ack_owed = self._ack_owed, False
+        return owed
 
     # --- clocks ---------------------------------------------------------------------------------------
     def heard(self, now_s: float) -> None:

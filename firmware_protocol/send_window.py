@@ -69,10 +69,6 @@ class SendWindow:
         return self._peer_device_id
 
     @property
-    def next_seq(self) -> int:
-        return self._next_seq
-
-    @property
     def exhausted(self) -> bool:
         """Every seq of the stream is used: the next message needs a new stream (a new handshake)."""
         return self._next_seq > MAX_SEQ

@@ -1,5 +1,5 @@
 """The handshake of a link (docs/protocol.md §7): who the peer is, which version and window the session
-runs, and the session key. No I/O, no clock of its own, and no stream state: what a side says of its
+runs, and the session it opens (``open_session``, with the key of §7.4). No I/O, no clock of its own, and no stream state: what a side says of its
 streams in a v2 handshake is handed in as a ``StreamPosition``, and what the peer said comes out as one.
 
     controller                                   device

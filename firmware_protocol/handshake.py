@@ -1,6 +1,7 @@
 """The handshake of a link (docs/protocol.md §7): who the peer is, which version and window the session
-runs, and the session it opens (``open_session``, with the key of §7.4). No I/O, no clock of its own, and no stream state: what a side says of its
-streams in a v2 handshake is handed in as a ``StreamPosition``, and what the peer said comes out as one.
+runs, and the session it opens (``open_session``, with the key of §7.4). No I/O, no clock of its own,
+and no stream state: what a side says of its streams in a v2 handshake is handed in as a
+``StreamPosition``, and what the peer said comes out as one.
 
     controller                                   device
     challenge() ── AuthChallenge(nonce) ──────>  on_frame() -> Challenged
@@ -166,7 +167,14 @@ class Handshake:
             self._keyring[self.device_id], self._controller_nonce, self._device_nonce, self.device_id
         )
         return Session(
-            self.role, self.device_id, self.hello, key, version=version, window=window, now_s=now_s
+            self.role,
+            self.device_id,
+            self.hello,
+            key,
+            version=version,
+            window=window,
+            now_s=now_s,
+            knows=self.knows,
         )
 
     def fresh_stream_id(self) -> bytes:

@@ -378,22 +378,21 @@ class Link:
         if session is None:
             self.stats.refused["no_session"] += 1
             return
-        refusal = session.check(frame, knows=self._handshake.knows)
-        if isinstance(refusal, SecurityAlert):
-            self._alert(refusal)
-            return
+        refusal = session.accept(frame, now_s)
         if refusal is not None:
-            self.stats.refused[refusal] += 1
+            if isinstance(refusal, SecurityAlert):
+                self._alert(refusal)
+            else:
+                self.stats.refused[refusal] += 1
             return
         self.stats.frames_accepted += 1
-        session.heard(now_s)
         if frame.kind == KIND_ACK:
             bitmap = None if session.version == PROTOCOL_V1 else int.from_bytes(frame.payload, "big")
             acked = self._send.acknowledge(frame.seq, bitmap)
             if acked is None:
                 self.stats.refused["stale_ack"] += 1
                 return
-            self._events.extend(MessageAcked(seq) for seq in acked)
+            self._events.extend(map(MessageAcked, acked))
             self._pump(now_s)
         elif frame.kind == KIND_NAK:
             item = self._send.nak_target(frame.seq)
@@ -404,32 +403,34 @@ class Link:
 
     def _on_data(self, session: Session, frame: Frame, now_s: float) -> None:
         arrival = self._receive.classify(frame.seq, session.window)
-        if arrival is Arrival.REPLAY:
-            detail = f"seq {frame.seq}, already past {self._receive.last_delivered_seq}"
-            self._alert(SecurityAlert("replay", detail, frame.device_id))
-            return
-        if arrival is Arrival.BEYOND_WINDOW:
-            detail = f"seq {frame.seq}, expected {self._receive.next_expected_seq}"
-            self._alert(SecurityAlert("bad_sequence", detail, frame.device_id))
-            return
-        if arrival is Arrival.DUPLICATE:
-            self.stats.duplicates += 1  # the peer did not get our ACK and sent the frame again
-        elif arrival is Arrival.IN_ORDER:
+        if arrival is Arrival.IN_ORDER:
             for seq, payload in self._receive.deliver(frame.seq, frame.payload):
                 message = session.admit(payload)
                 if isinstance(message, str):
                     self._events.append(MessageRejected(seq, message))
                 elif not isinstance(message, Heartbeat):
                     self._events.append(MessageReceived(message, seq))
-        elif arrival is Arrival.HELD_ALREADY:
-            self.stats.duplicates += 1
+        elif arrival is Arrival.DUPLICATE:
+            self.stats.duplicates += 1  # the peer did not get our ACK and sent the frame again
+        elif arrival is Arrival.REPLAY:
+            detail = f"seq {frame.seq}, already past {self._receive.last_delivered_seq}"
+            self._alert(SecurityAlert("replay", detail, frame.device_id))
+            return
+        elif arrival is Arrival.BEYOND_WINDOW:
+            detail = f"seq {frame.seq}, expected {self._receive.next_expected_seq}"
+            self._alert(SecurityAlert("bad_sequence", detail, frame.device_id))
+            return
         else:
-            self.stats.out_of_order += 1
-            self._receive.hold(frame.seq, frame.payload)
+            # After a gap (v2: a window of more than 1, and one ACK at the end of the read): hold it,
+            # say so in the ACK's bitmap, and ask for the gap.
+            if arrival is Arrival.HELD_ALREADY:
+                self.stats.duplicates += 1
+            else:
+                self.stats.out_of_order += 1
+                self._receive.hold(frame.seq, frame.payload)
+            self._nak(session, now_s)
         if session.ack_at_once():
             self._send_ack(session, now_s)
-        if arrival in (Arrival.AFTER_GAP, Arrival.HELD_ALREADY):
-            self._nak(session, now_s)  # v2: the ACK's bitmap says what is held; ask for the gap
 
     # --- handshake ------------------------------------------------------------------------------------
     def _on_handshake(self, frame: Frame, now_s: float) -> None:
@@ -479,7 +480,7 @@ class Link:
             if controller:
                 self._go_down("handshake_failed")
             return
-        self._events.extend(MessageAcked(seq) for seq in resumption.acked)
+        self._events.extend(map(MessageAcked, resumption.acked))
         if controller:
             self._write(self._handshake.confirm(agreed, resumption.position), now_s)
         self.stats.resent_after_resume += resumption.resent

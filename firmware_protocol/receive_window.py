@@ -60,13 +60,13 @@ class ReceiveWindow:
         """What a DATA frame numbered ``seq`` is, in a session of ``window`` frames in flight (the peer
         can only be retransmitting frames within one window of what this side holds)."""
         delivered = self._last_delivered_seq
+        if seq == delivered + 1:
+            return Arrival.IN_ORDER
         if seq <= delivered:
             return Arrival.DUPLICATE if seq > delivered - window and seq >= FIRST_SEQ else Arrival.REPLAY
         if seq > delivered + window:
             return Arrival.BEYOND_WINDOW
-        if seq != delivered + 1:
-            return Arrival.HELD_ALREADY if seq in self._held else Arrival.AFTER_GAP
-        return Arrival.IN_ORDER
+        return Arrival.HELD_ALREADY if seq in self._held else Arrival.AFTER_GAP
 
     def hold(self, seq: int, payload: bytes) -> None:
         """Keep an AFTER_GAP frame's payload until the gap before it is filled."""

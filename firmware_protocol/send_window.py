@@ -104,7 +104,7 @@ class SendWindow:
     # --- one session ----------------------------------------------------------------------------------
     def add(self, message: Message, *, internal: bool) -> int:
         """Number ``message`` and queue it; its seq. The caller checks ``exhausted`` first."""
-        if self.exhausted:
+        if self._next_seq > MAX_SEQ:
             raise ValueError("sequence numbers exhausted")
         seq = self._next_seq
         self._next_seq += 1
@@ -171,7 +171,11 @@ class SendWindow:
 
     def deadline_s(self) -> float | None:
         """When the first ACK timer of a frame in flight runs out (None: none is running)."""
-        return min((item.sent_s + ACK_TIMEOUT_S for item in self._in_flight if not item.sacked), default=None)
+        first_sent_s = None  # a plain loop: the caller's event loop asks this after every read
+        for item in self._in_flight:
+            if not item.sacked and (first_sent_s is None or item.sent_s < first_sent_s):
+                first_sent_s = item.sent_s
+        return None if first_sent_s is None else first_sent_s + ACK_TIMEOUT_S
 
     # --- across sessions ------------------------------------------------------------------------------
     def ensure_stream(self, new_stream_id: Callable[[], bytes]) -> None:

@@ -2,8 +2,8 @@
 (docs/protocol.md §6, §8, §9): who it is with (the device's id and Hello), its key, its version and
 window.
 
-``Session`` seals this side's DATA, ACK and NAK frames (``seal``), checks the peer's (``check``: this
-session's device, a good tag, this session's version), says which messages each side may send in it
+``Session`` seals this side's DATA, ACK and NAK frames (``seal``), accepts the peer's (``accept``:
+this session's device, a good tag, this session's version), says which messages each side may send in it
 (``refuse_to_send``, ``admit``), says when an ACK is due (v1: for each DATA frame; v2: one per read),
 and keeps its clocks: when the peer was last heard (silence ends the session), when this side last
 wrote (idleness calls for a heartbeat), and when it last sent a NAK (the holdoff). It holds no stream
@@ -52,7 +52,10 @@ class Session:
         version: int,
         window: int,
         now_s: float,
+        knows: Callable[[int], bool],
     ) -> None:
+        """``knows(device_id)``: a key is provisioned for that device (a frame from an unknown device
+        is reported apart from one of a known device that is not this session's)."""
         self.role = role
         self.device_id = device_id
         self.hello = hello
@@ -61,6 +64,7 @@ class Session:
         self.window = window
         """DATA frames in flight at most: 1 in v1."""
         self._key = key
+        self._knows = knows
         self._sender = SENDER_BY_ROLE[role]
         self._peer = "device" if role is Role.CONTROLLER else "controller"
         self._last_heard_s = now_s
@@ -77,15 +81,22 @@ class Session:
 
     def seal_message(self, seq: int, message: Message) -> bytes:
         """The DATA frame carrying ``message`` as ``seq``."""
-        return self.seal(KIND_DATA, seq, message.encode())
+        return encode_frame(
+            KIND_DATA,
+            self._sender,
+            self.device_id,
+            seq,
+            message.encode(),
+            key=self._key,
+            version=self.version,
+        )
 
-    def check(self, frame: Frame, *, knows: Callable[[int], bool]) -> SecurityAlert | str | None:
+    def accept(self, frame: Frame, now_s: float) -> SecurityAlert | str | None:
         """None when ``frame`` (a DATA, ACK or NAK from the peer's side) is authentic and this
-        session's; else a SecurityAlert to report, or the code of a refusal only counted (an authentic
-        frame of another version: a peer's bug, not an attack). ``knows(device_id)``: a key is
-        provisioned for it (an unknown device is reported apart from a wrong one)."""
+        session's: the peer is heard at ``now_s``. Else a SecurityAlert to report, or the code of a
+        refusal only counted (an authentic frame of another version: a peer's bug, not an attack)."""
         if frame.device_id != self.device_id:
-            reason = "wrong_device" if knows(frame.device_id) else "unknown_device"
+            reason = "wrong_device" if self._knows(frame.device_id) else "unknown_device"
             return SecurityAlert(
                 reason, f"device_id {frame.device_id} is not this session's", frame.device_id
             )
@@ -95,6 +106,7 @@ class Session:
         if frame.version != self.version:
             # The tag covers the version byte, so nobody but the peer could have set it.
             return "bad_version"
+        self._last_heard_s = now_s
         return None
 
     # --- messages -------------------------------------------------------------------------------------
@@ -137,10 +149,6 @@ class Session:
         return owed
 
     # --- clocks ---------------------------------------------------------------------------------------
-    def heard(self, now_s: float) -> None:
-        """An authentic frame of this session arrived."""
-        self._last_heard_s = now_s
-
     def wrote(self, now_s: float) -> None:
         """This side wrote a frame."""
         self._last_sent_s = now_s

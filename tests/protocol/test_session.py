@@ -41,20 +41,20 @@ HELLO = Hello(
 )
 
 
+def knows_only_ours(device_id: int) -> bool:
+    return device_id == DEVICE_ID
+
+
 def session(
     role: Role, *, version: int = PROTOCOL_V2, key: bytes = SESSION_KEY, now_s: float = 0.0
 ) -> Session:
-    return Session(role, DEVICE_ID, HELLO, key, version=version, window=8, now_s=now_s)
+    return Session(role, DEVICE_ID, HELLO, key, version=version, window=8, now_s=now_s, knows=knows_only_ours)
 
 
 def frame_of(wire: bytes) -> Frame:
     [decoded] = FrameDecoder().feed(wire)
     assert isinstance(decoded, DecodedFrame)
     return decoded.frame
-
-
-def knows_only_ours(device_id: int) -> bool:
-    return device_id == DEVICE_ID
 
 
 @pytest.mark.parametrize("version", [PROTOCOL_V1, PROTOCOL_V2])
@@ -67,24 +67,36 @@ def test_what_one_side_seals_the_other_accepts(version: int) -> None:
     ):
         frame = frame_of(wire)
         assert frame.version == version
-        assert controller.check(frame, knows=knows_only_ours) is None
+        assert controller.accept(frame, 0.0) is None
 
 
 def test_a_frame_of_another_key_device_or_version_is_refused() -> None:
     controller = session(Role.CONTROLLER)
     forged = frame_of(session(Role.DEVICE, key=bytes(32)).seal(KIND_ACK, 1, bytes(4)))
-    alert = controller.check(forged, knows=knows_only_ours)
+    alert = controller.accept(forged, 0.0)
     assert alert == SecurityAlert("bad_tag", "ack seq 1", DEVICE_ID)
-    other = Session(Role.DEVICE, 0x99, HELLO, SESSION_KEY, version=PROTOCOL_V2, window=8, now_s=0.0)
+    other = Session(
+        Role.DEVICE, 0x99, HELLO, SESSION_KEY, version=PROTOCOL_V2, window=8, now_s=0.0, knows=knows_only_ours
+    )
     other_frame = frame_of(other.seal(KIND_NAK, 1))
-    unknown = controller.check(other_frame, knows=knows_only_ours)
+    unknown = controller.accept(other_frame, 0.0)
     assert isinstance(unknown, SecurityAlert)
     assert unknown.reason == "unknown_device"
-    wrong = controller.check(other_frame, knows=lambda device_id: True)
+    trusting = Session(
+        Role.CONTROLLER,
+        DEVICE_ID,
+        HELLO,
+        SESSION_KEY,
+        version=PROTOCOL_V2,
+        window=8,
+        now_s=0.0,
+        knows=lambda _: True,
+    )
+    wrong = trusting.accept(other_frame, 0.0)
     assert isinstance(wrong, SecurityAlert)
     assert wrong.reason == "wrong_device"
     v1_frame = frame_of(session(Role.DEVICE, version=PROTOCOL_V1).seal(KIND_NAK, 1))
-    assert controller.check(v1_frame, knows=knows_only_ours) == "bad_version"
+    assert controller.accept(v1_frame, 0.0) == "bad_version"
 
 
 def test_each_side_sends_only_its_own_messages_of_the_sessions_version() -> None:
@@ -130,7 +142,7 @@ def test_the_sessions_clocks() -> None:
     clocks.wrote(11.0)
     assert not clocks.idle(11.0 + HEARTBEAT_INTERVAL_S / 2)
     assert clocks.silent(10.0 + LINK_SILENCE_TIMEOUT_S)
-    clocks.heard(12.0)
+    clocks.accept(frame_of(session(Role.DEVICE).seal(KIND_NAK, 1)), 12.0)  # the peer is heard
     assert not clocks.silent(10.0 + LINK_SILENCE_TIMEOUT_S)
     assert clocks.deadline_s() == min(12.0 + LINK_SILENCE_TIMEOUT_S, 11.0 + HEARTBEAT_INTERVAL_S)
 

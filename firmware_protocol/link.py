@@ -491,8 +491,7 @@ class Link:
     def _start_session(
         self, now_s: float, version: int, window: int, *, resumed: bool, dropped: Dropped
     ) -> None:
-        session = self._handshake.open_session(version=version, window=window, now_s=now_s)
-        self._session = session
+        self._session = session = self._handshake.open_session(version=version, window=window, now_s=now_s)
         self._version = version
         self._window = window
         self._state = LinkState.UP

@@ -8,7 +8,9 @@ bottom up:
 - ``messages``: every message as a frozen dataclass with ``encode()``, ``decode_message(payload)`` and
   a JSON form (``message_to_json`` / ``message_from_json``).
 - ``link``: ``Link``, the h11-style state machine for either end: ``receive_data(bytes, now_s)``,
-  ``next_event()``, ``send(message, now_s)``, ``bytes_to_send()``, ``handle_timers(now_s)``.
+  ``next_event()``, ``send(message, now_s)``, ``bytes_to_send()``, ``handle_timers(now_s)``. It
+  composes ``handshake`` (``Handshake``), ``session`` (``Session``), ``send_window`` (``SendWindow``),
+  ``receive_window`` (``ReceiveWindow``) and ``resume``; its events and plain types are in ``events``.
 - ``capture``: decode a captured byte stream into reports (what ``flushtable protocol decode`` prints).
 
 One module is the I/O edge and is not imported here: ``firmware_protocol.runner``, the asyncio

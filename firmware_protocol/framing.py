@@ -5,7 +5,8 @@ On the wire a frame is ``0x00 COBS(body) 0x00``; body (docs/protocol.md §3) is
     version u8 | kind u8 | sender u8 | device_id u32 | seq u32 | payload | tag[16] | crc32 u32
 
 The CRC-32 (zlib, in C) covers everything before it and tells line noise from forgery; the tag
-(truncated HMAC-SHA256 over header and payload) is checked by the Link, which knows the keys.
+(truncated HMAC-SHA256 over header and payload) is checked by the link's handshake or session, which
+know the keys.
 
 ``FrameDecoder`` is the receiving half, pymodbus-framer style: feed it any bytes, in any pieces; it
 returns ``DecodedFrame`` and ``RefusedFrame`` items, never raises on input, and holds at most

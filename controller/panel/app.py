@@ -32,18 +32,9 @@ from fastapi import Depends, FastAPI, HTTPException, Query, Request
 from fastapi import Path as PathParam
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from controller import __version__
-from controller.engine.actions import (
-    ClearFault,
-    CloseTable,
-    MoveButton,
-    OpenTable,
-    SetLimits,
-    SetPaytable,
-    VoidRound,
-)
 from controller.errors import UserError
 from controller.journal.noise import (
     DEFAULT_NOISE_POLICY,
@@ -56,8 +47,9 @@ from controller.journal.noise import (
     NoiseSummary,
     utc_text,
 )
+from controller.panel.actions import PANEL_ACTIONS, PanelAction, buttons
 from controller.panel.auth import LoginLimiter, Role, Session, SessionStore, UserStore, role_allows
-from controller.panel.backend import ActionRefused, ActionUnavailable, NotFound, PanelBackend
+from controller.panel.backend import ActionUnavailable, NotFound, PanelBackend
 from controller.panel.diagram import state_diagram
 
 HERE = Path(__file__).parent
@@ -83,30 +75,6 @@ class PanelSettings:
     # Failed logins (per remote address) and refused actions (per user) past this budget are counted
     # in noise_suppressed summaries instead of journaled one by one (controller/journal/noise.py).
     noise: NoisePolicy = DEFAULT_NOISE_POLICY
-
-
-# --- request bodies -------------------------------------------------------------------------------
-Reason = Annotated[str, Field(min_length=1, max_length=200, description="why, in words (journaled)")]
-
-
-class ReasonBody(BaseModel):
-    reason: Reason
-
-
-class MoveButtonBody(BaseModel):
-    seat: int = Field(ge=1, le=7, description="the seat the button moves to")
-
-
-class LimitsBody(BaseModel):
-    min_ante_cents: int = Field(ge=1, le=100_000_000_00)
-    max_ante_cents: int = Field(ge=1, le=100_000_000_00)
-
-
-class PaytableBody(BaseModel):
-    wager: str = Field(min_length=1, max_length=40, pattern=r"^[a-z_]+$")
-    paytable: str = Field(
-        min_length=1, max_length=60, pattern=r"^[A-Za-z0-9_.-]+$", description="a preset name"
-    )
 
 
 class Done(BaseModel):
@@ -149,6 +117,7 @@ def create_panel_app(
     )
     templates.filters["money"] = _money
     templates.filters["clock"] = _clock_text
+    templates.globals["action_buttons"] = buttons
     noise = NoiseBudget(settings.noise)
 
     # --- noise: failed logins and refused actions, journaled within a budget per source ----------
@@ -471,6 +440,7 @@ def create_panel_app(
         html = templates.get_template("_alerts.html").render(
             alerts=backend.alerts(include_cleared=show == "all"),
             can_supervise=role_allows(session.role, "supervisor"),
+            session=session,
         )
         return HTMLResponse(html, headers={"Cache-Control": "no-store"})
 
@@ -620,56 +590,25 @@ def create_panel_app(
         backend.acknowledge_alert(fault_id, session.user)
         return Done()
 
-    @app.post("/api/alerts/{fault_id}/clear", tags=["alerts"])
-    async def api_clear(
-        fault_id: FaultId,
-        body: ReasonBody,
-        session: Annotated[Session, Depends(needs("supervisor", "clear_fault"))],
-    ) -> Done:
-        await backend.perform(ClearFault(fault_id, session.user, body.reason))
-        return Done()
+    # One route per declared action (controller/panel/actions.py), all made by one function.
+    def _action_route(declared: PanelAction) -> None:
+        body_model = declared.body
+        allowed = needs(declared.role, declared.name)
 
-    @app.post("/api/round/void", tags=["actions"])
-    async def api_void(
-        body: ReasonBody, session: Annotated[Session, Depends(needs("supervisor", "void_round"))]
-    ) -> Done:
-        await backend.perform(VoidRound(body.reason, session.user))
-        return Done()
+        async def perform(body: body_model, session: Annotated[Session, Depends(allowed)]) -> Done:  # type: ignore[valid-type]
+            await backend.perform(declared.build(body, session.user))
+            return Done()
 
-    @app.post("/api/button/move", tags=["actions"])
-    async def api_move_button(
-        body: MoveButtonBody, session: Annotated[Session, Depends(needs("supervisor", "move_button"))]
-    ) -> Done:
-        await backend.perform(MoveButton(body.seat, session.user))
-        return Done()
+        app.post(
+            declared.url,
+            tags=["actions"],
+            name=declared.name,
+            summary=declared.label,
+            description=f"{declared.action.__doc__ or declared.label} Needs role {declared.role}.",
+        )(perform)
 
-    @app.post("/api/table/open", tags=["actions"])
-    async def api_open(session: Annotated[Session, Depends(needs("manager", "open_table"))]) -> Done:
-        await backend.perform(OpenTable(session.user))
-        return Done()
-
-    @app.post("/api/table/close", tags=["actions"])
-    async def api_close(
-        body: ReasonBody, session: Annotated[Session, Depends(needs("manager", "close_table"))]
-    ) -> Done:
-        await backend.perform(CloseTable(session.user, body.reason))
-        return Done()
-
-    @app.post("/api/table/limits", tags=["actions"])
-    async def api_limits(
-        body: LimitsBody, session: Annotated[Session, Depends(needs("manager", "set_limits"))]
-    ) -> Done:
-        if body.min_ante_cents > body.max_ante_cents:
-            raise ActionRefused("min_ante_cents: above max_ante_cents")
-        await backend.perform(SetLimits(body.min_ante_cents, body.max_ante_cents, session.user))
-        return Done()
-
-    @app.post("/api/table/paytable", tags=["actions"])
-    async def api_paytable(
-        body: PaytableBody, session: Annotated[Session, Depends(needs("manager", "set_paytable"))]
-    ) -> Done:
-        await backend.perform(SetPaytable(body.wager, body.paytable, session.user))
-        return Done()
+    for declared in PANEL_ACTIONS:
+        _action_route(declared)
 
     return app
 

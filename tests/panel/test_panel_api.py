@@ -23,13 +23,17 @@ from tests.panel.table_script import ANTE_CENTS, HOLE_CARDS, ScriptedRound, all_
 # (method, path, json body, least role allowed)
 ACTIONS: list[tuple[str, dict[str, Any] | None, str]] = [
     ("/api/alerts/FT1-000001/acknowledge", None, "supervisor"),
-    ("/api/alerts/FT1-000001/clear", {"reason": "shoe reset, deck checked"}, "supervisor"),
-    ("/api/round/void", {"reason": "dispute at seat 3"}, "supervisor"),
-    ("/api/button/move", {"seat": 4}, "supervisor"),
-    ("/api/table/open", None, "manager"),
-    ("/api/table/close", {"reason": "end of shift"}, "manager"),
-    ("/api/table/limits", {"min_ante_cents": 500, "max_ante_cents": 50000}, "manager"),
-    ("/api/table/paytable", {"wager": "flush", "paytable": "hcf-flush-a"}, "manager"),
+    (
+        "/api/actions/clear_fault",
+        {"fault_id": "FT1-000001", "reason": "shoe reset, deck checked"},
+        "supervisor",
+    ),
+    ("/api/actions/void_round", {"reason": "dispute at seat 3"}, "supervisor"),
+    ("/api/actions/move_button", {"seat": 4}, "supervisor"),
+    ("/api/actions/open_table", {}, "manager"),
+    ("/api/actions/close_table", {"reason": "end of shift"}, "manager"),
+    ("/api/actions/set_limits", {"min_ante_cents": 500, "max_ante_cents": 50000}, "manager"),
+    ("/api/actions/set_paytable", {"wager": "flush", "spec": "hcf-flush-a"}, "manager"),
 ]
 RED_LIGHT = "FT1-000001"  # the engine's id of the first fault of table T1
 RANK = {"viewer": 0, "supervisor": 1, "manager": 2}
@@ -81,10 +85,13 @@ def test_engine_receives_the_action_with_the_user(rig: PanelRig, client: TestCli
     _seed_alert(rig)
     csrf = login(client, "sam")
     assert (
-        client.post("/api/button/move", json={"seat": 5}, headers={"X-CSRF-Token": csrf}).status_code == 200
+        client.post("/api/actions/move_button", json={"seat": 5}, headers={"X-CSRF-Token": csrf}).status_code
+        == 200
     )
     assert client.post(
-        "/api/alerts/FT1-000001/clear", json={"reason": "checked"}, headers={"X-CSRF-Token": csrf}
+        "/api/actions/clear_fault",
+        json={"fault_id": "FT1-000001", "reason": "checked"},
+        headers={"X-CSRF-Token": csrf},
     ).json() == {"ok": True}
     assert rig.actions.calls == [MoveButton(5, "sam"), ClearFault("FT1-000001", "sam", "checked")]
     table = client.get("/api/table").json()
@@ -233,18 +240,30 @@ def test_bad_input_gets_a_clear_answer_and_no_5xx(rig: PanelRig, client: TestCli
     _seed_alert(rig)
     csrf = login(client, "max")
     headers = {"X-CSRF-Token": csrf}
-    assert client.post("/api/button/move", json={"seat": 9}, headers=headers).status_code == 422
+    assert client.post("/api/actions/move_button", json={"seat": 9}, headers=headers).status_code == 422
     assert (
-        client.post("/api/alerts/FT1-000001/clear", json={"reason": ""}, headers=headers).status_code == 422
+        client.post(
+            "/api/actions/clear_fault", json={"fault_id": "FT1-000001", "reason": ""}, headers=headers
+        ).status_code
+        == 422
     )
     answer = client.post("/api/alerts/nope/acknowledge", headers=headers)
     assert answer.status_code == 404
     assert "nope" in answer.json()["detail"]
-    answer = client.post(
-        "/api/table/limits", json={"min_ante_cents": 900, "max_ante_cents": 100}, headers=headers
-    )
-    assert answer.status_code == 409
-    assert "min_ante_cents" in answer.json()["detail"]
+    # Unknown fields are refused, not ignored (a typo must not perform a different action); the
+    # operator's name comes from the session, never from the body. (The engine's own refusal of a
+    # minimum above the maximum: tests/panel/test_panel_engine.py.)
+    for body in (
+        {"seat": 3, "by": "someone-else"},
+        {"seat": 3, "sea": 4},
+        {"seat": "three"},
+        {"seat": 10**30},
+        {},
+    ):
+        answer = client.post("/api/actions/move_button", json=body, headers=headers)
+        assert answer.status_code == 422, (body, answer.text)
+    assert client.post("/api/actions/no_such_action", json={}, headers=headers).status_code == 404
+    assert rig.actions.calls == []
     assert client.get("/api/recall", params={"round_id": "RT1-19990101-000001"}).status_code == 404
     assert client.get("/recall/nope").status_code == 404
 
@@ -342,7 +361,7 @@ def test_openapi_schema_is_served_to_a_session(client: TestClient) -> None:
     login(client, "vera")
     schema = client.get("/openapi.json").json()
     assert schema["openapi"].startswith("3.")
-    assert "/api/alerts/{fault_id}/clear" in schema["paths"]
+    assert "/api/actions/clear_fault" in schema["paths"]
     assert "/healthz" in schema["paths"]
 
 

@@ -199,7 +199,7 @@ def test_viewer_sees_the_alert_but_is_refused_acting_on_it(page: Page, live: Pan
             const out = [];
             for (const [path, body] of [
                 [`/api/alerts/${faultId}/acknowledge`, {}],
-                [`/api/alerts/${faultId}/clear`, {reason: 'viewer tries'}],
+                ['/api/actions/clear_fault', {fault_id: faultId, reason: 'viewer tries'}],
             ]) {
                 const r = await fetch(path, {method: 'POST', headers: {'Content-Type': 'application/json',
                     'X-CSRF-Token': csrf}, body: JSON.stringify(body)});

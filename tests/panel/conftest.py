@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import structlog
 from fastapi import FastAPI
+from fastapi.routing import APIRoute, iter_route_contexts
 from fastapi.testclient import TestClient
 
 from controller.journal import Journal
@@ -102,6 +103,12 @@ def rig(tmp_path: Path, users_file: Path) -> Iterator[PanelRig]:
 def client(rig: PanelRig) -> Iterator[TestClient]:
     with TestClient(rig.app, base_url="http://127.0.0.1") as test_client:
         yield test_client
+
+
+def api_routes(app: FastAPI) -> list[APIRoute]:
+    """Every route of the app, those of its included routers too (FastAPI keeps them per router)."""
+    routes = (context.original_route for context in iter_route_contexts(app.routes))
+    return [route for route in routes if isinstance(route, APIRoute)]
 
 
 def login(client: TestClient, name: str, password: str | None = None) -> str:

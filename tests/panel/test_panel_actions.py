@@ -7,12 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 
 from controller.engine.actions import MoveButton, SetLimits
 from controller.panel.actions import PANEL_ACTIONS, buttons
-from tests.panel.conftest import PanelRig, login
+from tests.panel.conftest import PanelRig, api_routes, login
 from tests.panel.table_script import ScriptedRound
 
 BETWEEN_ROUNDS: dict[str, Any] = {"table_open": True, "round": None}
@@ -25,11 +24,7 @@ def _names(role: str, table: dict[str, Any]) -> list[str]:
 
 
 def test_every_declared_action_is_one_route_with_its_own_body(rig: PanelRig) -> None:
-    served = {
-        route.path
-        for route in rig.app.routes
-        if isinstance(route, APIRoute) and route.path.startswith("/api/actions/")
-    }
+    served = {route.path for route in api_routes(rig.app) if route.path.startswith("/api/actions/")}
     assert served == {declared.url for declared in PANEL_ACTIONS}
     assert len(served) == len(PANEL_ACTIONS)
     for declared in PANEL_ACTIONS:

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 
 from controller.engine.actions import ClearFault, MoveButton
@@ -17,7 +16,7 @@ from controller.journal import Journal
 from controller.panel import JournalPanelBackend, UserStore, create_panel_app
 from controller.rules.cards import parse_card
 from drivers.events import ShufflerFault
-from tests.panel.conftest import PASSWORDS, PanelRig, login
+from tests.panel.conftest import PASSWORDS, PanelRig, api_routes, login
 from tests.panel.table_script import ANTE_CENTS, HOLE_CARDS, ScriptedRound, all_cards, raise_red_light
 
 # (method, path, json body, least role allowed)
@@ -141,8 +140,8 @@ def test_every_route_but_login_healthz_and_static_refuses_a_visitor(
     raise_red_light(rig.journal)
     open_paths = {"/login", "/healthz"}
     checked = 0
-    for route in rig.app.routes:
-        if not isinstance(route, APIRoute) or route.path in open_paths:
+    for route in api_routes(rig.app):
+        if route.path in open_paths:
             continue
         path = route.path.replace("{fault_id}", "FT1-000001").replace("{round_id}", "RT1-20260101-000001")
         for method in sorted(route.methods or ()):

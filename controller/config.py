@@ -141,6 +141,8 @@ class Panel:
     host: str
     port: int
     users: tuple[PanelUser, ...] = ()
+    trusted_proxies: tuple[str, ...] = ()  # peers whose X-Forwarded-For the panel believes
+    users_file: Path | None = None  # where the panel's users live (controller.panel.auth.users_file_for)
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,6 +202,8 @@ class TableConfig:
             "panel": {
                 "bind": f"{self.panel.host}:{self.panel.port}",
                 "users": [{"name": user.name, "role": user.role} for user in self.panel.users],
+                "trusted_proxies": list(self.panel.trusted_proxies),
+                "users_file": str(self.panel.users_file) if self.panel.users_file else None,
             },
             "logging": {"level": self.logging.level, "format": self.logging.format},
         }
@@ -645,8 +649,28 @@ class _Parser:
                     raise user.error("password_hash", str(error)) from None
                 user.done()
                 users.append(PanelUser(name, role, password_hash))  # type: ignore[arg-type]
+        trusted_proxies = self._trusted_proxies(section)
+        users_file_text = section.string("users_file", default="")
+        users_file = Path(users_file_text) if users_file_text else None
+        if users_file is not None and not users_file.is_absolute():
+            users_file = self.base_dir / users_file
         section.done()
-        return Panel(host, int(port_text), tuple(users))
+        return Panel(host, int(port_text), tuple(users), trusted_proxies, users_file)
+
+    def _trusted_proxies(self, section: _Section) -> tuple[str, ...]:
+        raw = section.raw("trusted_proxies")
+        if raw is None:
+            return ()
+        if not isinstance(raw, list) or not all(isinstance(item, str) for item in raw):
+            raise section.error("trusted_proxies", "must be an array of IP addresses or networks")
+        for index, item in enumerate(raw):
+            try:
+                ipaddress.ip_network(item.strip(), strict=False)
+            except ValueError:
+                raise section.error(
+                    f"trusted_proxies[{index}]", f"{item!r} is not an IP address or network (e.g. 10.0.0.5)"
+                ) from None
+        return tuple(item.strip() for item in raw)
 
 
 def _is_loopback(host: str) -> bool:

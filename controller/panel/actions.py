@@ -67,6 +67,9 @@ def _always(_where: Mapping[str, Any]) -> bool:
 
 
 class _Body(BaseModel):
+    """Every action's body: unknown fields refused. (pydantic refuses text UTF-8 cannot carry, such as
+    a lone surrogate "\\ud800", which JSON allows: errors.py answers that 422 without failing.)"""
+
     model_config = ConfigDict(extra="forbid", strict=False)
 
 

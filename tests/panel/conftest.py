@@ -8,6 +8,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 import structlog
@@ -79,7 +80,8 @@ def users_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def make_rig(tmp_path: Path, users_file: Path, *, poll_interval_s: float = 0.05) -> PanelRig:
+def make_rig(tmp_path: Path, users_file: Path, *, poll_interval_s: float = 0.05, **settings: Any) -> PanelRig:
+    """The panel over a fresh journal; ``settings``: PanelSettings fields beyond the rig's own."""
     journal = Journal.open(tmp_path / "var" / "journal.sqlite", "T1")
     store = UserStore(users_file)
     actions = JournalTableActions(journal)
@@ -88,7 +90,8 @@ def make_rig(tmp_path: Path, users_file: Path, *, poll_interval_s: float = 0.05)
         journal, actions=actions, device_health=links, poll_interval_s=poll_interval_s
     )
     clock = FakeClock()
-    app = create_panel_app(backend, users=store, settings=PanelSettings(clock=clock, idle_timeout_s=600))
+    panel_settings = PanelSettings(clock=clock, idle_timeout_s=600, **settings)
+    app = create_panel_app(backend, users=store, settings=panel_settings)
     return PanelRig(journal, store, actions, backend, app, clock, links)
 
 

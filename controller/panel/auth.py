@@ -1,4 +1,4 @@
-"""Panel users, password hashes, sessions, CSRF tokens and the failed-login limiter.
+"""Panel users, password hashes, sessions, CSRF tokens and the failed-login budgets.
 
 Pure bookkeeping with an injected clock: no HTTP here (controller.panel.app does that), so every rule
 is tested without a server.
@@ -8,8 +8,9 @@ N=2**14, r=8, p=1, a 32-byte key: about 16 MiB and a few tens of milliseconds pe
 user file is slow to attack and a login is still instant), the same form the configuration's
 ``[[panel.users]] password_hash`` holds. The parameters travel with each hash.
 
-The user file (default ``var/panel-users.json``, next to the embedded default's journal; see
-docs/panel.md) is JSON written atomically with mode 0600.
+The user file (where :func:`users_file_for` says: $FLUSHTABLE_USERS_FILE, the configuration's
+``[panel] users_file``, or panel-users.json beside the journal; docs/panel.md) is JSON written
+atomically with mode 0600.
 """
 
 from __future__ import annotations
@@ -38,7 +39,6 @@ BOOTSTRAP_USER = "supervisor"
 BOOTSTRAP_PASSWORD_ENV = "FLUSHTABLE_SUPERVISOR_PASSWORD"
 USERS_FILE_ENV = "FLUSHTABLE_USERS_FILE"
 USERS_FILE_NAME = "panel-users.json"
-DEFAULT_USERS_FILE = Path("var") / USERS_FILE_NAME  # beside the embedded default's journal
 
 Clock = Callable[[], float]
 

@@ -1,24 +1,31 @@
-"""The live stream: journal entries as Server-Sent Events, with sse-starlette.
+"""The live stream: journal entries as Server-Sent Events.
 
 Each entry (card-safe, from the backend's gate) is one event whose id is the journal seq; a browser that
-reconnects sends Last-Event-ID and the backend replays from there. sse-starlette carries the stream:
-it notices a client that went away, answers HEAD without streaming, and drops a client that reads
-nothing for ``send_timeout`` (so a stalled tablet holds no memory or task for long). Its own pings are
-off: the backend yields ``None`` after ``sse_keepalive_s`` without an entry, and the keep-alive comment
-goes out then, after the session is checked again.
+reconnects sends Last-Event-ID and the backend replays from there. The backend yields ``None`` after
+``keepalive_s`` without an entry: the keep-alive comment goes out then, after the session is checked
+again. Starlette's StreamingResponse ends the stream when the client goes away; :class:`_Stream` adds
+a bound on each send, so a client that reads nothing for ``send_timeout_s`` (a tablet asleep with the
+page open) is dropped instead of holding its queue and task, and releases its subscriber's slot however
+the stream ends.
+
+(sse-starlette was tried here and left out: it starts a process-wide shutdown watcher task on the
+event loop that outlives the app — on the daemon's own loop, beside the table — and decides shutdown
+from uvicorn's signal handlers, which the embedded panel does not install. What it would add, the
+disconnect and the send timeout, is these few lines.)
 
 The fan-out hands every subscriber the same entry object: :class:`FrameCache` encodes it once for all.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from sse_starlette import EventSourceResponse
-from starlette.types import Receive, Scope, Send
+from starlette.responses import StreamingResponse
+from starlette.types import Message, Receive, Scope, Send
 
 from controller.panel.backend import PanelBackend
 
@@ -62,16 +69,35 @@ def resume_seq(since: int | None, last_event_id: str) -> int | None:
     return since
 
 
-class _Stream(EventSourceResponse):
-    """The response, releasing its subscriber's slot however it ends (done, gone, timed out, HEAD)."""
+class _ClientStalled(Exception):
+    """The client read nothing for the send timeout."""
 
-    def __init__(self, content: AsyncIterator[bytes], *, release: Callable[[], None], **kwargs: Any) -> None:
-        super().__init__(content, **kwargs)
+
+class _Stream(StreamingResponse):
+    def __init__(
+        self, content: AsyncIterator[bytes], *, send_timeout_s: float, release: Callable[[], None]
+    ) -> None:
+        super().__init__(
+            content,
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+        )
+        self.send_timeout_s = send_timeout_s
         self._release = release
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        async def bounded_send(message: Message) -> None:
+            # uvicorn's send waits while the socket's buffer is full: that wait is what is bounded.
+            try:
+                async with asyncio.timeout(self.send_timeout_s):
+                    await send(message)
+            except TimeoutError:
+                raise _ClientStalled from None
+
         try:
-            await super().__call__(scope, receive, send)
+            await super().__call__(scope, receive, bounded_send)
+        except* _ClientStalled:
+            pass  # dropped: its browser, once awake, reconnects and resumes by Last-Event-ID
         finally:
             self._release()
 
@@ -85,7 +111,7 @@ def event_stream(
     still_logged_in: Callable[[], bool],
     send_timeout_s: float,
     release: Callable[[], None],
-) -> EventSourceResponse:
+) -> StreamingResponse:
     """The response for one subscriber; ``release`` is called once when it ends, however it ends."""
 
     async def stream() -> AsyncIterator[bytes]:
@@ -96,10 +122,4 @@ def event_stream(
                 return
             yield KEEP_ALIVE if item is None else frames.frame(item)
 
-    return _Stream(
-        stream(),
-        release=release,
-        ping=0,  # the backend's idle timer sends the keep-alive (above)
-        send_timeout=send_timeout_s,
-        headers={"Cache-Control": "no-store"},
-    )
+    return _Stream(stream(), send_timeout_s=send_timeout_s, release=release)

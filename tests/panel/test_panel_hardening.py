@@ -387,3 +387,42 @@ def test_any_json_body_with_any_text_is_a_4xx(client: TestClient, path: str, bod
         headers={"X-CSRF-Token": csrf, "Content-Type": "application/json"},
     )
     assert answer.status_code < 500, (path, body, answer.status_code, answer.text[:200])
+
+
+def test_a_stream_whose_client_reads_nothing_is_dropped_and_its_slot_released(
+    tmp_path: Path, users_file: Path
+) -> None:
+    rig = make_rig(tmp_path, users_file, sse_send_timeout_s=0.5, max_streams_per_user=1)
+    server = LiveServer(rig)
+    rig.url = server.start()
+    port = int(rig.url.rsplit(":", 1)[1])
+    try:
+        with httpx.Client(base_url=rig.url, timeout=WAIT_S) as client:
+            token = client.get("/login") and client.cookies["ft_login_csrf"]
+            client.post("/login", data={"user": "vera", "password": PASSWORDS["vera"], "csrf_token": token})
+            cookie = client.cookies["ft_session"]
+            with socket.socket() as sock:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # a small window, never read
+                sock.connect(("127.0.0.1", port))
+                request = (
+                    f"GET /api/events HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: ft_session={cookie}\r\n\r\n"
+                )
+                sock.sendall(request.encode())
+                _wait_until(lambda: rig.app.state.panel.streams.get("vera") == 1, "the stream to open")
+                assert client.get("/api/events").status_code == 429  # its one slot is taken
+                # Entries the client never reads, until the server's buffers are full and a send waits.
+                for n in range(400):
+                    rig.journal.append("operator_action", _filler(n), round_id=None, source="operator:test")
+                rig.backend.notify()
+                _wait_until(
+                    lambda: "vera" not in rig.app.state.panel.streams, "the stalled stream to be dropped"
+                )
+            with client.stream("GET", "/api/events") as again:  # the slot came back
+                assert again.status_code == 200
+    finally:
+        server.stop()
+        rig.journal.close()
+
+
+def _filler(n: int) -> dict[str, Any]:
+    return {"action": "note", "by": "test", "detail": {"n": n, "text": "x" * 10_000}, "outcome": "done"}

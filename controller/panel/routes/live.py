@@ -4,7 +4,7 @@
 from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Query, Request
-from sse_starlette import EventSourceResponse
+from fastapi.responses import StreamingResponse
 
 from controller.panel.context import MAX_SEQ, ApiSession, PanelDep
 from controller.panel.sse import FrameCache, event_stream, resume_seq
@@ -12,7 +12,7 @@ from controller.panel.sse import FrameCache, event_stream, resume_seq
 router = APIRouter()
 
 
-@router.get("/api/events", tags=["journal"], response_class=EventSourceResponse)
+@router.get("/api/events", tags=["journal"], response_class=StreamingResponse)
 async def api_events(
     request: Request,
     panel: PanelDep,
@@ -21,7 +21,7 @@ async def api_events(
         int | None,
         Query(ge=0, le=MAX_SEQ, description="resume after this seq (else Last-Event-ID, else now)"),
     ] = None,
-) -> EventSourceResponse:
+) -> StreamingResponse:
     """Server-Sent Events: each journal entry (card-safe) with the journal seq as its event id."""
     user = session.user
     if panel.streams.get(user, 0) >= panel.settings.max_streams_per_user:

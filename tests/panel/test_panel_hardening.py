@@ -426,3 +426,26 @@ def test_a_stream_whose_client_reads_nothing_is_dropped_and_its_slot_released(
 
 def _filler(n: int) -> dict[str, Any]:
     return {"action": "note", "by": "test", "detail": {"n": n, "text": "x" * 10_000}, "outcome": "done"}
+
+
+def test_connections_past_the_cap_are_answered_503(tmp_path: Path, users_file: Path) -> None:
+    rig = make_rig(tmp_path, users_file, max_connections=2)
+    server = LiveServer(rig)
+    rig.url = server.start()
+    try:
+        with httpx.Client(base_url=rig.url, timeout=WAIT_S) as client:
+            token = client.get("/login") and client.cookies["ft_login_csrf"]
+            client.post("/login", data={"user": "vera", "password": PASSWORDS["vera"], "csrf_token": token})
+            with (
+                client.stream("GET", "/api/events"),  # a live stream: one connection in use
+                httpx.Client(base_url=rig.url, timeout=WAIT_S) as other,
+                other.stream("GET", "/healthz") as second,  # kept alive: the second
+                httpx.Client(base_url=rig.url, timeout=WAIT_S) as third,
+            ):
+                second.read()
+                assert third.get("/healthz").status_code == 503
+            # The streams gone, the panel answers again.
+            _wait_until(lambda: httpx.get(f"{rig.url}/healthz", timeout=WAIT_S).status_code == 200, "room")
+    finally:
+        server.stop()
+        rig.journal.close()

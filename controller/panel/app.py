@@ -31,7 +31,6 @@ from controller.panel.context import HERE, Panel, PanelSettings
 from controller.panel.errors import install_error_handlers
 from controller.panel.limits import HeaderLimit
 from controller.panel.routes import actions, auth, live, pages, table_api
-from controller.panel.sse import FrameCache
 
 NOISE_TICK_S = 5.0  # how often a summary of suppressed noise that has come due is journaled
 
@@ -78,10 +77,6 @@ def create_panel_app(
     )
     app.state.panel = panel
     app.state.backend = backend  # PanelServer.stop ends the streams through it
-    app.state.sessions = panel.sessions
-    app.state.logins = panel.logins
-    app.state.noise = panel.noise
-    app.state.sse_frames = FrameCache()
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     install_error_handlers(app)
     # Bodies are counted while they arrive (controller/panel/limits.py): the forms' limit on the

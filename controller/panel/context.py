@@ -32,6 +32,7 @@ from controller.panel.actions import buttons
 from controller.panel.auth import LoginBudget, Role, Session, SessionStore, UserStore, role_allows
 from controller.panel.backend import PanelBackend
 from controller.panel.client import TrustedProxies
+from controller.panel.sse import FrameCache
 
 HERE = Path(__file__).parent
 SESSION_COOKIE = "ft_session"
@@ -77,6 +78,7 @@ class Panel:
     proxies: TrustedProxies = field(init=False)
     templates: jinja2.Environment = field(init=False)
     streams: dict[str, int] = field(default_factory=dict)  # open event streams per user
+    frames: FrameCache = field(default_factory=FrameCache)  # each entry's SSE frame, encoded once
 
     def __post_init__(self) -> None:
         settings = self.settings

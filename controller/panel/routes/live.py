@@ -7,7 +7,7 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import StreamingResponse
 
 from controller.panel.context import MAX_SEQ, ApiSession, PanelDep
-from controller.panel.sse import FrameCache, event_stream, resume_seq
+from controller.panel.sse import event_stream, resume_seq
 
 router = APIRouter()
 
@@ -39,11 +39,10 @@ async def api_events(
         else:
             panel.streams.pop(user, None)
 
-    frames: FrameCache = request.app.state.sse_frames
     token = session.token
     return event_stream(
         panel.backend,
-        frames,
+        panel.frames,
         resume_seq(since, request.headers.get("last-event-id", "")),
         keepalive_s=panel.settings.sse_keepalive_s,
         still_logged_in=lambda: panel.sessions.get(token, touch=False) is not None,

@@ -31,7 +31,7 @@ import httpx
 import structlog
 
 from controller.journal import Journal
-from controller.panel import JournalPanelBackend, PanelServer, UserStore, create_panel_app
+from controller.panel import JournalPanelBackend, PanelServer, PanelSettings, UserStore, create_panel_app
 
 SUBSCRIBERS = 50
 ENTRIES = 200
@@ -84,7 +84,10 @@ async def _run(mode: str, workdir: Path) -> dict[str, Any]:
     if users.get("bench") is None:
         users.add("bench", "viewer", "bench-password-1")
     backend = JournalPanelBackend(journal)
-    server = PanelServer(create_panel_app(backend, users=users), host="127.0.0.1", port=0)
+    # All the subscribers share one login: the per-user stream cap (8 by default) is raised to them.
+    settings = PanelSettings(max_streams_per_user=SUBSCRIBERS, max_connections=SUBSCRIBERS + 16)
+    app = create_panel_app(backend, users=users, settings=settings)
+    server = PanelServer(app, host="127.0.0.1", port=0)
     await server.start()
     try:
         async with httpx.AsyncClient(base_url=server.url, timeout=10) as http:

@@ -12,6 +12,7 @@ run once every field is valid. ``TableConfig`` is what the rest of the controlle
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -267,6 +268,19 @@ def _users(value: object) -> object:
 class PanelSection(Strict):
     bind: str = "127.0.0.1:8080"
     users: Annotated[list[PanelUserSection], BeforeValidator(_users)] = Field(default_factory=list)
+    # Peers whose X-Forwarded-For the panel believes (docs/panel.md): empty, none.
+    trusted_proxies: list[str] = Field(default_factory=list)
+    users_file: str | None = None  # where the panel's users live (controller.panel.auth.users_file_for)
+
+    @field_validator("trusted_proxies", mode="after")
+    @classmethod
+    def _proxies(cls, value: list[str]) -> list[str]:
+        for item in value:
+            try:
+                ipaddress.ip_network(item.strip(), strict=False)
+            except ValueError:
+                raise refusal(f"{item!r} is not an IP address or network (e.g. 10.0.0.5)") from None
+        return [item.strip() for item in value]
 
     @field_validator("bind", mode="after")
     @classmethod
@@ -346,6 +360,8 @@ class Panel:
     host: str
     port: int
     users: tuple[PanelUser, ...] = ()
+    trusted_proxies: tuple[str, ...] = ()  # peers whose X-Forwarded-For the panel believes
+    users_file: Path | None = None  # where the panel's users live (controller.panel.auth.users_file_for)
 
 
 @dataclass(frozen=True, slots=True)
@@ -401,6 +417,8 @@ class TableConfig:
             "panel": {
                 "bind": f"{self.panel.host}:{self.panel.port}",
                 "users": [{"name": user.name, "role": user.role} for user in self.panel.users],
+                "trusted_proxies": list(self.panel.trusted_proxies),
+                "users_file": str(self.panel.users_file) if self.panel.users_file else None,
             },
             "logging": {"level": self.logging.level, "format": self.logging.format},
         }
@@ -553,7 +571,13 @@ def _assemble(parsed: ConfigFile, *, source: str, base_dir: Path) -> TableConfig
         timeouts=timeouts,
         devices=devices,
         journal_path=journal_path,
-        panel=Panel(host.strip("[]"), int(port_text), users),
+        panel=Panel(
+            host.strip("[]"),
+            int(port_text),
+            users,
+            tuple(parsed.panel.trusted_proxies),
+            None if parsed.panel.users_file is None else base_dir / parsed.panel.users_file,
+        ),
         logging=parsed.logging,
         journal_commit_delay_ms=parsed.journal.commit_delay_ms,
     )

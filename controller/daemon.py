@@ -465,8 +465,7 @@ class TableDaemon:
         self.panel = await start_panel(
             self.journal,
             bind=f"[{host}]:{port}" if ":" in host else f"{host}:{port}",
-            users_file=self.journal_path.parent / "panel-users.json",
-            config_users=self.config.panel.users,
+            panel_config=self.config.panel,  # users: controller.panel.auth.users_file_for; trusted_proxies
             actions=EngineTableActions(self.engine, now_s=self.now_s, perform=self.act_and_commit),
             device_health=self.device_health,
         )

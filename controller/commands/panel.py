@@ -12,6 +12,7 @@ import asyncio
 import signal
 from pathlib import Path
 
+from controller.config import load_config
 from controller.journal import Journal
 from controller.panel.embed import start_panel
 
@@ -25,7 +26,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--panel", default="127.0.0.1:8080", metavar="HOST:PORT", help="where to listen")
     parser.add_argument(
-        "--users-file", type=Path, default=None, help="panel users (default var/panel-users.json)"
+        "--config",
+        type=Path,
+        default=None,
+        help="the table configuration, for its [panel] users, users_file and trusted_proxies",
+    )
+    parser.add_argument(
+        "--users-file",
+        type=Path,
+        default=None,
+        help="panel users (default $FLUSHTABLE_USERS_FILE, else the configuration's [panel] users_file, "
+        "else panel-users.json beside the journal)",
     )
 
 
@@ -35,7 +46,9 @@ async def _serve(args: argparse.Namespace) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    panel = await start_panel(journal, bind=args.panel, users_file=args.users_file)
+    # The users file by the one rule (controller.panel.auth.users_file_for), as the daemon finds it.
+    panel_config = load_config(args.config).panel if args.config else None
+    panel = await start_panel(journal, bind=args.panel, users_file=args.users_file, panel_config=panel_config)
     print(f"panel: {panel.url} (read-only over {args.journal}); Ctrl-C stops it", flush=True)
     try:
         await stop.wait()

@@ -1,7 +1,10 @@
 """`flushtable user add NAME --role ROLE`: a panel login, its password from standard input or a prompt.
 
-The password is stored only as a scrypt hash (controller.panel.auth) in the user file, by default
-var/panel-users.json (FLUSHTABLE_USERS_FILE or --users-file elsewhere); see docs/panel.md.
+The password is stored only as a scrypt hash (controller.panel.auth) in the user file. Which file: the
+one rule the daemon and `flushtable panel` follow too (controller.panel.auth.users_file_for) —
+--users-file, else $FLUSHTABLE_USERS_FILE, else the configuration's ``[panel] users_file``, else
+panel-users.json beside the journal (--journal, else the configuration's; by default
+var/panel-users.json). See docs/panel.md.
 """
 
 from __future__ import annotations
@@ -12,22 +15,36 @@ import os
 import sys
 from pathlib import Path
 
+from controller.commands.journal_args import add_journal_arguments
 from controller.errors import UserError
-from controller.panel.auth import DEFAULT_USERS_FILE, ROLES, UserStore, parse_role
+from controller.panel.auth import ROLES, USERS_FILE_ENV, UserStore, parse_role, users_file_for
 
 NAME = "user"
 HELP = "manage the floor panel's logins (user add NAME --role ROLE; user list)"
-USERS_FILE_ENV = "FLUSHTABLE_USERS_FILE"
 
 
-def default_users_file() -> Path:
-    return Path(os.environ.get(USERS_FILE_ENV) or DEFAULT_USERS_FILE)
+def users_file_of(args: argparse.Namespace) -> Path:
+    """The user file for a command's arguments (--users-file, --journal, --config), by the one rule."""
+    if args.users_file:
+        return Path(args.users_file)
+    if os.environ.get(USERS_FILE_ENV):
+        return Path(os.environ[USERS_FILE_ENV])  # no configuration is read: it may not even exist here
+    from controller.config import load_config  # noqa: PLC0415 - only when the file is not given
+
+    config = load_config(args.config) if args.config or not args.journal else None
+    journal = Path(args.journal) if args.journal else config.journal_path if config else Path()
+    return users_file_for(journal, config.panel if config is not None else None)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--users-file", type=Path, default=None, help=f"default ${USERS_FILE_ENV} or {DEFAULT_USERS_FILE}"
+        "--users-file",
+        type=Path,
+        default=None,
+        help=f"default ${USERS_FILE_ENV}, else the configuration's [panel] users_file, "
+        "else panel-users.json beside the journal",
     )
+    add_journal_arguments(parser)
     actions = parser.add_subparsers(dest="user_action", metavar="ACTION", required=True)
     add = actions.add_parser(
         "add", help="add a user (or --replace one); the password comes from stdin or a prompt"
@@ -51,7 +68,7 @@ def _read_password() -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    store = UserStore(args.users_file or default_users_file())
+    store = UserStore(users_file_of(args))
     if args.user_action == "list":
         for user in sorted(store.users().values(), key=lambda u: u.name):
             print(f"{user.name}\t{user.role}")

@@ -178,13 +178,15 @@ class DealerKey(Entry, frozen=True, tag="dealer_key"):
 class Login(Entry, frozen=True, tag="login"):
     user: str
     role: str
-    remote: str
+    remote: str  # the connection's peer
+    forwarded_for: str | None = None  # the client a trusted proxy named (docs/panel.md "Proxies")
 
 
 class LoginFailed(Entry, frozen=True, tag="login_failed"):
     user: str
-    remote: str
+    remote: str  # the connection's peer
     reason: str
+    forwarded_for: str | None = None  # the client a trusted proxy named (docs/panel.md "Proxies")
 
 
 class NoiseSuppressed(Entry, frozen=True, tag="noise_suppressed"):

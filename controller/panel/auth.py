@@ -1,4 +1,4 @@
-"""Panel users, password hashes, sessions, CSRF tokens and the failed-login limiter.
+"""Panel users, password hashes, sessions, CSRF tokens and the failed-login budgets.
 
 Pure bookkeeping with an injected clock: no HTTP here (controller.panel.app does that), so every rule
 is tested without a server.
@@ -8,8 +8,9 @@ N=2**14, r=8, p=1, a 32-byte key: about 16 MiB and a few tens of milliseconds pe
 user file is slow to attack and a login is still instant), the same form the configuration's
 ``[[panel.users]] password_hash`` holds. The parameters travel with each hash.
 
-The user file (default ``var/panel-users.json``, next to the embedded default's journal; see
-docs/panel.md) is JSON written atomically with mode 0600.
+The user file (where :func:`users_file_for` says: $FLUSHTABLE_USERS_FILE, the configuration's
+``[panel] users_file``, or panel-users.json beside the journal; docs/panel.md) is JSON written
+atomically with mode 0600.
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ MAX_PASSWORD_CHARS = 1024
 USER_NAME_MAX_CHARS = 64
 BOOTSTRAP_USER = "supervisor"
 BOOTSTRAP_PASSWORD_ENV = "FLUSHTABLE_SUPERVISOR_PASSWORD"
-DEFAULT_USERS_FILE = Path("var/panel-users.json")
+USERS_FILE_ENV = "FLUSHTABLE_USERS_FILE"
+USERS_FILE_NAME = "panel-users.json"
 
 Clock = Callable[[], float]
 
@@ -105,9 +107,17 @@ class User:
 class UserStore:
     """Users from the user file plus users from the table configuration (read-only)."""
 
-    def __init__(self, path: Path, config_users: Iterable[User] = ()) -> None:
+    def __init__(
+        self,
+        path: Path,
+        config_users: Iterable[User] = (),
+        *,
+        verify: Callable[[str, str], bool] = verify_password,
+    ) -> None:
         self.path = path
         self._config_users = {user.name: user for user in config_users}
+        # (password, hash) -> bool: controller.passwords' scrypt check; a test may count the checks.
+        self.verify = verify
 
     @staticmethod
     def users_from_config(entries: Iterable[Mapping[str, Any]], *, field: str = "panel.users") -> list[User]:
@@ -197,9 +207,9 @@ class UserStore:
     def authenticate(self, name: str, password: str) -> User | None:
         user = self.get(name)
         if user is None:
-            verify_password(password, _DUMMY_HASH)
+            self.verify(password, _DUMMY_HASH)
             return None
-        return user if verify_password(password, user.password_hash) else None
+        return user if self.verify(password, user.password_hash) else None
 
     def ensure_bootstrap_user(self, environ: Mapping[str, str]) -> str | None:
         """No default password: with no supervisor or manager at all, create ``supervisor``.
@@ -221,7 +231,7 @@ class UserStore:
     def change_password(self, name: str, current: str, new: str) -> User:
         """A user sets a new password (the current one proves it is them); clears a one-time flag."""
         user = self.get(name)
-        if user is None or not verify_password(current, user.password_hash):
+        if user is None or not self.verify(current, user.password_hash):
             raise UserError("current_password: wrong password")
         if user.origin == "config":
             raise UserError("name: this user is defined in the table configuration; change the hash there")
@@ -291,16 +301,30 @@ class SessionStore:
             del self._sessions[token]
 
 
+@dataclass(frozen=True, slots=True)
+class LoginTicket:
+    """One password check the budgets allowed; settled once with :meth:`LoginBudget.settle`."""
+
+    keys: tuple[str, ...]
+
+
 @dataclass(slots=True)
-class LoginLimiter:
-    """Failed logins per client address and per user name: ``max_failures`` inside ``window_s`` locks
-    that key for ``lockout_s``. A lock answers before the password is checked, so guessing stops."""
+class LoginBudget:
+    """Password checks per client address and per user name, taken *before* the check.
+
+    Each key may have at most ``max_failures`` checks that failed within ``window_s`` or are still
+    running; :meth:`take` counts a check as running the moment it is allowed (synchronously, so on the
+    event loop no two requests can both take the last one), and :meth:`settle` turns it into a failure
+    or, on success, clears the key. The failure that fills a key's budget locks it for ``lockout_s``.
+    So at most ``max_failures`` checks run per key, concurrently or one after another, and a locked
+    key is refused without a check."""
 
     clock: Clock = time.monotonic
     max_failures: int = 5
     window_s: float = 300.0
     lockout_s: float = 60.0
     _failures: dict[str, list[float]] = field(default_factory=dict)
+    _running: dict[str, int] = field(default_factory=dict)
     _locked_until: dict[str, float] = field(default_factory=dict)
 
     def retry_after_s(self, keys: Iterable[str]) -> float:
@@ -308,24 +332,74 @@ class LoginLimiter:
         waits = [until - now for key in keys if (until := self._locked_until.get(key, 0.0)) > now]
         return max(waits, default=0.0)
 
-    def record_failure(self, keys: Iterable[str]) -> bool:
-        """Count a failure; True when it locked a key."""
+    def _recent(self, key: str, now: float) -> list[float]:
+        recent = [t for t in self._failures.get(key, []) if now - t < self.window_s]
+        if recent:
+            self._failures[key] = recent
+        else:
+            self._failures.pop(key, None)
+        return recent
+
+    def take(self, keys: Iterable[str]) -> LoginTicket | float:
+        """A ticket for one password check, or the seconds to wait before trying again."""
+        keys = tuple(keys)
+        wait_s = self.retry_after_s(keys)
+        if wait_s > 0:
+            return wait_s
+        now = self.clock()
+        for key in keys:
+            if len(self._recent(key, now)) + self._running.get(key, 0) >= self.max_failures:
+                # The budget is spent by checks still running: they settle within a second.
+                return 1.0
+        for key in keys:
+            self._running[key] = self._running.get(key, 0) + 1
+        self._forget_oldest()
+        return LoginTicket(keys)
+
+    def settle(self, ticket: LoginTicket, *, succeeded: bool) -> bool:
+        """The check's outcome; True when this failure locked a key."""
         now = self.clock()
         locked = False
-        for key in keys:
-            recent = [t for t in self._failures.get(key, []) if now - t < self.window_s]
+        for key in ticket.keys:
+            running = self._running.get(key, 0) - 1
+            if running > 0:
+                self._running[key] = running
+            else:
+                self._running.pop(key, None)
+            if succeeded:
+                self._failures.pop(key, None)
+                continue
+            recent = self._recent(key, now)
             recent.append(now)
-            self._failures[key] = recent[-self.max_failures :]
+            self._failures[key] = recent
             if len(recent) >= self.max_failures:
                 self._locked_until[key] = now + self.lockout_s
-                self._failures[key] = []
+                del self._failures[key]
                 locked = True
-        # Bounded memory under a flood of made-up names: forget the oldest keys.
+        return locked
+
+    def _forget_oldest(self) -> None:
+        """Bounded memory under a flood of made-up names: forget the oldest keys' failures and
+        expired locks (never a running check's count, which a settle takes back)."""
         if len(self._failures) > 10_000:
             for key in list(self._failures)[:5_000]:
                 del self._failures[key]
-        return locked
+        if len(self._locked_until) > 10_000:
+            now = self.clock()
+            for key in [k for k, until in self._locked_until.items() if until <= now]:
+                del self._locked_until[key]
 
-    def record_success(self, keys: Iterable[str]) -> None:
-        for key in keys:
-            self._failures.pop(key, None)
+
+def users_file_for(
+    journal_path: Path, panel_config: object = None, environ: Mapping[str, str] | None = None
+) -> Path:
+    """Where the panel's users live, one rule for the daemon, `flushtable user` and `flushtable panel`:
+    $FLUSHTABLE_USERS_FILE, else the configuration's ``[panel] users_file`` (``panel_config`` is the
+    configuration's panel section), else panel-users.json beside the journal."""
+    from_env = (os.environ if environ is None else environ).get(USERS_FILE_ENV)
+    if from_env:
+        return Path(from_env)
+    configured = getattr(panel_config, "users_file", None)
+    if configured:
+        return Path(configured)
+    return journal_path.parent / USERS_FILE_NAME

@@ -1,9 +1,13 @@
 """Starting the panel inside the daemon: one call for ``flushtable run --panel HOST:PORT``.
 
-    panel = await start_panel(journal, bind="127.0.0.1:8080", actions=engine_actions,
-                              device_health=devices.health, config_users=config.panel.users)
+    panel = await start_panel(journal, bind="127.0.0.1:8080", panel_config=config.panel,
+                              actions=engine_actions, device_health=devices.health)
     ...                         # after each journal append the daemon may call panel.backend.notify()
     await panel.stop()
+
+The users live where :func:`~controller.panel.auth.users_file_for` says ($FLUSHTABLE_USERS_FILE, else
+the configuration's ``[panel] users_file``, else panel-users.json beside the journal), merged with the
+configuration's ``[[panel.users]]``; ``[panel] trusted_proxies`` says whose X-Forwarded-For to believe.
 
 No default password: with no supervisor or manager in the user file or the configuration, the user
 ``supervisor`` is created from FLUSHTABLE_SUPERVISOR_PASSWORD, or with a one-time password printed once
@@ -21,7 +25,7 @@ from typing import Any
 
 from controller.journal import Journal
 from controller.panel.app import PanelSettings, create_panel_app
-from controller.panel.auth import BOOTSTRAP_USER, DEFAULT_USERS_FILE, User, UserStore, parse_role
+from controller.panel.auth import BOOTSTRAP_USER, User, UserStore, parse_role, users_file_for
 from controller.panel.backend import DeviceHealthSource, JournalPanelBackend, TableActions
 from controller.panel.server import PanelServer, parse_bind
 
@@ -52,15 +56,21 @@ async def start_panel(
     *,
     bind: str = "127.0.0.1:8080",
     users_file: Path | None = None,
-    config_users: Iterable[Any] = (),
+    panel_config: Any = None,
+    config_users: Iterable[Any] | None = None,
     actions: TableActions | None = None,
     device_health: DeviceHealthSource | None = None,
     settings: PanelSettings | None = None,
     environ: Mapping[str, str] | None = None,
     announce: Callable[[str], None] | None = None,
 ) -> RunningPanel:
+    """``panel_config``: the configuration's [panel] section (its users, users_file and trusted_proxies);
+    ``users_file`` and ``config_users`` override what it says (``flushtable panel --users-file``)."""
     host, port = parse_bind(bind)
-    store = UserStore(users_file or DEFAULT_USERS_FILE, users_from_config(config_users))
+    if config_users is None:
+        config_users = getattr(panel_config, "users", ())
+    path = users_file or users_file_for(Path(journal.path), panel_config, environ)
+    store = UserStore(path, users_from_config(config_users))
     one_time = store.ensure_bootstrap_user(os.environ if environ is None else environ)
     if one_time is not None:
         (announce or _to_stderr)(
@@ -68,6 +78,8 @@ async def start_panel(
             f"(stored only as a hash in {store.path}; the first login must set a new one)"
         )
     backend = JournalPanelBackend(journal, actions=actions, device_health=device_health)
+    if settings is None:
+        settings = PanelSettings(trusted_proxies=tuple(getattr(panel_config, "trusted_proxies", ()) or ()))
     app = create_panel_app(backend, users=store, settings=settings)
     server = PanelServer(app, host=host, port=port)
     await server.start()

@@ -49,6 +49,8 @@ class PanelServer:
         self, app: FastAPI, *, host: str = "127.0.0.1", port: int = 8080, log_level: str = "warning"
     ) -> None:
         self.app = app
+        panel = getattr(app.state, "panel", None)
+        settings = panel.settings if panel is not None else None
         self.config = uvicorn.Config(
             app,
             host=host,
@@ -59,6 +61,11 @@ class PanelServer:
             # SSE streams never end by themselves; the backend ends them at shutdown, this bounds the wait.
             timeout_graceful_shutdown=2,
             log_config=None,
+            # Past this many open connections uvicorn answers 503 (docs/panel.md "Limits").
+            # uvicorn would otherwise take X-Forwarded-For from any loopback peer as the client; the
+            # panel keeps the real peer and believes only [panel] trusted_proxies (panel/client.py).
+            proxy_headers=False,
+            limit_concurrency=settings.max_connections if settings is not None else None,
         )
         self.server = EmbeddedServer(self.config)
         self._task: asyncio.Task[None] | None = None

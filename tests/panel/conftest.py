@@ -8,10 +8,12 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 import structlog
 from fastapi import FastAPI
+from fastapi.routing import APIRoute, iter_route_contexts
 from fastapi.testclient import TestClient
 
 from controller.journal import Journal
@@ -78,7 +80,8 @@ def users_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def make_rig(tmp_path: Path, users_file: Path, *, poll_interval_s: float = 0.05) -> PanelRig:
+def make_rig(tmp_path: Path, users_file: Path, *, poll_interval_s: float = 0.05, **settings: Any) -> PanelRig:
+    """The panel over a fresh journal; ``settings``: PanelSettings fields beyond the rig's own."""
     journal = Journal.open(tmp_path / "var" / "journal.sqlite", "T1")
     store = UserStore(users_file)
     actions = JournalTableActions(journal)
@@ -87,7 +90,8 @@ def make_rig(tmp_path: Path, users_file: Path, *, poll_interval_s: float = 0.05)
         journal, actions=actions, device_health=links, poll_interval_s=poll_interval_s
     )
     clock = FakeClock()
-    app = create_panel_app(backend, users=store, settings=PanelSettings(clock=clock, idle_timeout_s=600))
+    panel_settings = PanelSettings(clock=clock, idle_timeout_s=600, **settings)
+    app = create_panel_app(backend, users=store, settings=panel_settings)
     return PanelRig(journal, store, actions, backend, app, clock, links)
 
 
@@ -102,6 +106,12 @@ def rig(tmp_path: Path, users_file: Path) -> Iterator[PanelRig]:
 def client(rig: PanelRig) -> Iterator[TestClient]:
     with TestClient(rig.app, base_url="http://127.0.0.1") as test_client:
         yield test_client
+
+
+def api_routes(app: FastAPI) -> list[APIRoute]:
+    """Every route of the app, those of its included routers too (FastAPI keeps them per router)."""
+    routes = (context.original_route for context in iter_route_contexts(app.routes))
+    return [route for route in routes if isinstance(route, APIRoute)]
 
 
 def login(client: TestClient, name: str, password: str | None = None) -> str:

@@ -9,26 +9,30 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 
+from controller.engine.actions import ClearFault, MoveButton
 from controller.journal import Journal
 from controller.panel import JournalPanelBackend, UserStore, create_panel_app
 from controller.rules.cards import parse_card
 from drivers.events import ShufflerFault
-from tests.panel.conftest import PASSWORDS, PanelRig, login
+from tests.panel.conftest import PASSWORDS, PanelRig, api_routes, login
 from tests.panel.table_script import ANTE_CENTS, HOLE_CARDS, ScriptedRound, all_cards, raise_red_light
 
 # (method, path, json body, least role allowed)
 ACTIONS: list[tuple[str, dict[str, Any] | None, str]] = [
     ("/api/alerts/FT1-000001/acknowledge", None, "supervisor"),
-    ("/api/alerts/FT1-000001/clear", {"reason": "shoe reset, deck checked"}, "supervisor"),
-    ("/api/round/void", {"reason": "dispute at seat 3"}, "supervisor"),
-    ("/api/button/move", {"seat": 4}, "supervisor"),
-    ("/api/table/open", None, "manager"),
-    ("/api/table/close", {"reason": "end of shift"}, "manager"),
-    ("/api/table/limits", {"min_ante_cents": 500, "max_ante_cents": 50000}, "manager"),
-    ("/api/table/paytable", {"wager": "flush", "paytable": "hcf-flush-a"}, "manager"),
+    (
+        "/api/actions/clear_fault",
+        {"fault_id": "FT1-000001", "reason": "shoe reset, deck checked"},
+        "supervisor",
+    ),
+    ("/api/actions/void_round", {"reason": "dispute at seat 3"}, "supervisor"),
+    ("/api/actions/move_button", {"seat": 4}, "supervisor"),
+    ("/api/actions/open_table", {}, "manager"),
+    ("/api/actions/close_table", {"reason": "end of shift"}, "manager"),
+    ("/api/actions/set_limits", {"min_ante_cents": 500, "max_ante_cents": 50000}, "manager"),
+    ("/api/actions/set_paytable", {"wager": "flush", "spec": "hcf-flush-a"}, "manager"),
 ]
 RED_LIGHT = "FT1-000001"  # the engine's id of the first fault of table T1
 RANK = {"viewer": 0, "supervisor": 1, "manager": 2}
@@ -80,15 +84,15 @@ def test_engine_receives_the_action_with_the_user(rig: PanelRig, client: TestCli
     _seed_alert(rig)
     csrf = login(client, "sam")
     assert (
-        client.post("/api/button/move", json={"seat": 5}, headers={"X-CSRF-Token": csrf}).status_code == 200
+        client.post("/api/actions/move_button", json={"seat": 5}, headers={"X-CSRF-Token": csrf}).status_code
+        == 200
     )
     assert client.post(
-        "/api/alerts/FT1-000001/clear", json={"reason": "checked"}, headers={"X-CSRF-Token": csrf}
+        "/api/actions/clear_fault",
+        json={"fault_id": "FT1-000001", "reason": "checked"},
+        headers={"X-CSRF-Token": csrf},
     ).json() == {"ok": True}
-    assert rig.actions.calls == [
-        ("move_button", (5, "sam")),
-        ("clear_fault", ("FT1-000001", "sam", "checked")),
-    ]
+    assert rig.actions.calls == [MoveButton(5, "sam"), ClearFault("FT1-000001", "sam", "checked")]
     table = client.get("/api/table").json()
     assert table["button_seat"] == 5
     assert table["held"] is False
@@ -136,8 +140,8 @@ def test_every_route_but_login_healthz_and_static_refuses_a_visitor(
     raise_red_light(rig.journal)
     open_paths = {"/login", "/healthz"}
     checked = 0
-    for route in rig.app.routes:
-        if not isinstance(route, APIRoute) or route.path in open_paths:
+    for route in api_routes(rig.app):
+        if route.path in open_paths:
             continue
         path = route.path.replace("{fault_id}", "FT1-000001").replace("{round_id}", "RT1-20260101-000001")
         for method in sorted(route.methods or ()):
@@ -235,18 +239,30 @@ def test_bad_input_gets_a_clear_answer_and_no_5xx(rig: PanelRig, client: TestCli
     _seed_alert(rig)
     csrf = login(client, "max")
     headers = {"X-CSRF-Token": csrf}
-    assert client.post("/api/button/move", json={"seat": 9}, headers=headers).status_code == 422
+    assert client.post("/api/actions/move_button", json={"seat": 9}, headers=headers).status_code == 422
     assert (
-        client.post("/api/alerts/FT1-000001/clear", json={"reason": ""}, headers=headers).status_code == 422
+        client.post(
+            "/api/actions/clear_fault", json={"fault_id": "FT1-000001", "reason": ""}, headers=headers
+        ).status_code
+        == 422
     )
     answer = client.post("/api/alerts/nope/acknowledge", headers=headers)
     assert answer.status_code == 404
     assert "nope" in answer.json()["detail"]
-    answer = client.post(
-        "/api/table/limits", json={"min_ante_cents": 900, "max_ante_cents": 100}, headers=headers
-    )
-    assert answer.status_code == 409
-    assert "min_ante_cents" in answer.json()["detail"]
+    # Unknown fields are refused, not ignored (a typo must not perform a different action); the
+    # operator's name comes from the session, never from the body. (The engine's own refusal of a
+    # minimum above the maximum: tests/panel/test_panel_engine.py.)
+    for body in (
+        {"seat": 3, "by": "someone-else"},
+        {"seat": 3, "sea": 4},
+        {"seat": "three"},
+        {"seat": 10**30},
+        {},
+    ):
+        answer = client.post("/api/actions/move_button", json=body, headers=headers)
+        assert answer.status_code == 422, (body, answer.text)
+    assert client.post("/api/actions/no_such_action", json={}, headers=headers).status_code == 404
+    assert rig.actions.calls == []
     assert client.get("/api/recall", params={"round_id": "RT1-19990101-000001"}).status_code == 404
     assert client.get("/recall/nope").status_code == 404
 
@@ -344,7 +360,7 @@ def test_openapi_schema_is_served_to_a_session(client: TestClient) -> None:
     login(client, "vera")
     schema = client.get("/openapi.json").json()
     assert schema["openapi"].startswith("3.")
-    assert "/api/alerts/{fault_id}/clear" in schema["paths"]
+    assert "/api/actions/clear_fault" in schema["paths"]
     assert "/healthz" in schema["paths"]
 
 

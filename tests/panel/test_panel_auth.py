@@ -1,4 +1,4 @@
-"""Users, password hashes, the bootstrap supervisor, the login limiter and `flushtable user add`."""
+"""Users, password hashes, the bootstrap supervisor, the login budgets and `flushtable user add`."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from controller.cli import main
 from controller.errors import UserError
 from controller.panel.auth import (
     BOOTSTRAP_PASSWORD_ENV,
-    LoginLimiter,
+    LoginBudget,
+    LoginTicket,
     User,
     UserStore,
     hash_password,
@@ -94,21 +95,43 @@ def test_roles_are_ordered() -> None:
     assert not role_allows("root", "viewer")
 
 
-def test_limiter_locks_after_repeated_failures_and_forgets_in_time() -> None:
+def _fail(budget: LoginBudget, keys: tuple[str, ...]) -> bool:
+    ticket = budget.take(keys)
+    assert isinstance(ticket, LoginTicket), ticket
+    return budget.settle(ticket, succeeded=False)
+
+
+def test_budget_locks_after_repeated_failures_and_forgets_in_time() -> None:
     clock = FakeClock()
-    limiter = LoginLimiter(clock=clock, max_failures=3, window_s=60, lockout_s=30)
+    budget = LoginBudget(clock=clock, max_failures=3, window_s=60, lockout_s=30)
     keys = ("addr:10.0.0.1", "user:sam")
-    assert not limiter.record_failure(keys)
-    assert not limiter.record_failure(keys)
-    assert limiter.record_failure(keys)
-    assert limiter.retry_after_s(keys) == 30
-    assert limiter.retry_after_s(("addr:other", "user:other")) == 0
+    assert not _fail(budget, keys)
+    assert not _fail(budget, keys)
+    assert _fail(budget, keys)
+    assert budget.retry_after_s(keys) == 30
+    assert budget.take(keys) == 30  # locked: no ticket, so no password check
+    assert budget.retry_after_s(("addr:other", "user:other")) == 0
     clock.now_s += 31
-    assert limiter.retry_after_s(keys) == 0
+    assert budget.retry_after_s(keys) == 0
     # Failures spread wider than the window never lock.
     for _ in range(5):
         clock.now_s += 61
-        assert not limiter.record_failure(keys)
+        assert not _fail(budget, keys)
+
+
+def test_budget_counts_checks_still_running_so_a_burst_gets_no_more() -> None:
+    budget = LoginBudget(clock=FakeClock(), max_failures=3, window_s=60, lockout_s=30)
+    keys = ("addr:10.0.0.1", "user:sam")
+    running = [budget.take(keys) for _ in range(3)]
+    assert all(isinstance(ticket, LoginTicket) for ticket in running)
+    assert budget.take(keys) == 1.0  # spent by the three in flight: the fourth is refused unchecked
+    assert budget.take(("addr:10.0.0.2", "user:sam")) == 1.0  # the user's budget, from any address
+    assert isinstance(budget.take(("addr:10.0.0.1", "user:max")), float)  # and the address's
+    assert isinstance(budget.take(("addr:10.0.0.2", "user:max")), LoginTicket)
+    first = running[0]
+    assert isinstance(first, LoginTicket)
+    budget.settle(first, succeeded=True)  # the right password: the keys' failures are forgotten
+    assert isinstance(budget.take(keys), LoginTicket)
 
 
 def test_user_add_command_reads_the_password_from_stdin(

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, ViewportSize, expect, sync_playwright
 
+from controller.engine.actions import SetLimits
 from controller.panel import DeviceHealth
 from tests.panel.conftest import PASSWORDS, LiveServer, PanelRig
 from tests.panel.table_script import HOLE_CARDS, ScriptedRound, raise_red_light
@@ -199,7 +200,7 @@ def test_viewer_sees_the_alert_but_is_refused_acting_on_it(page: Page, live: Pan
             const out = [];
             for (const [path, body] of [
                 [`/api/alerts/${faultId}/acknowledge`, {}],
-                [`/api/alerts/${faultId}/clear`, {reason: 'viewer tries'}],
+                ['/api/actions/clear_fault', {fault_id: faultId, reason: 'viewer tries'}],
             ]) {
                 const r = await fetch(path, {method: 'POST', headers: {'Content-Type': 'application/json',
                     'X-CSRF-Token': csrf}, body: JSON.stringify(body)});
@@ -277,3 +278,27 @@ def test_a_browser_that_loses_its_stream_resumes_without_a_gap(page: Page, live:
 
 async def _end_streams(rig: PanelRig) -> int:
     return rig.backend.end_streams()
+
+
+def test_manager_sets_limits_through_the_declared_actions_dialog(page: Page, live: PanelRig) -> None:
+    """A declared action with two fields: its button, the one dialog built from its fields, the
+    generic route, the engine's dataclass with the manager's name."""
+    log_in(page, "max")
+    actions = page.locator("section.actions")
+    expect(actions.get_by_role("button", name="Open table")).to_have_count(0)  # the table is open
+    expect(actions.get_by_role("button", name="Void round…")).to_have_count(0)  # no round in play
+    actions.get_by_role("button", name="Set limits…").click()
+    inputs = page.locator("dialog input")
+    expect(inputs).to_have_count(2)
+    expect(page.locator("dialog label").first).to_contain_text("Minimum ante (cents)")
+    inputs.nth(0).fill("500")
+    inputs.nth(1).fill("25000")
+    page.click("dialog button[value=ok]")
+    expect(page.locator("#toast")).to_contain_text("Done: Set limits")
+    assert live.actions.calls == [SetLimits(500, 25_000, "max")]
+    (done,) = [e.payload for e in live.journal.entries(kinds=["operator_action"]) if e.payload["by"] == "max"]
+    assert (done["action"], done["detail"], done["outcome"]) == (
+        "set_limits",
+        {"min_ante_cents": 500, "max_ante_cents": 25_000},
+        "done",
+    )

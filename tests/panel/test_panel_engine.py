@@ -133,7 +133,9 @@ def test_a_red_light_from_the_shoe_is_an_alert_a_supervisor_clears_through_the_e
     assert _cards_in(_everything(client)) == set()  # a dead round's cards, never
     assert (
         client.post(
-            f"/api/alerts/{fault_id}/clear", json={"reason": "x"}, headers={"X-CSRF-Token": csrf}
+            "/api/actions/clear_fault",
+            json={"fault_id": fault_id, "reason": "x"},
+            headers={"X-CSRF-Token": csrf},
         ).status_code
         == 403
     )
@@ -141,9 +143,13 @@ def test_a_red_light_from_the_shoe_is_an_alert_a_supervisor_clears_through_the_e
     csrf = login(client, "sam")
     headers = {"X-CSRF-Token": csrf}
     assert client.post(f"/api/alerts/{fault_id}/acknowledge", headers=headers).status_code == 200
-    answer = client.post("/api/alerts/nope/clear", json={"reason": "checked"}, headers=headers)
+    answer = client.post(
+        "/api/actions/clear_fault", json={"fault_id": "nope", "reason": "checked"}, headers=headers
+    )
     assert answer.status_code == 404
-    answer = client.post(f"/api/alerts/{fault_id}/clear", json={"reason": "shoe cleaned"}, headers=headers)
+    answer = client.post(
+        "/api/actions/clear_fault", json={"fault_id": fault_id, "reason": "shoe cleaned"}, headers=headers
+    )
     assert answer.status_code == 200, answer.text
     assert table.engine.state == "idle"
     assert not table.engine.held
@@ -151,27 +157,27 @@ def test_a_red_light_from_the_shoe_is_an_alert_a_supervisor_clears_through_the_e
     assert table_view["held"] is False
     assert client.get("/api/alerts").json() == []
     # An action the engine refuses comes back as 409 with the engine's reason.
-    answer = client.post("/api/round/void", json={"reason": "no round"}, headers=headers)
+    answer = client.post("/api/actions/void_round", json={"reason": "no round"}, headers=headers)
     assert answer.status_code == 409
     assert answer.json()["detail"]
     # A manager's actions between rounds reach the engine and are journaled with the manager's name.
     client.cookies.clear()
     csrf = login(client, "max")
     headers = {"X-CSRF-Token": csrf}
-    answer = client.post("/api/table/close", json={"reason": "end of shift"}, headers=headers)
+    answer = client.post("/api/actions/close_table", json={"reason": "end of shift"}, headers=headers)
     assert answer.status_code == 200, answer.text
     assert table.engine.table_open is False
     assert table.engine.closed_reason == "end of shift"
     answer = client.post(
-        "/api/table/limits", json={"min_ante_cents": 1000, "max_ante_cents": 20000}, headers=headers
+        "/api/actions/set_limits", json={"min_ante_cents": 1000, "max_ante_cents": 20000}, headers=headers
     )
     assert answer.status_code == 200, answer.text
     assert (table.engine.config.min_ante_cents, table.engine.config.max_ante_cents) == (1000, 20000)
     answer = client.post(
-        "/api/table/limits", json={"min_ante_cents": 3000, "max_ante_cents": 2000}, headers=headers
+        "/api/actions/set_limits", json={"min_ante_cents": 3000, "max_ante_cents": 2000}, headers=headers
     )
     assert answer.status_code == 409
     assert "min_ante_cents" in answer.json()["detail"]
-    answer = client.post("/api/table/open", headers=headers)
+    answer = client.post("/api/actions/open_table", json={}, headers=headers)
     assert answer.status_code == 200, answer.text
     assert table.engine.table_open is True

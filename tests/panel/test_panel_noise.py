@@ -100,7 +100,7 @@ def test_a_viewers_refused_actions_are_journaled_within_her_budget_and_all_count
         assert start is not None
         for n in range(attempts):
             answer = client.post(
-                "/api/round/void", json={"reason": f"try {n}"}, headers={"X-CSRF-Token": csrf}
+                "/api/actions/void_round", json={"reason": f"try {n}"}, headers={"X-CSRF-Token": csrf}
             )
             assert answer.status_code == 403
             rig.clock.now_s += 0.5

@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 import httpx
 from fastapi import FastAPI
-from fastapi.routing import APIRoute
+from fastapi.routing import APIRoute, iter_route_contexts
 
 from tests.daemon.harness import REPO
 
@@ -142,7 +142,7 @@ class Route:
 def get_routes(app: FastAPI) -> list[Route]:
     """Every GET route of the app (mounted static files aside: they hold no table data)."""
     routes: list[Route] = []
-    for route in app.routes:
+    for route in (context.original_route for context in iter_route_contexts(app.routes)):  # routers' too
         if isinstance(route, APIRoute) and "GET" in (route.methods or set()):
             routes.append(
                 Route(

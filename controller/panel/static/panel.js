@@ -76,21 +76,46 @@
     source.addEventListener("logout", () => { source.close(); location.href = "/login"; });
   }
 
-  function ask(kind, confirmText) {
+  // One dialog for every action: an input per field the action asks (controller/panel/actions.py).
+  function ask(fields, confirmText) {
     return new Promise((resolve) => {
       const dialog = document.createElement("dialog");
-      const label = kind === "seat" ? "Seat number (1–7)" : "Reason (journaled with your name)";
-      dialog.innerHTML = "<form method='dialog'><p></p><label></label><input required><menu>" +
-        "<button value='cancel' class='ghost' formnovalidate>Cancel</button><button value='ok' class='primary'>OK</button></menu></form>";
-      dialog.querySelector("p").textContent = confirmText || "";
-      dialog.querySelector("label").textContent = label;
-      const input = dialog.querySelector("input");
-      if (kind === "seat") { input.type = "number"; input.min = "1"; input.max = "7"; }
+      const form = document.createElement("form");
+      form.method = "dialog";
+      const question = document.createElement("p");
+      question.textContent = confirmText || "";
+      form.appendChild(question);
+      const inputs = [];
+      for (const field of fields) {
+        const label = document.createElement("label");
+        label.textContent = field.label;
+        const input = document.createElement("input");
+        input.name = field.name;
+        input.required = true;
+        input.type = field.type === "number" ? "number" : "text";
+        if (field.min !== undefined) input.min = String(field.min);
+        if (field.max !== undefined) input.max = String(field.max);
+        if (field.maxlength !== undefined) input.maxLength = field.maxlength;
+        label.appendChild(input);
+        form.appendChild(label);
+        inputs.push([field, input]);
+      }
+      const menu = document.createElement("menu");
+      menu.innerHTML = "<button value='cancel' class='ghost' formnovalidate>Cancel</button><button value='ok' class='primary'>OK</button>";
+      form.appendChild(menu);
+      dialog.appendChild(form);
       document.body.appendChild(dialog);
       dialog.addEventListener("close", () => {
-        const value = dialog.returnValue === "ok" ? input.value.trim() : null;
+        let values = null;
+        if (dialog.returnValue === "ok") {
+          values = {};
+          for (const [field, input] of inputs) {
+            const raw = input.value.trim();
+            values[field.name] = field.type === "number" ? Number(raw) : raw;
+          }
+        }
         dialog.remove();
-        resolve(value);
+        resolve(values);
       });
       dialog.showModal();
     });
@@ -100,11 +125,12 @@
     const button = event.target.closest("button[data-action]");
     if (!button) return;
     event.preventDefault();
-    let body = {};
-    if (button.dataset.ask) {
-      const value = await ask(button.dataset.ask, button.dataset.confirm);
-      if (!value) return;
-      body = button.dataset.ask === "seat" ? { seat: Number(value) } : { reason: value };
+    const fields = JSON.parse(button.dataset.fields || "[]");
+    let body = JSON.parse(button.dataset.fill || "{}");
+    if (fields.length) {
+      const values = await ask(fields, button.dataset.confirm);
+      if (!values) return;
+      body = Object.assign(body, values);
     } else if (button.dataset.confirm && !window.confirm(button.dataset.confirm)) {
       return;
     }

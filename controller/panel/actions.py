@@ -1,0 +1,194 @@
+"""The operator actions the panel offers: one declaration each, and the one path that performs them.
+
+Each :class:`PanelAction` names an action dataclass of controller/engine/actions.py, the least role
+allowed, the button's label, the fields the operator fills in (pydantic-annotated types: the body's
+validation and the dialog's inputs both come from them), where the button sits and when it is offered.
+The panel serves every declaration at ``POST /api/actions/{name}`` (controller.panel.routes.actions):
+the JSON body is validated by pydantic (unknown fields refused with 422), the dataclass is built with
+the logged-in user as ``by``, and the backend performs it (journaling an operator_action around it).
+
+Adding an action: its dataclass (controller/engine/actions.py), its handler in the engine, and one
+declaration here. docs/panel.md says so.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from controller.engine.actions import (
+    ClearFault,
+    CloseTable,
+    MoveButton,
+    OpenTable,
+    OperatorAction,
+    SetLimits,
+    SetPaytable,
+    VoidRound,
+)
+from controller.panel.auth import Role, role_allows
+from controller.panel.backend import action_name
+from controller.rules.amounts import MAX_AMOUNT_CENTS
+from controller.rules.settle import MAX_SEAT
+
+Place = Literal["table", "alert"]
+Offered = Callable[[Mapping[str, Any]], bool]
+
+# --- the fields an operator fills in: the constraint is the body's check, the title the dialog's label
+Reason = Annotated[str, Field(min_length=1, max_length=200, title="Reason (journaled with your name)")]
+Seat = Annotated[int, Field(ge=1, le=MAX_SEAT, title=f"Seat number (1–{MAX_SEAT})")]
+FaultId = Annotated[str, Field(min_length=1, max_length=80, title="Fault id")]
+MinAnte = Annotated[int, Field(ge=1, le=MAX_AMOUNT_CENTS, title="Minimum ante (cents)")]
+MaxAnte = Annotated[int, Field(ge=1, le=MAX_AMOUNT_CENTS, title="Maximum ante (cents)")]
+Wager = Annotated[str, Field(min_length=1, max_length=40, pattern=r"^[a-z_]+$", title="Wager (e.g. flush)")]
+Preset = Annotated[
+    str, Field(min_length=1, max_length=60, pattern=r"^[A-Za-z0-9_.-]+$", title="Paytable preset name")
+]
+
+
+def _round_in_play(table: Mapping[str, Any]) -> bool:
+    """A round open, or bets being taken for one (the engine voids either). Offering is a convenience:
+    the engine decides, and refuses (409) what the table's state does not allow."""
+    round_ = table.get("round")
+    open_round = isinstance(round_, Mapping) and round_.get("status") == "in_progress"
+    return open_round or table.get("phase") == "betting"
+
+
+def _between_rounds(table: Mapping[str, Any]) -> bool:
+    return not _round_in_play(table)
+
+
+def _always(_where: Mapping[str, Any]) -> bool:
+    return True
+
+
+class _Body(BaseModel):
+    """Every action's body: unknown fields refused. (pydantic refuses text UTF-8 cannot carry, such as
+    a lone surrogate "\\ud800", which JSON allows: errors.py answers that 422 without failing.)"""
+
+    model_config = ConfigDict(extra="forbid", strict=False)
+
+
+@dataclass(frozen=True)
+class PanelAction:
+    """One operator action as the panel offers it (see the module's doc)."""
+
+    action: type[OperatorAction]
+    role: Role
+    label: str
+    asks: Mapping[str, Any] = field(default_factory=dict)  # field name -> annotated type, in dialog order
+    place: Place = "table"  # on the table page's action card, or on each open alert
+    offered: Offered = _always  # given the table snapshot (or the alert's row, for place "alert")
+    confirm: str = ""  # asked before the request (a void returns every wager)
+    filled: tuple[str, ...] = ()  # fields the button carries from where it sits (the alert's fault_id)
+    style: str = ""  # the button's CSS class ("warn" for what cannot be undone)
+    body: type[BaseModel] = field(init=False)
+
+    def __post_init__(self) -> None:
+        expected = {f.name for f in fields(self.action)} - {"by"}
+        if set(self.asks) != expected:
+            raise TypeError(f"{self.name}: asks {sorted(self.asks)} but the dataclass has {sorted(expected)}")
+        definitions: dict[str, Any] = {name: (annotation, ...) for name, annotation in self.asks.items()}
+        body = create_model(f"{self.action.__name__}Body", __base__=_Body, **definitions)
+        object.__setattr__(self, "body", body)
+
+    @property
+    def name(self) -> str:
+        return action_name(self.action)
+
+    @property
+    def url(self) -> str:
+        return f"/api/actions/{self.name}"
+
+    def build(self, body: BaseModel, by: str) -> OperatorAction:
+        """The engine's dataclass from a validated body, with the logged-in user as ``by``."""
+        make: Callable[..., OperatorAction] = self.action
+        return make(**dict(body), by=by)
+
+    def form_fields(self) -> list[dict[str, Any]]:
+        """The dialog's inputs (those the button does not carry), from the body's JSON schema."""
+        properties: dict[str, Any] = self.body.model_json_schema()["properties"]
+        out = []
+        for name, schema in properties.items():
+            if name in self.filled:
+                continue
+            number = schema.get("type") == "integer"
+            out.append(
+                {
+                    "name": name,
+                    "label": schema.get("title", name),
+                    "type": "number" if number else "text",
+                    **({"min": schema["minimum"]} if "minimum" in schema else {}),
+                    **({"max": schema["maximum"]} if "maximum" in schema else {}),
+                    **({"maxlength": schema["maxLength"]} if "maxLength" in schema else {}),
+                }
+            )
+        return out
+
+    def button(self, fill: Mapping[str, Any] | None = None) -> dict[str, str]:
+        """What a template needs to draw this action's button (panel.js sends the request)."""
+        return {
+            "name": self.name,
+            "url": self.url,
+            "label": self.label + ("…" if self.form_fields() or self.confirm else ""),
+            "fields": json.dumps(self.form_fields(), ensure_ascii=False),
+            "fill": json.dumps(dict(fill or {}), ensure_ascii=False),
+            "confirm": self.confirm,
+            "style": self.style,
+        }
+
+
+PANEL_ACTIONS: tuple[PanelAction, ...] = (
+    PanelAction(
+        ClearFault,
+        "supervisor",
+        "Clear",
+        {"fault_id": FaultId, "reason": Reason},
+        place="alert",
+        offered=lambda alert: alert.get("state") != "cleared",
+        filled=("fault_id",),
+        style="warn",
+    ),
+    PanelAction(
+        VoidRound,
+        "supervisor",
+        "Void round",
+        {"reason": Reason},
+        offered=_round_in_play,
+        confirm="Void the round in progress? Every wager is returned.",
+        style="warn",
+    ),
+    PanelAction(MoveButton, "supervisor", "Move button", {"seat": Seat}, offered=_between_rounds),
+    PanelAction(OpenTable, "manager", "Open table", offered=lambda table: table.get("table_open") is False),
+    PanelAction(
+        CloseTable,
+        "manager",
+        "Close table",
+        {"reason": Reason},
+        offered=lambda table: table.get("table_open") is not False and _between_rounds(table),
+        style="warn",
+    ),
+    PanelAction(
+        SetLimits,
+        "manager",
+        "Set limits",
+        {"min_ante_cents": MinAnte, "max_ante_cents": MaxAnte},
+        offered=_between_rounds,
+    ),
+    PanelAction(
+        SetPaytable, "manager", "Set paytable", {"wager": Wager, "spec": Preset}, offered=_between_rounds
+    ),
+)
+
+
+def buttons(role: str, place: Place, where: Mapping[str, Any], **fill: Any) -> list[dict[str, str]]:
+    """The buttons a user of ``role`` is offered at ``place`` (the table snapshot, or an alert's row)."""
+    return [
+        declared.button(fill)
+        for declared in PANEL_ACTIONS
+        if declared.place == place and role_allows(role, declared.role) and declared.offered(where)
+    ]

@@ -1,0 +1,180 @@
+"""Logging in and out, and changing one's password: the HTML forms, with FastAPI's form handling.
+
+A login takes its password check from two budgets *before* the check (controller.panel.auth.
+LoginBudget: one per client address, one per user name); a spent or locked budget answers 429 without
+a check. Every attempt that fails is journaled as ``login_failed`` within the address's noise budget
+(controller/journal/noise.py), with the real peer and, behind a trusted proxy, the forwarded address.
+"""
+
+# No `from __future__ import annotations`: FastAPI reads the routes' annotations at run time.
+import asyncio
+import secrets
+from typing import Annotated
+
+from fastapi import APIRouter, Form, HTTPException, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+
+from controller.errors import UserError
+from controller.journal.noise import LOGIN_FAILED
+from controller.panel.auth import MAX_PASSWORD_CHARS, USER_NAME_MAX_CHARS, LoginTicket, Session
+from controller.panel.context import (
+    CSRF_HEADER,
+    LOGIN_CSRF_COOKIE,
+    PASSWORD_PAGE,
+    SESSION_COOKIE,
+    PageSession,
+    Panel,
+    PanelDep,
+    check_csrf,
+    session_of,
+)
+
+router = APIRouter(include_in_schema=False)
+
+FormText = Annotated[str, Form()]
+
+
+def clean(text: str) -> str:
+    """Form text as UTF-8 can carry it (a lone surrogate becomes '?'): it is journaled and compared."""
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
+def _login_page(
+    panel: Panel, request: Request, message: str = "", status: int = 200, user: str = ""
+) -> Response:
+    token = secrets.token_urlsafe(24)
+    html = panel.render("login.html", message=message, csrf_token=token, user=user)
+    response = HTMLResponse(html, status_code=status)
+    panel.set_cookie(response, request, LOGIN_CSRF_COOKIE, token, 3600)
+    return response
+
+
+@router.get("/login", response_class=HTMLResponse)
+async def login_page(request: Request, panel: PanelDep) -> Response:
+    if session_of(request) is not None:
+        return RedirectResponse("/", status_code=303)
+    return _login_page(panel, request)
+
+
+@router.post("/login")
+async def login(
+    *,
+    request: Request,
+    panel: PanelDep,
+    user: FormText = "",
+    password: FormText = "",
+    csrf_token: FormText = "",
+) -> Response:
+    name = clean(user)[:USER_NAME_MAX_CHARS]
+    cookie_token = request.cookies.get(LOGIN_CSRF_COOKIE, "")
+    if not cookie_token or not secrets.compare_digest(
+        cookie_token.encode("utf-8", "replace"), csrf_token.encode("utf-8", "replace")
+    ):
+        return _login_page(panel, request, "The login form expired; please try again.", 403, name)
+    client = panel.proxies.client(request)
+    ticket = panel.logins.take((f"addr:{client.address}", f"user:{name}"))
+    if not isinstance(ticket, LoginTicket):
+        wait_s = int(ticket) + 1
+        # Refused unchecked: still a failed login, journaled within the address's budget.
+        panel.noisy(
+            LOGIN_FAILED,
+            client.address,
+            "login_failed",
+            {"user": name, **client.journal_fields(), "reason": "locked_out"},
+            source="panel",
+        )
+        response = _login_page(panel, request, f"Too many failed logins. Try again in {wait_s} s.", 429, name)
+        response.headers["Retry-After"] = str(wait_s)
+        return response
+    found = None
+    try:
+        # scrypt takes tens of milliseconds: off the event loop, so the live stream does not stall.
+        found = await asyncio.to_thread(panel.users.authenticate, name, clean(password)[:MAX_PASSWORD_CHARS])
+    finally:
+        # Settled however the request ends (a client gone mid-check counts as a failure).
+        locked = panel.logins.settle(ticket, succeeded=found is not None)
+    if found is None:
+        panel.noisy(
+            LOGIN_FAILED,
+            client.address,
+            "login_failed",
+            {
+                "user": name,
+                **client.journal_fields(),
+                "reason": "rate_limited" if locked else "bad_credentials",
+            },
+            source="panel",
+        )
+        return _login_page(panel, request, "Wrong user name or password.", 401, name)
+    session = panel.sessions.create(found)
+    panel.backend.record(
+        "login", {"user": found.name, "role": found.role, **client.journal_fields()}, source="panel"
+    )
+    response = RedirectResponse("/", status_code=303)
+    panel.set_cookie(response, request, SESSION_COOKIE, session.token, int(panel.settings.absolute_timeout_s))
+    response.delete_cookie(LOGIN_CSRF_COOKIE, path="/")
+    return response
+
+
+@router.post("/logout")
+async def logout(request: Request, panel: PanelDep, csrf_token: FormText = "") -> Response:
+    session = session_of(request)
+    if session is not None:
+        check_csrf(csrf_token or request.headers.get(CSRF_HEADER, ""), session)
+        panel.sessions.end(session.token)
+        panel.backend.record(
+            "operator_action",
+            {"action": "logout", "by": session.user, "detail": {}, "outcome": "done"},
+            source=f"operator:{session.user}",
+        )
+    response = RedirectResponse("/login", status_code=303)
+    response.delete_cookie(SESSION_COOKIE, path="/")
+    return response
+
+
+def _password_page(panel: Panel, session: Session, message: str = "", status: int = 200) -> HTMLResponse:
+    html = panel.render(
+        "password.html",
+        session=session,
+        active="",
+        table=panel.backend.snapshot(),
+        alert_count=0,
+        message=message,
+        forced=session.must_change_password,
+    )
+    return HTMLResponse(html, status_code=status, headers={"Cache-Control": "no-store"})
+
+
+@router.get(PASSWORD_PAGE, response_class=HTMLResponse)
+async def password_page(panel: PanelDep, session: PageSession) -> HTMLResponse:
+    return _password_page(panel, session)
+
+
+@router.post(PASSWORD_PAGE)
+async def change_password(
+    *,
+    panel: PanelDep,
+    session: PageSession,
+    csrf_token: FormText = "",
+    current_password: FormText = "",
+    new_password: FormText = "",
+    repeat_password: FormText = "",
+) -> Response:
+    try:
+        check_csrf(csrf_token, session)
+    except HTTPException:
+        raise HTTPException(403, "missing or wrong CSRF token") from None
+    new = clean(new_password)
+    if new != clean(repeat_password):
+        return _password_page(panel, session, "The two new passwords differ.", 422)
+    try:
+        await asyncio.to_thread(panel.users.change_password, session.user, clean(current_password), new)
+    except UserError as error:
+        return _password_page(panel, session, str(error), 422)
+    session.must_change_password = False
+    panel.backend.record(
+        "operator_action",
+        {"action": "change_password", "by": session.user, "detail": {}, "outcome": "done"},
+        source=f"operator:{session.user}",
+    )
+    return RedirectResponse("/", status_code=303)

@@ -1,0 +1,77 @@
+"""The panel's action declarations (controller/panel/actions.py): one per action, each served at
+POST /api/actions/{name} with its body validated by pydantic into the engine's dataclass, and its
+button offered by role and by the table's state."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from controller.engine.actions import MoveButton, SetLimits
+from controller.panel.actions import PANEL_ACTIONS, buttons
+from tests.panel.conftest import PanelRig, api_routes, login
+from tests.panel.table_script import ScriptedRound
+
+BETWEEN_ROUNDS: dict[str, Any] = {"table_open": True, "round": None}
+IN_PLAY: dict[str, Any] = {"table_open": True, "round": {"status": "in_progress"}}
+CLOSED: dict[str, Any] = {"table_open": False, "round": None}
+
+
+def _names(role: str, table: dict[str, Any]) -> list[str]:
+    return [b["name"] for b in buttons(role, "table", table)]
+
+
+def test_every_declared_action_is_one_route_with_its_own_body(rig: PanelRig) -> None:
+    served = {route.path for route in api_routes(rig.app) if route.path.startswith("/api/actions/")}
+    assert served == {declared.url for declared in PANEL_ACTIONS}
+    assert len(served) == len(PANEL_ACTIONS)
+    for declared in PANEL_ACTIONS:
+        assert declared.url == f"/api/actions/{declared.name}"
+        assert declared.body.model_config.get("extra") == "forbid"
+        assert "by" not in declared.body.model_fields  # the operator is the session's user
+
+
+def test_buttons_are_offered_by_role_and_by_the_tables_state() -> None:
+    assert _names("viewer", BETWEEN_ROUNDS) == []
+    assert _names("supervisor", BETWEEN_ROUNDS) == ["move_button"]
+    assert _names("supervisor", IN_PLAY) == ["void_round"]
+    assert _names("manager", BETWEEN_ROUNDS) == ["move_button", "close_table", "set_limits", "set_paytable"]
+    assert _names("manager", IN_PLAY) == ["void_round"]
+    assert _names("manager", CLOSED) == ["move_button", "open_table", "set_limits", "set_paytable"]
+    alert = {"state": "active"}
+    (clear,) = buttons("supervisor", "alert", alert, fault_id="FT1-000001")
+    assert clear["url"] == "/api/actions/clear_fault"
+    assert '"fault_id": "FT1-000001"' in clear["fill"]
+    assert '"name": "fault_id"' not in clear["fields"]  # carried by the button, not asked
+    assert buttons("supervisor", "alert", {"state": "cleared"}) == []
+    assert buttons("viewer", "alert", alert) == []
+
+
+def test_a_declared_action_reaches_the_engine_as_its_dataclass(rig: PanelRig, client: TestClient) -> None:
+    csrf = login(client, "max")
+    headers = {"X-CSRF-Token": csrf}
+    assert client.post("/api/actions/move_button", json={"seat": 2}, headers=headers).status_code == 200
+    limits = {"min_ante_cents": 500, "max_ante_cents": 20_000}
+    assert client.post("/api/actions/set_limits", json=limits, headers=headers).status_code == 200
+    assert rig.actions.calls == [MoveButton(2, "max"), SetLimits(500, 20_000, "max")]
+    done = [e.payload for e in rig.journal.entries(kinds=["operator_action"]) if e.payload["by"] == "max"]
+    assert [(p["action"], p["detail"], p["outcome"]) for p in done] == [
+        ("move_button", {"seat": 2}, "done"),
+        ("set_limits", limits, "done"),
+    ]
+
+
+@pytest.mark.parametrize(("user", "expected"), [("vera", []), ("sam", ["Void round…"])])
+def test_the_table_page_draws_the_offered_buttons(
+    rig: PanelRig, client: TestClient, user: str, expected: list[str]
+) -> None:
+    script = ScriptedRound(rig.journal)
+    steps = script.steps()
+    next(steps)  # betting: a round in play
+    rig.backend.refresh()
+    login(client, user)
+    page = client.get("/partials/table").text
+    drawn = [label for label in ("Void round…", "Move button…", "Close table…") if label in page]
+    assert drawn == expected

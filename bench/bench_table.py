@@ -30,8 +30,9 @@ import time
 from pathlib import Path
 
 from controller.config import load_config
-from controller.daemon import RunOptions, TableDaemon
+from controller.daemon import RunOptions
 from controller.logs import configure_logging
+from controller.simulation.table import SimulatedTable, SimulationOptions
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -68,23 +69,23 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench_table-") as directory:
         journal_path = Path(directory) / "journal.sqlite"
         ready: dict[str, float] = {}  # rounds per second count from the table running, not from start-up
-        options = RunOptions(
-            journal_path=journal_path,
-            rounds=args.rounds,
-            seed=args.seed,
-            autoplay=True,
-            time_scale=args.time_scale,
-            print_rounds=False,
+        options = RunOptions(journal_path=journal_path, rounds=args.rounds, print_rounds=False)
+        simulation = SimulationOptions(
+            seed=args.seed, autoplay=True, time_scale=args.time_scale, devices_process=args.devices_process
+        )
+        table = SimulatedTable(
+            config,
+            options,
+            simulation,
+            out=io.StringIO(),
             on_ready=lambda _: ready.update(s=time.perf_counter()),
             commit_delay_s=None if args.commit_delay_ms is None else args.commit_delay_ms / 1000,
-            sim_devices_process=args.devices_process,
         )
-        daemon = TableDaemon(config, options, out=io.StringIO())
         profiler = cProfile.Profile() if args.profile else None
         if profiler is not None:
             profiler.enable()
         started_s = time.perf_counter()
-        asyncio.run(daemon.run())
+        asyncio.run(table.run())
         ended_s = time.perf_counter()
         if profiler is not None:
             profiler.disable()
@@ -93,7 +94,7 @@ def main() -> None:
                 __import__("os").environ.get("BENCH_SORT", "cumulative")
             ).print_stats(45)
             print(stream.getvalue(), file=__import__("sys").stderr)
-        summary = daemon.summary
+        summary = table.summary
         playing_s = ended_s - ready.get("s", started_s)
         latencies_ms = [value * 1000 for value in summary.commit_latencies_s]
         print(

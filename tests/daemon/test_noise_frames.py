@@ -9,8 +9,8 @@ import asyncio
 import math
 from pathlib import Path
 
-from controller.daemon import TableDaemon
 from controller.journal.noise import DEFAULT_NOISE_POLICY, FORGED_FRAME
+from controller.simulation.table import SimulatedTable
 from firmware_protocol import DealerKey
 from firmware_protocol.constants import KIND_DATA, SENDER_DEVICE
 from firmware_protocol.framing import encode_frame
@@ -34,9 +34,10 @@ def test_500_forged_frames_grow_the_journal_a_bounded_amount_and_every_one_is_co
     done = asyncio.Event()
     tasks: list[asyncio.Task[None]] = []
 
-    async def forge(daemon: TableDaemon) -> None:
-        assert isinstance(daemon.sim_table, SimTable)
-        device = daemon.sim_table.devices["display"]
+    async def forge(table: SimulatedTable) -> None:
+        daemon = table.daemon
+        assert isinstance(table.devices, SimTable)
+        device = table.devices.devices["display"]
         assert device.port is not None
         driver = daemon.drivers["display"]
         for batch in range(BATCHES):
@@ -57,8 +58,8 @@ def test_500_forged_frames_grow_the_journal_a_bounded_amount_and_every_one_is_co
         await asyncio.sleep(0.05)  # a tick or two: the summaries come due
         done.set()
 
-    def on_ready(daemon: TableDaemon) -> None:
-        tasks.append(asyncio.get_running_loop().create_task(forge(daemon)))
+    def on_ready(table: SimulatedTable) -> None:
+        tasks.append(asyncio.get_running_loop().create_task(forge(table)))
 
     config = write_config(tmp_path, "hcf-house")
     run = run_daemon(

@@ -329,9 +329,10 @@ class TableDaemon:
         while True:
             item = await self.events.get()
             self._handle(item)
-            # Commit at once what someone waits for; records alone wait for the queue to fall idle or
-            # for the commit delay, whichever comes first, so a burst shares one fsync.
-            if self._group.due() or (self._group.waiting and self.events.empty()):
+            # Commit at once what someone waits for, and a lone event's records as soon as the queue is
+            # idle; a burst shares commits, at most one per commit delay (controller/journal/
+            # group_commit.py). The committer's timer commits what waits when it falls due.
+            if self._group.due(idle=self.events.empty()):
                 self._commit()
             elif self._group.waiting:
                 self._commit_wake.set()
@@ -680,8 +681,9 @@ class TableDaemon:
     # slower (its SQLite calls wait for the busy loop to let go of the GIL; docs/engine.md).
     #
     # When: at once when a call waiting has a command, an alert, a refusal or a caller waiting for its
-    # answer; otherwise when the queue falls idle (nothing more to hand the engine), and at the latest
-    # [journal] commit_delay_ms after the oldest record waiting (the committer's timer).
+    # answer; records alone as soon as the queue is idle unless a commit was made less than [journal]
+    # commit_delay_ms ago, and at the latest commit_delay_ms after the oldest record waiting (the
+    # committer's timer). A lone event is committed at once; a burst shares one fsync per delay.
     def _add(
         self,
         outputs: Sequence[Output],
@@ -709,7 +711,7 @@ class TableDaemon:
         while True:
             await self._commit_wake.wait()
             self._commit_wake.clear()
-            while (due_in_s := self._group.due_in_s()) is not None:
+            while (due_in_s := self._group.due_in_s(idle=self.events.empty())) is not None:
                 if due_in_s > 0:
                     await asyncio.sleep(due_in_s)
                     continue

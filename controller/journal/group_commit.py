@@ -9,10 +9,15 @@ acted on only once its records are committed.
 commit that made its records durable, together with the effects of every call added before it, in
 order; so nothing acts on a decision before the journal holds it, and nothing acts out of order.
 
-When to commit is the caller's (the daemon commits when its queue has nothing more to hand the engine:
-docs/engine.md, "Daemon and simulation harness"); this class says when a commit is *due* whatever the
-caller is doing: at once when a waiting call is urgent (an effect someone waits for), otherwise when the
-oldest waiting record has waited ``max_delay_s`` on the injected clock.
+When a commit is due (``due_in_s``, on the injected clock):
+- at once when a waiting call is urgent (an effect someone waits for: a command, an answer);
+- at once when the caller is idle (nothing more to add just now) and no commit was made in the last
+  ``max_delay_s``: a lone event is committed as soon as it is handled, without waiting for company;
+- otherwise ``max_delay_s`` after the oldest waiting record, or after the last commit when the caller
+  is idle, whichever comes first: while events come faster than commits can keep up, they share
+  commits, at most one per ``max_delay_s`` besides the urgent ones.
+So an event's records wait at most ``max_delay_s`` (plus the commit itself), and the fsyncs of a burst
+are bounded by its length, not by its number of events.
 
 A failed commit (the journal refused it) drops everything waiting, never hands its effects back, and
 refuses every later call: a record lost in the middle would leave a hole that a later commit would hide.
@@ -74,6 +79,7 @@ class GroupCommit(Generic[EffectT]):
     _waiting: list[_Waiting[EffectT]] = field(default_factory=list)
     _urgent: bool = False
     _oldest_record_s: float | None = None
+    _last_commit_s: float | None = None
 
     def add(
         self,
@@ -99,16 +105,21 @@ class GroupCommit(Generic[EffectT]):
         """How many calls wait for the next commit."""
         return len(self._waiting)
 
-    def due_in_s(self) -> float | None:
-        """How long until a commit is due: None with nothing waiting, 0 when it is due now."""
+    def due_in_s(self, *, idle: bool = False) -> float | None:
+        """How long until a commit is due: None with nothing waiting, 0 when it is due now. ``idle``:
+        the caller has nothing more to add just now (its queue is empty)."""
         if not self._waiting:
             return None
         if self._urgent or self._oldest_record_s is None:  # urgent, or effects with no record at all
             return 0.0
-        return max(0.0, self._oldest_record_s + self.max_delay_s - self.clock())
+        due_s = self._oldest_record_s + self.max_delay_s
+        if idle:
+            since_s = self._last_commit_s if self._last_commit_s is not None else float("-inf")
+            due_s = min(due_s, since_s + self.max_delay_s)
+        return max(0.0, due_s - self.clock())
 
-    def due(self) -> bool:
-        return self.due_in_s() == 0.0
+    def due(self, *, idle: bool = False) -> bool:
+        return self.due_in_s(idle=idle) == 0.0
 
     def commit(self) -> Committed[EffectT]:
         """Write every waiting call's records in one transaction; return their effects, in order. If
@@ -127,6 +138,7 @@ class GroupCommit(Generic[EffectT]):
                 self._waiting = batch + self._waiting  # anything added meanwhile is dropped too
                 raise CommitFailed(str(error), self.fail(str(error))) from error
         committed_s = self.clock()
+        self._last_commit_s = committed_s
         latencies_s = [
             committed_s - call.received_s for call in batch if call.received_s is not None and call.records
         ]

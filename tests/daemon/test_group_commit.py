@@ -78,6 +78,27 @@ def test_records_alone_wait_for_the_delay_and_then_share_one_transaction(journal
     assert group.due_in_s() is None
 
 
+def test_an_idle_caller_commits_a_lone_event_at_once_and_a_burst_once_per_delay(journal: Journal) -> None:
+    clock = VirtualClock()
+    group: GroupCommit[int] = GroupCommit(journal.append_many, clock=clock, max_delay_s=0.002)
+    group.add([card(0)], 0)
+    assert not group.due()  # more may come: the delay
+    assert group.due(idle=True)  # nothing more comes: no reason to wait
+    group.commit()
+    # A burst right behind it: an idle moment does not commit again within the delay...
+    clock.now_s += 0.0005
+    group.add([card(1)], 1)
+    assert not group.due(idle=True)
+    assert group.due_in_s(idle=True) == pytest.approx(0.0015)  # ...only a delay after the last commit
+    clock.now_s += 0.001
+    group.add([card(2)], 2)
+    clock.now_s += 0.0005
+    assert group.due(idle=True)
+    assert not group.due()  # busy: the oldest record has waited 1.5 ms of its 2
+    assert group.commit().effects == [1, 2]
+    assert transactions(journal.path) == [[1], [2, 3]]
+
+
 def test_an_urgent_call_is_due_at_once_and_takes_the_calls_before_it_in_order(journal: Journal) -> None:
     clock = VirtualClock()
     group: GroupCommit[str] = GroupCommit(journal.append_many, clock=clock, max_delay_s=30.0)

@@ -629,8 +629,8 @@ class TableDaemon:
 
     async def _shutdown(self) -> None:
         if self._integrity_task is not None:
-            # Only the wait is cancelled: a check already in its worker thread finishes on its own
-            # (bounded: WINDOW_ROUNDS rounds) on its own read-only connection.
+            # Cancelling the wait kills the check's child process (check_journal_in_process): it only
+            # ever read the journal, through its own read-only connection.
             self._integrity_task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._integrity_task

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib
 import sys
 from pathlib import Path
 
+from controller.config import load_config
 from controller.errors import UserError
 from sim_devices.runner import ConfiguredDevice, default_specs, serve_table, specs_from_devices
 from sim_devices.scenario import ScenarioError
@@ -34,11 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _configured_specs(path: Path) -> list[SimDeviceSpec]:
-    try:
-        config_module = importlib.import_module("controller.config")
-    except ModuleNotFoundError:
-        raise UserError("--config: this build has no table configuration module yet") from None
-    config = config_module.load_config(path)  # raises UserError (ConfigError) naming file and key
+    config = load_config(path)  # raises UserError (ConfigError) naming file and key
     devices = [ConfiguredDevice(d.name, d.kind, d.url, d.key) for d in config.devices.values()]
     try:
         return specs_from_devices(devices, seats=config.seats)

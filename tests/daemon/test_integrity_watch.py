@@ -1,6 +1,6 @@
 """The daemon's integrity watch (controller/integrity_watch.py, TableDaemon.check_integrity): a biased
 shoe raises one `integrity` alert through the engine, a fair one none; the check reads a bounded window
-of a real SQLite journal through its own read-only connection, in a worker thread.
+of a real SQLite journal through its own read-only connection, in a child process.
 
 No mock: the journal is a real file; the daemon is the real TableDaemon, running in the simulation
 harness on its simulated devices (with nobody playing, unless a test says so)."""

@@ -271,8 +271,9 @@ def test_a_check_cancelled_by_the_daemon_stopping_kills_its_child(
 
     async def main() -> int | None:
         task = asyncio.get_running_loop().create_task(check_journal_in_process(path, 50))
-        while not started:
-            await asyncio.sleep(0.001)
+        async with asyncio.timeout(30):  # bounded: the child starts
+            while not started:
+                await asyncio.sleep(0.001)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task

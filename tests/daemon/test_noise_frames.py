@@ -9,6 +9,7 @@ import asyncio
 import math
 from pathlib import Path
 
+from controller.engine.actions import Tick
 from controller.journal.noise import DEFAULT_NOISE_POLICY, FORGED_FRAME
 from controller.simulation.table import SimulatedTable
 from firmware_protocol import DealerKey
@@ -40,6 +41,16 @@ def test_500_forged_frames_grow_the_journal_a_bounded_amount_and_every_one_is_co
         device = table.devices.devices["display"]
         assert device.port is not None
         driver = daemon.drivers["display"]
+        ticks = [0]
+        daemon.add_listener(lambda item, _state: ticks.__setitem__(0, ticks[0] + isinstance(item, Tick)))
+
+        async def a_tick_handled() -> None:
+            """After the clock moved: the ticker's next Tick, which journals what came due."""
+            seen = ticks[0]
+            async with asyncio.timeout(20):
+                while ticks[0] <= seen:
+                    await asyncio.sleep(0.005)
+
         for batch in range(BATCHES):
             for n in range(PER_BATCH):
                 frame = encode_frame(
@@ -55,7 +66,7 @@ def test_500_forged_frames_grow_the_journal_a_bounded_amount_and_every_one_is_co
                 while driver.health.security_events < (batch + 1) * PER_BATCH or not daemon.events.empty():
                     await asyncio.sleep(0.01)
             clock.now_s += STEP_S
-        await asyncio.sleep(0.05)  # a tick or two: the summaries come due
+            await a_tick_handled()  # the summaries that came due are journaled
         done.set()
 
     def on_ready(table: SimulatedTable) -> None:

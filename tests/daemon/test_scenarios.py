@@ -434,11 +434,12 @@ def test_flushtable_clear_releases_a_running_table_and_the_shoe_is_reset(tmp_pat
     daemon = table.daemon
 
     async def until(predicate: Callable[[], bool], what: str) -> None:
-        for _ in range(1000):  # bounded: 10 s
-            if daemon.running and predicate():
-                return
-            await asyncio.sleep(0.01)
-        raise AssertionError(f"never: {what}")
+        try:
+            async with asyncio.timeout(30):  # bounded: a condition, not a window
+                while not (daemon.running and predicate()):
+                    await asyncio.sleep(0.01)
+        except TimeoutError:
+            raise AssertionError(f"never: {what}") from None
 
     async def main() -> None:
         running = asyncio.get_running_loop().create_task(table.run())

@@ -35,6 +35,15 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
 
 from controller import __version__
+from controller.engine.actions import (
+    ClearFault,
+    CloseTable,
+    MoveButton,
+    OpenTable,
+    SetLimits,
+    SetPaytable,
+    VoidRound,
+)
 from controller.errors import UserError
 from controller.journal.noise import (
     DEFAULT_NOISE_POLICY,
@@ -617,33 +626,33 @@ def create_panel_app(
         body: ReasonBody,
         session: Annotated[Session, Depends(needs("supervisor", "clear_fault"))],
     ) -> Done:
-        backend.clear_alert(fault_id, session.user, body.reason)
+        await backend.perform(ClearFault(fault_id, session.user, body.reason))
         return Done()
 
     @app.post("/api/round/void", tags=["actions"])
     async def api_void(
         body: ReasonBody, session: Annotated[Session, Depends(needs("supervisor", "void_round"))]
     ) -> Done:
-        backend.void_round(body.reason, session.user)
+        await backend.perform(VoidRound(body.reason, session.user))
         return Done()
 
     @app.post("/api/button/move", tags=["actions"])
     async def api_move_button(
         body: MoveButtonBody, session: Annotated[Session, Depends(needs("supervisor", "move_button"))]
     ) -> Done:
-        backend.move_button(body.seat, session.user)
+        await backend.perform(MoveButton(body.seat, session.user))
         return Done()
 
     @app.post("/api/table/open", tags=["actions"])
     async def api_open(session: Annotated[Session, Depends(needs("manager", "open_table"))]) -> Done:
-        backend.open_table(session.user)
+        await backend.perform(OpenTable(session.user))
         return Done()
 
     @app.post("/api/table/close", tags=["actions"])
     async def api_close(
         body: ReasonBody, session: Annotated[Session, Depends(needs("manager", "close_table"))]
     ) -> Done:
-        backend.close_table(session.user, body.reason)
+        await backend.perform(CloseTable(session.user, body.reason))
         return Done()
 
     @app.post("/api/table/limits", tags=["actions"])
@@ -652,14 +661,14 @@ def create_panel_app(
     ) -> Done:
         if body.min_ante_cents > body.max_ante_cents:
             raise ActionRefused("min_ante_cents: above max_ante_cents")
-        backend.set_limits(body.min_ante_cents, body.max_ante_cents, session.user)
+        await backend.perform(SetLimits(body.min_ante_cents, body.max_ante_cents, session.user))
         return Done()
 
     @app.post("/api/table/paytable", tags=["actions"])
     async def api_paytable(
         body: PaytableBody, session: Annotated[Session, Depends(needs("manager", "set_paytable"))]
     ) -> Done:
-        backend.set_paytable(body.wager, body.paytable, session.user)
+        await backend.perform(SetPaytable(body.wager, body.paytable, session.user))
         return Done()
 
     return app

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, is_dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol, runtime_checkable
 
+from controller.engine.actions import ClearFault, OperatorAction
 from controller.errors import UserError
 from controller.journal import Journal
 from controller.journal.recall import recall_from
@@ -38,20 +39,22 @@ class NotFound(UserError):
 
 @runtime_checkable
 class TableActions(Protocol):
-    """The operator actions the round engine offers; the lead connects TableEngine to it.
+    """The round engine's operator actions, as one call: the daemon connects TableEngine to it.
 
-    Each journals its own effect with ``by`` (fault_cleared, round_voided, button_moved, table_opened,
-    table_closed, operator_action). A refusal raises controller.errors.UserError whose message says why
-    (the panel answers 409 with it); nothing is journaled by the engine then.
+    ``perform`` carries out one controller.engine.actions dataclass (ClearFault, VoidRound, MoveButton,
+    OpenTable, CloseTable, SetLimits, SetPaytable, ...) as ``engine.handle(action, now_s)`` does, and
+    returns once the journal holds its effect (fault_cleared, round_voided, button_moved, table_opened,
+    table_closed, operator_action, each with the action's ``by``). A refusal raises ActionRefused with
+    the engine's reason (the panel answers 409 with it).
     """
 
-    def clear_fault(self, fault_id: str, by: str, reason: str) -> None: ...
-    def void_round(self, reason: str, by: str) -> None: ...
-    def move_button(self, seat: int, by: str) -> None: ...
-    def open_table(self, by: str) -> None: ...
-    def close_table(self, by: str, reason: str) -> None: ...
-    def set_limits(self, min_ante_cents: int, max_ante_cents: int, by: str) -> None: ...
-    def set_paytable(self, wager: str, paytable: str, by: str) -> None: ...
+    async def perform(self, action: OperatorAction) -> None: ...
+
+
+def action_name(action: OperatorAction | type[OperatorAction]) -> str:
+    """The journaled name of an action: its class in snake case (ClearFault -> ``clear_fault``)."""
+    cls = action if isinstance(action, type) else type(action)
+    return "".join(f"_{ch.lower()}" if ch.isupper() else ch for ch in cls.__name__).lstrip("_")
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +93,6 @@ class PanelBackend(Protocol):
     def devices(self) -> list[dict[str, Any]]: ...
     def alerts(self, *, include_cleared: bool = False) -> list[dict[str, Any]]: ...
     def acknowledge_alert(self, fault_id: str, by: str) -> None: ...
-    def clear_alert(self, fault_id: str, by: str, reason: str) -> None: ...
     def recall(self, *, last: int | None = None, round_id: str | None = None) -> list[dict[str, Any]]: ...
     def journal_entries(
         self,
@@ -103,12 +105,11 @@ class PanelBackend(Protocol):
         newest_first: bool = True,
     ) -> list[dict[str, Any]]: ...
     def meters(self) -> dict[str, Any]: ...
-    def void_round(self, reason: str, by: str) -> None: ...
-    def move_button(self, seat: int, by: str) -> None: ...
-    def open_table(self, by: str) -> None: ...
-    def close_table(self, by: str, reason: str) -> None: ...
-    def set_limits(self, min_ante_cents: int, max_ante_cents: int, by: str) -> None: ...
-    def set_paytable(self, wager: str, paytable: str, by: str) -> None: ...
+    async def perform(self, action: OperatorAction) -> None:
+        """Carry out one operator action on the engine, journaled as an operator_action with its
+        outcome; ActionRefused (409), NotFound (404) or ActionUnavailable (503) when it is not done."""
+        ...
+
     def record(self, kind: str, payload: Mapping[str, Any], *, source: str) -> None:
         """Journal a panel event (login, login_failed, operator_action)."""
         ...
@@ -410,30 +411,32 @@ class JournalPanelBackend:
             raise ActionUnavailable("no round engine is connected to this panel (read-only)")
         return self._actions
 
-    def _act(
-        self, action: str, by: str, detail: Mapping[str, Any], call: Callable[[TableActions], None]
-    ) -> None:
-        """Run an engine action and journal the request with its user and outcome."""
-        try:
-            call(self._engine())
-        except UserError as error:
-            self._journal.append(
-                "operator_action",
-                {"action": action, "by": by, "detail": dict(detail), "outcome": f"refused: {error}"},
-                round_id=None,
-                source=f"operator:{by}",
-            )
-            self.refresh()
-            if isinstance(error, ActionUnavailable | NotFound | ActionRefused):
-                raise
-            raise ActionRefused(str(error)) from None
+    def _journal_action(self, action: OperatorAction, outcome: str) -> None:
+        detail = {name: value for name, value in asdict(action).items() if name != "by"}
+        by = str(getattr(action, "by", "?"))  # every action but Tick (never the panel's) names its operator
         self._journal.append(
             "operator_action",
-            {"action": action, "by": by, "detail": dict(detail), "outcome": "done"},
+            {"action": action_name(action), "by": by, "detail": detail, "outcome": outcome},
             round_id=None,
             source=f"operator:{by}",
         )
         self.refresh()
+
+    async def perform(self, action: OperatorAction) -> None:
+        """Run an engine action and journal the request with its user and outcome. A fault that does
+        not exist (404) or is cleared already (409) is answered before the engine is asked, unjournaled."""
+        if isinstance(action, ClearFault):
+            alert = self._alert(action.fault_id)
+            if alert.state == "cleared":
+                raise ActionRefused(f"fault_id: {action.fault_id!r} is already cleared")
+        try:
+            await self._engine().perform(action)
+        except UserError as error:
+            self._journal_action(action, f"refused: {error}")
+            if isinstance(error, ActionUnavailable | NotFound | ActionRefused):
+                raise
+            raise ActionRefused(str(error)) from None
+        self._journal_action(action, "done")
 
     def _alert(self, fault_id: str) -> Any:
         self.refresh()
@@ -455,42 +458,3 @@ class JournalPanelBackend:
             source=f"operator:{by}",
         )
         self.refresh()
-
-    def clear_alert(self, fault_id: str, by: str, reason: str) -> None:
-        alert = self._alert(fault_id)
-        if alert.state == "cleared":
-            raise ActionRefused(f"fault_id: {fault_id!r} is already cleared")
-        self._act(
-            "clear_fault",
-            by,
-            {"fault_id": fault_id, "reason": reason},
-            lambda engine: engine.clear_fault(fault_id, by, reason),
-        )
-
-    def void_round(self, reason: str, by: str) -> None:
-        self._act("void_round", by, {"reason": reason}, lambda engine: engine.void_round(reason, by))
-
-    def move_button(self, seat: int, by: str) -> None:
-        self._act("move_button", by, {"seat": seat}, lambda engine: engine.move_button(seat, by))
-
-    def open_table(self, by: str) -> None:
-        self._act("open_table", by, {}, lambda engine: engine.open_table(by))
-
-    def close_table(self, by: str, reason: str) -> None:
-        self._act("close_table", by, {"reason": reason}, lambda engine: engine.close_table(by, reason))
-
-    def set_limits(self, min_ante_cents: int, max_ante_cents: int, by: str) -> None:
-        self._act(
-            "set_limits",
-            by,
-            {"min_ante_cents": min_ante_cents, "max_ante_cents": max_ante_cents},
-            lambda engine: engine.set_limits(min_ante_cents, max_ante_cents, by),
-        )
-
-    def set_paytable(self, wager: str, paytable: str, by: str) -> None:
-        self._act(
-            "set_paytable",
-            by,
-            {"wager": wager, "paytable": paytable},
-            lambda engine: engine.set_paytable(wager, paytable, by),
-        )

@@ -1,10 +1,11 @@
 """The panel's operator actions on the real round engine: :class:`EngineTableActions`.
 
-controller.engine.TableEngine is synchronous and pure: each action takes the time and returns outputs
-(journal records, device commands, alerts, refusals) for the daemon's shell to carry out. This adapter
-gives the panel the :class:`TableActions` it expects: it supplies the time, hands the outputs to the
-shell's ``perform`` (which journals and sends them, as it does for every other engine output), and turns
-a refusal into ActionRefused with the engine's own reason.
+controller.engine.TableEngine is synchronous and pure: ``engine.handle(action, now_s)`` takes an
+operator action (controller/engine/actions.py) and the time and returns outputs (journal records, device
+commands, alerts, refusals) for the daemon's shell to carry out. This adapter gives the panel the
+:class:`TableActions` it expects: one ``perform(action)`` that supplies the time, hands the outputs to
+the shell's ``perform`` (which journals and sends them, as it does for every other engine output), and
+turns a refusal into ActionRefused with the engine's own reason.
 
 Opening and closing the table and changing limits and paytables are the engine's too: it refuses them
 while a round is open (a manager changes them between rounds), and the refusal becomes a 409.
@@ -15,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from controller.engine import Output, Refused, TableEngine
+from controller.engine.actions import OperatorAction
 from controller.panel.backend import ActionRefused
 
 
@@ -28,31 +30,11 @@ class EngineTableActions:
     ) -> None:
         self.engine = engine
         self.now_s = now_s
-        self.perform = perform
+        self.carry_out = perform  # the shell's: journal (committed before it returns), then act
 
-    def _carry_out(self, outputs: Sequence[Output]) -> None:
-        self.perform(outputs)  # the engine journals its refusals too: the shell writes them either way
+    async def perform(self, action: OperatorAction) -> None:
+        outputs = self.engine.handle(action, self.now_s())
+        self.carry_out(outputs)  # the engine journals its refusals too: the shell writes them either way
         refused = [output for output in outputs if isinstance(output, Refused)]
         if refused:
             raise ActionRefused(refused[0].reason)
-
-    def clear_fault(self, fault_id: str, by: str, reason: str) -> None:
-        self._carry_out(self.engine.clear_fault(fault_id, self.now_s(), by, reason))
-
-    def void_round(self, reason: str, by: str) -> None:
-        self._carry_out(self.engine.void_round(reason, self.now_s(), by))
-
-    def move_button(self, seat: int, by: str) -> None:
-        self._carry_out(self.engine.move_button(seat, self.now_s(), by))
-
-    def open_table(self, by: str) -> None:
-        self._carry_out(self.engine.open_table(self.now_s(), by))
-
-    def close_table(self, by: str, reason: str) -> None:
-        self._carry_out(self.engine.close_table(self.now_s(), by, reason))
-
-    def set_limits(self, min_ante_cents: int, max_ante_cents: int, by: str) -> None:
-        self._carry_out(self.engine.set_limits(min_ante_cents, max_ante_cents, self.now_s(), by))
-
-    def set_paytable(self, wager: str, paytable: str, by: str) -> None:
-        self._carry_out(self.engine.set_paytable(wager, paytable, self.now_s(), by))

@@ -19,11 +19,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from controller.engine import JournalRecord, TableConfig
+from controller.engine.actions import (
+    ClearFault,
+    CloseTable,
+    MoveButton,
+    OpenTable,
+    OperatorAction,
+    SetLimits,
+    SetPaytable,
+    VoidRound,
+)
 from controller.engine.state import RecoveredState
-from controller.errors import UserError
 from controller.journal import Journal
 from controller.journal.recovery import rebuild_state
 from controller.journal.state import REVEAL_STATES
+from controller.panel.backend import ActionRefused
 from drivers.events import CardDealt, ShufflerFault
 from tests.engine.table import Table, stack
 
@@ -172,18 +182,35 @@ def raise_red_light(journal: Journal) -> str:
 
 
 class JournalTableActions:
-    """TableActions over the journal: what the engine's actions write, for tests (see module doc)."""
+    """TableActions over the journal: what the engine's actions write, for tests (see module doc).
+    ``calls`` holds every action performed, in order."""
 
     def __init__(self, journal: Journal) -> None:
         self.journal = journal
-        self.calls: list[tuple[str, tuple[Any, ...]]] = []
+        self.calls: list[OperatorAction] = []
         self.table_open = True
 
     def _write(self, kind: str, payload: dict[str, Any], by: str) -> None:
         self.journal.append(kind, payload, round_id=None, source=f"operator:{by}")
 
+    async def perform(self, action: OperatorAction) -> None:
+        self.calls.append(action)
+        if isinstance(action, ClearFault):
+            self.clear_fault(action.fault_id, action.by, action.reason)
+        elif isinstance(action, VoidRound):
+            raise ActionRefused("no round in progress to void")
+        elif isinstance(action, MoveButton):
+            payload = {"from_seat": None, "to_seat": action.seat, "reason": "supervisor", "by": action.by}
+            self._write("button_moved", payload, action.by)
+        elif isinstance(action, OpenTable):
+            self.table_open = True
+        elif isinstance(action, CloseTable):
+            self._write("table_closed", {"by": action.by, "reason": action.reason}, action.by)
+        elif not isinstance(action, SetLimits | SetPaytable):
+            raise ActionRefused(f"{type(action).__name__}: not an action these tests perform")
+
     def clear_fault(self, fault_id: str, by: str, reason: str) -> None:
-        self.calls.append(("clear_fault", (fault_id, by, reason)))
+        """What the engine journals when a supervisor clears a fault (synchronous, for setting up)."""
         self._write("fault_cleared", {"fault_id": fault_id, "by": by, "reason": reason}, by)
         # The engine releases the hold once no latched fault is left.
         self.journal.append(
@@ -192,27 +219,3 @@ class JournalTableActions:
             round_id=None,
             source="engine",
         )
-
-    def void_round(self, reason: str, by: str) -> None:
-        self.calls.append(("void_round", (reason, by)))
-        raise UserError("no round in progress to void")
-
-    def move_button(self, seat: int, by: str) -> None:
-        self.calls.append(("move_button", (seat, by)))
-        self._write(
-            "button_moved", {"from_seat": None, "to_seat": seat, "reason": "supervisor", "by": by}, by
-        )
-
-    def open_table(self, by: str) -> None:
-        self.calls.append(("open_table", (by,)))
-        self.table_open = True
-
-    def close_table(self, by: str, reason: str) -> None:
-        self.calls.append(("close_table", (by, reason)))
-        self._write("table_closed", {"by": by, "reason": reason}, by)
-
-    def set_limits(self, min_ante_cents: int, max_ante_cents: int, by: str) -> None:
-        self.calls.append(("set_limits", (min_ante_cents, max_ante_cents, by)))
-
-    def set_paytable(self, wager: str, paytable: str, by: str) -> None:
-        self.calls.append(("set_paytable", (wager, paytable, by)))

@@ -12,6 +12,7 @@ import pytest
 from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 
+from controller.engine.actions import ClearFault, MoveButton
 from controller.journal import Journal
 from controller.panel import JournalPanelBackend, UserStore, create_panel_app
 from controller.rules.cards import parse_card
@@ -85,10 +86,7 @@ def test_engine_receives_the_action_with_the_user(rig: PanelRig, client: TestCli
     assert client.post(
         "/api/alerts/FT1-000001/clear", json={"reason": "checked"}, headers={"X-CSRF-Token": csrf}
     ).json() == {"ok": True}
-    assert rig.actions.calls == [
-        ("move_button", (5, "sam")),
-        ("clear_fault", ("FT1-000001", "sam", "checked")),
-    ]
+    assert rig.actions.calls == [MoveButton(5, "sam"), ClearFault("FT1-000001", "sam", "checked")]
     table = client.get("/api/table").json()
     assert table["button_seat"] == 5
     assert table["held"] is False

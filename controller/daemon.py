@@ -594,7 +594,6 @@ class TableDaemon:
             return
         # The web stack loads only when a panel is wanted.
         from controller.panel.embed import start_panel  # noqa: PLC0415
-        from controller.panel.engine_actions import EngineTableActions  # noqa: PLC0415
 
         host, port = self.options.panel_bind
         self.panel = await start_panel(
@@ -602,15 +601,11 @@ class TableDaemon:
             bind=f"[{host}]:{port}" if ":" in host else f"{host}:{port}",
             users_file=self.journal_path.parent / "panel-users.json",
             config_users=self.config.panel.users,
-            actions=EngineTableActions(self.engine, now_s=self.now_s, perform=self._act_and_commit),
+            actions=QueuedTableActions(self),
             device_health=self.device_health,
         )
         log.info("panel_listening", url=self.panel.url)
         print(f"panel: {self.panel.url}", file=self.out, flush=True)
-
-    def _act_and_commit(self, outputs: Sequence[Output]) -> None:
-        self._add(outputs, urgent=True)
-        self._commit()
 
     async def _finish_round(self) -> None:
         """Let the round in play close (the people at the table keep playing) for up to

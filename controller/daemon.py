@@ -24,6 +24,7 @@ import contextlib
 import signal
 import sys
 import time
+from collections import deque
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -75,6 +76,7 @@ MIN_TICK_INTERVAL_S = 0.005  # the most often it is checked on an accelerated cl
 DEVICE_READY_TIMEOUT_S = 15.0
 SHUTDOWN_GRACE_S = 20.0  # SIGTERM: how long a round in play may take to finish before we stop anyway
 JOURNAL_WATCH_INTERVAL_S = 0.25  # how often the journal is read for clearings other processes wrote
+LATENCIES_KEPT = 100_000
 DRAIN_TIMEOUT_S = 10.0  # shutdown: the longest the queue's last items may take to be handled
 
 
@@ -125,7 +127,8 @@ class RunSummary:
     rounds_dead: int = 0
     rounds_voided: int = 0
     recovered_voided: list[str] = field(default_factory=list)
-    commit_latencies_s: list[float] = field(default_factory=list)
+    # Device event -> its records committed, the last LATENCIES_KEPT (a table runs for weeks).
+    commit_latencies_s: deque[float] = field(default_factory=lambda: deque(maxlen=LATENCIES_KEPT))
 
 
 # --- what the queue carries besides device events and operator actions ---------------------------------

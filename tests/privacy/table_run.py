@@ -31,6 +31,7 @@ from tests.privacy.rounds import DealtCard, RoundCards, TableCards, read_table_c
 
 PANEL_READY_TIMEOUT_S = 15.0
 POLL_S = 0.01
+SSE_CATCH_UP_TIMEOUT_S = 30.0  # the viewer's live stream catches up with the journal
 
 
 def make_users_file(directory: Path) -> Path:
@@ -159,6 +160,13 @@ def play_table(
                 assert not running.done(), "the daemon stopped by itself"
                 assert time.monotonic() < deadline, f"{name}: not done in {timeout_s} s"
                 await asyncio.sleep(POLL_S)
+            # The live stream has delivered everything journaled so far (on a loaded machine its
+            # reader may not even have connected yet when a short scenario is done): bounded.
+            last = daemon.journal.last_entry()
+            head_seq = 0 if last is None else last.seq
+            async with asyncio.timeout(SSE_CATCH_UP_TIMEOUT_S):
+                while viewer.sse_seq < head_seq:
+                    await asyncio.sleep(POLL_S)
             await asyncio.to_thread(viewer.finish)
         finally:
             if helper is not None:

@@ -78,6 +78,7 @@ DEVICE_READY_TIMEOUT_S = 15.0
 SHUTDOWN_GRACE_S = 20.0  # SIGTERM: how long a round in play may take to finish before we stop anyway
 JOURNAL_WATCH_INTERVAL_S = 0.25  # how often the journal is read for clearings other processes wrote
 LATENCIES_KEPT = 100_000
+BURST_ITEMS = 64  # the most queued items handled before a commit that is due is made
 DRAIN_TIMEOUT_S = 10.0  # shutdown: the longest the queue's last items may take to be handled
 
 
@@ -333,9 +334,15 @@ class TableDaemon:
     async def _engine_loop(self) -> None:
         while True:
             item = await self.events.get()
-            self._handle(item)
+            # Everything already waiting is handled before anything is committed: what arrived
+            # together shares one commit (bounded: BURST_ITEMS).
+            for _ in range(BURST_ITEMS):
+                self._handle(item)
+                if self.events.empty():
+                    break
+                item = self.events.get_nowait()
             # Commit at once what someone waits for, and a lone event's records as soon as the queue is
-            # idle; a burst shares commits, at most one per commit delay (controller/journal/
+            # idle; bursts that follow share commits, at most one per commit delay (controller/journal/
             # group_commit.py). The committer's timer commits what waits when it falls due.
             if self._group.due(idle=self.events.empty()):
                 self._commit()

@@ -232,11 +232,12 @@ class SimulatedTable:
     # --- what the people see happen -----------------------------------------------------------------
     def _handled(self, item: object, state_before: str) -> None:
         """The daemon handled an item: the people look again after anything they could act on; not
-        after each of a deal's 50-odd cards (that was 150 wake-ups a round), unless the deal changed
-        the state."""
+        after each of a deal's 50-odd cards (that was 150 wake-ups a round) nor after each tick of the
+        decision clock, unless it changed the state (a walk-away closing the decisions)."""
         if isinstance(item, DealerKey):
             self._keys_handled += 1
-        if not isinstance(item, CardDealt | HandComplete) or self.daemon.engine.state != state_before:
+        quiet = isinstance(item, CardDealt | HandComplete | a.Tick)
+        if not quiet or self.daemon.engine.state != state_before:
             self._people_wake.set()
 
     async def _wait_for_news(self, timeout_s: float) -> None:

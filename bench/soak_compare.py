@@ -36,10 +36,10 @@ import structlog
 
 from controller.engine import JournalRecord, TableConfig, TableEngine
 from controller.engine import actions as a
-from controller.engine.autoplay import AutoPlayer, PlaceChips, PressKey
 from controller.engine.outputs import Output
 from controller.engine.state import DESIGNATED_PLAYER
 from controller.journal.store import Journal
+from controller.simulation.autoplay import AutoPlayer, PlaceChips, PressKey
 from drivers.events import (
     BetChanged,
     CardDealt,

@@ -1,5 +1,5 @@
 """Soak of the engine core: 2,000 rounds per game played by the simulated players and dealer
-(controller/engine/autoplay.py) in accelerated time, with faults injected into the shoe's reports and the
+(controller/simulation/autoplay.py) in accelerated time, with faults injected into the shoe's reports and the
 bet sensors at random (a card lost, a red light, a card read twice, past-posting), a simulated
 supervisor clearing every latched fault. Core only: no devices, no pseudo-terminals, no journal file
 (the full-stack soak is the daemon's). Prints JSON: rounds settled / dead / voided, dead seats,
@@ -18,10 +18,10 @@ from collections import Counter
 
 from controller.engine import JournalRecord, TableConfig, TableEngine
 from controller.engine import actions as a
-from controller.engine.autoplay import AutoPlayer, PlaceChips, PressKey
 from controller.engine.outputs import Output
 from controller.engine.state import DESIGNATED_PLAYER
 from controller.rules.settle import settle_round_json
+from controller.simulation.autoplay import AutoPlayer, PlaceChips, PressKey
 from drivers.events import (
     BetChanged,
     CardDealt,

@@ -32,14 +32,15 @@ from pathlib import Path
 from typing import Any
 
 from controller.config import load_config
-from controller.daemon import RunOptions, TableDaemon
-from controller.engine import actions
+from controller.daemon import RunOptions
+from controller.engine import actions as a
 from controller.journal.kinds import CLOSING_KINDS
 from controller.journal.meters import compute_meters
 from controller.journal.store import Journal
 from controller.journal.verify import verify_chain
 from controller.logs import configure_logging
 from controller.rules.settle import settle_round_json
+from controller.simulation.table import SimulatedTable, SimulationOptions
 from sim_devices.noise import NoiseRates
 from sim_devices.shuffler import PlannedFault
 from sim_devices.table import SimTable
@@ -68,7 +69,7 @@ NOISE = NoiseRates(flip=2e-5, drop=1e-5, duplicate=1e-5, split=0.01)
 class Injector:
     """Between rounds, with probability ``fault_rate``, plans one fault for the round that starts."""
 
-    daemon: TableDaemon
+    table: SimulatedTable
     rng: random.Random
     fault_rate: float
     injected: Counter[str] = field(default_factory=Counter)
@@ -76,21 +77,22 @@ class Injector:
     stuck_voided: list[dict[str, Any]] = field(default_factory=list)  # rounds a supervisor had to void
 
     async def run(self) -> None:
-        sim = self.daemon.sim_table
+        daemon = self.table.daemon
+        sim = self.table.devices
         assert isinstance(sim, SimTable), "the soak injects faults into devices in the daemon's process"
-        engine = self.daemon.engine
+        engine = daemon.engine  # read only: the injector acts through the devices and the queue
         shoe = sim.shuffler(engine.config.shuffler_device)
         sensors = sim.bet_sensors(engine.config.sensors_device)
         seen_round: str | None = None
         closed = 0
         while True:
             await asyncio.sleep(0.005)
-            if self.daemon.summary.rounds_closed != closed:
-                closed = self.daemon.summary.rounds_closed
+            if daemon.summary.rounds_closed != closed:
+                closed = daemon.summary.rounds_closed
                 self.last_close_mono_s = time.monotonic()
             if time.monotonic() - self.last_close_mono_s > STALL_TIMEOUT_S:
                 self.injected["stalled"] += 1
-                self.daemon.request_stop()
+                daemon.request_stop()
                 return
             live = engine.round
             if (
@@ -104,9 +106,7 @@ class Injector:
                 # a finding about the table, not a pass.
                 self.stuck_voided.append({"round_id": live.round_id, "state": engine.state})
                 reason = f"soak: no progress for {STUCK_VOID_S:g} s in {engine.state}"
-                self.daemon.act_now(
-                    engine.handle(actions.VoidRound(reason, "sim-supervisor"), self.daemon.now_s())
-                )
+                daemon.submit(a.VoidRound(reason=reason, by="sim-supervisor"))
                 self.last_close_mono_s = time.monotonic()
             if live is None or live.round_id == seen_round:
                 continue
@@ -228,26 +228,23 @@ async def soak(
     rng = random.Random(seed)
     holder: dict[str, Injector] = {}
 
-    def on_ready(daemon: TableDaemon) -> None:
-        injector = Injector(daemon, rng, fault_rate)
+    def on_ready(table: SimulatedTable) -> None:
+        injector = Injector(table, rng, fault_rate)
         holder["injector"] = injector
         injectors.append(asyncio.get_running_loop().create_task(injector.run(), name="soak-injector"))
 
-    options = RunOptions(
-        journal_path=journal_path,
-        rounds=rounds,
+    options = RunOptions(journal_path=journal_path, rounds=rounds, print_rounds=False)
+    simulation = SimulationOptions(
         seed=seed,
         autoplay=True,
         time_scale=time_scale,
-        print_rounds=False,
-        sim_supervisor_clear_after_s=SUPERVISOR_CLEAR_AFTER_S,
-        sim_noise=noise,
-        on_ready=on_ready,
+        supervisor_clear_after_s=SUPERVISOR_CLEAR_AFTER_S,
+        noise=noise,
     )
-    daemon = TableDaemon(config, options, out=io.StringIO())
+    table = SimulatedTable(config, options, simulation, out=io.StringIO(), on_ready=on_ready)
     started_s = time.monotonic()
     try:
-        await daemon.run()
+        await table.run()
     finally:
         for task in injectors:
             task.cancel()
@@ -255,7 +252,7 @@ async def soak(
             with contextlib.suppress(asyncio.CancelledError):
                 await task
     elapsed_s = time.monotonic() - started_s
-    summary = daemon.summary
+    summary = table.summary
     injected = holder["injector"].injected if holder else Counter()
     stuck_voided = holder["injector"].stuck_voided if holder else []
     report: dict[str, Any] = {

@@ -1,29 +1,31 @@
-"""The table daemon: `flushtable run`. One asyncio process around the synchronous table engine.
+"""The table daemon: `flushtable run` on a table's real devices. One asyncio process around the
+synchronous table engine, and one queue in front of it.
 
-    devices --(drivers)--> one event queue --> TableEngine.handle --> outputs
-    outputs: JournalRecord -> journal (committed first)   commands -> per-device send queues
-             Alert/Refused -> log (the panel reads the journal)
+    drivers (device events) ─┐
+    panel (operator actions) ├─> one queue ─> TableEngine.handle(item, now_s) ─> outputs
+    journal watch, integrity ┘      (in arrival order, one at a time, on the loop)
+    outputs: JournalRecord -> the group commit (journal first)   commands -> per-device send queues
+             Alert/Refused -> log (the panel reads the journal)  an operator's action -> its answer
 
-The engine is a pure, synchronous core (controller/engine/); everything that waits lives here: reading
-the drivers, sending commands, the decision clock, the simulated players, signals and the panel. Every
-engine call's journal records are committed (one transaction) **before** any command of that call goes
-out, so the journal always holds a decision before the table acts on it; a crash between the two leaves
-an open round, which recovery voids at the next start with every wager returned.
+Nothing calls the engine but the queue's loop. Every call's journal records are committed before any
+of its commands goes out, or its answer is given (controller/journal/group_commit.py), so the journal
+always holds a decision before the table acts on it; a crash between the two leaves an open round,
+which recovery voids at the next start with every wager returned.
 
-Time: the engine is fed ``now_s``, the table clock. Normally that is the wall clock; with
-``time_scale`` > 1 (accelerated runs: soak, bench) the table clock runs faster, so decision timeouts
-and the like pass in a fraction of the time. Device links keep their own protocol clock.
+Simulation wraps this daemon from outside (controller/simulation/): simulated devices are served by
+the harness and reached through ``DeviceLinks``; simulated people act through ``submit``/``perform``
+like any other caller; an accelerated clock is a ``TableClock`` with a scale. Nothing here knows them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
-import random
-import secrets
 import signal
 import sys
 import time
+from collections import deque
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -33,11 +35,10 @@ from typing import Any, TextIO
 import structlog
 
 from controller import systemd
-from controller.config import Device, TableConfig
+from controller.config import TableConfig
 from controller.engine import Alert, JournalRecord, Refused, TableEngine
 from controller.engine import TableConfig as EngineConfig
-from controller.engine import actions as engine_actions
-from controller.engine.autoplay import AutoPlayer, PlaceChips, PressKey
+from controller.engine.actions import AdoptClear, OperatorAction, RaiseAlert, Tick
 from controller.engine.outputs import Output
 from controller.engine.state import RecoveredState
 from controller.errors import UserError
@@ -48,6 +49,7 @@ from controller.integrity_watch import (
     check_journal_in_process,
 )
 from controller.journal.anchor import Anchor, write_anchor
+from controller.journal.group_commit import CommitFailed, Committed, GroupCommit
 from controller.journal.kinds import CLOSING_KINDS, FAULT_CLEARED
 from controller.journal.noise import (
     FORGED_FRAME,
@@ -63,17 +65,10 @@ from controller.journal.recovery import recover
 from controller.journal.render import render_record
 from controller.journal.store import Journal, JournalEntry, JournalError
 from controller.logs import bind_round, bind_table
-from drivers.events import CardDealt, DealerKey, DomainCommand, DomainEvent, HandComplete, SecurityEvent
+from controller.panel.backend import ActionRefused
+from drivers.events import DomainCommand, DomainEvent, SecurityEvent
 from drivers.factory import make_driver
 from drivers.supervisor import DeviceDriver, DeviceHealth, DeviceUnavailable, DriverTiming
-from sim_devices.bet_sensors import SimulatedBetSensors
-from sim_devices.dealer_display import SimulatedDealerDisplay
-from sim_devices.firmware import LinkTiming, SimulatedDevice
-from sim_devices.noise import NoiseRates
-from sim_devices.remote import RemoteSimError, RemoteSimTable
-from sim_devices.scenario import Scenario, ScenarioError, load_scenario, play
-from sim_devices.shuffler import SimulatedShuffler
-from sim_devices.table import SimDeviceSpec, SimTable, TransportKind
 
 log = structlog.get_logger("flushtable.daemon")
 
@@ -82,51 +77,49 @@ MIN_TICK_INTERVAL_S = 0.005  # the most often it is checked on an accelerated cl
 DEVICE_READY_TIMEOUT_S = 15.0
 SHUTDOWN_GRACE_S = 20.0  # SIGTERM: how long a round in play may take to finish before we stop anyway
 JOURNAL_WATCH_INTERVAL_S = 0.25  # how often the journal is read for clearings other processes wrote
-AUTOPLAY_SETTLE_S = 2.0  # the longest the simulated people wait to see their last action land
-SIM_FIRMWARE: dict[str, type[SimulatedDevice]] = {
-    "shuffler": SimulatedShuffler,
-    "bet_sensors": SimulatedBetSensors,
-    "dealer_display": SimulatedDealerDisplay,
-}
-SIM_SUPERVISOR = "sim-supervisor"  # who clears latched faults in simulations (sim_supervisor_clear_after_s)
-SIM_SCHEMES: dict[str, TransportKind] = {"sim": "sim", "sim+pty": "pty", "sim+tcp": "tcp", "sim+usb": "usb"}
+LATENCIES_KEPT = 100_000
+BURST_ITEMS = 64  # the most queued items handled before a commit that is due is made
+DRAIN_TIMEOUT_S = 10.0  # shutdown: the longest the queue's last items may take to be handled
 
 
 @dataclass(frozen=True, slots=True)
 class RunOptions:
-    """`flushtable run`'s options, after the command line."""
+    """What an operator sets for `flushtable run` beyond the configuration (its command line)."""
 
     journal_path: Path | None = None  # overrides the configuration's
     rounds: int | None = None  # play this many rounds (closed: settled, dead or voided), then exit 0
-    seed: int | None = None  # reproducible shuffles and simulated players
-    autoplay: bool | None = None  # None: on when every device is simulated
     panel_bind: tuple[str, int] | None = None  # None: no panel
-    time_scale: float = 1.0  # > 1: accelerated table clock and instant dealing (bench, soak)
-    card_interval_s: float | None = None  # the simulated shoe's pace per card; None: by time_scale
-    pace_s: float | None = None  # the simulated people's pause between actions; None: by time_scale
     print_rounds: bool = True  # print each closed round readably on standard output
     # The integrity watch: check the journal's last rounds after every N closed rounds; 0: never.
     integrity_every_rounds: int = DEFAULT_EVERY_ROUNDS
-    on_ready: Callable[[TableDaemon], None] | None = None  # tests and benches: called once running
-    # Simulation only (tests, soak, `flushtable run --scenario`): a scenario file played on the
-    # simulated devices (sim_devices/scenario.py), and a simulated supervisor who clears every latched
-    # fault this many (wall) seconds after it latched. Never set on a real table: latched faults are a
-    # person's to clear.
-    scenario_path: Path | None = None
-    sim_supervisor_clear_after_s: float | None = None
-    sim_noise: NoiseRates | None = None  # line noise on every simulated device's line (soak)
-    # Simulation only: the simulated devices in a child process of their own (sim_devices/remote.py), on
-    # the other core as real devices are on their own processors (bench/bench_table.py
-    # --devices-process). Pseudo-terminal and TCP devices only; no scenario, and no technician who
-    # resets a device by hand (the simulated supervisor still clears latched faults).
-    sim_devices_process: bool = False
-    # Group commit: how long records that release no command may wait to share an fsync; None: the
-    # configuration's [journal] commit_delay_ms.
-    commit_delay_s: float | None = None
-    noise_clock: Callable[[], float] | None = None  # tests: the noise budget's clock; None: monotonic
     # `flushtable run --new-journal`: start a new journal where none with content exists (controller/
     # journal/proof.py); without it a missing or empty journal is refused where its anchor names entries.
     new_journal: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TableClock:
+    """The table clock the engine is fed: the wall clock, or (``scale`` > 1, simulations only) one
+    running ``scale`` times faster, so decision timeouts and the like pass in a fraction of the time.
+    Device links keep their own protocol clock."""
+
+    scale: float = 1.0
+    origin_wall_s: float = field(default_factory=time.time)
+    origin_mono_s: float = field(default_factory=time.monotonic)
+
+    def now_s(self) -> float:
+        return self.origin_wall_s + (time.monotonic() - self.origin_mono_s) * self.scale
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceLinks:
+    """Devices served by someone else than their configuration says (the simulation harness): the URL
+    and key each device's driver uses instead, and the in-process hubs its transports reach."""
+
+    urls: Mapping[str, str] = field(default_factory=dict)
+    keys: Mapping[str, bytes] = field(default_factory=dict)
+    usb_backend: Any = None
+    sim_hub: Any = None
 
 
 @dataclass(slots=True)
@@ -136,7 +129,48 @@ class RunSummary:
     rounds_dead: int = 0
     rounds_voided: int = 0
     recovered_voided: list[str] = field(default_factory=list)
-    commit_latencies_s: list[float] = field(default_factory=list)
+    # Device event -> its records committed, the last LATENCIES_KEPT (a table runs for weeks).
+    commit_latencies_s: deque[float] = field(default_factory=lambda: deque(maxlen=LATENCIES_KEPT))
+
+
+QueueItem = DomainEvent | OperatorAction
+ActionListener = Callable[[object, str], None]  # (the item just handled, the engine's state before it)
+
+
+@dataclass(slots=True)
+class _Waited:
+    """An item whose caller awaits the outputs of its handling, once they are committed."""
+
+    item: QueueItem
+    answer: asyncio.Future[list[Output]]
+
+
+@dataclass(frozen=True, slots=True)
+class _Effect:
+    """One engine call's outputs and who waits for them: what the group commit hands back."""
+
+    outputs: Sequence[Output]
+    answer: asyncio.Future[list[Output]] | None = None
+
+
+def _urgent(outputs: Sequence[Output]) -> bool:
+    """A call whose outputs release a command, an alert or a refusal: the table (or a person) waits."""
+    return any(not isinstance(item, JournalRecord) for item in outputs)
+
+
+class QueuedTableActions:
+    """The panel's TableActions (controller/panel/backend.py) on the daemon's queue: an action goes on
+    the one queue like every other caller's, and the answer comes once its effect is committed; the
+    engine's refusal is ActionRefused with the engine's own reason."""
+
+    def __init__(self, daemon: TableDaemon) -> None:
+        self._daemon = daemon
+
+    async def perform(self, action: OperatorAction) -> None:
+        outputs = await self._daemon.perform(action)
+        refused = [output for output in outputs if isinstance(output, Refused)]
+        if refused:
+            raise ActionRefused(refused[0].reason)
 
 
 def engine_config_for(config: TableConfig, *, time_scale: float = 1.0) -> EngineConfig:
@@ -173,36 +207,53 @@ def engine_config_for(config: TableConfig, *, time_scale: float = 1.0) -> Engine
 
 
 class TableDaemon:
-    """One table: its journal, engine, devices (and their simulated twins), players and panel."""
+    """One table: its journal, engine, devices, the one queue and the panel."""
 
-    def __init__(self, config: TableConfig, options: RunOptions, *, out: TextIO | None = None) -> None:
+    def __init__(
+        self,
+        config: TableConfig,
+        options: RunOptions,
+        *,
+        out: TextIO | None = None,
+        clock: TableClock | None = None,
+        links: DeviceLinks | None = None,
+        companions: Sequence[Callable[[TableDaemon], Coroutine[Any, Any, None]]] = (),
+        on_ready: Callable[[TableDaemon], None] | None = None,
+        commit_delay_s: float | None = None,
+        noise_clock: Callable[[], float] | None = None,
+    ) -> None:
+        """``clock``: the table clock (default: the wall clock). ``links``: devices served elsewhere
+        (the simulation harness). ``companions``: tasks started once the table runs and stopped with
+        it, each given the daemon (simulated people, a scenario); if one fails the table stops.
+        ``on_ready``: called once running. ``commit_delay_s``: overrides [journal] commit_delay_ms
+        (benchmarks). ``noise_clock``: the noise budget's clock (tests; default monotonic)."""
         self.config = config
         self.options = options
         self.out = out if out is not None else sys.stdout
+        self.clock = clock or TableClock()
+        self.links = links or DeviceLinks()
+        self._companions = list(companions)
+        self._on_ready = on_ready
         self.journal_path = options.journal_path or config.journal_path
         self.summary = RunSummary()
-        self.events: asyncio.Queue[object] = asyncio.Queue()
+        self.events: asyncio.Queue[QueueItem | _Waited] = asyncio.Queue()
         self.drivers: dict[str, DeviceDriver] = {}
-        self.sim_table: SimTable | RemoteSimTable | None = None
         self.panel: Any = None
         self._command_queues: dict[str, asyncio.Queue[DomainCommand]] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._stop = asyncio.Event()
         self._stopping = False
-        self._rng = random.Random(options.seed)
-        self._clock_origin_wall_s = time.time()
-        self._clock_origin_mono_s = time.monotonic()
         self._journal: Journal | None = None
         self._engine: TableEngine | None = None
-        self._autoplay_wake = asyncio.Event()
-        self._autoplay_expect: list[tuple[int, int, int]] = []  # (seat, spot, cents) not yet reported
+        self._listeners: list[ActionListener] = []
         self._event_received_mono_s: dict[int, float] = {}
-        self._dealer_keys_handled = 0  # the autoplay waits for its key presses to land
-        self._uncommitted: list[tuple[list[Output], float | None]] = []  # the group commit's queue
-        self._commit_wake = asyncio.Event()  # something waits to be committed
-        self._commit_now = asyncio.Event()  # ... and something waiting releases a command or an alert
-        self._committer_task: asyncio.Task[None] | None = None
-        self._scenario: Scenario | None = None
+        delay_s = commit_delay_s if commit_delay_s is not None else config.journal_commit_delay_ms / 1000
+        self._group: GroupCommit[_Effect] = GroupCommit(
+            self._append_records, clock=time.monotonic, max_delay_s=delay_s
+        )
+        self._commit_wake = asyncio.Event()  # records wait: the committer sees when they are due
+        self._tick_queued = False  # one Tick at a time on the queue
+        self._anchor_writer: concurrent.futures.ThreadPoolExecutor | None = None
         self._watched_seq = 0  # the journal watch has read every entry up to here
         self.failure: str | None = None  # why the daemon stopped on an error, if it did
         self.journal_failure: str | None = None  # the journal refused an append: nothing more is written
@@ -210,31 +261,154 @@ class TableDaemon:
         self.integrity_status: str | None = None  # the last integrity verdict's status this run
         # Forged and replayed frames (security events) per device within a budget (journal/noise.py).
         self.noise = NoiseBudget()
-        self._noise_clock = options.noise_clock or time.monotonic
+        self._noise_clock = noise_clock or time.monotonic
 
-    # --- the table clock ---------------------------------------------------------------------------------
     def now_s(self) -> float:
-        elapsed_s = time.monotonic() - self._clock_origin_mono_s
-        return self._clock_origin_wall_s + elapsed_s * self.options.time_scale
+        return self.clock.now_s()
 
     @property
     def engine(self) -> TableEngine:
+        """The engine, to read (state, spots, the round): only the queue's loop calls it."""
         assert self._engine is not None, "the engine starts in run()"
         return self._engine
+
+    @property
+    def running(self) -> bool:
+        return self._engine is not None
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopping
 
     @property
     def journal(self) -> Journal:
         assert self._journal is not None, "the journal opens in run()"
         return self._journal
 
-    @property
-    def simulated(self) -> bool:
-        return all(device.simulated for device in self.config.devices.values())
+    # --- the one queue: every caller's way in -------------------------------------------------------
+    def submit(self, item: QueueItem) -> None:
+        """Put an event or an action on the queue; it is handled in arrival order."""
+        self.events.put_nowait(item)
+
+    async def perform(self, item: QueueItem) -> list[Output]:
+        """Put an item on the queue and wait until it is handled and its outputs committed (an
+        operator's action: "done" only once the journal holds its effect). JournalError if the journal
+        failed first."""
+        answer: asyncio.Future[list[Output]] = asyncio.get_running_loop().create_future()
+        self.events.put_nowait(_Waited(item, answer))
+        return await answer
+
+    def add_companion(self, companion: Callable[[TableDaemon], Coroutine[Any, Any, None]]) -> None:
+        """One more task to start once the table runs (before run())."""
+        self._companions.append(companion)
+
+    def add_listener(self, listener: ActionListener) -> None:
+        """Called on the loop after each item is handled (item, the engine's state before it)."""
+        self._listeners.append(listener)
+
+    def _publish(self, event: DomainEvent) -> None:
+        """A driver's domain event: onto the one queue (called on the loop's thread)."""
+        self._event_received_mono_s[id(event)] = time.monotonic()
+        self.events.put_nowait(event)
+
+    async def _engine_loop(self) -> None:
+        while True:
+            item = await self.events.get()
+            # Everything already waiting is handled before anything is committed: what arrived
+            # together shares one commit (bounded: BURST_ITEMS).
+            for _ in range(BURST_ITEMS):
+                self._handle(item)
+                if self.events.empty():
+                    break
+                item = self.events.get_nowait()
+            # Commit at once what someone waits for, and a lone event's records as soon as the queue is
+            # idle; bursts that follow share commits, at most one per commit delay (controller/journal/
+            # group_commit.py). The committer's timer commits what waits when it falls due.
+            if self._group.due(idle=self.events.empty()):
+                self._commit()
+            elif self._group.waiting:
+                self._commit_wake.set()
+
+    def _handle(self, queued: QueueItem | _Waited) -> None:
+        answer = queued.answer if isinstance(queued, _Waited) else None
+        item = queued.item if isinstance(queued, _Waited) else queued
+        received = self._event_received_mono_s.pop(id(item), None)
+        if self.journal_failure is not None:
+            if answer is not None and not answer.done():
+                answer.set_exception(JournalError(self.journal_failure))
+            return
+        if isinstance(item, SecurityEvent) and not self._admit_security_event(item):
+            if answer is not None and not answer.done():
+                answer.set_result([])
+            return
+        state_before = self.engine.state
+        now_s = self.now_s()
+        if isinstance(item, Tick):
+            self._tick_queued = False
+            self._journal_noise(self.noise.due(self._noise_clock()))
+        outputs = self.engine.handle(item, now_s)
+        self._add(outputs, answer=answer, received_mono_s=received)
+        for listener in self._listeners:
+            listener(item, state_before)
+
+    async def _ticker(self) -> None:
+        # On an accelerated clock the decision timeouts are that much shorter in wall time: check them
+        # as much more often (down to MIN_TICK_INTERVAL_S), or each walk-away costs a whole tick.
+        interval_s = max(MIN_TICK_INTERVAL_S, TICK_INTERVAL_S / max(self.clock.scale, 1.0))
+        while True:
+            await asyncio.sleep(interval_s)
+            if not self._tick_queued:  # a busy queue gets no pile of ticks
+                self._tick_queued = True
+                self.submit(Tick())
+
+    async def _journal_watch(self) -> None:
+        """Clearings another process journaled while the table runs (`flushtable clear`, for a table
+        whose panel is off or out of reach): a ``fault_cleared`` for a fault the engine still holds
+        latched is adopted (the engine releases the table as if cleared here, without a second entry).
+        The engine's own clearings are journaled after it dropped the fault, so they are skipped."""
+        while True:
+            await asyncio.sleep(JOURNAL_WATCH_INTERVAL_S)
+            try:
+                cleared = list(self.journal.entries(since_seq=self._watched_seq, kinds=[FAULT_CLEARED]))
+            except JournalError as error:  # read again next time; the table goes on
+                log.error("journal_watch_failed", error=str(error))
+                continue
+            for entry in cleared:
+                self._watched_seq = max(self._watched_seq, entry.seq)
+                fault_id = str(entry.payload.get("fault_id"))
+                if fault_id not in self.engine.latched:
+                    continue
+                by = str(entry.payload.get("by", ""))
+                reason = str(entry.payload.get("reason", ""))
+                log.warning("fault_cleared_elsewhere", fault_id=fault_id, by=by, journal_seq=entry.seq)
+                self.submit(AdoptClear(fault_id, by, reason))
+
+    def _admit_security_event(self, event: SecurityEvent) -> bool:
+        """Whether a forged or replayed frame goes to the engine (a security_event entry and an alert):
+        within its device's noise budget, yes; past it, it is only counted for a noise_suppressed
+        summary (journaled where the entry would have been, with the device as its source)."""
+        now = utc_text(datetime.now(UTC))
+        verdict = self.noise.admit(FORGED_FRAME, event.device, self._noise_clock(), now)
+        self._journal_noise(verdict.summaries)
+        return verdict.journal
+
+    def _journal_noise(self, summaries: Sequence[NoiseSummary]) -> None:
+        if summaries:
+            self._add(
+                [
+                    JournalRecord.of(
+                        NOISE_SUPPRESSED,
+                        summary.payload(),
+                        None,
+                        "engine" if summary.source == OTHER_SOURCES else summary.source,
+                    )
+                    for summary in summaries
+                ]
+            )
 
     # --- start and stop -------------------------------------------------------------------------------
     async def run(self) -> int:
         bind_table(self.config.table_id)
-        self._load_scenario()
         self.journal_path.parent.mkdir(parents=True, exist_ok=True)
         # The journal proves itself (chain, triggers, SQLite's integrity, its anchor) before anything,
         # recovery included, is appended to it; a journal that fails is refused in one line.
@@ -250,7 +424,7 @@ class TableDaemon:
             for round_id in report.voided:
                 log.warning("round_voided", round_id=round_id, reason="interrupted: voided at start")
             self._engine = TableEngine(
-                engine_config_for(self.config, time_scale=self.options.time_scale),
+                engine_config_for(self.config, time_scale=self.clock.scale),
                 recovered=RecoveredState.from_table_state(report.state),
             )
             self._append([self._start_record()])
@@ -264,27 +438,23 @@ class TableDaemon:
             loop.set_exception_handler(self._loop_exception)
             for signal_number in (signal.SIGTERM, signal.SIGINT):
                 loop.add_signal_handler(signal_number, self.request_stop)
+            self._anchor_writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="anchor")
             try:
                 self._spawn(self._committer(), "committer")
-                self._committer_task = self._tasks[-1]
                 await self._start_devices()
                 await self._start_panel()
                 self._spawn(self._engine_loop(), "engine")
                 self._spawn(self._ticker(), "ticker")
                 self._spawn(self._journal_watch(), "journal-watch")
-                if self._autoplay_enabled():
-                    self._spawn(self._autoplay_loop(), "autoplay")
-                if self._scenario is not None and isinstance(self.sim_table, SimTable):
-                    self._spawn(play(self._scenario, self.sim_table.devices), "scenario")
-                if self.options.sim_supervisor_clear_after_s is not None:
-                    self._spawn(self._sim_supervisor(self.options.sim_supervisor_clear_after_s), "supervisor")
+                for companion in self._companions:
+                    self._spawn(companion(self), getattr(companion, "__name__", "companion"))
                 watchdog_s = systemd.watchdog_interval_s()
                 if watchdog_s is not None:
                     self._spawn(self._watchdog(watchdog_s), "watchdog")
                 systemd.notify("READY=1")
                 log.info("table_running", journal=str(self.journal_path), game=self.config.game)
-                if self.options.on_ready is not None:
-                    self.options.on_ready(self)
+                if self._on_ready is not None:
+                    self._on_ready(self)
                 await self._stop.wait()
                 await self._finish_round()
             finally:
@@ -301,22 +471,6 @@ class TableDaemon:
             raise UserError(f"the table stopped on an internal error: {self.failure} (see the log)")
         return 0
 
-    def _load_scenario(self) -> None:
-        """Check the scenario file whole before anything starts (simulated devices only)."""
-        if self.options.scenario_path is None:
-            return
-        if self.options.sim_devices_process:
-            raise UserError("--scenario: a scenario plays on devices in the daemon's own process")
-        kinds = {
-            device.name: SIM_FIRMWARE[device.kind]
-            for device in self.config.devices.values()
-            if device.simulated
-        }
-        try:
-            self._scenario = load_scenario(self.options.scenario_path, kinds)
-        except ScenarioError as error:
-            raise UserError(f"--scenario: {error}") from None
-
     def _spawn(self, work: Coroutine[Any, Any, None], name: str) -> None:
         """A task of the daemon's own. If one dies of an error the table stops: a table whose engine,
         clock or command path is gone must not look alive. (Open rounds are voided at the next start.)"""
@@ -330,7 +484,7 @@ class TableDaemon:
         error = task.exception()
         if isinstance(error, JournalError) and self.journal_failure is not None:
             # Already said in one line by _journal_failed, and the table is stopping: not an internal
-            # error, and no traceback for an operator to read (issue 14: a full disk).
+            # error, and no traceback for an operator to read (a full disk, a read-only file).
             self.request_stop()
             return
         if error is not None:
@@ -370,63 +524,26 @@ class TableDaemon:
         self._stopping = True
         self._stop.set()
 
-    def _autoplay_enabled(self) -> bool:
-        if self.options.autoplay is not None:
-            return self.options.autoplay and self.sim_table is not None
-        return self.simulated and self.sim_table is not None
-
     async def _start_devices(self) -> None:
-        scale = self.options.time_scale
-        sim_devices = [device for device in self.config.devices.values() if device.simulated]
-        keys: dict[str, bytes] = {}
         for device in self.config.devices.values():
-            # A simulated device with no key gets a fresh random one per run, shared with its driver.
-            keys[device.name] = device.key if device.key is not None else secrets.token_bytes(32)
-        if sim_devices:
-            card_interval_s = self.options.card_interval_s
-            if card_interval_s is None:
-                card_interval_s = 0.0 if scale > 1 else 0.03
-            specs = [
-                SimDeviceSpec(
-                    name=device.name,
-                    kind=device.kind,
-                    key=keys[device.name],
-                    transport=SIM_SCHEMES[device.url.split("://", 1)[0]],
-                    seats=self.config.seats,
-                    spots=4,
-                    card_interval_s=card_interval_s if device.kind == "shuffler" else 0.0,
+            url = self.links.urls.get(device.name, device.url)
+            key = self.links.keys.get(device.name, device.key)
+            if device.simulated and device.name not in self.links.urls:
+                raise UserError(
+                    f"devices.{device.name}: {device.url} is a simulated device: `flushtable run` serves "
+                    "simulated devices itself; a table daemon alone drives real devices only"
                 )
-                for device in sim_devices
-            ]
-            run_dir = self.journal_path.parent / "devices"
-            if self.options.sim_devices_process:
-                self.sim_table = RemoteSimTable(
-                    specs, run_dir=run_dir, seed=self.options.seed, noise=self.options.sim_noise
-                )
-                try:
-                    await self.sim_table.start()
-                except RemoteSimError as error:
-                    raise UserError(f"the simulated devices' process: {error}") from None
-            else:
-                self.sim_table = SimTable(
-                    specs,
-                    run_dir=run_dir,
-                    seed=self.options.seed,
-                    timing=LinkTiming(),
-                    noise=self.options.sim_noise,
-                )
-                await self.sim_table.start()
-        for device in self.config.devices.values():
-            url = self._device_url(device)
+            if key is None:
+                raise UserError(f"devices.{device.name}: no key")
             driver = make_driver(
                 device.name,
                 device.kind,
                 url,
-                keys[device.name],
+                key,
                 publish=self._publish,
                 timing=DriverTiming(),
-                usb_backend=self.sim_table.usb_backend if isinstance(self.sim_table, SimTable) else None,
-                sim_hub=self.sim_table.sim_hub if isinstance(self.sim_table, SimTable) else None,
+                usb_backend=self.links.usb_backend,
+                sim_hub=self.links.sim_hub,
             )
             self.drivers[device.name] = driver
             queue: asyncio.Queue[DomainCommand] = asyncio.Queue()
@@ -437,9 +554,7 @@ class TableDaemon:
                     self._command_sender(driver, queue), name=f"send {device.name}"
                 )
             )
-        for device in self.config.devices.values():
-            where = self._device_url(device)
-            log.info("device_listening", device=device.name, kind=device.kind, url=where)
+            log.info("device_listening", device=device.name, kind=device.kind, url=url)
         try:
             await asyncio.gather(
                 *(driver.wait_ready(DEVICE_READY_TIMEOUT_S) for driver in self.drivers.values())
@@ -449,72 +564,82 @@ class TableDaemon:
             # Not fatal: a device may come later. The engine starts no round while one is lost.
             log.warning("devices_not_ready", devices=missing, timeout_s=DEVICE_READY_TIMEOUT_S)
 
-    def _device_url(self, device: Device) -> str:
-        if device.simulated and self.sim_table is not None:
-            return self.sim_table.url(device.name)
-        return device.url
+    async def _command_sender(self, driver: DeviceDriver, queue: asyncio.Queue[DomainCommand]) -> None:
+        """Commands to one device go out one at a time, in the engine's order, each acknowledged."""
+        while True:
+            command = await queue.get()
+            try:
+                await driver.send(command)
+            except DeviceUnavailable as error:
+                # The driver has published DeviceLost; the engine holds the round if it matters.
+                log.error(
+                    "command_not_delivered",
+                    device=driver.name,
+                    command=type(command).__name__,
+                    error=str(error),
+                )
+
+    def device_health(self) -> list[DeviceHealth]:
+        """The panel's view of the links."""
+        return [driver.health for driver in self.drivers.values()]
 
     async def _start_panel(self) -> None:
         if self.options.panel_bind is None:
             return
         # The web stack loads only when a panel is wanted.
         from controller.panel.embed import start_panel  # noqa: PLC0415
-        from controller.panel.engine_actions import EngineTableActions  # noqa: PLC0415
 
         host, port = self.options.panel_bind
         self.panel = await start_panel(
             self.journal,
             bind=f"[{host}]:{port}" if ":" in host else f"{host}:{port}",
             panel_config=self.config.panel,  # users: controller.panel.auth.users_file_for; trusted_proxies
-            actions=EngineTableActions(self.engine, now_s=self.now_s, perform=self.act_and_commit),
+            actions=QueuedTableActions(self),
             device_health=self.device_health,
         )
         log.info("panel_listening", url=self.panel.url)
         print(f"panel: {self.panel.url}", file=self.out, flush=True)
 
     async def _finish_round(self) -> None:
-        """Let the round in play close (the simulated people keep playing) for up to SHUTDOWN_GRACE_S."""
+        """Let the round in play close (the people at the table keep playing) for up to
+        SHUTDOWN_GRACE_S; it closes when the queue's loop journals its closing."""
         if self._engine is None or self.journal_failure is not None:
             return  # a round cannot close without its journal
         deadline = time.monotonic() + SHUTDOWN_GRACE_S
-        while self._round_in_play() and time.monotonic() < deadline:
+        while self.round_in_play() and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
-        if self._round_in_play():
+        if self.round_in_play():
             log.warning("round_left_open", reason="shutdown: the round will be voided at the next start")
 
-    def _round_in_play(self) -> bool:
+    def round_in_play(self) -> bool:
         live = self.engine.round
         return live is not None and not live.closed and self.engine.state not in ("idle", "held", "complete")
 
     async def _shutdown(self) -> None:
         if self._integrity_task is not None:
-            # Only the wait is cancelled: a check already in its worker thread finishes on its own
-            # (bounded: WINDOW_ROUNDS rounds) on its own read-only connection.
+            # Cancelling the wait kills the check's child process (check_journal_in_process): it only
+            # ever read the journal, through its own read-only connection.
             self._integrity_task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._integrity_task
-        # Everything but the committer first; then what waits is committed, then the committer goes.
-        others = [task for task in self._tasks if task is not self._committer_task]
-        for task in others:
+        for task in self._tasks:
             task.cancel()
-        for task in others:
+        for task in self._tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
-        self._journal_noise(self.noise.flush())  # nothing counted is left behind
-        committer = self._committer_task
-        if committer is not None and not committer.done():
-            await self._drain_commits()
-            committer.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await committer
         self._tasks.clear()
+        # What the loop had not reached yet is handled now (bounded), and everything committed.
+        if self._engine is not None:
+            self._drain_queue()
+            self._journal_noise(self.noise.flush())  # nothing counted is left behind
+            with contextlib.suppress(JournalError):  # logged, and the table is stopping anyway
+                self._commit()
         if self.panel is not None:
             with contextlib.suppress(Exception):
                 await self.panel.stop()
         for driver in self.drivers.values():
             await driver.stop()
-        if self.sim_table is not None:
-            await self.sim_table.stop()
+        await asyncio.to_thread(self._stop_anchor_writer)
         if self._journal is not None and self._engine is not None:
             with contextlib.suppress(JournalError):
                 self._append(
@@ -522,202 +647,86 @@ class TableDaemon:
                 )
         log.info("table_stopped", rounds=self.summary.rounds_closed)
 
-    # --- events in ---------------------------------------------------------------------------------------
-    def _publish(self, event: DomainEvent) -> None:
-        """A driver's domain event: onto the one queue (called on the loop's thread)."""
-        self._event_received_mono_s[id(event)] = time.monotonic()
-        self.events.put_nowait(event)
-
-    async def _engine_loop(self) -> None:
-        while True:
-            item = await self.events.get()
-            received = self._event_received_mono_s.pop(id(item), None)
-            if isinstance(item, SecurityEvent) and not self._admit_security_event(item):
-                continue
-            state_before = self.engine.state
-            self.act_now(self.engine.handle(item, self.now_s()), received_mono_s=received)
-            if isinstance(item, DealerKey):
-                self._dealer_keys_handled += 1
-            # The simulated people look again after anything they could act on; not after each of a
-            # deal's 50-odd cards (that was 150 wake-ups a round), unless the deal changed the state.
-            if not isinstance(item, CardDealt | HandComplete) or self.engine.state != state_before:
-                self._autoplay_wake.set()
-
-    def _admit_security_event(self, event: SecurityEvent) -> bool:
-        """Whether a forged or replayed frame goes to the engine (a security_event entry and an alert):
-        within its device's noise budget, yes; past it, it is only counted for a noise_suppressed
-        summary (journaled where the entry would have been, with the device as its source)."""
-        now = utc_text(datetime.now(UTC))
-        verdict = self.noise.admit(FORGED_FRAME, event.device, self._noise_clock(), now)
-        self._journal_noise(verdict.summaries)
-        return verdict.journal
-
-    def _journal_noise(self, summaries: Sequence[NoiseSummary]) -> None:
-        if summaries:
-            self.act_now(
-                [
-                    JournalRecord.of(
-                        NOISE_SUPPRESSED,
-                        summary.payload(),
-                        None,
-                        "engine" if summary.source == OTHER_SOURCES else summary.source,
-                    )
-                    for summary in summaries
-                ]
-            )
-
-    async def _ticker(self) -> None:
-        # On an accelerated clock the decision timeouts are that much shorter in wall time: check them
-        # as much more often (down to MIN_TICK_INTERVAL_S), or each walk-away costs a whole tick.
-        interval_s = max(MIN_TICK_INTERVAL_S, TICK_INTERVAL_S / max(self.options.time_scale, 1.0))
-        while True:
-            await asyncio.sleep(interval_s)
-            self._journal_noise(self.noise.due(self._noise_clock()))
-            outputs = self.engine.handle(engine_actions.Tick(), self.now_s())
-            if outputs:
-                self.act_now(outputs)
-                # A walk-away fold can close the decisions: the simulated people look again now, not
-                # at the end of their 0.2 s nap (that nap cost 170 ms of every round with a walk-away).
-                self._autoplay_wake.set()
-
-    async def _journal_watch(self) -> None:
-        """Clearings another process journaled while the table runs (`flushtable clear`, for a table
-        whose panel is off or out of reach): a ``fault_cleared`` for a fault the engine still holds
-        latched is adopted (the engine releases the table as if cleared here, without a second entry).
-        The engine's own clearings are journaled after it dropped the fault, so they are skipped."""
-        while True:
-            await asyncio.sleep(JOURNAL_WATCH_INTERVAL_S)
-            try:
-                cleared = list(self.journal.entries(since_seq=self._watched_seq, kinds=[FAULT_CLEARED]))
-            except JournalError as error:  # read again next time; the table goes on
-                log.error("journal_watch_failed", error=str(error))
-                continue
-            for entry in cleared:
-                self._watched_seq = max(self._watched_seq, entry.seq)
-                fault_id = str(entry.payload.get("fault_id"))
-                if fault_id not in self.engine.latched:
-                    continue
-                by = str(entry.payload.get("by", ""))
-                reason = str(entry.payload.get("reason", ""))
-                log.warning("fault_cleared_elsewhere", fault_id=fault_id, by=by, journal_seq=entry.seq)
-                self.act_now(
-                    self.engine.handle(engine_actions.AdoptClear(fault_id, by, reason), self.now_s())
-                )
-                self._autoplay_wake.set()
-
-    async def _sim_supervisor(self, clear_after_s: float) -> None:
-        """Simulations only: a supervisor who clears each latched fault ``clear_after_s`` after seeing it,
-        and a technician who resets a simulated device left in fault (a shoe after its red light stays
-        in fault until someone resets it by hand; the table starts no round until then)."""
-        first_seen_mono_s: dict[str, float] = {}
-        while True:
-            await asyncio.sleep(min(TICK_INTERVAL_S, clear_after_s) or TICK_INTERVAL_S)
-            now_mono_s = time.monotonic()
-            if isinstance(self.sim_table, SimTable):
-                for name, device in self.sim_table.devices.items():
-                    if device.state != "fault":
-                        first_seen_mono_s.pop(f"device:{name}", None)
-                    elif (
-                        now_mono_s - first_seen_mono_s.setdefault(f"device:{name}", now_mono_s)
-                        >= clear_after_s
-                    ):
-                        device.set_status("ready")  # the reset button on the device itself
-            for fault_id in list(self.engine.latched):
-                seen_s = first_seen_mono_s.setdefault(fault_id, now_mono_s)
-                if now_mono_s - seen_s >= clear_after_s and fault_id in self.engine.latched:
-                    reason = "simulated supervisor: cleared after the configured delay"
-                    self.act_now(
-                        self.engine.handle(
-                            engine_actions.ClearFault(fault_id, SIM_SUPERVISOR, reason), self.now_s()
-                        )
-                    )
-                    self._autoplay_wake.set()
+    def _drain_queue(self) -> None:
+        deadline = time.monotonic() + DRAIN_TIMEOUT_S
+        while not self.events.empty() and time.monotonic() < deadline:
+            self._handle(self.events.get_nowait())
+        while not self.events.empty():  # past the deadline: whoever waits is told
+            left = self.events.get_nowait()
+            if isinstance(left, _Waited) and not left.answer.done():
+                left.answer.set_exception(JournalError("the table stopped before this was handled"))
 
     async def _watchdog(self, interval_s: float) -> None:
         while True:
             systemd.notify("WATCHDOG=1")
             await asyncio.sleep(interval_s)
 
-    # --- outputs -------------------------------------------------------------------------------------
-    # Group commit. Each engine call's outputs wait in ``_uncommitted`` in call order; the committer task
-    # writes the records of everything waiting in ONE transaction and only then acts on those calls'
-    # commands, alerts and logs, in order. "Journal first" holds for every command: nothing goes out
-    # before the records of the engine call that decided it, and of every call before it, are
-    # committed. With synchronous=FULL each commit is an fsync, and the fsync holds the event loop.
+    # --- outputs: the group commit (controller/journal/group_commit.py) ----------------------------
+    # Each engine call's outputs wait in call order; a commit writes the records of everything waiting
+    # in ONE transaction and only then acts on those calls' commands, alerts, logs and answers, in
+    # order. "Journal first" holds for every command and every answer: nothing goes out before the
+    # records of the engine call that decided it, and of every call before it, are committed. With
+    # synchronous=FULL each commit is an fsync, done on the loop: a worker thread was measured and was
+    # slower (its SQLite calls wait for the busy loop to let go of the GIL; docs/engine.md).
     #
-    # When to commit: at once when a waiting call has a command, an alert or a refusal to act on (the
-    # table waits for it). Calls with journal records only (a card dealt, chips moved) wait up to
-    # ``commit_delay_s`` for more to share their fsync: a deal is a stream of such events, and
-    # committing each alone cost an fsync per card. Nothing acts on a record before its commit, so the
-    # delay adds latency (bounded: the event-to-commit p99 target is 10 ms) and never loses an entry.
-    # (A writer thread was measured too: its commits lose the GIL to the busy loop at every SQLite call
-    # and the event-to-commit p99 went to 17-35 ms. bench/bench_table.py; figures in docs/operations.md.)
-    def act_now(self, outputs: Sequence[Output], *, received_mono_s: float | None = None) -> None:
-        """Act on one engine call's outputs: journal first (committed with the calls waiting before and
-        with it, in one transaction), then its commands, alerts and logs."""
-        waiting = list(outputs)
+    # When: at once when a call waiting has a command, an alert, a refusal or a caller waiting for its
+    # answer; records alone as soon as the queue is idle unless a commit was made less than [journal]
+    # commit_delay_ms ago, and at the latest commit_delay_ms after the oldest record waiting (the
+    # committer's timer). A lone event is committed at once; a burst shares one fsync per delay.
+    def _add(
+        self,
+        outputs: Sequence[Output],
+        *,
+        answer: asyncio.Future[list[Output]] | None = None,
+        received_mono_s: float | None = None,
+        urgent: bool = False,
+    ) -> None:
+        records = [item for item in outputs if isinstance(item, JournalRecord)]
         if self.journal_failure is not None:
-            if waiting:  # the table is stopping: decided, never journaled, never acted on
-                self._uncommitted.append((waiting, received_mono_s))
-                self._drop_uncommitted()
+            if answer is not None and not answer.done():
+                answer.set_exception(JournalError(self.journal_failure))
+            if records:
+                log.critical("journal_failed_dropped", engine_calls=1, entries=len(records))
             return
-        self._uncommitted.append((waiting, received_mono_s))
-        self._commit_wake.set()
-        if any(not isinstance(item, JournalRecord) for item in waiting):
-            self._commit_now.set()
-
-    def act_and_commit(self, outputs: Sequence[Output]) -> None:
-        """act_now, committed before returning: for operator actions (the panel answers "done" only
-        once the journal holds the action's effect) and other rare, synchronous callers."""
-        self.act_now(outputs)
-        self._commit_pending()
+        self._group.add(
+            records,
+            _Effect(outputs, answer),
+            urgent=urgent or answer is not None or _urgent(outputs),
+            received_s=received_mono_s,
+        )
 
     async def _committer(self) -> None:
-        delay_s = self.options.commit_delay_s
-        if delay_s is None:
-            delay_s = self.config.journal_commit_delay_ms / 1000
+        """Commits records that wait while the queue stays busy, at the latest when they are due."""
         while True:
             await self._commit_wake.wait()
-            if delay_s > 0 and not self._commit_now.is_set():
-                # Records only: let more join this fsync, unless a call with a command comes first.
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(delay_s):
-                        await self._commit_now.wait()
-            self._commit_pending()
+            self._commit_wake.clear()
+            while (due_in_s := self._group.due_in_s(idle=self.events.empty())) is not None:
+                if due_in_s > 0:
+                    await asyncio.sleep(due_in_s)
+                    continue
+                self._commit()
 
-    def _commit_pending(self) -> None:
-        """Commit every waiting engine call's records in one transaction, then act on each in order."""
-        self._commit_wake.clear()
-        self._commit_now.clear()
-        if self.journal_failure is not None:
-            self._drop_uncommitted()
-            raise JournalError(self.journal_failure)
-        while self._uncommitted:
-            batch, self._uncommitted = self._uncommitted, []
-            records = [item for outputs, _ in batch for item in outputs if isinstance(item, JournalRecord)]
-            written: list[JournalEntry] = []
-            if records:
-                try:
-                    written = self.journal.append_many(records)
-                except JournalError as error:
-                    self._journal_failed(error)
-                    raise
-                if self.panel is not None:
-                    self.panel.backend.notify()
-            committed_mono_s = time.monotonic()
-            for outputs, received_mono_s in batch:
-                if received_mono_s is not None and any(isinstance(item, JournalRecord) for item in outputs):
-                    self.summary.commit_latencies_s.append(committed_mono_s - received_mono_s)
-                self._act_committed(outputs)
-            if any(record.kind in CLOSING_KINDS for record in records):
-                self._keep_anchor(written[-1])
+    def _commit(self) -> None:
+        """Commit every waiting call's records in one transaction, then act on each in order."""
+        if not self._group.waiting:
+            return
+        try:
+            committed: Committed[_Effect] = self._group.commit()
+        except JournalError as error:
+            self._journal_failed(error)
+            return
+        self.summary.commit_latencies_s.extend(committed.latencies_s)
+        if committed.entries and self.panel is not None:
+            self.panel.backend.notify()
+        for effect in committed.effects:
+            self._act_committed(effect.outputs)
+            if effect.answer is not None and not effect.answer.done():
+                effect.answer.set_result(list(effect.outputs))
+        if any(entry.kind in CLOSING_KINDS for entry in committed.entries):
+            self._keep_anchor(committed.entries[-1])
 
-    async def _drain_commits(self, timeout_s: float = 10.0) -> None:
-        """Shutdown: let the committer write what waits (bounded), before it is cancelled."""
-        deadline = time.monotonic() + timeout_s
-        while self._uncommitted and self.journal_failure is None and time.monotonic() < deadline:
-            self._commit_wake.set()
-            await asyncio.sleep(0.005)
+    def _append_records(self, records: Sequence[Any]) -> list[JournalEntry]:
+        return self.journal.append_many(records)
 
     def _act_committed(self, outputs: Sequence[Output]) -> None:
         records = [item for item in outputs if isinstance(item, JournalRecord)]
@@ -760,32 +769,51 @@ class TableDaemon:
     def _keep_anchor(self, last: JournalEntry) -> None:
         """The anchor beside the journal follows its head (controller/journal/anchor.py): after the
         table opens, at every round close and at shutdown. One that cannot be written stops the table
-        as a journal failure does: entries lost after it could no longer be detected."""
-        try:
-            write_anchor(self.journal_path, Anchor.of(self.config.table_id, last.seq, last.hash))
-        except JournalError as error:
+        as a journal failure does: entries lost after it could no longer be detected.
+
+        While the table runs, the anchor is written by a thread of its own, in order (its two fsyncs
+        took about a tenth of the loop's time at the benchmark's pace); it only ever names entries
+        already committed, so writing it a moment later loses nothing."""
+        anchor = Anchor.of(self.config.table_id, last.seq, last.hash)
+        if self._anchor_writer is None:
+            try:
+                write_anchor(self.journal_path, anchor)
+            except JournalError as error:
+                self._journal_failed(error)
+            return
+        loop = asyncio.get_running_loop()
+        written = self._anchor_writer.submit(write_anchor, self.journal_path, anchor)
+        written.add_done_callback(lambda done: loop.call_soon_threadsafe(self._anchor_written, done))
+
+    def _anchor_written(self, done: concurrent.futures.Future[None]) -> None:
+        error = done.exception()
+        if isinstance(error, JournalError) and self.journal_failure is None:
             self._journal_failed(error)
+        elif error is not None:
+            log.error("anchor_write_failed", error=repr(error))
+
+    def _stop_anchor_writer(self) -> None:
+        """Every anchor submitted is written before the last one (shutdown) is written here."""
+        if self._anchor_writer is not None:
+            self._anchor_writer.shutdown(wait=True)
+            self._anchor_writer = None
 
     def _journal_failed(self, error: JournalError) -> None:
         # Nothing may happen at the table that the journal did not record: stop the table now, and
         # write nothing more (a later entry committed after a lost one would leave a hole in the
         # round: even if the journal works again a moment later, this run appends no more). What was
-        # decided and not committed is dropped, never acted on. Open rounds are voided with every
-        # wager returned at the next start.
+        # decided and not committed is dropped, never acted on; whoever waits for it is told. Open
+        # rounds are voided with every wager returned at the next start.
         log.critical("journal_error", error=str(error))
         self.journal_failure = str(error)
-        self._drop_uncommitted()
+        dropped = error.dropped if isinstance(error, CommitFailed) else self._group.fail(str(error))
+        if dropped.effects:
+            log.critical("journal_failed_dropped", engine_calls=len(dropped.effects), entries=dropped.entries)
+        for effect in dropped.effects:
+            if effect.answer is not None and not effect.answer.done():
+                effect.answer.set_exception(JournalError(self.journal_failure))
         self._stopping = True
         self._stop.set()
-
-    def _drop_uncommitted(self) -> None:
-        if self._uncommitted:
-            calls = len(self._uncommitted)
-            entries = sum(
-                isinstance(item, JournalRecord) for outputs, _ in self._uncommitted for item in outputs
-            )
-            self._uncommitted = []
-            log.critical("journal_failed_dropped", engine_calls=calls, entries=entries)
 
     def _after_record(self, record: JournalRecord) -> None:
         if record.kind == "round_started":
@@ -825,17 +853,14 @@ class TableDaemon:
         if self._integrity_task is not None and not self._integrity_task.done():
             log.info("integrity_check_skipped", reason="the previous check is still running")
             return
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:  # not on the daemon's loop (a test feeding act_now directly): no watch
-            return
-        self._integrity_task = loop.create_task(self.check_integrity(), name="integrity")
+        self._integrity_task = asyncio.get_running_loop().create_task(
+            self.check_integrity(), name="integrity"
+        )
 
     async def check_integrity(self) -> None:
         """One check: the journal's last WINDOW_ROUNDS closed rounds in a child process (its own
         read-only connection; killed if the daemon stops first), the verdict logged, and an ``integrity``
-        alert raised through the engine when the verdict turns to alarm (not again while it stays
-        one)."""
+        alert raised on the queue when the verdict turns to alarm (not again while it stays one)."""
         started_s = time.monotonic()
         try:
             verdict = await check_journal_in_process(self.journal_path, WINDOW_ROUNDS)
@@ -855,117 +880,27 @@ class TableDaemon:
         )
         detail = alert_for_verdict(verdict, self.integrity_status)
         self.integrity_status = verdict.status
-        if detail is not None and self._engine is not None:
-            with contextlib.suppress(JournalError):  # _append has logged it and stopped the table
-                alert = self.engine.handle(
-                    engine_actions.RaiseAlert("integrity", detail, "integrity"), self.now_s()
-                )
-                self.act_and_commit(alert)
-
-    async def _command_sender(self, driver: DeviceDriver, queue: asyncio.Queue[DomainCommand]) -> None:
-        """Commands to one device go out one at a time, in the engine's order, each acknowledged."""
-        while True:
-            command = await queue.get()
-            try:
-                await driver.send(command)
-            except DeviceUnavailable as error:
-                # The driver has published DeviceLost; the engine holds the round if it matters.
-                log.error(
-                    "command_not_delivered",
-                    device=driver.name,
-                    command=type(command).__name__,
-                    error=str(error),
-                )
-
-    # --- the panel's view ------------------------------------------------------------------------------
-    def device_health(self) -> list[DeviceHealth]:
-        return [driver.health for driver in self.drivers.values()]
-
-    # --- the simulated people ----------------------------------------------------------------------------
-    def _pace_s(self) -> float:
-        if self.options.pace_s is not None:
-            return self.options.pace_s
-        return 0.0 if self.options.time_scale > 1 else 0.25
-
-    async def _autoplay_loop(self) -> None:
-        assert self.sim_table is not None
-        player = AutoPlayer(random.Random(self._rng.random()))
-        sensors = self.sim_table.bet_sensors(self.engine.config.sensors_device)
-        display = self.sim_table.dealer_display(self.engine.config.display_device)
-        while True:
-            await self._await_last_actions()
-            if self._stopping and not self._round_in_play() and self.engine.state in ("idle", "complete"):
-                await asyncio.sleep(0.05)
-                continue
-            if not self.engine.table_open and self.engine.state == "idle":
-                await self._wait_for_news(0.2)  # a closed table: the players wait for a manager
-                continue
-            state_before = self.engine.state
-            actions = player.next_actions(self.engine)
-            if not actions:
-                await self._wait_for_news(0.2)
-                continue
-            keys_pressed = 0
-            state_key_pressed = False
-            for action in actions:
-                if isinstance(action, PlaceChips):
-                    sensors.place(action.seat, action.spot, action.amount_cents)
-                    self._autoplay_expect.append((action.seat, action.spot, action.amount_cents))
-                elif isinstance(action, PressKey):
-                    display.press(action.key, action.seat)
-                    keys_pressed += 1
-                    # fold_seat changes no state: waiting for one cost AUTOPLAY_SETTLE_S per fold.
-                    state_key_pressed = state_key_pressed or action.key != "fold_seat"
-                else:
-                    self.act_now(self.engine.handle(action, self.now_s()))
-            if keys_pressed:
-                await self._await_keys_handled(keys_pressed)
-            if state_key_pressed:
-                await self._await_state_change(state_before)
-            if self._pace_s():
-                await asyncio.sleep(self._pace_s())
-
-    async def _await_last_actions(self) -> None:
-        """Wait (bounded) until the chips the simulated players placed are what the engine has seen."""
-        deadline = time.monotonic() + AUTOPLAY_SETTLE_S
-        while self._autoplay_expect and time.monotonic() < deadline:
-            spots = self.engine.spots
-            self._autoplay_expect = [
-                (seat, spot, cents)
-                for seat, spot, cents in self._autoplay_expect
-                if spots.get((seat, spot), 0) != cents
-            ]
-            if not self._autoplay_expect:
-                break
-            await self._wait_for_news(0.05)
-        self._autoplay_expect.clear()
-
-    async def _wait_for_news(self, timeout_s: float) -> None:
-        """Until the engine handles something, or ``timeout_s``. (asyncio.timeout, not wait_for: in 3.11
-        wait_for can swallow a cancellation, and a task that cannot be cancelled hangs the shutdown.)"""
-        self._autoplay_wake.clear()
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(timeout_s):
-                await self._autoplay_wake.wait()
-
-    async def _await_keys_handled(self, keys_pressed: int) -> None:
-        """Wait (bounded) until the engine has handled the keys just pressed (a fold lands before the
-        next look at the table, so it is not pressed twice)."""
-        target = self._dealer_keys_handled + keys_pressed
-        deadline = time.monotonic() + AUTOPLAY_SETTLE_S
-        while self._dealer_keys_handled < target and time.monotonic() < deadline:
-            await self._wait_for_news(0.05)
-
-    async def _await_state_change(self, state_before: str) -> None:
-        deadline = time.monotonic() + AUTOPLAY_SETTLE_S
-        while self.engine.state == state_before and time.monotonic() < deadline:
-            await self._wait_for_news(0.05)
+        if detail is not None:
+            with contextlib.suppress(JournalError):  # logged where it failed, and the table stopped
+                await self.perform(RaiseAlert("integrity", detail, by="integrity"))
 
 
 async def run_table(config: TableConfig, options: RunOptions, *, out: TextIO | None = None) -> RunSummary:
+    """The daemon on a table of real devices, to the end."""
     daemon = TableDaemon(config, options, out=out)
     await daemon.run()
     return daemon.summary
 
 
-__all__ = ["RunOptions", "RunSummary", "TableDaemon", "engine_config_for", "run_table"]
+__all__ = [
+    "AdoptClear",
+    "DeviceLinks",
+    "QueuedTableActions",
+    "RaiseAlert",
+    "RunOptions",
+    "RunSummary",
+    "TableClock",
+    "TableDaemon",
+    "engine_config_for",
+    "run_table",
+]

@@ -7,7 +7,7 @@ expectation:
   replacement: a round's n cards are distinct, which shrinks the statistic by (52 - n) / 51);
 - each card's frequency at each dealing position (dealer[i], seat N[i], community[i]): one card per
   round per position, so a plain chi-square with 51 degrees of freedom, per position;
-- the longest-flush length of every 7-card hand against RULES.md's exact counts;
+- the longest-flush length of every 7-card hand against docs/rules.md's exact counts;
 - each own-hand side bet's actual return against its exact expected return (a z-test using the
   paytable's exact variance). Wagers whose result depends on players' decisions (ante, raise, play,
   all-in, X-tra, the designated player's contests) are reported beside the optimal-strategy figure but

@@ -77,7 +77,8 @@ def check_journal(
     path: Path, window_rounds: int = WINDOW_ROUNDS, *, alpha: float | None = None
 ) -> IntegrityVerdict:
     """The integrity verdict over the journal's last ``window_rounds`` closed rounds, read through a
-    separate read-only connection (blocking: run it in a worker thread)."""
+    separate read-only connection (blocking: the daemon runs it in a child process,
+    :func:`check_journal_in_process`)."""
     from controller.integrity import DEFAULT_ALPHA, check_records  # noqa: PLC0415 - scipy loads lazily
 
     with Journal.open_existing(path, readonly=True) as journal:

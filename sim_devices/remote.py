@@ -1,6 +1,6 @@
 """Simulated devices in a process of their own, as real devices are: `python -m sim_devices.remote`.
 
-The daemon's simulated table normally runs its devices on its own event loop (sim_devices/table.py),
+A simulated table normally runs its devices on the daemon's event loop (sim_devices/table.py),
 so their half of every frame (COBS, CRC, HMAC, the Link) is paid on the controller's core. A real
 table's devices pay it on their own processors. ``RemoteSimTable`` starts the same devices, over
 pseudo-terminals or TCP, in a child Python process on the other core; the controller reaches them
@@ -20,7 +20,7 @@ the display's keys through a small control channel: JSON lines on the child's st
 
 Only the transports a separate process can serve: "pty" and "tcp" (the in-process "sim" hub and the
 virtual USB backend live inside one process). Used by bench/bench_table.py ``--devices-process`` and
-``RunOptions.sim_devices_process``; never on a real table (a real table has real devices).
+the simulation harness's ``devices_process`` option; never on a real table (a real table has real devices).
 """
 
 from __future__ import annotations

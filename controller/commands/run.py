@@ -1,4 +1,5 @@
-"""`flushtable run`: the table daemon (controller/daemon.py)."""
+"""`flushtable run`: the table daemon (controller/daemon.py); a table with simulated devices (the
+embedded default) runs through the simulation harness (controller/simulation/table.py)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from controller.daemon import RunOptions, TableDaemon
 from controller.errors import UserError
 from controller.integrity_watch import DEFAULT_EVERY_ROUNDS
 from controller.logs import configure_logging_for
+from controller.simulation.table import SimulatedTable, SimulationOptions
+from controller.simulation.table import simulated as any_simulated
 
 NAME = "run"
 HELP = "run the table: devices, round engine, journal and panel (with no config: a simulated table)"
@@ -120,18 +123,26 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--sim-supervisor-clear-after: only on a fully simulated table")
     if clear_after_s is not None and not clear_after_s >= 0:
         raise UserError(f"--sim-supervisor-clear-after: must be 0 or more seconds, not {clear_after_s}")
+    if args.seed is not None and not any_simulated(config):
+        raise UserError("--seed: only a simulated table has shuffles and players to seed")
     options = RunOptions(
         # Against the working directory now: the simulated devices' links are made beside the journal
         # and a relative path there is no device URL (issue 14: `--journal j.sqlite` failed).
         journal_path=args.journal.absolute() if args.journal is not None else None,
         rounds=args.rounds,
-        seed=args.seed,
-        autoplay=args.autoplay,
         panel_bind=panel_bind,
-        time_scale=args.time_scale,
         integrity_every_rounds=args.integrity_every,
-        scenario_path=args.scenario,
-        sim_supervisor_clear_after_s=clear_after_s,
         new_journal=args.new_journal,
     )
-    return asyncio.run(TableDaemon(config, options).run())
+    if not any_simulated(config):
+        if args.autoplay:
+            raise UserError("--autoplay: only a fully simulated table has simulated players")
+        return asyncio.run(TableDaemon(config, options).run())
+    simulation = SimulationOptions(
+        seed=args.seed,
+        autoplay=args.autoplay,
+        time_scale=args.time_scale,
+        scenario_path=args.scenario,
+        supervisor_clear_after_s=clear_after_s,
+    )
+    return asyncio.run(SimulatedTable(config, options, simulation).run())

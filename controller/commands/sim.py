@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib
 import sys
 from pathlib import Path
 
+from controller.config import load_config
 from controller.errors import UserError
 from drivers.urls import SimUrl, parse_device_url
 from sim_devices.runner import ConfiguredDevice, default_specs, serve_table, specs_from_devices
@@ -35,11 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _configured_specs(path: Path) -> list[SimDeviceSpec]:
-    try:
-        config_module = importlib.import_module("controller.config")
-    except ModuleNotFoundError:
-        raise UserError("--config: this build has no table configuration module yet") from None
-    config = config_module.load_config(path)  # raises UserError (ConfigError) naming file and key
+    config = load_config(path)  # raises UserError (ConfigError) naming file and key
     devices = []
     for device in config.devices.values():
         address = parse_device_url(device.url)  # checked by the configuration: the one parser

@@ -563,9 +563,8 @@ class Journal:
                     if item.kind in CLOSING_KINDS and item.round_id is not None:
                         closed_here[item.round_id] = entry
                     last_seq, prev_hash = seq, hash_hex
-                # One multi-row INSERT per chunk, not one statement per entry: each SQLite call lets go
-                # of the GIL and must win it back, and the daemon's journal-writer thread competes for
-                # it with the busy event loop (per-row statements made a 19-entry commit take 6 ms).
+                # One multi-row INSERT per chunk, not one statement per entry: the daemon commits on its
+                # event loop, and per-row statements made a 19-entry commit take 6 ms of it.
                 # The triggers still run for each row, in order, seeing the rows before it.
                 per_insert = min(
                     _ROWS_PER_INSERT,

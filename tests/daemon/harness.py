@@ -1,6 +1,7 @@
 """The whole table in a test: configurations written as TOML files, the real daemon (controller/daemon.py)
-with its simulated devices over real pseudo-terminals and a real SQLite journal, and the checks every
-daemon test makes on the journal it leaves (tests/daemon/)."""
+in the simulation harness (controller/simulation/table.py) with its simulated devices over real
+pseudo-terminals and a real SQLite journal, and the checks every daemon test makes on the journal it
+leaves (tests/daemon/)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import subprocess
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from controller.journal.kinds import CLOSING_KINDS
 from controller.journal.recall import recall_records
 from controller.journal.store import Journal, JournalEntry
 from controller.rules.settle import settle_round_json
+from controller.simulation.table import SimulatedTable, SimulationOptions
 from tests.device_harness.leaks import run_async
 
 REPO = Path(__file__).resolve().parents[2]
@@ -112,6 +114,27 @@ class DaemonRun:
     out: str
 
 
+RUN_OPTIONS = frozenset(field.name for field in fields(RunOptions))
+SIMULATION_OPTIONS = frozenset(field.name for field in fields(SimulationOptions))
+TABLE_OPTIONS = frozenset(("on_ready", "companions", "commit_delay_s", "noise_clock"))
+
+
+def simulated_table(
+    config: TableConfig, journal_path: Path, out: Any = None, **options: Any
+) -> SimulatedTable:
+    """The harness around the daemon, its keyword options sorted to where they belong: RunOptions
+    (what an operator sets), SimulationOptions, or the harness's own (on_ready, companions, ...)."""
+    unknown = set(options) - RUN_OPTIONS - SIMULATION_OPTIONS - TABLE_OPTIONS
+    assert not unknown, f"unknown options: {sorted(unknown)}"
+    return SimulatedTable(
+        config,
+        RunOptions(journal_path=journal_path, **{k: v for k, v in options.items() if k in RUN_OPTIONS}),
+        SimulationOptions(**{k: v for k, v in options.items() if k in SIMULATION_OPTIONS}),
+        out=out,
+        **{k: v for k, v in options.items() if k in TABLE_OPTIONS},
+    )
+
+
 def run_daemon(
     config: TableConfig | Path,
     journal_path: Path,
@@ -120,12 +143,12 @@ def run_daemon(
     stop_when: Callable[[TableDaemon], bool] | None = None,
     **options: Any,
 ) -> DaemonRun:
-    """Run the real daemon to the end (``rounds=`` closed, or ``stop_when(daemon)`` true, when it is
-    stopped as SIGTERM would), bounded; fail on any task left behind."""
+    """Run the real daemon in the simulation harness to the end (``rounds=`` closed, or
+    ``stop_when(daemon)`` true, when it is stopped as SIGTERM would), bounded; fail on any task left
+    behind."""
     table_config = config if isinstance(config, TableConfig) else load_config(config)
     options.setdefault("print_rounds", False)
     options.setdefault("time_scale", 50.0)
-    run_options = RunOptions(journal_path=journal_path, **options)
 
     class _Out:
         def __init__(self) -> None:
@@ -141,25 +164,26 @@ def run_daemon(
     out = _Out()
 
     async def main() -> RunSummary:
-        daemon = TableDaemon(table_config, run_options, out=out)  # type: ignore[arg-type]
+        table = simulated_table(table_config, journal_path, out, **options)
         watcher: asyncio.Task[None] | None = None
         if stop_when is not None:
-            watcher = asyncio.get_running_loop().create_task(_stop_when(daemon, stop_when))
+            watcher = asyncio.get_running_loop().create_task(_stop_when(table.daemon, stop_when))
         try:
-            await daemon.run()
+            await table.run()
         finally:
             if watcher is not None:
                 watcher.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await watcher
-        return daemon.summary
+        return table.summary
 
     summary = run_async(main, timeout_s=timeout_s)
     return DaemonRun(summary, journal_path, "".join(out.parts))
 
 
 async def _stop_when(daemon: TableDaemon, predicate: Callable[[TableDaemon], bool]) -> None:
-    while daemon._engine is None or not predicate(daemon):
+    """Polled: the predicates read the engine and the summary, which change on the daemon's loop."""
+    while not daemon.running or not predicate(daemon):
         await asyncio.sleep(0.02)
     daemon.request_stop()
 

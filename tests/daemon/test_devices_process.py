@@ -1,4 +1,4 @@
-"""The simulated devices in a process of their own (sim_devices/remote.py, RunOptions.sim_devices_process):
+"""The simulated devices in a process of their own (sim_devices/remote.py, SimulationOptions.devices_process):
 the daemon plays whole rounds against them over real pseudo-terminals, the simulated people's chips and
 keys crossing the control channel; the child exits when the daemon stops; a device the child cannot
 serve is refused in one line."""
@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from controller.config import load_config
-from controller.daemon import RunOptions, TableDaemon
 from controller.errors import UserError
 from controller.journal.verify import verify_chain
 from sim_devices.remote import RemoteSimError, RemoteSimTable
@@ -22,15 +21,14 @@ from tests.daemon.harness import (
     check_recall_settles,
     entries,
     run_daemon,
+    simulated_table,
 )
 from tests.device_harness.leaks import run_async
 
 
 def test_the_daemon_plays_rounds_against_devices_in_another_process(tmp_path: Path) -> None:
     journal_path = tmp_path / "journal.sqlite"
-    run = run_daemon(
-        load_config(None), journal_path, rounds=5, seed=11, autoplay=True, sim_devices_process=True
-    )
+    run = run_daemon(load_config(None), journal_path, rounds=5, seed=11, autoplay=True, devices_process=True)
     assert run.summary.rounds_closed == 5
     assert run.summary.rounds_settled + run.summary.rounds_dead == 5
     assert verify_chain(journal_path).ok
@@ -73,14 +71,14 @@ def test_the_child_stops_when_the_parent_closes_its_input(tmp_path: Path) -> Non
 
 
 def test_a_scenario_needs_the_devices_in_the_daemons_process(tmp_path: Path) -> None:
-    options = RunOptions(
-        journal_path=tmp_path / "journal.sqlite",
-        sim_devices_process=True,
+    table = simulated_table(
+        load_config(None),
+        tmp_path / "journal.sqlite",
+        devices_process=True,
         scenario_path=Path(__file__).with_name("scenarios") / "walk_away.toml",
     )
-    daemon = TableDaemon(load_config(None), options)
     with pytest.raises(UserError, match="a scenario plays on devices in the daemon's own process"):
-        asyncio.run(daemon.run())
+        asyncio.run(table.run())
     assert not (tmp_path / "journal.sqlite").exists()  # refused before anything started
 
 

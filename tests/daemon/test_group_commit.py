@@ -1,39 +1,40 @@
-"""The daemon's group commit (TableDaemon.act_now and its committer): journal first for every command;
-calls whose outputs are records only wait up to the commit delay to share one transaction; a call with
-a command, an alert or a refusal is committed at once. A real SQLite journal, the real committer task,
-and a command queue that checks the journal at the moment a command is queued."""
+"""The group commit (controller/journal/group_commit.py), through its public interface: calls whose
+records wait share one transaction; a call someone waits for makes the commit due at once; effects come
+back only from the commit that made their records durable, in call order; a failed commit drops what
+waited and refuses every later call. A real SQLite journal; time is a virtual clock moved by the test.
+
+Then the daemon's use of it: an operator's action on the one queue is answered only once its effect is
+committed (QueuedTableActions, the panel's way in), and a refusal is ActionRefused with the engine's
+reason. The real daemon in the simulation harness, nobody at the table."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import sqlite3
-import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from controller.config import DEFAULT_COMMIT_DELAY_MS, DEFAULT_CONFIG_TOML, load_config
-from controller.daemon import RunOptions, TableDaemon, engine_config_for
-from controller.engine import Alert, JournalRecord, Refused, TableEngine
-from controller.engine.outputs import Output
-from controller.journal.store import Journal, JournalError
-from drivers.events import DomainCommand, ShowText
+from controller.config import load_config
+from controller.daemon import QueuedTableActions
+from controller.engine import JournalRecord
+from controller.engine import actions as a
+from controller.journal.group_commit import CommitFailed, GroupCommit
+from controller.journal.store import AppendItem, Journal, JournalEntry, JournalError
+from controller.panel.backend import ActionRefused
+from controller.simulation.table import SimulatedTable
+from tests.daemon.harness import simulated_table
+from tests.device_harness.leaks import run_async
 
 
-def daemon_on(path: Path, commit_delay_s: float | None, config_path: Path | None = None) -> TableDaemon:
-    """A TableDaemon with its journal and engine as run() makes them (no devices, no panel)."""
-    config = load_config(config_path)
-    daemon = TableDaemon(
-        config,
-        RunOptions(
-            journal_path=path, print_rounds=False, commit_delay_s=commit_delay_s, integrity_every_rounds=0
-        ),
-    )
-    daemon._journal = Journal.open(path, config.table_id)
-    daemon._engine = TableEngine(engine_config_for(config))
-    return daemon
+class VirtualClock:
+    def __init__(self) -> None:
+        self.now_s = 100.0
+
+    def __call__(self) -> float:
+        return self.now_s
 
 
 def card(index: int) -> JournalRecord:
@@ -50,200 +51,135 @@ def transactions(path: Path) -> list[list[int]]:
     return list(groups.values())
 
 
-def committed_count(path: Path) -> int:
-    with contextlib.closing(sqlite3.connect(path)) as db:
-        return int(db.execute("SELECT count(*) FROM journal").fetchone()[0])
+@pytest.fixture
+def journal(tmp_path: Path) -> Any:
+    with Journal.open(tmp_path / "journal.sqlite", "T1") as opened:
+        yield opened
 
 
-class JournalCheckingQueue(asyncio.Queue[DomainCommand]):
-    """A device's command queue that records how many entries were committed when each command came."""
-
-    def __init__(self, path: Path) -> None:
-        super().__init__()
-        self.path = path
-        self.committed_when_queued: list[int] = []
-
-    def put_nowait(self, item: DomainCommand) -> None:
-        self.committed_when_queued.append(committed_count(self.path))
-        super().put_nowait(item)
-
-
-async def with_committer(daemon: TableDaemon, work: Any) -> Any:
-    daemon._committer_task = asyncio.get_running_loop().create_task(daemon._committer())
-    try:
-        return await work()
-    finally:
-        daemon._committer_task.cancel()
-        with contextlib.suppress(asyncio.CancelledError, JournalError):
-            await daemon._committer_task
+def test_records_alone_wait_for_the_delay_and_then_share_one_transaction(journal: Journal) -> None:
+    clock = VirtualClock()
+    group: GroupCommit[str] = GroupCommit(journal.append_many, clock=clock, max_delay_s=0.05)
+    assert group.due_in_s() is None  # nothing waits
+    for index in range(5):
+        group.add([card(index)], f"call {index}", received_s=clock.now_s - 0.001)
+        clock.now_s += 0.001
+    assert not group.due()
+    assert group.due_in_s() == pytest.approx(0.045)
+    clock.now_s += 0.045
+    assert group.due()
+    committed = group.commit()
+    assert transactions(journal.path) == [[1, 2, 3, 4, 5]]
+    assert [entry.seq for entry in committed.entries] == [1, 2, 3, 4, 5]
+    assert committed.effects == ["call 0", "call 1", "call 2", "call 3", "call 4"]
+    # Each from its event's arrival to the commit, on the injected clock.
+    assert committed.latencies_s == pytest.approx([0.051, 0.050, 0.049, 0.048, 0.047])
+    assert group.waiting == 0
+    assert group.due_in_s() is None
 
 
-def test_records_only_share_one_transaction_within_the_delay(tmp_path: Path) -> None:
-    path = tmp_path / "journal.sqlite"
-    daemon = daemon_on(path, commit_delay_s=0.05)
-
-    async def work() -> None:
-        for index in range(5):
-            daemon.act_now([card(index)], received_mono_s=time.monotonic())
-            await asyncio.sleep(0.001)
-        assert committed_count(path) == 0  # still inside the delay: nothing acts on these yet
-        await asyncio.sleep(0.2)
-
-    try:
-        asyncio.run(with_committer(daemon, work))
-    finally:
-        daemon.journal.close()
-    assert transactions(path) == [[1, 2, 3, 4, 5]]
-    assert len(daemon.summary.commit_latencies_s) == 5
-    assert max(daemon.summary.commit_latencies_s) < 0.05 + 0.1  # the delay, and the loop's slack
-
-
-def test_a_call_with_a_command_commits_at_once_and_its_command_follows_its_records(tmp_path: Path) -> None:
-    path = tmp_path / "journal.sqlite"
-    daemon = daemon_on(path, commit_delay_s=30.0)  # records alone would wait half a minute
-    queue = JournalCheckingQueue(path)
-    daemon._command_queues["display"] = queue
-
-    async def work() -> float:
-        daemon.act_now([card(0)])
-        daemon.act_now([card(1)])
-        await asyncio.sleep(0.05)
-        assert committed_count(path) == 0
-        started_s = time.monotonic()
-        outputs: list[Output] = [card(2), ShowText("display", "NO MORE BETS")]
-        daemon.act_now(outputs)
-        while queue.empty():
-            await asyncio.sleep(0.001)
-            assert time.monotonic() - started_s < 5, "the command never went out"
-        return time.monotonic() - started_s
-
-    try:
-        waited_s = asyncio.run(with_committer(daemon, work))
-    finally:
-        daemon.journal.close()
-    assert waited_s < 1.0  # not the 30 s delay
-    # The records waiting before it went in the same transaction, and the command only after it.
-    assert transactions(path) == [[1, 2, 3]]
-    assert queue.committed_when_queued == [3]
+def test_an_idle_caller_commits_a_lone_event_at_once_and_a_burst_once_per_delay(journal: Journal) -> None:
+    clock = VirtualClock()
+    group: GroupCommit[int] = GroupCommit(journal.append_many, clock=clock, max_delay_s=0.002)
+    group.add([card(0)], 0)
+    assert not group.due()  # more may come: the delay
+    assert group.due(idle=True)  # nothing more comes: no reason to wait
+    group.commit()
+    # A burst right behind it: an idle moment does not commit again within the delay...
+    clock.now_s += 0.0005
+    group.add([card(1)], 1)
+    assert not group.due(idle=True)
+    assert group.due_in_s(idle=True) == pytest.approx(0.0015)  # ...only a delay after the last commit
+    clock.now_s += 0.001
+    group.add([card(2)], 2)
+    clock.now_s += 0.0005
+    assert group.due(idle=True)
+    assert not group.due()  # busy: the oldest record has waited 1.5 ms of its 2
+    assert group.commit().effects == [1, 2]
+    assert transactions(journal.path) == [[1], [2, 3]]
 
 
-@pytest.mark.parametrize(
-    "urgent",
-    [
-        Alert(kind="past_posting", severity="latching", message="chips moved", round_id=None),
-        Refused("start_round", "the table is held"),
-    ],
-    ids=["alert", "refusal"],
-)
-def test_an_alert_or_a_refusal_commits_at_once(tmp_path: Path, urgent: Output) -> None:
-    path = tmp_path / "journal.sqlite"
-    daemon = daemon_on(path, commit_delay_s=30.0)  # records alone would wait half a minute
-
-    async def work() -> None:
-        daemon.act_now([card(0), urgent])
-        for _ in range(1000):
-            if committed_count(path):
-                return
-            await asyncio.sleep(0.001)
-
-    try:
-        asyncio.run(with_committer(daemon, work))
-    finally:
-        daemon.journal.close()
-    assert transactions(path) == [[1]]
+def test_an_urgent_call_is_due_at_once_and_takes_the_calls_before_it_in_order(journal: Journal) -> None:
+    clock = VirtualClock()
+    group: GroupCommit[str] = GroupCommit(journal.append_many, clock=clock, max_delay_s=30.0)
+    group.add([card(0)], "card 0")
+    group.add([card(1)], "card 1")
+    assert not group.due()  # records alone would wait half a minute
+    group.add([card(2)], "command after card 2", urgent=True)
+    assert group.due()
+    committed = group.commit()
+    assert committed.effects == ["card 0", "card 1", "command after card 2"]
+    assert transactions(journal.path) == [[1, 2, 3]]
 
 
-def test_no_delay_commits_each_call_as_it_comes(tmp_path: Path) -> None:
-    path = tmp_path / "journal.sqlite"
-    daemon = daemon_on(path, commit_delay_s=0.0)
-
-    async def work() -> None:
-        for index in range(3):
-            daemon.act_now([card(index)])
-            await asyncio.sleep(0.02)
-
-    try:
-        asyncio.run(with_committer(daemon, work))
-    finally:
-        daemon.journal.close()
-    assert transactions(path) == [[1], [2], [3]]
+def test_effects_with_no_records_are_due_at_once_and_write_nothing(journal: Journal) -> None:
+    group: GroupCommit[str] = GroupCommit(journal.append_many, clock=VirtualClock(), max_delay_s=30.0)
+    group.add([], "a log line")
+    assert group.due()
+    committed = group.commit()
+    assert (committed.entries, committed.effects, committed.latencies_s) == ([], ["a log line"], [])
+    assert transactions(journal.path) == []
 
 
-def test_act_and_commit_commits_everything_waiting_before_it_returns(tmp_path: Path) -> None:
-    path = tmp_path / "journal.sqlite"
-    daemon = daemon_on(path, commit_delay_s=30.0)
-
-    async def work() -> None:
-        daemon.act_now([card(0)])
-        daemon.act_and_commit([card(1)])  # a supervisor's action from the panel
-        assert committed_count(path) == 2
-
-    try:
-        asyncio.run(with_committer(daemon, work))
-    finally:
-        daemon.journal.close()
-    assert transactions(path) == [[1, 2]]
+def test_no_delay_makes_every_call_due_as_it_comes(journal: Journal) -> None:
+    group: GroupCommit[int] = GroupCommit(journal.append_many, clock=VirtualClock(), max_delay_s=0.0)
+    for index in range(3):
+        group.add([card(index)], index)
+        assert group.due()
+        assert group.commit().effects == [index]
+    assert transactions(journal.path) == [[1], [2], [3]]
 
 
-def test_the_delay_comes_from_the_configuration(tmp_path: Path) -> None:
-    assert load_config(None).journal_commit_delay_ms == DEFAULT_COMMIT_DELAY_MS == 2
-    config_path = tmp_path / "table.toml"
-    text = DEFAULT_CONFIG_TOML.replace(
-        'path = "var/journal.sqlite"', 'path = "j.sqlite"\ncommit_delay_ms = 10'
-    )
-    config_path.write_text(text, encoding="utf-8")
-    assert load_config(config_path).to_json()["journal_commit_delay_ms"] == 10
-    path = tmp_path / "journal.sqlite"
-    daemon = daemon_on(path, commit_delay_s=None, config_path=config_path)  # the option defers to it
-
-    async def work() -> tuple[int, int]:
-        daemon.act_now([card(0)])
-        await asyncio.sleep(0.003)
-        early = committed_count(path)  # within the configured 10 ms
-        await asyncio.sleep(0.1)
-        return early, committed_count(path)
-
-    try:
-        assert asyncio.run(with_committer(daemon, work)) == (0, 1)
-    finally:
-        daemon.journal.close()
-
-
-def test_after_a_journal_failure_nothing_more_is_written_or_acted_on(tmp_path: Path) -> None:
-    """A commit refused once (a full disk that frees a moment later, a lock held too long): the table
-    stops; what waited is dropped, never acted on; nothing later is written, so no round in the
-    journal has a hole where the refused entries were."""
-    path = tmp_path / "journal.sqlite"
-    daemon = daemon_on(path, commit_delay_s=0.0)
-    queue = JournalCheckingQueue(path)
-    daemon._command_queues["display"] = queue
-    real_append = daemon.journal.append_many
+def test_a_failed_commit_drops_what_waited_and_refuses_every_later_call(journal: Journal) -> None:
+    """A commit refused once (a full disk that frees a moment later): what waited is handed back as
+    dropped (whoever waits must be told), never as committed; nothing later is accepted, so no round in
+    the journal has a hole where the refused entries were."""
     failures = [JournalError("journal j.sqlite: cannot append card_dealt: database or disk is full")]
 
-    def append_failing_once(items: Any) -> Any:
+    def append_failing_once(records: Sequence[AppendItem]) -> list[JournalEntry]:
         if failures:
             raise failures.pop()
-        return real_append(items)
+        return journal.append_many(records)
 
-    daemon.journal.append_many = append_failing_once  # type: ignore[method-assign]
-
-    async def work() -> None:
-        daemon.act_now([card(0), ShowText("display", "NO MORE BETS")])
-        for _ in range(1000):
-            if daemon.journal_failure is not None:
-                break
-            await asyncio.sleep(0.001)
-        daemon.act_now([card(1)])  # decided after the failure: dropped
-        with pytest.raises(JournalError, match="database or disk is full"):
-            daemon.act_and_commit([card(2)])  # a supervisor's action: refused, not written
-        await asyncio.sleep(0.02)
-
-    try:
-        asyncio.run(with_committer(daemon, work))
-    finally:
-        daemon.journal.close()
+    group: GroupCommit[str] = GroupCommit(append_failing_once, clock=VirtualClock())
+    group.add([card(0)], "card 0")
+    group.add([card(1)], "command", urgent=True)
+    with pytest.raises(CommitFailed, match="database or disk is full") as failed:
+        group.commit()
+    assert failed.value.dropped.effects == ["card 0", "command"]
+    assert failed.value.dropped.entries == 2
     assert not failures  # the append did fail once, and would have worked again
-    assert committed_count(path) == 0
-    assert queue.empty()  # the command of the refused commit never went out
-    assert daemon.journal_failure is not None
-    assert daemon._stopping
+    with pytest.raises(JournalError, match="database or disk is full"):
+        group.add([card(2)], "decided after the failure")
+    with pytest.raises(JournalError, match="database or disk is full"):
+        group.commit()
+    assert group.waiting == 0
+    assert transactions(journal.path) == []
+
+
+# --- the daemon's queue ---------------------------------------------------------------------------
+def test_an_operator_action_is_answered_once_committed_and_a_refusal_is_action_refused(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "journal.sqlite"
+    seen: dict[str, Any] = {}
+
+    async def operator(table: SimulatedTable) -> None:
+        actions = QueuedTableActions(table.daemon)
+        try:
+            await actions.perform(a.CloseTable(by="sue", reason="end of shift"))
+            # Answered: the journal already holds the effect (read on a connection of its own).
+            with Journal.open_existing(path) as reader:
+                seen["closed"] = [entry.payload for entry in reader.entries(kinds=["table_closed"])]
+            with pytest.raises(ActionRefused) as refused:
+                await actions.perform(a.ClearFault("no-such-fault", by="sue", reason="checked"))
+            seen["refused"] = str(refused.value)
+        finally:
+            table.daemon.request_stop()
+
+    table = simulated_table(
+        load_config(None), path, autoplay=False, print_rounds=False, companions=[operator]
+    )
+    run_async(table.run, timeout_s=60.0)
+    assert seen["closed"] == [{"by": "sue", "reason": "end of shift"}]
+    assert "no-such-fault" in seen["refused"]

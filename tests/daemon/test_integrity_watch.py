@@ -1,24 +1,24 @@
 """The daemon's integrity watch (controller/integrity_watch.py, TableDaemon.check_integrity): a biased
 shoe raises one `integrity` alert through the engine, a fair one none; the check reads a bounded window
-of a real SQLite journal through its own read-only connection, in a worker thread.
+of a real SQLite journal through its own read-only connection, in a child process.
 
-No mock: the journal is a real file; the daemon is the real TableDaemon with its journal and engine set
-up as run() does, without devices (the watch touches neither devices nor the panel)."""
+No mock: the journal is a real file; the daemon is the real TableDaemon, running in the simulation
+harness on its simulated devices (with nobody playing, unless a test says so)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import pytest
 from structlog.testing import capture_logs
 
 from controller.cli import main
 from controller.config import load_config
-from controller.daemon import RunOptions, TableDaemon, engine_config_for
-from controller.engine import JournalRecord, TableEngine
+from controller.daemon import TableDaemon
+from controller.engine import JournalRecord
 from controller.integrity_watch import (
     alert_for_verdict,
     check_journal,
@@ -26,8 +26,12 @@ from controller.integrity_watch import (
     integrity_alert_for,
     window_records,
 )
+from controller.journal.anchor import Anchor, write_anchor
 from controller.journal.store import Journal
 from controller.panel.view import TableView
+from controller.simulation.table import SimulatedTable
+from tests.daemon.harness import simulated_table
+from tests.device_harness.leaks import run_async
 from tests.integrity_sim import hcf_records
 
 
@@ -107,13 +111,39 @@ def test_check_journal_reads_only_the_last_rounds_of_a_real_journal(tmp_path: Pa
 
 
 # --- the daemon ------------------------------------------------------------------------------------
-def daemon_on(path: Path, **options: Any) -> TableDaemon:
-    """A TableDaemon with its journal and engine as run() makes them (no devices, no panel)."""
-    config = load_config(None)
-    daemon = TableDaemon(config, RunOptions(journal_path=path, print_rounds=False, **options))
-    daemon._journal = Journal.open(path, config.table_id)
-    daemon._engine = TableEngine(engine_config_for(config))
-    return daemon
+T = TypeVar("T")
+
+
+def journal_of(path: Path, records: Sequence[dict[str, Any]]) -> None:
+    """A table's journal holding ``records``, with its anchor, as a daemon that played them leaves it."""
+    with Journal.open(path, load_config(None).table_id) as journal:
+        write_rounds(journal, records)
+        last = journal.last_entry()
+        assert last is not None
+        write_anchor(path, Anchor.of(journal.table_id, last.seq, last.hash))
+
+
+def with_daemon(
+    path: Path, work: Callable[[TableDaemon], Awaitable[T]], *, timeout_s: float = 60.0, **options: Any
+) -> T:
+    """Run the daemon on ``path`` (nobody at the table), await ``work(daemon)`` once it runs, then stop
+    it as SIGTERM would; ``work``'s result, or its error."""
+    outcome: dict[str, Any] = {}
+
+    async def companion(table: SimulatedTable) -> None:
+        try:
+            outcome["result"] = await work(table.daemon)
+        except Exception as error:  # handed to the test below, not to the daemon
+            outcome["error"] = error
+        table.daemon.request_stop()
+
+    options.setdefault("autoplay", False)
+    options.setdefault("print_rounds", False)
+    table = simulated_table(load_config(None), path, companions=[companion], **options)
+    run_async(table.run, timeout_s=timeout_s)
+    if "error" in outcome:
+        raise outcome["error"]
+    return cast(T, outcome["result"])
 
 
 def integrity_faults(path: Path) -> list[dict[str, Any]]:
@@ -127,15 +157,16 @@ def integrity_faults(path: Path) -> list[dict[str, Any]]:
 
 def test_the_daemon_raises_one_integrity_alert_that_the_panel_shows(tmp_path: Path) -> None:
     path = tmp_path / "journal.sqlite"
-    daemon = daemon_on(path)
-    try:
-        write_rounds(daemon.journal, biased(200, 1003))
-        with capture_logs() as logs:
-            asyncio.run(daemon.check_integrity())
-            asyncio.run(daemon.check_integrity())  # the alarm stands: no second alert
-        assert daemon.integrity_status == "alarm"
-    finally:
-        daemon.journal.close()
+    journal_of(path, biased(200, 1003))
+
+    async def check_twice(daemon: TableDaemon) -> tuple[str | None, bool]:
+        await daemon.check_integrity()
+        await daemon.check_integrity()  # the alarm stands: no second alert
+        return daemon.integrity_status, daemon.engine.held
+
+    with capture_logs() as logs:
+        status, held = with_daemon(path, check_twice)
+    assert status == "alarm"
     checked = [line for line in logs if line["event"] == "integrity_checked"]
     assert [(line["status"], line["log_level"], line["rounds_checked"]) for line in checked] == [
         ("alarm", "warning", 200),
@@ -150,7 +181,7 @@ def test_the_daemon_raises_one_integrity_alert_that_the_panel_shows(tmp_path: Pa
     assert fault["reason"]["code"] == "integrity_check"
     assert str(fault["reason"]["message"]).startswith("cards or results do not look random: ")
     assert "detail" not in fault
-    assert not daemon.engine.held  # an alert, not a hold: the table plays on
+    assert not held  # an alert, not a hold: the table plays on
     # The panel's view of the journal shows it as an open integrity alert.
     view = TableView()
     with Journal.open_existing(path) as journal:
@@ -162,53 +193,56 @@ def test_the_daemon_raises_one_integrity_alert_that_the_panel_shows(tmp_path: Pa
 
 def test_the_daemon_raises_nothing_for_a_fair_table(tmp_path: Path) -> None:
     path = tmp_path / "journal.sqlite"
-    daemon = daemon_on(path)
-    try:
-        write_rounds(daemon.journal, hcf_records(300, seed=7))
-        asyncio.run(daemon.check_integrity())
-        assert daemon.integrity_status == "pass"
-    finally:
-        daemon.journal.close()
+    journal_of(path, hcf_records(300, seed=7))
+
+    async def check(daemon: TableDaemon) -> str | None:
+        await daemon.check_integrity()
+        return daemon.integrity_status
+
+    assert with_daemon(path, check) == "pass"
     assert integrity_faults(path) == []
 
 
 def test_a_failed_check_is_logged_and_the_table_goes_on(tmp_path: Path) -> None:
-    daemon = daemon_on(tmp_path / "journal.sqlite")
-    daemon.journal_path = tmp_path / "elsewhere.sqlite"  # no such journal: the check cannot read it
-    try:
-        with capture_logs() as logs:
-            asyncio.run(daemon.check_integrity())
-    finally:
-        daemon.journal.close()
-    assert daemon.integrity_status is None
+    async def check_elsewhere(daemon: TableDaemon) -> tuple[str | None, bool]:
+        daemon.journal_path = tmp_path / "elsewhere.sqlite"  # no such journal: the check cannot read it
+        await daemon.check_integrity()
+        daemon.journal_path = tmp_path / "journal.sqlite"
+        return daemon.integrity_status, daemon.stopping
+
+    with capture_logs() as logs:
+        status, stopping = with_daemon(tmp_path / "journal.sqlite", check_elsewhere)
+    assert status is None
+    assert not stopping
     (failed,) = [line for line in logs if line["event"] == "integrity_check_failed"]
     assert "elsewhere.sqlite: no such file" in failed["error"]
 
 
-@pytest.mark.parametrize(("every", "checks"), [(2, 2), (0, 0)])
-def test_closed_rounds_start_a_check_every_n_rounds(tmp_path: Path, every: int, checks: int) -> None:
-    """`integrity_every_rounds` closed rounds start a check (off the loop); 0 disables the watch."""
+@pytest.mark.parametrize(("every", "rounds"), [(2, 4), (0, 4)])
+def test_closed_rounds_start_a_check_every_n_rounds(tmp_path: Path, every: int, rounds: int) -> None:
+    """`integrity_every_rounds` closed rounds start a check (off the loop); 0 disables the watch. The
+    simulated people play ``rounds`` rounds; the daemon then waits for the checks the rounds started
+    (bounded), as the integrity task's log lines show."""
     path = tmp_path / "journal.sqlite"
-    daemon = daemon_on(path, integrity_every_rounds=every)
-    records = biased(4, 1)
-    started: list[asyncio.Task[None]] = []
 
-    async def close_rounds() -> None:
-        for number, record in enumerate(records, start=1):
-            daemon.act_and_commit(round_entries(daemon.journal.table_id, number, record))
-            task = daemon._integrity_task
-            if task is not None and task not in started:
-                started.append(task)
-                await task
+    def checks_done(logs: Sequence[Mapping[str, Any]]) -> int:
+        return sum(line["event"] in ("integrity_checked", "integrity_check_skipped") for line in logs)
 
-    try:
-        asyncio.run(close_rounds())
-    finally:
-        daemon.journal.close()
-    assert len(started) == checks
-    assert daemon.summary.rounds_closed == 4
-    # The second check (after round 4) read both windows' rounds: 4 fair-enough rounds pass.
-    assert daemon.integrity_status == ("pass" if checks else None)
+    async def play(daemon: TableDaemon) -> int:
+        async with asyncio.timeout(50):
+            while daemon.summary.rounds_closed < rounds or checks_done(logs) < (
+                rounds // every if every else 0
+            ):
+                await asyncio.sleep(0.02)
+        return daemon.summary.rounds_closed
+
+    with capture_logs() as logs:
+        closed = with_daemon(path, play, autoplay=True, seed=5, time_scale=50.0, integrity_every_rounds=every)
+    started = [line for line in logs if line["event"] in ("integrity_checked", "integrity_check_skipped")]
+    # Every check the first ``rounds`` rounds started has logged; one started later may have been cut
+    # short by the stop (only its wait is cancelled: nothing logged).
+    assert (rounds // every if every else 0) <= len(started) <= (closed // every if every else 0)
+    assert all(line["status"] != "alarm" for line in started if line["event"] == "integrity_checked")
     assert integrity_faults(path) == []
 
 
@@ -237,8 +271,9 @@ def test_a_check_cancelled_by_the_daemon_stopping_kills_its_child(
 
     async def main() -> int | None:
         task = asyncio.get_running_loop().create_task(check_journal_in_process(path, 50))
-        while not started:
-            await asyncio.sleep(0.001)
+        async with asyncio.timeout(30):  # bounded: the child starts
+            while not started:
+                await asyncio.sleep(0.001)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task

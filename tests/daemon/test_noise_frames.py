@@ -9,8 +9,9 @@ import asyncio
 import math
 from pathlib import Path
 
-from controller.daemon import TableDaemon
+from controller.engine.actions import Tick
 from controller.journal.noise import DEFAULT_NOISE_POLICY, FORGED_FRAME
+from controller.simulation.table import SimulatedTable
 from firmware_protocol import DealerKey
 from firmware_protocol.constants import KIND_DATA, SENDER_DEVICE
 from firmware_protocol.framing import encode_frame
@@ -34,11 +35,22 @@ def test_500_forged_frames_grow_the_journal_a_bounded_amount_and_every_one_is_co
     done = asyncio.Event()
     tasks: list[asyncio.Task[None]] = []
 
-    async def forge(daemon: TableDaemon) -> None:
-        assert isinstance(daemon.sim_table, SimTable)
-        device = daemon.sim_table.devices["display"]
+    async def forge(table: SimulatedTable) -> None:
+        daemon = table.daemon
+        assert isinstance(table.devices, SimTable)
+        device = table.devices.devices["display"]
         assert device.port is not None
         driver = daemon.drivers["display"]
+        ticks = [0]
+        daemon.add_listener(lambda item, _state: ticks.__setitem__(0, ticks[0] + isinstance(item, Tick)))
+
+        async def a_tick_handled() -> None:
+            """After the clock moved: the ticker's next Tick, which journals what came due."""
+            seen = ticks[0]
+            async with asyncio.timeout(20):
+                while ticks[0] <= seen:
+                    await asyncio.sleep(0.005)
+
         for batch in range(BATCHES):
             for n in range(PER_BATCH):
                 frame = encode_frame(
@@ -54,11 +66,11 @@ def test_500_forged_frames_grow_the_journal_a_bounded_amount_and_every_one_is_co
                 while driver.health.security_events < (batch + 1) * PER_BATCH or not daemon.events.empty():
                     await asyncio.sleep(0.01)
             clock.now_s += STEP_S
-        await asyncio.sleep(0.05)  # a tick or two: the summaries come due
+            await a_tick_handled()  # the summaries that came due are journaled
         done.set()
 
-    def on_ready(daemon: TableDaemon) -> None:
-        tasks.append(asyncio.get_running_loop().create_task(forge(daemon)))
+    def on_ready(table: SimulatedTable) -> None:
+        tasks.append(asyncio.get_running_loop().create_task(forge(table)))
 
     config = write_config(tmp_path, "hcf-house")
     run = run_daemon(

@@ -22,7 +22,6 @@ from tests.daemon.harness import (
 
 def test_embedded_default_plays_two_rounds_and_exits_0(tmp_path: Path) -> None:
     # No --config, no --journal: the embedded default, its journal in ./var/ under the working directory.
-    started_s = time.monotonic()
     completed = subprocess.run(
         [FLUSHTABLE, "run", "--rounds", "2", "--seed", "3", "--no-panel"],
         cwd=tmp_path,
@@ -33,7 +32,6 @@ def test_embedded_default_plays_two_rounds_and_exits_0(tmp_path: Path) -> None:
         env={**os.environ, "NOTIFY_SOCKET": ""},
     )
     assert completed.returncode == 0, completed.stderr[-3000:]
-    assert time.monotonic() - started_s < 60
     assert completed.stdout.count("SETTLED") + completed.stdout.count("DEAD") >= 2, completed.stdout
     journal_path = tmp_path / "var" / "journal.sqlite"
     journal = entries(journal_path)

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from controller.config import load_config
-from controller.daemon import RunOptions, TableDaemon
+from controller.daemon import TableDaemon
 from controller.errors import UserError
 from controller.journal import entries as typed
 from controller.journal.recall import recall_records
@@ -29,6 +29,7 @@ from tests.daemon.harness import (
     entries,
     flushtable,
     run_daemon,
+    simulated_table,
     write_config,
 )
 from tests.device_harness.leaks import run_async
@@ -408,9 +409,9 @@ def test_a_bad_scenario_file_is_one_line_before_anything_starts(tmp_path: Path) 
         '[[step]]\nafter = "shuffle"\nat_s = 0\ndevice = "display"\naction = "press"\nkey = "next"\n'
     )
     config = load_config(write_config(tmp_path, "hcf-house"))
-    daemon = TableDaemon(config, RunOptions(journal_path=tmp_path / "j.sqlite", scenario_path=bad))
+    table = simulated_table(config, tmp_path / "j.sqlite", scenario_path=bad)
     with pytest.raises(UserError, match=r"step\[1\]\.after: 'shuffle' is not one of start, deal, lock"):
-        run_async(daemon.run)
+        run_async(table.run)
     assert not (tmp_path / "j.sqlite").exists()  # refused before the journal opened
 
 
@@ -420,8 +421,9 @@ def test_flushtable_clear_releases_a_running_table_and_the_shoe_is_reset(tmp_pat
     fault_cleared entry, the command's), resets the shoe left in fault, and the table is idle again."""
     config_path = write_config(tmp_path, "hcf-house")
     journal_path = tmp_path / "journal.sqlite"
-    options = RunOptions(
-        journal_path=journal_path,
+    table = simulated_table(
+        load_config(config_path),
+        journal_path,
         seed=3,
         autoplay=False,
         time_scale=1.0,
@@ -429,17 +431,18 @@ def test_flushtable_clear_releases_a_running_table_and_the_shoe_is_reset(tmp_pat
         print_rounds=False,
         scenario_path=SCENARIOS / "red_light_during_deal.toml",
     )
-    daemon = TableDaemon(load_config(config_path), options)
+    daemon = table.daemon
 
     async def until(predicate: Callable[[], bool], what: str) -> None:
-        for _ in range(1000):  # bounded: 10 s
-            if daemon._engine is not None and predicate():
-                return
-            await asyncio.sleep(0.01)
-        raise AssertionError(f"never: {what}")
+        try:
+            async with asyncio.timeout(30):  # bounded: a condition, not a window
+                while not (daemon.running and predicate()):
+                    await asyncio.sleep(0.01)
+        except TimeoutError:
+            raise AssertionError(f"never: {what}") from None
 
     async def main() -> None:
-        running = asyncio.get_running_loop().create_task(daemon.run())
+        running = asyncio.get_running_loop().create_task(table.run())
         try:
             await until(lambda: daemon.engine.held, "the red light held the table")
             # The shoe's fault report follows its red light on the line.
@@ -498,7 +501,7 @@ def test_the_shoe_unplugged_mid_deal_holds_and_the_deal_resumes_exactly(tmp_path
     supervisor clears it, and the shoe's cards dealt meanwhile arrive after it reconnects, each exactly
     once and in order: the deal completes and the round settles, every card accounted for."""
     run, journal = play_scenario(
-        tmp_path, "unplug_during_deal", sim_supervisor_clear_after_s=0.1, card_interval_s=0.01
+        tmp_path, "unplug_during_deal", supervisor_clear_after_s=0.1, card_interval_s=0.01
     )
     assert (run.summary.rounds_settled, run.summary.rounds_dead) == (1, 0)
     kinds = [entry.kind for entry in journal]
@@ -519,7 +522,7 @@ def test_the_shoe_losing_power_mid_deal_is_a_misdeal_within_a_second_of_its_retu
     (status_query) after the handshake; its answer (no deal) ends the round at once - not after the
     deal timeout (30 s here, as long as the whole run may last)."""
     run, journal = play_scenario(
-        tmp_path, "power_cycle_during_deal", sim_supervisor_clear_after_s=0.1, card_interval_s=0.01
+        tmp_path, "power_cycle_during_deal", supervisor_clear_after_s=0.1, card_interval_s=0.01
     )
     assert (run.summary.rounds_settled, run.summary.rounds_dead) == (0, 1)
     back = [e for e in journal if e.kind == "device_ready" and e.payload["device"] == "shuffler"][-1]

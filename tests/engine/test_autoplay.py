@@ -1,4 +1,4 @@
-"""Simulated players and dealer (controller/engine/autoplay.py) play long sessions of every game through
+"""Simulated players and dealer (controller/simulation/autoplay.py) play long sessions of every game through
 the engine, with faults injected at random: every round closes exactly once, every closing settles to
 settle() of its round, money balances, and the table never stops for good."""
 
@@ -10,9 +10,9 @@ import pytest
 
 from controller.engine import JournalRecord, TableConfig
 from controller.engine import actions as a
-from controller.engine.autoplay import AutoPlayer, PlaceChips, PressKey
 from controller.engine.state import DESIGNATED_PLAYER
 from controller.rules.settle import settle_round_json
+from controller.simulation.autoplay import AutoPlayer, PlaceChips, PressKey
 from drivers.events import BetChanged, CardDealt, DealerKey, ShufflerFault
 from tests.engine.table import Table
 

@@ -14,11 +14,11 @@ from typing import Any, Literal
 
 from controller.engine import JournalRecord, TableConfig
 from controller.engine import actions as engine_actions
-from controller.engine.autoplay import AutoPlayer, PlaceChips, PressKey
 from controller.engine.state import DESIGNATED_PLAYER, HOUSE, RecoveredState
 from controller.journal.recovery import rebuild_state
 from controller.journal.store import Journal
 from controller.rules.games import GAMES
+from controller.simulation.autoplay import AutoPlayer, PlaceChips, PressKey
 from drivers.events import CardDealt, ShufflerFault
 from tests.engine.table import Table
 
@@ -124,7 +124,7 @@ def play_round(
     if outcome == "dead":
         return _journal(journal, table, batch, stop_at=None)
 
-    # Decisions: the simulated players' legal strategy (controller/engine/autoplay.py), no walk-aways
+    # Decisions: the simulated players' legal strategy (controller/simulation/autoplay.py), no walk-aways
     # and no over-limit raises here: the script is about the journal, not the refusals.
     # With ``over_limit_rate`` some raises are over the limit first (refused, then corrected); with
     # ``past_post`` a player adds chips to a locked ante (the table holds; a supervisor has the chips

@@ -178,6 +178,7 @@ class Viewer:
         self.failed: list[str] = []  # requests the panel did not answer, or answered 5xx
         self.passes = 0
         self.cli_runs = 0
+        self.sse_seq = 0  # the last event id (journal seq) the SSE reader has received
         self.errors: list[str] = []
         self._stop = threading.Event()
         self._client = login(base_url)
@@ -215,6 +216,7 @@ class Viewer:
                     for line in response.iter_lines():
                         if line.startswith("id: "):
                             last_id = line[4:]
+                            self.sse_seq = max(self.sse_seq, int(last_id))
                         elif line.startswith("data: "):
                             data.append(line[6:])
                         elif line == "" and data:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import json
 import random
 import shutil
@@ -19,10 +18,12 @@ from typing import Any
 import structlog
 
 from controller.config import TableConfig
-from controller.daemon import RunOptions, TableDaemon
+from controller.daemon import TableDaemon
 from controller.journal.store import Journal
 from controller.logs import configure_logging
 from controller.panel.auth import UserStore
+from controller.simulation.table import SimulatedTable
+from tests.daemon.harness import simulated_table
 from tests.device_harness.leaks import run_async
 from tests.privacy.capture import MANAGER, VIEWER, Captured, LogCapture, Recorder, Viewer, Watermark
 from tests.privacy.matching import Leak, html_mentions, json_mentions, leaks_in, text_mentions
@@ -30,6 +31,7 @@ from tests.privacy.rounds import DealtCard, RoundCards, TableCards, read_table_c
 
 PANEL_READY_TIMEOUT_S = 15.0
 POLL_S = 0.01
+SSE_CATCH_UP_TIMEOUT_S = 30.0  # the viewer's live stream catches up with the journal
 
 
 def make_users_file(directory: Path) -> Path:
@@ -113,36 +115,36 @@ def play_table(
     directory: Path,
     users_file: Path,
     config: TableConfig,
-    options: RunOptions,
+    options: dict[str, Any],
     *,
     done: Callable[[TableDaemon], bool],
-    alongside: Callable[[TableDaemon], Coroutine[Any, Any, None]] | None = None,
+    alongside: Callable[[SimulatedTable], Coroutine[Any, Any, None]] | None = None,
     timeout_s: float = 60.0,
 ) -> TableRun:
-    """Run the daemon until ``done(daemon)`` (checked every POLL_S, bounded by ``timeout_s``) with a
-    viewer at its panel (and ``alongside(daemon)`` as a task once the table runs: a fault injector),
+    """Run the daemon (in the simulation harness, with ``options``: tests/daemon/harness.py's
+    simulated_table) until ``done(daemon)`` (checked every POLL_S, bounded by ``timeout_s``) with a
+    viewer at its panel (and ``alongside(table)`` as a task once the table runs: a fault injector),
     then let the viewer make its last pass and stop the daemon."""
     journal_path = directory / "journal.sqlite"
     shutil.copy(users_file, directory / "panel-users.json")
     recorder = Recorder(Watermark(journal_path))
-    options = dataclasses.replace(
-        options, journal_path=journal_path, panel_bind=("127.0.0.1", 0), print_rounds=False
-    )
+    options = {**options, "panel_bind": ("127.0.0.1", 0), "print_rounds": False}
     state: dict[str, Any] = {}
 
     async def main() -> None:
-        daemon = TableDaemon(config, options, out=_Out())  # type: ignore[arg-type]
-        running = asyncio.get_running_loop().create_task(daemon.run(), name="daemon")
+        table = simulated_table(config, journal_path, _Out(), **options)
+        daemon = table.daemon
+        running = asyncio.get_running_loop().create_task(table.run(), name="daemon")
         helper: asyncio.Task[None] | None = None
         checkpoint = DealCheckpoint(journal_path)
         try:
             deadline = time.monotonic() + PANEL_READY_TIMEOUT_S
-            while daemon.panel is None or daemon._engine is None:
+            while daemon.panel is None or not daemon.running:
                 assert not running.done(), "the daemon stopped before its panel started"
                 assert time.monotonic() < deadline, "the panel never started"
                 await asyncio.sleep(POLL_S)
             if alongside is not None:
-                helper = asyncio.get_running_loop().create_task(alongside(daemon), name="alongside")
+                helper = asyncio.get_running_loop().create_task(alongside(table), name="alongside")
             viewer = await asyncio.to_thread(
                 Viewer,
                 daemon.panel.url,
@@ -158,6 +160,13 @@ def play_table(
                 assert not running.done(), "the daemon stopped by itself"
                 assert time.monotonic() < deadline, f"{name}: not done in {timeout_s} s"
                 await asyncio.sleep(POLL_S)
+            # The live stream has delivered everything journaled so far (on a loaded machine its
+            # reader may not even have connected yet when a short scenario is done): bounded.
+            last = daemon.journal.last_entry()
+            head_seq = 0 if last is None else last.seq
+            async with asyncio.timeout(SSE_CATCH_UP_TIMEOUT_S):
+                while viewer.sse_seq < head_seq:
+                    await asyncio.sleep(POLL_S)
             await asyncio.to_thread(viewer.finish)
         finally:
             if helper is not None:
@@ -312,9 +321,9 @@ def scenario_done(stop_on_held: bool) -> Callable[[TableDaemon], bool]:
     return done
 
 
-async def soak_faults(daemon: TableDaemon, *, seed: int, fault_rate: float) -> None:
-    """bench/soak_table.py's fault injector on this daemon (loaded as tests/daemon/test_soak.py does)."""
+async def soak_faults(table: SimulatedTable, *, seed: int, fault_rate: float) -> None:
+    """bench/soak_table.py's fault injector on this table (loaded as tests/daemon/test_soak.py does)."""
     from tests.daemon.test_soak import load_soak
 
-    injector = load_soak().Injector(daemon, random.Random(seed), fault_rate)
+    injector = load_soak().Injector(table, random.Random(seed), fault_rate)
     await injector.run()

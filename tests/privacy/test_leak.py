@@ -35,7 +35,8 @@ from typing import Any
 import pytest
 
 from controller.config import load_config
-from controller.daemon import RunOptions, TableDaemon
+from controller.daemon import TableDaemon
+from controller.simulation.table import SimulatedTable
 from tests.daemon.harness import write_config
 from tests.privacy.rounds import read_table_cards
 from tests.privacy.table_run import (
@@ -57,9 +58,9 @@ SCENARIO_SETTINGS: dict[str, dict[str, Any]] = {
     "chase_walk_away": {"game": "chase", "decision_s": 1.0},
     "walk_away": {"decision_s": 1.0},
     "past_posting": {"stop_on_held": True},
-    "unplug_during_deal": {"options": {"sim_supervisor_clear_after_s": 0.1, "card_interval_s": 0.01}},
+    "unplug_during_deal": {"options": {"supervisor_clear_after_s": 0.1, "card_interval_s": 0.01}},
     # A paced shoe, so some cards cross the line before the power goes.
-    "power_cycle_during_deal": {"options": {"sim_supervisor_clear_after_s": 0.1, "card_interval_s": 0.01}},
+    "power_cycle_during_deal": {"options": {"supervisor_clear_after_s": 0.1, "card_interval_s": 0.01}},
 }
 SOAK_ROUNDS = 6
 SOAK_SEED = 11
@@ -106,16 +107,14 @@ def play_scenario(name: str, tmp_path: Path, users_file: Path) -> TableRun:
     config = load_config(
         write_config(tmp_path, settings.get("game", "hcf-house"), decision_s=settings.get("decision_s", 30.0))
     )
-    options = RunOptions(
-        **{
-            "seed": 3,
-            "autoplay": False,
-            "time_scale": 1.0,
-            "card_interval_s": 0.0,
-            "scenario_path": SCENARIOS / f"{name}.toml",
-            **settings.get("options", {}),
-        }
-    )
+    options = {
+        "seed": 3,
+        "autoplay": False,
+        "time_scale": 1.0,
+        "card_interval_s": 0.0,
+        "scenario_path": SCENARIOS / f"{name}.toml",
+        **settings.get("options", {}),
+    }
     return play_table(
         name,
         tmp_path,
@@ -135,16 +134,16 @@ def play_soak(tmp_path: Path, users_file: Path) -> TableRun:
     config = dataclasses.replace(
         config, timeouts=dataclasses.replace(config.timeouts, deal_s=soak.SOAK_DEAL_TIMEOUT_S)
     )
-    options = RunOptions(
-        seed=SOAK_SEED,
-        autoplay=True,
-        time_scale=20.0,
-        sim_supervisor_clear_after_s=soak.SUPERVISOR_CLEAR_AFTER_S,
-        sim_noise=soak.NOISE,
-    )
+    options = {
+        "seed": SOAK_SEED,
+        "autoplay": True,
+        "time_scale": 20.0,
+        "supervisor_clear_after_s": soak.SUPERVISOR_CLEAR_AFTER_S,
+        "noise": soak.NOISE,
+    }
 
-    async def faults(daemon: TableDaemon) -> None:
-        await soak_faults(daemon, seed=SOAK_SEED, fault_rate=1.0)
+    async def faults(table: SimulatedTable) -> None:
+        await soak_faults(table, seed=SOAK_SEED, fault_rate=1.0)
 
     def done(daemon: TableDaemon) -> bool:
         return daemon.summary.rounds_closed >= SOAK_ROUNDS

@@ -1,10 +1,11 @@
 """Simulated players and dealer for a simulated table (`flushtable run --autoplay`, tests, benchmarks).
 
 ``AutoPlayer.next_actions(engine)`` looks at the table and says what the people at it do next: players
-put chips on spots (``PlaceChips``: the shell turns it into chips on the simulated bet sensors, which
-then report ``BetChanged`` like real ones), the dealer presses keys (``PressKey``: the simulated
-display's keys, which report ``DealerKey``), the designated player accepts or waives the button
-(operator actions from controller/engine/actions.py). It never touches the engine's state itself.
+put chips on spots (``PlaceChips``: the harness, controller/simulation/table.py, turns it into chips on
+the simulated bet sensors, which then report ``BetChanged`` like real ones), the dealer presses keys
+(``PressKey``: the simulated display's keys, which report ``DealerKey``), the designated player accepts
+or waives the button (operator actions from controller/engine/actions.py, put on the daemon's queue).
+It never touches the engine's state itself.
 
 Players decide from their own cards only (``engine.private_snapshot`` gives them; a player at a real
 table sees their own hand): a simple, legal strategy, with an occasional walk-away (no action: the

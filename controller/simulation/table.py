@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import random
 import secrets
+import tempfile
 import time
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
@@ -203,7 +204,7 @@ class SimulatedTable:
             )
             for device in simulated
         ]
-        run_dir = self.daemon.journal_path.parent / "devices"
+        run_dir = _device_links_dir(self.daemon.journal_path.parent / "devices")
         if self.simulation.devices_process:
             remote = RemoteSimTable(
                 specs, run_dir=run_dir, seed=self.simulation.seed, noise=self.simulation.noise
@@ -364,3 +365,20 @@ async def run_simulated(
 
 
 __all__ = ["SIM_SUPERVISOR", "SimulatedTable", "SimulationOptions", "run_simulated", "simulated"]
+
+
+def _device_links_dir(beside_journal: Path) -> Path:
+    """Where the simulated devices' pseudo-terminal links go: beside the journal, where an operator
+    looks; when that directory cannot be written (a read-only or full disk), a fresh temporary one
+    instead, so the table starts far enough for the journal itself to say what is wrong with it."""
+    try:
+        beside_journal.mkdir(parents=True, exist_ok=True)
+        probe = tempfile.NamedTemporaryFile(dir=beside_journal, prefix=".probe-")  # noqa: SIM115
+        probe.close()
+    except OSError as error:
+        fallback = Path(tempfile.mkdtemp(prefix="flushtable-devices-"))
+        log.warning(
+            "device_links_elsewhere", wanted=str(beside_journal), error=error.strerror, used=str(fallback)
+        )
+        return fallback
+    return beside_journal

@@ -28,6 +28,7 @@ from controller.journal.noise import (
     NoiseSummary,
     utc_text,
 )
+from controller.money import format_money
 from controller.panel.actions import buttons
 from controller.panel.auth import LoginBudget, Role, Session, SessionStore, UserStore, role_allows
 from controller.panel.backend import PanelBackend
@@ -210,10 +211,10 @@ def needs(role: Role, action: str) -> Callable[[Request, Session], Awaitable[Ses
 
 
 def money_text(cents: object) -> str:
-    if not isinstance(cents, int):
+    """The one formatter (controller.money); a missing amount shows as a dash."""
+    if isinstance(cents, bool) or not isinstance(cents, int):
         return "—"
-    sign = "-" if cents < 0 else ""
-    return f"{sign}{abs(cents) // 100:,}.{abs(cents) % 100:02d}"
+    return format_money(cents)
 
 
 def clock_text(time_utc: object) -> str:

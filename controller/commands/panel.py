@@ -48,7 +48,9 @@ async def _serve(args: argparse.Namespace) -> int:
         loop.add_signal_handler(sig, stop.set)
     # The users file by the one rule (controller.panel.auth.users_file_for), as the daemon finds it.
     panel_config = load_config(args.config).panel if args.config else None
-    panel = await start_panel(journal, bind=args.panel, users_file=args.users_file, panel_config=panel_config)
+    panel = await start_panel(
+        journal, bind=args.panel, users_file=args.users_file, panel_config=panel_config, read_only=True
+    )
     print(f"panel: {panel.url} (read-only over {args.journal}); Ctrl-C stops it", flush=True)
     try:
         await stop.wait()

@@ -64,8 +64,9 @@
     if (!window.EventSource || !document.querySelector("header.topbar")) return;
     const since = document.body.dataset.lastSeq || "";
     const source = new EventSource("/api/events" + (since ? "?since=" + encodeURIComponent(since) : ""));
-    source.addEventListener("open", () => { if (live) { live.textContent = "● live"; live.classList.remove("down"); } });
-    source.addEventListener("error", () => { if (live) { live.textContent = "● reconnecting"; live.classList.add("down"); } });
+    const readOnly = live && live.classList.contains("ro");
+    source.addEventListener("open", () => { if (live && !readOnly) { live.textContent = "● live"; live.classList.remove("down"); } });
+    source.addEventListener("error", () => { if (live && !readOnly) { live.textContent = "● reconnecting"; live.classList.add("down"); } });
     source.addEventListener("journal", (event) => {
       const entry = JSON.parse(event.data);
       document.body.dataset.lastSeq = String(entry.seq);

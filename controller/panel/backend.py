@@ -13,12 +13,14 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, is_dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from controller.engine.actions import ClearFault, OperatorAction
 from controller.errors import UserError
 from controller.journal import Journal
 from controller.journal.recall import recall_from
+from controller.panel.shift_meters import CLOSING, fold_range, theoretical
 from controller.panel.view import TableView, public_recall
 from drivers.supervisor import DeviceHealth as DeviceHealth  # noqa: PLC0414  (re-exported: one definition)
 
@@ -86,7 +88,7 @@ class PanelBackend(Protocol):
         source: str | None = None,
         newest_first: bool = True,
     ) -> list[dict[str, Any]]: ...
-    def meters(self) -> dict[str, Any]: ...
+    def meters(self, *, start_utc: str | None = None, end_utc: str | None = None) -> dict[str, Any]: ...
     async def perform(self, action: OperatorAction) -> None:
         """Carry out one operator action on the engine, journaled as an operator_action with its
         outcome; ActionRefused (409), NotFound (404) or ActionUnavailable (503) when it is not done."""
@@ -137,6 +139,7 @@ class JournalPanelBackend:
         if read_only and actions is not None:
             raise ValueError("a read-only panel has no round engine to act on")
         self.read_only = read_only
+        self.par_sheet_dir: Path | None = None  # None: the math cache's default (controller.gamemath.cache)
         self._wall_clock_s = wall_clock_s
         self._journal = journal
         self._actions = actions
@@ -414,10 +417,20 @@ class JournalPanelBackend:
                 break
         return out
 
-    def meters(self) -> dict[str, Any]:
-        """controller.journal.meters over the whole journal (cached per seq) plus the chart's history."""
-        meters = self._view.state.meters
-        return {**meters.to_json(), "history": list(meters.history)}
+    def meters(self, *, start_utc: str | None = None, end_utc: str | None = None) -> dict[str, Any]:
+        """The meters over the whole journal (the reducer's, kept as entries come) plus the chart's
+        history; with ``start_utc``/``end_utc``, the same meters over the rounds closed in that range
+        (controller.panel.shift_meters), with the theoretical win from the cached par sheets."""
+        if start_utc is None or end_utc is None:
+            meters = self._view.state.meters
+            return {**meters.to_json(), "history": list(meters.history), "range": None}
+        folded = fold_range(self._journal.entries(kinds=list(CLOSING)), start_utc, end_utc)
+        return {
+            **folded.meters.to_json(),
+            "history": list(folded.meters.history),
+            "range": {"start_utc": start_utc, "end_utc": end_utc},
+            "theoretical": theoretical(folded, self.par_sheet_dir),
+        }
 
     def health(self) -> dict[str, Any]:
         return {

@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from controller.journal.privacy import viewer_event
-from controller.journal.render import game_title
+from controller.journal.render import banking_text, game_title, wager_word
+from controller.journal.sentence import entry_sentence
 from controller.journal.state import (
     COMMUNITY_POSITION,
     DEALER_POSITION,
@@ -24,6 +25,8 @@ from controller.journal.state import (
 )
 from controller.journal.store import JournalEntry
 from controller.names import FAULT_KINDS as ALERT_KINDS  # noqa: F401  (the panel lists them)
+from controller.rules.describe import describe_hand_json
+from controller.rules.games import GAMES
 
 # What clears each latched fault, as the held banner says it (docs/panel.md "Holds explained").
 # Every one ends with a supervisor's Clear on the Alerts page; the words say what to put right first.
@@ -85,6 +88,7 @@ class TableView:
         (``payload`` is then both parts merged, as the writer gave them)."""
         shown = viewer_event(entry, self.state)
         del shown["private"]  # the panel's events carry the merged payload and ``hidden``
+        shown["sentence"] = entry_sentence(shown)  # for people (docs/panel.md "Event log")
         return shown
 
     # --- the table at a glance ------------------------------------------------------------------
@@ -268,7 +272,97 @@ class TableView:
         return [dealt[i] if round_.card_visible(position, i) else None for i in sorted(dealt)]
 
 
+def with_sentence(event: dict[str, Any]) -> dict[str, Any]:
+    """An entry as the gate let it out, plus its sentence (controller/journal/sentence.py)."""
+    private = event.get("private")
+    shown = {**event, "payload": {**(event.get("payload") or {}), **private}} if private else event
+    event["sentence"] = entry_sentence(shown)
+    return event
+
+
 def public_recall(record: Mapping[str, Any]) -> dict[str, Any]:
     """A recall record as the panel shows it. Recall (controller/journal/recall.py) already folds the
-    round through the reducer and passes every entry through the gate: nothing more to remove."""
-    return dict(record)
+    round through the reducer and passes every entry through the gate: nothing more to remove. Added
+    here, for people: each event's sentence, and ``view`` (:func:`recall_view`)."""
+    shown = dict(record)
+    shown["events"] = [with_sentence(dict(event)) for event in record.get("events") or []]
+    shown["view"] = recall_view(shown)
+    return shown
+
+
+_PEOPLE_KINDS = frozenset(
+    {"operator_action", "fault_acknowledged", "fault_cleared", "round_voided", "dealer_key"}
+)
+
+
+def _in_spot_order(game: str, wagers: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """Wagers in the layout's order (ante first), as people read them; the journal sorts keys."""
+    spec = GAMES.get(game)
+    order = {name: index for index, name in enumerate(spec.wagers)} if spec else {}
+    return sorted(wagers.items(), key=lambda item: (order.get(item[0], len(order)), item[0]))
+
+
+def recall_view(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A closed round as a dispute file reads it: the dealer's and every seat's cards (only what the
+    record holds: a dead or voided round's cards are withheld by the gate already), each hand in words,
+    the dealer's qualification, every wager's stake, result and net, and the faults and the people's
+    actions with their times."""
+    round_json: Mapping[str, Any] = record.get("round") or {}
+    settlement: Mapping[str, Any] = record.get("settlement") or {}
+    events = record.get("events") or []
+    cards_by_seat = {
+        seat.get("seat"): list(seat.get("cards") or [])
+        for seat in round_json.get("seats") or []
+        if isinstance(seat, Mapping)
+    }
+    dealer = settlement.get("dealer") if isinstance(settlement.get("dealer"), Mapping) else None
+    banking = round_json.get("banking") or {"mode": "house"}
+    seats = []
+    for seat in settlement.get("seats") or []:
+        if not isinstance(seat, Mapping):
+            continue
+        status = str(seat.get("status", ""))
+        wagers = []
+        for name, wager in _in_spot_order(str(round_json.get("game") or ""), seat.get("wagers") or {}):
+            if isinstance(wager, Mapping):
+                result = str(wager.get("result", ""))
+                wagers.append(
+                    {
+                        "name": wager_word(name),
+                        "stake_cents": wager.get("stake"),
+                        "result": result,
+                        "result_words": "returned in full" if result == "returned" else result,
+                        "odds": wager.get("odds"),
+                        "net_cents": None if result == "returned" else wager.get("net"),
+                    }
+                )
+        seats.append(
+            {
+                "seat": seat.get("seat"),
+                "status": status,
+                "reason": seat.get("reason"),
+                "cards": [] if status == "dead" else cards_by_seat.get(seat.get("seat"), []),
+                "hand": "" if status == "dead" else describe_hand_json(seat.get("hand")),
+                "wagers": wagers,
+                "rake_cents": seat.get("rake", 0),
+                "net_cents": seat.get("net"),
+            }
+        )
+    times = [str(event.get("time_utc", "")) for event in events if event.get("time_utc")]
+    return {
+        "game_title": game_title(round_json.get("game") or settlement.get("game")),
+        "banking": banking_text(round_json) if round_json else str(settlement.get("banking", "")),
+        "started_utc": times[0] if times else "",
+        "closed_utc": times[-1] if times else "",
+        "dead": bool(settlement.get("dead")),
+        "dealer_label": "Dealer" if banking.get("mode", "house") == "house" else "Designated player",
+        "dealer_cards": list(round_json.get("dealer") or []),
+        "dealer_hand": describe_hand_json(dealer.get("hand")) if dealer else "",
+        "dealer_qualifies": None if dealer is None else bool(dealer.get("qualifies")),
+        "community": list(round_json.get("community") or []),
+        "seats": seats,
+        "banker_net_cents": settlement.get("banker_net"),
+        "rake_cents": settlement.get("rake", 0),
+        "faults": [e for e in events if e.get("kind") == "fault_raised"],
+        "actions": [e for e in events if e.get("kind") in _PEOPLE_KINDS],
+    }

@@ -41,7 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 async def _serve(args: argparse.Namespace) -> int:
-    journal = Journal.open_existing(args.journal, readonly=False)
+    journal = Journal.open_existing(args.journal, readonly=True)  # it writes nothing (docs/panel.md)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

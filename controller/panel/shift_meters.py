@@ -31,6 +31,7 @@ from controller.journal.store import JournalEntry
 
 SHIFTS: dict[str, tuple[int, int]] = {"day": (6, 14), "swing": (14, 22), "grave": (22, 30)}
 CLOSING = ("round_settled", "round_dead", "round_voided")
+RANGE_KINDS = (*CLOSING, "fault_raised", "fault_cleared")  # what a range's meters count
 
 
 def utc_text(moment: datetime) -> str:
@@ -78,7 +79,14 @@ def fold_range(entries: Iterable[JournalEntry], start_utc: str, end_utc: str) ->
     out = RangeMeters(start_utc, end_utc)
     meters = out.meters
     for entry in entries:
-        if entry.kind not in CLOSING or not start_utc <= entry.time_utc < end_utc:
+        if entry.kind not in RANGE_KINDS or not start_utc <= entry.time_utc < end_utc:
+            continue
+        if entry.kind == "fault_raised":
+            meters.faults_raised += 1
+            meters.faults_by_kind[str(entry.payload.get("kind"))] += 1
+            continue
+        if entry.kind == "fault_cleared":
+            meters.faults_cleared += 1
             continue
         settlement = entry.payload.get("settlement") or {}
         voided = entry.kind == "round_voided"

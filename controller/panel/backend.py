@@ -295,6 +295,20 @@ class JournalPanelBackend:
                 row["state"] = "fault"
                 row["fault"] = {"fault_id": alert.fault_id, "kind": alert.kind, "detail": alert.detail}
                 row["last_reason"] = f"{alert.kind.replace('_', ' ')}: {alert.detail}"
+            elif row.get("reported_state") == "fault" or row.get("lamp") == "red":
+                # The link is up, but the device itself reports a fault (its status, its red lamp).
+                row["state"] = "fault"
+                code = row.get("fault_code")
+                row["fault"] = {
+                    "fault_id": None,
+                    "kind": "device_status",
+                    "detail": "the device reports a fault",
+                }
+                row["last_reason"] = (
+                    "the device reports a fault"
+                    + (f" (code {code})" if code else "")
+                    + (", lamp red" if row.get("lamp") == "red" else "")
+                )
             else:
                 row["fault"] = None
             if self.read_only:
@@ -329,6 +343,7 @@ class JournalPanelBackend:
                     **journal_row,
                     **link,
                     "last_reason": link.get("last_error") or journal_row.get("last_reason", ""),
+                    "reported_state": journal_row.get("state"),  # what the device itself last said
                     "source": "link",
                 }
             )

@@ -151,6 +151,13 @@ def test_a_past_posting_hold_shows_the_locked_wager_and_says_why_the_table_is_he
     table.lock()
     table.bet(1, "ante", 5000, locked=True)  # chips added after the lock: past posting
     table.flush()
+    # The shoe's own status says fault with its lamp red, while its link is up and "ready".
+    floor.journal.append(
+        "device_status",
+        {"device": "shuffler", "state": "fault", "fault_code": 7, "lamp": "red"},
+        round_id=None,
+        source="shuffler",
+    )
     assert "past_posting" in floor.kinds()
     page = _page(browser, floor.url)
     log_in(page, "sam")
@@ -169,7 +176,11 @@ def test_a_past_posting_hold_shows_the_locked_wager_and_says_why_the_table_is_he
     sensors = page.locator("tr[data-device='sensors']")
     expect(sensors.locator(".pill")).to_have_text("fault")
     expect(sensors.locator(".fault-note")).to_contain_text("past posting: seat 1 ante")
-    expect(page.locator("tr[data-device='shuffler'] .pill")).to_have_text("ready")
+    shuffler = page.locator("tr[data-device='shuffler']")
+    expect(shuffler.locator(".pill")).to_have_text("fault")
+    expect(shuffler.locator(".fault-note")).to_have_text("the device reports a fault (code 7), lamp red")
+    expect(shuffler.locator("td").nth(3)).not_to_have_text("—")  # its last event moved
+    expect(page.locator("tr[data-device='display'] .pill")).to_have_text("ready")
     # "Straight Flush" stays on one line at 1280 px: its label is no taller than the ante's.
     flush_box = seat.locator(".wagers div[data-wager='straight_flush']").bounding_box()
     ante_box = seat.locator(".wagers div[data-wager='ante']").bounding_box()

@@ -94,6 +94,7 @@ FAULT_KINDS: tuple[str, ...] = (
     "shuffler_fault",
     "deck_verification",
     "integrity",
+    "supervisor_hold",
 )
 """The kinds of ``fault_raised`` (docs/journal.md), in the order the panel lists them. An outside
 watcher (integrity, the journal watch) may raise any of them as an alert."""

@@ -41,14 +41,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 async def _serve(args: argparse.Namespace) -> int:
-    journal = Journal.open_existing(args.journal, readonly=False)
+    journal = Journal.open_existing(args.journal, readonly=True)  # it writes nothing (docs/panel.md)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     # The users file by the one rule (controller.panel.auth.users_file_for), as the daemon finds it.
     panel_config = load_config(args.config).panel if args.config else None
-    panel = await start_panel(journal, bind=args.panel, users_file=args.users_file, panel_config=panel_config)
+    panel = await start_panel(
+        journal, bind=args.panel, users_file=args.users_file, panel_config=panel_config, read_only=True
+    )
     print(f"panel: {panel.url} (read-only over {args.journal}); Ctrl-C stops it", flush=True)
     try:
         await stop.wait()

@@ -62,6 +62,16 @@ class ClearFault:
 
 
 @dataclass(frozen=True, slots=True)
+class HoldTable:
+    """A supervisor holds the table, with a reason: a latched ``supervisor_hold`` fault, so no round
+    starts and the round in play stops where it stands until a supervisor clears it (ClearFault), or
+    voids the round. The hold a dispute needs before a void: rounds end faster than a reason is typed."""
+
+    reason: str
+    by: str
+
+
+@dataclass(frozen=True, slots=True)
 class VoidRound:
     reason: str
     by: str
@@ -134,6 +144,7 @@ OperatorAction = (
     | DpWaives
     | MoveButton
     | ClearFault
+    | HoldTable
     | VoidRound
     | SetLimits
     | SetPaytable

@@ -16,6 +16,7 @@ from controller.engine import machine as m
 from controller.engine.context import TableContext, operator
 from controller.engine.round import DEAD
 from controller.engine.state import DESIGNATED_PLAYER, HOUSE, RecoveredState
+from controller.money import money
 from controller.rules.games import clockwise_from
 from controller.rules.settle import NOT_COVERED, cover_seats
 from drivers.events import ShowButton, ShowSeatResult, ShowText
@@ -159,7 +160,12 @@ class Bank:
         self.button_seat = offered
         ctx.journal(
             "button_moved",
-            {"from_seat": previous, "to_seat": offered, "reason": f"accepted, funds {funds_cents}", "by": by},
+            {
+                "from_seat": previous,
+                "to_seat": offered,
+                "reason": f"accepted, funds {money(funds_cents)}",
+                "by": by,
+            },
             source=operator(by),
         )
         ctx.out.append(ShowButton(ctx.config.display_device, offered))

@@ -18,6 +18,7 @@ from controller.engine.context import TableContext
 from controller.engine.round import DEAD, FOLDED, LIVE, SeatPlay
 from controller.engine.state import DESIGNATED_PLAYER
 from controller.errors import UserError
+from controller.money import money
 from controller.rules.games import CHASE_THE_FLUSH, check_bet_wagers
 from drivers.events import BetChanged
 
@@ -65,7 +66,8 @@ class Bets:
         if not valid_seat or event.amount_cents < 0 or event.chip_count < 0:
             ctx.faults.raise_fault(
                 "integrity",
-                f"bet sensor report refused: seat {event.seat} spot {event.spot} amount {event.amount_cents}",
+                f"bet sensor report refused: seat {event.seat} spot {event.spot} "
+                f"amount {money(event.amount_cents)}",
                 latching=False,
                 device=event.device,
                 source=source,
@@ -123,7 +125,8 @@ class Bets:
         )
         ctx.faults.raise_fault(
             "past_posting",
-            f"seat {event.seat} {wager}: {expected} locked, {event.amount_cents} seen after the lock",
+            f"seat {event.seat} {wager}: {money(expected)} locked, "
+            f"{money(event.amount_cents)} seen after the lock",
             latching=True,
             device=event.device,
         )
@@ -165,11 +168,11 @@ class Bets:
                 return {}, f"seat {seat}: wagers without an ante"
             if not config.min_ante_cents <= ante <= config.max_ante_cents:
                 return {}, (
-                    f"seat {seat}: ante {ante} outside the table's limits "
-                    f"{config.min_ante_cents}..{config.max_ante_cents}"
+                    f"seat {seat}: ante {money(ante)} outside the table's limits "
+                    f"{money(config.min_ante_cents)} to {money(config.max_ante_cents)}"
                 )
             if config.game == CHASE_THE_FLUSH and wagers.get("xtra_bonus", 0) != ante:
-                return {}, f"seat {seat}: the X-tra Bonus must equal the ante ({ante})"
+                return {}, f"seat {seat}: the X-tra Bonus must equal the ante ({money(ante)})"
             try:  # whatever else the settle engine would refuse, refuse now, before a card is dealt
                 check_bet_wagers(config.game, wagers, field="wagers")
             except UserError as error:

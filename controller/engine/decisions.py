@@ -14,6 +14,7 @@ from controller.engine import actions as a
 from controller.engine import machine as m
 from controller.engine.context import TableContext
 from controller.engine.round import FOLDED, LIVE, SeatPlay
+from controller.money import money
 from controller.rules.games import CHASE_THE_FLUSH, decision_limits
 from controller.rules.hands import evaluate
 from drivers.events import ShowText
@@ -83,7 +84,7 @@ class Decisions:
             return
         live = ctx.round
         hand = evaluate([*play.cards, *(live.community if live else [])])
-        allowed = f"exactly {low}" if low == high else f"{low} to {high}"
+        allowed = f"exactly {money(low)}" if low == high else f"{money(low)} to {money(high)}"
         why = (
             f"on the {live.street if live else ''}"
             if ctx.config.game == CHASE_THE_FLUSH
@@ -95,7 +96,8 @@ class Decisions:
         action = ctx.spec.decision_wager
         # The public reason names the seat and the amount only: never the hand.
         message = (
-            f"seat {play.seat}: {action} of {amount_cents} refused ({'over' if over else 'under'} the limit)"
+            f"seat {play.seat}: {action} of {money(amount_cents)} refused "
+            f"({'over' if over else 'under'} the limit)"
         )
         play.pending_refused = message
         ctx.journal(

@@ -36,10 +36,12 @@ FAULT_CODES: dict[str, str] = {
     "shuffler_fault": "shoe_fault",
     "deck_verification": "deck_verification",
     "integrity": "engine_error",
+    "supervisor_hold": "operator",
 }
+SUPERVISOR_HOLD = "supervisor_hold"  # the kind of the fault HoldTable raises
 
 # The fault kinds an outside watcher may raise as an alert: every kind of fault_raised (controller.names).
-ALERT_KINDS: frozenset[str] = frozenset(FAULT_KINDS)
+ALERT_KINDS: frozenset[str] = frozenset(FAULT_KINDS) - {SUPERVISOR_HOLD}  # a hold is a supervisor's
 
 
 class Faults:
@@ -55,6 +57,7 @@ class Faults:
         return {
             a.ClearFault: lambda action: self.clear_fault(action.fault_id, action.by, action.reason),
             a.AdoptClear: self._adopt_clear,
+            a.HoldTable: self._hold_table,
             a.RaiseAlert: lambda action: self._raise_alert(action.kind, action.detail, action.by),
             DeviceReady: self._on_device_ready,
             DeviceStatusChanged: self._on_device_status,
@@ -119,6 +122,29 @@ class Faults:
         # Raised from outside the round (the integrity watch): its own code, not an engine error.
         code = "integrity_check" if kind == "integrity" else None
         self.raise_fault(kind, detail, latching=False, by=by, table_wide=True, code=code)
+
+    def _hold_table(self, action: a.HoldTable) -> None:
+        """A supervisor's hold: a latched fault like any other (the banner names it, ClearFault ends it,
+        the round resumes where it stood), raised by the supervisor and journaled under their name."""
+        ctx = self.ctx
+        if not action.by.strip() or not action.reason.strip():
+            ctx.refuse("hold_table", "a supervisor's name and a reason are required", action.by or "unknown")
+            return
+        standing = [f for f in self.latched.values() if f.kind == SUPERVISOR_HOLD]
+        if standing:
+            ctx.refuse(
+                "hold_table", f"the table is already held by a supervisor ({standing[0].fault_id})", action.by
+            )
+            return
+        self.raise_fault(
+            SUPERVISOR_HOLD,
+            f"held by {action.by}: {action.reason}",
+            latching=True,
+            by=action.by,
+            source=operator(action.by),
+            code="operator",
+        )
+        ctx.flow.hold_table()
 
     # ------------------------------------------------------------------ clearing
     def _adopt_clear(self, action: a.AdoptClear) -> None:

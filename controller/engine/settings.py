@@ -17,6 +17,7 @@ from controller.engine import machine as m
 from controller.engine.context import TableContext, operator
 from controller.engine.state import RecoveredState
 from controller.errors import UserError
+from controller.money import money
 from controller.rules.paytables import DEFAULT_PRESET, parse_paytable
 from controller.rules.settle import MAX_AMOUNT_CENTS
 from drivers.events import ShowText
@@ -97,7 +98,9 @@ class TableSettings:
                 return
         if min_ante_cents > max_ante_cents:
             ctx.refuse(
-                "set_limits", f"min_ante_cents: {min_ante_cents} is above max_ante_cents {max_ante_cents}", by
+                "set_limits",
+                f"min_ante_cents: {money(min_ante_cents)} is above max_ante_cents {money(max_ante_cents)}",
+                by,
             )
             return
         why_not = self._not_between_rounds()
@@ -114,15 +117,17 @@ class TableSettings:
             {
                 "action": "set_limits",
                 "by": by,
-                "detail": f"ante limits {min_ante_cents}..{max_ante_cents} "
-                f"(were {before['min_ante_cents']}..{before['max_ante_cents']})",
+                "detail": f"ante limits {money(min_ante_cents)} to {money(max_ante_cents)} "
+                f"(were {money(before['min_ante_cents'])} to {money(before['max_ante_cents'])})",
                 "before": before,
                 "after": after,
                 "config_digest": ctx.config.config_digest,
             },
             source=operator(by),
         )
-        ctx.out.append(ShowText(ctx.config.display_device, f"Ante {min_ante_cents}..{max_ante_cents}"))
+        ctx.out.append(
+            ShowText(ctx.config.display_device, f"Ante {money(min_ante_cents)}-{money(max_ante_cents)}")
+        )
 
     def _set_paytable(self, wager: str, spec: object, by: str) -> None:
         ctx = self.ctx

@@ -85,6 +85,8 @@ class RoundState:
     closed_utc: str = ""
     settlement: dict[str, Any] | None = None  # the public settlement (no hands)
     faults: list[str] = field(default_factory=list)
+    refused_seat: int | None = None  # the seat of the last decision_refused (its fault follows it)
+    over_limit_alerts: dict[int, list[str]] = field(default_factory=dict)  # seat -> open fault ids
 
     # --- what recovery needs of an interrupted round -----------------------------------------
     @property
@@ -160,6 +162,9 @@ class AlertState:
     cleared_by: str | None = None
     cleared_reason: str | None = None
     cleared_utc: str | None = None
+    # Resolved by itself: its cause was corrected before the round went on (docs/panel.md "Alerts").
+    resolved_utc: str | None = None
+    resolved_note: str | None = None
 
     @property
     def detail(self) -> str:
@@ -170,6 +175,8 @@ class AlertState:
     def state(self) -> str:
         if self.cleared_by is not None:
             return "cleared"
+        if self.resolved_utc is not None:
+            return "resolved"
         return "acknowledged" if self.acknowledged_by is not None else "active"
 
 
@@ -423,6 +430,9 @@ class TableState:
         handler = _HANDLERS.get(type(entry))
         if handler is not None:
             handler(self, stored, entry)
+        device = self.devices.get(stored.source)
+        if device is not None:
+            device.last_event_utc = stored.time_utc  # any entry a device is the source of: it moves
 
     def _live_round(self, round_id: str | None) -> RoundState | None:
         return self.rounds.get(round_id) if round_id is not None else None
@@ -514,6 +524,19 @@ class TableState:
         round_state = self._live_round(stored.round_id)
         if round_state is not None:
             round_state.decisions.setdefault(entry.seat, []).append(entry)
+            # The seat's decision was accepted: an over-limit raise refused earlier in the round was
+            # corrected before the round went on. Its alert resolves itself (kept, marked resolved).
+            for fault_id in round_state.over_limit_alerts.pop(entry.seat, []):
+                alert = self.alerts.get(fault_id)
+                if alert is not None and alert.state in ("active", "acknowledged"):
+                    alert.resolved_utc = stored.time_utc
+                    alert.resolved_note = f"corrected: seat {entry.seat}'s {entry.action} was accepted"
+                    self.open_alerts.pop(fault_id, None)
+
+    def _on_decision_refused(self, stored: Stored, entry: e.DecisionRefused) -> None:
+        round_state = self._live_round(stored.round_id)
+        if round_state is not None:
+            round_state.refused_seat = entry.seat
 
     def _on_dead_hand(self, stored: Stored, entry: e.DeadHand) -> None:
         round_state = self._live_round(stored.round_id)
@@ -571,6 +594,8 @@ class TableState:
         round_state = self._live_round(stored.round_id)
         if round_state is not None:
             round_state.faults.append(entry.fault_id)
+            if entry.kind_of_fault == "over_limit_raise" and round_state.refused_seat is not None:
+                round_state.over_limit_alerts.setdefault(round_state.refused_seat, []).append(entry.fault_id)
         if len(self.alerts) > self.MAX_ALERTS:
             # Drop the oldest cleared alerts (a latched or active one is never dropped).
             for fault_id in [f for f, a in self.alerts.items() if a.state == "cleared"][:100]:
@@ -670,6 +695,7 @@ _HANDLERS: dict[type[e.Entry], Any] = {
     e.BetsLocked: TableState._on_bets_locked,
     e.CardDealt: TableState._on_card_dealt,
     e.Decision: TableState._on_decision,
+    e.DecisionRefused: TableState._on_decision_refused,
     e.DeadHand: TableState._on_dead_hand,
     e.RoundSettled: TableState._on_closing,
     e.RoundDead: TableState._on_closing,

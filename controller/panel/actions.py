@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from controller.engine.actions import (
     ClearFault,
     CloseTable,
+    HoldTable,
     MoveButton,
     OpenTable,
     OperatorAction,
@@ -30,6 +31,7 @@ from controller.engine.actions import (
     SetPaytable,
     VoidRound,
 )
+from controller.names import DESIGNATED_PLAYER
 from controller.panel.auth import Role, role_allows
 from controller.panel.backend import action_name
 from controller.rules.amounts import MAX_AMOUNT_CENTS
@@ -64,6 +66,18 @@ def _between_rounds(table: Mapping[str, Any]) -> bool:
 
 def _always(_where: Mapping[str, Any]) -> bool:
     return True
+
+
+def _not_on_hold(table: Mapping[str, Any]) -> bool:
+    """No supervisor's hold stands (one at a time: clear it to hold again)."""
+    holds = table.get("holds") or []
+    return not any(isinstance(h, Mapping) and h.get("kind") == "supervisor_hold" for h in holds)
+
+
+def _button_movable(table: Mapping[str, Any]) -> bool:
+    """The button is the designated player's: a house-banked table has none to move (the engine would
+    accept the move and change nothing a player sees), and it moves only between rounds."""
+    return table.get("banking_mode") == DESIGNATED_PLAYER and _between_rounds(table)
 
 
 class _Body(BaseModel):
@@ -154,6 +168,14 @@ PANEL_ACTIONS: tuple[PanelAction, ...] = (
         style="warn",
     ),
     PanelAction(
+        HoldTable,
+        "supervisor",
+        "Hold table",
+        {"reason": Reason},
+        offered=_not_on_hold,
+        style="warn",
+    ),
+    PanelAction(
         VoidRound,
         "supervisor",
         "Void round",
@@ -162,7 +184,7 @@ PANEL_ACTIONS: tuple[PanelAction, ...] = (
         confirm="Void the round in progress? Every wager is returned.",
         style="warn",
     ),
-    PanelAction(MoveButton, "supervisor", "Move button", {"seat": Seat}, offered=_between_rounds),
+    PanelAction(MoveButton, "supervisor", "Move button", {"seat": Seat}, offered=_button_movable),
     PanelAction(OpenTable, "manager", "Open table", offered=lambda table: table.get("table_open") is False),
     PanelAction(
         CloseTable,

@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, is_dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from controller.engine.actions import ClearFault, OperatorAction
 from controller.errors import UserError
 from controller.journal import Journal
 from controller.journal.recall import recall_from
+from controller.panel.shift_meters import RANGE_KINDS, fold_range, theoretical
 from controller.panel.view import TableView, public_recall
 from drivers.supervisor import DeviceHealth as DeviceHealth  # noqa: PLC0414  (re-exported: one definition)
 
@@ -85,7 +88,7 @@ class PanelBackend(Protocol):
         source: str | None = None,
         newest_first: bool = True,
     ) -> list[dict[str, Any]]: ...
-    def meters(self) -> dict[str, Any]: ...
+    def meters(self, *, start_utc: str | None = None, end_utc: str | None = None) -> dict[str, Any]: ...
     async def perform(self, action: OperatorAction) -> None:
         """Carry out one operator action on the engine, journaled as an operator_action with its
         outcome; ActionRefused (409), NotFound (404) or ActionUnavailable (503) when it is not done."""
@@ -127,7 +130,17 @@ class JournalPanelBackend:
         actions: TableActions | None = None,
         device_health: DeviceHealthSource | None = None,
         poll_interval_s: float = 0.02,
+        read_only: bool = False,
+        wall_clock_s: Callable[[], float] = time.time,
     ) -> None:
+        """``read_only``: ``flushtable panel`` over a journal no daemon of ours controls: nothing is
+        written (no login, no acknowledgement, no action) and the page says the table is not live.
+        ``wall_clock_s``: the time the read-only page measures the journal's age against."""
+        if read_only and actions is not None:
+            raise ValueError("a read-only panel has no round engine to act on")
+        self.read_only = read_only
+        self.par_sheet_dir: Path | None = None  # None: the math cache's default (controller.gamemath.cache)
+        self._wall_clock_s = wall_clock_s
         self._journal = journal
         self._actions = actions
         self._device_health = device_health
@@ -254,16 +267,64 @@ class JournalPanelBackend:
         snapshot = self._view.snapshot()
         snapshot["journal_error"] = self.journal_error
         snapshot["actions_connected"] = self._actions is not None
+        snapshot["read_only"] = self.read_only
+        snapshot["journal_age_s"] = None
+        if self.read_only:
+            snapshot["held"] = False  # nothing is held by a table that is not running: it is stopped
+            last = snapshot.get("last_entry_utc")
+            if isinstance(last, str) and last:
+                with contextlib.suppress(ValueError):
+                    written = datetime.fromisoformat(last.replace("Z", "+00:00")).timestamp()
+                    snapshot["journal_age_s"] = max(0.0, self._wall_clock_s() - written)
         return snapshot
+
+    def _fault_by_device(self) -> dict[str, Any]:
+        """Each device named by a latched fault not yet cleared: the row shows the fault, not its link."""
+        faults: dict[str, Any] = {}
+        for alert in self._view.alerts.values():
+            if alert.device and alert.severity == "latching" and alert.state != "cleared":
+                faults.setdefault(alert.device, alert)
+        return faults
+
+    def _with_faults(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        faults = self._fault_by_device()
+        for row in rows:
+            alert = faults.get(str(row.get("device")))
+            row["link_state"] = row.get("state")
+            if alert is not None:
+                row["state"] = "fault"
+                row["fault"] = {"fault_id": alert.fault_id, "kind": alert.kind, "detail": alert.detail}
+                row["last_reason"] = f"{alert.kind.replace('_', ' ')}: {alert.detail}"
+            elif row.get("reported_state") == "fault" or row.get("lamp") == "red":
+                # The link is up, but the device itself reports a fault (its status, its red lamp).
+                row["state"] = "fault"
+                code = row.get("fault_code")
+                row["fault"] = {
+                    "fault_id": None,
+                    "kind": "device_status",
+                    "detail": "the device reports a fault",
+                }
+                row["last_reason"] = (
+                    "the device reports a fault"
+                    + (f" (code {code})" if code else "")
+                    + (", lamp red" if row.get("lamp") == "red" else "")
+                )
+            else:
+                row["fault"] = None
+            if self.read_only:
+                row["state"] = f"last known: {row['state']}"
+        return rows
 
     def devices(self) -> list[dict[str, Any]]:
         """Each device's health: the device supervisors' report when connected, else the journal's."""
         from_journal = {name: asdict(device) for name, device in self._view.devices.items()}
         if self._device_health is None:
-            return [
-                {**device, "last_heartbeat_utc": None, "source": "journal"}
-                for device in from_journal.values()
-            ]
+            return self._with_faults(
+                [
+                    {**device, "last_heartbeat_utc": None, "source": "journal"}
+                    for device in from_journal.values()
+                ]
+            )
         rows = []
         linked: set[str] = set()
         for health in self._device_health():
@@ -282,6 +343,7 @@ class JournalPanelBackend:
                     **journal_row,
                     **link,
                     "last_reason": link.get("last_error") or journal_row.get("last_reason", ""),
+                    "reported_state": journal_row.get("state"),  # what the device itself last said
                     "source": "link",
                 }
             )
@@ -290,12 +352,12 @@ class JournalPanelBackend:
             for name, row in from_journal.items()
             if name not in linked
         )
-        return rows
+        return self._with_faults(rows)
 
     def alerts(self, *, include_cleared: bool = False) -> list[dict[str, Any]]:
         rows = []
         for alert in reversed(self._view.alerts.values()):
-            if alert.state == "cleared" and not include_cleared:
+            if alert.state in ("cleared", "resolved") and not include_cleared:
                 continue
             rows.append(
                 {
@@ -314,6 +376,8 @@ class JournalPanelBackend:
                     "cleared_by": alert.cleared_by,
                     "cleared_reason": alert.cleared_reason,
                     "cleared_utc": alert.cleared_utc,
+                    "resolved_utc": alert.resolved_utc,
+                    "resolved_note": alert.resolved_note,
                     "state": alert.state,
                 }
             )
@@ -368,10 +432,20 @@ class JournalPanelBackend:
                 break
         return out
 
-    def meters(self) -> dict[str, Any]:
-        """controller.journal.meters over the whole journal (cached per seq) plus the chart's history."""
-        meters = self._view.state.meters
-        return {**meters.to_json(), "history": list(meters.history)}
+    def meters(self, *, start_utc: str | None = None, end_utc: str | None = None) -> dict[str, Any]:
+        """The meters over the whole journal (the reducer's, kept as entries come) plus the chart's
+        history; with ``start_utc``/``end_utc``, the same meters over the rounds closed in that range
+        (controller.panel.shift_meters), with the theoretical win from the cached par sheets."""
+        if start_utc is None or end_utc is None:
+            meters = self._view.state.meters
+            return {**meters.to_json(), "history": list(meters.history), "range": None}
+        folded = fold_range(self._journal.entries(kinds=list(RANGE_KINDS)), start_utc, end_utc)
+        return {
+            **folded.meters.to_json(),
+            "history": list(folded.meters.history),
+            "range": {"start_utc": start_utc, "end_utc": end_utc},
+            "theoretical": theoretical(folded, self.par_sheet_dir),
+        }
 
     def health(self) -> dict[str, Any]:
         return {
@@ -384,10 +458,17 @@ class JournalPanelBackend:
 
     # --- acting ---------------------------------------------------------------------------------
     def record(self, kind: str, payload: Mapping[str, Any], *, source: str) -> None:
+        if self.read_only:
+            return  # a read-only panel writes nothing: not even logins (docs/panel.md "Read-only panel")
         self._journal.append(kind, payload, round_id=None, source=source)
         self.refresh()
 
     def _engine(self) -> TableActions:
+        if self.read_only:
+            raise ActionUnavailable(
+                "this panel is read-only (flushtable panel over a journal): act on the table from the "
+                "daemon's own panel (flushtable run --panel)"
+            )
         if self._actions is None:
             raise ActionUnavailable("no round engine is connected to this panel (read-only)")
         return self._actions
@@ -405,7 +486,10 @@ class JournalPanelBackend:
 
     async def perform(self, action: OperatorAction) -> None:
         """Run an engine action and journal the request with its user and outcome. A fault that does
-        not exist (404) or is cleared already (409) is answered before the engine is asked, unjournaled."""
+        not exist (404) or is cleared already (409) is answered before the engine is asked, unjournaled;
+        so is any action on a read-only panel (503), which writes nothing."""
+        if self.read_only:
+            self._engine()
         if isinstance(action, ClearFault):
             alert = self._alert(action.fault_id)
             if alert.state == "cleared":
@@ -427,10 +511,12 @@ class JournalPanelBackend:
         return alert
 
     def acknowledge_alert(self, fault_id: str, by: str) -> None:
+        if self.read_only:
+            self._engine()  # refused: a read-only panel journals nothing
         alert = self._alert(fault_id)
         if alert.state == "cleared":
             raise ActionRefused(f"fault_id: {fault_id!r} is already cleared")
-        if alert.state == "acknowledged":
+        if alert.state in ("acknowledged", "resolved"):
             return  # idempotent: a second tap on a tablet changes nothing
         self._journal.append(
             "fault_acknowledged",

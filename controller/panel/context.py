@@ -28,6 +28,7 @@ from controller.journal.noise import (
     NoiseSummary,
     utc_text,
 )
+from controller.money import format_money
 from controller.panel.actions import buttons
 from controller.panel.auth import LoginBudget, Role, Session, SessionStore, UserStore, role_allows
 from controller.panel.backend import PanelBackend
@@ -102,6 +103,7 @@ class Panel:
         )
         self.templates.filters["money"] = money_text
         self.templates.filters["clock"] = clock_text
+        self.templates.filters["age"] = age_text
         self.templates.globals["action_buttons"] = buttons
 
     # --- noise: failed logins and refused actions, journaled within a budget per source ----------
@@ -210,10 +212,10 @@ def needs(role: Role, action: str) -> Callable[[Request, Session], Awaitable[Ses
 
 
 def money_text(cents: object) -> str:
-    if not isinstance(cents, int):
+    """The one formatter (controller.money); a missing amount shows as a dash."""
+    if isinstance(cents, bool) or not isinstance(cents, int):
         return "—"
-    sign = "-" if cents < 0 else ""
-    return f"{sign}{abs(cents) // 100:,}.{abs(cents) % 100:02d}"
+    return format_money(cents)
 
 
 def clock_text(time_utc: object) -> str:
@@ -221,3 +223,17 @@ def clock_text(time_utc: object) -> str:
     if not isinstance(time_utc, str) or "T" not in time_utc:
         return "—"
     return time_utc.split("T", 1)[1][:8]
+
+
+def age_text(seconds: object) -> str:
+    """``3725.0`` -> ``1 h 2 min``: how long ago, as the floor says it."""
+    if not isinstance(seconds, int | float):
+        return "—"
+    whole = int(seconds)
+    if whole < 60:
+        return f"{whole} s"
+    if whole < 3600:
+        return f"{whole // 60} min"
+    if whole < 86400:
+        return f"{whole // 3600} h {whole % 3600 // 60} min"
+    return f"{whole // 86400} d {whole % 86400 // 3600} h"

@@ -63,6 +63,7 @@ async def start_panel(
     settings: PanelSettings | None = None,
     environ: Mapping[str, str] | None = None,
     announce: Callable[[str], None] | None = None,
+    read_only: bool = False,
 ) -> RunningPanel:
     """``panel_config``: the configuration's [panel] section (its users, users_file and trusted_proxies);
     ``users_file`` and ``config_users`` override what it says (``flushtable panel --users-file``)."""
@@ -77,7 +78,7 @@ async def start_panel(
             f"panel: first start: user {BOOTSTRAP_USER!r} has the one-time password {one_time} "
             f"(stored only as a hash in {store.path}; the first login must set a new one)"
         )
-    backend = JournalPanelBackend(journal, actions=actions, device_health=device_health)
+    backend = JournalPanelBackend(journal, actions=actions, device_health=device_health, read_only=read_only)
     if settings is None:
         settings = PanelSettings(trusted_proxies=tuple(getattr(panel_config, "trusted_proxies", ()) or ()))
     app = create_panel_app(backend, users=store, settings=settings)

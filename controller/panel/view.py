@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from controller.journal.privacy import viewer_event
+from controller.journal.render import banking_text, game_title, wager_word
+from controller.journal.sentence import entry_sentence
 from controller.journal.state import (
     COMMUNITY_POSITION,
     DEALER_POSITION,
@@ -23,6 +25,25 @@ from controller.journal.state import (
 )
 from controller.journal.store import JournalEntry
 from controller.names import FAULT_KINDS as ALERT_KINDS  # noqa: F401  (the panel lists them)
+from controller.rules.describe import describe_hand_json
+from controller.rules.games import GAMES
+
+# What clears each latched fault, as the held banner says it (docs/panel.md "Holds explained").
+# Every one ends with a supervisor's Clear on the Alerts page; the words say what to put right first.
+CLEARS: dict[str, str] = {
+    "supervisor_hold": "a supervisor clears the hold (Alerts, Clear) or voids the round",
+    "past_posting": "put the locked wager back as it was, then a supervisor clears it",
+    "red_light": "fix the shuffler (its lamp green again), then a supervisor clears it",
+    "shuffler_fault": "fix the shuffler, then a supervisor clears it",
+    "deck_verification": "reload the shoe with a verified deck, then a supervisor clears it",
+    "device_lost": "reconnect the device (its row ready again), then a supervisor clears it",
+    "dead_hand": "the dead round's wagers are returned; a supervisor clears it to play on",
+    "security_event": "inspect the device and its seal, then a supervisor clears it",
+    "integrity": "check the journal (flushtable integrity), then a supervisor clears it",
+    "journal_error": "check the journal's disk, then a supervisor clears it",
+    "over_limit_raise": "correct the decision chips, then a supervisor clears it",
+}
+CLEARS_DEFAULT = "a supervisor clears it on the Alerts page"
 
 RoundView = RoundState
 DeviceView = DeviceState
@@ -67,6 +88,7 @@ class TableView:
         (``payload`` is then both parts merged, as the writer gave them)."""
         shown = viewer_event(entry, self.state)
         del shown["private"]  # the panel's events carry the merged payload and ``hidden``
+        shown["sentence"] = entry_sentence(shown)  # for people (docs/panel.md "Event log")
         return shown
 
     # --- the table at a glance ------------------------------------------------------------------
@@ -82,13 +104,17 @@ class TableView:
                 if isinstance(seat_result, Mapping) and isinstance(seat_result.get("seat"), int):
                     results[seat_result["seat"]] = seat_result
         if round_ is not None:
+            in_action = round_.wagers()
             for seat in sorted(set(round_.seats) | set(round_.sensed_wagers)):
                 cards = self._visible_cards(round_, seat)
                 result = results.get(seat)
+                wagers, stage = self._wagers_in_action(round_, seat, in_action, result)
                 seats.append(
                     {
                         "seat": seat,
-                        "wagers": dict(round_.sensed_wagers.get(seat, {})),
+                        "wagers": {w["name"]: w["cents"] for w in wagers},
+                        "wager_rows": wagers,
+                        "wager_stage": stage,
                         "cards": cards,
                         "dealt": len(round_.cards.get(seat, {})),
                         "decisions": [
@@ -112,9 +138,12 @@ class TableView:
                 )
             community = self._visible_cards(round_, COMMUNITY_POSITION)
             dealer_cards = self._visible_cards(round_, DEALER_POSITION)
+        game = round_.game if round_ is not None and round_.game else state.game
         return {
             "table_id": state.table_id,
-            "game": (round_.game if round_ is not None and round_.game else state.game),
+            "game": game,
+            "game_title": game_title(game) if game else "—",
+            "holds": self.holds(),
             "banking_mode": (
                 str(round_.banking.get("mode", state.banking_mode))
                 if round_ is not None
@@ -146,15 +175,194 @@ class TableView:
                 if round_.settlement is None
                 else round_.settlement.get("banker_net"),
             },
-            "active_alerts": sum(1 for a in state.alerts.values() if a.state != "cleared"),
+            "active_alerts": sum(1 for a in state.alerts.values() if a.state in ("active", "acknowledged")),
         }
+
+    def holds(self) -> list[dict[str, Any]]:
+        """Each latched fault not yet cleared, with what clears it: why the table is held."""
+        return [
+            {
+                "fault_id": alert.fault_id,
+                "kind": alert.kind,
+                "detail": alert.detail,
+                "device": alert.device,
+                "raised_utc": alert.raised_utc,
+                "clears": CLEARS.get(alert.kind, CLEARS_DEFAULT),
+            }
+            for alert in self.state.alerts.values()
+            if alert.severity == "latching" and alert.state != "cleared"
+        ]
+
+    @staticmethod
+    def _wagers_in_action(
+        round_: RoundState,
+        seat: int,
+        in_action: Mapping[int, Mapping[str, int]],
+        result: Mapping[str, Any] | None,
+    ) -> tuple[list[dict[str, Any]], str]:
+        """A seat's wagers as the round holds them, not as the sensors read them: before the lock the
+        sensors' reading is all there is ("betting"); from the lock the locked wagers and each accepted
+        decision ("locked"); once settled the settlement's stakes ("settled"). While the round holds
+        the chips (locked, not yet settled), a sensor reading that differs is flagged beside it."""
+        sensed = round_.sensed_wagers.get(seat, {})
+        rows: list[dict[str, Any]] = []
+        settled = result.get("wagers") if result is not None else None
+        if isinstance(settled, Mapping) and settled:
+            for name, wager in settled.items():
+                if isinstance(wager, Mapping):
+                    stake = wager.get("stake")
+                    rows.append(
+                        {
+                            "name": name,
+                            "cents": stake if isinstance(stake, int) else 0,
+                            "sensed_cents": sensed.get(name),
+                            "disagrees": False,  # chips are paid and collected now: no comparison
+                            "result": wager.get("result"),
+                            "net_cents": wager.get("net"),
+                        }
+                    )
+            # Chips the settlement does not name (a dead seat's raise): shown as they stood, no result.
+            held = in_action.get(seat, {})
+            for name in [*held, *sensed]:
+                if name not in settled and name not in {r["name"] for r in rows}:
+                    cents = held.get(name, sensed.get(name, 0))
+                    if cents:
+                        rows.append(
+                            {
+                                "name": name,
+                                "cents": cents,
+                                "sensed_cents": sensed.get(name),
+                                "disagrees": False,
+                                "result": None,
+                                "net_cents": None,
+                            }
+                        )
+            return rows, "settled"
+        if round_.locked_wagers is None:
+            return [
+                {
+                    "name": n,
+                    "cents": c,
+                    "sensed_cents": c,
+                    "disagrees": False,
+                    "result": None,
+                    "net_cents": None,
+                }
+                for n, c in sensed.items()
+            ], "betting"
+        held = in_action.get(seat, {})
+        comparing = round_.open and round_.settlement is None and not round_.folded(seat)
+        for name in [*held, *(n for n in sensed if n not in held)]:
+            cents = held.get(name, 0)
+            reading = sensed.get(name, 0)
+            rows.append(
+                {
+                    "name": name,
+                    "cents": cents,
+                    "sensed_cents": reading,
+                    "disagrees": comparing and reading != cents,
+                    "result": None,
+                    "net_cents": None,
+                }
+            )
+        return [r for r in rows if r["cents"] or r["disagrees"]], "locked"
 
     def _visible_cards(self, round_: RoundState, position: int) -> list[str | None]:
         dealt = round_.cards.get(position, {})
         return [dealt[i] if round_.card_visible(position, i) else None for i in sorted(dealt)]
 
 
+def with_sentence(event: dict[str, Any]) -> dict[str, Any]:
+    """An entry as the gate let it out, plus its sentence (controller/journal/sentence.py)."""
+    private = event.get("private")
+    shown = {**event, "payload": {**(event.get("payload") or {}), **private}} if private else event
+    event["sentence"] = entry_sentence(shown)
+    return event
+
+
 def public_recall(record: Mapping[str, Any]) -> dict[str, Any]:
     """A recall record as the panel shows it. Recall (controller/journal/recall.py) already folds the
-    round through the reducer and passes every entry through the gate: nothing more to remove."""
-    return dict(record)
+    round through the reducer and passes every entry through the gate: nothing more to remove. Added
+    here, for people: each event's sentence, and ``view`` (:func:`recall_view`)."""
+    shown = dict(record)
+    shown["events"] = [with_sentence(dict(event)) for event in record.get("events") or []]
+    shown["view"] = recall_view(shown)
+    return shown
+
+
+_PEOPLE_KINDS = frozenset(
+    {"operator_action", "fault_acknowledged", "fault_cleared", "round_voided", "dealer_key"}
+)
+
+
+def _in_spot_order(game: str, wagers: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """Wagers in the layout's order (ante first), as people read them; the journal sorts keys."""
+    spec = GAMES.get(game)
+    order = {name: index for index, name in enumerate(spec.wagers)} if spec else {}
+    return sorted(wagers.items(), key=lambda item: (order.get(item[0], len(order)), item[0]))
+
+
+def recall_view(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A closed round as a dispute file reads it: the dealer's and every seat's cards (only what the
+    record holds: a dead or voided round's cards are withheld by the gate already), each hand in words,
+    the dealer's qualification, every wager's stake, result and net, and the faults and the people's
+    actions with their times."""
+    round_json: Mapping[str, Any] = record.get("round") or {}
+    settlement: Mapping[str, Any] = record.get("settlement") or {}
+    events = record.get("events") or []
+    cards_by_seat = {
+        seat.get("seat"): list(seat.get("cards") or [])
+        for seat in round_json.get("seats") or []
+        if isinstance(seat, Mapping)
+    }
+    dealer = settlement.get("dealer") if isinstance(settlement.get("dealer"), Mapping) else None
+    banking = round_json.get("banking") or {"mode": "house"}
+    seats = []
+    for seat in settlement.get("seats") or []:
+        if not isinstance(seat, Mapping):
+            continue
+        status = str(seat.get("status", ""))
+        wagers = []
+        for name, wager in _in_spot_order(str(round_json.get("game") or ""), seat.get("wagers") or {}):
+            if isinstance(wager, Mapping):
+                result = str(wager.get("result", ""))
+                wagers.append(
+                    {
+                        "name": wager_word(name),
+                        "stake_cents": wager.get("stake"),
+                        "result": result,
+                        "result_words": "returned in full" if result == "returned" else result,
+                        "odds": wager.get("odds"),
+                        "net_cents": None if result == "returned" else wager.get("net"),
+                    }
+                )
+        seats.append(
+            {
+                "seat": seat.get("seat"),
+                "status": status,
+                "reason": seat.get("reason"),
+                "cards": [] if status == "dead" else cards_by_seat.get(seat.get("seat"), []),
+                "hand": "" if status == "dead" else describe_hand_json(seat.get("hand")),
+                "wagers": wagers,
+                "rake_cents": seat.get("rake", 0),
+                "net_cents": seat.get("net"),
+            }
+        )
+    times = [str(event.get("time_utc", "")) for event in events if event.get("time_utc")]
+    return {
+        "game_title": game_title(round_json.get("game") or settlement.get("game")),
+        "banking": banking_text(round_json) if round_json else str(settlement.get("banking", "")),
+        "started_utc": times[0] if times else "",
+        "closed_utc": times[-1] if times else "",
+        "dead": bool(settlement.get("dead")),
+        "dealer_label": "Dealer" if banking.get("mode", "house") == "house" else "Designated player",
+        "dealer_cards": list(round_json.get("dealer") or []),
+        "dealer_hand": describe_hand_json(dealer.get("hand")) if dealer else "",
+        "dealer_qualifies": None if dealer is None else bool(dealer.get("qualifies")),
+        "community": list(round_json.get("community") or []),
+        "seats": seats,
+        "banker_net_cents": settlement.get("banker_net"),
+        "rake_cents": settlement.get("rake", 0),
+        "faults": [e for e in events if e.get("kind") == "fault_raised"],
+        "actions": [e for e in events if e.get("kind") in _PEOPLE_KINDS],
+    }

@@ -348,17 +348,17 @@ def test_over_limit_raise_is_refused_until_corrected(tmp_path: Path) -> None:
     # The public reason names the seat and the amount; the limit speaks of the hand: private.
     assert refused["reason"] == {
         "code": "over_limit",
-        "message": "seat 1: raise of 3000 refused (over the limit)",
+        "message": "seat 1: raise of 30.00 refused (over the limit)",
         "seat": 1,
     }
     [refused_entry] = [entry for entry in journal if entry.kind == "decision_refused"]
-    assert refused_entry.private == {"limit_detail": "over the limit: exactly 1000 with a 4-card flush"}
+    assert refused_entry.private == {"limit_detail": "over the limit: exactly 10.00 with a 4-card flush"}
     assert "flush" not in str(refused_entry.public)
     [fault] = engine_faults(journal)
     assert (fault["kind"], fault["severity"]) == ("over_limit_raise", "alert")
     assert fault["reason"] == {
         "code": "over_limit",
-        "message": "seat 1: raise of 3000 refused (over the limit)",
+        "message": "seat 1: raise of 30.00 refused (over the limit)",
     }
     assert "flush" not in str(fault)  # the alert names seat and amount, never the hand
     check_reasons_are_public(journal)

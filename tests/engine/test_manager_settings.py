@@ -47,7 +47,7 @@ def test_set_limits_between_rounds_is_journaled_and_governs_the_next_lock() -> N
     assert entry.entry == entries.OperatorAction(
         action="set_limits",
         by="maria",
-        detail="ante limits 2000..50000 (were 100..100000)",
+        detail="ante limits 20.00 to 500.00 (were 1.00 to 1,000.00)",
         before={"min_ante_cents": 100, "max_ante_cents": 100_000},
         after={"min_ante_cents": 2000, "max_ante_cents": 50_000},
         config_digest="d1",
@@ -57,7 +57,7 @@ def test_set_limits_between_rounds_is_journaled_and_governs_the_next_lock() -> N
     table.bet(1, "ante", 500)
     refused = table.refusals(table.lock())
     assert refused
-    assert "ante 500 outside the table's limits 2000..50000" in refused[0].reason
+    assert "ante 5.00 outside the table's limits 20.00 to 500.00" in refused[0].reason
     table.bet(1, "ante", 2000)
     table.lock()
     assert table.engine.state == "decisions"
@@ -66,7 +66,7 @@ def test_set_limits_between_rounds_is_journaled_and_governs_the_next_lock() -> N
 @pytest.mark.parametrize(
     ("low", "high", "reason"),
     [
-        (5000, 1000, "min_ante_cents: 5000 is above max_ante_cents 1000"),
+        (5000, 1000, "min_ante_cents: 50.00 is above max_ante_cents 10.00"),
         (0, 1000, "min_ante_cents: must be a whole number of cents"),
         (True, 1000, "min_ante_cents: must be a whole number of cents"),
         (100, 10**15, "max_ante_cents: must be a whole number of cents"),

@@ -324,24 +324,24 @@ def test_over_limit_raise_is_refused_and_must_be_corrected_before_the_reveal() -
         "amount_cents": 2000,
         "reason": {
             "code": "over_limit",
-            "message": "seat 3: raise of 2000 refused (over the limit)",
+            "message": "seat 3: raise of 20.00 refused (over the limit)",
             "seat": 3,
         },
-        "limit_detail": "over the limit: exactly 1000 with a 2-card flush",
+        "limit_detail": "over the limit: exactly 10.00 with a 2-card flush",
     }
     (record,) = table.journal("decision_refused")
     assert record.entry.private_part() == entries.DecisionRefusedPrivate(
-        limit_detail="over the limit: exactly 1000 with a 2-card flush"
+        limit_detail="over the limit: exactly 10.00 with a 2-card flush"
     )
     assert "flush" not in entries.public_dict(record.entry)["reason"]["message"]
     fault = table.payload("fault_raised")
     assert (fault["kind"], fault["severity"]) == ("over_limit_raise", "alert")
     assert fault["reason"] == {
         "code": "over_limit",
-        "message": "seat 3: raise of 2000 refused (over the limit)",
+        "message": "seat 3: raise of 20.00 refused (over the limit)",
     }
     assert table.journal("fault_raised")[0].entry.private_part() is None
-    assert [a.message for a in table.alerts()] == ["seat 3: raise of 2000 refused (over the limit)"]
+    assert [a.message for a in table.alerts()] == ["seat 3: raise of 20.00 refused (over the limit)"]
     table.bet(1, "raise", 500)
     out = table.key("confirm")
     assert "seat(s) 3: a refused decision wager must be corrected" in table.refusals(out)[0].reason
@@ -478,7 +478,7 @@ def test_dp_seat_with_chips_cannot_lock() -> None:
     [
         ([], "no seat has an ante"),
         ([(1, "flush", 100)], "seat 1: wagers without an ante"),
-        ([(1, "ante", 50)], "seat 1: ante 50 outside the table's limits 100..100000"),
+        ([(1, "ante", 50)], "seat 1: ante 0.50 outside the table's limits 1.00 to 1,000.00"),
         ([(1, "ante", 500), (1, "raise", 500)], "seat 1: chips on the raise spot before the cards are seen"),
         ([(7, "ante", 500)], "seat 7: chips on a seat the table does not have"),
     ],
@@ -500,7 +500,7 @@ def test_chase_xtra_bonus_must_equal_the_ante() -> None:
     table.start()
     table.bet(1, "ante", 500)
     table.bet(1, "xtra_bonus", 300)
-    assert table.refusals(table.lock())[0].reason == "seat 1: the X-tra Bonus must equal the ante (500)"
+    assert table.refusals(table.lock())[0].reason == "seat 1: the X-tra Bonus must equal the ante (5.00)"
 
 
 def test_the_deal_waits_for_a_verified_deck_and_a_bad_deck_holds() -> None:
@@ -638,15 +638,15 @@ def test_under_the_minimum_is_refused_without_a_fault() -> None:
     refused = table.payload("decision_refused")
     assert refused["reason"] == {
         "code": "under_limit",
-        "message": "seat 1: play of 200 refused (under the limit)",
+        "message": "seat 1: play of 2.00 refused (under the limit)",
         "seat": 1,
     }
     # The limit speaks of the hand (a 5-card flush): in the private part only.
     (record,) = table.journal("decision_refused")
     assert record.entry.private_part() == entries.DecisionRefusedPrivate(
-        limit_detail="under the limit: 500 to 1000 with a 5-card flush"
+        limit_detail="under the limit: 5.00 to 10.00 with a 5-card flush"
     )
-    assert [a.message for a in table.alerts()] == ["seat 1: play of 200 refused (under the limit)"]
+    assert [a.message for a in table.alerts()] == ["seat 1: play of 2.00 refused (under the limit)"]
     assert table.journal("fault_raised") == []
     assert [a.kind for a in table.alerts()] == ["decision_refused"]
     table.bet(1, "play", 1000)

@@ -14,9 +14,12 @@ from controller.panel.actions import PANEL_ACTIONS, buttons
 from tests.panel.conftest import PanelRig, api_routes, login
 from tests.panel.table_script import ScriptedRound
 
-BETWEEN_ROUNDS: dict[str, Any] = {"table_open": True, "round": None}
-IN_PLAY: dict[str, Any] = {"table_open": True, "round": {"status": "in_progress"}}
-CLOSED: dict[str, Any] = {"table_open": False, "round": None}
+DP = "designated-player"
+BETWEEN_ROUNDS: dict[str, Any] = {"table_open": True, "round": None, "banking_mode": DP}
+IN_PLAY: dict[str, Any] = {"table_open": True, "round": {"status": "in_progress"}, "banking_mode": DP}
+CLOSED: dict[str, Any] = {"table_open": False, "round": None, "banking_mode": DP}
+HOUSE_BETWEEN_ROUNDS: dict[str, Any] = {"table_open": True, "round": None, "banking_mode": "house"}
+ON_HOLD: dict[str, Any] = {**IN_PLAY, "holds": [{"kind": "supervisor_hold", "fault_id": "FT1-000001"}]}
 
 
 def _names(role: str, table: dict[str, Any]) -> list[str]:
@@ -35,11 +38,26 @@ def test_every_declared_action_is_one_route_with_its_own_body(rig: PanelRig) -> 
 
 def test_buttons_are_offered_by_role_and_by_the_tables_state() -> None:
     assert _names("viewer", BETWEEN_ROUNDS) == []
-    assert _names("supervisor", BETWEEN_ROUNDS) == ["move_button"]
-    assert _names("supervisor", IN_PLAY) == ["void_round"]
-    assert _names("manager", BETWEEN_ROUNDS) == ["move_button", "close_table", "set_limits", "set_paytable"]
-    assert _names("manager", IN_PLAY) == ["void_round"]
-    assert _names("manager", CLOSED) == ["move_button", "open_table", "set_limits", "set_paytable"]
+    assert _names("supervisor", BETWEEN_ROUNDS) == ["hold_table", "move_button"]
+    assert _names("supervisor", IN_PLAY) == ["hold_table", "void_round"]
+    assert _names("supervisor", ON_HOLD) == ["void_round"]  # one supervisor's hold at a time
+    # A house-banked table has no designated player's button to move: it is not offered.
+    assert _names("supervisor", HOUSE_BETWEEN_ROUNDS) == ["hold_table"]
+    assert _names("manager", BETWEEN_ROUNDS) == [
+        "hold_table",
+        "move_button",
+        "close_table",
+        "set_limits",
+        "set_paytable",
+    ]
+    assert _names("manager", IN_PLAY) == ["hold_table", "void_round"]
+    assert _names("manager", CLOSED) == [
+        "hold_table",
+        "move_button",
+        "open_table",
+        "set_limits",
+        "set_paytable",
+    ]
     alert = {"state": "active"}
     (clear,) = buttons("supervisor", "alert", alert, fault_id="FT1-000001")
     assert clear["url"] == "/api/actions/clear_fault"
@@ -63,7 +81,7 @@ def test_a_declared_action_reaches_the_engine_as_its_dataclass(rig: PanelRig, cl
     ]
 
 
-@pytest.mark.parametrize(("user", "expected"), [("vera", []), ("sam", ["Void round…"])])
+@pytest.mark.parametrize(("user", "expected"), [("vera", []), ("sam", ["Hold table…", "Void round…"])])
 def test_the_table_page_draws_the_offered_buttons(
     rig: PanelRig, client: TestClient, user: str, expected: list[str]
 ) -> None:
@@ -73,5 +91,6 @@ def test_the_table_page_draws_the_offered_buttons(
     rig.backend.refresh()
     login(client, user)
     page = client.get("/partials/table").text
-    drawn = [label for label in ("Void round…", "Move button…", "Close table…") if label in page]
+    labels = ("Hold table…", "Void round…", "Move button…", "Close table…")
+    drawn = [label for label in labels if label in page]
     assert drawn == expected

@@ -233,7 +233,7 @@ def test_recall_of_a_round_opens_with_its_cards_and_results(page: Page, live: Pa
     for card in HOLE_CARDS[3]:
         expect(page.locator(f".recall-one [data-card='{card}']")).to_have_count(1)
     expect(page.locator(".recall-one table.log tr.k-round_settled")).to_have_count(1)
-    expect(page.locator(".recall-summary")).to_contain_text("qualifies")
+    expect(page.locator(".recall-one .dealer-row")).to_contain_text("ualifies")
 
 
 def test_event_log_filters_and_meters_chart(page: Page, live: PanelRig) -> None:

@@ -108,3 +108,44 @@ def test_missing_journal_is_one_line_and_exit_2(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1
     assert "none.sqlite" in result.stderr
+
+
+def test_the_read_only_panel_journals_nothing_and_refuses_an_acknowledgement(tmp_path: Path) -> None:
+    """`flushtable panel` opens the journal read-only: a supervisor's login and acknowledgement there
+    leave the journal as it was (issue 17: it wrote login and fault_acknowledged before)."""
+    journal_path = tmp_path / "journal.sqlite"
+    with Journal.open(journal_path, "T9") as journal:
+        journal.append(
+            "fault_raised",
+            {
+                "fault_id": "FT9-000001",
+                "kind": "red_light",
+                "severity": "latching",
+                "device": "shuffler",
+                "reason": {"code": "red_light", "message": "red light"},
+            },
+            round_id=None,
+            source="engine",
+        )
+        before = [(e.seq, e.kind) for e in journal.entries()]
+    users = tmp_path / "users.json"
+    process, url = _start(journal_path, users, _env(FLUSHTABLE_SUPERVISOR_PASSWORD="env-pass-2026"))
+    try:
+        with httpx.Client(base_url=url, timeout=5) as client:
+            client.get("/login")
+            form = {
+                "user": "supervisor",
+                "password": "env-pass-2026",
+                "csrf_token": client.cookies.get("ft_login_csrf") or "",
+            }
+            assert client.post("/login", data=form).status_code in (200, 303)
+            csrf = client.get("/api/session").json()["csrf_token"]
+            answer = client.post("/api/alerts/FT9-000001/acknowledge", headers={"X-CSRF-Token": csrf})
+            assert answer.status_code == 503
+            assert "read-only" in answer.json()["detail"]
+            assert client.get("/api/table").json()["read_only"] is True
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=15)
+    with Journal.open_existing(journal_path) as journal:
+        assert [(e.seq, e.kind) for e in journal.entries()] == before

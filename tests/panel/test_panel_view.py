@@ -214,7 +214,7 @@ def test_a_refused_raise_does_not_tell_the_hand_before_the_reveal(journal: Journ
             shown = view.public_entry(refused)
             assert shown["hidden"], entry.kind
     assert "flush" not in json.dumps(shown)
-    assert shown["payload"]["reason"]["message"] == "seat 2: raise of 3000 refused (over the limit)"
+    assert shown["payload"]["reason"]["message"] == "seat 2: raise of 30.00 refused (over the limit)"
     assert refused.private is not None
     assert "3-card flush" in refused.private["limit_detail"]
 

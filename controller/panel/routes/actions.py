@@ -4,11 +4,13 @@ made by one function, and acknowledging an alert (the panel's own record, not an
 # No `from __future__ import annotations`: FastAPI reads the routes' annotations at run time.
 from typing import Annotated
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, HTTPException
 from fastapi import Path as PathParam
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field
 
-from controller.panel.actions import PANEL_ACTIONS, PanelAction
+from controller.engine.actions import ClearFault
+from controller.errors import UserError
+from controller.panel.actions import PANEL_ACTIONS, PanelAction, Reason
 from controller.panel.auth import Session
 from controller.panel.context import PanelDep, needs
 
@@ -30,6 +32,70 @@ async def api_acknowledge(
 ) -> Done:
     panel.backend.acknowledge_alert(fault_id, session.user)
     return Done()
+
+
+class BulkAlerts(BaseModel):
+    """Several alerts at once, one reason for all: each acknowledged (if still active) and, with
+    ``clear``, each latched one cleared through the ClearFault declaration, as one by one would."""
+
+    model_config = ConfigDict(extra="forbid")
+    fault_ids: list[Annotated[str, Field(min_length=1, max_length=80)]] = Field(min_length=1, max_length=100)
+    reason: Reason
+    clear: bool = False
+
+
+class BulkDone(BaseModel):
+    acknowledged: list[str]
+    cleared: list[str]
+    refused: dict[str, str]
+
+
+_CLEAR = next(declared for declared in PANEL_ACTIONS if declared.action is ClearFault)
+
+
+@router.post("/api/alerts/bulk", tags=["alerts"])
+async def api_bulk_alerts(
+    body: BulkAlerts,
+    panel: PanelDep,
+    session: Annotated[Session, Depends(needs("supervisor", "bulk_alerts"))],
+) -> BulkDone:
+    """Acknowledge (and with ``clear``, clear) the chosen alerts with one reason. Each fault is done
+    or refused on its own (the answer says which); the reason is journaled with the request."""
+    backend = panel.backend
+    if getattr(backend, "read_only", False):
+        raise HTTPException(503, "this panel is read-only: it acknowledges and clears nothing")
+    by_id = {a["fault_id"]: a for a in backend.alerts(include_cleared=True)}
+    done = BulkDone(acknowledged=[], cleared=[], refused={})
+    for fault_id in dict.fromkeys(body.fault_ids):
+        alert = by_id.get(fault_id)
+        if alert is None:
+            done.refused[fault_id] = "no such fault"
+            continue
+        if alert["state"] in ("cleared", "resolved"):
+            done.refused[fault_id] = f"already {alert['state']}"
+            continue
+        try:
+            if alert["state"] == "active":
+                backend.acknowledge_alert(fault_id, session.user)
+                done.acknowledged.append(fault_id)
+            if body.clear and alert["severity"] == "latching":
+                clear = _CLEAR.body(fault_id=fault_id, reason=body.reason)
+                await backend.perform(_CLEAR.build(clear, session.user))
+                done.cleared.append(fault_id)
+        except UserError as error:
+            done.refused[fault_id] = str(error)
+    backend.record(
+        "operator_action",
+        {
+            "action": "bulk_alerts",
+            "by": session.user,
+            "detail": {"fault_ids": list(body.fault_ids), "reason": body.reason, "clear": body.clear},
+            "outcome": f"acknowledged {len(done.acknowledged)}, cleared {len(done.cleared)}, "
+            f"refused {len(done.refused)}",
+        },
+        source=f"operator:{session.user}",
+    )
+    return done
 
 
 def _serve(declared: PanelAction) -> None:

@@ -7,9 +7,12 @@ from typing import Any
 from fastapi import APIRouter, HTTPException
 from fastapi.responses import HTMLResponse
 
+from controller.errors import UserError
+from controller.names import GAME_TITLES
 from controller.panel.auth import Session, role_allows
 from controller.panel.context import PageSession, Panel, PanelDep
 from controller.panel.diagram import state_diagram
+from controller.panel.shift_meters import SHIFTS, day_range, shift_range
 
 router = APIRouter(include_in_schema=False)
 NO_STORE = {"Cache-Control": "no-store"}
@@ -60,7 +63,8 @@ async def table_partial(panel: PanelDep, session: PageSession) -> HTMLResponse:
 @router.get("/alerts", response_class=HTMLResponse)
 async def alerts_page(panel: PanelDep, session: PageSession, show: str = "open") -> HTMLResponse:
     alerts = panel.backend.alerts(include_cleared=show == "all")
-    return _page(panel, "alerts.html", session, "alerts", alerts=alerts, show=show)
+    read_only = panel.backend.snapshot().get("read_only", False)
+    return _page(panel, "alerts.html", session, "alerts", alerts=alerts, show=show, table_read_only=read_only)
 
 
 @router.get("/partials/alerts", response_class=HTMLResponse)
@@ -70,13 +74,48 @@ async def alerts_partial(panel: PanelDep, session: PageSession, show: str = "ope
         alerts=panel.backend.alerts(include_cleared=show == "all"),
         can_supervise=role_allows(session.role, "supervisor"),
         session=session,
+        table_read_only=panel.backend.snapshot().get("read_only", False),
     )
     return HTMLResponse(html, headers=NO_STORE)
 
 
+RECALL_STATUSES = ("settled", "dead", "void")
+
+
 @router.get("/recall", response_class=HTMLResponse)
-async def recall_page(panel: PanelDep, session: PageSession) -> HTMLResponse:
-    return _page(panel, "recall.html", session, "recall", records=panel.backend.recall(last=10), record=None)
+async def recall_page(
+    *,
+    panel: PanelDep,
+    session: PageSession,
+    status: str = "",
+    game: str = "",
+    last: int = 20,
+    faults: str = "",
+) -> HTMLResponse:
+    """The last rounds, newest first, with their times and game titles; filtered by status, game and
+    whether a fault was raised in them (the filters apply to the last ``last`` rounds, at most 50)."""
+    records = panel.backend.recall(last=max(1, min(last, 50)))
+    status = status if status in RECALL_STATUSES else ""
+    shown = [
+        r
+        for r in records
+        if (not status or r["status"] == status)
+        and (not game or (r.get("settlement") or {}).get("game") == game)
+        and (faults != "yes" or r.get("faults"))
+    ]
+    games = sorted({str((r.get("settlement") or {}).get("game")) for r in records if r.get("settlement")})
+    filters = {"status": status, "game": game, "last": max(1, min(last, 50)), "faults": faults == "yes"}
+    return _page(
+        panel,
+        "recall.html",
+        session,
+        "recall",
+        records=shown,
+        record=None,
+        filters=filters,
+        games=[(g, GAME_TITLES.get(g, g)) for g in games],
+        statuses=RECALL_STATUSES,
+    )
 
 
 @router.get("/recall/{round_id}", response_class=HTMLResponse)
@@ -84,7 +123,17 @@ async def recall_round_page(panel: PanelDep, session: PageSession, round_id: str
     records = panel.backend.recall(round_id=round_id[:80])
     if not records:
         raise HTTPException(404, f"no round {round_id[:80]!r} in the journal")
-    return _page(panel, "recall.html", session, "recall", records=[], record=records[0])
+    return _page(
+        panel,
+        "recall.html",
+        session,
+        "recall",
+        records=[],
+        record=records[0],
+        filters={},
+        games=[],
+        statuses=(),
+    )
 
 
 @router.get("/log", response_class=HTMLResponse)
@@ -114,9 +163,35 @@ async def log_page(
     )
 
 
+def _meters_range(date: str, shift: str, first: str, last: str) -> tuple[str | None, str | None, str]:
+    """The page's choice as a UTC range: a shift of a date, whole days from/to, or the whole journal."""
+    if shift and date:
+        start, end = shift_range(date[:10], shift[:10])
+        return start, end, f"{shift} shift of {date[:10]} ({start[11:16]}–{end[11:16]} UTC)"
+    if first or last:
+        start, end = day_range(first[:10] or last[:10], last[:10] or first[:10])
+        return start, end, f"{first[:10] or last[:10]} to {last[:10] or first[:10]}"
+    return None, None, "the whole journal"
+
+
 @router.get("/meters", response_class=HTMLResponse)
-async def meters_page(panel: PanelDep, session: PageSession) -> HTMLResponse:
-    return _page(panel, "meters.html", session, "meters", meters=panel.backend.meters())
+async def meters_page(
+    *, panel: PanelDep, session: PageSession, date: str = "", shift: str = "", first: str = "", last: str = ""
+) -> HTMLResponse:
+    try:
+        start, end, label = _meters_range(date, shift, first, last)
+    except UserError as error:
+        raise HTTPException(422, str(error)) from None
+    return _page(
+        panel,
+        "meters.html",
+        session,
+        "meters",
+        meters=panel.backend.meters(start_utc=start, end_utc=end),
+        range_label=label,
+        choice={"date": date[:10], "shift": shift[:10], "first": first[:10], "last": last[:10]},
+        shifts=SHIFTS,
+    )
 
 
 @router.get("/partials/meters", response_class=HTMLResponse)

@@ -36,6 +36,15 @@
     if (refreshTimer === null) refreshTimer = setTimeout(refreshPartials, 60);
   }
 
+  // A refusal in words: the server's detail (a sentence), or each field's complaint for a 422.
+  function refusal(answer, status) {
+    if (typeof answer.detail === "string") return "Refused: " + answer.detail;
+    if (Array.isArray(answer.detail)) {
+      return "Refused: " + answer.detail.map((d) => ((d.loc || []).slice(-1)[0] || "input") + ": " + d.msg).join("; ");
+    }
+    return "Refused (" + status + ")";
+  }
+
   function text(value) { return value === null || value === undefined ? "" : String(value); }
   function clock(time) { return time && time.includes("T") ? time.split("T")[1].slice(0, 8) : "—"; }
 
@@ -48,13 +57,26 @@
     if (table.dataset.source && entry.source !== table.dataset.source) return;
     const row = document.createElement("tr");
     row.className = "fresh k-" + entry.kind;
-    for (const cell of [entry.seq, clock(entry.time_utc), text(entry.round_id), entry.source, entry.kind, JSON.stringify(entry.payload)]) {
+    for (const cell of [entry.seq, clock(entry.time_utc), text(entry.round_id), entry.source]) {
       const td = document.createElement("td");
       td.textContent = text(cell);
       row.appendChild(td);
     }
     row.firstChild.className = "num";
-    row.lastChild.className = "payload";
+    // The sentence (the server's one renderer), with the raw JSON one click away.
+    const what = document.createElement("td");
+    const sentence = document.createElement("span");
+    sentence.className = "sentence";
+    sentence.textContent = text(entry.sentence || entry.kind);
+    const raw = document.createElement("details");
+    raw.className = "raw";
+    const summary = document.createElement("summary");
+    summary.textContent = entry.kind + " (raw)";
+    const pre = document.createElement("pre");
+    pre.textContent = JSON.stringify(entry.payload);
+    raw.append(summary, pre);
+    what.append(sentence, raw);
+    row.appendChild(what);
     const body = table.tBodies[0];
     body.insertBefore(row, body.firstChild);
     while (body.rows.length > 500) body.deleteRow(body.rows.length - 1);
@@ -64,8 +86,9 @@
     if (!window.EventSource || !document.querySelector("header.topbar")) return;
     const since = document.body.dataset.lastSeq || "";
     const source = new EventSource("/api/events" + (since ? "?since=" + encodeURIComponent(since) : ""));
-    source.addEventListener("open", () => { if (live) { live.textContent = "● live"; live.classList.remove("down"); } });
-    source.addEventListener("error", () => { if (live) { live.textContent = "● reconnecting"; live.classList.add("down"); } });
+    const readOnly = live && live.classList.contains("ro");
+    source.addEventListener("open", () => { if (live && !readOnly) { live.textContent = "● live"; live.classList.remove("down"); } });
+    source.addEventListener("error", () => { if (live && !readOnly) { live.textContent = "● reconnecting"; live.classList.add("down"); } });
     source.addEventListener("journal", (event) => {
       const entry = JSON.parse(event.data);
       document.body.dataset.lastSeq = String(entry.seq);
@@ -121,6 +144,35 @@
     });
   }
 
+  // Several alerts at once, one reason for all (POST /api/alerts/bulk).
+  document.addEventListener("change", (event) => {
+    if (!event.target.matches("input[data-pick-all]")) return;
+    for (const box of document.querySelectorAll("input[data-pick]")) box.checked = event.target.checked;
+  });
+  document.addEventListener("click", async (event) => {
+    const bulk = event.target.closest("button[data-bulk]");
+    if (!bulk) return;
+    event.preventDefault();
+    const ids = [...document.querySelectorAll("input[data-pick]:checked")].map((box) => box.dataset.pick);
+    if (!ids.length) { say("Select the alerts first", true); return; }
+    const clear = bulk.dataset.bulk === "clear";
+    const values = await ask([{ name: "reason", label: "Reason, for all " + ids.length + " (journaled with your name)", type: "text", maxlength: 200 }],
+      (clear ? "Acknowledge and clear " : "Acknowledge ") + ids.length + " alerts?");
+    if (!values) return;
+    const response = await fetch("/api/alerts/bulk", {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "X-CSRF-Token": csrfToken },
+      body: JSON.stringify({ fault_ids: ids, reason: values.reason, clear: clear }),
+    });
+    const answer = await response.json().catch(() => ({}));
+    if (response.ok) {
+      const refused = Object.keys(answer.refused || {}).length;
+      say("Acknowledged " + answer.acknowledged.length + (clear ? ", cleared " + answer.cleared.length : "") + (refused ? ", refused " + refused : ""), refused > 0);
+    } else say(refusal(answer, response.status), true);
+    scheduleRefresh();
+  });
+
   document.addEventListener("click", async (event) => {
     const button = event.target.closest("button[data-action]");
     if (!button) return;
@@ -144,7 +196,7 @@
       });
       const answer = await response.json().catch(() => ({}));
       if (response.ok) say("Done: " + button.textContent.replace("…", ""));
-      else say(typeof answer.detail === "string" ? answer.detail : "Refused (" + response.status + ")", true);
+      else say(refusal(answer, response.status), true);
     } finally {
       button.disabled = false;
       scheduleRefresh();

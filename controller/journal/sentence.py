@@ -1,0 +1,184 @@
+"""One journal entry as one sentence a floor supervisor reads: the panel's event log and recall.
+
+The one renderer of entries for people (the settlement's own lines are controller/journal/render.py's,
+whose words it reuses). It reads what the viewer may see: an entry as it left the privacy gate
+(controller/journal/privacy.py), ``payload`` merged with the private part only once the round is
+revealed, ``hidden`` true while that part is withheld. So a card is named only when the payload holds
+it; before the reveal a card_dealt reads "a card dealt face down". Amounts through controller/money.py.
+Unknown kinds still read as words ("Dealer key: key=…"), so a new kind never breaks the log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from controller.journal.render import game_title, wager_word
+from controller.money import MoneyFormat, money
+
+COMMUNITY_POSITION = 15  # controller/journal/state.py (not imported: the state module is heavier)
+DEALER_POSITION = 0
+
+Payload = Mapping[str, Any]
+
+
+def _position(position: object) -> str:
+    if position == DEALER_POSITION:
+        return "the dealer"
+    if position == COMMUNITY_POSITION:
+        return "the board"
+    return f"seat {position}"
+
+
+def _amount(value: object, fmt: MoneyFormat) -> str:
+    return fmt(value) if isinstance(value, int) and not isinstance(value, bool) else "—"
+
+
+def _reason(payload: Payload) -> str:
+    reason = payload.get("reason")
+    if isinstance(reason, Mapping):
+        return str(reason.get("message", ""))
+    return str(reason or "")
+
+
+def _words(name: object) -> str:
+    return str(name or "").replace("_", " ")
+
+
+def _card_dealt(p: Payload, hidden: bool, fmt: MoneyFormat) -> str:
+    if hidden or "card" not in p:
+        return "A card dealt face down (shown once the round is revealed)"
+    card = p.get("card") or "an unreadable card"
+    return f"{card} dealt to {_position(p.get('position'))}"
+
+
+def _bets_locked(p: Payload, hidden: bool, fmt: MoneyFormat) -> str:
+    wagers = p.get("wagers") or {}
+    parts = []
+    for seat, seat_wagers in sorted(
+        wagers.items(), key=lambda item: int(item[0]) if str(item[0]).isdigit() else 0
+    ):
+        if isinstance(seat_wagers, Mapping):
+            each = ", ".join(f"{wager_word(w)} {_amount(c, fmt)}" for w, c in seat_wagers.items())
+            parts.append(f"seat {seat}: {each}")
+    return "Bets locked — " + ("; ".join(parts) if parts else "no wagers")
+
+
+def _decision(p: Payload, hidden: bool, fmt: MoneyFormat) -> str:
+    amount = p.get("amount_cents")
+    stake = f" {_amount(amount, fmt)}" if isinstance(amount, int) and amount > 0 else ""
+    street = f" on the {_words(p.get('street'))}" if p.get("street") else ""
+    return f"Seat {p.get('seat')}: {_words(p.get('action'))}{stake}{street}"
+
+
+def _settled(p: Payload, hidden: bool, fmt: MoneyFormat) -> str:
+    settlement = p.get("settlement") or {}
+    seats = settlement.get("seats") or []
+    net = settlement.get("banker_net")
+    banker = fmt(net, signed=True) if isinstance(net, int) else "—"
+    rake = _amount(settlement.get("rake", 0), fmt)
+    return f"Round settled: {len(seats)} seat(s), banker net {banker}, rake {rake}"
+
+
+def _operator_action(p: Payload, hidden: bool, fmt: MoneyFormat) -> str:
+    detail = p.get("detail")
+    if isinstance(detail, Mapping):
+        detail = ", ".join(
+            f"{_words(k)} {_amount(v, fmt) if k.endswith('_cents') else v}" for k, v in detail.items()
+        )
+    outcome = str(p.get("outcome") or "")
+    tail = f" — {outcome}" if outcome and outcome != "done" else ""
+    what = f": {detail}" if detail else ""
+    return f"{p.get('by')} asked to {_words(p.get('action'))}{what}{tail}"
+
+
+_SENTENCES: dict[str, Callable[[Payload, bool, MoneyFormat], str]] = {
+    "table_opened": lambda p, h, f: (
+        f"Table opened by {p.get('by')}: {game_title(p.get('game'))}, {_words(p.get('banking_mode'))}"
+    ),
+    "table_closed": lambda p, h, f: f"Table closed by {p.get('by')}: {p.get('reason')}",
+    "state_changed": lambda p, h, f: (
+        f"The {_words(p.get('machine'))} went from {_words(p.get('from'))} to {_words(p.get('to'))}"
+    ),
+    "round_started": lambda p, h, f: (
+        f"Round {p.get('round_id')} started: {game_title(p.get('game'))}, "
+        f"seats {', '.join(str(s) for s in p.get('seats') or []) or 'none'}"
+    ),
+    "bet_changed": lambda p, h, f: (
+        f"Seat {p.get('seat')} {wager_word(str(p.get('wager')))}: "
+        f"sensors read {_amount(p.get('amount_cents'), f)}" + (" (after the lock)" if p.get("locked") else "")
+    ),
+    "bets_locked": _bets_locked,
+    "past_posting": lambda p, h, f: (
+        f"Past posting at seat {p.get('seat')} {wager_word(str(p.get('wager')))}: "
+        f"{_amount(p.get('locked_cents'), f)} locked, {_amount(p.get('seen_cents'), f)} seen after the lock"
+    ),
+    "card_dealt": _card_dealt,
+    "hand_complete": lambda p, h, f: (
+        f"{_position(p.get('position')).capitalize()} has {p.get('card_count')} cards"
+    ),
+    "deck_verified": lambda p, h, f: (
+        f"Deck verified: {p.get('card_count')} cards, {p.get('missing_count')} missing, "
+        f"{p.get('extra_count')} extra"
+    ),
+    "decision": _decision,
+    "decision_refused": lambda p, h, f: f"Refused: {_reason(p)}",
+    "dead_hand": lambda p, h, f: (
+        f"Dead hand at {_position(p.get('seat')) if p.get('seat') is not None else 'the table'}: {_reason(p)}"
+    ),
+    "round_settled": _settled,
+    "round_dead": lambda p, h, f: f"Round dead — every wager returned in full: {_reason(p)}",
+    "round_voided": lambda p, h, f: (
+        f"Round voided by {p.get('by')} — every wager returned in full: {_reason(p)}"
+    ),
+    "fault_raised": lambda p, h, f: (
+        f"{'Latching fault' if p.get('severity') == 'latching' else 'Alert'} {p.get('fault_id')}, "
+        f"{_words(p.get('kind'))}: {_reason(p)}" + (f" (device {p['device']})" if p.get("device") else "")
+    ),
+    "fault_acknowledged": lambda p, h, f: f"{p.get('by')} acknowledged {p.get('fault_id')}",
+    "fault_cleared": lambda p, h, f: f"{p.get('by')} cleared {p.get('fault_id')}: {p.get('reason')}",
+    "button_moved": lambda p, h, f: (
+        f"Button moved to seat {p.get('to_seat')}"
+        + (f" from seat {p['from_seat']}" if p.get("from_seat") else "")
+        + f" by {p.get('by')}: {p.get('reason')}"
+    ),
+    "dp_waived": lambda p, h, f: f"Seat {p.get('seat')} waived the designated player's button",
+    "dealer_key": lambda p, h, f: (
+        f"Dealer pressed {_words(p.get('key'))}" + (f" for seat {p['seat']}" if p.get("seat") else "")
+    ),
+    "operator_action": _operator_action,
+    "login": lambda p, h, f: f"{p.get('user')} ({p.get('role')}) logged in from {p.get('remote')}",
+    "login_failed": lambda p, h, f: (
+        f"Failed login as {p.get('user')} from {p.get('remote')}: {p.get('reason')}"
+    ),
+    "noise_suppressed": lambda p, h, f: (
+        f"{p.get('count')} more {_words(p.get('category'))} from {p.get('source')} "
+        "counted, not journaled one by one"
+    ),
+    "device_ready": lambda p, h, f: (
+        f"{p.get('device')} ready: {p.get('model')} firmware {p.get('firmware_version')}"
+    ),
+    "device_lost": lambda p, h, f: f"{p.get('device')} lost: {p.get('reason')}",
+    "device_status": lambda p, h, f: (
+        f"{p.get('device')} reports {p.get('state')}, lamp {p.get('lamp') or 'off'}"
+        + (f", fault code {p['fault_code']}" if p.get("fault_code") else "")
+    ),
+    "security_event": lambda p, h, f: (
+        f"Security event on {p.get('device')}: {p.get('reason')} {p.get('detail', '')}"
+    ),
+}
+
+
+def entry_sentence(event: Mapping[str, Any], fmt: MoneyFormat = money) -> str:
+    """``event``: an entry as the gate let it out ({"kind", "payload", "hidden", ...})."""
+    kind = str(event.get("kind", ""))
+    payload = event.get("payload") or {}
+    hidden = bool(event.get("hidden"))
+    render = _SENTENCES.get(kind)
+    if render is not None:
+        try:
+            return render(payload, hidden, fmt).strip()
+        except (TypeError, ValueError, AttributeError):
+            pass  # a payload of an older shape: fall back to its fields, never fail the page
+    fields = ", ".join(f"{_words(k)} {v}" for k, v in payload.items() if not isinstance(v, Mapping | list))
+    return f"{_words(kind).capitalize()}{': ' + fields if fields else ''}"

@@ -1,0 +1,167 @@
+"""Meters for a shift or a date range, with the theoretical win from the par sheet beside the actual.
+
+The whole-journal meters are the reducer's (controller/journal/state.py ``Meters``); a range is the same
+``Meters.add_settlement`` folded over the closing entries (round_settled, round_dead, round_voided) whose
+time falls in it, so both count alike.
+
+Shifts (UTC, the journal's time): day 06:00-14:00, swing 14:00-22:00, grave 22:00-06:00 (the grave shift
+of a date starts that evening). Where a site's shifts differ, ``from``/``to`` take any range.
+
+Theoretical win: each house-banked round's stakes times the par sheet's house edge (controller/gamemath):
+the base game's edge is per ante (it counts the raises and plays the ante leads to), so it multiplies the
+ante stakes; each side bet's edge multiplies that wager's stakes. The sheet is read from the par-sheet
+cache only (``flushtable math`` fills it): computing one takes seconds to minutes, too long for a page.
+A game with no cached sheet is named instead of guessed; a designated-player round has no house
+theoretical (the house takes the rake only), and a paytable changed from its preset is not the cached
+sheet's: both are said beside the figure.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from controller.errors import UserError
+from controller.journal.state import Meters
+from controller.journal.store import JournalEntry
+
+SHIFTS: dict[str, tuple[int, int]] = {"day": (6, 14), "swing": (14, 22), "grave": (22, 30)}
+CLOSING = ("round_settled", "round_dead", "round_voided")
+RANGE_KINDS = (*CLOSING, "fault_raised", "fault_cleared")  # what a range's meters count
+
+
+def utc_text(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def shift_range(day: str, shift: str) -> tuple[str, str]:
+    """``("2026-12-01", "swing")`` -> that day 14:00 to 22:00 UTC, as journal times."""
+    try:
+        on = date.fromisoformat(day)
+    except ValueError:
+        raise UserError(f"date: {day!r} is not a date like 2026-12-01") from None
+    if shift not in SHIFTS:
+        raise UserError(f"shift: {shift!r} is not one of {', '.join(SHIFTS)}")
+    start_h, end_h = SHIFTS[shift]
+    midnight = datetime(on.year, on.month, on.day, tzinfo=UTC)
+    return utc_text(midnight + timedelta(hours=start_h)), utc_text(midnight + timedelta(hours=end_h))
+
+
+def day_range(first: str, last: str) -> tuple[str, str]:
+    """Whole days, ``first`` to ``last`` inclusive."""
+    try:
+        start, end = date.fromisoformat(first), date.fromisoformat(last)
+    except ValueError:
+        raise UserError(f"from/to: {first!r}, {last!r} are not dates like 2026-12-01") from None
+    if end < start:
+        raise UserError(f"to: {last} is before from: {first}")
+    begin = datetime(start.year, start.month, start.day, tzinfo=UTC)
+    finish = datetime(end.year, end.month, end.day, tzinfo=UTC) + timedelta(days=1)
+    return utc_text(begin), utc_text(finish)
+
+
+@dataclass
+class RangeMeters:
+    start_utc: str
+    end_utc: str
+    meters: Meters = field(default_factory=Meters)
+    # (game, banking, wager) -> stakes, of house-banked rounds not returned: what the theoretical needs
+    stakes: dict[tuple[str, str, str], int] = field(default_factory=dict)
+    dp_rounds: int = 0
+
+
+def fold_range(entries: Iterable[JournalEntry], start_utc: str, end_utc: str) -> RangeMeters:
+    """The closing entries between ``start_utc`` (inclusive) and ``end_utc`` (exclusive) as meters."""
+    out = RangeMeters(start_utc, end_utc)
+    meters = out.meters
+    for entry in entries:
+        if entry.kind not in RANGE_KINDS or not start_utc <= entry.time_utc < end_utc:
+            continue
+        if entry.kind == "fault_raised":
+            meters.faults_raised += 1
+            meters.faults_by_kind[str(entry.payload.get("kind"))] += 1
+            continue
+        if entry.kind == "fault_cleared":
+            meters.faults_cleared += 1
+            continue
+        settlement = entry.payload.get("settlement") or {}
+        voided = entry.kind == "round_voided"
+        if entry.kind == "round_settled":
+            meters.rounds_settled += 1
+        elif entry.kind == "round_dead":
+            meters.rounds_dead += 1
+        else:
+            meters.rounds_voided += 1
+        meters.add_settlement(str(entry.round_id), settlement, voided=voided, time_utc=entry.time_utc)
+        banking = str(settlement.get("banking", "house"))
+        if banking != "house":
+            out.dp_rounds += 1
+            continue
+        game = str(settlement.get("game", ""))
+        for seat in settlement.get("seats") or []:
+            for name, wager in (seat.get("wagers") or {}).items():
+                if isinstance(wager, Mapping) and wager.get("result") != "returned":
+                    key = (game, banking, name)
+                    out.stakes[key] = out.stakes.get(key, 0) + int(wager.get("stake", 0))
+    return out
+
+
+def cached_sheet(game: str, banking: str, cache_dir: Path | None) -> dict[str, Any] | None:
+    """The game's par sheet (preset paytables) from the cache, or None: never computed here."""
+    from controller.gamemath.cache import cache_key, default_cache_dir, key_material  # noqa: PLC0415
+    from controller.gamemath.parsheet import build_request  # noqa: PLC0415  (math loads only here)
+
+    try:
+        request = build_request(game, banking, {})
+    except UserError:
+        return None
+    material = key_material(request)
+    folder = cache_dir or default_cache_dir()
+    path = folder / f"{game}-{banking}-{cache_key(material)[:32]}.json"
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    if (
+        not isinstance(stored, dict)
+        or stored.get("key") != material
+        or not isinstance(stored.get("sheet"), dict)
+    ):
+        return None
+    sheet: dict[str, Any] = stored["sheet"]
+    return sheet
+
+
+def theoretical(folded: RangeMeters, cache_dir: Path | None = None) -> dict[str, Any]:
+    """The theoretical house win of the range's house-banked stakes, by the cached par sheets."""
+    theo = 0.0
+    missing: set[str] = set()
+    by_wager: dict[str, float] = {}
+    sheets: dict[tuple[str, str], dict[str, Any] | None] = {}
+    for (game, banking, wager), stake in sorted(folded.stakes.items()):
+        if (game, banking) not in sheets:
+            sheets[(game, banking)] = cached_sheet(game, banking, cache_dir)
+        sheet = sheets[(game, banking)]
+        if sheet is None:
+            missing.add(game)
+            continue
+        if wager == "ante":
+            edge = float(sheet.get("base_game", {}).get("house_edge", 0.0))
+        else:
+            side = (sheet.get("side_bets") or {}).get(wager)
+            if not isinstance(side, Mapping):
+                continue  # raise, play, all-in: counted in the base game's edge per ante
+            edge = float(side.get("house_edge", 0.0))
+        by_wager[wager] = by_wager.get(wager, 0.0) + stake * edge
+        theo += stake * edge
+    return {
+        "theo_cents": round(theo) if folded.stakes and not missing else None,
+        "theo_partial_cents": round(theo),
+        "by_wager_cents": {name: round(value) for name, value in by_wager.items()},
+        "missing_games": sorted(missing),
+        "dp_rounds": folded.dp_rounds,
+    }

@@ -1,0 +1,62 @@
+"""Journal entries as sentences for people (controller/journal/sentence.py): every kind has its own,
+amounts read as money, a card is named only once the gate lets it out, and an odd payload still reads."""
+
+from __future__ import annotations
+
+import pytest
+
+from controller.journal.entries import CLASS_BY_KIND
+from controller.journal.sentence import _SENTENCES, entry_sentence
+
+
+def test_every_kind_of_entry_has_its_own_sentence() -> None:
+    assert set(CLASS_BY_KIND) - set(_SENTENCES) == set()
+
+
+@pytest.mark.parametrize(
+    ("kind", "payload", "hidden", "expected"),
+    [
+        ("card_dealt", {}, True, "A card dealt face down (shown once the round is revealed)"),
+        ("card_dealt", {"position": 3, "index": 0, "card": "Qd"}, False, "Qd dealt to seat 3"),
+        ("card_dealt", {"position": 0, "index": 1, "card": "As"}, False, "As dealt to the dealer"),
+        (
+            "past_posting",
+            {"seat": 2, "wager": "ante", "locked_cents": 500, "seen_cents": 5000},
+            False,
+            "Past posting at seat 2 ante: 5.00 locked, 50.00 seen after the lock",
+        ),
+        (
+            "bets_locked",
+            {"wagers": {"10": {"ante": 100}, "3": {"ante": 2500, "straight_flush": 500}}},
+            False,
+            "Bets locked — seat 3: ante 25.00, straight flush bonus 5.00; seat 10: ante 1.00",
+        ),
+        (
+            "decision",
+            {"seat": 1, "action": "raise", "amount_cents": 123456, "street": None, "cause": "chips"},
+            False,
+            "Seat 1: raise 1,234.56",
+        ),
+        (
+            "round_voided",
+            {"round": {}, "settlement": {}, "reason": "cards exposed", "by": "sam"},
+            False,
+            "Round voided by sam — every wager returned in full: cards exposed",
+        ),
+        (
+            "operator_action",
+            {"action": "set_limits", "by": "max", "detail": {"min_ante_cents": 500}, "outcome": "done"},
+            False,
+            "max asked to set limits: min ante cents 5.00",
+        ),
+    ],
+)
+def test_sentences_read_as_a_supervisor_says_them(
+    kind: str, payload: dict[str, object], hidden: bool, expected: str
+) -> None:
+    assert entry_sentence({"kind": kind, "payload": payload, "hidden": hidden}) == expected
+
+
+def test_an_unknown_kind_or_an_odd_payload_still_reads() -> None:
+    assert entry_sentence({"kind": "new_kind", "payload": {"seat": 2}}) == "New kind: seat 2"
+    assert entry_sentence({"kind": "bets_locked", "payload": {"wagers": "garbled"}}).startswith("Bets locked")

@@ -178,6 +178,33 @@ def engine_config_for(config: TableConfig, *, time_scale: float = 1.0) -> Engine
     )
 
 
+def start_record(config: TableConfig, engine: TableEngine) -> JournalRecord:
+    """The daemon's start in the journal: opened, or still closed when a manager closed the table
+    before the restart (the engine recovered that; the panel's view must match it)."""
+    if engine.table_open:
+        payload: dict[str, Any] = {
+            "game": config.game,
+            "banking_mode": config.banking.mode,
+            "config_digest": config.digest,
+            "by": "daemon",
+        }
+        return JournalRecord.of("table_opened", payload, None, "engine")
+    reason = f"closed by a manager before the restart: {engine.closed_reason or 'no reason given'}"
+    return JournalRecord.of("table_closed", {"by": "daemon", "reason": reason}, None, "engine")
+
+
+def log_loop_exception(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """Errors asyncio reports on its own (a serial transport's write failing as a cable is pulled):
+    one structured log line, not a traceback on the operator's console. The drivers already turn
+    the loss itself into DeviceLost and reconnect."""
+    error = context.get("exception")
+    log.error(
+        "event_loop_error",
+        message=str(context.get("message", "")),
+        error=repr(error) if error is not None else None,
+    )
+
+
 class TableDaemon:
     """One table: the one queue in front of its engine, and the run/shutdown lifecycle around its
     journal (``DaemonJournal``), devices (``DaemonDevices``), watches (``DaemonWatches``) and panel."""
@@ -455,7 +482,7 @@ class TableDaemon:
                 engine_config_for(self.config, time_scale=self.clock.scale),
                 recovered=RecoveredState.from_table_state(report.state),
             )
-            self.ledger.append([self._start_record()])
+            self.ledger.append([start_record(self.config, self.engine)])
             if self.engine.held:
                 log.warning(
                     "table_held",
@@ -463,7 +490,7 @@ class TableDaemon:
                 )
             loop = asyncio.get_running_loop()
             previous_handler = loop.get_exception_handler()
-            loop.set_exception_handler(self._loop_exception)
+            loop.set_exception_handler(log_loop_exception)
             for signal_number in (signal.SIGTERM, signal.SIGINT):
                 loop.add_signal_handler(signal_number, self.request_stop)
             self.ledger.start_anchor_writer()
@@ -520,31 +547,6 @@ class TableDaemon:
             self.failure = f"{task.get_name()}: {type(error).__name__}: {error}"
             log.critical("daemon_task_failed", task=task.get_name(), error=repr(error), exc_info=error)
             self.request_stop()
-
-    def _start_record(self) -> JournalRecord:
-        """The daemon's start in the journal: opened, or still closed when a manager closed the table
-        before the restart (the engine recovered that; the panel's view must match it)."""
-        if self.engine.table_open:
-            payload: dict[str, Any] = {
-                "game": self.config.game,
-                "banking_mode": self.config.banking.mode,
-                "config_digest": self.config.digest,
-                "by": "daemon",
-            }
-            return JournalRecord.of("table_opened", payload, None, "engine")
-        reason = f"closed by a manager before the restart: {self.engine.closed_reason or 'no reason given'}"
-        return JournalRecord.of("table_closed", {"by": "daemon", "reason": reason}, None, "engine")
-
-    def _loop_exception(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
-        """Errors asyncio reports on its own (a serial transport's write failing as a cable is pulled):
-        one structured log line, not a traceback on the operator's console. The drivers already turn
-        the loss itself into DeviceLost and reconnect."""
-        error = context.get("exception")
-        log.error(
-            "event_loop_error",
-            message=str(context.get("message", "")),
-            error=repr(error) if error is not None else None,
-        )
 
     def request_stop(self) -> None:
         """SIGTERM / SIGINT: no new round; the round in play finishes (or stays open for recovery)."""

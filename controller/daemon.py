@@ -234,7 +234,6 @@ class TableDaemon:
         self.links = links or DeviceLinks()
         self._companions = list(companions)
         self._on_ready = on_ready
-        self.journal_path = options.journal_path or config.journal_path
         self.summary = RunSummary()
         self.events: asyncio.Queue[QueueItem | _Waited] = asyncio.Queue()
         self.panel: Any = None
@@ -246,7 +245,7 @@ class TableDaemon:
         self._event_received_mono_s: dict[int, float] = {}
         delay_s = commit_delay_s if commit_delay_s is not None else config.journal_commit_delay_ms / 1000
         self.ledger = DaemonJournal(
-            self.journal_path,
+            options.journal_path or config.journal_path,
             config.table_id,
             commit_delay_s=delay_s,
             idle=self.events.empty,
@@ -289,6 +288,11 @@ class TableDaemon:
     @property
     def journal(self) -> Journal:
         return self.ledger.journal
+
+    @property
+    def journal_path(self) -> Path:
+        """The table's journal file: RunOptions.journal_path, else the configuration's."""
+        return self.ledger.path
 
     @property
     def journal_failure(self) -> str | None:

@@ -205,9 +205,10 @@ def test_the_daemon_raises_nothing_for_a_fair_table(tmp_path: Path) -> None:
 
 def test_a_failed_check_is_logged_and_the_table_goes_on(tmp_path: Path) -> None:
     async def check_elsewhere(daemon: TableDaemon) -> tuple[str | None, bool]:
-        daemon.journal_path = tmp_path / "elsewhere.sqlite"  # no such journal: the check cannot read it
+        # The integrity watch (DaemonWatches) reads a journal that is not there: the check cannot read it.
+        daemon.watches.journal_path = tmp_path / "elsewhere.sqlite"
         await daemon.check_integrity()
-        daemon.journal_path = tmp_path / "journal.sqlite"
+        daemon.watches.journal_path = tmp_path / "journal.sqlite"
         return daemon.integrity_status, daemon.stopping
 
     with capture_logs() as logs:

@@ -1,0 +1,117 @@
+"""The table daemon's device side (controller/daemon.py): a driver for each configured device
+(drivers/), the per-device send queues the engine's commands go out on, and the devices' health for
+the panel. The drivers' domain events go to the daemon's one queue through ``publish``."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+
+from controller.config import TableConfig
+from controller.errors import UserError
+from drivers.events import DomainCommand, DomainEvent
+from drivers.factory import make_driver
+from drivers.supervisor import DeviceDriver, DeviceHealth, DeviceUnavailable, DriverTiming
+
+log = structlog.get_logger("flushtable.daemon")
+
+DEVICE_READY_TIMEOUT_S = 15.0
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceLinks:
+    """Devices served by someone else than their configuration says (the simulation harness): the URL
+    and key each device's driver uses instead, and the in-process hubs its transports reach."""
+
+    urls: Mapping[str, str] = field(default_factory=dict)
+    keys: Mapping[str, bytes] = field(default_factory=dict)
+    usb_backend: Any = None
+    sim_hub: Any = None
+
+
+class DaemonDevices:
+    """The table's devices while it runs: their drivers, each with a queue of commands sent one at a
+    time, in the engine's order."""
+
+    def __init__(self) -> None:
+        self.drivers: dict[str, DeviceDriver] = {}
+        self._command_queues: dict[str, asyncio.Queue[DomainCommand]] = {}
+        self.senders: list[asyncio.Task[None]] = []  # one per device; the daemon cancels them
+
+    async def start(
+        self, config: TableConfig, links: DeviceLinks, publish: Callable[[DomainEvent], None]
+    ) -> None:
+        """Start every configured device's driver and sender; wait (bounded) until they are ready."""
+        for device in config.devices.values():
+            url = links.urls.get(device.name, device.url)
+            key = links.keys.get(device.name, device.key)
+            if device.simulated and device.name not in links.urls:
+                raise UserError(
+                    f"devices.{device.name}: {device.url} is a simulated device: `flushtable run` serves "
+                    "simulated devices itself; a table daemon alone drives real devices only"
+                )
+            if key is None:
+                raise UserError(f"devices.{device.name}: no key")
+            driver = make_driver(
+                device.name,
+                device.kind,
+                url,
+                key,
+                publish=publish,
+                timing=DriverTiming(),
+                usb_backend=links.usb_backend,
+                sim_hub=links.sim_hub,
+            )
+            self.drivers[device.name] = driver
+            queue: asyncio.Queue[DomainCommand] = asyncio.Queue()
+            self._command_queues[device.name] = queue
+            driver.start()
+            self.senders.append(
+                asyncio.get_running_loop().create_task(
+                    self._command_sender(driver, queue), name=f"send {device.name}"
+                )
+            )
+            log.info("device_listening", device=device.name, kind=device.kind, url=url)
+        try:
+            await asyncio.gather(
+                *(driver.wait_ready(DEVICE_READY_TIMEOUT_S) for driver in self.drivers.values())
+            )
+        except TimeoutError:
+            missing = [name for name, driver in self.drivers.items() if not driver.ready]
+            # Not fatal: a device may come later. The engine starts no round while one is lost.
+            log.warning("devices_not_ready", devices=missing, timeout_s=DEVICE_READY_TIMEOUT_S)
+
+    def send(self, command: DomainCommand) -> None:
+        """A committed command onto its device's send queue."""
+        queue = self._command_queues.get(command.device)
+        if queue is None:
+            log.error("command_for_unknown_device", device=command.device, command=type(command).__name__)
+        else:
+            queue.put_nowait(command)
+
+    async def _command_sender(self, driver: DeviceDriver, queue: asyncio.Queue[DomainCommand]) -> None:
+        """Commands to one device go out one at a time, in the engine's order, each acknowledged."""
+        while True:
+            command = await queue.get()
+            try:
+                await driver.send(command)
+            except DeviceUnavailable as error:
+                # The driver has published DeviceLost; the engine holds the round if it matters.
+                log.error(
+                    "command_not_delivered",
+                    device=driver.name,
+                    command=type(command).__name__,
+                    error=str(error),
+                )
+
+    def health(self) -> list[DeviceHealth]:
+        """The panel's view of the links."""
+        return [driver.health for driver in self.drivers.values()]
+
+    async def stop(self) -> None:
+        for driver in self.drivers.values():
+            await driver.stop()

@@ -1,0 +1,240 @@
+"""The table daemon's journal side (controller/daemon.py): the journal it opens, the group commit
+(controller/journal/group_commit.py) in front of it, the anchor beside it, and what happens when it
+fails. The daemon hands it each engine call's outputs; it hands back, only once their records are
+committed, the outputs to act on and the answers to whoever waits.
+
+Each engine call's outputs wait in call order; a commit writes the records of everything waiting in
+ONE transaction and only then acts on those calls' commands, alerts, logs and answers, in order.
+"Journal first" holds for every command and every answer: nothing goes out before the records of the
+engine call that decided it, and of every call before it, are committed. With synchronous=FULL each
+commit is an fsync, done on the loop: a worker thread was measured and was slower (its SQLite calls
+wait for the busy loop to let go of the GIL; docs/engine.md).
+
+When: at once when a call waiting has a command, an alert, a refusal or a caller waiting for its
+answer; records alone as soon as the queue is idle unless a commit was made less than [journal]
+commit_delay_ms ago, and at the latest commit_delay_ms after the oldest record waiting (the
+committer's timer). A lone event is committed at once; a burst shares one fsync per delay.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from controller.engine import JournalRecord
+from controller.engine.outputs import Output
+from controller.journal.anchor import Anchor, write_anchor
+from controller.journal.group_commit import CommitFailed, Committed, GroupCommit
+from controller.journal.kinds import CLOSING_KINDS
+from controller.journal.proof import prepare_for_run
+from controller.journal.store import Journal, JournalEntry, JournalError
+
+log = structlog.get_logger("flushtable.daemon")
+
+Answer = asyncio.Future[list[Output]]
+
+
+@dataclass(frozen=True, slots=True)
+class _Effect:
+    """One engine call's outputs and who waits for them: what the group commit hands back."""
+
+    outputs: Sequence[Output]
+    answer: Answer | None = None
+
+
+def _urgent(outputs: Sequence[Output]) -> bool:
+    """A call whose outputs release a command, an alert or a refusal: the table (or a person) waits."""
+    return any(not isinstance(item, JournalRecord) for item in outputs)
+
+
+class DaemonJournal:
+    """The journal of one running table, written through the group commit.
+
+    ``idle``: whether the daemon's queue is empty just now (a lone event's records are committed at
+    once). ``act``: the daemon acts on one committed call's outputs (commands, alerts, round closes).
+    ``notify``: entries were written (the panel reads them). ``halt``: the journal failed, the table
+    must stop now. ``latencies_s``: device event received -> its records committed, kept here."""
+
+    def __init__(
+        self,
+        path: Path,
+        table_id: str,
+        *,
+        commit_delay_s: float,
+        idle: Callable[[], bool],
+        act: Callable[[Sequence[Output]], None],
+        notify: Callable[[], None],
+        halt: Callable[[], None],
+        latencies_s: deque[float],
+    ) -> None:
+        self.path = path
+        self._table_id = table_id
+        self._idle = idle
+        self._act = act
+        self._notify = notify
+        self._halt = halt
+        self._latencies_s = latencies_s
+        self._journal: Journal | None = None
+        self._group: GroupCommit[_Effect] = GroupCommit(
+            self._append_records, clock=time.monotonic, max_delay_s=commit_delay_s
+        )
+        self._commit_wake = asyncio.Event()  # records wait: the committer sees when they are due
+        self._anchor_writer: concurrent.futures.ThreadPoolExecutor | None = None
+        self.failure: str | None = None  # the journal refused an append: nothing more is written
+
+    @property
+    def journal(self) -> Journal:
+        assert self._journal is not None, "the journal opens in run()"
+        return self._journal
+
+    @property
+    def opened(self) -> bool:
+        return self._journal is not None
+
+    def open(self, *, new_journal: bool) -> Journal:
+        """The journal proves itself (chain, triggers, SQLite's integrity, its anchor) before anything,
+        recovery included, is appended to it; a journal that fails is refused in one line."""
+        prepare_for_run(self.path, self._table_id, new_journal=new_journal)
+        self._journal = Journal.open(self.path, self._table_id)
+        return self._journal
+
+    def close(self) -> None:
+        self.journal.close()
+
+    # --- the group commit ------------------------------------------------------------------------------
+    def add(
+        self,
+        outputs: Sequence[Output],
+        *,
+        answer: Answer | None = None,
+        received_mono_s: float | None = None,
+        urgent: bool = False,
+    ) -> None:
+        """One engine call's outputs, to be acted on once committed (``answer`` is given them then)."""
+        records = [item for item in outputs if isinstance(item, JournalRecord)]
+        if self.failure is not None:
+            if answer is not None and not answer.done():
+                answer.set_exception(JournalError(self.failure))
+            if records:
+                log.critical("journal_failed_dropped", engine_calls=1, entries=len(records))
+            return
+        self._group.add(
+            records,
+            _Effect(outputs, answer),
+            urgent=urgent or answer is not None or _urgent(outputs),
+            received_s=received_mono_s,
+        )
+
+    def after_burst(self) -> None:
+        """The queue's loop handled a burst: commit now if due, else let the committer's timer do it."""
+        if self._group.due(idle=self._idle()):
+            self.commit()
+        elif self._group.waiting:
+            self._commit_wake.set()
+
+    async def committer(self) -> None:
+        """Commits records that wait while the queue stays busy, at the latest when they are due."""
+        while True:
+            await self._commit_wake.wait()
+            self._commit_wake.clear()
+            while (due_in_s := self._group.due_in_s(idle=self._idle())) is not None:
+                if due_in_s > 0:
+                    await asyncio.sleep(due_in_s)
+                    continue
+                self.commit()
+
+    def commit(self) -> None:
+        """Commit every waiting call's records in one transaction, then act on each in order."""
+        if not self._group.waiting:
+            return
+        try:
+            committed: Committed[_Effect] = self._group.commit()
+        except JournalError as error:
+            self._failed(error)
+            return
+        self._latencies_s.extend(committed.latencies_s)
+        if committed.entries:
+            self._notify()
+        for effect in committed.effects:
+            self._act(effect.outputs)
+            if effect.answer is not None and not effect.answer.done():
+                effect.answer.set_result(list(effect.outputs))
+        if any(entry.kind in CLOSING_KINDS for entry in committed.entries):
+            self._keep_anchor(committed.entries[-1])
+
+    def _append_records(self, records: Sequence[Any]) -> list[JournalEntry]:
+        return self.journal.append_many(records)
+
+    def append(self, records: Sequence[JournalRecord]) -> None:
+        """Outside the group commit: the daemon's own entries at start and at the very end."""
+        if self.failure is not None:
+            raise JournalError(self.failure)
+        try:
+            written = self.journal.append_many(records)
+        except JournalError as error:
+            self._failed(error)
+            raise
+        self._notify()
+        if written:
+            self._keep_anchor(written[-1])
+
+    # --- the anchor (controller/journal/anchor.py) -----------------------------------------------------
+    def start_anchor_writer(self) -> None:
+        self._anchor_writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="anchor")
+
+    def stop_anchor_writer(self) -> None:
+        """Every anchor submitted is written before the last one (shutdown) is written here."""
+        if self._anchor_writer is not None:
+            self._anchor_writer.shutdown(wait=True)
+            self._anchor_writer = None
+
+    def _keep_anchor(self, last: JournalEntry) -> None:
+        """The anchor beside the journal follows its head (controller/journal/anchor.py): after the
+        table opens, at every round close and at shutdown. One that cannot be written stops the table
+        as a journal failure does: entries lost after it could no longer be detected.
+
+        While the table runs, the anchor is written by a thread of its own, in order (its two fsyncs
+        took about a tenth of the loop's time at the benchmark's pace); it only ever names entries
+        already committed, so writing it a moment later loses nothing."""
+        anchor = Anchor.of(self._table_id, last.seq, last.hash)
+        if self._anchor_writer is None:
+            try:
+                write_anchor(self.path, anchor)
+            except JournalError as error:
+                self._failed(error)
+            return
+        loop = asyncio.get_running_loop()
+        written = self._anchor_writer.submit(write_anchor, self.path, anchor)
+        written.add_done_callback(lambda done: loop.call_soon_threadsafe(self._anchor_written, done))
+
+    def _anchor_written(self, done: concurrent.futures.Future[None]) -> None:
+        error = done.exception()
+        if isinstance(error, JournalError) and self.failure is None:
+            self._failed(error)
+        elif error is not None:
+            log.error("anchor_write_failed", error=repr(error))
+
+    # --- the journal's failure ---------------------------------------------------------------------------
+    def _failed(self, error: JournalError) -> None:
+        # Nothing may happen at the table that the journal did not record: stop the table now, and
+        # write nothing more (a later entry committed after a lost one would leave a hole in the
+        # round: even if the journal works again a moment later, this run appends no more). What was
+        # decided and not committed is dropped, never acted on; whoever waits for it is told. Open
+        # rounds are voided with every wager returned at the next start.
+        log.critical("journal_error", error=str(error))
+        self.failure = str(error)
+        dropped = error.dropped if isinstance(error, CommitFailed) else self._group.fail(str(error))
+        if dropped.effects:
+            log.critical("journal_failed_dropped", engine_calls=len(dropped.effects), entries=dropped.entries)
+        for effect in dropped.effects:
+            if effect.answer is not None and not effect.answer.done():
+                effect.answer.set_exception(JournalError(self.failure))
+        self._halt()

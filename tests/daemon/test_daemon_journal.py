@@ -1,0 +1,135 @@
+"""The daemon's journal side (controller/daemon_journal.py, ``DaemonJournal``) on its own, through its
+public interface, with a real SQLite journal opened by its own start-up proof: journal first (a call's
+command is acted on, and its caller answered, only once its records are in the journal), and the
+journal's failure (the real journal refuses an append: what waited is dropped and never acted on,
+whoever waits is told, the table is halted once, and nothing more is written). The daemon's callbacks
+are plain recorders; no event loop beyond the test's own, no clock windows."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sqlite3
+from collections import deque
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from controller.daemon_journal import DaemonJournal
+from controller.engine import JournalRecord
+from controller.engine.outputs import Output
+from controller.journal.store import JournalError
+from drivers.events import ShowText
+from tests.device_harness.leaks import run_async
+
+ROUND_ID = "RT1-20261201-000001"
+
+
+def round_started() -> JournalRecord:
+    payload = {"round_id": ROUND_ID, "game": "high-card-flush", "banking": {"mode": "house"}, "seats": [1]}
+    return JournalRecord.of("round_started", payload, ROUND_ID, "engine")
+
+
+def kinds_in(path: Path) -> list[str]:
+    with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+        return [row[0] for row in db.execute("SELECT kind FROM journal ORDER BY seq")]
+
+
+class Recorder:
+    """The daemon's side of the callbacks: what was acted on (with the journal's kinds at that moment),
+    how often the panel was told and the table halted."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.acted: list[tuple[list[str], list[str]]] = []  # (outputs' kinds, the journal's kinds then)
+        self.notified = 0
+        self.halted = 0
+
+    def act(self, outputs: Sequence[Output]) -> None:
+        names = [item.kind if isinstance(item, JournalRecord) else type(item).__name__ for item in outputs]
+        self.acted.append((names, kinds_in(self.path)))
+
+    def notify(self) -> None:
+        self.notified += 1
+
+    def halt(self) -> None:
+        self.halted += 1
+
+
+def side(path: Path, recorder: Recorder) -> DaemonJournal:
+    return DaemonJournal(
+        path,
+        "T1",
+        commit_delay_s=10.0,  # records alone would wait long: only urgency or idleness commits here
+        idle=lambda: True,
+        act=recorder.act,
+        notify=recorder.notify,
+        halt=recorder.halt,
+        latencies_s=deque(maxlen=10),
+    )
+
+
+def test_a_command_and_its_answer_come_only_once_their_records_are_in_the_journal(tmp_path: Path) -> None:
+    path = tmp_path / "journal.sqlite"
+    recorder = Recorder(path)
+
+    async def main() -> list[Output]:
+        ledger = side(path, recorder)
+        ledger.open(new_journal=True)
+        try:
+            answer: asyncio.Future[list[Output]] = asyncio.get_running_loop().create_future()
+            outputs: list[Output] = [round_started(), ShowText("display", "place your bets")]
+            ledger.add(outputs, answer=answer, received_mono_s=0.0)
+            assert recorder.acted == []  # nothing acted on
+            assert kinds_in(path) == []  # nothing written
+            ledger.after_burst()
+            return await answer
+        finally:
+            ledger.close()
+
+    answered = run_async(main)
+    assert [type(item).__name__ for item in answered] == ["JournalRecord", "ShowText"]
+    # Acted on once, after the journal held its record (the panel was told of the entry).
+    assert recorder.acted == [(["round_started", "ShowText"], ["round_started"])]
+    assert recorder.notified == 1
+    assert recorder.halted == 0
+    assert kinds_in(path) == ["round_started"]
+
+
+def test_a_refused_append_drops_what_waited_halts_once_and_writes_nothing_more(tmp_path: Path) -> None:
+    path = tmp_path / "journal.sqlite"
+    recorder = Recorder(path)
+
+    async def main() -> tuple[str, str, str | None]:
+        ledger = side(path, recorder)
+        ledger.open(new_journal=True)
+        try:
+            ledger.append([round_started()])
+            # The same round started again: the journal itself refuses it (a round starts once).
+            answer: asyncio.Future[list[Output]] = asyncio.get_running_loop().create_future()
+            ledger.add([round_started(), ShowText("display", "never shown")], answer=answer)
+            ledger.after_burst()
+            with pytest.raises(JournalError) as waited:
+                await answer
+            # Every later call is refused at once, and the daemon's own entries too.
+            later: asyncio.Future[list[Output]] = asyncio.get_running_loop().create_future()
+            ledger.add([ShowText("display", "after the failure")], answer=later)
+            with pytest.raises(JournalError) as refused_later:
+                await later
+            with pytest.raises(JournalError):
+                ledger.append(
+                    [JournalRecord.of("table_closed", {"by": "daemon", "reason": "x"}, None, "engine")]
+                )
+            return str(waited.value), str(refused_later.value), ledger.failure
+        finally:
+            ledger.close()
+
+    waited, refused_later, failure = run_async(main)
+    assert failure is not None
+    assert "a round starts once" in failure, failure
+    assert waited == failure
+    assert refused_later == failure
+    assert recorder.acted == []  # the dropped command never went out
+    assert recorder.halted == 1
+    assert kinds_in(path) == ["round_started"]  # the first start only

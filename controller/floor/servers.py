@@ -303,11 +303,21 @@ def postgres_bindir() -> Path:
     return versions[-1]
 
 
-def _as_cluster_user(argv: list[str]) -> list[str]:
-    """PostgreSQL refuses to run as root: run its binaries as the postgres user when we are root."""
-    if os.geteuid() == 0:
-        return ["runuser", "-u", POSTGRES_USER, "--", *argv]
-    return argv
+@dataclass(frozen=True, slots=True)
+class _RunAs:
+    """PostgreSQL refuses to run as root: when we are root its binaries run as the postgres user (set
+    by Popen itself, no wrapper process, so our signals reach the server)."""
+
+    user: int | None = None
+    group: int | None = None
+    extra_groups: tuple[int, ...] | None = None
+
+
+def _cluster_user() -> _RunAs:
+    if os.geteuid() != 0:
+        return _RunAs()
+    entry = pwd.getpwnam(POSTGRES_USER)
+    return _RunAs(entry.pw_uid, entry.pw_gid, ())
 
 
 @dataclass
@@ -349,24 +359,26 @@ class PostgresCluster:
         (self.directory / "superuser.pw").write_text(self.superuser_password + "\n")
         (self.directory / "superuser.pw").chmod(0o600)
         self._own()
+        run_as = _cluster_user()
         result = subprocess.run(
-            _as_cluster_user(
-                [
-                    str(bindir / "initdb"),
-                    "-D",
-                    str(self.data_dir),
-                    "-U",
-                    "postgres",
-                    "--auth-local=trust",
-                    "--auth-host=scram-sha-256",
-                    f"--pwfile={password_file}",
-                    "-E",
-                    "UTF8",
-                    "--no-sync",
-                    "--locale=C",
-                ]
-            ),
+            [
+                str(bindir / "initdb"),
+                "-D",
+                str(self.data_dir),
+                "-U",
+                "postgres",
+                "--auth-local=trust",
+                "--auth-host=scram-sha-256",
+                f"--pwfile={password_file}",
+                "-E",
+                "UTF8",
+                "--no-sync",
+                "--locale=C",
+            ],
             capture_output=True,
+            user=run_as.user,
+            group=run_as.group,
+            extra_groups=run_as.extra_groups,
             text=True,
             check=False,
             timeout=120,
@@ -383,28 +395,30 @@ class PostgresCluster:
         bindir = postgres_bindir()
         log = self.directory / "postgres.log"
         self._own()
+        run_as = _cluster_user()
         with log.open("ab") as out:
             self.process = subprocess.Popen(
-                _as_cluster_user(
-                    [
-                        str(bindir / "postgres"),
-                        "-D",
-                        str(self.data_dir),
-                        "-p",
-                        str(self.port),
-                        "-c",
-                        "listen_addresses=127.0.0.1",
-                        "-c",
-                        f"unix_socket_directories={self.directory}",
-                        "-c",
-                        "max_connections=200",
-                        "-c",
-                        "fsync=on",
-                    ]
-                ),
+                [
+                    str(bindir / "postgres"),
+                    "-D",
+                    str(self.data_dir),
+                    "-p",
+                    str(self.port),
+                    "-c",
+                    "listen_addresses=127.0.0.1",
+                    "-c",
+                    f"unix_socket_directories={self.directory}",
+                    "-c",
+                    "max_connections=200",
+                    "-c",
+                    "fsync=on",
+                ],
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                user=run_as.user,
+                group=run_as.group,
+                extra_groups=run_as.extra_groups,
             )
         _wait_port("127.0.0.1", self.port, self.process, self.start_timeout_s, log)
         self._wait_ready()

@@ -437,10 +437,19 @@ class FloorService:
                 )
                 return
             digest, existing = row[0], row[1]
-        if existing is not None or any(
-            r[0] == projection.table_id and r[1] == private.seq for r in batch.privates
-        ):
-            self.status.duplicates += 1
+        if existing is None:
+            existing = next(
+                (r[2] for r in batch.privates if r[0] == projection.table_id and r[1] == private.seq), None
+            )
+        if existing is not None:
+            if existing == private.private_text:
+                self.status.duplicates += 1
+            else:
+                quarantine(
+                    f"a second, different private part for entry {private.seq}: the floor keeps the first",
+                    alert_kind="bad_commitment",
+                    seq=private.seq,
+                )
             return
         if digest is None or typed.commitment(private.private_text) != digest:
             quarantine(

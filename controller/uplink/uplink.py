@@ -156,6 +156,9 @@ class Uplink:
         if any(c in self.table_id for c in ".*> "):
             raise ValueError(f"table id {self.table_id!r} cannot be a NATS subject token (it has a '.')")
         marks = await asyncio.to_thread(_MarkStore, self.journal_path)
+        stored_mark = await asyncio.to_thread(read_high_water_mark, self.journal_path)
+        if stored_mark is not None and stored_mark.position > self.status.acked:
+            self.status.acked = stored_mark.position
         journal = await asyncio.to_thread(Journal.open_existing, self.journal_path, readonly=True)
         backoff_s = self.config.backoff_initial_s
         try:
@@ -209,10 +212,15 @@ class Uplink:
         except nats.js.errors.NotFoundError:
             return wire.Position(0, 0), 0
         headers = last.headers or {}
-        text = headers.get(wire.POSITION)
-        if text is None:
-            raise _Resync(f"the last message on {self.subject} has no {wire.POSITION}")
-        return wire.Position.parse(text), int(last.seq or 0)
+        try:
+            return wire.Position.parse(headers.get(wire.POSITION) or ""), int(last.seq or 0)
+        except wire.BadMessage:
+            # Not ours (someone else published with this table's credentials: the floor quarantines
+            # it). Our place is what the server last acknowledged to us; the stream's last sequence
+            # for the subject is that message's.
+            log.warning("uplink_foreign_message", table_id=self.table_id, stream_seq=last.seq,
+                        resume_after=self.status.acked.text())
+            return self.status.acked, int(last.seq or 0)
 
     async def _sync(self, client: Client, journal: Journal) -> None:
         position, stream_seq = await self._server_position(client)

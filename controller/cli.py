@@ -29,6 +29,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "controller.commands.integrity",
     "controller.commands.user",
     "controller.commands.panel",
+    "controller.commands.uplink",
+    "controller.commands.floor",
 )
 
 

@@ -480,6 +480,7 @@ class _Parser:
         )
         logging_section.done()
 
+        root.taken.add("uplink")  # [uplink]: read by controller/uplink/config.py (docs/floor.md)
         root.done()
         return TableConfig(
             source=self.source,

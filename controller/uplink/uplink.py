@@ -218,8 +218,12 @@ class Uplink:
             # Not ours (someone else published with this table's credentials: the floor quarantines
             # it). Our place is what the server last acknowledged to us; the stream's last sequence
             # for the subject is that message's.
-            log.warning("uplink_foreign_message", table_id=self.table_id, stream_seq=last.seq,
-                        resume_after=self.status.acked.text())
+            log.warning(
+                "uplink_foreign_message",
+                table_id=self.table_id,
+                stream_seq=last.seq,
+                resume_after=self.status.acked.text(),
+            )
             return self.status.acked, int(last.seq or 0)
 
     async def _sync(self, client: Client, journal: Journal) -> None:

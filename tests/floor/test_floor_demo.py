@@ -47,7 +47,8 @@ def test_floor_demo_rounds_prints_the_counts_and_exits_0() -> None:
             "chains_verified": 5,
         }
         status = subprocess.run(
-            [sys.executable, "-m", "controller.cli", "uplink", "status", "--json", "--journal", str(journals[0])],
+            [sys.executable, "-m", "controller.cli", "uplink", "status", "--json",
+             "--journal", str(journals[0])],
             capture_output=True, text=True, timeout=60, env=env, check=False,
         )  # fmt: skip
         assert status.returncode == 0, status.stderr

@@ -62,6 +62,8 @@ from controller.journal.recovery import recover
 from controller.journal.render import render_record
 from controller.journal.store import Journal, JournalEntry, JournalError
 from controller.logs import bind_round, bind_table
+from controller.uplink.config import UplinkConfig
+from controller.uplink.uplink import start_uplink
 from drivers.events import CardDealt, DealerKey, DomainCommand, DomainEvent, HandComplete, SecurityEvent
 from drivers.factory import make_driver
 from drivers.supervisor import DeviceDriver, DeviceHealth, DeviceUnavailable, DriverTiming
@@ -126,6 +128,7 @@ class RunOptions:
     # `flushtable run --new-journal`: start a new journal where none with content exists (controller/
     # journal/proof.py); without it a missing or empty journal is refused where its anchor names entries.
     new_journal: bool = False
+    uplink: UplinkConfig | None = None  # the table's [uplink] (docs/floor.md); None: no floor
 
 
 @dataclass(slots=True)
@@ -271,6 +274,11 @@ class TableDaemon:
                 self._spawn(self._engine_loop(), "engine")
                 self._spawn(self._ticker(), "ticker")
                 self._spawn(self._journal_watch(), "journal-watch")
+                if self.options.uplink is not None:  # [uplink]: the journal streamed to the floor
+                    uplink = start_uplink(
+                        self.journal_path, self.config.table_id, self.options.uplink, self._stop
+                    )
+                    self._spawn(uplink, "uplink")
                 if self._autoplay_enabled():
                     self._spawn(self._autoplay_loop(), "autoplay")
                 if self._scenario is not None and isinstance(self.sim_table, SimTable):

@@ -11,6 +11,7 @@ from controller.daemon import RunOptions, TableDaemon
 from controller.errors import UserError
 from controller.integrity_watch import DEFAULT_EVERY_ROUNDS
 from controller.logs import configure_logging_for
+from controller.uplink.config import load_uplink_config
 
 NAME = "run"
 HELP = "run the table: devices, round engine, journal and panel (with no config: a simulated table)"
@@ -113,5 +114,6 @@ def run(args: argparse.Namespace) -> int:
         scenario_path=args.scenario,
         sim_supervisor_clear_after_s=clear_after_s,
         new_journal=args.new_journal,
+        uplink=load_uplink_config(args.config) if args.config else None,  # docs/floor.md
     )
     return asyncio.run(TableDaemon(config, options).run())

@@ -321,3 +321,15 @@ def _page(journal: Journal, since_seq: int) -> list[JournalEntry]:
 
 def _utc_text() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+async def start_uplink(journal_path: Path, table_id: str, config: UplinkConfig, stop: asyncio.Event) -> None:
+    """The daemon's uplink task (``[uplink]`` in the table's configuration). Whatever happens to it, the
+    table plays on: an unexpected error is logged and the uplink starts again after a pause."""
+    while not stop.is_set():
+        try:
+            await Uplink(config, journal_path, table_id).run(stop)
+        except Exception as error:
+            log.error("uplink_failed", table_id=table_id, error=f"{type(error).__name__}: {error}"[:300])
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), config.backoff_max_s)

@@ -14,6 +14,7 @@ from typing import Any
 import psycopg
 
 from controller.floor.embedded import EmbeddedFloor
+from controller.floor.verify import verify_table
 from controller.journal.store import Journal
 from controller.uplink.outbox import Outbox
 from controller.uplink.uplink import Uplink
@@ -80,12 +81,16 @@ def expected_messages(journal_path: Path, table_id: str) -> tuple[dict[int, str]
     return hashes, privates
 
 
-def floor_problems(floor: EmbeddedFloor, tables: Tables) -> list[str]:
+def floor_problems(floor: EmbeddedFloor, tables: Tables | dict[str, Path]) -> list[str]:
     """Every difference between the journals and the floor (empty: exact, in order, chains verified)."""
     problems: list[str] = []
+    paths = tables if isinstance(tables, dict) else {t: tables.path(t) for t in tables.ids}
     with psycopg.connect(floor.reporting_dsn) as connection:
-        for table_id in tables.ids:
-            hashes, privates = expected_messages(tables.path(table_id), table_id)
+        for table_id, path in paths.items():
+            check = verify_table(connection, table_id)
+            if not check.ok:
+                problems.append(f"{table_id}: {check.problem}")
+            hashes, privates = expected_messages(path, table_id)
             rows = connection.execute(
                 "SELECT seq, hash, prev_hash, stream_seq FROM floor_entries WHERE table_id = %s ORDER BY seq",
                 (table_id,),

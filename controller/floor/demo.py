@@ -14,14 +14,18 @@ import contextlib
 import json
 import os
 import random
+import secrets
 import signal
+import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import psycopg
 
 from controller.errors import UserError
 from controller.floor.embedded import EmbeddedFloor
+from controller.floor.panel import FloorPanelSettings, FloorUser, serve_panel
 from controller.floor.servers import ServerError
 from controller.floor.service import FloorService
 from controller.floor.simtables import MIXED_GAMES, SimTable
@@ -89,6 +93,7 @@ async def _run(
     service = FloorService(floor.floor_config())
     tasks = [asyncio.create_task(u.run(stop)) for u in uplinks.values()]
     tasks.append(asyncio.create_task(service.run(stop)))
+    panel = await _start_panel(floor, port)
     try:
         if rounds is None:
             tasks.append(asyncio.create_task(_play_forever(sims, uplinks, stop)))
@@ -111,9 +116,25 @@ async def _run(
         )
     finally:
         stop.set()
+        if panel is not None:
+            await panel.stop()
         await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 30)
         for journal in journals.values():
             journal.close()
+
+
+async def _start_panel(floor: EmbeddedFloor, port: int) -> Any:
+    """The floor panel on 127.0.0.1, with a one-time supervisor login printed to standard error."""
+    password = secrets.token_urlsafe(12)
+    users = {"floor": FloorUser.with_password("floor", "supervisor", password)}
+    settings = FloorPanelSettings(floor.reporting_dsn, floor.writer_dsn, users)
+    try:
+        server = await serve_panel(settings, port=port)
+    except UserError as error:  # the port is taken: the demo runs on without its panel
+        print(f"floor panel: not started: {error}", file=sys.stderr, flush=True)
+        return None
+    print(f"floor panel: {server.url}/  login: floor / {password}", file=sys.stderr, flush=True)
+    return server
 
 
 async def _play_forever(sims: list[SimTable], uplinks: dict[str, Uplink], stop: asyncio.Event) -> None:

@@ -8,9 +8,11 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import nats
 import psycopg
@@ -33,6 +35,29 @@ from controller.floor.service import FloorConfig
 from controller.floor.stream import ACK_WAIT_S, DEFAULT_DUPLICATE_WINDOW_S, ensure_stream
 from controller.uplink.config import UplinkConfig
 from controller.uplink.uplink import ssl_context
+
+
+def _run_apart(work: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    """Run ``work`` to completion on a loop of its own (a thread of its own when this thread already
+    runs a loop: a test's browser driver, the benchmark)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(work())
+        return
+    errors: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            asyncio.run(work())
+        except BaseException as error:
+            errors.append(error)
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join()
+    if errors:
+        raise errors[0]
 
 
 @dataclass
@@ -82,7 +107,7 @@ class EmbeddedFloor:
         self.setup_database()
         credentials.write_text(json.dumps(self.passwords))
         credentials.chmod(0o600)
-        asyncio.run(self.setup_stream())
+        _run_apart(self.setup_stream)
 
     def setup_database(self) -> None:
         assert self.postgres is not None

@@ -178,6 +178,45 @@ CREATE VIEW floor_meters_by_shift AS
     FROM floor_round_meters GROUP BY shift;
 """,
     ),
+    Migration(
+        3,
+        "theoretical win per round (the par sheet's), in the meters views",
+        """
+ALTER TABLE floor_rounds ADD COLUMN theoretical_win_cents bigint NOT NULL DEFAULT 0;
+DROP VIEW floor_meters_by_table, floor_meters_by_pit, floor_meters_by_game, floor_meters_by_shift;
+DROP VIEW floor_round_meters;
+CREATE VIEW floor_round_meters AS
+    SELECT r.table_id, COALESCE(c.pit, t.pit, '') AS pit, r.game, floor_shift(r.closed_utc) AS shift,
+           r.round_id, r.status, r.closed_utc, r.handle_cents, r.house_win_cents, r.rake_cents,
+           r.theoretical_win_cents
+    FROM floor_rounds r
+    LEFT JOIN floor_tables t USING (table_id)
+    LEFT JOIN floor_table_config c USING (table_id)
+    WHERE r.status <> 'in_progress';
+CREATE VIEW floor_meters_by_table AS
+    SELECT table_id AS key, pit, game, count(*) FILTER (WHERE status = 'settled') AS rounds_settled,
+           count(*) FILTER (WHERE status = 'dead') AS rounds_dead,
+           count(*) FILTER (WHERE status = 'void') AS rounds_voided,
+           sum(handle_cents)::bigint AS handle_cents, sum(house_win_cents)::bigint AS house_win_cents,
+           sum(theoretical_win_cents)::bigint AS theoretical_win_cents
+    FROM floor_round_meters GROUP BY table_id, pit, game;
+CREATE VIEW floor_meters_by_pit AS
+    SELECT pit AS key, count(*) FILTER (WHERE status = 'settled') AS rounds_settled,
+           sum(handle_cents)::bigint AS handle_cents, sum(house_win_cents)::bigint AS house_win_cents,
+           sum(theoretical_win_cents)::bigint AS theoretical_win_cents
+    FROM floor_round_meters GROUP BY pit;
+CREATE VIEW floor_meters_by_game AS
+    SELECT game AS key, count(*) FILTER (WHERE status = 'settled') AS rounds_settled,
+           sum(handle_cents)::bigint AS handle_cents, sum(house_win_cents)::bigint AS house_win_cents,
+           sum(theoretical_win_cents)::bigint AS theoretical_win_cents
+    FROM floor_round_meters GROUP BY game;
+CREATE VIEW floor_meters_by_shift AS
+    SELECT shift AS key, count(*) FILTER (WHERE status = 'settled') AS rounds_settled,
+           sum(handle_cents)::bigint AS handle_cents, sum(house_win_cents)::bigint AS house_win_cents,
+           sum(theoretical_win_cents)::bigint AS theoretical_win_cents
+    FROM floor_round_meters GROUP BY shift;
+""",
+    ),
 )
 
 _GRANTS = f"""

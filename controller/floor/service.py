@@ -45,8 +45,10 @@ from nats.aio.msg import Msg
 from psycopg.types.json import Jsonb
 
 from controller.floor.servers import FLOOR_CONSUMER, FLOOR_INBOX, STREAM_NAME, SUBJECT_ROOT
+from controller.floor.theoretical import theoretical_win_cents
 from controller.journal import entries as typed
 from controller.journal.chain import GENESIS_HASH, entry_hash_from_text
+from controller.journal.kinds import CLOSING_KINDS
 from controller.journal.state import Meters, TableState
 from controller.uplink import wire
 
@@ -88,13 +90,17 @@ class TableProjection:
     quarantine_reason: str | None = None
     state: TableState = field(default_factory=TableState)
     touched_rounds: set[str] = field(default_factory=set)
-    digests: dict[int, str] = field(default_factory=dict)  # this batch's new entries' commitments
+    # Commitments of entries in rounds whose private parts may still come (a round's are released right
+    # after the entry that reveals them; once the next entry arrives, what did not come never will).
+    digests: dict[int, tuple[str, str]] = field(default_factory=dict)  # seq -> (digest, round_id)
+    closed_round: str | None = None  # the round the last entry closed
 
 
 @dataclass
 class _Batch:
     entries: list[tuple[Any, ...]] = field(default_factory=list)
     privates: list[tuple[Any, ...]] = field(default_factory=list)
+    private_texts: dict[tuple[str, int], str] = field(default_factory=dict)
     alerts: list[tuple[Any, ...]] = field(default_factory=list)
     quarantine: list[tuple[Any, ...]] = field(default_factory=list)
     fault_raised: list[tuple[Any, ...]] = field(default_factory=list)
@@ -210,9 +216,8 @@ class FloorService:
             raise
         for projection in batch.tables.values():
             projection.touched_rounds.clear()
-            projection.digests.clear()
-        for message in messages:
-            await message.ack()
+        if messages:
+            await messages[-1].ack()  # AckPolicy.ALL: every message up to it, all committed
         self.status.batches += 1
         self.committed.set()
 
@@ -373,8 +378,14 @@ class FloorService:
         projection.last_seq, projection.last_hash = entry.seq, entry.hash
         if entry.round_id is not None:
             projection.touched_rounds.add(entry.round_id)
-        if entry.private_digest is not None:
-            projection.digests[entry.seq] = entry.private_digest
+        if projection.closed_round is not None:
+            done = projection.closed_round
+            projection.digests = {s: d for s, d in projection.digests.items() if d[1] != done}
+            projection.closed_round = None
+        if entry.private_digest is not None and entry.round_id is not None:
+            projection.digests[entry.seq] = (entry.private_digest, entry.round_id)
+        if entry.kind in CLOSING_KINDS:
+            projection.closed_round = entry.round_id
         batch.entries.append(
             (
                 entry.table_id,
@@ -419,9 +430,10 @@ class FloorService:
         stream_seq: int,
         quarantine: Any,
     ) -> None:
-        digest = projection.digests.get(private.seq)
-        existing: str | None = None
-        if digest is None:
+        existing = batch.private_texts.get((projection.table_id, private.seq))
+        known = projection.digests.get(private.seq)
+        digest = None if known is None else known[0]
+        if existing is None and digest is None:
             row = await (
                 await connection.execute(
                     "SELECT e.private_digest, p.private_text FROM floor_entries e LEFT JOIN floor_private p "
@@ -437,10 +449,6 @@ class FloorService:
                 )
                 return
             digest, existing = row[0], row[1]
-        if existing is None:
-            existing = next(
-                (r[2] for r in batch.privates if r[0] == projection.table_id and r[1] == private.seq), None
-            )
         if existing is not None:
             if existing == private.private_text:
                 self.status.duplicates += 1
@@ -459,6 +467,8 @@ class FloorService:
             )
             return
         batch.privates.append((projection.table_id, private.seq, private.private_text, stream_seq))
+        batch.private_texts[projection.table_id, private.seq] = private.private_text
+        projection.digests.pop(private.seq, None)  # a resend now finds it stored
         self.status.privates += 1
 
     # --- the transaction's writes -----------------------------------------------------------------
@@ -512,15 +522,17 @@ class FloorService:
                 await cursor.executemany(
                     "INSERT INTO floor_rounds (table_id, round_id, game, started_seq, started_utc, "
                     "status, closed_seq, "
-                    "closed_utc, settlement, handle_cents, house_win_cents, rake_cents) "
-                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+                    "closed_utc, settlement, handle_cents, house_win_cents, rake_cents, "
+                    "theoretical_win_cents) "
+                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
                     "ON CONFLICT (table_id, round_id) DO UPDATE SET game = excluded.game, "
                     "started_seq = COALESCE(excluded.started_seq, floor_rounds.started_seq), "
                     "started_utc = COALESCE(excluded.started_utc, floor_rounds.started_utc), status "
                     "= excluded.status, "
                     "closed_seq = excluded.closed_seq, closed_utc = excluded.closed_utc, "
                     "settlement = excluded.settlement, handle_cents = excluded.handle_cents, "
-                    "house_win_cents = excluded.house_win_cents, rake_cents = excluded.rake_cents",
+                    "house_win_cents = excluded.house_win_cents, rake_cents = excluded.rake_cents, "
+                    "theoretical_win_cents = excluded.theoretical_win_cents",
                     rounds,
                 )
             if batch.tables:
@@ -566,11 +578,13 @@ def _round_rows(projections: Iterable[TableProjection]) -> Iterable[tuple[Any, .
             round_state = projection.state.round(round_id)
             if round_state is None:
                 continue
-            handle = win = rake = 0
+            handle = win = rake = theoretical = 0
             if round_state.settlement is not None and round_state.status != "in_progress":
                 meters = Meters()
                 meters.add_settlement(round_id, round_state.settlement, voided=round_state.status == "void")
                 handle, win, rake = meters.handle_cents, meters.house_win_cents, meters.rake_cents
+                if round_state.status == "settled":
+                    theoretical = theoretical_win_cents(round_state.game, round_state.settlement)
             yield (
                 projection.table_id,
                 round_id,
@@ -584,6 +598,7 @@ def _round_rows(projections: Iterable[TableProjection]) -> Iterable[tuple[Any, .
                 handle,
                 win,
                 rake,
+                theoretical,
             )
 
 

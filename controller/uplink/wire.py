@@ -86,16 +86,9 @@ class EntryMessage:
     private_digest: str | None
     prev_hash: str
     hash: str
+    payload_text: str  # the public part's canonical JSON: what the hash covers
+    entry: typed.Entry  # the typed entry, its public part only (what the reducer folds on the floor)
     type: Literal["entry"] = "entry"
-
-    @property
-    def payload_text(self) -> str:
-        return canonical_json(self.payload)
-
-    @property
-    def entry(self) -> typed.Entry:
-        """The typed entry, its public part only (what the reducer folds on the floor)."""
-        return typed.decode_public(self.kind, self.payload_text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +118,7 @@ def _time(document: dict[str, Any]) -> str:
     try:
         if not _TIME.match(text):
             raise ValueError(text)
-        datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ")
+        datetime.fromisoformat(text[:-1])  # a real date and time (PostgreSQL would refuse the batch)
     except ValueError:
         raise BadMessage(f"time_utc {text[:40]!r} is not YYYY-MM-DDTHH:MM:SS.ffffffZ") from None
     return str(text)
@@ -175,21 +168,25 @@ def decode(data: bytes) -> EntryMessage | PrivateMessage:
     ):
         if value is not None and (not isinstance(value, str) or not _HASH.match(value)):
             raise BadMessage(f"{name} is not a sha256 hex digest")
-    message = EntryMessage(
+    payload = _field(document, "payload", dict)
+    payload_text = canonical_json(payload)
+    seq = _seq(document)
+    try:
+        entry = typed.decode_public(kind, payload_text)
+    except (typed.EntryError, ValueError) as error:
+        raise BadMessage(f"entry {seq}: {error}") from None
+    return EntryMessage(
         table_id=table_id,
-        seq=_seq(document),
+        seq=seq,
         time_utc=_time(document),
         round_id=_field(document, "round_id", str, optional=True),
         source=_field(document, "source", str),
         kind=kind,
         version=_version(document),
-        payload=_field(document, "payload", dict),
+        payload=payload,
         private_digest=digest,
         prev_hash=document["prev_hash"],
         hash=document["hash"],
+        payload_text=payload_text,
+        entry=entry,
     )
-    try:
-        message.entry  # noqa: B018 - the public part must be its kind's (a type check, result unused)
-    except (typed.EntryError, ValueError) as error:
-        raise BadMessage(f"entry {message.seq}: {error}") from None
-    return message

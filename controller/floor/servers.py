@@ -182,6 +182,9 @@ def floor_reader_user(password: str) -> NatsUser:
             f"$JS.API.CONSUMER.INFO.{STREAM_NAME}.{FLOOR_CONSUMER}",
             f"$JS.API.STREAM.INFO.{STREAM_NAME}",
             f"$JS.ACK.{STREAM_NAME}.{FLOOR_CONSUMER}.>",
+            # Reading the stream itself: to fill what the consumer skipped (controller/floor/service.py).
+            f"$JS.API.DIRECT.GET.{STREAM_NAME}",
+            f"$JS.API.DIRECT.GET.{STREAM_NAME}.>",
         ),
         subscribe_allow=(f"{FLOOR_INBOX}.>",),
         publish_deny=(f"{SUBJECT_ROOT}.>",),

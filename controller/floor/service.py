@@ -30,7 +30,8 @@ import hashlib
 import json
 import random
 import ssl
-from collections.abc import Iterable
+import time
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,7 @@ import psycopg
 import structlog
 from nats.aio.client import Client
 from nats.aio.msg import Msg
+from nats.js.client import JetStreamContext
 from psycopg.types.json import Jsonb
 
 from controller.floor.servers import FLOOR_CONSUMER, FLOOR_INBOX, STREAM_NAME, SUBJECT_ROOT
@@ -53,6 +55,7 @@ from controller.journal.state import Meters, TableState
 from controller.uplink import wire
 
 log = structlog.get_logger("flushtable.floor")
+_MAX_GAP_FILL = 20_000  # messages read back from the stream for one table at a time
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +70,7 @@ class FloorConfig:
     fetch_timeout_s: float = 0.5
     backoff_initial_s: float = 0.2
     backoff_max_s: float = 5.0
+    sweep_interval_s: float = 5.0  # when idle, this often: check every table's tail in the stream
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,12 +92,16 @@ class TableProjection:
     last_hash: str = GENESIS_HASH
     quarantined_at_seq: int | None = None
     quarantine_reason: str | None = None
+    last_stream_seq: int = 0  # where in the stream the table's last entry on the floor is
     state: TableState = field(default_factory=TableState)
     touched_rounds: set[str] = field(default_factory=set)
     # Commitments of entries in rounds whose private parts may still come (a round's are released right
     # after the entry that reveals them; once the next entry arrives, what did not come never will).
     digests: dict[int, tuple[str, str]] = field(default_factory=dict)  # seq -> (digest, round_id)
     closed_round: str | None = None  # the round the last entry closed
+
+    def quarantined(self) -> bool:
+        return self.quarantined_at_seq is not None
 
 
 @dataclass
@@ -118,7 +126,27 @@ class FloorStatus:
     quarantined: int = 0
     alerts: int = 0
     db_failures: int = 0
+    gap_fills: int = 0  # messages read back from the stream that the consumer had skipped
     last_error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Incoming:
+    """A message from the stream: from the consumer, or read back from the stream to fill a gap."""
+
+    stream_seq: int
+    subject: str
+    headers: Mapping[str, str]
+    data: bytes
+
+    @classmethod
+    def of(cls, message: Msg) -> Incoming:
+        return cls(message.metadata.sequence.stream, message.subject, message.headers or {}, message.data)
+
+
+def site_of_subject(subject: str) -> str | None:
+    parts = subject.split(".")
+    return parts[1] if len(parts) == 4 else None
 
 
 def table_of_subject(subject: str) -> str | None:
@@ -133,6 +161,8 @@ class FloorService:
         self.config = config
         self.status = FloorStatus()
         self._tables: dict[str, TableProjection] = {}
+        self._js: JetStreamContext | None = None
+        self.site_of: dict[str, str] = {}  # table -> the site token of its subject
         self._rng = rng or random.Random()
         self.committed = asyncio.Event()  # set after each commit (tests and the demo wait on it)
 
@@ -155,6 +185,8 @@ class FloorService:
                 )
                 connection = await psycopg.AsyncConnection.connect(self.config.dsn)
                 js = client.jetstream()
+                self._js = js
+                last_sweep_s = time.monotonic()
                 subscription = await js.pull_subscribe_bind(
                     FLOOR_CONSUMER, STREAM_NAME, inbox_prefix=(self.config.inbox_prefix + ".").encode()
                 )
@@ -168,6 +200,9 @@ class FloorService:
                     except (nats.errors.TimeoutError, TimeoutError):
                         if client.is_closed or not client.is_connected:
                             raise
+                        if time.monotonic() - last_sweep_s > self.config.sweep_interval_s:
+                            last_sweep_s = time.monotonic()
+                            await self.sweep(connection)
                         continue
                     await self._handle(connection, messages)
             except (
@@ -203,7 +238,7 @@ class FloorService:
             async with connection.transaction():
                 batch = _Batch()
                 for message in messages:
-                    await self._take(connection, batch, message)
+                    await self._take(connection, batch, Incoming.of(message))
                 await self._write(connection, batch)
         except BaseException:
             # Nothing of the batch is on the floor: forget what it folded, and have it sent again.
@@ -250,15 +285,24 @@ class FloorService:
                         seq, time_text, table_id, round_id, source, typed.decode_public(kind, payload_text)
                     )
                 )
+            row = await (
+                await connection.execute(
+                    "SELECT stream_seq FROM floor_entries WHERE table_id = %s AND seq = %s",
+                    (table_id, projection.last_seq),
+                )
+            ).fetchone()
+            projection.last_stream_seq = int(row[0] or 0) if row is not None else 0
         self._tables[table_id] = projection
         return projection
 
     async def _take(
-        self, connection: psycopg.AsyncConnection[tuple[Any, ...]], batch: _Batch, message: Msg
+        self, connection: psycopg.AsyncConnection[tuple[Any, ...]], batch: _Batch, message: Incoming
     ) -> None:
-        stream_seq = message.metadata.sequence.stream
+        stream_seq = message.stream_seq
         subject_table = table_of_subject(message.subject)
-        headers = message.headers or {}
+        if subject_table is not None:
+            self.site_of[subject_table] = site_of_subject(message.subject) or ""
+        headers = message.headers
         quarantine_table = subject_table or "?"
 
         def quarantine(reason: str, *, alert_kind: str | None, seq: int | None = None) -> None:
@@ -307,10 +351,24 @@ class FloorService:
                 seq=decoded.seq,
             )
             return
+        quarantined_before = len(batch.quarantine)
+        if decoded.seq > projection.last_seq + (1 if isinstance(decoded, wire.EntryMessage) else 0):
+            # Beyond what the floor holds: the consumer may have skipped messages (a broker or a floor
+            # service killed before its state was stored): the stream itself is asked for what lies
+            # between, before anything is called a gap.
+            await self._fill_gap(connection, batch, projection, before_stream_seq=stream_seq)
+            if projection.quarantined():
+                quarantine(f"the table is quarantined after entry {projection.quarantined_at_seq}",
+                           alert_kind=None, seq=decoded.seq)  # fmt: skip
+                return
         if isinstance(decoded, wire.PrivateMessage):
             await self._take_private(connection, batch, projection, decoded, stream_seq, quarantine)
         else:
             await self._take_entry(connection, batch, projection, decoded, stream_seq, quarantine)
+        if isinstance(decoded, wire.EntryMessage) and len(batch.quarantine) == quarantined_before:
+            # Taken (or a resend): the table's entries are read up to here. (A private part comes
+            # after later entries - the one that revealed it - so it does not move this.)
+            projection.last_stream_seq = max(projection.last_stream_seq, stream_seq)
 
     async def _take_entry(  # noqa: PLR0917 - one message's context
         self,
@@ -420,6 +478,69 @@ class FloorService:
             batch.fault_acked.append((typed_entry.by, entry.time_utc, entry.table_id, typed_entry.fault_id))
         elif isinstance(typed_entry, typed.FaultCleared):
             batch.fault_cleared.append((entry.time_utc, entry.table_id, typed_entry.fault_id))
+
+    async def _fill_gap(
+        self,
+        connection: psycopg.AsyncConnection[tuple[Any, ...]],
+        batch: _Batch,
+        projection: TableProjection,
+        *,
+        before_stream_seq: int | None,
+    ) -> int:
+        """Read the table's messages from the stream itself, after the last one the floor handled and
+        before ``before_stream_seq`` (None: to the end), and take them in order. Returns how many."""
+        if self._js is None:
+            return 0
+        subject = f"{SUBJECT_ROOT}.{self.site_of.get(projection.table_id, '*')}.{projection.table_id}.journal"
+        if "*" in subject:
+            return 0
+        taken = 0
+        next_seq = projection.last_stream_seq + 1
+        while taken < _MAX_GAP_FILL:
+            try:
+                raw = await self._js.get_msg(
+                    STREAM_NAME, seq=next_seq, subject=subject, direct=True, next=True
+                )
+            except nats.js.errors.NotFoundError:
+                break
+            seq = int(raw.seq or 0)
+            if seq < next_seq or (before_stream_seq is not None and seq >= before_stream_seq):
+                break
+            headers = {str(k): str(v) for k, v in (raw.headers or {}).items()}
+            await self._take(connection, batch, Incoming(seq, subject, headers, raw.data or b""))
+            taken += 1
+            next_seq = seq + 1
+        if taken:
+            self.status.gap_fills += taken
+            log.warning("floor_gap_filled", table_id=projection.table_id, messages=taken)
+        return taken
+
+    async def sweep(self, connection: psycopg.AsyncConnection[tuple[Any, ...]]) -> int:
+        """When idle: every table whose last message in the stream is beyond what the floor handled
+        (the consumer skipped a tail) is read from the stream. Returns the messages taken."""
+        if self._js is None:
+            return 0
+        rows = await (await connection.execute("SELECT table_id FROM floor_tables")).fetchall()
+        taken = 0
+        async with connection.transaction():
+            batch = _Batch()
+            for (table_id,) in rows:
+                site = self.site_of.get(str(table_id))
+                if site is None:
+                    continue
+                subject = f"{SUBJECT_ROOT}.{site}.{table_id}.journal"
+                try:
+                    last = await self._js.get_last_msg(STREAM_NAME, subject, direct=True)
+                except nats.js.errors.NotFoundError:
+                    continue
+                projection = await self._projection(connection, str(table_id))
+                if int(last.seq or 0) > projection.last_stream_seq and projection.quarantined_at_seq is None:
+                    batch.tables[projection.table_id] = projection
+                    taken += await self._fill_gap(connection, batch, projection, before_stream_seq=None)
+            await self._write(connection, batch)
+        for projection in batch.tables.values():
+            projection.touched_rounds.clear()
+        return taken
 
     async def _take_private(  # noqa: PLR0917 - one message's context
         self,

@@ -121,6 +121,16 @@ def floor_problems(floor: EmbeddedFloor, tables: Tables | dict[str, Path]) -> li
     return problems
 
 
+def private_count(floor: EmbeddedFloor) -> int:
+    with psycopg.connect(floor.reporting_dsn) as connection:
+        row = connection.execute("SELECT count(*) FROM floor_private").fetchone()
+        return int(row[0]) if row else 0
+
+
+def expected_private_total(tables: Tables) -> int:
+    return sum(len(expected_messages(tables.path(t), t)[1]) for t in tables.ids)
+
+
 def floor_count(floor: EmbeddedFloor) -> int:
     with psycopg.connect(floor.reporting_dsn) as connection:
         row = connection.execute("SELECT count(*) FROM floor_entries").fetchone()

@@ -15,7 +15,14 @@ from controller.floor.service import FloorService
 from controller.journal.store import Journal
 from controller.uplink.uplink import Uplink, read_high_water_mark
 from tests.floor.conftest import MakeFloor
-from tests.floor.helpers import floor_count, floor_problems, last_seq, wait_until
+from tests.floor.helpers import (
+    expected_messages,
+    floor_count,
+    floor_problems,
+    last_seq,
+    private_count,
+    wait_until,
+)
 
 
 def test_run_with_uplink_streams_the_journal(tmp_path: Path, make_floor: MakeFloor) -> None:
@@ -58,11 +65,12 @@ def test_run_with_uplink_streams_the_journal(tmp_path: Path, make_floor: MakeFlo
         with Journal.open_existing(journal_path) as journal:
             total = last_seq(journal)
 
+        privates = len(expected_messages(journal_path, "SIM1")[1])
+
         async def all_there() -> bool:
-            return floor_count(floor) == total
+            return floor_count(floor) == total and private_count(floor) == privates
 
         await wait_until(all_there, 60, "the table's journal on the floor")
-        await asyncio.sleep(0.5)
         stop.set()
         await asyncio.gather(service_task, uplink_task)
 

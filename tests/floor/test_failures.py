@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import psycopg
+
 from controller.floor.config import write_floor_config
 from controller.floor.embedded import EmbeddedFloor
 from controller.floor.servers import STREAM_NAME, PostgresCluster, table_subject
@@ -22,9 +24,11 @@ from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import (
     Running,
     Tables,
+    expected_private_total,
     floor_count,
     floor_problems,
     journal_total,
+    private_count,
     table_ids,
     wait_until,
 )
@@ -39,10 +43,21 @@ def _play_all(tables: Tables, running: Running, rounds: int = 1) -> None:
 
 
 async def _all_on_floor(floor: EmbeddedFloor, tables: Tables, timeout_s: float) -> None:
-    async def there() -> bool:
-        return floor_count(floor) == journal_total(tables)
+    """Every entry, and every private part the outbox released, is on the floor (a bounded wait)."""
+    privates = expected_private_total(tables)
 
-    await wait_until(there, timeout_s, "every journal entry on the floor")
+    async def there() -> bool:
+        return floor_count(floor) == journal_total(tables) and private_count(floor) == privates
+
+    try:
+        await wait_until(there, timeout_s, "every journal entry on the floor")
+    except AssertionError as error:
+        with psycopg.connect(floor.reporting_dsn) as connection:
+            alerts = connection.execute("SELECT table_id, kind, message FROM floor_alerts LIMIT 5").fetchall()
+        raise AssertionError(
+            f"{error}: {floor_count(floor)} of {journal_total(tables)}; alerts {alerts}; "
+            f"problems {floor_problems(floor, tables)[:5]}"
+        ) from None
 
 
 def test_200_tables_publishing_while_nats_is_killed(tmp_path: Path, make_floor: MakeFloor) -> None:
@@ -107,7 +122,6 @@ def test_table_offline_longer_than_the_dedup_window(tmp_path: Path, make_floor: 
         second = Running(floor, tables)
         second.start_uplinks()
         await _all_on_floor(floor, tables, 60)
-        await asyncio.sleep(0.5)  # let the last private parts land
         await second.close()
         service_stop.set()
         await service_task

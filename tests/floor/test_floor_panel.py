@@ -24,7 +24,7 @@ from controller.journal.chain import entry_hash
 from controller.uplink import wire
 from controller.uplink.uplink import Uplink
 from tests.floor.conftest import MakeFloor
-from tests.floor.helpers import Tables, floor_count, journal_total
+from tests.floor.helpers import Tables, expected_private_total, floor_count, journal_total, private_count
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
@@ -90,10 +90,10 @@ def _wait_floor(floor: EmbeddedFloor, tables: Tables) -> None:
     import time
 
     deadline = time.monotonic() + 60
-    while floor_count(floor) != journal_total(tables):
+    privates = expected_private_total(tables)
+    while floor_count(floor) != journal_total(tables) or private_count(floor) != privates:
         assert time.monotonic() < deadline, "the floor did not catch up"
         time.sleep(0.1)
-    time.sleep(0.5)  # the last private parts
 
 
 def _forge_bad_hash(

@@ -19,10 +19,12 @@ from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import (
     Running,
     Tables,
+    expected_private_total,
     floor_count,
     floor_problems,
     journal_total,
     last_seq,
+    private_count,
     table_ids,
     wait_until,
 )
@@ -46,12 +48,12 @@ def test_every_entry_once_in_order_with_private_parts_only_after_reveal(
         running.tasks.append(asyncio.create_task(service.run(running.stop)))
         total = journal_total(tables)
 
-        async def all_there() -> bool:
-            return floor_count(floor) == total
+        privates = expected_private_total(tables)
 
-        await wait_until(all_there, 60, "every entry on the floor")
-        # The floor's private parts are the outbox's (checked below); a few more batches settle them.
-        await asyncio.sleep(1.0)
+        async def all_there() -> bool:
+            return floor_count(floor) == total and private_count(floor) == privates
+
+        await wait_until(all_there, 60, "every entry and released private part on the floor")
         # What the stream holds for the dead round and the open round: no private message.
         admin = await floor.connect_admin()
         js = admin.jetstream()

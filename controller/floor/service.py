@@ -93,6 +93,7 @@ class TableProjection:
     quarantined_at_seq: int | None = None
     quarantine_reason: str | None = None
     last_stream_seq: int = 0  # where in the stream the table's last entry on the floor is
+    last_seen_stream_seq: int = 0  # the table's last message (entry or private part) taken
     state: TableState = field(default_factory=TableState)
     touched_rounds: set[str] = field(default_factory=set)
     # Commitments of entries in rounds whose private parts may still come (a round's are released right
@@ -251,8 +252,8 @@ class FloorService:
             raise
         for projection in batch.tables.values():
             projection.touched_rounds.clear()
-        if messages:
-            await messages[-1].ack()  # AckPolicy.ALL: every message up to it, all committed
+        for message in messages:  # each one: an ack never covers a message this batch did not hold
+            await message.ack()
         self.status.batches += 1
         self.committed.set()
 
@@ -292,6 +293,14 @@ class FloorService:
                 )
             ).fetchone()
             projection.last_stream_seq = int(row[0] or 0) if row is not None else 0
+            row = await (
+                await connection.execute(
+                    "SELECT GREATEST((SELECT max(stream_seq) FROM floor_entries WHERE table_id = %s), "
+                    "(SELECT max(stream_seq) FROM floor_private WHERE table_id = %s))",
+                    (table_id, table_id),
+                )
+            ).fetchone()
+            projection.last_seen_stream_seq = int(row[0] or 0) if row is not None else 0
         self._tables[table_id] = projection
         return projection
 
@@ -365,6 +374,8 @@ class FloorService:
             await self._take_private(connection, batch, projection, decoded, stream_seq, quarantine)
         else:
             await self._take_entry(connection, batch, projection, decoded, stream_seq, quarantine)
+        if len(batch.quarantine) == quarantined_before:
+            projection.last_seen_stream_seq = max(projection.last_seen_stream_seq, stream_seq)
         if isinstance(decoded, wire.EntryMessage) and len(batch.quarantine) == quarantined_before:
             # Taken (or a resend): the table's entries are read up to here. (A private part comes
             # after later entries - the one that revealed it - so it does not move this.)
@@ -534,7 +545,7 @@ class FloorService:
                 except nats.js.errors.NotFoundError:
                     continue
                 projection = await self._projection(connection, str(table_id))
-                if int(last.seq or 0) > projection.last_stream_seq and projection.quarantined_at_seq is None:
+                if int(last.seq or 0) > projection.last_seen_stream_seq and not projection.quarantined():
                     batch.tables[projection.table_id] = projection
                     taken += await self._fill_gap(connection, batch, projection, before_stream_seq=None)
             await self._write(connection, batch)

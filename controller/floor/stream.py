@@ -3,8 +3,8 @@
 The stream keeps every table's subject, on disk, refuses message deletes and purges (``deny_delete``,
 ``deny_purge``), de-duplicates by ``Nats-Msg-Id`` within ``duplicate_window_s`` and answers direct gets
 (the uplinks ask it for their subject's last message). The consumer ``floor`` is durable, pulls, and
-acks all up to a message (``AckPolicy.ALL``): the floor acks a batch's last message only after its
-PostgreSQL commit.
+needs each message acked (``AckPolicy.EXPLICIT``: an ack never covers a message the floor did not
+hold, so a message skipped after a crash comes back); the floor acks only after its PostgreSQL commit.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ async def ensure_stream(
             ConsumerConfig(
                 durable_name=FLOOR_CONSUMER,
                 deliver_policy=DeliverPolicy.ALL,
-                ack_policy=AckPolicy.ALL,  # one ack per committed batch acks all of it
+                ack_policy=AckPolicy.EXPLICIT,  # each message acked after its batch's commit
                 ack_wait=ack_wait_s,
                 max_ack_pending=max_ack_pending,
                 filter_subject=f"{SUBJECT_ROOT}.>",

@@ -203,7 +203,11 @@ class FloorService:
                             raise
                         if time.monotonic() - last_sweep_s > self.config.sweep_interval_s:
                             last_sweep_s = time.monotonic()
-                            await self.sweep(connection)
+                            # Only when the consumer has nothing left to deliver: then a table's tail
+                            # beyond what the floor took was skipped, not merely not yet delivered.
+                            info = await js.consumer_info(STREAM_NAME, FLOOR_CONSUMER)
+                            if not info.num_pending and not info.num_ack_pending:
+                                await self.sweep(connection)
                         continue
                     await self._handle(connection, messages)
             except (

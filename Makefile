@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run demo test install install-test lint typecheck pytest bench clean chromium
+.PHONY: run demo floor test install install-test lint typecheck pytest bench clean chromium floor-servers
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -42,7 +42,17 @@ chromium:
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium; }
 
-pytest: install-test chromium
+# The floor's servers (docs/floor.md): Debian's nats-server and PostgreSQL, installed when missing.
+floor-servers:
+	@command -v nats-server >/dev/null 2>&1 && ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq nats-server postgresql; }
+
+# A whole floor on this machine: NATS, PostgreSQL, 12 simulated tables, the floor service and panel.
+floor: install floor-servers
+	$(BIN)/flushtable floor demo
+
+pytest: install-test chromium floor-servers
 	$(BIN)/pytest
 
 test: lint typecheck pytest

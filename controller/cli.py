@@ -78,6 +78,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "controller.commands.panel",
         "serve the floor panel over a journal file, read-only (the daemon serves its own with run --panel)",
     ),
+    "uplink": ("controller.commands.uplink", "the table's journal streamed to the floor: status, run"),
+    "floor": (
+        "controller.commands.floor",
+        "the casino floor: every table's journal in PostgreSQL (serve, init-db, demo)",
+    ),
 }
 
 # Kept for readers of the old interface: the subcommand modules, in --help order.

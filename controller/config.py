@@ -324,6 +324,8 @@ class ConfigFile(Strict):
     journal: JournalSection = JournalSection()
     panel: PanelSection = PanelSection()
     logging: Logging = Logging()
+    # [uplink]: the journal streamed to the floor, checked by controller.uplink.config (docs/floor.md)
+    uplink: dict[str, Any] | None = None
 
     missing_hints: ClassVar[dict[str, str]] = {
         name: f"a table like [{name}]" for name in ("table", "limits", "devices")

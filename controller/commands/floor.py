@@ -1,0 +1,109 @@
+"""`flushtable floor`: the casino floor's service and its demo (docs/floor.md).
+
+flushtable floor serve --config floor.toml      the durable consumer -> PostgreSQL
+flushtable floor init-db --dsn DSN              create the roles and apply the schema's migrations
+flushtable floor demo [--tables N] [--rounds R] [--dir D]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import signal
+from pathlib import Path
+
+import psycopg
+
+from controller.errors import UserError
+from controller.floor import schema
+from controller.floor.config import load_floor_config
+from controller.floor.demo import run_demo
+from controller.floor.service import FloorService
+from controller.logs import configure_logging
+
+NAME = "floor"
+HELP = "the casino floor: every table's journal in PostgreSQL (serve, init-db, demo)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="floor_command", metavar="ACTION", required=True)
+    serve = sub.add_parser("serve", help="consume the tables' journals into PostgreSQL")
+    serve.add_argument("--config", required=True, help="the floor's TOML file ([floor])")
+    init = sub.add_parser("init-db", help="create the floor's roles and apply its schema migrations")
+    init.add_argument("--dsn", required=True, help="a superuser's libpq connection string")
+    init.add_argument("--writer-password-file", required=True)
+    init.add_argument("--reporting-password-file", required=True)
+    demo = sub.add_parser("demo", help="a whole floor on this machine: NATS, PostgreSQL, tables, panel")
+    demo.add_argument("--tables", type=int, default=12, help="simulated tables (default 12)")
+    demo.add_argument("--rounds", type=int, default=None, help="play R rounds a table, check, stop")
+    demo.add_argument("--dir", default="var/floor", help="where the servers and journals live")
+    demo.add_argument("--port", type=int, default=8090, help="the floor panel's port")
+    demo.add_argument("--seed", type=int, default=None)
+    for sub_parser in (serve, demo):
+        sub_parser.add_argument(
+            "--log-level", default="warning", help="debug, info, warning (default), error"
+        )
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.floor_command in ("serve", "demo"):
+        _quiet(args.log_level)
+    if args.floor_command == "serve":
+        return _serve(args)
+    if args.floor_command == "init-db":
+        return _init_db(args)
+    if args.tables < 1 or args.tables > 1000:
+        raise UserError("--tables: from 1 to 1000")
+    if args.rounds is not None and args.rounds < 0:
+        raise UserError("--rounds: 0 or more")
+    return run_demo(
+        tables=args.tables, rounds=args.rounds, directory=args.dir, port=args.port, seed=args.seed
+    )
+
+
+def _quiet(level: str) -> None:
+    """Every entry is logged by the journal at info: a floor of tables would drown the terminal."""
+    try:
+        configure_logging(level=level)
+    except ValueError as error:
+        raise UserError(f"--log-level: {error}") from None
+    # nats-py's TLS connections make asyncio warn at each close ("eof_received"): not ours to fix.
+    logging.getLogger("asyncio").setLevel(logging.ERROR)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    config = load_floor_config(args.config)
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for number in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(number, stop.set)
+        await FloorService(config).run(stop)
+
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(main())
+    return 0
+
+
+def _init_db(args: argparse.Namespace) -> int:
+    def secret(path: str) -> str:
+        try:
+            return Path(path).read_text(encoding="utf-8").strip()
+        except OSError as error:
+            raise UserError(f"{path}: {error.strerror}") from None
+
+    try:
+        with psycopg.connect(args.dsn) as connection:
+            schema.ensure_roles(
+                connection,
+                writer_password=secret(args.writer_password_file),
+                reporting_password=secret(args.reporting_password_file),
+            )
+            applied = schema.migrate(connection)
+    except psycopg.Error as error:
+        raise UserError(f"PostgreSQL: {str(error).strip().splitlines()[0]}") from None
+    print(f"floor schema: applied {applied or 'nothing'}; at version {schema.MIGRATIONS[-1].version}")
+    return 0

@@ -1,0 +1,186 @@
+"""`flushtable floor demo`: a whole floor on this machine (docs/floor.md "The demo").
+
+A NATS server and a PostgreSQL cluster under D (child processes, stopped on Ctrl-C), N simulated tables
+of mixed games with their journals in D/tables/ and their uplinks, the floor service, and the floor
+panel. With ``--rounds R`` each table plays R rounds; the demo waits until the floor holds everything,
+prints one JSON line counted from the journals and from PostgreSQL, stops everything and exits 0 (1 if
+anything is missing, doubled, or a chain does not verify).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import random
+import secrets
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from controller.errors import UserError
+from controller.floor.embedded import EmbeddedFloor
+from controller.floor.panel import FloorPanelSettings, FloorUser, serve_panel
+from controller.floor.servers import ServerError
+from controller.floor.service import FloorService
+from controller.floor.simtables import MIXED_GAMES, SimTable
+from controller.floor.verify import verify_table
+from controller.journal.store import Journal
+from controller.uplink.uplink import Uplink
+
+TABLES_PER_PIT = 8
+WAIT_FOR_FLOOR_S = 300.0
+
+
+def demo_table_ids(count: int) -> list[str]:
+    return [f"T{n:03d}" for n in range(1, count + 1)]
+
+
+def run_demo(*, tables: int, rounds: int | None, directory: str, port: int, seed: int | None) -> int:
+    base = Path(directory).resolve()
+    _check_traversable(base)
+    ids = demo_table_ids(tables)
+    floor = EmbeddedFloor(base, ids)
+    try:
+        floor.start()
+    except ServerError:
+        floor.stop()
+        raise
+    try:
+        _configure_pits(floor, ids)
+        return asyncio.run(_run(floor, base, ids, rounds, port=port, rng=random.Random(seed)))
+    finally:
+        floor.stop()
+
+
+def _check_traversable(base: Path) -> None:
+    """The cluster runs as the postgres user, who must reach D through every directory above it."""
+    if os.geteuid() != 0:
+        return
+    base.mkdir(parents=True, exist_ok=True)
+    for parent in base.parents:
+        if not os.stat(parent).st_mode & 0o001:
+            raise UserError(f"--dir {base}: {parent} is not searchable by others (the postgres user)")
+
+
+def _configure_pits(floor: EmbeddedFloor, ids: list[str]) -> None:
+    with psycopg.connect(floor.owner_dsn) as connection:
+        connection.cursor().executemany(
+            "INSERT INTO floor_table_config (table_id, pit, label) VALUES (%s, %s, %s) "
+            "ON CONFLICT DO NOTHING",
+            [(t, f"pit {i // TABLES_PER_PIT + 1}", t) for i, t in enumerate(ids)],
+        )
+
+
+async def _run(
+    floor: EmbeddedFloor, base: Path, ids: list[str], rounds: int | None, *, port: int, rng: random.Random
+) -> int:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for number in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(number, stop.set)
+    journals = {t: Journal.open(base / "tables" / f"{t}.sqlite", t, synchronous="FULL") for t in ids}
+    sims = [
+        SimTable(journals[t], MIXED_GAMES[i % len(MIXED_GAMES)], random.Random(rng.random()))
+        for i, t in enumerate(ids)
+    ]
+    uplinks = {t: Uplink(floor.uplink_config(t), journals[t].path, t) for t in ids}
+    service = FloorService(floor.floor_config())
+    tasks = [asyncio.create_task(u.run(stop)) for u in uplinks.values()]
+    tasks.append(asyncio.create_task(service.run(stop)))
+    panel = await _start_panel(floor, port)
+    try:
+        if rounds is None:
+            tasks.append(asyncio.create_task(_play_forever(sims, uplinks, stop)))
+            await stop.wait()
+            return 0
+        for _ in range(rounds):
+            for sim in sims:
+                await asyncio.to_thread(sim.play_round)
+                uplinks[sim.journal.table_id].notify()
+        expected = {t: _last_seq(journals[t]) for t in ids}
+        deadline = time.monotonic() + WAIT_FOR_FLOOR_S
+        while _floor_heads(floor) != expected and time.monotonic() < deadline and not stop.is_set():
+            await asyncio.sleep(0.2)
+        report = _report(floor, ids, expected)
+        print(json.dumps(report), flush=True)
+        return (
+            0
+            if report["missing"] == 0 and report["doubled"] == 0 and report["chains_verified"] == len(ids)
+            else 1
+        )
+    finally:
+        stop.set()
+        if panel is not None:
+            await panel.stop()
+        await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 30)
+        for journal in journals.values():
+            journal.close()
+
+
+async def _start_panel(floor: EmbeddedFloor, port: int) -> Any:
+    """The floor panel on 127.0.0.1, with a one-time supervisor login printed to standard error."""
+    password = secrets.token_urlsafe(12)
+    users = {"floor": FloorUser.with_password("floor", "supervisor", password)}
+    settings = FloorPanelSettings(floor.reporting_dsn, floor.writer_dsn, users)
+    try:
+        server = await serve_panel(settings, port=port)
+    except UserError as error:  # the port is taken: the demo runs on without its panel
+        print(f"floor panel: not started: {error}", file=sys.stderr, flush=True)
+        return None
+    print(f"floor panel: {server.url}/  login: floor / {password}", file=sys.stderr, flush=True)
+    return server
+
+
+async def _play_forever(sims: list[SimTable], uplinks: dict[str, Uplink], stop: asyncio.Event) -> None:
+    """Each table deals a round about every 2 s (a busy table deals one a minute)."""
+    while not stop.is_set():
+        started = time.monotonic()
+        for sim in sims:
+            await asyncio.to_thread(sim.play_round)
+            uplinks[sim.journal.table_id].notify()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), max(0.0, 2.0 - (time.monotonic() - started)))
+
+
+def _last_seq(journal: Journal) -> int:
+    last = journal.last_entry()
+    return 0 if last is None else last.seq
+
+
+def _floor_heads(floor: EmbeddedFloor) -> dict[str, int]:
+    with psycopg.connect(floor.reporting_dsn) as connection:
+        rows = connection.execute("SELECT table_id, max(seq) FROM floor_entries GROUP BY table_id").fetchall()
+    return {str(t): int(s) for t, s in rows}
+
+
+def _report(floor: EmbeddedFloor, ids: list[str], expected: dict[str, int]) -> dict[str, int]:
+    with psycopg.connect(floor.reporting_dsn) as connection:
+        on_floor = connection.execute("SELECT count(*) FROM floor_entries").fetchone()
+        distinct = connection.execute(
+            "SELECT count(*) FROM (SELECT DISTINCT table_id, seq FROM floor_entries) AS d"
+        ).fetchone()
+        per_table: dict[str, int] = {
+            str(t): int(n)
+            for t, n in connection.execute(
+                "SELECT table_id, count(DISTINCT seq) FROM floor_entries GROUP BY table_id"
+            ).fetchall()
+        }
+        checks = [verify_table(connection, t) for t in ids]
+    assert on_floor is not None
+    assert distinct is not None
+    in_journals = sum(expected.values())
+    missing = sum(max(0, expected[t] - int(per_table.get(t, 0))) for t in ids)
+    return {
+        "tables": len(ids),
+        "entries_in_journals": in_journals,
+        "entries_on_floor": int(on_floor[0]),
+        "missing": missing,
+        "doubled": int(on_floor[0]) - int(distinct[0]),
+        "chains_verified": len([c for c in checks if c.ok and c.entries == expected[c.table_id]]),
+    }

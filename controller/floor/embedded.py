@@ -1,0 +1,191 @@
+"""A whole floor on this machine: a CA, a NATS server (one user per table), a PostgreSQL cluster with
+the floor database, its roles and schema, and the stream. `flushtable floor demo`, the tests and the
+benchmark start the floor with this, so they all run the same servers the same way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+import threading
+from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import nats
+import psycopg
+from nats.aio.client import Client
+
+from controller.floor import schema
+from controller.floor.servers import (
+    FLOOR_INBOX,
+    NatsServer,
+    NatsUser,
+    PostgresCluster,
+    TlsFiles,
+    admin_user,
+    floor_reader_user,
+    free_port,
+    make_ca,
+    table_user,
+)
+from controller.floor.service import FloorConfig
+from controller.floor.stream import ACK_WAIT_S, DEFAULT_DUPLICATE_WINDOW_S, ensure_stream
+from controller.uplink.config import UplinkConfig
+from controller.uplink.uplink import ssl_context
+
+
+def _run_apart(work: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    """Run ``work`` to completion on a loop of its own (a thread of its own when this thread already
+    runs a loop: a test's browser driver, the benchmark)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(work())
+        return
+    errors: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            asyncio.run(work())
+        except BaseException as error:
+            errors.append(error)
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join()
+    if errors:
+        raise errors[0]
+
+
+@dataclass
+class EmbeddedFloor:
+    directory: Path
+    table_ids: Sequence[str]
+    site: str = "main"
+    duplicate_window_s: float = DEFAULT_DUPLICATE_WINDOW_S
+    ack_wait_s: float = ACK_WAIT_S
+    dbname: str = "floor"
+    postgres: PostgresCluster | None = None  # a cluster shared with others (tests); else one of our own
+    passwords: dict[str, str] = field(default_factory=dict)
+    tls: TlsFiles | None = None
+    nats: NatsServer | None = None
+    _own_postgres: bool = False
+
+    def _password(self, name: str) -> str:
+        if name not in self.passwords:
+            self.passwords[name] = secrets.token_urlsafe(18)
+        return self.passwords[name]
+
+    def nats_users(self) -> list[NatsUser]:
+        users = [admin_user(self._password("nats:admin")), floor_reader_user(self._password("nats:floor"))]
+        users += [table_user(self.site, t, self._password(f"nats:table:{t}")) for t in self.table_ids]
+        return users
+
+    def start(self) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        credentials = self.directory / "credentials.json"
+        if credentials.exists():
+            self.passwords.update(json.loads(credentials.read_text()))
+        self.tls = (
+            make_ca(self.directory / "tls")
+            if not (self.directory / "tls" / "ca.pem").exists()
+            else TlsFiles(
+                self.directory / "tls" / "ca.pem",
+                self.directory / "tls" / "server.pem",
+                self.directory / "tls" / "server.key",
+            )
+        )
+        self.nats = NatsServer(self.directory / "nats", free_port(), self.tls, self.nats_users())
+        self.nats.start()
+        if self.postgres is None:
+            self.postgres = PostgresCluster(self.directory / "postgres", free_port())
+            self._own_postgres = True
+            self.postgres.start()
+        self.setup_database()
+        credentials.write_text(json.dumps(self.passwords))
+        credentials.chmod(0o600)
+        _run_apart(self.setup_stream)
+
+    def setup_database(self) -> None:
+        assert self.postgres is not None
+        schema.create_database(self.postgres.superuser_dsn, self.dbname)
+        owner_dsn = self.postgres.dsn("postgres", self.postgres.superuser_password, self.dbname)
+        with psycopg.connect(owner_dsn) as connection:
+            schema.ensure_roles(
+                connection,
+                writer_password=self._password("pg:writer"),
+                reporting_password=self._password("pg:reporting"),
+            )
+            schema.migrate(connection)
+
+    @property
+    def owner_dsn(self) -> str:
+        assert self.postgres is not None
+        return self.postgres.dsn("postgres", self.postgres.superuser_password, self.dbname)
+
+    @property
+    def writer_dsn(self) -> str:
+        assert self.postgres is not None
+        return self.postgres.dsn(schema.WRITER_ROLE, self._password("pg:writer"), self.dbname)
+
+    @property
+    def reporting_dsn(self) -> str:
+        assert self.postgres is not None
+        return self.postgres.dsn(schema.REPORTING_ROLE, self._password("pg:reporting"), self.dbname)
+
+    async def connect_as(self, user: str, password: str, *, inbox_prefix: str = "_INBOX") -> Client:
+        assert self.nats is not None
+        assert self.tls is not None
+        return await nats.connect(
+            servers=[self.nats.url],
+            user=user,
+            password=password,
+            tls=ssl_context(self.tls.ca_cert),
+            inbox_prefix=inbox_prefix,
+            allow_reconnect=False,
+            connect_timeout=5,
+        )
+
+    async def connect_admin(self) -> Client:
+        return await self.connect_as("floor-admin", self._password("nats:admin"))
+
+    async def setup_stream(self) -> None:
+        admin = await self.connect_admin()
+        try:
+            await ensure_stream(admin, duplicate_window_s=self.duplicate_window_s, ack_wait_s=self.ack_wait_s)
+        finally:
+            await admin.close()
+
+    def uplink_config(self, table_id: str, **overrides: float) -> UplinkConfig:
+        assert self.nats is not None
+        assert self.tls is not None
+        return UplinkConfig(
+            servers=(self.nats.url,),
+            site=self.site,
+            user=f"table-{table_id}",
+            password=self._password(f"nats:table:{table_id}"),
+            ca_file=self.tls.ca_cert,
+            **overrides,
+        )
+
+    def floor_config(self, **overrides: float) -> FloorConfig:
+        assert self.nats is not None
+        assert self.tls is not None
+        return FloorConfig(
+            servers=(self.nats.url,),
+            user="floor-reader",
+            password=self._password("nats:floor"),
+            ca_file=self.tls.ca_cert,
+            dsn=self.writer_dsn,
+            inbox_prefix=FLOOR_INBOX,
+            **overrides,  # type: ignore[arg-type]
+        )
+
+    def stop(self) -> None:
+        if self.nats is not None:
+            self.nats.stop()
+        if self.postgres is not None and self._own_postgres:
+            self.postgres.stop()

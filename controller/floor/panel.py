@@ -1,0 +1,356 @@
+"""The floor panel (docs/floor.md "The floor panel"): every table on one map, one alert queue, meters by
+table, pit, game and shift with win against theoretical win, a round search, and drill-down to any
+table's recall. FastAPI over the floor's PostgreSQL (the reporting role: read-only; the writer only to
+acknowledge a floor alert).
+
+Logins and roles: ``supervisor`` (pit supervisor) and ``manager`` (table-games manager) and
+``surveillance`` may acknowledge floor alerts; ``regulator`` reads everything and changes nothing. The
+login's password check and failed-login limiter are the table panel's own (controller/panel/auth.py);
+sessions are server-side, the cookie holds a random token, every POST carries the session's CSRF token.
+
+Nothing private is shown before its round's reveal: the floor only receives a private part after the
+reveal (controller/uplink/outbox.py), and the drill-down passes every entry through the one reducer's
+gate again (``TableState.private_visible``) before it shows a card; a dead hand's never.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+import time
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import parse_qs
+
+import psycopg
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
+from fastapi.staticfiles import StaticFiles
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+from controller.floor.service import FloorStored
+from controller.journal import entries as typed
+from controller.journal.chain import canonical_json
+from controller.journal.state import TableState
+from controller.panel.auth import LoginBudget, LoginTicket, hash_password, verify_password
+
+HERE = Path(__file__).resolve().parent
+FloorRole = Literal["supervisor", "manager", "surveillance", "regulator"]
+FLOOR_ROLES: tuple[FloorRole, ...] = ("supervisor", "manager", "surveillance", "regulator")
+ACKNOWLEDGING_ROLES = frozenset({"supervisor", "manager", "surveillance"})
+SESSION_COOKIE = "ft_floor_session"
+MAX_FORM_BYTES = 8192
+SSE_INTERVAL_S = 1.0
+MEASURES = ("table", "pit", "game", "shift")
+_VIEW = {m: f"floor_meters_by_{m}" for m in MEASURES}
+
+
+@dataclass(frozen=True, slots=True)
+class FloorUser:
+    name: str
+    role: FloorRole
+    password_hash: str
+
+    @classmethod
+    def with_password(cls, name: str, role: FloorRole, password: str) -> FloorUser:
+        return cls(name, role, hash_password(password))
+
+
+@dataclass(slots=True)
+class _Session:
+    user: str
+    role: FloorRole
+    csrf_token: str
+    last_seen_s: float
+
+
+@dataclass
+class FloorPanelSettings:
+    reporting_dsn: str
+    writer_dsn: str | None
+    users: Mapping[str, FloorUser]
+    idle_timeout_s: float = 15 * 60
+    clock: Any = time.monotonic
+    sessions: dict[str, _Session] = field(default_factory=dict)
+
+
+def _money(cents: int | None) -> str:
+    value = int(cents or 0)
+    return f"{'-' if value < 0 else ''}{abs(value) // 100:,}.{abs(value) % 100:02d}"
+
+
+def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
+    app = FastAPI(title="flushtable floor panel", docs_url=None, redoc_url=None, openapi_url=None)
+    app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
+    templates = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape())
+    templates.filters["money"] = _money
+    limiter = LoginBudget(clock=settings.clock)
+
+    async def query(sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+        async with await psycopg.AsyncConnection.connect(settings.reporting_dsn) as connection:
+            cursor = await connection.execute(sql.encode(), params)
+            names = [d.name for d in cursor.description or []]
+            return [dict(zip(names, row, strict=True)) for row in await cursor.fetchall()]
+
+    def session_of(request: Request) -> _Session | None:
+        token = request.cookies.get(SESSION_COOKIE)
+        session = settings.sessions.get(token or "")
+        if session is None:
+            return None
+        now = settings.clock()
+        if now - session.last_seen_s > settings.idle_timeout_s:
+            settings.sessions.pop(token or "", None)
+            return None
+        session.last_seen_s = now
+        return session
+
+    def page(name: str, session: _Session, **values: Any) -> HTMLResponse:
+        html = templates.get_template(name).render(session=session, **values)
+        return HTMLResponse(html, headers={"Cache-Control": "no-store"})
+
+    def login_redirect() -> Response:
+        return RedirectResponse("/login", status_code=303)
+
+    # --- auth ---------------------------------------------------------------------------------------
+    @app.get("/login", response_class=HTMLResponse)
+    async def login_page(request: Request) -> Response:
+        return HTMLResponse(templates.get_template("login.html").render(message=""))
+
+    @app.post("/login")
+    async def login(request: Request) -> Response:
+        body = await request.body()
+        if len(body) > MAX_FORM_BYTES:
+            return HTMLResponse(templates.get_template("login.html").render(message="Form too large."), 413)
+        form = {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace")).items()}
+        name, password = form.get("user", "")[:64], form.get("password", "")[:1024]
+        remote = request.client.host if request.client else "?"
+        keys = (f"addr:{remote}", f"user:{name}")
+        # The budget is taken before the password check (controller.panel.auth.LoginBudget): however
+        # many logins arrive at once, at most the budget of checks run.
+        ticket = limiter.take(keys)
+        if not isinstance(ticket, LoginTicket):
+            html = templates.get_template("login.html").render(
+                message="Too many failed logins; wait a minute."
+            )
+            return HTMLResponse(html, 429)
+        user = settings.users.get(name)
+        ok = await asyncio.to_thread(verify_password, password, user.password_hash) if user else False
+        limiter.settle(ticket, succeeded=user is not None and ok)
+        if user is None or not ok:
+            html = templates.get_template("login.html").render(message="Wrong user name or password.")
+            return HTMLResponse(html, 401)
+        token = secrets.token_urlsafe(32)
+        settings.sessions[token] = _Session(user.name, user.role, secrets.token_urlsafe(32), settings.clock())
+        response = RedirectResponse("/", status_code=303)
+        response.set_cookie(SESSION_COOKIE, token, httponly=True, samesite="strict")
+        return response
+
+    @app.post("/logout")
+    async def logout(request: Request) -> Response:
+        settings.sessions.pop(request.cookies.get(SESSION_COOKIE, ""), None)
+        response = RedirectResponse("/login", status_code=303)
+        response.delete_cookie(SESSION_COOKIE)
+        return response
+
+    # --- the floor map --------------------------------------------------------------------------------
+    async def floor_map() -> list[dict[str, Any]]:
+        return await query(
+            "SELECT t.table_id, COALESCE(c.pit, t.pit) AS pit, t.game, t.phase, t.held, "
+            "t.quarantined_at_seq IS NOT NULL AS quarantined, t.last_round_id, t.last_seq, "
+            "(SELECT count(*) FROM floor_alerts a WHERE a.table_id = t.table_id "
+            " AND a.acknowledged_utc IS NULL AND a.cleared_utc IS NULL) AS alerts, "
+            "t.meters->'handle_cents' AS handle_cents, t.meters->'house_win_cents' AS house_win_cents "
+            "FROM floor_tables t LEFT JOIN floor_table_config c USING (table_id) ORDER BY pit, t.table_id"
+        )
+
+    @app.get("/", response_class=HTMLResponse)
+    async def map_page(request: Request) -> Response:
+        session = session_of(request)
+        if session is None:
+            return login_redirect()
+        return page("map.html", session, tables=await floor_map())
+
+    @app.get("/api/floor")
+    async def floor_json(request: Request) -> Response:
+        if session_of(request) is None:
+            return JSONResponse({"error": "login required"}, 401)
+        return JSONResponse(json.loads(json.dumps(await floor_map(), default=str)))
+
+    @app.get("/api/events")
+    async def events(request: Request) -> Response:
+        if session_of(request) is None:
+            return JSONResponse({"error": "login required"}, 401)
+
+        async def stream() -> AsyncIterator[bytes]:
+            last = ""
+            while not await request.is_disconnected():
+                text = json.dumps(
+                    {"tables": await floor_map(), "alerts": await open_alert_count()}, default=str
+                )
+                if text != last:
+                    last = text
+                    yield f"event: floor\ndata: {text}\n\n".encode()
+                await asyncio.sleep(SSE_INTERVAL_S)
+
+        return StreamingResponse(
+            stream(), media_type="text/event-stream", headers={"Cache-Control": "no-store"}
+        )
+
+    async def open_alert_count() -> int:
+        rows = await query(
+            "SELECT count(*) AS n FROM floor_alerts WHERE acknowledged_utc IS NULL AND cleared_utc IS NULL"
+        )
+        return int(rows[0]["n"])
+
+    # --- alerts ---------------------------------------------------------------------------------------
+    @app.get("/alerts", response_class=HTMLResponse)
+    async def alerts_page(request: Request) -> Response:
+        session = session_of(request)
+        if session is None:
+            return login_redirect()
+        alerts = await query(
+            "SELECT alert_id, raised_utc, table_id, seq, origin, kind, severity, message, acknowledged_by, "
+            "acknowledged_utc, cleared_utc FROM floor_alerts "
+            "ORDER BY (acknowledged_utc IS NULL AND cleared_utc IS NULL) DESC, alert_id DESC LIMIT 500"
+        )
+        can_ack = session.role in ACKNOWLEDGING_ROLES and settings.writer_dsn is not None
+        return page("alerts.html", session, alerts=alerts, can_ack=can_ack)
+
+    @app.post("/alerts/{alert_id}/acknowledge")
+    async def acknowledge(alert_id: int, request: Request) -> Response:
+        session = session_of(request)
+        if session is None:
+            return login_redirect()
+        form = {k: v[0] for k, v in parse_qs((await request.body())[:MAX_FORM_BYTES].decode()).items()}
+        if not secrets.compare_digest(form.get("csrf_token", "").encode(), session.csrf_token.encode()):
+            return HTMLResponse("The form expired; reload the page.", 403)
+        if session.role not in ACKNOWLEDGING_ROLES or settings.writer_dsn is None:
+            return HTMLResponse(f"A {session.role} cannot acknowledge alerts.", 403)
+        async with await psycopg.AsyncConnection.connect(settings.writer_dsn) as connection:
+            await connection.execute(
+                "UPDATE floor_alerts SET acknowledged_by = %s, acknowledged_utc = now() "
+                "WHERE alert_id = %s AND acknowledged_utc IS NULL",
+                (session.user, alert_id),
+            )
+        return RedirectResponse("/alerts", status_code=303)
+
+    # --- meters ---------------------------------------------------------------------------------------
+    @app.get("/meters", response_class=HTMLResponse)
+    async def meters_page(request: Request, by: str = "table") -> Response:
+        session = session_of(request)
+        if session is None:
+            return login_redirect()
+        if by not in _VIEW:
+            by = "table"
+        rows = await query(f"SELECT * FROM {_VIEW[by]} ORDER BY key")
+        top = max([abs(int(r["house_win_cents"] or 0)) for r in rows] +
+                  [abs(int(r["theoretical_win_cents"] or 0)) for r in rows] + [1])  # fmt: skip
+        return page("meters.html", session, rows=rows, by=by, measures=MEASURES, scale=top)
+
+    # --- rounds ---------------------------------------------------------------------------------------
+    @app.get("/rounds", response_class=HTMLResponse)
+    async def rounds_page(
+        request: Request, q: str = "", table: str = "", since: str = "", until: str = ""
+    ) -> Response:
+        session = session_of(request)
+        if session is None:
+            return login_redirect()
+        conditions, params = ["TRUE"], []
+        if q:
+            conditions.append("round_id = %s")
+            params.append(q.strip()[:64])
+        if table:
+            conditions.append("table_id = %s")
+            params.append(table.strip()[:32])
+        for op, value in ((">=", since), ("<=", until)):
+            if value:
+                conditions.append(f"COALESCE(closed_utc, started_utc) {op} %s::timestamptz")
+                params.append(value.strip()[:40])
+        try:
+            rounds = await query(
+                "SELECT table_id, round_id, game, status, started_utc, closed_utc, handle_cents, "
+                f"house_win_cents FROM floor_rounds WHERE {' AND '.join(conditions)} "
+                "ORDER BY started_utc DESC NULLS LAST LIMIT 200",
+                tuple(params),
+            )
+            message = ""
+        except psycopg.DataError as error:
+            rounds, message = [], f"Search refused: {str(error).splitlines()[0]}"
+        return page("rounds.html", session, rounds=rounds, q=q, table=table, since=since, until=until,
+                    message=message)  # fmt: skip
+
+    @app.get("/tables/{table_id}/rounds/{round_id}", response_class=HTMLResponse)
+    async def round_page(table_id: str, round_id: str, request: Request) -> Response:
+        session = session_of(request)
+        if session is None:
+            return login_redirect()
+        detail = await round_detail(table_id, round_id)
+        if detail is None:
+            return HTMLResponse("No such round on the floor.", 404)
+        return page("round.html", session, **detail)
+
+    async def round_detail(table_id: str, round_id: str) -> dict[str, Any] | None:
+        rows = await query(
+            "SELECT e.seq, e.time_text, e.round_id, e.source, e.kind, e.payload::text AS payload_text, "
+            "p.private_text FROM floor_entries e LEFT JOIN floor_private p USING (table_id, seq) "
+            "WHERE e.table_id = %s AND e.round_id = %s ORDER BY e.seq",
+            (table_id, round_id),
+        )
+        if not rows:
+            return None
+        state = TableState(table_id)
+        stored_rows = []
+        for row in rows:
+            entry = typed.decode_public(row["kind"], row["payload_text"])
+            stored = FloorStored(
+                row["seq"], row["time_text"], table_id, row["round_id"], row["source"], entry
+            )
+            state.apply(stored)
+            stored_rows.append((row, stored))
+        events = []
+        for row, stored in stored_rows:
+            private: dict[str, Any] | None = None
+            if row["private_text"] is not None:
+                full = typed.decode(row["kind"], row["payload_text"], row["private_text"])
+                gated = FloorStored(
+                    stored.seq, stored.time_utc, table_id, stored.round_id, stored.source, full
+                )
+                if state.private_visible(gated):  # the one gate, again: never before the reveal
+                    private = typed.open_private(row["private_text"])
+            events.append({
+                "seq": row["seq"], "time_utc": row["time_text"], "kind": row["kind"], "source": row["source"],
+                "public": canonical_json(json.loads(row["payload_text"])),
+                "private": canonical_json(private) if private is not None else None,
+                "withheld": row["private_text"] is None and row["kind"] in _KINDS_WITH_PRIVATE,
+            })  # fmt: skip
+        round_state = state.round(round_id)
+        return {
+            "table_id": table_id,
+            "round_id": round_id,
+            "status": round_state.status if round_state else "?",
+            "events": events,
+        }
+
+    @app.get("/api/tables/{table_id}/rounds/{round_id}")
+    async def round_json(table_id: str, round_id: str, request: Request) -> Response:
+        if session_of(request) is None:
+            return JSONResponse({"error": "login required"}, 401)
+        detail = await round_detail(table_id, round_id)
+        return JSONResponse(detail or {"error": "no such round"}, 200 if detail else 404)
+
+    return app
+
+
+_KINDS_WITH_PRIVATE = frozenset(kind for kind, cls in typed.CLASS_BY_KIND.items() if cls.PRIVATE is not None)
+
+
+async def serve_panel(settings: FloorPanelSettings, *, host: str = "127.0.0.1", port: int = 8090) -> Any:
+    """Start the floor panel on the running loop; returns the server (``await server.stop()``)."""
+    from controller.panel.server import PanelServer  # noqa: PLC0415 - uvicorn loads only with a panel
+
+    server = PanelServer(create_floor_app(settings), host=host, port=port)
+    await server.start()
+    return server

@@ -1,0 +1,310 @@
+"""The floor's PostgreSQL schema: versioned migrations, applied in order, each once
+(docs/floor.md "Schema").
+
+``floor_schema_migrations`` records each applied version; ``migrate`` takes an advisory lock so two
+services starting at once do not both apply one. Migrations only ever add: a version, once released, is
+never edited (a test checks the recorded versions match this list).
+
+Roles (``ensure_roles``, run once by a superuser): ``flushtable_floor_writer`` writes what the floor
+service writes and nothing else (no DELETE anywhere; ``floor_entries`` and ``floor_private`` refuse
+UPDATE and DELETE by trigger even for their owner); ``flushtable_floor_reporting`` reads only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import psycopg
+from psycopg import sql
+
+WRITER_ROLE = "flushtable_floor_writer"
+REPORTING_ROLE = "flushtable_floor_reporting"
+_MIGRATION_LOCK = 0x464C5254  # "FLRT": pg_advisory_xact_lock key
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    version: int
+    name: str
+    sql: str
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        1,
+        "entries, chain heads, rounds, alerts, quarantine",
+        """
+CREATE TABLE floor_tables (
+    table_id text PRIMARY KEY,
+    site text NOT NULL DEFAULT '',
+    pit text NOT NULL DEFAULT '',
+    game text NOT NULL DEFAULT '',
+    last_seq bigint NOT NULL DEFAULT 0,
+    last_hash text NOT NULL DEFAULT repeat('0', 64),
+    quarantined_at_seq bigint,          -- the entry after which nothing of this table is projected
+    quarantine_reason text,
+    phase text NOT NULL DEFAULT 'idle',
+    held boolean NOT NULL DEFAULT false,
+    table_open boolean,
+    last_round_id text,
+    open_alerts integer NOT NULL DEFAULT 0,
+    meters jsonb NOT NULL DEFAULT '{}',
+    last_entry_utc timestamptz,
+    updated_utc timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE floor_entries (
+    table_id text NOT NULL,
+    seq bigint NOT NULL CHECK (seq > 0),
+    time_utc timestamptz NOT NULL,
+    time_text text NOT NULL,               -- as the table wrote it (the hash covers this text)
+    round_id text,
+    source text NOT NULL,
+    kind text NOT NULL,
+    version integer NOT NULL,
+    payload jsonb NOT NULL,                 -- the public part
+    private_digest text,
+    prev_hash text NOT NULL,
+    hash text NOT NULL,
+    stream_seq bigint NOT NULL,
+    floor_committed_utc timestamptz NOT NULL DEFAULT clock_timestamp(),
+    PRIMARY KEY (table_id, seq)
+);
+CREATE INDEX floor_entries_by_round ON floor_entries (table_id, round_id) WHERE round_id IS NOT NULL;
+CREATE INDEX floor_entries_by_time ON floor_entries (time_utc);
+CREATE TABLE floor_private (
+    table_id text NOT NULL,
+    seq bigint NOT NULL,
+    private_text text NOT NULL,             -- salted: sha256(private_text) = the entry's private_digest
+    stream_seq bigint NOT NULL,
+    floor_committed_utc timestamptz NOT NULL DEFAULT clock_timestamp(),
+    PRIMARY KEY (table_id, seq),
+    FOREIGN KEY (table_id, seq) REFERENCES floor_entries (table_id, seq)
+);
+CREATE FUNCTION floor_refuse_change() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN RAISE EXCEPTION '% is append-only: % refused', TG_TABLE_NAME, TG_OP; END $$;
+CREATE TRIGGER floor_entries_append_only BEFORE UPDATE OR DELETE ON floor_entries
+    FOR EACH ROW EXECUTE FUNCTION floor_refuse_change();
+CREATE TRIGGER floor_private_append_only BEFORE UPDATE OR DELETE ON floor_private
+    FOR EACH ROW EXECUTE FUNCTION floor_refuse_change();
+CREATE TABLE floor_rounds (
+    table_id text NOT NULL,
+    round_id text NOT NULL,
+    game text NOT NULL DEFAULT '',
+    started_seq bigint,
+    started_utc timestamptz,
+    status text NOT NULL DEFAULT 'in_progress',   -- settled | dead | void
+    closed_seq bigint,
+    closed_utc timestamptz,
+    settlement jsonb,                              -- the public settlement (no hands)
+    handle_cents bigint NOT NULL DEFAULT 0,
+    house_win_cents bigint NOT NULL DEFAULT 0,    -- house-banked: minus the players' net; plus rake
+    rake_cents bigint NOT NULL DEFAULT 0,
+    PRIMARY KEY (table_id, round_id)
+);
+CREATE INDEX floor_rounds_by_time ON floor_rounds (closed_utc);
+CREATE TABLE floor_alerts (
+    alert_id bigserial PRIMARY KEY,
+    raised_utc timestamptz NOT NULL DEFAULT now(),
+    table_id text NOT NULL,
+    seq bigint,                                   -- the entry it names (or null)
+    stream_seq bigint,                            -- the message it is about (or null)
+    origin text NOT NULL,                         -- floor: the floor found it; table: a table's fault
+    kind text NOT NULL,
+    severity text NOT NULL DEFAULT 'alert',
+    message text NOT NULL,
+    fault_id text,
+    acknowledged_by text,
+    acknowledged_utc timestamptz,
+    cleared_utc timestamptz
+);
+CREATE UNIQUE INDEX floor_alerts_once_per_message ON floor_alerts (stream_seq) WHERE stream_seq IS NOT NULL;
+CREATE UNIQUE INDEX floor_alerts_table_fault ON floor_alerts (table_id, fault_id) WHERE fault_id IS NOT NULL;
+CREATE TABLE floor_quarantine (
+    stream_seq bigint PRIMARY KEY,
+    received_utc timestamptz NOT NULL DEFAULT now(),
+    subject text NOT NULL,
+    table_id text NOT NULL,
+    msg_id text,
+    reason text NOT NULL,
+    body bytea NOT NULL
+);
+CREATE TABLE floor_table_config (
+    table_id text PRIMARY KEY,
+    pit text NOT NULL DEFAULT '',
+    label text NOT NULL DEFAULT ''
+);
+""",
+    ),
+    Migration(
+        2,
+        "reporting views: meters by table, pit, game and shift",
+        """
+-- Shifts (UTC, docs/floor.md): day 06-14, swing 14-22, grave 22-06 (a grave shift belongs to the day
+-- it started).
+CREATE FUNCTION floor_shift(moment timestamptz) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE
+        WHEN extract(hour FROM moment AT TIME ZONE 'UTC') >= 22
+            THEN to_char(moment AT TIME ZONE 'UTC', 'YYYY-MM-DD') || ' grave'
+        WHEN extract(hour FROM moment AT TIME ZONE 'UTC') < 6
+            THEN to_char((moment AT TIME ZONE 'UTC') - interval '1 day', 'YYYY-MM-DD') || ' grave'
+        WHEN extract(hour FROM moment AT TIME ZONE 'UTC') < 14
+            THEN to_char(moment AT TIME ZONE 'UTC', 'YYYY-MM-DD') || ' day'
+        ELSE to_char(moment AT TIME ZONE 'UTC', 'YYYY-MM-DD') || ' swing'
+    END $$;
+CREATE VIEW floor_round_meters AS
+    SELECT r.table_id, COALESCE(c.pit, t.pit, '') AS pit, r.game, floor_shift(r.closed_utc) AS shift,
+           r.round_id, r.status, r.closed_utc, r.handle_cents, r.house_win_cents, r.rake_cents
+    FROM floor_rounds r
+    LEFT JOIN floor_tables t USING (table_id)
+    LEFT JOIN floor_table_config c USING (table_id)
+    WHERE r.status <> 'in_progress';
+CREATE VIEW floor_meters_by_table AS
+    SELECT table_id, pit, game, count(*) FILTER (WHERE status = 'settled') AS rounds_settled,
+           count(*) FILTER (WHERE status = 'dead') AS rounds_dead,
+           count(*) FILTER (WHERE status = 'void') AS rounds_voided,
+           sum(handle_cents)::bigint AS handle_cents, sum(house_win_cents)::bigint AS house_win_cents
+    FROM floor_round_meters GROUP BY table_id, pit, game;
+CREATE VIEW floor_meters_by_pit AS
+    SELECT pit, count(*) FILTER (WHERE status = 'settled') AS rounds_settled,
+           sum(handle_cents)::bigint AS handle_cents, sum(house_win_cents)::bigint AS house_win_cents
+    FROM floor_round_meters GROUP BY pit;
+CREATE VIEW floor_meters_by_game AS
+    SELECT game, count(*) FILTER (WHERE status = 'settled') AS rounds_settled,
+           sum(handle_cents)::bigint AS handle_cents, sum(house_win_cents)::bigint AS house_win_cents
+    FROM floor_round_meters GROUP BY game;
+CREATE VIEW floor_meters_by_shift AS
+    SELECT shift, count(*) FILTER (WHERE status = 'settled') AS rounds_settled,
+           sum(handle_cents)::bigint AS handle_cents, sum(house_win_cents)::bigint AS house_win_cents
+    FROM floor_round_meters GROUP BY shift;
+""",
+    ),
+    Migration(
+        3,
+        "theoretical win per round (the par sheet's), in the meters views",
+        """
+ALTER TABLE floor_rounds ADD COLUMN theoretical_win_cents bigint NOT NULL DEFAULT 0;
+DROP VIEW floor_meters_by_table, floor_meters_by_pit, floor_meters_by_game, floor_meters_by_shift;
+DROP VIEW floor_round_meters;
+CREATE VIEW floor_round_meters AS
+    SELECT r.table_id, COALESCE(c.pit, t.pit, '') AS pit, r.game, floor_shift(r.closed_utc) AS shift,
+           r.round_id, r.status, r.closed_utc, r.handle_cents, r.house_win_cents, r.rake_cents,
+           r.theoretical_win_cents
+    FROM floor_rounds r
+    LEFT JOIN floor_tables t USING (table_id)
+    LEFT JOIN floor_table_config c USING (table_id)
+    WHERE r.status <> 'in_progress';
+CREATE VIEW floor_meters_by_table AS
+    SELECT table_id AS key, pit, game, count(*) FILTER (WHERE status = 'settled') AS rounds_settled,
+           count(*) FILTER (WHERE status = 'dead') AS rounds_dead,
+           count(*) FILTER (WHERE status = 'void') AS rounds_voided,
+           sum(handle_cents)::bigint AS handle_cents, sum(house_win_cents)::bigint AS house_win_cents,
+           sum(theoretical_win_cents)::bigint AS theoretical_win_cents
+    FROM floor_round_meters GROUP BY table_id, pit, game;
+CREATE VIEW floor_meters_by_pit AS
+    SELECT pit AS key, count(*) FILTER (WHERE status = 'settled') AS rounds_settled,
+           sum(handle_cents)::bigint AS handle_cents, sum(house_win_cents)::bigint AS house_win_cents,
+           sum(theoretical_win_cents)::bigint AS theoretical_win_cents
+    FROM floor_round_meters GROUP BY pit;
+CREATE VIEW floor_meters_by_game AS
+    SELECT game AS key, count(*) FILTER (WHERE status = 'settled') AS rounds_settled,
+           sum(handle_cents)::bigint AS handle_cents, sum(house_win_cents)::bigint AS house_win_cents,
+           sum(theoretical_win_cents)::bigint AS theoretical_win_cents
+    FROM floor_round_meters GROUP BY game;
+CREATE VIEW floor_meters_by_shift AS
+    SELECT shift AS key, count(*) FILTER (WHERE status = 'settled') AS rounds_settled,
+           sum(handle_cents)::bigint AS handle_cents, sum(house_win_cents)::bigint AS house_win_cents,
+           sum(theoretical_win_cents)::bigint AS theoretical_win_cents
+    FROM floor_round_meters GROUP BY shift;
+""",
+    ),
+)
+
+_GRANTS = f"""
+GRANT SELECT, INSERT ON floor_entries, floor_private, floor_quarantine TO {WRITER_ROLE};
+GRANT SELECT, INSERT, UPDATE ON floor_tables, floor_rounds, floor_alerts TO {WRITER_ROLE};
+GRANT SELECT ON floor_table_config, floor_schema_migrations TO {WRITER_ROLE};
+GRANT USAGE ON SEQUENCE floor_alerts_alert_id_seq TO {WRITER_ROLE};
+GRANT SELECT ON ALL TABLES IN SCHEMA public TO {REPORTING_ROLE};
+"""
+
+
+def _create_history(cursor: psycopg.Cursor[tuple[object, ...]]) -> None:
+    cursor.execute(
+        "CREATE TABLE IF NOT EXISTS floor_schema_migrations ("
+        " version integer PRIMARY KEY, name text NOT NULL, applied_utc timestamptz NOT NULL DEFAULT now())"
+    )
+
+
+def applied_versions(connection: psycopg.Connection[tuple[object, ...]]) -> list[int]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT to_regclass('floor_schema_migrations') IS NOT NULL")
+        row = cursor.fetchone()
+        if row is None or not row[0]:
+            return []
+        cursor.execute("SELECT version FROM floor_schema_migrations ORDER BY version")
+        return [int(str(version)) for (version,) in cursor.fetchall()]
+
+
+def migrate(connection: psycopg.Connection[tuple[object, ...]]) -> list[int]:
+    """Apply every migration not yet applied, in order, in one transaction; returns those applied.
+
+    Run by the schema's owner (`flushtable floor init-db`). A database with a version this program does
+    not know is refused: it was migrated by a newer program."""
+    known = {m.version for m in MIGRATIONS}
+    applied_now: list[int] = []
+    with connection.transaction(), connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+        _create_history(cursor)
+        cursor.execute("SELECT version FROM floor_schema_migrations")
+        applied = {int(str(v)) for (v,) in cursor.fetchall()}
+        unknown = sorted(applied - known)
+        if unknown:
+            raise psycopg.ProgrammingError(
+                f"the floor database has schema version {unknown[-1]}, newer than this program's "
+                f"{max(known)}: upgrade flushtable"
+            )
+        for migration in MIGRATIONS:
+            if migration.version in applied:
+                continue
+            cursor.execute(migration.sql.encode())
+            cursor.execute(
+                "INSERT INTO floor_schema_migrations (version, name) VALUES (%s, %s)",
+                (migration.version, migration.name),
+            )
+            applied_now.append(migration.version)
+        cursor.execute(_role_exists_sql(), (WRITER_ROLE, REPORTING_ROLE))
+        row = cursor.fetchone()
+        if row is not None and row[0] == 2:
+            cursor.execute(_GRANTS.encode())
+    return applied_now
+
+
+def _role_exists_sql() -> str:
+    return "SELECT count(*) FROM pg_roles WHERE rolname IN (%s, %s)"
+
+
+def ensure_roles(
+    connection: psycopg.Connection[tuple[object, ...]], *, writer_password: str, reporting_password: str
+) -> None:
+    """Create (or re-password) the two login roles. Needs a superuser or CREATEROLE."""
+    with connection.transaction(), connection.cursor() as cursor:
+        for role, password in ((WRITER_ROLE, writer_password), (REPORTING_ROLE, reporting_password)):
+            cursor.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,))
+            verb = "ALTER" if cursor.fetchone() else "CREATE"
+            cursor.execute(
+                sql.SQL("{} ROLE {} LOGIN PASSWORD {}").format(
+                    sql.SQL(verb), sql.Identifier(role), sql.Literal(password)
+                )
+            )
+        cursor.execute(
+            sql.SQL("ALTER ROLE {} SET default_transaction_read_only = on").format(
+                sql.Identifier(REPORTING_ROLE)
+            )
+        )
+
+
+def create_database(superuser_dsn: str, dbname: str = "floor") -> None:
+    with psycopg.connect(superuser_dsn, autocommit=True) as connection:
+        row = connection.execute("SELECT 1 FROM pg_database WHERE datname = %s", (dbname,)).fetchone()
+        if row is None:
+            connection.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(dbname)))

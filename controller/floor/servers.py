@@ -1,0 +1,451 @@
+"""The floor's two servers as child processes: a NATS server with JetStream and TLS, and a PostgreSQL
+cluster, each under a directory of its own on 127.0.0.1 (docs/floor.md "Operations").
+
+Used by `flushtable floor demo` and by the tests' fixtures, so both start the servers the same way. A
+site runs its own nats-server and PostgreSQL under systemd; nothing here is needed there but the
+configuration text (``nats_config_text``) and the certificate recipe (``make_ca``), which the docs show.
+
+Every wait is bounded: a server that is not up in ``start_timeout_s`` is stopped and reported in one
+line (its log's last lines attached), never waited for forever.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import pwd
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psycopg
+
+from controller.errors import UserError
+
+NATS_SERVER = "nats-server"
+STREAM_NAME = "FLUSHTABLE"
+SUBJECT_ROOT = "flushtable"
+POSTGRES_USER = "postgres"  # the Debian package's system user: a cluster is never run as root
+
+
+class ServerError(UserError):
+    """A server could not be started or stopped (missing binary, port taken, bad config)."""
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port nobody listens on now (the OS picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _wait_port(host: str, port: int, process: subprocess.Popen[bytes], timeout_s: float, log: Path) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise ServerError(f"{process.args!r} exited with {process.returncode}: {_tail(log)}")
+        with contextlib.suppress(OSError), socket.create_connection((host, port), timeout=0.2):
+            return
+        time.sleep(0.05)
+    process.kill()
+    raise ServerError(f"{process.args!r} did not listen on {host}:{port} in {timeout_s} s: {_tail(log)}")
+
+
+def _tail(log: Path, lines: int = 5) -> str:
+    try:
+        return " | ".join(log.read_text(errors="replace").strip().splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+# --- TLS --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TlsFiles:
+    ca_cert: Path
+    server_cert: Path
+    server_key: Path
+
+
+def make_ca(directory: Path, *, hosts: Sequence[str] = ("127.0.0.1", "localhost")) -> TlsFiles:
+    """A certificate authority of our own and a server certificate it signs for ``hosts`` (openssl CLI).
+
+    A site uses its own PKI instead; this is the demo's and the tests' (the CA key stays in
+    ``directory``, mode 0600)."""
+    if shutil.which("openssl") is None:
+        raise ServerError("openssl is not installed (apt-get install openssl)")
+    directory.mkdir(parents=True, exist_ok=True)
+    ca_key, ca_cert = directory / "ca.key", directory / "ca.pem"
+    key, csr, cert = directory / "server.key", directory / "server.csr", directory / "server.pem"
+    ext = directory / "server.ext"
+    alt = ",".join(f"IP:{h}" if h[0].isdigit() else f"DNS:{h}" for h in hosts)
+    ext.write_text(
+        f"subjectAltName={alt}\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\n"
+    )
+
+    def openssl(*args: str) -> None:
+        result = subprocess.run(["openssl", *args], capture_output=True, text=True, check=False, timeout=60)
+        if result.returncode != 0:
+            raise ServerError(f"openssl {args[0]}: {result.stderr.strip().splitlines()[-1:]}")
+
+    ec = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes")
+    openssl(
+        "req",
+        "-x509",
+        *ec,
+        "-keyout",
+        str(ca_key),
+        "-out",
+        str(ca_cert),
+        "-days",
+        "3650",
+        "-subj",
+        "/CN=flushtable floor CA",
+    )
+    openssl("req", *ec, "-keyout", str(key), "-out", str(csr), "-subj", "/CN=flushtable floor")
+    openssl(
+        "x509",
+        "-req",
+        "-in",
+        str(csr),
+        "-CA",
+        str(ca_cert),
+        "-CAkey",
+        str(ca_key),
+        "-CAcreateserial",
+        "-out",
+        str(cert),
+        "-days",
+        "825",
+        "-extfile",
+        str(ext),
+    )
+    for private in (ca_key, key):
+        private.chmod(0o600)
+    return TlsFiles(ca_cert, cert, key)
+
+
+# --- NATS -------------------------------------------------------------------------------------------
+
+
+def table_subject(site: str, table_id: str) -> str:
+    """The one subject a table publishes its journal to."""
+    return f"{SUBJECT_ROOT}.{site}.{table_id}.journal"
+
+
+def table_inbox(table_id: str) -> str:
+    """The reply subjects of a table's own connection (its acks): no other table can read them."""
+    return f"_INBOX_{table_id}"
+
+
+FLOOR_INBOX = "_INBOX_FLOOR"
+FLOOR_CONSUMER = "floor"
+
+
+@dataclass(frozen=True, slots=True)
+class NatsUser:
+    user: str
+    password: str
+    publish_allow: tuple[str, ...]
+    subscribe_allow: tuple[str, ...]
+    publish_deny: tuple[str, ...] = ()
+
+
+def table_user(site: str, table_id: str, password: str) -> NatsUser:
+    """A table's credentials: it may publish its own subject only, ask the stream for the last entry
+    of that subject only (a direct get by subject), and read its own replies."""
+    subject = table_subject(site, table_id)
+    return NatsUser(
+        user=f"table-{table_id}",
+        password=password,
+        publish_allow=(subject, f"$JS.API.DIRECT.GET.{STREAM_NAME}.{subject}"),
+        subscribe_allow=(f"{table_inbox(table_id)}.>",),
+    )
+
+
+def floor_reader_user(password: str) -> NatsUser:
+    """The floor service: pulls from its durable consumer and acks; publishes no journal subject."""
+    return NatsUser(
+        user="floor-reader",
+        password=password,
+        publish_allow=(
+            f"$JS.API.CONSUMER.MSG.NEXT.{STREAM_NAME}.{FLOOR_CONSUMER}",
+            f"$JS.API.CONSUMER.INFO.{STREAM_NAME}.{FLOOR_CONSUMER}",
+            f"$JS.API.STREAM.INFO.{STREAM_NAME}",
+            f"$JS.ACK.{STREAM_NAME}.{FLOOR_CONSUMER}.>",
+            # Reading the stream itself: to fill what the consumer skipped (controller/floor/service.py).
+            f"$JS.API.DIRECT.GET.{STREAM_NAME}",
+            f"$JS.API.DIRECT.GET.{STREAM_NAME}.>",
+        ),
+        subscribe_allow=(f"{FLOOR_INBOX}.>",),
+        publish_deny=(f"{SUBJECT_ROOT}.>",),
+    )
+
+
+def admin_user(password: str) -> NatsUser:
+    """Sets the stream and the consumer up (`flushtable floor setup-stream`); not used by tables."""
+    return NatsUser(user="floor-admin", password=password, publish_allow=(">",), subscribe_allow=(">",))
+
+
+def nats_config_text(
+    *, port: int, store_dir: Path, tls: TlsFiles, users: Iterable[NatsUser], host: str = "127.0.0.1"
+) -> str:
+    """The nats-server configuration: JetStream on disk, TLS required for every client, and one user
+    per table with the permissions above. A plain connection is refused (the server requires TLS)."""
+    lines = [
+        f"listen: {json.dumps(f'{host}:{port}')}",
+        "jetstream {",
+        f"  store_dir: {json.dumps(str(store_dir))}",
+        "  max_file_store: 10GB",
+        "}",
+        "tls {",
+        f"  cert_file: {json.dumps(str(tls.server_cert))}",
+        f"  key_file: {json.dumps(str(tls.server_key))}",
+        f"  ca_file: {json.dumps(str(tls.ca_cert))}",
+        "  timeout: 5",
+        "}",
+        "max_payload: 1MB",
+        "authorization {",
+        "  users: [",
+    ]
+    for user in users:
+        permissions = {
+            "publish": {
+                "allow": list(user.publish_allow),
+                **({"deny": list(user.publish_deny)} if user.publish_deny else {}),
+            },
+            "subscribe": {"allow": list(user.subscribe_allow)},
+        }
+        lines.append(
+            f"    {{user: {json.dumps(user.user)}, password: {json.dumps(user.password)}, "
+            f"permissions: {json.dumps(permissions)}}}"
+        )
+    lines += ["  ]", "}"]
+    return "\n".join(lines) + "\n"
+
+
+@dataclass
+class NatsServer:
+    """A nats-server child process. ``kill()`` is SIGKILL (the tests' crash); ``start()`` again reuses
+    the same store and port."""
+
+    directory: Path
+    port: int
+    tls: TlsFiles
+    users: list[NatsUser]
+    process: subprocess.Popen[bytes] | None = None
+    start_timeout_s: float = 20.0
+
+    @property
+    def url(self) -> str:
+        return f"tls://127.0.0.1:{self.port}"
+
+    @property
+    def config_path(self) -> Path:
+        return self.directory / "nats.conf"
+
+    def write_config(self) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        text = nats_config_text(
+            port=self.port, store_dir=self.directory / "jetstream", tls=self.tls, users=self.users
+        )
+        self.config_path.write_text(text)
+        self.config_path.chmod(0o600)  # it holds the passwords
+
+    def start(self) -> None:
+        if shutil.which(NATS_SERVER) is None:
+            raise ServerError("nats-server is not installed (make installs it: apt-get install nats-server)")
+        self.write_config()
+        log = self.directory / "nats.log"
+        with log.open("ab") as out:
+            self.process = subprocess.Popen(
+                [NATS_SERVER, "-c", str(self.config_path)],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        _wait_port("127.0.0.1", self.port, self.process, self.start_timeout_s, log)
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait(timeout=10)
+        self.process = None
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+        self.process = None
+
+
+# --- PostgreSQL -------------------------------------------------------------------------------------
+
+
+def postgres_bindir() -> Path:
+    """The newest installed PostgreSQL's binaries (Debian keeps them under /usr/lib/postgresql/N/bin)."""
+    root = Path("/usr/lib/postgresql")
+    versions = sorted(
+        (p for p in root.glob("*/bin") if (p / "postgres").exists()), key=lambda p: int(p.parent.name)
+    )
+    if not versions:
+        raise ServerError("PostgreSQL is not installed (make installs it: apt-get install postgresql)")
+    return versions[-1]
+
+
+@dataclass(frozen=True, slots=True)
+class _RunAs:
+    """PostgreSQL refuses to run as root: when we are root its binaries run as the postgres user (set
+    by Popen itself, no wrapper process, so our signals reach the server)."""
+
+    user: int | None = None
+    group: int | None = None
+    extra_groups: tuple[int, ...] | None = None
+
+
+def _cluster_user() -> _RunAs:
+    if os.geteuid() != 0:
+        return _RunAs()
+    entry = pwd.getpwnam(POSTGRES_USER)
+    return _RunAs(entry.pw_uid, entry.pw_gid, ())
+
+
+@dataclass
+class PostgresCluster:
+    """A PostgreSQL cluster of its own (initdb) under ``directory``, on 127.0.0.1:``port``, password
+    authentication for TCP. ``superuser_password`` is the cluster owner's, used only to set up."""
+
+    directory: Path
+    port: int
+    superuser_password: str = field(default_factory=lambda: secrets.token_hex(16))
+    process: subprocess.Popen[bytes] | None = None
+    start_timeout_s: float = 30.0
+
+    @property
+    def data_dir(self) -> Path:
+        return self.directory / "data"
+
+    @property
+    def superuser_dsn(self) -> str:
+        return self.dsn("postgres", self.superuser_password, "postgres")
+
+    def dsn(self, user: str, password: str, dbname: str = "floor") -> str:
+        address = f"host=127.0.0.1 port={self.port}"
+        return f"{address} user={user} password={password} dbname={dbname} connect_timeout=5"
+
+    def _own(self) -> None:
+        if os.geteuid() == 0:
+            entry = pwd.getpwnam(POSTGRES_USER)
+            for path in (self.directory, *self.directory.rglob("*")):
+                os.chown(path, entry.pw_uid, entry.pw_gid)
+
+    def init(self) -> None:
+        if (self.data_dir / "PG_VERSION").exists():
+            return
+        bindir = postgres_bindir()
+        self.directory.mkdir(parents=True, exist_ok=True)
+        password_file = self.directory / "initdb.pw"
+        password_file.write_text(self.superuser_password + "\n")
+        (self.directory / "superuser.pw").write_text(self.superuser_password + "\n")
+        (self.directory / "superuser.pw").chmod(0o600)
+        self._own()
+        run_as = _cluster_user()
+        result = subprocess.run(
+            [
+                str(bindir / "initdb"),
+                "-D",
+                str(self.data_dir),
+                "-U",
+                "postgres",
+                "--auth-local=trust",
+                "--auth-host=scram-sha-256",
+                f"--pwfile={password_file}",
+                "-E",
+                "UTF8",
+                "--no-sync",
+                "--locale=C",
+            ],
+            capture_output=True,
+            user=run_as.user,
+            group=run_as.group,
+            extra_groups=run_as.extra_groups,
+            text=True,
+            check=False,
+            timeout=120,
+        )
+        password_file.unlink()
+        if result.returncode != 0:
+            raise ServerError(f"initdb: {result.stderr.strip().splitlines()[-1:]}")
+
+    def start(self) -> None:
+        self.init()
+        stored = self.directory / "superuser.pw"
+        if stored.exists():
+            self.superuser_password = stored.read_text().strip()
+        bindir = postgres_bindir()
+        log = self.directory / "postgres.log"
+        self._own()
+        run_as = _cluster_user()
+        with log.open("ab") as out:
+            self.process = subprocess.Popen(
+                [
+                    str(bindir / "postgres"),
+                    "-D",
+                    str(self.data_dir),
+                    "-p",
+                    str(self.port),
+                    "-c",
+                    "listen_addresses=127.0.0.1",
+                    "-c",
+                    f"unix_socket_directories={self.directory}",
+                    "-c",
+                    "max_connections=200",
+                    "-c",
+                    "fsync=on",
+                ],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                user=run_as.user,
+                group=run_as.group,
+                extra_groups=run_as.extra_groups,
+            )
+        _wait_port("127.0.0.1", self.port, self.process, self.start_timeout_s, log)
+        self._wait_ready()
+
+    def _wait_ready(self) -> None:
+        deadline = time.monotonic() + self.start_timeout_s
+        while True:
+            try:
+                with psycopg.connect(self.superuser_dsn):
+                    return
+            except psycopg.OperationalError as error:
+                if time.monotonic() > deadline:
+                    raise ServerError(f"PostgreSQL on port {self.port} not ready: {error}") from None
+                time.sleep(0.1)
+
+    def stop(self, *, mode: str = "fast") -> None:
+        """Stop it (``fast``: SIGINT, rolls back open transactions; ``immediate``: SIGQUIT, a crash)."""
+        if self.process is None or self.process.poll() is not None:
+            self.process = None
+            return
+        self.process.send_signal(signal.SIGQUIT if mode == "immediate" else signal.SIGINT)
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=10)
+        self.process = None

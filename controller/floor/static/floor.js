@@ -1,0 +1,36 @@
+// The floor map, live: /api/events sends the whole map whenever it changes (server-sent events).
+(function () {
+  const map = document.getElementById("floor-map");
+  const count = document.getElementById("alert-count");
+  if (!map || !window.EventSource) return;
+  const source = new EventSource("/api/events");
+  source.addEventListener("floor", function (event) {
+    const data = JSON.parse(event.data);
+    count.textContent = data.alerts ? String(data.alerts) : "";
+    const seen = new Set();
+    for (const t of data.tables) {
+      seen.add(t.table_id);
+      let tile = map.querySelector('[data-table="' + CSS.escape(t.table_id) + '"]');
+      if (!tile) {
+        tile = document.createElement("a");
+        tile.dataset.table = t.table_id;
+        tile.href = "/rounds?table=" + encodeURIComponent(t.table_id);
+        for (const part of ["id", "pit", "game", "phase", "state", "last"]) {
+          const span = document.createElement("span");
+          span.className = part;
+          tile.appendChild(span);
+        }
+        map.appendChild(tile);
+      }
+      const state = t.quarantined ? "quarantined" : t.held ? "held" : t.alerts ? t.alerts + " alert(s)" : "ok";
+      tile.className = "tile " + (t.quarantined ? "quarantined" : t.held ? "held" : t.alerts ? "alerting" : "");
+      tile.querySelector(".id").textContent = t.table_id;
+      tile.querySelector(".pit").textContent = t.pit || "";
+      tile.querySelector(".game").textContent = t.game || "";
+      tile.querySelector(".phase").textContent = t.phase || "";
+      tile.querySelector(".state").textContent = state;
+      tile.querySelector(".last").textContent = t.last_round_id || "—";
+    }
+    map.dataset.updated = String(Date.now());
+  });
+})();

@@ -1,0 +1,335 @@
+"""The uplink's shell: reads the journal (the outbox), publishes to JetStream, records what is acked.
+
+One asyncio task per table (``Uplink.run``). It never writes the journal's entries and never makes the
+table wait: it reads the journal through its own read-only connection (WAL: readers never block the
+writer) and is woken by ``notify()`` or a short poll. Its state:
+
+- **connect** (TLS, the table's own credentials, its own inbox prefix), then **sync**: ask the stream
+  for the last message of the table's subject (a direct get, allowed for that subject only) and resume
+  after its ``Flushtable-Pos``; the outbox is re-folded from the journal's start when the server holds
+  less than what was sent (it lost something, or this process is new);
+- **publish** each due message with its de-duplication id and the expected last subject sequence, one
+  at a time (the next one's expected sequence is this one's ack), and move the high-water mark only on
+  the ack; it is written to the journal's database (table ``uplink_state``) at most every 0.25 s and
+  whenever the outbox is drained;
+- any error (the server gone, a timeout, a refused sequence) closes the connection and retries with
+  exponential backoff and jitter, capped; a good sync resets it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import random
+import sqlite3
+import ssl
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import nats
+import nats.errors
+import nats.js.errors
+import structlog
+from nats.aio.client import Client
+
+from controller.floor.servers import STREAM_NAME, table_inbox, table_subject
+from controller.journal.store import Journal, JournalEntry
+from controller.uplink import wire
+from controller.uplink.config import UplinkConfig
+from controller.uplink.outbox import Outbox, OutMessage
+
+log = structlog.get_logger("flushtable.uplink")
+_PAGE = 500
+_WRONG_LAST_SEQUENCE = 10071
+
+_STATE_SQL = """
+CREATE TABLE IF NOT EXISTS uplink_state (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    entry_seq INTEGER NOT NULL,
+    release INTEGER NOT NULL,
+    stream_seq INTEGER NOT NULL,
+    acked_utc TEXT NOT NULL
+)
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class HighWaterMark:
+    position: wire.Position
+    stream_seq: int
+    acked_utc: str
+
+
+def read_high_water_mark(journal_path: Path) -> HighWaterMark | None:
+    """What the server last acknowledged, as recorded in the journal's database (None: never)."""
+    connection = sqlite3.connect(f"file:{journal_path}?mode=ro", uri=True, timeout=5)
+    try:
+        row = connection.execute(
+            "SELECT entry_seq, release, stream_seq, acked_utc FROM uplink_state"
+        ).fetchone()
+    except sqlite3.OperationalError:
+        return None
+    finally:
+        connection.close()
+    if row is None:
+        return None
+    return HighWaterMark(wire.Position(int(row[0]), int(row[1])), int(row[2]), str(row[3]))
+
+
+class _MarkStore:
+    """Writes the high-water mark into the journal's file (its own table, not the journal's)."""
+
+    def __init__(self, journal_path: Path) -> None:
+        self._connection = sqlite3.connect(
+            journal_path, timeout=5, isolation_level=None, check_same_thread=False
+        )
+        self._connection.execute("PRAGMA synchronous=NORMAL")  # the mark is advice: the server's answer rules
+        self._connection.execute(_STATE_SQL)
+
+    def write(self, mark: HighWaterMark) -> None:
+        self._connection.execute(
+            "INSERT INTO uplink_state (id, entry_seq, release, stream_seq, acked_utc) VALUES (1, ?, ?, ?, ?) "
+            "ON CONFLICT (id) DO UPDATE SET entry_seq = excluded.entry_seq, release = excluded.release, "
+            "stream_seq = excluded.stream_seq, acked_utc = excluded.acked_utc",
+            (mark.position.entry_seq, mark.position.release, mark.stream_seq, mark.acked_utc),
+        )
+
+    def close(self) -> None:
+        self._connection.close()
+
+
+class _Resync(Exception):
+    """The server's view of the subject differs from ours: sync again."""
+
+
+@dataclass
+class UplinkStatus:
+    connected: bool = False
+    acked: wire.Position = field(default_factory=lambda: wire.Position(0, 0))
+    stream_seq: int = 0
+    journal_seq: int = 0
+    published: int = 0
+    duplicates: int = 0
+    reconnects: int = 0
+    last_error: str = ""
+
+
+def ssl_context(ca_file: Path) -> ssl.SSLContext:
+    context = ssl.create_default_context(cafile=str(ca_file))
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    return context
+
+
+class Uplink:
+    def __init__(
+        self,
+        config: UplinkConfig,
+        journal_path: Path,
+        table_id: str,
+        *,
+        rng: random.Random | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.config = config
+        self.journal_path = Path(journal_path)
+        self.table_id = table_id
+        self.subject = table_subject(config.site, table_id)
+        self.status = UplinkStatus()
+        self._wake = asyncio.Event()
+        self._rng = rng or random.Random()
+        self._clock = clock
+        self._outbox = Outbox(table_id)
+        self._queue: list[OutMessage] = []  # fed but not yet acked, in order
+        self._last_persist = 0.0
+        self._mark: HighWaterMark | None = None
+
+    def notify(self) -> None:
+        """The journal grew: publish without waiting for the next poll."""
+        self._wake.set()
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Publish until ``stop`` is set; errors are retried forever (the table never waits)."""
+        if any(c in self.table_id for c in ".*> "):
+            raise ValueError(f"table id {self.table_id!r} cannot be a NATS subject token (it has a '.')")
+        marks = await asyncio.to_thread(_MarkStore, self.journal_path)
+        stored_mark = await asyncio.to_thread(read_high_water_mark, self.journal_path)
+        if stored_mark is not None and stored_mark.position > self.status.acked:
+            self.status.acked = stored_mark.position
+        journal = await asyncio.to_thread(Journal.open_existing, self.journal_path, readonly=True)
+        backoff_s = self.config.backoff_initial_s
+        try:
+            while not stop.is_set():
+                client: Client | None = None
+                try:
+                    client = await self._connect()
+                    self.status.connected = True
+                    await self._sync(client, journal)
+                    backoff_s = self.config.backoff_initial_s
+                    await self._publish_loop(client, journal, marks, stop)
+                except (_Resync, nats.errors.Error, OSError, TimeoutError, ssl.SSLError) as error:
+                    self.status.last_error = f"{type(error).__name__}: {error}"[:300]
+                    log.warning("uplink_retry", table_id=self.table_id, error=self.status.last_error)
+                finally:
+                    self.status.connected = False
+                    if client is not None:
+                        with contextlib.suppress(Exception):
+                            await asyncio.wait_for(client.close(), 2)
+                if stop.is_set():
+                    break
+                self.status.reconnects += 1
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), backoff_s * (0.5 + self._rng.random()))
+                backoff_s = min(backoff_s * 2, self.config.backoff_max_s)
+        finally:
+            if self._mark is not None:
+                await asyncio.to_thread(marks.write, self._mark)
+            marks.close()
+            journal.close()
+
+    async def _connect(self) -> Client:
+        return await nats.connect(
+            servers=list(self.config.servers),
+            user=self.config.user,
+            password=self.config.password,
+            tls=ssl_context(self.config.ca_file),
+            tls_hostname="127.0.0.1" if "127.0.0.1" in self.config.servers[0] else None,
+            inbox_prefix=table_inbox(self.table_id),
+            allow_reconnect=False,
+            connect_timeout=self.config.connect_timeout_s,
+            max_reconnect_attempts=0,
+            name=f"flushtable-uplink-{self.table_id}",
+        )
+
+    async def _server_position(self, client: Client) -> tuple[wire.Position, int]:
+        """The position and stream sequence of the last message the stream holds for our subject."""
+        js = client.jetstream(timeout=self.config.ack_timeout_s)
+        try:
+            last = await js.get_last_msg(STREAM_NAME, self.subject, direct=True)
+        except nats.js.errors.NotFoundError:
+            return wire.Position(0, 0), 0
+        headers = last.headers or {}
+        try:
+            return wire.Position.parse(headers.get(wire.POSITION) or ""), int(last.seq or 0)
+        except wire.BadMessage:
+            # Not ours (someone else published with this table's credentials: the floor quarantines
+            # it). Our place is what the server last acknowledged to us; the stream's last sequence
+            # for the subject is that message's.
+            log.warning(
+                "uplink_foreign_message",
+                table_id=self.table_id,
+                stream_seq=last.seq,
+                resume_after=self.status.acked.text(),
+            )
+            return self.status.acked, int(last.seq or 0)
+
+    async def _sync(self, client: Client, journal: Journal) -> None:
+        position, stream_seq = await self._server_position(client)
+        if position < self.status.acked:
+            # The server holds less than it acknowledged (its store lost the tail): send it again,
+            # from a fresh fold of the journal (the same positions and ids as the first time).
+            log.warning(
+                "uplink_server_behind",
+                table_id=self.table_id,
+                server=position.text(),
+                acked=self.status.acked.text(),
+            )
+            self._outbox = Outbox(self.table_id)
+            self._queue = []
+        self._queue = [m for m in self._queue if m.position > position]
+        self.status.acked = position
+        self.status.stream_seq = stream_seq
+        await self._fill(journal, after=position)
+        if position.entry_seq > self._outbox.last_seq:
+            raise _Resync(
+                f"the floor holds entry {position.entry_seq} of table {self.table_id}, beyond this journal's "
+                f"last ({self._outbox.last_seq}): another journal for the same table? nothing is published"
+            )
+        log.info(
+            "uplink_synced", table_id=self.table_id, server_position=position.text(), stream_seq=stream_seq
+        )
+
+    async def _fill(self, journal: Journal, *, after: wire.Position) -> None:
+        """Feed the outbox what the journal holds beyond it; queue the messages after ``after``."""
+        while True:
+            since = self._outbox.last_seq
+            page = await asyncio.to_thread(_page, journal, since)
+            if not page:
+                return
+            for stored in page:
+                for message in self._outbox.feed(stored):
+                    if message.position > after:
+                        self._queue.append(message)
+            self.status.journal_seq = self._outbox.last_seq
+            if len(self._queue) >= _PAGE:
+                return
+
+    async def _publish_loop(
+        self, client: Client, journal: Journal, marks: _MarkStore, stop: asyncio.Event
+    ) -> None:
+        js = client.jetstream(timeout=self.config.ack_timeout_s)
+        while not stop.is_set():
+            if not self._queue:
+                await self._persist(marks, force=True)
+                await self._fill(journal, after=self.status.acked)
+            if not self._queue:
+                self._wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), self.config.poll_interval_s)
+                if client.is_closed or not client.is_connected:
+                    raise _Resync("connection lost")
+                continue
+            message = self._queue[0]
+            headers = {wire.MSG_ID: message.msg_id, wire.POSITION: message.position.text()}
+            if self.status.stream_seq:
+                headers[wire.EXPECTED_LAST_SUBJECT_SEQ] = str(self.status.stream_seq)
+            try:
+                ack = await js.publish(self.subject, message.body, headers=headers)
+            except nats.js.errors.APIError as error:
+                if error.err_code == _WRONG_LAST_SEQUENCE:
+                    raise _Resync(f"the stream's last sequence for {self.subject} moved: {error}") from None
+                raise
+            self._queue.pop(0)
+            self.status.published += 1
+            self.status.duplicates += int(bool(ack.duplicate))
+            self.status.acked = message.position
+            self.status.stream_seq = max(self.status.stream_seq, int(ack.seq))
+            self._mark = HighWaterMark(message.position, self.status.stream_seq, _utc_text())
+            await self._persist(marks, force=False)
+
+    async def _persist(self, marks: _MarkStore, *, force: bool) -> None:
+        now = self._clock()
+        if self._mark is None or (
+            not force and now - self._last_persist < self.config.hwm_persist_interval_s
+        ):
+            return
+        mark, self._mark = self._mark, None
+        self._last_persist = now
+        try:
+            await asyncio.to_thread(marks.write, mark)
+        except sqlite3.Error as error:  # a busy journal: the next ack writes it; the server's answer rules
+            self._mark = mark
+            log.warning("uplink_mark_not_written", table_id=self.table_id, error=str(error))
+
+
+def _page(journal: Journal, since_seq: int) -> list[JournalEntry]:
+    return list(itertools.islice(journal.entries(since_seq), _PAGE))
+
+
+def _utc_text() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+async def start_uplink(journal_path: Path, table_id: str, config: UplinkConfig, stop: asyncio.Event) -> None:
+    """The daemon's uplink task (``[uplink]`` in the table's configuration). Whatever happens to it, the
+    table plays on: an unexpected error is logged and the uplink starts again after a pause."""
+    while not stop.is_set():
+        try:
+            await Uplink(config, journal_path, table_id).run(stop)
+        except Exception as error:
+            log.error("uplink_failed", table_id=table_id, error=f"{type(error).__name__}: {error}"[:300])
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), config.backoff_max_s)

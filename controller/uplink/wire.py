@@ -1,0 +1,192 @@
+"""What a table publishes to the floor, and how the floor reads it back (docs/floor.md "Messages").
+
+Two message types on the table's one subject, both canonical JSON:
+
+- ``entry``: the entry's public part and envelope, with the private part's commitment
+  (``JournalEntry.public_json()``): everything the chain covers, so the floor verifies each link;
+- ``private``: one entry's private part (its salted text), published only once the round is revealed,
+  never for a dead hand; the floor checks ``sha256(private_text) == private_digest``.
+
+Headers: ``Nats-Msg-Id`` (``<table>:<seq>`` for an entry, ``<table>:<seq>:private`` for its private
+part: JetStream drops a resend within its de-duplication window), ``Nats-Expected-Last-Subject-Sequence``
+(the stream refuses a message that does not follow the last one the uplink knows of), and
+``Flushtable-Pos`` (``N.K``: the outbox position, see controller/uplink/outbox.py; the uplink resumes
+after the last position the server holds).
+
+Pure: no I/O. ``decode`` never raises anything but ``BadMessage`` (a one-line reason) on any input.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from controller.journal import entries as typed
+from controller.journal.chain import canonical_json
+
+WIRE_VERSION = 1
+MSG_ID = "Nats-Msg-Id"
+EXPECTED_LAST_SUBJECT_SEQ = "Nats-Expected-Last-Subject-Sequence"
+POSITION = "Flushtable-Pos"
+_HASH = re.compile(r"^[0-9a-f]{64}$")
+_MAX_SEQ = 2**62
+
+
+class BadMessage(ValueError):
+    """A message the floor cannot take as it is (it is quarantined with this reason)."""
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Position:
+    """Where a message stands in the table's outbox: ``(n, 0)`` is entry n, ``(n, k)`` the k-th private
+    part released by entry n (a round's reveal releases several)."""
+
+    entry_seq: int
+    release: int = 0
+
+    def text(self) -> str:
+        return f"{self.entry_seq}.{self.release}"
+
+    @classmethod
+    def parse(cls, text: str) -> Position:
+        head, _, tail = text.partition(".")
+        try:
+            return cls(int(head), int(tail or 0))
+        except ValueError:
+            raise BadMessage(f"{POSITION} {text!r} is not N.K") from None
+
+
+def msg_id(table_id: str, seq: int, *, private: bool = False) -> str:
+    return f"{table_id}:{seq}:private" if private else f"{table_id}:{seq}"
+
+
+def entry_body(public_json: dict[str, Any]) -> bytes:
+    return canonical_json({"type": "entry", "v": WIRE_VERSION, **public_json}).encode()
+
+
+def private_body(table_id: str, seq: int, private_text: str) -> bytes:
+    return canonical_json(
+        {"type": "private", "v": WIRE_VERSION, "table_id": table_id, "seq": seq, "private_text": private_text}
+    ).encode()
+
+
+@dataclass(frozen=True, slots=True)
+class EntryMessage:
+    table_id: str
+    seq: int
+    time_utc: str
+    round_id: str | None
+    source: str
+    kind: str
+    version: int
+    payload: dict[str, Any]
+    private_digest: str | None
+    prev_hash: str
+    hash: str
+    payload_text: str  # the public part's canonical JSON: what the hash covers
+    entry: typed.Entry  # the typed entry, its public part only (what the reducer folds on the floor)
+    type: Literal["entry"] = "entry"
+
+
+@dataclass(frozen=True, slots=True)
+class PrivateMessage:
+    table_id: str
+    seq: int
+    private_text: str
+    type: Literal["private"] = "private"
+
+
+def _field(
+    document: dict[str, Any], name: str, kind: type | tuple[type, ...], *, optional: bool = False
+) -> Any:
+    value = document.get(name)
+    if value is None and optional:
+        return None
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
+        raise BadMessage(f"field {name!r} missing or not {getattr(kind, '__name__', kind)}")
+    return value
+
+
+_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$")
+
+
+def _time(document: dict[str, Any]) -> str:
+    text = _field(document, "time_utc", str)
+    try:
+        if not _TIME.match(text):
+            raise ValueError(text)
+        datetime.fromisoformat(text[:-1])  # a real date and time (PostgreSQL would refuse the batch)
+    except ValueError:
+        raise BadMessage(f"time_utc {text[:40]!r} is not YYYY-MM-DDTHH:MM:SS.ffffffZ") from None
+    return str(text)
+
+
+def _seq(document: dict[str, Any]) -> int:
+    seq = _field(document, "seq", int)
+    if not 0 < seq < _MAX_SEQ:
+        raise BadMessage(f"seq {seq} out of range")
+    return int(seq)
+
+
+def _version(document: dict[str, Any]) -> int:
+    version = _field(document, "version", int)
+    if not 0 < version < 2**31:
+        raise BadMessage(f"version {version} out of range")
+    return int(version)
+
+
+def decode(data: bytes) -> EntryMessage | PrivateMessage:
+    """The message in ``data``, its shape checked (not its chain: that is the floor's per table)."""
+    if b"\\u0000" in data or b"\x00" in data:
+        raise BadMessage("a NUL character (PostgreSQL text refuses it)")
+    try:
+        document = json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+        raise BadMessage(f"undecodable: {type(error).__name__}") from None
+    if not isinstance(document, dict):
+        raise BadMessage("not a JSON object")
+    if document.get("v") != WIRE_VERSION:
+        raise BadMessage(f"wire version {document.get('v')!r}, this floor reads {WIRE_VERSION}")
+    kind_of_message = document.get("type")
+    table_id = _field(document, "table_id", str)
+    if kind_of_message == "private":
+        private_text = _field(document, "private_text", str)
+        return PrivateMessage(table_id, _seq(document), private_text)
+    if kind_of_message != "entry":
+        raise BadMessage(f"unknown message type {kind_of_message!r}")
+    kind = _field(document, "kind", str)
+    if kind not in typed.CLASS_BY_KIND:
+        raise BadMessage(f"unknown entry kind {kind!r}")
+    digest = _field(document, "private_digest", str, optional=True)
+    for name, value in (
+        ("prev_hash", document.get("prev_hash")),
+        ("hash", document.get("hash")),
+        ("private_digest", digest),
+    ):
+        if value is not None and (not isinstance(value, str) or not _HASH.match(value)):
+            raise BadMessage(f"{name} is not a sha256 hex digest")
+    payload = _field(document, "payload", dict)
+    payload_text = canonical_json(payload)
+    seq = _seq(document)
+    try:
+        entry = typed.decode_public(kind, payload_text)
+    except (typed.EntryError, ValueError) as error:
+        raise BadMessage(f"entry {seq}: {error}") from None
+    return EntryMessage(
+        table_id=table_id,
+        seq=seq,
+        time_utc=_time(document),
+        round_id=_field(document, "round_id", str, optional=True),
+        source=_field(document, "source", str),
+        kind=kind,
+        version=_version(document),
+        payload=payload,
+        private_digest=digest,
+        prev_hash=document["prev_hash"],
+        hash=document["hash"],
+        payload_text=payload_text,
+        entry=entry,
+    )

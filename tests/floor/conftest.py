@@ -1,0 +1,90 @@
+"""Real servers for the floor's tests: a nats-server (JetStream, TLS with a CA made here, one user per
+table) and a PostgreSQL cluster (initdb, run as the postgres user), both on 127.0.0.1, free ports,
+temporary directories, bounded waits. No mock anywhere."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+import structlog
+
+from controller.floor.embedded import EmbeddedFloor
+from controller.floor.servers import PostgresCluster, free_port
+from controller.logs import configure_logging
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("nats-server") is None, reason="nats-server not installed (make)"
+)
+
+
+@pytest.fixture(autouse=True)
+def _structlog_defaults() -> Iterator[None]:
+    configure_logging()
+    yield
+    structlog.reset_defaults()
+    structlog.contextvars.clear_contextvars()
+
+
+def _cluster_dir() -> Path:
+    # Not pytest's tmp_path: its parents are 0700 root, and the cluster runs as the postgres user.
+    directory = Path(tempfile.mkdtemp(prefix="flushtable-floor-pg-"))
+    os.chmod(directory, 0o755)
+    return directory
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[PostgresCluster]:
+    """One PostgreSQL cluster for the session; each test has a database of its own."""
+    directory = _cluster_dir()
+    cluster = PostgresCluster(directory, free_port())
+    cluster.start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+@pytest.fixture
+def own_pg_cluster() -> Iterator[PostgresCluster]:
+    """A cluster this test alone stops and starts."""
+    directory = _cluster_dir()
+    cluster = PostgresCluster(directory, free_port())
+    cluster.start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+MakeFloor = Callable[..., EmbeddedFloor]
+
+
+@pytest.fixture
+def make_floor(tmp_path: Path, pg_cluster: PostgresCluster) -> Iterator[MakeFloor]:
+    floors: list[EmbeddedFloor] = []
+
+    def make(
+        table_ids: list[str], *, postgres: PostgresCluster | None = None, **options: float
+    ) -> EmbeddedFloor:
+        floor = EmbeddedFloor(
+            tmp_path / f"floor{len(floors)}",
+            table_ids,
+            postgres=postgres or pg_cluster,
+            dbname=f"floor_{uuid.uuid4().hex[:12]}",
+            **options,  # type: ignore[arg-type]
+        )
+        floors.append(floor)
+        floor.start()
+        return floor
+
+    yield make
+    for floor in floors:
+        floor.stop()

@@ -1,0 +1,169 @@
+"""Tables for the floor's tests: real journals written by the real engine (tests/journal/scripted.py),
+their uplinks running, and the check that the floor holds exactly what the journals hold."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from controller.floor.embedded import EmbeddedFloor
+from controller.floor.verify import verify_table
+from controller.journal.store import Journal
+from controller.uplink.outbox import Outbox
+from controller.uplink.uplink import Uplink
+from tests.journal.scripted import play_round
+
+GAMES = (("high-card-flush", "house"), ("top-flush", "house"), ("chase-the-flush", "house"),
+         ("high-card-flush", "designated-player"))  # fmt: skip
+
+
+def table_ids(count: int) -> list[str]:
+    return [f"T{n:03d}" for n in range(1, count + 1)]
+
+
+@dataclass
+class Tables:
+    """Journals of simulated tables (the real engine), appended to while the uplinks run."""
+
+    directory: Path
+    ids: list[str]
+    seed: int = 7
+    journals: dict[str, Journal] = field(default_factory=dict)
+    rngs: dict[str, random.Random] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        for index, table_id in enumerate(self.ids):
+            self.journals[table_id] = Journal.open(self.path(table_id), table_id, synchronous="OFF")
+            self.rngs[table_id] = random.Random(self.seed * 1000 + index)
+
+    def path(self, table_id: str) -> Path:
+        return self.directory / f"{table_id}.sqlite"
+
+    def play(self, table_id: str, rounds: int = 1, **options: Any) -> None:
+        game, banking = GAMES[self.ids.index(table_id) % len(GAMES)]
+        for _ in range(rounds):
+            play_round(
+                self.journals[table_id], self.rngs[table_id], game=game, banking_mode=banking, **options
+            )
+
+    def close(self) -> None:
+        for journal in self.journals.values():
+            journal.close()
+
+
+async def wait_until(predicate: Callable[[], Awaitable[bool]], timeout_s: float, what: str) -> None:
+    """Poll ``predicate`` until true; fail naming ``what`` after ``timeout_s`` (a bounded wait)."""
+    deadline = time.monotonic() + timeout_s
+    while not await predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
+        await asyncio.sleep(0.1)
+
+
+def expected_messages(journal_path: Path, table_id: str) -> tuple[dict[int, str], set[int]]:
+    """What the floor must hold for a table: every entry's hash by seq, and the seqs whose private
+    part is released (the outbox's own rule, folded from the journal)."""
+    outbox = Outbox(table_id)
+    hashes: dict[int, str] = {}
+    privates: set[int] = set()
+    with Journal.open_existing(journal_path, readonly=True) as journal:
+        for stored in journal.entries():
+            hashes[stored.seq] = stored.hash
+            privates.update(m.entry_seq for m in outbox.feed(stored) if m.private)
+    return hashes, privates
+
+
+def floor_problems(floor: EmbeddedFloor, tables: Tables | dict[str, Path]) -> list[str]:
+    """Every difference between the journals and the floor (empty: exact, in order, chains verified)."""
+    problems: list[str] = []
+    paths = tables if isinstance(tables, dict) else {t: tables.path(t) for t in tables.ids}
+    with psycopg.connect(floor.reporting_dsn) as connection:
+        for table_id, path in paths.items():
+            check = verify_table(connection, table_id)
+            if not check.ok:
+                problems.append(f"{table_id}: {check.problem}")
+            hashes, privates = expected_messages(path, table_id)
+            rows = connection.execute(
+                "SELECT seq, hash, prev_hash, stream_seq FROM floor_entries WHERE table_id = %s ORDER BY seq",
+                (table_id,),
+            ).fetchall()
+            got = {int(seq): str(h) for seq, h, _prev, _stream in rows}
+            if got != hashes:
+                missing = sorted(set(hashes) - set(got))
+                extra = sorted(set(got) - set(hashes))
+                differ = sorted(s for s in set(got) & set(hashes) if got[s] != hashes[s])
+                problems.append(f"{table_id}: missing {missing[:5]} extra {extra[:5]} differ {differ[:5]}")
+            previous = "0" * 64
+            last_stream = 0
+            for seq, hash_, prev, stream_seq in rows:
+                if prev != previous:
+                    problems.append(f"{table_id}: chain broken at {seq}")
+                if stream_seq <= last_stream:
+                    problems.append(f"{table_id}: entry {seq} out of stream order")
+                previous, last_stream = hash_, stream_seq
+            private_rows = connection.execute(
+                "SELECT seq FROM floor_private WHERE table_id = %s", (table_id,)
+            ).fetchall()
+            got_private = {int(seq) for (seq,) in private_rows}
+            if got_private != privates:
+                problems.append(
+                    f"{table_id}: private parts missing {sorted(privates - got_private)[:5]} "
+                    f"unexpected {sorted(got_private - privates)[:5]}"
+                )
+    return problems
+
+
+def private_count(floor: EmbeddedFloor) -> int:
+    with psycopg.connect(floor.reporting_dsn) as connection:
+        row = connection.execute("SELECT count(*) FROM floor_private").fetchone()
+        return int(row[0]) if row else 0
+
+
+def expected_private_total(tables: Tables) -> int:
+    return sum(len(expected_messages(tables.path(t), t)[1]) for t in tables.ids)
+
+
+def floor_count(floor: EmbeddedFloor) -> int:
+    with psycopg.connect(floor.reporting_dsn) as connection:
+        row = connection.execute("SELECT count(*) FROM floor_entries").fetchone()
+        return int(row[0]) if row else 0
+
+
+def last_seq(journal: Journal) -> int:
+    last = journal.last_entry()
+    return 0 if last is None else last.seq
+
+
+def journal_total(tables: Tables) -> int:
+    return sum(last_seq(tables.journals[t]) for t in tables.ids)
+
+
+@dataclass
+class Running:
+    """Uplinks (one per table) and optionally a floor service, as tasks of the test's loop."""
+
+    floor: EmbeddedFloor
+    tables: Tables
+    stop: asyncio.Event = field(default_factory=asyncio.Event)
+    uplinks: dict[str, Uplink] = field(default_factory=dict)
+    tasks: list[asyncio.Task[None]] = field(default_factory=list)
+
+    def start_uplinks(self, ids: list[str] | None = None, **options: float) -> None:
+        for table_id in ids or self.tables.ids:
+            uplink = Uplink(
+                self.floor.uplink_config(table_id, **options), self.tables.path(table_id), table_id
+            )
+            self.uplinks[table_id] = uplink
+            self.tasks.append(asyncio.create_task(uplink.run(self.stop)))
+
+    async def close(self) -> None:
+        self.stop.set()
+        await asyncio.wait_for(asyncio.gather(*self.tasks, return_exceptions=True), 30)

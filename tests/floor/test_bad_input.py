@@ -1,0 +1,156 @@
+"""Bad input from a table's own credentials, on the real servers: an undecodable message, an unknown
+kind, a sequence gap, a private part that does not match its commitment, a tampered entry (bad hash) and
+an entry with a broken chain. Each is refused or quarantined with a floor alert naming the table (and
+the entry), never projected, and the stream keeps flowing for every other table."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from controller.floor.embedded import EmbeddedFloor
+from controller.floor.servers import table_inbox, table_subject
+from controller.floor.service import FloorService
+from controller.journal.chain import entry_hash
+from controller.uplink import wire
+from tests.floor.conftest import MakeFloor
+from tests.floor.helpers import Running, Tables, expected_messages, last_seq, wait_until
+
+
+async def _publish_as(floor: EmbeddedFloor, table_id: str, body: bytes, msg_id: str) -> None:
+    """Publish ``body`` on the table's subject with the table's own credentials (not its uplink)."""
+    assert floor.nats is not None
+    assert floor.tls is not None
+    client = await floor.connect_as(
+        f"table-{table_id}", floor.passwords[f"nats:table:{table_id}"], inbox_prefix=table_inbox(table_id)
+    )
+    try:
+        await client.jetstream(timeout=5).publish(
+            table_subject(floor.site, table_id), body, headers={wire.MSG_ID: msg_id}
+        )
+    finally:
+        await client.close()
+
+
+def _floor_seqs(floor: EmbeddedFloor, table_id: str) -> list[int]:
+    with psycopg.connect(floor.reporting_dsn) as connection:
+        return [int(s) for (s,) in connection.execute(
+            "SELECT seq FROM floor_entries WHERE table_id = %s ORDER BY seq", (table_id,)
+        )]  # fmt: skip
+
+
+def _alerts(floor: EmbeddedFloor) -> list[tuple[Any, ...]]:
+    with psycopg.connect(floor.reporting_dsn) as connection:
+        return connection.execute(
+            "SELECT table_id, seq, kind, message FROM floor_alerts WHERE origin = 'floor' ORDER BY alert_id"
+        ).fetchall()
+
+
+def _next_entry_json(tables: Tables, table_id: str) -> dict[str, Any]:
+    """The table's next entry, as the table will write it: its last entry's envelope moved on by one."""
+    last = tables.journals[table_id].last_entry()
+    assert last is not None
+    payload = {"by": "mallory", "reason": "forged"}
+    document: dict[str, Any] = {
+        "seq": last.seq + 1, "time_utc": last.time_utc, "table_id": table_id, "round_id": None,
+        "source": "engine", "kind": "table_closed", "version": last.version, "payload": payload,
+        "private_digest": None, "prev_hash": last.hash,
+    }  # fmt: skip
+    document["hash"] = entry_hash(**document)
+    return document
+
+
+def test_bad_input_is_quarantined_and_alerts_while_others_flow(tmp_path: Path, make_floor: MakeFloor) -> None:
+    ids = ["GOOD", "UNDEC", "UNKIND", "GAP", "COMMIT", "TAMPER", "BROKEN"]
+    floor = make_floor(ids, ack_wait_s=2)
+    tables = Tables(tmp_path / "tables", ids)
+    for table_id in ids:
+        tables.play(table_id, 1)
+    tables.play("COMMIT", 1, outcome="open_after_lock")  # cards dealt, not revealed: no private part out
+
+    async def scenario() -> None:
+        running = Running(floor, tables)
+        running.start_uplinks()
+        service = FloorService(floor.floor_config())
+        running.tasks.append(asyncio.create_task(service.run(running.stop)))
+
+        async def caught_up(table_id: str) -> bool:
+            return _floor_seqs(floor, table_id)[-1:] == [last_seq(tables.journals[table_id])]
+
+        for table_id in ids:
+            await wait_until(lambda t=table_id: caught_up(t), 60, f"{table_id} on the floor")  # type: ignore[misc]
+        before = {t: last_seq(tables.journals[t]) for t in ids}
+
+        await _publish_as(floor, "UNDEC", b"\xff\xfe not json", "UNDEC:junk")
+        unknown = _next_entry_json(tables, "UNKIND") | {"kind": "jackpot_won"}
+        await _publish_as(floor, "UNKIND", wire.entry_body(unknown), "UNKIND:junk")
+        gap = _next_entry_json(tables, "GAP")
+        gap["seq"] += 3
+        await _publish_as(floor, "GAP", wire.entry_body(gap), "GAP:junk")
+        card = next(
+            e for e in tables.journals["COMMIT"].entries(kinds=["card_dealt"]) if e.round_id is not None
+        )
+        open_round = tables.journals["COMMIT"].last_entries(1, ["card_dealt"])[0]
+        forged_private = json.dumps({"part": {"position": 1, "index": 0, "card": "As"}, "salt": "0" * 32})
+        await _publish_as(
+            floor, "COMMIT", wire.private_body("COMMIT", open_round.seq, forged_private), "COMMIT:junk"
+        )
+        assert card.seq <= open_round.seq
+        tampered = _next_entry_json(tables, "TAMPER")
+        tampered["payload"] = {"by": "mallory", "reason": "changed after hashing"}
+        await _publish_as(floor, "TAMPER", wire.entry_body(tampered), "TAMPER:junk")
+        broken = _next_entry_json(tables, "BROKEN") | {"prev_hash": "f" * 64}
+        broken["hash"] = entry_hash(**{k: v for k, v in broken.items() if k != "hash"})
+        await _publish_as(floor, "BROKEN", wire.entry_body(broken), "BROKEN:junk")
+
+        async def all_alerts() -> bool:
+            return len(_alerts(floor)) >= 6
+
+        await wait_until(all_alerts, 30, "six floor alerts")
+        # Play on: the tables whose messages were only quarantined keep flowing; so does GOOD.
+        for table_id in ids:
+            tables.play(table_id, 1)
+            running.uplinks[table_id].notify()
+        for table_id in ("GOOD", "UNDEC", "UNKIND", "COMMIT"):
+            await wait_until(lambda t=table_id: caught_up(t), 60, f"{table_id} after the bad input")  # type: ignore[misc]
+        # The chain-breaking ones are quarantined at their last good entry.
+        for table_id in ("GAP", "TAMPER", "BROKEN"):
+            assert _floor_seqs(floor, table_id)[-1] == before[table_id]
+        await running.close()
+
+    asyncio.run(scenario())
+    alerts = {(table, kind): (seq, message) for table, seq, kind, message in _alerts(floor)}
+    assert set(alerts) == {
+        ("UNDEC", "undecodable"),
+        ("UNKIND", "unknown_kind"),
+        ("GAP", "gap"),
+        ("COMMIT", "bad_commitment"),
+        ("TAMPER", "bad_hash"),
+        ("BROKEN", "broken_chain"),
+    }, alerts
+    for (table_id, kind), (seq, message) in alerts.items():
+        assert message.startswith(f"table {table_id}"), message
+        if kind in ("gap", "bad_hash", "broken_chain", "bad_commitment"):
+            assert seq is not None
+            assert f"entry {seq}" in message
+    # Nothing forged was projected: every table's floor rows are exactly its journal's (up to where
+    # a quarantined table stopped), and the COMMIT table holds no private part for the forged one.
+    with psycopg.connect(floor.reporting_dsn) as connection:
+        for table_id in ids:
+            hashes, _privates = expected_messages(tables.path(table_id), table_id)
+            for seq, hash_ in connection.execute(
+                "SELECT seq, hash FROM floor_entries WHERE table_id = %s", (table_id,)
+            ).fetchall():
+                assert hashes[int(seq)] == hash_
+        quarantined = connection.execute("SELECT count(*) FROM floor_quarantine").fetchone()
+        assert quarantined is not None
+        assert quarantined[0] >= 6
+        held = connection.execute(
+            "SELECT table_id FROM floor_tables WHERE quarantined_at_seq IS NOT NULL ORDER BY table_id"
+        ).fetchall()
+        assert [t for (t,) in held] == ["BROKEN", "GAP", "TAMPER"]
+    tables.close()

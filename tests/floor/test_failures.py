@@ -1,0 +1,224 @@
+"""Failures of the network, the broker, the floor service and PostgreSQL, on the real servers. After
+each, the floor holds every table's entries exactly once, in order, chains verified
+(tests/floor/helpers.py ``floor_problems``), and the private parts the outbox released, no more."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import psycopg
+
+from controller.floor.config import write_floor_config
+from controller.floor.embedded import EmbeddedFloor
+from controller.floor.servers import STREAM_NAME, PostgresCluster, table_subject
+from controller.floor.service import FloorService
+from controller.journal.store import Journal
+from controller.uplink.outbox import Outbox
+from tests.floor.conftest import MakeFloor
+from tests.floor.helpers import (
+    Running,
+    Tables,
+    expected_private_total,
+    floor_count,
+    floor_problems,
+    journal_total,
+    private_count,
+    table_ids,
+    wait_until,
+)
+
+
+def _play_all(tables: Tables, running: Running, rounds: int = 1) -> None:
+    for table_id in tables.ids:
+        tables.play(table_id, rounds)
+        uplink = running.uplinks.get(table_id)
+        if uplink is not None:
+            uplink.notify()
+
+
+async def _all_on_floor(floor: EmbeddedFloor, tables: Tables, timeout_s: float) -> None:
+    """Every entry, and every private part the outbox released, is on the floor (a bounded wait)."""
+    privates = expected_private_total(tables)
+
+    async def there() -> bool:
+        return floor_count(floor) == journal_total(tables) and private_count(floor) == privates
+
+    try:
+        await wait_until(there, timeout_s, "every journal entry on the floor")
+    except AssertionError as error:
+        with psycopg.connect(floor.reporting_dsn) as connection:
+            alerts = connection.execute("SELECT table_id, kind, message FROM floor_alerts LIMIT 5").fetchall()
+        raise AssertionError(
+            f"{error}: {floor_count(floor)} of {journal_total(tables)}; alerts {alerts}; "
+            f"problems {floor_problems(floor, tables)[:5]}"
+        ) from None
+
+
+def test_200_tables_publishing_while_nats_is_killed(tmp_path: Path, make_floor: MakeFloor) -> None:
+    ids = table_ids(200)
+    floor = make_floor(ids, ack_wait_s=2)
+    assert floor.nats is not None
+    tables = Tables(tmp_path / "tables", ids)
+    for table_id in ids:
+        tables.play(table_id, 1)
+
+    async def scenario() -> None:
+        running = Running(floor, tables)
+        running.start_uplinks(backoff_max_s=1.0)
+        service = FloorService(floor.floor_config(backoff_max_s=1.0))
+        running.tasks.append(asyncio.create_task(service.run(running.stop)))
+
+        async def some_on_floor() -> bool:
+            return floor_count(floor) > 0
+
+        await wait_until(some_on_floor, 60, "the first entries on the floor")
+        # The tables play on while the broker is killed mid-stream (SIGKILL) and started again.
+        playing = asyncio.create_task(asyncio.to_thread(_play_all, tables, running, 1))
+        await asyncio.sleep(0.3)
+        floor.nats.kill()  # type: ignore[union-attr]
+        await asyncio.sleep(1.0)
+        floor.nats.start()  # type: ignore[union-attr]
+        await playing
+        for uplink in running.uplinks.values():
+            uplink.notify()
+        await _all_on_floor(floor, tables, 120)
+        assert sum(u.status.reconnects for u in running.uplinks.values()) >= 1
+        await running.close()
+
+    asyncio.run(scenario())
+    assert floor_problems(floor, tables) == []
+    tables.close()
+
+
+def test_table_offline_longer_than_the_dedup_window(tmp_path: Path, make_floor: MakeFloor) -> None:
+    """The uplink dies after the server acked but before its mark was written (the mark is set back
+    here, as such a crash leaves it), the table plays on offline past the de-duplication window (1 s
+    here), and a new uplink starts: it resumes after what the server holds, so the stream stores no
+    message twice (a resend from its own stale mark would be stored twice: the window has passed)."""
+    floor = make_floor(["T1", "T2"], duplicate_window_s=1.0, ack_wait_s=2)
+    tables = Tables(tmp_path / "tables", ["T1", "T2"])
+    tables.play("T1", 2)
+    tables.play("T2", 2)
+
+    async def scenario() -> None:
+        service_stop = asyncio.Event()
+        service = FloorService(floor.floor_config())
+        service_task = asyncio.create_task(service.run(service_stop))
+        first = Running(floor, tables)
+        first.start_uplinks()
+        await _all_on_floor(floor, tables, 60)
+        await first.close()
+        with sqlite3.connect(tables.path("T1")) as connection:
+            connection.execute("UPDATE uplink_state SET entry_seq = 5, release = 0")
+        tables.play("T1", 2)
+        tables.play("T2", 1)
+        await asyncio.sleep(2.5)  # the server's de-duplication window (1 s) is over: its clock, not ours
+        second = Running(floor, tables)
+        second.start_uplinks()
+        await _all_on_floor(floor, tables, 60)
+        await second.close()
+        service_stop.set()
+        await service_task
+        admin = await floor.connect_admin()
+        for table_id in ("T1", "T2"):
+            subject = table_subject(floor.site, table_id)
+            info = await admin.jetstream().stream_info(STREAM_NAME, subjects_filter=subject)
+            expected = _outbox_messages(tables.path(table_id), table_id)
+            assert info.state.subjects is not None
+            assert info.state.subjects[subject] == expected, table_id
+        await admin.close()
+
+    asyncio.run(scenario())
+    assert floor_problems(floor, tables) == []
+    tables.close()
+
+
+def _outbox_messages(path: Path, table_id: str) -> int:
+    outbox = Outbox(table_id)
+    with Journal.open_existing(path, readonly=True) as journal:
+        return sum(len(outbox.feed(stored)) for stored in journal.entries())
+
+
+def test_floor_service_killed_mid_batch(tmp_path: Path, make_floor: MakeFloor) -> None:
+    """`flushtable floor serve` as a child process, SIGKILLed twice while the tables publish."""
+    ids = table_ids(20)
+    floor = make_floor(ids, ack_wait_s=2)
+    tables = Tables(tmp_path / "tables", ids)
+    for table_id in ids:
+        tables.play(table_id, 2)
+    config_path = write_floor_config(tmp_path / "floor-config", floor.floor_config(batch_size=200))
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+
+    def serve() -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            [sys.executable, "-m", "controller.cli", "floor", "serve", "--config", str(config_path)],
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+
+    async def scenario() -> None:
+        running = Running(floor, tables)
+        running.start_uplinks()
+        for _kill in range(2):
+            process = serve()
+            before = floor_count(floor)
+
+            async def moving(before: int = before) -> bool:
+                return floor_count(floor) > before
+
+            await wait_until(moving, 60, "the floor service writing")
+            process.send_signal(signal.SIGKILL)
+            process.wait(timeout=10)
+            await asyncio.to_thread(_play_all, tables, running, 1)
+        process = serve()
+        try:
+            await _all_on_floor(floor, tables, 120)
+        finally:
+            process.terminate()
+            process.wait(timeout=20)
+        await running.close()
+
+    asyncio.run(scenario())
+    assert floor_problems(floor, tables) == []
+    tables.close()
+
+
+def test_postgres_stopped_mid_stream_and_started(
+    tmp_path: Path, make_floor: MakeFloor, own_pg_cluster: PostgresCluster
+) -> None:
+    ids = table_ids(10)
+    floor = make_floor(ids, postgres=own_pg_cluster, ack_wait_s=2)
+    tables = Tables(tmp_path / "tables", ids)
+    for table_id in ids:
+        tables.play(table_id, 2)
+
+    async def scenario() -> None:
+        running = Running(floor, tables)
+        service = FloorService(floor.floor_config(batch_size=100, backoff_max_s=1.0))
+        running.tasks.append(asyncio.create_task(service.run(running.stop)))
+        running.start_uplinks()
+
+        async def some() -> bool:
+            return floor_count(floor) > 0
+
+        await wait_until(some, 60, "the first entries on the floor")
+        await asyncio.to_thread(own_pg_cluster.stop)
+
+        async def failed() -> bool:
+            return service.status.db_failures > 0 or bool(service.status.last_error)
+
+        playing = asyncio.create_task(asyncio.to_thread(_play_all, tables, running, 1))
+        await wait_until(failed, 30, "the floor service to notice PostgreSQL gone")
+        await playing
+        await asyncio.to_thread(own_pg_cluster.start)
+        await _all_on_floor(floor, tables, 120)
+        await running.close()
+
+    asyncio.run(scenario())
+    assert floor_problems(floor, tables) == []
+    tables.close()

@@ -1,0 +1,106 @@
+"""The uplink and the floor service end to end, on a real nats-server and a real PostgreSQL: every
+entry on the floor exactly once, in order, chains verified; private parts only after the reveal, never a
+dead hand's; the floor's rounds and meters are the table's own reducer's."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import psycopg
+
+from controller.floor.servers import STREAM_NAME, table_subject
+from controller.floor.service import FloorService
+from controller.journal.meters import compute_meters
+from controller.uplink import wire
+from controller.uplink.uplink import read_high_water_mark
+from tests.floor.conftest import MakeFloor
+from tests.floor.helpers import (
+    Running,
+    Tables,
+    expected_private_total,
+    floor_count,
+    floor_problems,
+    journal_total,
+    last_seq,
+    private_count,
+    table_ids,
+    wait_until,
+)
+
+
+def test_every_entry_once_in_order_with_private_parts_only_after_reveal(
+    tmp_path: Path, make_floor: MakeFloor
+) -> None:
+    ids = table_ids(4)
+    floor = make_floor(ids, ack_wait_s=2)
+    tables = Tables(tmp_path / "tables", ids)
+    for table_id in ids:
+        tables.play(table_id, 2)
+    tables.play(ids[0], 1, outcome="dead")  # a dead hand: its cards never leave the table
+    tables.play(ids[1], 1, outcome="open_after_lock")  # in play: its hole cards stay at the table
+
+    async def scenario() -> None:
+        running = Running(floor, tables)
+        running.start_uplinks()
+        service = FloorService(floor.floor_config())
+        running.tasks.append(asyncio.create_task(service.run(running.stop)))
+        total = journal_total(tables)
+
+        privates = expected_private_total(tables)
+
+        async def all_there() -> bool:
+            return floor_count(floor) == total and private_count(floor) == privates
+
+        await wait_until(all_there, 60, "every entry and released private part on the floor")
+        # What the stream holds for the dead round and the open round: no private message.
+        admin = await floor.connect_admin()
+        js = admin.jetstream()
+        for table_id in ids[:2]:
+            subject = table_subject(floor.site, table_id)
+            last = await js.get_last_msg(STREAM_NAME, subject)
+            assert last.headers is not None
+            position = wire.Position.parse(last.headers[wire.POSITION])
+            assert position.entry_seq == last_seq(tables.journals[table_id])
+        await admin.close()
+        await running.close()
+
+    asyncio.run(scenario())
+    assert floor_problems(floor, tables) == []
+    with psycopg.connect(floor.reporting_dsn) as connection:
+        for table_id in ids[:2]:
+            journal = tables.journals[table_id]
+            round_ids = {e.round_id for e in journal.entries(kinds=["round_dead"])} | {
+                r.round_id for r in journal.entries(kinds=["round_started"])
+            }
+            # Dead and open rounds: none of their card entries' private parts reached the floor.
+            for round_id in round_ids:
+                status = connection.execute(
+                    "SELECT status FROM floor_rounds WHERE table_id = %s AND round_id = %s",
+                    (table_id, round_id),
+                ).fetchone()
+                assert status is not None
+                card_privates = connection.execute(
+                    "SELECT count(*) FROM floor_private p JOIN floor_entries e USING (table_id, seq) "
+                    "WHERE e.table_id = %s AND e.round_id = %s AND e.kind = 'card_dealt'",
+                    (table_id, round_id),
+                ).fetchone()
+                assert card_privates is not None
+                if status[0] in ("dead", "in_progress"):
+                    assert card_privates[0] == 0, (table_id, round_id, status)
+                else:
+                    assert card_privates[0] > 0, (table_id, round_id, status)
+        # The floor's meters are the table's own (the one reducer, public parts only).
+        for table_id in ids:
+            row = connection.execute(
+                "SELECT meters FROM floor_tables WHERE table_id = %s", (table_id,)
+            ).fetchone()
+            assert row is not None
+            table_meters = compute_meters(tables.journals[table_id]).to_json()
+            assert row[0] == json.loads(json.dumps(table_meters))
+        # The high-water mark moved with the acks, and is in the journal's own file.
+        mark = read_high_water_mark(tables.path(ids[2]))
+        assert mark is not None
+        assert mark.position.entry_seq == last_seq(tables.journals[ids[2]])
+    tables.close()

@@ -1,0 +1,89 @@
+"""The floor's schema migrations (versioned, each applied once, a newer database refused), the par
+sheet's house edges the theoretical win uses, and the wire format's refusals (pure)."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import psycopg
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from controller.floor import schema
+from controller.floor.theoretical import BASE_EDGE_PER_ANTE, BONUS_EDGE, theoretical_win_cents
+from controller.gamemath.parsheet import build_request, par_sheet
+from controller.journal.store import Journal
+from controller.uplink import wire
+from controller.uplink.outbox import Outbox
+from tests.floor.conftest import MakeFloor
+from tests.journal.scripted import play_round
+
+
+def test_migrations_are_versioned_and_applied_once(make_floor: MakeFloor) -> None:
+    floor = make_floor(["T1"])
+    with psycopg.connect(floor.owner_dsn) as connection:
+        assert schema.applied_versions(connection) == [m.version for m in schema.MIGRATIONS]
+        assert schema.migrate(connection) == []  # nothing twice
+        connection.execute("INSERT INTO floor_schema_migrations (version, name) VALUES (999, 'future')")
+        connection.commit()
+        with pytest.raises(psycopg.ProgrammingError, match="newer than this program"):
+            schema.migrate(connection)
+
+
+@pytest.mark.parametrize("game", ["high-card-flush", "top-flush"])
+def test_theoretical_edges_are_the_par_sheets(game: str) -> None:
+    sheet = par_sheet(build_request(game, "house", {}))
+    assert str(BASE_EDGE_PER_ANTE[game]) == sheet["base_game"]["exact"]["house_edge"]
+    for wager, figures in sheet["side_bets"].items():
+        assert str(BONUS_EDGE[wager]) == figures["exact"]["house_edge"]
+
+
+def test_theoretical_win_of_a_settlement() -> None:
+    settlement = {
+        "banking": "house",
+        "dead": False,
+        "seats": [
+            {"wagers": {"ante": {"stake": 1000, "result": "win"}, "flush": {"stake": 500, "result": "lose"}}},
+            {"wagers": {"ante": {"stake": 1000, "result": "returned"}}},
+        ],
+    }
+    expected = round(1000 * BASE_EDGE_PER_ANTE["high-card-flush"] + 500 * BONUS_EDGE["flush"])
+    assert theoretical_win_cents("high-card-flush", settlement) == expected == 66
+    assert theoretical_win_cents("high-card-flush", {**settlement, "banking": "designated-player"}) == 0
+
+
+def test_outbox_never_releases_a_private_part_before_the_reveal(tmp_path: Path) -> None:
+    """Every private message comes after the entry that revealed its round, and a dead round's never."""
+    with Journal.open(tmp_path / "j.sqlite", "T1", synchronous="OFF") as journal:
+        rng = random.Random(5)
+        for outcome in ("settled", "dead", "settled", "open_mid_deal"):
+            play_round(journal, rng, game="chase-the-flush", outcome=outcome)
+        outbox = Outbox("T1")
+        released: dict[int, wire.Position] = {}
+        dead_rounds = {e.round_id for e in journal.entries(kinds=["round_dead"])}
+        open_round = journal.last_entries(1, ["round_started"])[0].round_id
+        for stored in journal.entries():
+            for message in outbox.feed(stored):
+                if message.private:
+                    released[message.entry_seq] = message.position
+        for stored in journal.entries():
+            if stored.private_text is None:
+                continue
+            if stored.round_id in dead_rounds or stored.round_id == open_round:
+                assert stored.seq not in released, (stored.kind, stored.round_id)
+        assert released  # settled rounds' parts went out
+        positions = sorted(released.values())
+        assert len(set(positions)) == len(positions)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=300))
+def test_wire_decode_refuses_garbage_in_one_line(data: bytes) -> None:
+    reason = ""
+    try:
+        wire.decode(data)
+    except wire.BadMessage as error:
+        reason = str(error)
+    assert "\n" not in reason

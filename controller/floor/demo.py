@@ -28,9 +28,9 @@ from controller.floor.embedded import EmbeddedFloor
 from controller.floor.panel import FloorPanelSettings, FloorUser, serve_panel
 from controller.floor.servers import ServerError
 from controller.floor.service import FloorService
-from controller.floor.simtables import MIXED_GAMES, SimTable
 from controller.floor.verify import verify_table
 from controller.journal.store import Journal
+from controller.simulation.floor_tables import MIXED_GAMES, SimTable
 from controller.uplink.uplink import Uplink
 
 TABLES_PER_PIT = 8

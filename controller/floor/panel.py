@@ -31,7 +31,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-from controller.floor.service import FloorStored
+from controller.floor.checks import FloorStored
 from controller.journal import entries as typed
 from controller.journal.chain import canonical_json
 from controller.journal.state import TableState

@@ -1,0 +1,154 @@
+"""The floor's per-table checks of one incoming message (docs/floor.md "The floor service"): pure
+functions of the table's projection (what the floor holds of it) and the message. No I/O: what the floor
+stored in PostgreSQL is looked up by the caller (controller/floor/service.py) and passed in.
+
+- an entry at or below the table's last seq is a resend (same hash) or a **fork** (another hash);
+- the next entry must be the last seq + 1 (else a **gap**), chain to the last hash (else a **broken
+  chain**) and hash to its own hash (else a **bad hash**); any of those quarantines the table;
+- a taken entry is folded by the one reducer (``TableState.apply``), and its private commitment is kept
+  until its round's private parts can no longer come;
+- a private part is taken only if ``sha256(private_text)`` is its entry's commitment.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from controller.journal import entries as typed
+from controller.journal.chain import GENESIS_HASH, entry_hash_from_text
+from controller.journal.kinds import CLOSING_KINDS
+from controller.journal.state import TableState
+from controller.uplink import wire
+
+
+@dataclass(frozen=True, slots=True)
+class FloorStored:
+    """An entry as the floor's reducer folds it: its envelope and its public part."""
+
+    seq: int
+    time_utc: str
+    table_id: str
+    round_id: str | None
+    source: str
+    entry: typed.Entry
+
+
+@dataclass
+class TableProjection:
+    table_id: str
+    last_seq: int = 0
+    last_hash: str = GENESIS_HASH
+    quarantined_at_seq: int | None = None
+    quarantine_reason: str | None = None
+    last_stream_seq: int = 0  # where in the stream the table's last entry on the floor is
+    last_seen_stream_seq: int = 0  # the table's last message (entry or private part) taken
+    state: TableState = field(default_factory=TableState)
+    touched_rounds: set[str] = field(default_factory=set)
+    # Commitments of entries in rounds whose private parts may still come (a round's are released right
+    # after the entry that reveals them; once the next entry arrives, what did not come never will).
+    digests: dict[int, tuple[str, str]] = field(default_factory=dict)  # seq -> (digest, round_id)
+    closed_round: str | None = None  # the round the last entry closed
+
+    def quarantined(self) -> bool:
+        return self.quarantined_at_seq is not None
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """Why a message is quarantined: the floor alert's kind and its text."""
+
+    kind: str
+    reason: str
+
+
+def is_resend(entry: wire.EntryMessage, projection: TableProjection) -> bool:
+    """An entry the floor already holds (or already took in this batch): a resend or a fork."""
+    return entry.seq <= projection.last_seq
+
+
+def resend_problem(entry: wire.EntryMessage, stored_hash: str | None) -> Problem | None:
+    """An entry at or below the table's last seq, against the hash the floor holds for that seq: None if
+    it is the same entry sent again (skipped), else a fork (the floor keeps the first)."""
+    if stored_hash == entry.hash:
+        return None
+    return Problem("fork", f"a second, different entry {entry.seq} (fork): the floor keeps the first")
+
+
+def chain_problem(projection: TableProjection, entry: wire.EntryMessage) -> Problem | None:
+    """The next entry of the table: its seq, its link to the last hash and its own hash."""
+    if entry.seq != projection.last_seq + 1:
+        return Problem("gap", f"entry {entry.seq} after {projection.last_seq}: entries missing (gap)")
+    if entry.prev_hash != projection.last_hash:
+        return Problem("broken_chain", "its prev_hash is not the hash of the entry before it (broken chain)")
+    recomputed = entry_hash_from_text(
+        prev_hash=entry.prev_hash,
+        seq=entry.seq,
+        time_utc=entry.time_utc,
+        table_id=entry.table_id,
+        round_id=entry.round_id,
+        source=entry.source,
+        kind=entry.kind,
+        version=entry.version,
+        payload_text=entry.payload_text,
+        private_digest=entry.private_digest,
+    )
+    if recomputed != entry.hash:
+        return Problem("bad_hash", "its hash does not match its contents (tampered?)")
+    return None
+
+
+def quarantine_table(projection: TableProjection, entry: wire.EntryMessage, problem: Problem) -> None:
+    """Nothing more of the table is projected after its last good entry until an operator looks."""
+    projection.quarantined_at_seq = projection.last_seq
+    projection.quarantine_reason = f"{problem.kind} at entry {entry.seq}"
+
+
+def fold_entry(projection: TableProjection, entry: wire.EntryMessage) -> None:
+    """A checked entry through the table's reducer; its commitment kept while its private part may come."""
+    projection.state.apply(
+        FloorStored(entry.seq, entry.time_utc, entry.table_id, entry.round_id, entry.source, entry.entry)
+    )
+    projection.last_seq, projection.last_hash = entry.seq, entry.hash
+    if entry.round_id is not None:
+        projection.touched_rounds.add(entry.round_id)
+    if projection.closed_round is not None:
+        done = projection.closed_round
+        projection.digests = {s: d for s, d in projection.digests.items() if d[1] != done}
+        projection.closed_round = None
+    if entry.private_digest is not None and entry.round_id is not None:
+        projection.digests[entry.seq] = (entry.private_digest, entry.round_id)
+    if entry.kind in CLOSING_KINDS:
+        projection.closed_round = entry.round_id
+
+
+def needs_stream_read(projection: TableProjection, decoded: wire.EntryMessage | wire.PrivateMessage) -> bool:
+    """A message beyond what the floor holds: the consumer may have skipped messages (a broker or a floor
+    service killed before its state was stored), so the stream is read before anything is a gap."""
+    return decoded.seq > projection.last_seq + (1 if isinstance(decoded, wire.EntryMessage) else 0)
+
+
+def private_verdict(
+    private: wire.PrivateMessage,
+    *,
+    held: tuple[str | None, str | None] | None,
+) -> Problem | Literal["take", "duplicate"]:
+    """A private part against what the floor holds of its entry: ``held`` is (the entry's commitment, the
+    private text already stored), or None when the floor does not hold the entry at all."""
+    if held is None:
+        return Problem(
+            "private_without_entry", f"a private part for entry {private.seq}, which the floor does not hold"
+        )
+    digest, existing = held
+    if existing is not None:
+        if existing == private.private_text:
+            return "duplicate"
+        return Problem(
+            "bad_commitment",
+            f"a second, different private part for entry {private.seq}: the floor keeps the first",
+        )
+    if digest is None or typed.commitment(private.private_text) != digest:
+        return Problem(
+            "bad_commitment", f"the private part of entry {private.seq} does not match its commitment"
+        )
+    return "take"

@@ -1,0 +1,276 @@
+"""The floor's PostgreSQL side (docs/floor.md "The floor service"): a table's projection read back from
+what the floor holds, the look-ups the checks need, and one batch's writes, all in the caller's
+transaction (controller/floor/service.py commits, then acks).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from controller.floor.checks import FloorStored, TableProjection
+from controller.floor.theoretical import theoretical_win_cents
+from controller.journal import entries as typed
+from controller.journal.state import Meters, TableState
+from controller.uplink import wire
+
+Connection = psycopg.AsyncConnection[tuple[Any, ...]]
+
+
+@dataclass
+class Batch:
+    """One transaction's rows, and the tables it touched (their floor_tables rows are rewritten)."""
+
+    entries: list[tuple[Any, ...]] = field(default_factory=list)
+    privates: list[tuple[Any, ...]] = field(default_factory=list)
+    private_texts: dict[tuple[str, int], str] = field(default_factory=dict)
+    alerts: list[tuple[Any, ...]] = field(default_factory=list)
+    quarantine: list[tuple[Any, ...]] = field(default_factory=list)
+    fault_raised: list[tuple[Any, ...]] = field(default_factory=list)
+    fault_acked: list[tuple[Any, ...]] = field(default_factory=list)
+    fault_cleared: list[tuple[Any, ...]] = field(default_factory=list)
+    tables: dict[str, TableProjection] = field(default_factory=dict)
+
+    def entry_hash(self, table_id: str, seq: int) -> str | None:
+        """The hash of an entry this batch took (not yet in PostgreSQL)."""
+        return next((r[11] for r in self.entries if r[0] == table_id and r[1] == seq), None)
+
+    def add_entry(self, entry: wire.EntryMessage, stream_seq: int) -> None:
+        """A taken entry's row, and its fault's alert row (raised, acknowledged or cleared)."""
+        self.entries.append(
+            (
+                entry.table_id,
+                entry.seq,
+                entry.time_utc,
+                entry.time_utc,
+                entry.round_id,
+                entry.source,
+                entry.kind,
+                entry.version,
+                Jsonb(entry.payload),
+                entry.private_digest,
+                entry.prev_hash,
+                entry.hash,
+                stream_seq,
+            )
+        )
+        typed_entry = entry.entry
+        if isinstance(typed_entry, typed.FaultRaised):
+            message = f"table {entry.table_id}: {typed_entry.kind_of_fault}: {typed_entry.reason.message}"
+            self.fault_raised.append(
+                (
+                    entry.table_id,
+                    entry.seq,
+                    typed_entry.kind_of_fault,
+                    typed_entry.severity,
+                    message,
+                    typed_entry.fault_id,
+                )
+            )
+        elif isinstance(typed_entry, typed.FaultAcknowledged):
+            self.fault_acked.append((typed_entry.by, entry.time_utc, entry.table_id, typed_entry.fault_id))
+        elif isinstance(typed_entry, typed.FaultCleared):
+            self.fault_cleared.append((entry.time_utc, entry.table_id, typed_entry.fault_id))
+
+    def add_private(self, table_id: str, private: wire.PrivateMessage, stream_seq: int) -> None:
+        self.privates.append((table_id, private.seq, private.private_text, stream_seq))
+        self.private_texts[table_id, private.seq] = private.private_text
+
+
+async def load_projection(connection: Connection, table_id: str) -> TableProjection:
+    """The table as the floor holds it: its chain's tail, its quarantine, and its entries through the
+    reducer (a new table if the floor holds none of it)."""
+    projection = TableProjection(table_id, state=TableState(table_id))
+    row = await (
+        await connection.execute(
+            "SELECT last_seq, last_hash, quarantined_at_seq, quarantine_reason FROM floor_tables "
+            "WHERE table_id = %s",
+            (table_id,),
+        )
+    ).fetchone()
+    if row is not None:
+        projection.last_seq, projection.last_hash = int(row[0]), str(row[1])
+        projection.quarantined_at_seq, projection.quarantine_reason = row[2], row[3]
+        cursor = await connection.execute(
+            "SELECT seq, time_text, round_id, source, kind, payload::text FROM floor_entries "
+            "WHERE table_id = %s AND seq <= %s ORDER BY seq",
+            (table_id, projection.last_seq),
+        )
+        async for seq, time_text, round_id, source, kind, payload_text in cursor:
+            projection.state.apply(
+                FloorStored(
+                    seq, time_text, table_id, round_id, source, typed.decode_public(kind, payload_text)
+                )
+            )
+        row = await (
+            await connection.execute(
+                "SELECT stream_seq FROM floor_entries WHERE table_id = %s AND seq = %s",
+                (table_id, projection.last_seq),
+            )
+        ).fetchone()
+        projection.last_stream_seq = int(row[0] or 0) if row is not None else 0
+        row = await (
+            await connection.execute(
+                "SELECT GREATEST((SELECT max(stream_seq) FROM floor_entries WHERE table_id = %s), "
+                "(SELECT max(stream_seq) FROM floor_private WHERE table_id = %s))",
+                (table_id, table_id),
+            )
+        ).fetchone()
+        projection.last_seen_stream_seq = int(row[0] or 0) if row is not None else 0
+    return projection
+
+
+async def stored_hash(connection: Connection, table_id: str, seq: int) -> str | None:
+    row = await (
+        await connection.execute(
+            "SELECT hash FROM floor_entries WHERE table_id = %s AND seq = %s", (table_id, seq)
+        )
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
+async def held_private(
+    connection: Connection, table_id: str, seq: int
+) -> tuple[str | None, str | None] | None:
+    """(the entry's commitment, its private text if stored), or None if the floor does not hold the entry."""
+    row = await (
+        await connection.execute(
+            "SELECT e.private_digest, p.private_text FROM floor_entries e LEFT JOIN floor_private p "
+            "USING (table_id, seq) WHERE e.table_id = %s AND e.seq = %s",
+            (table_id, seq),
+        )
+    ).fetchone()
+    return None if row is None else (row[0], row[1])
+
+
+async def write_batch(connection: Connection, batch: Batch) -> None:
+    async with connection.cursor() as cursor:
+        if batch.entries:
+            await cursor.executemany(
+                "INSERT INTO floor_entries (table_id, seq, time_utc, time_text, round_id, "
+                "source, kind, version, "
+                "payload, private_digest, prev_hash, hash, stream_seq) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                batch.entries,
+            )
+        if batch.privates:
+            await cursor.executemany(
+                "INSERT INTO floor_private (table_id, seq, private_text, stream_seq) VALUES (%s, %s, %s, %s)",
+                batch.privates,
+            )
+        if batch.quarantine:
+            await cursor.executemany(
+                "INSERT INTO floor_quarantine (stream_seq, subject, table_id, msg_id, reason, body) "
+                "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (stream_seq) DO NOTHING",
+                batch.quarantine,
+            )
+        if batch.alerts:
+            await cursor.executemany(
+                "INSERT INTO floor_alerts (table_id, seq, stream_seq, origin, kind, message) "
+                "VALUES (%s, %s, %s, 'floor', %s, %s) ON CONFLICT DO NOTHING",
+                batch.alerts,
+            )
+        if batch.fault_raised:
+            await cursor.executemany(
+                "INSERT INTO floor_alerts (table_id, seq, origin, kind, severity, message, fault_id) "
+                "VALUES (%s, %s, 'table', %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                batch.fault_raised,
+            )
+        if batch.fault_acked:
+            await cursor.executemany(
+                "UPDATE floor_alerts SET acknowledged_by = %s, acknowledged_utc = %s "
+                "WHERE table_id = %s AND fault_id = %s",
+                batch.fault_acked,
+            )
+        if batch.fault_cleared:
+            await cursor.executemany(
+                "UPDATE floor_alerts SET cleared_utc = %s WHERE table_id = %s AND fault_id = %s",
+                batch.fault_cleared,
+            )
+        rounds = list(round_rows(batch.tables.values()))
+        if rounds:
+            await cursor.executemany(
+                "INSERT INTO floor_rounds (table_id, round_id, game, started_seq, started_utc, "
+                "status, closed_seq, "
+                "closed_utc, settlement, handle_cents, house_win_cents, rake_cents, "
+                "theoretical_win_cents) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+                "ON CONFLICT (table_id, round_id) DO UPDATE SET game = excluded.game, "
+                "started_seq = COALESCE(excluded.started_seq, floor_rounds.started_seq), "
+                "started_utc = COALESCE(excluded.started_utc, floor_rounds.started_utc), status "
+                "= excluded.status, "
+                "closed_seq = excluded.closed_seq, closed_utc = excluded.closed_utc, "
+                "settlement = excluded.settlement, handle_cents = excluded.handle_cents, "
+                "house_win_cents = excluded.house_win_cents, rake_cents = excluded.rake_cents, "
+                "theoretical_win_cents = excluded.theoretical_win_cents",
+                rounds,
+            )
+        if batch.tables:
+            await cursor.executemany(
+                "INSERT INTO floor_tables (table_id, game, last_seq, last_hash, quarantined_at_seq, "
+                "quarantine_reason, phase, held, table_open, last_round_id, open_alerts, meters, "
+                "last_entry_utc, "
+                "updated_utc) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, now()) "
+                "ON CONFLICT (table_id) DO UPDATE SET game = excluded.game, last_seq = "
+                "excluded.last_seq, "
+                "last_hash = excluded.last_hash, quarantined_at_seq = excluded.quarantined_at_seq, "
+                "quarantine_reason = excluded.quarantine_reason, phase = excluded.phase, held = "
+                "excluded.held, "
+                "table_open = excluded.table_open, last_round_id = excluded.last_round_id, "
+                "open_alerts = excluded.open_alerts, meters = excluded.meters, "
+                "last_entry_utc = excluded.last_entry_utc, updated_utc = now()",
+                [table_row(p) for p in batch.tables.values()],
+            )
+
+
+def table_row(projection: TableProjection) -> tuple[Any, ...]:
+    state = projection.state
+    return (
+        projection.table_id,
+        state.game,
+        projection.last_seq,
+        projection.last_hash,
+        projection.quarantined_at_seq,
+        projection.quarantine_reason,
+        state.phase,
+        state.held,
+        state.table_open,
+        state.last_round_id,
+        len(state.open_alerts),
+        Jsonb(state.meters.to_json()),
+        state.last_entry_utc or None,
+    )
+
+
+def round_rows(projections: Iterable[TableProjection]) -> Iterable[tuple[Any, ...]]:
+    for projection in projections:
+        for round_id in sorted(projection.touched_rounds):
+            round_state = projection.state.round(round_id)
+            if round_state is None:
+                continue
+            handle = win = rake = theoretical = 0
+            if round_state.settlement is not None and round_state.status != "in_progress":
+                meters = Meters()
+                meters.add_settlement(round_id, round_state.settlement, voided=round_state.status == "void")
+                handle, win, rake = meters.handle_cents, meters.house_win_cents, meters.rake_cents
+                if round_state.status == "settled":
+                    theoretical = theoretical_win_cents(round_state.game, round_state.settlement)
+            yield (
+                projection.table_id,
+                round_id,
+                round_state.game,
+                round_state.started_seq or None,
+                round_state.started_utc or None,
+                round_state.status,
+                round_state.closed_seq,
+                round_state.closed_utc or None,
+                Jsonb(round_state.settlement) if round_state.settlement else None,
+                handle,
+                win,
+                rake,
+                theoretical,
+            )

@@ -1,0 +1,90 @@
+"""The floor's per-table checks on their own (controller/floor/checks.py: pure, no servers): a real
+journal's messages, as its uplink sends them, folded in order give the table's own state; a gap, a broken
+chain, a tampered entry, a fork and a private part against a wrong commitment are each named."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from pathlib import Path
+
+from controller.floor import checks
+from controller.journal.state import TableState
+from controller.journal.store import Journal
+from controller.uplink import wire
+from controller.uplink.outbox import Outbox
+from tests.journal.scripted import play_round
+
+
+def _messages(tmp_path: Path) -> tuple[list[wire.EntryMessage], list[wire.PrivateMessage], TableState]:
+    with Journal.open(tmp_path / "j.sqlite", "T1", synchronous="OFF") as journal:
+        rng = random.Random(11)
+        for outcome in ("settled", "dead", "settled"):
+            play_round(journal, rng, game="chase-the-flush", outcome=outcome)
+        outbox = Outbox("T1")
+        entries: list[wire.EntryMessage] = []
+        privates: list[wire.PrivateMessage] = []
+        for stored in journal.entries():
+            for out in outbox.feed(stored):
+                decoded = wire.decode(out.body)
+                if isinstance(decoded, wire.EntryMessage):
+                    entries.append(decoded)
+                else:
+                    privates.append(decoded)
+        return entries, privates, TableState("T1").apply_all(journal.entries())
+
+
+def test_a_journal_folds_cleanly_to_the_tables_own_state(tmp_path: Path) -> None:
+    entries, privates, table_state = _messages(tmp_path)
+    projection = checks.TableProjection("T1", state=TableState("T1"))
+    for entry in entries:
+        assert not checks.is_resend(entry, projection)
+        assert checks.chain_problem(projection, entry) is None, entry.seq
+        checks.fold_entry(projection, entry)
+    assert projection.last_seq == entries[-1].seq
+    assert projection.last_hash == entries[-1].hash
+    assert projection.state.meters.to_json() == table_state.meters.to_json()
+    assert projection.state.phase == table_state.phase
+    assert privates  # the settled rounds' parts went out
+    for private in privates:
+        digest = next(e.private_digest for e in entries if e.seq == private.seq)
+        assert checks.private_verdict(private, held=(digest, None)) == "take"
+        assert checks.private_verdict(private, held=(digest, private.private_text)) == "duplicate"
+
+
+def test_each_bad_entry_is_named(tmp_path: Path) -> None:
+    entries, privates, _ = _messages(tmp_path)
+    projection = checks.TableProjection("T1", state=TableState("T1"))
+    checks.fold_entry(projection, entries[0])
+    second = entries[1]
+    gap = checks.chain_problem(projection, entries[2])
+    assert gap is not None
+    assert gap.kind == "gap"
+    broken = checks.chain_problem(projection, dataclasses.replace(second, prev_hash="0" * 64))
+    assert broken is not None
+    assert broken.kind == "broken_chain"
+    tampered = dataclasses.replace(second, time_utc="2030-01-01T00:00:00.000000Z")
+    problem = checks.chain_problem(projection, tampered)
+    assert problem is not None
+    assert problem.kind == "bad_hash"
+    checks.quarantine_table(projection, tampered, problem)
+    assert projection.quarantined()
+    assert projection.quarantined_at_seq == entries[0].seq
+    assert projection.quarantine_reason == f"bad_hash at entry {second.seq}"
+
+    assert checks.is_resend(entries[0], projection)
+    assert checks.resend_problem(entries[0], entries[0].hash) is None
+    fork = checks.resend_problem(entries[0], "f" * 64)
+    assert fork is not None
+    assert fork.kind == "fork"
+
+    private = privates[0]
+    wrong = checks.private_verdict(private, held=("0" * 64, None))
+    assert isinstance(wrong, checks.Problem)
+    assert wrong.kind == "bad_commitment"
+    second_part = checks.private_verdict(private, held=("0" * 64, private.private_text + " "))
+    assert isinstance(second_part, checks.Problem)
+    assert "second, different" in second_part.reason
+    orphan = checks.private_verdict(private, held=None)
+    assert isinstance(orphan, checks.Problem)
+    assert orphan.kind == "private_without_entry"

@@ -152,6 +152,11 @@ class Bank:
         if isinstance(funds_cents, bool) or not isinstance(funds_cents, int) or funds_cents <= 0:
             ctx.refuse("dp_accepts", f"funds_cents: must be a positive integer, not {funds_cents!r}", by)
             return
+        if funds_cents < ctx.config.min_bank_cents:
+            why = f"a bank of {funds_cents} is below the table's minimum bank {ctx.config.min_bank_cents}"
+            ctx.refuse("dp_accepts", why, by)
+            ctx.out.append(ShowText(ctx.config.display_device, f"Refused: {why}"))
+            return
         self.dp_seat = offered
         self.dp_funds_cents = funds_cents
         self.house_banks = False

@@ -229,6 +229,7 @@ class TableEngine:
             closed_reason=ctx.settings.closed_reason,
             min_ante_cents=ctx.config.min_ante_cents,
             max_ante_cents=ctx.config.max_ante_cents,
+            max_bonus_cents=dict(ctx.config.max_bonus_cents) or None,
             paytables=dict(ctx.config.paytables),
             settings_config_digest=ctx.config.config_digest,
         )
@@ -268,6 +269,7 @@ class TableEngine:
             "limits": {
                 "min_ante_cents": config.min_ante_cents,
                 "max_ante_cents": config.max_ante_cents,
+                "max_bonus_cents": {wager: config.max_bonus_for(wager) for wager in ctx.spec.bonus_wagers},
             },
             "paytables": {wager: ctx.settings.paytable_in_effect(wager) for wager in ctx.spec.bonus_wagers},
             "latched_faults": [fault.to_json() for fault in ctx.faults.latched.values()],

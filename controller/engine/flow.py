@@ -182,6 +182,7 @@ class RoundFlow:
             return
         ctx.round = None
         ctx.bets.past_posted.clear()
+        ctx.bets.excluded.clear()
         ctx.deal.deck_verified = False
         self.fire("open_betting")
         config = ctx.config

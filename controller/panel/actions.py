@@ -23,9 +23,11 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from controller.engine.actions import (
     ClearFault,
     CloseTable,
+    KillSeat,
     MoveButton,
     OpenTable,
     OperatorAction,
+    SetBonusLimit,
     SetLimits,
     SetPaytable,
     VoidRound,
@@ -45,6 +47,7 @@ FaultId = Annotated[str, Field(min_length=1, max_length=80, title="Fault id")]
 MinAnte = Annotated[int, Field(ge=1, le=MAX_AMOUNT_CENTS, title="Minimum ante (cents)")]
 MaxAnte = Annotated[int, Field(ge=1, le=MAX_AMOUNT_CENTS, title="Maximum ante (cents)")]
 Wager = Annotated[str, Field(min_length=1, max_length=40, pattern=r"^[a-z_]+$", title="Wager (e.g. flush)")]
+MaxBonus = Annotated[int, Field(ge=1, le=MAX_AMOUNT_CENTS, title="Maximum of that bonus wager (cents)")]
 Preset = Annotated[
     str, Field(min_length=1, max_length=60, pattern=r"^[A-Za-z0-9_.-]+$", title="Paytable preset name")
 ]
@@ -162,6 +165,15 @@ PANEL_ACTIONS: tuple[PanelAction, ...] = (
         confirm="Void the round in progress? Every wager is returned.",
         style="warn",
     ),
+    PanelAction(
+        KillSeat,
+        "supervisor",
+        "Kill one seat",
+        {"seat": Seat, "reason": Reason},
+        offered=_round_in_play,
+        confirm="Kill this seat's hand? Its wagers are returned; the round goes on.",
+        style="warn",
+    ),
     PanelAction(MoveButton, "supervisor", "Move button", {"seat": Seat}, offered=_between_rounds),
     PanelAction(OpenTable, "manager", "Open table", offered=lambda table: table.get("table_open") is False),
     PanelAction(
@@ -177,6 +189,13 @@ PANEL_ACTIONS: tuple[PanelAction, ...] = (
         "manager",
         "Set limits",
         {"min_ante_cents": MinAnte, "max_ante_cents": MaxAnte},
+        offered=_between_rounds,
+    ),
+    PanelAction(
+        SetBonusLimit,
+        "manager",
+        "Set a bonus limit",
+        {"wager": Wager, "max_cents": MaxBonus},
         offered=_between_rounds,
     ),
     PanelAction(

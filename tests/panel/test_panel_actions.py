@@ -36,10 +36,22 @@ def test_every_declared_action_is_one_route_with_its_own_body(rig: PanelRig) -> 
 def test_buttons_are_offered_by_role_and_by_the_tables_state() -> None:
     assert _names("viewer", BETWEEN_ROUNDS) == []
     assert _names("supervisor", BETWEEN_ROUNDS) == ["move_button"]
-    assert _names("supervisor", IN_PLAY) == ["void_round"]
-    assert _names("manager", BETWEEN_ROUNDS) == ["move_button", "close_table", "set_limits", "set_paytable"]
-    assert _names("manager", IN_PLAY) == ["void_round"]
-    assert _names("manager", CLOSED) == ["move_button", "open_table", "set_limits", "set_paytable"]
+    assert _names("supervisor", IN_PLAY) == ["void_round", "kill_seat"]
+    assert _names("manager", BETWEEN_ROUNDS) == [
+        "move_button",
+        "close_table",
+        "set_limits",
+        "set_bonus_limit",
+        "set_paytable",
+    ]
+    assert _names("manager", IN_PLAY) == ["void_round", "kill_seat"]
+    assert _names("manager", CLOSED) == [
+        "move_button",
+        "open_table",
+        "set_limits",
+        "set_bonus_limit",
+        "set_paytable",
+    ]
     alert = {"state": "active"}
     (clear,) = buttons("supervisor", "alert", alert, fault_id="FT1-000001")
     assert clear["url"] == "/api/actions/clear_fault"

@@ -1,0 +1,194 @@
+"""Posted limits on every wager (RULES.md "Paytables and limits") and a supervisor killing one seat's
+hand (RULES.md "Dead hands"), through ``TableEngine.handle`` with a scripted shoe (tests/engine/table.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from controller.engine import TableConfig, TableEngine
+from controller.engine import actions as a
+from controller.rules.settle import parse_round, settle
+from drivers.events import Deal, ShowSeatResult, ShowText
+from tests.engine.table import NOW_S, Table, stack
+from tests.engine.test_rounds import HCF_DEALER, HCF_SEAT1, HCF_SEAT3
+
+# One over-limit bonus per game: (config, the bets of seat 1, the bonus over its maximum, its maximum).
+GAMES: list[tuple[dict[str, Any], dict[str, int], str, int]] = [
+    ({}, {"ante": 500, "flush": 2500}, "flush", 2000),
+    ({"game": "top-flush"}, {"ante": 500, "top_flush_bonus": 2500}, "top_flush_bonus", 2000),
+    (
+        {"game": "chase-the-flush", "seats": (1, 2, 3, 4, 5, 6, 7)},
+        {"ante": 500, "xtra_bonus": 500, "same_suit_bonus": 2500},
+        "same_suit_bonus",
+        2000,
+    ),
+]
+FIRST_DECISION = {"high-card-flush": "decisions", "top-flush": "decisions", "chase-the-flush": "preflop"}
+
+
+def betting_table(config: dict[str, Any], bonus: str, maximum: int, bets: dict[str, int]) -> Table:
+    table = Table(TableConfig(max_bonus_cents={bonus: maximum}, **config), stack())
+    table.start()
+    for wager, amount in bets.items():
+        table.bet(1, wager, amount)
+    table.bet(2, "ante", 500)
+    if table.config.game == "chase-the-flush":
+        table.bet(2, "xtra_bonus", 500)
+    return table
+
+
+@pytest.mark.parametrize(("config", "bets", "bonus", "maximum"), GAMES)
+def test_an_over_limit_bonus_is_refused_at_the_lock_until_corrected(
+    config: dict[str, Any], bets: dict[str, int], bonus: str, maximum: int
+) -> None:
+    table = betting_table(config, bonus, maximum, bets)
+    outs = table.lock()
+    (refused,) = table.refusals(outs)
+    assert refused.reason == f"seat 1 {bonus}: 2500 is over the table's maximum {maximum}"
+    assert ShowText("display", f"Refused: {refused.reason}") in outs  # the dealer sees which spot
+    assert table.engine.state == "betting"  # nothing taken into action: the round waits
+    assert table.engine.round is None
+    assert not table.of_type(Deal)
+    journaled = [e.payload for e in table.journal("operator_action")]
+    assert journaled[-1]["detail"] == f"refused: {refused.reason}"
+    # Corrected to the maximum: the lock goes through with the corrected wager.
+    table.bet(1, bonus, maximum)
+    table.lock()
+    assert table.engine.state == FIRST_DECISION[table.config.game]
+    locked = table.journal("bets_locked")[-1].payload["wagers"]
+    assert locked["1"][bonus] == maximum
+
+
+@pytest.mark.parametrize(("config", "bets", "bonus", "maximum"), GAMES)
+def test_an_over_limit_seat_excluded_by_a_supervisor_leaves_the_round_to_the_others(
+    config: dict[str, Any], bets: dict[str, int], bonus: str, maximum: int
+) -> None:
+    table = betting_table(config, bonus, maximum, bets)
+    assert table.refusals(table.lock())
+    outs = table.call(table.engine.handle, a.KillSeat(1, "over the bonus limit", "sam"), table.now_s)
+    assert ShowSeatResult("display", 1, "dead", 0) in outs
+    action = table.journal("operator_action")[-1]
+    assert action.source == "operator:sam"
+    assert action.payload["detail"] == "seat 1 excluded from the round: over the bonus limit"
+    table.lock()
+    assert table.engine.state == FIRST_DECISION[table.config.game]
+    assert table.payload("round_started")["seats"] == [2]
+    assert table.of_type(Deal)[0].positions[0] == (2, table.engine.spec.hole_cards)
+    table.bet(1, bonus, 0)  # the dealer gives the excluded seat's chips back: not past-posting
+    assert not table.journal("past_posting")
+
+
+def test_the_bonus_limit_defaults_to_the_ante_maximum() -> None:
+    table = Table(TableConfig(max_ante_cents=10_000), stack())
+    table.start()
+    table.bet(1, "ante", 500)
+    table.bet(1, "straight_flush", 10_001)
+    (refused,) = table.refusals(table.lock())
+    assert refused.reason == "seat 1 straight_flush: 10001 is over the table's maximum 10000"
+
+
+def test_set_limits_sets_bonus_maxima_between_rounds_only() -> None:
+    table = Table(TableConfig(config_digest="d1"), stack())
+    outs = table.call(table.engine.handle, a.SetBonusLimit("flush", 1000, "maria"), table.now_s)
+    entry = table.journal("operator_action")[-1].payload
+    assert entry["after"] == {
+        "min_ante_cents": 100,
+        "max_ante_cents": 100_000,
+        "max_bonus_cents": {"flush": 1000, "straight_flush": 100_000},
+    }
+    assert not table.refusals(outs)
+    table.start()
+    outs = table.call(table.engine.handle, a.SetBonusLimit("flush", 5, "maria"), table.now_s)
+    assert table.refusals(outs)[0].reason == "betting is open (betting): only between rounds"
+    table.bet(1, "ante", 500)
+    table.bet(1, "flush", 1001)
+    assert table.refusals(table.lock())[0].reason == "seat 1 flush: 1001 is over the table's maximum 1000"
+    # After a restart on the same configuration file the manager's maxima stand.
+    engine = TableEngine(TableConfig(config_digest="d1"), table.engine.recovered_state())
+    assert engine.config.max_bonus_for("flush") == 1000
+
+
+@pytest.mark.parametrize(
+    ("wager", "cents", "reason"),
+    [
+        ("raise", 100, "max_bonus_cents.raise: not a bonus wager of high-card-flush"),
+        ("flush", 0, "max_bonus_cents.flush: must be a whole number of cents from 1"),
+        ("flush", 1.5, "max_bonus_cents.flush: must be a whole number of cents from 1"),
+    ],
+)
+def test_set_bonus_limit_refuses_a_bad_maximum(wager: str, cents: Any, reason: str) -> None:
+    engine = TableEngine(TableConfig())
+    outs = engine.handle(a.SetBonusLimit(wager, cents, "maria"), NOW_S)
+    assert next(r.reason for r in outs if hasattr(r, "reason")).startswith(reason)
+    assert engine.config.max_bonus_cents == {}
+
+
+# --- kill one seat -----------------------------------------------------------------------------------
+def test_a_supervisor_kills_one_seat_mid_round_and_the_rest_settles() -> None:
+    table = Table(TableConfig(), stack(HCF_SEAT1, HCF_SEAT3, HCF_DEALER))
+    table.start()
+    table.bet(1, "ante", 500)
+    table.bet(1, "flush", 100)
+    table.bet(3, "ante", 1000)
+    table.bet(3, "straight_flush", 200)
+    table.lock()
+    assert table.engine.state == "decisions"
+    outs = table.call(table.engine.handle, a.KillSeat(3, "hand exposed", "sam"), table.now_s)
+    assert ShowSeatResult("display", 3, "dead", 0) in outs
+    assert table.payload("dead_hand") == {
+        "seat": 3,
+        "reason": {"code": "operator", "message": "killed by a supervisor: hand exposed", "seat": 3},
+    }
+    assert table.journal("operator_action")[-1].payload["detail"] == "seat 3: hand exposed"
+    table.bet(3, "ante", 0)  # the dealer returns its chips: not past-posting
+    assert not table.journal("past_posting")
+    table.bet(1, "raise", 1000)
+    table.key("confirm")  # seat 3 need not act: it is dead
+    entry = table.payload("round_settled")
+    round_obj, settlement = entry["round"], entry["settlement"]
+    assert settle(parse_round(round_obj)).to_json() == settlement
+    seat3 = settlement["seats"][1]
+    assert (seat3["seat"], seat3["status"]) == (3, "dead")
+    assert {w: r["result"] for w, r in seat3["wagers"].items()} == {
+        "ante": "returned",
+        "straight_flush": "returned",
+    }
+    assert settlement["seats"][0]["status"] == "live"
+    assert settlement["banker_net"] == -2500  # seat 1 alone wins 500 + 1000 + 10 x 100; seat 3 returned
+
+
+def test_kill_seat_refusals() -> None:
+    table = Table(TableConfig(), stack(HCF_SEAT1, HCF_SEAT3, HCF_DEALER))
+
+    def kill(seat: int, reason: str = "fouled", by: str = "sam") -> str:
+        outs = table.call(table.engine.handle, a.KillSeat(seat, reason, by), table.now_s)
+        return table.refusals(outs)[0].reason
+
+    assert kill(1) == "a seat is killed only before the decisions close (idle)"
+    table.start()
+    assert kill(1, reason=" ") == "reason: a reason is required"
+    assert kill(9) == "seat 9 is not a seat of this table"
+    table.bet(1, "ante", 500)
+    table.bet(3, "ante", 500)
+    table.lock()
+    assert kill(2) == "seat 2 is not in this round"
+    table.key("fold_seat", 3)
+    assert kill(3) == "seat 3 has folded"
+    table.bet(1, "raise", 500)
+    table.key("confirm")
+    assert table.engine.state == "paying"
+    assert kill(1) == "a seat is killed only before the decisions close (paying)"
+
+
+def test_a_bank_below_the_minimum_is_refused_with_the_reason_on_the_display() -> None:
+    table = Table(TableConfig(banking_mode="designated-player", min_bank_cents=20_000), stack())
+    outs = table.call(table.engine.handle, a.DpAccepts(1, "dealer"), table.now_s)
+    reason = "a bank of 1 is below the table's minimum bank 20000"
+    assert table.refusals(outs)[0].reason == reason
+    assert ShowText("display", f"Refused: {reason}") in outs
+    assert table.engine.public_snapshot()["designated_player"]["seat"] is None
+    table.call(table.engine.handle, a.DpAccepts(20_000, "dealer"), table.now_s)
+    assert table.engine.public_snapshot()["designated_player"]["seat"] == 1

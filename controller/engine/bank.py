@@ -17,7 +17,8 @@ from controller.engine.context import TableContext, operator
 from controller.engine.round import DEAD
 from controller.engine.state import DESIGNATED_PLAYER, HOUSE, RecoveredState
 from controller.rules.games import clockwise_from
-from controller.rules.settle import NOT_COVERED, cover_seats
+from controller.rules.paytables import Paytable, default_paytable, parse_paytable
+from controller.rules.settle import NOT_COVERED, bonus_top_cents, cover_seats
 from drivers.events import ShowButton, ShowSeatResult, ShowText
 
 
@@ -94,16 +95,28 @@ class Bank:
         return clockwise_from(seat, self.ctx.config.seats)[0]
 
     def check_coverage(self) -> None:
-        """Designated player: take seats into action in order while the DP's funds cover each seat's
-        ante plus its largest possible raise; an uncovered seat is dead (docs/rules.md "Coverage at bet
-        lock"). The settle engine's own ``cover_seats`` decides, so the lock and the settlement always
-        agree."""
+        """Designated player: take seats into action in order while the DP's bank covers each seat's
+        largest possible win — ante, the largest raise, and its bonus wagers' top payouts, the bonus part
+        bounded by the aggregate cap (RULES.md "Coverage at bet lock"); an uncovered seat is dead. The
+        settle engine's own ``cover_seats`` decides, on the paytables the round settles by, so the lock
+        and the settlement always agree."""
         ctx = self.ctx
         live = ctx.round
         assert live is not None
         assert self.dp_seat is not None
         antes = {number: play.wagers["ante"] for number, play in live.seats.items()}
-        coverage = cover_seats(ctx.config.game, self.dp_seat, self.dp_funds_cents, antes)
+        tops = {
+            number: bonus_top_cents(play.wagers, self._paytable, ctx.spec)
+            for number, play in live.seats.items()
+        }
+        coverage = cover_seats(
+            ctx.config.game,
+            self.dp_seat,
+            self.dp_funds_cents,
+            antes,
+            bonus_tops_cents=tops,
+            bonus_cap_cents=ctx.config.bonus_cap_cents,
+        )
         for number in coverage.action_order:
             if number in coverage.covered:
                 continue
@@ -116,6 +129,14 @@ class Bank:
                 {"seat": number, "reason": {"code": "not_covered", "message": NOT_COVERED, "seat": number}},
             )
             ctx.out.append(ShowSeatResult(ctx.config.display_device, number, "dead", 0))
+
+    def _paytable(self, wager: str) -> Paytable:
+        """The paytable a designated-player round settles ``wager`` by (the settle input's)."""
+        config = self.ctx.config
+        given = config.paytables.get(wager)
+        if given is None:
+            return default_paytable(config.game, DESIGNATED_PLAYER, wager)
+        return parse_paytable(given, field=f"paytables.{wager}")
 
     def after_round(self, *, hand_played: bool) -> None:
         """The button moves "hand by hand": only after a hand was played and settled. After a dead or

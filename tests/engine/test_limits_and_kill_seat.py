@@ -192,3 +192,26 @@ def test_a_bank_below_the_minimum_is_refused_with_the_reason_on_the_display() ->
     assert table.engine.public_snapshot()["designated_player"]["seat"] is None
     table.call(table.engine.handle, a.DpAccepts(20_000, "dealer"), table.now_s)
     assert table.engine.public_snapshot()["designated_player"]["seat"] == 1
+
+
+# --- coverage at the lock counts the bonus wagers' top payouts ------------------------------------------
+def test_a_seat_is_dead_at_the_lock_when_its_bonus_top_payout_is_not_covered() -> None:
+    seat3 = ["Ac", "Kc", "Jc", "9c", "5d", "7d", "2d"]
+    dp = ["As", "Ks", "Qs", "2c", "3c", "4c", "6c"]
+    table = Table(TableConfig(banking_mode="designated-player"), stack(seat3, dp))
+    table.call(table.engine.handle, a.DpAccepts(20_000, "dealer"), table.now_s)
+    table.start()
+    table.bet(2, "ante", 1000)
+    table.bet(2, "flush", 100)  # top payout 200 to 1: 20,000 on top of 4,000 for ante and raise
+    table.bet(3, "ante", 1000)
+    table.lock()
+    # Action order from seat 1: 7 .. 2 -> seat 3 (4,000) covered, seat 2 (24,000 more) dead.
+    assert table.payload("dead_hand")["seat"] == 2
+    assert table.of_type(Deal) == [Deal("shuffler", ((3, 7), (0, 7)))]
+    table.bet(3, "raise", 1000)
+    table.key("confirm")
+    entry = table.payload("round_settled")
+    assert settle(parse_round(entry["round"])).to_json() == entry["settlement"]
+    seat2 = next(s for s in entry["settlement"]["seats"] if s["seat"] == 2)
+    assert seat2["reason"] == "not covered by the designated player's funds"
+    assert {w: r["result"] for w, r in seat2["wagers"].items()} == {"ante": "returned", "flush": "returned"}

@@ -215,3 +215,27 @@ def test_a_seat_is_dead_at_the_lock_when_its_bonus_top_payout_is_not_covered() -
     seat2 = next(s for s in entry["settlement"]["seats"] if s["seat"] == 2)
     assert seat2["reason"] == "not covered by the designated player's funds"
     assert {w: r["result"] for w, r in seat2["wagers"].items()} == {"ante": "returned", "flush": "returned"}
+
+
+# --- deal order -----------------------------------------------------------------------------------------
+def test_a_designated_player_round_is_dealt_from_the_buttons_left_clockwise_the_dp_last() -> None:
+    table = Table(TableConfig(banking_mode="designated-player", seats=(1, 2, 3, 4, 5, 6, 7)), stack())
+    table.call(table.engine.handle, a.MoveButton(4, "sam"), table.now_s)
+    table.call(table.engine.handle, a.DpAccepts(1_000_000, "dealer"), table.now_s)
+    table.start()
+    for seat in (1, 2, 3, 5, 6):
+        table.bet(seat, "ante", 500)
+    table.lock()
+    (deal,) = table.of_type(Deal)
+    assert [position for position, _count in deal.positions] == [5, 6, 1, 2, 3, 0]
+
+
+def test_a_house_table_is_dealt_from_the_dealers_left() -> None:
+    table = Table(TableConfig(), stack())
+    table.call(table.engine.handle, a.MoveButton(4, "sam"), table.now_s)
+    table.start()
+    for seat in (1, 3, 5, 6):
+        table.bet(seat, "ante", 500)
+    table.lock()
+    (deal,) = table.of_type(Deal)
+    assert [position for position, _count in deal.positions] == [1, 3, 5, 6, 0]

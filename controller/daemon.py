@@ -198,6 +198,7 @@ def engine_config_for(config: TableConfig, *, time_scale: float = 1.0) -> Engine
         min_bank_cents=config.min_bank_cents or 1,
         house_may_bank=config.banking.house_banks_when_nobody_accepts,
         decision_timeout_s=config.timeouts.decision_s,
+        dp_offer_timeout_s=config.timeouts.dp_offer_s,
         # The shoe's silence is device time, not table time: on an accelerated clock an unscaled deal
         # timeout would pass in milliseconds and kill healthy deals.
         deal_timeout_s=config.timeouts.deal_s * time_scale,

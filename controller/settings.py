@@ -310,6 +310,7 @@ class EngineTable(Strict):
     house_may_bank: bool = False
     decision_timeout_s: Annotated[float, BeforeValidator(_positive_seconds)]
     deal_timeout_s: Annotated[float, BeforeValidator(_positive_seconds)]
+    dp_offer_timeout_s: Annotated[float, BeforeValidator(_positive_seconds)] = 15.0
 
     @model_validator(mode="after")
     def _across(self) -> EngineTable:

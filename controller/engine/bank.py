@@ -13,7 +13,7 @@ from typing import Any
 
 from controller.engine import actions as a
 from controller.engine import machine as m
-from controller.engine.context import TableContext, operator
+from controller.engine.context import ENGINE, TableContext, operator
 from controller.engine.round import DEAD
 from controller.engine.state import DESIGNATED_PLAYER, HOUSE, RecoveredState
 from controller.rules.games import clockwise_from
@@ -34,6 +34,9 @@ class Bank:
         self.dp_funds_cents = 0
         self.dp_waived: set[int] = set()
         self.dp_offer_seat: int | None = None
+        # When the offer to dp_offer_seat lapses into a waive ([timeouts] dp_offer_s); None: not timed yet
+        # (the clock starts at the first tick the table could start a round, not while it is closed).
+        self.offer_deadline_s: float | None = None
         self.house_banks = False  # DP table, nobody accepted, the house may bank: this round is house-banked
         if config.banking_mode == DESIGNATED_PLAYER:
             if self.button_seat not in config.seats:
@@ -138,6 +141,28 @@ class Bank:
             return default_paytable(config.game, DESIGNATED_PLAYER, wager)
         return parse_paytable(given, field=f"paytables.{wager}")
 
+    def check_offer_timeout(self) -> None:
+        """RULES.md: a player waives by the dealer's key "or the offer's timeout". The offer's clock
+        runs only while a round could start (idle, the table open, nothing latched): a closed or held
+        table does not walk the button round the table."""
+        ctx = self.ctx
+        waiting = (
+            ctx.config.banking_mode == DESIGNATED_PLAYER
+            and self.dp_seat is None
+            and self.dp_offer_seat is not None
+            and ctx.state == m.IDLE
+            and ctx.settings.table_open
+            and not ctx.faults.latched
+        )
+        if not waiting:
+            self.offer_deadline_s = None
+            return
+        if self.offer_deadline_s is None:
+            self.offer_deadline_s = ctx.now_s + ctx.config.dp_offer_timeout_s
+            return
+        if ctx.now_s >= self.offer_deadline_s:
+            self.dp_waives("timeout", timed_out=True)
+
     def after_round(self, *, hand_played: bool) -> None:
         """The button moves "hand by hand": only after a hand was played and settled. After a dead or
         voided round (a misdeal) the same designated player keeps the button and its funds for the
@@ -151,6 +176,7 @@ class Bank:
         self.dp_waived.clear()
         self.house_banks = False
         self.dp_offer_seat = self._next_seat(last) if last is not None else config.seats[0]
+        self.offer_deadline_s = None
 
     def _dp_accepts(self, funds_cents: int, by: str, seat: int | None) -> None:
         ctx = self.ctx
@@ -180,6 +206,7 @@ class Bank:
             return
         self.dp_seat = offered
         self.dp_funds_cents = funds_cents
+        self.offer_deadline_s = None
         self.house_banks = False
         previous = self.button_seat
         self.button_seat = offered
@@ -190,7 +217,8 @@ class Bank:
         )
         ctx.out.append(ShowButton(ctx.config.display_device, offered))
 
-    def dp_waives(self, by: str) -> None:
+    def dp_waives(self, by: str, *, timed_out: bool = False) -> None:
+        """The offered player waives (the dealer's key, a supervisor), or the offer timed out."""
         ctx = self.ctx
         if ctx.config.banking_mode != DESIGNATED_PLAYER:
             ctx.refuse("dp_waives", "this table is house-banked", by)
@@ -203,7 +231,12 @@ class Bank:
             ctx.refuse("dp_waives", "nobody is offered the button", by)
             return
         self.dp_waived.add(offered)
-        ctx.journal("dp_waived", {"seat": offered}, source=operator(by))
+        self.offer_deadline_s = None  # the next offer gets its own time
+        ctx.journal("dp_waived", {"seat": offered}, source=ENGINE if timed_out else operator(by))
+        if timed_out:
+            ctx.out.append(
+                ShowText(ctx.config.display_device, f"Seat {offered}: no answer, the button is waived")
+            )
         following = self._next_seat(offered)
         while following in self.dp_waived and following != offered:
             following = self._next_seat(following)
@@ -236,6 +269,7 @@ class Bank:
             self.dp_waived.clear()
             self.house_banks = False
             self.dp_offer_seat = seat
+            self.offer_deadline_s = None
         ctx.journal(
             "button_moved",
             {"from_seat": previous, "to_seat": seat, "reason": "moved by a supervisor", "by": by},

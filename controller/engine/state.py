@@ -170,6 +170,8 @@ class TableConfig:
     house_may_bank: bool = False
     decision_timeout_s: float = 30.0
     deal_timeout_s: float = 30.0
+    # Designated player: the offered player's time to accept the button; then it is a waive.
+    dp_offer_timeout_s: float = 15.0
     config_digest: str = ""
     shuffler_device: str = "shuffler"
     sensors_device: str = "sensors"
@@ -192,6 +194,7 @@ class TableConfig:
                 "house_may_bank": self.house_may_bank,
                 "decision_timeout_s": self.decision_timeout_s,
                 "deal_timeout_s": self.deal_timeout_s,
+                "dp_offer_timeout_s": self.dp_offer_timeout_s,
             }
         )
 

@@ -239,3 +239,29 @@ def test_a_house_table_is_dealt_from_the_dealers_left() -> None:
     table.lock()
     (deal,) = table.of_type(Deal)
     assert [position for position, _count in deal.positions] == [1, 3, 5, 6, 0]
+
+
+# --- the offer's timeout --------------------------------------------------------------------------------
+def test_an_unanswered_offer_times_out_into_a_waive_and_moves_on() -> None:
+    table = Table(TableConfig(banking_mode="designated-player", dp_offer_timeout_s=20.0), stack())
+    table.tick(1)  # the offer to seat 1 starts its clock
+    table.tick(19)
+    assert not table.journal("dp_waived")
+    outs = table.tick(1)
+    waived = table.journal("dp_waived")
+    assert [(w.payload, w.source) for w in waived] == [({"seat": 1}, "engine")]
+    assert ShowText("display", "Seat 1: no answer, the button is waived") in outs
+    assert table.engine.public_snapshot()["designated_player"]["offered_to"] == 2
+    table.tick(19)
+    assert len(table.journal("dp_waived")) == 1  # seat 2 has its own 20 s
+    table.call(table.engine.handle, a.DpAccepts(50_000, "dealer", 2), table.now_s)
+    table.tick(100)
+    assert len(table.journal("dp_waived")) == 1  # accepted: nothing times out
+
+
+def test_the_offer_does_not_time_out_while_the_table_is_closed() -> None:
+    table = Table(TableConfig(banking_mode="designated-player", dp_offer_timeout_s=20.0), stack())
+    table.call(table.engine.handle, a.CloseTable("maria", "end of shift"), table.now_s)
+    table.tick(1)
+    table.tick(1000)
+    assert not table.journal("dp_waived")

@@ -19,7 +19,7 @@ from controller.engine.state import DESIGNATED_PLAYER, HOUSE, RecoveredState
 from controller.rules.games import clockwise_from
 from controller.rules.paytables import Paytable, default_paytable, parse_paytable
 from controller.rules.settle import NOT_COVERED, bonus_top_cents, cover_seats
-from drivers.events import ShowButton, ShowSeatResult, ShowText
+from drivers.events import DpBankKeyed, ShowButton, ShowSeatResult, ShowText
 
 
 class Bank:
@@ -51,7 +51,34 @@ class Bank:
             a.DpAccepts: lambda action: self._dp_accepts(action.funds_cents, action.by, action.seat),
             a.DpWaives: lambda action: self.dp_waives(action.by),
             a.MoveButton: lambda action: self._move_button(action.seat, action.by),
+            DpBankKeyed: self._on_bank_keyed,
         }
+
+    def accept_from_bank_spot(self, by: str) -> a.DpAccepts | None:
+        """The dealer's ``dp_accepts`` key: the offered player accepts with the chips on its bank spot.
+        None (refused, with the reason on the display) when the spot holds nothing."""
+        ctx = self.ctx
+        seat = self.dp_offer_seat
+        if ctx.config.banking_mode != DESIGNATED_PLAYER or seat is None or self.dp_seat is not None:
+            return a.DpAccepts(0, by, seat)  # refused by the accept itself, in its words
+        funds = ctx.bets.bank_spots.get(seat, 0)
+        if funds <= 0:
+            why = f"seat {seat} has no chips on its bank spot: place the bank there or key the amount"
+            ctx.refuse("dp_accepts", why, by)
+            ctx.out.append(ShowText(ctx.config.display_device, f"Refused: {why}"))
+            return None
+        return a.DpAccepts(funds, by, seat)
+
+    def _on_bank_keyed(self, event: DpBankKeyed) -> None:
+        """The dealer keyed the bank the offered player posts and pressed accept."""
+        ctx = self.ctx
+        ctx.journal("dealer_key", {"key": "dp_accepts", "seat": event.seat}, source=event.device)
+        if event.amount_cents <= 0:
+            why = "a keyed bank of 0: key the amount the player posts"
+            ctx.refuse("dp_accepts", why, "dealer")
+            ctx.out.append(ShowText(ctx.config.display_device, f"Refused: {why}"))
+            return
+        self._dp_accepts(event.amount_cents, "dealer", event.seat)
 
     def banking_mode(self) -> str:
         """This round's banking: the designated player's, or the house's (house table, or nobody took

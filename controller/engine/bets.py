@@ -21,6 +21,11 @@ from controller.errors import UserError
 from controller.rules.games import CHASE_THE_FLUSH, check_bet_wagers
 from drivers.events import BetChanged, ShowSeatResult, ShowText
 
+# The bank spot of each seat (protocol spot 7, after every game's wager spots): a designated player's
+# bank, read by the bet sensors like any spot; journaled as bet_changed with wager "bank".
+BANK_SPOT = 7
+BANK = "bank"
+
 # States after which the cards are face up and chips move legitimately (payouts): no past-posting.
 OUTCOME_STATES = (m.REVEAL, m.SETTLING, m.PAYING, m.COMPLETE)
 
@@ -35,6 +40,9 @@ class Bets:
         # Seats a supervisor excluded while betting was open (KillSeat before the lock): left out of the
         # round at the lock whatever their chips say; the dealer gives the chips back.
         self.excluded: dict[int, str] = {}
+        # Designated player: the chips on each seat's bank spot (BANK_SPOT), the bank a player posts
+        # when it accepts the button by the dealer's key (RULES.md "The button and the deal").
+        self.bank_spots: dict[int, int] = {}
 
     def handlers(self) -> dict[type, Callable[[Any], None]]:
         return {
@@ -68,13 +76,30 @@ class Bets:
         ctx = self.ctx
         spec = ctx.spec
         source = event.device
-        valid_seat = 1 <= event.seat <= 7 and 0 <= event.spot < len(spec.wagers)
+        bank_spot = event.spot == BANK_SPOT and ctx.config.banking_mode == DESIGNATED_PLAYER
+        valid_seat = 1 <= event.seat <= 7 and (0 <= event.spot < len(spec.wagers) or bank_spot)
         if not valid_seat or event.amount_cents < 0 or event.chip_count < 0:
             ctx.faults.raise_fault(
                 "integrity",
                 f"bet sensor report refused: seat {event.seat} spot {event.spot} amount {event.amount_cents}",
                 latching=False,
                 device=event.device,
+                source=source,
+            )
+            return
+        if bank_spot:
+            # The bank spot holds the chips a player posts as the DP's bank: never a wager, never
+            # past-posting (the bank taken is the amount read when the button was accepted).
+            self.bank_spots[event.seat] = event.amount_cents
+            ctx.journal(
+                "bet_changed",
+                {
+                    "seat": event.seat,
+                    "wager": BANK,
+                    "amount_cents": event.amount_cents,
+                    "chip_count": event.chip_count,
+                    "locked": False,
+                },
                 source=source,
             )
             return

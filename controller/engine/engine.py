@@ -127,6 +127,8 @@ class TableEngine:
                 action = a.FoldSeat(event.seat, by)
         elif key == "dp_waives":
             action = a.DpWaives(by)
+        elif key == "dp_accepts":
+            action = ctx.bank.accept_from_bank_spot(by)
         elif key == "call_floor":
             ctx.alert("info", "call_floor", "the dealer calls a floor supervisor")
         elif key == "void_request":

@@ -10,8 +10,9 @@ import pytest
 
 from controller.engine import TableConfig, TableEngine
 from controller.engine import actions as a
+from controller.engine.bets import BANK_SPOT
 from controller.rules.settle import parse_round, settle
-from drivers.events import Deal, ShowSeatResult, ShowText
+from drivers.events import BetChanged, Deal, DpBankKeyed, ShowSeatResult, ShowText
 from tests.engine.table import NOW_S, Table, stack
 from tests.engine.test_rounds import HCF_DEALER, HCF_SEAT1, HCF_SEAT3
 
@@ -265,3 +266,48 @@ def test_the_offer_does_not_time_out_while_the_table_is_closed() -> None:
     table.tick(1)
     table.tick(1000)
     assert not table.journal("dp_waived")
+
+
+# --- accepting and waiving at the table -----------------------------------------------------------------
+def dp_table(**config: Any) -> Table:
+    return Table(TableConfig(banking_mode="designated-player", min_bank_cents=10_000, **config), stack())
+
+
+def test_the_offered_player_accepts_with_the_chips_on_its_bank_spot() -> None:
+    table = dp_table()
+    table.event(BetChanged("sensors", 1, BANK_SPOT, 30_000, 3, False))
+    assert table.journal("bet_changed")[-1].payload["wager"] == "bank"
+    table.key("dp_accepts")
+    moved = table.payload("button_moved")
+    assert (moved["to_seat"], moved["reason"]) == (1, "accepted, funds 30000")
+    table.start()
+    table.bet(2, "ante", 500)
+    table.lock()
+    assert table.payload("round_started")["banking"]["funds"] == 30_000
+
+
+def test_accept_by_key_with_an_empty_bank_spot_is_refused_on_the_display() -> None:
+    table = dp_table()
+    outs = table.key("dp_accepts")
+    reason = "seat 1 has no chips on its bank spot: place the bank there or key the amount"
+    assert table.refusals(outs)[0].reason == reason
+    assert ShowText("display", f"Refused: {reason}") in outs
+    table.event(BetChanged("sensors", 1, BANK_SPOT, 5_000, 1, False))
+    outs = table.key("dp_accepts")  # below the table's minimum bank
+    assert table.refusals(outs)[0].reason == "a bank of 5000 is below the table's minimum bank 10000"
+    assert not table.journal("button_moved")
+
+
+def test_a_keyed_bank_is_accepted_and_a_keyed_zero_or_another_seat_refused() -> None:
+    table = dp_table()
+    outs = table.event(DpBankKeyed("display", 1, 0))
+    assert table.refusals(outs)[0].reason == "a keyed bank of 0: key the amount the player posts"
+    outs = table.event(DpBankKeyed("display", 3, 50_000))
+    assert table.refusals(outs)[0].reason == "the button is offered to seat 1, not seat 3"
+    table.key("dp_waives")
+    assert table.payload("dp_waived") == {"seat": 1}
+    table.event(DpBankKeyed("display", 2, 50_000))
+    moved = table.payload("button_moved")
+    assert (moved["to_seat"], moved["reason"]) == (2, "accepted, funds 50000")
+    keys = [(e.payload["key"], e.payload["seat"]) for e in table.journal("dealer_key")]
+    assert keys == [("dp_accepts", 1), ("dp_accepts", 3), ("dp_waives", None), ("dp_accepts", 2)]

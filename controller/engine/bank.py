@@ -37,6 +37,11 @@ class Bank:
         # When the offer to dp_offer_seat lapses into a waive ([timeouts] dp_offer_s); None: not timed yet
         # (the clock starts at the first tick the table could start a round, not while it is closed).
         self.offer_deadline_s: float | None = None
+        # The seats where someone sits, as the table last saw it: the seats that played the last settled
+        # round (and its DP). None until a round was played: every seat. RULES.md "An empty seat is
+        # never offered the button"; the sensors see chips, not people, so a seat that took no part in
+        # the last hand counts as empty unless chips lie on its bank spot (docs/engine.md).
+        self.occupied: set[int] | None = None
         self.house_banks = False  # DP table, nobody accepted, the house may bank: this round is house-banked
         if config.banking_mode == DESIGNATED_PLAYER:
             if self.button_seat not in config.seats:
@@ -121,8 +126,17 @@ class Bank:
         }
 
     def _next_seat(self, seat: int) -> int:
-        """The next configured seat clockwise (seats are numbered clockwise)."""
-        return clockwise_from(seat, self.ctx.config.seats)[0]
+        """The next seat clockwise that is not empty (seats are numbered clockwise); the next configured
+        seat when every other seat is empty."""
+        order = clockwise_from(seat, self.ctx.config.seats)
+        seated = [other for other in order if self.is_occupied(other)]
+        return seated[0] if seated else order[0]
+
+    def is_occupied(self, seat: int) -> bool:
+        """Someone sits there: it played the last settled round, or chips lie on its bank spot."""
+        if self.occupied is None or seat in self.occupied:
+            return True
+        return self.ctx.bets.bank_spots.get(seat, 0) > 0
 
     def check_coverage(self) -> None:
         """Designated player: take seats into action in order while the DP's bank covers each seat's
@@ -198,6 +212,9 @@ class Bank:
         if config.banking_mode != DESIGNATED_PLAYER or not hand_played:
             return
         last = self.dp_seat if self.dp_seat is not None else self.button_seat
+        live = self.ctx.round
+        if live is not None:
+            self.occupied = set(live.seats) | ({last} if last is not None else set())
         self.dp_seat = None
         self.dp_funds_cents = 0
         self.dp_waived.clear()
@@ -264,10 +281,12 @@ class Bank:
             ctx.out.append(
                 ShowText(ctx.config.display_device, f"Seat {offered}: no answer, the button is waived")
             )
-        following = self._next_seat(offered)
-        while following in self.dp_waived and following != offered:
-            following = self._next_seat(following)
-        if following in self.dp_waived:
+        candidates = [
+            seat
+            for seat in clockwise_from(offered, ctx.config.seats)
+            if seat not in self.dp_waived and self.is_occupied(seat)
+        ]
+        if not candidates:
             self.dp_offer_seat = None
             if ctx.config.house_may_bank:
                 self.house_banks = True
@@ -277,6 +296,7 @@ class Bank:
             ctx.alert("info", "designated_player", message)
             ctx.out.append(ShowText(ctx.config.display_device, message))
             return
+        following = candidates[0]
         self.dp_offer_seat = following
         ctx.out.append(ShowText(ctx.config.display_device, f"Button offered to seat {following}"))
 

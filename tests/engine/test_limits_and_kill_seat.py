@@ -311,3 +311,27 @@ def test_a_keyed_bank_is_accepted_and_a_keyed_zero_or_another_seat_refused() -> 
     assert (moved["to_seat"], moved["reason"]) == (2, "accepted, funds 50000")
     keys = [(e.payload["key"], e.payload["seat"]) for e in table.journal("dealer_key")]
     assert keys == [("dp_accepts", 1), ("dp_accepts", 3), ("dp_waives", None), ("dp_accepts", 2)]
+
+
+def test_an_empty_seat_is_never_offered_the_button() -> None:
+    """A seat that took no part in the last hand (and has no chips on its bank spot) is empty."""
+    seat3 = ["Ac", "Kc", "Jc", "9c", "5d", "7d", "2d"]
+    seat5 = ["Ad", "Kd", "9d", "3h", "5h", "7h", "9h"]
+    dp = ["As", "Ks", "Qs", "2c", "3c", "4c", "6c"]
+    table = Table(TableConfig(banking_mode="designated-player"), stack(seat3, seat5, dp))
+    table.call(table.engine.handle, a.DpAccepts(100_000, "dealer"), table.now_s)
+    table.start()
+    table.bet(3, "ante", 500)
+    table.bet(5, "ante", 500)
+    table.lock()
+    table.bet(3, "raise", 500)
+    table.bet(5, "raise", 500)
+    table.key("confirm")
+    table.key("next")
+    # Seats 2, 4 and 6 played no part: the button goes from seat 1 to seat 3.
+    assert table.engine.public_snapshot()["designated_player"]["offered_to"] == 3
+    table.key("dp_waives")
+    assert table.engine.public_snapshot()["designated_player"]["offered_to"] == 5
+    table.event(BetChanged("sensors", 6, BANK_SPOT, 50_000, 5, False))  # chips on seat 6's bank spot
+    table.key("dp_waives")
+    assert table.engine.public_snapshot()["designated_player"]["offered_to"] == 6

@@ -221,6 +221,8 @@ class Bank:
         self.house_banks = False
         self.dp_offer_seat = self._next_seat(last) if last is not None else config.seats[0]
         self.offer_deadline_s = None
+        # The display walks the dealer through the offer: who is asked next.
+        self.ctx.out.append(ShowText(config.display_device, f"Button offered to seat {self.dp_offer_seat}"))
 
     def _dp_accepts(self, funds_cents: int, by: str, seat: int | None) -> None:
         ctx = self.ctx

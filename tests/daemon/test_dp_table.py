@@ -1,5 +1,5 @@
 """Must show (issue 13): a designated-player table run at the table, with no simulated players. Each
-round is a scenario file (tests/daemon/scenarios/dp_*.toml: the dealer's keys and the chips on the bet
+round is a scenario file (tests/daemon/dp_scenarios/*.toml: the dealer's keys and the chips on the bet
 sensors, the bank spot included) played by the real daemon on its simulated devices over
 pseudo-terminals, into a real journal; every recalled round re-settles identically with `settle`."""
 
@@ -12,7 +12,8 @@ from controller.journal.store import JournalEntry
 from controller.journal.verify import verify_chain
 from tests.daemon.harness import DEVICES_TOML, check_recall_settles, entries, run_daemon
 
-SCENARIOS = Path(__file__).with_name("scenarios")
+# Their own directory: tests/privacy plays every file of tests/daemon/scenarios on a house table.
+SCENARIOS = Path(__file__).with_name("dp_scenarios")
 
 DP_TABLE = """
 [table]

@@ -44,8 +44,10 @@ from controller.settings import (
     KeyRefusal,
     Rake,
     Strict,
+    check_bonus_limits,
     check_seat_count,
     one_line,
+    positive_cents_input,
     rake_method_from_word,
     refusal,
     toml_type,
@@ -181,10 +183,17 @@ class Banking(Strict):
         return self
 
 
+PositiveCents = Annotated[int, BeforeValidator(positive_cents_input)]
+
+
 class Limits(Strict):
     min_ante_cents: Cents
     max_ante_cents: Cents
-    aggregate_bonus_cap_cents: Cents | None = None  # designated-player: the most bonus wins pay per round
+    # designated-player: the most bonus wins pay per round (0 refused as settle refuses it)
+    aggregate_bonus_cap_cents: PositiveCents | None = None
+    # The posted maximum of each bonus wager, by the game's wager name; a bonus wager not named here is
+    # limited by max_ante_cents (RULES.md "Paytables and limits": every wager has a posted limit).
+    max_bonus_cents: dict[str, PositiveCents] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _order(self) -> Limits:
@@ -194,6 +203,12 @@ class Limits(Strict):
                 f"{self.max_ante_cents} is below min_ante_cents {self.min_ante_cents}",
             )
         return self
+
+
+class DesignatedPlayerSection(Strict):
+    # The least bank the button's player may post; absent: 4x min_ante_cents (one minimum seat's ante and
+    # its largest raise, so that an accepted bank covers at least one seat).
+    min_bank_cents: PositiveCents | None = None
 
 
 class RakeSection(Strict):
@@ -317,6 +332,7 @@ class ConfigFile(Strict):
     table: TableSection
     banking: Banking = Banking()
     limits: Limits
+    designated_player: DesignatedPlayerSection | None = None
     paytables: dict[str, Any] = Field(default_factory=dict)  # per wager: checked with the game below
     rake: RakeSection | None = None
     timeouts: Timeouts = Timeouts()
@@ -383,6 +399,8 @@ class TableConfig:
     logging: Logging
     # Group commit: how long (ms) journal entries that release no command may wait to share an fsync.
     journal_commit_delay_ms: int = DEFAULT_COMMIT_DELAY_MS
+    # Designated player: the least bank accepted ([designated_player] min_bank_cents, or 4x min ante).
+    min_bank_cents: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The effective configuration, secrets reduced to fingerprints (hashed for config_digest)."""
@@ -403,7 +421,14 @@ class TableConfig:
                 "min_ante_cents": self.limits.min_ante_cents,
                 "max_ante_cents": self.limits.max_ante_cents,
                 "aggregate_bonus_cap_cents": self.limits.aggregate_bonus_cap_cents,
+                # Only when set, so that the digest of every earlier file (the embedded default's) stays.
+                **(
+                    {"max_bonus_cents": dict(self.limits.max_bonus_cents)}
+                    if self.limits.max_bonus_cents
+                    else {}
+                ),
             },
+            **({"min_bank_cents": self.min_bank_cents} if self.min_bank_cents is not None else {}),
             "paytables": paytables,
             "rake": None
             if self.rake is None
@@ -542,6 +567,16 @@ def _assemble(parsed: ConfigFile, *, source: str, base_dir: Path) -> TableConfig
             "limits.aggregate_bonus_cap_cents",
             "the aggregate bonus cap applies to designated-player tables (RULES.md)",
         )
+    why_not = check_bonus_limits(game, parsed.limits.max_bonus_cents)
+    if why_not is not None:
+        raise KeyRefusal(f"limits.{why_not[0]}", why_not[1])
+    min_bank_cents: int | None = None
+    if parsed.designated_player is not None:
+        if mode != DESIGNATED_PLAYER:
+            raise KeyRefusal("designated_player", "only a designated-player table has a bank")
+        min_bank_cents = parsed.designated_player.min_bank_cents
+    if mode == DESIGNATED_PLAYER and min_bank_cents is None:
+        min_bank_cents = 4 * parsed.limits.min_ante_cents
     paytables = _paytables(parsed.paytables, game, mode)
     rake: Rake | None = None
     if parsed.rake is not None:
@@ -582,6 +617,7 @@ def _assemble(parsed: ConfigFile, *, source: str, base_dir: Path) -> TableConfig
         ),
         logging=parsed.logging,
         journal_commit_delay_ms=parsed.journal.commit_delay_ms,
+        min_bank_cents=min_bank_cents,
     )
 
 

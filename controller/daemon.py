@@ -168,8 +168,11 @@ def engine_config_for(config: TableConfig, *, time_scale: float = 1.0) -> Engine
         else config.paytables_json(),
         rake=rake,
         bonus_cap_cents=config.limits.aggregate_bonus_cap_cents,
+        max_bonus_cents=dict(config.limits.max_bonus_cents),
+        min_bank_cents=config.min_bank_cents or 1,
         house_may_bank=config.banking.house_banks_when_nobody_accepts,
         decision_timeout_s=config.timeouts.decision_s,
+        dp_offer_timeout_s=config.timeouts.dp_offer_s,
         # The shoe's silence is device time, not table time: on an accelerated clock an unscaled deal
         # timeout would pass in milliseconds and kill healthy deals.
         deal_timeout_s=config.timeouts.deal_s * time_scale,

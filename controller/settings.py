@@ -20,7 +20,7 @@ from __future__ import annotations
 import difflib
 import types
 import typing
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
@@ -237,6 +237,15 @@ def cents_input(value: object) -> int:
         raise refusal(str(error).partition(": ")[2]) from None
 
 
+def positive_cents_input(value: object) -> int:
+    """Whole cents of at least 1: a limit, a cap or a minimum of 0 would refuse or pay nothing at all.
+    The configuration, the engine's table and ``flushtable settle`` refuse a 0 in these same words."""
+    cents = cents_input(value)
+    if cents == 0:
+        raise refusal("must be at least 1 cent (0 would allow or pay nothing; leave it out for none)")
+    return cents
+
+
 class SettleRake(Strict):
     """The settle input's ``rake``: ``{"method": "i"|"ii"|"iii", "amount": CENTS}`` (docs/settle.md)."""
 
@@ -293,10 +302,15 @@ class EngineTable(Strict):
     min_ante_cents: Annotated[int, BeforeValidator(cents_input)]
     max_ante_cents: Annotated[int, BeforeValidator(cents_input)]
     rake: SettleRake | None = None
-    bonus_cap_cents: Annotated[int, BeforeValidator(cents_input)] | None = None
+    bonus_cap_cents: Annotated[int, BeforeValidator(positive_cents_input)] | None = None
+    max_bonus_cents: dict[str, Annotated[int, BeforeValidator(positive_cents_input)]] = Field(
+        default_factory=dict
+    )
+    min_bank_cents: Annotated[int, BeforeValidator(positive_cents_input)] = 1
     house_may_bank: bool = False
     decision_timeout_s: Annotated[float, BeforeValidator(_positive_seconds)]
     deal_timeout_s: Annotated[float, BeforeValidator(_positive_seconds)]
+    dp_offer_timeout_s: Annotated[float, BeforeValidator(_positive_seconds)] = 15.0
 
     @model_validator(mode="after")
     def _across(self) -> EngineTable:
@@ -311,7 +325,22 @@ class EngineTable(Strict):
             raise KeyRefusal("min_ante_cents", "must be positive and at most max_ante_cents")
         if self.rake is not None and self.banking_mode != DESIGNATED_PLAYER:
             raise KeyRefusal("rake", "a rake is taken only in the designated-player mode")
+        bonus_refusal = check_bonus_limits(self.game, self.max_bonus_cents)
+        if bonus_refusal is not None:
+            raise KeyRefusal(*bonus_refusal)
         return self
+
+
+def check_bonus_limits(game: str, max_bonus_cents: Mapping[str, int]) -> tuple[str, str] | None:
+    """None when every key names one of the game's bonus wagers, else (key, reason)."""
+    bonus_wagers = GAMES[game].bonus_wagers
+    for wager in max_bonus_cents:
+        if wager not in bonus_wagers:
+            return (
+                f"max_bonus_cents.{wager}",
+                f"not a bonus wager of {game} (bonus wagers: {', '.join(bonus_wagers)})",
+            )
+    return None
 
 
 def check_engine_table(fields: dict[str, object]) -> None:
@@ -333,10 +362,12 @@ __all__ = [
     "SettleRake",
     "Strict",
     "cents_input",
+    "check_bonus_limits",
     "check_engine_table",
     "check_seat_count",
     "key_path",
     "one_line",
+    "positive_cents_input",
     "rake_method_from_word",
     "refusal",
     "toml_type",

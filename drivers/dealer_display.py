@@ -1,7 +1,7 @@
 """Driver for the dealer button display.
 
-Messages -> events: DealerKey -> DealerKey. Commands -> messages: ShowButton, ShowText,
-ShowSeatResult, ResetDevice (Reset).
+Messages -> events: DealerKey -> DealerKey, DpBankKeyed -> DpBankKeyed. Commands -> messages:
+ShowButton, ShowText, ShowSeatResult, ResetDevice (Reset).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from drivers.events import (
     DealerKey,
     DomainCommand,
     DomainEvent,
+    DpBankKeyed,
     ResetDevice,
     ShowButton,
     ShowSeatResult,
@@ -40,3 +41,5 @@ class DealerDisplayDriver(DeviceDriver):
     def translate(self, message: Message) -> Iterable[DomainEvent]:
         if isinstance(message, fp.DealerKey):
             yield DealerKey(device=self.name, key=message.key, seat=message.seat)
+        elif isinstance(message, fp.DpBankKeyed):
+            yield DpBankKeyed(device=self.name, seat=message.seat, amount_cents=message.amount_cents)

@@ -149,6 +149,15 @@ class DealerKey:
     seat: int | None = None  # for fold_seat
 
 
+@dataclass(frozen=True, slots=True)
+class DpBankKeyed:
+    """The dealer keyed the bank the offered player posts and pressed accept (protocol dp_bank_keyed)."""
+
+    device: str
+    seat: int
+    amount_cents: int
+
+
 DomainEvent = (
     DeviceReady
     | DeviceLost
@@ -161,6 +170,7 @@ DomainEvent = (
     | DealStateReported
     | BetChanged
     | DealerKey
+    | DpBankKeyed
 )
 
 

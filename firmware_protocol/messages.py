@@ -44,7 +44,9 @@ LampColour = Literal["off", "green", "amber", "red", "blue", "white"]
 ShufflerFaultKind = Literal["jam", "misread", "card_count", "door_open", "red_light", "other"]
 SpotLampColour = Literal["off", "win", "lose", "push"]
 SeatResult = Literal["win", "lose", "push", "dead", "folded"]
-DealerKeyName = Literal["next", "confirm", "fold_seat", "dp_waives", "call_floor", "void_request"]
+DealerKeyName = Literal[
+    "next", "confirm", "fold_seat", "dp_waives", "call_floor", "void_request", "dp_accepts"
+]
 
 # The wire value of each enumerated field is its index in these tuples (docs/protocol.md §8.1).
 DEVICE_KINDS: tuple[DeviceKind, ...] = ("shuffler", "bet_sensors", "dealer_display")
@@ -69,6 +71,7 @@ DEALER_KEYS: tuple[DealerKeyName, ...] = (
     "dp_waives",
     "call_floor",
     "void_request",
+    "dp_accepts",  # appended (wire value 6): every earlier key keeps its value (docs/protocol.md §11.1)
 )
 
 # Error codes an ErrorReport carries (docs/protocol.md §9.2).
@@ -442,6 +445,8 @@ class OptionalSeat(Codec):
 U8 = UInt(1, 0, 0xFF)
 U16 = UInt(2, 0, 0xFFFF)
 U32 = UInt(4, 0, 0xFFFF_FFFF)
+# A keyed bank: 0 passes the wire so that the controller can refuse "no funds" in words on the display.
+BANK_CENTS = UInt(8, 0, 100_000_000_000)
 SEAT = UInt(1, 1, MAX_SEAT)
 SPOT = UInt(1, 0, MAX_SPOT)
 CARD = UInt(1, 0, DECK_SIZE - 1)
@@ -974,6 +979,25 @@ class DealerKey(Message):
             raise FieldError("seat", "must be 1..7 for fold_seat and null for every other key")
 
 
+@dataclass(frozen=True, slots=True)
+class DpBankKeyed(Message):
+    """Dealer display -> controller: the dealer keyed the bank the offered player posts (a table with no
+    bank spot, or chips the sensors cannot read) and pressed accept. Added after v1's message set: a
+    controller that does not know 0x64 refuses it as bad_message, as any unknown type. Version 2 only."""
+
+    TYPE: ClassVar[int] = 0x64
+    NAME: ClassVar[str] = "dp_bank_keyed"
+    SENT_BY: ClassVar[SentBy] = "device"
+    PROTOCOL: ClassVar[int] = PROTOCOL_V2  # a v2 session's message: v1 stays byte for byte as it was
+    FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (
+        ("seat", SEAT),
+        ("amount_cents", BANK_CENTS),
+    )
+
+    seat: int
+    amount_cents: int
+
+
 ALL_MESSAGE_CLASSES: tuple[type[Message], ...] = (
     AuthChallenge,
     Hello,
@@ -1000,6 +1024,7 @@ ALL_MESSAGE_CLASSES: tuple[type[Message], ...] = (
     ShowText,
     ShowSeatResult,
     DealerKey,
+    DpBankKeyed,
 )
 MESSAGE_TYPES: dict[int, type[Message]] = {cls.TYPE: cls for cls in ALL_MESSAGE_CLASSES}
 MESSAGE_CLASSES_BY_NAME: dict[str, type[Message]] = {cls.NAME: cls for cls in ALL_MESSAGE_CLASSES}

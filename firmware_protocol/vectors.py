@@ -38,6 +38,7 @@ from firmware_protocol.messages import (
     CardDealt,
     DealerKey,
     DealRequest,
+    DpBankKeyed,
     ErrorReport,
     HandComplete,
     Heartbeat,
@@ -520,6 +521,14 @@ _DATA_VECTORS_V2: tuple[tuple[str, int, int, Message], ...] = (
         SENDER_DEVICE,
         1_000_000,
         DealerKey(key="next", seat=None),
+    ),
+    # The designated player's bank at the table (issue 13): appended, every earlier vector unchanged.
+    ("dealer key: the offered player accepts the button", SENDER_DEVICE, 44, DealerKey(key="dp_accepts")),
+    (
+        "dp bank keyed: seat 3 posts 2,500.00",
+        SENDER_DEVICE,
+        45,
+        DpBankKeyed(seat=3, amount_cents=250_000),
     ),
 )
 

@@ -1,12 +1,14 @@
 """The simulated dealer button display: the button seat, a line of text, each seat's result, and the
-dealer's keys (next, confirm, fold seat N, designated player waives, call floor, void request), pressed
-through the API (``press``) or a scenario script."""
+dealer's keys (next, confirm, fold seat N, designated player waives or accepts, call floor, void request),
+pressed through the API (``press``) or a scenario script, and a designated player's bank keyed in
+(``key_bank``: the dp_bank_keyed message)."""
 
 from __future__ import annotations
 
 from firmware_protocol import (
     SUPPORTED_VERSIONS,
     DealerKey,
+    DpBankKeyed,
     Message,
     Reset,
     ShowButton,
@@ -46,6 +48,10 @@ class SimulatedDealerDisplay(SimulatedDevice):
     def press(self, key: DealerKeyName, seat: int | None = None) -> None:
         """The dealer presses a key; fold_seat takes the seat 1..7."""
         self.emit(DealerKey(key=key, seat=seat))
+
+    def key_bank(self, seat: int, amount_cents: int) -> None:
+        """The dealer keys the bank the offered player posts, for ``seat``, and presses accept."""
+        self.emit(DpBankKeyed(seat=seat, amount_cents=amount_cents))
 
     def on_message(self, message: Message, seq: int) -> None:
         if isinstance(message, ShowButton):

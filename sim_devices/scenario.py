@@ -17,7 +17,8 @@
     kind = "jam"
     at_card = 10            # fires before the 11th card of the next deal
 
-Actions: place, remove, sensor_fault (bet sensors); press (dealer display); fault, open_door, resend
+Actions: place, remove, sensor_fault (bet sensors; spot 7 is a seat's bank spot); press, key_bank (dealer
+display: key_bank keys a designated player's bank, seat and amount_cents); fault, open_door, resend
 (shuffler); silent, unplug (any device, for ``duration_s``). A bad file is refused whole, with one line
 naming the file, the step and the field.
 
@@ -64,6 +65,7 @@ _ACTIONS: dict[str, tuple[type[SimulatedDevice] | None, tuple[str, ...], tuple[s
     "remove": (SimulatedBetSensors, ("seat", "spot"), ()),
     "sensor_fault": (SimulatedBetSensors, (), ("code",)),
     "press": (SimulatedDealerDisplay, ("key",), ("seat",)),
+    "key_bank": (SimulatedDealerDisplay, ("seat", "amount_cents"), ()),
     "fault": (
         SimulatedShuffler,
         ("kind",),
@@ -210,6 +212,9 @@ def apply_step(step: Step, device: SimulatedDevice) -> None:
             return
     if isinstance(device, SimulatedDealerDisplay) and step.action == "press":
         device.press(fields["key"], fields.get("seat"))
+        return
+    if isinstance(device, SimulatedDealerDisplay) and step.action == "key_bank":
+        device.key_bank(fields["seat"], fields["amount_cents"])
         return
     if isinstance(device, SimulatedShuffler):
         if step.action == "fault":

@@ -78,11 +78,31 @@ class VoidRound:
 
 
 @dataclass(frozen=True, slots=True)
+class KillSeat:
+    """A supervisor kills one seat's hand before the decisions close (an exposed or fouled hand): its
+    wagers are returned, the round goes on. While betting is open: the seat is left out of the round."""
+
+    seat: int
+    reason: str
+    by: str
+
+
+@dataclass(frozen=True, slots=True)
 class SetLimits:
-    """A manager changes the ante limits (between rounds only)."""
+    """A manager changes the ante limits (between rounds only); each bonus wager keeps its maximum."""
 
     min_ante_cents: int
     max_ante_cents: int
+    by: str
+
+
+@dataclass(frozen=True, slots=True)
+class SetBonusLimit:
+    """A manager changes one bonus wager's posted maximum (between rounds only). Journaled as the
+    ``set_limits`` it is, with every limit before and after (docs/engine.md "The manager's settings")."""
+
+    wager: str
+    max_cents: int
     by: str
 
 
@@ -146,7 +166,9 @@ OperatorAction = (
     | ClearFault
     | HoldTable
     | VoidRound
+    | KillSeat
     | SetLimits
+    | SetBonusLimit
     | SetPaytable
     | OpenTable
     | CloseTable

@@ -13,13 +13,14 @@ from typing import Any
 
 from controller.engine import actions as a
 from controller.engine import machine as m
-from controller.engine.context import TableContext, operator
+from controller.engine.context import ENGINE, TableContext, operator
 from controller.engine.round import DEAD
 from controller.engine.state import DESIGNATED_PLAYER, HOUSE, RecoveredState
 from controller.money import money
 from controller.rules.games import clockwise_from
-from controller.rules.settle import NOT_COVERED, cover_seats
-from drivers.events import ShowButton, ShowSeatResult, ShowText
+from controller.rules.paytables import Paytable, default_paytable, parse_paytable
+from controller.rules.settle import NOT_COVERED, bonus_top_cents, cover_seats
+from drivers.events import DpBankKeyed, ShowButton, ShowSeatResult, ShowText
 
 
 class Bank:
@@ -34,6 +35,14 @@ class Bank:
         self.dp_funds_cents = 0
         self.dp_waived: set[int] = set()
         self.dp_offer_seat: int | None = None
+        # When the offer to dp_offer_seat lapses into a waive ([timeouts] dp_offer_s); None: not timed yet
+        # (the clock starts at the first tick the table could start a round, not while it is closed).
+        self.offer_deadline_s: float | None = None
+        # The seats where someone sits, as the table last saw it: the seats that played the last settled
+        # round (and its DP). None until a round was played: every seat. RULES.md "An empty seat is
+        # never offered the button"; the sensors see chips, not people, so a seat that took no part in
+        # the last hand counts as empty unless chips lie on its bank spot (docs/engine.md).
+        self.occupied: set[int] | None = None
         self.house_banks = False  # DP table, nobody accepted, the house may bank: this round is house-banked
         if config.banking_mode == DESIGNATED_PLAYER:
             if self.button_seat not in config.seats:
@@ -48,7 +57,34 @@ class Bank:
             a.DpAccepts: lambda action: self._dp_accepts(action.funds_cents, action.by, action.seat),
             a.DpWaives: lambda action: self.dp_waives(action.by),
             a.MoveButton: lambda action: self._move_button(action.seat, action.by),
+            DpBankKeyed: self._on_bank_keyed,
         }
+
+    def accept_from_bank_spot(self, by: str) -> a.DpAccepts | None:
+        """The dealer's ``dp_accepts`` key: the offered player accepts with the chips on its bank spot.
+        None (refused, with the reason on the display) when the spot holds nothing."""
+        ctx = self.ctx
+        seat = self.dp_offer_seat
+        if ctx.config.banking_mode != DESIGNATED_PLAYER or seat is None or self.dp_seat is not None:
+            return a.DpAccepts(0, by, seat)  # refused by the accept itself, in its words
+        funds = ctx.bets.bank_spots.get(seat, 0)
+        if funds <= 0:
+            why = f"seat {seat} has no chips on its bank spot: place the bank there or key the amount"
+            ctx.refuse("dp_accepts", why, by)
+            ctx.out.append(ShowText(ctx.config.display_device, f"Refused: {why}"))
+            return None
+        return a.DpAccepts(funds, by, seat)
+
+    def _on_bank_keyed(self, event: DpBankKeyed) -> None:
+        """The dealer keyed the bank the offered player posts and pressed accept."""
+        ctx = self.ctx
+        ctx.journal("dealer_key", {"key": "dp_accepts", "seat": event.seat}, source=event.device)
+        if event.amount_cents <= 0:
+            why = "a keyed bank of 0: key the amount the player posts"
+            ctx.refuse("dp_accepts", why, "dealer")
+            ctx.out.append(ShowText(ctx.config.display_device, f"Refused: {why}"))
+            return
+        self._dp_accepts(event.amount_cents, "dealer", event.seat)
 
     def banking_mode(self) -> str:
         """This round's banking: the designated player's, or the house's (house table, or nobody took
@@ -91,20 +127,41 @@ class Bank:
         }
 
     def _next_seat(self, seat: int) -> int:
-        """The next configured seat clockwise (seats are numbered clockwise)."""
-        return clockwise_from(seat, self.ctx.config.seats)[0]
+        """The next seat clockwise that is not empty (seats are numbered clockwise); the next configured
+        seat when every other seat is empty."""
+        order = clockwise_from(seat, self.ctx.config.seats)
+        seated = [other for other in order if self.is_occupied(other)]
+        return seated[0] if seated else order[0]
+
+    def is_occupied(self, seat: int) -> bool:
+        """Someone sits there: it played the last settled round, or chips lie on its bank spot."""
+        if self.occupied is None or seat in self.occupied:
+            return True
+        return self.ctx.bets.bank_spots.get(seat, 0) > 0
 
     def check_coverage(self) -> None:
-        """Designated player: take seats into action in order while the DP's funds cover each seat's
-        ante plus its largest possible raise; an uncovered seat is dead (docs/rules.md "Coverage at bet
-        lock"). The settle engine's own ``cover_seats`` decides, so the lock and the settlement always
-        agree."""
+        """Designated player: take seats into action in order while the DP's bank covers each seat's
+        largest possible win — ante, the largest raise, and its bonus wagers' top payouts, the bonus part
+        bounded by the aggregate cap (RULES.md "Coverage at bet lock"); an uncovered seat is dead. The
+        settle engine's own ``cover_seats`` decides, on the paytables the round settles by, so the lock
+        and the settlement always agree."""
         ctx = self.ctx
         live = ctx.round
         assert live is not None
         assert self.dp_seat is not None
         antes = {number: play.wagers["ante"] for number, play in live.seats.items()}
-        coverage = cover_seats(ctx.config.game, self.dp_seat, self.dp_funds_cents, antes)
+        tops = {
+            number: bonus_top_cents(play.wagers, self._paytable, ctx.spec)
+            for number, play in live.seats.items()
+        }
+        coverage = cover_seats(
+            ctx.config.game,
+            self.dp_seat,
+            self.dp_funds_cents,
+            antes,
+            bonus_tops_cents=tops,
+            bonus_cap_cents=ctx.config.bonus_cap_cents,
+        )
         for number in coverage.action_order:
             if number in coverage.covered:
                 continue
@@ -118,6 +175,36 @@ class Bank:
             )
             ctx.out.append(ShowSeatResult(ctx.config.display_device, number, "dead", 0))
 
+    def _paytable(self, wager: str) -> Paytable:
+        """The paytable a designated-player round settles ``wager`` by (the settle input's)."""
+        config = self.ctx.config
+        given = config.paytables.get(wager)
+        if given is None:
+            return default_paytable(config.game, DESIGNATED_PLAYER, wager)
+        return parse_paytable(given, field=f"paytables.{wager}")
+
+    def check_offer_timeout(self) -> None:
+        """RULES.md: a player waives by the dealer's key "or the offer's timeout". The offer's clock
+        runs only while a round could start (idle, the table open, nothing latched): a closed or held
+        table does not walk the button round the table."""
+        ctx = self.ctx
+        waiting = (
+            ctx.config.banking_mode == DESIGNATED_PLAYER
+            and self.dp_seat is None
+            and self.dp_offer_seat is not None
+            and ctx.state == m.IDLE
+            and ctx.settings.table_open
+            and not ctx.faults.latched
+        )
+        if not waiting:
+            self.offer_deadline_s = None
+            return
+        if self.offer_deadline_s is None:
+            self.offer_deadline_s = ctx.now_s + ctx.config.dp_offer_timeout_s
+            return
+        if ctx.now_s >= self.offer_deadline_s:
+            self.dp_waives("timeout", timed_out=True)
+
     def after_round(self, *, hand_played: bool) -> None:
         """The button moves "hand by hand": only after a hand was played and settled. After a dead or
         voided round (a misdeal) the same designated player keeps the button and its funds for the
@@ -126,11 +213,17 @@ class Bank:
         if config.banking_mode != DESIGNATED_PLAYER or not hand_played:
             return
         last = self.dp_seat if self.dp_seat is not None else self.button_seat
+        live = self.ctx.round
+        if live is not None:
+            self.occupied = set(live.seats) | ({last} if last is not None else set())
         self.dp_seat = None
         self.dp_funds_cents = 0
         self.dp_waived.clear()
         self.house_banks = False
         self.dp_offer_seat = self._next_seat(last) if last is not None else config.seats[0]
+        self.offer_deadline_s = None
+        # The display walks the dealer through the offer: who is asked next.
+        self.ctx.out.append(ShowText(config.display_device, f"Button offered to seat {self.dp_offer_seat}"))
 
     def _dp_accepts(self, funds_cents: int, by: str, seat: int | None) -> None:
         ctx = self.ctx
@@ -153,8 +246,14 @@ class Bank:
         if isinstance(funds_cents, bool) or not isinstance(funds_cents, int) or funds_cents <= 0:
             ctx.refuse("dp_accepts", f"funds_cents: must be a positive integer, not {funds_cents!r}", by)
             return
+        if funds_cents < ctx.config.min_bank_cents:
+            why = f"a bank of {funds_cents} is below the table's minimum bank {ctx.config.min_bank_cents}"
+            ctx.refuse("dp_accepts", why, by)
+            ctx.out.append(ShowText(ctx.config.display_device, f"Refused: {why}"))
+            return
         self.dp_seat = offered
         self.dp_funds_cents = funds_cents
+        self.offer_deadline_s = None
         self.house_banks = False
         previous = self.button_seat
         self.button_seat = offered
@@ -170,7 +269,8 @@ class Bank:
         )
         ctx.out.append(ShowButton(ctx.config.display_device, offered))
 
-    def dp_waives(self, by: str) -> None:
+    def dp_waives(self, by: str, *, timed_out: bool = False) -> None:
+        """The offered player waives (the dealer's key, a supervisor), or the offer timed out."""
         ctx = self.ctx
         if ctx.config.banking_mode != DESIGNATED_PLAYER:
             ctx.refuse("dp_waives", "this table is house-banked", by)
@@ -183,11 +283,18 @@ class Bank:
             ctx.refuse("dp_waives", "nobody is offered the button", by)
             return
         self.dp_waived.add(offered)
-        ctx.journal("dp_waived", {"seat": offered}, source=operator(by))
-        following = self._next_seat(offered)
-        while following in self.dp_waived and following != offered:
-            following = self._next_seat(following)
-        if following in self.dp_waived:
+        self.offer_deadline_s = None  # the next offer gets its own time
+        ctx.journal("dp_waived", {"seat": offered}, source=ENGINE if timed_out else operator(by))
+        if timed_out:
+            ctx.out.append(
+                ShowText(ctx.config.display_device, f"Seat {offered}: no answer, the button is waived")
+            )
+        candidates = [
+            seat
+            for seat in clockwise_from(offered, ctx.config.seats)
+            if seat not in self.dp_waived and self.is_occupied(seat)
+        ]
+        if not candidates:
             self.dp_offer_seat = None
             if ctx.config.house_may_bank:
                 self.house_banks = True
@@ -197,6 +304,7 @@ class Bank:
             ctx.alert("info", "designated_player", message)
             ctx.out.append(ShowText(ctx.config.display_device, message))
             return
+        following = candidates[0]
         self.dp_offer_seat = following
         ctx.out.append(ShowText(ctx.config.display_device, f"Button offered to seat {following}"))
 
@@ -216,6 +324,7 @@ class Bank:
             self.dp_waived.clear()
             self.house_banks = False
             self.dp_offer_seat = seat
+            self.offer_deadline_s = None
         ctx.journal(
             "button_moved",
             {"from_seat": previous, "to_seat": seat, "reason": "moved by a supervisor", "by": by},

@@ -14,13 +14,18 @@ from typing import Any
 
 from controller.engine import actions as a
 from controller.engine import machine as m
-from controller.engine.context import TableContext
+from controller.engine.context import TableContext, operator
 from controller.engine.round import DEAD, FOLDED, LIVE, SeatPlay
 from controller.engine.state import DESIGNATED_PLAYER
 from controller.errors import UserError
 from controller.money import money
 from controller.rules.games import CHASE_THE_FLUSH, check_bet_wagers
-from drivers.events import BetChanged
+from drivers.events import BetChanged, ShowSeatResult, ShowText
+
+# The bank spot of each seat (protocol spot 7, after every game's wager spots): a designated player's
+# bank, read by the bet sensors like any spot; journaled as bet_changed with wager "bank".
+BANK_SPOT = 7
+BANK = "bank"
 
 # States after which the cards are face up and chips move legitimately (payouts): no past-posting.
 OUTCOME_STATES = (m.REVEAL, m.SETTLING, m.PAYING, m.COMPLETE)
@@ -33,10 +38,17 @@ class Bets:
         self.ctx = ctx
         self.spots: dict[tuple[int, int], int] = {}  # (seat, spot) -> the sensor's last amount
         self.past_posted: set[tuple[int, int]] = set()  # spots flagged this round (judged once)
+        # Seats a supervisor excluded while betting was open (KillSeat before the lock): left out of the
+        # round at the lock whatever their chips say; the dealer gives the chips back.
+        self.excluded: dict[int, str] = {}
+        # Designated player: the chips on each seat's bank spot (BANK_SPOT), the bank a player posts
+        # when it accepts the button by the dealer's key (RULES.md "The button and the deal").
+        self.bank_spots: dict[int, int] = {}
 
     def handlers(self) -> dict[type, Callable[[Any], None]]:
         return {
             a.NoMoreBets: lambda action: self.no_more_bets(action.by),
+            a.KillSeat: lambda action: self._kill_seat(action.seat, action.reason, action.by),
             BetChanged: self._on_bet_changed,
         }
 
@@ -47,8 +59,11 @@ class Bets:
             return
         wagers_by_seat, why_not = self._locked_wagers()
         if why_not is not None:
+            # Like a past-posted bet: the dealer is told which spot, nothing is taken into action, and
+            # betting stays open until the chips are corrected or a supervisor excludes the seat.
             ctx.refuse("no_more_bets", why_not, by)
             ctx.alert("alert", "bets_refused", f"no more bets refused: {why_not}")
+            ctx.out.append(ShowText(ctx.config.display_device, f"Refused: {why_not}"))
             return
         ctx.flow.lock(wagers_by_seat, by)
 
@@ -62,7 +77,8 @@ class Bets:
         ctx = self.ctx
         spec = ctx.spec
         source = event.device
-        valid_seat = 1 <= event.seat <= 7 and 0 <= event.spot < len(spec.wagers)
+        bank_spot = event.spot == BANK_SPOT and ctx.config.banking_mode == DESIGNATED_PLAYER
+        valid_seat = 1 <= event.seat <= 7 and (0 <= event.spot < len(spec.wagers) or bank_spot)
         if not valid_seat or event.amount_cents < 0 or event.chip_count < 0:
             ctx.faults.raise_fault(
                 "integrity",
@@ -70,6 +86,22 @@ class Bets:
                 f"amount {money(event.amount_cents)}",
                 latching=False,
                 device=event.device,
+                source=source,
+            )
+            return
+        if bank_spot:
+            # The bank spot holds the chips a player posts as the DP's bank: never a wager, never
+            # past-posting (the bank taken is the amount read when the button was accepted).
+            self.bank_spots[event.seat] = event.amount_cents
+            ctx.journal(
+                "bet_changed",
+                {
+                    "seat": event.seat,
+                    "wager": BANK,
+                    "amount_cents": event.amount_cents,
+                    "chip_count": event.chip_count,
+                    "locked": False,
+                },
                 source=source,
             )
             return
@@ -106,6 +138,8 @@ class Bets:
             return
         if play is not None and (play.status == DEAD or not play.covered):
             return  # a dead seat's wagers go back whatever the chips do
+        if play is None and event.seat in self.excluded:
+            return  # a seat excluded before the lock: the dealer gives its chips back
         expected = self._expected_amount(play, event.spot)
         if event.amount_cents == expected:
             return
@@ -132,6 +166,64 @@ class Bets:
         )
         ctx.flow.hold_table()
 
+    def _kill_seat(self, seat: int, reason: str, by: str) -> None:
+        """A supervisor kills one seat's hand (RULES.md "Dead hands": an exposed or fouled hand) before
+        the decisions close: its wagers are returned and the rest of the round goes on. While betting is
+        open it excludes the seat from the round about to lock (a spot refused at the lock, say)."""
+        ctx = self.ctx
+        if not by.strip():
+            ctx.refuse("kill_seat", "by: the supervisor's name is required", "unknown")
+            return
+        if not reason.strip():
+            ctx.refuse("kill_seat", "reason: a reason is required", by)
+            return
+        if seat not in ctx.config.seats:
+            ctx.refuse("kill_seat", f"seat {seat} is not a seat of this table", by)
+            return
+        where = ctx.where
+        display = ctx.config.display_device
+        if where == m.BETTING:
+            if seat in self.excluded:
+                ctx.refuse("kill_seat", f"seat {seat} is already excluded from this round", by)
+                return
+            self.excluded[seat] = reason
+            ctx.journal(
+                "operator_action",
+                {"action": "kill_seat", "by": by, "detail": f"seat {seat} excluded from the round: {reason}"},
+                source=operator(by),
+            )
+            ctx.out.append(ShowSeatResult(display, seat, "dead", 0))
+            ctx.out.append(ShowText(display, f"Seat {seat} excluded: return its chips"))
+            return
+        live = ctx.round
+        open_states = (m.BETS_LOCKED, *ctx.definition.dealing_states, *ctx.definition.decision_states)
+        if live is None or live.closed or where not in open_states:
+            ctx.refuse("kill_seat", f"a seat is killed only before the decisions close ({ctx.state})", by)
+            return
+        play = live.seats.get(seat)
+        if play is None:
+            ctx.refuse("kill_seat", f"seat {seat} is not in this round", by)
+            return
+        if play.status == DEAD:
+            ctx.refuse("kill_seat", f"seat {seat} is already dead", by)
+            return
+        if play.status == FOLDED:
+            ctx.refuse("kill_seat", f"seat {seat} has folded", by)
+            return
+        message = f"killed by a supervisor: {reason}"
+        play.status = DEAD
+        play.dead_reason = message
+        ctx.journal(
+            "operator_action",
+            {"action": "kill_seat", "by": by, "detail": f"seat {seat}: {reason}"},
+            source=operator(by),
+        )
+        ctx.journal(
+            "dead_hand", {"seat": seat, "reason": {"code": "operator", "message": message, "seat": seat}}
+        )
+        ctx.out.append(ShowSeatResult(display, seat, "dead", 0))
+        ctx.out.append(ShowText(display, f"Seat {seat} dead: every wager returned"))
+
     def _expected_amount(self, play: SeatPlay | None, spot: int) -> int:
         if play is None:
             return 0
@@ -152,7 +244,7 @@ class Bets:
         wagers_by_seat: dict[int, dict[str, int]] = {}
         decision = ctx.spec.decision_wager
         for (seat, spot), amount in sorted(self.spots.items()):
-            if amount <= 0:
+            if amount <= 0 or seat in self.excluded:
                 continue
             if seat not in config.seats:
                 return {}, f"seat {seat}: chips on a seat the table does not have"
@@ -173,6 +265,13 @@ class Bets:
                 )
             if config.game == CHASE_THE_FLUSH and wagers.get("xtra_bonus", 0) != ante:
                 return {}, f"seat {seat}: the X-tra Bonus must equal the ante ({money(ante)})"
+            for wager in ctx.spec.bonus_wagers:
+                amount = wagers.get(wager, 0)
+                if amount > config.max_bonus_for(wager):
+                    return {}, (
+                        f"seat {seat} {wager}: {money(amount)} is over the table's maximum "
+                        f"{money(config.max_bonus_for(wager))}"
+                    )
             try:  # whatever else the settle engine would refuse, refuse now, before a card is dealt
                 check_bet_wagers(config.game, wagers, field="wagers")
             except UserError as error:

@@ -16,7 +16,9 @@ from typing import Any
 from controller.engine import machine as m
 from controller.engine.context import TableContext
 from controller.engine.round import DEAD, DealStep
+from controller.engine.state import DESIGNATED_PLAYER
 from controller.rules.cards import DECK_SIZE, card_text
+from controller.rules.games import clockwise_from
 from drivers.events import (
     COMMUNITY_POSITION,
     DEALER_POSITION,
@@ -111,12 +113,24 @@ class DealPart:
         live = ctx.round
         # An uncovered seat is dead from the lock: it is not dealt (as a dealer deals no dead seat).
         positions: list[tuple[int, int]] = [
-            (number, ctx.spec.hole_cards) for number in sorted(live.seats) if live.seats[number].covered
+            (number, ctx.spec.hole_cards) for number in self.deal_order() if live.seats[number].covered
         ]
         positions.append((DEALER_POSITION, ctx.spec.hole_cards))
         self.deck_verified = False  # one deck, one round
         ctx.flow.fire("start_deal")
         self.send(positions)
+
+    def deal_order(self) -> tuple[int, ...]:
+        """The round's seats in the order they are dealt, the banker after them (RULES.md "The button
+        and the deal"): at a designated-player round from the first seat to the left of the button
+        (the DP's seat) clockwise, the DP's hand last as the banker's; at a house-banked table from the
+        dealer's left, seat 1 first (seats are numbered clockwise from the dealer's left)."""
+        live = self.ctx.round
+        assert live is not None
+        dp_seat = live.banking.get("seat") if live.banking.get("mode") == DESIGNATED_PLAYER else None
+        if isinstance(dp_seat, int):
+            return clockwise_from(dp_seat, list(live.seats))
+        return tuple(sorted(live.seats))
 
     def send(self, positions: list[tuple[int, int]]) -> None:
         ctx = self.ctx

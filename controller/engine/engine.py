@@ -127,6 +127,8 @@ class TableEngine:
                 action = a.FoldSeat(event.seat, by)
         elif key == "dp_waives":
             action = a.DpWaives(by)
+        elif key == "dp_accepts":
+            action = ctx.bank.accept_from_bank_spot(by)
         elif key == "call_floor":
             ctx.alert("info", "call_floor", "the dealer calls a floor supervisor")
         elif key == "void_request":
@@ -229,6 +231,7 @@ class TableEngine:
             closed_reason=ctx.settings.closed_reason,
             min_ante_cents=ctx.config.min_ante_cents,
             max_ante_cents=ctx.config.max_ante_cents,
+            max_bonus_cents=dict(ctx.config.max_bonus_cents) or None,
             paytables=dict(ctx.config.paytables),
             settings_config_digest=ctx.config.config_digest,
         )
@@ -268,6 +271,7 @@ class TableEngine:
             "limits": {
                 "min_ante_cents": config.min_ante_cents,
                 "max_ante_cents": config.max_ante_cents,
+                "max_bonus_cents": {wager: config.max_bonus_for(wager) for wager in ctx.spec.bonus_wagers},
             },
             "paytables": {wager: ctx.settings.paytable_in_effect(wager) for wager in ctx.spec.bonus_wagers},
             "latched_faults": [fault.to_json() for fault in ctx.faults.latched.values()],

@@ -182,6 +182,7 @@ class RoundFlow:
             return
         ctx.round = None
         ctx.bets.past_posted.clear()
+        ctx.bets.excluded.clear()
         ctx.deal.deck_verified = False
         self.fire("open_betting")
         config = ctx.config
@@ -232,6 +233,7 @@ class RoundFlow:
         past its deadline closes (the walk-away rule)."""
         self.ctx.deal.check_timeout()
         self.ctx.decisions.check_timeout()
+        self.ctx.bank.check_offer_timeout()
 
     def decisions_closed(self) -> None:
         """A decision phase closed: deal the next street, or reveal."""

@@ -9,7 +9,7 @@ settings").
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from controller.engine import actions as a
@@ -38,6 +38,12 @@ class TableSettings:
             a.SetLimits: lambda action: self._set_limits(
                 action.min_ante_cents, action.max_ante_cents, action.by
             ),
+            a.SetBonusLimit: lambda action: self._set_limits(
+                self.ctx.config.min_ante_cents,
+                self.ctx.config.max_ante_cents,
+                action.by,
+                {action.wager: action.max_cents},
+            ),
             a.SetPaytable: lambda action: self._set_paytable(action.wager, action.spec, action.by),
             a.OpenTable: lambda action: self._open_table(action.by),
             a.CloseTable: lambda action: self._close_table(action.by, action.reason),
@@ -54,6 +60,8 @@ class TableSettings:
         if recovered.min_ante_cents is not None and recovered.max_ante_cents is not None:
             changes["min_ante_cents"] = recovered.min_ante_cents
             changes["max_ante_cents"] = recovered.max_ante_cents
+        if recovered.max_bonus_cents is not None:
+            changes["max_bonus_cents"] = dict(recovered.max_bonus_cents)
         if recovered.paytables:
             changes["paytables"] = {**ctx.config.paytables, **recovered.paytables}
         if changes:
@@ -83,7 +91,13 @@ class TableSettings:
             else (f"a round is in progress ({ctx.state}): only between rounds")
         )
 
-    def _set_limits(self, min_ante_cents: int, max_ante_cents: int, by: str) -> None:
+    def _set_limits(
+        self,
+        min_ante_cents: int,
+        max_ante_cents: int,
+        by: str,
+        max_bonus_cents: object = None,
+    ) -> None:
         ctx = self.ctx
         if not by.strip():
             ctx.refuse("set_limits", "by: the manager's name is required", "unknown")
@@ -103,22 +117,60 @@ class TableSettings:
                 by,
             )
             return
+        # Every bonus wager's maximum is written out: one not given keeps its own, or follows the new
+        # ante maximum when it had none (the configuration's rule).
+        bonus_maxima = {
+            wager: ctx.config.max_bonus_cents.get(wager, max_ante_cents) for wager in ctx.spec.bonus_wagers
+        }
+        if max_bonus_cents is not None:
+            if not isinstance(max_bonus_cents, Mapping):  # the panel's JSON may give anything
+                ctx.refuse("set_limits", "max_bonus_cents: must be an object {wager: cents}", by)
+                return
+            for wager, value in max_bonus_cents.items():
+                if wager not in ctx.spec.bonus_wagers:
+                    ctx.refuse(
+                        "set_limits",
+                        f"max_bonus_cents.{wager}: not a bonus wager of {ctx.config.game} "
+                        f"(bonus wagers: {', '.join(ctx.spec.bonus_wagers)})",
+                        by,
+                    )
+                    return
+                if (
+                    isinstance(value, bool)
+                    or not isinstance(value, int)
+                    or not 1 <= value <= MAX_AMOUNT_CENTS
+                ):
+                    ctx.refuse(
+                        "set_limits",
+                        f"max_bonus_cents.{wager}: must be a whole number of cents from 1 to "
+                        f"{MAX_AMOUNT_CENTS}, not {value!r}",
+                        by,
+                    )
+                    return
+                bonus_maxima[wager] = value
         why_not = self._not_between_rounds()
         if why_not is not None:
             ctx.refuse("set_limits", why_not, by)
             return
-        before = {"min_ante_cents": ctx.config.min_ante_cents, "max_ante_cents": ctx.config.max_ante_cents}
-        after = {"min_ante_cents": min_ante_cents, "max_ante_cents": max_ante_cents}
+        min_before, max_before = ctx.config.min_ante_cents, ctx.config.max_ante_cents
+        before = self._limits_json(min_before, max_before)
         ctx.config = dataclasses.replace(
-            ctx.config, min_ante_cents=min_ante_cents, max_ante_cents=max_ante_cents
+            ctx.config,
+            min_ante_cents=min_ante_cents,
+            max_ante_cents=max_ante_cents,
+            max_bonus_cents=bonus_maxima,
         )
+        after = self._limits_json(min_ante_cents, max_ante_cents)
+        bonus_maxima_after = {wager: ctx.config.max_bonus_for(wager) for wager in ctx.spec.bonus_wagers}
         ctx.journal(
             "operator_action",
             {
                 "action": "set_limits",
                 "by": by,
                 "detail": f"ante limits {money(min_ante_cents)} to {money(max_ante_cents)} "
-                f"(were {money(before['min_ante_cents'])} to {money(before['max_ante_cents'])})",
+                f"(were {money(min_before)} to {money(max_before)}), "
+                "bonus maxima "
+                + ", ".join(f"{wager} {money(cents)}" for wager, cents in bonus_maxima_after.items()),
                 "before": before,
                 "after": after,
                 "config_digest": ctx.config.config_digest,
@@ -128,6 +180,16 @@ class TableSettings:
         ctx.out.append(
             ShowText(ctx.config.display_device, f"Ante {money(min_ante_cents)}-{money(max_ante_cents)}")
         )
+
+    def _limits_json(self, min_ante_cents: int, max_ante_cents: int) -> dict[str, object]:
+        """The limits as journaled (``before``/``after``): the ante's, and every bonus wager's maximum
+        in effect (its own, or the ante's maximum)."""
+        config = self.ctx.config
+        return {
+            "min_ante_cents": min_ante_cents,
+            "max_ante_cents": max_ante_cents,
+            "max_bonus_cents": {wager: config.max_bonus_for(wager) for wager in self.ctx.spec.bonus_wagers},
+        }
 
     def _set_paytable(self, wager: str, spec: object, by: str) -> None:
         ctx = self.ctx

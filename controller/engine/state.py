@@ -15,11 +15,12 @@ derivable from journal entries (docs/journal.md):
 - ``button_moves_on``: the last ``round_started`` of a designated-player table closed ``round_settled``;
 - ``table_closed`` / ``closed_reason``: the last ``table_closed`` written by an operator (source
   ``operator:NAME``) with no later ``table_opened`` by an operator;
-- ``min_ante_cents`` / ``max_ante_cents`` / ``paytables``: the ``after`` of the last ``operator_action``
-  ``set_limits`` and of each wager's last ``set_paytable`` (the engine's entries; refusals carry no
-  ``after``), made against the configuration whose digest is ``settings_config_digest``. The engine
-  applies them only when its configuration has that same digest: a new configuration file is a
-  deliberate change and wins over changes made against the old one.
+- ``min_ante_cents`` / ``max_ante_cents`` / ``max_bonus_cents`` / ``paytables``: the ``after`` of the
+  last ``operator_action`` ``set_limits`` and of each wager's last ``set_paytable`` (the engine's
+  entries; refusals carry no ``after``), made against the configuration whose digest is
+  ``settings_config_digest``. The engine applies them only when its configuration has that same
+  digest: a new configuration file is a deliberate change and wins over changes made against the old
+  one.
 
 ``RecoveredState.from_table_state(table_state)`` adapts the journal's ``TableState``
 (controller/journal/state.py) to it.
@@ -73,6 +74,7 @@ class RecoveredState:
     closed_reason: str | None = None
     min_ante_cents: int | None = None
     max_ante_cents: int | None = None
+    max_bonus_cents: Mapping[str, int] | None = None
     paytables: Mapping[str, object] = field(default_factory=dict)
     settings_config_digest: str | None = None
 
@@ -112,6 +114,7 @@ class RecoveredState:
         limits = limits if isinstance(limits, Mapping) else {}
         min_ante = limits.get("min_ante_cents")
         max_ante = limits.get("max_ante_cents")
+        max_bonus = limits.get("max_bonus_cents")
         paytables = getattr(state, "paytables", None)
         digest = getattr(state, "settings_config_digest", None)
         return cls(
@@ -127,6 +130,7 @@ class RecoveredState:
             closed_reason=str(getattr(closed_by, "reason", "")) if closed_by is not None else None,
             min_ante_cents=min_ante if isinstance(min_ante, int) else None,
             max_ante_cents=max_ante if isinstance(max_ante, int) else None,
+            max_bonus_cents=dict(max_bonus) if isinstance(max_bonus, Mapping) else None,
             paytables=dict(paytables) if isinstance(paytables, Mapping) else {},
             settings_config_digest=digest if isinstance(digest, str) else None,
         )
@@ -158,9 +162,16 @@ class TableConfig:
     paytables: Mapping[str, object] = field(default_factory=dict)
     rake: Mapping[str, object] | None = None
     bonus_cap_cents: int | None = None
+    # The posted maximum of each bonus wager (RULES.md "Paytables and limits"); a bonus wager not named
+    # here is limited by max_ante_cents (docs/configuration.md "[limits]").
+    max_bonus_cents: Mapping[str, int] = field(default_factory=dict)
+    # Designated player: the least bank the button's player may post (docs/configuration.md).
+    min_bank_cents: int = 1
     house_may_bank: bool = False
     decision_timeout_s: float = 30.0
     deal_timeout_s: float = 30.0
+    # Designated player: the offered player's time to accept the button; then it is a waive.
+    dp_offer_timeout_s: float = 15.0
     config_digest: str = ""
     shuffler_device: str = "shuffler"
     sensors_device: str = "sensors"
@@ -178,8 +189,15 @@ class TableConfig:
                 "max_ante_cents": self.max_ante_cents,
                 "rake": dict(self.rake) if isinstance(self.rake, Mapping) else self.rake,
                 "bonus_cap_cents": self.bonus_cap_cents,
+                "max_bonus_cents": dict(self.max_bonus_cents),
+                "min_bank_cents": self.min_bank_cents,
                 "house_may_bank": self.house_may_bank,
                 "decision_timeout_s": self.decision_timeout_s,
                 "deal_timeout_s": self.deal_timeout_s,
+                "dp_offer_timeout_s": self.dp_offer_timeout_s,
             }
         )
+
+    def max_bonus_for(self, wager: str) -> int:
+        """The posted maximum of a bonus wager: its own, else the ante's maximum."""
+        return self.max_bonus_cents.get(wager, self.max_ante_cents)

@@ -359,7 +359,7 @@ class TableState:
         self.waived_seats: list[int] = []  # seats that waived the bank since the last round
         # The manager's settings (operator_action set_limits / set_paytable with ``after``) and the
         # config_digest they were made against: the engine applies them only on top of that file.
-        self.limits: dict[str, int] | None = None
+        self.limits: dict[str, Any] | None = None
         self.paytables: dict[str, Any] = {}
         self.settings_config_digest: str | None = None
         self.rounds_started = 0
@@ -640,6 +640,9 @@ class TableState:
                 "min_ante_cents": int(entry.after["min_ante_cents"]),
                 "max_ante_cents": int(entry.after["max_ante_cents"]),
             }
+            bonus = entry.after.get("max_bonus_cents")
+            if isinstance(bonus, dict):  # journaled since the bonus wagers have posted maxima
+                self.limits["max_bonus_cents"] = {str(k): int(v) for k, v in bonus.items()}
         elif entry.action == "set_paytable" and entry.wager is not None:
             self.paytables[entry.wager] = entry.after
 

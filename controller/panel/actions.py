@@ -23,10 +23,14 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from controller.engine.actions import (
     ClearFault,
     CloseTable,
+    DpAccepts,
+    DpWaives,
     HoldTable,
+    KillSeat,
     MoveButton,
     OpenTable,
     OperatorAction,
+    SetBonusLimit,
     SetLimits,
     SetPaytable,
     VoidRound,
@@ -47,6 +51,8 @@ FaultId = Annotated[str, Field(min_length=1, max_length=80, title="Fault id")]
 MinAnte = Annotated[int, Field(ge=1, le=MAX_AMOUNT_CENTS, title="Minimum ante (cents)")]
 MaxAnte = Annotated[int, Field(ge=1, le=MAX_AMOUNT_CENTS, title="Maximum ante (cents)")]
 Wager = Annotated[str, Field(min_length=1, max_length=40, pattern=r"^[a-z_]+$", title="Wager (e.g. flush)")]
+Bank = Annotated[int, Field(ge=1, le=MAX_AMOUNT_CENTS, title="The bank the player posts (cents)")]
+MaxBonus = Annotated[int, Field(ge=1, le=MAX_AMOUNT_CENTS, title="Maximum of that bonus wager (cents)")]
 Preset = Annotated[
     str, Field(min_length=1, max_length=60, pattern=r"^[A-Za-z0-9_.-]+$", title="Paytable preset name")
 ]
@@ -62,6 +68,10 @@ def _round_in_play(table: Mapping[str, Any]) -> bool:
 
 def _between_rounds(table: Mapping[str, Any]) -> bool:
     return not _round_in_play(table)
+
+
+def _designated_player(table: Mapping[str, Any]) -> bool:
+    return table.get("banking_mode") == "designated-player"
 
 
 def _always(_where: Mapping[str, Any]) -> bool:
@@ -184,7 +194,29 @@ PANEL_ACTIONS: tuple[PanelAction, ...] = (
         confirm="Void the round in progress? Every wager is returned.",
         style="warn",
     ),
+    PanelAction(
+        KillSeat,
+        "supervisor",
+        "Kill one seat",
+        {"seat": Seat, "reason": Reason},
+        offered=_round_in_play,
+        confirm="Kill this seat's hand? Its wagers are returned; the round goes on.",
+        style="warn",
+    ),
     PanelAction(MoveButton, "supervisor", "Move button", {"seat": Seat}, offered=_button_movable),
+    PanelAction(
+        DpAccepts,
+        "supervisor",
+        "Accept the button for a seat",
+        {"funds_cents": Bank, "seat": Seat},
+        offered=lambda table: _designated_player(table) and _between_rounds(table),
+    ),
+    PanelAction(
+        DpWaives,
+        "supervisor",
+        "Waive the button for the offered seat",
+        offered=lambda table: _designated_player(table) and _between_rounds(table),
+    ),
     PanelAction(OpenTable, "manager", "Open table", offered=lambda table: table.get("table_open") is False),
     PanelAction(
         CloseTable,
@@ -199,6 +231,13 @@ PANEL_ACTIONS: tuple[PanelAction, ...] = (
         "manager",
         "Set limits",
         {"min_ante_cents": MinAnte, "max_ante_cents": MaxAnte},
+        offered=_between_rounds,
+    ),
+    PanelAction(
+        SetBonusLimit,
+        "manager",
+        "Set a bonus limit",
+        {"wager": Wager, "max_cents": MaxBonus},
         offered=_between_rounds,
     ),
     PanelAction(

@@ -20,11 +20,12 @@ The decisions RULES.md leaves open are written in docs/rules.md ("Decisions").
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, ClassVar
 
 from pydantic import BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import PydanticCustomError
 
 from controller.errors import CardError, UserError, shown
 from controller.names import MAX_SEAT as MAX_SEAT  # noqa: PLC0414  (re-exported)
@@ -46,7 +47,15 @@ from controller.rules.games import (
 )
 from controller.rules.hands import Hand, compare, evaluate
 from controller.rules.paytables import Paytable, default_paytable, parse_paytable
-from controller.settings import KeyRefusal, SettleRake, Strict, cents_input, one_line, refusal
+from controller.settings import (
+    KeyRefusal,
+    SettleRake,
+    Strict,
+    cents_input,
+    one_line,
+    positive_cents_input,
+    refusal,
+)
 
 RAKE_METHODS: tuple[str, ...] = tuple(RakeMethod)  # RULES.md (i), (ii), (iii): controller.names.RakeMethod
 
@@ -385,7 +394,7 @@ class BankingInput(_Input):
     # A null seat or funds is refused as a wrong value, an absent one as missing (below).
     seat: Annotated[int | None, BeforeValidator(_seat_number_input)] = None
     funds: Annotated[int | None, BeforeValidator(cents_input)] = None
-    bonus_cap: _Cents | None = None
+    bonus_cap: Annotated[int, BeforeValidator(positive_cents_input)] | None = None
 
     @model_validator(mode="after")
     def _by_mode(self) -> BankingInput:
@@ -514,7 +523,10 @@ def check_round(round_: Round) -> None:
         _seat_number(banking.seat, "banking.seat")
         check_cents(banking.funds_cents, "banking.funds")
         if banking.bonus_cap_cents is not None:
-            check_cents(banking.bonus_cap_cents, "banking.bonus_cap")
+            try:
+                positive_cents_input(banking.bonus_cap_cents)
+            except PydanticCustomError as error:  # the configuration's words for the same refusal
+                raise UserError(f"banking.bonus_cap: {error.message()}") from None
     elif round_.rake is not None:
         raise UserError(
             "rake: a rake is taken only in the designated-player mode; a house-banked game has none"
@@ -754,32 +766,62 @@ class Coverage:
     committed_cents: int
 
 
-def cover_seats(
-    game: str, designated_seat: int, funds_cents: int, antes_cents: Mapping[int, int]
-) -> Coverage:
-    """Bet lock in designated-player mode: which seats the DP's funds cover.
+def bonus_top_cents(wagers: Mapping[str, int], paytable: Callable[[str], Paytable], spec: GameSpec) -> int:
+    """The most a seat's bonus wagers can win together: each placed bonus wager's stake times the best
+    odds its paytable pays (RULES.md "Coverage at bet lock": "the top payout of each bonus wager it
+    placed")."""
+    return sum(
+        wagers[wager] * max(odds for _length, odds in paytable(wager).odds_by_length)
+        for wager in spec.bonus_wagers
+        if wagers.get(wager, 0)
+    )
 
-    RULES.md: "At bet lock each seat in that order is covered while the DP's uncommitted funds cover its
-    ante plus its largest possible raise; a seat that cannot be covered is dead". The cards are not
-    dealt yet, so the largest possible raise is the largest any hand may make (3x the ante in High Card
-    Flush): a seat needs ``ante x (1 + 3)`` of uncommitted funds. Seats are taken in
-    :func:`action_order`; a seat that cannot be covered is passed over and the next one is tried.
-    ``antes_cents`` maps seat number to ante. The round machine calls this at lock; :func:`settle`
-    calls it again from the round, so both always agree.
+
+def cover_seats(
+    game: str,
+    designated_seat: int,
+    funds_cents: int,
+    antes_cents: Mapping[int, int],
+    *,
+    bonus_tops_cents: Mapping[int, int] | None = None,
+    bonus_cap_cents: int | None = None,
+) -> Coverage:
+    """Bet lock in designated-player mode: which seats the DP's bank covers.
+
+    RULES.md: "a seat is in action while the DP's uncommitted bank covers its largest possible win: ante,
+    the largest raise its cards allow (unknown at lock, so 3x the ante), and the top payout of each bonus
+    wager it placed, where the bonus parts of all seats covered so far count together at most the
+    aggregate bonus cap, when one is set. A seat that cannot be covered is dead". Seats are taken in
+    :func:`action_order`; a seat needs ``ante x (1 + 3)`` for its main wagers, and the bonus part of
+    every seat covered so far plus its own (``bonus_tops_cents``, by seat: :func:`bonus_top_cents`) counts
+    at most ``bonus_cap_cents``. A seat that cannot be covered is passed over and the next one is tried.
+    The round machine calls this at lock; :func:`settle` calls it again from the round, so both agree.
+
+    Example: bank 20,000, antes 1,000 each, cap 10,000; seat 3 a flush bonus whose top payout is 20,000,
+    seat 2 none: seat 3 needs 4,000 + min(20,000, 10,000) = 14,000 (covered); seat 2 needs 4,000 more
+    with the bonus part still 10,000: 18,000 in all (covered). Without the cap seat 3 needs 24,000: dead.
     """
     order = action_order(designated_seat, list(antes_cents))
     per_ante = 1 + largest_decision_multiplier(game)
+    tops = bonus_tops_cents or {}
     covered: list[int] = []
     uncovered: list[int] = []
-    committed = 0
+    main = 0  # the main wagers' part committed so far
+    bonus = 0  # the bonus parts of the seats covered so far, before the cap
+
+    def bonus_part(total: int) -> int:
+        return total if bonus_cap_cents is None else min(total, bonus_cap_cents)
+
     for number in order:
-        need = antes_cents[number] * per_ante
-        if committed + need <= funds_cents:
-            committed += need
+        need_main = antes_cents[number] * per_ante
+        with_bonus = bonus + tops.get(number, 0)
+        if main + need_main + bonus_part(with_bonus) <= funds_cents:
+            main += need_main
+            bonus = with_bonus
             covered.append(number)
         else:
             uncovered.append(number)
-    return Coverage(order, tuple(covered), tuple(uncovered), committed)
+    return Coverage(order, tuple(covered), tuple(uncovered), main + bonus_part(bonus))
 
 
 def _dead_seat(seat: Seat, spec: GameSpec, reason: str) -> SeatResult:
@@ -824,7 +866,14 @@ def settle(round: Round) -> Settlement:
     committed = 0
     if designated and banking.seat is not None:
         coverage = cover_seats(
-            spec.name, banking.seat, banking.funds_cents, {seat.seat: seat.wagers["ante"] for seat in by_seat}
+            spec.name,
+            banking.seat,
+            banking.funds_cents,
+            {seat.seat: seat.wagers["ante"] for seat in by_seat},
+            bonus_tops_cents={
+                seat.seat: bonus_top_cents(seat.wagers, round_.paytable, spec) for seat in by_seat
+            },
+            bonus_cap_cents=banking.bonus_cap_cents,
         )
         committed = coverage.committed_cents
         for number in coverage.uncovered:
@@ -928,25 +977,26 @@ def _pay_from_funds(
     committed: int,
     spec: GameSpec,
 ) -> DesignatedPlayerReport:
-    """Losing wagers are collected first, then winners are paid in action order up to the DP's funds
-    (posted funds plus what it collected): the main wagers first, which the bet-lock commitment covers,
-    then the bonus wins. What cannot be paid is recorded as the wager's shortfall."""
+    """RULES.md "Settlement, seat by seat": every losing wager of every seat is collected into the bank
+    first; then each seat in action order is paid all its winning wagers (in spot order: ante, raise,
+    flush, straight flush) before the next seat, up to the bank (posted funds plus what it collected).
+    The cap's cut is applied before (:func:`_apply_bonus_cap`). What cannot be paid is recorded as the
+    wager's shortfall, never invented."""
     collected = sum(-item.net for number in order for item in owed_by_seat.get(number, ()) if item.net < 0)
     available = banking.funds_cents + collected
     paid = 0
     shortfall = 0
-    for bonus_pass in (False, True):
-        for number in order:
-            for item in owed_by_seat.get(number, ()):
-                if item.net <= 0 or (item.wager in spec.bonus_wagers) != bonus_pass:
-                    continue
-                payment = min(item.net, available)
-                if payment < item.net:
-                    item.shortfall = item.net - payment
-                    shortfall += item.shortfall
-                    item.net = payment
-                available -= payment
-                paid += payment
+    for number in order:
+        for item in sorted(owed_by_seat.get(number, ()), key=lambda owed: spec.wagers.index(owed.wager)):
+            if item.net <= 0:
+                continue
+            payment = min(item.net, available)
+            if payment < item.net:
+                item.shortfall = item.net - payment
+                shortfall += item.shortfall
+                item.net = payment
+            available -= payment
+            paid += payment
     assert banking.seat is not None
     return DesignatedPlayerReport(
         seat=banking.seat,
@@ -1006,6 +1056,7 @@ __all__ = [
     "Settlement",
     "WagerResult",
     "action_order",
+    "bonus_top_cents",
     "check_round",
     "cover_seats",
     "parse_round",

@@ -199,7 +199,8 @@ class SimulatedTable:
                 key=keys[device.name],
                 transport=SIM_SCHEMES[device.url.split("://", 1)[0]],
                 seats=self.config.seats,
-                spots=4,
+                # A designated-player table's array has a bank spot per seat (spot 7, after the wagers').
+                spots=8 if self.config.banking.mode == "designated-player" else 4,
                 card_interval_s=card_interval_s if device.kind == "shuffler" else 0.0,
             )
             for device in simulated

@@ -486,3 +486,33 @@ def test_a_relative_device_path_is_the_files_own(tmp_path: Path) -> None:
         ConfigError, match=r"^table.toml: devices.shuffler.url: 'shuffler': the scheme must be"
     ):
         parse(edit('url = "serial:///dev/ttyUSB0?baudrate=115200"', 'url = "shuffler"'))
+
+
+def test_bonus_maxima_and_the_minimum_bank() -> None:
+    """Every wager has a posted limit (RULES.md "Paytables and limits"); a designated player's bank has a
+    minimum; a bonus cap or a limit of 0 is refused in the words settle refuses it in."""
+    limits = "max_ante_cents = 50000\nmax_bonus_cents = { flush = 10000, straight_flush = 2500 }"
+    config = parse_config(edit("max_ante_cents = 50000", limits), source="table.toml", base_dir=Path("/"))
+    assert config.limits.max_bonus_cents == {"flush": 10_000, "straight_flush": 2500}
+    assert config.to_json()["limits"]["max_bonus_cents"] == {"flush": 10_000, "straight_flush": 2500}
+    assert "max_bonus_cents" not in load_config().to_json()["limits"]  # the default's digest is unchanged
+    with pytest.raises(ConfigError) as raised:
+        parse(edit("max_ante_cents = 50000", "max_ante_cents = 50000\nmax_bonus_cents = { raise = 1 }"))
+    assert str(raised.value) == (
+        "table.toml: limits.max_bonus_cents.raise: not a bonus wager of high-card-flush "
+        "(bonus wagers: flush, straight_flush)"
+    )
+    with pytest.raises(ConfigError, match=r"limits.max_bonus_cents.flush: must be at least 1 cent"):
+        parse(edit("max_ante_cents = 50000", "max_ante_cents = 50000\nmax_bonus_cents = { flush = 0 }"))
+    dp = edit('mode = "house"', 'mode = "designated-player"').replace("seats = 6", "seats = 7")
+    assert parse_config(dp, source="t", base_dir=Path("/")).min_bank_cents == 2000  # 4 x min ante
+    own = dp + "\n[designated_player]\nmin_bank_cents = 100000\n"
+    assert parse_config(own, source="t", base_dir=Path("/")).min_bank_cents == 100_000
+    with pytest.raises(ConfigError, match=r"designated_player: only a designated-player table has a bank"):
+        parse(BASE + "\n[designated_player]\nmin_bank_cents = 100000\n")
+    with pytest.raises(ConfigError) as raised:
+        parse(dp.replace("max_ante_cents = 50000", "max_ante_cents = 50000\naggregate_bonus_cap_cents = 0"))
+    assert str(raised.value) == (
+        "table.toml: limits.aggregate_bonus_cap_cents: must be at least 1 cent "
+        "(0 would allow or pay nothing; leave it out for none)"
+    )

@@ -15,7 +15,7 @@ def examples() -> list[str]:
 
 
 def test_the_complete_example_loads(tmp_path: Path) -> None:
-    complete, minimal = examples()
+    complete, minimal, _designated = examples()
     (tmp_path / "keys").mkdir()
     (tmp_path / "keys" / "sensors.hex").write_text("1f" * 31 + "2e\n")
     (tmp_path / "table.toml").write_text(complete)
@@ -41,3 +41,20 @@ def test_every_key_in_the_complete_example_is_documented() -> None:
     complete = examples()[0]
     for key in re.findall(r"^(\w+) =", complete, flags=re.MULTILINE):
         assert f"`{key}`" in text, key
+
+
+def test_the_designated_player_example_plays_with_simulated_players(tmp_path: Path) -> None:
+    """`flushtable run --config dp.toml` with simulated players: the real daemon and devices over
+    pseudo-terminals, three rounds, every recalled round re-settled identically."""
+    from tests.daemon.harness import check_recall_settles, run_daemon
+
+    _complete, _minimal, designated = examples()
+    (tmp_path / "dp.toml").write_text(designated)
+    config = load_config(tmp_path / "dp.toml")
+    assert (config.banking.mode, config.min_bank_cents) == ("designated-player", 20_000)
+    assert config.limits.max_bonus_cents == {"flush": 2500, "straight_flush": 1000}
+    journal_path = tmp_path / "var" / "dp-journal.sqlite"
+    run_daemon(config, journal_path, rounds=3, seed=7, autoplay=True, timeout_s=90.0)
+    records = check_recall_settles(journal_path)
+    assert len(records) >= 3
+    assert {record["round"]["banking"]["mode"] for record in records} == {"designated-player"}

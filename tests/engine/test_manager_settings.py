@@ -47,12 +47,25 @@ def test_set_limits_between_rounds_is_journaled_and_governs_the_next_lock() -> N
     assert entry.entry == entries.OperatorAction(
         action="set_limits",
         by="maria",
-        detail="ante limits 20.00 to 500.00 (were 1.00 to 1,000.00)",
-        before={"min_ante_cents": 100, "max_ante_cents": 100_000},
-        after={"min_ante_cents": 2000, "max_ante_cents": 50_000},
+        detail="ante limits 20.00 to 500.00 (were 1.00 to 1,000.00), "
+        "bonus maxima flush 500.00, straight_flush 500.00",
+        before={
+            "min_ante_cents": 100,
+            "max_ante_cents": 100_000,
+            "max_bonus_cents": {"flush": 100_000, "straight_flush": 100_000},
+        },
+        after={
+            "min_ante_cents": 2000,
+            "max_ante_cents": 50_000,
+            "max_bonus_cents": {"flush": 50_000, "straight_flush": 50_000},
+        },
         config_digest="d1",
     )
-    assert table.engine.public_snapshot()["limits"] == {"min_ante_cents": 2000, "max_ante_cents": 50_000}
+    assert table.engine.public_snapshot()["limits"] == {
+        "min_ante_cents": 2000,
+        "max_ante_cents": 50_000,
+        "max_bonus_cents": {"flush": 50_000, "straight_flush": 50_000},
+    }
     table.start()
     table.bet(1, "ante", 500)
     refused = table.refusals(table.lock())

@@ -102,7 +102,9 @@ def test_high_card_flush_house_round() -> None:
 
 
 def test_high_card_flush_designated_player_round_with_coverage_and_rake() -> None:
-    config = TableConfig(banking_mode=DESIGNATED_PLAYER, rake={"method": "ii", "amount": 50})
+    config = TableConfig(
+        banking_mode=DESIGNATED_PLAYER, rake={"method": "ii", "amount": 50}, bonus_cap_cents=4000
+    )
     # Deal order: seats 3 and 5 (seat 2 is not covered), then the DP's seat 1 as the banker's position 0.
     seat3 = ["Ac", "Kc", "Jc", "9c", "5d", "7d", "2d"]
     seat5 = ["Ad", "Kd", "9d", "3h", "5h", "7h", "9h"]
@@ -119,8 +121,9 @@ def test_high_card_flush_designated_player_round_with_coverage_and_rake() -> Non
     table.bet(3, "straight_flush", 500)
     table.bet(5, "ante", 1000)
     table.lock()
-    # Action order from the DP in seat 1: 7, 6, 5, 4, 3, 2 -> seats 5 (needs 4,000), 3 (12,000), then seat
-    # 2 (8,000) is beyond the 20,000 posted: dead, its wager returned, and it is not dealt.
+    # Action order from the DP in seat 1: 7, 6, 5, 4, 3, 2 -> seats 5 (needs 4,000), 3 (12,000 and its
+    # straight-flush bonus's top payout 500 x 1,000, bounded by the 4,000 cap: 16,000), then seat 2
+    # (8,000) is beyond the 20,000 posted: dead, its wager returned, and it is not dealt.
     assert table.payload("dead_hand") == {
         "seat": 2,
         "reason": {
@@ -134,6 +137,7 @@ def test_high_card_flush_designated_player_round_with_coverage_and_rake() -> Non
         "mode": "designated-player",
         "seat": 1,
         "funds": 20_000,
+        "bonus_cap": 4000,
     }
     assert table.of_type(Deal) == [Deal("shuffler", ((3, 7), (5, 7), (0, 7)))]
     table.bet(3, "raise", 3000)  # 4-card flush: exactly 1x

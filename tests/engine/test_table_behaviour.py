@@ -451,13 +451,17 @@ def test_designated_player_accepts_and_the_button_moves_clockwise_each_round() -
         table.call(table.engine.handle, engine_actions.DpAccepts(100_000, "dealer"), table.now_s)
         dp_seats.append(offered)
         table.start()
-        player = next(seat for seat in (2, 4, 6) if seat != offered)
-        table.bet(player, "ante", 500)
+        # Both other seats play (a seat that took no part in the last hand is empty: never offered).
+        players = [seat for seat in (2, 4, 6) if seat != offered]
+        for player in players:
+            table.bet(player, "ante", 500)
         table.lock()
-        table.key("fold_seat", player)
+        for player in players:
+            table.key("fold_seat", player)
         table.key("confirm")
         table.key("next")
-        table.bet(player, "ante", 0)
+        for player in players:
+            table.bet(player, "ante", 0)
         table.next_card = 0
     assert dp_seats == [2, 4, 6, 2]
 

@@ -38,26 +38,17 @@ def test_every_declared_action_is_one_route_with_its_own_body(rig: PanelRig) -> 
 
 def test_buttons_are_offered_by_role_and_by_the_tables_state() -> None:
     assert _names("viewer", BETWEEN_ROUNDS) == []
-    assert _names("supervisor", BETWEEN_ROUNDS) == ["hold_table", "move_button"]
-    assert _names("supervisor", IN_PLAY) == ["hold_table", "void_round"]
-    assert _names("supervisor", ON_HOLD) == ["void_round"]  # one supervisor's hold at a time
-    # A house-banked table has no designated player's button to move: it is not offered.
+    dp_between = ["hold_table", "move_button", "dp_accepts", "dp_waives"]
+    assert _names("supervisor", BETWEEN_ROUNDS) == dp_between
+    assert _names("supervisor", IN_PLAY) == ["hold_table", "void_round", "kill_seat"]
+    # One supervisor's hold at a time; a seat may still be killed before the decisions close.
+    assert _names("supervisor", ON_HOLD) == ["void_round", "kill_seat"]
+    # A house-banked table has no designated player's button to move, accept or waive: not offered.
     assert _names("supervisor", HOUSE_BETWEEN_ROUNDS) == ["hold_table"]
-    assert _names("manager", BETWEEN_ROUNDS) == [
-        "hold_table",
-        "move_button",
-        "close_table",
-        "set_limits",
-        "set_paytable",
-    ]
-    assert _names("manager", IN_PLAY) == ["hold_table", "void_round"]
-    assert _names("manager", CLOSED) == [
-        "hold_table",
-        "move_button",
-        "open_table",
-        "set_limits",
-        "set_paytable",
-    ]
+    manager_settings = ["set_limits", "set_bonus_limit", "set_paytable"]
+    assert _names("manager", BETWEEN_ROUNDS) == [*dp_between, "close_table", *manager_settings]
+    assert _names("manager", IN_PLAY) == ["hold_table", "void_round", "kill_seat"]
+    assert _names("manager", CLOSED) == [*dp_between, "open_table", *manager_settings]
     alert = {"state": "active"}
     (clear,) = buttons("supervisor", "alert", alert, fault_id="FT1-000001")
     assert clear["url"] == "/api/actions/clear_fault"

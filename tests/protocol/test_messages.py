@@ -69,6 +69,8 @@ def test_type_codes_are_unique_and_every_issue_message_exists() -> None:
         "show_button", "show_text", "show_seat_result", "dealer_key",
         # v2
         "hello_v2", "auth_confirm_v2", "status_query", "status_report",
+        # v2, issue 13: the designated player's bank keyed at the dealer display
+        "dp_bank_keyed",
     }  # fmt: skip
 
 

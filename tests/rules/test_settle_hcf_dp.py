@@ -219,46 +219,67 @@ def test_cover_seats_never_commits_beyond_the_funds(
 
 
 # --- settlement order up to the DP's funds ---------------------------------------------------------------
-def test_losers_are_collected_first_then_winners_paid_up_to_the_funds_and_the_shortfall_recorded() -> None:
-    # Funds 4,000 cover seats 3 and 5 (2,000 each). Seat 5 loses 1,000, collected first: 5,000 to pay with.
-    # Seat 3 is paid its ante and raise (1,000), then 4,000 of its 6,000 straight-flush win: 2,000 short.
+def test_coverage_counts_a_seats_bonus_top_payout_and_an_uncovered_seat_is_dead() -> None:
+    # RULES.md "Coverage at bet lock": seat 3 (first in action order) needs ante 500 + raise 1,500 + the
+    # straight flush's top payout 100 x 1,000 = 102,000; the bank of 4,000 cannot cover it: dead, every
+    # wager returned, unraked. Seat 5 needs 2,000: covered, and loses 1,000 to the bank.
     result = hcf_dp(
         WEAK_DP,
         seat(3, "2h 3h 4h 5h 9c Jd Kc", ante=500, raise_=500, straight_flush=100),
         seat(5, "7h 9h Jh Ac Kd 5c 7d", ante=500, raise_=500),
         funds=4000,
+        rake={"method": "ii", "amount": 50},
     )
+    assert seat_of(result, 3)["status"] == "dead"
     assert wagers_of(result, 3) == {
-        "ante": ("win", 500),
-        "raise": ("win", 500),
-        "straight_flush": ("win", 4000),
+        "ante": ("returned", 0),
+        "raise": ("returned", 0),
+        "straight_flush": ("returned", 0),
     }
-    assert seat_of(result, 3)["wagers"]["straight_flush"]["shortfall"] == 2000
+    assert seat_of(result, 3)["rake"] == 0
+    assert wagers_of(result, 5) == {"ante": ("lose", -500), "raise": ("lose", -500)}
     assert result["designated_player"] == {
         "seat": 4,
         "funds": 4000,
         "action_order": [3, 5],
-        "committed": 4000,
+        "committed": 2000,
         "collected": 1000,
-        "paid": 5000,
-        "shortfall": 2000,
+        "paid": 0,
+        "shortfall": 0,
     }
-    assert result["banker_net"] == -4000  # never beyond the funds posted
 
 
-def test_main_wagers_are_paid_before_an_earlier_seats_bonus() -> None:
-    # Seat 3 comes first in action order with a 6,000 bonus win; seat 5's ante and raise were covered at
-    # lock, so they are paid before seat 3's bonus takes what is left.
+def test_the_aggregate_cap_bounds_the_bonus_part_of_coverage_and_winners_are_paid_seat_by_seat() -> None:
+    # With a cap of 2,000 seat 3 needs 2,000 + min(100,000, 2,000) = 4,000 and seat 5 2,000 more (the
+    # bonus part stays 2,000): both covered by 8,000. Seat 3's 6,000 straight-flush win is cut to the cap
+    # before any payment; then seat 3 is paid all its wins (ante, raise, straight flush: 3,000) before
+    # seat 5 (ante, raise: 1,000). Nothing is short: coverage reserved every covered seat's largest win.
     result = hcf_dp(
         WEAK_DP,
         seat(3, "2h 3h 4h 5h 9c Jd Kc", ante=500, raise_=500, straight_flush=100),
         seat(5, "Ac Jc 7c 5c 7d 9d Kd", ante=500, raise_=500),
-        funds=4000,
+        funds=8000,
+        banking_extra={"bonus_cap": 2000},
     )
+    assert wagers_of(result, 3) == {
+        "ante": ("win", 500),
+        "raise": ("win", 500),
+        "straight_flush": ("win", 2000),
+    }
+    assert seat_of(result, 3)["wagers"]["straight_flush"]["capped_from"] == 6000
     assert wagers_of(result, 5) == {"ante": ("win", 500), "raise": ("win", 500)}
-    assert wagers_of(result, 3)["straight_flush"] == ("win", 2000)
-    assert result["designated_player"]["shortfall"] == 4000
+    assert result["designated_player"]["committed"] == 6000
+    assert result["designated_player"]["paid"] == 4000
+    assert result["designated_player"]["shortfall"] == 0
     assert result["banker_net"] == -4000
+
+
+def test_a_cap_of_zero_is_refused_as_the_configuration_refuses_it() -> None:
+    with pytest.raises(UserError) as raised:
+        hcf_dp(WEAK_DP, seat(3, "2h 3h 4h 5h 9c Jd Kc", ante=500), banking_extra={"bonus_cap": 0})
+    assert str(raised.value) == (
+        "banking.bonus_cap: must be at least 1 cent (0 would allow or pay nothing; leave it out for none)"
+    )
 
 
 # --- house rake ------------------------------------------------------------------------------------------

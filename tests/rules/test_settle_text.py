@@ -75,13 +75,13 @@ def test_a_designated_player_round_shows_the_cap_and_the_shortfall() -> None:
         "Kd 9d 2c 7h 4s Jc 8s",
         seat(3, "5h 4h 3h 2h Qc Tc 9s", ante=500, raise_=500, straight_flush=100),
         seat(5, "Ad Qd 6d 3d 2d 5c 3s", ante=500, raise_=1000),
-        banking=dp(4, 2000, bonus_cap=5000),
+        banking=dp(4, 12_000, bonus_cap=5000),  # covers seat 3's 2,000 + the capped bonus 5,000, seat 5
     )
     settlement = settle_round_json(obj)
     text = render_settlement(obj, settlement)
     assert text.splitlines()[0] == "High Card Flush, designated player seat 4"
     assert "4-card heart flush, 5 high (5 4 3 2); 4-card straight flush, 5 high" in text
-    assert "Designated player seat 4: funds 20.00" in text
+    assert "Designated player seat 4: funds 120.00" in text
     seats: list[dict[str, Any]] = settlement["seats"]  # type: ignore[assignment]
     seat3 = next(s for s in seats if s["seat"] == 3)
     bonus = seat3["wagers"]["straight_flush"]

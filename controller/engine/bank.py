@@ -247,7 +247,8 @@ class Bank:
             ctx.refuse("dp_accepts", f"funds_cents: must be a positive integer, not {funds_cents!r}", by)
             return
         if funds_cents < ctx.config.min_bank_cents:
-            why = f"a bank of {funds_cents} is below the table's minimum bank {ctx.config.min_bank_cents}"
+            minimum = money(ctx.config.min_bank_cents)
+            why = f"a bank of {money(funds_cents)} is below the table's minimum bank {minimum}"
             ctx.refuse("dp_accepts", why, by)
             ctx.out.append(ShowText(ctx.config.display_device, f"Refused: {why}"))
             return

@@ -82,7 +82,7 @@ def test_accept_with_the_bank_on_the_sensors_and_a_seat_dead_by_its_bonus(tmp_pa
     banks = [(p["seat"], p["amount_cents"]) for p in of_kind(journal, "bet_changed") if p["wager"] == "bank"]
     assert set(banks) == {(1, 20_000)}  # the bank spot (re-reported after the lock)
     [moved] = of_kind(journal, "button_moved")
-    assert (moved["to_seat"], moved["reason"]) == (1, "accepted, funds 20000")
+    assert (moved["to_seat"], moved["reason"]) == (1, "accepted, funds 200.00")
     [started] = of_kind(journal, "round_started")
     assert started["banking"] == {
         "mode": "designated-player",
@@ -108,10 +108,10 @@ def test_accept_with_the_bank_on_the_sensors_and_a_seat_dead_by_its_bonus(tmp_pa
 
 def test_a_keyed_bank_after_a_bank_below_the_minimum_and_a_waive_by_key(tmp_path: Path) -> None:
     journal = play(tmp_path, "dp_keyed_bank")
-    assert "refused: a bank of 100 is below the table's minimum bank 20000" in refusals(journal)
+    assert "refused: a bank of 1.00 is below the table's minimum bank 200.00" in refusals(journal)
     assert of_kind(journal, "dp_waived") == [{"seat": 1}]
     [moved] = of_kind(journal, "button_moved")
-    assert (moved["to_seat"], moved["reason"]) == (2, "accepted, funds 50000")
+    assert (moved["to_seat"], moved["reason"]) == (2, "accepted, funds 500.00")
     keys = [(p["key"], p["seat"]) for p in of_kind(journal, "dealer_key")]
     assert keys[:3] == [("dp_accepts", 1), ("dp_waives", None), ("dp_accepts", 2)]
     [settled] = of_kind(journal, "round_settled")
@@ -124,6 +124,6 @@ def test_an_unanswered_offer_is_waived_by_its_timeout(tmp_path: Path) -> None:
     [waived] = [entry for entry in journal if entry.kind == "dp_waived"]
     assert (waived.payload, waived.source) == ({"seat": 1}, "engine")
     [moved] = of_kind(journal, "button_moved")
-    assert (moved["to_seat"], moved["reason"]) == (2, "accepted, funds 30000")
+    assert (moved["to_seat"], moved["reason"]) == (2, "accepted, funds 300.00")
     [settled] = of_kind(journal, "round_settled")
     assert settled["round"]["banking"]["funds"] == 30_000

@@ -11,6 +11,7 @@ import pytest
 from controller.engine import TableConfig, TableEngine
 from controller.engine import actions as a
 from controller.engine.bets import BANK_SPOT
+from controller.money import money
 from controller.rules.settle import parse_round, settle
 from drivers.events import BetChanged, Deal, DpBankKeyed, ShowSeatResult, ShowText
 from tests.engine.table import NOW_S, Table, stack
@@ -48,7 +49,7 @@ def test_an_over_limit_bonus_is_refused_at_the_lock_until_corrected(
     table = betting_table(config, bonus, maximum, bets)
     outs = table.lock()
     (refused,) = table.refusals(outs)
-    assert refused.reason == f"seat 1 {bonus}: 2500 is over the table's maximum {maximum}"
+    assert refused.reason == f"seat 1 {bonus}: 25.00 is over the table's maximum {money(maximum)}"
     assert ShowText("display", f"Refused: {refused.reason}") in outs  # the dealer sees which spot
     assert table.engine.state == "betting"  # nothing taken into action: the round waits
     assert table.engine.round is None
@@ -88,7 +89,7 @@ def test_the_bonus_limit_defaults_to_the_ante_maximum() -> None:
     table.bet(1, "ante", 500)
     table.bet(1, "straight_flush", 10_001)
     (refused,) = table.refusals(table.lock())
-    assert refused.reason == "seat 1 straight_flush: 10001 is over the table's maximum 10000"
+    assert refused.reason == "seat 1 straight_flush: 100.01 is over the table's maximum 100.00"
 
 
 def test_set_limits_sets_bonus_maxima_between_rounds_only() -> None:
@@ -106,7 +107,7 @@ def test_set_limits_sets_bonus_maxima_between_rounds_only() -> None:
     assert table.refusals(outs)[0].reason == "betting is open (betting): only between rounds"
     table.bet(1, "ante", 500)
     table.bet(1, "flush", 1001)
-    assert table.refusals(table.lock())[0].reason == "seat 1 flush: 1001 is over the table's maximum 1000"
+    assert table.refusals(table.lock())[0].reason == "seat 1 flush: 10.01 is over the table's maximum 10.00"
     # After a restart on the same configuration file the manager's maxima stand.
     engine = TableEngine(TableConfig(config_digest="d1"), table.engine.recovered_state())
     assert engine.config.max_bonus_for("flush") == 1000
@@ -187,7 +188,7 @@ def test_kill_seat_refusals() -> None:
 def test_a_bank_below_the_minimum_is_refused_with_the_reason_on_the_display() -> None:
     table = Table(TableConfig(banking_mode="designated-player", min_bank_cents=20_000), stack())
     outs = table.call(table.engine.handle, a.DpAccepts(1, "dealer"), table.now_s)
-    reason = "a bank of 1 is below the table's minimum bank 20000"
+    reason = "a bank of 0.01 is below the table's minimum bank 200.00"
     assert table.refusals(outs)[0].reason == reason
     assert ShowText("display", f"Refused: {reason}") in outs
     assert table.engine.public_snapshot()["designated_player"]["seat"] is None
@@ -279,7 +280,7 @@ def test_the_offered_player_accepts_with_the_chips_on_its_bank_spot() -> None:
     assert table.journal("bet_changed")[-1].payload["wager"] == "bank"
     table.key("dp_accepts")
     moved = table.payload("button_moved")
-    assert (moved["to_seat"], moved["reason"]) == (1, "accepted, funds 30000")
+    assert (moved["to_seat"], moved["reason"]) == (1, "accepted, funds 300.00")
     table.start()
     table.bet(2, "ante", 500)
     table.lock()
@@ -294,7 +295,7 @@ def test_accept_by_key_with_an_empty_bank_spot_is_refused_on_the_display() -> No
     assert ShowText("display", f"Refused: {reason}") in outs
     table.event(BetChanged("sensors", 1, BANK_SPOT, 5_000, 1, False))
     outs = table.key("dp_accepts")  # below the table's minimum bank
-    assert table.refusals(outs)[0].reason == "a bank of 5000 is below the table's minimum bank 10000"
+    assert table.refusals(outs)[0].reason == "a bank of 50.00 is below the table's minimum bank 100.00"
     assert not table.journal("button_moved")
 
 
@@ -308,7 +309,7 @@ def test_a_keyed_bank_is_accepted_and_a_keyed_zero_or_another_seat_refused() -> 
     assert table.payload("dp_waived") == {"seat": 1}
     table.event(DpBankKeyed("display", 2, 50_000))
     moved = table.payload("button_moved")
-    assert (moved["to_seat"], moved["reason"]) == (2, "accepted, funds 50000")
+    assert (moved["to_seat"], moved["reason"]) == (2, "accepted, funds 500.00")
     keys = [(e.payload["key"], e.payload["seat"]) for e in table.journal("dealer_key")]
     assert keys == [("dp_accepts", 1), ("dp_accepts", 3), ("dp_waives", None), ("dp_accepts", 2)]
 

@@ -106,7 +106,7 @@ class Table:
             self.process.wait()
 
 
-def check_journal_and_restart(journal_path: Path) -> set[str]:
+def check_journal_and_restart(journal_path: Path) -> set[str | None]:
     """The journal verifies, ends in table_closed; the next start voids the open rounds (returned)."""
     assert flushtable("journal", "verify", "--journal", str(journal_path)).returncode == 0
     journal = entries(journal_path)
@@ -115,10 +115,13 @@ def check_journal_and_restart(journal_path: Path) -> set[str]:
         e.round_id for e in journal if e.kind in ("round_settled", "round_dead", "round_voided")
     }
     restart = flushtable(
-        "run", "--rounds", "1", "--seed", "3", "--no-panel", "--journal", str(journal_path), "--time-scale", "50"
+        *("run", "--rounds", "1", "--seed", "3", "--no-panel", "--time-scale", "50"),
+        *("--journal", str(journal_path)),
     )
     assert restart.returncode == 0, restart.stderr[-3000:]
-    voided = {e.round_id for e in entries(journal_path) if e.kind == "round_voided" and e.source == "recovery"}
+    voided = {
+        e.round_id for e in entries(journal_path) if e.kind == "round_voided" and e.source == "recovery"
+    }
     assert voided == open_rounds
     assert flushtable("journal", "verify", "--journal", str(journal_path)).returncode == 0
     return open_rounds
@@ -155,7 +158,9 @@ def test_one_signal_says_so_at_once_and_stops_within_the_decision_timeout(
 
 
 @pytest.mark.parametrize("panel", [False, True], ids=["no-panel", "panel"])
-def test_a_second_sigint_stops_at_once_and_the_next_start_voids_the_round(tmp_path: Path, panel: bool) -> None:
+def test_a_second_sigint_stops_at_once_and_the_next_start_voids_the_round(
+    tmp_path: Path, panel: bool
+) -> None:
     journal_path = tmp_path / "journal.sqlite"
     table = Table(journal_path, panel=panel)
     try:

@@ -16,11 +16,12 @@ import subprocess
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.daemon.crash import journal_kinds_count
-from tests.daemon.harness import FLUSHTABLE, entries, flushtable
+from tests.daemon.harness import FLUSHTABLE, entries, flushtable, run_daemon, write_config
 
 TIME_SCALE = 10.0
 DECISION_WALL_S = 30.0 / TIME_SCALE  # the embedded default's decision timeout (30 s) on that clock
@@ -178,3 +179,21 @@ def test_a_second_sigint_stops_at_once_and_the_next_start_voids_the_round(
     assert "round_left_open" in table.stderr()
     # The round stalled on its walk-aways was left open by the second press: voided at the next start.
     assert check_journal_and_restart(journal_path)
+
+
+def timeout_decisions(journal_path: Path) -> int:
+    return sum(
+        1 for e in entries(journal_path) if e.kind == "decision" and e.payload.get("cause") == "timeout"
+    )
+
+
+@pytest.mark.parametrize(("walk_away_rate", "walk_aways"), [(None, False), (0.03, True), (1.0, True)])
+def test_the_simulated_players_walk_away_only_when_asked(
+    tmp_path: Path, walk_away_rate: float | None, walk_aways: bool
+) -> None:
+    # The default (make run, `flushtable run` with no option) never waits out a decision timeout on a
+    # simulated player; asked for (a soak, --sim-walk-away-rate), every seat walks away.
+    options: dict[str, Any] = {} if walk_away_rate is None else {"walk_away_rate": walk_away_rate}
+    journal_path = tmp_path / "journal.sqlite"
+    run_daemon(write_config(tmp_path, "hcf-house"), journal_path, rounds=12, seed=7, autoplay=True, **options)
+    assert (timeout_decisions(journal_path) > 0) is walk_aways

@@ -6,7 +6,9 @@ while the round in play waits out its decision timeout: the longest a round can 
 One signal: "stopping: ..." on standard error at once, and exit 0 within the decision timeout + 1 s.
 Two: exit within 2 s of the second. Either way the journal verifies and the next start voids the open
 round. Times are measured on the monotonic clock and printed; the asserts add LOAD_ALLOWANCE_S so a
-loaded machine (2 cores shared) does not fail them; docs/operations.md has the measured figures."""
+loaded machine (2 cores shared) does not fail them; docs/operations.md has the measured figures.
+
+Also: the simulated players walk away only when asked (the demo never stalls on one)."""
 
 from __future__ import annotations
 
@@ -197,3 +199,14 @@ def test_the_simulated_players_walk_away_only_when_asked(
     journal_path = tmp_path / "journal.sqlite"
     run_daemon(write_config(tmp_path, "hcf-house"), journal_path, rounds=12, seed=7, autoplay=True, **options)
     assert (timeout_decisions(journal_path) > 0) is walk_aways
+
+
+@pytest.mark.parametrize("rate", ["2", "-0.1", "nan"])
+def test_a_walk_away_rate_out_of_range_is_one_line(tmp_path: Path, rate: str) -> None:
+    journal_path = tmp_path / "journal.sqlite"
+    done = flushtable("run", "--no-panel", "--journal", str(journal_path), "--sim-walk-away-rate", rate)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"flushtable run: --sim-walk-away-rate: must be from 0 to 1, not {float(rate)}"
+    ]
+    assert not journal_path.exists()

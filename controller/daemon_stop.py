@@ -49,7 +49,8 @@ class StopRequest:
             else:
                 self._say("stopping: no round in play")
         elif not self.now.is_set():
-            self._say("stopping now: the open round is voided with every wager returned at the next start")
+            open_round = ": the open round is voided with every wager returned at the next start"
+            self._say(f"stopping now{open_round if round_in_play else ''}")
             self.now.set()
         self.asked.set()
 

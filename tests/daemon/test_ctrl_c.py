@@ -12,6 +12,8 @@ Also: the simulated players walk away only when asked (the demo never stalls on 
 
 from __future__ import annotations
 
+import asyncio
+import io
 import os
 import signal
 import subprocess
@@ -22,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from controller.daemon_stop import StopRequest
 from tests.daemon.crash import journal_kinds_count
 from tests.daemon.harness import FLUSHTABLE, entries, flushtable, run_daemon, write_config
 
@@ -210,3 +213,31 @@ def test_a_walk_away_rate_out_of_range_is_one_line(tmp_path: Path, rate: str) ->
         f"flushtable run: --sim-walk-away-rate: must be from 0 to 1, not {float(rate)}"
     ]
     assert not journal_path.exists()
+
+
+def test_the_stop_says_what_it_waits_for_and_a_second_signal_ends_the_wait() -> None:
+    async def main() -> list[str]:
+        err = io.StringIO()
+        stop = StopRequest(30.0, err=err)
+        stop.signalled(round_in_play=False)
+        assert stop.asked.is_set()
+        assert not stop.now.is_set()
+        stop.signalled(round_in_play=False)
+        assert stop.now.is_set()
+        started_s = time.monotonic()
+        await stop.wait_round(lambda: True)  # a round that would never close: the second signal ends it
+        assert time.monotonic() - started_s < 1.0
+        return err.getvalue().splitlines()
+
+    assert asyncio.run(main()) == ["stopping: no round in play", "stopping now"]
+
+
+def test_the_round_wait_ends_at_the_decision_timeout() -> None:
+    async def main() -> float:
+        stop = StopRequest(0.2, err=io.StringIO())
+        started_s = time.monotonic()
+        await stop.wait_round(lambda: True)
+        return time.monotonic() - started_s
+
+    waited_s = asyncio.run(main())
+    assert 0.2 <= waited_s < 0.2 + LOAD_ALLOWANCE_S

@@ -15,7 +15,8 @@ which recovery voids at the next start with every wager returned.
 ``TableDaemon`` owns the one queue, its loop and the run/shutdown lifecycle, and composes three parts:
 the journal side (controller/daemon_journal.py: the group commit, the anchor, the journal's failure),
 the device side (controller/daemon_devices.py: drivers, send queues, health) and the watches
-(controller/daemon_watches.py: clearings from other processes, the integrity check, systemd's watchdog).
+(controller/daemon_watches.py: clearings from other processes, the integrity check, systemd's watchdog);
+how a Ctrl-C or SIGTERM stops it (what it says, how long it waits) is controller/daemon_stop.py.
 
 Simulation wraps this daemon from outside (controller/simulation/): simulated devices are served by
 the harness and reached through ``DeviceLinks``; simulated people act through ``submit``/``perform``

@@ -72,7 +72,11 @@ def main() -> None:
         ready: dict[str, float] = {}  # rounds per second count from the table running, not from start-up
         options = RunOptions(journal_path=journal_path, rounds=args.rounds, print_rounds=False)
         simulation = SimulationOptions(
-            seed=args.seed, autoplay=True, time_scale=args.time_scale, devices_process=args.devices_process
+            seed=args.seed,
+            autoplay=True,
+            time_scale=args.time_scale,
+            devices_process=args.devices_process,
+            walk_away_rate=0.03,  # as before the demo's default went to 0: figures stay comparable
         )
         table = SimulatedTable(
             config,

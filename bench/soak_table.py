@@ -240,6 +240,7 @@ async def soak(
         time_scale=time_scale,
         supervisor_clear_after_s=SUPERVISOR_CLEAR_AFTER_S,
         noise=noise,
+        walk_away_rate=0.03,  # the soak plays walk-aways (decision timeouts) among its rounds
     )
     table = SimulatedTable(config, options, simulation, out=io.StringIO(), on_ready=on_ready)
     started_s = time.monotonic()

@@ -15,7 +15,8 @@ which recovery voids at the next start with every wager returned.
 ``TableDaemon`` owns the one queue, its loop and the run/shutdown lifecycle, and composes three parts:
 the journal side (controller/daemon_journal.py: the group commit, the anchor, the journal's failure),
 the device side (controller/daemon_devices.py: drivers, send queues, health) and the watches
-(controller/daemon_watches.py: clearings from other processes, the integrity check, systemd's watchdog).
+(controller/daemon_watches.py: clearings from other processes, the integrity check, systemd's watchdog);
+how a Ctrl-C or SIGTERM stops it (what it says, how long it waits) is controller/daemon_stop.py.
 
 Simulation wraps this daemon from outside (controller/simulation/): simulated devices are served by
 the harness and reached through ``DeviceLinks``; simulated people act through ``submit``/``perform``
@@ -42,6 +43,7 @@ from controller import systemd
 from controller.config import TableConfig
 from controller.daemon_devices import DaemonDevices, DeviceLinks
 from controller.daemon_journal import DaemonJournal
+from controller.daemon_stop import StopRequest
 from controller.daemon_watches import DaemonWatches
 from controller.engine import Alert, JournalRecord, Refused, TableEngine
 from controller.engine import TableConfig as EngineConfig
@@ -73,7 +75,7 @@ log = structlog.get_logger("flushtable.daemon")
 
 TICK_INTERVAL_S = 0.1  # how often the decision clock is checked (table-clock timeouts are seconds)
 MIN_TICK_INTERVAL_S = 0.005  # the most often it is checked on an accelerated clock
-SHUTDOWN_GRACE_S = 20.0  # SIGTERM: how long a round in play may take to finish before we stop anyway
+PANEL_STOP_S = 0.5  # shutdown: the longest the panel's server may take to stop (its streams end first)
 LATENCIES_KEPT = 100_000
 BURST_ITEMS = 64  # the most queued items handled before a commit that is due is made
 DRAIN_TIMEOUT_S = 10.0  # shutdown: the longest the queue's last items may take to be handled
@@ -243,7 +245,9 @@ class TableDaemon:
         self.events: asyncio.Queue[QueueItem | _Waited] = asyncio.Queue()
         self.panel: Any = None
         self._tasks: list[asyncio.Task[None]] = []
-        self._stop = asyncio.Event()
+        # Ctrl-C / SIGTERM: the round in play may take up to the decision timeout (controller/daemon_stop.py).
+        self.stop_request = StopRequest(config.timeouts.decision_s / max(self.clock.scale, 1.0))
+        self._stop = self.stop_request.asked
         self._stopping = False
         self._engine: TableEngine | None = None
         self._listeners: list[ActionListener] = []
@@ -501,7 +505,7 @@ class TableDaemon:
             previous_handler = loop.get_exception_handler()
             loop.set_exception_handler(log_loop_exception)
             for signal_number in (signal.SIGTERM, signal.SIGINT):
-                loop.add_signal_handler(signal_number, self.request_stop)
+                loop.add_signal_handler(signal_number, self._signalled)
             self.ledger.start_anchor_writer()
             try:
                 self._spawn(self.ledger.committer(), "committer")
@@ -530,10 +534,12 @@ class TableDaemon:
                 await self._finish_round()
             finally:
                 systemd.notify("STOPPING=1")
-                for signal_number in (signal.SIGTERM, signal.SIGINT):
-                    loop.remove_signal_handler(signal_number)
-                loop.set_exception_handler(previous_handler)
-                await self._shutdown()
+                try:
+                    await self._shutdown()  # a second Ctrl-C meanwhile is still ours (no traceback)
+                finally:
+                    for signal_number in (signal.SIGTERM, signal.SIGINT):
+                        loop.remove_signal_handler(signal_number)
+                    loop.set_exception_handler(previous_handler)
         finally:
             self.ledger.close()
         if self.journal_failure is not None and self.failure is None:
@@ -564,8 +570,13 @@ class TableDaemon:
             log.critical("daemon_task_failed", task=task.get_name(), error=repr(error), exc_info=error)
             self.request_stop()
 
+    def _signalled(self) -> None:
+        """SIGINT / SIGTERM: said at once on the terminal; a second one stops now (daemon_stop.py)."""
+        self.stop_request.signalled(self._engine is not None and self.round_in_play())
+        self.request_stop()
+
     def request_stop(self) -> None:
-        """SIGTERM / SIGINT: no new round; the round in play finishes (or stays open for recovery)."""
+        """No new round; the round in play finishes (or stays open for recovery)."""
         if not self._stopping:
             log.info("stop_requested")
         self._stopping = True
@@ -594,13 +605,11 @@ class TableDaemon:
         print(f"panel: {self.panel.url}", file=self.out, flush=True)
 
     async def _finish_round(self) -> None:
-        """Let the round in play close (the people at the table keep playing) for up to
-        SHUTDOWN_GRACE_S; it closes when the queue's loop journals its closing."""
+        """Let the round in play close (the people at the table keep playing) for up to the decision
+        timeout, or until a second Ctrl-C; it closes when the queue's loop journals its closing."""
         if self._engine is None or self.journal_failure is not None:
             return  # a round cannot close without its journal
-        deadline = time.monotonic() + SHUTDOWN_GRACE_S
-        while self.round_in_play() and time.monotonic() < deadline:
-            await asyncio.sleep(0.05)
+        await self.stop_request.wait_round(self.round_in_play)
         if self.round_in_play():
             log.warning("round_left_open", reason="shutdown: the round will be voided at the next start")
 
@@ -625,8 +634,9 @@ class TableDaemon:
             with contextlib.suppress(JournalError):  # logged, and the table is stopping anyway
                 self.ledger.commit()
         if self.panel is not None:
-            with contextlib.suppress(Exception):
-                await self.panel.stop()
+            with contextlib.suppress(Exception):  # TimeoutError: a stream that would not end
+                async with asyncio.timeout(PANEL_STOP_S):
+                    await self.panel.stop()
         await self.devices.stop()
         await asyncio.to_thread(self.ledger.stop_anchor_writer)
         if self.ledger.opened and self._engine is not None:

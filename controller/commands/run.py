@@ -80,6 +80,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="a simulated supervisor clears each latched fault after SECONDS (simulation only; soak tests)",
     )
+    parser.add_argument(
+        "--sim-walk-away-rate",
+        type=float,
+        default=0.0,
+        metavar="RATE",
+        help="how often (0 to 1) a simulated player walks away from a decision; default 0 (simulation only)",
+    )
 
 
 def _check_bindable(host: str, port: int) -> None:
@@ -124,6 +131,10 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--sim-supervisor-clear-after: only on a fully simulated table")
     if clear_after_s is not None and not clear_after_s >= 0:
         raise UserError(f"--sim-supervisor-clear-after: must be 0 or more seconds, not {clear_after_s}")
+    if not 0 <= args.sim_walk_away_rate <= 1:
+        raise UserError(f"--sim-walk-away-rate: must be from 0 to 1, not {args.sim_walk_away_rate}")
+    if args.sim_walk_away_rate and not simulated:
+        raise UserError("--sim-walk-away-rate: only a fully simulated table has simulated players")
     if args.seed is not None and not any_simulated(config):
         raise UserError("--seed: only a simulated table has shuffles and players to seed")
     options = RunOptions(
@@ -146,5 +157,6 @@ def run(args: argparse.Namespace) -> int:
         time_scale=args.time_scale,
         scenario_path=args.scenario,
         supervisor_clear_after_s=clear_after_s,
+        walk_away_rate=args.sim_walk_away_rate,
     )
     return asyncio.run(SimulatedTable(config, options, simulation).run())

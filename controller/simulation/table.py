@@ -80,6 +80,10 @@ class SimulationOptions:
     # terminal and TCP devices only; no scenario, and no technician who resets a device by hand (the
     # simulated supervisor still clears latched faults).
     devices_process: bool = False
+    # How often a simulated player walks away from a decision (the table then waits the whole decision
+    # timeout, 30 s by default). 0 unless asked for (a soak, `--sim-walk-away-rate`): the demo must not
+    # stall on them; a scenario file still plays its own walk-aways.
+    walk_away_rate: float = 0.0
 
 
 class SimulatedTable:
@@ -259,7 +263,7 @@ class SimulatedTable:
     async def _autoplay(self, daemon: TableDaemon) -> None:
         assert self.devices is not None, "the people play on simulated devices"
         engine = daemon.engine  # read only: what the people at the table see
-        player = AutoPlayer(random.Random(self._rng.random()))
+        player = AutoPlayer(random.Random(self._rng.random()), walk_away_rate=self.simulation.walk_away_rate)
         sensors = self.devices.bet_sensors(engine.config.sensors_device)
         display = self.devices.dealer_display(engine.config.display_device)
         while True:

@@ -4,12 +4,15 @@ Messages -> events: ShuffleDone -> DeckVerified; CardDealt -> CardDealt; HandCom
 ShufflerFault -> ShufflerFault; StatusReport -> DealStateReported. Commands -> messages: Shuffle, Deal
 (DealRequest), ResetDevice (Reset).
 
-The driver also holds the shoe to what it was asked: it knows the deal it requested, so a card for a
-position not in the deal or beyond its count, a card already dealt in this deal, a gap in a position's
-indexes, a place reported twice, a HandComplete twice or whose count differs from the request, or a
-ShuffleDone nobody asked for becomes a ShufflerFault (and such a card is not passed on as a CardDealt).
-Nothing is dropped as "a repeat after a reconnect": the link delivers each message exactly once, so a
-second report is the shoe's own (a v1 shoe's resend after a reconnect is reported as what it is).
+The driver reports, the engine judges (docs/engine.md "Who checks the deal"): every card the shoe
+reports is passed on with its position and index, every HandComplete with its count, and the shoe's own
+faults (a red light, a jam, a misread it saw) as ShufflerFault; whether a card repeats, breaks its
+position's index order or exceeds the deal's count is the engine's deal part's to decide
+(controller/engine/deal.py). The driver checks only what is the protocol's: frames, decoding (a card code
+that is not a card is refused by firmware_protocol before it gets here), and a ShuffleDone nobody asked
+for (a reply to no request), which becomes a ShufflerFault. Nothing is dropped as "a repeat after a
+reconnect": the link delivers each message exactly once, so a second report is the shoe's own, and
+passed on as such.
 """
 
 from __future__ import annotations
@@ -38,12 +41,7 @@ class ShufflerDriver(DeviceDriver):
     KIND: ClassVar[str] = "shuffler"
 
     def setup(self) -> None:
-        self._requested: dict[int, int] = {}  # position -> cards asked for, for the current deal
-        self._hands: dict[int, list[int | None]] = {}  # position -> cards by index (None: refused)
-        self._cards_seen: dict[int, tuple[int, int]] = {}  # card -> (position, index) this deal
-        self._hands_completed: set[int] = set()
-        self._refused: dict[tuple[int, int], int] = {}  # (position, index) -> a card refused there
-        self._shuffle_reported = True
+        self._shuffle_reported = True  # False from a Shuffle sent until its ShuffleDone
 
     def encode(self, command: DomainCommand) -> Message:
         if isinstance(command, Shuffle):
@@ -55,20 +53,8 @@ class ShufflerDriver(DeviceDriver):
         raise ValueError(f"{type(command).__name__} is not a shuffler command")
 
     def command_sent(self, command: DomainCommand) -> None:
-        if isinstance(command, Deal):
-            self._start_deal(dict(command.positions))
-        elif isinstance(command, Shuffle):
-            self._start_deal({})
+        if isinstance(command, Shuffle):
             self._shuffle_reported = False
-        elif isinstance(command, ResetDevice):
-            self._start_deal({})
-
-    def _start_deal(self, requested: dict[int, int]) -> None:
-        self._requested = requested
-        self._hands = {}
-        self._cards_seen = {}
-        self._hands_completed = set()
-        self._refused = {}
 
     def refused(self, report: fp.ErrorReport) -> Iterable[DomainEvent]:
         # A shoe that will not shuffle or deal (in fault, already dealing) holds up the round: say so.
@@ -79,7 +65,7 @@ class ShufflerDriver(DeviceDriver):
     def translate(self, message: Message) -> Iterable[DomainEvent]:
         name = self.name
         if isinstance(message, fp.CardDealt):
-            yield from self._card(message)
+            yield CardDealt(device=name, position=message.position, index=message.index, card=message.card)
         elif isinstance(message, fp.StatusReport):
             yield DealStateReported(
                 device=name,
@@ -88,24 +74,7 @@ class ShufflerDriver(DeviceDriver):
                 cards_reported=message.cards_reported,
             )
         elif isinstance(message, fp.HandComplete):
-            if message.position in self._hands_completed:
-                yield ShufflerFault(
-                    device=name,
-                    fault="card_count",
-                    position=message.position,
-                    detail=f"hand_complete reported twice ({message.card_count} cards)",
-                )
-                return
-            self._hands_completed.add(message.position)
             yield HandComplete(device=name, position=message.position, card_count=message.card_count)
-            requested = self._requested.get(message.position)
-            if requested is not None and message.card_count != requested:
-                yield ShufflerFault(
-                    device=name,
-                    fault="card_count",
-                    position=message.position,
-                    detail=f"dealt {message.card_count} cards, {requested} requested",
-                )
         elif isinstance(message, fp.ShuffleDone):
             if self._shuffle_reported:
                 yield ShufflerFault(
@@ -123,59 +92,3 @@ class ShufflerDriver(DeviceDriver):
             yield ShufflerFault(
                 device=name, fault=message.fault, position=message.position, detail=message.detail
             )
-
-    def _card(self, message: fp.CardDealt) -> Iterable[DomainEvent]:
-        name = self.name
-        position, index, card = message.position, message.index, message.card
-        hand = self._hands.setdefault(position, [])
-        if index < len(hand):
-            repeated = hand[index] == card or self._refused.get((position, index)) == card
-            yield ShufflerFault(
-                device=name,
-                fault="misread",
-                position=position,
-                detail=f"index {index} reported twice"
-                if repeated
-                else f"index {index} reported as card {hand[index]} and then as card {card}",
-                card=card,
-                index=index,
-            )
-            return
-        requested = self._requested.get(position)
-        if requested is None or index >= requested:
-            yield ShufflerFault(
-                device=name,
-                fault="card_count",
-                position=position,
-                detail=f"extra card {card} at index {index} ({requested or 0} requested)",
-                card=card,
-                index=index,
-            )
-            return
-        if index != len(hand):
-            yield ShufflerFault(
-                device=name,
-                fault="card_count",
-                position=position,
-                detail=f"index {index} after {len(hand)} cards",
-                index=index,
-            )
-            return
-        first = self._cards_seen.get(card)
-        if first is not None:
-            hand.append(None)  # the place is taken (by a card we refuse): the next index follows on
-            self._refused[(position, index)] = card
-            yield ShufflerFault(
-                device=name,
-                fault="misread",
-                position=position,
-                detail=f"card {card} dealt twice (first at position {first[0]} index {first[1]})",
-                card=card,
-                index=index,
-                first_position=first[0],
-                first_index=first[1],
-            )
-            return
-        hand.append(card)
-        self._cards_seen[card] = (position, index)
-        yield CardDealt(device=name, position=position, index=index, card=card)

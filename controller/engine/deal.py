@@ -3,9 +3,10 @@ once in the round, each position's cards in order and complete, the shoe's silen
 own faults mean for the round (docs/engine.md "Dead hands" and "Who checks the deal").
 
 The shuffler driver (drivers/shuffler.py) reads the shoe's protocol and reports what it saw as domain
-events (``CardDealt``, ``HandComplete``, ``ShufflerFault``); this part judges them against the deal the
-engine asked for. docs/rules.md: a seat dealt the wrong number is dead and the round goes on; the banker's or
-the community's wrong count, a card seen twice, or the shoe stopping mid-deal kills the round.
+events (``CardDealt``, ``HandComplete``, ``ShufflerFault``), unjudged; this part judges them against the
+deal the engine asked for (``DealLedger`` binds each place of it once). docs/rules.md: a seat dealt the
+wrong number is dead and the round goes on; the banker's or the community's wrong count, a card seen
+twice, or the shoe stopping mid-deal kills the round.
 """
 
 from __future__ import annotations
@@ -46,12 +47,115 @@ _SHOE_FAULT_CODES: dict[str, str] = {
 }
 
 
+class DealLedger:
+    """What the shoe reported for the deal last asked of it: which place (position, index) got which
+    card, which cards were seen, which positions said they were complete. A pure function of the reports
+    (no engine, no round), so it is tested on its own (tests/engine/test_deal_ledger.py).
+
+    For each report it gives the verdict the deal part acts on: the report stands (``None``), or the
+    shoe fault it amounts to (a ``ShufflerFault`` with the card, the index and, for a card seen before,
+    where it was first), and the report is withheld from the round. A place is bound once: a card for a
+    position not in the deal or beyond its count, a gap in a position's indexes, an index reported again
+    (the same card: read twice; another card: the shoe changed its mind), a card already dealt in this
+    deal, a HandComplete twice or with a count other than the one asked for. It starts afresh with every
+    Deal, Shuffle and reset sent to the shoe (a new deal; the shoe's memory of the old one is gone)."""
+
+    def __init__(self) -> None:
+        self.start({})
+
+    def start(self, requested: Mapping[int, int]) -> None:
+        self._requested: dict[int, int] = dict(requested)  # position -> cards asked for
+        self._hands: dict[int, list[int | None]] = {}  # position -> cards by index (None: refused)
+        self._cards_seen: dict[int, tuple[int, int]] = {}  # card -> (position, index) in this deal
+        self._hands_completed: set[int] = set()
+        self._refused: dict[tuple[int, int], int] = {}  # (position, index) -> a card refused there
+
+    def card(self, event: CardDealt) -> ShufflerFault | None:
+        """The card stands (``None``: it is bound to its place), or the fault it is."""
+        device, position, index, card = event.device, event.position, event.index, event.card
+        hand = self._hands.setdefault(position, [])
+        if 0 <= index < len(hand):  # (a negative index is no place: the protocol never sends one)
+            repeated = hand[index] == card or self._refused.get((position, index)) == card
+            return ShufflerFault(
+                device=device,
+                fault="misread",
+                position=position,
+                detail=f"index {index} reported twice"
+                if repeated
+                else f"index {index} reported as card {hand[index]} and then as card {card}",
+                card=card,
+                index=index,
+            )
+        requested = self._requested.get(position)
+        if requested is None or index >= requested:
+            return ShufflerFault(
+                device=device,
+                fault="card_count",
+                position=position,
+                detail=f"extra card {card} at index {index} ({requested or 0} requested)",
+                card=card,
+                index=index,
+            )
+        if index != len(hand):
+            return ShufflerFault(
+                device=device,
+                fault="card_count",
+                position=position,
+                detail=f"index {index} after {len(hand)} cards",
+                index=index,
+            )
+        first = self._cards_seen.get(card)
+        if first is not None:
+            hand.append(None)  # the place is taken (by a card refused): the next index follows on
+            self._refused[(position, index)] = card
+            return ShufflerFault(
+                device=device,
+                fault="misread",
+                position=position,
+                detail=f"card {card} dealt twice (first at position {first[0]} index {first[1]})",
+                card=card,
+                index=index,
+                first_position=first[0],
+                first_index=first[1],
+            )
+        hand.append(card)
+        self._cards_seen[card] = (position, index)
+        return None
+
+    def hand_complete(self, event: HandComplete) -> tuple[bool, ShufflerFault | None]:
+        """Whether the report stands (a position completes once), and the count fault it carries (the
+        shoe's count differs from the one asked for) — judged after the report itself."""
+        position = event.position
+        if position in self._hands_completed:
+            return False, ShufflerFault(
+                device=event.device,
+                fault="card_count",
+                position=position,
+                detail=f"hand_complete reported twice ({event.card_count} cards)",
+            )
+        self._hands_completed.add(position)
+        requested = self._requested.get(position)
+        if requested is not None and event.card_count != requested:
+            return True, ShufflerFault(
+                device=event.device,
+                fault="card_count",
+                position=position,
+                detail=f"dealt {event.card_count} cards, {requested} requested",
+            )
+        return True, None
+
+
 class DealPart:
     """The deck, the deal steps in flight and their integrity."""
 
     def __init__(self, ctx: TableContext) -> None:
         self.ctx = ctx
         self.deck_verified = False  # a verified deck waits for the next round (one deck, one round)
+        self.ledger = DealLedger()  # the shoe's reports for the deal last asked of it
+
+    def shoe_restarted(self) -> None:
+        """A Shuffle or a reset went to the shoe: the last deal's places and cards are forgotten."""
+        self.ledger.start({})
 
     def handlers(self) -> dict[type, Callable[[Any], None]]:
         return {
@@ -138,9 +242,18 @@ class DealPart:
         ctx.round.deal = DealStep(expected=dict(positions))
         ctx.round.deal_deadline_s = ctx.now_s + ctx.config.deal_timeout_s
         ctx.out.append(Deal(ctx.config.shuffler_device, tuple(positions)))
+        self.ledger.start(dict(positions))
 
     # ------------------------------------------------------------------ cards and counts
     def _on_card_dealt(self, event: CardDealt) -> None:
+        refused = self.ledger.card(event)
+        if refused is not None:
+            # Not bound to its place: the fault it is, judged as the shoe's own (never journaled as dealt).
+            self._on_shuffler_fault(refused)
+            return
+        self._judge_card(event)
+
+    def _judge_card(self, event: CardDealt) -> None:
         ctx = self.ctx
         card_ok = 0 <= event.card < DECK_SIZE
         ctx.journal(
@@ -230,6 +343,13 @@ class DealPart:
         return live.seats[position].cards
 
     def _on_hand_complete(self, event: HandComplete) -> None:
+        stands, fault = self.ledger.hand_complete(event)
+        if stands:
+            self._judge_hand_complete(event)
+        if fault is not None:
+            self._on_shuffler_fault(fault)
+
+    def _judge_hand_complete(self, event: HandComplete) -> None:
         ctx = self.ctx
         ctx.journal(
             "hand_complete", {"position": event.position, "card_count": event.card_count}, source=event.device
@@ -288,7 +408,7 @@ class DealPart:
         live = ctx.round
         assert live is not None
         if position in live.wrong_positions:
-            return  # already judged (the shoe's count and the driver's card_count fault say it twice)
+            return  # already judged (the shoe's count and the ledger's card_count fault say it twice)
         live.wrong_positions.add(position)
         if position in (DEALER_POSITION, COMMUNITY_POSITION):
             ctx.flow.kill_round(
@@ -393,15 +513,15 @@ class DealPart:
     def _on_shuffler_fault(self, event: ShufflerFault) -> None:
         """The shuffler's faults, judged by where the round stands (docs/engine.md "Dead hands").
 
-        The shuffler driver reports what the shoe says: ``card_count`` at a position (an extra card, a
-        gap in the indexes, a HandComplete count that differs from the request), ``misread`` (a card
-        read twice or read differently; it withholds the card), and a jam, a door or a red light that
-        stops the shoe's deal. What that means for the round is decided here. While a deal is in
-        flight: ``card_count`` at a position is that position's wrong count; ``misread`` is a card seen
-        twice (docs/rules.md: the round is dead); a red light, a jam, an open door or any other stop is a
-        misdeal: the round is dead. A red light before the round's last card (Chase the Flush between
-        streets) kills it too. After the deal is complete a fault is an alert; before it (betting,
-        waiting for the deck) it latches and holds.
+        The shoe's own reports (through the driver) and the ledger's refusals (``DealLedger``):
+        ``card_count`` at a position (an extra card, a gap in the indexes, a HandComplete count that
+        differs from the request), ``misread`` (a card read twice or read differently; the card is
+        withheld), and a jam, a door or a red light that stops the shoe's deal. What that means for the
+        round is decided here. While a deal is in flight: ``card_count`` at a position is that
+        position's wrong count; ``misread`` is a card seen twice (docs/rules.md: the round is dead); a
+        red light, a jam, an open door or any other stop is a misdeal: the round is dead. A red light
+        before the round's last card (Chase the Flush between streets) kills it too. After the deal is
+        complete a fault is an alert; before it (betting, waiting for the deck) it latches and holds.
         """
         ctx = self.ctx
         # Public: the fault's kind, and the position only for a count (a seat dealt the wrong number is
@@ -412,7 +532,7 @@ class DealPart:
         )
         code = _SHOE_FAULT_CODES.get(event.fault, "shoe_fault")
         if event.fault == "misread" and event.first_position is not None:
-            code = "card_repeated"  # the driver saw this card dealt before, where it says
+            code = "card_repeated"  # the ledger saw this card dealt before, where it says
         private: dict[str, object] = {
             "message": f"{event.fault}"
             + (f" at position {event.position}" if event.position is not None else "")

@@ -189,6 +189,8 @@ class Faults:
                 source=operator(by),
             )
             self.ctx.out.append(ResetDevice(device))
+            if device == self.ctx.config.shuffler_device:
+                self.ctx.deal.shoe_restarted()
 
     # ------------------------------------------------------------------ devices
     def devices_not_ready(self) -> list[str]:

@@ -141,6 +141,7 @@ class RoundFlow:
             # The shoe's state is unknown after a hold before the deal: shuffle a fresh deck.
             ctx.deal.deck_verified = False
             ctx.out.append(Shuffle(ctx.config.shuffler_device))
+            ctx.deal.shoe_restarted()
         live = ctx.round
         if target in ctx.definition.decision_states and live is not None:
             live.decision_deadline_s = ctx.now_s + ctx.config.decision_timeout_s
@@ -188,6 +189,7 @@ class RoundFlow:
         config = ctx.config
         ctx.out.append(UnlockBets(config.sensors_device))
         ctx.out.append(Shuffle(config.shuffler_device))
+        ctx.deal.shoe_restarted()
         if ctx.bank.button_seat is not None:
             ctx.out.append(ShowButton(config.display_device, ctx.bank.button_seat))
         ctx.out.append(ShowText(config.display_device, "Place your bets"))

@@ -16,14 +16,20 @@ from tests.engine.test_table_behaviour import bet_and_lock
 def red_light_table() -> Table:
     """A round killed by the shoe's red light during the deal, the shoe reporting itself in fault."""
     table = Table(TableConfig(), stack(HCF_SEAT1, HCF_SEAT3, HCF_DEALER))
-    table.tamper = lambda position, index, card: (
-        [
+    stopped: list[bool] = []
+
+    def tamper(position: int, index: int, card: int) -> list[object] | None:
+        if stopped:
+            return []  # the shoe deals nothing more after its red light
+        if (position, index) != (3, 0):
+            return None
+        stopped.append(True)
+        return [
             DeviceStatusChanged("shuffler", "fault", 3, "red"),
             ShufflerFault("shuffler", "red_light", position, "lamp"),
         ]
-        if (position, index) == (3, 0)
-        else None
-    )
+
+    table.tamper = tamper
     bet_and_lock(table)
     assert table.engine.state == "held"
     assert table.engine.device_health["shuffler"] == "fault"

@@ -3,6 +3,7 @@ state recovered from the journal: each from an event script, checked by the jour
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -134,11 +135,21 @@ def test_seat_with_an_extra_card_is_dead() -> None:
             {},
         ),
         # The card seen twice (seat 1's As, again at seat 3's third card) is private: never in a public
-        # text, kept for the audit in the private part.
+        # text, kept for the audit in the private part, with where it was first dealt (the deal part's
+        # ledger: docs/engine.md "Who checks the deal").
         (
             (3, 2),
-            {"code": "card_repeated", "message": "a card seen twice during the deal"},
-            {"card": parse_card("As"), "position": 3, "index": 2},
+            {"code": "card_repeated", "message": "a card seen twice or misread during the deal"},
+            {
+                "card": parse_card("As"),
+                "position": 3,
+                "index": 2,
+                "first_position": 1,
+                "first_index": 0,
+                "device_detail": f"card {parse_card('As')} dealt twice (first at position 1 index 0)",
+                "message": f"misread at position 3: card {parse_card('As')} dealt twice (first at position 1 "
+                "index 0)",
+            },
         ),
     ],
 )
@@ -196,11 +207,24 @@ def test_wrong_community_count_kills_a_chase_round() -> None:
     assert table.engine.public_snapshot()["community"] == []
 
 
+def red_light_at(at_position: int, at_index: int) -> Callable[[int, int, int], list[object] | None]:
+    """A shoe whose red light comes on instead of the card at (position, index): it deals no more."""
+    stopped: list[bool] = []
+
+    def tamper(position: int, index: int, card: int) -> list[object] | None:
+        if stopped:
+            return []
+        if (position, index) != (at_position, at_index):
+            return None
+        stopped.append(True)
+        return [ShufflerFault("shuffler", "red_light", position, "lamp")]
+
+    return tamper
+
+
 def test_red_light_during_the_deal_kills_the_round_and_holds_the_table_until_cleared() -> None:
     table = hcf_table()
-    table.tamper = lambda position, index, card: (
-        [ShufflerFault("shuffler", "red_light", position, "lamp")] if (position, index) == (3, 0) else None
-    )
+    table.tamper = red_light_at(3, 0)
     bet_and_lock(table)
     entry = closing(table, "round_dead")
     assert entry["reason"] == {"code": "red_light", "message": "shuffler red light during the deal"}
@@ -218,7 +242,6 @@ def test_red_light_during_the_deal_kills_the_round_and_holds_the_table_until_cle
     }
     assert (fault["device_detail"], fault["position"]) == ("lamp", 3)
     assert_public_texts_name_no_card(table)
-    # The rest of the deal arrives after the fault: refused as outside a deal, never a crash.
     assert table.engine.state == "held"
     # A held table starts no round.
     refused = table.start()
@@ -587,12 +610,21 @@ def test_engine_starts_held_from_recovered_latched_faults() -> None:
 
 
 def test_card_outside_a_deal_is_refused_and_journaled() -> None:
+    # No deal asked of the shoe: its card is a card beyond any count, the shoe's card count fault,
+    # which before a round holds the table (as a shoe fault between rounds does); never a card dealt.
     table = hcf_table()
     out = table.event(CardDealt("shuffler", 1, 0, 5))
     assert any(isinstance(o, JournalRecord) and o.kind == "fault_raised" for o in out)
-    out = table.event(HandComplete("shuffler", 1, 7))
-    assert table.engine.state == "idle"
-    assert not table.engine.held
+    assert "card_dealt" not in table.kinds()
+    fault = table.payload("fault_raised")
+    assert (fault["kind"], fault["severity"], fault["card"], fault["index"]) == (
+        "shuffler_fault",
+        "latching",
+        5,
+        0,
+    )
+    table.event(HandComplete("shuffler", 1, 7))
+    assert table.engine.state == "held"
 
 
 def test_past_posting_mid_deal_holds_and_the_deal_finishes_under_the_hold() -> None:
@@ -623,8 +655,17 @@ def test_designated_player_keeps_the_button_after_a_dead_round() -> None:
     table.bet(2, "ante", 500)
     table.lock()
     assert_every_wager_returned(closing(table, "round_dead"))
-    fault_id = str(table.payload("fault_raised")["fault_id"])
-    table.call(table.engine.handle, engine_actions.ClearFault(fault_id, "sue", "shoe checked"), table.now_s)
+    # The round's death latches, and so does the shoe's count that follows it (the round already closed).
+    dead, count = table.engine.latched.values()
+    assert (dead.kind, count.kind, count.detail) == (
+        "dead_hand",
+        "shuffler_fault",
+        "a card count fault at the banker",
+    )
+    for fault_id in (dead.fault_id, count.fault_id):
+        table.call(
+            table.engine.handle, engine_actions.ClearFault(fault_id, "sue", "shoe checked"), table.now_s
+        )
     dp = table.engine.public_snapshot()["designated_player"]
     assert (dp["seat"], dp["funds_cents"]) == (1, 100_000)  # the misdeal is replayed with the same DP
     assert table.engine.state == "idle"

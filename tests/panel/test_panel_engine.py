@@ -16,9 +16,9 @@ from controller.journal import Journal
 from controller.panel import JournalPanelBackend, PanelSettings, UserStore, create_panel_app
 from controller.panel.engine_actions import EngineTableActions
 from controller.rules.settle import settle_round_json
-from drivers.events import ShufflerFault
 from tests.engine.table import Table, stack
 from tests.engine.test_rounds import HCF_DEALER, HCF_SEAT1, HCF_SEAT3
+from tests.engine.test_table_behaviour import red_light_at
 from tests.panel.conftest import login
 
 CARDS = set(HCF_SEAT1) | set(HCF_SEAT3) | set(HCF_DEALER)
@@ -114,9 +114,7 @@ def test_a_red_light_from_the_shoe_is_an_alert_a_supervisor_clears_through_the_e
     engine_rig: tuple[JournaledTable, JournalPanelBackend, TestClient],
 ) -> None:
     table, backend, client = engine_rig
-    table.tamper = lambda position, index, card: (
-        [ShufflerFault("shuffler", "red_light", position, "lamp")] if (position, index) == (3, 0) else None
-    )
+    table.tamper = red_light_at(3, 0)  # the shoe deals nothing more after its red light
     table.start()
     table.bet(1, "ante", 500)
     table.bet(3, "ante", 1000)

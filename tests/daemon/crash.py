@@ -55,6 +55,10 @@ def daemon_command(
         "--no-panel",
         "--log-level",
         "warning",
+        # The players' old walk-away rate: a walk-away keeps a round open with decided raises on the
+        # felt for a decision timeout, where the kills must land for the void check to prove anything.
+        "--sim-walk-away-rate",
+        "0.03",
     ]
     return command + (["--rounds", str(rounds)] if rounds is not None else [])
 

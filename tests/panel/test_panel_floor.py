@@ -346,14 +346,14 @@ def test_a_supervisor_holds_the_table_then_voids_the_round_and_refusals_are_in_w
     log_in(page, "sam")
     actions = page.locator("section.actions")
     expect(actions.locator("button")).to_have_text(
-        ["Hold table…", "Void round…"]
+        ["Hold table…", "Void round…", "Kill one seat…"]
     )  # house-banked: no button move
     actions.get_by_role("button", name="Hold table…").click()
     _answer(page, "player disputes seat 3's cards")
     banner = page.locator("#held-banner")
     expect(banner).to_contain_text("supervisor hold")
     expect(banner).to_contain_text("held by sam: player disputes seat 3's cards")
-    expect(actions.locator("button")).to_have_text(["Void round…"])
+    expect(actions.locator("button")).to_have_text(["Void round…", "Kill one seat…"])
     assert table.engine.state.startswith("held")
     page.screenshot(path=str(floor.shots / "panel-hold-table.png"))
     actions.get_by_role("button", name="Void round…").click()

@@ -565,7 +565,7 @@ def _assemble(parsed: ConfigFile, *, source: str, base_dir: Path) -> TableConfig
     if parsed.limits.aggregate_bonus_cap_cents is not None and mode != DESIGNATED_PLAYER:
         raise KeyRefusal(
             "limits.aggregate_bonus_cap_cents",
-            "the aggregate bonus cap applies to designated-player tables (RULES.md)",
+            "the aggregate bonus cap applies to designated-player tables (docs/rules.md)",
         )
     why_not = check_bonus_limits(game, parsed.limits.max_bonus_cents)
     if why_not is not None:
@@ -581,7 +581,7 @@ def _assemble(parsed: ConfigFile, *, source: str, base_dir: Path) -> TableConfig
     rake: Rake | None = None
     if parsed.rake is not None:
         if mode != DESIGNATED_PLAYER:
-            raise KeyRefusal("rake", "only a designated-player table takes a rake (RULES.md)")
+            raise KeyRefusal("rake", "only a designated-player table takes a rake (docs/rules.md)")
         rake = Rake(method=parsed.rake.method, amount_cents=parsed.rake.amount_cents)
     if parsed.timeouts.dp_offer_s is not None and mode != DESIGNATED_PLAYER:
         raise KeyRefusal("timeouts.dp_offer_s", "only a designated-player table offers the bank")
@@ -625,7 +625,7 @@ def _paytables(raw: dict[str, Any], game: str, mode: str) -> dict[str, Paytable]
     wagers = tuple(wager for (g, m, wager) in DEFAULT_PRESET if g == game and m == mode)
     if game == "top-flush" and "progressive" in raw:
         raise KeyRefusal(
-            "paytables.progressive", "the Progressive wager is not specified yet (RULES.md): refused"
+            "paytables.progressive", "the Progressive wager is not specified yet (docs/rules.md): refused"
         )
     for wager in raw:
         if wager not in wagers:

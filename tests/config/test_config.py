@@ -156,7 +156,7 @@ BAD = [
     (
         edit("max_ante_cents = 50000", "max_ante_cents = 50000\naggregate_bonus_cap_cents = 100"),
         "limits.aggregate_bonus_cap_cents: "
-        "the aggregate bonus cap applies to designated-player tables (RULES.md)",
+        "the aggregate bonus cap applies to designated-player tables (docs/rules.md)",
     ),
     (
         edit("max_ante_cents = 50000", "max_ante_cents = 50000\naggregate_bonus_cap = 100"),
@@ -177,11 +177,11 @@ BAD = [
     ),
     (
         edit('game = "high-card-flush"', 'game = "top-flush"') + '\n[paytables]\nprogressive = "x"\n',
-        "paytables.progressive: the Progressive wager is not specified yet (RULES.md): refused",
+        "paytables.progressive: the Progressive wager is not specified yet (docs/rules.md): refused",
     ),
     (
         BASE + '\n[rake]\nmethod = "all_players"\namount_cents = 100\n',
-        "rake: only a designated-player table takes a rake (RULES.md)",
+        "rake: only a designated-player table takes a rake (docs/rules.md)",
     ),
     (
         edit("decision_s = 30", "decision_s = 0"),

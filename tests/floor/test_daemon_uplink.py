@@ -47,10 +47,12 @@ def test_run_with_uplink_streams_the_journal(tmp_path: Path, make_floor: MakeFlo
         stop = asyncio.Event()
         service = FloorService(floor.floor_config())
         service_task = asyncio.create_task(service.run(stop))
+        # Real time (no --time-scale): three rounds take seconds, ample for the uplink's TLS connect and
+        # first acks; at 50x the table could finish before the uplink had connected (failed once in CI).
         completed = await asyncio.to_thread(
             subprocess.run,
             [sys.executable, "-m", "controller.cli", "run", "--config", str(config_path), "--rounds", "3",
-             "--seed", "3", "--no-panel", "--time-scale", "50", "--log-level", "warning"],
+             "--seed", "3", "--no-panel", "--log-level", "warning"],
             capture_output=True, text=True, timeout=180, env=env, check=False,
         )  # fmt: skip
         assert completed.returncode == 0, completed.stderr[-2000:]

@@ -39,12 +39,11 @@ from controller.engine import actions as a
 from controller.engine.outputs import Output
 from controller.engine.state import DESIGNATED_PLAYER
 from controller.journal.store import Journal
-from controller.simulation.autoplay import AutoPlayer, PlaceChips, PressKey
+from controller.simulation.autoplay import AutoPlayer, PlaceChips, engine_input
 from drivers.events import (
     BetChanged,
     CardDealt,
     Deal,
-    DealerKey,
     DeckVerified,
     HandComplete,
     Shuffle,
@@ -137,17 +136,7 @@ def soak(config: TableConfig, rounds: int, seed: int, fault_rate: float, journal
             continue
         for action in actions:
             now += 0.5
-            if isinstance(action, PlaceChips):
-                locked = engine.state != "betting"
-                run(
-                    engine.handle(
-                        BetChanged("sensors", action.seat, action.spot, action.amount_cents, 0, locked), now
-                    )
-                )
-            elif isinstance(action, PressKey):
-                run(engine.handle(DealerKey("display", action.key, action.seat), now))
-            else:
-                run(engine.handle(action, now))
+            run(engine.handle(engine_input(action, locked=engine.state != "betting"), now))
 
 
 def settlements(journal: Journal) -> list[dict[str, Any]]:

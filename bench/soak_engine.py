@@ -21,12 +21,11 @@ from controller.engine import actions as a
 from controller.engine.outputs import Output
 from controller.engine.state import DESIGNATED_PLAYER
 from controller.rules.settle import settle_round_json
-from controller.simulation.autoplay import AutoPlayer, PlaceChips, PressKey
+from controller.simulation.autoplay import AutoPlayer, PlaceChips, engine_input
 from drivers.events import (
     BetChanged,
     CardDealt,
     Deal,
-    DealerKey,
     DeckVerified,
     HandComplete,
     Shuffle,
@@ -112,17 +111,7 @@ def soak(config: TableConfig, rounds: int, seed: int, fault_rate: float) -> dict
         for action in actions:
             now += 0.5
             events += 1
-            if isinstance(action, PlaceChips):
-                locked = engine.state != "betting"
-                run(
-                    engine.handle(
-                        BetChanged("sensors", action.seat, action.spot, action.amount_cents, 0, locked), now
-                    )
-                )
-            elif isinstance(action, PressKey):
-                run(engine.handle(DealerKey("display", action.key, action.seat), now))
-            else:
-                run(engine.handle(action, now))
+            run(engine.handle(engine_input(action, locked=engine.state != "betting"), now))
     elapsed = time.perf_counter() - started
     return {
         "rounds_closed": closed,

@@ -27,7 +27,7 @@ from controller.engine.state import DESIGNATED_PLAYER
 from controller.rules.games import CHASE_THE_FLUSH, STREETS, decision_limits
 from controller.rules.hands import evaluate
 from controller.simulated_players import chase_all_in_street, raise_or_fold
-from drivers.events import DealerKeyName
+from drivers.events import BetChanged, DealerKey, DealerKeyName
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,4 +188,14 @@ class AutoPlayer:
         ]
 
 
-__all__ = ["AutoAction", "AutoPlayer", "PlaceChips", "PressKey"]
+def engine_input(action: AutoAction, *, locked: bool) -> object:
+    """What the engine is fed for a simulated person's action when no devices stand between them
+    (in-process soaks and benches): chips as the sensors' reading, a key as the display's press."""
+    if isinstance(action, PlaceChips):
+        return BetChanged("sensors", action.seat, action.spot, action.amount_cents, 0, locked)
+    if isinstance(action, PressKey):
+        return DealerKey("display", action.key, action.seat)
+    return action
+
+
+__all__ = ["AutoAction", "AutoPlayer", "PlaceChips", "PressKey", "engine_input"]

@@ -87,6 +87,7 @@ class FloorStatus:
     db_failures: int = 0
     gap_fills: int = 0  # messages read back from the stream that the consumer had skipped
     releases: int = 0  # releases of quarantined tables applied (controller/floor/release.py)
+    sweeps: int = 0  # idle sweeps of every table's tail in the stream
     last_error: str = ""
 
 
@@ -159,7 +160,8 @@ class FloorService:
                 )
                 log.info("floor_consuming", consumer=FLOOR_CONSUMER)
                 backoff_s = self.config.backoff_initial_s
-                self._set_aside = await release.set_aside_stream_seqs(connection)
+                async with connection.transaction():  # a read alone would leave a transaction open
+                    self._set_aside = await release.set_aside_stream_seqs(connection)
                 last_release_poll_s = -float("inf")
                 while not stop.is_set():
                     if time.monotonic() - last_release_poll_s >= self.config.release_poll_interval_s:
@@ -384,9 +386,11 @@ class FloorService:
         (the consumer skipped a tail) is read from the stream. Returns the messages taken."""
         if self._js is None:
             return 0
-        rows = await (await connection.execute("SELECT table_id FROM floor_tables")).fetchall()
         taken = 0
+        # The read inside the transaction block: a bare read would open a transaction that the block then
+        # only nests a savepoint in, so nothing after the first sweep was ever committed (acked unstored).
         async with connection.transaction():
+            rows = await (await connection.execute("SELECT table_id FROM floor_tables")).fetchall()
             batch = Batch()
             for (table_id,) in rows:
                 site = self.site_of.get(str(table_id))
@@ -404,6 +408,7 @@ class FloorService:
             await write_batch(connection, batch)
         for projection in batch.tables.values():
             projection.touched_rounds.clear()
+        self.status.sweeps += 1
         return taken
 
     async def apply_releases(self, connection: Connection) -> int:
@@ -412,7 +417,10 @@ class FloorService:
         from the stream after its last good entry (the set-aside ones skipped) through the usual checks,
         and the release marked applied. A release whose quarantine is no longer the table's is marked
         stale. Returns how many were applied."""
-        pending = await release.pending_releases(connection)
+        # In a transaction of its own: a bare read would leave one open, and every later transaction block
+        # would then be a savepoint inside it, never committed.
+        async with connection.transaction():
+            pending = await release.pending_releases(connection)
         for released in pending:
             table_id = released.table_id
             self._tables.pop(table_id, None)  # read back: what the release checked is what is replayed

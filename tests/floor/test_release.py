@@ -304,8 +304,13 @@ def test_the_floor_panel_releases_for_a_manager_only(tmp_path: Path, make_floor:
             watcher = login("sam")
             expect(watcher.locator("#quarantined tr[data-table=PQ]")).to_contain_text("a manager releases it")
             expect(watcher.locator("form.release")).to_have_count(0)
-            refused = watcher.request.post("/tables/PQ/release", form={"csrf_token": "forged", "reason": "x"})
+            # With its own session's CSRF token (from its Acknowledge form): refused for the role, 403.
+            csrf = watcher.locator("#alerts input[name=csrf_token]").first.get_attribute("value")
+            form = {"csrf_token": csrf or "", "reason": "x"}
+            refused = watcher.request.post("/tables/PQ/release", form=form)
             assert refused.status == 403
+            assert "A surveillance cannot release a table" in refused.text()
+            assert _quarantined_at(floor, "PQ") == good
             manager = login("mona")
             manager.fill("form.release input[name=reason]", "too early")
             manager.click("form.release button")

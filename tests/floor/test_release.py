@@ -237,6 +237,21 @@ def test_the_plan_walks_as_the_replay_does() -> None:
     assert done.set_aside == (10, 11)
     assert done.first_problem is not None
     assert "(gap)" in done.first_problem
+    # A broken chain or a bad hash at the next entry: refused until a verified one comes, then set aside.
+    broken = entry(2, "f" * 64)
+    tampered = two | {"payload": {"by": "mallory", "reason": "changed"}}
+    for bad in (broken, tampered):
+        alone = plan_release(
+            "T", last_seq=1, last_hash=one["hash"], held=[HeldMessage(20, wire.entry_body(bad))]
+        )
+        assert (alone.through_seq, alone.highest_seq, alone.verifies) == (1, 2, False)
+        fixed = plan_release(
+            "T",
+            last_seq=1,
+            last_hash=one["hash"],
+            held=[HeldMessage(20, wire.entry_body(bad)), HeldMessage(21, wire.entry_body(two))],
+        )
+        assert (fixed.through_seq, fixed.verifies, fixed.set_aside) == (2, True, (20,))
     again = plan_release("T", last_seq=1, last_hash=one["hash"], held=held, already_set_aside=frozenset({10}))
     assert again.set_aside == (11,)
 

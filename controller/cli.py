@@ -81,7 +81,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "uplink": ("controller.commands.uplink", "the table's journal streamed to the floor: status, run"),
     "floor": (
         "controller.commands.floor",
-        "the casino floor: every table's journal in PostgreSQL (serve, init-db, demo)",
+        "the casino floor: every table's journal in PostgreSQL (serve, init-db, demo, release)",
     ),
 }
 

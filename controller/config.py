@@ -315,6 +315,64 @@ class PanelSection(Strict):
         return self
 
 
+# --- [uplink]: the journal streamed to the floor (docs/floor.md "The uplink") ----------------------------
+MAX_UPLINK_WAIT_S = 600.0
+
+
+def _uplink_seconds(value: object) -> object:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise refusal(f"must be a number of seconds, not {toml_type(value)}")
+    if not 0 < value <= MAX_UPLINK_WAIT_S:
+        raise refusal(f"{value} is out of range: more than 0 and at most {MAX_UPLINK_WAIT_S:g} seconds")
+    return float(value)
+
+
+def _tls_servers(value: object) -> object:
+    if not isinstance(value, list) or not value or not all(isinstance(item, str) for item in value):
+        raise refusal("a non-empty array of URLs like tls://host:4222")
+    for server in value:
+        if not server.startswith("tls://"):
+            raise refusal(f"{server!r}: the floor is reached over TLS only (tls://host:port)")
+    return value
+
+
+def _subject_token(value: object) -> object:
+    # site and user become parts of NATS subjects and inbox names: no wildcard, no separator.
+    if not isinstance(value, str) or not value or any(c in value for c in " .*>\t"):
+        raise refusal("a non-empty name without spaces, '.', '*' or '>'")
+    return value
+
+
+UplinkSeconds = Annotated[float, BeforeValidator(_uplink_seconds)]
+
+
+class UplinkSection(Strict):
+    servers: Annotated[list[str], BeforeValidator(_tls_servers)]
+    site: Annotated[str, BeforeValidator(_subject_token)]
+    user: Annotated[str, BeforeValidator(_subject_token)]
+    password: str | None = None
+    password_file: str | None = None
+    ca_file: str
+    connect_timeout_s: UplinkSeconds = 5.0
+    ack_timeout_s: UplinkSeconds = 5.0
+    poll_interval_s: UplinkSeconds = 0.1
+    backoff_initial_s: UplinkSeconds = 0.2
+    backoff_max_s: UplinkSeconds = 5.0
+
+    missing_hints: ClassVar[dict[str, str]] = {
+        "servers": "an array of URLs like tls://host:4222",
+        "site": "the site token of the table's subject flushtable.<site>.<table>.journal",
+        "user": "this table's own NATS user",
+        "ca_file": "the floor CA's certificate",
+    }
+
+    @model_validator(mode="after")
+    def _one_password(self) -> UplinkSection:
+        if (self.password is None) == (self.password_file is None):
+            raise KeyRefusal("uplink.password", "give exactly one of password, password_file")
+        return self
+
+
 class Logging(Strict):
     level: Annotated[str, _choice(LOG_LEVELS)] = "info"
     format: Annotated[str, _choice(LOG_FORMATS)] = "auto"  # auto: JSON lines unless stderr is a terminal
@@ -340,8 +398,7 @@ class ConfigFile(Strict):
     journal: JournalSection = JournalSection()
     panel: PanelSection = PanelSection()
     logging: Logging = Logging()
-    # [uplink]: the journal streamed to the floor, checked by controller.uplink.config (docs/floor.md)
-    uplink: dict[str, Any] | None = None
+    uplink: UplinkSection | None = None  # the journal streamed to the floor (docs/floor.md); None: no floor
 
     missing_hints: ClassVar[dict[str, str]] = {
         name: f"a table like [{name}]" for name in ("table", "limits", "devices")
@@ -383,6 +440,38 @@ class Panel:
 
 
 @dataclass(frozen=True, slots=True)
+class UplinkConfig:
+    """``[uplink]`` as the uplink reads it (controller/uplink/uplink.py): the password read from its file,
+    the CA's path taken from the configuration file's directory."""
+
+    servers: tuple[str, ...]
+    site: str
+    user: str
+    password: str = field(repr=False)
+    ca_file: Path
+    connect_timeout_s: float = 5.0
+    ack_timeout_s: float = 5.0
+    poll_interval_s: float = 0.1  # how often the journal is checked for new entries when not woken
+    backoff_initial_s: float = 0.2
+    backoff_max_s: float = 5.0
+    hwm_persist_interval_s: float = 0.25  # at most this often the acked mark is written to the journal
+
+    def to_json(self) -> dict[str, Any]:
+        """What `flushtable config` shows: everything but the password."""
+        return {
+            "servers": list(self.servers),
+            "site": self.site,
+            "user": self.user,
+            "ca_file": str(self.ca_file),
+            "connect_timeout_s": self.connect_timeout_s,
+            "ack_timeout_s": self.ack_timeout_s,
+            "poll_interval_s": self.poll_interval_s,
+            "backoff_initial_s": self.backoff_initial_s,
+            "backoff_max_s": self.backoff_max_s,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class TableConfig:
     source: str  # the file name, or "<default>"
     table_id: str
@@ -401,6 +490,9 @@ class TableConfig:
     journal_commit_delay_ms: int = DEFAULT_COMMIT_DELAY_MS
     # Designated player: the least bank accepted ([designated_player] min_bank_cents, or 4x min ante).
     min_bank_cents: int | None = None
+    # [uplink]: None, no floor. Not in to_json: where the journal is streamed is not how the table plays,
+    # so it leaves config_digest (and the settings changes made against it) as they were.
+    uplink: UplinkConfig | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The effective configuration, secrets reduced to fingerprints (hashed for config_digest)."""
@@ -618,6 +710,34 @@ def _assemble(parsed: ConfigFile, *, source: str, base_dir: Path) -> TableConfig
         logging=parsed.logging,
         journal_commit_delay_ms=parsed.journal.commit_delay_ms,
         min_bank_cents=min_bank_cents,
+        uplink=None if parsed.uplink is None else _uplink(parsed.uplink, base_dir),
+    )
+
+
+def _uplink(section: UplinkSection, base_dir: Path) -> UplinkConfig:
+    """The password read from its file and the CA's file found, both from the file's directory."""
+    password = section.password
+    if section.password_file is not None:
+        path = base_dir / section.password_file
+        try:
+            password = path.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as error:
+            reason = error.strerror if isinstance(error, OSError) else "not UTF-8 text"
+            raise KeyRefusal("uplink.password_file", f"{path}: {reason}") from None
+    ca_file = base_dir / section.ca_file
+    if not ca_file.is_file():
+        raise KeyRefusal("uplink.ca_file", f"{ca_file}: no such file (the floor CA's certificate)")
+    return UplinkConfig(
+        servers=tuple(section.servers),
+        site=section.site,
+        user=section.user,
+        password=password or "",
+        ca_file=ca_file,
+        connect_timeout_s=section.connect_timeout_s,
+        ack_timeout_s=section.ack_timeout_s,
+        poll_interval_s=section.poll_interval_s,
+        backoff_initial_s=section.backoff_initial_s,
+        backoff_max_s=section.backoff_max_s,
     )
 
 
@@ -737,6 +857,8 @@ __all__ = [
     "Rake",
     "ResolvedTimeouts",
     "TableConfig",
+    "UplinkConfig",
+    "UplinkSection",
     "load_config",
     "parse_config",
 ]

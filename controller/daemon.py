@@ -67,7 +67,6 @@ from controller.journal.render import render_record
 from controller.journal.store import Journal, JournalError
 from controller.logs import bind_round, bind_table
 from controller.panel.backend import ActionRefused
-from controller.uplink.config import UplinkConfig
 from drivers.events import DomainEvent, SecurityEvent
 from drivers.supervisor import DeviceDriver, DeviceHealth
 
@@ -94,7 +93,6 @@ class RunOptions:
     # `flushtable run --new-journal`: start a new journal where none with content exists (controller/
     # journal/proof.py); without it a missing or empty journal is refused where its anchor names entries.
     new_journal: bool = False
-    uplink: UplinkConfig | None = None  # the table's [uplink] (docs/floor.md); None: no floor
 
 
 @dataclass(frozen=True, slots=True)
@@ -514,11 +512,11 @@ class TableDaemon:
                 self._spawn(self._engine_loop(), "engine")
                 self._spawn(self._ticker(), "ticker")
                 self._spawn(self.watches.journal_watch(), "journal-watch")
-                if self.options.uplink is not None:  # the journal streamed to the floor (docs/floor.md)
+                if self.config.uplink is not None:  # the journal streamed to the floor (docs/floor.md)
                     from controller.uplink.uplink import start_uplink  # noqa: PLC0415 (nats: floor only)
 
                     uplink = start_uplink(
-                        self.journal_path, self.config.table_id, self.options.uplink, self._stop
+                        self.journal_path, self.config.table_id, self.config.uplink, self._stop
                     )
                     self._spawn(uplink, "uplink")
                 for companion in self._companions:

@@ -21,10 +21,8 @@ def run(args: argparse.Namespace) -> int:
         print(DEFAULT_CONFIG_TOML, end="")
         return 0
     config = load_config(args.config)
-    print(
-        json.dumps(
-            {"ok": True, "source": config.source, "digest": config.digest, "config": config.to_json()},
-            indent=2,
-        )
-    )
+    shown = {"ok": True, "source": config.source, "digest": config.digest, "config": config.to_json()}
+    if config.uplink is not None:  # beside the configuration: not part of its digest (docs/configuration.md)
+        shown["uplink"] = config.uplink.to_json()
+    print(json.dumps(shown, indent=2))
     return 0

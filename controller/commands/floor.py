@@ -3,6 +3,8 @@
 flushtable floor serve --config floor.toml      the durable consumer -> PostgreSQL
 flushtable floor init-db --dsn DSN              create the roles and apply the schema's migrations
 flushtable floor demo [--tables N] [--rounds R] [--dir D]
+flushtable floor release TABLE --reason TEXT --by NAME --config floor.toml
+                                                lift a table's quarantine once its chain verifies again
 """
 
 from __future__ import annotations
@@ -20,11 +22,12 @@ from controller.errors import UserError
 from controller.floor import schema
 from controller.floor.config import load_floor_config
 from controller.floor.demo import run_demo
+from controller.floor.release import ReleaseRefused, release_table
 from controller.floor.service import FloorService
 from controller.logs import configure_logging
 
 NAME = "floor"
-HELP = "the casino floor: every table's journal in PostgreSQL (serve, init-db, demo)"
+HELP = "the casino floor: every table's journal in PostgreSQL (serve, init-db, demo, release)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -41,6 +44,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     demo.add_argument("--dir", default="var/floor", help="where the servers and journals live")
     demo.add_argument("--port", type=int, default=8090, help="the floor panel's port")
     demo.add_argument("--seed", type=int, default=None)
+    release = sub.add_parser(
+        "release",
+        help="release a quarantined table once its chain verifies again (docs/floor.md)",
+        description="Lift a table's quarantine: refused unless the chain verifies again from the table's "
+        "last good entry. Recorded (who, when, why) in floor_releases; the floor service then projects "
+        "the table's held entries from the stream, in order, exactly once.",
+    )
+    release.add_argument("table", metavar="TABLE", help="the table's id")
+    release.add_argument("--reason", required=True, help="why it is released (recorded)")
+    release.add_argument("--by", required=True, help="who releases it: the table-games manager (recorded)")
+    release.add_argument("--config", required=True, help="the floor's TOML file ([floor]: its dsn_file)")
     for sub_parser in (serve, demo):
         sub_parser.add_argument(
             "--log-level", default="warning", help="debug, info, warning (default), error"
@@ -54,6 +68,8 @@ def run(args: argparse.Namespace) -> int:
         return _serve(args)
     if args.floor_command == "init-db":
         return _init_db(args)
+    if args.floor_command == "release":
+        return _release(args)
     if args.tables < 1 or args.tables > 1000:
         raise UserError("--tables: from 1 to 1000")
     if args.rounds is not None and args.rounds < 0:
@@ -106,4 +122,17 @@ def _init_db(args: argparse.Namespace) -> int:
     except psycopg.Error as error:
         raise UserError(f"PostgreSQL: {str(error).strip().splitlines()[0]}") from None
     print(f"floor schema: applied {applied or 'nothing'}; at version {schema.MIGRATIONS[-1].version}")
+    return 0
+
+
+def _release(args: argparse.Namespace) -> int:
+    config = load_floor_config(args.config)
+    try:
+        with psycopg.connect(config.dsn) as connection:
+            released = release_table(connection, args.table, reason=args.reason, by=args.by, via="cli")
+    except ReleaseRefused as refused:
+        raise UserError(f"release refused: {refused}") from None
+    except psycopg.Error as error:
+        raise UserError(f"PostgreSQL: {str(error).strip().splitlines()[0]}") from None
+    print(released.summary())
     return 0

@@ -15,7 +15,6 @@ from controller.integrity_watch import DEFAULT_EVERY_ROUNDS
 from controller.logs import configure_logging_for
 from controller.simulation.table import SimulatedTable, SimulationOptions
 from controller.simulation.table import simulated as any_simulated
-from controller.uplink.config import load_uplink_config
 
 NAME = "run"
 HELP = "run the table: devices, round engine, journal and panel (with no config: a simulated table)"
@@ -145,7 +144,6 @@ def run(args: argparse.Namespace) -> int:
         panel_bind=panel_bind,
         integrity_every_rounds=args.integrity_every,
         new_journal=args.new_journal,
-        uplink=load_uplink_config(args.config) if args.config else None,  # docs/floor.md
     )
     if not any_simulated(config):
         if args.autoplay:

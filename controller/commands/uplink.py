@@ -13,9 +13,9 @@ import json
 import signal
 
 from controller.commands.journal_args import add_journal_arguments, journal_path
+from controller.config import load_config
 from controller.errors import UserError
 from controller.journal.store import Journal
-from controller.uplink.config import load_uplink_config
 from controller.uplink.uplink import Uplink, read_high_water_mark
 
 NAME = "uplink"
@@ -69,7 +69,7 @@ def _status(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     if not args.config:
         raise UserError("--config: the table's TOML file with an [uplink] table")
-    config = load_uplink_config(args.config)
+    config = load_config(args.config).uplink  # the whole file checked, as `flushtable run` checks it
     if config is None:
         raise UserError(f"{args.config}: no [uplink] table")
     path = journal_path(args)

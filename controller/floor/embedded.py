@@ -18,6 +18,7 @@ import nats
 import psycopg
 from nats.aio.client import Client
 
+from controller.config import UplinkConfig
 from controller.floor import schema
 from controller.floor.servers import (
     FLOOR_INBOX,
@@ -33,7 +34,6 @@ from controller.floor.servers import (
 )
 from controller.floor.service import FloorConfig
 from controller.floor.stream import ACK_WAIT_S, DEFAULT_DUPLICATE_WINDOW_S, ensure_stream
-from controller.uplink.config import UplinkConfig
 from controller.uplink.uplink import ssl_context
 
 

@@ -4,7 +4,9 @@ table's recall. FastAPI over the floor's PostgreSQL (the reporting role: read-on
 acknowledge a floor alert).
 
 Logins and roles: ``supervisor`` (pit supervisor) and ``manager`` (table-games manager) and
-``surveillance`` may acknowledge floor alerts; ``regulator`` reads everything and changes nothing. The
+``surveillance`` may acknowledge floor alerts; only a ``manager`` may release a quarantined table
+(controller/floor/release.py, the same check and record as ``flushtable floor release``);
+``regulator`` reads everything and changes nothing. The
 login's password check and failed-login limiter are the table panel's own (controller/panel/auth.py);
 sessions are server-side, the cookie holds a random token, every POST carries the session's CSRF token.
 
@@ -32,6 +34,7 @@ from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from controller.floor.checks import FloorStored
+from controller.floor.release import RELEASING_ROLES, ReleaseRefused, release_table
 from controller.journal import entries as typed
 from controller.journal.chain import canonical_json
 from controller.journal.state import TableState
@@ -211,13 +214,29 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         session = session_of(request)
         if session is None:
             return login_redirect()
+        return await alerts_view(session)
+
+    async def alerts_view(session: _Session, *, message: str = "", status: int = 200) -> HTMLResponse:
         alerts = await query(
             "SELECT alert_id, raised_utc, table_id, seq, origin, kind, severity, message, acknowledged_by, "
             "acknowledged_utc, cleared_utc FROM floor_alerts "
             "ORDER BY (acknowledged_utc IS NULL AND cleared_utc IS NULL) DESC, alert_id DESC LIMIT 500"
         )
+        quarantined = await query(
+            "SELECT table_id, quarantined_at_seq, quarantine_reason FROM floor_tables "
+            "WHERE quarantined_at_seq IS NOT NULL ORDER BY table_id"
+        )
+        releases = await query(
+            "SELECT r.release_id, r.released_utc, r.table_id, r.quarantined_at_seq, r.released_by, r.reason, "
+            "r.via, r.set_aside, a.applied_utc, a.outcome FROM floor_releases r "
+            "LEFT JOIN floor_release_applied a USING (release_id) ORDER BY r.release_id DESC LIMIT 50"
+        )
         can_ack = session.role in ACKNOWLEDGING_ROLES and settings.writer_dsn is not None
-        return page("alerts.html", session, alerts=alerts, can_ack=can_ack)
+        can_release = session.role in RELEASING_ROLES and settings.writer_dsn is not None
+        response = page("alerts.html", session, alerts=alerts, can_ack=can_ack, quarantined=quarantined,
+                        releases=releases, can_release=can_release, message=message)  # fmt: skip
+        response.status_code = status
+        return response
 
     @app.post("/alerts/{alert_id}/acknowledge")
     async def acknowledge(alert_id: int, request: Request) -> Response:
@@ -235,6 +254,37 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
                 "WHERE alert_id = %s AND acknowledged_utc IS NULL",
                 (session.user, alert_id),
             )
+        return RedirectResponse("/alerts", status_code=303)
+
+    @app.post("/tables/{table_id}/release")
+    async def release(table_id: str, request: Request) -> Response:
+        """Release a quarantined table: a manager's, with a reason; refused in one line otherwise."""
+        session = session_of(request)
+        if session is None:
+            return login_redirect()
+        body = await request.body()
+        if len(body) > MAX_FORM_BYTES:
+            return HTMLResponse("Form too large.", 413)
+        form = {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace")).items()}
+        if not secrets.compare_digest(form.get("csrf_token", "").encode(), session.csrf_token.encode()):
+            return HTMLResponse("The form expired; reload the page.", 403)
+        if session.role not in RELEASING_ROLES or settings.writer_dsn is None:
+            return HTMLResponse(f"A {session.role} cannot release a table (a manager can).", 403)
+        writer_dsn = settings.writer_dsn
+
+        def record() -> str:
+            with psycopg.connect(writer_dsn) as connection:
+                return release_table(
+                    connection, table_id[:64], reason=form.get("reason", ""), by=session.user, via="panel"
+                ).summary()
+
+        try:
+            await asyncio.to_thread(record)
+        except ReleaseRefused as refused:
+            return await alerts_view(session, message=f"Release refused: {refused}", status=409)
+        except psycopg.Error as error:
+            text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            return await alerts_view(session, message=f"Release failed: {text}", status=503)
         return RedirectResponse("/alerts", status_code=303)
 
     # --- meters ---------------------------------------------------------------------------------------

@@ -217,6 +217,40 @@ CREATE VIEW floor_meters_by_shift AS
     FROM floor_round_meters GROUP BY shift;
 """,
     ),
+    Migration(
+        4,
+        "releases of quarantined tables: who, when, why; applied once by the floor service",
+        """
+-- docs/floor.md "Releasing a quarantined table". Append-only, like the record: a release is never
+-- edited or withdrawn (a wrong one is answered by the next quarantine, not by rewriting this one).
+CREATE TABLE floor_releases (
+    release_id bigserial PRIMARY KEY,
+    released_utc timestamptz NOT NULL DEFAULT clock_timestamp(),
+    table_id text NOT NULL,
+    quarantined_at_seq bigint NOT NULL,     -- the quarantine released: the table's last good entry
+    quarantine_reason text,
+    released_by text NOT NULL CHECK (btrim(released_by) <> ''),  -- the manager (panel login or --by)
+    reason text NOT NULL CHECK (btrim(reason) <> ''),            -- why, in the manager's words
+    via text NOT NULL CHECK (via IN ('cli', 'panel')),
+    db_user text NOT NULL DEFAULT current_user,
+    subject text NOT NULL,                  -- the table's subject in the stream
+    after_stream_seq bigint NOT NULL,       -- the replay reads the stream after this (the last good entry)
+    set_aside bigint[] NOT NULL,            -- stream seqs never projected (kept in floor_quarantine)
+    verified_through_seq bigint NOT NULL    -- the chain verified through this entry at the release
+);
+CREATE INDEX floor_releases_by_table ON floor_releases (table_id);
+CREATE TABLE floor_release_applied (
+    release_id bigint PRIMARY KEY REFERENCES floor_releases (release_id),
+    applied_utc timestamptz NOT NULL DEFAULT clock_timestamp(),
+    outcome text NOT NULL CHECK (outcome IN ('projected', 'stale')),
+    messages_read bigint NOT NULL DEFAULT 0  -- read again from the stream by the replay
+);
+CREATE TRIGGER floor_releases_append_only BEFORE UPDATE OR DELETE ON floor_releases
+    FOR EACH ROW EXECUTE FUNCTION floor_refuse_change();
+CREATE TRIGGER floor_release_applied_append_only BEFORE UPDATE OR DELETE ON floor_release_applied
+    FOR EACH ROW EXECUTE FUNCTION floor_refuse_change();
+""",
+    ),
 )
 
 _GRANTS = f"""
@@ -224,6 +258,8 @@ GRANT SELECT, INSERT ON floor_entries, floor_private, floor_quarantine TO {WRITE
 GRANT SELECT, INSERT, UPDATE ON floor_tables, floor_rounds, floor_alerts TO {WRITER_ROLE};
 GRANT SELECT ON floor_table_config, floor_schema_migrations TO {WRITER_ROLE};
 GRANT USAGE ON SEQUENCE floor_alerts_alert_id_seq TO {WRITER_ROLE};
+GRANT SELECT, INSERT ON floor_releases, floor_release_applied TO {WRITER_ROLE};
+GRANT USAGE ON SEQUENCE floor_releases_release_id_seq TO {WRITER_ROLE};
 GRANT SELECT ON ALL TABLES IN SCHEMA public TO {REPORTING_ROLE};
 """
 

@@ -48,7 +48,7 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.js.client import JetStreamContext
 
-from controller.floor import checks
+from controller.floor import checks, release
 from controller.floor.checks import TableProjection
 from controller.floor.servers import FLOOR_CONSUMER, FLOOR_INBOX, STREAM_NAME, SUBJECT_ROOT
 from controller.floor.store import Batch, Connection, held_private, load_projection, stored_hash, write_batch
@@ -73,6 +73,7 @@ class FloorConfig:
     backoff_initial_s: float = 0.2
     backoff_max_s: float = 5.0
     sweep_interval_s: float = 5.0  # when idle, this often: check every table's tail in the stream
+    release_poll_interval_s: float = 1.0  # this often: apply releases of quarantined tables (release.py)
 
 
 @dataclass
@@ -85,6 +86,8 @@ class FloorStatus:
     alerts: int = 0
     db_failures: int = 0
     gap_fills: int = 0  # messages read back from the stream that the consumer had skipped
+    releases: int = 0  # releases of quarantined tables applied (controller/floor/release.py)
+    sweeps: int = 0  # idle sweeps of every table's tail in the stream
     last_error: str = ""
 
 
@@ -129,6 +132,7 @@ class FloorService:
         self.site_of: dict[str, str] = {}  # table -> the site token of its subject
         self._rng = rng or random.Random()
         self.committed = asyncio.Event()  # set after each commit (tests and the demo wait on it)
+        self._set_aside: set[int] = set()  # stream seqs a release set aside: never projected
 
     # --- the loop ---------------------------------------------------------------------------------
     async def run(self, stop: asyncio.Event) -> None:
@@ -156,7 +160,13 @@ class FloorService:
                 )
                 log.info("floor_consuming", consumer=FLOOR_CONSUMER)
                 backoff_s = self.config.backoff_initial_s
+                async with connection.transaction():  # a read alone would leave a transaction open
+                    self._set_aside = await release.set_aside_stream_seqs(connection)
+                last_release_poll_s = -float("inf")
                 while not stop.is_set():
+                    if time.monotonic() - last_release_poll_s >= self.config.release_poll_interval_s:
+                        last_release_poll_s = time.monotonic()
+                        await self.apply_releases(connection)
                     try:
                         messages = await subscription.fetch(
                             self.config.batch_size, timeout=self.config.fetch_timeout_s
@@ -232,6 +242,8 @@ class FloorService:
 
     async def _take(self, connection: Connection, batch: Batch, message: Incoming) -> None:
         stream_seq = message.stream_seq
+        if stream_seq in self._set_aside:
+            return  # a release set it aside (it did not continue its table's chain): never projected
         subject_table = table_of_subject(message.subject)
         if subject_table is not None:
             self.site_of[subject_table] = site_of_subject(message.subject) or ""
@@ -374,9 +386,11 @@ class FloorService:
         (the consumer skipped a tail) is read from the stream. Returns the messages taken."""
         if self._js is None:
             return 0
-        rows = await (await connection.execute("SELECT table_id FROM floor_tables")).fetchall()
         taken = 0
+        # The read inside the transaction block: a bare read would open a transaction that the block then
+        # only nests a savepoint in, so nothing after the first sweep was ever committed (acked unstored).
         async with connection.transaction():
+            rows = await (await connection.execute("SELECT table_id FROM floor_tables")).fetchall()
             batch = Batch()
             for (table_id,) in rows:
                 site = self.site_of.get(str(table_id))
@@ -394,7 +408,61 @@ class FloorService:
             await write_batch(connection, batch)
         for projection in batch.tables.values():
             projection.touched_rounds.clear()
+        self.status.sweeps += 1
         return taken
+
+    async def apply_releases(self, connection: Connection) -> int:
+        """Apply every release recorded and not yet applied (controller/floor/release.py), each in one
+        transaction: the table's projection read back, its quarantine lifted, its messages read again
+        from the stream after its last good entry (the set-aside ones skipped) through the usual checks,
+        and the release marked applied. A release whose quarantine is no longer the table's is marked
+        stale. Returns how many were applied."""
+        # In a transaction of its own: a bare read would leave one open, and every later transaction block
+        # would then be a savepoint inside it, never committed.
+        async with connection.transaction():
+            pending = await release.pending_releases(connection)
+        for released in pending:
+            table_id = released.table_id
+            self._tables.pop(table_id, None)  # read back: what the release checked is what is replayed
+            read = 0
+            try:
+                async with connection.transaction():
+                    projection = await self._projection(connection, table_id)
+                    batch = Batch()
+                    outcome = "stale"
+                    if projection.quarantined_at_seq == released.quarantined_at_seq:
+                        outcome = "projected"
+                        projection.quarantined_at_seq = projection.quarantine_reason = None
+                        self._set_aside.update(released.set_aside)
+                        self.site_of[table_id] = site_of_subject(released.subject) or ""
+                        batch.tables[table_id] = projection
+                        while True:  # _MAX_GAP_FILL at a time, while that moves the table on
+                            before = projection.last_stream_seq
+                            taken = await self._fill_gap(
+                                connection, batch, projection, before_stream_seq=None
+                            )
+                            read += taken
+                            moved = projection.last_stream_seq != before and not projection.quarantined()
+                            if taken < _MAX_GAP_FILL or not moved:
+                                break
+                        await write_batch(connection, batch)
+                    await release.record_applied(connection, released.release_id, outcome, read)
+            except BaseException:
+                self._tables.pop(table_id, None)
+                raise
+            projection.touched_rounds.clear()
+            self.status.releases += 1
+            self.committed.set()
+            log.warning(
+                "floor_table_released",
+                table_id=table_id,
+                release_id=released.release_id,
+                outcome=outcome,
+                messages_read=read,
+                last_seq=projection.last_seq,
+                quarantined_again=projection.quarantined(),
+            )
+        return len(pending)
 
     async def _take_private(  # noqa: PLR0917 - one message's context
         self,

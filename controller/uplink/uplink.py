@@ -36,10 +36,10 @@ import nats.js.errors
 import structlog
 from nats.aio.client import Client
 
+from controller.config import UplinkConfig
 from controller.floor.servers import STREAM_NAME, table_inbox, table_subject
 from controller.journal.store import Journal, JournalEntry
 from controller.uplink import wire
-from controller.uplink.config import UplinkConfig
 from controller.uplink.outbox import Outbox, OutMessage
 
 log = structlog.get_logger("flushtable.uplink")

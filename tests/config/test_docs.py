@@ -18,6 +18,9 @@ def test_the_complete_example_loads(tmp_path: Path) -> None:
     complete, minimal, _designated = examples()
     (tmp_path / "keys").mkdir()
     (tmp_path / "keys" / "sensors.hex").write_text("1f" * 31 + "2e\n")
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "secrets" / "nats-table.pw").write_text("table-password\n")
+    (tmp_path / "secrets" / "floor-ca.pem").write_text("-----BEGIN CERTIFICATE-----\n")
     (tmp_path / "table.toml").write_text(complete)
     config = load_config(tmp_path / "table.toml")
     assert config.table_id == "HCF3"
@@ -31,6 +34,10 @@ def test_the_complete_example_loads(tmp_path: Path) -> None:
     }
     assert not any(device.simulated for device in config.devices.values())
     assert [user.role for user in config.panel.users] == ["supervisor", "viewer"]
+    assert config.uplink is not None
+    assert (config.uplink.site, config.uplink.user) == ("main", "table-HCF3")
+    assert config.uplink.password == "table-password"
+    assert config.uplink.ca_file == tmp_path / "secrets" / "floor-ca.pem"
     (tmp_path / "ctf.toml").write_text(minimal)
     small = load_config(tmp_path / "ctf.toml")
     assert (small.game, small.seats) == ("chase-the-flush", 7)

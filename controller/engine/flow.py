@@ -82,6 +82,7 @@ class RoundFlow:
 
     def after_state_change(self, event: Any) -> None:
         self.state_entered(m.top(event.transition.source), m.top(event.transition.dest), event.event.name)
+        self.ctx.bets.lapse_kill_request()  # the decisions closed, or the round ended: a request lapses
 
     def state_entered(self, source: str, dest: str, trigger: str) -> None:
         self.ctx.journal(

@@ -316,6 +316,22 @@ class DecisionRefused(Entry, frozen=True, tag="decision_refused"):
     PRIVATE: ClassVar[type[Part] | None] = DecisionRefusedPrivate
 
 
+KillRequestStatus = Literal["requested", "confirmed", "rejected", "lapsed"]
+
+
+class KillSeatRequest(Entry, frozen=True, tag="kill_seat_request"):
+    """The dealer's request to kill one seat's hand (the display's kill_seat key) and what became of it:
+    ``requested`` (by the dealer), then ``confirmed`` or ``rejected`` (by the supervisor, with a reason;
+    a confirmation comes after the kill's operator_action and dead_hand) or ``lapsed`` (by
+    the engine: the decisions closed or the round ended first)."""
+
+    seat: int
+    status: KillRequestStatus
+    by: str
+    requested_by: str | None = None
+    reason: str | None = None
+
+
 class DeadHand(Entry, frozen=True, tag="dead_hand"):
     """A seat (or, with seat None, the whole round) is dead."""
 
@@ -406,6 +422,7 @@ EntryType = (
     | HandComplete
     | Decision
     | DecisionRefused
+    | KillSeatRequest
     | DeadHand
     | RoundSettled
     | RoundDead
@@ -439,6 +456,7 @@ ENTRY_CLASSES: tuple[type[Entry], ...] = (
     HandComplete,
     Decision,
     DecisionRefused,
+    KillSeatRequest,
     DeadHand,
     RoundSettled,
     RoundDead,

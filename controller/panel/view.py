@@ -166,6 +166,8 @@ class TableView:
                 "revealed": round_.cards_public,
                 "designated_player_seat": round_.dp_seat,
                 "designated_player_funds_cents": round_.banking.get("funds"),
+                # The dealer's kill_seat key waiting for a supervisor's Confirm or Reject.
+                "kill_request": None if round_.kill_request is None else dict(round_.kill_request),
                 "dealer_cards": dealer_cards,
                 "dealer_dealt": len(round_.cards.get(DEALER_POSITION, {})),
                 "community": community,

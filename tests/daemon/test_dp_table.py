@@ -5,12 +5,24 @@ pseudo-terminals, into a real journal; every recalled round re-settles identical
 
 from __future__ import annotations
 
+import asyncio
+import json
+import time
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 from controller.journal.store import JournalEntry
 from controller.journal.verify import verify_chain
-from tests.daemon.harness import DEVICES_TOML, check_recall_settles, entries, run_daemon
+from controller.panel.auth import UserStore
+from controller.simulation.table import SimulatedTable
+from sim_devices.table import SimTable
+from tests.daemon.harness import DEVICES_TOML, check_recall_settles, entries, flushtable, run_daemon
+
+SUPERVISOR = ("sam", "supervisor-pass-1")
+WAIT_S = 30.0  # the longest any one step of the scripted supervisor waits for what it looks for
+POLL_S = 0.05
 
 # Their own directory: tests/privacy plays every file of tests/daemon/scenarios on a house table.
 SCENARIOS = Path(__file__).with_name("dp_scenarios")
@@ -38,7 +50,7 @@ amount_cents = 50
 """
 
 
-def play(tmp_path: Path, scenario: str, *, dp_offer_s: float = 30.0) -> list[JournalEntry]:
+def play(tmp_path: Path, scenario: str, *, dp_offer_s: float = 30.0, **options: Any) -> list[JournalEntry]:
     journal_path = tmp_path / "journal.sqlite"
     config_path = tmp_path / "dp.toml"
     config_path.write_text(
@@ -58,6 +70,7 @@ def play(tmp_path: Path, scenario: str, *, dp_offer_s: float = 30.0) -> list[Jou
         card_interval_s=0.0,
         scenario_path=SCENARIOS / f"{scenario}.toml",
         timeout_s=40.0,
+        **options,
     )
     assert verify_chain(journal_path).ok
     records = check_recall_settles(journal_path)
@@ -127,3 +140,130 @@ def test_an_unanswered_offer_is_waived_by_its_timeout(tmp_path: Path) -> None:
     assert (moved["to_seat"], moved["reason"]) == (2, "accepted, funds 300.00")
     [settled] = of_kind(journal, "round_settled")
     assert settled["round"]["banking"]["funds"] == 30_000
+
+
+# --- kill one seat by the dealer's key, confirmed by a supervisor on the panel ------------------------
+class PanelSupervisor:
+    """A supervisor at the daemon's real panel (uvicorn on 127.0.0.1): logs in through the form as a
+    browser does, reads the table, and acts through POST /api/actions/{name} with the session's CSRF
+    token. Synchronous httpx: called in a thread, off the daemon's loop."""
+
+    def __init__(self, url: str) -> None:
+        self.client = httpx.Client(base_url=url, timeout=WAIT_S)
+        self.client.get("/login").raise_for_status()
+        answer = self.client.post(
+            "/login",
+            data={
+                "user": SUPERVISOR[0],
+                "password": SUPERVISOR[1],
+                "csrf_token": self.client.cookies.get("ft_login_csrf") or "",
+            },
+            follow_redirects=False,
+        )
+        assert answer.status_code == 303, answer.text
+        self.csrf = str(self.client.get("/api/session").json()["csrf_token"])
+
+    def table(self) -> dict[str, Any]:
+        answer = self.client.get("/api/table")
+        answer.raise_for_status()
+        table: dict[str, Any] = answer.json()
+        return table
+
+    def act(self, name: str, body: dict[str, Any]) -> httpx.Response:
+        return self.client.post(f"/api/actions/{name}", json=body, headers={"X-CSRF-Token": self.csrf})
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def wait_for(what: str, condition: Any) -> Any:
+    """Poll ``condition()`` until it gives something true, at most WAIT_S (a bound, not a timing)."""
+    deadline = time.monotonic() + WAIT_S
+    while True:
+        value = condition()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"never saw {what}"
+        time.sleep(POLL_S)
+
+
+def test_the_dealers_kill_seat_key_confirmed_by_a_supervisor_on_the_panel(tmp_path: Path) -> None:
+    """The simulated display presses kill_seat 3 (scenario dp_kill_seat); the panel shows the request;
+    the supervisor confirms it through the panel's action path; seat 3's wagers are returned and the
+    rest settles; the journal and `flushtable recall` show it."""
+    store = UserStore(tmp_path / "panel-users.json")  # beside the journal: where the daemon looks
+    store.add(SUPERVISOR[0], "supervisor", SUPERVISOR[1])
+    seen: dict[str, Any] = {}
+
+    def supervise(table: SimulatedTable) -> None:
+        daemon = table.daemon
+        wait_for("the panel", lambda: daemon.panel is not None)
+        panel = PanelSupervisor(daemon.panel.url)
+        try:
+
+            def requested() -> dict[str, Any] | None:
+                round_ = panel.table().get("round") or {}
+                request: dict[str, Any] | None = round_.get("kill_request")
+                return request
+
+            seen["request"] = wait_for("the kill request on the panel", requested)
+            partial = panel.client.get("/partials/table").text
+            seen["banner"] = "KILL SEAT 3?" in partial and "confirm_kill_seat" in partial
+            # Not yet killed: the key only asked.
+            seen["alive_before"] = not any(e.kind == "dead_hand" for e in entries(daemon.journal_path))
+            answer = panel.act("confirm_kill_seat", {"seat": 3, "reason": "hand exposed"})
+            seen["confirm"] = (answer.status_code, answer.json())
+            again = panel.act("confirm_kill_seat", {"seat": 3, "reason": "hand exposed"})
+            seen["again"] = (again.status_code, again.json())
+            wait_for("no request left on the panel", lambda: not requested())
+        finally:
+            panel.close()
+        # The dealer plays the round out at the simulated devices: seat 2 raises 1x, confirm, pay.
+        devices = table.devices
+        assert isinstance(devices, SimTable)
+        devices.bet_sensors().place(2, 1, 500)
+        live = daemon.engine.round
+        assert live is not None
+        # The engine has seen the raise chips (the dealer confirms what is on the felt).
+        wait_for("seat 2's raise", lambda: live.seats[2].pending_cents == 500)
+        devices.dealer_display().press("confirm")
+        wait_for("the payout", lambda: daemon.engine.state == "paying")
+        devices.dealer_display().press("next")
+
+    async def supervisor(table: SimulatedTable) -> None:
+        await asyncio.to_thread(supervise, table)
+
+    journal = play(tmp_path, "dp_kill_seat", companions=[supervisor], panel_bind=("127.0.0.1", 0))
+    assert seen["request"]["seat"] == 3
+    assert seen["request"]["requested_by"] == "dealer"
+    assert seen["banner"]
+    assert seen["alive_before"]
+    assert seen["confirm"][0] == 200, seen["confirm"]
+    assert seen["again"][0] == 409  # nothing waits any more
+    assert "no kill request is waiting for a supervisor" in json.dumps(seen["again"][1])
+
+    keys = [(p["key"], p["seat"]) for p in of_kind(journal, "dealer_key")]
+    assert ("kill_seat", 3) in keys
+    statuses = [(p["status"], p["by"]) for p in of_kind(journal, "kill_seat_request")]
+    assert statuses == [("requested", "dealer"), ("confirmed", "sam")]
+    [dead] = of_kind(journal, "dead_hand")
+    assert dead["seat"] == 3
+    assert dead["reason"]["message"] == "killed by a supervisor at the dealer's request: hand exposed"
+    [settled] = of_kind(journal, "round_settled")
+    seats = {seat["seat"]: seat for seat in settled["settlement"]["seats"]}
+    assert seats[3]["status"] == "dead"
+    assert {name: w["result"] for name, w in seats[3]["wagers"].items()} == {
+        "ante": "returned",
+        "flush": "returned",
+    }
+    assert (seats[3]["net"], seats[3]["rake"]) == (0, 0)
+    assert seats[2]["status"] == "live"
+    assert seats[2]["wagers"]["raise"]["stake"] == 500
+
+    recalled = flushtable("recall", "--journal", str(tmp_path / "journal.sqlite"), "--json")
+    assert recalled.returncode == 0, recalled.stderr
+    [record] = json.loads(recalled.stdout)
+    events = [(event["kind"], event["payload"].get("status")) for event in record["events"]]
+    assert ("kill_seat_request", "requested") in events
+    assert ("kill_seat_request", "confirmed") in events
+    assert record["settlement"] == settled["settlement"]

@@ -349,9 +349,13 @@ class RoundSettledPrivate(Part, frozen=True):
 class RoundSettled(Entry, frozen=True, tag="round_settled"):
     """The reveal. ``settlement`` is the settle output without its hands (they name cards): they are in
     the private part with the round's cards, shown once this entry is committed (the round is revealed),
-    but a dead seat's cards are never in it (its cards are [] in the round)."""
+    but a dead seat's cards are never in it (its cards are [] in the round). ``bank_by_seat``
+    (designated player, written since issue 13; absent before): the bank after the losers are collected
+    and after each seat is paid, in action order (controller.rules.settle.bank_by_seat): not part of
+    the settle output, whose contract is unchanged."""
 
     settlement: dict[str, Any]
+    bank_by_seat: dict[str, Any] | None = None
     private: RoundSettledPrivate | None = None
     PRIVATE: ClassVar[type[Part] | None] = RoundSettledPrivate
 
@@ -636,7 +640,8 @@ def merged_payload(kind: str, public: Mapping[str, Any], private: Mapping[str, A
         settlement["seats"] = [
             {**seat, "hand": seat_hands.get(str(seat["seat"]))} for seat in settlement.get("seats", [])
         ]
-        return {"round": private["round"], "settlement": settlement}
+        extra = {key: value for key, value in public.items() if key != "settlement"}  # bank_by_seat
+        return {**extra, "round": private["round"], "settlement": settlement}
     return {**public, **private}
 
 

@@ -12,9 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from fastapi.testclient import TestClient
 
-from controller.journal.store import JournalEntry
+from controller.journal.store import Journal, JournalEntry
 from controller.journal.verify import verify_chain
+from controller.panel import JournalPanelBackend, create_panel_app
 from controller.panel.auth import UserStore
 from controller.rules.cards import parse_card
 from controller.simulation.table import SimulatedTable
@@ -369,6 +371,24 @@ def test_a_short_bank_covers_two_seats_in_order_and_pays_them_seat_by_seat(tmp_p
     text = flushtable("recall", "--journal", str(tmp_path / "journal.sqlite")).stdout
     assert "DP bank: 140.00 posted, 0.00 collected -> 140.00; seat 4 paid 36.66 -> 103.34; " in text
     assert "seat 3 paid 103.33 -> 0.01" in text
+    # The panel's recall page shows it too (the real app over the journal the daemon left).
+    store = UserStore(tmp_path / "panel-users.json")
+    store.add(SUPERVISOR[0], "supervisor", SUPERVISOR[1])
+    with Journal.open_existing(tmp_path / "journal.sqlite", readonly=False) as opened:
+        app = create_panel_app(JournalPanelBackend(opened), users=store)
+        with TestClient(app, base_url="http://127.0.0.1") as client:
+            client.get("/login")
+            client.post(
+                "/login",
+                data={
+                    "user": SUPERVISOR[0],
+                    "password": SUPERVISOR[1],
+                    "csrf_token": client.cookies.get("ft_login_csrf") or "",
+                },
+            )
+            page = client.get(f"/recall/{record['round_id']}")
+    assert page.status_code == 200
+    assert "seat 4 paid 36.66 → 103.34; seat 3 paid 103.33 → 0.01" in page.text
     [again] = settle_with_cli([record["round"]])
     assert again == record["settlement"]
     assert "bank_by_seat" not in again

@@ -97,8 +97,10 @@ class Bets:
             )
             return
         if bank_spot:
-            # The bank spot holds the chips a player posts as the DP's bank: never a wager, never
-            # past-posting (the bank taken is the amount read when the button was accepted).
+            # The bank spot holds the chips a player posts as the DP's bank: never a wager (the bank taken
+            # is the amount read when the button was accepted). But once the round is locked the bank the
+            # settlement counts on may not leave the felt before the reveal: a DP's bank spot that drops
+            # below its posted bank is past-posting the bank (the table held, like any locked spot).
             self.bank_spots[event.seat] = event.amount_cents
             ctx.journal(
                 "bet_changed",
@@ -111,6 +113,25 @@ class Bets:
                 },
                 source=source,
             )
+            live = ctx.round
+            in_play = (
+                live is not None and ctx.state not in (m.IDLE, m.BETTING, *OUTCOME_STATES) and not live.closed
+            )
+            seen = ctx.bank.bank_short_on_spot() if event.seat == ctx.bank.dp_seat else None
+            if in_play and seen is not None and (event.seat, BANK_SPOT) not in self.past_posted:
+                self.past_posted.add((event.seat, BANK_SPOT))
+                posted = ctx.bank.dp_funds_cents
+                ctx.journal(
+                    "past_posting",
+                    {"seat": event.seat, "wager": BANK, "locked_cents": posted, "seen_cents": seen},
+                )
+                ctx.faults.raise_fault(
+                    "past_posting",
+                    f"seat {event.seat} bank: {money(posted)} posted, {money(seen)} seen after the lock",
+                    latching=True,
+                    device=event.device,
+                )
+                ctx.flow.hold_table()
             return
         wager = spec.wagers[event.spot]
         key = (event.seat, event.spot)
@@ -355,6 +376,12 @@ class Bets:
         """The wagers on the table at the lock, by seat, or the reason the lock is refused."""
         ctx = self.ctx
         config = ctx.config
+        seen = ctx.bank.bank_short_on_spot()
+        if seen is not None:
+            return {}, (
+                f"seat {ctx.bank.dp_seat}'s bank spot holds {money(seen)}, less than the bank "
+                f"{money(ctx.bank.dp_funds_cents)} it posted: put the bank back"
+            )
         wagers_by_seat: dict[int, dict[str, int]] = {}
         decision = ctx.spec.decision_wager
         for (seat, spot), amount in sorted(self.spots.items()):

@@ -347,6 +347,8 @@ class Bets:
             return
         ctx = self.ctx
         self.kill_request = None
+        live = ctx.round
+        why = "the round ended" if live is None or live.closed else "the decisions closed"
         ctx.journal(
             "kill_seat_request",
             {
@@ -354,7 +356,7 @@ class Bets:
                 "status": "lapsed",
                 "by": ENGINE,
                 "requested_by": request[1],
-                "reason": f"no supervisor answered before the decisions closed ({ctx.state})",
+                "reason": f"{why} before a supervisor answered ({ctx.state})",
             },
         )
         ctx.out.append(ShowText(ctx.config.display_device, f"Kill seat {request[0]}: request lapsed"))

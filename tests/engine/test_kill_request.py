@@ -129,7 +129,7 @@ def test_a_request_no_supervisor_answers_lapses_when_the_decisions_close() -> No
         "status": "lapsed",
         "by": "engine",
         "requested_by": "dealer",
-        "reason": "no supervisor answered before the decisions closed (reveal)",
+        "reason": "the decisions closed before a supervisor answered (reveal)",
     }
     assert "Kill seat 3: request lapsed" in shown(table, outs)
     # Journaled in the round, before the reveal.
@@ -149,6 +149,7 @@ def test_a_request_lapses_when_the_round_is_voided() -> None:
     table.key("kill_seat", 1)
     table.call(table.engine.handle, a.VoidRound("dispute", "sam"), table.now_s)
     assert [r["status"] for r in requests(table)] == ["requested", "lapsed"]
+    assert requests(table)[-1]["reason"] == "the round ended before a supervisor answered (complete)"
 
 
 def test_requests_refused_and_journaled() -> None:

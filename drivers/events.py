@@ -146,7 +146,7 @@ class BetChanged:
 class DealerKey:
     device: str
     key: DealerKeyName
-    seat: int | None = None  # for fold_seat
+    seat: int | None = None  # for fold_seat and kill_seat
 
 
 @dataclass(frozen=True, slots=True)

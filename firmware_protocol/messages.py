@@ -45,7 +45,7 @@ ShufflerFaultKind = Literal["jam", "misread", "card_count", "door_open", "red_li
 SpotLampColour = Literal["off", "win", "lose", "push"]
 SeatResult = Literal["win", "lose", "push", "dead", "folded"]
 DealerKeyName = Literal[
-    "next", "confirm", "fold_seat", "dp_waives", "call_floor", "void_request", "dp_accepts"
+    "next", "confirm", "fold_seat", "dp_waives", "call_floor", "void_request", "dp_accepts", "kill_seat"
 ]
 
 # The wire value of each enumerated field is its index in these tuples (docs/protocol.md §8.1).
@@ -72,7 +72,10 @@ DEALER_KEYS: tuple[DealerKeyName, ...] = (
     "call_floor",
     "void_request",
     "dp_accepts",  # appended (wire value 6): every earlier key keeps its value (docs/protocol.md §11.1)
+    "kill_seat",  # appended (wire value 7): the dealer asks a supervisor to kill one seat's hand
 )
+SEAT_KEYS: frozenset[DealerKeyName] = frozenset({"fold_seat", "kill_seat"})
+"""The keys that carry a seat (1..7); every other key carries none."""
 
 # Error codes an ErrorReport carries (docs/protocol.md §9.2).
 ERROR_CODES: dict[int, str] = {
@@ -960,7 +963,8 @@ class ShowSeatResult(Message):
 
 @dataclass(frozen=True, slots=True)
 class DealerKey(Message):
-    """Dealer display -> controller: the dealer pressed a key; ``seat`` only (and always) for fold_seat."""
+    """Dealer display -> controller: the dealer pressed a key; ``seat`` only (and always) for the keys
+    that name a seat (fold_seat, kill_seat: SEAT_KEYS)."""
 
     TYPE: ClassVar[int] = 0x63
     NAME: ClassVar[str] = "dealer_key"
@@ -972,11 +976,11 @@ class DealerKey(Message):
 
     key: DealerKeyName
     seat: int | None = None
-    """1..7 for fold_seat; None for every other key."""
+    """1..7 for fold_seat and kill_seat; None for every other key."""
 
     def _check_together(self) -> None:
-        if (self.key == "fold_seat") != (self.seat is not None):
-            raise FieldError("seat", "must be 1..7 for fold_seat and null for every other key")
+        if (self.key in SEAT_KEYS) != (self.seat is not None):
+            raise FieldError("seat", "must be 1..7 for fold_seat and kill_seat and null for every other key")
 
 
 @dataclass(frozen=True, slots=True)

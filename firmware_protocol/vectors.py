@@ -530,6 +530,13 @@ _DATA_VECTORS_V2: tuple[tuple[str, int, int, Message], ...] = (
         45,
         DpBankKeyed(seat=3, amount_cents=250_000),
     ),
+    # Kill one seat by the dealer's key (issue 13): appended, every earlier vector unchanged.
+    (
+        "dealer key: kill seat 4 (a supervisor must confirm)",
+        SENDER_DEVICE,
+        46,
+        DealerKey(key="kill_seat", seat=4),
+    ),
 )
 
 
@@ -724,6 +731,13 @@ def build_vectors_v2() -> list[Vector]:
         _invalid("COBS code byte points past the end", session_key, bytes.fromhex("0005414200"), "bad_cobs"),
         _invalid(
             "no delimiter within 255 bytes", session_key, b"\x00" + b"\x41" * 300 + b"\x00", "frame_too_long"
+        ),
+        # Appended with the kill_seat key (issue 13): the key names a seat, so a seat of 0 (none) is refused.
+        _invalid(
+            "dealer key kill_seat without a seat",
+            session_key,
+            v2(KIND_DATA, SENDER_DEVICE, 47, b"\x63\x07\x00", key=session_key),
+            "bad_message",
         ),
     ]
     return vectors

@@ -1,5 +1,6 @@
 """The simulated dealer button display: the button seat, a line of text, each seat's result, and the
-dealer's keys (next, confirm, fold seat N, designated player waives or accepts, call floor, void request),
+dealer's keys (next, confirm, fold seat N, designated player waives or accepts, call floor, void request,
+kill seat N: a request a supervisor confirms on the panel),
 pressed through the API (``press``) or a scenario script, and a designated player's bank keyed in
 (``key_bank``: the dp_bank_keyed message)."""
 
@@ -46,7 +47,7 @@ class SimulatedDealerDisplay(SimulatedDevice):
         self.seat_results: dict[int, tuple[SeatResult, int]] = {}
 
     def press(self, key: DealerKeyName, seat: int | None = None) -> None:
-        """The dealer presses a key; fold_seat takes the seat 1..7."""
+        """The dealer presses a key; fold_seat and kill_seat take the seat 1..7."""
         self.emit(DealerKey(key=key, seat=seat))
 
     def key_bank(self, seat: int, amount_cents: int) -> None:

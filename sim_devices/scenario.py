@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from firmware_protocol.messages import DEALER_KEYS
+from firmware_protocol.messages import DEALER_KEYS, SEAT_KEYS
 from sim_devices.bet_sensors import SimulatedBetSensors
 from sim_devices.dealer_display import SimulatedDealerDisplay
 from sim_devices.firmware import SimulatedDevice
@@ -185,8 +185,8 @@ def _parse_step(
     if action == "press":
         if fields["key"] not in DEALER_KEYS:
             raise fail("key", f"{fields['key']!r} is not one of {', '.join(DEALER_KEYS)}")
-        if (fields["key"] == "fold_seat") != ("seat" in fields):
-            raise fail("seat", "fold_seat needs a seat 1..7; no other key takes one")
+        if (fields["key"] in SEAT_KEYS) != ("seat" in fields):
+            raise fail("seat", "fold_seat and kill_seat need a seat 1..7; no other key takes one")
     if action == "fault":
         if fields["kind"] not in FAULT_KINDS:
             raise fail("kind", f"{fields['kind']!r} is not one of {', '.join(FAULT_KINDS)}")

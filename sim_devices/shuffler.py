@@ -28,6 +28,10 @@ the deal too): the same card (a repeat) or, with ``misread``, the next card numb
 
 A Reset clears a fault and abandons a deal; the shoe is ready again.
 
+``preset_deck(cards)`` is the test deck of a shoe on the bench: every shuffle from then on leaves these
+cards on top, in the order they are dealt (then every other card in deck order), so a scripted round can
+show a chosen outcome through the real devices and controller. ``preset_deck(None)`` shuffles again.
+
 A v2 controller asks for the shoe's state after every handshake (StatusQuery); the StatusReport answer
 carries the deal the shoe holds: none, dealing, complete or stopped (a fault ended it), the positions
 asked for, and the cards reported so far. ``power_cycle()`` loses all of it (and the deck).
@@ -143,6 +147,7 @@ class SimulatedShuffler(SimulatedDevice):
             tuple[int, int, int]
         ] = []  # (position, index, card): every card dealt since power-on
         self.planned: list[PlannedFault] = []
+        self.preset: tuple[int, ...] | None = None  # preset_deck: the top cards, in deal order
         self._deal_task: asyncio.Task[None] | None = None
         self._current_position: int | None = None  # where the deal stands, for a fault's report
         # The deal the shoe holds, for a StatusReport: what was asked, how far it got.
@@ -153,6 +158,14 @@ class SimulatedShuffler(SimulatedDevice):
         self.deals_started = 0
 
     # --- API for scripts and tests -------------------------------------------------------------------
+    def preset_deck(self, cards: Sequence[int] | None) -> None:
+        """Every shuffle from now leaves ``cards`` (0..51, each once) on top, in deal order; None: shuffle."""
+        if cards is not None and (
+            len(set(cards)) != len(cards) or not all(0 <= c < DECK_SIZE for c in cards)
+        ):
+            raise ValueError("preset_deck: distinct cards 0..51")
+        self.preset = None if cards is None else tuple(cards)
+
     def plan_fault(self, fault: PlannedFault) -> None:
         self.planned.append(fault)
 
@@ -236,6 +249,9 @@ class SimulatedShuffler(SimulatedDevice):
         self._hold_deal("none")  # a new deck: the last deal is over
         self.deck = list(range(DECK_SIZE))
         self._deck_rng.shuffle(self.deck)
+        if self.preset is not None:  # the bench's test deck: deck[-1] is dealt first
+            top = list(self.preset)
+            self.deck = [card for card in range(DECK_SIZE) if card not in top][::-1] + top[::-1]
         read_back = list(self.deck)
         if fault is not None and fault.kind == "wrong_deck_count":
             victim = self.deck[self._deck_rng.randrange(DECK_SIZE)]

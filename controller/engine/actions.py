@@ -88,6 +88,38 @@ class KillSeat:
 
 
 @dataclass(frozen=True, slots=True)
+class RequestKillSeat:
+    """The dealer's ``kill_seat`` key: the dealer asks a supervisor to kill one seat's hand. It kills
+    nothing: the request is journaled, the display says it waits for a supervisor, and the panel offers
+    the supervisor ConfirmKillSeat or RejectKillSeat. It lapses when the decisions close or the round
+    ends (docs/engine.md "Kill one seat")."""
+
+    seat: int
+    by: str = "dealer"
+
+
+@dataclass(frozen=True, slots=True)
+class ConfirmKillSeat:
+    """A supervisor confirms the dealer's pending kill request for ``seat`` (named again, so that a
+    confirmation can only ever kill the seat the supervisor saw asked for), with the reason: the KillSeat
+    it stands for is performed with the supervisor as ``by`` and the dealer's request recorded."""
+
+    seat: int
+    reason: str
+    by: str
+
+
+@dataclass(frozen=True, slots=True)
+class RejectKillSeat:
+    """A supervisor rejects the dealer's pending kill request for ``seat``: journaled, the display
+    cleared, the hand plays on."""
+
+    seat: int
+    reason: str
+    by: str
+
+
+@dataclass(frozen=True, slots=True)
 class SetLimits:
     """A manager changes the ante limits (between rounds only); each bonus wager keeps its maximum."""
 
@@ -167,6 +199,9 @@ OperatorAction = (
     | HoldTable
     | VoidRound
     | KillSeat
+    | RequestKillSeat
+    | ConfirmKillSeat
+    | RejectKillSeat
     | SetLimits
     | SetBonusLimit
     | SetPaytable

@@ -33,6 +33,9 @@ class Bank:
         # Designated player: the seat the button is offered to, who accepted with what funds, who waived.
         self.dp_seat: int | None = None
         self.dp_funds_cents = 0
+        # The bank lies on the DP's bank spot (the spot held at least the bank when it was accepted): the
+        # chips the settlement counts on are on the felt, so they may not leave it before the reveal.
+        self.bank_on_spot = False
         self.dp_waived: set[int] = set()
         self.dp_offer_seat: int | None = None
         # When the offer to dp_offer_seat lapses into a waive ([timeouts] dp_offer_s); None: not timed yet
@@ -85,6 +88,14 @@ class Bank:
             ctx.out.append(ShowText(ctx.config.display_device, f"Refused: {why}"))
             return
         self._dp_accepts(event.amount_cents, "dealer", event.seat)
+
+    def bank_short_on_spot(self) -> int | None:
+        """The chips on the DP's bank spot when they are fewer than the bank it posted there (the DP took
+        some back), else None. Coverage and the payout count on the posted bank: it must be on the felt."""
+        if self.dp_seat is None or not self.bank_on_spot or self.banking_mode() != DESIGNATED_PLAYER:
+            return None
+        seen = self.ctx.bets.bank_spots.get(self.dp_seat, 0)
+        return seen if seen < self.dp_funds_cents else None
 
     def banking_mode(self) -> str:
         """This round's banking: the designated player's, or the house's (house table, or nobody took
@@ -218,6 +229,7 @@ class Bank:
             self.occupied = set(live.seats) | ({last} if last is not None else set())
         self.dp_seat = None
         self.dp_funds_cents = 0
+        self.bank_on_spot = False
         self.dp_waived.clear()
         self.house_banks = False
         self.dp_offer_seat = self._next_seat(last) if last is not None else config.seats[0]
@@ -254,6 +266,7 @@ class Bank:
             return
         self.dp_seat = offered
         self.dp_funds_cents = funds_cents
+        self.bank_on_spot = ctx.bets.bank_spots.get(offered, 0) >= funds_cents
         self.offer_deadline_s = None
         self.house_banks = False
         previous = self.button_seat
@@ -322,6 +335,7 @@ class Bank:
         if ctx.config.banking_mode == DESIGNATED_PLAYER:
             self.dp_seat = None
             self.dp_funds_cents = 0
+            self.bank_on_spot = False
             self.dp_waived.clear()
             self.house_banks = False
             self.dp_offer_seat = seat

@@ -14,7 +14,7 @@ from typing import Any
 
 from controller.engine import actions as a
 from controller.engine import machine as m
-from controller.engine.context import TableContext, operator
+from controller.engine.context import ENGINE, TableContext, operator
 from controller.engine.round import DEAD, FOLDED, LIVE, SeatPlay
 from controller.engine.state import DESIGNATED_PLAYER
 from controller.errors import UserError
@@ -44,11 +44,18 @@ class Bets:
         # Designated player: the chips on each seat's bank spot (BANK_SPOT), the bank a player posts
         # when it accepts the button by the dealer's key (RULES.md "The button and the deal").
         self.bank_spots: dict[int, int] = {}
+        # The dealer's pending request to kill one seat (the kill_seat key), waiting for a supervisor's
+        # ConfirmKillSeat or RejectKillSeat: (seat, who asked). One at a time; it lapses when the
+        # decisions close or the round ends (after_state_change).
+        self.kill_request: tuple[int, str] | None = None
 
     def handlers(self) -> dict[type, Callable[[Any], None]]:
         return {
             a.NoMoreBets: lambda action: self.no_more_bets(action.by),
-            a.KillSeat: lambda action: self._kill_seat(action.seat, action.reason, action.by),
+            a.KillSeat: self._on_kill_seat,
+            a.RequestKillSeat: lambda action: self._request_kill_seat(action.seat, action.by),
+            a.ConfirmKillSeat: lambda action: self._confirm_kill_seat(action.seat, action.reason, action.by),
+            a.RejectKillSeat: lambda action: self._reject_kill_seat(action.seat, action.reason, action.by),
             BetChanged: self._on_bet_changed,
         }
 
@@ -90,8 +97,10 @@ class Bets:
             )
             return
         if bank_spot:
-            # The bank spot holds the chips a player posts as the DP's bank: never a wager, never
-            # past-posting (the bank taken is the amount read when the button was accepted).
+            # The bank spot holds the chips a player posts as the DP's bank: never a wager (the bank taken
+            # is the amount read when the button was accepted). But once the round is locked the bank the
+            # settlement counts on may not leave the felt before the reveal: a DP's bank spot that drops
+            # below its posted bank is past-posting the bank (the table held, like any locked spot).
             self.bank_spots[event.seat] = event.amount_cents
             ctx.journal(
                 "bet_changed",
@@ -104,6 +113,25 @@ class Bets:
                 },
                 source=source,
             )
+            live = ctx.round
+            in_play = (
+                live is not None and ctx.state not in (m.IDLE, m.BETTING, *OUTCOME_STATES) and not live.closed
+            )
+            seen = ctx.bank.bank_short_on_spot() if event.seat == ctx.bank.dp_seat else None
+            if in_play and seen is not None and (event.seat, BANK_SPOT) not in self.past_posted:
+                self.past_posted.add((event.seat, BANK_SPOT))
+                posted = ctx.bank.dp_funds_cents
+                ctx.journal(
+                    "past_posting",
+                    {"seat": event.seat, "wager": BANK, "locked_cents": posted, "seen_cents": seen},
+                )
+                ctx.faults.raise_fault(
+                    "past_posting",
+                    f"seat {event.seat} bank: {money(posted)} posted, {money(seen)} seen after the lock",
+                    latching=True,
+                    device=event.device,
+                )
+                ctx.flow.hold_table()
             return
         wager = spec.wagers[event.spot]
         key = (event.seat, event.spot)
@@ -166,26 +194,30 @@ class Bets:
         )
         ctx.flow.hold_table()
 
-    def _kill_seat(self, seat: int, reason: str, by: str) -> None:
+    def _on_kill_seat(self, action: a.KillSeat) -> None:
+        self._kill_seat(action.seat, action.reason, action.by)
+
+    def _kill_seat(self, seat: int, reason: str, by: str, requested_by: str | None = None) -> bool:
         """A supervisor kills one seat's hand (RULES.md "Dead hands": an exposed or fouled hand) before
         the decisions close: its wagers are returned and the rest of the round goes on. While betting is
-        open it excludes the seat from the round about to lock (a spot refused at the lock, say)."""
+        open it excludes the seat from the round about to lock (a spot refused at the lock, say).
+        ``requested_by``: the dealer whose kill_seat key asked for it (ConfirmKillSeat). True when done."""
         ctx = self.ctx
         if not by.strip():
             ctx.refuse("kill_seat", "by: the supervisor's name is required", "unknown")
-            return
+            return False
         if not reason.strip():
             ctx.refuse("kill_seat", "reason: a reason is required", by)
-            return
+            return False
         if seat not in ctx.config.seats:
             ctx.refuse("kill_seat", f"seat {seat} is not a seat of this table", by)
-            return
+            return False
         where = ctx.where
         display = ctx.config.display_device
         if where == m.BETTING:
             if seat in self.excluded:
                 ctx.refuse("kill_seat", f"seat {seat} is already excluded from this round", by)
-                return
+                return False
             self.excluded[seat] = reason
             ctx.journal(
                 "operator_action",
@@ -194,28 +226,29 @@ class Bets:
             )
             ctx.out.append(ShowSeatResult(display, seat, "dead", 0))
             ctx.out.append(ShowText(display, f"Seat {seat} excluded: return its chips"))
-            return
+            return True
         live = ctx.round
         open_states = (m.BETS_LOCKED, *ctx.definition.dealing_states, *ctx.definition.decision_states)
         if live is None or live.closed or where not in open_states:
             ctx.refuse("kill_seat", f"a seat is killed only before the decisions close ({ctx.state})", by)
-            return
+            return False
         play = live.seats.get(seat)
         if play is None:
             ctx.refuse("kill_seat", f"seat {seat} is not in this round", by)
-            return
+            return False
         if play.status == DEAD:
             ctx.refuse("kill_seat", f"seat {seat} is already dead", by)
-            return
+            return False
         if play.status == FOLDED:
             ctx.refuse("kill_seat", f"seat {seat} has folded", by)
-            return
-        message = f"killed by a supervisor: {reason}"
+            return False
+        asked = "" if requested_by is None else f" at the {requested_by}'s request"
+        message = f"killed by a supervisor{asked}: {reason}"
         play.status = DEAD
         play.dead_reason = message
         ctx.journal(
             "operator_action",
-            {"action": "kill_seat", "by": by, "detail": f"seat {seat}: {reason}"},
+            {"action": "kill_seat", "by": by, "detail": f"seat {seat}{asked}: {reason}"},
             source=operator(by),
         )
         ctx.journal(
@@ -223,6 +256,110 @@ class Bets:
         )
         ctx.out.append(ShowSeatResult(display, seat, "dead", 0))
         ctx.out.append(ShowText(display, f"Seat {seat} dead: every wager returned"))
+        request = self.kill_request
+        if request is not None and request[0] == seat:
+            # The dealer's request for this seat is answered, by the Confirm or by the panel's own Kill.
+            self.kill_request = None
+            ctx.journal(
+                "kill_seat_request",
+                {"seat": seat, "status": "confirmed", "by": by, "requested_by": request[1], "reason": reason},
+                source=operator(by),
+            )
+        return True
+
+    # ------------------------------------------------------------------ the dealer's kill request
+    def _kill_window(self) -> str | None:
+        """None while a dealt hand may be killed (the lock to the close of the decisions), else why not."""
+        ctx = self.ctx
+        live = ctx.round
+        open_states = (m.BETS_LOCKED, *ctx.definition.dealing_states, *ctx.definition.decision_states)
+        if live is None or live.closed or ctx.where not in open_states:
+            return f"a seat is killed only after the lock and before the decisions close ({ctx.state})"
+        return None
+
+    def _request_kill_seat(self, seat: int, by: str) -> None:
+        """The dealer's kill_seat key: journal the request and wait for a supervisor (RULES.md "Dead
+        hands": the supervisor kills a hand, the dealer asks). Refused, journaled and shown, when the
+        seat could not be killed now: the supervisor is not asked for what cannot be done."""
+        ctx = self.ctx
+        display = ctx.config.display_device
+        why = self._kill_window()
+        live = ctx.round
+        if why is None and live is not None:
+            play = live.seats.get(seat)
+            if self.kill_request is not None:
+                why = f"seat {self.kill_request[0]}'s kill request is already waiting for a supervisor"
+            elif play is None:
+                why = f"seat {seat} is not in this round"
+            elif play.status == DEAD:
+                why = f"seat {seat} is already dead"
+            elif play.status == FOLDED:
+                why = f"seat {seat} has folded"
+        if why is not None:
+            ctx.refuse("kill_seat_request", why, by)
+            ctx.out.append(ShowText(display, f"Refused: {why}"))
+            return
+        self.kill_request = (seat, by)
+        ctx.journal("kill_seat_request", {"seat": seat, "status": "requested", "by": by}, source=operator(by))
+        ctx.out.append(ShowText(display, f"Kill seat {seat}: waiting for a supervisor"))
+
+    def _pending_for(self, action: str, seat: int, by: str) -> tuple[int, str] | None:
+        """The pending request when it is for ``seat``; else refused (journaled) and None."""
+        request = self.kill_request
+        if request is None:
+            self.ctx.refuse(action, "no kill request is waiting for a supervisor", by)
+            return None
+        if request[0] != seat:
+            self.ctx.refuse(action, f"the waiting kill request is for seat {request[0]}, not seat {seat}", by)
+            return None
+        return request
+
+    def _confirm_kill_seat(self, seat: int, reason: str, by: str) -> None:
+        """A supervisor confirms the dealer's request: the KillSeat it stands for, by the supervisor, with
+        the dealer's request recorded. A kill refused (the reason empty, the seat folded since) leaves
+        the request waiting: the supervisor may reject it, or it lapses."""
+        request = self._pending_for("confirm_kill_seat", seat, by)
+        if request is not None:
+            self._kill_seat(seat, reason, by, requested_by=request[1])  # journals the request confirmed
+
+    def _reject_kill_seat(self, seat: int, reason: str, by: str) -> None:
+        ctx = self.ctx
+        request = self._pending_for("reject_kill_seat", seat, by)
+        if request is None:
+            return
+        if not reason.strip():
+            ctx.refuse("reject_kill_seat", "reason: a reason is required", by)
+            return
+        self.kill_request = None
+        ctx.journal(
+            "kill_seat_request",
+            {"seat": seat, "status": "rejected", "by": by, "requested_by": request[1], "reason": reason},
+            source=operator(by),
+        )
+        ctx.out.append(ShowText(ctx.config.display_device, f"Kill seat {seat} rejected: play on"))
+
+    def lapse_kill_request(self) -> None:
+        """After every change of the round machine's state: a request still waiting when the decisions
+        have closed or the round has ended lapses (journaled; the display told). A hold keeps it: the
+        round stands where it was."""
+        request = self.kill_request
+        if request is None or self._kill_window() is None:
+            return
+        ctx = self.ctx
+        self.kill_request = None
+        live = ctx.round
+        why = "the round ended" if live is None or live.closed else "the decisions closed"
+        ctx.journal(
+            "kill_seat_request",
+            {
+                "seat": request[0],
+                "status": "lapsed",
+                "by": ENGINE,
+                "requested_by": request[1],
+                "reason": f"{why} before a supervisor answered ({ctx.state})",
+            },
+        )
+        ctx.out.append(ShowText(ctx.config.display_device, f"Kill seat {request[0]}: request lapsed"))
 
     def _expected_amount(self, play: SeatPlay | None, spot: int) -> int:
         if play is None:
@@ -241,6 +378,12 @@ class Bets:
         """The wagers on the table at the lock, by seat, or the reason the lock is refused."""
         ctx = self.ctx
         config = ctx.config
+        seen = ctx.bank.bank_short_on_spot()
+        if seen is not None:
+            return {}, (
+                f"seat {ctx.bank.dp_seat}'s bank spot holds {money(seen)}, less than the bank "
+                f"{money(ctx.bank.dp_funds_cents)} it posted: put the bank back"
+            )
         wagers_by_seat: dict[int, dict[str, int]] = {}
         decision = ctx.spec.decision_wager
         for (seat, spot), amount in sorted(self.spots.items()):

@@ -125,6 +125,11 @@ class TableEngine:
                 ctx.refuse("fold_seat", "no seat given")
             else:
                 action = a.FoldSeat(event.seat, by)
+        elif key == "kill_seat":
+            if event.seat is None:
+                ctx.refuse("kill_seat_request", "no seat given")
+            else:
+                action = a.RequestKillSeat(event.seat, by)
         elif key == "dp_waives":
             action = a.DpWaives(by)
         elif key == "dp_accepts":

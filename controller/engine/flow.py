@@ -21,7 +21,7 @@ from controller.engine.round import DEAD, FOLDED, LiveRound, SeatPlay
 from controller.engine.state import DESIGNATED_PLAYER
 from controller.names import format_round_id
 from controller.rules.cards import cards_text
-from controller.rules.settle import Settlement, parse_round, settle
+from controller.rules.settle import Settlement, bank_by_seat, parse_round, settle
 from drivers.events import (
     COMMUNITY_POSITION,
     LockBets,
@@ -82,6 +82,7 @@ class RoundFlow:
 
     def after_state_change(self, event: Any) -> None:
         self.state_entered(m.top(event.transition.source), m.top(event.transition.dest), event.event.name)
+        self.ctx.bets.lapse_kill_request()  # the decisions closed, or the round ended: a request lapses
 
     def state_entered(self, source: str, dest: str, trigger: str) -> None:
         self.ctx.journal(
@@ -293,7 +294,11 @@ class RoundFlow:
             round_obj = self.settle_input()
             settlement = settle(parse_round(round_obj))
             live.settlement = settlement  # the round is closed
-            ctx.journal("round_settled", {"round": round_obj, "settlement": settlement.to_json()})
+            settled: dict[str, object] = {"round": round_obj, "settlement": settlement.to_json()}
+            running = bank_by_seat(settlement)
+            if running is not None:  # designated player: the bank after each seat is paid
+                settled["bank_by_seat"] = running
+            ctx.journal("round_settled", settled)
         self.fire("pay")
         self._show_results(settlement)
         ctx.out.append(ShowText(ctx.config.display_device, "Pay and collect, then press next"))

@@ -316,6 +316,22 @@ class DecisionRefused(Entry, frozen=True, tag="decision_refused"):
     PRIVATE: ClassVar[type[Part] | None] = DecisionRefusedPrivate
 
 
+KillRequestStatus = Literal["requested", "confirmed", "rejected", "lapsed"]
+
+
+class KillSeatRequest(Entry, frozen=True, tag="kill_seat_request"):
+    """The dealer's request to kill one seat's hand (the display's kill_seat key) and what became of it:
+    ``requested`` (by the dealer), then ``confirmed`` or ``rejected`` (by the supervisor, with a reason;
+    a confirmation comes after the kill's operator_action and dead_hand) or ``lapsed`` (by
+    the engine: the decisions closed or the round ended first)."""
+
+    seat: int
+    status: KillRequestStatus
+    by: str
+    requested_by: str | None = None
+    reason: str | None = None
+
+
 class DeadHand(Entry, frozen=True, tag="dead_hand"):
     """A seat (or, with seat None, the whole round) is dead."""
 
@@ -333,9 +349,13 @@ class RoundSettledPrivate(Part, frozen=True):
 class RoundSettled(Entry, frozen=True, tag="round_settled"):
     """The reveal. ``settlement`` is the settle output without its hands (they name cards): they are in
     the private part with the round's cards, shown once this entry is committed (the round is revealed),
-    but a dead seat's cards are never in it (its cards are [] in the round)."""
+    but a dead seat's cards are never in it (its cards are [] in the round). ``bank_by_seat``
+    (designated player, written since issue 13; absent before): the bank after the losers are collected
+    and after each seat is paid, in action order (controller.rules.settle.bank_by_seat): not part of
+    the settle output, whose contract is unchanged."""
 
     settlement: dict[str, Any]
+    bank_by_seat: dict[str, Any] | None = None
     private: RoundSettledPrivate | None = None
     PRIVATE: ClassVar[type[Part] | None] = RoundSettledPrivate
 
@@ -406,6 +426,7 @@ EntryType = (
     | HandComplete
     | Decision
     | DecisionRefused
+    | KillSeatRequest
     | DeadHand
     | RoundSettled
     | RoundDead
@@ -439,6 +460,7 @@ ENTRY_CLASSES: tuple[type[Entry], ...] = (
     HandComplete,
     Decision,
     DecisionRefused,
+    KillSeatRequest,
     DeadHand,
     RoundSettled,
     RoundDead,
@@ -618,7 +640,8 @@ def merged_payload(kind: str, public: Mapping[str, Any], private: Mapping[str, A
         settlement["seats"] = [
             {**seat, "hand": seat_hands.get(str(seat["seat"]))} for seat in settlement.get("seats", [])
         ]
-        return {"round": private["round"], "settlement": settlement}
+        extra = {key: value for key, value in public.items() if key != "settlement"}  # bank_by_seat
+        return {**extra, "round": private["round"], "settlement": settlement}
     return {**public, **private}
 
 

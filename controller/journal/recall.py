@@ -1,8 +1,9 @@
 """Game recall: closed rounds as records, folded by the one reducer and shown through the one gate.
 
 ``{"round_id", "status": "settled" | "dead" | "void", "round": <settle input>, "settlement": <settle
-output>, "faults": [fault_raised payloads of the round], "events": [{"seq", "time_utc", "source",
-"kind", "payload", "private", "hidden"} of the round]}`` (docs/journal.md "Recall"). A settled round is
+output>, "bank_by_seat" (a designated player's settled round only), "faults": [fault_raised payloads
+of the round], "events": [{"seq", "time_utc", "source", "kind", "payload", "private", "hidden"} of the
+round]}`` (docs/journal.md "Recall"). A settled round is
 revealed, so its record carries its cards (never a dead seat's: they are not in its round); a dead or
 voided round's record carries no card, and its entries' private parts are withheld unless an auditor
 asks for them (``with_private``). Only closed rounds are recalled: an open round is either being played
@@ -64,6 +65,8 @@ def _record(journal: Journal, closing: JournalEntry, with_private: bool) -> dict
         "status": STATUS_BY_CLOSING_KIND[closing.kind],
         "round": closing_payload.get("round"),
         "settlement": closing_payload["settlement"],
+        # Designated player: the bank after each seat is paid (round_settled's, when it has one).
+        **({"bank_by_seat": closing_payload["bank_by_seat"]} if closing_payload.get("bank_by_seat") else {}),
         "faults": [
             viewer_payload(entry, state, with_private=with_private)
             for entry in events

@@ -165,6 +165,22 @@ def render_record(record: Mapping[str, Any], fmt: MoneyFormat = money) -> str:
         f"{banking_text(round_json)}  {started}".rstrip()
     ]
     lines.extend(settlement_lines(round_json, settlement, fmt))
+    running = record.get("bank_by_seat")
+    if isinstance(running, Mapping):  # a designated player's bank, seat by seat in settlement order
+        steps = [
+            f"seat {step.get('seat')} paid {fmt(step.get('paid', 0))} -> {fmt(step.get('bank_after', 0))}"
+            for step in running.get("seats") or []
+        ]
+        lines.append(
+            f"  DP bank: {fmt(running.get('funds', 0))} posted, {fmt(running.get('collected', 0))} "
+            f"collected -> {fmt(running.get('after_collecting', 0))}; " + "; ".join(steps or ["nobody paid"])
+        )
+    for event in events:
+        if event.get("kind") == "kill_seat_request":
+            payload = event.get("payload") or {}
+            why = f": {payload['reason']}" if payload.get("reason") else ""
+            seat, status = payload.get("seat"), payload.get("status")
+            lines.append(f"  Kill request, seat {seat}: {status} by {payload.get('by')}{why}")
     for fault in record.get("faults") or []:
         lines.append(
             f"  Fault {fault.get('fault_id')}: {fault.get('kind')} ({fault.get('severity')}) "

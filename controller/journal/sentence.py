@@ -80,6 +80,16 @@ def _settled(p: Payload, hidden: bool, fmt: MoneyFormat) -> str:
     return f"Round settled: {len(seats)} seat(s), banker net {banker}, rake {rake}"
 
 
+def _kill_request(p: Payload) -> str:
+    seat, status = p.get("seat"), p.get("status")
+    why = f": {p.get('reason')}" if p.get("reason") else ""
+    if status == "requested":
+        return f"The {p.get('by')} asks a supervisor to kill seat {seat}'s hand"
+    if status == "lapsed":
+        return f"The request to kill seat {seat}'s hand lapsed{why}"
+    return f"{p.get('by')} {status} the {p.get('requested_by')}'s request to kill seat {seat}'s hand{why}"
+
+
 def _operator_action(p: Payload, hidden: bool, fmt: MoneyFormat) -> str:
     detail = p.get("detail")
     if isinstance(detail, Mapping):
@@ -123,6 +133,7 @@ _SENTENCES: dict[str, Callable[[Payload, bool, MoneyFormat], str]] = {
     ),
     "decision": _decision,
     "decision_refused": lambda p, h, f: f"Refused: {_reason(p)}",
+    "kill_seat_request": lambda p, h, f: _kill_request(p),
     "dead_hand": lambda p, h, f: (
         f"Dead hand at {_position(p.get('seat')) if p.get('seat') is not None else 'the table'}: {_reason(p)}"
     ),

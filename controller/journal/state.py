@@ -87,6 +87,9 @@ class RoundState:
     faults: list[str] = field(default_factory=list)
     refused_seat: int | None = None  # the seat of the last decision_refused (its fault follows it)
     over_limit_alerts: dict[int, list[str]] = field(default_factory=dict)  # seat -> open fault ids
+    # The dealer's kill request waiting for a supervisor (kill_seat_request "requested"), or None: its
+    # seat, who asked, when. Answered (confirmed, rejected), lapsed or the round closed: None again.
+    kill_request: dict[str, Any] | None = None
 
     # --- what recovery needs of an interrupted round -----------------------------------------
     @property
@@ -538,6 +541,19 @@ class TableState:
         if round_state is not None:
             round_state.refused_seat = entry.seat
 
+    def _on_kill_seat_request(self, stored: Stored, entry: e.KillSeatRequest) -> None:
+        round_state = self._live_round(stored.round_id)
+        if round_state is None:
+            return
+        if entry.status == "requested":
+            round_state.kill_request = {
+                "seat": entry.seat,
+                "requested_by": entry.by,
+                "requested_utc": stored.time_utc,
+            }
+        else:
+            round_state.kill_request = None
+
     def _on_dead_hand(self, stored: Stored, entry: e.DeadHand) -> None:
         round_state = self._live_round(stored.round_id)
         if round_state is not None and entry.seat is not None:
@@ -554,6 +570,7 @@ class TableState:
             round_state = RoundState(round_id=round_id)
             self.rounds[round_id] = round_state
         round_state.status = status
+        round_state.kill_request = None  # a request still waiting lapses with the round
         round_state.closed_seq = stored.seq
         round_state.closed_utc = stored.time_utc
         round_state.settlement = dict(entry.settlement)
@@ -700,6 +717,7 @@ _HANDLERS: dict[type[e.Entry], Any] = {
     e.Decision: TableState._on_decision,
     e.DecisionRefused: TableState._on_decision_refused,
     e.DeadHand: TableState._on_dead_hand,
+    e.KillSeatRequest: TableState._on_kill_seat_request,
     e.RoundSettled: TableState._on_closing,
     e.RoundDead: TableState._on_closing,
     e.RoundVoided: TableState._on_closing,

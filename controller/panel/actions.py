@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from controller.engine.actions import (
     ClearFault,
     CloseTable,
+    ConfirmKillSeat,
     DpAccepts,
     DpWaives,
     HoldTable,
@@ -30,6 +31,7 @@ from controller.engine.actions import (
     MoveButton,
     OpenTable,
     OperatorAction,
+    RejectKillSeat,
     SetBonusLimit,
     SetLimits,
     SetPaytable,
@@ -64,6 +66,12 @@ def _round_in_play(table: Mapping[str, Any]) -> bool:
     round_ = table.get("round")
     open_round = isinstance(round_, Mapping) and round_.get("status") == "in_progress"
     return open_round or table.get("phase") == "betting"
+
+
+def _kill_requested(table: Mapping[str, Any]) -> bool:
+    """The dealer's kill_seat key waits for a supervisor (the round's ``kill_request``)."""
+    round_ = table.get("round")
+    return isinstance(round_, Mapping) and bool(round_.get("kill_request"))
 
 
 def _between_rounds(table: Mapping[str, Any]) -> bool:
@@ -202,6 +210,22 @@ PANEL_ACTIONS: tuple[PanelAction, ...] = (
         offered=_round_in_play,
         confirm="Kill this seat's hand? Its wagers are returned; the round goes on.",
         style="warn",
+    ),
+    PanelAction(
+        ConfirmKillSeat,
+        "supervisor",
+        "Confirm the dealer's kill request",
+        {"seat": Seat, "reason": Reason},
+        offered=_kill_requested,
+        confirm="Kill the hand of the seat the dealer named? Its wagers are returned; the round goes on.",
+        style="warn",
+    ),
+    PanelAction(
+        RejectKillSeat,
+        "supervisor",
+        "Reject the dealer's kill request",
+        {"seat": Seat, "reason": Reason},
+        offered=_kill_requested,
     ),
     PanelAction(MoveButton, "supervisor", "Move button", {"seat": Seat}, offered=_button_movable),
     PanelAction(

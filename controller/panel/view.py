@@ -166,6 +166,8 @@ class TableView:
                 "revealed": round_.cards_public,
                 "designated_player_seat": round_.dp_seat,
                 "designated_player_funds_cents": round_.banking.get("funds"),
+                # The dealer's kill_seat key waiting for a supervisor's Confirm or Reject.
+                "kill_request": None if round_.kill_request is None else dict(round_.kill_request),
                 "dealer_cards": dealer_cards,
                 "dealer_dealt": len(round_.cards.get(DEALER_POSITION, {})),
                 "community": community,
@@ -291,7 +293,14 @@ def public_recall(record: Mapping[str, Any]) -> dict[str, Any]:
 
 
 _PEOPLE_KINDS = frozenset(
-    {"operator_action", "fault_acknowledged", "fault_cleared", "round_voided", "dealer_key"}
+    {
+        "operator_action",
+        "fault_acknowledged",
+        "fault_cleared",
+        "round_voided",
+        "dealer_key",
+        "kill_seat_request",
+    }
 )
 
 
@@ -365,4 +374,6 @@ def recall_view(record: Mapping[str, Any]) -> dict[str, Any]:
         "rake_cents": settlement.get("rake", 0),
         "faults": [e for e in events if e.get("kind") == "fault_raised"],
         "actions": [e for e in events if e.get("kind") in _PEOPLE_KINDS],
+        # A designated player's bank after each seat is paid, in settlement order (round_settled's).
+        "bank_by_seat": record.get("bank_by_seat"),
     }

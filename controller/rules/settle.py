@@ -1009,6 +1009,38 @@ def _pay_from_funds(
     )
 
 
+def bank_by_seat(settlement: Settlement) -> dict[str, object] | None:
+    """The designated player's bank as it runs down, seat by seat (RULES.md "Settlement, seat by seat"):
+    the posted funds, what the losing wagers brought in (collected first), then each seat in action order
+    that was in action (dead seats are returned, not paid) with what it was paid and the bank after it.
+    None for a house-banked round. A derivation of the settlement, not part of the settle JSON contract
+    (`flushtable settle` prints nothing new): the live journal's round_settled carries it
+    (``bank_by_seat``, docs/journal.md), and so does recall. The rake is collected on its own, never
+    from the bank (docs/rules.md "Rake"), so it is not in the running balance."""
+    report = settlement.designated_player
+    if report is None:
+        return None
+    balance = report.funds_cents + report.collected_cents
+    seats: list[dict[str, object]] = []
+    for seat in settlement.seats:  # in action order (settle builds them so in this mode)
+        if seat.status == DEAD:
+            continue
+        paid = sum(wager.net_cents for wager in seat.wagers if wager.net_cents > 0)
+        short = sum(wager.shortfall_cents for wager in seat.wagers)
+        balance -= paid
+        entry: dict[str, object] = {"seat": seat.seat, "paid": paid, "bank_after": balance}
+        if short:
+            entry["shortfall"] = short  # owed and not paid: recorded, never invented
+        seats.append(entry)
+    return {
+        "funds": report.funds_cents,
+        "collected": report.collected_cents,
+        "after_collecting": report.funds_cents + report.collected_cents,
+        "seats": seats,
+        "bank_after_paying": balance,
+    }
+
+
 def _rake_lines(round_: Round, order: Sequence[int], dead_reason: Mapping[int, str]) -> tuple[RakeLine, ...]:
     """The house's fee, one line per payer. Dead seats are never raked; a folded seat played the hand
     and is raked; the DP is raked only when at least one seat was in action against it."""
@@ -1056,6 +1088,7 @@ __all__ = [
     "Settlement",
     "WagerResult",
     "action_order",
+    "bank_by_seat",
     "bonus_top_cents",
     "check_round",
     "cover_seats",

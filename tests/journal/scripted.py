@@ -67,11 +67,13 @@ def play_round(
     batch: bool = True,
     over_limit_rate: float = 0.0,
     past_post: bool = False,
+    kill_request: bool = False,
 ) -> str:
     """Play one round of ``game`` through the real engine and journal it; returns its id. ``outcome``
     says how far it gets (``dead``: the shoe's red light mid-deal; ``open_*``: the journal stops there,
     as if the controller had died). Latched faults left by an earlier round are cleared first (by a
-    scripted supervisor, journaled), as the floor would before the next round."""
+    scripted supervisor, journaled), as the floor would before the next round. ``kill_request``: after
+    the deal the dealer's kill_seat key asks to kill the last seat, and a supervisor confirms it."""
     spec = GAMES[game]
     config = _config(journal, game, banking_mode)
     recovered = RecoveredState.from_table_state(rebuild_state(journal))
@@ -130,6 +132,13 @@ def play_round(
     # ``past_post`` a player adds chips to a locked ante (the table holds; a supervisor has the chips
     # taken back and clears the fault).
     player = AutoPlayer(random.Random(rng.random()), walk_away_rate=0.0, over_limit_rate=over_limit_rate)
+    if kill_request and seats:
+        table.key("kill_seat", seats[-1])
+        table.call(
+            engine.handle,
+            engine_actions.ConfirmKillSeat(seats[-1], "exposed hand", "script-supervisor"),
+            table.now_s,
+        )
     if past_post and seats and engine.round is not None:
         ante = engine.round.seats[seats[0]].wagers["ante"]
         table.bet(seats[0], "ante", ante + 500, locked=True)

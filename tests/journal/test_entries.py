@@ -85,6 +85,7 @@ def journal_entries(tmp_path_factory: pytest.TempPathFactory) -> list[JournalEnt
                 journal, rng, game="high-card-flush", banking_mode="designated-player", outcome=outcome
             )
         play_round(journal, rng, outcome="settled", over_limit_rate=1.0, past_post=True, players=3)
+        play_round(journal, rng, outcome="settled", players=3, kill_request=True)
         play_round(journal, rng, outcome="open_mid_deal")
         recover(journal)  # the interrupted round: round_voided
         for kind, fields, source in OUTSIDE_THE_ENGINE:

@@ -49,6 +49,14 @@ def test_buttons_are_offered_by_role_and_by_the_tables_state() -> None:
     assert _names("manager", BETWEEN_ROUNDS) == [*dp_between, "close_table", *manager_settings]
     assert _names("manager", IN_PLAY) == ["hold_table", "void_round", "kill_seat"]
     assert _names("manager", CLOSED) == [*dp_between, "open_table", *manager_settings]
+    # The dealer's kill_seat key waits for a supervisor: Confirm and Reject are offered, to a supervisor.
+    asked = {
+        **IN_PLAY,
+        "round": {"status": "in_progress", "kill_request": {"seat": 3, "requested_by": "dealer"}},
+    }
+    kill_answers = ["confirm_kill_seat", "reject_kill_seat"]
+    assert _names("supervisor", asked) == ["hold_table", "void_round", "kill_seat", *kill_answers]
+    assert _names("viewer", asked) == []
     alert = {"state": "active"}
     (clear,) = buttons("supervisor", "alert", alert, fault_id="FT1-000001")
     assert clear["url"] == "/api/actions/clear_fault"

@@ -14,6 +14,7 @@ from firmware_protocol.messages import (
     DEVICE_KINDS,
     DEVICE_STATES,
     LAMP_COLOURS,
+    SEAT_KEYS,
     VALID_POSITIONS,
     AuthConfirmV2,
     Bool,
@@ -110,7 +111,7 @@ def _spot_state(draw: st.DrawFn) -> SpotState:
 @st.composite
 def _dealer_key(draw: st.DrawFn) -> DealerKey:
     key = draw(st.sampled_from(DEALER_KEYS))
-    return DealerKey(key=key, seat=draw(st.integers(1, 7)) if key == "fold_seat" else None)
+    return DealerKey(key=key, seat=draw(st.integers(1, 7)) if key in SEAT_KEYS else None)
 
 
 _STREAM_IDS = st.binary(min_size=STREAM_ID_LEN, max_size=STREAM_ID_LEN).filter(any)

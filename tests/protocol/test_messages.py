@@ -92,6 +92,7 @@ def test_type_codes_are_unique_and_every_issue_message_exists() -> None:
         (lambda: SpotState(seat=1, spot=0, amount_cents=100, chip_count=0, locked=False), "chip_count"),
         (lambda: DealerKey(key="fold_seat", seat=None), "seat"),
         (lambda: DealerKey(key="next", seat=3), "seat"),
+        (lambda: DealerKey(key="kill_seat", seat=None), "seat"),
         (lambda: ShowText(text="x" * 121), "text"),
         (lambda: ShowText(text="line\nbreak"), "text"),
     ],

@@ -29,6 +29,7 @@ from controller.rules.settle import (
     Round,
     Seat,
     Settlement,
+    bank_by_seat,
     settle,
     settle_round_json,
 )
@@ -154,7 +155,16 @@ def test_every_settlement_conserves_money_and_no_banker_pays_beyond_its_funds(ro
 @settings(max_examples=400, deadline=None)
 @given(rounds(designated_only=True))
 def test_designated_player_rounds_conserve_money_within_the_dps_funds(round_: Round) -> None:
-    check(round_, settle(round_))
+    settlement = settle(round_)
+    check(round_, settlement)
+    report = settlement.designated_player
+    running = bank_by_seat(settlement)
+    if report is not None and running is not None:
+        # The bank seat by seat: never below zero, ending where the report's totals say.
+        balances = [int(step["bank_after"]) for step in running["seats"]]  # type: ignore[attr-defined]
+        assert all(balance >= 0 for balance in balances)
+        assert balances == sorted(balances, reverse=True)
+        assert running["bank_after_paying"] == report.funds_cents + report.collected_cents - report.paid_cents
 
 
 def to_json_input(round_: Round) -> dict[str, Any]:

@@ -1,11 +1,19 @@
-"""Bet sensors and dealer display details, over a pty: sensor fault and reset, a refused command, and a
-reconnect that re-reports the table without publishing anything twice."""
+"""Bet sensors and dealer display details, over a pty: sensor fault and reset, a refused command, a
+reconnect that re-reports the table without publishing anything twice, and the display's kill_seat key."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from drivers.events import BetChanged, DeviceLost, DeviceReady, DeviceStatusChanged, ResetDevice, SetSpotLamp
+from drivers.events import (
+    BetChanged,
+    DealerKey,
+    DeviceLost,
+    DeviceReady,
+    DeviceStatusChanged,
+    ResetDevice,
+    SetSpotLamp,
+)
 from sim_devices.bet_sensors import SENSOR_FAULT_CODE
 from tests.device_harness.leaks import run_async
 from tests.device_harness.rig import Rig, table_rig
@@ -67,3 +75,17 @@ def test_after_a_reconnect_the_table_is_re_reported_but_nothing_is_published_twi
         ]
 
     run_sensors(tmp_path, body)
+
+
+def test_the_displays_kill_seat_key_arrives_with_its_seat(tmp_path: Path) -> None:
+    """The dealer's kill_seat key (wire value 7) with seat 4 reaches the domain as DealerKey(kill_seat,
+    4): the driver passes it on; the engine makes it a request a supervisor confirms."""
+
+    async def main() -> None:
+        async with table_rig("pty", tmp_path / "run", names=("display",)) as rig:
+            rig.table.dealer_display().press("kill_seat", 4)
+            rig.table.dealer_display().press("next")
+            keys = await rig.log.wait_count(DealerKey, 2)
+            assert [(key.key, key.seat) for key in keys] == [("kill_seat", 4), ("next", None)]
+
+    run_async(main, timeout_s=30)

@@ -206,3 +206,25 @@ def test_a_deal_the_shoe_refuses_while_in_fault_arrives_as_a_fault(tmp_path: Pat
         assert not rig.log.of(CardDealt)
 
     run_shoe(tmp_path, body)
+
+
+def test_a_preset_deck_is_dealt_in_the_order_given_every_shuffle(tmp_path: Path) -> None:
+    """The bench's test deck (preset_deck): after each shuffle the preset cards come out first, in order,
+    then the rest of the deck; the shoe still reads back a complete deck."""
+    top = [51, 0, 13, 26, 39, 7, 8]
+
+    async def body(rig: Rig) -> None:
+        with pytest.raises(ValueError, match="distinct cards"):
+            rig.table.shuffler().preset_deck([1, 1])
+        rig.table.shuffler().preset_deck(top)
+        for rounds in (1, 2):
+            await rig.drivers["shuffler"].send(Shuffle("shuffler"))
+            verified = (await rig.log.wait_count(DeckVerified, rounds))[-1]
+            assert verified.complete
+            await rig.drivers["shuffler"].send(Deal("shuffler", ((3, 7), (0, 2))))
+            cards = (await rig.log.wait_count(CardDealt, 9 * rounds))[-9:]
+            assert [card.card for card in cards[:7]] == top
+            assert {card.card for card in cards[7:]}.isdisjoint(top)
+            await rig.log.wait_count(HandComplete, 2 * rounds)
+
+    run_shoe(tmp_path, body)

@@ -161,6 +161,14 @@ def test_flushtable_sim_serves_the_default_table_and_plays_the_scenario(tmp_path
             "[[step]]\nat_s = 1\ndevice = 'shuffler'\naction = 'silent'\nduration_s = 1\ncolour = 'red'",
             r"colour: unknown field",
         ),
+        (
+            "[[step]]\nat_s = 1\ndevice = 'display'\naction = 'press'\nkey = 'kill_seat'",
+            r"step\[1\]\.seat: fold_seat and kill_seat need a seat 1..7",
+        ),
+        (
+            "[[step]]\nat_s = 1\ndevice = 'display'\naction = 'press'\nkey = 'next'\nseat = 3",
+            r"step\[1\]\.seat: fold_seat and kill_seat need a seat 1..7; no other key takes one",
+        ),
         ("[table]\nid = 1", r"table: unknown key"),
         ("[[step]\n", r"not TOML"),
     ],

@@ -1,0 +1,206 @@
+"""Kill one seat by the dealer's key with a supervisor's confirmation (issue 13, Build item 5): the
+display's kill_seat key only asks; a supervisor confirms (the KillSeat it stands for, by the supervisor,
+with the dealer's request recorded) or rejects; the request lapses when the decisions close or the round
+ends; refusals journaled. The real engine fed by tests/engine/table.py (a shoe, sensors and keys)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from controller.engine import TableConfig
+from controller.engine import actions as a
+from controller.rules.settle import parse_round, settle
+from drivers.events import ShowSeatResult, ShowText
+from tests.engine.table import Table, stack
+from tests.engine.test_rounds import HCF_DEALER, HCF_SEAT1, HCF_SEAT3
+
+
+def dealt_table() -> Table:
+    """Seats 1 and 3 in the round, the cards dealt, the decisions open."""
+    table = Table(TableConfig(), stack(HCF_SEAT1, HCF_SEAT3, HCF_DEALER))
+    table.start()
+    table.bet(1, "ante", 500)
+    table.bet(1, "flush", 100)
+    table.bet(3, "ante", 1000)
+    table.bet(3, "straight_flush", 200)
+    table.lock()
+    assert table.engine.state == "decisions"
+    return table
+
+
+def requests(table: Table) -> list[dict[str, Any]]:
+    return [dict(record.payload) for record in table.journal("kill_seat_request")]
+
+
+def shown(table: Table, outs: list[Any]) -> list[str]:
+    return [out.text for out in table.of_type(ShowText, outs)]
+
+
+def refused_detail(table: Table) -> str:
+    return str(table.journal("operator_action")[-1].payload["detail"])
+
+
+def test_the_dealers_key_asks_and_a_supervisors_confirm_kills_the_seat_and_the_rest_settles() -> None:
+    table = dealt_table()
+    outs = table.key("kill_seat", 3)
+    # The key kills nothing: it is journaled as a request and the display says it waits.
+    assert shown(table, outs) == ["Kill seat 3: waiting for a supervisor"]
+    assert requests(table) == [
+        {"seat": 3, "status": "requested", "by": "dealer", "requested_by": None, "reason": None}
+    ]
+    assert [r.source for r in table.journal("kill_seat_request")] == ["operator:dealer"]
+    assert table.engine.round is not None
+    assert table.engine.round.seats[3].status == "live"
+    assert not table.journal("dead_hand")
+
+    outs = table.call(table.engine.handle, a.ConfirmKillSeat(3, "hand exposed", "sam"), table.now_s)
+    assert ShowSeatResult("display", 3, "dead", 0) in outs
+    assert table.payload("dead_hand") == {
+        "seat": 3,
+        "reason": {
+            "code": "operator",
+            "message": "killed by a supervisor at the dealer's request: hand exposed",
+            "seat": 3,
+        },
+    }
+    kill = table.journal("operator_action")[-1]
+    assert (kill.payload["by"], kill.payload["detail"], kill.source) == (
+        "sam",
+        "seat 3 at the dealer's request: hand exposed",
+        "operator:sam",
+    )
+    assert requests(table)[-1] == {
+        "seat": 3,
+        "status": "confirmed",
+        "by": "sam",
+        "requested_by": "dealer",
+        "reason": "hand exposed",
+    }
+    table.bet(3, "ante", 0)  # the dealer returns its chips: not past-posting
+    table.bet(1, "raise", 1000)
+    table.key("confirm")
+    entry = table.payload("round_settled")
+    assert settle(parse_round(entry["round"])).to_json() == entry["settlement"]
+    seats = {seat["seat"]: seat for seat in entry["settlement"]["seats"]}
+    assert seats[3]["status"] == "dead"
+    assert {w: r["result"] for w, r in seats[3]["wagers"].items()} == {
+        "ante": "returned",
+        "straight_flush": "returned",
+    }
+    assert seats[1]["status"] == "live"
+    assert entry["settlement"]["banker_net"] == -2500  # seat 1 alone: 500 + 1000 + 10 x 100
+    # Nothing lapsed: the request was answered.
+    assert [r["status"] for r in requests(table)] == ["requested", "confirmed"]
+
+
+def test_a_rejected_request_is_journaled_the_display_cleared_and_the_hand_plays_on() -> None:
+    table = dealt_table()
+    table.key("kill_seat", 1)
+    outs = table.call(table.engine.handle, a.RejectKillSeat(1, "the card was not seen", "sam"), table.now_s)
+    assert shown(table, outs) == ["Kill seat 1 rejected: play on"]
+    assert requests(table)[-1] == {
+        "seat": 1,
+        "status": "rejected",
+        "by": "sam",
+        "requested_by": "dealer",
+        "reason": "the card was not seen",
+    }
+    assert not table.journal("dead_hand")
+    # A confirm after the rejection has nothing to confirm.
+    outs = table.call(table.engine.handle, a.ConfirmKillSeat(1, "exposed", "sam"), table.now_s)
+    assert table.refusals(outs)[0].reason == "no kill request is waiting for a supervisor"
+    assert refused_detail(table) == "refused: no kill request is waiting for a supervisor"
+    table.bet(1, "raise", 500)
+    table.bet(3, "raise", 1000)
+    table.key("confirm")
+    settled = table.payload("round_settled")["settlement"]
+    assert [seat["status"] for seat in settled["seats"]] == ["live", "live"]
+
+
+def test_a_request_no_supervisor_answers_lapses_when_the_decisions_close() -> None:
+    table = dealt_table()
+    table.key("kill_seat", 3)
+    table.bet(1, "raise", 500)
+    table.bet(3, "raise", 1000)
+    outs = table.key("confirm")
+    lapsed = requests(table)[-1]
+    assert lapsed == {
+        "seat": 3,
+        "status": "lapsed",
+        "by": "engine",
+        "requested_by": "dealer",
+        "reason": "the decisions closed before a supervisor answered (reveal)",
+    }
+    assert "Kill seat 3: request lapsed" in shown(table, outs)
+    # Journaled in the round, before the reveal.
+    kinds = table.kinds()
+    lapsed_at = kinds.index("kill_seat_request", kinds.index("kill_seat_request") + 1)
+    assert lapsed_at < kinds.index("round_settled")
+    assert table.journal("kill_seat_request")[-1].round_id == table.journal("round_settled")[0].round_id
+    # Too late now: a confirm finds nothing waiting, and the seat was paid as a live hand.
+    outs = table.call(table.engine.handle, a.ConfirmKillSeat(3, "exposed", "sam"), table.now_s)
+    assert table.refusals(outs)[0].reason == "no kill request is waiting for a supervisor"
+    settled = table.payload("round_settled")["settlement"]
+    assert [seat["status"] for seat in settled["seats"]] == ["live", "live"]
+
+
+def test_a_request_lapses_when_the_round_is_voided() -> None:
+    table = dealt_table()
+    table.key("kill_seat", 1)
+    table.call(table.engine.handle, a.VoidRound("dispute", "sam"), table.now_s)
+    assert [r["status"] for r in requests(table)] == ["requested", "lapsed"]
+    assert requests(table)[-1]["reason"] == "the round ended before a supervisor answered (complete)"
+
+
+def test_requests_refused_and_journaled() -> None:
+    table = Table(TableConfig(), stack(HCF_SEAT1, HCF_SEAT3, HCF_DEALER))
+
+    def ask(seat: int) -> tuple[str, list[str]]:
+        outs = table.key("kill_seat", seat)
+        return table.refusals(outs)[0].reason, shown(table, outs)
+
+    closed = "a seat is killed only after the lock and before the decisions close"
+    assert ask(1) == (f"{closed} (idle)", [f"Refused: {closed} (idle)"])
+    table.start()
+    assert ask(1)[0] == f"{closed} (betting)"  # no hand yet: the panel's Kill one seat excludes a seat
+    table.bet(1, "ante", 500)
+    table.bet(3, "ante", 500)
+    table.bet(3, "flush", 100)
+    table.lock()
+    assert ask(2)[0] == "seat 2 is not in this round"
+    assert refused_detail(table) == "refused: seat 2 is not in this round"
+    table.call(table.engine.handle, a.KillSeat(3, "fouled", "sam"), table.now_s)
+    assert ask(3)[0] == "seat 3 is already dead"
+    table.key("kill_seat", 1)
+    assert ask(1)[0] == "seat 1's kill request is already waiting for a supervisor"
+    # A confirm must name the seat the dealer asked for.
+    outs = table.call(table.engine.handle, a.ConfirmKillSeat(3, "fouled", "sam"), table.now_s)
+    assert table.refusals(outs)[0].reason == "the waiting kill request is for seat 1, not seat 3"
+    outs = table.call(table.engine.handle, a.RejectKillSeat(1, "no", "sam"), table.now_s)
+    assert not table.refusals(outs)
+    table.key("fold_seat", 1)
+    assert ask(1)[0] == "seat 1 has folded"
+    # Every refusal of the key is journaled with the dealer as its author.
+    refusals = [
+        r.payload["detail"]
+        for r in table.journal("operator_action")
+        if r.payload["action"] == "kill_seat_request"
+    ]
+    assert len(refusals) == 6
+    assert all(str(detail).startswith("refused: ") for detail in refusals)
+    assert [r["status"] for r in requests(table)] == ["requested", "rejected"]
+
+
+def test_the_panels_own_kill_answers_a_waiting_request_for_that_seat() -> None:
+    table = dealt_table()
+    table.key("kill_seat", 3)
+    table.call(table.engine.handle, a.KillSeat(3, "fouled hand", "sam"), table.now_s)
+    assert requests(table)[-1]["status"] == "confirmed"
+    assert table.payload("dead_hand")["reason"]["message"] == "killed by a supervisor: fouled hand"
+
+
+def test_a_key_with_no_seat_is_refused() -> None:
+    table = dealt_table()
+    outs = table.key("kill_seat", None)
+    assert table.refusals(outs)[0].reason == "no seat given"
+    assert not requests(table)

@@ -147,7 +147,11 @@ class FloorService:
                     connect_timeout=5,
                     name="flushtable-floor",
                 )
-                connection = await psycopg.AsyncConnection.connect(self.config.dsn)
+                # Autocommit: each `transaction()` block is then a real transaction, committed at its end.
+                # Without it a read outside a block (the idle sweep's) left a transaction open, every
+                # later block became a savepoint inside it, and batches were acked but never committed
+                # (found by tests/floor/test_leaf_site.py: the floor idle while the hub resumed sourcing).
+                connection = await psycopg.AsyncConnection.connect(self.config.dsn, autocommit=True)
                 js = client.jetstream()
                 self._js = js
                 last_sweep_s = time.monotonic()

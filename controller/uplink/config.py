@@ -9,6 +9,7 @@ without ``[uplink]`` runs as before, with no broker.
     user = "table-T01"
     password_file = "/etc/flushtable/nats.pw"
     ca_file = "/etc/flushtable/floor-ca.pem"
+    # stream = "FLUSHTABLE_east"   # at a site: the site's stream on its leaf server (docs/floor.md "Sites")
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.errors import UserError
+from controller.floor.servers import STREAM_NAME
 
 
 class UplinkConfigError(UserError):
@@ -38,6 +40,7 @@ class UplinkConfig:
     backoff_initial_s: float = 0.2
     backoff_max_s: float = 5.0
     hwm_persist_interval_s: float = 0.25  # at most this often the acked mark is written to the journal
+    stream: str = STREAM_NAME  # the stream its server keeps: the hub's, or at a site its leaf's
 
 
 _KEYS = {
@@ -52,6 +55,7 @@ _KEYS = {
     "poll_interval_s",
     "backoff_initial_s",
     "backoff_max_s",
+    "stream",
 }
 
 
@@ -69,7 +73,10 @@ def parse_uplink(section: dict[str, Any], *, source: str, base_dir: Path) -> Upl
         if not server.startswith("tls://"):
             raise error("servers", f"{server!r}: the floor is reached over TLS only (tls://host:port)")
     texts: dict[str, str] = {}
-    for key in ("site", "user"):
+    for key in ("site", "user", "stream"):
+        if key == "stream" and key not in section:
+            texts[key] = STREAM_NAME
+            continue
         value = section.get(key)
         if not isinstance(value, str) or not value or any(c in value for c in " .*>\t"):
             raise error(key, "a non-empty name without spaces, '.', '*' or '>'")
@@ -100,7 +107,9 @@ def parse_uplink(section: dict[str, Any], *, source: str, base_dir: Path) -> Upl
             if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 600:
                 raise error(key, "a number of seconds, more than 0 and at most 600")
             numbers[key] = float(value)
-    return UplinkConfig(tuple(servers), texts["site"], texts["user"], password, ca_file, **numbers)
+    return UplinkConfig(
+        tuple(servers), texts["site"], texts["user"], password, ca_file, stream=texts["stream"], **numbers
+    )
 
 
 def load_uplink_config(path: str | Path) -> UplinkConfig | None:

@@ -2,7 +2,7 @@
 
 flushtable floor serve --config floor.toml      the durable consumer -> PostgreSQL
 flushtable floor init-db --dsn DSN              create the roles and apply the schema's migrations
-flushtable floor demo [--tables N] [--rounds R] [--dir D]
+flushtable floor demo [--tables N] [--rounds R] [--dir D] [--site NAME]
 """
 
 from __future__ import annotations
@@ -41,6 +41,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     demo.add_argument("--dir", default="var/floor", help="where the servers and journals live")
     demo.add_argument("--port", type=int, default=8090, help="the floor panel's port")
     demo.add_argument("--seed", type=int, default=None)
+    demo.add_argument(
+        "--site",
+        default=None,
+        metavar="NAME",
+        help="half the tables at site NAME: its own nats-server as a leaf node of the hub (docs/floor.md)",
+    )
     for sub_parser in (serve, demo):
         sub_parser.add_argument(
             "--log-level", default="warning", help="debug, info, warning (default), error"
@@ -58,8 +64,17 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--tables: from 1 to 1000")
     if args.rounds is not None and args.rounds < 0:
         raise UserError("--rounds: 0 or more")
+    if args.site is not None and (not args.site or any(c in args.site for c in " .*>\t")):
+        raise UserError("--site: a name without spaces, '.', '*' or '>'")
+    if args.site is not None and args.tables < 2:
+        raise UserError("--site: needs --tables 2 or more (half of them at the site)")
     return run_demo(
-        tables=args.tables, rounds=args.rounds, directory=args.dir, port=args.port, seed=args.seed
+        tables=args.tables,
+        rounds=args.rounds,
+        directory=args.dir,
+        port=args.port,
+        seed=args.seed,
+        site=args.site,
     )
 
 

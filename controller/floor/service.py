@@ -85,6 +85,7 @@ class FloorStatus:
     alerts: int = 0
     db_failures: int = 0
     gap_fills: int = 0  # messages read back from the stream that the consumer had skipped
+    sweeps: int = 0  # idle sweeps of every table's tail
     last_error: str = ""
 
 
@@ -398,6 +399,7 @@ class FloorService:
             await write_batch(connection, batch)
         for projection in batch.tables.values():
             projection.touched_rounds.clear()
+        self.status.sweeps += 1
         return taken
 
     async def _take_private(  # noqa: PLR0917 - one message's context

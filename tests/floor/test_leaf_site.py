@@ -12,6 +12,12 @@ the sourced message's ``Nats-Msg-Id`` carries."""
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -20,6 +26,7 @@ import psycopg
 from controller.floor.servers import STREAM_NAME, site_stream_name, table_subject
 from controller.floor.service import FloorService
 from controller.floor.site import EmbeddedSite, site_reachable
+from controller.journal.store import Journal
 from controller.uplink.uplink import Uplink, read_high_water_mark
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import (
@@ -179,3 +186,44 @@ def test_site_tables_publish_to_their_leaf_while_the_hub_is_away(
         ).fetchall()
     assert alerts == []
     tables.close()
+
+
+def test_floor_demo_with_a_site_prints_the_counts_and_exits_0() -> None:
+    """`flushtable floor demo --site east` as a user runs it (a child process): half the tables publish
+    to the site's leaf server (the hub has no user for them), and the floor still holds everything."""
+    base = Path(tempfile.mkdtemp(prefix="flushtable-floor-site-demo-"))
+    os.chmod(base, 0o755)  # the cluster runs as the postgres user
+    try:
+        env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+        result = subprocess.run(
+            [sys.executable, "-m", "controller.cli", "floor", "demo", "--tables", "4", "--rounds", "2",
+             "--dir", str(base / "floor"), "--seed", "5", "--site", "east", "--port", "0"],
+            capture_output=True, text=True, timeout=240, env=env, check=False,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr[-2000:]
+        report = json.loads(result.stdout.strip().splitlines()[-1])
+        in_journals = 0
+        for path in sorted((base / "floor" / "tables").glob("*.sqlite")):
+            with Journal.open_existing(path) as journal:
+                last = journal.last_entry()
+                assert last is not None
+                in_journals += last.seq
+        assert report == {
+            "tables": 4,
+            "entries_in_journals": in_journals,
+            "entries_on_floor": in_journals,
+            "missing": 0,
+            "doubled": 0,
+            "chains_verified": 4,
+        }
+        # The site's tables are users of the site's server only, the hub's tables of the hub's only.
+        hub_conf = (base / "floor" / "nats" / "nats.conf").read_text()
+        site_conf = (base / "floor" / "site-east" / "nats" / "nats.conf").read_text()
+        assert '"table-T001"' in hub_conf
+        assert '"table-T003"' not in hub_conf
+        assert '"table-T003"' in site_conf
+        assert '"table-T001"' not in site_conf
+        assert 'domain: "site-east"' in site_conf
+        assert "remotes" in site_conf
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

@@ -22,11 +22,22 @@ import time
 from pathlib import Path
 
 import psycopg
+import pytest
 
-from controller.floor.servers import STREAM_NAME, site_stream_name, table_subject
+from controller.floor.servers import (
+    NATS_SERVER,
+    SITES_MIN_NATS_VERSION,
+    STREAM_NAME,
+    ServerError,
+    nats_server_version,
+    site_stream_name,
+    table_subject,
+)
 from controller.floor.service import FloorService
 from controller.floor.site import EmbeddedSite, site_reachable
+from controller.floor.stream import ensure_stream
 from controller.journal.store import Journal
+from controller.uplink.config import UplinkConfigError, parse_uplink
 from controller.uplink.uplink import Uplink, read_high_water_mark
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import (
@@ -227,3 +238,41 @@ def test_floor_demo_with_a_site_prints_the_counts_and_exits_0() -> None:
         assert "remotes" in site_conf
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+def test_a_site_tables_uplink_names_its_sites_stream(tmp_path: Path) -> None:
+    (tmp_path / "ca.pem").write_text("a certificate\n")
+    section = {
+        "servers": ["tls://east-nats:4222"],
+        "site": SITE,
+        "user": "table-E1",
+        "password": "pw",
+        "ca_file": "ca.pem",
+    }
+    assert parse_uplink(section, source="t.toml", base_dir=tmp_path).stream == STREAM_NAME
+    config = parse_uplink({**section, "stream": "FLUSHTABLE_east"}, source="t.toml", base_dir=tmp_path)
+    assert config.stream == site_stream_name(SITE)
+    with pytest.raises(UplinkConfigError, match=r"t.toml: uplink.stream: a non-empty name without"):
+        parse_uplink({**section, "stream": "FLUSH.TABLE"}, source="t.toml", base_dir=tmp_path)
+
+
+@pytest.mark.skipif(
+    (nats_server_version(NATS_SERVER) or (0, 0, 0))[:2] >= SITES_MIN_NATS_VERSION,
+    reason="the nats-server on PATH can source sites: nothing to refuse",
+)
+def test_a_hub_too_old_to_source_a_site_is_refused_in_one_line(make_floor: MakeFloor) -> None:
+    """Debian bookworm's nats-server 2.9.10 stalls sourcing on the tables' expected-sequence header
+    (docs/floor.md "Sites"): setting up a site's source on it is refused, naming the versions."""
+    floor = make_floor(["H1"])  # no sites: the server on PATH
+
+    async def scenario() -> None:
+        admin = await floor.connect_admin()
+        try:
+            with pytest.raises(ServerError, match=r"sourcing a site's stream needs 2\.11 or later"):
+                await ensure_stream(admin, sites=[SITE])
+            info = await admin.jetstream().stream_info(STREAM_NAME)
+            assert not info.config.sources
+        finally:
+            await admin.close()
+
+    asyncio.run(scenario())

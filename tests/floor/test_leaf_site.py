@@ -7,7 +7,9 @@ floor service reads the hub. The hub is killed (SIGKILL): the site's tables go o
 uplinks are acked by the site's server, the hub's own table waits; the hub comes back and everything
 reaches the floor exactly once per (table, seq), in order, chains verified. Then a resend stored twice
 at the site (after the site's de-duplication window) is dropped by the hub's own de-duplication, which
-the sourced message's ``Nats-Msg-Id`` carries."""
+the sourced message's ``Nats-Msg-Id`` carries. Also: the site server's per-table permissions and its
+stream's refusal of delete and purge; `flushtable floor demo --site`; the uplink's ``stream`` key; a hub
+too old to source a site refused in one line."""
 
 from __future__ import annotations
 
@@ -21,6 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
+import nats
+import nats.errors
+import nats.js.errors
 import psycopg
 import pytest
 
@@ -31,14 +36,16 @@ from controller.floor.servers import (
     ServerError,
     nats_server_version,
     site_stream_name,
+    table_inbox,
     table_subject,
 )
 from controller.floor.service import FloorService
 from controller.floor.site import EmbeddedSite, site_reachable
 from controller.floor.stream import ensure_stream
 from controller.journal.store import Journal
+from controller.uplink import wire
 from controller.uplink.config import UplinkConfigError, parse_uplink
-from controller.uplink.uplink import Uplink, read_high_water_mark
+from controller.uplink.uplink import Uplink, read_high_water_mark, ssl_context
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import (
     Tables,
@@ -276,3 +283,77 @@ def test_a_hub_too_old_to_source_a_site_is_refused_in_one_line(make_floor: MakeF
             await admin.close()
 
     asyncio.run(scenario())
+
+
+def test_a_site_keeps_the_hubs_protections(tmp_path: Path, make_floor: MakeFloor) -> None:
+    """On the site's server: a table's credentials publish its own subject only, the site's stream
+    refuses deletes and purges (to the site's admin too), and a site table has no user on the hub."""
+    floor = make_floor(HUB_TABLES, sites=[SITE])
+    site = EmbeddedSite(tmp_path / "site", floor, SITE, SITE_TABLES)
+    site.start()
+    assert site.nats is not None
+    assert floor.tls is not None
+    tls = ssl_context(floor.tls.ca_cert)
+
+    async def scenario() -> None:
+        errors: list[str] = []
+
+        async def on_error(error: Exception) -> None:
+            errors.append(str(error))
+
+        e1 = await nats.connect(
+            servers=[site.nats.url],  # type: ignore[union-attr]
+            user="table-E1",
+            password=site.passwords["nats:table:E1"],
+            tls=tls,
+            inbox_prefix=table_inbox("E1"),
+            allow_reconnect=False,
+            error_cb=on_error,
+        )
+        js = e1.jetstream(timeout=1.0)
+        ack = await js.publish(table_subject(SITE, "E1"), b"{}", headers={wire.MSG_ID: "E1:x"})
+        assert ack.stream == site_stream_name(SITE)
+        with pytest.raises((nats.errors.TimeoutError, nats.js.errors.NoStreamResponseError)):
+            await js.publish(table_subject(SITE, "E2"), b"{}")
+
+        async def violation_reported() -> bool:
+            return any("permissions violation" in e.lower() for e in errors)
+
+        await wait_until(violation_reported, 10, "the site server's permissions violation")
+        await e1.close()
+        # The site table's credentials are the site server's only: the hub refuses them.
+        with pytest.raises((nats.errors.Error, OSError)):
+            await nats.connect(
+                servers=[floor.nats.url],  # type: ignore[union-attr]
+                user="table-E1",
+                password=site.passwords["nats:table:E1"],
+                tls=tls,
+                allow_reconnect=False,
+                max_reconnect_attempts=0,
+                connect_timeout=2,
+            )
+        site_admin = await site.connect_site_admin()
+        site_js = site_admin.jetstream(timeout=2.0)
+        with pytest.raises(nats.js.errors.APIError):
+            await site_js.delete_msg(site_stream_name(SITE), 1)
+        with pytest.raises(nats.js.errors.APIError):
+            await site_js.purge_stream(site_stream_name(SITE))
+        assert (await site_js.stream_info(site_stream_name(SITE))).state.messages == 1
+        await site_admin.close()
+        # The one message reached the hub's stream by sourcing, with its id.
+        hub_admin = await floor.connect_admin()
+        hub_js = hub_admin.jetstream(timeout=2.0)
+
+        async def sourced() -> bool:
+            return (await hub_js.stream_info(STREAM_NAME)).state.messages == 1
+
+        await wait_until(sourced, 20, "the site's message sourced by the hub")
+        copy = await hub_js.get_last_msg(STREAM_NAME, table_subject(SITE, "E1"))
+        assert copy.headers is not None
+        assert copy.headers[wire.MSG_ID] == "E1:x"
+        await hub_admin.close()
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        site.stop()

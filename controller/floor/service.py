@@ -85,7 +85,6 @@ class FloorStatus:
     alerts: int = 0
     db_failures: int = 0
     gap_fills: int = 0  # messages read back from the stream that the consumer had skipped
-    sweeps: int = 0  # idle sweeps of every table's tail
     last_error: str = ""
 
 
@@ -148,10 +147,9 @@ class FloorService:
                     connect_timeout=5,
                     name="flushtable-floor",
                 )
-                # Autocommit: each `transaction()` block is then a real transaction, committed at its end.
-                # Without it a read outside a block (the idle sweep's) left a transaction open, every
-                # later block became a savepoint inside it, and batches were acked but never committed
-                # (found by tests/floor/test_leaf_site.py: the floor idle while the hub resumed sourcing).
+                # Autocommit: a read outside a `transaction()` block (the idle sweep's) can then never
+                # leave a transaction open that turns later batches into savepoints, acked but never
+                # committed (found again by tests/floor/test_leaf_site.py; main fixes the sweep itself).
                 connection = await psycopg.AsyncConnection.connect(self.config.dsn, autocommit=True)
                 js = client.jetstream()
                 self._js = js
@@ -399,7 +397,6 @@ class FloorService:
             await write_batch(connection, batch)
         for projection in batch.tables.values():
             projection.touched_rounds.clear()
-        self.status.sweeps += 1
         return taken
 
     async def _take_private(  # noqa: PLR0917 - one message's context

@@ -358,6 +358,9 @@ class UplinkSection(Strict):
     poll_interval_s: UplinkSeconds = 0.1
     backoff_initial_s: UplinkSeconds = 0.2
     backoff_max_s: UplinkSeconds = 5.0
+    # The stream the table's server keeps: the hub's, or at a site the site's on its leaf server
+    # (docs/floor.md "Sites"; controller/floor/servers.py STREAM_NAME, site_stream_name).
+    stream: Annotated[str, BeforeValidator(_subject_token)] = "FLUSHTABLE"
 
     missing_hints: ClassVar[dict[str, str]] = {
         "servers": "an array of URLs like tls://host:4222",
@@ -455,6 +458,7 @@ class UplinkConfig:
     backoff_initial_s: float = 0.2
     backoff_max_s: float = 5.0
     hwm_persist_interval_s: float = 0.25  # at most this often the acked mark is written to the journal
+    stream: str = "FLUSHTABLE"  # the stream its server keeps: the hub's, or at a site its leaf's
 
     def to_json(self) -> dict[str, Any]:
         """What `flushtable config` shows: everything but the password."""
@@ -468,6 +472,7 @@ class UplinkConfig:
             "poll_interval_s": self.poll_interval_s,
             "backoff_initial_s": self.backoff_initial_s,
             "backoff_max_s": self.backoff_max_s,
+            "stream": self.stream,
         }
 
 
@@ -738,6 +743,7 @@ def _uplink(section: UplinkSection, base_dir: Path) -> UplinkConfig:
         poll_interval_s=section.poll_interval_s,
         backoff_initial_s=section.backoff_initial_s,
         backoff_max_s=section.backoff_max_s,
+        stream=section.stream,
     )
 
 

@@ -2,9 +2,9 @@
 
 flushtable floor serve --config floor.toml      the durable consumer -> PostgreSQL
 flushtable floor init-db --dsn DSN              create the roles and apply the schema's migrations
-flushtable floor demo [--tables N] [--rounds R] [--dir D]
 flushtable floor release TABLE --reason TEXT --by NAME --config floor.toml
                                                 lift a table's quarantine once its chain verifies again
+flushtable floor demo [--tables N] [--rounds R] [--dir D] [--site NAME]
 """
 
 from __future__ import annotations
@@ -55,6 +55,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     release.add_argument("--reason", required=True, help="why it is released (recorded)")
     release.add_argument("--by", required=True, help="who releases it: the table-games manager (recorded)")
     release.add_argument("--config", required=True, help="the floor's TOML file ([floor]: its dsn_file)")
+    demo.add_argument(
+        "--site",
+        default=None,
+        metavar="NAME",
+        help="half the tables at site NAME: its own nats-server as a leaf node of the hub (docs/floor.md)",
+    )
     for sub_parser in (serve, demo):
         sub_parser.add_argument(
             "--log-level", default="warning", help="debug, info, warning (default), error"
@@ -74,8 +80,17 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--tables: from 1 to 1000")
     if args.rounds is not None and args.rounds < 0:
         raise UserError("--rounds: 0 or more")
+    if args.site is not None and (not args.site or any(c in args.site for c in " .*>\t")):
+        raise UserError("--site: a name without spaces, '.', '*' or '>'")
+    if args.site is not None and args.tables < 2:
+        raise UserError("--site: needs --tables 2 or more (half of them at the site)")
     return run_demo(
-        tables=args.tables, rounds=args.rounds, directory=args.dir, port=args.port, seed=args.seed
+        tables=args.tables,
+        rounds=args.rounds,
+        directory=args.dir,
+        port=args.port,
+        seed=args.seed,
+        site=args.site,
     )
 
 

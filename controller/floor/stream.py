@@ -5,9 +5,16 @@ The stream keeps every table's subject, on disk, refuses message deletes and pur
 (the uplinks ask it for their subject's last message). The consumer ``floor`` is durable, pulls, and
 needs each message acked (``AckPolicy.EXPLICIT``: an ack never covers a message the floor did not
 hold, so a message skipped after a crash comes back); the floor acks only after its PostgreSQL commit.
+
+A **site** (a card room whose link to the hub can fail) keeps a stream of its own on its leaf server,
+``FLUSHTABLE_<site>`` in the site's JetStream domain, with the same protections; its tables publish
+there. The hub's stream **sources** each site's stream across the leaf connection (``external.api`` =
+``$JS.<site domain>.API``), so the floor service reads one stream on the hub (docs/floor.md "Sites").
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import nats.js.errors
 from nats.aio.client import Client
@@ -16,22 +23,56 @@ from nats.js.api import (
     ConsumerConfig,
     DeliverPolicy,
     DiscardPolicy,
+    ExternalStream,
     RetentionPolicy,
     StorageType,
     StreamConfig,
+    StreamSource,
 )
 
-from controller.floor.servers import FLOOR_CONSUMER, STREAM_NAME, SUBJECT_ROOT
+from controller.floor.servers import (
+    FLOOR_CONSUMER,
+    SITES_MIN_NATS_VERSION,
+    STREAM_NAME,
+    SUBJECT_ROOT,
+    ServerError,
+    site_domain,
+    site_stream_name,
+)
 
 DEFAULT_DUPLICATE_WINDOW_S = 120.0
 ACK_WAIT_S = 30.0
 MAX_ACK_PENDING = 1000  # = FloorConfig.batch_size
 
 
-def stream_config(duplicate_window_s: float = DEFAULT_DUPLICATE_WINDOW_S) -> StreamConfig:
+def stream_config(
+    duplicate_window_s: float = DEFAULT_DUPLICATE_WINDOW_S, *, sources: list[StreamSource] | None = None
+) -> StreamConfig:
+    """The hub's stream; ``sources``: its sites' streams (``site_source``)."""
+    return _protected_stream(STREAM_NAME, f"{SUBJECT_ROOT}.>", duplicate_window_s, sources)
+
+
+def site_stream_config(site: str, duplicate_window_s: float = DEFAULT_DUPLICATE_WINDOW_S) -> StreamConfig:
+    """A site's stream on its leaf server: its own tables' subjects only, the hub's protections."""
+    return _protected_stream(site_stream_name(site), f"{SUBJECT_ROOT}.{site}.>", duplicate_window_s, None)
+
+
+def site_source(site: str) -> StreamSource:
+    """The hub's stream sources a site's stream through the site's JetStream API across the leaf
+    connection. Sourced messages keep their subject and headers (``Nats-Msg-Id`` among them: the
+    hub de-duplicates a resend within its own window; the floor's (table, seq) key is the final guard)."""
+    return StreamSource(
+        name=site_stream_name(site), external=ExternalStream(api=f"$JS.{site_domain(site)}.API")
+    )
+
+
+def _protected_stream(
+    name: str, subjects: str, duplicate_window_s: float, sources: list[StreamSource] | None
+) -> StreamConfig:
     return StreamConfig(
-        name=STREAM_NAME,
-        subjects=[f"{SUBJECT_ROOT}.>"],
+        name=name,
+        subjects=[subjects],
+        sources=sources or None,
         retention=RetentionPolicy.LIMITS,
         storage=StorageType.FILE,
         discard=DiscardPolicy.NEW,  # never drop the oldest: a full stream refuses, the uplink retries
@@ -49,17 +90,25 @@ async def ensure_stream(
     duplicate_window_s: float = DEFAULT_DUPLICATE_WINDOW_S,
     ack_wait_s: float = ACK_WAIT_S,
     max_ack_pending: int = MAX_ACK_PENDING,
+    sites: Sequence[str] = (),
 ) -> None:
     """Create or update the stream, and create the floor's consumer when missing. ``max_ack_pending``
-    is the floor's batch size: after a crash, nothing newer is delivered before the unacked batch."""
+    is the floor's batch size: after a crash, nothing newer is delivered before the unacked batch.
+    ``sites``: sites whose streams the hub's stream sources (added to those it already sources; create
+    each site's stream first, ``ensure_site_stream``, so the hub's first try finds it)."""
     js = admin.jetstream()
-    config = stream_config(duplicate_window_s)
+    wanted = [site_source(site) for site in sites]
+    if wanted:
+        _check_sourcing(admin)
     try:
-        await js.stream_info(STREAM_NAME)
+        info = await js.stream_info(STREAM_NAME)
     except nats.js.errors.NotFoundError:
-        await js.add_stream(config)
+        await js.add_stream(stream_config(duplicate_window_s, sources=wanted))
     else:
-        await js.update_stream(config)
+        # A site once added stays: an update never drops a source (its messages would stop coming).
+        kept = list(info.config.sources or [])
+        kept += [s for s in wanted if s.name not in {k.name for k in kept}]
+        await js.update_stream(stream_config(duplicate_window_s, sources=kept))
     try:
         await js.consumer_info(STREAM_NAME, FLOOR_CONSUMER)
     except nats.js.errors.NotFoundError:
@@ -75,3 +124,28 @@ async def ensure_stream(
                 max_deliver=-1,
             ),
         )
+
+
+def _check_sourcing(admin: Client) -> None:
+    """Refuse to source sites from a hub too old to do it right (servers.SITES_MIN_NATS_VERSION)."""
+    version = admin.connected_server_version
+    if (version.major, version.minor) < SITES_MIN_NATS_VERSION:
+        wanted = ".".join(map(str, SITES_MIN_NATS_VERSION))
+        raise ServerError(
+            f"the hub's nats-server is {version.major}.{version.minor}.{version.patch}: sourcing a site's "
+            f"stream needs {wanted} or later (older ones stall on the tables' expected-sequence header)"
+        )
+
+
+async def ensure_site_stream(
+    site_admin: Client, site: str, *, duplicate_window_s: float = DEFAULT_DUPLICATE_WINDOW_S
+) -> None:
+    """Create or update a site's stream on its leaf server (connected as the site's admin)."""
+    js = site_admin.jetstream()
+    config = site_stream_config(site, duplicate_window_s)
+    try:
+        await js.stream_info(config.name or "")
+    except nats.js.errors.NotFoundError:
+        await js.add_stream(config)
+    else:
+        await js.update_stream(config)

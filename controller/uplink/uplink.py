@@ -37,7 +37,7 @@ import structlog
 from nats.aio.client import Client
 
 from controller.config import UplinkConfig
-from controller.floor.servers import STREAM_NAME, table_inbox, table_subject
+from controller.floor.servers import table_inbox, table_subject
 from controller.journal.store import Journal, JournalEntry
 from controller.uplink import wire
 from controller.uplink.outbox import Outbox, OutMessage
@@ -208,7 +208,7 @@ class Uplink:
         """The position and stream sequence of the last message the stream holds for our subject."""
         js = client.jetstream(timeout=self.config.ack_timeout_s)
         try:
-            last = await js.get_last_msg(STREAM_NAME, self.subject, direct=True)
+            last = await js.get_last_msg(self.config.stream, self.subject, direct=True)
         except nats.js.errors.NotFoundError:
             return wire.Position(0, 0), 0
         headers = last.headers or {}

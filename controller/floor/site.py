@@ -1,0 +1,164 @@
+"""A site of the floor on this machine: a card room whose link to the hub can fail (docs/floor.md
+"Sites"). Its own nats-server runs as a **leaf node** of the hub (it dials the hub's leaf listener over
+TLS) with JetStream in a domain of its own; the site's tables publish to the site's stream there, and
+the hub's stream sources it across the leaf connection, so the floor service reads one stream on the
+hub. While the hub is away the site's tables go on publishing and are acked by their site's server;
+when it is back, the hub's stream resumes sourcing after the last site message it holds.
+
+The tests start a site with this, beside an ``EmbeddedFloor`` made with ``sites=[...]``. A real site
+runs the same configuration text (``nats_config_text`` with ``domain`` and ``hub``) under systemd.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nats
+import nats.errors
+from nats.aio.client import Client
+
+from controller.config import UplinkConfig
+from controller.floor.embedded import EmbeddedFloor, _run_apart
+from controller.floor.servers import (
+    SITES_MIN_NATS_VERSION,
+    HubRemote,
+    NatsServer,
+    NatsUser,
+    ServerError,
+    free_port,
+    nats_server_binary,
+    site_admin_user,
+    site_domain,
+    site_stream_name,
+    table_user,
+)
+from controller.floor.stream import DEFAULT_DUPLICATE_WINDOW_S, ensure_site_stream, ensure_stream
+from controller.uplink.uplink import ssl_context
+
+LEAF_CONNECT_TIMEOUT_S = 20.0
+
+
+@dataclass
+class EmbeddedSite:
+    directory: Path
+    floor: EmbeddedFloor  # the hub (started, with this site in its ``sites``)
+    site: str
+    table_ids: Sequence[str]
+    duplicate_window_s: float = DEFAULT_DUPLICATE_WINDOW_S
+    passwords: dict[str, str] = field(default_factory=dict)
+    nats: NatsServer | None = None
+
+    def _password(self, name: str) -> str:
+        if name not in self.passwords:
+            self.passwords[name] = secrets.token_urlsafe(18)
+        return self.passwords[name]
+
+    @property
+    def stream(self) -> str:
+        return site_stream_name(self.site)
+
+    def nats_users(self) -> list[NatsUser]:
+        users = [site_admin_user(self.site, self._password("nats:site-admin"))]
+        users += [
+            table_user(self.site, t, self._password(f"nats:table:{t}"), stream=self.stream)
+            for t in self.table_ids
+        ]
+        return users
+
+    def start(self) -> None:
+        """Start the leaf server, wait until the hub reaches the site's JetStream through it, create the
+        site's stream, and make the hub's stream source it."""
+        hub = self.floor.nats
+        if hub is None or hub.leaf_listen is None or self.floor.tls is None:
+            raise ServerError("start the hub first, with this site in its sites")
+        if self.site not in self.floor.sites:
+            raise ServerError(f"the hub has no leaf user for site {self.site!r} (EmbeddedFloor sites)")
+        tls = self.floor.tls  # the floor CA signs the site's server certificate too (one PKI)
+        self.nats = NatsServer(
+            self.directory / "nats",
+            free_port(),
+            tls,
+            self.nats_users(),
+            server_name=f"flushtable-site-{self.site}",
+            domain=site_domain(self.site),
+            hub=HubRemote(
+                url=f"tls://{hub.leaf_listen.host}:{hub.leaf_listen.port}",
+                user=f"leaf-{self.site}",
+                password=self.floor.leaf_password(self.site),
+                ca_file=tls.ca_cert,
+            ),
+            binary=nats_server_binary(SITES_MIN_NATS_VERSION),
+        )
+        self.nats.start()
+        _run_apart(self._setup)
+
+    async def _setup(self) -> None:
+        site_admin = await self.connect_site_admin()
+        try:
+            await ensure_site_stream(site_admin, self.site, duplicate_window_s=self.duplicate_window_s)
+        finally:
+            await site_admin.close()
+        hub_admin = await self.floor.connect_admin()
+        try:
+            await wait_for_site(hub_admin, self.site, LEAF_CONNECT_TIMEOUT_S)
+            await ensure_stream(
+                hub_admin,
+                duplicate_window_s=self.floor.duplicate_window_s,
+                ack_wait_s=self.floor.ack_wait_s,
+                sites=[self.site],
+            )
+        finally:
+            await hub_admin.close()
+
+    async def connect_site_admin(self) -> Client:
+        assert self.nats is not None
+        assert self.floor.tls is not None
+        return await nats.connect(
+            servers=[self.nats.url],
+            user=f"site-admin-{self.site}",
+            password=self._password("nats:site-admin"),
+            tls=ssl_context(self.floor.tls.ca_cert),
+            allow_reconnect=False,
+            connect_timeout=5,
+        )
+
+    def uplink_config(self, table_id: str, **overrides: float) -> UplinkConfig:
+        """A site table's uplink: its site's leaf server and stream, its own credentials there."""
+        assert self.nats is not None
+        assert self.floor.tls is not None
+        return UplinkConfig(
+            servers=(self.nats.url,),
+            site=self.site,
+            user=f"table-{table_id}",
+            password=self._password(f"nats:table:{table_id}"),
+            ca_file=self.floor.tls.ca_cert,
+            stream=self.stream,
+            **overrides,
+        )
+
+    def stop(self) -> None:
+        if self.nats is not None:
+            self.nats.stop()
+
+
+async def site_reachable(hub_client: Client, site: str, timeout_s: float = 0.5) -> bool:
+    """Whether the site's JetStream answers from the hub (its leaf connection is up)."""
+    try:
+        await hub_client.request(f"$JS.{site_domain(site)}.API.INFO", b"", timeout=timeout_s)
+    except (nats.errors.TimeoutError, nats.errors.NoRespondersError):
+        return False
+    return True
+
+
+async def wait_for_site(hub_client: Client, site: str, timeout_s: float) -> None:
+    """Until the site's JetStream answers from the hub; a one-line error after ``timeout_s``."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    while not await site_reachable(hub_client, site):
+        if loop.time() > deadline:
+            raise ServerError(f"site {site!r}: its leaf server did not reach the hub in {timeout_s} s")
+        await asyncio.sleep(0.1)

@@ -14,6 +14,9 @@ When: at once when a call waiting has a command, an alert, a refusal or a caller
 answer; records alone as soon as the queue is idle unless a commit was made less than [journal]
 commit_delay_ms ago, and at the latest commit_delay_ms after the oldest record waiting (the
 committer's timer). A lone event is committed at once; a burst shares one fsync per delay.
+
+No commit runs a WAL checkpoint while the table runs: the anchor's thread does, on a connection of its
+own, every CHECKPOINT_EVERY_COMMITS commits (docs/journal.md "Checkpoints").
 """
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ from controller.journal.store import Journal, JournalEntry, JournalError
 log = structlog.get_logger("flushtable.daemon")
 
 CHECKPOINT_EVERY_COMMITS = 50  # about 550 WAL pages (2 MB) at the benchmark's 11 pages a commit
-CHECKPOINT_PASSES = 8  # the most PASSIVE checkpoints one catch-up runs before it waits for the next
+CHECKPOINT_PASSES = 3  # the thread's passes in one catch-up before the writer finishes it
 
 Answer = asyncio.Future[list[Output]]
 
@@ -198,8 +198,9 @@ class DaemonJournal:
         (Journal.defer_checkpoints) and this thread checkpoints every CHECKPOINT_EVERY_COMMITS commits,
         on a connection of its own (a PASSIVE checkpoint never blocks the writer). The WAL is reset by
         the next commit only once a checkpoint has copied all of it with no commit in between, so the
-        thread checkpoints again until it catches up (a few passes at most: each copies only what was
-        committed during the one before), which keeps the WAL the same few megabytes."""
+        thread checkpoints again until it catches up (each pass copies only what was committed during
+        the one before); if it has not after CHECKPOINT_PASSES, the writer copies the little that is
+        left itself, between two commits (``_checkpointed``). The WAL stays a few megabytes."""
         if self._checkpointer is None or self._anchor_writer is None or self._checkpoint_running:
             return
         self._commits_since_checkpoint = 0
@@ -208,9 +209,18 @@ class DaemonJournal:
         done = self._anchor_writer.submit(_catch_up, self._checkpointer)
         done.add_done_callback(lambda finished: loop.call_soon_threadsafe(self._checkpointed, finished))
 
-    def _checkpointed(self, done: concurrent.futures.Future[None]) -> None:
+    def _checkpointed(self, done: concurrent.futures.Future[bool]) -> None:
         self._checkpoint_running = False
         error = done.exception()
+        if error is None and not done.result() and self.failure is None:
+            # The commits kept coming faster than the thread's passes (a slow disk): the WAL, all but
+            # its last few commits copied, would never be reset and would grow, and every fsync with
+            # it. The writer copies that little rest itself, here between two commits, so the next
+            # commit resets the WAL.
+            try:
+                self.journal.checkpoint()
+            except JournalError as failed:
+                error = failed
         if error is not None:
             # Nothing is lost (the entries are in the WAL, fsynced); the next checkpoint retries, and
             # the writer's backstop keeps the WAL bounded meanwhile.
@@ -293,12 +303,14 @@ class DaemonJournal:
         self._halt()
 
 
-def _catch_up(checkpointer: Journal) -> None:
+def _catch_up(checkpointer: Journal) -> bool:
     """PASSIVE checkpoints until one finds the WAL all copied and unchanged since the pass before (no
-    commit in between): the writer's next commit then starts the WAL again from its beginning."""
+    commit in between: the writer's next commit then starts the WAL again from its beginning); False
+    when CHECKPOINT_PASSES did not get there."""
     wal_pages = -1
     for _ in range(CHECKPOINT_PASSES):
         result = checkpointer.checkpoint()
         if result.complete and result.wal_pages == wal_pages:
-            return
+            return True
         wal_pages = result.wal_pages
+    return False

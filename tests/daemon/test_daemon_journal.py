@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from controller import daemon_journal
 from controller.daemon_journal import CHECKPOINT_EVERY_COMMITS, DaemonJournal
 from controller.engine import JournalRecord
 from controller.engine.outputs import Output
@@ -141,10 +142,16 @@ def wal_frames(path: Path) -> int:
         return int(reader.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()[0][1])
 
 
-def test_the_checkpoints_run_beside_the_commits_and_the_wal_starts_again(tmp_path: Path) -> None:
+@pytest.mark.parametrize("thread_passes", [daemon_journal.CHECKPOINT_PASSES, 0])
+def test_the_checkpoints_run_beside_the_commits_and_the_wal_starts_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, thread_passes: int
+) -> None:
     """While the anchor's thread runs, no commit checkpoints (the writer's automatic checkpoint is only
     a backstop); the thread checkpoints every CHECKPOINT_EVERY_COMMITS commits, on its own connection,
-    so the WAL is copied into the database and the next commit starts it again from its beginning."""
+    so the WAL is copied into the database and the next commit starts it again from its beginning.
+    With no pass of the thread's catching up (``thread_passes`` 0: as when commits keep coming faster
+    than its passes), the writer finishes the checkpoint itself between two commits, to the same end."""
+    monkeypatch.setattr(daemon_journal, "CHECKPOINT_PASSES", thread_passes)
     path = tmp_path / "journal.sqlite"
     recorder = Recorder(path)
 
@@ -163,7 +170,9 @@ def test_the_checkpoints_run_beside_the_commits_and_the_wal_starts_again(tmp_pat
 
             for number in range(CHECKPOINT_EVERY_COMMITS):  # the last one hands the thread a checkpoint
                 commit_one(number)
-            await asyncio.to_thread(ledger.stop_anchor_writer)  # waits for the checkpoint to finish
+            # Waits for the thread's catch-up; its report back to the loop (where the writer finishes
+            # it when the thread did not) was queued before this await's own, so it has run after it.
+            await asyncio.to_thread(ledger.stop_anchor_writer)
             ledger.append([JournalRecord.of("table_closed", {"by": "daemon", "reason": "x"}, None, "engine")])
             return wal_frames(path), len(recorder.acted)
         finally:
@@ -171,7 +180,7 @@ def test_the_checkpoints_run_beside_the_commits_and_the_wal_starts_again(tmp_pat
 
     frames, acted = run_async(main)
     assert acted == CHECKPOINT_EVERY_COMMITS
-    # The WAL started again after the thread's checkpoint: it holds the last commit's pages only (each
-    # of the commits before wrote at least two: without the checkpoint they would all be there).
+    # The WAL started again after the checkpoint: it holds the last commit's pages only (each of the
+    # commits before wrote at least two: without the checkpoint they would all be there).
     assert 0 < frames < 10
     assert kinds_in(path).count("dealer_key") == CHECKPOINT_EVERY_COMMITS

@@ -14,6 +14,9 @@ When: at once when a call waiting has a command, an alert, a refusal or a caller
 answer; records alone as soon as the queue is idle unless a commit was made less than [journal]
 commit_delay_ms ago, and at the latest commit_delay_ms after the oldest record waiting (the
 committer's timer). A lone event is committed at once; a burst shares one fsync per delay.
+
+No commit runs a WAL checkpoint while the table runs: the anchor's thread does, on a connection of its
+own, every CHECKPOINT_EVERY_COMMITS commits (docs/journal.md "Checkpoints").
 """
 
 from __future__ import annotations
@@ -38,6 +41,9 @@ from controller.journal.proof import prepare_for_run
 from controller.journal.store import Journal, JournalEntry, JournalError
 
 log = structlog.get_logger("flushtable.daemon")
+
+CHECKPOINT_EVERY_COMMITS = 50  # about 550 WAL pages (2 MB) at the benchmark's 11 pages a commit
+CHECKPOINT_PASSES = 3  # the thread's passes in one catch-up before the writer finishes it
 
 Answer = asyncio.Future[list[Output]]
 
@@ -88,6 +94,10 @@ class DaemonJournal:
         )
         self._commit_wake = asyncio.Event()  # records wait: the committer sees when they are due
         self._anchor_writer: concurrent.futures.ThreadPoolExecutor | None = None
+        # Checkpoints: run by the anchor's thread on a connection of their own (see _checkpoint_now).
+        self._checkpointer: Journal | None = None
+        self._commits_since_checkpoint = 0
+        self._checkpoint_running = False
         self.failure: str | None = None  # the journal refused an append: nothing more is written
 
     @property
@@ -107,6 +117,9 @@ class DaemonJournal:
         return self._journal
 
     def close(self) -> None:
+        if self._checkpointer is not None:
+            self._checkpointer.close()
+            self._checkpointer = None
         self.journal.close()
 
     # --- the group commit ------------------------------------------------------------------------------
@@ -169,6 +182,49 @@ class DaemonJournal:
                 effect.answer.set_result(list(effect.outputs))
         if any(entry.kind in CLOSING_KINDS for entry in committed.entries):
             self._keep_anchor(committed.entries[-1])
+        if committed.entries:
+            self._commits_since_checkpoint += 1
+            if self._commits_since_checkpoint >= CHECKPOINT_EVERY_COMMITS:
+                self._checkpoint_now()
+
+    # --- checkpoints (docs/journal.md "Checkpoints") ----------------------------------------------------
+    def _checkpoint_now(self) -> None:
+        """Copy the WAL into the database off the loop, so no COMMIT carries a checkpoint.
+
+        SQLite's automatic checkpoint runs inside the COMMIT that crosses its threshold: that commit,
+        and every event waiting for it, also waits for about a thousand pages to be copied and the
+        database fsynced (a bare commit's p99 4.5 ms with it, 0.7-1.2 ms without; docs/operations.md).
+        While the anchor's thread runs, the writer's automatic checkpoint is only a backstop
+        (Journal.defer_checkpoints) and this thread checkpoints every CHECKPOINT_EVERY_COMMITS commits,
+        on a connection of its own (a PASSIVE checkpoint never blocks the writer). The WAL is reset by
+        the next commit only once a checkpoint has copied all of it with no commit in between, so the
+        thread checkpoints again until it catches up (each pass copies only what was committed during
+        the one before); if it has not after CHECKPOINT_PASSES, the writer copies the little that is
+        left itself, between two commits (``_checkpointed``). The WAL stays a few megabytes."""
+        if self._checkpointer is None or self._anchor_writer is None or self._checkpoint_running:
+            return
+        self._commits_since_checkpoint = 0
+        self._checkpoint_running = True
+        loop = asyncio.get_running_loop()
+        done = self._anchor_writer.submit(_catch_up, self._checkpointer)
+        done.add_done_callback(lambda finished: loop.call_soon_threadsafe(self._checkpointed, finished))
+
+    def _checkpointed(self, done: concurrent.futures.Future[bool]) -> None:
+        self._checkpoint_running = False
+        error = done.exception()
+        if error is None and not done.result() and self.failure is None:
+            # The commits kept coming faster than the thread's passes (a slow disk): the WAL, all but
+            # its last few commits copied, would never be reset and would grow, and every fsync with
+            # it. The writer copies that little rest itself, here between two commits, so the next
+            # commit resets the WAL.
+            try:
+                self.journal.checkpoint()
+            except JournalError as failed:
+                error = failed
+        if error is not None:
+            # Nothing is lost (the entries are in the WAL, fsynced); the next checkpoint retries, and
+            # the writer's backstop keeps the WAL bounded meanwhile.
+            log.warning("journal_checkpoint_failed", error=str(error))
 
     def _append_records(self, records: Sequence[Any]) -> list[JournalEntry]:
         return self.journal.append_many(records)
@@ -188,13 +244,20 @@ class DaemonJournal:
 
     # --- the anchor (controller/journal/anchor.py) -----------------------------------------------------
     def start_anchor_writer(self) -> None:
+        """The thread that writes the anchor and runs the checkpoints while the table runs."""
         self._anchor_writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="anchor")
+        self.journal.defer_checkpoints()
+        self._checkpointer = Journal.open_existing(self.path, readonly=False)
 
     def stop_anchor_writer(self) -> None:
-        """Every anchor submitted is written before the last one (shutdown) is written here."""
+        """Every anchor submitted is written before the last one (shutdown) is written here. The
+        writer checkpoints by itself again from here on (closing the journal checkpoints it all)."""
         if self._anchor_writer is not None:
             self._anchor_writer.shutdown(wait=True)
             self._anchor_writer = None
+        if self._checkpointer is not None:
+            self._checkpointer.close()
+            self._checkpointer = None
 
     def _keep_anchor(self, last: JournalEntry) -> None:
         """The anchor beside the journal follows its head (controller/journal/anchor.py): after the
@@ -238,3 +301,16 @@ class DaemonJournal:
             if effect.answer is not None and not effect.answer.done():
                 effect.answer.set_exception(JournalError(self.failure))
         self._halt()
+
+
+def _catch_up(checkpointer: Journal) -> bool:
+    """PASSIVE checkpoints until one finds the WAL all copied and unchanged since the pass before (no
+    commit in between: the writer's next commit then starts the WAL again from its beginning); False
+    when CHECKPOINT_PASSES did not get there."""
+    wal_pages = -1
+    for _ in range(CHECKPOINT_PASSES):
+        result = checkpointer.checkpoint()
+        if result.complete and result.wal_pages == wal_pages:
+            return True
+        wal_pages = result.wal_pages
+    return False

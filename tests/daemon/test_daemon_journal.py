@@ -16,10 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from controller.daemon_journal import DaemonJournal
+from controller import daemon_journal
+from controller.daemon_journal import CHECKPOINT_EVERY_COMMITS, DaemonJournal
 from controller.engine import JournalRecord
 from controller.engine.outputs import Output
-from controller.journal.store import JournalError
+from controller.journal.store import CHECKPOINT_BACKSTOP_PAGES, JournalError
 from drivers.events import ShowText
 from tests.device_harness.leaks import run_async
 
@@ -133,3 +134,53 @@ def test_a_refused_append_drops_what_waited_halts_once_and_writes_nothing_more(t
     assert recorder.acted == []  # the dropped command never went out
     assert recorder.halted == 1
     assert kinds_in(path) == ["round_started"]  # the first start only
+
+
+def wal_frames(path: Path) -> int:
+    """The WAL's frames now (a reader's own PASSIVE checkpoint reports them, and copies them too)."""
+    with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as reader:
+        return int(reader.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()[0][1])
+
+
+@pytest.mark.parametrize("thread_passes", [daemon_journal.CHECKPOINT_PASSES, 0])
+def test_the_checkpoints_run_beside_the_commits_and_the_wal_starts_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, thread_passes: int
+) -> None:
+    """While the anchor's thread runs, no commit checkpoints (the writer's automatic checkpoint is only
+    a backstop); the thread checkpoints every CHECKPOINT_EVERY_COMMITS commits, on its own connection,
+    so the WAL is copied into the database and the next commit starts it again from its beginning.
+    With no pass of the thread's catching up (``thread_passes`` 0: as when commits keep coming faster
+    than its passes), the writer finishes the checkpoint itself between two commits, to the same end."""
+    monkeypatch.setattr(daemon_journal, "CHECKPOINT_PASSES", thread_passes)
+    path = tmp_path / "journal.sqlite"
+    recorder = Recorder(path)
+
+    async def main() -> tuple[int, int]:
+        ledger = side(path, recorder)
+        ledger.open(new_journal=True)
+        try:
+            ledger.start_anchor_writer()
+            assert ledger.journal.pragma("wal_autocheckpoint") == CHECKPOINT_BACKSTOP_PAGES
+            ledger.append([round_started()])
+
+            def commit_one(number: int) -> None:  # one commit each: a command is urgent
+                record = JournalRecord.of("dealer_key", {"key": "next", "seat": None}, ROUND_ID, "display")
+                ledger.add([record, ShowText("display", f"shown {number}")])
+                ledger.after_burst()
+
+            for number in range(CHECKPOINT_EVERY_COMMITS):  # the last one hands the thread a checkpoint
+                commit_one(number)
+            # Waits for the thread's catch-up; its report back to the loop (where the writer finishes
+            # it when the thread did not) was queued before this await's own, so it has run after it.
+            await asyncio.to_thread(ledger.stop_anchor_writer)
+            ledger.append([JournalRecord.of("table_closed", {"by": "daemon", "reason": "x"}, None, "engine")])
+            return wal_frames(path), len(recorder.acted)
+        finally:
+            ledger.close()
+
+    frames, acted = run_async(main)
+    assert acted == CHECKPOINT_EVERY_COMMITS
+    # The WAL started again after the checkpoint: it holds the last commit's pages only (each of the
+    # commits before wrote at least two: without the checkpoint they would all be there).
+    assert 0 < frames < 10
+    assert kinds_in(path).count("dealer_key") == CHECKPOINT_EVERY_COMMITS

@@ -2,15 +2,21 @@
 forever, one entry per transaction, printing each entry's seq and hash once ``append`` has returned
 (so the parent knows what was committed when it sends SIGKILL).
 
-    python -m tests.journal.appender JOURNAL SEED
+    python -m tests.journal.appender JOURNAL SEED [deferred]
+
+``deferred``: the checkpoints as the daemon runs them (controller/daemon_journal.py): none inside a
+commit, a thread checkpointing beside the appends on a connection of its own.
 """
 
 from __future__ import annotations
 
 import random
 import sys
+import threading
+import time
 from collections.abc import Iterable
 
+from controller.daemon_journal import _catch_up
 from controller.journal import Journal, JournalEntry
 from controller.journal.recovery import recover
 from controller.journal.store import AppendItem
@@ -32,6 +38,16 @@ def main() -> None:
     configure_logging(level="warning")  # standard output carries the report
     rng = random.Random(seed)
     journal = ReportingJournal.open(path, "T1")
+    if sys.argv[3:] == ["deferred"]:
+        journal.defer_checkpoints()
+        checkpointer = Journal.open_existing(path, readonly=False)
+
+        def checkpoints() -> None:
+            while True:
+                _catch_up(checkpointer)
+                time.sleep(0.002)
+
+        threading.Thread(target=checkpoints, daemon=True).start()
     sys.stdout.write("ready\n")
     sys.stdout.flush()
     recover(journal)

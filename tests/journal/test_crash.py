@@ -16,6 +16,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from controller.journal import Journal
 from controller.journal.meters import compute_meters
 from controller.journal.recovery import rebuild_state, recover
@@ -26,10 +28,10 @@ KILLS = 20
 REPO = Path(__file__).resolve().parents[2]
 
 
-def run_and_kill(journal_path: Path, seed: int, run_s: float) -> list[tuple[int, str]]:
+def run_and_kill(journal_path: Path, seed: int, run_s: float, checkpoints: str) -> list[tuple[int, str]]:
     """Start the appender, let it run ``run_s`` after it is ready, SIGKILL it; the entries it reported."""
     child = subprocess.Popen(
-        [sys.executable, "-m", "tests.journal.appender", str(journal_path), str(seed)],
+        [sys.executable, "-m", "tests.journal.appender", str(journal_path), str(seed), checkpoints],
         cwd=REPO,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -51,12 +53,18 @@ def run_and_kill(journal_path: Path, seed: int, run_s: float) -> list[tuple[int,
     return [(int(seq), hash_hex) for seq, hash_hex in (line.split() for line in complete.splitlines())]
 
 
-def test_sigkill_at_random_moments_never_breaks_the_chain_or_loses_a_commit(tmp_path: Path) -> None:
+# "sqlite": SQLite's automatic checkpoint inside the commits; "deferred": as the daemon runs them, a
+# thread checkpointing beside the appends (docs/journal.md "Checkpoints").
+@pytest.mark.parametrize("checkpoints", ["sqlite", "deferred"])
+def test_sigkill_at_random_moments_never_breaks_the_chain_or_loses_a_commit(
+    tmp_path: Path, checkpoints: str
+) -> None:
     journal_path = tmp_path / "journal.sqlite"
     rng = random.Random(5)
     committed_total = 0
     for kill in range(KILLS):
-        reported = run_and_kill(journal_path, seed=kill, run_s=rng.uniform(0.02, 0.25))
+        run_s = rng.uniform(0.02, 0.25)
+        reported = run_and_kill(journal_path, seed=kill, run_s=run_s, checkpoints=checkpoints)
         result = verify_chain(journal_path)
         assert result.ok, f"after kill {kill}: {result.summary()}"
         with Journal.open_existing(journal_path) as journal:

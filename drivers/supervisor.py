@@ -109,6 +109,15 @@ class DeviceHealth:
     last_error: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class PendingCommand:
+    """A command on the link, waiting for the device's acknowledgement (``DeviceDriver.submit``)."""
+
+    seq: int
+    acknowledged: asyncio.Future[None]
+    deadline_s: float  # on the loop's clock: when waiting for the acknowledgement gives up
+
+
 class DeviceDriver:
     """Base of the three device drivers: the supervisor and the plumbing; subclasses translate."""
 
@@ -206,6 +215,15 @@ class DeviceDriver:
 
         Raises DeviceUnavailable when the device is not ready or the link drops first, ValueError when
         the command's fields are out of range for the protocol."""
+        await self.wait_acknowledged(self.submit(command))
+
+    def submit(self, command: DomainCommand) -> PendingCommand:
+        """Put a command on the link now, without waiting for its acknowledgement (``send`` is this and
+        ``wait_acknowledged``). Commands submitted in one turn of the loop leave in one write, in the
+        order submitted, and the device answers them with one ACK (v2; a v1 link sends one at a time).
+
+        Raises DeviceUnavailable when the device is not ready, ValueError when the command's fields are
+        out of range for the protocol."""
         message = self.encode(command)
         if not self.link.is_up or self._health.state != "ready":
             raise DeviceUnavailable(f"{self.name}: device is {self._health.state}")
@@ -217,11 +235,16 @@ class DeviceDriver:
         future: asyncio.Future[None] = loop.create_future()
         self._pending[seq] = future
         self.command_sent(command)
+        return PendingCommand(seq, future, loop.time() + self.timing.request_timeout_s)
+
+    async def wait_acknowledged(self, pending: PendingCommand) -> None:
+        """Wait until the device acknowledged a submitted command, up to ``request_timeout_s`` from its
+        submission; DeviceUnavailable otherwise (or when the link dropped it first)."""
         try:
-            async with asyncio.timeout(self.timing.request_timeout_s):
-                await future
+            async with asyncio.timeout_at(pending.deadline_s):
+                await pending.acknowledged
         except TimeoutError:
-            self._pending.pop(seq, None)
+            self._pending.pop(pending.seq, None)
             raise DeviceUnavailable(
                 f"{self.name}: no acknowledgement within {self.timing.request_timeout_s} s"
             ) from None

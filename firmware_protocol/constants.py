@@ -79,7 +79,7 @@ MAX_SEND_QUEUE: Final = 64
 """Messages waiting to be sent; send() refuses more (the peer is not keeping up)."""
 
 # --- v2: windows, streams, selective acknowledgement (docs/protocol.md §8) ---------------------------
-DEFAULT_WINDOW: Final = 8
+DEFAULT_WINDOW: Final = 32
 """DATA frames a v2 side offers to keep in flight; the session uses the smaller of the two offers."""
 MAX_WINDOW: Final = 32
 """The largest window a v2 Hello or AuthConfirm may name: the SACK bitmap of an ACK covers it."""

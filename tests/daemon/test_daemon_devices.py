@@ -1,11 +1,14 @@
 """The daemon's device side (controller/daemon_devices.py, ``DaemonDevices``) on its own: the table
 daemon drives real devices only (a simulated device's URL without a link from a wrapper is refused in
-one line, before any driver starts), and a command for a device the table does not have is logged,
-never sent. The embedded default configuration (all its devices simulated); no device is started."""
+one line, before any driver starts), a command for a device the table does not have is logged, never
+sent, and commands queued together go out together over v2 (one at a time over v1). The embedded
+default configuration (all its devices simulated); where devices run, the simulated firmware over real
+pseudo-terminals with the real drivers."""
 
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 from structlog.testing import capture_logs
@@ -13,7 +16,11 @@ from structlog.testing import capture_logs
 from controller.config import load_config
 from controller.daemon_devices import DaemonDevices, DeviceLinks
 from controller.errors import UserError
-from drivers.events import DomainEvent, ShowText
+from drivers.events import DomainEvent, ShowSeatResult, ShowText
+from firmware_protocol import Heartbeat, decode_message
+from firmware_protocol.constants import KIND_DATA
+from firmware_protocol.framing import DecodedFrame, FrameDecoder
+from sim_devices.table import SimDeviceSpec, SimTable
 
 
 def test_a_simulated_device_without_a_link_is_refused_in_one_line() -> None:
@@ -36,3 +43,76 @@ def test_a_command_for_an_unknown_device_is_logged_and_not_sent() -> None:
         ("command_for_unknown_device", "nowhere", "ShowText")
     ]
     assert devices.health() == []
+
+
+DISPLAY = "display"  # the embedded configuration's dealer display
+
+
+def _commands_per_write(written: list[bytes]) -> list[int]:
+    """For each write the driver made, how many of the application's messages it carried (not ACKs,
+    not heartbeats)."""
+    counts = []
+    for data in written:
+        frames = [item.frame for item in FrameDecoder().feed(data) if isinstance(item, DecodedFrame)]
+        messages = [decode_message(frame.payload) for frame in frames if frame.kind == KIND_DATA]
+        counts.append(sum(1 for message in messages if not isinstance(message, Heartbeat)))
+    return [count for count in counts if count]
+
+
+@pytest.mark.parametrize(
+    ("versions", "expected_per_write"), [((1, 2), [5]), ((1,), [1, 1, 1, 1, 1])], ids=["v2", "v1"]
+)
+def test_commands_queued_together_leave_in_one_write_over_v2_and_one_at_a_time_over_v1(
+    tmp_path: Path, versions: tuple[int, ...], expected_per_write: list[int]
+) -> None:
+    """Five commands for the display queued in one go (as the engine's step queues a round's results):
+    a v2 link takes them in one write, the device acknowledges them and shows the last; a v1 device
+    (window 1) still gets them one at a time, each acknowledged before the next leaves."""
+    config = load_config(None)
+
+    async def main() -> list[int]:
+        specs = [
+            SimDeviceSpec(name=d.name, kind=d.kind, key=bytes([i + 1]) * 32, protocol_versions=versions)
+            for i, d in enumerate(config.devices.values())
+        ]
+        table = SimTable(specs, run_dir=tmp_path / "devices", seed=3)
+        await table.start()
+        devices = DaemonDevices()
+        links = DeviceLinks(
+            urls={spec.name: table.url(spec.name) for spec in specs},
+            keys={spec.name: spec.key for spec in specs},
+        )
+        try:
+            await devices.start(config, links, lambda _: None)
+            driver = devices.drivers[DISPLAY]
+            assert driver.link.version == max(versions)
+            written: list[bytes] = []
+            transport = driver._transport
+            assert transport is not None
+            write = transport.write
+
+            def counting_write(data: bytes) -> None:
+                written.append(data)
+                write(data)
+
+            transport.write = counting_write  # type: ignore[method-assign]
+            display = table.dealer_display(DISPLAY)
+            for seat in (1, 2, 3):
+                devices.send(ShowSeatResult(DISPLAY, seat, "win", 100 * seat))
+            devices.send(ShowText(DISPLAY, "Pay and collect"))
+            devices.send(ShowText(DISPLAY, "Press next"))
+            async with asyncio.timeout(5):  # bounded wait on the condition
+                while display.text != "Press next" or driver.link.pending_count:
+                    await asyncio.sleep(0.01)
+            assert display.seat_results == {1: ("win", 100), 2: ("win", 200), 3: ("win", 300)}
+            return _commands_per_write(written)
+        finally:
+            for sender in devices.senders:
+                sender.cancel()
+            await asyncio.gather(*devices.senders, return_exceptions=True)
+            await devices.stop()
+            await table.stop()
+
+    with capture_logs() as logs:
+        assert asyncio.run(main()) == expected_per_write
+    assert not [line for line in logs if line["event"] == "command_not_delivered"]

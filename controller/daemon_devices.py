@@ -115,6 +115,15 @@ class DaemonDevices:
                     submitted.append((command, driver.submit(command)))
                 except DeviceUnavailable as error:
                     self._not_delivered(driver, command, error)
+                except ValueError as error:
+                    # A field the protocol cannot carry is the controller's own defect, not the device's:
+                    # said loudly, and the commands after it still go out (the sender must not die).
+                    log.error(
+                        "command_not_encodable",
+                        device=driver.name,
+                        command=type(command).__name__,
+                        error=str(error),
+                    )
             for command, pending in submitted:
                 try:
                     await driver.wait_acknowledged(pending)

@@ -116,3 +116,44 @@ def test_commands_queued_together_leave_in_one_write_over_v2_and_one_at_a_time_o
     with capture_logs() as logs:
         assert asyncio.run(main()) == expected_per_write
     assert not [line for line in logs if line["event"] == "command_not_delivered"]
+
+
+def test_a_command_the_protocol_cannot_carry_is_logged_and_the_next_still_goes_out(tmp_path: Path) -> None:
+    """A command with a field out of the protocol's range (a controller defect) is logged as
+    command_not_encodable; the device's sender goes on, so the display still shows what comes after."""
+    config = load_config(None)
+
+    async def main() -> str:
+        specs = [
+            SimDeviceSpec(name=d.name, kind=d.kind, key=bytes([i + 1]) * 32)
+            for i, d in enumerate(config.devices.values())
+        ]
+        table = SimTable(specs, run_dir=tmp_path / "devices", seed=3)
+        await table.start()
+        devices = DaemonDevices()
+        links = DeviceLinks(
+            urls={spec.name: table.url(spec.name) for spec in specs},
+            keys={spec.name: spec.key for spec in specs},
+        )
+        try:
+            await devices.start(config, links, lambda _: None)
+            display = table.dealer_display(DISPLAY)
+            devices.send(ShowSeatResult(DISPLAY, 99, "win", 100))  # seat 99: no such seat on the wire
+            devices.send(ShowText(DISPLAY, "Press next"))
+            async with asyncio.timeout(5):  # bounded wait on the condition
+                while display.text != "Press next":
+                    await asyncio.sleep(0.01)
+            assert all(not sender.done() for sender in devices.senders)
+            return display.text
+        finally:
+            for sender in devices.senders:
+                sender.cancel()
+            await asyncio.gather(*devices.senders, return_exceptions=True)
+            await devices.stop()
+            await table.stop()
+
+    with capture_logs() as logs:
+        assert asyncio.run(main()) == "Press next"
+    refused = [line for line in logs if line["event"] == "command_not_encodable"]
+    assert len(refused) == 1
+    assert refused[0]["command"] == "ShowSeatResult"

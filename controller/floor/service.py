@@ -69,7 +69,9 @@ class FloorConfig:
     dsn: str
     inbox_prefix: str = FLOOR_INBOX
     batch_size: int = 1000
-    fetch_timeout_s: float = 0.5
+    # A fetch's longest wait: when the consumer has nothing, nats-py's fetch holds what arrives until
+    # this runs out (hoping to fill the batch), so it bounds the lag a quiet floor adds.
+    fetch_timeout_s: float = 0.05
     backoff_initial_s: float = 0.2
     backoff_max_s: float = 5.0
     sweep_interval_s: float = 5.0  # when idle, this often: check every table's tail in the stream
@@ -199,12 +201,13 @@ class FloorService:
 
     async def _handle(self, connection: Connection, messages: list[Msg]) -> None:
         # The stream's order; redeliveries of one batch come back together (max_ack_pending).
-        messages = sorted(messages, key=lambda m: m.metadata.sequence.stream)
+        incoming = sorted(((Incoming.of(m), m) for m in messages), key=lambda pair: pair[0].stream_seq)
+        messages = [m for _, m in incoming]
         try:
             async with connection.transaction():
                 batch = Batch()
-                for message in messages:
-                    await self._take(connection, batch, Incoming.of(message))
+                for message, _ in incoming:
+                    await self._take(connection, batch, message)
                 await write_batch(connection, batch)
         except BaseException:
             # Nothing of the batch is on the floor: forget what it folded, and have it sent again.

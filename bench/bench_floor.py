@@ -56,12 +56,23 @@ def _count(dsn: str) -> int:
         return int(row[0]) if row else 0
 
 
+def _alerts(dsn: str) -> list[str]:
+    with psycopg.connect(dsn) as connection:
+        query = "SELECT message FROM floor_alerts WHERE origin = 'floor' LIMIT 5"
+        rows = connection.execute(query).fetchall()
+        return [str(row[0]) for row in rows]
+
+
 async def _wait_count(dsn: str, target: int, timeout_s: float) -> float:
     started = time.perf_counter()
     while await asyncio.to_thread(_count, dsn) < target:
         if time.perf_counter() - started > timeout_s:
             held = await asyncio.to_thread(_count, dsn)
-            raise SystemExit(f"bench_floor: the floor holds {held}, not {target} entries, after {timeout_s} s")
+            alerts = await asyncio.to_thread(_alerts, dsn)
+            raise SystemExit(
+                f"bench_floor: the floor holds {held}, not {target} entries, after {timeout_s} s; "
+                f"its alerts: {alerts}"
+            )
         await asyncio.sleep(0.05)
     return time.perf_counter() - started
 

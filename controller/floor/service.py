@@ -87,6 +87,7 @@ class FloorStatus:
     alerts: int = 0
     db_failures: int = 0
     gap_fills: int = 0  # messages read back from the stream that the consumer had skipped
+    sweeps: int = 0  # idle sweeps of every table's tail
     last_error: str = ""
 
 
@@ -149,7 +150,10 @@ class FloorService:
                     connect_timeout=5,
                     name="flushtable-floor",
                 )
-                connection = await psycopg.AsyncConnection.connect(self.config.dsn)
+                # Autocommit: each `transaction()` block is a real BEGIN ... COMMIT. Without it, a read
+                # outside a block (the idle sweep's) opened a transaction that never ended, and every
+                # later batch's block became a savepoint inside it: acked, never committed.
+                connection = await psycopg.AsyncConnection.connect(self.config.dsn, autocommit=True)
                 js = client.jetstream()
                 self._js = js
                 last_sweep_s = time.monotonic()
@@ -377,9 +381,9 @@ class FloorService:
         (the consumer skipped a tail) is read from the stream. Returns the messages taken."""
         if self._js is None:
             return 0
-        rows = await (await connection.execute("SELECT table_id FROM floor_tables")).fetchall()
         taken = 0
         async with connection.transaction():
+            rows = await (await connection.execute("SELECT table_id FROM floor_tables")).fetchall()
             batch = Batch()
             for (table_id,) in rows:
                 site = self.site_of.get(str(table_id))
@@ -397,6 +401,7 @@ class FloorService:
             await write_batch(connection, batch)
         for projection in batch.tables.values():
             projection.touched_rounds.clear()
+        self.status.sweeps += 1
         return taken
 
     async def _take_private(  # noqa: PLR0917 - one message's context

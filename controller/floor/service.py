@@ -221,7 +221,8 @@ class FloorService:
                             # beyond what the floor took was skipped, not merely not yet delivered.
                             info = await js.consumer_info(STREAM_NAME, FLOOR_CONSUMER)
                             if not info.num_pending and not info.num_ack_pending:
-                                await self.sweep(connection)
+                                delivered = info.delivered.stream_seq if info.delivered else None
+                                await self.sweep(connection, through_stream_seq=delivered)
                         continue
                     await self._handle(connection, messages)
             except (
@@ -421,29 +422,49 @@ class FloorService:
             log.warning("floor_gap_filled", table_id=projection.table_id, messages=taken)
         return taken
 
-    async def sweep(self, connection: Connection) -> int:
+    async def sweep(self, connection: Connection, *, through_stream_seq: int | None = None) -> int:
         """When idle: every table whose last message in the stream is beyond what the floor handled
-        (the consumer skipped a tail) is read from the stream. Returns the messages taken."""
+        (the consumer skipped a tail) is read from the stream. Returns the messages taken.
+
+        ``through_stream_seq``: how far the consumer has delivered (everything up to it acked). Only
+        what lies up to it can have been skipped; a table's newer messages are on their way through the
+        consumer, and reading them here too raced it (each read twice, the second a resend looked up
+        in PostgreSQL: at a busy floor's idle moments, the lag's worst seconds). The tables' last
+        messages are asked for all at once, not one round trip after another."""
         if self._js is None:
             return 0
+        js = self._js
         taken = 0
-        async with connection.transaction():
-            rows = await (await connection.execute("SELECT table_id FROM floor_tables")).fetchall()
-            batch = Batch()
-            for (table_id,) in rows:
-                site = self.site_of.get(str(table_id))
-                if site is None:
-                    continue
-                subject = f"{SUBJECT_ROOT}.{site}.{table_id}.journal"
-                try:
-                    last = await self._js.get_last_msg(STREAM_NAME, subject, direct=True)
-                except nats.js.errors.NotFoundError:
-                    continue
-                projection = await self._projection(connection, str(table_id))
-                if int(last.seq or 0) > projection.last_seen_stream_seq and not projection.quarantined():
-                    batch.tables[projection.table_id] = projection
-                    taken += await self._fill_gap(connection, batch, projection, before_stream_seq=None)
-            await write_batch(connection, batch)
+        try:
+            async with connection.transaction():
+                rows = await (await connection.execute("SELECT table_id FROM floor_tables")).fetchall()
+                subjects = {
+                    str(table_id): f"{SUBJECT_ROOT}.{self.site_of[str(table_id)]}.{table_id}.journal"
+                    for (table_id,) in rows
+                    if str(table_id) in self.site_of
+                }
+
+                async def last_of(subject: str) -> int:
+                    try:
+                        return int((await js.get_last_msg(STREAM_NAME, subject, direct=True)).seq or 0)
+                    except nats.js.errors.NotFoundError:
+                        return 0
+
+                lasts = await asyncio.gather(*(last_of(subject) for subject in subjects.values()))
+                batch = Batch()
+                bound = through_stream_seq if through_stream_seq is not None else max(lasts, default=0)
+                for table_id, last_in_stream in zip(subjects, lasts, strict=True):
+                    last = min(last_in_stream, bound)
+                    projection = await self._projection(connection, table_id)
+                    if last > projection.last_seen_stream_seq and not projection.quarantined():
+                        batch.tables[projection.table_id] = projection
+                        taken += await self._fill_gap(
+                            connection, batch, projection, before_stream_seq=last + 1
+                        )
+                await write_batch(connection, batch)
+        except BaseException:
+            self._tables.clear()  # nothing of it is on the floor: read the tables back from PostgreSQL
+            raise
         for projection in batch.tables.values():
             projection.touched_rounds.clear()
         self.status.sweeps += 1

@@ -161,8 +161,11 @@ class Puller:
                 json.dumps(request).encode(),
                 reply=self._inbox,
             )
-            with contextlib.suppress(TimeoutError):  # the server's answer lost: what came is taken
-                await asyncio.wait_for(self._ended.wait(), max_wait_s + 1.0)
+            # The request's end is the server's status, or its expiry: the server does not always say
+            # so when some messages came (waiting for it held a batch up to the second), and whatever
+            # it still sends is kept for the next batch.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._ended.wait(), max_wait_s + 0.02)
         messages, self._messages = self._messages[:batch], self._messages[batch:]
         return messages
 

@@ -124,10 +124,10 @@ class Puller:
     task and timer per message: at thousands of messages a second those cost the floor more than its
     own checks of each message do.
 
-    One request at a time: for up to ``batch`` messages, which the server sends as they are available
-    (within ``max_ack_pending``) until the batch is full or the request expires after ``max_wait_s``.
-    A message that arrives after its request was answered (it was already under way) is kept for the
-    next batch: every message delivered is handed over, and so acked or nak'd, once."""
+    A request is for up to ``batch`` messages (within ``max_ack_pending``); it ends with the server's
+    status (nothing more now, or expired) or when the batch is full. A message that arrives after its
+    request was answered (it was already under way) is kept for the next batch: every message
+    delivered is handed over, and so acked or nak'd, once."""
 
     def __init__(self, client: Client, inbox: str) -> None:
         self._client = client
@@ -152,22 +152,33 @@ class Puller:
             self._ended.set()
 
     async def fetch(self, batch: int, max_wait_s: float) -> list[Msg]:
+        # First what is there now (``no_wait``: the server answers at once); only if nothing is, a
+        # request that waits up to ``max_wait_s`` and is taken at its first message: a busy floor's
+        # batches are whatever came while the last one was written, a quiet floor's lag its first
+        # message's (what the waiting request still delivers is kept for the next batch).
         if len(self._messages) < batch:
-            self._wanted = batch
-            self._ended.clear()
-            request = {"batch": batch - len(self._messages), "expires": int(max_wait_s * 1e9)}
-            await self._client.publish(
-                f"$JS.API.CONSUMER.MSG.NEXT.{STREAM_NAME}.{FLOOR_CONSUMER}",
-                json.dumps(request).encode(),
-                reply=self._inbox,
-            )
-            # The request's end is the server's status, or its expiry: the server does not always say
-            # so when some messages came (waiting for it held a batch up to the second), and whatever
-            # it still sends is kept for the next batch.
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._ended.wait(), max_wait_s + 0.02)
+            await self._request(batch, {"no_wait": True}, max_wait_s, wanted=batch)
+        if not self._messages:
+            await self._request(batch, {"expires": int(max_wait_s * 1e9)}, max_wait_s, wanted=1)
         messages, self._messages = self._messages[:batch], self._messages[batch:]
         return messages
+
+    async def _request(
+        self, batch: int, options: dict[str, object], max_wait_s: float, *, wanted: int
+    ) -> None:
+        self._wanted = wanted
+        self._ended.clear()
+        request = {"batch": batch - len(self._messages), **options}
+        await self._client.publish(
+            f"$JS.API.CONSUMER.MSG.NEXT.{STREAM_NAME}.{FLOOR_CONSUMER}",
+            json.dumps(request).encode(),
+            reply=self._inbox,
+        )
+        # The request's end is the server's status, or its expiry: the server does not always say so
+        # when some messages came (waiting for it held a batch up to the second), and whatever it
+        # still sends is kept for the next batch.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._ended.wait(), max_wait_s + 0.02)
 
 
 class Quarantine(Protocol):

@@ -70,8 +70,8 @@ class FloorConfig:
     dsn: str
     inbox_prefix: str = FLOOR_INBOX
     batch_size: int = 1000
-    # A fetch's longest wait: when the consumer has nothing, nats-py's fetch holds what arrives until
-    # this runs out (hoping to fill the batch), so it bounds the lag a quiet floor adds.
+    # When the consumer has nothing, a pull request waits this long (taken at its first message): a
+    # quiet floor's loop turns this often (the idle sweep's check), and adds nothing to the lag.
     fetch_timeout_s: float = 0.05
     backoff_initial_s: float = 0.2
     backoff_max_s: float = 5.0

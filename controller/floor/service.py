@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import random
 import ssl
 import time
@@ -69,7 +70,9 @@ class FloorConfig:
     dsn: str
     inbox_prefix: str = FLOOR_INBOX
     batch_size: int = 1000
-    fetch_timeout_s: float = 0.5
+    # When the consumer has nothing, a pull request waits this long (taken at its first message): a
+    # quiet floor's loop turns this often (the idle sweep's check), and adds nothing to the lag.
+    fetch_timeout_s: float = 0.05
     backoff_initial_s: float = 0.2
     backoff_max_s: float = 5.0
     sweep_interval_s: float = 5.0  # when idle, this often: check every table's tail in the stream
@@ -117,6 +120,69 @@ def table_of_subject(subject: str) -> str | None:
     return None
 
 
+class Puller:
+    """The durable consumer's batches, pulled as nats-py's ``fetch`` pulls them (a request to the
+    consumer's ``MSG.NEXT`` subject, the messages delivered to an inbox of the floor's own), without its
+    task and timer per message: at thousands of messages a second those cost the floor more than its
+    own checks of each message do.
+
+    A request is for up to ``batch`` messages (within ``max_ack_pending``); it ends with the server's
+    status (nothing more now, or expired) or when the batch is full. A message that arrives after its
+    request was answered (it was already under way) is kept for the next batch: every message
+    delivered is handed over, and so acked or nak'd, once."""
+
+    def __init__(self, client: Client, inbox: str) -> None:
+        self._client = client
+        self._inbox = inbox
+        self._messages: list[Msg] = []
+        self._wanted = 0
+        self._ended = asyncio.Event()
+
+    @classmethod
+    async def start(cls, client: Client) -> Puller:
+        puller = cls(client, client.new_inbox())
+        await client.subscribe(puller._inbox, cb=puller._receive)
+        return puller
+
+    async def _receive(self, message: Msg) -> None:
+        status = JetStreamContext.is_status_msg(message) if not message.data else None
+        if status is None:
+            self._messages.append(message)
+            if len(self._messages) >= self._wanted:
+                self._ended.set()
+        elif status != "100":  # 404 nothing now, 408 expired, 409 ...: this request is over
+            self._ended.set()
+
+    async def fetch(self, batch: int, max_wait_s: float) -> list[Msg]:
+        # First what is there now (``no_wait``: the server answers at once); only if nothing is, a
+        # request that waits up to ``max_wait_s`` and is taken at its first message: a busy floor's
+        # batches are whatever came while the last one was written, a quiet floor's lag its first
+        # message's (what the waiting request still delivers is kept for the next batch).
+        if len(self._messages) < batch:
+            await self._request(batch, {"no_wait": True}, max_wait_s, wanted=batch)
+        if not self._messages:
+            await self._request(batch, {"expires": int(max_wait_s * 1e9)}, max_wait_s, wanted=1)
+        messages, self._messages = self._messages[:batch], self._messages[batch:]
+        return messages
+
+    async def _request(
+        self, batch: int, options: dict[str, object], max_wait_s: float, *, wanted: int
+    ) -> None:
+        self._wanted = wanted
+        self._ended.clear()
+        request = {"batch": batch - len(self._messages), **options}
+        await self._client.publish(
+            f"$JS.API.CONSUMER.MSG.NEXT.{STREAM_NAME}.{FLOOR_CONSUMER}",
+            json.dumps(request).encode(),
+            reply=self._inbox,
+        )
+        # The request's end is the server's status, or its expiry: the server does not always say so
+        # when some messages came (waiting for it held a batch up to the second), and whatever it
+        # still sends is kept for the next batch.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._ended.wait(), max_wait_s + 0.02)
+
+
 class Quarantine(Protocol):
     """Keeps one message in floor_quarantine, with a floor alert of ``alert_kind`` unless None."""
 
@@ -151,16 +217,14 @@ class FloorService:
                     connect_timeout=5,
                     name="flushtable-floor",
                 )
-                # Autocommit: a read outside a `transaction()` block (the idle sweep's) can then never
-                # leave a transaction open that turns later batches into savepoints, acked but never
-                # committed (found again by tests/floor/test_leaf_site.py; main fixes the sweep itself).
+                # Autocommit: each `transaction()` block is a real BEGIN ... COMMIT. Without it, a read
+                # outside a block (the idle sweep's) opened a transaction that never ended, and every
+                # later batch's block became a savepoint inside it: acked, never committed.
                 connection = await psycopg.AsyncConnection.connect(self.config.dsn, autocommit=True)
                 js = client.jetstream()
                 self._js = js
                 last_sweep_s = time.monotonic()
-                subscription = await js.pull_subscribe_bind(
-                    FLOOR_CONSUMER, STREAM_NAME, inbox_prefix=(self.config.inbox_prefix + ".").encode()
-                )
+                puller = await Puller.start(client)
                 log.info("floor_consuming", consumer=FLOOR_CONSUMER)
                 backoff_s = self.config.backoff_initial_s
                 async with connection.transaction():  # a read alone would leave a transaction open
@@ -170,20 +234,18 @@ class FloorService:
                     if time.monotonic() - last_release_poll_s >= self.config.release_poll_interval_s:
                         last_release_poll_s = time.monotonic()
                         await self.apply_releases(connection)
-                    try:
-                        messages = await subscription.fetch(
-                            self.config.batch_size, timeout=self.config.fetch_timeout_s
-                        )
-                    except (nats.errors.TimeoutError, TimeoutError):
+                    messages = await puller.fetch(self.config.batch_size, self.config.fetch_timeout_s)
+                    if not messages:
                         if client.is_closed or not client.is_connected:
-                            raise
+                            raise nats.errors.ConnectionClosedError
                         if time.monotonic() - last_sweep_s > self.config.sweep_interval_s:
                             last_sweep_s = time.monotonic()
                             # Only when the consumer has nothing left to deliver: then a table's tail
                             # beyond what the floor took was skipped, not merely not yet delivered.
                             info = await js.consumer_info(STREAM_NAME, FLOOR_CONSUMER)
                             if not info.num_pending and not info.num_ack_pending:
-                                await self.sweep(connection)
+                                delivered = info.delivered.stream_seq if info.delivered else None
+                                await self.sweep(connection, through_stream_seq=delivered)
                         continue
                     await self._handle(connection, messages)
             except (
@@ -212,12 +274,13 @@ class FloorService:
 
     async def _handle(self, connection: Connection, messages: list[Msg]) -> None:
         # The stream's order; redeliveries of one batch come back together (max_ack_pending).
-        messages = sorted(messages, key=lambda m: m.metadata.sequence.stream)
+        incoming = sorted(((Incoming.of(m), m) for m in messages), key=lambda pair: pair[0].stream_seq)
+        messages = [m for _, m in incoming]
         try:
             async with connection.transaction():
                 batch = Batch()
-                for message in messages:
-                    await self._take(connection, batch, Incoming.of(message))
+                for one, _ in incoming:
+                    await self._take(connection, batch, one)
                 await write_batch(connection, batch)
         except BaseException:
             # Nothing of the batch is on the floor: forget what it folded, and have it sent again.
@@ -384,31 +447,49 @@ class FloorService:
             log.warning("floor_gap_filled", table_id=projection.table_id, messages=taken)
         return taken
 
-    async def sweep(self, connection: Connection) -> int:
+    async def sweep(self, connection: Connection, *, through_stream_seq: int | None = None) -> int:
         """When idle: every table whose last message in the stream is beyond what the floor handled
-        (the consumer skipped a tail) is read from the stream. Returns the messages taken."""
+        (the consumer skipped a tail) is read from the stream. Returns the messages taken.
+
+        ``through_stream_seq``: how far the consumer has delivered (everything up to it acked). Only
+        what lies up to it can have been skipped; a table's newer messages are on their way through the
+        consumer, and reading them here too raced it (each read twice, the second a resend looked up
+        in PostgreSQL: at a busy floor's idle moments, the lag's worst seconds). The tables' last
+        messages are asked for all at once, not one round trip after another."""
         if self._js is None:
             return 0
+        js = self._js
         taken = 0
-        # The read inside the transaction block: a bare read would open a transaction that the block then
-        # only nests a savepoint in, so nothing after the first sweep was ever committed (acked unstored).
-        async with connection.transaction():
-            rows = await (await connection.execute("SELECT table_id FROM floor_tables")).fetchall()
-            batch = Batch()
-            for (table_id,) in rows:
-                site = self.site_of.get(str(table_id))
-                if site is None:
-                    continue
-                subject = f"{SUBJECT_ROOT}.{site}.{table_id}.journal"
-                try:
-                    last = await self._js.get_last_msg(STREAM_NAME, subject, direct=True)
-                except nats.js.errors.NotFoundError:
-                    continue
-                projection = await self._projection(connection, str(table_id))
-                if int(last.seq or 0) > projection.last_seen_stream_seq and not projection.quarantined():
-                    batch.tables[projection.table_id] = projection
-                    taken += await self._fill_gap(connection, batch, projection, before_stream_seq=None)
-            await write_batch(connection, batch)
+        try:
+            async with connection.transaction():
+                rows = await (await connection.execute("SELECT table_id FROM floor_tables")).fetchall()
+                subjects = {
+                    str(table_id): f"{SUBJECT_ROOT}.{self.site_of[str(table_id)]}.{table_id}.journal"
+                    for (table_id,) in rows
+                    if str(table_id) in self.site_of
+                }
+
+                async def last_of(subject: str) -> int:
+                    try:
+                        return int((await js.get_last_msg(STREAM_NAME, subject, direct=True)).seq or 0)
+                    except nats.js.errors.NotFoundError:
+                        return 0
+
+                lasts = await asyncio.gather(*(last_of(subject) for subject in subjects.values()))
+                batch = Batch()
+                bound = through_stream_seq if through_stream_seq is not None else max(lasts, default=0)
+                for table_id, last_in_stream in zip(subjects, lasts, strict=True):
+                    last = min(last_in_stream, bound)
+                    projection = await self._projection(connection, table_id)
+                    if last > projection.last_seen_stream_seq and not projection.quarantined():
+                        batch.tables[projection.table_id] = projection
+                        taken += await self._fill_gap(
+                            connection, batch, projection, before_stream_seq=last + 1
+                        )
+                await write_batch(connection, batch)
+        except BaseException:
+            self._tables.clear()  # nothing of it is on the floor: read the tables back from PostgreSQL
+            raise
         for projection in batch.tables.values():
             projection.touched_rounds.clear()
         self.status.sweeps += 1

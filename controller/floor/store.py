@@ -51,7 +51,7 @@ class Batch:
                 entry.source,
                 entry.kind,
                 entry.version,
-                Jsonb(entry.payload),
+                entry.payload_text,  # the canonical text the hash covers; PostgreSQL parses it as jsonb
                 entry.private_digest,
                 entry.prev_hash,
                 entry.hash,
@@ -147,21 +147,30 @@ async def held_private(
     return None if row is None else (row[0], row[1])
 
 
+_COPY_ENTRIES = (
+    "COPY floor_entries (table_id, seq, time_utc, time_text, round_id, source, kind, version, payload, "
+    "private_digest, prev_hash, hash, stream_seq) FROM STDIN"
+)
+_COPY_PRIVATES = "COPY floor_private (table_id, seq, private_text, stream_seq) FROM STDIN"
+
+
+async def _copy(
+    cursor: psycopg.AsyncCursor[tuple[Any, ...]], statement: str, rows: list[tuple[Any, ...]]
+) -> None:
+    """Rows into a table by COPY: the batch's bulk, several times cheaper than one INSERT a row on both
+    sides. Like the INSERT it replaces, it never skips a row: a (table, seq) the floor already holds
+    fails the whole batch (the checks skip resends before, so that would be a bug, not a resend)."""
+    async with cursor.copy(statement) as copy:
+        for row in rows:
+            await copy.write_row(row)
+
+
 async def write_batch(connection: Connection, batch: Batch) -> None:
     async with connection.cursor() as cursor:
         if batch.entries:
-            await cursor.executemany(
-                "INSERT INTO floor_entries (table_id, seq, time_utc, time_text, round_id, "
-                "source, kind, version, "
-                "payload, private_digest, prev_hash, hash, stream_seq) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                batch.entries,
-            )
+            await _copy(cursor, _COPY_ENTRIES, batch.entries)
         if batch.privates:
-            await cursor.executemany(
-                "INSERT INTO floor_private (table_id, seq, private_text, stream_seq) VALUES (%s, %s, %s, %s)",
-                batch.privates,
-            )
+            await _copy(cursor, _COPY_PRIVATES, batch.privates)
         if batch.quarantine:
             await cursor.executemany(
                 "INSERT INTO floor_quarantine (stream_seq, subject, table_id, msg_id, reason, body) "

@@ -273,10 +273,11 @@ class Uplink:
         js = client.jetstream(timeout=self.config.ack_timeout_s)
         while not stop.is_set():
             if not self._queue:
+                # Cleared before the journal is read: a notify() while it is read wakes the wait below.
+                self._wake.clear()
                 await self._persist(marks, force=True)
                 await self._fill(journal, after=self.status.acked)
             if not self._queue:
-                self._wake.clear()
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), self.config.poll_interval_s)
                 if client.is_closed or not client.is_connected:

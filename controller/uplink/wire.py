@@ -138,13 +138,19 @@ def _version(document: dict[str, Any]) -> int:
     return int(version)
 
 
+def _not_json(constant: str) -> Any:
+    """NaN and the infinities: Python's reader takes them, JSON (and the chain's canonical text) does not;
+    taken, they would fail the floor's whole batch instead of quarantining the one message."""
+    raise ValueError(f"{constant} is not JSON")
+
+
 def decode(data: bytes) -> EntryMessage | PrivateMessage:
     """The message in ``data``, its shape checked (not its chain: that is the floor's per table)."""
     if b"\\u0000" in data or b"\x00" in data:
         raise BadMessage("a NUL character (PostgreSQL text refuses it)")
     try:
-        document = json.loads(data)
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+        document = json.loads(data, parse_constant=_not_json)
+    except (ValueError, RecursionError) as error:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
         raise BadMessage(f"undecodable: {type(error).__name__}") from None
     if not isinstance(document, dict):
         raise BadMessage("not a JSON object")

@@ -104,3 +104,43 @@ def test_every_entry_once_in_order_with_private_parts_only_after_reveal(
         assert mark is not None
         assert mark.position.entry_seq == last_seq(tables.journals[ids[2]])
     tables.close()
+
+
+def test_what_comes_after_an_idle_sweep_is_committed(tmp_path: Path, make_floor: MakeFloor) -> None:
+    """The idle sweep reads the floor's tables on the service's connection: that read once left a
+    transaction open, and every later batch's became a savepoint inside it, acked but never committed
+    (the floor stalled, and what it had acked was gone when it stopped). Counted from another connection
+    while the service still runs."""
+    ids = table_ids(2)
+    floor = make_floor(ids, ack_wait_s=2)
+    tables = Tables(tmp_path / "tables", ids)
+    tables.play(ids[0], 1)
+
+    async def scenario() -> None:
+        running = Running(floor, tables)
+        running.start_uplinks()
+        service = FloorService(floor.floor_config(sweep_interval_s=0.1))
+        running.tasks.append(asyncio.create_task(service.run(running.stop)))
+        first = journal_total(tables)
+
+        async def first_there() -> bool:
+            return floor_count(floor) == first
+
+        await wait_until(first_there, 60, "the first table's round on the floor")
+
+        async def swept() -> bool:
+            return service.status.sweeps >= 2
+
+        await wait_until(swept, 30, "the floor service sweeping while idle")
+        tables.play(ids[1], 1)
+        running.uplinks[ids[1]].notify()
+        total = journal_total(tables)
+
+        async def all_there() -> bool:
+            return floor_count(floor) == total
+
+        await wait_until(all_there, 60, "the round played after the sweep, committed on the floor")
+        await running.close()
+
+    asyncio.run(scenario())
+    assert floor_problems(floor, tables) == []

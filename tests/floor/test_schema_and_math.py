@@ -87,3 +87,21 @@ def test_wire_decode_refuses_garbage_in_one_line(data: bytes) -> None:
     except wire.BadMessage as error:
         reason = str(error)
     assert "\n" not in reason
+
+
+@pytest.mark.parametrize("constant", [b"NaN", b"Infinity", b"-Infinity"])
+def test_wire_decode_refuses_what_is_not_json(constant: bytes) -> None:
+    """Python's JSON reader takes NaN and the infinities; the canonical text cannot hold them, so such a
+    message is refused (quarantined by the floor), never an error that fails the floor's batch."""
+    body = (
+        b'{"type":"entry","v":1,"table_id":"T1","seq":1,"kind":"table_opened","payload":{"x":'
+        + constant
+        + b'},"prev_hash":"'
+        + b"0" * 64
+        + b'","hash":"'
+        + b"0" * 64
+        + b'","source":"engine",'
+        b'"time_utc":"2026-01-01T00:00:00.000000Z","version":1}'
+    )
+    with pytest.raises(wire.BadMessage, match="undecodable"):
+        wire.decode(body)

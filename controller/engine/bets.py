@@ -102,6 +102,17 @@ class Bets:
             # settlement counts on may not leave the felt before the reveal: a DP's bank spot that drops
             # below its posted bank is past-posting the bank (the table held, like any locked spot).
             self.bank_spots[event.seat] = event.amount_cents
+            dp = ctx.bank
+            if (
+                event.seat == dp.dp_seat
+                and not dp.bank_on_spot
+                and event.amount_cents >= dp.dp_funds_cents
+                and ctx.where in (m.IDLE, m.BETTING)
+            ):
+                # A bank keyed (or accepted on the panel) before its chips were placed: once the spot
+                # holds the posted bank before the lock, it is held to the spot from then on, as a bank
+                # posted on the spot (the lock refuses it short; after the lock a drop is past-posting).
+                dp.bank_on_spot = True
             ctx.journal(
                 "bet_changed",
                 {

@@ -251,13 +251,20 @@ class DaemonJournal:
 
     def stop_anchor_writer(self) -> None:
         """Every anchor submitted is written before the last one (shutdown) is written here. The
-        writer checkpoints by itself again from here on (closing the journal checkpoints it all)."""
+        writer checkpoints by itself again from here on, at SQLite's default threshold
+        (Journal.resume_checkpoints: nothing else runs checkpoints now; closing the journal checkpoints
+        it all)."""
         if self._anchor_writer is not None:
             self._anchor_writer.shutdown(wait=True)
             self._anchor_writer = None
         if self._checkpointer is not None:
             self._checkpointer.close()
             self._checkpointer = None
+            try:
+                self.journal.resume_checkpoints()
+            except JournalError as error:
+                # Nothing is lost: the commits are fsynced in the WAL, and the backstop still bounds it.
+                log.warning("journal_checkpoint_failed", error=str(error))
 
     def _keep_anchor(self, last: JournalEntry) -> None:
         """The anchor beside the journal follows its head (controller/journal/anchor.py): after the

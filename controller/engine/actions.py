@@ -100,21 +100,25 @@ class RequestKillSeat:
 
 @dataclass(frozen=True, slots=True)
 class ConfirmKillSeat:
-    """A supervisor confirms the dealer's pending kill request for ``seat`` (named again, so that a
-    confirmation can only ever kill the seat the supervisor saw asked for), with the reason: the KillSeat
-    it stands for is performed with the supervisor as ``by`` and the dealer's request recorded."""
+    """A supervisor confirms the dealer's pending kill request for ``seat`` in round ``round_id`` (both
+    named again, as the panel's banner showed them, so that a confirmation can only ever kill the seat
+    the supervisor saw asked for in the round it was asked in: a late confirmation of a request that
+    lapsed is refused, never applied to a later round's request), with the reason: the KillSeat it
+    stands for is performed with the supervisor as ``by`` and the dealer's request recorded."""
 
     seat: int
+    round_id: str
     reason: str
     by: str
 
 
 @dataclass(frozen=True, slots=True)
 class RejectKillSeat:
-    """A supervisor rejects the dealer's pending kill request for ``seat``: journaled, the display
-    cleared, the hand plays on."""
+    """A supervisor rejects the dealer's pending kill request for ``seat`` in round ``round_id`` (named
+    as for ConfirmKillSeat): journaled, the display cleared, the hand plays on."""
 
     seat: int
+    round_id: str
     reason: str
     by: str
 

@@ -33,8 +33,10 @@ class Bank:
         # Designated player: the seat the button is offered to, who accepted with what funds, who waived.
         self.dp_seat: int | None = None
         self.dp_funds_cents = 0
-        # The bank lies on the DP's bank spot (the spot held at least the bank when it was accepted): the
-        # chips the settlement counts on are on the felt, so they may not leave it before the reveal.
+        # The bank lies on the DP's bank spot (the spot held at least the bank when it was accepted, or
+        # reached it before the lock: Bets._on_bet_changed): the chips the settlement counts on are on the
+        # felt, so they may not leave it before the reveal. Never set for a bank whose chips never reach
+        # the spot before the lock (a table without a bank spot): that bank is unguarded.
         self.bank_on_spot = False
         self.dp_waived: set[int] = set()
         self.dp_offer_seat: int | None = None

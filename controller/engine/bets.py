@@ -45,17 +45,17 @@ class Bets:
         # when it accepts the button by the dealer's key (RULES.md "The button and the deal").
         self.bank_spots: dict[int, int] = {}
         # The dealer's pending request to kill one seat (the kill_seat key), waiting for a supervisor's
-        # ConfirmKillSeat or RejectKillSeat: (seat, who asked). One at a time; it lapses when the
-        # decisions close or the round ends (after_state_change).
-        self.kill_request: tuple[int, str] | None = None
+        # ConfirmKillSeat or RejectKillSeat: (seat, who asked, the round asked in). One at a time; it
+        # lapses when the decisions close or the round ends (after_state_change).
+        self.kill_request: tuple[int, str, str] | None = None
 
     def handlers(self) -> dict[type, Callable[[Any], None]]:
         return {
             a.NoMoreBets: lambda action: self.no_more_bets(action.by),
             a.KillSeat: self._on_kill_seat,
             a.RequestKillSeat: lambda action: self._request_kill_seat(action.seat, action.by),
-            a.ConfirmKillSeat: lambda action: self._confirm_kill_seat(action.seat, action.reason, action.by),
-            a.RejectKillSeat: lambda action: self._reject_kill_seat(action.seat, action.reason, action.by),
+            a.ConfirmKillSeat: self._confirm_kill_seat,
+            a.RejectKillSeat: self._reject_kill_seat,
             BetChanged: self._on_bet_changed,
         }
 
@@ -102,6 +102,17 @@ class Bets:
             # settlement counts on may not leave the felt before the reveal: a DP's bank spot that drops
             # below its posted bank is past-posting the bank (the table held, like any locked spot).
             self.bank_spots[event.seat] = event.amount_cents
+            dp = ctx.bank
+            if (
+                event.seat == dp.dp_seat
+                and not dp.bank_on_spot
+                and event.amount_cents >= dp.dp_funds_cents
+                and ctx.where in (m.IDLE, m.BETTING)
+            ):
+                # A bank keyed (or accepted on the panel) before its chips were placed: once the spot
+                # holds the posted bank before the lock, it is held to the spot from then on, as a bank
+                # posted on the spot (the lock refuses it short; after the lock a drop is past-posting).
+                dp.bank_on_spot = True
             ctx.journal(
                 "bet_changed",
                 {
@@ -295,36 +306,51 @@ class Bets:
                 why = f"seat {seat} is already dead"
             elif play.status == FOLDED:
                 why = f"seat {seat} has folded"
-        if why is not None:
+        if why is not None or live is None:  # (the kill window is open only in a live round)
+            why = why or "no round is in play"
             ctx.refuse("kill_seat_request", why, by)
             ctx.out.append(ShowText(display, f"Refused: {why}"))
             return
-        self.kill_request = (seat, by)
+        self.kill_request = (seat, by, live.round_id)
         ctx.journal("kill_seat_request", {"seat": seat, "status": "requested", "by": by}, source=operator(by))
         ctx.out.append(ShowText(display, f"Kill seat {seat}: waiting for a supervisor"))
 
-    def _pending_for(self, action: str, seat: int, by: str) -> tuple[int, str] | None:
-        """The pending request when it is for ``seat``; else refused (journaled) and None."""
+    def _pending_for(self, action: str, seat: int, round_id: str, by: str) -> tuple[int, str, str] | None:
+        """The pending request when it is for ``seat`` in round ``round_id``; else refused (journaled)
+        and None. The round is checked first: an answer to a request of another round (one that lapsed
+        while the supervisor typed the reason) must never answer this round's request, whatever seat."""
         request = self.kill_request
         if request is None:
             self.ctx.refuse(action, "no kill request is waiting for a supervisor", by)
+            return None
+        if request[2] != round_id:
+            self.ctx.refuse(
+                action,
+                f"the waiting kill request is for round {request[2]}, not round {round_id}: "
+                "that request is no longer waiting",
+                by,
+            )
             return None
         if request[0] != seat:
             self.ctx.refuse(action, f"the waiting kill request is for seat {request[0]}, not seat {seat}", by)
             return None
         return request
 
-    def _confirm_kill_seat(self, seat: int, reason: str, by: str) -> None:
+    def _confirm_kill_seat(self, action: a.ConfirmKillSeat) -> None:
         """A supervisor confirms the dealer's request: the KillSeat it stands for, by the supervisor, with
         the dealer's request recorded. A kill refused (the reason empty, the seat folded since) leaves
         the request waiting: the supervisor may reject it, or it lapses."""
-        request = self._pending_for("confirm_kill_seat", seat, by)
+        seat, by = action.seat, action.by
+        request = self._pending_for("confirm_kill_seat", seat, action.round_id, by)
         if request is not None:
-            self._kill_seat(seat, reason, by, requested_by=request[1])  # journals the request confirmed
+            self._kill_seat(
+                seat, action.reason, by, requested_by=request[1]
+            )  # journals the request confirmed
 
-    def _reject_kill_seat(self, seat: int, reason: str, by: str) -> None:
+    def _reject_kill_seat(self, action: a.RejectKillSeat) -> None:
         ctx = self.ctx
-        request = self._pending_for("reject_kill_seat", seat, by)
+        seat, reason, by = action.seat, action.reason, action.by
+        request = self._pending_for("reject_kill_seat", seat, action.round_id, by)
         if request is None:
             return
         if not reason.strip():
@@ -358,6 +384,9 @@ class Bets:
                 "requested_by": request[1],
                 "reason": f"{why} before a supervisor answered ({ctx.state})",
             },
+            # The request's round, named: after a void (or the round's end) the machine has left the
+            # round, and ctx.journal would write the lapse with no round id, out of the round's recall.
+            round_id=request[2],
         )
         ctx.out.append(ShowText(ctx.config.display_device, f"Kill seat {request[0]}: request lapsed"))
 

@@ -77,10 +77,17 @@ class TableContext:
 
     # ------------------------------------------------------------------ outputs
     def journal(
-        self, kind: str, payload: Mapping[str, object], *, source: str = ENGINE, table_wide: bool = False
+        self,
+        kind: str,
+        payload: Mapping[str, object],
+        *,
+        source: str = ENGINE,
+        table_wide: bool = False,
+        round_id: str | None = None,
     ) -> None:
-        round_id = None
-        if self.round is not None and not self.round_finished and not table_wide:
+        """``round_id``: the round the entry belongs to, when it is not the round in play (an entry of a
+        round the machine has just left); by default the round in play, or none between rounds."""
+        if round_id is None and self.round is not None and not self.round_finished and not table_wide:
             round_id = self.round.round_id
         self.out.append(JournalRecord(kind, entries.build(kind, payload), round_id, source))
 

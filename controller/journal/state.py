@@ -88,7 +88,7 @@ class RoundState:
     refused_seat: int | None = None  # the seat of the last decision_refused (its fault follows it)
     over_limit_alerts: dict[int, list[str]] = field(default_factory=dict)  # seat -> open fault ids
     # The dealer's kill request waiting for a supervisor (kill_seat_request "requested"), or None: its
-    # seat, who asked, when. Answered (confirmed, rejected), lapsed or the round closed: None again.
+    # seat, its round, who asked, when. Answered (confirmed, rejected), lapsed or the round closed: None.
     kill_request: dict[str, Any] | None = None
 
     # --- what recovery needs of an interrupted round -----------------------------------------
@@ -548,6 +548,7 @@ class TableState:
         if entry.status == "requested":
             round_state.kill_request = {
                 "seat": entry.seat,
+                "round_id": stored.round_id,  # the confirm/reject names it (a lapsed request's is refused)
                 "requested_by": entry.by,
                 "requested_utc": stored.time_utc,
             }

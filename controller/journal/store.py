@@ -112,6 +112,7 @@ _ROWS_PER_INSERT = 500  # at most; fewer where this SQLite allows fewer paramete
 # The daemon runs the journal's checkpoints itself, between commits (Journal.defer_checkpoints):
 CHECKPOINT_BACKSTOP_PAGES = 10_000  # SQLite's own checkpoint only past this many WAL pages (about 40 MB)
 WAL_SIZE_LIMIT_BYTES = 16 << 20  # a WAL that grew past this is cut back to it when it is next reset
+SQLITE_AUTOCHECKPOINT_PAGES = 1000  # SQLite's own default threshold, restored by resume_checkpoints
 
 
 class WalCheckpoint(NamedTuple):
@@ -787,6 +788,19 @@ class Journal:
             try:
                 for pragma in pragmas:
                     self._connection.execute(pragma).fetchall()
+            except sqlite3.Error as error:
+                reason = _sqlite_reason(error)
+                raise JournalError(f"journal {self.path}: cannot set its checkpoints: {reason}") from error
+
+    def resume_checkpoints(self) -> None:
+        """The commits checkpoint by themselves again, at SQLite's default threshold (undoes
+        ``defer_checkpoints``' backstop; the WAL size limit stays): for an owner that stops running
+        checkpoints of its own while it still commits."""
+        with self._lock:
+            try:
+                self._connection.execute(
+                    f"PRAGMA wal_autocheckpoint = {SQLITE_AUTOCHECKPOINT_PAGES}"
+                ).fetchall()
             except sqlite3.Error as error:
                 reason = _sqlite_reason(error)
                 raise JournalError(f"journal {self.path}: cannot set its checkpoints: {reason}") from error

@@ -55,6 +55,7 @@ MaxAnte = Annotated[int, Field(ge=1, le=MAX_AMOUNT_CENTS, title="Maximum ante (c
 Wager = Annotated[str, Field(min_length=1, max_length=40, pattern=r"^[a-z_]+$", title="Wager (e.g. flush)")]
 Bank = Annotated[int, Field(ge=1, le=MAX_AMOUNT_CENTS, title="The bank the player posts (cents)")]
 MaxBonus = Annotated[int, Field(ge=1, le=MAX_AMOUNT_CENTS, title="Maximum of that bonus wager (cents)")]
+RoundId = Annotated[str, Field(min_length=1, max_length=64, title="Round of the request")]
 Preset = Annotated[
     str, Field(min_length=1, max_length=60, pattern=r"^[A-Za-z0-9_.-]+$", title="Paytable preset name")
 ]
@@ -72,6 +73,14 @@ def _kill_requested(table: Mapping[str, Any]) -> bool:
     """The dealer's kill_seat key waits for a supervisor (the round's ``kill_request``)."""
     round_ = table.get("round")
     return isinstance(round_, Mapping) and bool(round_.get("kill_request"))
+
+
+def _kill_request_round(table: Mapping[str, Any]) -> dict[str, Any]:
+    """The round of the waiting kill request, as the banner shows it: the Confirm and Reject buttons
+    carry it, so a dialog opened for one round's request can never answer a later round's."""
+    round_ = table.get("round")
+    request = round_.get("kill_request") if isinstance(round_, Mapping) else None
+    return {"round_id": request.get("round_id")} if isinstance(request, Mapping) else {}
 
 
 def _between_rounds(table: Mapping[str, Any]) -> bool:
@@ -117,6 +126,9 @@ class PanelAction:
     offered: Offered = _always  # given the table snapshot (or the alert's row, for place "alert")
     confirm: str = ""  # asked before the request (a void returns every wager)
     filled: tuple[str, ...] = ()  # fields the button carries from where it sits (the alert's fault_id)
+    # The filled fields' values read from where the button sits (the table snapshot), when the template
+    # does not pass them (the kill request's round).
+    fill_from: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
     style: str = ""  # the button's CSS class ("warn" for what cannot be undone)
     body: type[BaseModel] = field(init=False)
 
@@ -215,8 +227,10 @@ PANEL_ACTIONS: tuple[PanelAction, ...] = (
         ConfirmKillSeat,
         "supervisor",
         "Confirm the dealer's kill request",
-        {"seat": Seat, "reason": Reason},
+        {"seat": Seat, "round_id": RoundId, "reason": Reason},
         offered=_kill_requested,
+        filled=("round_id",),
+        fill_from=_kill_request_round,
         confirm="Kill the hand of the seat the dealer named? Its wagers are returned; the round goes on.",
         style="warn",
     ),
@@ -224,8 +238,10 @@ PANEL_ACTIONS: tuple[PanelAction, ...] = (
         RejectKillSeat,
         "supervisor",
         "Reject the dealer's kill request",
-        {"seat": Seat, "reason": Reason},
+        {"seat": Seat, "round_id": RoundId, "reason": Reason},
         offered=_kill_requested,
+        filled=("round_id",),
+        fill_from=_kill_request_round,
     ),
     PanelAction(MoveButton, "supervisor", "Move button", {"seat": Seat}, offered=_button_movable),
     PanelAction(
@@ -273,7 +289,7 @@ PANEL_ACTIONS: tuple[PanelAction, ...] = (
 def buttons(role: str, place: Place, where: Mapping[str, Any], **fill: Any) -> list[dict[str, str]]:
     """The buttons a user of ``role`` is offered at ``place`` (the table snapshot, or an alert's row)."""
     return [
-        declared.button(fill)
+        declared.button({**(declared.fill_from(where) if declared.fill_from else {}), **fill})
         for declared in PANEL_ACTIONS
         if declared.place == place and role_allows(role, declared.role) and declared.offered(where)
     ]

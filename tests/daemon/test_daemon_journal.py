@@ -20,7 +20,7 @@ from controller import daemon_journal
 from controller.daemon_journal import CHECKPOINT_EVERY_COMMITS, DaemonJournal
 from controller.engine import JournalRecord
 from controller.engine.outputs import Output
-from controller.journal.store import CHECKPOINT_BACKSTOP_PAGES, JournalError
+from controller.journal.store import CHECKPOINT_BACKSTOP_PAGES, SQLITE_AUTOCHECKPOINT_PAGES, JournalError
 from drivers.events import ShowText
 from tests.device_harness.leaks import run_async
 
@@ -173,6 +173,8 @@ def test_the_checkpoints_run_beside_the_commits_and_the_wal_starts_again(
             # Waits for the thread's catch-up; its report back to the loop (where the writer finishes
             # it when the thread did not) was queued before this await's own, so it has run after it.
             await asyncio.to_thread(ledger.stop_anchor_writer)
+            # The thread's checkpoints have stopped: the writer's commits checkpoint by themselves again.
+            assert ledger.journal.pragma("wal_autocheckpoint") == SQLITE_AUTOCHECKPOINT_PAGES
             ledger.append([JournalRecord.of("table_closed", {"by": "daemon", "reason": "x"}, None, "engine")])
             return wal_frames(path), len(recorder.acted)
         finally:

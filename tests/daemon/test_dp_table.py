@@ -220,12 +220,24 @@ def test_the_dealers_kill_seat_key_confirmed_by_a_supervisor_on_the_panel(tmp_pa
 
             seen["request"] = wait_for("the kill request on the panel", requested)
             partial = panel.client.get("/partials/table").text
-            seen["banner"] = "KILL SEAT 3?" in partial and "confirm_kill_seat" in partial
+            round_id = seen["request"]["round_id"]
+            seen["banner"] = (
+                "KILL SEAT 3?" in partial
+                and f"round {round_id}" in partial
+                and "confirm_kill_seat" in partial
+            )
             # Not yet killed: the key only asked.
             seen["alive_before"] = not any(e.kind == "dead_hand" for e in entries(daemon.journal_path))
-            answer = panel.act("confirm_kill_seat", {"seat": 3, "reason": "hand exposed"})
+            # A confirm naming another round (a dialog opened for a request that lapsed) is refused.
+            stale = panel.act(
+                "confirm_kill_seat", {"seat": 3, "round_id": "RT1-00000000-000000", "reason": "x"}
+            )
+            seen["stale"] = (stale.status_code, stale.json())
+            seen["alive_after_stale"] = not any(e.kind == "dead_hand" for e in entries(daemon.journal_path))
+            body = {"seat": 3, "round_id": round_id, "reason": "hand exposed"}
+            answer = panel.act("confirm_kill_seat", body)
             seen["confirm"] = (answer.status_code, answer.json())
-            again = panel.act("confirm_kill_seat", {"seat": 3, "reason": "hand exposed"})
+            again = panel.act("confirm_kill_seat", body)
             seen["again"] = (again.status_code, again.json())
             wait_for("no request left on the panel", lambda: not requested())
         finally:
@@ -250,6 +262,9 @@ def test_the_dealers_kill_seat_key_confirmed_by_a_supervisor_on_the_panel(tmp_pa
     assert seen["request"]["requested_by"] == "dealer"
     assert seen["banner"]
     assert seen["alive_before"]
+    assert seen["stale"][0] == 409, seen["stale"]
+    assert "not round RT1-00000000-000000" in json.dumps(seen["stale"][1])
+    assert seen["alive_after_stale"]
     assert seen["confirm"][0] == 200, seen["confirm"]
     assert seen["again"][0] == 409  # nothing waits any more
     assert "no kill request is waiting for a supervisor" in json.dumps(seen["again"][1])

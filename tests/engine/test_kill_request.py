@@ -28,6 +28,12 @@ def dealt_table() -> Table:
     return table
 
 
+def round_of(table: Table) -> str:
+    """The round id the panel's banner shows with the request (the round in play)."""
+    assert table.engine.round is not None
+    return table.engine.round.round_id
+
+
 def requests(table: Table) -> list[dict[str, Any]]:
     return [dict(record.payload) for record in table.journal("kill_seat_request")]
 
@@ -53,7 +59,9 @@ def test_the_dealers_key_asks_and_a_supervisors_confirm_kills_the_seat_and_the_r
     assert table.engine.round.seats[3].status == "live"
     assert not table.journal("dead_hand")
 
-    outs = table.call(table.engine.handle, a.ConfirmKillSeat(3, "hand exposed", "sam"), table.now_s)
+    outs = table.call(
+        table.engine.handle, a.ConfirmKillSeat(3, round_of(table), "hand exposed", "sam"), table.now_s
+    )
     assert ShowSeatResult("display", 3, "dead", 0) in outs
     assert table.payload("dead_hand") == {
         "seat": 3,
@@ -96,7 +104,9 @@ def test_the_dealers_key_asks_and_a_supervisors_confirm_kills_the_seat_and_the_r
 def test_a_rejected_request_is_journaled_the_display_cleared_and_the_hand_plays_on() -> None:
     table = dealt_table()
     table.key("kill_seat", 1)
-    outs = table.call(table.engine.handle, a.RejectKillSeat(1, "the card was not seen", "sam"), table.now_s)
+    outs = table.call(
+        table.engine.handle, a.RejectKillSeat(1, round_of(table), "the card was not seen", "sam"), table.now_s
+    )
     assert shown(table, outs) == ["Kill seat 1 rejected: play on"]
     assert requests(table)[-1] == {
         "seat": 1,
@@ -107,7 +117,9 @@ def test_a_rejected_request_is_journaled_the_display_cleared_and_the_hand_plays_
     }
     assert not table.journal("dead_hand")
     # A confirm after the rejection has nothing to confirm.
-    outs = table.call(table.engine.handle, a.ConfirmKillSeat(1, "exposed", "sam"), table.now_s)
+    outs = table.call(
+        table.engine.handle, a.ConfirmKillSeat(1, round_of(table), "exposed", "sam"), table.now_s
+    )
     assert table.refusals(outs)[0].reason == "no kill request is waiting for a supervisor"
     assert refused_detail(table) == "refused: no kill request is waiting for a supervisor"
     table.bet(1, "raise", 500)
@@ -138,7 +150,9 @@ def test_a_request_no_supervisor_answers_lapses_when_the_decisions_close() -> No
     assert lapsed_at < kinds.index("round_settled")
     assert table.journal("kill_seat_request")[-1].round_id == table.journal("round_settled")[0].round_id
     # Too late now: a confirm finds nothing waiting, and the seat was paid as a live hand.
-    outs = table.call(table.engine.handle, a.ConfirmKillSeat(3, "exposed", "sam"), table.now_s)
+    outs = table.call(
+        table.engine.handle, a.ConfirmKillSeat(3, round_of(table), "exposed", "sam"), table.now_s
+    )
     assert table.refusals(outs)[0].reason == "no kill request is waiting for a supervisor"
     settled = table.payload("round_settled")["settlement"]
     assert [seat["status"] for seat in settled["seats"]] == ["live", "live"]
@@ -150,6 +164,58 @@ def test_a_request_lapses_when_the_round_is_voided() -> None:
     table.call(table.engine.handle, a.VoidRound("dispute", "sam"), table.now_s)
     assert [r["status"] for r in requests(table)] == ["requested", "lapsed"]
     assert requests(table)[-1]["reason"] == "the round ended before a supervisor answered (complete)"
+    # The lapse is the voided round's: written after the machine left the round, it keeps the round's
+    # id, so the round's recall shows what became of the request.
+    voided_round = table.journal("round_voided")[0].round_id
+    assert voided_round is not None
+    assert [r.round_id for r in table.journal("kill_seat_request")] == [voided_round, voided_round]
+
+
+def test_a_late_confirm_of_a_lapsed_request_never_kills_the_next_rounds_seat() -> None:
+    """A supervisor opens Confirm for seat 3 in round R1 and types a reason; R1's decisions close and
+    the request lapses; in R2 the dealer asks to kill seat 3 again. The late Confirm names R1: refused
+    (journaled), seat 3 of R2 plays on and R2's request still waits for its own answer."""
+    table = dealt_table()
+    first_round = round_of(table)
+    table.key("kill_seat", 3)
+    table.bet(1, "raise", 500)
+    table.bet(3, "raise", 1000)
+    table.key("confirm")
+    assert requests(table)[-1]["status"] == "lapsed"
+    for seat, wager in (
+        (1, "ante"),
+        (1, "flush"),
+        (1, "raise"),
+        (3, "ante"),
+        (3, "straight_flush"),
+        (3, "raise"),
+    ):
+        table.bet(seat, wager, 0)  # paid and taken down
+    table.key("next")
+    table.start()
+    table.bet(1, "ante", 500)
+    table.bet(3, "ante", 1000)
+    table.lock()
+    second_round = round_of(table)
+    assert second_round != first_round
+    table.key("kill_seat", 3)
+    outs = table.call(
+        table.engine.handle, a.ConfirmKillSeat(3, first_round, "hand exposed", "sam"), table.now_s
+    )
+    why = f"the waiting kill request is for round {second_round}, not round {first_round}"
+    assert table.refusals(outs)[0].reason.startswith(why)
+    assert refused_detail(table).startswith(f"refused: {why}")
+    assert table.journal("operator_action")[-1].payload["by"] == "sam"
+    assert not table.journal("dead_hand")
+    assert table.engine.round is not None
+    assert table.engine.round.seats[3].status == "live"
+    assert [r["status"] for r in requests(table)] == ["requested", "lapsed", "requested"]
+    # A late Reject is refused the same way; R2's request is answered only by an answer naming R2.
+    outs = table.call(table.engine.handle, a.RejectKillSeat(3, first_round, "no", "sam"), table.now_s)
+    assert table.refusals(outs)[0].reason.startswith(why)
+    outs = table.call(table.engine.handle, a.ConfirmKillSeat(3, second_round, "exposed", "sam"), table.now_s)
+    assert not table.refusals(outs)
+    assert table.engine.round.seats[3].status == "dead"
 
 
 def test_requests_refused_and_journaled() -> None:
@@ -174,9 +240,11 @@ def test_requests_refused_and_journaled() -> None:
     table.key("kill_seat", 1)
     assert ask(1)[0] == "seat 1's kill request is already waiting for a supervisor"
     # A confirm must name the seat the dealer asked for.
-    outs = table.call(table.engine.handle, a.ConfirmKillSeat(3, "fouled", "sam"), table.now_s)
+    outs = table.call(
+        table.engine.handle, a.ConfirmKillSeat(3, round_of(table), "fouled", "sam"), table.now_s
+    )
     assert table.refusals(outs)[0].reason == "the waiting kill request is for seat 1, not seat 3"
-    outs = table.call(table.engine.handle, a.RejectKillSeat(1, "no", "sam"), table.now_s)
+    outs = table.call(table.engine.handle, a.RejectKillSeat(1, round_of(table), "no", "sam"), table.now_s)
     assert not table.refusals(outs)
     table.key("fold_seat", 1)
     assert ask(1)[0] == "seat 1 has folded"

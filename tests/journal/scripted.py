@@ -136,7 +136,9 @@ def play_round(
         table.key("kill_seat", seats[-1])
         table.call(
             engine.handle,
-            engine_actions.ConfirmKillSeat(seats[-1], "exposed hand", "script-supervisor"),
+            engine_actions.ConfirmKillSeat(
+                seats[-1], engine.round.round_id if engine.round else "", "exposed hand", "script-supervisor"
+            ),
             table.now_s,
         )
     if past_post and seats and engine.round is not None:

@@ -7,15 +7,19 @@ entries committed meanwhile are all there, chained, after the journal is closed 
 from __future__ import annotations
 
 import sqlite3
+import threading
 from pathlib import Path
 
 import pytest
 
 from controller.journal import Journal, PendingEntry
-from controller.journal.store import CHECKPOINT_BACKSTOP_PAGES, WAL_SIZE_LIMIT_BYTES
+from controller.journal.store import (
+    CHECKPOINT_BACKSTOP_PAGES,
+    SQLITE_AUTOCHECKPOINT_PAGES,
+    WAL_SIZE_LIMIT_BYTES,
+    WalCheckpoint,
+)
 from controller.journal.verify import verify_chain
-
-SQLITE_AUTOCHECKPOINT_PAGES = 1000  # SQLite's default threshold
 
 
 def notes(count: int, start: int) -> list[PendingEntry]:
@@ -67,7 +71,74 @@ def test_deferred_checkpoints_leave_the_commits_alone_until_one_resets_the_wal(t
     assert verify_chain(path).ok
 
 
-def test_a_checkpoint_on_a_connection_of_its_own_never_blocks_the_writer(tmp_path: Path) -> None:
+def test_resume_checkpoints_gives_the_commits_sqlites_own_checkpoint_back(tmp_path: Path) -> None:
+    """What the daemon does when its checkpointing thread stops (stop_anchor_writer)."""
+    with Journal.open(tmp_path / "journal.sqlite", "T1") as journal:
+        journal.defer_checkpoints()
+        assert journal.pragma("wal_autocheckpoint") == CHECKPOINT_BACKSTOP_PAGES
+        journal.resume_checkpoints()
+        assert journal.pragma("wal_autocheckpoint") == SQLITE_AUTOCHECKPOINT_PAGES
+        assert journal.pragma("journal_size_limit") == WAL_SIZE_LIMIT_BYTES
+
+
+def test_checkpoints_in_a_thread_of_their_own_run_while_the_writer_appends(tmp_path: Path) -> None:
+    """A real thread runs PASSIVE checkpoints on a connection of its own, concurrently with the writer's
+    commits on this thread (both started together by a barrier): every append succeeds (no SQLITE_BUSY
+    or other error surfaces on either side), checkpoints ran while the appends did, and afterwards every
+    entry is there and the chain verifies. No timing window: the writer waits (bounded) until the
+    checkpointer has finished a pass after the first commits, and the checkpointer runs until told."""
+    path = tmp_path / "journal.sqlite"
+    appends, batch = 200, 5
+    start = threading.Barrier(2, timeout=30)
+    done = threading.Event()
+    passed_once = threading.Event()
+    passes: list[WalCheckpoint] = []
+    errors: list[BaseException] = []
+    with Journal.open(path, "T1") as writer, Journal.open_existing(path, readonly=False) as checkpointer:
+        writer.defer_checkpoints()
+        writer.append_many(notes(batch, 0))  # something in the WAL before the first pass
+
+        def checkpoint_all_along() -> None:
+            try:
+                start.wait()
+                while not done.is_set() and len(passes) < 1_000_000:  # bounded: stops when told
+                    passes.append(checkpointer.checkpoint())
+                    passed_once.set()
+            except BaseException as error:  # reported to the test's thread below
+                errors.append(error)
+                passed_once.set()
+
+        thread = threading.Thread(target=checkpoint_all_along, name="checkpointer")
+        thread.start()
+        written = batch
+        try:
+            start.wait()
+            for number in range(appends):
+                entries = writer.append_many(notes(batch, written))
+                assert [entry.seq for entry in entries] == list(range(written + 1, written + batch + 1))
+                written += batch
+                if number == appends // 2:
+                    # Half-way: a pass has surely run beside the commits before the rest are made.
+                    assert passed_once.wait(timeout=30), "the checkpointer never finished a pass"
+            during = len(passes)
+        finally:
+            done.set()
+            thread.join(timeout=30)
+        assert not thread.is_alive()
+        assert errors == []
+        assert during > 0  # checkpoints ran while the appends did
+        assert writer.last_entry().seq == written == batch * (appends + 1)  # type: ignore[union-attr]
+        assert checkpointer.checkpoint().complete
+    with Journal.open_existing(path) as reopened:
+        assert len(list(reopened.entries())) == written
+    assert verify_chain(path).ok
+
+
+def test_a_passive_checkpoint_with_a_reader_holding_the_wal_copies_what_it_can_and_the_writer_commits(
+    tmp_path: Path,
+) -> None:
+    """One thread: the writer's commits and a checkpoint on another connection, taken in turn, with and
+    without a reader's snapshot (the concurrent case is the test above)."""
     path = tmp_path / "journal.sqlite"
     with Journal.open(path, "T1") as writer, Journal.open_existing(path, readonly=False) as checkpointer:
         writer.defer_checkpoints()

@@ -4,6 +4,7 @@ button offered by role and by the table's state."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -52,10 +53,19 @@ def test_buttons_are_offered_by_role_and_by_the_tables_state() -> None:
     # The dealer's kill_seat key waits for a supervisor: Confirm and Reject are offered, to a supervisor.
     asked = {
         **IN_PLAY,
-        "round": {"status": "in_progress", "kill_request": {"seat": 3, "requested_by": "dealer"}},
+        "round": {
+            "status": "in_progress",
+            "kill_request": {"seat": 3, "round_id": "RT1-20270115-000007", "requested_by": "dealer"},
+        },
     }
     kill_answers = ["confirm_kill_seat", "reject_kill_seat"]
     assert _names("supervisor", asked) == ["hold_table", "void_round", "kill_seat", *kill_answers]
+    # Their buttons carry the request's round (not asked): a dialog opened for this round's request
+    # sends this round's id, and the engine refuses it once another round's request waits.
+    for answer in buttons("supervisor", "table", asked)[-2:]:
+        assert json.loads(answer["fill"]) == {"round_id": "RT1-20270115-000007"}
+        assert '"name": "round_id"' not in answer["fields"]
+        assert '"name": "seat"' in answer["fields"]
     assert _names("viewer", asked) == []
     alert = {"state": "active"}
     (clear,) = buttons("supervisor", "alert", alert, fault_id="FT1-000001")

@@ -308,9 +308,14 @@ class FloorService:
 
     async def _take(self, connection: Connection, batch: Batch, message: Incoming) -> None:
         stream_seq = message.stream_seq
-        if stream_seq in self._set_aside:
-            return  # a release set it aside (it did not continue its table's chain): never projected
         subject_table = table_of_subject(message.subject)
+        if stream_seq in self._set_aside:
+            # A release set it aside (it did not continue its table's chain): never projected, but seen,
+            # so that the idle sweep does not read a set-aside tail again and again.
+            if subject_table is not None:
+                projection = await self._projection(connection, subject_table)
+                projection.last_seen_stream_seq = max(projection.last_seen_stream_seq, stream_seq)
+            return
         if subject_table is not None:
             self.site_of[subject_table] = site_of_subject(message.subject) or ""
         headers = message.headers
@@ -344,6 +349,9 @@ class FloorService:
         except wire.BadMessage as error:
             kind = "unknown_kind" if "unknown entry kind" in str(error) else "undecodable"
             quarantine(str(error), alert_kind=kind)
+            return
+        except wire.UNFORESEEN_ERRORS as error:  # what decode did not foresee: the message's, not the batch's
+            quarantine(f"undecodable: {type(error).__name__}: {error}"[:300], alert_kind="undecodable")
             return
         if decoded.table_id != subject_table:
             quarantine(
@@ -562,7 +570,11 @@ class FloorService:
         held: tuple[str | None, str | None] | None = (None if known is None else known[0], existing)
         if existing is None and known is None:
             held = await held_private(connection, projection.table_id, private.seq)
-        verdict = checks.private_verdict(private, held=held)
+        try:
+            verdict = checks.private_verdict(private, held=held)
+        except wire.UNFORESEEN_ERRORS as error:  # no commitment of this text (wire.decode refuses it first)
+            reason = f"the private part of entry {private.seq}: {type(error).__name__}"
+            verdict = checks.Problem("undecodable", reason)
         if verdict == "duplicate":
             self.status.duplicates += 1
         elif isinstance(verdict, checks.Problem):

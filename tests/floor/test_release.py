@@ -353,3 +353,22 @@ def test_the_floor_panel_releases_for_a_manager_only(tmp_path: Path, make_floor:
         thread.join(timeout=10)
     assert floor_problems(floor, tables) == []
     tables.close()
+
+
+def test_the_plan_sets_aside_what_only_raised_before() -> None:
+    """A payload number too large for a float (``1e400``) and a lone surrogate: ``floor release`` used to
+    end with a traceback (and the panel's release with a 500) on either; now each is set aside."""
+    document: dict[str, Any] = {
+        "seq": 2, "time_utc": "2026-12-01T00:00:00.000000Z", "table_id": "T", "round_id": None,
+        "source": "engine", "kind": "table_closed", "version": 1, "payload": {"by": "x", "reason": "y"},
+        "private_digest": None, "prev_hash": GENESIS_HASH,
+    }  # fmt: skip
+    document["hash"] = entry_hash(**document)
+    body = wire.entry_body(document)
+    assert b'"reason":"y"' in body
+    held = [
+        HeldMessage(30, body.replace(b'"reason":"y"', b'"reason":"y","x":1e400')),
+        HeldMessage(31, body.replace(b'"reason":"y"', b'"reason":"\\ud800"')),
+    ]
+    plan = plan_release("T", last_seq=1, last_hash=GENESIS_HASH, held=held)
+    assert plan.set_aside == (30, 31)

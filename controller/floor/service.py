@@ -120,6 +120,35 @@ def table_of_subject(subject: str) -> str | None:
     return None
 
 
+# 409s that end a pull request and not the pulling (the next request may be answered): JetStream's
+# pull semantics, as the NATS clients read them. Any other 409 (Consumer Deleted, Consumer is push based)
+# and any status but 100/404/408 (400 bad request, 503 no responders: no consumer) is an error.
+_PASSING_CONFLICTS = (
+    "request timeout",
+    "exceeded maxwaiting",
+    "exceeded maxrequestbatch",
+    "exceeded maxrequestexpires",
+    "exceeded maxrequestmaxbytes",
+    "message size exceeds maxbytes",
+    "leadership change",
+    "server shutdown",
+)
+
+
+def pull_status_error(status: str, description: str) -> nats.js.errors.APIError | None:
+    """The error a pull request's status message means, or None: 100 is a heartbeat, 404 (no messages)
+    and 408 (request expired) end the request, and so do the passing 409s above; every other status
+    (409 Consumer Deleted, 400, 503 no responders ...) is raised, so that the service's loop logs
+    ``floor_retry`` and reconnects instead of pulling empty batches forever with nothing said."""
+    if status in ("100", "404", "408"):
+        return None
+    if status == "409" and description.strip().lower().startswith(_PASSING_CONFLICTS):
+        return None
+    if status == "503":
+        return nats.js.errors.ServiceUnavailableError(code=503, description=description or "no responders")
+    return nats.js.errors.APIError(code=int(status) if status.isdigit() else None, description=description)
+
+
 class Puller:
     """The durable consumer's batches, pulled as nats-py's ``fetch`` pulls them (a request to the
     consumer's ``MSG.NEXT`` subject, the messages delivered to an inbox of the floor's own), without its
@@ -137,6 +166,7 @@ class Puller:
         self._messages: list[Msg] = []
         self._wanted = 0
         self._ended = asyncio.Event()
+        self._error: nats.js.errors.APIError | None = None  # a status that ends pulling (raised by fetch)
 
     @classmethod
     async def start(cls, client: Client) -> Puller:
@@ -150,7 +180,12 @@ class Puller:
             self._messages.append(message)
             if len(self._messages) >= self._wanted:
                 self._ended.set()
-        elif status != "100":  # 404 nothing now, 408 expired, 409 ...: this request is over
+            return
+        error = pull_status_error(status, (message.headers or {}).get("Description", ""))
+        if error is not None:
+            self._error = error
+            self._ended.set()
+        elif status != "100":  # 404 nothing now, 408 expired, a passing 409: this request is over
             self._ended.set()
 
     async def fetch(self, batch: int, max_wait_s: float) -> list[Msg]:
@@ -160,8 +195,12 @@ class Puller:
         # message's (what the waiting request still delivers is kept for the next batch).
         if len(self._messages) < batch:
             await self._request(batch, {"no_wait": True}, max_wait_s, wanted=batch)
-        if not self._messages:
+        if not self._messages and self._error is None:
             await self._request(batch, {"expires": int(max_wait_s * 1e9)}, max_wait_s, wanted=1)
+        if self._error is not None:
+            # The messages delivered before it are not handed over: unacked, the consumer redelivers them.
+            error, self._error = self._error, None
+            raise error
         messages, self._messages = self._messages[:batch], self._messages[batch:]
         return messages
 

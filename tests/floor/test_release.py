@@ -23,7 +23,7 @@ from controller.cli import main
 from controller.floor.config import write_floor_config
 from controller.floor.embedded import EmbeddedFloor
 from controller.floor.panel import FloorPanelSettings, FloorUser, serve_panel
-from controller.floor.release import HeldMessage, plan_release, release_table
+from controller.floor.release import HeldMessage, plan_release, release_table, set_aside_stream_seqs
 from controller.floor.service import FloorService
 from controller.journal.chain import GENESIS_HASH, entry_hash
 from controller.uplink import wire
@@ -436,3 +436,31 @@ def test_a_set_aside_tail_is_not_read_again_by_every_idle_sweep(
     asyncio.run(scenario())
     assert floor_problems(floor, tables) == []
     tables.close()
+
+
+def test_only_releases_applied_as_projected_set_messages_aside_at_start(
+    tmp_path: Path, make_floor: MakeFloor
+) -> None:
+    """At runtime only a release applied as ``projected`` adds its set-aside messages (a stale one's
+    list was checked against a quarantine no longer the table's, and a pending one's is added when it is
+    applied): the list a restarted service reads from PostgreSQL is the same, not every release's.
+    The rows are written directly (real PostgreSQL) to have all three outcomes at once."""
+    floor = make_floor(["A"], ack_wait_s=2)
+    with psycopg.connect(floor.writer_dsn) as connection:
+        for aside, outcome in (([101, 111], "projected"), ([102], "stale"), ([103], None)):
+            row = connection.execute(
+                "INSERT INTO floor_releases (table_id, quarantined_at_seq, released_by, reason, via, "
+                "subject, after_stream_seq, set_aside, verified_through_seq) "
+                "VALUES ('A', 1, 'maria', 'test', 'cli', 'x', 1, %s, 2) RETURNING release_id",
+                (aside,),
+            ).fetchone()
+            assert row is not None
+            if outcome is not None:
+                applied = "INSERT INTO floor_release_applied (release_id, outcome) VALUES (%s, %s)"
+                connection.execute(applied, (row[0], outcome))
+
+    async def read() -> set[int]:
+        async with await psycopg.AsyncConnection.connect(floor.writer_dsn, autocommit=True) as connection:
+            return await set_aside_stream_seqs(connection)
+
+    assert asyncio.run(read()) == {101, 111}

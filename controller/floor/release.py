@@ -88,7 +88,7 @@ def plan_release(
             continue
         try:
             decoded = wire.decode(message.body)
-        except wire.BadMessage:
+        except (wire.BadMessage, *wire.UNFORESEEN_ERRORS):
             set_aside.append(message.stream_seq)
             continue
         if decoded.table_id != table_id:
@@ -257,8 +257,13 @@ async def pending_releases(connection: psycopg.AsyncConnection[Any]) -> list[Pen
 
 
 async def set_aside_stream_seqs(connection: psycopg.AsyncConnection[Any]) -> set[int]:
-    """Every message a release set aside: never projected, whoever reads it from the stream again."""
-    cursor = await connection.execute("SELECT DISTINCT unnest(set_aside) FROM floor_releases")
+    """Every message an applied release set aside: never projected, whoever reads it from the stream again."""
+    # Only releases applied as projected: a stale one's set-aside list was never used (at runtime only an
+    # applied release adds its list, FloorService.apply_releases), so a restart must not use it either.
+    cursor = await connection.execute(
+        "SELECT DISTINCT unnest(r.set_aside) FROM floor_releases r JOIN floor_release_applied a "
+        "ON a.release_id = r.release_id WHERE a.outcome = 'projected'"
+    )
     return {int(s) for (s,) in await cursor.fetchall()}
 
 

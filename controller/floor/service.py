@@ -120,6 +120,35 @@ def table_of_subject(subject: str) -> str | None:
     return None
 
 
+# 409s that end a pull request and not the pulling (the next request may be answered): JetStream's
+# pull semantics, as the NATS clients read them. Any other 409 (Consumer Deleted, Consumer is push based)
+# and any status but 100/404/408 (400 bad request, 503 no responders: no consumer) is an error.
+_PASSING_CONFLICTS = (
+    "request timeout",
+    "exceeded maxwaiting",
+    "exceeded maxrequestbatch",
+    "exceeded maxrequestexpires",
+    "exceeded maxrequestmaxbytes",
+    "message size exceeds maxbytes",
+    "leadership change",
+    "server shutdown",
+)
+
+
+def pull_status_error(status: str, description: str) -> nats.js.errors.APIError | None:
+    """The error a pull request's status message means, or None: 100 is a heartbeat, 404 (no messages)
+    and 408 (request expired) end the request, and so do the passing 409s above; every other status
+    (409 Consumer Deleted, 400, 503 no responders ...) is raised, so that the service's loop logs
+    ``floor_retry`` and reconnects instead of pulling empty batches forever with nothing said."""
+    if status in ("100", "404", "408"):
+        return None
+    if status == "409" and description.strip().lower().startswith(_PASSING_CONFLICTS):
+        return None
+    if status == "503":
+        return nats.js.errors.ServiceUnavailableError(code=503, description=description or "no responders")
+    return nats.js.errors.APIError(code=int(status) if status.isdigit() else None, description=description)
+
+
 class Puller:
     """The durable consumer's batches, pulled as nats-py's ``fetch`` pulls them (a request to the
     consumer's ``MSG.NEXT`` subject, the messages delivered to an inbox of the floor's own), without its
@@ -137,6 +166,7 @@ class Puller:
         self._messages: list[Msg] = []
         self._wanted = 0
         self._ended = asyncio.Event()
+        self._error: nats.js.errors.APIError | None = None  # a status that ends pulling (raised by fetch)
 
     @classmethod
     async def start(cls, client: Client) -> Puller:
@@ -150,7 +180,12 @@ class Puller:
             self._messages.append(message)
             if len(self._messages) >= self._wanted:
                 self._ended.set()
-        elif status != "100":  # 404 nothing now, 408 expired, 409 ...: this request is over
+            return
+        error = pull_status_error(status, (message.headers or {}).get("Description", ""))
+        if error is not None:
+            self._error = error
+            self._ended.set()
+        elif status != "100":  # 404 nothing now, 408 expired, a passing 409: this request is over
             self._ended.set()
 
     async def fetch(self, batch: int, max_wait_s: float) -> list[Msg]:
@@ -160,8 +195,12 @@ class Puller:
         # message's (what the waiting request still delivers is kept for the next batch).
         if len(self._messages) < batch:
             await self._request(batch, {"no_wait": True}, max_wait_s, wanted=batch)
-        if not self._messages:
+        if not self._messages and self._error is None:
             await self._request(batch, {"expires": int(max_wait_s * 1e9)}, max_wait_s, wanted=1)
+        if self._error is not None:
+            # The messages delivered before it are not handed over: unacked, the consumer redelivers them.
+            error, self._error = self._error, None
+            raise error
         messages, self._messages = self._messages[:batch], self._messages[batch:]
         return messages
 
@@ -308,9 +347,14 @@ class FloorService:
 
     async def _take(self, connection: Connection, batch: Batch, message: Incoming) -> None:
         stream_seq = message.stream_seq
-        if stream_seq in self._set_aside:
-            return  # a release set it aside (it did not continue its table's chain): never projected
         subject_table = table_of_subject(message.subject)
+        if stream_seq in self._set_aside:
+            # A release set it aside (it did not continue its table's chain): never projected, but seen,
+            # so that the idle sweep does not read a set-aside tail again and again.
+            if subject_table is not None:
+                projection = await self._projection(connection, subject_table)
+                projection.last_seen_stream_seq = max(projection.last_seen_stream_seq, stream_seq)
+            return
         if subject_table is not None:
             self.site_of[subject_table] = site_of_subject(message.subject) or ""
         headers = message.headers
@@ -344,6 +388,9 @@ class FloorService:
         except wire.BadMessage as error:
             kind = "unknown_kind" if "unknown entry kind" in str(error) else "undecodable"
             quarantine(str(error), alert_kind=kind)
+            return
+        except wire.UNFORESEEN_ERRORS as error:  # what decode did not foresee: the message's, not the batch's
+            quarantine(f"undecodable: {type(error).__name__}: {error}"[:300], alert_kind="undecodable")
             return
         if decoded.table_id != subject_table:
             quarantine(
@@ -562,7 +609,11 @@ class FloorService:
         held: tuple[str | None, str | None] | None = (None if known is None else known[0], existing)
         if existing is None and known is None:
             held = await held_private(connection, projection.table_id, private.seq)
-        verdict = checks.private_verdict(private, held=held)
+        try:
+            verdict = checks.private_verdict(private, held=held)
+        except wire.UNFORESEEN_ERRORS as error:  # no commitment of this text (wire.decode refuses it first)
+            reason = f"the private part of entry {private.seq}: {type(error).__name__}"
+            verdict = checks.Problem("undecodable", reason)
         if verdict == "duplicate":
             self.status.duplicates += 1
         elif isinstance(verdict, checks.Problem):

@@ -138,6 +138,12 @@ def _version(document: dict[str, Any]) -> int:
     return int(version)
 
 
+# What a hostile message could still raise, past decode's own checks, while it is decoded, canonicalised
+# or committed to: its readers (the floor service, `floor release`) refuse that one message on any of these,
+# never fail a whole batch (redelivered forever) or end with a traceback.
+UNFORESEEN_ERRORS = (ValueError, OverflowError, UnicodeError, RecursionError, TypeError, KeyError)
+
+
 def _not_json(constant: str) -> Any:
     """NaN and the infinities: Python's reader takes them, JSON (and the chain's canonical text) does not;
     taken, they would fail the floor's whole batch instead of quarantining the one message."""
@@ -154,6 +160,13 @@ def decode(data: bytes) -> EntryMessage | PrivateMessage:
         raise BadMessage(f"undecodable: {type(error).__name__}") from None
     if not isinstance(document, dict):
         raise BadMessage("not a JSON object")
+    if b"\\ud" in data.lower():
+        # A \uD800-\uDFFF escape: a lone surrogate is no UTF-8 text (commitments, PostgreSQL and the
+        # canonical text would all raise on it). Only then the whole document is encoded to find out.
+        try:
+            json.dumps(document, ensure_ascii=False).encode("utf-8")
+        except (UnicodeError, ValueError, RecursionError):
+            raise BadMessage("a lone surrogate (\\uD800-\\uDFFF) is not text") from None
     if document.get("v") != WIRE_VERSION:
         raise BadMessage(f"wire version {document.get('v')!r}, this floor reads {WIRE_VERSION}")
     kind_of_message = document.get("type")
@@ -175,12 +188,14 @@ def decode(data: bytes) -> EntryMessage | PrivateMessage:
         if value is not None and (not isinstance(value, str) or not _HASH.match(value)):
             raise BadMessage(f"{name} is not a sha256 hex digest")
     payload = _field(document, "payload", dict)
-    payload_text = canonical_json(payload)
     seq = _seq(document)
     try:
+        # A number too large for a float (1e400) is read as inf without ``parse_constant``: the
+        # canonical text refuses it (ValueError) here, not later where it would fail the floor's batch.
+        payload_text = canonical_json(payload)
         entry = typed.decode_public(kind, payload_text)
-    except (typed.EntryError, ValueError) as error:
-        raise BadMessage(f"entry {seq}: {error}") from None
+    except (typed.EntryError, ValueError, OverflowError, RecursionError) as error:
+        raise BadMessage(f"entry {seq}: {type(error).__name__}: {error}"[:300]) from None
     return EntryMessage(
         table_id=table_id,
         seq=seq,

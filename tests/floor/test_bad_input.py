@@ -154,3 +154,73 @@ def test_bad_input_is_quarantined_and_alerts_while_others_flow(tmp_path: Path, m
         ).fetchall()
         assert [t for (t,) in held] == ["BROKEN", "GAP", "TAMPER"]
     tables.close()
+
+
+def test_overflowing_number_and_lone_surrogate_are_refused_and_the_service_stays_up(
+    tmp_path: Path, make_floor: MakeFloor
+) -> None:
+    """A payload number too large for a float (``1e400``, which Python's reader takes as inf) and a
+    private part whose text is a lone surrogate, for an entry the floor holds: each used to raise out of
+    the floor service's batch (a ValueError, a UnicodeEncodeError), ending ``floor serve`` and, redelivered
+    forever, again after every restart. Now each is refused with a floor alert, never projected, and every
+    table (those two included) keeps flowing while the service stays up."""
+    ids = ["GOOD", "INF", "SURR"]
+    floor = make_floor(ids, ack_wait_s=2)
+    tables = Tables(tmp_path / "tables", ids)
+    for table_id in ids:
+        tables.play(table_id, 1)
+    tables.play("SURR", 1, outcome="open_after_lock")  # cards dealt, not revealed: no private part out
+
+    async def scenario() -> None:
+        running = Running(floor, tables)
+        running.start_uplinks()
+        service = FloorService(floor.floor_config())
+        serving = asyncio.create_task(service.run(running.stop))
+        running.tasks.append(serving)
+
+        async def caught_up(table_id: str) -> bool:
+            return _floor_seqs(floor, table_id)[-1:] == [last_seq(tables.journals[table_id])]
+
+        for table_id in ids:
+            await wait_until(lambda t=table_id: caught_up(t), 60, f"{table_id} on the floor")  # type: ignore[misc]
+
+        overflowing = _next_entry_json(tables, "INF")
+        body = wire.entry_body(overflowing)
+        assert b'"reason":"forged"' in body
+        await _publish_as(
+            floor, "INF", body.replace(b'"reason":"forged"', b'"reason":"forged","x":1e400'), "INF:x"
+        )
+        open_round = tables.journals["SURR"].last_entries(1, ["card_dealt"])[0]
+        assert open_round.private_digest is not None
+        surrogate = wire.private_body("SURR", open_round.seq, "placeholder")
+        await _publish_as(floor, "SURR", surrogate.replace(b'"placeholder"', b'"\\ud800"'), "SURR:x")
+
+        async def two_alerts() -> bool:
+            return len(_alerts(floor)) >= 2
+
+        await wait_until(two_alerts, 30, "two floor alerts")
+        for table_id in ids:
+            tables.play(table_id, 1)
+            running.uplinks[table_id].notify()
+        for table_id in ids:
+            await wait_until(lambda t=table_id: caught_up(t), 60, f"{table_id} after the bad input")  # type: ignore[misc]
+        assert not serving.done(), serving
+        await running.close()
+
+    asyncio.run(scenario())
+    alerts = {(table, kind): message for table, _seq, kind, message in _alerts(floor)}
+    assert set(alerts) == {("INF", "undecodable"), ("SURR", "undecodable")}, alerts
+    assert "not JSON compliant" in alerts[("INF", "undecodable")]
+    assert "lone surrogate" in alerts[("SURR", "undecodable")]
+    with psycopg.connect(floor.reporting_dsn) as connection:
+        for table_id in ids:
+            hashes, _privates = expected_messages(tables.path(table_id), table_id)
+            for seq, hash_ in connection.execute(
+                "SELECT seq, hash FROM floor_entries WHERE table_id = %s", (table_id,)
+            ).fetchall():
+                assert hashes[int(seq)] == hash_
+        held = connection.execute("SELECT count(*) FROM floor_tables WHERE quarantined_at_seq IS NOT NULL")
+        assert held.fetchone() == (0,)
+        quarantined = connection.execute("SELECT table_id FROM floor_quarantine ORDER BY table_id").fetchall()
+        assert [t for (t,) in quarantined] == ["INF", "SURR"]
+    tables.close()

@@ -12,12 +12,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import nats.js.errors
 import psycopg
 
 from controller.floor.config import write_floor_config
 from controller.floor.embedded import EmbeddedFloor
 from controller.floor.servers import STREAM_NAME, PostgresCluster, table_subject
-from controller.floor.service import FloorService
+from controller.floor.service import FloorService, pull_status_error
 from controller.journal.store import Journal
 from controller.uplink.outbox import Outbox
 from tests.floor.conftest import MakeFloor
@@ -222,3 +223,69 @@ def test_postgres_stopped_mid_stream_and_started(
     asyncio.run(scenario())
     assert floor_problems(floor, tables) == []
     tables.close()
+
+
+def test_a_deleted_consumer_is_reported_and_the_floor_recovers_when_it_is_back(
+    tmp_path: Path, make_floor: MakeFloor
+) -> None:
+    """The floor's consumer deleted under the running service: its pull requests are answered with
+    errors (409 Consumer Deleted, then 503 no responders), which the service used to take for "no
+    messages now", pulling empty batches forever with nothing said. Now each is an error: the service
+    logs ``floor_retry`` (its status keeps the error) and reconnects; once the consumer is back
+    (``ensure_stream``, as ``flushtable floor setup`` does) the rounds played meanwhile reach the floor."""
+    ids = table_ids(2)
+    floor = make_floor(ids, ack_wait_s=2)
+    tables = Tables(tmp_path / "tables", ids)
+    tables.play(ids[0], 1)
+
+    async def scenario() -> None:
+        running = Running(floor, tables)
+        running.start_uplinks()
+        # No idle sweep in the test's time: its consumer_info would report the loss too, the pulls alone must.
+        service = FloorService(
+            floor.floor_config(fetch_timeout_s=0.1, backoff_max_s=0.5, sweep_interval_s=3600)
+        )
+        running.tasks.append(asyncio.create_task(service.run(running.stop)))
+        first = journal_total(tables)
+
+        async def first_there() -> bool:
+            return floor_count(floor) == first
+
+        await wait_until(first_there, 60, "the first round on the floor")
+        assert not service.status.last_error
+        admin = await floor.connect_admin()
+        try:
+            await admin.jetstream().delete_consumer(STREAM_NAME, "floor")
+        finally:
+            await admin.close()
+
+        async def reported() -> bool:
+            return bool(service.status.last_error)
+
+        await wait_until(reported, 30, "the lost consumer reported (floor_retry)")
+        _play_all(tables, running)
+        await floor.setup_stream()  # the consumer back, from the stream's start: the floor skips resends
+        total = journal_total(tables)
+
+        async def all_there() -> bool:
+            return floor_count(floor) == total
+
+        await wait_until(all_there, 60, "the rounds played while the consumer was gone, on the floor")
+        await running.close()
+
+    asyncio.run(scenario())
+    assert floor_problems(floor, tables) == []
+    tables.close()
+
+
+def test_which_pull_statuses_end_the_pulling() -> None:
+    """JetStream's pull statuses (no I/O): a heartbeat, no messages, an expired request and a passing
+    409 end at most the request; a deleted consumer, a bad request and no responders are errors."""
+    for status, description in (("100", "Idle Heartbeat"), ("404", "No Messages"), ("408", "Request Timeout"),
+                                ("409", "Exceeded MaxWaiting"), ("409", "Leadership Change")):  # fmt: skip
+        assert pull_status_error(status, description) is None, (status, description)
+    for status, description in (("409", "Consumer Deleted"), ("409", "Consumer is push based"),
+                                ("400", "Bad Request"), ("503", "")):  # fmt: skip
+        error = pull_status_error(status, description)
+        assert isinstance(error, nats.js.errors.APIError), (status, description)
+        assert error.code == int(status)

@@ -23,13 +23,13 @@ from controller.cli import main
 from controller.floor.config import write_floor_config
 from controller.floor.embedded import EmbeddedFloor
 from controller.floor.panel import FloorPanelSettings, FloorUser, serve_panel
-from controller.floor.release import HeldMessage, plan_release
+from controller.floor.release import HeldMessage, plan_release, release_table, set_aside_stream_seqs
 from controller.floor.service import FloorService
 from controller.journal.chain import GENESIS_HASH, entry_hash
 from controller.uplink import wire
 from controller.uplink.uplink import Uplink
 from tests.floor.conftest import MakeFloor
-from tests.floor.helpers import Running, Tables, floor_problems, last_seq
+from tests.floor.helpers import Running, Tables, floor_problems, last_seq, wait_until
 from tests.floor.test_bad_input import _next_entry_json, _publish_as
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -353,3 +353,114 @@ def test_the_floor_panel_releases_for_a_manager_only(tmp_path: Path, make_floor:
         thread.join(timeout=10)
     assert floor_problems(floor, tables) == []
     tables.close()
+
+
+def test_the_plan_sets_aside_what_only_raised_before() -> None:
+    """A payload number too large for a float (``1e400``) and a lone surrogate: ``floor release`` used to
+    end with a traceback (and the panel's release with a 500) on either; now each is set aside."""
+    document: dict[str, Any] = {
+        "seq": 2, "time_utc": "2026-12-01T00:00:00.000000Z", "table_id": "T", "round_id": None,
+        "source": "engine", "kind": "table_closed", "version": 1, "payload": {"by": "x", "reason": "y"},
+        "private_digest": None, "prev_hash": GENESIS_HASH,
+    }  # fmt: skip
+    document["hash"] = entry_hash(**document)
+    body = wire.entry_body(document)
+    assert b'"reason":"y"' in body
+    held = [
+        HeldMessage(30, body.replace(b'"reason":"y"', b'"reason":"y","x":1e400')),
+        HeldMessage(31, body.replace(b'"reason":"y"', b'"reason":"\\ud800"')),
+    ]
+    plan = plan_release("T", last_seq=1, last_hash=GENESIS_HASH, held=held)
+    assert plan.set_aside == (30, 31)
+
+
+def test_a_set_aside_tail_is_not_read_again_by_every_idle_sweep(
+    tmp_path: Path, make_floor: MakeFloor
+) -> None:
+    """A release sets aside a table's last message in the stream (here an undecodable one, after a
+    forged gap and the real entries): the service skips it, deliberately never projected. It used to skip
+    it without marking it seen, so every idle sweep found the table's tail beyond what the floor handled,
+    read it again and logged ``floor_gap_filled``, forever. Now the sweeps go on and read nothing."""
+    ids = ["TAIL", "OK"]
+    floor = make_floor(ids, ack_wait_s=2)
+    tables = Tables(tmp_path / "tables", ids)
+    for table_id in ids:
+        tables.play(table_id, 1)
+
+    async def scenario() -> None:
+        running = Running(floor, tables)
+        running.start_uplinks()
+        service = FloorService(floor.floor_config(release_poll_interval_s=0.2, sweep_interval_s=0.1))
+        running.tasks.append(asyncio.create_task(service.run(running.stop)))
+
+        async def condition(predicate: Any) -> bool:
+            return bool(predicate())
+
+        async def until_async(predicate: Any, what: str) -> None:
+            await wait_until(lambda: condition(predicate), 60, what)
+
+        for table_id in ids:
+            journal = tables.journals[table_id]
+            await until_async(lambda t=table_id, j=journal: _floor_last(floor, t) == last_seq(j), table_id)
+        good = last_seq(tables.journals["TAIL"])
+        forged = _next_entry_json(tables, "TAIL")
+        forged["seq"] += 2
+        forged["hash"] = entry_hash(**{k: v for k, v in forged.items() if k != "hash"})
+        await _publish_as(floor, "TAIL", wire.entry_body(forged), "TAIL:forged")
+        await until_async(lambda: _quarantined_at(floor, "TAIL") == good, "TAIL quarantined")
+        tables.play("TAIL", 1)
+        running.uplinks["TAIL"].notify()
+        end = last_seq(tables.journals["TAIL"])
+        await until_async(lambda: _holds(floor, "TAIL", end), "the floor to hold TAIL's real entries")
+        await _publish_as(floor, "TAIL", b"\xff junk", "TAIL:junk")
+        await until_async(
+            lambda: _row(floor, "SELECT 1 FROM floor_quarantine WHERE msg_id = 'TAIL:junk'") is not None,
+            "the junk held",
+        )
+
+        def release_it() -> str:
+            with psycopg.connect(floor.writer_dsn) as connection:
+                released = release_table(connection, "TAIL", reason="forged; junk", by="maria", via="cli")
+                return released.summary()
+
+        summary = await asyncio.to_thread(release_it)
+        junk = _row(floor, "SELECT stream_seq FROM floor_quarantine WHERE msg_id = 'TAIL:junk'")
+        assert junk is not None
+        assert f"{junk[0]};" in summary, summary
+        await until_async(lambda: _floor_last(floor, "TAIL") == end, "TAIL's held entries projected")
+        gap_fills, sweeps = service.status.gap_fills, service.status.sweeps
+        await until_async(lambda: service.status.sweeps >= sweeps + 5, "five idle sweeps after the release")
+        assert service.status.gap_fills == gap_fills
+        await running.close()
+
+    asyncio.run(scenario())
+    assert floor_problems(floor, tables) == []
+    tables.close()
+
+
+def test_only_releases_applied_as_projected_set_messages_aside_at_start(
+    tmp_path: Path, make_floor: MakeFloor
+) -> None:
+    """At runtime only a release applied as ``projected`` adds its set-aside messages (a stale one's
+    list was checked against a quarantine no longer the table's, and a pending one's is added when it is
+    applied): the list a restarted service reads from PostgreSQL is the same, not every release's.
+    The rows are written directly (real PostgreSQL) to have all three outcomes at once."""
+    floor = make_floor(["A"], ack_wait_s=2)
+    with psycopg.connect(floor.writer_dsn) as connection:
+        for aside, outcome in (([101, 111], "projected"), ([102], "stale"), ([103], None)):
+            row = connection.execute(
+                "INSERT INTO floor_releases (table_id, quarantined_at_seq, released_by, reason, via, "
+                "subject, after_stream_seq, set_aside, verified_through_seq) "
+                "VALUES ('A', 1, 'maria', 'test', 'cli', 'x', 1, %s, 2) RETURNING release_id",
+                (aside,),
+            ).fetchone()
+            assert row is not None
+            if outcome is not None:
+                applied = "INSERT INTO floor_release_applied (release_id, outcome) VALUES (%s, %s)"
+                connection.execute(applied, (row[0], outcome))
+
+    async def read() -> set[int]:
+        async with await psycopg.AsyncConnection.connect(floor.writer_dsn, autocommit=True) as connection:
+            return await set_aside_stream_seqs(connection)
+
+    assert asyncio.run(read()) == {101, 111}

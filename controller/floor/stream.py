@@ -36,6 +36,7 @@ from controller.floor.servers import (
     STREAM_NAME,
     SUBJECT_ROOT,
     ServerError,
+    site_deliver_prefix,
     site_domain,
     site_stream_name,
 )
@@ -62,7 +63,13 @@ def site_source(site: str) -> StreamSource:
     connection. Sourced messages keep their subject and headers (``Nats-Msg-Id`` among them: the
     hub de-duplicates a resend within its own window; the floor's (table, seq) key is the final guard)."""
     return StreamSource(
-        name=site_stream_name(site), external=ExternalStream(api=f"$JS.{site_domain(site)}.API")
+        name=site_stream_name(site),
+        external=ExternalStream(
+            api=f"$JS.{site_domain(site)}.API",
+            # Deliveries on the site's own prefix: its leaf connection may publish there only
+            # (servers.leaf_user), never on a sibling site's sourcing.
+            deliver=site_deliver_prefix(site),
+        ),
     )
 
 

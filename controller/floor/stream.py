@@ -113,7 +113,10 @@ async def ensure_stream(
         await js.add_stream(stream_config(duplicate_window_s, sources=wanted))
     else:
         # A site once added stays: an update never drops a source (its messages would stop coming).
-        kept = list(info.config.sources or [])
+        # A source named again is written as today's ``site_source``: a hub set up before the sites'
+        # own delivery prefix would otherwise keep delivering where its leaf users may not publish.
+        by_name = {s.name: s for s in wanted}
+        kept = [by_name.get(k.name, k) for k in info.config.sources or []]
         kept += [s for s in wanted if s.name not in {k.name for k in kept}]
         await js.update_stream(stream_config(duplicate_window_s, sources=kept))
     try:

@@ -31,6 +31,7 @@ import nats.errors
 import nats.js.errors
 import psycopg
 import pytest
+from nats.js.api import ExternalStream, StreamSource
 
 from controller.config import ConfigError, load_config
 from controller.floor.servers import (
@@ -43,6 +44,7 @@ from controller.floor.servers import (
     ServerError,
     nats_server_version,
     site_deliver_prefix,
+    site_domain,
     site_reply_prefix,
     site_stream_name,
     table_inbox,
@@ -50,7 +52,7 @@ from controller.floor.servers import (
 )
 from controller.floor.service import FloorService
 from controller.floor.site import EmbeddedSite, site_reachable
-from controller.floor.stream import ensure_stream
+from controller.floor.stream import ensure_stream, stream_config
 from controller.journal.store import Journal
 from controller.uplink import wire
 from controller.uplink.uplink import Uplink, read_high_water_mark, ssl_context
@@ -490,6 +492,33 @@ def test_a_hostile_site_reaches_nothing_on_the_hub_but_its_own_sourcing(make_flo
         assert (await hub_js.consumer_info(STREAM_NAME, FLOOR_CONSUMER)).name == FLOOR_CONSUMER
         with pytest.raises(nats.js.errors.NotFoundError):
             await hub_js.get_last_msg(STREAM_NAME, forged_subject)
+        await hub_admin.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_hub_set_up_before_the_sites_delivery_prefix_is_moved_to_it(make_floor: MakeFloor) -> None:
+    """A hub stream sourcing a site with nats-server's default delivery subject (as before the hub
+    limited its leaf users) is rewritten by ``ensure_stream`` to the site's own prefix, the one the
+    site's leaf connection may publish to; the source is kept, not dropped and added again."""
+    floor = make_floor(HUB_TABLES, sites=[SITE])
+
+    async def scenario() -> None:
+        hub_admin = await floor.connect_admin()
+        js = hub_admin.jetstream(timeout=2.0)
+        old = StreamSource(
+            name=site_stream_name(SITE), external=ExternalStream(api=f"$JS.{site_domain(SITE)}.API")
+        )
+        await js.update_stream(stream_config(sources=[old]))
+        before = (await js.stream_info(STREAM_NAME)).config.sources or []
+        assert [(s.name, s.external.deliver if s.external else None) for s in before] == [
+            (site_stream_name(SITE), "")  # nats-server's default: $JS.S.<random>
+        ]
+        await ensure_stream(hub_admin, sites=[SITE])
+        after = (await js.stream_info(STREAM_NAME)).config.sources or []
+        assert [(s.name, s.external.deliver if s.external else None) for s in after] == [
+            (site_stream_name(SITE), site_deliver_prefix(SITE))
+        ]
         await hub_admin.close()
 
     asyncio.run(scenario())

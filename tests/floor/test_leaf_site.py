@@ -434,7 +434,8 @@ class _RawLeaf:
 def test_a_hostile_site_reaches_nothing_on_the_hub_but_its_own_sourcing(make_floor: MakeFloor) -> None:
     """A leaf connection with the site's credentials and no site-side deny (a raw leaf-protocol client
     on the hub's leaf port; no real leaf server, whose own filtering would hide the hub's): it may
-    deliver on its sourcing prefix (it arrives), but a forged entry on a hub table's journal subject,
+    deliver on its sourcing prefix (it arrives) and receive the hub's requests to its API, but not the
+    floor's deliveries though it subscribes to everything; a forged entry on a hub table's journal subject,
     a delete of the floor's stream or consumer through ``$JS.hub.API`` or ``$JS.API``, and a message
     into the floor's inbox are each refused by the hub (a permissions violation, the connection cut)
     and change nothing: the hub's stream holds no entry for the table, the stream and the floor's
@@ -473,6 +474,16 @@ def test_a_hostile_site_reaches_nothing_on_the_hub_but_its_own_sourcing(make_flo
         except TimeoutError:
             raise AssertionError(leaf.seen) from None
         assert (await delivered.next_msg(timeout=5)).data == b"ok"
+        # Reading: the site asks for everything; the hub sends it only what it may receive. The floor's
+        # deliveries (its inbox) do not come; a request to the site's API, published after them, does.
+        leaf._socket.sendall(b"LS+ >\r\n")
+        await asyncio.to_thread(leaf.ping)
+        await hub_admin.publish(f"{FLOOR_INBOX}.1", b"a delivery to the floor")
+        await hub_admin.publish(f"$JS.{site_domain(SITE)}.API.INFO", b"")
+        await hub_admin.flush()
+        seen = await asyncio.to_thread(leaf.wait_for, b"LMSG ")
+        assert seen.startswith(f"LMSG $JS.{site_domain(SITE)}.API.INFO".encode()), seen
+        assert not [line for line in leaf.seen if line.startswith(b"LMSG ")], leaf.seen
         leaf.close()
         for subject, reply in attacks:
             leaf = _RawLeaf(leaf_port, *credentials)

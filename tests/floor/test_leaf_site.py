@@ -422,6 +422,9 @@ class _RawLeaf:
         head = f"LMSG {subject} {reply + ' ' if reply else ''}{len(payload)}\r\n".encode()
         self._socket.sendall(head + payload + b"\r\n")
 
+    def subscribe(self, subject: str) -> None:
+        self._socket.sendall(f"LS+ {subject}\r\n".encode())
+
     def ping(self) -> None:
         """Everything sent before has been processed by the hub (or refused: ConnectionError)."""
         self._socket.sendall(b"PING\r\n")
@@ -476,7 +479,7 @@ def test_a_hostile_site_reaches_nothing_on_the_hub_but_its_own_sourcing(make_flo
         assert (await delivered.next_msg(timeout=5)).data == b"ok"
         # Reading: the site asks for everything; the hub sends it only what it may receive. The floor's
         # deliveries (its inbox) do not come; a request to the site's API, published after them, does.
-        leaf._socket.sendall(b"LS+ >\r\n")
+        leaf.subscribe(">")
         await asyncio.to_thread(leaf.ping)
         await hub_admin.publish(f"{FLOOR_INBOX}.1", b"a delivery to the floor")
         await hub_admin.publish(f"$JS.{site_domain(SITE)}.API.INFO", b"")

@@ -33,6 +33,7 @@ from controller.floor.servers import (
     admin_user,
     floor_reader_user,
     free_port,
+    leaf_user,
     make_ca,
     nats_server_binary,
     table_user,
@@ -116,7 +117,7 @@ class EmbeddedFloor:
             self.nats.server_name = "flushtable-hub"
             self.nats.domain = HUB_DOMAIN
             self.nats.leaf_listen = LeafListen(
-                free_port(), tuple((f"leaf-{s}", self.leaf_password(s)) for s in self.sites)
+                free_port(), tuple(leaf_user(s, self.leaf_password(s)) for s in self.sites)
             )
         self.nats.start()
         if self.postgres is None:

@@ -206,6 +206,9 @@ class NatsUser:
     publish_allow: tuple[str, ...]
     subscribe_allow: tuple[str, ...]
     publish_deny: tuple[str, ...] = ()
+    # Which kind of connection may log in with these credentials: a table or service connects as a
+    # client (STANDARD), never as a leaf server; a site's leaf server as LEAFNODE only.
+    connection_types: tuple[str, ...] = ("STANDARD",)
 
 
 def site_stream_name(site: str) -> str:
@@ -216,6 +219,19 @@ def site_stream_name(site: str) -> str:
 def site_domain(site: str) -> str:
     """The JetStream domain of a site's leaf server: its API is ``$JS.<domain>.API`` from the hub."""
     return f"site-{site}"
+
+
+def site_deliver_prefix(site: str) -> str:
+    """Where the hub's sourcing of a site's stream is delivered (``external.deliver``): a prefix of the
+    site's own, so the site's leaf connection may publish there and nowhere a sibling site's sourcing
+    or the hub's tables listen."""
+    return f"_SITE_DELIVER.{site}"
+
+
+def site_reply_prefix(site: str) -> str:
+    """Where the hub's own questions to a site's JetStream (``site_reachable``) take their answers: a
+    prefix of the site's own, not the hub clients' inboxes, which a site may not publish to."""
+    return f"_SITE_REPLY.{site}"
 
 
 HUB_DOMAIN = "hub"  # the hub's JetStream domain once it has sites (each JetStream island is named)
@@ -260,6 +276,36 @@ def site_admin_user(site: str, password: str) -> NatsUser:
     )
 
 
+def leaf_user(site: str, password: str) -> NatsUser:
+    """The hub's credentials for a site's leaf server (``leaf-<site>``). For a leaf connection the
+    permissions are seen from the site: ``publish`` is what it may send into the hub, ``subscribe``
+    what the hub sends it. They are enforced by the hub, so a site machine run without its own
+    ``deny`` (docs/floor.md "Sites") still can do no more than serve its stream to the hub's sourcing:
+    the deliveries on its own prefix and the answers to the hub's requests to its API. Journal
+    subjects, the hub's JetStream API (``$JS.API``, ``$JS.hub.API``) and the clients' inboxes are out
+    of its reach; the denies repeat the worst of them in case an allow is ever widened.
+
+    A publish allow is also what the hub announces to the leaf as its interest, so the answers need
+    one: ``$JSC.R`` is where the hub's sourcing takes the answer to its consumer-create request
+    (nats-server's own prefix, shared by every site's sourcing: what a site could do there is answer
+    a sibling's pending consumer-create, stalling that sibling's sourcing until its retry)."""
+    return NatsUser(
+        user=f"leaf-{site}",
+        password=password,
+        publish_allow=(f"{site_deliver_prefix(site)}.>", f"{site_reply_prefix(site)}.>", "$JSC.R.>"),
+        publish_deny=(
+            f"{SUBJECT_ROOT}.>",
+            f"$JS.{HUB_DOMAIN}.API.>",
+            "$JS.API.>",
+            f"{FLOOR_INBOX}.>",
+        ),
+        # The hub's requests to the site's JetStream, and its answers to the site consumer's flow
+        # control (the consumer that feeds the sourcing pauses until they arrive).
+        subscribe_allow=(f"$JS.{site_domain(site)}.API.>", "$JS.FC.>"),
+        connection_types=("LEAFNODE",),
+    )
+
+
 def admin_user(password: str) -> NatsUser:
     """Sets the stream and the consumer up (`flushtable floor setup-stream`); not used by tables."""
     return NatsUser(user="floor-admin", password=password, publish_allow=(">",), subscribe_allow=(">",))
@@ -268,10 +314,13 @@ def admin_user(password: str) -> NatsUser:
 @dataclass(frozen=True, slots=True)
 class LeafListen:
     """The hub's side of its sites' leaf connections: a TLS listener and one user per site (a site's
-    leaf server logs in as ``leaf-<site>``)."""
+    leaf server logs in as ``leaf-<site>``, ``leaf_user``). The users sit in the server's main
+    ``authorization`` (the only place nats-server reads permissions for a leaf connection; the
+    ``leafnodes.authorization`` users take an account but no permissions), restricted to leaf
+    connections."""
 
     port: int
-    users: tuple[tuple[str, str], ...]  # (user, password)
+    users: tuple[NatsUser, ...]
     host: str = "127.0.0.1"
 
 
@@ -307,11 +356,6 @@ def _leafnodes_block(leaf_listen: LeafListen | None, hub: HubRemote | None, tls:
     if leaf_listen is not None:
         lines.append(f"  listen: {json.dumps(f'{leaf_listen.host}:{leaf_listen.port}')}")
         lines += _tls_block("tls", tls, indent="  ")
-        users = ", ".join(
-            f"{{user: {json.dumps(user)}, password: {json.dumps(password)}}}"
-            for user, password in leaf_listen.users
-        )
-        lines.append(f"  authorization {{ users: [{users}] }}")
     if hub is not None:
         scheme, _, address = hub.url.partition("://")
         if scheme != "tls":
@@ -366,8 +410,8 @@ def nats_config_text(
         "authorization {",
         "  users: [",
     ]
-    for user in users:
-        permissions = {
+    for user in [*users, *(leaf_listen.users if leaf_listen is not None else ())]:
+        permissions: dict[str, object] = {
             "publish": {
                 "allow": list(user.publish_allow),
                 **({"deny": list(user.publish_deny)} if user.publish_deny else {}),
@@ -376,7 +420,8 @@ def nats_config_text(
         }
         lines.append(
             f"    {{user: {json.dumps(user.user)}, password: {json.dumps(user.password)}, "
-            f"permissions: {json.dumps(permissions)}}}"
+            f"permissions: {json.dumps(permissions)}, "
+            f"allowed_connection_types: {json.dumps(list(user.connection_types))}}}"
         )
     lines += ["  ]", "}"]
     return "\n".join(lines) + "\n"

@@ -33,6 +33,7 @@ from controller.floor.servers import (
     nats_server_binary,
     site_admin_user,
     site_domain,
+    site_reply_prefix,
     site_stream_name,
     table_user,
 )
@@ -146,12 +147,20 @@ class EmbeddedSite:
 
 
 async def site_reachable(hub_client: Client, site: str, timeout_s: float = 0.5) -> bool:
-    """Whether the site's JetStream answers from the hub (its leaf connection is up)."""
+    """Whether the site's JetStream answers from the hub (its leaf connection is up). The answer comes
+    on the site's own reply prefix: the site's leaf connection may not publish to the hub's inboxes
+    (servers.leaf_user)."""
+    reply = f"{site_reply_prefix(site)}.{secrets.token_hex(8)}"
+    subscription = await hub_client.subscribe(reply)
     try:
-        await hub_client.request(f"$JS.{site_domain(site)}.API.INFO", b"", timeout=timeout_s)
-    except (nats.errors.TimeoutError, nats.errors.NoRespondersError):
+        await hub_client.publish(f"$JS.{site_domain(site)}.API.INFO", b"", reply=reply)
+        answer = await subscription.next_msg(timeout=timeout_s)
+    except nats.errors.TimeoutError:
         return False
-    return True
+    finally:
+        await subscription.unsubscribe()
+    # No JetStream behind the subject: the server answers with a header-only "no responders" (503).
+    return not (answer.headers and answer.headers.get("Status") == "503")
 
 
 async def wait_for_site(hub_client: Client, site: str, timeout_s: float) -> None:

@@ -36,6 +36,7 @@ from controller.floor.servers import (
     STREAM_NAME,
     SUBJECT_ROOT,
     ServerError,
+    site_deliver_prefix,
     site_domain,
     site_stream_name,
 )
@@ -62,7 +63,13 @@ def site_source(site: str) -> StreamSource:
     connection. Sourced messages keep their subject and headers (``Nats-Msg-Id`` among them: the
     hub de-duplicates a resend within its own window; the floor's (table, seq) key is the final guard)."""
     return StreamSource(
-        name=site_stream_name(site), external=ExternalStream(api=f"$JS.{site_domain(site)}.API")
+        name=site_stream_name(site),
+        external=ExternalStream(
+            api=f"$JS.{site_domain(site)}.API",
+            # Deliveries on the site's own prefix: its leaf connection may publish there only
+            # (servers.leaf_user), never on a sibling site's sourcing.
+            deliver=site_deliver_prefix(site),
+        ),
     )
 
 
@@ -106,7 +113,10 @@ async def ensure_stream(
         await js.add_stream(stream_config(duplicate_window_s, sources=wanted))
     else:
         # A site once added stays: an update never drops a source (its messages would stop coming).
-        kept = list(info.config.sources or [])
+        # A source named again is written as today's ``site_source``: a hub set up before the sites'
+        # own delivery prefix would otherwise keep delivering where its leaf users may not publish.
+        by_name = {s.name: s for s in wanted}
+        kept = [by_name.get(k.name, k) for k in info.config.sources or []]
         kept += [s for s in wanted if s.name not in {k.name for k in kept}]
         await js.update_stream(stream_config(duplicate_window_s, sources=kept))
     try:

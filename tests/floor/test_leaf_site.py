@@ -8,8 +8,9 @@ uplinks are acked by the site's server, the hub's own table waits; the hub comes
 reaches the floor exactly once per (table, seq), in order, chains verified. Then a resend stored twice
 at the site (after the site's de-duplication window) is dropped by the hub's own de-duplication, which
 the sourced message's ``Nats-Msg-Id`` carries. Also: the site server's per-table permissions and its
-stream's refusal of delete and purge; `flushtable floor demo --site`; the uplink's ``stream`` key; a hub
-too old to source a site refused in one line."""
+stream's refusal of delete and purge; the hub's own limits on a site's leaf connection (a hostile
+site, spoken to the hub's leaf port by hand); `flushtable floor demo --site`; the uplink's
+``stream`` key; a hub too old to source a site refused in one line."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ import asyncio
 import json
 import os
 import shutil
+import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -28,21 +31,28 @@ import nats.errors
 import nats.js.errors
 import psycopg
 import pytest
+from nats.js.api import ExternalStream, StreamSource
 
 from controller.config import ConfigError, load_config
 from controller.floor.servers import (
+    FLOOR_CONSUMER,
+    FLOOR_INBOX,
+    HUB_DOMAIN,
     NATS_SERVER,
     SITES_MIN_NATS_VERSION,
     STREAM_NAME,
     ServerError,
     nats_server_version,
+    site_deliver_prefix,
+    site_domain,
+    site_reply_prefix,
     site_stream_name,
     table_inbox,
     table_subject,
 )
 from controller.floor.service import FloorService
 from controller.floor.site import EmbeddedSite, site_reachable
-from controller.floor.stream import ensure_stream
+from controller.floor.stream import ensure_stream, stream_config
 from controller.journal.store import Journal
 from controller.uplink import wire
 from controller.uplink.uplink import Uplink, read_high_water_mark, ssl_context
@@ -360,3 +370,169 @@ def test_a_site_keeps_the_hubs_protections(tmp_path: Path, make_floor: MakeFloor
         asyncio.run(scenario())
     finally:
         site.stop()
+
+
+class _RawLeaf:
+    """A leaf connection to the hub spoken by hand (nats-server's leaf protocol: INFO in the clear,
+    then TLS, CONNECT, PING/PONG, ``LMSG subject [reply] size``), with the site's own leaf
+    credentials: a site machine that sends whatever it likes, none of a real leaf server's own
+    filtering (the permissions the hub tells it, the site config's ``deny``) in the way. What it
+    can still do is what the hub itself enforces."""
+
+    def __init__(self, port: int, user: str, password: str, ca_file: Path) -> None:
+        raw = socket.create_connection(("127.0.0.1", port), timeout=10)
+        self._buffer = b""
+        self.seen: list[bytes] = []  # every line the hub sent
+        self._socket: socket.socket = raw
+        assert self.line().startswith(b"INFO ")
+        context = ssl.create_default_context(cafile=str(ca_file))
+        self._socket = context.wrap_socket(raw, server_hostname="127.0.0.1")
+        connect = {"user": user, "pass": password, "tls_required": True, "name": "hostile-east"}
+        self._socket.sendall(b"CONNECT " + json.dumps(connect).encode() + b"\r\nPING\r\n")
+        self.wait_for(b"PONG")
+
+    def line(self) -> bytes:
+        while b"\r\n" not in self._buffer:
+            chunk = self._socket.recv(65536)
+            if not chunk:
+                raise ConnectionError(f"closed by the hub; last: {self._buffer!r}")
+            self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\r\n")
+        self.seen.append(line)
+        return line
+
+    def wait_for(self, prefix: bytes) -> bytes:
+        """The first line starting with ``prefix``, seen already or next (answering the hub's PINGs
+        meanwhile)."""
+        for line in self.seen:
+            if line.startswith(prefix):
+                self.seen.remove(line)
+                return line
+        while True:
+            line = self.line()
+            if line.startswith(prefix):
+                self.seen.remove(line)
+                return line
+            if line == b"PING":
+                self._socket.sendall(b"PONG\r\n")
+            elif line.startswith(b"-ERR"):
+                raise ConnectionError(line.decode())
+
+    def publish(self, subject: str, payload: bytes, reply: str = "") -> None:
+        head = f"LMSG {subject} {reply + ' ' if reply else ''}{len(payload)}\r\n".encode()
+        self._socket.sendall(head + payload + b"\r\n")
+
+    def subscribe(self, subject: str) -> None:
+        self._socket.sendall(f"LS+ {subject}\r\n".encode())
+
+    def ping(self) -> None:
+        """Everything sent before has been processed by the hub (or refused: ConnectionError)."""
+        self._socket.sendall(b"PING\r\n")
+        self.wait_for(b"PONG")
+
+    def close(self) -> None:
+        self._socket.close()
+
+
+def test_a_hostile_site_reaches_nothing_on_the_hub_but_its_own_sourcing(make_floor: MakeFloor) -> None:
+    """A leaf connection with the site's credentials and no site-side deny (a raw leaf-protocol client
+    on the hub's leaf port; no real leaf server, whose own filtering would hide the hub's): it may
+    deliver on its sourcing prefix (it arrives) and receive the hub's requests to its API, but not the
+    floor's deliveries though it subscribes to everything; a forged entry on a hub table's journal subject,
+    a delete of the floor's stream or consumer through ``$JS.hub.API`` or ``$JS.API``, and a message
+    into the floor's inbox are each refused by the hub (a permissions violation, the connection cut)
+    and change nothing: the hub's stream holds no entry for the table, the stream and the floor's
+    consumer still exist."""
+    floor = make_floor(HUB_TABLES, sites=[SITE])
+    assert floor.nats is not None
+    assert floor.nats.leaf_listen is not None
+    assert floor.tls is not None
+    leaf_port = floor.nats.leaf_listen.port
+    credentials = (f"leaf-{SITE}", floor.leaf_password(SITE), floor.tls.ca_cert)
+    forged_subject = table_subject(floor.site, "H1")
+    attacks = [
+        (forged_subject, ""),
+        (f"$JS.{HUB_DOMAIN}.API.STREAM.DELETE.{STREAM_NAME}", f"{site_reply_prefix(SITE)}.1"),
+        (f"$JS.{HUB_DOMAIN}.API.CONSUMER.DELETE.{STREAM_NAME}.{FLOOR_CONSUMER}", ""),
+        (f"$JS.API.STREAM.DELETE.{STREAM_NAME}", ""),
+        (f"{FLOOR_INBOX}.1", ""),
+    ]
+
+    async def scenario() -> None:
+        hub_admin = await floor.connect_admin()
+        hub_js = hub_admin.jetstream(timeout=2.0)
+        # Control: what the site may do arrives (the connection is real and authenticated).
+        delivered = await hub_admin.subscribe(f"{site_deliver_prefix(SITE)}.>")
+        await hub_admin.flush()
+        leaf = _RawLeaf(leaf_port, *credentials)
+
+        def deliver() -> None:
+            # The hub tells the leaf its interest (LS+) before the message can be routed to it.
+            leaf.wait_for(f"LS+ {site_deliver_prefix(SITE)}.>".encode())
+            leaf.publish(f"{site_deliver_prefix(SITE)}.probe", b"ok")
+            leaf.ping()
+
+        try:
+            await asyncio.to_thread(deliver)
+        except TimeoutError:
+            raise AssertionError(leaf.seen) from None
+        assert (await delivered.next_msg(timeout=5)).data == b"ok"
+        # Reading: the site asks for everything; the hub sends it only what it may receive. The floor's
+        # deliveries (its inbox) do not come; a request to the site's API, published after them, does.
+        leaf.subscribe(">")
+        await asyncio.to_thread(leaf.ping)
+        await hub_admin.publish(f"{FLOOR_INBOX}.1", b"a delivery to the floor")
+        await hub_admin.publish(f"$JS.{site_domain(SITE)}.API.INFO", b"")
+        await hub_admin.flush()
+        seen = await asyncio.to_thread(leaf.wait_for, b"LMSG ")
+        assert seen.startswith(f"LMSG $JS.{site_domain(SITE)}.API.INFO".encode()), seen
+        assert not [line for line in leaf.seen if line.startswith(b"LMSG ")], leaf.seen
+        leaf.close()
+        for subject, reply in attacks:
+            leaf = _RawLeaf(leaf_port, *credentials)
+
+            def attack(leaf: _RawLeaf = leaf, subject: str = subject, reply: str = reply) -> str:
+                leaf.publish(subject, b'{"forged": true}', reply)
+                try:
+                    leaf.ping()
+                except ConnectionError as refused:
+                    return str(refused)
+                return "accepted"
+
+            answer = await asyncio.to_thread(attack)
+            leaf.close()
+            assert "Permissions Violation for Publish" in answer, (subject, answer)
+        assert (await hub_js.stream_info(STREAM_NAME)).config.name == STREAM_NAME
+        assert (await hub_js.consumer_info(STREAM_NAME, FLOOR_CONSUMER)).name == FLOOR_CONSUMER
+        with pytest.raises(nats.js.errors.NotFoundError):
+            await hub_js.get_last_msg(STREAM_NAME, forged_subject)
+        await hub_admin.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_hub_set_up_before_the_sites_delivery_prefix_is_moved_to_it(make_floor: MakeFloor) -> None:
+    """A hub stream sourcing a site with nats-server's default delivery subject (as before the hub
+    limited its leaf users) is rewritten by ``ensure_stream`` to the site's own prefix, the one the
+    site's leaf connection may publish to; the source is kept, not dropped and added again."""
+    floor = make_floor(HUB_TABLES, sites=[SITE])
+
+    async def scenario() -> None:
+        hub_admin = await floor.connect_admin()
+        js = hub_admin.jetstream(timeout=2.0)
+        old = StreamSource(
+            name=site_stream_name(SITE), external=ExternalStream(api=f"$JS.{site_domain(SITE)}.API")
+        )
+        await js.update_stream(stream_config(sources=[old]))
+        before = (await js.stream_info(STREAM_NAME)).config.sources or []
+        assert [(s.name, s.external.deliver if s.external else None) for s in before] == [
+            (site_stream_name(SITE), "")  # nats-server's default: $JS.S.<random>
+        ]
+        await ensure_stream(hub_admin, sites=[SITE])
+        after = (await js.stream_info(STREAM_NAME)).config.sources or []
+        assert [(s.name, s.external.deliver if s.external else None) for s in after] == [
+            (site_stream_name(SITE), site_deliver_prefix(SITE))
+        ]
+        await hub_admin.close()
+
+    asyncio.run(scenario())

@@ -113,6 +113,22 @@ def site_of_subject(subject: str) -> str | None:
     return parts[1] if len(parts) == 4 else None
 
 
+STREAM_SOURCE_HEADER = "Nats-Stream-Source"
+
+
+def site_of_source(headers: Mapping[str, str]) -> str | None:
+    """The site whose stream a message was sourced from, from the header the hub's stream sets on what
+    it sources (its value begins with the source stream's name, then ``:`` and a hash of the external
+    API for a stream in another domain, then the sequence there ...). None: not sourced (published on
+    the hub itself); "": sourced from a stream that is no site's."""
+    value = headers.get(STREAM_SOURCE_HEADER)
+    if not value:
+        return None
+    name = value.split(" ", 1)[0].split(":", 1)[0]
+    prefix = f"{STREAM_NAME}_"
+    return name.removeprefix(prefix) if name.startswith(prefix) else ""
+
+
 def table_of_subject(subject: str) -> str | None:
     parts = subject.split(".")
     if len(parts) == 4 and parts[0] == SUBJECT_ROOT and parts[3] == "journal":
@@ -382,6 +398,17 @@ class FloorService:
 
         if subject_table is None:
             quarantine(f"subject {message.subject!r} is no table's journal", alert_kind="bad_subject")
+            return
+        source_site = site_of_source(headers)
+        if source_site is not None and source_site != site_of_subject(message.subject):
+            # The hub copies a sourced message with whatever subject the site's server gave it: a site
+            # whose server was tampered with could put entries on another table's subject. A site
+            # carries its own tables only (docs/floor.md "Sites").
+            quarantine(
+                f"sourced from {'site ' + source_site if source_site else 'a stream that is no site'}'s "
+                f"stream on {message.subject}: a site's stream carries its own tables only",
+                alert_kind="wrong_site",
+            )
             return
         try:
             decoded = wire.decode(message.data)

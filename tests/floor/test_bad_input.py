@@ -21,7 +21,9 @@ from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import Running, Tables, expected_messages, last_seq, wait_until
 
 
-async def _publish_as(floor: EmbeddedFloor, table_id: str, body: bytes, msg_id: str) -> None:
+async def _publish_as(
+    floor: EmbeddedFloor, table_id: str, body: bytes, msg_id: str, headers: dict[str, str] | None = None
+) -> None:
     """Publish ``body`` on the table's subject with the table's own credentials (not its uplink)."""
     assert floor.nats is not None
     assert floor.tls is not None
@@ -30,7 +32,7 @@ async def _publish_as(floor: EmbeddedFloor, table_id: str, body: bytes, msg_id: 
     )
     try:
         await client.jetstream(timeout=5).publish(
-            table_subject(floor.site, table_id), body, headers={wire.MSG_ID: msg_id}
+            table_subject(floor.site, table_id), body, headers={wire.MSG_ID: msg_id, **(headers or {})}
         )
     finally:
         await client.close()
@@ -223,4 +225,60 @@ def test_overflowing_number_and_lone_surrogate_are_refused_and_the_service_stays
         assert held.fetchone() == (0,)
         quarantined = connection.execute("SELECT table_id FROM floor_quarantine ORDER BY table_id").fetchall()
         assert [t for (t,) in quarantined] == ["INF", "SURR"]
+    tables.close()
+
+
+def test_a_message_marked_as_sourced_from_a_site_on_another_sites_subject_is_refused(
+    tmp_path: Path, make_floor: MakeFloor
+) -> None:
+    """The hub copies what it sources from a site with the subject the site's server gave it and marks it
+    with the site's stream (Nats-Stream-Source); a tampered site server could so put entries on another
+    table's subject. The floor refuses a sourced message whose subject is not its site's own (alert
+    ``wrong_site``), never projected. Here the mark is forged by a hub table on its own subject (the
+    same check: a hub table's entries are never sourced), with a well-formed next entry that the chain
+    alone would accept; the table's real next entry is then taken as usual."""
+    ids = ["GOOD", "MARKED"]
+    floor = make_floor(ids, ack_wait_s=2)
+    tables = Tables(tmp_path / "tables", ids)
+    for table_id in ids:
+        tables.play(table_id, 1)
+
+    async def scenario() -> None:
+        running = Running(floor, tables)
+        running.start_uplinks()
+        service = FloorService(floor.floor_config())
+        running.tasks.append(asyncio.create_task(service.run(running.stop)))
+
+        async def caught_up(table_id: str) -> bool:
+            return _floor_seqs(floor, table_id)[-1:] == [last_seq(tables.journals[table_id])]
+
+        for table_id in ids:
+            await wait_until(lambda t=table_id: caught_up(t), 60, f"{table_id} on the floor")  # type: ignore[misc]
+        forged = _next_entry_json(tables, "MARKED")
+        source = "FLUSHTABLE_east:bVXNd3kv 7 > > flushtable.east.MARKED.journal 02l7A8Om"
+        await _publish_as(
+            floor, "MARKED", wire.entry_body(forged), "MARKED:x", headers={"Nats-Stream-Source": source}
+        )
+
+        async def one_alert() -> bool:
+            return len(_alerts(floor)) >= 1
+
+        await wait_until(one_alert, 30, "the floor alert")
+        for table_id in ids:
+            tables.play(table_id, 1)
+            running.uplinks[table_id].notify()
+        for table_id in ids:
+            await wait_until(lambda t=table_id: caught_up(t), 60, f"{table_id} after the forged mark")  # type: ignore[misc]
+        await running.close()
+
+    asyncio.run(scenario())
+    alerts = _alerts(floor)
+    assert [(table, kind) for table, _seq, kind, _message in alerts] == [("MARKED", "wrong_site")], alerts
+    assert "sourced from site east's stream" in alerts[0][3]
+    with psycopg.connect(floor.reporting_dsn) as connection:
+        hashes, _privates = expected_messages(tables.path("MARKED"), "MARKED")
+        for seq, hash_ in connection.execute(
+            "SELECT seq, hash FROM floor_entries WHERE table_id = %s", ("MARKED",)
+        ).fetchall():
+            assert hashes[int(seq)] == hash_  # the table's own entries only, the forged one never
     tables.close()

@@ -50,7 +50,7 @@ from controller.floor.servers import (
     table_inbox,
     table_subject,
 )
-from controller.floor.service import FloorService
+from controller.floor.service import STREAM_SOURCE_HEADER, FloorService, site_of_source
 from controller.floor.site import EmbeddedSite, site_reachable
 from controller.floor.stream import ensure_stream, stream_config
 from controller.journal.store import Journal
@@ -364,6 +364,10 @@ def test_a_site_keeps_the_hubs_protections(tmp_path: Path, make_floor: MakeFloor
         copy = await hub_js.get_last_msg(STREAM_NAME, table_subject(SITE, "E1"))
         assert copy.headers is not None
         assert copy.headers[wire.MSG_ID] == "E1:x"
+        # The hub marks what it sourced with the site's stream: the floor service refuses a sourced
+        # message whose subject is not the site's own (service.site_of_source).
+        print("Nats-Stream-Source:", copy.headers.get(STREAM_SOURCE_HEADER))
+        assert site_of_source(copy.headers) == SITE
         await hub_admin.close()
 
     try:

@@ -8,6 +8,8 @@ pseudo-terminals with the real drivers."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -17,7 +19,7 @@ from controller.config import load_config
 from controller.daemon_devices import DaemonDevices, DeviceLinks
 from controller.errors import UserError
 from drivers.events import DomainEvent, ShowSeatResult, ShowText
-from firmware_protocol import Heartbeat, decode_message
+from firmware_protocol import SUPPORTED_VERSIONS, Heartbeat, decode_message
 from firmware_protocol.constants import KIND_DATA
 from firmware_protocol.framing import DecodedFrame, FrameDecoder
 from sim_devices.table import SimDeviceSpec, SimTable
@@ -48,6 +50,35 @@ def test_a_command_for_an_unknown_device_is_logged_and_not_sent() -> None:
 DISPLAY = "display"  # the embedded configuration's dealer display
 
 
+@contextlib.asynccontextmanager
+async def _devices_on_a_sim_table(
+    tmp_path: Path, versions: tuple[int, ...] = SUPPORTED_VERSIONS
+) -> AsyncIterator[tuple[DaemonDevices, SimTable]]:
+    """The default configuration's devices simulated over real ptys, speaking ``versions``, and the
+    daemon's devices started on them; senders, drivers and devices stopped after."""
+    config = load_config(None)
+    specs = [
+        SimDeviceSpec(name=d.name, kind=d.kind, key=bytes([i + 1]) * 32, protocol_versions=versions)
+        for i, d in enumerate(config.devices.values())
+    ]
+    table = SimTable(specs, run_dir=tmp_path / "devices", seed=3)
+    await table.start()
+    devices = DaemonDevices()
+    links = DeviceLinks(
+        urls={spec.name: table.url(spec.name) for spec in specs},
+        keys={spec.name: spec.key for spec in specs},
+    )
+    try:
+        await devices.start(config, links, lambda _: None)
+        yield devices, table
+    finally:
+        for sender in devices.senders:
+            sender.cancel()
+        await asyncio.gather(*devices.senders, return_exceptions=True)
+        await devices.stop()
+        await table.stop()
+
+
 def _commands_per_write(written: list[bytes]) -> list[int]:
     """For each write the driver made, how many of the application's messages it carried (not ACKs,
     not heartbeats)."""
@@ -68,22 +99,9 @@ def test_commands_queued_together_leave_in_one_write_over_v2_and_one_at_a_time_o
     """Five commands for the display queued in one go (as the engine's step queues a round's results):
     a v2 link takes them in one write, the device acknowledges them and shows the last; a v1 device
     (window 1) still gets them one at a time, each acknowledged before the next leaves."""
-    config = load_config(None)
 
     async def main() -> list[int]:
-        specs = [
-            SimDeviceSpec(name=d.name, kind=d.kind, key=bytes([i + 1]) * 32, protocol_versions=versions)
-            for i, d in enumerate(config.devices.values())
-        ]
-        table = SimTable(specs, run_dir=tmp_path / "devices", seed=3)
-        await table.start()
-        devices = DaemonDevices()
-        links = DeviceLinks(
-            urls={spec.name: table.url(spec.name) for spec in specs},
-            keys={spec.name: spec.key for spec in specs},
-        )
-        try:
-            await devices.start(config, links, lambda _: None)
+        async with _devices_on_a_sim_table(tmp_path, versions) as (devices, table):
             driver = devices.drivers[DISPLAY]
             assert driver.link.version == max(versions)
             written: list[bytes] = []
@@ -106,12 +124,6 @@ def test_commands_queued_together_leave_in_one_write_over_v2_and_one_at_a_time_o
                     await asyncio.sleep(0.01)
             assert display.seat_results == {1: ("win", 100), 2: ("win", 200), 3: ("win", 300)}
             return _commands_per_write(written)
-        finally:
-            for sender in devices.senders:
-                sender.cancel()
-            await asyncio.gather(*devices.senders, return_exceptions=True)
-            await devices.stop()
-            await table.stop()
 
     with capture_logs() as logs:
         assert asyncio.run(main()) == expected_per_write
@@ -121,22 +133,9 @@ def test_commands_queued_together_leave_in_one_write_over_v2_and_one_at_a_time_o
 def test_a_command_the_protocol_cannot_carry_is_logged_and_the_next_still_goes_out(tmp_path: Path) -> None:
     """A command with a field out of the protocol's range (a controller defect) is logged as
     command_not_encodable; the device's sender goes on, so the display still shows what comes after."""
-    config = load_config(None)
 
     async def main() -> str:
-        specs = [
-            SimDeviceSpec(name=d.name, kind=d.kind, key=bytes([i + 1]) * 32)
-            for i, d in enumerate(config.devices.values())
-        ]
-        table = SimTable(specs, run_dir=tmp_path / "devices", seed=3)
-        await table.start()
-        devices = DaemonDevices()
-        links = DeviceLinks(
-            urls={spec.name: table.url(spec.name) for spec in specs},
-            keys={spec.name: spec.key for spec in specs},
-        )
-        try:
-            await devices.start(config, links, lambda _: None)
+        async with _devices_on_a_sim_table(tmp_path) as (devices, table):
             display = table.dealer_display(DISPLAY)
             devices.send(ShowSeatResult(DISPLAY, 99, "win", 100))  # seat 99: no such seat on the wire
             devices.send(ShowText(DISPLAY, "Press next"))
@@ -145,12 +144,6 @@ def test_a_command_the_protocol_cannot_carry_is_logged_and_the_next_still_goes_o
                     await asyncio.sleep(0.01)
             assert all(not sender.done() for sender in devices.senders)
             return display.text
-        finally:
-            for sender in devices.senders:
-                sender.cancel()
-            await asyncio.gather(*devices.senders, return_exceptions=True)
-            await devices.stop()
-            await table.stop()
 
     with capture_logs() as logs:
         assert asyncio.run(main()) == "Press next"

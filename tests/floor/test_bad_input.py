@@ -52,6 +52,25 @@ def _alerts(floor: EmbeddedFloor) -> list[tuple[Any, ...]]:
         ).fetchall()
 
 
+def _serve(floor: EmbeddedFloor, tables: Tables) -> tuple[Running, asyncio.Task[None]]:
+    """The tables' uplinks and a floor service, running on the scenario's loop."""
+    running = Running(floor, tables)
+    running.start_uplinks()
+    serving = asyncio.create_task(FloorService(floor.floor_config()).run(running.stop))
+    running.tasks.append(serving)
+    return running, serving
+
+
+async def _all_on_the_floor(floor: EmbeddedFloor, tables: Tables, ids: list[str], when: str) -> None:
+    """Wait (bounded) until each table's last journal entry is on the floor."""
+    for table_id in ids:
+
+        async def caught_up(table_id: str = table_id) -> bool:
+            return _floor_seqs(floor, table_id)[-1:] == [last_seq(tables.journals[table_id])]
+
+        await wait_until(caught_up, 60, f"{table_id} {when}")
+
+
 def _next_entry_json(tables: Tables, table_id: str) -> dict[str, Any]:
     """The table's next entry, as the table will write it: its last entry's envelope moved on by one."""
     last = tables.journals[table_id].last_entry()
@@ -75,16 +94,8 @@ def test_bad_input_is_quarantined_and_alerts_while_others_flow(tmp_path: Path, m
     tables.play("COMMIT", 1, outcome="open_after_lock")  # cards dealt, not revealed: no private part out
 
     async def scenario() -> None:
-        running = Running(floor, tables)
-        running.start_uplinks()
-        service = FloorService(floor.floor_config())
-        running.tasks.append(asyncio.create_task(service.run(running.stop)))
-
-        async def caught_up(table_id: str) -> bool:
-            return _floor_seqs(floor, table_id)[-1:] == [last_seq(tables.journals[table_id])]
-
-        for table_id in ids:
-            await wait_until(lambda t=table_id: caught_up(t), 60, f"{table_id} on the floor")  # type: ignore[misc]
+        running, _ = _serve(floor, tables)
+        await _all_on_the_floor(floor, tables, ids, "on the floor")
         before = {t: last_seq(tables.journals[t]) for t in ids}
 
         await _publish_as(floor, "UNDEC", b"\xff\xfe not json", "UNDEC:junk")
@@ -117,8 +128,7 @@ def test_bad_input_is_quarantined_and_alerts_while_others_flow(tmp_path: Path, m
         for table_id in ids:
             tables.play(table_id, 1)
             running.uplinks[table_id].notify()
-        for table_id in ("GOOD", "UNDEC", "UNKIND", "COMMIT"):
-            await wait_until(lambda t=table_id: caught_up(t), 60, f"{table_id} after the bad input")  # type: ignore[misc]
+        await _all_on_the_floor(floor, tables, ["GOOD", "UNDEC", "UNKIND", "COMMIT"], "after the bad input")
         # The chain-breaking ones are quarantined at their last good entry.
         for table_id in ("GAP", "TAMPER", "BROKEN"):
             assert _floor_seqs(floor, table_id)[-1] == before[table_id]
@@ -174,17 +184,8 @@ def test_overflowing_number_and_lone_surrogate_are_refused_and_the_service_stays
     tables.play("SURR", 1, outcome="open_after_lock")  # cards dealt, not revealed: no private part out
 
     async def scenario() -> None:
-        running = Running(floor, tables)
-        running.start_uplinks()
-        service = FloorService(floor.floor_config())
-        serving = asyncio.create_task(service.run(running.stop))
-        running.tasks.append(serving)
-
-        async def caught_up(table_id: str) -> bool:
-            return _floor_seqs(floor, table_id)[-1:] == [last_seq(tables.journals[table_id])]
-
-        for table_id in ids:
-            await wait_until(lambda t=table_id: caught_up(t), 60, f"{table_id} on the floor")  # type: ignore[misc]
+        running, serving = _serve(floor, tables)
+        await _all_on_the_floor(floor, tables, ids, "on the floor")
 
         overflowing = _next_entry_json(tables, "INF")
         body = wire.entry_body(overflowing)
@@ -204,8 +205,7 @@ def test_overflowing_number_and_lone_surrogate_are_refused_and_the_service_stays
         for table_id in ids:
             tables.play(table_id, 1)
             running.uplinks[table_id].notify()
-        for table_id in ids:
-            await wait_until(lambda t=table_id: caught_up(t), 60, f"{table_id} after the bad input")  # type: ignore[misc]
+        await _all_on_the_floor(floor, tables, ids, "after the bad input")
         assert not serving.done(), serving
         await running.close()
 
@@ -244,16 +244,8 @@ def test_a_message_marked_as_sourced_from_a_site_on_another_sites_subject_is_ref
         tables.play(table_id, 1)
 
     async def scenario() -> None:
-        running = Running(floor, tables)
-        running.start_uplinks()
-        service = FloorService(floor.floor_config())
-        running.tasks.append(asyncio.create_task(service.run(running.stop)))
-
-        async def caught_up(table_id: str) -> bool:
-            return _floor_seqs(floor, table_id)[-1:] == [last_seq(tables.journals[table_id])]
-
-        for table_id in ids:
-            await wait_until(lambda t=table_id: caught_up(t), 60, f"{table_id} on the floor")  # type: ignore[misc]
+        running, _ = _serve(floor, tables)
+        await _all_on_the_floor(floor, tables, ids, "on the floor")
         forged = _next_entry_json(tables, "MARKED")
         source = "FLUSHTABLE_east:bVXNd3kv 7 > > flushtable.east.MARKED.journal 02l7A8Om"
         await _publish_as(
@@ -267,8 +259,7 @@ def test_a_message_marked_as_sourced_from_a_site_on_another_sites_subject_is_ref
         for table_id in ids:
             tables.play(table_id, 1)
             running.uplinks[table_id].notify()
-        for table_id in ids:
-            await wait_until(lambda t=table_id: caught_up(t), 60, f"{table_id} after the forged mark")  # type: ignore[misc]
+        await _all_on_the_floor(floor, tables, ids, "after the forged mark")
         await running.close()
 
     asyncio.run(scenario())

@@ -38,6 +38,7 @@ from controller.floor.release import RELEASING_ROLES, ReleaseRefused, release_ta
 from controller.journal import entries as typed
 from controller.journal.chain import canonical_json
 from controller.journal.state import TableState
+from controller.money import format_money
 from controller.panel.auth import LoginBudget, LoginTicket, hash_password, verify_password
 
 HERE = Path(__file__).resolve().parent
@@ -81,8 +82,8 @@ class FloorPanelSettings:
 
 
 def _money(cents: int | None) -> str:
-    value = int(cents or 0)
-    return f"{'-' if value < 0 else ''}{abs(value) // 100:,}.{abs(value) % 100:02d}"
+    # PostgreSQL's sums come back as Decimal (or NULL over no rows): whole cents either way.
+    return format_money(int(cents or 0))
 
 
 def create_floor_app(settings: FloorPanelSettings) -> FastAPI:

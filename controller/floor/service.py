@@ -51,7 +51,7 @@ from nats.js.client import JetStreamContext
 
 from controller.floor import checks, release
 from controller.floor.checks import TableProjection
-from controller.floor.servers import FLOOR_CONSUMER, FLOOR_INBOX, STREAM_NAME, SUBJECT_ROOT
+from controller.floor.servers import FLOOR_CONSUMER, FLOOR_INBOX, STREAM_NAME, SUBJECT_ROOT, table_subject
 from controller.floor.store import Batch, Connection, held_private, load_projection, stored_hash, write_batch
 from controller.uplink import wire
 
@@ -339,8 +339,7 @@ class FloorService:
                 await write_batch(connection, batch)
         except BaseException:
             # Nothing of the batch is on the floor: forget what it folded, and have it sent again.
-            for table_id in list(self._tables):
-                self._tables.pop(table_id, None)
+            self._tables.clear()
             self.status.db_failures += 1
             for message in messages:
                 with contextlib.suppress(Exception):
@@ -371,8 +370,9 @@ class FloorService:
                 projection = await self._projection(connection, subject_table)
                 projection.last_seen_stream_seq = max(projection.last_seen_stream_seq, stream_seq)
             return
+        subject_site = site_of_subject(message.subject)
         if subject_table is not None:
-            self.site_of[subject_table] = site_of_subject(message.subject) or ""
+            self.site_of[subject_table] = subject_site or ""
         headers = message.headers
         quarantine_table = subject_table or "?"
 
@@ -400,7 +400,7 @@ class FloorService:
             quarantine(f"subject {message.subject!r} is no table's journal", alert_kind="bad_subject")
             return
         source_site = site_of_source(headers)
-        if source_site is not None and source_site != site_of_subject(message.subject):
+        if source_site is not None and source_site != subject_site:
             # The hub copies a sourced message with whatever subject the site's server gave it: a site
             # whose server was tampered with could put entries on another table's subject. A site
             # carries its own tables only (docs/floor.md "Sites").
@@ -467,9 +467,10 @@ class FloorService:
         quarantine: Quarantine,
     ) -> None:
         if checks.is_resend(entry, projection):
-            stored = await stored_hash(connection, projection.table_id, entry.seq)
+            # This batch's own entries first: a resend of one of them needs no query.
+            stored = batch.entry_hashes.get((projection.table_id, entry.seq))
             if stored is None:
-                stored = batch.entry_hash(projection.table_id, entry.seq)
+                stored = await stored_hash(connection, projection.table_id, entry.seq)
             fork = checks.resend_problem(entry, stored)
             if fork is None:
                 self.status.duplicates += 1
@@ -497,9 +498,10 @@ class FloorService:
         before ``before_stream_seq`` (None: to the end), and take them in order. Returns how many."""
         if self._js is None:
             return 0
-        subject = f"{SUBJECT_ROOT}.{self.site_of.get(projection.table_id, '*')}.{projection.table_id}.journal"
-        if "*" in subject:
+        site = self.site_of.get(projection.table_id)
+        if site is None:
             return 0
+        subject = table_subject(site, projection.table_id)
         taken = 0
         next_seq = projection.last_stream_seq + 1
         while taken < _MAX_GAP_FILL:
@@ -538,7 +540,7 @@ class FloorService:
             async with connection.transaction():
                 rows = await (await connection.execute("SELECT table_id FROM floor_tables")).fetchall()
                 subjects = {
-                    str(table_id): f"{SUBJECT_ROOT}.{self.site_of[str(table_id)]}.{table_id}.journal"
+                    str(table_id): table_subject(self.site_of[str(table_id)], str(table_id))
                     for (table_id,) in rows
                     if str(table_id) in self.site_of
                 }

@@ -28,16 +28,13 @@ class Batch:
     entries: list[tuple[Any, ...]] = field(default_factory=list)
     privates: list[tuple[Any, ...]] = field(default_factory=list)
     private_texts: dict[tuple[str, int], str] = field(default_factory=dict)
+    entry_hashes: dict[tuple[str, int], str] = field(default_factory=dict)  # this batch's, by (table, seq)
     alerts: list[tuple[Any, ...]] = field(default_factory=list)
     quarantine: list[tuple[Any, ...]] = field(default_factory=list)
     fault_raised: list[tuple[Any, ...]] = field(default_factory=list)
     fault_acked: list[tuple[Any, ...]] = field(default_factory=list)
     fault_cleared: list[tuple[Any, ...]] = field(default_factory=list)
     tables: dict[str, TableProjection] = field(default_factory=dict)
-
-    def entry_hash(self, table_id: str, seq: int) -> str | None:
-        """The hash of an entry this batch took (not yet in PostgreSQL)."""
-        return next((r[11] for r in self.entries if r[0] == table_id and r[1] == seq), None)
 
     def add_entry(self, entry: wire.EntryMessage, stream_seq: int) -> None:
         """A taken entry's row, and its fault's alert row (raised, acknowledged or cleared)."""
@@ -58,6 +55,7 @@ class Batch:
                 stream_seq,
             )
         )
+        self.entry_hashes[(entry.table_id, entry.seq)] = entry.hash
         typed_entry = entry.entry
         if isinstance(typed_entry, typed.FaultRaised):
             message = f"table {entry.table_id}: {typed_entry.kind_of_fault}: {typed_entry.reason.message}"

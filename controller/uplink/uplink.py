@@ -38,6 +38,7 @@ from nats.aio.client import Client
 
 from controller.config import UplinkConfig
 from controller.floor.servers import table_inbox, table_subject
+from controller.journal.chain import format_time_utc
 from controller.journal.store import Journal, JournalEntry
 from controller.uplink import wire
 from controller.uplink.outbox import Outbox, OutMessage
@@ -321,7 +322,7 @@ def _page(journal: Journal, since_seq: int) -> list[JournalEntry]:
 
 
 def _utc_text() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return format_time_utc(datetime.now(UTC))
 
 
 async def start_uplink(journal_path: Path, table_id: str, config: UplinkConfig, stop: asyncio.Event) -> None:

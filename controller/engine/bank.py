@@ -229,15 +229,19 @@ class Bank:
         live = self.ctx.round
         if live is not None:
             self.occupied = set(live.seats) | ({last} if last is not None else set())
+        self._offer_anew(self._next_seat(last) if last is not None else config.seats[0])
+        # The display walks the dealer through the offer: who is asked next.
+        self.ctx.out.append(ShowText(config.display_device, f"Button offered to seat {self.dp_offer_seat}"))
+
+    def _offer_anew(self, seat: int) -> None:
+        """Nobody holds the bank; the button is offered to ``seat`` first, nobody has waived yet."""
         self.dp_seat = None
         self.dp_funds_cents = 0
         self.bank_on_spot = False
         self.dp_waived.clear()
         self.house_banks = False
-        self.dp_offer_seat = self._next_seat(last) if last is not None else config.seats[0]
+        self.dp_offer_seat = seat
         self.offer_deadline_s = None
-        # The display walks the dealer through the offer: who is asked next.
-        self.ctx.out.append(ShowText(config.display_device, f"Button offered to seat {self.dp_offer_seat}"))
 
     def _dp_accepts(self, funds_cents: int, by: str, seat: int | None) -> None:
         ctx = self.ctx
@@ -335,13 +339,7 @@ class Bank:
         previous = self.button_seat
         self.button_seat = seat
         if ctx.config.banking_mode == DESIGNATED_PLAYER:
-            self.dp_seat = None
-            self.dp_funds_cents = 0
-            self.bank_on_spot = False
-            self.dp_waived.clear()
-            self.house_banks = False
-            self.dp_offer_seat = seat
-            self.offer_deadline_s = None
+            self._offer_anew(seat)
         ctx.journal(
             "button_moved",
             {"from_seat": previous, "to_seat": seat, "reason": "moved by a supervisor", "by": by},

@@ -130,19 +130,14 @@ class Bets:
             )
             seen = ctx.bank.bank_short_on_spot() if event.seat == ctx.bank.dp_seat else None
             if in_play and seen is not None and (event.seat, BANK_SPOT) not in self.past_posted:
-                self.past_posted.add((event.seat, BANK_SPOT))
-                posted = ctx.bank.dp_funds_cents
-                ctx.journal(
-                    "past_posting",
-                    {"seat": event.seat, "wager": BANK, "locked_cents": posted, "seen_cents": seen},
+                self._past_posting(
+                    event,
+                    BANK_SPOT,
+                    BANK,
+                    held_cents=ctx.bank.dp_funds_cents,
+                    seen_cents=seen,
+                    held_as="posted",
                 )
-                ctx.faults.raise_fault(
-                    "past_posting",
-                    f"seat {event.seat} bank: {money(posted)} posted, {money(seen)} seen after the lock",
-                    latching=True,
-                    device=event.device,
-                )
-                ctx.flow.hold_table()
             return
         wager = spec.wagers[event.spot]
         key = (event.seat, event.spot)
@@ -191,15 +186,25 @@ class Bets:
             return  # the dealer collected a folded seat's forfeited chips
         if key in self.past_posted and before != expected:
             return  # already flagged and held for this spot
-        self.past_posted.add(key)
+        self._past_posting(
+            event, event.spot, wager, held_cents=expected, seen_cents=event.amount_cents, held_as="locked"
+        )
+
+    def _past_posting(
+        self, event: BetChanged, spot: int, wager: str, *, held_cents: int, seen_cents: int, held_as: str
+    ) -> None:
+        """Chips on a spot changed after the lock (a wager, or the DP's bank): journaled, a latching fault,
+        the table held; flagged once per spot and round."""
+        ctx = self.ctx
+        self.past_posted.add((event.seat, spot))
         ctx.journal(
             "past_posting",
-            {"seat": event.seat, "wager": wager, "locked_cents": expected, "seen_cents": event.amount_cents},
+            {"seat": event.seat, "wager": wager, "locked_cents": held_cents, "seen_cents": seen_cents},
         )
         ctx.faults.raise_fault(
             "past_posting",
-            f"seat {event.seat} {wager}: {money(expected)} locked, "
-            f"{money(event.amount_cents)} seen after the lock",
+            f"seat {event.seat} {wager}: {money(held_cents)} {held_as}, "
+            f"{money(seen_cents)} seen after the lock",
             latching=True,
             device=event.device,
         )

@@ -19,6 +19,7 @@ one that cannot be written is reported and the sheet is still printed. Files are
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -48,6 +49,7 @@ def default_cache_dir() -> Path:
     return Path(base) / "flushtable" / "par-sheets"
 
 
+@functools.cache  # the sources do not change while the process runs; the panel asks on every page
 def code_digest() -> str:
     """SHA-256 over the source files the par sheet is computed by (names and contents)."""
     digest = hashlib.sha256()
@@ -81,6 +83,16 @@ class CachedSheet:
     path: Path | None  # the cache file, when there is one
     from_cache: bool
     note: str | None = None  # a cache problem worth one line to the person waiting
+
+
+def _cache_path(request: ParSheetRequest, cache_dir: Path, material: dict[str, Any]) -> Path:
+    return cache_dir / f"{request.game}-{request.banking}-{cache_key(material)[:32]}.json"
+
+
+def read_cached(request: ParSheetRequest, cache_dir: Path) -> dict[str, Any] | None:
+    """The request's par sheet if ``cache_dir`` holds it, else None: never computed here."""
+    material = key_material(request)
+    return _read(_cache_path(request, cache_dir, material), material)
 
 
 def _read(path: Path, material: dict[str, Any]) -> dict[str, Any] | None:
@@ -121,7 +133,7 @@ def cached_par_sheet(
     if cache_dir is None:
         return CachedSheet(par_sheet(request, progress), None, from_cache=False)
     material = key_material(request)
-    path = cache_dir / f"{request.game}-{request.banking}-{cache_key(material)[:32]}.json"
+    path = _cache_path(request, cache_dir, material)
     sheet = _read(path, material)
     if sheet is not None:
         return CachedSheet(sheet, path, from_cache=True)

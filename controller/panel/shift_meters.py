@@ -18,7 +18,6 @@ sheet's: both are said beside the figure.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
@@ -112,28 +111,14 @@ def fold_range(entries: Iterable[JournalEntry], start_utc: str, end_utc: str) ->
 
 def cached_sheet(game: str, banking: str, cache_dir: Path | None) -> dict[str, Any] | None:
     """The game's par sheet (preset paytables) from the cache, or None: never computed here."""
-    from controller.gamemath.cache import cache_key, default_cache_dir, key_material  # noqa: PLC0415
+    from controller.gamemath.cache import default_cache_dir, read_cached  # noqa: PLC0415
     from controller.gamemath.parsheet import build_request  # noqa: PLC0415  (math loads only here)
 
     try:
         request = build_request(game, banking, {})
     except UserError:
         return None
-    material = key_material(request)
-    folder = cache_dir or default_cache_dir()
-    path = folder / f"{game}-{banking}-{cache_key(material)[:32]}.json"
-    try:
-        stored = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return None
-    if (
-        not isinstance(stored, dict)
-        or stored.get("key") != material
-        or not isinstance(stored.get("sheet"), dict)
-    ):
-        return None
-    sheet: dict[str, Any] = stored["sheet"]
-    return sheet
+    return read_cached(request, cache_dir or default_cache_dir())
 
 
 def theoretical(folded: RangeMeters, cache_dir: Path | None = None) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from typing import Any
 from controller.engine import actions as a
 from controller.engine import machine as m
 from controller.engine.context import ENGINE, TableContext, operator
-from controller.engine.round import DEAD, FOLDED, LIVE, SeatPlay
+from controller.engine.round import DEAD, FOLDED, LIVE, LiveRound, SeatPlay
 from controller.engine.state import DESIGNATED_PLAYER
 from controller.errors import UserError
 from controller.money import money
@@ -244,20 +244,14 @@ class Bets:
             ctx.out.append(ShowText(display, f"Seat {seat} excluded: return its chips"))
             return True
         live = ctx.round
-        open_states = (m.BETS_LOCKED, *ctx.definition.dealing_states, *ctx.definition.decision_states)
-        if live is None or live.closed or where not in open_states:
+        if live is None or self._kill_window() is not None:
             ctx.refuse("kill_seat", f"a seat is killed only before the decisions close ({ctx.state})", by)
             return False
-        play = live.seats.get(seat)
-        if play is None:
-            ctx.refuse("kill_seat", f"seat {seat} is not in this round", by)
+        why = _why_not_killable(live, seat)
+        if why is not None:
+            ctx.refuse("kill_seat", why, by)
             return False
-        if play.status == DEAD:
-            ctx.refuse("kill_seat", f"seat {seat} is already dead", by)
-            return False
-        if play.status == FOLDED:
-            ctx.refuse("kill_seat", f"seat {seat} has folded", by)
-            return False
+        play = live.seats[seat]
         asked = "" if requested_by is None else f" at the {requested_by}'s request"
         message = f"killed by a supervisor{asked}: {reason}"
         play.status = DEAD
@@ -302,15 +296,10 @@ class Bets:
         why = self._kill_window()
         live = ctx.round
         if why is None and live is not None:
-            play = live.seats.get(seat)
             if self.kill_request is not None:
                 why = f"seat {self.kill_request[0]}'s kill request is already waiting for a supervisor"
-            elif play is None:
-                why = f"seat {seat} is not in this round"
-            elif play.status == DEAD:
-                why = f"seat {seat} is already dead"
-            elif play.status == FOLDED:
-                why = f"seat {seat} has folded"
+            else:
+                why = _why_not_killable(live, seat)
         if why is not None or live is None:  # (the kill window is open only in a live round)
             why = why or "no round is in play"
             ctx.refuse("kill_seat_request", why, by)
@@ -461,3 +450,15 @@ class Bets:
                 f"{len(wagers_by_seat)} seats bet, but {config.game} seats at most {ctx.spec.max_players}",
             )
         return wagers_by_seat, None
+
+
+def _why_not_killable(live: LiveRound, seat: int) -> str | None:
+    """Why a seat's hand cannot be killed in this round (not dealt in, already dead, folded), or None."""
+    play = live.seats.get(seat)
+    if play is None:
+        return f"seat {seat} is not in this round"
+    if play.status == DEAD:
+        return f"seat {seat} is already dead"
+    if play.status == FOLDED:
+        return f"seat {seat} has folded"
+    return None

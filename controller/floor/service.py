@@ -183,6 +183,7 @@ class Puller:
         self._wanted = 0
         self._ended = asyncio.Event()
         self._error: nats.js.errors.APIError | None = None  # a status that ends pulling (raised by fetch)
+        self._answered = False  # the current request had a reply: a message or a status
 
     @classmethod
     async def start(cls, client: Client) -> Puller:
@@ -191,6 +192,7 @@ class Puller:
         return puller
 
     async def _receive(self, message: Msg) -> None:
+        self._answered = True
         status = JetStreamContext.is_status_msg(message) if not message.data else None
         if status is None:
             self._messages.append(message)
@@ -211,6 +213,8 @@ class Puller:
         # message's (what the waiting request still delivers is kept for the next batch).
         if len(self._messages) < batch:
             await self._request(batch, {"no_wait": True}, max_wait_s, wanted=batch)
+            if not self._answered and self._error is None:
+                await self._consumer_is_there()
         if not self._messages and self._error is None:
             await self._request(batch, {"expires": int(max_wait_s * 1e9)}, max_wait_s, wanted=1)
         if self._error is not None:
@@ -220,10 +224,20 @@ class Puller:
         messages, self._messages = self._messages[:batch], self._messages[batch:]
         return messages
 
+    async def _consumer_is_there(self) -> None:
+        """Raises nats.js.errors.NotFoundError when the consumer is gone. A ``no_wait`` request is
+        answered at once by a consumer that exists (its messages, or 404); unanswered, it may have gone
+        nowhere: a consumer deleted while no request of ours was waiting is told to nobody (the 409
+        Consumer Deleted goes to waiting requests only), and nats-server 2.9 answers a request to a
+        missing consumer with silence, not 503 (the account's ``$JS.API.>`` import has interest in
+        every subject under it). Asked here, where the API's answer is certain."""
+        await self._client.jetstream().consumer_info(STREAM_NAME, FLOOR_CONSUMER)
+
     async def _request(
         self, batch: int, options: dict[str, object], max_wait_s: float, *, wanted: int
     ) -> None:
         self._wanted = wanted
+        self._answered = False
         self._ended.clear()
         request = {"batch": batch - len(self._messages), **options}
         await self._client.publish(

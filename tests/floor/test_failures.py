@@ -14,11 +14,12 @@ from pathlib import Path
 
 import nats.js.errors
 import psycopg
+import pytest
 
 from controller.floor.config import write_floor_config
 from controller.floor.embedded import EmbeddedFloor
-from controller.floor.servers import STREAM_NAME, PostgresCluster, table_subject
-from controller.floor.service import FloorService, pull_status_error
+from controller.floor.servers import FLOOR_INBOX, STREAM_NAME, PostgresCluster, table_subject
+from controller.floor.service import FloorService, Puller, pull_status_error
 from controller.journal.store import Journal
 from controller.uplink.outbox import Outbox
 from tests.floor.conftest import MakeFloor
@@ -228,9 +229,10 @@ def test_postgres_stopped_mid_stream_and_started(
 def test_a_deleted_consumer_is_reported_and_the_floor_recovers_when_it_is_back(
     tmp_path: Path, make_floor: MakeFloor
 ) -> None:
-    """The floor's consumer deleted under the running service: its pull requests are answered with
-    errors (409 Consumer Deleted, then 503 no responders), which the service used to take for "no
-    messages now", pulling empty batches forever with nothing said. Now each is an error: the service
+    """The floor's consumer deleted under the running service: a pull request waiting then is answered
+    409 Consumer Deleted, a later one with silence (nats-server 2.9; a newer one may say 503), which the
+    service used to take for "no messages now", pulling empty batches forever with nothing said. Now
+    each is an error (the silence confirmed by the consumer's info, see the next test): the service
     logs ``floor_retry`` (its status keeps the error) and reconnects; once the consumer is back
     (``ensure_stream``, as ``flushtable floor setup`` does) the rounds played meanwhile reach the floor."""
     ids = table_ids(2)
@@ -276,6 +278,33 @@ def test_a_deleted_consumer_is_reported_and_the_floor_recovers_when_it_is_back(
     asyncio.run(scenario())
     assert floor_problems(floor, tables) == []
     tables.close()
+
+
+def test_a_consumer_deleted_between_pull_requests_is_found_missing(make_floor: MakeFloor) -> None:
+    """The losing side of the race above, made certain: the consumer deleted while no request of the
+    floor's is waiting, so no 409 is sent to anybody, and the server answers the next requests with
+    nothing at all. A ``no_wait`` request is answered at once by a consumer that exists, so the puller
+    takes the silence as a question and asks the consumer's info, which says it is gone. Without that
+    check every fetch returned an empty batch (this test failed on the ``raises``)."""
+    floor = make_floor(table_ids(1))
+
+    async def scenario() -> None:
+        config = floor.floor_config()
+        client = await floor.connect_as(config.user, config.password, inbox_prefix=FLOOR_INBOX)
+        try:
+            puller = await Puller.start(client)
+            assert await puller.fetch(10, 0.1) == []  # the consumer there: nothing to deliver, no error
+            admin = await floor.connect_admin()
+            try:
+                await admin.jetstream().delete_consumer(STREAM_NAME, "floor")
+            finally:
+                await admin.close()
+            with pytest.raises(nats.js.errors.NotFoundError):
+                await puller.fetch(10, 0.1)
+        finally:
+            await client.close()
+
+    asyncio.run(scenario())
 
 
 def test_which_pull_statuses_end_the_pulling() -> None:

@@ -129,7 +129,7 @@ def _hint(value: str, choices: tuple[str, ...]) -> str:
     return text[len("unknown key") :] if "did you mean" in text else ""
 
 
-def _whole(minimum: int, maximum: int, *, cents: bool = False) -> BeforeValidator:
+def whole_number(minimum: int, maximum: int, *, cents: bool = False) -> BeforeValidator:
     def check(value: object) -> object:
         if isinstance(value, bool) or not isinstance(value, int):
             unit = " (amounts are whole cents)" if cents else ""
@@ -149,7 +149,7 @@ def _seconds(value: object) -> object:
     return float(value)
 
 
-Cents = Annotated[int, _whole(1, MAX_AMOUNT_CENTS, cents=True)]
+Cents = Annotated[int, whole_number(1, MAX_AMOUNT_CENTS, cents=True)]
 Seconds = Annotated[float, BeforeValidator(_seconds)]
 
 
@@ -157,7 +157,8 @@ Seconds = Annotated[float, BeforeValidator(_seconds)]
 class TableSection(Strict):
     id: str
     game: Annotated[GameName, _choice(GAME_NAMES)]
-    seats: Annotated[int, _whole(0, 1000)] | None = None  # the range depends on the banking: checked below
+    # The range depends on the banking: checked below.
+    seats: Annotated[int, whole_number(0, 1000)] | None = None
 
     missing_hints: ClassVar[dict[str, str]] = {"game": f"one of: {', '.join(GAME_NAMES)}"}
 
@@ -213,7 +214,7 @@ class DesignatedPlayerSection(Strict):
 
 class RakeSection(Strict):
     method: Annotated[RakeMethod, BeforeValidator(rake_method_from_word)]
-    amount_cents: Annotated[int, _whole(0, MAX_AMOUNT_CENTS, cents=True)]
+    amount_cents: Annotated[int, whole_number(0, MAX_AMOUNT_CENTS, cents=True)]
 
 
 class Timeouts(Strict):
@@ -224,7 +225,7 @@ class Timeouts(Strict):
 
 class JournalSection(Strict):
     path: str = "var/journal.sqlite"
-    commit_delay_ms: Annotated[int, _whole(0, MAX_COMMIT_DELAY_MS)] = DEFAULT_COMMIT_DELAY_MS
+    commit_delay_ms: Annotated[int, whole_number(0, MAX_COMMIT_DELAY_MS)] = DEFAULT_COMMIT_DELAY_MS
 
     @field_validator("path", mode="after")
     @classmethod
@@ -327,7 +328,7 @@ def _uplink_seconds(value: object) -> object:
     return float(value)
 
 
-def _tls_servers(value: object) -> object:
+def tls_servers(value: object) -> object:
     if not isinstance(value, list) or not value or not all(isinstance(item, str) for item in value):
         raise refusal("a non-empty array of URLs like tls://host:4222")
     for server in value:
@@ -347,7 +348,7 @@ UplinkSeconds = Annotated[float, BeforeValidator(_uplink_seconds)]
 
 
 class UplinkSection(Strict):
-    servers: Annotated[list[str], BeforeValidator(_tls_servers)]
+    servers: Annotated[list[str], BeforeValidator(tls_servers)]
     site: Annotated[str, BeforeValidator(_subject_token)]
     user: Annotated[str, BeforeValidator(_subject_token)]
     password: str | None = None
@@ -867,4 +868,6 @@ __all__ = [
     "UplinkSection",
     "load_config",
     "parse_config",
+    "tls_servers",
+    "whole_number",
 ]

@@ -137,11 +137,9 @@ def load_floor_config(path: str | Path) -> FloorConfig:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise FloorConfigError(f"{source}: not valid TOML: {error}") from None
-    # A misspelt [floor] is named as such first, not only as "floor: missing" (pydantic's order).
-    known = list(FloorFile.model_fields)
-    for name in document:
-        if name not in known:
-            raise FloorConfigError(f"{source}: {name}: {unknown_key(name, known)}")
+    unknown = _unknown_key(document)
+    if unknown is not None:
+        raise FloorConfigError(f"{source}: {unknown}")
     try:
         section = FloorFile.model_validate(document).floor
         return _assemble(section, config_path.resolve().parent)
@@ -150,6 +148,21 @@ def load_floor_config(path: str | Path) -> FloorConfig:
         raise FloorConfigError(f"{source}: {key}: {reason}") from None
     except KeyRefusal as refused:
         raise FloorConfigError(f"{source}: {refused.key}: {refused.reason}") from None
+
+
+def _unknown_key(document: dict[str, Any]) -> str | None:
+    """``KEY: unknown key (...)`` for the first unknown key, or None. Named before any other problem: a
+    misspelt key is what leaves its right spelling "missing" (pydantic would name the missing one first)."""
+    known = list(FloorFile.model_fields)
+    for name, value in document.items():
+        if name not in known:
+            return f"{name}: {unknown_key(name, known)}"
+        if isinstance(value, dict):
+            keys = list(FloorSection.model_fields)
+            for key in value:
+                if key not in keys:
+                    return f"{name}.{key}: {unknown_key(key, keys)}"
+    return None
 
 
 def _assemble(section: FloorSection, base_dir: Path) -> FloorConfig:

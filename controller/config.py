@@ -21,7 +21,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BeforeValidator, Field, ValidationError, field_validator, model_validator
 
-from controller.errors import UserError
+from controller.errors import UserError, shown
 from controller.journal.chain import canonical_json
 from controller.names import (
     DESIGNATED_PLAYER,
@@ -71,6 +71,9 @@ _USER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
 # moved) may wait this long to share one fsync. 2 ms keeps the event-to-commit p99 well under 10 ms.
 DEFAULT_COMMIT_DELAY_MS = 2
 MAX_COMMIT_DELAY_MS = 10
+
+# What a TOML file with an integer of more than 4300 digits is told (tomllib's int() refuses to read it).
+TOO_LONG_NUMBER = "a number of more than 4300 digits"
 
 DEFAULT_CONFIG_NAME = "<default>"
 DEFAULT_CONFIG_TOML = """\
@@ -135,7 +138,7 @@ def whole_number(minimum: int, maximum: int, *, cents: bool = False) -> BeforeVa
             unit = " (amounts are whole cents)" if cents else ""
             raise refusal(f"must be a whole number, not {toml_type(value)} {value!r}{unit}")
         if not minimum <= value <= maximum:
-            raise refusal(f"{value} is out of range {minimum}..{maximum}")
+            raise refusal(f"{shown(value)} is out of range {minimum}..{maximum}")
         return value
 
     return BeforeValidator(check)
@@ -632,6 +635,8 @@ def parse_config(text: str, *, source: str, base_dir: Path) -> TableConfig:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{source}: not valid TOML: {error}") from None
+    except ValueError:  # tomllib's int() of a number past Python's 4300-digit limit
+        raise ConfigError(f"{source}: not valid TOML: {TOO_LONG_NUMBER}") from None
     try:
         parsed = ConfigFile.model_validate(document)
         return _assemble(parsed, source=source, base_dir=base_dir)
@@ -853,6 +858,7 @@ __all__ = [
     "DEFAULT_COMMIT_DELAY_MS",
     "DEFAULT_CONFIG_NAME",
     "DEFAULT_CONFIG_TOML",
+    "TOO_LONG_NUMBER",
     "Banking",
     "ConfigError",
     "ConfigFile",

@@ -26,8 +26,8 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import BeforeValidator, ValidationError, model_validator
 
-from controller.config import tls_servers, whole_number
-from controller.errors import UserError
+from controller.config import TOO_LONG_NUMBER, tls_servers, whole_number
+from controller.errors import UserError, shown
 from controller.floor.servers import FLOOR_INBOX
 from controller.floor.service import FloorConfig
 from controller.settings import KeyRefusal, Strict, one_line, refusal, toml_type, unknown_key
@@ -49,7 +49,7 @@ def _seconds_up_to(maximum_s: float) -> BeforeValidator:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise refusal(f"must be a number of seconds, not {toml_type(value)}")
         if not 0 < value <= maximum_s:
-            raise refusal(f"{value} is out of range: more than 0 and at most {maximum_s:g} seconds")
+            raise refusal(f"{shown(value)} is out of range: more than 0 and at most {maximum_s:g} seconds")
         return float(value)
 
     return BeforeValidator(check)
@@ -137,6 +137,8 @@ def load_floor_config(path: str | Path) -> FloorConfig:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise FloorConfigError(f"{source}: not valid TOML: {error}") from None
+    except ValueError:  # tomllib's int() of a number past Python's 4300-digit limit
+        raise FloorConfigError(f"{source}: not valid TOML: {TOO_LONG_NUMBER}") from None
     unknown = _unknown_key(document)
     if unknown is not None:
         raise FloorConfigError(f"{source}: {unknown}")

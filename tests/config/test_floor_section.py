@@ -258,6 +258,14 @@ REFUSED = [
         FLOOR + "backoff_initial_s = 1e9\n",
         "floor.backoff_initial_s: 1000000000.0 is out of range: more than 0 and at most 600 seconds",
     ),
+    (
+        FLOOR.replace("batch_size = 1000", "batch_size = " + "9" * 4000),
+        "floor.batch_size: a many-digit number is out of range 1..10000",
+    ),
+    (
+        FLOOR + "sweep_interval_s = " + "9" * 4000 + "\n",
+        "floor.sweep_interval_s: a many-digit number is out of range: more than 0 and at most 3600 seconds",
+    ),
     (FLOOR + "backoff_initial_s = 10\n", "floor.backoff_initial_s: 10 is more than backoff_max_s (5)"),
     (
         FLOOR + "backoff_initial_s = 2\nbackoff_max_s = 1\n",
@@ -280,7 +288,13 @@ def test_every_bad_line_is_refused_in_one_line(
 
 def test_not_toml_is_refused_in_one_line(floor_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = floor_dir / "floor.toml"
-    for text in ("[floor\n", FLOOR + "batch_size = 2\n", FLOOR + "user = floor-reader\n"):
+    # A duplicated key, a bare string, and a number tomllib cannot read (it raised a ValueError).
+    for text in (
+        "[floor\n",
+        FLOOR + "batch_size = 2\n",
+        FLOOR + "user = floor-reader\n",
+        FLOOR.replace("batch_size = 1000", "batch_size = " + "9" * 5000),
+    ):
         path.write_text(text)
         code, out, err = _release(path, capsys)
         assert (code, out) == (2, "")

@@ -207,8 +207,9 @@ def _toml_string(text: str) -> str:
 
 
 def write_floor_config(directory: Path, config: FloorConfig) -> Path:
-    """Write a config and its secret files (mode 0600) for ``config``: what the demo and tests run.
-    ``load_floor_config`` of the file gives ``config`` back (the CA's path made absolute)."""
+    """Write a config and its secret files (mode 0600) for ``config``: the file the tests run
+    `flushtable floor serve` and `floor release` on. ``load_floor_config`` of it gives ``config`` back
+    (the CA's path made absolute)."""
     if config.inbox_prefix != FLOOR_INBOX:
         raise ValueError(f"the floor's inbox prefix is {FLOOR_INBOX!r}: the file cannot hold another")
     directory.mkdir(parents=True, exist_ok=True)

@@ -21,7 +21,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BeforeValidator, Field, ValidationError, field_validator, model_validator
 
-from controller.errors import UserError
+from controller.errors import UserError, shown
 from controller.journal.chain import canonical_json
 from controller.names import (
     DESIGNATED_PLAYER,
@@ -71,6 +71,9 @@ _USER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
 # moved) may wait this long to share one fsync. 2 ms keeps the event-to-commit p99 well under 10 ms.
 DEFAULT_COMMIT_DELAY_MS = 2
 MAX_COMMIT_DELAY_MS = 10
+
+# What a TOML file with an integer of more than 4300 digits is told (tomllib's int() refuses to read it).
+TOO_LONG_NUMBER = "a number of more than 4300 digits"
 
 DEFAULT_CONFIG_NAME = "<default>"
 DEFAULT_CONFIG_TOML = """\
@@ -129,13 +132,13 @@ def _hint(value: str, choices: tuple[str, ...]) -> str:
     return text[len("unknown key") :] if "did you mean" in text else ""
 
 
-def _whole(minimum: int, maximum: int, *, cents: bool = False) -> BeforeValidator:
+def whole_number(minimum: int, maximum: int, *, cents: bool = False) -> BeforeValidator:
     def check(value: object) -> object:
         if isinstance(value, bool) or not isinstance(value, int):
             unit = " (amounts are whole cents)" if cents else ""
             raise refusal(f"must be a whole number, not {toml_type(value)} {value!r}{unit}")
         if not minimum <= value <= maximum:
-            raise refusal(f"{value} is out of range {minimum}..{maximum}")
+            raise refusal(f"{shown(value)} is out of range {minimum}..{maximum}")
         return value
 
     return BeforeValidator(check)
@@ -149,7 +152,7 @@ def _seconds(value: object) -> object:
     return float(value)
 
 
-Cents = Annotated[int, _whole(1, MAX_AMOUNT_CENTS, cents=True)]
+Cents = Annotated[int, whole_number(1, MAX_AMOUNT_CENTS, cents=True)]
 Seconds = Annotated[float, BeforeValidator(_seconds)]
 
 
@@ -157,7 +160,8 @@ Seconds = Annotated[float, BeforeValidator(_seconds)]
 class TableSection(Strict):
     id: str
     game: Annotated[GameName, _choice(GAME_NAMES)]
-    seats: Annotated[int, _whole(0, 1000)] | None = None  # the range depends on the banking: checked below
+    # The range depends on the banking: checked below.
+    seats: Annotated[int, whole_number(0, 1000)] | None = None
 
     missing_hints: ClassVar[dict[str, str]] = {"game": f"one of: {', '.join(GAME_NAMES)}"}
 
@@ -213,7 +217,7 @@ class DesignatedPlayerSection(Strict):
 
 class RakeSection(Strict):
     method: Annotated[RakeMethod, BeforeValidator(rake_method_from_word)]
-    amount_cents: Annotated[int, _whole(0, MAX_AMOUNT_CENTS, cents=True)]
+    amount_cents: Annotated[int, whole_number(0, MAX_AMOUNT_CENTS, cents=True)]
 
 
 class Timeouts(Strict):
@@ -224,7 +228,7 @@ class Timeouts(Strict):
 
 class JournalSection(Strict):
     path: str = "var/journal.sqlite"
-    commit_delay_ms: Annotated[int, _whole(0, MAX_COMMIT_DELAY_MS)] = DEFAULT_COMMIT_DELAY_MS
+    commit_delay_ms: Annotated[int, whole_number(0, MAX_COMMIT_DELAY_MS)] = DEFAULT_COMMIT_DELAY_MS
 
     @field_validator("path", mode="after")
     @classmethod
@@ -327,7 +331,7 @@ def _uplink_seconds(value: object) -> object:
     return float(value)
 
 
-def _tls_servers(value: object) -> object:
+def tls_servers(value: object) -> object:
     if not isinstance(value, list) or not value or not all(isinstance(item, str) for item in value):
         raise refusal("a non-empty array of URLs like tls://host:4222")
     for server in value:
@@ -347,7 +351,7 @@ UplinkSeconds = Annotated[float, BeforeValidator(_uplink_seconds)]
 
 
 class UplinkSection(Strict):
-    servers: Annotated[list[str], BeforeValidator(_tls_servers)]
+    servers: Annotated[list[str], BeforeValidator(tls_servers)]
     site: Annotated[str, BeforeValidator(_subject_token)]
     user: Annotated[str, BeforeValidator(_subject_token)]
     password: str | None = None
@@ -631,6 +635,8 @@ def parse_config(text: str, *, source: str, base_dir: Path) -> TableConfig:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{source}: not valid TOML: {error}") from None
+    except ValueError:  # tomllib's int() of a number past Python's 4300-digit limit
+        raise ConfigError(f"{source}: not valid TOML: {TOO_LONG_NUMBER}") from None
     try:
         parsed = ConfigFile.model_validate(document)
         return _assemble(parsed, source=source, base_dir=base_dir)
@@ -852,6 +858,7 @@ __all__ = [
     "DEFAULT_COMMIT_DELAY_MS",
     "DEFAULT_CONFIG_NAME",
     "DEFAULT_CONFIG_TOML",
+    "TOO_LONG_NUMBER",
     "Banking",
     "ConfigError",
     "ConfigFile",
@@ -867,4 +874,6 @@ __all__ = [
     "UplinkSection",
     "load_config",
     "parse_config",
+    "tls_servers",
+    "whole_number",
 ]

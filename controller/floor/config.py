@@ -1,4 +1,5 @@
-"""`flushtable floor serve --config FILE`: the floor service's settings (docs/floor.md "Operations").
+"""`flushtable floor serve --config FILE` and `flushtable floor release --config FILE`: the floor service's
+settings, ``[floor]`` (docs/floor.md "Operations", docs/configuration.md "The floor service's file").
 
 [floor]
 servers = ["tls://floor-nats.example:4222"]
@@ -7,95 +8,231 @@ password_file = "nats-floor.pw"          # relative to this file
 ca_file = "floor-ca.pem"
 dsn_file = "floor-writer.dsn"            # a libpq connection string for the writer role
 batch_size = 1000                        # = the consumer's max_ack_pending
+
+A typed section in the style of the table's file (controller/config.py ``UplinkSection``): pydantic
+models with unknown keys refused and every value's type and range checked, and each refusal one line,
+``FILE: floor.KEY: reason``. The secrets are never written in the file: the NATS password and the
+writer's connection string are read from the ``*_file`` keys, relative to the file's directory.
+``write_floor_config`` writes what ``load_floor_config`` reads (tests/config/test_floor_section.py).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, ClassVar
 
-from controller.errors import UserError
+from pydantic import BeforeValidator, ValidationError, model_validator
+
+from controller.config import TOO_LONG_NUMBER, tls_servers, whole_number
+from controller.errors import UserError, shown
+from controller.floor.servers import FLOOR_INBOX
 from controller.floor.service import FloorConfig
+from controller.settings import KeyRefusal, Strict, one_line, refusal, toml_type, unknown_key
 
-_KEYS = {"servers", "user", "password_file", "ca_file", "dsn_file", "batch_size"}
+MAX_BATCH_SIZE = 10_000  # what the file always allowed; more than the consumer's max_ack_pending adds nothing
+# The service notices a stop, a release to apply and the idle sweep's time only between pull requests:
+# a longer wait would leave SIGTERM unanswered for that long (a busy floor's requests end sooner).
+MAX_FETCH_WAIT_S = 5.0
+MAX_BACKOFF_S = 600.0
+MAX_RELEASE_POLL_S = 600.0  # a manager's release waits at most this long to be applied
+MAX_SWEEP_INTERVAL_S = 3600.0
+
+# The service's defaults are FloorConfig's (controller/floor/service.py): one place for each number.
+_DEFAULT: dict[str, Any] = {f.name: f.default for f in dataclasses.fields(FloorConfig)}
+
+
+def _seconds_up_to(maximum_s: float) -> BeforeValidator:
+    def check(value: object) -> object:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise refusal(f"must be a number of seconds, not {toml_type(value)}")
+        if not 0 < value <= maximum_s:
+            raise refusal(f"{shown(value)} is out of range: more than 0 and at most {maximum_s:g} seconds")
+        return float(value)
+
+    return BeforeValidator(check)
+
+
+def _file_name(value: object) -> object:
+    if not isinstance(value, str):
+        raise refusal(f"must be a file name (relative to this file's directory), not {toml_type(value)}")
+    if not value.strip():
+        raise refusal("must be a file name (relative to this file's directory), not an empty string")
+    return value
+
+
+def _user(value: object) -> object:
+    if not isinstance(value, str):
+        raise refusal(f"must be the floor reader's NATS user, not {toml_type(value)}")
+    if not value.strip():
+        raise refusal("must be the floor reader's NATS user, not an empty string")
+    return value
+
+
+FileName = Annotated[str, BeforeValidator(_file_name)]
+
+
+class FloorSection(Strict):
+    """``[floor]``: where the tables' journals come from (NATS), where they go (PostgreSQL), and the
+    consumer loop's tuning. The inbox prefix is not here: the server lets the floor reader receive
+    replies under ``FLOOR_INBOX`` only (controller/floor/servers.py), so no other value would work."""
+
+    servers: Annotated[list[str], BeforeValidator(tls_servers)]
+    user: Annotated[str, BeforeValidator(_user)]
+    password_file: FileName
+    ca_file: FileName
+    dsn_file: FileName
+    batch_size: Annotated[int, whole_number(1, MAX_BATCH_SIZE)] = _DEFAULT["batch_size"]
+    fetch_timeout_s: Annotated[float, _seconds_up_to(MAX_FETCH_WAIT_S)] = _DEFAULT["fetch_timeout_s"]
+    sweep_interval_s: Annotated[float, _seconds_up_to(MAX_SWEEP_INTERVAL_S)] = _DEFAULT["sweep_interval_s"]
+    release_poll_interval_s: Annotated[float, _seconds_up_to(MAX_RELEASE_POLL_S)] = _DEFAULT[
+        "release_poll_interval_s"
+    ]
+    backoff_initial_s: Annotated[float, _seconds_up_to(MAX_BACKOFF_S)] = _DEFAULT["backoff_initial_s"]
+    backoff_max_s: Annotated[float, _seconds_up_to(MAX_BACKOFF_S)] = _DEFAULT["backoff_max_s"]
+
+    missing_hints: ClassVar[dict[str, str]] = {
+        "servers": "an array of URLs like tls://host:4222",
+        "user": "the floor reader's NATS user",
+        "password_file": "a file holding the floor reader's NATS password",
+        "ca_file": "the floor CA's certificate",
+        "dsn_file": "a file holding the writer role's libpq connection string",
+    }
+
+    @model_validator(mode="after")
+    def _backoff_order(self) -> FloorSection:
+        if self.backoff_initial_s > self.backoff_max_s:
+            raise KeyRefusal(
+                "floor.backoff_initial_s",
+                f"{self.backoff_initial_s:g} is more than backoff_max_s ({self.backoff_max_s:g})",
+            )
+        return self
+
+
+class FloorFile(Strict):
+    """The whole file: ``[floor]`` and nothing else (a misspelt table is refused, not ignored)."""
+
+    floor: FloorSection
+
+    missing_hints: ClassVar[dict[str, str]] = {"floor": "a table like [floor]"}
 
 
 class FloorConfigError(UserError):
-    pass
-
-
-def _read(base: Path, section: dict[str, Any], key: str, source: str) -> str:
-    value = section.get(key)
-    if not isinstance(value, str) or not value:
-        raise FloorConfigError(f"{source}: floor.{key}: a file name")
-    path = base / value
-    try:
-        return path.read_text(encoding="utf-8").strip()
-    except OSError as error:
-        raise FloorConfigError(f"{source}: floor.{key}: {path}: {error.strerror}") from None
+    """The floor's file refused: ``FILE: floor.KEY: reason``."""
 
 
 def load_floor_config(path: str | Path) -> FloorConfig:
+    """The floor service's settings from ``path``, its secrets read from their files."""
     config_path = Path(path)
     source = str(config_path)
     try:
-        document = tomllib.loads(config_path.read_text(encoding="utf-8"))
+        text = config_path.read_text(encoding="utf-8")
     except OSError as error:
         raise FloorConfigError(f"{source}: {error.strerror}") from None
+    except UnicodeDecodeError:
+        raise FloorConfigError(f"{source}: not UTF-8 text") from None
+    try:
+        document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
-        raise FloorConfigError(f"{source}: not TOML: {error}") from None
-    section = document.get("floor")
-    if not isinstance(section, dict):
-        raise FloorConfigError(f"{source}: no [floor] table")
-    unknown = sorted(set(section) - _KEYS)
-    if unknown:
-        raise FloorConfigError(
-            f"{source}: floor.{unknown[0]}: unknown key (known: {', '.join(sorted(_KEYS))})"
-        )
-    servers = section.get("servers")
-    if (
-        not isinstance(servers, list)
-        or not servers
-        or not all(isinstance(s, str) and s.startswith("tls://") for s in servers)
-    ):
-        raise FloorConfigError(f"{source}: floor.servers: a non-empty list of tls://host:port URLs")
-    user = section.get("user")
-    if not isinstance(user, str) or not user:
-        raise FloorConfigError(f"{source}: floor.user: the floor reader's NATS user")
-    base = config_path.parent
-    ca_file = base / str(section.get("ca_file", ""))
+        raise FloorConfigError(f"{source}: not valid TOML: {error}") from None
+    except ValueError:  # tomllib's int() of a number past Python's 4300-digit limit
+        raise FloorConfigError(f"{source}: not valid TOML: {TOO_LONG_NUMBER}") from None
+    unknown = _unknown_key(document)
+    if unknown is not None:
+        raise FloorConfigError(f"{source}: {unknown}")
+    try:
+        section = FloorFile.model_validate(document).floor
+        return _assemble(section, config_path.resolve().parent)
+    except ValidationError as error:
+        key, reason = one_line(error, FloorFile)
+        raise FloorConfigError(f"{source}: {key}: {reason}") from None
+    except KeyRefusal as refused:
+        raise FloorConfigError(f"{source}: {refused.key}: {refused.reason}") from None
+
+
+def _unknown_key(document: dict[str, Any]) -> str | None:
+    """``KEY: unknown key (...)`` for the first unknown key, or None. Named before any other problem: a
+    misspelt key is what leaves its right spelling "missing" (pydantic would name the missing one first)."""
+    known = list(FloorFile.model_fields)
+    for name, value in document.items():
+        if name not in known:
+            return f"{name}: {unknown_key(name, known)}"
+        if isinstance(value, dict):
+            keys = list(FloorSection.model_fields)
+            for key in value:
+                if key not in keys:
+                    return f"{name}.{key}: {unknown_key(key, keys)}"
+    return None
+
+
+def _assemble(section: FloorSection, base_dir: Path) -> FloorConfig:
+    ca_file = base_dir / section.ca_file
     if not ca_file.is_file():
-        raise FloorConfigError(f"{source}: floor.ca_file: {ca_file}: no such file")
-    batch_size = section.get("batch_size", 1000)
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or not 1 <= batch_size <= 10_000:
-        raise FloorConfigError(f"{source}: floor.batch_size: an integer from 1 to 10000")
+        raise KeyRefusal("floor.ca_file", f"{ca_file}: no such file (the floor CA's certificate)")
     return FloorConfig(
-        servers=tuple(servers),
-        user=user,
-        password=_read(base, section, "password_file", source),
+        servers=tuple(section.servers),
+        user=section.user,
+        password=_secret(base_dir, "password_file", section.password_file),
         ca_file=ca_file,
-        dsn=_read(base, section, "dsn_file", source),
-        batch_size=batch_size,
+        dsn=_secret(base_dir, "dsn_file", section.dsn_file),
+        inbox_prefix=FLOOR_INBOX,
+        batch_size=section.batch_size,
+        fetch_timeout_s=section.fetch_timeout_s,
+        backoff_initial_s=section.backoff_initial_s,
+        backoff_max_s=section.backoff_max_s,
+        sweep_interval_s=section.sweep_interval_s,
+        release_poll_interval_s=section.release_poll_interval_s,
     )
 
 
+def _secret(base_dir: Path, key: str, name: str) -> str:
+    path = base_dir / name
+    try:
+        text = path.read_text(encoding="utf-8").strip()
+    except OSError as error:
+        raise KeyRefusal(f"floor.{key}", f"{path}: {error.strerror}") from None
+    except UnicodeDecodeError:
+        raise KeyRefusal(f"floor.{key}", f"{path}: not UTF-8 text") from None
+    if not text:
+        # An empty password or connection string would only fail later, as a connection refused.
+        raise KeyRefusal(f"floor.{key}", f"{path}: empty")
+    return text
+
+
+def _toml_string(text: str) -> str:
+    # JSON's string escapes (\" \\ \n \uXXXX ...) are all TOML basic-string escapes.
+    return json.dumps(text, ensure_ascii=False)
+
+
 def write_floor_config(directory: Path, config: FloorConfig) -> Path:
-    """Write a config and its secret files (mode 0600) for ``config``: what the demo and tests run."""
+    """Write a config and its secret files (mode 0600) for ``config``: the file the tests run
+    `flushtable floor serve` and `floor release` on. ``load_floor_config`` of it gives ``config`` back
+    (the CA's path made absolute)."""
+    if config.inbox_prefix != FLOOR_INBOX:
+        raise ValueError(f"the floor's inbox prefix is {FLOOR_INBOX!r}: the file cannot hold another")
     directory.mkdir(parents=True, exist_ok=True)
     for name, text in (("nats-floor.pw", config.password), ("floor-writer.dsn", config.dsn)):
         secret = directory / name
-        secret.write_text(text + "\n")
-        secret.chmod(0o600)
+        secret.touch(mode=0o600)
+        secret.chmod(0o600)  # before the secret is written: never readable by others, even briefly
+        secret.write_text(text + "\n", encoding="utf-8")
     path = directory / "floor.toml"
-    servers = ", ".join(f'"{s}"' for s in config.servers)
+    servers = ", ".join(_toml_string(server) for server in config.servers)
     path.write_text(
         "[floor]\n"
         f"servers = [{servers}]\n"
-        f'user = "{config.user}"\n'
+        f"user = {_toml_string(config.user)}\n"
         'password_file = "nats-floor.pw"\n'
-        f'ca_file = "{config.ca_file}"\n'
+        f"ca_file = {_toml_string(str(config.ca_file.resolve()))}\n"
         'dsn_file = "floor-writer.dsn"\n'
         f"batch_size = {config.batch_size}\n"
+        f"fetch_timeout_s = {config.fetch_timeout_s!r}\n"
+        f"sweep_interval_s = {config.sweep_interval_s!r}\n"
+        f"release_poll_interval_s = {config.release_poll_interval_s!r}\n"
+        f"backoff_initial_s = {config.backoff_initial_s!r}\n"
+        f"backoff_max_s = {config.backoff_max_s!r}\n",
+        encoding="utf-8",
     )
     return path

@@ -36,7 +36,7 @@ import random
 import ssl
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -65,9 +65,9 @@ _MAX_GAP_FILL = 20_000  # messages read back from the stream for one table at a 
 class FloorConfig:
     servers: tuple[str, ...]
     user: str
-    password: str
+    password: str = field(repr=False)  # repr (logs, test failures) never shows a secret
     ca_file: Path
-    dsn: str
+    dsn: str = field(repr=False)
     inbox_prefix: str = FLOOR_INBOX
     batch_size: int = 1000
     # When the consumer has nothing, a pull request waits this long (taken at its first message): a

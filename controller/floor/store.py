@@ -83,16 +83,24 @@ async def load_projection(connection: Connection, table_id: str) -> TableProject
     """The table as the floor holds it: its chain's tail, its quarantine, and its entries through the
     reducer (a new table if the floor holds none of it)."""
     projection = TableProjection(table_id, state=TableState(table_id))
+    # The tail in one read: the table's row, the stream seq of its last entry, and the last stream seq
+    # of anything the floor holds of it (entries or private parts).
     row = await (
         await connection.execute(
-            "SELECT last_seq, last_hash, quarantined_at_seq, quarantine_reason FROM floor_tables "
-            "WHERE table_id = %s",
+            "SELECT t.last_seq, t.last_hash, t.quarantined_at_seq, t.quarantine_reason, "
+            "(SELECT e.stream_seq FROM floor_entries e "
+            "WHERE e.table_id = t.table_id AND e.seq = t.last_seq), "
+            "GREATEST((SELECT max(e.stream_seq) FROM floor_entries e WHERE e.table_id = t.table_id), "
+            "(SELECT max(p.stream_seq) FROM floor_private p WHERE p.table_id = t.table_id)) "
+            "FROM floor_tables t WHERE t.table_id = %s",
             (table_id,),
         )
     ).fetchone()
     if row is not None:
         projection.last_seq, projection.last_hash = int(row[0]), str(row[1])
         projection.quarantined_at_seq, projection.quarantine_reason = row[2], row[3]
+        projection.last_stream_seq = int(row[4] or 0)
+        projection.last_seen_stream_seq = int(row[5] or 0)
         cursor = await connection.execute(
             "SELECT seq, time_text, round_id, source, kind, payload::text FROM floor_entries "
             "WHERE table_id = %s AND seq <= %s ORDER BY seq",
@@ -104,21 +112,6 @@ async def load_projection(connection: Connection, table_id: str) -> TableProject
                     seq, time_text, table_id, round_id, source, typed.decode_public(kind, payload_text)
                 )
             )
-        row = await (
-            await connection.execute(
-                "SELECT stream_seq FROM floor_entries WHERE table_id = %s AND seq = %s",
-                (table_id, projection.last_seq),
-            )
-        ).fetchone()
-        projection.last_stream_seq = int(row[0] or 0) if row is not None else 0
-        row = await (
-            await connection.execute(
-                "SELECT GREATEST((SELECT max(stream_seq) FROM floor_entries WHERE table_id = %s), "
-                "(SELECT max(stream_seq) FROM floor_private WHERE table_id = %s))",
-                (table_id, table_id),
-            )
-        ).fetchone()
-        projection.last_seen_stream_seq = int(row[0] or 0) if row is not None else 0
     return projection
 
 

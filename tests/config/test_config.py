@@ -328,6 +328,9 @@ BAD = [
     ),
     (BASE + "\n[extras]\nx = 1\n", "extras: unknown key"),
     ("table = 5\n", "table: must be a table, not an integer"),
+    # A number too long for Python to read (tomllib raised a ValueError: it was a traceback).
+    (edit("seats = 6", "seats = " + "9" * 5000), "not valid TOML: a number of more than 4300 digits"),
+    (edit("seats = 6", "seats = " + "9" * 4000), "table.seats: a many-digit number is out of range 0..1000"),
 ]
 
 

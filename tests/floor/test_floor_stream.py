@@ -12,6 +12,7 @@ import psycopg
 
 from controller.floor.servers import STREAM_NAME, table_subject
 from controller.floor.service import FloorService
+from controller.floor.store import load_projection
 from controller.journal.meters import compute_meters
 from controller.uplink import wire
 from controller.uplink.uplink import read_high_water_mark
@@ -54,9 +55,31 @@ def test_every_entry_once_in_order_with_private_parts_only_after_reveal(
             return floor_count(floor) == total and private_count(floor) == privates
 
         await wait_until(all_there, 60, "every entry and released private part on the floor")
-        # What the stream holds for the dead round and the open round: no private message.
         admin = await floor.connect_admin()
         js = admin.jetstream()
+        # A table's projection read back from PostgreSQL (after a failed batch, or by a new service) is
+        # the one the service built message by message; its tail ends where the stream's does.
+        async with await psycopg.AsyncConnection.connect(floor.writer_dsn, autocommit=True) as connection:
+            for table_id in ids:
+                loaded = await load_projection(connection, table_id)
+                held = service._tables[table_id]
+                assert (loaded.last_seq, loaded.last_hash, loaded.quarantined_at_seq) == (
+                    held.last_seq,
+                    held.last_hash,
+                    held.quarantined_at_seq,
+                )
+                assert (loaded.last_stream_seq, loaded.last_seen_stream_seq) == (
+                    held.last_stream_seq,
+                    held.last_seen_stream_seq,
+                )
+                assert loaded.last_seq == loaded.state.last_seq == last_seq(tables.journals[table_id])
+                last_message = await js.get_last_msg(STREAM_NAME, table_subject(floor.site, table_id))
+                assert loaded.last_seen_stream_seq == last_message.seq
+                assert 0 < loaded.last_stream_seq <= loaded.last_seen_stream_seq
+            unknown = await load_projection(connection, "NOSUCH")  # a table the floor has never seen
+            assert (unknown.last_seq, unknown.last_stream_seq, unknown.last_seen_stream_seq) == (0, 0, 0)
+            assert unknown.quarantined_at_seq is None
+        # What the stream holds for the dead round and the open round: no private message.
         for table_id in ids[:2]:
             subject = table_subject(floor.site, table_id)
             last = await js.get_last_msg(STREAM_NAME, subject)

@@ -129,7 +129,9 @@ class RejectKillSeat:
 
 @dataclass(frozen=True, slots=True)
 class SetLimits:
-    """A manager changes the ante limits (between rounds only); each bonus wager keeps its maximum."""
+    """A manager changes the ante limits (between rounds only). A bonus wager with a maximum of its own
+    keeps it; one without follows the ante's maximum, the new one (docs/engine.md "The manager's
+    settings")."""
 
     min_ante_cents: int
     max_ante_cents: int

@@ -666,7 +666,11 @@ class TableState:
                 "min_ante_cents": int(entry.after["min_ante_cents"]),
                 "max_ante_cents": int(entry.after["max_ante_cents"]),
             }
-            bonus = entry.after.get("max_bonus_cents")
+            # The bonus wagers' own maxima (a bonus not named follows the ante's maximum): written as
+            # ``own_max_bonus_cents`` since a change of one limit no longer freezes the others. Before
+            # that, every maximum in effect was written and the engine held each as the wager's own:
+            # read as such, an older entry restores what that engine had.
+            bonus = entry.after.get("own_max_bonus_cents", entry.after.get("max_bonus_cents"))
             if isinstance(bonus, dict):  # journaled since the bonus wagers have posted maxima
                 self.limits["max_bonus_cents"] = {str(k): int(v) for k, v in bonus.items()}
         elif entry.action == "set_paytable" and entry.wager is not None:

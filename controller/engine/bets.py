@@ -375,9 +375,8 @@ class Bets:
         seat, by = action.seat, action.by
         request = self._pending_for("confirm_kill_seat", seat, action.round_id, action.request_number, by)
         if request is not None:
-            self._kill_seat(
-                seat, action.reason, by, requested_by=request.requested_by
-            )  # journals it confirmed
+            # The kill journals the request confirmed (with its number).
+            self._kill_seat(seat, action.reason, by, requested_by=request.requested_by)
 
     def _reject_kill_seat(self, action: a.RejectKillSeat) -> None:
         ctx = self.ctx

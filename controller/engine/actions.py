@@ -100,32 +100,38 @@ class RequestKillSeat:
 
 @dataclass(frozen=True, slots=True)
 class ConfirmKillSeat:
-    """A supervisor confirms the dealer's pending kill request for ``seat`` in round ``round_id`` (both
-    named again, as the panel's banner showed them, so that a confirmation can only ever kill the seat
-    the supervisor saw asked for in the round it was asked in: a late confirmation of a request that
-    lapsed is refused, never applied to a later round's request), with the reason: the KillSeat it
-    stands for is performed with the supervisor as ``by`` and the dealer's request recorded."""
+    """A supervisor confirms the dealer's pending kill request: the request named by its round
+    ``round_id`` and its number in that round ``request_number`` (1, 2, ...), and its ``seat`` named
+    again, as the panel's banner showed them, so that a confirmation can only ever answer the request
+    the supervisor saw: a late confirmation of a request that lapsed (another round) or was rejected
+    (an earlier number, the same seat asked again) is refused, never applied to the later request.
+    With the reason: the KillSeat it stands for is performed with the supervisor as ``by`` and the
+    dealer's request recorded."""
 
     seat: int
     round_id: str
+    request_number: int
     reason: str
     by: str
 
 
 @dataclass(frozen=True, slots=True)
 class RejectKillSeat:
-    """A supervisor rejects the dealer's pending kill request for ``seat`` in round ``round_id`` (named
-    as for ConfirmKillSeat): journaled, the display cleared, the hand plays on."""
+    """A supervisor rejects the dealer's pending kill request (named by ``round_id``, ``request_number``
+    and ``seat``, as for ConfirmKillSeat): journaled, the display cleared, the hand plays on."""
 
     seat: int
     round_id: str
+    request_number: int
     reason: str
     by: str
 
 
 @dataclass(frozen=True, slots=True)
 class SetLimits:
-    """A manager changes the ante limits (between rounds only); each bonus wager keeps its maximum."""
+    """A manager changes the ante limits (between rounds only). A bonus wager with a maximum of its own
+    keeps it; one without follows the ante's maximum, the new one (docs/engine.md "The manager's
+    settings")."""
 
     min_ante_cents: int
     max_ante_cents: int

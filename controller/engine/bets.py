@@ -10,6 +10,7 @@ spot during a decision phase are the decisions part's.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from controller.engine import actions as a
@@ -31,6 +32,17 @@ BANK = "bank"
 OUTCOME_STATES = (m.REVEAL, m.SETTLING, m.PAYING, m.COMPLETE)
 
 
+@dataclass(frozen=True, slots=True)
+class KillRequest:
+    """The dealer's kill request waiting for a supervisor: the seat, who asked, the round it was asked in
+    and its number in that round (1, 2, ...). An answer names all three of round, number and seat."""
+
+    seat: int
+    requested_by: str
+    round_id: str
+    number: int
+
+
 class Bets:
     """Spots, the lock, past-posting and the ante limits."""
 
@@ -45,9 +57,9 @@ class Bets:
         # when it accepts the button by the dealer's key (RULES.md "The button and the deal").
         self.bank_spots: dict[int, int] = {}
         # The dealer's pending request to kill one seat (the kill_seat key), waiting for a supervisor's
-        # ConfirmKillSeat or RejectKillSeat: (seat, who asked, the round asked in). One at a time; it
-        # lapses when the decisions close or the round ends (after_state_change).
-        self.kill_request: tuple[int, str, str] | None = None
+        # ConfirmKillSeat or RejectKillSeat. One at a time; it lapses when the decisions close or the
+        # round ends (after_state_change).
+        self.kill_request: KillRequest | None = None
 
     def handlers(self) -> dict[type, Callable[[Any], None]]:
         return {
@@ -267,12 +279,19 @@ class Bets:
         ctx.out.append(ShowSeatResult(display, seat, "dead", 0))
         ctx.out.append(ShowText(display, f"Seat {seat} dead: every wager returned"))
         request = self.kill_request
-        if request is not None and request[0] == seat:
+        if request is not None and request.seat == seat:
             # The dealer's request for this seat is answered, by the Confirm or by the panel's own Kill.
             self.kill_request = None
             ctx.journal(
                 "kill_seat_request",
-                {"seat": seat, "status": "confirmed", "by": by, "requested_by": request[1], "reason": reason},
+                {
+                    "seat": seat,
+                    "status": "confirmed",
+                    "by": by,
+                    "requested_by": request.requested_by,
+                    "reason": reason,
+                    "request_number": request.number,
+                },
                 source=operator(by),
             )
         return True
@@ -297,7 +316,7 @@ class Bets:
         live = ctx.round
         if why is None and live is not None:
             if self.kill_request is not None:
-                why = f"seat {self.kill_request[0]}'s kill request is already waiting for a supervisor"
+                why = f"seat {self.kill_request.seat}'s kill request is already waiting for a supervisor"
             else:
                 why = _why_not_killable(live, seat)
         if why is not None or live is None:  # (the kill window is open only in a live round)
@@ -305,28 +324,47 @@ class Bets:
             ctx.refuse("kill_seat_request", why, by)
             ctx.out.append(ShowText(display, f"Refused: {why}"))
             return
-        self.kill_request = (seat, by, live.round_id)
-        ctx.journal("kill_seat_request", {"seat": seat, "status": "requested", "by": by}, source=operator(by))
+        live.kill_requests_made += 1
+        self.kill_request = KillRequest(seat, by, live.round_id, live.kill_requests_made)
+        ctx.journal(
+            "kill_seat_request",
+            {"seat": seat, "status": "requested", "by": by, "request_number": live.kill_requests_made},
+            source=operator(by),
+        )
         ctx.out.append(ShowText(display, f"Kill seat {seat}: waiting for a supervisor"))
 
-    def _pending_for(self, action: str, seat: int, round_id: str, by: str) -> tuple[int, str, str] | None:
-        """The pending request when it is for ``seat`` in round ``round_id``; else refused (journaled)
-        and None. The round is checked first: an answer to a request of another round (one that lapsed
-        while the supervisor typed the reason) must never answer this round's request, whatever seat."""
+    def _pending_for(
+        self, action: str, seat: int, round_id: str, request_number: int, by: str
+    ) -> KillRequest | None:
+        """The pending request when it is request ``request_number`` of round ``round_id``, for ``seat``;
+        else refused (journaled) and None. The round is checked first: an answer to a request of another
+        round (one that lapsed while the supervisor typed the reason) must never answer this round's
+        request, whatever seat. Then the request's number: an answer to an earlier request of this round
+        (rejected, then asked again for the same seat) must never answer the later one."""
         request = self.kill_request
         if request is None:
             self.ctx.refuse(action, "no kill request is waiting for a supervisor", by)
             return None
-        if request[2] != round_id:
+        if request.round_id != round_id:
             self.ctx.refuse(
                 action,
-                f"the waiting kill request is for round {request[2]}, not round {round_id}: "
+                f"the waiting kill request is for round {request.round_id}, not round {round_id}: "
                 "that request is no longer waiting",
                 by,
             )
             return None
-        if request[0] != seat:
-            self.ctx.refuse(action, f"the waiting kill request is for seat {request[0]}, not seat {seat}", by)
+        if request.number != request_number:
+            self.ctx.refuse(
+                action,
+                f"the waiting kill request is request {request.number} of this round, not request "
+                f"{request_number}: that request is no longer waiting",
+                by,
+            )
+            return None
+        if request.seat != seat:
+            self.ctx.refuse(
+                action, f"the waiting kill request is for seat {request.seat}, not seat {seat}", by
+            )
             return None
         return request
 
@@ -335,16 +373,15 @@ class Bets:
         the dealer's request recorded. A kill refused (the reason empty, the seat folded since) leaves
         the request waiting: the supervisor may reject it, or it lapses."""
         seat, by = action.seat, action.by
-        request = self._pending_for("confirm_kill_seat", seat, action.round_id, by)
+        request = self._pending_for("confirm_kill_seat", seat, action.round_id, action.request_number, by)
         if request is not None:
-            self._kill_seat(
-                seat, action.reason, by, requested_by=request[1]
-            )  # journals the request confirmed
+            # The kill journals the request confirmed (with its number).
+            self._kill_seat(seat, action.reason, by, requested_by=request.requested_by)
 
     def _reject_kill_seat(self, action: a.RejectKillSeat) -> None:
         ctx = self.ctx
         seat, reason, by = action.seat, action.reason, action.by
-        request = self._pending_for("reject_kill_seat", seat, action.round_id, by)
+        request = self._pending_for("reject_kill_seat", seat, action.round_id, action.request_number, by)
         if request is None:
             return
         if not reason.strip():
@@ -353,7 +390,14 @@ class Bets:
         self.kill_request = None
         ctx.journal(
             "kill_seat_request",
-            {"seat": seat, "status": "rejected", "by": by, "requested_by": request[1], "reason": reason},
+            {
+                "seat": seat,
+                "status": "rejected",
+                "by": by,
+                "requested_by": request.requested_by,
+                "reason": reason,
+                "request_number": request.number,
+            },
             source=operator(by),
         )
         ctx.out.append(ShowText(ctx.config.display_device, f"Kill seat {seat} rejected: play on"))
@@ -372,17 +416,18 @@ class Bets:
         ctx.journal(
             "kill_seat_request",
             {
-                "seat": request[0],
+                "seat": request.seat,
                 "status": "lapsed",
                 "by": ENGINE,
-                "requested_by": request[1],
+                "requested_by": request.requested_by,
                 "reason": f"{why} before a supervisor answered ({ctx.state})",
+                "request_number": request.number,
             },
             # The request's round, named: after a void (or the round's end) the machine has left the
             # round, and ctx.journal would write the lapse with no round id, out of the round's recall.
-            round_id=request[2],
+            round_id=request.round_id,
         )
-        ctx.out.append(ShowText(ctx.config.display_device, f"Kill seat {request[0]}: request lapsed"))
+        ctx.out.append(ShowText(ctx.config.display_device, f"Kill seat {request.seat}: request lapsed"))
 
     def _expected_amount(self, play: SeatPlay | None, spot: int) -> int:
         if play is None:

@@ -29,6 +29,7 @@ from drivers.events import (
     DeckVerified,
     HandComplete,
     ShowSeatResult,
+    Shuffle,
     ShufflerFault,
 )
 
@@ -156,6 +157,14 @@ class DealPart:
     def shoe_restarted(self) -> None:
         """A Shuffle or a reset went to the shoe: the last deal's places and cards are forgotten."""
         self.ledger.start({})
+
+    def shuffle_fresh_deck(self) -> None:
+        """Ask the shoe to shuffle a fresh deck (a new round's; or after a hold before the deal, when the
+        shoe's state is unknown): nothing is dealt until that deck is verified (DeckVerified), and the
+        last deal's places and cards are forgotten."""
+        self.deck_verified = False
+        self.ctx.out.append(Shuffle(self.ctx.config.shuffler_device))
+        self.shoe_restarted()
 
     def handlers(self) -> dict[type, Callable[[Any], None]]:
         return {

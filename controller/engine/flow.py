@@ -29,7 +29,6 @@ from drivers.events import (
     ShowButton,
     ShowSeatResult,
     ShowText,
-    Shuffle,
     SpotLampColour,
     UnlockBets,
 )
@@ -140,9 +139,7 @@ class RoundFlow:
         ctx.bets.past_posted.clear()
         if target in (m.BETTING, m.BETS_LOCKED):
             # The shoe's state is unknown after a hold before the deal: shuffle a fresh deck.
-            ctx.deal.deck_verified = False
-            ctx.out.append(Shuffle(ctx.config.shuffler_device))
-            ctx.deal.shoe_restarted()
+            ctx.deal.shuffle_fresh_deck()
         live = ctx.round
         if target in ctx.definition.decision_states and live is not None:
             live.decision_deadline_s = ctx.now_s + ctx.config.decision_timeout_s
@@ -185,12 +182,10 @@ class RoundFlow:
         ctx.round = None
         ctx.bets.past_posted.clear()
         ctx.bets.excluded.clear()
-        ctx.deal.deck_verified = False
         self.fire("open_betting")
         config = ctx.config
         ctx.out.append(UnlockBets(config.sensors_device))
-        ctx.out.append(Shuffle(config.shuffler_device))
-        ctx.deal.shoe_restarted()
+        ctx.deal.shuffle_fresh_deck()
         if ctx.bank.button_seat is not None:
             ctx.out.append(ShowButton(config.display_device, ctx.bank.button_seat))
         ctx.out.append(ShowText(config.display_device, "Place your bets"))

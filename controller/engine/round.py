@@ -61,6 +61,10 @@ class LiveRound:
     # Set once, with the closing entry (round_settled, round_dead or round_voided): the round is closed.
     settlement: Settlement | None = None
     wrong_positions: set[int] = field(default_factory=set)  # positions found dealt the wrong count
+    # The dealer's kill requests made in this round (kill_seat_request "requested"): each is numbered
+    # 1, 2, ... in its round, and an answer names the number (docs/engine.md "Kill one seat by the
+    # dealer's key"), so a late answer to a rejected request never answers a later one for the same seat.
+    kill_requests_made: int = 0
 
     @property
     def closed(self) -> bool:

@@ -117,11 +117,12 @@ class TableSettings:
                 by,
             )
             return
-        # Every bonus wager's maximum is written out: one not given keeps its own, or follows the new
-        # ante maximum when it had none (the configuration's rule).
-        bonus_maxima = {
-            wager: ctx.config.max_bonus_cents.get(wager, max_ante_cents) for wager in ctx.spec.bonus_wagers
-        }
+        # Only what the manager names changes (docs/engine.md "The manager's settings"): a bonus wager
+        # with a maximum of its own (the configuration's, or set by a manager) keeps it whatever the ante
+        # does, and one without keeps following the ante's maximum, the new one included. Writing out
+        # every bonus maximum here would freeze those at the ante's maximum of this moment, so a later
+        # change of the ante (or of another bonus) would silently leave them behind.
+        own_maxima = dict(ctx.config.max_bonus_cents)
         if max_bonus_cents is not None:
             if not isinstance(max_bonus_cents, Mapping):  # the panel's JSON may give anything
                 ctx.refuse("set_limits", "max_bonus_cents: must be an object {wager: cents}", by)
@@ -147,7 +148,7 @@ class TableSettings:
                         by,
                     )
                     return
-                bonus_maxima[wager] = value
+                own_maxima[wager] = value
         why_not = self._not_between_rounds()
         if why_not is not None:
             ctx.refuse("set_limits", why_not, by)
@@ -158,10 +159,14 @@ class TableSettings:
             ctx.config,
             min_ante_cents=min_ante_cents,
             max_ante_cents=max_ante_cents,
-            max_bonus_cents=bonus_maxima,
+            max_bonus_cents=own_maxima,
         )
         after = self._limits_json(min_ante_cents, max_ante_cents)
-        bonus_maxima_after = {wager: ctx.config.max_bonus_for(wager) for wager in ctx.spec.bonus_wagers}
+        bonus_maxima_after = ", ".join(
+            f"{wager} {money(ctx.config.max_bonus_for(wager))}"
+            + ("" if wager in own_maxima else " (the ante's maximum)")
+            for wager in ctx.spec.bonus_wagers
+        )
         ctx.journal(
             "operator_action",
             {
@@ -169,8 +174,7 @@ class TableSettings:
                 "by": by,
                 "detail": f"ante limits {money(min_ante_cents)} to {money(max_ante_cents)} "
                 f"(were {money(min_before)} to {money(max_before)}), "
-                "bonus maxima "
-                + ", ".join(f"{wager} {money(cents)}" for wager, cents in bonus_maxima_after.items()),
+                f"bonus maxima {bonus_maxima_after}",
                 "before": before,
                 "after": after,
                 "config_digest": ctx.config.config_digest,
@@ -182,13 +186,16 @@ class TableSettings:
         )
 
     def _limits_json(self, min_ante_cents: int, max_ante_cents: int) -> dict[str, object]:
-        """The limits as journaled (``before``/``after``): the ante's, and every bonus wager's maximum
-        in effect (its own, or the ante's maximum)."""
+        """The limits as journaled (``before``/``after``): the ante's, every bonus wager's maximum in
+        effect (``max_bonus_cents``: its own, or the ante's maximum), and which of them are their own
+        (``own_max_bonus_cents``: what a restart restores; a bonus wager not named there follows the
+        ante's maximum)."""
         config = self.ctx.config
         return {
             "min_ante_cents": min_ante_cents,
             "max_ante_cents": max_ante_cents,
             "max_bonus_cents": {wager: config.max_bonus_for(wager) for wager in self.ctx.spec.bonus_wagers},
+            "own_max_bonus_cents": dict(config.max_bonus_cents),
         }
 
     def _set_paytable(self, wager: str, spec: object, by: str) -> None:

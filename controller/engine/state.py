@@ -20,7 +20,8 @@ derivable from journal entries (docs/journal.md):
   entries; refusals carry no ``after``), made against the configuration whose digest is
   ``settings_config_digest``. The engine applies them only when its configuration has that same
   digest: a new configuration file is a deliberate change and wins over changes made against the old
-  one.
+  one. ``max_bonus_cents`` is the bonus wagers' own maxima (``after.own_max_bonus_cents``; an older
+  entry's ``after.max_bonus_cents``, every maximum then in effect): a wager not named follows the ante's.
 
 ``RecoveredState.from_table_state(table_state)`` adapts the journal's ``TableState``
 (controller/journal/state.py) to it.
@@ -130,7 +131,9 @@ class RecoveredState:
             closed_reason=str(getattr(closed_by, "reason", "")) if closed_by is not None else None,
             min_ante_cents=min_ante if isinstance(min_ante, int) else None,
             max_ante_cents=max_ante if isinstance(max_ante, int) else None,
-            max_bonus_cents=dict(max_bonus) if isinstance(max_bonus, Mapping) else None,
+            # No own bonus maximum ({}) restores nothing, as the engine's own RecoveredState says: every
+            # bonus wager follows the ante's maximum, as the same configuration file has them.
+            max_bonus_cents=dict(max_bonus) if isinstance(max_bonus, Mapping) and max_bonus else None,
             paytables=dict(paytables) if isinstance(paytables, Mapping) else {},
             settings_config_digest=digest if isinstance(digest, str) else None,
         )

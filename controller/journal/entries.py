@@ -323,13 +323,17 @@ class KillSeatRequest(Entry, frozen=True, tag="kill_seat_request"):
     """The dealer's request to kill one seat's hand (the display's kill_seat key) and what became of it:
     ``requested`` (by the dealer), then ``confirmed`` or ``rejected`` (by the supervisor, with a reason;
     a confirmation comes after the kill's operator_action and dead_hand) or ``lapsed`` (by
-    the engine: the decisions closed or the round ended first)."""
+    the engine: the decisions closed or the round ended first). ``request_number``: the request's
+    number in its round (1, 2, ...), on the request and on what became of it; an answer names it.
+    Optional: absent in entries written before requests were numbered; such a request's number is its
+    order among its round's requests, counted by the reducer (the engine numbers them the same way)."""
 
     seat: int
     status: KillRequestStatus
     by: str
     requested_by: str | None = None
     reason: str | None = None
+    request_number: int | None = None
 
 
 class DeadHand(Entry, frozen=True, tag="dead_hand"):

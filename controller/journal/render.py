@@ -180,7 +180,9 @@ def render_record(record: Mapping[str, Any], fmt: MoneyFormat = money) -> str:
             payload = event.get("payload") or {}
             why = f": {payload['reason']}" if payload.get("reason") else ""
             seat, status = payload.get("seat"), payload.get("status")
-            lines.append(f"  Kill request, seat {seat}: {status} by {payload.get('by')}{why}")
+            number = payload.get("request_number")  # absent in entries written before it was
+            named = "Kill request" if number is None else f"Kill request {number}"
+            lines.append(f"  {named}, seat {seat}: {status} by {payload.get('by')}{why}")
     for fault in record.get("faults") or []:
         lines.append(
             f"  Fault {fault.get('fault_id')}: {fault.get('kind')} ({fault.get('severity')}) "

@@ -89,11 +89,15 @@ def _settled(p: Payload, hidden: bool, fmt: MoneyFormat) -> str:
 def _kill_request(p: Payload) -> str:
     seat, status = p.get("seat"), p.get("status")
     why = f": {p.get('reason')}" if p.get("reason") else ""
+    # The request's number in its round (absent in entries written before it was): it tells apart two
+    # requests for the same seat in one round (one rejected, the dealer asks again).
+    number = f" (request {p['request_number']})" if p.get("request_number") is not None else ""
     if status == "requested":
-        return f"The {p.get('by')} asks a supervisor to kill seat {seat}'s hand"
+        return f"The {p.get('by')} asks a supervisor to kill seat {seat}'s hand{number}"
     if status == "lapsed":
-        return f"The request to kill seat {seat}'s hand lapsed{why}"
-    return f"{p.get('by')} {status} the {p.get('requested_by')}'s request to kill seat {seat}'s hand{why}"
+        return f"The request to kill seat {seat}'s hand{number} lapsed{why}"
+    asked = f"the {p.get('requested_by')}'s request to kill seat {seat}'s hand{number}"
+    return f"{p.get('by')} {status} {asked}{why}"
 
 
 def _operator_action(p: Payload, hidden: bool, fmt: MoneyFormat) -> str:

@@ -88,8 +88,10 @@ class RoundState:
     refused_seat: int | None = None  # the seat of the last decision_refused (its fault follows it)
     over_limit_alerts: dict[int, list[str]] = field(default_factory=dict)  # seat -> open fault ids
     # The dealer's kill request waiting for a supervisor (kill_seat_request "requested"), or None: its
-    # seat, its round, who asked, when. Answered (confirmed, rejected), lapsed or the round closed: None.
+    # seat, its round, its number in the round, who asked, when. Answered (confirmed, rejected), lapsed
+    # or the round closed: None.
     kill_request: dict[str, Any] | None = None
+    kill_requests_made: int = 0  # the round's "requested" entries: numbers the older ones, which had none
 
     # --- what recovery needs of an interrupted round -----------------------------------------
     @property
@@ -546,9 +548,15 @@ class TableState:
         if round_state is None:
             return
         if entry.status == "requested":
+            round_state.kill_requests_made += 1
+            # The request's number in its round, written since entries carry it; an older entry's is its
+            # order in the round, as the engine counts (the first request of a round is 1).
+            number = entry.request_number
             round_state.kill_request = {
                 "seat": entry.seat,
                 "round_id": stored.round_id,  # the confirm/reject names it (a lapsed request's is refused)
+                # ... and the number (a rejected request's, asked again for the same seat, is refused)
+                "request_number": round_state.kill_requests_made if number is None else number,
                 "requested_by": entry.by,
                 "requested_utc": stored.time_utc,
             }
@@ -658,7 +666,11 @@ class TableState:
                 "min_ante_cents": int(entry.after["min_ante_cents"]),
                 "max_ante_cents": int(entry.after["max_ante_cents"]),
             }
-            bonus = entry.after.get("max_bonus_cents")
+            # The bonus wagers' own maxima (a bonus not named follows the ante's maximum): written as
+            # ``own_max_bonus_cents`` since a change of one limit no longer freezes the others. Before
+            # that, every maximum in effect was written and the engine held each as the wager's own:
+            # read as such, an older entry restores what that engine had.
+            bonus = entry.after.get("own_max_bonus_cents", entry.after.get("max_bonus_cents"))
             if isinstance(bonus, dict):  # journaled since the bonus wagers have posted maxima
                 self.limits["max_bonus_cents"] = {str(k): int(v) for k, v in bonus.items()}
         elif entry.action == "set_paytable" and entry.wager is not None:

@@ -56,6 +56,7 @@ Wager = Annotated[str, Field(min_length=1, max_length=40, pattern=r"^[a-z_]+$", 
 Bank = Annotated[int, Field(ge=1, le=MAX_AMOUNT_CENTS, title="The bank the player posts (cents)")]
 MaxBonus = Annotated[int, Field(ge=1, le=MAX_AMOUNT_CENTS, title="Maximum of that bonus wager (cents)")]
 RoundId = Annotated[str, Field(min_length=1, max_length=64, title="Round of the request")]
+RequestNumber = Annotated[int, Field(ge=1, le=1_000_000, title="The request's number in its round")]
 Preset = Annotated[
     str, Field(min_length=1, max_length=60, pattern=r"^[A-Za-z0-9_.-]+$", title="Paytable preset name")
 ]
@@ -75,12 +76,15 @@ def _kill_requested(table: Mapping[str, Any]) -> bool:
     return isinstance(round_, Mapping) and bool(round_.get("kill_request"))
 
 
-def _kill_request_round(table: Mapping[str, Any]) -> dict[str, Any]:
-    """The round of the waiting kill request, as the banner shows it: the Confirm and Reject buttons
-    carry it, so a dialog opened for one round's request can never answer a later round's."""
+def _kill_request_named(table: Mapping[str, Any]) -> dict[str, Any]:
+    """The waiting kill request's round and number in it, as the banner shows them: the Confirm and
+    Reject buttons carry both, so a dialog opened for one request can never answer a later one (of a
+    later round, or of the same seat asked again in this round after a rejection)."""
     round_ = table.get("round")
     request = round_.get("kill_request") if isinstance(round_, Mapping) else None
-    return {"round_id": request.get("round_id")} if isinstance(request, Mapping) else {}
+    if not isinstance(request, Mapping):
+        return {}
+    return {"round_id": request.get("round_id"), "request_number": request.get("request_number")}
 
 
 def _between_rounds(table: Mapping[str, Any]) -> bool:
@@ -127,7 +131,7 @@ class PanelAction:
     confirm: str = ""  # asked before the request (a void returns every wager)
     filled: tuple[str, ...] = ()  # fields the button carries from where it sits (the alert's fault_id)
     # The filled fields' values read from where the button sits (the table snapshot), when the template
-    # does not pass them (the kill request's round).
+    # does not pass them (the kill request's round and number).
     fill_from: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
     style: str = ""  # the button's CSS class ("warn" for what cannot be undone)
     body: type[BaseModel] = field(init=False)
@@ -227,10 +231,10 @@ PANEL_ACTIONS: tuple[PanelAction, ...] = (
         ConfirmKillSeat,
         "supervisor",
         "Confirm the dealer's kill request",
-        {"seat": Seat, "round_id": RoundId, "reason": Reason},
+        {"seat": Seat, "round_id": RoundId, "request_number": RequestNumber, "reason": Reason},
         offered=_kill_requested,
-        filled=("round_id",),
-        fill_from=_kill_request_round,
+        filled=("round_id", "request_number"),
+        fill_from=_kill_request_named,
         confirm="Kill the hand of the seat the dealer named? Its wagers are returned; the round goes on.",
         style="warn",
     ),
@@ -238,10 +242,10 @@ PANEL_ACTIONS: tuple[PanelAction, ...] = (
         RejectKillSeat,
         "supervisor",
         "Reject the dealer's kill request",
-        {"seat": Seat, "round_id": RoundId, "reason": Reason},
+        {"seat": Seat, "round_id": RoundId, "request_number": RequestNumber, "reason": Reason},
         offered=_kill_requested,
-        filled=("round_id",),
-        fill_from=_kill_request_round,
+        filled=("round_id", "request_number"),
+        fill_from=_kill_request_named,
     ),
     PanelAction(MoveButton, "supervisor", "Move button", {"seat": Seat}, offered=_button_movable),
     PanelAction(

@@ -199,16 +199,20 @@ def wait_for(what: str, condition: Any) -> Any:
         time.sleep(POLL_S)
 
 
-def test_the_dealers_kill_seat_key_confirmed_by_a_supervisor_on_the_panel(tmp_path: Path) -> None:
+def test_the_dealers_kill_seat_key_rejected_asked_again_and_confirmed_on_the_panel(tmp_path: Path) -> None:
     """The simulated display presses kill_seat 3 (scenario dp_kill_seat); the panel shows the request;
-    the supervisor confirms it through the panel's action path; seat 3's wagers are returned and the
-    rest settles; the journal and `flushtable recall` show it."""
+    the supervisor rejects it through the panel's action path; the dealer presses kill_seat 3 again; a
+    late Confirm naming the first request (a page still showing it: same round, same seat) is refused
+    with 409 and kills nothing; the Confirm naming the second request kills seat 3: its wagers are
+    returned and the rest settles; the journal and `flushtable recall` show it all."""
     store = UserStore(tmp_path / "panel-users.json")  # beside the journal: where the daemon looks
     store.add(SUPERVISOR[0], "supervisor", SUPERVISOR[1])
     seen: dict[str, Any] = {}
 
     def supervise(table: SimulatedTable) -> None:
         daemon = table.daemon
+        devices = table.devices
+        assert isinstance(devices, SimTable)
         wait_for("the panel", lambda: daemon.panel is not None)
         panel = PanelSupervisor(daemon.panel.url)
         try:
@@ -223,18 +227,34 @@ def test_the_dealers_kill_seat_key_confirmed_by_a_supervisor_on_the_panel(tmp_pa
             round_id = seen["request"]["round_id"]
             seen["banner"] = (
                 "KILL SEAT 3?" in partial
-                and f"round {round_id}" in partial
+                and f"round {round_id}, request 1 of the round" in partial
                 and "confirm_kill_seat" in partial
             )
             # Not yet killed: the key only asked.
             seen["alive_before"] = not any(e.kind == "dead_hand" for e in entries(daemon.journal_path))
             # A confirm naming another round (a dialog opened for a request that lapsed) is refused.
             stale = panel.act(
-                "confirm_kill_seat", {"seat": 3, "round_id": "RT1-00000000-000000", "reason": "x"}
+                "confirm_kill_seat",
+                {"seat": 3, "round_id": "RT1-00000000-000000", "request_number": 1, "reason": "x"},
             )
             seen["stale"] = (stale.status_code, stale.json())
             seen["alive_after_stale"] = not any(e.kind == "dead_hand" for e in entries(daemon.journal_path))
-            body = {"seat": 3, "round_id": round_id, "reason": "hand exposed"}
+            first = {"seat": 3, "round_id": round_id, "request_number": seen["request"]["request_number"]}
+            rejected = panel.act("reject_kill_seat", {**first, "reason": "not exposed"})
+            seen["reject"] = (rejected.status_code, rejected.json())
+            wait_for("the rejection on the panel", lambda: not requested())
+            devices.dealer_display().press("kill_seat", 3)  # the dealer asks again, same seat
+            seen["again_asked"] = wait_for("the second kill request on the panel", requested)
+            # The first request's Confirm, sent late from a page that still shows it: refused.
+            late = panel.act("confirm_kill_seat", {**first, "reason": "hand exposed"})
+            seen["late"] = (late.status_code, late.json())
+            seen["alive_after_late"] = not any(e.kind == "dead_hand" for e in entries(daemon.journal_path))
+            seen["still_waiting"] = requested()
+            body = {
+                **first,
+                "request_number": seen["again_asked"]["request_number"],
+                "reason": "hand exposed",
+            }
             answer = panel.act("confirm_kill_seat", body)
             seen["confirm"] = (answer.status_code, answer.json())
             again = panel.act("confirm_kill_seat", body)
@@ -243,8 +263,6 @@ def test_the_dealers_kill_seat_key_confirmed_by_a_supervisor_on_the_panel(tmp_pa
         finally:
             panel.close()
         # The dealer plays the round out at the simulated devices: seat 2 raises 1x, confirm, pay.
-        devices = table.devices
-        assert isinstance(devices, SimTable)
         devices.bet_sensors().place(2, 1, 500)
         live = daemon.engine.round
         assert live is not None
@@ -265,14 +283,28 @@ def test_the_dealers_kill_seat_key_confirmed_by_a_supervisor_on_the_panel(tmp_pa
     assert seen["stale"][0] == 409, seen["stale"]
     assert "not round RT1-00000000-000000" in json.dumps(seen["stale"][1])
     assert seen["alive_after_stale"]
+    assert seen["request"]["request_number"] == 1
+    assert seen["reject"][0] == 200, seen["reject"]
+    assert (seen["again_asked"]["seat"], seen["again_asked"]["request_number"]) == (3, 2)
+    assert seen["late"][0] == 409, seen["late"]
+    assert "the waiting kill request is request 2 of this round, not request 1" in json.dumps(seen["late"][1])
+    assert seen["alive_after_late"]
+    assert seen["still_waiting"] == seen["again_asked"]
     assert seen["confirm"][0] == 200, seen["confirm"]
     assert seen["again"][0] == 409  # nothing waits any more
     assert "no kill request is waiting for a supervisor" in json.dumps(seen["again"][1])
 
     keys = [(p["key"], p["seat"]) for p in of_kind(journal, "dealer_key")]
-    assert ("kill_seat", 3) in keys
-    statuses = [(p["status"], p["by"]) for p in of_kind(journal, "kill_seat_request")]
-    assert statuses == [("requested", "dealer"), ("confirmed", "sam")]
+    assert keys.count(("kill_seat", 3)) == 2
+    statuses = [(p["status"], p["by"], p["request_number"]) for p in of_kind(journal, "kill_seat_request")]
+    assert statuses == [
+        ("requested", "dealer", 1),
+        ("rejected", "sam", 1),
+        ("requested", "dealer", 2),
+        ("confirmed", "sam", 2),
+    ]
+    late_refusals = [r for r in refusals(journal) if "not request 1" in r]
+    assert len(late_refusals) == 1
     [dead] = of_kind(journal, "dead_hand")
     assert dead["seat"] == 3
     assert dead["reason"]["message"] == "killed by a supervisor at the dealer's request: hand exposed"
@@ -292,10 +324,13 @@ def test_the_dealers_kill_seat_key_confirmed_by_a_supervisor_on_the_panel(tmp_pa
     [record] = json.loads(recalled.stdout)
     events = [(event["kind"], event["payload"].get("status")) for event in record["events"]]
     assert ("kill_seat_request", "requested") in events
+    assert ("kill_seat_request", "rejected") in events
     assert ("kill_seat_request", "confirmed") in events
     text = flushtable("recall", "--journal", str(tmp_path / "journal.sqlite")).stdout
-    assert "Kill request, seat 3: requested by dealer" in text
-    assert "Kill request, seat 3: confirmed by sam: hand exposed" in text
+    assert "Kill request 1, seat 3: requested by dealer" in text
+    assert "Kill request 1, seat 3: rejected by sam: not exposed" in text
+    assert "Kill request 2, seat 3: requested by dealer" in text
+    assert "Kill request 2, seat 3: confirmed by sam: hand exposed" in text
     assert record["settlement"] == settled["settlement"]
 
 

@@ -52,7 +52,14 @@ def test_the_dealers_key_asks_and_a_supervisors_confirm_kills_the_seat_and_the_r
     # The key kills nothing: it is journaled as a request and the display says it waits.
     assert shown(table, outs) == ["Kill seat 3: waiting for a supervisor"]
     assert requests(table) == [
-        {"seat": 3, "status": "requested", "by": "dealer", "requested_by": None, "reason": None}
+        {
+            "seat": 3,
+            "status": "requested",
+            "by": "dealer",
+            "requested_by": None,
+            "reason": None,
+            "request_number": 1,
+        }
     ]
     assert [r.source for r in table.journal("kill_seat_request")] == ["operator:dealer"]
     assert table.engine.round is not None
@@ -60,7 +67,7 @@ def test_the_dealers_key_asks_and_a_supervisors_confirm_kills_the_seat_and_the_r
     assert not table.journal("dead_hand")
 
     outs = table.call(
-        table.engine.handle, a.ConfirmKillSeat(3, round_of(table), "hand exposed", "sam"), table.now_s
+        table.engine.handle, a.ConfirmKillSeat(3, round_of(table), 1, "hand exposed", "sam"), table.now_s
     )
     assert ShowSeatResult("display", 3, "dead", 0) in outs
     assert table.payload("dead_hand") == {
@@ -83,6 +90,7 @@ def test_the_dealers_key_asks_and_a_supervisors_confirm_kills_the_seat_and_the_r
         "by": "sam",
         "requested_by": "dealer",
         "reason": "hand exposed",
+        "request_number": 1,
     }
     table.bet(3, "ante", 0)  # the dealer returns its chips: not past-posting
     table.bet(1, "raise", 1000)
@@ -105,7 +113,9 @@ def test_a_rejected_request_is_journaled_the_display_cleared_and_the_hand_plays_
     table = dealt_table()
     table.key("kill_seat", 1)
     outs = table.call(
-        table.engine.handle, a.RejectKillSeat(1, round_of(table), "the card was not seen", "sam"), table.now_s
+        table.engine.handle,
+        a.RejectKillSeat(1, round_of(table), 1, "the card was not seen", "sam"),
+        table.now_s,
     )
     assert shown(table, outs) == ["Kill seat 1 rejected: play on"]
     assert requests(table)[-1] == {
@@ -114,11 +124,12 @@ def test_a_rejected_request_is_journaled_the_display_cleared_and_the_hand_plays_
         "by": "sam",
         "requested_by": "dealer",
         "reason": "the card was not seen",
+        "request_number": 1,
     }
     assert not table.journal("dead_hand")
     # A confirm after the rejection has nothing to confirm.
     outs = table.call(
-        table.engine.handle, a.ConfirmKillSeat(1, round_of(table), "exposed", "sam"), table.now_s
+        table.engine.handle, a.ConfirmKillSeat(1, round_of(table), 1, "exposed", "sam"), table.now_s
     )
     assert table.refusals(outs)[0].reason == "no kill request is waiting for a supervisor"
     assert refused_detail(table) == "refused: no kill request is waiting for a supervisor"
@@ -142,6 +153,7 @@ def test_a_request_no_supervisor_answers_lapses_when_the_decisions_close() -> No
         "by": "engine",
         "requested_by": "dealer",
         "reason": "the decisions closed before a supervisor answered (reveal)",
+        "request_number": 1,
     }
     assert "Kill seat 3: request lapsed" in shown(table, outs)
     # Journaled in the round, before the reveal.
@@ -151,7 +163,7 @@ def test_a_request_no_supervisor_answers_lapses_when_the_decisions_close() -> No
     assert table.journal("kill_seat_request")[-1].round_id == table.journal("round_settled")[0].round_id
     # Too late now: a confirm finds nothing waiting, and the seat was paid as a live hand.
     outs = table.call(
-        table.engine.handle, a.ConfirmKillSeat(3, round_of(table), "exposed", "sam"), table.now_s
+        table.engine.handle, a.ConfirmKillSeat(3, round_of(table), 1, "exposed", "sam"), table.now_s
     )
     assert table.refusals(outs)[0].reason == "no kill request is waiting for a supervisor"
     settled = table.payload("round_settled")["settlement"]
@@ -200,7 +212,7 @@ def test_a_late_confirm_of_a_lapsed_request_never_kills_the_next_rounds_seat() -
     assert second_round != first_round
     table.key("kill_seat", 3)
     outs = table.call(
-        table.engine.handle, a.ConfirmKillSeat(3, first_round, "hand exposed", "sam"), table.now_s
+        table.engine.handle, a.ConfirmKillSeat(3, first_round, 1, "hand exposed", "sam"), table.now_s
     )
     why = f"the waiting kill request is for round {second_round}, not round {first_round}"
     assert table.refusals(outs)[0].reason.startswith(why)
@@ -211,11 +223,95 @@ def test_a_late_confirm_of_a_lapsed_request_never_kills_the_next_rounds_seat() -
     assert table.engine.round.seats[3].status == "live"
     assert [r["status"] for r in requests(table)] == ["requested", "lapsed", "requested"]
     # A late Reject is refused the same way; R2's request is answered only by an answer naming R2.
-    outs = table.call(table.engine.handle, a.RejectKillSeat(3, first_round, "no", "sam"), table.now_s)
+    outs = table.call(table.engine.handle, a.RejectKillSeat(3, first_round, 1, "no", "sam"), table.now_s)
     assert table.refusals(outs)[0].reason.startswith(why)
-    outs = table.call(table.engine.handle, a.ConfirmKillSeat(3, second_round, "exposed", "sam"), table.now_s)
+    outs = table.call(
+        table.engine.handle, a.ConfirmKillSeat(3, second_round, 1, "exposed", "sam"), table.now_s
+    )
     assert not table.refusals(outs)
     assert table.engine.round.seats[3].status == "dead"
+
+
+def test_a_late_answer_to_a_rejected_request_never_answers_the_same_seats_next_request() -> None:
+    """In one round the dealer asks to kill seat 3 (request 1); a supervisor rejects it; the dealer asks
+    for seat 3 again (request 2). A Confirm from a panel page still showing request 1 (same round, same
+    seat) names request 1: refused and journaled, seat 3 plays on, and request 2 still waits; only an
+    answer naming request 2 answers it."""
+    table = dealt_table()
+    this_round = round_of(table)
+    table.key("kill_seat", 3)
+    table.call(table.engine.handle, a.RejectKillSeat(3, this_round, 1, "not exposed", "sam"), table.now_s)
+    outs = table.key("kill_seat", 3)
+    assert shown(table, outs) == ["Kill seat 3: waiting for a supervisor"]
+    assert [(r["status"], r["request_number"]) for r in requests(table)] == [
+        ("requested", 1),
+        ("rejected", 1),
+        ("requested", 2),
+    ]
+
+    why = (
+        "the waiting kill request is request 2 of this round, not request 1: "
+        "that request is no longer waiting"
+    )
+    outs = table.call(table.engine.handle, a.ConfirmKillSeat(3, this_round, 1, "exposed", "kim"), table.now_s)
+    assert [refusal.reason for refusal in table.refusals(outs)] == [why]
+    refusal = table.journal("operator_action")[-1]
+    assert (refusal.payload["action"], refusal.payload["by"], refusal.payload["detail"], refusal.source) == (
+        "confirm_kill_seat",
+        "kim",
+        f"refused: {why}",
+        "operator:kim",
+    )
+    assert not table.journal("dead_hand")
+    assert table.engine.round is not None
+    assert table.engine.round.seats[3].status == "live"
+    # A late Reject of request 1 is refused the same way and does not clear request 2.
+    outs = table.call(table.engine.handle, a.RejectKillSeat(3, this_round, 1, "no", "kim"), table.now_s)
+    assert [refusal.reason for refusal in table.refusals(outs)] == [why]
+    # A number no request of this round has yet is refused too (never taken for the waiting one).
+    outs = table.call(table.engine.handle, a.ConfirmKillSeat(3, this_round, 3, "exposed", "kim"), table.now_s)
+    assert table.refusals(outs)[0].reason.startswith(
+        "the waiting kill request is request 2 of this round, not request 3"
+    )
+    assert [r["status"] for r in requests(table)] == ["requested", "rejected", "requested"]
+
+    outs = table.call(table.engine.handle, a.ConfirmKillSeat(3, this_round, 2, "exposed", "sam"), table.now_s)
+    assert not table.refusals(outs)
+    assert table.engine.round.seats[3].status == "dead"
+    assert requests(table)[-1] == {
+        "seat": 3,
+        "status": "confirmed",
+        "by": "sam",
+        "requested_by": "dealer",
+        "reason": "exposed",
+        "request_number": 2,
+    }
+
+
+def test_request_numbers_count_within_their_round_and_name_the_lapse() -> None:
+    """Request numbers start at 1 in each round, and the lapse names the request that lapsed."""
+    table = dealt_table()
+    table.key("kill_seat", 1)
+    table.call(table.engine.handle, a.RejectKillSeat(1, round_of(table), 1, "no", "sam"), table.now_s)
+    table.key("kill_seat", 3)
+    table.call(table.engine.handle, a.VoidRound("dispute", "sam"), table.now_s)
+    assert [(r["seat"], r["status"], r["request_number"]) for r in requests(table)] == [
+        (1, "requested", 1),
+        (1, "rejected", 1),
+        (3, "requested", 2),
+        (3, "lapsed", 2),
+    ]
+    for spot in ((1, "ante"), (1, "flush"), (3, "ante"), (3, "straight_flush")):
+        table.bet(*spot, 0)
+    for fault_id in list(table.engine.latched):
+        table.call(table.engine.handle, a.ClearFault(fault_id, "sam", "looked at"), table.now_s)
+    table.key("next")
+    table.start()
+    table.bet(1, "ante", 500)
+    table.bet(3, "ante", 1000)
+    table.lock()
+    table.key("kill_seat", 3)
+    assert requests(table)[-1]["request_number"] == 1
 
 
 def test_requests_refused_and_journaled() -> None:
@@ -241,10 +337,10 @@ def test_requests_refused_and_journaled() -> None:
     assert ask(1)[0] == "seat 1's kill request is already waiting for a supervisor"
     # A confirm must name the seat the dealer asked for.
     outs = table.call(
-        table.engine.handle, a.ConfirmKillSeat(3, round_of(table), "fouled", "sam"), table.now_s
+        table.engine.handle, a.ConfirmKillSeat(3, round_of(table), 1, "fouled", "sam"), table.now_s
     )
     assert table.refusals(outs)[0].reason == "the waiting kill request is for seat 1, not seat 3"
-    outs = table.call(table.engine.handle, a.RejectKillSeat(1, round_of(table), "no", "sam"), table.now_s)
+    outs = table.call(table.engine.handle, a.RejectKillSeat(1, round_of(table), 1, "no", "sam"), table.now_s)
     assert not table.refusals(outs)
     table.key("fold_seat", 1)
     assert ask(1)[0] == "seat 1 has folded"

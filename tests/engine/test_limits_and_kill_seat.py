@@ -100,6 +100,7 @@ def test_set_limits_sets_bonus_maxima_between_rounds_only() -> None:
         "min_ante_cents": 100,
         "max_ante_cents": 100_000,
         "max_bonus_cents": {"flush": 1000, "straight_flush": 100_000},
+        "own_max_bonus_cents": {"flush": 1000},
     }
     assert not table.refusals(outs)
     table.start()

@@ -7,15 +7,18 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from controller.engine import JournalRecord, Output, RecoveredState, TableConfig, TableEngine
 from controller.engine import actions as a
 from controller.journal import Journal, entries
 from controller.journal.recovery import rebuild_state, recover
+from controller.journal.state import TableState
 from controller.rules.settle import settle_round_json
 from tests.engine.table import NOW_S, Table, stack
 from tests.engine.test_rounds import HCF_DEALER, HCF_SEAT1, HCF_SEAT3
+from tests.journal.test_state import stamped
 
 
 def hcf_table(**config: Any) -> Table:
@@ -47,17 +50,19 @@ def test_set_limits_between_rounds_is_journaled_and_governs_the_next_lock() -> N
     assert entry.entry == entries.OperatorAction(
         action="set_limits",
         by="maria",
-        detail="ante limits 20.00 to 500.00 (were 1.00 to 1,000.00), "
-        "bonus maxima flush 500.00, straight_flush 500.00",
+        detail="ante limits 20.00 to 500.00 (were 1.00 to 1,000.00), bonus maxima "
+        "flush 500.00 (the ante's maximum), straight_flush 500.00 (the ante's maximum)",
         before={
             "min_ante_cents": 100,
             "max_ante_cents": 100_000,
             "max_bonus_cents": {"flush": 100_000, "straight_flush": 100_000},
+            "own_max_bonus_cents": {},
         },
         after={
             "min_ante_cents": 2000,
             "max_ante_cents": 50_000,
             "max_bonus_cents": {"flush": 50_000, "straight_flush": 50_000},
+            "own_max_bonus_cents": {},
         },
         config_digest="d1",
     )
@@ -74,6 +79,55 @@ def test_set_limits_between_rounds_is_journaled_and_governs_the_next_lock() -> N
     table.bet(1, "ante", 2000)
     table.lock()
     assert table.engine.state == "decisions"
+
+
+def bonus_maxima(table: Table) -> dict[str, int]:
+    """Each bonus wager's maximum in effect (its own, or the ante's maximum)."""
+    config = table.engine.config
+    return {wager: config.max_bonus_for(wager) for wager in table.engine.spec.bonus_wagers}
+
+
+def test_a_limit_change_changes_only_the_limit_named() -> None:
+    """What a table-games manager expects of "change this limit": every other posted limit as it was. A
+    bonus wager with a maximum of its own keeps it when the ante's limits change; one without keeps
+    following the ante's maximum, also after another bonus's maximum is set (never frozen at the ante's
+    maximum of that moment, to be silently left behind by the next ante change)."""
+    table = hcf_table()
+    assert bonus_maxima(table) == {"flush": 100_000, "straight_flush": 100_000}
+    table.call(table.engine.handle, a.SetBonusLimit("flush", 1000, "maria"), table.now_s)
+    assert bonus_maxima(table) == {"flush": 1000, "straight_flush": 100_000}
+    table.call(table.engine.handle, a.SetLimits(100, 20_000, "maria"), table.now_s)
+    assert bonus_maxima(table) == {"flush": 1000, "straight_flush": 20_000}
+    detail = table.journal("operator_action")[-1].payload["detail"]
+    assert detail == (
+        "ante limits 1.00 to 200.00 (were 1.00 to 1,000.00), "
+        "bonus maxima flush 10.00, straight_flush 200.00 (the ante's maximum)"
+    )
+    table.call(table.engine.handle, a.SetLimits(100, 60_000, "maria"), table.now_s)
+    assert bonus_maxima(table) == {"flush": 1000, "straight_flush": 60_000}
+    table.call(table.engine.handle, a.SetBonusLimit("straight_flush", 2500, "maria"), table.now_s)
+    table.call(table.engine.handle, a.SetLimits(100, 5000, "maria"), table.now_s)
+    assert bonus_maxima(table) == {"flush": 1000, "straight_flush": 2500}
+    # The lock checks the limits in effect: flush 10.00, straight flush 25.00 (its own, above the ante's).
+    table.start()
+    table.bet(1, "ante", 500)
+    table.bet(1, "flush", 1000)
+    table.bet(1, "straight_flush", 2501)
+    (refused,) = table.refusals(table.lock())
+    assert refused.reason == "seat 1 straight_flush: 25.01 is over the table's maximum 25.00"
+    table.bet(1, "straight_flush", 2500)
+    assert not table.refusals(table.lock())
+    assert table.engine.state == "decisions"
+
+
+def test_a_bonus_maximum_of_the_configuration_stays_when_the_ante_changes() -> None:
+    table = hcf_table(max_bonus_cents={"straight_flush": 2500})
+    table.call(table.engine.handle, a.SetLimits(100, 50_000, "maria"), table.now_s)
+    assert bonus_maxima(table) == {"flush": 50_000, "straight_flush": 2500}
+    after = table.journal("operator_action")[-1].payload["after"]
+    assert after["own_max_bonus_cents"] == {"straight_flush": 2500}
+    table.call(table.engine.handle, a.SetBonusLimit("flush", 1500, "maria"), table.now_s)
+    assert bonus_maxima(table) == {"flush": 1500, "straight_flush": 2500}
 
 
 @pytest.mark.parametrize(
@@ -228,6 +282,48 @@ def journal_outputs(journal: Journal, outs: list[Output]) -> None:
     batch = [(r.kind, r.payload, r.round_id, r.source) for r in records(outs)]
     if batch:
         journal.append_many(batch)
+
+
+def test_a_bonus_following_the_ante_still_follows_it_after_a_restart(tmp_path: Path) -> None:
+    """Through a real journal file and its recovery: flush's own maximum is restored, and straight flush,
+    which had none, still follows the ante's maximum on the restarted engine."""
+    path = tmp_path / "journal.sqlite"
+    config = TableConfig(config_digest="d1")
+    with Journal.open(path, "T1") as journal:
+        table = Table(config, stack())
+        for action in (a.SetBonusLimit("flush", 1000, "maria"), a.SetLimits(100, 20_000, "maria")):
+            journal_outputs(journal, table.call(table.engine.handle, action, table.now_s))
+        recovered = RecoveredState.from_table_state(recover(journal).state)
+    assert recovered.max_bonus_cents == {"flush": 1000}
+    assert dataclasses.replace(table.engine.recovered_state(), faults_raised=0) == dataclasses.replace(
+        recovered, faults_raised=0
+    )
+    engine = TableEngine(config, recovered)
+    assert engine.config.max_bonus_for("straight_flush") == 20_000
+    engine.handle(a.SetLimits(100, 60_000, "maria"), NOW_S)
+    assert (engine.config.max_bonus_for("flush"), engine.config.max_bonus_for("straight_flush")) == (
+        1000,
+        60_000,
+    )
+
+
+def test_limits_journaled_before_own_maxima_were_written_restore_what_that_engine_had() -> None:
+    """An older engine wrote every bonus maximum in effect (``after.max_bonus_cents``) and held each as
+    the wager's own. Its entry is this engine's with ``own_max_bonus_cents`` taken out (the only field
+    that differs): recovered, every maximum it wrote stands, as it did on that engine."""
+    table = Table(TableConfig(config_digest="d1"), stack())
+    table.call(table.engine.handle, a.SetLimits(100, 20_000, "maria"), table.now_s)
+    (record,) = table.journal("operator_action")
+    assert isinstance(record.entry, entries.OperatorAction)
+    assert isinstance(record.entry.after, dict)
+    older_after = {k: v for k, v in record.entry.after.items() if k != "own_max_bonus_cents"}
+    older = dataclasses.replace(record, entry=msgspec.structs.replace(record.entry, after=older_after))
+    state = TableState("T1").apply_all(stamped([older], "T1"))
+    recovered = RecoveredState.from_table_state(state)
+    assert recovered.max_bonus_cents == {"flush": 20_000, "straight_flush": 20_000}
+    engine = TableEngine(TableConfig(config_digest="d1"), recovered)
+    engine.handle(a.SetLimits(100, 60_000, "maria"), NOW_S)
+    assert engine.config.max_bonus_for("straight_flush") == 20_000
 
 
 def test_settings_and_a_close_survive_a_restart(tmp_path: Path) -> None:

@@ -137,7 +137,11 @@ def play_round(
         table.call(
             engine.handle,
             engine_actions.ConfirmKillSeat(
-                seats[-1], engine.round.round_id if engine.round else "", "exposed hand", "script-supervisor"
+                seats[-1],
+                engine.round.round_id if engine.round else "",
+                1,
+                "exposed hand",
+                "script-supervisor",
             ),
             table.now_s,
         )

@@ -55,16 +55,23 @@ def test_buttons_are_offered_by_role_and_by_the_tables_state() -> None:
         **IN_PLAY,
         "round": {
             "status": "in_progress",
-            "kill_request": {"seat": 3, "round_id": "RT1-20270115-000007", "requested_by": "dealer"},
+            "kill_request": {
+                "seat": 3,
+                "round_id": "RT1-20270115-000007",
+                "request_number": 2,
+                "requested_by": "dealer",
+            },
         },
     }
     kill_answers = ["confirm_kill_seat", "reject_kill_seat"]
     assert _names("supervisor", asked) == ["hold_table", "void_round", "kill_seat", *kill_answers]
-    # Their buttons carry the request's round (not asked): a dialog opened for this round's request
-    # sends this round's id, and the engine refuses it once another round's request waits.
+    # Their buttons carry the request's round and number (not asked): a dialog opened for this request
+    # sends them, and the engine refuses it once another request waits (of another round, or the same
+    # seat asked again in this round after a rejection).
     for answer in buttons("supervisor", "table", asked)[-2:]:
-        assert json.loads(answer["fill"]) == {"round_id": "RT1-20270115-000007"}
+        assert json.loads(answer["fill"]) == {"round_id": "RT1-20270115-000007", "request_number": 2}
         assert '"name": "round_id"' not in answer["fields"]
+        assert '"name": "request_number"' not in answer["fields"]
         assert '"name": "seat"' in answer["fields"]
     assert _names("viewer", asked) == []
     alert = {"state": "active"}

@@ -4,6 +4,8 @@ shell does, and the panel's actions carried out by EngineTableActions. No stand-
 
 from __future__ import annotations
 
+import html
+import json
 import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -179,3 +181,91 @@ def test_a_red_light_from_the_shoe_is_an_alert_a_supervisor_clears_through_the_e
     answer = client.post("/api/actions/open_table", json={}, headers=headers)
     assert answer.status_code == 200, answer.text
     assert table.engine.table_open is True
+
+
+def _button_fill(page: str, action: str) -> dict[str, object]:
+    """What the page's button for ``action`` sends besides the dialog's inputs (its data-fill)."""
+    found = re.search(rf'data-action="/api/actions/{action}"[^>]*data-fill="([^"]*)"', page)
+    assert found is not None, f"no {action} button on the page"
+    fill: dict[str, object] = json.loads(html.unescape(found.group(1)))
+    return fill
+
+
+def test_a_stale_pages_confirm_of_a_rejected_request_never_kills_the_same_seats_next_request(
+    engine_rig: tuple[JournaledTable, JournalPanelBackend, TestClient],
+) -> None:
+    """The dealer asks to kill seat 3; a supervisor rejects it on the panel; the dealer asks for seat 3
+    again in the same round. A Confirm sent from a page still showing the first request (its button
+    carries that request's round and number) is refused with 409, journaled, and kills nothing; the
+    page's new button carries the second request's number and its Confirm kills the seat."""
+    table, backend, client = engine_rig
+    table.start()
+    table.bet(1, "ante", 500)
+    table.bet(3, "ante", 1000)
+    table.lock()
+    table.key("kill_seat", 3)
+    table.flush()
+    backend.refresh()
+    headers = {"X-CSRF-Token": login(client, "sam")}
+    first = client.get("/api/table").json()["round"]["kill_request"]
+    round_id = first["round_id"]
+    assert (first["seat"], first["request_number"]) == (3, 1)
+    first_page = client.get("/partials/table").text
+    assert f"round {round_id}, request 1 of the round" in first_page
+    stale_fill = _button_fill(first_page, "confirm_kill_seat")
+    assert stale_fill == {"round_id": round_id, "request_number": 1}
+    answer = client.post(
+        "/api/actions/reject_kill_seat",
+        json={**_button_fill(first_page, "reject_kill_seat"), "seat": 3, "reason": "not exposed"},
+        headers=headers,
+    )
+    assert answer.status_code == 200, answer.text
+    table.key("kill_seat", 3)
+    table.flush()
+    backend.refresh()
+    second = client.get("/api/table").json()["round"]["kill_request"]
+    assert (second["seat"], second["round_id"], second["request_number"]) == (3, round_id, 2)
+
+    answer = client.post(
+        "/api/actions/confirm_kill_seat", json={**stale_fill, "seat": 3, "reason": "exposed"}, headers=headers
+    )
+    assert answer.status_code == 409, answer.text
+    why = (
+        "the waiting kill request is request 2 of this round, not request 1: "
+        "that request is no longer waiting"
+    )
+    assert why in answer.json()["detail"]
+    assert table.engine.round is not None
+    assert table.engine.round.seats[3].status == "live"
+    backend.refresh()
+    assert client.get("/api/table").json()["round"]["kill_request"]["request_number"] == 2
+    refusals = client.get("/api/journal", params={"kind": "operator_action", "limit": 100}).json()
+    assert any(
+        entry["payload"]["action"] == "confirm_kill_seat"
+        and entry["payload"]["by"] == "sam"
+        and why in str(entry["payload"]["detail"])
+        for entry in refusals
+    ), refusals
+    assert client.get("/api/journal", params={"kind": "dead_hand"}).json() == []
+    # An answer that names no request is not an answer: the body is refused before the engine is asked.
+    answer = client.post(
+        "/api/actions/confirm_kill_seat",
+        json={"round_id": round_id, "seat": 3, "reason": "exposed"},
+        headers=headers,
+    )
+    assert answer.status_code == 422
+
+    fresh_fill = _button_fill(client.get("/partials/table").text, "confirm_kill_seat")
+    assert fresh_fill == {"round_id": round_id, "request_number": 2}
+    answer = client.post(
+        "/api/actions/confirm_kill_seat", json={**fresh_fill, "seat": 3, "reason": "exposed"}, headers=headers
+    )
+    assert answer.status_code == 200, answer.text
+    assert table.engine.round.seats[3].status == "dead"
+    backend.refresh()
+    assert client.get("/api/table").json()["round"]["kill_request"] is None
+    statuses = [
+        (entry["payload"]["status"], entry["payload"]["request_number"])
+        for entry in client.get("/api/journal", params={"kind": "kill_seat_request", "limit": 100}).json()
+    ]
+    assert sorted(statuses) == sorted([("requested", 1), ("rejected", 1), ("requested", 2), ("confirmed", 2)])

@@ -18,6 +18,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BeforeValidator, Field, ValidationError, field_validator, model_validator
 
@@ -332,11 +333,26 @@ def _uplink_seconds(value: object) -> object:
 
 
 def tls_servers(value: object) -> object:
+    # A server's URL is never quoted back: it may carry a password (user:password@host), which belongs in
+    # password_file and must not reach a log or a terminal. Each one is named by its place instead.
     if not isinstance(value, list) or not value or not all(isinstance(item, str) for item in value):
         raise refusal("a non-empty array of URLs like tls://host:4222")
-    for server in value:
-        if not server.startswith("tls://"):
-            raise refusal(f"{server!r}: the floor is reached over TLS only (tls://host:port)")
+    for number, server in enumerate(value, 1):
+        try:
+            parts = urlsplit(server)
+            port = parts.port
+        except ValueError:
+            raise refusal(f"server {number}: not a URL like tls://host:4222") from None
+        if parts.scheme != "tls":
+            raise refusal(f"server {number}: the floor is reached over TLS only (tls://host:port)")
+        if parts.username is not None or parts.password is not None:
+            raise refusal(
+                f"server {number}: no user or password in the URL (give them as user and password_file)"
+            )
+        if not parts.hostname or port is None or parts.path not in ("", "/") or parts.query or parts.fragment:
+            raise refusal(
+                f"server {number}: not a URL like tls://host:4222 (a host and a port, nothing else)"
+            )
     return value
 
 

@@ -24,6 +24,7 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
+import psycopg.conninfo
 from pydantic import BeforeValidator, ValidationError, model_validator
 
 from controller.config import TOO_LONG_NUMBER, tls_servers, whole_number
@@ -44,12 +45,18 @@ MAX_SWEEP_INTERVAL_S = 3600.0
 _DEFAULT: dict[str, Any] = {f.name: f.default for f in dataclasses.fields(FloorConfig)}
 
 
-def _seconds_up_to(maximum_s: float) -> BeforeValidator:
+def _seconds_between(minimum_s: float, maximum_s: float) -> BeforeValidator:
+    # A floor on each wait, not just "more than 0": a pull request's expiry is sent in whole nanoseconds
+    # and 0 means "never expires" to JetStream (requests would pile up at the server, 512 of them, and the
+    # loop then spin); a sweep, a release poll or a reconnection without a real pause hammers PostgreSQL
+    # and the broker for nothing.
     def check(value: object) -> object:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise refusal(f"must be a number of seconds, not {toml_type(value)}")
-        if not 0 < value <= maximum_s:
-            raise refusal(f"{shown(value)} is out of range: more than 0 and at most {maximum_s:g} seconds")
+        if not minimum_s <= value <= maximum_s:
+            raise refusal(
+                f"{shown(value)} is out of range: at least {minimum_s:g} and at most {maximum_s:g} seconds"
+            )
         return float(value)
 
     return BeforeValidator(check)
@@ -85,13 +92,15 @@ class FloorSection(Strict):
     ca_file: FileName
     dsn_file: FileName
     batch_size: Annotated[int, whole_number(1, MAX_BATCH_SIZE)] = _DEFAULT["batch_size"]
-    fetch_timeout_s: Annotated[float, _seconds_up_to(MAX_FETCH_WAIT_S)] = _DEFAULT["fetch_timeout_s"]
-    sweep_interval_s: Annotated[float, _seconds_up_to(MAX_SWEEP_INTERVAL_S)] = _DEFAULT["sweep_interval_s"]
-    release_poll_interval_s: Annotated[float, _seconds_up_to(MAX_RELEASE_POLL_S)] = _DEFAULT[
+    fetch_timeout_s: Annotated[float, _seconds_between(0.001, MAX_FETCH_WAIT_S)] = _DEFAULT["fetch_timeout_s"]
+    sweep_interval_s: Annotated[float, _seconds_between(0.1, MAX_SWEEP_INTERVAL_S)] = _DEFAULT[
+        "sweep_interval_s"
+    ]
+    release_poll_interval_s: Annotated[float, _seconds_between(0.1, MAX_RELEASE_POLL_S)] = _DEFAULT[
         "release_poll_interval_s"
     ]
-    backoff_initial_s: Annotated[float, _seconds_up_to(MAX_BACKOFF_S)] = _DEFAULT["backoff_initial_s"]
-    backoff_max_s: Annotated[float, _seconds_up_to(MAX_BACKOFF_S)] = _DEFAULT["backoff_max_s"]
+    backoff_initial_s: Annotated[float, _seconds_between(0.01, MAX_BACKOFF_S)] = _DEFAULT["backoff_initial_s"]
+    backoff_max_s: Annotated[float, _seconds_between(0.01, MAX_BACKOFF_S)] = _DEFAULT["backoff_max_s"]
 
     missing_hints: ClassVar[dict[str, str]] = {
         "servers": "an array of URLs like tls://host:4222",
@@ -176,7 +185,7 @@ def _assemble(section: FloorSection, base_dir: Path) -> FloorConfig:
         user=section.user,
         password=_secret(base_dir, "password_file", section.password_file),
         ca_file=ca_file,
-        dsn=_secret(base_dir, "dsn_file", section.dsn_file),
+        dsn=_connection_string(base_dir, section.dsn_file),
         inbox_prefix=FLOOR_INBOX,
         batch_size=section.batch_size,
         fetch_timeout_s=section.fetch_timeout_s,
@@ -199,6 +208,20 @@ def _secret(base_dir: Path, key: str, name: str) -> str:
         # An empty password or connection string would only fail later, as a connection refused.
         raise KeyRefusal(f"floor.{key}", f"{path}: empty")
     return text
+
+
+def _connection_string(base_dir: Path, name: str) -> str:
+    """The writer's libpq connection string, checked here: libpq's own complaint about a malformed one
+    quotes the string around the fault, password included, and would reach the terminal and every
+    ``floor_retry`` log line. The refusal names the file and quotes nothing of it."""
+    dsn = _secret(base_dir, "dsn_file", name)
+    try:
+        psycopg.conninfo.conninfo_to_dict(dsn)
+    except psycopg.Error:
+        raise KeyRefusal(
+            "floor.dsn_file", f"{base_dir / name}: not a libpq connection string (key=value ... or a URI)"
+        ) from None
+    return dsn
 
 
 def _toml_string(text: str) -> str:

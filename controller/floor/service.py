@@ -216,7 +216,9 @@ class Puller:
             if not self._answered and self._error is None:
                 await self._consumer_is_there()
         if not self._messages and self._error is None:
-            await self._request(batch, {"expires": int(max_wait_s * 1e9)}, max_wait_s, wanted=1)
+            # At least 1 ns: an expiry of 0 means "never" to JetStream, and such requests would pile up.
+            expires_ns = max(1, round(max_wait_s * 1e9))
+            await self._request(batch, {"expires": expires_ns}, max_wait_s, wanted=1)
         if self._error is not None:
             # The messages delivered before it are not handed over: unacked, the consumer redelivers them.
             error, self._error = self._error, None
@@ -338,7 +340,9 @@ class FloorService:
             if stop.is_set():
                 break
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), backoff_s * (0.5 + self._rng.random()))
+                # Jittered (tables and services do not all come back at once), never past backoff_max_s.
+                wait_s = min(backoff_s * (0.5 + self._rng.random()), self.config.backoff_max_s)
+                await asyncio.wait_for(stop.wait(), wait_s)
             backoff_s = min(backoff_s * 2, self.config.backoff_max_s)
 
     async def _handle(self, connection: Connection, messages: list[Msg]) -> None:

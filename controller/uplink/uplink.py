@@ -183,7 +183,9 @@ class Uplink:
                     break
                 self.status.reconnects += 1
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), backoff_s * (0.5 + self._rng.random()))
+                    # Jittered (500 tables do not reconnect at once), never past backoff_max_s.
+                    wait_s = min(backoff_s * (0.5 + self._rng.random()), self.config.backoff_max_s)
+                    await asyncio.wait_for(stop.wait(), wait_s)
                 backoff_s = min(backoff_s * 2, self.config.backoff_max_s)
         finally:
             if self._mark is not None:

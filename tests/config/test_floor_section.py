@@ -170,8 +170,32 @@ REFUSED = [
     (FLOOR.replace(SERVERS + "\n", ""), "floor.servers: missing (an array of URLs like tls://host:4222)"),
     (
         FLOOR.replace(SERVERS, 'servers = ["nats://floor-nats.casino.lan:4222"]'),
-        "floor.servers: 'nats://floor-nats.casino.lan:4222': the floor is reached over TLS only "
-        "(tls://host:port)",
+        "floor.servers: server 1: the floor is reached over TLS only (tls://host:port)",
+    ),
+    # A password in a URL is refused and never quoted back (it would reach a terminal or a log).
+    (
+        FLOOR.replace(SERVERS, 'servers = ["tls://a.lan:4222", "nats://floor-reader:S3CRET@b.lan:4222"]'),
+        "floor.servers: server 2: the floor is reached over TLS only (tls://host:port)",
+    ),
+    (
+        FLOOR.replace(SERVERS, 'servers = ["tls://floor-reader:S3CRET@floor-nats.casino.lan:4222"]'),
+        "floor.servers: server 1: no user or password in the URL (give them as user and password_file)",
+    ),
+    (
+        FLOOR.replace(SERVERS, 'servers = ["tls://"]'),
+        "floor.servers: server 1: not a URL like tls://host:4222 (a host and a port, nothing else)",
+    ),
+    (
+        FLOOR.replace(SERVERS, 'servers = ["tls://floor-nats.casino.lan"]'),
+        "floor.servers: server 1: not a URL like tls://host:4222 (a host and a port, nothing else)",
+    ),
+    (
+        FLOOR.replace(SERVERS, 'servers = ["tls://floor-nats.casino.lan:99999"]'),
+        "floor.servers: server 1: not a URL like tls://host:4222",
+    ),
+    (
+        FLOOR.replace(SERVERS, "fetch_timeout_s = 1e-10\n" + SERVERS),
+        "floor.fetch_timeout_s: 1e-10 is out of range: at least 0.001 and at most 5 seconds",
     ),
     (FLOOR.replace(SERVERS, "servers = []"), "floor.servers: a non-empty array of URLs like tls://host:4222"),
     (
@@ -231,11 +255,11 @@ REFUSED = [
     ),
     (
         FLOOR + "fetch_timeout_s = 0\n",
-        "floor.fetch_timeout_s: 0 is out of range: more than 0 and at most 5 seconds",
+        "floor.fetch_timeout_s: 0 is out of range: at least 0.001 and at most 5 seconds",
     ),
     (
         FLOOR + "fetch_timeout_s = 6\n",
-        "floor.fetch_timeout_s: 6 is out of range: more than 0 and at most 5 seconds",
+        "floor.fetch_timeout_s: 6 is out of range: at least 0.001 and at most 5 seconds",
     ),
     (
         FLOOR + 'sweep_interval_s = "5s"\n',
@@ -243,20 +267,20 @@ REFUSED = [
     ),
     (
         FLOOR + "sweep_interval_s = 3601\n",
-        "floor.sweep_interval_s: 3601 is out of range: more than 0 and at most 3600 seconds",
+        "floor.sweep_interval_s: 3601 is out of range: at least 0.1 and at most 3600 seconds",
     ),
     (
         FLOOR + "release_poll_interval_s = -1\n",
-        "floor.release_poll_interval_s: -1 is out of range: more than 0 and at most 600 seconds",
+        "floor.release_poll_interval_s: -1 is out of range: at least 0.1 and at most 600 seconds",
     ),
     (
         FLOOR + "release_poll_interval_s = nan\n",
-        "floor.release_poll_interval_s: nan is out of range: more than 0 and at most 600 seconds",
+        "floor.release_poll_interval_s: nan is out of range: at least 0.1 and at most 600 seconds",
     ),
     (FLOOR + "backoff_max_s = true\n", "floor.backoff_max_s: must be a number of seconds, not a boolean"),
     (
         FLOOR + "backoff_initial_s = 1e9\n",
-        "floor.backoff_initial_s: 1000000000.0 is out of range: more than 0 and at most 600 seconds",
+        "floor.backoff_initial_s: 1000000000.0 is out of range: at least 0.01 and at most 600 seconds",
     ),
     (
         FLOOR.replace("batch_size = 1000", "batch_size = " + "9" * 4000),
@@ -264,7 +288,7 @@ REFUSED = [
     ),
     (
         FLOOR + "sweep_interval_s = " + "9" * 4000 + "\n",
-        "floor.sweep_interval_s: a many-digit number is out of range: more than 0 and at most 3600 seconds",
+        "floor.sweep_interval_s: a many-digit number is out of range: at least 0.1 and at most 3600 seconds",
     ),
     (FLOOR + "backoff_initial_s = 10\n", "floor.backoff_initial_s: 10 is more than backoff_max_s (5)"),
     (
@@ -272,6 +296,19 @@ REFUSED = [
         "floor.backoff_initial_s: 2 is more than backoff_max_s (1)",
     ),
 ]
+
+
+def test_a_malformed_connection_string_is_refused_without_quoting_it(
+    floor_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """libpq's own error quotes the string around the fault (``missing "=" after "S3CRETTAIL"``), so a
+    malformed dsn_file would print a piece of the password at every retry: refused at load instead."""
+    path = floor_dir / "floor.toml"
+    path.write_text(FLOOR)
+    (floor_dir / "floor-writer.dsn").write_text("host=127.0.0.1 port=1 password=abc S3CRETTAIL\n")
+    dsn_path = floor_dir / "floor-writer.dsn"
+    expected = f"floor.dsn_file: {dsn_path}: not a libpq connection string (key=value ... or a URI)"
+    assert _release(path, capsys) == (2, "", f"flushtable floor: {path}: {expected}\n")
 
 
 @pytest.mark.parametrize(("text", "expected"), REFUSED)
@@ -349,7 +386,7 @@ def test_a_missing_or_bad_secret_file_is_named(
     [
         (FLOOR + "batch_sise = 10\n", "floor.batch_sise: unknown key (did you mean 'batch_size'?)"),
         (FLOOR + "fetch_timeout_s = 0\n",
-         "floor.fetch_timeout_s: 0 is out of range: more than 0 and at most 5 seconds"),
+         "floor.fetch_timeout_s: 0 is out of range: at least 0.001 and at most 5 seconds"),
         (FLOOR.replace('ca_file = "floor-ca.pem"', 'ca_file = "gone.pem"'),
          "floor.ca_file: {dir}/gone.pem: no such file (the floor CA's certificate)"),
     ],

@@ -95,8 +95,11 @@ REFUSED = [
     ),
     (
         UPLINK.replace(SERVERS, 'servers = ["nats://floor-nats.casino.lan:4222"]'),
-        "uplink.servers: 'nats://floor-nats.casino.lan:4222': the floor is reached over TLS only "
-        "(tls://host:port)",
+        "uplink.servers: server 1: the floor is reached over TLS only (tls://host:port)",
+    ),
+    (
+        UPLINK.replace(SERVERS, 'servers = ["tls://table-7:S3CRET@floor-nats.casino.lan:4222"]'),
+        "uplink.servers: server 1: no user or password in the URL (give them as user and password_file)",
     ),
     (
         UPLINK.replace(SERVERS, "servers = []"),

@@ -116,6 +116,8 @@ def parse_scenario(text: str, *, source: str, device_kinds: Mapping[str, type[Si
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ScenarioError(f"{source}: not TOML: {error}") from None
+    except ValueError:  # tomllib's int() of a number of more than 4300 digits: not a TOMLDecodeError
+        raise ScenarioError(f"{source}: not TOML: a number of more than 4300 digits") from None
     unknown = set(document) - {"step"}
     if unknown:
         raise ScenarioError(

@@ -171,6 +171,7 @@ def test_flushtable_sim_serves_the_default_table_and_plays_the_scenario(tmp_path
         ),
         ("[table]\nid = 1", r"table: unknown key"),
         ("[[step]\n", r"not TOML"),
+        ("[[step]]\nat_s = " + "9" * 5000 + "\n", r"not TOML: a number of more than 4300 digits"),
     ],
 )
 def test_a_bad_scenario_is_refused_in_one_line_naming_step_and_field(text: str, message: str) -> None:

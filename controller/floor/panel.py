@@ -7,8 +7,12 @@ Logins and roles: ``supervisor`` (pit supervisor) and ``manager`` (table-games m
 ``surveillance`` may acknowledge floor alerts; only a ``manager`` may release a quarantined table
 (controller/floor/release.py, the same check and record as ``flushtable floor release``);
 ``regulator`` reads everything and changes nothing. The
-login's password check and failed-login limiter are the table panel's own (controller/panel/auth.py);
-sessions are server-side, the cookie holds a random token, every POST carries the session's CSRF token.
+login's password check, failed-login limiter and session store are the table panel's own
+(controller/panel/auth.py): sessions are server-side, the cookie holds a random token made afresh at each
+login, a session ends after ``idle_timeout_s`` without a request of its user, ``absolute_timeout_s`` after
+its login, or at logout; every POST carries the session's CSRF token. What a page does by itself (the
+live stream, a script's polling of ``/api/...``) reads the session without touching it, so an open tab
+never keeps a session alive, and the live stream says ``event: logout`` and ends once its session has.
 
 Nothing private is shown before its round's reveal: the floor only receives a private part after the
 reveal (controller/uplink/outbox.py), and the drill-down passes every entry through the one reducer's
@@ -21,8 +25,8 @@ import asyncio
 import json
 import secrets
 import time
-from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import parse_qs
@@ -39,7 +43,14 @@ from controller.journal import entries as typed
 from controller.journal.chain import canonical_json
 from controller.journal.state import TableState
 from controller.money import format_money
-from controller.panel.auth import LoginBudget, LoginTicket, hash_password, verify_password
+from controller.panel.auth import (
+    LoginBudget,
+    LoginTicket,
+    RoleSession,
+    RoleSessionStore,
+    hash_password,
+    verify_password,
+)
 
 HERE = Path(__file__).resolve().parent
 FloorRole = Literal["supervisor", "manager", "surveillance", "regulator"]
@@ -48,6 +59,9 @@ ACKNOWLEDGING_ROLES = frozenset({"supervisor", "manager", "surveillance"})
 SESSION_COOKIE = "ft_floor_session"
 MAX_FORM_BYTES = 8192
 SSE_INTERVAL_S = 1.0
+SSE_RETRY_MS = 2000
+SSE_LOGOUT = b"event: logout\ndata: {}\n\n"
+SSE_KEEP_ALIVE = b": keep-alive\n\n"
 MEASURES = ("table", "pit", "game", "shift")
 _VIEW = {m: f"floor_meters_by_{m}" for m in MEASURES}
 
@@ -63,12 +77,7 @@ class FloorUser:
         return cls(name, role, hash_password(password))
 
 
-@dataclass(slots=True)
-class _Session:
-    user: str
-    role: FloorRole
-    csrf_token: str
-    last_seen_s: float
+FloorSession = RoleSession[FloorRole]
 
 
 @dataclass
@@ -76,9 +85,14 @@ class FloorPanelSettings:
     reporting_dsn: str
     writer_dsn: str | None
     users: Mapping[str, FloorUser]
+    # A supervisor walks the pit between looks at the floor: 15 minutes without a request of theirs
+    # ends the session; a shift's login lasts at most 12 hours however busy (the table panel's bound).
     idle_timeout_s: float = 15 * 60
-    clock: Any = time.monotonic
-    sessions: dict[str, _Session] = field(default_factory=dict)
+    absolute_timeout_s: float = 12 * 3600
+    sse_interval_s: float = SSE_INTERVAL_S  # how often the live stream looks at the floor and the session
+    # A comment line when the map has not changed for this long, so a proxy keeps the stream open.
+    sse_keepalive_s: float = 15.0
+    clock: Callable[[], float] = time.monotonic
 
 
 def _money(cents: int | None) -> str:
@@ -92,6 +106,12 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
     templates = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape())
     templates.filters["money"] = _money
     limiter = LoginBudget(clock=settings.clock)
+    sessions = RoleSessionStore[FloorRole](
+        clock=settings.clock,
+        idle_timeout_s=settings.idle_timeout_s,
+        absolute_timeout_s=settings.absolute_timeout_s,
+    )
+    app.state.sessions = sessions  # the tests and a launcher may end a user's sessions (end_user)
 
     async def query(sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
         async with await psycopg.AsyncConnection.connect(settings.reporting_dsn) as connection:
@@ -99,19 +119,12 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
             names = [d.name for d in cursor.description or []]
             return [dict(zip(names, row, strict=True)) for row in await cursor.fetchall()]
 
-    def session_of(request: Request) -> _Session | None:
-        token = request.cookies.get(SESSION_COOKIE)
-        session = settings.sessions.get(token or "")
-        if session is None:
-            return None
-        now = settings.clock()
-        if now - session.last_seen_s > settings.idle_timeout_s:
-            settings.sessions.pop(token or "", None)
-            return None
-        session.last_seen_s = now
-        return session
+    def session_of(request: Request, *, touch: bool = True) -> FloorSession | None:
+        """The request's session; ``touch=False`` for what a page fetches by itself (the live stream,
+        JSON polling): those do not count as the user's activity for the idle timeout."""
+        return sessions.get(request.cookies.get(SESSION_COOKIE), touch=touch)
 
-    def page(name: str, session: _Session, **values: Any) -> HTMLResponse:
+    def page(name: str, session: FloorSession, **values: Any) -> HTMLResponse:
         html = templates.get_template(name).render(session=session, **values)
         return HTMLResponse(html, headers={"Cache-Control": "no-store"})
 
@@ -146,17 +159,26 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         if user is None or not ok:
             html = templates.get_template("login.html").render(message="Wrong user name or password.")
             return HTMLResponse(html, 401)
-        token = secrets.token_urlsafe(32)
-        settings.sessions[token] = _Session(user.name, user.role, secrets.token_urlsafe(32), settings.clock())
+        # A login in a browser that still holds a session ends that one: one browser, one session.
+        sessions.end(request.cookies.get(SESSION_COOKIE))
+        session = sessions.create(user.name, user.role)
         response = RedirectResponse("/", status_code=303)
-        response.set_cookie(SESSION_COOKIE, token, httponly=True, samesite="strict")
+        response.set_cookie(
+            SESSION_COOKIE,
+            session.token,
+            max_age=int(settings.absolute_timeout_s),
+            path="/",
+            httponly=True,
+            samesite="strict",
+            secure=request.url.scheme == "https",
+        )
         return response
 
     @app.post("/logout")
     async def logout(request: Request) -> Response:
-        settings.sessions.pop(request.cookies.get(SESSION_COOKIE, ""), None)
+        sessions.end(request.cookies.get(SESSION_COOKIE))
         response = RedirectResponse("/login", status_code=303)
-        response.delete_cookie(SESSION_COOKIE)
+        response.delete_cookie(SESSION_COOKIE, path="/")
         return response
 
     # --- the floor map --------------------------------------------------------------------------------
@@ -179,25 +201,36 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
 
     @app.get("/api/floor")
     async def floor_json(request: Request) -> Response:
-        if session_of(request) is None:
+        if session_of(request, touch=False) is None:
             return JSONResponse({"error": "login required"}, 401)
         return JSONResponse(json.loads(json.dumps(await floor_map(), default=str)))
 
     @app.get("/api/events")
     async def events(request: Request) -> Response:
-        if session_of(request) is None:
+        # Not touched, not even when opened: EventSource reconnects by itself, and a reconnect is the
+        # page's doing, not the user's.
+        token = request.cookies.get(SESSION_COOKIE)
+        if sessions.get(token, touch=False) is None:
             return JSONResponse({"error": "login required"}, 401)
 
         async def stream() -> AsyncIterator[bytes]:
-            last = ""
-            while not await request.is_disconnected():
+            yield f"retry: {SSE_RETRY_MS}\n\n".encode()
+            last, sent_s = "", time.monotonic()
+            while True:
+                # Looked at every tick: a session that expired or was logged out ends its streams.
+                if sessions.get(token, touch=False) is None:
+                    yield SSE_LOGOUT
+                    return
                 text = json.dumps(
                     {"tables": await floor_map(), "alerts": await open_alert_count()}, default=str
                 )
                 if text != last:
-                    last = text
+                    last, sent_s = text, time.monotonic()
                     yield f"event: floor\ndata: {text}\n\n".encode()
-                await asyncio.sleep(SSE_INTERVAL_S)
+                elif time.monotonic() - sent_s >= settings.sse_keepalive_s:
+                    sent_s = time.monotonic()
+                    yield SSE_KEEP_ALIVE
+                await asyncio.sleep(settings.sse_interval_s)
 
         return StreamingResponse(
             stream(), media_type="text/event-stream", headers={"Cache-Control": "no-store"}
@@ -217,7 +250,7 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
             return login_redirect()
         return await alerts_view(session)
 
-    async def alerts_view(session: _Session, *, message: str = "", status: int = 200) -> HTMLResponse:
+    async def alerts_view(session: FloorSession, *, message: str = "", status: int = 200) -> HTMLResponse:
         alerts = await query(
             "SELECT alert_id, raised_utc, table_id, seq, origin, kind, severity, message, acknowledged_by, "
             "acknowledged_utc, cleared_utc FROM floor_alerts "
@@ -387,7 +420,7 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
 
     @app.get("/api/tables/{table_id}/rounds/{round_id}")
     async def round_json(table_id: str, round_id: str, request: Request) -> Response:
-        if session_of(request) is None:
+        if session_of(request, touch=False) is None:
             return JSONResponse({"error": "login required"}, 401)
         detail = await round_detail(table_id, round_id)
         return JSONResponse(detail or {"error": "no such round"}, 200 if detail else 404)

@@ -4,6 +4,8 @@
   const count = document.getElementById("alert-count");
   if (!map || !window.EventSource) return;
   const source = new EventSource("/api/events");
+  // The session ended (idle, its 12 hours, or a logout in another tab): the stream says so and stops.
+  source.addEventListener("logout", function () { source.close(); location.href = "/login"; });
   source.addEventListener("floor", function (event) {
     const data = JSON.parse(event.data);
     count.textContent = data.alerts ? String(data.alerts) : "";

@@ -22,20 +22,23 @@ gate again (``TableState.private_visible``) before it shows a card; a dead hand'
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import secrets
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import parse_qs
 
 import psycopg
+import structlog
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, FileSystemLoader, select_autoescape
+from psycopg_pool import AsyncConnectionPool
 
 from controller.floor.checks import FloorStored
 from controller.floor.release import RELEASING_ROLES, ReleaseRefused, release_table
@@ -62,7 +65,9 @@ SSE_INTERVAL_S = 1.0
 SSE_RETRY_MS = 2000
 SSE_LOGOUT = b"event: logout\ndata: {}\n\n"
 SSE_KEEP_ALIVE = b": keep-alive\n\n"
+SSE_UNAVAILABLE = "unavailable"
 MEASURES = ("table", "pit", "game", "shift")
+log = structlog.get_logger("flushtable.floor.panel")
 _VIEW = {m: f"floor_meters_by_{m}" for m in MEASURES}
 
 
@@ -93,6 +98,72 @@ class FloorPanelSettings:
     # A comment line when the map has not changed for this long, so a proxy keeps the stream open.
     sse_keepalive_s: float = 15.0
     clock: Callable[[], float] = time.monotonic
+    # The reporting role's connections (docs/floor.md "The floor panel"): a few, shared by every page
+    # and the one live-stream reader; a page waits at most pool_timeout_s for one (PostgreSQL down:
+    # 503 then) and a query runs at most query_timeout_s.
+    pool_min_size: int = 1
+    pool_max_size: int = 4
+    pool_timeout_s: float = 5.0
+    query_timeout_s: float = 15.0
+
+
+class DatabaseUnavailable(Exception):
+    """PostgreSQL did not answer (down, unreachable, or slower than the bound): a page says so, 503."""
+
+
+@dataclass
+class PanelStats:
+    """What the panel asked of PostgreSQL (counted for the tests and a status line)."""
+
+    queries: int = 0  # statements on the reporting pool, every page's and the feed's
+    feed_reads: int = 0  # live-stream floor maps read (one a tick while any stream is open)
+
+
+class FloorFeed:
+    """The live floor map for every open stream: read once a tick while at least one stream is open,
+    whatever the number of tabs, and handed to each as the same encoded frame."""
+
+    def __init__(self, read: Callable[[], Awaitable[bytes]], interval_s: float) -> None:
+        self.read = read
+        self.interval_s = interval_s
+        self.frame = b""  # the last tick's frame: event floor, or event unavailable
+        self.version = 0  # moves when the frame changes: a stream sends what it has not sent yet
+        self.tick = 0
+        self.subscribers = 0
+        self._ticked = asyncio.Condition()
+        self._wanted = asyncio.Event()
+
+    @contextlib.contextmanager
+    def subscribe(self) -> Iterator[None]:
+        self.subscribers += 1
+        self._wanted.set()
+        try:
+            yield
+        finally:
+            self.subscribers -= 1
+
+    async def run(self) -> None:
+        """The app's one reader (a task of its lifespan)."""
+        while True:
+            if self.subscribers == 0:
+                self.frame = b""  # nobody looked: a stream that opens later waits for a fresh map
+                self._wanted.clear()
+                await self._wanted.wait()
+            frame = await self.read()
+            async with self._ticked:
+                if frame != self.frame:
+                    self.frame, self.version = frame, self.version + 1
+                self.tick += 1
+                self._ticked.notify_all()
+            await asyncio.sleep(self.interval_s)
+
+    async def after(self, seen: int, timeout_s: float) -> int:
+        """The tick after ``seen`` once it comes, or the current one after ``timeout_s``."""
+        async with self._ticked:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(timeout_s):
+                    await self._ticked.wait_for(lambda: self.tick > seen)
+            return self.tick
 
 
 def _money(cents: int | None) -> str:
@@ -101,7 +172,53 @@ def _money(cents: int | None) -> str:
 
 
 def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
-    app = FastAPI(title="flushtable floor panel", docs_url=None, redoc_url=None, openapi_url=None)
+    # Opened at start without waiting (PostgreSQL may be down: the pages say so and the pool keeps
+    # trying); a connection is checked before each use, so one that died with a restart of PostgreSQL
+    # is replaced, not shown as an error. A reconnection that fails for 10 s gives up (the pool's own
+    # backoff would otherwise wait up to minutes between tries): the next page starts a fresh one at
+    # once, so the panel is back as soon as PostgreSQL is.
+    pool = AsyncConnectionPool(
+        settings.reporting_dsn,
+        min_size=settings.pool_min_size,
+        max_size=settings.pool_max_size,
+        timeout=settings.pool_timeout_s,
+        reconnect_timeout=10.0,
+        check=AsyncConnectionPool.check_connection,
+        kwargs={"connect_timeout": max(2, round(settings.pool_timeout_s))},
+        name="floor-panel",
+        open=False,
+    )
+    stats = PanelStats()
+
+    async def read_feed() -> bytes:
+        stats.feed_reads += 1
+        try:
+            text = json.dumps({"tables": await floor_map(), "alerts": await open_alert_count()}, default=str)
+        except DatabaseUnavailable as error:
+            return _unavailable_frame(f"the floor database is not answering ({error})")
+        except Exception:  # the one reader serves every stream: it logs and goes on, never dies
+            log.exception("floor_panel_feed_failed")
+            return _unavailable_frame("the floor map could not be read (see the panel's log)")
+        return f"event: floor\ndata: {text}\n\n".encode()
+
+    feed = FloorFeed(read_feed, settings.sse_interval_s)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        await pool.open(wait=False)
+        reader = asyncio.create_task(feed.run(), name="floor-panel-feed")
+        try:
+            yield
+        finally:
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reader
+            await pool.close()
+
+    app = FastAPI(
+        title="flushtable floor panel", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan
+    )
+    app.state.pool, app.state.stats, app.state.feed = pool, stats, feed
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     templates = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape())
     templates.filters["money"] = _money
@@ -114,10 +231,26 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
     app.state.sessions = sessions  # the tests and a launcher may end a user's sessions (end_user)
 
     async def query(sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
-        async with await psycopg.AsyncConnection.connect(settings.reporting_dsn) as connection:
-            cursor = await connection.execute(sql.encode(), params)
-            names = [d.name for d in cursor.description or []]
-            return [dict(zip(names, row, strict=True)) for row in await cursor.fetchall()]
+        stats.queries += 1
+        try:
+            # The wait for a connection (pool_timeout_s) and the query itself, both bounded.
+            async with asyncio.timeout(settings.pool_timeout_s + settings.query_timeout_s):
+                async with pool.connection() as connection:
+                    cursor = await connection.execute(sql.encode(), params)
+                    names = [d.name for d in cursor.description or []]
+                    return [dict(zip(names, row, strict=True)) for row in await cursor.fetchall()]
+        except (psycopg.OperationalError, TimeoutError) as error:
+            raise _db_error(error) from None
+
+    @app.exception_handler(DatabaseUnavailable)
+    async def database_unavailable(request: Request, error: Exception) -> Response:
+        log.warning("floor_panel_db_unavailable", path=request.url.path, error=str(error))
+        message = "The floor database (PostgreSQL) is not answering; this page works again once it is back."
+        headers = {"Retry-After": "5", "Cache-Control": "no-store"}
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"error": message, "detail": str(error)}, 503, headers=headers)
+        html = templates.get_template("unavailable.html").render(message=message, detail=str(error))
+        return HTMLResponse(html, 503, headers=headers)
 
     def session_of(request: Request, *, touch: bool = True) -> FloorSession | None:
         """The request's session; ``touch=False`` for what a page fetches by itself (the live stream,
@@ -215,22 +348,21 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
 
         async def stream() -> AsyncIterator[bytes]:
             yield f"retry: {SSE_RETRY_MS}\n\n".encode()
-            last, sent_s = "", time.monotonic()
-            while True:
-                # Looked at every tick: a session that expired or was logged out ends its streams.
-                if sessions.get(token, touch=False) is None:
-                    yield SSE_LOGOUT
-                    return
-                text = json.dumps(
-                    {"tables": await floor_map(), "alerts": await open_alert_count()}, default=str
-                )
-                if text != last:
-                    last, sent_s = text, time.monotonic()
-                    yield f"event: floor\ndata: {text}\n\n".encode()
-                elif time.monotonic() - sent_s >= settings.sse_keepalive_s:
-                    sent_s = time.monotonic()
-                    yield SSE_KEEP_ALIVE
-                await asyncio.sleep(settings.sse_interval_s)
+            with feed.subscribe():
+                tick, sent_version, sent_s = -1, 0, time.monotonic()
+                while True:
+                    # The feed's next map (one read for all streams), or a tick's time without one
+                    # (the database slow): either way the session is looked at again.
+                    tick = await feed.after(tick, 2 * settings.sse_interval_s)
+                    if sessions.get(token, touch=False) is None:  # expired or logged out: ends here
+                        yield SSE_LOGOUT
+                        return
+                    if feed.frame and feed.version != sent_version:
+                        sent_version, sent_s = feed.version, time.monotonic()
+                        yield feed.frame
+                    elif time.monotonic() - sent_s >= settings.sse_keepalive_s:
+                        sent_s = time.monotonic()
+                        yield SSE_KEEP_ALIVE
 
         return StreamingResponse(
             stream(), media_type="text/event-stream", headers={"Cache-Control": "no-store"}
@@ -282,12 +414,20 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
             return HTMLResponse("The form expired; reload the page.", 403)
         if session.role not in ACKNOWLEDGING_ROLES or settings.writer_dsn is None:
             return HTMLResponse(f"A {session.role} cannot acknowledge alerts.", 403)
-        async with await psycopg.AsyncConnection.connect(settings.writer_dsn) as connection:
-            await connection.execute(
-                "UPDATE floor_alerts SET acknowledged_by = %s, acknowledged_utc = now() "
-                "WHERE alert_id = %s AND acknowledged_utc IS NULL",
-                (session.user, alert_id),
-            )
+        try:
+            async with asyncio.timeout(settings.pool_timeout_s + settings.query_timeout_s):
+                # The writer connects for each acknowledgement (a person's click: rare), so no idle
+                # connection of the writer role is held by the panel.
+                async with await psycopg.AsyncConnection.connect(
+                    settings.writer_dsn, connect_timeout=max(2, round(settings.pool_timeout_s))
+                ) as connection:
+                    await connection.execute(
+                        "UPDATE floor_alerts SET acknowledged_by = %s, acknowledged_utc = now() "
+                        "WHERE alert_id = %s AND acknowledged_utc IS NULL",
+                        (session.user, alert_id),
+                    )
+        except (psycopg.OperationalError, TimeoutError) as error:
+            raise _db_error(error) from None
         return RedirectResponse("/alerts", status_code=303)
 
     @app.post("/tables/{table_id}/release")
@@ -305,9 +445,10 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         if session.role not in RELEASING_ROLES or settings.writer_dsn is None:
             return HTMLResponse(f"A {session.role} cannot release a table (a manager can).", 403)
         writer_dsn = settings.writer_dsn
+        connect_timeout_s = max(2, round(settings.pool_timeout_s))
 
         def record() -> str:
-            with psycopg.connect(writer_dsn) as connection:
+            with psycopg.connect(writer_dsn, connect_timeout=connect_timeout_s) as connection:
                 return release_table(
                     connection, table_id[:64], reason=form.get("reason", ""), by=session.user, via="panel"
                 ).summary()
@@ -317,8 +458,7 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         except ReleaseRefused as refused:
             return await alerts_view(session, message=f"Release refused: {refused}", status=409)
         except psycopg.Error as error:
-            text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            return await alerts_view(session, message=f"Release failed: {text}", status=503)
+            return await alerts_view(session, message=f"Release failed: {_first_line(error)}", status=503)
         return RedirectResponse("/alerts", status_code=303)
 
     # --- meters ---------------------------------------------------------------------------------------
@@ -426,6 +566,22 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         return JSONResponse(detail or {"error": "no such round"}, 200 if detail else 404)
 
     return app
+
+
+def _unavailable_frame(error: str) -> bytes:
+    return f"event: {SSE_UNAVAILABLE}\ndata: {json.dumps({'error': error})}\n\n".encode()
+
+
+def _db_error(error: BaseException) -> DatabaseUnavailable:
+    if isinstance(error, TimeoutError):
+        return DatabaseUnavailable("no answer in time")
+    return DatabaseUnavailable(_first_line(error))
+
+
+def _first_line(error: BaseException) -> str:
+    """An error's first line (psycopg's messages run to several: the detail, a hint)."""
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
 
 
 _KINDS_WITH_PRIVATE = frozenset(kind for kind, cls in typed.CLASS_BY_KIND.items() if cls.PRIVATE is not None)

@@ -60,7 +60,8 @@ FloorRole = Literal["supervisor", "manager", "surveillance", "regulator"]
 FLOOR_ROLES: tuple[FloorRole, ...] = ("supervisor", "manager", "surveillance", "regulator")
 ACKNOWLEDGING_ROLES = frozenset({"supervisor", "manager", "surveillance"})
 SESSION_COOKIE = "ft_floor_session"
-MAX_FORM_BYTES = 8192
+MAX_FORM_BYTES = 8192  # a form's whole body (the login, logout, acknowledge and release forms)
+FORM_TOO_LARGE = f"Form too large (over {MAX_FORM_BYTES} bytes)."
 SSE_INTERVAL_S = 1.0
 SSE_RETRY_MS = 2000
 SSE_LOGOUT = b"event: logout\ndata: {}\n\n"
@@ -269,12 +270,27 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
     async def login_page(request: Request) -> Response:
         return HTMLResponse(templates.get_template("login.html").render(message=""))
 
+    async def session_form(request: Request) -> tuple[FloorSession, dict[str, str]] | Response:
+        """A POST's session and form: the session (else to the login), the form read within
+        MAX_FORM_BYTES (else 413), and the session's CSRF token in it (else 403). Every form after
+        the login goes through here."""
+        session = session_of(request)
+        if session is None:
+            return login_redirect()
+        form = await read_form(request)
+        if form is None:
+            return HTMLResponse(FORM_TOO_LARGE, 413)
+        if not secrets.compare_digest(
+            form.get("csrf_token", "").encode("utf-8", "replace"), session.csrf_token.encode()
+        ):
+            return HTMLResponse("The form expired; reload the page.", 403)
+        return session, form
+
     @app.post("/login")
     async def login(request: Request) -> Response:
-        body = await request.body()
-        if len(body) > MAX_FORM_BYTES:
-            return HTMLResponse(templates.get_template("login.html").render(message="Form too large."), 413)
-        form = {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace")).items()}
+        form = await read_form(request)
+        if form is None:
+            return HTMLResponse(templates.get_template("login.html").render(message=FORM_TOO_LARGE), 413)
         name, password = form.get("user", "")[:64], form.get("password", "")[:1024]
         remote = request.client.host if request.client else "?"
         keys = (f"addr:{remote}", f"user:{name}")
@@ -309,7 +325,11 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
 
     @app.post("/logout")
     async def logout(request: Request) -> Response:
-        sessions.end(request.cookies.get(SESSION_COOKIE))
+        if session_of(request) is not None:  # without one: to the login all the same
+            checked = await session_form(request)
+            if not isinstance(checked, tuple):
+                return checked  # a forged or stale form logs no one out
+            sessions.end(checked[0].token)
         response = RedirectResponse("/login", status_code=303)
         response.delete_cookie(SESSION_COOKIE, path="/")
         return response
@@ -406,12 +426,10 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
 
     @app.post("/alerts/{alert_id}/acknowledge")
     async def acknowledge(alert_id: int, request: Request) -> Response:
-        session = session_of(request)
-        if session is None:
-            return login_redirect()
-        form = {k: v[0] for k, v in parse_qs((await request.body())[:MAX_FORM_BYTES].decode()).items()}
-        if not secrets.compare_digest(form.get("csrf_token", "").encode(), session.csrf_token.encode()):
-            return HTMLResponse("The form expired; reload the page.", 403)
+        checked = await session_form(request)
+        if not isinstance(checked, tuple):
+            return checked
+        session, _form = checked
         if session.role not in ACKNOWLEDGING_ROLES or settings.writer_dsn is None:
             return HTMLResponse(f"A {session.role} cannot acknowledge alerts.", 403)
         try:
@@ -433,15 +451,10 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
     @app.post("/tables/{table_id}/release")
     async def release(table_id: str, request: Request) -> Response:
         """Release a quarantined table: a manager's, with a reason; refused in one line otherwise."""
-        session = session_of(request)
-        if session is None:
-            return login_redirect()
-        body = await request.body()
-        if len(body) > MAX_FORM_BYTES:
-            return HTMLResponse("Form too large.", 413)
-        form = {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace")).items()}
-        if not secrets.compare_digest(form.get("csrf_token", "").encode(), session.csrf_token.encode()):
-            return HTMLResponse("The form expired; reload the page.", 403)
+        checked = await session_form(request)
+        if not isinstance(checked, tuple):
+            return checked
+        session, form = checked
         if session.role not in RELEASING_ROLES or settings.writer_dsn is None:
             return HTMLResponse(f"A {session.role} cannot release a table (a manager can).", 403)
         writer_dsn = settings.writer_dsn
@@ -566,6 +579,22 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         return JSONResponse(detail or {"error": "no such round"}, 200 if detail else 404)
 
     return app
+
+
+async def read_form(request: Request, limit_bytes: int = MAX_FORM_BYTES) -> dict[str, str] | None:
+    """A urlencoded form's fields (the first value of each), or None when the body passes
+    ``limit_bytes``: refused from its Content-Length at once, else counted while it arrives (a chunked
+    body), never read whole first and measured after."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit_bytes:
+        return None
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit_bytes:
+            return None
+    fields = parse_qs(body.decode("utf-8", "replace"))
+    return {name: values[0] for name, values in fields.items()}
 
 
 def _unavailable_frame(error: str) -> bytes:

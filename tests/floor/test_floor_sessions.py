@@ -14,7 +14,13 @@ from typing import Any
 import httpx
 
 from controller.floor.embedded import EmbeddedFloor
-from controller.floor.panel import SESSION_COOKIE, FloorPanelSettings, FloorUser, serve_panel
+from controller.floor.panel import (
+    MAX_FORM_BYTES,
+    SESSION_COOKIE,
+    FloorPanelSettings,
+    FloorUser,
+    serve_panel,
+)
 from tests.floor.conftest import MakeFloor
 
 IDLE_S = 15 * 60.0
@@ -71,6 +77,22 @@ async def api_status(url: str, token: str) -> int:
     """GET /api/floor from another client holding only ``token`` (a copy of a cookie kept elsewhere)."""
     async with httpx.AsyncClient(base_url=url, cookies={SESSION_COOKIE: token}, timeout=WAIT_S) as other:
         return (await other.get("/api/floor")).status_code
+
+
+def csrf_of(server: Any, token: str) -> str:
+    """The session's CSRF token, as its pages carry it in every form."""
+    session = server.app.state.sessions.get(token, touch=False)
+    assert session is not None
+    return str(session.csrf_token)
+
+
+async def chunked(size_bytes: int) -> AsyncIterator[bytes]:
+    """A body with no Content-Length (sent chunked): the bound must be counted as it arrives."""
+    sent = 0
+    while sent < size_bytes:
+        piece = min(1024, size_bytes - sent)
+        yield b"a" * piece
+        sent += piece
 
 
 async def map_status(client: httpx.AsyncClient) -> int:
@@ -189,7 +211,11 @@ def test_logout_ends_the_session_and_its_streams(make_floor: MakeFloor) -> None:
             async with client.stream("GET", "/api/events") as response:
                 events = Events(response)
                 await events.until("event: floor")
-                logout = await client.post("/logout")
+                # A logout form without the session's CSRF token (a forged one) logs no one out.
+                forged = await client.post("/logout", data={"csrf_token": "forged"})
+                assert forged.status_code == 403
+                assert await api_status(server.url, token) == 200
+                logout = await client.post("/logout", data={"csrf_token": csrf_of(server, token)})
                 assert logout.status_code == 303
                 assert logout.headers["location"] == "/login"
                 await events.until("event: logout")
@@ -197,5 +223,60 @@ def test_logout_ends_the_session_and_its_streams(make_floor: MakeFloor) -> None:
             assert await map_status(client) == 303
             # The old cookie, sent again (a copy kept elsewhere), opens nothing.
             assert await api_status(server.url, token) == 401
+
+    asyncio.run(scenario())
+
+
+def test_every_form_is_bounded_and_carries_the_sessions_csrf_token(make_floor: MakeFloor) -> None:
+    """The login, logout, acknowledge and release forms: a body over MAX_FORM_BYTES is refused 413
+    (declared or chunked), and after the login each needs its session's CSRF token (403 without)."""
+    floor = make_floor(["T1"])
+    too_large = {"csrf_token": "x", "reason": "r" * (MAX_FORM_BYTES + 1)}
+
+    async def scenario() -> None:
+        clock = FakeClock()
+        async with served(floor, clock) as (client, server):
+            login_url = "/login"
+            assert (await client.post(login_url, data=too_large)).status_code == 413
+            refused = await client.post(
+                login_url,
+                content=chunked(MAX_FORM_BYTES + 1),
+                headers={"content-type": "application/x-www-form-urlencoded"},
+            )
+            assert refused.status_code == 413
+            assert "Form too large" in refused.text
+            token = await login(client)
+            csrf = csrf_of(server, token)
+            async with httpx.AsyncClient(base_url=server.url, timeout=WAIT_S) as other:
+                other_token = await login(other)
+            other_csrf = csrf_of(server, other_token)
+            assert other_csrf != csrf
+
+            for path in ("/alerts/1/acknowledge", "/tables/T1/release", "/logout"):
+                assert (await client.post(path, data=too_large)).status_code == 413, path
+                streamed = await client.post(
+                    path,
+                    content=chunked(MAX_FORM_BYTES + 1),
+                    headers={"content-type": "application/x-www-form-urlencoded"},
+                )
+                assert streamed.status_code == 413, path
+                for wrong in ({}, {"csrf_token": "x"}, {"csrf_token": other_csrf}):
+                    answer = await client.post(path, data={**wrong, "reason": "because"})
+                    assert answer.status_code == 403, (path, wrong)
+                    assert answer.text == "The form expired; reload the page.", (path, answer.text)
+            # With the right token each form reaches its own check: the supervisor acknowledges (no
+            # such alert: nothing changes) and may not release.
+            acknowledged = await client.post("/alerts/1/acknowledge", data={"csrf_token": csrf})
+            assert acknowledged.status_code == 303
+            assert acknowledged.headers["location"] == "/alerts"
+            release = await client.post("/tables/T1/release", data={"csrf_token": csrf, "reason": "x"})
+            assert release.status_code == 403
+            assert release.text == "A supervisor cannot release a table (a manager can)."
+            assert await api_status(server.url, token) == 200
+            assert (await client.post("/logout", data={"csrf_token": csrf})).status_code == 303
+            assert await api_status(server.url, token) == 401
+            # Without a session a form leads to the login.
+            gone = await client.post("/alerts/1/acknowledge", data={"csrf_token": csrf})
+            assert (gone.status_code, gone.headers["location"]) == (303, "/login")
 
     asyncio.run(scenario())

@@ -14,6 +14,10 @@ its login, or at logout; every POST carries the session's CSRF token. What a pag
 live stream, a script's polling of ``/api/...``) reads the session without touching it, so an open tab
 never keeps a session alive, and the live stream says ``event: logout`` and ends once its session has.
 
+PostgreSQL: the reporting role's few connections come from one pool opened and closed with the app; the
+live map is read once a tick for every open stream; with PostgreSQL down a page answers a one-line 503
+within the pool's bound and the panel is back by itself when PostgreSQL is (docs/floor.md).
+
 Nothing private is shown before its round's reveal: the floor only receives a private part after the
 reveal (controller/uplink/outbox.py), and the drill-down passes every entry through the one reducer's
 gate again (``TableState.private_visible``) before it shows a card; a dead hand's never.
@@ -99,6 +103,8 @@ class FloorPanelSettings:
     # A comment line when the map has not changed for this long, so a proxy keeps the stream open.
     sse_keepalive_s: float = 15.0
     clock: Callable[[], float] = time.monotonic
+    # (password, hash) -> bool: controller.passwords' scrypt check; a test may count the checks.
+    verify: Callable[[str, str], bool] = verify_password
     # The reporting role's connections (docs/floor.md "The floor panel"): a few, shared by every page
     # and the one live-stream reader; a page waits at most pool_timeout_s for one (PostgreSQL down:
     # 503 then) and a query runs at most query_timeout_s.
@@ -224,6 +230,7 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
     templates = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape())
     templates.filters["money"] = _money
     limiter = LoginBudget(clock=settings.clock)
+    unknown_user_hash = hash_password(secrets.token_urlsafe(16))  # checked against for unknown names
     sessions = RoleSessionStore[FloorRole](
         clock=settings.clock,
         idle_timeout_s=settings.idle_timeout_s,
@@ -303,7 +310,9 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
             )
             return HTMLResponse(html, 429)
         user = settings.users.get(name)
-        ok = await asyncio.to_thread(verify_password, password, user.password_hash) if user else False
+        # An unknown name costs the same check as a wrong password: the time tells no names.
+        checked_hash = user.password_hash if user is not None else unknown_user_hash
+        ok = await asyncio.to_thread(settings.verify, password, checked_hash)
         limiter.settle(ticket, succeeded=user is not None and ok)
         if user is None or not ok:
             html = templates.get_template("login.html").render(message="Wrong user name or password.")

@@ -21,6 +21,7 @@ from controller.floor.panel import (
     FloorUser,
     serve_panel,
 )
+from controller.panel.auth import verify_password
 from tests.floor.conftest import MakeFloor
 
 IDLE_S = 15 * 60.0
@@ -280,3 +281,32 @@ def test_every_form_is_bounded_and_carries_the_sessions_csrf_token(make_floor: M
             assert (gone.status_code, gone.headers["location"]) == (303, "/login")
 
     asyncio.run(scenario())
+
+
+def test_an_unknown_name_costs_the_same_password_check(make_floor: MakeFloor) -> None:
+    """A wrong name and a wrong password each run one scrypt check (against a hash of no user for the
+    name), so the answer's time does not tell which names exist."""
+    floor = make_floor(["T1"])
+    checked: list[str] = []
+
+    def verify(password: str, password_hash: str) -> bool:
+        checked.append(password_hash)
+        return verify_password(password, password_hash)
+
+    async def scenario() -> None:
+        settings = FloorPanelSettings(floor.reporting_dsn, None, USERS, verify=verify)
+        server = await serve_panel(settings, port=0)
+        try:
+            async with httpx.AsyncClient(base_url=server.url, timeout=WAIT_S) as client:
+                for name in ("nobody", "sue"):
+                    wrong = await client.post("/login", data={"user": name, "password": "not-it"})
+                    assert wrong.status_code == 401
+                    assert "Wrong user name or password." in wrong.text
+        finally:
+            await server.stop()
+
+    asyncio.run(scenario())
+    assert len(checked) == 2
+    assert checked[1] == USERS["sue"].password_hash
+    assert checked[0] != USERS["sue"].password_hash
+    assert checked[0].startswith("scrypt$")  # a real hash: the same cost as a user's

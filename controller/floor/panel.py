@@ -137,6 +137,7 @@ class FloorFeed:
         self.version = 0  # moves when the frame changes: a stream sends what it has not sent yet
         self.tick = 0
         self.subscribers = 0
+        self.parked = False  # True while no stream is open: nothing is read then
         self._ticked = asyncio.Condition()
         self._wanted = asyncio.Event()
 
@@ -155,7 +156,9 @@ class FloorFeed:
             if self.subscribers == 0:
                 self.frame = b""  # nobody looked: a stream that opens later waits for a fresh map
                 self._wanted.clear()
+                self.parked = True
                 await self._wanted.wait()
+                self.parked = False
             frame = await self.read()
             async with self._ticked:
                 if frame != self.frame:

@@ -120,7 +120,7 @@ class DatabaseUnavailable(Exception):
 
 @dataclass
 class PanelStats:
-    """What the panel asked of PostgreSQL (counted for the tests and a status line)."""
+    """What the panel asked of PostgreSQL, counted (tests/floor/test_floor_panel_db.py reads them)."""
 
     queries: int = 0  # statements on the reporting pool, every page's and the feed's
     feed_reads: int = 0  # live-stream floor maps read (one a tick while any stream is open)

@@ -7,8 +7,16 @@ Logins and roles: ``supervisor`` (pit supervisor) and ``manager`` (table-games m
 ``surveillance`` may acknowledge floor alerts; only a ``manager`` may release a quarantined table
 (controller/floor/release.py, the same check and record as ``flushtable floor release``);
 ``regulator`` reads everything and changes nothing. The
-login's password check and failed-login limiter are the table panel's own (controller/panel/auth.py);
-sessions are server-side, the cookie holds a random token, every POST carries the session's CSRF token.
+login's password check, failed-login limiter and session store are the table panel's own
+(controller/panel/auth.py): sessions are server-side, the cookie holds a random token made afresh at each
+login, a session ends after ``idle_timeout_s`` without a request of its user, ``absolute_timeout_s`` after
+its login, or at logout; every POST carries the session's CSRF token. What a page does by itself (the
+live stream, a script's polling of ``/api/...``) reads the session without touching it, so an open tab
+never keeps a session alive, and the live stream says ``event: logout`` and ends once its session has.
+
+PostgreSQL: the reporting role's few connections come from one pool opened and closed with the app; the
+live map is read once a tick for every open stream; with PostgreSQL down a page answers a one-line 503
+within the pool's bound and the panel is back by itself when PostgreSQL is (docs/floor.md).
 
 Nothing private is shown before its round's reveal: the floor only receives a private part after the
 reveal (controller/uplink/outbox.py), and the drill-down passes every entry through the one reducer's
@@ -18,20 +26,23 @@ gate again (``TableState.private_visible``) before it shows a card; a dead hand'
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import secrets
 import time
-from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import parse_qs
 
 import psycopg
+import structlog
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, FileSystemLoader, select_autoescape
+from psycopg_pool import AsyncConnectionPool
 
 from controller.floor.checks import FloorStored
 from controller.floor.release import RELEASING_ROLES, ReleaseRefused, release_table
@@ -39,16 +50,29 @@ from controller.journal import entries as typed
 from controller.journal.chain import canonical_json
 from controller.journal.state import TableState
 from controller.money import format_money
-from controller.panel.auth import LoginBudget, LoginTicket, hash_password, verify_password
+from controller.panel.auth import (
+    LoginBudget,
+    LoginTicket,
+    RoleSession,
+    RoleSessionStore,
+    hash_password,
+    verify_password,
+)
 
 HERE = Path(__file__).resolve().parent
 FloorRole = Literal["supervisor", "manager", "surveillance", "regulator"]
 FLOOR_ROLES: tuple[FloorRole, ...] = ("supervisor", "manager", "surveillance", "regulator")
 ACKNOWLEDGING_ROLES = frozenset({"supervisor", "manager", "surveillance"})
 SESSION_COOKIE = "ft_floor_session"
-MAX_FORM_BYTES = 8192
+MAX_FORM_BYTES = 8192  # a form's whole body (the login, logout, acknowledge and release forms)
+FORM_TOO_LARGE = f"Form too large (over {MAX_FORM_BYTES} bytes)."
 SSE_INTERVAL_S = 1.0
+SSE_RETRY_MS = 2000
+SSE_LOGOUT = b"event: logout\ndata: {}\n\n"
+SSE_KEEP_ALIVE = b": keep-alive\n\n"
+SSE_UNAVAILABLE = "unavailable"
 MEASURES = ("table", "pit", "game", "shift")
+log = structlog.get_logger("flushtable.floor.panel")
 _VIEW = {m: f"floor_meters_by_{m}" for m in MEASURES}
 
 
@@ -63,12 +87,7 @@ class FloorUser:
         return cls(name, role, hash_password(password))
 
 
-@dataclass(slots=True)
-class _Session:
-    user: str
-    role: FloorRole
-    csrf_token: str
-    last_seen_s: float
+FloorSession = RoleSession[FloorRole]
 
 
 @dataclass
@@ -76,9 +95,85 @@ class FloorPanelSettings:
     reporting_dsn: str
     writer_dsn: str | None
     users: Mapping[str, FloorUser]
+    # A supervisor walks the pit between looks at the floor: 15 minutes without a request of theirs
+    # ends the session; a shift's login lasts at most 12 hours however busy (the table panel's bound).
     idle_timeout_s: float = 15 * 60
-    clock: Any = time.monotonic
-    sessions: dict[str, _Session] = field(default_factory=dict)
+    absolute_timeout_s: float = 12 * 3600
+    sse_interval_s: float = SSE_INTERVAL_S  # how often the live stream looks at the floor and the session
+    # A comment line when the map has not changed for this long, so a proxy keeps the stream open.
+    sse_keepalive_s: float = 15.0
+    clock: Callable[[], float] = time.monotonic
+    # (password, hash) -> bool: controller.passwords' scrypt check; a test may count the checks.
+    verify: Callable[[str, str], bool] = verify_password
+    # The reporting role's connections (docs/floor.md "The floor panel"): a few, shared by every page
+    # and the one live-stream reader; a page waits at most pool_timeout_s for one (PostgreSQL down:
+    # 503 then) and a query runs at most query_timeout_s.
+    pool_min_size: int = 1
+    pool_max_size: int = 4
+    pool_timeout_s: float = 5.0
+    query_timeout_s: float = 15.0
+
+
+class DatabaseUnavailable(Exception):
+    """PostgreSQL did not answer (down, unreachable, or slower than the bound): a page says so, 503."""
+
+
+@dataclass
+class PanelStats:
+    """What the panel asked of PostgreSQL, counted (tests/floor/test_floor_panel_db.py reads them)."""
+
+    queries: int = 0  # statements on the reporting pool, every page's and the feed's
+    feed_reads: int = 0  # live-stream floor maps read (one a tick while any stream is open)
+
+
+class FloorFeed:
+    """The live floor map for every open stream: read once a tick while at least one stream is open,
+    whatever the number of tabs, and handed to each as the same encoded frame."""
+
+    def __init__(self, read: Callable[[], Awaitable[bytes]], interval_s: float) -> None:
+        self.read = read
+        self.interval_s = interval_s
+        self.frame = b""  # the last tick's frame: event floor, or event unavailable
+        self.version = 0  # moves when the frame changes: a stream sends what it has not sent yet
+        self.tick = 0
+        self.subscribers = 0
+        self.parked = False  # True while no stream is open: nothing is read then
+        self._ticked = asyncio.Condition()
+        self._wanted = asyncio.Event()
+
+    @contextlib.contextmanager
+    def subscribe(self) -> Iterator[None]:
+        self.subscribers += 1
+        self._wanted.set()
+        try:
+            yield
+        finally:
+            self.subscribers -= 1
+
+    async def run(self) -> None:
+        """The app's one reader (a task of its lifespan)."""
+        while True:
+            if self.subscribers == 0:
+                self.frame = b""  # nobody looked: a stream that opens later waits for a fresh map
+                self._wanted.clear()
+                self.parked = True
+                await self._wanted.wait()
+                self.parked = False
+            frame = await self.read()
+            async with self._ticked:
+                if frame != self.frame:
+                    self.frame, self.version = frame, self.version + 1
+                self.tick += 1
+                self._ticked.notify_all()
+            await asyncio.sleep(self.interval_s)
+
+    async def after(self, seen: int, timeout_s: float) -> int:
+        """The tick after ``seen`` once it comes, or the current one after ``timeout_s``."""
+        async with self._ticked:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(timeout_s):
+                    await self._ticked.wait_for(lambda: self.tick > seen)
+            return self.tick
 
 
 def _money(cents: int | None) -> str:
@@ -87,31 +182,93 @@ def _money(cents: int | None) -> str:
 
 
 def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
-    app = FastAPI(title="flushtable floor panel", docs_url=None, redoc_url=None, openapi_url=None)
+    # Opened at start without waiting (PostgreSQL may be down: the pages say so and the pool keeps
+    # trying); a connection is checked before each use, so one that died with a restart of PostgreSQL
+    # is replaced, not shown as an error. A reconnection that fails for 10 s gives up (the pool's own
+    # backoff would otherwise wait up to minutes between tries): the next page starts a fresh one at
+    # once, so the panel is back as soon as PostgreSQL is.
+    pool = AsyncConnectionPool(
+        settings.reporting_dsn,
+        min_size=settings.pool_min_size,
+        max_size=settings.pool_max_size,
+        timeout=settings.pool_timeout_s,
+        reconnect_timeout=10.0,
+        check=AsyncConnectionPool.check_connection,
+        kwargs={"connect_timeout": max(2, round(settings.pool_timeout_s))},
+        name="floor-panel",
+        open=False,
+    )
+    stats = PanelStats()
+
+    async def read_feed() -> bytes:
+        stats.feed_reads += 1
+        try:
+            text = json.dumps({"tables": await floor_map(), "alerts": await open_alert_count()}, default=str)
+        except DatabaseUnavailable as error:
+            return _unavailable_frame(f"the floor database is not answering ({error})")
+        except Exception:  # the one reader serves every stream: it logs and goes on, never dies
+            log.exception("floor_panel_feed_failed")
+            return _unavailable_frame("the floor map could not be read (see the panel's log)")
+        return f"event: floor\ndata: {text}\n\n".encode()
+
+    feed = FloorFeed(read_feed, settings.sse_interval_s)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        await pool.open(wait=False)
+        reader = asyncio.create_task(feed.run(), name="floor-panel-feed")
+        try:
+            yield
+        finally:
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reader
+            await pool.close()
+
+    app = FastAPI(
+        title="flushtable floor panel", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan
+    )
+    app.state.pool, app.state.stats, app.state.feed = pool, stats, feed
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     templates = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape())
     templates.filters["money"] = _money
     limiter = LoginBudget(clock=settings.clock)
+    unknown_user_hash = hash_password(secrets.token_urlsafe(16))  # checked against for unknown names
+    sessions = RoleSessionStore[FloorRole](
+        clock=settings.clock,
+        idle_timeout_s=settings.idle_timeout_s,
+        absolute_timeout_s=settings.absolute_timeout_s,
+    )
+    app.state.sessions = sessions  # the tests and a launcher may end a user's sessions (end_user)
 
     async def query(sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
-        async with await psycopg.AsyncConnection.connect(settings.reporting_dsn) as connection:
-            cursor = await connection.execute(sql.encode(), params)
-            names = [d.name for d in cursor.description or []]
-            return [dict(zip(names, row, strict=True)) for row in await cursor.fetchall()]
+        stats.queries += 1
+        try:
+            # The wait for a connection (pool_timeout_s) and the query itself, both bounded.
+            async with asyncio.timeout(settings.pool_timeout_s + settings.query_timeout_s):
+                async with pool.connection() as connection:
+                    cursor = await connection.execute(sql.encode(), params)
+                    names = [d.name for d in cursor.description or []]
+                    return [dict(zip(names, row, strict=True)) for row in await cursor.fetchall()]
+        except (psycopg.OperationalError, TimeoutError) as error:
+            raise _db_error(error) from None
 
-    def session_of(request: Request) -> _Session | None:
-        token = request.cookies.get(SESSION_COOKIE)
-        session = settings.sessions.get(token or "")
-        if session is None:
-            return None
-        now = settings.clock()
-        if now - session.last_seen_s > settings.idle_timeout_s:
-            settings.sessions.pop(token or "", None)
-            return None
-        session.last_seen_s = now
-        return session
+    @app.exception_handler(DatabaseUnavailable)
+    async def database_unavailable(request: Request, error: Exception) -> Response:
+        log.warning("floor_panel_db_unavailable", path=request.url.path, error=str(error))
+        message = "The floor database (PostgreSQL) is not answering; this page works again once it is back."
+        headers = {"Retry-After": "5", "Cache-Control": "no-store"}
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"error": message, "detail": str(error)}, 503, headers=headers)
+        html = templates.get_template("unavailable.html").render(message=message, detail=str(error))
+        return HTMLResponse(html, 503, headers=headers)
 
-    def page(name: str, session: _Session, **values: Any) -> HTMLResponse:
+    def session_of(request: Request, *, touch: bool = True) -> FloorSession | None:
+        """The request's session; ``touch=False`` for what a page fetches by itself (the live stream,
+        JSON polling): those do not count as the user's activity for the idle timeout."""
+        return sessions.get(request.cookies.get(SESSION_COOKIE), touch=touch)
+
+    def page(name: str, session: FloorSession, **values: Any) -> HTMLResponse:
         html = templates.get_template(name).render(session=session, **values)
         return HTMLResponse(html, headers={"Cache-Control": "no-store"})
 
@@ -123,12 +280,27 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
     async def login_page(request: Request) -> Response:
         return HTMLResponse(templates.get_template("login.html").render(message=""))
 
+    async def session_form(request: Request) -> tuple[FloorSession, dict[str, str]] | Response:
+        """A POST's session and form: the session (else to the login), the form read within
+        MAX_FORM_BYTES (else 413), and the session's CSRF token in it (else 403). Every form after
+        the login goes through here."""
+        session = session_of(request)
+        if session is None:
+            return login_redirect()
+        form = await read_form(request)
+        if form is None:
+            return HTMLResponse(FORM_TOO_LARGE, 413)
+        if not secrets.compare_digest(
+            form.get("csrf_token", "").encode("utf-8", "replace"), session.csrf_token.encode()
+        ):
+            return HTMLResponse("The form expired; reload the page.", 403)
+        return session, form
+
     @app.post("/login")
     async def login(request: Request) -> Response:
-        body = await request.body()
-        if len(body) > MAX_FORM_BYTES:
-            return HTMLResponse(templates.get_template("login.html").render(message="Form too large."), 413)
-        form = {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace")).items()}
+        form = await read_form(request)
+        if form is None:
+            return HTMLResponse(templates.get_template("login.html").render(message=FORM_TOO_LARGE), 413)
         name, password = form.get("user", "")[:64], form.get("password", "")[:1024]
         remote = request.client.host if request.client else "?"
         keys = (f"addr:{remote}", f"user:{name}")
@@ -141,22 +313,37 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
             )
             return HTMLResponse(html, 429)
         user = settings.users.get(name)
-        ok = await asyncio.to_thread(verify_password, password, user.password_hash) if user else False
+        # An unknown name costs the same check as a wrong password: the time tells no names.
+        checked_hash = user.password_hash if user is not None else unknown_user_hash
+        ok = await asyncio.to_thread(settings.verify, password, checked_hash)
         limiter.settle(ticket, succeeded=user is not None and ok)
         if user is None or not ok:
             html = templates.get_template("login.html").render(message="Wrong user name or password.")
             return HTMLResponse(html, 401)
-        token = secrets.token_urlsafe(32)
-        settings.sessions[token] = _Session(user.name, user.role, secrets.token_urlsafe(32), settings.clock())
+        # A login in a browser that still holds a session ends that one: one browser, one session.
+        sessions.end(request.cookies.get(SESSION_COOKIE))
+        session = sessions.create(user.name, user.role)
         response = RedirectResponse("/", status_code=303)
-        response.set_cookie(SESSION_COOKIE, token, httponly=True, samesite="strict")
+        response.set_cookie(
+            SESSION_COOKIE,
+            session.token,
+            max_age=int(settings.absolute_timeout_s),
+            path="/",
+            httponly=True,
+            samesite="strict",
+            secure=request.url.scheme == "https",
+        )
         return response
 
     @app.post("/logout")
     async def logout(request: Request) -> Response:
-        settings.sessions.pop(request.cookies.get(SESSION_COOKIE, ""), None)
+        if session_of(request) is not None:  # without one: to the login all the same
+            checked = await session_form(request)
+            if not isinstance(checked, tuple):
+                return checked  # a forged or stale form logs no one out
+            sessions.end(checked[0].token)
         response = RedirectResponse("/login", status_code=303)
-        response.delete_cookie(SESSION_COOKIE)
+        response.delete_cookie(SESSION_COOKIE, path="/")
         return response
 
     # --- the floor map --------------------------------------------------------------------------------
@@ -179,25 +366,35 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
 
     @app.get("/api/floor")
     async def floor_json(request: Request) -> Response:
-        if session_of(request) is None:
+        if session_of(request, touch=False) is None:
             return JSONResponse({"error": "login required"}, 401)
         return JSONResponse(json.loads(json.dumps(await floor_map(), default=str)))
 
     @app.get("/api/events")
     async def events(request: Request) -> Response:
-        if session_of(request) is None:
+        # Not touched, not even when opened: EventSource reconnects by itself, and a reconnect is the
+        # page's doing, not the user's.
+        token = request.cookies.get(SESSION_COOKIE)
+        if sessions.get(token, touch=False) is None:
             return JSONResponse({"error": "login required"}, 401)
 
         async def stream() -> AsyncIterator[bytes]:
-            last = ""
-            while not await request.is_disconnected():
-                text = json.dumps(
-                    {"tables": await floor_map(), "alerts": await open_alert_count()}, default=str
-                )
-                if text != last:
-                    last = text
-                    yield f"event: floor\ndata: {text}\n\n".encode()
-                await asyncio.sleep(SSE_INTERVAL_S)
+            yield f"retry: {SSE_RETRY_MS}\n\n".encode()
+            with feed.subscribe():
+                tick, sent_version, sent_s = -1, 0, time.monotonic()
+                while True:
+                    # The feed's next map (one read for all streams), or a tick's time without one
+                    # (the database slow): either way the session is looked at again.
+                    tick = await feed.after(tick, 2 * settings.sse_interval_s)
+                    if sessions.get(token, touch=False) is None:  # expired or logged out: ends here
+                        yield SSE_LOGOUT
+                        return
+                    if feed.frame and feed.version != sent_version:
+                        sent_version, sent_s = feed.version, time.monotonic()
+                        yield feed.frame
+                    elif time.monotonic() - sent_s >= settings.sse_keepalive_s:
+                        sent_s = time.monotonic()
+                        yield SSE_KEEP_ALIVE
 
         return StreamingResponse(
             stream(), media_type="text/event-stream", headers={"Cache-Control": "no-store"}
@@ -217,7 +414,7 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
             return login_redirect()
         return await alerts_view(session)
 
-    async def alerts_view(session: _Session, *, message: str = "", status: int = 200) -> HTMLResponse:
+    async def alerts_view(session: FloorSession, *, message: str = "", status: int = 200) -> HTMLResponse:
         alerts = await query(
             "SELECT alert_id, raised_utc, table_id, seq, origin, kind, severity, message, acknowledged_by, "
             "acknowledged_utc, cleared_utc FROM floor_alerts "
@@ -241,40 +438,42 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
 
     @app.post("/alerts/{alert_id}/acknowledge")
     async def acknowledge(alert_id: int, request: Request) -> Response:
-        session = session_of(request)
-        if session is None:
-            return login_redirect()
-        form = {k: v[0] for k, v in parse_qs((await request.body())[:MAX_FORM_BYTES].decode()).items()}
-        if not secrets.compare_digest(form.get("csrf_token", "").encode(), session.csrf_token.encode()):
-            return HTMLResponse("The form expired; reload the page.", 403)
+        checked = await session_form(request)
+        if not isinstance(checked, tuple):
+            return checked
+        session, _form = checked
         if session.role not in ACKNOWLEDGING_ROLES or settings.writer_dsn is None:
             return HTMLResponse(f"A {session.role} cannot acknowledge alerts.", 403)
-        async with await psycopg.AsyncConnection.connect(settings.writer_dsn) as connection:
-            await connection.execute(
-                "UPDATE floor_alerts SET acknowledged_by = %s, acknowledged_utc = now() "
-                "WHERE alert_id = %s AND acknowledged_utc IS NULL",
-                (session.user, alert_id),
-            )
+        try:
+            async with asyncio.timeout(settings.pool_timeout_s + settings.query_timeout_s):
+                # The writer connects for each acknowledgement (a person's click: rare), so no idle
+                # connection of the writer role is held by the panel.
+                async with await psycopg.AsyncConnection.connect(
+                    settings.writer_dsn, connect_timeout=max(2, round(settings.pool_timeout_s))
+                ) as connection:
+                    await connection.execute(
+                        "UPDATE floor_alerts SET acknowledged_by = %s, acknowledged_utc = now() "
+                        "WHERE alert_id = %s AND acknowledged_utc IS NULL",
+                        (session.user, alert_id),
+                    )
+        except (psycopg.OperationalError, TimeoutError) as error:
+            raise _db_error(error) from None
         return RedirectResponse("/alerts", status_code=303)
 
     @app.post("/tables/{table_id}/release")
     async def release(table_id: str, request: Request) -> Response:
         """Release a quarantined table: a manager's, with a reason; refused in one line otherwise."""
-        session = session_of(request)
-        if session is None:
-            return login_redirect()
-        body = await request.body()
-        if len(body) > MAX_FORM_BYTES:
-            return HTMLResponse("Form too large.", 413)
-        form = {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace")).items()}
-        if not secrets.compare_digest(form.get("csrf_token", "").encode(), session.csrf_token.encode()):
-            return HTMLResponse("The form expired; reload the page.", 403)
+        checked = await session_form(request)
+        if not isinstance(checked, tuple):
+            return checked
+        session, form = checked
         if session.role not in RELEASING_ROLES or settings.writer_dsn is None:
             return HTMLResponse(f"A {session.role} cannot release a table (a manager can).", 403)
         writer_dsn = settings.writer_dsn
+        connect_timeout_s = max(2, round(settings.pool_timeout_s))
 
         def record() -> str:
-            with psycopg.connect(writer_dsn) as connection:
+            with psycopg.connect(writer_dsn, connect_timeout=connect_timeout_s) as connection:
                 return release_table(
                     connection, table_id[:64], reason=form.get("reason", ""), by=session.user, via="panel"
                 ).summary()
@@ -284,8 +483,7 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         except ReleaseRefused as refused:
             return await alerts_view(session, message=f"Release refused: {refused}", status=409)
         except psycopg.Error as error:
-            text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            return await alerts_view(session, message=f"Release failed: {text}", status=503)
+            return await alerts_view(session, message=f"Release failed: {_first_line(error)}", status=503)
         return RedirectResponse("/alerts", status_code=303)
 
     # --- meters ---------------------------------------------------------------------------------------
@@ -387,12 +585,44 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
 
     @app.get("/api/tables/{table_id}/rounds/{round_id}")
     async def round_json(table_id: str, round_id: str, request: Request) -> Response:
-        if session_of(request) is None:
+        if session_of(request, touch=False) is None:
             return JSONResponse({"error": "login required"}, 401)
         detail = await round_detail(table_id, round_id)
         return JSONResponse(detail or {"error": "no such round"}, 200 if detail else 404)
 
     return app
+
+
+async def read_form(request: Request, limit_bytes: int = MAX_FORM_BYTES) -> dict[str, str] | None:
+    """A urlencoded form's fields (the first value of each), or None when the body passes
+    ``limit_bytes``: refused from its Content-Length at once, else counted while it arrives (a chunked
+    body), never read whole first and measured after."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit_bytes:
+        return None
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit_bytes:
+            return None
+    fields = parse_qs(body.decode("utf-8", "replace"))
+    return {name: values[0] for name, values in fields.items()}
+
+
+def _unavailable_frame(error: str) -> bytes:
+    return f"event: {SSE_UNAVAILABLE}\ndata: {json.dumps({'error': error})}\n\n".encode()
+
+
+def _db_error(error: BaseException) -> DatabaseUnavailable:
+    if isinstance(error, TimeoutError):
+        return DatabaseUnavailable("no answer in time")
+    return DatabaseUnavailable(_first_line(error))
+
+
+def _first_line(error: BaseException) -> str:
+    """An error's first line (psycopg's messages run to several: the detail, a hint)."""
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
 
 
 _KINDS_WITH_PRIVATE = frozenset(kind for kind, cls in typed.CLASS_BY_KIND.items() if cls.PRIVATE is not None)

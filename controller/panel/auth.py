@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeAlias, TypeVar
 
 from controller import passwords
 from controller.errors import UserError
@@ -241,11 +241,17 @@ class UserStore:
         return self.add(name, user.role, new, replace=True)
 
 
+RoleT = TypeVar("RoleT", bound=str)
+
+
 @dataclass(slots=True)
-class Session:
+class RoleSession(Generic[RoleT]):
+    """One login's server-side session; ``RoleT`` is the app's own set of roles (the table panel's
+    :data:`Role`, the floor panel's ``FloorRole``), so each app's role checks stay typed."""
+
     token: str
     user: str
-    role: Role
+    role: RoleT
     csrf_token: str
     created_s: float
     last_seen_s: float
@@ -253,29 +259,35 @@ class Session:
 
 
 @dataclass(slots=True)
-class SessionStore:
-    """Server-side sessions keyed by a random token (the cookie holds only the token)."""
+class RoleSessionStore(Generic[RoleT]):
+    """Server-side sessions keyed by a random token (the cookie holds only the token).
+
+    A session ends ``idle_timeout_s`` after its last touch or ``absolute_timeout_s`` after its login,
+    whichever comes first, or at :meth:`end`. A request the user made touches it; a background one
+    (a live stream's tick, a page's poll) reads it with ``touch=False``, so an open tab alone never
+    keeps a session alive."""
 
     clock: Clock = time.monotonic
     idle_timeout_s: float = 15 * 60
     absolute_timeout_s: float = 12 * 3600
-    _sessions: dict[str, Session] = field(default_factory=dict)
+    _sessions: dict[str, RoleSession[RoleT]] = field(default_factory=dict)
 
-    def create(self, user: User) -> Session:
+    def create(self, user: str, role: RoleT, *, must_change_password: bool = False) -> RoleSession[RoleT]:
+        """A new session with a fresh random token and CSRF token (a login never reuses one)."""
         now = self.clock()
-        session = Session(
+        session = RoleSession(
             token=secrets.token_urlsafe(32),
-            user=user.name,
-            role=user.role,
+            user=user,
+            role=role,
             csrf_token=secrets.token_urlsafe(32),
             created_s=now,
             last_seen_s=now,
-            must_change_password=user.must_change_password,
+            must_change_password=must_change_password,
         )
         self._sessions[session.token] = session
         return session
 
-    def get(self, token: str | None, *, touch: bool = True) -> Session | None:
+    def get(self, token: str | None, *, touch: bool = True) -> RoleSession[RoleT] | None:
         if not token:
             return None
         session = self._sessions.get(token)
@@ -299,6 +311,11 @@ class SessionStore:
     def end_user(self, user: str) -> None:
         for token in [t for t, s in self._sessions.items() if s.user == user]:
             del self._sessions[token]
+
+
+# The table panel's sessions: its three roles.
+Session: TypeAlias = RoleSession[Role]
+SessionStore: TypeAlias = RoleSessionStore[Role]
 
 
 @dataclass(frozen=True, slots=True)

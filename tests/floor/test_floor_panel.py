@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import shutil
 import threading
 from collections.abc import Iterator
@@ -206,6 +207,15 @@ def test_floor_panel_in_chromium(tmp_path: Path, make_floor: MakeFloor, browser:
             assert '"card"' not in page.content()
             api = page.request.get(f"/api/tables/{table_id}/rounds/{row[0]}").json()
             assert all(event["private"] is None for event in api["events"]), json.dumps(api)[:500]
+        # Log out (the form carries the session's CSRF token): a second tab's live map, on the same
+        # session, is told by its stream and goes to the login too.
+        other_tab = page.context.new_page()
+        other_tab.goto("/")
+        expect(other_tab.locator("h1")).to_have_text("Floor map")
+        expect(other_tab.locator("#floor-map")).to_have_attribute("data-updated", re.compile(r"\d+"))
+        page.click("header form button")
+        expect(page).to_have_url(re.compile(r"/login$"))
+        expect(other_tab).to_have_url(re.compile(r"/login$"), timeout=20_000)
         page.context.close()
 
         # The regulator reads everything and acknowledges nothing.

@@ -4,8 +4,19 @@
   const count = document.getElementById("alert-count");
   if (!map || !window.EventSource) return;
   const source = new EventSource("/api/events");
+  // The session ended (idle, its 12 hours, or a logout in another tab): the stream says so and stops.
+  source.addEventListener("logout", function () { source.close(); location.href = "/login"; });
+  const status = document.getElementById("floor-status");
+  // PostgreSQL not answering: the map below is the last one read; it goes live again by itself.
+  source.addEventListener("unavailable", function (event) {
+    status.textContent = "Not live: " + JSON.parse(event.data).error;
+    status.hidden = false;
+    map.dataset.stale = "1";
+  });
   source.addEventListener("floor", function (event) {
     const data = JSON.parse(event.data);
+    status.hidden = true;
+    delete map.dataset.stale;
     count.textContent = data.alerts ? String(data.alerts) : "";
     const seen = new Set();
     for (const t of data.tables) {

@@ -106,7 +106,7 @@ async def login(
             source="panel",
         )
         return _login_page(panel, request, "Wrong user name or password.", 401, name)
-    session = panel.sessions.create(found)
+    session = panel.sessions.create(found.name, found.role, must_change_password=found.must_change_password)
     panel.backend.record(
         "login", {"user": found.name, "role": found.role, **client.journal_fields()}, source="panel"
     )

@@ -1,0 +1,312 @@
+"""The floor panel's sessions, over HTTP against the real server (uvicorn on 127.0.0.1) and a real floor
+database (PostgreSQL): the idle timeout, the absolute timeout however busy the user, a live stream and
+JSON polling that do not keep a session alive (and a stream that ends with its session), logout, and a
+fresh token at every login. The session clock is injected (:class:`FakeClock`): no test waits for a
+timeout to pass; the waits below are bounded waits for the server to answer."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx
+
+from controller.floor.embedded import EmbeddedFloor
+from controller.floor.panel import (
+    MAX_FORM_BYTES,
+    SESSION_COOKIE,
+    FloorPanelSettings,
+    FloorUser,
+    serve_panel,
+)
+from controller.panel.auth import verify_password
+from tests.floor.conftest import MakeFloor
+
+IDLE_S = 15 * 60.0
+ABSOLUTE_S = 12 * 3600.0
+PASSWORD = "supervisor-pw"
+WAIT_S = 15.0  # the bound on each wait for the server
+
+
+class FakeClock:
+    """The sessions' clock: moved by the test, never by time passing."""
+
+    def __init__(self) -> None:
+        self.now_s = 1000.0
+
+    def __call__(self) -> float:
+        return self.now_s
+
+    def advance(self, seconds: float) -> None:
+        self.now_s += seconds
+
+
+# A user is hashed once for the module: scrypt takes tens of milliseconds.
+USERS = {"sue": FloorUser.with_password("sue", "supervisor", PASSWORD)}
+
+
+@asynccontextmanager
+async def served(floor: EmbeddedFloor, clock: FakeClock) -> AsyncIterator[tuple[httpx.AsyncClient, Any]]:
+    """The panel (a fast stream: a tick and a keep-alive every 50 ms) and a client for it."""
+    settings = FloorPanelSettings(
+        floor.reporting_dsn,
+        floor.writer_dsn,
+        USERS,
+        clock=clock,
+        sse_interval_s=0.05,
+        sse_keepalive_s=0.0,
+    )
+    server = await serve_panel(settings, port=0)
+    try:
+        async with httpx.AsyncClient(base_url=server.url, timeout=WAIT_S) as client:
+            yield client, server
+    finally:
+        await server.stop()
+
+
+async def login(client: httpx.AsyncClient) -> str:
+    response = await client.post("/login", data={"user": "sue", "password": PASSWORD})
+    assert response.status_code == 303, response.text
+    token = client.cookies.get(SESSION_COOKIE)
+    assert token
+    return token
+
+
+async def api_status(url: str, token: str) -> int:
+    """GET /api/floor from another client holding only ``token`` (a copy of a cookie kept elsewhere)."""
+    async with httpx.AsyncClient(base_url=url, cookies={SESSION_COOKIE: token}, timeout=WAIT_S) as other:
+        return (await other.get("/api/floor")).status_code
+
+
+def csrf_of(server: Any, token: str) -> str:
+    """The session's CSRF token, as its pages carry it in every form."""
+    session = server.app.state.sessions.get(token, touch=False)
+    assert session is not None
+    return str(session.csrf_token)
+
+
+async def chunked(size_bytes: int) -> AsyncIterator[bytes]:
+    """A body with no Content-Length (sent chunked): the bound must be counted as it arrives."""
+    sent = 0
+    while sent < size_bytes:
+        piece = min(1024, size_bytes - sent)
+        yield b"a" * piece
+        sent += piece
+
+
+async def map_status(client: httpx.AsyncClient) -> int:
+    """The floor map page: 200 with a session; 303 (to /login) without."""
+    response = await client.get("/")
+    if response.status_code == 303:
+        assert response.headers["location"] == "/login"
+    return response.status_code
+
+
+class Events:
+    """One open live stream, read frame by frame (a frame: the lines up to a blank one)."""
+
+    def __init__(self, response: httpx.Response) -> None:
+        self.lines = response.aiter_lines()
+
+    async def next(self) -> str | None:
+        """The next frame's text (``": keep-alive"``, ``"event: floor ..."``), None at its end."""
+        frame: list[str] = []
+        async with asyncio.timeout(WAIT_S):
+            async for line in self.lines:
+                if line:
+                    frame.append(line)
+                elif frame:
+                    return "\n".join(frame)
+        return "\n".join(frame) if frame else None
+
+    async def until(self, prefix: str) -> str:
+        """The first frame that starts with ``prefix`` (within WAIT_S, however many come before it)."""
+        try:
+            async with asyncio.timeout(WAIT_S):
+                while True:
+                    frame = await self.next()
+                    assert frame is not None, f"the stream ended before {prefix!r}"
+                    if frame.startswith(prefix):
+                        return frame
+        except TimeoutError:
+            raise AssertionError(f"no {prefix!r} within {WAIT_S} s") from None
+
+
+def test_idle_and_absolute_timeouts_and_a_fresh_token_at_each_login(make_floor: MakeFloor) -> None:
+    floor = make_floor(["T1"])
+
+    async def scenario() -> None:
+        clock = FakeClock()
+        async with served(floor, clock) as (client, server):
+            assert await map_status(client) == 303
+            first = await login(client)
+            # Idle: each page the user opens restarts the 15 minutes; 15 minutes and a second without one
+            # end the session.
+            for _ in range(3):
+                clock.advance(IDLE_S - 1)
+                assert await map_status(client) == 200
+            clock.advance(IDLE_S + 1)
+            assert await map_status(client) == 303
+            assert (await client.get("/api/floor")).status_code == 401
+
+            # A new login: a new token, never the old one again.
+            second = await login(client)
+            assert second != first
+            # Absolute: a page every 10 minutes for 12 hours keeps it (the 12 hours exactly included) ...
+            login_s = clock.now_s
+            while clock.now_s - login_s + 600 <= ABSOLUTE_S:
+                clock.advance(600)
+                assert await map_status(client) == 200, clock.now_s - login_s
+            assert clock.now_s - login_s == ABSOLUTE_S
+            # ... and ends it 10 minutes later however active the user is.
+            clock.advance(600)
+            assert await map_status(client) == 303
+
+            # A login in a browser that still has a session ends that session.
+            third = await login(client)
+            fourth = await login(client)
+            assert third != fourth
+            assert await api_status(server.url, third) == 401
+            assert await api_status(server.url, fourth) == 200
+
+    asyncio.run(scenario())
+
+
+def test_the_live_stream_and_polling_do_not_keep_a_session_alive(make_floor: MakeFloor) -> None:
+    floor = make_floor(["T1"])
+
+    async def scenario() -> None:
+        clock = FakeClock()
+        async with served(floor, clock) as (client, _server):
+            await login(client)
+            async with client.stream("GET", "/api/events") as response:
+                assert response.status_code == 200
+                events = Events(response)
+                await events.until("event: floor")
+                clock.advance(IDLE_S - 1)
+                # The stream ticks on (a keep-alive each tick here) and the page polls the JSON:
+                # neither counts as the user's activity.
+                await events.until(": keep-alive")
+                await events.until(": keep-alive")
+                assert (await client.get("/api/floor")).status_code == 200
+                clock.advance(2)
+                # Idle 15 minutes and a second since the login: the stream says so and ends.
+                await events.until("event: logout")
+                assert await events.next() is None
+            assert await map_status(client) == 303
+            # A stream asked for without a session is refused.
+            assert (await client.get("/api/events")).status_code == 401
+
+    asyncio.run(scenario())
+
+
+def test_logout_ends_the_session_and_its_streams(make_floor: MakeFloor) -> None:
+    floor = make_floor(["T1"])
+
+    async def scenario() -> None:
+        clock = FakeClock()
+        async with served(floor, clock) as (client, server):
+            token = await login(client)
+            async with client.stream("GET", "/api/events") as response:
+                events = Events(response)
+                await events.until("event: floor")
+                # A logout form without the session's CSRF token (a forged one) logs no one out.
+                forged = await client.post("/logout", data={"csrf_token": "forged"})
+                assert forged.status_code == 403
+                assert await api_status(server.url, token) == 200
+                logout = await client.post("/logout", data={"csrf_token": csrf_of(server, token)})
+                assert logout.status_code == 303
+                assert logout.headers["location"] == "/login"
+                await events.until("event: logout")
+                assert await events.next() is None
+            assert await map_status(client) == 303
+            # The old cookie, sent again (a copy kept elsewhere), opens nothing.
+            assert await api_status(server.url, token) == 401
+
+    asyncio.run(scenario())
+
+
+def test_every_form_is_bounded_and_carries_the_sessions_csrf_token(make_floor: MakeFloor) -> None:
+    """The login, logout, acknowledge and release forms: a body over MAX_FORM_BYTES is refused 413
+    (declared or chunked), and after the login each needs its session's CSRF token (403 without)."""
+    floor = make_floor(["T1"])
+    too_large = {"csrf_token": "x", "reason": "r" * (MAX_FORM_BYTES + 1)}
+
+    async def scenario() -> None:
+        clock = FakeClock()
+        async with served(floor, clock) as (client, server):
+            login_url = "/login"
+            assert (await client.post(login_url, data=too_large)).status_code == 413
+            refused = await client.post(
+                login_url,
+                content=chunked(MAX_FORM_BYTES + 1),
+                headers={"content-type": "application/x-www-form-urlencoded"},
+            )
+            assert refused.status_code == 413
+            assert "Form too large" in refused.text
+            token = await login(client)
+            csrf = csrf_of(server, token)
+            async with httpx.AsyncClient(base_url=server.url, timeout=WAIT_S) as other:
+                other_token = await login(other)
+            other_csrf = csrf_of(server, other_token)
+            assert other_csrf != csrf
+
+            for path in ("/alerts/1/acknowledge", "/tables/T1/release", "/logout"):
+                assert (await client.post(path, data=too_large)).status_code == 413, path
+                streamed = await client.post(
+                    path,
+                    content=chunked(MAX_FORM_BYTES + 1),
+                    headers={"content-type": "application/x-www-form-urlencoded"},
+                )
+                assert streamed.status_code == 413, path
+                for wrong in ({}, {"csrf_token": "x"}, {"csrf_token": other_csrf}):
+                    answer = await client.post(path, data={**wrong, "reason": "because"})
+                    assert answer.status_code == 403, (path, wrong)
+                    assert answer.text == "The form expired; reload the page.", (path, answer.text)
+            # With the right token each form reaches its own check: the supervisor acknowledges (no
+            # such alert: nothing changes) and may not release.
+            acknowledged = await client.post("/alerts/1/acknowledge", data={"csrf_token": csrf})
+            assert acknowledged.status_code == 303
+            assert acknowledged.headers["location"] == "/alerts"
+            release = await client.post("/tables/T1/release", data={"csrf_token": csrf, "reason": "x"})
+            assert release.status_code == 403
+            assert release.text == "A supervisor cannot release a table (a manager can)."
+            assert await api_status(server.url, token) == 200
+            assert (await client.post("/logout", data={"csrf_token": csrf})).status_code == 303
+            assert await api_status(server.url, token) == 401
+            # Without a session a form leads to the login.
+            gone = await client.post("/alerts/1/acknowledge", data={"csrf_token": csrf})
+            assert (gone.status_code, gone.headers["location"]) == (303, "/login")
+
+    asyncio.run(scenario())
+
+
+def test_an_unknown_name_costs_the_same_password_check(make_floor: MakeFloor) -> None:
+    """A wrong name and a wrong password each run one scrypt check (against a hash of no user for the
+    name), so the answer's time does not tell which names exist."""
+    floor = make_floor(["T1"])
+    checked: list[str] = []
+
+    def verify(password: str, password_hash: str) -> bool:
+        checked.append(password_hash)
+        return verify_password(password, password_hash)
+
+    async def scenario() -> None:
+        settings = FloorPanelSettings(floor.reporting_dsn, None, USERS, verify=verify)
+        server = await serve_panel(settings, port=0)
+        try:
+            async with httpx.AsyncClient(base_url=server.url, timeout=WAIT_S) as client:
+                for name in ("nobody", "sue"):
+                    wrong = await client.post("/login", data={"user": name, "password": "not-it"})
+                    assert wrong.status_code == 401
+                    assert "Wrong user name or password." in wrong.text
+        finally:
+            await server.stop()
+
+    asyncio.run(scenario())
+    assert len(checked) == 2
+    assert checked[1] == USERS["sue"].password_hash
+    assert checked[0] != USERS["sue"].password_hash
+    assert checked[0].startswith("scrypt$")  # a real hash: the same cost as a user's

@@ -376,7 +376,14 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         # page's doing, not the user's.
         token = request.cookies.get(SESSION_COOKIE)
         if sessions.get(token, touch=False) is None:
-            return JSONResponse({"error": "login required"}, 401)
+            # No session (the panel restarted: sessions live in its memory; or it ended while the stream
+            # reconnected): said on a 200 stream, for EventSource gives up for good on any other answer
+            # and the open map would freeze unwarned; the page goes to the login.
+            return Response(
+                f"retry: {SSE_RETRY_MS}\n\n".encode() + SSE_LOGOUT,
+                media_type="text/event-stream",
+                headers={"Cache-Control": "no-store"},
+            )
 
         async def stream() -> AsyncIterator[bytes]:
             yield f"retry: {SSE_RETRY_MS}\n\n".encode()

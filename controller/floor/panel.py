@@ -260,7 +260,12 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         headers = {"Retry-After": "5", "Cache-Control": "no-store"}
         if request.url.path.startswith("/api/"):
             return JSONResponse({"error": message, "detail": str(error)}, 503, headers=headers)
-        html = templates.get_template("unavailable.html").render(message=message, detail=str(error))
+        # A form's POST (acknowledge, release) is not repeated by a reload: the page and its link go to
+        # the alerts (a GET of the form's URL is a 405); a page's GET tries itself again.
+        again = "" if request.method in ("GET", "HEAD") else "/alerts"
+        html = templates.get_template("unavailable.html").render(
+            message=message, detail=str(error), again=again
+        )
         return HTMLResponse(html, 503, headers=headers)
 
     def session_of(request: Request, *, touch: bool = True) -> FloorSession | None:

@@ -116,6 +116,9 @@ def test_postgres_down_answers_503_and_the_panel_recovers(
                     assert page.headers["retry-after"] == "5"
                     assert "The floor database (PostgreSQL) is not answering" in page.text
                     assert "Traceback" not in page.text
+                    # A page's GET tries itself again.
+                    assert '<meta http-equiv="refresh" content="10">' in page.text
+                    assert '<a href="">Try again</a>' in page.text
                     # The pool's bound (a second here), with room for a loaded machine.
                     assert took_s < POOL_TIMEOUT_S + 5, (path, took_s)
                 api = await client.get("/api/floor")
@@ -128,6 +131,9 @@ def test_postgres_down_answers_503_and_the_panel_recovers(
                 )
                 assert acknowledge.status_code == 503, acknowledge.text[:300]
                 assert "The floor database (PostgreSQL) is not answering" in acknowledge.text
+                # Its page tries the alerts again, not the form's URL (a reload of it is a GET: 405).
+                assert '<meta http-equiv="refresh" content="10; url=/alerts">' in acknowledge.text
+                assert '<a href="/alerts">Try again</a>' in acknowledge.text
                 # The live map says it is not live (and the stream stays open).
                 unavailable = await events.until("event: unavailable")
                 assert "not answering" in unavailable

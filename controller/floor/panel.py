@@ -106,8 +106,9 @@ class FloorPanelSettings:
     # (password, hash) -> bool: controller.passwords' scrypt check; a test may count the checks.
     verify: Callable[[str, str], bool] = verify_password
     # The reporting role's connections (docs/floor.md "The floor panel"): a few, shared by every page
-    # and the one live-stream reader; a page waits at most pool_timeout_s for one (PostgreSQL down:
-    # 503 then) and a query runs at most query_timeout_s.
+    # and the one live-stream reader. Each query waits at most pool_timeout_s for one (PostgreSQL down:
+    # 503 then) and then runs at most query_timeout_s (ended by PostgreSQL: statement_timeout), so a
+    # page of n queries answers within n * (pool_timeout_s + query_timeout_s) at worst (the alerts: 3).
     pool_min_size: int = 1
     pool_max_size: int = 4
     pool_timeout_s: float = 5.0
@@ -194,7 +195,12 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         timeout=settings.pool_timeout_s,
         reconnect_timeout=10.0,
         check=AsyncConnectionPool.check_connection,
-        kwargs={"connect_timeout": max(2, round(settings.pool_timeout_s))},
+        kwargs={
+            "connect_timeout": max(2, round(settings.pool_timeout_s)),
+            # PostgreSQL itself ends a statement at the query bound: the connection comes back at once,
+            # where a query cancelled from here costs psycopg's cancellation (up to 10 s) first.
+            "options": _server_bounds(settings.query_timeout_s),
+        },
         name="floor-panel",
         open=False,
     )
@@ -461,7 +467,9 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
                 # The writer connects for each acknowledgement (a person's click: rare), so no idle
                 # connection of the writer role is held by the panel.
                 async with await psycopg.AsyncConnection.connect(
-                    settings.writer_dsn, connect_timeout=max(2, round(settings.pool_timeout_s))
+                    settings.writer_dsn,
+                    connect_timeout=max(2, round(settings.pool_timeout_s)),
+                    options=_server_bounds(settings.query_timeout_s),
                 ) as connection:
                     await connection.execute(
                         "UPDATE floor_alerts SET acknowledged_by = %s, acknowledged_utc = now() "
@@ -484,8 +492,19 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         writer_dsn = settings.writer_dsn
         connect_timeout_s = max(2, round(settings.pool_timeout_s))
 
+        if "\x00" in table_id:  # PostgreSQL's text holds no NUL: no table has such a name
+            return HTMLResponse("No such table on the floor.", 404)
+        if "\x00" in form.get("reason", ""):
+            return HTMLResponse("Release refused: the reason holds a NUL byte.", 422)
+
         def record() -> str:
-            with psycopg.connect(writer_dsn, connect_timeout=connect_timeout_s) as connection:
+            # Run in a thread with a synchronous connection: every statement and lock wait bounded by
+            # PostgreSQL (query_timeout_s), else a lock held on floor_tables held the thread for good.
+            with psycopg.connect(
+                writer_dsn,
+                connect_timeout=connect_timeout_s,
+                options=_server_bounds(settings.query_timeout_s),
+            ) as connection:
                 return release_table(
                     connection, table_id[:64], reason=form.get("reason", ""), by=session.user, via="panel"
                 ).summary()
@@ -494,6 +513,10 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
             await asyncio.to_thread(record)
         except ReleaseRefused as refused:
             return await alerts_view(session, message=f"Release refused: {refused}", status=409)
+        except psycopg.DataError as error:  # any other text PostgreSQL cannot store: bad input, one line
+            return HTMLResponse(f"Release refused: {_first_line(error)}.", 422)
+        except psycopg.OperationalError as error:  # down, or past the bound: PostgreSQL down's 503
+            raise _db_error(error) from None
         except psycopg.Error as error:
             return await alerts_view(session, message=f"Release failed: {_first_line(error)}", status=503)
         return RedirectResponse("/alerts", status_code=303)
@@ -554,12 +577,15 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         return page("round.html", session, **detail)
 
     async def round_detail(table_id: str, round_id: str) -> dict[str, Any] | None:
-        rows = await query(
-            "SELECT e.seq, e.time_text, e.round_id, e.source, e.kind, e.payload::text AS payload_text, "
-            "p.private_text FROM floor_entries e LEFT JOIN floor_private p USING (table_id, seq) "
-            "WHERE e.table_id = %s AND e.round_id = %s ORDER BY e.seq",
-            (table_id, round_id),
-        )
+        try:
+            rows = await query(
+                "SELECT e.seq, e.time_text, e.round_id, e.source, e.kind, e.payload::text AS payload_text, "
+                "p.private_text FROM floor_entries e LEFT JOIN floor_private p USING (table_id, seq) "
+                "WHERE e.table_id = %s AND e.round_id = %s ORDER BY e.seq",
+                (table_id, round_id),
+            )
+        except psycopg.DataError:  # an id PostgreSQL cannot hold (a NUL byte): no such round
+            return None
         if not rows:
             return None
         state = TableState(table_id)
@@ -623,6 +649,12 @@ async def read_form(request: Request, limit_bytes: int = MAX_FORM_BYTES) -> dict
 
 def _unavailable_frame(error: str) -> bytes:
     return f"event: {SSE_UNAVAILABLE}\ndata: {json.dumps({'error': error})}\n\n".encode()
+
+
+def _server_bounds(timeout_s: float) -> str:
+    """libpq ``options`` by which PostgreSQL ends a statement, or a wait for a lock, after ``timeout_s``."""
+    timeout_ms = max(1, round(timeout_s * 1000))
+    return f"-c statement_timeout={timeout_ms} -c lock_timeout={timeout_ms}"
 
 
 def _db_error(error: BaseException) -> DatabaseUnavailable:

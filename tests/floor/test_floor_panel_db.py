@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 import httpx
 import psycopg
@@ -158,5 +159,99 @@ def test_postgres_down_answers_503_and_the_panel_recovers(
             await client.aclose()
             await server.stop()
         assert pool.closed  # closed with the app (its lifespan)
+
+    asyncio.run(scenario())
+
+
+def test_a_release_under_a_held_lock_answers_503_and_holds_no_thread(make_floor: MakeFloor) -> None:
+    """A lock held on floor_tables (another session's ACCESS EXCLUSIVE) made a release wait for good,
+    holding an executor thread: PostgreSQL now ends its wait at ``query_timeout_s`` and the release
+    answers the one-line 503 of PostgreSQL down. The test's waits are bounded (WAIT_S): a hang fails
+    it; how fast the answer comes is not measured."""
+    floor = make_floor(["T1"])
+
+    async def scenario() -> None:
+        settings = FloorPanelSettings(
+            floor.reporting_dsn, floor.writer_dsn, USERS, pool_timeout_s=POOL_TIMEOUT_S, query_timeout_s=1.0
+        )
+        server = await serve_panel(settings, port=0)
+        client = await logged_in(server.url)
+        session = server.app.state.sessions.get(client.cookies.get(SESSION_COOKIE), touch=False)
+        locker: psycopg.Connection[tuple[Any, ...]] = await asyncio.to_thread(
+            lambda: psycopg.connect(floor.owner_dsn)
+        )
+        try:
+            await asyncio.to_thread(locker.execute, "LOCK TABLE floor_tables IN ACCESS EXCLUSIVE MODE")
+            try:
+                async with asyncio.timeout(WAIT_S):
+                    release = await client.post(
+                        "/tables/T1/release", data={"csrf_token": session.csrf_token, "reason": "checked"}
+                    )
+            except TimeoutError:
+                raise AssertionError(f"the release hung for {WAIT_S} s under the lock") from None
+            assert release.status_code == 503, release.text[:300]
+            assert "The floor database (PostgreSQL) is not answering" in release.text
+            assert "Traceback" not in release.text
+            # A page reading floor_tables under the same lock: ended by PostgreSQL too (statement_timeout
+            # on the pool's connections), and the pool's connection serves again once the lock is gone.
+            async with asyncio.timeout(WAIT_S):
+                assert (await client.get("/")).status_code == 503
+            await asyncio.to_thread(locker.rollback)
+            async with asyncio.timeout(WAIT_S):
+                assert (await client.get("/")).status_code == 200
+        finally:
+            await asyncio.to_thread(locker.close)
+            await client.aclose()
+            await server.stop()
+
+    asyncio.run(scenario())
+
+
+def test_the_pools_connections_end_a_statement_at_the_query_bound(make_floor: MakeFloor) -> None:
+    """PostgreSQL itself ends a page's statement at ``query_timeout_s`` (statement_timeout), so a
+    statement past the bound costs no client-side cancellation (psycopg waits up to 10 s for one)."""
+    floor = make_floor(["T1"])
+
+    async def scenario() -> None:
+        settings = FloorPanelSettings(floor.reporting_dsn, None, USERS, query_timeout_s=2.5)
+        server = await serve_panel(settings, port=0)
+        try:
+            async with server.app.state.pool.connection() as connection:
+                bounds = await (
+                    await connection.execute(
+                        "SELECT current_setting('statement_timeout'), current_setting('lock_timeout')"
+                    )
+                ).fetchone()
+            assert bounds == ("2500ms", "2500ms")
+        finally:
+            await server.stop()
+
+    asyncio.run(scenario())
+
+
+def test_a_nul_in_an_id_is_no_such_table_or_round(make_floor: MakeFloor) -> None:
+    """PostgreSQL's text holds no NUL byte (psycopg refuses it, DataError): an id with one names no
+    table and no round — 404 in one line, not a 500 or a 503 "Release failed"."""
+    floor = make_floor(["T1"])
+
+    async def scenario() -> None:
+        server = await serve_panel(FloorPanelSettings(floor.reporting_dsn, floor.writer_dsn, USERS), port=0)
+        client = await logged_in(server.url)
+        csrf = server.app.state.sessions.get(client.cookies.get(SESSION_COOKIE), touch=False).csrf_token
+        try:
+            page = await client.get("/tables/T1%00/rounds/x")
+            assert (page.status_code, page.text) == (404, "No such round on the floor.")
+            api = await client.get("/api/tables/T1/rounds/x%00")
+            assert (api.status_code, api.json()) == (404, {"error": "no such round"})
+            release = await client.post("/tables/T1%00/release", data={"csrf_token": csrf, "reason": "x"})
+            assert (release.status_code, release.text) == (404, "No such table on the floor.")
+            # A NUL in the reason: refused in one line, nothing recorded.
+            reason = await client.post("/tables/T1/release", data={"csrf_token": csrf, "reason": "a\x00b"})
+            assert (reason.status_code, reason.text) == (422, "Release refused: the reason holds a NUL byte.")
+            with psycopg.connect(floor.reporting_dsn) as connection:
+                assert connection.execute("SELECT count(*) FROM floor_releases").fetchone() == (0,)
+        finally:
+            await client.aclose()
+            await server.stop()
 
     asyncio.run(scenario())

@@ -7,7 +7,6 @@ the app."""
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any
 
 import httpx
@@ -62,15 +61,18 @@ def test_the_live_map_is_read_once_a_tick_for_every_open_stream(make_floor: Make
                     return feed.subscribers == 3
 
                 await wait_until(three_open, WAIT_S, "three streams on the feed")
-                reads, queries = stats.feed_reads, stats.queries
+                tick, reads, queries = feed.tick, stats.feed_reads, stats.queries
 
                 async def ten_more_ticks() -> bool:
-                    return stats.feed_reads >= reads + 10
+                    return feed.tick >= tick + 10
 
+                # The ticks counted by the feed itself, the reads by the reader: one read a tick,
+                # whatever the number of tabs (a read per tab would be three a tick).
                 await wait_until(ten_more_ticks, WAIT_S, "ten more ticks")
-                ticks, asked = stats.feed_reads - reads, stats.queries - queries
-                # Two statements a tick (the map, the open alerts), whatever the number of tabs; one read
-                # per tab would be three times that. (A tick may be mid-way when the figures are taken.)
+                ticks, read, asked = feed.tick - tick, stats.feed_reads - reads, stats.queries - queries
+                # (A read may be under way when the figures are taken: counted, its tick not yet.)
+                assert ticks - 1 <= read <= ticks + 1, (ticks, read)
+                # Two statements a read (the map, the open alerts).
                 assert 2 * ticks - 2 <= asked <= 2 * ticks + 2, (ticks, asked)
 
             # All closed: the feed parks, reading nothing until a stream opens again.
@@ -110,9 +112,9 @@ def test_postgres_down_answers_503_and_the_panel_recovers(
                 await asyncio.to_thread(own_pg_cluster.stop)
 
                 for path in ("/", "/alerts", "/meters?by=pit", "/rounds?table=T1"):
-                    started = time.monotonic()
+                    # Bounded by the client's timeout (WAIT_S): a hang fails the test, how fast the
+                    # answer comes is not measured.
                     page = await client.get(path)
-                    took_s = time.monotonic() - started
                     assert page.status_code == 503, (path, page.status_code, page.text[:300])
                     assert page.headers["retry-after"] == "5"
                     assert "The floor database (PostgreSQL) is not answering" in page.text
@@ -120,8 +122,6 @@ def test_postgres_down_answers_503_and_the_panel_recovers(
                     # A page's GET tries itself again.
                     assert '<meta http-equiv="refresh" content="10">' in page.text
                     assert '<a href="">Try again</a>' in page.text
-                    # The pool's bound (a second here), with room for a loaded machine.
-                    assert took_s < POOL_TIMEOUT_S + 5, (path, took_s)
                 api = await client.get("/api/floor")
                 assert api.status_code == 503
                 assert api.json()["error"].startswith("The floor database (PostgreSQL) is not answering")

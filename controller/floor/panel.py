@@ -294,8 +294,9 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
     async def session_form(request: Request) -> tuple[FloorSession, dict[str, str]] | Response:
         """A POST's session and form: the session (else to the login), the form read within
         MAX_FORM_BYTES (else 413), and the session's CSRF token in it (else 403). Every form after
-        the login goes through here."""
-        session = session_of(request)
+        the login goes through here. The session is touched only once the form is its user's own: a
+        refused one (forged, oversized) keeps no session alive."""
+        session = session_of(request, touch=False)
         if session is None:
             return login_redirect()
         form = await read_form(request)
@@ -305,6 +306,8 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
             form.get("csrf_token", "").encode("utf-8", "replace"), session.csrf_token.encode()
         ):
             return HTMLResponse("The form expired; reload the page.", 403)
+        if session_of(request) is None:  # the user's own request: it counts as activity
+            return login_redirect()
         return session, form
 
     @app.post("/login")
@@ -333,7 +336,7 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
             return HTMLResponse(html, 401)
         # A login in a browser that still holds a session ends that one: one browser, one session.
         sessions.end(request.cookies.get(SESSION_COOKIE))
-        session = sessions.create(user.name, user.role)
+        session = sessions.create(user.name, user.role, must_change_password=False)  # no one-time ones
         response = RedirectResponse("/", status_code=303)
         response.set_cookie(
             SESSION_COOKIE,
@@ -348,7 +351,7 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
 
     @app.post("/logout")
     async def logout(request: Request) -> Response:
-        if session_of(request) is not None:  # without one: to the login all the same
+        if session_of(request, touch=False) is not None:  # without one: to the login all the same
             checked = await session_form(request)
             if not isinstance(checked, tuple):
                 return checked  # a forged or stale form logs no one out

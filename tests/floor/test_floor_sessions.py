@@ -288,6 +288,36 @@ def test_every_form_is_bounded_and_carries_the_sessions_csrf_token(make_floor: M
     asyncio.run(scenario())
 
 
+def test_a_refused_form_keeps_no_session_alive(make_floor: MakeFloor) -> None:
+    """A form refused (a forged CSRF token, an oversized body) is not its user's doing: it does not
+    restart the idle timeout (it did: the session was touched before the checks)."""
+    floor = make_floor(["T1"])
+
+    async def scenario() -> None:
+        clock = FakeClock()
+        async with served(floor, clock) as (client, server):
+            token = await login(client)
+            clock.advance(IDLE_S - 1)
+            assert (await client.post("/logout", data={"csrf_token": "forged"})).status_code == 403
+            forged = await client.post("/alerts/1/acknowledge", data={"csrf_token": "forged"})
+            assert forged.status_code == 403
+            oversized = await client.post("/tables/T1/release", data={"reason": "r" * (MAX_FORM_BYTES + 1)})
+            assert oversized.status_code == 413
+            clock.advance(2)  # 15 minutes and a second since the login, the user's last own request
+            assert await api_status(server.url, token) == 401
+            # A form that passes does count: a fresh login, then an acknowledgement near its idle end.
+            token = await login(client)
+            clock.advance(IDLE_S - 1)
+            acknowledged = await client.post(
+                "/alerts/1/acknowledge", data={"csrf_token": csrf_of(server, token)}
+            )
+            assert acknowledged.status_code == 303
+            clock.advance(2)
+            assert await api_status(server.url, token) == 200
+
+    asyncio.run(scenario())
+
+
 def test_an_unknown_name_costs_the_same_password_check(make_floor: MakeFloor) -> None:
     """A wrong name and a wrong password each run one scrypt check (against a hash of no user for the
     name), so the answer's time does not tell which names exist."""

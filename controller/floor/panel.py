@@ -206,15 +206,21 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
     )
     stats = PanelStats()
 
+    feed_error = ""  # the feed's failure last logged: one that persists is logged once, not each tick
+
     async def read_feed() -> bytes:
+        nonlocal feed_error
         stats.feed_reads += 1
         try:
             text = json.dumps({"tables": await floor_map(), "alerts": await open_alert_count()}, default=str)
-        except DatabaseUnavailable as error:
-            return _unavailable_frame(f"the floor database is not answering ({error})")
-        except Exception:  # the one reader serves every stream: it logs and goes on, never dies
-            log.exception("floor_panel_feed_failed")
+        except DatabaseUnavailable:  # (the driver's message names host, port and role: not sent)
+            return _unavailable_frame("the floor database is not answering")
+        except Exception as error:  # the one reader serves every stream: it logs and goes on, never dies
+            if str(error) != feed_error:
+                feed_error = str(error)
+                log.exception("floor_panel_feed_failed")
             return _unavailable_frame("the floor map could not be read (see the panel's log)")
+        feed_error = ""
         return f"event: floor\ndata: {text}\n\n".encode()
 
     feed = FloorFeed(read_feed, settings.sse_interval_s)
@@ -264,14 +270,14 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         log.warning("floor_panel_db_unavailable", path=request.url.path, error=str(error))
         message = "The floor database (PostgreSQL) is not answering; this page works again once it is back."
         headers = {"Retry-After": "5", "Cache-Control": "no-store"}
+        # The driver's message (host, port, role) goes to the log above, not to the browser.
+        detail = "Details are in the panel log."
         if request.url.path.startswith("/api/"):
-            return JSONResponse({"error": message, "detail": str(error)}, 503, headers=headers)
+            return JSONResponse({"error": message, "detail": detail}, 503, headers=headers)
         # A form's POST (acknowledge, release) is not repeated by a reload: the page and its link go to
         # the alerts (a GET of the form's URL is a 405); a page's GET tries itself again.
         again = "" if request.method in ("GET", "HEAD") else "/alerts"
-        html = templates.get_template("unavailable.html").render(
-            message=message, detail=str(error), again=again
-        )
+        html = templates.get_template("unavailable.html").render(message=message, detail=detail, again=again)
         return HTMLResponse(html, 503, headers=headers)
 
     def session_of(request: Request, *, touch: bool = True) -> FloorSession | None:

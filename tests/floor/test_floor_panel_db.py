@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 import psycopg
+from structlog.testing import capture_logs
 
 from controller.floor.panel import (
     SESSION_COOKIE,
@@ -119,12 +120,16 @@ def test_postgres_down_answers_503_and_the_panel_recovers(
                     assert page.headers["retry-after"] == "5"
                     assert "The floor database (PostgreSQL) is not answering" in page.text
                     assert "Traceback" not in page.text
+                    # The driver's message names the host, port and role: for the log only.
+                    assert f"port {own_pg_cluster.port}" not in page.text
+                    assert "Details are in the panel log." in page.text
                     # A page's GET tries itself again.
                     assert '<meta http-equiv="refresh" content="10">' in page.text
                     assert '<a href="">Try again</a>' in page.text
                 api = await client.get("/api/floor")
                 assert api.status_code == 503
                 assert api.json()["error"].startswith("The floor database (PostgreSQL) is not answering")
+                assert api.json()["detail"] == "Details are in the panel log."
                 # A write fails the same way (the writer connects for it).
                 session = server.app.state.sessions.get(client.cookies.get(SESSION_COOKIE), touch=False)
                 acknowledge = await client.post(
@@ -138,6 +143,7 @@ def test_postgres_down_answers_503_and_the_panel_recovers(
                 # The live map says it is not live (and the stream stays open).
                 unavailable = await events.until("event: unavailable")
                 assert "not answering" in unavailable
+                assert str(own_pg_cluster.port) not in unavailable
 
                 await asyncio.to_thread(own_pg_cluster.start)
 
@@ -251,6 +257,56 @@ def test_a_nul_in_an_id_is_no_such_table_or_round(make_floor: MakeFloor) -> None
             with psycopg.connect(floor.reporting_dsn) as connection:
                 assert connection.execute("SELECT count(*) FROM floor_releases").fetchone() == (0,)
         finally:
+            await client.aclose()
+            await server.stop()
+
+    asyncio.run(scenario())
+
+
+def test_a_failure_of_the_live_map_that_persists_is_logged_once(make_floor: MakeFloor) -> None:
+    """A failure of the feed's read other than PostgreSQL down (here the map's table renamed away) is
+    logged with its traceback when it starts or changes, not once a tick while it lasts."""
+    floor = make_floor(["T1"])
+
+    async def scenario() -> None:
+        settings = FloorPanelSettings(floor.reporting_dsn, None, USERS, sse_interval_s=0.02)
+        server = await serve_panel(settings, port=0)
+        feed: FloorFeed = server.app.state.feed
+        client = await logged_in(server.url)
+
+        def owner(sql: str) -> None:
+            with psycopg.connect(floor.owner_dsn, autocommit=True) as connection:
+                connection.execute(sql.encode())
+
+        async def ticks(count: int) -> None:
+            start = feed.tick
+
+            async def passed() -> bool:
+                return feed.tick >= start + count
+
+            await wait_until(passed, WAIT_S, f"{count} ticks")
+
+        try:
+            with capture_logs() as logs:
+                async with client.stream("GET", "/api/events") as response:
+                    events = Events(response)
+                    await events.until("event: floor")
+                    await asyncio.to_thread(owner, "ALTER TABLE floor_tables RENAME TO floor_tables_away")
+                    unreadable = await events.until("event: unavailable")
+                    assert "the floor map could not be read" in unreadable
+                    await ticks(10)
+                    failed = [entry for entry in logs if entry["event"] == "floor_panel_feed_failed"]
+                    assert len(failed) == 1, len(failed)
+                    # Back, then failing again: logged again.
+                    await asyncio.to_thread(owner, "ALTER TABLE floor_tables_away RENAME TO floor_tables")
+                    await events.until("event: floor")
+                    await asyncio.to_thread(owner, "ALTER TABLE floor_tables RENAME TO floor_tables_away")
+                    await events.until("event: unavailable")
+                    await ticks(10)
+                    failed = [entry for entry in logs if entry["event"] == "floor_panel_feed_failed"]
+                    assert len(failed) == 2, len(failed)
+        finally:
+            await asyncio.to_thread(owner, "ALTER TABLE IF EXISTS floor_tables_away RENAME TO floor_tables")
             await client.aclose()
             await server.stop()
 

@@ -106,8 +106,9 @@ class FloorPanelSettings:
     # (password, hash) -> bool: controller.passwords' scrypt check; a test may count the checks.
     verify: Callable[[str, str], bool] = verify_password
     # The reporting role's connections (docs/floor.md "The floor panel"): a few, shared by every page
-    # and the one live-stream reader; a page waits at most pool_timeout_s for one (PostgreSQL down:
-    # 503 then) and a query runs at most query_timeout_s.
+    # and the one live-stream reader. Each query waits at most pool_timeout_s for one (PostgreSQL down:
+    # 503 then) and then runs at most query_timeout_s (ended by PostgreSQL: statement_timeout), so a
+    # page of n queries answers within n * (pool_timeout_s + query_timeout_s) at worst (the alerts: 3).
     pool_min_size: int = 1
     pool_max_size: int = 4
     pool_timeout_s: float = 5.0
@@ -194,21 +195,32 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         timeout=settings.pool_timeout_s,
         reconnect_timeout=10.0,
         check=AsyncConnectionPool.check_connection,
-        kwargs={"connect_timeout": max(2, round(settings.pool_timeout_s))},
+        kwargs={
+            "connect_timeout": max(2, round(settings.pool_timeout_s)),
+            # PostgreSQL itself ends a statement at the query bound: the connection comes back at once,
+            # where a query cancelled from here costs psycopg's cancellation (up to 10 s) first.
+            "options": _server_bounds(settings.query_timeout_s),
+        },
         name="floor-panel",
         open=False,
     )
     stats = PanelStats()
 
+    feed_error = ""  # the feed's failure last logged: one that persists is logged once, not each tick
+
     async def read_feed() -> bytes:
+        nonlocal feed_error
         stats.feed_reads += 1
         try:
             text = json.dumps({"tables": await floor_map(), "alerts": await open_alert_count()}, default=str)
-        except DatabaseUnavailable as error:
-            return _unavailable_frame(f"the floor database is not answering ({error})")
-        except Exception:  # the one reader serves every stream: it logs and goes on, never dies
-            log.exception("floor_panel_feed_failed")
+        except DatabaseUnavailable:  # (the driver's message names host, port and role: not sent)
+            return _unavailable_frame("the floor database is not answering")
+        except Exception as error:  # the one reader serves every stream: it logs and goes on, never dies
+            if str(error) != feed_error:
+                feed_error = str(error)
+                log.exception("floor_panel_feed_failed")
             return _unavailable_frame("the floor map could not be read (see the panel's log)")
+        feed_error = ""
         return f"event: floor\ndata: {text}\n\n".encode()
 
     feed = FloorFeed(read_feed, settings.sse_interval_s)
@@ -258,9 +270,14 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         log.warning("floor_panel_db_unavailable", path=request.url.path, error=str(error))
         message = "The floor database (PostgreSQL) is not answering; this page works again once it is back."
         headers = {"Retry-After": "5", "Cache-Control": "no-store"}
+        # The driver's message (host, port, role) goes to the log above, not to the browser.
+        detail = "Details are in the panel log."
         if request.url.path.startswith("/api/"):
-            return JSONResponse({"error": message, "detail": str(error)}, 503, headers=headers)
-        html = templates.get_template("unavailable.html").render(message=message, detail=str(error))
+            return JSONResponse({"error": message, "detail": detail}, 503, headers=headers)
+        # A form's POST (acknowledge, release) is not repeated by a reload: the page and its link go to
+        # the alerts (a GET of the form's URL is a 405); a page's GET tries itself again.
+        again = "" if request.method in ("GET", "HEAD") else "/alerts"
+        html = templates.get_template("unavailable.html").render(message=message, detail=detail, again=again)
         return HTMLResponse(html, 503, headers=headers)
 
     def session_of(request: Request, *, touch: bool = True) -> FloorSession | None:
@@ -283,8 +300,9 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
     async def session_form(request: Request) -> tuple[FloorSession, dict[str, str]] | Response:
         """A POST's session and form: the session (else to the login), the form read within
         MAX_FORM_BYTES (else 413), and the session's CSRF token in it (else 403). Every form after
-        the login goes through here."""
-        session = session_of(request)
+        the login goes through here. The session is touched only once the form is its user's own: a
+        refused one (forged, oversized) keeps no session alive."""
+        session = session_of(request, touch=False)
         if session is None:
             return login_redirect()
         form = await read_form(request)
@@ -294,6 +312,8 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
             form.get("csrf_token", "").encode("utf-8", "replace"), session.csrf_token.encode()
         ):
             return HTMLResponse("The form expired; reload the page.", 403)
+        if session_of(request) is None:  # the user's own request: it counts as activity
+            return login_redirect()
         return session, form
 
     @app.post("/login")
@@ -322,7 +342,7 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
             return HTMLResponse(html, 401)
         # A login in a browser that still holds a session ends that one: one browser, one session.
         sessions.end(request.cookies.get(SESSION_COOKIE))
-        session = sessions.create(user.name, user.role)
+        session = sessions.create(user.name, user.role, must_change_password=False)  # no one-time ones
         response = RedirectResponse("/", status_code=303)
         response.set_cookie(
             SESSION_COOKIE,
@@ -337,7 +357,7 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
 
     @app.post("/logout")
     async def logout(request: Request) -> Response:
-        if session_of(request) is not None:  # without one: to the login all the same
+        if session_of(request, touch=False) is not None:  # without one: to the login all the same
             checked = await session_form(request)
             if not isinstance(checked, tuple):
                 return checked  # a forged or stale form logs no one out
@@ -376,7 +396,14 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         # page's doing, not the user's.
         token = request.cookies.get(SESSION_COOKIE)
         if sessions.get(token, touch=False) is None:
-            return JSONResponse({"error": "login required"}, 401)
+            # No session (the panel restarted: sessions live in its memory; or it ended while the stream
+            # reconnected): said on a 200 stream, for EventSource gives up for good on any other answer
+            # and the open map would freeze unwarned; the page goes to the login.
+            return Response(
+                f"retry: {SSE_RETRY_MS}\n\n".encode() + SSE_LOGOUT,
+                media_type="text/event-stream",
+                headers={"Cache-Control": "no-store"},
+            )
 
         async def stream() -> AsyncIterator[bytes]:
             yield f"retry: {SSE_RETRY_MS}\n\n".encode()
@@ -449,7 +476,9 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
                 # The writer connects for each acknowledgement (a person's click: rare), so no idle
                 # connection of the writer role is held by the panel.
                 async with await psycopg.AsyncConnection.connect(
-                    settings.writer_dsn, connect_timeout=max(2, round(settings.pool_timeout_s))
+                    settings.writer_dsn,
+                    connect_timeout=max(2, round(settings.pool_timeout_s)),
+                    options=_server_bounds(settings.query_timeout_s),
                 ) as connection:
                     await connection.execute(
                         "UPDATE floor_alerts SET acknowledged_by = %s, acknowledged_utc = now() "
@@ -472,8 +501,19 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         writer_dsn = settings.writer_dsn
         connect_timeout_s = max(2, round(settings.pool_timeout_s))
 
+        if "\x00" in table_id:  # PostgreSQL's text holds no NUL: no table has such a name
+            return HTMLResponse("No such table on the floor.", 404)
+        if "\x00" in form.get("reason", ""):
+            return HTMLResponse("Release refused: the reason holds a NUL byte.", 422)
+
         def record() -> str:
-            with psycopg.connect(writer_dsn, connect_timeout=connect_timeout_s) as connection:
+            # Run in a thread with a synchronous connection: every statement and lock wait bounded by
+            # PostgreSQL (query_timeout_s), else a lock held on floor_tables held the thread for good.
+            with psycopg.connect(
+                writer_dsn,
+                connect_timeout=connect_timeout_s,
+                options=_server_bounds(settings.query_timeout_s),
+            ) as connection:
                 return release_table(
                     connection, table_id[:64], reason=form.get("reason", ""), by=session.user, via="panel"
                 ).summary()
@@ -482,6 +522,10 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
             await asyncio.to_thread(record)
         except ReleaseRefused as refused:
             return await alerts_view(session, message=f"Release refused: {refused}", status=409)
+        except psycopg.DataError as error:  # any other text PostgreSQL cannot store: bad input, one line
+            return HTMLResponse(f"Release refused: {_first_line(error)}.", 422)
+        except psycopg.OperationalError as error:  # down, or past the bound: PostgreSQL down's 503
+            raise _db_error(error) from None
         except psycopg.Error as error:
             return await alerts_view(session, message=f"Release failed: {_first_line(error)}", status=503)
         return RedirectResponse("/alerts", status_code=303)
@@ -542,12 +586,15 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         return page("round.html", session, **detail)
 
     async def round_detail(table_id: str, round_id: str) -> dict[str, Any] | None:
-        rows = await query(
-            "SELECT e.seq, e.time_text, e.round_id, e.source, e.kind, e.payload::text AS payload_text, "
-            "p.private_text FROM floor_entries e LEFT JOIN floor_private p USING (table_id, seq) "
-            "WHERE e.table_id = %s AND e.round_id = %s ORDER BY e.seq",
-            (table_id, round_id),
-        )
+        try:
+            rows = await query(
+                "SELECT e.seq, e.time_text, e.round_id, e.source, e.kind, e.payload::text AS payload_text, "
+                "p.private_text FROM floor_entries e LEFT JOIN floor_private p USING (table_id, seq) "
+                "WHERE e.table_id = %s AND e.round_id = %s ORDER BY e.seq",
+                (table_id, round_id),
+            )
+        except psycopg.DataError:  # an id PostgreSQL cannot hold (a NUL byte): no such round
+            return None
         if not rows:
             return None
         state = TableState(table_id)
@@ -611,6 +658,12 @@ async def read_form(request: Request, limit_bytes: int = MAX_FORM_BYTES) -> dict
 
 def _unavailable_frame(error: str) -> bytes:
     return f"event: {SSE_UNAVAILABLE}\ndata: {json.dumps({'error': error})}\n\n".encode()
+
+
+def _server_bounds(timeout_s: float) -> str:
+    """libpq ``options`` by which PostgreSQL ends a statement, or a wait for a lock, after ``timeout_s``."""
+    timeout_ms = max(1, round(timeout_s * 1000))
+    return f"-c statement_timeout={timeout_ms} -c lock_timeout={timeout_ms}"
 
 
 def _db_error(error: BaseException) -> DatabaseUnavailable:

@@ -272,9 +272,15 @@ class RoleSessionStore(Generic[RoleT]):
     absolute_timeout_s: float = 12 * 3600
     _sessions: dict[str, RoleSession[RoleT]] = field(default_factory=dict)
 
-    def create(self, user: str, role: RoleT, *, must_change_password: bool = False) -> RoleSession[RoleT]:
-        """A new session with a fresh random token and CSRF token (a login never reuses one)."""
+    def create(self, user: str, role: RoleT, *, must_change_password: bool) -> RoleSession[RoleT]:
+        """A new session with a fresh random token and CSRF token (a login never reuses one).
+        ``must_change_password`` has no default: each caller says it, so none drops the one-time
+        password's rule by leaving it out."""
         now = self.clock()
+        # The ended sessions nobody came back for (a tab closed, a user gone home) go at each login;
+        # else they stayed in memory until the panel's restart.
+        for token in [t for t, s in self._sessions.items() if self._expired(s, now)]:
+            del self._sessions[token]
         session = RoleSession(
             token=secrets.token_urlsafe(32),
             user=user,
@@ -294,15 +300,22 @@ class RoleSessionStore(Generic[RoleT]):
         if session is None:
             return None
         now = self.clock()
-        if (
-            now - session.last_seen_s > self.idle_timeout_s
-            or now - session.created_s > self.absolute_timeout_s
-        ):
+        if self._expired(session, now):
             del self._sessions[token]
             return None
         if touch:
             session.last_seen_s = now
         return session
+
+    def _expired(self, session: RoleSession[RoleT], now: float) -> bool:
+        return (
+            now - session.last_seen_s > self.idle_timeout_s
+            or now - session.created_s > self.absolute_timeout_s
+        )
+
+    def __len__(self) -> int:
+        """The sessions held (ended ones among them until a login sweeps them or a request meets them)."""
+        return len(self._sessions)
 
     def end(self, token: str | None) -> None:
         if token:

@@ -237,3 +237,34 @@ def test_floor_panel_in_chromium(tmp_path: Path, make_floor: MakeFloor, browser:
     finally:
         rig.close()
         tables.close()
+
+
+def test_an_open_map_goes_to_the_login_after_a_restart_of_the_panel(
+    make_floor: MakeFloor, browser: Browser
+) -> None:
+    """Sessions live in the panel's memory: after a restart the open map's stream reconnects to a panel
+    that knows no session. It is told so on a 200 stream (``event: logout``; EventSource gives up for
+    good on a 401 and the map froze, stale, unwarned) and the page goes to the login."""
+    floor = make_floor(["T1"])
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+
+    def call(work: Any) -> Any:
+        return asyncio.run_coroutine_threadsafe(work, loop).result(timeout=60)
+
+    users = {"sam": FloorUser.with_password("sam", "surveillance", PASSWORDS["sam"])}
+    server = call(serve_panel(FloorPanelSettings(floor.reporting_dsn, None, users), port=0))
+    try:
+        page = _login(browser, server.url, "sam")
+        expect(page.locator("#floor-map")).to_have_attribute("data-updated", re.compile(r"\d+"))
+        port = server.port
+        call(server.stop())
+        server = call(serve_panel(FloorPanelSettings(floor.reporting_dsn, None, users), port=port))
+        # EventSource reconnects by itself (retry: 2 s) and hears of the lost session.
+        expect(page).to_have_url(re.compile(r"/login$"), timeout=20_000)
+        page.context.close()
+    finally:
+        call(server.stop())
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=10)

@@ -196,8 +196,13 @@ def test_the_live_stream_and_polling_do_not_keep_a_session_alive(make_floor: Mak
                 await events.until("event: logout")
                 assert await events.next() is None
             assert await map_status(client) == 303
-            # A stream asked for without a session is refused.
-            assert (await client.get("/api/events")).status_code == 401
+            # A stream asked for without a session (a reconnect after it ended, or after a restart of
+            # the panel) is told so on a 200 event stream: EventSource gives up for good on a 401, and
+            # the page would never hear of it.
+            refused = await client.get("/api/events")
+            assert refused.status_code == 200
+            assert refused.headers["content-type"].startswith("text/event-stream")
+            assert refused.text == "retry: 2000\n\nevent: logout\ndata: {}\n\n"
 
     asyncio.run(scenario())
 
@@ -279,6 +284,36 @@ def test_every_form_is_bounded_and_carries_the_sessions_csrf_token(make_floor: M
             # Without a session a form leads to the login.
             gone = await client.post("/alerts/1/acknowledge", data={"csrf_token": csrf})
             assert (gone.status_code, gone.headers["location"]) == (303, "/login")
+
+    asyncio.run(scenario())
+
+
+def test_a_refused_form_keeps_no_session_alive(make_floor: MakeFloor) -> None:
+    """A form refused (a forged CSRF token, an oversized body) is not its user's doing: it does not
+    restart the idle timeout (it did: the session was touched before the checks)."""
+    floor = make_floor(["T1"])
+
+    async def scenario() -> None:
+        clock = FakeClock()
+        async with served(floor, clock) as (client, server):
+            token = await login(client)
+            clock.advance(IDLE_S - 1)
+            assert (await client.post("/logout", data={"csrf_token": "forged"})).status_code == 403
+            forged = await client.post("/alerts/1/acknowledge", data={"csrf_token": "forged"})
+            assert forged.status_code == 403
+            oversized = await client.post("/tables/T1/release", data={"reason": "r" * (MAX_FORM_BYTES + 1)})
+            assert oversized.status_code == 413
+            clock.advance(2)  # 15 minutes and a second since the login, the user's last own request
+            assert await api_status(server.url, token) == 401
+            # A form that passes does count: a fresh login, then an acknowledgement near its idle end.
+            token = await login(client)
+            clock.advance(IDLE_S - 1)
+            acknowledged = await client.post(
+                "/alerts/1/acknowledge", data={"csrf_token": csrf_of(server, token)}
+            )
+            assert acknowledged.status_code == 303
+            clock.advance(2)
+            assert await api_status(server.url, token) == 200
 
     asyncio.run(scenario())
 

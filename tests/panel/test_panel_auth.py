@@ -15,6 +15,7 @@ from controller.panel.auth import (
     BOOTSTRAP_PASSWORD_ENV,
     LoginBudget,
     LoginTicket,
+    SessionStore,
     User,
     UserStore,
     hash_password,
@@ -117,6 +118,26 @@ def test_budget_locks_after_repeated_failures_and_forgets_in_time() -> None:
     for _ in range(5):
         clock.now_s += 61
         assert not _fail(budget, keys)
+
+
+def test_session_store_sweeps_ended_sessions_at_each_login_and_asks_for_the_one_time_rule() -> None:
+    clock = FakeClock()
+    store = SessionStore(clock=clock, idle_timeout_s=60, absolute_timeout_s=3600)
+    left = store.create("sam", "supervisor", must_change_password=False)
+    kept = store.create("dan", "viewer", must_change_password=True)
+    assert kept.must_change_password
+    assert not left.must_change_password
+    clock.now_s += 40
+    assert store.get(kept.token) is kept  # touched: 60 s from here
+    clock.now_s += 40  # sam's tab was closed 80 s ago: never asked for again
+    assert len(store) == 2
+    store.create("ann", "manager", must_change_password=False)
+    assert len(store) == 2  # sam's ended session went with the login; dan's and ann's stay
+    assert store.get(left.token, touch=False) is None
+    assert store.get(kept.token, touch=False) is kept
+    # No default for the one-time password's rule: a caller that leaves it out is refused.
+    with pytest.raises(TypeError):
+        store.create("eve", "viewer")  # type: ignore[call-arg]
 
 
 def test_budget_counts_checks_still_running_so_a_burst_gets_no_more() -> None:

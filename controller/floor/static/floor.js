@@ -13,6 +13,16 @@
     status.hidden = false;
     map.dataset.stale = "1";
   });
+  // The stream refused for good (EventSource does not retry an answer other than a 200 event stream):
+  // the map is no longer live; say so and go to the login rather than freeze on a stale map. While it
+  // only reconnects (the panel restarting, the network) readyState is CONNECTING and it goes on.
+  source.onerror = function () {
+    if (source.readyState !== EventSource.CLOSED) return;
+    status.textContent = "Not live: the panel refused the live map; going to the login.";
+    status.hidden = false;
+    map.dataset.stale = "1";
+    location.href = "/login";
+  };
   source.addEventListener("floor", function (event) {
     const data = JSON.parse(event.data);
     status.hidden = true;

@@ -64,6 +64,10 @@ FloorRole = Literal["supervisor", "manager", "surveillance", "regulator"]
 FLOOR_ROLES: tuple[FloorRole, ...] = ("supervisor", "manager", "surveillance", "regulator")
 ACKNOWLEDGING_ROLES = frozenset({"supervisor", "manager", "surveillance"})
 SESSION_COOKIE = "ft_floor_session"
+# The login form's double-submit token (the table panel's ft_login_csrf, named for the floor: cookies do
+# not keep to a port, and a table panel on the same host would overwrite the floor's with its own).
+LOGIN_CSRF_COOKIE = "ft_floor_login_csrf"
+LOGIN_CSRF_MAX_AGE_S = 3600  # a login page left open longer asks for a reload (the table panel's hour)
 MAX_FORM_BYTES = 8192  # a form's whole body (the login, logout, acknowledge and release forms)
 FORM_TOO_LARGE = f"Form too large (over {MAX_FORM_BYTES} bytes)."
 SSE_INTERVAL_S = 1.0
@@ -275,10 +279,31 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
     def login_redirect() -> Response:
         return RedirectResponse("/login", status_code=303)
 
+    def set_cookie(response: Response, request: Request, name: str, value: str, max_age_s: int) -> None:
+        response.set_cookie(
+            name,
+            value,
+            max_age=max_age_s,
+            path="/",
+            httponly=True,
+            samesite="strict",
+            secure=request.url.scheme == "https",
+        )
+
+    def login_form(request: Request, message: str = "", status: int = 200, user: str = "") -> Response:
+        """The login page with a fresh double-submit token: in the form and in LOGIN_CSRF_COOKIE. A
+        login POST must carry both, equal: another site's form can send the field but cannot read or
+        set this site's cookie, so it cannot log a browser into the attacker's account (login CSRF)."""
+        token = secrets.token_urlsafe(24)
+        html = templates.get_template("login.html").render(message=message, csrf_token=token, user=user)
+        response = HTMLResponse(html, status, headers={"Cache-Control": "no-store"})
+        set_cookie(response, request, LOGIN_CSRF_COOKIE, token, LOGIN_CSRF_MAX_AGE_S)
+        return response
+
     # --- auth ---------------------------------------------------------------------------------------
     @app.get("/login", response_class=HTMLResponse)
     async def login_page(request: Request) -> Response:
-        return HTMLResponse(templates.get_template("login.html").render(message=""))
+        return login_form(request)
 
     async def session_form(request: Request) -> tuple[FloorSession, dict[str, str]] | Response:
         """A POST's session and form: the session (else to the login), the form read within
@@ -300,39 +325,34 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
     async def login(request: Request) -> Response:
         form = await read_form(request)
         if form is None:
-            return HTMLResponse(templates.get_template("login.html").render(message=FORM_TOO_LARGE), 413)
+            return login_form(request, FORM_TOO_LARGE, 413)
         name, password = form.get("user", "")[:64], form.get("password", "")[:1024]
+        cookie_token = request.cookies.get(LOGIN_CSRF_COOKIE, "")
+        if not cookie_token or not secrets.compare_digest(
+            cookie_token.encode("utf-8", "replace"), form.get("csrf_token", "").encode("utf-8", "replace")
+        ):
+            # Refused before the budget and the password check: a forged form costs no one's budget.
+            return login_form(request, "The login form expired; please try again.", 403, name)
         remote = request.client.host if request.client else "?"
         keys = (f"addr:{remote}", f"user:{name}")
         # The budget is taken before the password check (controller.panel.auth.LoginBudget): however
         # many logins arrive at once, at most the budget of checks run.
         ticket = limiter.take(keys)
         if not isinstance(ticket, LoginTicket):
-            html = templates.get_template("login.html").render(
-                message="Too many failed logins; wait a minute."
-            )
-            return HTMLResponse(html, 429)
+            return login_form(request, "Too many failed logins; wait a minute.", 429, name)
         user = settings.users.get(name)
         # An unknown name costs the same check as a wrong password: the time tells no names.
         checked_hash = user.password_hash if user is not None else unknown_user_hash
         ok = await asyncio.to_thread(settings.verify, password, checked_hash)
         limiter.settle(ticket, succeeded=user is not None and ok)
         if user is None or not ok:
-            html = templates.get_template("login.html").render(message="Wrong user name or password.")
-            return HTMLResponse(html, 401)
+            return login_form(request, "Wrong user name or password.", 401, name)
         # A login in a browser that still holds a session ends that one: one browser, one session.
         sessions.end(request.cookies.get(SESSION_COOKIE))
         session = sessions.create(user.name, user.role)
         response = RedirectResponse("/", status_code=303)
-        response.set_cookie(
-            SESSION_COOKIE,
-            session.token,
-            max_age=int(settings.absolute_timeout_s),
-            path="/",
-            httponly=True,
-            samesite="strict",
-            secure=request.url.scheme == "https",
-        )
+        set_cookie(response, request, SESSION_COOKIE, session.token, int(settings.absolute_timeout_s))
+        response.delete_cookie(LOGIN_CSRF_COOKIE, path="/")  # spent: the next login page makes another
         return response
 
     @app.post("/logout")

@@ -15,6 +15,7 @@ import httpx
 
 from controller.floor.embedded import EmbeddedFloor
 from controller.floor.panel import (
+    LOGIN_CSRF_COOKIE,
     MAX_FORM_BYTES,
     SESSION_COOKIE,
     FloorPanelSettings,
@@ -66,8 +67,19 @@ async def served(floor: EmbeddedFloor, clock: FakeClock) -> AsyncIterator[tuple[
         await server.stop()
 
 
-async def login(client: httpx.AsyncClient) -> str:
-    response = await client.post("/login", data={"user": "sue", "password": PASSWORD})
+async def login_token(client: httpx.AsyncClient) -> str:
+    """The login page's double-submit token, as a browser has it: in the form and in the cookie."""
+    page = await client.get("/login")
+    assert page.status_code == 200
+    token = client.cookies.get(LOGIN_CSRF_COOKIE)
+    assert token
+    assert f'name="csrf_token" value="{token}"' in page.text
+    return token
+
+
+async def login(client: httpx.AsyncClient, user: str = "sue", password: str = PASSWORD) -> str:
+    form = {"user": user, "password": password, "csrf_token": await login_token(client)}
+    response = await client.post("/login", data=form)
     assert response.status_code == 303, response.text
     token = client.cookies.get(SESSION_COOKIE)
     assert token
@@ -299,7 +311,8 @@ def test_an_unknown_name_costs_the_same_password_check(make_floor: MakeFloor) ->
         try:
             async with httpx.AsyncClient(base_url=server.url, timeout=WAIT_S) as client:
                 for name in ("nobody", "sue"):
-                    wrong = await client.post("/login", data={"user": name, "password": "not-it"})
+                    form = {"user": name, "password": "not-it", "csrf_token": await login_token(client)}
+                    wrong = await client.post("/login", data=form)
                     assert wrong.status_code == 401
                     assert "Wrong user name or password." in wrong.text
         finally:
@@ -310,3 +323,64 @@ def test_an_unknown_name_costs_the_same_password_check(make_floor: MakeFloor) ->
     assert checked[1] == USERS["sue"].password_hash
     assert checked[0] != USERS["sue"].password_hash
     assert checked[0].startswith("scrypt$")  # a real hash: the same cost as a user's
+
+
+def test_a_login_without_its_forms_token_is_refused_and_creates_nothing(make_floor: MakeFloor) -> None:
+    """Login CSRF: another site's form can post the attacker's user name and password to the floor, so
+    that the victim's browser works in the attacker's account. The login form's double-submit token
+    (field and cookie, equal) shuts that out: without it, or with another one, the login is refused 403
+    before any password check or budget, and no session is made; the form's own token logs in."""
+    floor = make_floor(["T1"])
+    checked: list[str] = []
+
+    def verify(password: str, password_hash: str) -> bool:
+        checked.append(password_hash)
+        return verify_password(password, password_hash)
+
+    async def scenario() -> None:
+        settings = FloorPanelSettings(floor.reporting_dsn, None, USERS, verify=verify)
+        server = await serve_panel(settings, port=0)
+        right = {"user": "sue", "password": PASSWORD}
+        try:
+            async with (
+                httpx.AsyncClient(base_url=server.url, timeout=WAIT_S) as browser,
+                httpx.AsyncClient(base_url=server.url, timeout=WAIT_S) as cookieless,
+                httpx.AsyncClient(base_url=server.url, timeout=WAIT_S) as attacker,
+            ):
+                attackers_token = await login_token(attacker)  # a real token, issued to another browser
+                await login_token(browser)
+                forged: list[tuple[httpx.AsyncClient, dict[str, str]]] = [
+                    (cookieless, right),  # a cross-site form: no cookie reaches the floor
+                    (cookieless, {**right, "csrf_token": attackers_token}),
+                    (browser, right),  # the cookie, and no token in the form
+                    (browser, {**right, "csrf_token": ""}),
+                    (browser, {**right, "csrf_token": "x"}),
+                    (browser, {**right, "csrf_token": attackers_token}),
+                ]
+                for client, form in forged:
+                    before = client.cookies.get(LOGIN_CSRF_COOKIE)
+                    refused = await client.post("/login", data=form)
+                    assert refused.status_code == 403, (form, refused.status_code)
+                    assert "The login form expired; please try again." in refused.text
+                    assert SESSION_COOKIE not in refused.cookies
+                    assert client.cookies.get(SESSION_COOKIE) is None
+                    # The answer is a fresh form (a new token) to try again with.
+                    fresh = client.cookies.get(LOGIN_CSRF_COOKIE)
+                    assert fresh and fresh != before
+                    assert f'value="{fresh}"' in refused.text
+                # Nothing reached the password check, and no budget was spent: six forged logins are
+                # more than the five failures that lock a name, and the right login still goes in.
+                assert checked == []
+                token = await login(browser)
+                assert len(checked) == 1
+                assert await api_status(server.url, token) == 200
+                assert browser.cookies.get(LOGIN_CSRF_COOKIE) is None  # spent with the login
+                # The attacker's own token, in the attacker's own browser, works there (it is a token
+                # for that browser, not for any).
+                assert (await attacker.get("/api/floor")).status_code == 401
+                await login(attacker)
+                assert (await attacker.get("/api/floor")).status_code == 200
+        finally:
+            await server.stop()
+
+    asyncio.run(scenario())

@@ -43,6 +43,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from psycopg_pool import AsyncConnectionPool
+from starlette.types import Receive, Scope, Send
 
 from controller.floor.checks import FloorStored
 from controller.floor.release import RELEASING_ROLES, ReleaseRefused, release_table
@@ -106,6 +107,8 @@ class FloorPanelSettings:
     sse_interval_s: float = SSE_INTERVAL_S  # how often the live stream looks at the floor and the session
     # A comment line when the map has not changed for this long, so a proxy keeps the stream open.
     sse_keepalive_s: float = 15.0
+    # Open live streams of one user (tabs, a wall display, tablets): 429 past it, as at the table panel.
+    max_streams_per_user: int = 8
     clock: Callable[[], float] = time.monotonic
     # (password, hash) -> bool: controller.passwords' scrypt check; a test may count the checks.
     verify: Callable[[str, str], bool] = verify_password
@@ -180,6 +183,29 @@ class FloorFeed:
             return self.tick
 
 
+class SlotStream(StreamingResponse):
+    """A live stream that gives its user's slot back once, however it ends: the map's frames ran out
+    (logout), the client went away (Starlette cancels the stream when it reads the disconnect), the
+    server stops, or the stream failed before its first frame (then the generator's own ``finally``
+    would never run: it was never started)."""
+
+    def __init__(self, content: AsyncIterator[bytes], release: Callable[[], None]) -> None:
+        super().__init__(
+            content,
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+        )
+        self._release: Callable[[], None] | None = release
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            release, self._release = self._release, None
+            if release is not None:
+                release()
+
+
 def _money(cents: int | None) -> str:
     # PostgreSQL's sums come back as Decimal (or NULL over no rows): whole cents either way.
     return format_money(int(cents or 0))
@@ -244,6 +270,8 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         absolute_timeout_s=settings.absolute_timeout_s,
     )
     app.state.sessions = sessions  # the tests and a launcher may end a user's sessions (end_user)
+    streams: dict[str, int] = {}  # open live streams per user (max_streams_per_user)
+    app.state.streams = streams
 
     async def query(sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
         stats.queries += 1
@@ -395,8 +423,24 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         # Not touched, not even when opened: EventSource reconnects by itself, and a reconnect is the
         # page's doing, not the user's.
         token = request.cookies.get(SESSION_COOKIE)
-        if sessions.get(token, touch=False) is None:
+        session = sessions.get(token, touch=False)
+        if session is None:
             return JSONResponse({"error": "login required"}, 401)
+        user, cap = session.user, settings.max_streams_per_user
+        if streams.get(user, 0) >= cap:
+            return JSONResponse(
+                {"error": f"{cap} live streams are open for {user}: close a tab first"},
+                429,
+                headers={"Retry-After": "5", "Cache-Control": "no-store"},
+            )
+        streams[user] = streams.get(user, 0) + 1
+
+        def release() -> None:
+            left = streams.get(user, 0) - 1
+            if left > 0:
+                streams[user] = left
+            else:
+                streams.pop(user, None)
 
         async def stream() -> AsyncIterator[bytes]:
             yield f"retry: {SSE_RETRY_MS}\n\n".encode()
@@ -416,9 +460,7 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
                         sent_s = time.monotonic()
                         yield SSE_KEEP_ALIVE
 
-        return StreamingResponse(
-            stream(), media_type="text/event-stream", headers={"Cache-Control": "no-store"}
-        )
+        return SlotStream(stream(), release)
 
     async def open_alert_count() -> int:
         rows = await query(

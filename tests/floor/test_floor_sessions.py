@@ -24,6 +24,7 @@ from controller.floor.panel import (
 )
 from controller.panel.auth import verify_password
 from tests.floor.conftest import MakeFloor
+from tests.floor.helpers import wait_until
 
 IDLE_S = 15 * 60.0
 ABSOLUTE_S = 12 * 3600.0
@@ -49,7 +50,9 @@ USERS = {"sue": FloorUser.with_password("sue", "supervisor", PASSWORD)}
 
 
 @asynccontextmanager
-async def served(floor: EmbeddedFloor, clock: FakeClock) -> AsyncIterator[tuple[httpx.AsyncClient, Any]]:
+async def served(
+    floor: EmbeddedFloor, clock: FakeClock, **options: Any
+) -> AsyncIterator[tuple[httpx.AsyncClient, Any]]:
     """The panel (a fast stream: a tick and a keep-alive every 50 ms) and a client for it."""
     settings = FloorPanelSettings(
         floor.reporting_dsn,
@@ -58,6 +61,7 @@ async def served(floor: EmbeddedFloor, clock: FakeClock) -> AsyncIterator[tuple[
         clock=clock,
         sse_interval_s=0.05,
         sse_keepalive_s=0.0,
+        **options,
     )
     server = await serve_panel(settings, port=0)
     try:
@@ -366,7 +370,8 @@ def test_a_login_without_its_forms_token_is_refused_and_creates_nothing(make_flo
                     assert client.cookies.get(SESSION_COOKIE) is None
                     # The answer is a fresh form (a new token) to try again with.
                     fresh = client.cookies.get(LOGIN_CSRF_COOKIE)
-                    assert fresh and fresh != before
+                    assert fresh
+                    assert fresh != before
                     assert f'value="{fresh}"' in refused.text
                 # Nothing reached the password check, and no budget was spent: six forged logins are
                 # more than the five failures that lock a name, and the right login still goes in.
@@ -382,5 +387,74 @@ def test_a_login_without_its_forms_token_is_refused_and_creates_nothing(make_flo
                 assert (await attacker.get("/api/floor")).status_code == 200
         finally:
             await server.stop()
+
+    asyncio.run(scenario())
+
+
+async def events_answer(client: httpx.AsyncClient) -> httpx.Response:
+    """GET /api/events, its body read only if it is not a stream (a stream's never ends: it is closed)."""
+    async with client.stream("GET", "/api/events") as response:
+        if response.status_code != 200:
+            await response.aread()
+        return response
+
+
+def test_live_streams_per_user_are_capped_and_given_back_when_they_end(make_floor: MakeFloor) -> None:
+    """At most max_streams_per_user open streams per user (429 past it, the table panel's answer); a
+    slot comes back when its stream ends: the client closing its connection, or a logout ending the
+    stream. Real HTTP streams against the live server; each wait is bounded."""
+    floor = make_floor(["T1"])
+
+    async def scenario() -> None:
+        clock = FakeClock()
+        async with served(floor, clock, max_streams_per_user=2) as (client, server):
+            streams: dict[str, int] = server.app.state.streams
+
+            async def open_for_sue(count: int) -> Any:
+                async def reached() -> bool:
+                    return streams.get("sue", 0) == count
+
+                await wait_until(reached, WAIT_S, f"{count} streams open for sue")
+
+            token = await login(client)
+            async with (
+                client.stream("GET", "/api/events") as first,
+                client.stream("GET", "/api/events") as second,
+            ):
+                assert (first.status_code, second.status_code) == (200, 200)
+                # (The reader kept: a dropped one closes its connection when collected.)
+                second_events = Events(second)
+                await second_events.until("event: floor")
+                await open_for_sue(2)
+                third = await events_answer(client)
+                assert third.status_code == 429
+                assert third.headers["retry-after"] == "5"
+                assert third.json()["error"] == "2 live streams are open for sue: close a tab first"
+                # Another login of the same user (another browser) shares the user's cap.
+                async with httpx.AsyncClient(base_url=server.url, timeout=WAIT_S) as tablet:
+                    await login(tablet)
+                    assert (await events_answer(tablet)).status_code == 429
+                    # The client goes away (its connection closed mid-stream): its slot comes back.
+                    await first.aclose()
+                    await open_for_sue(1)
+                    async with tablet.stream("GET", "/api/events") as again:
+                        assert again.status_code == 200
+                        again_events = Events(again)
+                        await again_events.until("event: floor")
+                        await open_for_sue(2)
+                        assert (await events_answer(client)).status_code == 429
+                        # A logout ends this session's stream (event: logout): its slot comes back too;
+                        # the tablet's session and stream go on.
+                        logout = await client.post("/logout", data={"csrf_token": csrf_of(server, token)})
+                        assert logout.status_code == 303
+                        await second_events.until("event: logout")
+                        await open_for_sue(1)
+                        await again_events.until(": keep-alive")
+                    await open_for_sue(0)
+                    assert streams == {}
+                    async with tablet.stream("GET", "/api/events") as after:
+                        assert after.status_code == 200
+                        await open_for_sue(1)
+            await open_for_sue(0)
 
     asyncio.run(scenario())

@@ -13,6 +13,14 @@
     status.hidden = false;
     map.dataset.stale = "1";
   });
+  // Refused outright (429: this login's streams are all open in other tabs; 401: logged out), the
+  // browser does not try again: say so rather than show a map that only looks live.
+  source.addEventListener("error", function () {
+    if (source.readyState !== EventSource.CLOSED) return; // a dropped stream: the browser reconnects
+    status.textContent = "Not live: the live map was refused (too many open tabs of this login?); close one and reload.";
+    status.hidden = false;
+    map.dataset.stale = "1";
+  });
   source.addEventListener("floor", function (event) {
     const data = JSON.parse(event.data);
     status.hidden = true;

@@ -10,9 +10,13 @@ Logins and roles: ``supervisor`` (pit supervisor) and ``manager`` (table-games m
 login's password check, failed-login limiter and session store are the table panel's own
 (controller/panel/auth.py): sessions are server-side, the cookie holds a random token made afresh at each
 login, a session ends after ``idle_timeout_s`` without a request of its user, ``absolute_timeout_s`` after
-its login, or at logout; every POST carries the session's CSRF token. What a page does by itself (the
-live stream, a script's polling of ``/api/...``) reads the session without touching it, so an open tab
-never keeps a session alive, and the live stream says ``event: logout`` and ends once its session has.
+its login, or at logout; every POST carries the session's CSRF token (the login's: a double-submit
+cookie, as at the table panel). Logins are logged (``floor_login``, ``floor_login_failed``: the name
+tried and the address, never the password), not recorded in PostgreSQL (docs/floor.md says why).
+What a page does by itself (the live stream, a script's polling of ``/api/...``) reads the session
+without touching it, so an open tab never keeps a session alive, and the live stream says
+``event: logout`` and ends once its session has. A user has at most ``max_streams_per_user`` streams
+open (429 past it), each slot given back when its stream ends.
 
 PostgreSQL: the reporting role's few connections come from one pool opened and closed with the app; the
 live map is read once a tick for every open stream; with PostgreSQL down a page answers a one-line 503
@@ -52,6 +56,8 @@ from controller.journal.chain import canonical_json
 from controller.journal.state import TableState
 from controller.money import format_money
 from controller.panel.auth import (
+    MAX_PASSWORD_CHARS,
+    USER_NAME_MAX_CHARS,
     LoginBudget,
     LoginTicket,
     RoleSession,
@@ -354,7 +360,9 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         form = await read_form(request)
         if form is None:
             return login_form(request, FORM_TOO_LARGE, 413)
-        name, password = form.get("user", "")[:64], form.get("password", "")[:1024]
+        # The name as typed, truncated: it is logged (a log line stays one short line) and compared.
+        name = form.get("user", "")[:USER_NAME_MAX_CHARS]
+        password = form.get("password", "")[:MAX_PASSWORD_CHARS]
         cookie_token = request.cookies.get(LOGIN_CSRF_COOKIE, "")
         if not cookie_token or not secrets.compare_digest(
             cookie_token.encode("utf-8", "replace"), form.get("csrf_token", "").encode("utf-8", "replace")
@@ -367,14 +375,29 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         # many logins arrive at once, at most the budget of checks run.
         ticket = limiter.take(keys)
         if not isinstance(ticket, LoginTicket):
-            return login_form(request, "Too many failed logins; wait a minute.", 429, name)
+            wait_s = int(ticket) + 1
+            # Refused unchecked: still a failed login, and logged as one (never the password).
+            log.warning(
+                "floor_login_failed", user=name, remote=remote, reason="locked_out", retry_after_s=wait_s
+            )
+            response = login_form(request, f"Too many failed logins. Try again in {wait_s} s.", 429, name)
+            response.headers["Retry-After"] = str(wait_s)
+            return response
         user = settings.users.get(name)
-        # An unknown name costs the same check as a wrong password: the time tells no names.
-        checked_hash = user.password_hash if user is not None else unknown_user_hash
-        ok = await asyncio.to_thread(settings.verify, password, checked_hash)
-        limiter.settle(ticket, succeeded=user is not None and ok)
+        ok = False
+        try:
+            # An unknown name costs the same check as a wrong password: the time tells no names.
+            checked_hash = user.password_hash if user is not None else unknown_user_hash
+            ok = await asyncio.to_thread(settings.verify, password, checked_hash)
+        finally:
+            # Settled however the request ends (a client gone mid-check counts as a failure).
+            locked = limiter.settle(ticket, succeeded=user is not None and ok)
         if user is None or not ok:
+            # The table panel's reasons: the failure that filled a budget locked its name or address.
+            reason = "rate_limited" if locked else "bad_credentials"
+            log.warning("floor_login_failed", user=name, remote=remote, reason=reason)
             return login_form(request, "Wrong user name or password.", 401, name)
+        log.info("floor_login", user=user.name, role=user.role, remote=remote)
         # A login in a browser that still holds a session ends that one: one browser, one session.
         sessions.end(request.cookies.get(SESSION_COOKIE))
         session = sessions.create(user.name, user.role)

@@ -12,6 +12,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
+from structlog.testing import capture_logs
 
 from controller.floor.embedded import EmbeddedFloor
 from controller.floor.panel import (
@@ -458,3 +459,55 @@ def test_live_streams_per_user_are_capped_and_given_back_when_they_end(make_floo
             await open_for_sue(0)
 
     asyncio.run(scenario())
+
+
+def test_logins_are_logged_with_the_name_and_never_the_password(make_floor: MakeFloor) -> None:
+    """Every failed login is logged (``floor_login_failed``: the name as typed, truncated, the address,
+    the reason — the table panel's three), the throttled ones (429) too, and a login that succeeds
+    (``floor_login``); no log line carries a password, the right one included. structlog's own capture;
+    the limiter's clock is the injected one."""
+    floor = make_floor(["T1"])
+    wrong = "not-it-7f3a9c"
+    long_name = "n" * 200
+
+    async def scenario() -> list[int]:
+        clock = FakeClock()
+        statuses: list[int] = []
+        async with served(floor, clock) as (client, _server):
+
+            async def attempt(user: str, password: str) -> httpx.Response:
+                form = {"user": user, "password": password, "csrf_token": await login_token(client)}
+                answer = await client.post("/login", data=form)
+                statuses.append(answer.status_code)
+                return answer
+
+            # Five failures from one address lock it (the fifth says so), whatever the names.
+            for user in ("sue", long_name, "nobody", "sue", "sue"):
+                await attempt(user, wrong)
+            locked = await attempt("sue", PASSWORD)  # refused unchecked, the right password too
+            assert locked.headers["retry-after"] == "61"
+            clock.advance(61)
+            await attempt("sue", PASSWORD)
+        return statuses
+
+    with capture_logs() as logs:
+        statuses = asyncio.run(scenario())
+    assert statuses == [401] * 5 + [429, 303]
+    logins = [entry for entry in logs if str(entry["event"]).startswith("floor_login")]
+    assert [(e["event"], e["user"], e.get("reason")) for e in logins] == [
+        ("floor_login_failed", "sue", "bad_credentials"),
+        ("floor_login_failed", "n" * 64, "bad_credentials"),  # as typed, truncated
+        ("floor_login_failed", "nobody", "bad_credentials"),
+        ("floor_login_failed", "sue", "bad_credentials"),
+        ("floor_login_failed", "sue", "rate_limited"),
+        ("floor_login_failed", "sue", "locked_out"),
+        ("floor_login", "sue", None),
+    ]
+    assert all(e["remote"] == "127.0.0.1" for e in logins)
+    assert [e["log_level"] for e in logins] == ["warning"] * 6 + ["info"]
+    assert logins[5]["retry_after_s"] == 61
+    assert logins[6]["role"] == "supervisor"
+    # No password anywhere in what was logged, under any key.
+    text = repr(logs)
+    assert wrong not in text
+    assert PASSWORD not in text

@@ -10,9 +10,13 @@ Logins and roles: ``supervisor`` (pit supervisor) and ``manager`` (table-games m
 login's password check, failed-login limiter and session store are the table panel's own
 (controller/panel/auth.py): sessions are server-side, the cookie holds a random token made afresh at each
 login, a session ends after ``idle_timeout_s`` without a request of its user, ``absolute_timeout_s`` after
-its login, or at logout; every POST carries the session's CSRF token. What a page does by itself (the
-live stream, a script's polling of ``/api/...``) reads the session without touching it, so an open tab
-never keeps a session alive, and the live stream says ``event: logout`` and ends once its session has.
+its login, or at logout; every POST carries the session's CSRF token (the login's: a double-submit
+cookie, as at the table panel). Logins are logged (``floor_login``, ``floor_login_failed``: the name
+tried and the address, never the password), not recorded in PostgreSQL (docs/floor.md says why).
+What a page does by itself (the live stream, a script's polling of ``/api/...``) reads the session
+without touching it, so an open tab never keeps a session alive, and the live stream says
+``event: logout`` and ends once its session has. A user has at most ``max_streams_per_user`` streams
+open (429 past it), each slot given back when its stream ends.
 
 PostgreSQL: the reporting role's few connections come from one pool opened and closed with the app; the
 live map is read once a tick for every open stream; with PostgreSQL down a page answers a one-line 503
@@ -43,6 +47,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from psycopg_pool import AsyncConnectionPool
+from starlette.types import Receive, Scope, Send
 
 from controller.floor.checks import FloorStored
 from controller.floor.release import RELEASING_ROLES, ReleaseRefused, release_table
@@ -51,6 +56,8 @@ from controller.journal.chain import canonical_json
 from controller.journal.state import TableState
 from controller.money import format_money
 from controller.panel.auth import (
+    MAX_PASSWORD_CHARS,
+    USER_NAME_MAX_CHARS,
     LoginBudget,
     LoginTicket,
     RoleSession,
@@ -64,6 +71,10 @@ FloorRole = Literal["supervisor", "manager", "surveillance", "regulator"]
 FLOOR_ROLES: tuple[FloorRole, ...] = ("supervisor", "manager", "surveillance", "regulator")
 ACKNOWLEDGING_ROLES = frozenset({"supervisor", "manager", "surveillance"})
 SESSION_COOKIE = "ft_floor_session"
+# The login form's double-submit token (the table panel's ft_login_csrf, named for the floor: cookies do
+# not keep to a port, and a table panel on the same host would overwrite the floor's with its own).
+LOGIN_CSRF_COOKIE = "ft_floor_login_csrf"
+LOGIN_CSRF_MAX_AGE_S = 3600  # a login page left open longer asks for a reload (the table panel's hour)
 MAX_FORM_BYTES = 8192  # a form's whole body (the login, logout, acknowledge and release forms)
 FORM_TOO_LARGE = f"Form too large (over {MAX_FORM_BYTES} bytes)."
 SSE_INTERVAL_S = 1.0
@@ -102,6 +113,8 @@ class FloorPanelSettings:
     sse_interval_s: float = SSE_INTERVAL_S  # how often the live stream looks at the floor and the session
     # A comment line when the map has not changed for this long, so a proxy keeps the stream open.
     sse_keepalive_s: float = 15.0
+    # Open live streams of one user (tabs, a wall display, tablets): 429 past it, as at the table panel.
+    max_streams_per_user: int = 8
     clock: Callable[[], float] = time.monotonic
     # (password, hash) -> bool: controller.passwords' scrypt check; a test may count the checks.
     verify: Callable[[str, str], bool] = verify_password
@@ -175,6 +188,29 @@ class FloorFeed:
                 async with asyncio.timeout(timeout_s):
                     await self._ticked.wait_for(lambda: self.tick > seen)
             return self.tick
+
+
+class SlotStream(StreamingResponse):
+    """A live stream that gives its user's slot back once, however it ends: the map's frames ran out
+    (logout), the client went away (Starlette cancels the stream when it reads the disconnect), the
+    server stops, or the stream failed before its first frame (then the generator's own ``finally``
+    would never run: it was never started)."""
+
+    def __init__(self, content: AsyncIterator[bytes], release: Callable[[], None]) -> None:
+        super().__init__(
+            content,
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+        )
+        self._release: Callable[[], None] | None = release
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            release, self._release = self._release, None
+            if release is not None:
+                release()
 
 
 def _money(cents: int | None) -> str:
@@ -252,6 +288,8 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         absolute_timeout_s=settings.absolute_timeout_s,
     )
     app.state.sessions = sessions  # the tests and a launcher may end a user's sessions (end_user)
+    streams: dict[str, int] = {}  # open live streams per user (max_streams_per_user)
+    app.state.streams = streams
 
     async def query(sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
         stats.queries += 1
@@ -292,10 +330,31 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
     def login_redirect() -> Response:
         return RedirectResponse("/login", status_code=303)
 
+    def set_cookie(response: Response, request: Request, name: str, value: str, max_age_s: int) -> None:
+        response.set_cookie(
+            name,
+            value,
+            max_age=max_age_s,
+            path="/",
+            httponly=True,
+            samesite="strict",
+            secure=request.url.scheme == "https",
+        )
+
+    def login_form(request: Request, message: str = "", status: int = 200, user: str = "") -> Response:
+        """The login page with a fresh double-submit token: in the form and in LOGIN_CSRF_COOKIE. A
+        login POST must carry both, equal: another site's form can send the field but cannot read or
+        set this site's cookie, so it cannot log a browser into the attacker's account (login CSRF)."""
+        token = secrets.token_urlsafe(24)
+        html = templates.get_template("login.html").render(message=message, csrf_token=token, user=user)
+        response = HTMLResponse(html, status, headers={"Cache-Control": "no-store"})
+        set_cookie(response, request, LOGIN_CSRF_COOKIE, token, LOGIN_CSRF_MAX_AGE_S)
+        return response
+
     # --- auth ---------------------------------------------------------------------------------------
     @app.get("/login", response_class=HTMLResponse)
     async def login_page(request: Request) -> Response:
-        return HTMLResponse(templates.get_template("login.html").render(message=""))
+        return login_form(request)
 
     async def session_form(request: Request) -> tuple[FloorSession, dict[str, str]] | Response:
         """A POST's session and form: the session (else to the login), the form read within
@@ -320,39 +379,51 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
     async def login(request: Request) -> Response:
         form = await read_form(request)
         if form is None:
-            return HTMLResponse(templates.get_template("login.html").render(message=FORM_TOO_LARGE), 413)
-        name, password = form.get("user", "")[:64], form.get("password", "")[:1024]
+            return login_form(request, FORM_TOO_LARGE, 413)
+        # The name as typed, truncated: it is logged (a log line stays one short line) and compared.
+        name = form.get("user", "")[:USER_NAME_MAX_CHARS]
+        password = form.get("password", "")[:MAX_PASSWORD_CHARS]
+        cookie_token = request.cookies.get(LOGIN_CSRF_COOKIE, "")
+        if not cookie_token or not secrets.compare_digest(
+            cookie_token.encode("utf-8", "replace"), form.get("csrf_token", "").encode("utf-8", "replace")
+        ):
+            # Refused before the budget and the password check: a forged form costs no one's budget.
+            return login_form(request, "The login form expired; please try again.", 403, name)
         remote = request.client.host if request.client else "?"
         keys = (f"addr:{remote}", f"user:{name}")
         # The budget is taken before the password check (controller.panel.auth.LoginBudget): however
         # many logins arrive at once, at most the budget of checks run.
         ticket = limiter.take(keys)
         if not isinstance(ticket, LoginTicket):
-            html = templates.get_template("login.html").render(
-                message="Too many failed logins; wait a minute."
+            wait_s = int(ticket) + 1
+            # Refused unchecked: still a failed login, and logged as one (never the password).
+            log.warning(
+                "floor_login_failed", user=name, remote=remote, reason="locked_out", retry_after_s=wait_s
             )
-            return HTMLResponse(html, 429)
+            response = login_form(request, f"Too many failed logins. Try again in {wait_s} s.", 429, name)
+            response.headers["Retry-After"] = str(wait_s)
+            return response
         user = settings.users.get(name)
-        # An unknown name costs the same check as a wrong password: the time tells no names.
-        checked_hash = user.password_hash if user is not None else unknown_user_hash
-        ok = await asyncio.to_thread(settings.verify, password, checked_hash)
-        limiter.settle(ticket, succeeded=user is not None and ok)
+        ok = False
+        try:
+            # An unknown name costs the same check as a wrong password: the time tells no names.
+            checked_hash = user.password_hash if user is not None else unknown_user_hash
+            ok = await asyncio.to_thread(settings.verify, password, checked_hash)
+        finally:
+            # Settled however the request ends (a client gone mid-check counts as a failure).
+            locked = limiter.settle(ticket, succeeded=user is not None and ok)
         if user is None or not ok:
-            html = templates.get_template("login.html").render(message="Wrong user name or password.")
-            return HTMLResponse(html, 401)
+            # The table panel's reasons: the failure that filled a budget locked its name or address.
+            reason = "rate_limited" if locked else "bad_credentials"
+            log.warning("floor_login_failed", user=name, remote=remote, reason=reason)
+            return login_form(request, "Wrong user name or password.", 401, name)
+        log.info("floor_login", user=user.name, role=user.role, remote=remote)
         # A login in a browser that still holds a session ends that one: one browser, one session.
         sessions.end(request.cookies.get(SESSION_COOKIE))
         session = sessions.create(user.name, user.role, must_change_password=False)  # no one-time ones
         response = RedirectResponse("/", status_code=303)
-        response.set_cookie(
-            SESSION_COOKIE,
-            session.token,
-            max_age=int(settings.absolute_timeout_s),
-            path="/",
-            httponly=True,
-            samesite="strict",
-            secure=request.url.scheme == "https",
-        )
+        set_cookie(response, request, SESSION_COOKIE, session.token, int(settings.absolute_timeout_s))
+        response.delete_cookie(LOGIN_CSRF_COOKIE, path="/")  # spent: the next login page makes another
         return response
 
     @app.post("/logout")
@@ -395,7 +466,8 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         # Not touched, not even when opened: EventSource reconnects by itself, and a reconnect is the
         # page's doing, not the user's.
         token = request.cookies.get(SESSION_COOKIE)
-        if sessions.get(token, touch=False) is None:
+        session = sessions.get(token, touch=False)
+        if session is None:
             # No session (the panel restarted: sessions live in its memory; or it ended while the stream
             # reconnected): said on a 200 stream, for EventSource gives up for good on any other answer
             # and the open map would freeze unwarned; the page goes to the login.
@@ -404,6 +476,21 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
                 media_type="text/event-stream",
                 headers={"Cache-Control": "no-store"},
             )
+        user, cap = session.user, settings.max_streams_per_user
+        if streams.get(user, 0) >= cap:
+            return JSONResponse(
+                {"error": f"{cap} live streams are open for {user}: close a tab first"},
+                429,
+                headers={"Retry-After": "5", "Cache-Control": "no-store"},
+            )
+        streams[user] = streams.get(user, 0) + 1
+
+        def release() -> None:
+            left = streams.get(user, 0) - 1
+            if left > 0:
+                streams[user] = left
+            else:
+                streams.pop(user, None)
 
         async def stream() -> AsyncIterator[bytes]:
             yield f"retry: {SSE_RETRY_MS}\n\n".encode()
@@ -423,9 +510,7 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
                         sent_s = time.monotonic()
                         yield SSE_KEEP_ALIVE
 
-        return StreamingResponse(
-            stream(), media_type="text/event-stream", headers={"Cache-Control": "no-store"}
-        )
+        return SlotStream(stream(), release)
 
     async def open_alert_count() -> int:
         rows = await query(

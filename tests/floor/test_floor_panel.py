@@ -10,6 +10,7 @@ import json
 import re
 import shutil
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -88,8 +89,6 @@ def browser() -> Iterator[Browser]:
 
 
 def _wait_floor(floor: EmbeddedFloor, tables: Tables) -> None:
-    import time
-
     deadline = time.monotonic() + 60
     privates = expected_private_total(tables)
     while floor_count(floor) != journal_total(tables) or private_count(floor) != privates:
@@ -266,5 +265,54 @@ def test_an_open_map_goes_to_the_login_after_a_restart_of_the_panel(
         page.context.close()
     finally:
         call(server.stop())
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=10)
+
+
+def test_the_login_form_and_the_stream_cap_in_chromium(make_floor: MakeFloor, browser: Browser) -> None:
+    """The real login form carries its CSRF token (a browser whose token cookie is gone is refused with
+    a fresh form, which then logs in); with one stream allowed per user, a second tab's map says it is
+    not live, and is live again once the first tab is closed (its stream's slot given back)."""
+    floor = make_floor(["T1"])
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    users = {"sam": FloorUser.with_password("sam", "surveillance", PASSWORDS["sam"])}
+    settings = FloorPanelSettings(
+        floor.reporting_dsn, None, users, sse_interval_s=0.2, max_streams_per_user=1
+    )
+    server = asyncio.run_coroutine_threadsafe(serve_panel(settings, port=0), loop).result(timeout=60)
+    try:
+        context = browser.new_context(base_url=str(server.url))
+        context.set_default_timeout(15_000)
+        page = context.new_page()
+        page.goto("/login")
+        context.clear_cookies()  # the token's cookie gone (expired): the form alone is refused
+        page.fill("input[name=user]", "sam")
+        page.fill("input[name=password]", PASSWORDS["sam"])
+        page.click("button[type=submit]")
+        expect(page.locator(".error")).to_have_text("The login form expired; please try again.")
+        expect(page.locator("input[name=user]")).to_have_value("sam")
+        page.fill("input[name=password]", PASSWORDS["sam"])
+        page.click("button[type=submit]")
+        expect(page.locator("h1")).to_have_text("Floor map")
+        expect(page.locator("#floor-map")).to_have_attribute("data-updated", re.compile(r"\d+"))
+        assert server.app.state.streams == {"sam": 1}
+
+        second = context.new_page()
+        second.goto("/")
+        expect(second.locator("#floor-status")).to_contain_text("the live map was refused")
+        assert second.evaluate("document.getElementById('floor-map').dataset.updated") is None
+        page.close()  # its stream ends with it: the slot comes back once the server sees it go
+        deadline = time.monotonic() + 15
+        while server.app.state.streams:
+            assert time.monotonic() < deadline, "the closed tab's stream was not given back"
+            time.sleep(0.05)
+        second.reload()
+        expect(second.locator("#floor-map")).to_have_attribute("data-updated", re.compile(r"\d+"))
+        expect(second.locator("#floor-status")).to_be_hidden()
+        context.close()
+    finally:
+        asyncio.run_coroutine_threadsafe(server.stop(), loop).result(timeout=60)
         loop.call_soon_threadsafe(loop.stop)
         thread.join(timeout=10)

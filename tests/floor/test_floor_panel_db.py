@@ -24,7 +24,7 @@ from controller.floor.panel import (
 from controller.floor.servers import PostgresCluster
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import wait_until
-from tests.floor.test_floor_sessions import WAIT_S, Events
+from tests.floor.test_floor_sessions import WAIT_S, Events, login
 
 PASSWORD = "manager-pw"
 USERS = {"mo": FloorUser.with_password("mo", "manager", PASSWORD)}
@@ -33,8 +33,7 @@ POOL_TIMEOUT_S = 1.0
 
 async def logged_in(url: str) -> httpx.AsyncClient:
     client = httpx.AsyncClient(base_url=url, timeout=WAIT_S)
-    response = await client.post("/login", data={"user": "mo", "password": PASSWORD})
-    assert response.status_code == 303, response.text
+    await login(client, "mo", PASSWORD)
     return client
 
 

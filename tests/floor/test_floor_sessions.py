@@ -12,9 +12,11 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
+from structlog.testing import capture_logs
 
 from controller.floor.embedded import EmbeddedFloor
 from controller.floor.panel import (
+    LOGIN_CSRF_COOKIE,
     MAX_FORM_BYTES,
     SESSION_COOKIE,
     FloorPanelSettings,
@@ -23,6 +25,7 @@ from controller.floor.panel import (
 )
 from controller.panel.auth import verify_password
 from tests.floor.conftest import MakeFloor
+from tests.floor.helpers import wait_until
 
 IDLE_S = 15 * 60.0
 ABSOLUTE_S = 12 * 3600.0
@@ -48,7 +51,9 @@ USERS = {"sue": FloorUser.with_password("sue", "supervisor", PASSWORD)}
 
 
 @asynccontextmanager
-async def served(floor: EmbeddedFloor, clock: FakeClock) -> AsyncIterator[tuple[httpx.AsyncClient, Any]]:
+async def served(
+    floor: EmbeddedFloor, clock: FakeClock, **options: Any
+) -> AsyncIterator[tuple[httpx.AsyncClient, Any]]:
     """The panel (a fast stream: a tick and a keep-alive every 50 ms) and a client for it."""
     settings = FloorPanelSettings(
         floor.reporting_dsn,
@@ -57,6 +62,7 @@ async def served(floor: EmbeddedFloor, clock: FakeClock) -> AsyncIterator[tuple[
         clock=clock,
         sse_interval_s=0.05,
         sse_keepalive_s=0.0,
+        **options,
     )
     server = await serve_panel(settings, port=0)
     try:
@@ -66,8 +72,19 @@ async def served(floor: EmbeddedFloor, clock: FakeClock) -> AsyncIterator[tuple[
         await server.stop()
 
 
-async def login(client: httpx.AsyncClient) -> str:
-    response = await client.post("/login", data={"user": "sue", "password": PASSWORD})
+async def login_token(client: httpx.AsyncClient) -> str:
+    """The login page's double-submit token, as a browser has it: in the form and in the cookie."""
+    page = await client.get("/login")
+    assert page.status_code == 200
+    token = client.cookies.get(LOGIN_CSRF_COOKIE)
+    assert token
+    assert f'name="csrf_token" value="{token}"' in page.text
+    return token
+
+
+async def login(client: httpx.AsyncClient, user: str = "sue", password: str = PASSWORD) -> str:
+    form = {"user": user, "password": password, "csrf_token": await login_token(client)}
+    response = await client.post("/login", data=form)
     assert response.status_code == 303, response.text
     token = client.cookies.get(SESSION_COOKIE)
     assert token
@@ -334,7 +351,8 @@ def test_an_unknown_name_costs_the_same_password_check(make_floor: MakeFloor) ->
         try:
             async with httpx.AsyncClient(base_url=server.url, timeout=WAIT_S) as client:
                 for name in ("nobody", "sue"):
-                    wrong = await client.post("/login", data={"user": name, "password": "not-it"})
+                    form = {"user": name, "password": "not-it", "csrf_token": await login_token(client)}
+                    wrong = await client.post("/login", data=form)
                     assert wrong.status_code == 401
                     assert "Wrong user name or password." in wrong.text
         finally:
@@ -345,3 +363,186 @@ def test_an_unknown_name_costs_the_same_password_check(make_floor: MakeFloor) ->
     assert checked[1] == USERS["sue"].password_hash
     assert checked[0] != USERS["sue"].password_hash
     assert checked[0].startswith("scrypt$")  # a real hash: the same cost as a user's
+
+
+def test_a_login_without_its_forms_token_is_refused_and_creates_nothing(make_floor: MakeFloor) -> None:
+    """Login CSRF: another site's form can post the attacker's user name and password to the floor, so
+    that the victim's browser works in the attacker's account. The login form's double-submit token
+    (field and cookie, equal) shuts that out: without it, or with another one, the login is refused 403
+    before any password check or budget, and no session is made; the form's own token logs in."""
+    floor = make_floor(["T1"])
+    checked: list[str] = []
+
+    def verify(password: str, password_hash: str) -> bool:
+        checked.append(password_hash)
+        return verify_password(password, password_hash)
+
+    async def scenario() -> None:
+        settings = FloorPanelSettings(floor.reporting_dsn, None, USERS, verify=verify)
+        server = await serve_panel(settings, port=0)
+        right = {"user": "sue", "password": PASSWORD}
+        try:
+            async with (
+                httpx.AsyncClient(base_url=server.url, timeout=WAIT_S) as browser,
+                httpx.AsyncClient(base_url=server.url, timeout=WAIT_S) as cookieless,
+                httpx.AsyncClient(base_url=server.url, timeout=WAIT_S) as attacker,
+            ):
+                attackers_token = await login_token(attacker)  # a real token, issued to another browser
+                await login_token(browser)
+                forged: list[tuple[httpx.AsyncClient, dict[str, str]]] = [
+                    (cookieless, right),  # a cross-site form: no cookie reaches the floor
+                    (cookieless, {**right, "csrf_token": attackers_token}),
+                    (browser, right),  # the cookie, and no token in the form
+                    (browser, {**right, "csrf_token": ""}),
+                    (browser, {**right, "csrf_token": "x"}),
+                    (browser, {**right, "csrf_token": attackers_token}),
+                ]
+                for client, form in forged:
+                    before = client.cookies.get(LOGIN_CSRF_COOKIE)
+                    refused = await client.post("/login", data=form)
+                    assert refused.status_code == 403, (form, refused.status_code)
+                    assert "The login form expired; please try again." in refused.text
+                    assert SESSION_COOKIE not in refused.cookies
+                    assert client.cookies.get(SESSION_COOKIE) is None
+                    # The answer is a fresh form (a new token) to try again with.
+                    fresh = client.cookies.get(LOGIN_CSRF_COOKIE)
+                    assert fresh
+                    assert fresh != before
+                    assert f'value="{fresh}"' in refused.text
+                # Nothing reached the password check, and no budget was spent: six forged logins are
+                # more than the five failures that lock a name, and the right login still goes in.
+                assert checked == []
+                token = await login(browser)
+                assert len(checked) == 1
+                assert await api_status(server.url, token) == 200
+                assert browser.cookies.get(LOGIN_CSRF_COOKIE) is None  # spent with the login
+                # The attacker's own token, in the attacker's own browser, works there (it is a token
+                # for that browser, not for any).
+                assert (await attacker.get("/api/floor")).status_code == 401
+                await login(attacker)
+                assert (await attacker.get("/api/floor")).status_code == 200
+        finally:
+            await server.stop()
+
+    asyncio.run(scenario())
+
+
+async def events_answer(client: httpx.AsyncClient) -> httpx.Response:
+    """GET /api/events, its body read only if it is not a stream (a stream's never ends: it is closed)."""
+    async with client.stream("GET", "/api/events") as response:
+        if response.status_code != 200:
+            await response.aread()
+        return response
+
+
+def test_live_streams_per_user_are_capped_and_given_back_when_they_end(make_floor: MakeFloor) -> None:
+    """At most max_streams_per_user open streams per user (429 past it, the table panel's answer); a
+    slot comes back when its stream ends: the client closing its connection, or a logout ending the
+    stream. Real HTTP streams against the live server; each wait is bounded."""
+    floor = make_floor(["T1"])
+
+    async def scenario() -> None:
+        clock = FakeClock()
+        async with served(floor, clock, max_streams_per_user=2) as (client, server):
+            streams: dict[str, int] = server.app.state.streams
+
+            async def open_for_sue(count: int) -> Any:
+                async def reached() -> bool:
+                    return streams.get("sue", 0) == count
+
+                await wait_until(reached, WAIT_S, f"{count} streams open for sue")
+
+            token = await login(client)
+            async with (
+                client.stream("GET", "/api/events") as first,
+                client.stream("GET", "/api/events") as second,
+            ):
+                assert (first.status_code, second.status_code) == (200, 200)
+                # (The reader kept: a dropped one closes its connection when collected.)
+                second_events = Events(second)
+                await second_events.until("event: floor")
+                await open_for_sue(2)
+                third = await events_answer(client)
+                assert third.status_code == 429
+                assert third.headers["retry-after"] == "5"
+                assert third.json()["error"] == "2 live streams are open for sue: close a tab first"
+                # Another login of the same user (another browser) shares the user's cap.
+                async with httpx.AsyncClient(base_url=server.url, timeout=WAIT_S) as tablet:
+                    await login(tablet)
+                    assert (await events_answer(tablet)).status_code == 429
+                    # The client goes away (its connection closed mid-stream): its slot comes back.
+                    await first.aclose()
+                    await open_for_sue(1)
+                    async with tablet.stream("GET", "/api/events") as again:
+                        assert again.status_code == 200
+                        again_events = Events(again)
+                        await again_events.until("event: floor")
+                        await open_for_sue(2)
+                        assert (await events_answer(client)).status_code == 429
+                        # A logout ends this session's stream (event: logout): its slot comes back too;
+                        # the tablet's session and stream go on.
+                        logout = await client.post("/logout", data={"csrf_token": csrf_of(server, token)})
+                        assert logout.status_code == 303
+                        await second_events.until("event: logout")
+                        await open_for_sue(1)
+                        await again_events.until(": keep-alive")
+                    await open_for_sue(0)
+                    assert streams == {}
+                    async with tablet.stream("GET", "/api/events") as after:
+                        assert after.status_code == 200
+                        await open_for_sue(1)
+            await open_for_sue(0)
+
+    asyncio.run(scenario())
+
+
+def test_logins_are_logged_with_the_name_and_never_the_password(make_floor: MakeFloor) -> None:
+    """Every failed login is logged (``floor_login_failed``: the name as typed, truncated, the address,
+    the reason — the table panel's three), the throttled ones (429) too, and a login that succeeds
+    (``floor_login``); no log line carries a password, the right one included. structlog's own capture;
+    the limiter's clock is the injected one."""
+    floor = make_floor(["T1"])
+    wrong = "not-it-7f3a9c"
+    long_name = "n" * 200
+
+    async def scenario() -> list[int]:
+        clock = FakeClock()
+        statuses: list[int] = []
+        async with served(floor, clock) as (client, _server):
+
+            async def attempt(user: str, password: str) -> httpx.Response:
+                form = {"user": user, "password": password, "csrf_token": await login_token(client)}
+                answer = await client.post("/login", data=form)
+                statuses.append(answer.status_code)
+                return answer
+
+            # Five failures from one address lock it (the fifth says so), whatever the names.
+            for user in ("sue", long_name, "nobody", "sue", "sue"):
+                await attempt(user, wrong)
+            locked = await attempt("sue", PASSWORD)  # refused unchecked, the right password too
+            assert locked.headers["retry-after"] == "61"
+            clock.advance(61)
+            await attempt("sue", PASSWORD)
+        return statuses
+
+    with capture_logs() as logs:
+        statuses = asyncio.run(scenario())
+    assert statuses == [401] * 5 + [429, 303]
+    logins = [entry for entry in logs if str(entry["event"]).startswith("floor_login")]
+    assert [(e["event"], e["user"], e.get("reason")) for e in logins] == [
+        ("floor_login_failed", "sue", "bad_credentials"),
+        ("floor_login_failed", "n" * 64, "bad_credentials"),  # as typed, truncated
+        ("floor_login_failed", "nobody", "bad_credentials"),
+        ("floor_login_failed", "sue", "bad_credentials"),
+        ("floor_login_failed", "sue", "rate_limited"),
+        ("floor_login_failed", "sue", "locked_out"),
+        ("floor_login", "sue", None),
+    ]
+    assert all(e["remote"] == "127.0.0.1" for e in logins)
+    assert [e["log_level"] for e in logins] == ["warning"] * 6 + ["info"]
+    assert logins[5]["retry_after_s"] == 61
+    assert logins[6]["role"] == "supervisor"
+    # No password anywhere in what was logged, under any key.
+    text = repr(logs)
+    assert wrong not in text
+    assert PASSWORD not in text

@@ -13,16 +13,15 @@
     status.hidden = false;
     map.dataset.stale = "1";
   });
-  // The stream refused for good (EventSource does not retry an answer other than a 200 event stream):
-  // the map is no longer live; say so and go to the login rather than freeze on a stale map. While it
-  // only reconnects (the panel restarting, the network) readyState is CONNECTING and it goes on.
-  source.onerror = function () {
-    if (source.readyState !== EventSource.CLOSED) return;
-    status.textContent = "Not live: the panel refused the live map; going to the login.";
+  // Refused outright (429: this login's streams are all open in other tabs), the browser does not try
+  // again: say so rather than show a map that only looks live. (No session is not this: it is said on a
+  // 200 stream, event: logout, and the page goes to the login.)
+  source.addEventListener("error", function () {
+    if (source.readyState !== EventSource.CLOSED) return; // a dropped stream: the browser reconnects
+    status.textContent = "Not live: the live map was refused (too many open tabs of this login?); close one and reload.";
     status.hidden = false;
     map.dataset.stale = "1";
-    location.href = "/login";
-  };
+  });
   source.addEventListener("floor", function (event) {
     const data = JSON.parse(event.data);
     status.hidden = true;

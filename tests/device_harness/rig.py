@@ -24,6 +24,9 @@ TEST_KEYS = {
     "sensors": bytes(range(32, 64)),
     "display": bytes(range(64, 96)),
 }
+# The default bound on every wait for an event or a ready driver: only a failing test waits this long,
+# and a loaded 2-core machine can take seconds for what takes milliseconds on a quiet one.
+WAIT_S = 30.0
 KIND_OF: dict[str, DeviceKindName] = {
     "shuffler": "shuffler",
     "sensors": "bet_sensors",
@@ -50,7 +53,7 @@ class EventLog:
         kind: type[E],
         predicate: Callable[[E], bool] | None = None,
         *,
-        timeout_s: float = 5.0,
+        timeout_s: float = WAIT_S,
         since: int = 0,
     ) -> E:
         """The first event of ``kind`` (from index ``since``) that satisfies ``predicate``."""
@@ -62,7 +65,7 @@ class EventLog:
                 self._changed.clear()
                 await self._changed.wait()
 
-    async def wait_count(self, kind: type[E], count: int, *, timeout_s: float = 5.0) -> list[E]:
+    async def wait_count(self, kind: type[E], count: int, *, timeout_s: float = WAIT_S) -> list[E]:
         async with asyncio.timeout(timeout_s):
             while len(self.of(kind)) < count:
                 self._changed.clear()
@@ -126,7 +129,7 @@ async def table_rig(
             )
             rig.drivers[name].start()
         for driver in rig.drivers.values():
-            await driver.wait_ready(timeout_s=5.0)
+            await driver.wait_ready(timeout_s=WAIT_S)
         yield rig
     finally:
         for driver in rig.drivers.values():

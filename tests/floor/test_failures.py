@@ -15,15 +15,17 @@ from pathlib import Path
 import nats.js.errors
 import psycopg
 import pytest
+from nats.aio.client import Client
 
 from controller.floor.config import write_floor_config
 from controller.floor.embedded import EmbeddedFloor
-from controller.floor.servers import FLOOR_INBOX, STREAM_NAME, PostgresCluster, table_subject
+from controller.floor.servers import FLOOR_CONSUMER, FLOOR_INBOX, STREAM_NAME, PostgresCluster, table_subject
 from controller.floor.service import FloorService, Puller, pull_status_error
 from controller.journal.store import Journal
 from controller.uplink.outbox import Outbox
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import (
+    ANSWER_TIMEOUT_S,
     Running,
     Tables,
     expected_private_total,
@@ -280,28 +282,92 @@ def test_a_deleted_consumer_is_reported_and_the_floor_recovers_when_it_is_back(
     tables.close()
 
 
+async def _no_pull_request_waiting(admin: Client) -> None:
+    """Until the server holds no pull request of the floor's consumer: the last one's expiry (408) is
+    sent. On a loaded machine the puller stops waiting for it first (the server's clock, not ours)."""
+
+    async def none_waiting() -> bool:
+        info = await admin.jetstream(timeout=ANSWER_TIMEOUT_S).consumer_info(STREAM_NAME, FLOOR_CONSUMER)
+        return not info.num_waiting
+
+    await wait_until(none_waiting, 30, "no pull request waiting at the server")
+
+
 def test_a_consumer_deleted_between_pull_requests_is_found_missing(make_floor: MakeFloor) -> None:
     """The losing side of the race above, made certain: the consumer deleted while no request of the
-    floor's is waiting, so no 409 is sent to anybody, and the server answers the next requests with
-    nothing at all. A ``no_wait`` request is answered at once by a consumer that exists, so the puller
-    takes the silence as a question and asks the consumer's info, which says it is gone. Without that
-    check every fetch returned an empty batch (this test failed on the ``raises``)."""
+    floor's is waiting (the test waits for the last one's expiry at the server: a request still waiting
+    would be told 409 Consumer Deleted), so no 409 is sent to anybody, and the server answers the next
+    requests with nothing at all. A ``no_wait`` request is answered at once by a consumer that exists,
+    so the puller takes the silence as a question and asks the consumer's info, which says it is gone.
+    Without that check every fetch returned an empty batch (this test failed on the ``raises``)."""
     floor = make_floor(table_ids(1))
 
     async def scenario() -> None:
         config = floor.floor_config()
         client = await floor.connect_as(config.user, config.password, inbox_prefix=FLOOR_INBOX)
+        admin = await floor.connect_admin()
         try:
             puller = await Puller.start(client)
             assert await puller.fetch(10, 0.1) == []  # the consumer there: nothing to deliver, no error
-            admin = await floor.connect_admin()
-            try:
-                await admin.jetstream().delete_consumer(STREAM_NAME, "floor")
-            finally:
-                await admin.close()
+            await _no_pull_request_waiting(admin)
+            await admin.jetstream(timeout=ANSWER_TIMEOUT_S).delete_consumer(STREAM_NAME, FLOOR_CONSUMER)
             with pytest.raises(nats.js.errors.NotFoundError):
                 await puller.fetch(10, 0.1)
         finally:
+            await admin.close()
+            await client.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_late_status_of_an_earlier_pull_request_does_not_hide_a_deleted_consumer(
+    make_floor: MakeFloor,
+) -> None:
+    """An earlier request's 408, sent by the server at its expiry, can reach the puller after it has
+    stopped waiting for it (a loaded machine: the server's clock and ours), while the next request
+    waits. It used to count as that request's answer: a ``no_wait`` request to a consumer deleted
+    meanwhile looked answered, the consumer's info was not asked, and the fetch returned an empty batch
+    with nothing said. Each request now has a reply subject of its own, so the late status is told
+    apart. The late arrival is made certain here: the test sends the server's 408 on the earlier
+    request's reply subject itself (through the real server) just as the next request goes out. Fails
+    without per-request reply subjects (the ``raises``)."""
+    floor = make_floor(table_ids(1))
+
+    async def scenario() -> None:
+        config = floor.floor_config()
+        client = await floor.connect_as(config.user, config.password, inbox_prefix=FLOOR_INBOX)
+        admin = await floor.connect_admin()
+        replies: list[str] = []
+        late_status_due = False
+        publish = client.publish
+
+        async def publish_after_a_late_status(
+            subject: str, payload: bytes = b"", reply: str = "", headers: dict[str, str] | None = None
+        ) -> None:
+            nonlocal late_status_due
+            if late_status_due and subject.startswith("$JS.API.CONSUMER.MSG.NEXT."):
+                late_status_due = False
+                # The floor's user may not publish to an inbox: the admin sends it. Both flushes: the
+                # status is in the floor client's hands before its request leaves.
+                status = {"Status": "408", "Description": "Request Timeout"}
+                await admin.publish(replies[-1], b"", headers=status)
+                await admin.flush(int(ANSWER_TIMEOUT_S))
+                await client.flush(int(ANSWER_TIMEOUT_S))
+            replies.append(reply)
+            await publish(subject, payload, reply=reply, headers=headers)
+
+        client.publish = publish_after_a_late_status  # type: ignore[method-assign]
+        try:
+            puller = await Puller.start(client)
+            assert await puller.fetch(10, 0.1) == []
+            await _no_pull_request_waiting(admin)
+            await admin.jetstream(timeout=ANSWER_TIMEOUT_S).delete_consumer(STREAM_NAME, FLOOR_CONSUMER)
+            late_status_due = True
+            with pytest.raises(nats.js.errors.NotFoundError):
+                await puller.fetch(10, 1.0)
+            assert not late_status_due  # the late status was sent
+        finally:
+            await admin.close()
             await client.close()
 
     asyncio.run(scenario())

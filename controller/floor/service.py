@@ -54,6 +54,7 @@ from controller.floor.checks import TableProjection
 from controller.floor.servers import FLOOR_CONSUMER, FLOOR_INBOX, STREAM_NAME, SUBJECT_ROOT, table_subject
 from controller.floor.store import Batch, Connection, held_private, load_projection, stored_hash, write_batch
 from controller.uplink import wire
+from controller.waits import raise_if_cancelled, wait_event
 
 __all__ = ["FloorConfig", "FloorService", "FloorStatus", "Incoming", "TableProjection"]
 
@@ -263,8 +264,7 @@ class Puller:
         # The request's end is the server's status, or its expiry: the server does not always say so
         # when some messages came (waiting for it held a batch up to the second), and whatever it
         # still sends is kept for the next batch.
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._ended.wait(), max_wait_s + 0.02)
+        await wait_event(self._ended, max_wait_s + 0.02)
 
 
 class Quarantine(Protocol):
@@ -288,6 +288,7 @@ class FloorService:
     async def run(self, stop: asyncio.Event) -> None:
         backoff_s = self.config.backoff_initial_s
         while not stop.is_set():
+            raise_if_cancelled()
             client: Client | None = None
             connection: Connection | None = None
             try:
@@ -315,6 +316,7 @@ class FloorService:
                     self._set_aside = await release.set_aside_stream_seqs(connection)
                 last_release_poll_s = -float("inf")
                 while not stop.is_set():
+                    raise_if_cancelled()  # a cancel swallowed by nats-py's wait for a reply ends it still
                     if time.monotonic() - last_release_poll_s >= self.config.release_poll_interval_s:
                         last_release_poll_s = time.monotonic()
                         await self.apply_releases(connection)
@@ -349,11 +351,11 @@ class FloorService:
                 ):
                     if closing is not None:
                         with contextlib.suppress(Exception):
-                            await asyncio.wait_for(closing, 2)
+                            async with asyncio.timeout(2):
+                                await closing
             if stop.is_set():
                 break
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), backoff_s * (0.5 + self._rng.random()))
+            await wait_event(stop, backoff_s * (0.5 + self._rng.random()))
             backoff_s = min(backoff_s * 2, self.config.backoff_max_s)
 
     async def _handle(self, connection: Connection, messages: list[Msg]) -> None:

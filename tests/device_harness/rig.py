@@ -112,7 +112,10 @@ async def table_rig(
         backoff_initial_s=0.02,
         backoff_max_s=0.2,
         connect_timeout_s=2.0,
-        request_timeout_s=3.0,
+        # A v2 command accepted before its device went silent is delivered after the reconnect, within
+        # this of its send (test_back_to_back: 1.5 s of silence, then a handshake): 3 s left a loaded
+        # machine 1.5 s for the reconnect; only a failing send waits the whole bound.
+        request_timeout_s=10.0,
     )
     await table.start()
     try:

@@ -54,6 +54,7 @@ from controller.floor.checks import TableProjection
 from controller.floor.servers import FLOOR_CONSUMER, FLOOR_INBOX, STREAM_NAME, SUBJECT_ROOT, table_subject
 from controller.floor.store import Batch, Connection, held_private, load_projection, stored_hash, write_batch
 from controller.uplink import wire
+from controller.waits import raise_if_cancelled, wait_event
 
 __all__ = ["FloorConfig", "FloorService", "FloorStatus", "Incoming", "TableProjection"]
 
@@ -174,7 +175,14 @@ class Puller:
     A request is for up to ``batch`` messages (within ``max_ack_pending``); it ends with the server's
     status (nothing more now, or expired) or when the batch is full. A message that arrives after its
     request was answered (it was already under way) is kept for the next batch: every message
-    delivered is handed over, and so acked or nak'd, once."""
+    delivered is handed over, and so acked or nak'd, once.
+
+    Each request has a reply subject of its own (``<inbox>.<n>``), on which the server sends its
+    statuses, so a late status of an earlier request (a 408 sent at its expiry, after this side had
+    stopped waiting: a loaded machine) is told from the current request's: it neither ends the current
+    request nor counts as its answer, which would hide a consumer gone meanwhile
+    (``_consumer_is_there``). An error status ends the pulling whichever request it answers: a deleted
+    consumer is news however it is heard."""
 
     def __init__(self, client: Client, inbox: str) -> None:
         self._client = client
@@ -183,27 +191,33 @@ class Puller:
         self._wanted = 0
         self._ended = asyncio.Event()
         self._error: nats.js.errors.APIError | None = None  # a status that ends pulling (raised by fetch)
+        self._requests = 0  # requests sent; the n-th is answered on <inbox>.<n>
+        self._reply = ""  # the current request's reply subject
         self._answered = False  # the current request had a reply: a message or a status
 
     @classmethod
     async def start(cls, client: Client) -> Puller:
         puller = cls(client, client.new_inbox())
-        await client.subscribe(puller._inbox, cb=puller._receive)
+        await client.subscribe(f"{puller._inbox}.*", cb=puller._receive)
         return puller
 
     async def _receive(self, message: Msg) -> None:
-        self._answered = True
         status = JetStreamContext.is_status_msg(message) if not message.data else None
         if status is None:
+            # A delivery carries its stream subject, not the reply subject: it answers some request.
+            self._answered = True
             self._messages.append(message)
             if len(self._messages) >= self._wanted:
                 self._ended.set()
             return
+        current = message.subject == self._reply  # a status comes on its request's reply subject
+        if current:
+            self._answered = True
         error = pull_status_error(status, (message.headers or {}).get("Description", ""))
         if error is not None:
             self._error = error
             self._ended.set()
-        elif status != "100":  # 404 nothing now, 408 expired, a passing 409: this request is over
+        elif current and status != "100":  # 404 nothing now, 408 expired, a passing 409: it is over
             self._ended.set()
 
     async def fetch(self, batch: int, max_wait_s: float) -> list[Msg]:
@@ -239,19 +253,20 @@ class Puller:
         self, batch: int, options: dict[str, object], max_wait_s: float, *, wanted: int
     ) -> None:
         self._wanted = wanted
+        self._requests += 1
+        self._reply = f"{self._inbox}.{self._requests}"
         self._answered = False
         self._ended.clear()
         request = {"batch": batch - len(self._messages), **options}
         await self._client.publish(
             f"$JS.API.CONSUMER.MSG.NEXT.{STREAM_NAME}.{FLOOR_CONSUMER}",
             json.dumps(request).encode(),
-            reply=self._inbox,
+            reply=self._reply,
         )
         # The request's end is the server's status, or its expiry: the server does not always say so
         # when some messages came (waiting for it held a batch up to the second), and whatever it
         # still sends is kept for the next batch.
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._ended.wait(), max_wait_s + 0.02)
+        await wait_event(self._ended, max_wait_s + 0.02)
 
 
 class Quarantine(Protocol):
@@ -275,6 +290,7 @@ class FloorService:
     async def run(self, stop: asyncio.Event) -> None:
         backoff_s = self.config.backoff_initial_s
         while not stop.is_set():
+            raise_if_cancelled()
             client: Client | None = None
             connection: Connection | None = None
             try:
@@ -302,6 +318,7 @@ class FloorService:
                     self._set_aside = await release.set_aside_stream_seqs(connection)
                 last_release_poll_s = -float("inf")
                 while not stop.is_set():
+                    raise_if_cancelled()  # a cancel swallowed by nats-py's wait for a reply ends it still
                     if time.monotonic() - last_release_poll_s >= self.config.release_poll_interval_s:
                         last_release_poll_s = time.monotonic()
                         await self.apply_releases(connection)
@@ -336,13 +353,12 @@ class FloorService:
                 ):
                     if closing is not None:
                         with contextlib.suppress(Exception):
-                            await asyncio.wait_for(closing, 2)
+                            async with asyncio.timeout(2):
+                                await closing
             if stop.is_set():
                 break
-            with contextlib.suppress(TimeoutError):
-                # Jittered (tables and services do not all come back at once), never past backoff_max_s.
-                wait_s = min(backoff_s * (0.5 + self._rng.random()), self.config.backoff_max_s)
-                await asyncio.wait_for(stop.wait(), wait_s)
+            # Jittered (tables and services do not all come back at once), never past backoff_max_s.
+            await wait_event(stop, min(backoff_s * (0.5 + self._rng.random()), self.config.backoff_max_s))
             backoff_s = min(backoff_s * 2, self.config.backoff_max_s)
 
     async def _handle(self, connection: Connection, messages: list[Msg]) -> None:

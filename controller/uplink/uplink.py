@@ -42,6 +42,7 @@ from controller.journal.chain import format_time_utc
 from controller.journal.store import Journal, JournalEntry
 from controller.uplink import wire
 from controller.uplink.outbox import Outbox, OutMessage
+from controller.waits import raise_if_cancelled, wait_event
 
 log = structlog.get_logger("flushtable.uplink")
 _PAGE = 500
@@ -164,6 +165,7 @@ class Uplink:
         backoff_s = self.config.backoff_initial_s
         try:
             while not stop.is_set():
+                raise_if_cancelled()
                 client: Client | None = None
                 try:
                     client = await self._connect()
@@ -178,14 +180,13 @@ class Uplink:
                     self.status.connected = False
                     if client is not None:
                         with contextlib.suppress(Exception):
-                            await asyncio.wait_for(client.close(), 2)
+                            async with asyncio.timeout(2):
+                                await client.close()
                 if stop.is_set():
                     break
                 self.status.reconnects += 1
-                with contextlib.suppress(TimeoutError):
-                    # Jittered (500 tables do not reconnect at once), never past backoff_max_s.
-                    wait_s = min(backoff_s * (0.5 + self._rng.random()), self.config.backoff_max_s)
-                    await asyncio.wait_for(stop.wait(), wait_s)
+                # Jittered (500 tables do not reconnect at once), never past backoff_max_s.
+                await wait_event(stop, min(backoff_s * (0.5 + self._rng.random()), self.config.backoff_max_s))
                 backoff_s = min(backoff_s * 2, self.config.backoff_max_s)
         finally:
             if self._mark is not None:
@@ -275,14 +276,14 @@ class Uplink:
     ) -> None:
         js = client.jetstream(timeout=self.config.ack_timeout_s)
         while not stop.is_set():
+            raise_if_cancelled()  # a cancel swallowed by nats-py's wait for an ack ends the loop still
             if not self._queue:
                 # Cleared before the journal is read: a notify() while it is read wakes the wait below.
                 self._wake.clear()
                 await self._persist(marks, force=True)
                 await self._fill(journal, after=self.status.acked)
             if not self._queue:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), self.config.poll_interval_s)
+                await wait_event(self._wake, self.config.poll_interval_s)
                 if client.is_closed or not client.is_connected:
                     raise _Resync("connection lost")
                 continue
@@ -335,5 +336,4 @@ async def start_uplink(journal_path: Path, table_id: str, config: UplinkConfig, 
             await Uplink(config, journal_path, table_id).run(stop)
         except Exception as error:
             log.error("uplink_failed", table_id=table_id, error=f"{type(error).__name__}: {error}"[:300])
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), config.backoff_max_s)
+            await wait_event(stop, config.backoff_max_s)

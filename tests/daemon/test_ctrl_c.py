@@ -200,7 +200,13 @@ def test_the_simulated_players_walk_away_only_when_asked(
     # simulated player; asked for (a soak, --sim-walk-away-rate), every seat walks away.
     options: dict[str, Any] = {} if walk_away_rate is None else {"walk_away_rate": walk_away_rate}
     journal_path = tmp_path / "journal.sqlite"
-    run_daemon(write_config(tmp_path, "hcf-house"), journal_path, rounds=12, seed=7, autoplay=True, **options)
+    # On the harness's 50x clock a 30 s decision timeout is 0.6 s of wall time: a loaded machine that
+    # holds the process that long would pass for a walk-away. With none asked for, the timeout is 12 s
+    # of wall time (600 s), past any stall, and a player who walked away would still be waited out and
+    # counted; the walk-aways asked for keep the short one (each costs the test its timeout).
+    decision_s = 30.0 if walk_aways else 600.0
+    config = write_config(tmp_path, "hcf-house", decision_s=decision_s)
+    run_daemon(config, journal_path, rounds=12, seed=7, autoplay=True, **options)
     assert (timeout_decisions(journal_path) > 0) is walk_aways
 
 

@@ -24,6 +24,9 @@ TEST_KEYS = {
     "sensors": bytes(range(32, 64)),
     "display": bytes(range(64, 96)),
 }
+# The default bound on every wait for an event or a ready driver: only a failing test waits this long,
+# and a loaded 2-core machine can take seconds for what takes milliseconds on a quiet one.
+WAIT_S = 30.0
 KIND_OF: dict[str, DeviceKindName] = {
     "shuffler": "shuffler",
     "sensors": "bet_sensors",
@@ -50,7 +53,7 @@ class EventLog:
         kind: type[E],
         predicate: Callable[[E], bool] | None = None,
         *,
-        timeout_s: float = 5.0,
+        timeout_s: float = WAIT_S,
         since: int = 0,
     ) -> E:
         """The first event of ``kind`` (from index ``since``) that satisfies ``predicate``."""
@@ -62,7 +65,7 @@ class EventLog:
                 self._changed.clear()
                 await self._changed.wait()
 
-    async def wait_count(self, kind: type[E], count: int, *, timeout_s: float = 5.0) -> list[E]:
+    async def wait_count(self, kind: type[E], count: int, *, timeout_s: float = WAIT_S) -> list[E]:
         async with asyncio.timeout(timeout_s):
             while len(self.of(kind)) < count:
                 self._changed.clear()
@@ -109,7 +112,10 @@ async def table_rig(
         backoff_initial_s=0.02,
         backoff_max_s=0.2,
         connect_timeout_s=2.0,
-        request_timeout_s=3.0,
+        # A v2 command accepted before its device went silent is delivered after the reconnect, within
+        # this of its send (test_back_to_back: 1.5 s of silence, then a handshake): 3 s left a loaded
+        # machine 1.5 s for the reconnect; only a failing send waits the whole bound.
+        request_timeout_s=10.0,
     )
     await table.start()
     try:
@@ -126,7 +132,7 @@ async def table_rig(
             )
             rig.drivers[name].start()
         for driver in rig.drivers.values():
-            await driver.wait_ready(timeout_s=5.0)
+            await driver.wait_ready(timeout_s=WAIT_S)
         yield rig
     finally:
         for driver in rig.drivers.values():

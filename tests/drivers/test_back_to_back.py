@@ -45,6 +45,12 @@ from tests.device_harness.leaks import run_async
 from tests.device_harness.rig import TEST_KEYS, TEST_TIME_SCALE, EventLog, Rig, table_rig
 
 SIX_SEATS_AND_BANKER = ((1, 7), (2, 7), (3, 7), (4, 7), (5, 7), (6, 7), (0, 7))
+# A loaded machine's lateness on top of a bound measured on the wall clock: the Link's verdict comes
+# from a loop timer, which runs late when the process waits for a core. The exact bound (the link is
+# down at LINK_SILENCE_TIMEOUT_S of silence, not before, not after) is the sans-I/O Link's, tested
+# without a clock in tests/protocol/test_link_basic.py; here it tells a heartbeat verdict from none.
+LOAD_ALLOWANCE_S = 2.0
+AFTER_RECONNECT_S = 10.0  # what follows a reconnect "at once" (a second when quiet), bounded for a loaded one
 
 
 async def shuffle_and_verify(rig: Rig) -> None:
@@ -167,15 +173,15 @@ class BackToBack:
             await rig.log.wait_for(CardDealt, lambda e: e.position == 3, timeout_s=5)
             unplugged_at = time.monotonic()
             lost = await rig.log.wait_for(DeviceLost, timeout_s=5)
-            assert time.monotonic() - unplugged_at <= window_s + 0.25  # within the heartbeat window
+            assert time.monotonic() - unplugged_at <= window_s + LOAD_ALLOWANCE_S  # the heartbeat window
             assert lost.device == "shuffler"
             await rig.log.wait_count(DeviceReady, 4, timeout_s=10)  # re-authenticated
-            # The shoe says, at once, that it holds this deal; the deal completes within a second.
+            # The shoe says, at once, that it holds this deal; the deal completes (in a second, when quiet).
             # (the first answer came after the first handshake, before the deal)
-            state = (await rig.log.wait_count(DealStateReported, 2, timeout_s=1.0))[-1]
+            state = (await rig.log.wait_count(DealStateReported, 2, timeout_s=AFTER_RECONNECT_S))[-1]
             assert state.deal in ("dealing", "complete")
             assert state.positions == SIX_SEATS_AND_BANKER
-            await rig.log.wait_count(HandComplete, 7, timeout_s=1.0)
+            await rig.log.wait_count(HandComplete, 7, timeout_s=AFTER_RECONNECT_S)
             cards = rig.log.of(CardDealt)
             assert [(c.position, c.index, c.card) for c in cards] == shoe.dealt  # nothing lost or doubled
             assert len(cards) == 49
@@ -199,7 +205,7 @@ class BackToBack:
             await rig.log.wait_for(DeviceLost, timeout_s=5)
             await shoe.port.plug()
             await rig.log.wait_count(DeviceReady, 4, timeout_s=10)
-            first, state = await rig.log.wait_count(DealStateReported, 2, timeout_s=1.0)
+            first, state = await rig.log.wait_count(DealStateReported, 2, timeout_s=AFTER_RECONNECT_S)
             assert first.deal == "none"  # after the first handshake, before the deal
             assert (state.deal, state.positions, state.cards_reported) == ("none", (), 0)
             assert len(rig.log.of(HandComplete)) < 7  # the deal never finished
@@ -257,7 +263,7 @@ class BackToBack:
                 driver.send(ShowText("display", "said while hung"))
             )
             lost = await rig.log.wait_for(DeviceLost)
-            assert time.monotonic() - started <= window_s + 0.5  # noticed within the heartbeat window
+            assert time.monotonic() - started <= window_s + LOAD_ALLOWANCE_S  # within the heartbeat window
             assert lost.reason in ("heartbeat_missed", "no_ack")
             assert not pending.done()  # kept, not failed
             with pytest.raises(DeviceUnavailable):
@@ -284,7 +290,7 @@ class BackToBack:
             started = time.monotonic()
             with pytest.raises(DeviceUnavailable):
                 await driver.send(ShowText("display", "nobody hears this"))
-            assert time.monotonic() - started <= window_s + 0.5  # when the link went down
+            assert time.monotonic() - started <= window_s + LOAD_ALLOWANCE_S  # when the link went down
             await silence
             await driver.wait_ready(timeout_s=5)
             await driver.send(ShowText("display", "back"))

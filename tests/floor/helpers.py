@@ -24,6 +24,12 @@ GAMES = (("high-card-flush", "house"), ("top-flush", "house"), ("chase-the-flush
          ("high-card-flush", "designated-player"))  # fmt: skip
 
 
+# How long a test waits for a server's answer that must come (a JetStream ack, an API reply, a request
+# across the leaf): only a failing test waits this long, and a loaded 2-core machine (the servers, the
+# floor service and the test share it) can take seconds where a quiet one takes milliseconds.
+ANSWER_TIMEOUT_S = 30.0
+
+
 def table_ids(count: int) -> list[str]:
     return [f"T{n:03d}" for n in range(1, count + 1)]
 

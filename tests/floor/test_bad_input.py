@@ -18,7 +18,7 @@ from controller.floor.service import FloorService
 from controller.journal.chain import entry_hash
 from controller.uplink import wire
 from tests.floor.conftest import MakeFloor
-from tests.floor.helpers import Running, Tables, expected_messages, last_seq, wait_until
+from tests.floor.helpers import ANSWER_TIMEOUT_S, Running, Tables, expected_messages, last_seq, wait_until
 
 
 async def _publish_as(
@@ -31,7 +31,7 @@ async def _publish_as(
         f"table-{table_id}", floor.passwords[f"nats:table:{table_id}"], inbox_prefix=table_inbox(table_id)
     )
     try:
-        await client.jetstream(timeout=5).publish(
+        await client.jetstream(timeout=ANSWER_TIMEOUT_S).publish(
             table_subject(floor.site, table_id), body, headers={wire.MSG_ID: msg_id, **(headers or {})}
         )
     finally:

@@ -59,6 +59,7 @@ from controller.uplink.uplink import Uplink, read_high_water_mark, ssl_context
 from tests.config.test_config import BASE
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import (
+    ANSWER_TIMEOUT_S,
     Tables,
     expected_messages,
     floor_count,
@@ -184,7 +185,7 @@ def test_site_tables_publish_to_their_leaf_while_the_hub_is_away(
             ack = await site_js.publish(subject, last.data or b"", headers=copy_headers)
             return not ack.duplicate
 
-        await wait_until(stored_again, 10, "the site storing the resend once its window passed")
+        await wait_until(stored_again, 30, "the site storing the resend once its window passed")
         tables.play("E1", 1)
         uplinks["E1"].notify()
         await everything_on_floor(60, "E1's next round on the floor after the resend")
@@ -194,7 +195,7 @@ def test_site_tables_publish_to_their_leaf_while_the_hub_is_away(
         assert hub_info.state.messages == _message_count(tables, tables.ids)
         assert hub_info.sources is not None
         assert [s.name for s in hub_info.sources] == [site_stream_name(SITE)]
-        assert await site_reachable(hub_admin, SITE)
+        assert await site_reachable(hub_admin, SITE, timeout_s=ANSWER_TIMEOUT_S)
 
         await hub_admin.close()
         await site_admin.close()
@@ -323,8 +324,10 @@ def test_a_site_keeps_the_hubs_protections(tmp_path: Path, make_floor: MakeFloor
             allow_reconnect=False,
             error_cb=on_error,
         )
-        js = e1.jetstream(timeout=1.0)
-        ack = await js.publish(table_subject(SITE, "E1"), b"{}", headers={wire.MSG_ID: "E1:x"})
+        js = e1.jetstream(timeout=1.0)  # for the refusal: no answer comes
+        ack = await e1.jetstream(timeout=ANSWER_TIMEOUT_S).publish(
+            table_subject(SITE, "E1"), b"{}", headers={wire.MSG_ID: "E1:x"}
+        )
         assert ack.stream == site_stream_name(SITE)
         with pytest.raises((nats.errors.TimeoutError, nats.js.errors.NoStreamResponseError)):
             await js.publish(table_subject(SITE, "E2"), b"{}")
@@ -332,7 +335,7 @@ def test_a_site_keeps_the_hubs_protections(tmp_path: Path, make_floor: MakeFloor
         async def violation_reported() -> bool:
             return any("permissions violation" in e.lower() for e in errors)
 
-        await wait_until(violation_reported, 10, "the site server's permissions violation")
+        await wait_until(violation_reported, 30, "the site server's permissions violation")
         await e1.close()
         # The site table's credentials are the site server's only: the hub refuses them.
         with pytest.raises((nats.errors.Error, OSError)):
@@ -346,7 +349,7 @@ def test_a_site_keeps_the_hubs_protections(tmp_path: Path, make_floor: MakeFloor
                 connect_timeout=2,
             )
         site_admin = await site.connect_site_admin()
-        site_js = site_admin.jetstream(timeout=2.0)
+        site_js = site_admin.jetstream(timeout=ANSWER_TIMEOUT_S)
         with pytest.raises(nats.js.errors.APIError):
             await site_js.delete_msg(site_stream_name(SITE), 1)
         with pytest.raises(nats.js.errors.APIError):
@@ -355,12 +358,12 @@ def test_a_site_keeps_the_hubs_protections(tmp_path: Path, make_floor: MakeFloor
         await site_admin.close()
         # The one message reached the hub's stream by sourcing, with its id.
         hub_admin = await floor.connect_admin()
-        hub_js = hub_admin.jetstream(timeout=2.0)
+        hub_js = hub_admin.jetstream(timeout=ANSWER_TIMEOUT_S)
 
         async def sourced() -> bool:
             return (await hub_js.stream_info(STREAM_NAME)).state.messages == 1
 
-        await wait_until(sourced, 20, "the site's message sourced by the hub")
+        await wait_until(sourced, 60, "the site's message sourced by the hub")
         copy = await hub_js.get_last_msg(STREAM_NAME, table_subject(SITE, "E1"))
         assert copy.headers is not None
         assert copy.headers[wire.MSG_ID] == "E1:x"
@@ -464,7 +467,7 @@ def test_a_hostile_site_reaches_nothing_on_the_hub_but_its_own_sourcing(make_flo
 
     async def scenario() -> None:
         hub_admin = await floor.connect_admin()
-        hub_js = hub_admin.jetstream(timeout=2.0)
+        hub_js = hub_admin.jetstream(timeout=ANSWER_TIMEOUT_S)
         # Control: what the site may do arrives (the connection is real and authenticated).
         delivered = await hub_admin.subscribe(f"{site_deliver_prefix(SITE)}.>")
         await hub_admin.flush()
@@ -480,7 +483,7 @@ def test_a_hostile_site_reaches_nothing_on_the_hub_but_its_own_sourcing(make_flo
             await asyncio.to_thread(deliver)
         except TimeoutError:
             raise AssertionError(leaf.seen) from None
-        assert (await delivered.next_msg(timeout=5)).data == b"ok"
+        assert (await delivered.next_msg(timeout=ANSWER_TIMEOUT_S)).data == b"ok"
         # Reading: the site asks for everything; the hub sends it only what it may receive. The floor's
         # deliveries (its inbox) do not come; a request to the site's API, published after them, does.
         leaf.subscribe(">")
@@ -523,7 +526,7 @@ def test_a_hub_set_up_before_the_sites_delivery_prefix_is_moved_to_it(make_floor
 
     async def scenario() -> None:
         hub_admin = await floor.connect_admin()
-        js = hub_admin.jetstream(timeout=2.0)
+        js = hub_admin.jetstream(timeout=ANSWER_TIMEOUT_S)
         old = StreamSource(
             name=site_stream_name(SITE), external=ExternalStream(api=f"$JS.{site_domain(SITE)}.API")
         )

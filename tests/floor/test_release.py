@@ -31,6 +31,7 @@ from controller.uplink.uplink import Uplink
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import Running, Tables, floor_problems, last_seq, wait_until
 from tests.floor.test_bad_input import _next_entry_json, _publish_as
+from tests.floor.test_floor_panel import EXPECT_TIMEOUT_MS
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
@@ -301,12 +302,15 @@ def test_the_floor_panel_releases_for_a_manager_only(tmp_path: Path, make_floor:
         good = last_seq(tables.journals["PQ"])
         _forge_gap(floor, tables, "PQ", ahead=2)
         until(lambda: _quarantined_at(floor, "PQ") == good, "PQ quarantined")
+        # ``expect`` waits on the floor service's answers: Playwright's 5 s default is short for a loaded
+        # 2-core machine (test_floor_panel.py EXPECT_TIMEOUT_MS).
+        expect.set_options(timeout=EXPECT_TIMEOUT_MS)
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
 
             def login(user: str) -> Any:
                 context = browser.new_context(base_url=str(server.url))
-                context.set_default_timeout(15_000)
+                context.set_default_timeout(EXPECT_TIMEOUT_MS)
                 page = context.new_page()
                 page.goto("/login")
                 page.fill("input[name=user]", user)

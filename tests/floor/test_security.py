@@ -20,7 +20,7 @@ from controller.floor.servers import STREAM_NAME, table_inbox, table_subject
 from controller.uplink import wire
 from controller.uplink.uplink import ssl_context
 from tests.floor.conftest import MakeFloor
-from tests.floor.helpers import wait_until
+from tests.floor.helpers import ANSWER_TIMEOUT_S, wait_until
 
 
 def test_nats_permissions_tls_and_stream_protection(tmp_path: Path, make_floor: MakeFloor) -> None:
@@ -42,10 +42,14 @@ def test_nats_permissions_tls_and_stream_protection(tmp_path: Path, make_floor: 
             allow_reconnect=False,
             error_cb=on_error,
         )
+        # What must be answered is given a loaded machine's time (the server stores the message before
+        # it acks); what must be refused has no answer to wait for, so its short timeout is the refusal.
         js = table1.jetstream(timeout=1.0)
         body = wire.entry_body({"table_id": "T2", "seq": 1})
         # Its own subject: accepted.
-        ack = await js.publish(table_subject("main", "T1"), b"{}", headers={wire.MSG_ID: "T1:x"})
+        ack = await table1.jetstream(timeout=ANSWER_TIMEOUT_S).publish(
+            table_subject("main", "T1"), b"{}", headers={wire.MSG_ID: "T1:x"}
+        )
         assert ack.stream == STREAM_NAME
         # Another table's subject: the server refuses it (no ack; a permissions violation).
         with pytest.raises((nats.errors.TimeoutError, nats.js.errors.NoStreamResponseError)):
@@ -57,7 +61,7 @@ def test_nats_permissions_tls_and_stream_protection(tmp_path: Path, make_floor: 
         async def violation_reported() -> bool:
             return any("permissions violation" in e.lower() for e in errors)
 
-        await wait_until(violation_reported, 10, "the server's permissions violation")
+        await wait_until(violation_reported, 30, "the server's permissions violation")
         await table1.close()
 
         # The floor's reader cannot publish a journal subject.
@@ -82,7 +86,7 @@ def test_nats_permissions_tls_and_stream_protection(tmp_path: Path, make_floor: 
 
         # Nothing but T1's own message reached the stream.
         admin = await floor.connect_admin()
-        admin_js = admin.jetstream(timeout=2.0)
+        admin_js = admin.jetstream(timeout=ANSWER_TIMEOUT_S)
         info = await admin_js.stream_info(STREAM_NAME)
         assert info.state.messages == 1
         # The stream refuses deletes and purges, even to its admin.

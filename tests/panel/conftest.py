@@ -166,7 +166,7 @@ class LiveServer:
 
     def start(self) -> str:
         self.thread.start()
-        assert self.ready.wait(15), "panel server did not start"
+        assert self.ready.wait(30), "panel server did not start"
         if self.error is not None:
             raise self.error
         assert self.server is not None
@@ -178,7 +178,7 @@ class LiveServer:
         self.stopped = True
         if self._stop is not None:
             self.loop.call_soon_threadsafe(self._stop.set)
-        self.thread.join(15)
+        self.thread.join(30)
         assert not self.thread.is_alive(), "panel server did not stop"
         self.loop.close()
 

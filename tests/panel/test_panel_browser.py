@@ -34,6 +34,11 @@ CHROMIUM_ARGS = [
 # work tree with a new PNG each time); otherwise the same shot goes to the test's temporary directory.
 README_SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "img" / "panel.png"
 TABLET: ViewportSize = {"width": 1280, "height": 800}  # a 10" tablet in landscape
+# How long an ``expect`` waits for what the page shows (Playwright's default is 5 s, and
+# ``set_default_timeout`` does not reach ``expect``): a page that waits on the server (an SSE event, a
+# poll of the journal, a form's answer) may take longer than that on a loaded 2-core machine. Only a
+# failing test waits this long.
+EXPECT_TIMEOUT_MS = 30_000
 
 pytestmark = pytest.mark.skipif(
     not os.path.exists(CHROMIUM) and not os.environ.get("CI"),
@@ -43,6 +48,7 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
+    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         yield launched
@@ -52,7 +58,7 @@ def browser() -> Iterator[Browser]:
 @pytest.fixture
 def page(browser: Browser, live: PanelRig) -> Iterator[Page]:
     context = browser.new_context(viewport=TABLET, base_url=live.url)
-    context.set_default_timeout(10_000)
+    context.set_default_timeout(EXPECT_TIMEOUT_MS)
     opened = context.new_page()
     # Nothing may leave the machine: every request goes to the panel itself.
     outside: list[str] = []
@@ -271,7 +277,7 @@ def test_a_browser_that_loses_its_stream_resumes_without_a_gap(page: Page, live:
     for n in range(5):
         live.journal.append("dealer_key", {"key": "confirm", "seat": n}, round_id=None, source="display")
     last = first.seq + 8
-    expect(newest_seq).to_have_text(str(last), timeout=15_000)
+    expect(newest_seq).to_have_text(str(last))
     seqs = [int(text) for text in page.locator("#log-table tbody tr td:first-child").all_inner_texts()]
     assert seqs[: last - first.seq] == list(range(last, first.seq, -1))
 

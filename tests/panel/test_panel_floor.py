@@ -31,7 +31,11 @@ from tests.engine.table import Table, stack
 from tests.engine.test_rounds import HCF_DEALER, HCF_SEAT1, HCF_SEAT3
 from tests.panel.conftest import PASSWORDS, DeviceLinks, FakeClock, LiveServer, PanelRig
 from tests.panel.table_script import JournalTableActions
-from tests.panel.test_panel_browser import CHROMIUM, browser  # noqa: F401  (the module's browser fixture)
+from tests.panel.test_panel_browser import (  # noqa: F401  (the module's browser fixture)
+    CHROMIUM,
+    EXPECT_TIMEOUT_MS,
+    browser,
+)
 
 DOCS_IMG = Path(__file__).resolve().parents[2] / "docs" / "img"
 WIDE: ViewportSize = {"width": 1280, "height": 900}
@@ -110,7 +114,7 @@ def floor(tmp_path: Path, users_file: Path) -> Iterator[Floor]:
 
 def _page(browser: Browser, url: str, viewport: ViewportSize = WIDE) -> Page:  # noqa: F811
     context = browser.new_context(viewport=viewport, base_url=url)
-    context.set_default_timeout(10_000)
+    context.set_default_timeout(EXPECT_TIMEOUT_MS)
     return context.new_page()
 
 

@@ -413,7 +413,7 @@ def test_a_stream_whose_client_reads_nothing_is_dropped_and_its_slot_released(
                 # Entries the client never reads, until the server's buffers are full and a send waits.
                 for n in range(400):
                     rig.journal.append("operator_action", _filler(n), round_id=None, source="operator:test")
-                rig.backend.notify()
+                server.loop.call_soon_threadsafe(rig.backend.notify)  # its loop is the server's
                 _wait_until(
                     lambda: "vera" not in rig.app.state.panel.streams, "the stalled stream to be dropped"
                 )

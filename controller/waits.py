@@ -1,0 +1,32 @@
+"""Waiting on an ``asyncio.Event`` with a bound, and loops that end when cancelled.
+
+``asyncio.wait_for(event.wait(), timeout_s)`` runs the wait as a task of its own and, on Python 3.11,
+when the waiting task is cancelled in the loop turn in which that inner wait finishes (the event was
+set just then), returns the inner result and drops the cancellation. A loop around it (an uplink's
+poll, the floor service's backoff) then goes on as if nothing was asked, and whatever cancelled it
+(``asyncio.run``'s cleanup after an error, a task group) waits for ever. ``asyncio.timeout`` waits in
+the task itself, where a cancellation is always delivered."""
+
+from __future__ import annotations
+
+import asyncio
+
+
+async def wait_event(event: asyncio.Event, timeout_s: float) -> bool:
+    """Whether ``event`` was set within ``timeout_s`` seconds (at once if it already is)."""
+    try:
+        async with asyncio.timeout(timeout_s):
+            await event.wait()
+    except TimeoutError:
+        return False
+    return True
+
+
+def raise_if_cancelled() -> None:
+    """Raise ``CancelledError`` when the current task was asked to stop and the request was swallowed
+    on the way: ``asyncio.wait_for`` drops it when its awaitable finishes in the same loop turn, and
+    nats-py waits for every request's reply (a JetStream publish's ack, an API call) that way. The
+    task's ``cancelling()`` count keeps the request; a loop that checks it each turn still ends."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError

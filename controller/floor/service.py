@@ -475,7 +475,7 @@ class FloorService:
             # Beyond what the floor holds: the consumer may have skipped messages (a broker or a floor
             # service killed before its state was stored): the stream itself is asked for what lies
             # between, before anything is called a gap.
-            await self._fill_gap(connection, batch, projection, before_stream_seq=stream_seq)
+            await self._fill_gap(connection, batch, projection, before_stream_seq=stream_seq, pending=decoded)
             if projection.quarantined():
                 quarantine(f"the table is quarantined after entry {projection.quarantined_at_seq}",
                            alert_kind=None, seq=decoded.seq)  # fmt: skip
@@ -527,17 +527,42 @@ class FloorService:
         projection: TableProjection,
         *,
         before_stream_seq: int | None,
+        pending: wire.EntryMessage | wire.PrivateMessage | None = None,
     ) -> int:
         """Read the table's messages from the stream itself, after the last one the floor handled and
-        before ``before_stream_seq`` (None: to the end), and take them in order. Returns how many."""
+        before ``before_stream_seq`` (None: to the end), and take them in order. Returns how many.
+        ``pending``: the message the consumer delivered beyond what the floor holds; if it still is
+        after the read, the stream may have been renumbered under the floor (``_recover_renumbered``)."""
         if self._js is None:
             return 0
         site = self.site_of.get(projection.table_id)
         if site is None:
             return 0
         subject = table_subject(site, projection.table_id)
+        taken = await self._read_subject(connection, batch, projection, subject,
+                                         projection.last_stream_seq + 1, before_stream_seq)  # fmt: skip
+        if pending is not None and checks.needs_stream_read(projection, pending):
+            # Still a gap after reading the stream where the floor left the table: unless the stream was
+            # renumbered under the floor (below), it is a real gap, and the caller's checks say so.
+            taken += await self._recover_renumbered(connection, batch, projection, subject, before_stream_seq)
+        if taken:
+            self.status.gap_fills += taken
+            log.warning("floor_gap_filled", table_id=projection.table_id, messages=taken)
+        return taken
+
+    async def _read_subject(  # noqa: PLR0917 - one read's context
+        self,
+        connection: Connection,
+        batch: Batch,
+        projection: TableProjection,
+        subject: str,
+        next_seq: int,
+        before_stream_seq: int | None,
+    ) -> int:
+        """Take the subject's messages from ``next_seq`` on, in stream order, up to ``before_stream_seq``
+        (or the end), at most _MAX_GAP_FILL of them. Returns how many."""
+        assert self._js is not None
         taken = 0
-        next_seq = projection.last_stream_seq + 1
         while taken < _MAX_GAP_FILL:
             try:
                 raw = await self._js.get_msg(
@@ -552,10 +577,70 @@ class FloorService:
             await self._take(connection, batch, Incoming(seq, subject, headers, raw.data or b""))
             taken += 1
             next_seq = seq + 1
-        if taken:
-            self.status.gap_fills += taken
-            log.warning("floor_gap_filled", table_id=projection.table_id, messages=taken)
         return taken
+
+    async def _learn_sites(self, js: JetStreamContext) -> None:
+        """The site token of every table with messages in the stream, from the stream's subjects."""
+        info = await js.stream_info(STREAM_NAME, subjects_filter=f"{SUBJECT_ROOT}.>")
+        for subject in (info.state.subjects or {}) if info.state else {}:
+            table_id, site = table_of_subject(subject), site_of_subject(subject)
+            if table_id is not None and site is not None:
+                self.site_of.setdefault(table_id, site)
+
+    async def _renumbered(self, projection: TableProjection, subject: str) -> bool:
+        """Whether the stream no longer holds the floor's last entry of the table where the floor read it.
+
+        A broker killed (SIGKILL, power) can lose messages it had acknowledged: JetStream writes its
+        store behind its acks unless told to sync each one. The tables resend what it lost (each uplink
+        resumes after the server's last message, docs/floor.md), but the restarted stream numbers them
+        again from where it stands, below sequences the floor's consumer has already delivered: the
+        consumer never delivers them, and every check of the floor that goes by stream sequence looks
+        past them. Seen here under load in the 200-table broker-kill test: a table's last five entries
+        never reached the floor, with nothing said. The floor's own record says where its last entry of
+        the table was; if the stream holds something else there, its numbering is not the one the
+        floor read."""
+        if self._js is None or projection.last_seq == 0 or projection.last_stream_seq == 0:
+            return False
+        try:
+            raw = await self._js.get_msg(STREAM_NAME, seq=projection.last_stream_seq, direct=True)
+        except nats.js.errors.NotFoundError:
+            return True
+        if raw.subject != subject:
+            return True
+        try:
+            position = wire.Position.parse(str((raw.headers or {}).get(wire.POSITION) or ""))
+        except wire.BadMessage:
+            return True
+        return position != wire.Position(projection.last_seq, 0)
+
+    async def _recover_renumbered(
+        self,
+        connection: Connection,
+        batch: Batch,
+        projection: TableProjection,
+        subject: str,
+        before_stream_seq: int | None,
+    ) -> int:
+        """If the stream was renumbered under the floor (``_renumbered``): a floor alert (the broker lost
+        messages it had acknowledged; the tables sent them again), and the table's messages read again
+        from the stream's start, the floor's stream positions for the table taken anew from that read.
+        What the floor holds is skipped as resends (checked against their hashes: a different entry is
+        still a fork); what it lacks is taken in order. Returns how many messages were read."""
+        if not await self._renumbered(projection, subject):
+            return 0
+        text = (
+            f"table {projection.table_id}: the stream no longer holds entry {projection.last_seq} at "
+            f"stream sequence {projection.last_stream_seq}: the broker lost messages it had acknowledged "
+            "(killed before writing them?) and numbered the tables' resends again; the table is read "
+            "again from the stream's start"
+        )
+        batch.alerts.append((projection.table_id, projection.last_seq, None, "stream_renumbered", text))
+        self.status.alerts += 1
+        log.warning("floor_alert", table_id=projection.table_id, seq=projection.last_seq,
+                    kind="stream_renumbered", message=text)  # fmt: skip
+        projection.last_stream_seq = 0
+        projection.last_seen_stream_seq = 0
+        return await self._read_subject(connection, batch, projection, subject, 1, before_stream_seq)
 
     async def sweep(self, connection: Connection, *, through_stream_seq: int | None = None) -> int:
         """When idle: every table whose last message in the stream is beyond what the floor handled
@@ -573,29 +658,61 @@ class FloorService:
         try:
             async with connection.transaction():
                 rows = await (await connection.execute("SELECT table_id FROM floor_tables")).fetchall()
+                if any(str(table_id) not in self.site_of for (table_id,) in rows):
+                    # A table not heard from since this service started (its subject's site is learnt
+                    # from its messages): the stream's own subjects name it. Without this a floor service
+                    # restarted while a table's messages sat where its consumer would never deliver them
+                    # (a stream renumbered under it, below) never swept that table.
+                    await self._learn_sites(js)
                 subjects = {
                     str(table_id): table_subject(self.site_of[str(table_id)], str(table_id))
                     for (table_id,) in rows
                     if str(table_id) in self.site_of
                 }
 
-                async def last_of(subject: str) -> int:
+                async def last_of(subject: str) -> tuple[int, wire.Position | None]:
                     try:
-                        return int((await js.get_last_msg(STREAM_NAME, subject, direct=True)).seq or 0)
+                        raw = await js.get_last_msg(STREAM_NAME, subject, direct=True)
                     except nats.js.errors.NotFoundError:
-                        return 0
+                        return 0, None
+                    try:
+                        position = wire.Position.parse(str((raw.headers or {}).get(wire.POSITION) or ""))
+                    except wire.BadMessage:
+                        position = None  # not an uplink's message: the reads below quarantine it
+                    return int(raw.seq or 0), position
 
                 lasts = await asyncio.gather(*(last_of(subject) for subject in subjects.values()))
                 batch = Batch()
-                bound = through_stream_seq if through_stream_seq is not None else max(lasts, default=0)
-                for table_id, last_in_stream in zip(subjects, lasts, strict=True):
+                bound = (
+                    through_stream_seq
+                    if through_stream_seq is not None
+                    else max((seq for seq, _ in lasts), default=0)
+                )
+                for (table_id, subject), (last_in_stream, position) in zip(
+                    subjects.items(), lasts, strict=True
+                ):
                     last = min(last_in_stream, bound)
                     projection = await self._projection(connection, table_id)
-                    if last > projection.last_seen_stream_seq and not projection.quarantined():
+                    if projection.quarantined():
+                        continue
+                    if last > projection.last_seen_stream_seq:
                         batch.tables[projection.table_id] = projection
                         taken += await self._fill_gap(
                             connection, batch, projection, before_stream_seq=last + 1
                         )
+                    elif position is not None and position.entry_seq > projection.last_seq:
+                        # The stream holds an entry the floor lacks at a sequence the floor thinks it read
+                        # past, and the consumer (idle) will not deliver it: only a stream renumbered under
+                        # the floor does that (``_renumbered``). Read from the floor's last entry of the
+                        # table; if the stream no longer holds that entry there, from the stream's start.
+                        batch.tables[projection.table_id] = projection
+                        taken += await self._fill_gap(
+                            connection, batch, projection, before_stream_seq=last_in_stream + 1
+                        )
+                        if position.entry_seq > projection.last_seq:
+                            taken += await self._recover_renumbered(
+                                connection, batch, projection, subject, last_in_stream + 1
+                            )
                 await write_batch(connection, batch)
         except BaseException:
             self._tables.clear()  # nothing of it is on the floor: read the tables back from PostgreSQL

@@ -285,6 +285,8 @@ class FloorService:
         self._rng = rng or random.Random()
         self.committed = asyncio.Event()  # set after each commit (tests and the demo wait on it)
         self._set_aside: set[int] = set()  # stream seqs a release set aside: never projected
+        self._sites_learnt = False  # the stream's subjects read once a start (sweep)
+        self._renumber_said: set[tuple[str, int]] = set()  # (table, last entry) told stream_renumbered
 
     # --- the loop ---------------------------------------------------------------------------------
     async def run(self, stop: asyncio.Event) -> None:
@@ -580,15 +582,46 @@ class FloorService:
         return taken
 
     async def _learn_sites(self, js: JetStreamContext) -> None:
-        """The site token of every table with messages in the stream, from the stream's subjects."""
+        """The site token of every table with messages in the stream, from the stream's subjects (once
+        a service start: a table heard from later is learnt from its messages)."""
+        if self._sites_learnt:
+            return
+        self._sites_learnt = True
         info = await js.stream_info(STREAM_NAME, subjects_filter=f"{SUBJECT_ROOT}.>")
         for subject in (info.state.subjects or {}) if info.state else {}:
             table_id, site = table_of_subject(subject), site_of_subject(subject)
             if table_id is not None and site is not None:
                 self.site_of.setdefault(table_id, site)
 
-    async def _renumbered(self, projection: TableProjection, subject: str) -> bool:
-        """Whether the stream no longer holds the floor's last entry of the table where the floor read it.
+    async def _holds_entry_at(
+        self, connection: Connection, batch: Batch, table_id: str, subject: str, stream_seq: int
+    ) -> bool:
+        """Whether the stream's message at ``stream_seq`` is an entry of the table that the floor holds,
+        judged by its body (table, seq, hash: what the chain covers), never by its headers, which any
+        publisher may set."""
+        assert self._js is not None
+        try:
+            raw = await self._js.get_msg(STREAM_NAME, seq=stream_seq, direct=True)
+        except nats.js.errors.NotFoundError:
+            return False
+        if raw.subject != subject:
+            return False
+        try:
+            decoded = wire.decode(raw.data or b"")
+        except (wire.BadMessage, *wire.UNFORESEEN_ERRORS):
+            return False
+        if not isinstance(decoded, wire.EntryMessage) or decoded.table_id != table_id:
+            return False
+        held = batch.entry_hashes.get((table_id, decoded.seq))
+        if held is None:
+            held = await stored_hash(connection, table_id, decoded.seq)
+        return held == decoded.hash
+
+    async def _renumbered(
+        self, connection: Connection, batch: Batch, projection: TableProjection, subject: str
+    ) -> bool:
+        """Whether the stream no longer holds, where the floor last read the table's entries, an entry of
+        the table that the floor holds.
 
         A broker killed (SIGKILL, power) can lose messages it had acknowledged: JetStream writes its
         store behind its acks unless told to sync each one. The tables resend what it lost (each uplink
@@ -596,22 +629,37 @@ class FloorService:
         again from where it stands, below sequences the floor's consumer has already delivered: the
         consumer never delivers them, and every check of the floor that goes by stream sequence looks
         past them. Seen here under load in the 200-table broker-kill test: a table's last five entries
-        never reached the floor, with nothing said. The floor's own record says where its last entry of
-        the table was; if the stream holds something else there, its numbering is not the one the
-        floor read."""
+        never reached the floor, with nothing said. ``last_stream_seq`` is where the floor last read one
+        of the table's entries (taken or a resend); if the stream holds something else there, its
+        numbering is not the one the floor read."""
         if self._js is None or projection.last_seq == 0 or projection.last_stream_seq == 0:
             return False
-        try:
-            raw = await self._js.get_msg(STREAM_NAME, seq=projection.last_stream_seq, direct=True)
-        except nats.js.errors.NotFoundError:
-            return True
-        if raw.subject != subject:
-            return True
-        try:
-            position = wire.Position.parse(str((raw.headers or {}).get(wire.POSITION) or ""))
-        except wire.BadMessage:
-            return True
-        return position != wire.Position(projection.last_seq, 0)
+        held = await self._holds_entry_at(
+            connection, batch, projection.table_id, subject, projection.last_stream_seq
+        )
+        return not held
+
+    async def _agreeing_stream_seq(
+        self, connection: Connection, batch: Batch, projection: TableProjection, subject: str
+    ) -> int:
+        """The last stream sequence at which the stream still holds what the floor read there: the
+        floor's entries of the table (their stream sequences as read) bisected, each probe one message
+        read. The stream before a broker's loss is intact and what came after is numbered anew, so the
+        entries the stream still holds where they were read come first. 0: none (read from the start)."""
+        cursor = await connection.execute(
+            "SELECT stream_seq FROM floor_entries WHERE table_id = %s ORDER BY seq", (projection.table_id,)
+        )
+        stream_seqs = [int(row[0]) for row in await cursor.fetchall()]
+        low, high = 0, len(stream_seqs)  # stream_seqs[:low] hold; stream_seqs[high:] do not
+        while low < high:
+            middle = (low + high) // 2
+            if await self._holds_entry_at(
+                connection, batch, projection.table_id, subject, stream_seqs[middle]
+            ):
+                low = middle + 1
+            else:
+                high = middle
+        return stream_seqs[low - 1] if low else 0
 
     async def _recover_renumbered(
         self,
@@ -621,26 +669,36 @@ class FloorService:
         subject: str,
         before_stream_seq: int | None,
     ) -> int:
-        """If the stream was renumbered under the floor (``_renumbered``): a floor alert (the broker lost
-        messages it had acknowledged; the tables sent them again), and the table's messages read again
-        from the stream's start, the floor's stream positions for the table taken anew from that read.
-        What the floor holds is skipped as resends (checked against their hashes: a different entry is
-        still a fork); what it lacks is taken in order. Returns how many messages were read."""
-        if not await self._renumbered(projection, subject):
+        """If the stream was renumbered under the floor (``_renumbered``): a floor alert (once for the
+        table's entry: the broker lost messages it had acknowledged; the tables sent them again), and the
+        table read again from the last place where the stream still holds what the floor read there
+        (``_agreeing_stream_seq``), the floor's stream positions for the table taken anew from that read.
+        What the floor holds is skipped as a resend (checked against its hash: a different entry is still
+        a fork); what it lacks is taken in order. Returns how many messages were read."""
+        if not await self._renumbered(connection, batch, projection, subject):
             return 0
+        start = await self._agreeing_stream_seq(connection, batch, projection, subject)
         text = (
-            f"table {projection.table_id}: the stream no longer holds entry {projection.last_seq} at "
-            f"stream sequence {projection.last_stream_seq}: the broker lost messages it had acknowledged "
-            "(killed before writing them?) and numbered the tables' resends again; the table is read "
-            "again from the stream's start"
+            f"table {projection.table_id}: the stream no longer holds the floor's entries of the table "
+            f"after stream sequence {start} where the floor read them: the broker lost messages it had "
+            "acknowledged (killed before writing them?) and numbered the tables' resends again; the table "
+            "is read again from there"
         )
-        batch.alerts.append((projection.table_id, projection.last_seq, None, "stream_renumbered", text))
-        self.status.alerts += 1
-        log.warning("floor_alert", table_id=projection.table_id, seq=projection.last_seq,
-                    kind="stream_renumbered", message=text)  # fmt: skip
-        projection.last_stream_seq = 0
-        projection.last_seen_stream_seq = 0
-        return await self._read_subject(connection, batch, projection, subject, 1, before_stream_seq)
+        said = await (
+            await connection.execute(
+                "SELECT 1 FROM floor_alerts WHERE table_id = %s AND kind = 'stream_renumbered' AND seq = %s",
+                (projection.table_id, projection.last_seq),
+            )
+        ).fetchone()
+        if said is None and (projection.table_id, projection.last_seq) not in self._renumber_said:
+            self._renumber_said.add((projection.table_id, projection.last_seq))
+            batch.alerts.append((projection.table_id, projection.last_seq, None, "stream_renumbered", text))
+            self.status.alerts += 1
+            log.warning("floor_alert", table_id=projection.table_id, seq=projection.last_seq,
+                        kind="stream_renumbered", message=text)  # fmt: skip
+        projection.last_stream_seq = start
+        projection.last_seen_stream_seq = start
+        return await self._read_subject(connection, batch, projection, subject, start + 1, before_stream_seq)
 
     async def sweep(self, connection: Connection, *, through_stream_seq: int | None = None) -> int:
         """When idle: every table whose last message in the stream is beyond what the floor handled
@@ -670,16 +728,16 @@ class FloorService:
                     if str(table_id) in self.site_of
                 }
 
-                async def last_of(subject: str) -> tuple[int, wire.Position | None]:
+                async def last_of(subject: str) -> tuple[int, wire.EntryMessage | wire.PrivateMessage | None]:
                     try:
                         raw = await js.get_last_msg(STREAM_NAME, subject, direct=True)
                     except nats.js.errors.NotFoundError:
                         return 0, None
-                    try:
-                        position = wire.Position.parse(str((raw.headers or {}).get(wire.POSITION) or ""))
-                    except wire.BadMessage:
-                        position = None  # not an uplink's message: the reads below quarantine it
-                    return int(raw.seq or 0), position
+                    try:  # its body, not its headers (any publisher may set those)
+                        decoded: wire.EntryMessage | wire.PrivateMessage | None = wire.decode(raw.data or b"")
+                    except (wire.BadMessage, *wire.UNFORESEEN_ERRORS):
+                        decoded = None  # not an uplink's message: the reads below quarantine it
+                    return int(raw.seq or 0), decoded
 
                 lasts = await asyncio.gather(*(last_of(subject) for subject in subjects.values()))
                 batch = Batch()
@@ -688,9 +746,7 @@ class FloorService:
                     if through_stream_seq is not None
                     else max((seq for seq, _ in lasts), default=0)
                 )
-                for (table_id, subject), (last_in_stream, position) in zip(
-                    subjects.items(), lasts, strict=True
-                ):
+                for table_id, (last_in_stream, last_message) in zip(subjects, lasts, strict=True):
                     last = min(last_in_stream, bound)
                     projection = await self._projection(connection, table_id)
                     if projection.quarantined():
@@ -700,19 +756,25 @@ class FloorService:
                         taken += await self._fill_gap(
                             connection, batch, projection, before_stream_seq=last + 1
                         )
-                    elif position is not None and position.entry_seq > projection.last_seq:
-                        # The stream holds an entry the floor lacks at a sequence the floor thinks it read
-                        # past, and the consumer (idle) will not deliver it: only a stream renumbered under
-                        # the floor does that (``_renumbered``). Read from the floor's last entry of the
-                        # table; if the stream no longer holds that entry there, from the stream's start.
+                    elif (
+                        last_in_stream <= bound
+                        and last_message is not None
+                        and last_message.table_id == table_id
+                        and checks.needs_stream_read(projection, last_message)
+                    ):
+                        # The stream holds a message beyond what the floor holds at a sequence the floor
+                        # thinks it read past, and the consumer (idle, delivered through ``bound``) will
+                        # not deliver it: a stream renumbered under the floor. Read from the floor's last
+                        # entry of the table on; if the stream no longer holds it there, from where the
+                        # stream still agrees with the floor (``_recover_renumbered``).
                         batch.tables[projection.table_id] = projection
                         taken += await self._fill_gap(
-                            connection, batch, projection, before_stream_seq=last_in_stream + 1
+                            connection,
+                            batch,
+                            projection,
+                            before_stream_seq=last_in_stream + 1,
+                            pending=last_message,
                         )
-                        if position.entry_seq > projection.last_seq:
-                            taken += await self._recover_renumbered(
-                                connection, batch, projection, subject, last_in_stream + 1
-                            )
                 await write_batch(connection, batch)
         except BaseException:
             self._tables.clear()  # nothing of it is on the floor: read the tables back from PostgreSQL

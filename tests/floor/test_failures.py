@@ -415,7 +415,14 @@ def _stream_messages_dir(floor: EmbeddedFloor) -> Path:
     return found[0]
 
 
-def test_a_stream_renumbered_under_the_floor_is_read_again(tmp_path: Path, make_floor: MakeFloor) -> None:
+@pytest.mark.parametrize(
+    ("first_table_rounds_lost", "second_table_new_rounds"),
+    [(1, 4), (6, 1)],
+    ids=["consumer-finds-it", "sweep-finds-it"],
+)
+def test_a_stream_renumbered_under_the_floor_is_read_again(
+    tmp_path: Path, make_floor: MakeFloor, first_table_rounds_lost: int, second_table_new_rounds: int
+) -> None:
     """A broker killed can lose messages it had acknowledged (nats-server 2.9 writes its store behind
     its acks) while its consumer's state keeps the sequences it had delivered. The tables resend what it
     lost (their uplinks see the server behind them), but the restarted stream numbers the resends again
@@ -427,7 +434,10 @@ def test_a_stream_renumbered_under_the_floor_is_read_again(tmp_path: Path, make_
     longer holds its last entry of the table where it read it, raises ``stream_renumbered`` and reads the
     table again from the stream's start: everything on the floor, once, in order. (Without it this test
     timed out waiting for the second table's new round.) A second round after a restart of the floor
-    service is read from the floor's last entry on, without a second alert."""
+    service is read from the floor's last entry on, without a second alert. With one round of the first
+    table lost and four new rounds of the second, the second table's new messages reach past where the
+    consumer stood and the consumer delivers one beyond a gap; with six lost and one new, they all land
+    below it and the idle sweep finds them."""
     ids = table_ids(2)
     first_id, second_id = ids
     floor = make_floor(ids, ack_wait_s=2)
@@ -467,7 +477,7 @@ def test_a_stream_renumbered_under_the_floor_is_read_again(tmp_path: Path, make_
     floor.nats.stop()
     shutil.copytree(_stream_messages_dir(floor), snapshot)  # the stream as a crash will leave it
     floor.nats.start()
-    tables.play(first_id, 3)
+    tables.play(first_id, first_table_rounds_lost)
     tables.play(second_id, 1)
     asyncio.run(play_until_on_floor(ids))  # the consumer delivers all of it
     floor.nats.stop()
@@ -475,7 +485,7 @@ def test_a_stream_renumbered_under_the_floor_is_read_again(tmp_path: Path, make_
     shutil.rmtree(messages_dir)
     shutil.copytree(snapshot, messages_dir)  # the broker lost its last messages; its consumer did not
     floor.nats.start()
-    tables.play(second_id, 1)  # a round the floor has never seen, sent after the crash
+    tables.play(second_id, second_table_new_rounds)  # rounds the floor has never seen, sent after the crash
     asyncio.run(play_until_on_floor([second_id]))
     # Another round, to a floor service started again (its projection read back from PostgreSQL): it
     # lands where the consumer still does not deliver, and is read from the floor's last entry on.

@@ -13,7 +13,6 @@ nats-server, a leaf node of the hub, whose stream the hub's stream sources (docs
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import random
@@ -36,6 +35,7 @@ from controller.floor.verify import verify_table
 from controller.journal.store import Journal
 from controller.simulation.floor_tables import MIXED_GAMES, SimTable
 from controller.uplink.uplink import Uplink
+from controller.waits import wait_event
 
 TABLES_PER_PIT = 8
 WAIT_FOR_FLOOR_S = 300.0
@@ -171,8 +171,7 @@ async def _play_forever(sims: list[SimTable], uplinks: dict[str, Uplink], stop: 
         for sim in sims:
             await asyncio.to_thread(sim.play_round)
             uplinks[sim.journal.table_id].notify()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), max(0.0, 2.0 - (time.monotonic() - started)))
+        await wait_event(stop, max(0.0, 2.0 - (time.monotonic() - started)))
 
 
 def _last_seq(journal: Journal) -> int:

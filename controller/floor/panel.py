@@ -63,8 +63,10 @@ from controller.panel.auth import (
     RoleSession,
     RoleSessionStore,
     hash_password,
+    set_cookie,
     verify_password,
 )
+from controller.panel.limits import take_stream_slot
 
 HERE = Path(__file__).resolve().parent
 FloorRole = Literal["supervisor", "manager", "surveillance", "regulator"]
@@ -330,17 +332,6 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
     def login_redirect() -> Response:
         return RedirectResponse("/login", status_code=303)
 
-    def set_cookie(response: Response, request: Request, name: str, value: str, max_age_s: int) -> None:
-        response.set_cookie(
-            name,
-            value,
-            max_age=max_age_s,
-            path="/",
-            httponly=True,
-            samesite="strict",
-            secure=request.url.scheme == "https",
-        )
-
     def login_form(request: Request, message: str = "", status: int = 200, user: str = "") -> Response:
         """The login page with a fresh double-submit token: in the form and in LOGIN_CSRF_COOKIE. A
         login POST must carry both, equal: another site's form can send the field but cannot read or
@@ -477,20 +468,13 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
                 headers={"Cache-Control": "no-store"},
             )
         user, cap = session.user, settings.max_streams_per_user
-        if streams.get(user, 0) >= cap:
+        release = take_stream_slot(streams, user, cap)
+        if release is None:
             return JSONResponse(
                 {"error": f"{cap} live streams are open for {user}: close a tab first"},
                 429,
                 headers={"Retry-After": "5", "Cache-Control": "no-store"},
             )
-        streams[user] = streams.get(user, 0) + 1
-
-        def release() -> None:
-            left = streams.get(user, 0) - 1
-            if left > 0:
-                streams[user] = left
-            else:
-                streams.pop(user, None)
 
         async def stream() -> AsyncIterator[bytes]:
             yield f"retry: {SSE_RETRY_MS}\n\n".encode()

@@ -130,6 +130,14 @@ def site_of_source(headers: Mapping[str, str]) -> str | None:
     return name.removeprefix(prefix) if name.startswith(prefix) else ""
 
 
+def _decoded(body: bytes) -> wire.EntryMessage | wire.PrivateMessage | None:
+    """A message's body decoded, or None when it is not an uplink's (the reads quarantine those)."""
+    try:
+        return wire.decode(body)
+    except (wire.BadMessage, *wire.UNFORESEEN_ERRORS):
+        return None
+
+
 def table_of_subject(subject: str) -> str | None:
     parts = subject.split(".")
     if len(parts) == 4 and parts[0] == SUBJECT_ROOT and parts[3] == "journal":
@@ -606,10 +614,7 @@ class FloorService:
             return False
         if raw.subject != subject:
             return False
-        try:
-            decoded = wire.decode(raw.data or b"")
-        except (wire.BadMessage, *wire.UNFORESEEN_ERRORS):
-            return False
+        decoded = _decoded(raw.data or b"")
         if not isinstance(decoded, wire.EntryMessage) or decoded.table_id != table_id:
             return False
         held = batch.entry_hashes.get((table_id, decoded.seq))
@@ -728,16 +733,12 @@ class FloorService:
                     if str(table_id) in self.site_of
                 }
 
-                async def last_of(subject: str) -> tuple[int, wire.EntryMessage | wire.PrivateMessage | None]:
+                async def last_of(subject: str) -> tuple[int, bytes]:
                     try:
                         raw = await js.get_last_msg(STREAM_NAME, subject, direct=True)
                     except nats.js.errors.NotFoundError:
-                        return 0, None
-                    try:  # its body, not its headers (any publisher may set those)
-                        decoded: wire.EntryMessage | wire.PrivateMessage | None = wire.decode(raw.data or b"")
-                    except (wire.BadMessage, *wire.UNFORESEEN_ERRORS):
-                        decoded = None  # not an uplink's message: the reads below quarantine it
-                    return int(raw.seq or 0), decoded
+                        return 0, b""
+                    return int(raw.seq or 0), raw.data or b""
 
                 lasts = await asyncio.gather(*(last_of(subject) for subject in subjects.values()))
                 batch = Batch()
@@ -746,7 +747,7 @@ class FloorService:
                     if through_stream_seq is not None
                     else max((seq for seq, _ in lasts), default=0)
                 )
-                for table_id, (last_in_stream, last_message) in zip(subjects, lasts, strict=True):
+                for table_id, (last_in_stream, last_body) in zip(subjects, lasts, strict=True):
                     last = min(last_in_stream, bound)
                     projection = await self._projection(connection, table_id)
                     if projection.quarantined():
@@ -758,7 +759,8 @@ class FloorService:
                         )
                     elif (
                         last_in_stream <= bound
-                        and last_message is not None
+                        # its body, not its headers (any publisher may set those); decoded only here
+                        and (last_message := _decoded(last_body)) is not None
                         and last_message.table_id == table_id
                         and checks.needs_stream_read(projection, last_message)
                     ):

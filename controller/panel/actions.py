@@ -190,6 +190,23 @@ class PanelAction:
         }
 
 
+def _answer_to_kill_request(
+    action: type[ConfirmKillSeat | RejectKillSeat], label: str, *, confirm: str = "", style: str = ""
+) -> PanelAction:
+    """Confirm or reject: the same body and the same waiting request named (its round and number)."""
+    return PanelAction(
+        action,
+        "supervisor",
+        label,
+        {"seat": Seat, "round_id": RoundId, "request_number": RequestNumber, "reason": Reason},
+        offered=_kill_requested,
+        filled=("round_id", "request_number"),
+        fill_from=_kill_request_named,
+        confirm=confirm,
+        style=style,
+    )
+
+
 PANEL_ACTIONS: tuple[PanelAction, ...] = (
     PanelAction(
         ClearFault,
@@ -227,26 +244,13 @@ PANEL_ACTIONS: tuple[PanelAction, ...] = (
         confirm="Kill this seat's hand? Its wagers are returned; the round goes on.",
         style="warn",
     ),
-    PanelAction(
+    _answer_to_kill_request(
         ConfirmKillSeat,
-        "supervisor",
         "Confirm the dealer's kill request",
-        {"seat": Seat, "round_id": RoundId, "request_number": RequestNumber, "reason": Reason},
-        offered=_kill_requested,
-        filled=("round_id", "request_number"),
-        fill_from=_kill_request_named,
         confirm="Kill the hand of the seat the dealer named? Its wagers are returned; the round goes on.",
         style="warn",
     ),
-    PanelAction(
-        RejectKillSeat,
-        "supervisor",
-        "Reject the dealer's kill request",
-        {"seat": Seat, "round_id": RoundId, "request_number": RequestNumber, "reason": Reason},
-        offered=_kill_requested,
-        filled=("round_id", "request_number"),
-        fill_from=_kill_request_named,
-    ),
+    _answer_to_kill_request(RejectKillSeat, "Reject the dealer's kill request"),
     PanelAction(MoveButton, "supervisor", "Move button", {"seat": Seat}, offered=_button_movable),
     PanelAction(
         DpAccepts,

@@ -25,6 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Literal, TypeAlias, TypeVar
 
+from starlette.requests import Request
+from starlette.responses import Response
+
 from controller import passwords
 from controller.errors import UserError
 
@@ -433,3 +436,17 @@ def users_file_for(
     if configured:
         return Path(configured)
     return journal_path.parent / USERS_FILE_NAME
+
+
+def set_cookie(response: Response, request: Request, name: str, value: str, max_age_s: int) -> None:
+    """A panel's cookie (a session's token, a login form's CSRF token): the whole site, not readable by
+    scripts, never sent by another site, ``Secure`` over HTTPS. The table's and the floor's panels."""
+    response.set_cookie(
+        name,
+        value,
+        max_age=max_age_s,
+        path="/",
+        httponly=True,
+        samesite="strict",
+        secure=request.url.scheme == "https",
+    )

@@ -22,6 +22,7 @@ from controller.journal import Journal
 from controller.journal.recall import recall_from
 from controller.panel.shift_meters import RANGE_KINDS, fold_range, theoretical
 from controller.panel.view import TableView, public_recall
+from controller.waits import wait_event
 from drivers.supervisor import DeviceHealth as DeviceHealth  # noqa: PLC0414  (re-exported: one definition)
 
 RECALL_MAX_ROUNDS = 50
@@ -192,8 +193,7 @@ class JournalPanelBackend:
 
     async def _tail(self) -> None:
         while not self._closing:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.poll_interval_s)
+            await wait_event(self._wake, self.poll_interval_s)
             self._wake.clear()
             self.refresh()
 

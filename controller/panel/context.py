@@ -30,7 +30,7 @@ from controller.journal.noise import (
 )
 from controller.money import format_money
 from controller.panel.actions import buttons
-from controller.panel.auth import LoginBudget, Role, Session, SessionStore, UserStore, role_allows
+from controller.panel.auth import LoginBudget, Role, Session, SessionStore, UserStore, role_allows, set_cookie
 from controller.panel.backend import PanelBackend
 from controller.panel.client import TrustedProxies
 from controller.panel.sse import FrameCache
@@ -126,15 +126,7 @@ class Panel:
         return self.templates.get_template(name).render(**context)
 
     def set_cookie(self, response: Response, request: Request, name: str, value: str, max_age: int) -> None:
-        response.set_cookie(
-            name,
-            value,
-            max_age=max_age,
-            path="/",
-            httponly=True,
-            samesite="strict",
-            secure=request.url.scheme == "https",
-        )
+        set_cookie(response, request, name, value, max_age)
 
 
 class NeedLogin(Exception):

@@ -15,8 +15,27 @@ The panel runs in the table's own process: memory a client makes it buffer is me
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 from starlette.types import ASGIApp, Receive, Scope, Send
+
+
+def take_stream_slot(open_streams: dict[str, int], user: str, cap: int) -> Callable[[], None] | None:
+    """One of ``user``'s at most ``cap`` open live streams (``open_streams`` counts them per user): the
+    function that gives it back (call it once, when the stream ends), or None when all are open (the
+    panels answer 429). Shared by the table panel's and the floor panel's streams."""
+    if open_streams.get(user, 0) >= cap:
+        return None
+    open_streams[user] = open_streams.get(user, 0) + 1
+
+    def release() -> None:
+        left = open_streams.get(user, 0) - 1
+        if left > 0:
+            open_streams[user] = left
+        else:
+            open_streams.pop(user, None)
+
+    return release
 
 
 class HeaderLimit:

@@ -7,6 +7,7 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import StreamingResponse
 
 from controller.panel.context import MAX_SEQ, ApiSession, PanelDep
+from controller.panel.limits import take_stream_slot
 from controller.panel.sse import event_stream, resume_seq
 
 router = APIRouter()
@@ -24,20 +25,13 @@ async def api_events(
 ) -> StreamingResponse:
     """Server-Sent Events: each journal entry (card-safe) with the journal seq as its event id."""
     user = session.user
-    if panel.streams.get(user, 0) >= panel.settings.max_streams_per_user:
+    release = take_stream_slot(panel.streams, user, panel.settings.max_streams_per_user)
+    if release is None:
         raise HTTPException(
             429,
             f"{panel.settings.max_streams_per_user} live streams are open for {user}: close a tab first",
             headers={"Retry-After": "5"},
         )
-    panel.streams[user] = panel.streams.get(user, 0) + 1
-
-    def release() -> None:
-        left = panel.streams.get(user, 0) - 1
-        if left > 0:
-            panel.streams[user] = left
-        else:
-            panel.streams.pop(user, None)
 
     token = session.token
     return event_stream(

@@ -259,14 +259,35 @@ def check_writable_file(path: str | Path, what: str) -> None:
         if not stat.S_ISDIR(directory_mode):
             raise UserError(f"{what} {target}: {directory} is {file_kind(directory_mode)}, not a directory")
         break
-    if directory != target.parent:
-        return  # the directories are made later, in a directory that exists; its creation is the check
+    # The file (and any directory missing on the way) is made in the first directory that exists: a
+    # probe file there says whether it takes new files (/proc does not, nor a read-only disk).
     try:
         fd, probe = tempfile.mkstemp(prefix=".flushtable-probe-", dir=directory)
     except OSError as error:
         raise UserError(f"{what} {target}: cannot create a file in {directory}: {os_reason(error)}") from None
     os.close(fd)
     os.unlink(probe)
+
+
+SQLITE_HEADER = b"SQLite format 3\x00"  # the first 16 bytes of every SQLite database file
+
+
+def check_database_file(path: str | Path, what: str, *, must_exist: bool) -> None:
+    """Refuse, in one line, a journal path that is no SQLite database: a path that is not a regular file,
+    a file with content that does not begin as every SQLite file does; with ``must_exist``, a missing
+    file. A missing file that may be made is checked as ``check_writable_file`` checks it."""
+    target = Path(path)
+    if not target.exists() and not must_exist:
+        check_writable_file(target, what)
+        return
+    check_readable_file(target, what)
+    try:
+        with open(target, "rb") as handle:  # a regular file (checked): open and read cannot block
+            header = handle.read(len(SQLITE_HEADER))
+    except OSError as error:
+        raise UserError(f"{what} {target}: cannot read: {os_reason(error)}") from None
+    if header and header != SQLITE_HEADER:
+        raise UserError(f"{what} {target}: not a journal (not an SQLite database file)")
 
 
 def check_readable_file(path: str | Path, what: str) -> None:
@@ -297,6 +318,7 @@ __all__ = [
     "TOO_LONG_NUMBER",
     "FileRefused",
     "TomlRefused",
+    "check_database_file",
     "check_readable_file",
     "check_writable_file",
     "file_kind",

@@ -144,7 +144,9 @@ def parse_scenario(
         raise ScenarioError(f"{source}: not TOML: {error}") from None
     except ValueError:  # tomllib's int() of a number of more than 4300 digits: not a TOMLDecodeError
         raise ScenarioError(f"{source}: not TOML: a number of more than 4300 digits") from None
-    return scenario_from_document(document, source=source, device_kinds=device_kinds, seats=seats, spots=spots)
+    return scenario_from_document(
+        document, source=source, device_kinds=device_kinds, seats=seats, spots=spots
+    )
 
 
 def scenario_from_document(
@@ -239,7 +241,11 @@ def _parse_step(
             raise fail(key, f"must be a number of seconds from 0 to {MAX_SCENARIO_S:.0f}")
         if key in _BOOL_FIELDS and not isinstance(value, bool):
             raise fail(key, "must be true or false")
-    if action == "place" and "chip_count" in fields and (fields["amount_cents"] == 0) != (fields["chip_count"] == 0):
+    if (
+        action == "place"
+        and "chip_count" in fields
+        and (fields["amount_cents"] == 0) != (fields["chip_count"] == 0)
+    ):
         raise fail("chip_count", "must be 0 exactly when amount_cents is 0")
     if "position" in fields and fields["position"] not in VALID_POSITIONS:
         positions = ", ".join(str(position) for position in sorted(VALID_POSITIONS))

@@ -11,7 +11,7 @@ from pathlib import Path
 from controller.config import TableConfig, load_config
 from controller.daemon import RunOptions, TableDaemon
 from controller.errors import UserError
-from controller.files import check_writable_file
+from controller.files import check_database_file
 from controller.integrity_watch import DEFAULT_EVERY_ROUNDS
 from controller.logs import configure_logging_for
 from controller.simulation.table import SimulatedTable, SimulationOptions
@@ -121,9 +121,9 @@ def check_journal_path(args: argparse.Namespace, config: TableConfig) -> None:
     """The journal's path refused in one line before anything starts when no journal can be written
     there: a path through a file, a directory, a device, a directory that takes no files (/proc)."""
     if args.journal is not None:
-        check_writable_file(args.journal, "--journal")
+        check_database_file(args.journal, "--journal", must_exist=False)
     else:
-        check_writable_file(config.journal_path, f"{config.source}: journal.path")
+        check_database_file(config.journal_path, f"{config.source}: journal.path", must_exist=False)
 
 
 def run(args: argparse.Namespace) -> int:

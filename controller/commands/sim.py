@@ -9,9 +9,15 @@ from pathlib import Path
 
 from controller.config import load_config
 from controller.errors import UserError
-from drivers.urls import SimUrl, parse_device_url
 from controller.simulation.scenario import load_scenario
-from sim_devices.runner import ConfiguredDevice, default_specs, firmware_class, serve_table, specs_from_devices
+from drivers.urls import SimUrl, parse_device_url
+from sim_devices.runner import (
+    ConfiguredDevice,
+    default_specs,
+    firmware_class,
+    serve_table,
+    specs_from_devices,
+)
 from sim_devices.scenario import Scenario
 from sim_devices.table import SimDeviceSpec
 

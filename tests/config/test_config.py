@@ -394,7 +394,7 @@ def test_missing_or_unreadable_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"nope.toml: no such file"):
         load_config(tmp_path / "nope.toml")
     (tmp_path / "bin.toml").write_bytes(b"\xff\xfe")
-    with pytest.raises(ConfigError, match="bin.toml: not UTF-8 text"):
+    with pytest.raises(ConfigError, match=r"bin\.toml: not UTF-8 text"):
         load_config(tmp_path / "bin.toml")
 
 

@@ -196,16 +196,15 @@ def _string_end(text: str, position: int, quote: str) -> int:
 
 def _document_depth_exceeds(document: dict[str, Any], max_depth: int) -> bool:
     """Whether tables and arrays nest deeper than ``max_depth`` (dotted keys make depth without any
-    bracket). Iterative: the document is exactly what must not be walked by recursion."""
+    bracket). The document is depth 0, a table or an array in it 1, as the bracket count has it.
+    Iterative: the document is exactly what must not be walked by recursion."""
     stack: list[tuple[Any, int]] = [(document, 0)]
     while stack:  # bounded: every container is visited once
         value, depth = stack.pop()
         if depth > max_depth:
             return True
-        if isinstance(value, dict):
-            stack.extend((item, depth + 1) for item in value.values())
-        elif isinstance(value, list):
-            stack.extend((item, depth + 1) for item in value)
+        items = value.values() if isinstance(value, dict) else value
+        stack.extend((item, depth + 1) for item in items if isinstance(item, dict | list))
     return False
 
 
@@ -240,7 +239,7 @@ def check_writable_file(path: str | Path, what: str) -> None:
     except FileNotFoundError:
         mode = None
     except OSError as error:
-        raise UserError(f"{what} {target}: {_path_reason(error)}") from None
+        raise UserError(f"{what} {target}: {_path_reason(error, target)}") from None
     if mode is not None:
         if not stat.S_ISREG(mode):
             raise UserError(f"{what} {target}: {file_kind(mode)}, not a regular file")
@@ -255,7 +254,7 @@ def check_writable_file(path: str | Path, what: str) -> None:
             directory = directory.parent
             continue
         except OSError as error:
-            raise UserError(f"{what} {target}: {_path_reason(error)}") from None
+            raise UserError(f"{what} {target}: {_path_reason(error, target)}") from None
         if not stat.S_ISDIR(directory_mode):
             raise UserError(f"{what} {target}: {directory} is {file_kind(directory_mode)}, not a directory")
         break
@@ -296,16 +295,19 @@ def check_readable_file(path: str | Path, what: str) -> None:
     try:
         mode = target.stat().st_mode
     except OSError as error:
-        raise UserError(f"{what} {target}: {_path_reason(error)}") from None
+        raise UserError(f"{what} {target}: {_path_reason(error, target)}") from None
     if not stat.S_ISREG(mode):
         raise UserError(f"{what} {target}: {file_kind(mode)}, not a regular file")
 
 
-def _path_reason(error: OSError) -> str:
+def _path_reason(error: OSError, target: Path) -> str:
     if error.errno == errno.ENOENT:
         return "no such file"
     if error.errno == errno.ENOTDIR:
-        return "a part of the path is a file, not a directory"
+        for ancestor in reversed(target.parents):  # from the root down: the first that is no directory
+            if ancestor.exists() and not ancestor.is_dir():
+                return f"{ancestor} is not a directory"
+        return "a part of the path is not a directory"
     return os_reason(error)
 
 

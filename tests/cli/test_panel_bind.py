@@ -121,3 +121,35 @@ def test_a_configured_bind_that_is_taken_is_named_as_the_configuration(tmp_path:
         f"flushtable run: {where}: cannot listen there: Address already in use"
     ]
     assert not (tmp_path / "var").exists()  # nothing journaled
+
+
+def test_the_read_only_panel_listens_where_the_configuration_says(tmp_path: Path) -> None:
+    from controller.journal import Journal
+
+    Journal.open(tmp_path / "j.sqlite", "SIM1").close()
+    port = free_port()
+    config = config_binding(tmp_path, port)
+    panel = subprocess.Popen(
+        [sys.executable, "-m", "controller.cli", "panel", "--journal", "j.sqlite", "--config", str(config)],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "FLUSHTABLE_USERS_FILE": ""},
+        preexec_fn=_limits,  # noqa: PLW1509 - only setrlimit, before exec
+    )
+    try:
+        deadline = time.monotonic() + REACH_WITHIN_S
+        status = None
+        while status is None and time.monotonic() < deadline and panel.poll() is None:  # bounded
+            status = answers_http(port)
+            if status is None:
+                time.sleep(0.1)
+        assert status is not None, f"nothing answered on 127.0.0.1:{port} (exit {panel.poll()})"
+    finally:
+        panel.send_signal(signal.SIGINT)
+        try:
+            panel.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            panel.kill()
+            panel.communicate()

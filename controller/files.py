@@ -289,6 +289,21 @@ def check_database_file(path: str | Path, what: str, *, must_exist: bool) -> Non
         raise UserError(f"{what} {target}: not a journal (not an SQLite database file)")
 
 
+def check_no_special_file(path: str | Path, what: str) -> None:
+    """Refuse, in one line, a path that exists and is not a regular file (a FIFO SQLite would wait on, a
+    device, a directory) or that runs through a file. A missing file, or a regular one, is left to the
+    reader's own checks and words (the journal's: docs/journal.md)."""
+    target = Path(path)
+    try:
+        mode = target.stat().st_mode
+    except FileNotFoundError:
+        return
+    except OSError as error:
+        raise UserError(f"{what} {target}: {_path_reason(error, target)}") from None
+    if not stat.S_ISREG(mode):
+        raise UserError(f"{what} {target}: {file_kind(mode)}, not a regular file")
+
+
 def check_readable_file(path: str | Path, what: str) -> None:
     """Refuse, in one line, a path that is not an existing regular file (a journal to read)."""
     target = Path(path)
@@ -321,6 +336,7 @@ __all__ = [
     "FileRefused",
     "TomlRefused",
     "check_database_file",
+    "check_no_special_file",
     "check_readable_file",
     "check_writable_file",
     "file_kind",

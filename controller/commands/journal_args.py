@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 
 from controller.config import load_config
-from controller.files import check_database_file
+from controller.files import check_no_special_file
 
 
 def add_journal_arguments(parser: argparse.ArgumentParser) -> None:
@@ -18,12 +18,9 @@ def add_journal_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def journal_path(args: argparse.Namespace) -> Path:
-    """The journal to read, refused in one line unless it is an existing SQLite file (a FIFO, a device,
-    a directory or a text file is never handed to SQLite: issue 30 item 4)."""
-    if args.journal:
-        path = Path(args.journal)
-        check_database_file(path, "--journal", must_exist=True)
-        return path
-    config = load_config(args.config)
-    check_database_file(config.journal_path, f"{config.source}: journal.path", must_exist=True)
-    return config.journal_path
+    """The journal to read. A FIFO, a device or a directory is refused in one line before SQLite is
+    given it (SQLite would wait on a FIFO: issue 30 item 4); a missing file or one that is no journal
+    is the journal's own to refuse, in its words (docs/journal.md)."""
+    path = Path(args.journal) if args.journal else load_config(args.config).journal_path
+    check_no_special_file(path, "journal")
+    return path

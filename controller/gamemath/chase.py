@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from controller.gamemath import chase_river
 from controller.gamemath.hand_counts import flush_length_counts, poly_product_coefficient
 from controller.gamemath.progress import ProgressFn
 from controller.gamemath.tables import BINOMIAL, FULL_SUIT, POPCOUNT_NP, SUIT_STRENGTH_NP, IntArray
@@ -43,7 +44,6 @@ TURN_RIVERS = comb(47, 2)  # 1,081
 DEALS_PER_HOLE = FLOPS * TURN_RIVERS * DEALER_HANDS
 _LOW_SEVEN = (1 << 7) - 1  # ranks 2..8: a 3-card flush of these does not qualify
 _FOLD = -2  # ante and X-tra lost
-_RIVER_CHUNK = 8192
 AnyIntArray = npt.NDArray[np.signedinteger[Any]]
 _POPCOUNT32 = POPCOUNT_NP.astype(np.int32)
 _TOP_RANK = np.array([max(mask.bit_length() - 1, 0) for mask in range(1 << 13)], dtype=np.int32)
@@ -89,162 +89,15 @@ def hole_classes() -> tuple[_HoleClass, ...]:
     return tuple(_HoleClass(representative[key], weights[key]) for key in sorted(weights))
 
 
-@cache
-def _community_index() -> tuple[IntArray, IntArray]:
-    """All 4-subsets of 49 positions, and for each flop pair the indices of the 4-subsets holding it."""
-    quads = np.array(list(itertools.combinations(range(49), 4)), dtype=np.int64)
-    index_of = {tuple(q): i for i, q in enumerate(quads.tolist())}
-    pairs = list(itertools.combinations(range(49), 2))
-    by_flop = np.empty((len(pairs), TURN_RIVERS), dtype=np.int64)
-    for f, (a, b) in enumerate(pairs):
-        rest = [x for x in range(49) if x not in (a, b)]
-        by_flop[f] = [index_of[tuple(sorted((a, b, c, d)))] for c, d in itertools.combinations(rest, 2)]
-    return quads, by_flop
-
-
-@cache
-def _superset_table() -> tuple[IntArray, IntArray]:
-    """Every (c, d): c a rank set of at most 4 community ranks, d at most 3 further ranks (the dealer's),
-    as sorted keys ``(c * 4 + |d|) << 13 | (c | d)``, with d beside each key. For one suit, the dealer
-    subsets d with (d | c) below a flush M are the keys of segment (c, |d|) below ``... | M``."""
-    small = np.flatnonzero(POPCOUNT_NP <= 4)
-    extras = np.flatnonzero(POPCOUNT_NP <= HOLE)
-    c = np.repeat(small, len(extras))
-    d = np.tile(extras, len(small))
-    keep = (c & d) == 0
-    c, d = c[keep], d[keep]
-    keys = ((c * 4 + POPCOUNT_NP[d]) << 13) | (c | d)  # below 2**28: int32
-    order = np.argsort(keys, kind="stable")
-    return keys[order].astype(np.int32), d[order]
-
-
-def _dealer_coefficient(
-    free: list[AnyIntArray], extra: list[AnyIntArray], special: list[AnyIntArray]
-) -> AnyIntArray:
-    """The t^3 coefficient of prod_s P_s: suit s's dealer subsets of k cards number C(free_s, k) below
-    ``extra_s`` cards, ``special_s`` at exactly ``extra_s`` and none above."""
-    polys = []
-    for s in range(4):
-        f, e, g = free[s], extra[s], special[s]
-        two = f * (f - 1) // 2
-        binomials = (np.ones_like(f), f, two, two * (f - 2) // 3)
-        polys.append([np.where(k < e, binomials[k], np.where(k == e, g, 0)) for k in range(HOLE + 1)])
-    product = polys[0]
-    for poly in polys[1:-1]:
-        product = [_dot(product, poly, d) for d in range(HOLE + 1)]
-    return _dot(product, polys[-1], HOLE)
-
-
-def _dot(first: list[AnyIntArray], second: list[AnyIntArray], degree: int) -> AnyIntArray:
-    """The t^degree coefficient of the product of two polynomials."""
-    total = first[0] * second[degree]
-    for i in range(1, degree + 1):
-        total = total + first[i] * second[degree - i]
-    return total
-
-
 def river_terms(
     cards: tuple[int, int, int], xtra_lines: tuple[tuple[int, int], ...]
 ) -> tuple[IntArray, IntArray, IntArray, IntArray]:
-    """For one hole hand: every community set (as cards, shape (211876, 4)), and for each, the player's
-    flush length and, summed over the dealer's 14,190 hands, the all-in's result per ante of all-in
-    (S1) and the rest (S0): going all in for a antes returns a * S1 + S0 in antes."""
-    quads, _ = _community_index()
+    """For one hole hand: every community set (as cards, shape (211876, 4)), and for each, summed over
+    the dealer's 14,190 hands, the all-in's result per ante of all-in (S1) and the rest (S0): going all
+    in for a antes returns a * S1 + S0 in antes; and the player's 7-card flush (length << 4 | top rank)."""
+    terms = chase_river.river_terms(cards, xtra_lines)
     rest = np.array([c for c in range(52) if c not in cards], dtype=np.int64)
-    card_bits = np.left_shift(np.int64(1), rest)
-    all_bits = card_bits[quads].sum(axis=1)  # distinct cards: the sum is the union
-    hole = [0, 0, 0, 0]
-    for card in cards:
-        hole[card // 13] |= 1 << (card % 13)
-    table_keys, table_extra = _superset_table()
-    # The dealer cannot hold the player's hole ranks: keep only the subsets that avoid them.
-    suit_keys = [table_keys[(table_extra & hole[s]) == 0] for s in range(4)]
-    # Renaming suits that the hole hand cannot tell apart (e.g. the three suits of a suited hole hand)
-    # maps a community set to one with the same value: evaluate one set of each such family.
-    symmetries = [
-        perm for perm in itertools.permutations(range(4)) if all(hole[perm[s]] == hole[s] for s in range(4))
-    ]
-    canonical = all_bits
-    for perm in symmetries[1:]:
-        renamed = sum(((all_bits >> (13 * s)) & FULL_SUIT) << (13 * perm[s]) for s in range(4))
-        canonical = np.minimum(canonical, renamed)
-    unique_bits, family = np.unique(canonical, return_inverse=True)
-    slopes = []
-    bases = []
-    lengths = []
-    # Chunks small enough for the CPU cache: the work is many short passes over the same rows.
-    for start in range(0, len(unique_bits), _RIVER_CHUNK):
-        chunk = unique_bits[start : start + _RIVER_CHUNK]
-        slope, base, length = _river_chunk(chunk, hole, suit_keys, xtra_lines)
-        slopes.append(slope)
-        bases.append(base)
-        lengths.append(length)
-    return (
-        rest[quads],
-        np.concatenate(slopes)[family],
-        np.concatenate(bases)[family],
-        np.concatenate(lengths)[family],
-    )
-
-
-def _river_chunk(
-    all_bits: IntArray, hole: list[int], suit_keys: list[IntArray], xtra_lines: tuple[tuple[int, int], ...]
-) -> tuple[IntArray, IntArray, IntArray]:
-    # int32 throughout: every count here is at most C(45, 3), and half-width rows stream faster.
-    community = [((all_bits >> (13 * s)) & FULL_SUIT).astype(np.int32) for s in range(4)]
-    player = [community[s] | hole[s] for s in range(4)]
-    strength = np.maximum.reduce([_STRENGTH32[player[s]] for s in range(4)])
-    length = strength >> 13
-    flush = strength & FULL_SUIT
-    size_c = [_POPCOUNT32[community[s]] for s in range(4)]
-    free = [13 - int(POPCOUNT_NP[hole[s]]) - size_c[s] for s in range(4)]
-    extra = [length - size_c[s] for s in range(4)]
-
-    below_x = []
-    identical = []
-    for s in range(4):
-        keys = suit_keys[s]
-        segment = (community[s] * 4 + np.clip(extra[s], 0, HOLE)) << 13
-        below_x.append(
-            (np.searchsorted(keys, segment | flush) - np.searchsorted(keys, segment)).astype(np.int32)
-        )
-        identical.append(((community[s] & ~flush) == 0) & ((flush & hole[s]) == 0))
-    weaker = _dealer_coefficient(free, extra, below_x)
-    # An identical flush is possible in few rows: count "not stronger" only there.
-    maybe_tie = np.flatnonzero(np.logical_or.reduce(identical))
-    ties = np.zeros_like(weaker)
-    if len(maybe_tie):
-        not_stronger = _dealer_coefficient(
-            [free[s][maybe_tie] for s in range(4)],
-            [extra[s][maybe_tie] for s in range(4)],
-            [below_x[s][maybe_tie] + identical[s][maybe_tie] for s in range(4)],
-        )
-        ties[maybe_tie] = not_stronger - weaker[maybe_tie]
-    below_q = [
-        np.where(
-            (community[s] & ~_LOW_SEVEN) == 0,
-            _BINOMIAL32[_POPCOUNT32[~(community[s] | hole[s]) & _LOW_SEVEN], np.clip(3 - size_c[s], 0, HOLE)],
-            0,
-        )
-        for s in range(4)
-    ]
-    not_qualifying = _dealer_coefficient(free, [3 - size_c[s] for s in range(4)], below_q)
-
-    qualifies = strength >= QUALIFYING_STRENGTH
-    wins_q = np.where(qualifies, weaker - not_qualifying, 0)
-    ties_q = np.where(qualifies, ties, 0)
-    wins_n = np.where(qualifies, not_qualifying, weaker)
-    ties_n = np.where(qualifies, 0, ties)
-    losses_q = DEALER_HANDS - not_qualifying - wins_q - ties_q
-    losses_n = not_qualifying - wins_n - ties_n
-    xtra = np.zeros_like(length)
-    for line, odds in reversed(xtra_lines):  # shortest line first, longer lines overwrite
-        xtra = np.where(length >= line, odds, xtra)
-    wins = wins_q + wins_n
-    slope = wins - losses_q - losses_n  # per ante of all-in
-    base = wins_q + xtra * wins - 2 * losses_q - losses_n
-    flush_key = (length << 4) | _TOP_RANK[flush]
-    return slope.astype(np.int64), base.astype(np.int64), flush_key.astype(np.int64)
+    return rest[chase_river.flop_incidence().quads], terms.slope, terms.base, terms.flush_key
 
 
 @dataclass
@@ -259,27 +112,25 @@ class _HoleResult:
     cards: tuple[int, int, int]
 
 
-@cache
-def _flop_pairs() -> IntArray:
-    return np.array(list(itertools.combinations(range(49), 2)), dtype=np.int64)
-
-
 def _solve_hole(cards: tuple[int, int, int], xtra_lines: tuple[tuple[int, int], ...]) -> _HoleResult:
-    _, by_flop = _community_index()
-    _, slope, base, river_flush = river_terms(cards, xtra_lines)
+    incidence = chase_river.flop_incidence()
+    river = chase_river.river_terms(cards, xtra_lines)
+    slope, base = river.slope, river.base
     river_call = slope + base
     river_value = np.maximum(river_call, _FOLD * DEALER_HANDS)
+    calls = river_call > _FOLD * DEALER_HANDS
 
-    flop_bet = (2 * slope + base)[by_flop].sum(axis=1)
-    flop_check = river_value[by_flop].sum(axis=1)
+    # Each flop's sums over its 1,081 turn-rivers: one sparse product over the community sets.
+    by_flop = incidence.flop_by_quad @ np.stack([2 * slope + base, river_value], axis=1)
+    flop_bet, flop_check = by_flop[:, 0], by_flop[:, 1]
     flop_value = np.maximum(flop_bet, flop_check)
     bets_on_flop = flop_bet > flop_check
-    calls = (river_call > _FOLD * DEALER_HANDS)[by_flop]  # (flops, turn-rivers)
-    checked_flops = ~bets_on_flop
     all_in_3x = 6 * int((3 * slope + base).sum())  # each community set is 6 (flop, turn-river) orders
+    # A river is reached after a checked flop: each community set, as many times as it has checked flops.
+    checked_flops = incidence.quad_by_flop @ (~bets_on_flop).astype(np.int64)
 
     rest = np.array([c for c in range(52) if c not in cards], dtype=np.int64)
-    flop_cards = rest[_flop_pairs()]
+    flop_cards = rest[incidence.pairs]
     five = np.concatenate(
         [np.tile(np.array(cards, dtype=np.int64), (len(flop_cards), 1)), flop_cards], axis=1
     )
@@ -288,16 +139,22 @@ def _solve_hole(cards: tuple[int, int, int], xtra_lines: tuple[tuple[int, int], 
         [SUIT_STRENGTH_NP[(five_bits >> (13 * s)) & FULL_SUIT] for s in range(4)]
     )
     flop_flush = ((five_strength >> 13) << 4) | _TOP_RANK[five_strength & FULL_SUIT]
-    river_seen = river_flush[by_flop][checked_flops]
+    river_flush = river.flush_key
     return _HoleResult(
         all_in_3x=all_in_3x,
         check_value=int(flop_value.sum()),
         flops_by_flush=np.bincount(flop_flush, minlength=_FLUSH_KEYS),
         flop_bets_by_flush=np.bincount(flop_flush[bets_on_flop], minlength=_FLUSH_KEYS),
-        rivers_by_flush=np.bincount(river_seen.ravel(), minlength=_FLUSH_KEYS),
-        river_calls_by_flush=np.bincount(river_seen[calls[checked_flops]], minlength=_FLUSH_KEYS),
+        rivers_by_flush=_weighted_count(river_flush, checked_flops),
+        river_calls_by_flush=_weighted_count(river_flush[calls], checked_flops[calls]),
         cards=cards,
     )
+
+
+def _weighted_count(keys: IntArray, weights: IntArray) -> IntArray:
+    """Exact bincount with integer weights (numpy's weighted bincount is float: exact below 2**53,
+    and these totals are at most 6 * 211,876)."""
+    return np.rint(np.bincount(keys, weights=weights, minlength=_FLUSH_KEYS)).astype(np.int64)
 
 
 def _solve_hole_star(args: tuple[tuple[int, int, int], tuple[tuple[int, int], ...]]) -> _HoleResult:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from math import comb
 
 import numpy as np
@@ -63,6 +63,14 @@ def superset_table() -> tuple[IntArray, IntArray]:
     keys = ((c * 4 + POPCOUNT_NP[d]) << 13) | (c | d)
     order = np.argsort(keys, kind="stable")
     return keys[order], d[order]
+
+
+@lru_cache(maxsize=32)
+def _keys_avoiding(hole_mask: int) -> IntArray:
+    """The superset table's keys whose dealer ranks avoid the hole ranks (consecutive hole-hand
+    classes share most of their suits' hole ranks, and most suits hold none)."""
+    keys, extra = superset_table()
+    return keys if hole_mask == 0 else keys[(extra & hole_mask) == 0]
 
 
 @dataclass(frozen=True)
@@ -120,9 +128,8 @@ def river_terms(cards: tuple[int, int, int], xtra_lines: tuple[tuple[int, int], 
     hole = [0, 0, 0, 0]
     for card in cards:
         hole[card // 13] |= 1 << (card % 13)
-    table_keys, table_extra = superset_table()
     # The dealer cannot hold the player's hole ranks: keep only the subsets that avoid them.
-    suit_keys = [table_keys[(table_extra & hole[s]) == 0] for s in range(SUIT_COUNT)]
+    suit_keys = [_keys_avoiding(h) for h in hole]
     # Position of each card among the 49 the hole hand leaves (hole cards' entries are never used).
     position = np.arange(52, dtype=np.int64) - np.searchsorted(np.array(sorted(cards)), np.arange(52))
     quad_count = comb(OTHER_CARDS, BOARD)
@@ -146,17 +153,29 @@ def river_terms(cards: tuple[int, int, int], xtra_lines: tuple[tuple[int, int], 
     return RiverTerms(slope, base, flush_key)
 
 
-def _suit(hole_mask: int, size: int, suit: int, offset: int, position: IntArray) -> _Suit:
+@cache
+def _suit_choices(hole_mask: int, size: int) -> tuple[IntArray, IntArray, IntArray, IntArray]:
+    """A suit's community rank sets c of one size beside the hole ranks (shared by every hole hand
+    with these hole ranks in a suit): c, the ranks of c ascending (one column per card), the player's
+    strength in the suit (c | h), and the dealer's (3 - |c|)-subsets below a 9-high 3-card flush."""
     masks = masks_of_size(size)
     masks = masks[(masks & hole_mask) == 0]
+    ranks = np.array([[r for r in range(13) if m >> r & 1] for m in masks.tolist()], dtype=np.int64)
+    ranks = ranks.reshape(len(masks), size)
     player = SUIT_STRENGTH_NP[masks | hole_mask]
     low_free = POPCOUNT_NP[~(masks | hole_mask) & _LOW_SEVEN]
     below_q = np.where((masks & ~_LOW_SEVEN) == 0, BINOMIAL[low_free, max(3 - size, 0)], 0)
+    for array in (masks, ranks, player, below_q):
+        array.setflags(write=False)
+    return masks, ranks, player, below_q
+
+
+def _suit(hole_mask: int, size: int, suit: int, offset: int, position: IntArray) -> _Suit:
+    masks, ranks, player, below_q = _suit_choices(hole_mask, size)
+    cards = position[suit * 13 + ranks]  # (choices, size): positions among the 49, ascending
     terms = np.zeros(len(masks), dtype=np.int64)
-    for rank in range(13):
-        has = (masks >> rank) & 1
-        before = POPCOUNT_NP[masks & ((1 << rank) - 1)]
-        terms += has * BINOMIAL[position[suit * 13 + rank], np.minimum(offset + before + 1, 52)]
+    for i in range(size):
+        terms += BINOMIAL[cards[:, i], offset + i + 1]
     return _Suit(masks, player, below_q, terms)
 
 
@@ -207,7 +226,20 @@ def _expanded_sum(
     sets S that take their special term: sum_S coef_S * prod_{s in S} special_s. ``special`` holds the
     suits whose special term can be reached (e_s <= 3), each as a grid-shaped array."""
     total = np.zeros(shape, dtype=np.int64)
-    suits = sorted(special)
+    for chosen, coef in _expansion(tuple(free), tuple(first_special), tuple(sorted(special))):
+        term: IntArray | int = coef
+        for s in chosen:
+            term = term * special[s]
+        total += term
+    return total
+
+
+@cache
+def _expansion(
+    free: tuple[int, ...], first_special: tuple[int, ...], suits: tuple[int, ...]
+) -> tuple[tuple[tuple[int, ...], int], ...]:
+    """The non-zero (S, coef_S) of ``_expanded_sum``: fixed by the pattern and the hole's suit sizes."""
+    terms = []
     for count in range(len(suits) + 1):
         for chosen in itertools.combinations(suits, count):
             degree = _DEALER_CARDS - sum(first_special[s] for s in chosen)
@@ -215,13 +247,9 @@ def _expanded_sum(
                 continue
             rest = [_truncated(free[s], first_special[s]) for s in range(SUIT_COUNT) if s not in chosen]
             coef = _coefficient(rest, degree)
-            if coef == 0:
-                continue
-            term: IntArray | int = coef
-            for s in chosen:
-                term = term * special[s]
-            total = total + term
-    return total
+            if coef != 0:
+                terms.append((chosen, coef))
+    return tuple(terms)
 
 
 def _pattern_grid(

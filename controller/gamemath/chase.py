@@ -95,9 +95,9 @@ def river_terms(
     """For one hole hand: every community set (as cards, shape (211876, 4)), and for each, summed over
     the dealer's 14,190 hands, the all-in's result per ante of all-in (S1) and the rest (S0): going all
     in for a antes returns a * S1 + S0 in antes; and the player's 7-card flush (length << 4 | top rank)."""
-    terms = chase_river.river_terms(cards, xtra_lines)
+    terms = chase_river.river_terms([cards], xtra_lines)
     rest = np.array([c for c in range(52) if c not in cards], dtype=np.int64)
-    return rest[chase_river.flop_incidence().quads], terms.slope, terms.base, terms.flush_key
+    return rest[chase_river.flop_incidence().quads], terms.slope[:, 0], terms.base[:, 0], terms.flush_key[:, 0]
 
 
 @dataclass
@@ -112,49 +112,63 @@ class _HoleResult:
     cards: tuple[int, int, int]
 
 
-def _solve_hole(cards: tuple[int, int, int], xtra_lines: tuple[tuple[int, int], ...]) -> _HoleResult:
+def _solve_holes(
+    holes: list[tuple[int, int, int]], xtra_lines: tuple[tuple[int, int], ...]
+) -> list[_HoleResult]:
+    """Several hole hands of one suit shape at once (the columns of every array below)."""
     incidence = chase_river.flop_incidence()
-    river = chase_river.river_terms(cards, xtra_lines)
+    river = chase_river.river_terms(holes, xtra_lines)
     slope, base = river.slope, river.base
     river_call = slope + base
     river_value = np.maximum(river_call, _FOLD * DEALER_HANDS)
     calls = river_call > _FOLD * DEALER_HANDS
 
-    # Each flop's sums over its 1,081 turn-rivers: one sparse product over the community sets.
-    by_flop = incidence.flop_by_quad @ np.stack([2 * slope + base, river_value], axis=1)
-    flop_bet, flop_check = by_flop[:, 0], by_flop[:, 1]
-    flop_value = np.maximum(flop_bet, flop_check)
-    bets_on_flop = flop_bet > flop_check
-    all_in_3x = 6 * int((3 * slope + base).sum())  # each community set is 6 (flop, turn-river) orders
+    # Each flop's sums over its 1,081 turn-rivers: a sparse product over the community sets.
+    flop_bets = incidence.flop_by_quad @ (2 * slope + base)
+    flop_checks = incidence.flop_by_quad @ river_value
+    bets_on_flop = flop_bets > flop_checks
+    all_in_3x = 6 * (3 * slope + base).sum(axis=0)  # each community set is 6 (flop, turn-river) orders
     # A river is reached after a checked flop: each community set, as many times as it has checked flops.
     checked_flops = incidence.quad_by_flop @ (~bets_on_flop).astype(np.int64)
+    columns = np.arange(len(holes), dtype=np.int64) * _FLUSH_KEYS
+    rivers_by_flush = _weighted_count(river.flush_key + columns, checked_flops, len(holes))
+    river_calls_by_flush = _weighted_count(river.flush_key + columns, checked_flops * calls, len(holes))
 
-    rest = np.array([c for c in range(52) if c not in cards], dtype=np.int64)
-    flop_cards = rest[incidence.pairs]
-    five = np.concatenate(
-        [np.tile(np.array(cards, dtype=np.int64), (len(flop_cards), 1)), flop_cards], axis=1
-    )
-    five_bits = np.left_shift(np.int64(1), five).sum(axis=1)
-    five_strength = np.maximum.reduce(
-        [SUIT_STRENGTH_NP[(five_bits >> (13 * s)) & FULL_SUIT] for s in range(4)]
-    )
-    flop_flush = ((five_strength >> 13) << 4) | _TOP_RANK[five_strength & FULL_SUIT]
-    river_flush = river.flush_key
-    return _HoleResult(
-        all_in_3x=all_in_3x,
-        check_value=int(flop_value.sum()),
-        flops_by_flush=np.bincount(flop_flush, minlength=_FLUSH_KEYS),
-        flop_bets_by_flush=np.bincount(flop_flush[bets_on_flop], minlength=_FLUSH_KEYS),
-        rivers_by_flush=_weighted_count(river_flush, checked_flops),
-        river_calls_by_flush=_weighted_count(river_flush[calls], checked_flops[calls]),
-        cards=cards,
-    )
+    results = []
+    for column, cards in enumerate(holes):
+        rest = np.array([c for c in range(52) if c not in cards], dtype=np.int64)
+        five = np.concatenate(
+            [np.tile(np.array(cards, dtype=np.int64), (len(incidence.pairs), 1)), rest[incidence.pairs]], axis=1
+        )
+        five_bits = np.left_shift(np.int64(1), five).sum(axis=1)
+        five_strength = np.maximum.reduce(
+            [SUIT_STRENGTH_NP[(five_bits >> (13 * s)) & FULL_SUIT] for s in range(4)]
+        )
+        flop_flush = ((five_strength >> 13) << 4) | _TOP_RANK[five_strength & FULL_SUIT]
+        bets = bets_on_flop[:, column]
+        results.append(
+            _HoleResult(
+                all_in_3x=int(all_in_3x[column]),
+                check_value=int(np.maximum(flop_bets[:, column], flop_checks[:, column]).sum()),
+                flops_by_flush=np.bincount(flop_flush, minlength=_FLUSH_KEYS),
+                flop_bets_by_flush=np.bincount(flop_flush[bets], minlength=_FLUSH_KEYS),
+                rivers_by_flush=rivers_by_flush[column],
+                river_calls_by_flush=river_calls_by_flush[column],
+                cards=cards,
+            )
+        )
+    return results
 
 
-def _weighted_count(keys: IntArray, weights: IntArray) -> IntArray:
-    """Exact bincount with integer weights (numpy's weighted bincount is float: exact below 2**53,
-    and these totals are at most 6 * 211,876)."""
-    return np.rint(np.bincount(keys, weights=weights, minlength=_FLUSH_KEYS)).astype(np.int64)
+def _solve_hole(cards: tuple[int, int, int], xtra_lines: tuple[tuple[int, int], ...]) -> _HoleResult:
+    return _solve_holes([cards], xtra_lines)[0]
+
+
+def _weighted_count(keys: IntArray, weights: IntArray, columns: int) -> IntArray:
+    """Per column, an exact bincount of the flush keys with integer weights (numpy's weighted bincount
+    is float: exact below 2**53, and these totals are at most 6 * 211,876)."""
+    counts = np.bincount(keys.ravel(), weights=weights.ravel(), minlength=_FLUSH_KEYS * columns)
+    return np.rint(counts).astype(np.int64).reshape(columns, _FLUSH_KEYS)
 
 
 def _solve_hole_star(args: tuple[tuple[int, int, int], tuple[tuple[int, int], ...]]) -> _HoleResult:

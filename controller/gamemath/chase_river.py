@@ -27,6 +27,7 @@ the last digit (tests/test_chase_math.py, bench/bench_chase.py).
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from math import comb
@@ -104,18 +105,21 @@ def _colex(positions: IntArray) -> IntArray:
 
 @dataclass(frozen=True)
 class RiverTerms:
-    """Per community set (colex order of flop_incidence().quads): going all in for a antes returns
-    ``a * slope + base`` antes summed over the dealer's 14,190 hands; ``flush_key`` is the player's
-    7-card flush as length << 4 | top rank."""
+    """Per community set (rows: colex order of flop_incidence().quads) and hole hand (columns): going
+    all in for a antes returns ``a * slope + base`` antes summed over the dealer's 14,190 hands;
+    ``flush_key`` is the player's 7-card flush as length << 4 | top rank."""
 
     slope: IntArray
     base: IntArray
     flush_key: IntArray
 
 
+_BATCH_SHIFT = 28  # the superset table's keys are below 2**28: a hole hand's own keys sit above b << 28
+
+
 @dataclass(frozen=True)
 class _Suit:
-    """One suit's community rank-set choices of one size, and what each fixes."""
+    """One suit's community rank-set choices of one size, per hole hand of the batch (rows)."""
 
     masks: IntArray  # the community ranks c in this suit
     player: IntArray  # strength of the player's rank set c | h
@@ -123,34 +127,54 @@ class _Suit:
     position_terms: IntArray  # this suit's share of the colex index, at the pattern's offset
 
 
-def river_terms(cards: tuple[int, int, int], xtra_lines: tuple[tuple[int, int], ...]) -> RiverTerms:
-    """The river's two integers and the player's flush for every community set of one hole hand."""
-    hole = [0, 0, 0, 0]
+def hole_masks(cards: tuple[int, ...]) -> tuple[int, int, int, int]:
+    masks = [0, 0, 0, 0]
     for card in cards:
-        hole[card // 13] |= 1 << (card % 13)
-    # The dealer cannot hold the player's hole ranks: keep only the subsets that avoid them.
-    suit_keys = [_keys_avoiding(h) for h in hole]
+        masks[card // 13] |= 1 << (card % 13)
+    return masks[0], masks[1], masks[2], masks[3]
+
+
+def river_terms(holes: Sequence[tuple[int, int, int]], xtra_lines: tuple[tuple[int, int], ...]) -> RiverTerms:
+    """The river's two integers and the player's flush for every community set of each hole hand.
+
+    The hole hands are computed together (one more grid axis), so each numpy call serves all of them;
+    they must have as many cards in each suit (every hole-hand class of one shape does)."""
+    batch = len(holes)
+    hole = [hole_masks(cards) for cards in holes]
+    sizes = [int(POPCOUNT_NP[h]) for h in hole[0]]
+    if any([int(POPCOUNT_NP[h]) for h in masks] != sizes for masks in hole):
+        raise ValueError("hole hands of one batch must have as many cards in each suit")
+    # The dealer cannot hold the player's hole ranks: per suit, each hole hand's keys avoid them.
+    suit_keys = [
+        np.concatenate([_keys_avoiding(hole[b][s]) | (b << _BATCH_SHIFT) for b in range(batch)])
+        for s in range(SUIT_COUNT)
+    ]
     # Position of each card among the 49 the hole hand leaves (hole cards' entries are never used).
-    position = np.arange(52, dtype=np.int64) - np.searchsorted(np.array(sorted(cards)), np.arange(52))
+    position = np.stack(
+        [np.arange(52, dtype=np.int64) - np.searchsorted(np.array(sorted(cards)), np.arange(52)) for cards in holes]
+    )
     quad_count = comb(OTHER_CARDS, BOARD)
-    slope = np.empty(quad_count, dtype=np.int64)
-    base = np.empty(quad_count, dtype=np.int64)
-    flush_key = np.empty(quad_count, dtype=np.int64)
+    slope = np.empty(quad_count * batch, dtype=np.int64)
+    base = np.empty(quad_count * batch, dtype=np.int64)
+    flush_key = np.empty(quad_count * batch, dtype=np.int64)
     xtra_by_length = [0] * 8
     for length in range(8):
-        for line, odds in xtra_lines:  # longest line first: the highest line reached pays
+        for line, odds in xtra_lines:  # the first line reached pays (longest line first)
             if length >= line:
                 xtra_by_length[length] = odds
                 break
+    batch_axis = np.arange(batch, dtype=np.int64).reshape(batch, 1, 1, 1, 1)
     for pattern in _SUIT_PATTERNS:
         offsets = [sum(pattern[:s]) for s in range(SUIT_COUNT)]
-        suits = [_suit(hole[s], pattern[s], s, offsets[s], position) for s in range(SUIT_COUNT)]
-        index = _outer_sum([suit.position_terms for suit in suits])
-        grid_slope, grid_base, grid_key = _pattern_grid(pattern, hole, suits, suit_keys, xtra_by_length)
+        suits = [_suit(hole, s, pattern[s], offsets[s], position) for s in range(SUIT_COUNT)]
+        # Rows of the (community set, hole hand) table: colex index * batch + hole hand.
+        index = _outer_sum([suit.position_terms for suit in suits]) * batch + batch_axis
+        grid_slope, grid_base, grid_key = _pattern_grid(pattern, hole, sizes, suits, suit_keys, xtra_by_length)
         slope[index] = grid_slope
         base[index] = grid_base
         flush_key[index] = grid_key
-    return RiverTerms(slope, base, flush_key)
+    shape = (quad_count, batch)
+    return RiverTerms(slope.reshape(shape), base.reshape(shape), flush_key.reshape(shape))
 
 
 @cache
@@ -170,32 +194,33 @@ def _suit_choices(hole_mask: int, size: int) -> tuple[IntArray, IntArray, IntArr
     return masks, ranks, player, below_q
 
 
-def _suit(hole_mask: int, size: int, suit: int, offset: int, position: IntArray) -> _Suit:
-    masks, ranks, player, below_q = _suit_choices(hole_mask, size)
-    cards = position[suit * 13 + ranks]  # (choices, size): positions among the 49, ascending
-    terms = np.zeros(len(masks), dtype=np.int64)
+def _suit(hole: list[tuple[int, int, int, int]], suit: int, size: int, offset: int, position: IntArray) -> _Suit:
+    choices = [_suit_choices(masks[suit], size) for masks in hole]
+    masks, ranks, player, below_q = (np.stack([choice[i] for choice in choices]) for i in range(4))
+    batch, count = masks.shape
+    cards = np.take_along_axis(position, (suit * 13 + ranks).reshape(batch, -1), axis=1)
+    cards = cards.reshape(batch, count, size)  # positions among the 49, ascending
+    terms = np.zeros((batch, count), dtype=np.int64)
     for i in range(size):
-        terms += BINOMIAL[cards[:, i], offset + i + 1]
+        terms += BINOMIAL[cards[:, :, i], offset + i + 1]
     return _Suit(masks, player, below_q, terms)
 
 
-def _axis(values: IntArray, axis: int) -> IntArray:
-    """A one-suit table as a grid of one non-trivial axis (suit ``axis``)."""
-    shape = [1] * SUIT_COUNT
-    shape[axis] = len(values)
+def _axis(values: IntArray, suit: int) -> IntArray:
+    """A one-suit table (hole hand, choice) as a grid of that suit's axis."""
+    shape = [values.shape[0]] + [1] * SUIT_COUNT
+    shape[1 + suit] = values.shape[1]
     return values.reshape(shape)
 
 
 def _pair_axes(values: IntArray, first: int, second: int) -> IntArray:
-    """A table over (suit ``first``, suit ``second``) as a grid with those two axes."""
-    if first == second:
-        return _axis(values, first)
-    shape = [1] * SUIT_COUNT
-    shape[first] = values.shape[0]
-    shape[second] = values.shape[1]
+    """A table (hole hand, choice of suit ``first``, choice of suit ``second``) as a grid."""
     if first > second:
-        values = values.T
-        shape[first], shape[second] = values.shape[1], values.shape[0]
+        values = values.transpose(0, 2, 1)
+        first, second = second, first
+    shape = [values.shape[0]] + [1] * SUIT_COUNT
+    shape[1 + first] = values.shape[1]
+    shape[1 + second] = values.shape[2]
     return values.reshape(shape)
 
 
@@ -254,18 +279,20 @@ def _expansion(
 
 def _pattern_grid(
     pattern: tuple[int, ...],
-    hole: list[int],
+    hole: list[tuple[int, int, int, int]],
+    hole_sizes: list[int],
     suits: list[_Suit],
     suit_keys: list[IntArray],
     xtra_by_length: list[int],
 ) -> tuple[IntArray, IntArray, IntArray]:
-    """slope, base and flush key over one pattern's grid (one axis per suit's rank-set choice)."""
-    shape = tuple(len(suit.masks) for suit in suits)
-    hole_sizes = [int(POPCOUNT_NP[h]) for h in hole]
+    """slope, base and flush key over one pattern's grid (hole hand, then one axis per suit's choice)."""
+    batch = len(hole)
+    shape = (batch, *(suit.masks.shape[1] for suit in suits))
     free = [13 - hole_sizes[s] - pattern[s] for s in range(SUIT_COUNT)]
     lengths = [hole_sizes[s] + pattern[s] for s in range(SUIT_COUNT)]
     length = max(lengths)
     first_special = [length - pattern[s] for s in range(SUIT_COUNT)]
+    batch_keys = (np.arange(batch, dtype=np.int64) << _BATCH_SHIFT).reshape(batch, 1, 1)
 
     # Not qualifying: every suit of the dealer below a 9-high 3-card flush.
     if all(size <= _DEALER_CARDS for size in pattern):
@@ -292,16 +319,16 @@ def _pattern_grid(
                 continue
             keys = suit_keys[s]
             if s == t:
-                segment = (own.masks * 4 + extra) << 13
+                segment = ((own.masks * 4 + extra) << 13) | batch_keys[:, :, 0]
                 count = np.searchsorted(keys, segment | flush) - np.searchsorted(keys, segment)
                 below[s] = _axis(count, s)
-                at_most[s] = below[s] + (1 if hole[t] == 0 else 0)
+                at_most[s] = below[s] + (1 if hole_sizes[t] == 0 else 0)
             else:
-                other = suits[s].masks[:, None]
-                segment = (other * 4 + extra) << 13
-                count = np.searchsorted(keys, (segment | flush[None, :]).ravel()).reshape(segment.shape[0], -1)
-                count = count - np.searchsorted(keys, segment)
-                identical = ((other & ~flush[None, :]) == 0) & ((flush[None, :] & hole[s]) == 0)
+                other = suits[s].masks[:, :, None]
+                segment = ((other * 4 + extra) << 13) | batch_keys
+                count = np.searchsorted(keys, segment | flush[:, None, :]) - np.searchsorted(keys, segment)
+                hole_ranks = np.array([masks[s] for masks in hole], dtype=np.int64).reshape(batch, 1, 1)
+                identical = ((other & ~flush[:, None, :]) == 0) & ((flush[:, None, :] & hole_ranks) == 0)
                 below[s] = _pair_axes(count, s, t)
                 at_most[s] = _pair_axes(count + identical, s, t)
         weaker_t = _expanded_sum(free, first_special, below, shape)
@@ -316,7 +343,6 @@ def _pattern_grid(
             weaker = np.where(stronger, weaker_t, weaker)
             not_stronger = np.where(stronger, not_stronger_t, not_stronger)
     assert strength is not None and weaker is not None and not_stronger is not None
-    weaker = np.broadcast_to(weaker, shape)
     ties = not_stronger - weaker
     dealer_hands = comb(45, _DEALER_CARDS)
     qualifies = strength >= QUALIFYING_STRENGTH
@@ -330,4 +356,4 @@ def _pattern_grid(
     slope = wins - losses_q - losses_n  # per ante of all-in
     base = wins_q + xtra_by_length[length] * wins - 2 * losses_q - losses_n
     key = (length << 4) | _TOP_RANK[strength & ((1 << 13) - 1)]
-    return slope, base, np.broadcast_to(key, shape)
+    return slope, base, key

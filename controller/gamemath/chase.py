@@ -96,8 +96,9 @@ def river_terms(
     the dealer's 14,190 hands, the all-in's result per ante of all-in (S1) and the rest (S0): going all
     in for a antes returns a * S1 + S0 in antes; and the player's 7-card flush (length << 4 | top rank)."""
     terms = chase_river.river_terms([cards], xtra_lines)
-    rest = np.array([c for c in range(52) if c not in cards], dtype=np.int64)
-    return rest[chase_river.flop_incidence().quads], terms.slope[:, 0], terms.base[:, 0], terms.flush_key[:, 0]
+    hole = chase_river.hole_masks(cards)
+    rows = chase_river.layout(chase_river.suit_sizes(hole))
+    return rows.cards(hole)[rows.quad_ids], terms.slope[:, 0], terms.base[:, 0], terms.flush_key[:, 0]
 
 
 @dataclass
@@ -116,7 +117,7 @@ def _solve_holes(
     holes: list[tuple[int, int, int]], xtra_lines: tuple[tuple[int, int], ...]
 ) -> list[_HoleResult]:
     """Several hole hands of one suit shape at once (the columns of every array below)."""
-    incidence = chase_river.flop_incidence()
+    incidence = chase_river.layout(chase_river.suit_sizes(chase_river.hole_masks(holes[0])))
     river = chase_river.river_terms(holes, xtra_lines)
     slope, base = river.slope, river.base
     river_call = slope + base
@@ -136,9 +137,9 @@ def _solve_holes(
 
     results = []
     for column, cards in enumerate(holes):
-        rest = np.array([c for c in range(52) if c not in cards], dtype=np.int64)
+        flop_cards = incidence.cards(chase_river.hole_masks(cards))[incidence.pair_ids]
         five = np.concatenate(
-            [np.tile(np.array(cards, dtype=np.int64), (len(incidence.pairs), 1)), rest[incidence.pairs]], axis=1
+            [np.tile(np.array(cards, dtype=np.int64), (len(flop_cards), 1)), flop_cards], axis=1
         )
         five_bits = np.left_shift(np.int64(1), five).sum(axis=1)
         five_strength = np.maximum.reduce(

@@ -75,27 +75,63 @@ def _keys_avoiding(hole_mask: int) -> IntArray:
 
 
 @dataclass(frozen=True)
-class FlopIncidence:
-    """The 4-card community sets of 49 positions in colex order (index = sum_i C(p_i, i + 1) over the
-    sorted positions), the 2-card flops likewise, and which flops each community set contains."""
+class Layout:
+    """The community sets of every hole hand with given suit sizes, in one fixed order.
 
-    quads: IntArray  # (211876, 4) positions, row = colex index
-    pairs: IntArray  # (1176, 2) positions, row = colex index
+    A suit's free ranks (those not in the hole hand) are numbered 0.. in rank order, and a community
+    set is named by each suit's subset of those numbers. In these names the sets, their grids and which
+    flops each contains are the same for every hole hand of the shape: the rows are the 35 suit patterns'
+    grids one after another (each suit's subsets ascending, which is also the order of the real rank
+    sets), and the river's values are written row by row with no reordering."""
+
+    sizes: tuple[int, int, int, int]  # hole cards per suit
+    pattern_rows: tuple[tuple[tuple[int, ...], int, int], ...]  # (pattern, first row, rows)
+    quad_ids: IntArray  # (211876, 4): each row's cards as ids 0..48 (suit by suit, free ranks in order)
+    pair_ids: IntArray  # (1176, 2): each flop's cards as ids, row order of flop_by_quad
     flop_by_quad: sp.csr_matrix  # (1176, 211876): 1 where the flop is part of the community set
     quad_by_flop: sp.csr_matrix  # its transpose
 
+    def cards(self, hole: tuple[int, int, int, int]) -> IntArray:
+        """Card (suit * 13 + rank) of each id, for one hole hand of this shape."""
+        return np.array(
+            [suit * 13 + rank for suit in range(SUIT_COUNT) for rank in range(13) if not hole[suit] >> rank & 1],
+            dtype=np.int64,
+        )
+
 
 @cache
-def flop_incidence() -> FlopIncidence:
-    quads = np.array(list(itertools.combinations(range(OTHER_CARDS), BOARD)), dtype=np.int64)
-    quads = quads[np.argsort(_colex(quads), kind="stable")]
+def layout(sizes: tuple[int, int, int, int]) -> Layout:
+    free = [13 - size for size in sizes]
+    first_id = [sum(free[:s]) for s in range(SUIT_COUNT)]
+    blocks = []
+    pattern_rows = []
+    row = 0
+    for pattern in _SUIT_PATTERNS:
+        per_suit = [_subsets(free[s], pattern[s]) + first_id[s] for s in range(SUIT_COUNT)]
+        grid = np.indices([len(ids) for ids in per_suit]).reshape(SUIT_COUNT, -1)
+        block = np.concatenate([per_suit[s][grid[s]] for s in range(SUIT_COUNT)], axis=1)
+        blocks.append(block)
+        pattern_rows.append((pattern, row, len(block)))
+        row += len(block)
+    quads = np.concatenate(blocks)  # ascending within a row: suits in order, ranks ascending
     pairs = np.array(list(itertools.combinations(range(OTHER_CARDS), 2)), dtype=np.int64)
     pairs = pairs[np.argsort(_colex(pairs), kind="stable")]
     flop_rows = np.concatenate([_colex(quads[:, [a, b]]) for a, b in itertools.combinations(range(BOARD), 2)])
     quad_cols = np.tile(np.arange(len(quads), dtype=np.int64), 6)
     ones = np.ones(len(flop_rows), dtype=np.int64)
     by_quad = sp.csr_matrix((ones, (flop_rows, quad_cols)), shape=(len(pairs), len(quads)))
-    return FlopIncidence(quads, pairs, by_quad, by_quad.T.tocsr())
+    return Layout(
+        (sizes[0], sizes[1], sizes[2], sizes[3]), tuple(pattern_rows), quads, pairs, by_quad, by_quad.T.tocsr()
+    )
+
+
+def _subsets(count: int, size: int) -> IntArray:
+    """The size-subsets of 0..count-1 as rows of ascending members, in ascending order of their masks."""
+    masks = masks_of_size(size)
+    masks = masks[masks < (1 << count)]
+    return np.array([[i for i in range(count) if m >> i & 1] for m in masks.tolist()], dtype=np.int64).reshape(
+        len(masks), size
+    )
 
 
 def _colex(positions: IntArray) -> IntArray:
@@ -105,7 +141,7 @@ def _colex(positions: IntArray) -> IntArray:
 
 @dataclass(frozen=True)
 class RiverTerms:
-    """Per community set (rows: colex order of flop_incidence().quads) and hole hand (columns): going
+    """Per community set (rows, in the order of ``layout``) and hole hand (columns): going
     all in for a antes returns ``a * slope + base`` antes summed over the dealer's 14,190 hands;
     ``flush_key`` is the player's 7-card flush as length << 4 | top rank."""
 
@@ -114,17 +150,13 @@ class RiverTerms:
     flush_key: IntArray
 
 
-_BATCH_SHIFT = 28  # the superset table's keys are below 2**28: a hole hand's own keys sit above b << 28
-
-
 @dataclass(frozen=True)
 class _Suit:
-    """One suit's community rank-set choices of one size, per hole hand of the batch (rows)."""
+    """One suit's community rank-set choices of one size (columns), per hole hand (rows)."""
 
     masks: IntArray  # the community ranks c in this suit
     player: IntArray  # strength of the player's rank set c | h
     below_q: IntArray  # dealer's (3 - |c|)-subsets keeping this suit below a 9-high 3-card flush
-    position_terms: IntArray  # this suit's share of the colex index, at the pattern's offset
 
 
 def hole_masks(cards: tuple[int, ...]) -> tuple[int, int, int, int]:
@@ -134,47 +166,43 @@ def hole_masks(cards: tuple[int, ...]) -> tuple[int, int, int, int]:
     return masks[0], masks[1], masks[2], masks[3]
 
 
-def river_terms(holes: Sequence[tuple[int, int, int]], xtra_lines: tuple[tuple[int, int], ...]) -> RiverTerms:
-    """The river's two integers and the player's flush for every community set of each hole hand.
+def suit_sizes(hole: tuple[int, int, int, int]) -> tuple[int, int, int, int]:
+    sizes = [int(POPCOUNT_NP[h]) for h in hole]
+    return sizes[0], sizes[1], sizes[2], sizes[3]
 
-    The hole hands are computed together (one more grid axis), so each numpy call serves all of them;
+
+def river_terms(holes: Sequence[tuple[int, int, int]], xtra_lines: tuple[tuple[int, int], ...]) -> RiverTerms:
+    """The river's two integers and the player's flush for every community set (rows, in the order of
+    ``layout(sizes)``) of each hole hand (columns).
+
+    The hole hands are computed together (the grids' last axis), so each numpy call serves all of them;
     they must have as many cards in each suit (every hole-hand class of one shape does)."""
     batch = len(holes)
     hole = [hole_masks(cards) for cards in holes]
-    sizes = [int(POPCOUNT_NP[h]) for h in hole[0]]
-    if any([int(POPCOUNT_NP[h]) for h in masks] != sizes for masks in hole):
+    sizes = suit_sizes(hole[0])
+    if any(suit_sizes(masks) != sizes for masks in hole):
         raise ValueError("hole hands of one batch must have as many cards in each suit")
-    # The dealer cannot hold the player's hole ranks: per suit, each hole hand's keys avoid them.
-    suit_keys = [
-        np.concatenate([_keys_avoiding(hole[b][s]) | (b << _BATCH_SHIFT) for b in range(batch)])
-        for s in range(SUIT_COUNT)
-    ]
-    # Position of each card among the 49 the hole hand leaves (hole cards' entries are never used).
-    position = np.stack(
-        [np.arange(52, dtype=np.int64) - np.searchsorted(np.array(sorted(cards)), np.arange(52)) for cards in holes]
-    )
+    rows = layout(sizes)
+    # The dealer cannot hold the player's hole ranks: per suit, the subsets that avoid them.
+    suit_keys = [[_keys_avoiding(masks[s]) for masks in hole] for s in range(SUIT_COUNT)]
     quad_count = comb(OTHER_CARDS, BOARD)
-    slope = np.empty(quad_count * batch, dtype=np.int64)
-    base = np.empty(quad_count * batch, dtype=np.int64)
-    flush_key = np.empty(quad_count * batch, dtype=np.int64)
+    slope = np.empty((quad_count, batch), dtype=np.int64)
+    base = np.empty((quad_count, batch), dtype=np.int64)
+    flush_key = np.empty((quad_count, batch), dtype=np.int64)
     xtra_by_length = [0] * 8
     for length in range(8):
         for line, odds in xtra_lines:  # the first line reached pays (longest line first)
             if length >= line:
                 xtra_by_length[length] = odds
                 break
-    batch_axis = np.arange(batch, dtype=np.int64).reshape(batch, 1, 1, 1, 1)
-    for pattern in _SUIT_PATTERNS:
-        offsets = [sum(pattern[:s]) for s in range(SUIT_COUNT)]
-        suits = [_suit(hole, s, pattern[s], offsets[s], position) for s in range(SUIT_COUNT)]
-        # Rows of the (community set, hole hand) table: colex index * batch + hole hand.
-        index = _outer_sum([suit.position_terms for suit in suits]) * batch + batch_axis
+    for pattern, first, count in rows.pattern_rows:
+        suits = [_suit(hole, s, pattern[s]) for s in range(SUIT_COUNT)]
         grid_slope, grid_base, grid_key = _pattern_grid(pattern, hole, sizes, suits, suit_keys, xtra_by_length)
-        slope[index] = grid_slope
-        base[index] = grid_base
-        flush_key[index] = grid_key
-    shape = (quad_count, batch)
-    return RiverTerms(slope.reshape(shape), base.reshape(shape), flush_key.reshape(shape))
+        shape = (*(len(suit.masks[0]) for suit in suits), batch)
+        slope[first : first + count] = np.broadcast_to(grid_slope, shape).reshape(count, batch)
+        base[first : first + count] = np.broadcast_to(grid_base, shape).reshape(count, batch)
+        flush_key[first : first + count] = np.broadcast_to(grid_key, shape).reshape(count, batch)
+    return RiverTerms(slope, base, flush_key)
 
 
 @cache
@@ -194,23 +222,17 @@ def _suit_choices(hole_mask: int, size: int) -> tuple[IntArray, IntArray, IntArr
     return masks, ranks, player, below_q
 
 
-def _suit(hole: list[tuple[int, int, int, int]], suit: int, size: int, offset: int, position: IntArray) -> _Suit:
+def _suit(hole: list[tuple[int, int, int, int]], suit: int, size: int) -> _Suit:
     choices = [_suit_choices(masks[suit], size) for masks in hole]
-    masks, ranks, player, below_q = (np.stack([choice[i] for choice in choices]) for i in range(4))
-    batch, count = masks.shape
-    cards = np.take_along_axis(position, (suit * 13 + ranks).reshape(batch, -1), axis=1)
-    cards = cards.reshape(batch, count, size)  # positions among the 49, ascending
-    terms = np.zeros((batch, count), dtype=np.int64)
-    for i in range(size):
-        terms += BINOMIAL[cards[:, :, i], offset + i + 1]
-    return _Suit(masks, player, below_q, terms)
+    masks, player, below_q = (np.stack([choice[i] for choice in choices]) for i in (0, 2, 3))
+    return _Suit(masks, player, below_q)
 
 
 def _axis(values: IntArray, suit: int) -> IntArray:
-    """A one-suit table (hole hand, choice) as a grid of that suit's axis."""
-    shape = [values.shape[0]] + [1] * SUIT_COUNT
-    shape[1 + suit] = values.shape[1]
-    return values.reshape(shape)
+    """A one-suit table (hole hand, choice) as a grid: the suits' axes, then the hole hands'."""
+    shape = [1] * SUIT_COUNT + [values.shape[0]]
+    shape[suit] = values.shape[1]
+    return values.T.reshape(shape)
 
 
 def _pair_axes(values: IntArray, first: int, second: int) -> IntArray:
@@ -218,17 +240,10 @@ def _pair_axes(values: IntArray, first: int, second: int) -> IntArray:
     if first > second:
         values = values.transpose(0, 2, 1)
         first, second = second, first
-    shape = [values.shape[0]] + [1] * SUIT_COUNT
-    shape[1 + first] = values.shape[1]
-    shape[1 + second] = values.shape[2]
-    return values.reshape(shape)
-
-
-def _outer_sum(per_suit: list[IntArray]) -> IntArray:
-    total = _axis(per_suit[0], 0)
-    for s in range(1, SUIT_COUNT):
-        total = total + _axis(per_suit[s], s)
-    return total
+    shape = [1] * SUIT_COUNT + [values.shape[0]]
+    shape[first] = values.shape[1]
+    shape[second] = values.shape[2]
+    return values.transpose(1, 2, 0).reshape(shape)
 
 
 def _truncated(free: int, below: int) -> list[int]:
@@ -285,14 +300,13 @@ def _pattern_grid(
     suit_keys: list[IntArray],
     xtra_by_length: list[int],
 ) -> tuple[IntArray, IntArray, IntArray]:
-    """slope, base and flush key over one pattern's grid (hole hand, then one axis per suit's choice)."""
+    """slope, base and flush key over one pattern's grid (one axis per suit's choice, then hole hand)."""
     batch = len(hole)
-    shape = (batch, *(suit.masks.shape[1] for suit in suits))
+    shape = (*(suit.masks.shape[1] for suit in suits), batch)
     free = [13 - hole_sizes[s] - pattern[s] for s in range(SUIT_COUNT)]
     lengths = [hole_sizes[s] + pattern[s] for s in range(SUIT_COUNT)]
     length = max(lengths)
     first_special = [length - pattern[s] for s in range(SUIT_COUNT)]
-    batch_keys = (np.arange(batch, dtype=np.int64) << _BATCH_SHIFT).reshape(batch, 1, 1)
 
     # Not qualifying: every suit of the dealer below a 9-high 3-card flush.
     if all(size <= _DEALER_CARDS for size in pattern):
@@ -317,16 +331,15 @@ def _pattern_grid(
             extra = first_special[s]
             if extra > _DEALER_CARDS:
                 continue
-            keys = suit_keys[s]
             if s == t:
-                segment = ((own.masks * 4 + extra) << 13) | batch_keys[:, :, 0]
-                count = np.searchsorted(keys, segment | flush) - np.searchsorted(keys, segment)
+                segment = (own.masks * 4 + extra) << 13
+                count = _count_below(suit_keys[s], segment, segment | flush)
                 below[s] = _axis(count, s)
                 at_most[s] = below[s] + (1 if hole_sizes[t] == 0 else 0)
             else:
                 other = suits[s].masks[:, :, None]
-                segment = ((other * 4 + extra) << 13) | batch_keys
-                count = np.searchsorted(keys, segment | flush[:, None, :]) - np.searchsorted(keys, segment)
+                segment = (other * 4 + extra) << 13
+                count = _count_below(suit_keys[s], segment, segment | flush[:, None, :])
                 hole_ranks = np.array([masks[s] for masks in hole], dtype=np.int64).reshape(batch, 1, 1)
                 identical = ((other & ~flush[:, None, :]) == 0) & ((flush[:, None, :] & hole_ranks) == 0)
                 below[s] = _pair_axes(count, s, t)
@@ -357,3 +370,10 @@ def _pattern_grid(
     base = wins_q + xtra_by_length[length] * wins - 2 * losses_q - losses_n
     key = (length << 4) | _TOP_RANK[strength & ((1 << 13) - 1)]
     return slope, base, key
+
+
+def _count_below(keys: list[IntArray], start: IntArray, end: IntArray) -> IntArray:
+    """Per hole hand b (first axis): how many of its keys lie in [start, end)."""
+    return np.stack(
+        [np.searchsorted(keys[b], end[b]) - np.searchsorted(keys[b], start[b]) for b in range(len(keys))]
+    )

@@ -67,11 +67,15 @@ def superset_table() -> tuple[IntArray, IntArray]:
 
 
 @lru_cache(maxsize=32)
-def _keys_avoiding(hole_mask: int) -> IntArray:
+def _keys_avoiding(hole_mask: int) -> tuple[IntArray, IntArray]:
     """The superset table's keys whose dealer ranks avoid the hole ranks (consecutive hole-hand
-    classes share most of their suits' hole ranks, and most suits hold none)."""
+    classes share most of their suits' hole ranks, and most suits hold none), and where each segment
+    ``c * 4 + |d|`` starts among them."""
     keys, extra = superset_table()
-    return keys if hole_mask == 0 else keys[(extra & hole_mask) == 0]
+    if hole_mask != 0:
+        keys = keys[(extra & hole_mask) == 0]
+    starts = np.searchsorted(keys, np.arange(1 << 15, dtype=np.int64) << 13)
+    return keys, starts
 
 
 @dataclass(frozen=True)
@@ -214,9 +218,9 @@ def _suit_choices(hole_mask: int, size: int) -> tuple[IntArray, IntArray, IntArr
     masks = masks[(masks & hole_mask) == 0]
     ranks = np.array([[r for r in range(13) if m >> r & 1] for m in masks.tolist()], dtype=np.int64)
     ranks = ranks.reshape(len(masks), size)
-    player = SUIT_STRENGTH_NP[masks | hole_mask]
+    player = SUIT_STRENGTH_NP[masks | hole_mask].astype(np.int32)
     low_free = POPCOUNT_NP[~(masks | hole_mask) & _LOW_SEVEN]
-    below_q = np.where((masks & ~_LOW_SEVEN) == 0, BINOMIAL[low_free, max(3 - size, 0)], 0)
+    below_q = np.where((masks & ~_LOW_SEVEN) == 0, BINOMIAL[low_free, max(3 - size, 0)], 0).astype(np.int32)
     for array in (masks, ranks, player, below_q):
         array.setflags(write=False)
     return masks, ranks, player, below_q
@@ -265,7 +269,8 @@ def _expanded_sum(
     """[t^3] prod_s (sum_{k < e_s} C(f_s, k) t^k + special_s t^e_s) as a grid, expanded over the suit
     sets S that take their special term: sum_S coef_S * prod_{s in S} special_s. ``special`` holds the
     suits whose special term can be reached (e_s <= 3), each as a grid-shaped array."""
-    total = np.zeros(shape, dtype=np.int64)
+    # int32: every term counts dealer hands, at most C(45, 3) in all.
+    total = np.zeros(shape, dtype=np.int32)
     for chosen, coef in _expansion(tuple(free), tuple(first_special), tuple(sorted(special))):
         term: IntArray | int = coef
         for s in chosen:
@@ -317,7 +322,7 @@ def _pattern_grid(
             shape,
         )
     else:
-        not_qualifying = np.zeros(shape, dtype=np.int64)  # 4 community cards of a suit: a 4-card flush
+        not_qualifying = np.zeros(shape, dtype=np.int32)  # 4 community cards of a suit: a 4-card flush
 
     strength: IntArray | None = None
     weaker: IntArray | None = None
@@ -332,18 +337,18 @@ def _pattern_grid(
             if extra > _DEALER_CARDS:
                 continue
             if s == t:
-                segment = (own.masks * 4 + extra) << 13
-                count = _count_below(suit_keys[s], segment, segment | flush)
+                segment = own.masks * 4 + extra
+                count = _count_below(suit_keys[s], segment, (segment << 13) | flush)
                 below[s] = _axis(count, s)
                 at_most[s] = below[s] + (1 if hole_sizes[t] == 0 else 0)
             else:
                 other = suits[s].masks[:, :, None]
-                segment = (other * 4 + extra) << 13
-                count = _count_below(suit_keys[s], segment, segment | flush[:, None, :])
+                segment = other * 4 + extra
+                count = _count_below(suit_keys[s], segment, (segment << 13) | flush[:, None, :])
                 hole_ranks = np.array([masks[s] for masks in hole], dtype=np.int64).reshape(batch, 1, 1)
                 identical = ((other & ~flush[:, None, :]) == 0) & ((flush[:, None, :] & hole_ranks) == 0)
                 below[s] = _pair_axes(count, s, t)
-                at_most[s] = _pair_axes(count + identical, s, t)
+                at_most[s] = _pair_axes(count + identical.astype(np.int32), s, t)
         weaker_t = _expanded_sum(free, first_special, below, shape)
         not_stronger_t = _expanded_sum(free, first_special, at_most, shape)
         strength_t = np.broadcast_to(_axis(own.player, t), shape)
@@ -356,24 +361,35 @@ def _pattern_grid(
             weaker = np.where(stronger, weaker_t, weaker)
             not_stronger = np.where(stronger, not_stronger_t, not_stronger)
     assert strength is not None and weaker is not None and not_stronger is not None
-    ties = not_stronger - weaker
+    # With W weaker dealer hands, NS not stronger (W plus the ties), N not qualifying, D all 14,190 and
+    # x the X-tra Bonus odds: the player wins W, pushes NS - W and loses the rest, the ante pushing
+    # when the dealer does not qualify (then a loss costs only the X-tra Bonus) or paying even money
+    # when it does (then a loss costs the ante too). Per ante of all-in that nets W - (D - NS); the
+    # ante and X-tra Bonus net (x + 1) W + 2 NS - N - 2 D when the player's flush qualifies (it wins
+    # every qualifying dealer it beats) and x W + NS + N - 2 D when it does not.
     dealer_hands = comb(45, _DEALER_CARDS)
-    qualifies = strength >= QUALIFYING_STRENGTH
-    wins_q = np.where(qualifies, weaker - not_qualifying, 0)
-    ties_q = np.where(qualifies, ties, 0)
-    wins_n = np.where(qualifies, not_qualifying, weaker)
-    ties_n = np.where(qualifies, 0, ties)
-    losses_q = dealer_hands - not_qualifying - wins_q - ties_q
-    losses_n = not_qualifying - wins_n - ties_n
-    wins = wins_q + wins_n
-    slope = wins - losses_q - losses_n  # per ante of all-in
-    base = wins_q + xtra_by_length[length] * wins - 2 * losses_q - losses_n
+    xtra = xtra_by_length[length]
+    slope = weaker + not_stronger - dealer_hands  # per ante of all-in
+    if length >= 4:
+        base = (xtra + 1) * weaker + 2 * not_stronger - not_qualifying - 2 * dealer_hands
+    elif length <= 2:
+        base = xtra * weaker + not_stronger + not_qualifying - 2 * dealer_hands
+    else:
+        qualifies = strength >= QUALIFYING_STRENGTH
+        base = np.where(
+            qualifies,
+            (xtra + 1) * weaker + 2 * not_stronger - not_qualifying,
+            xtra * weaker + not_stronger + not_qualifying,
+        ) - 2 * dealer_hands
     key = (length << 4) | _TOP_RANK[strength & ((1 << 13) - 1)]
     return slope, base, key
 
 
-def _count_below(keys: list[IntArray], start: IntArray, end: IntArray) -> IntArray:
-    """Per hole hand b (first axis): how many of its keys lie in [start, end)."""
+def _count_below(keys: list[tuple[IntArray, IntArray]], segment: IntArray, end: IntArray) -> IntArray:
+    """Per hole hand b (first axis): how many of its keys lie in [start of ``segment``, ``end``)."""
     return np.stack(
-        [np.searchsorted(keys[b], end[b]) - np.searchsorted(keys[b], start[b]) for b in range(len(keys))]
+        [
+            (np.searchsorted(keys[b][0], end[b]) - keys[b][1][segment[b]]).astype(np.int32)
+            for b in range(len(keys))
+        ]
     )

@@ -118,22 +118,23 @@ def _solve_holes(
 ) -> list[_HoleResult]:
     """Several hole hands of one suit shape at once (the columns of every array below)."""
     incidence = chase_river.layout(chase_river.suit_sizes(chase_river.hole_masks(holes[0])))
-    river = chase_river.river_terms(holes, xtra_lines)
-    slope, base = river.slope, river.base
-    river_call = slope + base
-    river_value = np.maximum(river_call, _FOLD * DEALER_HANDS)
-    calls = river_call > _FOLD * DEALER_HANDS
-
-    # Each flop's sums over its 1,081 turn-rivers: a sparse product over the community sets.
-    flop_bets = incidence.flop_by_quad @ (2 * slope + base)
-    flop_checks = incidence.flop_by_quad @ river_value
+    batch = len(holes)
+    terms = chase_river.street_terms(holes, xtra_lines)
+    # Each flop's sums over its 1,081 turn-rivers (all in 2x now; the river's value): one sparse
+    # product over the community sets.
+    flop_sums = incidence.flop_by_quad @ terms.flop_values
+    flop_bets, flop_checks = flop_sums[:, :batch], flop_sums[:, batch:]
     bets_on_flop = flop_bets > flop_checks
-    all_in_3x = 6 * (3 * slope + base).sum(axis=0)  # each community set is 6 (flop, turn-river) orders
+    all_in_3x = 6 * terms.all_in_3x  # each community set is 6 (flop, turn-river) orders
     # A river is reached after a checked flop: each community set, as many times as it has checked flops.
     checked_flops = incidence.quad_by_flop @ (~bets_on_flop).astype(np.int64)
-    columns = np.arange(len(holes), dtype=np.int64) * _FLUSH_KEYS
-    rivers_by_flush = _weighted_count(river.flush_key + columns, checked_flops, len(holes))
-    river_calls_by_flush = _weighted_count(river.flush_key + columns, checked_flops * calls, len(holes))
+    reached = np.bincount(
+        terms.river_codes.ravel(), weights=checked_flops.ravel(), minlength=chase_river.CODES_PER_HOLE * batch
+    )
+    # Exact: numpy's weighted bincount is float, exact below 2**53 (these totals are at most 6 * 211,876).
+    reached_by_code = np.rint(reached).astype(np.int64).reshape(batch, _FLUSH_KEYS, 2)
+    rivers_by_flush = reached_by_code.sum(axis=2)
+    river_calls_by_flush = reached_by_code[:, :, 1]
 
     results = []
     for column, cards in enumerate(holes):
@@ -163,13 +164,6 @@ def _solve_holes(
 
 def _solve_hole(cards: tuple[int, int, int], xtra_lines: tuple[tuple[int, int], ...]) -> _HoleResult:
     return _solve_holes([cards], xtra_lines)[0]
-
-
-def _weighted_count(keys: IntArray, weights: IntArray, columns: int) -> IntArray:
-    """Per column, an exact bincount of the flush keys with integer weights (numpy's weighted bincount
-    is float: exact below 2**53, and these totals are at most 6 * 211,876)."""
-    counts = np.bincount(keys.ravel(), weights=weights.ravel(), minlength=_FLUSH_KEYS * columns)
-    return np.rint(counts).astype(np.int64).reshape(columns, _FLUSH_KEYS)
 
 
 def _solve_hole_star(args: tuple[tuple[int, int, int], tuple[tuple[int, int], ...]]) -> _HoleResult:

@@ -27,7 +27,7 @@ the last digit (tests/test_chase_math.py, bench/bench_chase.py).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from math import comb
@@ -175,38 +175,80 @@ def suit_sizes(hole: tuple[int, int, int, int]) -> tuple[int, int, int, int]:
     return sizes[0], sizes[1], sizes[2], sizes[3]
 
 
+@dataclass(frozen=True)
+class StreetTerms:
+    """What the flop and preflop decisions need of the river, per community set (rows, in the order of
+    ``layout``) and hole hand (b): ``flop_values[:, b]`` is the all-in 2x's result ``2 * slope + base``
+    and ``flop_values[:, batch + b]`` the river's value ``max(slope + base, fold)``; ``river_codes``
+    is ``256 * b + (flush_key << 1 | calls)``; ``all_in_3x[b]`` sums ``3 * slope + base``."""
+
+    flop_values: IntArray
+    river_codes: IntArray
+    all_in_3x: IntArray
+
+
+FOLD_RESULT = -2 * comb(45, _DEALER_CARDS)  # a river fold loses ante and X-tra Bonus against every dealer hand
+CODES_PER_HOLE = 256
+
+
 def river_terms(holes: Sequence[tuple[int, int, int]], xtra_lines: tuple[tuple[int, int], ...]) -> RiverTerms:
     """The river's two integers and the player's flush for every community set (rows, in the order of
-    ``layout(sizes)``) of each hole hand (columns).
+    ``layout(sizes)``) of each hole hand (columns)."""
+    batch = len(holes)
+    quad_count = comb(OTHER_CARDS, BOARD)
+    slope = np.empty((quad_count, batch), dtype=np.int64)
+    base = np.empty((quad_count, batch), dtype=np.int64)
+    flush_key = np.empty((quad_count, batch), dtype=np.int64)
+    for rows, shape, grid_slope, grid_base, grid_key in _river_grids(holes, xtra_lines):
+        slope[rows] = np.broadcast_to(grid_slope, shape).reshape(-1, batch)
+        base[rows] = np.broadcast_to(grid_base, shape).reshape(-1, batch)
+        flush_key[rows] = np.broadcast_to(grid_key, shape).reshape(-1, batch)
+    return RiverTerms(slope, base, flush_key)
 
-    The hole hands are computed together (the grids' last axis), so each numpy call serves all of them;
-    they must have as many cards in each suit (every hole-hand class of one shape does)."""
+
+def street_terms(holes: Sequence[tuple[int, int, int]], xtra_lines: tuple[tuple[int, int], ...]) -> StreetTerms:
+    """``river_terms`` reduced, pattern by pattern while the grids are small, to what the flop needs."""
+    batch = len(holes)
+    quad_count = comb(OTHER_CARDS, BOARD)
+    flop_values = np.empty((quad_count, 2 * batch), dtype=np.int64)
+    river_codes = np.empty((quad_count, batch), dtype=np.int32)
+    all_in_3x = np.zeros(batch, dtype=np.int64)
+    column_codes = np.arange(batch, dtype=np.int32) * CODES_PER_HOLE
+    for rows, shape, slope, base, key in _river_grids(holes, xtra_lines):
+        river_call = slope + base
+        flop_values[rows, :batch] = np.broadcast_to(2 * slope + base, shape).reshape(-1, batch)
+        flop_values[rows, batch:] = np.broadcast_to(np.maximum(river_call, FOLD_RESULT), shape).reshape(-1, batch)
+        codes = (key << 1) + (river_call > FOLD_RESULT) + column_codes
+        river_codes[rows] = np.broadcast_to(codes, shape).reshape(-1, batch)
+        all_in_3x += (3 * slope.astype(np.int64) + base).reshape(-1, batch).sum(axis=0)
+    return StreetTerms(flop_values, river_codes, all_in_3x)
+
+
+def _river_grids(
+    holes: Sequence[tuple[int, int, int]], xtra_lines: tuple[tuple[int, int], ...]
+) -> Iterator[tuple[slice, tuple[int, ...], IntArray, IntArray, IntArray]]:
+    """Per suit pattern: its rows, its grid's shape, and slope, base and flush key over the grid (one
+    axis per suit's choice, then the hole hands: computed together, each numpy call serves all of
+    them). The hole hands must have as many cards in each suit (every hole-hand class of one shape
+    does)."""
     batch = len(holes)
     hole = [hole_masks(cards) for cards in holes]
     sizes = suit_sizes(hole[0])
     if any(suit_sizes(masks) != sizes for masks in hole):
         raise ValueError("hole hands of one batch must have as many cards in each suit")
-    rows = layout(sizes)
     # The dealer cannot hold the player's hole ranks: per suit, the subsets that avoid them.
     suit_keys = [[_keys_avoiding(masks[s]) for masks in hole] for s in range(SUIT_COUNT)]
-    quad_count = comb(OTHER_CARDS, BOARD)
-    slope = np.empty((quad_count, batch), dtype=np.int64)
-    base = np.empty((quad_count, batch), dtype=np.int64)
-    flush_key = np.empty((quad_count, batch), dtype=np.int64)
     xtra_by_length = [0] * 8
     for length in range(8):
         for line, odds in xtra_lines:  # the first line reached pays (longest line first)
             if length >= line:
                 xtra_by_length[length] = odds
                 break
-    for pattern, first, count in rows.pattern_rows:
+    for pattern, first, count in layout(sizes).pattern_rows:
         suits = [_suit(hole, s, pattern[s]) for s in range(SUIT_COUNT)]
-        grid_slope, grid_base, grid_key = _pattern_grid(pattern, hole, sizes, suits, suit_keys, xtra_by_length)
+        slope, base, key = _pattern_grid(pattern, hole, sizes, suits, suit_keys, xtra_by_length)
         shape = (*(len(suit.masks[0]) for suit in suits), batch)
-        slope[first : first + count] = np.broadcast_to(grid_slope, shape).reshape(count, batch)
-        base[first : first + count] = np.broadcast_to(grid_base, shape).reshape(count, batch)
-        flush_key[first : first + count] = np.broadcast_to(grid_key, shape).reshape(count, batch)
-    return RiverTerms(slope, base, flush_key)
+        yield slice(first, first + count), shape, np.broadcast_to(slope, shape), base, key
 
 
 @cache

@@ -122,12 +122,12 @@ def _solve_holes(
     terms = chase_river.street_terms(holes, xtra_lines)
     # Each flop's sums over its 1,081 turn-rivers (all in 2x now; the river's value): one sparse
     # product over the community sets.
-    flop_sums = incidence.flop_by_quad @ terms.flop_values
+    flop_sums = np.rint(incidence.flop_by_quad @ terms.flop_values).astype(np.int64)  # integers below 2**53
     flop_bets, flop_checks = flop_sums[:, :batch], flop_sums[:, batch:]
     bets_on_flop = flop_bets > flop_checks
     all_in_3x = 6 * terms.all_in_3x  # each community set is 6 (flop, turn-river) orders
     # A river is reached after a checked flop: each community set, as many times as it has checked flops.
-    checked_flops = incidence.quad_by_flop @ (~bets_on_flop).astype(np.int64)
+    checked_flops = incidence.quad_by_flop @ (~bets_on_flop).astype(np.float32)
     reached = np.bincount(
         terms.river_codes.ravel(), weights=checked_flops.ravel(), minlength=chase_river.CODES_PER_HOLE * batch
     )

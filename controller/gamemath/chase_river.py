@@ -244,11 +244,43 @@ def _river_grids(
             if length >= line:
                 xtra_by_length[length] = odds
                 break
-    for pattern, first, count in layout(sizes).pattern_rows:
-        suits = [_suit(hole, s, pattern[s]) for s in range(SUIT_COUNT)]
-        slope, base, key = _pattern_grid(pattern, hole, sizes, suits, suit_keys, xtra_by_length)
+    rows = {pattern: slice(first, first + count) for pattern, first, count in layout(sizes).pattern_rows}
+    # Suits without hole cards are alike for every hole hand of the shape: a pattern that only moves
+    # community cards between them has the same grid with those suits' axes swapped.
+    empty = [s for s in range(SUIT_COUNT) if sizes[s] == 0]
+    orbits: dict[tuple[int, ...], list[tuple[tuple[int, ...], tuple[int, ...]]]] = {}
+    for pattern in rows:
+        canonical, axes = _canonical(pattern, empty)
+        orbits.setdefault(canonical, []).append((pattern, axes))
+    for canonical, members in orbits.items():
+        suits = [_suit(hole, s, canonical[s]) for s in range(SUIT_COUNT)]
+        grids = _pattern_grid(canonical, hole, sizes, suits, suit_keys, xtra_by_length)
         shape = (*(len(suit.masks[0]) for suit in suits), batch)
-        yield slice(first, first + count), shape, np.broadcast_to(slope, shape), base, key
+        slope, base, key = (np.broadcast_to(grid, shape) for grid in grids)
+        for pattern, axes in members:
+            order = (*axes, SUIT_COUNT)
+            yield (
+                rows[pattern],
+                tuple(shape[axis] for axis in order),
+                slope.transpose(order),
+                base.transpose(order),
+                key.transpose(order),
+            )
+
+
+def _canonical(pattern: tuple[int, ...], empty: list[int]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The pattern with the empty suits' sizes in descending order, and for each suit the axis of the
+    canonical grid it reads (the grid of ``pattern`` is the canonical one transposed so)."""
+    canonical = list(pattern)
+    for position, size in zip(empty, sorted((pattern[s] for s in empty), reverse=True), strict=True):
+        canonical[position] = size
+    axes = list(range(SUIT_COUNT))
+    unused = list(empty)
+    for s in empty:
+        source = next(e for e in unused if canonical[e] == pattern[s])
+        unused.remove(source)
+        axes[s] = source
+    return tuple(canonical), tuple(axes)
 
 
 @cache

@@ -166,8 +166,24 @@ def _solve_hole(cards: tuple[int, int, int], xtra_lines: tuple[tuple[int, int], 
     return _solve_holes([cards], xtra_lines)[0]
 
 
-def _solve_hole_star(args: tuple[tuple[int, int, int], tuple[tuple[int, int], ...]]) -> _HoleResult:
-    return _solve_hole(*args)
+def _solve_holes_star(args: tuple[list[tuple[int, int, int]], tuple[tuple[int, int], ...]]) -> list[_HoleResult]:
+    return _solve_holes(*args)
+
+
+_BATCH = 16  # hole hands per numpy grid: enough to spread each call's overhead, small enough for the cache
+
+
+def _batches(classes: tuple[_HoleClass, ...]) -> list[list[int]]:
+    """The classes' indices in batches of one suit shape (the classes come sorted by shape)."""
+    batches: list[list[int]] = []
+    shape_of_last: tuple[int, ...] | None = None
+    for index, hole in enumerate(classes):
+        shape = chase_river.suit_sizes(chase_river.hole_masks(hole.cards))
+        if shape != shape_of_last or len(batches[-1]) == _BATCH:
+            batches.append([])
+            shape_of_last = shape
+        batches[-1].append(index)
+    return batches
 
 
 @dataclass
@@ -224,23 +240,24 @@ def solve_chase(
     ``progress`` is told after each hole-hand class (the long part: minutes)."""
     table = xtra or default_paytable("chase-the-flush", "house", "xtra_bonus")
     classes = hole_classes()[:only] if only is not None else hole_classes()
-    jobs = [(hole.cards, table.odds_by_length) for hole in classes]
+    batches = _batches(classes)
+    jobs = [([classes[index].cards for index in batch], table.odds_by_length) for batch in batches]
     processes = workers if workers is not None else min(2, os.cpu_count() or 1)
     results: list[_HoleResult] = []
     if progress is not None:
-        progress(_PROGRESS_STAGE, 0, len(jobs))
+        progress(_PROGRESS_STAGE, 0, len(classes))
     if processes > 1:
         with ProcessPoolExecutor(max_workers=processes) as pool:
             # map() yields in order as results arrive: progress is reported as the work goes.
-            for result in pool.map(_solve_hole_star, jobs, chunksize=8):
-                results.append(result)
+            for batch_results in pool.map(_solve_holes_star, jobs):
+                results.extend(batch_results)
                 if progress is not None:
-                    progress(_PROGRESS_STAGE, len(results), len(jobs))
+                    progress(_PROGRESS_STAGE, len(results), len(classes))
     else:
         for job in jobs:
-            results.append(_solve_hole_star(job))
+            results.extend(_solve_holes_star(job))
             if progress is not None:
-                progress(_PROGRESS_STAGE, len(results), len(jobs))
+                progress(_PROGRESS_STAGE, len(results), len(classes))
     solution = ChaseSolution(table)
     decisions = {"all_in_3x_preflop": 0, "all_in_2x_flop": 0, "all_in_1x_river": 0, "fold": 0}
     for hole, result in zip(classes, results, strict=True):

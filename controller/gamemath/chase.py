@@ -5,13 +5,15 @@ community C = F + T) and the dealer's three hole cards D from the other 45. Work
 
 - river: for every (H, C), count the dealer hands D by outcome (qualifies or not; player wins, ties,
   loses) with the same per-suit generating functions as High Card Flush (the dealer's 3 cards are the
-  t^3 coefficient of a product over the suits), and take max(all-in 1x, fold);
+  t^3 coefficient of a product over the suits), and take max(all-in 1x, fold): chase_river.py, a
+  board suit pattern at a time;
 - flop: for every (H, F), sum over the 1,081 turn-river pairs: max(all-in 2x now, the river's value);
 - preflop: for every H, max(all-in 3x now, the sum of the flop values).
 
 The EV of an all-in of a antes is linear in a (a * S1 + S0 summed over the dealer hands), so each
 (H, C) keeps just two integers. Hole hands are visited once per class of suit renamings (1,755 classes
-for 22,100 hands), and the classes are shared between worker processes.
+for 22,100 hands), 16 classes of one suit shape at a time (the grids' last axis), and the batches are
+shared between worker processes.
 """
 
 from __future__ import annotations
@@ -27,14 +29,12 @@ from math import comb
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from controller.gamemath import chase_river
 from controller.gamemath.hand_counts import flush_length_counts, poly_product_coefficient
 from controller.gamemath.progress import ProgressFn
-from controller.gamemath.tables import BINOMIAL, FULL_SUIT, POPCOUNT_NP, SUIT_STRENGTH_NP, IntArray
+from controller.gamemath.tables import FULL_SUIT, POPCOUNT_NP, SUIT_STRENGTH_NP, IntArray
 from controller.rules.cards import RANKS, SUITS
-from controller.rules.hands import QUALIFYING_STRENGTH
 from controller.rules.paytables import Paytable, default_paytable
 
 HOLE = 3
@@ -42,14 +42,8 @@ DEALER_HANDS = comb(45, 3)  # 14,190 per (hole, community)
 FLOPS = comb(49, 2)  # 1,176
 TURN_RIVERS = comb(47, 2)  # 1,081
 DEALS_PER_HOLE = FLOPS * TURN_RIVERS * DEALER_HANDS
-_LOW_SEVEN = (1 << 7) - 1  # ranks 2..8: a 3-card flush of these does not qualify
-_FOLD = -2  # ante and X-tra lost
-AnyIntArray = npt.NDArray[np.signedinteger[Any]]
-_POPCOUNT32 = POPCOUNT_NP.astype(np.int32)
 _TOP_RANK = np.array([max(mask.bit_length() - 1, 0) for mask in range(1 << 13)], dtype=np.int32)
 _FLUSH_KEYS = 8 << 4  # flush length << 4 | top rank
-_STRENGTH32 = SUIT_STRENGTH_NP.astype(np.int32)
-_BINOMIAL32 = BINOMIAL[:14, :4].astype(np.int32)
 
 
 def qualifying_hands() -> int:
@@ -166,7 +160,9 @@ def _solve_hole(cards: tuple[int, int, int], xtra_lines: tuple[tuple[int, int], 
     return _solve_holes([cards], xtra_lines)[0]
 
 
-def _solve_holes_star(args: tuple[list[tuple[int, int, int]], tuple[tuple[int, int], ...]]) -> list[_HoleResult]:
+def _solve_holes_star(
+    args: tuple[list[tuple[int, int, int]], tuple[tuple[int, int], ...]],
+) -> list[_HoleResult]:
     return _solve_holes(*args)
 
 

@@ -21,7 +21,7 @@ per suit, and every term above is a broadcast of a table of one or two axes. The
 (dealer below a 9-high 3-card flush) and "not stronger" (weaker plus the identical flushes) are the
 same sum with other per-suit terms. The engine this replaced evaluated every board's four suit
 polynomials row by row (docs/math.md, "Chase the Flush, three streets"); the figures are the same to
-the last digit (tests/test_chase_math.py, bench/bench_chase.py).
+the last digit (tests/test_chase_math.py, `python bench/bench_math.py --chase-vs-head`).
 """
 
 from __future__ import annotations
@@ -31,13 +31,16 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from math import comb
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import scipy.sparse as sp
 
-from controller.gamemath.tables import BINOMIAL, POPCOUNT_NP, SUIT_STRENGTH_NP, IntArray, masks_of_size
+from controller.gamemath.tables import BINOMIAL, POPCOUNT_NP, SUIT_STRENGTH_NP, masks_of_size
 from controller.rules.hands import QUALIFYING_STRENGTH
 
+Grid = npt.NDArray[Any]  # integer (or exactly-integer float) arrays of the grids and their tables
 HOLE = 3
 BOARD = 4
 SUIT_COUNT = 4
@@ -51,7 +54,7 @@ _SUIT_PATTERNS = tuple(
 
 
 @cache
-def superset_table() -> tuple[IntArray, IntArray]:
+def superset_table() -> tuple[Grid, Grid]:
     """Every (c, d): c a rank set of at most 4 community ranks, d at most 3 further ranks (the dealer's),
     as sorted keys ``(c * 4 + |d|) << 13 | (c | d)``, with d beside each key. For one suit, the dealer
     subsets d with (d | c) below a flush M are the keys of segment (c, |d|) below ``... | M``."""
@@ -67,7 +70,7 @@ def superset_table() -> tuple[IntArray, IntArray]:
 
 
 @lru_cache(maxsize=32)
-def _keys_avoiding(hole_mask: int) -> tuple[IntArray, IntArray]:
+def _keys_avoiding(hole_mask: int) -> tuple[Grid, Grid]:
     """The superset table's keys whose dealer ranks avoid the hole ranks (consecutive hole-hand
     classes share most of their suits' hole ranks, and most suits hold none), and where each segment
     ``c * 4 + |d|`` starts among them."""
@@ -90,15 +93,20 @@ class Layout:
 
     sizes: tuple[int, int, int, int]  # hole cards per suit
     pattern_rows: tuple[tuple[tuple[int, ...], int, int], ...]  # (pattern, first row, rows)
-    quad_ids: IntArray  # (211876, 4): each row's cards as ids 0..48 (suit by suit, free ranks in order)
-    pair_ids: IntArray  # (1176, 2): each flop's cards as ids, row order of flop_by_quad
+    quad_ids: Grid  # (211876, 4): each row's cards as ids 0..48 (suit by suit, free ranks in order)
+    pair_ids: Grid  # (1176, 2): each flop's cards as ids, row order of flop_by_quad
     flop_by_quad: sp.csr_matrix  # (1176, 211876): 1 where the flop is part of the community set (float64)
     quad_by_flop: sp.csr_matrix  # its transpose (float32)
 
-    def cards(self, hole: tuple[int, int, int, int]) -> IntArray:
+    def cards(self, hole: tuple[int, int, int, int]) -> Grid:
         """Card (suit * 13 + rank) of each id, for one hole hand of this shape."""
         return np.array(
-            [suit * 13 + rank for suit in range(SUIT_COUNT) for rank in range(13) if not hole[suit] >> rank & 1],
+            [
+                suit * 13 + rank
+                for suit in range(SUIT_COUNT)
+                for rank in range(13)
+                if not hole[suit] >> rank & 1
+            ],
             dtype=np.int64,
         )
 
@@ -126,21 +134,24 @@ def layout(sizes: tuple[int, int, int, int]) -> Layout:
     ones = np.ones(len(flop_rows), dtype=np.float64)
     by_quad = sp.csr_matrix((ones, (flop_rows, quad_cols)), shape=(len(pairs), len(quads)))
     by_flop = by_quad.T.tocsr().astype(np.float32)  # counts of at most 6 flops
-    return Layout((sizes[0], sizes[1], sizes[2], sizes[3]), tuple(pattern_rows), quads, pairs, by_quad, by_flop)
-
-
-def _subsets(count: int, size: int) -> IntArray:
-    """The size-subsets of 0..count-1 as rows of ascending members, in ascending order of their masks."""
-    masks = masks_of_size(size)
-    masks = masks[masks < (1 << count)]
-    return np.array([[i for i in range(count) if m >> i & 1] for m in masks.tolist()], dtype=np.int64).reshape(
-        len(masks), size
+    return Layout(
+        (sizes[0], sizes[1], sizes[2], sizes[3]), tuple(pattern_rows), quads, pairs, by_quad, by_flop
     )
 
 
-def _colex(positions: IntArray) -> IntArray:
+def _subsets(count: int, size: int) -> Grid:
+    """The size-subsets of 0..count-1 as rows of ascending members, in ascending order of their masks."""
+    masks = masks_of_size(size)
+    masks = masks[masks < (1 << count)]
+    return np.array(
+        [[i for i in range(count) if m >> i & 1] for m in masks.tolist()], dtype=np.int64
+    ).reshape(len(masks), size)
+
+
+def _colex(positions: Grid) -> Grid:
     """Colex index of each row of ascending positions."""
-    return sum(BINOMIAL[positions[:, i], i + 1] for i in range(positions.shape[1]))  # type: ignore[return-value]
+    total: Grid = sum(BINOMIAL[positions[:, i], i + 1] for i in range(positions.shape[1]))
+    return total
 
 
 @dataclass(frozen=True)
@@ -149,18 +160,18 @@ class RiverTerms:
     all in for a antes returns ``a * slope + base`` antes summed over the dealer's 14,190 hands;
     ``flush_key`` is the player's 7-card flush as length << 4 | top rank."""
 
-    slope: IntArray
-    base: IntArray
-    flush_key: IntArray
+    slope: Grid
+    base: Grid
+    flush_key: Grid
 
 
 @dataclass(frozen=True)
 class _Suit:
     """One suit's community rank-set choices of one size (columns), per hole hand (rows)."""
 
-    masks: IntArray  # the community ranks c in this suit
-    player: IntArray  # strength of the player's rank set c | h
-    below_q: IntArray  # dealer's (3 - |c|)-subsets keeping this suit below a 9-high 3-card flush
+    masks: Grid  # the community ranks c in this suit
+    player: Grid  # strength of the player's rank set c | h
+    below_q: Grid  # dealer's (3 - |c|)-subsets keeping this suit below a 9-high 3-card flush
 
 
 def hole_masks(cards: tuple[int, ...]) -> tuple[int, int, int, int]:
@@ -182,12 +193,14 @@ class StreetTerms:
     and ``flop_values[:, batch + b]`` the river's value ``max(slope + base, fold)``; ``river_codes``
     is ``256 * b + (flush_key << 1 | calls)``; ``all_in_3x[b]`` sums ``3 * slope + base``."""
 
-    flop_values: IntArray
-    river_codes: IntArray
-    all_in_3x: IntArray
+    flop_values: Grid
+    river_codes: Grid
+    all_in_3x: Grid
 
 
-FOLD_RESULT = -2 * comb(45, _DEALER_CARDS)  # a river fold loses ante and X-tra Bonus against every dealer hand
+FOLD_RESULT = -2 * comb(
+    45, _DEALER_CARDS
+)  # a river fold loses ante and X-tra Bonus against every dealer hand
 CODES_PER_HOLE = 256
 
 
@@ -206,7 +219,9 @@ def river_terms(holes: Sequence[tuple[int, int, int]], xtra_lines: tuple[tuple[i
     return RiverTerms(slope, base, flush_key)
 
 
-def street_terms(holes: Sequence[tuple[int, int, int]], xtra_lines: tuple[tuple[int, int], ...]) -> StreetTerms:
+def street_terms(
+    holes: Sequence[tuple[int, int, int]], xtra_lines: tuple[tuple[int, int], ...]
+) -> StreetTerms:
     """``river_terms`` reduced, pattern by pattern while the grids are small, to what the flop needs."""
     batch = len(holes)
     quad_count = comb(OTHER_CARDS, BOARD)
@@ -217,7 +232,9 @@ def street_terms(holes: Sequence[tuple[int, int, int]], xtra_lines: tuple[tuple[
     for rows, shape, slope, base, key in _river_grids(holes, xtra_lines):
         river_call = slope + base
         flop_values[rows, :batch] = np.broadcast_to(2 * slope + base, shape).reshape(-1, batch)
-        flop_values[rows, batch:] = np.broadcast_to(np.maximum(river_call, FOLD_RESULT), shape).reshape(-1, batch)
+        flop_values[rows, batch:] = np.broadcast_to(np.maximum(river_call, FOLD_RESULT), shape).reshape(
+            -1, batch
+        )
         codes = (key << 1) + (river_call > FOLD_RESULT) + column_codes
         river_codes[rows] = np.broadcast_to(codes, shape).reshape(-1, batch)
         all_in_3x += (3 * slope.astype(np.int64) + base).reshape(-1, batch).sum(axis=0)
@@ -226,7 +243,7 @@ def street_terms(holes: Sequence[tuple[int, int, int]], xtra_lines: tuple[tuple[
 
 def _river_grids(
     holes: Sequence[tuple[int, int, int]], xtra_lines: tuple[tuple[int, int], ...]
-) -> Iterator[tuple[slice, tuple[int, ...], IntArray, IntArray, IntArray]]:
+) -> Iterator[tuple[slice, tuple[int, ...], Grid, Grid, Grid]]:
     """Per suit pattern: its rows, its grid's shape, and slope, base and flush key over the grid (one
     axis per suit's choice, then the hole hands: computed together, each numpy call serves all of
     them). The hole hands must have as many cards in each suit (every hole-hand class of one shape
@@ -254,7 +271,9 @@ def _river_grids(
         orbits.setdefault(canonical, []).append((pattern, axes))
     for canonical, members in orbits.items():
         suits = [_suit(hole, s, canonical[s]) for s in range(SUIT_COUNT)]
-        grids = _pattern_grid(canonical, hole, sizes, suits, suit_keys, xtra_by_length)
+        grids = _pattern_grid(
+            canonical, hole, hole_sizes=sizes, suits=suits, suit_keys=suit_keys, xtra_by_length=xtra_by_length
+        )
         shape = (*(len(suit.masks[0]) for suit in suits), batch)
         slope, base, key = (np.broadcast_to(grid, shape) for grid in grids)
         for pattern, axes in members:
@@ -284,7 +303,7 @@ def _canonical(pattern: tuple[int, ...], empty: list[int]) -> tuple[tuple[int, .
 
 
 @cache
-def _suit_choices(hole_mask: int, size: int) -> tuple[IntArray, IntArray, IntArray, IntArray]:
+def _suit_choices(hole_mask: int, size: int) -> tuple[Grid, Grid, Grid, Grid]:
     """A suit's community rank sets c of one size beside the hole ranks (shared by every hole hand
     with these hole ranks in a suit): c, the ranks of c ascending (one column per card), the player's
     strength in the suit (c | h), and the dealer's (3 - |c|)-subsets below a 9-high 3-card flush."""
@@ -306,14 +325,14 @@ def _suit(hole: list[tuple[int, int, int, int]], suit: int, size: int) -> _Suit:
     return _Suit(masks, player, below_q)
 
 
-def _axis(values: IntArray, suit: int) -> IntArray:
+def _axis(values: Grid, suit: int) -> Grid:
     """A one-suit table (hole hand, choice) as a grid: the suits' axes, then the hole hands'."""
     shape = [1] * SUIT_COUNT + [values.shape[0]]
     shape[suit] = values.shape[1]
     return values.T.reshape(shape)
 
 
-def _pair_axes(values: IntArray, first: int, second: int) -> IntArray:
+def _pair_axes(values: Grid, first: int, second: int) -> Grid:
     """A table (hole hand, choice of suit ``first``, choice of suit ``second``) as a grid."""
     if first > second:
         values = values.transpose(0, 2, 1)
@@ -338,15 +357,15 @@ def _coefficient(polys: list[list[int]], degree: int) -> int:
 
 
 def _expanded_sum(
-    free: list[int], first_special: list[int], special: dict[int, IntArray], shape: tuple[int, ...]
-) -> IntArray:
+    free: list[int], first_special: list[int], special: dict[int, Grid], shape: tuple[int, ...]
+) -> Grid:
     """[t^3] prod_s (sum_{k < e_s} C(f_s, k) t^k + special_s t^e_s) as a grid, expanded over the suit
     sets S that take their special term: sum_S coef_S * prod_{s in S} special_s. ``special`` holds the
     suits whose special term can be reached (e_s <= 3), each as a grid-shaped array."""
     # int32: every term counts dealer hands, at most C(45, 3) in all.
     total = np.zeros(shape, dtype=np.int32)
     for chosen, coef in _expansion(tuple(free), tuple(first_special), tuple(sorted(special))):
-        term: IntArray | int = coef
+        term: Grid | int = coef
         for s in chosen:
             term = term * special[s]
         total += term
@@ -374,11 +393,12 @@ def _expansion(
 def _pattern_grid(
     pattern: tuple[int, ...],
     hole: list[tuple[int, int, int, int]],
-    hole_sizes: list[int],
+    *,
+    hole_sizes: tuple[int, int, int, int],
     suits: list[_Suit],
-    suit_keys: list[IntArray],
+    suit_keys: list[list[tuple[Grid, Grid]]],
     xtra_by_length: list[int],
-) -> tuple[IntArray, IntArray, IntArray]:
+) -> tuple[Grid, Grid, Grid]:
     """slope, base and flush key over one pattern's grid (one axis per suit's choice, then hole hand)."""
     batch = len(hole)
     shape = (*(suit.masks.shape[1] for suit in suits), batch)
@@ -398,14 +418,14 @@ def _pattern_grid(
     else:
         not_qualifying = np.zeros(shape, dtype=np.int32)  # 4 community cards of a suit: a 4-card flush
 
-    strength: IntArray | None = None
-    weaker: IntArray | None = None
-    not_stronger: IntArray | None = None
+    strength: Grid | None = None
+    weaker: Grid | None = None
+    not_stronger: Grid | None = None
     for t in (s for s in range(SUIT_COUNT) if lengths[s] == length):
         own = suits[t]
         flush = own.player & ((1 << 13) - 1)  # M: the player's rank set in suit t
-        below: dict[int, IntArray] = {}
-        at_most: dict[int, IntArray] = {}
+        below: dict[int, Grid] = {}
+        at_most: dict[int, Grid] = {}
         for s in range(SUIT_COUNT):
             extra = first_special[s]
             if extra > _DEALER_CARDS:
@@ -434,7 +454,9 @@ def _pattern_grid(
             strength = np.where(stronger, strength_t, strength)
             weaker = np.where(stronger, weaker_t, weaker)
             not_stronger = np.where(stronger, not_stronger_t, not_stronger)
-    assert strength is not None and weaker is not None and not_stronger is not None
+    assert strength is not None
+    assert weaker is not None
+    assert not_stronger is not None
     # With W weaker dealer hands, NS not stronger (W plus the ties), N not qualifying, D all 14,190 and
     # x the X-tra Bonus odds: the player wins W, pushes NS - W and loses the rest, the ante pushing
     # when the dealer does not qualify (then a loss costs only the X-tra Bonus) or paying even money
@@ -450,16 +472,19 @@ def _pattern_grid(
         base = xtra * weaker + not_stronger + not_qualifying - 2 * dealer_hands
     else:
         qualifies = strength >= QUALIFYING_STRENGTH
-        base = np.where(
-            qualifies,
-            (xtra + 1) * weaker + 2 * not_stronger - not_qualifying,
-            xtra * weaker + not_stronger + not_qualifying,
-        ) - 2 * dealer_hands
+        base = (
+            np.where(
+                qualifies,
+                (xtra + 1) * weaker + 2 * not_stronger - not_qualifying,
+                xtra * weaker + not_stronger + not_qualifying,
+            )
+            - 2 * dealer_hands
+        )
     key = (length << 4) | _TOP_RANK[strength & ((1 << 13) - 1)]
     return slope, base, key
 
 
-def _count_below(keys: list[tuple[IntArray, IntArray]], segment: IntArray, end: IntArray) -> IntArray:
+def _count_below(keys: list[tuple[Grid, Grid]], segment: Grid, end: Grid) -> Grid:
     """Per hole hand b (first axis): how many of its keys lie in [start of ``segment``, ``end``)."""
     return np.stack(
         [

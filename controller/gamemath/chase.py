@@ -224,6 +224,16 @@ def _accumulate(counter: dict[int, int], by_key: IntArray, scale: int) -> None:
 _PROGRESS_STAGE = "hole-hand classes"
 
 
+def _collect(
+    results: list[_HoleResult], batch: list[_HoleResult], classes: int, progress: ProgressFn | None
+) -> None:
+    """Keep a batch's results, telling ``progress`` of each class (it is in steps of classes)."""
+    for result in batch:
+        results.append(result)
+        if progress is not None:
+            progress(_PROGRESS_STAGE, len(results), classes)
+
+
 def solve_chase(
     xtra: Paytable | None = None,
     *,
@@ -246,14 +256,10 @@ def solve_chase(
         with ProcessPoolExecutor(max_workers=processes) as pool:
             # map() yields in order as results arrive: progress is reported as the work goes.
             for batch_results in pool.map(_solve_holes_star, jobs):
-                results.extend(batch_results)
-                if progress is not None:
-                    progress(_PROGRESS_STAGE, len(results), len(classes))
+                _collect(results, batch_results, len(classes), progress)
     else:
         for job in jobs:
-            results.extend(_solve_holes_star(job))
-            if progress is not None:
-                progress(_PROGRESS_STAGE, len(results), len(classes))
+            _collect(results, _solve_holes_star(job), len(classes), progress)
     solution = ChaseSolution(table)
     decisions = {"all_in_3x_preflop": 0, "all_in_2x_flop": 0, "all_in_1x_river": 0, "fold": 0}
     for hole, result in zip(classes, results, strict=True):

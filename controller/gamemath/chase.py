@@ -116,14 +116,20 @@ def _solve_holes(
     terms = chase_river.street_terms(holes, xtra_lines)
     # Each flop's sums over its 1,081 turn-rivers (all in 2x now; the river's value): one sparse
     # product over the community sets.
-    flop_sums = np.rint(incidence.flop_by_quad @ terms.flop_values).astype(np.int64)  # integers below 2**53
+    # Each flop's sums over its 1,081 turn-rivers (all in 2x now; the river's value): one sparse
+    # product over the compact community sets, one flop per orbit.
+    orbit_sums = np.rint(incidence.flop_by_compact @ terms.flop_values).astype(np.int64)  # below 2**53
+    flop_sums = orbit_sums[incidence.flop_orbit]
     flop_bets, flop_checks = flop_sums[:, :batch], flop_sums[:, batch:]
     bets_on_flop = flop_bets > flop_checks
     all_in_3x = 6 * terms.all_in_3x  # each community set is 6 (flop, turn-river) orders
-    # A river is reached after a checked flop: each community set, as many times as it has checked flops.
-    checked_flops = incidence.quad_by_flop @ (~bets_on_flop).astype(np.float32)
+    # A river is reached after a checked flop: each community set, as many times as it has checked
+    # flops (a compact row's images have as many: the suits renamed do not change the hole hand).
+    checked_flops = incidence.compact_by_flop @ (~bets_on_flop).astype(np.float32)
     reached = np.bincount(
-        terms.river_codes.ravel(), weights=checked_flops.ravel(), minlength=chase_river.CODES_PER_HOLE * batch
+        terms.river_codes.ravel(),
+        weights=(checked_flops * incidence.compact_weight[:, None]).ravel(),
+        minlength=chase_river.CODES_PER_HOLE * batch,
     )
     # Exact: numpy's weighted bincount is float, exact below 2**53 (these totals are at most 6 * 211,876).
     reached_by_code = np.rint(reached).astype(np.int64).reshape(batch, _FLUSH_KEYS, 2)

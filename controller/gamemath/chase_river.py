@@ -96,7 +96,17 @@ class Layout:
     quad_ids: Grid  # (211876, 4): each row's cards as ids 0..48 (suit by suit, free ranks in order)
     pair_ids: Grid  # (1176, 2): each flop's cards as ids, row order of flop_by_quad
     flop_by_quad: sp.csr_matrix  # (1176, 211876): 1 where the flop is part of the community set (float64)
-    quad_by_flop: sp.csr_matrix  # its transpose (float32)
+    # Suits without hole cards are alike for every hole hand of the shape, so the river is computed
+    # only on the "compact" rows: the grids of one pattern per orbit under renaming those suits
+    # (``orbits``: canonical pattern, first compact row, rows, and the patterns it stands for with the
+    # axis order that turns its grid into theirs). A compact row stands for ``compact_weight`` rows.
+    orbits: tuple[tuple[tuple[int, ...], int, int, tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]], ...]
+    compact_weight: Grid  # (compact rows,) float64
+    # Flops likewise: one per orbit (``flop_orbit``: each flop's row of ``flop_by_compact``), whose sums
+    # over the compact rows count each compact row as often as its images hold the flop.
+    flop_orbit: Grid  # (1176,)
+    flop_by_compact: sp.csr_matrix  # (flop orbits, compact rows) float64
+    compact_by_flop: sp.csr_matrix  # (compact rows, 1176) float32: 1 where the flop is in the set
 
     def cards(self, hole: tuple[int, int, int, int]) -> Grid:
         """Card (suit * 13 + rank) of each id, for one hole hand of this shape."""
@@ -117,10 +127,12 @@ def layout(sizes: tuple[int, int, int, int]) -> Layout:
     first_id = [sum(free[:s]) for s in range(SUIT_COUNT)]
     blocks = []
     pattern_rows = []
+    grid_shapes: dict[tuple[int, ...], tuple[int, ...]] = {}
     row = 0
     for pattern in _SUIT_PATTERNS:
         per_suit = [_subsets(free[s], pattern[s]) + first_id[s] for s in range(SUIT_COUNT)]
-        grid = np.indices([len(ids) for ids in per_suit]).reshape(SUIT_COUNT, -1)
+        grid_shapes[pattern] = tuple(len(ids) for ids in per_suit)
+        grid = np.indices(grid_shapes[pattern]).reshape(SUIT_COUNT, -1)
         block = np.concatenate([per_suit[s][grid[s]] for s in range(SUIT_COUNT)], axis=1)
         blocks.append(block)
         pattern_rows.append((pattern, row, len(block)))
@@ -133,10 +145,74 @@ def layout(sizes: tuple[int, int, int, int]) -> Layout:
     # Floats, exactly: every sum here is an integer below 2**53, and the float product is twice as fast.
     ones = np.ones(len(flop_rows), dtype=np.float64)
     by_quad = sp.csr_matrix((ones, (flop_rows, quad_cols)), shape=(len(pairs), len(quads)))
-    by_flop = by_quad.T.tocsr().astype(np.float32)  # counts of at most 6 flops
-    return Layout(
-        (sizes[0], sizes[1], sizes[2], sizes[3]), tuple(pattern_rows), quads, pairs, by_quad, by_flop
+
+    empty = [s for s in range(SUIT_COUNT) if sizes[s] == 0]
+    members: dict[tuple[int, ...], list[tuple[tuple[int, ...], tuple[int, ...]]]] = {}
+    for pattern in _SUIT_PATTERNS:
+        canonical, axes = _canonical(pattern, empty)
+        members.setdefault(canonical, []).append((pattern, axes))
+    first_row = {pattern: first for pattern, first, _ in pattern_rows}
+    orbits = []
+    weights = []
+    compact_blocks = []
+    image_flops = []
+    image_cols = []
+    compact_first = 0
+    for canonical, images in members.items():
+        shape = grid_shapes[canonical]
+        count = int(np.prod(shape))
+        orbits.append((canonical, compact_first, count, tuple(images)))
+        weights.append(np.full(count, len(images), dtype=np.float64))
+        compact_blocks.append(quads[first_row[canonical] : first_row[canonical] + count])
+        for pattern, axes in images:
+            # Row k of the image's grid is compact row ``source[k]`` (the grid transposed by ``axes``).
+            source = compact_first + np.arange(count).reshape(shape).transpose(axes).ravel()
+            image = quads[first_row[pattern] : first_row[pattern] + count]
+            for a, b in itertools.combinations(range(BOARD), 2):
+                image_flops.append(_colex(image[:, [a, b]]))
+                image_cols.append(source)
+        compact_first += count
+    compact_quads = np.concatenate(compact_blocks)
+    flops = np.concatenate(image_flops)
+    by_compact = sp.csr_matrix(
+        (np.ones(len(flops)), (flops, np.concatenate(image_cols))), shape=(len(pairs), compact_first)
     )
+    flop_orbit, representatives = _flop_orbits(pairs, empty, first_id)
+    compact_flops = np.concatenate(
+        [_colex(compact_quads[:, [a, b]]) for a, b in itertools.combinations(range(BOARD), 2)]
+    )
+    compact_by_flop = sp.csr_matrix(
+        (
+            np.ones(len(compact_flops), dtype=np.float32),  # counts of at most 6 flops: exact
+            (np.tile(np.arange(compact_first), 6), compact_flops),
+        ),
+        shape=(compact_first, len(pairs)),
+    )
+    return Layout(
+        sizes=(sizes[0], sizes[1], sizes[2], sizes[3]),
+        pattern_rows=tuple(pattern_rows),
+        quad_ids=quads,
+        pair_ids=pairs,
+        flop_by_quad=by_quad,
+        orbits=tuple(orbits),
+        compact_weight=np.concatenate(weights),
+        flop_orbit=flop_orbit,
+        flop_by_compact=by_compact[representatives].tocsr(),
+        compact_by_flop=compact_by_flop,
+    )
+
+
+def _flop_orbits(pairs: Grid, empty: list[int], first_id: list[int]) -> tuple[Grid, Grid]:
+    """Each flop's orbit (0..) under renaming the suits without hole cards, and one flop per orbit."""
+    suit_of_id = np.repeat(np.arange(SUIT_COUNT), np.diff([*first_id, OTHER_CARDS]))
+    least = np.full(len(pairs), len(pairs), dtype=np.int64)
+    for permutation in itertools.permutations(empty):
+        rename = dict(zip(empty, permutation, strict=True))
+        target = np.array([first_id[rename.get(s, s)] - first_id[s] for s in range(SUIT_COUNT)])
+        renamed = np.sort(pairs + target[suit_of_id[pairs]], axis=1)
+        least = np.minimum(least, _colex(renamed))
+    representatives, flop_orbit = np.unique(least, return_inverse=True)
+    return flop_orbit, representatives
 
 
 def _subsets(count: int, size: int) -> Grid:
@@ -188,10 +264,11 @@ def suit_sizes(hole: tuple[int, int, int, int]) -> tuple[int, int, int, int]:
 
 @dataclass(frozen=True)
 class StreetTerms:
-    """What the flop and preflop decisions need of the river, per community set (rows, in the order of
-    ``layout``) and hole hand (b): ``flop_values[:, b]`` is the all-in 2x's result ``2 * slope + base``
-    and ``flop_values[:, batch + b]`` the river's value ``max(slope + base, fold)``; ``river_codes``
-    is ``256 * b + (flush_key << 1 | calls)``; ``all_in_3x[b]`` sums ``3 * slope + base``."""
+    """What the flop and preflop decisions need of the river, per compact row of ``layout`` (one
+    community set per orbit of its suit pattern) and hole hand (b): ``flop_values[:, b]`` is the
+    all-in 2x's result ``2 * slope + base`` and ``flop_values[:, batch + b]`` the river's value
+    ``max(slope + base, fold)``; ``river_codes`` is ``256 * b + (flush_key << 1 | calls)``;
+    ``all_in_3x[b]`` sums ``3 * slope + base`` over every community set."""
 
     flop_values: Grid
     river_codes: Grid
@@ -212,10 +289,16 @@ def river_terms(holes: Sequence[tuple[int, int, int]], xtra_lines: tuple[tuple[i
     slope = np.empty((quad_count, batch), dtype=np.int64)
     base = np.empty((quad_count, batch), dtype=np.int64)
     flush_key = np.empty((quad_count, batch), dtype=np.int64)
-    for rows, shape, grid_slope, grid_base, grid_key in _river_grids(holes, xtra_lines):
-        slope[rows] = np.broadcast_to(grid_slope, shape).reshape(-1, batch)
-        base[rows] = np.broadcast_to(grid_base, shape).reshape(-1, batch)
-        flush_key[rows] = np.broadcast_to(grid_key, shape).reshape(-1, batch)
+    rows = layout(suit_sizes(hole_masks(holes[0])))
+    first_row = {pattern: first for pattern, first, _ in rows.pattern_rows}
+    orbit_images = {first: images for _, first, _, images in rows.orbits}
+    for first, count, _, grid_slope, grid_base, grid_key in _river_grids(holes, xtra_lines):
+        for pattern, axes in orbit_images[first]:
+            order = (*axes, SUIT_COUNT)
+            image = slice(first_row[pattern], first_row[pattern] + count)
+            slope[image] = grid_slope.transpose(order).reshape(-1, batch)
+            base[image] = grid_base.transpose(order).reshape(-1, batch)
+            flush_key[image] = grid_key.transpose(order).reshape(-1, batch)
     return RiverTerms(slope, base, flush_key)
 
 
@@ -224,12 +307,14 @@ def street_terms(
 ) -> StreetTerms:
     """``river_terms`` reduced, pattern by pattern while the grids are small, to what the flop needs."""
     batch = len(holes)
-    quad_count = comb(OTHER_CARDS, BOARD)
-    flop_values = np.empty((quad_count, 2 * batch), dtype=np.float64)  # integers: exact
-    river_codes = np.empty((quad_count, batch), dtype=np.int32)
+    weight = layout(suit_sizes(hole_masks(holes[0]))).compact_weight
+    compact = len(weight)
+    flop_values = np.empty((compact, 2 * batch), dtype=np.float64)  # integers: exact
+    river_codes = np.empty((compact, batch), dtype=np.int32)
     all_in_3x = np.zeros(batch, dtype=np.int64)
     column_codes = np.arange(batch, dtype=np.int32) * CODES_PER_HOLE
-    for rows, shape, slope, base, key in _river_grids(holes, xtra_lines):
+    for first, count, shape, slope, base, key in _river_grids(holes, xtra_lines):
+        rows = slice(first, first + count)
         river_call = slope + base
         flop_values[rows, :batch] = np.broadcast_to(2 * slope + base, shape).reshape(-1, batch)
         flop_values[rows, batch:] = np.broadcast_to(np.maximum(river_call, FOLD_RESULT), shape).reshape(
@@ -237,17 +322,18 @@ def street_terms(
         )
         codes = (key << 1) + (river_call > FOLD_RESULT) + column_codes
         river_codes[rows] = np.broadcast_to(codes, shape).reshape(-1, batch)
-        all_in_3x += (3 * slope.astype(np.int64) + base).reshape(-1, batch).sum(axis=0)
+        images = int(weight[first])  # every row of an orbit's grid stands for as many rows
+        all_in_3x += images * (3 * slope.astype(np.int64) + base).reshape(-1, batch).sum(axis=0)
     return StreetTerms(flop_values, river_codes, all_in_3x)
 
 
 def _river_grids(
     holes: Sequence[tuple[int, int, int]], xtra_lines: tuple[tuple[int, int], ...]
-) -> Iterator[tuple[slice, tuple[int, ...], Grid, Grid, Grid]]:
-    """Per suit pattern: its rows, its grid's shape, and slope, base and flush key over the grid (one
-    axis per suit's choice, then the hole hands: computed together, each numpy call serves all of
-    them). The hole hands must have as many cards in each suit (every hole-hand class of one shape
-    does)."""
+) -> Iterator[tuple[int, int, tuple[int, ...], Grid, Grid, Grid]]:
+    """Per orbit of suit patterns (``layout(...).orbits``): its compact rows (first, count), its
+    grid's shape, and slope, base and flush key over the grid (one axis per suit's choice, then the
+    hole hands: computed together, each numpy call serves all of them). The hole hands must have as
+    many cards in each suit (every hole-hand class of one shape does)."""
     batch = len(holes)
     hole = [hole_masks(cards) for cards in holes]
     sizes = suit_sizes(hole[0])
@@ -261,30 +347,14 @@ def _river_grids(
             if length >= line:
                 xtra_by_length[length] = odds
                 break
-    rows = {pattern: slice(first, first + count) for pattern, first, count in layout(sizes).pattern_rows}
-    # Suits without hole cards are alike for every hole hand of the shape: a pattern that only moves
-    # community cards between them has the same grid with those suits' axes swapped.
-    empty = [s for s in range(SUIT_COUNT) if sizes[s] == 0]
-    orbits: dict[tuple[int, ...], list[tuple[tuple[int, ...], tuple[int, ...]]]] = {}
-    for pattern in rows:
-        canonical, axes = _canonical(pattern, empty)
-        orbits.setdefault(canonical, []).append((pattern, axes))
-    for canonical, members in orbits.items():
+    for canonical, first, count, _ in layout(sizes).orbits:
         suits = [_suit(hole, s, canonical[s]) for s in range(SUIT_COUNT)]
         grids = _pattern_grid(
             canonical, hole, hole_sizes=sizes, suits=suits, suit_keys=suit_keys, xtra_by_length=xtra_by_length
         )
         shape = (*(len(suit.masks[0]) for suit in suits), batch)
         slope, base, key = (np.broadcast_to(grid, shape) for grid in grids)
-        for pattern, axes in members:
-            order = (*axes, SUIT_COUNT)
-            yield (
-                rows[pattern],
-                tuple(shape[axis] for axis in order),
-                slope.transpose(order),
-                base.transpose(order),
-                key.transpose(order),
-            )
+        yield first, count, shape, slope, base, key
 
 
 def _canonical(pattern: tuple[int, ...], empty: list[int]) -> tuple[tuple[int, ...], tuple[int, ...]]:

@@ -69,16 +69,16 @@ def superset_table() -> tuple[Grid, Grid]:
     return keys[order], d[order]
 
 
-@lru_cache(maxsize=32)
+@lru_cache(maxsize=64)
 def _keys_avoiding(hole_mask: int) -> tuple[Grid, Grid]:
-    """The superset table's keys whose dealer ranks avoid the hole ranks (consecutive hole-hand
-    classes share most of their suits' hole ranks, and most suits hold none), and where each segment
-    ``c * 4 + |d|`` starts among them."""
+    """The superset table's keys whose dealer ranks avoid the hole ranks, and where each segment
+    ``c * 4 + |d|`` starts among them. Cached: a batch's 16 classes hold up to 48 hole rank sets, and
+    consecutive batches share many; int32 (the keys are below 2**28) halves the cache's memory."""
     keys, extra = superset_table()
     if hole_mask != 0:
         keys = keys[(extra & hole_mask) == 0]
-    starts = np.searchsorted(keys, np.arange(1 << 15, dtype=np.int64) << 13)
-    return keys, starts
+    starts = np.searchsorted(keys, np.arange(1 << 15, dtype=np.int64) << 13).astype(np.int32)
+    return keys.astype(np.int32), starts
 
 
 @dataclass(frozen=True)
@@ -323,7 +323,9 @@ def street_terms(
         codes = (key << 1) + (river_call > FOLD_RESULT) + column_codes
         river_codes[rows] = np.broadcast_to(codes, shape).reshape(-1, batch)
         images = int(weight[first])  # every row of an orbit's grid stands for as many rows
-        all_in_3x += images * (3 * slope.astype(np.int64) + base).reshape(-1, batch).sum(axis=0)
+        slope_sum = np.broadcast_to(slope, shape).reshape(-1, batch).sum(axis=0, dtype=np.int64)
+        base_sum = np.broadcast_to(base, shape).reshape(-1, batch).sum(axis=0, dtype=np.int64)
+        all_in_3x += images * (3 * slope_sum + base_sum)
     return StreetTerms(flop_values, river_codes, all_in_3x)
 
 
@@ -495,6 +497,7 @@ def _pattern_grid(
         own = suits[t]
         flush = own.player & ((1 << 13) - 1)  # M: the player's rank set in suit t
         below: dict[int, Grid] = {}
+        identical_flushes = False  # whether the dealer can hold the player's flush exactly (a tie)
         at_most: dict[int, Grid] = {}
         for s in range(SUIT_COUNT):
             extra = first_special[s]
@@ -505,6 +508,7 @@ def _pattern_grid(
                 count = _count_below(suit_keys[s], segment, (segment << 13) | flush)
                 below[s] = _axis(count, s)
                 at_most[s] = below[s] + (1 if hole_sizes[t] == 0 else 0)
+                identical_flushes |= hole_sizes[t] == 0
             else:
                 other = suits[s].masks[:, :, None]
                 segment = other * 4 + extra
@@ -513,8 +517,10 @@ def _pattern_grid(
                 identical = ((other & ~flush[:, None, :]) == 0) & ((flush[:, None, :] & hole_ranks) == 0)
                 below[s] = _pair_axes(count, s, t)
                 at_most[s] = _pair_axes(count + identical.astype(np.int32), s, t)
+                identical_flushes |= bool(identical.any())
         weaker_t = _expanded_sum(free, first_special, below, shape)
-        not_stronger_t = _expanded_sum(free, first_special, at_most, shape)
+        # Without an identical flush "not stronger" is "weaker": the same sum, not computed twice.
+        not_stronger_t = _expanded_sum(free, first_special, at_most, shape) if identical_flushes else weaker_t
         strength_t = np.broadcast_to(_axis(own.player, t), shape)
         if strength is None or weaker is None or not_stronger is None:
             strength, weaker, not_stronger = strength_t, weaker_t, not_stronger_t
@@ -558,7 +564,8 @@ def _count_below(keys: list[tuple[Grid, Grid]], segment: Grid, end: Grid) -> Gri
     """Per hole hand b (first axis): how many of its keys lie in [start of ``segment``, ``end``)."""
     return np.stack(
         [
-            (np.searchsorted(keys[b][0], end[b]) - keys[b][1][segment[b]]).astype(np.int32)
+            # The queries as int32 like the keys: a wider query would copy the keys at every call.
+            (np.searchsorted(keys[b][0], end[b].astype(np.int32)) - keys[b][1][segment[b]]).astype(np.int32)
             for b in range(len(keys))
         ]
     )

@@ -78,8 +78,12 @@ def test_every_community_set_once_in_each_shape_layout() -> None:
         rows = chase_river.layout(sizes)
         ids = np.sort(rows.quad_ids, axis=1)
         assert len(np.unique(ids, axis=0)) == 211_876
-        assert int(rows.flop_by_quad.sum()) == 211_876 * 6
-        assert (np.asarray(rows.flop_by_quad.sum(axis=1)).ravel() == 1081).all()
+        pairs = {tuple(pair) for pair in rows.pair_ids.tolist()}
+        assert len(pairs) == 1176
+        # Compact rows stand for every community set; each flop orbit's row sums its 1,081 turn-rivers.
+        assert int(rows.compact_weight.sum()) == 211_876
+        assert (np.asarray(rows.flop_by_compact.sum(axis=1)).ravel() == 1081).all()
+        assert (np.asarray(rows.compact_by_flop.sum(axis=1)).ravel() == 6).all()
 
 
 def test_a_batch_of_classes_of_each_shape_gives_each_class_its_row() -> None:

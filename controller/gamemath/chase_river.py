@@ -94,8 +94,7 @@ class Layout:
     sizes: tuple[int, int, int, int]  # hole cards per suit
     pattern_rows: tuple[tuple[tuple[int, ...], int, int], ...]  # (pattern, first row, rows)
     quad_ids: Grid  # (211876, 4): each row's cards as ids 0..48 (suit by suit, free ranks in order)
-    pair_ids: Grid  # (1176, 2): each flop's cards as ids, row order of flop_by_quad
-    flop_by_quad: sp.csr_matrix  # (1176, 211876): 1 where the flop is part of the community set (float64)
+    pair_ids: Grid  # (1176, 2): each flop's cards as ids, in colex order (the flops' numbers)
     # Suits without hole cards are alike for every hole hand of the shape, so the river is computed
     # only on the "compact" rows: the grids of one pattern per orbit under renaming those suits
     # (``orbits``: canonical pattern, first compact row, rows, and the patterns it stands for with the
@@ -140,12 +139,6 @@ def layout(sizes: tuple[int, int, int, int]) -> Layout:
     quads = np.concatenate(blocks)  # ascending within a row: suits in order, ranks ascending
     pairs = np.array(list(itertools.combinations(range(OTHER_CARDS), 2)), dtype=np.int64)
     pairs = pairs[np.argsort(_colex(pairs), kind="stable")]
-    flop_rows = np.concatenate([_colex(quads[:, [a, b]]) for a, b in itertools.combinations(range(BOARD), 2)])
-    quad_cols = np.tile(np.arange(len(quads), dtype=np.int64), 6)
-    # Floats, exactly: every sum here is an integer below 2**53, and the float product is twice as fast.
-    ones = np.ones(len(flop_rows), dtype=np.float64)
-    by_quad = sp.csr_matrix((ones, (flop_rows, quad_cols)), shape=(len(pairs), len(quads)))
-
     empty = [s for s in range(SUIT_COUNT) if sizes[s] == 0]
     members: dict[tuple[int, ...], list[tuple[tuple[int, ...], tuple[int, ...]]]] = {}
     for pattern in _SUIT_PATTERNS:
@@ -193,7 +186,6 @@ def layout(sizes: tuple[int, int, int, int]) -> Layout:
         pattern_rows=tuple(pattern_rows),
         quad_ids=quads,
         pair_ids=pairs,
-        flop_by_quad=by_quad,
         orbits=tuple(orbits),
         compact_weight=np.concatenate(weights),
         flop_orbit=flop_orbit,

@@ -1,4 +1,4 @@
-"""Chase the Flush's river counts for one hole hand, board suit pattern by board suit pattern.
+"""Chase the Flush's river counts for hole hands of one suit shape, board suit pattern by pattern.
 
 For a hole hand H (rank sets h_s per suit) and a community set C (rank sets c_s), the dealer's three
 cards D come from the other 45. The dealer is weaker than the player's strength X (length L, mask M)
@@ -122,6 +122,7 @@ class Layout:
 
 @cache
 def layout(sizes: tuple[int, int, int, int]) -> Layout:
+    """The layout of the hole hands with ``sizes`` cards per suit (built once per process and shape)."""
     free = [13 - size for size in sizes]
     first_id = [sum(free[:s]) for s in range(SUIT_COUNT)]
     blocks = []

@@ -260,6 +260,7 @@ class TableDaemon:
             notify=self._notify_panel,
             halt=self._halt,
             latencies_s=self.summary.commit_latencies_s,
+            anchor_key=config.journal_anchor_key,
         )
         self.devices = DaemonDevices()
         self.watches = DaemonWatches(
@@ -485,7 +486,7 @@ class TableDaemon:
             # everything up to here (a clearing written in between is seen by both, harmlessly).
             last = self.journal.last_entry()
             self.watches.watched_seq = 0 if last is None else last.seq
-            report = recover(self.journal)
+            report = recover(self.journal, anchored=self.ledger.anchored)
             self.summary.recovered_voided = list(report.voided)
             for round_id in report.voided:
                 log.warning("round_voided", round_id=round_id, reason="interrupted: voided at start")
@@ -504,7 +505,7 @@ class TableDaemon:
             loop.set_exception_handler(log_loop_exception)
             for signal_number in (signal.SIGTERM, signal.SIGINT):
                 loop.add_signal_handler(signal_number, self._signalled)
-            self.ledger.start_anchor_writer()
+            self.ledger.start_checkpoints()
             try:
                 self._spawn(self.ledger.committer(), "committer")
                 await self.devices.start(self.config, self.links, self._publish)
@@ -636,7 +637,7 @@ class TableDaemon:
                 async with asyncio.timeout(PANEL_STOP_S):
                     await self.panel.stop()
         await self.devices.stop()
-        await asyncio.to_thread(self.ledger.stop_anchor_writer)
+        await asyncio.to_thread(self.ledger.stop_checkpoints)
         if self.ledger.opened and self._engine is not None:
             with contextlib.suppress(JournalError):
                 self.ledger.append(

@@ -159,7 +159,7 @@ def test_the_checkpoints_run_beside_the_commits_and_the_wal_starts_again(
         ledger = side(path, recorder)
         ledger.open(new_journal=True)
         try:
-            ledger.start_anchor_writer()
+            ledger.start_checkpoints()
             assert ledger.journal.pragma("wal_autocheckpoint") == CHECKPOINT_BACKSTOP_PAGES
             ledger.append([round_started()])
 
@@ -172,7 +172,7 @@ def test_the_checkpoints_run_beside_the_commits_and_the_wal_starts_again(
                 commit_one(number)
             # Waits for the thread's catch-up; its report back to the loop (where the writer finishes
             # it when the thread did not) was queued before this await's own, so it has run after it.
-            await asyncio.to_thread(ledger.stop_anchor_writer)
+            await asyncio.to_thread(ledger.stop_checkpoints)
             # The thread's checkpoints have stopped: the writer's commits checkpoint by themselves again.
             assert ledger.journal.pragma("wal_autocheckpoint") == SQLITE_AUTOCHECKPOINT_PAGES
             ledger.append([JournalRecord.of("table_closed", {"by": "daemon", "reason": "x"}, None, "engine")])

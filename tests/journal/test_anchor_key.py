@@ -227,3 +227,29 @@ def test_the_mac_covers_every_field() -> None:
     }
     assert len(macs) == 5
     assert anchor_mac(KEY + b"x", anchor) not in macs
+
+
+def test_a_table_that_ran_without_a_key_gets_one(tmp_path: Path) -> None:
+    """docs/operations.md "The anchor key": verify without the key, move the unkeyed anchor aside,
+    `journal anchor --config` with the key, and the table runs keyed. `journal anchor` does not replace
+    an unkeyed anchor in place (that is what a forgery looks like)."""
+    path = tmp_path / "var" / "journal.sqlite"
+    path.parent.mkdir()
+    assert flushtable(*run_command(path)).returncode == 0
+    config = keyed_config(tmp_path / "etc", KEY)
+    in_place = flushtable("journal", "anchor", "--journal", str(path), "--config", str(config))
+    assert in_place.returncode == 1
+    assert "is not keyed, but an anchor key is configured" in in_place.stdout
+    assert flushtable("journal", "verify", "--journal", str(path)).returncode == 0
+    anchor_path(path).rename(tmp_path / "unkeyed.anchor")
+    anchored = flushtable("journal", "anchor", "--journal", str(path), "--config", str(config))
+    assert anchored.returncode == 0, anchored.stdout + anchored.stderr
+    anchor = read_anchor(path)
+    assert anchor is not None
+    assert key_problem(anchor, KEY, path) is None
+    ran = flushtable(*run_command(path, "--config", str(config)))
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    after = read_anchor(path)
+    assert after is not None
+    assert after.seq == last_seq(path) > anchor.seq
+    assert key_problem(after, KEY, path) is None

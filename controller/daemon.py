@@ -10,7 +10,10 @@ synchronous table engine, and one queue in front of it.
 Nothing calls the engine but the queue's loop. Every call's journal records are committed before any
 of its commands goes out, or its answer is given (controller/journal/group_commit.py), so the journal
 always holds a decision before the table acts on it; a crash between the two leaves an open round,
-which recovery voids at the next start with every wager returned.
+which recovery voids at the next start with every wager returned. A commit holding a round's close is
+also anchored (the anchor beside the journal, durably) before the round is printed, shown or paid, so
+a settlement anyone acted on cannot vanish from the journal without the next start refusing it
+(controller/daemon_journal.py).
 
 ``TableDaemon`` owns the one queue, its loop and the run/shutdown lifecycle, and composes three parts:
 the journal side (controller/daemon_journal.py: the group commit, the anchor, the journal's failure),

@@ -299,7 +299,8 @@ class DaemonJournal:
                 if effect.answer is not None and not effect.answer.done():
                     effect.answer.set_exception(JournalError(str(error)))
             if effects:
-                log.critical("journal_failed_dropped", engine_calls=len(effects), entries=0)
+                # Committed, but never acted on: without an anchor covering it, no one may be paid.
+                log.critical("anchor_failed_close_not_acted_on", engine_calls=len(effects), seq=last.seq)
             self._failed(error)
             return False
         return True

@@ -227,3 +227,16 @@ def test_load_toml_agrees_with_tomllib_within_the_limit(value: Any, max_depth: i
     else:
         with pytest.raises(TomlRefused, match=f"nested more than {max_depth} deep"):
             load_toml(text, max_depth=max_depth)
+
+
+def test_an_anchor_key_file_that_is_dev_zero_or_a_fifo(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "anchor.fifo")
+    for key_file in ("/dev/zero", "anchor.fifo"):
+        (tmp_path / "table.toml").write_text(
+            DEFAULT_CONFIG_TOML.replace(
+                'path = "var/journal.sqlite"', f'path = "j.sqlite"\nanchor_key_file = "{key_file}"'
+            )
+        )
+        line = one_line(flushtable("config", "--config", "table.toml", cwd=tmp_path))
+        assert line.startswith("flushtable config: table.toml: journal.anchor_key_file: "), line
+        assert "not a regular file" in line

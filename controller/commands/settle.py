@@ -80,8 +80,14 @@ def _read(path: str | None) -> str:
         if path is None or path == "-":
             text = sys.stdin.read(MAX_INPUT_CHARS + 1)
         else:
-            with open(path, encoding="utf-8") as handle:
-                text = handle.read(MAX_INPUT_CHARS + 1)
+            # A regular file only (a FIFO would wait for a writer for ever), read to the limit.
+            from controller.files import FileRefused, read_bounded  # noqa: PLC0415 - only for a file
+
+            try:
+                data = read_bounded(path, limit_bytes=4 * MAX_INPUT_CHARS)  # UTF-8: at most 4 per character
+            except FileRefused as refused:
+                raise UserError(f"FILE: cannot read {path}: {refused.reason}") from None
+            text = data.decode("utf-8")
     except OSError as error:
         raise UserError(f"FILE: cannot read {path}: {error.strerror}") from None
     except UnicodeDecodeError:

@@ -24,6 +24,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--json", action="store_true", help="a JSON array of recall records (docs/journal.md)"
     )
     parser.add_argument(
+        "--jsonl",
+        action="store_true",
+        help="one recall record per line: pipes into `flushtable settle --jsonl` (docs/settle.md)",
+    )
+    parser.add_argument(
         "--private",
         action="store_true",
         help="also the private parts a viewer never sees (a dead hand's cards, a fault's card): audits",
@@ -37,8 +42,13 @@ def run(args: argparse.Namespace) -> int:
     if last is not None and last < 1:
         raise UserError(f"--last: must be at least 1, not {last}")
     records = recall_records(journal_path(args), last=last, round_id=args.round, with_private=args.private)
+    if args.json and args.jsonl:
+        raise UserError("--json and --jsonl: give one or the other")
     if args.json:
         print(json.dumps(records, ensure_ascii=False, indent=2))
+    elif args.jsonl:
+        for record in records:
+            print(json.dumps(record, ensure_ascii=False))
     else:
         print(render_records(records))
     return 0

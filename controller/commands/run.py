@@ -8,7 +8,7 @@ import asyncio
 import socket
 from pathlib import Path
 
-from controller.config import load_config
+from controller.config import TableConfig, load_config
 from controller.daemon import RunOptions, TableDaemon
 from controller.errors import UserError
 from controller.integrity_watch import DEFAULT_EVERY_ROUNDS
@@ -51,7 +51,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--log-level",
         choices=("debug", "info", "warning", "error"),
         default=None,
-        help="override the configuration's log level (make run uses warning: the rounds print on stdout)",
+        help="override the configuration's log level",
+    )
+    parser.add_argument(
+        "--log-file",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="append the log to PATH (JSON lines under format auto) instead of standard error, so the "
+        "terminal shows the rounds alone (make run: var/flushtable.log)",
     )
     parser.add_argument(
         "--time-scale",
@@ -112,7 +120,23 @@ def run(args: argparse.Namespace) -> int:
     if not args.time_scale > 0:
         raise UserError(f"--time-scale: must be positive, not {args.time_scale}")
     config = load_config(args.config)
-    configure_logging_for(args.log_level or config.logging.level, config.logging.format)
+    if args.log_file is None:
+        configure_logging_for(args.log_level or config.logging.level, config.logging.format)
+        return _run(args, config)
+    try:
+        args.log_file.parent.mkdir(parents=True, exist_ok=True)
+        log_file = args.log_file.open("a", encoding="utf-8", buffering=1)  # a line reaches the file whole
+    except OSError as error:
+        raise UserError(f"--log-file: cannot append to {args.log_file}: {error.strerror or error}") from None
+    with log_file:
+        configure_logging_for(args.log_level or config.logging.level, config.logging.format, log_file)
+        try:
+            return _run(args, config)
+        finally:
+            configure_logging_for(args.log_level or config.logging.level, config.logging.format)
+
+
+def _run(args: argparse.Namespace, config: TableConfig) -> int:
     panel_bind = None
     if args.panel is not None:
         from controller.panel.server import parse_bind  # noqa: PLC0415 - the web stack loads only when wanted

@@ -11,7 +11,7 @@ from pathlib import Path
 from controller.config import TableConfig, load_config
 from controller.daemon import RunOptions, TableDaemon
 from controller.errors import UserError
-from controller.files import check_database_file
+from controller.files import check_database_file, check_writable_file
 from controller.integrity_watch import DEFAULT_EVERY_ROUNDS
 from controller.logs import configure_logging_for
 from controller.simulation.table import SimulatedTable, SimulationOptions
@@ -52,7 +52,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--log-level",
         choices=("debug", "info", "warning", "error"),
         default=None,
-        help="override the configuration's log level (make run uses warning: the rounds print on stdout)",
+        help="override the configuration's log level",
+    )
+    parser.add_argument(
+        "--log-file",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="append the log to PATH (JSON lines under format auto) instead of standard error, so the "
+        "terminal shows the rounds alone (make run: var/flushtable.log)",
     )
     parser.add_argument(
         "--time-scale",
@@ -134,7 +142,24 @@ def run(args: argparse.Namespace) -> int:
     if not args.time_scale > 0:
         raise UserError(f"--time-scale: must be positive, not {args.time_scale}")
     config = load_config(args.config)
-    configure_logging_for(args.log_level or config.logging.level, config.logging.format)
+    if args.log_file is None:
+        configure_logging_for(args.log_level or config.logging.level, config.logging.format)
+        return _run(args, config)
+    try:
+        args.log_file.parent.mkdir(parents=True, exist_ok=True)
+        check_writable_file(args.log_file, "--log-file")  # a FIFO or a device would block or swallow it
+        log_file = args.log_file.open("a", encoding="utf-8", buffering=1)  # a line reaches the file whole
+    except OSError as error:
+        raise UserError(f"--log-file: cannot append to {args.log_file}: {error.strerror or error}") from None
+    with log_file:
+        configure_logging_for(args.log_level or config.logging.level, config.logging.format, log_file)
+        try:
+            return _run(args, config)
+        finally:
+            configure_logging_for(args.log_level or config.logging.level, config.logging.format)
+
+
+def _run(args: argparse.Namespace, config: TableConfig) -> int:
     check_journal_path(args, config)
     panel_bind = panel_address(args, config)
     if panel_bind is not None:

@@ -194,6 +194,10 @@ def decode(data: bytes) -> EntryMessage | PrivateMessage:
         # canonical text refuses it (ValueError) here, not later where it would fail the floor's batch.
         payload_text = canonical_json(payload)
         entry = typed.decode_public(kind, payload_text)
+        # Typed all the way down (a settlement's seats and wagers, a round's banking ...): a table's
+        # credentials can extend its own chain with any payload, and the floor's reducer must never
+        # meet a value it does not expect (docs/floor.md "A table's messages are hostile").
+        typed.check_shapes(entry)
     except (typed.EntryError, ValueError, OverflowError, RecursionError) as error:
         raise BadMessage(f"entry {seq}: {type(error).__name__}: {error}"[:300]) from None
     return EntryMessage(

@@ -138,6 +138,22 @@ def _version(document: dict[str, Any]) -> int:
     return int(version)
 
 
+MAX_ID_CHARS = 200
+"""A round id, a fault id or a source: the floor keys rows and indexes by them, and PostgreSQL refuses an
+index row past about 2.7 kB (a whole batch would fail, again and again). Real ones are tens of characters."""
+
+
+def _bounded_ids(entry: typed.Entry, *, round_id: str | None, source: str) -> None:
+    named = [("round_id", round_id), ("source", source)]
+    if isinstance(entry, typed.RoundStarted):
+        named.append(("payload round_id", entry.round_id))
+    if isinstance(entry, typed.FaultRaised | typed.FaultAcknowledged | typed.FaultCleared):
+        named.append(("fault_id", entry.fault_id))
+    for name, value in named:
+        if value is not None and len(value) > MAX_ID_CHARS:
+            raise BadMessage(f"{name} longer than {MAX_ID_CHARS} characters")
+
+
 # What a hostile message could still raise, past decode's own checks, while it is decoded, canonicalised
 # or committed to: its readers (the floor service, `floor release`) refuse that one message on any of these,
 # never fail a whole batch (redelivered forever) or end with a traceback.
@@ -200,12 +216,15 @@ def decode(data: bytes) -> EntryMessage | PrivateMessage:
         typed.check_shapes(entry)
     except (typed.EntryError, ValueError, OverflowError, RecursionError) as error:
         raise BadMessage(f"entry {seq}: {type(error).__name__}: {error}"[:300]) from None
+    round_id = _field(document, "round_id", str, optional=True)
+    source = _field(document, "source", str)
+    _bounded_ids(entry, round_id=round_id, source=source)
     return EntryMessage(
         table_id=table_id,
         seq=seq,
         time_utc=_time(document),
-        round_id=_field(document, "round_id", str, optional=True),
-        source=_field(document, "source", str),
+        round_id=round_id,
+        source=source,
         kind=kind,
         version=_version(document),
         payload=payload,

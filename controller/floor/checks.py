@@ -2,7 +2,8 @@
 functions of the table's projection (what the floor holds of it) and the message. No I/O: what the floor
 stored in PostgreSQL is looked up by the caller (controller/floor/service.py) and passed in.
 
-- an entry at or below the table's last seq is a resend (same hash) or a **fork** (another hash);
+- an entry at or below the table's last seq is a resend (same hash) or a **fork** (another hash: the
+  table is quarantined, both entries kept);
 - the next entry must be the last seq + 1 (else a **gap**), chain to the last hash (else a **broken
   chain**) and hash to its own hash (else a **bad hash**); any of those quarantines the table;
 - a taken entry is folded by the one reducer (``TableState.apply``), and its private commitment is kept
@@ -72,7 +73,11 @@ def resend_problem(entry: wire.EntryMessage, stored_hash: str | None) -> Problem
     it is the same entry sent again (skipped), else a fork (the floor keeps the first)."""
     if stored_hash == entry.hash:
         return None
-    return Problem("fork", f"a second, different entry {entry.seq} (fork): the floor keeps the first")
+    return Problem(
+        "fork",
+        f"a second, different entry {entry.seq} (fork): the floor holds hash {stored_hash}, this one is "
+        f"{entry.hash}; the floor keeps the first, both are kept as evidence",
+    )
 
 
 def chain_problem(projection: TableProjection, entry: wire.EntryMessage) -> Problem | None:
@@ -100,8 +105,14 @@ def chain_problem(projection: TableProjection, entry: wire.EntryMessage) -> Prob
 
 def quarantine_table(projection: TableProjection, entry: wire.EntryMessage, problem: Problem) -> None:
     """Nothing more of the table is projected after its last good entry until an operator looks."""
+    quarantine_at(projection, problem, f"entry {entry.seq}")
+
+
+def quarantine_at(projection: TableProjection, problem: Problem, where: str) -> None:
+    """The table quarantined after its last good entry, for ``problem`` at ``where`` (an entry, or the
+    stream seq of a message that names none)."""
     projection.quarantined_at_seq = projection.last_seq
-    projection.quarantine_reason = f"{problem.kind} at entry {entry.seq}"
+    projection.quarantine_reason = f"{problem.kind} at {where}"
 
 
 def fold_entry(projection: TableProjection, entry: wire.EntryMessage) -> None:

@@ -24,7 +24,7 @@ row locked so two releases, or a release and the service's write of the table, c
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -36,7 +36,8 @@ from controller.floor.checks import TableProjection
 from controller.uplink import wire
 
 RELEASING_ROLES = frozenset({"manager"})  # the table-games manager; surveillance watches, it does not operate
-CHAIN_ALERT_KINDS = ("gap", "broken_chain", "bad_hash")  # the alerts that quarantine a table (checks.py)
+# The alerts that quarantine a table (checks.py, service.py): a release resolves them.
+CHAIN_ALERT_KINDS = ("gap", "broken_chain", "bad_hash", "fork", "floor_error")
 MAX_REASON_CHARS = 500
 MAX_NAME_CHARS = 64
 
@@ -59,6 +60,9 @@ class ReleasePlan:
     through_seq: int  # the chain verifies from the last good entry through this entry
     highest_seq: int  # the highest entry seq the held messages claim
     first_problem: str | None  # what the first set-aside entry was (for the operator)
+    # A held entry that continues, not the floor's chain, but the other entry of a fork the floor holds
+    # (entry seq, its stream seq): the floor took the entry the table did not write.
+    continues_fork: tuple[int, int] | None = None
 
     @property
     def verifies(self) -> bool:
@@ -72,14 +76,21 @@ def plan_release(
     last_hash: str,
     held: Iterable[HeldMessage],
     already_set_aside: frozenset[int] = frozenset(),
+    floor_hashes: Mapping[int, str] | None = None,
 ) -> ReleasePlan:
     """Walk the held messages as the floor service will replay them (stream order, the same checks):
     an entry that continues the chain is taken; one that does not (gap, broken chain, bad hash) is set
     aside; a resend of an entry already taken is skipped; a second, different entry for a seq already
-    taken (a fork) is left to the replay, which raises its own alert and keeps the first; a message that
-    does not decode, or names another table, is set aside (it raised its alert when it came). Private
-    parts are left to the replay (checked against their commitments then)."""
+    taken (a fork: the floor keeps the first) is set aside, kept in floor_quarantine as evidence (it
+    raised its alert when it came; replayed, it would quarantine the table again); a message that does
+    not decode, or names another table, is set aside (it raised its alert when it came). Private parts
+    are left to the replay (checked against their commitments then). ``floor_hashes``: the hashes the
+    floor holds for the seqs of held entries at or below ``last_seq`` (a fork is told by them)."""
     head = TableProjection(table_id, last_seq=last_seq, last_hash=last_hash)
+    known = dict(floor_hashes or {})
+    known[last_seq] = last_hash
+    forks: dict[tuple[int, str], int] = {}  # (seq, hash) of a fork's other entry -> its stream seq
+    continues_fork: tuple[int, int] | None = None
     set_aside: list[int] = []
     highest = last_seq
     first_problem: str | None = None
@@ -98,15 +109,28 @@ def plan_release(
             continue
         highest = max(highest, decoded.seq)
         if checks.is_resend(decoded, head):
-            continue  # a resend (skipped) or a fork (the replay alerts): neither moves the chain
+            held_hash = known.get(decoded.seq)
+            if held_hash is not None and held_hash != decoded.hash:  # a fork: evidence, never replayed
+                set_aside.append(message.stream_seq)
+                forks.setdefault((decoded.seq, decoded.hash), message.stream_seq)
+            continue  # a resend: skipped, it does not move the chain
         problem = checks.chain_problem(head, decoded)
         if problem is not None:
             set_aside.append(message.stream_seq)
             if first_problem is None:
                 first_problem = f"entry {decoded.seq} (stream seq {message.stream_seq}): {problem.reason}"
+            other = forks.get((decoded.seq - 1, decoded.prev_hash))
+            if other is not None and continues_fork is None:
+                continues_fork = (decoded.seq - 1, other)
+            if problem.kind == "bad_hash":
+                continue
+            # A chain that continues the fork's other entry: followed, to tell the manager how far.
+            if (decoded.seq - 1, decoded.prev_hash) in forks:
+                forks[(decoded.seq, decoded.hash)] = forks[(decoded.seq - 1, decoded.prev_hash)]
             continue
         head.last_seq, head.last_hash = decoded.seq, decoded.hash
-    return ReleasePlan(tuple(set_aside), head.last_seq, highest, first_problem)
+        known[decoded.seq] = decoded.hash
+    return ReleasePlan(tuple(set_aside), head.last_seq, highest, first_problem, continues_fork)
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,13 +219,24 @@ def release_table(
             "SELECT DISTINCT unnest(set_aside) FROM floor_releases WHERE table_id = %s", (table_id,)
         )
         already = frozenset(int(s) for (s,) in cursor.fetchall())
+        held_messages = [HeldMessage(int(s), bytes(body)) for s, _subject, body in rows]
         plan = plan_release(
             table_id,
             last_seq=last_seq,
             last_hash=last_hash,
-            held=[HeldMessage(int(s), bytes(body)) for s, _subject, body in rows],
+            held=held_messages,
             already_set_aside=already,
+            floor_hashes=_floor_hashes(cursor, table_id, held_messages, last_seq),
         )
+        if plan.continues_fork is not None:
+            fork_seq, fork_stream_seq = plan.continues_fork
+            raise ReleaseRefused(
+                f"table {table_id}: a fork at entry {fork_seq} ({why}): the table's own entries after "
+                f"it continue the other entry {fork_seq} (stream seq {fork_stream_seq}, kept in "
+                "floor_quarantine), not the one the floor holds: the floor took an entry the table did not "
+                "write, and a release cannot undo it; change the table's NATS credentials and rebuild the "
+                "table's floor copy from its journal"
+            )
         if not plan.verifies:
             missing = (
                 f"entry {plan.through_seq + 1}"
@@ -274,3 +309,24 @@ async def record_applied(
         "INSERT INTO floor_release_applied (release_id, outcome, messages_read) VALUES (%s, %s, %s)",
         (release_id, outcome, messages_read),
     )
+
+
+def _floor_hashes(
+    cursor: psycopg.Cursor[Any], table_id: str, held: list[HeldMessage], last_seq: int
+) -> dict[int, str]:
+    """The hashes the floor holds for the entry seqs the held messages claim at or below the last good
+    entry (where a held entry is a resend or a fork)."""
+    seqs: set[int] = set()
+    for message in held:
+        try:
+            decoded = wire.decode(message.body)
+        except (wire.BadMessage, *wire.UNFORESEEN_ERRORS):
+            continue
+        if isinstance(decoded, wire.EntryMessage) and decoded.seq <= last_seq:
+            seqs.add(decoded.seq)
+    if not seqs:
+        return {}
+    cursor.execute(
+        "SELECT seq, hash FROM floor_entries WHERE table_id = %s AND seq = ANY(%s)", (table_id, sorted(seqs))
+    )
+    return {int(seq): str(hash_) for seq, hash_ in cursor.fetchall()}

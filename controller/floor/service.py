@@ -277,6 +277,32 @@ class Puller:
         await wait_event(self._ended, max_wait_s + 0.02)
 
 
+# The floor's own I/O failing: retried with backoff (the batch rolled back and nak'd), never blamed on
+# a table's message. Anything else raised while a message is taken is that message's (``_Refused``).
+_INFRASTRUCTURE_ERRORS: tuple[type[BaseException], ...] = (
+    nats.errors.Error,
+    nats.js.errors.Error,
+    psycopg.Error,
+    OSError,
+    TimeoutError,
+    ssl.SSLError,
+)
+
+
+class _Refused(Exception):
+    """A table's message raised while the floor took it: the batch is rolled back, and the message
+    quarantines its table when it is taken again."""
+
+    def __init__(self, stream_seq: int, table_id: str, reason: str) -> None:
+        super().__init__(f"table {table_id}: stream seq {stream_seq}: {reason}")
+        self.stream_seq = stream_seq
+        self.table_id = table_id
+        self.reason = reason
+
+
+_NOT_A_MESSAGES_ERROR: tuple[type[BaseException], ...] = (_Refused, *_INFRASTRUCTURE_ERRORS)
+
+
 class Quarantine(Protocol):
     """Keeps one message in floor_quarantine, with a floor alert of ``alert_kind`` unless None."""
 
@@ -295,6 +321,10 @@ class FloorService:
         self._set_aside: set[int] = set()  # stream seqs a release set aside: never projected
         self._sites_learnt = False  # the stream's subjects read once a start (sweep)
         self._renumber_said: set[tuple[str, int]] = set()  # (table, last entry) told stream_renumbered
+        # Messages that raised while taken (stream seq -> the error): they quarantine their table. Kept
+        # in memory: after a restart such a message raises once more (one batch rolled back) and is
+        # remembered again.
+        self._refused: dict[int, str] = {}
 
     # --- the loop ---------------------------------------------------------------------------------
     async def run(self, stop: asyncio.Event) -> None:
@@ -329,23 +359,30 @@ class FloorService:
                 last_release_poll_s = -float("inf")
                 while not stop.is_set():
                     raise_if_cancelled()  # a cancel swallowed by nats-py's wait for a reply ends it still
-                    if time.monotonic() - last_release_poll_s >= self.config.release_poll_interval_s:
-                        last_release_poll_s = time.monotonic()
-                        await self.apply_releases(connection)
-                    messages = await puller.fetch(self.config.batch_size, self.config.fetch_timeout_s)
-                    if not messages:
-                        if client.is_closed or not client.is_connected:
-                            raise nats.errors.ConnectionClosedError
-                        if time.monotonic() - last_sweep_s > self.config.sweep_interval_s:
-                            last_sweep_s = time.monotonic()
-                            # Only when the consumer has nothing left to deliver: then a table's tail
-                            # beyond what the floor took was skipped, not merely not yet delivered.
-                            info = await js.consumer_info(STREAM_NAME, FLOOR_CONSUMER)
-                            if not info.num_pending and not info.num_ack_pending:
-                                delivered = info.delivered.stream_seq if info.delivered else None
-                                await self.sweep(connection, through_stream_seq=delivered)
-                        continue
-                    await self._handle(connection, messages)
+                    try:
+                        if time.monotonic() - last_release_poll_s >= self.config.release_poll_interval_s:
+                            last_release_poll_s = time.monotonic()
+                            await self.apply_releases(connection)
+                        messages = await puller.fetch(self.config.batch_size, self.config.fetch_timeout_s)
+                        if not messages:
+                            if client.is_closed or not client.is_connected:
+                                raise nats.errors.ConnectionClosedError
+                            if time.monotonic() - last_sweep_s > self.config.sweep_interval_s:
+                                last_sweep_s = time.monotonic()
+                                # Only when the consumer has nothing left to deliver: then a table's tail
+                                # beyond what the floor took was skipped, not merely not yet delivered.
+                                info = await js.consumer_info(STREAM_NAME, FLOOR_CONSUMER)
+                                if not info.num_pending and not info.num_ack_pending:
+                                    delivered = info.delivered.stream_seq if info.delivered else None
+                                    await self.sweep(connection, through_stream_seq=delivered)
+                            continue
+                        await self._handle(connection, messages)
+                    except _Refused as refused:
+                        # Rolled back (nothing of the batch is on the floor, its messages nak'd): taken
+                        # again, the message quarantines its table instead of being taken (``_take``).
+                        self._refused[refused.stream_seq] = refused.reason
+                        log.error("floor_message_refused", table_id=refused.table_id,
+                                  stream_seq=refused.stream_seq, error=refused.reason)  # fmt: skip
             except (
                 nats.errors.Error,
                 nats.js.errors.Error,
@@ -356,6 +393,11 @@ class FloorService:
             ) as error:
                 self.status.last_error = f"{type(error).__name__}: {error}"[:300]
                 log.warning("floor_retry", error=self.status.last_error)
+            except Exception as error:
+                # Not a table's message (those are _Refused) nor the floor's I/O: a bug. Said loudly,
+                # and retried like an outage: the service never ends for it.
+                self.status.last_error = f"{type(error).__name__}: {error}"[:300]
+                log.exception("floor_unexpected_error", error=self.status.last_error)
             finally:
                 for closing in (
                     connection.close() if connection else None,
@@ -381,10 +423,11 @@ class FloorService:
                 for one, _ in incoming:
                     await self._take(connection, batch, one)
                 await write_batch(connection, batch)
-        except BaseException:
+        except BaseException as error:
             # Nothing of the batch is on the floor: forget what it folded, and have it sent again.
             self._tables.clear()
-            self.status.db_failures += 1
+            if not isinstance(error, _Refused):
+                self.status.db_failures += 1
             for message in messages:
                 with contextlib.suppress(Exception):
                     await message.nak()
@@ -405,6 +448,44 @@ class FloorService:
         return projection
 
     async def _take(self, connection: Connection, batch: Batch, message: Incoming) -> None:
+        """One message through the checks. A table's messages are hostile (its credentials can extend
+        its own unkeyed chain with anything): whatever error taking one raises that is not the floor's
+        own I/O (NATS, PostgreSQL, the network) becomes ``_Refused`` for that message, the batch is
+        rolled back and taken again, and then that message quarantines its table with the error as
+        the reason (``_take_refused``) instead of being taken: the service never stops for it, and no
+        other table is touched."""
+        try:
+            await self._take_one(connection, batch, message)
+        except _NOT_A_MESSAGES_ERROR:
+            raise
+        except Exception as error:
+            table_id = table_of_subject(message.subject) or "?"
+            reason = f"{type(error).__name__}: {error}"[:300]
+            raise _Refused(message.stream_seq, table_id, reason) from error
+
+    async def _take_refused(
+        self, connection: Connection, batch: Batch, message: Incoming, table_id: str, quarantine: Quarantine
+    ) -> None:
+        """A message that raised while it was taken (``_take``): kept in floor_quarantine with an alert
+        ``floor_error``, and its table quarantined after its last good entry (a manager releases it
+        once the floor reads it: docs/floor.md "A table's messages are hostile")."""
+        reason = self._refused[message.stream_seq]
+        decoded = _decoded(message.data)
+        seq = decoded.seq if decoded is not None else None
+        quarantine(f"the floor could not take this message ({reason})", alert_kind="floor_error", seq=seq)
+        try:
+            projection = await self._projection(connection, table_id)
+        except _INFRASTRUCTURE_ERRORS:
+            raise
+        except Exception:  # the floor's own copy of the table cannot be read back: the message alone
+            log.exception("floor_table_unreadable", table_id=table_id)
+            return
+        batch.tables[table_id] = projection
+        if not projection.quarantined():
+            where = f"entry {seq}" if seq is not None else f"stream seq {message.stream_seq}"
+            checks.quarantine_at(projection, checks.Problem("floor_error", reason), where)
+
+    async def _take_one(self, connection: Connection, batch: Batch, message: Incoming) -> None:
         stream_seq = message.stream_seq
         subject_table = table_of_subject(message.subject)
         if stream_seq in self._set_aside:
@@ -442,6 +523,9 @@ class FloorService:
 
         if subject_table is None:
             quarantine(f"subject {message.subject!r} is no table's journal", alert_kind="bad_subject")
+            return
+        if stream_seq in self._refused:
+            await self._take_refused(connection, batch, message, subject_table, quarantine)
             return
         source_site = site_of_source(headers)
         if source_site is not None and source_site != subject_site:
@@ -519,7 +603,13 @@ class FloorService:
             if fork is None:
                 self.status.duplicates += 1
             else:
+                # Two bodies for one entry: the table's credentials published something the table did
+                # not write (or two journals share a table). Both are kept: the first on the floor,
+                # this one in floor_quarantine, the alert naming both hashes; the table is quarantined
+                # (docs/floor.md "Forks").
                 quarantine(fork.reason, alert_kind=fork.kind, seq=entry.seq)
+                if not projection.quarantined():
+                    checks.quarantine_table(projection, entry, fork)
             return
         problem = checks.chain_problem(projection, entry)
         if problem is not None:

@@ -24,7 +24,7 @@ import hashlib
 import json
 import os
 from collections.abc import Mapping
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import msgspec
 
@@ -496,6 +496,94 @@ _BUILTINS_ENCODER = msgspec.json.Encoder()
 
 class EntryError(ValueError):
     """An entry that does not fit its kind's type: a bug in the writer, or a foreign journal."""
+
+
+# --- the shapes inside the free-form fields -------------------------------------------------------
+# Some public fields are JSON objects typed only as ``dict[str, Any]`` above (a settlement, a round's
+# banking, a manager's limits): their classes are what journals have always held, so tightening them
+# would refuse journals already written (the chain covers the bytes as written). A reader that takes
+# entries from outside - the floor, where a table's credentials can extend its own unkeyed chain with any
+# payload - checks them against these shapes too (``check_shapes``), so that the one reducer never meets
+# a value it does not expect. Unknown fields are allowed in them (the settle output grows: odds,
+# shortfall, rake lines...); every field a reader uses is typed, and amounts are bounded so that a
+# round's sums fit the floor's bigint columns.
+
+MAX_SHAPE_AMOUNT_CENTS = 10**15  # ten trillion dollars: any real amount; sums of many stay in 63 bits
+Amount = Annotated[int, msgspec.Meta(ge=-MAX_SHAPE_AMOUNT_CENTS, le=MAX_SHAPE_AMOUNT_CENTS)]
+SeatNumber = Annotated[int, msgspec.Meta(ge=0, le=10**6)]
+
+
+class WagerOutcomeShape(msgspec.Struct, frozen=True):
+    """One wager of a seat in a settlement (the settle output's ``WagerResult.to_json``)."""
+
+    stake: Amount = 0
+    result: str | None = None
+    net: Amount = 0
+
+
+class SeatOutcomeShape(msgspec.Struct, frozen=True):
+    """One seat of a settlement (``SeatResult.to_json``, or a void's or dead round's seat)."""
+
+    seat: SeatNumber
+    status: str | None = None
+    wagers: dict[str, WagerOutcomeShape] | None = None
+    rake: Amount = 0
+    net: Amount = 0
+
+
+class DealerOutcomeShape(msgspec.Struct, frozen=True):
+    qualifies: bool | None = None
+
+
+class SettlementShape(msgspec.Struct, frozen=True):
+    """A closing entry's public settlement, as the reducer's meters and the floor's rounds read it."""
+
+    game: str | None = None
+    banking: str = "house"
+    dead: bool | None = None
+    dealer: DealerOutcomeShape | None = None
+    seats: list[SeatOutcomeShape] = msgspec.field(default_factory=list)
+    banker_net: Amount = 0
+    rake: Amount = 0
+
+
+class BankingShape(msgspec.Struct, frozen=True):
+    """A round's banking (``round_started.banking``)."""
+
+    mode: str = "house"
+    seat: SeatNumber | None = None
+
+
+class LimitsShape(msgspec.Struct, frozen=True):
+    """A manager's ``set_limits`` (``operator_action.after``), as the reducer restores it."""
+
+    min_ante_cents: Amount
+    max_ante_cents: Amount
+    max_bonus_cents: dict[str, Amount] | None = None
+    own_max_bonus_cents: dict[str, Amount] | None = None
+
+
+def _shape(value: Any, shape: type[msgspec.Struct], where: str) -> None:
+    try:
+        msgspec.convert(value, shape)
+    except msgspec.ValidationError as error:
+        raise EntryError(f"journal: {where}: {error}") from None
+
+
+def check_shapes(entry: Entry) -> None:
+    """Check the free-form fields the readers use against their shapes above: EntryError (one line) if
+    one does not fit. For readers of entries from outside (the floor); the table's own journal needs no
+    second check, its writer is the engine."""
+    if isinstance(entry, RoundSettled | RoundDead | RoundVoided):
+        _shape(entry.settlement, SettlementShape, f"{entry.kind}.settlement")
+    elif isinstance(entry, RoundStarted):
+        _shape(entry.banking, BankingShape, "round_started.banking")
+    elif isinstance(entry, BetsLocked):
+        for seat in entry.wagers:
+            if not seat.isdigit() or len(seat) > 7:
+                raise EntryError(f"journal: bets_locked.wagers: seat {seat[:20]!r} is not a seat number")
+    elif isinstance(entry, OperatorAction) and entry.action == "set_limits" and isinstance(entry.after, dict):
+        _shape(entry.after, LimitsShape, "operator_action.after")
 
 
 def _public_fields(cls: type[Entry]) -> frozenset[str]:

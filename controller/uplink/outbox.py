@@ -47,15 +47,13 @@ class Outbox:
             )
         self.state.apply(stored)
         self.last_seq = stored.seq
+        body = wire.entry_body(stored.public_json())
         out = [
             OutMessage(
-                wire.Position(stored.seq, 0),
-                wire.msg_id(self.table_id, stored.seq),
-                wire.entry_body(stored.public_json()),
-                stored.seq,
+                wire.Position(stored.seq, 0), wire.msg_id(self.table_id, stored.seq, body), body, stored.seq,
                 private=False,
             )
-        ]
+        ]  # fmt: skip
         if stored.private_text is not None and stored.round_id is not None:
             self._pending.setdefault(stored.round_id, []).append(stored)
         rounds = [stored.round_id] if stored.round_id in self._pending else []
@@ -72,11 +70,12 @@ class Outbox:
         for stored in waiting:
             if self.state.private_visible(stored):
                 assert stored.private_text is not None
+                body = wire.private_body(self.table_id, stored.seq, stored.private_text)
                 released.append(
                     OutMessage(
                         wire.Position(by_seq, already + len(released)),
-                        wire.msg_id(self.table_id, stored.seq, private=True),
-                        wire.private_body(self.table_id, stored.seq, stored.private_text),
+                        wire.msg_id(self.table_id, stored.seq, body, private=True),
+                        body,
                         stored.seq,
                         private=True,
                     )

@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import itertools
 import random
+import secrets
 import sqlite3
 import ssl
 import time
@@ -35,6 +36,8 @@ import nats.errors
 import nats.js.errors
 import structlog
 from nats.aio.client import Client
+from nats.js.api import PubAck
+from nats.js.client import JetStreamContext
 
 from controller.config import UplinkConfig
 from controller.floor.servers import table_inbox, table_subject
@@ -116,6 +119,8 @@ class UplinkStatus:
     journal_seq: int = 0
     published: int = 0
     duplicates: int = 0
+    forks: int = 0  # messages of ours whose place (id or position) the server holds another body in
+    last_fork: str = ""
     reconnects: int = 0
     last_error: str = ""
 
@@ -148,6 +153,7 @@ class Uplink:
         self._queue: list[OutMessage] = []  # fed but not yet acked, in order
         self._last_persist = 0.0
         self._mark: HighWaterMark | None = None
+        self._acked_body: bytes | None = None  # the body of the message at ``status.acked``, once known
 
     def notify(self) -> None:
         """The journal grew: publish without waiting for the next poll."""
@@ -208,30 +214,100 @@ class Uplink:
             name=f"flushtable-uplink-{self.table_id}",
         )
 
-    async def _server_position(self, client: Client) -> tuple[wire.Position, int]:
-        """The position and stream sequence of the last message the stream holds for our subject."""
-        js = client.jetstream(timeout=self.config.ack_timeout_s)
+    async def _last_on_subject(self, js: JetStreamContext) -> tuple[int, dict[str, str], bytes] | None:
+        """The stream sequence, headers and body of the last message on our subject (None: none). A
+        direct get of the subject's last message is the only read a table's credentials allow."""
         try:
             last = await js.get_last_msg(self.config.stream, self.subject, direct=True)
         except nats.js.errors.NotFoundError:
+            return None
+        headers = {str(k): str(v) for k, v in (last.headers or {}).items()}
+        return int(last.seq or 0), headers, last.data or b""
+
+    async def _server_position(self, client: Client, journal: Journal) -> tuple[wire.Position, int]:
+        """The position and stream sequence of the last message the stream holds for our subject, if
+        that message is ours: its body is what our journal says is at the position it claims (its
+        position header is any publisher's to set). A message that is not ours (someone else published
+        with this table's credentials: the floor quarantines it) leaves our place where the server
+        last acknowledged us; the stream's last sequence for the subject is that message's."""
+        js = client.jetstream(timeout=self.config.ack_timeout_s)
+        last = await self._last_on_subject(js)
+        if last is None:
             return wire.Position(0, 0), 0
-        headers = last.headers or {}
+        stream_seq, headers, body = last
         try:
-            return wire.Position.parse(headers.get(wire.POSITION) or ""), int(last.seq or 0)
+            claimed: wire.Position | None = wire.Position.parse(headers.get(wire.POSITION) or "")
         except wire.BadMessage:
-            # Not ours (someone else published with this table's credentials: the floor quarantines
-            # it). Our place is what the server last acknowledged to us; the stream's last sequence
-            # for the subject is that message's.
-            log.warning(
-                "uplink_foreign_message",
-                table_id=self.table_id,
-                stream_seq=last.seq,
-                resume_after=self.status.acked.text(),
-            )
-            return self.status.acked, int(last.seq or 0)
+            claimed = None
+        if claimed is not None:
+            ours = await self._our_body(journal, claimed)
+            if ours is None or ours == body:
+                # Ours (or beyond this journal's end: _sync refuses to publish then, as before).
+                if ours is not None:
+                    self._acked_body = body
+                return claimed, stream_seq
+            self._fork_found(claimed.entry_seq, stream_seq, body, "the server's last message on the subject")
+        else:
+            # No position: not an uplink's message. If it is an entry of this table that the journal
+            # holds otherwise, it is a fork all the same.
+            decoded = _decoded(body)
+            if isinstance(decoded, wire.EntryMessage) and decoded.table_id == self.table_id:
+                ours = await self._our_body(journal, wire.Position(decoded.seq, 0))
+                if ours and ours != body:
+                    self._fork_found(
+                        decoded.seq, stream_seq, body, "the server's last message on the subject"
+                    )
+        log.warning(
+            "uplink_foreign_message",
+            table_id=self.table_id,
+            stream_seq=stream_seq,
+            resume_after=self.status.acked.text(),
+        )
+        return self.status.acked, stream_seq
+
+    async def _our_body(self, journal: Journal, position: wire.Position) -> bytes | None:
+        """The body of our message at ``position``: b"" if the journal has no message there, None if
+        the position is beyond the journal's end. From what is at hand (the last acked message, the
+        queue), else from a fold of the journal up to that entry (a new process, or a claim about an
+        earlier message)."""
+        if position == self.status.acked and self._acked_body is not None:
+            return self._acked_body
+        for message in self._queue:
+            if message.position == position:
+                return message.body
+        outbox = Outbox(self.table_id)
+        while outbox.last_seq < position.entry_seq:
+            page = await asyncio.to_thread(_page, journal, outbox.last_seq)
+            if not page:
+                return None
+            for stored in page:
+                if stored.seq > position.entry_seq:
+                    break
+                for message in outbox.feed(stored):
+                    if message.position == position:
+                        return message.body
+        return b""
+
+    def _fork_found(self, entry_seq: int, stream_seq: int, theirs: bytes | None, where: str) -> None:
+        """The server holds, where a message of ours belongs, another body: a fork (someone published
+        with this table's credentials what the table did not write). Said loudly; the floor finds it
+        too (it raises its fork alert and quarantines the table when our own message reaches it)."""
+        self.status.forks += 1
+        decoded = _decoded(theirs) if theirs is not None else None
+        what = (
+            f"entry {decoded.seq} hash {decoded.hash}"
+            if isinstance(decoded, wire.EntryMessage)
+            else "a message that is not ours"
+        )
+        self.status.last_fork = (
+            f"table {self.table_id}: {where} (stream seq {stream_seq}) is {what}, not this journal's entry "
+            f"{entry_seq}: a fork; this table's own message is sent under an id nobody else holds"
+        )[:500]
+        log.error("uplink_fork", table_id=self.table_id, entry_seq=entry_seq, stream_seq=stream_seq,
+                  message=self.status.last_fork)  # fmt: skip
 
     async def _sync(self, client: Client, journal: Journal) -> None:
-        position, stream_seq = await self._server_position(client)
+        position, stream_seq = await self._server_position(client, journal)
         if position < self.status.acked:
             # The server holds less than it acknowledged (its store lost the tail): send it again,
             # from a fresh fold of the journal (the same positions and ids as the first time).
@@ -291,19 +367,38 @@ class Uplink:
             headers = {wire.MSG_ID: message.msg_id, wire.POSITION: message.position.text()}
             if self.status.stream_seq:
                 headers[wire.EXPECTED_LAST_SUBJECT_SEQ] = str(self.status.stream_seq)
-            try:
-                ack = await js.publish(self.subject, message.body, headers=headers)
-            except nats.js.errors.APIError as error:
-                if error.err_code == _WRONG_LAST_SEQUENCE:
-                    raise _Resync(f"the stream's last sequence for {self.subject} moved: {error}") from None
-                raise
+            ack = await self._publish(js, message.body, headers)
+            if ack.duplicate:
+                # The server already holds a message with this id. Ours only if it is our body: the
+                # stored one is compared before the ack is taken as ours. Another body (someone took
+                # the id first) is a fork; ours is then sent under an id nobody can hold, so that the
+                # floor holds both bodies (and raises the fork).
+                self.status.duplicates += 1
+                held = await self._last_on_subject(js)
+                if held is None or held[0] != int(ack.seq) or held[2] != message.body:
+                    self._fork_found(message.entry_seq, int(ack.seq), held[2] if held else None,
+                                     f"the message the server holds under id {message.msg_id}")  # fmt: skip
+                    headers[wire.MSG_ID] = f"{message.msg_id}:again:{secrets.token_hex(8)}"
+                    if held is not None:
+                        headers[wire.EXPECTED_LAST_SUBJECT_SEQ] = str(held[0])
+                    ack = await self._publish(js, message.body, headers)
+                    if ack.duplicate:  # an id of 64 random bits taken: not the server's own doing
+                        raise _Resync(f"a fresh id for entry {message.entry_seq} was a duplicate too")
             self._queue.pop(0)
             self.status.published += 1
-            self.status.duplicates += int(bool(ack.duplicate))
             self.status.acked = message.position
+            self._acked_body = message.body
             self.status.stream_seq = max(self.status.stream_seq, int(ack.seq))
             self._mark = HighWaterMark(message.position, self.status.stream_seq, _utc_text())
             await self._persist(marks, force=False)
+
+    async def _publish(self, js: JetStreamContext, body: bytes, headers: dict[str, str]) -> PubAck:
+        try:
+            return await js.publish(self.subject, body, headers=headers)
+        except nats.js.errors.APIError as error:
+            if error.err_code == _WRONG_LAST_SEQUENCE:
+                raise _Resync(f"the stream's last sequence for {self.subject} moved: {error}") from None
+            raise
 
     async def _persist(self, marks: _MarkStore, *, force: bool) -> None:
         now = self._clock()
@@ -318,6 +413,13 @@ class Uplink:
         except sqlite3.Error as error:  # a busy journal: the next ack writes it; the server's answer rules
             self._mark = mark
             log.warning("uplink_mark_not_written", table_id=self.table_id, error=str(error))
+
+
+def _decoded(body: bytes) -> wire.EntryMessage | wire.PrivateMessage | None:
+    try:
+        return wire.decode(body)
+    except (wire.BadMessage, *wire.UNFORESEEN_ERRORS):
+        return None
 
 
 def _page(journal: Journal, since_seq: int) -> list[JournalEntry]:

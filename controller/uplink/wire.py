@@ -7,8 +7,9 @@ Two message types on the table's one subject, both canonical JSON:
 - ``private``: one entry's private part (its salted text), published only once the round is revealed,
   never for a dead hand; the floor checks ``sha256(private_text) == private_digest``.
 
-Headers: ``Nats-Msg-Id`` (``<table>:<seq>`` for an entry, ``<table>:<seq>:private`` for its private
-part: JetStream drops a resend within its de-duplication window), ``Nats-Expected-Last-Subject-Sequence``
+Headers: ``Nats-Msg-Id`` (``<table>:<seq>:<digest>`` for an entry, ``<table>:<seq>:private:<digest>``
+for its private part, the digest the body's: JetStream drops a resend within its de-duplication window,
+and nobody without the body can take its id first), ``Nats-Expected-Last-Subject-Sequence``
 (the stream refuses a message that does not follow the last one the uplink knows of), and
 ``Flushtable-Pos`` (``N.K``: the outbox position, see controller/uplink/outbox.py; the uplink resumes
 after the last position the server holds).
@@ -18,6 +19,7 @@ Pure: no I/O. ``decode`` never raises anything but ``BadMessage`` (a one-line re
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -59,8 +61,18 @@ class Position:
             raise BadMessage(f"{POSITION} {text!r} is not N.K") from None
 
 
-def msg_id(table_id: str, seq: int, *, private: bool = False) -> str:
-    return f"{table_id}:{seq}:private" if private else f"{table_id}:{seq}"
+MSG_ID_DIGEST_CHARS = 32
+
+
+def msg_id(table_id: str, seq: int, body: bytes, *, private: bool = False) -> str:
+    """The de-duplication id of a message: its table, its entry and a digest of its body. JetStream
+    keeps the first message of an id and answers a second with a duplicate ack; an id that names the
+    body cannot be taken first by anyone who does not already have the body (a table's credentials
+    publishing a forged entry N with the id of the table's own entry N, before its uplink does, used
+    to make the stream drop the real one: docs/floor.md "Forks"). A resend of the same message has the
+    same id, so the de-duplication of resends is unchanged."""
+    digest = hashlib.sha256(body).hexdigest()[:MSG_ID_DIGEST_CHARS]
+    return f"{table_id}:{seq}:private:{digest}" if private else f"{table_id}:{seq}:{digest}"
 
 
 def entry_body(public_json: dict[str, Any]) -> bytes:
@@ -138,6 +150,22 @@ def _version(document: dict[str, Any]) -> int:
     return int(version)
 
 
+MAX_ID_CHARS = 200
+"""A round id, a fault id or a source: the floor keys rows and indexes by them, and PostgreSQL refuses an
+index row past about 2.7 kB (a whole batch would fail, again and again). Real ones are tens of characters."""
+
+
+def _bounded_ids(entry: typed.Entry, *, round_id: str | None, source: str) -> None:
+    named = [("round_id", round_id), ("source", source)]
+    if isinstance(entry, typed.RoundStarted):
+        named.append(("payload round_id", entry.round_id))
+    if isinstance(entry, typed.FaultRaised | typed.FaultAcknowledged | typed.FaultCleared):
+        named.append(("fault_id", entry.fault_id))
+    for name, value in named:
+        if value is not None and len(value) > MAX_ID_CHARS:
+            raise BadMessage(f"{name} longer than {MAX_ID_CHARS} characters")
+
+
 # What a hostile message could still raise, past decode's own checks, while it is decoded, canonicalised
 # or committed to: its readers (the floor service, `floor release`) refuse that one message on any of these,
 # never fail a whole batch (redelivered forever) or end with a traceback.
@@ -194,14 +222,21 @@ def decode(data: bytes) -> EntryMessage | PrivateMessage:
         # canonical text refuses it (ValueError) here, not later where it would fail the floor's batch.
         payload_text = canonical_json(payload)
         entry = typed.decode_public(kind, payload_text)
+        # Typed all the way down (a settlement's seats and wagers, a round's banking ...): a table's
+        # credentials can extend its own chain with any payload, and the floor's reducer must never
+        # meet a value it does not expect (docs/floor.md "A table's messages are hostile").
+        typed.check_shapes(entry)
     except (typed.EntryError, ValueError, OverflowError, RecursionError) as error:
         raise BadMessage(f"entry {seq}: {type(error).__name__}: {error}"[:300]) from None
+    round_id = _field(document, "round_id", str, optional=True)
+    source = _field(document, "source", str)
+    _bounded_ids(entry, round_id=round_id, source=source)
     return EntryMessage(
         table_id=table_id,
         seq=seq,
         time_utc=_time(document),
-        round_id=_field(document, "round_id", str, optional=True),
-        source=_field(document, "source", str),
+        round_id=round_id,
+        source=source,
         kind=kind,
         version=_version(document),
         payload=payload,

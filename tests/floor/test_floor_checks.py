@@ -9,6 +9,9 @@ import random
 from pathlib import Path
 
 from controller.floor import checks
+from controller.journal import entries as typed
+from controller.journal.chain import canonical_json
+from controller.journal.recovery import recover
 from controller.journal.state import TableState
 from controller.journal.store import Journal
 from controller.uplink import wire
@@ -88,3 +91,45 @@ def test_each_bad_entry_is_named(tmp_path: Path) -> None:
     orphan = checks.private_verdict(private, held=None)
     assert isinstance(orphan, checks.Problem)
     assert orphan.kind == "private_without_entry"
+
+
+def test_every_entry_the_engine_writes_fits_the_shapes_the_floor_checks(tmp_path: Path) -> None:
+    """``entries.check_shapes`` (what the floor checks beyond each entry's own type) refuses nothing a
+    table writes: every game and banking, settled, dead and voided rounds (recovery's void of an
+    interrupted round), kill requests, past posting and over-limit refusals."""
+    rng = random.Random(5)
+    kinds: set[str] = set()
+    tables = (("high-card-flush", "house"), ("top-flush", "house"), ("chase-the-flush", "house"),
+              ("high-card-flush", "designated-player"))  # fmt: skip
+    for game, banking in tables:
+        with Journal.open(tmp_path / f"{game}-{banking}.sqlite", "T1", synchronous="OFF") as journal:
+            for outcome in ("settled", "dead", "settled", "open_after_lock"):
+                play_round(journal, rng, game=game, banking_mode=banking, outcome=outcome,
+                           over_limit_rate=0.3, past_post=True, kill_request=True)  # fmt: skip
+            recover(journal)  # voids the open round
+            for stored in journal.entries():
+                typed.check_shapes(stored.entry)
+                wire.decode(wire.entry_body(stored.public_json()))
+                kinds.add(stored.kind)
+    assert {"round_settled", "round_dead", "round_voided", "round_started", "bets_locked"} <= kinds, kinds
+
+
+def test_the_shapes_refuse_what_the_reducer_cannot_fold() -> None:
+    seat = {"seat": 1, "status": "live", "wagers": {"ante": {"stake": 500, "result": "win", "net": 500}},
+            "rake": 0, "net": 500}  # fmt: skip
+    good = {"settlement": {"banking": "house", "seats": [seat], "banker_net": -500, "rake": 0}}
+    typed.check_shapes(typed.decode_public("round_settled", canonical_json(good)))
+    for bad in (
+        {"settlement": {"seats": ["boom"]}},  # issue 30: a seat that is a string
+        {"settlement": {"seats": [{**seat, "net": "500"}]}},
+        {"settlement": {"seats": [{**seat, "wagers": {"ante": {"stake": None}}}]}},
+        {"settlement": {"seats": [{**seat, "wagers": {"ante": {"stake": 10**16}}}]}},  # past any bigint sum
+        {"settlement": {"banker_net": 1.5}},
+        {"settlement": {"dead": "yes"}},
+    ):
+        entry = typed.decode_public("round_settled", canonical_json(bad))
+        try:
+            typed.check_shapes(entry)
+        except typed.EntryError:
+            continue
+        raise AssertionError(f"not refused: {bad}")

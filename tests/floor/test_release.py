@@ -54,8 +54,9 @@ def _floor_last(floor: EmbeddedFloor, table_id: str) -> int:
 
 def _holds(floor: EmbeddedFloor, table_id: str, seq: int) -> bool:
     """The floor has received (and held) the uplink's message for entry ``seq``."""
-    row = _row(floor, "SELECT 1 FROM floor_quarantine WHERE table_id = %s AND msg_id = %s", table_id,
-               f"{table_id}:{seq}")  # fmt: skip
+    # The uplink's id is <table>:<seq>:<digest of the body> (controller/uplink/wire.py msg_id).
+    row = _row(floor, "SELECT 1 FROM floor_quarantine WHERE table_id = %s AND msg_id LIKE %s", table_id,
+               f"{table_id}:{seq}:%")  # fmt: skip
     return row is not None
 
 

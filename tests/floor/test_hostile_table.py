@@ -1,0 +1,161 @@
+"""A table's messages are hostile (docs/floor.md "A table's messages are hostile"): a table's credentials
+can extend its own chain (the chain has no key) with any payload. On the real servers:
+
+- the reproduction of issue 30 item 1: as ``table-T001``, an entry N+1 chained to the table's real entry
+  N, kind ``round_settled``, payload ``{"settlement": {"seats": ["boom"]}}``. It passed the wire checks,
+  and the reducer's meters called ``.get`` on the string: ``floor serve`` ended with an AttributeError
+  (and again after every restart) and every table's floor copy froze. Now the settlement is typed down to
+  its seats' wagers before the reducer sees it: the message is refused with an alert, and every table,
+  T001 too, flows on;
+- the safety net under the typing: whatever error taking one table's message raises (here a floor whose
+  reducer has a bug, planted in a subclass: no message of today's types reaches one) quarantines that
+  table with the error as its reason, the service keeps running and every other table flows on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from controller.floor.checks import TableProjection
+from controller.floor.service import FloorService
+from controller.journal.chain import entry_hash
+from controller.uplink import wire
+from tests.floor.conftest import MakeFloor
+from tests.floor.helpers import Running, Tables, floor_problems, last_seq, wait_until
+from tests.floor.test_bad_input import _alerts, _all_on_the_floor, _floor_seqs, _publish_as
+
+
+def _chained_next(
+    tables: Tables, table_id: str, kind: str, payload: dict[str, Any], *, round_id: str | None = None
+) -> dict[str, Any]:
+    """An entry N+1 chained to the table's real entry N, as anyone with the table's credentials can
+    write it (the chain has no key)."""
+    last = tables.journals[table_id].last_entry()
+    assert last is not None
+    document: dict[str, Any] = {
+        "seq": last.seq + 1, "time_utc": last.time_utc, "table_id": table_id, "round_id": round_id,
+        "source": "engine", "kind": kind, "version": last.version, "payload": payload,
+        "private_digest": None, "prev_hash": last.hash,
+    }  # fmt: skip
+    document["hash"] = entry_hash(**document)
+    return document
+
+
+def _serve(
+    floor: Any, tables: Tables, service: FloorService | None = None
+) -> tuple[Running, asyncio.Task[None]]:
+    running = Running(floor, tables)
+    running.start_uplinks()
+    serving = asyncio.create_task((service or FloorService(floor.floor_config())).run(running.stop))
+    running.tasks.append(serving)
+    return running, serving
+
+
+def test_a_settlement_whose_seats_are_strings_is_refused_and_the_floor_flows_on(
+    tmp_path: Path, make_floor: MakeFloor
+) -> None:
+    ids = ["T001", "T002"]
+    floor = make_floor(ids, ack_wait_s=2)
+    tables = Tables(tmp_path / "tables", ids)
+    for table_id in ids:
+        tables.play(table_id, 1)
+
+    async def scenario() -> None:
+        running, serving = _serve(floor, tables)
+        await _all_on_the_floor(floor, tables, ids, "on the floor")
+        started = tables.journals["T001"].last_entries(1, ["round_started"])[0]
+        forged = _chained_next(
+            tables, "T001", "round_settled", {"settlement": {"seats": ["boom"]}}, round_id=started.round_id
+        )
+        await _publish_as(floor, "T001", wire.entry_body(forged), "T001:forged")
+
+        async def alerted() -> bool:
+            return any(table == "T001" for table, *_ in _alerts(floor)) or serving.done()
+
+        await wait_until(alerted, 30, "T001's alert")
+        assert not serving.done(), serving  # before the fix: AttributeError out of floor serve
+        for table_id in ids:
+            tables.play(table_id, 1)
+            running.uplinks[table_id].notify()
+        await _all_on_the_floor(floor, tables, ids, "after the forged settlement")
+        assert not serving.done(), serving
+        await running.close()
+
+    asyncio.run(scenario())
+    alerts = _alerts(floor)
+    assert [(table, kind) for table, _seq, kind, _message in alerts] == [("T001", "undecodable")], alerts
+    assert "settlement" in alerts[0][3], alerts
+    assert floor_problems(floor, tables) == []  # both tables exactly their journals, T001 not quarantined
+    tables.close()
+
+
+class _FloorWithABug(FloorService):
+    """A floor service whose fold raises for one table's entries: the kind of bug the typed decode is
+    there to keep out (the reducer meeting a value it does not expect), planted so that the safety net
+    under it can be shown on the real servers."""
+
+    BUGGY_TABLE = "T001"
+
+    async def _take_entry(self, connection: Any, batch: Any, projection: TableProjection, *args: Any) -> None:
+        entry = args[0]
+        if (
+            projection.table_id == self.BUGGY_TABLE
+            and entry.seq > projection.last_seq
+            and entry.kind == "login"
+        ):
+            raise AttributeError("'str' object has no attribute 'get'")
+        await super()._take_entry(connection, batch, projection, *args)
+
+
+def test_any_error_taking_a_tables_message_quarantines_that_table_and_nothing_else(
+    tmp_path: Path, make_floor: MakeFloor
+) -> None:
+    ids = ["T001", "T002", "T003"]
+    floor = make_floor(ids, ack_wait_s=2)
+    tables = Tables(tmp_path / "tables", ids)
+    for table_id in ids:
+        tables.play(table_id, 1)
+
+    quarantined_after = 0
+
+    async def scenario() -> None:
+        nonlocal quarantined_after
+        service = _FloorWithABug(floor.floor_config())
+        running, serving = _serve(floor, tables, service)
+        await _all_on_the_floor(floor, tables, ids, "on the floor")
+        quarantined_after = last_seq(tables.journals["T001"])
+        tables.journals["T001"].append(
+            "login", {"user": "ann", "role": "dealer", "remote": "127.0.0.1"}, round_id=None, source="panel"
+        )
+        for table_id in ids:
+            tables.play(table_id, 1)
+            running.uplinks[table_id].notify()
+        await _all_on_the_floor(floor, tables, ["T002", "T003"], "the other tables, after the bug")
+
+        def held() -> tuple[Any, ...] | None:
+            with psycopg.connect(floor.reporting_dsn) as connection:
+                return connection.execute(
+                    "SELECT quarantined_at_seq, quarantine_reason FROM floor_tables WHERE table_id = 'T001'"
+                ).fetchone()
+
+        async def t001_quarantined() -> bool:
+            row = held()
+            return row is not None and row[0] is not None
+
+        await wait_until(t001_quarantined, 30, "T001 quarantined")
+        assert not serving.done(), serving
+        assert held() == (quarantined_after, f"floor_error at entry {quarantined_after + 1}")
+        assert _floor_seqs(floor, "T001")[-1] == quarantined_after
+        assert service.status.db_failures == 0
+        await running.close()
+
+    asyncio.run(scenario())
+    alerts = [(table, seq, kind) for table, seq, kind, _message in _alerts(floor)]
+    assert alerts == [("T001", quarantined_after + 1, "floor_error")], alerts
+    assert "AttributeError" in _alerts(floor)[0][3]
+    assert floor_problems(floor, {t: tables.path(t) for t in ("T002", "T003")}) == []
+    tables.close()

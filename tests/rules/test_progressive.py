@@ -119,8 +119,8 @@ def test_a_percentage_is_exact_basis_points(value: float, basis_points: int) -> 
         ),
         (
             {"reset_cents": 999_999},
-            "progressive.reset_cents: 999999 is below the base (1000000); the meter never restarts below where "
-            "it started",
+            "progressive.reset_cents: 999999 is below the base (1000000); the meter never restarts below "
+            "where it started",
         ),
         ({"increment_percent": 100.5}, "progressive.increment_percent: 100.5% is over 100%"),
         ({"hidden_percent": 101}, "progressive.hidden_percent: 101% is over 100%"),
@@ -165,7 +165,7 @@ def test_a_unit_other_than_a_dollar_takes_rates_whose_share_is_whole_cents() -> 
     # A 5.00 unit: 4.4% is 22 cents, accepted; 4.5% would be 22.5 cents, refused.
     five = parse_progressive_settings({**GOOD, "unit_cents": 500, "increment_percent": 4.4})
     assert five.increment_per_wager_cents == 22
-    with pytest.raises(UserError, match="is 22.5 cents"):
+    with pytest.raises(UserError, match=r"is 22\.5 cents"):
         parse_progressive_settings({**GOOD, "unit_cents": 500, "increment_percent": 4.5})
 
 
@@ -233,7 +233,8 @@ def test_three_winners_share_with_every_cent_left_over_to_the_first_paid() -> No
     plain = parse_progressive_settings({**GOOD, "increment_percent": 0, "hidden_percent": 0})
     result = settle_progressive(plain, 1_000_000, 5_000_000, entries((3, 7), (2, 7), (1, 7)))
     assert [award.amount_cents for award in result.awards] == [333_334, 333_333, 333_333]
-    assert result.reset is not None and result.reset.house_added_cents == 0
+    assert result.reset is not None
+    assert result.reset.house_added_cents == 0
     assert result.reserve_after_cents == 4_000_000
 
 
@@ -358,7 +359,8 @@ def play(settings_: ProgressiveSettings, rounds: list[list[tuple[int, int, bool]
         assert settings_.base_cents + totals.resets + totals.increments - totals.meter_awards == meter
         assert totals.hidden - totals.funded + totals.overflow == reserve
         assert totals.resets == totals.funded + totals.house_added
-        assert meter >= 0 and reserve >= 0
+        assert meter >= 0
+        assert reserve >= 0
         if settings_.limit_cents is not None:
             assert meter <= settings_.limit_cents
     return totals
@@ -381,20 +383,24 @@ def test_each_round_pays_what_the_paytable_says_in_settlement_order(
         settled = [(seat, run) for seat, run, live in round_ if live]
         increment = len(settled) * settings_.unit_cents * settings_.increment_bp // 10_000
         hidden = len(settled) * settings_.unit_cents * settings_.hidden_bp // 10_000
-        assert result.increment_cents == increment and result.hidden_cents == hidden
+        assert result.increment_cents == increment
+        assert result.hidden_cents == hidden
         assert result.to_meter_cents + result.overflow_cents == increment
         assert result.collected_cents == len(settled) * settings_.unit_cents
-        winners = [(seat, settings_.paytable.award_for(run)) for seat, run in settled]
-        winners = [(seat, line) for seat, line in winners if line is not None]
+        reached = [(seat, settings_.paytable.award_for(run)) for seat, run in settled]
+        winners = [(seat, line) for seat, line in reached if line is not None]
         # Every line reached is paid once, in settlement order, and nothing else is paid.
         assert [award.seat for award in result.awards] == [seat for seat, _ in winners]
         jackpot = [award for award in result.awards if award.award.is_jackpot]
         for award, (_seat, (line, kind)) in zip(result.awards, winners, strict=True):
             assert (award.line, award.award) == (line, kind)
             if kind.fixed_units is not None:
-                assert award.amount_cents == kind.fixed_units * settings_.unit_cents and not award.from_meter
+                assert award.amount_cents == kind.fixed_units * settings_.unit_cents
+                assert not award.from_meter
             elif not kind.is_jackpot:
-                assert award.meter_before_cents is not None and award.meter_after_cents is not None
+                assert kind.meter_share_bp is not None
+                assert award.meter_before_cents is not None
+                assert award.meter_after_cents is not None
                 assert award.amount_cents == award.meter_before_cents * kind.meter_share_bp // 10_000
                 assert award.meter_after_cents == award.meter_before_cents - award.amount_cents
         if jackpot:
@@ -404,7 +410,8 @@ def test_each_round_pays_what_the_paytable_says_in_settlement_order(
             assert sum(award.amount_cents for award in jackpot) == frozen
             assert {award.amount_cents for award in jackpot[1:]} <= {frozen // len(jackpot)}
             assert jackpot[0].amount_cents == frozen // len(jackpot) + frozen % len(jackpot)
-            assert result.reset is not None and result.reset.amount_cents == settings_.reset_cents
+            assert result.reset is not None
+            assert result.reset.amount_cents == settings_.reset_cents
         else:
             assert result.reset is None
 

@@ -8,7 +8,7 @@ import asyncio
 import socket
 from pathlib import Path
 
-from controller.config import load_config
+from controller.config import load_config, refuse_progressive_at_the_table
 from controller.daemon import RunOptions, TableDaemon
 from controller.errors import UserError
 from controller.integrity_watch import DEFAULT_EVERY_ROUNDS
@@ -112,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.time_scale > 0:
         raise UserError(f"--time-scale: must be positive, not {args.time_scale}")
     config = load_config(args.config)
+    refuse_progressive_at_the_table(config)
     configure_logging_for(args.log_level or config.logging.level, config.logging.format)
     panel_bind = None
     if args.panel is not None:

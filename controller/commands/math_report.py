@@ -19,13 +19,13 @@ from controller.gamemath.parsheet import build_request
 from controller.gamemath.progress import ProgressPrinter
 from controller.gamemath.progressive import progressive_par_sheet, render_progressive
 from controller.names import BANKING_MODES
+from controller.rules.amounts import check_cents
 from controller.rules.games import GAME_SHORT_NAMES, parse_game_name
 from controller.rules.paytables import Paytable, parse_table_paytable
 from controller.rules.progressive import (
     NOT_OFFERED,
     PROGRESSIVE_GAMES,
     ProgressiveSettings,
-    check_meter,
     parse_progressive_settings,
 )
 
@@ -116,7 +116,9 @@ def parse_meter_option(text: str, settings: ProgressiveSettings) -> int:
         meter = int(text.strip().replace("_", ""))
     except ValueError:
         raise UserError(f"--meter: a whole number of cents, not {text[:40]!r}") from None
-    check_meter(settings, meter, 0, field="--meter")
+    check_cents(meter, "--meter")
+    if settings.limit_cents is not None and meter > settings.limit_cents:
+        raise UserError(f"--meter: {meter} is above the limit ({settings.limit_cents})")
     return meter
 
 

@@ -274,3 +274,25 @@ def test_chase_the_flush_refuses_a_progressive_section(tmp_path: Path) -> None:
         done.stderr
         == "flushtable config: table.toml: progressive: Chase the Flush has no Progressive wager\n"
     )
+
+
+def test_docs_math_md_shows_the_command_as_it_prints() -> None:
+    text = (Path(__file__).resolve().parents[2] / "docs" / "math.md").read_text()
+    block = text.split("$ flushtable math --game tf --progressive-only --meter 2500000 \\\n", 1)[1]
+    arguments, _, rest = block.partition("\n")
+    shown = rest.split("\n```", 1)[0]
+    given = json.loads(arguments.strip().removeprefix("--progressive ").strip("'"))
+    done = run_cli(
+        [
+            "math",
+            "--game",
+            "tf",
+            "--progressive-only",
+            "--meter",
+            "2500000",
+            "--progressive",
+            json.dumps(given),
+        ]
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.rstrip("\n") == shown

@@ -341,7 +341,13 @@ def test_flushtable_settle_prints_the_progressive(tmp_path: Path) -> None:
     assert progressive["meter_after_cents"] == 1_000_000
     text = run_cli(["settle", "--text", str(path)])
     assert text.returncode == 0, text.stderr
-    assert "progressive" in text.stdout
+    assert "             progressive                   1.00  win                 +12,344.82" in text.stdout
+    assert (
+        "  Progressive: meter 12,345.67; 1 wagers add 0.15 to the meter, 0.02 to the reserve" in text.stdout
+    )
+    assert "    seat 1 7-card run: 12,345.82 from the meter (meter 12,345.82 -> 10,000.00)" in text.stdout
+    assert "    reset to 10,000.00: 2,000.02 from the reserve, 7,999.98 added by the house" in text.stdout
+    assert "    meter after 10,000.00; reserve 2,000.00 -> 0.00; progressive net -12,344.82" in text.stdout
 
 
 @pytest.mark.parametrize(

@@ -1155,7 +1155,10 @@ def bank_by_seat(settlement: Settlement) -> dict[str, object] | None:
     for seat in settlement.seats:  # in action order (settle builds them so in this mode)
         if seat.status == DEAD:
             continue
-        paid = sum(wager.net_cents for wager in seat.wagers if wager.net_cents > 0)
+        # The Progressive wager is the house's progressive's, never the DP's bank's.
+        paid = sum(
+            wager.net_cents for wager in seat.wagers if wager.net_cents > 0 and wager.wager != PROGRESSIVE
+        )
         short = sum(wager.shortfall_cents for wager in seat.wagers)
         balance -= paid
         entry: dict[str, object] = {"seat": seat.seat, "paid": paid, "bank_after": balance}

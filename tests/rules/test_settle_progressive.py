@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from controller.errors import UserError
 from controller.rules.progressive import PROGRESSIVE_GAMES, parse_progressive_round
-from controller.rules.settle import Round, settle, settle_round_json
+from controller.rules.settle import Round, bank_by_seat, settle, settle_round_json
 from tests.rules.builders import Json, dp, round_json, seat, seat_of, settled, wagers_of
 from tests.rules.test_settle_cli import run_cli
 from tests.rules.test_settle_properties import check, rounds, to_json_input
@@ -311,6 +311,11 @@ def test_every_round_with_progressive_wagers_conserves_money(round_: Round) -> N
         progressive.reserve_before_cents + progressive.hidden_cents + progressive.overflow_cents - funded
         == progressive.reserve_after_cents
     )
+    # The DP's bank, seat by seat, never carries the house's progressive.
+    report, running = settlement.designated_player, bank_by_seat(settlement)
+    if report is not None and running is not None:
+        assert all(int(step["bank_after"]) >= 0 for step in running["seats"])  # type: ignore[attr-defined]
+        assert running["bank_after_paying"] == report.funds_cents + report.collected_cents - report.paid_cents
     # A dead seat's or dead round's wager is returned and counted as returned, never as a contribution.
     returned = sum(
         1 for s in settlement.seats for w in s.wagers if w.wager == "progressive" and w.result == "returned"
@@ -392,3 +397,19 @@ def test_flushtable_settle_refuses_a_wrong_amount_on_the_spot() -> None:
         "flushtable settle: seats[0].wagers.progressive: must be exactly the unit (100), not 500 "
         "(the Progressive wager is a fixed amount)\n"
     )
+
+
+def test_the_dps_bank_seat_by_seat_leaves_the_progressive_out() -> None:
+    from controller.rules.settle import parse_round
+
+    obj = round_json(
+        "high-card-flush",
+        DEALER_QUALIFIES,
+        seat(3, "Tc Jc Qc Kc Ac 3h 4h", ante=500, raise_=1000, progressive=100),
+        banking=dp(1, 6000),
+        progressive=dict(PROGRESSIVE),
+    )
+    running = bank_by_seat(settle(parse_round(obj)))
+    assert running is not None
+    # Seat 3 wins its ante and raise from the DP (1,500); its 500.00 progressive award is the house's.
+    assert running["seats"] == [{"seat": 3, "paid": 1500, "bank_after": 4500}]

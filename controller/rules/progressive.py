@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
 from controller.errors import UserError, shown
-from controller.rules.amounts import MAX_AMOUNT_CENTS, check_cents, type_name
+from controller.rules.amounts import check_cents, type_name
 from controller.rules.games import HIGH_CARD_FLUSH, TOP_FLUSH
 
 PROGRESSIVE = "progressive"
@@ -589,7 +589,6 @@ def settle_progressive(
 
 __all__ = [
     "DEFAULT_PROGRESSIVE_PAYTABLE",
-    "MAX_AMOUNT_CENTS",
     "NOT_OFFERED",
     "PROGRESSIVE",
     "PROGRESSIVE_GAMES",

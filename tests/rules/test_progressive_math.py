@@ -296,3 +296,28 @@ def test_docs_math_md_shows_the_command_as_it_prints() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.rstrip("\n") == shown
+
+
+def test_the_games_par_sheet_carries_the_progressive_after_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from controller.cli import main
+
+    argv = [
+        "math",
+        "--game",
+        "tf",
+        "--quiet",
+        "--cache-dir",
+        str(tmp_path),
+        "--progressive",
+        json.dumps(PARAMETERS),
+    ]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert text.index("Base game, optimal strategy") < text.index("Progressive wager (progressive paytable)")
+    assert "long-run return:                   87.7472%" in text
+    assert main([*argv, "--json"]) == 0  # the game's sheet from the cache; the progressive computed again
+    sheet = json.loads(capsys.readouterr().out)
+    assert sheet["game"] == "top-flush"
+    assert sheet["progressive"]["exact"]["fixed_return"] == "692889/955604"

@@ -108,7 +108,11 @@ def check(round_: Round, settlement: Settlement) -> None:
     for seat in settlement.seats:
         for wager in seat.wagers:
             assert wager.stake_cents > 0
-            if wager.result == "win":
+            if wager.result == "win" and wager.wager == "progressive":
+                # Paid *for* the wager: the award less the stake (a share of a small meter may be less).
+                assert wager.award_cents is not None
+                assert wager.net_cents == wager.award_cents - wager.stake_cents
+            elif wager.result == "win":
                 assert wager.net_cents >= 0
             elif wager.result == "lose":
                 assert wager.net_cents == -wager.stake_cents

@@ -17,9 +17,17 @@ from controller.errors import UserError
 from controller.gamemath.cache import CACHE_ENV, cached_par_sheet, default_cache_dir
 from controller.gamemath.parsheet import build_request
 from controller.gamemath.progress import ProgressPrinter
+from controller.gamemath.progressive import progressive_par_sheet, render_progressive
 from controller.names import BANKING_MODES
+from controller.rules.amounts import check_cents
 from controller.rules.games import GAME_SHORT_NAMES, parse_game_name
 from controller.rules.paytables import Paytable, parse_table_paytable
+from controller.rules.progressive import (
+    NOT_OFFERED,
+    PROGRESSIVE_GAMES,
+    ProgressiveSettings,
+    parse_progressive_settings,
+)
 
 NAME = "math"
 HELP = "print a game's exact par sheet: house edge, optimal strategy, side bets (exact, never simulated)"
@@ -60,6 +68,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     cache.add_argument("--no-cache", action="store_true", help="compute again; read and keep nothing")
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress lines on standard error")
+    parser.add_argument(
+        "--progressive",
+        metavar="JSON",
+        help="the Progressive wager's parameters, as the configuration's [progressive] in JSON: "
+        '\'{"unit_cents": 100, "base_cents": 1000000, "reset_cents": 1000000, "increment_percent": 15, '
+        "\"hidden_percent\": 2}' (--config: the table's own)",
+    )
+    parser.add_argument(
+        "--meter",
+        metavar="CENTS",
+        help="the progressive's current meter, for the return at the meter (default: the reset)",
+    )
+    parser.add_argument(
+        "--progressive-only",
+        action="store_true",
+        help="print only the progressive's par sheet (the base game's takes seconds to compute)",
+    )
 
 
 def parse_paytable_options(options: list[str]) -> dict[str, Paytable]:
@@ -76,6 +101,25 @@ def parse_paytable_options(options: list[str]) -> dict[str, Paytable]:
                 raise UserError(f"--paytable {wager}: not valid JSON ({error.msg})") from None
         tables[wager] = parse_table_paytable(spec, field=f"--paytable {wager}")
     return tables
+
+
+def parse_progressive_option(text: str) -> ProgressiveSettings:
+    try:
+        given = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise UserError(f"--progressive: not valid JSON ({error.msg})") from None
+    return parse_progressive_settings(given, field="--progressive")
+
+
+def parse_meter_option(text: str, settings: ProgressiveSettings) -> int:
+    try:
+        meter = int(text.strip().replace("_", ""))
+    except ValueError:
+        raise UserError(f"--meter: a whole number of cents, not {text[:40]!r}") from None
+    check_cents(meter, "--meter")
+    if settings.limit_cents is not None and meter > settings.limit_cents:
+        raise UserError(f"--meter: {meter} is above the limit ({settings.limit_cents})")
+    return meter
 
 
 def _percent(value: float, digits: int = 4) -> str:
@@ -167,6 +211,7 @@ def run(args: argparse.Namespace) -> int:
     game: str | None = None if args.game is None else parse_game_name(args.game)
     banking: str | None = args.banking
     paytables: dict[str, Paytable] = {}
+    config_progressive: ProgressiveSettings | None = None
     if args.config is not None:
         from controller.config import load_config  # noqa: PLC0415 (only --config pays for the models)
 
@@ -177,8 +222,15 @@ def run(args: argparse.Namespace) -> int:
         banking = banking or config.banking.mode
         if banking == config.banking.mode:
             paytables = dict(config.paytables)
+        config_progressive = config.progressive
     if game is None:
         raise UserError("--game: which game? (or --config FILE)")
+    progressive = _progressive_request(args, game, config_progressive)
+    if args.progressive_only:
+        if progressive is None:
+            raise UserError("--progressive-only: which progressive? (--progressive JSON, or --config FILE)")
+        print(_progressive_out(progressive, as_json=args.json))
+        return 0
     paytables.update(parse_paytable_options(args.paytable))
     request = build_request(game, banking or "house", paytables)
     cache_dir = None if args.no_cache else (args.cache_dir or default_cache_dir())
@@ -193,6 +245,8 @@ def run(args: argparse.Namespace) -> int:
         elif found.path is not None:
             print(f"math {game}: kept in the cache {found.path}", file=sys.stderr)
     if args.json:
+        if progressive is not None:
+            sheet = {**sheet, "progressive": progressive_par_sheet(*progressive)}
         print(json.dumps(sheet, indent=2))
     elif args.strategy:
         print(render_strategy(sheet))
@@ -201,4 +255,26 @@ def run(args: argparse.Namespace) -> int:
         if found.from_cache:
             report += f" (when first asked; read now from the cache {found.path})"
         print(report)
+        if progressive is not None:
+            print()
+            print(_progressive_out(progressive, as_json=False))
     return 0
+
+
+def _progressive_request(
+    args: argparse.Namespace, game: str, configured: ProgressiveSettings | None
+) -> tuple[ProgressiveSettings, int | None] | None:
+    """The progressive to print, from --progressive (else the configuration's), with --meter."""
+    settings = parse_progressive_option(args.progressive) if args.progressive is not None else configured
+    if settings is not None and game not in PROGRESSIVE_GAMES:
+        raise UserError(f"--progressive: {NOT_OFFERED}")
+    if args.meter is not None:
+        if settings is None:
+            raise UserError("--meter: the meter of which progressive? (--progressive JSON, or --config FILE)")
+        return (settings, parse_meter_option(args.meter, settings))
+    return None if settings is None else (settings, None)
+
+
+def _progressive_out(progressive: tuple[ProgressiveSettings, int | None], *, as_json: bool) -> str:
+    sheet = progressive_par_sheet(*progressive)
+    return json.dumps(sheet, indent=2) if as_json else render_progressive(sheet)

@@ -141,6 +141,48 @@ def settlement_lines(
             f"  Bonus cap {fmt(int(cap['cap']))}: wins {fmt(int(cap['bonus_wins']))} paid "
             f"{fmt(int(cap['paid']))}, rounding {fmt(int(cap['rounding']))}"
         )
+    progressive = settlement.get("progressive")
+    if isinstance(progressive, Mapping):
+        lines.extend(progressive_lines(progressive, fmt))
+    return lines
+
+
+def progressive_lines(progressive: Mapping[str, Any], fmt: MoneyFormat = money) -> list[str]:
+    """The round's Progressive wager (docs/settle.md "The Progressive wager"): contributions, each award in
+    the order paid, the reset and the reserve, the meter before and after."""
+    added = progressive.get("contributions") or {}
+    reserve = progressive.get("reserve") or {}
+    lines = [
+        f"  Progressive: meter {fmt(int(progressive.get('meter_before_cents', 0)))}; "
+        f"{added.get('wagers', 0)} wagers add {fmt(int(added.get('to_meter_cents', 0)))} to the meter"
+        + (f" ({fmt(int(added['overflow_cents']))} overflow)" if added.get("overflow_cents") else "")
+        + f", {fmt(int(added.get('hidden_cents', 0)))} to the reserve"
+    ]
+    for award in progressive.get("awards") or []:
+        paid = fmt(int(award.get("amount_cents", 0)))
+        where = "house" if award.get("paid_from") == "house" else "meter"
+        shared = f", shared by {award['shared_by']}" if award.get("shared_by") else ""
+        around = (
+            f" (meter {fmt(int(award.get('meter_before_cents', 0)))} -> "
+            f"{fmt(int(award.get('meter_after_cents', 0)))}{shared})"
+            if where == "meter"
+            else ""
+        )
+        lines.append(
+            f"    seat {award.get('seat')} {award.get('line')}-card run: {paid} from the {where}{around}"
+        )
+    reset = progressive.get("reset")
+    if isinstance(reset, Mapping):
+        lines.append(
+            f"    reset to {fmt(int(reset.get('amount_cents', 0)))}: "
+            f"{fmt(int(reset.get('from_reserve_cents', 0)))} from the reserve, "
+            f"{fmt(int(reset.get('house_added_cents', 0)))} added by the house"
+        )
+    lines.append(
+        f"    meter after {fmt(int(progressive.get('meter_after_cents', 0)))}; reserve "
+        f"{fmt(int(reserve.get('before_cents', 0)))} -> {fmt(int(reserve.get('after_cents', 0)))}; "
+        f"progressive net {fmt(int(progressive.get('net_cents', 0)), signed=True)}"
+    )
     return lines
 
 

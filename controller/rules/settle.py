@@ -38,7 +38,6 @@ from controller.rules.games import (
     HOUSE,
     STREET_WORDS,
     STREETS,
-    TOP_FLUSH,
     GameSpec,
     check_bet_wagers,
     decision_limits,
@@ -47,6 +46,19 @@ from controller.rules.games import (
 )
 from controller.rules.hands import Hand, compare, evaluate
 from controller.rules.paytables import Paytable, default_paytable, parse_paytable
+from controller.rules.progressive import (
+    NOT_OFFERED,
+    PROGRESSIVE,
+    PROGRESSIVE_GAMES,
+    ProgressiveEntry,
+    ProgressiveResult,
+    ProgressiveRound,
+    check_meter,
+    check_progressive_settings,
+    check_progressive_stake,
+    parse_progressive_round,
+    settle_progressive,
+)
 from controller.settings import (
     KeyRefusal,
     SettleRake,
@@ -126,6 +138,9 @@ class Round:
     paytables: Mapping[str, Paytable] = field(default_factory=dict)
     rake: Rake | None = None
     dead: bool = False
+    # The Progressive wager's parameters and the meter before the round (docs/rules.md "Progressive
+    # wager"); None when the round has none. The house banks it in every banking mode.
+    progressive: ProgressiveRound | None = None
 
     def paytable(self, wager: str) -> Paytable:
         """The paytable ``wager`` is paid by in this round: the round's own, or the game's preset."""
@@ -147,11 +162,19 @@ class WagerResult:
     odds: int | None = None
     shortfall_cents: int = 0
     capped_from_cents: int | None = None
+    # The Progressive wager: the paytable line reached and the award paid *for* the wager (the stake is
+    # collected, so ``net`` is the award less the stake).
+    line: int | None = None
+    award_cents: int | None = None
 
     def to_json(self) -> dict[str, object]:
         out: dict[str, object] = {"stake": self.stake_cents, "result": self.result, "net": self.net_cents}
         if self.odds is not None:
             out["odds"] = self.odds
+        if self.line is not None:
+            out["line"] = self.line
+        if self.award_cents is not None:
+            out["award"] = self.award_cents
         if self.capped_from_cents is not None:
             out["capped_from"] = self.capped_from_cents
         if self.shortfall_cents:
@@ -264,6 +287,7 @@ class Settlement:
     rake_lines: tuple[RakeLine, ...] = ()
     designated_player: DesignatedPlayerReport | None = None
     bonus_cap: BonusCapReport | None = None
+    progressive: ProgressiveResult | None = None
 
     @property
     def rake_cents(self) -> int:
@@ -275,8 +299,19 @@ class Settlement:
 
     @property
     def banker_net_cents(self) -> int:
-        """The banker's profit: what the players lost less what they won, less the DP's own rake."""
-        return -sum(wager.net_cents for seat in self.seats for wager in seat.wagers) - self.banker_rake_cents
+        """The banker's profit: what the players lost less what they won, less the DP's own rake. The
+        Progressive wager is not the banker's: the house's progressive banks it (``progressive.net``)."""
+        return (
+            -sum(
+                wager.net_cents for seat in self.seats for wager in seat.wagers if wager.wager != PROGRESSIVE
+            )
+            - self.banker_rake_cents
+        )
+
+    @property
+    def progressive_net_cents(self) -> int:
+        """The progressive's take from the round: its wagers collected less its awards (0 without one)."""
+        return 0 if self.progressive is None else self.progressive.net_cents
 
     def seat(self, number: int) -> SeatResult:
         for seat in self.seats:
@@ -303,6 +338,8 @@ class Settlement:
             out["designated_player"] = self.designated_player.to_json()
         if self.bonus_cap is not None:
             out["bonus_cap"] = self.bonus_cap.to_json()
+        if self.progressive is not None:
+            out["progressive"] = self.progressive.to_json()
         return out
 
 
@@ -449,9 +486,9 @@ def _seat(value: SeatInput, index: int, spec: GameSpec) -> Seat:
     where = f"seats[{index}]"
     wagers: dict[str, int] = {}
     for name, amount in value.wagers.items():
-        if name == "progressive" and spec.name == TOP_FLUSH:
-            raise UserError(f"{where}.wagers.progressive: the Progressive wager is not specified yet")
-        if name not in spec.wagers:
+        if name == PROGRESSIVE and spec.name not in PROGRESSIVE_GAMES:
+            raise UserError(f"{where}.wagers.progressive: {NOT_OFFERED}")
+        if name not in spec.wagers and not (name == PROGRESSIVE and spec.name in PROGRESSIVE_GAMES):
             raise UserError(
                 f"{_field(where + '.wagers', name)}: unknown wager for {spec.name} "
                 f"(known: {', '.join(spec.wagers)})"
@@ -464,6 +501,11 @@ def _seat(value: SeatInput, index: int, spec: GameSpec) -> Seat:
 
 def parse_round(obj: Mapping[str, object]) -> Round:
     """The round written as JSON per docs/settle.md, checked; a bad field raises UserError naming it."""
+    # The progressive is read by its own parser (controller/rules/progressive.py), after the game.
+    has_progressive = isinstance(obj, Mapping) and PROGRESSIVE in obj
+    progressive_json = obj.get(PROGRESSIVE) if has_progressive else None
+    if has_progressive:
+        obj = {key: value for key, value in obj.items() if key != PROGRESSIVE}
     try:
         given = RoundInput.model_validate(obj)
     except ValidationError as error:
@@ -484,6 +526,11 @@ def parse_round(obj: Mapping[str, object]) -> Round:
             )
         paytables[wager] = parse_paytable(table, field=f"paytables.{wager}")
     rake = None if given.rake is None else Rake(given.rake.method.value, given.rake.amount)
+    progressive = None
+    if has_progressive:
+        if spec.name not in PROGRESSIVE_GAMES:
+            raise UserError(f"progressive: {NOT_OFFERED}")
+        progressive = parse_progressive_round(progressive_json)
     round_ = Round(
         game=spec.name,
         dealer=tuple(given.dealer),
@@ -493,6 +540,7 @@ def parse_round(obj: Mapping[str, object]) -> Round:
         paytables=paytables,
         rake=rake,
         dead=given.dead,
+        progressive=progressive,
     )
     check_round(round_)
     return round_
@@ -540,6 +588,16 @@ def check_round(round_: Round) -> None:
     for wager in round_.paytables:
         if wager not in spec.bonus_wagers:
             raise UserError(f"{_field('paytables', wager)}: not a bonus wager of {spec.name}")
+    if round_.progressive is not None:
+        if spec.name not in PROGRESSIVE_GAMES:
+            raise UserError(f"progressive: {NOT_OFFERED}")
+        check_progressive_settings(round_.progressive.settings)
+        check_meter(
+            round_.progressive.settings,
+            round_.progressive.meter_cents,
+            round_.progressive.reserve_cents,
+            field=PROGRESSIVE,
+        )
     if spec.community_cards == 0 and round_.community:
         raise UserError(f"community: {spec.name} has no community cards")
     if not round_.seats:
@@ -578,7 +636,12 @@ def check_round(round_: Round) -> None:
 
 
 def _check_seat_wagers(round_: Round, spec: GameSpec, seat: Seat, where: str) -> None:
-    check_bet_wagers(spec.name, seat.wagers, field=f"{where}.wagers")
+    _check_progressive_wager(round_, spec, seat, where)
+    check_bet_wagers(
+        spec.name,
+        {name: amount for name, amount in seat.wagers.items() if name != PROGRESSIVE},
+        field=f"{where}.wagers",
+    )
     if seat.street is not None and spec.name != CHASE_THE_FLUSH:
         raise UserError(f"{where}.street: only Chase the Flush has streets")
     if seat.street is not None and seat.street not in STREETS:
@@ -613,6 +676,23 @@ def _check_seat_wagers(round_: Round, spec: GameSpec, seat: Seat, where: str) ->
         raise UserError(
             f"{where}.wagers.{decision}: {amount} is outside its limit ({allowed} {why}, ante {ante})"
         )
+
+
+def _check_progressive_wager(round_: Round, spec: GameSpec, seat: Seat, where: str) -> None:
+    """RULES.md: a fixed unit on its own spot, only where the game offers it and the round has one."""
+    if PROGRESSIVE not in seat.wagers:
+        return
+    field_name = f"{where}.wagers.{PROGRESSIVE}"
+    if spec.name not in PROGRESSIVE_GAMES:
+        raise UserError(f"{field_name}: {NOT_OFFERED}")
+    stake = check_cents(seat.wagers[PROGRESSIVE], field_name)
+    if stake == 0:
+        return
+    if round_.progressive is None:
+        raise UserError(
+            f'{field_name}: the round has no progressive (give "progressive": {{"meter_cents": ..., ...}})'
+        )
+    check_progressive_stake(round_.progressive.settings, stake, field_name)
 
 
 # --- settlement -----------------------------------------------------------------------------------------
@@ -826,7 +906,9 @@ def cover_seats(
 
 def _dead_seat(seat: Seat, spec: GameSpec, reason: str) -> SeatResult:
     wagers = tuple(
-        WagerResult(name, seat.wagers[name], RETURNED, 0) for name in spec.wagers if seat.wagers.get(name, 0)
+        WagerResult(name, seat.wagers[name], RETURNED, 0)
+        for name in (*spec.wagers, PROGRESSIVE)
+        if seat.wagers.get(name, 0)
     )
     return SeatResult(seat=seat.seat, status=DEAD, hand=None, wagers=wagers, dead_reason=reason)
 
@@ -849,6 +931,7 @@ def settle(round: Round) -> Settlement:
             dealer_hand=None,
             dealer_qualifies=None,
             seats=tuple(_dead_seat(seat, spec, reason) for seat in by_seat),
+            progressive=_settle_progressive(round_, order=[seat.seat for seat in by_seat], hands={}),
         )
 
     dealer = evaluate((*round_.dealer, *round_.community))
@@ -905,6 +988,10 @@ def settle(round: Round) -> Settlement:
 
     rake_lines = _rake_lines(round_, order, dead_reason) if designated else ()
     rake_by_seat = {line.seat: line.amount_cents for line in rake_lines if not line.designated_player}
+    # The house's progressive, outside the DP's bank, coverage and cap: paid in the table's settlement
+    # order (house: the dealer's right to left, the highest seat first; DP: the action order).
+    progressive_order = order if designated else tuple(sorted(order, reverse=True))
+    progressive = _settle_progressive(round_, order=progressive_order, hands=hands)
 
     results: list[SeatResult] = []
     for number in order:
@@ -917,7 +1004,7 @@ def settle(round: Round) -> Settlement:
                 item.wager, item.stake, item.result, item.net, item.odds, item.shortfall, item.capped_from
             )
             for item in owed_by_seat[number]
-        )
+        ) + _progressive_wager_result(seat, progressive)
         results.append(
             SeatResult(
                 seat=number,
@@ -937,6 +1024,49 @@ def settle(round: Round) -> Settlement:
         rake_lines=rake_lines,
         designated_player=dp_report,
         bonus_cap=cap_report,
+        progressive=progressive,
+    )
+
+
+def _settle_progressive(
+    round_: Round, *, order: Sequence[int], hands: Mapping[int, Hand]
+) -> ProgressiveResult | None:
+    """The round's progressive: every seat's Progressive wager in ``order``; a seat without a hand in
+    ``hands`` is dead, its wager returned (no contribution, no award)."""
+    if round_.progressive is None:
+        return None
+    by_number = {seat.seat: seat for seat in round_.seats}
+    entries = [
+        ProgressiveEntry(
+            number,
+            hands[number].straight_flush_length if number in hands else 0,
+            settled=number in hands,
+        )
+        for number in order
+        if by_number[number].wagers.get(PROGRESSIVE, 0)
+    ]
+    return settle_progressive(
+        round_.progressive.settings, round_.progressive.meter_cents, round_.progressive.reserve_cents, entries
+    )
+
+
+def _progressive_wager_result(seat: Seat, progressive: ProgressiveResult | None) -> tuple[WagerResult, ...]:
+    """A live seat's Progressive wager: always collected, an award paid *for* it when a line is reached."""
+    stake = seat.wagers.get(PROGRESSIVE, 0)
+    if not stake or progressive is None:
+        return ()
+    award = progressive.award_for_seat(seat.seat)
+    if award is None:
+        return (WagerResult(PROGRESSIVE, stake, LOSE, -stake),)
+    return (
+        WagerResult(
+            PROGRESSIVE,
+            stake,
+            WIN,
+            award.amount_cents - stake,
+            line=award.line,
+            award_cents=award.amount_cents,
+        ),
     )
 
 
@@ -1025,7 +1155,10 @@ def bank_by_seat(settlement: Settlement) -> dict[str, object] | None:
     for seat in settlement.seats:  # in action order (settle builds them so in this mode)
         if seat.status == DEAD:
             continue
-        paid = sum(wager.net_cents for wager in seat.wagers if wager.net_cents > 0)
+        # The Progressive wager is the house's progressive's, never the DP's bank's.
+        paid = sum(
+            wager.net_cents for wager in seat.wagers if wager.net_cents > 0 and wager.wager != PROGRESSIVE
+        )
         short = sum(wager.shortfall_cents for wager in seat.wagers)
         balance -= paid
         entry: dict[str, object] = {"seat": seat.seat, "paid": paid, "bank_after": balance}

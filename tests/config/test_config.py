@@ -177,7 +177,7 @@ BAD = [
     ),
     (
         edit('game = "high-card-flush"', 'game = "top-flush"') + '\n[paytables]\nprogressive = "x"\n',
-        "paytables.progressive: the Progressive wager is not specified yet (docs/rules.md): refused",
+        "paytables.progressive: the Progressive wager's paytable is in its own [progressive] section",
     ),
     (
         BASE + '\n[rake]\nmethod = "all_players"\namount_cents = 100\n',

@@ -1,6 +1,6 @@
 """Properties of every settlement, over random rounds of every game and banking mode:
 
-- money is conserved: the players' nets + the banker's net + the rake = 0;
+- money is conserved: the players' nets + the banker's net + the rake (+ the progressive's take) = 0;
 - no banker pays beyond its funds: a designated player never loses more than it posted;
 - every wager's result agrees with its net; dead hands return everything and are never raked;
 - the aggregate bonus cap is never exceeded.
@@ -99,12 +99,20 @@ def rounds(draw: st.DrawFn, *, designated_only: bool = False) -> Round:
 
 def check(round_: Round, settlement: Settlement) -> None:
     seat_nets = sum(seat.net_cents for seat in settlement.seats)
-    assert seat_nets + settlement.banker_net_cents + settlement.rake_cents == 0
+    # The house's progressive banks the Progressive wager on its own (0 in a round without one).
+    assert (
+        seat_nets + settlement.banker_net_cents + settlement.rake_cents + settlement.progressive_net_cents
+        == 0
+    )
 
     for seat in settlement.seats:
         for wager in seat.wagers:
             assert wager.stake_cents > 0
-            if wager.result == "win":
+            if wager.result == "win" and wager.wager == "progressive":
+                # Paid *for* the wager: the award less the stake (a share of a small meter may be less).
+                assert wager.award_cents is not None
+                assert wager.net_cents == wager.award_cents - wager.stake_cents
+            elif wager.result == "win":
                 assert wager.net_cents >= 0
             elif wager.result == "lose":
                 assert wager.net_cents == -wager.stake_cents

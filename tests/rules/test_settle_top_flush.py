@@ -79,10 +79,9 @@ def test_fold_loses_the_ante_and_the_bonus_wagers_still_pay() -> None:
     }
 
 
-def test_the_progressive_wager_is_refused() -> None:
-    with pytest.raises(
-        UserError, match=r"^seats\[0\]\.wagers\.progressive: the Progressive wager is not specified yet"
-    ):
+def test_a_progressive_wager_in_a_round_without_a_progressive_is_refused() -> None:
+    # The wager is settled (tests/rules/test_settle_progressive.py) only with the round's meter given.
+    with pytest.raises(UserError, match=r"^seats\[0\]\.wagers\.progressive: the round has no progressive"):
         top_flush(DEALER_QUALIFIES, seat(1, "Ah Kh 9h 4h 2c 6c Qd", ante=500, play=500, progressive=100))
 
 

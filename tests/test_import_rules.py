@@ -1,9 +1,10 @@
 """Imports point down the chain only (STYLE.md "The shape of the house"), read from the source files
 with ast (every import statement, at any depth: a lazy import inside a function counts too):
 
-- firmware_protocol imports nothing of ours;
-- drivers and sim_devices import only firmware_protocol (and themselves): neither knows the controller,
-  and neither knows the other;
+- table_names (the names the wire and the controller share) imports nothing at all;
+- firmware_protocol imports nothing of ours but table_names;
+- drivers and sim_devices import only firmware_protocol and table_names (and themselves): neither knows
+  the controller, and neither knows the other;
 - no production module of controller imports sim_devices or the simulated players: simulation wraps
   the daemon from the harness (controller/simulation/), and only the commands that start a simulation
   may reach it (the named exceptions below).
@@ -17,7 +18,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-OURS = ("firmware_protocol", "drivers", "sim_devices", "controller", "tests", "bench")
+OURS = ("table_names", "firmware_protocol", "drivers", "sim_devices", "controller", "tests", "bench")
 SIMULATION = ("sim_devices", "controller.simulated_players", "controller.simulation")
 
 # The controller modules that may import the simulation, and why.
@@ -74,9 +75,10 @@ def within(name: str, prefixes: tuple[str, ...]) -> bool:
 @pytest.mark.parametrize(
     ("package", "may_import"),
     [
-        ("firmware_protocol", ("firmware_protocol",)),
-        ("drivers", ("drivers", "firmware_protocol")),
-        ("sim_devices", ("sim_devices", "firmware_protocol")),
+        ("table_names", ("table_names",)),
+        ("firmware_protocol", ("firmware_protocol", "table_names")),
+        ("drivers", ("drivers", "firmware_protocol", "table_names")),
+        ("sim_devices", ("sim_devices", "firmware_protocol", "table_names")),
     ],
 )
 def test_the_lower_layers_import_only_what_is_below_them(package: str, may_import: tuple[str, ...]) -> None:

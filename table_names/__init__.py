@@ -1,0 +1,20 @@
+"""The names the firmware protocol and the controller share, below both of them.
+
+The wire carries seat positions and device kinds; the controller's rules, drivers and panel speak of
+the same seats and devices. Defined here once, at the bottom of the house (this package imports
+nothing but the standard library): the protocol takes them from here and so does ``controller.names``,
+so the rules engine names a seat without loading the wire protocol.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+MAX_SEAT: Final = 7
+"""The highest seat position the table's hardware has (the wire's positions 1..7; 0 is the dealer's)."""
+
+DeviceKind = Literal["shuffler", "bet_sensors", "dealer_display"]
+DEVICE_KINDS: tuple[DeviceKind, ...] = ("shuffler", "bet_sensors", "dealer_display")
+"""The table's device kinds; on the wire each is its index here (docs/protocol.md §8.1)."""
+
+__all__ = ["DEVICE_KINDS", "MAX_SEAT", "DeviceKind"]

@@ -13,6 +13,11 @@ with ast (every import statement, at any depth: a lazy import inside a function 
 from __future__ import annotations
 
 import ast
+import json
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -129,3 +134,72 @@ def test_the_rule_sees_a_lazy_import_inside_a_function(tmp_path: Path) -> None:
     assert "controller.probe imports sim_devices.table" in flagged
     assert "controller.relative imports controller.simulated_players" in flagged
     assert {line.split()[0] for line in flagged} == {"controller.probe", "controller.relative"}
+
+
+# --- the rules' layer, by what a fresh interpreter actually loads ---------------------------------------
+# The rules (cards, hands, paytables, games, settle) are the bottom of the controller: pure, no I/O. They
+# may load the standard library (but none of its I/O and concurrency) and, of ours, only the controller's
+# package, its errors and names, and table_names (issue 28: `flushtable settle` starts in about a bare
+# interpreter's time, and the rules do not depend on the wire). The check runs in a fresh interpreter, so it
+# sees what the imports really load, through any chain, not only what the source files name.
+RULES_LAYER = ("controller.rules", "controller.errors", "controller.names", "table_names")
+RULES_STDLIB_REFUSED = ("asyncio", "sqlite3", "socket", "ssl", "selectors", "subprocess", "multiprocessing")
+
+_LOADED = """
+import json, sys
+before = set(sys.modules)
+for name in sys.argv[1:]:
+    __import__(name)
+print(json.dumps(sorted(set(sys.modules) - before)))
+"""
+
+
+def in_rules_layer(name: str) -> bool:
+    if within(name, RULES_STDLIB_REFUSED):
+        return False
+    return (
+        name == "controller"
+        or within(name, RULES_LAYER)
+        or name.split(".", maxsplit=1)[0] in sys.stdlib_module_names
+    )
+
+
+def rules_layer_leaks(root: Path) -> list[str]:
+    """The modules a fresh interpreter loads for every module of ``root``'s controller/rules that lie
+    outside the rules' layer."""
+    modules = [module_name(path, root) for path in sources("controller/rules", root)]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    done = subprocess.run(
+        [sys.executable, "-c", _LOADED, *modules],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=root,
+        timeout=120,
+        check=True,
+    )
+    loaded: list[str] = json.loads(done.stdout)
+    return [name for name in loaded if not in_rules_layer(name)]
+
+
+def test_the_rules_load_nothing_outside_their_layer() -> None:
+    """Not the protocol, the drivers, the panel, the floor, the journal, pydantic or any other package."""
+    assert rules_layer_leaks(REPO) == []
+
+
+def test_the_rules_layer_check_sees_a_chain_of_imports(tmp_path: Path) -> None:
+    """The check can fail: a rules module that reaches pydantic through another module of ours, and one
+    that imports the protocol, are both found."""
+    for part in ("controller/rules", "table_names"):
+        shutil.copytree(REPO / part, tmp_path / part)
+    for part in ("controller/__init__.py", "controller/errors.py", "controller/names.py"):
+        shutil.copy(REPO / part, tmp_path / part)
+    (tmp_path / "controller" / "helper.py").write_text("import pydantic\n")
+    (tmp_path / "controller" / "rules" / "probe.py").write_text(
+        "import controller.helper\nimport firmware_protocol.framing\n"
+    )
+    shutil.copytree(REPO / "firmware_protocol", tmp_path / "firmware_protocol")
+    leaks = rules_layer_leaks(tmp_path)
+    assert "controller.helper" in leaks
+    assert "pydantic" in leaks
+    assert "firmware_protocol.framing" in leaks

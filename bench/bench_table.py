@@ -71,7 +71,9 @@ def main() -> None:
         help="the simulated devices in a process of their own (as real devices run on their own "
         "processors); default: on the daemon's event loop",
     )
-    parser.add_argument("--profile", action="store_true", help="print the top of a cProfile to stderr")
+    parser.add_argument(
+        "--profile", action="store_true", help="print the top of a CPU-time cProfile to stderr"
+    )
     parser.add_argument(
         "--compare",
         type=int,
@@ -164,7 +166,8 @@ def table_figures(args: argparse.Namespace) -> dict[str, Any]:
             on_ready=lambda _: ready.update(s=time.perf_counter(), cpu_s=time.process_time()),
             commit_delay_s=None if args.commit_delay_ms is None else args.commit_delay_ms / 1000,
         )
-        profiler = cProfile.Profile() if args.profile else None
+        # CPU time by function (the process's clock: a wait on the disk or the loop is not counted).
+        profiler = cProfile.Profile(time.process_time) if args.profile else None
         if profiler is not None:
             profiler.enable()
         started_s = time.perf_counter()
@@ -179,6 +182,8 @@ def table_figures(args: argparse.Namespace) -> dict[str, Any]:
                 os.environ.get("BENCH_SORT", "cumulative")
             ).print_stats(45)
             print(stream.getvalue(), file=sys.stderr)
+            layers_ms = cpu_by_layer(pstats.Stats(profiler))
+            print(json.dumps({"cpu_ms_by_layer": layers_ms}), file=sys.stderr)
         summary = table.summary
         playing_s = ended_s - ready.get("s", started_s)
         playing_cpu_s = ended_cpu_s - ready.get("cpu_s", started_cpu_s)
@@ -210,6 +215,69 @@ def table_figures(args: argparse.Namespace) -> dict[str, Any]:
             },
             "load_average": [round(value, 2) for value in os.getloadavg()],
         }
+
+
+# Where a function's file lies -> the layer it belongs to (the first match wins).
+LAYERS: tuple[tuple[str, str], ...] = (
+    ("firmware_protocol/framing", "framing"),
+    ("firmware_protocol/messages", "protocol messages"),
+    ("firmware_protocol/crypto", "protocol messages"),
+    ("firmware_protocol/runner", "link runner (asyncio)"),
+    ("firmware_protocol/", "link"),
+    ("drivers/", "drivers"),
+    ("sim_devices/", "simulated devices"),
+    ("controller/simulated_players", "simulated devices"),
+    ("controller/simulation/", "simulated devices"),
+    ("controller/engine/", "engine"),
+    ("controller/rules/", "engine"),
+    ("controller/journal/", "journal"),
+    ("sqlite3", "journal"),
+    ("controller/daemon", "daemon"),
+    ("asyncio/queues", "daemon queue"),
+    ("structlog", "logging"),
+    ("logging/", "logging"),
+    ("controller/logs", "logging"),
+    ("asyncio/", "event loop and pty I/O"),
+    ("selectors", "event loop and pty I/O"),
+    ("posix.read", "event loop and pty I/O"),
+    ("posix.write", "event loop and pty I/O"),
+    ("select.epoll", "event loop and pty I/O"),
+    ("serial/", "event loop and pty I/O"),
+)
+
+
+def _layer(key: tuple[str, int, str]) -> str | None:
+    where = f"{key[0]}:{key[2]}"
+    for fragment, layer in LAYERS:
+        if fragment in where:
+            return layer
+    return None
+
+
+def cpu_by_layer(stats: pstats.Stats) -> dict[str, float]:
+    """CPU milliseconds by layer: each function's own time to its file's layer; a function of no layer
+    (a builtin, the standard library's json or hashlib) to its callers' layers, in proportion to the
+    time each caller spent in it, up to a few calls up."""
+    table: dict[tuple[str, int, str], Any] = stats.stats  # type: ignore[attr-defined]
+    totals: dict[str, float] = {}
+
+    def charge(key: tuple[str, int, str], seconds: float, depth: int) -> None:
+        layer = _layer(key)
+        if layer is not None or depth >= 4:
+            name = layer or "other"
+            totals[name] = totals.get(name, 0.0) + seconds
+            return
+        callers: dict[tuple[str, int, str], tuple[Any, ...]] = table[key][4] if key in table else {}
+        spent = sum(caller[2] for caller in callers.values())
+        if not callers or spent <= 0:
+            totals["other"] = totals.get("other", 0.0) + seconds
+            return
+        for caller, figures in callers.items():
+            charge(caller, seconds * figures[2] / spent, depth + 1)
+
+    for key, figures in table.items():
+        charge(key, figures[2], 0)
+    return {name: round(seconds * 1000, 1) for name, seconds in sorted(totals.items(), key=lambda kv: -kv[1])}
 
 
 def _count_entries(journal_path: Path, what: str = "*") -> int:

@@ -7,6 +7,7 @@ Public API (other modules code against these names; keep them stable):
 - :func:`check_round` ``(round) -> None``: the same checks for a :class:`Round` built in code.
 - :func:`settle` ``(round) -> Settlement``: every wager's result. Checks the round first.
 - :meth:`Settlement.to_json` ``() -> dict``: the output contract.
+- :func:`settle_parsed` ``(obj) -> Settlement``: ``settle(parse_round(obj))``, the round checked once.
 - :func:`settle_round_json` ``(obj) -> dict``: parse, settle and ``to_json`` in one call.
 
 Signs: a wager's ``net`` is the player's profit (a lost stake of 500 is -500; a push or a returned
@@ -1001,8 +1002,16 @@ def _dead_seat(seat: Seat, spec: GameSpec, reason: str) -> SeatResult:
 
 def settle(round: Round) -> Settlement:
     """Settle every wager of ``round`` exactly per RULES.md (checked first; see the module docstring)."""
-    round_ = round
-    check_round(round_)
+    check_round(round)
+    return _settle_checked(round)
+
+
+def settle_parsed(obj: Mapping[str, object]) -> Settlement:
+    """``settle(parse_round(obj))``, the round checked once (parse_round checks it)."""
+    return _settle_checked(parse_round(obj))
+
+
+def _settle_checked(round_: Round) -> Settlement:
     spec = game_spec(round_.game)
     banking = round_.banking
     designated = banking.mode == DESIGNATED_PLAYER
@@ -1229,7 +1238,7 @@ def _rake_lines(round_: Round, order: Sequence[int], dead_reason: Mapping[int, s
 
 def settle_round_json(obj: Mapping[str, object]) -> dict[str, object]:
     """Parse, settle and render one round: the whole ``flushtable settle`` contract for one round."""
-    return settle(parse_round(obj)).to_json()
+    return settle_parsed(obj).to_json()
 
 
 __all__ = [
@@ -1262,5 +1271,6 @@ __all__ = [
     "cover_seats",
     "parse_round",
     "settle",
+    "settle_parsed",
     "settle_round_json",
 ]

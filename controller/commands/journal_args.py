@@ -6,8 +6,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from controller.config import load_config
-
 
 def add_journal_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--journal", metavar="PATH", help="the journal file (default: the configuration's)")
@@ -19,4 +17,7 @@ def add_journal_arguments(parser: argparse.ArgumentParser) -> None:
 def journal_path(args: argparse.Namespace) -> Path:
     if args.journal:
         return Path(args.journal)
+    # Only here: a command given --journal reads no configuration, so it loads none of its checks.
+    from controller.config import load_config  # noqa: PLC0415
+
     return load_config(args.config).journal_path

@@ -1,9 +1,10 @@
 """The names the firmware protocol and the controller share, below both of them.
 
-The wire carries seat positions and device kinds; the controller's rules, drivers and panel speak of
-the same seats and devices. Defined here once, at the bottom of the house (this package imports
-nothing but the standard library): the protocol takes them from here and so does ``controller.names``,
-so the rules engine names a seat without loading the wire protocol.
+The wire carries seat positions and device kinds and is keyed per device; the controller's rules,
+drivers, configuration and panel speak of the same seats, devices and keys. Defined here once, at the
+bottom of the house (this package imports nothing but the standard library): the protocol takes them
+from here and so does the controller, so the rules engine names a seat, and the configuration checks a
+key, without loading the wire protocol.
 """
 
 from __future__ import annotations
@@ -17,4 +18,8 @@ DeviceKind = Literal["shuffler", "bet_sensors", "dealer_display"]
 DEVICE_KINDS: tuple[DeviceKind, ...] = ("shuffler", "bet_sensors", "dealer_display")
 """The table's device kinds; on the wire each is its index here (docs/protocol.md §8.1)."""
 
-__all__ = ["DEVICE_KINDS", "MAX_SEAT", "DeviceKind"]
+DEVICE_KEY_LEN: Final = 32
+"""A device's provisioned key, in bytes: 256 bits, random, never shared between devices (the wire's
+HMAC-SHA256 key; the table's configuration holds one per device)."""
+
+__all__ = ["DEVICE_KEY_LEN", "DEVICE_KINDS", "MAX_SEAT", "DeviceKind"]

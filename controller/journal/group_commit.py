@@ -14,7 +14,8 @@ When a commit is due (``due_in_s``, on the injected clock):
 - at once when the caller is idle (nothing more to add just now): the events that arrived while the
   last commit ran have been handled behind it and share this one, so an event waits for no more than
   the one commit in flight and its own (issue 28; an older rule also waited ``max_delay_s`` since the
-  last commit, which only lengthened every such event's wait: docs/operations.md "Event to commit");
+  last commit, which only lengthened every such event's wait: docs/operations.md "Issue 28: event
+  to commit, and the whole stack against its engine");
 - otherwise, while the caller stays busy, ``max_delay_s`` after the oldest waiting record: a burst
   longer than the caller's handling shares commits, one per ``max_delay_s`` besides the urgent ones.
 Commits cannot overlap (each runs on the caller's thread), so a burst that arrives during a commit

@@ -230,6 +230,7 @@ class Timeouts(Strict):
 class JournalSection(Strict):
     path: str = "var/journal.sqlite"
     commit_delay_ms: Annotated[int, whole_number(0, MAX_COMMIT_DELAY_MS)] = DEFAULT_COMMIT_DELAY_MS
+    anchor_key_file: str | None = None  # the anchor's HMAC key (docs/journal.md "The anchor key")
 
     @field_validator("path", mode="after")
     @classmethod
@@ -518,6 +519,8 @@ class TableConfig:
     # [uplink]: None, no floor. Not in to_json: where the journal is streamed is not how the table plays,
     # so it leaves config_digest (and the settings changes made against it) as they were.
     uplink: UplinkConfig | None = None
+    # [journal] anchor_key_file's key (docs/journal.md "The anchor key"); not in to_json (a secret).
+    journal_anchor_key: bytes | None = field(default=None, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         """The effective configuration, secrets reduced to fingerprints (hashed for config_digest)."""
@@ -738,7 +741,21 @@ def _assemble(parsed: ConfigFile, *, source: str, base_dir: Path) -> TableConfig
         journal_commit_delay_ms=parsed.journal.commit_delay_ms,
         min_bank_cents=min_bank_cents,
         uplink=None if parsed.uplink is None else _uplink(parsed.uplink, base_dir),
+        journal_anchor_key=_anchor_key(parsed.journal.anchor_key_file, base_dir),
     )
+
+
+def _anchor_key(key_file: str | None, base_dir: Path) -> bytes | None:
+    if key_file is None:
+        return None
+    from controller.journal.anchor import read_anchor_key  # noqa: PLC0415 (the journal's own reader)
+
+    if not key_file.strip():
+        raise KeyRefusal("journal.anchor_key_file", "empty")
+    try:
+        return read_anchor_key(base_dir / key_file)
+    except ValueError as error:
+        raise KeyRefusal("journal.anchor_key_file", str(error)) from None
 
 
 def _uplink(section: UplinkSection, base_dir: Path) -> UplinkConfig:

@@ -10,7 +10,10 @@ synchronous table engine, and one queue in front of it.
 Nothing calls the engine but the queue's loop. Every call's journal records are committed before any
 of its commands goes out, or its answer is given (controller/journal/group_commit.py), so the journal
 always holds a decision before the table acts on it; a crash between the two leaves an open round,
-which recovery voids at the next start with every wager returned.
+which recovery voids at the next start with every wager returned. A commit holding a round's close is
+also anchored (the anchor beside the journal, durably) before the round is printed, shown or paid, so
+a settlement anyone acted on cannot vanish from the journal without the next start refusing it
+(controller/daemon_journal.py).
 
 ``TableDaemon`` owns the one queue, its loop and the run/shutdown lifecycle, and composes three parts:
 the journal side (controller/daemon_journal.py: the group commit, the anchor, the journal's failure),
@@ -260,6 +263,7 @@ class TableDaemon:
             notify=self._notify_panel,
             halt=self._halt,
             latencies_s=self.summary.commit_latencies_s,
+            anchor_key=config.journal_anchor_key,
         )
         self.devices = DaemonDevices()
         self.watches = DaemonWatches(
@@ -485,7 +489,7 @@ class TableDaemon:
             # everything up to here (a clearing written in between is seen by both, harmlessly).
             last = self.journal.last_entry()
             self.watches.watched_seq = 0 if last is None else last.seq
-            report = recover(self.journal)
+            report = recover(self.journal, anchored=self.ledger.anchored)
             self.summary.recovered_voided = list(report.voided)
             for round_id in report.voided:
                 log.warning("round_voided", round_id=round_id, reason="interrupted: voided at start")
@@ -504,7 +508,7 @@ class TableDaemon:
             loop.set_exception_handler(log_loop_exception)
             for signal_number in (signal.SIGTERM, signal.SIGINT):
                 loop.add_signal_handler(signal_number, self._signalled)
-            self.ledger.start_anchor_writer()
+            self.ledger.start_checkpoints()
             try:
                 self._spawn(self.ledger.committer(), "committer")
                 await self.devices.start(self.config, self.links, self._publish)
@@ -636,7 +640,7 @@ class TableDaemon:
                 async with asyncio.timeout(PANEL_STOP_S):
                     await self.panel.stop()
         await self.devices.stop()
-        await asyncio.to_thread(self.ledger.stop_anchor_writer)
+        await asyncio.to_thread(self.ledger.stop_checkpoints)
         if self.ledger.opened and self._engine is not None:
             with contextlib.suppress(JournalError):
                 self.ledger.append(

@@ -8,10 +8,16 @@ import random
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from controller.gamemath import chase_river
 from controller.gamemath.chase import (
     DEALER_HANDS,
+    _solve_holes,
+    class_row,
     hole_classes,
     qualifying_hands,
     river_terms,
@@ -50,6 +56,56 @@ def test_river_terms_match_brute_force(text: str) -> None:
         community = [int(card) for card in community_sets[index]]
         for all_in in (1, 3):
             assert all_in * int(slope[index]) + int(base[index]) == _brute_force(hole, community, all_in)
+
+
+@settings(max_examples=10, deadline=None)
+@given(
+    hole=st.lists(st.integers(0, 51), min_size=3, max_size=3, unique=True),
+    row=st.integers(0, 211_875),
+)
+def test_river_terms_of_any_hole_hand_match_brute_force(hole: list[int], row: int) -> None:
+    """Any hole hand, not only the classes' representatives: its suits may be any shape, and the empty
+    suits (whose patterns are computed once and transposed) anywhere."""
+    community_sets, slope, base, _ = river_terms((hole[0], hole[1], hole[2]), XTRA.odds_by_length)
+    community = [int(card) for card in community_sets[row]]
+    assert not set(community) & set(hole)
+    for all_in in (1, 2):
+        assert all_in * int(slope[row]) + int(base[row]) == _brute_force(hole, community, all_in)
+
+
+def test_every_community_set_once_in_each_shape_layout() -> None:
+    for sizes in ((1, 1, 1, 0), (0, 2, 0, 1), (0, 0, 3, 0)):
+        rows = chase_river.layout(sizes)
+        ids = np.sort(rows.quad_ids, axis=1)
+        assert len(np.unique(ids, axis=0)) == 211_876
+        pairs = {tuple(pair) for pair in rows.pair_ids.tolist()}
+        assert len(pairs) == 1176
+        # Compact rows stand for every community set; each flop orbit's row sums its 1,081 turn-rivers.
+        assert int(rows.compact_weight.sum()) == 211_876
+        assert (np.asarray(rows.flop_by_compact.sum(axis=1)).ravel() == 1081).all()
+        assert (np.asarray(rows.compact_by_flop.sum(axis=1)).ravel() == 6).all()
+
+
+def test_a_batch_of_classes_of_each_shape_gives_each_class_its_row() -> None:
+    """The classes of a batch share every numpy call (the grids' last axis): each still gets exactly
+    its own stored row."""
+    classes = hole_classes()
+    rows = _rows()
+    for shape in ((1, 1, 1, 0), (2, 1, 0, 0), (3, 0, 0, 0)):
+        indices = [
+            i
+            for i, hole in enumerate(classes)
+            if chase_river.suit_sizes(chase_river.hole_masks(hole.cards)) == shape
+        ][::97][:3]
+        results = _solve_holes([classes[i].cards for i in indices], XTRA.odds_by_length)
+        assert [class_row(classes[i], result) for i, result in zip(indices, results, strict=True)] == [
+            rows[i] for i in indices
+        ]
+
+
+def test_a_batch_must_share_its_suit_shape() -> None:
+    with pytest.raises(ValueError, match="as many cards in each suit"):
+        chase_river.river_terms([(0, 1, 13), (0, 13, 26)], XTRA.odds_by_length)
 
 
 def test_hole_classes_cover_every_hole_hand() -> None:

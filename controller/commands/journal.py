@@ -6,15 +6,17 @@ import argparse
 import json
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from controller.commands.journal_args import add_journal_arguments, journal_path
+from controller.config import load_config
 from controller.errors import UserError
-from controller.journal.anchor import anchor_path, read_anchor
+from controller.journal.anchor import anchor_path
 from controller.journal.entries import KINDS as KNOWN_KINDS
 from controller.journal.entries import json_schema_text
 from controller.journal.privacy import RevealOracle
-from controller.journal.proof import anchor_journal, check_journal
+from controller.journal.proof import anchor_journal, check_journal, startup_check
 from controller.journal.store import Journal
 from controller.journal.verify import verify_chain
 
@@ -83,24 +85,17 @@ def run(args: argparse.Namespace) -> int:
     if action == "schema":
         sys.stdout.write(json_schema_text())
         return 0
+    if action in ("verify", "anchor"):
+        # The configuration's anchor key (and, given --config, its table), as `run` reads them.
+        config = load_config(args.config)
+        path = Path(args.journal) if args.journal else config.journal_path
+        key = config.journal_anchor_key
+        if action == "anchor":
+            verdict = anchor_journal(path, key=key)
+            print(verdict.line)
+            return 0 if verdict.ok else 1
+        return _verify(args, path, None if args.config is None else config.table_id, key)
     path = journal_path(args)
-    if action == "verify":
-        explicit = _parse_anchor(args.anchor) if args.anchor else None
-        verdict = check_journal(path, anchor=read_anchor(path), explicit_anchor=explicit)
-        print(verdict.line)
-        if verdict.missing_triggers:
-            print("warning: the append-only triggers are missing from this journal", file=sys.stderr)
-        if verdict.anchor is None and path.exists():
-            print(
-                f"note: no anchor beside this journal ({anchor_path(path).name}): entries lost from its "
-                "end cannot be seen",
-                file=sys.stderr,
-            )
-        return 0 if verdict.ok else 1
-    if action == "anchor":
-        verdict = anchor_journal(path)
-        print(verdict.line)
-        return 0 if verdict.ok else 1
     if action == "backup":
         with Journal.open_existing(path) as journal:
             last = journal.backup(args.destination)
@@ -136,6 +131,36 @@ def run(args: argparse.Namespace) -> int:
             if not args.follow:
                 return 0
             time.sleep(FOLLOW_POLL_S)
+
+
+def _verify(args: argparse.Namespace, path: Path, table_id: str | None, key: bytes | None) -> int:
+    """What `run` would decide (proof.startup_check, the one code path): its refusal, exit 1; else the
+    verdict. Without --config the journal's own table is taken (the embedded configuration's table is
+    not this journal's business)."""
+    explicit = _parse_anchor(args.anchor) if args.anchor else None
+    decided = startup_check(path, table_id, key=key, explicit_anchor=explicit)
+    verdict = decided.verdict
+    if decided.refusal is None and decided.then != "open":
+        # `run` would start a new journal here: nothing to verify (no such file, or an empty one).
+        verdict = check_journal(path, anchor=decided.anchor)
+    assert verdict is not None or decided.refusal is not None
+    line = decided.refusal if decided.refusal is not None else verdict.line if verdict else ""
+    print(line)
+    if verdict is not None and verdict.missing_triggers:
+        print("warning: the append-only triggers are missing from this journal", file=sys.stderr)
+    if decided.refusal is None and decided.anchor is None and path.exists():
+        print(
+            f"note: no anchor beside this journal ({anchor_path(path).name}): entries lost from its "
+            "end cannot be seen",
+            file=sys.stderr,
+        )
+    elif decided.anchor is not None and decided.anchor.mac is None and key is None:
+        print(
+            "note: the anchor is not keyed (no [journal] anchor_key_file): whoever can write this disk "
+            "can rewrite the journal's end and its anchor together",
+            file=sys.stderr,
+        )
+    return 0 if decided.refusal is None and verdict is not None and verdict.ok else 1
 
 
 def _parse_anchor(text: str) -> tuple[int, str]:

@@ -5,13 +5,15 @@ community C = F + T) and the dealer's three hole cards D from the other 45. Work
 
 - river: for every (H, C), count the dealer hands D by outcome (qualifies or not; player wins, ties,
   loses) with the same per-suit generating functions as High Card Flush (the dealer's 3 cards are the
-  t^3 coefficient of a product over the suits), and take max(all-in 1x, fold);
+  t^3 coefficient of a product over the suits), and take max(all-in 1x, fold): chase_river.py, a
+  board suit pattern at a time;
 - flop: for every (H, F), sum over the 1,081 turn-river pairs: max(all-in 2x now, the river's value);
 - preflop: for every H, max(all-in 3x now, the sum of the flop values).
 
 The EV of an all-in of a antes is linear in a (a * S1 + S0 summed over the dealer hands), so each
 (H, C) keeps just two integers. Hole hands are visited once per class of suit renamings (1,755 classes
-for 22,100 hands), and the classes are shared between worker processes.
+for 22,100 hands), 16 classes of one suit shape at a time (the grids' last axis), and the batches are
+shared between worker processes.
 """
 
 from __future__ import annotations
@@ -27,13 +29,12 @@ from math import comb
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
+from controller.gamemath import chase_river
 from controller.gamemath.hand_counts import flush_length_counts, poly_product_coefficient
 from controller.gamemath.progress import ProgressFn
-from controller.gamemath.tables import BINOMIAL, FULL_SUIT, POPCOUNT_NP, SUIT_STRENGTH_NP, IntArray
+from controller.gamemath.tables import FULL_SUIT, POPCOUNT_NP, SUIT_STRENGTH_NP, IntArray
 from controller.rules.cards import RANKS, SUITS
-from controller.rules.hands import QUALIFYING_STRENGTH
 from controller.rules.paytables import Paytable, default_paytable
 
 HOLE = 3
@@ -41,15 +42,8 @@ DEALER_HANDS = comb(45, 3)  # 14,190 per (hole, community)
 FLOPS = comb(49, 2)  # 1,176
 TURN_RIVERS = comb(47, 2)  # 1,081
 DEALS_PER_HOLE = FLOPS * TURN_RIVERS * DEALER_HANDS
-_LOW_SEVEN = (1 << 7) - 1  # ranks 2..8: a 3-card flush of these does not qualify
-_FOLD = -2  # ante and X-tra lost
-_RIVER_CHUNK = 8192
-AnyIntArray = npt.NDArray[np.signedinteger[Any]]
-_POPCOUNT32 = POPCOUNT_NP.astype(np.int32)
 _TOP_RANK = np.array([max(mask.bit_length() - 1, 0) for mask in range(1 << 13)], dtype=np.int32)
 _FLUSH_KEYS = 8 << 4  # flush length << 4 | top rank
-_STRENGTH32 = SUIT_STRENGTH_NP.astype(np.int32)
-_BINOMIAL32 = BINOMIAL[:14, :4].astype(np.int32)
 
 
 def qualifying_hands() -> int:
@@ -89,162 +83,16 @@ def hole_classes() -> tuple[_HoleClass, ...]:
     return tuple(_HoleClass(representative[key], weights[key]) for key in sorted(weights))
 
 
-@cache
-def _community_index() -> tuple[IntArray, IntArray]:
-    """All 4-subsets of 49 positions, and for each flop pair the indices of the 4-subsets holding it."""
-    quads = np.array(list(itertools.combinations(range(49), 4)), dtype=np.int64)
-    index_of = {tuple(q): i for i, q in enumerate(quads.tolist())}
-    pairs = list(itertools.combinations(range(49), 2))
-    by_flop = np.empty((len(pairs), TURN_RIVERS), dtype=np.int64)
-    for f, (a, b) in enumerate(pairs):
-        rest = [x for x in range(49) if x not in (a, b)]
-        by_flop[f] = [index_of[tuple(sorted((a, b, c, d)))] for c, d in itertools.combinations(rest, 2)]
-    return quads, by_flop
-
-
-@cache
-def _superset_table() -> tuple[IntArray, IntArray]:
-    """Every (c, d): c a rank set of at most 4 community ranks, d at most 3 further ranks (the dealer's),
-    as sorted keys ``(c * 4 + |d|) << 13 | (c | d)``, with d beside each key. For one suit, the dealer
-    subsets d with (d | c) below a flush M are the keys of segment (c, |d|) below ``... | M``."""
-    small = np.flatnonzero(POPCOUNT_NP <= 4)
-    extras = np.flatnonzero(POPCOUNT_NP <= HOLE)
-    c = np.repeat(small, len(extras))
-    d = np.tile(extras, len(small))
-    keep = (c & d) == 0
-    c, d = c[keep], d[keep]
-    keys = ((c * 4 + POPCOUNT_NP[d]) << 13) | (c | d)  # below 2**28: int32
-    order = np.argsort(keys, kind="stable")
-    return keys[order].astype(np.int32), d[order]
-
-
-def _dealer_coefficient(
-    free: list[AnyIntArray], extra: list[AnyIntArray], special: list[AnyIntArray]
-) -> AnyIntArray:
-    """The t^3 coefficient of prod_s P_s: suit s's dealer subsets of k cards number C(free_s, k) below
-    ``extra_s`` cards, ``special_s`` at exactly ``extra_s`` and none above."""
-    polys = []
-    for s in range(4):
-        f, e, g = free[s], extra[s], special[s]
-        two = f * (f - 1) // 2
-        binomials = (np.ones_like(f), f, two, two * (f - 2) // 3)
-        polys.append([np.where(k < e, binomials[k], np.where(k == e, g, 0)) for k in range(HOLE + 1)])
-    product = polys[0]
-    for poly in polys[1:-1]:
-        product = [_dot(product, poly, d) for d in range(HOLE + 1)]
-    return _dot(product, polys[-1], HOLE)
-
-
-def _dot(first: list[AnyIntArray], second: list[AnyIntArray], degree: int) -> AnyIntArray:
-    """The t^degree coefficient of the product of two polynomials."""
-    total = first[0] * second[degree]
-    for i in range(1, degree + 1):
-        total = total + first[i] * second[degree - i]
-    return total
-
-
 def river_terms(
     cards: tuple[int, int, int], xtra_lines: tuple[tuple[int, int], ...]
 ) -> tuple[IntArray, IntArray, IntArray, IntArray]:
-    """For one hole hand: every community set (as cards, shape (211876, 4)), and for each, the player's
-    flush length and, summed over the dealer's 14,190 hands, the all-in's result per ante of all-in
-    (S1) and the rest (S0): going all in for a antes returns a * S1 + S0 in antes."""
-    quads, _ = _community_index()
-    rest = np.array([c for c in range(52) if c not in cards], dtype=np.int64)
-    card_bits = np.left_shift(np.int64(1), rest)
-    all_bits = card_bits[quads].sum(axis=1)  # distinct cards: the sum is the union
-    hole = [0, 0, 0, 0]
-    for card in cards:
-        hole[card // 13] |= 1 << (card % 13)
-    table_keys, table_extra = _superset_table()
-    # The dealer cannot hold the player's hole ranks: keep only the subsets that avoid them.
-    suit_keys = [table_keys[(table_extra & hole[s]) == 0] for s in range(4)]
-    # Renaming suits that the hole hand cannot tell apart (e.g. the three suits of a suited hole hand)
-    # maps a community set to one with the same value: evaluate one set of each such family.
-    symmetries = [
-        perm for perm in itertools.permutations(range(4)) if all(hole[perm[s]] == hole[s] for s in range(4))
-    ]
-    canonical = all_bits
-    for perm in symmetries[1:]:
-        renamed = sum(((all_bits >> (13 * s)) & FULL_SUIT) << (13 * perm[s]) for s in range(4))
-        canonical = np.minimum(canonical, renamed)
-    unique_bits, family = np.unique(canonical, return_inverse=True)
-    slopes = []
-    bases = []
-    lengths = []
-    # Chunks small enough for the CPU cache: the work is many short passes over the same rows.
-    for start in range(0, len(unique_bits), _RIVER_CHUNK):
-        chunk = unique_bits[start : start + _RIVER_CHUNK]
-        slope, base, length = _river_chunk(chunk, hole, suit_keys, xtra_lines)
-        slopes.append(slope)
-        bases.append(base)
-        lengths.append(length)
-    return (
-        rest[quads],
-        np.concatenate(slopes)[family],
-        np.concatenate(bases)[family],
-        np.concatenate(lengths)[family],
-    )
-
-
-def _river_chunk(
-    all_bits: IntArray, hole: list[int], suit_keys: list[IntArray], xtra_lines: tuple[tuple[int, int], ...]
-) -> tuple[IntArray, IntArray, IntArray]:
-    # int32 throughout: every count here is at most C(45, 3), and half-width rows stream faster.
-    community = [((all_bits >> (13 * s)) & FULL_SUIT).astype(np.int32) for s in range(4)]
-    player = [community[s] | hole[s] for s in range(4)]
-    strength = np.maximum.reduce([_STRENGTH32[player[s]] for s in range(4)])
-    length = strength >> 13
-    flush = strength & FULL_SUIT
-    size_c = [_POPCOUNT32[community[s]] for s in range(4)]
-    free = [13 - int(POPCOUNT_NP[hole[s]]) - size_c[s] for s in range(4)]
-    extra = [length - size_c[s] for s in range(4)]
-
-    below_x = []
-    identical = []
-    for s in range(4):
-        keys = suit_keys[s]
-        segment = (community[s] * 4 + np.clip(extra[s], 0, HOLE)) << 13
-        below_x.append(
-            (np.searchsorted(keys, segment | flush) - np.searchsorted(keys, segment)).astype(np.int32)
-        )
-        identical.append(((community[s] & ~flush) == 0) & ((flush & hole[s]) == 0))
-    weaker = _dealer_coefficient(free, extra, below_x)
-    # An identical flush is possible in few rows: count "not stronger" only there.
-    maybe_tie = np.flatnonzero(np.logical_or.reduce(identical))
-    ties = np.zeros_like(weaker)
-    if len(maybe_tie):
-        not_stronger = _dealer_coefficient(
-            [free[s][maybe_tie] for s in range(4)],
-            [extra[s][maybe_tie] for s in range(4)],
-            [below_x[s][maybe_tie] + identical[s][maybe_tie] for s in range(4)],
-        )
-        ties[maybe_tie] = not_stronger - weaker[maybe_tie]
-    below_q = [
-        np.where(
-            (community[s] & ~_LOW_SEVEN) == 0,
-            _BINOMIAL32[_POPCOUNT32[~(community[s] | hole[s]) & _LOW_SEVEN], np.clip(3 - size_c[s], 0, HOLE)],
-            0,
-        )
-        for s in range(4)
-    ]
-    not_qualifying = _dealer_coefficient(free, [3 - size_c[s] for s in range(4)], below_q)
-
-    qualifies = strength >= QUALIFYING_STRENGTH
-    wins_q = np.where(qualifies, weaker - not_qualifying, 0)
-    ties_q = np.where(qualifies, ties, 0)
-    wins_n = np.where(qualifies, not_qualifying, weaker)
-    ties_n = np.where(qualifies, 0, ties)
-    losses_q = DEALER_HANDS - not_qualifying - wins_q - ties_q
-    losses_n = not_qualifying - wins_n - ties_n
-    xtra = np.zeros_like(length)
-    for line, odds in reversed(xtra_lines):  # shortest line first, longer lines overwrite
-        xtra = np.where(length >= line, odds, xtra)
-    wins = wins_q + wins_n
-    slope = wins - losses_q - losses_n  # per ante of all-in
-    base = wins_q + xtra * wins - 2 * losses_q - losses_n
-    flush_key = (length << 4) | _TOP_RANK[flush]
-    return slope.astype(np.int64), base.astype(np.int64), flush_key.astype(np.int64)
+    """For one hole hand: every community set (as cards, shape (211876, 4)), and for each, summed over
+    the dealer's 14,190 hands, the all-in's result per ante of all-in (S1) and the rest (S0): going all
+    in for a antes returns a * S1 + S0 in antes; and the player's 7-card flush (length << 4 | top rank)."""
+    terms = chase_river.river_terms([cards], xtra_lines)
+    hole = chase_river.hole_masks(cards)
+    rows = chase_river.layout(chase_river.suit_sizes(hole))
+    return rows.cards(hole)[rows.quad_ids], terms.slope[:, 0], terms.base[:, 0], terms.flush_key[:, 0]
 
 
 @dataclass
@@ -259,49 +107,85 @@ class _HoleResult:
     cards: tuple[int, int, int]
 
 
-@cache
-def _flop_pairs() -> IntArray:
-    return np.array(list(itertools.combinations(range(49), 2)), dtype=np.int64)
+def _solve_holes(
+    holes: list[tuple[int, int, int]], xtra_lines: tuple[tuple[int, int], ...]
+) -> list[_HoleResult]:
+    """Several hole hands of one suit shape at once (the columns of every array below)."""
+    incidence = chase_river.layout(chase_river.suit_sizes(chase_river.hole_masks(holes[0])))
+    batch = len(holes)
+    terms = chase_river.street_terms(holes, xtra_lines)
+    # Each flop's sums over its 1,081 turn-rivers (all in 2x now; the river's value): one sparse
+    # product over the community sets.
+    # Each flop's sums over its 1,081 turn-rivers (all in 2x now; the river's value): one sparse
+    # product over the compact community sets, one flop per orbit.
+    orbit_sums = np.rint(incidence.flop_by_compact @ terms.flop_values).astype(np.int64)  # below 2**53
+    flop_sums = orbit_sums[incidence.flop_orbit]
+    flop_bets, flop_checks = flop_sums[:, :batch], flop_sums[:, batch:]
+    bets_on_flop = flop_bets > flop_checks
+    all_in_3x = 6 * terms.all_in_3x  # each community set is 6 (flop, turn-river) orders
+    # A river is reached after a checked flop: each community set, as many times as it has checked
+    # flops (a compact row's images have as many: the suits renamed do not change the hole hand).
+    checked_flops = incidence.compact_by_flop @ (~bets_on_flop).astype(np.float32)
+    reached = np.bincount(
+        terms.river_codes.ravel(),
+        weights=(checked_flops * incidence.compact_weight[:, None]).ravel(),
+        minlength=chase_river.CODES_PER_HOLE * batch,
+    )
+    # Exact: numpy's weighted bincount is float, exact below 2**53 (these totals are at most 6 * 211,876).
+    reached_by_code = np.rint(reached).astype(np.int64).reshape(batch, _FLUSH_KEYS, 2)
+    rivers_by_flush = reached_by_code.sum(axis=2)
+    river_calls_by_flush = reached_by_code[:, :, 1]
+
+    results = []
+    for column, cards in enumerate(holes):
+        flop_cards = incidence.cards(chase_river.hole_masks(cards))[incidence.pair_ids]
+        five = np.concatenate(
+            [np.tile(np.array(cards, dtype=np.int64), (len(flop_cards), 1)), flop_cards], axis=1
+        )
+        five_bits = np.left_shift(np.int64(1), five).sum(axis=1)
+        five_strength = np.maximum.reduce(
+            [SUIT_STRENGTH_NP[(five_bits >> (13 * s)) & FULL_SUIT] for s in range(4)]
+        )
+        flop_flush = ((five_strength >> 13) << 4) | _TOP_RANK[five_strength & FULL_SUIT]
+        bets = bets_on_flop[:, column]
+        results.append(
+            _HoleResult(
+                all_in_3x=int(all_in_3x[column]),
+                check_value=int(np.maximum(flop_bets[:, column], flop_checks[:, column]).sum()),
+                flops_by_flush=np.bincount(flop_flush, minlength=_FLUSH_KEYS),
+                flop_bets_by_flush=np.bincount(flop_flush[bets], minlength=_FLUSH_KEYS),
+                rivers_by_flush=rivers_by_flush[column],
+                river_calls_by_flush=river_calls_by_flush[column],
+                cards=cards,
+            )
+        )
+    return results
 
 
 def _solve_hole(cards: tuple[int, int, int], xtra_lines: tuple[tuple[int, int], ...]) -> _HoleResult:
-    _, by_flop = _community_index()
-    _, slope, base, river_flush = river_terms(cards, xtra_lines)
-    river_call = slope + base
-    river_value = np.maximum(river_call, _FOLD * DEALER_HANDS)
-
-    flop_bet = (2 * slope + base)[by_flop].sum(axis=1)
-    flop_check = river_value[by_flop].sum(axis=1)
-    flop_value = np.maximum(flop_bet, flop_check)
-    bets_on_flop = flop_bet > flop_check
-    calls = (river_call > _FOLD * DEALER_HANDS)[by_flop]  # (flops, turn-rivers)
-    checked_flops = ~bets_on_flop
-    all_in_3x = 6 * int((3 * slope + base).sum())  # each community set is 6 (flop, turn-river) orders
-
-    rest = np.array([c for c in range(52) if c not in cards], dtype=np.int64)
-    flop_cards = rest[_flop_pairs()]
-    five = np.concatenate(
-        [np.tile(np.array(cards, dtype=np.int64), (len(flop_cards), 1)), flop_cards], axis=1
-    )
-    five_bits = np.left_shift(np.int64(1), five).sum(axis=1)
-    five_strength = np.maximum.reduce(
-        [SUIT_STRENGTH_NP[(five_bits >> (13 * s)) & FULL_SUIT] for s in range(4)]
-    )
-    flop_flush = ((five_strength >> 13) << 4) | _TOP_RANK[five_strength & FULL_SUIT]
-    river_seen = river_flush[by_flop][checked_flops]
-    return _HoleResult(
-        all_in_3x=all_in_3x,
-        check_value=int(flop_value.sum()),
-        flops_by_flush=np.bincount(flop_flush, minlength=_FLUSH_KEYS),
-        flop_bets_by_flush=np.bincount(flop_flush[bets_on_flop], minlength=_FLUSH_KEYS),
-        rivers_by_flush=np.bincount(river_seen.ravel(), minlength=_FLUSH_KEYS),
-        river_calls_by_flush=np.bincount(river_seen[calls[checked_flops]], minlength=_FLUSH_KEYS),
-        cards=cards,
-    )
+    return _solve_holes([cards], xtra_lines)[0]
 
 
-def _solve_hole_star(args: tuple[tuple[int, int, int], tuple[tuple[int, int], ...]]) -> _HoleResult:
-    return _solve_hole(*args)
+def _solve_holes_star(
+    args: tuple[list[tuple[int, int, int]], tuple[tuple[int, int], ...]],
+) -> list[_HoleResult]:
+    return _solve_holes(*args)
+
+
+_BATCH = 16  # hole hands per numpy grid: enough to spread each call's overhead, small enough for the cache
+
+
+def _batches(classes: tuple[_HoleClass, ...]) -> list[list[int]]:
+    """The classes' indices in batches of one suit shape (the classes come sorted by shape)."""
+    batches: list[list[int]] = []
+    shape_of_last: tuple[int, ...] | None = None
+    for index, hole in enumerate(classes):
+        shape = chase_river.suit_sizes(chase_river.hole_masks(hole.cards))
+        if shape != shape_of_last or len(batches[-1]) == _BATCH:
+            batches.append([])
+            shape_of_last = shape
+        batches[-1].append(index)
+    return batches
 
 
 @dataclass
@@ -346,6 +230,16 @@ def _accumulate(counter: dict[int, int], by_key: IntArray, scale: int) -> None:
 _PROGRESS_STAGE = "hole-hand classes"
 
 
+def _collect(
+    results: list[_HoleResult], batch: list[_HoleResult], classes: int, progress: ProgressFn | None
+) -> None:
+    """Keep a batch's results, telling ``progress`` of each class (it is in steps of classes)."""
+    for result in batch:
+        results.append(result)
+        if progress is not None:
+            progress(_PROGRESS_STAGE, len(results), classes)
+
+
 def solve_chase(
     xtra: Paytable | None = None,
     *,
@@ -358,23 +252,20 @@ def solve_chase(
     ``progress`` is told after each hole-hand class (the long part: minutes)."""
     table = xtra or default_paytable("chase-the-flush", "house", "xtra_bonus")
     classes = hole_classes()[:only] if only is not None else hole_classes()
-    jobs = [(hole.cards, table.odds_by_length) for hole in classes]
+    batches = _batches(classes)
+    jobs = [([classes[index].cards for index in batch], table.odds_by_length) for batch in batches]
     processes = workers if workers is not None else min(2, os.cpu_count() or 1)
     results: list[_HoleResult] = []
     if progress is not None:
-        progress(_PROGRESS_STAGE, 0, len(jobs))
+        progress(_PROGRESS_STAGE, 0, len(classes))
     if processes > 1:
         with ProcessPoolExecutor(max_workers=processes) as pool:
             # map() yields in order as results arrive: progress is reported as the work goes.
-            for result in pool.map(_solve_hole_star, jobs, chunksize=8):
-                results.append(result)
-                if progress is not None:
-                    progress(_PROGRESS_STAGE, len(results), len(jobs))
+            for batch_results in pool.map(_solve_holes_star, jobs):
+                _collect(results, batch_results, len(classes), progress)
     else:
         for job in jobs:
-            results.append(_solve_hole_star(job))
-            if progress is not None:
-                progress(_PROGRESS_STAGE, len(results), len(jobs))
+            _collect(results, _solve_holes_star(job), len(classes), progress)
     solution = ChaseSolution(table)
     decisions = {"all_in_3x_preflop": 0, "all_in_2x_flop": 0, "all_in_1x_river": 0, "fold": 0}
     for hole, result in zip(classes, results, strict=True):

@@ -2,13 +2,22 @@
 entry the daemon knows to be committed, so that a journal shorter than its anchor (truncated, a lost
 or damaged write-ahead log) is caught at the next start (controller/journal/proof.py).
 
-    {"table_id": "T1", "seq": 18508, "hash": "9c5c3718…", "time_utc": "2026-11-29T16:30:01.123456Z"}
+    {"hash": "9c5c3718…", "mac": "5f1e…", "seq": 18508, "table_id": "T1",
+     "time_utc": "2026-11-29T16:30:01.123456Z"}
 
 ``time_utc`` is when the anchor was written. The daemon writes it after the ``table_opened`` entry,
-after every round's closing entry is committed, and at shutdown; a new journal's anchor (seq 0, the
-genesis hash) is written **before** the journal is created, so a crash between the two never leaves
-entries without an anchor. Each write is atomic and durable: a temporary file, fsynced, renamed over
-the anchor, and the directory fsynced. A crash leaves the old anchor or the new one, never half of one.
+after every commit that holds a round's closing entry **and before anything acts on that commit** (the
+round printed, the panel and the dealer told: controller/daemon_journal.py), and at shutdown; a new
+journal's anchor (seq 0, the genesis hash) is written **before** the journal is created, so a crash
+between the two never leaves entries without an anchor. Each write is atomic and durable: a temporary
+file, fsynced, renamed over the anchor, and the directory fsynced. A crash leaves the old anchor or
+the new one, never half of one.
+
+``mac``: with an anchor key configured (``[journal] anchor_key_file``, a file kept off the journal's
+disk), HMAC-SHA256 of the other four fields under that key, so that whoever can write the journal's
+disk but not read the key cannot write an anchor that is accepted (recomputed over a shortened or
+rewritten journal). Without a key there is no ``mac`` and the anchor proves only what a crash or a
+bad disk did, not what a person with the disk did (docs/journal.md "The anchor key").
 
 The anchor only ever lags the journal (it is written after the commit), so the rule at start is: the
 anchored entry must be there, with that hash.
@@ -17,18 +26,25 @@ anchored entry must be there, with that hash.
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import hmac
 import json
 import os
-from dataclasses import dataclass
+import stat
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from controller.journal.chain import GENESIS_HASH, format_time_utc
+from controller.journal.chain import GENESIS_HASH, canonical_json, format_time_utc
 from controller.journal.store import JournalError
 
 ANCHOR_SUFFIX = ".anchor"
 _HEX = frozenset("0123456789abcdef")
+_ANCHOR_MAX_BYTES = 4096  # an anchor is about 200 bytes: anything much larger is not one
+ANCHOR_KEY_MIN_BYTES = 32  # e.g. `openssl rand -hex 32 > anchor.key` (64 bytes of hex text)
+ANCHOR_KEY_MAX_BYTES = 4096
+_MAC_CONTEXT = b"flushtable journal anchor v1\n"  # a key used elsewhere too signs nothing of ours
 
 
 def anchor_path(journal_path: str | Path) -> Path:
@@ -43,12 +59,25 @@ class Anchor:
     seq: int  # 0: the journal was created and held no entry yet
     hash: str  # the hash of entry ``seq`` (GENESIS_HASH for 0)
     time_utc: str  # when the anchor was written
+    mac: str | None = None  # HMAC-SHA256 under the anchor key (anchor_mac), or None: not keyed
 
     def to_json(self) -> dict[str, Any]:
-        return {"table_id": self.table_id, "seq": self.seq, "hash": self.hash, "time_utc": self.time_utc}
+        fields: dict[str, Any] = {
+            "table_id": self.table_id,
+            "seq": self.seq,
+            "hash": self.hash,
+            "time_utc": self.time_utc,
+        }
+        if self.mac is not None:
+            fields["mac"] = self.mac
+        return fields
 
     def text(self) -> str:
         return f"{self.seq}:{self.hash}"
+
+    def keyed(self, key: bytes | None) -> Anchor:
+        """This anchor with its ``mac`` under ``key`` (None: not keyed)."""
+        return replace(self, mac=None if key is None else anchor_mac(key, self))
 
     @classmethod
     def of(cls, table_id: str, seq: int, hash_hex: str, *, now: datetime | None = None) -> Anchor:
@@ -60,6 +89,41 @@ class Anchor:
         return cls.of(table_id, 0, GENESIS_HASH)
 
 
+def anchor_mac(key: bytes, anchor: Anchor) -> str:
+    """HMAC-SHA256 under ``key`` of the anchor's four fields (canonical JSON), as hex."""
+    signed = {
+        "table_id": anchor.table_id,
+        "seq": anchor.seq,
+        "hash": anchor.hash,
+        "time_utc": anchor.time_utc,
+    }
+    message = _MAC_CONTEXT + canonical_json(signed).encode("utf-8")
+    return hmac.new(key, message, hashlib.sha256).hexdigest()
+
+
+def key_problem(anchor: Anchor, key: bytes | None, journal_path: str | Path) -> str | None:
+    """Why this anchor cannot be trusted with this key (None: it can). Keyed where a key is set, not
+    keyed where none is: a key dropped from the configuration is refused too, not quietly ignored."""
+    where = anchor_path(journal_path).name
+    if key is None:
+        if anchor.mac is not None:
+            return (
+                f"the anchor ({where}) is keyed, but no anchor key is configured "
+                "([journal] anchor_key_file in the table's configuration)"
+            )
+        return None
+    if anchor.mac is None:
+        return (
+            f"the anchor ({where}) is not keyed, but an anchor key is configured: it was written "
+            "without the key (forged?)"
+        )
+    if not hmac.compare_digest(anchor.mac, anchor_mac(key, anchor)):
+        return (
+            f"the anchor ({where}) does not verify with the anchor key (forged, or written with another key?)"
+        )
+    return None
+
+
 class AnchorError(JournalError):
     """The anchor file exists but cannot be read as an anchor."""
 
@@ -68,40 +132,93 @@ def read_anchor(journal_path: str | Path) -> Anchor | None:
     """The anchor beside the journal, or None when there is none."""
     path = anchor_path(journal_path)
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = _read_bounded(path, _ANCHOR_MAX_BYTES)
     except FileNotFoundError:
         return None
     except OSError as error:
-        raise AnchorError(f"anchor {path}: cannot read: {error}") from error
+        raise AnchorError(f"anchor {path}: cannot read: {error.strerror or error}") from error
+    if raw is None:
+        raise AnchorError(f"anchor {path}: not an anchor (larger than {_ANCHOR_MAX_BYTES} bytes)")
     try:
-        value = json.loads(text)
+        value = json.loads(raw.decode("utf-8"))
     except ValueError:
         raise AnchorError(f"anchor {path}: not JSON (damaged?)") from None
     if not isinstance(value, dict):
         raise AnchorError(f"anchor {path}: not an anchor (a JSON object is expected)")
     table_id, seq, hash_hex, time_utc = (value.get(key) for key in ("table_id", "seq", "hash", "time_utc"))
+    mac = value.get("mac")
     if (
         not isinstance(table_id, str)
         or not table_id
         or not isinstance(seq, int)
         or isinstance(seq, bool)
         or seq < 0
-        or not isinstance(hash_hex, str)
-        or len(hash_hex) != 64
-        or not set(hash_hex) <= _HEX
+        or not _is_hex(hash_hex)
         or not isinstance(time_utc, str)
         or (seq == 0 and hash_hex != GENESIS_HASH)
+        or (mac is not None and not _is_hex(mac))
+        or not set(value) <= {"table_id", "seq", "hash", "time_utc", "mac"}
     ):
         raise AnchorError(f"anchor {path}: not an anchor (table_id, seq, hash, time_utc expected)")
-    return Anchor(table_id, seq, hash_hex, time_utc)
+    assert isinstance(hash_hex, str)
+    return Anchor(table_id, seq, hash_hex, time_utc, mac if isinstance(mac, str) else None)
 
 
-def write_anchor(journal_path: str | Path, anchor: Anchor) -> None:
-    """Replace the anchor atomically and durably (temporary file, fsync, rename, fsync the directory).
-    A ``JournalError`` when it cannot be written."""
+def _is_hex(value: object) -> bool:
+    return isinstance(value, str) and len(value) == 64 and set(value) <= _HEX
+
+
+def _read_bounded(path: Path, limit_bytes: int) -> bytes | None:
+    """A regular file's bytes, at most ``limit_bytes`` (None: it is larger). A FIFO, a device or a
+    directory is refused (OSError) before a byte is read: none of them can hang or flood the reader."""
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise OSError(0, "not a regular file")
+        chunks: list[bytes] = []
+        size = 0
+        while size <= limit_bytes:
+            chunk = os.read(descriptor, limit_bytes + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
+        os.close(descriptor)
+    data = b"".join(chunks)
+    return None if len(data) > limit_bytes else data
+
+
+def read_anchor_key(path: str | Path) -> bytes:
+    """The anchor key in the file at ``path``: its bytes, surrounding whitespace removed, at least
+    ANCHOR_KEY_MIN_BYTES of them. A regular file only, read with a size limit. ``ValueError`` (one line,
+    without the key) when it cannot be used."""
+    key_path = Path(path)
+    try:
+        raw = _read_bounded(key_path, ANCHOR_KEY_MAX_BYTES)
+    except OSError as error:
+        raise ValueError(f"cannot read {key_path}: {error.strerror or error}") from None
+    if raw is None:
+        raise ValueError(f"{key_path}: larger than {ANCHOR_KEY_MAX_BYTES} bytes: not a key file")
+    key = raw.strip()
+    if len(key) < ANCHOR_KEY_MIN_BYTES:
+        raise ValueError(
+            f"{key_path}: {len(key)} bytes; an anchor key has at least {ANCHOR_KEY_MIN_BYTES} "
+            "(make one with `openssl rand -hex 32`)"
+        )
+    if len(set(key)) == 1:
+        raise ValueError(f"{key_path}: every byte the same: not a real key (`openssl rand -hex 32`)")
+    return key
+
+
+def write_anchor(journal_path: str | Path, anchor: Anchor, *, key: bytes | None = None) -> Anchor:
+    """Replace the anchor atomically and durably (temporary file, fsync, rename, fsync the directory),
+    keyed with ``key`` when one is given; returns the anchor as written. A ``JournalError`` when it
+    cannot be written."""
     path = anchor_path(journal_path)
+    written = anchor.keyed(key)
     temporary = path.with_name(f"{path.name}.tmp-{os.getpid()}")
-    data = (json.dumps(anchor.to_json(), sort_keys=True) + "\n").encode("utf-8")
+    data = (json.dumps(written.to_json(), sort_keys=True) + "\n").encode("utf-8")
     try:
         with temporary.open("wb") as handle:
             handle.write(data)
@@ -117,3 +234,4 @@ def write_anchor(journal_path: str | Path, anchor: Anchor) -> None:
         with contextlib.suppress(OSError):
             temporary.unlink()
         raise JournalError(f"anchor {path}: cannot write: {error}") from error
+    return written

@@ -1,9 +1,12 @@
 """The journal proves itself before the table opens (docs/journal.md "The anchor" and "When the journal
 is refused").
 
-``check_journal`` is what `flushtable journal verify` reports and what `flushtable run` requires, read
-through a read-only connection (controller/journal/snapshot.py: a read-only file system too) in one
-read transaction, and never writing anything:
+``startup_check`` is what `flushtable run` decides before it appends anything and what `flushtable
+journal verify` reports: one code path, so verify exits non-zero whenever run would refuse. It reads
+the anchor first and, with an anchor key configured, requires its HMAC (controller/journal/anchor.py:
+an anchor recomputed without the key is refused before anything it names is believed); then
+``check_journal``, read through a read-only connection (controller/journal/snapshot.py: a read-only
+file system too) in one read transaction, and never writing anything:
 
 1. SQLite's own ``PRAGMA integrity_check``: every b-tree page, and every index against its table (a
    flipped bit in an index page makes readers that go through the index, recall among them, drop
@@ -17,11 +20,11 @@ read transaction, and never writing anything:
 4. The append-only triggers: every trigger of the journal's schema present with its exact text, and no
    other trigger on the journal's tables.
 
-``prepare_for_run`` is `flushtable run`'s decision before anything is appended: an existing journal
-must pass ``check_journal`` and have an anchor; a missing or empty (0 bytes) journal is refused where
-the anchor says entries existed; a new journal is created only where neither the journal nor an anchor
-naming entries exists, or on an explicit ``--new-journal`` (which refuses to replace a journal that has
-any content).
+``prepare_for_run`` is `flushtable run`'s: ``startup_check``, then the new journal's anchor where one
+is to be created. An existing journal must pass ``check_journal`` and have an anchor; a missing or
+empty (0 bytes) journal is refused where the anchor says entries existed; a new journal is created
+only where neither the journal nor an anchor naming entries exists, or on an explicit
+``--new-journal`` (which refuses to replace a journal that has any content).
 """
 
 from __future__ import annotations
@@ -30,10 +33,18 @@ import sqlite3
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
 
 import structlog
 
-from controller.journal.anchor import Anchor, AnchorError, anchor_path, read_anchor, write_anchor
+from controller.journal.anchor import (
+    Anchor,
+    AnchorError,
+    anchor_path,
+    key_problem,
+    read_anchor,
+    write_anchor,
+)
 from controller.journal.snapshot import readonly_connection, wal_path
 from controller.journal.store import (
     APPLICATION_ID,
@@ -203,64 +214,106 @@ def _refused(path: Path, reason: str) -> JournalRefused:
     return JournalRefused(f"journal {path} refused: {reason}; nothing was appended (see {REFUSED_HINT})")
 
 
-def prepare_for_run(path: str | Path, table_id: str, *, new_journal: bool = False) -> None:
-    """`flushtable run`'s start-up proof, before the journal is opened to append. Returns when the
-    journal may be opened (an existing one proven, or a new one's anchor written first); raises
-    ``JournalRefused`` (one line) otherwise. Writes nothing but a new journal's anchor."""
+Then = Literal["open", "create", "create_superseding"]
+
+
+@dataclass(frozen=True, slots=True)
+class Startup:
+    """What `flushtable run` decides before it writes anything (``startup_check``), and what `journal
+    verify` reports: ``refusal`` (the reason `run` refuses, which `verify` prints), or how `run` goes on
+    (``then``): open the journal (``verdict``, proven against ``anchor``), or create a new one (the
+    genesis anchor written first; ``create_superseding``: an old anchor that named entries kept aside)."""
+
+    refusal: str | None
+    then: Then = "open"
+    verdict: Verdict | None = None
+    anchor: Anchor | None = None
+
+
+def startup_check(
+    path: str | Path,
+    table_id: str | None,
+    *,
+    key: bytes | None,
+    new_journal: bool = False,
+    explicit_anchor: tuple[int, str] | None = None,
+) -> Startup:
+    """Every check `flushtable run` makes before it opens the journal, read-only (one code path for
+    `run` and `journal verify`, so that verify exits non-zero whenever run would refuse). ``table_id``:
+    the configured table (None: whichever the journal is, for `verify` without a configuration).
+    ``key``: the anchor key, or None. A ``JournalError`` when the file is not a journal at all."""
     journal_path = Path(path)
     try:
         anchor = read_anchor(journal_path)
     except AnchorError as error:
-        raise _refused(journal_path, str(error)) from None
-    if anchor is not None and anchor.table_id != table_id:
-        raise _refused(
-            journal_path,
-            f"its anchor ({anchor_path(journal_path).name}) is table {anchor.table_id!r}, not {table_id!r}",
-        )
+        return Startup(str(error))
+    if anchor is not None:
+        if table_id is not None and anchor.table_id != table_id:
+            where = anchor_path(journal_path).name
+            line = f"its anchor ({where}) is table {anchor.table_id!r}, not {table_id!r}"
+            return Startup(line, anchor=anchor)
+        # Before anything the anchor says is believed: one written without the key proves nothing.
+        problem = key_problem(anchor, key, journal_path)
+        if problem is not None:
+            return Startup(problem, anchor=anchor)
     gone = _gone(journal_path)
     wal = wal_path(journal_path)
     wal_has_frames = wal.exists() and wal.stat().st_size > 0
     if new_journal:
         if gone is None or wal_has_frames:
             what = journal_path if gone is None else wal
-            raise _refused(
-                journal_path,
+            return Startup(
                 f"--new-journal: {what} exists and is not empty; a journal is never replaced: move it, its "
                 "-wal and its anchor aside yourself (keep them: they are the table's record)",
+                anchor=anchor,
             )
-        if anchor is not None and anchor.seq > 0:
-            _supersede(journal_path, anchor)
-        write_anchor(journal_path, Anchor.genesis(table_id))
-        return
+        superseding = anchor is not None and anchor.seq > 0
+        return Startup(None, "create_superseding" if superseding else "create", anchor=anchor)
     if gone is not None:
         if anchor is not None and anchor.seq == 0 and not wal_has_frames:
             # A new journal whose creation was cut short (the anchor is written first): start it.
-            return
+            return Startup(None, "create", anchor=anchor)
         if anchor is None and gone == "missing" and not wal_has_frames:
-            write_anchor(journal_path, Anchor.genesis(table_id))  # the anchor first, then the journal
-            return
+            return Startup(None, "create")  # the anchor first, then the journal
         reason = _gone_line(gone, anchor, journal_path)
         if anchor is None or anchor.seq == 0:
             reason += " (start a new journal only with `flushtable run --new-journal`)"
-        raise _refused(journal_path, reason)
+        return Startup(reason, anchor=anchor)
+    verdict = check_journal(journal_path, anchor=anchor, explicit_anchor=explicit_anchor)
+    if not verdict.ok:
+        return Startup(verdict.line, verdict=verdict, anchor=anchor)
+    if table_id is not None and verdict.table_id is not None and verdict.table_id != table_id:
+        return Startup(f"it belongs to table {verdict.table_id!r}, not {table_id!r}", verdict=verdict)
+    if anchor is None and verdict.entries > 0:
+        return Startup(
+            f"it has {verdict.entries} entries but no anchor ({anchor_path(journal_path).name}): if this "
+            f"is the table's journal, run `flushtable journal anchor --journal {journal_path}`",
+            verdict=verdict,
+        )
+    return Startup(None, "open", verdict, anchor)
+
+
+def prepare_for_run(
+    path: str | Path, table_id: str, *, key: bytes | None = None, new_journal: bool = False
+) -> Anchor:
+    """`flushtable run`'s start-up proof, before the journal is opened to append (``startup_check``).
+    Returns the anchor the journal was proven against (a new journal's genesis anchor, written first);
+    raises ``JournalRefused`` (one line) otherwise. Writes nothing but a new journal's anchor."""
+    journal_path = Path(path)
     try:
-        verdict = check_journal(journal_path, anchor=anchor)
+        decided = startup_check(journal_path, table_id, key=key, new_journal=new_journal)
     except JournalRefused:
         raise
     except JournalError as error:
         raise _refused(journal_path, str(error)) from None
-    if verdict.table_id is not None and verdict.table_id != table_id:
-        raise JournalError(f"journal {journal_path}: belongs to table {verdict.table_id!r}, not {table_id!r}")
-    if not verdict.ok:
-        raise _refused(journal_path, verdict.line)
-    if anchor is None:
-        if verdict.entries > 0:
-            raise _refused(
-                journal_path,
-                f"it has {verdict.entries} entries but no anchor ({anchor_path(journal_path).name}): if this "
-                f"is the table's journal, run `flushtable journal anchor --journal {journal_path}`",
-            )
-        write_anchor(journal_path, Anchor.genesis(table_id))
+    if decided.refusal is not None:
+        raise _refused(journal_path, decided.refusal)
+    if decided.then == "open" and decided.anchor is not None:
+        return decided.anchor
+    if decided.then == "create_superseding" and decided.anchor is not None:
+        _supersede(journal_path, decided.anchor)
+    # A new journal (or an empty one with no anchor): the anchor first, then the journal.
+    return write_anchor(journal_path, Anchor.genesis(table_id), key=key)
 
 
 def _supersede(journal_path: Path, anchor: Anchor) -> None:
@@ -281,18 +334,24 @@ def _supersede(journal_path: Path, anchor: Anchor) -> None:
     )
 
 
-def anchor_journal(path: str | Path) -> Verdict:
-    """`flushtable journal anchor`: check the journal fully (against its anchor if it has one) and, if it
-    passes, write its anchor at the head. For a journal made before anchors, or to move an anchor up to
-    the head with the table stopped. The verdict's line says what was done."""
+def anchor_journal(path: str | Path, *, key: bytes | None) -> Verdict:
+    """`flushtable journal anchor`: check the journal fully (against its anchor if it has one, which
+    must verify with ``key``) and, if it passes, write its anchor at the head, keyed with ``key``. For a
+    journal made before anchors, or to move an anchor up to the head with the table stopped. The
+    verdict's line says what was done."""
     journal_path = Path(path)
-    verdict = check_journal(journal_path, anchor=read_anchor(journal_path))
+    anchor = read_anchor(journal_path)
+    if anchor is not None:
+        problem = key_problem(anchor, key, journal_path)
+        if problem is not None:
+            return Verdict(False, problem, anchor=anchor)
+    verdict = check_journal(journal_path, anchor=anchor)
     if not verdict.ok:
         return verdict
     if verdict.table_id is None:
         raise JournalError(f"journal {journal_path}: has no table id")
-    anchor = Anchor.of(verdict.table_id, verdict.head_seq, verdict.head_hash)
-    write_anchor(journal_path, anchor)
+    head = Anchor.of(verdict.table_id, verdict.head_seq, verdict.head_hash)
+    anchor = write_anchor(journal_path, head, key=key)
     return Verdict(
         True,
         f"{verdict.line}; anchor {anchor_path(journal_path)} written: {anchor.text()}",

@@ -8,6 +8,13 @@ closed the table, and the limits and paytables a manager set. ``recover`` then c
 round with ``round_voided`` (source "recovery"), every wager of the round returned, unless the caller
 says it can resume that round exactly.
 
+A round whose settlement an anchor has seen is never voided: the daemon proves the journal against its
+anchor before recovery (controller/journal/proof.py), and ``recover`` checks once more, on the
+connection it writes with, that the anchored entry is there with its hash (``anchored``), and refuses
+otherwise (``AnchorNotHeld``), before it writes anything. The daemon anchors every commit holding a
+round's close before it acts on it (controller/daemon_journal.py), so a settlement anyone was shown or
+paid is always behind the anchor.
+
 Why this is safe to run any number of times: it only closes rounds that have no closing entry, and the
 journal refuses a second closing entry for a round (a trigger), so a crash during recovery, or two
 recoveries at once, can never void a round twice or void a round that was settled.
@@ -20,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from controller.errors import UserError
+from controller.journal.anchor import Anchor
 from controller.journal.kinds import CLOSING_KINDS, ROUND_VOIDED
 from controller.journal.state import RoundState, TableState
 from controller.journal.store import Journal, JournalError
@@ -30,6 +38,11 @@ INTERRUPTED_REASON = "interrupted: the controller stopped before the round close
 
 OpenRound = RoundState
 """A round that started and has no closing entry (the reducer's round state)."""
+
+
+class AnchorNotHeld(JournalError):
+    """The journal does not hold the entry its anchor names: recovery writes nothing (it would void
+    rounds the anchor saw closed)."""
 
 
 @dataclass(slots=True)
@@ -108,8 +121,18 @@ def recover(
     *,
     can_resume: Callable[[OpenRound], bool] | None = None,
     reason: str = INTERRUPTED_REASON,
+    anchored: Anchor | None = None,
 ) -> RecoveryReport:
-    """Rebuild the state and void every interrupted round that cannot be resumed exactly."""
+    """Rebuild the state and void every interrupted round that cannot be resumed exactly; ``anchored``:
+    the anchor the journal was proven against, whose entry must be there (``AnchorNotHeld``)."""
+    if anchored is not None and anchored.seq > 0:
+        held = journal.entry(anchored.seq)
+        if held is None or held.hash != anchored.hash:
+            raise AnchorNotHeld(
+                f"journal {journal.path}: recovery refused: the anchor names entry {anchored.seq}, which "
+                f"the journal {'does not hold' if held is None else 'holds with another hash'}; no round "
+                'was voided (docs/journal.md "When the journal is refused")'
+            )
     state = rebuild_state(journal)
     report = RecoveryReport(state)
     for open_round in state.open_rounds:

@@ -198,7 +198,7 @@ BAD = [
     (edit('path = "var/journal.sqlite"', 'path = ""'), "journal.path: empty"),
     (
         edit('path = "var/journal.sqlite"', 'file = "x"'),
-        "journal.file: unknown key (known: path, commit_delay_ms)",
+        "journal.file: unknown key (known: path, commit_delay_ms, anchor_key_file)",
     ),
     (
         edit('path = "var/journal.sqlite"', 'path = "j.sqlite"\ncommit_delay_ms = 50'),

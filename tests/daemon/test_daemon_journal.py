@@ -20,6 +20,7 @@ from controller import daemon_journal
 from controller.daemon_journal import CHECKPOINT_EVERY_COMMITS, DaemonJournal
 from controller.engine import JournalRecord
 from controller.engine.outputs import Output
+from controller.journal.anchor import anchor_path, read_anchor
 from controller.journal.store import CHECKPOINT_BACKSTOP_PAGES, SQLITE_AUTOCHECKPOINT_PAGES, JournalError
 from drivers.events import ShowText
 from tests.device_harness.leaks import run_async
@@ -159,7 +160,7 @@ def test_the_checkpoints_run_beside_the_commits_and_the_wal_starts_again(
         ledger = side(path, recorder)
         ledger.open(new_journal=True)
         try:
-            ledger.start_anchor_writer()
+            ledger.start_checkpoints()
             assert ledger.journal.pragma("wal_autocheckpoint") == CHECKPOINT_BACKSTOP_PAGES
             ledger.append([round_started()])
 
@@ -172,7 +173,7 @@ def test_the_checkpoints_run_beside_the_commits_and_the_wal_starts_again(
                 commit_one(number)
             # Waits for the thread's catch-up; its report back to the loop (where the writer finishes
             # it when the thread did not) was queued before this await's own, so it has run after it.
-            await asyncio.to_thread(ledger.stop_anchor_writer)
+            await asyncio.to_thread(ledger.stop_checkpoints)
             # The thread's checkpoints have stopped: the writer's commits checkpoint by themselves again.
             assert ledger.journal.pragma("wal_autocheckpoint") == SQLITE_AUTOCHECKPOINT_PAGES
             ledger.append([JournalRecord.of("table_closed", {"by": "daemon", "reason": "x"}, None, "engine")])
@@ -186,3 +187,93 @@ def test_the_checkpoints_run_beside_the_commits_and_the_wal_starts_again(
     # commits before wrote at least two: without the checkpoint they would all be there).
     assert 0 < frames < 10
     assert kinds_in(path).count("dealer_key") == CHECKPOINT_EVERY_COMMITS
+
+
+# --- issue 30: a round's close is anchored before anything acts on it ------------------------------------
+def round_voided() -> JournalRecord:
+    payload = {"round": {}, "settlement": {}, "reason": "by a supervisor", "by": "operator:alice"}
+    return JournalRecord.of("round_voided", payload, ROUND_ID, "operator:alice")
+
+
+class AnchorWatcher(Recorder):
+    """A recorder that also notes, at each act and each notify, the seq the anchor on disk names: what
+    survives a SIGKILL at that moment."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.anchor_at_act: list[int] = []
+        self.anchor_at_notify: list[int] = []
+
+    def anchored_seq(self) -> int:
+        anchor = read_anchor(self.path)
+        return -1 if anchor is None else anchor.seq
+
+    def act(self, outputs: Sequence[Output]) -> None:
+        super().act(outputs)
+        self.anchor_at_act.append(self.anchored_seq())
+
+    def notify(self) -> None:
+        super().notify()
+        self.anchor_at_notify.append(self.anchored_seq())
+
+
+def test_a_round_close_is_acted_on_only_once_the_anchor_covering_it_is_durable(tmp_path: Path) -> None:
+    """The defect of issue 30: the closing commit's effects (the round printed, the panel told, the
+    dealer's display told to pay) went out before the anchor covered it, so a SIGKILL then and one
+    byte flipped in that WAL transaction voided a round that was paid, and the table opened. With the
+    checkpoints' thread running, as in the daemon."""
+    path = tmp_path / "journal.sqlite"
+    recorder = AnchorWatcher(path)
+
+    async def main() -> list[Output]:
+        ledger = side(path, recorder)
+        ledger.open(new_journal=True)
+        try:
+            ledger.start_checkpoints()
+            ledger.append([round_started()])
+            answer: asyncio.Future[list[Output]] = asyncio.get_running_loop().create_future()
+            ledger.add([round_voided(), ShowText("display", "pay the table")], answer=answer)
+            ledger.after_burst()
+            answered = await answer
+            await asyncio.to_thread(ledger.stop_checkpoints)
+            return answered
+        finally:
+            ledger.close()
+
+    run_async(main)
+    assert kinds_in(path) == ["round_started", "round_voided"]
+    assert recorder.acted == [(["round_voided", "ShowText"], ["round_started", "round_voided"])]
+    # At the moment the display was told (and the panel notified), the anchor on disk already named
+    # the closing entry (seq 2).
+    assert recorder.anchor_at_act == [2]
+    assert recorder.anchor_at_notify[-1] == 2
+
+
+def test_an_anchor_that_cannot_be_written_drops_the_close_unacted_and_halts(tmp_path: Path) -> None:
+    path = tmp_path / "journal.sqlite"
+    recorder = Recorder(path)
+
+    async def main() -> tuple[str, str | None]:
+        ledger = side(path, recorder)
+        ledger.open(new_journal=True)
+        try:
+            ledger.append([round_started()])
+            # The anchor's place taken by a directory with something in it: the rename fails.
+            anchor_path(path).unlink()
+            anchor_path(path).mkdir()
+            (anchor_path(path) / "in-the-way").write_bytes(b"")
+            answer: asyncio.Future[list[Output]] = asyncio.get_running_loop().create_future()
+            ledger.add([round_voided(), ShowText("display", "never shown")], answer=answer)
+            ledger.after_burst()
+            with pytest.raises(JournalError) as waited:
+                await answer
+            return str(waited.value), ledger.failure
+        finally:
+            ledger.close()
+
+    waited, failure = run_async(main)
+    assert failure is not None
+    assert "cannot write" in failure, failure
+    assert waited == failure
+    assert recorder.acted == []  # the close was committed but never acted on: no anchor covers it
+    assert recorder.halted == 1

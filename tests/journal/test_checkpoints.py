@@ -72,7 +72,7 @@ def test_deferred_checkpoints_leave_the_commits_alone_until_one_resets_the_wal(t
 
 
 def test_resume_checkpoints_gives_the_commits_sqlites_own_checkpoint_back(tmp_path: Path) -> None:
-    """What the daemon does when its checkpointing thread stops (stop_anchor_writer)."""
+    """What the daemon does when its checkpointing thread stops (stop_checkpoints)."""
     with Journal.open(tmp_path / "journal.sqlite", "T1") as journal:
         journal.defer_checkpoints()
         assert journal.pragma("wal_autocheckpoint") == CHECKPOINT_BACKSTOP_PAGES

@@ -9,9 +9,10 @@ import pytest
 
 from controller.cli import main
 from controller.journal import Journal, JournalError
+from controller.journal.anchor import Anchor
 from controller.journal.meters import compute_meters
 from controller.journal.recall import recall_from
-from controller.journal.recovery import OpenRound, rebuild_state, recover
+from controller.journal.recovery import AnchorNotHeld, OpenRound, rebuild_state, recover
 from controller.journal.verify import verify_chain
 from controller.rules.settle import settle_round_json
 from tests.journal.scripted import play_round
@@ -224,3 +225,29 @@ def test_a_settled_round_cannot_be_voided_by_anyone(journal: Journal) -> None:
             round_id=settled,
             source="operator:mallory",
         )
+
+
+def test_recovery_refuses_when_the_journal_does_not_hold_its_anchored_entry(journal: Journal) -> None:
+    """A round whose settlement an anchor has seen is never voided: recovery checks the anchored entry on
+    the connection it writes with, and writes nothing when it is not there (issue 30)."""
+    rng = random.Random(5)
+    settled = play_round(journal, rng)
+    interrupted = play_round(journal, rng, outcome="open_after_lock")
+    last = journal.last_entry()
+    assert last is not None
+    settled_at = next(journal.entries(round_id=settled, kinds=["round_settled"])).seq
+    # The anchor names an entry past the end (the settlement of a round cut off with its WAL), or an
+    # entry the journal holds with another hash (rewritten): nothing is voided.
+    for anchored in (
+        Anchor.of("T1", last.seq + 3, "a" * 64),
+        Anchor.of("T1", settled_at, "b" * 64),
+    ):
+        with pytest.raises(AnchorNotHeld, match=f"the anchor names entry {anchored.seq}, which the journal"):
+            recover(journal, anchored=anchored)
+        last_now = journal.last_entry()
+        assert last_now is not None
+        assert last_now.seq == last.seq
+    held = journal.entry(settled_at)
+    assert held is not None
+    report = recover(journal, anchored=Anchor.of("T1", settled_at, held.hash))
+    assert report.voided == [interrupted]

@@ -10,6 +10,7 @@ import pytest
 
 from controller.cli import main
 from controller.journal import Journal, canonical_json, entry_hash
+from controller.journal.proof import anchor_journal
 from controller.journal.verify import verify_chain
 from tests.journal.scripted import play_round
 from tests.journal.tamper import tamper
@@ -23,6 +24,9 @@ def played(journal: Journal, journal_path: Path) -> int:
     last = journal.last_entry()
     assert last is not None
     journal.close()
+    # Anchored at its head, as the daemon leaves it: verify refuses a journal with entries and no
+    # anchor, as `run` does (tests/journal/test_startup_proof.py).
+    assert anchor_journal(journal_path, key=None).ok
     return last.seq
 
 
@@ -34,7 +38,7 @@ def test_an_untouched_journal_verifies(
     assert result.entries_checked == played
     assert result.append_only_triggers
     assert main(["journal", "verify", "--journal", str(journal_path)]) == 0
-    assert capsys.readouterr().out == f"ok {played} entries\n"
+    assert capsys.readouterr().out == f"ok {played} entries, anchored at entry {played}\n"
 
 
 def test_an_edited_payload_is_named(

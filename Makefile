@@ -22,9 +22,10 @@ install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test
 
 # The embedded default: a simulated High Card Flush table over pseudo-terminals, simulated players,
-# the journal in ./var/, the panel on http://127.0.0.1:8080 (Ctrl-C stops it cleanly).
+# the journal in ./var/, the panel on http://127.0.0.1:8080 (Ctrl-C stops it cleanly). The terminal
+# shows the rounds alone; the log (JSON lines, every entry at info) goes to var/flushtable.log.
 run: install
-	$(BIN)/flushtable run --log-level warning
+	$(BIN)/flushtable run --log-file var/flushtable.log
 
 demo: install
 	$(BIN)/flushtable demo

@@ -141,7 +141,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         # `flushtable ... | head`: the reader left; nothing to report.
         return 0
+    except OSError as error:
+        # A path the commands' own checks did not foresee (they check theirs up front): still one line
+        # naming the file and why, never a traceback (issue 30 item 4).
+        print(f"flushtable {args.command}: {os_error_line(error)}", file=sys.stderr)
+        return 2
     return status
+
+
+def os_error_line(error: OSError) -> str:
+    """``PATH: reason`` for an OSError (both paths of a rename), or its text when it names no file."""
+    reason = error.strerror or str(error)
+    if error.filename is None:
+        return reason
+    names = str(error.filename)
+    if error.filename2 is not None:
+        names += f" -> {error.filename2}"
+    return f"{names}: {reason}"
 
 
 if __name__ == "__main__":

@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
@@ -23,6 +22,18 @@ from urllib.parse import urlsplit
 from pydantic import BeforeValidator, Field, ValidationError, field_validator, model_validator
 
 from controller.errors import UserError, shown
+from controller.files import (
+    MAX_CERTIFICATE_BYTES,
+    MAX_KEY_FILE_BYTES,
+    MAX_SECRET_FILE_BYTES,
+    MAX_TOML_BYTES,
+    TOO_LONG_NUMBER,
+    FileRefused,
+    TomlRefused,
+    load_toml,
+    read_bounded,
+    read_bounded_text,
+)
 from controller.journal.chain import canonical_json
 from controller.names import (
     DESIGNATED_PLAYER,
@@ -72,9 +83,6 @@ _USER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
 # moved) may wait this long to share one fsync. 2 ms keeps the event-to-commit p99 well under 10 ms.
 DEFAULT_COMMIT_DELAY_MS = 2
 MAX_COMMIT_DELAY_MS = 10
-
-# What a TOML file with an integer of more than 4300 digits is told (tomllib's int() refuses to read it).
-TOO_LONG_NUMBER = "a number of more than 4300 digits"
 
 DEFAULT_CONFIG_NAME = "<default>"
 DEFAULT_CONFIG_TOML = """\
@@ -639,23 +647,19 @@ def load_config(path: str | Path | None = None) -> TableConfig:
     if path is None:
         return parse_config(DEFAULT_CONFIG_TOML, source=DEFAULT_CONFIG_NAME, base_dir=Path.cwd())
     config_path = Path(path)
-    try:
-        text = config_path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{config_path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise ConfigError(f"{config_path}: cannot read: {error}") from None
+    try:  # bounded, and refused unless a regular file: /dev/zero and a FIFO are refused at once
+        text = read_bounded_text(config_path, limit_bytes=MAX_TOML_BYTES)
+    except FileRefused as refused:
+        raise ConfigError(str(refused)) from None
     return parse_config(text, source=config_path.name, base_dir=config_path.resolve().parent)
 
 
 def parse_config(text: str, *, source: str, base_dir: Path) -> TableConfig:
     """Validate a configuration's text. Relative paths (journal, key files) are taken from base_dir."""
-    try:
-        document = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
+    try:  # nesting limited before parsing (controller/files.py): tomllib recurses
+        document = load_toml(text)
+    except TomlRefused as error:
         raise ConfigError(f"{source}: not valid TOML: {error}") from None
-    except ValueError:  # tomllib's int() of a number past Python's 4300-digit limit
-        raise ConfigError(f"{source}: not valid TOML: {TOO_LONG_NUMBER}") from None
     try:
         parsed = ConfigFile.model_validate(document)
         return _assemble(parsed, source=source, base_dir=base_dir)
@@ -764,13 +768,15 @@ def _uplink(section: UplinkSection, base_dir: Path) -> UplinkConfig:
     if section.password_file is not None:
         path = base_dir / section.password_file
         try:
-            password = path.read_text(encoding="utf-8").strip()
-        except (OSError, UnicodeDecodeError) as error:
-            reason = error.strerror if isinstance(error, OSError) else "not UTF-8 text"
-            raise KeyRefusal("uplink.password_file", f"{path}: {reason}") from None
+            password = read_bounded_text(path, limit_bytes=MAX_SECRET_FILE_BYTES).strip()
+        except FileRefused as refused:
+            raise KeyRefusal("uplink.password_file", str(refused)) from None
     ca_file = base_dir / section.ca_file
-    if not ca_file.is_file():
-        raise KeyRefusal("uplink.ca_file", f"{ca_file}: no such file (the floor CA's certificate)")
+    try:  # read now, bounded, so the uplink's TLS set-up never opens a FIFO or a device
+        read_bounded(ca_file, limit_bytes=MAX_CERTIFICATE_BYTES)
+    except FileRefused as refused:
+        suffix = " (the floor CA's certificate)" if refused.reason == "no such file" else ""
+        raise KeyRefusal("uplink.ca_file", f"{refused}{suffix}") from None
     return UplinkConfig(
         servers=tuple(section.servers),
         site=section.site,
@@ -847,6 +853,12 @@ def _devices(sections: dict[str, DeviceSection], base_dir: Path) -> dict[str, De
     return devices
 
 
+def read_key_file(path: Path) -> str:
+    """A key file's text (hex digits, surrounding white space removed): read bounded, a regular file
+    only (controller/files.py). FileRefused ``PATH: reason`` otherwise. Every key file is read here."""
+    return read_bounded_text(path, limit_bytes=MAX_KEY_FILE_BYTES, encoding="ascii").strip()
+
+
 def _device_key(where: str, section: DeviceSection, base_dir: Path, *, simulated: bool) -> bytes | None:
     key_text, key_file = section.key, section.key_file
     if key_text is not None and key_file is not None:
@@ -865,9 +877,9 @@ def _device_key(where: str, section: DeviceSection, base_dir: Path, *, simulated
         if not path.is_absolute():
             path = base_dir / path
         try:
-            key_text = path.read_text(encoding="ascii").strip()
-        except (OSError, UnicodeDecodeError) as error:
-            raise KeyRefusal(f"{where}.key_file", f"cannot read {path}: {error}") from None
+            key_text = read_key_file(path)
+        except FileRefused as refused:
+            raise KeyRefusal(f"{where}.key_file", str(refused)) from None
     if not isinstance(key_text, str):
         raise KeyRefusal(f"{where}.{name}", f"must be a hex string, not {toml_type(key_text)}")
     try:
@@ -907,6 +919,7 @@ __all__ = [
     "UplinkSection",
     "load_config",
     "parse_config",
+    "read_key_file",
     "tls_servers",
     "whole_number",
 ]

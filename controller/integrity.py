@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.errors import CardError, UserError
+from controller.files import FileRefused, read_bounded_text
 from controller.gamemath.hand_counts import DECK_HANDS, flush_length_counts, straight_flush_length_counts
 from controller.gamemath.parsheet import SIDE_BET_KIND
 from controller.rules.cards import DECK_SIZE, card_text, parse_cards
@@ -37,6 +38,7 @@ from controller.rules.hands import evaluate
 from controller.rules.paytables import DEFAULT_PRESET, Paytable, default_paytable, parse_paytable
 
 DEFAULT_ALPHA = 0.01
+MAX_RECORDS_BYTES = 512 * 1024 * 1024  # a recall file; a million rounds take about 400 MB
 MIN_EXPECTED_PER_CELL = 5.0
 MIN_BETS_FOR_RETURN_TEST = 100
 
@@ -106,10 +108,10 @@ class IntegrityVerdict:
 
 def load_records(path: Path) -> list[dict[str, Any]]:
     """Recall records from a JSON array or JSON lines file."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise UserError(f"--records: cannot read {path}: {error.strerror}") from None
+    try:  # bounded, a regular file only (controller/files.py)
+        text = read_bounded_text(path, limit_bytes=MAX_RECORDS_BYTES)
+    except FileRefused as refused:
+        raise UserError(f"--records: {refused}") from None
     stripped = text.lstrip()
     try:
         if stripped.startswith("["):

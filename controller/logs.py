@@ -77,10 +77,11 @@ def configure_logging(
     )
 
 
-def configure_logging_for(level: str, log_format: str) -> None:
-    """From the configuration's [logging]: format "auto", "json" or "console"."""
+def configure_logging_for(level: str, log_format: str, stream: TextIO | None = None) -> None:
+    """From the configuration's [logging]: format "auto", "json" or "console"; ``stream`` a log file
+    (``flushtable run --log-file``), else standard error."""
     json_lines = {"auto": None, "json": True, "console": False}[log_format]
-    configure_logging(level=level, json_lines=json_lines)
+    configure_logging(level=level, json_lines=json_lines, stream=stream)
 
 
 def _is_terminal(stream: Any) -> bool:

@@ -139,13 +139,13 @@ def one_line(error: ValidationError, model: type[BaseModel], *, json_input: bool
     ``unknown field``, named on the object that has it: docs/settle.md)."""
     errors = error.errors(include_url=False)
     first = errors[0]
-    if json_input:
-        # An object's unknown fields are named before its fields' own problems (docs/settle.md).
-        for other in errors:
-            parent = tuple(other["loc"])[:-1]
-            if other["type"] == "extra_forbidden" and tuple(first["loc"])[: len(parent)] == parent:
-                first = other
-                break
+    # An object's (a TOML table's) unknown keys are named before its keys' own problems (docs/settle.md,
+    # docs/configuration.md): a typo'd `min_ante_cent` is the cause of `min_ante_cents: missing`.
+    for other in errors:
+        parent = tuple(other["loc"])[:-1]
+        if other["type"] == "extra_forbidden" and tuple(first["loc"])[: len(parent)] == parent:
+            first = other
+            break
     loc = tuple(first["loc"])
     key = key_path(loc)
     kind = first["type"]

@@ -26,7 +26,7 @@ from sim_devices.bet_sensors import SimulatedBetSensors
 from sim_devices.dealer_display import SimulatedDealerDisplay
 from sim_devices.firmware import LinkTiming, SimulatedDevice
 from sim_devices.ports import PtyPort
-from sim_devices.scenario import Scenario, Step, load_scenario, play
+from sim_devices.scenario import Scenario, Step, play
 from sim_devices.shuffler import SimulatedShuffler
 from sim_devices.table import DeviceKindName, SimDeviceSpec, SimTable
 
@@ -123,17 +123,14 @@ async def serve_table(
     run_dir: Path,
     *,
     out: TextIO,
-    scenario_path: Path | None = None,
+    scenario: Scenario | None = None,
     seed: int | None = None,
     time_scale: float = 1.0,
     duration_s: float | None = None,
 ) -> None:
-    """Serve until SIGINT/SIGTERM (or ``duration_s``). ValueError for a bad scenario, before serving."""
+    """Serve until SIGINT/SIGTERM (or ``duration_s``), playing ``scenario`` (checked whole by the caller,
+    against ``firmware_classes``: controller/simulation/scenario.py reads the file)."""
     table = SimTable(specs, run_dir=run_dir, timing=LinkTiming(time_scale), seed=seed)
-    scenario: Scenario | None = None
-    if scenario_path is not None:
-        kinds = {spec.name: _firmware_class(spec.kind) for spec in specs}
-        scenario = load_scenario(scenario_path, kinds)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signal_number in (signal.SIGINT, signal.SIGTERM):
@@ -176,7 +173,7 @@ async def serve_table(
         print("stopped", file=out, flush=True)
 
 
-def _firmware_class(kind: str) -> type[SimulatedDevice]:
+def firmware_class(kind: str) -> type[SimulatedDevice]:
     classes: dict[str, type[SimulatedDevice]] = {
         "shuffler": SimulatedShuffler,
         "bet_sensors": SimulatedBetSensors,

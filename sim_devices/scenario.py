@@ -20,7 +20,9 @@
 Actions: place, remove, sensor_fault (bet sensors; spot 7 is a seat's bank spot); press, key_bank (dealer
 display: key_bank keys a designated player's bank, seat and amount_cents); fault, open_door, resend
 (shuffler); silent, unplug (any device, for ``duration_s``). A bad file is refused whole, with one line
-naming the file, the step and the field.
+naming the file, the step and the field: every value is checked against what the device can do (a seat
+and spot of this table's sensor array, an amount the wire carries, a finite duration of at most a day, a
+card position and index of a deal) before anything starts, so no step is refused half-way through a run.
 
 A step may be anchored to what the simulated devices themselves see, so a script can act "after the
 deal" or "after the lock" however long the controller takes to get there:
@@ -43,13 +45,23 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from firmware_protocol.messages import DEALER_KEYS, SEAT_KEYS
+from firmware_protocol.messages import (
+    BANK_CENTS,
+    DEALER_KEYS,
+    DECK_SIZE,
+    MAX_SEAT,
+    MAX_SPOT,
+    SEAT_KEYS,
+    U16,
+    U32,
+    VALID_POSITIONS,
+)
 from sim_devices.bet_sensors import SimulatedBetSensors
 from sim_devices.dealer_display import SimulatedDealerDisplay
 from sim_devices.firmware import SimulatedDevice
@@ -79,6 +91,19 @@ _ACTIONS: dict[str, tuple[type[SimulatedDevice] | None, tuple[str, ...], tuple[s
 _INT_FIELDS = {"seat", "spot", "amount_cents", "chip_count", "code", "at_card", "position", "index"}
 _FLOAT_FIELDS = {"duration_s"}
 _BOOL_FIELDS = {"during_shuffle", "missing", "misread"}
+MAX_ANCHOR_COUNT = 1_000_000  # the count-th deal or lock: a million rounds is beyond any one run
+# The whole-number fields' ranges, as the wire carries them (firmware_protocol/messages.py); a bet sensor
+# seat and spot are further limited to the table's array (parse_scenario's seats and spots).
+_INT_RANGES: dict[str, tuple[int, int]] = {
+    "seat": (1, MAX_SEAT),
+    "spot": (0, MAX_SPOT),
+    "amount_cents": (0, U32.high),
+    "chip_count": (0, U16.high),
+    "code": (1, U16.high),
+    "at_card": (0, DECK_SIZE - 1),
+    "position": (min(VALID_POSITIONS), max(VALID_POSITIONS)),
+    "index": (0, DECK_SIZE - 1),
+}
 
 
 class ScenarioError(ValueError):
@@ -102,22 +127,37 @@ class Scenario:
     steps: tuple[Step, ...]
 
 
-def load_scenario(path: Path, device_kinds: Mapping[str, type[SimulatedDevice]]) -> Scenario:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise ScenarioError(f"{path}: cannot read: {error}") from None
-    return parse_scenario(text, source=str(path), device_kinds=device_kinds)
-
-
-def parse_scenario(text: str, *, source: str, device_kinds: Mapping[str, type[SimulatedDevice]]) -> Scenario:
-    """Check the whole file against the table's devices (name -> firmware class) before anything runs."""
+def parse_scenario(
+    text: str,
+    *,
+    source: str,
+    device_kinds: Mapping[str, type[SimulatedDevice]],
+    seats: int = MAX_SEAT,
+    spots: int = MAX_SPOT + 1,
+) -> Scenario:
+    """Check the whole file against the table's devices (name -> firmware class) and its bet sensor
+    array (``seats`` x ``spots``) before anything runs. A caller that reads a file a person names parses
+    the TOML with its own limits and calls ``scenario_from_document`` (controller/simulation/scenario.py)."""
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ScenarioError(f"{source}: not TOML: {error}") from None
     except ValueError:  # tomllib's int() of a number of more than 4300 digits: not a TOMLDecodeError
         raise ScenarioError(f"{source}: not TOML: a number of more than 4300 digits") from None
+    return scenario_from_document(
+        document, source=source, device_kinds=device_kinds, seats=seats, spots=spots
+    )
+
+
+def scenario_from_document(
+    document: Mapping[str, Any],
+    *,
+    source: str,
+    device_kinds: Mapping[str, type[SimulatedDevice]],
+    seats: int = MAX_SEAT,
+    spots: int = MAX_SPOT + 1,
+) -> Scenario:
+    """The scenario of a parsed TOML document, every step checked (ScenarioError naming the step)."""
     unknown = set(document) - {"step"}
     if unknown:
         raise ScenarioError(
@@ -126,13 +166,22 @@ def parse_scenario(text: str, *, source: str, device_kinds: Mapping[str, type[Si
     raw_steps = document.get("step", [])
     if not isinstance(raw_steps, list):
         raise ScenarioError(f"{source}: step: must be an array of tables ([[step]])")
-    steps = [_parse_step(raw, number, source, device_kinds) for number, raw in enumerate(raw_steps, start=1)]
+    steps = [
+        _parse_step(raw, number, source, device_kinds, seats=seats, spots=spots)
+        for number, raw in enumerate(raw_steps, start=1)
+    ]
     steps.sort(key=lambda step: (step.after, step.count, step.at_s, step.number))
     return Scenario(source, tuple(steps))
 
 
 def _parse_step(
-    raw: object, number: int, source: str, device_kinds: Mapping[str, type[SimulatedDevice]]
+    raw: object,
+    number: int,
+    source: str,
+    device_kinds: Mapping[str, type[SimulatedDevice]],
+    *,
+    seats: int,
+    spots: int,
 ) -> Step:
     where = f"{source}: step[{number}]"
     if not isinstance(raw, dict):
@@ -161,8 +210,8 @@ def _parse_step(
     if after not in ANCHORS:
         raise fail("after", f"{after!r} is not one of {', '.join(ANCHORS)}")
     count = raw.get("count", 1)
-    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise fail("count", "must be a whole number, 1 or more")
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_ANCHOR_COUNT:
+        raise fail("count", f"must be a whole number from 1 to {MAX_ANCHOR_COUNT:,}")
     if after != "start":
         wanted: type[SimulatedDevice] = {"deal": SimulatedShuffler, "lock": SimulatedBetSensors}[after]
         if not any(issubclass(kind, wanted) for kind in device_kinds.values()):
@@ -176,14 +225,31 @@ def _parse_step(
         if key not in fields:
             raise fail(key, f"missing (action {action} needs {', '.join(required)})")
     for key, value in fields.items():
-        if key in _INT_FIELDS and (isinstance(value, bool) or not isinstance(value, int)):
-            raise fail(key, "must be a whole number")
+        if key in _INT_FIELDS:
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise fail(key, "must be a whole number")
+            low, high = _int_range(key, action, device_kinds[device], seats=seats, spots=spots)
+            if not low <= value <= high:
+                shown = f"a {len(str(value))}-digit number" if value.bit_length() > 64 else str(value)
+                raise fail(key, f"{shown} is out of range {low}..{high}")
         if key in _FLOAT_FIELDS and (
-            isinstance(value, bool) or not isinstance(value, int | float) or value < 0
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+            or not 0 <= value <= MAX_SCENARIO_S
         ):
-            raise fail(key, "must be a non-negative number of seconds")
+            raise fail(key, f"must be a number of seconds from 0 to {MAX_SCENARIO_S:.0f}")
         if key in _BOOL_FIELDS and not isinstance(value, bool):
             raise fail(key, "must be true or false")
+    if (
+        action == "place"
+        and "chip_count" in fields
+        and (fields["amount_cents"] == 0) != (fields["chip_count"] == 0)
+    ):
+        raise fail("chip_count", "must be 0 exactly when amount_cents is 0")
+    if "position" in fields and fields["position"] not in VALID_POSITIONS:
+        positions = ", ".join(str(position) for position in sorted(VALID_POSITIONS))
+        raise fail("position", f"{fields['position']} is not a position a card is dealt to ({positions})")
     if action == "press":
         if fields["key"] not in DEALER_KEYS:
             raise fail("key", f"{fields['key']!r} is not one of {', '.join(DEALER_KEYS)}")
@@ -197,6 +263,21 @@ def _parse_step(
         except (TypeError, ValueError) as error:
             raise fail("kind", str(error)) from None
     return Step(float(at_s), device, action, fields, number, after, count)
+
+
+def _int_range(
+    key: str, action: str, device: type[SimulatedDevice], *, seats: int, spots: int
+) -> tuple[int, int]:
+    """The values a whole-number field may take for this action on this device."""
+    low, high = _INT_RANGES[key]
+    if issubclass(device, SimulatedBetSensors):  # the array's own seats and spots (it refuses others)
+        if key == "seat":
+            high = min(high, seats)
+        elif key == "spot":
+            high = min(high, spots - 1)
+    if action == "key_bank" and key == "amount_cents":
+        low, high = BANK_CENTS.low, BANK_CENTS.high
+    return low, high
 
 
 def apply_step(step: Step, device: SimulatedDevice) -> None:

@@ -13,8 +13,11 @@ import random
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from controller.rules.cards import Card, cards_text, deal_hands, shuffled_deck
+from controller.journal.render import banking_text, game_title, settlement_lines
+from controller.money import money
+from controller.rules.cards import cards_text, deal_hands, shuffled_deck
 from controller.rules.games import (
     CHASE_THE_FLUSH,
     DESIGNATED_PLAYER,
@@ -23,18 +26,17 @@ from controller.rules.games import (
     decision_limits,
     game_spec,
 )
-from controller.rules.hands import Hand, evaluate
+from controller.rules.hands import evaluate
 from controller.rules.settle import Banking, Rake, Round, Seat, Settlement, settle
 from controller.simulated_players import chase_all_in_street, raise_or_fold
 
 NAME = "demo"
 HELP = "deal and settle a round of each game with simulated players, and print them"
 
-_GAME_TITLES = {
-    HIGH_CARD_FLUSH: "High Card Flush Poker",
-    TOP_FLUSH: "Top Flush",
-    CHASE_THE_FLUSH: "Chase the Flush",
-}
+# A designated player's funds: the largest cover five seats can need (ante and the 3x raise at the
+# demo's largest ante, 25.00, and the bonuses up to the cap), so the demo shows a covered table.
+DEMO_DP_CAP_CENTS = 50_000
+DEMO_DP_FUNDS_CENTS = 5 * (2_500 + 3 * 2_500) + DEMO_DP_CAP_CENTS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -47,17 +49,6 @@ class DemoRound:
     round: Round
     decisions: dict[int, str]  # seat -> what the simulated player did, in words
     settlement: Settlement
-
-
-def _money(cents: int, *, signed: bool = False) -> str:
-    sign = "-" if cents < 0 else "+" if signed and cents > 0 else ""
-    return f"{sign}{abs(cents) // 100}.{abs(cents) % 100:02d}"
-
-
-def _hand_text(hand: Hand) -> str:
-    suit = hand.flush_suit_text
-    run = f"straight-flush run {hand.straight_flush_length} to the {hand.straight_flush_high}"
-    return f"{hand.flush_length}-card flush {hand.flush_ranks} of {suit}; {run}"
 
 
 def _seat_wagers(rng: random.Random, game: str, ante_cents: int) -> dict[str, int]:
@@ -90,17 +81,15 @@ def _seven_card_round(
             decisions[number] = "folds"
         else:
             wagers[decision_wager] = amount
-            decisions[number] = f"{decision_wager}s {_money(amount)} (may {_money(low)} to {_money(high)})"
+            allowed = (
+                f"the only {decision_wager} allowed" if low == high else f"may {money(low)} to {money(high)}"
+            )
+            decisions[number] = f"{decision_wager}s {money(amount)} ({allowed})"
         seats.append(Seat(seat=number, cards=tuple(cards), wagers=wagers, folded=amount is None))
     rake = Rake(method="ii", amount_cents=50) if banking.mode == DESIGNATED_PLAYER else None
     round_ = Round(game=game, dealer=tuple(dealer_cards), seats=tuple(seats), banking=banking, rake=rake)
-    title = _GAME_TITLES[game] + (
-        f" - designated player in seat {banking.seat}"
-        if banking.mode == DESIGNATED_PLAYER
-        else " - house-banked"
-    )
     del dealer
-    return DemoRound(title, round_, decisions, settle(round_))
+    return DemoRound(_title(round_), round_, decisions, settle(round_))
 
 
 def _chase_round(rng: random.Random, seat_numbers: Sequence[int]) -> DemoRound:
@@ -118,12 +107,17 @@ def _chase_round(rng: random.Random, seat_numbers: Sequence[int]) -> DemoRound:
         else:
             amount, _ = decision_limits(CHASE_THE_FLUSH, evaluate(cards), ante, street)
             wagers["all_in"] = amount
-            decisions[number] = f"all in {_money(amount)} on the {street}"
+            decisions[number] = f"all in {money(amount)} on the {street}"
         seats.append(Seat(number, tuple(cards), wagers, folded=street is None, street=street))
     round_ = Round(
         game=CHASE_THE_FLUSH, dealer=tuple(dealer_cards), seats=tuple(seats), community=tuple(community)
     )
-    return DemoRound(_GAME_TITLES[CHASE_THE_FLUSH] + " - house-banked", round_, decisions, settle(round_))
+    return DemoRound(_title(round_), round_, decisions, settle(round_))
+
+
+def _title(round_: Round) -> str:
+    obj = round_json(round_)
+    return f"{game_title(obj['game'])}, {banking_text(obj)}"
 
 
 def deal_demo_rounds(seed: int) -> list[DemoRound]:
@@ -135,78 +129,65 @@ def deal_demo_rounds(seed: int) -> list[DemoRound]:
             rng,
             HIGH_CARD_FLUSH,
             [1, 2, 4, 5, 6],
-            Banking(mode=DESIGNATED_PLAYER, seat=3, funds_cents=40_000, bonus_cap_cents=50_000),
+            Banking(
+                mode=DESIGNATED_PLAYER,
+                seat=3,
+                funds_cents=DEMO_DP_FUNDS_CENTS,
+                bonus_cap_cents=DEMO_DP_CAP_CENTS,
+            ),
         ),
         _seven_card_round(rng, TOP_FLUSH, [1, 2, 3, 4, 5], Banking()),
         _chase_round(rng, [1, 2, 3, 4, 5, 6, 7]),
     ]
 
 
-def _cards_line(cards: Sequence[Card]) -> str:
-    return " ".join(cards_text(cards))
+def round_json(round_: Round) -> dict[str, Any]:
+    """The round as settle's input (docs/settle.md): what the product's renderer reads, and what
+    `flushtable settle` would be given for it."""
+    banking: dict[str, Any] = {"mode": round_.banking.mode}
+    if round_.banking.mode == DESIGNATED_PLAYER:
+        banking.update(seat=round_.banking.seat, funds=round_.banking.funds_cents)
+        if round_.banking.bonus_cap_cents is not None:
+            banking["bonus_cap"] = round_.banking.bonus_cap_cents
+    obj: dict[str, Any] = {
+        "game": round_.game,
+        "banking": banking,
+        "dealer": cards_text(round_.dealer),
+        "seats": [
+            {
+                "seat": seat.seat,
+                "cards": cards_text(seat.cards),
+                "wagers": dict(seat.wagers),
+                "folded": seat.folded,
+                **({"street": seat.street} if seat.street is not None else {}),
+            }
+            for seat in round_.seats
+        ],
+    }
+    if round_.community:
+        obj["community"] = cards_text(round_.community)
+    if round_.rake is not None:
+        obj["rake"] = {"method": round_.rake.method, "amount": round_.rake.amount_cents}
+    return obj
 
 
 def render(demo: DemoRound) -> list[str]:
-    """The round as lines a person reads: cards, hands, decisions, every wager's result, the nets."""
-    round_ = demo.round
-    settlement = demo.settlement
-    lines = [f"== {demo.title} ==", ""]
-    banker = "Designated player" if settlement.designated_player is not None else "Dealer"
-    if round_.community:
-        lines.append(f"  Community         {_cards_line(round_.community)}")
-    assert settlement.dealer_hand is not None
-    qualifies = "qualifies" if settlement.dealer_qualifies else "does NOT qualify"
-    lines.append(f"  {banker:<17} {_cards_line(round_.dealer)}")
-    lines.append(f"  {'':<17} {_hand_text(settlement.dealer_hand)} - {qualifies}")
-    seats_by_number = {seat.seat: seat for seat in round_.seats}
-    for result in settlement.seats:
-        seat = seats_by_number[result.seat]
-        lines.append("")
-        lines.append(f"  Seat {result.seat:<12} {_cards_line(seat.cards)}")
-        if result.hand is not None:
-            lines.append(f"  {'':<17} {_hand_text(result.hand)}")
-        if result.status == "dead":
-            lines.append(f"  {'':<17} DEAD ({result.dead_reason}): every wager returned")
-        else:
-            lines.append(f"  {'':<17} {demo.decisions[result.seat]}")
-        for wager in result.wagers:
-            extra = f" at {wager.odds} to 1" if wager.odds is not None else ""
-            if wager.capped_from_cents is not None:
-                extra += f", capped from {_money(wager.capped_from_cents)}"
-            if wager.shortfall_cents:
-                extra += f", {_money(wager.shortfall_cents)} unpaid (designated player's funds ran out)"
-            lines.append(
-                f"  {'':<19}{wager.wager:<24}{_money(wager.stake_cents):>9}  "
-                f"{wager.result:<8}{_money(wager.net_cents, signed=True):>10}{extra}"
-            )
-        if result.rake_cents:
-            lines.append(
-                f"  {'':<19}{'rake':<24}{'':>9}  {'':<8}{_money(-result.rake_cents, signed=True):>10}"
-            )
-        lines.append(f"  {'':<19}{'seat net':<43}{_money(result.net_cents, signed=True):>10}")
-    lines.append("")
-    if settlement.designated_player is not None:
-        report = settlement.designated_player
-        order = ", ".join(str(seat) for seat in report.action_order)
-        lines.append(
-            f"  Designated player: funds {_money(report.funds_cents)}, action order {order}, "
-            f"committed {_money(report.committed_cents)}, shortfall {_money(report.shortfall_cents)}"
-        )
-    if settlement.bonus_cap is not None:
-        cap = settlement.bonus_cap
-        state = "applied" if cap.applied else "not reached"
-        lines.append(
-            f"  Aggregate bonus cap {_money(cap.cap_cents)}: bonus wins {_money(cap.bonus_wins_cents)}, "
-            f"{state}, paid {_money(cap.paid_cents)}, rounding {_money(cap.rounding_cents)}"
-        )
-    banker_rake = settlement.banker_rake_cents
-    rake_note = f" (after its rake {_money(banker_rake)})" if banker_rake else ""
-    lines.append(f"  {banker} net {_money(settlement.banker_net_cents, signed=True)}{rake_note}")
-    lines.append(f"  House rake {_money(settlement.rake_cents)}")
+    """The round as lines a person reads, in the product's one wording (controller/journal/render.py, as
+    recall, the daemon's round lines and `flushtable settle --text` print it), after the simulated
+    players' decisions."""
+    round_input = round_json(demo.round)
+    settlement = demo.settlement.to_json()
+    lines = [
+        f"== {demo.title} ==",
+        "  Decisions: " + "; ".join(f"seat {seat} {words}" for seat, words in sorted(demo.decisions.items())),
+    ]
+    lines.extend(settlement_lines(round_input, settlement, money))
     total = (
-        sum(seat.net_cents for seat in settlement.seats) + settlement.banker_net_cents + settlement.rake_cents
+        sum(seat.net_cents for seat in demo.settlement.seats)
+        + demo.settlement.banker_net_cents
+        + demo.settlement.rake_cents
     )
-    lines.append(f"  Check: players + banker + rake = {_money(total)}")
+    lines.append(f"  Check: players + banker + rake = {money(total)}")
     return lines
 
 

@@ -34,6 +34,9 @@ def run(args: argparse.Namespace) -> int:
     if args.output is None:
         sys.stdout.write(text)
         return 0
+    from controller.files import check_writable_file  # noqa: PLC0415 - only when writing a file
+
+    check_writable_file(args.output, "--output")  # a FIFO would wait for a reader; a device is no file
     try:
         with open(args.output, "w", encoding="utf-8") as handle:
             handle.write(text)

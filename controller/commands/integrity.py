@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.errors import UserError
+from controller.files import check_database_file
 from controller.integrity import DEFAULT_ALPHA, IntegrityVerdict, check_records, load_records
 from controller.journal.recall import recall_records
 from controller.money import money
@@ -31,6 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def journal_records(path: Path) -> list[dict[str, Any]]:
     """Every recalled round in a journal, through the journal's own recall."""
+    check_database_file(path, "--journal", must_exist=True)
     return recall_records(path)
 
 

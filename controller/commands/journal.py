@@ -12,6 +12,7 @@ from typing import Any
 from controller.commands.journal_args import add_journal_arguments, journal_path
 from controller.config import load_config
 from controller.errors import UserError
+from controller.files import check_no_special_file
 from controller.journal.anchor import anchor_path
 from controller.journal.entries import KINDS as KNOWN_KINDS
 from controller.journal.entries import json_schema_text
@@ -89,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
         # The configuration's anchor key (and, given --config, its table), as `run` reads them.
         config = load_config(args.config)
         path = Path(args.journal) if args.journal else config.journal_path
+        check_no_special_file(path, "journal")  # a FIFO, a device, a directory: one line (issue 30)
         key = config.journal_anchor_key
         if action == "anchor":
             verdict = anchor_journal(path, key=key)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from controller.files import check_no_special_file
+
 
 def add_journal_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--journal", metavar="PATH", help="the journal file (default: the configuration's)")
@@ -15,9 +17,16 @@ def add_journal_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def journal_path(args: argparse.Namespace) -> Path:
+    """The journal to read. A FIFO, a device or a directory is refused in one line before SQLite is
+    given it (SQLite would wait on a FIFO: issue 30 item 4); a missing file or one that is no journal
+    is the journal's own to refuse, in its words (docs/journal.md)."""
     if args.journal:
-        return Path(args.journal)
-    # Only here: a command given --journal reads no configuration, so it loads none of its checks.
-    from controller.config import load_config  # noqa: PLC0415
+        path = Path(args.journal)
+    else:
+        # Only here: a command given --journal reads no configuration, so it loads none of its checks
+        # (pydantic, the configuration's models: issue 28, a command line that answers at once).
+        from controller.config import load_config  # noqa: PLC0415
 
-    return load_config(args.config).journal_path
+        path = load_config(args.config).journal_path
+    check_no_special_file(path, "journal")
+    return path

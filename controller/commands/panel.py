@@ -17,6 +17,7 @@ from controller.journal import Journal
 from controller.panel.embed import start_panel
 
 NAME = "panel"
+DEFAULT_BIND = "127.0.0.1:8080"
 HELP = "serve the floor panel over a journal file, read-only (the daemon serves its own with run --panel)"
 
 
@@ -24,7 +25,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--journal", type=Path, default=Path("var/journal.sqlite"), help="the table's journal file"
     )
-    parser.add_argument("--panel", default="127.0.0.1:8080", metavar="HOST:PORT", help="where to listen")
+    parser.add_argument(
+        "--panel",
+        default=None,
+        metavar="HOST:PORT",
+        help="where to listen (default: the configuration's [panel] bind, else 127.0.0.1:8080)",
+    )
     parser.add_argument(
         "--config",
         type=Path,
@@ -48,8 +54,10 @@ async def _serve(args: argparse.Namespace) -> int:
         loop.add_signal_handler(sig, stop.set)
     # The users file by the one rule (controller.panel.auth.users_file_for), as the daemon finds it.
     panel_config = load_config(args.config).panel if args.config else None
+    # --panel when given, else the configuration's [panel] bind (as `run` does: issue 30 item 5).
+    bind = args.panel or (f"{panel_config.host}:{panel_config.port}" if panel_config else DEFAULT_BIND)
     panel = await start_panel(
-        journal, bind=args.panel, users_file=args.users_file, panel_config=panel_config, read_only=True
+        journal, bind=bind, users_file=args.users_file, panel_config=panel_config, read_only=True
     )
     print(f"panel: {panel.url} (read-only over {args.journal}); Ctrl-C stops it", flush=True)
     try:

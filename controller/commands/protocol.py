@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from controller.errors import UserError
@@ -77,12 +76,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def read_key_file(path: str) -> bytes:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise UserError(
-            f"--key-file {path}: cannot read it ({getattr(error, 'strerror', None) or error})"
-        ) from None
+    from controller.files import MAX_KEY_FILE_BYTES, FileRefused, read_bounded_text  # noqa: PLC0415
+
+    try:  # bounded, a regular file only: /dev/zero or a FIFO is refused at once
+        text = read_bounded_text(path, limit_bytes=MAX_KEY_FILE_BYTES)
+    except FileRefused as refused:
+        raise UserError(f"--key-file {path}: cannot read it ({refused.reason})") from None
     digits = "".join(text.split())
     try:
         key = bytes.fromhex(digits)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from controller.commands.journal_args import add_journal_arguments, journal_path
 from controller.errors import UserError
 from controller.journal.recall import DEFAULT_LAST, recall_records
 from controller.journal.render import render_records
+from controller.journal.render_csv import write_recall_csv
 
 NAME = "recall"
 HELP = "recall the last rounds played (cards, hands, every wager's result, faults)"
@@ -24,6 +26,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--json", action="store_true", help="a JSON array of recall records (docs/journal.md)"
     )
     parser.add_argument(
+        "--jsonl",
+        action="store_true",
+        help="one recall record per line: pipes into `flushtable settle --jsonl` (docs/settle.md)",
+    )
+    parser.add_argument(
+        "--csv",
+        action="store_true",
+        help='one row per wager (docs/journal.md "CSV"); cards only where the text shows them',
+    )
+    parser.add_argument(
         "--private",
         action="store_true",
         help="also the private parts a viewer never sees (a dead hand's cards, a fault's card): audits",
@@ -37,8 +49,15 @@ def run(args: argparse.Namespace) -> int:
     if last is not None and last < 1:
         raise UserError(f"--last: must be at least 1, not {last}")
     records = recall_records(journal_path(args), last=last, round_id=args.round, with_private=args.private)
+    if sum((args.json, args.jsonl, args.csv)) > 1:
+        raise UserError("--json, --jsonl and --csv: give one of them")
     if args.json:
         print(json.dumps(records, ensure_ascii=False, indent=2))
+    elif args.csv:
+        write_recall_csv(records, sys.stdout)
+    elif args.jsonl:
+        for record in records:
+            print(json.dumps(record, ensure_ascii=False))
     else:
         print(render_records(records))
     return 0

@@ -8,9 +8,10 @@ import asyncio
 import socket
 from pathlib import Path
 
-from controller.config import load_config
+from controller.config import TableConfig, load_config
 from controller.daemon import RunOptions, TableDaemon
 from controller.errors import UserError
+from controller.files import check_database_file, check_writable_file
 from controller.integrity_watch import DEFAULT_EVERY_ROUNDS
 from controller.logs import configure_logging_for
 from controller.simulation.table import SimulatedTable, SimulationOptions
@@ -42,16 +43,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     panel = parser.add_mutually_exclusive_group()
     panel.add_argument(
         "--panel",
-        default="127.0.0.1:8080",
+        default=None,
         metavar="HOST:PORT",
-        help="the floor panel (default 127.0.0.1:8080)",
+        help="where the floor panel listens (default: the configuration's [panel] bind, 127.0.0.1:8080)",
     )
-    panel.add_argument("--no-panel", dest="panel", action="store_const", const=None, help="no panel")
+    panel.add_argument("--no-panel", action="store_true", help="no panel")
     parser.add_argument(
         "--log-level",
         choices=("debug", "info", "warning", "error"),
         default=None,
-        help="override the configuration's log level (make run uses warning: the rounds print on stdout)",
+        help="override the configuration's log level",
+    )
+    parser.add_argument(
+        "--log-file",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="append the log to PATH (JSON lines under format auto) instead of standard error, so the "
+        "terminal shows the rounds alone (make run: var/flushtable.log)",
     )
     parser.add_argument(
         "--time-scale",
@@ -88,7 +97,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _check_bindable(host: str, port: int) -> None:
+def _check_bindable(host: str, port: int, field: str) -> None:
     """Refuse a panel address that cannot be listened on before the journal is touched: a start that
     fails must journal nothing (issue 14). The daemon binds it again later; this catches the usual case
     (another process holds the port, or no such address here), not a race."""
@@ -101,7 +110,28 @@ def _check_bindable(host: str, port: int) -> None:
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             probe.bind(address)
     except OSError as error:
-        raise UserError(f"--panel {host}:{port}: cannot listen there: {error.strerror or error}") from None
+        raise UserError(f"{field} {host}:{port}: cannot listen there: {error.strerror or error}") from None
+
+
+def panel_address(args: argparse.Namespace, config: TableConfig) -> tuple[str, int] | None:
+    """Where the panel listens: --panel when given, else the configuration's [panel] bind (issue 30
+    item 5: the bind was echoed by `flushtable config` and ignored by `run`); None with --no-panel."""
+    if args.no_panel:
+        return None
+    if args.panel is None:
+        return config.panel.host, config.panel.port
+    from controller.panel.server import parse_bind  # noqa: PLC0415 - the web stack loads only when wanted
+
+    return parse_bind(args.panel)
+
+
+def check_journal_path(args: argparse.Namespace, config: TableConfig) -> None:
+    """The journal's path refused in one line before anything starts when no journal can be written
+    there: a path through a file, a directory, a device, a directory that takes no files (/proc)."""
+    if args.journal is not None:
+        check_database_file(args.journal, "--journal", must_exist=False)
+    else:
+        check_database_file(config.journal_path, f"{config.source}: journal.path", must_exist=False)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -112,13 +142,28 @@ def run(args: argparse.Namespace) -> int:
     if not args.time_scale > 0:
         raise UserError(f"--time-scale: must be positive, not {args.time_scale}")
     config = load_config(args.config)
-    configure_logging_for(args.log_level or config.logging.level, config.logging.format)
-    panel_bind = None
-    if args.panel is not None:
-        from controller.panel.server import parse_bind  # noqa: PLC0415 - the web stack loads only when wanted
+    if args.log_file is None:
+        configure_logging_for(args.log_level or config.logging.level, config.logging.format)
+        return _run(args, config)
+    try:
+        args.log_file.parent.mkdir(parents=True, exist_ok=True)
+        check_writable_file(args.log_file, "--log-file")  # a FIFO or a device would block or swallow it
+        log_file = args.log_file.open("a", encoding="utf-8", buffering=1)  # a line reaches the file whole
+    except OSError as error:
+        raise UserError(f"--log-file: cannot append to {args.log_file}: {error.strerror or error}") from None
+    with log_file:
+        configure_logging_for(args.log_level or config.logging.level, config.logging.format, log_file)
+        try:
+            return _run(args, config)
+        finally:
+            configure_logging_for(args.log_level or config.logging.level, config.logging.format)
 
-        panel_bind = parse_bind(args.panel)
-        _check_bindable(*panel_bind)
+
+def _run(args: argparse.Namespace, config: TableConfig) -> int:
+    check_journal_path(args, config)
+    panel_bind = panel_address(args, config)
+    if panel_bind is not None:
+        _check_bindable(*panel_bind, "--panel" if args.panel is not None else f"{config.source}: panel.bind")
     simulated = all(device.simulated for device in config.devices.values())
     if args.time_scale != 1.0 and not simulated:
         raise UserError("--time-scale: only a fully simulated table runs on an accelerated clock")

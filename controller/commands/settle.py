@@ -64,11 +64,36 @@ def load_round_json(text: str, *, where: str = "input") -> object:
         raise UserError(f"{where}: not acceptable JSON: {reason}") from None
 
 
-def settle_text(text: str, *, where: str = "input") -> dict[str, object]:
-    """Settle one round from its JSON text: the settlement as a JSON-ready dict, or UserError."""
-    obj = load_round_json(text, where=where)
+def _is_recall_record(obj: object) -> bool:
+    # A round input never has a round_id (settle refuses it as an unknown field), so a recall record
+    # (docs/journal.md "Recall") is told apart by its shape with no ambiguity.
+    return isinstance(obj, dict) and "round_id" in obj and "round" in obj and "settlement" in obj
+
+
+def round_input(obj: object, *, where: str = "input") -> dict[str, object]:
+    """The round to settle: ``obj`` itself, or the ``round`` of a recall record (``flushtable recall
+    --jsonl``'s line, or the one-record array ``recall --round ID --json`` prints)."""
+    if isinstance(obj, list) and len(obj) == 1 and _is_recall_record(obj[0]):
+        obj = obj[0]
+    if isinstance(obj, list) and obj and all(_is_recall_record(item) for item in obj):
+        raise UserError(
+            f"{where}: {len(obj)} recall records in one array; settle one round, or many with "
+            "`flushtable recall --jsonl | flushtable settle --jsonl`"
+        )
     if not isinstance(obj, dict):
         raise UserError(f"{where}: a round is a JSON object, not {type(obj).__name__}")
+    if _is_recall_record(obj):
+        round_json = obj["round"]
+        if not isinstance(round_json, dict):
+            raise UserError(f"{where}: round {obj['round_id']}: its recall record carries no round to settle")
+        return round_json
+    return obj
+
+
+def settle_text(text: str, *, where: str = "input") -> dict[str, object]:
+    """Settle one round from its JSON text (a round, or a recall record): the settlement as a JSON-ready
+    dict, or UserError."""
+    obj = round_input(load_round_json(text, where=where), where=where)
     try:
         return settle_round_json(obj)
     except RecursionError:
@@ -80,8 +105,14 @@ def _read(path: str | None) -> str:
         if path is None or path == "-":
             text = sys.stdin.read(MAX_INPUT_CHARS + 1)
         else:
-            with open(path, encoding="utf-8") as handle:
-                text = handle.read(MAX_INPUT_CHARS + 1)
+            # A regular file only (a FIFO would wait for a writer for ever), read to the limit.
+            from controller.files import FileRefused, read_bounded  # noqa: PLC0415 - only for a file
+
+            try:
+                data = read_bounded(path, limit_bytes=4 * MAX_INPUT_CHARS)  # UTF-8: at most 4 per character
+            except FileRefused as refused:
+                raise UserError(f"FILE: cannot read {path}: {refused.reason}") from None
+            text = data.decode("utf-8")
     except OSError as error:
         raise UserError(f"FILE: cannot read {path}: {error.strerror}") from None
     except UnicodeDecodeError:
@@ -129,8 +160,7 @@ def run(args: argparse.Namespace) -> int:
         # The text reader loads only when asked for: settle's JSON path stays as light as it is.
         from controller.journal.render import render_settlement  # noqa: PLC0415
 
-        round_json = load_round_json(text)
-        assert isinstance(round_json, dict)  # settle_text refused anything else
+        round_json = round_input(load_round_json(text))  # settle_text accepted it: this cannot refuse
         sys.stdout.write(render_settlement(round_json, result) + "\n")
         return 0
     sys.stdout.write(json.dumps(result, indent=2) + "\n")

@@ -9,9 +9,16 @@ from pathlib import Path
 
 from controller.config import load_config
 from controller.errors import UserError
+from controller.simulation.scenario import load_scenario
 from drivers.urls import SimUrl, parse_device_url
-from sim_devices.runner import ConfiguredDevice, default_specs, serve_table, specs_from_devices
-from sim_devices.scenario import ScenarioError
+from sim_devices.runner import (
+    ConfiguredDevice,
+    default_specs,
+    firmware_class,
+    serve_table,
+    specs_from_devices,
+)
+from sim_devices.scenario import Scenario
 from sim_devices.table import SimDeviceSpec
 
 NAME = "sim"
@@ -62,20 +69,27 @@ def run(args: argparse.Namespace) -> int:
     if not args.time_scale > 0:
         raise UserError(f"--time-scale: {args.time_scale} must be positive")
     specs = _configured_specs(args.config) if args.config is not None else default_specs()
+    scenario: Scenario | None = None
+    if args.scenario is not None:  # checked whole before any device is served
+        sensors = [spec for spec in specs if spec.kind == "bet_sensors"] or specs
+        scenario = load_scenario(
+            args.scenario,
+            {spec.name: firmware_class(spec.kind) for spec in specs},
+            seats=min(spec.seats for spec in sensors),
+            spots=min(spec.spots for spec in sensors),
+        )
     try:
         asyncio.run(
             serve_table(
                 specs,
                 args.run_dir.resolve(),
                 out=sys.stdout,
-                scenario_path=args.scenario,
+                scenario=scenario,
                 seed=args.seed,
                 time_scale=args.time_scale,
                 duration_s=args.duration,
             )
         )
-    except ScenarioError as error:
-        raise UserError(str(error)) from None
     except OSError as error:
         raise UserError(f"--run-dir {args.run_dir}: {error.strerror or error}") from None
     return 0

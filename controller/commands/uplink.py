@@ -45,6 +45,9 @@ def _status(args: argparse.Namespace) -> int:
         table_id = journal.table_id
     journal_seq = 0 if last is None else last.seq
     mark = read_high_water_mark(path)
+    # The configuration given (or the embedded one) says whether this table streams at all: a table
+    # without [uplink] has nothing to wait for, and "nothing acknowledged yet" would send people looking.
+    configured = load_config(args.config).uplink is not None
     acked = 0 if mark is None else mark.position.entry_seq
     report = {
         "table_id": table_id,
@@ -53,9 +56,16 @@ def _status(args: argparse.Namespace) -> int:
         "behind": journal_seq - acked,
         "stream_seq": None if mark is None else mark.stream_seq,
         "acked_utc": None if mark is None else mark.acked_utc,
+        "uplink_configured": configured,
     }
     if args.json:
         print(json.dumps(report))
+    elif mark is None and not configured:
+        where = args.config or "the embedded configuration"
+        print(
+            f"table {table_id}: no uplink configured (no [uplink] in {where}): this table sends nothing "
+            f"to the floor; journal at entry {journal_seq}"
+        )
     elif mark is None:
         print(f"table {table_id}: nothing acknowledged by the floor yet; journal at entry {journal_seq}")
     else:

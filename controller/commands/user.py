@@ -17,6 +17,7 @@ from pathlib import Path
 
 from controller.commands.journal_args import add_journal_arguments
 from controller.errors import UserError
+from controller.files import check_database_file, check_readable_file, check_writable_file
 from controller.panel.auth import ROLES, USERS_FILE_ENV, UserStore, parse_role, users_file_for
 
 NAME = "user"
@@ -67,8 +68,23 @@ def _read_password() -> str:
     return line.rstrip("\r\n")
 
 
+def check_paths(args: argparse.Namespace, users_file: Path) -> None:
+    """The journal named (which may not exist yet) and the users file, refused in one line before the
+    file is read or written: a FIFO, a device, a directory, a path through a file (issue 30 item 4)."""
+    if args.journal:
+        check_database_file(args.journal, "--journal", must_exist=False)
+    if args.user_action == "add":
+        check_writable_file(users_file, "users file")
+    elif users_file.exists():
+        check_readable_file(users_file, "users file")
+    elif not users_file.parent.is_dir():
+        raise UserError(f"users file {users_file}: no such file, and no directory {users_file.parent}")
+
+
 def run(args: argparse.Namespace) -> int:
-    store = UserStore(users_file_of(args))
+    users_file = users_file_of(args)
+    check_paths(args, users_file)
+    store = UserStore(users_file)
     if args.user_action == "list":
         for user in sorted(store.users().values(), key=lambda u: u.name):
             print(f"{user.name}\t{user.role}")

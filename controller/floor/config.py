@@ -20,15 +20,24 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import tomllib
 from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
 import psycopg.conninfo
 from pydantic import BeforeValidator, ValidationError, model_validator
 
-from controller.config import TOO_LONG_NUMBER, tls_servers, whole_number
+from controller.config import tls_servers, whole_number
 from controller.errors import UserError, shown
+from controller.files import (
+    MAX_CERTIFICATE_BYTES,
+    MAX_SECRET_FILE_BYTES,
+    MAX_TOML_BYTES,
+    FileRefused,
+    TomlRefused,
+    load_toml,
+    read_bounded,
+    read_bounded_text,
+)
 from controller.floor.servers import FLOOR_INBOX
 from controller.floor.service import FloorConfig
 from controller.settings import KeyRefusal, Strict, one_line, refusal, toml_type, unknown_key
@@ -136,18 +145,12 @@ def load_floor_config(path: str | Path) -> FloorConfig:
     """The floor service's settings from ``path``, its secrets read from their files."""
     config_path = Path(path)
     source = str(config_path)
-    try:
-        text = config_path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise FloorConfigError(f"{source}: {error.strerror}") from None
-    except UnicodeDecodeError:
-        raise FloorConfigError(f"{source}: not UTF-8 text") from None
-    try:
-        document = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
+    try:  # bounded, a regular file only, its nesting limited before parsing (controller/files.py)
+        document = load_toml(read_bounded_text(config_path, limit_bytes=MAX_TOML_BYTES))
+    except FileRefused as refused:
+        raise FloorConfigError(str(refused)) from None
+    except TomlRefused as error:
         raise FloorConfigError(f"{source}: not valid TOML: {error}") from None
-    except ValueError:  # tomllib's int() of a number past Python's 4300-digit limit
-        raise FloorConfigError(f"{source}: not valid TOML: {TOO_LONG_NUMBER}") from None
     unknown = _unknown_key(document)
     if unknown is not None:
         raise FloorConfigError(f"{source}: {unknown}")
@@ -178,8 +181,11 @@ def _unknown_key(document: dict[str, Any]) -> str | None:
 
 def _assemble(section: FloorSection, base_dir: Path) -> FloorConfig:
     ca_file = base_dir / section.ca_file
-    if not ca_file.is_file():
-        raise KeyRefusal("floor.ca_file", f"{ca_file}: no such file (the floor CA's certificate)")
+    try:  # read now, bounded, so the TLS set-up never opens a FIFO or a device
+        read_bounded(ca_file, limit_bytes=MAX_CERTIFICATE_BYTES)
+    except FileRefused as refused:
+        suffix = " (the floor CA's certificate)" if refused.reason == "no such file" else ""
+        raise KeyRefusal("floor.ca_file", f"{refused}{suffix}") from None
     return FloorConfig(
         servers=tuple(section.servers),
         user=section.user,
@@ -199,11 +205,9 @@ def _assemble(section: FloorSection, base_dir: Path) -> FloorConfig:
 def _secret(base_dir: Path, key: str, name: str) -> str:
     path = base_dir / name
     try:
-        text = path.read_text(encoding="utf-8").strip()
-    except OSError as error:
-        raise KeyRefusal(f"floor.{key}", f"{path}: {error.strerror}") from None
-    except UnicodeDecodeError:
-        raise KeyRefusal(f"floor.{key}", f"{path}: not UTF-8 text") from None
+        text = read_bounded_text(path, limit_bytes=MAX_SECRET_FILE_BYTES).strip()
+    except FileRefused as refused:
+        raise KeyRefusal(f"floor.{key}", str(refused)) from None
     if not text:
         # An empty password or connection string would only fail later, as a connection refused.
         raise KeyRefusal(f"floor.{key}", f"{path}: empty")

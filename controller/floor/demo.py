@@ -39,6 +39,9 @@ from controller.waits import wait_event
 
 TABLES_PER_PIT = 8
 WAIT_FOR_FLOOR_S = 300.0
+# PostgreSQL unreachable this long while the demo waits for the floor: it ends, in one line (issue 30).
+POSTGRES_DOWN_GIVE_UP_S = 10.0
+POSTGRES_CONNECT_TIMEOUT_S = 5
 
 
 def demo_table_ids(count: int) -> list[str]:
@@ -131,10 +134,11 @@ async def _run(
                 await asyncio.to_thread(sim.play_round)
                 uplinks[sim.journal.table_id].notify()
         expected = {t: _last_seq(journals[t]) for t in ids}
-        deadline = time.monotonic() + WAIT_FOR_FLOOR_S
-        while _floor_heads(floor) != expected and time.monotonic() < deadline and not stop.is_set():
-            await asyncio.sleep(0.2)
-        report = _report(floor, ids, expected)
+        await _wait_for_floor(floor, expected, stop)
+        try:
+            report = _report(floor, ids, expected)
+        except psycopg.OperationalError as error:
+            raise UserError(f"the floor's PostgreSQL does not answer: {_first_line(error)}") from None
         print(json.dumps(report), flush=True)
         return (
             0
@@ -179,14 +183,43 @@ def _last_seq(journal: Journal) -> int:
     return 0 if last is None else last.seq
 
 
+async def _wait_for_floor(floor: EmbeddedFloor, expected: dict[str, int], stop: asyncio.Event) -> None:
+    """Until the floor holds every entry the tables wrote, WAIT_FOR_FLOOR_S passes, or a stop. PostgreSQL
+    unreachable meanwhile is waited for (a restart is seen through) for POSTGRES_DOWN_GIVE_UP_S, then the
+    demo ends with one line (it printed a traceback: issue 30 item 4)."""
+    deadline = time.monotonic() + WAIT_FOR_FLOOR_S
+    down_since: float | None = None
+    while time.monotonic() < deadline and not stop.is_set():  # bounded by the deadline
+        try:
+            heads = await asyncio.to_thread(_floor_heads, floor)
+        except psycopg.OperationalError as error:
+            now = time.monotonic()
+            down_since = now if down_since is None else down_since
+            if now - down_since >= POSTGRES_DOWN_GIVE_UP_S:
+                raise UserError(
+                    f"the floor's PostgreSQL did not answer for {POSTGRES_DOWN_GIVE_UP_S:g} s while the demo "
+                    f"waited for the floor: {_first_line(error)}"
+                ) from None
+        else:
+            down_since = None
+            if heads == expected:
+                return
+        await wait_event(stop, 0.2)
+
+
+def _first_line(error: Exception) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
 def _floor_heads(floor: EmbeddedFloor) -> dict[str, int]:
-    with psycopg.connect(floor.reporting_dsn) as connection:
+    with psycopg.connect(floor.reporting_dsn, connect_timeout=POSTGRES_CONNECT_TIMEOUT_S) as connection:
         rows = connection.execute("SELECT table_id, max(seq) FROM floor_entries GROUP BY table_id").fetchall()
     return {str(t): int(s) for t, s in rows}
 
 
 def _report(floor: EmbeddedFloor, ids: list[str], expected: dict[str, int]) -> dict[str, int]:
-    with psycopg.connect(floor.reporting_dsn) as connection:
+    with psycopg.connect(floor.reporting_dsn, connect_timeout=POSTGRES_CONNECT_TIMEOUT_S) as connection:
         on_floor = connection.execute("SELECT count(*) FROM floor_entries").fetchone()
         distinct = connection.execute(
             "SELECT count(*) FROM (SELECT DISTINCT table_id, seq FROM floor_entries) AS d"

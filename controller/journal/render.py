@@ -154,6 +154,17 @@ def render_settlement(
     return "\n".join([title, *settlement_lines(round_json, settlement, fmt, withheld_dead=False)])
 
 
+def reason_words(reason: object) -> str:
+    """A closing entry's reason in words: a void's is text; a dead round's is a ``Reason`` object
+    (``code``, ``message``: built for people from public values only), read by its message."""
+    if isinstance(reason, Mapping):
+        message = reason.get("message")
+        if message:
+            return str(message)
+        return str(reason.get("code", "")).replace("_", " ")
+    return "" if reason is None else str(reason)
+
+
 def render_record(record: Mapping[str, Any], fmt: MoneyFormat = money) -> str:
     round_json = record.get("round") or {}
     settlement = record.get("settlement") or {}
@@ -192,7 +203,8 @@ def render_record(record: Mapping[str, Any], fmt: MoneyFormat = money) -> str:
         if event.get("kind") in ("round_voided", "round_dead"):
             payload = event.get("payload") or {}
             by = f" by {payload['by']}" if payload.get("by") else ""
-            lines.append(f"  {event['kind'].replace('_', ' ').capitalize()}{by}: {payload.get('reason', '')}")
+            why = reason_words(payload.get("reason"))
+            lines.append(f"  {event['kind'].replace('_', ' ').capitalize()}{by}: {why}".rstrip(": "))
     return "\n".join(lines)
 
 

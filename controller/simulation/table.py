@@ -34,13 +34,14 @@ from controller.engine import actions as a
 from controller.errors import UserError
 from controller.journal.store import JournalError
 from controller.simulation.autoplay import AutoPlayer, PlaceChips, PressKey
+from controller.simulation.scenario import load_scenario, sensor_spots
 from drivers.events import CardDealt, DealerKey, HandComplete
 from sim_devices.bet_sensors import SimulatedBetSensors
 from sim_devices.dealer_display import SimulatedDealerDisplay
 from sim_devices.firmware import SimulatedDevice
 from sim_devices.noise import NoiseRates
 from sim_devices.remote import RemoteSimError, RemoteSimTable
-from sim_devices.scenario import Scenario, ScenarioError, load_scenario, play
+from sim_devices.scenario import Scenario, play
 from sim_devices.shuffler import SimulatedShuffler
 from sim_devices.table import SimDeviceSpec, SimTable, TransportKind
 
@@ -182,10 +183,12 @@ class SimulatedTable:
             for device in self.config.devices.values()
             if device.simulated
         }
-        try:
-            self._scenario = load_scenario(self.simulation.scenario_path, kinds)
-        except ScenarioError as error:
-            raise UserError(f"--scenario: {error}") from None
+        self._scenario = load_scenario(
+            self.simulation.scenario_path,
+            kinds,
+            seats=self.config.seats,
+            spots=sensor_spots(self.config.banking.mode),
+        )
 
     async def _start_devices(self) -> DeviceLinks:
         simulated = [device for device in self.config.devices.values() if device.simulated]
@@ -203,8 +206,7 @@ class SimulatedTable:
                 key=keys[device.name],
                 transport=SIM_SCHEMES[device.url.split("://", 1)[0]],
                 seats=self.config.seats,
-                # A designated-player table's array has a bank spot per seat (spot 7, after the wagers').
-                spots=8 if self.config.banking.mode == "designated-player" else 4,
+                spots=sensor_spots(self.config.banking.mode),
                 card_interval_s=card_interval_s if device.kind == "shuffler" else 0.0,
             )
             for device in simulated

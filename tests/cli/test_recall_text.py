@@ -40,3 +40,14 @@ def test_recall_text_in_money_and_words(tmp_path: Path, capsys: pytest.CaptureFi
     assert len(wager_lines) == len(stakes)
     assert all(line.rstrip().endswith("returned in full") for line in wager_lines)
     assert "returned 0.00" not in dead_text
+
+
+def test_a_dead_rounds_reason_in_words(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 24: the reason read "Round dead: {'code': 'red_light', ...}", a Python dict."""
+    journal_path = tmp_path / "journal.sqlite"
+    with Journal.open(journal_path, "T1") as journal:
+        dead_id = play_round(journal, random.Random(5), outcome="dead")
+    assert main(["recall", "--journal", str(journal_path), "--round", dead_id]) == 0
+    text = capsys.readouterr().out
+    assert "  Round dead: shuffler red light during the deal\n" in text + "\n"
+    assert "{" not in text  # no Python dict, nor any other raw structure

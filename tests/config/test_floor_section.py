@@ -344,7 +344,7 @@ def test_a_missing_or_unreadable_file_is_named(floor_dir: Path, capsys: pytest.C
     assert _release(floor_dir / "absent.toml", capsys) == (
         2,
         "",
-        f"flushtable floor: {floor_dir / 'absent.toml'}: No such file or directory\n",
+        f"flushtable floor: {floor_dir / 'absent.toml'}: no such file\n",
     )
     path.write_bytes(FLOOR.encode() + b"# \xff\n")
     assert _release(path, capsys) == (2, "", f"flushtable floor: {path}: not UTF-8 text\n")
@@ -353,14 +353,14 @@ def test_a_missing_or_unreadable_file_is_named(floor_dir: Path, capsys: pytest.C
 @pytest.mark.parametrize(
     "case",
     [
-        ("password_file", "nats-floor.pw", "remove", "No such file or directory"),
-        ("dsn_file", "floor-writer.dsn", "remove", "No such file or directory"),
+        ("password_file", "nats-floor.pw", "remove", "no such file"),
+        ("dsn_file", "floor-writer.dsn", "remove", "no such file"),
         ("password_file", "nats-floor.pw", "empty", "empty"),
         ("dsn_file", "floor-writer.dsn", "empty", "empty"),
-        ("dsn_file", "floor-writer.dsn", "directory", "Is a directory"),
+        ("dsn_file", "floor-writer.dsn", "directory", "a directory, not a regular file"),
         ("password_file", "nats-floor.pw", "binary", "not UTF-8 text"),
         ("ca_file", "floor-ca.pem", "remove", "no such file (the floor CA's certificate)"),
-        ("ca_file", "floor-ca.pem", "directory", "no such file (the floor CA's certificate)"),
+        ("ca_file", "floor-ca.pem", "directory", "a directory, not a regular file"),
     ],
 )
 def test_a_missing_or_bad_secret_file_is_named(

@@ -150,7 +150,7 @@ def test_uplink_must_be_a_table(table_dir: Path) -> None:
 def test_a_missing_password_file_or_ca_is_refused_with_its_path(table_dir: Path) -> None:
     (table_dir / "nats-table.pw").unlink()
     assert refusal(table_dir, UPLINK) == (
-        f"table.toml: uplink.password_file: {table_dir / 'nats-table.pw'}: No such file or directory"
+        f"table.toml: uplink.password_file: {table_dir / 'nats-table.pw'}: no such file"
     )
     (table_dir / "nats-table.pw").write_text("pw\n")
     (table_dir / "floor-ca.pem").unlink()

@@ -13,10 +13,10 @@ def test_the_demo_prints_a_settled_round_of_each_game(capsys: pytest.CaptureFixt
     assert main(["demo", "--seed", "7"]) == 0
     out = capsys.readouterr().out
     for title in (
-        "== High Card Flush Poker - house-banked ==",
-        "== High Card Flush Poker - designated player in seat 3 ==",
-        "== Top Flush - house-banked ==",
-        "== Chase the Flush - house-banked ==",
+        "== High Card Flush, house-banked ==",
+        "== High Card Flush, designated player seat 3 ==",
+        "== Top Flush, house-banked ==",
+        "== Chase the Flush, house-banked ==",
     ):
         assert title in out
     assert out.count("Check: players + banker + rake = 0.00") == 4

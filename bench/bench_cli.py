@@ -2,13 +2,14 @@
 
 Each command is started N times (a small N: this is a start-up figure, not a soak) in a fresh
 interpreter, with the same interpreter and environment as the bare run; the median wall time of each
-is printed with its ratio to the bare median. Targets (issue 17): `--version` under 3x and `settle`
-under 6x a bare interpreter. A journal for `recall` and `journal verify` is made first by
-`flushtable run` (not timed). Prints one JSON object.
+is printed with its ratio to the bare median. Targets (issue 28): `settle`, `--version`, `recall` and
+`config` each at most 3x a bare interpreter. A journal for `recall` and `journal verify` is made first
+by `flushtable run` (not timed). Prints one JSON object.
 
-Usage: python bench/bench_cli.py [--runs N] [--root DIR]
-       --root: the checkout whose `controller` is timed (default: this one); point it at an export of
-       an older commit to measure "before".
+Usage: python bench/bench_cli.py [--runs N] [--root DIR] [--before DIR]
+       --root: the checkout whose `controller` is timed (default: this one).
+       --before: a second checkout (an export of an older commit) timed in the same run, its starts
+       interleaved with the root's, so "before" and "after" meet the same load on a shared machine.
 """
 
 from __future__ import annotations
@@ -58,83 +59,89 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7, help="starts per command (median taken)")
     parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parent.parent)
+    parser.add_argument("--before", type=Path, default=None, help="a second checkout timed side by side")
     args = parser.parse_args()
-    root = args.root.resolve()
-    env = {**os.environ, "PYTHONPATH": str(root), "NOTIFY_SOCKET": ""}
+    roots = {"root": args.root.resolve()}
+    if args.before is not None:
+        roots["before"] = args.before.resolve()
     python = sys.executable
-    cli = [python, "-m", "controller.cli"]
     round_text = json.dumps(_ROUND)
     with tempfile.TemporaryDirectory() as work_dir:
         work = Path(work_dir)
         journal = work / "journal.sqlite"
-        run_args = [
-            "run",
-            "--rounds",
-            "3",
-            "--seed",
-            "1",
-            "--no-panel",
-            "--time-scale",
-            "50",
-            "--log-level",
-            "error",
-        ]
+        run_args = ["run", "--rounds", "3", "--seed", "1", "--no-panel", "--time-scale", "50"]
         made = subprocess.run(
-            [*cli, *run_args, "--journal", str(journal)],
+            [python, "-m", "controller.cli", *run_args, "--log-level", "error", "--journal", str(journal)],
             capture_output=True,
             text=True,
-            env=env,
+            env=_env(roots["root"]),
             cwd=work,
             timeout=300,
             check=False,
         )
         if made.returncode != 0:
             raise SystemExit(f"could not make a journal to recall: {made.stderr.strip()[-500:]}")
-        commands: dict[str, tuple[list[str], str]] = {
-            "python -c pass": ([python, "-c", "pass"], ""),
-            "--version": ([*cli, "--version"], ""),
-            "--help": ([*cli, "--help"], ""),
-            "settle": ([*cli, "settle"], round_text),
-            "settle --text": ([*cli, "settle", "--text"], round_text),
-            "config": ([*cli, "config"], ""),
-            "recall": ([*cli, "recall", "--journal", str(journal)], ""),
-            "journal verify": ([*cli, "journal", "verify", "--journal", str(journal)], ""),
-            "journal show": ([*cli, "journal", "show", "--journal", str(journal)], ""),
+        # (label, root or None for the bare interpreter) -> (argv, stdin)
+        commands: dict[tuple[str, str], tuple[list[str], str, Path]] = {
+            ("bare", "python -c pass"): ([python, "-c", "pass"], "", roots["root"])
         }
-        times_s: dict[str, list[float]] = {name: [] for name in commands}
-        failed: dict[str, str] = {}
-        # Interleaved rounds, so a busy moment on the machine falls on every command alike.
+        for label, root in roots.items():
+            cli = [python, "-m", "controller.cli"]
+            for name, (words, stdin) in {
+                "--version": (["--version"], ""),
+                "--help": (["--help"], ""),
+                "settle": (["settle"], round_text),
+                "settle --text": (["settle", "--text"], round_text),
+                "config": (["config"], ""),
+                "recall": (["recall", "--journal", str(journal)], ""),
+                "journal verify": (["journal", "verify", "--journal", str(journal)], ""),
+                "journal show": (["journal", "show", "--journal", str(journal)], ""),
+            }.items():
+                commands[(label, name)] = ([*cli, *words], stdin, root)
+        times_s: dict[tuple[str, str], list[float]] = {key: [] for key in commands}
+        failed: dict[tuple[str, str], str] = {}
+        # Interleaved rounds, so a busy moment on the machine falls on every command and root alike.
         for _ in range(args.runs):
-            for name, (argv, stdin) in commands.items():
-                if name in failed:
+            for key, (argv, stdin, root) in commands.items():
+                if key in failed:
                     continue
-                sample = _time_s(argv, env, stdin, work)
+                sample = _time_s(argv, _env(root), stdin, work)
                 if isinstance(sample, str):
-                    failed[name] = sample
+                    failed[key] = sample
                 else:
-                    times_s[name].append(sample)
-    bare_s = statistics.median(times_s["python -c pass"])
-    figures: dict[str, object] = {}
-    for name, samples in times_s.items():
-        if name == "python -c pass":
+                    times_s[key].append(sample)
+    bare_s = statistics.median(times_s[("bare", "python -c pass")])
+    figures: dict[str, dict[str, object]] = {label: {} for label in roots}
+    for (label, name), samples in times_s.items():
+        if label == "bare":
             continue
-        if name in failed:
-            figures[name] = {"error": failed[name]}
+        if (label, name) in failed:
+            figures[label][name] = {"error": failed[(label, name)]}
             continue
-        figures[name] = {
+        figures[label][name] = {
             "median_ms": round(statistics.median(samples) * 1000, 1),
             "min_ms": round(min(samples) * 1000, 1),
             "ratio_to_bare": round(statistics.median(samples) / bare_s, 2),
         }
     result = {
-        "root": str(root),
+        "roots": {label: str(root) for label, root in roots.items()},
         "python": sys.version.split()[0],
         "runs": args.runs,
+        "load_average_1m": round(os.getloadavg()[0], 2),
         "bare_interpreter_ms": round(bare_s * 1000, 1),
         "commands": figures,
-        "targets": {"--version": "under 3x", "settle": "under 6x"},
+        "targets": {
+            "settle": "at most 3x",
+            "--version": "at most 3x",
+            "recall": "at most 3x",
+            "config": "at most 3x",
+        },
     }
     print(json.dumps(result, indent=2))
+
+
+def _env(root: Path) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(root), "NOTIFY_SOCKET": ""}
 
 
 if __name__ == "__main__":

@@ -72,7 +72,7 @@ from controller.settings import (
     unknown_key,
 )
 from drivers.urls import SimUrl, parse_device_url
-from firmware_protocol.constants import DEVICE_KEY_LEN
+from table_names import DEVICE_KEY_LEN
 
 ROLES = ("viewer", "supervisor", "manager")
 DEVICE_KEY_BYTES = DEVICE_KEY_LEN  # HMAC-SHA256 device keys (docs/protocol.md §6)

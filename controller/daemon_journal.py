@@ -11,9 +11,9 @@ commit is an fsync, done on the loop: a worker thread was measured and was slowe
 wait for the busy loop to let go of the GIL; docs/engine.md).
 
 When: at once when a call waiting has a command, an alert, a refusal or a caller waiting for its
-answer; records alone as soon as the queue is idle unless a commit was made less than [journal]
-commit_delay_ms ago, and at the latest commit_delay_ms after the oldest record waiting (the
-committer's timer). A lone event is committed at once; a burst shares one fsync per delay.
+answer; records alone as soon as the queue is idle, and while it stays busy at the latest [journal]
+commit_delay_ms after the oldest record waiting (the committer's timer). A lone event is committed at
+once; what arrives during a commit shares the next one (controller/journal/group_commit.py).
 
 A commit that holds a round's closing entry (settled, dead, voided) is anchored before anything acts
 on it: the anchor naming its last entry is written durably here, on the loop, and only then is the

@@ -2,10 +2,11 @@
 kinds, the rake's methods, fault kinds and the round id.
 
 Every other module imports these rather than spelling them again, so nothing has to check that two
-copies agree. Pure data: no I/O, nothing of ours but the firmware protocol's seat positions.
+copies agree. Pure data: no I/O, and nothing of ours but ``table_names``.
 
-Seat positions are a fact of the table's hardware that the wire carries (``firmware_protocol``'s
-``MAX_SEAT``: the protocol imports nothing of ours, so it holds the number and we take it from there).
+Seat positions and device kinds are facts of the table's hardware that the wire carries too: they live
+in ``table_names``, below both the firmware protocol and the controller, so the rules engine names a
+seat without importing the protocol (issue 28: ``flushtable settle`` starts without loading the wire).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from datetime import date
 from enum import StrEnum
 from typing import Final, Literal
 
-from firmware_protocol.messages import DEVICE_KINDS, MAX_SEAT, DeviceKind
+from table_names import DEVICE_KINDS, MAX_SEAT, DeviceKind
 
 # --- games and banking ---------------------------------------------------------------------------------
 HIGH_CARD_FLUSH: Final = "high-card-flush"
@@ -65,7 +66,7 @@ def max_seats(game: str, banking_mode: str, *, house_may_bank: bool = False) -> 
 
 
 # --- devices ----------------------------------------------------------------------------------------------
-# The wire's device kinds (firmware_protocol.messages): shuffler, bet_sensors, dealer_display.
+# The table's device kinds (table_names, which the wire shares): shuffler, bet_sensors, dealer_display.
 
 
 # --- the rake ----------------------------------------------------------------------------------------------

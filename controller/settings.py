@@ -1,5 +1,6 @@
-"""The typed pieces the table's configuration, the engine's TableConfig and ``flushtable settle``'s input
-share (pydantic v2), and the one translation of a pydantic ValidationError into a one-line UserError.
+"""The typed pieces the table's configuration and the engine's TableConfig share (pydantic v2), and the
+one translation of a pydantic ValidationError into a one-line UserError. (``flushtable settle``'s input
+is read by plain code in controller/rules/settle.py, in the same words, so the rules load no pydantic.)
 
 Three readers used to check the same things three ways; now each is a pydantic model built of these:
 
@@ -37,7 +38,7 @@ from controller.names import (
     RakeMethod,
     max_seats,
 )
-from controller.rules.amounts import check_cents, type_name
+from controller.rules.amounts import check_cents, check_positive_cents, type_name
 from controller.rules.games import GAMES
 
 REFUSED = "refused"  # the error type of our own refusals: their message is already in our words
@@ -238,12 +239,12 @@ def cents_input(value: object) -> int:
 
 
 def positive_cents_input(value: object) -> int:
-    """Whole cents of at least 1: a limit, a cap or a minimum of 0 would refuse or pay nothing at all.
-    The configuration, the engine's table and ``flushtable settle`` refuse a 0 in these same words."""
-    cents = cents_input(value)
-    if cents == 0:
-        raise refusal("must be at least 1 cent (0 would allow or pay nothing; leave it out for none)")
-    return cents
+    """Whole cents of at least 1 (controller.rules.amounts.check_positive_cents), as a refusal: the
+    configuration, the engine's table and ``flushtable settle`` refuse a 0 in the same words."""
+    try:
+        return check_positive_cents(value, "amount")
+    except UserError as error:
+        raise refusal(str(error).partition(": ")[2]) from None
 
 
 class SettleRake(Strict):

@@ -8,6 +8,10 @@ from __future__ import annotations
 
 from typing import Final
 
+# A device's key (DEVICE_KEY_LEN, 32 bytes: below) lives in table_names, which the controller's configuration
+# shares without loading the protocol; re-exported here with the protocol's other numbers.
+from table_names import DEVICE_KEY_LEN as DEVICE_KEY_LEN  # noqa: PLC0414
+
 PROTOCOL_V1: Final = 1
 """The version byte of a v1 frame (and of every AuthChallenge), and the ``protocol_version`` a v1
 device's Hello announces."""
@@ -48,8 +52,8 @@ ANY_DEVICE_ID: Final = 0
 """The device_id a controller's AuthChallenge carries when it does not know which device is there."""
 
 # --- keys, nonces -----------------------------------------------------------------------------------
-DEVICE_KEY_LEN: Final = 32
-"""Provisioned per-device key: 256 bits, random, never shared between devices."""
+# DEVICE_KEY_LEN (imported above from table_names): the provisioned per-device key, 256 bits, random,
+# never shared between devices.
 SESSION_KEY_LEN: Final = 32
 NONCE_LEN: Final = 16
 """Each side's handshake nonce: 128 random bits, fresh for every handshake."""

@@ -25,20 +25,21 @@ from typing import Any, ClassVar, Literal, TypeAlias
 
 from firmware_protocol.constants import MAX_WINDOW, NONCE_LEN, PROTOCOL_V1, PROTOCOL_V2, STREAM_ID_LEN
 from firmware_protocol.errors import FieldError
+from table_names import DEVICE_KINDS as DEVICE_KINDS  # noqa: PLC0414  (re-exported: the wire's enumeration)
+from table_names import MAX_SEAT as MAX_SEAT  # noqa: PLC0414  (re-exported)
+from table_names import DeviceKind as DeviceKind  # noqa: PLC0414  (re-exported)
 
 JsonValue: TypeAlias = Any
 SentBy = Literal["controller", "device", "either"]
 
 DEALER_POSITION = 0
 COMMUNITY_POSITION = 15
-MAX_SEAT = 7
 VALID_POSITIONS: frozenset[int] = frozenset({*range(MAX_SEAT + 1), COMMUNITY_POSITION})
 MAX_SPOT = 7
 DECK_SIZE = 52
 NO_VALUE_U8 = 0xFF
 """The byte an optional u8 field (a position, a seat) carries for 'none'."""
 
-DeviceKind = Literal["shuffler", "bet_sensors", "dealer_display"]
 DeviceState = Literal["ready", "busy", "fault"]
 LampColour = Literal["off", "green", "amber", "red", "blue", "white"]
 ShufflerFaultKind = Literal["jam", "misread", "card_count", "door_open", "red_light", "other"]
@@ -49,7 +50,6 @@ DealerKeyName = Literal[
 ]
 
 # The wire value of each enumerated field is its index in these tuples (docs/protocol.md §8.1).
-DEVICE_KINDS: tuple[DeviceKind, ...] = ("shuffler", "bet_sensors", "dealer_display")
 DEVICE_STATES: tuple[DeviceState, ...] = ("ready", "busy", "fault")
 LAMP_COLOURS: tuple[LampColour, ...] = ("off", "green", "amber", "red", "blue", "white")
 SHUFFLER_FAULTS: tuple[ShufflerFaultKind, ...] = (

@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from controller.config import load_config
 from controller.files import check_no_special_file
 
 
@@ -21,6 +20,13 @@ def journal_path(args: argparse.Namespace) -> Path:
     """The journal to read. A FIFO, a device or a directory is refused in one line before SQLite is
     given it (SQLite would wait on a FIFO: issue 30 item 4); a missing file or one that is no journal
     is the journal's own to refuse, in its words (docs/journal.md)."""
-    path = Path(args.journal) if args.journal else load_config(args.config).journal_path
+    if args.journal:
+        path = Path(args.journal)
+    else:
+        # Only here: a command given --journal reads no configuration, so it loads none of its checks
+        # (pydantic, the configuration's models: issue 28, a command line that answers at once).
+        from controller.config import load_config  # noqa: PLC0415
+
+        path = load_config(args.config).journal_path
     check_no_special_file(path, "journal")
     return path

@@ -21,7 +21,7 @@ from controller.engine.round import DEAD, FOLDED, LiveRound, SeatPlay
 from controller.engine.state import DESIGNATED_PLAYER
 from controller.names import format_round_id
 from controller.rules.cards import cards_text
-from controller.rules.settle import Settlement, bank_by_seat, parse_round, settle
+from controller.rules.settle import Settlement, bank_by_seat, settle_parsed
 from drivers.events import (
     COMMUNITY_POSITION,
     LockBets,
@@ -46,6 +46,9 @@ class RoundFlow:
     def __init__(self, ctx: TableContext) -> None:
         self.ctx = ctx
         self._machine_failed = False
+        # The triggers valid in each state, asked at every fire: the machine is built once and never
+        # changes, so each state's set is computed once (transitions' get_triggers scans every event).
+        self._triggers_by_state: dict[str, frozenset[str]] = {}
         self.machine = m.build_machine(
             self,
             ctx.config.game,
@@ -110,8 +113,14 @@ class RoundFlow:
         except Exception:  # the machine itself is broken: force the state, the fault is latched
             self.machine.set_state(self.ctx.definition.hold_target(self.state), model=self)
 
+    def _triggers(self) -> frozenset[str]:
+        triggers = self._triggers_by_state.get(self.state)
+        if triggers is None:
+            triggers = self._triggers_by_state[self.state] = frozenset(self.machine.get_triggers(self.state))
+        return triggers
+
     def fire(self, trigger: str) -> None:
-        if trigger not in self.machine.get_triggers(self.state):
+        if trigger not in self._triggers():
             raise RuntimeError(f"trigger {trigger!r} is not valid in state {self.state!r}")
         getattr(self, trigger)()  # the trigger method transitions bound to this model
         if self._machine_failed:
@@ -121,7 +130,7 @@ class RoundFlow:
             raise MachineHalted
 
     def can(self, trigger: str) -> bool:
-        return trigger in self.machine.get_triggers(self.state)
+        return trigger in self._triggers()
 
     def hold_table(self) -> None:
         """Hold the table (and the round, where it stands) for a supervisor."""
@@ -287,7 +296,7 @@ class RoundFlow:
         settlement = live.settlement
         if settlement is None:  # (held after round_settled was journaled: it is never settled twice)
             round_obj = self.settle_input()
-            settlement = settle(parse_round(round_obj))
+            settlement = settle_parsed(round_obj)
             live.settlement = settlement  # the round is closed
             settled: dict[str, object] = {"round": round_obj, "settlement": settlement.to_json()}
             running = bank_by_seat(settlement)
@@ -353,7 +362,7 @@ class RoundFlow:
         kind = "red_light" if code == "red_light" else "dead_hand"
         ctx.faults.raise_fault(kind, f"round dead: {reason}", latching=True, code=code, private=private)
         round_obj = self.settle_input(dead=True)
-        settlement = settle(parse_round(round_obj))
+        settlement = settle_parsed(round_obj)
         live.settlement = settlement  # the round is closed, dead
         ctx.journal(
             "round_dead",
@@ -381,7 +390,7 @@ class RoundFlow:
         )
         if open_round and live is not None:
             round_obj = self.settle_input(dead=True)
-            settlement = settle(parse_round(round_obj))
+            settlement = settle_parsed(round_obj)
             live.settlement = settlement  # closed, as a dead round: its cards are not shown either
             ctx.journal(
                 "round_voided",

@@ -24,15 +24,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
-
-from transitions.extensions.nesting import HierarchicalMachine
+from typing import TYPE_CHECKING, Any
 
 from controller.errors import UserError
 from controller.names import CHASE_THE_FLUSH as CHASE_THE_FLUSH  # noqa: PLC0414  (re-exported)
 from controller.names import GAME_NAMES as GAME_NAMES  # noqa: PLC0414  (re-exported)
 from controller.names import HIGH_CARD_FLUSH as HIGH_CARD_FLUSH  # noqa: PLC0414  (re-exported)
 from controller.names import TOP_FLUSH as TOP_FLUSH  # noqa: PLC0414  (re-exported)
+
+if TYPE_CHECKING:  # the library loads when a machine is built: the state names alone need none of it
+    from transitions.extensions.nesting import HierarchicalMachine
 
 IDLE = "idle"
 BETTING = "betting"
@@ -190,12 +191,15 @@ def build_machine(
     *,
     on_exception: Callable[..., Any] | str,
     after_state_change: Callable[..., Any] | str | None = None,
-    machine_class: type[HierarchicalMachine] = HierarchicalMachine,
+    machine_class: type[HierarchicalMachine] | None = None,
     **extra: Any,
 ) -> HierarchicalMachine:
     """A ``HierarchicalMachine`` for ``game`` driving ``model`` (kept separate: the model is ours, the
     machine the library's). ``model`` must provide the condition methods the definition names.
     ``machine_class``: the library's ``HierarchicalMachine`` or a subclass (its graph machine)."""
+    from transitions.extensions.nesting import HierarchicalMachine  # noqa: PLC0415 - see the imports
+
+    machine_class = machine_class or HierarchicalMachine
     spec = definition(game)
 
     class State(machine_class.state_cls):  # type: ignore[name-defined,misc]

@@ -613,10 +613,13 @@ def build(kind: str, fields: Mapping[str, Any]) -> Entry:
     if kind == "round_settled" and "round" in fields:
         fields = split_settled(fields)
     private_names = PRIVATE_FIELDS[kind]
-    public = {name: value for name, value in fields.items() if name not in private_names}
-    private = {name: value for name, value in fields.items() if name in private_names}
-    if private:
-        public["private"] = private
+    if private_names:
+        public = {name: value for name, value in fields.items() if name not in private_names}
+        private = {name: value for name, value in fields.items() if name in private_names}
+        if private:
+            public["private"] = private
+    else:  # most kinds have no private part: no sorting to do (the engine builds ~100 entries a round)
+        public = fields if isinstance(fields, dict) else dict(fields)
     try:
         return msgspec.convert(public, cls)
     except msgspec.ValidationError as error:

@@ -11,13 +11,15 @@ order; so nothing acts on a decision before the journal holds it, and nothing ac
 
 When a commit is due (``due_in_s``, on the injected clock):
 - at once when a waiting call is urgent (an effect someone waits for: a command, an answer);
-- at once when the caller is idle (nothing more to add just now) and no commit was made in the last
-  ``max_delay_s``: a lone event is committed as soon as it is handled, without waiting for company;
-- otherwise ``max_delay_s`` after the oldest waiting record, or after the last commit when the caller
-  is idle, whichever comes first: while events come faster than commits can keep up, they share
-  commits, at most one per ``max_delay_s`` besides the urgent ones.
-So an event's records wait at most ``max_delay_s`` (plus the commit itself), and the fsyncs of a burst
-are bounded by its length, not by its number of events.
+- at once when the caller is idle (nothing more to add just now): the events that arrived while the
+  last commit ran have been handled behind it and share this one, so an event waits for no more than
+  the one commit in flight and its own (issue 28; an older rule also waited ``max_delay_s`` since the
+  last commit, which only lengthened every such event's wait: docs/operations.md "Issue 28: event
+  to commit, and the whole stack against its engine");
+- otherwise, while the caller stays busy, ``max_delay_s`` after the oldest waiting record: a burst
+  longer than the caller's handling shares commits, one per ``max_delay_s`` besides the urgent ones.
+Commits cannot overlap (each runs on the caller's thread), so a burst that arrives during a commit
+shares the next one: the fsyncs of a burst are bounded by its length, not by its number of events.
 
 A failed commit (the journal refused it) drops everything waiting, never hands its effects back, and
 refuses every later call: a record lost in the middle would leave a hole that a later commit would hide.
@@ -79,7 +81,6 @@ class GroupCommit(Generic[EffectT]):
     _waiting: list[_Waiting[EffectT]] = field(default_factory=list)
     _urgent: bool = False
     _oldest_record_s: float | None = None
-    _last_commit_s: float | None = None
 
     def add(
         self,
@@ -112,11 +113,11 @@ class GroupCommit(Generic[EffectT]):
             return None
         if self._urgent or self._oldest_record_s is None:  # urgent, or effects with no record at all
             return 0.0
-        due_s = self._oldest_record_s + self.max_delay_s
         if idle:
-            since_s = self._last_commit_s if self._last_commit_s is not None else float("-inf")
-            due_s = min(due_s, since_s + self.max_delay_s)
-        return max(0.0, due_s - self.clock())
+            # Nothing more to add just now: waiting would only add to every record's wait. The
+            # events that arrived during the last commit are this commit's company already.
+            return 0.0
+        return max(0.0, self._oldest_record_s + self.max_delay_s - self.clock())
 
     def due(self, *, idle: bool = False) -> bool:
         return self.due_in_s(idle=idle) == 0.0
@@ -138,7 +139,6 @@ class GroupCommit(Generic[EffectT]):
                 self._waiting = batch + self._waiting  # anything added meanwhile is dropped too
                 raise CommitFailed(str(error), self.fail(str(error))) from error
         committed_s = self.clock()
-        self._last_commit_s = committed_s
         latencies_s = [
             committed_s - call.received_s for call in batch if call.received_s is not None and call.records
         ]

@@ -35,3 +35,14 @@ def check_cents(value: object, field: str) -> int:
     if value > MAX_AMOUNT_CENTS:
         raise UserError(f"{field}: {shown(value)} is above the largest amount accepted ({MAX_AMOUNT_CENTS})")
     return value
+
+
+def check_positive_cents(value: object, field: str) -> int:
+    """Whole cents of at least 1: a limit, a cap or a minimum of 0 would refuse or pay nothing at all. The
+    configuration, the engine's table and ``flushtable settle`` refuse a 0 in these same words."""
+    cents = check_cents(value, field)
+    if cents == 0:
+        raise UserError(
+            f"{field}: must be at least 1 cent (0 would allow or pay nothing; leave it out for none)"
+        )
+    return cents

@@ -7,6 +7,7 @@ Public API (other modules code against these names; keep them stable):
 - :func:`check_round` ``(round) -> None``: the same checks for a :class:`Round` built in code.
 - :func:`settle` ``(round) -> Settlement``: every wager's result. Checks the round first.
 - :meth:`Settlement.to_json` ``() -> dict``: the output contract.
+- :func:`settle_parsed` ``(obj) -> Settlement``: ``settle(parse_round(obj))``, the round checked once.
 - :func:`settle_round_json` ``(obj) -> dict``: parse, settle and ``to_json`` in one call.
 
 Signs: a wager's ``net`` is the player's profit (a lost stake of 500 is -500; a push or a returned
@@ -20,17 +21,15 @@ The decisions RULES.md leaves open are written in docs/rules.md ("Decisions").
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Any, ClassVar
-
-from pydantic import BeforeValidator, ConfigDict, Field, ValidationError, model_validator
-from pydantic_core import PydanticCustomError
+from typing import Any, Final, cast
 
 from controller.errors import CardError, UserError, shown
 from controller.names import MAX_SEAT as MAX_SEAT  # noqa: PLC0414  (re-exported)
 from controller.names import MIN_SEAT, RakeMethod
-from controller.rules.amounts import MAX_AMOUNT_CENTS, check_cents, type_name
+from controller.rules.amounts import MAX_AMOUNT_CENTS, check_cents, check_positive_cents, type_name
 from controller.rules.cards import Card, cards_text, parse_card
 from controller.rules.games import (
     CHASE_THE_FLUSH,
@@ -58,15 +57,6 @@ from controller.rules.progressive import (
     check_progressive_stake,
     parse_progressive_round,
     settle_progressive,
-)
-from controller.settings import (
-    KeyRefusal,
-    SettleRake,
-    Strict,
-    cents_input,
-    one_line,
-    positive_cents_input,
-    refusal,
 )
 
 RAKE_METHODS: tuple[str, ...] = tuple(RakeMethod)  # RULES.md (i), (ii), (iii): controller.names.RakeMethod
@@ -344,9 +334,157 @@ class Settlement:
 
 
 # --- parsing ----------------------------------------------------------------------------------------
-# The input's shape is the pydantic models below (unknown fields refused, every field's type checked, the
-# first problem named in one line); what depends on the game (its wagers, its banking modes, its bonus
+# The input's shape is read by the plain reader below (unknown fields refused, every field's type checked,
+# the first problem named in one line); what depends on the game (its wagers, its banking modes, its bonus
 # wagers' paytables) and on the cards is checked after, by parse_round and check_round.
+#
+# The reader is plain code, not a validation library's models, so the rules import none: `flushtable
+# settle` starts in about a bare interpreter's time (issue 28). It reads the input exactly as the pydantic
+# models it replaced did (tests/rules/settle_input_reference.py keeps them as the oracle, and
+# tests/rules/test_settle_input_oracle.py compares the two on generated inputs):
+#
+# - an object's fields are read in the order of its table below; a problem is recorded at its path and
+#   reading goes on; then each of the object's unknown fields is recorded, in the input's order;
+# - the first problem recorded is the one named, except that an unknown field of an object that holds
+#   it (or of the object itself) is named before it (docs/settle.md);
+# - ``banking``'s check across its fields runs as soon as its fields are read without a problem, and
+#   its refusal is named at once, before any problem found earlier or later.
+
+_Path = tuple[int | str, ...]
+
+
+class _Refusal(Exception):
+    """A value refused, in our words: the reader records it at the field's path."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class _BankingRefusal(Exception):
+    """``banking``'s check across its fields: named at once, before every other problem."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Problem:
+    """One problem the reader found at ``path``. ``kind``: "refused" (``reason`` says why), "missing"
+    (``reason`` is the hint), "unknown" (a field the object has not; ``known`` its fields), "object" or
+    "list" (``value`` is not one)."""
+
+    path: _Path
+    kind: str
+    reason: str = ""
+    value: object = None
+    known: tuple[str, ...] = ()
+
+
+_BAD: Final = object()  # what a value read with a problem stands as (never used: the round is refused)
+_Read = Callable[["_Reader", object, _Path], object]
+
+
+@dataclass(frozen=True, slots=True)
+class _Field:
+    """One field of an object of the input: how it is read, and what stands when it is absent: missing
+    (with ``hint``) when ``required``; else ``default`` (``factory()`` if given), read like a given
+    value when ``read_default``."""
+
+    read: _Read
+    required: bool = False
+    hint: str = ""
+    default: object = None
+    factory: Callable[[], object] | None = None
+    read_default: bool = False
+
+
+class _Reader:
+    """Reads one round's input, recording every problem (see the comment above)."""
+
+    def __init__(self) -> None:
+        self.problems: list[_Problem] = []
+
+    def fields(self, value: object, path: _Path, fields: Mapping[str, _Field]) -> dict[str, object] | None:
+        """The object's fields, read (an absent one at its default); None when it has a problem."""
+        if not isinstance(value, Mapping):
+            self.problems.append(_Problem(path, "object", value=value))
+            return None
+        before = len(self.problems)
+        out: dict[str, object] = {}
+        for name, field_ in fields.items():
+            if name in value:
+                out[name] = field_.read(self, value[name], (*path, name))
+            elif field_.required:
+                self.problems.append(_Problem((*path, name), "missing", field_.hint))
+            elif field_.read_default:
+                out[name] = field_.read(self, field_.default, (*path, name))
+            else:
+                out[name] = field_.factory() if field_.factory is not None else field_.default
+        known = tuple(sorted(fields))
+        for key in value:
+            if key not in fields:
+                self.problems.append(_Problem((*path, key), "unknown", known=known))
+        return out if len(self.problems) == before else None
+
+    def items(self, value: object, path: _Path, read: _Read) -> list[object]:
+        """A list's items, each read (a tuple from code is a list too)."""
+        if not isinstance(value, list | tuple | set | frozenset | deque):
+            self.problems.append(_Problem(path, "list", value=value))
+            return []
+        return [read(self, item, (*path, index)) for index, item in enumerate(value)]
+
+
+def _scalar(check: Callable[[object], object]) -> _Read:
+    """A reader of one value by ``check``, which raises _Refusal."""
+
+    def read(reader: _Reader, value: object, path: _Path) -> object:
+        try:
+            return check(value)
+        except _Refusal as refused:
+            reader.problems.append(_Problem(path, "refused", refused.reason))
+            return _BAD
+
+    return read
+
+
+def _nullable(read: _Read) -> _Read:
+    """A field that may be null: null stands as None, unread."""
+
+    def read_or_none(reader: _Reader, value: object, path: _Path) -> object:
+        return None if value is None else read(reader, value, path)
+
+    return read_or_none
+
+
+def _path_text(path: Sequence[int | str]) -> str:
+    """('seats', 0, 'cards') -> 'seats[0].cards'."""
+    text = ""
+    for part in path:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text += f".{part}" if text else part
+    return text
+
+
+def _named(problems: Sequence[_Problem]) -> str:
+    """The one problem a refusal names, as ``field: reason``."""
+    first = problems[0]
+    for other in problems:
+        # An object's unknown fields are named before its fields' own problems (docs/settle.md).
+        parent = other.path[:-1]
+        if other.kind == "unknown" and first.path[: len(parent)] == parent:
+            first = other
+            break
+    key = _path_text(first.path)
+    if first.kind == "refused":
+        return f"{key}: {first.reason}"
+    if first.kind == "missing":
+        return f"{key}: missing" + (f" ({first.reason})" if first.reason else "")
+    if first.kind == "unknown":
+        where = _path_text(first.path[:-1]) or "round"
+        return f"{where}: unknown field {shown(first.path[-1])} (known: {', '.join(first.known)})"
+    if first.kind == "object":
+        return f"{key or 'round'}: must be an object, not {type_name(first.value)}"
+    return f"{key}: must be a list, not {type_name(first.value)}"
 
 
 def _field(prefix: str, key: str) -> str:
@@ -354,13 +492,6 @@ def _field(prefix: str, key: str) -> str:
     if key.isidentifier() and len(key) <= 40:
         return f"{prefix}.{key}"
     return f"{prefix}[{shown(key)}]"
-
-
-def _seat_number_input(value: object) -> int:
-    try:
-        return _seat_number(value, "seat")
-    except UserError as error:
-        raise refusal(str(error).partition(": ")[2]) from None
 
 
 def _seat_number(value: object, field_name: str) -> int:
@@ -371,9 +502,21 @@ def _seat_number(value: object, field_name: str) -> int:
     return value
 
 
+def _refused_as(check: Callable[[object, str], object]) -> Callable[[object], object]:
+    """``check(value, field)``'s UserError as a _Refusal of its reason (the reader adds the path)."""
+
+    def checked(value: object) -> object:
+        try:
+            return check(value, "value")
+        except UserError as error:
+            raise _Refusal(str(error).partition(": ")[2]) from None
+
+    return checked
+
+
 def _bool_input(value: object) -> bool:
     if not isinstance(value, bool):
-        raise refusal(f"must be true or false, not {type_name(value)} {shown(value)}")
+        raise _Refusal(f"must be true or false, not {type_name(value)} {shown(value)}")
     return value
 
 
@@ -381,108 +524,135 @@ def _card_input(value: object) -> Card:
     try:
         return parse_card(value)
     except CardError as error:
-        raise refusal(str(error)) from None
+        raise _Refusal(str(error)) from None
 
 
-def _object_input(value: object) -> object:
+def _object_input(value: object) -> dict[str, Any]:
     if not isinstance(value, Mapping):
-        raise refusal(f"must be an object, not {type_name(value)}")
+        raise _Refusal(f"must be an object, not {type_name(value)}")
     for key in value:
         if not isinstance(key, str):
-            raise refusal(f"keys must be strings, not {shown(key)}")
+            raise _Refusal(f"keys must be strings, not {shown(key)}")
     return dict(value)
 
 
 def _street_input(value: object) -> object:
     if value is not None and not isinstance(value, str):
-        raise refusal(f"must be one of {', '.join(STREETS)}, not {type_name(value)}")
+        raise _Refusal(f"must be one of {', '.join(STREETS)}, not {type_name(value)}")
     return value
 
 
-def _game_input(value: object) -> object:
+def _game_input(value: object) -> str:
     try:
         return game_spec(value).name
     except UserError as error:
-        raise refusal(str(error).partition(": ")[2]) from None
+        raise _Refusal(str(error).partition(": ")[2]) from None
 
 
 def _banking_mode_input(value: object) -> object:
     if value not in (HOUSE, DESIGNATED_PLAYER):
-        raise refusal(f"must be {HOUSE!r} or {DESIGNATED_PLAYER!r}, not {shown(value)}")
+        raise _Refusal(f"must be {HOUSE!r} or {DESIGNATED_PLAYER!r}, not {shown(value)}")
     return value
 
 
-_Cards = list[Annotated[Card, BeforeValidator(_card_input)]]
-_SeatNumber = Annotated[int, BeforeValidator(_seat_number_input)]
-_Cents = Annotated[int, BeforeValidator(cents_input)]
-_Flag = Annotated[bool, BeforeValidator(_bool_input)]
-_Object = Annotated[dict[str, Any], BeforeValidator(_object_input)]
+def _rake_method_input(value: object) -> str:
+    if isinstance(value, str):
+        for method in RakeMethod:
+            if value == method.value:
+                return method.value
+    raise _Refusal(
+        "must be 'i' (every player), 'ii' (every player but the designated player) or "
+        f"'iii' (the designated player only), not {shown(value)}"
+    )
 
 
-class _Input(Strict):
-    # Lists may come as tuples from code; every scalar is checked by its own validator, in our words.
-    model_config = ConfigDict(extra="forbid", strict=False, frozen=True)
+def _cards(reader: _Reader, value: object, path: _Path) -> object:
+    return reader.items(value, path, _scalar(_card_input))
 
 
-class BankingInput(_Input):
-    """The input's ``banking``: who banks the round (docs/settle.md)."""
-
-    mode: Annotated[str, BeforeValidator(_banking_mode_input)] = HOUSE
-    # A null seat or funds is refused as a wrong value, an absent one as missing (below).
-    seat: Annotated[int | None, BeforeValidator(_seat_number_input)] = None
-    funds: Annotated[int | None, BeforeValidator(cents_input)] = None
-    bonus_cap: Annotated[int, BeforeValidator(positive_cents_input)] | None = None
-
-    @model_validator(mode="after")
-    def _by_mode(self) -> BankingInput:
-        if self.mode == HOUSE:
-            extra = sorted(set(self.model_fields_set) - {"mode"})
-            if extra:
-                raise KeyRefusal(f"banking.{extra[0]}", f"only the designated-player mode takes {extra[0]!r}")
-        elif self.seat is None:
-            raise KeyRefusal("banking.seat", "missing (the designated player's seat)")
-        elif self.funds is None:
-            raise KeyRefusal(
-                "banking.funds", "missing (the cents the designated player posted before the deal)"
-            )
-        return self
-
-    def banking(self) -> Banking:
-        if self.mode == HOUSE:
-            return Banking()
-        assert self.funds is not None  # checked above
-        return Banking(DESIGNATED_PLAYER, self.seat, self.funds, self.bonus_cap)
+def _banking(reader: _Reader, value: object, path: _Path) -> object:
+    fields = reader.fields(value, path, _BANKING_FIELDS)
+    if fields is None:
+        return _BAD
+    assert isinstance(value, Mapping)
+    if fields["mode"] == HOUSE:
+        extra = sorted(name for name in _BANKING_FIELDS if name in value and name != "mode")
+        if extra:
+            raise _BankingRefusal(f"banking.{extra[0]}: only the designated-player mode takes {extra[0]!r}")
+        return Banking()
+    # Each field was read by its own check (a seat number, cents, cents or None): the casts say so.
+    seat, funds = cast(int | None, fields["seat"]), cast(int | None, fields["funds"])
+    if seat is None:
+        raise _BankingRefusal("banking.seat: missing (the designated player's seat)")
+    if funds is None:
+        raise _BankingRefusal(
+            "banking.funds: missing (the cents the designated player posted before the deal)"
+        )
+    bonus_cap = cast(int | None, fields["bonus_cap"])
+    return Banking(DESIGNATED_PLAYER, seat, funds, bonus_cap)
 
 
-class SeatInput(_Input):
-    """One seat of the input: its number, cards, wagers (named by the game: checked after) and decision."""
-
-    seat: _SeatNumber
-    cards: _Cards
-    wagers: _Object = Field(default=None, validate_default=True)  # absent: "must be an object, not null"
-    folded: _Flag = False
-    street: Annotated[str | None, BeforeValidator(_street_input)] = None
+def _rake(reader: _Reader, value: object, path: _Path) -> object:
+    fields = reader.fields(value, path, _RAKE_FIELDS)
+    if fields is None:
+        return _BAD
+    return Rake(cast(str, fields["method"]), cast(int, fields["amount"]))
 
 
-class RoundInput(_Input):
-    """One round as ``flushtable settle`` reads it (docs/settle.md), fields in the order they are checked."""
+@dataclass(frozen=True, slots=True)
+class _SeatFields:
+    """One seat as the input gives it (its wagers are checked against the game after)."""
 
-    game: Annotated[str, BeforeValidator(_game_input)]
-    banking: BankingInput = BankingInput()
-    paytables: _Object = Field(default_factory=dict)
-    rake: SettleRake | None = None
-    dealer: _Cards
-    community: _Cards = Field(default_factory=list)
-    seats: list[SeatInput]
-    dead: _Flag = False
-
-    missing_hints: ClassVar[dict[str, str]] = {
-        "game": "high-card-flush, top-flush or chase-the-flush",
-        "dealer": "the banker's cards",
-    }
+    seat: int
+    cards: list[Card]
+    wagers: dict[str, Any]
+    folded: bool
+    street: str | None
 
 
-def _seat(value: SeatInput, index: int, spec: GameSpec) -> Seat:
+def _seat_input(reader: _Reader, value: object, path: _Path) -> object:
+    fields = reader.fields(value, path, _SEAT_FIELDS)
+    return _BAD if fields is None else _SeatFields(**fields)  # type: ignore[arg-type]  # read by _SEAT_FIELDS
+
+
+def _seats(reader: _Reader, value: object, path: _Path) -> object:
+    return reader.items(value, path, _seat_input)
+
+
+_cents_input = _scalar(_refused_as(check_cents))
+
+_RAKE_FIELDS: Final[dict[str, _Field]] = {
+    # No method is refused as a wrong one (the contract's words), hence the default read.
+    "method": _Field(_scalar(_rake_method_input), read_default=True),
+    "amount": _Field(_cents_input, required=True, hint="the fixed cents per hand each payer pays"),
+}
+_BANKING_FIELDS: Final[dict[str, _Field]] = {
+    "mode": _Field(_scalar(_banking_mode_input), default=HOUSE),
+    # A null seat or funds is refused as a wrong value, an absent one as missing (in _banking).
+    "seat": _Field(_scalar(_refused_as(_seat_number))),
+    "funds": _Field(_cents_input),
+    "bonus_cap": _Field(_nullable(_scalar(_refused_as(check_positive_cents)))),
+}
+_SEAT_FIELDS: Final[dict[str, _Field]] = {
+    "seat": _Field(_scalar(_refused_as(_seat_number)), required=True),
+    "cards": _Field(_cards, required=True),
+    "wagers": _Field(_scalar(_object_input), read_default=True),  # absent: "must be an object, not null"
+    "folded": _Field(_scalar(_bool_input), default=False),
+    "street": _Field(_scalar(_street_input)),
+}
+_ROUND_FIELDS: Final[dict[str, _Field]] = {
+    "game": _Field(_scalar(_game_input), required=True, hint="high-card-flush, top-flush or chase-the-flush"),
+    "banking": _Field(_banking, default=Banking()),
+    "paytables": _Field(_scalar(_object_input), factory=dict),
+    "rake": _Field(_nullable(_rake)),
+    "dealer": _Field(_cards, required=True, hint="the banker's cards"),
+    "community": _Field(_cards, factory=list),
+    "seats": _Field(_seats, required=True),
+    "dead": _Field(_scalar(_bool_input), default=False),
+}
+
+
+def _seat(value: _SeatFields, index: int, spec: GameSpec) -> Seat:
     where = f"seats[{index}]"
     wagers: dict[str, int] = {}
     for name, amount in value.wagers.items():
@@ -506,26 +676,26 @@ def parse_round(obj: Mapping[str, object]) -> Round:
     progressive_json = obj.get(PROGRESSIVE) if has_progressive else None
     if has_progressive:
         obj = {key: value for key, value in obj.items() if key != PROGRESSIVE}
+    reader = _Reader()
     try:
-        given = RoundInput.model_validate(obj)
-    except ValidationError as error:
-        key, reason = one_line(error, RoundInput, json_input=True)
-        raise UserError(f"{key}: {reason}") from None
-    except KeyRefusal as refused:
-        raise UserError(f"{refused.key}: {refused.reason}") from None
-    spec = game_spec(given.game)
-    banking = given.banking.banking()
+        given = reader.fields(obj, (), _ROUND_FIELDS)
+    except _BankingRefusal as refused:
+        raise UserError(str(refused)) from None
+    if given is None:
+        raise UserError(_named(reader.problems))
+    # Each field was read by its own check: the casts say what it gave (no problem was recorded).
+    game, banking = cast(str, given["game"]), cast(Banking, given["banking"])
+    spec = game_spec(game)
     if banking.mode not in spec.banking_modes:
         raise UserError(f"banking.mode: {spec.name} is house-banked only")
     paytables: dict[str, Paytable] = {}
-    for wager, table in given.paytables.items():
+    for wager, table in cast(dict[str, object], given["paytables"]).items():
         if wager not in spec.bonus_wagers:
             raise UserError(
                 f"{_field('paytables', wager)}: not a bonus wager of {spec.name} "
                 f"(bonus wagers: {', '.join(spec.bonus_wagers)})"
             )
         paytables[wager] = parse_paytable(table, field=f"paytables.{wager}")
-    rake = None if given.rake is None else Rake(given.rake.method.value, given.rake.amount)
     progressive = None
     if has_progressive:
         if spec.name not in PROGRESSIVE_GAMES:
@@ -533,13 +703,15 @@ def parse_round(obj: Mapping[str, object]) -> Round:
         progressive = parse_progressive_round(progressive_json)
     round_ = Round(
         game=spec.name,
-        dealer=tuple(given.dealer),
-        seats=tuple(_seat(seat, index, spec) for index, seat in enumerate(given.seats)),
+        dealer=tuple(cast(list[Card], given["dealer"])),
+        seats=tuple(
+            _seat(seat, index, spec) for index, seat in enumerate(cast(list[_SeatFields], given["seats"]))
+        ),
         banking=banking,
-        community=tuple(given.community),
+        community=tuple(cast(list[Card], given["community"])),
         paytables=paytables,
-        rake=rake,
-        dead=given.dead,
+        rake=cast(Rake | None, given["rake"]),
+        dead=cast(bool, given["dead"]),
         progressive=progressive,
     )
     check_round(round_)
@@ -570,11 +742,8 @@ def check_round(round_: Round) -> None:
             raise UserError("banking.seat: missing (the designated player's seat)")
         _seat_number(banking.seat, "banking.seat")
         check_cents(banking.funds_cents, "banking.funds")
-        if banking.bonus_cap_cents is not None:
-            try:
-                positive_cents_input(banking.bonus_cap_cents)
-            except PydanticCustomError as error:  # the configuration's words for the same refusal
-                raise UserError(f"banking.bonus_cap: {error.message()}") from None
+        if banking.bonus_cap_cents is not None:  # the configuration's words for the same refusal
+            check_positive_cents(banking.bonus_cap_cents, "banking.bonus_cap")
     elif round_.rake is not None:
         raise UserError(
             "rake: a rake is taken only in the designated-player mode; a house-banked game has none"
@@ -915,8 +1084,16 @@ def _dead_seat(seat: Seat, spec: GameSpec, reason: str) -> SeatResult:
 
 def settle(round: Round) -> Settlement:
     """Settle every wager of ``round`` exactly per RULES.md (checked first; see the module docstring)."""
-    round_ = round
-    check_round(round_)
+    check_round(round)
+    return _settle_checked(round)
+
+
+def settle_parsed(obj: Mapping[str, object]) -> Settlement:
+    """``settle(parse_round(obj))``, the round checked once (parse_round checks it)."""
+    return _settle_checked(parse_round(obj))
+
+
+def _settle_checked(round_: Round) -> Settlement:
     spec = game_spec(round_.game)
     banking = round_.banking
     designated = banking.mode == DESIGNATED_PLAYER
@@ -1194,7 +1371,7 @@ def _rake_lines(round_: Round, order: Sequence[int], dead_reason: Mapping[int, s
 
 def settle_round_json(obj: Mapping[str, object]) -> dict[str, object]:
     """Parse, settle and render one round: the whole ``flushtable settle`` contract for one round."""
-    return settle(parse_round(obj)).to_json()
+    return settle_parsed(obj).to_json()
 
 
 __all__ = [
@@ -1227,5 +1404,6 @@ __all__ = [
     "cover_seats",
     "parse_round",
     "settle",
+    "settle_parsed",
     "settle_round_json",
 ]

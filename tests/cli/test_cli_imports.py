@@ -20,6 +20,9 @@ ROOT = Path(__file__).resolve().parents[2]
 # Never for a command that only reads: the web stack, the daemon, the exact mathematics and numpy.
 HEAVY = ("fastapi", "uvicorn", "starlette", "controller.daemon", "controller.panel", "controller.gamemath")
 HEAVY_NUMERIC = ("numpy", "scipy")
+# Issue 28: never for settle, nor for a journal reader given --journal: the wire protocol, the drivers,
+# the validation library, the round machine's library and the engine itself.
+BELOW_THE_RULES = ("firmware_protocol", "drivers", "pydantic", "transitions", "controller.engine.engine")
 
 _PROBE = """
 import json, sys
@@ -79,6 +82,7 @@ def test_settle_loads_the_rules_and_nothing_of_the_table(text: bool, tmp_path: P
     modules = loaded_by(["settle", *(["--text"] if text else []), str(path)])
     assert "controller.rules.settle" in modules
     assert heavy_in(modules, (*HEAVY, *HEAVY_NUMERIC, "structlog", "msgspec", "sqlite3")) == []
+    assert heavy_in(modules, BELOW_THE_RULES) == []
     assert other_commands_in(modules, "settle") == []
     assert "controller.journal.store" not in modules
 
@@ -87,6 +91,7 @@ def test_config_loads_no_journal_store_and_no_web_stack() -> None:
     modules = loaded_by(["config"])
     assert "controller.config" in modules
     assert heavy_in(modules, (*HEAVY, *HEAVY_NUMERIC, "structlog", "controller.journal.store")) == []
+    assert heavy_in(modules, ("firmware_protocol", "transitions", "controller.engine.engine")) == []
 
 
 @pytest.mark.parametrize(
@@ -101,6 +106,14 @@ def test_journal_readers_load_no_web_stack_daemon_or_mathematics(argv: list[str]
     modules = loaded_by([*argv, "--journal", str(journal_path)])
     assert "controller.journal.store" in modules
     assert heavy_in(modules, (*HEAVY, *HEAVY_NUMERIC)) == []
+    # `journal` reads the configuration (its anchor key), and with it pydantic and the device URLs'
+    # parser (drivers.urls); never the protocol, the round machine's library or the engine.
+    below = (
+        BELOW_THE_RULES
+        if argv[0] != "journal"
+        else ("firmware_protocol", "transitions", "controller.engine.engine")
+    )
+    assert heavy_in(modules, below) == []
     assert other_commands_in(modules, argv[0]) == []
 
 

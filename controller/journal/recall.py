@@ -3,11 +3,12 @@
 ``{"round_id", "status": "settled" | "dead" | "void", "round": <settle input>, "settlement": <settle
 output>, "bank_by_seat" (a designated player's settled round only), "faults": [fault_raised payloads
 of the round], "dead_hands": {seat: why, in the dead_hand entry's public words}, "events":
-[{"seq", "time_utc", "source", "kind", "payload", "private", "hidden"} of the round]}`` (docs/journal.md "Recall"). A settled round is
-revealed, so its record carries its cards (never a dead seat's: they are not in its round); a dead or
-voided round's record carries no card, and its entries' private parts are withheld unless an auditor
-asks for them (``with_private``). Only closed rounds are recalled: an open round is either being played
-(its cards must not show) or will be voided by recovery at the next start.
+[{"seq", "time_utc", "source", "kind", "payload", "private", "hidden"} of the round]}``
+(docs/journal.md "Recall"). A settled round is revealed, so its record carries its cards (never a dead
+seat's: they are not in its round); a dead or voided round's record carries no card, and its entries'
+private parts are withheld unless an auditor asks for them (``with_private``). Only closed rounds are
+recalled: an open round is either being played (its cards must not show) or will be voided by recovery at
+the next start.
 """
 
 from __future__ import annotations

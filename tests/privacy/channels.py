@@ -110,7 +110,7 @@ def private_words(entry: JournalEntry) -> PrivateWords | None:
     if isinstance(part, e.ReasonDetail) and _telling(part.message):
         public_reason = getattr(typed, "reason", None)
         if part.message != getattr(public_reason, "message", None):
-            words.append(part.message)
+            words.append(str(part.message))
     if not words:
         return None
     positions = set(part.positions())

@@ -130,9 +130,8 @@ def test_a_killed_seats_refused_raise_stays_private_and_the_kill_is_recalled_as_
     machine.shoe_deals(40)
     machine.raise_over(1, 3)  # 15.00 on a 5.00 ante: over the limit for a 5-card flush
     refused = list(machine.journal.entries(kinds=["decision_refused"]))
-    assert (
-        refused and refused[-1].payload["limit_detail"] == "over the limit: 5.00 to 10.00 with a 5-card flush"
-    )
+    assert refused
+    assert refused[-1].payload["limit_detail"] == "over the limit: 5.00 to 10.00 with a 5-card flush"
     machine.kill_seat(1)
     machine.make_progress(("decide", 2, 1))
     machine.make_progress(("key", "confirm", None))

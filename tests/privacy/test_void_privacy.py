@@ -159,3 +159,18 @@ def test_a_killed_seats_refused_raise_stays_private_and_the_kill_is_recalled_as_
     status, page, _ = machine.panel.get("viewer", f"/recall/{round_id}")
     assert status == 200
     assert "killed by a supervisor: exposed hand" in page
+
+
+def test_the_property_tests_counterexample_on_the_old_gate(machine: PrivacyMachine) -> None:
+    """What test_privacy_property.py found on main's gate (hypothesis seed 22, 60 examples; shrinking
+    stopped at its time bound), its idle steps left out: a designated player's table, one seat bets,
+    the deal cut short, a supervisor voids. The old gate showed every card dealt (the SSE replay, the
+    journal and recall commands, the panel's table) from the void on."""
+    machine.open_table(config_index=1, deck_seed=183)
+    machine.make_progress(action=("open", 1, 100))
+    machine.shoe_deals(events=5)
+    machine.kill_seat(seat=5)  # refused: seat 5 is not in the round
+    machine.shoe_deals(events=9)
+    machine.shoe_deals(events=1)
+    machine.stray(action=("void",))
+    machine.nothing_shown_before_its_reveal_and_money_adds_up()

@@ -5,11 +5,11 @@ The channels (each read as the text it would emit, with the journal's last seq a
 
 - the panel: its FastAPI app over the journal (``JournalPanelBackend``, read-only, as ``flushtable
   panel`` serves it) through Starlette's TestClient, logged in as a viewer and as a supervisor: the
-  routes in ``STEP_ROUTES`` after each step, every GET route (pages and JSON, round pages for every
-  round the API lists) in ``full_pass``;
-- its SSE stream: what a subscriber connected since the start receives live (each entry passed
-  through the gate when the panel folds it in), and what a browser reconnecting from seq 0 is replayed
-  (the backend's own ``public_entry`` for every entry, as ``subscribe`` sends it);
+  routes in ``STEP_ROUTES`` (and ``PAGE_ROUTES`` on the steps that read pages), or every GET route
+  (pages and JSON, round pages for every round the API lists) in a full pass;
+- its SSE stream: what a subscriber connected since the panel started receives live (each entry
+  passed through the gate when the panel folds it in), and what a reconnecting browser is replayed
+  (the backend's own ``public_entry`` for each entry since the seq it names, as ``subscribe`` sends it);
 - the commands through ``controller.cli.main``: ``journal show`` / ``tail`` (text and JSON),
   ``recall`` (text and JSON, every round), ``meters`` (text and JSON);
 - the log lines (structlog's JSON lines, debug level: every append logs its public part);
@@ -47,13 +47,13 @@ MANAGER = ("max", "manager-pass-prop-1")  # so the panel makes no bootstrap user
 SSE_PATH = "/api/events"
 STEP_ROUTES = (
     "/api/table",
-    "/api/journal?limit=1000",
-    "/api/recall?last=50",
+    "/api/journal?limit=100",
+    "/api/recall?last=3",
     "/api/devices",
     "/api/alerts?include_cleared=true",
 )
 # The pages (HTML) cost more: read every PAGE_EVERY_STEPS steps and at the end of each example.
-PAGE_ROUTES = ("/", "/log?limit=1000", "/alerts?show=all")
+PAGE_ROUTES = ("/", "/log?limit=1000", "/alerts?show=all", "/api/journal?limit=1000", "/api/recall?last=50")
 # The private fields that are words about a hand or a device (not cards): never shown before the reveal.
 _WORD_FIELDS = ("limit_detail", "refusal_detail", "device_detail")
 MIN_WORDS_CHARS = 12
@@ -236,10 +236,8 @@ class Panel:
         self.backend = JournalPanelBackend(journal, read_only=True)
         self.app = create_panel_app(self.backend, users=UserStore(users_file))
         self.routes = get_routes(self.app)
-        self.clients = {
-            role: self._login(name, password)
-            for role, (name, password) in (("viewer", VIEWER), ("supervisor", SUPERVISOR))
-        }
+        self._users = {"viewer": VIEWER, "supervisor": SUPERVISOR}
+        self.clients: dict[str, TestClient] = {}  # logged in when first used (scrypt is slow)
         # The live stream: a subscriber since the panel started, fed as the backend folds entries in.
         self.subscriber = _Subscriber()
         self.backend._subscribers.add(self.subscriber)
@@ -263,13 +261,16 @@ class Panel:
                 frames.append(item)
         return frames
 
-    def replay(self, journal: Journal) -> list[dict[str, Any]]:
-        """What ``GET /api/events?since=0`` replays now (the backend's subscribe, entry by entry)."""
+    def replay(self, journal: Journal, since_seq: int = 0) -> list[dict[str, Any]]:
+        """What ``GET /api/events?since=N`` replays now (the backend's subscribe, entry by entry)."""
         self.backend.refresh()
-        return [self.backend._view.public_entry(entry) for entry in journal.entries()]
+        return [self.backend._view.public_entry(entry) for entry in journal.entries(since_seq=since_seq)]
 
     def get(self, role: str, path: str) -> tuple[int, str, Format]:
-        response = self.clients[role].get(path, follow_redirects=False)
+        client = self.clients.get(role)
+        if client is None:
+            client = self.clients[role] = self._login(*self._users[role])
+        response = client.get(path, follow_redirects=False)
         kind = response.headers.get("content-type", "")
         format_: Format = "json" if "json" in kind else "html" if "html" in kind else "text"
         return response.status_code, response.text, format_
@@ -298,9 +299,26 @@ def command_texts(
     journal_path: Path, round_ids: list[str], watermark: int, *, text: bool = True
 ) -> list[Text]:
     """`journal show/tail`, `recall` (``round_ids``: each round's too) and `meters`, as the CLI prints
-    them: JSON always, the text forms too when ``text``."""
+    them; without ``text`` only the JSON forms of the recent entries and rounds (`journal tail -n 60
+    --json`, `recall --last 3 --json`, `meters --json`): a step's cheap read."""
     texts: list[Text] = []
-    items = run_batch(str(journal_path), None, json_only=not text)
+    if text:
+        items = run_batch(str(journal_path), None)
+    else:
+        items = []
+        for arguments in (["journal", "tail", "-n", "60", "--json"], ["recall", "--last", "3", "--json"]):
+            out, err = io.StringIO(), io.StringIO()
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                status = flushtable([*arguments, "--journal", str(journal_path)])
+            items.append(
+                {
+                    "command": "flushtable " + " ".join(arguments),
+                    "status": status,
+                    "stdout": out.getvalue(),
+                    "stderr": err.getvalue(),
+                    "format": "jsonlines" if "tail" in arguments else "json",
+                }
+            )
     for round_id in round_ids:
         items += [
             item

@@ -75,7 +75,7 @@ from tests.privacy.matching import leaks_in
 from tests.privacy.rounds import TableCards, table_cards
 from tests.privacy.table_run import _mentions
 
-EXAMPLES = int(os.environ.get("PRIVACY_PROPERTY_EXAMPLES", "12"))
+EXAMPLES = int(os.environ.get("PRIVACY_PROPERTY_EXAMPLES", "15"))
 STEPS = int(os.environ.get("PRIVACY_PROPERTY_STEPS", "25"))
 PAGE_EVERY_STEPS = 4  # the HTML pages and the commands' text forms: every 4th step, and at the end
 TABLE_ID = "T1"
@@ -207,6 +207,7 @@ class PrivacyMachine(RuleBasedStateMachine):
         self.panel: Panel | None = None
         self.table: Table | None = None
         self.deals: list[list[object]] = []
+        self._collected = 0
         self.texts_read = 0
         self.steps = 0
         self.channels_read: set[str] = set()
@@ -234,17 +235,23 @@ class PrivacyMachine(RuleBasedStateMachine):
         self.deals = []
         self.panel = Panel(self.journal, users_file())
 
-    def _do(self, act: Any) -> None:
-        table = self.table
-        assert table is not None
-        start = len(table.outputs)
-        act(table)
-        new = table.outputs[start:]
-        for out in new:
+    def _collect_deals(self, table: Table, start: int) -> int:
+        """The shoe takes each Deal command sent since ``start`` (dealt one event a step by the rules)."""
+        for out in table.outputs[start:]:
             if isinstance(out, Deal):
                 if table.next_card + sum(count for _, count in out.positions) > 52:
                     table.next_card = 0  # the next deck
                 self.deals.append(table.shoe_events(out))
+        return len(table.outputs)
+
+    def _do(self, act: Any) -> None:
+        table = self.table
+        assert table is not None
+        start = len(table.outputs)
+        self._collected = start
+        act(table)
+        new = table.outputs[start:]
+        self._collect_deals(table, self._collected)
         records = [out for out in new if isinstance(out, JournalRecord)]
         if records:
             self.journal.append_many(records)
@@ -268,25 +275,98 @@ class PrivacyMachine(RuleBasedStateMachine):
         ]
         self.steps += 1
 
-    @rule(players=st.integers(1, 4), ante=st.sampled_from([100, 500, 2500]))
-    def open_round(self, players: int, ante: int) -> None:
-        """Bets on the first seats and no more bets (nothing if a round is in play or the table held):
-        its own rule, so that most runs play rounds."""
-        self._do(lambda table: run(table, ("open", players, ante), self.deals))
+    @rule(
+        players=st.integers(1, 4),
+        ante=st.sampled_from([100, 500, 2500]),
+        dealt=st.sampled_from([0, 2, 5, 9, 14, 60]),
+    )
+    def open_round(self, players: int, ante: int, dealt: int = 0) -> None:
+        """Bets on the first seats and no more bets (nothing if a round is in play or the table held),
+        then the shoe deals ``dealt`` events of the deal (60: all of it): its own rule, so that most
+        runs play rounds, and a round is often cut short mid-deal by the next step."""
+
+        def open_and_deal(table: Table) -> None:
+            run(table, ("open", players, ante), self.deals)
+            self._collected = self._collect_deals(table, self._collected)
+            run(table, ("deal_many", dealt), self.deals)
+
+        self._do(open_and_deal)
+
+    # The rules: five that move a round on, a supervisor's clearing, and two that bring trouble
+    # (hypothesis picks a rule uniformly, so trouble is grouped: one step in four is a supervisor's
+    # hold, void or kill, a crash, or a fault).
+    @rule(
+        act=st.one_of(
+            st.tuples(st.just("hold")),
+            st.tuples(st.just("void")),
+            st.tuples(st.just("hold_and_void")),
+            st.tuples(st.just("kill_seat"), st.integers(1, 5)),
+            st.tuples(st.just("crash_and_restart")),
+        )
+    )
+    def supervisor(self, act: tuple[Any, ...]) -> None:
+        """A supervisor's hand (hold, void, kill a seat) or the controller crashing (clearing is a rule
+        of its own: a held table plays no round)."""
+        getattr(self, act[0])(*act[1:])
+
+    @rule(
+        act=st.one_of(
+            st.tuples(st.just("stray"), noise),
+            st.tuples(st.just("raise_over"), st.integers(1, 5), st.sampled_from([2, 3, 4, 10])),
+            st.tuples(
+                st.just("shoe_speaks"),
+                st.sampled_from(["jam", "misread", "card_count", "red_light", "other"]),
+                st.sampled_from([None, 0, 1, 2, 15]),
+            ),
+        )
+    )
+    def trouble(self, act: tuple[Any, ...]) -> None:
+        """Something going wrong at the table: a stray event, an over-limit raise, the shoe's fault."""
+        getattr(self, act[0])(*act[1:])
 
     @rule(action=progress)
     def make_progress(self, action: tuple[Any, ...]) -> None:
         self._do(lambda table: run(table, action, self.deals))
 
-    @rule(action=noise)
     def stray(self, action: tuple[Any, ...]) -> None:
         self._do(lambda table: run(table, action, self.deals))
 
-    @rule(events=st.integers(1, 12))
+    @rule()
+    def decisions_close(self) -> None:
+        """The decision timer runs out (undecided seats check or fold) and, once paid, the dealer
+        presses payouts done: a round reaches its reveal and settles."""
+
+        def close(table: Table) -> None:
+            table.tick(table.engine.config.decision_timeout_s + 1)
+            if table.engine.state == "paying":
+                table.call(table.engine.handle, engine_actions.PayoutsDone(), table.now_s)
+
+        self._do(close)
+
+    @rule()
+    def dealer_plays_on(self) -> None:
+        """The round in play carries on to its end as a dealer would have it (the shoe deals what was
+        asked, the decision timers run out, payouts done), bounded; a held table stays held."""
+
+        def play_on(table: Table) -> None:
+            engine = table.engine
+            for _ in range(12):  # a round has at most three deals and three decision streets
+                self._collected = self._collect_deals(table, self._collected)
+                if engine.state in engine.definition.dealing_states and self.deals:
+                    run(table, ("deal_many", 60), self.deals)
+                elif engine.state in engine.definition.decision_states:
+                    table.tick(engine.config.decision_timeout_s + 1)
+                elif engine.state == "paying":
+                    table.call(engine.handle, engine_actions.PayoutsDone(), table.now_s)
+                else:
+                    return
+
+        self._do(play_on)
+
+    @rule(events=st.integers(1, 40))
     def shoe_deals(self, events: int) -> None:
         self._do(lambda table: run(table, ("deal_many", events), self.deals))
 
-    @rule()
     def hold(self) -> None:
         self._do(
             lambda table: table.call(
@@ -294,7 +374,6 @@ class PrivacyMachine(RuleBasedStateMachine):
             )
         )
 
-    @rule()
     def void(self) -> None:
         self._do(
             lambda table: table.call(
@@ -302,11 +381,23 @@ class PrivacyMachine(RuleBasedStateMachine):
             )
         )
 
+    def hold_and_void(self) -> None:
+        """The documented way to stop a disputed round: hold the table, then void the round."""
+        self.hold()
+        self.void()
+
     @rule()
     def clear(self) -> None:
-        self._do(lambda table: run(table, ("clear",), self.deals))
+        """A supervisor checks the table and clears every latched fault (a hold included)."""
 
-    @rule(seat=st.integers(1, 5))
+        def clear_all(table: Table) -> None:
+            for fault_id in list(table.engine.latched):
+                table.call(
+                    table.engine.handle, engine_actions.ClearFault(fault_id, "sue", "checked"), table.now_s
+                )
+
+        self._do(clear_all)
+
     def kill_seat(self, seat: int) -> None:
         self._do(
             lambda table: table.call(
@@ -314,14 +405,9 @@ class PrivacyMachine(RuleBasedStateMachine):
             )
         )
 
-    @rule(seat=st.integers(1, 5), multiplier=st.sampled_from([2, 3, 4, 10]))
     def raise_over(self, seat: int, multiplier: int) -> None:
         self._do(lambda table: run(table, ("decide", seat, multiplier), self.deals))
 
-    @rule(
-        fault=st.sampled_from(["jam", "misread", "card_count", "red_light", "other"]),
-        position=st.sampled_from([None, 0, 1, 2, 15]),
-    )
     def shoe_speaks(self, fault: Any, position: int | None) -> None:
         """The shoe's own words name the last card it dealt (a device's text is data from outside)."""
         table = self.table
@@ -330,7 +416,6 @@ class PrivacyMachine(RuleBasedStateMachine):
         detail = f"jam: card {card_text(card)} at seat {position}"
         self._do(lambda table: table.event(ShufflerFault("shuffler", fault, position, detail=detail)))
 
-    @rule()
     def crash_and_restart(self) -> None:
         """The controller dies (what the engine held is lost) and starts again: recovery voids every
         open round, the engine is rebuilt from the journal, the panel starts afresh (its SSE subscriber
@@ -353,10 +438,15 @@ class PrivacyMachine(RuleBasedStateMachine):
         mark = entries[-1].seq if entries else 0
         texts: list[Text] = []
         texts += [Text("sse", "live", json.dumps(frame), "json", mark) for frame in panel.live_frames()]
-        texts.append(Text("sse", "replay since 0", json.dumps(panel.replay(self.journal)), "json", mark))
         pages = full or self.steps % PAGE_EVERY_STEPS == 0
+        # A browser reconnecting: from seq 0 on the steps that read pages, else from before the last
+        # two rounds (the round in play and the one before: what a void or a reveal changes).
+        started = [entry.seq for entry in entries if entry.kind == "round_started"]
+        since = 0 if pages or len(started) < 2 else started[-2] - 1
+        replay = json.dumps(panel.replay(self.journal, since))
+        texts.append(Text("sse", f"replay since {since}", replay, "json", mark))
         paths = panel.targets() if full else [*STEP_ROUTES, *(PAGE_ROUTES if pages else ())]
-        for role in ("viewer", "supervisor"):
+        for role in ("viewer", "supervisor") if pages else ("viewer",):
             for path in paths:
                 status, body, format_ = panel.get(role, path)
                 assert status < 500, (role, path, status, body[:300])

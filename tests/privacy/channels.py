@@ -111,6 +111,10 @@ def private_words(entry: JournalEntry) -> PrivateWords | None:
         public_reason = getattr(typed, "reason", None)
         if part.message != getattr(public_reason, "message", None):
             words.append(str(part.message))
+    # Words the entry's public part says too are public (a fault's public message may say "index 0
+    # reported twice" where its private one says the same of a position): not a leak.
+    public_text = json.dumps(entry.public)
+    words = [word for word in words if word not in public_text]
     if not words:
         return None
     positions = set(part.positions())
@@ -149,9 +153,10 @@ def round_facts(entries: list[JournalEntry]) -> dict[str, RoundFacts]:
 
 def hidden_words(entries: list[JournalEntry], watermark: int) -> list[tuple[str, PrivateWords]]:
     """Each private word not shown at ``watermark``: its round not revealed by then (or dead), or
-    about a dead seat, or outside any round."""
+    about a dead seat, or outside any round; unless a part shown by then says the same words."""
     facts = round_facts(entries)
     hidden: list[tuple[str, PrivateWords]] = []
+    shown_words: set[str] = set()
     for entry in entries:
         if entry.seq > watermark:
             break
@@ -168,7 +173,10 @@ def hidden_words(entries: list[JournalEntry], watermark: int) -> list[tuple[str,
         )
         if not shown:
             hidden.extend((word, words) for word in words.words)
-    return hidden
+        else:
+            shown_words.update(words.words)
+    # The same words shown by a revealed part explain a text that has them (as for cards: matching.py).
+    return [(word, owner) for word, owner in hidden if word not in shown_words]
 
 
 def strings_of(text: Text) -> Iterator[str]:

@@ -44,7 +44,7 @@ import structlog
 from hypothesis import HealthCheck, Phase, event, settings
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from controller.engine import Alert, JournalRecord, Refused
 from controller.engine import actions as engine_actions
@@ -75,8 +75,8 @@ from tests.privacy.matching import leaks_in
 from tests.privacy.rounds import TableCards, table_cards
 from tests.privacy.table_run import _mentions
 
-EXAMPLES = int(os.environ.get("PRIVACY_PROPERTY_EXAMPLES", "15"))
-STEPS = int(os.environ.get("PRIVACY_PROPERTY_STEPS", "25"))
+EXAMPLES = int(os.environ.get("PRIVACY_PROPERTY_EXAMPLES", "20"))
+STEPS = int(os.environ.get("PRIVACY_PROPERTY_STEPS", "15"))
 PAGE_EVERY_STEPS = 4  # the HTML pages and the commands' text forms: every 4th step, and at the end
 TABLE_ID = "T1"
 CLOSINGS = ("round_settled", "round_dead", "round_voided")
@@ -213,11 +213,26 @@ class PrivacyMachine(RuleBasedStateMachine):
         self.channels_read: set[str] = set()
 
     # --- the table ------------------------------------------------------------------------------
-    @initialize(config_index=st.integers(0, len(CONFIGS) - 1), deck_seed=st.integers(0, 2**32 - 1))
-    def open_table(self, config_index: int, deck_seed: int) -> None:
+    @initialize(
+        config_index=st.integers(0, len(CONFIGS) - 1),
+        deck_seed=st.integers(0, 2**32 - 1),
+        first_round=st.tuples(st.integers(1, 4), st.sampled_from([100, 500, 2500])),
+        dealt=st.sampled_from([0, 2, 5, 9, 14, 60]),
+    )
+    def open_table(
+        self,
+        config_index: int,
+        deck_seed: int,
+        first_round: tuple[int, int] | None = None,
+        dealt: int = 0,
+    ) -> None:
+        """The table, and (in the property runs) its first round in play with ``dealt`` events of its
+        deal dealt: what the rules do next meets a round mid-deal or in its decisions."""
         self.config = CONFIGS[config_index]
         self.rng = random.Random(deck_seed)
         self._start_engine()
+        if first_round is not None:
+            self.open_round(*first_round, dealt)
 
     def open_stacked(self, config_index: int, deck: list[int]) -> None:
         """For the scripted tests: the table on a stacked deck (tests/engine/table.py's ``stack``)."""
@@ -234,6 +249,25 @@ class PrivacyMachine(RuleBasedStateMachine):
         self.table = Table(self.config, deck, recovered, auto_deal=False)
         self.deals = []
         self.panel = Panel(self.journal, users_file())
+
+    # Preconditions: a rule is picked only where it can do something (a round opens at an idle table
+    # that is not held; a void, the dealer's play and the timers need a round in play; a clear needs
+    # a latched fault; the shoe deals what it was asked for). Trouble and a supervisor's hand come
+    # at any time.
+    def _table_free(self) -> bool:
+        return self.table is not None and self.table.engine.state == "idle" and not self.table.engine.latched
+
+    def _round_in_play(self) -> bool:
+        return (
+            self.table is not None
+            and self.table.engine.round is not None
+            and self.table.engine.state
+            not in (
+                "idle",
+                "complete",
+                "dead",
+            )
+        )
 
     def _collect_deals(self, table: Table, start: int) -> int:
         """The shoe takes each Deal command sent since ``start`` (dealt one event a step by the rules)."""
@@ -275,6 +309,7 @@ class PrivacyMachine(RuleBasedStateMachine):
         ]
         self.steps += 1
 
+    @precondition(lambda self: self._table_free())
     @rule(
         players=st.integers(1, 4),
         ante=st.sampled_from([100, 500, 2500]),
@@ -307,6 +342,7 @@ class PrivacyMachine(RuleBasedStateMachine):
         rules of their own: a held table plays no round, and a void is how a round is stopped)."""
         getattr(self, act[0])(*act[1:])
 
+    @precondition(lambda self: self._round_in_play())
     @rule(hold_first=st.booleans())
     def stop_the_round(self, hold_first: bool) -> None:
         """A supervisor voids the round in play, holding the table first or not (the documented way
@@ -337,6 +373,7 @@ class PrivacyMachine(RuleBasedStateMachine):
     def stray(self, action: tuple[Any, ...]) -> None:
         self._do(lambda table: run(table, action, self.deals))
 
+    @precondition(lambda self: self._round_in_play())
     @rule()
     def decisions_close(self) -> None:
         """The decision timer runs out (undecided seats check or fold) and, once paid, the dealer
@@ -349,6 +386,7 @@ class PrivacyMachine(RuleBasedStateMachine):
 
         self._do(close)
 
+    @precondition(lambda self: self._round_in_play())
     @rule()
     def dealer_plays_on(self) -> None:
         """The round in play carries on to its end as a dealer would have it (the shoe deals what was
@@ -369,6 +407,7 @@ class PrivacyMachine(RuleBasedStateMachine):
 
         self._do(play_on)
 
+    @precondition(lambda self: bool(self.deals))
     @rule(events=st.integers(1, 40))
     def shoe_deals(self, events: int) -> None:
         self._do(lambda table: run(table, ("deal_many", events), self.deals))
@@ -387,6 +426,7 @@ class PrivacyMachine(RuleBasedStateMachine):
             )
         )
 
+    @precondition(lambda self: self.table is not None and bool(self.table.engine.latched))
     @rule()
     def clear(self) -> None:
         """A supervisor checks the table and clears every latched fault (a hold included)."""

@@ -174,3 +174,11 @@ def test_the_property_tests_counterexample_on_the_old_gate(machine: PrivacyMachi
     machine.shoe_deals(events=1)
     machine.stray(action=("void",))
     machine.nothing_shown_before_its_reveal_and_money_adds_up()
+
+
+def test_the_property_tests_shortest_counterexample_on_the_old_gate(machine: PrivacyMachine) -> None:
+    """The property test with PRIVACY_PROPERTY_SHRINK=0 --hypothesis-seed=4 on main's gate: four seats
+    bet, fourteen events of the deal dealt, the supervisor voids. Every dealt card showed after it."""
+    machine.open_table(config_index=0, deck_seed=160732167, first_round=(4, 2500), dealt=14)
+    machine.stop_the_round(hold_first=False)
+    machine.nothing_shown_before_its_reveal_and_money_adds_up()

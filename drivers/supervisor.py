@@ -439,8 +439,14 @@ class DeviceDriver:
                     self._publish(domain_event)
             return
         if isinstance(message, ErrorReport):
+            # The device's own words (``detail``) are data from outside: a shoe's may name a card
+            # ("jam: card 4d at seat 1"). They never go to a public channel raw: the health row (the
+            # panel's devices table, /api/devices) and the log line say only that the device refused
+            # which command and its code. The shoe's words reach the journal through ``refused`` (a
+            # ShufflerFault, whose text is the fault's private part: shown once the round is revealed).
             self._health = replace(
-                self._health, last_error=f"device refused seq {message.refused_seq}: {message.detail}"
+                self._health,
+                last_error=f"device refused seq {message.refused_seq} (code {message.code})",
             )
             for domain_event in self.refused(message):
                 self._publish(domain_event)
@@ -449,7 +455,7 @@ class DeviceDriver:
                 device=self.name,
                 code=message.code,
                 seq=message.refused_seq,
-                detail=message.detail,
+                detail_chars=len(message.detail),
             )
             return
         for domain_event in self.translate(message):

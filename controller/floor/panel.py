@@ -658,7 +658,7 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         try:
             rows = await query(
                 "SELECT e.seq, e.time_text, e.round_id, e.source, e.kind, e.payload::text AS payload_text, "
-                "p.private_text FROM floor_entries e LEFT JOIN floor_private p USING (table_id, seq) "
+                "p.private_text FROM floor_entries e LEFT JOIN floor_private_shown p USING (table_id, seq) "
                 "WHERE e.table_id = %s AND e.round_id = %s ORDER BY e.seq",
                 (table_id, round_id),
             )
@@ -689,7 +689,9 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
                 "seq": row["seq"], "time_utc": row["time_text"], "kind": row["kind"], "source": row["source"],
                 "public": canonical_json(json.loads(row["payload_text"])),
                 "private": canonical_json(private) if private is not None else None,
-                "withheld": row["private_text"] is None and row["kind"] in _KINDS_WITH_PRIVATE,
+                # Not shown, whether the floor holds it or not (a part it holds of a round voided
+                # before its reveal stays withheld: issue 22).
+                "withheld": private is None and row["kind"] in _KINDS_WITH_PRIVATE,
             })  # fmt: skip
         round_state = state.round(round_id)
         return {

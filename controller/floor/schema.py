@@ -7,7 +7,9 @@ never edited (a test checks the recorded versions match this list).
 
 Roles (``ensure_roles``, run once by a superuser): ``flushtable_floor_writer`` writes what the floor
 service writes and nothing else (no DELETE anywhere; ``floor_entries`` and ``floor_private`` refuse
-UPDATE and DELETE by trigger even for their owner); ``flushtable_floor_reporting`` reads only.
+UPDATE and DELETE by trigger even for their owner); ``flushtable_floor_reporting`` reads only, and
+reads private parts only through ``floor_private_shown`` (migration 5: never a part the table's gate
+would not show now).
 """
 
 from __future__ import annotations
@@ -251,6 +253,43 @@ CREATE TRIGGER floor_release_applied_append_only BEFORE UPDATE OR DELETE ON floo
     FOR EACH ROW EXECUTE FUNCTION floor_refuse_change();
 """,
     ),
+    Migration(
+        5,
+        "private parts shown to readers only while the table's gate shows them (issue 22)",
+        """
+-- docs/floor.md "Private parts". floor_private keeps every private part the floor took (append-only,
+-- verified against its commitment); readers (the reporting role, the floor panel, floor verify) read
+-- floor_private_shown, which holds a part only while the table's own gate would show it: never a
+-- dead round's, never one about a dead seat (its position, a first position, a refused decision's seat),
+-- and of a voided round only if the round reached its reveal before the void, or a community card
+-- (position 15) taken before the void (a Chase street's cards, turned in front of everyone). So a part
+-- an older uplink released when a void ended the round (the old gate counted the round's end as its
+-- reveal) is held, but no longer shown.
+CREATE VIEW floor_private_shown AS
+    SELECT p.table_id, p.seq, p.private_text, p.stream_seq, p.floor_committed_utc
+    FROM floor_private p
+    JOIN floor_entries e USING (table_id, seq)
+    JOIN floor_rounds r ON r.table_id = e.table_id AND r.round_id = e.round_id
+    WHERE r.status <> 'dead'
+      AND NOT EXISTS (
+          SELECT 1 FROM floor_entries d
+          WHERE d.table_id = e.table_id AND d.round_id = e.round_id AND d.kind = 'dead_hand'
+            AND d.payload->>'seat' IN (
+                e.payload->>'seat',
+                substring(p.private_text from '"position":([0-9]+)'),
+                substring(p.private_text from '"first_position":([0-9]+)')))
+      AND (r.status <> 'void'
+           OR EXISTS (
+               SELECT 1 FROM floor_entries v
+               WHERE v.table_id = e.table_id AND v.round_id = e.round_id AND v.kind = 'state_changed'
+                 AND v.payload->>'to' = 'reveal')
+           OR (e.kind = 'card_dealt'
+               AND substring(p.private_text from '"position":([0-9]+)') = '15'
+               AND p.stream_seq < (
+                   SELECT c.stream_seq FROM floor_entries c
+                   WHERE c.table_id = r.table_id AND c.seq = r.closed_seq)));
+""",
+    ),
 )
 
 _GRANTS = f"""
@@ -261,6 +300,7 @@ GRANT USAGE ON SEQUENCE floor_alerts_alert_id_seq TO {WRITER_ROLE};
 GRANT SELECT, INSERT ON floor_releases, floor_release_applied TO {WRITER_ROLE};
 GRANT USAGE ON SEQUENCE floor_releases_release_id_seq TO {WRITER_ROLE};
 GRANT SELECT ON ALL TABLES IN SCHEMA public TO {REPORTING_ROLE};
+REVOKE SELECT ON floor_private FROM {REPORTING_ROLE};
 """
 
 

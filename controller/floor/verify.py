@@ -1,6 +1,7 @@
 """Check the floor's record of a table against its own chain: every hash recomputed from the columns
-PostgreSQL holds, every link, every private part against its commitment (`flushtable floor demo`, tests
-and an auditor's query all use this)."""
+PostgreSQL holds, every link, every private part a reader may see (``floor_private_shown``: the parts
+the table's gate shows; the service checked every part it took against its commitment as it took it)
+against its commitment (`flushtable floor demo`, tests and an auditor's query all use this)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def verify_table(connection: psycopg.Connection[Any], table_id: str) -> ChainChe
     count = 0
     cursor = connection.execute(
         "SELECT e.seq, e.time_text, e.round_id, e.source, e.kind, e.version, e.payload, e.private_digest, "
-        "e.prev_hash, e.hash, p.private_text FROM floor_entries e LEFT JOIN floor_private p "
+        "e.prev_hash, e.hash, p.private_text FROM floor_entries e LEFT JOIN floor_private_shown p "
         "USING (table_id, seq) WHERE e.table_id = %s ORDER BY e.seq",
         (table_id,),
     )

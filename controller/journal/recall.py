@@ -2,12 +2,13 @@
 
 ``{"round_id", "status": "settled" | "dead" | "void", "round": <settle input>, "settlement": <settle
 output>, "bank_by_seat" (a designated player's settled round only), "faults": [fault_raised payloads
-of the round], "events": [{"seq", "time_utc", "source", "kind", "payload", "private", "hidden"} of the
-round]}`` (docs/journal.md "Recall"). A settled round is
-revealed, so its record carries its cards (never a dead seat's: they are not in its round); a dead or
-voided round's record carries no card, and its entries' private parts are withheld unless an auditor
-asks for them (``with_private``). Only closed rounds are recalled: an open round is either being played
-(its cards must not show) or will be voided by recovery at the next start.
+of the round], "dead_hands": {seat: why, in the dead_hand entry's public words}, "events":
+[{"seq", "time_utc", "source", "kind", "payload", "private", "hidden"} of the round]}``
+(docs/journal.md "Recall"). A settled round is revealed, so its record carries its cards (never a dead
+seat's: they are not in its round); a dead or voided round's record carries no card, and its entries'
+private parts are withheld unless an auditor asks for them (``with_private``). Only closed rounds are
+recalled: an open round is either being played (its cards must not show) or will be voided by recovery at
+the next start.
 """
 
 from __future__ import annotations
@@ -72,6 +73,14 @@ def _record(journal: Journal, closing: JournalEntry, with_private: bool) -> dict
             for entry in events
             if entry.kind == "fault_raised"
         ],
+        # Why each dead seat is dead, in the dead_hand entry's public words ("killed by a supervisor:
+        # exposed hand"): the settlement only knows the seat had no cards, which it reads as a wrong
+        # card count; a kill is recalled as a kill.
+        "dead_hands": {
+            str(entry.payload["seat"]): str((entry.payload.get("reason") or {}).get("message", ""))
+            for entry in events
+            if entry.kind == "dead_hand" and entry.payload.get("seat") is not None
+        },
         "events": [_event(entry, state, with_private) for entry in events],
     }
 

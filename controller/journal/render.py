@@ -76,11 +76,13 @@ def settlement_lines(
     fmt: MoneyFormat = money,
     *,
     withheld_dead: bool = True,
+    dead_reasons: Mapping[str, str] | None = None,
 ) -> list[str]:
     """A settled round's body, as lines: the banker's cards and hand, then each seat's, then totals.
 
     ``withheld_dead``: a dead hand's cards are never shown (recall, the live lines); ``settle --text``
-    prints what it was given (False)."""
+    prints what it was given (False). ``dead_reasons``: seat -> why it is dead, from the round's
+    dead_hand entries (recall's ``dead_hands``), over the settlement's own reason."""
     game = str(round_json.get("game"))
     lines: list[str] = []
     banking = round_json.get("banking") or {"mode": "house"}
@@ -108,7 +110,8 @@ def settlement_lines(
             cards = "(withheld)"
         else:
             cards = " ".join(cards_by_seat.get(number, [])) or "(no cards)"
-        reason = f": {seat['reason']}" if seat.get("reason") else ""
+        why = (dead_reasons or {}).get(str(number)) or seat.get("reason")
+        reason = f": {why}" if why else ""
         note = f"  [{status}{reason}]" if status != "live" else ""
         hand = "" if status == "dead" else describe_hand_json(seat.get("hand"))
         lines.append(f"  Seat {number:<5} {cards:<21}  {hand}{note}".rstrip())
@@ -217,7 +220,7 @@ def render_record(record: Mapping[str, Any], fmt: MoneyFormat = money) -> str:
         f"Round {record['round_id']}  {str(record['status']).upper()}  {game}, "
         f"{banking_text(round_json)}  {started}".rstrip()
     ]
-    lines.extend(settlement_lines(round_json, settlement, fmt))
+    lines.extend(settlement_lines(round_json, settlement, fmt, dead_reasons=record.get("dead_hands")))
     running = record.get("bank_by_seat")
     if isinstance(running, Mapping):  # a designated player's bank, seat by seat in settlement order
         steps = [

@@ -15,9 +15,12 @@ What it keeps:
 - meters: money and counts, from every closing entry (docs/journal.md "Meters").
 
 When a card may be shown (``RoundState.card_visible`` / ``private_visible``): a round's hole cards
-(and the banker's) once the round reaches the reveal (the machine enters a reveal state) or is
-settled; Chase the Flush's community cards as the flop (2 cards) and the turn and river (4) are turned;
-a dead hand's cards never, nor any card of a dead round, nor of a round voided before its reveal.
+(and the banker's) once a reveal happened (the machine entered ``reveal``, or ``settling``/``paying``
+after it), never by the round's end alone: a void moves the machine to ``complete`` and reveals
+nothing; Chase the Flush's community cards as the flop (2 cards) and the turn and river (4) are turned
+(and stay shown if the round is voided after); a dead hand's cards never (nor any part about its seat,
+a refused decision's detail included), nor any card of a dead round, nor of a round voided before its
+reveal.
 """
 
 from __future__ import annotations
@@ -33,7 +36,10 @@ from controller.journal.kinds import STATUS_BY_CLOSING_KIND
 from controller.names import round_number
 from controller.rules.games import GAMES
 
-REVEAL_STATES = frozenset({m.REVEAL, m.SETTLING, m.PAYING, m.COMPLETE})
+# The states that mean the cards were turned. Not ``complete``: a void (a supervisor's, recovery's)
+# moves the round there from anywhere, and a round's end is not its reveal (issue 22). A settled round
+# passed through ``reveal`` on its way to ``complete``.
+REVEAL_STATES = frozenset({m.REVEAL, m.SETTLING, m.PAYING})
 # Chase the Flush: how many community cards are face up in each street's decision state.
 COMMUNITY_TURNED: dict[str, int] = {m.FLOP: 2, m.RIVER: 4}
 DEALER_POSITION = 0
@@ -135,16 +141,22 @@ class RoundState:
     # --- what may be shown ----------------------------------------------------------------------
     @property
     def cards_public(self) -> bool:
-        """The round's cards are revealed (a dead hand's excepted): never for a dead or voided round."""
-        return self.status != "dead" and (self.reached_reveal or self.status == "settled")
+        """The round's cards are revealed (a dead hand's excepted): only by a reveal that happened
+        (never by the round's end: a round voided before its reveal keeps them private for good), and
+        never for a dead round."""
+        return self.status != "dead" and self.reached_reveal
+
+    def seat_dead(self, seat: int) -> bool:
+        """Nothing about this seat's hand is ever shown: its hand is dead, or the whole round is."""
+        return self.status == "dead" or seat in self.dead_seats
 
     def card_visible(self, position: int, index: int) -> bool:
-        if self.status in ("dead", "void") and not self.reached_reveal:
-            return False
-        if self.status == "dead" or position in self.dead_seats:
+        if self.seat_dead(position):
             return False
         if self.cards_public:
             return True
+        # Chase the Flush: a street's community cards were turned in front of everyone; a void after
+        # it keeps those (and only those) shown.
         return position == COMMUNITY_POSITION and index < self.community_visible
 
 
@@ -418,7 +430,12 @@ class TableState:
             return round_state.card_visible(part.position, index)
         if not round_state.cards_public:
             return False
-        return not (part.positions() & round_state.dead_seats)
+        positions = set(part.positions())
+        if isinstance(entry, e.DecisionRefused):
+            # A refusal's limit speaks of the seat's hand ("exactly 10.00 with a 4-card flush"): it
+            # follows the seat's privacy, so a killed seat's is never shown.
+            positions.add(entry.seat)
+        return not any(round_state.seat_dead(position) for position in positions)
 
     # --- folding ------------------------------------------------------------------------------
     def apply_all(self, stored_entries: Iterable[Stored]) -> TableState:

@@ -326,6 +326,7 @@ def recall_view(record: Mapping[str, Any]) -> dict[str, Any]:
     }
     dealer = settlement.get("dealer") if isinstance(settlement.get("dealer"), Mapping) else None
     banking = round_json.get("banking") or {"mode": "house"}
+    dead_reasons: Mapping[str, Any] = record.get("dead_hands") or {}
     seats = []
     for seat in settlement.get("seats") or []:
         if not isinstance(seat, Mapping):
@@ -349,7 +350,9 @@ def recall_view(record: Mapping[str, Any]) -> dict[str, Any]:
             {
                 "seat": seat.get("seat"),
                 "status": status,
-                "reason": seat.get("reason"),
+                # A kill is recalled as a kill (the dead_hand entry's words), not as the settlement's
+                # "wrong card count" for a seat with no cards.
+                "reason": dead_reasons.get(str(seat.get("seat"))) or seat.get("reason"),
                 "cards": [] if status == "dead" else cards_by_seat.get(seat.get("seat"), []),
                 "hand": "" if status == "dead" else describe_hand_json(seat.get("hand")),
                 "wagers": wagers,

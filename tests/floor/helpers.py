@@ -122,7 +122,7 @@ def floor_problems(floor: EmbeddedFloor, tables: Tables | dict[str, Path]) -> li
                     problems.append(f"{table_id}: entry {seq} out of stream order")
                 previous, last_stream = hash_, stream_seq
             private_rows = connection.execute(
-                "SELECT seq FROM floor_private WHERE table_id = %s", (table_id,)
+                "SELECT seq FROM floor_private_shown WHERE table_id = %s", (table_id,)
             ).fetchall()
             got_private = {int(seq) for (seq,) in private_rows}
             if got_private != privates:
@@ -135,7 +135,7 @@ def floor_problems(floor: EmbeddedFloor, tables: Tables | dict[str, Path]) -> li
 
 def private_count(floor: EmbeddedFloor) -> int:
     with psycopg.connect(floor.reporting_dsn) as connection:
-        row = connection.execute("SELECT count(*) FROM floor_private").fetchone()
+        row = connection.execute("SELECT count(*) FROM floor_private_shown").fetchone()
         return int(row[0]) if row else 0
 
 

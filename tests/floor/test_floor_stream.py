@@ -105,7 +105,7 @@ def test_every_entry_once_in_order_with_private_parts_only_after_reveal(
                 ).fetchone()
                 assert status is not None
                 card_privates = connection.execute(
-                    "SELECT count(*) FROM floor_private p JOIN floor_entries e USING (table_id, seq) "
+                    "SELECT count(*) FROM floor_private_shown p JOIN floor_entries e USING (table_id, seq) "
                     "WHERE e.table_id = %s AND e.round_id = %s AND e.kind = 'card_dealt'",
                     (table_id, round_id),
                 ).fetchone()

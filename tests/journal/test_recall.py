@@ -50,7 +50,7 @@ def test_records_follow_the_contract(journal_path: Path, table_history: list[str
     assert [record["round_id"] for record in audit] == table_history
     with Journal.open_existing(journal_path) as journal:
         for record, audited in zip(records, audit, strict=True):
-            contract = {"round_id", "status", "round", "settlement", "faults", "events"}
+            contract = {"round_id", "status", "round", "settlement", "faults", "dead_hands", "events"}
             dp_settled = record["status"] == "settled" and record["round"]["banking"]["mode"] != "house"
             # A designated player's settled round also carries the bank after each seat is paid.
             assert set(record) == contract | ({"bank_by_seat"} if dp_settled else set())

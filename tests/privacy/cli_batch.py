@@ -37,9 +37,11 @@ def commands(journal: str, round_id: str | None) -> list[tuple[list[str], str]]:
     return listed
 
 
-def run_batch(journal: str, round_id: str | None) -> list[dict[str, Any]]:
+def run_batch(journal: str, round_id: str | None, *, json_only: bool = False) -> list[dict[str, Any]]:
     results: list[dict[str, Any]] = []
     for arguments, format_ in commands(journal, round_id):
+        if json_only and "--json" not in arguments:
+            continue
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             status = flushtable(arguments)

@@ -7,12 +7,15 @@ public and private parts together.
 
 When a card becomes public (its ``public_seq``):
 
-- a round's cards at its reveal, the ``round_settled`` entry;
+- a round's cards at its reveal: the round's ``state_changed`` into ``reveal`` (or its ``round_settled``
+  entry, if the journal has no such state change), unless the round is closed ``round_dead``; a
+  round voided *after* its reveal keeps them shown (they were turned in front of everyone), a round
+  voided before it never shows them (its end is no reveal: issue 22);
 - Chase the Flush's community cards (position 15) are dealt face up: the flop's two at the round's
   ``state_changed`` into ``flop``, the turn and river at the one into ``river`` (the table sees them
   turned; docs/panel.md, "Hidden cards"), even if the round dies later;
 - never: the cards of a seat with a ``dead_hand`` entry, and every hole card of a round closed
-  ``round_dead`` or ``round_voided`` or not closed at all when the run ended.
+  ``round_dead``, or voided before its reveal, or not revealed when the run ended.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from controller.engine.machine import FLOP, RIVER
+from controller.engine.machine import FLOP, REVEAL, RIVER
 from controller.journal.store import Journal
 from controller.rules.cards import parse_card
 from drivers.events import COMMUNITY_POSITION
@@ -55,7 +58,7 @@ class RoundCards:
     started_seq: int
     cards: list[DealtCard] = field(default_factory=list)
     closing: str | None = None  # round_settled | round_dead | round_voided | None (left open)
-    reveal_seq: int | None = None  # the round_settled entry's seq
+    reveal_seq: int | None = None  # the entry that revealed it (state_changed into reveal, or round_settled)
     reveal_utc: str | None = None
     dead_positions: frozenset[int] = frozenset()
 
@@ -103,12 +106,16 @@ def table_cards(entries: Iterable[Any]) -> TableCards:
         elif entry.kind == "dead_hand" and payload.get("seat") is not None:
             dead.setdefault(round_id, set()).add(int(payload["seat"]))
         elif entry.kind == "state_changed" and payload.get("machine", "round") == "round":
-            shown = COMMUNITY_TURNED.get(str(payload.get("to")))
+            to = str(payload.get("to"))
+            shown = COMMUNITY_TURNED.get(to)
             if shown is not None:
                 turned.setdefault(round_id, []).append((entry.seq, shown))
+            if to == REVEAL and round_.reveal_seq is None and round_.closing is None:
+                round_.reveal_seq = entry.seq
+                round_.reveal_utc = entry.time_utc
         elif entry.kind in ("round_settled", "round_dead", "round_voided"):
             round_.closing = entry.kind
-            if entry.kind == "round_settled":
+            if entry.kind == "round_settled" and round_.reveal_seq is None:
                 round_.reveal_seq = entry.seq
                 round_.reveal_utc = entry.time_utc
     for round_id, round_ in rounds.items():
@@ -117,7 +124,7 @@ def table_cards(entries: Iterable[Any]) -> TableCards:
             position, index = int(payload["position"]), int(payload["index"])
             code = str(payload["card"])
             public_seq: int | None = None
-            if position not in round_.dead_positions and round_.closing == "round_settled":
+            if position not in round_.dead_positions and round_.closing != "round_dead":
                 public_seq = round_.reveal_seq
             if position == COMMUNITY_POSITION:
                 for turned_seq, shown in turned.get(round_id, []):

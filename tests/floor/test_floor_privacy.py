@@ -1,0 +1,280 @@
+"""Private parts the floor already holds of rounds it must not show (issue 22), on a real nats-server and
+PostgreSQL: journals written by the real engine, sent by the real uplink under the *old* gate (which
+counted a void's ``complete`` as the reveal and let a killed seat's refusal through: the copy below),
+taken by the real floor service. Then, with today's gate:
+
+- the floor still holds every part it took (``floor_private`` is append-only: nothing is deleted);
+- the reporting role cannot read ``floor_private``; ``floor_private_shown`` (and so `floor verify` and
+  the floor panel's round page) holds none of a round voided before its reveal, none about a killed
+  seat, a Chase round voided after the flop's two community cards and nothing else of it, and a settled
+  round's live hands as before;
+- the journals verify (`flushtable journal verify`), and `journal show` prints none of those cards.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+import pytest
+
+from controller.cli import main as flushtable
+from controller.engine import JournalRecord, TableConfig
+from controller.engine import actions as engine_actions
+from controller.engine.state import RecoveredState
+from controller.floor.panel import FloorPanelSettings, FloorUser, serve_panel
+from controller.floor.service import FloorService
+from controller.floor.verify import verify_table
+from controller.journal import entries as e
+from controller.journal.recovery import rebuild_state
+from controller.journal.state import COMMUNITY_POSITION, Stored, TableState
+from controller.journal.store import Journal
+from drivers.events import Deal
+from tests.engine.table import Table, stack
+from tests.engine.test_properties import run
+from tests.engine.test_rounds import HCF_DEALER, HCF_SEAT1, HCF_SEAT3
+from tests.floor.conftest import MakeFloor
+from tests.floor.helpers import Running, Tables, expected_messages, last_seq, wait_until
+from tests.floor.test_floor_sessions import WAIT_S, login
+
+PASSWORD = "manager-pw"
+USERS = {"mo": FloorUser.with_password("mo", "manager", PASSWORD)}
+
+
+def old_private_visible(self: TableState, stored: Stored) -> bool:
+    """main's gate before issue 22, as the uplink applied it: a void's ``complete`` counted as the
+    reveal, and a refused decision's limit ignored its seat's death."""
+    part = stored.entry.private_part()
+    if part is None:
+        return True
+    round_state = self.round(stored.round_id)
+    if round_state is None:
+        return False
+    reached = round_state.reached_reveal or round_state.status in ("settled", "void")
+    public = round_state.status != "dead" and reached
+    if isinstance(part, e.CardDealtPrivate):
+        if round_state.status == "dead" or part.position in round_state.dead_seats:
+            return False
+        if public:
+            return True
+        community = list(round_state.cards.get(COMMUNITY_POSITION, {}).values())
+        index = community.index(part.card) if part.card in community else len(community)
+        return part.position == COMMUNITY_POSITION and index < round_state.community_visible
+    return public and not (part.positions() & round_state.dead_seats)
+
+
+def played(
+    journal: Journal, config: TableConfig, deck: list[int], steps: list[Callable[[Table], Any]]
+) -> Table:
+    """The real engine, each step's journal records appended as the daemon does (the shoe deals only
+    when a step says so: ``deal_many``)."""
+    table = Table(config, deck, auto_deal=False)
+    deals: list[list[object]] = []
+    for step in steps:
+        start = len(table.outputs)
+        step(table)
+        new = table.outputs[start:]
+        for out in new:
+            if isinstance(out, Deal):
+                deals.append(table.shoe_events(out))
+        records = [out for out in new if isinstance(out, JournalRecord)]
+        if records:
+            journal.append_many(records)
+        table.deals = deals  # type: ignore[attr-defined]
+    return table
+
+
+def act(name: str, *args: Any) -> Callable[[Table], Any]:
+    def step(table: Table) -> Any:
+        return run(table, (name, *args), getattr(table, "deals", []))
+
+    return step
+
+
+def engine(action: object) -> Callable[[Table], Any]:
+    return lambda table: table.call(table.engine.handle, action, table.now_s)
+
+
+def cli(*arguments: str) -> tuple[int, str]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        status = flushtable(list(arguments))
+    return status, out.getvalue()
+
+
+def test_parts_the_floor_holds_of_voided_rounds_and_killed_seats_are_no_longer_shown(
+    tmp_path: Path, make_floor: MakeFloor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ids = ["T001", "T002"]
+    floor = make_floor(ids, ack_wait_s=2)
+    tables = Tables(tmp_path / "tables", ids)
+    hcf = TableConfig(table_id="T001")
+    chase = TableConfig(table_id="T002", game="chase-the-flush", seats=(1, 2, 3, 4, 5, 6, 7))
+    deck = stack(HCF_SEAT1, HCF_SEAT3, HCF_DEALER)
+    # T001: round 1 held during the deal and voided; round 2: seat 1's raise refused over the limit,
+    # seat 1 killed, the round settled.
+    hold = engine(engine_actions.HoldTable("disputed", "sue"))
+    table = played(
+        tables.journals["T001"], hcf, deck,
+        [act("open", 2, 500), act("deal_many", 9), hold, engine(engine_actions.VoidRound("disputed", "sue"))],
+    )  # fmt: skip
+    latched = list(table.engine.latched)
+    assert latched
+    recovered = tables.journals["T001"]
+    second = Table(hcf, deck, RecoveredState.from_table_state(rebuild_state(recovered)), auto_deal=False)
+    steps = [
+        *(engine(engine_actions.ClearFault(fault, "sue", "checked")) for fault in latched),
+        act("open", 2, 500),
+        act("deal_many", 40),
+        act("decide", 1, 3),
+        engine(engine_actions.KillSeat(1, "exposed hand", "sue")),
+        act("decide", 2, 1),
+        act("key", "confirm", None),
+    ]
+    deals: list[list[object]] = []
+    for step in steps:
+        start = len(second.outputs)
+        second.deals = deals  # type: ignore[attr-defined]
+        step(second)
+        new = second.outputs[start:]
+        deals.extend(second.shoe_events(out) for out in new if isinstance(out, Deal))
+        records = [out for out in new if isinstance(out, JournalRecord)]
+        if records:
+            recovered.append_many(records)
+    # T002: Chase, the flop turned, then voided.
+    played(
+        tables.journals["T002"], chase, list(range(52)),
+        [act("open", 2, 500), act("deal_many", 40), act("tick", 31.0), act("deal_many", 40),
+         engine(engine_actions.VoidRound("disputed", "sue"))],
+    )  # fmt: skip
+    # The flop: the first two community cards the shoe dealt (a trusted read of the journal).
+    flop = [
+        entry.payload["card"]
+        for entry in tables.journals["T002"].entries(kinds=["card_dealt"])
+        if entry.payload["position"] == COMMUNITY_POSITION
+    ][:2]
+    rounds = {
+        table_id: [str(r.round_id) for r in tables.journals[table_id].entries(kinds=["round_started"])]
+        for table_id in ids
+    }
+    voided_hcf, killed_round = rounds["T001"]
+    (voided_chase,) = rounds["T002"]
+    kinds = {r: [x.kind for x in tables.journals["T001"].entries(round_id=r)] for r in rounds["T001"]}
+    assert "round_voided" in kinds[voided_hcf]
+    assert "decision_refused" in kinds[killed_round]
+    assert "round_settled" in kinds[killed_round]
+
+    # The old uplink: what it released is on the floor for good.
+    monkeypatch.setattr(TableState, "private_visible", old_private_visible)
+
+    async def send() -> None:
+        running = Running(floor, tables)
+        running.start_uplinks()
+        service = FloorService(floor.floor_config())
+        running.tasks.append(asyncio.create_task(service.run(running.stop)))
+        total = sum(last_seq(tables.journals[t]) for t in ids)
+        # What the old uplink releases (the outbox's own rule, under the old gate).
+        privates = sum(len(expected_messages(tables.path(t), t)[1]) for t in ids)
+
+        async def all_there() -> bool:
+            with psycopg.connect(floor.writer_dsn) as connection:
+                entries = connection.execute("SELECT count(*) FROM floor_entries").fetchone()
+                parts = connection.execute("SELECT count(*) FROM floor_private").fetchone()
+            return entries == (total,) and parts == (privates,)
+
+        await wait_until(all_there, 60, "every entry and released private part on the floor")
+        await running.close()
+
+    asyncio.run(send())
+    monkeypatch.undo()
+
+    with psycopg.connect(floor.writer_dsn) as connection:
+        held = connection.execute(
+            "SELECT e.table_id, e.round_id, e.kind, p.private_text FROM floor_private p "
+            "JOIN floor_entries e USING (table_id, seq)"
+        ).fetchall()
+    held_void = [row for row in held if row[1] == voided_hcf and row[2] == "card_dealt"]
+    assert len(held_void) == 8, "the old uplink released the voided round's cards at the void"
+    assert any(row[1] == killed_round and row[2] == "decision_refused" for row in held)
+    assert len([row for row in held if row[1] == voided_chase and row[2] == "card_dealt"]) > 2
+
+    with psycopg.connect(floor.reporting_dsn) as connection:
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            connection.execute("SELECT count(*) FROM floor_private")
+        connection.rollback()
+        shown = connection.execute(
+            "SELECT e.table_id, e.round_id, e.kind, p.private_text FROM floor_private_shown p "
+            "JOIN floor_entries e USING (table_id, seq)"
+        ).fetchall()
+        for table_id in ids:
+            check = verify_table(connection, table_id)
+            assert check.ok, check.problem
+    assert not [row for row in shown if row[1] == voided_hcf]
+    assert not [row for row in shown if row[2] == "decision_refused"]
+    chase_shown = [json.loads(row[3])["part"]["card"] for row in shown if row[1] == voided_chase]
+    assert len(flop) == 2
+    assert sorted(chase_shown) == sorted(flop)
+    killed_cards = {
+        json.loads(row[3])["part"]["card"]
+        for row in shown
+        if row[1] == killed_round and row[2] == "card_dealt"
+    }
+    assert killed_cards >= set(HCF_SEAT3) - set(HCF_SEAT1)
+    assert not killed_cards & set(HCF_SEAT1)
+
+    # The floor panel's round page (its JSON) for the voided round: every part withheld.
+    async def panel() -> list[dict[str, Any]]:
+        server = await serve_panel(FloorPanelSettings(floor.reporting_dsn, None, USERS), port=0)
+        try:
+            async with httpx.AsyncClient(base_url=server.url, timeout=WAIT_S) as client:
+                await login(client, "mo", PASSWORD)
+                answers = []
+                for table_id, round_id in (
+                    ("T001", voided_hcf),
+                    ("T001", killed_round),
+                    ("T002", voided_chase),
+                ):
+                    response = await client.get(f"/api/tables/{table_id}/rounds/{round_id}")
+                    assert response.status_code == 200, response.text
+                    answers.append(response.json())
+                    page = await client.get(f"/tables/{table_id}/rounds/{round_id}")
+                    assert page.status_code == 200
+                    for code in HCF_SEAT1 if table_id == "T001" else ():
+                        assert f'"card":"{code}"' not in page.text.replace("&#34;", '"').replace(" ", "")
+                return answers
+        finally:
+            await server.stop()
+
+    void_page, killed_page, chase_page = asyncio.run(panel())
+    cards = [event for event in void_page["events"] if event["kind"] == "card_dealt"]
+    assert cards
+    assert all(event["private"] is None and event["withheld"] for event in cards)
+    refusal = [event for event in killed_page["events"] if event["kind"] == "decision_refused"]
+    assert refusal
+    assert refusal[0]["private"] is None
+    chase_private = [
+        json.loads(event["private"])["card"] for event in chase_page["events"] if event["private"]
+    ]
+    assert len(chase_private) == 2
+
+    # The journals themselves: unchanged, they verify; the product shows none of those cards.
+    for table_id in ids:
+        path = str(tables.path(table_id))
+        status, _ = cli("journal", "verify", "--journal", path)
+        assert status == 0
+        status, out = cli("journal", "show", "--json", "--journal", path)
+        printed = [json.loads(line) for line in out.splitlines()]
+        voided = {voided_hcf, voided_chase}
+        leaked = [
+            p for p in printed if p["round_id"] in voided and p["kind"] == "card_dealt" and p["private"]
+        ]
+        assert len(leaked) == (2 if table_id == "T002" else 0)
+        assert not [p for p in printed if p["kind"] == "decision_refused" and p["private"]]
+    tables.close()

@@ -1,0 +1,45 @@
+"""The table panel's edges a supervisor tripped on (issue 24, item 4), each over the real round engine
+(controller.engine.TableEngine through tests/engine/table.py) writing a real journal file, read by the
+panel's view (controller/panel/view.py) as the daemon's panel reads it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from controller.engine import TableConfig
+from controller.engine import actions as engine_actions
+from controller.journal import Journal
+from controller.panel.view import TableView
+from tests.engine.table import stack
+from tests.engine.test_rounds import HCF_DEALER, HCF_SEAT1, HCF_SEAT3
+from tests.panel.test_panel_floor import JournaledTable
+
+
+def _table(tmp_path: Path) -> tuple[Journal, JournaledTable]:
+    journal = Journal.open(tmp_path / "journal.sqlite", "T1")
+    return journal, JournaledTable(journal, TableConfig(), stack(HCF_SEAT1, HCF_SEAT3, HCF_DEALER))
+
+
+def _snapshot(journal: Journal, table: JournaledTable) -> dict[str, Any]:
+    table.flush()
+    view = TableView("T1")
+    for entry in journal.entries():
+        view.apply(entry)
+    return view.snapshot()
+
+
+def test_after_a_void_the_hold_no_longer_offers_to_void_the_round(tmp_path: Path) -> None:
+    journal, table = _table(tmp_path)
+    table.start()
+    table.bet(1, "ante", 500)
+    table.lock()
+    table.call(table.engine.handle, engine_actions.HoldTable(by="sam", reason="dispute"), table.now_s)
+    (hold,) = _snapshot(journal, table)["holds"]
+    assert hold["clears"] == "a supervisor clears the hold (Alerts, Clear) or voids the round"
+    table.call(table.engine.handle, engine_actions.VoidRound(by="sam", reason="cards exposed"), table.now_s)
+    snapshot = _snapshot(journal, table)
+    assert snapshot["round"]["status"] == "void"
+    (hold,) = snapshot["holds"]
+    assert hold["clears"] == "a supervisor clears the hold (Alerts, Clear)"
+    journal.close()

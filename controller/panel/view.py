@@ -258,21 +258,26 @@ class TableView:
                 for n, c in sensed.items()
             ], "betting"
         held = in_action.get(seat, {})
+        locked = round_.locked_wagers.get(seat, {})
         comparing = round_.open and round_.settlement is None and not round_.folded(seat)
         for name in [*held, *(n for n in sensed if n not in held)]:
             cents = held.get(name, 0)
             reading = sensed.get(name, 0)
+            differs = comparing and reading != cents
+            # Only a wager locked at "no more bets" can be past-posted: chips on a decision's spot
+            # (a raise, a play) are the player deciding, said plainly and never in the amber flag.
             rows.append(
                 {
                     "name": name,
                     "cents": cents,
                     "sensed_cents": reading,
-                    "disagrees": comparing and reading != cents,
+                    "disagrees": differs and name in locked,
+                    "pending_cents": reading if differs and name not in locked else None,
                     "result": None,
                     "net_cents": None,
                 }
             )
-        return [r for r in rows if r["cents"] or r["disagrees"]], "locked"
+        return [r for r in rows if r["cents"] or r["disagrees"] or r["pending_cents"]], "locked"
 
     def _visible_cards(self, round_: RoundState, position: int) -> list[str | None]:
         dealt = round_.cards.get(position, {})

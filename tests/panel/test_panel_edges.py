@@ -43,3 +43,24 @@ def test_after_a_void_the_hold_no_longer_offers_to_void_the_round(tmp_path: Path
     (hold,) = snapshot["holds"]
     assert hold["clears"] == "a supervisor clears the hold (Alerts, Clear)"
     journal.close()
+
+
+def test_chips_put_out_for_a_decision_are_not_flagged_as_past_posting(tmp_path: Path) -> None:
+    journal, table = _table(tmp_path)
+    table.start()
+    table.bet(1, "ante", 500)
+    table.bet(3, "ante", 1000)
+    table.lock()
+    assert table.engine.state == "decisions"
+    table.bet(1, "raise", 1000)  # the player's raise on its spot, not yet confirmed by the dealer
+    (seat1, _seat3) = _snapshot(journal, table)["round"]["seats"]
+    rows = {row["name"]: row for row in seat1["wager_rows"]}
+    assert not rows["raise"]["disagrees"]  # a decision, not past posting: no amber flag
+    assert rows["raise"]["pending_cents"] == 1000  # said plainly: on the spot, not yet decided
+    assert not rows["ante"]["disagrees"]
+    # Chips added to a locked wager still are past posting, and flagged.
+    table.bet(1, "ante", 5000, locked=True)
+    (seat1, _seat3) = _snapshot(journal, table)["round"]["seats"]
+    rows = {row["name"]: row for row in seat1["wager_rows"]}
+    assert rows["ante"]["disagrees"]
+    journal.close()

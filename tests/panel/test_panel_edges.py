@@ -4,16 +4,27 @@ panel's view (controller/panel/view.py) as the daemon's panel reads it."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
+
+from playwright.sync_api import Browser, expect
 
 from controller.engine import TableConfig
 from controller.engine import actions as engine_actions
 from controller.journal import Journal
+from controller.panel.actions import buttons
 from controller.panel.view import TableView
 from tests.engine.table import stack
 from tests.engine.test_rounds import HCF_DEALER, HCF_SEAT1, HCF_SEAT3
-from tests.panel.test_panel_floor import JournaledTable
+from tests.panel.test_panel_floor import (  # noqa: F401  (the floor and browser fixtures)
+    Floor,
+    JournaledTable,
+    _page,
+    browser,
+    floor,
+    log_in,
+)
 
 
 def _table(tmp_path: Path) -> tuple[Journal, JournaledTable]:
@@ -64,3 +75,29 @@ def test_chips_put_out_for_a_decision_are_not_flagged_as_past_posting(tmp_path: 
     rows = {row["name"]: row for row in seat1["wager_rows"]}
     assert rows["ante"]["disagrees"]
     journal.close()
+
+
+def test_kill_one_seat_offers_only_the_seats_in_the_round(browser: Browser, floor: Floor) -> None:  # noqa: F811
+    table = floor.table
+    table.start()
+    table.bet(1, "ante", 500)
+    table.bet(3, "ante", 500)
+    table.lock()
+    table.flush()
+    (kill,) = [
+        b for b in buttons("supervisor", "table", floor.backend.snapshot()) if b["name"] == "kill_seat"
+    ]
+    (seat_field,) = [f for f in json.loads(kill["fields"]) if f["name"] == "seat"]
+    assert seat_field["choices"] == [1, 3]
+    page = _page(browser, floor.url)
+    log_in(page, "sam")
+    page.locator("section.actions").get_by_role("button", name="Kill one seat…").click()
+    dialog = page.locator("dialog[open]")
+    expect(dialog.locator("select[name=seat] option")).to_have_text(["1", "3"])
+    expect(dialog).not_to_contain_text("1–7")
+    dialog.locator("select[name=seat]").select_option("3")
+    dialog.locator("input[name=reason]").fill("cards exposed at seat 3")
+    dialog.locator("button[value=ok]").click()
+    expect(page.locator("#toast")).to_contain_text("Done: Kill one seat")
+    seats = _snapshot(floor.journal, table)["round"]["seats"]
+    assert [s["seat"] for s in seats if s["dead"]] == [3]

@@ -85,7 +85,7 @@ def test_kill_one_seat_offers_only_the_seats_in_the_round(browser: Browser, floo
     table.lock()
     table.flush()
     (kill,) = [
-        b for b in buttons("supervisor", "table", floor.backend.snapshot()) if b["name"] == "kill_seat"
+        b for b in buttons("supervisor", "table", _snapshot(floor.journal, table)) if b["name"] == "kill_seat"
     ]
     (seat_field,) = [f for f in json.loads(kill["fields"]) if f["name"] == "seat"]
     assert seat_field["choices"] == [1, 3]

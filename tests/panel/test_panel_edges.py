@@ -15,8 +15,12 @@ from controller.engine import actions as engine_actions
 from controller.journal import Journal
 from controller.panel.actions import buttons
 from controller.panel.view import TableView
+from firmware_protocol.messages import FAULT_CODES
+from sim_devices.bet_sensors import SENSOR_FAULT_CODE
+from sim_devices.shuffler import FAULT_CODES as SIM_SHOE_FAULT_CODES
 from tests.engine.table import stack
 from tests.engine.test_rounds import HCF_DEALER, HCF_SEAT1, HCF_SEAT3
+from tests.panel.conftest import PanelRig
 from tests.panel.test_panel_floor import (  # noqa: F401  (the floor and browser fixtures)
     Floor,
     JournaledTable,
@@ -101,3 +105,24 @@ def test_kill_one_seat_offers_only_the_seats_in_the_round(browser: Browser, floo
     expect(page.locator("#toast")).to_contain_text("Done: Kill one seat")
     seats = _snapshot(floor.journal, table)["round"]["seats"]
     assert [s["seat"] for s in seats if s["dead"]] == [3]
+
+
+def test_a_device_fault_code_is_said_in_words(rig: PanelRig) -> None:
+    """The shoe's status with code 16: the row says what 16 is, as the protocol's table names it; a code
+    the table does not name is said to be the maker's own."""
+    for device, code in (("shuffler", SIM_SHOE_FAULT_CODES["red_light"]), ("sensors", 0x7F)):
+        rig.journal.append(
+            "device_status",
+            {"device": device, "state": "fault", "fault_code": code, "lamp": "red"},
+            round_id=None,
+            source=device,
+        )
+    rig.backend.refresh()
+    notes = {row["device"]: row["last_reason"] for row in rig.backend.devices()}
+    assert notes["shuffler"] == "the device reports a fault: red light (code 16), lamp red"
+    assert notes["sensors"] == (
+        "the device reports a fault: device-specific fault (code 127, see the maker's manual), lamp red"
+    )
+    # Every code the simulated devices send is named by the protocol.
+    assert {FAULT_CODES[code] for code in SIM_SHOE_FAULT_CODES.values()} == set(SIM_SHOE_FAULT_CODES)
+    assert SENSOR_FAULT_CODE in FAULT_CODES

@@ -21,6 +21,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from controller.engine.actions import (
+    AcceptDifference,
     ClearFault,
     CloseTable,
     ConfirmKillSeat,
@@ -240,6 +241,19 @@ PANEL_ACTIONS: tuple[PanelAction, ...] = (
         place="alert",
         offered=lambda alert: alert.get("state") != "cleared",
         filled=("fault_id",),
+        style="warn",
+    ),
+    PanelAction(
+        AcceptDifference,
+        "supervisor",
+        "Accept the difference",
+        {"fault_id": FaultId, "reason": Reason},
+        place="alert",
+        # Past posting only: the spot still reads other than its locked wager (the engine refuses the
+        # plain Clear meanwhile); the round goes on with the locked wager, the reason journaled.
+        offered=lambda alert: alert.get("kind") == "past_posting" and alert.get("state") != "cleared",
+        filled=("fault_id",),
+        confirm="Play on with the locked wager while the spot reads otherwise? Your reason is journaled.",
         style="warn",
     ),
     PanelAction(

@@ -21,11 +21,12 @@ from sim_devices.shuffler import FAULT_CODES as SIM_SHOE_FAULT_CODES
 from tests.engine.table import stack
 from tests.engine.test_rounds import HCF_DEALER, HCF_SEAT1, HCF_SEAT3
 from tests.panel.conftest import PanelRig
+from tests.panel.test_panel_browser import browser  # noqa: F401  (the module's browser fixture)
 from tests.panel.test_panel_floor import (  # noqa: F401  (the floor and browser fixtures)
     Floor,
     JournaledTable,
+    _answer,
     _page,
-    browser,
     floor,
     log_in,
 )
@@ -126,3 +127,41 @@ def test_a_device_fault_code_is_said_in_words(rig: PanelRig) -> None:
     # Every code the simulated devices send is named by the protocol.
     assert {FAULT_CODES[code] for code in SIM_SHOE_FAULT_CODES.values()} == set(SIM_SHOE_FAULT_CODES)
     assert SENSOR_FAULT_CODE in FAULT_CODES
+
+
+def test_a_past_posting_hold_is_cleared_only_as_locked_or_by_accepting_the_difference(
+    browser: Browser,  # noqa: F811
+    floor: Floor,  # noqa: F811
+) -> None:
+    table = floor.table
+    table.start()
+    table.bet(1, "ante", 500)
+    table.bet(3, "ante", 500)
+    table.lock()
+    table.bet(1, "ante", 5000, locked=True)  # past posting: the round holds 5.00
+    table.flush()
+    page = _page(browser, floor.url)
+    log_in(page, "sam")
+    page.goto("/alerts")
+    alert = page.locator("#alerts-live li.kind-past_posting")
+    alert.get_by_role("button", name="Clear…").click()
+    _answer(page, "looked at it")
+    expect(page.locator("#toast")).to_contain_text(
+        "seat 1 ante reads 50.00, the round holds 5.00: put the locked wager back as it was"
+    )
+    assert table.engine.state == "held"  # the round does not go on over the extra chips
+    alert.get_by_role("button", name="Accept the difference…").click()
+    _answer(page, "player's 45.00 set aside, not in play")
+    expect(page.locator("#toast")).to_contain_text("Done: Accept the difference")
+    assert table.engine.state == "decisions"
+    # The round plays to its end; its recall shows the accepted difference among people's actions.
+    table.bet(1, "raise", 1000)
+    table.key("fold_seat", 3)
+    table.key("confirm")
+    table.flush()
+    round_id = table.journal("round_settled")[0].round_id
+    page.goto(f"/recall/{round_id}")
+    expect(page.locator(".recall-actions")).to_contain_text(
+        "seat 1 ante reads 50.00, the round holds 5.00; the difference accepted"
+    )
+    expect(page.locator(".recall-actions")).to_contain_text("player's 45.00 set aside, not in play")

@@ -5,6 +5,7 @@ panel's view (controller/panel/view.py) as the daemon's panel reads it."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -165,3 +166,35 @@ def test_a_past_posting_hold_is_cleared_only_as_locked_or_by_accepting_the_diffe
         "seat 1 ante reads 50.00, the round holds 5.00; the difference accepted"
     )
     expect(page.locator(".recall-actions")).to_contain_text("player's 45.00 set aside, not in play")
+
+
+def _pdf_pages(pdf: bytes) -> int:
+    """The pages of a PDF Chromium printed: its page objects (``/Type /Page``, not ``/Pages``)."""
+    return len(re.findall(rb"/Type\s*/Page(?![s\w])", pdf))
+
+
+def test_the_printed_dispute_fits_the_file_with_its_print_time(
+    browser: Browser,  # noqa: F811
+    floor: Floor,  # noqa: F811
+) -> None:
+    table = floor.table
+    table.start()
+    table.bet(1, "ante", 500)
+    table.bet(1, "flush", 100)
+    table.bet(3, "ante", 1000)
+    table.lock()
+    table.bet(1, "raise", 1000)
+    table.key("fold_seat", 3)
+    table.key("confirm")
+    table.flush()
+    round_id = table.journal("round_settled")[0].round_id
+    page = _page(browser, floor.url)
+    log_in(page, "sam")
+    page.goto(f"/recall/{round_id}")
+    page.emulate_media(media="print")
+    stamp = page.locator("#printed")
+    expect(stamp).to_be_visible()
+    expect(stamp).to_contain_text(re.compile(r"printed \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC"))
+    pdf = page.pdf(format="A4", print_background=False)
+    (floor.shots / "panel-recall-print.pdf").write_bytes(pdf)
+    assert _pdf_pages(pdf) <= 2, _pdf_pages(pdf)

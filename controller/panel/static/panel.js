@@ -206,5 +206,11 @@
     }
   });
 
+  // A printed dispute carries the time it was printed (UTC, as every time on the panel).
+  window.addEventListener("beforeprint", () => {
+    const now = new Date().toISOString();
+    for (const stamp of document.querySelectorAll("[data-print-time]")) stamp.textContent = now.slice(0, 10) + " " + now.slice(11, 19);
+  });
+
   connect();
 })();

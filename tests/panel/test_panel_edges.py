@@ -9,7 +9,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from playwright.sync_api import Browser, expect
+import pytest
+from playwright.sync_api import Browser, ViewportSize, expect
 
 from controller.engine import TableConfig
 from controller.engine import actions as engine_actions
@@ -24,6 +25,7 @@ from tests.engine.test_rounds import HCF_DEALER, HCF_SEAT1, HCF_SEAT3
 from tests.panel.conftest import PanelRig
 from tests.panel.test_panel_browser import browser  # noqa: F401  (the module's browser fixture)
 from tests.panel.test_panel_floor import (  # noqa: F401  (the floor and browser fixtures)
+    PORTRAIT,
     Floor,
     JournaledTable,
     _answer,
@@ -31,6 +33,8 @@ from tests.panel.test_panel_floor import (  # noqa: F401  (the floor and browser
     floor,
     log_in,
 )
+
+WIDE_1280x800: ViewportSize = {"width": 1280, "height": 800}
 
 
 def _table(tmp_path: Path) -> tuple[Journal, JournaledTable]:
@@ -198,3 +202,33 @@ def test_the_printed_dispute_fits_the_file_with_its_print_time(
     pdf = page.pdf(format="A4", print_background=False)
     (floor.shots / "panel-recall-print.pdf").write_bytes(pdf)
     assert _pdf_pages(pdf) <= 2, _pdf_pages(pdf)
+
+
+@pytest.mark.parametrize("viewport", [WIDE_1280x800, PORTRAIT], ids=["1280x800", "820x1180"])
+def test_no_seat_label_is_cut_short(browser: Browser, floor: Floor, viewport: ViewportSize) -> None:  # noqa: F811
+    """Six seats settled, each with every bonus wager and its result: every label reads in full."""
+    table = floor.table
+    table.start()
+    for seat in range(1, 7):
+        table.bet(seat, "ante", 2500)
+        table.bet(seat, "flush", 2500)
+        table.bet(seat, "straight_flush", 2500)
+    table.lock()
+    for seat in range(1, 7):
+        table.bet(seat, "raise", 2500)
+    table.key("confirm")
+    assert table.engine.state == "paying", table.kinds()
+    table.flush()
+    page = _page(browser, floor.url, viewport)
+    log_in(page, "sam")
+    expect(page.locator("article.seat")).to_have_count(6)
+    expect(page.locator("article.seat .stage").first).to_have_text("settled wagers")
+    labels = "article.seat :is(dt, dd, .seat-no, .tag, .stage, .sensor-flag)"
+    cut = page.evaluate(
+        """(selector) => [...document.querySelectorAll(selector)]
+              .filter((el) => el.scrollWidth > el.clientWidth + 1)
+              .map((el) => el.closest('article').dataset.seat + ': ' + el.textContent)""",
+        labels,
+    )
+    assert cut == []
+    page.screenshot(path=str(floor.shots / f"panel-seats-{viewport['width']}.png"), full_page=True)

@@ -28,7 +28,7 @@ import asyncio
 import contextlib
 import random
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Literal
 
@@ -74,6 +74,17 @@ SupervisorState = Literal["disconnected", "connecting", "handshaking", "ready", 
 class DeviceUnavailable(Exception):
     """A command could not be delivered: the device is not ready, or the link dropped before it
     acknowledged the command."""
+
+
+# Refusals that are the protocol working, not errors: an ACK for a frame already acknowledged (the ACK
+# crossed a retransmission, or a v2 cumulative ACK already covered it) is ignored by design
+# (docs/protocol.md 6). Counting it made "Errors 1" show on a clean start.
+BENIGN_REFUSALS: frozenset[str] = frozenset({"stale_ack"})
+
+
+def link_errors(refused: Mapping[str, int]) -> int:
+    """The link's refusals that are errors (noise, bad tags, bad messages), not BENIGN_REFUSALS."""
+    return sum(count for code, count in refused.items() if code not in BENIGN_REFUSALS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,7 +189,7 @@ class DeviceDriver:
             last_heard_unix_s=self._last_heard_unix_s,
             frames_sent=stats.frames_sent,
             frames_received=stats.frames_accepted,
-            errors=sum(stats.refused.values()) + self._health.errors,
+            errors=link_errors(stats.refused) + self._health.errors,
             retransmissions=stats.retransmissions,
         )
 

@@ -88,6 +88,19 @@ ERROR_CODES: dict[int, str] = {
 }
 
 
+# Fault codes a Status/StatusReport carries (non-zero exactly when in fault), named as the device
+# makers' sheets name them (docs/protocol.md, "Fault codes"). Codes outside this table are the maker's
+# own: shown by number, as "device-specific".
+FAULT_CODES: dict[int, str] = {
+    0x10: "red_light",
+    0x11: "jam",
+    0x12: "misread",
+    0x13: "door_open",
+    0x14: "card_count",
+    0x20: "sensor_fault",
+}
+
+
 # --- field codecs ---------------------------------------------------------------------------------------
 class _Reader:
     """Reads fields from a payload; every read that runs past the end is a FieldError."""

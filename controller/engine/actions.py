@@ -171,6 +171,18 @@ class CloseTable:
 
 
 @dataclass(frozen=True, slots=True)
+class AcceptDifference:
+    """A supervisor accepts, with a reason, that a past-posted spot still reads other than its locked
+    wager, and clears the hold: the round goes on with the locked wager (the chips beyond it take no
+    part). Journaled as an operator_action naming the spot, both amounts and the reason (recall shows
+    it); a plain ClearFault is refused while the spot reads other than the locked amount."""
+
+    fault_id: str
+    by: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class AdoptClear:
     """A ``fault_cleared`` another process already journaled (`flushtable clear` while the daemon runs):
     the same effect as ``ClearFault`` without journaling the clearing a second time. A fault no longer
@@ -206,6 +218,7 @@ OperatorAction = (
     | DpWaives
     | MoveButton
     | ClearFault
+    | AcceptDifference
     | HoldTable
     | VoidRound
     | KillSeat

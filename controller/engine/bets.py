@@ -50,6 +50,10 @@ class Bets:
         self.ctx = ctx
         self.spots: dict[tuple[int, int], int] = {}  # (seat, spot) -> the sensor's last amount
         self.past_posted: set[tuple[int, int]] = set()  # spots flagged this round (judged once)
+        # Each past-posting fault's spot and the amount the round holds there: its clear is refused
+        # while the spot reads otherwise (put the chips back, or a supervisor accepts the difference).
+        self.past_posting_spots: dict[str, tuple[int, int, str, int]] = {}
+        self.past_posting_rounds: dict[str, str] = {}  # fault id -> the round it held
         # Seats a supervisor excluded while betting was open (KillSeat before the lock): left out of the
         # round at the lock whatever their chips say; the dealer gives the chips back.
         self.excluded: dict[int, str] = {}
@@ -213,14 +217,39 @@ class Bets:
             "past_posting",
             {"seat": event.seat, "wager": wager, "locked_cents": held_cents, "seen_cents": seen_cents},
         )
-        ctx.faults.raise_fault(
+        fault_id = ctx.faults.raise_fault(
             "past_posting",
             f"seat {event.seat} {wager}: {money(held_cents)} {held_as}, "
             f"{money(seen_cents)} seen after the lock",
             latching=True,
             device=event.device,
         )
+        self.past_posting_spots[fault_id] = (event.seat, spot, wager, held_cents)
+        if ctx.round is not None:
+            self.past_posting_rounds[fault_id] = ctx.round.round_id
         ctx.flow.hold_table()
+
+    def spot_still_off(self, fault_id: str) -> str | None:
+        """What a past-posting fault's spot reads now, in words, if not the amount the round holds there
+        (None once the chips are back as locked, or for a fault this engine did not see raised)."""
+        live = self.ctx.round
+        if (
+            fault_id not in self.past_posting_spots
+            or live is None
+            or live.closed
+            or self.past_posting_rounds.get(fault_id) != live.round_id
+        ):
+            return None  # its round is over (dead, voided): every wager goes back, nothing to compare
+        seat, spot, wager, held_cents = self.past_posting_spots[fault_id]
+        if spot == BANK_SPOT:
+            reading = self.bank_spots.get(seat, 0)
+            off = self.ctx.bank.bank_short_on_spot() is not None
+        else:
+            reading = self.spots.get((seat, spot), 0)
+            off = reading != held_cents
+        if not off:
+            return None
+        return f"seat {seat} {wager} reads {money(reading)}, the round holds {money(held_cents)}"
 
     def _on_kill_seat(self, action: a.KillSeat) -> None:
         self._kill_seat(action.seat, action.reason, action.by)

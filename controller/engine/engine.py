@@ -193,6 +193,12 @@ class TableEngine:
         return self._ctx.bets.spots
 
     @property
+    def past_posted_spots(self) -> list[tuple[int, int, str, int]]:
+        """Each past-posted spot not yet cleared: (seat, spot, wager, the amount the round holds)."""
+        bets = self._ctx.bets
+        return [spot for fault_id, spot in bets.past_posting_spots.items() if bets.spot_still_off(fault_id)]
+
+    @property
     def table_open(self) -> bool:
         return self._ctx.settings.table_open
 

@@ -56,6 +56,7 @@ class Faults:
     def handlers(self) -> dict[type, Callable[[Any], None]]:
         return {
             a.ClearFault: lambda action: self.clear_fault(action.fault_id, action.by, action.reason),
+            a.AcceptDifference: self._accept_difference,
             a.AdoptClear: self._adopt_clear,
             a.HoldTable: self._hold_table,
             a.RaiseAlert: lambda action: self._raise_alert(action.kind, action.detail, action.by),
@@ -159,6 +160,46 @@ class Faults:
         if not reason.strip() or not by.strip():
             ctx.refuse("clear_fault", "a supervisor's name and a reason are required", by or "unknown")
             return
+        off = None if journaled else ctx.bets.spot_still_off(fault_id)
+        if off is not None:
+            ctx.refuse(
+                "clear_fault",
+                f"{off}: put the locked wager back as it was, or accept the difference with a reason",
+                by,
+            )
+            return
+        self._release(fault_id, by, reason, journaled=journaled)
+
+    def _accept_difference(self, action: a.AcceptDifference) -> None:
+        """The supervisor accepts a past-posted spot's difference (actions.AcceptDifference)."""
+        ctx = self.ctx
+        by, reason = action.by, action.reason
+        if not reason.strip() or not by.strip():
+            ctx.refuse("accept_difference", "a supervisor's name and a reason are required", by or "unknown")
+            return
+        off = ctx.bets.spot_still_off(action.fault_id) if action.fault_id in self.latched else None
+        if off is None:
+            ctx.refuse(
+                "accept_difference",
+                f"no past-posted spot reads other than its locked wager for {action.fault_id!r}: clear it",
+                by,
+            )
+            return
+        ctx.journal(
+            "operator_action",
+            {
+                "action": "accept_difference",
+                "by": by,
+                "detail": f"{off}; the difference accepted ({action.fault_id}): {reason}",
+            },
+            source=operator(by),
+        )
+        self._release(action.fault_id, by, reason, journaled=False)
+
+    def _release(self, fault_id: str, by: str, reason: str, *, journaled: bool) -> None:
+        ctx = self.ctx
+        ctx.bets.past_posting_spots.pop(fault_id, None)
+        ctx.bets.past_posting_rounds.pop(fault_id, None)
         del self.latched[fault_id]
         if not journaled:
             ctx.journal(

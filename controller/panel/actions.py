@@ -21,6 +21,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from controller.engine.actions import (
+    AcceptDifference,
     ClearFault,
     CloseTable,
     ConfirmKillSeat,
@@ -87,6 +88,20 @@ def _kill_request_named(table: Mapping[str, Any]) -> dict[str, Any]:
     return {"round_id": request.get("round_id"), "request_number": request.get("request_number")}
 
 
+def _seats_in_play(table: Mapping[str, Any]) -> dict[str, list[int]]:
+    """The seats a kill may name: those in the round, not already dead (a seat the table does not have,
+    or one with no wager in this round, is never offered)."""
+    round_ = table.get("round")
+    seats = round_.get("seats") if isinstance(round_, Mapping) else None
+    return {
+        "seat": [
+            seat["seat"]
+            for seat in seats or []
+            if isinstance(seat, Mapping) and isinstance(seat.get("seat"), int) and not seat.get("dead")
+        ]
+    }
+
+
 def _between_rounds(table: Mapping[str, Any]) -> bool:
     return not _round_in_play(table)
 
@@ -133,6 +148,9 @@ class PanelAction:
     # The filled fields' values read from where the button sits (the table snapshot), when the template
     # does not pass them (the kill request's round and number).
     fill_from: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
+    # The values a field may take where the button sits (the seats in the round): the dialog offers
+    # only those, as a list to pick from. The body's own check still bounds what is sent.
+    choices_from: Callable[[Mapping[str, Any]], Mapping[str, list[int]]] | None = None
     style: str = ""  # the button's CSS class ("warn" for what cannot be undone)
     body: type[BaseModel] = field(init=False)
 
@@ -157,8 +175,9 @@ class PanelAction:
         make: Callable[..., OperatorAction] = self.action
         return make(**dict(body), by=by)
 
-    def form_fields(self) -> list[dict[str, Any]]:
-        """The dialog's inputs (those the button does not carry), from the body's JSON schema."""
+    def form_fields(self, choices: Mapping[str, list[int]] | None = None) -> list[dict[str, Any]]:
+        """The dialog's inputs (those the button does not carry), from the body's JSON schema; a field
+        with ``choices`` is picked from them."""
         properties: dict[str, Any] = self.body.model_json_schema()["properties"]
         out = []
         for name, schema in properties.items():
@@ -168,22 +187,28 @@ class PanelAction:
             out.append(
                 {
                     "name": name,
-                    "label": schema.get("title", name),
+                    # Picked from choices, the label drops the schema's general range ("(1–7)").
+                    "label": str(schema.get("title", name)).split(" (")[0]
+                    if choices and name in choices
+                    else schema.get("title", name),
                     "type": "number" if number else "text",
                     **({"min": schema["minimum"]} if "minimum" in schema else {}),
                     **({"max": schema["maximum"]} if "maximum" in schema else {}),
                     **({"maxlength": schema["maxLength"]} if "maxLength" in schema else {}),
+                    **({"choices": list(choices[name])} if choices and name in choices else {}),
                 }
             )
         return out
 
-    def button(self, fill: Mapping[str, Any] | None = None) -> dict[str, str]:
+    def button(
+        self, fill: Mapping[str, Any] | None = None, choices: Mapping[str, list[int]] | None = None
+    ) -> dict[str, str]:
         """What a template needs to draw this action's button (panel.js sends the request)."""
         return {
             "name": self.name,
             "url": self.url,
             "label": self.label + ("…" if self.form_fields() or self.confirm else ""),
-            "fields": json.dumps(self.form_fields(), ensure_ascii=False),
+            "fields": json.dumps(self.form_fields(choices), ensure_ascii=False),
             "fill": json.dumps(dict(fill or {}), ensure_ascii=False),
             "confirm": self.confirm,
             "style": self.style,
@@ -219,6 +244,19 @@ PANEL_ACTIONS: tuple[PanelAction, ...] = (
         style="warn",
     ),
     PanelAction(
+        AcceptDifference,
+        "supervisor",
+        "Accept the difference",
+        {"fault_id": FaultId, "reason": Reason},
+        place="alert",
+        # Past posting only: the spot still reads other than its locked wager (the engine refuses the
+        # plain Clear meanwhile); the round goes on with the locked wager, the reason journaled.
+        offered=lambda alert: alert.get("kind") == "past_posting" and alert.get("state") != "cleared",
+        filled=("fault_id",),
+        confirm="Play on with the locked wager while the spot reads otherwise? Your reason is journaled.",
+        style="warn",
+    ),
+    PanelAction(
         HoldTable,
         "supervisor",
         "Hold table",
@@ -240,7 +278,8 @@ PANEL_ACTIONS: tuple[PanelAction, ...] = (
         "supervisor",
         "Kill one seat",
         {"seat": Seat, "reason": Reason},
-        offered=_round_in_play,
+        offered=lambda table: _round_in_play(table) and bool(_seats_in_play(table)["seat"]),
+        choices_from=_seats_in_play,
         confirm="Kill this seat's hand? Its wagers are returned; the round goes on.",
         style="warn",
     ),
@@ -297,7 +336,10 @@ PANEL_ACTIONS: tuple[PanelAction, ...] = (
 def buttons(role: str, place: Place, where: Mapping[str, Any], **fill: Any) -> list[dict[str, str]]:
     """The buttons a user of ``role`` is offered at ``place`` (the table snapshot, or an alert's row)."""
     return [
-        declared.button({**(declared.fill_from(where) if declared.fill_from else {}), **fill})
+        declared.button(
+            {**(declared.fill_from(where) if declared.fill_from else {}), **fill},
+            declared.choices_from(where) if declared.choices_from else None,
+        )
         for declared in PANEL_ACTIONS
         if declared.place == place and role_allows(role, declared.role) and declared.offered(where)
     ]

@@ -24,10 +24,20 @@ from controller.panel.shift_meters import RANGE_KINDS, fold_range, theoretical
 from controller.panel.view import TableView, public_recall
 from controller.waits import wait_event
 from drivers.supervisor import DeviceHealth as DeviceHealth  # noqa: PLC0414  (re-exported: one definition)
+from firmware_protocol.messages import FAULT_CODES
 
 RECALL_MAX_ROUNDS = 50
 REPLAY_MAX_ENTRIES = 5_000  # a browser further behind than this reloads the page instead
 SUBSCRIBER_QUEUE_ENTRIES = 2_000
+
+
+def fault_code_words(code: object) -> str:
+    """A device's fault code as people read it: its name in the protocol's table (firmware_protocol's
+    FAULT_CODES), the number beside it for the maker's manual; a code outside the table is the maker's."""
+    name = FAULT_CODES.get(code) if isinstance(code, int) else None
+    if name is None:
+        return f"device-specific fault (code {code}, see the maker's manual)"
+    return f"{name.replace('_', ' ')} (code {code})"
 
 
 class ActionRefused(UserError):
@@ -306,7 +316,7 @@ class JournalPanelBackend:
                 }
                 row["last_reason"] = (
                     "the device reports a fault"
-                    + (f" (code {code})" if code else "")
+                    + (f": {fault_code_words(code)}" if code else "")
                     + (", lamp red" if row.get("lamp") == "red" else "")
                 )
             else:

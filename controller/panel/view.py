@@ -44,6 +44,8 @@ CLEARS: dict[str, str] = {
     "over_limit_raise": "correct the decision chips, then a supervisor clears it",
 }
 CLEARS_DEFAULT = "a supervisor clears it on the Alerts page"
+# A supervisor's hold once no round is open (voided, or between rounds): nothing is left to void.
+CLEARS_NO_ROUND: dict[str, str] = {"supervisor_hold": "a supervisor clears the hold (Alerts, Clear)"}
 
 RoundView = RoundState
 DeviceView = DeviceState
@@ -181,7 +183,10 @@ class TableView:
         }
 
     def holds(self) -> list[dict[str, Any]]:
-        """Each latched fault not yet cleared, with what clears it: why the table is held."""
+        """Each latched fault not yet cleared, with what clears it: why the table is held. Voiding is
+        offered only while a round is open to void (after a void the hold stays until cleared)."""
+        round_ = self.state.current
+        clears = CLEARS if round_ is not None and round_.open else {**CLEARS, **CLEARS_NO_ROUND}
         return [
             {
                 "fault_id": alert.fault_id,
@@ -189,7 +194,7 @@ class TableView:
                 "detail": alert.detail,
                 "device": alert.device,
                 "raised_utc": alert.raised_utc,
-                "clears": CLEARS.get(alert.kind, CLEARS_DEFAULT),
+                "clears": clears.get(alert.kind, CLEARS_DEFAULT),
             }
             for alert in self.state.alerts.values()
             if alert.severity == "latching" and alert.state != "cleared"
@@ -253,21 +258,26 @@ class TableView:
                 for n, c in sensed.items()
             ], "betting"
         held = in_action.get(seat, {})
+        locked = round_.locked_wagers.get(seat, {})
         comparing = round_.open and round_.settlement is None and not round_.folded(seat)
         for name in [*held, *(n for n in sensed if n not in held)]:
             cents = held.get(name, 0)
             reading = sensed.get(name, 0)
+            differs = comparing and reading != cents
+            # Only a wager locked at "no more bets" can be past-posted: chips on a decision's spot
+            # (a raise, a play) are the player deciding, said plainly and never in the amber flag.
             rows.append(
                 {
                     "name": name,
                     "cents": cents,
                     "sensed_cents": reading,
-                    "disagrees": comparing and reading != cents,
+                    "disagrees": differs and name in locked,
+                    "pending_cents": reading if differs and name not in locked else None,
                     "result": None,
                     "net_cents": None,
                 }
             )
-        return [r for r in rows if r["cents"] or r["disagrees"]], "locked"
+        return [r for r in rows if r["cents"] or r["disagrees"] or r["pending_cents"]], "locked"
 
     def _visible_cards(self, round_: RoundState, position: int) -> list[str | None]:
         dealt = round_.cards.get(position, {})

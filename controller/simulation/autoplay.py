@@ -76,6 +76,13 @@ class AutoPlayer:
             return [*self._clear_chips(engine), PressKey("next")]
         if state == m.HELD and engine.round is not None and engine.round.closed:
             return self._clear_chips(engine)  # a dead or voided round: the dealer returns the chips
+        if state == m.HELD:
+            # Past posting: the dealer puts each spot back as locked, so the supervisor's clear is taken.
+            return [
+                PlaceChips(seat, spot, wager, held_cents)
+                for seat, spot, wager, held_cents in engine.past_posted_spots
+                if wager in engine.spec.wagers and engine.spots.get((seat, spot), 0) != held_cents
+            ]
         return []
 
     # --- idle: the button, then the next round ------------------------------------------------

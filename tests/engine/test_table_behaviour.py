@@ -642,6 +642,7 @@ def test_past_posting_mid_deal_holds_and_the_deal_finishes_under_the_hold() -> N
         table.event(event)
     assert not [e for e in table.journal("fault_raised") if e.payload["kind"] == "integrity"]
     fault_id = str(table.journal("fault_raised")[0].payload["fault_id"])
+    table.bet(1, "ante", 500, locked=True)  # the chips put back as locked: the clear is taken
     table.call(table.engine.handle, engine_actions.ClearFault(fault_id, "sue", "chips restored"), table.now_s)
     assert table.engine.state == "decisions"
 
@@ -820,3 +821,54 @@ def test_chase_jam_between_streets_holds_and_red_light_kills() -> None:
     assert table.journal("round_dead") == []
     table.event(ShufflerFault("shuffler", "red_light", None))  # still before the round's last card
     assert_every_wager_returned(closing(table, "round_dead"))
+
+
+def test_a_past_posting_clear_is_refused_until_the_spot_reads_the_locked_wager() -> None:
+    table = hcf_table()
+    bet_and_lock(table)
+    table.bet(3, "flush", 1000, locked=True)  # past posting: the round holds 200 on seat 3's flush
+    fault_id = str(table.payload("fault_raised")["fault_id"])
+    clear = engine_actions.ClearFault(fault_id, "sue", "looked at it")
+    refused = table.refusals(table.call(table.engine.handle, clear, table.now_s))
+    assert [r.reason for r in refused] == [
+        "seat 3 flush reads 10.00, the round holds 2.00: put the locked wager back as it was, "
+        "or accept the difference with a reason"
+    ]
+    assert table.engine.state == "held"
+    table.bet(3, "flush", 500, locked=True)  # still not as locked
+    assert table.refusals(table.call(table.engine.handle, clear, table.now_s))
+    table.bet(3, "flush", 200, locked=True)
+    assert not table.refusals(table.call(table.engine.handle, clear, table.now_s))
+    assert table.engine.state == "decisions"
+
+
+def test_a_supervisor_accepts_a_past_posted_difference_with_a_reason_journaled() -> None:
+    table = hcf_table()
+    bet_and_lock(table)
+    table.bet(3, "flush", 1000, locked=True)
+    fault_id = str(table.payload("fault_raised")["fault_id"])
+    accept = engine_actions.AcceptDifference(fault_id, "sue", "the player's 8.00 stays out of the round")
+    assert not table.refusals(table.call(table.engine.handle, accept, table.now_s))
+    assert table.engine.state == "decisions"
+    accepted = [
+        {key: e.payload[key] for key in ("action", "by", "detail")}
+        for e in table.journal("operator_action")
+        if e.payload["action"] == "accept_difference"
+    ]
+    assert accepted == [
+        {
+            "action": "accept_difference",
+            "by": "sue",
+            "detail": "seat 3 flush reads 10.00, the round holds 2.00; "
+            f"the difference accepted ({fault_id}): the player's 8.00 stays out of the round",
+        }
+    ]
+    assert table.journal("operator_action")[-1].round_id is not None  # in the round's recall
+    cleared = table.payload("fault_cleared")
+    assert (cleared["fault_id"], cleared["by"]) == (fault_id, "sue")
+    # Nothing to accept once the spot reads as locked: a plain clear does.
+    table.bet(1, "ante", 9000, locked=True)
+    second = str(table.journal("fault_raised")[-1].payload["fault_id"])
+    table.bet(1, "ante", 500, locked=True)  # back as locked
+    again = engine_actions.AcceptDifference(second, "sue", "nothing")
+    assert table.refusals(table.call(table.engine.handle, again, table.now_s))

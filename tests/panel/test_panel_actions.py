@@ -17,7 +17,11 @@ from tests.panel.table_script import ScriptedRound
 
 DP = "designated-player"
 BETWEEN_ROUNDS: dict[str, Any] = {"table_open": True, "round": None, "banking_mode": DP}
-IN_PLAY: dict[str, Any] = {"table_open": True, "round": {"status": "in_progress"}, "banking_mode": DP}
+IN_PLAY: dict[str, Any] = {
+    "table_open": True,
+    "round": {"status": "in_progress", "seats": [{"seat": 1}, {"seat": 3}]},
+    "banking_mode": DP,
+}
 CLOSED: dict[str, Any] = {"table_open": False, "round": None, "banking_mode": DP}
 HOUSE_BETWEEN_ROUNDS: dict[str, Any] = {"table_open": True, "round": None, "banking_mode": "house"}
 ON_HOLD: dict[str, Any] = {**IN_PLAY, "holds": [{"kind": "supervisor_hold", "fault_id": "FT1-000001"}]}
@@ -55,6 +59,7 @@ def test_buttons_are_offered_by_role_and_by_the_tables_state() -> None:
         **IN_PLAY,
         "round": {
             "status": "in_progress",
+            "seats": [{"seat": 3}],
             "kill_request": {
                 "seat": 3,
                 "round_id": "RT1-20270115-000007",

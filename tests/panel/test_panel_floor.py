@@ -182,7 +182,9 @@ def test_a_past_posting_hold_shows_the_locked_wager_and_says_why_the_table_is_he
     expect(sensors.locator(".fault-note")).to_contain_text("past posting: seat 1 ante")
     shuffler = page.locator("tr[data-device='shuffler']")
     expect(shuffler.locator(".pill")).to_have_text("fault")
-    expect(shuffler.locator(".fault-note")).to_have_text("the device reports a fault (code 7), lamp red")
+    expect(shuffler.locator(".fault-note")).to_have_text(
+        "the device reports a fault: device-specific fault (code 7, see the maker's manual), lamp red"
+    )
     expect(shuffler.locator("td").nth(3)).not_to_have_text("—")  # its last event moved
     expect(page.locator("tr[data-device='display'] .pill")).to_have_text("ready")
     # "Straight Flush" stays on one line at 1280 px: its label is no taller than the ante's.

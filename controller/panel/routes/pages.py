@@ -2,6 +2,7 @@
 script swaps in when the live stream says the journal moved."""
 
 # No `from __future__ import annotations`: FastAPI reads the routes' annotations at run time.
+from datetime import UTC, datetime
 from typing import Any
 
 from fastapi import APIRouter, HTTPException
@@ -130,6 +131,8 @@ async def recall_round_page(panel: PanelDep, session: PageSession, round_id: str
         "recall",
         records=[],
         record=records[0],
+        # The dispute file's print time (panel.js sets it again when the page is printed later).
+        printed_utc=datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S"),
         filters={},
         games=[],
         statuses=(),

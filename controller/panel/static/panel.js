@@ -112,12 +112,15 @@
       for (const field of fields) {
         const label = document.createElement("label");
         label.textContent = field.label;
-        const input = document.createElement("input");
+        // A field with choices (the seats in the round) is picked from them, nothing else offered.
+        const input = document.createElement(field.choices ? "select" : "input");
         input.name = field.name;
         input.required = true;
-        input.type = field.type === "number" ? "number" : "text";
-        if (field.min !== undefined) input.min = String(field.min);
-        if (field.max !== undefined) input.max = String(field.max);
+        if (field.choices) {
+          for (const choice of field.choices) input.add(new Option(String(choice), String(choice)));
+        } else input.type = field.type === "number" ? "number" : "text";
+        if (field.min !== undefined && !field.choices) input.min = String(field.min);
+        if (field.max !== undefined && !field.choices) input.max = String(field.max);
         if (field.maxlength !== undefined) input.maxLength = field.maxlength;
         label.appendChild(input);
         form.appendChild(label);
@@ -201,6 +204,12 @@
       button.disabled = false;
       scheduleRefresh();
     }
+  });
+
+  // A printed dispute carries the time it was printed (UTC, as every time on the panel).
+  window.addEventListener("beforeprint", () => {
+    const now = new Date().toISOString();
+    for (const stamp of document.querySelectorAll("[data-print-time]")) stamp.textContent = now.slice(0, 10) + " " + now.slice(11, 19);
   });
 
   connect();

@@ -27,6 +27,7 @@ from controller.files import (
     MAX_KEY_FILE_BYTES,
     MAX_SECRET_FILE_BYTES,
     MAX_TOML_BYTES,
+    NO_SUCH_FILE,
     TOO_LONG_NUMBER,
     FileRefused,
     TomlRefused,
@@ -790,7 +791,7 @@ def _uplink(section: UplinkSection, base_dir: Path) -> UplinkConfig:
     try:  # read now, bounded, so the uplink's TLS set-up never opens a FIFO or a device
         read_bounded(ca_file, limit_bytes=MAX_CERTIFICATE_BYTES)
     except FileRefused as refused:
-        suffix = " (the floor CA's certificate)" if refused.reason == "no such file" else ""
+        suffix = " (the floor CA's certificate)" if refused.reason == NO_SUCH_FILE else ""
         raise KeyRefusal("uplink.ca_file", f"{refused}{suffix}") from None
     return UplinkConfig(
         servers=tuple(section.servers),

@@ -39,6 +39,7 @@ MAX_CERTIFICATE_BYTES = 1024 * 1024  # a CA bundle of a few hundred certificates
 MAX_TOML_DEPTH = 16  # nesting of tables, arrays and inline tables; the deepest real file has 4
 
 TOO_LONG_NUMBER = "a number of more than 4300 digits"
+NO_SUCH_FILE = "no such file"  # FileRefused.reason of a file that is not there (some callers allow that)
 
 
 class FileRefused(UserError):
@@ -86,7 +87,7 @@ def read_bounded(path: str | Path, *, limit_bytes: int) -> bytes:
     try:
         fd = os.open(where, flags)
     except FileNotFoundError:
-        raise FileRefused(where, "no such file") from None
+        raise FileRefused(where, NO_SUCH_FILE) from None
     except OSError as error:
         raise FileRefused(where, f"cannot open: {os_reason(error)}") from None
     try:

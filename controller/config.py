@@ -28,6 +28,7 @@ from controller.files import (
     MAX_SECRET_FILE_BYTES,
     MAX_TOML_BYTES,
     NO_SUCH_FILE,
+    NUL_IN_PATH,
     TOO_LONG_NUMBER,
     FileRefused,
     TomlRefused,
@@ -252,6 +253,8 @@ class JournalSection(Strict):
     def _path(cls, value: str) -> str:
         if not value.strip():
             raise refusal("empty")
+        if "\x00" in value:
+            raise refusal(NUL_IN_PATH)
         return value
 
 
@@ -317,6 +320,13 @@ class PanelSection(Strict):
             except ValueError:
                 raise refusal(f"{item!r} is not an IP address or network (e.g. 10.0.0.5)") from None
         return [item.strip() for item in value]
+
+    @field_validator("users_file", mode="after")
+    @classmethod
+    def _users_file(cls, value: str | None) -> str | None:
+        if value is not None and "\x00" in value:  # read later, by the panel: refused here, in one line
+            raise refusal(NUL_IN_PATH)
+        return value
 
     @field_validator("bind", mode="after")
     @classmethod

@@ -27,6 +27,8 @@ from controller.files import (
     MAX_KEY_FILE_BYTES,
     MAX_SECRET_FILE_BYTES,
     MAX_TOML_BYTES,
+    NO_SUCH_FILE,
+    NUL_IN_PATH,
     TOO_LONG_NUMBER,
     FileRefused,
     TomlRefused,
@@ -251,6 +253,8 @@ class JournalSection(Strict):
     def _path(cls, value: str) -> str:
         if not value.strip():
             raise refusal("empty")
+        if "\x00" in value:
+            raise refusal(NUL_IN_PATH)
         return value
 
 
@@ -316,6 +320,13 @@ class PanelSection(Strict):
             except ValueError:
                 raise refusal(f"{item!r} is not an IP address or network (e.g. 10.0.0.5)") from None
         return [item.strip() for item in value]
+
+    @field_validator("users_file", mode="after")
+    @classmethod
+    def _users_file(cls, value: str | None) -> str | None:
+        if value is not None and "\x00" in value:  # read later, by the panel: refused here, in one line
+            raise refusal(NUL_IN_PATH)
+        return value
 
     @field_validator("bind", mode="after")
     @classmethod
@@ -790,7 +801,7 @@ def _uplink(section: UplinkSection, base_dir: Path) -> UplinkConfig:
     try:  # read now, bounded, so the uplink's TLS set-up never opens a FIFO or a device
         read_bounded(ca_file, limit_bytes=MAX_CERTIFICATE_BYTES)
     except FileRefused as refused:
-        suffix = " (the floor CA's certificate)" if refused.reason == "no such file" else ""
+        suffix = " (the floor CA's certificate)" if refused.reason == NO_SUCH_FILE else ""
         raise KeyRefusal("uplink.ca_file", f"{refused}{suffix}") from None
     return UplinkConfig(
         servers=tuple(section.servers),

@@ -363,9 +363,10 @@ class TableDaemon:
                 if self.events.empty():
                     break
                 item = self.events.get_nowait()
-            # Commit at once what someone waits for, and a lone event's records as soon as the queue is
-            # idle; bursts that follow share commits, at most one per commit delay (controller/journal/
-            # group_commit.py). The committer's timer commits what waits when it falls due.
+            # Commit at once what someone waits for, and whatever records wait as soon as the queue is
+            # idle (what arrived during the last commit shares this one); while it stays busy, the
+            # committer's timer commits them commit_delay_ms after the oldest (controller/journal/
+            # group_commit.py).
             self.ledger.after_burst()
 
     def _handle(self, queued: QueueItem | _Waited) -> None:

@@ -39,6 +39,7 @@ MAX_CERTIFICATE_BYTES = 1024 * 1024  # a CA bundle of a few hundred certificates
 MAX_TOML_DEPTH = 16  # nesting of tables, arrays and inline tables; the deepest real file has 4
 
 TOO_LONG_NUMBER = "a number of more than 4300 digits"
+NO_SUCH_FILE = "no such file"  # FileRefused.reason of a file that is not there (some callers allow that)
 
 
 class FileRefused(UserError):
@@ -70,6 +71,14 @@ def file_kind(mode: int) -> str:
     return "not a regular file"
 
 
+NUL_IN_PATH = "a NUL character in the path: no file has such a name"
+
+
+def shown_path(path: str | Path) -> Path:
+    """``path`` as it may be printed: a NUL (which TOML can spell, and no path can hold) shown as \\0."""
+    return Path(str(path).replace("\x00", "\\0"))
+
+
 def os_reason(error: OSError) -> str:
     """An OSError in one line, without the path (the caller names it)."""
     return error.strerror or str(error)
@@ -82,11 +91,13 @@ def read_bounded(path: str | Path, *, limit_bytes: int) -> bytes:
     of the name, which may change in between) decides whether it is a regular file; the read stops one
     byte past the limit whatever the file claims its size is (/proc files say 0)."""
     where = Path(path)
+    if "\x00" in str(where):  # os.open would raise ValueError ("embedded null byte"), not OSError
+        raise FileRefused(shown_path(where), NUL_IN_PATH)
     flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
     try:
         fd = os.open(where, flags)
     except FileNotFoundError:
-        raise FileRefused(where, "no such file") from None
+        raise FileRefused(where, NO_SUCH_FILE) from None
     except OSError as error:
         raise FileRefused(where, f"cannot open: {os_reason(error)}") from None
     try:
@@ -233,6 +244,7 @@ def check_writable_file(path: str | Path, what: str) -> None:
     (/proc, a read-only disk, no permission). Nothing is created but a probe file, removed at once.
 
     ``what`` names the path for the reader (``--journal``, ``journal.path``)."""
+    _refuse_nul(path, what)
     target = Path(path).absolute()
     try:
         mode = target.stat().st_mode
@@ -275,6 +287,7 @@ def check_database_file(path: str | Path, what: str, *, must_exist: bool) -> Non
     """Refuse, in one line, a journal path that is no SQLite database: a path that is not a regular file,
     a file with content that does not begin as every SQLite file does; with ``must_exist``, a missing
     file. A missing file that may be made is checked as ``check_writable_file`` checks it."""
+    _refuse_nul(path, what)
     target = Path(path)
     if not target.exists() and not must_exist:
         check_writable_file(target, what)
@@ -293,6 +306,7 @@ def check_no_special_file(path: str | Path, what: str) -> None:
     """Refuse, in one line, a path that exists and is not a regular file (a FIFO SQLite would wait on, a
     device, a directory) or that runs through a file. A missing file, or a regular one, is left to the
     reader's own checks and words (the journal's: docs/journal.md)."""
+    _refuse_nul(path, what)
     target = Path(path)
     try:
         mode = target.stat().st_mode
@@ -306,6 +320,7 @@ def check_no_special_file(path: str | Path, what: str) -> None:
 
 def check_readable_file(path: str | Path, what: str) -> None:
     """Refuse, in one line, a path that is not an existing regular file (a journal to read)."""
+    _refuse_nul(path, what)
     target = Path(path)
     try:
         mode = target.stat().st_mode
@@ -313,6 +328,12 @@ def check_readable_file(path: str | Path, what: str) -> None:
         raise UserError(f"{what} {target}: {_path_reason(error, target)}") from None
     if not stat.S_ISREG(mode):
         raise UserError(f"{what} {target}: {file_kind(mode)}, not a regular file")
+
+
+def _refuse_nul(path: str | Path, what: str) -> None:
+    """os.stat and os.open raise ValueError, not OSError, for a path with a NUL: refused here first."""
+    if "\x00" in str(path):
+        raise UserError(f"{what} {shown_path(path)}: {NUL_IN_PATH}")
 
 
 def _path_reason(error: OSError, target: Path) -> str:

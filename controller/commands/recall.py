@@ -48,9 +48,9 @@ def run(args: argparse.Namespace) -> int:
     last = args.last if args.last is not None else (None if args.round else DEFAULT_LAST)
     if last is not None and last < 1:
         raise UserError(f"--last: must be at least 1, not {last}")
-    records = recall_records(journal_path(args), last=last, round_id=args.round, with_private=args.private)
     if sum((args.json, args.jsonl, args.csv)) > 1:
         raise UserError("--json, --jsonl and --csv: give one of them")
+    records = recall_records(journal_path(args), last=last, round_id=args.round, with_private=args.private)
     if args.json:
         print(json.dumps(records, ensure_ascii=False, indent=2))
     elif args.csv:

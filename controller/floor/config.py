@@ -32,6 +32,7 @@ from controller.files import (
     MAX_CERTIFICATE_BYTES,
     MAX_SECRET_FILE_BYTES,
     MAX_TOML_BYTES,
+    NO_SUCH_FILE,
     FileRefused,
     TomlRefused,
     load_toml,
@@ -184,7 +185,7 @@ def _assemble(section: FloorSection, base_dir: Path) -> FloorConfig:
     try:  # read now, bounded, so the TLS set-up never opens a FIFO or a device
         read_bounded(ca_file, limit_bytes=MAX_CERTIFICATE_BYTES)
     except FileRefused as refused:
-        suffix = " (the floor CA's certificate)" if refused.reason == "no such file" else ""
+        suffix = " (the floor CA's certificate)" if refused.reason == NO_SUCH_FILE else ""
         raise KeyRefusal("floor.ca_file", f"{refused}{suffix}") from None
     return FloorConfig(
         servers=tuple(section.servers),

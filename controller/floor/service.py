@@ -383,14 +383,7 @@ class FloorService:
                         self._refused[refused.stream_seq] = refused.reason
                         log.error("floor_message_refused", table_id=refused.table_id,
                                   stream_seq=refused.stream_seq, error=refused.reason)  # fmt: skip
-            except (
-                nats.errors.Error,
-                nats.js.errors.Error,
-                psycopg.Error,
-                OSError,
-                TimeoutError,
-                ssl.SSLError,
-            ) as error:
+            except _INFRASTRUCTURE_ERRORS as error:
                 self.status.last_error = f"{type(error).__name__}: {error}"[:300]
                 log.warning("floor_retry", error=self.status.last_error)
             except Exception as error:

@@ -30,12 +30,12 @@ import hashlib
 import hmac
 import json
 import os
-import stat
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from controller.files import NO_SUCH_FILE, FileRefused, read_bounded
 from controller.journal.chain import GENESIS_HASH, canonical_json, format_time_utc
 from controller.journal.store import JournalError
 
@@ -131,14 +131,12 @@ class AnchorError(JournalError):
 def read_anchor(journal_path: str | Path) -> Anchor | None:
     """The anchor beside the journal, or None when there is none."""
     path = anchor_path(journal_path)
-    try:
-        raw = _read_bounded(path, _ANCHOR_MAX_BYTES)
-    except FileNotFoundError:
-        return None
-    except OSError as error:
-        raise AnchorError(f"anchor {path}: cannot read: {error.strerror or error}") from error
-    if raw is None:
-        raise AnchorError(f"anchor {path}: not an anchor (larger than {_ANCHOR_MAX_BYTES} bytes)")
+    try:  # a regular file only, bounded: a FIFO or a device in its place neither hangs nor floods
+        raw = read_bounded(path, limit_bytes=_ANCHOR_MAX_BYTES)
+    except FileRefused as refused:
+        if refused.reason == NO_SUCH_FILE:
+            return None
+        raise AnchorError(f"anchor {path}: not an anchor: {refused.reason}") from None
     try:
         value = json.loads(raw.decode("utf-8"))
     except ValueError:
@@ -168,38 +166,15 @@ def _is_hex(value: object) -> bool:
     return isinstance(value, str) and len(value) == 64 and set(value) <= _HEX
 
 
-def _read_bounded(path: Path, limit_bytes: int) -> bytes | None:
-    """A regular file's bytes, at most ``limit_bytes`` (None: it is larger). A FIFO, a device or a
-    directory is refused (OSError) before a byte is read: none of them can hang or flood the reader."""
-    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
-    try:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            raise OSError(0, "not a regular file")
-        chunks: list[bytes] = []
-        size = 0
-        while size <= limit_bytes:
-            chunk = os.read(descriptor, limit_bytes + 1 - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-    finally:
-        os.close(descriptor)
-    data = b"".join(chunks)
-    return None if len(data) > limit_bytes else data
-
-
 def read_anchor_key(path: str | Path) -> bytes:
     """The anchor key in the file at ``path``: its bytes, surrounding whitespace removed, at least
     ANCHOR_KEY_MIN_BYTES of them. A regular file only, read with a size limit. ``ValueError`` (one line,
     without the key) when it cannot be used."""
     key_path = Path(path)
     try:
-        raw = _read_bounded(key_path, ANCHOR_KEY_MAX_BYTES)
-    except OSError as error:
-        raise ValueError(f"cannot read {key_path}: {error.strerror or error}") from None
-    if raw is None:
-        raise ValueError(f"{key_path}: larger than {ANCHOR_KEY_MAX_BYTES} bytes: not a key file")
+        raw = read_bounded(key_path, limit_bytes=ANCHOR_KEY_MAX_BYTES)
+    except FileRefused as refused:
+        raise ValueError(str(refused)) from None
     key = raw.strip()
     if len(key) < ANCHOR_KEY_MIN_BYTES:
         raise ValueError(

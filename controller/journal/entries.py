@@ -24,7 +24,7 @@ import hashlib
 import json
 import os
 from collections.abc import Mapping
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 import msgspec
 
@@ -508,7 +508,11 @@ class EntryError(ValueError):
 # shortfall, rake lines...); every field a reader uses is typed, and amounts are bounded so that a
 # round's sums fit the floor's bigint columns.
 
-MAX_SHAPE_AMOUNT_CENTS = 10**15  # ten trillion dollars: any real amount; sums of many stay in 63 bits
+MAX_SHAPE_AMOUNT_CENTS = 10**15  # ten trillion dollars: any real amount
+# A round's amounts summed (their absolute values): its handle and house win are bigint columns of the
+# floor's rounds, and a seat may hold any number of wagers. PostgreSQL's out-of-range error would be the
+# floor's own write failing (retried for ever, every table frozen), so the message is refused instead.
+MAX_SHAPE_ROUND_SUM_CENTS = 10**18  # below 2**63 (about 9.2e18)
 Amount = Annotated[int, msgspec.Meta(ge=-MAX_SHAPE_AMOUNT_CENTS, le=MAX_SHAPE_AMOUNT_CENTS)]
 SeatNumber = Annotated[int, msgspec.Meta(ge=0, le=10**6)]
 
@@ -563,11 +567,24 @@ class LimitsShape(msgspec.Struct, frozen=True):
     own_max_bonus_cents: dict[str, Amount] | None = None
 
 
-def _shape(value: Any, shape: type[msgspec.Struct], where: str) -> None:
+_ShapeT = TypeVar("_ShapeT", bound=msgspec.Struct)
+
+
+def _shape(value: Any, shape: type[_ShapeT], where: str) -> _ShapeT:
     try:
-        msgspec.convert(value, shape)
+        return msgspec.convert(value, shape)
     except msgspec.ValidationError as error:
         raise EntryError(f"journal: {where}: {error}") from None
+
+
+def _settlement_sum_cents(settlement: SettlementShape) -> int:
+    """Every amount of a settlement, as absolute values, summed: a bound on any of the round's sums."""
+    total = abs(settlement.banker_net) + abs(settlement.rake)
+    for seat in settlement.seats:
+        total += abs(seat.net) + abs(seat.rake)
+        for wager in (seat.wagers or {}).values():
+            total += abs(wager.stake) + abs(wager.net)
+    return total
 
 
 def check_shapes(entry: Entry) -> None:
@@ -575,7 +592,10 @@ def check_shapes(entry: Entry) -> None:
     one does not fit. For readers of entries from outside (the floor); the table's own journal needs no
     second check, its writer is the engine."""
     if isinstance(entry, RoundSettled | RoundDead | RoundVoided):
-        _shape(entry.settlement, SettlementShape, f"{entry.kind}.settlement")
+        where = f"{entry.kind}.settlement"
+        settlement = _shape(entry.settlement, SettlementShape, where)
+        if _settlement_sum_cents(settlement) > MAX_SHAPE_ROUND_SUM_CENTS:
+            raise EntryError(f"journal: {where}: its amounts sum past {MAX_SHAPE_ROUND_SUM_CENTS} cents")
     elif isinstance(entry, RoundStarted):
         _shape(entry.banking, BankingShape, "round_started.banking")
     elif isinstance(entry, BetsLocked):

@@ -126,3 +126,13 @@ def test_one_output_format_at_a_time(journal_path: Path, capsys: pytest.CaptureF
     assert capsys.readouterr().err == "flushtable recall: --json, --jsonl and --csv: give one of them\n"
     assert main(["meters", "--journal", str(journal_path), "--csv", "--json"]) == 2
     assert capsys.readouterr().err == "flushtable meters: --json and --csv: give one or the other\n"
+
+
+def test_the_formats_are_checked_before_the_journal_is_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The command line's own mistake is said first (as `meters` does), not after the journal was read
+    in full, nor hidden behind the journal's refusal."""
+    missing = str(tmp_path / "none.sqlite")
+    assert main(["recall", "--journal", missing, "--csv", "--jsonl"]) == 2
+    assert capsys.readouterr().err == "flushtable recall: --json, --jsonl and --csv: give one of them\n"

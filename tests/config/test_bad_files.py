@@ -240,3 +240,36 @@ def test_an_anchor_key_file_that_is_dev_zero_or_a_fifo(tmp_path: Path) -> None:
         line = one_line(flushtable("config", "--config", "table.toml", cwd=tmp_path))
         assert line.startswith("flushtable config: table.toml: journal.anchor_key_file: "), line
         assert "not a regular file" in line
+
+
+@pytest.mark.parametrize(
+    "command", [["config"], ["run", "--no-panel", "--rounds", "1"], ["journal", "verify"], ["recall"]]
+)
+def test_a_path_with_a_nul_character_is_refused_in_one_line(tmp_path: Path, command: list[str]) -> None:
+    """TOML can spell a NUL ("\\u0000") but no path holds one: os.stat and os.open raise ValueError
+    ("embedded null byte"), which reached the user as a 35-line traceback from `config` and `run` (a
+    device key file) and from every command that reads journal.path (`run`, `journal verify`, `recall`,
+    `meters`), while `flushtable config` accepted such a journal.path."""
+    (tmp_path / "good.key").write_text(KEY_HEX + "\n")
+    key_file = tmp_path / "key_file.toml"
+    key_file.write_text(real_device_config(tmp_path, "k\\u0000ey").read_text())
+    journal = tmp_path / "journal.toml"
+    journal.write_text(
+        real_device_config(tmp_path, "good.key").read_text().replace('"j.sqlite"', '"j\\u0000"')
+    )
+    for config, key in ((key_file, "devices.shuffler.key_file"), (journal, "journal.path")):
+        line = one_line(flushtable(*command, "--config", str(config), cwd=tmp_path))
+        assert key in line, line
+        assert "a NUL character in the path" in line, line
+    assert not (tmp_path / "j.sqlite").exists()
+
+
+def test_a_users_file_with_a_nul_character_is_refused_in_one_line(tmp_path: Path) -> None:
+    """`[panel] users_file` is read later (by the panel, by `flushtable user`): a NUL in it reached the
+    user as a traceback from `flushtable user list`; the configuration refuses it."""
+    config = tmp_path / "table.toml"
+    bind = 'bind = "127.0.0.1:8080"'
+    config.write_text(DEFAULT_CONFIG_TOML.replace(bind, bind + '\nusers_file = "u\\u0000"'))
+    for command in (["config", "--config", str(config)], ["user", "--config", str(config), "list"]):
+        line = one_line(flushtable(*command, cwd=tmp_path))
+        assert "panel.users_file: a NUL character in the path" in line, line

@@ -8,6 +8,8 @@ import dataclasses
 import random
 from pathlib import Path
 
+import pytest
+
 from controller.floor import checks
 from controller.journal import entries as typed
 from controller.journal.chain import canonical_json
@@ -133,3 +135,19 @@ def test_the_shapes_refuse_what_the_reducer_cannot_fold() -> None:
         except typed.EntryError:
             continue
         raise AssertionError(f"not refused: {bad}")
+
+
+def test_a_rounds_sums_must_fit_the_floors_bigint_columns() -> None:
+    """Each amount is bounded, but a round's sums (its handle, its house win: bigint columns of
+    floor_rounds) were not: one seat with ten thousand wagers of the largest amount fits the stream's
+    1 MB message and sums past 2**63, and PostgreSQL's out-of-range error is the floor's own I/O failing
+    to the service (the batch retried for ever, every table frozen). The round's sum is bounded too."""
+    wagers = {f"w{number}": {"stake": typed.MAX_SHAPE_AMOUNT_CENTS, "result": "lose",
+                             "net": -typed.MAX_SHAPE_AMOUNT_CENTS} for number in range(10_000)}  # fmt: skip
+    seat = {"seat": 1, "status": "live", "wagers": wagers, "rake": 0, "net": 0}
+    payload = canonical_json({"settlement": {"banking": "house", "seats": [seat], "banker_net": 0}})
+    assert len(payload.encode("utf-8")) < 1024 * 1024  # the stream's max_payload: it reaches the floor
+    assert typed.MAX_SHAPE_AMOUNT_CENTS * len(wagers) > 2**63 - 1
+    entry = typed.decode_public("round_settled", payload)
+    with pytest.raises(typed.EntryError, match="sum past"):
+        typed.check_shapes(entry)

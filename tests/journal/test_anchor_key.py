@@ -200,13 +200,13 @@ def test_the_key_file_is_checked_up_front(tmp_path: Path) -> None:
         assert KEY.decode() not in message
         return message
 
-    assert "No such file" in refusal(str(tmp_path / "absent.key"))
+    assert "no such file" in refusal(str(tmp_path / "absent.key"))
     (tmp_path / "short.key").write_bytes(b"0123456789abcdef\n")
     assert "16 bytes; an anchor key has at least 32" in refusal(str(tmp_path / "short.key"))
     (tmp_path / "same.key").write_bytes(b"a" * 64)
     assert "every byte the same" in refusal(str(tmp_path / "same.key"))
     (tmp_path / "big.key").write_bytes(b"x" * 10_000)
-    assert "larger than 4096 bytes" in refusal(str(tmp_path / "big.key"))
+    assert "larger than 4,096 bytes" in refusal(str(tmp_path / "big.key"))
     assert "not a regular file" in refusal("/dev/zero")  # never read: it would never end
     os.mkfifo(tmp_path / "fifo.key")
     assert "not a regular file" in refusal(str(tmp_path / "fifo.key"))  # never opened for a writer

@@ -62,6 +62,7 @@ def test_floor_csv_of_rounds_and_meters(
             ).fetchall()
         assert {status for _t, _r, status in rounds} == {"settled", "dead", "in_progress"}
         page = _login(browser, rig.url, "rita")  # the regulator: reads everything
+        seen_killed = 0
         for table_id, round_id, status in rounds:
             answer = page.request.get(f"/tables/{table_id}/rounds/{round_id}/csv")
             if status == "in_progress":
@@ -84,12 +85,16 @@ def test_floor_csv_of_rounds_and_meters(
             }
             shown = page.request.get(f"/tables/{table_id}/rounds/{round_id}").text()
             assert all(f"&#34;{card}&#34;" in shown or f'"{card}"' in shown for card in in_csv), round_id
+            killed = [r for r in csv.DictReader(io.StringIO(text)) if r["seat_status"] == "dead"]
+            assert all(r["cards"] == "" and r["hand"] == "" for r in killed)
+            seen_killed += len({r["seat"] for r in killed}) if status == "settled" else 0
             if status == "dead":
                 assert not in_csv
             else:
                 assert in_csv
 
-        # The meters page's rows, by pit: every number of a row one line, in the CLI's columns.
+        assert seen_killed == 2  # T1's two settled rounds each had its last seat killed (a row a wager)
+        # The meters page's rows, by table: every number of a row one line, in the CLI's columns.
         meters = page.request.get("/meters/csv?by=table")
         assert meters.status == 200
         assert meters.headers["content-disposition"] == 'attachment; filename="floor-meters-by-table.csv"'

@@ -81,6 +81,10 @@ def test_recall_and_meters_csv_are_the_clis(
     assert tuple(rows[0]) == RECALL_COLUMNS
     assert [r["round_id"] for r in rows if r["round_id"]]
     assert {r["round_id"] for r in rows} == set(round_ids)
+    # A killed seat is in the file, its cards not (nor its hand).
+    killed = [r for r in rows if r["seat_status"] == "dead"]
+    assert killed
+    assert all(r["cards"] == "" and r["hand"] == "" for r in killed)
 
     for round_id in round_ids:
         one = client.get(f"/csv/recall/{round_id}")

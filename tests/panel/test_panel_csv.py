@@ -138,3 +138,19 @@ def test_an_anonymous_request_gets_no_csv(client: TestClient, path: str) -> None
     assert answer.status_code in (303, 307, 401)
     assert "text/csv" not in answer.headers.get("content-type", "")
     assert "content-disposition" not in answer.headers
+
+
+def test_the_pages_link_to_their_own_csv(client: TestClient, played: tuple[PanelRig, list[str]]) -> None:
+    login(client, "vera")
+    link = re.compile(r'<a class="ghost-link[^"]*csv-link" href="([^"]+)" download>Download CSV</a>')
+    listed = client.get("/recall?status=dead&last=7")
+    (href,) = link.findall(listed.text)
+    href = href.replace("&amp;", "&")
+    assert href.startswith("/csv/recall?")
+    assert "status=dead" in href
+    assert "last=7" in href
+    assert client.get(href).text == client.get("/csv/recall?status=dead&last=7").text
+    meters = client.get("/meters?date=2026-12-04&shift=swing")
+    (href,) = link.findall(meters.text)
+    answer = client.get(href.replace("&amp;", "&"))
+    assert answer.headers["content-disposition"] == 'attachment; filename="meters-T1-2026-12-04-swing.csv"'

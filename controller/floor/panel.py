@@ -49,6 +49,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from psycopg_pool import AsyncConnectionPool
 from starlette.types import Receive, Scope, Send
 
+from controller.floor import export
 from controller.floor.checks import FloorStored
 from controller.floor.release import RELEASING_ROLES, ReleaseRefused, release_table
 from controller.journal import entries as typed
@@ -612,6 +613,17 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
                   [abs(int(r["theoretical_win_cents"] or 0)) for r in rows] + [1])  # fmt: skip
         return page("meters.html", session, rows=rows, by=by, measures=MEASURES, scale=top)
 
+    @app.get("/meters/csv")
+    async def meters_csv(request: Request, by: str = "table") -> Response:
+        """The meters page's rows as CSV (controller/floor/export.py), behind the page's login."""
+        session = session_of(request)
+        if session is None:
+            return login_redirect()
+        if by not in _VIEW:
+            by = "table"
+        rows = await query(f"SELECT * FROM {_VIEW[by]} ORDER BY key")
+        return export.csv_response(export.meters_csv(by, rows), f"floor-meters-by-{by}.csv")
+
     # --- rounds ---------------------------------------------------------------------------------------
     @app.get("/rounds", response_class=HTMLResponse)
     async def rounds_page(
@@ -653,6 +665,21 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         if detail is None:
             return HTMLResponse("No such round on the floor.", 404)
         return page("round.html", session, **detail)
+
+    @app.get("/tables/{table_id}/rounds/{round_id}/csv")
+    async def round_csv(table_id: str, round_id: str, request: Request) -> Response:
+        """The round page as the CLI's recall CSV: what the page shows (its events, their private parts
+        only where the page shows them), nothing more."""
+        session = session_of(request)
+        if session is None:
+            return login_redirect()
+        detail = await round_detail(table_id, round_id)
+        if detail is None:
+            return HTMLResponse("No such round on the floor.", 404)
+        record = export.round_record(round_id, detail["events"])
+        if record is None:
+            return HTMLResponse("The round is not closed yet: its CSV comes once it is.", 409)
+        return export.csv_response(export.round_csv(record), f"round-{table_id}-{round_id}.csv")
 
     async def round_detail(table_id: str, round_id: str) -> dict[str, Any] | None:
         try:

@@ -308,3 +308,19 @@ def test_manager_sets_limits_through_the_declared_actions_dialog(page: Page, liv
         {"min_ante_cents": 500, "max_ante_cents": 25_000},
         "done",
     )
+
+
+def test_recall_download_csv_gives_the_rounds_file(page: Page, live: PanelRig, tmp_path: Path) -> None:
+    round_id = ScriptedRound(live.journal).play_all()
+    log_in(page, "vera")
+    page.goto(f"/recall/{round_id}")
+    with page.expect_download() as download_info:
+        page.get_by_role("link", name="Download CSV").click()
+    download = download_info.value
+    assert download.suggested_filename == f"round-{round_id}.csv"
+    saved = tmp_path / download.suggested_filename
+    download.save_as(saved)
+    lines = saved.read_text(encoding="utf-8").splitlines()
+    assert lines[0].startswith("round_id,status,started_utc,game,")
+    assert all(line.startswith(f"{round_id},settled,") for line in lines[1:])
+    assert len(lines) > 1

@@ -83,6 +83,19 @@ async def alerts_partial(panel: PanelDep, session: PageSession, show: str = "ope
 RECALL_STATUSES = ("settled", "dead", "void")
 
 
+def listed_rounds(
+    records: list[dict[str, Any]], *, status: str, game: str, faults: str
+) -> list[dict[str, Any]]:
+    """The recall page's filters (its list and its CSV, controller/panel/routes/export.py)."""
+    return [
+        r
+        for r in records
+        if (not status or r["status"] == status)
+        and (not game or (r.get("settlement") or {}).get("game") == game)
+        and (faults != "yes" or r.get("faults"))
+    ]
+
+
 @router.get("/recall", response_class=HTMLResponse)
 async def recall_page(
     *,
@@ -97,13 +110,7 @@ async def recall_page(
     whether a fault was raised in them (the filters apply to the last ``last`` rounds, at most 50)."""
     records = panel.backend.recall(last=max(1, min(last, 50)))
     status = status if status in RECALL_STATUSES else ""
-    shown = [
-        r
-        for r in records
-        if (not status or r["status"] == status)
-        and (not game or (r.get("settlement") or {}).get("game") == game)
-        and (faults != "yes" or r.get("faults"))
-    ]
+    shown = listed_rounds(records, status=status, game=game, faults=faults)
     games = sorted({str((r.get("settlement") or {}).get("game")) for r in records if r.get("settlement")})
     filters = {"status": status, "game": game, "last": max(1, min(last, 50)), "faults": faults == "yes"}
     return _page(

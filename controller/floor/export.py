@@ -1,0 +1,77 @@
+"""The floor panel's CSV downloads (docs/floor.md "CSV"): a round's page and the meters page, in the
+columns of `flushtable recall --csv` and `flushtable meters --csv` (controller/journal/render_csv.py,
+unchanged). A round's record is made from what its page shows and nothing more: each entry's public
+part, and its private part only where the round page shows it (read through ``floor_private_shown`` and
+passed through the one reducer's gate again) — so a card is in the CSV exactly where the table's own
+recall shows it."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from fastapi.responses import Response
+
+from controller.journal import entries as typed
+from controller.journal.kinds import CLOSING_KINDS, STATUS_BY_CLOSING_KIND
+from controller.journal.render_csv import METERS_COLUMNS, meters_rows, write_recall_csv
+
+_UNSAFE_IN_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+# The floor's meter views' numbers (floor_meters_by_*), each a row of the CLI's meters CSV.
+_METER_FIELDS = ("rounds_settled", "handle_cents", "house_win_cents", "theoretical_win_cents")
+
+
+def csv_response(text: str, filename: str) -> Response:
+    safe = _UNSAFE_IN_NAME.sub("_", filename)[:120]
+    return Response(
+        text,
+        media_type="text/csv; charset=utf-8",
+        headers={"Content-Disposition": f'attachment; filename="{safe}"', "Cache-Control": "no-store"},
+    )
+
+
+def round_record(round_id: str, events: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The recall record (controller/journal/recall.py's shape, the fields render_csv reads) of a closed
+    round from the round page's events; None while the round is not closed."""
+    shown = []
+    closing: dict[str, Any] | None = None
+    for event in events:
+        private = json.loads(event["private"]) if event.get("private") else None
+        payload = typed.merged_payload(str(event["kind"]), json.loads(event["public"]), private)
+        shown.append({"time_utc": event["time_utc"], "kind": event["kind"], "payload": payload})
+        if event["kind"] in CLOSING_KINDS and closing is None:
+            closing = shown[-1]
+    if closing is None:
+        return None
+    payload = closing["payload"]
+    return {
+        "round_id": round_id,
+        "status": STATUS_BY_CLOSING_KIND[closing["kind"]],
+        "round": payload.get("round"),
+        "settlement": payload.get("settlement"),
+        "events": shown,
+    }
+
+
+def round_csv(record: dict[str, Any]) -> str:
+    out = io.StringIO()
+    write_recall_csv([record], out)
+    return out.getvalue()
+
+
+def meters_csv(by: str, rows: Sequence[Mapping[str, Any]]) -> str:
+    """The meters page's rows in the CLI's long form: ``(meter, key, value, amount)``, ``key`` the row's
+    table, pit, game or shift and ``meter`` ``by_<that>.<field>``, as the CLI's ``by_wager.<field>``
+    (PostgreSQL's sums come back as Decimal: whole cents)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(METERS_COLUMNS)
+    for row in rows:
+        numbers = {field: int(row.get(field) or 0) for field in _METER_FIELDS}
+        for meter, _key, value, amount in meters_rows(numbers):
+            writer.writerow((f"by_{by}.{meter}", row["key"], value, amount))
+    return out.getvalue()

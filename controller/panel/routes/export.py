@@ -1,0 +1,85 @@
+"""The recall and meters pages as CSV downloads (docs/panel.md "CSV"): the CLI's columns and rules
+(controller/journal/render_csv.py, `flushtable recall --csv`, `flushtable meters --csv`), over what the
+page itself shows, behind the page's own login (PageSession). Recall passes every record through the
+one gate already (controller/panel/backend.py), so a card is in the CSV exactly where the page shows
+it, whatever the role."""
+
+# No `from __future__ import annotations`: FastAPI reads the routes' annotations at run time.
+import io
+import re
+from typing import Any
+
+from fastapi import APIRouter, HTTPException
+from fastapi.responses import Response
+
+from controller.errors import UserError
+from controller.journal.render_csv import write_meters_csv, write_recall_csv
+from controller.panel.context import PageSession, PanelDep
+from controller.panel.routes.pages import RECALL_STATUSES, _meters_range, listed_rounds
+
+router = APIRouter(include_in_schema=False)
+_UNSAFE_IN_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def csv_response(text: str, filename: str) -> Response:
+    """A download: text/csv, the file's name given (only characters safe in any header and file system)."""
+    safe = _UNSAFE_IN_NAME.sub("_", filename)[:120]
+    return Response(
+        text,
+        media_type="text/csv; charset=utf-8",
+        headers={"Content-Disposition": f'attachment; filename="{safe}"', "Cache-Control": "no-store"},
+    )
+
+
+def _recall_text(records: list[dict[str, Any]]) -> str:
+    out = io.StringIO()
+    write_recall_csv(list(reversed(records)), out)  # the panel reads newest first, the CSV oldest first
+    return out.getvalue()
+
+
+@router.get("/csv/recall")
+async def recall_csv(
+    *,
+    panel: PanelDep,
+    session: PageSession,
+    status: str = "",
+    game: str = "",
+    last: int = 20,
+    faults: str = "",
+) -> Response:
+    """The rounds the recall page lists for the same filters."""
+    del session  # the page's login, checked by the dependency
+    records = panel.backend.recall(last=max(1, min(last, 50)))
+    status = status if status in RECALL_STATUSES else ""
+    shown = listed_rounds(records, status=status, game=game, faults=faults)
+    table_id = panel.backend.table_id
+    return csv_response(_recall_text(shown), f"recall-{table_id}.csv")
+
+
+@router.get("/csv/recall/{round_id}")
+async def round_csv(panel: PanelDep, session: PageSession, round_id: str) -> Response:
+    del session
+    records = panel.backend.recall(round_id=round_id[:80])
+    if not records:
+        raise HTTPException(404, f"no round {round_id[:80]!r} in the journal")
+    return csv_response(_recall_text(records), f"round-{round_id[:80]}.csv")
+
+
+@router.get("/csv/meters")
+async def meters_csv(
+    *, panel: PanelDep, session: PageSession, date: str = "", shift: str = "", first: str = "", last: str = ""
+) -> Response:
+    """The meters the meters page shows for the same choice (a shift, days, or the whole journal)."""
+    del session
+    try:
+        start, end, _label = _meters_range(date, shift, first, last)
+    except UserError as error:
+        raise HTTPException(422, str(error)) from None
+    out = io.StringIO()
+    write_meters_csv(panel.backend.meters(start_utc=start, end_utc=end), out)
+    if start is None or end is None:
+        span = "all"
+    else:
+        span = f"{date[:10]}-{shift[:10]}" if shift and date else f"{start[:10]}-{end[:10]}"
+    table_id = panel.backend.table_id
+    return csv_response(out.getvalue(), f"meters-{table_id}-{span}.csv")

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from controller.commands.journal_args import add_journal_arguments, journal_path
-from controller.config import load_config
 from controller.errors import UserError
 from controller.files import check_no_special_file
 from controller.journal.anchor import anchor_path
@@ -87,16 +86,27 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(json_schema_text())
         return 0
     if action in ("verify", "anchor"):
-        # The configuration's anchor key (and, given --config, its table), as `run` reads them.
-        config = load_config(args.config)
-        path = Path(args.journal) if args.journal else config.journal_path
+        # The configuration's anchor key (and, given --config, its table), as `run` reads them. Given
+        # --journal alone, the embedded configuration would give neither (it names no anchor key:
+        # tests/cli/test_cli_imports.py holds it to that), so none is read, and none of its checks
+        # (pydantic, the configuration's models) is loaded: issue 28, a command line that answers at once.
+        key: bytes | None = None
+        table_id: str | None = None
+        if args.journal and args.config is None:
+            path = Path(args.journal)
+        else:
+            from controller.config import load_config  # noqa: PLC0415 (above)
+
+            config = load_config(args.config)
+            path = Path(args.journal) if args.journal else config.journal_path
+            key = config.journal_anchor_key
+            table_id = None if args.config is None else config.table_id
         check_no_special_file(path, "journal")  # a FIFO, a device, a directory: one line (issue 30)
-        key = config.journal_anchor_key
         if action == "anchor":
             verdict = anchor_journal(path, key=key)
             print(verdict.line)
             return 0 if verdict.ok else 1
-        return _verify(args, path, None if args.config is None else config.table_id, key)
+        return _verify(args, path, table_id, key)
     path = journal_path(args)
     if action == "backup":
         with Journal.open_existing(path) as journal:

@@ -24,8 +24,9 @@ HEAVY_NUMERIC = ("numpy", "scipy")
 # the validation library, the round machine's library and the engine itself.
 BELOW_THE_RULES = ("firmware_protocol", "drivers", "pydantic", "transitions", "controller.engine.engine")
 # Issue 28: never for settle, nor for a journal reader given --journal: the log library (which loads
-# rich, asyncio and ssl: ~60 ms; the journal logs only when it writes), the event loop, the configuration.
-NOT_FOR_A_READER = ("structlog", "rich", "asyncio", "ssl", "pydantic", "controller.config")
+# rich, asyncio and ssl: ~60 ms; the journal logs only when it writes), the event loop, the configuration
+# and its TOML parser.
+NOT_FOR_A_READER = ("structlog", "rich", "asyncio", "ssl", "pydantic", "controller.config", "tomllib")
 
 _PROBE = """
 import json, sys

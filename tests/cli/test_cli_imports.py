@@ -118,6 +118,8 @@ def test_journal_readers_load_no_web_stack_daemon_or_mathematics(argv: list[str]
     # embedded one names none, below), and no reader loads the log library: the journal logs only
     # when it writes.
     assert heavy_in(modules, NOT_FOR_A_READER) == []
+    if argv != ["journal", "verify"]:  # the start-up proof (anchor, chain, triggers) is verify's alone
+        assert heavy_in(modules, ("controller.journal.proof", "controller.journal.anchor")) == []
     assert other_commands_in(modules, argv[0]) == []
 
 

@@ -24,8 +24,6 @@ import errno
 import os
 import re
 import stat
-import tempfile
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -224,6 +222,10 @@ def load_toml(text: str, *, max_depth: int = MAX_TOML_DEPTH) -> dict[str, Any]:
     line = _bracket_depth_line(text, max_depth)
     if line is not None:
         raise TomlRefused(f"nested more than {max_depth} deep (line {line})")
+    # Loaded here, not with this module: the journal's readers (`recall`, `journal`, `meters` given
+    # --journal) use this module's path checks and parse no TOML (issue 28: ~6 ms of their start).
+    import tomllib  # noqa: PLC0415
+
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
@@ -272,6 +274,8 @@ def check_writable_file(path: str | Path, what: str) -> None:
         break
     # The file (and any directory missing on the way) is made in the first directory that exists: a
     # probe file there says whether it takes new files (/proc does not, nor a read-only disk).
+    import tempfile  # noqa: PLC0415 (only a writer probes; with shutil and random, ~2 ms a reader need not pay)
+
     try:
         fd, probe = tempfile.mkstemp(prefix=".flushtable-probe-", dir=directory)
     except OSError as error:

@@ -10,16 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from controller.commands.journal_args import add_journal_arguments, journal_path
-from controller.config import load_config
 from controller.errors import UserError
 from controller.files import check_no_special_file
-from controller.journal.anchor import anchor_path
 from controller.journal.entries import KINDS as KNOWN_KINDS
 from controller.journal.entries import json_schema_text
 from controller.journal.privacy import RevealOracle
-from controller.journal.proof import anchor_journal, check_journal, startup_check
 from controller.journal.store import Journal
-from controller.journal.verify import verify_chain
 
 NAME = "journal"
 HELP = "verify the journal's hash chain, or show its entries"
@@ -87,18 +83,35 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(json_schema_text())
         return 0
     if action in ("verify", "anchor"):
-        # The configuration's anchor key (and, given --config, its table), as `run` reads them.
-        config = load_config(args.config)
-        path = Path(args.journal) if args.journal else config.journal_path
+        # The configuration's anchor key (and, given --config, its table), as `run` reads them. Given
+        # --journal alone, the embedded configuration would give neither (it names no anchor key:
+        # tests/cli/test_cli_imports.py holds it to that), so none is read, and none of its checks
+        # (pydantic, the configuration's models) is loaded: issue 28, a command line that answers at once.
+        key: bytes | None = None
+        table_id: str | None = None
+        if args.journal and args.config is None:
+            path = Path(args.journal)
+        else:
+            from controller.config import load_config  # noqa: PLC0415 (above)
+
+            config = load_config(args.config)
+            path = Path(args.journal) if args.journal else config.journal_path
+            key = config.journal_anchor_key
+            table_id = None if args.config is None else config.table_id
         check_no_special_file(path, "journal")  # a FIFO, a device, a directory: one line (issue 30)
-        key = config.journal_anchor_key
+        # The start-up proof (anchor, chain, triggers) only for these two: `show`, `tail` and `head`
+        # load none of it (issue 28, a command line that answers at once).
+        from controller.journal.proof import anchor_journal  # noqa: PLC0415
+
         if action == "anchor":
             verdict = anchor_journal(path, key=key)
             print(verdict.line)
             return 0 if verdict.ok else 1
-        return _verify(args, path, None if args.config is None else config.table_id, key)
+        return _verify(args, path, table_id, key)
     path = journal_path(args)
     if action == "backup":
+        from controller.journal.verify import verify_chain  # noqa: PLC0415 (backup's alone)
+
         with Journal.open_existing(path) as journal:
             last = journal.backup(args.destination)
         result = verify_chain(args.destination)
@@ -139,6 +152,9 @@ def _verify(args: argparse.Namespace, path: Path, table_id: str | None, key: byt
     """What `run` would decide (proof.startup_check, the one code path): its refusal, exit 1; else the
     verdict. Without --config the journal's own table is taken (the embedded configuration's table is
     not this journal's business)."""
+    from controller.journal.anchor import anchor_path  # noqa: PLC0415 (verify's alone: run() says why)
+    from controller.journal.proof import check_journal, startup_check  # noqa: PLC0415
+
     explicit = _parse_anchor(args.anchor) if args.anchor else None
     decided = startup_check(path, table_id, key=key, explicit_anchor=explicit)
     verdict = decided.verdict

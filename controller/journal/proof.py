@@ -35,8 +35,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-import structlog
-
 from controller.journal.anchor import (
     Anchor,
     AnchorError,
@@ -50,12 +48,11 @@ from controller.journal.store import (
     APPLICATION_ID,
     SCHEMA_VERSION,
     JournalError,
+    journal_log,
     normalised_sql,
     schema_triggers,
 )
 from controller.journal.verify import verify_connection
-
-_log = structlog.get_logger("flushtable.journal")
 
 REFUSED_HINT = 'docs/journal.md "When the journal is refused"'
 _INTEGRITY_PROBLEMS_SHOWN = 20  # PRAGMA integrity_check(N): stop after N problems
@@ -325,7 +322,7 @@ def _supersede(journal_path: Path, anchor: Anchor) -> None:
         old.rename(kept)
     except OSError as error:
         raise JournalError(f"anchor {old}: cannot keep it as {kept.name}: {error}") from error
-    _log.warning(
+    journal_log().warning(
         "journal_anchor_superseded",
         journal=str(journal_path),
         old_anchor=str(kept),

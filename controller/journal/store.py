@@ -31,8 +31,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, NamedTuple, Protocol, Self
 
-import structlog
-
 from controller.errors import UserError
 from controller.journal import entries as typed
 from controller.journal.chain import (
@@ -50,7 +48,17 @@ APPLICATION_ID = 0x464C5454  # "FLTT": marks the file as a flushtable journal (P
 DEFAULT_BUSY_TIMEOUT_S = 5.0
 _PAGE_ROWS = 500
 
-_log = structlog.get_logger("flushtable.journal")
+
+@functools.cache
+def journal_log() -> Any:
+    """The journal's logger, made on first use: structlog (with rich, asyncio and ssl: about 60 ms) is
+    for the writers, which log each entry; a reader (`recall`, `journal verify`, `meters`) never logs
+    and so never loads it (issue 28: a command line that answers at once). The same lazy proxy as
+    ``structlog.get_logger`` at import: it binds to the configuration in force when it logs."""
+    import structlog  # noqa: PLC0415 (the readers' start-up: above)
+
+    return structlog.get_logger("flushtable.journal")
+
 
 _CLOSING_SQL = "('round_settled','round_dead','round_voided')"
 # No index on ``hash`` (journals made before had a UNIQUE one; it is harmless there): nothing looks an
@@ -451,7 +459,7 @@ class Journal:
         connection = _connect(journal_path, readonly=False, busy_timeout_s=busy_timeout_s)
         if mode == "OFF":
             connection.execute("PRAGMA synchronous = OFF")
-            _log.warning("journal_not_durable", path=str(journal_path), synchronous=synchronous)
+            journal_log().warning("journal_not_durable", path=str(journal_path), synchronous=synchronous)
         try:
             stored_table_id = _prepare(connection, journal_path, table_id)
         except BaseException:
@@ -606,7 +614,7 @@ class Journal:
                 self._rollback()
                 kinds = _kinds_text([item.kind for item in pending])
                 reason = _sqlite_reason(error, self.path)
-                _log.error("journal_error", path=str(self.path), kinds=kinds, reason=reason)
+                journal_log().error("journal_error", path=str(self.path), kinds=kinds, reason=reason)
                 self.last_error = f"journal {self.path}: cannot append {kinds}: {reason}; nothing was written"
                 raise JournalError(self.last_error) from error
             except BaseException:
@@ -614,7 +622,7 @@ class Journal:
                 raise
         # One bound logger per append, not per entry: the lazy proxy binds on every call (measured:
         # a tenth of an entry's cost, even when info is filtered out).
-        logger = _log.bind()
+        logger = journal_log().bind()
         for entry in written:
             logger.info(
                 entry.kind,

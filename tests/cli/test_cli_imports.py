@@ -23,6 +23,10 @@ HEAVY_NUMERIC = ("numpy", "scipy")
 # Issue 28: never for settle, nor for a journal reader given --journal: the wire protocol, the drivers,
 # the validation library, the round machine's library and the engine itself.
 BELOW_THE_RULES = ("firmware_protocol", "drivers", "pydantic", "transitions", "controller.engine.engine")
+# Issue 28: never for settle, nor for a journal reader given --journal: the log library (which loads
+# rich, asyncio and ssl: ~60 ms; the journal logs only when it writes), the event loop, the configuration
+# and its TOML parser.
+NOT_FOR_A_READER = ("structlog", "rich", "asyncio", "ssl", "pydantic", "controller.config", "tomllib")
 
 _PROBE = """
 import json, sys
@@ -83,6 +87,7 @@ def test_settle_loads_the_rules_and_nothing_of_the_table(text: bool, tmp_path: P
     assert "controller.rules.settle" in modules
     assert heavy_in(modules, (*HEAVY, *HEAVY_NUMERIC, "structlog", "msgspec", "sqlite3")) == []
     assert heavy_in(modules, BELOW_THE_RULES) == []
+    assert heavy_in(modules, NOT_FOR_A_READER) == []
     assert other_commands_in(modules, "settle") == []
     assert "controller.journal.store" not in modules
 
@@ -92,6 +97,8 @@ def test_config_loads_no_journal_store_and_no_web_stack() -> None:
     assert "controller.config" in modules
     assert heavy_in(modules, (*HEAVY, *HEAVY_NUMERIC, "structlog", "controller.journal.store")) == []
     assert heavy_in(modules, ("firmware_protocol", "transitions", "controller.engine.engine")) == []
+    # pydantic it needs (the configuration's checks); the log library and the event loop it does not.
+    assert heavy_in(modules, ("structlog", "rich", "asyncio", "ssl")) == []
 
 
 @pytest.mark.parametrize(
@@ -106,15 +113,36 @@ def test_journal_readers_load_no_web_stack_daemon_or_mathematics(argv: list[str]
     modules = loaded_by([*argv, "--journal", str(journal_path)])
     assert "controller.journal.store" in modules
     assert heavy_in(modules, (*HEAVY, *HEAVY_NUMERIC)) == []
-    # `journal` reads the configuration (its anchor key), and with it pydantic and the device URLs'
-    # parser (drivers.urls); never the protocol, the round machine's library or the engine.
-    below = (
-        BELOW_THE_RULES
-        if argv[0] != "journal"
-        else ("firmware_protocol", "transitions", "controller.engine.engine")
-    )
-    assert heavy_in(modules, below) == []
+    assert heavy_in(modules, BELOW_THE_RULES) == []
+    # Given --journal alone, not even `journal verify` reads the configuration (its anchor key: the
+    # embedded one names none, below), and no reader loads the log library: the journal logs only
+    # when it writes.
+    assert heavy_in(modules, NOT_FOR_A_READER) == []
+    if argv != ["journal", "verify"]:  # the start-up proof (anchor, chain, triggers) is verify's alone
+        assert heavy_in(modules, ("controller.journal.proof", "controller.journal.anchor")) == []
     assert other_commands_in(modules, argv[0]) == []
+
+
+@pytest.mark.parametrize("action", ["verify", "show"])
+def test_journal_given_a_config_still_reads_it(action: str, tmp_path: Path) -> None:
+    """--config with --journal: the configuration's anchor key and table are `verify`'s, as `run`'s."""
+    from controller.config import DEFAULT_CONFIG_TOML
+    from controller.journal.store import Journal
+
+    journal_path = tmp_path / "journal.sqlite"
+    Journal.open(journal_path, "SIM1").close()
+    config_path = tmp_path / "table.toml"
+    config_path.write_text(DEFAULT_CONFIG_TOML)
+    modules = loaded_by(["journal", action, "--journal", str(journal_path), "--config", str(config_path)])
+    assert ("controller.config" in modules) == (action == "verify")
+
+
+def test_the_embedded_configuration_names_no_anchor_key_and_no_table_for_verify() -> None:
+    """`journal verify --journal PATH` reads no configuration on the strength of this: the embedded
+    default would give it no anchor key (and its table is never asked without --config)."""
+    from controller.config import load_config
+
+    assert load_config(None).journal_anchor_key is None
 
 
 def test_the_listed_names_and_helps_are_the_modules_own() -> None:

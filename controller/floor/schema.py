@@ -290,6 +290,45 @@ CREATE VIEW floor_private_shown AS
                    WHERE c.table_id = r.table_id AND c.seq = r.closed_seq)));
 """,
     ),
+    Migration(
+        6,
+        "a shoe's words are not shown in a round with a dead seat (review of issue 22)",
+        """
+-- docs/floor.md "Private parts": as the table's gate (TableState.private_visible), a fault's or a dead
+-- hand's private detail (the shoe's words, a card number) is never shown in a round with a dead seat:
+-- the words need not name the position they are about ("jam: card 4d at seat 1" with no position),
+-- so they may name the dead hand's card. Migration 5's view, with that one condition more.
+CREATE OR REPLACE VIEW floor_private_shown AS
+    SELECT p.table_id, p.seq, p.private_text, p.stream_seq, p.floor_committed_utc
+    FROM floor_private p
+    JOIN floor_entries e USING (table_id, seq)
+    JOIN floor_rounds r ON r.table_id = e.table_id AND r.round_id = e.round_id
+    WHERE r.status <> 'dead'
+      AND NOT EXISTS (
+          SELECT 1 FROM floor_entries d
+          WHERE d.table_id = e.table_id AND d.round_id = e.round_id AND d.kind = 'dead_hand'
+            AND d.payload->>'seat' IN (
+                e.payload->>'seat',
+                substring(p.private_text from '"position":([0-9]+)'),
+                substring(p.private_text from '"first_position":([0-9]+)')))
+      AND NOT (
+          e.kind IN ('fault_raised', 'dead_hand')
+          AND EXISTS (
+              SELECT 1 FROM floor_entries k
+              WHERE k.table_id = e.table_id AND k.round_id = e.round_id AND k.kind = 'dead_hand'
+                AND k.payload->>'seat' IS NOT NULL))
+      AND (r.status <> 'void'
+           OR EXISTS (
+               SELECT 1 FROM floor_entries v
+               WHERE v.table_id = e.table_id AND v.round_id = e.round_id AND v.kind = 'state_changed'
+                 AND v.payload->>'to' = 'reveal')
+           OR (e.kind = 'card_dealt'
+               AND substring(p.private_text from '"position":([0-9]+)') = '15'
+               AND p.stream_seq < (
+                   SELECT c.stream_seq FROM floor_entries c
+                   WHERE c.table_id = r.table_id AND c.seq = r.closed_seq)));
+""",
+    ),
 )
 
 _GRANTS = f"""

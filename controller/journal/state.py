@@ -435,6 +435,11 @@ class TableState:
             # A refusal's limit speaks of the seat's hand ("exactly 10.00 with a 4-card flush"): it
             # follows the seat's privacy, so a killed seat's is never shown.
             positions.add(entry.seat)
+        if isinstance(part, e.ReasonDetail) and round_state.dead_seats:
+            # What the shoe said about which card (its own words, a card number) need not name the
+            # position it is about: "jam: card As at seat 1" with no position. In a round with a dead
+            # hand it may be that hand's card, so it is never shown (an auditor reads it with --private).
+            return False
         return not any(round_state.seat_dead(position) for position in positions)
 
     # --- folding ------------------------------------------------------------------------------

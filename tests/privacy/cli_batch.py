@@ -27,12 +27,15 @@ def commands(journal: str, round_id: str | None) -> list[tuple[list[str], str]]:
         (["journal", "tail", "-n", "100", "--json", *where], "jsonlines"),
         (["recall", "--last", "50", *where], "text"),
         (["recall", "--last", "50", "--json", *where], "json"),
+        (["recall", "--last", "50", "--csv", *where], "text"),
+        (["meters", "--csv", *where], "text"),
     ]
     if round_id is not None:
         listed += [
             (["journal", "show", "--round", round_id, *where], "journal_text"),
             (["recall", "--round", round_id, *where], "text"),
             (["recall", "--round", round_id, "--json", *where], "json"),
+            (["recall", "--round", round_id, "--csv", *where], "text"),
         ]
     return listed
 

@@ -23,6 +23,7 @@ import pytest
 
 from controller.cli import main as flushtable
 from controller.journal.state import TableState
+from drivers.events import ShufflerFault
 from tests.engine.table import stack
 from tests.engine.test_rounds import HCF_DEALER, HCF_SEAT1, HCF_SEAT3
 from tests.privacy.test_privacy_property import PrivacyMachine
@@ -182,3 +183,25 @@ def test_the_property_tests_shortest_counterexample_on_the_old_gate(machine: Pri
     machine.open_table(config_index=0, deck_seed=160732167, first_round=(4, 2500), dealt=14)
     machine.stop_the_round(hold_first=False)
     machine.nothing_shown_before_its_reveal_and_money_adds_up()
+
+
+def test_the_shoes_words_naming_a_killed_seats_card_never_show(machine: PrivacyMachine) -> None:
+    """Review of issue 22: the shoe jams after the deal with no position, its words naming seat 1's
+    first card; a supervisor kills seat 1; the round settles. The fault's private part (the shoe's
+    words) names no position, so the dead-seat rule did not reach it: after the reveal it showed a dead
+    hand's card on every channel. A shoe's words in a round with a dead seat are never shown."""
+    machine.open_stacked(HCF, stack(HCF_SEAT1, HCF_SEAT3, HCF_DEALER))
+    machine.make_progress(("open", 2, 500))
+    machine.shoe_deals(40)
+    detail = f"jam: card {HCF_SEAT1[0]} at seat 1"
+    machine._do(lambda table: table.event(ShufflerFault("shuffler", "jam", None, detail=detail)))
+    machine.kill_seat(1)
+    machine.make_progress(("decide", 2, 1))
+    machine.make_progress(("key", "confirm", None))
+    round_id = round_id_of(machine)
+    assert [e.kind for e in machine.journal.entries(round_id=round_id, kinds=["round_settled"])]
+    machine.nothing_shown_before_its_reveal_and_money_adds_up()
+    path = str(machine.journal_path)
+    status, out = cli("journal", "show", "--round", round_id, "--json", "--journal", path)
+    assert status == 0
+    assert detail not in out

@@ -601,14 +601,17 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         return RedirectResponse("/alerts", status_code=303)
 
     # --- meters ---------------------------------------------------------------------------------------
+    async def meters_rows(by: str) -> tuple[str, list[dict[str, Any]]]:
+        """The meters page's rows (and its CSV's) grouped ``by`` (an unknown grouping is by table)."""
+        by = by if by in _VIEW else "table"
+        return by, await query(f"SELECT * FROM {_VIEW[by]} ORDER BY key")
+
     @app.get("/meters", response_class=HTMLResponse)
     async def meters_page(request: Request, by: str = "table") -> Response:
         session = session_of(request)
         if session is None:
             return login_redirect()
-        if by not in _VIEW:
-            by = "table"
-        rows = await query(f"SELECT * FROM {_VIEW[by]} ORDER BY key")
+        by, rows = await meters_rows(by)
         top = max([abs(int(r["house_win_cents"] or 0)) for r in rows] +
                   [abs(int(r["theoretical_win_cents"] or 0)) for r in rows] + [1])  # fmt: skip
         return page("meters.html", session, rows=rows, by=by, measures=MEASURES, scale=top)
@@ -619,9 +622,7 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         session = session_of(request)
         if session is None:
             return login_redirect()
-        if by not in _VIEW:
-            by = "table"
-        rows = await query(f"SELECT * FROM {_VIEW[by]} ORDER BY key")
+        by, rows = await meters_rows(by)
         return export.csv_response(export.meters_csv(by, rows), f"floor-meters-by-{by}.csv")
 
     # --- rounds ---------------------------------------------------------------------------------------

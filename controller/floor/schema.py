@@ -259,46 +259,15 @@ CREATE TRIGGER floor_release_applied_append_only BEFORE UPDATE OR DELETE ON floo
         """
 -- docs/floor.md "Private parts". floor_private keeps every private part the floor took (append-only,
 -- verified against its commitment); readers (the reporting role, the floor panel, floor verify) read
--- floor_private_shown, which holds a part only while the table's own gate would show it: never a
--- dead round's, never one about a dead seat (its position, a first position, a refused decision's seat),
--- and of a voided round only if the round reached its reveal before the void, or a community card
--- (position 15) taken before the void (a Chase street's cards, turned in front of everyone). So a part
--- an older uplink released when a void ended the round (the old gate counted the round's end as its
--- reveal) is held, but no longer shown.
+-- floor_private_shown, which holds a part only while the table's own gate (TableState.private_visible)
+-- would show it: never a dead round's, never one about a dead seat (its position, a first position, a
+-- refused decision's seat); never a fault's or a dead hand's private words in a round with a dead seat
+-- (the shoe's words need not name the position they are about: "jam: card 4d at seat 1"); and of a
+-- voided round only if the round reached its reveal before the void, or a community card (position 15)
+-- taken before the void (a Chase street's cards, turned in front of everyone). So a part an older
+-- uplink released when a void ended the round (the old gate counted the round's end as its reveal) is
+-- held, but no longer shown.
 CREATE VIEW floor_private_shown AS
-    SELECT p.table_id, p.seq, p.private_text, p.stream_seq, p.floor_committed_utc
-    FROM floor_private p
-    JOIN floor_entries e USING (table_id, seq)
-    JOIN floor_rounds r ON r.table_id = e.table_id AND r.round_id = e.round_id
-    WHERE r.status <> 'dead'
-      AND NOT EXISTS (
-          SELECT 1 FROM floor_entries d
-          WHERE d.table_id = e.table_id AND d.round_id = e.round_id AND d.kind = 'dead_hand'
-            AND d.payload->>'seat' IN (
-                e.payload->>'seat',
-                substring(p.private_text from '"position":([0-9]+)'),
-                substring(p.private_text from '"first_position":([0-9]+)')))
-      AND (r.status <> 'void'
-           OR EXISTS (
-               SELECT 1 FROM floor_entries v
-               WHERE v.table_id = e.table_id AND v.round_id = e.round_id AND v.kind = 'state_changed'
-                 AND v.payload->>'to' = 'reveal')
-           OR (e.kind = 'card_dealt'
-               AND substring(p.private_text from '"position":([0-9]+)') = '15'
-               AND p.stream_seq < (
-                   SELECT c.stream_seq FROM floor_entries c
-                   WHERE c.table_id = r.table_id AND c.seq = r.closed_seq)));
-""",
-    ),
-    Migration(
-        6,
-        "a shoe's words are not shown in a round with a dead seat (review of issue 22)",
-        """
--- docs/floor.md "Private parts": as the table's gate (TableState.private_visible), a fault's or a dead
--- hand's private detail (the shoe's words, a card number) is never shown in a round with a dead seat:
--- the words need not name the position they are about ("jam: card 4d at seat 1" with no position),
--- so they may name the dead hand's card. Migration 5's view, with that one condition more.
-CREATE OR REPLACE VIEW floor_private_shown AS
     SELECT p.table_id, p.seq, p.private_text, p.stream_seq, p.floor_committed_utc
     FROM floor_private p
     JOIN floor_entries e USING (table_id, seq)

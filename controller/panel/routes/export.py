@@ -15,7 +15,7 @@ from fastapi.responses import Response
 from controller.errors import UserError
 from controller.journal.render_csv import write_meters_csv, write_recall_csv
 from controller.panel.context import PageSession, PanelDep
-from controller.panel.routes.pages import RECALL_STATUSES, _meters_range, listed_rounds
+from controller.panel.routes.pages import _meters_range, recall_listing
 
 router = APIRouter(include_in_schema=False)
 _UNSAFE_IN_NAME = re.compile(r"[^A-Za-z0-9._-]+")
@@ -49,9 +49,7 @@ async def recall_csv(
 ) -> Response:
     """The rounds the recall page lists for the same filters."""
     del session  # the page's login, checked by the dependency
-    records = panel.backend.recall(last=max(1, min(last, 50)))
-    status = status if status in RECALL_STATUSES else ""
-    shown = listed_rounds(records, status=status, game=game, faults=faults)
+    _, _, shown = recall_listing(panel, status=status, game=game, last=last, faults=faults)
     table_id = panel.backend.table_id
     return csv_response(_recall_text(shown), f"recall-{table_id}.csv")
 

@@ -96,6 +96,16 @@ def listed_rounds(
     ]
 
 
+def recall_listing(
+    panel: Panel, *, status: str, game: str, last: int, faults: str
+) -> tuple[list[dict[str, Any]], str, list[dict[str, Any]]]:
+    """The recall page's rounds (and its CSV's): the last ``last`` (1 to 50) recalled, the status filter
+    as understood (an unknown one is no filter), and the rounds the filters keep."""
+    records = panel.backend.recall(last=max(1, min(last, 50)))
+    status = status if status in RECALL_STATUSES else ""
+    return records, status, listed_rounds(records, status=status, game=game, faults=faults)
+
+
 @router.get("/recall", response_class=HTMLResponse)
 async def recall_page(
     *,
@@ -108,9 +118,7 @@ async def recall_page(
 ) -> HTMLResponse:
     """The last rounds, newest first, with their times and game titles; filtered by status, game and
     whether a fault was raised in them (the filters apply to the last ``last`` rounds, at most 50)."""
-    records = panel.backend.recall(last=max(1, min(last, 50)))
-    status = status if status in RECALL_STATUSES else ""
-    shown = listed_rounds(records, status=status, game=game, faults=faults)
+    records, status, shown = recall_listing(panel, status=status, game=game, last=last, faults=faults)
     games = sorted({str((r.get("settlement") or {}).get("game")) for r in records if r.get("settlement")})
     filters = {"status": status, "game": game, "last": max(1, min(last, 50)), "faults": faults == "yes"}
     return _page(

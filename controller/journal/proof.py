@@ -46,8 +46,8 @@ from controller.journal.anchor import (
 from controller.journal.snapshot import readonly_connection, wal_path
 from controller.journal.store import (
     APPLICATION_ID,
-    SCHEMA_VERSION,
     JournalError,
+    check_schema_version,
     journal_log,
     normalised_sql,
     schema_triggers,
@@ -121,9 +121,8 @@ def _examine(
 ) -> Verdict:
     if connection.execute("PRAGMA application_id").fetchone()[0] != APPLICATION_ID:
         raise JournalError(f"journal {path}: not a flushtable journal")
-    version = connection.execute("PRAGMA user_version").fetchone()[0]
-    if version != SCHEMA_VERSION:
-        raise JournalError(f"journal {path}: schema version {version}, this program reads {SCHEMA_VERSION}")
+    # An earlier schema is read (and migrated when the journal is next opened to append).
+    check_schema_version(connection.execute("PRAGMA user_version").fetchone()[0], path)
     meta = connection.execute("SELECT value FROM journal_meta WHERE key = 'table_id'").fetchone()
     table_id = str(meta[0]) if meta else None
     trigger_problem, missing = _trigger_problem(connection)  # reported last, but always known

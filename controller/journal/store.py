@@ -41,9 +41,15 @@ from controller.journal.chain import (
     stored_hash,
 )
 from controller.journal.kinds import CLOSING_KINDS, ROUND_STARTED
+from controller.journal.totals import TOTAL_KINDS, TOTALS_SCHEMA
+from controller.journal.totals import rebuild as rebuild_totals
+from controller.journal.totals import record as record_totals
+from controller.journal.upcast import typed_entry, typed_from_legacy
 from controller.names import format_round_id
 
-SCHEMA_VERSION = 2  # 1: untyped payloads; 2: typed entries with a private part and its commitment
+SCHEMA_VERSION = 3  # 1: untyped payloads; 2: typed entries with a private part and its commitment;
+# 3: the same entries, with the per-period totals and the round index beside them (totals.py)
+READABLE_SCHEMA_VERSIONS = (1, 2, 3)  # a file of an earlier one is migrated in place when opened to append
 APPLICATION_ID = 0x464C5454  # "FLTT": marks the file as a flushtable journal (PRAGMA application_id)
 DEFAULT_BUSY_TIMEOUT_S = 5.0
 _PAGE_ROWS = 500
@@ -106,6 +112,7 @@ CREATE TRIGGER journal_meta_no_update BEFORE UPDATE ON journal_meta
 BEGIN SELECT RAISE(ABORT, 'journal_meta is append-only: UPDATE refused'); END;
 CREATE TRIGGER journal_meta_no_delete BEFORE DELETE ON journal_meta
 BEGIN SELECT RAISE(ABORT, 'journal_meta is append-only: DELETE refused'); END;
+{TOTALS_SCHEMA}
 PRAGMA application_id = {APPLICATION_ID};
 PRAGMA user_version = {SCHEMA_VERSION};
 """
@@ -113,6 +120,9 @@ _COLUMNS = (
     "seq, time_utc, table_id, round_id, source, kind, version, payload, private, private_digest, "
     "prev_hash, hash"
 )
+# A schema-1 file not yet migrated (read-only readers): its entries are all version 1, with no private
+# part (the payload holds both; controller/journal/upcast.py splits them).
+_V1_COLUMNS = "seq, time_utc, table_id, round_id, source, kind, 1, payload, NULL, NULL, prev_hash, hash"
 _ROW_PLACEHOLDERS = "(" + ", ".join("?" for _ in _COLUMNS.split(",")) + ")"
 _ROWS_PER_INSERT = 500  # at most; fewer where this SQLite allows fewer parameters (999 before 3.32)
 
@@ -162,6 +172,9 @@ class JournalEntry:
     private_digest: str | None
     prev_hash: str
     hash: str
+    # An entry of an earlier version (upcast to read it): its payload exactly as written, which the
+    # chain hashes (``public`` is then the upcast public part, not the stored text).
+    stored_text: str | None = None
     # The typed entry, made once when first asked (the panel folds an entry and then gates it).
     _typed: typed.Entry | None = field(default=None, init=False, repr=False, compare=False)
 
@@ -240,6 +253,8 @@ def _pending(item: AppendItem) -> PendingEntry:
 
 def _entry_from_row(row: Sequence[Any]) -> JournalEntry:
     (seq, time_utc, table_id, round_id, source, kind, version, payload_text, private_text, digest) = row[:10]
+    if version < typed.ENTRY_SCHEMA_VERSION:
+        return _legacy_entry_from_row(row)
     private = typed.open_private(private_text) if private_text is not None else None
     return JournalEntry(
         seq,
@@ -256,6 +271,34 @@ def _entry_from_row(row: Sequence[Any]) -> JournalEntry:
         row[10],
         row[11],
     )
+
+
+def _legacy_entry_from_row(row: Sequence[Any]) -> JournalEntry:
+    """An entry of an earlier version, upcast: its parts as today's type splits them, its stored text
+    kept for the hash."""
+    (seq, time_utc, table_id, round_id, source, kind, version, payload_text, _private, digest) = row[:10]
+    try:
+        entry = typed_from_legacy(kind, version, payload_text)
+    except typed.EntryError as error:
+        raise JournalError(f"entry {seq} (version {version}): {error}") from None
+    journal_entry = JournalEntry(
+        seq,
+        time_utc,
+        table_id,
+        round_id,
+        source,
+        kind,
+        version,
+        typed.public_dict(entry),
+        typed.private_dict(entry),
+        None,
+        digest,
+        row[10],
+        row[11],
+        payload_text,
+    )
+    object.__setattr__(journal_entry, "_typed", entry)
+    return journal_entry
 
 
 class Replayed(NamedTuple):
@@ -424,10 +467,16 @@ class Journal:
         *,
         clock: Callable[[], datetime],
         readonly: bool,
+        version: int = SCHEMA_VERSION,
     ) -> None:
         self._connection = connection
         self.path = path
         self.table_id = table_id
+        # The file's schema (docs/journal.md "Versions and upcasting"): a reader of an earlier one
+        # reads its entries upcast and has no totals (it folds); a writer has migrated it.
+        self.schema_version = version
+        self.has_totals = version >= 3
+        self._columns = columns_for(version)
         self._clock = clock
         self.readonly = readonly
         self._lock = threading.Lock()
@@ -461,7 +510,10 @@ class Journal:
             connection.execute("PRAGMA synchronous = OFF")
             journal_log().warning("journal_not_durable", path=str(journal_path), synchronous=synchronous)
         try:
-            stored_table_id = _prepare(connection, journal_path, table_id)
+            stored_table_id, version = _prepare(connection, journal_path, table_id)
+            if stored_table_id == table_id and version < SCHEMA_VERSION:
+                migrate(connection, journal_path, version)
+                version = SCHEMA_VERSION
         except BaseException:
             connection.close()
             raise
@@ -470,7 +522,7 @@ class Journal:
             raise JournalError(
                 f"journal {journal_path}: belongs to table {stored_table_id!r}, not {table_id!r}"
             )
-        journal = cls(connection, journal_path, table_id, clock=clock, readonly=False)
+        journal = cls(connection, journal_path, table_id, clock=clock, readonly=False, version=version)
         try:
             journal._check_head()
         except BaseException:
@@ -506,15 +558,19 @@ class Journal:
             raise JournalError(f"journal {journal_path}: no such file")
         connection = _connect(journal_path, readonly=readonly, busy_timeout_s=busy_timeout_s)
         try:
-            if not _check_identity(connection, journal_path):
+            version = _check_identity(connection, journal_path)
+            if not version:
                 raise JournalError(
                     f"journal {journal_path}: empty: it holds no journal (a new or truncated file)"
                 )
             table_id = _meta_table_id(connection, journal_path)
+            if not readonly and version < SCHEMA_VERSION:
+                migrate(connection, journal_path, version)
+                version = SCHEMA_VERSION
         except BaseException:
             connection.close()
             raise
-        return cls(connection, journal_path, table_id, clock=clock, readonly=readonly)
+        return cls(connection, journal_path, table_id, clock=clock, readonly=readonly, version=version)
 
     def close(self) -> None:
         with self._lock:
@@ -608,6 +664,15 @@ class Journal:
                         f"INSERT INTO journal ({_COLUMNS}) VALUES {placeholders}",
                         [value for row_values in chunk for value in row_values],
                     )
+                # The totals and the round index, in this same transaction: both or neither survive a
+                # crash (controller/journal/totals.py).
+                counted = [
+                    (row_values[0], item.kind, item.round_id, time_utc, item.public)
+                    for item, row_values in zip(pending, rows, strict=True)
+                    if item.kind in TOTAL_KINDS
+                ]
+                if counted:
+                    record_totals(connection, counted)
                 connection.execute("COMMIT")
                 self.last_error = None
             except sqlite3.Error as error:
@@ -678,7 +743,7 @@ class Journal:
         if kind_list == []:
             return
         where, params = _where(round_id, kind_list)
-        query = f"SELECT {_COLUMNS} FROM journal WHERE {where} ORDER BY seq LIMIT {_PAGE_ROWS}"
+        query = f"SELECT {self._columns} FROM journal WHERE {where} ORDER BY seq LIMIT {_PAGE_ROWS}"
         after = since_seq
         while True:
             rows = self._read(query, (after, *params))
@@ -697,16 +762,28 @@ class Journal:
         if kind_list == []:
             return
         where, params = _where(round_id, kind_list)
+        parts = "1, payload, NULL" if self.schema_version == 1 else "version, payload, private"
         query = (
-            "SELECT seq, time_utc, table_id, round_id, source, kind, payload, private FROM journal "
+            f"SELECT seq, time_utc, table_id, round_id, source, kind, {parts} FROM journal "
             f"WHERE {where} ORDER BY seq LIMIT {_PAGE_ROWS * 10}"
         )
         decode = typed.decode
+        current = typed.ENTRY_SCHEMA_VERSION
         after = since_seq
         while True:
             rows = self._read(query, (after, *params))
             try:
-                for seq, time_utc, table_id, entry_round, source, kind, payload_text, private_text in rows:
+                for (
+                    seq,
+                    time_utc,
+                    table_id,
+                    entry_round,
+                    source,
+                    kind,
+                    version,
+                    payload_text,
+                    private_text,
+                ) in rows:
                     yield Replayed(
                         seq,
                         time_utc,
@@ -714,7 +791,10 @@ class Journal:
                         entry_round,
                         source,
                         kind,
-                        decode(kind, payload_text, private_text),
+                        # An entry of an earlier version through the upcasters (upcast.py).
+                        decode(kind, payload_text, private_text)
+                        if version == current
+                        else typed_entry(kind, version, payload_text, private_text),
                     )
             except typed.EntryError as error:
                 raise JournalError(f"journal {self.path}: entry {seq}: {error}") from None
@@ -730,17 +810,17 @@ class Journal:
             return []
         placeholders = ", ".join("?" for _ in kind_list)
         rows = self._read(
-            f"SELECT {_COLUMNS} FROM journal WHERE kind IN ({placeholders}) ORDER BY seq DESC LIMIT ?",
+            f"SELECT {self._columns} FROM journal WHERE kind IN ({placeholders}) ORDER BY seq DESC LIMIT ?",
             (*kind_list, count),
         )
         return [_entry_from_row(row) for row in reversed(rows)]
 
     def last_entry(self) -> JournalEntry | None:
-        rows = self._read(f"SELECT {_COLUMNS} FROM journal ORDER BY seq DESC LIMIT 1", ())
+        rows = self._read(f"SELECT {self._columns} FROM journal ORDER BY seq DESC LIMIT 1", ())
         return _entry_from_row(rows[0]) if rows else None
 
     def entry(self, seq: int) -> JournalEntry | None:
-        rows = self._read(f"SELECT {_COLUMNS} FROM journal WHERE seq = ?", (seq,))
+        rows = self._read(f"SELECT {self._columns} FROM journal WHERE seq = ?", (seq,))
         return _entry_from_row(rows[0]) if rows else None
 
     def round_count(self) -> int:
@@ -767,7 +847,7 @@ class Journal:
         try:
             with self._lock:
                 self._connection.backup(target)
-            row = target.execute(f"SELECT {_COLUMNS} FROM journal ORDER BY seq DESC LIMIT 1").fetchone()
+            row = target.execute(f"SELECT {self._columns} FROM journal ORDER BY seq DESC LIMIT 1").fetchone()
         except sqlite3.Error as error:
             raise JournalError(f"journal backup {target_path}: {_sqlite_reason(error)}") from error
         finally:
@@ -869,8 +949,9 @@ def _connect(path: Path, *, readonly: bool, busy_timeout_s: float) -> sqlite3.Co
         raise JournalError(f"journal {path}: cannot open: {_sqlite_reason(error, path)}") from error
 
 
-def _check_identity(connection: sqlite3.Connection, path: Path) -> bool:
-    """True when the file is a flushtable journal, False when it is an empty new database."""
+def _check_identity(connection: sqlite3.Connection, path: Path) -> int:
+    """The file's schema version when it is a flushtable journal this program reads, 0 when it is an
+    empty new database."""
     try:
         application_id = connection.execute("PRAGMA application_id").fetchone()[0]
         version = connection.execute("PRAGMA user_version").fetchone()[0]
@@ -878,12 +959,25 @@ def _check_identity(connection: sqlite3.Connection, path: Path) -> bool:
     except sqlite3.Error as error:
         raise JournalError(f"journal {path}: cannot read: {_sqlite_reason(error)}") from error
     if application_id == 0 and table_count == 0:
-        return False
+        return 0
     if application_id != APPLICATION_ID:
         raise JournalError(f"journal {path}: not a flushtable journal")
-    if version != SCHEMA_VERSION:
-        raise JournalError(f"journal {path}: schema version {version}, this program reads {SCHEMA_VERSION}")
-    return True
+    check_schema_version(version, path)
+    return int(version)
+
+
+def check_schema_version(version: int, path: Path) -> None:
+    """Refuse a file this program cannot read: one of a newer release (an earlier one is read, and
+    migrated when opened to append)."""
+    if version not in READABLE_SCHEMA_VERSIONS:
+        readable = ", ".join(str(v) for v in READABLE_SCHEMA_VERSIONS)
+        newer = " (written by a newer release)" if version > SCHEMA_VERSION else ""
+        raise JournalError(f"journal {path}: schema version {version}{newer}, this program reads {readable}")
+
+
+def columns_for(version: int) -> str:
+    """The columns of an entry row, as a SELECT list, for a file of schema ``version``."""
+    return _V1_COLUMNS if version == 1 else _COLUMNS
 
 
 def _meta_table_id(connection: sqlite3.Connection, path: Path) -> str:
@@ -896,11 +990,14 @@ def _meta_table_id(connection: sqlite3.Connection, path: Path) -> str:
     return str(row[0])
 
 
-def _prepare(connection: sqlite3.Connection, path: Path, table_id: str) -> str:
-    """Create the schema in a new file; return the table id the file belongs to."""
+def _prepare(connection: sqlite3.Connection, path: Path, table_id: str) -> tuple[str, int]:
+    """Create the schema in a new file; return the table id the file belongs to and its schema
+    version (an earlier one is migrated by ``migrate`` next)."""
     try:
         connection.execute("BEGIN IMMEDIATE")
-        if not _check_identity(connection, path):
+        version = _check_identity(connection, path)
+        if not version:
+            version = SCHEMA_VERSION
             # executescript would commit our transaction first; run the statements one by one.
             for statement in _split_sql(_SCHEMA):
                 connection.execute(statement)
@@ -910,7 +1007,7 @@ def _prepare(connection: sqlite3.Connection, path: Path, table_id: str) -> str:
             )
         stored = _meta_table_id(connection, path)
         connection.execute("COMMIT")
-        return stored
+        return stored, version
     except sqlite3.Error as error:
         if connection.in_transaction:
             connection.execute("ROLLBACK")
@@ -919,6 +1016,67 @@ def _prepare(connection: sqlite3.Connection, path: Path, table_id: str) -> str:
         if connection.in_transaction:
             connection.execute("ROLLBACK")
         raise
+
+
+def migrate(connection: sqlite3.Connection, path: Path, version: int) -> None:
+    """Bring a journal of an earlier schema to this one, in place and in one transaction (all or
+    nothing): schema 1 gains the columns of the typed journal (its rows keep version 1 and their bytes:
+    they verify as written, and are read through the upcasters); both gain the totals and the round
+    index, made from the entries. The entries themselves are never rewritten. journal_meta records it."""
+    try:
+        connection.execute("BEGIN IMMEDIATE")
+        stored = connection.execute("PRAGMA user_version").fetchone()[0]
+        if stored != version:  # another process migrated it meanwhile
+            connection.execute("ROLLBACK")
+            return
+        if version == 1:
+            for statement in (
+                "ALTER TABLE journal ADD COLUMN version INTEGER NOT NULL DEFAULT 1",
+                "ALTER TABLE journal ADD COLUMN private TEXT",
+                "ALTER TABLE journal ADD COLUMN private_digest TEXT",
+            ):
+                connection.execute(statement)
+        for statement in _split_sql(TOTALS_SCHEMA):
+            connection.execute(statement)
+        rebuild_totals(connection, _counted_rows(connection, path))
+        connection.execute(
+            "INSERT INTO journal_meta (key, value) VALUES (?, ?)",
+            (f"migrated_from_schema_{version}", f"{format_time_utc(_utc_now())} to schema {SCHEMA_VERSION}"),
+        )
+        connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        connection.execute("COMMIT")
+    except sqlite3.Error as error:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        reason = _sqlite_reason(error, path)
+        raise JournalError(f"journal {path}: cannot migrate from schema {version}: {reason}") from error
+    except BaseException:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        raise
+
+
+def _counted_rows(
+    connection: sqlite3.Connection, path: Path
+) -> Iterator[tuple[int, str, str | None, str, Mapping[str, Any]]]:
+    """Every entry that moves a total, in order, with its public part (upcast when of an earlier
+    version), for ``rebuild_totals``."""
+    kinds = sorted(TOTAL_KINDS)
+    marks = ", ".join("?" for _ in kinds)
+    cursor = connection.execute(
+        f"SELECT seq, kind, round_id, time_utc, version, payload FROM journal WHERE kind IN ({marks}) "
+        "ORDER BY seq",
+        kinds,
+    )
+    for seq, kind, round_id, time_utc, version, payload_text in cursor:
+        if version < typed.ENTRY_SCHEMA_VERSION:
+            try:
+                public = typed.public_dict(typed_from_legacy(kind, version, payload_text))
+            except typed.EntryError as error:
+                raise JournalError(f"journal {path}: entry {seq} (version {version}): {error}") from None
+        else:
+            public = json.loads(payload_text)
+        yield seq, kind, round_id, time_utc, public
 
 
 @functools.cache
@@ -956,5 +1114,7 @@ def _split_sql(script: str) -> list[str]:
 
 def recompute_hash(entry: JournalEntry) -> str:
     """The hash the entry's stored columns give (the public part as stored, the private part by its
-    digest): what the head check compares with the stored hash."""
-    return stored_hash(entry, canonical_json(entry.public))
+    digest; an entry of an earlier version by its text as written): what the head check compares with
+    the stored hash."""
+    text = entry.stored_text if entry.stored_text is not None else canonical_json(entry.public)
+    return stored_hash(entry, text)

@@ -823,6 +823,52 @@ class Journal:
         rows = self._read(f"SELECT {self._columns} FROM journal WHERE seq = ?", (seq,))
         return _entry_from_row(rows[0]) if rows else None
 
+    # --- the totals and the round index (controller/journal/totals.py) ------------------------
+    def period_totals(self, periods: Sequence[str]) -> dict[str, int]:
+        """The stored totals of these periods summed key by key (a journal with ``has_totals``)."""
+        out: dict[str, int] = {}
+        for start in range(0, len(periods), 500):
+            chunk = list(periods[start : start + 500])
+            marks = ", ".join("?" for _ in chunk)
+            rows = self._read(
+                f"SELECT key, SUM(value) FROM journal_totals WHERE period IN ({marks}) GROUP BY key", chunk
+            )
+            for key, value in rows:
+                out[str(key)] = out.get(str(key), 0) + int(value)
+        return out
+
+    def closed_round_seqs(
+        self,
+        *,
+        start_utc: str | None = None,
+        end_utc: str | None = None,
+        seat: int | None = None,
+        status: str | None = None,
+        last: int | None = None,
+    ) -> list[int]:
+        """The closing entries' seqs of the rounds closed in [start_utc, end_utc), with a wager of
+        ``seat``, of ``status`` (settled, dead, void), oldest first; the last ``last`` of them when
+        given. Through the round index: the cost is the rounds found, not the journal's age."""
+        conditions: list[str] = []
+        params: list[Any] = []
+        table = "journal_rounds r"
+        if seat is not None:
+            table += " JOIN journal_round_seats s ON s.seq = r.seq AND s.seat = ?"
+            params.append(seat)
+        if start_utc is not None:
+            conditions.append("r.time_utc >= ?")
+            params.append(start_utc)
+        if end_utc is not None:
+            conditions.append("r.time_utc < ?")
+            params.append(end_utc)
+        if status is not None:
+            conditions.append("r.status = ?")
+            params.append(status)
+        where = f"WHERE {' AND '.join(conditions)}" if conditions else ""
+        limit = f"LIMIT {int(last)}" if last is not None else ""
+        rows = self._read(f"SELECT r.seq FROM {table} {where} ORDER BY r.seq DESC {limit}", params)
+        return [int(row[0]) for row in reversed(rows)]
+
     def round_count(self) -> int:
         """How many rounds the journal has started."""
         rows = self._read("SELECT COUNT(*) FROM journal WHERE kind = ?", (ROUND_STARTED,))

@@ -851,7 +851,11 @@ class Journal:
         given. Through the round index: the cost is the rounds found, not the journal's age."""
         conditions: list[str] = []
         params: list[Any] = []
-        table = "journal_rounds r"
+        # A time range reads its rounds through the time index (then sorted by seq: a shift's few
+        # hundred rows); left to itself, SQLite walks the primary key back from the journal's end to
+        # the range, which costs the journal's age (measured by bench/bench_years.py).
+        ranged = start_utc is not None or end_utc is not None
+        table = "journal_rounds r INDEXED BY journal_rounds_by_time" if ranged else "journal_rounds r"
         if seat is not None:
             table += " JOIN journal_round_seats s ON s.seq = r.seq AND s.seat = ?"
             params.append(seat)

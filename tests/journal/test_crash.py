@@ -81,8 +81,10 @@ def test_sigkill_at_random_moments_never_breaks_the_chain_or_loses_a_commit(
             # The totals and the round index are written in each append's own transaction: after any
             # kill they equal the fold of what was committed, nothing lost and nothing doubled.
             assert compute_meters(journal).to_json() == fold_meters(journal).to_json(), f"after kill {kill}"
-            closings = list(journal.entries(kinds=["round_settled", "round_dead", "round_voided"]))
-            assert journal.closed_round_seqs() == [entry.seq for entry in closings], f"after kill {kill}"
+            closing_seqs = [
+                entry.seq for entry in journal.entries(kinds=["round_settled", "round_dead", "round_voided"])
+            ]
+            assert journal.closed_round_seqs() == closing_seqs, f"after kill {kill}"
     print(f"{KILLS} kills, {committed_total} entries reported committed")
     assert committed_total > KILLS  # the kills really landed among appends
     with Journal.open(journal_path, "T1") as journal:

@@ -85,11 +85,13 @@ def _check(journal: Journal) -> None:
     last = datetime.fromisoformat(entries[-1].time_utc.removesuffix("Z")).replace(tzinfo=UTC)
     for start_utc, end_utc in _ranges(first, last):
         stored = range_totals(journal, start_utc, end_utc)
-        assert stored is not None and range_periods(start_utc, end_utc) is not None
+        assert stored is not None
+        assert range_periods(start_utc, end_utc) is not None
         folded = fold_range(entries, start_utc, end_utc)
         assert stored.meters.to_json() == folded.meters.to_json(), (start_utc, end_utc)
         assert list(stored.meters.history) == list(folded.meters.history), (start_utc, end_utc)
-        assert stored.stakes == folded.stakes and stored.dp_rounds == folded.dp_rounds
+        assert stored.stakes == folded.stakes
+        assert stored.dp_rounds == folded.dp_rounds
     # Recall by range and by seat through the round index lists the rounds a scan of every closing
     # entry finds.
     closings = [e for e in entries if e.kind in ("round_settled", "round_dead", "round_voided")]

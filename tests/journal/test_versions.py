@@ -51,15 +51,20 @@ def _schema_version(path: Path) -> int:
 def test_an_earlier_journal_verifies_and_recalls_as_it_is(tmp_path: Path, name: str, version: int) -> None:
     path = _copy(tmp_path, name)
     result = verify_chain(path)
-    assert result.ok and result.entries_checked == ENTRIES, result.summary()
+    assert result.ok, result.summary()
+    assert result.entries_checked == ENTRIES
     records = recall_records(path)  # read-only: the file is not migrated by a reader
     assert [r["status"] for r in records].count("settled") == 11
     assert [r["status"] for r in records].count("dead") == 1
     with Journal.open_existing(path) as journal:
-        assert journal.schema_version == version and not journal.has_totals
+        assert journal.schema_version == version
+        assert not journal.has_totals
         meters = compute_meters(journal)
-    assert meters.rounds_settled == 11 and meters.rounds_dead == 1 and meters.balanced
-    assert meters.faults_raised == 2 and meters.faults_cleared == 1
+    assert meters.rounds_settled == 11
+    assert meters.rounds_dead == 1
+    assert meters.balanced
+    assert meters.faults_raised == 2
+    assert meters.faults_cleared == 1
     assert _schema_version(path) == version  # reading never changed the file
 
 
@@ -101,18 +106,22 @@ def test_a_table_upgraded_in_place_keeps_appending(tmp_path: Path, name: str, ve
     assert verdict.ok, verdict.line
     head_before = verify_chain(path).head_hash
     startup = startup_check(path, "T1", key=None)
-    assert startup.refusal is None and startup.then == "open"
+    assert startup.refusal is None
+    assert startup.then == "open"
     with Journal.open(path, "T1") as journal:  # migrates: schema SCHEMA_VERSION, totals made
-        assert journal.schema_version == SCHEMA_VERSION and journal.has_totals
+        assert journal.schema_version == SCHEMA_VERSION
+        assert journal.has_totals
         assert journal.entry(ENTRIES).hash == head_before  # type: ignore[union-attr]
         new_round = play_round(journal, random.Random(9))
         assert compute_meters(journal).to_json() == fold_meters(journal).to_json()
         assert compute_meters(journal).rounds_settled == 12
         last = journal.last_entry()
-        assert last is not None and last.version == 2
+        assert last is not None
+        assert last.version == 2
     assert _schema_version(path) == SCHEMA_VERSION
     result = verify_chain(path)
-    assert result.ok and result.entries_checked > ENTRIES, result.summary()
+    assert result.ok, result.summary()
+    assert result.entries_checked > ENTRIES
     # The old entries' bytes are as written: the chain through them verifies, the anchor still holds.
     startup = startup_check(path, "T1", key=None)
     assert startup.refusal is None, startup.refusal
@@ -130,8 +139,10 @@ def test_a_table_upgraded_in_place_keeps_appending(tmp_path: Path, name: str, ve
     finally:
         connection.close()
     assert versions.get(1, 0) == (ENTRIES if version == 1 else 0)  # the old entries kept their version
-    assert set(versions) <= {1, 2} and sum(versions.values()) > ENTRIES
-    assert migrated is not None and migrated[0].endswith(f"to schema {SCHEMA_VERSION}")
+    assert set(versions) <= {1, 2}
+    assert sum(versions.values()) > ENTRIES
+    assert migrated is not None
+    assert migrated[0].endswith(f"to schema {SCHEMA_VERSION}")
 
 
 def test_an_edited_version_1_entry_is_found(tmp_path: Path) -> None:
@@ -143,10 +154,14 @@ def test_an_edited_version_1_entry_is_found(tmp_path: Path) -> None:
         (seq,) = connection.execute("SELECT MIN(seq) FROM journal WHERE kind = 'bet_changed'").fetchone()
     finally:
         connection.close()
-    edit = "UPDATE journal SET payload = replace(payload, '\"amount_cents\":', '\"amount_cents\":9') WHERE seq = ?"
+    edit = (
+        "UPDATE journal SET payload = replace(payload, '\"amount_cents\":', '\"amount_cents\":9') "
+        "WHERE seq = ?"
+    )
     tamper(path, (edit, (seq,)))
     result = verify_chain(path)
-    assert not result.ok and result.first_bad_seq == seq, result.summary()
+    assert not result.ok
+    assert result.first_bad_seq == seq, result.summary()
 
 
 def test_an_entry_made_to_look_older_is_found(tmp_path: Path) -> None:
@@ -157,7 +172,8 @@ def test_an_entry_made_to_look_older_is_found(tmp_path: Path) -> None:
         play_round(journal, random.Random(4))
     tamper(path, ("UPDATE journal SET version = 1 WHERE seq = (SELECT MAX(seq) FROM journal)", ()))
     result = verify_chain(path)
-    assert not result.ok and "version 1 after version 2" in result.reason
+    assert not result.ok
+    assert "version 1 after version 2" in result.reason
 
 
 def test_a_journal_of_a_newer_release_is_refused_in_one_line(tmp_path: Path) -> None:

@@ -35,6 +35,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _range(args: argparse.Namespace) -> tuple[str | None, str | None]:
     """The UTC range asked for: a shift of a day, a day, whole days; (None, None): the whole journal."""
+    if args.shift is None and args.date is None and args.first is None and args.last is None:
+        return None, None  # the whole journal: nothing of the shifts' module loaded (a reader's start-up)
     from controller.panel.shift_meters import day_range, shift_range  # noqa: PLC0415
 
     if args.shift is not None:

@@ -116,9 +116,7 @@ def _restore(fields: dict[str, Any]) -> TableState:
     state = TableState(str(fields["table_id"]))
     for name, kind in _SCALARS.items():
         setattr(state, name, _convert(fields[name], kind))
-    alerts = {
-        fault_id: _convert(value, AlertState) for fault_id, value in fields["alert_states"].items()
-    }
+    alerts = {fault_id: _convert(value, AlertState) for fault_id, value in fields["alert_states"].items()}
     for name in _ALERT_MAPS:
         setattr(state, name, {fault_id: alerts[fault_id] for fault_id in fields[name]})
     state.rounds = {round_id: _convert(value, RoundState) for round_id, value in fields["rounds"].items()}

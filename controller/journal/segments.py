@@ -237,6 +237,35 @@ def sealed_segment_files(journal_path: str | Path, before_segment: int, after_se
 # --- sealing ----------------------------------------------------------------------------------------
 
 
+def gaming_day(time_utc: datetime, day_start_utc: str) -> str:
+    """The gaming day (YYYY-MM-DD) a moment belongs to: a day that starts at ``day_start_utc``."""
+    hours, _, minutes = day_start_utc.partition(":")
+    shifted = time_utc.astimezone(UTC) - timedelta(hours=int(hours), minutes=int(minutes))
+    return shifted.date().isoformat()
+
+
+def seal_due(
+    entries: int,
+    first_utc: str | None,
+    now: datetime,
+    *,
+    every_entries: int,
+    per_gaming_day: bool,
+    gaming_day_start_utc: str,
+) -> str | None:
+    """Why the open segment is due to be sealed now (None: it is not). Pure."""
+    if entries == 0 or first_utc is None:
+        return None
+    if every_entries > 0 and entries >= every_entries:
+        return f"it holds {entries} entries (segment_entries = {every_entries})"
+    if per_gaming_day:
+        first = datetime.strptime(first_utc, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+        began, today = gaming_day(first, gaming_day_start_utc), gaming_day(now, gaming_day_start_utc)
+        if began < today:
+            return f"it began on gaming day {began}, and this is {today}"
+    return None
+
+
 def file_sha256(path: Path) -> tuple[str, int]:
     digest = hashlib.sha256()
     size = 0
@@ -313,19 +342,27 @@ def _read_head(path: Path) -> _Head:
     connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
     try:
         base = read_segment_base(connection)
-        table_id = str(connection.execute("SELECT value FROM journal_meta WHERE key = 'table_id'").fetchone()[0])
+        table_id = str(
+            connection.execute("SELECT value FROM journal_meta WHERE key = 'table_id'").fetchone()[0]
+        )
         count, first_utc = connection.execute(
             "SELECT COUNT(*), (SELECT time_utc FROM journal ORDER BY seq LIMIT 1) FROM journal"
         ).fetchone()
-        last = connection.execute("SELECT seq, hash, time_utc FROM journal ORDER BY seq DESC LIMIT 1").fetchone()
-        rounds = connection.execute("SELECT COUNT(*) FROM journal WHERE kind = ?", (ROUND_STARTED,)).fetchone()[0]
+        last = connection.execute(
+            "SELECT seq, hash, time_utc FROM journal ORDER BY seq DESC LIMIT 1"
+        ).fetchone()
+        rounds = connection.execute(
+            "SELECT COUNT(*) FROM journal WHERE kind = ?", (ROUND_STARTED,)
+        ).fetchone()[0]
     except sqlite3.Error as error:
         raise JournalError(f"journal {path}: cannot read: {error}") from error
     finally:
         connection.close()
     if last is None:
         return _Head(base, table_id, 0, base.base_seq, base.base_hash, 0, "", "")
-    return _Head(base, table_id, int(count), int(last[0]), str(last[1]), int(rounds), str(first_utc), str(last[2]))
+    return _Head(
+        base, table_id, int(count), int(last[0]), str(last[1]), int(rounds), str(first_utc), str(last[2])
+    )
 
 
 def seal_open_segment(
@@ -397,7 +434,12 @@ def finish_interrupted_seal(journal_path: str | Path, *, dry_run: bool = False) 
     done: list[str] = []
     target = segment_file(path, seal.segment)
     try:
-        if path.exists() and path.stat().st_size > 0 and not target.exists() and _read_base(path) == seal.segment:
+        if (
+            path.exists()
+            and path.stat().st_size > 0
+            and not target.exists()
+            and _read_base(path) == seal.segment
+        ):
             head = _read_head(path)
             if head.last_seq == seal.last_seq:
                 sha, _size = file_sha256(path)
@@ -421,7 +463,9 @@ def finish_interrupted_seal(journal_path: str | Path, *, dry_run: bool = False) 
                 pass
             done.append(f"segment {seal.segment + 1} started at {path}")
     except OSError as error:
-        raise JournalError(f"journal {path}: cannot finish the seal of segment {seal.segment}: {error}") from error
+        raise JournalError(
+            f"journal {path}: cannot finish the seal of segment {seal.segment}: {error}"
+        ) from error
     return "; ".join(done) or None
 
 
@@ -473,7 +517,9 @@ def verify_segment(
     if previous is not None and (
         previous.last_seq + 1 != seal.first_seq or previous.final_hash != seal.prev_hash
     ):
-        return bad(f"does not follow segment {previous.segment}'s seal (a segment swapped, reordered or left out?)")
+        return bad(
+            f"does not follow segment {previous.segment}'s seal (a segment swapped, reordered or left out?)"
+        )
     if previous is None and (seal.first_seq != 1 or seal.prev_hash != GENESIS_HASH):
         return bad("the first segment does not start at entry 1 from the genesis hash")
     try:
@@ -485,10 +531,15 @@ def verify_segment(
     except OSError as error:
         return bad(f"cannot read {location}: {error}", location=location)
     if size != seal.file_bytes or sha != seal.file_sha256:
-        return bad(f"{location.name} is not the file its seal names (sha256 differs: edited or replaced?)", location=location)
+        return bad(
+            f"{location.name} is not the file its seal names (sha256 differs: edited or replaced?)",
+            location=location,
+        )
     # The bytes are the sealed ones; the rest proves the seal says what they hold.
     try:
-        connection = sqlite3.connect(f"{location.resolve().as_uri()}?immutable=1", uri=True, isolation_level=None)
+        connection = sqlite3.connect(
+            f"{location.resolve().as_uri()}?immutable=1", uri=True, isolation_level=None
+        )
     except sqlite3.Error as error:
         return bad(f"cannot open {location}: {error}", location=location)
     try:
@@ -497,7 +548,9 @@ def verify_segment(
             return bad(f"SQLite integrity check failed: {rows[0]}", location=location)
         base = read_segment_base(connection)
         if base.segment != segment or base.base_seq + 1 != seal.first_seq or base.base_hash != seal.prev_hash:
-            return bad(f"{location.name} is segment {base.segment}, not the one its seal names", location=location)
+            return bad(
+                f"{location.name} is segment {base.segment}, not the one its seal names", location=location
+            )
         chain = verify_connection(connection, location)
     except (sqlite3.Error, JournalError) as error:
         return bad(f"cannot read {location}: {error}", location=location)
@@ -552,7 +605,9 @@ def verify_segments(
         if number != expected:
             verdict = SegmentVerdict(expected, False, f"segment {expected}: no seal (deleted?)")
         else:
-            verdict = verify_segment(path, number, key=key, previous=previous, check_checkpoint=check_checkpoint)
+            verdict = verify_segment(
+                path, number, key=key, previous=previous, check_checkpoint=check_checkpoint
+            )
         verdicts.append(verdict)
         if progress is not None:
             progress(verdict, done, len(numbers))
@@ -614,9 +669,13 @@ def archive_segments(
                 os.replace(temporary, destination)
                 _fsync_directory(target_dir)
             if file_sha256(destination)[0] != seal.file_sha256:
-                raise JournalError(f"archive {destination}: the copy differs from its seal; the segment stays")
+                raise JournalError(
+                    f"archive {destination}: the copy differs from its seal; the segment stays"
+                )
             pointer = {"path": str(destination.resolve()), "archived_utc": format_time_utc(moment)}
-            _write_atomically(archived_file(path, number), (json.dumps(pointer, sort_keys=True) + "\n").encode())
+            _write_atomically(
+                archived_file(path, number), (json.dumps(pointer, sort_keys=True) + "\n").encode()
+            )
             here.unlink()
             _fsync_directory(here.parent)
         except OSError as error:

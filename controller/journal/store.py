@@ -64,9 +64,7 @@ _CLOSING_SQL = "('round_settled','round_dead','round_voided')"
 # A segment of a segmented journal (docs/journal.md "Segments and seals") starts where the last seal
 # ends: its first entry extends the seal's final entry, named in journal_meta (base_seq, base_hash). The
 # first segment has no base: it starts at entry 1 from the genesis hash, as every journal did before.
-_BASE_SEQ_SQL = (
-    "COALESCE((SELECT CAST(value AS INTEGER) FROM journal_meta WHERE key = 'base_seq'), 0)"
-)
+_BASE_SEQ_SQL = "COALESCE((SELECT CAST(value AS INTEGER) FROM journal_meta WHERE key = 'base_seq'), 0)"
 _BASE_HASH_SQL = f"COALESCE((SELECT value FROM journal_meta WHERE key = 'base_hash'), '{GENESIS_HASH}')"
 # The chain trigger of journals written before segments: the same rule with no base. Such a journal is
 # the first segment of its table as it stands (docs/journal.md "Segments and seals": not migrated, and
@@ -845,6 +843,17 @@ class Journal:
             return None
         rows = self._read(f"SELECT {_COLUMNS} FROM journal WHERE seq = ?", (seq,))
         return _entry_from_row(rows[0]) if rows else None
+
+    def segment_summary(self) -> tuple[int, str | None]:
+        """This segment's entries and its first entry's time (None: it has none), read from the ends of
+        the primary key: what decides whether it is due to be sealed."""
+        rows = self._read(
+            "SELECT MAX(seq), (SELECT time_utc FROM journal ORDER BY seq LIMIT 1) FROM journal", ()
+        )
+        last_seq, first_utc = rows[0]
+        if last_seq is None:
+            return 0, None
+        return int(last_seq) - self.base.base_seq, str(first_utc)
 
     def round_count(self) -> int:
         """How many rounds the journal has started (the sealed segments' from this segment's base)."""

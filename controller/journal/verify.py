@@ -114,7 +114,9 @@ def _verify(connection: sqlite3.Connection, path: Path, anchor: tuple[int, str] 
                 expected_seq, checked, prev_hash, f"missing: the next entry is {seq} (entries deleted?)"
             )
         if row_prev_hash != prev_hash:
-            what = f"entry {seq - 1}'s hash" if seq > base.base_seq + 1 else "the hash its segment starts from"
+            what = (
+                f"entry {seq - 1}'s hash" if seq > base.base_seq + 1 else "the hash its segment starts from"
+            )
             return bad(seq, checked, prev_hash, f"prev_hash does not match {what}")
         if table_id is not None and row_table_id != table_id:
             return bad(

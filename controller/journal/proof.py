@@ -215,8 +215,8 @@ def _examine(
         if anchor.seq > head_seq:
             line = (
                 f"bad entry {head_seq + 1}: anchored entry missing: the journal ends at entry {head_seq}, "
-                f"its anchor ({where}) names entry {anchor.seq} (entries lost from its end: truncated, or a lost "
-                "or damaged write-ahead log?)"
+                f"its anchor ({where}) names entry {anchor.seq} (entries lost from its end: truncated, or "
+                "a lost or damaged write-ahead log?)"
             )
             return verdict(line, entries, head_hash)
         if 0 < anchor.seq <= base.base_seq:

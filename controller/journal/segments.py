@@ -455,7 +455,8 @@ def finish_interrupted_seal(journal_path: str | Path, *, dry_run: bool = False) 
                     _fsync_directory(path.parent)
                     done.append(f"segment {seal.segment} moved to {target}")
         if (not path.exists() or path.stat().st_size == 0) and dry_run:
-            return f"the seal of segment {seal.segment} was interrupted before segment {seal.segment + 1} started"
+            following = seal.segment + 1
+            return f"the seal of segment {seal.segment} was interrupted before segment {following} started"
         if not path.exists() or path.stat().st_size == 0:
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()

@@ -371,7 +371,7 @@ def seal_open_segment(
     *,
     key: bytes | None,
     now: datetime | None = None,
-    write_anchor_at_end: Callable[[int, str], None] | None = None,
+    write_anchor_at_end: Callable[[int, str], object] | None = None,
 ) -> Seal | None:
     """Seal the open segment at ``journal_path`` (closed by its writer: no connection may be open on
     it) with ``state``, the reducer's state at its last entry, and start the next one. None when the
@@ -521,7 +521,9 @@ def verify_segment(
         return bad(
             f"does not follow segment {previous.segment}'s seal (a segment swapped, reordered or left out?)"
         )
-    if previous is None and (seal.first_seq != 1 or seal.prev_hash != GENESIS_HASH):
+    if previous is None and segment > 1:
+        return bad(f"the seal of segment {segment - 1} is missing: its link cannot be checked (deleted?)")
+    if segment == 1 and (seal.first_seq != 1 or seal.prev_hash != GENESIS_HASH):
         return bad("the first segment does not start at entry 1 from the genesis hash")
     try:
         location = locate_segment(path, segment)
@@ -599,22 +601,22 @@ def verify_segments(
     after each), and the open segment's base against the last seal."""
     path = Path(journal_path)
     numbers = seal_numbers(path)
+    present = set(numbers)
+    total = numbers[-1] if numbers else 0
     verdicts: list[SegmentVerdict] = []
-    expected = 1
     previous: Seal | None = None
-    for done, number in enumerate(numbers, start=1):
-        if number != expected:
-            verdict = SegmentVerdict(expected, False, f"segment {expected}: no seal (deleted?)")
+    for number in range(1, total + 1):  # a number left out: a segment deleted with its seal
+        if number not in present:
+            verdict = SegmentVerdict(number, False, f"segment {number}: no seal (deleted?)")
         else:
             verdict = verify_segment(
                 path, number, key=key, previous=previous, check_checkpoint=check_checkpoint
             )
         verdicts.append(verdict)
         if progress is not None:
-            progress(verdict, done, len(numbers))
-        expected = number + 1
+            progress(verdict, number, total)
         try:
-            previous = read_seal(path, number)
+            previous = read_seal(path, number) if number in present else None
         except JournalError:
             previous = None
     return verdicts

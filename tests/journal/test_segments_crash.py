@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from collections import Counter
 from pathlib import Path
 
@@ -135,8 +136,8 @@ def _stop(*_args: object, **_kwargs: object) -> None:
 STEPS = {
     "before the anchor": (None, ""),  # the anchor writer given to the seal stops
     "before the seal is written": (segments, "_write_atomically"),
-    "before the file is moved": (segments.os, "chmod"),  # made read-only, then moved
-    "before the next segment": (segments.Journal, "open"),
+    "before the file is moved": (os, "chmod"),  # made read-only, then moved
+    "before the next segment": (Journal, "open"),
 }
 
 
@@ -161,6 +162,7 @@ def test_a_seal_stopped_after_any_step_is_finished_at_the_next_start(
 
     where, name = STEPS[step]
     with monkeypatch.context() as patch:
+        stop_anchor: Callable[[int, str], None]
         if where is None:
             stop_anchor = _stop
         else:

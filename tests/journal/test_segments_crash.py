@@ -15,8 +15,8 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest

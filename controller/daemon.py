@@ -519,6 +519,7 @@ class TableDaemon:
                 self._spawn(self._engine_loop(), "engine")
                 self._spawn(self._ticker(), "ticker")
                 self._spawn(self.watches.journal_watch(), "journal-watch")
+                self._spawn(self.watches.segments_watch(self.config.journal_anchor_key), "segments-watch")
                 if self.config.uplink is not None:  # the journal streamed to the floor (docs/floor.md)
                     from controller.uplink.uplink import start_uplink  # noqa: PLC0415 (nats: floor only)
 

@@ -38,7 +38,7 @@ from controller.journal.state import TableState
 from tests.journal.scripted import play_round
 
 KEY = b"segments-crash-test-key-0123456789abcdef"
-KILLS = int(os.environ.get("FLUSHTABLE_SEGMENT_KILLS", "10"))
+KILLS = int(os.environ.get("FLUSHTABLE_SEGMENT_KILLS", "8"))
 REPO = Path(__file__).resolve().parents[2]
 READY_TIMEOUT_S = 60.0
 

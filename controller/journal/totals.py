@@ -302,3 +302,39 @@ def read_periods(connection: sqlite3.Connection, periods: list[str]) -> dict[str
         ):
             out[str(key)] = out.get(str(key), 0) + int(value)
     return out
+
+
+def folded_period_totals(
+    rows: Iterable[tuple[int, str, str | None, str, Mapping[str, Any]]], periods: Iterable[str]
+) -> dict[str, int]:
+    """The totals of these periods folded from ``rows`` (every entry of TOTAL_KINDS of one file): for
+    a segment sealed before the totals were kept."""
+    wanted = set(periods)
+    out: Counter[str] = Counter()
+    for seq, kind, round_id, time_utc, public in rows:
+        if wanted.intersection(periods_of(time_utc)):
+            out.update(entry_deltas(seq, kind, round_id, public))
+    return dict(out)
+
+
+def scanned_round_seqs(
+    rows: Iterable[tuple[int, str, str | None, str, Mapping[str, Any]]],
+    *,
+    start_utc: str | None,
+    end_utc: str | None,
+    seat: int | None,
+    status: str | None,
+    last: int | None,
+) -> list[int]:
+    """``Journal.closed_round_seqs`` of one file without a round index, by scanning its closings."""
+    found: list[int] = []
+    for seq, kind, round_id, time_utc, public in rows:
+        row = round_row(seq, kind, round_id, time_utc, public)
+        if row is None:
+            continue
+        if (start_utc is not None and time_utc < start_utc) or (end_utc is not None and time_utc >= end_utc):
+            continue
+        if (seat is not None and seat not in row.seats) or (status is not None and row.status != status):
+            continue
+        found.append(seq)
+    return found if last is None else found[-last:]

@@ -253,6 +253,35 @@ def measure(path: Path, workdir: Path, repeat: int) -> Iterator[tuple[str, Calla
         yield name, lambda argv=argv: statistics.median(_command_s(argv) for _ in range(repeat))  # type: ignore[misc]
 
 
+def in_process(path: Path, repeat: int) -> dict[str, float]:
+    """The same reads in this process, the journal already open (no interpreter start-up, which on a
+    loaded machine is most of a command's time and varies by a second): the median of ``repeat``."""
+    from controller.journal.meters import compute_meters, range_totals  # noqa: PLC0415
+    from controller.journal.recall import recall_from  # noqa: PLC0415
+
+    round_id, day, shift = _middle(path)
+    start_utc, end_utc = shift_range(day, shift)
+    reads: dict[str, Callable[[Journal], object]] = {
+        "recall_round": lambda j: recall_from(j, round_id=round_id),
+        "recall_seat_shift_last20": lambda j: recall_from(
+            j, start_utc=start_utc, end_utc=end_utc, seat=1, last=20
+        ),
+        "meters_shift": lambda j: range_totals(j, start_utc, end_utc),
+        "meters": compute_meters,
+    }
+    out: dict[str, float] = {}
+    with Journal.open_existing(path) as journal:
+        for name, read in reads.items():
+            read(journal)  # warm
+            samples = []
+            for _ in range(max(repeat, 5)):
+                begun = time.perf_counter()
+                read(journal)
+                samples.append(time.perf_counter() - begun)
+            out[f"in_process_{name}_s"] = round(statistics.median(samples), 5)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--big", type=int, default=5_000_000, help="entries of the big journal")
@@ -260,6 +289,9 @@ def main() -> None:
     parser.add_argument("--dir", type=Path, default=None, help="where the journals go (kept with --reuse)")
     parser.add_argument("--reuse", action="store_true", help="reuse journals already built in --dir")
     parser.add_argument("--repeat", type=int, default=3, help="runs per figure (median)")
+    parser.add_argument(
+        "--only-reads", action="store_true", help="the commands' and in-process reads only (no panel, no run)"
+    )
     parser.add_argument("--rounds-per-game", type=int, default=25, help="engine rounds per game to copy")
     args = parser.parse_args()
     from controller.logs import configure_logging  # noqa: PLC0415
@@ -285,12 +317,16 @@ def main() -> None:
         for label in ("small", "big"):  # side by side, interleaved
             figures[label][name] = round(thunks[label][name](), 4)
     for label, path in journals.items():
+        figures[label].update(in_process(path, args.repeat))
+    if args.only_reads:
+        journals = {}  # neither the panel's nor run's figures
+    for label, path in journals.items():
         panel = asyncio.run(_panel_figures(path, workdir, _middle(path), args.repeat))
         figures[label].update({k: round(v, 4) for k, v in panel.items()})
     # Last: run appends to the journal (table_opened, a round, its close).
     # Twice: with sealed segments (docs/journal.md "Segments and seals") the first start on a journal
     # that is due seals it (its whole file read once), the next start proves the open segment only.
-    for label in ("small", "big"):
+    for label in journals:
         figures[label]["run_to_table_opened_s"] = round(_run_to_table_opened_s(journals[label], workdir), 3)
         figures[label]["second_run_to_table_opened_s"] = round(
             _run_to_table_opened_s(journals[label], workdir), 3

@@ -108,6 +108,14 @@ def _check(journal: Journal) -> None:
             ]
             found = recall_from(journal, start_utc=start_utc, end_utc=end_utc, seat=seat)
             assert [r["round_id"] for r in found] == expected
+    for seat in (1, 3):  # a seat alone, all of its rounds and its last two
+        expected_seqs = [
+            e.seq
+            for e in closings
+            if seat in {s["seat"] for s in (e.public.get("settlement") or {}).get("seats") or []}
+        ]
+        assert journal.closed_round_seqs(seat=seat) == expected_seqs
+        assert journal.closed_round_seqs(seat=seat, last=2) == expected_seqs[-2:]
 
 
 @settings(

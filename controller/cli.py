@@ -79,6 +79,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "serve the floor panel over a journal file, read-only (the daemon serves its own with run --panel)",
     ),
     "uplink": ("controller.commands.uplink", "the table's journal streamed to the floor: status, run"),
+    "release": (
+        "controller.commands.release",
+        "the signed release manifest the table verifies at every start (keygen, manifest, sign, dev, verify)",
+    ),
+    "verify-software": (
+        "controller.commands.verify_software",
+        "HMAC-SHA256 with a verifier's seed over every file of the product that runs here (--seed HEX)",
+    ),
     "floor": (
         "controller.commands.floor",
         "the casino floor: every table's journal in PostgreSQL (serve, init-db, demo, release)",

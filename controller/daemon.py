@@ -70,6 +70,7 @@ from controller.journal.render import render_record
 from controller.journal.store import Journal, JournalError
 from controller.logs import bind_round, bind_table
 from controller.panel.backend import ActionRefused
+from controller.software import VerifiedRelease
 from drivers.events import DomainEvent, SecurityEvent
 from drivers.supervisor import DeviceDriver, DeviceHealth
 
@@ -96,6 +97,9 @@ class RunOptions:
     # `flushtable run --new-journal`: start a new journal where none with content exists (controller/
     # journal/proof.py); without it a missing or empty journal is refused where its anchor names entries.
     new_journal: bool = False
+    # The signed release the start verified (controller/software.py), journaled before the table opens;
+    # None: no [software] configured and no development release (nothing verified, nothing journaled).
+    software: VerifiedRelease | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,6 +203,13 @@ def start_record(config: TableConfig, engine: TableEngine) -> JournalRecord:
         return JournalRecord.of("table_opened", payload, None, "engine")
     reason = f"closed by a manager before the restart: {engine.closed_reason or 'no reason given'}"
     return JournalRecord.of("table_closed", {"by": "daemon", "reason": reason}, None, "engine")
+
+
+def software_record(verified: VerifiedRelease) -> JournalRecord:
+    """The release the start verified, in the journal before the table opens: the panel shows it, and
+    the floor learns it from the stream (docs/operations.md "Software verification")."""
+    payload = verified.to_json()
+    return JournalRecord.of("software_verified", payload, None, "engine")
 
 
 def log_loop_exception(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
@@ -498,7 +509,10 @@ class TableDaemon:
                 engine_config_for(self.config, time_scale=self.clock.scale),
                 recovered=RecoveredState.from_table_state(report.state),
             )
-            self.ledger.append([start_record(self.config, self.engine)])
+            opening = [start_record(self.config, self.engine)]
+            if self.options.software is not None:
+                opening.insert(0, software_record(self.options.software))
+            self.ledger.append(opening)
             if self.engine.held:
                 log.warning(
                     "table_held",

@@ -16,6 +16,7 @@ from controller.integrity_watch import DEFAULT_EVERY_ROUNDS
 from controller.logs import configure_logging_for
 from controller.simulation.table import SimulatedTable, SimulationOptions
 from controller.simulation.table import simulated as any_simulated
+from controller.software import VerifiedRelease
 
 NAME = "run"
 HELP = "run the table: devices, round engine, journal and panel (with no config: a simulated table)"
@@ -89,6 +90,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="a simulated supervisor clears each latched fault after SECONDS (simulation only; soak tests)",
     )
     parser.add_argument(
+        "--dev-release",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="sign a development release of this checkout with a key kept in DIR and verify against it "
+        "(make run: var/release); refused when the configuration has [software]",
+    )
+    parser.add_argument(
         "--sim-walk-away-rate",
         type=float,
         default=0.0,
@@ -160,7 +169,34 @@ def run(args: argparse.Namespace) -> int:
             configure_logging_for(args.log_level or config.logging.level, config.logging.format)
 
 
+def verify_software(args: argparse.Namespace, config: TableConfig) -> VerifiedRelease | None:
+    """The start's software verification, before anything is opened or appended (docs/operations.md
+    "Software verification"): the configured signed release, or with --dev-release a development release
+    of this checkout signed here; None when neither (the embedded default verifies nothing)."""
+    if config.software is not None:
+        if args.dev_release is not None:
+            raise UserError(
+                f"--dev-release: {config.source} has [software]: this table verifies its configured "
+                "release only"
+            )
+        from controller.software import verify_release  # noqa: PLC0415
+
+        return verify_release(
+            config.software.manifest,
+            config.software.public_key,
+            allow_development=config.software.allow_development,
+        )
+    if args.dev_release is None:
+        return None
+    from controller.commands.release import make_dev_release  # noqa: PLC0415
+    from controller.software import parse_public_key, verify_release  # noqa: PLC0415
+
+    manifest, public = make_dev_release(args.dev_release)
+    return verify_release(manifest, parse_public_key(public), allow_development=True)
+
+
 def _run(args: argparse.Namespace, config: TableConfig) -> int:
+    software = verify_software(args, config)
     check_journal_path(args, config)
     panel_bind = panel_address(args, config)
     if panel_bind is not None:
@@ -190,6 +226,7 @@ def _run(args: argparse.Namespace, config: TableConfig) -> int:
         panel_bind=panel_bind,
         integrity_every_rounds=args.integrity_every,
         new_journal=args.new_journal,
+        software=software,
     )
     if not any_simulated(config):
         if args.autoplay:

@@ -17,3 +17,6 @@ STATUS_BY_CLOSING_KIND: dict[str, str] = {ROUND_SETTLED: "settled", ROUND_DEAD: 
 FAULT_RAISED = "fault_raised"
 FAULT_ACKNOWLEDGED = "fault_acknowledged"
 FAULT_CLEARED = "fault_cleared"
+
+SOFTWARE_VERIFIED = "software_verified"
+SOFTWARE_CHECKED = "software_checked"

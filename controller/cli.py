@@ -132,8 +132,21 @@ def build_parser(load: Sequence[str] | None = None) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     chosen = chosen_command(words)
+    verified = None
+    if chosen == "run":
+        # The software is verified before the run command, the configuration and the engine are even
+        # imported, so a changed module never runs (controller/software.py, docs/operations.md).
+        from controller.software import verify_before_import  # noqa: PLC0415 - only `run` verifies
+
+        try:
+            verified = verify_before_import(words[words.index("run") + 1 :])
+        except UserError as error:
+            print(f"flushtable run: {error}", file=sys.stderr)
+            return 2
     parser = build_parser([chosen] if chosen in COMMANDS else [])
     args = parser.parse_args(words)
+    if chosen == "run":
+        args.software_verified = verified
     if "structlog" in sys.modules:
         # Logs go to standard error (JSON lines unless a terminal), so command output stays clean.
         from controller.logs import configure_logging  # noqa: PLC0415 - only for commands that log

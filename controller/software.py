@@ -27,6 +27,7 @@ distributions are looked up), so tests verify a copy of the product, never the c
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import hmac
 import importlib.metadata
@@ -34,6 +35,7 @@ import json
 import re
 import sys
 import sysconfig
+import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -427,6 +429,75 @@ def verify_release(
         files=len(wanted_files),
         dependencies=len(manifest["dependencies"]),
     )
+
+
+# --- at start, before the product is imported --------------------------------------------------------------
+
+
+def read_software_section(config_path: Path) -> dict[str, Any] | None:
+    """The configuration's ``[software]`` as written, read with the standard library alone (the product's
+    configuration code is not imported before it is verified). None when the file cannot be read as
+    TOML: the full check (controller/config.py), which runs before the journal is touched, refuses it."""
+    try:
+        with config_path.open("rb") as handle:
+            parsed = tomllib.load(handle)
+    except (OSError, ValueError):
+        return None
+    section = parsed.get("software")
+    return section if isinstance(section, dict) else None
+
+
+def verify_before_import(argv: Sequence[str]) -> VerifiedRelease | None:
+    """`flushtable run`'s verification, made by controller/cli.py before the run command (and with it the
+    configuration, the rules, the engine) is imported: a changed module is refused before any of its
+    code runs. Only controller/__init__.py, cli.py, errors.py and this module run before; they are
+    verified with the rest. None: nothing to verify (no [software], no --dev-release: the embedded
+    default); controller/commands/run.py refuses then what this could not read."""
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--config", type=Path, default=None)
+    parser.add_argument("--dev-release", type=Path, default=None)
+    known, _ = parser.parse_known_args(list(argv))
+    section = None if known.config is None else read_software_section(known.config)
+    if section is not None:
+        if known.dev_release is not None:
+            raise UserError(
+                f"--dev-release: {known.config} has [software]: this table verifies its configured release only"
+            )
+        manifest, key_text = section.get("manifest"), section.get("public_key")
+        if not isinstance(manifest, str) or not isinstance(key_text, str):
+            return None  # the configuration's own check names the key
+        try:
+            public_key = parse_public_key(key_text)
+        except UserError:
+            return None
+        allow = section.get("allow_development", False) is True
+        return verify_release(known.config.parent / manifest, public_key, allow_development=allow)
+    if known.dev_release is None:
+        return None
+    manifest_path, public = make_dev_release(known.dev_release)
+    return verify_release(manifest_path, parse_public_key(public), allow_development=True)
+
+
+DEV_KEY = "dev-release.key"
+DEV_MANIFEST = "dev-release.json"
+
+
+def make_dev_release(directory: Path) -> tuple[Path, str]:
+    """The development release of the checkout that runs (`make run`): the key made once and kept in
+    ``directory``, the manifest made and signed anew at each start (the checkout changes between runs).
+    Returns the signed manifest's path and the public key (hex)."""
+    from controller import __version__  # noqa: PLC0415
+
+    key_path = directory / DEV_KEY
+    if not key_path.exists():
+        generate_key(key_path)
+    key = load_private_key(key_path)
+    manifest = build_manifest(product_root(), release=__version__, development=True)
+    out = directory / DEV_MANIFEST
+    temporary = out.with_name(out.name + ".tmp")
+    temporary.write_text(json.dumps(sign_manifest(manifest, key), indent=1, sort_keys=True) + "\n", "utf-8")
+    temporary.replace(out)
+    return out, public_key_hex(key)
 
 
 # --- seeded verification -----------------------------------------------------------------------------------

@@ -21,8 +21,6 @@ from controller.errors import UserError
 
 NAME = "release"
 HELP = "the signed release manifest the table verifies at every start (keygen, manifest, sign, dev, verify)"
-DEV_KEY = "dev-release.key"
-DEV_MANIFEST = "dev-release.json"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -59,7 +57,8 @@ def run(args: argparse.Namespace) -> int:
     if command == "keygen":
         public = software.generate_key(args.key)
         print(
-            f'public_key = "{public}"  # for the table\'s [software] section; key id {software.key_id(bytes.fromhex(public))}'
+            f'public_key = "{public}"  # for the table\'s [software] section; '
+            f"key id {software.key_id(bytes.fromhex(public))}"
         )
         return 0
     if command == "manifest":
@@ -81,7 +80,8 @@ def run(args: argparse.Namespace) -> int:
         _write(json.dumps(signed, indent=1, sort_keys=True) + "\n", args.out)
         if args.out is not None:
             print(
-                f"signed {args.out}: release {manifest.get('release')}, digest {software.release_digest(manifest)}"
+                f"signed {args.out}: release {manifest.get('release')}, "
+                f"digest {software.release_digest(manifest)}"
             )
         return 0
     if command == "dev":
@@ -89,23 +89,9 @@ def run(args: argparse.Namespace) -> int:
     return _verify(args)
 
 
-def make_dev_release(directory: Path) -> tuple[Path, str]:
-    """The development release of the checkout that runs: the key made once and kept in ``directory``,
-    the manifest made and signed anew (the checkout changes between runs). Returns the signed manifest's
-    path and the public key (hex)."""
-    from controller import software  # noqa: PLC0415
-
-    key_path = directory / DEV_KEY
-    if not key_path.exists():
-        software.generate_key(key_path)
-    key = software.load_private_key(key_path)
-    manifest = software.build_manifest(software.product_root(), release=__version__, development=True)
-    out = directory / DEV_MANIFEST
-    _write(json.dumps(software.sign_manifest(manifest, key), indent=1, sort_keys=True) + "\n", out)
-    return out, software.public_key_hex(key)
-
-
 def _dev(directory: Path) -> int:
+    from controller.software import DEV_KEY, make_dev_release  # noqa: PLC0415
+
     out, public = make_dev_release(directory)
     print(f"development release signed: {out} (key {directory / DEV_KEY}, public key {public})")
     return 0

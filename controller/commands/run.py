@@ -171,28 +171,22 @@ def run(args: argparse.Namespace) -> int:
 
 def verify_software(args: argparse.Namespace, config: TableConfig) -> VerifiedRelease | None:
     """The start's software verification, before anything is opened or appended (docs/operations.md
-    "Software verification"): the configured signed release, or with --dev-release a development release
-    of this checkout signed here; None when neither (the embedded default verifies nothing)."""
-    if config.software is not None:
-        if args.dev_release is not None:
-            raise UserError(
-                f"--dev-release: {config.source} has [software]: this table verifies its configured "
-                "release only"
-            )
-        from controller.software import verify_release  # noqa: PLC0415
+    "Software verification"). controller/cli.py made it before this module was imported
+    (``args.software_verified``); it is made here only when that could not read the configuration's
+    [software] (then already refused by the configuration's check) or for a caller that bypassed the
+    command line."""
+    early: VerifiedRelease | None = getattr(args, "software_verified", None)
+    if early is not None:
+        return early
+    from controller.software import verify_before_import  # noqa: PLC0415
 
-        return verify_release(
-            config.software.manifest,
-            config.software.public_key,
-            allow_development=config.software.allow_development,
-        )
-    if args.dev_release is None:
-        return None
-    from controller.commands.release import make_dev_release  # noqa: PLC0415
-    from controller.software import parse_public_key, verify_release  # noqa: PLC0415
-
-    manifest, public = make_dev_release(args.dev_release)
-    return verify_release(manifest, parse_public_key(public), allow_development=True)
+    words = [] if args.config is None else ["--config", str(args.config)]
+    if args.dev_release is not None:
+        words += ["--dev-release", str(args.dev_release)]
+    verified = verify_before_import(words)
+    if verified is None and config.software is not None:
+        raise UserError(f"{config.source}: [software] could not be read before the start")
+    return verified
 
 
 def _run(args: argparse.Namespace, config: TableConfig) -> int:

@@ -461,7 +461,8 @@ def verify_before_import(argv: Sequence[str]) -> VerifiedRelease | None:
     if section is not None:
         if known.dev_release is not None:
             raise UserError(
-                f"--dev-release: {known.config} has [software]: this table verifies its configured release only"
+                f"--dev-release: {known.config} has [software]: "
+                "this table verifies its configured release only"
             )
         manifest, key_text = section.get("manifest"), section.get("public_key")
         if not isinstance(manifest, str) or not isinstance(key_text, str):

@@ -53,7 +53,13 @@ class Release:
             "--new-journal", "--rounds", "1", "--no-panel", "--time-scale", "50", "--seed", "7", *extra,
         ]  # fmt: skip
         return subprocess.run(
-            command, cwd=self.site.parent, env=env, capture_output=True, text=True, timeout=START_TIMEOUT_S
+            command,
+            check=False,
+            cwd=self.site.parent,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=START_TIMEOUT_S,
         )
 
 

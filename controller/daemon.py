@@ -70,7 +70,7 @@ from controller.journal.render import render_record
 from controller.journal.store import Journal, JournalError
 from controller.logs import bind_round, bind_table
 from controller.panel.backend import ActionRefused
-from controller.software import VerifiedRelease
+from controller.software import VerifiedRelease, seeded_digests_of_root
 from drivers.events import DomainEvent, SecurityEvent
 from drivers.supervisor import DeviceDriver, DeviceHealth
 
@@ -535,7 +535,11 @@ class TableDaemon:
                     from controller.uplink.uplink import start_uplink  # noqa: PLC0415 (nats: floor only)
 
                     uplink = start_uplink(
-                        self.journal_path, self.config.table_id, self.config.uplink, self._stop
+                        self.journal_path,
+                        self.config.table_id,
+                        self.config.uplink,
+                        self._stop,
+                        on_verify=self.answer_software_check,
                     )
                     self._spawn(uplink, "uplink")
                 for companion in self._companions:
@@ -620,6 +624,30 @@ class TableDaemon:
         )
         log.info("panel_listening", url=self.panel.url)
         print(f"panel: {self.panel.url}", file=self.out, flush=True)
+
+    async def answer_software_check(self, seed: bytes, requested_by: str) -> dict[str, Any]:
+        """The floor's seeded software verification (controller/uplink/uplink.py asks): HMAC-SHA256 with
+        its seed over every product file that runs here, journaled (software_checked) before it is
+        answered. Hashing runs in a thread: the table plays on meanwhile."""
+        result = await asyncio.to_thread(seeded_digests_of_root, seed)
+        payload = {
+            "seed": seed.hex(),
+            "aggregate": result.aggregate,
+            "files": len(result.files),
+            "requested_by": requested_by,
+        }
+        committed: asyncio.Future[list[Output]] = asyncio.get_running_loop().create_future()
+        self.ledger.add([JournalRecord.of("software_checked", payload, None, "engine")], answer=committed)
+        self.ledger.after_burst()
+        await committed
+        verified = self.options.software
+        return {
+            **payload,
+            "table_id": self.config.table_id,
+            "release": None if verified is None else verified.release,
+            "release_digest": None if verified is None else verified.digest,
+            "development": None if verified is None else verified.development,
+        }
 
     async def _finish_round(self) -> None:
         """Let the round in play close (the people at the table keep playing) for up to the decision

@@ -298,6 +298,29 @@ CREATE VIEW floor_private_shown AS
                    WHERE c.table_id = r.table_id AND c.seq = r.closed_seq)));
 """,
     ),
+    Migration(
+        6,
+        "seeded software verification of the tables: each request and its outcome (issue 26)",
+        """
+CREATE TABLE floor_software_checks (
+    check_id bigserial PRIMARY KEY,
+    table_id text NOT NULL,
+    requested_utc timestamptz NOT NULL DEFAULT now(),
+    requested_by text NOT NULL,
+    seed text NOT NULL,                          -- the floor's, hex: fresh for every request
+    approved_release text NOT NULL,              -- the release the floor holds (its manifest's name)
+    approved_digest text NOT NULL,               -- that manifest's digest
+    expected text NOT NULL,                      -- the aggregate computed from the approved files
+    answered text,                               -- the table's aggregate; null: no answer
+    table_release_digest text,                   -- the release the table verified at its start
+    outcome text NOT NULL CHECK (outcome IN ('match', 'mismatch', 'no_answer')),
+    detail text NOT NULL DEFAULT ''
+);
+CREATE INDEX floor_software_checks_by_table ON floor_software_checks (table_id, check_id);
+CREATE TRIGGER floor_software_checks_append_only BEFORE UPDATE OR DELETE ON floor_software_checks
+    FOR EACH ROW EXECUTE FUNCTION floor_refuse_change();
+""",
+    ),
 )
 
 _GRANTS = f"""
@@ -307,6 +330,8 @@ GRANT SELECT ON floor_table_config, floor_schema_migrations TO {WRITER_ROLE};
 GRANT USAGE ON SEQUENCE floor_alerts_alert_id_seq TO {WRITER_ROLE};
 GRANT SELECT, INSERT ON floor_releases, floor_release_applied TO {WRITER_ROLE};
 GRANT USAGE ON SEQUENCE floor_releases_release_id_seq TO {WRITER_ROLE};
+GRANT SELECT, INSERT ON floor_software_checks TO {WRITER_ROLE};
+GRANT USAGE ON SEQUENCE floor_software_checks_check_id_seq TO {WRITER_ROLE};
 GRANT SELECT ON ALL TABLES IN SCHEMA public TO {REPORTING_ROLE};
 REVOKE SELECT ON floor_private FROM {REPORTING_ROLE};
 """

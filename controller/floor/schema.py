@@ -317,6 +317,9 @@ CREATE TABLE floor_software_checks (
     detail text NOT NULL DEFAULT ''
 );
 CREATE INDEX floor_software_checks_by_table ON floor_software_checks (table_id, check_id);
+-- The floor map's "which release does each table run": the last software_verified, without a walk back
+-- through every entry of a busy table.
+CREATE INDEX floor_entries_software ON floor_entries (table_id, seq) WHERE kind = 'software_verified';
 CREATE TRIGGER floor_software_checks_append_only BEFORE UPDATE OR DELETE ON floor_software_checks
     FOR EACH ROW EXECUTE FUNCTION floor_refuse_change();
 """,

@@ -3,7 +3,8 @@ signed release verified at start) answers the floor's seeded verification; `flus
 verify-software` computes the same from the approved release it holds and records the outcome in
 PostgreSQL: a match for the clean table; after a byte of a product file changes on the table's disk, a
 mismatch with an alert. The table journals each answer with the floor's seed. Real nats-server and
-PostgreSQL (tests/floor/conftest.py).
+PostgreSQL (tests/floor/conftest.py). The floor panel's map then shows, in real Chromium, the release
+the table verified at start (learnt from its stream) and the last check's outcome.
 
 Checked to fail: with the table's answer computed over a seed of its own (the daemon's
 answer_software_check hashing with b"x" * 16), the clean table's check recorded a mismatch."""
@@ -17,8 +18,10 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -27,6 +30,9 @@ from controller import software
 from controller.cli import main
 from controller.config import DEFAULT_CONFIG_TOML
 from controller.floor.config import write_floor_config
+from controller.floor.embedded import EmbeddedFloor
+from controller.floor.panel import FloorPanelSettings, FloorUser, serve_panel
+from controller.floor.service import FloorService
 from controller.floor.software_check import ask_table
 from controller.journal.store import Journal
 from tests.floor.conftest import MakeFloor
@@ -149,3 +155,48 @@ def test_seeded_verification_matches_a_clean_table_and_not_a_changed_one(
     assert first_kinds == ["software_verified", "table_opened"]
     floor_seeds = [(row[1], row[3]) for row in rows]
     assert [(p["seed"], p["aggregate"]) for p in checked if p["requested_by"] == "floor:alice"] == floor_seeds
+    show_on_the_floor_map(floor, software.release_digest(manifest))
+
+
+def show_on_the_floor_map(floor: EmbeddedFloor, digest: str) -> None:
+    """The floor service takes the table's stream (its software_verified among it); the floor panel's
+    map, in real Chromium, shows the release's digest and the last check's outcome."""
+    from playwright.sync_api import expect, sync_playwright
+
+    from tests.floor.test_floor_panel import ARGS, CHROMIUM, EXPECT_TIMEOUT_MS
+
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    stop = asyncio.Event()
+
+    async def start() -> tuple[Any, Any]:
+        service = asyncio.create_task(FloorService(floor.floor_config()).run(stop))
+        users = {"sam": FloorUser.with_password("sam", "surveillance", "surveillance-pw")}
+        server = await serve_panel(FloorPanelSettings(floor.reporting_dsn, floor.writer_dsn, users), port=0)
+        return service, server
+
+    service, server = asyncio.run_coroutine_threadsafe(start(), loop).result(timeout=60)
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+            page = browser.new_page(base_url=str(server.url))
+            page.set_default_timeout(EXPECT_TIMEOUT_MS)
+            page.goto("/login")
+            page.fill("input[name=user]", "sam")
+            page.fill("input[name=password]", "surveillance-pw")
+            page.click("button[type=submit]")
+            tile = page.locator('[data-table="SIM1"] .software')
+            expect(tile).to_contain_text(digest[:16], timeout=EXPECT_TIMEOUT_MS * 4)
+            expect(tile).to_contain_text("check: mismatch")
+            browser.close()
+    finally:
+
+        async def close() -> None:
+            stop.set()
+            await server.stop()
+            await asyncio.wait_for(asyncio.gather(service, return_exceptions=True), 30)
+
+        asyncio.run_coroutine_threadsafe(close(), loop).result(timeout=60)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=10)

@@ -143,6 +143,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         except UserError as error:
             print(f"flushtable run: {error}", file=sys.stderr)
             return 2
+        except OSError as error:  # --dev-release's directory: one line naming it, never a traceback
+            print(f"flushtable run: {os_error_line(error)}", file=sys.stderr)
+            return 2
     parser = build_parser([chosen] if chosen in COMMANDS else [])
     args = parser.parse_args(words)
     if chosen == "run":

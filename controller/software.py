@@ -35,7 +35,6 @@ import json
 import re
 import sys
 import sysconfig
-import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -185,10 +184,12 @@ def load_private_key(path: Path) -> Any:
     from cryptography.hazmat.primitives import serialization  # noqa: PLC0415 - only the maker signs
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey  # noqa: PLC0415
 
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise UserError(f"{path}: cannot read the signing key: {error.strerror or error}") from None
+    from controller.files import FileRefused, read_bounded  # noqa: PLC0415
+
+    try:  # bounded, a regular file only (never a FIFO or a device)
+        data = read_bounded(path, limit_bytes=64 * 1024)
+    except FileRefused as refused:
+        raise UserError(f"{refused} (the signing key)") from None
     try:
         key = serialization.load_pem_private_key(data, password=None)
     except (ValueError, TypeError):
@@ -217,6 +218,11 @@ def generate_key(path: Path) -> str:
     pem = key.private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
     )
+    from controller.files import check_writable_file  # noqa: PLC0415
+
+    if path.exists() or path.is_symlink():
+        raise UserError(f"{path}: exists; a signing key is never overwritten")
+    check_writable_file(path, "the signing key")
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         with path.open("xb") as handle:
@@ -435,13 +441,20 @@ def verify_release(
 
 
 def read_software_section(config_path: Path) -> dict[str, Any] | None:
-    """The configuration's ``[software]`` as written, read with the standard library alone (the product's
+    """The configuration's ``[software]`` as written, read with controller/files.py alone (the product's
     configuration code is not imported before it is verified). None when the file cannot be read as
     TOML: the full check (controller/config.py), which runs before the journal is touched, refuses it."""
-    try:
-        with config_path.open("rb") as handle:
-            parsed = tomllib.load(handle)
-    except (OSError, ValueError):
+    from controller.files import (  # noqa: PLC0415 - the small file reader only
+        MAX_TOML_BYTES,
+        FileRefused,
+        TomlRefused,
+        load_toml,
+        read_bounded_text,
+    )
+
+    try:  # bounded, a regular file only, its nesting limited (never a FIFO, /dev/zero, a TOML bomb)
+        parsed = load_toml(read_bounded_text(config_path, limit_bytes=MAX_TOML_BYTES))
+    except (FileRefused, TomlRefused, OSError, ValueError):
         return None
     section = parsed.get("software")
     return section if isinstance(section, dict) else None
@@ -489,12 +502,15 @@ def make_dev_release(directory: Path) -> tuple[Path, str]:
     Returns the signed manifest's path and the public key (hex)."""
     from controller import __version__  # noqa: PLC0415
 
+    from controller.files import check_writable_file  # noqa: PLC0415
+
     key_path = directory / DEV_KEY
+    out = directory / DEV_MANIFEST
+    check_writable_file(out, "--dev-release")  # a directory that takes files, before a key is made there
     if not key_path.exists():
         generate_key(key_path)
     key = load_private_key(key_path)
     manifest = build_manifest(product_root(), release=__version__, development=True)
-    out = directory / DEV_MANIFEST
     temporary = out.with_name(out.name + ".tmp")
     temporary.write_text(json.dumps(sign_manifest(manifest, key), indent=1, sort_keys=True) + "\n", "utf-8")
     temporary.replace(out)

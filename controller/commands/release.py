@@ -44,6 +44,9 @@ def _write(text: str, out: Path | None) -> None:
     if out is None:
         sys.stdout.write(text)
         return
+    from controller.files import check_writable_file  # noqa: PLC0415
+
+    check_writable_file(out, "--out")  # never over a device, a FIFO or a directory
     out.parent.mkdir(parents=True, exist_ok=True)
     temporary = out.with_name(out.name + ".tmp")
     temporary.write_text(text, encoding="utf-8")
@@ -68,10 +71,12 @@ def run(args: argparse.Namespace) -> int:
         _write(json.dumps(manifest, indent=1, sort_keys=True) + "\n", args.out)
         return 0
     if command == "sign":
+        from controller.files import FileRefused, read_bounded_text  # noqa: PLC0415
+
         try:
-            manifest = json.loads(args.manifest.read_text(encoding="utf-8"))
-        except OSError as error:
-            raise UserError(f"{args.manifest}: {error.strerror or error}") from None
+            manifest = json.loads(read_bounded_text(args.manifest, limit_bytes=software.MAX_MANIFEST_BYTES))
+        except FileRefused as refused:
+            raise UserError(f"{refused} (the manifest)") from None
         except ValueError:
             raise UserError(f"{args.manifest}: not JSON") from None
         if not isinstance(manifest, dict) or manifest.get("format") != software.MANIFEST_FORMAT:

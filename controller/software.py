@@ -501,7 +501,6 @@ def make_dev_release(directory: Path) -> tuple[Path, str]:
     ``directory``, the manifest made and signed anew at each start (the checkout changes between runs).
     Returns the signed manifest's path and the public key (hex)."""
     from controller import __version__  # noqa: PLC0415
-
     from controller.files import check_writable_file  # noqa: PLC0415
 
     key_path = directory / DEV_KEY

@@ -113,29 +113,46 @@ def _index(search_path: Sequence[str] | None) -> dict[str, importlib.metadata.Di
     return found
 
 
+def _wanted(requirement: str, extras: frozenset[str]) -> tuple[str, frozenset[str]] | None:
+    """A requirement's distribution name and the extras it asks of it, when it applies: one under an
+    extra applies only when the requiring distribution was itself asked for that extra."""
+    text, _, marker = requirement.partition(";")
+    named = re.findall(r"""extra\s*==\s*["']([^"']+)["']""", marker)
+    if named and not any(_normal(extra) in extras for extra in named):
+        return None
+    match = _REQUIREMENT_NAME.match(text)
+    if match is None:
+        return None
+    asked = re.search(r"\[([^\]]*)\]", text)
+    wanted = frozenset(_normal(e) for e in asked.group(1).split(",") if e.strip()) if asked else frozenset()
+    return _normal(match.group(1)), wanted
+
+
 def dependency_names(search_path: Sequence[str] | None = None) -> list[str]:
-    """The product's dependencies, transitively, as installed: a requirement under an extra is not one;
-    a requirement whose marker excludes this machine is simply not installed, so not listed."""
+    """The product's dependencies, transitively, as installed: a requirement under one of the product's
+    extras (the test tools) is not one, a requirement under an extra a dependency was asked for is
+    (psycopg[binary] brings psycopg-binary); one whose marker excludes this machine is simply not
+    installed, so not listed."""
     index = _index(search_path)
     product = index.get(PRODUCT_DISTRIBUTION)
     if product is None:
         raise SoftwareRefused(f"{PRODUCT_DISTRIBUTION}: not installed (pip install the release first)")
-    seen: set[str] = set()
-    pending = list(product.requires or [])
-    while pending:
-        requirement = pending.pop()
-        if "extra" in requirement.partition(";")[2]:
+    seen: set[tuple[str, frozenset[str]]] = set()
+    names: set[str] = set()
+    pending: list[tuple[str, frozenset[str]]] = [(r, frozenset()) for r in product.requires or []]
+    while pending:  # bounded: each (name, extras) is visited once
+        requirement, extras = pending.pop()
+        wanted = _wanted(requirement, extras)
+        if wanted is None or wanted in seen:
             continue
-        match = _REQUIREMENT_NAME.match(requirement)
-        if match is None:
-            continue
-        key = _normal(match.group(1))
+        seen.add(wanted)
+        key, asked = wanted
         distribution = index.get(key)
-        if key in seen or distribution is None:
+        if distribution is None:
             continue
-        seen.add(key)
-        pending.extend(distribution.requires or [])
-    return sorted(seen)
+        names.add(key)
+        pending.extend((r, asked) for r in distribution.requires or [])
+    return sorted(names)
 
 
 def dependency_entry(distribution: importlib.metadata.Distribution | None) -> dict[str, str] | None:

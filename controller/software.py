@@ -361,9 +361,9 @@ def unowned_modules(directory: Path, owned: set[str]) -> list[str]:
 
 
 def import_directories(path_list: Sequence[str], root: Path) -> list[Path]:
-    """The directories on the import path where a module could be slipped in beside the product: the
-    product's own root when it is on the path, and every site directory (the standard library's
-    directories aside: no distribution owns them, and the operating system's packages protect them)."""
+    """The directories on the import path where a module could be slipped in beside the product: every
+    one (site-packages, the product's root, the console script's directory, PYTHONPATH's), the standard
+    library's aside (no distribution owns it; the operating system's packages protect it)."""
     stdlib = {
         Path(sysconfig.get_paths()[key]).resolve()
         for key in ("stdlib", "platstdlib")
@@ -378,8 +378,7 @@ def import_directories(path_list: Sequence[str], root: Path) -> list[Path]:
             continue
         if directory in stdlib or any(parent in stdlib for parent in directory.parents):
             continue
-        if directory == root or directory.name in ("site-packages", "dist-packages"):
-            found.append(directory)
+        found.append(directory)  # site-packages, the product's root, a script's directory, PYTHONPATH
     return found
 
 

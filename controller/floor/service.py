@@ -78,6 +78,12 @@ class FloorConfig:
     backoff_max_s: float = 5.0
     sweep_interval_s: float = 5.0  # when idle, this often: check every table's tail in the stream
     release_poll_interval_s: float = 1.0  # this often: apply releases of quarantined tables (release.py)
+    # The gaming day's start hour, UTC (docs/operations.md "Gaming-day reports"): 06:00, the day shift's.
+    gaming_day_start_hour: int = 6
+    # A seat's win in one round at or above this is a big win for surveillance (controller/floor/
+    # surveillance.py): 5,000.00 by default, a figure a surveillance room asks to watch.
+    surveillance_big_win_cents: int = 500_000
+    surveillance_poll_interval_s: float = 0.5  # this often: publish new surveillance events
 
 
 @dataclass

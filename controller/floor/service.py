@@ -98,6 +98,7 @@ class FloorStatus:
     gap_fills: int = 0  # messages read back from the stream that the consumer had skipped
     releases: int = 0  # releases of quarantined tables applied (controller/floor/release.py)
     sweeps: int = 0  # idle sweeps of every table's tail in the stream
+    surveillance_events: int = 0  # published (controller/floor/surveillance.py)
     last_error: str = ""
 
 
@@ -363,12 +364,16 @@ class FloorService:
                 async with connection.transaction():  # a read alone would leave a transaction open
                     self._set_aside = await release.set_aside_stream_seqs(connection)
                 last_release_poll_s = -float("inf")
+                last_surveillance_s = -float("inf")
                 while not stop.is_set():
                     raise_if_cancelled()  # a cancel swallowed by nats-py's wait for a reply ends it still
                     try:
                         if time.monotonic() - last_release_poll_s >= self.config.release_poll_interval_s:
                             last_release_poll_s = time.monotonic()
                             await self.apply_releases(connection)
+                        if time.monotonic() - last_surveillance_s >= self.config.surveillance_poll_interval_s:
+                            last_surveillance_s = time.monotonic()
+                            await self.publish_surveillance(connection, js)
                         messages = await puller.fetch(self.config.batch_size, self.config.fetch_timeout_s)
                         if not messages:
                             if client.is_closed or not client.is_connected:
@@ -874,6 +879,20 @@ class FloorService:
             projection.touched_rounds.clear()
         self.status.sweeps += 1
         return taken
+
+    async def publish_surveillance(self, connection: Connection, js: JetStreamContext) -> None:
+        """Publish the surveillance events of what the floor took since the last pass
+        (controller/floor/surveillance.py). A broker's refusal or silence (no SURVEILLANCE stream yet:
+        `ensure_stream` creates it) is logged and tried again next pass; the floor's intake goes on."""
+        from controller.floor.surveillance import publish_pending  # noqa: PLC0415
+
+        try:
+            self.status.surveillance_events += await publish_pending(
+                connection, js, self.config.surveillance_big_win_cents
+            )
+        except (nats.errors.Error, nats.js.errors.Error, TimeoutError) as error:
+            self.status.last_error = f"surveillance: {type(error).__name__}: {error}"[:300]
+            log.warning("floor_surveillance_retry", error=self.status.last_error)
 
     async def apply_releases(self, connection: Connection) -> int:
         """Apply every release recorded and not yet applied (controller/floor/release.py), each in one

@@ -99,6 +99,7 @@ class FloorStatus:
     releases: int = 0  # releases of quarantined tables applied (controller/floor/release.py)
     sweeps: int = 0  # idle sweeps of every table's tail in the stream
     surveillance_events: int = 0  # published (controller/floor/surveillance.py)
+    surveillance_error: str = ""  # the publisher's last error (its own: the intake's is last_error)
     last_error: str = ""
 
 
@@ -340,6 +341,7 @@ class FloorService:
             raise_if_cancelled()
             client: Client | None = None
             connection: Connection | None = None
+            surveillance_task: asyncio.Task[None] | None = None
             try:
                 client = await nats.connect(
                     servers=list(self.config.servers),
@@ -359,21 +361,20 @@ class FloorService:
                 self._js = js
                 last_sweep_s = time.monotonic()
                 puller = await Puller.start(client)
+                # Surveillance events: a task of its own with its own connection, so publishing never
+                # holds up the intake (and a slow or missing SURVEILLANCE stream never stops it).
+                surveillance_task = asyncio.create_task(self._surveillance_loop(stop, js))
                 log.info("floor_consuming", consumer=FLOOR_CONSUMER)
                 backoff_s = self.config.backoff_initial_s
                 async with connection.transaction():  # a read alone would leave a transaction open
                     self._set_aside = await release.set_aside_stream_seqs(connection)
                 last_release_poll_s = -float("inf")
-                last_surveillance_s = -float("inf")
                 while not stop.is_set():
                     raise_if_cancelled()  # a cancel swallowed by nats-py's wait for a reply ends it still
                     try:
                         if time.monotonic() - last_release_poll_s >= self.config.release_poll_interval_s:
                             last_release_poll_s = time.monotonic()
                             await self.apply_releases(connection)
-                        if time.monotonic() - last_surveillance_s >= self.config.surveillance_poll_interval_s:
-                            last_surveillance_s = time.monotonic()
-                            await self.publish_surveillance(connection, js)
                         messages = await puller.fetch(self.config.batch_size, self.config.fetch_timeout_s)
                         if not messages:
                             if client.is_closed or not client.is_connected:
@@ -403,6 +404,11 @@ class FloorService:
                 self.status.last_error = f"{type(error).__name__}: {error}"[:300]
                 log.exception("floor_unexpected_error", error=self.status.last_error)
             finally:
+                if surveillance_task is not None:
+                    surveillance_task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, Exception):
+                        await surveillance_task
+                    surveillance_task = None
                 for closing in (
                     connection.close() if connection else None,
                     client.close() if client else None,
@@ -880,19 +886,36 @@ class FloorService:
         self.status.sweeps += 1
         return taken
 
-    async def publish_surveillance(self, connection: Connection, js: JetStreamContext) -> None:
-        """Publish the surveillance events of what the floor took since the last pass
-        (controller/floor/surveillance.py). A broker's refusal or silence (no SURVEILLANCE stream yet:
-        `ensure_stream` creates it) is logged and tried again next pass; the floor's intake goes on."""
+    async def _surveillance_loop(self, stop: asyncio.Event, js: JetStreamContext) -> None:
+        """Every ``surveillance_poll_interval_s``, publish the surveillance events of what the floor
+        took since the last pass (controller/floor/surveillance.py), on its own PostgreSQL connection.
+        Any error (no SURVEILLANCE stream yet: `ensure_stream` creates it; the broker or PostgreSQL
+        away) is logged and tried again next pass: the marks move only after the acks."""
         from controller.floor.surveillance import publish_pending  # noqa: PLC0415
 
+        connection: Connection | None = None
         try:
-            self.status.surveillance_events += await publish_pending(
-                connection, js, self.config.surveillance_big_win_cents
-            )
-        except (nats.errors.Error, nats.js.errors.Error, TimeoutError) as error:
-            self.status.last_error = f"surveillance: {type(error).__name__}: {error}"[:300]
-            log.warning("floor_surveillance_retry", error=self.status.last_error)
+            while not stop.is_set():
+                try:
+                    if connection is None or connection.closed:
+                        connection = await psycopg.AsyncConnection.connect(self.config.dsn, autocommit=True)
+                    self.status.surveillance_events += await publish_pending(
+                        connection, js, self.config.surveillance_big_win_cents
+                    )
+                except asyncio.CancelledError:
+                    raise
+                except Exception as error:  # the intake's task owns the connection's fate, not this one
+                    self.status.surveillance_error = f"{type(error).__name__}: {error}"[:300]
+                    log.warning("floor_surveillance_retry", error=self.status.surveillance_error)
+                    if connection is not None:
+                        with contextlib.suppress(Exception):
+                            await connection.close()
+                        connection = None
+                await wait_event(stop, self.config.surveillance_poll_interval_s)
+        finally:
+            if connection is not None:
+                with contextlib.suppress(Exception):
+                    await connection.close()
 
     async def apply_releases(self, connection: Connection) -> int:
         """Apply every release recorded and not yet applied (controller/floor/release.py), each in one

@@ -45,6 +45,6 @@ def run(args: argparse.Namespace) -> int:
             for e in journal.entries()
             if e.kind in REPORT_KINDS or e.kind.startswith("progressive_")
         ]
-    report = build_report(args.day, start_hour, entries, {table_id: ""})
+    report = build_report(args.day, start_hour, entries, {table_id: ""}, totals=False)
     print(report.csv_text() if args.csv else render_report(report), end="")
     return 0

@@ -213,10 +213,12 @@ def build_report(
     pits: Mapping[str, str],
     *,
     pit: str | None = None,
+    totals: bool = True,
 ) -> DayReport:
     """The gaming day's rows: each table (sorted by pit, then table), each pit, then the floor (only
     the pit asked for, and no floor row, with ``pit``). A table the floor knows with no entry that day
-    has its row of zeros: a table that did not play is a fact the report says."""
+    has its row of zeros: a table that did not play is a fact the report says. ``totals=False``: the
+    tables' rows only (one table's own report)."""
     start, end = gaming_day_range(day, start_hour)
     start_utc, end_utc = journal_time(start), journal_time(end)
     tables = fold_day(entries, start_utc, end_utc)
@@ -239,6 +241,8 @@ def build_report(
         floor.add(figures)
     if pit is not None and pit not in by_pit:
         raise UserError(f"--pit: no table of the floor is in pit {pit!r}")
+    if not totals:
+        return DayReport(day, start_hour, start_utc, end_utc, rows)
     rows.extend(ReportRow("pit", name, name, by_pit[name]) for name in sorted(by_pit))
     if pit is None:
         rows.append(ReportRow("floor", "all", "", floor))
@@ -346,5 +350,5 @@ def render_report(report: DayReport) -> str:
             f"{_pct(f.hold_pct) or '-':>7} {_pct(f.theoretical_hold_pct) or '-':>7} {f.dead_hands:>10} "
             f"{f.kills:>5} {f.overrides:>6} {f.faults:>6}"
         )
-    lines.append(f"CSV sha256 {report.digest} (flushtable floor report --csv: its last line)")
+    lines.append(f"CSV sha256 {report.digest} (--csv: its last line)")
     return "\n".join(lines) + "\n"

@@ -157,7 +157,7 @@ def _clock(now: dict[str, datetime]) -> Callable[[], datetime]:
 
 
 def _play_day(tables_dir: Path) -> dict[str, Path]:
-    """Each table plays from 04:00 on the 1st to past 06:00 on the 2nd, one round every 40 minutes
+    """Each table plays from 04:00 on the 1st to past 06:00 on the 2nd, one round every 55 minutes
     (its journal's clock injected), with kills, dead rounds, voids and an accepted past-post."""
     paths: dict[str, Path] = {}
     for index, (table_id, (game, banking, _pit)) in enumerate(LAYOUT.items()):
@@ -178,7 +178,7 @@ def _play_day(tables_dir: Path) -> dict[str, Path]:
             elif number % 8 == 6:
                 options.update(past_post=True, accept_past_post=True)
             play_round(journal, rng, game=game, banking_mode=banking, **options)
-            now["t"] += timedelta(minutes=40)
+            now["t"] += timedelta(minutes=55)
         journal.close()
         paths[table_id] = path
     return paths

@@ -292,6 +292,14 @@ def read_signed(path: Path) -> dict[str, Any]:
         or not isinstance(signed["manifest"].get("dependencies"), dict)
     ):
         raise SoftwareRefused(f"{path}: not a signed release manifest ({SIGNED_FORMAT})")
+    manifest = signed["manifest"]
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in manifest["files"].items()) or not all(
+        isinstance(v, dict) and isinstance(v.get("version"), str) and isinstance(v.get("record_sha256"), str)
+        for v in manifest["dependencies"].values()
+    ):
+        raise SoftwareRefused(
+            f"{path}: not a signed release manifest (a file or dependency entry is malformed)"
+        )
     return signed
 
 
@@ -350,9 +358,11 @@ def unowned_modules(directory: Path, owned: set[str]) -> list[str]:
         if child.is_dir():
             if name.endswith((".dist-info", ".egg-info", ".data")):
                 continue
-            if not (child / "__init__.py").exists() and not any(
-                grand.suffix == ".py" for grand in child.iterdir()
-            ):
+            try:
+                package = (child / "__init__.py").exists() or any(g.suffix == ".py" for g in child.iterdir())
+            except OSError:
+                package = True  # unreadable to this user: not known to be harmless
+            if not package:
                 continue
         elif not name.endswith(_IMPORTABLE_SUFFIXES):
             continue

@@ -135,3 +135,24 @@ def test_any_product_file_changed_is_refused_in_process(release: Release, name: 
         )
     assert str(target) in str(refused.value)
     assert "\n" not in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("not json", "not JSON"),
+        ('{"format": "flushtable-signed-release/1"}', "not a signed release manifest"),
+        (
+            '{"format": "flushtable-signed-release/1", "signature": "00", "manifest": {"format": '
+            '"flushtable-release/1", "files": {}, "dependencies": {"numpy": "2.0"}}}',
+            "malformed",
+        ),
+    ],
+)
+def test_a_malformed_manifest_is_refused_in_one_line(release: Release, text: str, words: str) -> None:
+    release.manifest.write_text(text, encoding="utf-8")
+    with pytest.raises(software.SoftwareRefused, match=words) as refused:
+        software.verify_release(
+            release.manifest, bytes.fromhex(release.public_key), allow_development=False, root=release.site
+        )
+    assert str(release.manifest) in str(refused.value)

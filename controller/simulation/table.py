@@ -187,7 +187,7 @@ class SimulatedTable:
             self.simulation.scenario_path,
             kinds,
             seats=self.config.seats,
-            spots=sensor_spots(self.config.banking.mode),
+            spots=sensor_spots(self.config.banking.mode, progressive=self.config.progressive is not None),
         )
 
     async def _start_devices(self) -> DeviceLinks:
@@ -206,7 +206,7 @@ class SimulatedTable:
                 key=keys[device.name],
                 transport=SIM_SCHEMES[device.url.split("://", 1)[0]],
                 seats=self.config.seats,
-                spots=sensor_spots(self.config.banking.mode),
+                spots=sensor_spots(self.config.banking.mode, progressive=self.config.progressive is not None),
                 card_interval_s=card_interval_s if device.kind == "shuffler" else 0.0,
             )
             for device in simulated

@@ -201,10 +201,14 @@ class MeterState:
 
     # --- folding ---------------------------------------------------------------------------------
     def apply(self, entry: e.Entry) -> None:
-        """Fold one progressive entry (any other kind is ignored). Trusts the entry: its writer (this
-        module's ``*_events``) checked it; a reader of foreign entries checks them first."""
+        """Fold one progressive entry (any other kind is ignored). Its writer (this module's
+        ``*_events``) checked it; a reader of foreign entries checks them first (``check_shapes``), and
+        this fold still never raises on one: parameters that do not parse change nothing."""
         if isinstance(entry, e.ProgressiveParametersChanged):
-            parameters = parse_parameters(entry.after, field="progressive_parameters_changed.after")
+            try:
+                parameters = parse_parameters(entry.after, field="progressive_parameters_changed.after")
+            except UserError:
+                return  # never written by this module: a foreign entry the fold leaves out
             if self.parameters is None:
                 self.meter_id = entry.meter_id
                 self.opened_base_cents = parameters.settings.base_cents
@@ -238,8 +242,8 @@ class MeterState:
             )
             if entry.paid_from == "meter":
                 self.meter_awards_cents += entry.amount_cents
-                assert entry.meter_after_cents is not None
-                self.meter_cents = entry.meter_after_cents
+                if entry.meter_after_cents is not None:  # always, as this module writes it
+                    self.meter_cents = entry.meter_after_cents
             else:
                 self.fixed_awards_cents += entry.amount_cents
         elif isinstance(entry, e.ProgressiveReset):

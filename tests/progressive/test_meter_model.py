@@ -250,3 +250,38 @@ def test_bad_requests_are_refused_in_one_line_and_change_nothing(tmp_path: Path)
             assert words in str(refused.value)
             assert "\n" not in str(refused.value)
         assert controller.state.to_json() == before
+
+
+def test_the_fold_never_raises_on_a_foreign_entry_and_check_shapes_bounds_its_amounts() -> None:
+    """The floor folds what tables send: an entry this module would never write changes nothing and
+    raises nothing; an amount past any amount is refused by check_shapes (one line)."""
+    from controller.journal import entries as e
+
+    state = MeterState().apply_all(
+        [
+            e.ProgressiveParametersChanged(meter_id="T1", by="x", after={"unit_cents": 0}),
+            e.ProgressiveAwardClaimed(
+                meter_id="T1",
+                award_id="T1/R/1",
+                claim_number=1,
+                table_id="T1",
+                round_id="R",
+                seat=1,
+                line=7,
+                award=1,
+                amount_cents=5,
+                paid_from="meter",
+                needs_confirmation=True,
+            ),
+        ]
+    )
+    assert state.parameters is None
+    assert state.meter_cents == 0
+    huge = e.ProgressiveReserve(meter_id="T1", amount_cents=10**17, reason="x", by="y", reserve_after_cents=0)
+    with pytest.raises(
+        e.EntryError, match=r"progressive_reserve.amount_cents: 100000000000000000 is past any amount"
+    ):
+        e.check_shapes(huge)
+    e.check_shapes(
+        e.ProgressiveReserve(meter_id="T1", amount_cents=-5, reason="x", by="y", reserve_after_cents=0)
+    )

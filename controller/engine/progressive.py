@@ -32,7 +32,12 @@ from controller.engine.outputs import JournalRecord
 from controller.errors import UserError
 from controller.journal import entries as e
 from controller.money import money
-from controller.progressive.controller import LinkState, ProgressiveController
+from controller.progressive.controller import (
+    LinkState,
+    ProgressiveController,
+    ProgressiveUnavailable,
+    TableSideProgressive,
+)
 from controller.progressive.model import Hit, MeterState, ProgressiveParameters, parse_parameters
 from controller.progressive.parameters import change_progressive_parameters
 from controller.rules.progressive import (
@@ -42,10 +47,6 @@ from controller.rules.progressive import (
     ProgressiveSettings,
 )
 from drivers.events import ShowText
-
-
-class ProgressiveUnavailable(Exception):
-    """The controller cannot answer now (a linked table's link is down): ask again later."""
 
 
 class _EngineStore:
@@ -97,7 +98,7 @@ class TableProgressive:
     def __init__(self, ctx: TableContext, parameters: ProgressiveParameters | None, state: object) -> None:
         self.ctx = ctx
         self.parameters = parameters  # the configuration file's
-        self.controller: ProgressiveController | None = None
+        self.controller: TableSideProgressive | None = None
         if parameters is not None:
             recovered = state if isinstance(state, MeterState) else MeterState()
             self.controller = ProgressiveController(_EngineStore(ctx), state=recovered)

@@ -11,10 +11,14 @@ from pathlib import Path
 import pytest
 
 from controller.engine import TableConfig, actions
-from controller.engine.progressive import ProgressiveUnavailable
 from controller.journal import Journal
 from controller.journal.state import TableState
-from controller.progressive.controller import ClaimAnswer, LinkState, ProgressiveController
+from controller.progressive.controller import (
+    ClaimAnswer,
+    LinkState,
+    ProgressiveController,
+    ProgressiveUnavailable,
+)
 from controller.progressive.model import Hit, parse_parameters
 from drivers.events import BetChanged, ShowText
 from tests.engine.table import Table, stack
@@ -157,7 +161,7 @@ class LinkDown(ProgressiveController):
 def test_a_claim_not_answered_is_asked_again_and_paid_once() -> None:
     table = Table(config(), stack(NOTHING, THREE_CARD_SF, NOTHING_2, DEALER))
     part = table.engine.progressive
-    assert part.controller is not None
+    assert isinstance(part.controller, ProgressiveController)
     controller = LinkDown(part.controller.store, state=part.controller.state)
     part.controller = controller
     play(table, {2: 100})

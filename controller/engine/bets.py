@@ -59,7 +59,7 @@ class Bets:
         # round at the lock whatever their chips say; the dealer gives the chips back.
         self.excluded: dict[int, str] = {}
         # Designated player: the chips on each seat's bank spot (BANK_SPOT), the bank a player posts
-        # when it accepts the button by the dealer's key (RULES.md "The button and the deal").
+        # when it accepts the button by the dealer's key (docs/rules.md "Designated player").
         self.bank_spots: dict[int, int] = {}
         # The dealer's pending request to kill one seat (the kill_seat key), waiting for a supervisor's
         # ConfirmKillSeat or RejectKillSeat. One at a time; it lapses when the decisions close or the
@@ -258,9 +258,10 @@ class Bets:
         self._kill_seat(action.seat, action.reason, action.by)
 
     def _kill_seat(self, seat: int, reason: str, by: str, requested_by: str | None = None) -> bool:
-        """A supervisor kills one seat's hand (RULES.md "Dead hands": an exposed or fouled hand) before
-        the decisions close: its wagers are returned and the rest of the round goes on. While betting is
-        open it excludes the seat from the round about to lock (a spot refused at the lock, say).
+        """A supervisor kills one seat's hand (docs/rules.md "Dead hands and walk-aways": an exposed or
+        fouled hand) before the decisions close: its wagers are returned and the rest of the round goes on.
+        While betting is open it excludes the seat from the round about to lock (a spot refused at the
+        lock, say).
         ``requested_by``: the dealer whose kill_seat key asked for it (ConfirmKillSeat). True when done."""
         ctx = self.ctx
         if not by.strip():
@@ -339,7 +340,7 @@ class Bets:
         return None
 
     def _request_kill_seat(self, seat: int, by: str) -> None:
-        """The dealer's kill_seat key: journal the request and wait for a supervisor (RULES.md "Dead
+        """The dealer's kill_seat key: journal the request and wait for a supervisor (docs/rules.md "Dead
         hands": the supervisor kills a hand, the dealer asks). Refused, journaled and shown, when the
         seat could not be killed now: the supervisor is not asked for what cannot be done."""
         ctx = self.ctx

@@ -1,11 +1,12 @@
 """The round flow: the round machine's model, and the round's course from the opening of betting to
 the payout, composed of the other parts (docs/engine.md "The parts").
 
-It is the model the ``transitions`` machine drives (kept separate from the machine, per STYLE.md): the
-machine holds the state, this class holds the conditions the definition names and tells the table what
-happened (it records outputs; the shell acts on them). ``held`` is a nested state whose child is where
-the round was held (controller/engine/machine.py), so resuming needs no note beside the machine, and the
-round's lifecycle (finished, every card dealt) is read from the machine's state.
+It is the model the ``transitions`` machine drives (kept apart from the machine, so that the round's
+logic reads and tests without it): the machine holds the state, this class holds the conditions the
+definition names and tells the table what happened (it records outputs; the shell acts on them).
+``held`` is a nested state whose child is where the round was held (controller/engine/machine.py), so
+resuming needs no note beside the machine, and the round's lifecycle (finished, every card dealt) is
+read from the machine's state.
 """
 
 from __future__ import annotations

@@ -172,7 +172,7 @@ class TableConfig:
     paytables: Mapping[str, object] = field(default_factory=dict)
     rake: Mapping[str, object] | None = None
     bonus_cap_cents: int | None = None
-    # The posted maximum of each bonus wager (RULES.md "Paytables and limits"); a bonus wager not named
+    # The posted maximum of each bonus wager (docs/rules.md "Paytables and limits"); a bonus wager not named
     # here is limited by max_ante_cents (docs/configuration.md "[limits]").
     max_bonus_cents: Mapping[str, int] = field(default_factory=dict)
     # Designated player: the least bank the button's player may post (docs/configuration.md).

@@ -157,7 +157,8 @@ class TableProgressive:
             return
         in_play = ctx.where != m.IDLE  # betting open counts: the lock would check the old unit
         try:
-            self._sync_parameters()
+            if not in_play:
+                self._sync_parameters()  # a meter never opened opens first, between rounds only
             change_progressive_parameters(
                 self.controller,
                 dict(action.parameters),

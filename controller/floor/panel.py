@@ -446,7 +446,15 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
             "t.quarantined_at_seq IS NOT NULL AS quarantined, t.last_round_id, t.last_seq, "
             "(SELECT count(*) FROM floor_alerts a WHERE a.table_id = t.table_id "
             " AND a.acknowledged_utc IS NULL AND a.cleared_utc IS NULL) AS alerts, "
-            "t.meters->'handle_cents' AS handle_cents, t.meters->'house_win_cents' AS house_win_cents "
+            "t.meters->'handle_cents' AS handle_cents, t.meters->'house_win_cents' AS house_win_cents, "
+            # The release the table verified at its last start, learnt from its stream (software_verified;
+            # docs/operations.md "Software verification"), and the floor's last seeded check of it.
+            "(SELECT concat_ws(' ', e.payload->>'release', left(e.payload->>'release_digest', 16), "
+            "  CASE WHEN (e.payload->>'development')::boolean THEN 'DEVELOPMENT' END) "
+            " FROM floor_entries e WHERE e.table_id = t.table_id AND e.kind = 'software_verified' "
+            " ORDER BY e.seq DESC LIMIT 1) AS software, "
+            "(SELECT s.outcome FROM floor_software_checks s WHERE s.table_id = t.table_id "
+            " ORDER BY s.check_id DESC LIMIT 1) AS software_check "
             "FROM floor_tables t LEFT JOIN floor_table_config c USING (table_id) ORDER BY pit, t.table_id"
         )
 

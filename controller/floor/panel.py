@@ -49,7 +49,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from psycopg_pool import AsyncConnectionPool
 from starlette.types import Receive, Scope, Send
 
-from controller.floor import export
+from controller.floor import export, progressive_view
 from controller.floor.checks import FloorStored
 from controller.floor.release import RELEASING_ROLES, ReleaseRefused, release_table
 from controller.journal import entries as typed
@@ -88,6 +88,10 @@ SSE_UNAVAILABLE = "unavailable"
 MEASURES = ("table", "pit", "game", "shift")
 log = structlog.get_logger("flushtable.floor.panel")
 _VIEW = {m: f"floor_meters_by_{m}" for m in MEASURES}
+MAX_LINK_ID_CHARS = 64
+# Live meters read at once (one reader a link, however many signs show it): a floor has a few links;
+# the bound keeps a request naming made-up links from starting readers without end.
+MAX_SIGN_FEEDS = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,6 +267,8 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         return f"event: floor\ndata: {text}\n\n".encode()
 
     feed = FloorFeed(read_feed, settings.sse_interval_s)
+    sign_feeds: dict[str, FloorFeed] = {}  # a progressive link's live meter, one reader per link shown
+    sign_readers: list[asyncio.Task[None]] = []
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -271,15 +277,18 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         try:
             yield
         finally:
-            reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await reader
+            for task in (reader, *sign_readers):
+                task.cancel()
+            for task in (reader, *sign_readers):
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
             await pool.close()
 
     app = FastAPI(
         title="flushtable floor panel", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan
     )
     app.state.pool, app.state.stats, app.state.feed = pool, stats, feed
+    app.state.sign_feeds = sign_feeds
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     templates = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape())
     templates.filters["money"] = _money
@@ -477,25 +486,26 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
                 headers={"Retry-After": "5", "Cache-Control": "no-store"},
             )
 
-        async def stream() -> AsyncIterator[bytes]:
-            yield f"retry: {SSE_RETRY_MS}\n\n".encode()
-            with feed.subscribe():
-                tick, sent_version, sent_s = -1, 0, time.monotonic()
-                while True:
-                    # The feed's next map (one read for all streams), or a tick's time without one
-                    # (the database slow): either way the session is looked at again.
-                    tick = await feed.after(tick, 2 * settings.sse_interval_s)
-                    if sessions.get(token, touch=False) is None:  # expired or logged out: ends here
-                        yield SSE_LOGOUT
-                        return
-                    if feed.frame and feed.version != sent_version:
-                        sent_version, sent_s = feed.version, time.monotonic()
-                        yield feed.frame
-                    elif time.monotonic() - sent_s >= settings.sse_keepalive_s:
-                        sent_s = time.monotonic()
-                        yield SSE_KEEP_ALIVE
+        return SlotStream(live_frames(feed, token), release)
 
-        return SlotStream(stream(), release)
+    async def live_frames(feed: FloorFeed, token: str | None) -> AsyncIterator[bytes]:
+        """One open stream of ``feed``'s frames (the map's, or a progressive link's meter)."""
+        yield f"retry: {SSE_RETRY_MS}\n\n".encode()
+        with feed.subscribe():
+            tick, sent_version, sent_s = -1, 0, time.monotonic()
+            while True:
+                # The feed's next frame (one read for all streams), or a tick's time without one
+                # (the database slow): either way the session is looked at again.
+                tick = await feed.after(tick, 2 * settings.sse_interval_s)
+                if sessions.get(token, touch=False) is None:  # expired or logged out: ends here
+                    yield SSE_LOGOUT
+                    return
+                if feed.frame and feed.version != sent_version:
+                    sent_version, sent_s = feed.version, time.monotonic()
+                    yield feed.frame
+                elif time.monotonic() - sent_s >= settings.sse_keepalive_s:
+                    sent_s = time.monotonic()
+                    yield SSE_KEEP_ALIVE
 
     async def open_alert_count() -> int:
         rows = await query(
@@ -728,6 +738,93 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
             "status": round_state.status if round_state else "?",
             "events": events,
         }
+
+    # --- progressive links (docs/floor.md "Progressive: the page, the sign, reconciliation") ------------
+    @app.get("/progressive", response_class=HTMLResponse)
+    async def progressive_links(request: Request) -> Response:
+        session = session_of(request)
+        if session is None:
+            return login_redirect()
+        return page("progressive_links.html", session, links=await progressive_view.link_list(query))
+
+    @app.get("/progressive/{link_id}", response_class=HTMLResponse)
+    async def progressive_page(link_id: str, request: Request) -> Response:
+        session = session_of(request)
+        if session is None:
+            return login_redirect()
+        detail = await progressive_view.link_detail(query, link_id)
+        if detail is None:
+            return HTMLResponse("No such progressive link on the floor.", 404)
+        return page("progressive.html", session, **detail)
+
+    @app.get("/progressive/{link_id}/csv")
+    async def progressive_csv(link_id: str, request: Request) -> Response:
+        """The progressive page as CSV (controller/floor/export.py), behind the page's login."""
+        session = session_of(request)
+        if session is None:
+            return login_redirect()
+        detail = await progressive_view.link_detail(query, link_id)
+        if detail is None:
+            return HTMLResponse("No such progressive link on the floor.", 404)
+        return export.csv_response(export.progressive_csv(detail), f"floor-progressive-{link_id}.csv")
+
+    @app.get("/progressive/{link_id}/sign", response_class=HTMLResponse)
+    async def progressive_sign(link_id: str, request: Request) -> Response:
+        """The meter over the pit: large digits, live, no controls (a screen, not a page to work in)."""
+        session = session_of(request)
+        if session is None:
+            return login_redirect()
+        frame = await progressive_view.sign_frame(query, link_id)
+        if frame is None:
+            return HTMLResponse("No such progressive link on the floor.", 404)
+        return page("progressive_sign.html", session, sign=frame)
+
+    def sign_feed(link_id: str) -> FloorFeed:
+        """The link's one reader for every sign and page showing it live (as the map's FloorFeed)."""
+        feed = sign_feeds.get(link_id)
+        if feed is None:
+
+            async def read() -> bytes:
+                try:
+                    frame = await progressive_view.sign_frame(query, link_id)
+                except DatabaseUnavailable:
+                    return _unavailable_frame("the floor database is not answering")
+                except Exception:  # the reader serves every sign of the link: logged, never dies
+                    log.exception("floor_panel_sign_failed", link_id=link_id)
+                    return _unavailable_frame("the meter could not be read (see the panel's log)")
+                if frame is None:
+                    return _unavailable_frame("no such progressive link")
+                return f"event: meter\ndata: {json.dumps(frame)}\n\n".encode()
+
+            feed = sign_feeds[link_id] = FloorFeed(read, settings.sse_interval_s)
+            sign_readers.append(asyncio.create_task(feed.run(), name=f"floor-panel-sign-{link_id[:32]}"))
+        return feed
+
+    @app.get("/api/progressive/{link_id}/events")
+    async def progressive_events(link_id: str, request: Request) -> Response:
+        """The link's meter, live (the map's stream: the same session rules, slots and frames)."""
+        token = request.cookies.get(SESSION_COOKIE)
+        session = sessions.get(token, touch=False)
+        if session is None:
+            return Response(
+                f"retry: {SSE_RETRY_MS}\n\n".encode() + SSE_LOGOUT,
+                media_type="text/event-stream",
+                headers={"Cache-Control": "no-store"},
+            )
+        if "\x00" in link_id or len(link_id) > MAX_LINK_ID_CHARS:
+            return JSONResponse({"error": "no such progressive link"}, 404)
+        if link_id not in sign_feeds and len(sign_feeds) >= MAX_SIGN_FEEDS:
+            return JSONResponse({"error": "too many progressive links shown at once"}, 429)
+        user, cap = session.user, settings.max_streams_per_user
+        release = take_stream_slot(streams, user, cap)
+        if release is None:
+            return JSONResponse(
+                {"error": f"{cap} live streams are open for {user}: close a tab first"},
+                429,
+                headers={"Retry-After": "5", "Cache-Control": "no-store"},
+            )
+        feed = sign_feed(link_id)
+        return SlotStream(live_frames(feed, token), release)
 
     @app.get("/api/tables/{table_id}/rounds/{round_id}")
     async def round_json(table_id: str, round_id: str, request: Request) -> Response:

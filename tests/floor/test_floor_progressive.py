@@ -1,0 +1,209 @@
+"""The floor's progressive page, sign, CSV and reconciliation over a real PostgreSQL (and, for the alert
+the floor service raises, a real nats-server and the floor service itself): the controller's in-meter
+against the tables' journals' locked progressive wagers per table and shift, a difference raised as a
+floor alert once, cleared when it is gone, raised afresh when it changes."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import io
+from typing import Any
+
+import httpx
+import psycopg
+
+from controller.floor import progressive_view
+from controller.floor.panel import FloorPanelSettings, FloorUser, serve_panel
+from controller.floor.service import FloorService
+from tests.floor.conftest import MakeFloor
+from tests.floor.helpers import wait_until
+from tests.floor.progressive_link import standard_link
+from tests.floor.test_floor_sessions import WAIT_S, login
+
+PASSWORD = "regulator-pw"
+USERS = {"rita": FloorUser.with_password("rita", "regulator", PASSWORD)}
+
+
+def _alerts(dsn: str) -> list[tuple[Any, ...]]:
+    with psycopg.connect(dsn) as connection:
+        return connection.execute(
+            "SELECT table_id, message, cleared_utc IS NULL AS open FROM floor_alerts "
+            "WHERE kind = %s ORDER BY alert_id",
+            (progressive_view.RECONCILE_ALERT_KIND,),
+        ).fetchall()
+
+
+async def _reconcile(dsn: str) -> int:
+    async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as connection:
+        return await progressive_view.raise_reconciliation_alerts(connection)
+
+
+def test_reconciliation_per_table_and_shift_and_its_alert(make_floor: MakeFloor) -> None:
+    floor = make_floor(["T1", "T2", "T3"])
+    data = standard_link(floor)
+
+    async def scenario() -> None:
+        async def query(sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+            async with await psycopg.AsyncConnection.connect(floor.reporting_dsn) as connection:
+                cursor = await connection.execute(sql.encode(), params)
+                names = [d.name for d in cursor.description or []]
+                return [dict(zip(names, row, strict=True)) for row in await cursor.fetchall()]
+
+        detail = await progressive_view.link_detail(query, "L1")
+        assert detail is not None
+        rows = {(r["table_id"], r["shift"]): r for r in detail["reconciliation"]}
+        # T1's grave-shift round apart from its day-shift ones; every figure to the cent.
+        assert set(rows) == {("T1", "2026-12-05 day"), ("T1", "2026-12-04 grave"), ("T2", "2026-12-05 day"),
+                             ("T3", "2026-12-05 day")}  # fmt: skip
+        t1 = rows["T1", "2026-12-05 day"]
+        assert (t1["rounds"], t1["journal_wagers"], t1["journal_cents"], t1["controller_cents"]) == (
+            2,
+            4,
+            400,
+            400,
+        )
+        t3 = rows["T3", "2026-12-05 day"]
+        assert (t3["journal_cents"], t3["controller_cents"], t3["difference_cents"]) == (300, 200, -100)
+        assert t3["differing_rounds"] == ("R31",)
+        assert [(d["table_id"], d["difference_cents"]) for d in detail["differences"]] == [("T3", -100)]
+        assert detail["meters"] == {"meter_cents": 1_234_567, "in_meter_cents": 800, "wagers": 8,
+                                    "reserve_cents": 4500, "overflow_cents": 0}  # fmt: skip
+        levels = {level["line"]: level for level in detail["levels"]}
+        assert (levels[7]["hits"], levels[7]["pending_cents"], levels[7]["award"]) == (
+            1,
+            1_234_000,
+            "100% of the meter",
+        )
+        assert (levels[5]["hits"], levels[5]["won_cents"], levels[5]["award"]) == (
+            1,
+            50_000,
+            "500 for 1 (500.00)",
+        )
+        assert levels[3]["hits"] == 0
+
+        # The floor service's part, run as it runs it (its writer connection): one alert, once.
+        assert await _reconcile(floor.writer_dsn) == 1
+        assert await _reconcile(floor.writer_dsn) == 0
+        alerts = _alerts(floor.owner_dsn)
+        assert [(t, is_open) for t, _m, is_open in alerts] == [("T3", True)]
+        assert "in-meter holds 2.00" in alerts[0][1], alerts[0][1]
+        assert "locked 3.00 (-1.00)" in alerts[0][1], alerts[0][1]
+        assert "rounds R31" in alerts[0][1]
+
+        # The controller's count corrected: the alert is cleared, nothing new raised.
+        data.set_counted("T3", "R31", 300)
+        assert await _reconcile(floor.writer_dsn) == 0
+        assert [is_open for _t, _m, is_open in _alerts(floor.owner_dsn)] == [False]
+        # A different difference later: a new alert (the cleared one keeps its own amounts).
+        data.set_counted("T3", "R31", 400)
+        assert await _reconcile(floor.writer_dsn) == 1
+        assert [is_open for _t, _m, is_open in _alerts(floor.owner_dsn)] == [False, True]
+        assert "(+1.00)" in _alerts(floor.owner_dsn)[1][1]
+
+    asyncio.run(scenario())
+
+
+def test_a_controller_count_the_journals_never_locked_is_a_difference(make_floor: MakeFloor) -> None:
+    floor = make_floor(["T1"])
+    data = standard_link(floor)
+    # The controller counted a round of T2 the floor holds no lock or round for.
+    with psycopg.connect(floor.owner_dsn, autocommit=True) as connection:
+        connection.execute(
+            "INSERT INTO floor_progressive_rounds (link_id, table_id, round_id, wagers, in_meter_cents, "
+            "recorded_utc) VALUES ('L1', 'T2', 'R29', 1, 100, '2026-12-05T11:00:00Z')"
+        )
+    assert asyncio.run(_reconcile(floor.writer_dsn)) == 2  # T3's, and T2's phantom round
+    messages = {t: m for t, m, _open in _alerts(floor.owner_dsn)}
+    # T2's day shift: R21 agrees (1.00 each side), R29 is the controller's alone.
+    assert "in-meter holds 2.00" in messages["T2"]
+    assert "locked 1.00 (+1.00)" in messages["T2"]
+    assert "rounds R29" in messages["T2"]
+    del data
+
+
+def test_the_floor_service_raises_the_reconciliation_alert(make_floor: MakeFloor) -> None:
+    """The floor service runs the reconciliation by itself, as it applies releases."""
+    floor = make_floor(["T1", "T2", "T3"])
+    standard_link(floor)
+
+    async def scenario() -> None:
+        stop = asyncio.Event()
+        service = FloorService(floor.floor_config(reconcile_interval_s=0.2))
+        task = asyncio.create_task(service.run(stop))
+        try:
+
+            async def raised() -> bool:
+                return len(_alerts(floor.owner_dsn)) == 1
+
+            await wait_until(raised, WAIT_S, "the floor service's reconciliation alert")
+            assert service.status.alerts >= 1
+        finally:
+            stop.set()
+            await asyncio.wait_for(task, 30)
+
+    asyncio.run(scenario())
+
+
+def test_the_progressive_csv_and_pages_behind_the_login(make_floor: MakeFloor) -> None:
+    floor = make_floor(["T1", "T2", "T3"])
+    standard_link(floor)
+
+    async def scenario() -> None:
+        settings = FloorPanelSettings(floor.reporting_dsn, None, USERS)
+        server = await serve_panel(settings, port=0)
+        try:
+            async with httpx.AsyncClient(base_url=server.url, timeout=WAIT_S) as anonymous:
+                for path in (
+                    "/progressive",
+                    "/progressive/L1",
+                    "/progressive/L1/csv",
+                    "/progressive/L1/sign",
+                ):
+                    response = await anonymous.get(path)
+                    assert response.status_code == 303, path
+                    assert response.headers["location"] == "/login", path
+            async with httpx.AsyncClient(base_url=server.url, timeout=WAIT_S) as client:
+                await login(client, "rita", PASSWORD)
+                response = await client.get("/progressive/L1/csv")
+                assert response.status_code == 200
+                assert response.headers["content-type"].startswith("text/csv")
+                assert 'filename="floor-progressive-L1.csv"' in response.headers["content-disposition"]
+                rows = list(csv.reader(io.StringIO(response.text)))
+                assert rows[0] == ["meter", "key", "value", "amount"]
+                found = {(r[0], r[1]): (r[2], r[3]) for r in rows[1:]}
+                assert found["meter.meter_cents", "L1"] == ("1234567", "12,345.67")
+                assert found["parameter.increment", "L1"] == ("15%", "")
+                assert found["table.in_meter_cents", "T1"] == ("500", "5.00")
+                assert found["hit.table_id", "2"] == ("T2", "")
+                assert found["hit.status", "2"] == ("pending", "")
+                assert found["reconciliation.difference_cents", "T3 2026-12-05 day"] == ("-100", "-1.00")
+                assert found["reconciliation.differing_rounds", "T3 2026-12-05 day"] == ("R31", "")
+                for path in ("/progressive/NOPE", "/progressive/NOPE/csv", "/progressive/NOPE/sign",
+                             "/progressive/%00/csv"):  # fmt: skip
+                    assert (await client.get(path)).status_code == 404, path
+        finally:
+            await server.stop()
+
+    asyncio.run(scenario())
+
+
+def test_a_floor_without_progressive_links_shows_none(make_floor: MakeFloor) -> None:
+    """No link tables at all (a floor whose schema has none): the list is empty, the service's
+    reconciliation does nothing, no page fails."""
+    floor = make_floor(["T1"])
+    assert asyncio.run(_reconcile(floor.writer_dsn)) == 0
+
+    async def scenario() -> None:
+        server = await serve_panel(FloorPanelSettings(floor.reporting_dsn, None, USERS), port=0)
+        try:
+            async with httpx.AsyncClient(base_url=server.url, timeout=WAIT_S) as client:
+                await login(client, "rita", PASSWORD)
+                page = await client.get("/progressive")
+                assert page.status_code == 200
+                assert "No linked progressive on this floor." in page.text
+                assert (await client.get("/progressive/L1")).status_code == 404
+        finally:
+            await server.stop()
+
+    asyncio.run(scenario())

@@ -140,12 +140,19 @@ class LinkData:
             )
 
     def hit(  # noqa: PLR0917 - one hit's columns
-        self, table_id: str, round_id: str, seat: int, line: int, award_cents: int, status: str
+        self,
+        table_id: str,
+        round_id: str,
+        seat: int,
+        line: int,
+        award_cents: int,
+        status: str,
+        meter_before_cents: int | None = None,
     ) -> None:
         self._execute(
             "INSERT INTO floor_progressive_hits (link_id, table_id, round_id, seat, line, award_cents, "
             "meter_before_cents, status, recorded_utc, paid_utc, confirmed_by) "
-            "VALUES (%s, %s, %s, %s, %s, %s, NULL, %s, %s, %s, %s)",
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
             (
                 self.link_id,
                 table_id,
@@ -153,6 +160,7 @@ class LinkData:
                 seat,
                 line,
                 award_cents,
+                meter_before_cents,
                 status,
                 DAY,
                 DAY if status == "paid" else None,
@@ -186,5 +194,5 @@ def standard_link(floor: EmbeddedFloor) -> LinkData:
     data.table_round("T2", "R21", locked={1: 100}, counted=100)
     data.table_round("T3", "R31", locked={1: 100, 2: 100, 4: 100}, counted=200)
     data.hit("T1", "R12", 3, 5, 50_000, "paid")
-    data.hit("T2", "R21", 1, 7, 1_234_000, "pending")
+    data.hit("T2", "R21", 1, 7, 1_234_000, "pending", meter_before_cents=1_234_000)
     return data

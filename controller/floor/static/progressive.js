@@ -26,6 +26,7 @@
     const data = JSON.parse(event.data);
     status.hidden = true;
     delete holder.dataset.stale;
+    for (const shown of document.querySelectorAll(".live-meter")) shown.textContent = data.meter_text;
     value.textContent = data.meter_text;
     holder.dataset.meterCents = String(data.meter_cents);
     if (pending) {

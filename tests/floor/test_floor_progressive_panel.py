@@ -1,0 +1,167 @@
+"""The floor panel's progressive page and its sign in real headless Chromium over a real PostgreSQL:
+every 1.39A parameter and meter of the link, its levels' hits and wins, contributions by table, hits
+with the winning table, seat and round, the reconciliation with a difference shown and alerted; the
+sign's large digits following the meter live (server-sent events, no reload) with its pending prizes
+and no controls. The screenshots in docs/img/ are this test's (FLUSHTABLE_UPDATE_SCREENSHOT=1)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+from controller.floor.panel import FloorPanelSettings, FloorUser, serve_panel
+from tests.floor.conftest import MakeFloor
+from tests.floor.progressive_link import standard_link
+from tests.floor.test_floor_panel import ARGS, CHROMIUM, EXPECT_TIMEOUT_MS
+from tests.floor.test_floor_progressive import _reconcile
+
+DOCS_IMG = Path(__file__).resolve().parents[2] / "docs" / "img"
+PASSWORD = "regulator-pw"
+USERS = {"rita": FloorUser.with_password("rita", "regulator", PASSWORD)}
+
+pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            args=[*ARGS, "--disable-component-update", "--disable-sync"],
+            headless=True,
+        )
+        yield launched
+        launched.close()
+
+
+class PanelThread:
+    """The floor panel on an event loop of its own thread (Playwright's sync API holds the test's)."""
+
+    def __init__(self, settings: FloorPanelSettings) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        self.server = self.call(serve_panel(settings, port=0))
+        self.url = str(self.server.url)
+
+    def call(self, work: Any) -> Any:
+        return asyncio.run_coroutine_threadsafe(work, self.loop).result(timeout=60)
+
+    def close(self) -> None:
+        self.call(self.server.stop())
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout=10)
+
+
+def _login(browser: Browser, url: str, *, width: int = 1280, height: int = 900) -> Page:
+    context = browser.new_context(base_url=url, viewport={"width": width, "height": height})
+    context.set_default_timeout(EXPECT_TIMEOUT_MS)
+    page = context.new_page()
+    page.goto("/login")
+    page.fill("input[name=user]", "rita")
+    page.fill("input[name=password]", PASSWORD)
+    page.click("button[type=submit]")
+    expect(page.locator("h1")).to_have_text("Floor map")
+    return page
+
+
+def _cells(page: Page, row: str) -> list[str]:
+    return [text.strip() for text in page.locator(f"{row} td").all_inner_texts()]
+
+
+def test_the_progressive_page_and_the_sign_in_chromium(
+    tmp_path: Path, make_floor: MakeFloor, browser: Browser
+) -> None:
+    shots = DOCS_IMG if os.environ.get("FLUSHTABLE_UPDATE_SCREENSHOT") == "1" else tmp_path
+    floor = make_floor(["T1", "T2", "T3"])
+    data = standard_link(floor)
+    panel = PanelThread(FloorPanelSettings(floor.reporting_dsn, None, USERS, sse_interval_s=0.2))
+    try:
+        # The floor service's reconciliation, as it runs it (tests/floor/test_floor_progressive.py runs
+        # the service itself): on the panel's loop, Playwright's sync API holding this thread's.
+        assert panel.call(_reconcile(floor.writer_dsn)) == 1
+        page = _login(browser, panel.url)
+        page.click("#nav-progressive")
+        expect(page.locator("h1")).to_have_text("Progressive links")
+        expect(page.locator('#links tr[data-link="L1"] td').nth(2)).to_have_text("12,345.67")
+        page.click('#links tr[data-link="L1"] a >> nth=0')
+        expect(page.locator("h1")).to_contain_text("Progressive link L1")
+
+        # Every parameter and meter of 1.39A, to the cent.
+        expected = {
+            "unit": "1.00", "base": "10,000.00", "reset": "10,000.00", "increment": "15%", "hidden": "5%",
+            "limit": "200,000.00", "display": "12,345.67", "in_meter": "8.00 (8 wagers)", "reserve": "45.00",
+            "overflow": "0.00",
+        }  # fmt: skip
+        for field, text in expected.items():
+            expect(page.locator(f'#parameters tr[data-field="{field}"] td')).to_have_text(text)
+        # Levels: hits and wins per level.
+        assert _cells(page, '#levels tr[data-line="7"]') == ["7-card", "100% of the meter", "1", "0.00",
+                                                             "1 (12,340.00)"]  # fmt: skip
+        assert _cells(page, '#levels tr[data-line="5"]') == [
+            "5-card",
+            "500 for 1 (500.00)",
+            "1",
+            "500.00",
+            "",
+        ]
+        assert _cells(page, '#levels tr[data-line="3"]')[2:4] == ["0", "0.00"]
+        # Contributions by table.
+        assert _cells(page, '#contributions tr[data-table="T1"]') == ["T1", "3", "5", "5.00", "0.75", "0.25",
+                                                                      "0.00"]  # fmt: skip
+        # Hits with the winning table, seat and round; the pending one says so.
+        pending = _cells(page, '#hits tr[data-hit="2"]')
+        assert pending[2:] == ["T2", "1", "R21", "7-card", "12,340.00", "12,340.00", "prize pending"]
+        assert _cells(page, '#hits tr[data-hit="1"]')[8] == "paid 10:00:00 (confirmed by mo)"
+        # The reconciliation: T3's day shift differs, shown and alerted; the rest agree.
+        expect(page.locator("#reconcile-alert")).to_be_visible()
+        t3 = page.locator('#reconciliation tr[data-table="T3"]')
+        expect(t3).to_have_class("differs")
+        expect(t3.locator("td.difference")).to_have_text("-1.00")
+        expect(t3.locator("td").nth(8)).to_have_text("R31")
+        expect(page.locator('#reconciliation tr[data-table="T2"] td.difference')).to_have_text("agrees")
+        # The page's meter is live too.
+        data.set_meter(1_234_601)
+        expect(page.locator("#meter-value")).to_have_text("12,346.01")
+        expect(page.locator('#parameters tr[data-field="display"] td')).to_have_text("12,346.01")
+        page.screenshot(path=str(shots / "floor-progressive.png"), full_page=True)
+
+        # The difference is a floor alert, in the one queue.
+        page.click("#nav-alerts")
+        alert = page.locator("#alerts tr", has_text="progressive_reconciliation")
+        expect(alert).to_have_count(1)
+        expect(alert).to_contain_text("T3")
+        expect(alert).to_contain_text("in-meter holds 2.00")
+
+        # The sign over the pit: a screen of its own, 1920x1080.
+        sign = _login(browser, panel.url, width=1920, height=1080)
+        sign.goto("/progressive/L1/sign")
+        meter = sign.locator("#meter-value")
+        expect(meter).to_have_text("12,346.01")
+        # No controls on it: nothing to click, type or submit.
+        assert sign.locator("a, button, input, form, select, textarea").count() == 0
+        # Large digits: a sixth of the screen's width per line of text, readable across a room.
+        font_px = float(meter.evaluate("e => parseFloat(getComputedStyle(e).fontSize)"))
+        assert font_px >= 250, font_px
+        box = meter.bounding_box()
+        assert box is not None
+        assert box["width"] <= 1920  # the whole figure fits on the screen
+        expect(sign.locator("#sign-pending li")).to_have_text(
+            ["Prize pending · table T2 · seat 1 · 12,340.00"]
+        )
+        # Live, without a reload: a mark set on the page survives the meter's change.
+        sign.evaluate("window.stillTheSamePage = true")
+        data.set_meter(1_235_000)
+        expect(meter).to_have_text("12,350.00")
+        assert sign.evaluate("window.stillTheSamePage") is True
+        sign.screenshot(path=str(shots / "floor-progressive-sign.png"))
+    finally:
+        panel.close()

@@ -90,13 +90,14 @@ def progressive_csv(detail: Mapping[str, Any]) -> str:
 
     def row(meter: str, key: object, value: object) -> None:
         amount = ""
-        if meter.endswith("_cents") and value is not None and value != "":
-            amount = format_money(int(str(value)), signed=meter.endswith("difference_cents"))
+        if meter.endswith("_cents") and isinstance(value, int) and not isinstance(value, bool):
+            amount = format_money(value, signed=meter.endswith("difference_cents"))
         writer.writerow((meter, key, "" if value is None else value, amount))
 
     for section in ("parameters", "meters"):
         for field, value in detail[section].items():
             row(f"{section[:-1]}.{field}", link_id, value)
+    row("meter.equations_hold", link_id, detail["equations_hold"])
     for level in detail["levels"]:
         for field in ("award", "hits", "won_cents", "pending", "pending_cents"):
             row(f"level.{field}", level["line"], level[field])
@@ -105,14 +106,14 @@ def progressive_csv(detail: Mapping[str, Any]) -> str:
                       "to_overflow_cents"):  # fmt: skip
             row(f"table.{field}", table["table_id"], int(table[field] or 0))
     for hit in sorted(detail["hits"], key=lambda h: int(h["hit_id"])):
-        for field in ("recorded_utc", "table_id", "seat", "round_id", "line", "award_cents",
+        for field in ("recorded_utc", "table_id", "seat", "round_id", "line", "award_cents", "paid_from",
                       "meter_before_cents", "status", "paid_utc", "confirmed_by"):  # fmt: skip
             value = hit.get(field)
             row(f"hit.{field}", hit["hit_id"], value.isoformat() if hasattr(value, "isoformat") else value)
     for rec in detail["reconciliation"]:
         key = f"{rec['table_id']} {rec['shift']}"
-        for field in ("rounds", "journal_wagers", "journal_cents", "controller_wagers", "controller_cents",
-                      "difference_cents"):  # fmt: skip
+        for field in ("rounds", "locked_wagers", "locked_cents", "journal_wagers", "journal_cents",
+                      "controller_wagers", "controller_cents", "difference_cents"):  # fmt: skip
             row(f"reconciliation.{field}", key, rec[field])
         row("reconciliation.differing_rounds", key, " ".join(rec["differing_rounds"]))
     return out.getvalue()

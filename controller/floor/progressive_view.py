@@ -2,28 +2,32 @@
 reconciliation"): what the floor panel's progressive page, its sign and its CSV show of one link, and
 the reconciliation of the link controller's in-meter against the tables' own journals.
 
-Read only: every figure comes from what the link controller keeps in PostgreSQL (its meters, its
-count of each round's locked wagers, its hits) and from the tables' journal entries the floor already
-holds (``floor_entries``). Nothing here writes but :func:`raise_reconciliation_alerts`, which the floor
-service runs with its writer connection (a reconciliation difference is a floor alert).
+Read only: every figure comes from the link controller's store in PostgreSQL and from the tables'
+journal entries the floor already holds (``floor_entries``). Nothing here writes but
+:func:`raise_reconciliation_alerts`, which the floor service runs with its writer connection (a
+reconciliation difference is a floor alert).
 
-The link's tables (the link controller's store, controller/floor's migrations):
+The link controller's store (controller/floor's migrations, the linked deployment of
+controller/progressive):
 
-- ``floor_progressive_links``: one row a link: its parameters (unit, base, reset, increment and hidden
-  rates in basis points, limit, paytable) and its meters (meter, reserve, overflow);
-- ``floor_progressive_link_tables``: which tables play on which link;
-- ``floor_progressive_rounds``: the controller's count per (table, round): the progressive wagers it
-  took at the lock (``wagers``, ``in_meter_cents``: the 1.39A in-meter) and what they added to the
-  meter, the reserve and the overflow once settled;
-- ``floor_progressive_hits``: each hit in the order the controller recorded it (``hit_id``): table,
-  seat, round, paytable line, award, status (``pending`` until paid, then ``paid``).
+- ``floor_progressive_links``: one row a link: its tables, its display meter, reserve and pending
+  awards, and ``state``, every 1.39A parameter and meter as the controller folds them
+  (``MeterState.to_json``: ``parameters``, ``in_meter_cents``, ``wagers``, ``overflow_cents``,
+  ``hits_by_line``, ``wins_by_line_cents``, ...);
+- ``floor_progressive_events``: the meter's typed entries in the controller's order; a
+  ``progressive_contribution`` per (table, round) holds the controller's count of that round's
+  Progressive wagers (``wagers``, ``in_meter_cents``) and what they added to the meter and the reserve;
+- ``floor_progressive_awards``: each award with its table, seat, round, line, claim number (the order
+  the controller recorded it, the order it is paid in) and status (``pending`` until paid).
 
 Reconciliation (PA 670a.10's count, done for the floor): per (table, round) the journal's count is the
-sum of the ``progressive`` wagers of its ``bets_locked`` entries (the dealer's lock, as the table wrote
-it), the controller's is ``in_meter_cents``; both are summed per table and per shift, a round placed in
-the shift its floor round closed in (both sides alike, so a round never straddles two shifts). Only
-rounds the floor holds as closed are compared (an open round's lock may be on its way), and a round the
-controller counted that the floor holds no lock for is a difference too.
+Progressive wagers of the round's ``bets_locked`` entry (the dealer's lock, as the table wrote it)
+less those returned (a dead or voided round's, a dead seat's: RULES' "not for one returned by a dead
+hand or a void"), the controller's is its contribution's ``in_meter_cents``; both are summed per table
+and per shift, a round placed in the shift its floor round closed in (both sides alike, so a round never
+straddles two shifts). Only rounds the floor holds as closed are compared (an open round's settlement
+may be on its way); a round the controller counted that the floor holds no closed round for is compared
+too, placed by the controller's time, and is a difference.
 """
 
 from __future__ import annotations
@@ -41,81 +45,99 @@ Query = Callable[[str, tuple[Any, ...]], Awaitable[list[dict[str, Any]]]]
 PROGRESSIVE_WAGER = "progressive"  # the wager's name in a bets_locked entry (controller.rules.progressive)
 RECONCILE_ALERT_KIND = "progressive_reconciliation"
 _FAULT_PREFIX = "progressive_reconcile"
-BASIS_POINTS_PER_PERCENT = 100
 
-LINK_TABLE = "floor_progressive_links"
+# The tables the page reads: a floor without them (no linked progressive) shows no link.
+REQUIRED_RELATIONS = ("floor_progressive_links", "floor_progressive_events", "floor_progressive_awards")
 
 LINKS_SQL = (
-    "SELECT link_id, name, meter_cents, updated_utc, "
-    "(SELECT count(*) FROM floor_progressive_link_tables t WHERE t.link_id = l.link_id) AS tables, "
-    "(SELECT count(*) FROM floor_progressive_hits h WHERE h.link_id = l.link_id AND h.status = 'pending') "
-    "AS pending FROM floor_progressive_links l ORDER BY link_id"
+    "SELECT link_id, meter_id, meter_cents, pending_awards AS pending, cardinality(tables) AS tables, "
+    "updated_utc FROM floor_progressive_links ORDER BY link_id"
 )
 LINK_SQL = (
-    "SELECT link_id, name, unit_cents, base_cents, reset_cents, increment_bp, hidden_bp, limit_cents, "
-    "paytable::text AS paytable_text, meter_cents, reserve_cents, overflow_cents, updated_utc, "
-    "(SELECT COALESCE(sum(in_meter_cents), 0) FROM floor_progressive_rounds r WHERE r.link_id = l.link_id) "
-    "AS in_meter_cents, "
-    "(SELECT COALESCE(sum(wagers), 0) FROM floor_progressive_rounds r WHERE r.link_id = l.link_id) AS wagers "
-    "FROM floor_progressive_links l WHERE link_id = %s"
+    "SELECT link_id, meter_id, tables, meter_cents, reserve_cents, pending_awards, "
+    "state::text AS state_text, updated_utc FROM floor_progressive_links WHERE link_id = %s"
 )
-# Contributions by table: the controller's count of each table's locked wagers and what they added.
-BY_TABLE_SQL = (
-    "SELECT lt.table_id, count(r.round_id) AS rounds, COALESCE(sum(r.wagers), 0) AS wagers, "
-    "COALESCE(sum(r.in_meter_cents), 0) AS in_meter_cents, "
-    "COALESCE(sum(r.to_meter_cents), 0) AS to_meter_cents, "
-    "COALESCE(sum(r.to_hidden_cents), 0) AS to_hidden_cents, "
-    "COALESCE(sum(r.to_overflow_cents), 0) AS to_overflow_cents "
-    "FROM floor_progressive_link_tables lt LEFT JOIN floor_progressive_rounds r "
-    "ON r.link_id = lt.link_id AND r.table_id = lt.table_id "
-    "WHERE lt.link_id = %s GROUP BY lt.table_id ORDER BY lt.table_id"
-)
+# Contributions by table: the controller's count of each table's settled wagers and what they added.
+BY_TABLE_SQL = """
+SELECT t.table_id,
+       count(c.event_no) AS rounds,
+       COALESCE(sum((c.entry ->> 'wagers')::bigint), 0) AS wagers,
+       COALESCE(sum((c.entry ->> 'in_meter_cents')::bigint), 0) AS in_meter_cents,
+       COALESCE(sum((c.entry ->> 'to_meter_cents')::bigint), 0) AS to_meter_cents,
+       COALESCE(sum((c.entry ->> 'hidden_cents')::bigint), 0) AS to_hidden_cents,
+       COALESCE((SELECT sum((o.entry ->> 'overflow_cents')::bigint) FROM floor_progressive_events o
+                 WHERE o.link_id = %s AND o.kind = 'progressive_overflow' AND o.table_id = t.table_id), 0)
+           AS to_overflow_cents
+FROM (SELECT DISTINCT unnest(tables) AS table_id FROM floor_progressive_links WHERE link_id = %s
+      UNION SELECT DISTINCT table_id FROM floor_progressive_events
+      WHERE link_id = %s AND kind = 'progressive_contribution') t
+LEFT JOIN floor_progressive_events c
+    ON c.link_id = %s AND c.kind = 'progressive_contribution' AND c.table_id = t.table_id
+GROUP BY t.table_id ORDER BY t.table_id
+"""
 HITS_SQL = (
-    "SELECT hit_id, recorded_utc, table_id, seat, round_id, line, award_cents, meter_before_cents, status, "
-    "paid_utc, confirmed_by FROM floor_progressive_hits WHERE link_id = %s ORDER BY hit_id DESC LIMIT 500"
+    "SELECT claim_number AS hit_id, claimed_utc AS recorded_utc, table_id, seat, round_id, line, "
+    "amount_cents AS award_cents, paid_from, meter_before_cents, status, paid_utc, paid_by AS confirmed_by "
+    "FROM floor_progressive_awards WHERE link_id = %s ORDER BY claim_number DESC LIMIT 500"
 )
-# 1.39A's hits and wins per level: a level is a paytable line (run length); wins are what was paid.
-LEVELS_SQL = (
-    "SELECT line, count(*) AS hits, "
-    "COALESCE(sum(award_cents) FILTER (WHERE status = 'paid'), 0) AS won_cents, "
-    "count(*) FILTER (WHERE status = 'pending') AS pending, "
-    "COALESCE(sum(award_cents) FILTER (WHERE status = 'pending'), 0) AS pending_cents "
-    "FROM floor_progressive_hits WHERE link_id = %s GROUP BY line"
+PENDING_BY_LINE_SQL = (
+    "SELECT line, count(*) AS pending, COALESCE(sum(amount_cents), 0) AS pending_cents "
+    "FROM floor_progressive_awards WHERE link_id = %s AND status = 'pending' GROUP BY line"
 )
-# Per (table, round): the journals' locked progressive wagers against the controller's in-meter, for
-# rounds the floor holds as closed (or that only the controller has), placed in a shift.
+# Per (table, round): the journals' Progressive wagers locked and counted against the controller's
+# in-meter, for rounds the floor holds as closed (or that only the controller has), placed in a shift.
 _ROUNDS_COMPARED = """
-WITH members AS (SELECT table_id FROM floor_progressive_link_tables WHERE link_id = %s),
-journal AS (
-    SELECT e.table_id, e.round_id, sum((w.value ->> 'progressive')::bigint) AS locked_cents,
-           count(*) AS wagers
+WITH members AS (
+    SELECT unnest(tables) AS table_id FROM floor_progressive_links WHERE link_id = %s
+),
+lock_entry AS (  -- the round's lock as the table wrote it (its last, were there two)
+    SELECT DISTINCT ON (e.table_id, e.round_id) e.table_id, e.round_id, e.payload
     FROM floor_entries e
-    CROSS JOIN LATERAL jsonb_each(e.payload -> 'wagers') AS w
-    WHERE e.kind = 'bets_locked' AND e.table_id IN (SELECT table_id FROM members)
-      AND w.value ? 'progressive'
-    GROUP BY e.table_id, e.round_id
+    WHERE e.kind = 'bets_locked' AND e.round_id IS NOT NULL AND e.table_id IN (SELECT table_id FROM members)
+    ORDER BY e.table_id, e.round_id, e.seq DESC
+),
+locks AS (
+    SELECT l.table_id, l.round_id, w.key AS seat, (w.value ->> 'progressive')::bigint AS cents
+    FROM lock_entry l CROSS JOIN LATERAL jsonb_each(l.payload -> 'wagers') AS w
+    WHERE w.value ? 'progressive'
+),
+dead_seats AS (
+    SELECT DISTINCT table_id, round_id, payload ->> 'seat' AS seat FROM floor_entries
+    WHERE kind = 'dead_hand' AND payload ->> 'seat' IS NOT NULL AND table_id IN (SELECT table_id FROM members)
+),
+journal AS (
+    SELECT l.table_id, l.round_id, sum(l.cents) AS locked_cents, count(*) AS locked_wagers,
+           COALESCE(sum(l.cents) FILTER (WHERE r.status = 'settled' AND d.seat IS NULL), 0) AS counted_cents,
+           count(*) FILTER (WHERE r.status = 'settled' AND d.seat IS NULL) AS counted_wagers
+    FROM locks l
+    LEFT JOIN dead_seats d USING (table_id, round_id, seat)
+    LEFT JOIN floor_rounds r USING (table_id, round_id)
+    GROUP BY l.table_id, l.round_id
 ),
 controller AS (
-    SELECT table_id, round_id, in_meter_cents, wagers, recorded_utc
-    FROM floor_progressive_rounds WHERE link_id = %s
+    SELECT table_id, round_id, (entry ->> 'in_meter_cents')::bigint AS in_meter_cents,
+           (entry ->> 'wagers')::bigint AS wagers, committed_utc
+    FROM floor_progressive_events WHERE link_id = %s AND kind = 'progressive_contribution'
 ),
 compared AS (
     SELECT COALESCE(j.table_id, c.table_id) AS table_id, COALESCE(j.round_id, c.round_id) AS round_id,
-           COALESCE(j.locked_cents, 0) AS journal_cents, COALESCE(j.wagers, 0) AS journal_wagers,
+           COALESCE(j.locked_cents, 0) AS locked_cents, COALESCE(j.locked_wagers, 0) AS locked_wagers,
+           COALESCE(j.counted_cents, 0) AS journal_cents, COALESCE(j.counted_wagers, 0) AS journal_wagers,
            COALESCE(c.in_meter_cents, 0) AS controller_cents, COALESCE(c.wagers, 0) AS controller_wagers,
-           c.recorded_utc
+           c.committed_utc
     FROM journal j FULL OUTER JOIN controller c USING (table_id, round_id)
 )
-SELECT x.table_id, x.round_id, floor_shift(COALESCE(fr.closed_utc, x.recorded_utc)) AS shift,
-       x.journal_cents, x.journal_wagers, x.controller_cents, x.controller_wagers
+SELECT x.*, floor_shift(COALESCE(fr.closed_utc, x.committed_utc)) AS shift
 FROM compared x
 LEFT JOIN floor_rounds fr ON fr.table_id = x.table_id AND fr.round_id = x.round_id
 WHERE (fr.status IS NOT NULL AND fr.status <> 'in_progress')
-   OR (fr.status IS NULL AND x.recorded_utc IS NOT NULL)
+   OR ((fr.status IS NULL OR fr.status = 'in_progress') AND x.committed_utc IS NOT NULL
+       AND x.controller_cents <> 0)
 """
 RECONCILE_SQL = f"""
 WITH per_round AS ({_ROUNDS_COMPARED})
 SELECT table_id, shift, count(*) AS rounds,
+       sum(locked_wagers)::bigint AS locked_wagers, sum(locked_cents)::bigint AS locked_cents,
        sum(journal_wagers)::bigint AS journal_wagers, sum(journal_cents)::bigint AS journal_cents,
        sum(controller_wagers)::bigint AS controller_wagers, sum(controller_cents)::bigint AS controller_cents,
        count(*) FILTER (WHERE journal_cents <> controller_cents) AS rounds_differing,
@@ -147,8 +169,9 @@ class Difference:
         rounds = ", ".join(self.differing_rounds)
         return (
             f"progressive link {self.link_id}, shift {self.shift}: the controller's in-meter holds "
-            f"{format_money(self.controller_cents)} of progressive wagers, the table's journal locked "
-            f"{format_money(self.journal_cents)} ({format_money(delta, signed=True)}); rounds {rounds}"
+            f"{format_money(self.controller_cents)} of Progressive wagers, the table's journal "
+            f"{format_money(self.journal_cents)} (locked at the lock, less any returned) "
+            f"({format_money(delta, signed=True)}); rounds {rounds}"
         )
 
 
@@ -159,6 +182,7 @@ def reconciliation_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any
         journal, controller = int(row["journal_cents"] or 0), int(row["controller_cents"] or 0)
         out.append({
             "table_id": row["table_id"], "shift": row["shift"], "rounds": int(row["rounds"]),
+            "locked_wagers": int(row["locked_wagers"] or 0), "locked_cents": int(row["locked_cents"] or 0),
             "journal_wagers": int(row["journal_wagers"] or 0), "journal_cents": journal,
             "controller_wagers": int(row["controller_wagers"] or 0), "controller_cents": controller,
             "difference_cents": controller - journal,
@@ -182,43 +206,49 @@ def differences(link_id: str, rows: Sequence[Mapping[str, Any]]) -> list[Differe
     ]
 
 
-def levels(paytable_text: str, unit_cents: int, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """One row per paytable line, longest first: its award as text, and 1.39A's hits and wins."""
-    try:
-        paytable = json.loads(paytable_text)
-    except (TypeError, ValueError):
-        paytable = {}
-    by_line = {int(r["line"]): r for r in rows}
-    lines = sorted({int(k) for k in paytable if str(k).isdigit()} | set(by_line), reverse=True)
+def _cents(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def levels(state: Mapping[str, Any], pending_rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One row per paytable line (a level: the longest straight-flush run), longest first: its award,
+    and 1.39A's hits and wins (the amounts awarded) per level, with what is pending."""
+    parameters = state.get("parameters") or {}
+    paytable = parameters.get("paytable") or {}
+    unit_cents = _cents(parameters.get("unit_cents"))
+    hits = state.get("hits_by_line") or {}
+    wins = state.get("wins_by_line_cents") or {}
+    pending = {int(r["line"]): r for r in pending_rows}
+    lines = {int(k) for k in (*paytable, *hits, *wins) if str(k).isdigit()} | set(pending)
     out = []
-    for line in lines:
+    for line in sorted(lines, reverse=True):
         award = paytable.get(str(line))
         if isinstance(award, dict) and "meter_share_percent" in award:
             award_text = f"{award['meter_share_percent']}% of the meter"
         elif isinstance(award, int) and not isinstance(award, bool):
             award_text = f"{award} for 1 ({format_money(award * unit_cents)})"
         else:
-            award_text = "not on the paytable"
-        row = by_line.get(line, {})
+            award_text = "not on the paytable now"
+        waiting = pending.get(line, {})
         out.append({
-            "line": line, "award": award_text, "hits": int(row.get("hits") or 0),
-            "won_cents": int(row.get("won_cents") or 0), "pending": int(row.get("pending") or 0),
-            "pending_cents": int(row.get("pending_cents") or 0),
+            "line": line, "award": award_text, "hits": _cents(hits.get(str(line))),
+            "won_cents": _cents(wins.get(str(line))), "pending": int(waiting.get("pending") or 0),
+            "pending_cents": int(waiting.get("pending_cents") or 0),
         })  # fmt: skip
     return out
 
 
-def percent_text(basis_points: int | None) -> str:
-    if basis_points is None:
-        return ""
-    whole, rest = divmod(int(basis_points), BASIS_POINTS_PER_PERCENT)
-    return f"{whole}%" if rest == 0 else f"{whole}.{rest:02d}".rstrip("0") + "%"
+def _percent(value: object) -> str:
+    return "" if value is None else f"{value}%"
 
 
 async def links_exist(query: Query) -> bool:
     """False on a floor whose schema has no progressive link tables (nothing to show or reconcile)."""
-    rows = await query("SELECT to_regclass(%s) IS NOT NULL AS present", (LINK_TABLE,))
-    return bool(rows and rows[0]["present"])
+    for relation in REQUIRED_RELATIONS:
+        rows = await query("SELECT to_regclass(%s) IS NOT NULL AS present", (relation,))
+        if not (rows and rows[0]["present"]):
+            return False
+    return True
 
 
 async def link_list(query: Query) -> list[dict[str, Any]]:
@@ -235,22 +265,35 @@ async def link_detail(query: Query, link_id: str) -> dict[str, Any] | None:
     if not found:
         return None
     link = found[0]
+    try:
+        state = json.loads(link["state_text"] or "{}")
+    except ValueError:
+        state = {}
+    state = state if isinstance(state, dict) else {}
+    parameters = state.get("parameters") or {}
     reconciled = reconciliation_rows(await query(RECONCILE_SQL, (link_id, link_id)))
     return {
         "link": link,
+        "opened": bool(parameters),
         "parameters": {
-            "unit_cents": int(link["unit_cents"]), "base_cents": int(link["base_cents"]),
-            "reset_cents": int(link["reset_cents"]), "increment": percent_text(link["increment_bp"]),
-            "hidden": percent_text(link["hidden_bp"]),
-            "limit_cents": None if link["limit_cents"] is None else int(link["limit_cents"]),
+            "unit_cents": parameters.get("unit_cents"), "base_cents": parameters.get("base_cents"),
+            "reset_cents": parameters.get("reset_cents"),
+            "increment": _percent(parameters.get("increment_percent")),
+            "hidden": _percent(parameters.get("hidden_percent")),
+            "limit_cents": parameters.get("limit_cents"), "signoff_cents": parameters.get("signoff_cents"),
+            "max_round_wagers": parameters.get("max_round_wagers"),
+            "paytable_name": parameters.get("paytable_name") or "",
         },
         "meters": {
-            "meter_cents": int(link["meter_cents"]), "in_meter_cents": int(link["in_meter_cents"]),
-            "wagers": int(link["wagers"]), "reserve_cents": int(link["reserve_cents"]),
-            "overflow_cents": int(link["overflow_cents"]),
+            "meter_cents": int(link["meter_cents"]),
+            **{name: _cents(state.get(name)) for name in (
+                "in_meter_cents", "wagers", "reserve_cents", "overflow_cents", "increments_cents",
+                "hidden_cents", "resets", "resets_cents", "resets_from_reserve_cents",
+                "resets_house_added_cents", "meter_awards_cents", "fixed_awards_cents", "paid_cents")},
         },
-        "levels": levels(link["paytable_text"], int(link["unit_cents"]), await query(LEVELS_SQL, (link_id,))),
-        "tables": await query(BY_TABLE_SQL, (link_id,)),
+        "equations_hold": state.get("equations_hold"),
+        "levels": levels(state, await query(PENDING_BY_LINE_SQL, (link_id,))),
+        "tables": await query(BY_TABLE_SQL, (link_id, link_id, link_id, link_id)),
         "hits": await query(HITS_SQL, (link_id,)),
         "reconciliation": reconciled,
         "differences": [r for r in reconciled if r["difference_cents"] != 0],
@@ -262,20 +305,18 @@ async def sign_frame(query: Query, link_id: str) -> dict[str, Any] | None:
     if "\x00" in link_id or not await links_exist(query):
         return None
     rows = await query(
-        "SELECT link_id, name, meter_cents, updated_utc FROM floor_progressive_links WHERE link_id = %s",
-        (link_id,),
+        "SELECT link_id, meter_cents FROM floor_progressive_links WHERE link_id = %s", (link_id,)
     )
     if not rows:
         return None
     pending = await query(
-        "SELECT table_id, seat, line, award_cents FROM floor_progressive_hits "
-        "WHERE link_id = %s AND status = 'pending' ORDER BY hit_id",
+        "SELECT table_id, seat, line, amount_cents FROM floor_progressive_awards "
+        "WHERE link_id = %s AND status = 'pending' ORDER BY claim_number",
         (link_id,),
     )
     meter_cents = int(rows[0]["meter_cents"])
     return {
         "link_id": link_id,
-        "name": rows[0]["name"],
         "meter_cents": meter_cents,
         "meter_text": format_money(meter_cents),
         "pending": [
@@ -283,7 +324,7 @@ async def sign_frame(query: Query, link_id: str) -> dict[str, Any] | None:
                 "table_id": p["table_id"],
                 "seat": p["seat"],
                 "line": p["line"],
-                "award_text": format_money(int(p["award_cents"])),
+                "award_text": format_money(int(p["amount_cents"])),
             }
             for p in pending
         ],

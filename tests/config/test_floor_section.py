@@ -162,7 +162,8 @@ REFUSED = [
     (
         FLOOR + "inbox_prefix = '_INBOX'\n",
         "floor.inbox_prefix: unknown key (known: servers, user, password_file, ca_file, dsn_file, "
-        "batch_size, fetch_timeout_s, sweep_interval_s, release_poll_interval_s, reconcile_interval_s, backoff_initial_s, "
+        "batch_size, fetch_timeout_s, sweep_interval_s, release_poll_interval_s, reconcile_interval_s, "
+        "backoff_initial_s, "
         "backoff_max_s)",
     ),
     (FLOOR.replace("[floor]", "[flor]"), "flor: unknown key (did you mean 'floor'?)"),

@@ -1,56 +1,72 @@
 """A linked progressive's data in a real floor database, for the floor panel's progressive tests.
 
-``LINK_DDL`` is the link controller's store as controller/floor/progressive_view.py reads it (the
-columns it names, nothing more); where the floor's migrations create these tables, ``create_link_tables``
-leaves them be. The rows are what the link controller and the floor service write: the link's
-parameters and meters, its count of each round's locked wagers, its hits in order; the tables' own
-``bets_locked`` entries and closed rounds as the floor service projects them from their journals.
+The link's store is written by the real progressive controller (controller/progressive: its model
+decides every event, as on the floor) through :class:`FloorRowsStore`, which keeps the events as the
+linked deployment keeps them in PostgreSQL: one row per event in the controller's order, and the link's
+row with its meter and every 1.39A meter folded (``MeterState.to_json``). ``LINK_DDL`` is that store's
+schema (the floor's migration of the linked deployment), created here only where the floor's own
+migrations have not. The tables' side is what the floor service projects from their journals: each
+round's ``bets_locked`` entry, a dead seat's ``dead_hand``, and the floor round as it closed.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import psycopg
 
 from controller.floor.embedded import EmbeddedFloor
 from controller.floor.schema import REPORTING_ROLE, WRITER_ROLE
-from controller.rules.progressive import DEFAULT_PROGRESSIVE_PAYTABLE
+from controller.journal import entries as e
+from controller.progressive import model
+from controller.progressive.controller import ProgressiveController
+from controller.progressive.model import Hit
 
 LINK_DDL = """
-CREATE TABLE IF NOT EXISTS floor_progressive_links (
-    link_id text PRIMARY KEY, name text NOT NULL DEFAULT '',
-    unit_cents bigint NOT NULL, base_cents bigint NOT NULL, reset_cents bigint NOT NULL,
-    increment_bp integer NOT NULL, hidden_bp integer NOT NULL, limit_cents bigint,
-    paytable jsonb NOT NULL,
-    meter_cents bigint NOT NULL, reserve_cents bigint NOT NULL DEFAULT 0,
-    overflow_cents bigint NOT NULL DEFAULT 0, updated_utc timestamptz NOT NULL DEFAULT now()
+CREATE TABLE floor_progressive_links (
+    link_id text PRIMARY KEY,
+    meter_id text NOT NULL,
+    tables text[] NOT NULL DEFAULT '{}',
+    events bigint NOT NULL DEFAULT 0,
+    meter_cents bigint NOT NULL DEFAULT 0,
+    reserve_cents bigint NOT NULL DEFAULT 0,
+    pending_awards integer NOT NULL DEFAULT 0,
+    state jsonb NOT NULL DEFAULT '{}',
+    updated_utc timestamptz NOT NULL DEFAULT clock_timestamp()
 );
-CREATE TABLE IF NOT EXISTS floor_progressive_link_tables (
-    link_id text NOT NULL, table_id text NOT NULL, PRIMARY KEY (link_id, table_id)
+CREATE TABLE floor_progressive_events (
+    link_id text NOT NULL REFERENCES floor_progressive_links (link_id),
+    event_no bigint NOT NULL CHECK (event_no > 0),
+    kind text NOT NULL,
+    table_id text,
+    round_id text,
+    award_id text,
+    claim_number integer,
+    amount_cents bigint,
+    entry jsonb NOT NULL,
+    committed_utc timestamptz NOT NULL DEFAULT clock_timestamp(),
+    PRIMARY KEY (link_id, event_no)
 );
-CREATE TABLE IF NOT EXISTS floor_progressive_rounds (
-    link_id text NOT NULL, table_id text NOT NULL, round_id text NOT NULL,
-    wagers integer NOT NULL, in_meter_cents bigint NOT NULL,
-    to_meter_cents bigint NOT NULL DEFAULT 0, to_hidden_cents bigint NOT NULL DEFAULT 0,
-    to_overflow_cents bigint NOT NULL DEFAULT 0, recorded_utc timestamptz NOT NULL DEFAULT now(),
-    PRIMARY KEY (link_id, table_id, round_id)
-);
-CREATE TABLE IF NOT EXISTS floor_progressive_hits (
-    hit_id bigserial PRIMARY KEY, link_id text NOT NULL, table_id text NOT NULL, round_id text NOT NULL,
-    seat integer NOT NULL, line integer NOT NULL, award_cents bigint NOT NULL, meter_before_cents bigint,
-    status text NOT NULL CHECK (status IN ('pending', 'paid')),
-    recorded_utc timestamptz NOT NULL DEFAULT now(), paid_utc timestamptz, confirmed_by text
-);
+CREATE VIEW floor_progressive_awards AS
+    SELECT c.link_id, c.claim_number, c.award_id, c.table_id, c.round_id,
+           (c.entry->>'seat')::integer AS seat, (c.entry->>'line')::integer AS line,
+           c.amount_cents, c.entry->>'paid_from' AS paid_from,
+           (c.entry->>'needs_confirmation')::boolean AS needs_confirmation,
+           (c.entry->>'meter_before_cents')::bigint AS meter_before_cents,
+           (c.entry->>'meter_after_cents')::bigint AS meter_after_cents,
+           c.event_no AS claimed_event_no, c.committed_utc AS claimed_utc,
+           p.event_no AS paid_event_no, p.committed_utc AS paid_utc, p.entry->>'by' AS paid_by,
+           CASE WHEN p.event_no IS NULL THEN 'pending' ELSE 'paid' END AS status
+    FROM floor_progressive_events c
+    LEFT JOIN floor_progressive_events p
+        ON p.link_id = c.link_id AND p.award_id = c.award_id AND p.kind = 'progressive_award_paid'
+    WHERE c.kind = 'progressive_award_claimed';
 """
-LINK_TABLES = (
-    "floor_progressive_links",
-    "floor_progressive_link_tables",
-    "floor_progressive_rounds",
-    "floor_progressive_hits",
-)
+LINK_RELATIONS = ("floor_progressive_links", "floor_progressive_events", "floor_progressive_awards")
 
 UNIT_CENTS = 100
 # The day shift of 5 December 2026 (06-14 UTC), and the grave shift before it.
@@ -60,139 +76,159 @@ GRAVE = "2026-12-05T03:00:00+00:00"
 
 def create_link_tables(floor: EmbeddedFloor) -> None:
     with psycopg.connect(floor.owner_dsn, autocommit=True) as connection:
+        row = connection.execute("SELECT to_regclass('floor_progressive_events') IS NOT NULL").fetchone()
+        if row is not None and row[0]:
+            return  # the floor's migrations made them
         connection.execute(LINK_DDL.encode())
-        for table in LINK_TABLES:
-            connection.execute(f"GRANT SELECT ON {table} TO {REPORTING_ROLE}, {WRITER_ROLE}".encode())
+        for relation in LINK_RELATIONS:
+            connection.execute(f"GRANT SELECT ON {relation} TO {REPORTING_ROLE}, {WRITER_ROLE}".encode())
+
+
+@dataclass
+class FloorRowsStore:
+    """The controller's store as rows of the floor's PostgreSQL (what the linked deployment keeps):
+    each commit one transaction, the events in order, the link's row with every meter folded."""
+
+    dsn: str
+    link_id: str
+    tables: tuple[str, ...]
+    committed_utc: str = DAY  # when the next commit happens, as the test says (no wall clock)
+    entries: list[e.Entry] = field(default_factory=list)
+
+    def load(self) -> list[e.Entry]:
+        return list(self.entries)
+
+    def commit(self, entries: Sequence[e.Entry]) -> None:
+        state = model.fold([*self.entries, *entries])
+        with psycopg.connect(self.dsn) as connection, connection.transaction():
+            connection.execute(
+                "INSERT INTO floor_progressive_links (link_id, meter_id, tables) VALUES (%s, %s, %s) "
+                "ON CONFLICT (link_id) DO NOTHING",
+                (self.link_id, state.meter_id, list(self.tables)),
+            )
+            for number, entry in enumerate(entries, start=len(self.entries) + 1):
+                public = e.public_dict(entry)
+                connection.execute(
+                    "INSERT INTO floor_progressive_events (link_id, event_no, kind, table_id, round_id, "
+                    "award_id, claim_number, amount_cents, entry, committed_utc) "
+                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                    (
+                        self.link_id,
+                        number,
+                        entry.kind,
+                        public.get("table_id"),
+                        public.get("round_id"),
+                        public.get("award_id"),
+                        public.get("claim_number"),
+                        public.get("amount_cents"),
+                        json.dumps(public),
+                        self.committed_utc,
+                    ),
+                )
+            connection.execute(
+                "UPDATE floor_progressive_links SET events = %s, meter_cents = %s, reserve_cents = %s, "
+                "pending_awards = %s, state = %s, updated_utc = clock_timestamp() WHERE link_id = %s",
+                (
+                    len(self.entries) + len(entries),
+                    state.meter_cents,
+                    state.reserve_cents,
+                    len(state.pending()),
+                    json.dumps(state.to_json()),
+                    self.link_id,
+                ),
+            )
+        self.entries.extend(entries)
 
 
 @dataclass
 class LinkData:
-    """Rows of one link written as its controller and the floor service would write them."""
+    """One link: its controller (the real one, over :class:`FloorRowsStore`) and the tables' side."""
 
     floor: EmbeddedFloor
+    tables: tuple[str, ...]
     link_id: str = "L1"
-    seqs: dict[str, int] | None = None
+    seqs: dict[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        create_link_tables(self.floor)
+        self.store = FloorRowsStore(self.floor.owner_dsn, self.link_id, self.tables)
+        self.controller = ProgressiveController(self.store)
+        parameters = model.parse_parameters({
+            "unit_cents": UNIT_CENTS, "base_cents": 1_000_000, "reset_cents": 1_000_000,
+            "increment_percent": 15, "hidden_percent": 5, "limit_cents": 20_000_000,
+            "paytable": "progressive",
+        })  # fmt: skip
+        self.controller.open_now(f"meter-{self.link_id}", parameters, by="mo")
 
     def _execute(self, sql: str, params: tuple[Any, ...]) -> None:
         with psycopg.connect(self.floor.owner_dsn, autocommit=True) as connection:
             connection.execute(sql.encode(), params)
 
-    def link(self, *, meter_cents: int, name: str = "Top Flush Progressive", tables: tuple[str, ...]) -> None:
+    def _entry(self, table_id: str, round_id: str, kind: str, payload: dict[str, Any], at: str) -> None:
+        seq = self.seqs[table_id] = self.seqs.get(table_id, 0) + 1
         self._execute(
-            "INSERT INTO floor_progressive_links (link_id, name, unit_cents, base_cents, reset_cents, "
-            "increment_bp, hidden_bp, limit_cents, paytable, meter_cents, reserve_cents, overflow_cents) "
-            "VALUES (%s, %s, %s, 1000000, 1000000, 1500, 500, 20000000, %s, %s, 4500, 0)",
-            (self.link_id, name, UNIT_CENTS, json.dumps(DEFAULT_PROGRESSIVE_PAYTABLE.to_json()), meter_cents),
+            "INSERT INTO floor_entries (table_id, seq, time_utc, time_text, round_id, source, kind, "
+            "version, payload, prev_hash, hash, stream_seq) "
+            "VALUES (%s, %s, %s, %s, %s, 'engine', %s, 1, %s, %s, %s, %s)",
+            (table_id, seq, at, at, round_id, kind, json.dumps(payload), "0" * 64, f"{seq:064x}", seq),
         )
-        for table_id in tables:
-            self._execute(
-                "INSERT INTO floor_progressive_link_tables (link_id, table_id) VALUES (%s, %s)",
-                (self.link_id, table_id),
-            )
 
     def table_round(
-        self, table_id: str, round_id: str, *, locked: dict[int, int], counted: int | None, closed: str = DAY
-    ) -> None:
-        """A closed round at ``table_id``: its journal's bets_locked entry (``locked``: seat -> cents of
-        the progressive wager, beside an ante of 500 on every seat) and its floor round; ``counted``: the
-        wagers the controller counted for it (None: the controller has no count of the round)."""
-        self.seqs = self.seqs or {}
-        seq = self.seqs[table_id] = self.seqs.get(table_id, 0) + 1
-        wagers = {str(seat): {"ante": 500, "progressive": cents} for seat, cents in locked.items()}
-        wagers["7"] = {"ante": 500}  # a seat without the progressive wager
-        self._execute(
-            "INSERT INTO floor_entries (table_id, seq, time_utc, time_text, round_id, source, kind, version, "
-            "payload, prev_hash, hash, stream_seq) VALUES (%s, %s, %s, %s, %s, 'engine', 'bets_locked', 1, "
-            "%s, %s, %s, %s)",
-            (
-                table_id,
-                seq,
-                closed,
-                closed,
-                round_id,
-                json.dumps({"wagers": wagers}),
-                "0" * 64,
-                f"{seq:064x}",
-                seq,
-            ),
-        )
-        self._execute(
-            "INSERT INTO floor_rounds (table_id, round_id, game, status, started_utc, closed_utc) "
-            "VALUES (%s, %s, 'top-flush', 'settled', %s, %s)",
-            (table_id, round_id, closed, closed),
-        )
-        if counted is not None:
-            wagers_counted = counted // UNIT_CENTS
-            self._execute(
-                "INSERT INTO floor_progressive_rounds (link_id, table_id, round_id, wagers, in_meter_cents, "
-                "to_meter_cents, to_hidden_cents, to_overflow_cents, recorded_utc) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s, 0, %s)",
-                (
-                    self.link_id,
-                    table_id,
-                    round_id,
-                    wagers_counted,
-                    counted,
-                    counted * 15 // 100,
-                    counted * 5 // 100,
-                    closed,
-                ),
-            )
-
-    def hit(  # noqa: PLR0917 - one hit's columns
         self,
         table_id: str,
         round_id: str,
-        seat: int,
-        line: int,
-        award_cents: int,
-        status: str,
-        meter_before_cents: int | None = None,
+        *,
+        locked: Sequence[int],
+        counted: int | None,
+        closed: str = DAY,
+        status: str = "settled",
+        dead_seats: Sequence[int] = (),
     ) -> None:
+        """A round at ``table_id`` as the floor holds it: its bets_locked entry (a Progressive wager of
+        one unit on each seat of ``locked``, an ante on each, and a seat 7 with an ante alone), a
+        dead_hand entry per dead seat, its floor round ``status`` closed at ``closed``; and the wagers
+        the controller was told of (``counted``; None: never told)."""
+        wagers = {str(seat): {"ante": 500, "progressive": UNIT_CENTS} for seat in locked}
+        wagers["7"] = {"ante": 500}
+        self._entry(table_id, round_id, "bets_locked", {"wagers": wagers}, closed)
+        for seat in dead_seats:
+            self.dead_hand(table_id, round_id, seat, closed)
         self._execute(
-            "INSERT INTO floor_progressive_hits (link_id, table_id, round_id, seat, line, award_cents, "
-            "meter_before_cents, status, recorded_utc, paid_utc, confirmed_by) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-            (
-                self.link_id,
-                table_id,
-                round_id,
-                seat,
-                line,
-                award_cents,
-                meter_before_cents,
-                status,
-                DAY,
-                DAY if status == "paid" else None,
-                "mo" if status == "paid" else None,
-            ),
+            "INSERT INTO floor_rounds (table_id, round_id, game, status, started_utc, closed_utc) "
+            "VALUES (%s, %s, 'top-flush', %s, %s, %s)",
+            (table_id, round_id, status, closed, closed),
         )
+        if counted is not None:
+            self.store.committed_utc = closed
+            self.controller.contribute_now(table_id, round_id, counted)
 
-    def set_meter(self, meter_cents: int) -> None:
-        self._execute(
-            "UPDATE floor_progressive_links SET meter_cents = %s, updated_utc = now() WHERE link_id = %s",
-            (meter_cents, self.link_id),
-        )
+    def dead_hand(self, table_id: str, round_id: str, seat: int, at: str = DAY) -> None:
+        """A seat's dead_hand entry reaching the floor (its wager returned)."""
+        reason = {"code": "killed", "text": "exposed hand"}
+        self._entry(table_id, round_id, "dead_hand", {"seat": seat, "reason": reason}, at)
 
-    def set_counted(self, table_id: str, round_id: str, counted: int) -> None:
-        self._execute(
-            "UPDATE floor_progressive_rounds SET in_meter_cents = %s, wagers = %s "
-            "WHERE link_id = %s AND table_id = %s AND round_id = %s",
-            (counted, counted // UNIT_CENTS, self.link_id, table_id, round_id),
-        )
+    def claim(self, table_id: str, round_id: str, seat: int, run_length: int, at: str = DAY) -> None:
+        self.store.committed_utc = at
+        self.controller.claim_now(table_id, round_id, [Hit(seat, run_length)])
+
+
+def later(moment: str, seconds: int) -> str:
+    return (dt.datetime.fromisoformat(moment) + dt.timedelta(seconds=seconds)).isoformat()
 
 
 def standard_link(floor: EmbeddedFloor) -> LinkData:
-    """Link L1 over T1-T3: every round agrees but T3's day-shift round R31, where the journal locked three
-    wagers (3.00) and the controller counted two (2.00); a paid 5-card hit and a pending 7-card one."""
-    create_link_tables(floor)
-    data = LinkData(floor)
-    data.link(meter_cents=1_234_567, tables=("T1", "T2", "T3"))
-    data.table_round("T1", "R11", locked={1: 100, 3: 100}, counted=200)
-    data.table_round("T1", "R12", locked={1: 100, 3: 100}, counted=200)
-    data.table_round("T1", "R10", locked={2: 100}, counted=100, closed=GRAVE)
-    data.table_round("T2", "R21", locked={1: 100}, counted=100)
-    data.table_round("T3", "R31", locked={1: 100, 2: 100, 4: 100}, counted=200)
-    data.hit("T1", "R12", 3, 5, 50_000, "paid")
-    data.hit("T2", "R21", 1, 7, 1_234_000, "pending", meter_before_cents=1_234_000)
+    """Link L1 over T1-T3, every round counted as its journal says but T3's day-shift round R31, where
+    the journal locked three wagers and the controller was told of two. T2's R22 had seat 2 killed (its
+    wager returned: neither side counts it), T1's R13 died (all returned). A 5-card hit at T1 (a fixed
+    500 for 1, paid at once) and a 7-card hit at T2 (100% of the meter, pending the supervisor)."""
+    data = LinkData(floor, ("T1", "T2", "T3"))
+    data.table_round("T1", "R11", locked=[1, 3], counted=2)
+    data.table_round("T1", "R12", locked=[1, 3], counted=2, closed=later(DAY, 60))
+    data.table_round("T1", "R13", locked=[2], counted=None, status="dead", closed=later(DAY, 120))
+    data.table_round("T1", "R10", locked=[2], counted=1, closed=GRAVE)
+    data.table_round("T2", "R21", locked=[1], counted=1)
+    data.table_round("T2", "R22", locked=[1, 2], counted=1, dead_seats=[2], closed=later(DAY, 60))
+    data.table_round("T3", "R31", locked=[1, 2, 4], counted=2)
+    data.claim("T1", "R12", 3, 5, at=later(DAY, 61))
+    data.claim("T2", "R21", 1, 7, at=later(DAY, 62))
     return data

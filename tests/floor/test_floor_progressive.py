@@ -56,30 +56,45 @@ def test_reconciliation_per_table_and_shift_and_its_alert(make_floor: MakeFloor)
         # T1's grave-shift round apart from its day-shift ones; every figure to the cent.
         assert set(rows) == {("T1", "2026-12-05 day"), ("T1", "2026-12-04 grave"), ("T2", "2026-12-05 day"),
                              ("T3", "2026-12-05 day")}  # fmt: skip
-        t1 = rows["T1", "2026-12-05 day"]
-        assert (t1["rounds"], t1["journal_wagers"], t1["journal_cents"], t1["controller_cents"]) == (
-            2,
-            4,
-            400,
-            400,
-        )
+
+        def figures(row: dict[str, Any]) -> tuple[int, ...]:
+            return tuple(row[k] for k in ("rounds", "locked_cents", "journal_wagers", "journal_cents",
+                                          "controller_cents", "difference_cents"))  # fmt: skip
+
+        # T1's dead round R13: its wager locked (1.00) and returned; the controller never counted it.
+        assert figures(rows["T1", "2026-12-05 day"]) == (3, 500, 4, 400, 400, 0)
+        # T2's R22: seat 2 killed, its wager returned: counted by neither side.
+        assert figures(rows["T2", "2026-12-05 day"]) == (2, 300, 2, 200, 200, 0)
+        assert figures(rows["T1", "2026-12-04 grave"]) == (1, 100, 1, 100, 100, 0)
         t3 = rows["T3", "2026-12-05 day"]
-        assert (t3["journal_cents"], t3["controller_cents"], t3["difference_cents"]) == (300, 200, -100)
+        assert figures(t3) == (1, 300, 3, 300, 200, -100)
         assert t3["differing_rounds"] == ("R31",)
         assert [(d["table_id"], d["difference_cents"]) for d in detail["differences"]] == [("T3", -100)]
-        assert detail["meters"] == {"meter_cents": 1_234_567, "in_meter_cents": 800, "wagers": 8,
-                                    "reserve_cents": 4500, "overflow_cents": 0}  # fmt: skip
+        # The meters as the real controller folded them: 9 wagers; 15% of each to the meter, 5% hidden;
+        # the 7-card hit took the whole meter (10,001.35) and it re-seeded at 10,000.00 (0.45 from the
+        # reserve, 9,999.55 added by the house).
+        meters = detail["meters"]
+        assert (meters["meter_cents"], meters["in_meter_cents"], meters["wagers"]) == (1_000_000, 900, 9)
+        assert (meters["increments_cents"], meters["hidden_cents"], meters["reserve_cents"]) == (135, 45, 0)
+        assert (
+            meters["resets"],
+            meters["resets_from_reserve_cents"],
+            meters["resets_house_added_cents"],
+        ) == (1, 45, 999_955)
+        assert (meters["meter_awards_cents"], meters["fixed_awards_cents"], meters["paid_cents"]) == (
+            1_000_135,
+            50_000,
+            50_000,
+        )
+        assert detail["equations_hold"] is True
         levels = {level["line"]: level for level in detail["levels"]}
         assert (levels[7]["hits"], levels[7]["pending_cents"], levels[7]["award"]) == (
             1,
-            1_234_000,
+            1_000_135,
             "100% of the meter",
         )
-        assert (levels[5]["hits"], levels[5]["won_cents"], levels[5]["award"]) == (
-            1,
-            50_000,
-            "500 for 1 (500.00)",
-        )
+        assert (levels[5]["hits"], levels[5]["won_cents"], levels[5]["pending"]) == (1, 50_000, 0)
+        assert levels[5]["award"] == "500 for 1 (500.00)"
         assert levels[3]["hits"] == 0
 
         # The floor service's part, run as it runs it (its writer connection): one alert, once.
@@ -88,18 +103,19 @@ def test_reconciliation_per_table_and_shift_and_its_alert(make_floor: MakeFloor)
         alerts = _alerts(floor.owner_dsn)
         assert [(t, is_open) for t, _m, is_open in alerts] == [("T3", True)]
         assert "in-meter holds 2.00" in alerts[0][1], alerts[0][1]
-        assert "locked 3.00 (-1.00)" in alerts[0][1], alerts[0][1]
+        assert "journal 3.00 (locked at the lock, less any returned) (-1.00)" in alerts[0][1], alerts[0][1]
         assert "rounds R31" in alerts[0][1]
 
-        # The controller's count corrected: the alert is cleared, nothing new raised.
-        data.set_counted("T3", "R31", 300)
+        # The table's dead_hand for R31's seat 4 reaches the floor late: its wager was returned, the
+        # counts agree, the alert is cleared and nothing new is raised.
+        data.dead_hand("T3", "R31", 4)
         assert await _reconcile(floor.writer_dsn) == 0
         assert [is_open for _t, _m, is_open in _alerts(floor.owner_dsn)] == [False]
-        # A different difference later: a new alert (the cleared one keeps its own amounts).
-        data.set_counted("T3", "R31", 400)
+        # Another difference later (R32's two wagers never reached the controller): a new alert.
+        data.table_round("T3", "R32", locked=[1, 2], counted=None)
         assert await _reconcile(floor.writer_dsn) == 1
         assert [is_open for _t, _m, is_open in _alerts(floor.owner_dsn)] == [False, True]
-        assert "(+1.00)" in _alerts(floor.owner_dsn)[1][1]
+        assert "(-2.00); rounds R32" in _alerts(floor.owner_dsn)[1][1]
 
     asyncio.run(scenario())
 
@@ -108,18 +124,14 @@ def test_a_controller_count_the_journals_never_locked_is_a_difference(make_floor
     floor = make_floor(["T1"])
     data = standard_link(floor)
     # The controller counted a round of T2 the floor holds no lock or round for.
-    with psycopg.connect(floor.owner_dsn, autocommit=True) as connection:
-        connection.execute(
-            "INSERT INTO floor_progressive_rounds (link_id, table_id, round_id, wagers, in_meter_cents, "
-            "recorded_utc) VALUES ('L1', 'T2', 'R29', 1, 100, '2026-12-05T11:00:00Z')"
-        )
+    data.store.committed_utc = "2026-12-05T11:00:00+00:00"
+    data.controller.contribute_now("T2", "R29", 1)
     assert asyncio.run(_reconcile(floor.writer_dsn)) == 2  # T3's, and T2's phantom round
     messages = {t: m for t, m, _open in _alerts(floor.owner_dsn)}
-    # T2's day shift: R21 agrees (1.00 each side), R29 is the controller's alone.
-    assert "in-meter holds 2.00" in messages["T2"]
-    assert "locked 1.00 (+1.00)" in messages["T2"]
-    assert "rounds R29" in messages["T2"]
-    del data
+    # T2's day shift: R21 and R22 agree (1.00 each side), R29 is the controller's alone.
+    assert "in-meter holds 3.00" in messages["T2"]
+    assert "journal 2.00" in messages["T2"]
+    assert "(+1.00); rounds R29" in messages["T2"]
 
 
 def test_the_floor_service_raises_the_reconciliation_alert(make_floor: MakeFloor) -> None:
@@ -172,12 +184,16 @@ def test_the_progressive_csv_and_pages_behind_the_login(make_floor: MakeFloor) -
                 rows = list(csv.reader(io.StringIO(response.text)))
                 assert rows[0] == ["meter", "key", "value", "amount"]
                 found = {(r[0], r[1]): (r[2], r[3]) for r in rows[1:]}
-                assert found["meter.meter_cents", "L1"] == ("1234567", "12,345.67")
+                assert found["meter.meter_cents", "L1"] == ("1000000", "10,000.00")
+                assert found["meter.equations_hold", "L1"] == ("True", "")
+                assert found["parameter.limit_cents", "L1"] == ("20000000", "200,000.00")
                 assert found["parameter.increment", "L1"] == ("15%", "")
                 assert found["table.in_meter_cents", "T1"] == ("500", "5.00")
                 assert found["hit.table_id", "2"] == ("T2", "")
                 assert found["hit.status", "2"] == ("pending", "")
                 assert found["reconciliation.difference_cents", "T3 2026-12-05 day"] == ("-100", "-1.00")
+                assert found["reconciliation.locked_cents", "T2 2026-12-05 day"] == ("300", "3.00")
+                assert found["level.won_cents", "7"] == ("1000135", "10,001.35")
                 assert found["reconciliation.differing_rounds", "T3 2026-12-05 day"] == ("R31", "")
                 for path in ("/progressive/NOPE", "/progressive/NOPE/csv", "/progressive/NOPE/sign",
                              "/progressive/%00/csv"):  # fmt: skip

@@ -18,7 +18,7 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from controller.floor.panel import FloorPanelSettings, FloorUser, serve_panel
 from tests.floor.conftest import MakeFloor
-from tests.floor.progressive_link import standard_link
+from tests.floor.progressive_link import DAY, later, standard_link
 from tests.floor.test_floor_panel import ARGS, CHROMIUM, EXPECT_TIMEOUT_MS
 from tests.floor.test_floor_progressive import _reconcile
 
@@ -91,21 +91,29 @@ def test_the_progressive_page_and_the_sign_in_chromium(
         page = _login(browser, panel.url)
         page.click("#nav-progressive")
         expect(page.locator("h1")).to_have_text("Progressive links")
-        expect(page.locator('#links tr[data-link="L1"] td').nth(2)).to_have_text("12,345.67")
+        expect(page.locator('#links tr[data-link="L1"] td').nth(2)).to_have_text("10,000.00")
         page.click('#links tr[data-link="L1"] a >> nth=0')
         expect(page.locator("h1")).to_contain_text("Progressive link L1")
 
-        # Every parameter and meter of 1.39A, to the cent.
-        expected = {
+        # Every parameter and meter of 1.39A, to the cent, as the real controller folded them.
+        parameters = {
             "unit": "1.00", "base": "10,000.00", "reset": "10,000.00", "increment": "15%", "hidden": "5%",
-            "limit": "200,000.00", "display": "12,345.67", "in_meter": "8.00 (8 wagers)", "reserve": "45.00",
-            "overflow": "0.00",
+            "limit": "200,000.00", "signoff": "meter awards only", "max_round_wagers": "7",
+            "paytable": "progressive",
         }  # fmt: skip
-        for field, text in expected.items():
+        for field, text in parameters.items():
             expect(page.locator(f'#parameters tr[data-field="{field}"] td')).to_have_text(text)
+        meters = {
+            "display": "10,000.00", "in_meter": "9.00 (9 wagers)", "increments": "1.35", "reserve": "0.00",
+            "hidden_total": "0.45", "overflow": "0.00",
+            "resets": "1 (10,000.00: 0.45 from the reserve, 9,999.55 added by the house)",
+            "awards": "10,001.35 from the meter, 500.00 fixed; 500.00 paid", "equations": "balance",
+        }  # fmt: skip
+        for field, text in meters.items():
+            expect(page.locator(f'#meters tr[data-field="{field}"] td')).to_have_text(text)
         # Levels: hits and wins per level.
-        assert _cells(page, '#levels tr[data-line="7"]') == ["7-card", "100% of the meter", "1", "0.00",
-                                                             "1 (12,340.00)"]  # fmt: skip
+        assert _cells(page, '#levels tr[data-line="7"]') == ["7-card", "100% of the meter", "1", "10,001.35",
+                                                             "1 (10,001.35)"]  # fmt: skip
         assert _cells(page, '#levels tr[data-line="5"]') == [
             "5-card",
             "500 for 1 (500.00)",
@@ -119,19 +127,25 @@ def test_the_progressive_page_and_the_sign_in_chromium(
                                                                       "0.00"]  # fmt: skip
         # Hits with the winning table, seat and round; the pending one says so.
         pending = _cells(page, '#hits tr[data-hit="2"]')
-        assert pending[2:] == ["T2", "1", "R21", "7-card", "12,340.00", "12,340.00", "prize pending"]
-        assert _cells(page, '#hits tr[data-hit="1"]')[8] == "paid 10:00:00 (confirmed by mo)"
+        assert pending[2:] == ["T2", "1", "R21", "7-card", "10,001.35", "meter", "10,001.35", "prize pending"]
+        assert _cells(page, '#hits tr[data-hit="1"]')[2:] == [
+            "T1", "3", "R12", "5-card", "500.00", "house", "", "paid 10:01:01 (by engine)"
+        ]  # fmt: skip
         # The reconciliation: T3's day shift differs, shown and alerted; the rest agree.
         expect(page.locator("#reconcile-alert")).to_be_visible()
         t3 = page.locator('#reconciliation tr[data-table="T3"]')
         expect(t3).to_have_class("differs")
         expect(t3.locator("td.difference")).to_have_text("-1.00")
-        expect(t3.locator("td").nth(8)).to_have_text("R31")
-        expect(page.locator('#reconciliation tr[data-table="T2"] td.difference')).to_have_text("agrees")
-        # The page's meter is live too.
-        data.set_meter(1_234_601)
-        expect(page.locator("#meter-value")).to_have_text("12,346.01")
-        expect(page.locator('#parameters tr[data-field="display"] td')).to_have_text("12,346.01")
+        expect(t3.locator("td").nth(9)).to_have_text("R31")
+        t2 = page.locator('#reconciliation tr[data-table="T2"] td')
+        # T2: 3.00 locked, 2.00 counted (R22's seat 2 killed: returned), as the controller's 2.00.
+        assert [t2.nth(i).inner_text().strip() for i in (3, 4, 7, 8)] == ["3.00", "2.00", "2.00", "agrees"]
+        # The page's meter is live: a contribution at T1 (two wagers: 0.30 to the meter) shows by itself.
+        data.table_round("T1", "R14", locked=[1, 2], counted=2, closed=later(DAY, 180))
+        expect(page.locator("#meter-value")).to_have_text("10,000.30")
+        expect(page.locator('#meters tr[data-field="display"] td')).to_have_text("10,000.30")
+        page.reload()
+        expect(page.locator('#meters tr[data-field="in_meter"] td')).to_have_text("11.00 (11 wagers)")
         page.screenshot(path=str(shots / "floor-progressive.png"), full_page=True)
 
         # The difference is a floor alert, in the one queue.
@@ -145,23 +159,31 @@ def test_the_progressive_page_and_the_sign_in_chromium(
         sign = _login(browser, panel.url, width=1920, height=1080)
         sign.goto("/progressive/L1/sign")
         meter = sign.locator("#meter-value")
-        expect(meter).to_have_text("12,346.01")
+        expect(meter).to_have_text("10,000.30")
         # No controls on it: nothing to click, type or submit.
         assert sign.locator("a, button, input, form, select, textarea").count() == 0
-        # Large digits: a sixth of the screen's width per line of text, readable across a room.
+        # Large digits, readable across a room: the figure's glyphs over 250 px high at 1080p.
         font_px = float(meter.evaluate("e => parseFloat(getComputedStyle(e).fontSize)"))
         assert font_px >= 250, font_px
         box = meter.bounding_box()
         assert box is not None
         assert box["width"] <= 1920  # the whole figure fits on the screen
         expect(sign.locator("#sign-pending li")).to_have_text(
-            ["Prize pending · table T2 · seat 1 · 12,340.00"]
+            ["Prize pending · table T2 · seat 1 · 10,001.35"]
         )
         # Live, without a reload: a mark set on the page survives the meter's change.
         sign.evaluate("window.stillTheSamePage = true")
-        data.set_meter(1_235_000)
-        expect(meter).to_have_text("12,350.00")
+        data.table_round("T2", "R23", locked=[1, 2, 3, 4, 5, 6], counted=6, closed=later(DAY, 240))
+        expect(meter).to_have_text("10,001.20")
         assert sign.evaluate("window.stillTheSamePage") is True
+        # The supervisor confirms the 7-card award at T2: the sign's pending line goes.
+        data.controller.confirm_paid_now("T2/R21/1", by="sue")
+        expect(sign.locator("#sign-pending li")).to_have_count(0)
+        data.claim("T1", "R14", 2, 7, at=later(DAY, 181))
+        expect(sign.locator("#sign-pending li")).to_have_text(
+            ["Prize pending · table T1 · seat 2 · 10,001.20"]
+        )
+        expect(meter).to_have_text("10,000.00")
         sign.screenshot(path=str(shots / "floor-progressive-sign.png"))
     finally:
         panel.close()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import csv
 import io
+import json
 from typing import Any
 
 import httpx
@@ -18,8 +19,8 @@ from controller.floor.panel import FloorPanelSettings, FloorUser, serve_panel
 from controller.floor.service import FloorService
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import wait_until
-from tests.floor.progressive_link import standard_link
-from tests.floor.test_floor_sessions import WAIT_S, login
+from tests.floor.progressive_link import DAY, later, standard_link
+from tests.floor.test_floor_sessions import WAIT_S, Events, login
 
 PASSWORD = "regulator-pw"
 USERS = {"rita": FloorUser.with_password("rita", "regulator", PASSWORD)}
@@ -223,3 +224,55 @@ def test_a_floor_without_progressive_links_shows_none(make_floor: MakeFloor) -> 
             await server.stop()
 
     asyncio.run(scenario())
+
+
+def test_the_live_meter_stream_one_reader_per_link_and_its_session(make_floor: MakeFloor) -> None:
+    """The sign's stream: the meter as a frame, one PostgreSQL reader for every stream of a link, the
+    stream's end at logout, and refusals in one line (no session: logout; a NUL: 404)."""
+    floor = make_floor(["T1", "T2", "T3"])
+    data = standard_link(floor)
+
+    async def scenario() -> None:
+        settings = FloorPanelSettings(floor.reporting_dsn, None, USERS, sse_interval_s=0.05)
+        server = await serve_panel(settings, port=0)
+        try:
+            async with httpx.AsyncClient(base_url=server.url, timeout=WAIT_S) as anonymous:
+                response = await anonymous.get("/api/progressive/L1/events")
+                assert "event: logout" in response.text
+            async with (
+                httpx.AsyncClient(base_url=server.url, timeout=WAIT_S) as first,
+                httpx.AsyncClient(base_url=server.url, timeout=WAIT_S) as second,
+            ):
+                await login(first, "rita", PASSWORD)
+                await login(second, "rita", PASSWORD)
+                assert (await first.get("/api/progressive/%00/events")).status_code == 404
+                async with (
+                    first.stream("GET", "/api/progressive/L1/events") as one,
+                    second.stream("GET", "/api/progressive/L1/events") as two,
+                ):
+                    readers = [Events(one), Events(two)]
+                    frames = [await reader.until("event: meter") for reader in readers]
+                    assert frames[0] == frames[1]
+                    meter = json.loads(frames[0].split("data: ", 1)[1])
+                    assert (meter["meter_cents"], meter["meter_text"]) == (1_000_000, "10,000.00")
+                    assert meter["pending"] == [
+                        {"table_id": "T2", "seat": 1, "line": 7, "award_text": "10,001.35"}
+                    ]
+                    # One reader for the link, however many streams follow it.
+                    assert list(server.app.state.sign_feeds) == ["L1"]
+                    assert server.app.state.sign_feeds["L1"].subscribers == 2
+                    data.table_round("T1", "R14", locked=[1], counted=1, closed=later(DAY, 300))
+                    changed = await readers[0].until("event: meter")
+                    assert json.loads(changed.split("data: ", 1)[1])["meter_text"] == "10,000.15"
+                    await first.post("/logout", data={"csrf_token": await _csrf(first)})
+                    assert await readers[0].until("event: logout")
+        finally:
+            await server.stop()
+
+    asyncio.run(scenario())
+
+
+async def _csrf(client: httpx.AsyncClient) -> str:
+    """The session's CSRF token, from a page's logout form."""
+    page = await client.get("/progressive")
+    return page.text.split('name="csrf_token" value="', 1)[1].split('"', 1)[0]

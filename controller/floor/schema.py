@@ -320,7 +320,7 @@ CREATE TABLE floor_progressive_links (
 CREATE TABLE floor_progressive_events (
     link_id text NOT NULL REFERENCES floor_progressive_links (link_id),
     event_no bigint NOT NULL CHECK (event_no > 0),  -- the controller's order (1, 2, ...)
-    kind text NOT NULL,                             -- progressive_contribution, progressive_award_claimed, ...
+    kind text NOT NULL,                             -- the entry's kind: progressive_contribution, ...
     table_id text,
     round_id text,
     award_id text,
@@ -330,7 +330,8 @@ CREATE TABLE floor_progressive_events (
     committed_utc timestamptz NOT NULL DEFAULT clock_timestamp(),
     PRIMARY KEY (link_id, event_no)
 );
-CREATE UNIQUE INDEX floor_progressive_contribution_once ON floor_progressive_events (link_id, table_id, round_id)
+CREATE UNIQUE INDEX floor_progressive_contribution_once
+    ON floor_progressive_events (link_id, table_id, round_id)
     WHERE kind = 'progressive_contribution';
 CREATE UNIQUE INDEX floor_progressive_award_claimed_once ON floor_progressive_events (link_id, award_id)
     WHERE kind = 'progressive_award_claimed';

@@ -34,6 +34,7 @@ from controller.engine import machine as m
 from controller.journal import entries as e
 from controller.journal.kinds import STATUS_BY_CLOSING_KIND
 from controller.names import round_number
+from controller.progressive.model import MeterState
 from controller.rules.games import GAMES
 
 # The states that mean the cards were turned. Not ``complete``: a void (a supervisor's, recovery's)
@@ -390,6 +391,9 @@ class TableState:
         self.alerts: dict[str, AlertState] = {}  # the most recent MAX_ALERTS, any state
         self.devices: dict[str, DeviceState] = {}
         self.meters = Meters()
+        # The stand-alone progressive's meter, folded from its progressive_* entries (its store is this
+        # journal): the restart's meter is this fold (controller/progressive/).
+        self.progressive = MeterState()
         self._closed_order: list[str] = []
 
     # --- reading answers ----------------------------------------------------------------------
@@ -698,6 +702,9 @@ class TableState:
         elif entry.action == "set_paytable" and entry.wager is not None:
             self.paytables[entry.wager] = entry.after
 
+    def _on_progressive(self, stored: Stored, entry: e.Entry) -> None:
+        self.progressive.apply(entry)
+
     def _device(self, stored: Stored, name: str) -> DeviceState:
         device = self.devices.get(name)
         if device is None:
@@ -767,5 +774,12 @@ _HANDLERS: dict[type[e.Entry], Any] = {
     e.DeviceStatus: TableState._on_device_status,
     e.SecurityEvent: TableState._on_security_event,
     e.NoiseSuppressed: TableState._on_noise_suppressed,
+    e.ProgressiveParametersChanged: TableState._on_progressive,
+    e.ProgressiveContribution: TableState._on_progressive,
+    e.ProgressiveOverflow: TableState._on_progressive,
+    e.ProgressiveAwardClaimed: TableState._on_progressive,
+    e.ProgressiveAwardPaid: TableState._on_progressive,
+    e.ProgressiveReset: TableState._on_progressive,
+    e.ProgressiveReserve: TableState._on_progressive,
 }
 """Kinds with no handler (dealer keys, hand counts, logins, …) change nothing the readers need."""

@@ -213,7 +213,7 @@ class Limits(Strict):
     # designated-player: the most bonus wins pay per round (0 refused as settle refuses it)
     aggregate_bonus_cap_cents: PositiveCents | None = None
     # The posted maximum of each bonus wager, by the game's wager name; a bonus wager not named here is
-    # limited by max_ante_cents (RULES.md "Paytables and limits": every wager has a posted limit).
+    # limited by max_ante_cents (docs/rules.md "Paytables and limits": every wager has a posted limit).
     max_bonus_cents: dict[str, PositiveCents] = Field(default_factory=dict)
 
     @model_validator(mode="after")

@@ -36,6 +36,7 @@ from controller.floor.servers import (
     leaf_user,
     make_ca,
     nats_server_binary,
+    progressive_user,
     table_user,
 )
 from controller.floor.service import FloorConfig
@@ -95,6 +96,7 @@ class EmbeddedFloor:
     def nats_users(self) -> list[NatsUser]:
         users = [admin_user(self._password("nats:admin")), floor_reader_user(self._password("nats:floor"))]
         users += [table_user(self.site, t, self._password(f"nats:table:{t}")) for t in self.table_ids]
+        users.append(progressive_user(self._password("nats:progressive")))
         return users
 
     def start(self) -> None:

@@ -41,7 +41,7 @@ class Part(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_default
 
     def positions(self) -> frozenset[int]:
         """The dealt positions this part is about: if any of them is a dead hand, the part is never
-        shown (RULES.md: a dead hand's cards are never shown)."""
+        shown (docs/rules.md: a dead hand's cards are never shown)."""
         return frozenset()
 
 
@@ -64,7 +64,7 @@ class Entry(msgspec.Struct, frozen=True, kw_only=True, tag_field="entry_kind", f
 # --- structured reasons -------------------------------------------------------------------------
 
 ReasonCode = Literal[
-    # the deal (RULES.md "Dead hands")
+    # the deal (docs/rules.md "Dead hands and walk-aways")
     "card_repeated",  # a card reported twice in one deal
     "card_misread",  # one index reported as two different cards
     "card_count",  # a hand dealt the wrong number of cards

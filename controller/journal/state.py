@@ -415,7 +415,7 @@ class TableState:
 
     def private_visible(self, stored: Stored) -> bool:
         """May a viewer see this entry's private part now? Once its round's cards are revealed, and
-        never for a dead hand's or a dead or voided round's (RULES.md). An entry outside any round
+        never for a dead hand's or a dead or voided round's (docs/rules.md). An entry outside any round
         (a shoe's fault between rounds, a deck check) keeps its private part to itself."""
         entry = stored.entry
         part = entry.private_part()

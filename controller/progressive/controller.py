@@ -132,10 +132,12 @@ class ProgressiveController:
     on a thread (the engine's commit path); the async API wraps them. One lock: requests are decided and
     committed one at a time, so the order the store records is the order of the claims."""
 
-    def __init__(self, store: ProgressiveStore) -> None:
-        self._store = store
+    def __init__(self, store: ProgressiveStore, *, state: MeterState | None = None) -> None:
+        """``state``: the meter already folded from the store's entries (the table's reducer did it at
+        start); else the store's entries are loaded and folded here."""
+        self.store = store
         self._lock = threading.Lock()
-        self.state: MeterState = model.fold(store.load())
+        self.state: MeterState = state if state is not None else model.fold(store.load())
 
     # --- opening and parameters (the manager's, between rounds: controller/progressive/parameters.py)
     def open_now(self, meter_id: str, parameters: ProgressiveParameters, *, by: str) -> bool:
@@ -222,7 +224,7 @@ class ProgressiveController:
         """Durable first, then folded: a failed commit leaves the state as it was."""
         if not events:
             return
-        self._store.commit(events)
+        self.store.commit(events)
         for event in events:
             self.state.apply(event)
 

@@ -130,6 +130,9 @@ class MeterState:
 
     meter_id: str = ""
     parameters: ProgressiveParameters | None = None
+    # The parameters the configuration file last set (the opening, or a change ``by`` "config"): a table
+    # records a new file's parameters as a change, and keeps a manager's change while the file is the same.
+    config_parameters: ProgressiveParameters | None = None
     opened_base_cents: int = 0  # the base the meter opened at (a later change of base moves nothing)
     meter_cents: int = 0  # the display meter
     reserve_cents: int = 0
@@ -208,6 +211,8 @@ class MeterState:
                 self.meter_cents = parameters.settings.base_cents
             else:
                 self.changes += 1
+            if entry.before is None or entry.by == "config":
+                self.config_parameters = parameters
             self.parameters = parameters
         elif isinstance(entry, e.ProgressiveContribution):
             self.contributions[(entry.table_id, entry.round_id)] = entry

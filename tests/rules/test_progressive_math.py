@@ -80,7 +80,7 @@ def test_the_references_run_agrees_with_rules_mds_words(cards: list[int]) -> Non
 
 def test_the_reference_counts_every_hand_and_matches_rules_md() -> None:
     assert sum(REFERENCE.values()) == HANDS
-    # RULES.md "Progressive wager": 7: 32 · 6: 1,592 · 5: 39,960 · 4: 676,196 · 3: 8,642,932.
+    # docs/rules.md "Progressive wager": 7: 32 · 6: 1,592 · 5: 39,960 · 4: 676,196 · 3: 8,642,932.
     assert {run: REFERENCE[run] for run in (7, 6, 5, 4, 3)} == {
         7: 32,
         6: 1_592,

@@ -1,12 +1,12 @@
 """A linked progressive's data in a real floor database, for the floor panel's progressive tests.
 
 The link's store is written by the real progressive controller (controller/progressive: its model
-decides every event, as on the floor) through :class:`FloorRowsStore`, which keeps the events as the
-linked deployment keeps them in PostgreSQL: one row per event in the controller's order, and the link's
-row with its meter and every 1.39A meter folded (``MeterState.to_json``). ``LINK_DDL`` is that store's
-schema (the floor's migration of the linked deployment), created here only where the floor's own
-migrations have not. The tables' side is what the floor service projects from their journals: each
-round's ``bets_locked`` entry, a dead seat's ``dead_hand``, and the floor round as it closed.
+decides every event) over the floor's own store for a link (controller/floor/progressive.py's
+``PostgresStore``, the floor's migration 7), its link row refreshed after each change as the linked
+service refreshes it. The tables' side is what the floor service projects from their journals: each
+round's ``bets_locked`` entry, a dead seat's ``dead_hand``, and the floor round as it closed (rows
+written here as the floor service writes them, for the engine's journals do not yet carry the wager
+at every game the tests need).
 """
 
 from __future__ import annotations
@@ -20,53 +20,10 @@ from typing import Any
 import psycopg
 
 from controller.floor.embedded import EmbeddedFloor
-from controller.floor.schema import REPORTING_ROLE, WRITER_ROLE
-from controller.journal import entries as e
+from controller.floor.progressive import PostgresStore
 from controller.progressive import model
 from controller.progressive.controller import ProgressiveController
 from controller.progressive.model import Hit
-
-LINK_DDL = """
-CREATE TABLE floor_progressive_links (
-    link_id text PRIMARY KEY,
-    meter_id text NOT NULL,
-    tables text[] NOT NULL DEFAULT '{}',
-    events bigint NOT NULL DEFAULT 0,
-    meter_cents bigint NOT NULL DEFAULT 0,
-    reserve_cents bigint NOT NULL DEFAULT 0,
-    pending_awards integer NOT NULL DEFAULT 0,
-    state jsonb NOT NULL DEFAULT '{}',
-    updated_utc timestamptz NOT NULL DEFAULT clock_timestamp()
-);
-CREATE TABLE floor_progressive_events (
-    link_id text NOT NULL REFERENCES floor_progressive_links (link_id),
-    event_no bigint NOT NULL CHECK (event_no > 0),
-    kind text NOT NULL,
-    table_id text,
-    round_id text,
-    award_id text,
-    claim_number integer,
-    amount_cents bigint,
-    entry jsonb NOT NULL,
-    committed_utc timestamptz NOT NULL DEFAULT clock_timestamp(),
-    PRIMARY KEY (link_id, event_no)
-);
-CREATE VIEW floor_progressive_awards AS
-    SELECT c.link_id, c.claim_number, c.award_id, c.table_id, c.round_id,
-           (c.entry->>'seat')::integer AS seat, (c.entry->>'line')::integer AS line,
-           c.amount_cents, c.entry->>'paid_from' AS paid_from,
-           (c.entry->>'needs_confirmation')::boolean AS needs_confirmation,
-           (c.entry->>'meter_before_cents')::bigint AS meter_before_cents,
-           (c.entry->>'meter_after_cents')::bigint AS meter_after_cents,
-           c.event_no AS claimed_event_no, c.committed_utc AS claimed_utc,
-           p.event_no AS paid_event_no, p.committed_utc AS paid_utc, p.entry->>'by' AS paid_by,
-           CASE WHEN p.event_no IS NULL THEN 'pending' ELSE 'paid' END AS status
-    FROM floor_progressive_events c
-    LEFT JOIN floor_progressive_events p
-        ON p.link_id = c.link_id AND p.award_id = c.award_id AND p.kind = 'progressive_award_paid'
-    WHERE c.kind = 'progressive_award_claimed';
-"""
-LINK_RELATIONS = ("floor_progressive_links", "floor_progressive_events", "floor_progressive_awards")
 
 UNIT_CENTS = 100
 # The day shift of 5 December 2026 (06-14 UTC), and the grave shift before it.
@@ -74,75 +31,9 @@ DAY = "2026-12-05T10:00:00+00:00"
 GRAVE = "2026-12-05T03:00:00+00:00"
 
 
-def create_link_tables(floor: EmbeddedFloor) -> None:
-    with psycopg.connect(floor.owner_dsn, autocommit=True) as connection:
-        row = connection.execute("SELECT to_regclass('floor_progressive_events') IS NOT NULL").fetchone()
-        if row is not None and row[0]:
-            return  # the floor's migrations made them
-        connection.execute(LINK_DDL.encode())
-        for relation in LINK_RELATIONS:
-            connection.execute(f"GRANT SELECT ON {relation} TO {REPORTING_ROLE}, {WRITER_ROLE}".encode())
-
-
-@dataclass
-class FloorRowsStore:
-    """The controller's store as rows of the floor's PostgreSQL (what the linked deployment keeps):
-    each commit one transaction, the events in order, the link's row with every meter folded."""
-
-    dsn: str
-    link_id: str
-    tables: tuple[str, ...]
-    committed_utc: str = DAY  # when the next commit happens, as the test says (no wall clock)
-    entries: list[e.Entry] = field(default_factory=list)
-
-    def load(self) -> list[e.Entry]:
-        return list(self.entries)
-
-    def commit(self, entries: Sequence[e.Entry]) -> None:
-        state = model.fold([*self.entries, *entries])
-        with psycopg.connect(self.dsn) as connection, connection.transaction():
-            connection.execute(
-                "INSERT INTO floor_progressive_links (link_id, meter_id, tables) VALUES (%s, %s, %s) "
-                "ON CONFLICT (link_id) DO NOTHING",
-                (self.link_id, state.meter_id, list(self.tables)),
-            )
-            for number, entry in enumerate(entries, start=len(self.entries) + 1):
-                public = e.public_dict(entry)
-                connection.execute(
-                    "INSERT INTO floor_progressive_events (link_id, event_no, kind, table_id, round_id, "
-                    "award_id, claim_number, amount_cents, entry, committed_utc) "
-                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                    (
-                        self.link_id,
-                        number,
-                        entry.kind,
-                        public.get("table_id"),
-                        public.get("round_id"),
-                        public.get("award_id"),
-                        public.get("claim_number"),
-                        public.get("amount_cents"),
-                        json.dumps(public),
-                        self.committed_utc,
-                    ),
-                )
-            connection.execute(
-                "UPDATE floor_progressive_links SET events = %s, meter_cents = %s, reserve_cents = %s, "
-                "pending_awards = %s, state = %s, updated_utc = clock_timestamp() WHERE link_id = %s",
-                (
-                    len(self.entries) + len(entries),
-                    state.meter_cents,
-                    state.reserve_cents,
-                    len(state.pending()),
-                    json.dumps(state.to_json()),
-                    self.link_id,
-                ),
-            )
-        self.entries.extend(entries)
-
-
 @dataclass
 class LinkData:
-    """One link: its controller (the real one, over :class:`FloorRowsStore`) and the tables' side."""
+    """One link: its controller (the real one, over the floor's PostgresStore) and the tables' side."""
 
     floor: EmbeddedFloor
     tables: tuple[str, ...]
@@ -150,8 +41,9 @@ class LinkData:
     seqs: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        create_link_tables(self.floor)
-        self.store = FloorRowsStore(self.floor.owner_dsn, self.link_id, self.tables)
+        self.connection = psycopg.connect(self.floor.writer_dsn, autocommit=True)
+        self.store = PostgresStore(self.connection, self.link_id)
+        self.store.ensure_link(f"meter-{self.link_id}", self.tables)
         self.controller = ProgressiveController(self.store)
         parameters = model.parse_parameters({
             "unit_cents": UNIT_CENTS, "base_cents": 1_000_000, "reset_cents": 1_000_000,
@@ -159,6 +51,14 @@ class LinkData:
             "paytable": "progressive",
         })  # fmt: skip
         self.controller.open_now(f"meter-{self.link_id}", parameters, by="mo")
+        self.publish()
+
+    def publish(self) -> None:
+        """The link row's meters, as the linked service refreshes them after each change."""
+        self.store.publish_state(self.controller.meter_now())
+
+    def close(self) -> None:
+        self.connection.close()
 
     def _execute(self, sql: str, params: tuple[Any, ...]) -> None:
         with psycopg.connect(self.floor.owner_dsn, autocommit=True) as connection:
@@ -199,17 +99,24 @@ class LinkData:
             (table_id, round_id, status, closed, closed),
         )
         if counted is not None:
-            self.store.committed_utc = closed
-            self.controller.contribute_now(table_id, round_id, counted)
+            self.contribute(table_id, round_id, counted)
+
+    def contribute(self, table_id: str, round_id: str, wagers: int) -> None:
+        self.controller.contribute_now(table_id, round_id, wagers)
+        self.publish()
+
+    def confirm(self, award_id: str, by: str) -> None:
+        self.controller.confirm_paid_now(award_id, by=by)
+        self.publish()
 
     def dead_hand(self, table_id: str, round_id: str, seat: int, at: str = DAY) -> None:
         """A seat's dead_hand entry reaching the floor (its wager returned)."""
         reason = {"code": "killed", "text": "exposed hand"}
         self._entry(table_id, round_id, "dead_hand", {"seat": seat, "reason": reason}, at)
 
-    def claim(self, table_id: str, round_id: str, seat: int, run_length: int, at: str = DAY) -> None:
-        self.store.committed_utc = at
+    def claim(self, table_id: str, round_id: str, seat: int, run_length: int) -> None:
         self.controller.claim_now(table_id, round_id, [Hit(seat, run_length)])
+        self.publish()
 
 
 def later(moment: str, seconds: int) -> str:
@@ -229,6 +136,6 @@ def standard_link(floor: EmbeddedFloor) -> LinkData:
     data.table_round("T2", "R21", locked=[1], counted=1)
     data.table_round("T2", "R22", locked=[1, 2], counted=1, dead_seats=[2], closed=later(DAY, 60))
     data.table_round("T3", "R31", locked=[1, 2, 4], counted=2)
-    data.claim("T1", "R12", 3, 5, at=later(DAY, 61))
-    data.claim("T2", "R21", 1, 7, at=later(DAY, 62))
+    data.claim("T1", "R12", 3, 5)
+    data.claim("T2", "R21", 1, 7)
     return data

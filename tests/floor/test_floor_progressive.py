@@ -125,13 +125,12 @@ def test_a_controller_count_the_journals_never_locked_is_a_difference(make_floor
     floor = make_floor(["T1"])
     data = standard_link(floor)
     # The controller counted a round of T2 the floor holds no lock or round for.
-    data.store.committed_utc = "2026-12-05T11:00:00+00:00"
-    data.controller.contribute_now("T2", "R29", 1)
+    data.contribute("T2", "R29", 1)
     assert asyncio.run(_reconcile(floor.writer_dsn)) == 2  # T3's, and T2's phantom round
     messages = {t: m for t, m, _open in _alerts(floor.owner_dsn)}
-    # T2's day shift: R21 and R22 agree (1.00 each side), R29 is the controller's alone.
-    assert "in-meter holds 3.00" in messages["T2"]
-    assert "journal 2.00" in messages["T2"]
+    # R29 is the controller's alone, placed in the shift of the controller's time (now).
+    assert "in-meter holds 1.00" in messages["T2"]
+    assert "journal 0.00" in messages["T2"]
     assert "(+1.00); rounds R29" in messages["T2"]
 
 
@@ -206,8 +205,8 @@ def test_the_progressive_csv_and_pages_behind_the_login(make_floor: MakeFloor) -
 
 
 def test_a_floor_without_progressive_links_shows_none(make_floor: MakeFloor) -> None:
-    """No link tables at all (a floor whose schema has none): the list is empty, the service's
-    reconciliation does nothing, no page fails."""
+    """A floor with no link: the list says so, the service's reconciliation does nothing, an unknown
+    link is 404 (a floor whose schema has no link tables at all is the same: progressive_view.links_exist)."""
     floor = make_floor(["T1"])
     assert asyncio.run(_reconcile(floor.writer_dsn)) == 0
 

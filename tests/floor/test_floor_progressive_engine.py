@@ -23,7 +23,6 @@ from drivers.events import BetChanged
 from tests.engine.table import Table, stack
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import wait_until
-from tests.floor.test_floor_sessions import WAIT_S
 from tests.progressive.test_table_progressive import (
     DEALER,
     NOTHING,

@@ -303,7 +303,7 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
     streams: dict[str, int] = {}  # open live streams per user (max_streams_per_user)
     app.state.streams = streams
 
-    async def query(sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+    async def query(sql: str, params: tuple[Any, ...] | dict[str, Any] = ()) -> list[dict[str, Any]]:
         stats.queries += 1
         try:
             # The wait for a connection (pool_timeout_s) and the query itself, both bounded.
@@ -747,23 +747,41 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
             return login_redirect()
         return page("progressive_links.html", session, links=await progressive_view.link_list(query))
 
+    def window_days(days: str) -> int | None:
+        """The reconciliation's window in days (``?days=``, 1 to 366; 7 when not given), None if bad."""
+        if not days:
+            return round(progressive_view.RECONCILE_WINDOW_S / 86400)
+        if not days.isdigit() or not 1 <= int(days) <= progressive_view.MAX_WINDOW_DAYS:
+            return None
+        return int(days)
+
     @app.get("/progressive/{link_id}", response_class=HTMLResponse)
-    async def progressive_page(link_id: str, request: Request) -> Response:
+    async def progressive_page(link_id: str, request: Request, days: str = "") -> Response:
         session = session_of(request)
         if session is None:
             return login_redirect()
-        detail = await progressive_view.link_detail(query, link_id)
+        window = window_days(days[:8])
+        if window is None:
+            return HTMLResponse(
+                f"days: a whole number of days from 1 to {progressive_view.MAX_WINDOW_DAYS}.", 422
+            )
+        detail = await progressive_view.link_detail(query, link_id, window_s=window * 86400.0)
         if detail is None:
             return HTMLResponse("No such progressive link on the floor.", 404)
-        return page("progressive.html", session, **detail)
+        return page("progressive.html", session, days=window, **detail)
 
     @app.get("/progressive/{link_id}/csv")
-    async def progressive_csv(link_id: str, request: Request) -> Response:
+    async def progressive_csv(link_id: str, request: Request, days: str = "") -> Response:
         """The progressive page as CSV (controller/floor/export.py), behind the page's login."""
         session = session_of(request)
         if session is None:
             return login_redirect()
-        detail = await progressive_view.link_detail(query, link_id)
+        window = window_days(days[:8])
+        if window is None:
+            return HTMLResponse(
+                f"days: a whole number of days from 1 to {progressive_view.MAX_WINDOW_DAYS}.", 422
+            )
+        detail = await progressive_view.link_detail(query, link_id, window_s=window * 86400.0)
         if detail is None:
             return HTMLResponse("No such progressive link on the floor.", 404)
         return export.csv_response(export.progressive_csv(detail), f"floor-progressive-{link_id}.csv")

@@ -41,9 +41,14 @@ import psycopg
 
 from controller.money import format_money
 
-Query = Callable[[str, tuple[Any, ...]], Awaitable[list[dict[str, Any]]]]
+Params = tuple[Any, ...] | dict[str, Any]
+Query = Callable[[str, Params], Awaitable[list[dict[str, Any]]]]
 PROGRESSIVE_WAGER = "progressive"  # the wager's name in a bets_locked entry (controller.rules.progressive)
 RECONCILE_ALERT_KIND = "progressive_reconciliation"
+# The rounds reconciled: those closed within this many seconds (the page's default, and the floor
+# service's every run), read through the floor's index by close time, never the whole record again.
+RECONCILE_WINDOW_S = 7 * 24 * 3600.0
+MAX_WINDOW_DAYS = 366
 _FAULT_PREFIX = "progressive_reconcile"
 
 # The tables the page reads: a floor without them (no linked progressive) shows no link.
@@ -88,12 +93,17 @@ PENDING_BY_LINE_SQL = (
 # in-meter, for rounds the floor holds as closed (or that only the controller has), placed in a shift.
 _ROUNDS_COMPARED = """
 WITH members AS (
-    SELECT unnest(tables) AS table_id FROM floor_progressive_links WHERE link_id = %s
+    SELECT unnest(tables) AS table_id FROM floor_progressive_links WHERE link_id = %(link)s
 ),
-lock_entry AS (  -- the round's lock as the table wrote it (its last, were there two)
+rounds AS (  -- the link's rounds closed within the window (floor_rounds_by_time)
+    SELECT r.table_id, r.round_id, r.status, r.closed_utc FROM floor_rounds r
+    WHERE r.closed_utc >= now() - make_interval(secs => %(window_s)s) AND r.status <> 'in_progress'
+      AND r.table_id IN (SELECT table_id FROM members)
+),
+lock_entry AS (  -- each round's lock as the table wrote it (its last, were there two)
     SELECT DISTINCT ON (e.table_id, e.round_id) e.table_id, e.round_id, e.payload
-    FROM floor_entries e
-    WHERE e.kind = 'bets_locked' AND e.round_id IS NOT NULL AND e.table_id IN (SELECT table_id FROM members)
+    FROM rounds r JOIN floor_entries e ON e.table_id = r.table_id AND e.round_id = r.round_id
+    WHERE e.kind = 'bets_locked'
     ORDER BY e.table_id, e.round_id, e.seq DESC
 ),
 locks AS (
@@ -102,22 +112,26 @@ locks AS (
     WHERE w.value ? 'progressive'
 ),
 dead_seats AS (
-    SELECT DISTINCT table_id, round_id, payload ->> 'seat' AS seat FROM floor_entries
-    WHERE kind = 'dead_hand' AND payload ->> 'seat' IS NOT NULL AND table_id IN (SELECT table_id FROM members)
+    SELECT DISTINCT e.table_id, e.round_id, e.payload ->> 'seat' AS seat
+    FROM rounds r JOIN floor_entries e ON e.table_id = r.table_id AND e.round_id = r.round_id
+    WHERE e.kind = 'dead_hand' AND e.payload ->> 'seat' IS NOT NULL
 ),
 journal AS (
     SELECT l.table_id, l.round_id, sum(l.cents) AS locked_cents, count(*) AS locked_wagers,
            COALESCE(sum(l.cents) FILTER (WHERE r.status = 'settled' AND d.seat IS NULL), 0) AS counted_cents,
            count(*) FILTER (WHERE r.status = 'settled' AND d.seat IS NULL) AS counted_wagers
     FROM locks l
+    JOIN rounds r USING (table_id, round_id)
     LEFT JOIN dead_seats d USING (table_id, round_id, seat)
-    LEFT JOIN floor_rounds r USING (table_id, round_id)
     GROUP BY l.table_id, l.round_id
 ),
-controller AS (
+controller AS (  -- the link's counts of those rounds, and of any round it counted within the window
     SELECT table_id, round_id, (entry ->> 'in_meter_cents')::bigint AS in_meter_cents,
            (entry ->> 'wagers')::bigint AS wagers, committed_utc
-    FROM floor_progressive_events WHERE link_id = %s AND kind = 'progressive_contribution'
+    FROM floor_progressive_events
+    WHERE link_id = %(link)s AND kind = 'progressive_contribution'
+      AND ((table_id, round_id) IN (SELECT table_id, round_id FROM rounds)
+           OR committed_utc >= now() - make_interval(secs => %(window_s)s))
 ),
 compared AS (
     SELECT COALESCE(j.table_id, c.table_id) AS table_id, COALESCE(j.round_id, c.round_id) AS round_id,
@@ -127,12 +141,14 @@ compared AS (
            c.committed_utc
     FROM journal j FULL OUTER JOIN controller c USING (table_id, round_id)
 )
-SELECT x.*, floor_shift(COALESCE(fr.closed_utc, x.committed_utc)) AS shift
+SELECT x.*, floor_shift(COALESCE(r.closed_utc, x.committed_utc)) AS shift
 FROM compared x
+LEFT JOIN rounds r USING (table_id, round_id)
 LEFT JOIN floor_rounds fr ON fr.table_id = x.table_id AND fr.round_id = x.round_id
-WHERE (fr.status IS NOT NULL AND fr.status <> 'in_progress')
-   OR ((fr.status IS NULL OR fr.status = 'in_progress') AND x.committed_utc IS NOT NULL
-       AND x.controller_cents <> 0)
+-- A round closed within the window; or one the controller counted that the floor holds no closed
+-- round for (a round closed before the window is out of it on both sides).
+WHERE r.round_id IS NOT NULL
+   OR ((fr.status IS NULL OR fr.status = 'in_progress') AND x.controller_cents <> 0)
 """
 RECONCILE_SQL = f"""
 WITH per_round AS ({_ROUNDS_COMPARED})
@@ -257,8 +273,11 @@ async def link_list(query: Query) -> list[dict[str, Any]]:
     return await query(LINKS_SQL, ())
 
 
-async def link_detail(query: Query, link_id: str) -> dict[str, Any] | None:
-    """Everything the progressive page shows of one link, or None when the floor has no such link."""
+async def link_detail(
+    query: Query, link_id: str, *, window_s: float = RECONCILE_WINDOW_S
+) -> dict[str, Any] | None:
+    """Everything the progressive page shows of one link (its reconciliation over the rounds closed
+    within ``window_s``), or None when the floor has no such link."""
     if "\x00" in link_id or not await links_exist(query):
         return None
     found = await query(LINK_SQL, (link_id,))
@@ -271,7 +290,7 @@ async def link_detail(query: Query, link_id: str) -> dict[str, Any] | None:
         state = {}
     state = state if isinstance(state, dict) else {}
     parameters = state.get("parameters") or {}
-    reconciled = reconciliation_rows(await query(RECONCILE_SQL, (link_id, link_id)))
+    reconciled = reconciliation_rows(await query(RECONCILE_SQL, {"link": link_id, "window_s": window_s}))
     return {
         "link": link,
         "opened": bool(parameters),
@@ -332,12 +351,14 @@ async def sign_frame(query: Query, link_id: str) -> dict[str, Any] | None:
 
 
 # --- the floor service's part: differences raised as floor alerts -------------------------------------
-async def raise_reconciliation_alerts(connection: psycopg.AsyncConnection[Any]) -> int:
+async def raise_reconciliation_alerts(
+    connection: psycopg.AsyncConnection[Any], *, window_s: float = RECONCILE_WINDOW_S
+) -> int:
     """Reconcile every link and make the floor's alerts say so: a difference not yet alerted is raised
     (one alert per table, shift and amounts), an alert whose difference is gone or has changed is
     cleared. Returns the number of alerts raised. Run by the floor service in its own transaction."""
 
-    async def query(sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+    async def query(sql: str, params: Params = ()) -> list[dict[str, Any]]:
         cursor = await connection.execute(sql, params)
         names = [d.name for d in cursor.description or []]
         return [dict(zip(names, row, strict=True)) for row in await cursor.fetchall()]
@@ -350,11 +371,15 @@ async def raise_reconciliation_alerts(connection: psycopg.AsyncConnection[Any]) 
         found: list[Difference] = []
         for link in links:
             link_id = str(link["link_id"])
-            found += differences(link_id, await query(RECONCILE_SQL, (link_id, link_id)))
+            rows = await query(RECONCILE_SQL, {"link": link_id, "window_s": window_s})
+            found += differences(link_id, rows)
         current = {(d.table_id, d.fault_id) for d in found}
+        # Only alerts raised within the window are cleared by their difference's going: an older one's
+        # rounds are out of this run's reach, and it stays for a person to acknowledge.
         open_rows = await query(
-            "SELECT table_id, fault_id FROM floor_alerts WHERE kind = %s AND cleared_utc IS NULL",
-            (RECONCILE_ALERT_KIND,),
+            "SELECT table_id, fault_id FROM floor_alerts WHERE kind = %s AND cleared_utc IS NULL "
+            "AND raised_utc >= now() - make_interval(secs => %s)",
+            (RECONCILE_ALERT_KIND, window_s),
         )
         for row in open_rows:
             if (row["table_id"], row["fault_id"]) not in current:

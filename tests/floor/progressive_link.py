@@ -26,9 +26,13 @@ from controller.progressive.controller import ProgressiveController
 from controller.progressive.model import Hit
 
 UNIT_CENTS = 100
-# The day shift of 5 December 2026 (06-14 UTC), and the grave shift before it.
-DAY = "2026-12-05T10:00:00+00:00"
-GRAVE = "2026-12-05T03:00:00+00:00"
+# Today's day shift (06-14 UTC) and the grave shift before it (22-06, named for the day it started):
+# within the reconciliation's window whenever the tests run.
+TODAY = dt.datetime.now(dt.UTC).date()
+DAY = f"{TODAY.isoformat()}T10:00:00+00:00"
+GRAVE = f"{TODAY.isoformat()}T03:00:00+00:00"
+DAY_SHIFT = f"{TODAY.isoformat()} day"
+GRAVE_SHIFT = f"{(TODAY - dt.timedelta(days=1)).isoformat()} grave"
 
 
 @dataclass

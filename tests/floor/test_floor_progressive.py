@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import csv
+import datetime as dt
 import io
 import json
 from typing import Any
@@ -19,7 +20,7 @@ from controller.floor.panel import FloorPanelSettings, FloorUser, serve_panel
 from controller.floor.service import FloorService
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import wait_until
-from tests.floor.progressive_link import DAY, later, standard_link
+from tests.floor.progressive_link import DAY, DAY_SHIFT, GRAVE_SHIFT, TODAY, later, standard_link
 from tests.floor.test_floor_sessions import WAIT_S, Events, login
 
 PASSWORD = "regulator-pw"
@@ -45,7 +46,7 @@ def test_reconciliation_per_table_and_shift_and_its_alert(make_floor: MakeFloor)
     data = standard_link(floor)
 
     async def scenario() -> None:
-        async def query(sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+        async def query(sql: str, params: progressive_view.Params = ()) -> list[dict[str, Any]]:
             async with await psycopg.AsyncConnection.connect(floor.reporting_dsn) as connection:
                 cursor = await connection.execute(sql.encode(), params)
                 names = [d.name for d in cursor.description or []]
@@ -55,19 +56,19 @@ def test_reconciliation_per_table_and_shift_and_its_alert(make_floor: MakeFloor)
         assert detail is not None
         rows = {(r["table_id"], r["shift"]): r for r in detail["reconciliation"]}
         # T1's grave-shift round apart from its day-shift ones; every figure to the cent.
-        assert set(rows) == {("T1", "2026-12-05 day"), ("T1", "2026-12-04 grave"), ("T2", "2026-12-05 day"),
-                             ("T3", "2026-12-05 day")}  # fmt: skip
+        assert set(rows) == {("T1", DAY_SHIFT), ("T1", GRAVE_SHIFT), ("T2", DAY_SHIFT),
+                             ("T3", DAY_SHIFT)}  # fmt: skip
 
         def figures(row: dict[str, Any]) -> tuple[int, ...]:
             return tuple(row[k] for k in ("rounds", "locked_cents", "journal_wagers", "journal_cents",
                                           "controller_cents", "difference_cents"))  # fmt: skip
 
         # T1's dead round R13: its wager locked (1.00) and returned; the controller never counted it.
-        assert figures(rows["T1", "2026-12-05 day"]) == (3, 500, 4, 400, 400, 0)
+        assert figures(rows["T1", DAY_SHIFT]) == (3, 500, 4, 400, 400, 0)
         # T2's R22: seat 2 killed, its wager returned: counted by neither side.
-        assert figures(rows["T2", "2026-12-05 day"]) == (2, 300, 2, 200, 200, 0)
-        assert figures(rows["T1", "2026-12-04 grave"]) == (1, 100, 1, 100, 100, 0)
-        t3 = rows["T3", "2026-12-05 day"]
+        assert figures(rows["T2", DAY_SHIFT]) == (2, 300, 2, 200, 200, 0)
+        assert figures(rows["T1", GRAVE_SHIFT]) == (1, 100, 1, 100, 100, 0)
+        t3 = rows["T3", DAY_SHIFT]
         assert figures(t3) == (1, 300, 3, 300, 200, -100)
         assert t3["differing_rounds"] == ("R31",)
         assert [(d["table_id"], d["difference_cents"]) for d in detail["differences"]] == [("T3", -100)]
@@ -159,7 +160,9 @@ def test_the_floor_service_raises_the_reconciliation_alert(make_floor: MakeFloor
 
 def test_the_progressive_csv_and_pages_behind_the_login(make_floor: MakeFloor) -> None:
     floor = make_floor(["T1", "T2", "T3"])
-    standard_link(floor)
+    data = standard_link(floor)
+    ten_days_ago = f"{(TODAY - dt.timedelta(days=10)).isoformat()}T10:00:00+00:00"
+    data.table_round("T3", "R30", locked=[1], counted=None, closed=ten_days_ago)
 
     async def scenario() -> None:
         settings = FloorPanelSettings(floor.reporting_dsn, None, USERS)
@@ -191,10 +194,23 @@ def test_the_progressive_csv_and_pages_behind_the_login(make_floor: MakeFloor) -
                 assert found["table.in_meter_cents", "T1"] == ("500", "5.00")
                 assert found["hit.table_id", "2"] == ("T2", "")
                 assert found["hit.status", "2"] == ("pending", "")
-                assert found["reconciliation.difference_cents", "T3 2026-12-05 day"] == ("-100", "-1.00")
-                assert found["reconciliation.locked_cents", "T2 2026-12-05 day"] == ("300", "3.00")
+                assert found["reconciliation.difference_cents", f"T3 {DAY_SHIFT}"] == ("-100", "-1.00")
+                assert found["reconciliation.locked_cents", f"T2 {DAY_SHIFT}"] == ("300", "3.00")
                 assert found["level.won_cents", "7"] == ("1000135", "10,001.35")
-                assert found["reconciliation.differing_rounds", "T3 2026-12-05 day"] == ("R31", "")
+                assert found["reconciliation.differing_rounds", f"T3 {DAY_SHIFT}"] == ("R31", "")
+                # The window: a round closed ten days ago is out of the default week (page, CSV and the
+                # floor service's run alike) and in the last 30 days when asked for.
+                old_shift = f"{(TODAY - dt.timedelta(days=10)).isoformat()} day"
+                assert not any(key == f"T3 {old_shift}" for _meter, key in found)
+                wide = await client.get("/progressive/L1/csv?days=30")
+                wide_rows = {(r[0], r[1]): (r[2], r[3]) for r in list(csv.reader(io.StringIO(wide.text)))[1:]}
+                assert wide_rows["reconciliation.difference_cents", f"T3 {old_shift}"] == ("-100", "-1.00")
+                assert "R30" in (await client.get("/progressive/L1?days=30")).text
+                assert "R30" not in (await client.get("/progressive/L1")).text
+                for bad in ("0", "367", "abc", "-1"):
+                    assert (await client.get(f"/progressive/L1?days={bad}")).status_code == 422, bad
+                    assert (await client.get(f"/progressive/L1/csv?days={bad}")).status_code == 422, bad
+                assert await _reconcile(floor.writer_dsn) == 1  # T3's of today only
                 for path in ("/progressive/NOPE", "/progressive/NOPE/csv", "/progressive/NOPE/sign",
                              "/progressive/%00/csv"):  # fmt: skip
                     assert (await client.get(path)).status_code == 404, path

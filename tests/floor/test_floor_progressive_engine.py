@@ -94,7 +94,7 @@ def test_the_engine_s_journal_and_the_link_s_in_meter_agree(tmp_path: Path, make
         link.store.publish_state(link.controller.meter_now())
 
     async def reconcile() -> tuple[dict[str, Any] | None, int]:
-        async def query(sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+        async def query(sql: str, params: progressive_view.Params = ()) -> list[dict[str, Any]]:
             async with await psycopg.AsyncConnection.connect(floor.reporting_dsn) as connection:
                 cursor = await connection.execute(sql.encode(), params)
                 names = [d.name for d in cursor.description or []]

@@ -366,10 +366,13 @@ class Link:
             answer = self.controller.claim_now(table_id, round_id, hits, by=by)  # the first answer
             return {"status": "replayed", **answer.to_json()}
         if key not in self.controller.state.contributions:
-            self.pump(status)  # the round's settlement may have reached the floor since the last tick
-        if key not in self.controller.state.contributions:
+            # Where the floor stands is read before the contributions are counted again: a round the
+            # count then still lacks, at or below that entry, was never contributed. (Read after, the
+            # floor service could commit the round between the two reads and the claim would be refused
+            # for a round the count had not yet read: found by the kill test.)
             held, quarantined = self.table_through(table_id)
-            if held < through_seq or quarantined:
+            self.pump(status)  # the round's settlement may have reached the floor since the last tick
+            if key not in self.controller.state.contributions and (held < through_seq or quarantined):
                 status.waits += 1
                 why = "quarantined on the floor" if quarantined else f"the floor holds entry {held}"
                 return {

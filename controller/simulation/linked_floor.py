@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -29,7 +30,7 @@ from controller.floor.progressive import LinkConfig, LinkedConfig, LinkedProgres
 from controller.floor.servers import PROGRESSIVE_INBOX, PostgresCluster
 from controller.floor.service import FloorConfig, FloorService
 from controller.progressive import linked
-from controller.progressive.model import ProgressiveParameters, parse_parameters
+from controller.progressive.model import Hit, ProgressiveParameters, parse_parameters
 from controller.simulation.linked_tables import LinkedTable
 from controller.uplink.uplink import Uplink
 
@@ -57,7 +58,11 @@ def write_spec(path: Path, floor: EmbeddedFloor, tables: Sequence[str], paramete
     floor_config = floor.floor_config(batch_size=500, backoff_max_s=1.0)
     assert floor.nats is not None and floor.tls is not None
     spec = {
-        "floor": {**asdict(floor_config), "servers": list(floor_config.servers), "ca_file": str(floor_config.ca_file)},
+        "floor": {
+            **asdict(floor_config),
+            "servers": list(floor_config.servers),
+            "ca_file": str(floor_config.ca_file),
+        },
         "progressive": {
             "servers": [floor.nats.url],
             "user": "floor-progressive",
@@ -93,7 +98,9 @@ async def _serve(spec_path: Path) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGTERM, stop.set)
-    await asyncio.gather(FloorService(FloorConfig(**floor_spec)).run(stop), LinkedProgressive(config).run(stop))
+    await asyncio.gather(
+        FloorService(FloorConfig(**floor_spec)).run(stop), LinkedProgressive(config).run(stop)
+    )
 
 
 @dataclass
@@ -203,6 +210,9 @@ class LinkedTables:
     def all_up(self) -> bool:
         return all(client.link_state().up for client in self.clients.values())
 
+    def none_up(self) -> bool:
+        return not any(client.link_state().up for client in self.clients.values())
+
     def pending(self) -> int:
         return sum(len(client.pending) for client in self.clients.values())
 
@@ -223,8 +233,10 @@ async def wait_for(predicate: Any, timeout_s: float, what: str) -> None:
 
 def floor_holds_journals(floor: EmbeddedFloor, tables: LinkedTables) -> bool:
     with psycopg.connect(floor.reporting_dsn) as connection:
-        rows = dict(connection.execute("SELECT table_id, last_seq FROM floor_tables").fetchall())
-        marks = dict(
+        rows: dict[str, int] = dict(
+            connection.execute("SELECT table_id, last_seq FROM floor_tables").fetchall()
+        )
+        marks: dict[str, int] = dict(
             connection.execute(
                 "SELECT table_id, through_seq FROM floor_progressive_marks WHERE link_id = %s", (LINK_ID,)
             ).fetchall()
@@ -312,11 +324,16 @@ def check_books(floor: EmbeddedFloor, tables: LinkedTables) -> dict[str, Any]:
             (LINK_ID,),
         ).fetchone()
         link_row = connection.execute(
-            "SELECT meter_cents, reserve_cents, events FROM floor_progressive_links WHERE link_id = %s", (LINK_ID,)
+            "SELECT meter_cents, reserve_cents, events FROM floor_progressive_links WHERE link_id = %s",
+            (LINK_ID,),
         ).fetchone()
         meter = base if last_meter is None else int(last_meter[0])
         reserve = 0 if last_reserve is None else int(last_reserve[0])
-        if link_row is None or (int(link_row[0]), int(link_row[1]), int(link_row[2])) != (meter, reserve, events):
+        if link_row is None or (int(link_row[0]), int(link_row[1]), int(link_row[2])) != (
+            meter,
+            reserve,
+            events,
+        ):
             problems.append(f"the link row {link_row} is not the events' ({meter}, {reserve}, {events})")
         if base + increments + resets - meter_awards != meter:
             problems.append(f"meter: {base} + {increments} + resets {resets} - {meter_awards} != {meter}")
@@ -365,7 +382,9 @@ def check_books(floor: EmbeddedFloor, tables: LinkedTables) -> dict[str, Any]:
     simulated = sum(table.wagers_settled for table in tables.tables.values())
     unit = tables.parameters.settings.unit_cents
     if not wagers == journal_count == simulated or in_meter != journal_count * unit:
-        problems.append(f"in-meter {wagers} wagers / {in_meter} cents; journals {journal_count}; tables {simulated}")
+        problems.append(
+            f"in-meter {wagers} wagers / {in_meter} cents; journals {journal_count}; tables {simulated}"
+        )
     return {
         "base_cents": base,
         "increments_cents": increments,
@@ -389,7 +408,157 @@ def check_books(floor: EmbeddedFloor, tables: LinkedTables) -> dict[str, Any]:
     }
 
 
+# --- the scenario --------------------------------------------------------------------------------------
+@dataclass
+class Scenario:
+    """``rounds`` rounds over ``tables`` tables (round robin), with presets that force hits: every
+    ``several_every`` rounds one table's round has several hits (two 7-card runs sharing the meter, a
+    6-card run, a 5-card and a 3-card run), every ``pair_every`` rounds two tables hit the 7-card level
+    one after the other (within the same second); otherwise a fixed award now and then. ``kills``: the
+    floor process, nats-server and PostgreSQL are each SIGKILLed (at 1/4, 1/2 and 3/4 of the rounds)
+    while ``down_rounds`` rounds are played, and started again."""
+
+    tables: int
+    rounds: int
+    several_every: int = 97
+    pair_every: int = 151
+    kills: bool = True
+    down_rounds: int = 20
+    seed: int = 23
+    link_timeout_s: float = 2.0
+    timeout_s: float = 300.0
+
+
+def _preset(scenario: Scenario, number: int, rng: random.Random) -> list[Hit]:
+    if number % scenario.several_every == scenario.several_every - 1:
+        return [Hit(1, 7), Hit(2, 7), Hit(3, 6), Hit(4, 5), Hit(5, 3)]
+    draw = rng.random()
+    if draw < 0.01:
+        return [Hit(rng.randint(1, 7), 3)]
+    if draw < 0.012:
+        return [Hit(rng.randint(1, 7), 4)]
+    return []
+
+
+async def run_scenario(directory: Path, floor: EmbeddedFloor, scenario: Scenario) -> dict[str, Any]:
+    """Play the scenario on ``floor`` (started, its table ids the scenario's), then check the books."""
+    rng = random.Random(scenario.seed)
+    parameters = default_parameters()
+    spec = write_spec(directory / "floor-process.json", floor, floor.table_ids, parameters.to_json())
+    process = FloorProcess(spec)
+    process.start()
+    tables = LinkedTables(
+        floor, directory / "tables", list(floor.table_ids), parameters, scenario.link_timeout_s
+    )
+    tables.start()
+    ids = tables.ids
+    kills_at = (
+        {scenario.rounds // 4: "floor", scenario.rounds // 2: "nats", 3 * scenario.rounds // 4: "postgres"}
+        if scenario.kills
+        else {}
+    )
+    outcome: dict[str, Any] = {"kills": [], "claims_during_loss": 0, "refused_at_lock_rounds": 0}
+    started_s = time.monotonic()
+    try:
+        await wait_for(tables.all_up, scenario.timeout_s, "every table's link up")
+        number = 0
+        while number < scenario.rounds:
+            table = tables.tables[ids[number % len(ids)]]
+            if number in kills_at:
+                what = kills_at.pop(number)
+                # A hit just before the kill, claimed while the link is lost: pending, paid once after.
+                claim = table.play_round(7, [Hit(1, 7), Hit(2, 4)])
+                await asyncio.to_thread(_kill, what, floor, process)
+                await wait_for(tables.none_up, scenario.timeout_s, f"every link lost ({what} killed)")
+                if claim is not None:
+                    tables.clients[table.table_id].submit(
+                        claim.round_id, claim.hits, through_seq=claim.through_seq
+                    )
+                    outcome["claims_during_loss"] += 1
+                for down in range(scenario.down_rounds):  # played while down: the wagers refused at the lock
+                    tables.tables[ids[(number + down) % len(ids)]].play_round(rng.randint(1, 7))
+                    await asyncio.sleep(0)
+                await asyncio.to_thread(_restart, what, floor, process)
+                await wait_for(tables.all_up, scenario.timeout_s, f"every link up again after {what}")
+                outcome["kills"].append(what)
+                number += 1
+                continue
+            hits = _preset(scenario, number, rng)
+            claims = [table.play_round(7 if hits else rng.randint(1, 7), hits)]
+            if number % scenario.pair_every == scenario.pair_every - 1:
+                other = tables.tables[ids[(number + 1) % len(ids)]]
+                claims.append(other.play_round(7, [Hit(3, 7)]))  # two tables' 7-card hits, the same second
+            for claim, owner in zip(claims, (table.table_id, ids[(number + 1) % len(ids)]), strict=False):
+                if claim is not None:
+                    tables.clients[owner].submit(claim.round_id, claim.hits, through_seq=claim.through_seq)
+            number += 1
+            await asyncio.sleep(0)  # the uplinks and link clients run between rounds
+        played_s = time.monotonic() - started_s
+        await wait_for(
+            lambda: floor_holds_journals(floor, tables), scenario.timeout_s, "the floor holding every journal"
+        )
+        await wait_for(lambda: tables.pending() == 0, scenario.timeout_s, "every claim answered")
+        outcome["confirmed"] = await confirm_all(floor, tables)
+        outcome["replayed_claims"] = await replay_claims(floor, tables)
+        outcome["refused_at_lock_rounds"] = sum(t.refused_rounds for t in tables.tables.values())
+        outcome["rounds_played"] = sum(t.rounds for t in tables.tables.values())
+        outcome["play_s"] = round(played_s, 1)
+        outcome["total_s"] = round(time.monotonic() - started_s, 1)
+        outcome.update(check_books(floor, tables))
+    finally:
+        await tables.close()
+        process.stop()
+    return outcome
+
+
+def _kill(what: str, floor: EmbeddedFloor, process: FloorProcess) -> None:
+    if what == "floor":
+        process.kill()
+    elif what == "nats":
+        assert floor.nats is not None
+        floor.nats.kill()
+    else:
+        assert floor.postgres is not None
+        kill_postgres(floor.postgres)
+
+
+def _restart(what: str, floor: EmbeddedFloor, process: FloorProcess) -> None:
+    if what == "floor":
+        process.start()
+    elif what == "nats":
+        assert floor.nats is not None
+        floor.nats.start()
+    else:
+        assert floor.postgres is not None
+        floor.postgres.start()
+
+
+async def replay_claims(floor: EmbeddedFloor, tables: LinkedTables) -> int:
+    """Every claim sent again, the same request: each answer must be the first answer (its awards'
+    amounts and order), and nothing recorded anew."""
+    with psycopg.connect(floor.reporting_dsn) as connection:
+        before = connection.execute("SELECT count(*) FROM floor_progressive_events").fetchone()
+    replayed = 0
+    for table in tables.tables.values():
+        client = tables.clients[table.table_id]
+        for claim in table.claims:
+            first = client.answers[claim.round_id]
+            del client.answers[claim.round_id]
+            again = await client.claim(claim.round_id, claim.hits, through_seq=claim.through_seq)
+            assert again.status == "replayed", (claim, first, again.status)
+            assert first.answer is not None and again.answer is not None
+            assert [a.claimed for a in again.answer.awards] == [a.claimed for a in first.answer.awards]
+            replayed += 1
+    with psycopg.connect(floor.reporting_dsn) as connection:
+        after = connection.execute("SELECT count(*) FROM floor_progressive_events").fetchone()
+    assert before == after, (before, after)
+    return replayed
+
+
 def main(argv: Sequence[str]) -> int:
+    from controller.logs import configure_logging  # noqa: PLC0415
+
+    configure_logging(level="warning")
     asyncio.run(_serve(Path(argv[0])))
     return 0
 
@@ -398,4 +567,12 @@ if __name__ == "__main__":
     raise SystemExit(main(sys.argv[1:]))
 
 
-__all__ = ["LINK_ID", "FloorProcess", "LinkedTables", "check_books", "confirm_all", "kill_postgres", "write_spec"]
+__all__ = [
+    "LINK_ID",
+    "FloorProcess",
+    "LinkedTables",
+    "check_books",
+    "confirm_all",
+    "kill_postgres",
+    "write_spec",
+]

@@ -95,7 +95,12 @@ class LinkedTable:
             [
                 PendingEntry(
                     "round_started",
-                    {"round_id": round_id, "game": "top-flush", "banking": {"mode": "house"}, "seats": seat_numbers},
+                    {
+                        "round_id": round_id,
+                        "game": "top-flush",
+                        "banking": {"mode": "house"},
+                        "seats": seat_numbers,
+                    },
                     round_id,
                     "engine",
                 ),

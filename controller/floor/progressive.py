@@ -173,9 +173,17 @@ class PostgresStore:
                 "SELECT events FROM floor_progressive_links WHERE link_id = %s FOR UPDATE", (self.link_id,)
             ).fetchone()
             if row is None or int(row[0]) != self.events:
-                raise StaleStore(f"link {self.link_id}: the store holds {row and row[0]} events, not {self.events}")
+                raise StaleStore(
+                    f"link {self.link_id}: the store holds {row and row[0]} events, not {self.events}"
+                )
             rows = [
-                (self.link_id, self.events + index, entry.kind, *_columns(entry), _ENCODER.encode(entry).decode())
+                (
+                    self.link_id,
+                    self.events + index,
+                    entry.kind,
+                    *_columns(entry),
+                    _ENCODER.encode(entry).decode(),
+                )
                 for index, entry in enumerate(entries, start=1)
             ]
             with self.connection.cursor() as cursor:
@@ -358,13 +366,19 @@ class Link:
             answer = self.controller.claim_now(table_id, round_id, hits, by=by)  # the first answer
             return {"status": "replayed", **answer.to_json()}
         if key not in self.controller.state.contributions:
-            self.pump(status)  # the round's settlement may have reached the floor since the last tick
-        if key not in self.controller.state.contributions:
+            # Where the floor stands is read before the contributions are counted again: a round the
+            # count then still lacks, at or below that entry, was never contributed. (Read after, the
+            # floor service could commit the round between the two reads and the claim would be refused
+            # for a round the count had not yet read: found by the kill test.)
             held, quarantined = self.table_through(table_id)
-            if held < through_seq or quarantined:
+            self.pump(status)  # the round's settlement may have reached the floor since the last tick
+            if key not in self.controller.state.contributions and (held < through_seq or quarantined):
                 status.waits += 1
                 why = "quarantined on the floor" if quarantined else f"the floor holds entry {held}"
-                return {"status": "wait", "reason": f"round {round_id}'s settlement not yet on the floor ({why})"}
+                return {
+                    "status": "wait",
+                    "reason": f"round {round_id}'s settlement not yet on the floor ({why})",
+                }
         try:
             answer = self.controller.claim_now(table_id, round_id, hits, by=by)
         except UserError as error:
@@ -434,7 +448,9 @@ def _parse_claim(body: bytes, table_id: str, tables: Sequence[str]) -> tuple[str
         raise UserError(f"the claim's round_id is no round: {shown(round_id)}")
     through_seq = request.get("through_seq")
     if isinstance(through_seq, bool) or not isinstance(through_seq, int) or through_seq < 1:
-        raise UserError(f"the claim's through_seq (the round's settling entry) is no entry: {shown(through_seq)}")
+        raise UserError(
+            f"the claim's through_seq (the round's settling entry) is no entry: {shown(through_seq)}"
+        )
     raw_hits = request.get("hits")
     if not isinstance(raw_hits, list) or not 0 < len(raw_hits) <= 7:
         raise UserError("the claim's hits are a list of 1 to 7 {seat, run_length}")
@@ -490,6 +506,7 @@ class LinkedProgressive:
                     name="flushtable-progressive",
                 )
                 connection = await asyncio.to_thread(psycopg.connect, self.config.dsn, autocommit=True)
+                assert connection is not None
                 await self._serve(client, connection, stop)
                 backoff_s = self.config.backoff_initial_s
             except _INFRASTRUCTURE_ERRORS as error:

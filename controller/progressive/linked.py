@@ -153,8 +153,11 @@ class LinkClient:
             return LinkState(False, f"progressive link lost: no meter from the floor for over {bound:g} s")
         if self.unanswered_since_s is not None:
             return LinkState(False, f"progressive link lost: a claim went unanswered for {bound:g} s")
-        if self.pending:
-            return LinkState(False, f"progressive link lost: {len(self.pending)} claim(s) waiting for the floor")
+        oldest_s = min((claim.first_sent_s for claim in self.pending.values()), default=None)
+        if oldest_s is not None and now_s - oldest_s > bound:
+            # The floor hears the table but has not recorded its claim (it does not hold the round yet):
+            # a claim waiting longer than the bound is a link that does not work.
+            return LinkState(False, f"progressive link lost: a claim waiting for the floor over {bound:g} s")
         return LinkState(True)
 
     def meter_view(self) -> MeterView:
@@ -171,12 +174,21 @@ class LinkClient:
         )
 
     # --- requests -----------------------------------------------------------------------------------
-    async def claim(self, round_id: str, hits: Sequence[Hit], *, through_seq: int, by: str = "engine") -> LinkedClaim:
+    async def claim(
+        self, round_id: str, hits: Sequence[Hit], *, through_seq: int, by: str = "engine"
+    ) -> LinkedClaim:
         """Claim a round's hits (its settling entry is journal entry ``through_seq``). The floor's answer,
         or pending: then the same request is sent again by ``run`` until answered, never a new one."""
         if round_id in self.answers:
             return self.answers[round_id]
-        if round_id not in self.pending:
+        self.submit(round_id, hits, through_seq=through_seq, by=by)
+        pending = self.pending.get(round_id)
+        return self.answers[round_id] if pending is None else await self._send_claim(pending)
+
+    def submit(self, round_id: str, hits: Sequence[Hit], *, through_seq: int, by: str = "engine") -> None:
+        """Make the claim pending without waiting: ``run`` sends it (and again, the same request, until
+        the floor answers). A claim already made or answered is not made again."""
+        if round_id not in self.pending and round_id not in self.answers:
             request = json.dumps(
                 {
                     "table_id": self.config.table_id,
@@ -188,7 +200,6 @@ class LinkClient:
                 separators=(",", ":"),
             ).encode()
             self.pending[round_id] = PendingClaim(round_id, request, self._clock())
-        return await self._send_claim(self.pending[round_id])
 
     async def confirm_paid(self, award_id: str, *, by: str) -> dict[str, Any]:
         """A supervisor's confirmation that an award was paid: the floor's answer (``paid``, or
@@ -242,6 +253,8 @@ class LinkClient:
         if isinstance(meter, dict) and isinstance(meter.get("meter_cents"), int):
             self.last_meter = meter
             self.last_meter_s = self._clock()
+            if not self.pending:
+                self.unanswered_since_s = None  # a confirmation lost earlier: the floor is back
 
     async def run(self, stop: asyncio.Event) -> None:
         backoff_s = self.config.backoff_initial_s
@@ -302,4 +315,4 @@ class LinkClient:
         return answered
 
 
-__all__ = ["DEFAULT_LINK_TIMEOUT_S", "LinkClaim", "LinkClient", "LinkConfig", "LinkedClaim", "PendingClaim"]
+__all__ = ["DEFAULT_LINK_TIMEOUT_S", "LinkClient", "LinkConfig", "LinkedClaim", "PendingClaim"]

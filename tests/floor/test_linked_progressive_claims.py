@@ -1,0 +1,174 @@
+"""The linked progressive's claims and link on the real servers, no kill (docs/floor.md "Linked
+progressive"): a claim for a round the controller never saw contributions for is refused in one line
+and recorded; a replayed claim gets its first answer and records nothing; a confirmation is recorded
+once; a claim naming another table, or not JSON, is refused; a table cannot claim on another table's
+subject (the server's permissions); link lost refuses the Progressive wagers at the next lock and
+accepts them again once the link is back, the link's bound measured on an injected clock."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import psycopg
+from nats.aio.msg import Msg
+
+from controller.floor.progressive import LinkedProgressive, claim_subject
+from controller.floor.service import FloorService
+from controller.progressive.linked import LinkClient, LinkConfig
+from controller.progressive.model import Hit
+from controller.simulation import linked_floor as lf
+from tests.floor.conftest import MakeFloor
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now_s = 1000.0
+
+    def __call__(self) -> float:
+        return self.now_s
+
+
+def test_the_link_is_lost_without_a_meter_within_the_bound() -> None:
+    clock = FakeClock()
+    client = LinkClient(
+        LinkConfig(
+            "L1", "T001", ("tls://127.0.0.1:1",), "table-T001", "pw", Path("ca.pem"), link_timeout_s=3
+        ),
+        clock=clock,
+    )
+    assert client.link_state() == client.link_state()
+    assert not client.link_state().up
+    assert client.link_state().reason == "progressive link lost: no meter from the floor yet"
+    meter = {"meter_id": "L1", "meter_cents": 10_000, "reserve_cents": 0, "unit_cents": 100, "pending": []}
+    client._heard(Msg(None, subject="progressive.L1.meter", data=json.dumps(meter).encode()))  # type: ignore[arg-type]
+    assert client.link_state().up
+    clock.now_s += 3.0
+    assert client.link_state().up  # at the bound still up
+    clock.now_s += 0.01
+    state = client.link_state()
+    assert not state.up
+    assert state.reason == "progressive link lost: no meter from the floor for over 3 s"
+    client._heard(Msg(None, subject="progressive.L1.meter", data=json.dumps(meter).encode()))  # type: ignore[arg-type]
+    assert client.link_state().up
+    client.submit("R1", [Hit(1, 7)], through_seq=3)  # a claim the floor has not answered...
+    clock.now_s += 3.01
+    client._heard(Msg(None, subject="progressive.L1.meter", data=json.dumps(meter).encode()))  # type: ignore[arg-type]
+    assert client.link_state().reason == "progressive link lost: a claim waiting for the floor over 3 s"
+
+
+def test_claims_refusals_replays_and_the_link_at_the_lock(tmp_path: Path, make_floor: MakeFloor) -> None:
+    floor = make_floor(["T001", "T002"])
+    parameters = lf.default_parameters()
+
+    async def scenario() -> None:
+        stop = asyncio.Event()
+        assert floor.nats is not None and floor.tls is not None
+        service = FloorService(floor.floor_config(batch_size=100))
+        spec = json.loads(
+            lf.write_spec(tmp_path / "spec.json", floor, ["T001", "T002"], parameters.to_json()).read_text()
+        )
+        p = spec["progressive"]
+        linked_config = lf.LinkedConfig(
+            servers=tuple(p["servers"]), user=p["user"], password=p["password"], ca_file=Path(p["ca_file"]),
+            dsn=p["dsn"], links=(lf.LinkConfig("L1", ("T001", "T002"), parameters),),
+        )  # fmt: skip
+        progressive = LinkedProgressive(linked_config)
+        tasks = [asyncio.create_task(service.run(stop))]
+        tasks.append(asyncio.create_task(progressive.run(stop)))
+        tables = lf.LinkedTables(floor, tmp_path / "tables", ["T001", "T002"], parameters)
+        tables.start()
+        try:
+            await lf.wait_for(tables.all_up, 60, "the links up")
+            t1 = tables.tables["T001"]
+            c1 = tables.clients["T001"]
+            claim = t1.play_round(4, [Hit(2, 7), Hit(3, 3)])
+            assert claim is not None
+            first = await _answered(c1, claim.round_id, claim.hits, claim.through_seq)
+            assert first.status == "recorded"
+            assert first.answer is not None
+            assert [a.claimed.seat for a in first.answer.awards] == [2, 3]
+            jackpot = first.answer.awards[0].claimed
+            assert jackpot.amount_cents == 10_000 + 4 * 20  # the meter with this round's increments
+            # A replay: the first answer, nothing recorded.
+            events = _count(floor, "SELECT count(*) FROM floor_progressive_events")
+            del c1.answers[claim.round_id]
+            again = await c1.claim(claim.round_id, claim.hits, through_seq=claim.through_seq)
+            assert again.status == "replayed"
+            assert again.answer is not None
+            assert [a.claimed for a in again.answer.awards] == [a.claimed for a in first.answer.awards]
+            assert _count(floor, "SELECT count(*) FROM floor_progressive_events") == events
+            # A confirmation recorded once.
+            paid = await c1.confirm_paid(jackpot.award_id, by="sup-ann")
+            assert paid["status"] == "paid"
+            assert (await c1.confirm_paid(jackpot.award_id, by="sup-bob"))["status"] == "replayed"
+            assert _count(floor, "SELECT count(*) FROM floor_progressive_events WHERE kind = "
+                                 "'progressive_award_paid' AND award_id = %s", jackpot.award_id) == 1  # fmt: skip
+            # A round the controller never saw contributions for: its Progressive wagers refused at the
+            # lock (the link made to look lost on this table), then a claim for it anyway.
+            c1.last_meter_s = -1e9
+            assert not c1.link_state().up
+            refused_round = t1.play_round(3, [Hit(1, 7)])
+            assert refused_round is None and t1.refused_rounds == 1
+            await lf.wait_for(
+                lambda: lf.floor_holds_journals(floor, tables), 60, "the floor holding the journals"
+            )
+            await lf.wait_for(lambda: c1.link_state().up, 60, "the next broadcast")  # the link back:
+            assert t1.play_round(2) is None and t1.refused_rounds == 1  # accepted again at the next lock
+            last = t1.journal.last_entry()
+            assert last is not None
+            round_id = f"RT001-20261205-{t1.rounds - 1:06d}"
+            refused = await c1.claim(round_id, [Hit(1, 7)], through_seq=last.seq - 3)
+            assert refused.status == "refused"
+            assert refused.reason == (
+                f"progressive: claim for round {round_id} at table T001 refused: the controller saw no "
+                "Progressive wagers contributed for that round"
+            )
+            assert (
+                _count(floor, "SELECT count(*) FROM floor_progressive_refusals WHERE round_id = %s", round_id)
+                == 1
+            )
+            assert _count(floor, "SELECT count(*) FROM floor_alerts WHERE kind = 'progressive_refused'") == 1
+            # Bad input: another table named in the body; not JSON; another table's subject.
+            client = c1._client
+            assert client is not None
+            body = json.dumps({"table_id": "T002", "round_id": "X", "hits": [{"seat": 1, "run_length": 7}],
+                               "through_seq": 1}).encode()  # fmt: skip
+            reply = json.loads((await client.request(claim_subject("L1", "T001"), body, timeout=30)).data)
+            assert reply["status"] == "refused"
+            assert reply["reason"] == "the claim names table 'T002', not its sender T001"
+            reply = json.loads((await client.request(claim_subject("L1", "T001"), b"\xff{", timeout=30)).data)
+            assert reply == {
+                **reply,
+                "status": "refused",
+                "reason": "a claim is a JSON object; this is not JSON",
+            }
+            try:
+                await client.request(claim_subject("L1", "T002"), body, timeout=2)
+                raise AssertionError("a table claimed on another table's subject")
+            except Exception as error:  # the server refuses the publish: no answer ever comes
+                assert "timeout" in f"{type(error).__name__} {error}".lower()
+            books = lf.check_books(floor, tables)
+            assert books["problems"] == [], books
+        finally:
+            await tables.close()
+            stop.set()
+            await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 60)
+
+    asyncio.run(scenario())
+
+
+async def _answered(
+    client: LinkClient, round_id: str, hits: tuple[Hit, ...], through_seq: int
+) -> lf.linked.LinkedClaim:
+    """Ask until answered (the floor may not hold the round's settlement yet: pending, asked again)."""
+    answer = await client.claim(round_id, hits, through_seq=through_seq)
+    await lf.wait_for(lambda: round_id in client.answers, 60, "the claim answered")
+    return client.answers[round_id] if answer.pending else answer
+
+
+def _count(floor: lf.EmbeddedFloor, query: str, *args: object) -> int:
+    with psycopg.connect(floor.reporting_dsn) as connection:
+        row = connection.execute(query, args).fetchone()
+    return 0 if row is None else int(row[0])

@@ -25,9 +25,10 @@ Progressive wagers of the round's ``bets_locked`` entry (the dealer's lock, as t
 less those returned (a dead or voided round's, a dead seat's: RULES' "not for one returned by a dead
 hand or a void"), the controller's is its contribution's ``in_meter_cents``; both are summed per table
 and per shift, a round placed in the shift its floor round closed in (both sides alike, so a round never
-straddles two shifts). Only rounds the floor holds as closed are compared (an open round's settlement
-may be on its way); a round the controller counted that the floor holds no closed round for is compared
-too, placed by the controller's time, and is a difference.
+straddles two shifts). Only rounds the floor holds as closed and the link's contribution path has read
+past (``floor_progressive_marks``) are compared: a round settled a moment ago that the link has not
+counted yet is no difference; a round the controller counted that the floor holds no closed round for
+is compared too, placed by the controller's time, and is a difference.
 """
 
 from __future__ import annotations
@@ -52,7 +53,12 @@ MAX_WINDOW_DAYS = 366
 _FAULT_PREFIX = "progressive_reconcile"
 
 # The tables the page reads: a floor without them (no linked progressive) shows no link.
-REQUIRED_RELATIONS = ("floor_progressive_links", "floor_progressive_events", "floor_progressive_awards")
+REQUIRED_RELATIONS = (
+    "floor_progressive_links",
+    "floor_progressive_events",
+    "floor_progressive_awards",
+    "floor_progressive_marks",
+)
 
 LINKS_SQL = (
     "SELECT link_id, meter_id, meter_cents, pending_awards AS pending, cardinality(tables) AS tables, "
@@ -95,10 +101,12 @@ _ROUNDS_COMPARED = """
 WITH members AS (
     SELECT unnest(tables) AS table_id FROM floor_progressive_links WHERE link_id = %(link)s
 ),
-rounds AS (  -- the link's rounds closed within the window (floor_rounds_by_time)
+rounds AS (  -- the link's rounds closed within the window (floor_rounds_by_time) that its contribution
+             -- path has read past (its mark): a round the link has not read yet is no difference yet
     SELECT r.table_id, r.round_id, r.status, r.closed_utc FROM floor_rounds r
+    JOIN floor_progressive_marks m ON m.link_id = %(link)s AND m.table_id = r.table_id
     WHERE r.closed_utc >= now() - make_interval(secs => %(window_s)s) AND r.status <> 'in_progress'
-      AND r.table_id IN (SELECT table_id FROM members)
+      AND r.table_id IN (SELECT table_id FROM members) AND r.closed_seq <= m.through_seq
 ),
 lock_entry AS (  -- each round's lock as the table wrote it (its last, were there two)
     SELECT DISTINCT ON (e.table_id, e.round_id) e.table_id, e.round_id, e.payload

@@ -87,23 +87,34 @@ class LinkData:
         closed: str = DAY,
         status: str = "settled",
         dead_seats: Sequence[int] = (),
+        read_by_link: bool = True,
     ) -> None:
         """A round at ``table_id`` as the floor holds it: its bets_locked entry (a Progressive wager of
         one unit on each seat of ``locked``, an ante on each, and a seat 7 with an ante alone), a
         dead_hand entry per dead seat, its floor round ``status`` closed at ``closed``; and the wagers
-        the controller was told of (``counted``; None: never told)."""
+        the controller was told of (``counted``; None: never told); ``read_by_link``: the link's mark
+        moved past the round (False: settled on the floor, not yet read by the link)."""
         wagers = {str(seat): {"ante": 500, "progressive": UNIT_CENTS} for seat in locked}
         wagers["7"] = {"ante": 500}
         self._entry(table_id, round_id, "bets_locked", {"wagers": wagers}, closed)
         for seat in dead_seats:
             self.dead_hand(table_id, round_id, seat, closed)
         self._execute(
-            "INSERT INTO floor_rounds (table_id, round_id, game, status, started_utc, closed_utc) "
-            "VALUES (%s, %s, 'top-flush', %s, %s, %s)",
-            (table_id, round_id, status, closed, closed),
+            "INSERT INTO floor_rounds (table_id, round_id, game, status, started_utc, closed_utc, "
+            "closed_seq) VALUES (%s, %s, 'top-flush', %s, %s, %s, %s)",
+            (table_id, round_id, status, closed, closed, self.seqs[table_id]),
         )
         if counted is not None:
             self.contribute(table_id, round_id, counted)
+        if read_by_link:
+            self.read_by_link(table_id)
+
+    def read_by_link(self, table_id: str) -> None:
+        """The link's contribution path has read the table's entries so far (its mark, as pump moves it)."""
+        self._execute(
+            "UPDATE floor_progressive_marks SET through_seq = %s WHERE link_id = %s AND table_id = %s",
+            (self.seqs.get(table_id, 0), self.link_id, table_id),
+        )
 
     def contribute(self, table_id: str, round_id: str, wagers: int) -> None:
         self.controller.contribute_now(table_id, round_id, wagers)

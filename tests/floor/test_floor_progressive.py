@@ -113,8 +113,12 @@ def test_reconciliation_per_table_and_shift_and_its_alert(make_floor: MakeFloor)
         data.dead_hand("T3", "R31", 4)
         assert await _reconcile(floor.writer_dsn) == 0
         assert [is_open for _t, _m, is_open in _alerts(floor.owner_dsn)] == [False]
-        # Another difference later (R32's two wagers never reached the controller): a new alert.
-        data.table_round("T3", "R32", locked=[1, 2], counted=None)
+        # R32 settled on the floor, its two wagers not yet counted by the link, which has not read it
+        # yet: no difference while the link catches up.
+        data.table_round("T3", "R32", locked=[1, 2], counted=None, read_by_link=False)
+        assert await _reconcile(floor.writer_dsn) == 0
+        # The link reads past R32 without counting it: now a difference, a new alert.
+        data.read_by_link("T3")
         assert await _reconcile(floor.writer_dsn) == 1
         assert [is_open for _t, _m, is_open in _alerts(floor.owner_dsn)] == [False, True]
         assert "(-2.00); rounds R32" in _alerts(floor.owner_dsn)[1][1]

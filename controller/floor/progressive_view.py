@@ -22,8 +22,8 @@ controller/progressive):
 
 Reconciliation (PA 670a.10's count, done for the floor): per (table, round) the journal's count is the
 Progressive wagers of the round's ``bets_locked`` entry (the dealer's lock, as the table wrote it)
-less those returned (a dead or voided round's, a dead seat's: RULES' "not for one returned by a dead
-hand or a void"), the controller's is its contribution's ``in_meter_cents``; both are summed per table
+less those returned (a dead or voided round's, a dead seat's: docs/rules.md, "not for one returned by
+a dead hand or a void"), the controller's is its contribution's ``in_meter_cents``; both are summed per table
 and per shift, a round placed in the shift its floor round closed in (both sides alike, so a round never
 straddles two shifts). Only rounds the floor holds as closed and the link's contribution path has read
 past (``floor_progressive_marks``) are compared: a round settled a moment ago that the link has not

@@ -1,7 +1,8 @@
 """The floor panel (docs/floor.md "The floor panel"): every table on one map, one alert queue, meters by
-table, pit, game and shift with win against theoretical win, a round search, and drill-down to any
-table's recall. FastAPI over the floor's PostgreSQL (the reporting role: read-only; the writer only to
-acknowledge a floor alert).
+table, pit, game and shift with win against theoretical win, a round search, drill-down to any
+table's recall, and each linked progressive's page, its sign over the pit and its reconciliation
+(controller/floor/progressive_view.py). FastAPI over the floor's PostgreSQL (the reporting role:
+read-only; the writer only to acknowledge a floor alert).
 
 Logins and roles: ``supervisor`` (pit supervisor) and ``manager`` (table-games manager) and
 ``surveillance`` may acknowledge floor alerts; only a ``manager`` may release a quarantined table

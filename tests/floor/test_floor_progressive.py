@@ -17,6 +17,7 @@ import psycopg
 
 from controller.floor import progressive_view
 from controller.floor.panel import FloorPanelSettings, FloorUser, serve_panel
+from controller.floor.servers import PostgresCluster
 from controller.floor.service import FloorService
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import wait_until
@@ -295,3 +296,38 @@ async def _csrf(client: httpx.AsyncClient) -> str:
     """The session's CSRF token, from a page's logout form."""
     page = await client.get("/progressive")
     return page.text.split('name="csrf_token" value="', 1)[1].split('"', 1)[0]
+
+
+def test_the_sign_says_it_is_not_live_while_postgres_is_down(
+    make_floor: MakeFloor, own_pg_cluster: PostgresCluster
+) -> None:
+    """A sign left open over the pit: with PostgreSQL down its stream says so (the page shows "Not live"
+    under the last meter), the pages answer 503 in one line, and the meter is live again by itself."""
+    floor = make_floor(["T1", "T2", "T3"], postgres=own_pg_cluster)
+    standard_link(floor).close()
+
+    async def scenario() -> None:
+        settings = FloorPanelSettings(
+            floor.reporting_dsn, None, USERS, sse_interval_s=0.1, pool_timeout_s=1.0
+        )
+        server = await serve_panel(settings, port=0)
+        try:
+            async with httpx.AsyncClient(base_url=server.url, timeout=WAIT_S) as client:
+                await login(client, "rita", PASSWORD)
+                async with client.stream("GET", "/api/progressive/L1/events") as response:
+                    events = Events(response)
+                    await events.until("event: meter")
+                    await asyncio.to_thread(own_pg_cluster.stop)
+                    unavailable = await events.until("event: unavailable")
+                    assert "the floor database is not answering" in unavailable
+                    assert str(own_pg_cluster.port) not in unavailable
+                    page = await client.get("/progressive/L1")
+                    assert page.status_code == 503
+                    assert "Traceback" not in page.text
+                    await asyncio.to_thread(own_pg_cluster.start)
+                    again = await events.until("event: meter")
+                    assert '"meter_text": "10,000.00"' in again
+        finally:
+            await server.stop()
+
+    asyncio.run(scenario())

@@ -110,6 +110,23 @@ def progressive_csv(detail: Mapping[str, Any]) -> str:
                       "meter_before_cents", "status", "paid_utc", "confirmed_by"):  # fmt: skip
             value = hit.get(field)
             row(f"hit.{field}", hit["hit_id"], value.isoformat() if hasattr(value, "isoformat") else value)
+    for change in sorted(detail.get("changes", []), key=lambda c: int(c["event_no"])):
+        for field in ("committed_utc", "kind", "by", "reason", "before_text", "after_text", "amount_cents",
+                      "reserve_after_cents"):  # fmt: skip
+            value = change.get(field)
+            row(
+                f"change.{field}",
+                change["event_no"],
+                value.isoformat() if hasattr(value, "isoformat") else value,
+            )
+    for refusal in sorted(detail.get("refusals", []), key=lambda r: int(r["refusal_id"])):
+        for field in ("refused_utc", "table_id", "round_id", "reason"):
+            value = refusal.get(field)
+            row(
+                f"refusal.{field}",
+                refusal["refusal_id"],
+                value.isoformat() if hasattr(value, "isoformat") else value,
+            )
     for rec in detail["reconciliation"]:
         key = f"{rec['table_id']} {rec['shift']}"
         for field in ("rounds", "locked_wagers", "locked_cents", "journal_wagers", "journal_cents",

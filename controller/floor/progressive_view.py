@@ -91,6 +91,20 @@ HITS_SQL = (
     "amount_cents AS award_cents, paid_from, meter_before_cents, status, paid_utc, paid_by AS confirmed_by "
     "FROM floor_progressive_awards WHERE link_id = %s ORDER BY claim_number DESC LIMIT 500"
 )
+# Who changed what, when: every parameter change (the opening included) and reserve movement, newest
+# first, as the controller recorded them.
+CHANGES_SQL = (
+    "SELECT event_no, committed_utc, kind, entry ->> 'by' AS by, entry ->> 'reason' AS reason, "
+    "(entry -> 'before')::text AS before_text, (entry -> 'after')::text AS after_text, "
+    "(entry ->> 'amount_cents')::bigint AS amount_cents, "
+    "(entry ->> 'reserve_after_cents')::bigint AS reserve_after_cents "
+    "FROM floor_progressive_events WHERE link_id = %s "
+    "AND kind IN ('progressive_parameters_changed', 'progressive_reserve') ORDER BY event_no DESC LIMIT 200"
+)
+REFUSALS_SQL = (
+    "SELECT refusal_id, refused_utc, table_id, round_id, reason FROM floor_progressive_refusals "
+    "WHERE link_id = %s ORDER BY refusal_id DESC LIMIT 200"
+)
 PENDING_BY_LINE_SQL = (
     "SELECT line, count(*) AS pending, COALESCE(sum(amount_cents), 0) AS pending_cents "
     "FROM floor_progressive_awards WHERE link_id = %s AND status = 'pending' GROUP BY line"
@@ -266,11 +280,15 @@ def _percent(value: object) -> str:
     return "" if value is None else f"{value}%"
 
 
+async def _has(query: Query, relation: str) -> bool:
+    rows = await query("SELECT to_regclass(%s) IS NOT NULL AS present", (relation,))
+    return bool(rows and rows[0]["present"])
+
+
 async def links_exist(query: Query) -> bool:
     """False on a floor whose schema has no progressive link tables (nothing to show or reconcile)."""
     for relation in REQUIRED_RELATIONS:
-        rows = await query("SELECT to_regclass(%s) IS NOT NULL AS present", (relation,))
-        if not (rows and rows[0]["present"]):
+        if not await _has(query, relation):
             return False
     return True
 
@@ -322,6 +340,10 @@ async def link_detail(
         "levels": levels(state, await query(PENDING_BY_LINE_SQL, (link_id,))),
         "tables": await query(BY_TABLE_SQL, (link_id, link_id, link_id, link_id)),
         "hits": await query(HITS_SQL, (link_id,)),
+        "changes": await query(CHANGES_SQL, (link_id,)),
+        "refusals": (
+            await query(REFUSALS_SQL, (link_id,)) if await _has(query, "floor_progressive_refusals") else []
+        ),
         "reconciliation": reconciled,
         "differences": [r for r in reconciled if r["difference_cents"] != 0],
     }  # fmt: skip

@@ -17,6 +17,7 @@ import psycopg
 
 from controller.floor import progressive_view
 from controller.floor.panel import FloorPanelSettings, FloorUser, serve_panel
+from controller.floor.progressive import record_refusal
 from controller.floor.servers import PostgresCluster
 from controller.floor.service import FloorService
 from tests.floor.conftest import MakeFloor
@@ -168,6 +169,10 @@ def test_the_progressive_csv_and_pages_behind_the_login(make_floor: MakeFloor) -
     data = standard_link(floor)
     ten_days_ago = f"{(TODAY - dt.timedelta(days=10)).isoformat()}T10:00:00+00:00"
     data.table_round("T3", "R30", locked=[1], counted=None, closed=ten_days_ago)
+    # A manager's reserve movement, and a claim the controller refused (as the linked service records it).
+    data.controller.move_reserve_now(10_000, reason="seed the reserve", by="mo")
+    data.publish()
+    record_refusal(data.connection, "L1", "T2", "R99", "no contribution for that round", '{"hits": []}')
 
     async def scenario() -> None:
         settings = FloorPanelSettings(floor.reporting_dsn, None, USERS)
@@ -202,6 +207,19 @@ def test_the_progressive_csv_and_pages_behind_the_login(make_floor: MakeFloor) -
                 assert found["reconciliation.difference_cents", f"T3 {DAY_SHIFT}"] == ("-100", "-1.00")
                 assert found["reconciliation.locked_cents", f"T2 {DAY_SHIFT}"] == ("300", "3.00")
                 assert found["level.won_cents", "7"] == ("1000135", "10,001.35")
+                # Who changed what: the opening (event 1) and the reserve movement, by the manager.
+                assert found["change.kind", "1"] == ("progressive_parameters_changed", "")
+                assert found["change.by", "1"] == ("mo", "")
+                changes = sorted(int(key) for meter, key in found if meter == "change.kind")
+                moved = str(changes[-1])
+                assert found["change.kind", moved] == ("progressive_reserve", "")
+                assert found["change.amount_cents", moved] == ("10000", "100.00")
+                assert found["change.reason", moved] == ("seed the reserve", "")
+                assert found["refusal.reason", "1"] == ("no contribution for that round", "")
+                assert found["refusal.round_id", "1"] == ("R99", "")
+                page = await client.get("/progressive/L1")
+                assert "seed the reserve" in page.text
+                assert "no contribution for that round" in page.text
                 assert found["reconciliation.differing_rounds", f"T3 {DAY_SHIFT}"] == ("R31", "")
                 # The window: a round closed ten days ago is out of the default week (page, CSV and the
                 # floor service's run alike) and in the last 30 days when asked for.

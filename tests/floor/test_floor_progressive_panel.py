@@ -85,11 +85,13 @@ def test_the_progressive_page_and_the_sign_in_chromium(
     floor = make_floor(["T1", "T2", "T3"])
     data = standard_link(floor)
     panel = PanelThread(FloorPanelSettings(floor.reporting_dsn, None, USERS, sse_interval_s=0.2))
+    contexts: list[Any] = []
     try:
         # The floor service's reconciliation, as it runs it (tests/floor/test_floor_progressive.py runs
         # the service itself): on the panel's loop, Playwright's sync API holding this thread's.
         assert panel.call(_reconcile(floor.writer_dsn)) == 1
         page = _login(browser, panel.url)
+        contexts.append(page.context)
         page.click("#nav-progressive")
         expect(page.locator("h1")).to_have_text("Progressive links")
         expect(page.locator('#links tr[data-link="L1"] td').nth(2)).to_have_text("10,000.00")
@@ -158,6 +160,7 @@ def test_the_progressive_page_and_the_sign_in_chromium(
 
         # The sign over the pit: a screen of its own, 1920x1080.
         sign = _login(browser, panel.url, width=1920, height=1080)
+        contexts.append(sign.context)
         sign.goto("/progressive/L1/sign")
         meter = sign.locator("#meter-value")
         expect(meter).to_have_text("10,000.30")
@@ -187,4 +190,7 @@ def test_the_progressive_page_and_the_sign_in_chromium(
         expect(meter).to_have_text("10,000.00")
         sign.screenshot(path=str(shots / "floor-progressive-sign.png"))
     finally:
+        for context in contexts:  # their live streams end before the panel stops
+            context.close()
         panel.close()
+        data.close()

@@ -11,6 +11,7 @@ harness (its servers' passwords are generated per run)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -56,7 +57,8 @@ def default_parameters() -> ProgressiveParameters:
 # --- the child process ---------------------------------------------------------------------------------
 def write_spec(path: Path, floor: EmbeddedFloor, tables: Sequence[str], parameters: dict[str, Any]) -> Path:
     floor_config = floor.floor_config(batch_size=500, backoff_max_s=1.0)
-    assert floor.nats is not None and floor.tls is not None
+    assert floor.nats is not None
+    assert floor.tls is not None
     spec = {
         "floor": {
             **asdict(floor_config),
@@ -150,10 +152,8 @@ def kill_postgres(cluster: PostgresCluster) -> None:
             if int(fields[1]) == pid:
                 children.append(int(entry.name))
     for victim in (pid, *children):
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(victim, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
     cluster.process.wait(timeout=30)
     deadline = time.monotonic() + 60
     while any(Path(f"/proc/{child}").exists() for child in children):
@@ -176,7 +176,8 @@ class LinkedTables:
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
     def start(self) -> None:
-        assert self.floor.nats is not None and self.floor.tls is not None
+        assert self.floor.nats is not None
+        assert self.floor.tls is not None
         self.directory.mkdir(parents=True, exist_ok=True)
         for table_id in self.ids:
             client = linked.LinkClient(
@@ -254,7 +255,8 @@ async def confirm_all(floor: EmbeddedFloor, tables: LinkedTables, by: str = "sup
     its own table's link; each confirmation sent twice (the second must be a replay)."""
     with psycopg.connect(floor.reporting_dsn) as connection:
         pending = connection.execute(
-            "SELECT award_id, table_id FROM floor_progressive_awards WHERE link_id = %s AND status = 'pending' "
+            "SELECT award_id, table_id FROM floor_progressive_awards "
+            "WHERE link_id = %s AND status = 'pending' "
             "ORDER BY claim_number",
             (LINK_ID,),
         ).fetchall()
@@ -294,15 +296,20 @@ def check_books(floor: EmbeddedFloor, tables: LinkedTables) -> dict[str, Any]:
                        "WHERE link_id = %s AND event_no = 1"))  # fmt: skip
         sums = connection.execute(
             "SELECT "
-            " COALESCE(sum((entry->>'to_meter_cents')::bigint) FILTER (WHERE kind = 'progressive_contribution'), 0),"
-            " COALESCE(sum((entry->>'hidden_cents')::bigint) FILTER (WHERE kind = 'progressive_contribution'), 0),"
+            " COALESCE(sum((entry->>'to_meter_cents')::bigint)"
+            "  FILTER (WHERE kind = 'progressive_contribution'), 0),"
+            " COALESCE(sum((entry->>'hidden_cents')::bigint)"
+            "  FILTER (WHERE kind = 'progressive_contribution'), 0),"
             " COALESCE(sum((entry->>'wagers')::bigint) FILTER (WHERE kind = 'progressive_contribution'), 0),"
-            " COALESCE(sum((entry->>'in_meter_cents')::bigint) FILTER (WHERE kind = 'progressive_contribution'), 0),"
-            " COALESCE(sum((entry->>'overflow_cents')::bigint) FILTER (WHERE kind = 'progressive_overflow'), 0),"
+            " COALESCE(sum((entry->>'in_meter_cents')::bigint)"
+            "  FILTER (WHERE kind = 'progressive_contribution'), 0),"
+            " COALESCE(sum((entry->>'overflow_cents')::bigint)"
+            "  FILTER (WHERE kind = 'progressive_overflow'), 0),"
             " COALESCE(sum(amount_cents) FILTER (WHERE kind = 'progressive_award_claimed' "
             "   AND entry->>'paid_from' = 'meter'), 0),"
             " COALESCE(sum(amount_cents) FILTER (WHERE kind = 'progressive_reset'), 0),"
-            " COALESCE(sum((entry->>'from_reserve_cents')::bigint) FILTER (WHERE kind = 'progressive_reset'), 0),"
+            " COALESCE(sum((entry->>'from_reserve_cents')::bigint)"
+            "  FILTER (WHERE kind = 'progressive_reset'), 0),"
             " count(*) FILTER (WHERE kind = 'progressive_reset'),"
             " count(*) FILTER (WHERE kind = 'progressive_contribution'),"
             " count(*)"
@@ -340,7 +347,8 @@ def check_books(floor: EmbeddedFloor, tables: LinkedTables) -> dict[str, Any]:
         if hidden - resets_funded + overflow != reserve:
             problems.append(f"reserve: {hidden} - {resets_funded} + {overflow} != {reserve}")
         awards = connection.execute(
-            "SELECT claim_number, award_id, table_id, round_id, seat, status, claimed_event_no, paid_event_no, "
+            "SELECT claim_number, award_id, table_id, round_id, seat, status, claimed_event_no, "
+            "paid_event_no, "
             "needs_confirmation "
             "FROM floor_progressive_awards WHERE link_id = %s ORDER BY claim_number",
             (LINK_ID,),
@@ -376,8 +384,8 @@ def check_books(floor: EmbeddedFloor, tables: LinkedTables) -> dict[str, Any]:
             claims += 1
             seats = sorted(hit.seat for hit in claim.hits)
             if sorted(by_round.get((table.table_id, claim.round_id), [])) != seats:
-                problems.append(f"{table.table_id} {claim.round_id}: awards for seats "
-                                f"{by_round.get((table.table_id, claim.round_id))}, claimed {seats}")  # fmt: skip
+                got = by_round.get((table.table_id, claim.round_id))
+                problems.append(f"{table.table_id} {claim.round_id}: awards for seats {got}, claimed {seats}")
     journal_count = sum(journal_wagers(tables.directory / f"{t}.sqlite") for t in tables.ids)
     simulated = sum(table.wagers_settled for table in tables.tables.values())
     unit = tables.parameters.settings.unit_cents
@@ -546,7 +554,8 @@ async def replay_claims(floor: EmbeddedFloor, tables: LinkedTables) -> int:
             del client.answers[claim.round_id]
             again = await client.claim(claim.round_id, claim.hits, through_seq=claim.through_seq)
             assert again.status == "replayed", (claim, first, again.status)
-            assert first.answer is not None and again.answer is not None
+            assert first.answer is not None
+            assert again.answer is not None
             assert [a.claimed for a in again.answer.awards] == [a.claimed for a in first.answer.awards]
             replayed += 1
     with psycopg.connect(floor.reporting_dsn) as connection:

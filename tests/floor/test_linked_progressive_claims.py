@@ -17,8 +17,7 @@ import pytest
 from nats.aio.msg import Msg
 
 from controller.floor.embedded import EmbeddedFloor
-from controller.floor.progressive import LinkConfig as FloorLinkConfig
-from controller.floor.progressive import LinkedConfig, LinkedProgressive, claim_subject
+from controller.floor.progressive import LinkedProgressive, claim_subject
 from controller.floor.service import FloorService
 from controller.progressive.linked import LinkClient, LinkConfig, LinkedClaim
 from controller.progressive.model import Hit
@@ -71,14 +70,8 @@ def test_claims_refusals_replays_and_the_link_at_the_lock(tmp_path: Path, make_f
         assert floor.nats is not None
         assert floor.tls is not None
         service = FloorService(floor.floor_config(batch_size=100))
-        spec = json.loads(
-            lf.write_spec(tmp_path / "spec.json", floor, ["T001", "T002"], parameters.to_json()).read_text()
-        )
-        p = spec["progressive"]
-        linked_config = LinkedConfig(
-            servers=tuple(p["servers"]), user=p["user"], password=p["password"], ca_file=Path(p["ca_file"]),
-            dsn=p["dsn"], links=(FloorLinkConfig("L1", ("T001", "T002"), parameters),),
-        )  # fmt: skip
+        linked_config = lf.linked_config_of(lf.write_spec(tmp_path / "floor.toml", floor, ["T001", "T002"],
+                                                          parameters.to_json()))  # fmt: skip
         progressive = LinkedProgressive(linked_config)
         tasks = [asyncio.create_task(service.run(stop))]
         tasks.append(asyncio.create_task(progressive.run(stop)))
@@ -180,3 +173,57 @@ def _count(floor: EmbeddedFloor, query: str, *args: object) -> int:
     with psycopg.connect(floor.reporting_dsn) as connection:
         row = connection.execute(query, args).fetchone()
     return 0 if row is None else int(row[0])
+
+
+def test_the_floor_files_progressive_is_checked_one_line_each(tmp_path: Path) -> None:
+    from controller.errors import UserError
+    from controller.floor.progressive_config import load_linked_config
+    from controller.floor.service import FloorConfig
+
+    floor = FloorConfig(("tls://127.0.0.1:4222",), "floor-reader", "pw", tmp_path / "ca.pem", "dbname=floor")
+    (tmp_path / "p.pw").write_text("secret\n")
+    good = (
+        '[progressive]\npassword_file = "p.pw"\n[progressive.links.MAIN]\ntables = ["T01", "T02"]\n'
+        "unit_cents = 100\nbase_cents = 10000\nreset_cents = 12000\nincrement_percent = 10\n"
+        "hidden_percent = 2\n"
+    )
+    path = tmp_path / "floor.toml"
+    path.write_text(good)
+    linked_config = load_linked_config(path, floor)
+    assert linked_config is not None
+    assert linked_config.links[0].tables == ("T01", "T02")
+    assert linked_config.broadcast_interval_s == 0.5
+    refusals = {
+        good.replace("reset_cents = 12000", "reset_cents = 9000"): (
+            "progressive.links.MAIN.reset_cents: 9000 is below the base (10000); the meter never restarts "
+            "below where it started"
+        ),
+        good.replace("increment_percent = 10", "increment_percent = 101"): (
+            "progressive.links.MAIN.increment_percent: 101% is over 100%"
+        ),
+        good.replace("unit_cents = 100", "unit_cents = 0"): (
+            "progressive.links.MAIN.unit_cents: a unit of 0 is no wager; the unit must be at least 1 cent"
+        ),
+        good + "limit_cents = 11000\n": (
+            "progressive.links.MAIN.limit_cents: 11000 is below the reset (12000); the meter could not "
+            "restart under its own limit"
+        ),
+        good.replace('password_file = "p.pw"', 'password_file = "p.pw"\nbroadcast_interval_s = 2'): (
+            "progressive.broadcast_interval_s: from 0.05 to 1 (the meter is broadcast at least once a "
+            "second), not 2"
+        ),
+        good.replace(
+            '"T01", "T02"', '"T01", "T01"'
+        ): "progressive.links.MAIN.tables: table T01 is already on link MAIN",
+        good.replace("[progressive.links.MAIN]", '[progressive.links."M.*"]'): (
+            "progressive.links.M.*: a link's name is 1 to 32 letters, digits or _ (it is a subject token)"
+        ),
+        good.replace("password_file", "pasword_file"): (
+            "progressive.pasword_file: unknown key (known: user, password_file, broadcast_interval_s, links)"
+        ),
+    }
+    for text, line in refusals.items():
+        path.write_text(text)
+        with pytest.raises(UserError) as refused:
+            load_linked_config(path, floor)
+        assert str(refused.value) == f"{path}: {line}"

@@ -55,10 +55,14 @@ def test_the_link_is_lost_without_a_meter_within_the_bound() -> None:
     assert state.reason == "progressive link lost: no meter from the floor for over 3 s"
     client._heard(Msg(None, subject="progressive.L1.meter", data=json.dumps(meter).encode()))  # type: ignore[arg-type]
     assert client.link_state().up
-    client.submit("R1", [Hit(1, 7)], through_seq=3)  # a claim the floor has not answered...
-    clock.now_s += 3.01
+    # A claim the floor answers "wait" (it does not hold the round yet) is an answer: the link is up; a
+    # request that went unanswered for the bound is a lost link until a request is answered again.
+    client.submit("R1", [Hit(1, 7)], through_seq=3)
+    clock.now_s += 10
     client._heard(Msg(None, subject="progressive.L1.meter", data=json.dumps(meter).encode()))  # type: ignore[arg-type]
-    assert client.link_state().reason == "progressive link lost: a claim waiting for the floor over 3 s"
+    assert client.link_state().up
+    client.unanswered_since_s = clock.now_s
+    assert client.link_state().reason == "progressive link lost: a claim went unanswered for 3 s"
 
 
 def test_claims_refusals_replays_and_the_link_at_the_lock(tmp_path: Path, make_floor: MakeFloor) -> None:

@@ -47,6 +47,7 @@ from controller.names import (
     RakeMethod,
 )
 from controller.passwords import parse_password_hash
+from controller.progressive.model import ProgressiveParameters, parse_parameters
 from controller.rules.games import GAMES
 from controller.rules.paytables import (
     DEFAULT_PRESET,
@@ -58,7 +59,6 @@ from controller.rules.progressive import (
     NOT_OFFERED,
     PROGRESSIVE_GAMES,
     ProgressiveSettings,
-    parse_progressive_settings,
 )
 from controller.settings import (
     KeyRefusal,
@@ -548,9 +548,16 @@ class TableConfig:
     uplink: UplinkConfig | None = None
     # [journal] anchor_key_file's key (docs/journal.md "The anchor key"); not in to_json (a secret).
     journal_anchor_key: bytes | None = field(default=None, repr=False)
-    # [progressive]: the Progressive wager's parameters (docs/rules.md); None: not offered. The live
-    # table does not take it yet (refuse_progressive_at_the_table); settle and math read it.
+    # [progressive]: the Progressive wager's parameters (docs/rules.md); None: not offered. ``progressive``
+    # is the rules' part (settle and math read it); ``progressive_parameters`` every parameter of the
+    # progressive controller (controller/progressive/model.py), the rules' part and its own.
     progressive: ProgressiveSettings | None = None
+    progressive_parameters: ProgressiveParameters | None = None
+    # [progressive] link: the linked progressive's name on the floor (docs/floor.md "Linked progressive"),
+    # None: stand-alone. The link runs over [uplink]'s servers and credentials. Not in to_json: which
+    # controller keeps the meter is not how the table plays (as [uplink]).
+    progressive_link: str | None = None
+    progressive_link_timeout_s: float = 3.0
 
     def to_json(self) -> dict[str, Any]:
         """The effective configuration, secrets reduced to fingerprints (hashed for config_digest)."""
@@ -581,7 +588,11 @@ class TableConfig:
             **({"min_bank_cents": self.min_bank_cents} if self.min_bank_cents is not None else {}),
             "paytables": paytables,
             # Only when set, so the digest of every file without one is unchanged.
-            **({"progressive": self.progressive.to_json()} if self.progressive is not None else {}),
+            **(
+                {"progressive": self.progressive_parameters.to_json()}
+                if self.progressive_parameters is not None
+                else {}
+            ),
             "rake": None
             if self.rake is None
             else {"method": self.rake.method.word, "amount_cents": self.rake.amount_cents},
@@ -728,7 +739,13 @@ def _assemble(parsed: ConfigFile, *, source: str, base_dir: Path) -> TableConfig
     if mode == DESIGNATED_PLAYER and min_bank_cents is None:
         min_bank_cents = 4 * parsed.limits.min_ante_cents
     paytables = _paytables(parsed.paytables, game, mode)
-    progressive = _progressive(parsed.progressive, game)
+    link, link_timeout_s = _progressive_link(parsed.progressive, parsed.uplink is not None)
+    progressive_parameters = _progressive(
+        None
+        if parsed.progressive is None
+        else {k: v for k, v in parsed.progressive.items() if k not in PROGRESSIVE_LINK_KEYS},
+        game,
+    )
     rake: Rake | None = None
     if parsed.rake is not None:
         if mode != DESIGNATED_PLAYER:
@@ -771,7 +788,10 @@ def _assemble(parsed: ConfigFile, *, source: str, base_dir: Path) -> TableConfig
         min_bank_cents=min_bank_cents,
         uplink=None if parsed.uplink is None else _uplink(parsed.uplink, base_dir),
         journal_anchor_key=_anchor_key(parsed.journal.anchor_key_file, base_dir),
-        progressive=progressive,
+        progressive=None if progressive_parameters is None else progressive_parameters.settings,
+        progressive_parameters=progressive_parameters,
+        progressive_link=link,
+        progressive_link_timeout_s=link_timeout_s,
     )
 
 
@@ -818,26 +838,48 @@ def _uplink(section: UplinkSection, base_dir: Path) -> UplinkConfig:
     )
 
 
-def _progressive(raw: dict[str, Any] | None, game: str) -> ProgressiveSettings | None:
+PROGRESSIVE_LINK_KEYS = ("link", "link_timeout_s")
+MAX_LINK_TIMEOUT_S = 60.0
+
+
+def _progressive_link(raw: dict[str, Any] | None, has_uplink: bool) -> tuple[str | None, float]:
+    """``[progressive] link`` and ``link_timeout_s`` (docs/configuration.md): a linked table's link name
+    (its meter is the floor's) and the bound after which the link counts as lost."""
+    if raw is None:
+        return None, 3.0
+    link = raw.get("link")
+    timeout = raw.get("link_timeout_s", 3.0)
+    if "link_timeout_s" in raw and link is None:
+        raise KeyRefusal("progressive.link_timeout_s", "only a linked progressive has a link (give link)")
+    if link is None:
+        return None, 3.0
+    if not isinstance(link, str) or not re.fullmatch(r"[A-Za-z0-9_]{1,32}", link):
+        raise KeyRefusal(
+            "progressive.link", f"a link's name is 1 to 32 letters, digits or _, not {shown(link)}"
+        )
+    if not has_uplink:
+        raise KeyRefusal("progressive.link", "a linked progressive talks to the floor over [uplink]: add it")
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or not 0.5 <= timeout <= MAX_LINK_TIMEOUT_S
+    ):
+        raise KeyRefusal(
+            "progressive.link_timeout_s", f"from 0.5 to {MAX_LINK_TIMEOUT_S:g} seconds, not {shown(timeout)}"
+        )
+    return link, float(timeout)
+
+
+def _progressive(raw: dict[str, Any] | None, game: str) -> ProgressiveParameters | None:
     if raw is None:
         return None
     if game not in PROGRESSIVE_GAMES:
         raise KeyRefusal("progressive", NOT_OFFERED)
     try:
-        return parse_progressive_settings(raw, field="progressive")
+        return parse_parameters(raw, field="progressive")
     except UserError as error:
         key, _, reason = str(error).partition(": ")
         raise KeyRefusal(key, reason) from None
-
-
-def refuse_progressive_at_the_table(config: TableConfig) -> None:
-    """The live table does not take the Progressive wager yet (its meter's keeper, the progressive
-    controller, is a later stop): a table configured with one is refused before it plays."""
-    if config.progressive is not None:
-        raise ConfigError(
-            f"{config.source}: progressive: the Progressive wager is not offered at the table yet "
-            f"(flushtable settle and flushtable math take it); remove [progressive] to run this table"
-        )
 
 
 def _paytables(raw: dict[str, Any], game: str, mode: str) -> dict[str, Paytable]:

@@ -8,7 +8,7 @@ import asyncio
 import socket
 from pathlib import Path
 
-from controller.config import TableConfig, load_config, refuse_progressive_at_the_table
+from controller.config import TableConfig, load_config
 from controller.daemon import RunOptions, TableDaemon
 from controller.errors import UserError
 from controller.files import check_database_file, check_writable_file
@@ -142,7 +142,6 @@ def run(args: argparse.Namespace) -> int:
     if not args.time_scale > 0:
         raise UserError(f"--time-scale: must be positive, not {args.time_scale}")
     config = load_config(args.config)
-    refuse_progressive_at_the_table(config)
     if args.log_file is None:
         configure_logging_for(args.log_level or config.logging.level, config.logging.format)
         return _run(args, config)

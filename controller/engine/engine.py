@@ -260,13 +260,22 @@ class TableEngine:
             max_bonus_cents=dict(ctx.config.max_bonus_cents) or None,
             paytables=dict(ctx.config.paytables),
             settings_config_digest=ctx.config.config_digest,
-            progressive=None if ctx.progressive.controller is None else ctx.progressive.controller.state,
+            progressive=(
+                ctx.progressive.controller.state
+                if ctx.progressive.controller is not None and ctx.progressive.controller.state.opened
+                else None
+            ),
         )
 
     def set_progressive_link(self, link: Callable[[], LinkState]) -> None:
         """A linked table's hook: where the engine reads whether its progressive's link is up (the
         link client's ``link_state``). Stand-alone the controller is its own link, always up."""
         self._ctx.progressive.link = link
+
+    @property
+    def spot_wagers(self) -> tuple[str, ...]:
+        """Each betting spot's wager, in spot order (the Progressive wager's spot last, when offered)."""
+        return self._ctx.spot_wagers
 
     @property
     def progressive(self) -> TableProgressive:

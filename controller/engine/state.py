@@ -139,7 +139,10 @@ class RecoveredState:
             max_bonus_cents=dict(max_bonus) if isinstance(max_bonus, Mapping) and max_bonus else None,
             paytables=dict(paytables) if isinstance(paytables, Mapping) else {},
             settings_config_digest=digest if isinstance(digest, str) else None,
-            progressive=getattr(state, "progressive", None),
+            # A meter never opened is no meter: as a table without a Progressive wager recovers.
+            progressive=meter
+            if getattr(meter := getattr(state, "progressive", None), "opened", False)
+            else None,
         )
 
 

@@ -135,9 +135,11 @@ class FloorSection(Strict):
 
 
 class FloorFile(Strict):
-    """The whole file: ``[floor]`` and nothing else (a misspelt table is refused, not ignored)."""
+    """The whole file: ``[floor]``, and ``[progressive]`` where the floor runs linked progressives
+    (controller/floor/progressive_config.py reads it); nothing else (a misspelt table is refused)."""
 
     floor: FloorSection
+    progressive: dict[str, Any] | None = None
 
     missing_hints: ClassVar[dict[str, str]] = {"floor": "a table like [floor]"}
 
@@ -176,7 +178,7 @@ def _unknown_key(document: dict[str, Any]) -> str | None:
     for name, value in document.items():
         if name not in known:
             return f"{name}: {unknown_key(name, known)}"
-        if isinstance(value, dict):
+        if isinstance(value, dict) and name == "floor":
             keys = list(FloorSection.model_fields)
             for key in value:
                 if key not in keys:

@@ -189,7 +189,8 @@ class PostgresStore:
             with self.connection.cursor() as cursor:
                 cursor.executemany(
                     "INSERT INTO floor_progressive_events (link_id, event_no, kind, table_id, round_id, "
-                    "award_id, claim_number, amount_cents, entry) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                    "award_id, claim_number, amount_cents, entry) "
+                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
                     rows,
                 )
             self.connection.execute(
@@ -268,7 +269,7 @@ def settled_rounds(
     return found, marks
 
 
-def record_refusal(
+def record_refusal(  # noqa: PLR0917 - one refusal's context
     connection: psycopg.Connection[tuple[Any, ...]],
     link_id: str,
     table_id: str,
@@ -323,10 +324,15 @@ class Link:
                 self.controller.contribute_now(settled.table_id, settled.round_id, wagers)
             except UserError as error:
                 reason = f"contribution of round {settled.round_id} refused: {error}"
-                log.error("progressive_contribution_refused", link=self.config.link_id,
-                          table_id=settled.table_id, round_id=settled.round_id, reason=str(error))  # fmt: skip
-                record_refusal(self.connection, self.config.link_id, settled.table_id, settled.round_id,
-                               reason, json.dumps(settled.progressive)[:2000], seq=settled.seq)  # fmt: skip
+                where = {"link": self.config.link_id, "table_id": settled.table_id}
+                log.error(
+                    "progressive_contribution_refused", **where, round_id=settled.round_id, reason=str(error)
+                )
+                request = json.dumps(settled.progressive)[:2000]
+                record_refusal(
+                    self.connection, self.config.link_id, settled.table_id, settled.round_id, reason, request,
+                    seq=settled.seq,
+                )  # fmt: skip
                 status.refusals += 1
                 continue
             counted += 1
@@ -460,7 +466,8 @@ def _parse_claim(body: bytes, table_id: str, tables: Sequence[str]) -> tuple[str
         run = hit.get("run_length") if isinstance(hit, dict) else None
         if any(isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= 20 for v in (seat, run)):
             raise UserError(f"a hit is {{seat, run_length}} as small whole numbers, not {shown(hit, 80)}")
-        assert isinstance(seat, int) and isinstance(run, int)
+        assert isinstance(seat, int)
+        assert isinstance(run, int)
         hits.append(Hit(seat, run))
     by = request.get("by", "engine")
     return round_id, hits, through_seq, by if isinstance(by, str) and by.strip() else "engine"

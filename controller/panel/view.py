@@ -180,7 +180,16 @@ class TableView:
                 else round_.settlement.get("banker_net"),
             },
             "active_alerts": sum(1 for a in state.alerts.values() if a.state in ("active", "acknowledged")),
+            "progressive": self.progressive(),
         }
+
+    def progressive(self) -> dict[str, Any] | None:
+        """The stand-alone progressive as its journal leaves it: the meter, the reserve, every 1.39A
+        meter, and the awards waiting for a supervisor (None: the table has no progressive)."""
+        meter = self.state.progressive
+        if not meter.opened:
+            return None
+        return meter.to_json()
 
     def holds(self) -> list[dict[str, Any]]:
         """Each latched fault not yet cleared, with what clears it: why the table is held. Voiding is

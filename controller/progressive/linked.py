@@ -38,8 +38,8 @@ from nats.aio.msg import Msg
 
 from controller.errors import UserError
 from controller.floor.servers import table_inbox
-from controller.progressive.controller import ClaimAnswer, LinkState, MeterView
-from controller.progressive.model import Hit
+from controller.progressive.controller import ClaimAnswer, LinkState, MeterView, PaidAnswer
+from controller.progressive.model import Hit, MeterState, ProgressiveParameters
 from controller.waits import raise_if_cancelled, wait_event
 
 log = structlog.get_logger("flushtable.progressive.link")
@@ -141,6 +141,7 @@ class LinkClient:
         self.pending: dict[str, PendingClaim] = {}  # round -> the claim sent again until answered
         self.answers: dict[str, LinkedClaim] = {}  # round -> the floor's answer (kept: shown, never re-asked)
         self.on_answer: Callable[[LinkedClaim], None] | None = None  # told when a pending claim is answered
+        self.confirm_queue: list[tuple[str, str]] = []  # (award, by): a supervisor's, sent by ``run``
         self.connected = asyncio.Event()
 
     # --- the link's state ---------------------------------------------------------------------------
@@ -153,11 +154,6 @@ class LinkClient:
             return LinkState(False, f"progressive link lost: no meter from the floor for over {bound:g} s")
         if self.unanswered_since_s is not None:
             return LinkState(False, f"progressive link lost: a claim went unanswered for {bound:g} s")
-        oldest_s = min((claim.first_sent_s for claim in self.pending.values()), default=None)
-        if oldest_s is not None and now_s - oldest_s > bound:
-            # The floor hears the table but has not recorded its claim (it does not hold the round yet):
-            # a claim waiting longer than the bound is a link that does not work.
-            return LinkState(False, f"progressive link lost: a claim waiting for the floor over {bound:g} s")
         return LinkState(True)
 
     def meter_view(self) -> MeterView:
@@ -286,6 +282,7 @@ class LinkClient:
                     if client.is_closed or not client.is_connected:
                         raise nats.errors.ConnectionClosedError
                     await self.resend_pending()
+                    await self.send_confirmations()
                     await wait_event(stop, min(0.2, self.config.link_timeout_s / 4))
             except (nats.errors.Error, OSError, TimeoutError, ssl.SSLError) as error:
                 log.warning("progressive_link_retry", table_id=self.config.table_id, error=str(error)[:200])
@@ -301,6 +298,19 @@ class LinkClient:
             await wait_event(stop, min(backoff_s * (0.5 + self._rng.random()), self.config.backoff_max_s))
             backoff_s = min(backoff_s * 2, self.config.backoff_max_s)
 
+    async def send_confirmations(self) -> None:
+        """The supervisors' confirmations queued at the table, in order, each until the floor answered
+        (a replay of one the floor already recorded is answered ``replayed``: never paid twice)."""
+        while self.confirm_queue:
+            award_id, by = self.confirm_queue[0]
+            try:
+                await self.confirm_paid(award_id, by=by)
+            except UserError as error:
+                if "link is down" in str(error):
+                    return  # asked again on the next turn
+                log.warning("progressive_confirmation_refused", award_id=award_id, reason=str(error))
+            self.confirm_queue.pop(0)
+
     async def resend_pending(self) -> int:
         """Send every pending claim again, oldest first (the order the table made them); how many were
         answered."""
@@ -315,4 +325,109 @@ class LinkClient:
         return answered
 
 
-__all__ = ["DEFAULT_LINK_TIMEOUT_S", "LinkClient", "LinkConfig", "LinkedClaim", "PendingClaim"]
+class LinkedTableController:
+    """The table engine's controller on a linked table (controller/engine/progressive.py
+    ``TableProgressive.controller``): the engine's synchronous calls answered from the link client.
+
+    - ``contribute_now`` sends nothing: the floor counts the round from the table's journal;
+    - ``claim_now`` returns the floor's answer once it came; until then the claim is made pending in the
+      client (sent by its ``run``, again until answered) and :class:`ProgressiveUnavailable` tells the
+      engine to ask again on its next tick (the round settles meanwhile, the claim shown pending);
+    - ``state`` is the meter the floor last broadcast (the display, the settle input's meter);
+    - a manager's change of parameters is the floor's (the link's ``[progressive.links.NAME]``), and a
+      supervisor's confirmation is sent to the floor and recorded there (``confirm_paid_now`` queues it
+      and says so in one line)."""
+
+    def __init__(
+        self,
+        client: LinkClient,
+        parameters: ProgressiveParameters,
+        settled_seq: Callable[[str], int | None],
+    ) -> None:
+        self.client = client
+        self.settled_seq = settled_seq  # a round's round_settled entry in the table's journal, once there
+        self.state = MeterState(meter_id=client.config.link_id, parameters=parameters)
+        self.state.config_parameters = parameters
+        self.state.opened_base_cents = parameters.settings.base_cents
+        self.state.meter_cents = parameters.settings.base_cents
+
+    def _sync(self) -> None:
+        meter = self.client.last_meter
+        if meter is not None:
+            self.state.meter_cents = int(meter["meter_cents"])
+            self.state.reserve_cents = int(meter["reserve_cents"])
+
+    def link_state(self) -> LinkState:
+        self._sync()
+        return self.client.link_state()
+
+    def open_now(self, meter_id: str, parameters: ProgressiveParameters, *, by: str) -> bool:
+        return False  # the floor opens the link's meter
+
+    def change_parameters_now(self, parameters: ProgressiveParameters, *, by: str, reason: str) -> None:
+        raise UserError(
+            f"progressive: the linked meter {self.client.config.link_id}'s parameters are the floor's "
+            f"([progressive.links.{self.client.config.link_id}] in its file), not this table's"
+        )
+
+    def contribute_now(self, table_id: str, round_id: str, wagers: int) -> None:
+        """Nothing to send: the floor counts the round's settled wagers from this table's journal."""
+        self._sync()
+
+    def claim_now(
+        self, table_id: str, round_id: str, hits: Sequence[Hit], *, by: str = "engine"
+    ) -> ClaimAnswer:
+        from controller.engine.progressive import ProgressiveUnavailable  # noqa: PLC0415 (no cycle at import)
+
+        self._sync()
+        answer = self.client.answers.get(round_id)
+        if answer is not None:
+            if answer.status == "refused" or answer.answer is None:
+                raise UserError(answer.reason or "progressive: the floor refused the claim")
+            return answer.answer
+        seq = self.settled_seq(round_id)
+        if seq is None:
+            raise ProgressiveUnavailable(f"round {round_id}'s settlement is not yet in the journal")
+        self.client.submit(round_id, hits, through_seq=seq, by=by)
+        raise ProgressiveUnavailable(
+            f"the claim for round {round_id} is sent to the floor; waiting for its answer"
+        )
+
+    def confirm_paid_now(self, award_id: str, *, by: str) -> PaidAnswer:
+        self.client.confirm_queue.append((award_id, by))
+        raise UserError(
+            f"progressive: award {award_id} is the linked meter's: the confirmation was sent to the floor, "
+            f"which records it (the award shows paid once it has)"
+        )
+
+    def meter_now(self) -> MeterView:
+        self._sync()
+        return self.client.meter_view()
+
+
+def journal_settled_seq(journal_path: Path) -> Callable[[str], int | None]:
+    """A lookup of a round's ``round_settled`` entry in the table's journal (its own read-only
+    connection: the daemon's writer is never blocked)."""
+    import sqlite3  # noqa: PLC0415
+
+    connection = sqlite3.connect(f"file:{journal_path}?mode=ro", uri=True, check_same_thread=False)
+
+    def lookup(round_id: str) -> int | None:
+        row = connection.execute(
+            "SELECT seq FROM journal WHERE round_id = ? AND kind = 'round_settled' ORDER BY seq DESC LIMIT 1",
+            (round_id,),
+        ).fetchone()
+        return None if row is None else int(row[0])
+
+    return lookup
+
+
+__all__ = [
+    "DEFAULT_LINK_TIMEOUT_S",
+    "LinkClient",
+    "LinkConfig",
+    "LinkedClaim",
+    "LinkedTableController",
+    "PendingClaim",
+    "journal_settled_seq",
+]

@@ -4,13 +4,13 @@ service and the linked progressive in a child process (so it can be SIGKILLed), 
 (controller/simulation/linked_tables.py) with their real uplinks and link clients, the kills, and the
 check of the books to the cent (:func:`check_books`).
 
-The child process is started as ``python -m controller.simulation.linked_floor SPEC.json``: the same
-``FloorService`` and ``LinkedProgressive`` `flushtable floor serve` runs, from a JSON file of this
-harness (its servers' passwords are generated per run)."""
+The child process is the product's own `flushtable floor serve --config floor.toml`, its file with a
+``[progressive]`` link over the simulated tables (:func:`write_spec`)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -19,18 +19,20 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import psycopg
 
+from controller.floor.config import load_floor_config, write_floor_config
 from controller.floor.embedded import EmbeddedFloor
-from controller.floor.progressive import LinkConfig, LinkedConfig, LinkedProgressive
-from controller.floor.servers import PROGRESSIVE_INBOX, PostgresCluster
-from controller.floor.service import FloorConfig, FloorService
+from controller.floor.progressive import LinkedConfig
+from controller.floor.progressive_config import load_linked_config
+from controller.floor.servers import PostgresCluster
 from controller.progressive import linked
 from controller.progressive.model import Hit, ProgressiveParameters, parse_parameters
+from controller.rules.progressive import PROGRESSIVE_PRESETS
 from controller.simulation.linked_tables import LinkedTable
 from controller.uplink.uplink import Uplink
 
@@ -55,52 +57,45 @@ def default_parameters() -> ProgressiveParameters:
 
 # --- the child process ---------------------------------------------------------------------------------
 def write_spec(path: Path, floor: EmbeddedFloor, tables: Sequence[str], parameters: dict[str, Any]) -> Path:
-    floor_config = floor.floor_config(batch_size=500, backoff_max_s=1.0)
-    assert floor.nats is not None and floor.tls is not None
-    spec = {
-        "floor": {
-            **asdict(floor_config),
-            "servers": list(floor_config.servers),
-            "ca_file": str(floor_config.ca_file),
-        },
-        "progressive": {
-            "servers": [floor.nats.url],
-            "user": "floor-progressive",
-            "password": floor.passwords["nats:progressive"],
-            "ca_file": str(floor.tls.ca_cert),
-            "dsn": floor.writer_dsn,
-            "link_id": LINK_ID,
-            "tables": list(tables),
-            "parameters": parameters,
-        },
-    }
-    path.write_text(json.dumps(spec))
-    path.chmod(0o600)
-    return path
+    """The floor's file for `flushtable floor serve`: ``[floor]`` (write_floor_config) and the
+    ``[progressive]`` of one link over ``tables`` (controller/floor/progressive_config.py), its
+    secrets beside it (mode 0600). ``path``'s directory holds them all; the file's path is returned."""
+    directory = path.parent / path.stem
+    config_path = write_floor_config(directory, floor.floor_config(batch_size=500, backoff_max_s=1.0))
+    secret = directory / "nats-progressive.pw"
+    secret.touch(mode=0o600)
+    secret.write_text(floor.passwords["nats:progressive"] + "\n", encoding="utf-8")
+    lines = [
+        "",
+        "[progressive]",
+        'user = "floor-progressive"',
+        'password_file = "nats-progressive.pw"',
+        "broadcast_interval_s = 0.5",
+        "",
+        f"[progressive.links.{LINK_ID}]",
+        f"tables = {json.dumps(list(tables))}",
+    ]
+    for key, value in parameters.items():
+        if key == "paytable" and parameters.get("paytable_name") in PROGRESSIVE_PRESETS:
+            lines.append(f"paytable = {json.dumps(parameters['paytable_name'])}")
+        elif value is not None and key != "paytable_name":
+            lines.append(f"{key} = {_toml_value(value)}")
+    with config_path.open("a", encoding="utf-8") as out:
+        out.write("\n".join(lines) + "\n")
+    return config_path
 
 
-async def _serve(spec_path: Path) -> None:
-    spec = json.loads(spec_path.read_text())
-    floor_spec = spec["floor"]
-    floor_spec["servers"] = tuple(floor_spec["servers"])
-    floor_spec["ca_file"] = Path(floor_spec["ca_file"])
-    p = spec["progressive"]
-    config = LinkedConfig(
-        servers=tuple(p["servers"]),
-        user=p["user"],
-        password=p["password"],
-        ca_file=Path(p["ca_file"]),
-        dsn=p["dsn"],
-        links=(LinkConfig(p["link_id"], tuple(p["tables"]), parse_parameters(p["parameters"])),),
-        inbox_prefix=PROGRESSIVE_INBOX,
-        backoff_max_s=1.0,
-    )
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    loop.add_signal_handler(signal.SIGTERM, stop.set)
-    await asyncio.gather(
-        FloorService(FloorConfig(**floor_spec)).run(stop), LinkedProgressive(config).run(stop)
-    )
+def _toml_value(value: object) -> str:
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f'"{key}" = {_toml_value(item)}' for key, item in value.items()) + " }"
+    return json.dumps(value)
+
+
+def linked_config_of(path: Path) -> LinkedConfig:
+    """The file's linked progressive, as `flushtable floor serve` reads it."""
+    linked_config = load_linked_config(path, load_floor_config(path))
+    assert linked_config is not None
+    return linked_config
 
 
 @dataclass
@@ -115,7 +110,17 @@ class FloorProcess:
         self.log_path = self.spec_path.with_suffix(".log")
         with self.log_path.open("ab") as out:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "controller.simulation.linked_floor", str(self.spec_path)],
+                [
+                    sys.executable,
+                    "-m",
+                    "controller.cli",
+                    "floor",
+                    "serve",
+                    "--config",
+                    str(self.spec_path),
+                    "--log-level",
+                    "warning",
+                ],
                 env=env,
                 stdout=out,
                 stderr=subprocess.STDOUT,
@@ -150,10 +155,8 @@ def kill_postgres(cluster: PostgresCluster) -> None:
             if int(fields[1]) == pid:
                 children.append(int(entry.name))
     for victim in (pid, *children):
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(victim, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
     cluster.process.wait(timeout=30)
     deadline = time.monotonic() + 60
     while any(Path(f"/proc/{child}").exists() for child in children):
@@ -176,7 +179,8 @@ class LinkedTables:
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
     def start(self) -> None:
-        assert self.floor.nats is not None and self.floor.tls is not None
+        assert self.floor.nats is not None
+        assert self.floor.tls is not None
         self.directory.mkdir(parents=True, exist_ok=True)
         for table_id in self.ids:
             client = linked.LinkClient(
@@ -254,7 +258,8 @@ async def confirm_all(floor: EmbeddedFloor, tables: LinkedTables, by: str = "sup
     its own table's link; each confirmation sent twice (the second must be a replay)."""
     with psycopg.connect(floor.reporting_dsn) as connection:
         pending = connection.execute(
-            "SELECT award_id, table_id FROM floor_progressive_awards WHERE link_id = %s AND status = 'pending' "
+            "SELECT award_id, table_id FROM floor_progressive_awards "
+            "WHERE link_id = %s AND status = 'pending' "
             "ORDER BY claim_number",
             (LINK_ID,),
         ).fetchall()
@@ -294,15 +299,20 @@ def check_books(floor: EmbeddedFloor, tables: LinkedTables) -> dict[str, Any]:
                        "WHERE link_id = %s AND event_no = 1"))  # fmt: skip
         sums = connection.execute(
             "SELECT "
-            " COALESCE(sum((entry->>'to_meter_cents')::bigint) FILTER (WHERE kind = 'progressive_contribution'), 0),"
-            " COALESCE(sum((entry->>'hidden_cents')::bigint) FILTER (WHERE kind = 'progressive_contribution'), 0),"
+            " COALESCE(sum((entry->>'to_meter_cents')::bigint)"
+            "  FILTER (WHERE kind = 'progressive_contribution'), 0),"
+            " COALESCE(sum((entry->>'hidden_cents')::bigint)"
+            "  FILTER (WHERE kind = 'progressive_contribution'), 0),"
             " COALESCE(sum((entry->>'wagers')::bigint) FILTER (WHERE kind = 'progressive_contribution'), 0),"
-            " COALESCE(sum((entry->>'in_meter_cents')::bigint) FILTER (WHERE kind = 'progressive_contribution'), 0),"
-            " COALESCE(sum((entry->>'overflow_cents')::bigint) FILTER (WHERE kind = 'progressive_overflow'), 0),"
+            " COALESCE(sum((entry->>'in_meter_cents')::bigint)"
+            "  FILTER (WHERE kind = 'progressive_contribution'), 0),"
+            " COALESCE(sum((entry->>'overflow_cents')::bigint)"
+            "  FILTER (WHERE kind = 'progressive_overflow'), 0),"
             " COALESCE(sum(amount_cents) FILTER (WHERE kind = 'progressive_award_claimed' "
             "   AND entry->>'paid_from' = 'meter'), 0),"
             " COALESCE(sum(amount_cents) FILTER (WHERE kind = 'progressive_reset'), 0),"
-            " COALESCE(sum((entry->>'from_reserve_cents')::bigint) FILTER (WHERE kind = 'progressive_reset'), 0),"
+            " COALESCE(sum((entry->>'from_reserve_cents')::bigint)"
+            "  FILTER (WHERE kind = 'progressive_reset'), 0),"
             " count(*) FILTER (WHERE kind = 'progressive_reset'),"
             " count(*) FILTER (WHERE kind = 'progressive_contribution'),"
             " count(*)"
@@ -340,7 +350,8 @@ def check_books(floor: EmbeddedFloor, tables: LinkedTables) -> dict[str, Any]:
         if hidden - resets_funded + overflow != reserve:
             problems.append(f"reserve: {hidden} - {resets_funded} + {overflow} != {reserve}")
         awards = connection.execute(
-            "SELECT claim_number, award_id, table_id, round_id, seat, status, claimed_event_no, paid_event_no, "
+            "SELECT claim_number, award_id, table_id, round_id, seat, status, claimed_event_no, "
+            "paid_event_no, "
             "needs_confirmation "
             "FROM floor_progressive_awards WHERE link_id = %s ORDER BY claim_number",
             (LINK_ID,),
@@ -376,8 +387,8 @@ def check_books(floor: EmbeddedFloor, tables: LinkedTables) -> dict[str, Any]:
             claims += 1
             seats = sorted(hit.seat for hit in claim.hits)
             if sorted(by_round.get((table.table_id, claim.round_id), [])) != seats:
-                problems.append(f"{table.table_id} {claim.round_id}: awards for seats "
-                                f"{by_round.get((table.table_id, claim.round_id))}, claimed {seats}")  # fmt: skip
+                got = by_round.get((table.table_id, claim.round_id))
+                problems.append(f"{table.table_id} {claim.round_id}: awards for seats {got}, claimed {seats}")
     journal_count = sum(journal_wagers(tables.directory / f"{t}.sqlite") for t in tables.ids)
     simulated = sum(table.wagers_settled for table in tables.tables.values())
     unit = tables.parameters.settings.unit_cents
@@ -546,25 +557,14 @@ async def replay_claims(floor: EmbeddedFloor, tables: LinkedTables) -> int:
             del client.answers[claim.round_id]
             again = await client.claim(claim.round_id, claim.hits, through_seq=claim.through_seq)
             assert again.status == "replayed", (claim, first, again.status)
-            assert first.answer is not None and again.answer is not None
+            assert first.answer is not None
+            assert again.answer is not None
             assert [a.claimed for a in again.answer.awards] == [a.claimed for a in first.answer.awards]
             replayed += 1
     with psycopg.connect(floor.reporting_dsn) as connection:
         after = connection.execute("SELECT count(*) FROM floor_progressive_events").fetchone()
     assert before == after, (before, after)
     return replayed
-
-
-def main(argv: Sequence[str]) -> int:
-    from controller.logs import configure_logging  # noqa: PLC0415
-
-    configure_logging(level="warning")
-    asyncio.run(_serve(Path(argv[0])))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))
 
 
 __all__ = [

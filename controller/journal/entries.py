@@ -723,6 +723,13 @@ def check_shapes(entry: Entry) -> None:
                 raise EntryError(f"journal: bets_locked.wagers: seat {seat[:20]!r} is not a seat number")
     elif isinstance(entry, OperatorAction) and entry.action == "set_limits" and isinstance(entry.after, dict):
         _shape(entry.after, LimitsShape, "operator_action.after")
+    elif entry.kind.startswith("progressive_"):
+        # The progressive's entries (controller/progressive/model.py folds them): every amount bounded
+        # like a settlement's, so a meter's sums fit the floor's bigint columns.
+        for field in msgspec.structs.fields(type(entry)):
+            value = getattr(entry, field.name)
+            if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_SHAPE_AMOUNT_CENTS:
+                raise EntryError(f"journal: {entry.kind}.{field.encode_name}: {value} is past any amount")
 
 
 def _public_fields(cls: type[Entry]) -> frozenset[str]:

@@ -36,7 +36,7 @@ import json
 import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import parse_qs
@@ -123,6 +123,12 @@ class FloorPanelSettings:
     sse_keepalive_s: float = 15.0
     # Open live streams of one user (tabs, a wall display, tablets): 429 past it, as at the table panel.
     max_streams_per_user: int = 8
+    # The signs over the pit (docs/floor.md "Progressive"): a screen left on all day cannot hold a
+    # person's login (it ends after idle_timeout_s). With a key set, /progressive/<link>/sign?key=KEY
+    # and its stream need no login; the key opens the signs (the meter and its pending prizes, what the
+    # players see anyway) and nothing else. None: a sign needs a login like every page.
+    sign_key: str | None = field(default=None, repr=False)
+    max_sign_streams: int = 64  # keyed sign streams open at once (429 past it)
     clock: Callable[[], float] = time.monotonic
     # (password, hash) -> bool: controller.passwords' scrypt check; a test may count the checks.
     verify: Callable[[str, str], bool] = verify_password
@@ -489,8 +495,9 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
 
         return SlotStream(live_frames(feed, token), release)
 
-    async def live_frames(feed: FloorFeed, token: str | None) -> AsyncIterator[bytes]:
-        """One open stream of ``feed``'s frames (the map's, or a progressive link's meter)."""
+    async def live_frames(feed: FloorFeed, token: str | None, *, keyed: bool = False) -> AsyncIterator[bytes]:
+        """One open stream of ``feed``'s frames (the map's, or a progressive link's meter); ``keyed``: a
+        sign's, opened by the sign key (no session to end it; it ends when the sign goes away)."""
         yield f"retry: {SSE_RETRY_MS}\n\n".encode()
         with feed.subscribe():
             tick, sent_version, sent_s = -1, 0, time.monotonic()
@@ -498,7 +505,7 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
                 # The feed's next frame (one read for all streams), or a tick's time without one
                 # (the database slow): either way the session is looked at again.
                 tick = await feed.after(tick, 2 * settings.sse_interval_s)
-                if sessions.get(token, touch=False) is None:  # expired or logged out: ends here
+                if not keyed and sessions.get(token, touch=False) is None:  # expired or logged out
                     yield SSE_LOGOUT
                     return
                 if feed.frame and feed.version != sent_version:
@@ -788,15 +795,25 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         return export.csv_response(export.progressive_csv(detail), f"floor-progressive-{link_id}.csv")
 
     @app.get("/progressive/{link_id}/sign", response_class=HTMLResponse)
-    async def progressive_sign(link_id: str, request: Request) -> Response:
+    async def progressive_sign(link_id: str, request: Request, key: str = "") -> Response:
         """The meter over the pit: large digits, live, no controls (a screen, not a page to work in)."""
-        session = session_of(request)
-        if session is None:
+        keyed = sign_key_ok(key)
+        session = None if keyed else session_of(request)
+        if session is None and not keyed:
             return login_redirect()
         frame = await progressive_view.sign_frame(query, link_id)
         if frame is None:
             return HTMLResponse("No such progressive link on the floor.", 404)
-        return page("progressive_sign.html", session, sign=frame)
+        html = templates.get_template("progressive_sign.html").render(sign=frame, key=key if keyed else "")
+        # The key is in the page's address: it is not sent on to another site, and not cached.
+        headers = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
+        return HTMLResponse(html, headers=headers)
+
+    def sign_key_ok(key: str) -> bool:
+        expected = settings.sign_key
+        return bool(expected and key) and secrets.compare_digest(
+            key.encode("utf-8", "replace"), str(expected).encode("utf-8", "replace")
+        )
 
     def sign_feed(link_id: str) -> FloorFeed:
         """The link's one reader for every sign and page showing it live (as the map's FloorFeed)."""
@@ -820,11 +837,13 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         return feed
 
     @app.get("/api/progressive/{link_id}/events")
-    async def progressive_events(link_id: str, request: Request) -> Response:
-        """The link's meter, live (the map's stream: the same session rules, slots and frames)."""
+    async def progressive_events(link_id: str, request: Request, key: str = "") -> Response:
+        """The link's meter, live (the map's stream: the same session rules, slots and frames; or a
+        sign's, by the sign key: no session, one shared cap)."""
         token = request.cookies.get(SESSION_COOKIE)
         session = sessions.get(token, touch=False)
-        if session is None:
+        keyed = session is None and sign_key_ok(key)
+        if session is None and not keyed:
             return Response(
                 f"retry: {SSE_RETRY_MS}\n\n".encode() + SSE_LOGOUT,
                 media_type="text/event-stream",
@@ -834,16 +853,21 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
             return JSONResponse({"error": "no such progressive link"}, 404)
         if link_id not in sign_feeds and len(sign_feeds) >= MAX_SIGN_FEEDS:
             return JSONResponse({"error": "too many progressive links shown at once"}, 429)
-        user, cap = session.user, settings.max_streams_per_user
+        if keyed:
+            # The signs' one budget ("\x00" is in no user's name), past which a sign is refused, 429.
+            user, cap = "\x00signs", settings.max_sign_streams
+        else:
+            assert session is not None
+            user, cap = session.user, settings.max_streams_per_user
         release = take_stream_slot(streams, user, cap)
         if release is None:
             return JSONResponse(
-                {"error": f"{cap} live streams are open for {user}: close a tab first"},
+                {"error": f"{cap} live streams are open for {user.strip(chr(0))}: close one first"},
                 429,
                 headers={"Retry-After": "5", "Cache-Control": "no-store"},
             )
         feed = sign_feed(link_id)
-        return SlotStream(live_frames(feed, token), release)
+        return SlotStream(live_frames(feed, None if keyed else token, keyed=keyed), release)
 
     @app.get("/api/tables/{table_id}/rounds/{round_id}")
     async def round_json(table_id: str, round_id: str, request: Request) -> Response:

@@ -349,3 +349,50 @@ def test_the_sign_says_it_is_not_live_while_postgres_is_down(
             await server.stop()
 
     asyncio.run(scenario())
+
+
+def test_a_sign_by_its_key_needs_no_login_and_opens_nothing_else(make_floor: MakeFloor) -> None:
+    """A screen over the pit runs all day: with the panel's sign key its sign and stream need no login
+    (a person's session would end after 15 minutes idle), the key opens nothing but signs, a wrong key
+    opens nothing, and the keyed streams share one cap."""
+    floor = make_floor(["T1", "T2", "T3"])
+    standard_link(floor).close()
+    key = "a-long-random-sign-key"
+
+    async def scenario() -> None:
+        settings = FloorPanelSettings(
+            floor.reporting_dsn, None, USERS, sse_interval_s=0.05, sign_key=key, max_sign_streams=1
+        )
+        assert key not in repr(settings)
+        server = await serve_panel(settings, port=0)
+        try:
+            async with httpx.AsyncClient(base_url=server.url, timeout=WAIT_S) as screen:
+                sign = await screen.get(f"/progressive/L1/sign?key={key}")
+                assert sign.status_code == 200
+                assert "10,000.00" in sign.text
+                assert sign.headers["referrer-policy"] == "no-referrer"
+                assert f'data-key="{key}"' in sign.text
+                for path in (
+                    "/progressive/L1/sign?key=wrong",
+                    "/progressive/L1/sign",
+                    f"/progressive/L1?key={key}",
+                    f"/progressive/L1/csv?key={key}",
+                    f"/?key={key}",
+                    f"/alerts?key={key}",
+                ):
+                    response = await screen.get(path)
+                    assert response.status_code == 303, path
+                    assert response.headers["location"] == "/login", path
+                wrong = await screen.get("/api/progressive/L1/events?key=wrong")
+                assert "event: logout" in wrong.text
+                async with screen.stream("GET", f"/api/progressive/L1/events?key={key}") as response:
+                    frame = await Events(response).until("event: meter")
+                    assert '"meter_text": "10,000.00"' in frame
+                    # One keyed stream allowed here: a second is refused in one line.
+                    second = await screen.get(f"/api/progressive/L1/events?key={key}")
+                    assert second.status_code == 429
+                    assert "close one first" in second.json()["error"]
+        finally:
+            await server.stop()
+
+    asyncio.run(scenario())

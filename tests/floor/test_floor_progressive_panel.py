@@ -26,6 +26,7 @@ from tests.floor.test_floor_progressive import _reconcile
 DOCS_IMG = Path(__file__).resolve().parents[2] / "docs" / "img"
 PASSWORD = "regulator-pw"
 USERS = {"rita": FloorUser.with_password("rita", "regulator", PASSWORD)}
+SIGN_KEY = "pit-sign-key-for-the-test"
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed")
 
@@ -84,7 +85,8 @@ def test_the_progressive_page_and_the_sign_in_chromium(
     shots = DOCS_IMG if os.environ.get("FLUSHTABLE_UPDATE_SCREENSHOT") == "1" else tmp_path
     floor = make_floor(["T1", "T2", "T3"])
     data = standard_link(floor)
-    panel = PanelThread(FloorPanelSettings(floor.reporting_dsn, None, USERS, sse_interval_s=0.2))
+    settings = FloorPanelSettings(floor.reporting_dsn, None, USERS, sse_interval_s=0.2, sign_key=SIGN_KEY)
+    panel = PanelThread(settings)
     contexts: list[Any] = []
     try:
         # The floor service's reconciliation, as it runs it (tests/floor/test_floor_progressive.py runs
@@ -158,10 +160,11 @@ def test_the_progressive_page_and_the_sign_in_chromium(
         expect(alert).to_contain_text("T3")
         expect(alert).to_contain_text("in-meter holds 2.00")
 
-        # The sign over the pit: a screen of its own, 1920x1080.
-        sign = _login(browser, panel.url, width=1920, height=1080)
-        contexts.append(sign.context)
-        sign.goto("/progressive/L1/sign")
+        # The sign over the pit: a screen of its own, 1920x1080, opened by the sign key (no login).
+        screen = browser.new_context(base_url=panel.url, viewport={"width": 1920, "height": 1080})
+        contexts.append(screen)
+        sign = screen.new_page()
+        sign.goto(f"/progressive/L1/sign?key={SIGN_KEY}")
         meter = sign.locator("#meter-value")
         expect(meter).to_have_text("10,000.30")
         # No controls on it: nothing to click, type or submit.

@@ -7,8 +7,13 @@
   if (!holder || !value || !window.EventSource) return;
   const status = document.getElementById("meter-status");
   const pending = document.getElementById("sign-pending");
-  const source = new EventSource("/api/progressive/" + encodeURIComponent(holder.dataset.link) + "/events");
-  source.addEventListener("logout", function () { source.close(); location.href = "/login"; });
+  // A sign opened by the sign key follows the meter by the same key (it holds no login).
+  const key = holder.dataset.key ? "?key=" + encodeURIComponent(holder.dataset.key) : "";
+  const source = new EventSource("/api/progressive/" + encodeURIComponent(holder.dataset.link) + "/events" + key);
+  source.addEventListener("logout", function () {
+    source.close();
+    if (key) stale("Not live: the sign's key was refused (changed?); reload."); else location.href = "/login";
+  });
   // Not live (PostgreSQL not answering, or the stream refused): the figure shown is the last one read,
   // and the screen says so rather than show a meter that only looks live.
   function stale(text) {

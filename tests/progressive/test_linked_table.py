@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.config import ConfigError, load_config
+from controller.config import ConfigError, TableConfig, load_config
 from controller.engine.progressive import ProgressiveUnavailable
 from controller.errors import UserError
 from controller.progressive.controller import ClaimAnswer
@@ -30,7 +30,7 @@ hidden_percent = 2
 """
 
 
-def _load(directory: Path, text: str) -> object:
+def _load(directory: Path, text: str) -> TableConfig:
     (directory / "nats-table.pw").write_text("pw\n")
     (directory / "floor-ca.pem").write_text("-----BEGIN CERTIFICATE-----\n")
     path = directory / "table.toml"
@@ -44,12 +44,16 @@ def test_the_link_keys(tmp_path: Path) -> None:
     assert config.progressive_link_timeout_s == 2.5
     standalone = _load(tmp_path, PROGRESSIVE)
     assert standalone.progressive_link is None
+    no_uplink = "progressive.link: a linked progressive talks to the floor over [uplink]: add it"
+    no_link = "progressive.link_timeout_s: only a linked progressive has a link (give link)"
+    short = "progressive.link_timeout_s: from 0.5 to 60 seconds, not 0.1"
+    bad_name = "progressive.link: a link's name is 1 to 32 letters, digits or _, not 'a.b'"
     for text, line in (
-        (PROGRESSIVE + 'link = "MAIN"\n', "progressive.link: a linked progressive talks to the floor over [uplink]: add it"),
-        (UPLINK + PROGRESSIVE + "link_timeout_s = 2\n", "progressive.link_timeout_s: only a linked progressive has a link (give link)"),
-        (UPLINK + PROGRESSIVE + 'link = "MAIN"\nlink_timeout_s = 0.1\n', "progressive.link_timeout_s: from 0.5 to 60 seconds, not 0.1"),
-        (UPLINK + PROGRESSIVE + 'link = "a.b"\n', "progressive.link: a link's name is 1 to 32 letters, digits or _, not 'a.b'"),
-    ):  # fmt: skip
+        (PROGRESSIVE + 'link = "MAIN"\n', no_uplink),
+        (UPLINK + PROGRESSIVE + "link_timeout_s = 2\n", no_link),
+        (UPLINK + PROGRESSIVE + 'link = "MAIN"\nlink_timeout_s = 0.1\n', short),
+        (UPLINK + PROGRESSIVE + 'link = "a.b"\n', bad_name),
+    ):
         with pytest.raises(ConfigError) as refused:
             _load(tmp_path, text)
         assert str(refused.value).endswith(line), (str(refused.value), line)
@@ -70,7 +74,7 @@ def test_the_engines_controller_on_a_linked_table(tmp_path: Path) -> None:
     )
     settled: dict[str, int] = {}
     controller = LinkedTableController(client, parameters, settled.get)
-    assert controller.contribute_now("T1", "R1", 3) is None  # nothing sent: the journal is the count
+    controller.contribute_now("T1", "R1", 3)  # nothing sent: the journal is the count
     assert not client.pending
     with pytest.raises(ProgressiveUnavailable, match="not yet in the journal"):
         controller.claim_now("T1", "R1", [Hit(1, 7)])
@@ -89,7 +93,7 @@ def test_the_engines_controller_on_a_linked_table(tmp_path: Path) -> None:
     client.answers["R2"] = LinkedClaim(
         "refused", reason="progressive: claim for round R2 at table T1 refused"
     )
-    with pytest.raises(UserError, match="^progressive: claim for round R2 at table T1 refused$"):
+    with pytest.raises(UserError, match=r"^progressive: claim for round R2 at table T1 refused$"):
         controller.claim_now("T1", "R2", [Hit(1, 7)])
     with pytest.raises(UserError, match="the confirmation was sent to the floor"):
         controller.confirm_paid_now("T1/R1/1", by="sup-ann")

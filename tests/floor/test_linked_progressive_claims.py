@@ -159,7 +159,7 @@ def test_claims_refusals_replays_and_the_link_at_the_lock(tmp_path: Path, make_f
             # A table's settlement that cannot be counted: refused, recorded, alerted, nothing counted.
             t2 = tables.tables["T002"]
             meter_before = _count(floor, "SELECT meter_cents FROM floor_progressive_links")
-            for number, progressive in (
+            for number, settled_progressive in (
                 (901, {"unit_cents": 100, "contributions": {"wagers": 9}}),
                 (902, {"unit_cents": 50, "contributions": {"wagers": 2}}),
                 (903, {"unit_cents": 100, "contributions": {"wagers": "7"}}),
@@ -172,8 +172,8 @@ def test_claims_refusals_replays_and_the_link_at_the_lock(tmp_path: Path, make_f
                     "seats": [1],
                 }
                 t2.journal.append("round_started", started, round_id=round_id, source="engine")
-                t2.journal.append("round_settled", {"settlement": {"progressive": progressive}},
-                                  round_id=round_id, source="engine")  # fmt: skip
+                settled = {"settlement": {"progressive": settled_progressive}}
+                t2.journal.append("round_settled", settled, round_id=round_id, source="engine")
             await lf.wait_for(lambda: lf.floor_holds_journals(floor, tables), 60, "the rounds read")
             reasons = _rows(floor, "SELECT reason FROM floor_progressive_refusals WHERE table_id = 'T002' "
                                    "ORDER BY refusal_id")  # fmt: skip

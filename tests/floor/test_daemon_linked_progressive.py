@@ -59,7 +59,7 @@ def test_a_linked_table_daemon(tmp_path: Path, make_floor: MakeFloor) -> None:
         await wait_until(_ready(progressive), 60, "the linked progressive serving")
         completed = await asyncio.to_thread(
             subprocess.run,
-            [sys.executable, "-m", "controller.cli", "run", "--config", str(config_path), "--rounds", "6",
+            [sys.executable, "-m", "controller.cli", "run", "--config", str(config_path), "--rounds", "3",
              "--seed", "7", "--no-panel", "--log-level", "warning"],
             capture_output=True, text=True, timeout=300, env=env, check=False,
         )  # fmt: skip

@@ -279,8 +279,21 @@ def record_refusal(  # noqa: PLR0917 - one refusal's context
     *,
     seq: int | None = None,
 ) -> None:
-    """A refused claim or contribution: kept (floor_progressive_refusals) and raised as a floor alert."""
+    """A refused claim or contribution: kept (floor_progressive_refusals) and raised as a floor alert,
+    once per (table, round, reason): the same claim asked again is answered the same, not recorded again
+    (a table's link client may send a claim twice when its first answer was lost)."""
     with connection.transaction():
+        if round_id is not None:
+            connection.execute(
+                "SELECT 1 FROM floor_progressive_links WHERE link_id = %s FOR UPDATE", (link_id,)
+            )
+            seen = connection.execute(
+                "SELECT 1 FROM floor_progressive_refusals WHERE link_id = %s AND table_id = %s "
+                "AND round_id = %s AND reason = %s",
+                (link_id, table_id, round_id, reason),
+            ).fetchone()
+            if seen is not None:
+                return
         connection.execute(
             "INSERT INTO floor_progressive_refusals (link_id, table_id, round_id, reason, request) "
             "VALUES (%s, %s, %s, %s, %s)",

@@ -76,6 +76,8 @@ def write_spec(path: Path, floor: EmbeddedFloor, tables: Sequence[str], paramete
         f"tables = {json.dumps(list(tables))}",
     ]
     for key, value in parameters.items():
+        if key == "paytable" and value is None:
+            continue
         if key == "paytable" and parameters.get("paytable_name") in PROGRESSIVE_PRESETS:
             lines.append(f"paytable = {json.dumps(parameters['paytable_name'])}")
         elif value is not None and key != "paytable_name":

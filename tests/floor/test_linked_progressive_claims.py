@@ -156,6 +156,39 @@ def test_claims_refusals_replays_and_the_link_at_the_lock(tmp_path: Path, make_f
                 await client.request(claim_subject("L1", "T002"), body, timeout=2)
             books = lf.check_books(floor, tables)
             assert books["problems"] == [], books
+            # A table's settlement that cannot be counted: refused, recorded, alerted, nothing counted.
+            t2 = tables.tables["T002"]
+            meter_before = _count(floor, "SELECT meter_cents FROM floor_progressive_links")
+            for number, settled_progressive in (
+                (901, {"unit_cents": 100, "contributions": {"wagers": 9}}),
+                (902, {"unit_cents": 50, "contributions": {"wagers": 2}}),
+                (903, {"unit_cents": 100, "contributions": {"wagers": "7"}}),
+            ):
+                round_id = f"RT002-20261205-{number:06d}"
+                started = {
+                    "round_id": round_id,
+                    "game": "top-flush",
+                    "banking": {"mode": "house"},
+                    "seats": [1],
+                }
+                t2.journal.append("round_started", started, round_id=round_id, source="engine")
+                settled = {"settlement": {"progressive": settled_progressive}}
+                t2.journal.append("round_settled", settled, round_id=round_id, source="engine")
+            await lf.wait_for(lambda: lf.floor_holds_journals(floor, tables), 60, "the rounds read")
+            reasons = _rows(floor, "SELECT reason FROM floor_progressive_refusals WHERE table_id = 'T002' "
+                                   "ORDER BY refusal_id")  # fmt: skip
+            assert reasons == [
+                "contribution of round RT002-20261205-000901 refused: progressive: 9 wagers in round "
+                "RT002-20261205-000901 at table T002 is an unreasonable contribution (at most 7); nothing "
+                "was counted",
+                "contribution of round RT002-20261205-000902 refused: the round's progressive unit is 50, "
+                "not the link's 100",
+                "contribution of round RT002-20261205-000903 refused: the settlement's progressive."
+                "contributions.wagers is no count: '7'",
+            ]
+            assert _count(floor, "SELECT meter_cents FROM floor_progressive_links") == meter_before
+            assert _count(floor, "SELECT count(*) FROM floor_alerts WHERE table_id = 'T002' "
+                                 "AND kind = 'progressive_refused'") == 3  # fmt: skip
         finally:
             await tables.close()
             stop.set()
@@ -171,6 +204,11 @@ async def _answered(
     answer = await client.claim(round_id, hits, through_seq=through_seq)
     await lf.wait_for(lambda: round_id in client.answers, 60, "the claim answered")
     return client.answers[round_id] if answer.pending else answer
+
+
+def _rows(floor: EmbeddedFloor, query: str) -> list[str]:
+    with psycopg.connect(floor.reporting_dsn) as connection:
+        return [str(row[0]) for row in connection.execute(query).fetchall()]
 
 
 def _count(floor: EmbeddedFloor, query: str, *args: object) -> int:

@@ -32,12 +32,10 @@ from controller.engine.outputs import JournalRecord
 from controller.errors import UserError
 from controller.journal import entries as e
 from controller.money import money
-from controller.progressive.controller import (
-    LinkState,
-    ProgressiveController,
-    ProgressiveUnavailable,
-    TableSideProgressive,
-)
+from controller.progressive.controller import LinkState, ProgressiveController, TableSideProgressive
+
+# Re-exported: its first home, still imported from here by a linked table's controller.
+from controller.progressive.controller import ProgressiveUnavailable as ProgressiveUnavailable  # noqa: PLC0414
 from controller.progressive.model import Hit, MeterState, ProgressiveParameters, parse_parameters
 from controller.progressive.parameters import change_progressive_parameters
 from controller.rules.progressive import (
@@ -159,7 +157,8 @@ class TableProgressive:
             return
         in_play = ctx.where != m.IDLE  # betting open counts: the lock would check the old unit
         try:
-            self._sync_parameters()
+            if not in_play:
+                self._sync_parameters()  # a meter never opened opens first, between rounds only
             change_progressive_parameters(
                 self.controller,
                 dict(action.parameters),

@@ -50,6 +50,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "recall the last rounds played (cards, hands, every wager's result, faults)",
     ),
     "meters": ("controller.commands.meters", "the table's meters, computed from the journal"),
+    "report": (
+        "controller.commands.report",
+        "the table's gaming-day report (rounds, handle, win, hold, dead hands, voids...), from its journal",
+    ),
     "clear": (
         "controller.commands.clear",
         "clear the latched faults that hold the table (journaled with your name and reason)",
@@ -81,7 +85,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "uplink": ("controller.commands.uplink", "the table's journal streamed to the floor: status, run"),
     "floor": (
         "controller.commands.floor",
-        "the casino floor: every table's journal in PostgreSQL (serve, init-db, demo, release)",
+        "the casino floor: every table's journal in PostgreSQL (serve, init-db, demo, release, report)",
     ),
 }
 

@@ -4,6 +4,8 @@ flushtable floor serve --config floor.toml      the durable consumer -> PostgreS
 flushtable floor init-db --dsn DSN              create the roles and apply the schema's migrations
 flushtable floor release TABLE --reason TEXT --by NAME --config floor.toml
                                                 lift a table's quarantine once its chain verifies again
+flushtable floor report --day YYYY-MM-DD [--pit P] [--csv] --config floor.toml
+                                                the gaming day's report per table and pit
 flushtable floor demo [--tables N] [--rounds R] [--dir D] [--site NAME]
 """
 
@@ -29,7 +31,7 @@ from controller.floor.service import FloorService
 from controller.logs import configure_logging
 
 NAME = "floor"
-HELP = "the casino floor: every table's journal in PostgreSQL (serve, init-db, demo, release)"
+HELP = "the casino floor: every table's journal in PostgreSQL (serve, init-db, demo, release, report)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -57,6 +59,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     release.add_argument("--reason", required=True, help="why it is released (recorded)")
     release.add_argument("--by", required=True, help="who releases it: the table-games manager (recorded)")
     release.add_argument("--config", required=True, help="the floor's TOML file ([floor]: its dsn_file)")
+    report = sub.add_parser(
+        "report",
+        help="the gaming day's report per table and per pit, from the floor (docs/operations.md)",
+        description="Rounds, handle by wager, win, hold %% against the par sheet's, dead hands, voids, "
+        "kills, overrides, faults and progressive amounts of one gaming day ([floor] "
+        "gaming_day_start_hour, UTC), per table, per pit and for the floor. --csv prints the CSV, its "
+        "last line the SHA-256 of every byte before it.",
+    )
+    report.add_argument("--day", required=True, metavar="YYYY-MM-DD", help="the gaming day")
+    report.add_argument("--pit", default=None, help="only this pit's tables and the pit's total")
+    report.add_argument("--csv", action="store_true", help="the CSV with its digest line")
+    report.add_argument("--config", required=True, help="the floor's TOML file ([floor]: its dsn_file)")
     demo.add_argument(
         "--site",
         default=None,
@@ -78,6 +92,8 @@ def run(args: argparse.Namespace) -> int:
         return _init_db(args)
     if args.floor_command == "release":
         return _release(args)
+    if args.floor_command == "report":
+        return _report(args)
     if args.tables < 1 or args.tables > 1000:
         raise UserError("--tables: from 1 to 1000")
     if args.rounds is not None and args.rounds < 0:
@@ -157,4 +173,18 @@ def _release(args: argparse.Namespace) -> int:
     except psycopg.Error as error:
         raise UserError(f"PostgreSQL: {str(error).strip().splitlines()[0]}") from None
     print(released.summary())
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from controller.floor.gaming_day import read_floor_day, render_report  # noqa: PLC0415
+
+    config = load_floor_config(args.config)
+    try:
+        with psycopg.connect(config.dsn) as connection:
+            connection.read_only = True
+            report = read_floor_day(connection, args.day, config.gaming_day_start_hour, pit=args.pit)
+    except psycopg.Error as error:
+        raise UserError(f"PostgreSQL: {str(error).strip().splitlines()[0]}") from None
+    print(report.csv_text() if args.csv else render_report(report), end="")
     return 0

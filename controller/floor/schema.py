@@ -298,6 +298,37 @@ CREATE VIEW floor_private_shown AS
                    WHERE c.table_id = r.table_id AND c.seq = r.closed_seq)));
 """,
     ),
+    Migration(
+        6,
+        "surveillance events' marks; the auditor's disclosures of withheld private parts",
+        """
+-- docs/floor.md "Surveillance": per table, the last entry whose surveillance events the stream
+-- SURVEILLANCE acknowledged (the floor service's publisher moves it after the acks).
+CREATE TABLE floor_surveillance_marks (
+    table_id text PRIMARY KEY,
+    last_seq bigint NOT NULL,
+    events_published bigint NOT NULL DEFAULT 0,
+    updated_utc timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+-- docs/floor.md "The auditor": every time an auditor was shown the private parts of a dead or voided
+-- round (which floor_private_shown withholds): who, when, which round, why. Append-only.
+CREATE TABLE floor_private_disclosures (
+    disclosure_id bigserial PRIMARY KEY,
+    disclosed_utc timestamptz NOT NULL DEFAULT clock_timestamp(),
+    table_id text NOT NULL,
+    round_id text NOT NULL,
+    round_status text NOT NULL,
+    disclosed_to text NOT NULL CHECK (btrim(disclosed_to) <> ''),   -- the auditor's panel login
+    role text NOT NULL,
+    reason text NOT NULL CHECK (btrim(reason) <> ''),               -- in the auditor's words
+    parts integer NOT NULL,                                         -- private parts shown
+    db_user text NOT NULL DEFAULT current_user
+);
+CREATE INDEX floor_private_disclosures_by_round ON floor_private_disclosures (table_id, round_id);
+CREATE TRIGGER floor_private_disclosures_append_only BEFORE UPDATE OR DELETE ON floor_private_disclosures
+    FOR EACH ROW EXECUTE FUNCTION floor_refuse_change();
+""",
+    ),
     # 7, not 6: issue 26's reports take 6 (surveillance marks, disclosures) on a parallel branch.
     Migration(
         7,
@@ -400,6 +431,9 @@ GRANT USAGE ON SEQUENCE floor_releases_release_id_seq TO {WRITER_ROLE};
 GRANT SELECT, INSERT ON floor_progressive_events, floor_progressive_refusals TO {WRITER_ROLE};
 GRANT SELECT, INSERT, UPDATE ON floor_progressive_links, floor_progressive_marks TO {WRITER_ROLE};
 GRANT USAGE ON SEQUENCE floor_progressive_refusals_refusal_id_seq TO {WRITER_ROLE};
+GRANT SELECT, INSERT, UPDATE ON floor_surveillance_marks TO {WRITER_ROLE};
+GRANT SELECT, INSERT ON floor_private_disclosures TO {WRITER_ROLE};
+GRANT USAGE ON SEQUENCE floor_private_disclosures_disclosure_id_seq TO {WRITER_ROLE};
 GRANT SELECT ON ALL TABLES IN SCHEMA public TO {REPORTING_ROLE};
 REVOKE SELECT ON floor_private FROM {REPORTING_ROLE};
 """

@@ -293,8 +293,35 @@ def floor_reader_user(password: str) -> NatsUser:
             # Reading the stream itself: to fill what the consumer skipped (controller/floor/service.py).
             f"$JS.API.DIRECT.GET.{STREAM_NAME}",
             f"$JS.API.DIRECT.GET.{STREAM_NAME}.>",
+            # Surveillance events (controller/floor/surveillance.py): its own subjects, acked by the
+            # stream SURVEILLANCE on the floor's inbox.
+            "surveillance.>",
         ),
         subscribe_allow=(f"{FLOOR_INBOX}.>",),
+        publish_deny=(f"{SUBJECT_ROOT}.>",),
+    )
+
+
+SURVEILLANCE_INBOX = "_INBOX_SURVEILLANCE"
+
+
+def surveillance_user(password: str) -> NatsUser:
+    """A surveillance system: reads the surveillance events live (``surveillance.>``) or from the
+    stream SURVEILLANCE with a consumer of its own (replayed after an outage); publishes nothing else
+    and reads no journal subject."""
+    return NatsUser(
+        user="surveillance",
+        password=password,
+        publish_allow=(
+            "$JS.API.STREAM.INFO.SURVEILLANCE",
+            "$JS.API.CONSUMER.CREATE.SURVEILLANCE.>",
+            "$JS.API.CONSUMER.CREATE.SURVEILLANCE",
+            "$JS.API.CONSUMER.DURABLE.CREATE.SURVEILLANCE.>",
+            "$JS.API.CONSUMER.INFO.SURVEILLANCE.>",
+            "$JS.API.CONSUMER.MSG.NEXT.SURVEILLANCE.>",
+            "$JS.ACK.SURVEILLANCE.>",
+        ),
+        subscribe_allow=("surveillance.>", f"{SURVEILLANCE_INBOX}.>"),
         publish_deny=(f"{SUBJECT_ROOT}.>",),
     )
 

@@ -54,6 +54,7 @@ FILLERS = {
     "by": "tester",
     "game": "high-card-flush",
     "dsn": "postgresql://flushtable@127.0.0.1:1/flushtable",
+    "day": "2026-12-01",
 }
 # Arguments that keep a command short if a bad path were taken (one round, no panel on a fixed port, no
 # serving for ever): a command that took a bad path would then exit 0 and fail its case, not hang.

@@ -597,6 +597,11 @@ class TableConfig:
     # [software]: the signed release verified at every start; None: not verified (the embedded default).
     # Not in to_json: which release runs is journaled on its own (software_verified), not how it plays.
     software: SoftwareConfig | None = None
+    # [progressive] link: the linked progressive's name on the floor (docs/floor.md "Linked progressive"),
+    # None: stand-alone. The link runs over [uplink]'s servers and credentials. Not in to_json: which
+    # controller keeps the meter is not how the table plays (as [uplink]).
+    progressive_link: str | None = None
+    progressive_link_timeout_s: float = 3.0
 
     def to_json(self) -> dict[str, Any]:
         """The effective configuration, secrets reduced to fingerprints (hashed for config_digest)."""
@@ -778,7 +783,13 @@ def _assemble(parsed: ConfigFile, *, source: str, base_dir: Path) -> TableConfig
     if mode == DESIGNATED_PLAYER and min_bank_cents is None:
         min_bank_cents = 4 * parsed.limits.min_ante_cents
     paytables = _paytables(parsed.paytables, game, mode)
-    progressive_parameters = _progressive(parsed.progressive, game)
+    link, link_timeout_s = _progressive_link(parsed.progressive, parsed.uplink is not None)
+    progressive_parameters = _progressive(
+        None
+        if parsed.progressive is None
+        else {k: v for k, v in parsed.progressive.items() if k not in PROGRESSIVE_LINK_KEYS},
+        game,
+    )
     rake: Rake | None = None
     if parsed.rake is not None:
         if mode != DESIGNATED_PLAYER:
@@ -830,6 +841,8 @@ def _assemble(parsed: ConfigFile, *, source: str, base_dir: Path) -> TableConfig
             public_key=bytes.fromhex(parsed.software.public_key),
             allow_development=parsed.software.allow_development,
         ),
+        progressive_link=link,
+        progressive_link_timeout_s=link_timeout_s,
     )
 
 
@@ -874,6 +887,38 @@ def _uplink(section: UplinkSection, base_dir: Path) -> UplinkConfig:
         backoff_max_s=section.backoff_max_s,
         stream=section.stream,
     )
+
+
+PROGRESSIVE_LINK_KEYS = ("link", "link_timeout_s")
+MAX_LINK_TIMEOUT_S = 60.0
+
+
+def _progressive_link(raw: dict[str, Any] | None, has_uplink: bool) -> tuple[str | None, float]:
+    """``[progressive] link`` and ``link_timeout_s`` (docs/configuration.md): a linked table's link name
+    (its meter is the floor's) and the bound after which the link counts as lost."""
+    if raw is None:
+        return None, 3.0
+    link = raw.get("link")
+    timeout = raw.get("link_timeout_s", 3.0)
+    if "link_timeout_s" in raw and link is None:
+        raise KeyRefusal("progressive.link_timeout_s", "only a linked progressive has a link (give link)")
+    if link is None:
+        return None, 3.0
+    if not isinstance(link, str) or not re.fullmatch(r"[A-Za-z0-9_]{1,32}", link):
+        raise KeyRefusal(
+            "progressive.link", f"a link's name is 1 to 32 letters, digits or _, not {shown(link)}"
+        )
+    if not has_uplink:
+        raise KeyRefusal("progressive.link", "a linked progressive talks to the floor over [uplink]: add it")
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or not 0.5 <= timeout <= MAX_LINK_TIMEOUT_S
+    ):
+        raise KeyRefusal(
+            "progressive.link_timeout_s", f"from 0.5 to {MAX_LINK_TIMEOUT_S:g} seconds, not {shown(timeout)}"
+        )
+    return link, float(timeout)
 
 
 def _progressive(raw: dict[str, Any] | None, game: str) -> ProgressiveParameters | None:

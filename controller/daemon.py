@@ -543,6 +543,8 @@ class TableDaemon:
                         on_verify=self.answer_software_check,
                     )
                     self._spawn(uplink, "uplink")
+                    if self.config.progressive_link is not None:  # docs/floor.md "Linked progressive"
+                        self._spawn(self._progressive_link(), "progressive-link")
                 for companion in self._companions:
                     self._spawn(companion(self), getattr(companion, "__name__", "companion"))
                 watchdog_s = systemd.watchdog_interval_s()
@@ -608,6 +610,37 @@ class TableDaemon:
         """The journal failed (DaemonJournal said so in one line): stop now, without a second line."""
         self._stopping = True
         self._stop.set()
+
+    async def _progressive_link(self) -> None:
+        """A linked table's link to the floor's progressive: over [uplink]'s servers and credentials;
+        the engine's claims go through it and its link state refuses Progressive wagers when lost."""
+        from controller.progressive import linked  # noqa: PLC0415 (nats: floor only)
+
+        uplink = self.config.uplink
+        link = self.config.progressive_link
+        parameters = self.config.progressive_parameters
+        assert uplink is not None
+        assert link is not None
+        assert parameters is not None
+        client = linked.LinkClient(
+            linked.LinkConfig(
+                link_id=link,
+                table_id=self.config.table_id,
+                servers=uplink.servers,
+                user=uplink.user,
+                password=uplink.password,
+                ca_file=uplink.ca_file,
+                link_timeout_s=self.config.progressive_link_timeout_s,
+                backoff_initial_s=uplink.backoff_initial_s,
+                backoff_max_s=uplink.backoff_max_s,
+            )
+        )
+        controller = linked.LinkedTableController(
+            client, parameters, linked.journal_settled_seq(self.journal_path)
+        )
+        self.engine.progressive.controller = controller  # type: ignore[assignment]
+        self.engine.set_progressive_link(controller.link_state)
+        await client.run(self._stop)
 
     async def _start_panel(self) -> None:
         if self.options.panel_bind is None:

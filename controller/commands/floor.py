@@ -28,6 +28,8 @@ from controller.errors import UserError
 from controller.floor import schema
 from controller.floor.config import load_floor_config
 from controller.floor.demo import run_demo
+from controller.floor.progressive import LinkedProgressive
+from controller.floor.progressive_config import load_linked_config
 from controller.floor.release import ReleaseRefused, release_table
 from controller.floor.service import FloorService
 from controller.logs import configure_logging
@@ -149,13 +151,18 @@ def _quiet(level: str) -> None:
 
 def _serve(args: argparse.Namespace) -> int:
     config = load_floor_config(args.config)
+    # The file's linked progressives (docs/floor.md "Linked progressive"), run beside the service.
+    linked = load_linked_config(args.config, config)
 
     async def main() -> None:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for number in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(number, stop.set)
-        await FloorService(config).run(stop)
+        services = [FloorService(config).run(stop)]
+        if linked is not None:
+            services.append(LinkedProgressive(linked).run(stop))
+        await asyncio.gather(*services)
 
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(main())

@@ -259,10 +259,44 @@ def table_user(site: str, table_id: str, password: str, *, stream: str = STREAM_
     return NatsUser(
         user=f"table-{table_id}",
         password=password,
-        publish_allow=(subject, f"$JS.API.DIRECT.GET.{stream}.{subject}"),
-        # Its replies, and the floor's seeded software verification of this table alone (answered once
-        # per request through allow_responses; docs/operations.md "Software verification").
-        subscribe_allow=(f"{table_inbox(table_id)}.>", verify_subject(site, table_id)),
+        # The linked progressive (controller/floor/progressive.py): its own claims and confirmations
+        # only (the subject's last token is the table, which the controller checks against the body),
+        # and every link's meter broadcast.
+        publish_allow=(
+            subject,
+            f"$JS.API.DIRECT.GET.{stream}.{subject}",
+            f"{PROGRESSIVE_ROOT}.*.claim.{table_id}",
+            f"{PROGRESSIVE_ROOT}.*.confirm.{table_id}",
+        ),
+        # Its replies, every link's meter, and the floor's seeded software verification of this table
+        # alone (answered once per request through allow_responses; docs/operations.md "Software
+        # verification").
+        subscribe_allow=(
+            f"{table_inbox(table_id)}.>",
+            f"{PROGRESSIVE_ROOT}.*.meter",
+            verify_subject(site, table_id),
+        ),
+        allow_responses=True,
+    )
+
+
+PROGRESSIVE_ROOT = "progressive"  # the linked progressive's subjects: never under the journal's root
+PROGRESSIVE_INBOX = "_INBOX_PROGRESSIVE"
+
+
+def progressive_user(password: str) -> NatsUser:
+    """The floor's linked progressive: takes every table's claims, broadcasts the meters, and answers
+    each request on its reply subject only (``allow_responses``: no other inbox is open to it)."""
+    return NatsUser(
+        user="floor-progressive",
+        password=password,
+        publish_allow=(f"{PROGRESSIVE_ROOT}.*.meter",),
+        subscribe_allow=(
+            f"{PROGRESSIVE_ROOT}.*.claim.*",
+            f"{PROGRESSIVE_ROOT}.*.confirm.*",
+            f"{PROGRESSIVE_INBOX}.>",
+        ),
+        publish_deny=(f"{SUBJECT_ROOT}.>",),
         allow_responses=True,
     )
 
@@ -463,6 +497,7 @@ def nats_config_text(
                 **({"deny": list(user.publish_deny)} if user.publish_deny else {}),
             },
             "subscribe": {"allow": list(user.subscribe_allow)},
+            **({"allow_responses": True} if user.allow_responses else {}),
         }
         if user.allow_responses:
             permissions["allow_responses"] = True

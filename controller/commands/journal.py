@@ -188,7 +188,7 @@ def _verify(args: argparse.Namespace, path: Path, table_id: str | None, key: byt
     explicit = _parse_anchor(args.anchor) if args.anchor else None
     decided = startup_check(path, table_id, key=key, explicit_anchor=explicit)
     verdict = decided.verdict
-    if decided.refusal is None and decided.then != "open":
+    if decided.refusal is None and decided.then in ("create", "create_superseding"):
         # `run` would start a new journal here: nothing to verify (no such file, or an empty one).
         verdict = check_journal(path, anchor=decided.anchor)
     assert verdict is not None or decided.refusal is not None

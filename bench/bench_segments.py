@@ -10,8 +10,9 @@ How the journals are made, faster than real time: the round engine's own records
 every game with faults: bench/bench_journal.py's ``engine_rounds``) appended through the real journal
 (``Journal.append_many``, synchronous=OFF while generating only) as retagged copies (each copy's round
 ids made unique), one round per commit. The large journal is sealed every ``--segment`` entries the way
-`run` seals it (the reducer's state at the segment's end as its checkpoint: ``seal_open_segment``),
-and its last segment is left open with about as many entries as the small journal. Both get an
+`run` seals it (the reducer's state at the segment's end as its checkpoint: ``seal_open_segment``), and
+once more so that its open segment holds about as many entries as the small journal (what a day of
+dealing leaves in it before the next start seals it). Both get an
 anchor at their head, as a stopped daemon leaves it. Then each is started with the default
 configuration (simulated devices over pseudo-terminals, no panel), `--rounds 1`, and killed once
 ``table_opened`` is in the journal (polled read-only every 20 ms). Not a test: the figures move with
@@ -49,8 +50,11 @@ FLUSHTABLE = str(Path(sys.executable).with_name("flushtable"))
 READY_TIMEOUT_S = 900.0
 
 
-def write_journal(path: Path, entries: int, segment_entries: int | None) -> dict[str, Any]:
-    """A journal of about ``entries`` entries, sealed every ``segment_entries`` (None: never)."""
+def write_journal(
+    path: Path, entries: int, segment_entries: int | None, open_entries: int = 0
+) -> dict[str, Any]:
+    """A journal of about ``entries`` entries, sealed every ``segment_entries`` (None: never) and once
+    more where ``open_entries`` are left for the open segment."""
     started_s = time.perf_counter()
     rounds = engine_rounds(TABLE_ID, 4)
     written = 0
@@ -63,7 +67,10 @@ def write_journal(path: Path, entries: int, segment_entries: int | None) -> dict
                 journal.append_many(batch)
                 written += len(batch)
                 in_segment += len(batch)
-                if segment_entries is not None and in_segment >= segment_entries and written < entries:
+                last_seal_due = (
+                    written >= entries - open_entries and written - in_segment < entries - open_entries
+                )
+                if segment_entries is not None and (in_segment >= segment_entries or last_seal_due):
                     state = rebuild_state(journal)
                     journal.close()
                     seal_open_segment(path, state, key=None)
@@ -154,7 +161,7 @@ def main() -> None:
         large.parent.mkdir()
         made = {
             "small": write_journal(small, args.small, None),
-            "large": write_journal(large, args.large, args.segment),
+            "large": write_journal(large, args.large, args.segment, open_entries=args.small),
         }
         runs: dict[str, list[float]] = {"small": [], "large": []}
         for attempt in range(args.repeat):  # alternated: both see the same load

@@ -22,6 +22,7 @@ from controller.engine.actions import AdoptClear, RaiseAlert
 from controller.engine.outputs import Output
 from controller.integrity_watch import WINDOW_ROUNDS, alert_for_verdict, check_journal_in_process
 from controller.journal.kinds import FAULT_CLEARED
+from controller.journal.segments import seal_numbers
 from controller.journal.segments_watch import VERIFY_EVERY_S, SegmentsReport, verify_in_process
 from controller.journal.store import Journal, JournalError
 
@@ -134,6 +135,8 @@ class DaemonWatches:
             await asyncio.sleep(every_s)
 
     async def verify_segments_once(self, key: bytes | None) -> None:
+        if not seal_numbers(self.journal_path):
+            return  # nothing sealed yet: no child process started for nothing
         started_s = time.monotonic()
 
         def progress(line: dict[str, object]) -> None:

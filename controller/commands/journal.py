@@ -53,7 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="move sealed segments older than the retention to the archive directory (their seals stay)",
     )
     add_journal_arguments(archive)
-    archive.add_argument("--archive-dir", metavar="DIR", help="default: [journal] archive_dir")
+    archive.add_argument("--archive-dir", dest="dir", metavar="DIR", help="default: [journal] archive_dir")
     archive.add_argument(
         "--retention-days", metavar="DAYS", type=int, help="default: [journal] retention_days (90)"
     )
@@ -124,9 +124,9 @@ def run(args: argparse.Namespace) -> int:
             table_id = None if args.config is None else config.table_id
             archive_dir = config.journal_segments.archive_dir
             retention_days = config.journal_segments.retention_days
+        check_no_special_file(path, "journal")  # a FIFO, a device, a directory: one line (issue 30)
         if action == "archive":
             return _archive(args, path, key, archive_dir, retention_days)
-        check_no_special_file(path, "journal")  # a FIFO, a device, a directory: one line (issue 30)
         # The start-up proof (anchor, chain, triggers) only for these two: `show`, `tail` and `head`
         # load none of it (issue 28, a command line that answers at once).
         from controller.journal.proof import anchor_journal  # noqa: PLC0415
@@ -188,7 +188,7 @@ def _verify(args: argparse.Namespace, path: Path, table_id: str | None, key: byt
     explicit = _parse_anchor(args.anchor) if args.anchor else None
     decided = startup_check(path, table_id, key=key, explicit_anchor=explicit)
     verdict = decided.verdict
-    if decided.refusal is None and decided.then != "open":
+    if decided.refusal is None and decided.then in ("create", "create_superseding"):
         # `run` would start a new journal here: nothing to verify (no such file, or an empty one).
         verdict = check_journal(path, anchor=decided.anchor)
     assert verdict is not None or decided.refusal is not None
@@ -241,9 +241,17 @@ def _archive(
 ) -> int:
     from controller.journal.segments import archive_segments  # noqa: PLC0415 (archive's alone)
 
-    target = Path(args.archive_dir) if args.archive_dir else archive_dir
+    target = Path(args.dir) if args.dir else archive_dir
     if target is None:
         raise UserError("journal archive: no archive directory (--archive-dir, or [journal] archive_dir)")
+    if not path.is_file():
+        raise UserError(f"journal {path}: no such file")
+    try:  # the archive directory first: a bad one refused before anything is read or moved
+        target.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise UserError(f"--archive-dir {target}: {error.strerror or error}") from None
+    if not target.is_dir():
+        raise UserError(f"--archive-dir {target}: not a directory")
     days = args.retention_days if args.retention_days is not None else retention_days
     if days < 1:
         raise UserError(f"--retention-days: must be at least 1, not {days}")

@@ -17,3 +17,26 @@ STATUS_BY_CLOSING_KIND: dict[str, str] = {ROUND_SETTLED: "settled", ROUND_DEAD: 
 FAULT_RAISED = "fault_raised"
 FAULT_ACKNOWLEDGED = "fault_acknowledged"
 FAULT_CLEARED = "fault_cleared"
+
+PROGRESSIVE_PARAMETERS_CHANGED = "progressive_parameters_changed"
+PROGRESSIVE_CONTRIBUTION = "progressive_contribution"
+PROGRESSIVE_OVERFLOW = "progressive_overflow"
+PROGRESSIVE_AWARD_CLAIMED = "progressive_award_claimed"
+PROGRESSIVE_AWARD_PAID = "progressive_award_paid"
+PROGRESSIVE_RESET = "progressive_reset"
+PROGRESSIVE_RESERVE = "progressive_reserve"
+PROGRESSIVE_KINDS: frozenset[str] = frozenset(
+    {
+        PROGRESSIVE_PARAMETERS_CHANGED,
+        PROGRESSIVE_CONTRIBUTION,
+        PROGRESSIVE_OVERFLOW,
+        PROGRESSIVE_AWARD_CLAIMED,
+        PROGRESSIVE_AWARD_PAID,
+        PROGRESSIVE_RESET,
+        PROGRESSIVE_RESERVE,
+    }
+)
+"""The progressive controller's entries (controller/progressive/): its stand-alone store's records."""
+
+SOFTWARE_VERIFIED = "software_verified"
+SOFTWARE_CHECKED = "software_checked"

@@ -402,6 +402,10 @@ def prepare_for_run(
     raises ``JournalRefused`` (one line) otherwise. Writes nothing but a new journal's anchor."""
     journal_path = Path(path)
     try:
+        from controller.journal.segments import settle_rollback_journal  # noqa: PLC0415
+
+        if settle_rollback_journal(journal_path):
+            journal_log().warning("journal_rolled_back", journal=str(journal_path))
         decided = startup_check(journal_path, table_id, key=key, new_journal=new_journal)
         if decided.then == "finish_seal" and decided.refusal is None:
             # A seal a crash cut short (controller/journal/segments.py): finished, then proven as usual.

@@ -326,6 +326,45 @@ class _Head:
     last_utc: str
 
 
+def settle_rollback_journal(path: Path) -> bool:
+    """A seal killed while switching the open segment to a rollback journal (its step 1) can leave a
+    hot ``-journal`` beside it, which read-only readers cannot roll back (SQLITE_READONLY_ROLLBACK).
+    Opened once read-write here, SQLite rolls it back as any writer would at open (nothing committed is
+    touched: a hot journal holds only an uncommitted change). True when there was one."""
+    hot = path.with_name(path.name + "-journal")
+    if not hot.exists() or not path.exists():
+        return False
+    try:
+        connection = sqlite3.connect(path, isolation_level=None)
+        try:
+            connection.execute("SELECT COUNT(*) FROM sqlite_schema").fetchone()
+        finally:
+            connection.close()
+    except sqlite3.Error as error:
+        raise JournalError(f"journal {path}: cannot roll back its interrupted change: {error}") from error
+    return True
+
+
+def _holds_no_journal(path: Path) -> bool:
+    """No file, an empty one, or a database with nothing committed in it (a new segment's creation cut
+    short: its schema and base are committed in one transaction, so it has all or nothing)."""
+    try:
+        if path.stat().st_size == 0:
+            return True
+    except FileNotFoundError:
+        return True
+    try:
+        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
+        try:
+            application_id = connection.execute("PRAGMA application_id").fetchone()[0]
+            tables = connection.execute("SELECT COUNT(*) FROM sqlite_schema").fetchone()[0]
+        finally:
+            connection.close()
+    except sqlite3.Error:
+        return False  # not readable as a database: not ours to remove; the start refuses it
+    return bool(application_id == 0 and tables == 0)
+
+
 def _read_base(path: Path) -> int | None:
     """The segment number of the journal file at ``path`` (None: not readable as one)."""
     try:
@@ -454,12 +493,14 @@ def finish_interrupted_seal(journal_path: str | Path, *, dry_run: bool = False) 
                     _fsync_directory(target.parent)
                     _fsync_directory(path.parent)
                     done.append(f"segment {seal.segment} moved to {target}")
-        if (not path.exists() or path.stat().st_size == 0) and dry_run:
+        if _holds_no_journal(path) and dry_run:
             following = seal.segment + 1
             return f"the seal of segment {seal.segment} was interrupted before segment {following} started"
-        if not path.exists() or path.stat().st_size == 0:
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()
+        if _holds_no_journal(path):
+            # Missing, empty, or a database whose creation a crash cut short (no table committed).
+            for leftover in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+                with contextlib.suppress(FileNotFoundError):
+                    leftover.unlink()
             with Journal.open(path, seal.table_id, base=seal.next_base()):
                 pass
             done.append(f"segment {seal.segment + 1} started at {path}")

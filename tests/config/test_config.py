@@ -198,7 +198,8 @@ BAD = [
     (edit('path = "var/journal.sqlite"', 'path = ""'), "journal.path: empty"),
     (
         edit('path = "var/journal.sqlite"', 'file = "x"'),
-        "journal.file: unknown key (known: path, commit_delay_ms, anchor_key_file)",
+        "journal.file: unknown key (known: path, commit_delay_ms, anchor_key_file, segment_entries, "
+        "segment_per_gaming_day, gaming_day_start_utc, archive_dir, retention_days)",
     ),
     (
         edit('path = "var/journal.sqlite"', 'path = "j.sqlite"\ncommit_delay_ms = 50'),
@@ -492,7 +493,7 @@ def test_a_relative_device_path_is_the_files_own(tmp_path: Path) -> None:
 
 
 def test_bonus_maxima_and_the_minimum_bank() -> None:
-    """Every wager has a posted limit (RULES.md "Paytables and limits"); a designated player's bank has a
+    """Every wager has a posted limit (docs/rules.md "Paytables and limits"); a designated player's bank has a
     minimum; a bonus cap or a limit of 0 is refused in the words settle refuses it in."""
     limits = "max_ante_cents = 50000\nmax_bonus_cents = { flush = 10000, straight_flush = 2500 }"
     config = parse_config(edit("max_ante_cents = 50000", limits), source="table.toml", base_dir=Path("/"))

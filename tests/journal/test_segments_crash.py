@@ -9,9 +9,11 @@ SIGKILL leaves the OS's buffers alone: this is the process dying mid-seal, not p
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -180,3 +182,61 @@ def test_a_seal_stopped_after_any_step_is_finished_at_the_next_start(
         sealed = step not in {"before the seal is written", "before the anchor"}
         assert journal.base.segment == (2 if sealed else 1)
     check_whole(path, dict(before))
+
+
+def test_a_next_segment_whose_creation_was_cut_short_is_created_again(tmp_path: Path) -> None:
+    """Killed while creating the next segment: a database file with nothing committed in it (SQLite
+    wrote its header when switching to WAL); the next start creates the segment again."""
+    path = tmp_path / "journal.sqlite"
+    prepare_for_run(path, "T1", key=KEY)
+    rng = random.Random(8)
+    with Journal.open(path, "T1") as journal:
+        play_round(journal, rng)
+        state = rebuild_state(journal)
+        before = [(entry.seq, entry.hash) for entry in journal.entries()]
+    seal = seal_open_segment(
+        path,
+        state,
+        key=KEY,
+        write_anchor_at_end=lambda seq, hash_hex: write_anchor(path, Anchor.of("T1", seq, hash_hex), key=KEY),
+    )
+    assert seal is not None
+    path.unlink()
+    with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as db:
+        db.execute("PRAGMA journal_mode = WAL").fetchall()
+    assert path.stat().st_size > 0
+    assert startup_check(path, "T1", key=KEY).then == "finish_seal"
+    check_whole(path, dict(before))
+    with Journal.open_existing(path) as journal:
+        assert journal.base == seal.next_base()
+
+
+_KILLED_MID_WRITE = """
+import os, signal, sqlite3, sys
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute("PRAGMA cache_size = 1")  # the change spills to the file: its -journal is hot
+db.execute("BEGIN IMMEDIATE")
+rows = [(f"k{i}", "x" * 4000) for i in range(500)]
+db.executemany("INSERT INTO journal_meta (key, value) VALUES (?, ?)", rows)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_a_seal_killed_in_its_rollback_journal_switch_is_rolled_back_at_the_next_start(
+    tmp_path: Path,
+) -> None:
+    """Killed while the open segment is in rollback-journal mode mid-write (a seal's step 1): a hot
+    ``-journal`` is left, which read-only readers cannot roll back; the next start rolls it back."""
+    path = tmp_path / "journal.sqlite"
+    prepare_for_run(path, "T1", key=KEY)
+    with Journal.open(path, "T1") as journal:
+        play_round(journal, random.Random(9))
+        last = journal.last_entry()
+        assert last is not None
+        write_anchor(path, Anchor.of("T1", last.seq, last.hash), key=KEY)
+        before = [(entry.seq, entry.hash) for entry in journal.entries()]
+    segments._make_self_contained(path)  # step 1 done: the file is in rollback-journal mode
+    subprocess.run([sys.executable, "-c", _KILLED_MID_WRITE, str(path)], check=False)
+    assert path.with_name(path.name + "-journal").stat().st_size > 0
+    check_whole(path, dict(before))
+    assert not path.with_name(path.name + "-journal").exists()

@@ -11,6 +11,7 @@ run once every field is valid. ``TableConfig`` is what the rest of the controlle
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import ipaddress
 import re
@@ -243,6 +244,54 @@ class Timeouts(Strict):
     deal_s: Seconds = 30.0  # a shoe silent this long mid-deal: the incomplete hands are dead (a miscount)
 
 
+NTP_PORT = 123
+
+
+def split_ntp_server(value: str) -> tuple[str, int] | None:
+    """``HOST``, ``HOST:PORT`` or ``[IPV6]:PORT`` as (host, port); None when it is none of them."""
+    host, port = value, NTP_PORT
+    if value.startswith("["):
+        inside, bracket, rest = value[1:].partition("]")
+        if not bracket or (rest and not rest.startswith(":")):
+            return None
+        host, port_text = inside, rest[1:]
+    elif value.count(":") == 1:
+        host, port_text = value.split(":")
+    else:
+        port_text = ""
+    if port_text:
+        if not port_text.isdigit() or not 0 < int(port_text) < 65536:
+            return None
+        port = int(port_text)
+    if not host or any(ch.isspace() or ch in "/@" for ch in host):
+        return None
+    return host, port
+
+
+def _ntp_server(value: object) -> object:
+    if not isinstance(value, str):
+        raise refusal(f"must be a string like \"ntp.floor.example:123\", not {toml_type(value)}")
+    if split_ntp_server(value) is None:
+        raise refusal(f"{value!r} is not HOST or HOST:PORT (e.g. ntp.floor.example:123)")
+    return value
+
+
+class ClockSection(Strict):
+    """The table's clock against the floor's time source (docs/operations.md "Clocks")."""
+
+    # The floor's NTP server, HOST or HOST:PORT (123); unset: the clock is not measured (and said so).
+    ntp_server: Annotated[str, BeforeValidator(_ntp_server)] | None = None
+    max_offset_ms: Annotated[int, whole_number(1, 3_600_000)] = 1000  # past this: the clock alert
+    check_interval_s: Seconds = 3600.0  # at start, then this often (at least hourly)
+    timeout_s: Seconds = 2.0  # one query's wait for the answer
+
+
+class ChangesSection(Strict):
+    """Two-person control of the money settings (docs/operations.md "Two-person control")."""
+
+    lapse_after_s: Annotated[int, whole_number(60, 7 * 86_400)] = 1800  # a proposal not approved lapses
+
+
 class JournalSection(Strict):
     path: str = "var/journal.sqlite"
     commit_delay_ms: Annotated[int, whole_number(0, MAX_COMMIT_DELAY_MS)] = DEFAULT_COMMIT_DELAY_MS
@@ -448,6 +497,8 @@ class ConfigFile(Strict):
     panel: PanelSection = PanelSection()
     logging: Logging = Logging()
     uplink: UplinkSection | None = None  # the journal streamed to the floor (docs/floor.md); None: no floor
+    clock: ClockSection = ClockSection()
+    changes: ChangesSection = ChangesSection()
     # The Progressive wager's parameters: checked by the rules' own parser (controller/rules/progressive.py).
     progressive: dict[str, Any] | None = None
 
@@ -551,6 +602,13 @@ class TableConfig:
     # [progressive]: the Progressive wager's parameters (docs/rules.md); None: not offered. The live
     # table does not take it yet (refuse_progressive_at_the_table); settle and math read it.
     progressive: ProgressiveSettings | None = None
+    # [clock] and [changes]: how the table is controlled, not how it plays: not in to_json, so the digest
+    # of every earlier file is unchanged (a change of them still changes file_sha256).
+    clock: ClockSection = field(default_factory=ClockSection)
+    changes: ChangesSection = field(default_factory=ChangesSection)
+    # The file's own digest (sha256 of its text) and where it is: None for the embedded default.
+    file_sha256: str | None = None
+    config_path: Path | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The effective configuration, secrets reduced to fingerprints (hashed for config_digest)."""
@@ -675,7 +733,12 @@ def load_config(path: str | Path | None = None) -> TableConfig:
         text = read_bounded_text(config_path, limit_bytes=MAX_TOML_BYTES)
     except FileRefused as refused:
         raise ConfigError(str(refused)) from None
-    return parse_config(text, source=config_path.name, base_dir=config_path.resolve().parent)
+    config = parse_config(text, source=config_path.name, base_dir=config_path.resolve().parent)
+    return dataclasses.replace(
+        config,
+        file_sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        config_path=config_path.resolve(),
+    )
 
 
 def parse_config(text: str, *, source: str, base_dir: Path) -> TableConfig:
@@ -772,6 +835,8 @@ def _assemble(parsed: ConfigFile, *, source: str, base_dir: Path) -> TableConfig
         uplink=None if parsed.uplink is None else _uplink(parsed.uplink, base_dir),
         journal_anchor_key=_anchor_key(parsed.journal.anchor_key_file, base_dir),
         progressive=progressive,
+        clock=parsed.clock,
+        changes=parsed.changes,
     )
 
 

@@ -17,3 +17,6 @@ STATUS_BY_CLOSING_KIND: dict[str, str] = {ROUND_SETTLED: "settled", ROUND_DEAD: 
 FAULT_RAISED = "fault_raised"
 FAULT_ACKNOWLEDGED = "fault_acknowledged"
 FAULT_CLEARED = "fault_cleared"
+
+CLOCK_STEPPED = "clock_stepped"
+"""The journal's own entry when the wall clock went back behind its last time (store.Journal)."""

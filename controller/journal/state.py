@@ -32,6 +32,8 @@ from typing import Any, Protocol
 
 from controller.engine import machine as m
 from controller.journal import entries as e
+from controller.changes import Proposal
+from controller.changes import fold as fold_change
 from controller.journal.kinds import STATUS_BY_CLOSING_KIND
 from controller.names import round_number
 from controller.rules.games import GAMES
@@ -391,6 +393,14 @@ class TableState:
         self.devices: dict[str, DeviceState] = {}
         self.meters = Meters()
         self._closed_order: list[str] = []
+        # Regulatory controls (docs/operations.md "Regulatory controls"): the last clock measurement,
+        # the last start's configuration check, the two-person changes (controller/changes.py) and the
+        # approved config_file changes not yet met by a start (file sha256 -> change_id).
+        self.clock: e.ClockOffset | None = None
+        self.clock_stepped: e.ClockStepped | None = None
+        self.config_checked: e.ConfigChecked | None = None
+        self.changes: dict[str, Proposal] = {}
+        self.approved_config_files: dict[str, str] = {}
 
     # --- reading answers ----------------------------------------------------------------------
     @property
@@ -741,7 +751,34 @@ class TableState:
                 device.security_events += entry.count
 
 
+    def _on_clock_offset(self, _stored: Stored, entry: e.ClockOffset) -> None:
+        self.clock = entry
+
+    def _on_clock_stepped(self, _stored: Stored, entry: e.ClockStepped) -> None:
+        self.clock_stepped = entry
+
+    def _on_config_checked(self, _stored: Stored, entry: e.ConfigChecked) -> None:
+        self.config_checked = entry
+        if entry.approved_change is not None and entry.file_sha256 is not None:
+            self.approved_config_files.pop(entry.file_sha256, None)  # met: it approves no later start
+
+    def _on_change(self, stored: Stored, entry: e.Entry) -> None:
+        fold_change(self.changes, entry, stored.time_utc)
+        if isinstance(entry, e.ChangeApproved) and entry.change_kind == "config_file":
+            proposal = self.changes.get(entry.change_id)
+            sha256 = proposal.params.get("sha256") if proposal is not None else None
+            if isinstance(sha256, str):
+                self.approved_config_files[sha256] = entry.change_id
+
+
 _HANDLERS: dict[type[e.Entry], Any] = {
+    e.ClockOffset: TableState._on_clock_offset,
+    e.ClockStepped: TableState._on_clock_stepped,
+    e.ConfigChecked: TableState._on_config_checked,
+    e.ChangeProposed: TableState._on_change,
+    e.ChangeApproved: TableState._on_change,
+    e.ChangeLapsed: TableState._on_change,
+    e.ChangeRefused: TableState._on_change,
     e.TableOpened: TableState._on_table_opened,
     e.TableClosed: TableState._on_table_closed,
     e.StateChanged: TableState._on_state_changed,

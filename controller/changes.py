@@ -26,11 +26,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from controller.journal import entries as e
 from controller.journal.chain import canonical_json, format_time_utc
+from controller.errors import UserError
 from controller.money import money
+from controller.rules.paytables import parse_paytable
 from controller.rules.amounts import MAX_AMOUNT_CENTS
 
 if TYPE_CHECKING:
@@ -65,7 +67,18 @@ class BonusLimitParams(Params):
 
 class PaytableParams(Params):
     wager: WagerName
-    spec: Annotated[str, Field(min_length=1, max_length=60, pattern=r"^[A-Za-z0-9_.-]+$")]  # a preset
+    # A preset's name, or custom lines {"7": 300, ...}: checked now (a proposal that could never apply
+    # is refused at once); whether it suits the game's wager is the engine's check at approval.
+    spec: Annotated[str, Field(min_length=1, max_length=60, pattern=r"^[A-Za-z0-9_.-]+$")] | dict[str, int]
+
+    @field_validator("spec")
+    @classmethod
+    def _known(cls, spec: str | dict[str, int]) -> str | dict[str, int]:
+        try:
+            parse_paytable(spec, field="spec")
+        except UserError as error:
+            raise ValueError(str(error).removeprefix("spec: ")) from None
+        return spec
 
 
 class ConfigFileParams(Params):
@@ -133,7 +146,7 @@ def _register_builtin() -> None:
             "paytable",
             "A bonus wager's paytable",
             PaytableParams,
-            lambda p: f"{p.wager} paytable {p.spec}",
+            lambda p: f"{p.wager} paytable {p.spec if isinstance(p.spec, str) else canonical_json(p.spec)}",
             via_engine_action(lambda p, by: SetPaytable(p.wager, p.spec, by)),
         )
     )

@@ -150,6 +150,10 @@ class QueuedTableActions:
         if refused:
             raise ActionRefused(refused[0].reason)
 
+    async def run(self, work: Callable[[TableEngine, float], list[Output]]) -> list[Output]:
+        """A step of the daemon's own on the queue (controller/daemon_controls.py LoopWork)."""
+        return await self._daemon.perform(LoopWork(getattr(work, "__name__", "work"), work))
+
 
 def engine_config_for(config: TableConfig, *, time_scale: float = 1.0) -> EngineConfig:
     """The engine's view of the table's configuration."""

@@ -19,6 +19,7 @@ router = APIRouter(tags=["actions"])
 
 class Done(BaseModel):
     ok: bool = True
+    change_id: str | None = None  # a money setting's proposal (two-person control): its id
 
 
 FaultId = Annotated[str, PathParam(min_length=1, max_length=80)]
@@ -108,6 +109,11 @@ def _serve(declared: PanelAction) -> None:
         panel: PanelDep,
         session: Annotated[Session, Depends(allowed)],
     ) -> Done:
+        if declared.controlled is not None:  # never applied here: proposed, for a second manager
+            change_id = await panel.backend.propose_change(  # type: ignore[attr-defined]
+                declared.controlled, dict(body), session.user, ""
+            )
+            return Done(change_id=change_id)
         await panel.backend.perform(declared.build(body, session.user))
         return Done()
 

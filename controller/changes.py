@@ -180,7 +180,7 @@ def check_params(change_kind: str, params: Mapping[str, Any]) -> BaseModel:
     except ValidationError as error:
         first = error.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "params"
-        raise ChangeRefusedError(f"{where}: {first['msg']}") from None
+        raise ChangeRefusedError(f"{where}: {str(first['msg']).removeprefix('Value error, ')}") from None
 
 
 # --- the state, folded from the journal -----------------------------------------------------------------

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from controller.journal import entries as e
 from controller.journal.chain import canonical_json, format_time_utc
@@ -58,6 +58,14 @@ WagerName = Annotated[str, Field(min_length=1, max_length=40, pattern=r"^[a-z_]+
 class LimitsParams(Params):
     min_ante_cents: Cents
     max_ante_cents: Cents
+
+    @model_validator(mode="after")
+    def _order(self) -> LimitsParams:
+        if self.min_ante_cents > self.max_ante_cents:
+            raise ValueError(
+                f"min_ante_cents: {money(self.min_ante_cents)} is above max_ante_cents {money(self.max_ante_cents)}"
+            )
+        return self
 
 
 class BonusLimitParams(Params):
@@ -179,8 +187,9 @@ def check_params(change_kind: str, params: Mapping[str, Any]) -> BaseModel:
         return kind.params.model_validate(dict(params))
     except ValidationError as error:
         first = error.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "params"
-        raise ChangeRefusedError(f"{where}: {str(first['msg']).removeprefix('Value error, ')}") from None
+        message = str(first["msg"]).removeprefix("Value error, ")
+        where = ".".join(str(part) for part in first["loc"])
+        raise ChangeRefusedError(f"{where}: {message}" if where else message) from None
 
 
 # --- the state, folded from the journal -----------------------------------------------------------------
@@ -295,7 +304,7 @@ class ChangeControl:
         try:
             checked = check_params(change_kind, params)
         except ChangeRefusedError as error:
-            return self._refused(None, by, f"proposal refused: {error}", closed=True)
+            return self._refused(None, by, str(error), closed=True)
         self._count += 1
         change_id = f"C{self.table_id}-{self._count:04d}"
         fields = {
@@ -319,18 +328,18 @@ class ChangeControl:
         proposal, or a round in play; else the change applied and ``change_approved`` beside it."""
         proposal = self.proposals.get(change_id)
         if proposal is None:
-            return self._refused(change_id, by, f"approval refused: no proposal {change_id}", closed=False)
+            return self._refused(change_id, by, f"no proposal {change_id}", closed=False)
         if proposal.status != "pending":
-            return self._refused(change_id, by, f"approval refused: {change_id} is {proposal.status}", closed=False)
+            return self._refused(change_id, by, f"{change_id} is {proposal.status}", closed=False)
         if proposal.lapses_utc <= _utc(now_s):
-            why = f"approval refused: {change_id} lapsed at {proposal.lapses_utc}; it never applies"
+            why = f"{change_id} lapsed at {proposal.lapses_utc}; it never applies"
             return [_lapsed(proposal), *self._refused(change_id, by, why, closed=False)]
         if by == proposal.proposed_by:
-            why = f"approval refused: {by} proposed {change_id}; a second, different manager must approve it"
+            why = f"{by} proposed {change_id}; a second, different manager must approve it"
             return self._refused(change_id, by, why, closed=False)
         kind = CHANGE_KINDS.get(proposal.change_kind)
         if kind is None:  # a kind registered when it was proposed, gone since (a downgrade)
-            why = f"approval refused: this release does not know change kind {proposal.change_kind!r}"
+            why = f"this release does not know change kind {proposal.change_kind!r}"
             return self._refused(change_id, by, why, closed=True)
         approved = _record(
             "change_approved",
@@ -346,7 +355,7 @@ class ChangeControl:
             return [approved]
         not_now = engine.why_not_between_rounds()
         if not_now is not None:
-            return self._refused(change_id, by, f"approval refused: {not_now}", closed=False)
+            return self._refused(change_id, by, f"{not_now}", closed=False)
         outputs = kind.apply(engine, kind.params.model_validate(proposal.params), by, now_s)
         from controller.engine.outputs import Refused  # noqa: PLC0415
 
@@ -361,7 +370,7 @@ class ChangeControl:
         proposal = self.proposals.get(change_id)
         if proposal is None or proposal.status != "pending":
             status = "unknown" if proposal is None else proposal.status
-            return self._refused(change_id, by, f"rejection refused: {change_id} is {status}", closed=False)
+            return self._refused(change_id, by, f"{change_id} is {status}", closed=False)
         return [_record("change_refused", {"change_id": change_id, "by": by, "reason": reason, "closed": True})]
 
 

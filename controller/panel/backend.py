@@ -559,6 +559,19 @@ class JournalPanelBackend:
         change_id: str = await self._change(self._desk().propose(change_kind, params, by, reason))
         return change_id
 
+    async def propose_action(self, action: OperatorAction, change_kind: str) -> str:
+        """A declared money-setting action (Set limits, ...) as the proposal it now is: the request
+        journaled as an operator_action like every other ("proposed C…", or "refused: …")."""
+        params = {name: value for name, value in asdict(action).items() if name != "by"}
+        by = str(getattr(action, "by", "?"))
+        try:
+            change_id = await self.propose_change(change_kind, params, by, "")
+        except UserError as error:
+            self._journal_action(action, f"refused: {error}")
+            raise
+        self._journal_action(action, f"proposed {change_id}: applies when a second manager approves it")
+        return change_id
+
     async def approve_change(self, change_id: str, by: str) -> None:
         """A second manager's approval: the change applied (or refused, journaled, 409)."""
         await self._change(self._desk().approve(change_id, by))

@@ -60,7 +60,7 @@ def test_a_paytable_change_needs_a_second_manager_from_the_command_line(tmp_path
     assert proposed[0] == 0 and proposed[1].startswith("Proposed CHCF1-0001: a second, different manager")
     assert self_approval[0] == 2 and self_approval[1] == ""
     assert self_approval[2].strip().endswith(
-        "the table refused (409): approval refused: max proposed CHCF1-0001; "
+        "the table refused (409): max proposed CHCF1-0001; "
         "a second, different manager must approve it"
     )
     assert "Traceback" not in self_approval[2] and len(self_approval[2].strip().splitlines()) == 1

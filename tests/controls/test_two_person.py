@@ -75,7 +75,7 @@ def test_a_paytable_change_applies_only_when_a_second_manager_approves(desk: tup
     assert flush_paytable(table) == "hcf-flush-house"  # proposed: nothing applies
     with pytest.raises(ChangeRefusedError, match="max proposed CT1-0001; a second, different manager"):
         run_async(lambda: changes.approve(change_id, "max"))
-    assert flush_paytable(table) == "hcf-flush-house"  # self-approval refused: still nothing
+    assert flush_paytable(table) == "hcf-flush-house"  # self-still nothing
     run_async(lambda: changes.approve(change_id, "mia"))
     assert flush_paytable(table) == "hcf-flush-dp"
     kinds = [(entry.kind, entry.source) for entry in table.journal.entries()]
@@ -90,7 +90,7 @@ def test_a_paytable_change_applies_only_when_a_second_manager_approves(desk: tup
     assert refused.payload == {
         "change_id": "CT1-0001",
         "by": "max",
-        "reason": "approval refused: max proposed CT1-0001; a second, different manager must approve it",
+        "reason": "max proposed CT1-0001; a second, different manager must approve it",
         "closed": False,
     }
     assert (approved.payload["proposed_by"], approved.payload["by"]) == ("max", "mia")

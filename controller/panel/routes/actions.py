@@ -110,8 +110,8 @@ def _serve(declared: PanelAction) -> None:
         session: Annotated[Session, Depends(allowed)],
     ) -> Done:
         if declared.controlled is not None:  # never applied here: proposed, for a second manager
-            change_id = await panel.backend.propose_change(  # type: ignore[attr-defined]
-                declared.controlled, dict(body), session.user, ""
+            change_id = await panel.backend.propose_action(  # type: ignore[attr-defined]
+                declared.build(body, session.user), declared.controlled
             )
             return Done(change_id=change_id)
         await panel.backend.perform(declared.build(body, session.user))
@@ -120,6 +120,7 @@ def _serve(declared: PanelAction) -> None:
     router.post(
         declared.url,
         name=declared.name,
+        response_model_exclude_none=True,  # {"ok": true}, with the change_id of a proposal
         summary=declared.label,
         description=f"{declared.action.__doc__ or declared.label} Needs role {declared.role}.",
     )(perform)

@@ -28,12 +28,12 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from controller.errors import UserError
 from controller.journal import entries as e
 from controller.journal.chain import canonical_json, format_time_utc
-from controller.errors import UserError
 from controller.money import money
-from controller.rules.paytables import parse_paytable
 from controller.rules.amounts import MAX_AMOUNT_CENTS
+from controller.rules.paytables import parse_paytable
 
 if TYPE_CHECKING:
     from controller.engine import TableEngine
@@ -63,7 +63,8 @@ class LimitsParams(Params):
     def _order(self) -> LimitsParams:
         if self.min_ante_cents > self.max_ante_cents:
             raise ValueError(
-                f"min_ante_cents: {money(self.min_ante_cents)} is above max_ante_cents {money(self.max_ante_cents)}"
+                f"min_ante_cents: {money(self.min_ante_cents)} is above "
+                f"max_ante_cents {money(self.max_ante_cents)}"
             )
         return self
 
@@ -240,8 +241,8 @@ def fold(proposals: MutableMapping[str, Proposal], entry: e.Entry, time_utc: str
         for change_id in closed[: max(0, len(proposals) - MAX_KEPT)]:
             del proposals[change_id]
         return
-    change_id = getattr(entry, "change_id", None)
-    proposal = proposals.get(change_id) if isinstance(change_id, str) else None
+    closing_id: object = getattr(entry, "change_id", None)
+    proposal = proposals.get(closing_id) if isinstance(closing_id, str) else None
     if proposal is None or proposal.status != "pending":
         return
     if isinstance(entry, e.ChangeApproved):
@@ -297,10 +298,14 @@ class ChangeControl:
     def _refused(self, change_id: str | None, by: str, reason: str, *, closed: bool) -> list[Output]:
         from controller.engine.outputs import Refused  # noqa: PLC0415
 
-        record = _record("change_refused", {"change_id": change_id, "by": by, "reason": reason, "closed": closed})
+        record = _record(
+            "change_refused", {"change_id": change_id, "by": by, "reason": reason, "closed": closed}
+        )
         return [record, Refused("change", reason)]
 
-    def propose(self, change_kind: str, params: Mapping[str, Any], by: str, reason: str, now_s: float) -> list[Output]:
+    def propose(
+        self, change_kind: str, params: Mapping[str, Any], by: str, reason: str, now_s: float
+    ) -> list[Output]:
         try:
             checked = check_params(change_kind, params)
         except ChangeRefusedError as error:
@@ -371,7 +376,9 @@ class ChangeControl:
         if proposal is None or proposal.status != "pending":
             status = "unknown" if proposal is None else proposal.status
             return self._refused(change_id, by, f"{change_id} is {status}", closed=False)
-        return [_record("change_refused", {"change_id": change_id, "by": by, "reason": reason, "closed": True})]
+        return [
+            _record("change_refused", {"change_id": change_id, "by": by, "reason": reason, "closed": True})
+        ]
 
 
 def _number(change_id: str) -> int:
@@ -490,8 +497,15 @@ class ChangeDesk:
 
     async def propose(self, change_kind: str, params: Mapping[str, Any], by: str, reason: str) -> str:
         """The new proposal's change_id."""
-        outputs = await self._step(lambda _engine, now_s: self.control.propose(change_kind, params, by, reason, now_s))
-        return next(o.entry.change_id for o in outputs if isinstance(getattr(o, "entry", None), e.ChangeProposed))  # type: ignore[attr-defined]
+        outputs = await self._step(
+            lambda _engine, now_s: self.control.propose(change_kind, params, by, reason, now_s)
+        )
+        from controller.engine.outputs import JournalRecord  # noqa: PLC0415
+
+        for output in outputs:
+            if isinstance(output, JournalRecord) and isinstance(output.entry, e.ChangeProposed):
+                return output.entry.change_id
+        raise ChangeRefusedError("the proposal was not journaled")
 
     async def approve(self, change_id: str, by: str) -> None:
         await self._step(lambda engine, now_s: self.control.approve(engine, change_id, by, now_s))

@@ -76,7 +76,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "change": (
         "controller.commands.change",
-        "two-person control of the money settings: propose, approve, reject, list (through the table's panel)",
+        "two-person control of the money settings: propose, approve, reject, list (via the table's panel)",
     ),
     "panel": (
         "controller.commands.panel",

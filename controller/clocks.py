@@ -58,7 +58,7 @@ def _to_ntp(seconds: float) -> bytes:
 
 def _from_ntp(raw: bytes) -> float:
     whole, fraction = struct.unpack("!II", raw)
-    return whole - NTP_EPOCH_OFFSET_S + fraction / 2**32
+    return float(whole - NTP_EPOCH_OFFSET_S + fraction / 2**32)
 
 
 def sntp_request(transmit_s: float) -> bytes:

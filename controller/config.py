@@ -270,7 +270,7 @@ def split_ntp_server(value: str) -> tuple[str, int] | None:
 
 def _ntp_server(value: object) -> object:
     if not isinstance(value, str):
-        raise refusal(f"must be a string like \"ntp.floor.example:123\", not {toml_type(value)}")
+        raise refusal(f'must be a string like "ntp.floor.example:123", not {toml_type(value)}')
     if split_ntp_server(value) is None:
         raise refusal(f"{value!r} is not HOST or HOST:PORT (e.g. ntp.floor.example:123)")
     return value

@@ -16,6 +16,7 @@ configuration's check at every start, the clock watch, and the two-person change
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
@@ -77,7 +78,9 @@ class DaemonControls:
         records: list[JournalRecord] = [JournalRecord.of("config_checked", check.fields, None, "daemon")]
         if check.alert is not None:
             log.warning("config_changed", detail=check.alert)
-            outputs = daemon.engine.handle(RaiseAlert("config_changed", check.alert, by="daemon"), daemon.now_s())
+            outputs = daemon.engine.handle(
+                RaiseAlert("config_changed", check.alert, by="daemon"), daemon.now_s()
+            )
             records.extend(o for o in outputs if isinstance(o, JournalRecord))
         daemon.ledger.append(records)
         control = ChangeControl(config.table_id, state.changes, lapse_after_s=config.changes.lapse_after_s)
@@ -117,10 +120,8 @@ class DaemonControls:
             waited_s += interval_s
             desk = self.changes
             if desk is not None and desk.control.lapse_due(daemon.now_s()):
-                try:
+                with contextlib.suppress(ChangeRefusedError):  # nothing lapses after all (approved meanwhile)
                     await desk.lapse_due()
-                except ChangeRefusedError:  # nothing lapses after all (approved meanwhile)
-                    pass
             if waited_s >= CONFIG_WATCH_INTERVAL_S:
                 waited_s = 0.0
                 await self.check_config_on_disk()
@@ -132,9 +133,7 @@ class DaemonControls:
         if config.config_path is None or config.file_sha256 is None or self.config_alerted:
             return
         try:
-            now_sha256 = hashlib.sha256(
-                (await asyncio.to_thread(config.config_path.read_bytes))
-            ).hexdigest()
+            now_sha256 = hashlib.sha256(await asyncio.to_thread(config.config_path.read_bytes)).hexdigest()
         except OSError as error:
             now_sha256 = f"unreadable ({error.strerror or error})"
         if now_sha256 == config.file_sha256:
@@ -150,7 +149,5 @@ class DaemonControls:
         def alert(engine: TableEngine, now_s: float) -> list[Output]:
             return engine.handle(RaiseAlert("config_changed", detail, by="daemon"), now_s)
 
-        try:
+        with contextlib.suppress(JournalError):  # said where it failed; the table is stopping
             await self._run(alert)
-        except JournalError:  # said where it failed; the table is stopping
-            pass

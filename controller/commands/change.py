@@ -29,24 +29,44 @@ from controller.errors import UserError
 from controller.files import FileRefused, read_bounded_text
 
 NAME = "change"
-HELP = "two-person control of the money settings: propose, approve, reject, list (through the table's panel)"
+HELP = "two-person control of the money settings: propose, approve, reject, list (via the table's panel)"
 DEFAULT_PANEL = "http://127.0.0.1:8080"
 TIMEOUT_S = 30.0
 MAX_CONFIG_BYTES = 1 << 20
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--panel", default=DEFAULT_PANEL, metavar="URL", help=f"the table's panel (default {DEFAULT_PANEL})")
-    parser.add_argument("--user", required=True, help="your panel login (a manager); the password from stdin or a prompt")
+    parser.add_argument(
+        "--panel", default=DEFAULT_PANEL, metavar="URL", help=f"the table's panel (default {DEFAULT_PANEL})"
+    )
+    parser.add_argument(
+        "--user", required=True, help="your panel login (a manager); the password from stdin or a prompt"
+    )
     steps = parser.add_subparsers(dest="step", metavar="STEP", required=True)
     steps.add_parser("list", help="every proposal, pending first")
-    propose = steps.add_parser("propose", help="propose a change: nothing applies until a second manager approves")
-    propose.add_argument("kind", help="limits, bonus_limit, paytable, config_file, ... (GET /api/changes/kinds)")
-    propose.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a parameter (repeatable); whole numbers are numbers")
-    propose.add_argument("--params", metavar="JSON", help="the parameters as one JSON object (custom paytable lines)")
-    propose.add_argument("--file", type=Path, help="config_file: the new configuration file (its sha256 is proposed)")
+    propose = steps.add_parser(
+        "propose", help="propose a change: nothing applies until a second manager approves"
+    )
+    propose.add_argument(
+        "kind", help="limits, bonus_limit, paytable, config_file, ... (GET /api/changes/kinds)"
+    )
+    propose.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a parameter (repeatable); whole numbers are numbers",
+    )
+    propose.add_argument(
+        "--params", metavar="JSON", help="the parameters as one JSON object (custom paytable lines)"
+    )
+    propose.add_argument(
+        "--file", type=Path, help="config_file: the new configuration file (its sha256 is proposed)"
+    )
     propose.add_argument("--reason", default="", help="why (journaled with your name)")
-    approve = steps.add_parser("approve", help="approve another manager's proposal: it applies now, between rounds")
+    approve = steps.add_parser(
+        "approve", help="approve another manager's proposal: it applies now, between rounds"
+    )
     approve.add_argument("change_id")
     reject = steps.add_parser("reject", help="reject a proposal (your own too): it never applies")
     reject.add_argument("change_id")
@@ -96,7 +116,9 @@ class PanelClient:
         self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar))
         self.csrf = ""
 
-    def _send(self, method: str, path: str, body: bytes | None = None, headers: dict[str, str] | None = None) -> Any:
+    def _send(
+        self, method: str, path: str, body: bytes | None = None, headers: dict[str, str] | None = None
+    ) -> Any:
         request = urllib.request.Request(self.base + path, data=body, method=method, headers=headers or {})
         try:
             with self.opener.open(request, timeout=TIMEOUT_S) as response:
@@ -149,8 +171,13 @@ def run(args: argparse.Namespace) -> int:
             )
         return 0
     if args.step == "propose":
-        answer = client.call("POST", "/api/changes", {"change_kind": args.kind, "params": params, "reason": args.reason})
-        print(f"Proposed {answer['change_id']}: a second, different manager must approve it (flushtable change approve {answer['change_id']}).")
+        answer = client.call(
+            "POST", "/api/changes", {"change_kind": args.kind, "params": params, "reason": args.reason}
+        )
+        print(
+            f"Proposed {answer['change_id']}: a second, different manager must approve it "
+            f"(flushtable change approve {answer['change_id']})."
+        )
         return 0
     change_id = urllib.parse.quote(args.change_id, safe="")
     if args.step == "approve":

@@ -210,7 +210,11 @@ _SENTENCES: dict[str, Callable[[Payload, bool, MoneyFormat], str]] = {
     ),
     "config_checked": lambda p, h, f: (
         f"Configuration {p.get('source')} checked at start: "
-        + ("first check" if p.get("previous_config_digest") is None else "; ".join(p.get("changed") or []) or "unchanged")
+        + (
+            "first check"
+            if p.get("previous_config_digest") is None
+            else "; ".join(p.get("changed") or []) or "unchanged"
+        )
         + (f" (approved by change {p['approved_change']})" if p.get("approved_change") else "")
         + (" — NOT APPROVED" if p.get("unapproved") else "")
     ),

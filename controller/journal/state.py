@@ -30,10 +30,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from controller.engine import machine as m
-from controller.journal import entries as e
 from controller.changes import Proposal
 from controller.changes import fold as fold_change
+from controller.engine import machine as m
+from controller.journal import entries as e
 from controller.journal.kinds import STATUS_BY_CLOSING_KIND
 from controller.names import round_number
 from controller.rules.games import GAMES
@@ -749,7 +749,6 @@ class TableState:
             device = self.devices.get(entry.source)
             if device is not None:
                 device.security_events += entry.count
-
 
     def _on_clock_offset(self, _stored: Stored, entry: e.ClockOffset) -> None:
         self.clock = entry

@@ -332,7 +332,9 @@ PANEL_ACTIONS: tuple[PanelAction, ...] = (
         {"wager": Wager, "max_cents": MaxBonus},
         controlled="bonus_limit",
     ),
-    PanelAction(SetPaytable, "manager", "Propose paytable", {"wager": Wager, "spec": Preset}, controlled="paytable"),
+    PanelAction(
+        SetPaytable, "manager", "Propose paytable", {"wager": Wager, "spec": Preset}, controlled="paytable"
+    ),
 )
 
 

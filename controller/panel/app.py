@@ -82,7 +82,14 @@ def create_panel_app(
     # Bodies are counted while they arrive (controller/panel/limits.py): the forms' limit on the
     # auth router, the API's on everything else.
     app.include_router(auth.router, max_body_size=panel.settings.max_form_bytes)
-    for router in (pages.router, export.router, table_api.router, actions.router, changes.router, live.router):
+    for router in (
+        pages.router,
+        export.router,
+        table_api.router,
+        actions.router,
+        changes.router,
+        live.router,
+    ):
         app.include_router(router)
     app.add_middleware(HeaderLimit, max_header_bytes=panel.settings.max_header_bytes)
     return app

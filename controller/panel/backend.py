@@ -176,9 +176,10 @@ class JournalPanelBackend:
         self.journal_error: str | None = None
         self.refresh()
         # Two-person control (controller/changes.py): the daemon's desk, or one on the actions' queue.
-        if changes is None and isinstance(actions, QueueRunner):
+        run = getattr(actions, "run", None)  # a QueueRunner's: the daemon's queue, or an engine
+        if changes is None and run is not None:
             control = ChangeControl(journal.table_id, self._view.state.changes, lapse_after_s=lapse_after_s)
-            changes = ChangeDesk(control, actions.run)
+            changes = ChangeDesk(control, run)
         self.changes = changes
 
     @property

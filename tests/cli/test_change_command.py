@@ -30,8 +30,16 @@ async def change(table: SimulatedTable, user: str, *arguments: str) -> tuple[int
     panel = table.daemon.panel
     assert panel is not None
     process = await asyncio.create_subprocess_exec(
-        FLUSHTABLE, "change", "--panel", panel.url, "--user", user, *arguments,
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        FLUSHTABLE,
+        "change",
+        "--panel",
+        panel.url,
+        "--user",
+        user,
+        *arguments,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
     )
     out, err = await asyncio.wait_for(process.communicate(PASSWORDS[user].encode() + b"\n"), 60)
     assert process.returncode is not None
@@ -44,7 +52,20 @@ def test_a_paytable_change_needs_a_second_manager_from_the_command_line(tmp_path
 
     async def work(table: SimulatedTable) -> list[tuple[int, str, str]]:
         engine = table.daemon.engine
-        steps = [await change(table, "max", "propose", "paytable", "--set", "wager=flush", "--set", "spec=hcf-flush-dp", "--reason", "promotion")]
+        steps = [
+            await change(
+                table,
+                "max",
+                "propose",
+                "paytable",
+                "--set",
+                "wager=flush",
+                "--set",
+                "spec=hcf-flush-dp",
+                "--reason",
+                "promotion",
+            )
+        ]
         before = engine.config.paytables["flush"]
         steps.append(await change(table, "max", "approve", "CHCF1-0001"))
         still = engine.config.paytables["flush"]
@@ -57,20 +78,34 @@ def test_a_paytable_change_needs_a_second_manager_from_the_command_line(tmp_path
 
     steps = with_table(config, config.journal_path, work, panel_bind=("127.0.0.1", 0))
     proposed, self_approval, listed, approved, unknown, paytables = steps
-    assert proposed[0] == 0 and proposed[1].startswith("Proposed CHCF1-0001: a second, different manager")
-    assert self_approval[0] == 2 and self_approval[1] == ""
-    assert self_approval[2].strip().endswith(
-        "the table refused (409): max proposed CHCF1-0001; "
-        "a second, different manager must approve it"
+    assert proposed[0] == 0
+    assert proposed[1].startswith("Proposed CHCF1-0001: a second, different manager")
+    assert self_approval[0] == 2
+    assert self_approval[1] == ""
+    assert (
+        self_approval[2]
+        .strip()
+        .endswith(
+            "the table refused (409): max proposed CHCF1-0001; a second, different manager must approve it"
+        )
     )
-    assert "Traceback" not in self_approval[2] and len(self_approval[2].strip().splitlines()) == 1
-    assert listed[0] == 0 and listed[1].startswith("CHCF1-0001\tpending\tflush paytable hcf-flush-dp\tproposed by max")
+    assert "Traceback" not in self_approval[2]
+    assert len(self_approval[2].strip().splitlines()) == 1
+    assert listed[0] == 0
+    assert listed[1].startswith("CHCF1-0001\tpending\tflush paytable hcf-flush-dp\tproposed by max")
     assert approved == (0, "Approved CHCF1-0001: applied.\n", "")
-    assert unknown[0] == 2 and "no proposal CT-nope" in unknown[2]
+    assert unknown[0] == 2
+    assert "no proposal CT-nope" in unknown[2]
     before, still, after = paytables[1].split("|")
     assert before == still != after  # nothing applied until the second manager approved
-    stored = journal_entries(config.journal_path, ["change_proposed", "change_refused", "change_approved", "operator_action"])
-    by_kind = [(entry.kind, entry.payload.get("by")) for entry in stored if entry.kind != "operator_action" or entry.payload.get("action") == "set_paytable"]
+    stored = journal_entries(
+        config.journal_path, ["change_proposed", "change_refused", "change_approved", "operator_action"]
+    )
+    by_kind = [
+        (entry.kind, entry.payload.get("by"))
+        for entry in stored
+        if entry.kind != "operator_action" or entry.payload.get("action") == "set_paytable"
+    ]
     assert by_kind == [
         ("change_proposed", "max"),
         ("change_refused", "max"),
@@ -105,12 +140,14 @@ def test_a_hand_edited_configuration_alerts_at_the_next_start_unless_approved(tm
 
     start()
     start()  # unchanged: no alert
-    assert [c["changed"] for c in checks()] == [[], []] and alerts() == []
+    assert [c["changed"] for c in checks()] == [[], []]
+    assert alerts() == []
     # Edited by hand: the maximum ante doubled.
     path.write_text(path.read_text().replace("max_ante_cents = 50000", "max_ante_cents = 100000"))
     start()
     third = checks()[-1]
-    assert third["unapproved"] is True and third["changed"] == ["limits.max_ante_cents: 50000 -> 100000"]
+    assert third["unapproved"] is True
+    assert third["changed"] == ["limits.max_ante_cents: 50000 -> 100000"]
     assert third["previous_file_sha256"] == checks()[1]["file_sha256"] != third["file_sha256"]
     assert alerts() == [
         f"the configuration {path.name} changed since the last start with no approved change: "
@@ -123,16 +160,22 @@ def test_a_hand_edited_configuration_alerts_at_the_next_start_unless_approved(tm
 
     async def approve_the_file(table: SimulatedTable) -> list[tuple[int, str, str]]:
         return [
-            await change(table, "max", "propose", "config_file", "--file", str(new_file), "--reason", "new minimum"),
+            await change(
+                table, "max", "propose", "config_file", "--file", str(new_file), "--reason", "new minimum"
+            ),
             await change(table, "mia", "approve", "CHCF1-0001"),
         ]
 
-    proposed, approved = with_table(load_config(path), journal_path, approve_the_file, panel_bind=("127.0.0.1", 0))
-    assert proposed[0] == 0 and approved == (0, "Approved CHCF1-0001: applied.\n", "")
+    proposed, approved = with_table(
+        load_config(path), journal_path, approve_the_file, panel_bind=("127.0.0.1", 0)
+    )
+    assert proposed[0] == 0
+    assert approved == (0, "Approved CHCF1-0001: applied.\n", "")
     path.write_text(new_text)
     start()
     last = checks()[-1]
-    assert last["approved_change"] == "CHCF1-0001" and last["unapproved"] is False
+    assert last["approved_change"] == "CHCF1-0001"
+    assert last["unapproved"] is False
     assert last["file_sha256"] == hashlib.sha256(new_text.encode()).hexdigest()
     assert last["changed"] == ["limits.min_ante_cents: 500 -> 1000"]
     assert len(alerts()) == 1  # still only the hand edit's

@@ -47,7 +47,9 @@ class SntpServer:
                 return
             received = time.time() + self.offset_s
             header = bytes([(self.leap << 6) | (4 << 3) | 4, self.stratum, 6, 0xEC]) + bytes(8) + b"LOCL"
-            reply = header + _ntp(received) + request[40:48] + _ntp(received) + _ntp(time.time() + self.offset_s)
+            reply = (
+                header + _ntp(received) + request[40:48] + _ntp(received) + _ntp(time.time() + self.offset_s)
+            )
             self.sock.sendto(reply, peer)
             self.answered += 1
 

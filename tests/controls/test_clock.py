@@ -41,7 +41,8 @@ def test_a_server_that_is_not_synchronised_or_refuses_or_does_not_answer_is_one_
         port = server.port
     with pytest.raises(ClockSourceError) as refused:  # nobody listens there any more
         sntp_query("127.0.0.1", port, now_s=time.time, timeout_s=0.5)
-    assert "\n" not in str(refused.value) and f"sntp://127.0.0.1:{port}" in str(refused.value)
+    assert "\n" not in str(refused.value)
+    assert f"sntp://127.0.0.1:{port}" in str(refused.value)
 
 
 def test_a_reply_that_does_not_echo_the_request_is_refused() -> None:
@@ -61,11 +62,15 @@ def test_the_alert_is_raised_once_per_excursion_and_every_check_is_journaled() -
     off = ClockReading("s", -3.0, 0.001, 1000.0)
     ok = ClockReading("s", 0.002, 0.001, 1001.0)
     first, second = watch.judge(off, None), watch.judge(off, None)
-    assert first.alert is not None and "3.000 s ahead of" in first.alert and "bound 1000 ms" in first.alert
+    assert first.alert is not None
+    assert "3.000 s ahead of" in first.alert
+    assert "bound 1000 ms" in first.alert
     assert second.alert is None  # the same drift: journaled, not alerted again
-    assert first.payload["offset_us"] == -3_000_000 and first.payload["within_bound"] is False
+    assert first.payload["offset_us"] == -3_000_000
+    assert first.payload["within_bound"] is False
     back = watch.judge(ok, None)
-    assert back.alert is None and back.payload["within_bound"] is True
+    assert back.alert is None
+    assert back.payload["within_bound"] is True
     assert watch.judge(None, "no answer").alert == "the time source cannot be read: no answer"
     # Exactly at the bound is within it; a microsecond past it is not.
     watch.out_of_bound = False
@@ -92,7 +97,8 @@ def test_journal_times_never_go_backwards_when_the_wall_clock_steps_back(tmp_pat
     assert [step["step_back_us"] for step in steps] == [3_000_000, 2_000_000]
     assert steps[0]["wall_clock_utc"] == "2026-12-05T03:59:57.000000Z"
     assert [entry.kind for entry in stored].count("clock_stepped") == 2
-    assert stored[1].kind == "clock_stepped" and stored[2].payload == {"seat": 2}  # one commit, step first
+    assert stored[1].kind == "clock_stepped"
+    assert stored[2].payload == {"seat": 2}  # one commit, step first
 
 
 def test_a_table_3_s_off_alerts_and_its_journal_never_goes_backwards_across_the_correction(
@@ -122,19 +128,22 @@ def test_a_table_3_s_off_alerts_and_its_journal_never_goes_backwards_across_the_
     with sntp_server() as server:
         config = dataclasses.replace(load_config(None), clock=ClockSection(ntp_server=server.address))
         first, held = with_table(config, path, correct_the_clock, before=ahead)
-    assert first["within_bound"] is False and first["offset_us"] == pytest.approx(-3_000_000, abs=50_000)
+    assert first["within_bound"] is False
+    assert first["offset_us"] == pytest.approx(-3_000_000, abs=50_000)
     assert not held  # an alert, not a hold: the table plays on
     stored = journal_entries(path)
     times = [parse_time_utc(entry.time_utc) for entry in stored]
     assert times == sorted(times), "a journal time went backwards"
     offsets = [entry.payload for entry in stored if entry.kind == "clock_offset"]
     assert [o["within_bound"] for o in offsets] == [False, True]
-    assert abs(int(offsets[1]["offset_us"])) < 200_000  # type: ignore[call-overload]
-    assert offsets[0]["source"] == f"sntp://{server.address}" and offsets[0]["bound_us"] == 1_000_000
+    assert abs(int(offsets[1]["offset_us"])) < 200_000
+    assert offsets[0]["source"] == f"sntp://{server.address}"
+    assert offsets[0]["bound_us"] == 1_000_000
     (step,) = [entry.payload for entry in stored if entry.kind == "clock_stepped"]
     assert int(step["step_back_us"]) == pytest.approx(3_000_000, abs=500_000)
     (fault,) = [entry for entry in stored if entry.kind == "fault_raised"]
-    assert fault.payload["kind"] == "clock" and fault.payload["severity"] == "alert"
+    assert fault.payload["kind"] == "clock"
+    assert fault.payload["severity"] == "alert"
     assert fault.payload["reason"]["code"] == "clock_offset"
     assert "ahead of the floor's time source" in fault.payload["reason"]["message"]
     # The table panel's view of the journal: the open clock alert and the last offset.
@@ -144,4 +153,5 @@ def test_a_table_3_s_off_alerts_and_its_journal_never_goes_backwards_across_the_
     (alert,) = [a for a in view.alerts.values() if a.kind == "clock"]
     assert alert.state == "active"
     state: TableState = view.state
-    assert state.clock is not None and state.clock.within_bound
+    assert state.clock is not None
+    assert state.clock.within_bound

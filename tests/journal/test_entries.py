@@ -129,7 +129,12 @@ OUTSIDE_THE_ENGINE: list[tuple[str, dict[str, object], str]] = [
     ),
     (
         "change_lapsed",
-        {"change_id": "CT1-0002", "change_kind": "limits", "proposed_by": "max", "lapses_utc": "2026-12-01T10:30:00.000000Z"},
+        {
+            "change_id": "CT1-0002",
+            "change_kind": "limits",
+            "proposed_by": "max",
+            "lapses_utc": "2026-12-01T10:30:00.000000Z",
+        },
         "changes",
     ),
 ]

@@ -51,7 +51,11 @@ async def api_changes(panel: PanelDep, _session: ApiSession) -> list[dict[str, A
 async def api_change_kinds(_session: ApiSession) -> dict[str, Any]:
     """The kinds of controlled change and the JSON Schema of each one's parameters."""
     return {
-        name: {"label": kind.label, "params": kind.params.model_json_schema(), "applies": kind.apply is not None}
+        name: {
+            "label": kind.label,
+            "params": kind.params.model_json_schema(),
+            "applies": kind.apply is not None,
+        }
         for name, kind in sorted(CHANGE_KINDS.items())
     }
 

@@ -453,7 +453,8 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
             "o.payload->'bound_us' AS clock_bound_us, o.time_text AS clock_measured_utc "
             "FROM floor_tables t LEFT JOIN floor_table_config c USING (table_id) "
             "LEFT JOIN LATERAL (SELECT e.payload, e.time_text FROM floor_entries e "
-            " WHERE e.table_id = t.table_id AND e.kind = 'clock_offset' ORDER BY e.seq DESC LIMIT 1) o ON true "
+            " WHERE e.table_id = t.table_id AND e.kind = 'clock_offset' ORDER BY e.seq DESC LIMIT 1) o "
+            "ON true "
             "ORDER BY pit, t.table_id"
         )
 

@@ -55,7 +55,7 @@ def write_journal(path: Path, table_id: str, offsets_us: list[int], *, alert: bo
 
 
 def test_the_floor_map_shows_each_tables_clock_offset(tmp_path: Path, make_floor: MakeFloor) -> None:
-    import httpx  # noqa: PLC0415 (the test's client)
+    import httpx
 
     floor = make_floor(["T1", "T2", "T3"])
     paths = {table: tmp_path / f"{table}.sqlite" for table in ("T1", "T2", "T3")}

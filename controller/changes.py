@@ -21,16 +21,17 @@ controller/journal/state.py), so a restart keeps them, and the panel reads them 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from controller.errors import UserError
 from controller.journal import entries as e
 from controller.journal.chain import canonical_json, format_time_utc
+from controller.journal.proposals import CHANGE_ENTRY_KINDS, Proposal, fold
 from controller.money import money
 from controller.rules.amounts import MAX_AMOUNT_CENTS
 from controller.rules.paytables import parse_paytable
@@ -39,10 +40,7 @@ if TYPE_CHECKING:
     from controller.engine import TableEngine
     from controller.engine.outputs import Output
 
-Status = Literal["pending", "approved", "lapsed", "rejected"]
-CHANGE_ENTRY_KINDS = ("change_proposed", "change_approved", "change_lapsed", "change_refused")
 SOURCE = "changes"  # the source of the entries the daemon writes for the change control
-MAX_KEPT = 200  # proposals kept in the state (every pending one, and the most recent closed ones)
 
 
 class Params(BaseModel):
@@ -191,66 +189,6 @@ def check_params(change_kind: str, params: Mapping[str, Any]) -> BaseModel:
         message = str(first["msg"]).removeprefix("Value error, ")
         where = ".".join(str(part) for part in first["loc"])
         raise ChangeRefusedError(f"{where}: {message}" if where else message) from None
-
-
-# --- the state, folded from the journal -----------------------------------------------------------------
-@dataclass(slots=True)
-class Proposal:
-    change_id: str
-    change_kind: str
-    params: dict[str, Any]
-    summary: str
-    proposed_by: str
-    reason: str
-    proposed_utc: str
-    lapses_utc: str
-    status: Status = "pending"
-    closed_by: str | None = None  # the approver, or the manager who rejected it
-    closed_utc: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "change_id": self.change_id,
-            "change_kind": self.change_kind,
-            "params": dict(self.params),
-            "summary": self.summary,
-            "proposed_by": self.proposed_by,
-            "reason": self.reason,
-            "proposed_utc": self.proposed_utc,
-            "lapses_utc": self.lapses_utc,
-            "status": self.status,
-            "closed_by": self.closed_by,
-            "closed_utc": self.closed_utc,
-        }
-
-
-def fold(proposals: MutableMapping[str, Proposal], entry: e.Entry, time_utc: str) -> None:
-    """One change_* entry into ``proposals`` (change_id -> Proposal, in order of proposal)."""
-    if isinstance(entry, e.ChangeProposed):
-        proposals[entry.change_id] = Proposal(
-            entry.change_id,
-            entry.change_kind,
-            dict(entry.params),
-            entry.summary,
-            entry.by,
-            entry.reason,
-            time_utc,
-            entry.lapses_utc,
-        )
-        closed = [cid for cid, p in proposals.items() if p.status != "pending"]
-        for change_id in closed[: max(0, len(proposals) - MAX_KEPT)]:
-            del proposals[change_id]
-        return
-    closing_id: object = getattr(entry, "change_id", None)
-    proposal = proposals.get(closing_id) if isinstance(closing_id, str) else None
-    if proposal is None or proposal.status != "pending":
-        return
-    if isinstance(entry, e.ChangeApproved):
-        proposal.status, proposal.closed_by, proposal.closed_utc = "approved", entry.by, time_utc
-    elif isinstance(entry, e.ChangeLapsed):
-        proposal.status, proposal.closed_utc = "lapsed", time_utc
-    elif isinstance(entry, e.ChangeRefused) and entry.closed:
-        proposal.status, proposal.closed_by, proposal.closed_utc = "rejected", entry.by, time_utc
 
 
 def _utc(seconds: float) -> str:
@@ -515,3 +453,14 @@ class ChangeDesk:
 
     async def lapse_due(self) -> None:
         await self._step(lambda _engine, now_s: self.control.lapse_due(now_s))
+
+
+__all__ = [
+    "CHANGE_ENTRY_KINDS",
+    "CHANGE_KINDS",
+    "ChangeControl",
+    "ChangeDesk",
+    "ChangeKind",
+    "Proposal",
+    "fold",
+]

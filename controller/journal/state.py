@@ -30,11 +30,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from controller.changes import Proposal
-from controller.changes import fold as fold_change
 from controller.engine import machine as m
 from controller.journal import entries as e
 from controller.journal.kinds import STATUS_BY_CLOSING_KIND
+from controller.journal.proposals import Proposal
+from controller.journal.proposals import fold as fold_change
 from controller.names import round_number
 from controller.rules.games import GAMES
 

@@ -88,6 +88,12 @@ class PaytableParams(Params):
         return spec
 
 
+class ProgressiveParams(Params):
+    # The new parameters as the progressive's own parser reads them (controller/progressive): checked
+    # there when the change is approved, and refused in its words (a proposal with nonsense never applies).
+    parameters: dict[str, Any]
+
+
 class ConfigFileParams(Params):
     sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]  # the new file's digest (config_checked's)
 
@@ -128,7 +134,12 @@ def via_engine_action(build: Callable[[Any, str], object]) -> Apply:
 
 
 def _register_builtin() -> None:
-    from controller.engine.actions import SetBonusLimit, SetLimits, SetPaytable  # noqa: PLC0415 (cycle)
+    from controller.engine.actions import (  # noqa: PLC0415 (cycle)
+        SetBonusLimit,
+        SetLimits,
+        SetPaytable,
+        SetProgressiveParameters,
+    )
 
     register_change_kind(
         ChangeKind(
@@ -155,6 +166,21 @@ def _register_builtin() -> None:
             PaytableParams,
             lambda p: f"{p.wager} paytable {p.spec if isinstance(p.spec, str) else canonical_json(p.spec)}",
             via_engine_action(lambda p, by: SetPaytable(p.wager, p.spec, by)),
+        )
+    )
+    register_change_kind(
+        ChangeKind(
+            "progressive",
+            "The Progressive's parameters (the meter's model: base, rates, limit, unit, ...)",
+            ProgressiveParams,
+            lambda p: f"progressive parameters {canonical_json(p.parameters)}",
+            # The progressive's one function for a change (controller/progressive/parameters.py, through
+            # the engine's SetProgressiveParameters): a manager's, between rounds; it checks them again.
+            via_engine_action(
+                lambda p, by: SetProgressiveParameters(
+                    p.parameters, by, "manager", "approved two-person change"
+                )
+            ),
         )
     )
     register_change_kind(

@@ -48,6 +48,7 @@ from controller.names import (
     RakeMethod,
 )
 from controller.passwords import parse_password_hash
+from controller.progressive.model import ProgressiveParameters, parse_parameters
 from controller.rules.games import GAMES
 from controller.rules.paytables import (
     DEFAULT_PRESET,
@@ -59,7 +60,6 @@ from controller.rules.progressive import (
     NOT_OFFERED,
     PROGRESSIVE_GAMES,
     ProgressiveSettings,
-    parse_progressive_settings,
 )
 from controller.settings import (
     KeyRefusal,
@@ -214,7 +214,7 @@ class Limits(Strict):
     # designated-player: the most bonus wins pay per round (0 refused as settle refuses it)
     aggregate_bonus_cap_cents: PositiveCents | None = None
     # The posted maximum of each bonus wager, by the game's wager name; a bonus wager not named here is
-    # limited by max_ante_cents (RULES.md "Paytables and limits": every wager has a posted limit).
+    # limited by max_ante_cents (docs/rules.md "Paytables and limits": every wager has a posted limit).
     max_bonus_cents: dict[str, PositiveCents] = Field(default_factory=dict)
 
     @model_validator(mode="after")
@@ -471,6 +471,30 @@ class UplinkSection(Strict):
         return self
 
 
+# --- [software]: the signed release verified at every start (docs/configuration.md "[software]") ----------
+def _public_key(value: object) -> object:
+    if not isinstance(value, str):
+        raise refusal(f"the release key's public half, 64 hex digits, not {toml_type(value)}")
+    try:
+        raw = bytes.fromhex(value.strip())
+    except ValueError:
+        raise refusal("not hex: the release key's public half is 64 hex digits") from None
+    if len(raw) != 32:
+        raise refusal(f"an Ed25519 public key is 32 bytes (64 hex digits), not {len(raw)}")
+    return value.strip().lower()
+
+
+class SoftwareSection(Strict):
+    manifest: str  # the signed release manifest, from the configuration file's directory
+    public_key: Annotated[str, BeforeValidator(_public_key)]
+    allow_development: bool = False  # a development release (`flushtable release dev`) is refused unless
+
+    missing_hints: ClassVar[dict[str, str]] = {
+        "manifest": "the signed release manifest's path",
+        "public_key": "the release key's public half, 64 hex digits (flushtable release keygen prints it)",
+    }
+
+
 class Logging(Strict):
     level: Annotated[str, _choice(LOG_LEVELS)] = "info"
     format: Annotated[str, _choice(LOG_FORMATS)] = "auto"  # auto: JSON lines unless stderr is a terminal
@@ -499,6 +523,7 @@ class ConfigFile(Strict):
     uplink: UplinkSection | None = None  # the journal streamed to the floor (docs/floor.md); None: no floor
     clock: ClockSection = ClockSection()
     changes: ChangesSection = ChangesSection()
+    software: SoftwareSection | None = None  # the signed release checked at start; None: not checked
     # The Progressive wager's parameters: checked by the rules' own parser (controller/rules/progressive.py).
     progressive: dict[str, Any] | None = None
 
@@ -576,6 +601,22 @@ class UplinkConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class SoftwareConfig:
+    """``[software]`` as the start reads it (controller/software.py verify_release)."""
+
+    manifest: Path
+    public_key: bytes
+    allow_development: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "manifest": str(self.manifest),
+            "public_key": self.public_key.hex(),
+            "allow_development": self.allow_development,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class TableConfig:
     source: str  # the file name, or "<default>"
     table_id: str
@@ -599,8 +640,9 @@ class TableConfig:
     uplink: UplinkConfig | None = None
     # [journal] anchor_key_file's key (docs/journal.md "The anchor key"); not in to_json (a secret).
     journal_anchor_key: bytes | None = field(default=None, repr=False)
-    # [progressive]: the Progressive wager's parameters (docs/rules.md); None: not offered. The live
-    # table does not take it yet (refuse_progressive_at_the_table); settle and math read it.
+    # [progressive]: the Progressive wager's parameters (docs/rules.md); None: not offered. ``progressive``
+    # is the rules' part (settle and math read it); ``progressive_parameters`` every parameter of the
+    # progressive controller (controller/progressive/model.py), the rules' part and its own.
     progressive: ProgressiveSettings | None = None
     # [clock] and [changes]: how the table is controlled, not how it plays: not in to_json, so the digest
     # of every earlier file is unchanged (a change of them still changes file_sha256).
@@ -609,6 +651,10 @@ class TableConfig:
     # The file's own digest (sha256 of its text) and where it is: None for the embedded default.
     file_sha256: str | None = None
     config_path: Path | None = None
+    progressive_parameters: ProgressiveParameters | None = None
+    # [software]: the signed release verified at every start; None: not verified (the embedded default).
+    # Not in to_json: which release runs is journaled on its own (software_verified), not how it plays.
+    software: SoftwareConfig | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The effective configuration, secrets reduced to fingerprints (hashed for config_digest)."""
@@ -639,7 +685,11 @@ class TableConfig:
             **({"min_bank_cents": self.min_bank_cents} if self.min_bank_cents is not None else {}),
             "paytables": paytables,
             # Only when set, so the digest of every file without one is unchanged.
-            **({"progressive": self.progressive.to_json()} if self.progressive is not None else {}),
+            **(
+                {"progressive": self.progressive_parameters.to_json()}
+                if self.progressive_parameters is not None
+                else {}
+            ),
             "rake": None
             if self.rake is None
             else {"method": self.rake.method.word, "amount_cents": self.rake.amount_cents},
@@ -791,7 +841,7 @@ def _assemble(parsed: ConfigFile, *, source: str, base_dir: Path) -> TableConfig
     if mode == DESIGNATED_PLAYER and min_bank_cents is None:
         min_bank_cents = 4 * parsed.limits.min_ante_cents
     paytables = _paytables(parsed.paytables, game, mode)
-    progressive = _progressive(parsed.progressive, game)
+    progressive_parameters = _progressive(parsed.progressive, game)
     rake: Rake | None = None
     if parsed.rake is not None:
         if mode != DESIGNATED_PLAYER:
@@ -834,9 +884,17 @@ def _assemble(parsed: ConfigFile, *, source: str, base_dir: Path) -> TableConfig
         min_bank_cents=min_bank_cents,
         uplink=None if parsed.uplink is None else _uplink(parsed.uplink, base_dir),
         journal_anchor_key=_anchor_key(parsed.journal.anchor_key_file, base_dir),
-        progressive=progressive,
         clock=parsed.clock,
         changes=parsed.changes,
+        progressive=None if progressive_parameters is None else progressive_parameters.settings,
+        progressive_parameters=progressive_parameters,
+        software=None
+        if parsed.software is None
+        else SoftwareConfig(
+            manifest=base_dir / parsed.software.manifest,
+            public_key=bytes.fromhex(parsed.software.public_key),
+            allow_development=parsed.software.allow_development,
+        ),
     )
 
 
@@ -883,26 +941,16 @@ def _uplink(section: UplinkSection, base_dir: Path) -> UplinkConfig:
     )
 
 
-def _progressive(raw: dict[str, Any] | None, game: str) -> ProgressiveSettings | None:
+def _progressive(raw: dict[str, Any] | None, game: str) -> ProgressiveParameters | None:
     if raw is None:
         return None
     if game not in PROGRESSIVE_GAMES:
         raise KeyRefusal("progressive", NOT_OFFERED)
     try:
-        return parse_progressive_settings(raw, field="progressive")
+        return parse_parameters(raw, field="progressive")
     except UserError as error:
         key, _, reason = str(error).partition(": ")
         raise KeyRefusal(key, reason) from None
-
-
-def refuse_progressive_at_the_table(config: TableConfig) -> None:
-    """The live table does not take the Progressive wager yet (its meter's keeper, the progressive
-    controller, is a later stop): a table configured with one is refused before it plays."""
-    if config.progressive is not None:
-        raise ConfigError(
-            f"{config.source}: progressive: the Progressive wager is not offered at the table yet "
-            f"(flushtable settle and flushtable math take it); remove [progressive] to run this table"
-        )
 
 
 def _paytables(raw: dict[str, Any], game: str, mode: str) -> dict[str, Paytable]:
@@ -1027,6 +1075,8 @@ __all__ = [
     "PanelUser",
     "Rake",
     "ResolvedTimeouts",
+    "SoftwareConfig",
+    "SoftwareSection",
     "TableConfig",
     "UplinkConfig",
     "UplinkSection",

@@ -53,7 +53,7 @@ BONUS_WAGERS: dict[str, tuple[str, ...]] = {
 # --- seats ------------------------------------------------------------------------------------------------
 MIN_SEAT: Final = 1
 MAX_PLAYERS: dict[str, int] = {HIGH_CARD_FLUSH: 6, TOP_FLUSH: 6, CHASE_THE_FLUSH: 7}
-"""The most players one deck serves with the banker's hand (RULES.md: 7 cards each plus the banker's 7;
+"""The most players one deck serves with the banker's hand (docs/rules.md: 7 cards each plus the banker's 7;
 Chase the Flush: 3 each plus the dealer's 3 and 4 community cards)."""
 
 
@@ -71,7 +71,7 @@ def max_seats(game: str, banking_mode: str, *, house_may_bank: bool = False) -> 
 
 # --- the rake ----------------------------------------------------------------------------------------------
 class RakeMethod(StrEnum):
-    """RULES.md's house rake methods. The value is RULES.md's numbering, which the settle input uses
+    """docs/rules.md's house rake methods. The value is docs/rules.md's numbering, which the settle input uses
     (``"i"``); the member's name, lower case, is the configuration file's word (``all_players``)."""
 
     ALL_PLAYERS = "i"  # (i) every player uniformly, the designated player included

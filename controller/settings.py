@@ -4,9 +4,9 @@ is read by plain code in controller/rules/settle.py, in the same words, so the r
 
 Three readers used to check the same things three ways; now each is a pydantic model built of these:
 
-- ``Rake``: RULES.md's rake, one spelling (``controller.names.RakeMethod`` and ``amount_cents``). The
+- ``Rake``: docs/rules.md's rake, one spelling (``controller.names.RakeMethod`` and ``amount_cents``). The
   configuration file writes the method as a word (``all_players``: controller/config.py reads it with
-  ``rake_method_from_word``), the settle input as RULES.md's numeral (``"i"``) with ``amount``
+  ``rake_method_from_word``), the settle input as docs/rules.md's numeral (``"i"``) with ``amount``
   (``SettleRake``, which the engine's table is checked by too; ``Rake.to_settle`` writes it). The
   settlement's own ``controller.rules.settle.Rake`` is a plain value with the same two fields.
 - ``EngineTable``: the engine's TableConfig's checks, in the same words and by the same rules.
@@ -182,7 +182,7 @@ def one_line(error: ValidationError, model: type[BaseModel], *, json_input: bool
 
 # --- the rake ---------------------------------------------------------------------------------------------
 class Rake(Strict):
-    """RULES.md's house rake: each payer pays ``amount_cents`` per hand by ``method``."""
+    """docs/rules.md's house rake: each payer pays ``amount_cents`` per hand by ``method``."""
 
     method: RakeMethod
     amount_cents: int
@@ -206,7 +206,7 @@ def rake_method_from_word(word: object) -> RakeMethod:
 def check_seat_count(game: str, banking_mode: str, seats: int, *, house_may_bank: bool) -> str | None:
     """Why ``seats`` seats are too many or too few for the table, or None when they are right.
 
-    The one seat rule: RULES.md "at most 6 players (7 cards each, plus the banker's 7, from one deck)".
+    The one seat rule: docs/rules.md "at most 6 players (7 cards each, plus the banker's 7, from one deck)".
     The deck serves MAX_PLAYERS hands and the banker's; at a designated-player table the banker sits at
     one of the seats, so it may have one seat more, unless the house may bank a round (then the house
     needs a hand of its own while every seat plays)."""

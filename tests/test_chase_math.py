@@ -32,7 +32,7 @@ XTRA = default_paytable("chase-the-flush", "house", "xtra_bonus")
 
 
 def _brute_force(hole: list[int], community: list[int], all_in: int) -> int:
-    """The player's result in antes summed over every dealer hand, straight from RULES.md."""
+    """The player's result in antes summed over every dealer hand, straight from docs/rules.md."""
     rest = [card for card in range(52) if card not in hole and card not in community]
     player = evaluate(hole + community)
     odds = XTRA.odds_for(player.flush_length)

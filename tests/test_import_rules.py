@@ -1,4 +1,4 @@
-"""Imports point down the chain only (STYLE.md "The shape of the house"), read from the source files
+"""Imports point down the chain only, read from the source files
 with ast (every import statement, at any depth: a lazy import inside a function counts too):
 
 - table_names (the names the wire and the controller share) imports nothing at all;

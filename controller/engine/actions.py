@@ -7,6 +7,7 @@ the dealer's own actions).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 
@@ -208,6 +209,26 @@ class Tick:
     """Time passes (deal and decision timeouts)."""
 
 
+@dataclass(frozen=True, slots=True)
+class ConfirmProgressiveAward:
+    """A supervisor confirms a pending Progressive award was paid (docs/rules.md "Progressive: the
+    controller"): recorded once; a second confirmation is refused, nothing is paid twice."""
+
+    award_id: str
+    by: str
+
+
+@dataclass(frozen=True, slots=True)
+class SetProgressiveParameters:
+    """A manager's change of the progressive's parameters, between rounds (role: the panel's, checked
+    again by controller/progressive/parameters.py's one function)."""
+
+    parameters: Mapping[str, object]
+    by: str
+    role: str
+    reason: str = ""
+
+
 OperatorAction = (
     StartRound
     | NoMoreBets
@@ -233,4 +254,6 @@ OperatorAction = (
     | AdoptClear
     | RaiseAlert
     | Tick
+    | ConfirmProgressiveAward
+    | SetProgressiveParameters
 )

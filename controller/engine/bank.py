@@ -44,7 +44,7 @@ class Bank:
         # (the clock starts at the first tick the table could start a round, not while it is closed).
         self.offer_deadline_s: float | None = None
         # The seats where someone sits, as the table last saw it: the seats that played the last settled
-        # round (and its DP). None until a round was played: every seat. RULES.md "An empty seat is
+        # round (and its DP). None until a round was played: every seat. docs/rules.md "An empty seat is
         # never offered the button"; the sensors see chips, not people, so a seat that took no part in
         # the last hand counts as empty unless chips lie on its bank spot (docs/engine.md).
         self.occupied: set[int] | None = None
@@ -155,7 +155,7 @@ class Bank:
     def check_coverage(self) -> None:
         """Designated player: take seats into action in order while the DP's bank covers each seat's
         largest possible win — ante, the largest raise, and its bonus wagers' top payouts, the bonus part
-        bounded by the aggregate cap (RULES.md "Coverage at bet lock"); an uncovered seat is dead. The
+        bounded by the aggregate cap (docs/rules.md "Designated player"); an uncovered seat is dead. The
         settle engine's own ``cover_seats`` decides, on the paytables the round settles by, so the lock
         and the settlement always agree."""
         ctx = self.ctx
@@ -197,7 +197,7 @@ class Bank:
         return parse_paytable(given, field=f"paytables.{wager}")
 
     def check_offer_timeout(self) -> None:
-        """RULES.md: a player waives by the dealer's key "or the offer's timeout". The offer's clock
+        """docs/rules.md: a player waives by the dealer's key "or the offer's timeout". The offer's clock
         runs only while a round could start (idle, the table open, nothing latched): a closed or held
         table does not walk the button round the table."""
         ctx = self.ctx

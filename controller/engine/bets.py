@@ -21,6 +21,7 @@ from controller.engine.state import DESIGNATED_PLAYER
 from controller.errors import UserError
 from controller.money import money
 from controller.rules.games import CHASE_THE_FLUSH, check_bet_wagers
+from controller.rules.progressive import PROGRESSIVE
 from drivers.events import BetChanged, ShowSeatResult, ShowText
 
 # The bank spot of each seat (protocol spot 7, after every game's wager spots): a designated player's
@@ -58,7 +59,7 @@ class Bets:
         # round at the lock whatever their chips say; the dealer gives the chips back.
         self.excluded: dict[int, str] = {}
         # Designated player: the chips on each seat's bank spot (BANK_SPOT), the bank a player posts
-        # when it accepts the button by the dealer's key (RULES.md "The button and the deal").
+        # when it accepts the button by the dealer's key (docs/rules.md "Designated player").
         self.bank_spots: dict[int, int] = {}
         # The dealer's pending request to kill one seat (the kill_seat key), waiting for a supervisor's
         # ConfirmKillSeat or RejectKillSeat. One at a time; it lapses when the decisions close or the
@@ -101,7 +102,7 @@ class Bets:
         spec = ctx.spec
         source = event.device
         bank_spot = event.spot == BANK_SPOT and ctx.config.banking_mode == DESIGNATED_PLAYER
-        valid_seat = 1 <= event.seat <= 7 and (0 <= event.spot < len(spec.wagers) or bank_spot)
+        valid_seat = 1 <= event.seat <= 7 and (0 <= event.spot < len(ctx.spot_wagers) or bank_spot)
         if not valid_seat or event.amount_cents < 0 or event.chip_count < 0:
             ctx.faults.raise_fault(
                 "integrity",
@@ -155,7 +156,7 @@ class Bets:
                     held_as="posted",
                 )
             return
-        wager = spec.wagers[event.spot]
+        wager = ctx.spot_wagers[event.spot]
         key = (event.seat, event.spot)
         before = self.spots.get(key, 0)
         self.spots[key] = event.amount_cents
@@ -190,6 +191,8 @@ class Bets:
             return  # a dead seat's wagers go back whatever the chips do
         if play is None and event.seat in self.excluded:
             return  # a seat excluded before the lock: the dealer gives its chips back
+        if wager == PROGRESSIVE and ctx.progressive.refused_at_lock is not None:
+            return  # the Progressive wagers refused at the lock (link lost): the dealer gives them back
         expected = self._expected_amount(play, event.spot)
         if event.amount_cents == expected:
             return
@@ -255,9 +258,10 @@ class Bets:
         self._kill_seat(action.seat, action.reason, action.by)
 
     def _kill_seat(self, seat: int, reason: str, by: str, requested_by: str | None = None) -> bool:
-        """A supervisor kills one seat's hand (RULES.md "Dead hands": an exposed or fouled hand) before
-        the decisions close: its wagers are returned and the rest of the round goes on. While betting is
-        open it excludes the seat from the round about to lock (a spot refused at the lock, say).
+        """A supervisor kills one seat's hand (docs/rules.md "Dead hands and walk-aways": an exposed or
+        fouled hand) before the decisions close: its wagers are returned and the rest of the round goes on.
+        While betting is open it excludes the seat from the round about to lock (a spot refused at the
+        lock, say).
         ``requested_by``: the dealer whose kill_seat key asked for it (ConfirmKillSeat). True when done."""
         ctx = self.ctx
         if not by.strip():
@@ -336,7 +340,7 @@ class Bets:
         return None
 
     def _request_kill_seat(self, seat: int, by: str) -> None:
-        """The dealer's kill_seat key: journal the request and wait for a supervisor (RULES.md "Dead
+        """The dealer's kill_seat key: journal the request and wait for a supervisor (docs/rules.md "Dead
         hands": the supervisor kills a hand, the dealer asks). Refused, journaled and shown, when the
         seat could not be killed now: the supervisor is not asked for what cannot be done."""
         ctx = self.ctx
@@ -461,7 +465,7 @@ class Bets:
     def _expected_amount(self, play: SeatPlay | None, spot: int) -> int:
         if play is None:
             return 0
-        return play.wagers.get(self.ctx.spec.wagers[spot], 0)
+        return play.wagers.get(self.ctx.spot_wagers[spot], 0)
 
     def _forfeit_on_fold(self) -> tuple[str, ...]:
         ctx = self.ctx
@@ -490,7 +494,7 @@ class Bets:
                 return {}, f"seat {seat}: chips on a seat the table does not have"
             if ctx.bank.banking_mode() == DESIGNATED_PLAYER and seat == ctx.bank.dp_seat:
                 return {}, f"seat {seat} is the designated player's: it places no wagers"
-            wager = ctx.spec.wagers[spot]
+            wager = ctx.spot_wagers[spot]
             if wager == decision:
                 return {}, f"seat {seat}: chips on the {decision} spot before the cards are seen"
             wagers_by_seat.setdefault(seat, {})[wager] = amount
@@ -513,11 +517,15 @@ class Bets:
                         f"{money(config.max_bonus_for(wager))}"
                     )
             try:  # whatever else the settle engine would refuse, refuse now, before a card is dealt
-                check_bet_wagers(config.game, wagers, field="wagers")
+                game_wagers = {name: cents for name, cents in wagers.items() if name != PROGRESSIVE}
+                check_bet_wagers(config.game, game_wagers, field="wagers")
             except UserError as error:
                 return {}, f"seat {seat}: {error}"
         if not wagers_by_seat:
             return {}, "no seat has an ante"
+        why_not = ctx.progressive.at_lock(wagers_by_seat)  # the spot's unit; the link (refused, not held)
+        if why_not is not None:
+            return {}, why_not
         if len(wagers_by_seat) > ctx.spec.max_players:
             return (
                 {},

@@ -19,6 +19,7 @@ from controller.engine.round import LiveRound
 from controller.engine.state import TableConfig
 from controller.journal import entries
 from controller.rules.games import GameSpec, game_spec
+from controller.rules.progressive import PROGRESSIVE
 from drivers.events import COMMUNITY_POSITION, DEALER_POSITION
 
 if TYPE_CHECKING:
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from controller.engine.decisions import Decisions
     from controller.engine.faults import Faults
     from controller.engine.flow import RoundFlow
+    from controller.engine.progressive import TableProgressive
     from controller.engine.settings import TableSettings
 
 ENGINE = "engine"
@@ -48,6 +50,7 @@ class TableContext:
     bank: Bank
     faults: Faults
     settings: TableSettings
+    progressive: TableProgressive
 
     def __init__(self, config: TableConfig, rounds_started: int) -> None:
         # Replaced (never mutated) by the table settings when a manager changes limits or paytables.
@@ -58,6 +61,14 @@ class TableContext:
         self.rounds_started = rounds_started  # round ids are numbered from it
         self.now_s = 0.0
         self.out: list[Output] = []
+
+    @property
+    def spot_wagers(self) -> tuple[str, ...]:
+        """The wager of each betting spot, in spot order: the game's, then the Progressive wager's spot
+        when the table offers it (docs/devices.md: a spot is its wager's index)."""
+        if self.config.progressive is None:
+            return self.spec.wagers
+        return (*self.spec.wagers, PROGRESSIVE)
 
     # ------------------------------------------------------------------ where the round stands
     @property

@@ -234,7 +234,7 @@ class DealPart:
         self.send(positions)
 
     def deal_order(self) -> tuple[int, ...]:
-        """The round's seats in the order they are dealt, the banker after them (RULES.md "The button
+        """The round's seats in the order they are dealt, the banker after them (docs/rules.md "The button
         and the deal"): at a designated-player round from the first seat to the left of the button
         (the DP's seat) clockwise, the DP's hand last as the banker's; at a house-banked table from the
         dealer's left, seat 1 first (seats are numbered clockwise from the dealer's left)."""

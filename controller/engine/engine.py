@@ -37,9 +37,11 @@ from controller.engine.decisions import Decisions
 from controller.engine.faults import ALERT_KINDS, Faults
 from controller.engine.flow import MachineHalted, RoundFlow
 from controller.engine.outputs import Output
+from controller.engine.progressive import TableProgressive, progressive_parameters_of
 from controller.engine.round import DEAD, FOLDED, LIVE, LiveRound
 from controller.engine.settings import TableSettings
 from controller.engine.state import LatchedFault, RecoveredState, TableConfig
+from controller.progressive.controller import LinkState, TableSideProgressive
 from controller.rules.cards import cards_text
 from controller.rules.games import GameSpec
 from drivers.events import DealerKey
@@ -64,8 +66,21 @@ class TableEngine:
         ctx.decisions = Decisions(ctx)
         ctx.deal = DealPart(ctx)
         ctx.flow = RoundFlow(ctx)
+        ctx.progressive = TableProgressive(
+            ctx, progressive_parameters_of(config.progressive), recovered.progressive
+        )
         self._handlers: dict[type, Callable[[Any], None]] = {DealerKey: self._on_dealer_key}
-        for part in (ctx.settings, ctx.faults, ctx.bank, ctx.bets, ctx.decisions, ctx.deal, ctx.flow):
+        parts = (
+            ctx.settings,
+            ctx.faults,
+            ctx.bank,
+            ctx.bets,
+            ctx.decisions,
+            ctx.deal,
+            ctx.flow,
+            ctx.progressive,
+        )
+        for part in parts:
             for kind, handler in part.handlers().items():
                 assert kind not in self._handlers, f"{kind.__name__} has two handlers"
                 self._handlers[kind] = handler
@@ -249,7 +264,33 @@ class TableEngine:
             max_bonus_cents=dict(ctx.config.max_bonus_cents) or None,
             paytables=dict(ctx.config.paytables),
             settings_config_digest=ctx.config.config_digest,
+            progressive=(
+                ctx.progressive.controller.state
+                if ctx.progressive.controller is not None and ctx.progressive.controller.state.opened
+                else None
+            ),
         )
+
+    def set_progressive_controller(self, controller: TableSideProgressive) -> None:
+        """A linked table's hook: the progressive the engine asks (the link client, implementing the
+        same table-side API as the stand-alone controller); its ``link_state`` becomes the link's."""
+        part = self._ctx.progressive
+        part.controller = controller
+        part.link = controller.link_state
+
+    def set_progressive_link(self, link: Callable[[], LinkState]) -> None:
+        """A linked table's hook: where the engine reads whether its progressive's link is up (the
+        link client's ``link_state``). Stand-alone the controller is its own link, always up."""
+        self._ctx.progressive.link = link
+
+    @property
+    def spot_wagers(self) -> tuple[str, ...]:
+        """Each betting spot's wager, in spot order (the Progressive wager's spot last, when offered)."""
+        return self._ctx.spot_wagers
+
+    @property
+    def progressive(self) -> TableProgressive:
+        return self._ctx.progressive
 
     def public_snapshot(self) -> dict[str, Any]:
         """What the panel and the table may show: no hole card before its reveal, never a dead hand's."""
@@ -303,6 +344,8 @@ class TableEngine:
             "settlement": settlement,
             "spots": {f"{seat}:{spot}": amount for (seat, spot), amount in sorted(ctx.bets.spots.items())},
             "devices": dict(ctx.faults.device_health),
+            "spot_wagers": list(ctx.spot_wagers),
+            "progressive": ctx.progressive.public(),
         }
 
     def private_snapshot(self) -> dict[str, Any]:

@@ -1,11 +1,12 @@
 """The round flow: the round machine's model, and the round's course from the opening of betting to
 the payout, composed of the other parts (docs/engine.md "The parts").
 
-It is the model the ``transitions`` machine drives (kept separate from the machine, per STYLE.md): the
-machine holds the state, this class holds the conditions the definition names and tells the table what
-happened (it records outputs; the shell acts on them). ``held`` is a nested state whose child is where
-the round was held (controller/engine/machine.py), so resuming needs no note beside the machine, and the
-round's lifecycle (finished, every card dealt) is read from the machine's state.
+It is the model the ``transitions`` machine drives (kept apart from the machine, so that the round's
+logic reads and tests without it): the machine holds the state, this class holds the conditions the
+definition names and tells the table what happened (it records outputs; the shell acts on them).
+``held`` is a nested state whose child is where the round was held (controller/engine/machine.py), so
+resuming needs no note beside the machine, and the round's lifecycle (finished, every card dealt) is
+read from the machine's state.
 """
 
 from __future__ import annotations
@@ -197,7 +198,7 @@ class RoundFlow:
         ctx.deal.shuffle_fresh_deck()
         if ctx.bank.button_seat is not None:
             ctx.out.append(ShowButton(config.display_device, ctx.bank.button_seat))
-        ctx.out.append(ShowText(config.display_device, "Place your bets"))
+        ctx.out.append(ShowText(config.display_device, f"Place your bets{ctx.progressive.betting_opened()}"))
 
     def lock(self, wagers_by_seat: Mapping[int, Mapping[str, int]], by: str) -> None:
         """No more bets, accepted: the round starts with the seats that bet, and is dealt when the
@@ -232,6 +233,7 @@ class RoundFlow:
             ctx.bank.check_coverage()
         ctx.out.append(LockBets(config.sensors_device))
         ctx.out.append(ShowText(config.display_device, "No more bets"))
+        ctx.progressive.after_lock()
         ctx.deal.maybe_start()
 
     # ------------------------------------------------------------------ streets, reveal, settle, pay
@@ -241,6 +243,7 @@ class RoundFlow:
         self.ctx.deal.check_timeout()
         self.ctx.decisions.check_timeout()
         self.ctx.bank.check_offer_timeout()
+        self.ctx.progressive.tick()
 
     def decisions_closed(self) -> None:
         """A decision phase closed: deal the next street, or reveal."""
@@ -283,6 +286,9 @@ class RoundFlow:
                 seat_obj["street"] = play.street
             seats.append(seat_obj)
         obj["seats"] = seats
+        progressive = ctx.progressive.settle_object()
+        if progressive is not None:
+            obj["progressive"] = progressive
         if dead:
             obj["dead"] = True
         return obj
@@ -303,6 +309,8 @@ class RoundFlow:
             if running is not None:  # designated player: the bank after each seat is paid
                 settled["bank_by_seat"] = running
             ctx.journal("round_settled", settled)
+            # The round's Progressive: contributed and claimed once, with the round's settlement.
+            ctx.progressive.after_settlement(live.round_id, settlement.progressive)
         self.fire("pay")
         self._show_results(settlement)
         ctx.out.append(ShowText(ctx.config.display_device, "Pay and collect, then press next"))
@@ -323,7 +331,7 @@ class RoundFlow:
                 colour: SpotLampColour = (
                     "win" if wager.result == "win" else "lose" if wager.result == "lose" else "push"
                 )
-                spot = ctx.spec.wagers.index(wager.wager)
+                spot = ctx.spot_wagers.index(wager.wager)
                 ctx.out.append(SetSpotLamp(ctx.config.sensors_device, seat.seat, spot, colour))
 
     def payouts_done(self, by: str) -> None:

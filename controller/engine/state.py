@@ -78,6 +78,9 @@ class RecoveredState:
     max_bonus_cents: Mapping[str, int] | None = None
     paytables: Mapping[str, object] = field(default_factory=dict)
     settings_config_digest: str | None = None
+    # The stand-alone progressive's meter as the journal's reducer folded it
+    # (controller.progressive.model.MeterState; duck-typed: the engine's state does not import it).
+    progressive: object | None = None
 
     @classmethod
     def from_table_state(cls, state: object) -> RecoveredState:
@@ -136,6 +139,10 @@ class RecoveredState:
             max_bonus_cents=dict(max_bonus) if isinstance(max_bonus, Mapping) and max_bonus else None,
             paytables=dict(paytables) if isinstance(paytables, Mapping) else {},
             settings_config_digest=digest if isinstance(digest, str) else None,
+            # A meter never opened is no meter: as a table without a Progressive wager recovers.
+            progressive=meter
+            if getattr(meter := getattr(state, "progressive", None), "opened", False)
+            else None,
         )
 
 
@@ -165,7 +172,7 @@ class TableConfig:
     paytables: Mapping[str, object] = field(default_factory=dict)
     rake: Mapping[str, object] | None = None
     bonus_cap_cents: int | None = None
-    # The posted maximum of each bonus wager (RULES.md "Paytables and limits"); a bonus wager not named
+    # The posted maximum of each bonus wager (docs/rules.md "Paytables and limits"); a bonus wager not named
     # here is limited by max_ante_cents (docs/configuration.md "[limits]").
     max_bonus_cents: Mapping[str, int] = field(default_factory=dict)
     # Designated player: the least bank the button's player may post (docs/configuration.md).
@@ -176,6 +183,9 @@ class TableConfig:
     # Designated player: the offered player's time to accept the button; then it is a waive.
     dp_offer_timeout_s: float = 15.0
     config_digest: str = ""
+    # The Progressive wager's parameters (controller.progressive.model.ProgressiveParameters), None: the
+    # table offers none. Its spot is the one after the game's wagers (TableContext.spot_wagers).
+    progressive: object | None = None
     shuffler_device: str = "shuffler"
     sensors_device: str = "sensors"
     display_device: str = "display"

@@ -111,6 +111,13 @@ class FloorSection(Strict):
     ]
     backoff_initial_s: Annotated[float, _seconds_between(0.01, MAX_BACKOFF_S)] = _DEFAULT["backoff_initial_s"]
     backoff_max_s: Annotated[float, _seconds_between(0.01, MAX_BACKOFF_S)] = _DEFAULT["backoff_max_s"]
+    gaming_day_start_hour: Annotated[int, whole_number(0, 23)] = _DEFAULT["gaming_day_start_hour"]
+    surveillance_big_win_cents: Annotated[int, whole_number(1, 10**15, cents=True)] = _DEFAULT[
+        "surveillance_big_win_cents"
+    ]
+    surveillance_poll_interval_s: Annotated[float, _seconds_between(0.05, MAX_RELEASE_POLL_S)] = _DEFAULT[
+        "surveillance_poll_interval_s"
+    ]
 
     missing_hints: ClassVar[dict[str, str]] = {
         "servers": "an array of URLs like tls://host:4222",
@@ -200,6 +207,9 @@ def _assemble(section: FloorSection, base_dir: Path) -> FloorConfig:
         backoff_max_s=section.backoff_max_s,
         sweep_interval_s=section.sweep_interval_s,
         release_poll_interval_s=section.release_poll_interval_s,
+        gaming_day_start_hour=section.gaming_day_start_hour,
+        surveillance_big_win_cents=section.surveillance_big_win_cents,
+        surveillance_poll_interval_s=section.surveillance_poll_interval_s,
     )
 
 
@@ -260,7 +270,10 @@ def write_floor_config(directory: Path, config: FloorConfig) -> Path:
         f"sweep_interval_s = {config.sweep_interval_s!r}\n"
         f"release_poll_interval_s = {config.release_poll_interval_s!r}\n"
         f"backoff_initial_s = {config.backoff_initial_s!r}\n"
-        f"backoff_max_s = {config.backoff_max_s!r}\n",
+        f"backoff_max_s = {config.backoff_max_s!r}\n"
+        f"gaming_day_start_hour = {config.gaming_day_start_hour}\n"
+        f"surveillance_big_win_cents = {config.surveillance_big_win_cents}\n"
+        f"surveillance_poll_interval_s = {config.surveillance_poll_interval_s!r}\n",
         encoding="utf-8",
     )
     return path

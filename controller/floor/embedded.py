@@ -25,6 +25,7 @@ from controller.floor.servers import (
     HUB_DOMAIN,
     SITES_MIN_NATS_VERSION,
     STREAM_NAME,
+    SURVEILLANCE_INBOX,
     LeafListen,
     NatsServer,
     NatsUser,
@@ -36,6 +37,7 @@ from controller.floor.servers import (
     leaf_user,
     make_ca,
     nats_server_binary,
+    surveillance_user,
     table_user,
 )
 from controller.floor.service import FloorConfig
@@ -95,6 +97,7 @@ class EmbeddedFloor:
     def nats_users(self) -> list[NatsUser]:
         users = [admin_user(self._password("nats:admin")), floor_reader_user(self._password("nats:floor"))]
         users += [table_user(self.site, t, self._password(f"nats:table:{t}")) for t in self.table_ids]
+        users.append(surveillance_user(self._password("nats:surveillance")))
         return users
 
     def start(self) -> None:
@@ -167,6 +170,12 @@ class EmbeddedFloor:
             inbox_prefix=inbox_prefix,
             allow_reconnect=False,
             connect_timeout=5,
+        )
+
+    async def connect_surveillance(self) -> Client:
+        """A surveillance system's connection (servers.surveillance_user)."""
+        return await self.connect_as(
+            "surveillance", self._password("nats:surveillance"), inbox_prefix=SURVEILLANCE_INBOX
         )
 
     async def connect_admin(self) -> Client:

@@ -24,7 +24,8 @@ within the pool's bound and the panel is back by itself when PostgreSQL is (docs
 
 Nothing private is shown before its round's reveal: the floor only receives a private part after the
 reveal (controller/uplink/outbox.py), and the drill-down passes every entry through the one reducer's
-gate again (``TableState.private_visible``) before it shows a card; a dead hand's never.
+gate again (``TableState.private_visible``) before it shows a card; a dead hand's never, except to an
+auditor who states a reason, recorded first (``floor_private_disclosures``), and only on that answer.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import parse_qs
@@ -49,7 +51,8 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from psycopg_pool import AsyncConnectionPool
 from starlette.types import Receive, Scope, Send
 
-from controller.floor import export
+from controller.errors import UserError
+from controller.floor import export, gaming_day, surveillance
 from controller.floor.checks import FloorStored
 from controller.floor.release import RELEASING_ROLES, ReleaseRefused, release_table
 from controller.journal import entries as typed
@@ -70,8 +73,12 @@ from controller.panel.auth import (
 from controller.panel.limits import take_stream_slot
 
 HERE = Path(__file__).resolve().parent
-FloorRole = Literal["supervisor", "manager", "surveillance", "regulator"]
-FLOOR_ROLES: tuple[FloorRole, ...] = ("supervisor", "manager", "surveillance", "regulator")
+FloorRole = Literal["supervisor", "manager", "surveillance", "regulator", "auditor"]
+FLOOR_ROLES: tuple[FloorRole, ...] = ("supervisor", "manager", "surveillance", "regulator", "auditor")
+# The auditor reads, and may be shown a closed round's withheld private parts (a dead hand's, a dead or
+# voided round's) only with a stated reason, recorded in floor_private_disclosures (docs/floor.md).
+DISCLOSING_ROLES = frozenset({"auditor"})
+MAX_REASON_CHARS = 500
 ACKNOWLEDGING_ROLES = frozenset({"supervisor", "manager", "surveillance"})
 SESSION_COOKIE = "ft_floor_session"
 # The login form's double-submit token (the table panel's ft_login_csrf, named for the floor: cookies do
@@ -129,6 +136,9 @@ class FloorPanelSettings:
     pool_max_size: int = 4
     pool_timeout_s: float = 5.0
     query_timeout_s: float = 15.0
+    # The floor's [floor] settings the Reports and Surveillance pages read (the service's file).
+    gaming_day_start_hour: int = 6
+    surveillance_big_win_cents: int = 500_000
 
 
 class DatabaseUnavailable(Exception):
@@ -447,6 +457,14 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
             "(SELECT count(*) FROM floor_alerts a WHERE a.table_id = t.table_id "
             " AND a.acknowledged_utc IS NULL AND a.cleared_utc IS NULL) AS alerts, "
             "t.meters->'handle_cents' AS handle_cents, t.meters->'house_win_cents' AS house_win_cents, "
+            # The release the table verified at its last start, learnt from its stream (software_verified;
+            # docs/operations.md "Software verification"), and the floor's last seeded check of it.
+            "(SELECT concat_ws(' ', e.payload->>'release', left(e.payload->>'release_digest', 16), "
+            "  CASE WHEN (e.payload->>'development')::boolean THEN 'DEVELOPMENT' END) "
+            " FROM floor_entries e WHERE e.table_id = t.table_id AND e.kind = 'software_verified' "
+            " ORDER BY e.seq DESC LIMIT 1) AS software, "
+            "(SELECT s.outcome FROM floor_software_checks s WHERE s.table_id = t.table_id "
+            " ORDER BY s.check_id DESC LIMIT 1) AS software_check, "
             # The table's last clock measurement against the floor's time source (docs/floor.md
             # "Clocks"): the newest clock_offset entry, found backwards along the primary key.
             "o.payload->'offset_us' AS clock_offset_us, o.payload->'within_bound' AS clock_within_bound, "
@@ -683,7 +701,13 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         detail = await round_detail(table_id, round_id)
         if detail is None:
             return HTMLResponse("No such round on the floor.", 404)
-        return page("round.html", session, **detail)
+        can_disclose = (
+            session.role in DISCLOSING_ROLES
+            and settings.writer_dsn is not None
+            and detail["status"] in ("settled", "dead", "void")
+            and any(e["withheld"] for e in detail["events"])
+        )
+        return page("round.html", session, **detail, can_disclose=can_disclose, message="")
 
     @app.get("/tables/{table_id}/rounds/{round_id}/csv")
     async def round_csv(table_id: str, round_id: str, request: Request) -> Response:
@@ -753,6 +777,152 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
             return JSONResponse({"error": "login required"}, 401)
         detail = await round_detail(table_id, round_id)
         return JSONResponse(detail or {"error": "no such round"}, 200 if detail else 404)
+
+    # --- gaming-day reports (controller/floor/gaming_day.py) -----------------------------------------
+    def default_day() -> str:
+        """The last whole gaming day (the one before the gaming day now running)."""
+        now = datetime.now(UTC) - timedelta(hours=settings.gaming_day_start_hour)
+        return (now.date() - timedelta(days=1)).isoformat()
+
+    async def day_report(day: str, pit: str) -> gaming_day.DayReport:
+        start, end = gaming_day.gaming_day_range(day, settings.gaming_day_start_hour)
+        pit_rows = await query(
+            "SELECT t.table_id, COALESCE(c.pit, t.pit, '') AS pit FROM floor_tables t "
+            "LEFT JOIN floor_table_config c USING (table_id)"
+        )
+        rows = await query(
+            "SELECT table_id, kind, time_text, payload FROM floor_entries WHERE time_utc >= %s "
+            "AND time_utc < %s AND (kind = ANY(%s) OR kind LIKE 'progressive\\_%%') ORDER BY table_id, seq",
+            (start, end, list(gaming_day.REPORT_KINDS)),
+        )
+        entries = [gaming_day.DayEntry(r["table_id"], r["kind"], r["time_text"], r["payload"]) for r in rows]
+        pits = {str(r["table_id"]): str(r["pit"]) for r in pit_rows}
+        return gaming_day.build_report(day, settings.gaming_day_start_hour, entries, pits, pit=pit or None)
+
+    @app.get("/reports", response_class=HTMLResponse)
+    async def reports_page(request: Request, day: str = "", pit: str = "") -> Response:
+        session = session_of(request)
+        if session is None:
+            return login_redirect()
+        day = day.strip()[:10] or default_day()
+        try:
+            report = await day_report(day, pit.strip()[:64])
+        except UserError as error:
+            return page("report.html", session, report=None, day=day, pit=pit, message=str(error))
+        rows = [
+            {"scope": r.scope, "key": r.key, "pit": r.pit, "games": ", ".join(sorted(r.figures.games)),
+             "measures": dict(gaming_day.measures(r.figures)), "figures": r.figures}
+            for r in report.rows
+        ]  # fmt: skip
+        return page("report.html", session, report=report, rows=rows, day=day, pit=pit, message="",
+                    printed_utc=datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"))  # fmt: skip
+
+    @app.get("/reports/csv")
+    async def reports_csv(request: Request, day: str = "", pit: str = "") -> Response:
+        """The report's CSV: its last line the SHA-256 of every byte before it, which is also the
+        ``X-Report-SHA256`` header and the figure the printed page shows."""
+        session = session_of(request)
+        if session is None:
+            return login_redirect()
+        day = day.strip()[:10] or default_day()
+        try:
+            report = await day_report(day, pit.strip()[:64])
+        except UserError as error:
+            return HTMLResponse(str(error), 400)
+        suffix = f"-pit-{pit}" if pit else ""
+        response = export.csv_response(report.csv_text(), f"gaming-day-{day}{suffix}.csv")
+        response.headers["X-Report-SHA256"] = report.digest
+        return response
+
+    # --- surveillance (controller/floor/surveillance.py) -----------------------------------------------
+    @app.get("/surveillance", response_class=HTMLResponse)
+    async def surveillance_page(request: Request, table: str = "") -> Response:
+        """The last significant events, newest first: the events the floor service publishes on
+        surveillance.<table>, made from the same entries by the same function."""
+        session = session_of(request)
+        if session is None:
+            return login_redirect()
+        condition = ""
+        params: list[Any] = [list(surveillance.EVENT_ENTRY_KINDS)]
+        if table:
+            condition = " AND table_id = %s"
+            params.append(table.strip()[:32])
+        rows = await query(
+            f"SELECT {surveillance.EVENT_COLUMNS} FROM floor_entries WHERE kind = ANY(%s){condition} "
+            "ORDER BY floor_committed_utc DESC, table_id, seq DESC LIMIT 500",
+            tuple(params),
+        )
+        ordered = [tuple(r[c.strip()] for c in surveillance.EVENT_COLUMNS.split(",")) for r in rows]
+        events = surveillance.events_of_rows(ordered, settings.surveillance_big_win_cents)[:200]
+        return page("surveillance.html", session, events=events, table=table,
+                    threshold=settings.surveillance_big_win_cents)  # fmt: skip
+
+    # --- the auditor's disclosure of a closed round's withheld private parts ---------------------------
+    @app.post("/tables/{table_id}/rounds/{round_id}/disclose", response_class=HTMLResponse)
+    async def disclose(table_id: str, round_id: str, request: Request) -> Response:
+        checked = await session_form(request)
+        if not isinstance(checked, tuple):
+            return checked
+        session, form = checked
+        if session.role not in DISCLOSING_ROLES or settings.writer_dsn is None:
+            return HTMLResponse(
+                f"A {session.role} cannot be shown withheld private parts (an auditor can).", 403
+            )
+        reason = " ".join(form.get("reason", "").split())
+        detail = await round_detail(table_id, round_id)
+        if detail is None:
+            return HTMLResponse("No such round on the floor.", 404)
+        if not reason or len(reason) > MAX_REASON_CHARS:
+            why = (
+                "a reason is required" if not reason else f"the reason is over {MAX_REASON_CHARS} characters"
+            )
+            return page("round.html", session, **detail, can_disclose=True, message=f"Not shown: {why}.")
+        if detail["status"] not in ("settled", "dead", "void"):
+            return page("round.html", session, **detail, can_disclose=False,
+                        message="Not shown: the round is not closed.")  # fmt: skip
+        withheld = {e["seq"] for e in detail["events"] if e["withheld"]}
+        try:
+            async with asyncio.timeout(settings.pool_timeout_s + settings.query_timeout_s):
+                async with (
+                    await psycopg.AsyncConnection.connect(
+                        settings.writer_dsn,
+                        connect_timeout=max(2, round(settings.pool_timeout_s)),
+                        options=_server_bounds(settings.query_timeout_s),
+                    ) as connection,
+                    connection.transaction(),
+                ):
+                    cursor = await connection.execute(
+                        "SELECT p.seq, p.private_text FROM floor_private p JOIN floor_entries e "
+                        "USING (table_id, seq) WHERE e.table_id = %s AND e.round_id = %s ORDER BY p.seq",
+                        (table_id, round_id),
+                    )
+                    parts = {int(seq): str(text) for seq, text in await cursor.fetchall() if seq in withheld}
+                    # Recorded before anything is shown, in the same transaction: no record, no parts.
+                    await connection.execute(
+                        "INSERT INTO floor_private_disclosures (table_id, round_id, round_status, "
+                        "disclosed_to, role, reason, parts) VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                        (
+                            table_id,
+                            round_id,
+                            detail["status"],
+                            session.user,
+                            session.role,
+                            reason,
+                            len(parts),
+                        ),
+                    )
+        except (psycopg.OperationalError, TimeoutError) as error:
+            raise _db_error(error) from None
+        log.warning("floor_private_disclosed", user=session.user, table_id=table_id, round_id=round_id,
+                    parts=len(parts), reason=reason)  # fmt: skip
+        for event in detail["events"]:
+            if event["seq"] in parts:
+                event["disclosed"] = canonical_json(typed.open_private(parts[event["seq"]]))
+        message = (
+            f"Shown to {session.user} for: {reason} (recorded in floor_private_disclosures; "
+            f"{len(parts)} part(s) the floor holds). A reload shows them withheld again."
+        )
+        return page("round.html", session, **detail, can_disclose=False, message=message)
 
     return app
 

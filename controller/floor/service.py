@@ -78,6 +78,12 @@ class FloorConfig:
     backoff_max_s: float = 5.0
     sweep_interval_s: float = 5.0  # when idle, this often: check every table's tail in the stream
     release_poll_interval_s: float = 1.0  # this often: apply releases of quarantined tables (release.py)
+    # The gaming day's start hour, UTC (docs/operations.md "Gaming-day reports"): 06:00, the day shift's.
+    gaming_day_start_hour: int = 6
+    # A seat's win in one round at or above this is a big win for surveillance (controller/floor/
+    # surveillance.py): 5,000.00 by default, a figure a surveillance room asks to watch.
+    surveillance_big_win_cents: int = 500_000
+    surveillance_poll_interval_s: float = 0.5  # this often: publish new surveillance events
 
 
 @dataclass
@@ -92,6 +98,8 @@ class FloorStatus:
     gap_fills: int = 0  # messages read back from the stream that the consumer had skipped
     releases: int = 0  # releases of quarantined tables applied (controller/floor/release.py)
     sweeps: int = 0  # idle sweeps of every table's tail in the stream
+    surveillance_events: int = 0  # published (controller/floor/surveillance.py)
+    surveillance_error: str = ""  # the publisher's last error (its own: the intake's is last_error)
     last_error: str = ""
 
 
@@ -333,6 +341,7 @@ class FloorService:
             raise_if_cancelled()
             client: Client | None = None
             connection: Connection | None = None
+            surveillance_task: asyncio.Task[None] | None = None
             try:
                 client = await nats.connect(
                     servers=list(self.config.servers),
@@ -352,6 +361,9 @@ class FloorService:
                 self._js = js
                 last_sweep_s = time.monotonic()
                 puller = await Puller.start(client)
+                # Surveillance events: a task of its own with its own connection, so publishing never
+                # holds up the intake (and a slow or missing SURVEILLANCE stream never stops it).
+                surveillance_task = asyncio.create_task(self._surveillance_loop(stop, js))
                 log.info("floor_consuming", consumer=FLOOR_CONSUMER)
                 backoff_s = self.config.backoff_initial_s
                 async with connection.transaction():  # a read alone would leave a transaction open
@@ -392,6 +404,11 @@ class FloorService:
                 self.status.last_error = f"{type(error).__name__}: {error}"[:300]
                 log.exception("floor_unexpected_error", error=self.status.last_error)
             finally:
+                if surveillance_task is not None:
+                    surveillance_task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, Exception):
+                        await surveillance_task
+                    surveillance_task = None
                 for closing in (
                     connection.close() if connection else None,
                     client.close() if client else None,
@@ -868,6 +885,37 @@ class FloorService:
             projection.touched_rounds.clear()
         self.status.sweeps += 1
         return taken
+
+    async def _surveillance_loop(self, stop: asyncio.Event, js: JetStreamContext) -> None:
+        """Every ``surveillance_poll_interval_s``, publish the surveillance events of what the floor
+        took since the last pass (controller/floor/surveillance.py), on its own PostgreSQL connection.
+        Any error (no SURVEILLANCE stream yet: `ensure_stream` creates it; the broker or PostgreSQL
+        away) is logged and tried again next pass: the marks move only after the acks."""
+        from controller.floor.surveillance import publish_pending  # noqa: PLC0415
+
+        connection: Connection | None = None
+        try:
+            while not stop.is_set():
+                try:
+                    if connection is None or connection.closed:
+                        connection = await psycopg.AsyncConnection.connect(self.config.dsn, autocommit=True)
+                    self.status.surveillance_events += await publish_pending(
+                        connection, js, self.config.surveillance_big_win_cents
+                    )
+                except asyncio.CancelledError:
+                    raise
+                except Exception as error:  # the intake's task owns the connection's fate, not this one
+                    self.status.surveillance_error = f"{type(error).__name__}: {error}"[:300]
+                    log.warning("floor_surveillance_retry", error=self.status.surveillance_error)
+                    if connection is not None:
+                        with contextlib.suppress(Exception):
+                            await connection.close()
+                        connection = None
+                await wait_event(stop, self.config.surveillance_poll_interval_s)
+        finally:
+            if connection is not None:
+                with contextlib.suppress(Exception):
+                    await connection.close()
 
     async def apply_releases(self, connection: Connection) -> int:
         """Apply every release recorded and not yet applied (controller/floor/release.py), each in one

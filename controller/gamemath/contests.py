@@ -4,7 +4,7 @@ For a player hand with longest run R (``run_length << 4 | top``) and flush X, ov
 from the other 45: the DP's longest run is below R in every suit exactly when each suit's subset has
 a run below R, so "DP run < R" is again a t^7 coefficient of a product of per-suit polynomials, whose
 coefficients come from one table: for each rank set A (the ranks left in a suit), each size k and each
-threshold, the k-subsets of A with their longest run below the threshold. RULES.md also pushes every
+threshold, the k-subsets of A with their longest run below the threshold. docs/rules.md also pushes every
 bonus wager when the two flushes are identical, so the hands that are both "run below R" and
 "identical flush" are counted too and moved to the pushes.
 """

@@ -42,7 +42,7 @@ def _counts_by_longest(size_limited: Sequence[Sequence[int]]) -> dict[int, int]:
 
 @cache
 def flush_length_counts() -> dict[int, int]:
-    """{longest flush length: number of 7-card hands} over all C(52,7) hands (RULES.md's table)."""
+    """{longest flush length: number of 7-card hands} over all C(52,7) hands (docs/rules.md's table)."""
     polys = [[comb(13, k) if k <= n else 0 for k in range(HAND_SIZE + 1)] for n in range(HAND_SIZE + 1)]
     counts = _counts_by_longest(polys)
     assert sum(counts.values()) == DECK_HANDS

@@ -41,7 +41,7 @@ class Part(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_default
 
     def positions(self) -> frozenset[int]:
         """The dealt positions this part is about: if any of them is a dead hand, the part is never
-        shown (RULES.md: a dead hand's cards are never shown)."""
+        shown (docs/rules.md: a dead hand's cards are never shown)."""
         return frozenset()
 
 
@@ -64,7 +64,7 @@ class Entry(msgspec.Struct, frozen=True, kw_only=True, tag_field="entry_kind", f
 # --- structured reasons -------------------------------------------------------------------------
 
 ReasonCode = Literal[
-    # the deal (RULES.md "Dead hands")
+    # the deal (docs/rules.md "Dead hands and walk-aways")
     "card_repeated",  # a card reported twice in one deal
     "card_misread",  # one index reported as two different cards
     "card_count",  # a hand dealt the wrong number of cards
@@ -130,6 +130,28 @@ class TableOpened(Entry, frozen=True, tag="table_opened"):
 class TableClosed(Entry, frozen=True, tag="table_closed"):
     by: str
     reason: str  # a person's words, or the daemon's ("shutdown")
+
+
+class SoftwareVerified(Entry, frozen=True, tag="software_verified"):
+    """At start, before the table opens: the signed release everything that runs was checked against
+    (controller/software.py). Written only when the start verified a release."""
+
+    release: str
+    release_digest: str  # SHA-256 of the signed manifest's canonical bytes
+    development: bool  # a development release (`make run`), never a live table's
+    key_id: str  # the first 16 hex digits of the SHA-256 of the public key that verified it
+    files: int
+    dependencies: int
+
+
+class SoftwareChecked(Entry, frozen=True, tag="software_checked"):
+    """A seeded verification answered (`flushtable verify-software`, the floor's request): the seed is
+    the verifier's, the aggregate is HMAC-SHA256 over every product file that runs here."""
+
+    seed: str  # hex
+    aggregate: str  # hex
+    files: int
+    requested_by: str  # the floor's requester, or "cli"
 
 
 class StateChanged(Entry, frozen=True, tag="state_changed"):
@@ -494,9 +516,116 @@ class ChangeRefused(Entry, frozen=True, tag="change_refused"):
     closed: bool
 
 
+# --- the progressive (controller/progressive/, docs/rules.md "Progressive: the controller") ----------
+# Every entry names its meter (``meter_id``: the table's id stand-alone, the link's name when linked),
+# and the table and round it is about: the same entries are the stand-alone store's records and the
+# events the meter model folds (controller/progressive/model.py), so a restart restores the meter from
+# them exactly. They are public: a claim is made after the round's reveal, and a hit names no card.
+
+
+class ProgressiveParametersChanged(Entry, frozen=True, tag="progressive_parameters_changed"):
+    """The meter's parameters set (the first one opens the meter at its base) or changed by a manager
+    between rounds. ``after``: ``ProgressiveParameters.to_json``; ``before`` None at the opening."""
+
+    meter_id: str
+    by: str
+    after: dict[str, Any]
+    before: dict[str, Any] | None = None
+    reason: str = ""
+
+
+class ProgressiveContribution(Entry, frozen=True, tag="progressive_contribution"):
+    """One round's settled Progressive wagers at one table: the in-meter (``wagers`` x ``unit_cents``),
+    what went to the meter and to the reserve (hidden). What passed the limit is the progressive_overflow
+    written with it. Keyed by (table, round): a round contributes once."""
+
+    meter_id: str
+    table_id: str
+    round_id: str
+    wagers: int
+    unit_cents: int
+    in_meter_cents: int
+    increment_cents: int
+    to_meter_cents: int
+    hidden_cents: int
+    meter_after_cents: int
+    reserve_after_cents: int
+
+
+class ProgressiveOverflow(Entry, frozen=True, tag="progressive_overflow"):
+    """The part of a contribution's increment past the meter's limit: to the overflow meter, which
+    feeds the reserve."""
+
+    meter_id: str
+    table_id: str
+    round_id: str
+    overflow_cents: int
+    reserve_after_cents: int
+
+
+class ProgressiveAwardClaimed(Entry, frozen=True, tag="progressive_award_claimed"):
+    """A hit recorded by the controller: its amount frozen at once (the jackpot lock); a meter award's
+    meter before and after (the re-seed is the progressive_reset written with it). ``claim_number``:
+    the order the controller recorded it in (awards are paid in that order). ``needs_confirmation``: a
+    meter award or one over the sign-off amount waits for a supervisor (progressive_award_paid)."""
+
+    meter_id: str
+    award_id: str
+    claim_number: int
+    table_id: str
+    round_id: str
+    seat: int
+    line: int
+    award: int | dict[str, int | float]  # units paid for one, or {"meter_share_percent": N}
+    amount_cents: int
+    paid_from: Literal["meter", "house"]
+    needs_confirmation: bool
+    meter_before_cents: int | None = None
+    meter_after_cents: int | None = None
+    shared_by: int = 1
+
+
+class ProgressiveAwardPaid(Entry, frozen=True, tag="progressive_award_paid"):
+    """An award paid: a fixed one in its round (by the engine), any other once a supervisor confirmed."""
+
+    meter_id: str
+    award_id: str
+    table_id: str
+    round_id: str
+    seat: int
+    amount_cents: int
+    by: str
+
+
+class ProgressiveReset(Entry, frozen=True, tag="progressive_reset"):
+    """The meter re-seeded at once after the 100% level was claimed: the reserve gave what it held,
+    the house added the rest (recorded)."""
+
+    meter_id: str
+    table_id: str
+    round_id: str
+    amount_cents: int
+    from_reserve_cents: int
+    house_added_cents: int
+    reserve_after_cents: int
+
+
+class ProgressiveReserve(Entry, frozen=True, tag="progressive_reserve"):
+    """A manager's movement of the reserve outside play: ``amount_cents`` added by the house (positive)
+    or taken back by it (negative, never below 0), with the reason."""
+
+    meter_id: str
+    amount_cents: int
+    reason: str
+    by: str
+    reserve_after_cents: int
+
+
 EntryType = (
     TableOpened
     | TableClosed
+    | SoftwareVerified
+    | SoftwareChecked
     | StateChanged
     | OperatorAction
     | ButtonMoved
@@ -533,11 +662,20 @@ EntryType = (
     | ChangeApproved
     | ChangeLapsed
     | ChangeRefused
+    | ProgressiveParametersChanged
+    | ProgressiveContribution
+    | ProgressiveOverflow
+    | ProgressiveAwardClaimed
+    | ProgressiveAwardPaid
+    | ProgressiveReset
+    | ProgressiveReserve
 )
 
 ENTRY_CLASSES: tuple[type[Entry], ...] = (
     TableOpened,
     TableClosed,
+    SoftwareVerified,
+    SoftwareChecked,
     StateChanged,
     OperatorAction,
     ButtonMoved,
@@ -574,6 +712,13 @@ ENTRY_CLASSES: tuple[type[Entry], ...] = (
     ChangeApproved,
     ChangeLapsed,
     ChangeRefused,
+    ProgressiveParametersChanged,
+    ProgressiveContribution,
+    ProgressiveOverflow,
+    ProgressiveAwardClaimed,
+    ProgressiveAwardPaid,
+    ProgressiveReset,
+    ProgressiveReserve,
 )
 CLASS_BY_KIND: dict[str, type[Entry]] = {str(cls.__struct_config__.tag): cls for cls in ENTRY_CLASSES}
 KINDS: frozenset[str] = frozenset(CLASS_BY_KIND)
@@ -706,6 +851,13 @@ def check_shapes(entry: Entry) -> None:
                 raise EntryError(f"journal: bets_locked.wagers: seat {seat[:20]!r} is not a seat number")
     elif isinstance(entry, OperatorAction) and entry.action == "set_limits" and isinstance(entry.after, dict):
         _shape(entry.after, LimitsShape, "operator_action.after")
+    elif entry.kind.startswith("progressive_"):
+        # The progressive's entries (controller/progressive/model.py folds them): every amount bounded
+        # like a settlement's, so a meter's sums fit the floor's bigint columns.
+        for field in msgspec.structs.fields(type(entry)):
+            value = getattr(entry, field.name)
+            if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_SHAPE_AMOUNT_CENTS:
+                raise EntryError(f"journal: {entry.kind}.{field.encode_name}: {value} is past any amount")
 
 
 def _public_fields(cls: type[Entry]) -> frozenset[str]:

@@ -20,3 +20,25 @@ FAULT_CLEARED = "fault_cleared"
 
 CLOCK_STEPPED = "clock_stepped"
 """The journal's own entry when the wall clock went back behind its last time (store.Journal)."""
+PROGRESSIVE_PARAMETERS_CHANGED = "progressive_parameters_changed"
+PROGRESSIVE_CONTRIBUTION = "progressive_contribution"
+PROGRESSIVE_OVERFLOW = "progressive_overflow"
+PROGRESSIVE_AWARD_CLAIMED = "progressive_award_claimed"
+PROGRESSIVE_AWARD_PAID = "progressive_award_paid"
+PROGRESSIVE_RESET = "progressive_reset"
+PROGRESSIVE_RESERVE = "progressive_reserve"
+PROGRESSIVE_KINDS: frozenset[str] = frozenset(
+    {
+        PROGRESSIVE_PARAMETERS_CHANGED,
+        PROGRESSIVE_CONTRIBUTION,
+        PROGRESSIVE_OVERFLOW,
+        PROGRESSIVE_AWARD_CLAIMED,
+        PROGRESSIVE_AWARD_PAID,
+        PROGRESSIVE_RESET,
+        PROGRESSIVE_RESERVE,
+    }
+)
+"""The progressive controller's entries (controller/progressive/): its stand-alone store's records."""
+
+SOFTWARE_VERIFIED = "software_verified"
+SOFTWARE_CHECKED = "software_checked"

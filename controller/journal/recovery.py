@@ -1,6 +1,6 @@
 """Crash recovery: the table's state rebuilt from its journal, and interrupted rounds voided.
 
-The journal is the only state that survives a restart (STYLE.md: persist the journal, not pickles).
+The journal is the only state that survives a restart (the journal is persisted, never a pickle of objects).
 ``rebuild_state`` reads it and answers: which round came last, which rounds started and never closed
 (and what was wagered on them: the locked wagers and every raise, play or all-in already decided),
 which faults still latch the table, where the button is and who holds the bank, whether a manager
@@ -62,7 +62,7 @@ def void_round_json(open_round: OpenRound) -> tuple[dict[str, Any], dict[str, An
     wager the round holds "returned": the locked wagers, every raise, play or all-in already decided,
     and a folded seat's ante and bonuses too (a void means no game was played: nothing is forfeited).
 
-    The cards are left out of ``round``: a dead hand's cards are never shown (RULES.md), and a round cut
+    The cards are left out of ``round``: a dead hand's cards are never shown (docs/rules.md), and a round cut
     off mid-deal may hold a card twice, which the settle input refuses. They stay in the journal's
     card_dealt entries for an audit."""
     banking = open_round.banking

@@ -234,6 +234,39 @@ _SENTENCES: dict[str, Callable[[Payload, bool, MoneyFormat], str]] = {
         + ("closed" if p.get("closed") else "refused")
         + f": {p.get('reason')}"
     ),
+    "progressive_parameters_changed": lambda p, h, f: (
+        f"Progressive {p.get('meter_id')}: parameters "
+        + ("set (the meter opens at its base)" if p.get("before") is None else "changed")
+        + f" by {p.get('by')}"
+        + (f": {p['reason']}" if p.get("reason") and p.get("before") is not None else "")
+    ),
+    "progressive_contribution": lambda p, h, f: (
+        f"Progressive: {p.get('wagers')} wager(s) from table {p.get('table_id')}, "
+        f"{_amount(p.get('to_meter_cents'), f)} to the meter (now {_amount(p.get('meter_after_cents'), f)}), "
+        f"{_amount(p.get('hidden_cents'), f)} to the reserve"
+    ),
+    "progressive_overflow": lambda p, h, f: (
+        f"Progressive: the meter is at its limit; {_amount(p.get('overflow_cents'), f)} to the overflow"
+    ),
+    "progressive_award_claimed": lambda p, h, f: (
+        f"Progressive hit #{p.get('claim_number')}: seat {p.get('seat')} at table {p.get('table_id')}, "
+        f"{p.get('line')}-card straight flush, {_amount(p.get('amount_cents'), f)} "
+        + ("from the meter" if p.get("paid_from") == "meter" else "from the house")
+        + (" (awaiting a supervisor)" if p.get("needs_confirmation") else "")
+    ),
+    "progressive_award_paid": lambda p, h, f: (
+        f"Progressive award {p.get('award_id')} paid: {_amount(p.get('amount_cents'), f)}"
+        + ("" if p.get("by") == "engine" else f", confirmed by {p.get('by')}")
+    ),
+    "progressive_reset": lambda p, h, f: (
+        f"Progressive meter re-seeded to {_amount(p.get('amount_cents'), f)}: "
+        f"{_amount(p.get('from_reserve_cents'), f)} from the reserve, "
+        f"{_amount(p.get('house_added_cents'), f)} added by the house"
+    ),
+    "progressive_reserve": lambda p, h, f: (
+        f"Progressive reserve {'+' if (p.get('amount_cents') or 0) > 0 else '-'}"
+        f"{_amount(abs(p.get('amount_cents') or 0), f)} by {p.get('by')}: {p.get('reason')}"
+    ),
 }
 
 

@@ -36,6 +36,7 @@ from controller.journal.kinds import STATUS_BY_CLOSING_KIND
 from controller.journal.proposals import Proposal
 from controller.journal.proposals import fold as fold_change
 from controller.names import round_number
+from controller.progressive.model import MeterState
 from controller.rules.games import GAMES
 
 # The states that mean the cards were turned. Not ``complete``: a void (a supervisor's, recovery's)
@@ -392,6 +393,9 @@ class TableState:
         self.alerts: dict[str, AlertState] = {}  # the most recent MAX_ALERTS, any state
         self.devices: dict[str, DeviceState] = {}
         self.meters = Meters()
+        # The stand-alone progressive's meter, folded from its progressive_* entries (its store is this
+        # journal): the restart's meter is this fold (controller/progressive/).
+        self.progressive = MeterState()
         self._closed_order: list[str] = []
         # Regulatory controls (docs/operations.md "Regulatory controls"): the last clock measurement,
         # the last start's configuration check, the two-person changes (controller/changes.py) and the
@@ -401,6 +405,10 @@ class TableState:
         self.config_checked: e.ConfigChecked | None = None
         self.changes: dict[str, Proposal] = {}
         self.approved_config_files: dict[str, str] = {}
+        # The release the last start verified (software_verified), and the last seeded check answered
+        # (software_checked); None: none journaled (a table started without [software]).
+        self.software: dict[str, Any] | None = None
+        self.software_checked: dict[str, Any] | None = None
 
     # --- reading answers ----------------------------------------------------------------------
     @property
@@ -421,7 +429,7 @@ class TableState:
 
     def private_visible(self, stored: Stored) -> bool:
         """May a viewer see this entry's private part now? Once its round's cards are revealed, and
-        never for a dead hand's or a dead or voided round's (RULES.md). An entry outside any round
+        never for a dead hand's or a dead or voided round's (docs/rules.md). An entry outside any round
         (a shoe's fault between rounds, a deck check) keeps its private part to itself."""
         entry = stored.entry
         part = entry.private_part()
@@ -480,6 +488,23 @@ class TableState:
         self.banking_mode = entry.banking_mode
         if stored.source.startswith("operator:"):
             self.closed_by_operator = None
+
+    def _on_software_verified(self, stored: Stored, entry: e.SoftwareVerified) -> None:
+        self.software = {
+            "release": entry.release,
+            "release_digest": entry.release_digest,
+            "development": entry.development,
+            "key_id": entry.key_id,
+            "files": entry.files,
+            "verified_utc": stored.time_utc,
+        }
+
+    def _on_software_checked(self, stored: Stored, entry: e.SoftwareChecked) -> None:
+        self.software_checked = {
+            "aggregate": entry.aggregate,
+            "requested_by": entry.requested_by,
+            "checked_utc": stored.time_utc,
+        }
 
     def _on_table_closed(self, stored: Stored, entry: e.TableClosed) -> None:
         self.table_open = False
@@ -708,6 +733,9 @@ class TableState:
         elif entry.action == "set_paytable" and entry.wager is not None:
             self.paytables[entry.wager] = entry.after
 
+    def _on_progressive(self, stored: Stored, entry: e.Entry) -> None:
+        self.progressive.apply(entry)
+
     def _device(self, stored: Stored, name: str) -> DeviceState:
         device = self.devices.get(name)
         if device is None:
@@ -780,6 +808,8 @@ _HANDLERS: dict[type[e.Entry], Any] = {
     e.ChangeRefused: TableState._on_change,
     e.TableOpened: TableState._on_table_opened,
     e.TableClosed: TableState._on_table_closed,
+    e.SoftwareVerified: TableState._on_software_verified,
+    e.SoftwareChecked: TableState._on_software_checked,
     e.StateChanged: TableState._on_state_changed,
     e.RoundStarted: TableState._on_round_started,
     e.BetChanged: TableState._on_bet_changed,
@@ -803,5 +833,12 @@ _HANDLERS: dict[type[e.Entry], Any] = {
     e.DeviceStatus: TableState._on_device_status,
     e.SecurityEvent: TableState._on_security_event,
     e.NoiseSuppressed: TableState._on_noise_suppressed,
+    e.ProgressiveParametersChanged: TableState._on_progressive,
+    e.ProgressiveContribution: TableState._on_progressive,
+    e.ProgressiveOverflow: TableState._on_progressive,
+    e.ProgressiveAwardClaimed: TableState._on_progressive,
+    e.ProgressiveAwardPaid: TableState._on_progressive,
+    e.ProgressiveReset: TableState._on_progressive,
+    e.ProgressiveReserve: TableState._on_progressive,
 }
 """Kinds with no handler (dealer keys, hand counts, logins, …) change nothing the readers need."""

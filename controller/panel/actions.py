@@ -25,6 +25,7 @@ from controller.engine.actions import (
     ClearFault,
     CloseTable,
     ConfirmKillSeat,
+    ConfirmProgressiveAward,
     DpAccepts,
     DpWaives,
     HoldTable,
@@ -44,7 +45,7 @@ from controller.panel.backend import action_name
 from controller.rules.amounts import MAX_AMOUNT_CENTS
 from controller.rules.settle import MAX_SEAT
 
-Place = Literal["table", "alert"]
+Place = Literal["table", "alert", "progressive"]
 Offered = Callable[[Mapping[str, Any]], bool]
 
 # --- the fields an operator fills in: the constraint is the body's check, the title the dialog's label
@@ -56,6 +57,7 @@ MaxAnte = Annotated[int, Field(ge=1, le=MAX_AMOUNT_CENTS, title="Maximum ante (c
 Wager = Annotated[str, Field(min_length=1, max_length=40, pattern=r"^[a-z_]+$", title="Wager (e.g. flush)")]
 Bank = Annotated[int, Field(ge=1, le=MAX_AMOUNT_CENTS, title="The bank the player posts (cents)")]
 MaxBonus = Annotated[int, Field(ge=1, le=MAX_AMOUNT_CENTS, title="Maximum of that bonus wager (cents)")]
+AwardId = Annotated[str, Field(min_length=1, max_length=200, title="Progressive award")]
 RoundId = Annotated[str, Field(min_length=1, max_length=64, title="Round of the request")]
 RequestNumber = Annotated[int, Field(ge=1, le=1_000_000, title="The request's number in its round")]
 Preset = Annotated[
@@ -334,6 +336,18 @@ PANEL_ACTIONS: tuple[PanelAction, ...] = (
     ),
     PanelAction(
         SetPaytable, "manager", "Propose paytable", {"wager": Wager, "spec": Preset}, controlled="paytable"
+    ),
+    # On each pending Progressive award (the table page's Progressive card): the supervisor confirms the
+    # award was paid to the player; recorded once with their name, a second confirmation refused.
+    PanelAction(
+        ConfirmProgressiveAward,
+        "supervisor",
+        "Confirm paid",
+        {"award_id": AwardId},
+        place="progressive",
+        offered=lambda award: award.get("status") == "pending",
+        filled=("award_id",),
+        confirm="Confirm this Progressive award was paid to the player? It is recorded with your name.",
     ),
 )
 

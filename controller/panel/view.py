@@ -154,6 +154,9 @@ class TableView:
                 else state.banking_mode
             ),
             "table_open": state.table_open,
+            # The release the start verified (docs/panel.md): None when the table runs unverified.
+            "software": state.software,
+            "software_checked": state.software_checked,
             "phase": state.phase,
             "held": state.phase in {"held", "dead"}
             or any(a.severity == "latching" and a.state != "cleared" for a in state.alerts.values()),
@@ -182,7 +185,16 @@ class TableView:
                 else round_.settlement.get("banker_net"),
             },
             "active_alerts": sum(1 for a in state.alerts.values() if a.state in ("active", "acknowledged")),
+            "progressive": self.progressive(),
         }
+
+    def progressive(self) -> dict[str, Any] | None:
+        """The stand-alone progressive as its journal leaves it: the meter, the reserve, every 1.39A
+        meter, and the awards waiting for a supervisor (None: the table has no progressive)."""
+        meter = self.state.progressive
+        if not meter.opened:
+            return None
+        return meter.to_json()
 
     def holds(self) -> list[dict[str, Any]]:
         """Each latched fault not yet cleared, with what clears it: why the table is held. Voiding is

@@ -1,4 +1,4 @@
-"""Cards in RULES.md notation (`As`, `Td`, `9c`) and the 52-card deck.
+"""Cards in docs/rules.md notation (`As`, `Td`, `9c`) and the 52-card deck.
 
 A card is an int 0..51: ``suit_index * 13 + rank_index``, ranks ``23456789TJQKA`` (2 = 0, A = 12),
 suits ``cdhs`` (c = 0, s = 3). The firmware protocol carries the same number in one byte, so a card
@@ -58,7 +58,7 @@ def parse_cards(texts: Iterable[object], *, field: str = "cards") -> list[Card]:
 
 
 def card_text(card: Card) -> str:
-    """The RULES.md notation of ``card``."""
+    """The docs/rules.md notation of ``card``."""
     if not 0 <= card < DECK_SIZE:
         raise CardError(f"{shown(card)} is not a card number (0..51)")
     return _TEXT_BY_CARD[card]

@@ -1,4 +1,4 @@
-"""The three games' wagers, seat limits and decision limits (RULES.md), as pure data and functions.
+"""The three games' wagers, seat limits and decision limits (docs/rules.md), as pure data and functions.
 
 Public names other modules rely on (keep them stable):
 
@@ -31,7 +31,7 @@ from controller.names import TOP_FLUSH as TOP_FLUSH  # noqa: PLC0414  (re-export
 from controller.rules.amounts import check_cents
 from controller.rules.hands import Hand
 
-# Chase the Flush: the street on which the single all-in was made, and its size in antes (RULES.md:
+# Chase the Flush: the street on which the single all-in was made, and its size in antes (docs/rules.md:
 # "Before the flop: ... all in for 3x the ante. After the flop: ... 2x. After the turn and river: ... 1x").
 PREFLOP = "preflop"
 FLOP = "flop"
@@ -77,7 +77,7 @@ class GameSpec:
 GAMES: dict[str, GameSpec] = {
     spec.name: spec
     for spec in (
-        # RULES.md "High Card Flush Poker": at most 6 players (7 cards each, plus the banker's 7).
+        # docs/rules.md "High Card Flush Poker": at most 6 players (7 cards each, plus the banker's 7).
         GameSpec(
             name=HIGH_CARD_FLUSH,
             wagers=WAGERS[HIGH_CARD_FLUSH],
@@ -90,7 +90,7 @@ GAMES: dict[str, GameSpec] = {
             community_cards=0,
             banking_modes=(HOUSE, DESIGNATED_PLAYER),
         ),
-        # RULES.md "Top Flush (house-banked)": at most 6 players.
+        # docs/rules.md "Top Flush (house-banked)": at most 6 players.
         GameSpec(
             name=TOP_FLUSH,
             wagers=WAGERS[TOP_FLUSH],
@@ -103,7 +103,7 @@ GAMES: dict[str, GameSpec] = {
             community_cards=0,
             banking_modes=(HOUSE,),
         ),
-        # RULES.md "Chase the Flush (house-banked)": up to 7 players, 3 hole cards, 4 community cards.
+        # docs/rules.md "Chase the Flush (house-banked)": up to 7 players, 3 hole cards, 4 community cards.
         GameSpec(
             name=CHASE_THE_FLUSH,
             wagers=WAGERS[CHASE_THE_FLUSH],
@@ -210,7 +210,7 @@ def check_bet_wagers(game: str, wagers_cents: Mapping[str, object], *, field: st
 
 def clockwise_from(seat: int, seats: Sequence[int], max_seat: int = MAX_SEAT) -> tuple[int, ...]:
     """``seats`` in clockwise order starting after ``seat``: the order the button looks for the next
-    designated player (RULES.md: "The button moves hand by hand clockwise to the next eligible player
+    designated player (docs/rules.md: "The button moves hand by hand clockwise to the next eligible player
     who accepts"). Seats are numbered clockwise (docs/rules.md), so this is ascending from ``seat + 1``
     and round again from seat 1; ``seat`` itself comes last if it is among ``seats``."""
     return tuple(sorted(seats, key=lambda other: (other - seat - 1) % (max_seat + 1)))

@@ -1,6 +1,6 @@
 """Hand evaluation for the flush games, by lookup tables over the 8,192 rank sets of one suit.
 
-A hand's value is its longest flush (RULES.md "Cards and hands"): more cards beat fewer, equal lengths
+A hand's value is its longest flush (docs/rules.md "Cards and hands"): more cards beat fewer, equal lengths
 compare ranks from the top down, cards outside the flush never count, suits have no rank. For two rank
 sets of the same size, "compare from the highest rank down" is exactly integer comparison of their
 13-bit masks, so one int orders every hand::
@@ -133,7 +133,7 @@ class Hand:
 
     @property
     def qualifies(self) -> bool:
-        """At least a 9-high 3-card flush (RULES.md: the banker's qualification)."""
+        """At least a 9-high 3-card flush (docs/rules.md: the banker's qualification)."""
         return self._key >> 2 >= QUALIFYING_STRENGTH
 
     def to_json(self) -> dict[str, object]:

@@ -1,7 +1,7 @@
-"""Paytables: named presets from RULES.md and custom tables from a table's configuration.
+"""Paytables: named presets from docs/rules.md and custom tables from a table's configuration.
 
 A paytable maps a line (a flush length, or a straight-flush run length) to its odds "N to 1". Only the
-highest line a hand reaches pays (RULES.md "Paytables"): a hand of length L is paid by the line with
+highest line a hand reaches pays (docs/rules.md "Paytables"): a hand of length L is paid by the line with
 the largest length <= L, and loses when it reaches none.
 """
 
@@ -63,7 +63,7 @@ class Paytable:
 PRESETS: dict[str, Paytable] = {
     table.name: table
     for table in (
-        # High Card Flush, house-banked: on the player's own hand (RULES.md).
+        # High Card Flush, house-banked: on the player's own hand (docs/rules.md).
         Paytable.from_lines("hcf-flush-house", {7: 300, 6: 100, 5: 10, 4: 1}),
         Paytable.from_lines("hcf-straight-flush-house", {7: 8000, 6: 1000, 5: 100, 4: 60, 3: 7}),
         # High Card Flush, designated player: contests against the DP (seed appendices A and B).

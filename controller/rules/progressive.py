@@ -33,7 +33,7 @@ from controller.rules.games import HIGH_CARD_FLUSH, TOP_FLUSH
 
 PROGRESSIVE = "progressive"
 PROGRESSIVE_GAMES: tuple[str, ...] = (HIGH_CARD_FLUSH, TOP_FLUSH)
-"""RULES.md: "Top Flush; High Card Flush where offered ... Chase the Flush has none"."""
+"""docs/rules.md: "Top Flush; High Card Flush where offered ... Chase the Flush has none"."""
 NOT_OFFERED = "Chase the Flush has no Progressive wager"
 
 BASIS_POINTS_PER_WHOLE = 10_000  # 100% in basis points
@@ -136,7 +136,7 @@ def fixed(units: int) -> Award:
 
 
 DEFAULT_PROGRESSIVE_PAYTABLE = ProgressivePaytable.from_lines(
-    # RULES.md: 7-card SF 100% of the meter, 6-card 10% of the meter, 5-card 500, 4-card 50, 3-card 5.
+    # docs/rules.md: 7-card SF 100% of the meter, 6-card 10% of the meter, 5-card 500, 4-card 50, 3-card 5.
     "progressive",
     {7: meter_share(100), 6: meter_share(10), 5: fixed(500), 4: fixed(50), 3: fixed(5)},
 )
@@ -316,7 +316,7 @@ def parse_progressive_settings(
 
 
 def check_progressive_stake(settings: ProgressiveSettings, stake_cents: int, field: str) -> None:
-    """RULES.md: the wager is the table's fixed unit; any other amount on the spot is refused."""
+    """docs/rules.md: the wager is the table's fixed unit; any other amount on the spot is refused."""
     if stake_cents not in (0, settings.unit_cents):
         raise UserError(
             f"{field}: must be exactly the unit ({settings.unit_cents}), not {stake_cents} "
@@ -396,7 +396,7 @@ class AwardPaid:
 @dataclass(frozen=True, slots=True)
 class Reset:
     """The meter re-seeded after the 100% level was won: ``from_reserve_cents`` what the reserve gave,
-    ``house_added_cents`` what the house added because the reserve lacked it (recorded, RULES.md)."""
+    ``house_added_cents`` what the house added because the reserve lacked it (recorded, docs/rules.md)."""
 
     amount_cents: int
     from_reserve_cents: int
@@ -508,7 +508,7 @@ def settle_progressive(
 ) -> ProgressiveResult:
     """One round's progressive at one table, ``entries`` in the table's settlement order.
 
-    1. Contributions, before any award (RULES.md): each settled wager adds the increment rate of the
+    1. Contributions, before any award (docs/rules.md): each settled wager adds the increment rate of the
        unit to the meter, up to the limit (the rest is overflow, which feeds the reserve), and the
        hidden rate to the reserve. A returned wager (a dead hand) contributes nothing.
     2. Awards in settlement order. A fixed award is the units times the unit, paid by the house. A

@@ -1,4 +1,4 @@
-"""Settlement of one round of any of the three games, exactly per RULES.md. Pure: no I/O, no clock.
+"""Settlement of one round of any of the three games, exactly per docs/rules.md. Pure: no I/O, no clock.
 
 Public API (other modules code against these names; keep them stable):
 
@@ -16,7 +16,7 @@ what the house took as its fee. Every settlement conserves money::
 
     sum(seat.net for seat in seats) + banker_net + rake == 0
 
-The decisions RULES.md leaves open are written in docs/rules.md ("Decisions").
+The decisions docs/rules.md leaves open are written in docs/rules.md ("Decisions").
 """
 
 from __future__ import annotations
@@ -59,7 +59,9 @@ from controller.rules.progressive import (
     settle_progressive,
 )
 
-RAKE_METHODS: tuple[str, ...] = tuple(RakeMethod)  # RULES.md (i), (ii), (iii): controller.names.RakeMethod
+RAKE_METHODS: tuple[str, ...] = tuple(
+    RakeMethod
+)  # docs/rules.md (i), (ii), (iii): controller.names.RakeMethod
 
 # Wager results.
 WIN = "win"
@@ -720,14 +722,15 @@ def parse_round(obj: Mapping[str, object]) -> Round:
 
 # --- checks -------------------------------------------------------------------------------------------
 def _round_is_dead(round_: Round, spec: GameSpec) -> bool:
-    """RULES.md: the banker dealt the wrong number, a wrong community count, or a fault: the round is dead."""
+    """docs/rules.md: the banker dealt the wrong number, a wrong community count, or a fault: the round
+    is dead."""
     return (
         round_.dead or len(round_.dealer) != spec.hole_cards or len(round_.community) != spec.community_cards
     )
 
 
 def _seat_is_misdealt(seat: Seat, spec: GameSpec) -> bool:
-    """RULES.md: a seat dealt the wrong number of cards is dead."""
+    """docs/rules.md: a seat dealt the wrong number of cards is dead."""
     return len(seat.cards) != spec.hole_cards
 
 
@@ -848,7 +851,7 @@ def _check_seat_wagers(round_: Round, spec: GameSpec, seat: Seat, where: str) ->
 
 
 def _check_progressive_wager(round_: Round, spec: GameSpec, seat: Seat, where: str) -> None:
-    """RULES.md: a fixed unit on its own spot, only where the game offers it and the round has one."""
+    """docs/rules.md: a fixed unit on its own spot, only where the game offers it and the round has one."""
     if PROGRESSIVE not in seat.wagers:
         return
     field_name = f"{where}.wagers.{PROGRESSIVE}"
@@ -996,7 +999,7 @@ def _in_spot_order(owed: list[_Owed], wagers: Sequence[str]) -> list[_Owed]:
 def action_order(designated_seat: int, seats: Sequence[int]) -> tuple[int, ...]:
     """Seats in the order they are taken into action and paid in designated-player mode.
 
-    RULES.md: "starting to the right of the button and going counter-clockwise". Seats are numbered
+    docs/rules.md: "starting to the right of the button and going counter-clockwise". Seats are numbered
     1..7 clockwise, in the order the deal goes round ("starting at the left of the dealer button and
     proceeding clockwise"), so the seat to the button's right is the next lower number: the order is
     the DP's seat minus 1, minus 2, ..., down to seat 1, then from the highest seat down to the DP's seat
@@ -1017,7 +1020,7 @@ class Coverage:
 
 def bonus_top_cents(wagers: Mapping[str, int], paytable: Callable[[str], Paytable], spec: GameSpec) -> int:
     """The most a seat's bonus wagers can win together: each placed bonus wager's stake times the best
-    odds its paytable pays (RULES.md "Coverage at bet lock": "the top payout of each bonus wager it
+    odds its paytable pays (docs/rules.md "Designated player": "the top payout of each bonus wager it
     placed")."""
     return sum(
         wagers[wager] * max(odds for _length, odds in paytable(wager).odds_by_length)
@@ -1037,7 +1040,7 @@ def cover_seats(
 ) -> Coverage:
     """Bet lock in designated-player mode: which seats the DP's bank covers.
 
-    RULES.md: "a seat is in action while the DP's uncommitted bank covers its largest possible win: ante,
+    docs/rules.md: "a seat is in action while the DP's uncommitted bank covers its largest possible win: ante,
     the largest raise its cards allow (unknown at lock, so 3x the ante), and the top payout of each bonus
     wager it placed, where the bonus parts of all seats covered so far count together at most the
     aggregate bonus cap, when one is set. A seat that cannot be covered is dead". Seats are taken in
@@ -1083,7 +1086,7 @@ def _dead_seat(seat: Seat, spec: GameSpec, reason: str) -> SeatResult:
 
 
 def settle(round: Round) -> Settlement:
-    """Settle every wager of ``round`` exactly per RULES.md (checked first; see the module docstring)."""
+    """Settle every wager of ``round`` exactly per docs/rules.md (checked first; see the module docstring)."""
     check_round(round)
     return _settle_checked(round)
 
@@ -1284,7 +1287,7 @@ def _pay_from_funds(
     committed: int,
     spec: GameSpec,
 ) -> DesignatedPlayerReport:
-    """RULES.md "Settlement, seat by seat": every losing wager of every seat is collected into the bank
+    """docs/rules.md "Designated player": every losing wager of every seat is collected into the bank
     first; then each seat in action order is paid all its winning wagers (in spot order: ante, raise,
     flush, straight flush) before the next seat, up to the bank (posted funds plus what it collected).
     The cap's cut is applied before (:func:`_apply_bonus_cap`). What cannot be paid is recorded as the
@@ -1317,7 +1320,7 @@ def _pay_from_funds(
 
 
 def bank_by_seat(settlement: Settlement) -> dict[str, object] | None:
-    """The designated player's bank as it runs down, seat by seat (RULES.md "Settlement, seat by seat"):
+    """The designated player's bank as it runs down, seat by seat (docs/rules.md "Designated player"):
     the posted funds, what the losing wagers brought in (collected first), then each seat in action order
     that was in action (dead seats are returned, not paid) with what it was paid and the bank after it.
     None for a house-banked round. A derivation of the settlement, not part of the settle JSON contract

@@ -26,6 +26,7 @@ from controller.engine.round import LIVE
 from controller.engine.state import DESIGNATED_PLAYER
 from controller.rules.games import CHASE_THE_FLUSH, STREETS, decision_limits
 from controller.rules.hands import evaluate
+from controller.rules.progressive import PROGRESSIVE
 from controller.simulated_players import chase_all_in_street, raise_or_fold
 from drivers.events import BetChanged, DealerKey, DealerKeyName
 
@@ -61,6 +62,7 @@ class AutoPlayer:
     over_limit_rate: float = 0.03
     dp_waive_rate: float = 0.2
     dp_funds_cents: int = 500_000
+    progressive_rate: float = 0.6  # where the table offers it: the share of seats that play it
     _acted: set[tuple[str, str, int]] = field(default_factory=set)  # (round, street, seat) already acted
     _round_key: str = ""
 
@@ -81,7 +83,7 @@ class AutoPlayer:
             return [
                 PlaceChips(seat, spot, wager, held_cents)
                 for seat, spot, wager, held_cents in engine.past_posted_spots
-                if wager in engine.spec.wagers and engine.spots.get((seat, spot), 0) != held_cents
+                if wager in engine.spot_wagers and engine.spots.get((seat, spot), 0) != held_cents
             ]
         return []
 
@@ -104,7 +106,7 @@ class AutoPlayer:
 
     # --- betting ------------------------------------------------------------------------------------
     def _betting(self, engine: TableEngine) -> list[AutoAction]:
-        wagers = engine.spec.wagers
+        wagers = engine.spot_wagers
         if any(amount for amount in engine.spots.values()):
             return [PressKey("confirm")]  # chips are down: no more bets
         players = [seat for seat in engine.config.seats if seat != engine.dp_seat]
@@ -121,6 +123,9 @@ class AutoPlayer:
                     out.append(PlaceChips(seat, spot, wager, ante))  # required, equal to the ante
                 elif wager in engine.spec.bonus_wagers and self.rng.random() < self.bonus_rate:
                     out.append(PlaceChips(seat, spot, wager, max(ante // 5, 100)))
+                elif wager == PROGRESSIVE and self.rng.random() < self.progressive_rate:
+                    unit = engine.progressive.current_parameters().settings.unit_cents
+                    out.append(PlaceChips(seat, spot, wager, unit))  # always the unit: a fixed amount
         return out
 
     # --- decisions ------------------------------------------------------------------------------
@@ -187,7 +192,7 @@ class AutoPlayer:
     # --- chips off the table -------------------------------------------------------------------------
     @staticmethod
     def _clear_chips(engine: TableEngine) -> list[AutoAction]:
-        wagers = engine.spec.wagers
+        wagers = engine.spot_wagers
         return [
             PlaceChips(seat, spot, wagers[spot], 0)
             for (seat, spot), amount in sorted(engine.spots.items())

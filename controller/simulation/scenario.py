@@ -13,10 +13,12 @@ from sim_devices.firmware import SimulatedDevice
 from sim_devices.scenario import Scenario, ScenarioError, scenario_from_document
 
 
-def sensor_spots(banking_mode: str) -> int:
+def sensor_spots(banking_mode: str, *, progressive: bool = False) -> int:
     """The betting spots of a seat on a simulated sensor array: a designated-player table's has a bank
-    spot per seat (spot 7, after the wagers')."""
-    return 8 if banking_mode == "designated-player" else 4
+    spot per seat (spot 7, after the wagers'); a table with the Progressive wager its spot (spot 4)."""
+    if banking_mode == "designated-player":
+        return 8
+    return 5 if progressive else 4
 
 
 def load_scenario(

@@ -187,7 +187,7 @@ class SimulatedTable:
             self.simulation.scenario_path,
             kinds,
             seats=self.config.seats,
-            spots=sensor_spots(self.config.banking.mode),
+            spots=sensor_spots(self.config.banking.mode, progressive=self.config.progressive is not None),
         )
 
     async def _start_devices(self) -> DeviceLinks:
@@ -206,7 +206,7 @@ class SimulatedTable:
                 key=keys[device.name],
                 transport=SIM_SCHEMES[device.url.split("://", 1)[0]],
                 seats=self.config.seats,
-                spots=sensor_spots(self.config.banking.mode),
+                spots=sensor_spots(self.config.banking.mode, progressive=self.config.progressive is not None),
                 card_interval_s=card_interval_s if device.kind == "shuffler" else 0.0,
             )
             for device in simulated
@@ -331,7 +331,8 @@ class SimulatedTable:
             await self._wait_for_news(0.05)
 
     async def _supervisor(self, daemon: TableDaemon) -> None:
-        """A supervisor who clears each latched fault ``supervisor_clear_after_s`` after seeing it, and
+        """A supervisor who clears each latched fault (and confirms each pending Progressive award)
+        ``supervisor_clear_after_s`` after seeing it, and
         a technician who resets a simulated device left in fault (a shoe after its red light stays in
         fault until someone resets it by hand; the table starts no round until then)."""
         clear_after_s = self.simulation.supervisor_clear_after_s
@@ -356,6 +357,14 @@ class SimulatedTable:
                     with contextlib.suppress(JournalError):  # the table is stopping
                         # Refused if it was cleared meanwhile (a refusal is journaled, and harmless).
                         await daemon.perform(a.ClearFault(fault_id, SIM_SUPERVISOR, reason))
+            controller = daemon.engine.progressive.controller
+            for award in [] if controller is None else controller.state.pending():
+                award_id = award.claimed.award_id
+                if now_mono_s - first_seen_mono_s.setdefault(award_id, now_mono_s) >= clear_after_s:
+                    # The same supervisor confirms a pending Progressive award paid (a person on a
+                    # real table, on the panel); refused harmlessly if it was confirmed meanwhile.
+                    with contextlib.suppress(JournalError):
+                        await daemon.perform(a.ConfirmProgressiveAward(award_id, SIM_SUPERVISOR))
 
 
 def simulated(config: TableConfig) -> bool:

@@ -57,6 +57,9 @@ FILLERS = {
     "user": "bob",  # flushtable change --user
     "kind": "limits",  # flushtable change propose KIND
     "change_id": "CT1-0001",  # flushtable change approve|reject CHANGE_ID
+    "public_key": "00" * 32,
+    "seed": "00" * 16,
+    "day": "2026-12-01",
 }
 # Arguments that keep a command short if a bad path were taken (one round, no panel on a fixed port, no
 # serving for ever): a command that took a bad path would then exit 0 and fail its case, not hang.

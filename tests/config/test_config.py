@@ -492,7 +492,7 @@ def test_a_relative_device_path_is_the_files_own(tmp_path: Path) -> None:
 
 
 def test_bonus_maxima_and_the_minimum_bank() -> None:
-    """Every wager has a posted limit (RULES.md "Paytables and limits"); a designated player's bank has a
+    """Every wager has a posted limit (docs/rules.md "Paytables and limits"); a designated player's bank has a
     minimum; a bonus cap or a limit of 0 is refused in the words settle refuses it in."""
     limits = "max_ante_cents = 50000\nmax_bonus_cents = { flush = 10000, straight_flush = 2500 }"
     config = parse_config(edit("max_ante_cents = 50000", limits), source="table.toml", base_dir=Path("/"))

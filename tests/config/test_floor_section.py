@@ -161,8 +161,9 @@ REFUSED = [
         FLOOR + "inbox_prefix = '_INBOX'\n",
         "floor.inbox_prefix: unknown key (known: servers, user, password_file, ca_file, dsn_file, "
         "batch_size, fetch_timeout_s, sweep_interval_s, release_poll_interval_s, backoff_initial_s, "
-        "backoff_max_s)",
+        "backoff_max_s, gaming_day_start_hour, surveillance_big_win_cents, surveillance_poll_interval_s)",
     ),
+    (FLOOR + "gaming_day_start_hour = 24\n", "floor.gaming_day_start_hour: 24 is out of range 0..23"),
     (FLOOR.replace("[floor]", "[flor]"), "flor: unknown key (did you mean 'floor'?)"),
     (FLOOR + "[uplink]\nsite = 'main'\n", "uplink: unknown key (known: floor)"),
     ("", "floor: missing (a table like [floor])"),

@@ -19,7 +19,7 @@ SEVEN = (1, 2, 3, 4, 5, 6, 7)
 
 
 def test_the_engine_takes_the_configurations_seat_rule() -> None:
-    """RULES.md: one deck serves six 7-card hands and the banker's. A designated-player table may have 7
+    """docs/rules.md: one deck serves six 7-card hands and the banker's. A designated-player table may have 7
     seats (the banker sits at one), but not when the house may bank a round: then 7 players and the
     house would need 56 cards. The engine used to allow that; now both refuse it the same way."""
     assert EngineConfig(banking_mode=DESIGNATED_PLAYER, seats=SEVEN).seats == SEVEN

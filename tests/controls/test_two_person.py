@@ -242,3 +242,18 @@ def test_the_configuration_check_alerts_on_an_unapproved_change_and_not_on_an_ap
     )
     assert comment.fields["changed"] == ["the file's text changed; the effective settings did not"]
     assert comment.alert is not None  # a controlled file: any edit counts
+
+
+def test_the_progressive_parameters_go_through_the_progressives_own_function(
+    desk: tuple[JournaledTable, ChangeDesk],
+) -> None:
+    """The `progressive` kind reaches the engine's SetProgressiveParameters (the progressive's one
+    function); on a table without a Progressive it is refused there, in its words, and never applies."""
+    table, changes = desk
+    change_id = run_async(
+        lambda: changes.propose("progressive", {"parameters": {"base_cents": 100}}, "max", "")
+    )
+    with pytest.raises(ChangeRefusedError, match="not applied: this table offers no Progressive wager"):
+        run_async(lambda: changes.approve(change_id, "mia"))
+    assert changes.control.proposals[change_id].status == "rejected"
+    assert list(table.journal_file.entries(kinds=["change_approved"])) == []

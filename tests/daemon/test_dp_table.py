@@ -345,7 +345,7 @@ DP_CARDS = ("9c", "5c", "3c", "Td", "8d", "9h", "2s")  # a 9-high 3-card flush: 
 
 
 def test_a_short_bank_covers_two_seats_in_order_and_pays_them_seat_by_seat(tmp_path: Path) -> None:
-    """RULES.md's coverage and settlement live: the bank (140.00) covers seat 4 then seat 3 in settlement
+    """docs/rules.md's coverage and settlement live: the bank (140.00) covers seat 4 then seat 3 in settlement
     order and not seat 2 (dead, returned, unraked); both covered seats win their main wagers and their
     bonuses (cut by the 100.00 cap), paid seat by seat, the bank after each seat journaled, ending at the
     cap's rounding (0.01): the bank is spent, never overdrawn; `settle` re-settles the recalled round."""

@@ -1,6 +1,6 @@
 """A shoe that stops reporting mid-deal: after ``deal_timeout_s`` of silence the deal is incomplete, a
-misdeal — the banker (dealt last) is short of cards, so the whole round is dead (RULES.md "Dead hands"),
-every wager returned, and the table held for a supervisor."""
+misdeal — the banker (dealt last) is short of cards, so the whole round is dead
+(docs/rules.md "Dead hands and walk-aways"), every wager returned, and the table held for a supervisor."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Posted limits on every wager (RULES.md "Paytables and limits") and a supervisor killing one seat's
-hand (RULES.md "Dead hands"), through ``TableEngine.handle`` with a scripted shoe (tests/engine/table.py).
+"""Posted limits on every wager (docs/rules.md "Paytables and limits") and a supervisor killing one seat's
+hand (docs/rules.md "Dead hands and walk-aways"), through ``TableEngine.handle`` with a scripted shoe
+(tests/engine/table.py).
 """
 
 from __future__ import annotations

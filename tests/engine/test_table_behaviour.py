@@ -446,7 +446,7 @@ def test_nobody_accepts_and_the_house_may_bank() -> None:
 
 def test_a_house_banked_round_at_a_designated_player_table_pays_the_house_presets() -> None:
     # The table's own paytables are the DP contest tables; the house-banked fallback round must not use
-    # them (RULES.md: house-banked bonuses pay the player's own hand, 300/100/10/1).
+    # them (docs/rules.md: house-banked bonuses pay the player's own hand, 300/100/10/1).
     config = TableConfig(
         banking_mode=DESIGNATED_PLAYER,
         seats=(1, 2),

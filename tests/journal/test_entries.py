@@ -21,6 +21,10 @@ from controller.journal import entries as e
 from controller.journal.recovery import recover
 from controller.journal.store import recompute_hash
 from controller.journal.verify import verify_chain
+from controller.progressive.controller import ProgressiveController
+from controller.progressive.journal_store import JournalStore
+from controller.progressive.model import Hit, parse_parameters
+from controller.progressive.parameters import change_progressive_parameters
 from tests.journal.scripted import Outcome, play_round
 
 SCHEMA_FILE = Path(__file__).resolve().parents[2] / "docs" / "journal-entries.schema.json"
@@ -33,6 +37,23 @@ OUTSIDE_THE_ENGINE: list[tuple[str, dict[str, object], str]] = [
         "engine",
     ),
     ("table_closed", {"by": "daemon", "reason": "shutdown"}, "engine"),
+    (
+        "software_verified",
+        {
+            "release": "0.1.0",
+            "release_digest": "ab" * 32,
+            "development": False,
+            "key_id": "0123456789abcdef",
+            "files": 210,
+            "dependencies": 33,
+        },
+        "engine",
+    ),
+    (
+        "software_checked",
+        {"seed": "00" * 16, "aggregate": "cd" * 32, "files": 210, "requested_by": "floor:alice"},
+        "engine",
+    ),
     (
         "device_ready",
         {
@@ -160,7 +181,36 @@ def journal_entries(tmp_path_factory: pytest.TempPathFactory) -> list[JournalEnt
         recover(journal)  # the interrupted round: round_voided
         for kind, fields, source in OUTSIDE_THE_ENGINE:
             journal.append(kind, fields, round_id=None, source=source)
+        write_progressive_examples(journal)
         return list(journal.entries())
+
+
+def write_progressive_examples(journal: Journal) -> None:
+    """Every progressive_* kind, as the stand-alone controller writes them (controller/progressive/)."""
+    store = JournalStore(journal)
+    controller = ProgressiveController(store)
+    parameters = parse_parameters(
+        {
+            "unit_cents": 100,
+            "base_cents": 10_000,
+            "reset_cents": 10_000,
+            "increment_percent": 20,
+            "hidden_percent": 5,
+            "limit_cents": 10_050,
+        }
+    )
+    controller.open_now("T1", parameters, by="daemon")
+    controller.contribute_now("T1", "P-1", 3)  # 60 cents: 50 to the limit, 10 overflow
+    controller.claim_now("T1", "P-1", [Hit(1, 7), Hit(2, 4)])  # the jackpot (reset) and a fixed award
+    controller.confirm_paid_now("T1/P-1/1", by="sue")
+    controller.move_reserve_now(500, reason="seed the next reset", by="mia")
+    change_progressive_parameters(
+        controller,
+        {**parameters.to_json(), "limit_cents": 20_000},
+        by="mia",
+        role="manager",
+        round_in_play=False,
+    )
 
 
 def by_kind(stored: list[JournalEntry]) -> Iterator[tuple[str, JournalEntry]]:

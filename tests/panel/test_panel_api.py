@@ -334,7 +334,7 @@ def test_no_card_in_any_response_before_its_reveal(rig: PanelRig, client: TestCl
 
 
 def test_dead_round_cards_are_never_shown(rig: PanelRig, client: TestClient) -> None:
-    """RULES.md: cards of a dead hand are never shown, even after the round closes."""
+    """docs/rules.md: cards of a dead hand are never shown, even after the round closes."""
     login(client, "max")
     # The shoe's red light with the fourth card (seat 1's): the engine kills the round mid-deal.
     script = ScriptedRound(rig.journal, red_light_at=4)

@@ -111,7 +111,7 @@ def test_no_card_leaves_before_the_reveal_whatever_the_engine_wrote(
 
 
 def test_a_dead_round_never_shows_its_cards(journal: Journal) -> None:
-    """RULES.md: a dead hand's cards are never shown, even after the round closed."""
+    """docs/rules.md: a dead hand's cards are never shown, even after the round closed."""
     script = ScriptedRound(journal, red_light_at=4)
     assert list(script.steps()) == ["betting", "bets_locked", "dead"]
     entries = list(journal.entries())

@@ -1,4 +1,4 @@
-"""A naive reference evaluator, written from RULES.md's words with no tables, to check the fast one."""
+"""A naive reference evaluator, written from docs/rules.md's words with no tables, to check the fast one."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Card notation (RULES.md "Cards and hands": ranks 23456789TJQKA, suits cdhs; nothing else is a card)."""
+"""Card notation (docs/rules.md "Cards and hands": ranks 23456789TJQKA, suits cdhs; nothing else is a
+card)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""RULES.md's exact counts over all C(52,7) = 133,784,560 seven-card hands, by combinatorics over the
+"""docs/rules.md's exact counts over all C(52,7) = 133,784,560 seven-card hands, by combinatorics over the
 suit rank sets that the hand tables index (not by dealing 133 million hands).
 
 A 7-card hand is four rank sets, one per suit, whose sizes sum to 7; the suits are independent, so the

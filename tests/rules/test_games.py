@@ -1,4 +1,4 @@
-"""Each game's wagers, seat limits and decision limits (RULES.md, per game)."""
+"""Each game's wagers, seat limits and decision limits (docs/rules.md, per game)."""
 
 from __future__ import annotations
 

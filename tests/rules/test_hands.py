@@ -1,4 +1,4 @@
-"""Hand evaluation (RULES.md "Cards and hands"): worked examples, then the tables against a naive
+"""Hand evaluation (docs/rules.md "Cards and hands"): worked examples, then the tables against a naive
 reference evaluator and the ordering's properties on random hands."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Every paytable line of every preset, paid through a settlement; custom tables; "only the highest
-line a hand reaches pays" (RULES.md "Paytables")."""
+line a hand reaches pays" (docs/rules.md "Paytables")."""
 
 from __future__ import annotations
 

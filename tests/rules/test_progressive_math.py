@@ -80,7 +80,7 @@ def test_the_references_run_agrees_with_rules_mds_words(cards: list[int]) -> Non
 
 def test_the_reference_counts_every_hand_and_matches_rules_md() -> None:
     assert sum(REFERENCE.values()) == HANDS
-    # RULES.md "Progressive wager": 7: 32 · 6: 1,592 · 5: 39,960 · 4: 676,196 · 3: 8,642,932.
+    # docs/rules.md "Progressive wager": 7: 32 · 6: 1,592 · 5: 39,960 · 4: 676,196 · 3: 8,642,932.
     assert {run: REFERENCE[run] for run in (7, 6, 5, 4, 3)} == {
         7: 32,
         6: 1_592,
@@ -233,15 +233,17 @@ def test_flushtable_math_reads_the_tables_progressive(tmp_path: Path) -> None:
     assert "hidden 2.5%, limit 50,000.00" in done.stdout
 
 
-def test_the_live_table_refuses_a_configured_progressive_in_one_line(tmp_path: Path) -> None:
-    path = configured(tmp_path)
-    done = run_cli(["run", "--config", str(path), "--rounds", "1"])
-    assert done.returncode == 2
-    assert done.stderr == (
-        "flushtable run: table.toml: progressive: the Progressive wager is not offered at the table yet "
-        "(flushtable settle and flushtable math take it); remove [progressive] to run this table\n"
-    )
-    assert not (tmp_path / "var").exists()  # refused before anything was opened
+def test_the_live_table_takes_a_configured_progressive_with_the_controllers_parameters(
+    tmp_path: Path,
+) -> None:
+    """The live table offers it now (tests/progressive/test_simulated_table.py plays one): its file gives
+    the controller's own parameters too, at their defaults when left out."""
+    config = load_config(configured(tmp_path, PROGRESSIVE_SECTION + "signoff_cents = 250000\n"))
+    assert config.progressive_parameters is not None
+    assert config.progressive_parameters.settings == config.progressive
+    assert config.progressive_parameters.signoff_cents == 250_000
+    assert config.progressive_parameters.max_round_wagers == 7
+    assert config.to_json()["progressive"]["signoff_cents"] == 250_000
 
 
 @pytest.mark.parametrize(
@@ -256,6 +258,11 @@ def test_the_live_table_refuses_a_configured_progressive_in_one_line(tmp_path: P
             "progressive.unit_cents: a unit of 0 is no wager",
         ),
         (PROGRESSIVE_SECTION + "colour = 1\n", "progressive.colour: unknown field"),
+        (
+            PROGRESSIVE_SECTION + "signoff_cents = 0\n",
+            "progressive.signoff_cents: 0 would make every award wait",
+        ),
+        (PROGRESSIVE_SECTION + "max_round_wagers = 9\n", "progressive.max_round_wagers: a round's wagers"),
     ],
 )
 def test_a_bad_progressive_section_is_refused_naming_the_key(tmp_path: Path, extra: str, line: str) -> None:

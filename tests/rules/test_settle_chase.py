@@ -1,4 +1,4 @@
-"""Chase the Flush (RULES.md "Chase the Flush (house-banked)")."""
+"""Chase the Flush (docs/rules.md "Chase the Flush (house-banked)")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Dead hands (RULES.md "Dead hands and walk-aways"): a seat dealt the wrong number of cards is dead;
+"""Dead hands (docs/rules.md "Dead hands and walk-aways"): a seat dealt the wrong number of cards is dead;
 a banker or community count error, or "dead": true, kills the whole round. Every wager of a dead hand
 is returned whatever the cards, its cards are never shown, and it is never raked."""
 

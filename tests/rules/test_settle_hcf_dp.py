@@ -1,4 +1,4 @@
-"""High Card Flush Poker with a designated player (RULES.md "Designated player"): the DP's seven cards
+"""High Card Flush Poker with a designated player (docs/rules.md "Designated player"): the DP's seven cards
 play the banker's hand; contested bonuses; coverage at bet lock; settlement order up to the DP's funds;
 house rake methods i-iii; the aggregate bonus cap."""
 
@@ -220,7 +220,7 @@ def test_cover_seats_never_commits_beyond_the_funds(
 
 # --- settlement order up to the DP's funds ---------------------------------------------------------------
 def test_coverage_counts_a_seats_bonus_top_payout_and_an_uncovered_seat_is_dead() -> None:
-    # RULES.md "Coverage at bet lock": seat 3 (first in action order) needs ante 500 + raise 1,500 + the
+    # docs/rules.md "Designated player": seat 3 (first in action order) needs ante 500 + raise 1,500 + the
     # straight flush's top payout 100 x 1,000 = 102,000; the bank of 4,000 cannot cover it: dead, every
     # wager returned, unraked. Seat 5 needs 2,000: covered, and loses 1,000 to the bank.
     result = hcf_dp(

@@ -1,4 +1,4 @@
-"""High Card Flush Poker, house-banked (RULES.md "High Card Flush Poker" and "House-banked")."""
+"""High Card Flush Poker, house-banked (docs/rules.md "High Card Flush Poker" and "House-banked")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Top Flush (RULES.md "Top Flush (house-banked)")."""
+"""Top Flush (docs/rules.md "Top Flush (house-banked)")."""
 
 from __future__ import annotations
 

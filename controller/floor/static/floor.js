@@ -43,7 +43,7 @@
         tile = document.createElement("a");
         tile.dataset.table = t.table_id;
         tile.href = "/rounds?table=" + encodeURIComponent(t.table_id);
-        for (const part of ["id", "pit", "game", "phase", "state", "last", "clock"]) {
+        for (const part of ["id", "pit", "game", "phase", "state", "last", "software", "clock"]) {
           const span = document.createElement("span");
           span.className = part;
           tile.appendChild(span);
@@ -58,6 +58,8 @@
       tile.querySelector(".phase").textContent = t.phase || "";
       tile.querySelector(".state").textContent = state;
       tile.querySelector(".last").textContent = t.last_round_id || "—";
+      tile.querySelector(".software").textContent =
+        (t.software || "software not verified") + (t.software_check ? " · check: " + t.software_check : "");
       tile.querySelector(".clock").textContent = clockText(t);
     }
     map.dataset.updated = String(Date.now());

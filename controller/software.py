@@ -5,14 +5,16 @@ signature, the check at every start, and the seeded verification a lab or the fl
 controller, drivers, firmware_protocol, sim_devices and table_names, byte for byte, compiled caches
 aside) with its SHA-256, and every dependency the product installs (the transitive closure of its
 requirements, extras aside) with its exact version and the SHA-256 of its ``RECORD``: pip writes in
-RECORD the digest of each of the distribution's files, so the RECORD's digest pins all of them without
-hashing a hundred megabytes of numpy and scipy at every start. The manifest is signed with the maker's
+RECORD the digest of each of the distribution's files, so the RECORD's digest pins the digest of every
+one of them, and the start checks each file against its RECORD (the RECORD's digest alone would let a
+file be changed in place under an unchanged RECORD). The manifest is signed with the maker's
 Ed25519 key; the table's configuration holds the public key (``[software] public_key``).
 
 **At every start** (before the journal is opened) ``verify_release`` checks, in this order: the
 signature against the configured key; the manifest's kind (a development manifest is refused unless the
-configuration allows it); every dependency's version and RECORD digest; every product file's digest; no
-product file beyond the manifest's; and no module on the import path beside the packages that neither the
+configuration allows it); every dependency's version, RECORD digest and files; every product file's
+digest; no product file beyond the manifest's; no compiled cache Python would run in place of a product
+source that holds other code; and no module on the import path beside the packages that neither the
 release nor an installed distribution owns. The first failure refuses the start in one line naming the
 file (``SoftwareRefused``). The release's digest (the SHA-256 of the signed manifest's canonical bytes)
 is then journaled in ``software_verified``.
@@ -28,10 +30,13 @@ distributions are looked up), so tests verify a copy of the product, never the c
 from __future__ import annotations
 
 import argparse
+import base64
 import hashlib
 import hmac
 import importlib.metadata
+import importlib.util
 import json
+import marshal
 import re
 import sys
 import sysconfig
@@ -46,8 +51,8 @@ PRODUCT_PACKAGES = ("controller", "drivers", "firmware_protocol", "sim_devices",
 PRODUCT_DISTRIBUTION = "flushtable"
 MANIFEST_FORMAT = "flushtable-release/1"
 SIGNED_FORMAT = "flushtable-signed-release/1"
-# Compiled caches Python writes beside the sources as it runs: not part of the release, never executed
-# in place of a changed source (Python checks the source's size and time, and they are rebuilt).
+# Compiled caches Python writes beside the sources as it runs: not part of the release's files (they are
+# rebuilt); a cache Python would load is checked against its verified source (cache_not_of_its_source).
 _SKIPPED_DIRS = frozenset({"__pycache__"})
 _SKIPPED_SUFFIXES = (".pyc", ".pyo")
 _IMPORTABLE_SUFFIXES = (".py", ".pth", ".so", ".pyd", ".pyc")
@@ -343,6 +348,57 @@ class VerifiedRelease:
         }
 
 
+def changed_dependency_file(distribution: importlib.metadata.Distribution) -> Path | None:
+    """The first of the distribution's files whose bytes are not those its RECORD names (the RECORD's own
+    digest is the release's): a file changed in place under an unchanged RECORD. Entries without a digest
+    (the RECORD itself, the caches pip compiled at install) are not checked here."""
+    for entry in distribution.files or []:
+        if entry.hash is None:
+            continue
+        path = Path(str(distribution.locate_file(entry)))
+        try:
+            digest = hashlib.new(entry.hash.mode)
+            with path.open("rb") as handle:
+                for block in iter(lambda: handle.read(1 << 20), b""):
+                    digest.update(block)
+        except (OSError, ValueError):  # missing, unreadable, or a digest this table cannot check
+            return path
+        if base64.urlsafe_b64encode(digest.digest()).rstrip(b"=").decode("ascii") != entry.hash.value:
+            return path
+    return None
+
+
+def cache_not_of_its_source(source: Path) -> Path | None:
+    """The compiled cache Python would run instead of ``source`` when that cache holds other code.
+
+    Python takes a cache as up to date from its header alone (the source's time and size, or the
+    source's hash), never from the code it holds, so code stamped with an unchanged source's header runs
+    in place of that source. A cache Python would not use (another interpreter's, or stale) is left
+    alone: Python compiles the source instead."""
+    if source.suffix != ".py":
+        return None
+    cache = Path(importlib.util.cache_from_source(str(source)))
+    try:
+        data = cache.read_bytes()
+    except OSError:
+        return None  # no cache: Python compiles the verified source
+    if data[:4] != importlib.util.MAGIC_NUMBER:
+        return None  # another interpreter's: never loaded by this one
+    flags = int.from_bytes(data[4:8], "little")
+    if flags == 0:  # the source's time and size: a stale cache is recompiled, never run
+        stat = source.stat()
+        stamped = (int.from_bytes(data[8:12], "little"), int.from_bytes(data[12:16], "little"))
+        if stamped != (int(stat.st_mtime) & 0xFFFFFFFF, stat.st_size & 0xFFFFFFFF):
+            return None
+    try:
+        cached = marshal.loads(data[16:])
+    except (EOFError, ValueError, TypeError):
+        return cache  # a usable header over bytes that are not code: not the release's
+    if cached != compile(source.read_bytes(), str(source), "exec", dont_inherit=True):
+        return cache
+    return None
+
+
 def unowned_modules(directory: Path, owned: set[str]) -> list[str]:
     """Top-level importable names in ``directory`` (modules, packages, .pth files) that neither the
     release nor an installed distribution's RECORD owns."""
@@ -435,6 +491,13 @@ def verify_release(
             raise SoftwareRefused(
                 f"dependency {name} {found['version']}: its RECORD differs from the release's"
             )
+        distribution = index[_normal(name)]
+        changed = changed_dependency_file(distribution)
+        if changed is not None:
+            raise SoftwareRefused(
+                f"{changed}: changed (dependency {name} {found['version']}: "
+                "its SHA-256 differs from its RECORD's)"
+            )
     present = product_files(root)
     wanted_files: Mapping[str, str] = manifest["files"]
     for name, digest in sorted(wanted_files.items()):
@@ -445,6 +508,13 @@ def verify_release(
             raise SoftwareRefused(f"{path}: changed (its SHA-256 differs from the release's)")
     for name in sorted(set(present) - set(wanted_files)):
         raise SoftwareRefused(f"{present[name]}: not in the release (an extra file in the product)")
+    for _name, path in sorted(present.items()):
+        cache = cache_not_of_its_source(path)
+        if cache is not None:
+            raise SoftwareRefused(
+                f"{cache}: a compiled cache that is not its source's code "
+                f"(Python would run it instead of {path})"
+            )
     for directory in import_directories(path_list, root):
         owned = owned_top_level(directory)
         if directory == root:

@@ -1,0 +1,94 @@
+"""Tamperings that the digests of the product's sources and the dependencies' RECORDs alone did not see
+(review of issue 26 item 1): a dependency's file changed in place (its RECORD untouched), and a product
+module's compiled cache replaced by other code stamped with the unchanged source's time and size (Python
+runs such a cache instead of the source). Each is refused in one line naming the file.
+
+Checked to fail on main before the fix (5f1b08c): the dependency test's verify_release returned a
+verified release, and the cache test's child started, printed TAMPERED and exited 0."""
+
+from __future__ import annotations
+
+import importlib.util
+import py_compile
+import shutil
+import sys
+from importlib._bootstrap_external import _code_to_timestamp_pyc  # type: ignore[attr-defined]
+from pathlib import Path
+
+import pytest
+
+from controller import software
+from tests.software.conftest import CHECKOUT, Release
+from tests.software.test_start_verification import assert_refused
+
+
+def site_packages_of(module_file: str) -> Path:
+    return Path(module_file).resolve().parent
+
+
+def installed_path(release: Release) -> list[str]:
+    """The copy first, then the interpreter's own path without the checkout pytest runs from (its bench/
+    and tests/ are not an installation's)."""
+    return [
+        str(release.site),
+        *(entry for entry in sys.path if entry and Path(entry).resolve() != CHECKOUT),
+    ]
+
+
+def test_a_dependency_file_changed_in_place_is_refused(release: Release) -> None:
+    # A copy of the real `six` distribution first on the path (its file and its RECORD), signed into the
+    # release; then one byte of six.py changed and its RECORD left as pip wrote it.
+    # A small pure-Python dependency of the product (through transitions), found without importing it.
+    spec = importlib.util.find_spec("six")
+    assert spec is not None
+    assert spec.origin is not None
+    source = site_packages_of(spec.origin)
+    info = next(source.glob("six-*.dist-info"))
+    shutil.copy2(source / "six.py", release.site / "six.py")
+    shutil.copytree(info, release.site / info.name)
+    release.sign()
+    signed = software.read_signed(release.manifest)
+    assert "six" in signed["manifest"]["dependencies"]
+    target = release.site / "six.py"
+    target.write_bytes(target.read_bytes().replace(b"__version__ = ", b"__version__ =  ", 1))
+    with pytest.raises(software.SoftwareRefused, match="six") as refused:
+        software.verify_release(
+            release.manifest,
+            bytes.fromhex(release.public_key),
+            allow_development=False,
+            root=release.site,
+            search_path=installed_path(release),
+        )
+    assert str(target) in str(refused.value)
+    assert "\n" not in str(refused.value)
+
+
+def test_a_compiled_cache_that_is_not_its_source_is_refused(release: Release) -> None:
+    # The run command's module, its source unchanged; its cache holds other code, stamped with the
+    # source's time and size so that Python takes it as up to date and runs it instead of the source.
+    target = release.site / "controller" / "commands" / "run.py"
+    source = target.read_bytes()
+    tampered = source + b"\nimport sys as _sys\n\n_sys.stderr.write('TAMPERED\\n')\n"
+    code = compile(tampered, str(target), "exec", dont_inherit=True)
+    stat = target.stat()
+    cache = Path(importlib.util.cache_from_source(str(target)))
+    cache.parent.mkdir(exist_ok=True)
+    cache.write_bytes(bytes(_code_to_timestamp_pyc(code, int(stat.st_mtime), stat.st_size)))
+    result = release.start()
+    assert "TAMPERED" not in result.stderr
+    assert_refused(result, release.journal, str(cache), "compiled")
+
+
+def test_a_cache_compiled_from_the_source_itself_starts(release: Release) -> None:
+    # The cache pip writes at install (compiled from the very source) is not a tampering.
+    target = release.site / "controller" / "commands" / "run.py"
+    py_compile.compile(str(target), doraise=True)
+    assert Path(importlib.util.cache_from_source(str(target))).exists()
+    verified = software.verify_release(
+        release.manifest,
+        bytes.fromhex(release.public_key),
+        allow_development=False,
+        root=release.site,
+        search_path=installed_path(release),
+    )
+    assert verified.files > 0

@@ -183,6 +183,20 @@ def build_manifest(
         entry = dependency_entry(index.get(name))
         if entry is not None:
             dependencies[name] = entry
+    # Every distribution installed on the path (the product's own, pip, the tools beside it): only a
+    # distribution the release names may own a module on the import path (verify_release).
+    installed = sorted(
+        {
+            (
+                _normal(distribution.metadata["Name"] or ""),
+                distribution.version,
+                hashlib.sha256((distribution.read_text("RECORD") or "").encode("utf-8")).hexdigest(),
+            )
+            for distribution in importlib.metadata.distributions(
+                path=list(sys.path if search_path is None else search_path)
+            )
+        }
+    )
     return {
         "format": MANIFEST_FORMAT,
         "release": release,
@@ -190,6 +204,7 @@ def build_manifest(
         "packages": list(PRODUCT_PACKAGES),
         "files": files,
         "dependencies": dependencies,
+        "installed": [{"name": n, "version": v, "record_sha256": r} for n, v, r in installed],
     }
 
 
@@ -348,12 +363,14 @@ class VerifiedRelease:
         }
 
 
-def changed_dependency_file(distribution: importlib.metadata.Distribution) -> Path | None:
+def changed_dependency_file(
+    distribution: importlib.metadata.Distribution, *, only_suffix: str = ""
+) -> Path | None:
     """The first of the distribution's files whose bytes are not those its RECORD names (the RECORD's own
     digest is the release's): a file changed in place under an unchanged RECORD. Entries without a digest
     (the RECORD itself, the caches pip compiled at install) are not checked here."""
     for entry in distribution.files or []:
-        if entry.hash is None:
+        if entry.hash is None or not str(entry).endswith(only_suffix):
             continue
         path = Path(str(distribution.locate_file(entry)))
         try:
@@ -365,6 +382,30 @@ def changed_dependency_file(distribution: importlib.metadata.Distribution) -> Pa
             return path
         if base64.urlsafe_b64encode(digest.digest()).rstrip(b"=").decode("ascii") != entry.hash.value:
             return path
+    return None
+
+
+def distribution_not_in_release(manifest: Mapping[str, Any], path_list: Sequence[str]) -> str | None:
+    """The first distribution on the path the release does not name (name, version and RECORD digest):
+    its RECORD would otherwise make any module it lists look owned (a made-up distribution claiming a
+    package that shadows a dependency). Its ``.pth`` files, run at every interpreter's start, are
+    checked against its RECORD too."""
+    named: set[tuple[str, str, str]] = set()
+    for entry in manifest.get("installed") or []:
+        if isinstance(entry, dict):
+            named.add((str(entry.get("name")), str(entry.get("version")), str(entry.get("record_sha256"))))
+    for name, entry in manifest["dependencies"].items():
+        named.add((_normal(name), str(entry.get("version")), str(entry.get("record_sha256"))))
+    for distribution in importlib.metadata.distributions(path=list(path_list)):
+        record = distribution.read_text("RECORD") or ""
+        name = _normal(distribution.metadata["Name"] or "")
+        found = (name, distribution.version, hashlib.sha256(record.encode("utf-8")).hexdigest())
+        where = str(getattr(distribution, "_path", f"{name} {distribution.version}"))
+        if found not in named:
+            return f"{where} ({name} {distribution.version})"
+        changed = changed_dependency_file(distribution, only_suffix=".pth")
+        if changed is not None:
+            return f"{changed} (a .pth file of {name} {distribution.version} differs from its RECORD)"
     return None
 
 
@@ -498,6 +539,12 @@ def verify_release(
                 f"{changed}: changed (dependency {name} {found['version']}: "
                 "its SHA-256 differs from its RECORD's)"
             )
+    unnamed = distribution_not_in_release(manifest, path_list)
+    if unnamed is not None:
+        raise SoftwareRefused(
+            f"{unnamed}: a distribution on the import path not in the release (only one the release "
+            "names may own a module)"
+        )
     present = product_files(root)
     wanted_files: Mapping[str, str] = manifest["files"]
     for name, digest in sorted(wanted_files.items()):

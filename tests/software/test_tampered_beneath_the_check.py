@@ -92,3 +92,45 @@ def test_a_cache_compiled_from_the_source_itself_starts(release: Release) -> Non
         search_path=installed_path(release),
     )
     assert verified.files > 0
+
+
+def test_a_module_shadowing_a_dependency_under_a_made_up_distribution_is_refused(release: Release) -> None:
+    # A `serial` package first on the path shadows pyserial's; a made-up distribution's RECORD claims it,
+    # so it looked owned. Only a distribution the signed release names may own a module.
+    shadow = release.site / "serial"
+    shadow.mkdir()
+    (shadow / "__init__.py").write_text("VERSION = '3.5'\n", encoding="utf-8")
+    info = release.site / "serial_helpers-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: serial-helpers\nVersion: 1.0\n", encoding="utf-8"
+    )
+    (info / "RECORD").write_text(
+        "serial/__init__.py,,\nserial_helpers-1.0.dist-info/METADATA,,\nserial_helpers-1.0.dist-info/RECORD,,\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(software.SoftwareRefused, match="serial-helpers") as refused:
+        software.verify_release(
+            release.manifest,
+            bytes.fromhex(release.public_key),
+            allow_development=False,
+            root=release.site,
+            search_path=installed_path(release),
+        )
+    assert str(info) in str(refused.value)
+    assert "\n" not in str(refused.value)
+
+
+def test_the_release_built_where_it_runs_verifies_with_every_distribution_installed(
+    release: Release,
+) -> None:
+    # The test tools, pip and the checkout's own egg-info are installed beside the product here: the
+    # manifest names each, so the unmodified release verifies.
+    verified = software.verify_release(
+        release.manifest,
+        bytes.fromhex(release.public_key),
+        allow_development=False,
+        root=release.site,
+        search_path=installed_path(release),
+    )
+    assert verified.files > 0

@@ -94,6 +94,12 @@ def product_files(root: Path) -> dict[str, Path]:
             raise SoftwareRefused(f"{base}: the package {package} is missing")
         for path in sorted(base.rglob("*")):
             relative = path.relative_to(root)
+            if path.is_symlink() and path.is_dir():
+                # rglob never enters it, so its files would be neither listed nor hashed, yet import
+                # follows it (and a package directory wins over the module of the same name).
+                raise SoftwareRefused(
+                    f"{path}: a link to a directory inside the product (its files cannot be checked)"
+                )
             if any(part in _SKIPPED_DIRS for part in relative.parts) or path.is_dir():
                 continue
             if path.name.endswith(_SKIPPED_SUFFIXES):

@@ -134,3 +134,23 @@ def test_the_release_built_where_it_runs_verifies_with_every_distribution_instal
         search_path=installed_path(release),
     )
     assert verified.files > 0
+
+
+def test_a_linked_directory_inside_the_product_is_refused(release: Release, tmp_path: Path) -> None:
+    # A package directory wins over the module of the same name (controller/rules/paytables/ over
+    # paytables.py); as a symbolic link to a directory elsewhere its files were never listed nor hashed.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "__init__.py").write_text("TAMPERED = True\n", encoding="utf-8")
+    link = release.site / "controller" / "rules" / "paytables"
+    link.symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(software.SoftwareRefused, match="link") as refused:
+        software.verify_release(
+            release.manifest,
+            bytes.fromhex(release.public_key),
+            allow_development=False,
+            root=release.site,
+            search_path=installed_path(release),
+        )
+    assert str(link) in str(refused.value)
+    assert "\n" not in str(refused.value)

@@ -495,6 +495,19 @@ def import_directories(path_list: Sequence[str], root: Path) -> list[Path]:
     return found
 
 
+def archive_on_path(path_list: Sequence[str]) -> Path | None:
+    """The first entry of the import path that is a file, not a directory (zipimport loads modules from
+    a zip archive there); the interpreter's own standard-library archive aside."""
+    stdlib_zip = Path(sys.base_prefix) / "lib" / f"python{sys.version_info[0]}{sys.version_info[1]}.zip"
+    for entry in path_list:
+        if not entry:
+            continue
+        path = Path(entry)
+        if path.exists() and not path.is_dir() and path.resolve() != stdlib_zip.resolve():
+            return path
+    return None
+
+
 def owned_top_level(directory: Path) -> set[str]:
     """The first path component of every file the distributions installed in ``directory`` list."""
     owned: set[str] = set()
@@ -568,6 +581,11 @@ def verify_release(
                 f"{cache}: a compiled cache that is not its source's code "
                 f"(Python would run it instead of {path})"
             )
+    archive = archive_on_path(path_list)
+    if archive is not None:
+        raise SoftwareRefused(
+            f"{archive}: an archive on the import path (zipimport would load modules from it unchecked)"
+        )
     for directory in import_directories(path_list, root):
         owned = owned_top_level(directory)
         if directory == root:

@@ -12,6 +12,7 @@ import importlib.util
 import py_compile
 import shutil
 import sys
+import zipfile
 from importlib._bootstrap_external import _code_to_timestamp_pyc  # type: ignore[attr-defined]
 from pathlib import Path
 
@@ -153,4 +154,22 @@ def test_a_linked_directory_inside_the_product_is_refused(release: Release, tmp_
             search_path=installed_path(release),
         )
     assert str(link) in str(refused.value)
+    assert "\n" not in str(refused.value)
+
+
+def test_an_archive_on_the_import_path_is_refused(release: Release, tmp_path: Path) -> None:
+    # zipimport reads modules from an archive on the path (PYTHONPATH=/tmp/x.zip): one shadowing
+    # pyserial's `serial` was never looked at, the check looking into directories only.
+    archive = tmp_path / "shadow.zip"
+    with zipfile.ZipFile(archive, "w") as opened:
+        opened.writestr("serial/__init__.py", "VERSION = '3.5'\n")
+    with pytest.raises(software.SoftwareRefused, match="archive") as refused:
+        software.verify_release(
+            release.manifest,
+            bytes.fromhex(release.public_key),
+            allow_development=False,
+            root=release.site,
+            search_path=[str(archive), *installed_path(release)],
+        )
+    assert str(archive) in str(refused.value)
     assert "\n" not in str(refused.value)

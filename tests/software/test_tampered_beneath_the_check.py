@@ -1,10 +1,12 @@
-"""Tamperings that the digests of the product's sources and the dependencies' RECORDs alone did not see
-(review of issue 26 item 1): a dependency's file changed in place (its RECORD untouched), and a product
-module's compiled cache replaced by other code stamped with the unchanged source's time and size (Python
-runs such a cache instead of the source). Each is refused in one line naming the file.
+"""Tamperings the checks of the product's sources and the dependencies' RECORD digests alone did not see
+(review of issue 26 item 1), each refused in one line naming the file: a dependency's file changed in
+place (its RECORD untouched); a product module's compiled cache replaced by other code stamped with the
+unchanged source's time and size (Python runs such a cache instead of the source); a made-up
+distribution claiming a package that shadows a dependency; a symbolic link to a directory inside the
+product (never listed, so never hashed); a zip archive on the import path.
 
-Checked to fail on main before the fix (5f1b08c): the dependency test's verify_release returned a
-verified release, and the cache test's child started, printed TAMPERED and exited 0."""
+Each was checked to fail before its fix (on main 5f1b08c, or with the earlier fixes only): the verify
+returned a verified release (DID NOT RAISE), and the cache's child started, printed TAMPERED, exit 0."""
 
 from __future__ import annotations
 

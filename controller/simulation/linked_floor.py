@@ -440,6 +440,10 @@ class Scenario:
     seed: int = 23
     link_timeout_s: float = 2.0
     timeout_s: float = 300.0
+    # Rounds a second across the floor (None: as fast as this process writes them). A bench's pace: the
+    # tables' link clients share this process's loop with the journal writes, and an unpaced loop
+    # starves them of the meter broadcasts (their link then counts lost and refuses the wagers).
+    rate_per_s: float | None = None
 
 
 def _preset(scenario: Scenario, number: int, rng: random.Random) -> list[Hit]:
@@ -475,6 +479,7 @@ async def run_scenario(directory: Path, floor: EmbeddedFloor, scenario: Scenario
     try:
         await wait_for(tables.all_up, scenario.timeout_s, "every table's link up")
         number = 0
+        paced_from_s, paced = time.monotonic(), 0
         while number < scenario.rounds:
             table = tables.tables[ids[number % len(ids)]]
             if number in kills_at:
@@ -494,6 +499,7 @@ async def run_scenario(directory: Path, floor: EmbeddedFloor, scenario: Scenario
                 await asyncio.to_thread(_restart, what, floor, process)
                 await wait_for(tables.all_up, scenario.timeout_s, f"every link up again after {what}")
                 outcome["kills"].append(what)
+                paced_from_s, paced = time.monotonic(), 0  # the pace starts again after the outage
                 number += 1
                 continue
             hits = _preset(scenario, number, rng)
@@ -505,7 +511,11 @@ async def run_scenario(directory: Path, floor: EmbeddedFloor, scenario: Scenario
                 if claim is not None:
                     tables.clients[owner].submit(claim.round_id, claim.hits, through_seq=claim.through_seq)
             number += 1
-            await asyncio.sleep(0)  # the uplinks and link clients run between rounds
+            if scenario.rate_per_s is None:
+                await asyncio.sleep(0)  # the uplinks and link clients run between rounds
+            else:  # paced (a bench): this round's slot
+                paced += 1
+                await asyncio.sleep(max(0.0, paced_from_s + paced / scenario.rate_per_s - time.monotonic()))
         played_s = time.monotonic() - started_s
         await wait_for(
             lambda: floor_holds_journals(floor, tables), scenario.timeout_s, "the floor holding every journal"

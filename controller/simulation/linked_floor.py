@@ -25,6 +25,7 @@ from typing import Any
 
 import psycopg
 
+from controller.errors import UserError
 from controller.floor.config import load_floor_config, write_floor_config
 from controller.floor.embedded import EmbeddedFloor
 from controller.floor.progressive import LinkedConfig
@@ -266,11 +267,26 @@ async def confirm_all(floor: EmbeddedFloor, tables: LinkedTables, by: str = "sup
             (LINK_ID,),
         ).fetchall()
     for award_id, table_id in pending:
-        first = await tables.clients[table_id].confirm_paid(award_id, by=by)
-        again = await tables.clients[table_id].confirm_paid(award_id, by=by)
+        first = await _confirmed(tables.clients[table_id], award_id, by)
+        again = await _confirmed(tables.clients[table_id], award_id, by)
         assert first["status"] == "paid", first
         assert again["status"] == "replayed", again
     return len(pending)
+
+
+async def _confirmed(
+    client: linked.LinkClient, award_id: str, by: str, timeout_s: float = 120.0
+) -> dict[str, Any]:
+    """A supervisor's confirmation, asked again (the same) while no answer comes within the link's
+    bound (a loaded machine): the floor answers ``paid`` once and ``replayed`` after."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return await client.confirm_paid(award_id, by=by)
+        except UserError as error:
+            if "link is down" not in str(error) or time.monotonic() > deadline:
+                raise
+        await asyncio.sleep(0.1)
 
 
 # --- the books -----------------------------------------------------------------------------------------
@@ -568,6 +584,10 @@ async def replay_claims(floor: EmbeddedFloor, tables: LinkedTables) -> int:
             first = client.answers[claim.round_id]
             del client.answers[claim.round_id]
             again = await client.claim(claim.round_id, claim.hits, through_seq=claim.through_seq)
+            if again.pending:  # no answer within the bound (a loaded machine): asked again by the client
+                answers, round_id = client.answers, claim.round_id
+                await wait_for(lambda a=answers, r=round_id: r in a, 120, "the replay answered")
+                again = client.answers[claim.round_id]
             assert again.status == "replayed", (claim, first, again.status)
             assert first.answer is not None
             assert again.answer is not None

@@ -164,7 +164,7 @@ REFUSED = [
         "backoff_max_s)",
     ),
     (FLOOR.replace("[floor]", "[flor]"), "flor: unknown key (did you mean 'floor'?)"),
-    (FLOOR + "[uplink]\nsite = 'main'\n", "uplink: unknown key (known: floor)"),
+    (FLOOR + "[uplink]\nsite = 'main'\n", "uplink: unknown key (known: floor, progressive)"),
     ("", "floor: missing (a table like [floor])"),
     ("floor = 3\n", "floor: must be a table, not an integer"),
     (FLOOR.replace(SERVERS + "\n", ""), "floor.servers: missing (an array of URLs like tls://host:4222)"),

@@ -298,9 +298,8 @@ CREATE VIEW floor_private_shown AS
                    WHERE c.table_id = r.table_id AND c.seq = r.closed_seq)));
 """,
     ),
-    # 7, not 6: issue 26's reports take 6 (surveillance marks, disclosures) on a parallel branch.
     Migration(
-        7,
+        6,
         "linked progressive: the link's meter events, contribution marks, refused claims (issue 23)",
         """
 -- docs/floor.md "Linked progressive". The floor runs one meter per link (controller/floor/progressive.py)

@@ -422,6 +422,30 @@ class UplinkSection(Strict):
         return self
 
 
+# --- [software]: the signed release verified at every start (docs/configuration.md "[software]") ----------
+def _public_key(value: object) -> object:
+    if not isinstance(value, str):
+        raise refusal(f"the release key's public half, 64 hex digits, not {toml_type(value)}")
+    try:
+        raw = bytes.fromhex(value.strip())
+    except ValueError:
+        raise refusal("not hex: the release key's public half is 64 hex digits") from None
+    if len(raw) != 32:
+        raise refusal(f"an Ed25519 public key is 32 bytes (64 hex digits), not {len(raw)}")
+    return value.strip().lower()
+
+
+class SoftwareSection(Strict):
+    manifest: str  # the signed release manifest, from the configuration file's directory
+    public_key: Annotated[str, BeforeValidator(_public_key)]
+    allow_development: bool = False  # a development release (`flushtable release dev`) is refused unless
+
+    missing_hints: ClassVar[dict[str, str]] = {
+        "manifest": "the signed release manifest's path",
+        "public_key": "the release key's public half, 64 hex digits (flushtable release keygen prints it)",
+    }
+
+
 class Logging(Strict):
     level: Annotated[str, _choice(LOG_LEVELS)] = "info"
     format: Annotated[str, _choice(LOG_FORMATS)] = "auto"  # auto: JSON lines unless stderr is a terminal
@@ -448,6 +472,7 @@ class ConfigFile(Strict):
     panel: PanelSection = PanelSection()
     logging: Logging = Logging()
     uplink: UplinkSection | None = None  # the journal streamed to the floor (docs/floor.md); None: no floor
+    software: SoftwareSection | None = None  # the signed release checked at start; None: not checked
     # The Progressive wager's parameters: checked by the rules' own parser (controller/rules/progressive.py).
     progressive: dict[str, Any] | None = None
 
@@ -525,6 +550,22 @@ class UplinkConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class SoftwareConfig:
+    """``[software]`` as the start reads it (controller/software.py verify_release)."""
+
+    manifest: Path
+    public_key: bytes
+    allow_development: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "manifest": str(self.manifest),
+            "public_key": self.public_key.hex(),
+            "allow_development": self.allow_development,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class TableConfig:
     source: str  # the file name, or "<default>"
     table_id: str
@@ -553,6 +594,9 @@ class TableConfig:
     # progressive controller (controller/progressive/model.py), the rules' part and its own.
     progressive: ProgressiveSettings | None = None
     progressive_parameters: ProgressiveParameters | None = None
+    # [software]: the signed release verified at every start; None: not verified (the embedded default).
+    # Not in to_json: which release runs is journaled on its own (software_verified), not how it plays.
+    software: SoftwareConfig | None = None
     # [progressive] link: the linked progressive's name on the floor (docs/floor.md "Linked progressive"),
     # None: stand-alone. The link runs over [uplink]'s servers and credentials. Not in to_json: which
     # controller keeps the meter is not how the table plays (as [uplink]).
@@ -790,6 +834,13 @@ def _assemble(parsed: ConfigFile, *, source: str, base_dir: Path) -> TableConfig
         journal_anchor_key=_anchor_key(parsed.journal.anchor_key_file, base_dir),
         progressive=None if progressive_parameters is None else progressive_parameters.settings,
         progressive_parameters=progressive_parameters,
+        software=None
+        if parsed.software is None
+        else SoftwareConfig(
+            manifest=base_dir / parsed.software.manifest,
+            public_key=bytes.fromhex(parsed.software.public_key),
+            allow_development=parsed.software.allow_development,
+        ),
         progressive_link=link,
         progressive_link_timeout_s=link_timeout_s,
     )
@@ -1004,6 +1055,8 @@ __all__ = [
     "PanelUser",
     "Rake",
     "ResolvedTimeouts",
+    "SoftwareConfig",
+    "SoftwareSection",
     "TableConfig",
     "UplinkConfig",
     "UplinkSection",

@@ -65,7 +65,7 @@ class ConfiguredDevice:
 
 
 def specs_from_devices(
-    devices: Iterable[ConfiguredDevice], *, seats: int = DEFAULT_SEATS
+    devices: Iterable[ConfiguredDevice], *, seats: int = DEFAULT_SEATS, spots: int = DEFAULT_SPOTS
 ) -> list[SimDeviceSpec]:
     """The simulated devices of a configuration; ValueError naming the device and the reason."""
     specs: list[SimDeviceSpec] = []
@@ -77,10 +77,18 @@ def specs_from_devices(
         kind: DeviceKindName = device.kind
         key = device.key if device.key is not None else secrets.token_bytes(32)
         if device.transport == "pty":
-            specs.append(SimDeviceSpec(device.name, kind, key, transport="pty", seats=seats))
+            specs.append(SimDeviceSpec(device.name, kind, key, transport="pty", seats=seats, spots=spots))
         elif device.transport == "tcp" and device.tcp_port is not None:
             specs.append(
-                SimDeviceSpec(device.name, kind, key, transport="tcp", tcp_port=device.tcp_port, seats=seats)
+                SimDeviceSpec(
+                    device.name,
+                    kind,
+                    key,
+                    transport="tcp",
+                    tcp_port=device.tcp_port,
+                    seats=seats,
+                    spots=spots,
+                )
             )
         else:
             raise ValueError(

@@ -4,6 +4,12 @@ flushtable floor serve --config floor.toml      the durable consumer -> PostgreS
 flushtable floor init-db --dsn DSN              create the roles and apply the schema's migrations
 flushtable floor release TABLE --reason TEXT --by NAME --config floor.toml
                                                 lift a table's quarantine once its chain verifies again
+flushtable floor verify-software TABLE --config floor.toml --release WHEEL|DIR --manifest SIGNED
+                                  --public-key HEX --by NAME [--site SITE]
+                                                ask a table for HMAC-SHA256 with a fresh seed over its
+                                                files; match or mismatch recorded, an alert if not
+flushtable floor report --day YYYY-MM-DD [--pit P] [--csv] --config floor.toml
+                                                the gaming day's report per table and pit
 flushtable floor demo [--tables N] [--rounds R] [--dir D] [--site NAME]
 """
 
@@ -29,7 +35,7 @@ from controller.floor.service import FloorService
 from controller.logs import configure_logging
 
 NAME = "floor"
-HELP = "the casino floor: every table's journal in PostgreSQL (serve, init-db, demo, release)"
+HELP = "the casino floor: every table's journal in PostgreSQL (serve, init-db, demo, release, report)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -57,6 +63,39 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     release.add_argument("--reason", required=True, help="why it is released (recorded)")
     release.add_argument("--by", required=True, help="who releases it: the table-games manager (recorded)")
     release.add_argument("--config", required=True, help="the floor's TOML file ([floor]: its dsn_file)")
+    verify = sub.add_parser(
+        "verify-software",
+        help="seeded software verification of a table against the approved release (recorded, alerted)",
+        description="Ask a table over NATS for HMAC-SHA256 with a fresh random seed over every file of the "
+        "product it runs, compute the same from the approved release, and record match, mismatch or no "
+        "answer in floor_software_checks (an alert unless it matched). docs/operations.md.",
+    )
+    verify.add_argument("table", metavar="TABLE", help="the table's id")
+    verify.add_argument("--config", required=True, help="the floor's TOML file ([floor])")
+    verify.add_argument(
+        "--release", required=True, type=Path, help="the approved release: a wheel or a directory"
+    )
+    verify.add_argument("--manifest", required=True, type=Path, help="its signed release manifest")
+    verify.add_argument("--public-key", required=True, help="the casino's release public key (64 hex digits)")
+    verify.add_argument("--by", required=True, help="who asks (recorded, and journaled at the table)")
+    verify.add_argument(
+        "--site", default="main", help="the table's site token (its uplink's site; default main)"
+    )
+    verify.add_argument(
+        "--timeout", type=float, default=60.0, help="seconds to wait for the answer (default 60)"
+    )
+    report = sub.add_parser(
+        "report",
+        help="the gaming day's report per table and per pit, from the floor (docs/operations.md)",
+        description="Rounds, handle by wager, win, hold %% against the par sheet's, dead hands, voids, "
+        "kills, overrides, faults and progressive amounts of one gaming day ([floor] "
+        "gaming_day_start_hour, UTC), per table, per pit and for the floor. --csv prints the CSV, its "
+        "last line the SHA-256 of every byte before it.",
+    )
+    report.add_argument("--day", required=True, metavar="YYYY-MM-DD", help="the gaming day")
+    report.add_argument("--pit", default=None, help="only this pit's tables and the pit's total")
+    report.add_argument("--csv", action="store_true", help="the CSV with its digest line")
+    report.add_argument("--config", required=True, help="the floor's TOML file ([floor]: its dsn_file)")
     demo.add_argument(
         "--site",
         default=None,
@@ -76,8 +115,12 @@ def run(args: argparse.Namespace) -> int:
         return _serve(args)
     if args.floor_command == "init-db":
         return _init_db(args)
+    if args.floor_command == "verify-software":
+        return _verify_software(args)
     if args.floor_command == "release":
         return _release(args)
+    if args.floor_command == "report":
+        return _report(args)
     if args.tables < 1 or args.tables > 1000:
         raise UserError("--tables: from 1 to 1000")
     if args.rounds is not None and args.rounds < 0:
@@ -147,6 +190,51 @@ def _init_db(args: argparse.Namespace) -> int:
     return 0
 
 
+def _verify_software(args: argparse.Namespace) -> int:
+    from controller.floor import software_check  # noqa: PLC0415 - only this action needs it
+    from controller.software import parse_public_key  # noqa: PLC0415
+
+    if not 0 < args.timeout <= 600:
+        raise UserError(f"--timeout: more than 0 and at most 600 seconds, not {args.timeout:g}")
+    try:
+        public_key = parse_public_key(args.public_key)
+    except UserError as error:
+        raise UserError(f"--public-key: {error}") from None
+    config = load_floor_config(args.config)
+    approved = software_check.load_approved_release(args.release, args.manifest, public_key)
+    seed = software_check.new_seed()
+    expected = approved.expected(seed)
+    answer = asyncio.run(
+        software_check.ask_table(
+            list(config.servers),
+            user=config.user,
+            password=config.password,
+            ca_file=config.ca_file,
+            inbox_prefix=config.inbox_prefix,
+            site=args.site,
+            table_id=args.table,
+            seed=seed,
+            requested_by=f"floor:{args.by}",
+            timeout_s=args.timeout,
+        )
+    )
+    try:
+        with psycopg.connect(config.dsn) as connection:
+            record = software_check.record_check(
+                connection,
+                table_id=args.table,
+                requested_by=args.by,
+                seed=seed,
+                approved=approved,
+                expected=expected,
+                answer=answer,
+            )
+    except psycopg.Error as error:
+        raise UserError(f"PostgreSQL: {str(error).strip().splitlines()[0]}") from None
+    print(record.summary())
+    return 0 if record.outcome == "match" else 1
+
+
 def _release(args: argparse.Namespace) -> int:
     config = load_floor_config(args.config)
     try:
@@ -157,4 +245,18 @@ def _release(args: argparse.Namespace) -> int:
     except psycopg.Error as error:
         raise UserError(f"PostgreSQL: {str(error).strip().splitlines()[0]}") from None
     print(released.summary())
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from controller.floor.gaming_day import read_floor_day, render_report  # noqa: PLC0415
+
+    config = load_floor_config(args.config)
+    try:
+        with psycopg.connect(config.dsn) as connection:
+            connection.read_only = True
+            report = read_floor_day(connection, args.day, config.gaming_day_start_hour, pit=args.pit)
+    except psycopg.Error as error:
+        raise UserError(f"PostgreSQL: {str(error).strip().splitlines()[0]}") from None
+    print(report.csv_text() if args.csv else render_report(report), end="")
     return 0

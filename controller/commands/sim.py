@@ -9,7 +9,7 @@ from pathlib import Path
 
 from controller.config import load_config
 from controller.errors import UserError
-from controller.simulation.scenario import load_scenario
+from controller.simulation.scenario import load_scenario, sensor_spots
 from drivers.urls import SimUrl, parse_device_url
 from sim_devices.runner import (
     ConfiguredDevice,
@@ -58,7 +58,9 @@ def _configured_specs(path: Path) -> list[SimDeviceSpec]:
             )
         )
     try:
-        return specs_from_devices(devices, seats=config.seats)
+        # The sensors' spots as the daemon's own simulation has them: the progressive's spot, the bank's.
+        spots = sensor_spots(config.banking.mode, progressive=config.progressive is not None)
+        return specs_from_devices(devices, seats=config.seats, spots=spots)
     except ValueError as error:
         raise UserError(f"{path}: {error}") from None
 

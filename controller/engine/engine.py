@@ -41,7 +41,7 @@ from controller.engine.progressive import TableProgressive, progressive_paramete
 from controller.engine.round import DEAD, FOLDED, LIVE, LiveRound
 from controller.engine.settings import TableSettings
 from controller.engine.state import LatchedFault, RecoveredState, TableConfig
-from controller.progressive.controller import LinkState
+from controller.progressive.controller import LinkState, TableSideProgressive
 from controller.rules.cards import cards_text
 from controller.rules.games import GameSpec
 from drivers.events import DealerKey
@@ -266,6 +266,13 @@ class TableEngine:
                 else None
             ),
         )
+
+    def set_progressive_controller(self, controller: TableSideProgressive) -> None:
+        """A linked table's hook: the progressive the engine asks (the link client, implementing the
+        same table-side API as the stand-alone controller); its ``link_state`` becomes the link's."""
+        part = self._ctx.progressive
+        part.controller = controller
+        part.link = controller.link_state
 
     def set_progressive_link(self, link: Callable[[], LinkState]) -> None:
         """A linked table's hook: where the engine reads whether its progressive's link is up (the

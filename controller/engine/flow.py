@@ -198,7 +198,7 @@ class RoundFlow:
         ctx.deal.shuffle_fresh_deck()
         if ctx.bank.button_seat is not None:
             ctx.out.append(ShowButton(config.display_device, ctx.bank.button_seat))
-        ctx.out.append(ShowText(config.display_device, f"Place your bets{ctx.progressive.display_meter()}"))
+        ctx.out.append(ShowText(config.display_device, f"Place your bets{ctx.progressive.betting_opened()}"))
 
     def lock(self, wagers_by_seat: Mapping[int, Mapping[str, int]], by: str) -> None:
         """No more bets, accepted: the round starts with the seats that bet, and is dealt when the

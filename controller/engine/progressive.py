@@ -26,12 +26,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from controller.engine import actions as a
+from controller.engine import machine as m
 from controller.engine.context import ENGINE, TableContext, operator
 from controller.engine.outputs import JournalRecord
 from controller.errors import UserError
 from controller.journal import entries as e
 from controller.money import money
-from controller.progressive.controller import LinkState, ProgressiveController
+from controller.progressive.controller import LinkState, ProgressiveController, TableSideProgressive
+
+# Re-exported: its first home, still imported from here by a linked table's controller.
+from controller.progressive.controller import ProgressiveUnavailable as ProgressiveUnavailable  # noqa: PLC0414
 from controller.progressive.model import Hit, MeterState, ProgressiveParameters, parse_parameters
 from controller.progressive.parameters import change_progressive_parameters
 from controller.rules.progressive import (
@@ -41,10 +45,6 @@ from controller.rules.progressive import (
     ProgressiveSettings,
 )
 from drivers.events import ShowText
-
-
-class ProgressiveUnavailable(Exception):
-    """The controller cannot answer now (a linked table's link is down): ask again later."""
 
 
 class _EngineStore:
@@ -96,7 +96,7 @@ class TableProgressive:
     def __init__(self, ctx: TableContext, parameters: ProgressiveParameters | None, state: object) -> None:
         self.ctx = ctx
         self.parameters = parameters  # the configuration file's
-        self.controller: ProgressiveController | None = None
+        self.controller: TableSideProgressive | None = None
         if parameters is not None:
             recovered = state if isinstance(state, MeterState) else MeterState()
             self.controller = ProgressiveController(_EngineStore(ctx), state=recovered)
@@ -106,6 +106,7 @@ class TableProgressive:
             self.controller.link_state if self.controller is not None else lambda: LinkState(True)
         )
         self.refused_at_lock: str | None = None  # this round's Progressive wagers refused: why
+        self._file_refused = False  # the configuration file's parameters were refused (said once)
         self.waiting: list[_WaitingClaim] = []
 
     @property
@@ -122,7 +123,8 @@ class TableProgressive:
     def _sync_parameters(self) -> None:
         """Open the meter at its base the first time, and record a change of the configuration file
         (a deliberate change, like a new file's limits) between rounds; a manager's later change
-        stands until the file changes again."""
+        stands until the file changes again. A file's parameters the meter refuses (a limit below the
+        meter as it stands) are said once, as an alert, and the meter keeps its own."""
         controller = self.controller
         if controller is None or self.parameters is None:
             return
@@ -130,17 +132,33 @@ class TableProgressive:
         if not state.opened:
             controller.open_now(self.ctx.config.table_id, self.parameters, by="config")
             return
-        if self.parameters not in (state.config_parameters, state.parameters):
-            controller.change_parameters_now(self.parameters, by="config", reason="configuration file")
+        if self.parameters not in (state.config_parameters, state.parameters) and not self._file_refused:
+            try:
+                controller.change_parameters_now(self.parameters, by="config", reason="configuration file")
+            except UserError as error:
+                self._file_refused = True
+                self.ctx.alert(
+                    "alert",
+                    "progressive_parameters_refused",
+                    f"the configuration's progressive parameters are refused ({error}); "
+                    "the meter keeps its own",
+                    table_wide=True,
+                )
+
+    def betting_opened(self) -> str:
+        """Betting opens (between rounds): bring the meter's parameters up to date; the display's words."""
+        self._sync_parameters()
+        return self.display_meter()
 
     def _set_parameters(self, action: a.SetProgressiveParameters) -> None:
         ctx = self.ctx
         if self.controller is None:
             ctx.refuse("set_progressive", "this table offers no Progressive wager", action.by)
             return
-        in_play = ctx.round is not None and not ctx.round_finished
+        in_play = ctx.where != m.IDLE  # betting open counts: the lock would check the old unit
         try:
-            self._sync_parameters()
+            if not in_play:
+                self._sync_parameters()  # a meter never opened opens first, between rounds only
             change_progressive_parameters(
                 self.controller,
                 dict(action.parameters),

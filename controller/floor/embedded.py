@@ -25,6 +25,7 @@ from controller.floor.servers import (
     HUB_DOMAIN,
     SITES_MIN_NATS_VERSION,
     STREAM_NAME,
+    SURVEILLANCE_INBOX,
     LeafListen,
     NatsServer,
     NatsUser,
@@ -37,6 +38,7 @@ from controller.floor.servers import (
     make_ca,
     nats_server_binary,
     progressive_user,
+    surveillance_user,
     table_user,
 )
 from controller.floor.service import FloorConfig
@@ -97,6 +99,7 @@ class EmbeddedFloor:
         users = [admin_user(self._password("nats:admin")), floor_reader_user(self._password("nats:floor"))]
         users += [table_user(self.site, t, self._password(f"nats:table:{t}")) for t in self.table_ids]
         users.append(progressive_user(self._password("nats:progressive")))
+        users.append(surveillance_user(self._password("nats:surveillance")))
         return users
 
     def start(self) -> None:
@@ -169,6 +172,12 @@ class EmbeddedFloor:
             inbox_prefix=inbox_prefix,
             allow_reconnect=False,
             connect_timeout=5,
+        )
+
+    async def connect_surveillance(self) -> Client:
+        """A surveillance system's connection (servers.surveillance_user)."""
+        return await self.connect_as(
+            "surveillance", self._password("nats:surveillance"), inbox_prefix=SURVEILLANCE_INBOX
         )
 
     async def connect_admin(self) -> Client:

@@ -2,7 +2,7 @@
 progressive").
 
 The floor runs the one progressive controller (controller/progressive/controller.py) over a store in
-PostgreSQL (:class:`PostgresStore`, migration 6: ``floor_progressive_events``, the meter's typed entries
+PostgreSQL (:class:`PostgresStore`, migration 8: ``floor_progressive_events``, the meter's typed entries
 in the order the controller recorded them). Nothing is counted twice and nothing is counted apart:
 
 - **Contributions** come from the journal stream the floor already takes exactly once: each linked

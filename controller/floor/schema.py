@@ -300,6 +300,63 @@ CREATE VIEW floor_private_shown AS
     ),
     Migration(
         6,
+        "surveillance events' marks; the auditor's disclosures of withheld private parts",
+        """
+-- docs/floor.md "Surveillance": per table, the last entry whose surveillance events the stream
+-- SURVEILLANCE acknowledged (the floor service's publisher moves it after the acks).
+CREATE TABLE floor_surveillance_marks (
+    table_id text PRIMARY KEY,
+    last_seq bigint NOT NULL,
+    events_published bigint NOT NULL DEFAULT 0,
+    updated_utc timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+-- docs/floor.md "The auditor": every time an auditor was shown the private parts of a dead or voided
+-- round (which floor_private_shown withholds): who, when, which round, why. Append-only.
+CREATE TABLE floor_private_disclosures (
+    disclosure_id bigserial PRIMARY KEY,
+    disclosed_utc timestamptz NOT NULL DEFAULT clock_timestamp(),
+    table_id text NOT NULL,
+    round_id text NOT NULL,
+    round_status text NOT NULL,
+    disclosed_to text NOT NULL CHECK (btrim(disclosed_to) <> ''),   -- the auditor's panel login
+    role text NOT NULL,
+    reason text NOT NULL CHECK (btrim(reason) <> ''),               -- in the auditor's words
+    parts integer NOT NULL,                                         -- private parts shown
+    db_user text NOT NULL DEFAULT current_user
+);
+CREATE INDEX floor_private_disclosures_by_round ON floor_private_disclosures (table_id, round_id);
+CREATE TRIGGER floor_private_disclosures_append_only BEFORE UPDATE OR DELETE ON floor_private_disclosures
+    FOR EACH ROW EXECUTE FUNCTION floor_refuse_change();
+""",
+    ),
+    Migration(
+        7,
+        "seeded software verification of the tables: each request and its outcome (issue 26)",
+        """
+CREATE TABLE floor_software_checks (
+    check_id bigserial PRIMARY KEY,
+    table_id text NOT NULL,
+    requested_utc timestamptz NOT NULL DEFAULT now(),
+    requested_by text NOT NULL,
+    seed text NOT NULL,                          -- the floor's, hex: fresh for every request
+    approved_release text NOT NULL,              -- the release the floor holds (its manifest's name)
+    approved_digest text NOT NULL,               -- that manifest's digest
+    expected text NOT NULL,                      -- the aggregate computed from the approved files
+    answered text,                               -- the table's aggregate; null: no answer
+    table_release_digest text,                   -- the release the table verified at its start
+    outcome text NOT NULL CHECK (outcome IN ('match', 'mismatch', 'no_answer')),
+    detail text NOT NULL DEFAULT ''
+);
+CREATE INDEX floor_software_checks_by_table ON floor_software_checks (table_id, check_id);
+-- The floor map's "which release does each table run": the last software_verified, without a walk back
+-- through every entry of a busy table.
+CREATE INDEX floor_entries_software ON floor_entries (table_id, seq) WHERE kind = 'software_verified';
+CREATE TRIGGER floor_software_checks_append_only BEFORE UPDATE OR DELETE ON floor_software_checks
+    FOR EACH ROW EXECUTE FUNCTION floor_refuse_change();
+""",
+    ),
+    Migration(
+        8,
         "linked progressive: the link's meter events, contribution marks, refused claims (issue 23)",
         """
 -- docs/floor.md "Linked progressive". The floor runs one meter per link (controller/floor/progressive.py)
@@ -399,6 +456,11 @@ GRANT USAGE ON SEQUENCE floor_releases_release_id_seq TO {WRITER_ROLE};
 GRANT SELECT, INSERT ON floor_progressive_events, floor_progressive_refusals TO {WRITER_ROLE};
 GRANT SELECT, INSERT, UPDATE ON floor_progressive_links, floor_progressive_marks TO {WRITER_ROLE};
 GRANT USAGE ON SEQUENCE floor_progressive_refusals_refusal_id_seq TO {WRITER_ROLE};
+GRANT SELECT, INSERT, UPDATE ON floor_surveillance_marks TO {WRITER_ROLE};
+GRANT SELECT, INSERT ON floor_private_disclosures TO {WRITER_ROLE};
+GRANT USAGE ON SEQUENCE floor_private_disclosures_disclosure_id_seq TO {WRITER_ROLE};
+GRANT SELECT, INSERT ON floor_software_checks TO {WRITER_ROLE};
+GRANT USAGE ON SEQUENCE floor_software_checks_check_id_seq TO {WRITER_ROLE};
 GRANT SELECT ON ALL TABLES IN SCHEMA public TO {REPORTING_ROLE};
 REVOKE SELECT ON floor_private FROM {REPORTING_ROLE};
 """

@@ -196,6 +196,17 @@ def table_inbox(table_id: str) -> str:
 
 
 FLOOR_INBOX = "_INBOX_FLOOR"
+# The floor's seeded software verification of a table (docs/operations.md "Software verification"): a
+# request on the table's own subject under this root, answered on the requester's inbox. Not under
+# SUBJECT_ROOT: the floor reader may never publish there (no journal subject is ever the floor's).
+VERIFY_ROOT = "flushtable_verify"
+
+
+def verify_subject(site: str, table_id: str) -> str:
+    """Where the floor asks one table for its seeded software digest."""
+    return f"{VERIFY_ROOT}.{site}.{table_id}"
+
+
 FLOOR_CONSUMER = "floor"
 
 
@@ -209,7 +220,9 @@ class NatsUser:
     # Which kind of connection may log in with these credentials: a table or service connects as a
     # client (STANDARD), never as a leaf server; a site's leaf server as LEAFNODE only.
     connection_types: tuple[str, ...] = ("STANDARD",)
-    allow_responses: bool = False  # may answer requests made to it (on their reply subjects only)
+    # May answer the requests it receives (nats-server's allow_responses: one reply per request, to the
+    # requester's reply subject only; no other publish right comes with it).
+    allow_responses: bool = False
 
 
 def site_stream_name(site: str) -> str:
@@ -255,7 +268,15 @@ def table_user(site: str, table_id: str, password: str, *, stream: str = STREAM_
             f"{PROGRESSIVE_ROOT}.*.claim.{table_id}",
             f"{PROGRESSIVE_ROOT}.*.confirm.{table_id}",
         ),
-        subscribe_allow=(f"{table_inbox(table_id)}.>", f"{PROGRESSIVE_ROOT}.*.meter"),
+        # Its replies, every link's meter, and the floor's seeded software verification of this table
+        # alone (answered once per request through allow_responses; docs/operations.md "Software
+        # verification").
+        subscribe_allow=(
+            f"{table_inbox(table_id)}.>",
+            f"{PROGRESSIVE_ROOT}.*.meter",
+            verify_subject(site, table_id),
+        ),
+        allow_responses=True,
     )
 
 
@@ -293,8 +314,37 @@ def floor_reader_user(password: str) -> NatsUser:
             # Reading the stream itself: to fill what the consumer skipped (controller/floor/service.py).
             f"$JS.API.DIRECT.GET.{STREAM_NAME}",
             f"$JS.API.DIRECT.GET.{STREAM_NAME}.>",
+            # The seeded software verification's requests to the tables (answers come to its inbox).
+            f"{VERIFY_ROOT}.>",
+            # Surveillance events (controller/floor/surveillance.py): its own subjects, acked by the
+            # stream SURVEILLANCE on the floor's inbox.
+            "surveillance.>",
         ),
         subscribe_allow=(f"{FLOOR_INBOX}.>",),
+        publish_deny=(f"{SUBJECT_ROOT}.>",),
+    )
+
+
+SURVEILLANCE_INBOX = "_INBOX_SURVEILLANCE"
+
+
+def surveillance_user(password: str) -> NatsUser:
+    """A surveillance system: reads the surveillance events live (``surveillance.>``) or from the
+    stream SURVEILLANCE with a consumer of its own (replayed after an outage); publishes nothing else
+    and reads no journal subject."""
+    return NatsUser(
+        user="surveillance",
+        password=password,
+        publish_allow=(
+            "$JS.API.STREAM.INFO.SURVEILLANCE",
+            "$JS.API.CONSUMER.CREATE.SURVEILLANCE.>",
+            "$JS.API.CONSUMER.CREATE.SURVEILLANCE",
+            "$JS.API.CONSUMER.DURABLE.CREATE.SURVEILLANCE.>",
+            "$JS.API.CONSUMER.INFO.SURVEILLANCE.>",
+            "$JS.API.CONSUMER.MSG.NEXT.SURVEILLANCE.>",
+            "$JS.ACK.SURVEILLANCE.>",
+        ),
+        subscribe_allow=("surveillance.>", f"{SURVEILLANCE_INBOX}.>"),
         publish_deny=(f"{SUBJECT_ROOT}.>",),
     )
 
@@ -449,6 +499,8 @@ def nats_config_text(
             "subscribe": {"allow": list(user.subscribe_allow)},
             **({"allow_responses": True} if user.allow_responses else {}),
         }
+        if user.allow_responses:
+            permissions["allow_responses"] = True
         lines.append(
             f"    {{user: {json.dumps(user.user)}, password: {json.dumps(user.password)}, "
             f"permissions: {json.dumps(permissions)}, "

@@ -49,7 +49,7 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.js.client import JetStreamContext
 
-from controller.floor import checks, release
+from controller.floor import checks, progressive_view, release
 from controller.floor.checks import TableProjection
 from controller.floor.servers import FLOOR_CONSUMER, FLOOR_INBOX, STREAM_NAME, SUBJECT_ROOT, table_subject
 from controller.floor.store import Batch, Connection, held_private, load_projection, stored_hash, write_batch
@@ -78,6 +78,15 @@ class FloorConfig:
     backoff_max_s: float = 5.0
     sweep_interval_s: float = 5.0  # when idle, this often: check every table's tail in the stream
     release_poll_interval_s: float = 1.0  # this often: apply releases of quarantined tables (release.py)
+    # This often: reconcile each progressive link's in-meter against the tables' journals, a difference
+    # raised as a floor alert (controller/floor/progressive_view.py).
+    reconcile_interval_s: float = 5.0
+    # The gaming day's start hour, UTC (docs/operations.md "Gaming-day reports"): 06:00, the day shift's.
+    gaming_day_start_hour: int = 6
+    # A seat's win in one round at or above this is a big win for surveillance (controller/floor/
+    # surveillance.py): 5,000.00 by default, a figure a surveillance room asks to watch.
+    surveillance_big_win_cents: int = 500_000
+    surveillance_poll_interval_s: float = 0.5  # this often: publish new surveillance events
 
 
 @dataclass
@@ -92,6 +101,8 @@ class FloorStatus:
     gap_fills: int = 0  # messages read back from the stream that the consumer had skipped
     releases: int = 0  # releases of quarantined tables applied (controller/floor/release.py)
     sweeps: int = 0  # idle sweeps of every table's tail in the stream
+    surveillance_events: int = 0  # published (controller/floor/surveillance.py)
+    surveillance_error: str = ""  # the publisher's last error (its own: the intake's is last_error)
     last_error: str = ""
 
 
@@ -333,6 +344,7 @@ class FloorService:
             raise_if_cancelled()
             client: Client | None = None
             connection: Connection | None = None
+            surveillance_task: asyncio.Task[None] | None = None
             try:
                 client = await nats.connect(
                     servers=list(self.config.servers),
@@ -352,17 +364,23 @@ class FloorService:
                 self._js = js
                 last_sweep_s = time.monotonic()
                 puller = await Puller.start(client)
+                # Surveillance events: a task of its own with its own connection, so publishing never
+                # holds up the intake (and a slow or missing SURVEILLANCE stream never stops it).
+                surveillance_task = asyncio.create_task(self._surveillance_loop(stop, js))
                 log.info("floor_consuming", consumer=FLOOR_CONSUMER)
                 backoff_s = self.config.backoff_initial_s
                 async with connection.transaction():  # a read alone would leave a transaction open
                     self._set_aside = await release.set_aside_stream_seqs(connection)
-                last_release_poll_s = -float("inf")
+                last_release_poll_s = last_reconcile_s = -float("inf")
                 while not stop.is_set():
                     raise_if_cancelled()  # a cancel swallowed by nats-py's wait for a reply ends it still
                     try:
                         if time.monotonic() - last_release_poll_s >= self.config.release_poll_interval_s:
                             last_release_poll_s = time.monotonic()
                             await self.apply_releases(connection)
+                        if time.monotonic() - last_reconcile_s >= self.config.reconcile_interval_s:
+                            last_reconcile_s = time.monotonic()
+                            await self.reconcile_progressive(connection)
                         messages = await puller.fetch(self.config.batch_size, self.config.fetch_timeout_s)
                         if not messages:
                             if client.is_closed or not client.is_connected:
@@ -392,6 +410,11 @@ class FloorService:
                 self.status.last_error = f"{type(error).__name__}: {error}"[:300]
                 log.exception("floor_unexpected_error", error=self.status.last_error)
             finally:
+                if surveillance_task is not None:
+                    surveillance_task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, Exception):
+                        await surveillance_task
+                    surveillance_task = None
                 for closing in (
                     connection.close() if connection else None,
                     client.close() if client else None,
@@ -868,6 +891,53 @@ class FloorService:
             projection.touched_rounds.clear()
         self.status.sweeps += 1
         return taken
+
+    async def reconcile_progressive(self, connection: Connection) -> int:
+        """Raise (and clear) the progressive links' reconciliation alerts. A failure of PostgreSQL is
+        the loop's (retried like any); any other error of the reconciliation is logged and the consumer
+        goes on: a report's fault never stops the floor taking the tables' journals."""
+        try:
+            raised = await progressive_view.raise_reconciliation_alerts(connection)
+        except psycopg.OperationalError:
+            raise
+        except psycopg.Error as error:
+            log.error("floor_progressive_reconcile_failed", error=str(error).splitlines()[0][:300])
+            return 0
+        if raised:
+            self.status.alerts += raised
+            log.warning("floor_progressive_reconcile_difference", alerts=raised)
+        return raised
+
+    async def _surveillance_loop(self, stop: asyncio.Event, js: JetStreamContext) -> None:
+        """Every ``surveillance_poll_interval_s``, publish the surveillance events of what the floor
+        took since the last pass (controller/floor/surveillance.py), on its own PostgreSQL connection.
+        Any error (no SURVEILLANCE stream yet: `ensure_stream` creates it; the broker or PostgreSQL
+        away) is logged and tried again next pass: the marks move only after the acks."""
+        from controller.floor.surveillance import publish_pending  # noqa: PLC0415
+
+        connection: Connection | None = None
+        try:
+            while not stop.is_set():
+                try:
+                    if connection is None or connection.closed:
+                        connection = await psycopg.AsyncConnection.connect(self.config.dsn, autocommit=True)
+                    self.status.surveillance_events += await publish_pending(
+                        connection, js, self.config.surveillance_big_win_cents
+                    )
+                except asyncio.CancelledError:
+                    raise
+                except Exception as error:  # the intake's task owns the connection's fate, not this one
+                    self.status.surveillance_error = f"{type(error).__name__}: {error}"[:300]
+                    log.warning("floor_surveillance_retry", error=self.status.surveillance_error)
+                    if connection is not None:
+                        with contextlib.suppress(Exception):
+                            await connection.close()
+                        connection = None
+                await wait_event(stop, self.config.surveillance_poll_interval_s)
+        finally:
+            if connection is not None:
+                with contextlib.suppress(Exception):
+                    await connection.close()
 
     async def apply_releases(self, connection: Connection) -> int:
         """Apply every release recorded and not yet applied (controller/floor/release.py), each in one

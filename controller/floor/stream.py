@@ -53,6 +53,14 @@ def stream_config(
     return _protected_stream(STREAM_NAME, f"{SUBJECT_ROOT}.>", duplicate_window_s, sources)
 
 
+def surveillance_stream_config(duplicate_window_s: float = DEFAULT_DUPLICATE_WINDOW_S) -> StreamConfig:
+    """Where the floor service publishes surveillance events (controller/floor/surveillance.py): the
+    same protections (no delete, no purge), and the de-duplication window keeps each event id once."""
+    from controller.floor.surveillance import STREAM, SUBJECT_PREFIX  # noqa: PLC0415
+
+    return _protected_stream(STREAM, f"{SUBJECT_PREFIX}.>", duplicate_window_s, None)
+
+
 def site_stream_config(site: str, duplicate_window_s: float = DEFAULT_DUPLICATE_WINDOW_S) -> StreamConfig:
     """A site's stream on its leaf server: its own tables' subjects only, the hub's protections."""
     return _protected_stream(site_stream_name(site), f"{SUBJECT_ROOT}.{site}.>", duplicate_window_s, None)
@@ -134,6 +142,11 @@ async def ensure_stream(
                 max_deliver=-1,
             ),
         )
+    surveillance = surveillance_stream_config(duplicate_window_s)
+    try:
+        await js.stream_info(surveillance.name or "")
+    except nats.js.errors.NotFoundError:
+        await js.add_stream(surveillance)
 
 
 def _check_sourcing(admin: Client) -> None:

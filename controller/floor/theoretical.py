@@ -32,11 +32,16 @@ BONUS_EDGE: dict[str, Fraction] = {
 
 def theoretical_win_cents(game: str, settlement: Mapping[str, Any]) -> int:
     """The par sheet's expected house win on a settled round's wagers, in cents (rounded)."""
+    return round(theoretical_win_exact(game, settlement))
+
+
+def theoretical_win_exact(game: str, settlement: Mapping[str, Any]) -> Fraction:
+    """The same, exact: a sum of many rounds is rounded once (the gaming-day report's)."""
     if settlement.get("banking", "house") != "house" or settlement.get("dead"):
-        return 0
+        return Fraction(0)
     base = BASE_EDGE_PER_ANTE.get(game)
     if base is None:
-        return 0
+        return Fraction(0)
     total = Fraction(0)
     for seat in settlement.get("seats", []):
         for name, wager in (seat.get("wagers") or {}).items():
@@ -47,4 +52,4 @@ def theoretical_win_cents(game: str, settlement: Mapping[str, Any]) -> int:
                 total += stake * base
             elif name in BONUS_EDGE:
                 total += stake * BONUS_EDGE[name]
-    return round(total)
+    return total

@@ -100,6 +100,11 @@ class PaidAnswer:
     replayed: bool = False  # already paid: nothing paid twice
 
 
+class ProgressiveUnavailable(Exception):
+    """The controller cannot answer now (a linked table's link is down): the table asks again later,
+    with the same key, so nothing is counted or paid twice."""
+
+
 # --- the API -----------------------------------------------------------------------------------------
 class Progressive(Protocol):
     """What a table asks of its progressive (stand-alone or linked)."""
@@ -113,6 +118,31 @@ class Progressive(Protocol):
     ) -> ClaimAnswer: ...
 
     async def confirm_paid(self, award_id: str, *, by: str) -> PaidAnswer: ...
+
+    def link_state(self) -> LinkState: ...
+
+
+class TableSideProgressive(Protocol):
+    """What the table's engine (controller/engine/progressive.py) uses of its progressive, synchronously
+    on its one thread: ``ProgressiveController`` stand-alone; a linked table's client implements the
+    same, answering from its mirror of the controller's broadcasts (``state``) and raising
+    ``ProgressiveUnavailable`` from a request it cannot get answered (the engine asks again on every
+    tick). Installed with ``TableEngine.set_progressive_controller``."""
+
+    @property
+    def state(self) -> MeterState: ...
+
+    def open_now(self, meter_id: str, parameters: ProgressiveParameters, *, by: str) -> bool: ...
+
+    def change_parameters_now(self, parameters: ProgressiveParameters, *, by: str, reason: str) -> None: ...
+
+    def contribute_now(self, table_id: str, round_id: str, wagers: int) -> ContributionAnswer: ...
+
+    def claim_now(
+        self, table_id: str, round_id: str, hits: Sequence[Hit], *, by: str = "engine"
+    ) -> ClaimAnswer: ...
+
+    def confirm_paid_now(self, award_id: str, *, by: str) -> PaidAnswer: ...
 
     def link_state(self) -> LinkState: ...
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from controller.errors import UserError, shown
 from controller.journal import entries as e
+from controller.names import round_number
 from controller.rules.amounts import check_cents, type_name
 from controller.rules.progressive import (
     PROGRESSIVE_PRESETS,
@@ -38,6 +39,11 @@ from controller.rules.progressive import (
 )
 
 MAX_SEATS = 7  # a table's seats: the default bound on one round's wagers
+# What a meter remembers of each round and award, for idempotent answers and the panels: the most recent
+# ones only (a table runs for months; the totals are counters). A replay of a round forgotten is refused
+# ("no contribution"), never counted or paid again; a pending award is never forgotten.
+RECENT_ROUNDS = 20_000
+RECENT_PAID_AWARDS = 2_000
 PARAMETER_KEYS: tuple[str, ...] = ("signoff_cents", "max_round_wagers")
 """The controller's own parameters, beside the rules' (``SETTINGS_KEYS``)."""
 
@@ -157,6 +163,10 @@ class MeterState:
     claims: dict[tuple[str, str], list[str]] = field(default_factory=dict)  # (table, round) -> award ids
     in_meter_by_table_cents: dict[str, int] = field(default_factory=dict)
     changes: int = 0  # parameter changes after the opening
+    claims_recorded: int = 0  # every award ever recorded: the next claim_number follows it
+    # Per table, the highest round number whose contribution was forgotten (RECENT_ROUNDS): a
+    # contribution for a round up to it is refused, so a very late replay is never counted twice.
+    forgotten_through: dict[str, int] = field(default_factory=dict)
 
     @property
     def opened(self) -> bool:
@@ -164,7 +174,7 @@ class MeterState:
 
     @property
     def claim_count(self) -> int:
-        return len(self.awards)
+        return self.claims_recorded
 
     def pending(self) -> list[AwardState]:
         return [award for award in self.awards.values() if award.paid is None]
@@ -173,7 +183,8 @@ class MeterState:
         return self.awards.get(award_id)
 
     def awards_of(self, table_id: str, round_id: str) -> list[AwardState]:
-        return [self.awards[award_id] for award_id in self.claims.get((table_id, round_id), [])]
+        ids = self.claims.get((table_id, round_id), [])
+        return [self.awards[award_id] for award_id in ids if award_id in self.awards]
 
     # --- the equations ---------------------------------------------------------------------------
     def meter_equation(self) -> tuple[int, int]:
@@ -201,10 +212,14 @@ class MeterState:
 
     # --- folding ---------------------------------------------------------------------------------
     def apply(self, entry: e.Entry) -> None:
-        """Fold one progressive entry (any other kind is ignored). Trusts the entry: its writer (this
-        module's ``*_events``) checked it; a reader of foreign entries checks them first."""
+        """Fold one progressive entry (any other kind is ignored). Its writer (this module's
+        ``*_events``) checked it; a reader of foreign entries checks them first (``check_shapes``), and
+        this fold still never raises on one: parameters that do not parse change nothing."""
         if isinstance(entry, e.ProgressiveParametersChanged):
-            parameters = parse_parameters(entry.after, field="progressive_parameters_changed.after")
+            try:
+                parameters = parse_parameters(entry.after, field="progressive_parameters_changed.after")
+            except UserError:
+                return  # never written by this module: a foreign entry the fold leaves out
             if self.parameters is None:
                 self.meter_id = entry.meter_id
                 self.opened_base_cents = parameters.settings.base_cents
@@ -216,6 +231,13 @@ class MeterState:
             self.parameters = parameters
         elif isinstance(entry, e.ProgressiveContribution):
             self.contributions[(entry.table_id, entry.round_id)] = entry
+            while len(self.contributions) > RECENT_ROUNDS:
+                table_id, round_id = next(iter(self.contributions))
+                del self.contributions[(table_id, round_id)]
+                number = round_number(round_id)
+                if number is not None and number > self.forgotten_through.get(table_id, 0):
+                    # A round this old may have contributed: never counted again (refused).
+                    self.forgotten_through[table_id] = number
             self.wagers += entry.wagers
             self.in_meter_cents += entry.in_meter_cents
             self.in_meter_by_table_cents[entry.table_id] = (
@@ -228,18 +250,21 @@ class MeterState:
         elif isinstance(entry, e.ProgressiveOverflow):
             self.overflow_cents += entry.overflow_cents
             self.overflow_by_round[(entry.table_id, entry.round_id)] = entry.overflow_cents
+            _keep_recent(self.overflow_by_round, RECENT_ROUNDS)
             self.reserve_cents = entry.reserve_after_cents
         elif isinstance(entry, e.ProgressiveAwardClaimed):
             self.awards[entry.award_id] = AwardState(entry)
+            self.claims_recorded += 1
             self.claims.setdefault((entry.table_id, entry.round_id), []).append(entry.award_id)
+            _keep_recent(self.claims, RECENT_ROUNDS)
             self.hits_by_line[entry.line] = self.hits_by_line.get(entry.line, 0) + 1
             self.wins_by_line_cents[entry.line] = (
                 self.wins_by_line_cents.get(entry.line, 0) + entry.amount_cents
             )
             if entry.paid_from == "meter":
                 self.meter_awards_cents += entry.amount_cents
-                assert entry.meter_after_cents is not None
-                self.meter_cents = entry.meter_after_cents
+                if entry.meter_after_cents is not None:  # always, as this module writes it
+                    self.meter_cents = entry.meter_after_cents
             else:
                 self.fixed_awards_cents += entry.amount_cents
         elif isinstance(entry, e.ProgressiveReset):
@@ -253,9 +278,15 @@ class MeterState:
             if award is not None and award.paid is None:
                 award.paid = entry
                 self.paid_cents += entry.amount_cents
+                self._forget_old_paid_awards()
         elif isinstance(entry, e.ProgressiveReserve):
             self.reserve_moved_cents += entry.amount_cents
             self.reserve_cents = entry.reserve_after_cents
+
+    def _forget_old_paid_awards(self) -> None:
+        paid = [award_id for award_id, award in self.awards.items() if award.paid is not None]
+        for award_id in paid[: max(0, len(paid) - RECENT_PAID_AWARDS)]:
+            del self.awards[award_id]
 
     def apply_all(self, entries: Sequence[e.Entry]) -> MeterState:
         for entry in entries:
@@ -302,6 +333,12 @@ class Hit:
 
     seat: int
     run_length: int
+
+
+def _keep_recent(remembered: dict[Any, Any], limit: int) -> None:
+    """Forget the oldest keys past ``limit`` (a dict keeps its insertion order)."""
+    while len(remembered) > limit:
+        del remembered[next(iter(remembered))]
 
 
 def award_id_of(table_id: str, round_id: str, seat: int) -> str:
@@ -366,6 +403,12 @@ def contribution_events(state: MeterState, table_id: str, round_id: str, wagers:
         raise UserError(
             f"progressive: {wagers} wagers in round {round_id} at table {table_id} is an unreasonable "
             f"contribution (at most {parameters.max_round_wagers}); nothing was counted"
+        )
+    number = round_number(round_id)
+    if number is not None and number <= state.forgotten_through.get(table_id, 0):
+        raise UserError(
+            f"progressive: round {round_id} at table {table_id} is older than the rounds the meter "
+            f"remembers; refused (it may have contributed already)"
         )
     settings = parameters.settings
     result = settle_progressive(

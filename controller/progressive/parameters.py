@@ -5,14 +5,14 @@ of money settings call it; nothing else changes a meter's parameters."""
 from __future__ import annotations
 
 from controller.errors import UserError
-from controller.progressive.controller import ProgressiveController
+from controller.progressive.controller import TableSideProgressive
 from controller.progressive.model import ProgressiveParameters, parse_parameters
 
 MANAGER = "manager"
 
 
 def change_progressive_parameters(
-    controller: ProgressiveController,
+    controller: TableSideProgressive,
     requested: object,
     *,
     by: str,

@@ -22,7 +22,7 @@ from controller.simulation.autoplay import AutoPlayer, PlaceChips, PressKey
 from drivers.events import CardDealt, ShufflerFault
 from tests.engine.table import Table
 
-Outcome = Literal["settled", "dead", "open_after_lock", "open_before_lock", "open_mid_deal"]
+Outcome = Literal["settled", "dead", "void", "open_after_lock", "open_before_lock", "open_mid_deal"]
 
 _BONUS = {
     "high-card-flush": ("flush", "straight_flush"),
@@ -68,12 +68,15 @@ def play_round(
     over_limit_rate: float = 0.0,
     past_post: bool = False,
     kill_request: bool = False,
+    accept_past_post: bool = False,
 ) -> str:
     """Play one round of ``game`` through the real engine and journal it; returns its id. ``outcome``
     says how far it gets (``dead``: the shoe's red light mid-deal; ``open_*``: the journal stops there,
     as if the controller had died). Latched faults left by an earlier round are cleared first (by a
     scripted supervisor, journaled), as the floor would before the next round. ``kill_request``: after
-    the deal the dealer's kill_seat key asks to kill the last seat, and a supervisor confirms it."""
+    the deal the dealer's kill_seat key asks to kill the last seat, and a supervisor confirms it.
+    ``void``: a supervisor voids the round after the deal. ``accept_past_post``: with ``past_post``,
+    the chips stay on the spot and a supervisor accepts the difference (an override) instead."""
     spec = GAMES[game]
     config = _config(journal, game, banking_mode)
     recovered = RecoveredState.from_table_state(rebuild_state(journal))
@@ -125,6 +128,13 @@ def play_round(
         return _journal(journal, table, batch, stop_at="card_dealt", skip=rng.randint(3, 12))
     if outcome == "dead":
         return _journal(journal, table, batch, stop_at=None)
+    if outcome == "void":
+        table.call(
+            engine.handle,
+            engine_actions.VoidRound("scripted: shoe misdeal", "script-supervisor"),
+            table.now_s,
+        )
+        return _journal(journal, table, batch, stop_at=None, round_id=round_id)
 
     # Decisions: the simulated players' legal strategy (controller/simulation/autoplay.py), no walk-aways
     # and no over-limit raises here: the script is about the journal, not the refusals.
@@ -148,13 +158,15 @@ def play_round(
     if past_post and seats and engine.round is not None:
         ante = engine.round.seats[seats[0]].wagers["ante"]
         table.bet(seats[0], "ante", ante + 500, locked=True)
-        table.bet(seats[0], "ante", ante, locked=True)
+        if not accept_past_post:
+            table.bet(seats[0], "ante", ante, locked=True)
         for fault_id in list(engine.latched):
-            table.call(
-                engine.handle,
-                engine_actions.ClearFault(fault_id, "script-supervisor", "chips taken back"),
-                table.now_s,
+            clear: object = (
+                engine_actions.AcceptDifference(fault_id, "script-supervisor", "the locked ante stands")
+                if accept_past_post
+                else engine_actions.ClearFault(fault_id, "script-supervisor", "chips taken back")
             )
+            table.call(engine.handle, clear, table.now_s)
     for _ in range(200):  # bounded: a round has at most a few streets of a few seats
         if engine.state not in engine.definition.decision_states:
             break

@@ -250,3 +250,70 @@ def test_bad_requests_are_refused_in_one_line_and_change_nothing(tmp_path: Path)
             assert words in str(refused.value)
             assert "\n" not in str(refused.value)
         assert controller.state.to_json() == before
+
+
+def test_the_fold_never_raises_on_a_foreign_entry_and_check_shapes_bounds_its_amounts() -> None:
+    """The floor folds what tables send: an entry this module would never write changes nothing and
+    raises nothing; an amount past any amount is refused by check_shapes (one line)."""
+    from controller.journal import entries as e
+
+    state = MeterState().apply_all(
+        [
+            e.ProgressiveParametersChanged(meter_id="T1", by="x", after={"unit_cents": 0}),
+            e.ProgressiveAwardClaimed(
+                meter_id="T1",
+                award_id="T1/R/1",
+                claim_number=1,
+                table_id="T1",
+                round_id="R",
+                seat=1,
+                line=7,
+                award=1,
+                amount_cents=5,
+                paid_from="meter",
+                needs_confirmation=True,
+            ),
+        ]
+    )
+    assert state.parameters is None
+    assert state.meter_cents == 0
+    huge = e.ProgressiveReserve(meter_id="T1", amount_cents=10**17, reason="x", by="y", reserve_after_cents=0)
+    with pytest.raises(
+        e.EntryError, match=r"progressive_reserve.amount_cents: 100000000000000000 is past any amount"
+    ):
+        e.check_shapes(huge)
+    e.check_shapes(
+        e.ProgressiveReserve(meter_id="T1", amount_cents=-5, reason="x", by="y", reserve_after_cents=0)
+    )
+
+
+def test_a_meter_remembers_recent_rounds_only_and_never_pays_a_forgotten_one_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A table runs for months: what a meter keeps per round and per paid award is bounded (the totals
+    are counters); a replay of a forgotten round is refused, never counted or paid again."""
+    from controller.progressive import model
+
+    monkeypatch.setattr(model, "RECENT_ROUNDS", 3)
+    monkeypatch.setattr(model, "RECENT_PAID_AWARDS", 2)
+    journal, controller = _open(tmp_path / "journal.sqlite")
+    with journal:
+        rounds = [f"RT1-20261205-{number:06d}" for number in range(1, 11)]  # the table's round ids
+        for round_id in rounds:
+            controller.contribute_now("T1", round_id, 1)
+            controller.claim_now("T1", round_id, [Hit(1, 3)])  # 5 units, paid in the round
+        state = controller.state
+        assert len(state.contributions) == 3
+        assert len(state.claims) == 3
+        assert len(state.awards) == 2
+        assert state.claim_count == 10
+        assert state.fixed_awards_cents == 10 * 500
+        _check_equations(state)
+        with pytest.raises(UserError, match="saw no Progressive wagers contributed for that round"):
+            controller.claim_now("T1", rounds[0], [Hit(1, 3)])
+        with pytest.raises(UserError, match="older than the rounds the meter remembers"):
+            controller.contribute_now("T1", rounds[0], 1)  # never counted twice
+        assert controller.contribute_now("T1", rounds[-1], 1).replayed
+        assert controller.claim_now("T1", rounds[-1], [Hit(1, 3)]).replayed
+        assert state.forgotten_through == {"T1": 7}
+        assert len(list(journal.replay(kinds=["progressive_award_paid"]))) == 10

@@ -11,10 +11,14 @@ from pathlib import Path
 import pytest
 
 from controller.engine import TableConfig, actions
-from controller.engine.progressive import ProgressiveUnavailable
 from controller.journal import Journal
 from controller.journal.state import TableState
-from controller.progressive.controller import ClaimAnswer, LinkState, ProgressiveController
+from controller.progressive.controller import (
+    ClaimAnswer,
+    LinkState,
+    ProgressiveController,
+    ProgressiveUnavailable,
+)
 from controller.progressive.model import Hit, parse_parameters
 from drivers.events import BetChanged, ShowText
 from tests.engine.table import Table, stack
@@ -157,7 +161,7 @@ class LinkDown(ProgressiveController):
 def test_a_claim_not_answered_is_asked_again_and_paid_once() -> None:
     table = Table(config(), stack(NOTHING, THREE_CARD_SF, NOTHING_2, DEALER))
     part = table.engine.progressive
-    assert part.controller is not None
+    assert isinstance(part.controller, ProgressiveController)
     controller = LinkDown(part.controller.store, state=part.controller.state)
     part.controller = controller
     play(table, {2: 100})
@@ -198,3 +202,42 @@ def test_only_the_unit_is_taken_on_the_spot(amount: int) -> None:
     progressive(table, 1, amount)
     outs = table.lock()
     assert "must be exactly the unit (1.00)" in table.refusals(outs)[0].reason
+
+
+def test_a_managers_change_of_parameters_is_taken_between_rounds_only() -> None:
+    table = Table(config(), stack(NOTHING, NOTHING_2, NOTHING_3, DEALER))
+    new = {**PARAMETERS.to_json(), "unit_cents": 200, "increment_percent": 10}
+    table.start()  # betting open: no change (the lock would check the old unit)
+    outs = table.event(actions.SetProgressiveParameters(new, by="mia", role="manager"))
+    assert table.refusals(outs)[0].reason == (
+        "progressive: parameters change only between rounds; a round is in play"
+    )
+    table.event(actions.VoidRound("no players", by="sue"))
+    outs = table.event(actions.SetProgressiveParameters(new, by="sam", role="supervisor"))
+    assert "only a manager changes" in table.refusals(outs)[0].reason
+    outs = table.event(actions.SetProgressiveParameters({**new, "reset_cents": 5}, by="mia", role="manager"))
+    assert "is below the base" in table.refusals(outs)[0].reason
+    table.event(actions.SetProgressiveParameters(new, by="mia", role="manager"))
+    changed = table.journal("progressive_parameters_changed")[-1]
+    assert changed.source == "operator:mia"
+    assert changed.payload["after"]["unit_cents"] == 200
+    # The next round takes the new unit at the lock, and refuses the old one.
+    table.start()
+    table.bet(1, "ante", 500)
+    progressive(table, 1, 100)
+    assert "must be exactly the unit (2.00), not 1.00" in table.refusals(table.lock())[0].reason
+
+
+def test_a_new_files_parameters_the_meter_refuses_are_an_alert_not_a_fault() -> None:
+    """A restart with a file whose limit is below the meter as it stands: said once, the meter keeps
+    its parameters, the table plays on (no latched fault)."""
+    table = Table(config(), stack(NOTHING, NOTHING_2, NOTHING_3, DEALER))
+    play(table, {1: 100, 2: 100, 3: 100})  # the meter at 1,000.60
+    recovered = table.engine.recovered_state()
+    lower = parse_parameters({**PARAMETERS.to_json(), "limit_cents": 100_010})
+    again = Table(TableConfig(game="top-flush", progressive=lower), stack(NOTHING, DEALER), recovered)
+    again.start()
+    (alert,) = [a for a in again.alerts() if a.kind == "progressive_parameters_refused"]
+    assert "100010 is below the meter as it stands (100060)" in alert.message
+    assert not again.engine.held
+    assert again.engine.progressive.current_parameters() == PARAMETERS

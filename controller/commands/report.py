@@ -1,0 +1,50 @@
+"""`flushtable report --day YYYY-MM-DD`: one table's gaming-day report from its own journal, the same
+fold and CSV as the floor's (controller/floor/gaming_day.py; docs/operations.md "Gaming-day reports")."""
+
+from __future__ import annotations
+
+import argparse
+
+from controller.commands.journal_args import add_journal_arguments, journal_path
+from controller.errors import UserError
+
+NAME = "report"
+HELP = "the table's gaming-day report (rounds, handle, win, hold, dead hands, voids...), from its journal"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_journal_arguments(parser)
+    parser.add_argument("--day", required=True, metavar="YYYY-MM-DD", help="the gaming day")
+    parser.add_argument(
+        "--start-hour",
+        type=int,
+        default=None,
+        metavar="H",
+        help="the gaming day's start hour, UTC (default 6: the floor's gaming_day_start_hour default)",
+    )
+    parser.add_argument("--csv", action="store_true", help="the CSV with its digest line")
+
+
+def run(args: argparse.Namespace) -> int:
+    from controller.floor.gaming_day import (  # noqa: PLC0415 - the floor's pure fold only, no psycopg use
+        DEFAULT_START_HOUR,
+        REPORT_KINDS,
+        DayEntry,
+        build_report,
+        render_report,
+    )
+    from controller.journal.store import Journal  # noqa: PLC0415
+
+    start_hour = DEFAULT_START_HOUR if args.start_hour is None else args.start_hour
+    if not 0 <= start_hour <= 23:
+        raise UserError(f"--start-hour: {start_hour} is not an hour from 0 to 23")
+    with Journal.open_existing(journal_path(args), readonly=True) as journal:
+        table_id = journal.table_id
+        entries = [
+            DayEntry(table_id, e.kind, e.time_utc, e.payload)
+            for e in journal.entries()
+            if e.kind in REPORT_KINDS or e.kind.startswith("progressive_")
+        ]
+    report = build_report(args.day, start_hour, entries, {table_id: ""}, totals=False)
+    print(report.csv_text() if args.csv else render_report(report), end="")
+    return 0

@@ -1,0 +1,354 @@
+"""Gaming-day reports (docs/operations.md "Gaming-day reports"): per table, per pit and for the floor —
+rounds, handle by wager, win, hold % against the par sheet's theoretical hold, dead hands, voids, kills,
+overrides, faults, progressive contributions and awards — as CSV with its SHA-256, for the floor
+(`flushtable floor report`, the floor panel's Reports page) and for one table from its own journal
+(`flushtable report`).
+
+Pure: a fold of journal entries (each one's table, kind, time and public payload), the same whether
+they come from the floor's PostgreSQL (``floor_entries``) or from a table's SQLite journal, so a table's
+report and the floor's row of that table are the same numbers.
+
+The gaming day ``D`` with start hour ``H`` runs from ``D HH:00`` UTC to ``D+1 HH:00`` UTC (the journal's
+times are UTC, like the floor's shifts). A round belongs to the gaming day its closing entry
+(round_settled, round_dead, round_voided) falls in; a kill, an override, a fault or a progressive entry
+to the day of its own entry.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from fractions import Fraction
+from typing import Any
+
+from controller.errors import UserError
+from controller.floor.theoretical import theoretical_win_exact
+from controller.journal.state import Meters
+from controller.money import format_money
+
+DEFAULT_START_HOUR = 6  # the floor's "day" shift starts at 06:00 UTC (docs/floor.md "Schema")
+
+# An operator's action that overrides what the table decided by itself (docs/operations.md): a
+# supervisor accepting a bet sensor's difference after the lock. A kill (kill_seat) and a void
+# (void_round) are counted in their own columns. New override actions go here.
+OVERRIDE_ACTIONS: frozenset[str] = frozenset({"accept_difference"})
+KILL_ACTIONS: frozenset[str] = frozenset({"kill_seat"})
+# Progressive entries (added with the progressive): their kind starts with ``progressive_``; a
+# contribution's amount in ``contribution_cents`` (or ``amount_cents``), an award's in ``award_cents``
+# (or ``amount_cents``). Until the progressive lands both are 0.
+PROGRESSIVE_PREFIX = "progressive_"
+
+CLOSING = ("round_settled", "round_dead", "round_voided")
+REPORT_KINDS: tuple[str, ...] = (*CLOSING, "operator_action", "fault_raised")
+
+REPORT_COLUMNS = ("gaming_day", "scope", "key", "pit", "game", "measure", "value", "amount")
+DIGEST_TRAILER = "# sha256"  # the CSV's last line: "# sha256,<hex of every byte before this line>"
+
+
+@dataclass(frozen=True, slots=True)
+class DayEntry:
+    table_id: str
+    kind: str
+    time_utc: str  # the journal's text, e.g. 2026-12-01T06:00:00.000000Z
+    payload: Mapping[str, Any]
+
+
+@dataclass
+class DayFigures:
+    """One table's (or a pit's, or the floor's) gaming day."""
+
+    rounds_settled: int = 0
+    rounds_dead: int = 0
+    rounds_voided: int = 0
+    handle_cents: int = 0
+    handle_by_wager_cents: dict[str, int] = field(default_factory=dict)
+    win_cents: int = 0
+    theoretical_win_cents: int = 0  # a table's: its day's exact theoretical, rounded once
+    theoretical_exact: Fraction = Fraction(0)
+    dead_hands: int = 0
+    kills: int = 0
+    overrides: int = 0
+    faults: int = 0
+    progressive_contributions_cents: int = 0
+    progressive_awards_cents: int = 0
+    games: set[str] = field(default_factory=set)
+
+    def add(self, other: DayFigures) -> None:
+        for name in (
+            "rounds_settled",
+            "rounds_dead",
+            "rounds_voided",
+            "handle_cents",
+            "win_cents",
+            "theoretical_win_cents",
+            "dead_hands",
+            "kills",
+            "overrides",
+            "faults",
+            "progressive_contributions_cents",
+            "progressive_awards_cents",
+        ):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for wager, cents in other.handle_by_wager_cents.items():
+            self.handle_by_wager_cents[wager] = self.handle_by_wager_cents.get(wager, 0) + cents
+        self.games |= other.games
+
+    @property
+    def hold_pct(self) -> Fraction | None:
+        return None if not self.handle_cents else Fraction(100 * self.win_cents, self.handle_cents)
+
+    @property
+    def theoretical_hold_pct(self) -> Fraction | None:
+        if not self.handle_cents:
+            return None
+        return Fraction(100 * self.theoretical_win_cents, self.handle_cents)
+
+
+def gaming_day_range(day: str, start_hour: int) -> tuple[datetime, datetime]:
+    """The gaming day ``day`` (YYYY-MM-DD) as a UTC range [start, end)."""
+    try:
+        on = date.fromisoformat(day)
+    except ValueError:
+        raise UserError(f"--day: {day!r} is not a date like 2026-12-01") from None
+    if not 0 <= start_hour <= 23:
+        raise UserError(f"gaming day start hour: {start_hour} is not an hour from 0 to 23")
+    start = datetime(on.year, on.month, on.day, start_hour, tzinfo=UTC)
+    return start, start + timedelta(days=1)
+
+
+def journal_time(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _cents(payload: Mapping[str, Any], *names: str) -> int:
+    for name in names:
+        value = payload.get(name)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return 0
+
+
+def fold_day(entries: Iterable[DayEntry], start_utc: str, end_utc: str) -> dict[str, DayFigures]:
+    """Each table's figures from its entries whose time is in [start_utc, end_utc) (journal texts)."""
+    tables: dict[str, DayFigures] = {}
+    for entry in entries:
+        if not start_utc <= entry.time_utc < end_utc:
+            continue
+        figures = tables.setdefault(entry.table_id, DayFigures())
+        payload = entry.payload
+        if entry.kind in CLOSING:
+            settlement = payload.get("settlement") or {}
+            # The table's own meters fold (controller/journal/state.py) for handle, win, dead hands.
+            meters = Meters()
+            meters.add_settlement("", settlement, voided=entry.kind == "round_voided")
+            figures.handle_cents += meters.handle_cents
+            figures.win_cents += meters.house_win_cents
+            figures.dead_hands += meters.dead_hands
+            for wager, meter in meters.by_wager.items():
+                if meter.stake_cents:
+                    by_wager = figures.handle_by_wager_cents
+                    by_wager[wager] = by_wager.get(wager, 0) + meter.stake_cents
+            game = str(settlement.get("game") or (payload.get("round") or {}).get("game") or "")
+            if game:
+                figures.games.add(game)
+            if entry.kind == "round_settled":
+                figures.rounds_settled += 1
+                figures.theoretical_exact += theoretical_win_exact(game, settlement)
+            elif entry.kind == "round_dead":
+                figures.rounds_dead += 1
+            else:
+                figures.rounds_voided += 1
+        elif entry.kind == "operator_action":
+            action = payload.get("action")
+            if action in KILL_ACTIONS:
+                figures.kills += 1
+            elif action in OVERRIDE_ACTIONS:
+                figures.overrides += 1
+        elif entry.kind == "fault_raised":
+            figures.faults += 1
+        elif entry.kind.startswith(PROGRESSIVE_PREFIX):
+            if "contribution" in entry.kind:
+                figures.progressive_contributions_cents += _cents(
+                    payload, "contribution_cents", "amount_cents"
+                )
+            elif "award" in entry.kind:
+                figures.progressive_awards_cents += _cents(payload, "award_cents", "amount_cents")
+    return tables
+
+
+@dataclass
+class ReportRow:
+    scope: str  # table | pit | floor
+    key: str  # the table's id, the pit's name, or "all"
+    pit: str
+    figures: DayFigures
+
+
+@dataclass
+class DayReport:
+    gaming_day: str
+    start_hour: int
+    start_utc: str
+    end_utc: str
+    rows: list[ReportRow]
+
+    def csv_text(self) -> str:
+        """The report's CSV, its last line the SHA-256 of every byte before it."""
+        body = report_csv_body(self)
+        return f"{body}{DIGEST_TRAILER},{csv_digest(body)}\n"
+
+    @property
+    def digest(self) -> str:
+        return csv_digest(report_csv_body(self))
+
+
+def build_report(
+    day: str,
+    start_hour: int,
+    entries: Iterable[DayEntry],
+    pits: Mapping[str, str],
+    *,
+    pit: str | None = None,
+    totals: bool = True,
+) -> DayReport:
+    """The gaming day's rows: each table (sorted by pit, then table), each pit, then the floor (only
+    the pit asked for, and no floor row, with ``pit``). A table the floor knows with no entry that day
+    has its row of zeros: a table that did not play is a fact the report says. ``totals=False``: the
+    tables' rows only (one table's own report)."""
+    start, end = gaming_day_range(day, start_hour)
+    start_utc, end_utc = journal_time(start), journal_time(end)
+    tables = fold_day(entries, start_utc, end_utc)
+    for table_id in pits:
+        tables.setdefault(table_id, DayFigures())
+    for figures in tables.values():
+        # Rounded once per table; a pit's and the floor's are the sums of their tables' rows, so the
+        # printed rows add up.
+        figures.theoretical_win_cents = round(figures.theoretical_exact)
+    rows: list[ReportRow] = []
+    by_pit: dict[str, DayFigures] = {}
+    floor = DayFigures()
+    for table_id in sorted(tables, key=lambda t: (pits.get(t, ""), t)):
+        table_pit = pits.get(table_id, "")
+        if pit is not None and table_pit != pit:
+            continue
+        figures = tables[table_id]
+        rows.append(ReportRow("table", table_id, table_pit, figures))
+        by_pit.setdefault(table_pit, DayFigures()).add(figures)
+        floor.add(figures)
+    if pit is not None and pit not in by_pit:
+        raise UserError(f"--pit: no table of the floor is in pit {pit!r}")
+    if not totals:
+        return DayReport(day, start_hour, start_utc, end_utc, rows)
+    rows.extend(ReportRow("pit", name, name, by_pit[name]) for name in sorted(by_pit))
+    if pit is None:
+        rows.append(ReportRow("floor", "all", "", floor))
+    return DayReport(day, start_hour, start_utc, end_utc, rows)
+
+
+def _pct(value: Fraction | None) -> str:
+    """A percentage to two decimals, rounded half away from zero (exact: from integer cents)."""
+    if value is None:
+        return ""
+    hundredths = abs(value) * 100
+    whole = int(hundredths + Fraction(1, 2))
+    sign = "-" if value < 0 and whole else ""
+    return f"{sign}{whole // 100}.{whole % 100:02d}"
+
+
+def measures(figures: DayFigures) -> list[tuple[str, int | str]]:
+    """A row's numbers in the report's order: (measure, value); ``*_cents`` are integer cents."""
+    out: list[tuple[str, int | str]] = [
+        ("rounds_settled", figures.rounds_settled),
+        ("rounds_dead", figures.rounds_dead),
+        ("rounds_voided", figures.rounds_voided),
+        ("handle_cents", figures.handle_cents),
+    ]
+    out.extend(
+        (f"handle_cents.{wager}", cents) for wager, cents in sorted(figures.handle_by_wager_cents.items())
+    )
+    out.extend(
+        [
+            ("win_cents", figures.win_cents),
+            ("theoretical_win_cents", figures.theoretical_win_cents),
+            ("hold_pct", _pct(figures.hold_pct)),
+            ("theoretical_hold_pct", _pct(figures.theoretical_hold_pct)),
+            ("dead_hands", figures.dead_hands),
+            ("kills", figures.kills),
+            ("overrides", figures.overrides),
+            ("faults", figures.faults),
+            ("progressive_contributions_cents", figures.progressive_contributions_cents),
+            ("progressive_awards_cents", figures.progressive_awards_cents),
+        ]
+    )
+    return out
+
+
+def report_csv_body(report: DayReport) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(REPORT_COLUMNS)
+    for row in report.rows:
+        game = ";".join(sorted(row.figures.games))
+        for measure, value in measures(row.figures):
+            amount = (
+                format_money(value)
+                if measure.split(".")[0].endswith("_cents") and isinstance(value, int)
+                else ""
+            )
+            writer.writerow((report.gaming_day, row.scope, row.key, row.pit, game, measure, value, amount))
+    return out.getvalue()
+
+
+def csv_digest(body: str) -> str:
+    return hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
+def check_digest(text: str) -> bool:
+    """True if ``text`` (a report's CSV) ends with the digest line of every byte before it."""
+    body, _, last = text.rstrip("\n").rpartition("\n")
+    prefix = f"{DIGEST_TRAILER},"
+    return last.startswith(prefix) and last[len(prefix) :] == csv_digest(body + "\n")
+
+
+def read_floor_day(connection: Any, day: str, start_hour: int, *, pit: str | None = None) -> DayReport:
+    """The floor's gaming-day report from PostgreSQL (``floor_entries``: the entries the floor took,
+    each table's in its journal's order; a psycopg connection of the reporting or the writer role)."""
+    start, end = gaming_day_range(day, start_hour)
+    pit_rows = connection.execute(
+        "SELECT t.table_id, COALESCE(c.pit, t.pit, '') FROM floor_tables t"
+        " LEFT JOIN floor_table_config c USING (table_id)"
+    ).fetchall()
+    pits = {str(table_id): str(table_pit) for table_id, table_pit in pit_rows}
+    rows = connection.execute(
+        "SELECT table_id, kind, time_text, payload FROM floor_entries"
+        " WHERE time_utc >= %s AND time_utc < %s"
+        " AND (kind = ANY(%s) OR kind LIKE 'progressive\\_%%')"
+        " ORDER BY table_id, seq",
+        (start, end, list(REPORT_KINDS)),
+    ).fetchall()
+    entries = [DayEntry(str(t), str(k), str(time_text), p) for t, k, time_text, p in rows]
+    return build_report(day, start_hour, entries, pits, pit=pit)
+
+
+def render_report(report: DayReport) -> str:
+    """The report as a supervisor reads it at a terminal: one line per table, pit and the floor."""
+    lines = [
+        f"gaming day {report.gaming_day}: {report.start_utc} to {report.end_utc} "
+        f"(starts {report.start_hour:02d}:00 UTC)",
+        f"{'scope':<6} {'key':<12} {'rounds':>6} {'dead':>4} {'void':>4} {'handle':>14} {'win':>14} "
+        f"{'hold%':>7} {'theo%':>7} {'dead hands':>10} {'kills':>5} {'overr.':>6} {'faults':>6}",
+    ]
+    for row in report.rows:
+        f = row.figures
+        lines.append(
+            f"{row.scope:<6} {row.key:<12} {f.rounds_settled:>6} {f.rounds_dead:>4} {f.rounds_voided:>4} "
+            f"{format_money(f.handle_cents):>14} {format_money(f.win_cents):>14} "
+            f"{_pct(f.hold_pct) or '-':>7} {_pct(f.theoretical_hold_pct) or '-':>7} {f.dead_hands:>10} "
+            f"{f.kills:>5} {f.overrides:>6} {f.faults:>6}"
+        )
+    lines.append(f"CSV sha256 {report.digest} (--csv: its last line)")
+    return "\n".join(lines) + "\n"

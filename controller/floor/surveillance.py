@@ -1,0 +1,259 @@
+"""Significant events for surveillance (docs/operations.md "Surveillance events", docs/floor.md
+"Surveillance"): the entries a surveillance room watches — big wins, past-posting, dead hands, dead
+rounds, voids, kills, overrides, the tables' alerts (software and clock ones too) — published by the
+floor service on ``surveillance.<table>`` in one JSON shape (docs/surveillance-event.schema.json).
+
+``events_of`` is pure: one floor entry (its public part, never a private one) to its events, each with
+an id that is a function of the entry alone (``<table>:<seq>:<n>``), sent as the message's
+``Nats-Msg-Id``: the stream SURVEILLANCE keeps the first of an id, and the publisher's mark per table
+(``floor_surveillance_marks``) moves only after the stream acknowledged every event up to it, so each
+event is published at least once and stored once. What an event says is what the table journaled: its
+``details`` are fields of the entry's public part as they are, with the entry's hash to find it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+SCHEMA = "flushtable-surveillance/1"
+SUBJECT_PREFIX = "surveillance"
+STREAM = "SURVEILLANCE"
+
+EVENT_TYPES: tuple[str, ...] = (
+    "big_win",
+    "past_posting",
+    "dead_hand",
+    "dead_round",
+    "void",
+    "kill",
+    "override",
+    "alert",
+    "security",
+)
+CATEGORIES: tuple[str, ...] = ("game", "device", "security", "integrity", "software", "clock", "operations")
+
+# A table's alert (``fault_raised``) by its kind: the category a surveillance room files it under. The
+# place for the kinds other parts add: a software verification failure, a configuration changed on
+# disk, a clock past its bound. A kind not listed is filed by its name's start (software_, release_,
+# config_ -> software; clock_ -> clock), else under "operations".
+ALERT_CATEGORIES: dict[str, str] = {
+    "red_light": "device",
+    "device_lost": "device",
+    "shuffler_fault": "device",
+    "deck_verification": "device",
+    "over_limit_raise": "game",
+    "security_event": "security",
+    "integrity": "integrity",
+    "journal_error": "software",
+    "supervisor_hold": "operations",
+    "software_verification": "software",
+    "software_mismatch": "software",
+    "config_changed": "software",
+    "clock_offset": "clock",
+    "clock_drift": "clock",
+}
+# These alerts are the same fact as an event of their own (the past_posting and dead_hand entries):
+# published once, as that event.
+ALERTS_WITH_THEIR_OWN_EVENT: frozenset[str] = frozenset({"past_posting", "dead_hand"})
+OVERRIDE_ACTIONS: frozenset[str] = frozenset({"accept_difference"})  # as the gaming-day report's
+KILL_ACTIONS: frozenset[str] = frozenset({"kill_seat"})
+
+# The entry kinds that can make an event (the publisher reads only these from floor_entries).
+EVENT_ENTRY_KINDS: tuple[str, ...] = (
+    "round_settled",
+    "past_posting",
+    "dead_hand",
+    "round_dead",
+    "round_voided",
+    "operator_action",
+    "fault_raised",
+    "security_event",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class FloorEntry:
+    table_id: str
+    seq: int
+    time_utc: str  # as the table wrote it
+    round_id: str | None
+    source: str
+    kind: str
+    payload: Mapping[str, Any]
+    hash: str
+
+
+def alert_category(kind: str) -> str:
+    if kind in ALERT_CATEGORIES:
+        return ALERT_CATEGORIES[kind]
+    if kind.startswith(("software_", "release_", "config_")):
+        return "software"
+    if kind.startswith("clock_"):
+        return "clock"
+    return "operations"
+
+
+def _money(cents: int) -> str:
+    sign = "-" if cents < 0 else ""
+    whole, part = divmod(abs(cents), 100)
+    return f"{sign}{whole:,}.{part:02d}"
+
+
+def _reason_text(reason: Any) -> str:
+    if isinstance(reason, Mapping):
+        return str(reason.get("message") or reason.get("code") or "")
+    return str(reason or "")
+
+
+def _pick(payload: Mapping[str, Any], *names: str) -> dict[str, Any]:
+    return {name: payload[name] for name in names if name in payload}
+
+
+def events_of(entry: FloorEntry, big_win_cents: int) -> list[dict[str, Any]]:
+    """The surveillance events of one entry (most entries have none)."""
+    p = entry.payload
+    found: list[tuple[str, str, str, dict[str, Any]]] = []  # (type, category, summary, details)
+    if entry.kind == "round_settled":
+        settlement = p.get("settlement") or {}
+        for seat in settlement.get("seats") or []:
+            net = seat.get("net")
+            if isinstance(net, int) and not isinstance(net, bool) and net >= big_win_cents:
+                details = {
+                    "seat": seat.get("seat"),
+                    "net_cents": net,
+                    "wagers": seat.get("wagers") or {},
+                    "threshold_cents": big_win_cents,
+                    "game": settlement.get("game"),
+                    "banking": settlement.get("banking"),
+                }
+                summary = f"seat {seat.get('seat')} won {_money(net)} (threshold {_money(big_win_cents)})"
+                found.append(("big_win", "game", summary, details))
+    elif entry.kind == "past_posting":
+        details = _pick(p, "seat", "wager", "locked_cents", "seen_cents")
+        summary = (
+            f"seat {p.get('seat')} {p.get('wager')}: {_money(int(p.get('locked_cents', 0)))} locked, "
+            f"{_money(int(p.get('seen_cents', 0)))} seen after the lock"
+        )
+        found.append(("past_posting", "game", summary, details))
+    elif entry.kind == "dead_hand":
+        seat = p.get("seat")
+        where = f"seat {seat}" if seat is not None else "the whole round"
+        found.append(
+            (
+                "dead_hand",
+                "game",
+                f"{where} dead: {_reason_text(p.get('reason'))}",
+                _pick(p, "seat", "reason"),
+            )
+        )
+    elif entry.kind == "round_dead":
+        found.append(
+            ("dead_round", "game", f"round dead: {_reason_text(p.get('reason'))}", _pick(p, "reason"))
+        )
+    elif entry.kind == "round_voided":
+        summary = f"round voided by {p.get('by')}: {_reason_text(p.get('reason'))}"
+        found.append(("void", "game", summary, _pick(p, "by", "reason")))
+    elif entry.kind == "operator_action" and p.get("action") in KILL_ACTIONS | OVERRIDE_ACTIONS:
+        kind = "kill" if p.get("action") in KILL_ACTIONS else "override"
+        details = _pick(p, "action", "by", "detail")
+        found.append((kind, "game", f"{p.get('action')} by {p.get('by')}: {p.get('detail')}", details))
+    elif entry.kind == "fault_raised" and p.get("kind") not in ALERTS_WITH_THEIR_OWN_EVENT:
+        alert_kind = str(p.get("kind"))
+        details = _pick(p, "fault_id", "kind", "severity", "device", "reason", "by")
+        summary = f"{alert_kind} ({p.get('severity')}): {_reason_text(p.get('reason'))}"
+        found.append(("alert", alert_category(alert_kind), summary, details))
+    elif entry.kind == "security_event":
+        details = _pick(p, "device", "reason", "detail")
+        found.append(("security", "security", f"{p.get('device')}: {p.get('reason')}", details))
+    return [
+        {
+            "schema": SCHEMA,
+            "event_id": f"{entry.table_id}:{entry.seq}:{n}",
+            "type": kind,
+            "category": category,
+            "table_id": entry.table_id,
+            "seq": entry.seq,
+            "entry_kind": entry.kind,
+            "entry_hash": entry.hash,
+            "round_id": entry.round_id,
+            "time_utc": entry.time_utc,
+            "source": entry.source,
+            "summary": summary,
+            "details": details,
+        }
+        for n, (kind, category, summary, details) in enumerate(found)
+    ]
+
+
+def subject_of(table_id: str) -> str:
+    return f"{SUBJECT_PREFIX}.{table_id}"
+
+
+def events_of_rows(rows: Sequence[Sequence[Any]], big_win_cents: int) -> list[dict[str, Any]]:
+    """Events of ``floor_entries`` rows (table_id, seq, time_text, round_id, source, kind, payload, hash)."""
+    out: list[dict[str, Any]] = []
+    for table_id, seq, time_text, round_id, source, kind, payload, hash_ in rows:
+        entry = FloorEntry(
+            str(table_id), int(seq), str(time_text), round_id, str(source), str(kind), payload, str(hash_)
+        )
+        out.extend(events_of(entry, big_win_cents))
+    return out
+
+
+EVENT_COLUMNS = "table_id, seq, time_text, round_id, source, kind, payload, hash"
+
+
+EVENTS_PER_PASS = 2000  # at most this many entries a pass: a floor catching up publishes in steps
+
+
+async def publish_pending(connection: Any, js: Any, big_win_cents: int) -> int:
+    """One pass of the publisher: the events of the entries after each table's mark, published in
+    order with their ids, then the marks moved (one transaction) after every ack. Returns how many
+    events were published. ``connection``: the floor service's (the writer role's, autocommit);
+    ``js``: its JetStream context. An error leaves the marks where they were: the next pass sends the
+    same events with the same ids, and the stream keeps the first of each."""
+    import json as json_module  # noqa: PLC0415
+
+    async with connection.transaction():
+        cursor = await connection.execute(
+            "SELECT t.table_id, t.last_seq, COALESCE(m.last_seq, 0) FROM floor_tables t"
+            " LEFT JOIN floor_surveillance_marks m USING (table_id)"
+            " WHERE t.last_seq > COALESCE(m.last_seq, 0)"
+        )
+        behind = await cursor.fetchall()
+    if not behind:
+        return 0
+    published = 0
+    new_marks: dict[str, tuple[int, int]] = {}
+    for table_id, head_seq, mark_seq in behind:
+        async with connection.transaction():
+            cursor = await connection.execute(
+                f"SELECT {EVENT_COLUMNS} FROM floor_entries"
+                " WHERE table_id = %s AND seq > %s AND seq <= %s AND kind = ANY(%s)"
+                " ORDER BY seq LIMIT %s",
+                (table_id, mark_seq, head_seq, list(EVENT_ENTRY_KINDS), EVENTS_PER_PASS),
+            )
+            rows = await cursor.fetchall()
+        count = 0
+        for event in events_of_rows(rows, big_win_cents):
+            body = json_module.dumps(event, sort_keys=True, separators=(",", ":")).encode("utf-8")
+            await js.publish(
+                subject_of(str(table_id)), body, stream=STREAM, headers={"Nats-Msg-Id": event["event_id"]}
+            )
+            count += 1
+        # Every entry up to the table's head is looked at, unless the pass stopped at its limit.
+        through = int(rows[-1][1]) if len(rows) >= EVENTS_PER_PASS else int(head_seq)
+        new_marks[str(table_id)] = (through, count)
+        published += count
+    async with connection.transaction():
+        for table_id, (through, count) in new_marks.items():
+            await connection.execute(
+                "INSERT INTO floor_surveillance_marks (table_id, last_seq, events_published)"
+                " VALUES (%s, %s, %s) ON CONFLICT (table_id) DO UPDATE SET last_seq = EXCLUDED.last_seq,"
+                " events_published = floor_surveillance_marks.events_published + EXCLUDED.events_published,"
+                " updated_utc = clock_timestamp()",
+                (table_id, through, count),
+            )
+    return published

@@ -1,0 +1,81 @@
+"""The pure parts of the gaming-day report and the surveillance events (controller/floor/gaming_day.py,
+controller/floor/surveillance.py): progressive entries counted once the progressive writes them, the
+gaming day's bounds, a changed byte of a report's CSV caught by its digest line, hold % rounding, and
+the alert kinds other parts add filed under software and clock."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jsonschema
+import pytest
+
+from controller.errors import UserError
+from controller.floor import gaming_day as gd
+from controller.floor import surveillance as sv
+from tests.floor.test_surveillance_and_auditor import SCHEMA
+
+
+def entry(entry_kind: str, time_utc: str, **payload: Any) -> gd.DayEntry:
+    return gd.DayEntry("T9", entry_kind, time_utc, payload)
+
+
+def test_progressive_amounts_and_the_days_bounds() -> None:
+    entries = [
+        entry(
+            "progressive_contribution", "2026-12-01T05:59:59.999999Z", contribution_cents=100
+        ),  # the day before
+        entry("progressive_contribution", "2026-12-01T06:00:00.000000Z", contribution_cents=125),
+        entry("progressive_contribution", "2026-12-01T07:00:00.000000Z", amount_cents=75),
+        entry("progressive_award", "2026-12-02T05:59:59.999999Z", award_cents=50_000),
+        entry("progressive_award", "2026-12-02T06:00:00.000000Z", award_cents=9),  # the next day
+        entry("fault_raised", "2026-12-01T08:00:00.000000Z", kind="clock_offset"),
+    ]
+    report = gd.build_report("2026-12-01", 6, entries, {"T9": "P1"})
+    table = report.rows[0].figures
+    assert (table.progressive_contributions_cents, table.progressive_awards_cents, table.faults) == (
+        200,
+        50_000,
+        1,
+    )
+    assert [r.scope for r in report.rows] == ["table", "pit", "floor"]
+    with pytest.raises(UserError, match="--pit: no table of the floor is in pit 'P2'"):
+        gd.build_report("2026-12-01", 6, entries, {"T9": "P1"}, pit="P2")
+    with pytest.raises(UserError, match="not a date"):
+        gd.gaming_day_range("2026-02-30", 6)
+
+
+def test_a_changed_byte_is_caught_by_the_digest_line() -> None:
+    settled = entry(
+        "round_settled",
+        "2026-12-01T10:00:00.000000Z",
+        settlement={"game": "high-card-flush", "banking": "house", "rake": 0, "banker_net": -500,
+                    "seats": [{"seat": 1, "status": "live", "net": 500,
+                               "wagers": {"ante": {"stake": 1000, "result": "win", "net": 500}}}]},
+    )  # fmt: skip
+    text = gd.build_report("2026-12-01", 6, [settled], {}).csv_text()
+    assert gd.check_digest(text)
+    assert "hold_pct,-50.00," in text  # the house lost half the handle
+    assert not gd.check_digest(text.replace("1000", "1001"))
+    assert not gd.check_digest(text.rsplit("\n", 2)[0] + "\n")  # the digest line cut off
+
+
+@pytest.mark.parametrize(
+    ("kind", "category"),
+    [("clock_offset", "clock"), ("clock_backwards", "clock"), ("software_mismatch", "software"),
+     ("config_changed_on_disk", "software"), ("red_light", "device"), ("something_new", "operations")],
+)  # fmt: skip
+def test_alert_kinds_are_filed(kind: str, category: str) -> None:
+    floor_entry = sv.FloorEntry("T9", 4, "2026-12-01T10:00:00.000000Z", None, "engine", "fault_raised",
+                                {"fault_id": "F1", "kind": kind, "severity": "alert",
+                                 "reason": {"code": kind, "message": "x"}}, "a" * 64)  # fmt: skip
+    (event,) = sv.events_of(floor_entry, 1)
+    assert (event["type"], event["category"]) == ("alert", category)
+    jsonschema.validate(event, SCHEMA)
+
+
+def test_a_past_posting_alert_is_the_past_posting_event_not_a_second_one() -> None:
+    floor_entry = sv.FloorEntry("T9", 5, "2026-12-01T10:00:00.000000Z", "R1", "sensors", "fault_raised",
+                                {"fault_id": "F2", "kind": "past_posting", "severity": "latching",
+                                 "reason": {"code": "past_posting", "message": "x"}}, "b" * 64)  # fmt: skip
+    assert sv.events_of(floor_entry, 1) == []

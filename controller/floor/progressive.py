@@ -7,7 +7,7 @@ in the order the controller recorded them). Nothing is counted twice and nothing
 
 - **Contributions** come from the journal stream the floor already takes exactly once: each linked
   table's ``round_settled`` entries in ``floor_entries`` (the settlement's ``progressive.contributions.
-  wagers``: the settled Progressive wagers, RULES.md). :meth:`LinkedProgressive.pump` reads them after
+  wagers``: the settled Progressive wagers, docs/rules.md). :meth:`LinkedProgressive.pump` reads them after
   each table's mark and contributes each round once (keyed by (table, round): a replay changes nothing;
   the unique index ``floor_progressive_contribution_once`` refuses a second row).
 - **Claims** are NATS requests on ``progressive.<link>.claim.<table>`` keyed by (table, round),

@@ -60,4 +60,13 @@ def run(args: argparse.Namespace) -> int:
             print(json.dumps(record, ensure_ascii=False))
     else:
         print(render_records(records))
+    for record in records:
+        stored = record.get("stored")
+        if stored is not None and stored["archived"]:
+            # Said apart from the record: the operator learns where an archived round was read from.
+            print(
+                f"note: round {record['round_id']} is in archived segment {stored['segment']}, read from "
+                f"{stored['file']}",
+                file=sys.stderr,
+            )
     return 0

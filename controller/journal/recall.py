@@ -82,6 +82,28 @@ def _record(journal: Journal, closing: JournalEntry, with_private: bool) -> dict
             if entry.kind == "dead_hand" and entry.payload.get("seat") is not None
         },
         "events": [_event(entry, state, with_private) for entry in events],
+        # Where the round is kept, when not in the open segment (docs/journal.md "Segments and seals").
+        **_stored(journal, closing.seq),
+    }
+
+
+def _stored(journal: Journal, seq: int) -> dict[str, Any]:
+    """``{"stored": {"segment", "file", "archived"}}`` for a round in a sealed segment (an archived one
+    is read from its archive), nothing for one in the open segment."""
+    if seq > journal.base.base_seq:
+        return {}
+    from controller.journal.segments import segment_of_seq, segments_dir  # noqa: PLC0415
+
+    found = segment_of_seq(journal.path, seq)
+    if found is None:
+        return {}
+    segment, file = found
+    return {
+        "stored": {
+            "segment": segment,
+            "file": str(file),
+            "archived": file.parent != segments_dir(journal.path),
+        }
     }
 
 

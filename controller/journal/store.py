@@ -61,6 +61,21 @@ def journal_log() -> Any:
 
 
 _CLOSING_SQL = "('round_settled','round_dead','round_voided')"
+# A segment of a segmented journal (docs/journal.md "Segments and seals") starts where the last seal
+# ends: its first entry extends the seal's final entry, named in journal_meta (base_seq, base_hash). The
+# first segment has no base: it starts at entry 1 from the genesis hash, as every journal did before.
+_BASE_SEQ_SQL = "COALESCE((SELECT CAST(value AS INTEGER) FROM journal_meta WHERE key = 'base_seq'), 0)"
+_BASE_HASH_SQL = f"COALESCE((SELECT value FROM journal_meta WHERE key = 'base_hash'), '{GENESIS_HASH}')"
+# The chain trigger of journals written before segments: the same rule with no base. Such a journal is
+# the first segment of its table as it stands (docs/journal.md "Segments and seals": not migrated, and
+# accepted with this trigger as long as it has no base).
+LEGACY_CHAIN_TRIGGER_SQL = (
+    "CREATE TRIGGER journal_extends_chain BEFORE INSERT ON journal "
+    "WHEN NEW.seq IS NOT (SELECT COALESCE(MAX(seq), 0) + 1 FROM journal) "
+    "OR NEW.prev_hash IS NOT COALESCE((SELECT hash FROM journal ORDER BY seq DESC LIMIT 1), "
+    f"'{GENESIS_HASH}') "
+    "BEGIN SELECT RAISE(ABORT, 'journal chain: an entry must extend the last one'); END"
+)
 # No index on ``hash`` (journals made before had a UNIQUE one; it is harmless there): nothing looks an
 # entry up by its hash, the chain trigger already makes each hash commit to the one before it, and the
 # index's leaf pages, in random hash order, were each commit's most written pages (34 WAL pages a
@@ -87,8 +102,8 @@ BEGIN SELECT RAISE(ABORT, 'journal is append-only: UPDATE refused'); END;
 CREATE TRIGGER journal_no_delete BEFORE DELETE ON journal
 BEGIN SELECT RAISE(ABORT, 'journal is append-only: DELETE refused'); END;
 CREATE TRIGGER journal_extends_chain BEFORE INSERT ON journal
-WHEN NEW.seq IS NOT (SELECT COALESCE(MAX(seq), 0) + 1 FROM journal)
-  OR NEW.prev_hash IS NOT COALESCE((SELECT hash FROM journal ORDER BY seq DESC LIMIT 1), '{GENESIS_HASH}')
+WHEN NEW.seq IS NOT (SELECT COALESCE(MAX(seq), {_BASE_SEQ_SQL}) + 1 FROM journal)
+  OR NEW.prev_hash IS NOT COALESCE((SELECT hash FROM journal ORDER BY seq DESC LIMIT 1), {_BASE_HASH_SQL})
 BEGIN SELECT RAISE(ABORT, 'journal chain: an entry must extend the last one'); END;
 CREATE TRIGGER journal_round_closed_once BEFORE INSERT ON journal
 WHEN NEW.kind IN {_CLOSING_SQL} AND (
@@ -134,6 +149,20 @@ class WalCheckpoint(NamedTuple):
     @property
     def complete(self) -> bool:
         return not self.busy and self.copied_pages >= self.wal_pages
+
+
+class SegmentBase(NamedTuple):
+    """Where a segment starts (docs/journal.md "Segments and seals"): its number, and the entry it
+    extends: the last seal's final entry (``base_seq``, ``base_hash``), with the rounds started before it
+    (``base_rounds``: round numbers go on counting). The first segment's: 1, 0, the genesis hash, 0."""
+
+    segment: int
+    base_seq: int
+    base_hash: str
+    base_rounds: int
+
+
+FIRST_SEGMENT = SegmentBase(1, 0, GENESIS_HASH, 0)
 
 
 class JournalError(UserError):
@@ -432,6 +461,7 @@ class Journal:
         self.readonly = readonly
         self._lock = threading.Lock()
         self.last_error: str | None = None  # the last append's failure, until an append succeeds
+        self.base = FIRST_SEGMENT  # the segment this file is (docs/journal.md "Segments and seals")
 
     # --- opening --------------------------------------------------------------------------------
     @classmethod
@@ -443,8 +473,11 @@ class Journal:
         clock: Callable[[], datetime] = _utc_now,
         busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S,
         synchronous: Literal["FULL", "OFF"] = "FULL",
+        base: SegmentBase | None = None,
     ) -> Journal:
         """Open (creating it and its directory when new) the journal of table ``table_id`` to append.
+        A new file is the next segment after the journal's last seal, if it has seals
+        (controller/journal/segments.py), unless ``base`` says where it starts.
 
         ``synchronous="OFF"`` skips the fsync of each commit: only for tests and soaks of the logic in
         accelerated time, never for a table (a power cut could lose committed entries). It is logged."""
@@ -461,7 +494,11 @@ class Journal:
             connection.execute("PRAGMA synchronous = OFF")
             journal_log().warning("journal_not_durable", path=str(journal_path), synchronous=synchronous)
         try:
-            stored_table_id = _prepare(connection, journal_path, table_id)
+            if base is None:
+                from controller.journal.segments import next_segment_base  # noqa: PLC0415 (a cycle)
+
+                base = next_segment_base(journal_path)
+            stored_table_id = _prepare(connection, journal_path, table_id, base)
         except BaseException:
             connection.close()
             raise
@@ -472,6 +509,7 @@ class Journal:
             )
         journal = cls(connection, journal_path, table_id, clock=clock, readonly=False)
         try:
+            journal._load_base()
             journal._check_head()
         except BaseException:
             connection.close()
@@ -514,7 +552,36 @@ class Journal:
         except BaseException:
             connection.close()
             raise
-        return cls(connection, journal_path, table_id, clock=clock, readonly=readonly)
+        journal = cls(connection, journal_path, table_id, clock=clock, readonly=readonly)
+        try:
+            journal._load_base()
+        except BaseException:
+            connection.close()
+            raise
+        return journal
+
+    def _load_base(self) -> None:
+        try:
+            with self._lock:
+                self.base = read_segment_base(self._connection)
+        except sqlite3.Error as error:
+            raise JournalError(f"journal {self.path}: cannot read: {_sqlite_reason(error)}") from error
+
+    def _sealed(self, after_seq: int = 0, *, newest_first: bool = False) -> Iterator[Journal]:
+        """The sealed segments before this one holding entries after ``after_seq``, oldest first (or
+        newest first), each opened read-only (wherever it is: beside the journal or archived) and closed
+        once the caller moves on: what the readers go through for entries before this segment's base."""
+        if self.base.segment <= 1:
+            return
+        from controller.journal.segments import sealed_segment_files  # noqa: PLC0415 (a cycle)
+
+        files = sealed_segment_files(self.path, self.base.segment, after_seq)
+        for file in reversed(files) if newest_first else files:
+            sealed = Journal.open_existing(file, readonly=True)
+            try:
+                yield sealed
+            finally:
+                sealed.close()
 
     def close(self) -> None:
         with self._lock:
@@ -552,7 +619,7 @@ class Journal:
                 # IMMEDIATE takes the write lock now, so the last entry read below stays the last.
                 connection.execute("BEGIN IMMEDIATE")
                 row = connection.execute("SELECT seq, hash FROM journal ORDER BY seq DESC LIMIT 1").fetchone()
-                last_seq, prev_hash = (row[0], row[1]) if row else (0, GENESIS_HASH)
+                last_seq, prev_hash = (row[0], row[1]) if row else (self.base.base_seq, self.base.base_hash)
                 rows: list[tuple[Any, ...]] = []
                 closed_here: dict[str, JournalEntry] = {}
                 for item in pending:
@@ -671,10 +738,20 @@ class Journal:
         round_id: str | None = None,
         kinds: Iterable[str] | None = None,
     ) -> Iterator[JournalEntry]:
-        """Entries with seq > since_seq in order, optionally of one round and of some kinds.
+        """Entries with seq > since_seq in order, optionally of one round and of some kinds: the sealed
+        segments' first where ``since_seq`` is before this segment (docs/journal.md "Segments and
+        seals"), then this one's.
 
         Read a page at a time, so a long journal is never held in memory at once."""
         kind_list = list(kinds) if kinds is not None else None
+        if since_seq < self.base.base_seq:
+            for sealed in self._sealed(since_seq):
+                yield from sealed.entries(since_seq, round_id, kind_list)
+        yield from self._entries_here(since_seq, round_id, kind_list)
+
+    def _entries_here(
+        self, since_seq: int, round_id: str | None, kind_list: list[str] | None
+    ) -> Iterator[JournalEntry]:
         if kind_list == []:
             return
         where, params = _where(round_id, kind_list)
@@ -692,8 +769,18 @@ class Journal:
         self, since_seq: int = 0, round_id: str | None = None, kinds: Iterable[str] | None = None
     ) -> Iterator[Replayed]:
         """Every entry after ``since_seq`` (of one round, of some kinds, when given), typed, in order,
-        both parts: what the reducer (controller/journal/state.py) folds. Read a page at a time."""
+        both parts: what the reducer (controller/journal/state.py) folds. Read a page at a time; the
+        sealed segments' first where ``since_seq`` is before this segment (a start never asks for
+        them: it folds the last seal's checkpoint and this segment, controller/journal/recovery.py)."""
         kind_list = list(kinds) if kinds is not None else None
+        if since_seq < self.base.base_seq:
+            for sealed in self._sealed(since_seq):
+                yield from sealed.replay(since_seq, round_id, kind_list)
+        yield from self._replay_here(since_seq, round_id, kind_list)
+
+    def _replay_here(
+        self, since_seq: int, round_id: str | None, kind_list: list[str] | None
+    ) -> Iterator[Replayed]:
         if kind_list == []:
             return
         where, params = _where(round_id, kind_list)
@@ -733,20 +820,45 @@ class Journal:
             f"SELECT {_COLUMNS} FROM journal WHERE kind IN ({placeholders}) ORDER BY seq DESC LIMIT ?",
             (*kind_list, count),
         )
-        return [_entry_from_row(row) for row in reversed(rows)]
+        found = [_entry_from_row(row) for row in reversed(rows)]
+        if len(found) < count and self.base.base_seq > 0:
+            # Fewer here than asked: the rest from the sealed segments, newest first.
+            for sealed in self._sealed(newest_first=True):
+                found = sealed.last_entries(count - len(found), kind_list) + found
+                if len(found) >= count:
+                    break
+        return found
 
     def last_entry(self) -> JournalEntry | None:
+        """The journal's last entry: this segment's, or the last sealed one's when this one is new."""
         rows = self._read(f"SELECT {_COLUMNS} FROM journal ORDER BY seq DESC LIMIT 1", ())
-        return _entry_from_row(rows[0]) if rows else None
+        if rows:
+            return _entry_from_row(rows[0])
+        return self.entry(self.base.base_seq) if self.base.base_seq > 0 else None
 
     def entry(self, seq: int) -> JournalEntry | None:
+        if 0 < seq <= self.base.base_seq:
+            for sealed in self._sealed(seq - 1):
+                return sealed.entry(seq)
+            return None
         rows = self._read(f"SELECT {_COLUMNS} FROM journal WHERE seq = ?", (seq,))
         return _entry_from_row(rows[0]) if rows else None
 
+    def segment_summary(self) -> tuple[int, str | None]:
+        """This segment's entries and its first entry's time (None: it has none), read from the ends of
+        the primary key: what decides whether it is due to be sealed."""
+        rows = self._read(
+            "SELECT MAX(seq), (SELECT time_utc FROM journal ORDER BY seq LIMIT 1) FROM journal", ()
+        )
+        last_seq, first_utc = rows[0]
+        if last_seq is None:
+            return 0, None
+        return int(last_seq) - self.base.base_seq, str(first_utc)
+
     def round_count(self) -> int:
-        """How many rounds the journal has started."""
+        """How many rounds the journal has started (the sealed segments' from this segment's base)."""
         rows = self._read("SELECT COUNT(*) FROM journal WHERE kind = ?", (ROUND_STARTED,))
-        return int(rows[0][0])
+        return self.base.base_rounds + int(rows[0][0])
 
     def next_round_id(self, day: date | None = None) -> str:
         """The id the next round gets: ``R{table_id}-{YYYYMMDD}-{n:06d}`` (names.format_round_id)."""
@@ -896,8 +1008,11 @@ def _meta_table_id(connection: sqlite3.Connection, path: Path) -> str:
     return str(row[0])
 
 
-def _prepare(connection: sqlite3.Connection, path: Path, table_id: str) -> str:
-    """Create the schema in a new file; return the table id the file belongs to."""
+def _prepare(
+    connection: sqlite3.Connection, path: Path, table_id: str, base: SegmentBase | None = None
+) -> str:
+    """Create the schema in a new file (a segment starting at ``base`` when given); return the table id
+    the file belongs to."""
     try:
         connection.execute("BEGIN IMMEDIATE")
         if not _check_identity(connection, path):
@@ -908,6 +1023,13 @@ def _prepare(connection: sqlite3.Connection, path: Path, table_id: str) -> str:
                 "INSERT INTO journal_meta (key, value) VALUES ('table_id', ?), ('created_utc', ?)",
                 (table_id, format_time_utc(_utc_now())),
             )
+            if base is not None and base != FIRST_SEGMENT:
+                # In the same transaction as the schema: a new segment is never without its base.
+                connection.execute(
+                    "INSERT INTO journal_meta (key, value) VALUES ('segment', ?), ('base_seq', ?), "
+                    "('base_hash', ?), ('base_rounds', ?)",
+                    (str(base.segment), str(base.base_seq), base.base_hash, str(base.base_rounds)),
+                )
         stored = _meta_table_id(connection, path)
         connection.execute("COMMIT")
         return stored
@@ -940,6 +1062,24 @@ def schema_triggers() -> dict[str, tuple[str, str]]:
 def normalised_sql(sql: str | None) -> str:
     """SQL text with its whitespace runs made single spaces (how SQLite keeps it depends on the writer)."""
     return " ".join((sql or "").split())
+
+
+def read_segment_base(connection: sqlite3.Connection) -> SegmentBase:
+    """The segment a journal file is and where it starts (FIRST_SEGMENT for a journal with no base)."""
+    rows = dict(
+        connection.execute(
+            "SELECT key, value FROM journal_meta WHERE key IN "
+            "('segment', 'base_seq', 'base_hash', 'base_rounds')"
+        ).fetchall()
+    )
+    if not rows:
+        return FIRST_SEGMENT
+    try:
+        return SegmentBase(
+            int(rows["segment"]), int(rows["base_seq"]), str(rows["base_hash"]), int(rows["base_rounds"])
+        )
+    except (KeyError, ValueError):
+        raise sqlite3.DatabaseError("journal_meta: a segment's base is incomplete (edited?)") from None
 
 
 def _split_sql(script: str) -> list[str]:

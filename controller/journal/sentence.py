@@ -206,7 +206,8 @@ _SENTENCES: dict[str, Callable[[Payload, bool, MoneyFormat], str]] = {
     "clock_offset": _clock_offset,
     "software_verified": lambda p, h, f: (
         f"Software verified at start: release {p.get('release')}, "
-        f"digest {str(p.get('release_digest'))[:16]}, {p.get('files')} files and {p.get('dependencies')} dependencies, signed by key {p.get('key_id')}"
+        f"digest {str(p.get('release_digest'))[:16]}, {p.get('files')} files and "
+        f"{p.get('dependencies')} dependencies, signed by key {p.get('key_id')}"
         + (" (a DEVELOPMENT release, not for a live table)" if p.get("development") else "")
     ),
     "software_checked": lambda p, h, f: (

@@ -115,6 +115,8 @@ def _field(
     document: dict[str, Any], name: str, kind: type | tuple[type, ...], *, optional: bool = False
 ) -> Any:
     value = document.get(name)
+    if type(value) is kind:  # the usual case, at once (JSON gives no subclasses; bool is not int)
+        return value
     if value is None and optional:
         return None
     if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
@@ -178,12 +180,25 @@ def _not_json(constant: str) -> Any:
     raise ValueError(f"{constant} is not JSON")
 
 
+# One reader for every message (json.loads with an option makes a new one each call), given the text as
+# json.loads(bytes) would decode it: UTF-8 with "surrogatepass" unless the bytes open with a byte-order
+# mark (then json.loads itself, which detects UTF-8-SIG, UTF-16 and UTF-32 there).
+_JSON_READER = json.JSONDecoder(parse_constant=_not_json)
+_NOT_PLAIN_UTF8_OPENINGS = (b"\xef", b"\xfe", b"\xff", b"\x00")
+
+
+def _json_document(data: bytes) -> Any:
+    if data[:1] in _NOT_PLAIN_UTF8_OPENINGS:
+        return json.loads(data, parse_constant=_not_json)
+    return _JSON_READER.decode(data.decode("utf-8", "surrogatepass"))
+
+
 def decode(data: bytes) -> EntryMessage | PrivateMessage:
     """The message in ``data``, its shape checked (not its chain: that is the floor's per table)."""
     if b"\\u0000" in data or b"\x00" in data:
         raise BadMessage("a NUL character (PostgreSQL text refuses it)")
     try:
-        document = json.loads(data, parse_constant=_not_json)
+        document = _json_document(data)
     except (ValueError, RecursionError) as error:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
         raise BadMessage(f"undecodable: {type(error).__name__}") from None
     if not isinstance(document, dict):

@@ -203,7 +203,8 @@ def decode(data: bytes) -> EntryMessage | PrivateMessage:
         raise BadMessage(f"undecodable: {type(error).__name__}") from None
     if not isinstance(document, dict):
         raise BadMessage("not a JSON object")
-    if b"\\ud" in data.lower():
+    # "\\ud" or "\\uD" (JSON has no "\\U" escape): every spelling, without a lowered copy of the body.
+    if b"\\ud" in data or b"\\uD" in data:
         # A \uD800-\uDFFF escape: a lone surrogate is no UTF-8 text (commitments, PostgreSQL and the
         # canonical text would all raise on it). Only then the whole document is encoded to find out.
         try:

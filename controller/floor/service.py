@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import random
 import ssl
@@ -154,6 +155,13 @@ def _decoded(body: bytes) -> wire.EntryMessage | wire.PrivateMessage | None:
         return wire.decode(body)
     except (wire.BadMessage, *wire.UNFORESEEN_ERRORS):
         return None
+
+
+@functools.lru_cache(maxsize=65_536)
+def _subject_parts(subject: str) -> tuple[str | None, str | None]:
+    """(table, site) of a subject, remembered: a floor's subjects are its tables', one each, and every
+    message of a table names the same one."""
+    return table_of_subject(subject), site_of_subject(subject)
 
 
 def table_of_subject(subject: str) -> str | None:
@@ -513,7 +521,7 @@ class FloorService:
 
     async def _take_one(self, connection: Connection, batch: Batch, message: Incoming) -> None:
         stream_seq = message.stream_seq
-        subject_table = table_of_subject(message.subject)
+        subject_table, subject_site = _subject_parts(message.subject)
         if stream_seq in self._set_aside:
             # A release set it aside (it did not continue its table's chain): never projected, but seen,
             # so that the idle sweep does not read a set-aside tail again and again.
@@ -521,7 +529,6 @@ class FloorService:
                 projection = await self._projection(connection, subject_table)
                 projection.last_seen_stream_seq = max(projection.last_seen_stream_seq, stream_seq)
             return
-        subject_site = site_of_subject(message.subject)
         if subject_table is not None:
             self.site_of[subject_table] = subject_site or ""
         headers = message.headers

@@ -224,11 +224,8 @@ def decode(data: bytes) -> EntryMessage | PrivateMessage:
     if kind not in typed.CLASS_BY_KIND:
         raise BadMessage(f"unknown entry kind {kind!r}")
     digest = _field(document, "private_digest", str, optional=True)
-    for name, value in (
-        ("prev_hash", document.get("prev_hash")),
-        ("hash", document.get("hash")),
-        ("private_digest", digest),
-    ):
+    for name in ("prev_hash", "hash", "private_digest"):
+        value = document.get(name)
         if value is not None and (not isinstance(value, str) or not _HASH.match(value)):
             raise BadMessage(f"{name} is not a sha256 hex digest")
     payload = _field(document, "payload", dict)

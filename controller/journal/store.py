@@ -661,6 +661,25 @@ class Journal:
         with self._lock:
             self._connection.close()
 
+    def switch_file(self, between: Callable[[], object]) -> None:
+        """Close this file, run ``between`` (a live seal: it renames this file into the segments
+        directory and creates the next segment at this path) and go on at the file now at the path,
+        all under this object's lock: every holder of this object (the daemon's writer, the embedded
+        panel, recall) follows the switch, and none of them reads or writes while it runs. The file is
+        opened again even when ``between`` fails (then it is the same file, or the next segment a seal
+        cut short was finished with); what ``between`` raised is raised after."""
+        with self._lock:
+            self._connection.close()
+            try:
+                between()
+            finally:
+                following = Journal.open(self.path, self.table_id, clock=self._clock)
+                self._connection = following._connection
+                self.base = following.base
+                self.schema_version = following.schema_version
+                self.has_totals = following.has_totals
+                self._columns = following._columns
+
     def __enter__(self) -> Self:
         return self
 

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from controller.journal.segments import seal_numbers, segment_file, verify_segments
+from controller.daemon import TableDaemon
+from controller.journal.segments import read_seal, seal_numbers, segment_file, verify_segments
 from controller.journal.store import Journal
-from tests.daemon.harness import entries, run_daemon, write_config
+from tests.daemon.harness import by_round, entries, run_daemon, write_config
 
 
 def segmented_config(directory: Path, segment_entries: int) -> Path:
@@ -26,9 +27,10 @@ def test_run_seals_a_due_segment_at_start_and_verifies_the_sealed_ones_in_the_ba
 ) -> None:
     config = segmented_config(tmp_path, segment_entries=50)
     journal_path = tmp_path / "journal.sqlite"
-    run_daemon(config, journal_path, rounds=2, timeout_s=120)
+    # Sealing while running off: this test is of the seal at a start.
+    run_daemon(config, journal_path, rounds=2, timeout_s=120, seal_while_running=False)
     assert seal_numbers(journal_path) == []  # a new journal: nothing due yet at its first start
-    first = run_daemon(config, journal_path, rounds=1, timeout_s=120)
+    first = run_daemon(config, journal_path, rounds=1, timeout_s=120, seal_while_running=False)
     assert seal_numbers(journal_path) == [1]  # due at this start: sealed before the table opened
     assert first.summary.rounds_closed == 1
     with Journal.open_existing(journal_path) as journal:
@@ -47,6 +49,7 @@ def test_run_seals_a_due_segment_at_start_and_verifies_the_sealed_ones_in_the_ba
         config,
         journal_path,
         timeout_s=120,
+        seal_while_running=False,
         stop_when=lambda daemon: daemon.watches.segments_verified is not None,
     )
     alerts = [
@@ -58,3 +61,57 @@ def test_run_seals_a_due_segment_at_start_and_verifies_the_sealed_ones_in_the_ba
     assert "segment 1" in alerts[0].payload["reason"]["message"]
     assert "sha256 differs" in alerts[0].payload["reason"]["message"]
     assert not verify_segments(journal_path, key=None)[0].ok
+
+
+def test_run_seals_between_rounds_while_the_table_runs_and_recall_reads_across(tmp_path: Path) -> None:
+    """A table that never restarts still seals: with segment_entries = 300 one run of 12 rounds seals
+    several segments between rounds; every entry is in exactly one segment, in order, the chain and
+    every seal verify, and the panel recalls a round of the first (sealed) segment."""
+    from controller.panel.backend import JournalPanelBackend
+
+    config = segmented_config(tmp_path, segment_entries=300)
+    journal_path = tmp_path / "journal.sqlite"
+    seen: list[int] = []
+    live_recall: list[dict[str, object]] = []
+    first_rounds: list[str] = []
+
+    def sealed_twice(daemon: TableDaemon) -> bool:
+        seals = daemon.ledger.live_seals
+        seen[:] = [seal.segment for seal in seals]
+        if len(seals) < 2 or daemon.summary.rounds_closed < 8:
+            return False
+        # The daemon's own journal object (the one the embedded panel holds) followed both switches:
+        # it appends in segment 3 and recalls the first round, sealed in segment 1.
+        assert daemon.journal.base.segment == seals[-1].segment + 1
+        first_round = next(iter(daemon.journal.entries(kinds=["round_started"]))).round_id
+        assert first_round is not None
+        live_recall[:] = JournalPanelBackend(daemon.journal).recall(round_id=first_round)
+        first_rounds.append(first_round)
+        return True
+
+    run = run_daemon(config, journal_path, timeout_s=300, stop_when=sealed_twice)
+    assert run.summary.rounds_closed >= 8
+    numbers = seal_numbers(journal_path)
+    assert len(numbers) >= 2
+    assert numbers == list(range(1, len(numbers) + 1))
+    assert seen[:2] == [1, 2]
+    verdicts = verify_segments(journal_path, key=None)
+    assert all(verdict.ok for verdict in verdicts), [verdict.line for verdict in verdicts]
+    all_entries = entries(journal_path)
+    assert [entry.seq for entry in all_entries] == list(range(1, len(all_entries) + 1))
+    first_seal = read_seal(journal_path, 1)
+    assert first_seal is not None
+    # No round spans two segments: each round's entries lie within one segment's range.
+    for round_entries in by_round(all_entries).values():
+        seqs = [entry.seq for entry in round_entries]
+        assert (max(seqs) <= first_seal.last_seq) == (min(seqs) <= first_seal.last_seq)
+    sealed_round = next(
+        entry.round_id
+        for entry in all_entries
+        if entry.kind == "round_settled" and entry.seq <= first_seal.last_seq
+    )
+    with Journal.open_existing(journal_path) as journal:
+        assert journal.base.segment == len(numbers) + 1
+        recalled = JournalPanelBackend(journal, read_only=True).recall(round_id=sealed_round)
+    assert [item["round_id"] for item in recalled] == [sealed_round]
+    assert [item["round_id"] for item in live_recall] == first_rounds

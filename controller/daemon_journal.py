@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import sqlite3
 import time
 from collections import deque
@@ -253,14 +254,25 @@ class DaemonJournal:
         try:
             self.journal.switch_file(seal_now)
         except (JournalError, sqlite3.Error, OSError) as error:
+            if self.journal.switch_failed is not None:
+                # No file to append to: the table stops now (as for any journal failure); the next
+                # start finishes the seal.
+                self._failed(JournalError(self.journal.switch_failed))
+                return None
             # Another connection on the file (`flushtable panel`, a watch's child): the segment stays
             # open and whole (a seal changes nothing until its first step succeeds); the next round's
             # close tries again.
             self._defer_live_seal(str(error))
-        finally:
-            if checkpointing:
+        if checkpointing:
+            try:
                 self._checkpointer = Journal.open_existing(self.path, readonly=False)
                 self.journal.defer_checkpoints()
+            except JournalError as error:
+                # Nothing is lost: the writer checkpoints by itself again (SQLite's own threshold).
+                log.warning("journal_checkpoint_failed", error=str(error))
+                self._checkpointer = None
+                with contextlib.suppress(JournalError):
+                    self.journal.resume_checkpoints()
         if not sealed:
             return None
         seal = sealed[0]

@@ -529,6 +529,7 @@ class Journal:
         self.base = FIRST_SEGMENT  # the segment this file is (docs/journal.md "Segments and seals")
         # The wall clock is behind the journal's last time (a step back): its clock_stepped is written.
         self._held_back = False
+        self.switch_failed: str | None = None  # ``switch_file`` could not open the next file
 
     # --- opening --------------------------------------------------------------------------------
     @classmethod
@@ -673,7 +674,13 @@ class Journal:
             try:
                 between()
             finally:
-                following = Journal.open(self.path, self.table_id, clock=self._clock)
+                try:
+                    following = Journal.open(self.path, self.table_id, clock=self._clock)
+                except JournalError as error:
+                    # Nothing can be appended now: the holder stops the table, and the next start
+                    # finishes what ``between`` left (controller/journal/segments.py).
+                    self.switch_failed = str(error)
+                    raise
                 self._connection = following._connection
                 self.base = following.base
                 self.schema_version = following.schema_version

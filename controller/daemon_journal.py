@@ -203,7 +203,8 @@ class DaemonJournal:
         during the switch; the journal object is switched in place (``Journal.switch_file``), so the
         embedded panel and recall, which hold it, follow. Refused (waits for the next round's close)
         while a round is open, records wait to be committed, the checkpoint thread is copying, or another
-        connection holds the file (SQLite cannot leave WAL mode then): nothing is changed by a refusal."""
+        connection holds the file (SQLite cannot leave WAL mode then): nothing is changed by a refusal,
+        and the next commit between rounds tries again."""
         state, policy = self._live_state, self._live_policy
         if state is None or policy is None or self.failure is not None or self._journal is None:
             return None
@@ -260,8 +261,8 @@ class DaemonJournal:
                 self._failed(JournalError(self.journal.switch_failed))
                 return None
             # Another connection on the file (`flushtable panel`, a watch's child): the segment stays
-            # open and whole (a seal changes nothing until its first step succeeds); the next round's
-            # close tries again.
+            # open and whole (a seal changes nothing until its first step succeeds); the next commit
+            # between rounds tries again.
             self._defer_live_seal(str(error))
         if checkpointing:
             try:

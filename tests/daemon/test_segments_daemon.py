@@ -115,3 +115,38 @@ def test_run_seals_between_rounds_while_the_table_runs_and_recall_reads_across(t
         recalled = JournalPanelBackend(journal, read_only=True).recall(round_id=sealed_round)
     assert [item["round_id"] for item in recalled] == [sealed_round]
     assert [item["round_id"] for item in live_recall] == first_rounds
+
+
+def test_a_seal_while_running_waits_for_a_reader_holding_the_file_and_changes_nothing(
+    tmp_path: Path,
+) -> None:
+    """Another process's connection on the open file (a `flushtable panel` over it): SQLite cannot
+    leave WAL mode, so the due seal is deferred, with nothing changed; once the
+    reader is gone the next round's end seals it."""
+    import sqlite3
+
+    config = segmented_config(tmp_path, segment_entries=300)
+    journal_path = tmp_path / "journal.sqlite"
+    reader: list[sqlite3.Connection] = []
+    deferred: list[str] = []
+
+    def sealed_after_the_reader_left(daemon: TableDaemon) -> bool:
+        if not reader and not deferred:
+            connection = sqlite3.connect(f"file:{journal_path}?mode=ro", uri=True)
+            connection.execute("SELECT COUNT(*) FROM journal").fetchone()
+            reader.append(connection)
+        if reader and daemon.ledger.live_seal_deferred is not None:
+            assert daemon.ledger.live_seals == []
+            deferred.append(daemon.ledger.live_seal_deferred)
+            reader.pop().close()
+        return bool(daemon.ledger.live_seals)
+
+    run = run_daemon(config, journal_path, timeout_s=300, stop_when=sealed_after_the_reader_left)
+    assert deferred
+    assert "locked" in deferred[0]
+    assert run.summary.rounds_closed >= 3  # due after round 3: deferred, then sealed
+    assert seal_numbers(journal_path)[:1] == [1]
+    verdicts = verify_segments(journal_path, key=None)
+    assert all(verdict.ok for verdict in verdicts), [verdict.line for verdict in verdicts]
+    all_entries = entries(journal_path)
+    assert [entry.seq for entry in all_entries] == list(range(1, len(all_entries) + 1))

@@ -605,6 +605,45 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
             raise _db_error(error) from None
         return RedirectResponse("/alerts", status_code=303)
 
+    @app.post("/alerts/acknowledge")
+    async def acknowledge_many(request: Request) -> Response:
+        """Bulk: the alerts the form names (``ack_<id>`` fields: the ticked ones, or every open one the
+        page listed), each acknowledged under the user's name unless it already was or has cleared."""
+        checked = await session_form(request)
+        if not isinstance(checked, tuple):
+            return checked
+        session, form = checked
+        if session.role not in ACKNOWLEDGING_ROLES or settings.writer_dsn is None:
+            return HTMLResponse(f"A {session.role} cannot acknowledge alerts.", 403)
+        ids = sorted({int(k[4:]) for k in form if k.startswith("ack_") and k[4:].isdigit() and len(k) < 24})
+        if not ids:
+            return await alerts_view(
+                session, message="Nothing acknowledged: no alert was selected.", status=400
+            )
+        try:
+            async with asyncio.timeout(settings.pool_timeout_s + settings.query_timeout_s):
+                async with await psycopg.AsyncConnection.connect(
+                    settings.writer_dsn,
+                    connect_timeout=max(2, round(settings.pool_timeout_s)),
+                    options=_server_bounds(settings.query_timeout_s),
+                ) as connection:
+                    cursor = await connection.execute(
+                        "UPDATE floor_alerts SET acknowledged_by = %s, acknowledged_utc = now() "
+                        "WHERE alert_id = ANY(%s) AND acknowledged_utc IS NULL AND cleared_utc IS NULL",
+                        (session.user, ids),
+                    )
+                    done = cursor.rowcount
+        except (psycopg.OperationalError, TimeoutError) as error:
+            raise _db_error(error) from None
+        except psycopg.DataError:  # an id past bigint
+            return await alerts_view(session, message="Nothing acknowledged: no such alert.", status=400)
+        log.info("floor_alerts_acknowledged", user=session.user, alerts=done, asked=len(ids))
+        skipped = len(ids) - done
+        message = f"Acknowledged {done} alert{'s' if done != 1 else ''} as {session.user}" + (
+            f"; {skipped} already acknowledged or cleared." if skipped else "."
+        )
+        return await alerts_view(session, message=message)
+
     @app.post("/tables/{table_id}/release")
     async def release(table_id: str, request: Request) -> Response:
         """Release a quarantined table: a manager's, with a reason; refused in one line otherwise."""

@@ -1,8 +1,9 @@
 """`flushtable floor panel --config` and `flushtable floor user add/list/disable` as an operator runs them:
 real child processes, the panel served on a real port over a real PostgreSQL (tests/floor/conftest.py),
 reached by HTTP and in real headless Chromium. A manager made by `floor user add` logs in and
-acknowledges an alert; `floor user disable` ends their session in the open browser and refuses their
-next login; a viewer changes nothing; SIGTERM stops the panel cleanly. Bad input: one line, exit 2."""
+acknowledges an alert, then two ticked at once, then all the page listed (not one raised since);
+`floor user disable` ends their session in the open browser and refuses their next login; a viewer
+changes nothing; SIGTERM stops the panel cleanly. Bad input: one line, exit 2."""
 
 from __future__ import annotations
 
@@ -146,6 +147,14 @@ def test_floor_panel_bad_configuration_is_one_line_exit_2(tmp_path: Path, cli: C
     _one_line_refusal(cli("floor", "panel", "--config", str(with_panel)), "panel.reporting_dsn_file: ")
 
 
+def _raise_alert(connection: psycopg.Connection[tuple[object, ...]], message: str) -> None:
+    connection.execute(
+        "INSERT INTO floor_alerts (table_id, origin, kind, message) "
+        "VALUES ('T1', 'table', 'device_fault', %s)",
+        (message,),
+    )
+
+
 @pytest.fixture
 def served(tmp_path: Path, make_floor: MakeFloor, cli: Cli) -> Iterator[tuple[EmbeddedFloor, Path, str, Cli]]:
     """A floor (real nats-server and PostgreSQL), its file with [panel], and `flushtable floor panel`
@@ -163,10 +172,8 @@ def served(tmp_path: Path, make_floor: MakeFloor, cli: Cli) -> Iterator[tuple[Em
         )
         assert added.returncode == 0, added.stderr
     with psycopg.connect(floor.owner_dsn) as connection:
-        connection.execute(
-            "INSERT INTO floor_alerts (table_id, origin, kind, message) "
-            "VALUES ('T1', 'table', 'device_fault', 'shoe: red light')"
-        )
+        for number in range(4):  # alerts 1 to 4
+            _raise_alert(connection, "shoe: red light" if number == 0 else f"sensor {number}: no reading")
     log = (tmp_path / "panel.err").open("w+")
     process = subprocess.Popen(
         [sys.executable, "-m", "controller.cli", "floor", "panel", "--config", str(config)],
@@ -223,6 +230,9 @@ def test_the_served_panel_over_http(served: tuple[EmbeddedFloor, Path, str, Cli]
     refused = client.post("/alerts/1/acknowledge", data={"csrf_token": csrf.group(1)})
     assert refused.status_code == 403
     assert "A viewer cannot acknowledge alerts." in refused.text
+    bulk = client.post("/alerts/acknowledge", data={"csrf_token": csrf.group(1), "ack_2": "1"})
+    assert bulk.status_code == 403
+    assert 'id="bulk-ack"' not in alerts.text
     _wrong, wrong = _http_login(url, "vic", "not-the-password")
     assert wrong.status_code == 401
     # A user added while the panel runs logs in at once (the file is read as it changes).
@@ -261,8 +271,20 @@ def test_a_manager_made_by_floor_user_add_acknowledges_in_chromium(
         expect(row).to_contain_text("shoe: red light")
         row.locator("button").click()
         expect(page.locator("#alerts tbody tr[data-alert='1']")).to_contain_text("acknowledged by mona")
+        # Bulk: the two ticked; then "all open" acknowledges exactly the open ones the page listed, not
+        # one raised after the page was drawn.
+        page.check("input[name=ack_2]")
+        page.check("input[name=ack_3]")
+        page.click("#ack-selected")
+        expect(page.locator("#release-message")).to_have_text("Acknowledged 2 alerts as mona.")
+        expect(page.locator("#ack-all")).to_have_text("Acknowledge all 1 open")
+        with psycopg.connect(floor.owner_dsn) as connection:
+            _raise_alert(connection, "raised after the page was drawn")  # alert 5
+        page.click("#ack-all")
+        expect(page.locator("#release-message")).to_have_text("Acknowledged 1 alert as mona.")
         with psycopg.connect(floor.reporting_dsn) as connection:
-            assert connection.execute("SELECT acknowledged_by FROM floor_alerts").fetchall() == [("mona",)]
+            rows = connection.execute("SELECT alert_id, acknowledged_by FROM floor_alerts ORDER BY alert_id")
+            assert rows.fetchall() == [(1, "mona"), (2, "mona"), (3, "mona"), (4, "mona"), (5, None)]
         # The manager's login disabled from the command line: the open tab's next page is the login.
         assert cli("floor", "user", "--config", str(config), "disable", "mona").returncode == 0
         page.goto("/alerts")

@@ -4,8 +4,11 @@ table's recall, and each linked progressive's page, its sign over the pit and it
 (controller/floor/progressive_view.py). FastAPI over the floor's PostgreSQL (the reporting role:
 read-only; the writer only to acknowledge a floor alert).
 
-Logins and roles: ``supervisor`` (pit supervisor) and ``manager`` (table-games manager) and
-``surveillance`` may acknowledge floor alerts; only a ``manager`` may release a quarantined table
+Served by `flushtable floor panel --config floor.toml` (controller/commands/floor.py) with its users from
+floor-users.json (controller/floor/users.py, read again when it changes: a disabled user's sessions end
+at their next request). Logins and roles: ``viewer`` reads and is shown no private part at all;
+``supervisor`` (pit supervisor) and ``manager`` (table-games manager) and ``surveillance`` may
+acknowledge floor alerts, one or in bulk; only a ``manager`` may release a quarantined table
 (controller/floor/release.py, the same check and record as ``flushtable floor release``);
 ``regulator`` reads everything and changes nothing. The
 login's password check, failed-login limiter and session store are the table panel's own

@@ -273,8 +273,8 @@ def test_a_manager_made_by_floor_user_add_acknowledges_in_chromium(
         expect(page.locator("#alerts tbody tr[data-alert='1']")).to_contain_text("acknowledged by mona")
         # Bulk: the two ticked; then "all open" acknowledges exactly the open ones the page listed, not
         # one raised after the page was drawn.
-        page.check("input[name=ack_2]")
-        page.check("input[name=ack_3]")
+        page.check("#alerts input[name=ack_2]")
+        page.check("#alerts input[name=ack_3]")
         page.click("#ack-selected")
         expect(page.locator("#release-message")).to_have_text("Acknowledged 2 alerts as mona.")
         expect(page.locator("#ack-all")).to_have_text("Acknowledge all 1 open")

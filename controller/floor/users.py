@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Literal
 
 from controller.errors import UserError
+from controller.files import NO_SUCH_FILE, FileRefused, read_bounded
 from controller.panel.auth import check_new_password, check_user_name, hash_password, parse_password_hash
 
 FloorRole = Literal["viewer", "supervisor", "manager", "surveillance", "regulator", "auditor"]
@@ -62,15 +63,12 @@ class FloorUser:
 
 def read_users(path: Path) -> dict[str, FloorUser]:
     """Every user of the file, disabled ones too; a missing file holds none."""
-    try:
-        with path.open("rb") as handle:
-            raw = handle.read(MAX_USERS_FILE_BYTES + 1)
-    except FileNotFoundError:
-        return {}
-    except OSError as error:
-        raise UserError(f"{path}: {error.strerror}") from None
-    if len(raw) > MAX_USERS_FILE_BYTES:
-        raise UserError(f"{path}: larger than {MAX_USERS_FILE_BYTES} bytes: not a floor user file")
+    try:  # a regular file only, bounded: a FIFO or a device named here is refused, never waited on
+        raw = read_bounded(path, limit_bytes=MAX_USERS_FILE_BYTES)
+    except FileRefused as refused:
+        if refused.reason == NO_SUCH_FILE:
+            return {}
+        raise UserError(f"users file {refused}") from None
     try:
         document = json.loads(raw.decode("utf-8"))
         if document.get("format") != FILE_FORMAT:

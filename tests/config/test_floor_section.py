@@ -16,7 +16,13 @@ from pathlib import Path
 import pytest
 
 from controller.cli import main
-from controller.floor.config import FloorConfigError, FloorSection, load_floor_config, write_floor_config
+from controller.floor.config import (
+    FloorConfigError,
+    FloorSection,
+    PanelSection,
+    load_floor_config,
+    write_floor_config,
+)
 from controller.floor.servers import FLOOR_INBOX
 from controller.floor.service import FloorConfig
 
@@ -441,3 +447,5 @@ def test_every_key_is_documented() -> None:
         text = doc.read_text(encoding="utf-8")
         for key in FloorSection.model_fields:
             assert f"`{key}`" in text, (doc.name, key)
+        for key in PanelSection.model_fields:  # [panel], `flushtable floor panel`'s
+            assert f"`{key}`" in text, (doc.name, "panel", key)

@@ -28,6 +28,7 @@ from typing import Any
 
 from controller.errors import UserError
 from controller.journal.anchor import Anchor
+from controller.journal.checkpoint import OLDER_CHECKPOINT_FORMATS, checkpoint_format
 from controller.journal.kinds import CLOSING_KINDS, ROUND_VOIDED
 from controller.journal.state import RoundState, TableState
 from controller.journal.store import Journal, JournalError
@@ -65,6 +66,11 @@ def rebuild_state(journal: Journal) -> TableState:
                 f"journal {journal.path}: the seal of segment {journal.base.segment - 1} is missing or does "
                 "not end where the open segment starts"
             )
+        if checkpoint_format(seal.checkpoint) in OLDER_CHECKPOINT_FORMATS:
+            # A seal of format 1 did not carry the progressive's meter nor the software checks: the
+            # state is the whole journal's fold (every sealed segment read once); the next seal carries
+            # it all (docs/journal.md "Segments and seals").
+            return TableState(journal.table_id).apply_all(journal.replay())
         return seal.state().apply_all(journal.replay(since_seq=journal.base.base_seq))
     return TableState(journal.table_id).apply_all(journal.replay())
 

@@ -49,7 +49,14 @@ from typing import Any
 
 from controller.files import NO_SUCH_FILE, FileRefused, read_bounded
 from controller.journal.chain import GENESIS_HASH, canonical_json, format_time_utc
-from controller.journal.checkpoint import CheckpointError, state_from_checkpoint, state_to_checkpoint
+from controller.journal.checkpoint import (
+    OLDER_CHECKPOINT_FORMATS,
+    CheckpointError,
+    checkpoint_format,
+    checkpoint_in_format,
+    state_from_checkpoint,
+    state_to_checkpoint,
+)
 from controller.journal.kinds import ROUND_STARTED
 from controller.journal.state import TableState
 from controller.journal.store import (
@@ -610,7 +617,7 @@ def verify_segment(
             location,
         )
     if check_checkpoint:
-        problem = _checkpoint_problem(location, seal, previous)
+        problem = _checkpoint_problem(path, location, seal, previous)
         if problem is not None:
             return bad(problem, seal.entries, location)
     where = "" if location.parent == segments_dir(path) else f" (archived at {location})"
@@ -619,14 +626,33 @@ def verify_segment(
     )
 
 
-def _checkpoint_problem(location: Path, seal: Seal, previous: Seal | None) -> str | None:
+def _state_before(journal_path: Path, seal: Seal, previous: Seal | None) -> TableState:
+    """The state at the start of ``seal``'s segment: the previous seal's checkpoint, or, where that is
+    of an earlier format (it lacks what this release carries), the sealed segments before it folded."""
+    if previous is None:
+        return TableState(seal.table_id)
+    if checkpoint_format(previous.checkpoint) not in OLDER_CHECKPOINT_FORMATS:
+        return previous.state()
+    state = TableState(seal.table_id)
+    for number in range(1, seal.segment):
+        with Journal.open_existing(locate_segment(journal_path, number), readonly=True) as sealed:
+            state.apply_all(sealed.replay(since_seq=sealed.base.base_seq))
+    return state
+
+
+def _checkpoint_problem(journal_path: Path, location: Path, seal: Seal, previous: Seal | None) -> str | None:
     try:
-        state = previous.state() if previous is not None else TableState(seal.table_id)
+        state = _state_before(journal_path, seal, previous)
     except JournalError as error:
         return str(error)
     with Journal.open_existing(location, readonly=True) as sealed:
         state.apply_all(sealed.replay(since_seq=seal.first_seq - 1))
-    if canonical_json(state_to_checkpoint(state)) != canonical_json(seal.checkpoint):
+    found = checkpoint_format(seal.checkpoint)
+    # A seal of an earlier format is held to what that format carried (its own projection).
+    expected = checkpoint_in_format(
+        state_to_checkpoint(state), found if found in OLDER_CHECKPOINT_FORMATS else None
+    )
+    if canonical_json(expected) != canonical_json(seal.checkpoint):
         return "its seal's checkpoint is not the state its entries fold to (edited?)"
     return None
 

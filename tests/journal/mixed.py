@@ -1,0 +1,94 @@
+"""A table's journal with every kind a checkpoint must carry: the round engine's own rounds (every game,
+faults included), the stand-alone progressive's entries written by its real controller through the
+table's journal (contributions, an overflow past the limit, a jackpot claimed and left pending, another
+confirmed paid, fixed awards paid at once, a reserve movement, a manager's change of parameters), and
+the software checks (software_verified, software_checked)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from controller.journal import Journal
+from controller.journal import entries as e
+from controller.journal.store import PendingEntry
+from controller.progressive.controller import ProgressiveController
+from controller.progressive.journal_store import JournalStore
+from controller.progressive.model import Hit, MeterState, parse_parameters
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+from bench_journal import engine_rounds
+
+TABLE = "T1"
+OPENING: dict[str, object] = {
+    "unit_cents": 100,
+    "base_cents": 50_000,
+    "reset_cents": 50_000,
+    "increment_percent": 50,
+    "hidden_percent": 5,
+    "limit_cents": 50_400,  # low: the overflow to the reserve is reached within a few rounds
+}
+CHANGED = {**OPENING, "increment_percent": 40, "limit_cents": 60_000}
+JACKPOT_RUN = 7  # a 7-card straight flush: 100% of the meter, waits for a supervisor
+FIXED_RUN = 3  # a 3-card run: a fixed award, paid at once
+
+_ROUNDS: list[list[Any]] = []
+
+
+def rounds() -> list[list[Any]]:
+    """The engine's rounds (made once per session: the engine is the slow part)."""
+    if not _ROUNDS:
+        _ROUNDS.extend(engine_rounds(TABLE, 3))
+    return _ROUNDS
+
+
+def progressive_round_id(number: int) -> str:
+    return f"R{TABLE}-20261205-{number:06d}"
+
+
+def software_verified() -> PendingEntry:
+    entry = e.SoftwareVerified(
+        release="1.4.0",
+        release_digest="ab" * 32,
+        development=False,
+        key_id="0123456789abcdef",
+        files=212,
+        dependencies=31,
+    )
+    return PendingEntry(entry.kind, entry, None, "daemon")
+
+
+def software_checked(number: int) -> PendingEntry:
+    entry = e.SoftwareChecked(
+        seed=f"{number:064x}", aggregate="cd" * 32, files=212, requested_by="floor:audit"
+    )
+    return PendingEntry(entry.kind, entry, None, "daemon")
+
+
+def write_mixed(journal: Journal, parts: range) -> MeterState:
+    """Append the engine rounds of ``parts`` (indexes into ``rounds()``), each followed by its
+    progressive requests (as the engine makes them at the settlement: a contribution, then a claim), and
+    the occasional supervisor, manager and software entry; returns the progressive controller's meter
+    (the one the requests were decided on)."""
+    controller = ProgressiveController(JournalStore(journal))
+    if controller.open_now(TABLE, parse_parameters(OPENING), by="config"):
+        journal.append_many([software_verified()])
+    for index in parts:
+        journal.append_many(rounds()[index])
+        number = index + 1
+        round_id = progressive_round_id(number)
+        controller.contribute_now(TABLE, round_id, 1 + number % 4)
+        if number % 5 == 0:
+            controller.claim_now(TABLE, round_id, [Hit(0, JACKPOT_RUN)])  # pending: a supervisor pays it
+        elif number % 3 == 0:
+            controller.claim_now(TABLE, round_id, [Hit(0, FIXED_RUN)])  # fixed: paid at once
+        if number % 10 == 0:
+            controller.confirm_paid_now(f"{TABLE}/{progressive_round_id(number - 5)}/0", by="sup1")
+        if number == 7:
+            controller.move_reserve_now(2_500, reason="house seed", by="mgr1")
+        if number == 8:
+            controller.change_parameters_now(parse_parameters(CHANGED), by="mgr1", reason="new limit")
+        if number % 6 == 0:
+            journal.append_many([software_checked(number)])
+    return controller.state

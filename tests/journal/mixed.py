@@ -12,6 +12,9 @@ from typing import Any
 
 from controller.journal import Journal
 from controller.journal import entries as e
+from controller.journal.chain import canonical_json
+from controller.journal.checkpoint import NOT_CARRIED, state_to_checkpoint
+from controller.journal.state import TableState
 from controller.journal.store import PendingEntry
 from controller.progressive.controller import ProgressiveController
 from controller.progressive.journal_store import JournalStore
@@ -92,3 +95,13 @@ def write_mixed(journal: Journal, parts: range) -> MeterState:
         if number % 6 == 0:
             journal.append_many([software_checked(number)])
     return controller.state
+
+
+def assert_same_state(restored: TableState, folded: TableState) -> None:
+    """Attribute by attribute (the objects' own equality: every field of every round, alert, device,
+    meter and award), then as the checkpoint's JSON."""
+    assert vars(restored).keys() == vars(folded).keys()
+    for name in vars(folded):
+        if name not in NOT_CARRIED:
+            assert getattr(restored, name) == getattr(folded, name), name
+    assert canonical_json(state_to_checkpoint(restored)) == canonical_json(state_to_checkpoint(folded))

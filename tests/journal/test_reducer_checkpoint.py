@@ -34,7 +34,7 @@ from controller.progressive import model
 from controller.progressive.controller import ProgressiveController
 from controller.progressive.journal_store import JournalStore
 from controller.progressive.model import Hit
-from tests.journal.mixed import TABLE, progressive_round_id, rounds, write_mixed
+from tests.journal.mixed import TABLE, assert_same_state, progressive_round_id, rounds, write_mixed
 
 KEY = b"0123456789abcdef0123456789abcdef-checkpoint-test"
 
@@ -56,16 +56,6 @@ def seal(path: Path) -> None:
 
 def whole_fold(journal: Journal) -> TableState:
     return TableState(TABLE).apply_all(journal.replay())
-
-
-def assert_same_state(restored: TableState, folded: TableState) -> None:
-    """Attribute by attribute (the objects' own equality: every field of every round, alert, device,
-    meter and award), then as the checkpoint's JSON."""
-    assert vars(restored).keys() == vars(folded).keys()
-    for name in vars(folded):
-        if name not in NOT_CARRIED:
-            assert getattr(restored, name) == getattr(folded, name), name
-    assert canonical_json(state_to_checkpoint(restored)) == canonical_json(state_to_checkpoint(folded))
 
 
 @pytest.fixture

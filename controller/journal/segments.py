@@ -50,6 +50,7 @@ from typing import Any
 from controller.files import NO_SUCH_FILE, FileRefused, read_bounded
 from controller.journal.chain import GENESIS_HASH, canonical_json, format_time_utc
 from controller.journal.checkpoint import (
+    CHECKPOINT_FORMAT,
     OLDER_CHECKPOINT_FORMATS,
     CheckpointError,
     checkpoint_format,
@@ -259,10 +260,18 @@ def seal_due(
     every_entries: int,
     per_gaming_day: bool,
     gaming_day_start_utc: str,
+    last_checkpoint_format: int | None = None,
 ) -> str | None:
-    """Why the open segment is due to be sealed now (None: it is not). Pure."""
+    """Why the open segment is due to be sealed now (None: it is not). Pure. ``last_checkpoint_format``:
+    the format of the last seal's checkpoint (None: no seal); one of an earlier format makes every
+    start refold the sealed segments, so the first start that can seals at once."""
     if entries == 0 or first_utc is None:
         return None
+    if last_checkpoint_format in OLDER_CHECKPOINT_FORMATS:
+        return (
+            f"the last seal's checkpoint is of format {last_checkpoint_format}, which lacks the "
+            f"progressive's meter and the software checks (this release writes format {CHECKPOINT_FORMAT})"
+        )
     if every_entries > 0 and entries >= every_entries:
         return f"it holds {entries} entries (segment_entries = {every_entries})"
     if per_gaming_day:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +29,9 @@ from controller.journal.checkpoint import (
 )
 from controller.journal.proof import prepare_for_run
 from controller.journal.recovery import rebuild_state
-from controller.journal.segments import read_seal, seal_file, seal_open_segment, verify_segments
+from controller.journal.segments import read_seal, seal_due, seal_file, seal_open_segment, verify_segments
 from controller.journal.state import TableState
+from controller.journal.store import JournalError
 from controller.progressive import model
 from controller.progressive.controller import ProgressiveController
 from controller.progressive.journal_store import JournalStore
@@ -173,4 +175,24 @@ def test_a_seal_of_format_1_is_refolded_at_start_and_verified_as_format_1(tmp_pa
     verdicts = verify_segments(path, key=KEY)
     assert [verdict.ok for verdict in verdicts] == [True, False]
     assert "checkpoint" in verdicts[1].line
+    # The start reads the sealed past only against the seal: the same edit refuses the start.
+    with Journal.open(path, TABLE) as journal, pytest.raises(JournalError, match="do not fold to"):
+        rebuild_state(journal)
+
+
+def test_a_start_after_a_seal_of_format_1_seals_at_once() -> None:
+    """So the sealed segments are refolded at one start only (the open segment holds entries)."""
+    now = datetime(2026, 12, 5, 12, tzinfo=UTC)
+    policy: dict[str, Any] = {
+        "every_entries": 500_000,
+        "per_gaming_day": True,
+        "gaming_day_start_utc": "06:00",
+    }
+    first = "2026-12-05T07:00:00.000000Z"  # today's gaming day, few entries: not due by the policy
+    assert seal_due(10, first, now, **policy) is None
+    assert seal_due(10, first, now, **policy, last_checkpoint_format=CHECKPOINT_FORMAT) is None
+    why = seal_due(10, first, now, **policy, last_checkpoint_format=1)
+    assert why is not None
+    assert "format 1" in why
+    assert seal_due(0, None, now, **policy, last_checkpoint_format=1) is None  # nothing to seal yet
     assert CHECKPOINT_FORMAT == 2

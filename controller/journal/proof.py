@@ -48,9 +48,9 @@ from controller.journal.store import (
     APPLICATION_ID,
     FIRST_SEGMENT,
     LEGACY_CHAIN_TRIGGER_SQL,
-    SCHEMA_VERSION,
     JournalError,
     SegmentBase,
+    check_schema_version,
     journal_log,
     normalised_sql,
     read_segment_base,
@@ -180,9 +180,8 @@ def _examine(
 ) -> Verdict:
     if connection.execute("PRAGMA application_id").fetchone()[0] != APPLICATION_ID:
         raise JournalError(f"journal {path}: not a flushtable journal")
-    version = connection.execute("PRAGMA user_version").fetchone()[0]
-    if version != SCHEMA_VERSION:
-        raise JournalError(f"journal {path}: schema version {version}, this program reads {SCHEMA_VERSION}")
+    # An earlier schema is read (and migrated when the journal is next opened to append).
+    check_schema_version(connection.execute("PRAGMA user_version").fetchone()[0], path)
     meta = connection.execute("SELECT value FROM journal_meta WHERE key = 'table_id'").fetchone()
     table_id = str(meta[0]) if meta else None
     base = read_segment_base(connection)

@@ -75,6 +75,11 @@ class _StoredRow(NamedTuple):
 
 
 _SELECT_ROWS = f"SELECT {', '.join(_StoredRow._fields)} FROM journal ORDER BY seq"
+# A schema-1 file not yet migrated: no version or private columns (every entry is version 1).
+_SELECT_V1_ROWS = (
+    "SELECT seq, time_utc, table_id, round_id, source, kind, 1, payload, NULL, NULL, prev_hash, hash "
+    "FROM journal ORDER BY seq"
+)
 
 
 def _recomputed_hash(entry: _StoredRow) -> str:
@@ -104,7 +109,9 @@ def _verify(connection: sqlite3.Connection, path: Path, anchor: tuple[int, str] 
     checked = 0
     anchor_seen = anchor is None
     # One SELECT is one read transaction: a consistent snapshot even while the daemon appends.
-    cursor = connection.execute(_SELECT_ROWS)
+    schema_version = connection.execute("PRAGMA user_version").fetchone()[0]
+    cursor = connection.execute(_SELECT_V1_ROWS if schema_version == 1 else _SELECT_ROWS)
+    last_version = 0
     for entry in map(_StoredRow._make, cursor):
         seq, row_table_id, payload_text = entry.seq, entry.table_id, entry.payload
         private_text, private_digest = entry.private, entry.private_digest
@@ -135,6 +142,16 @@ def _verify(connection: sqlite3.Connection, path: Path, anchor: tuple[int, str] 
             return bad(seq, checked, prev_hash, "private part and its digest do not go together (edited?)")
         if private_text is not None and typed.commitment(private_text) != private_digest:
             return bad(seq, checked, prev_hash, "private part does not match its digest (edited?)")
+        # Versions only go up: a release writes its own version after the earlier ones it upgraded
+        # (an older version after a newer one is an edit, made to hash by the older formula).
+        if entry.version < last_version:
+            return bad(
+                seq,
+                checked,
+                prev_hash,
+                f"entry version {entry.version} after version {last_version} (edited?)",
+            )
+        last_version = entry.version
         # The payload text is canonical (checked above), so the hash can be taken from it directly.
         if _recomputed_hash(entry) != row_hash:
             return bad(seq, checked, prev_hash, "hash does not match the entry's contents (edited?)")

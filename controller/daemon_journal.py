@@ -116,6 +116,8 @@ class DaemonJournal:
         self._commits_since_checkpoint = 0
         self._checkpoint_running = False
         self.failure: str | None = None  # the journal refused an append: nothing more is written
+        # The journal's wall clock (its entries' times; default the system's): a test steps it back.
+        self.wall_clock: Callable[[], datetime] | None = None
 
     @property
     def journal(self) -> Journal:
@@ -133,7 +135,10 @@ class DaemonJournal:
         self.anchored = prepare_for_run(
             self.path, self._table_id, key=self._anchor_key, new_journal=new_journal
         )
-        self._journal = Journal.open(self.path, self._table_id)
+        if self.wall_clock is None:
+            self._journal = Journal.open(self.path, self._table_id)
+        else:
+            self._journal = Journal.open(self.path, self._table_id, clock=self.wall_clock)
         return self._journal
 
     def seal_if_due(self, state: TableState, policy: SegmentPolicy, now: datetime) -> Seal | None:

@@ -5,16 +5,18 @@ of it instead of the whole journal. The checkpoint is the whole ``TableState``: 
 faults and alerts, the button and the designated player's bank, the manager's limits and paytables,
 devices, the meters' running totals, the stand-alone progressive's meter (every 1.39A meter, the
 reserve, pending and recent awards, and what each (table, round) contributed and claimed, so a replay is
-still refused after a start), and the release verified. It is plain JSON (never a pickle: what is persisted is
-readable by any release and by an auditor), and ``state_from_checkpoint(state_to_checkpoint(s))``
-folds every later entry exactly as ``s`` would (tests/journal/test_segments.py holds it to that
-against the engine's own rounds). Pure: no file, no clock.
+still refused after a start), the release verified, the last clock measurement and step, the last
+configuration check, and the two-person changes (pending ones lapse or are approved after a start).
+It is plain JSON (never a pickle: what is persisted is readable by any release and by an auditor),
+and ``state_from_checkpoint(state_to_checkpoint(s))`` folds every later entry exactly as ``s`` would
+(tests/journal/test_segments.py holds it to that against the engine's own rounds with a progressive's
+and the software checks' entries between them). Pure: no file, no clock.
 
 Every attribute of a ``TableState`` is carried, or named in ``NOT_CARRIED`` with why (a test,
 tests/journal/test_reducer_checkpoint.py, fails on an attribute that is neither, so a new one cannot be
-dropped by a seal unnoticed). Format 1 (the first release of segments) did not carry the progressive's
-meter nor the software checks; it is never read as a state (``CheckpointFormatError``): a start refolds the
-journal instead (controller/journal/recovery.py).
+dropped by a seal unnoticed). Format 1 (the first release of segments) carried none of the progressive's
+meter, the software checks, the clock and the two-person changes; it is never read as a state
+(``CheckpointFormatError``): a start refolds the journal instead (controller/journal/recovery.py).
 
 Objects shared between the state's maps stay shared: an alert that is latched, open and listed is one
 object (acknowledging it updates all three), and ``current`` is the round in ``rounds`` of that id.
@@ -29,6 +31,7 @@ import msgspec
 
 from controller.errors import UserError
 from controller.journal import entries as e
+from controller.journal.proposals import Proposal
 from controller.journal.state import (
     HISTORY_ROUNDS,
     AlertState,
@@ -40,11 +43,23 @@ from controller.journal.state import (
 )
 from controller.progressive.model import AwardState, MeterState, ProgressiveParameters, parse_parameters
 
-# 2: the stand-alone progressive's meter and the software checks are carried (1 dropped them).
+# 2: the stand-alone progressive's meter, the software checks, the clock, the configuration check and
+# the two-person changes are carried (1 dropped them).
 CHECKPOINT_FORMAT = 2
 OLDER_CHECKPOINT_FORMATS = frozenset({1})  # read as "refold the sealed segments", never as a state
 # What each earlier format did not carry: a seal of that format is verified against the rest.
-_LACKED_BY_FORMAT: dict[int, tuple[str, ...]] = {1: ("progressive", "software", "software_checked")}
+_LACKED_BY_FORMAT: dict[int, tuple[str, ...]] = {
+    1: (
+        "progressive",
+        "software",
+        "software_checked",
+        "clock",
+        "clock_stepped",
+        "config_checked",
+        "changes",
+        "approved_config_files",
+    )
+}
 
 # TableState's plain attributes, with the type each decodes to.
 _SCALARS: dict[str, Any] = {
@@ -69,6 +84,11 @@ _SCALARS: dict[str, Any] = {
     "_closed_order": list[str],
     "software": dict[str, Any] | None,
     "software_checked": dict[str, Any] | None,
+    "clock": e.ClockOffset | None,
+    "clock_stepped": e.ClockStepped | None,
+    "config_checked": e.ConfigChecked | None,
+    "changes": dict[str, Proposal],  # in order of proposal (which closed ones are dropped first)
+    "approved_config_files": dict[str, str],
 }
 # Carried under other names: the shared alert objects once each, the current round by its id.
 CARRIED_AS: dict[str, tuple[str, ...]] = {
@@ -123,7 +143,7 @@ class CheckpointFormatError(CheckpointError):
     def __init__(self, found: int | None) -> None:
         super().__init__(
             f"a checkpoint of format {found}, which lacks what format {CHECKPOINT_FORMAT} carries "
-            "(the progressive's meter, the software checks)"
+            "(the progressive's meter, the software checks, the clock and the two-person changes)"
         )
         self.format = found
 

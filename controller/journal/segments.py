@@ -270,7 +270,8 @@ def seal_due(
     if last_checkpoint_format in OLDER_CHECKPOINT_FORMATS:
         return (
             f"the last seal's checkpoint is of format {last_checkpoint_format}, which lacks the "
-            f"progressive's meter and the software checks (this release writes format {CHECKPOINT_FORMAT})"
+            f"progressive's meter, the software checks and the two-person changes (this release writes "
+            f"format {CHECKPOINT_FORMAT})"
         )
     if every_entries > 0 and entries >= every_entries:
         return f"it holds {entries} entries (segment_entries = {every_entries})"

@@ -1,8 +1,9 @@
 """A table's journal with every kind a checkpoint must carry: the round engine's own rounds (every game,
 faults included), the stand-alone progressive's entries written by its real controller through the
 table's journal (contributions, an overflow past the limit, a jackpot claimed and left pending, another
-confirmed paid, fixed awards paid at once, a reserve movement, a manager's change of parameters), and
-the software checks (software_verified, software_checked)."""
+confirmed paid, fixed awards paid at once, a reserve movement, a manager's change of parameters), the
+software checks (software_verified, software_checked), and the regulatory controls (clock_offset,
+clock_stepped, config_checked, two-person changes proposed, approved, lapsed and left pending)."""
 
 from __future__ import annotations
 
@@ -69,6 +70,96 @@ def software_checked(number: int) -> PendingEntry:
     return PendingEntry(entry.kind, entry, None, "daemon")
 
 
+def _control(entry: e.Entry, source: str = "daemon") -> PendingEntry:
+    return PendingEntry(entry.kind, entry, None, source)
+
+
+CONFIG_SHA256 = "ef" * 32
+
+
+def controls(number: int) -> list[PendingEntry]:
+    """The regulatory controls' entries written around round ``number``."""
+    out: list[PendingEntry] = []
+    if number % 4 == 2:
+        out.append(
+            _control(
+                e.ClockOffset(
+                    source="sntp://127.0.0.1:123",
+                    offset_us=1_200 * number,
+                    delay_us=300,
+                    bound_us=1_000_000,
+                    within_bound=True,
+                    table_time_utc=f"2026-12-05T10:{number:02d}:00.000000Z",
+                )
+            )
+        )
+    if number == 4:
+        out.append(
+            _control(
+                e.ClockStepped(
+                    wall_clock_utc="2026-12-05T10:03:59.000000Z",
+                    journal_time_utc="2026-12-05T10:04:00.000000Z",
+                    step_back_us=1_000_000,
+                )
+            )
+        )
+    if number in (3, 6, 9):
+        change_id = f"C{number}"
+        out.append(
+            _control(
+                e.ChangeProposed(
+                    change_id=change_id,
+                    change_kind="config_file" if number == 3 else "limits",
+                    params={"sha256": CONFIG_SHA256} if number == 3 else {"max_ante_cents": 100 * number},
+                    summary=f"change {number}",
+                    by="mgr1",
+                    reason="new season",
+                    lapses_utc="2026-12-06T10:00:00.000000Z",
+                ),
+                "operator:mgr1",
+            )
+        )
+    if number == 5:  # C3 approved (an approved config file not yet met by a start)
+        out.append(
+            _control(
+                e.ChangeApproved(
+                    change_id="C3",
+                    change_kind="config_file",
+                    proposed_by="mgr1",
+                    by="mgr2",
+                    summary="change 3",
+                ),
+                "operator:mgr2",
+            )
+        )
+    if number == 8:  # C6 lapses; C9 stays pending
+        out.append(
+            _control(
+                e.ChangeLapsed(
+                    change_id="C6",
+                    change_kind="limits",
+                    proposed_by="mgr1",
+                    lapses_utc="2026-12-06T10:00:00.000000Z",
+                )
+            )
+        )
+    if number == 10:
+        out.append(
+            _control(
+                e.ConfigChecked(
+                    source="table.toml",
+                    file_sha256="12" * 32,
+                    config_digest="34" * 32,
+                    previous_file_sha256="56" * 32,
+                    previous_config_digest="78" * 32,
+                    settings={"limits.max_ante_cents": 10_000},
+                    changed=["limits.max_ante_cents: 5000 -> 10000"],
+                )
+            )
+        )
+    return out
+
+
 def write_mixed(journal: Journal, parts: range) -> MeterState:
     """Append the engine rounds of ``parts`` (indexes into ``rounds()``), each followed by its
     progressive requests (as the engine makes them at the settlement: a contribution, then a claim), and
@@ -94,6 +185,8 @@ def write_mixed(journal: Journal, parts: range) -> MeterState:
             controller.change_parameters_now(parse_parameters(CHANGED), by="mgr1", reason="new limit")
         if number % 6 == 0:
             journal.append_many([software_checked(number)])
+        if extra := controls(number):
+            journal.append_many(extra)
     return controller.state
 
 

@@ -36,7 +36,14 @@ from controller.progressive import model
 from controller.progressive.controller import ProgressiveController
 from controller.progressive.journal_store import JournalStore
 from controller.progressive.model import Hit
-from tests.journal.mixed import TABLE, assert_same_state, progressive_round_id, rounds, write_mixed
+from tests.journal.mixed import (
+    CONFIG_SHA256,
+    TABLE,
+    assert_same_state,
+    progressive_round_id,
+    rounds,
+    write_mixed,
+)
 
 KEY = b"0123456789abcdef0123456789abcdef-checkpoint-test"
 
@@ -104,6 +111,11 @@ def test_a_progressive_table_started_from_its_last_seal_is_the_whole_fold(tmp_pa
         assert meter.equations_hold()
         assert whole.software is not None
         assert whole.software_checked is not None
+        assert whole.clock is not None
+        assert whole.clock_stepped is not None
+        assert whole.config_checked is not None
+        assert [p.status for p in whole.changes.values()] == ["approved", "lapsed", "pending"]
+        assert whole.approved_config_files == {CONFIG_SHA256: "C3"}
         assert_same_state(started, whole)
         assert started.progressive.to_json() == meter.to_json()  # every 1.39A meter, the pending awards
         assert started.progressive.pending() == meter.pending()

@@ -125,6 +125,7 @@ def test_a_checkpoint_folds_on_exactly_as_the_whole_journal_at_every_cut(
     assert {"progressive_contribution", "progressive_award_claimed", "progressive_award_paid"} <= kinds
     assert {"progressive_reset", "progressive_overflow", "progressive_reserve"} <= kinds
     assert {"software_verified", "software_checked", "round_settled"} <= kinds
+    assert {"clock_offset", "clock_stepped", "config_checked", "change_proposed", "change_approved"} <= kinds
     whole = TableState("T1").apply_all(entries)
     cuts = range(0, len(entries), 11)  # mid-round cuts too: open rounds, raised faults, dealt cards
     for cut in cuts:

@@ -208,3 +208,34 @@ def test_a_start_after_a_seal_of_format_1_seals_at_once() -> None:
     assert "format 1" in why
     assert seal_due(0, None, now, **policy, last_checkpoint_format=1) is None  # nothing to seal yet
     assert CHECKPOINT_FORMAT == 2
+
+
+@pytest.mark.parametrize(
+    "paytable",
+    [None, "progressive", {"7": {"meter_share_percent": 100}, "6": {"meter_share_percent": 10}, "5": 1000}],
+)
+def test_the_progressives_parameters_come_back_exactly(paytable: object) -> None:
+    """A preset or a custom paytable, fractional rates, a sign-off amount and a lower wager bound: the
+    parameters a checkpoint restores are the fold's (the same parser, on what a journaled ``after`` holds)."""
+    opening: dict[str, object] = {
+        "unit_cents": 400,
+        "base_cents": 50_000,
+        "reset_cents": 60_000,
+        "increment_percent": 12.5,
+        "hidden_percent": 2.25,
+        "limit_cents": 90_000,
+        "signoff_cents": 100_000,
+        "max_round_wagers": 5,
+    }
+    if paytable is not None:
+        opening["paytable"] = paytable
+    meter = model.MeterState()
+    meter.apply_all(model.open_events(TABLE, model.parse_parameters(opening), by="config"))
+    meter.apply_all(model.contribution_events(meter, TABLE, progressive_round_id(1), 5))
+    state = TableState(TABLE)
+    state.progressive = meter
+    restored = state_from_checkpoint(json.loads(canonical_json(state_to_checkpoint(state))))
+    assert restored.progressive == meter
+    assert restored.progressive.parameters == meter.parameters
+    assert meter.parameters is not None
+    assert meter.parameters.signoff_cents == 100_000

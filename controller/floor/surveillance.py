@@ -330,7 +330,8 @@ async def publish_floor_alerts(connection: Any, js: Any) -> int:
 
 
 async def publish_pending(connection: Any, js: Any, big_win_cents: int) -> int:
-    """One pass of the publisher: the events of the entries after each table's mark, published in
+    """One pass of the publisher: the floor's own alerts not yet marked (publish_floor_alerts), then
+    the events of the entries after each table's mark, published in
     order with their ids, then the marks moved (one transaction) after every ack. Returns how many
     events were published. ``connection``: the floor service's (the writer role's, autocommit);
     ``js``: its JetStream context. An error leaves the marks where they were: the next pass sends the

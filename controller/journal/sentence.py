@@ -204,6 +204,16 @@ _SENTENCES: dict[str, Callable[[Payload, bool, MoneyFormat], str]] = {
         f"Security event on {p.get('device')}: {p.get('reason')} {p.get('detail', '')}"
     ),
     "clock_offset": _clock_offset,
+    "software_verified": lambda p, h, f: (
+        f"Software verified at start: release {p.get('release')}, "
+        f"digest {str(p.get('release_digest'))[:16]}, {p.get('files')} files and "
+        f"{p.get('dependencies')} dependencies, signed by key {p.get('key_id')}"
+        + (" (a DEVELOPMENT release, not for a live table)" if p.get("development") else "")
+    ),
+    "software_checked": lambda p, h, f: (
+        f"Seeded software verification for {p.get('requested_by')}: seed {str(p.get('seed'))[:16]}, "
+        f"aggregate {str(p.get('aggregate'))[:16]} over {p.get('files')} files"
+    ),
     "clock_stepped": lambda p, h, f: (
         f"The wall clock went back {_seconds_us(p.get('step_back_us'))}: the journal keeps "
         f"{p.get('journal_time_utc')} until the clock passes it"

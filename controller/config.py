@@ -16,7 +16,7 @@ import ipaddress
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BeforeValidator, Field, ValidationError, field_validator, model_validator
@@ -47,7 +47,6 @@ from controller.names import (
     RakeMethod,
 )
 from controller.passwords import parse_password_hash
-from controller.progressive.model import ProgressiveParameters, parse_parameters
 from controller.rules.games import GAMES
 from controller.rules.paytables import (
     DEFAULT_PRESET,
@@ -75,6 +74,11 @@ from controller.settings import (
 )
 from drivers.urls import SimUrl, parse_device_url
 from table_names import DEVICE_KEY_LEN
+
+if TYPE_CHECKING:
+    # Loaded where a [progressive] table is read (_progressive): the controller's model brings the
+    # journal's typed entries and msgspec, which checking a table without a Progressive never needs.
+    from controller.progressive.model import ProgressiveParameters
 
 ROLES = ("viewer", "supervisor", "manager")
 DEVICE_KEY_BYTES = DEVICE_KEY_LEN  # HMAC-SHA256 device keys (docs/protocol.md §6)
@@ -830,6 +834,8 @@ def _progressive(raw: dict[str, Any] | None, game: str) -> ProgressiveParameters
         return None
     if game not in PROGRESSIVE_GAMES:
         raise KeyRefusal("progressive", NOT_OFFERED)
+    from controller.progressive.model import parse_parameters  # noqa: PLC0415 (above: TYPE_CHECKING)
+
     try:
         return parse_parameters(raw, field="progressive")
     except UserError as error:

@@ -180,7 +180,7 @@ def over_budget(command: str, modules: set[str]) -> dict[str, list[str]]:
         for name in counted - own
         if not name.startswith("_sysconfigdata")  # the standard library's build data (sysconfig's)
     } - set(sys.stdlib_module_names)
-    never_here = NEVER
+    never_here: tuple[str, ...] = NEVER
     if command.startswith("config"):
         # pydantic's plugin loader imports importlib.metadata (with email and socket) when it builds its
         # first model: `config` pays it with pydantic (docs/operations.md, "Issue 28").

@@ -25,7 +25,7 @@ install-test: $(VENV)/.installed-test
 # the journal in ./var/, the panel on http://127.0.0.1:8080 (Ctrl-C stops it cleanly). The terminal
 # shows the rounds alone; the log (JSON lines, every entry at info) goes to var/flushtable.log.
 run: install
-	$(BIN)/flushtable run --log-file var/flushtable.log
+	$(BIN)/flushtable run --log-file var/flushtable.log --dev-release var/release
 
 demo: install
 	$(BIN)/flushtable demo

@@ -83,6 +83,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "serve the floor panel over a journal file, read-only (the daemon serves its own with run --panel)",
     ),
     "uplink": ("controller.commands.uplink", "the table's journal streamed to the floor: status, run"),
+    "release": (
+        "controller.commands.release",
+        "the signed release manifest the table verifies at every start (keygen, manifest, sign, dev, verify)",
+    ),
+    "verify-software": (
+        "controller.commands.verify_software",
+        "HMAC-SHA256 with a verifier's seed over every file of the product that runs here (--seed HEX)",
+    ),
     "floor": (
         "controller.commands.floor",
         "the casino floor: every table's journal in PostgreSQL (serve, init-db, demo, release, report)",
@@ -128,8 +136,24 @@ def build_parser(load: Sequence[str] | None = None) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     chosen = chosen_command(words)
+    verified = None
+    if chosen == "run":
+        # The software is verified before the run command, the configuration and the engine are even
+        # imported, so a changed module never runs (controller/software.py, docs/operations.md).
+        from controller.software import verify_before_import  # noqa: PLC0415 - only `run` verifies
+
+        try:
+            verified = verify_before_import(words[words.index("run") + 1 :])
+        except UserError as error:
+            print(f"flushtable run: {error}", file=sys.stderr)
+            return 2
+        except OSError as error:  # --dev-release's directory: one line naming it, never a traceback
+            print(f"flushtable run: {os_error_line(error)}", file=sys.stderr)
+            return 2
     parser = build_parser([chosen] if chosen in COMMANDS else [])
     args = parser.parse_args(words)
+    if chosen == "run":
+        args.software_verified = verified
     if "structlog" in sys.modules:
         # Logs go to standard error (JSON lines unless a terminal), so command output stays clean.
         from controller.logs import configure_logging  # noqa: PLC0415 - only for commands that log

@@ -426,6 +426,30 @@ class UplinkSection(Strict):
         return self
 
 
+# --- [software]: the signed release verified at every start (docs/configuration.md "[software]") ----------
+def _public_key(value: object) -> object:
+    if not isinstance(value, str):
+        raise refusal(f"the release key's public half, 64 hex digits, not {toml_type(value)}")
+    try:
+        raw = bytes.fromhex(value.strip())
+    except ValueError:
+        raise refusal("not hex: the release key's public half is 64 hex digits") from None
+    if len(raw) != 32:
+        raise refusal(f"an Ed25519 public key is 32 bytes (64 hex digits), not {len(raw)}")
+    return value.strip().lower()
+
+
+class SoftwareSection(Strict):
+    manifest: str  # the signed release manifest, from the configuration file's directory
+    public_key: Annotated[str, BeforeValidator(_public_key)]
+    allow_development: bool = False  # a development release (`flushtable release dev`) is refused unless
+
+    missing_hints: ClassVar[dict[str, str]] = {
+        "manifest": "the signed release manifest's path",
+        "public_key": "the release key's public half, 64 hex digits (flushtable release keygen prints it)",
+    }
+
+
 class Logging(Strict):
     level: Annotated[str, _choice(LOG_LEVELS)] = "info"
     format: Annotated[str, _choice(LOG_FORMATS)] = "auto"  # auto: JSON lines unless stderr is a terminal
@@ -452,6 +476,7 @@ class ConfigFile(Strict):
     panel: PanelSection = PanelSection()
     logging: Logging = Logging()
     uplink: UplinkSection | None = None  # the journal streamed to the floor (docs/floor.md); None: no floor
+    software: SoftwareSection | None = None  # the signed release checked at start; None: not checked
     # The Progressive wager's parameters: checked by the rules' own parser (controller/rules/progressive.py).
     progressive: dict[str, Any] | None = None
 
@@ -529,6 +554,22 @@ class UplinkConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class SoftwareConfig:
+    """``[software]`` as the start reads it (controller/software.py verify_release)."""
+
+    manifest: Path
+    public_key: bytes
+    allow_development: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "manifest": str(self.manifest),
+            "public_key": self.public_key.hex(),
+            "allow_development": self.allow_development,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class TableConfig:
     source: str  # the file name, or "<default>"
     table_id: str
@@ -557,6 +598,14 @@ class TableConfig:
     # progressive controller (controller/progressive/model.py), the rules' part and its own.
     progressive: ProgressiveSettings | None = None
     progressive_parameters: ProgressiveParameters | None = None
+    # [software]: the signed release verified at every start; None: not verified (the embedded default).
+    # Not in to_json: which release runs is journaled on its own (software_verified), not how it plays.
+    software: SoftwareConfig | None = None
+    # [progressive] link: the linked progressive's name on the floor (docs/floor.md "Linked progressive"),
+    # None: stand-alone. The link runs over [uplink]'s servers and credentials. Not in to_json: which
+    # controller keeps the meter is not how the table plays (as [uplink]).
+    progressive_link: str | None = None
+    progressive_link_timeout_s: float = 3.0
 
     def to_json(self) -> dict[str, Any]:
         """The effective configuration, secrets reduced to fingerprints (hashed for config_digest)."""
@@ -738,7 +787,13 @@ def _assemble(parsed: ConfigFile, *, source: str, base_dir: Path) -> TableConfig
     if mode == DESIGNATED_PLAYER and min_bank_cents is None:
         min_bank_cents = 4 * parsed.limits.min_ante_cents
     paytables = _paytables(parsed.paytables, game, mode)
-    progressive_parameters = _progressive(parsed.progressive, game)
+    link, link_timeout_s = _progressive_link(parsed.progressive, parsed.uplink is not None)
+    progressive_parameters = _progressive(
+        None
+        if parsed.progressive is None
+        else {k: v for k, v in parsed.progressive.items() if k not in PROGRESSIVE_LINK_KEYS},
+        game,
+    )
     rake: Rake | None = None
     if parsed.rake is not None:
         if mode != DESIGNATED_PLAYER:
@@ -783,6 +838,15 @@ def _assemble(parsed: ConfigFile, *, source: str, base_dir: Path) -> TableConfig
         journal_anchor_key=_anchor_key(parsed.journal.anchor_key_file, base_dir),
         progressive=None if progressive_parameters is None else progressive_parameters.settings,
         progressive_parameters=progressive_parameters,
+        software=None
+        if parsed.software is None
+        else SoftwareConfig(
+            manifest=base_dir / parsed.software.manifest,
+            public_key=bytes.fromhex(parsed.software.public_key),
+            allow_development=parsed.software.allow_development,
+        ),
+        progressive_link=link,
+        progressive_link_timeout_s=link_timeout_s,
     )
 
 
@@ -827,6 +891,38 @@ def _uplink(section: UplinkSection, base_dir: Path) -> UplinkConfig:
         backoff_max_s=section.backoff_max_s,
         stream=section.stream,
     )
+
+
+PROGRESSIVE_LINK_KEYS = ("link", "link_timeout_s")
+MAX_LINK_TIMEOUT_S = 60.0
+
+
+def _progressive_link(raw: dict[str, Any] | None, has_uplink: bool) -> tuple[str | None, float]:
+    """``[progressive] link`` and ``link_timeout_s`` (docs/configuration.md): a linked table's link name
+    (its meter is the floor's) and the bound after which the link counts as lost."""
+    if raw is None:
+        return None, 3.0
+    link = raw.get("link")
+    timeout = raw.get("link_timeout_s", 3.0)
+    if "link_timeout_s" in raw and link is None:
+        raise KeyRefusal("progressive.link_timeout_s", "only a linked progressive has a link (give link)")
+    if link is None:
+        return None, 3.0
+    if not isinstance(link, str) or not re.fullmatch(r"[A-Za-z0-9_]{1,32}", link):
+        raise KeyRefusal(
+            "progressive.link", f"a link's name is 1 to 32 letters, digits or _, not {shown(link)}"
+        )
+    if not has_uplink:
+        raise KeyRefusal("progressive.link", "a linked progressive talks to the floor over [uplink]: add it")
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or not 0.5 <= timeout <= MAX_LINK_TIMEOUT_S
+    ):
+        raise KeyRefusal(
+            "progressive.link_timeout_s", f"from 0.5 to {MAX_LINK_TIMEOUT_S:g} seconds, not {shown(timeout)}"
+        )
+    return link, float(timeout)
 
 
 def _progressive(raw: dict[str, Any] | None, game: str) -> ProgressiveParameters | None:
@@ -965,6 +1061,8 @@ __all__ = [
     "PanelUser",
     "Rake",
     "ResolvedTimeouts",
+    "SoftwareConfig",
+    "SoftwareSection",
     "TableConfig",
     "UplinkConfig",
     "UplinkSection",

@@ -70,6 +70,7 @@ from controller.journal.render import render_record
 from controller.journal.store import Journal, JournalError
 from controller.logs import bind_round, bind_table
 from controller.panel.backend import ActionRefused
+from controller.software import VerifiedRelease, seeded_digests_of_root
 from drivers.events import DomainEvent, SecurityEvent
 from drivers.supervisor import DeviceDriver, DeviceHealth
 
@@ -96,6 +97,9 @@ class RunOptions:
     # `flushtable run --new-journal`: start a new journal where none with content exists (controller/
     # journal/proof.py); without it a missing or empty journal is refused where its anchor names entries.
     new_journal: bool = False
+    # The signed release the start verified (controller/software.py), journaled before the table opens;
+    # None: no [software] configured and no development release (nothing verified, nothing journaled).
+    software: VerifiedRelease | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,6 +204,13 @@ def start_record(config: TableConfig, engine: TableEngine) -> JournalRecord:
         return JournalRecord.of("table_opened", payload, None, "engine")
     reason = f"closed by a manager before the restart: {engine.closed_reason or 'no reason given'}"
     return JournalRecord.of("table_closed", {"by": "daemon", "reason": reason}, None, "engine")
+
+
+def software_record(verified: VerifiedRelease) -> JournalRecord:
+    """The release the start verified, in the journal before the table opens: the panel shows it, and
+    the floor learns it from the stream (docs/operations.md "Software verification")."""
+    payload = verified.to_json()
+    return JournalRecord.of("software_verified", payload, None, "engine")
 
 
 def log_loop_exception(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
@@ -499,7 +510,10 @@ class TableDaemon:
                 engine_config_for(self.config, time_scale=self.clock.scale),
                 recovered=RecoveredState.from_table_state(report.state),
             )
-            self.ledger.append([start_record(self.config, self.engine)])
+            opening = [start_record(self.config, self.engine)]
+            if self.options.software is not None:
+                opening.insert(0, software_record(self.options.software))
+            self.ledger.append(opening)
             if self.engine.held:
                 log.warning(
                     "table_held",
@@ -522,9 +536,15 @@ class TableDaemon:
                     from controller.uplink.uplink import start_uplink  # noqa: PLC0415 (nats: floor only)
 
                     uplink = start_uplink(
-                        self.journal_path, self.config.table_id, self.config.uplink, self._stop
+                        self.journal_path,
+                        self.config.table_id,
+                        self.config.uplink,
+                        self._stop,
+                        on_verify=self.answer_software_check,
                     )
                     self._spawn(uplink, "uplink")
+                    if self.config.progressive_link is not None:  # docs/floor.md "Linked progressive"
+                        self._spawn(self._progressive_link(), "progressive-link")
                 for companion in self._companions:
                     self._spawn(companion(self), getattr(companion, "__name__", "companion"))
                 watchdog_s = systemd.watchdog_interval_s()
@@ -591,6 +611,37 @@ class TableDaemon:
         self._stopping = True
         self._stop.set()
 
+    async def _progressive_link(self) -> None:
+        """A linked table's link to the floor's progressive: over [uplink]'s servers and credentials;
+        the engine's claims go through it and its link state refuses Progressive wagers when lost."""
+        from controller.progressive import linked  # noqa: PLC0415 (nats: floor only)
+
+        uplink = self.config.uplink
+        link = self.config.progressive_link
+        parameters = self.config.progressive_parameters
+        assert uplink is not None
+        assert link is not None
+        assert parameters is not None
+        client = linked.LinkClient(
+            linked.LinkConfig(
+                link_id=link,
+                table_id=self.config.table_id,
+                servers=uplink.servers,
+                user=uplink.user,
+                password=uplink.password,
+                ca_file=uplink.ca_file,
+                link_timeout_s=self.config.progressive_link_timeout_s,
+                backoff_initial_s=uplink.backoff_initial_s,
+                backoff_max_s=uplink.backoff_max_s,
+            )
+        )
+        controller = linked.LinkedTableController(
+            client, parameters, linked.journal_settled_seq(self.journal_path)
+        )
+        self.engine.progressive.controller = controller  # type: ignore[assignment]
+        self.engine.set_progressive_link(controller.link_state)
+        await client.run(self._stop)
+
     async def _start_panel(self) -> None:
         if self.options.panel_bind is None:
             return
@@ -607,6 +658,30 @@ class TableDaemon:
         )
         log.info("panel_listening", url=self.panel.url)
         print(f"panel: {self.panel.url}", file=self.out, flush=True)
+
+    async def answer_software_check(self, seed: bytes, requested_by: str) -> dict[str, Any]:
+        """The floor's seeded software verification (controller/uplink/uplink.py asks): HMAC-SHA256 with
+        its seed over every product file that runs here, journaled (software_checked) before it is
+        answered. Hashing runs in a thread: the table plays on meanwhile."""
+        result = await asyncio.to_thread(seeded_digests_of_root, seed)
+        payload = {
+            "seed": seed.hex(),
+            "aggregate": result.aggregate,
+            "files": len(result.files),
+            "requested_by": requested_by,
+        }
+        committed: asyncio.Future[list[Output]] = asyncio.get_running_loop().create_future()
+        self.ledger.add([JournalRecord.of("software_checked", payload, None, "engine")], answer=committed)
+        self.ledger.after_burst()
+        await committed
+        verified = self.options.software
+        return {
+            **payload,
+            "table_id": self.config.table_id,
+            "release": None if verified is None else verified.release,
+            "release_digest": None if verified is None else verified.digest,
+            "development": None if verified is None else verified.development,
+        }
 
     async def _finish_round(self) -> None:
         """Let the round in play close (the people at the table keep playing) for up to the decision

@@ -24,5 +24,7 @@ def run(args: argparse.Namespace) -> int:
     shown = {"ok": True, "source": config.source, "digest": config.digest, "config": config.to_json()}
     if config.uplink is not None:  # beside the configuration: not part of its digest (docs/configuration.md)
         shown["uplink"] = config.uplink.to_json()
+    if config.software is not None:  # the release verified at start: beside the configuration too
+        shown["software"] = config.software.to_json()
     print(json.dumps(shown, indent=2))
     return 0

@@ -4,6 +4,10 @@ flushtable floor serve --config floor.toml      the durable consumer -> PostgreS
 flushtable floor init-db --dsn DSN              create the roles and apply the schema's migrations
 flushtable floor release TABLE --reason TEXT --by NAME --config floor.toml
                                                 lift a table's quarantine once its chain verifies again
+flushtable floor verify-software TABLE --config floor.toml --release WHEEL|DIR --manifest SIGNED
+                                  --public-key HEX --by NAME [--site SITE]
+                                                ask a table for HMAC-SHA256 with a fresh seed over its
+                                                files; match or mismatch recorded, an alert if not
 flushtable floor report --day YYYY-MM-DD [--pit P] [--csv] --config floor.toml
                                                 the gaming day's report per table and pit
 flushtable floor demo [--tables N] [--rounds R] [--dir D] [--site NAME]
@@ -24,6 +28,8 @@ from controller.errors import UserError
 from controller.floor import schema
 from controller.floor.config import load_floor_config
 from controller.floor.demo import run_demo
+from controller.floor.progressive import LinkedProgressive
+from controller.floor.progressive_config import load_linked_config
 from controller.floor.release import ReleaseRefused, release_table
 from controller.floor.service import FloorService
 from controller.logs import configure_logging
@@ -57,6 +63,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     release.add_argument("--reason", required=True, help="why it is released (recorded)")
     release.add_argument("--by", required=True, help="who releases it: the table-games manager (recorded)")
     release.add_argument("--config", required=True, help="the floor's TOML file ([floor]: its dsn_file)")
+    verify = sub.add_parser(
+        "verify-software",
+        help="seeded software verification of a table against the approved release (recorded, alerted)",
+        description="Ask a table over NATS for HMAC-SHA256 with a fresh random seed over every file of the "
+        "product it runs, compute the same from the approved release, and record match, mismatch or no "
+        "answer in floor_software_checks (an alert unless it matched). docs/operations.md.",
+    )
+    verify.add_argument("table", metavar="TABLE", help="the table's id")
+    verify.add_argument("--config", required=True, help="the floor's TOML file ([floor])")
+    verify.add_argument(
+        "--release", required=True, type=Path, help="the approved release: a wheel or a directory"
+    )
+    verify.add_argument("--manifest", required=True, type=Path, help="its signed release manifest")
+    verify.add_argument("--public-key", required=True, help="the casino's release public key (64 hex digits)")
+    verify.add_argument("--by", required=True, help="who asks (recorded, and journaled at the table)")
+    verify.add_argument(
+        "--site", default="main", help="the table's site token (its uplink's site; default main)"
+    )
+    verify.add_argument(
+        "--timeout", type=float, default=60.0, help="seconds to wait for the answer (default 60)"
+    )
     report = sub.add_parser(
         "report",
         help="the gaming day's report per table and per pit, from the floor (docs/operations.md)",
@@ -88,6 +115,8 @@ def run(args: argparse.Namespace) -> int:
         return _serve(args)
     if args.floor_command == "init-db":
         return _init_db(args)
+    if args.floor_command == "verify-software":
+        return _verify_software(args)
     if args.floor_command == "release":
         return _release(args)
     if args.floor_command == "report":
@@ -122,13 +151,18 @@ def _quiet(level: str) -> None:
 
 def _serve(args: argparse.Namespace) -> int:
     config = load_floor_config(args.config)
+    # The file's linked progressives (docs/floor.md "Linked progressive"), run beside the service.
+    linked = load_linked_config(args.config, config)
 
     async def main() -> None:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for number in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(number, stop.set)
-        await FloorService(config).run(stop)
+        services = [FloorService(config).run(stop)]
+        if linked is not None:
+            services.append(LinkedProgressive(linked).run(stop))
+        await asyncio.gather(*services)
 
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(main())
@@ -154,6 +188,51 @@ def _init_db(args: argparse.Namespace) -> int:
         raise UserError(f"PostgreSQL: {str(error).strip().splitlines()[0]}") from None
     print(f"floor schema: applied {applied or 'nothing'}; at version {schema.MIGRATIONS[-1].version}")
     return 0
+
+
+def _verify_software(args: argparse.Namespace) -> int:
+    from controller.floor import software_check  # noqa: PLC0415 - only this action needs it
+    from controller.software import parse_public_key  # noqa: PLC0415
+
+    if not 0 < args.timeout <= 600:
+        raise UserError(f"--timeout: more than 0 and at most 600 seconds, not {args.timeout:g}")
+    try:
+        public_key = parse_public_key(args.public_key)
+    except UserError as error:
+        raise UserError(f"--public-key: {error}") from None
+    config = load_floor_config(args.config)
+    approved = software_check.load_approved_release(args.release, args.manifest, public_key)
+    seed = software_check.new_seed()
+    expected = approved.expected(seed)
+    answer = asyncio.run(
+        software_check.ask_table(
+            list(config.servers),
+            user=config.user,
+            password=config.password,
+            ca_file=config.ca_file,
+            inbox_prefix=config.inbox_prefix,
+            site=args.site,
+            table_id=args.table,
+            seed=seed,
+            requested_by=f"floor:{args.by}",
+            timeout_s=args.timeout,
+        )
+    )
+    try:
+        with psycopg.connect(config.dsn) as connection:
+            record = software_check.record_check(
+                connection,
+                table_id=args.table,
+                requested_by=args.by,
+                seed=seed,
+                approved=approved,
+                expected=expected,
+                answer=answer,
+            )
+    except psycopg.Error as error:
+        raise UserError(f"PostgreSQL: {str(error).strip().splitlines()[0]}") from None
+    print(record.summary())
+    return 0 if record.outcome == "match" else 1
 
 
 def _release(args: argparse.Namespace) -> int:

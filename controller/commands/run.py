@@ -16,6 +16,7 @@ from controller.integrity_watch import DEFAULT_EVERY_ROUNDS
 from controller.logs import configure_logging_for
 from controller.simulation.table import SimulatedTable, SimulationOptions
 from controller.simulation.table import simulated as any_simulated
+from controller.software import VerifiedRelease
 
 NAME = "run"
 HELP = "run the table: devices, round engine, journal and panel (with no config: a simulated table)"
@@ -89,6 +90,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="a simulated supervisor clears each latched fault after SECONDS (simulation only; soak tests)",
     )
     parser.add_argument(
+        "--dev-release",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="sign a development release of this checkout with a key kept in DIR and verify against it "
+        "(make run: var/release); refused when the configuration has [software]",
+    )
+    parser.add_argument(
         "--sim-walk-away-rate",
         type=float,
         default=0.0,
@@ -159,7 +168,28 @@ def run(args: argparse.Namespace) -> int:
             configure_logging_for(args.log_level or config.logging.level, config.logging.format)
 
 
+def verify_software(args: argparse.Namespace, config: TableConfig) -> VerifiedRelease | None:
+    """The start's software verification, before anything is opened or appended (docs/operations.md
+    "Software verification"). controller/cli.py made it before this module was imported
+    (``args.software_verified``); it is made here only when that could not read the configuration's
+    [software] (then already refused by the configuration's check) or for a caller that bypassed the
+    command line."""
+    early: VerifiedRelease | None = getattr(args, "software_verified", None)
+    if early is not None:
+        return early
+    from controller.software import verify_before_import  # noqa: PLC0415
+
+    words = [] if args.config is None else ["--config", str(args.config)]
+    if args.dev_release is not None:
+        words += ["--dev-release", str(args.dev_release)]
+    verified = verify_before_import(words)
+    if verified is None and config.software is not None:
+        raise UserError(f"{config.source}: [software] could not be read before the start")
+    return verified
+
+
 def _run(args: argparse.Namespace, config: TableConfig) -> int:
+    software = verify_software(args, config)
     check_journal_path(args, config)
     panel_bind = panel_address(args, config)
     if panel_bind is not None:
@@ -189,6 +219,7 @@ def _run(args: argparse.Namespace, config: TableConfig) -> int:
         panel_bind=panel_bind,
         integrity_every_rounds=args.integrity_every,
         new_journal=args.new_journal,
+        software=software,
     )
     if not any_simulated(config):
         if args.autoplay:

@@ -49,6 +49,7 @@ MAX_BATCH_SIZE = 10_000  # what the file always allowed; more than the consumer'
 MAX_FETCH_WAIT_S = 5.0
 MAX_BACKOFF_S = 600.0
 MAX_RELEASE_POLL_S = 600.0  # a manager's release waits at most this long to be applied
+MAX_RECONCILE_INTERVAL_S = 3600.0  # a progressive reconciliation difference is alerted within this
 MAX_SWEEP_INTERVAL_S = 3600.0
 
 # The service's defaults are FloorConfig's (controller/floor/service.py): one place for each number.
@@ -109,6 +110,9 @@ class FloorSection(Strict):
     release_poll_interval_s: Annotated[float, _seconds_between(0.1, MAX_RELEASE_POLL_S)] = _DEFAULT[
         "release_poll_interval_s"
     ]
+    reconcile_interval_s: Annotated[float, _seconds_between(0.1, MAX_RECONCILE_INTERVAL_S)] = _DEFAULT[
+        "reconcile_interval_s"
+    ]
     backoff_initial_s: Annotated[float, _seconds_between(0.01, MAX_BACKOFF_S)] = _DEFAULT["backoff_initial_s"]
     backoff_max_s: Annotated[float, _seconds_between(0.01, MAX_BACKOFF_S)] = _DEFAULT["backoff_max_s"]
     gaming_day_start_hour: Annotated[int, whole_number(0, 23)] = _DEFAULT["gaming_day_start_hour"]
@@ -138,9 +142,11 @@ class FloorSection(Strict):
 
 
 class FloorFile(Strict):
-    """The whole file: ``[floor]`` and nothing else (a misspelt table is refused, not ignored)."""
+    """The whole file: ``[floor]``, and ``[progressive]`` where the floor runs linked progressives
+    (controller/floor/progressive_config.py reads it); nothing else (a misspelt table is refused)."""
 
     floor: FloorSection
+    progressive: dict[str, Any] | None = None
 
     missing_hints: ClassVar[dict[str, str]] = {"floor": "a table like [floor]"}
 
@@ -179,7 +185,7 @@ def _unknown_key(document: dict[str, Any]) -> str | None:
     for name, value in document.items():
         if name not in known:
             return f"{name}: {unknown_key(name, known)}"
-        if isinstance(value, dict):
+        if isinstance(value, dict) and name == "floor":
             keys = list(FloorSection.model_fields)
             for key in value:
                 if key not in keys:
@@ -207,6 +213,7 @@ def _assemble(section: FloorSection, base_dir: Path) -> FloorConfig:
         backoff_max_s=section.backoff_max_s,
         sweep_interval_s=section.sweep_interval_s,
         release_poll_interval_s=section.release_poll_interval_s,
+        reconcile_interval_s=section.reconcile_interval_s,
         gaming_day_start_hour=section.gaming_day_start_hour,
         surveillance_big_win_cents=section.surveillance_big_win_cents,
         surveillance_poll_interval_s=section.surveillance_poll_interval_s,
@@ -269,6 +276,7 @@ def write_floor_config(directory: Path, config: FloorConfig) -> Path:
         f"fetch_timeout_s = {config.fetch_timeout_s!r}\n"
         f"sweep_interval_s = {config.sweep_interval_s!r}\n"
         f"release_poll_interval_s = {config.release_poll_interval_s!r}\n"
+        f"reconcile_interval_s = {config.reconcile_interval_s!r}\n"
         f"backoff_initial_s = {config.backoff_initial_s!r}\n"
         f"backoff_max_s = {config.backoff_max_s!r}\n"
         f"gaming_day_start_hour = {config.gaming_day_start_hour}\n"

@@ -37,6 +37,7 @@ from controller.floor.servers import (
     leaf_user,
     make_ca,
     nats_server_binary,
+    progressive_user,
     surveillance_user,
     table_user,
 )
@@ -97,6 +98,7 @@ class EmbeddedFloor:
     def nats_users(self) -> list[NatsUser]:
         users = [admin_user(self._password("nats:admin")), floor_reader_user(self._password("nats:floor"))]
         users += [table_user(self.site, t, self._password(f"nats:table:{t}")) for t in self.table_ids]
+        users.append(progressive_user(self._password("nats:progressive")))
         users.append(surveillance_user(self._password("nats:surveillance")))
         return users
 

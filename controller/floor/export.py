@@ -19,6 +19,7 @@ from fastapi.responses import Response
 from controller.journal import entries as typed
 from controller.journal.kinds import CLOSING_KINDS, STATUS_BY_CLOSING_KIND
 from controller.journal.render_csv import METERS_COLUMNS, meters_rows, write_recall_csv
+from controller.money import format_money
 
 _UNSAFE_IN_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 # The floor's meter views' numbers (floor_meters_by_*), each a row of the CLI's meters CSV.
@@ -74,4 +75,62 @@ def meters_csv(by: str, rows: Sequence[Mapping[str, Any]]) -> str:
         numbers = {field: int(row.get(field) or 0) for field in _METER_FIELDS}
         for meter, _key, value, amount in meters_rows(numbers):
             writer.writerow((f"by_{by}.{meter}", row["key"], value, amount))
+    return out.getvalue()
+
+
+def progressive_csv(detail: Mapping[str, Any]) -> str:
+    """The progressive page (controller/floor/progressive_view.link_detail) in the same long form,
+    ``(meter, key, value, amount)``: ``parameter.*`` and ``meter.*`` keyed by the link, ``level.*`` by
+    the paytable line, ``table.*`` by the table, ``hit.*`` by the hit's number in the controller's
+    order, ``reconciliation.*`` by ``table shift``. ``amount`` is formatted for a ``*_cents``."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(METERS_COLUMNS)
+    link_id = str(detail["link"]["link_id"])
+
+    def row(meter: str, key: object, value: object) -> None:
+        amount = ""
+        if meter.endswith("_cents") and isinstance(value, int) and not isinstance(value, bool):
+            amount = format_money(value, signed=meter.endswith("difference_cents"))
+        writer.writerow((meter, key, "" if value is None else value, amount))
+
+    for section in ("parameters", "meters"):
+        for field, value in detail[section].items():
+            row(f"{section[:-1]}.{field}", link_id, value)
+    row("meter.equations_hold", link_id, detail["equations_hold"])
+    for level in detail["levels"]:
+        for field in ("award", "hits", "won_cents", "pending", "pending_cents"):
+            row(f"level.{field}", level["line"], level[field])
+    for table in detail["tables"]:
+        for field in ("rounds", "wagers", "in_meter_cents", "to_meter_cents", "to_hidden_cents",
+                      "to_overflow_cents"):  # fmt: skip
+            row(f"table.{field}", table["table_id"], int(table[field] or 0))
+    for hit in sorted(detail["hits"], key=lambda h: int(h["hit_id"])):
+        for field in ("recorded_utc", "table_id", "seat", "round_id", "line", "award_cents", "paid_from",
+                      "meter_before_cents", "status", "paid_utc", "confirmed_by"):  # fmt: skip
+            value = hit.get(field)
+            row(f"hit.{field}", hit["hit_id"], value.isoformat() if hasattr(value, "isoformat") else value)
+    for change in sorted(detail.get("changes", []), key=lambda c: int(c["event_no"])):
+        for field in ("committed_utc", "kind", "by", "reason", "before_text", "after_text", "amount_cents",
+                      "reserve_after_cents"):  # fmt: skip
+            value = change.get(field)
+            row(
+                f"change.{field}",
+                change["event_no"],
+                value.isoformat() if hasattr(value, "isoformat") else value,
+            )
+    for refusal in sorted(detail.get("refusals", []), key=lambda r: int(r["refusal_id"])):
+        for field in ("refused_utc", "table_id", "round_id", "reason"):
+            value = refusal.get(field)
+            row(
+                f"refusal.{field}",
+                refusal["refusal_id"],
+                value.isoformat() if hasattr(value, "isoformat") else value,
+            )
+    for rec in detail["reconciliation"]:
+        key = f"{rec['table_id']} {rec['shift']}"
+        for field in ("rounds", "locked_wagers", "locked_cents", "journal_wagers", "journal_cents",
+                      "controller_wagers", "controller_cents", "difference_cents"):  # fmt: skip
+            row(f"reconciliation.{field}", key, rec[field])
+        row("reconciliation.differing_rounds", key, " ".join(rec["differing_rounds"]))
     return out.getvalue()

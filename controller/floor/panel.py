@@ -1,7 +1,8 @@
 """The floor panel (docs/floor.md "The floor panel"): every table on one map, one alert queue, meters by
-table, pit, game and shift with win against theoretical win, a round search, and drill-down to any
-table's recall. FastAPI over the floor's PostgreSQL (the reporting role: read-only; the writer only to
-acknowledge a floor alert).
+table, pit, game and shift with win against theoretical win, a round search, drill-down to any
+table's recall, and each linked progressive's page, its sign over the pit and its reconciliation
+(controller/floor/progressive_view.py). FastAPI over the floor's PostgreSQL (the reporting role:
+read-only; the writer only to acknowledge a floor alert).
 
 Logins and roles: ``supervisor`` (pit supervisor) and ``manager`` (table-games manager) and
 ``surveillance`` may acknowledge floor alerts; only a ``manager`` may release a quarantined table
@@ -36,7 +37,7 @@ import json
 import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
@@ -52,7 +53,7 @@ from psycopg_pool import AsyncConnectionPool
 from starlette.types import Receive, Scope, Send
 
 from controller.errors import UserError
-from controller.floor import export, gaming_day, surveillance
+from controller.floor import export, gaming_day, progressive_view, surveillance
 from controller.floor.checks import FloorStored
 from controller.floor.release import RELEASING_ROLES, ReleaseRefused, release_table
 from controller.journal import entries as typed
@@ -95,6 +96,10 @@ SSE_UNAVAILABLE = "unavailable"
 MEASURES = ("table", "pit", "game", "shift")
 log = structlog.get_logger("flushtable.floor.panel")
 _VIEW = {m: f"floor_meters_by_{m}" for m in MEASURES}
+MAX_LINK_ID_CHARS = 64
+# Live meters read at once (one reader a link, however many signs show it): a floor has a few links;
+# the bound keeps a request naming made-up links from starting readers without end.
+MAX_SIGN_FEEDS = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +130,12 @@ class FloorPanelSettings:
     sse_keepalive_s: float = 15.0
     # Open live streams of one user (tabs, a wall display, tablets): 429 past it, as at the table panel.
     max_streams_per_user: int = 8
+    # The signs over the pit (docs/floor.md "Progressive"): a screen left on all day cannot hold a
+    # person's login (it ends after idle_timeout_s). With a key set, /progressive/<link>/sign?key=KEY
+    # and its stream need no login; the key opens the signs (the meter and its pending prizes, what the
+    # players see anyway) and nothing else. None: a sign needs a login like every page.
+    sign_key: str | None = field(default=None, repr=False)
+    max_sign_streams: int = 64  # keyed sign streams open at once (429 past it)
     clock: Callable[[], float] = time.monotonic
     # (password, hash) -> bool: controller.passwords' scrypt check; a test may count the checks.
     verify: Callable[[str, str], bool] = verify_password
@@ -273,6 +284,8 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         return f"event: floor\ndata: {text}\n\n".encode()
 
     feed = FloorFeed(read_feed, settings.sse_interval_s)
+    sign_feeds: dict[str, FloorFeed] = {}  # a progressive link's live meter, one reader per link shown
+    sign_readers: list[asyncio.Task[None]] = []
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -281,15 +294,18 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         try:
             yield
         finally:
-            reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await reader
+            for task in (reader, *sign_readers):
+                task.cancel()
+            for task in (reader, *sign_readers):
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
             await pool.close()
 
     app = FastAPI(
         title="flushtable floor panel", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan
     )
     app.state.pool, app.state.stats, app.state.feed = pool, stats, feed
+    app.state.sign_feeds = sign_feeds
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     templates = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape())
     templates.filters["money"] = _money
@@ -304,7 +320,7 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
     streams: dict[str, int] = {}  # open live streams per user (max_streams_per_user)
     app.state.streams = streams
 
-    async def query(sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+    async def query(sql: str, params: tuple[Any, ...] | dict[str, Any] = ()) -> list[dict[str, Any]]:
         stats.queries += 1
         try:
             # The wait for a connection (pool_timeout_s) and the query itself, both bounded.
@@ -446,7 +462,15 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
             "t.quarantined_at_seq IS NOT NULL AS quarantined, t.last_round_id, t.last_seq, "
             "(SELECT count(*) FROM floor_alerts a WHERE a.table_id = t.table_id "
             " AND a.acknowledged_utc IS NULL AND a.cleared_utc IS NULL) AS alerts, "
-            "t.meters->'handle_cents' AS handle_cents, t.meters->'house_win_cents' AS house_win_cents "
+            "t.meters->'handle_cents' AS handle_cents, t.meters->'house_win_cents' AS house_win_cents, "
+            # The release the table verified at its last start, learnt from its stream (software_verified;
+            # docs/operations.md "Software verification"), and the floor's last seeded check of it.
+            "(SELECT concat_ws(' ', e.payload->>'release', left(e.payload->>'release_digest', 16), "
+            "  CASE WHEN (e.payload->>'development')::boolean THEN 'DEVELOPMENT' END) "
+            " FROM floor_entries e WHERE e.table_id = t.table_id AND e.kind = 'software_verified' "
+            " ORDER BY e.seq DESC LIMIT 1) AS software, "
+            "(SELECT s.outcome FROM floor_software_checks s WHERE s.table_id = t.table_id "
+            " ORDER BY s.check_id DESC LIMIT 1) AS software_check "
             "FROM floor_tables t LEFT JOIN floor_table_config c USING (table_id) ORDER BY pit, t.table_id"
         )
 
@@ -487,25 +511,27 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
                 headers={"Retry-After": "5", "Cache-Control": "no-store"},
             )
 
-        async def stream() -> AsyncIterator[bytes]:
-            yield f"retry: {SSE_RETRY_MS}\n\n".encode()
-            with feed.subscribe():
-                tick, sent_version, sent_s = -1, 0, time.monotonic()
-                while True:
-                    # The feed's next map (one read for all streams), or a tick's time without one
-                    # (the database slow): either way the session is looked at again.
-                    tick = await feed.after(tick, 2 * settings.sse_interval_s)
-                    if sessions.get(token, touch=False) is None:  # expired or logged out: ends here
-                        yield SSE_LOGOUT
-                        return
-                    if feed.frame and feed.version != sent_version:
-                        sent_version, sent_s = feed.version, time.monotonic()
-                        yield feed.frame
-                    elif time.monotonic() - sent_s >= settings.sse_keepalive_s:
-                        sent_s = time.monotonic()
-                        yield SSE_KEEP_ALIVE
+        return SlotStream(live_frames(feed, token), release)
 
-        return SlotStream(stream(), release)
+    async def live_frames(feed: FloorFeed, token: str | None, *, keyed: bool = False) -> AsyncIterator[bytes]:
+        """One open stream of ``feed``'s frames (the map's, or a progressive link's meter); ``keyed``: a
+        sign's, opened by the sign key (no session to end it; it ends when the sign goes away)."""
+        yield f"retry: {SSE_RETRY_MS}\n\n".encode()
+        with feed.subscribe():
+            tick, sent_version, sent_s = -1, 0, time.monotonic()
+            while True:
+                # The feed's next frame (one read for all streams), or a tick's time without one
+                # (the database slow): either way the session is looked at again.
+                tick = await feed.after(tick, 2 * settings.sse_interval_s)
+                if not keyed and sessions.get(token, touch=False) is None:  # expired or logged out
+                    yield SSE_LOGOUT
+                    return
+                if feed.frame and feed.version != sent_version:
+                    sent_version, sent_s = feed.version, time.monotonic()
+                    yield feed.frame
+                elif time.monotonic() - sent_s >= settings.sse_keepalive_s:
+                    sent_s = time.monotonic()
+                    yield SSE_KEEP_ALIVE
 
     async def open_alert_count() -> int:
         rows = await query(
@@ -744,6 +770,128 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
             "status": round_state.status if round_state else "?",
             "events": events,
         }
+
+    # --- progressive links (docs/floor.md "Progressive: the page, the sign, reconciliation") ------------
+    @app.get("/progressive", response_class=HTMLResponse)
+    async def progressive_links(request: Request) -> Response:
+        session = session_of(request)
+        if session is None:
+            return login_redirect()
+        return page("progressive_links.html", session, links=await progressive_view.link_list(query))
+
+    def window_days(days: str) -> int | None:
+        """The reconciliation's window in days (``?days=``, 1 to 366; 7 when not given), None if bad."""
+        if not days:
+            return round(progressive_view.RECONCILE_WINDOW_S / 86400)
+        if not days.isdigit() or not 1 <= int(days) <= progressive_view.MAX_WINDOW_DAYS:
+            return None
+        return int(days)
+
+    @app.get("/progressive/{link_id}", response_class=HTMLResponse)
+    async def progressive_page(link_id: str, request: Request, days: str = "") -> Response:
+        session = session_of(request)
+        if session is None:
+            return login_redirect()
+        window = window_days(days[:8])
+        if window is None:
+            return HTMLResponse(
+                f"days: a whole number of days from 1 to {progressive_view.MAX_WINDOW_DAYS}.", 422
+            )
+        detail = await progressive_view.link_detail(query, link_id, window_s=window * 86400.0)
+        if detail is None:
+            return HTMLResponse("No such progressive link on the floor.", 404)
+        return page("progressive.html", session, days=window, **detail)
+
+    @app.get("/progressive/{link_id}/csv")
+    async def progressive_csv(link_id: str, request: Request, days: str = "") -> Response:
+        """The progressive page as CSV (controller/floor/export.py), behind the page's login."""
+        session = session_of(request)
+        if session is None:
+            return login_redirect()
+        window = window_days(days[:8])
+        if window is None:
+            return HTMLResponse(
+                f"days: a whole number of days from 1 to {progressive_view.MAX_WINDOW_DAYS}.", 422
+            )
+        detail = await progressive_view.link_detail(query, link_id, window_s=window * 86400.0)
+        if detail is None:
+            return HTMLResponse("No such progressive link on the floor.", 404)
+        return export.csv_response(export.progressive_csv(detail), f"floor-progressive-{link_id}.csv")
+
+    @app.get("/progressive/{link_id}/sign", response_class=HTMLResponse)
+    async def progressive_sign(link_id: str, request: Request, key: str = "") -> Response:
+        """The meter over the pit: large digits, live, no controls (a screen, not a page to work in)."""
+        keyed = sign_key_ok(key)
+        session = None if keyed else session_of(request)
+        if session is None and not keyed:
+            return login_redirect()
+        frame = await progressive_view.sign_frame(query, link_id)
+        if frame is None:
+            return HTMLResponse("No such progressive link on the floor.", 404)
+        html = templates.get_template("progressive_sign.html").render(sign=frame, key=key if keyed else "")
+        # The key is in the page's address: it is not sent on to another site, and not cached.
+        headers = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
+        return HTMLResponse(html, headers=headers)
+
+    def sign_key_ok(key: str) -> bool:
+        expected = settings.sign_key
+        return bool(expected and key) and secrets.compare_digest(
+            key.encode("utf-8", "replace"), str(expected).encode("utf-8", "replace")
+        )
+
+    def sign_feed(link_id: str) -> FloorFeed:
+        """The link's one reader for every sign and page showing it live (as the map's FloorFeed)."""
+        feed = sign_feeds.get(link_id)
+        if feed is None:
+
+            async def read() -> bytes:
+                try:
+                    frame = await progressive_view.sign_frame(query, link_id)
+                except DatabaseUnavailable:
+                    return _unavailable_frame("the floor database is not answering")
+                except Exception:  # the reader serves every sign of the link: logged, never dies
+                    log.exception("floor_panel_sign_failed", link_id=link_id)
+                    return _unavailable_frame("the meter could not be read (see the panel's log)")
+                if frame is None:
+                    return _unavailable_frame("no such progressive link")
+                return f"event: meter\ndata: {json.dumps(frame)}\n\n".encode()
+
+            feed = sign_feeds[link_id] = FloorFeed(read, settings.sse_interval_s)
+            sign_readers.append(asyncio.create_task(feed.run(), name=f"floor-panel-sign-{link_id[:32]}"))
+        return feed
+
+    @app.get("/api/progressive/{link_id}/events")
+    async def progressive_events(link_id: str, request: Request, key: str = "") -> Response:
+        """The link's meter, live (the map's stream: the same session rules, slots and frames; or a
+        sign's, by the sign key: no session, one shared cap)."""
+        token = request.cookies.get(SESSION_COOKIE)
+        session = sessions.get(token, touch=False)
+        keyed = session is None and sign_key_ok(key)
+        if session is None and not keyed:
+            return Response(
+                f"retry: {SSE_RETRY_MS}\n\n".encode() + SSE_LOGOUT,
+                media_type="text/event-stream",
+                headers={"Cache-Control": "no-store"},
+            )
+        if "\x00" in link_id or len(link_id) > MAX_LINK_ID_CHARS:
+            return JSONResponse({"error": "no such progressive link"}, 404)
+        if link_id not in sign_feeds and len(sign_feeds) >= MAX_SIGN_FEEDS:
+            return JSONResponse({"error": "too many progressive links shown at once"}, 429)
+        if keyed:
+            # The signs' one budget ("\x00" is in no user's name), past which a sign is refused, 429.
+            user, cap = "\x00signs", settings.max_sign_streams
+        else:
+            assert session is not None
+            user, cap = session.user, settings.max_streams_per_user
+        release = take_stream_slot(streams, user, cap)
+        if release is None:
+            return JSONResponse(
+                {"error": f"{cap} live streams are open for {user.strip(chr(0))}: close one first"},
+                429,
+                headers={"Retry-After": "5", "Cache-Control": "no-store"},
+            )
+        feed = sign_feed(link_id)
+        return SlotStream(live_frames(feed, None if keyed else token, keyed=keyed), release)
 
     @app.get("/api/tables/{table_id}/rounds/{round_id}")
     async def round_json(table_id: str, round_id: str, request: Request) -> Response:

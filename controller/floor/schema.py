@@ -329,6 +329,121 @@ CREATE TRIGGER floor_private_disclosures_append_only BEFORE UPDATE OR DELETE ON 
     FOR EACH ROW EXECUTE FUNCTION floor_refuse_change();
 """,
     ),
+    Migration(
+        7,
+        "seeded software verification of the tables: each request and its outcome (issue 26)",
+        """
+CREATE TABLE floor_software_checks (
+    check_id bigserial PRIMARY KEY,
+    table_id text NOT NULL,
+    requested_utc timestamptz NOT NULL DEFAULT now(),
+    requested_by text NOT NULL,
+    seed text NOT NULL,                          -- the floor's, hex: fresh for every request
+    approved_release text NOT NULL,              -- the release the floor holds (its manifest's name)
+    approved_digest text NOT NULL,               -- that manifest's digest
+    expected text NOT NULL,                      -- the aggregate computed from the approved files
+    answered text,                               -- the table's aggregate; null: no answer
+    table_release_digest text,                   -- the release the table verified at its start
+    outcome text NOT NULL CHECK (outcome IN ('match', 'mismatch', 'no_answer')),
+    detail text NOT NULL DEFAULT ''
+);
+CREATE INDEX floor_software_checks_by_table ON floor_software_checks (table_id, check_id);
+-- The floor map's "which release does each table run": the last software_verified, without a walk back
+-- through every entry of a busy table.
+CREATE INDEX floor_entries_software ON floor_entries (table_id, seq) WHERE kind = 'software_verified';
+CREATE TRIGGER floor_software_checks_append_only BEFORE UPDATE OR DELETE ON floor_software_checks
+    FOR EACH ROW EXECUTE FUNCTION floor_refuse_change();
+""",
+    ),
+    Migration(
+        8,
+        "linked progressive: the link's meter events, contribution marks, refused claims (issue 23)",
+        """
+-- docs/floor.md "Linked progressive". The floor runs one meter per link (controller/floor/progressive.py)
+-- with this as its store: every event of the meter (the progressive's typed entries, as the table's
+-- journal would hold them stand-alone) in the order the controller recorded it; append-only. The
+-- unique indexes are the promises: a round contributes once, an award is recorded once and paid once.
+CREATE TABLE floor_progressive_links (
+    link_id text PRIMARY KEY,
+    meter_id text NOT NULL,
+    tables text[] NOT NULL DEFAULT '{}',
+    events bigint NOT NULL DEFAULT 0,            -- how many events the meter holds (the last event_no)
+    meter_cents bigint NOT NULL DEFAULT 0,       -- the display meter after the last event
+    reserve_cents bigint NOT NULL DEFAULT 0,
+    pending_awards integer NOT NULL DEFAULT 0,   -- awards recorded and not yet paid
+    state jsonb NOT NULL DEFAULT '{}',           -- every 1.39A meter (MeterState.to_json)
+    updated_utc timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+CREATE TABLE floor_progressive_events (
+    link_id text NOT NULL REFERENCES floor_progressive_links (link_id),
+    event_no bigint NOT NULL CHECK (event_no > 0),  -- the controller's order (1, 2, ...)
+    kind text NOT NULL,                             -- the entry's kind: progressive_contribution, ...
+    table_id text,
+    round_id text,
+    award_id text,
+    claim_number integer,                           -- an award's place in the order of claims
+    amount_cents bigint,                            -- an award's amount, a reset's, a reserve movement's
+    entry jsonb NOT NULL,                           -- the typed entry (controller/journal/entries.py)
+    committed_utc timestamptz NOT NULL DEFAULT clock_timestamp(),
+    PRIMARY KEY (link_id, event_no)
+);
+CREATE UNIQUE INDEX floor_progressive_contribution_once
+    ON floor_progressive_events (link_id, table_id, round_id)
+    WHERE kind = 'progressive_contribution';
+CREATE UNIQUE INDEX floor_progressive_award_claimed_once ON floor_progressive_events (link_id, award_id)
+    WHERE kind = 'progressive_award_claimed';
+CREATE UNIQUE INDEX floor_progressive_award_paid_once ON floor_progressive_events (link_id, award_id)
+    WHERE kind = 'progressive_award_paid';
+CREATE INDEX floor_progressive_events_by_table ON floor_progressive_events (link_id, table_id, round_id);
+CREATE TRIGGER floor_progressive_events_append_only BEFORE UPDATE OR DELETE ON floor_progressive_events
+    FOR EACH ROW EXECUTE FUNCTION floor_refuse_change();
+-- Where the contribution path has read each table's entries on the floor to (its round_settled entries
+-- after this seq are not yet counted).
+CREATE TABLE floor_progressive_marks (
+    link_id text NOT NULL REFERENCES floor_progressive_links (link_id),
+    table_id text NOT NULL,
+    through_seq bigint NOT NULL DEFAULT 0,
+    PRIMARY KEY (link_id, table_id)
+);
+-- Every claim the controller refused (a round it saw no contribution for, a table not on the link...),
+-- with the request as it came. Append-only.
+CREATE TABLE floor_progressive_refusals (
+    refusal_id bigserial PRIMARY KEY,
+    refused_utc timestamptz NOT NULL DEFAULT clock_timestamp(),
+    link_id text NOT NULL,
+    table_id text NOT NULL,
+    round_id text,
+    reason text NOT NULL,
+    request text NOT NULL
+);
+CREATE TRIGGER floor_progressive_refusals_append_only BEFORE UPDATE OR DELETE ON floor_progressive_refusals
+    FOR EACH ROW EXECUTE FUNCTION floor_refuse_change();
+-- Every award with its state: the winning table, seat and round, the order recorded, paid or pending.
+CREATE VIEW floor_progressive_awards AS
+    SELECT c.link_id, c.claim_number, c.award_id, c.table_id, c.round_id,
+           (c.entry->>'seat')::integer AS seat, (c.entry->>'line')::integer AS line,
+           c.amount_cents, c.entry->>'paid_from' AS paid_from,
+           (c.entry->>'needs_confirmation')::boolean AS needs_confirmation,
+           (c.entry->>'meter_before_cents')::bigint AS meter_before_cents,
+           (c.entry->>'meter_after_cents')::bigint AS meter_after_cents,
+           c.event_no AS claimed_event_no, c.committed_utc AS claimed_utc,
+           p.event_no AS paid_event_no, p.committed_utc AS paid_utc, p.entry->>'by' AS paid_by,
+           CASE WHEN p.event_no IS NULL THEN 'pending' ELSE 'paid' END AS status
+    FROM floor_progressive_events c
+    LEFT JOIN floor_progressive_events p
+        ON p.link_id = c.link_id AND p.award_id = c.award_id AND p.kind = 'progressive_award_paid'
+    WHERE c.kind = 'progressive_award_claimed';
+-- The in-meter by table and shift (the reconciliation against the tables' journals).
+CREATE VIEW floor_progressive_contributions AS
+    SELECT link_id, table_id, floor_shift(committed_utc) AS shift, count(*) AS rounds,
+           sum((entry->>'wagers')::bigint)::bigint AS wagers,
+           sum((entry->>'in_meter_cents')::bigint)::bigint AS in_meter_cents,
+           sum((entry->>'to_meter_cents')::bigint)::bigint AS to_meter_cents,
+           sum((entry->>'hidden_cents')::bigint)::bigint AS hidden_cents
+    FROM floor_progressive_events WHERE kind = 'progressive_contribution'
+    GROUP BY link_id, table_id, floor_shift(committed_utc);
+""",
+    ),
 )
 
 _GRANTS = f"""
@@ -338,9 +453,14 @@ GRANT SELECT ON floor_table_config, floor_schema_migrations TO {WRITER_ROLE};
 GRANT USAGE ON SEQUENCE floor_alerts_alert_id_seq TO {WRITER_ROLE};
 GRANT SELECT, INSERT ON floor_releases, floor_release_applied TO {WRITER_ROLE};
 GRANT USAGE ON SEQUENCE floor_releases_release_id_seq TO {WRITER_ROLE};
+GRANT SELECT, INSERT ON floor_progressive_events, floor_progressive_refusals TO {WRITER_ROLE};
+GRANT SELECT, INSERT, UPDATE ON floor_progressive_links, floor_progressive_marks TO {WRITER_ROLE};
+GRANT USAGE ON SEQUENCE floor_progressive_refusals_refusal_id_seq TO {WRITER_ROLE};
 GRANT SELECT, INSERT, UPDATE ON floor_surveillance_marks TO {WRITER_ROLE};
 GRANT SELECT, INSERT ON floor_private_disclosures TO {WRITER_ROLE};
 GRANT USAGE ON SEQUENCE floor_private_disclosures_disclosure_id_seq TO {WRITER_ROLE};
+GRANT SELECT, INSERT ON floor_software_checks TO {WRITER_ROLE};
+GRANT USAGE ON SEQUENCE floor_software_checks_check_id_seq TO {WRITER_ROLE};
 GRANT SELECT ON ALL TABLES IN SCHEMA public TO {REPORTING_ROLE};
 REVOKE SELECT ON floor_private FROM {REPORTING_ROLE};
 """

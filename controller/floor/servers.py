@@ -196,6 +196,17 @@ def table_inbox(table_id: str) -> str:
 
 
 FLOOR_INBOX = "_INBOX_FLOOR"
+# The floor's seeded software verification of a table (docs/operations.md "Software verification"): a
+# request on the table's own subject under this root, answered on the requester's inbox. Not under
+# SUBJECT_ROOT: the floor reader may never publish there (no journal subject is ever the floor's).
+VERIFY_ROOT = "flushtable_verify"
+
+
+def verify_subject(site: str, table_id: str) -> str:
+    """Where the floor asks one table for its seeded software digest."""
+    return f"{VERIFY_ROOT}.{site}.{table_id}"
+
+
 FLOOR_CONSUMER = "floor"
 
 
@@ -209,6 +220,9 @@ class NatsUser:
     # Which kind of connection may log in with these credentials: a table or service connects as a
     # client (STANDARD), never as a leaf server; a site's leaf server as LEAFNODE only.
     connection_types: tuple[str, ...] = ("STANDARD",)
+    # May answer the requests it receives (nats-server's allow_responses: one reply per request, to the
+    # requester's reply subject only; no other publish right comes with it).
+    allow_responses: bool = False
 
 
 def site_stream_name(site: str) -> str:
@@ -245,8 +259,45 @@ def table_user(site: str, table_id: str, password: str, *, stream: str = STREAM_
     return NatsUser(
         user=f"table-{table_id}",
         password=password,
-        publish_allow=(subject, f"$JS.API.DIRECT.GET.{stream}.{subject}"),
-        subscribe_allow=(f"{table_inbox(table_id)}.>",),
+        # The linked progressive (controller/floor/progressive.py): its own claims and confirmations
+        # only (the subject's last token is the table, which the controller checks against the body),
+        # and every link's meter broadcast.
+        publish_allow=(
+            subject,
+            f"$JS.API.DIRECT.GET.{stream}.{subject}",
+            f"{PROGRESSIVE_ROOT}.*.claim.{table_id}",
+            f"{PROGRESSIVE_ROOT}.*.confirm.{table_id}",
+        ),
+        # Its replies, every link's meter, and the floor's seeded software verification of this table
+        # alone (answered once per request through allow_responses; docs/operations.md "Software
+        # verification").
+        subscribe_allow=(
+            f"{table_inbox(table_id)}.>",
+            f"{PROGRESSIVE_ROOT}.*.meter",
+            verify_subject(site, table_id),
+        ),
+        allow_responses=True,
+    )
+
+
+PROGRESSIVE_ROOT = "progressive"  # the linked progressive's subjects: never under the journal's root
+PROGRESSIVE_INBOX = "_INBOX_PROGRESSIVE"
+
+
+def progressive_user(password: str) -> NatsUser:
+    """The floor's linked progressive: takes every table's claims, broadcasts the meters, and answers
+    each request on its reply subject only (``allow_responses``: no other inbox is open to it)."""
+    return NatsUser(
+        user="floor-progressive",
+        password=password,
+        publish_allow=(f"{PROGRESSIVE_ROOT}.*.meter",),
+        subscribe_allow=(
+            f"{PROGRESSIVE_ROOT}.*.claim.*",
+            f"{PROGRESSIVE_ROOT}.*.confirm.*",
+            f"{PROGRESSIVE_INBOX}.>",
+        ),
+        publish_deny=(f"{SUBJECT_ROOT}.>",),
+        allow_responses=True,
     )
 
 
@@ -263,6 +314,8 @@ def floor_reader_user(password: str) -> NatsUser:
             # Reading the stream itself: to fill what the consumer skipped (controller/floor/service.py).
             f"$JS.API.DIRECT.GET.{STREAM_NAME}",
             f"$JS.API.DIRECT.GET.{STREAM_NAME}.>",
+            # The seeded software verification's requests to the tables (answers come to its inbox).
+            f"{VERIFY_ROOT}.>",
             # Surveillance events (controller/floor/surveillance.py): its own subjects, acked by the
             # stream SURVEILLANCE on the floor's inbox.
             "surveillance.>",
@@ -444,7 +497,10 @@ def nats_config_text(
                 **({"deny": list(user.publish_deny)} if user.publish_deny else {}),
             },
             "subscribe": {"allow": list(user.subscribe_allow)},
+            **({"allow_responses": True} if user.allow_responses else {}),
         }
+        if user.allow_responses:
+            permissions["allow_responses"] = True
         lines.append(
             f"    {{user: {json.dumps(user.user)}, password: {json.dumps(user.password)}, "
             f"permissions: {json.dumps(permissions)}, "

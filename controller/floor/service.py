@@ -49,7 +49,7 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.js.client import JetStreamContext
 
-from controller.floor import checks, release
+from controller.floor import checks, progressive_view, release
 from controller.floor.checks import TableProjection
 from controller.floor.servers import FLOOR_CONSUMER, FLOOR_INBOX, STREAM_NAME, SUBJECT_ROOT, table_subject
 from controller.floor.store import Batch, Connection, held_private, load_projection, stored_hash, write_batch
@@ -78,6 +78,9 @@ class FloorConfig:
     backoff_max_s: float = 5.0
     sweep_interval_s: float = 5.0  # when idle, this often: check every table's tail in the stream
     release_poll_interval_s: float = 1.0  # this often: apply releases of quarantined tables (release.py)
+    # This often: reconcile each progressive link's in-meter against the tables' journals, a difference
+    # raised as a floor alert (controller/floor/progressive_view.py).
+    reconcile_interval_s: float = 5.0
     # The gaming day's start hour, UTC (docs/operations.md "Gaming-day reports"): 06:00, the day shift's.
     gaming_day_start_hour: int = 6
     # A seat's win in one round at or above this is a big win for surveillance (controller/floor/
@@ -368,13 +371,16 @@ class FloorService:
                 backoff_s = self.config.backoff_initial_s
                 async with connection.transaction():  # a read alone would leave a transaction open
                     self._set_aside = await release.set_aside_stream_seqs(connection)
-                last_release_poll_s = -float("inf")
+                last_release_poll_s = last_reconcile_s = -float("inf")
                 while not stop.is_set():
                     raise_if_cancelled()  # a cancel swallowed by nats-py's wait for a reply ends it still
                     try:
                         if time.monotonic() - last_release_poll_s >= self.config.release_poll_interval_s:
                             last_release_poll_s = time.monotonic()
                             await self.apply_releases(connection)
+                        if time.monotonic() - last_reconcile_s >= self.config.reconcile_interval_s:
+                            last_reconcile_s = time.monotonic()
+                            await self.reconcile_progressive(connection)
                         messages = await puller.fetch(self.config.batch_size, self.config.fetch_timeout_s)
                         if not messages:
                             if client.is_closed or not client.is_connected:
@@ -885,6 +891,22 @@ class FloorService:
             projection.touched_rounds.clear()
         self.status.sweeps += 1
         return taken
+
+    async def reconcile_progressive(self, connection: Connection) -> int:
+        """Raise (and clear) the progressive links' reconciliation alerts. A failure of PostgreSQL is
+        the loop's (retried like any); any other error of the reconciliation is logged and the consumer
+        goes on: a report's fault never stops the floor taking the tables' journals."""
+        try:
+            raised = await progressive_view.raise_reconciliation_alerts(connection)
+        except psycopg.OperationalError:
+            raise
+        except psycopg.Error as error:
+            log.error("floor_progressive_reconcile_failed", error=str(error).splitlines()[0][:300])
+            return 0
+        if raised:
+            self.status.alerts += raised
+            log.warning("floor_progressive_reconcile_difference", alerts=raised)
+        return raised
 
     async def _surveillance_loop(self, stop: asyncio.Event, js: JetStreamContext) -> None:
         """Every ``surveillance_poll_interval_s``, publish the surveillance events of what the floor

@@ -130,6 +130,28 @@ class TableClosed(Entry, frozen=True, tag="table_closed"):
     reason: str  # a person's words, or the daemon's ("shutdown")
 
 
+class SoftwareVerified(Entry, frozen=True, tag="software_verified"):
+    """At start, before the table opens: the signed release everything that runs was checked against
+    (controller/software.py). Written only when the start verified a release."""
+
+    release: str
+    release_digest: str  # SHA-256 of the signed manifest's canonical bytes
+    development: bool  # a development release (`make run`), never a live table's
+    key_id: str  # the first 16 hex digits of the SHA-256 of the public key that verified it
+    files: int
+    dependencies: int
+
+
+class SoftwareChecked(Entry, frozen=True, tag="software_checked"):
+    """A seeded verification answered (`flushtable verify-software`, the floor's request): the seed is
+    the verifier's, the aggregate is HMAC-SHA256 over every product file that runs here."""
+
+    seed: str  # hex
+    aggregate: str  # hex
+    files: int
+    requested_by: str  # the floor's requester, or "cli"
+
+
 class StateChanged(Entry, frozen=True, tag="state_changed"):
     machine: str
     from_state: str = msgspec.field(name="from")
@@ -514,6 +536,8 @@ class ProgressiveReserve(Entry, frozen=True, tag="progressive_reserve"):
 EntryType = (
     TableOpened
     | TableClosed
+    | SoftwareVerified
+    | SoftwareChecked
     | StateChanged
     | OperatorAction
     | ButtonMoved
@@ -555,6 +579,8 @@ EntryType = (
 ENTRY_CLASSES: tuple[type[Entry], ...] = (
     TableOpened,
     TableClosed,
+    SoftwareVerified,
+    SoftwareChecked,
     StateChanged,
     OperatorAction,
     ButtonMoved,

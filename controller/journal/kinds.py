@@ -37,3 +37,6 @@ PROGRESSIVE_KINDS: frozenset[str] = frozenset(
     }
 )
 """The progressive controller's entries (controller/progressive/): its stand-alone store's records."""
+
+SOFTWARE_VERIFIED = "software_verified"
+SOFTWARE_CHECKED = "software_checked"

@@ -395,6 +395,10 @@ class TableState:
         # journal): the restart's meter is this fold (controller/progressive/).
         self.progressive = MeterState()
         self._closed_order: list[str] = []
+        # The release the last start verified (software_verified), and the last seeded check answered
+        # (software_checked); None: none journaled (a table started without [software]).
+        self.software: dict[str, Any] | None = None
+        self.software_checked: dict[str, Any] | None = None
 
     # --- reading answers ----------------------------------------------------------------------
     @property
@@ -474,6 +478,23 @@ class TableState:
         self.banking_mode = entry.banking_mode
         if stored.source.startswith("operator:"):
             self.closed_by_operator = None
+
+    def _on_software_verified(self, stored: Stored, entry: e.SoftwareVerified) -> None:
+        self.software = {
+            "release": entry.release,
+            "release_digest": entry.release_digest,
+            "development": entry.development,
+            "key_id": entry.key_id,
+            "files": entry.files,
+            "verified_utc": stored.time_utc,
+        }
+
+    def _on_software_checked(self, stored: Stored, entry: e.SoftwareChecked) -> None:
+        self.software_checked = {
+            "aggregate": entry.aggregate,
+            "requested_by": entry.requested_by,
+            "checked_utc": stored.time_utc,
+        }
 
     def _on_table_closed(self, stored: Stored, entry: e.TableClosed) -> None:
         self.table_open = False
@@ -751,6 +772,8 @@ class TableState:
 _HANDLERS: dict[type[e.Entry], Any] = {
     e.TableOpened: TableState._on_table_opened,
     e.TableClosed: TableState._on_table_closed,
+    e.SoftwareVerified: TableState._on_software_verified,
+    e.SoftwareChecked: TableState._on_software_checked,
     e.StateChanged: TableState._on_state_changed,
     e.RoundStarted: TableState._on_round_started,
     e.BetChanged: TableState._on_bet_changed,

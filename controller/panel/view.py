@@ -152,6 +152,9 @@ class TableView:
                 else state.banking_mode
             ),
             "table_open": state.table_open,
+            # The release the start verified (docs/panel.md): None when the table runs unverified.
+            "software": state.software,
+            "software_checked": state.software_checked,
             "phase": state.phase,
             "held": state.phase in {"held", "dead"}
             or any(a.severity == "latching" and a.state != "cleared" for a in state.alerts.values()),

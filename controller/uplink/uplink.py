@@ -21,26 +21,29 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import json
 import random
 import secrets
 import sqlite3
 import ssl
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import nats
 import nats.errors
 import nats.js.errors
 import structlog
 from nats.aio.client import Client
+from nats.aio.msg import Msg
 from nats.js.api import PubAck
 from nats.js.client import JetStreamContext
 
 from controller.config import UplinkConfig
-from controller.floor.servers import table_inbox, table_subject
+from controller.floor.servers import table_inbox, table_subject, verify_subject
 from controller.journal.chain import format_time_utc
 from controller.journal.store import Journal, JournalEntry
 from controller.uplink import wire
@@ -48,6 +51,8 @@ from controller.uplink.outbox import Outbox, OutMessage
 from controller.waits import raise_if_cancelled, wait_event
 
 log = structlog.get_logger("flushtable.uplink")
+# The daemon's answer to a seeded software verification: (seed, requested_by) -> the reply's fields.
+VerifyHandler = Callable[[bytes, str], Awaitable[dict[str, Any]]]
 _PAGE = 500
 _WRONG_LAST_SEQUENCE = 10071
 
@@ -140,8 +145,10 @@ class Uplink:
         *,
         rng: random.Random | None = None,
         clock: Callable[[], float] = time.monotonic,
+        on_verify: VerifyHandler | None = None,
     ) -> None:
         self.config = config
+        self._on_verify = on_verify
         self.journal_path = Path(journal_path)
         self.table_id = table_id
         self.subject = table_subject(config.site, table_id)
@@ -176,6 +183,10 @@ class Uplink:
                 try:
                     client = await self._connect()
                     self.status.connected = True
+                    if self._on_verify is not None:
+                        await client.subscribe(
+                            verify_subject(self.config.site, self.table_id), cb=self._answer
+                        )
                     await self._sync(client, journal)
                     backoff_s = self.config.backoff_initial_s
                     await self._publish_loop(client, journal, marks, stop)
@@ -199,6 +210,27 @@ class Uplink:
                 await asyncio.to_thread(marks.write, self._mark)
             marks.close()
             journal.close()
+
+    async def _answer(self, message: Msg) -> None:
+        """The floor's seeded software verification (docs/operations.md "Software verification"): the
+        seed is the floor's; the answer is computed here, from the files that run, and journaled."""
+        assert self._on_verify is not None
+        try:
+            request = json.loads(message.data)
+            seed = bytes.fromhex(str(request["seed"]))
+            requested_by = str(request.get("requested_by", "floor"))[:100]
+            if not 8 <= len(seed) <= 64:
+                raise ValueError("a seed is 8 to 64 bytes")
+        except (ValueError, KeyError, TypeError) as error:
+            await message.respond(json.dumps({"error": f"bad request: {error}"[:200]}).encode())
+            return
+        try:
+            answer = await self._on_verify(seed, requested_by)
+        except Exception as error:  # the table plays on; the floor records the failure as no answer
+            log.error("software_check_failed", error=f"{type(error).__name__}: {error}"[:300])
+            await message.respond(json.dumps({"error": "the table could not compute its digest"}).encode())
+            return
+        await message.respond(json.dumps(answer, sort_keys=True).encode())
 
     async def _connect(self) -> Client:
         return await nats.connect(
@@ -430,12 +462,18 @@ def _utc_text() -> str:
     return format_time_utc(datetime.now(UTC))
 
 
-async def start_uplink(journal_path: Path, table_id: str, config: UplinkConfig, stop: asyncio.Event) -> None:
+async def start_uplink(
+    journal_path: Path,
+    table_id: str,
+    config: UplinkConfig,
+    stop: asyncio.Event,
+    on_verify: VerifyHandler | None = None,
+) -> None:
     """The daemon's uplink task (``[uplink]`` in the table's configuration). Whatever happens to it, the
     table plays on: an unexpected error is logged and the uplink starts again after a pause."""
     while not stop.is_set():
         try:
-            await Uplink(config, journal_path, table_id).run(stop)
+            await Uplink(config, journal_path, table_id, on_verify=on_verify).run(stop)
         except Exception as error:
             log.error("uplink_failed", table_id=table_id, error=f"{type(error).__name__}: {error}"[:300])
             await wait_event(stop, config.backoff_max_s)

@@ -54,6 +54,8 @@ FILLERS = {
     "by": "tester",
     "game": "high-card-flush",
     "dsn": "postgresql://flushtable@127.0.0.1:1/flushtable",
+    "public_key": "00" * 32,
+    "seed": "00" * 16,
     "day": "2026-12-01",
 }
 # Arguments that keep a command short if a bad path were taken (one round, no panel on a fixed port, no

@@ -11,7 +11,21 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
 
 
 def examples() -> list[str]:
+    """The page's TOML examples in page order, the progressive table's left out (tested on its own)."""
+    return [example for example in all_examples() if 'id = "TFP1"' not in example]
+
+
+def all_examples() -> list[str]:
     return re.findall(r"```toml\n(.*?)```", DOC.read_text(encoding="utf-8"), flags=re.DOTALL)
+
+
+def test_the_stand_alone_progressive_example_loads(tmp_path: Path) -> None:
+    (progressive,) = [example for example in all_examples() if 'id = "TFP1"' in example]
+    (tmp_path / "table.toml").write_text(progressive)
+    config = load_config(tmp_path / "table.toml")
+    assert config.game == "top-flush"
+    assert config.progressive is not None
+    assert (config.progressive.unit_cents, config.progressive.base_cents) == (100, 100_000)
 
 
 def test_the_complete_example_loads(tmp_path: Path) -> None:

@@ -73,6 +73,7 @@ def test_the_file_as_the_service_reads_it(floor_dir: Path) -> None:
 def test_the_tuning_knobs(floor_dir: Path) -> None:
     tuned = FLOOR.replace("batch_size = 1000\n", "batch_size = 200\n") + (
         "fetch_timeout_s = 0.1\nsweep_interval_s = 60\nrelease_poll_interval_s = 2.5\n"
+        "reconcile_interval_s = 30\n"
         "backoff_initial_s = 1\nbackoff_max_s = 30\n"
     )
     (floor_dir / "floor.toml").write_text(tuned)
@@ -84,6 +85,7 @@ def test_the_tuning_knobs(floor_dir: Path) -> None:
         2.5,
     )
     assert (config.backoff_initial_s, config.backoff_max_s) == (1.0, 30.0)
+    assert config.reconcile_interval_s == 30.0
 
 
 def test_secrets_are_read_relative_to_the_file_not_the_working_directory(tmp_path: Path) -> None:
@@ -160,8 +162,9 @@ REFUSED = [
     (
         FLOOR + "inbox_prefix = '_INBOX'\n",
         "floor.inbox_prefix: unknown key (known: servers, user, password_file, ca_file, dsn_file, "
-        "batch_size, fetch_timeout_s, sweep_interval_s, release_poll_interval_s, backoff_initial_s, "
-        "backoff_max_s, gaming_day_start_hour, surveillance_big_win_cents, surveillance_poll_interval_s)",
+        "batch_size, fetch_timeout_s, sweep_interval_s, release_poll_interval_s, reconcile_interval_s, "
+        "backoff_initial_s, backoff_max_s, gaming_day_start_hour, surveillance_big_win_cents, "
+        "surveillance_poll_interval_s)",
     ),
     (FLOOR + "gaming_day_start_hour = 24\n", "floor.gaming_day_start_hour: 24 is out of range 0..23"),
     (FLOOR.replace("[floor]", "[flor]"), "flor: unknown key (did you mean 'floor'?)"),

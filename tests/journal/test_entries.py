@@ -38,6 +38,23 @@ OUTSIDE_THE_ENGINE: list[tuple[str, dict[str, object], str]] = [
     ),
     ("table_closed", {"by": "daemon", "reason": "shutdown"}, "engine"),
     (
+        "software_verified",
+        {
+            "release": "0.1.0",
+            "release_digest": "ab" * 32,
+            "development": False,
+            "key_id": "0123456789abcdef",
+            "files": 210,
+            "dependencies": 33,
+        },
+        "engine",
+    ),
+    (
+        "software_checked",
+        {"seed": "00" * 16, "aggregate": "cd" * 32, "files": 210, "requested_by": "floor:alice"},
+        "engine",
+    ),
+    (
         "device_ready",
         {
             "device": "shuffler",

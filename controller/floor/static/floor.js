@@ -35,7 +35,7 @@
         tile = document.createElement("a");
         tile.dataset.table = t.table_id;
         tile.href = "/rounds?table=" + encodeURIComponent(t.table_id);
-        for (const part of ["id", "pit", "game", "phase", "state", "last"]) {
+        for (const part of ["id", "pit", "game", "phase", "state", "last", "software"]) {
           const span = document.createElement("span");
           span.className = part;
           tile.appendChild(span);
@@ -50,6 +50,8 @@
       tile.querySelector(".phase").textContent = t.phase || "";
       tile.querySelector(".state").textContent = state;
       tile.querySelector(".last").textContent = t.last_round_id || "—";
+      tile.querySelector(".software").textContent =
+        (t.software || "software not verified") + (t.software_check ? " · check: " + t.software_check : "");
     }
     map.dataset.updated = String(Date.now());
   });

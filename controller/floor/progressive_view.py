@@ -1,0 +1,430 @@
+"""The floor's view of a linked progressive (docs/floor.md "Progressive: the page, the sign,
+reconciliation"): what the floor panel's progressive page, its sign and its CSV show of one link, and
+the reconciliation of the link controller's in-meter against the tables' own journals.
+
+Read only: every figure comes from the link controller's store in PostgreSQL and from the tables'
+journal entries the floor already holds (``floor_entries``). Nothing here writes but
+:func:`raise_reconciliation_alerts`, which the floor service runs with its writer connection (a
+reconciliation difference is a floor alert).
+
+The link controller's store (controller/floor's migrations, the linked deployment of
+controller/progressive):
+
+- ``floor_progressive_links``: one row a link: its tables, its display meter, reserve and pending
+  awards, and ``state``, every 1.39A parameter and meter as the controller folds them
+  (``MeterState.to_json``: ``parameters``, ``in_meter_cents``, ``wagers``, ``overflow_cents``,
+  ``hits_by_line``, ``wins_by_line_cents``, ...);
+- ``floor_progressive_events``: the meter's typed entries in the controller's order; a
+  ``progressive_contribution`` per (table, round) holds the controller's count of that round's
+  Progressive wagers (``wagers``, ``in_meter_cents``) and what they added to the meter and the reserve;
+- ``floor_progressive_awards``: each award with its table, seat, round, line, claim number (the order
+  the controller recorded it, the order it is paid in) and status (``pending`` until paid).
+
+Reconciliation (PA 670a.10's count, done for the floor): per (table, round) the journal's count is the
+Progressive wagers of the round's ``bets_locked`` entry (the dealer's lock, as the table wrote it)
+less those returned (a dead or voided round's, a dead seat's: docs/rules.md, "not for one returned by
+a dead hand or a void"), the controller's is its contribution's ``in_meter_cents``; both are summed per table
+and per shift, a round placed in the shift its floor round closed in (both sides alike, so a round never
+straddles two shifts). Only rounds the floor holds as closed and the link's contribution path has read
+past (``floor_progressive_marks``) are compared: a round settled a moment ago that the link has not
+counted yet is no difference; a round the controller counted that the floor holds no closed round for
+is compared too, placed by the controller's time, and is a difference.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+
+from controller.money import format_money
+
+Params = tuple[Any, ...] | dict[str, Any]
+Query = Callable[[str, Params], Awaitable[list[dict[str, Any]]]]
+PROGRESSIVE_WAGER = "progressive"  # the wager's name in a bets_locked entry (controller.rules.progressive)
+RECONCILE_ALERT_KIND = "progressive_reconciliation"
+# The rounds reconciled: those closed within this many seconds (the page's default, and the floor
+# service's every run), read through the floor's index by close time, never the whole record again.
+RECONCILE_WINDOW_S = 7 * 24 * 3600.0
+MAX_WINDOW_DAYS = 366
+_FAULT_PREFIX = "progressive_reconcile"
+
+# The tables the page reads: a floor without them (no linked progressive) shows no link.
+REQUIRED_RELATIONS = (
+    "floor_progressive_links",
+    "floor_progressive_events",
+    "floor_progressive_awards",
+    "floor_progressive_marks",
+)
+
+LINKS_SQL = (
+    "SELECT link_id, meter_id, meter_cents, pending_awards AS pending, cardinality(tables) AS tables, "
+    "updated_utc FROM floor_progressive_links ORDER BY link_id"
+)
+LINK_SQL = (
+    "SELECT link_id, meter_id, tables, meter_cents, reserve_cents, pending_awards, "
+    "state::text AS state_text, updated_utc FROM floor_progressive_links WHERE link_id = %s"
+)
+# Contributions by table: the controller's count of each table's settled wagers and what they added.
+BY_TABLE_SQL = """
+SELECT t.table_id,
+       count(c.event_no) AS rounds,
+       COALESCE(sum((c.entry ->> 'wagers')::bigint), 0) AS wagers,
+       COALESCE(sum((c.entry ->> 'in_meter_cents')::bigint), 0) AS in_meter_cents,
+       COALESCE(sum((c.entry ->> 'to_meter_cents')::bigint), 0) AS to_meter_cents,
+       COALESCE(sum((c.entry ->> 'hidden_cents')::bigint), 0) AS to_hidden_cents,
+       COALESCE((SELECT sum((o.entry ->> 'overflow_cents')::bigint) FROM floor_progressive_events o
+                 WHERE o.link_id = %s AND o.kind = 'progressive_overflow' AND o.table_id = t.table_id), 0)
+           AS to_overflow_cents
+FROM (SELECT DISTINCT unnest(tables) AS table_id FROM floor_progressive_links WHERE link_id = %s
+      UNION SELECT DISTINCT table_id FROM floor_progressive_events
+      WHERE link_id = %s AND kind = 'progressive_contribution') t
+LEFT JOIN floor_progressive_events c
+    ON c.link_id = %s AND c.kind = 'progressive_contribution' AND c.table_id = t.table_id
+GROUP BY t.table_id ORDER BY t.table_id
+"""
+HITS_SQL = (
+    "SELECT claim_number AS hit_id, claimed_utc AS recorded_utc, table_id, seat, round_id, line, "
+    "amount_cents AS award_cents, paid_from, meter_before_cents, status, paid_utc, paid_by AS confirmed_by "
+    "FROM floor_progressive_awards WHERE link_id = %s ORDER BY claim_number DESC LIMIT 500"
+)
+# Who changed what, when: every parameter change (the opening included) and reserve movement, newest
+# first, as the controller recorded them.
+CHANGES_SQL = (
+    "SELECT event_no, committed_utc, kind, entry ->> 'by' AS by, entry ->> 'reason' AS reason, "
+    "(entry -> 'before')::text AS before_text, (entry -> 'after')::text AS after_text, "
+    "(entry ->> 'amount_cents')::bigint AS amount_cents, "
+    "(entry ->> 'reserve_after_cents')::bigint AS reserve_after_cents "
+    "FROM floor_progressive_events WHERE link_id = %s "
+    "AND kind IN ('progressive_parameters_changed', 'progressive_reserve') ORDER BY event_no DESC LIMIT 200"
+)
+REFUSALS_SQL = (
+    "SELECT refusal_id, refused_utc, table_id, round_id, reason FROM floor_progressive_refusals "
+    "WHERE link_id = %s ORDER BY refusal_id DESC LIMIT 200"
+)
+PENDING_BY_LINE_SQL = (
+    "SELECT line, count(*) AS pending, COALESCE(sum(amount_cents), 0) AS pending_cents "
+    "FROM floor_progressive_awards WHERE link_id = %s AND status = 'pending' GROUP BY line"
+)
+# Per (table, round): the journals' Progressive wagers locked and counted against the controller's
+# in-meter, for rounds the floor holds as closed (or that only the controller has), placed in a shift.
+_ROUNDS_COMPARED = """
+WITH members AS (
+    SELECT unnest(tables) AS table_id FROM floor_progressive_links WHERE link_id = %(link)s
+),
+rounds AS (  -- the link's rounds closed within the window (floor_rounds_by_time) that its contribution
+             -- path has read past (its mark): a round the link has not read yet is no difference yet
+    SELECT r.table_id, r.round_id, r.status, r.closed_utc FROM floor_rounds r
+    JOIN floor_progressive_marks m ON m.link_id = %(link)s AND m.table_id = r.table_id
+    WHERE r.closed_utc >= now() - make_interval(secs => %(window_s)s) AND r.status <> 'in_progress'
+      AND r.table_id IN (SELECT table_id FROM members) AND r.closed_seq <= m.through_seq
+),
+lock_entry AS (  -- each round's lock as the table wrote it (its last, were there two)
+    SELECT DISTINCT ON (e.table_id, e.round_id) e.table_id, e.round_id, e.payload
+    FROM rounds r JOIN floor_entries e ON e.table_id = r.table_id AND e.round_id = r.round_id
+    WHERE e.kind = 'bets_locked'
+    ORDER BY e.table_id, e.round_id, e.seq DESC
+),
+locks AS (
+    SELECT l.table_id, l.round_id, w.key AS seat, (w.value ->> 'progressive')::bigint AS cents
+    FROM lock_entry l CROSS JOIN LATERAL jsonb_each(l.payload -> 'wagers') AS w
+    WHERE w.value ? 'progressive'
+),
+dead_seats AS (
+    SELECT DISTINCT e.table_id, e.round_id, e.payload ->> 'seat' AS seat
+    FROM rounds r JOIN floor_entries e ON e.table_id = r.table_id AND e.round_id = r.round_id
+    WHERE e.kind = 'dead_hand' AND e.payload ->> 'seat' IS NOT NULL
+),
+journal AS (
+    SELECT l.table_id, l.round_id, sum(l.cents) AS locked_cents, count(*) AS locked_wagers,
+           COALESCE(sum(l.cents) FILTER (WHERE r.status = 'settled' AND d.seat IS NULL), 0) AS counted_cents,
+           count(*) FILTER (WHERE r.status = 'settled' AND d.seat IS NULL) AS counted_wagers
+    FROM locks l
+    JOIN rounds r USING (table_id, round_id)
+    LEFT JOIN dead_seats d USING (table_id, round_id, seat)
+    GROUP BY l.table_id, l.round_id
+),
+controller AS (  -- the link's counts of those rounds, and of any round it counted within the window
+    SELECT table_id, round_id, (entry ->> 'in_meter_cents')::bigint AS in_meter_cents,
+           (entry ->> 'wagers')::bigint AS wagers, committed_utc
+    FROM floor_progressive_events
+    WHERE link_id = %(link)s AND kind = 'progressive_contribution'
+      AND ((table_id, round_id) IN (SELECT table_id, round_id FROM rounds)
+           OR committed_utc >= now() - make_interval(secs => %(window_s)s))
+),
+compared AS (
+    SELECT COALESCE(j.table_id, c.table_id) AS table_id, COALESCE(j.round_id, c.round_id) AS round_id,
+           COALESCE(j.locked_cents, 0) AS locked_cents, COALESCE(j.locked_wagers, 0) AS locked_wagers,
+           COALESCE(j.counted_cents, 0) AS journal_cents, COALESCE(j.counted_wagers, 0) AS journal_wagers,
+           COALESCE(c.in_meter_cents, 0) AS controller_cents, COALESCE(c.wagers, 0) AS controller_wagers,
+           c.committed_utc
+    FROM journal j FULL OUTER JOIN controller c USING (table_id, round_id)
+)
+SELECT x.*, floor_shift(COALESCE(r.closed_utc, x.committed_utc)) AS shift
+FROM compared x
+LEFT JOIN rounds r USING (table_id, round_id)
+LEFT JOIN floor_rounds fr ON fr.table_id = x.table_id AND fr.round_id = x.round_id
+-- A round closed within the window; or one the controller counted that the floor holds no closed
+-- round for (a round closed before the window is out of it on both sides).
+WHERE r.round_id IS NOT NULL
+   OR ((fr.status IS NULL OR fr.status = 'in_progress') AND x.controller_cents <> 0)
+"""
+RECONCILE_SQL = f"""
+WITH per_round AS ({_ROUNDS_COMPARED})
+SELECT table_id, shift, count(*) AS rounds,
+       sum(locked_wagers)::bigint AS locked_wagers, sum(locked_cents)::bigint AS locked_cents,
+       sum(journal_wagers)::bigint AS journal_wagers, sum(journal_cents)::bigint AS journal_cents,
+       sum(controller_wagers)::bigint AS controller_wagers, sum(controller_cents)::bigint AS controller_cents,
+       count(*) FILTER (WHERE journal_cents <> controller_cents) AS rounds_differing,
+       (array_agg(round_id ORDER BY round_id) FILTER (WHERE journal_cents <> controller_cents))[1:5]
+           AS differing_rounds
+FROM per_round GROUP BY table_id, shift ORDER BY shift DESC, table_id
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Difference:
+    """One table's shift whose journals and controller disagree on the progressive wagers locked."""
+
+    link_id: str
+    table_id: str
+    shift: str
+    journal_cents: int
+    controller_cents: int
+    differing_rounds: tuple[str, ...]
+
+    @property
+    def fault_id(self) -> str:
+        # The amounts are in it: a difference that changes is a new alert (the old one is cleared), so an
+        # acknowledged alert never silently stands for another amount.
+        return f"{_FAULT_PREFIX}:{self.link_id}:{self.shift}:{self.journal_cents}:{self.controller_cents}"
+
+    def message(self) -> str:
+        delta = self.controller_cents - self.journal_cents
+        rounds = ", ".join(self.differing_rounds)
+        return (
+            f"progressive link {self.link_id}, shift {self.shift}: the controller's in-meter holds "
+            f"{format_money(self.controller_cents)} of Progressive wagers, the table's journal "
+            f"{format_money(self.journal_cents)} (locked at the lock, less any returned) "
+            f"({format_money(delta, signed=True)}); rounds {rounds}"
+        )
+
+
+def reconciliation_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """RECONCILE_SQL's rows with whole-cent ints (PostgreSQL's sums are Decimal) and the difference."""
+    out = []
+    for row in rows:
+        journal, controller = int(row["journal_cents"] or 0), int(row["controller_cents"] or 0)
+        out.append({
+            "table_id": row["table_id"], "shift": row["shift"], "rounds": int(row["rounds"]),
+            "locked_wagers": int(row["locked_wagers"] or 0), "locked_cents": int(row["locked_cents"] or 0),
+            "journal_wagers": int(row["journal_wagers"] or 0), "journal_cents": journal,
+            "controller_wagers": int(row["controller_wagers"] or 0), "controller_cents": controller,
+            "difference_cents": controller - journal,
+            "differing_rounds": tuple(row["differing_rounds"] or ()),
+        })  # fmt: skip
+    return out
+
+
+def differences(link_id: str, rows: Sequence[Mapping[str, Any]]) -> list[Difference]:
+    return [
+        Difference(
+            link_id,
+            r["table_id"],
+            r["shift"],
+            r["journal_cents"],
+            r["controller_cents"],
+            r["differing_rounds"],
+        )
+        for r in reconciliation_rows(rows)
+        if r["difference_cents"] != 0
+    ]
+
+
+def _cents(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def levels(state: Mapping[str, Any], pending_rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One row per paytable line (a level: the longest straight-flush run), longest first: its award,
+    and 1.39A's hits and wins (the amounts awarded) per level, with what is pending."""
+    parameters = state.get("parameters") or {}
+    paytable = parameters.get("paytable") or {}
+    unit_cents = _cents(parameters.get("unit_cents"))
+    hits = state.get("hits_by_line") or {}
+    wins = state.get("wins_by_line_cents") or {}
+    pending = {int(r["line"]): r for r in pending_rows}
+    lines = {int(k) for k in (*paytable, *hits, *wins) if str(k).isdigit()} | set(pending)
+    out = []
+    for line in sorted(lines, reverse=True):
+        award = paytable.get(str(line))
+        if isinstance(award, dict) and "meter_share_percent" in award:
+            award_text = f"{award['meter_share_percent']}% of the meter"
+        elif isinstance(award, int) and not isinstance(award, bool):
+            award_text = f"{award} for 1 ({format_money(award * unit_cents)})"
+        else:
+            award_text = "not on the paytable now"
+        waiting = pending.get(line, {})
+        out.append({
+            "line": line, "award": award_text, "hits": _cents(hits.get(str(line))),
+            "won_cents": _cents(wins.get(str(line))), "pending": int(waiting.get("pending") or 0),
+            "pending_cents": int(waiting.get("pending_cents") or 0),
+        })  # fmt: skip
+    return out
+
+
+def _percent(value: object) -> str:
+    return "" if value is None else f"{value}%"
+
+
+async def _has(query: Query, relation: str) -> bool:
+    rows = await query("SELECT to_regclass(%s) IS NOT NULL AS present", (relation,))
+    return bool(rows and rows[0]["present"])
+
+
+async def links_exist(query: Query) -> bool:
+    """False on a floor whose schema has no progressive link tables (nothing to show or reconcile)."""
+    for relation in REQUIRED_RELATIONS:
+        if not await _has(query, relation):
+            return False
+    return True
+
+
+async def link_list(query: Query) -> list[dict[str, Any]]:
+    if not await links_exist(query):
+        return []
+    return await query(LINKS_SQL, ())
+
+
+async def link_detail(
+    query: Query, link_id: str, *, window_s: float = RECONCILE_WINDOW_S
+) -> dict[str, Any] | None:
+    """Everything the progressive page shows of one link (its reconciliation over the rounds closed
+    within ``window_s``), or None when the floor has no such link."""
+    if "\x00" in link_id or not await links_exist(query):
+        return None
+    found = await query(LINK_SQL, (link_id,))
+    if not found:
+        return None
+    link = found[0]
+    try:
+        state = json.loads(link["state_text"] or "{}")
+    except ValueError:
+        state = {}
+    state = state if isinstance(state, dict) else {}
+    parameters = state.get("parameters") or {}
+    reconciled = reconciliation_rows(await query(RECONCILE_SQL, {"link": link_id, "window_s": window_s}))
+    return {
+        "link": link,
+        "opened": bool(parameters),
+        "parameters": {
+            "unit_cents": parameters.get("unit_cents"), "base_cents": parameters.get("base_cents"),
+            "reset_cents": parameters.get("reset_cents"),
+            "increment": _percent(parameters.get("increment_percent")),
+            "hidden": _percent(parameters.get("hidden_percent")),
+            "limit_cents": parameters.get("limit_cents"), "signoff_cents": parameters.get("signoff_cents"),
+            "max_round_wagers": parameters.get("max_round_wagers"),
+            "paytable_name": parameters.get("paytable_name") or "",
+        },
+        "meters": {
+            "meter_cents": int(link["meter_cents"]),
+            **{name: _cents(state.get(name)) for name in (
+                "in_meter_cents", "wagers", "reserve_cents", "overflow_cents", "increments_cents",
+                "hidden_cents", "resets", "resets_cents", "resets_from_reserve_cents",
+                "resets_house_added_cents", "meter_awards_cents", "fixed_awards_cents", "paid_cents")},
+        },
+        "equations_hold": state.get("equations_hold"),
+        "levels": levels(state, await query(PENDING_BY_LINE_SQL, (link_id,))),
+        "tables": await query(BY_TABLE_SQL, (link_id, link_id, link_id, link_id)),
+        "hits": await query(HITS_SQL, (link_id,)),
+        "changes": await query(CHANGES_SQL, (link_id,)),
+        "refusals": (
+            await query(REFUSALS_SQL, (link_id,)) if await _has(query, "floor_progressive_refusals") else []
+        ),
+        "reconciliation": reconciled,
+        "differences": [r for r in reconciled if r["difference_cents"] != 0],
+    }  # fmt: skip
+
+
+async def sign_frame(query: Query, link_id: str) -> dict[str, Any] | None:
+    """What the sign over the pit shows: the meter, and the prizes pending (the winning tables)."""
+    if "\x00" in link_id or not await links_exist(query):
+        return None
+    rows = await query(
+        "SELECT link_id, meter_cents FROM floor_progressive_links WHERE link_id = %s", (link_id,)
+    )
+    if not rows:
+        return None
+    pending = await query(
+        "SELECT table_id, seat, line, amount_cents FROM floor_progressive_awards "
+        "WHERE link_id = %s AND status = 'pending' ORDER BY claim_number",
+        (link_id,),
+    )
+    meter_cents = int(rows[0]["meter_cents"])
+    return {
+        "link_id": link_id,
+        "meter_cents": meter_cents,
+        "meter_text": format_money(meter_cents),
+        "pending": [
+            {
+                "table_id": p["table_id"],
+                "seat": p["seat"],
+                "line": p["line"],
+                "award_text": format_money(int(p["amount_cents"])),
+            }
+            for p in pending
+        ],
+    }
+
+
+# --- the floor service's part: differences raised as floor alerts -------------------------------------
+async def raise_reconciliation_alerts(
+    connection: psycopg.AsyncConnection[Any], *, window_s: float = RECONCILE_WINDOW_S
+) -> int:
+    """Reconcile every link and make the floor's alerts say so: a difference not yet alerted is raised
+    (one alert per table, shift and amounts), an alert whose difference is gone or has changed is
+    cleared. Returns the number of alerts raised. Run by the floor service in its own transaction."""
+
+    async def query(sql: str, params: Params = ()) -> list[dict[str, Any]]:
+        cursor = await connection.execute(sql, params)
+        names = [d.name for d in cursor.description or []]
+        return [dict(zip(names, row, strict=True)) for row in await cursor.fetchall()]
+
+    raised = 0
+    async with connection.transaction():
+        if not await links_exist(query):
+            return 0
+        links = await query("SELECT link_id FROM floor_progressive_links ORDER BY link_id")
+        found: list[Difference] = []
+        for link in links:
+            link_id = str(link["link_id"])
+            rows = await query(RECONCILE_SQL, {"link": link_id, "window_s": window_s})
+            found += differences(link_id, rows)
+        current = {(d.table_id, d.fault_id) for d in found}
+        # Only alerts raised within the window are cleared by their difference's going: an older one's
+        # rounds are out of this run's reach, and it stays for a person to acknowledge.
+        open_rows = await query(
+            "SELECT table_id, fault_id FROM floor_alerts WHERE kind = %s AND cleared_utc IS NULL "
+            "AND raised_utc >= now() - make_interval(secs => %s)",
+            (RECONCILE_ALERT_KIND, window_s),
+        )
+        for row in open_rows:
+            if (row["table_id"], row["fault_id"]) not in current:
+                await connection.execute(
+                    "UPDATE floor_alerts SET cleared_utc = now() WHERE table_id = %s AND fault_id = %s",
+                    (row["table_id"], row["fault_id"]),
+                )
+        for difference in found:
+            cursor = await connection.execute(
+                "INSERT INTO floor_alerts (table_id, origin, kind, severity, message, fault_id) "
+                "VALUES (%s, 'floor', %s, 'alert', %s, %s) "
+                # The same difference again after it had gone (cleared): the alert opens again.
+                "ON CONFLICT (table_id, fault_id) WHERE fault_id IS NOT NULL DO UPDATE "
+                "SET cleared_utc = NULL WHERE floor_alerts.cleared_utc IS NOT NULL",
+                (difference.table_id, RECONCILE_ALERT_KIND, difference.message(), difference.fault_id),
+            )
+            raised += cursor.rowcount
+    return raised

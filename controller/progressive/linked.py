@@ -1,0 +1,433 @@
+"""The table's link to a linked progressive (docs/floor.md "Linked progressive"): the progressive API
+(controller/progressive/controller.py ``Progressive``) over NATS, answered by the floor's controller
+(controller/floor/progressive.py).
+
+- **The meter** is what the floor last broadcast on ``progressive.<link>.meter`` (it broadcasts at least
+  once a second).
+- **Contributions** are not sent from here: the floor counts them from the table's journal, which
+  reaches it exactly once through the uplink (``round_settled``: the settled Progressive wagers). So
+  there is no second counting path that could disagree with the journal.
+- **A claim** is a request keyed by (table, round) naming the round's settling entry (``through_seq``),
+  answered by the floor only after the award is committed; a replay gets the first answer.
+- **Link lost**: no broadcast within ``link_timeout_s``, or a claim or confirmation left unanswered that
+  long. Then :meth:`link_state` says so (the table refuses Progressive wagers at the next lock, with the
+  reason on the display), and a claim that could not be answered is kept **pending** and sent again,
+  the same request, until answered: the floor's idempotence pays it once, at the meter it records then.
+
+The clock is injected (``clock``: monotonic seconds) so the link's bound is tested without waiting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import random
+import ssl
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import nats
+import nats.errors
+import structlog
+from nats.aio.client import Client
+from nats.aio.msg import Msg
+
+from controller.errors import UserError
+from controller.floor.servers import table_inbox
+from controller.progressive.controller import ClaimAnswer, LinkState, MeterView, PaidAnswer
+from controller.progressive.model import Hit, MeterState, ProgressiveParameters
+from controller.waits import raise_if_cancelled, wait_event
+
+log = structlog.get_logger("flushtable.progressive.link")
+
+DEFAULT_LINK_TIMEOUT_S = 3.0
+
+
+def _meter_subject(link_id: str) -> str:
+    return f"progressive.{link_id}.meter"
+
+
+def _claim_subject(link_id: str, table_id: str) -> str:
+    return f"progressive.{link_id}.claim.{table_id}"
+
+
+def _confirm_subject(link_id: str, table_id: str) -> str:
+    return f"progressive.{link_id}.confirm.{table_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class LinkConfig:
+    """The table's ``[progressive]`` link (docs/configuration.md): the floor's NATS servers and the
+    table's own credentials (the uplink's), the link's name, and the bound after which it is lost."""
+
+    link_id: str
+    table_id: str
+    servers: tuple[str, ...]
+    user: str
+    password: str = field(repr=False)
+    ca_file: Path
+    link_timeout_s: float = DEFAULT_LINK_TIMEOUT_S
+    backoff_initial_s: float = 0.2
+    backoff_max_s: float = 5.0
+
+
+@dataclass
+class PendingClaim:
+    """A claim sent and not yet answered: sent again, the same request, until answered."""
+
+    round_id: str
+    request: bytes
+    first_sent_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class LinkedClaim:
+    """What the floor answered a claim: ``status`` recorded, replayed, refused, or pending (no answer
+    yet: the claim is kept and sent again); ``answer`` the awards recorded, in the order recorded."""
+
+    status: str
+    answer: ClaimAnswer | None = None
+    reason: str = ""
+
+    @property
+    def pending(self) -> bool:
+        return self.status == "pending"
+
+
+def _awards_answer(table_id: str, round_id: str, reply: dict[str, Any]) -> ClaimAnswer:
+    from controller.journal import entries as e  # the typed entries the awards are  # noqa: PLC0415
+    from controller.progressive.model import AwardState  # noqa: PLC0415
+
+    awards = []
+    for award in reply.get("awards", []):
+        claimed = {k: v for k, v in award.items() if k not in ("status", "paid_by")}
+        state = AwardState(e.ProgressiveAwardClaimed(**claimed))
+        if award.get("status") == "paid":
+            state.paid = e.ProgressiveAwardPaid(
+                meter_id=state.claimed.meter_id,
+                award_id=state.claimed.award_id,
+                table_id=state.claimed.table_id,
+                round_id=state.claimed.round_id,
+                seat=state.claimed.seat,
+                amount_cents=state.claimed.amount_cents,
+                by=str(award.get("paid_by") or ""),
+            )
+        awards.append(state)
+    return ClaimAnswer(table_id, round_id, tuple(awards), reply.get("status") == "replayed")
+
+
+class LinkClient:
+    """The table's side of the link. ``run`` keeps the connection, listens to the meter and sends the
+    pending claims again; the request methods answer at once with what the floor said, or pending."""
+
+    def __init__(
+        self,
+        config: LinkConfig,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.config = config
+        self._clock = clock
+        self._rng = rng or random.Random()
+        self._client: Client | None = None
+        self.last_meter: dict[str, Any] | None = None
+        self.last_meter_s: float | None = None
+        self.unanswered_since_s: float | None = None  # a request that went unanswered, since when
+        self.pending: dict[str, PendingClaim] = {}  # round -> the claim sent again until answered
+        self.answers: dict[str, LinkedClaim] = {}  # round -> the floor's answer (kept: shown, never re-asked)
+        self.on_answer: Callable[[LinkedClaim], None] | None = None  # told when a pending claim is answered
+        self.confirm_queue: list[tuple[str, str]] = []  # (award, by): a supervisor's, sent by ``run``
+        self.connected = asyncio.Event()
+
+    # --- the link's state ---------------------------------------------------------------------------
+    def link_state(self) -> LinkState:
+        now_s = self._clock()
+        bound = self.config.link_timeout_s
+        if self.last_meter_s is None:
+            return LinkState(False, "progressive link lost: no meter from the floor yet")
+        if now_s - self.last_meter_s > bound:
+            return LinkState(False, f"progressive link lost: no meter from the floor for over {bound:g} s")
+        if self.unanswered_since_s is not None:
+            return LinkState(False, f"progressive link lost: a claim went unanswered for {bound:g} s")
+        return LinkState(True)
+
+    def meter_view(self) -> MeterView:
+        meter = self.last_meter
+        if meter is None:
+            raise UserError("progressive: no meter from the floor yet (the link is down)")
+        return MeterView(
+            str(meter.get("meter_id", self.config.link_id)),
+            int(meter["meter_cents"]),
+            int(meter["reserve_cents"]),
+            int(meter["unit_cents"]),
+            (),
+            {"pending": meter.get("pending", []), "events": meter.get("events")},
+        )
+
+    # --- requests -----------------------------------------------------------------------------------
+    async def claim(
+        self, round_id: str, hits: Sequence[Hit], *, through_seq: int, by: str = "engine"
+    ) -> LinkedClaim:
+        """Claim a round's hits (its settling entry is journal entry ``through_seq``). The floor's answer,
+        or pending: then the same request is sent again by ``run`` until answered, never a new one."""
+        if round_id in self.answers:
+            return self.answers[round_id]
+        self.submit(round_id, hits, through_seq=through_seq, by=by)
+        pending = self.pending.get(round_id)
+        return self.answers[round_id] if pending is None else await self._send_claim(pending)
+
+    def submit(self, round_id: str, hits: Sequence[Hit], *, through_seq: int, by: str = "engine") -> None:
+        """Make the claim pending without waiting: ``run`` sends it (and again, the same request, until
+        the floor answers). A claim already made or answered is not made again."""
+        if round_id not in self.pending and round_id not in self.answers:
+            request = json.dumps(
+                {
+                    "table_id": self.config.table_id,
+                    "round_id": round_id,
+                    "hits": [{"seat": hit.seat, "run_length": hit.run_length} for hit in hits],
+                    "through_seq": through_seq,
+                    "by": by,
+                },
+                separators=(",", ":"),
+            ).encode()
+            self.pending[round_id] = PendingClaim(round_id, request, self._clock())
+
+    async def confirm_paid(self, award_id: str, *, by: str) -> dict[str, Any]:
+        """A supervisor's confirmation that an award was paid: the floor's answer (``paid``, or
+        ``replayed`` when it already was: nothing is paid twice). UserError when the link is down."""
+        body = json.dumps({"award_id": award_id, "by": by}).encode()
+        reply = await self._request(_confirm_subject(self.config.link_id, self.config.table_id), body)
+        if reply is None:
+            raise UserError("progressive: the link is down; the confirmation was not recorded, try again")
+        if reply.get("status") == "refused":
+            raise UserError(f"progressive: {reply.get('reason', 'refused')}")
+        return reply
+
+    async def _send_claim(self, claim: PendingClaim) -> LinkedClaim:
+        reply = await self._request(_claim_subject(self.config.link_id, self.config.table_id), claim.request)
+        if reply is None or reply.get("status") == "wait":
+            return LinkedClaim("pending", reason="" if reply is None else str(reply.get("reason", "")))
+        status = str(reply.get("status"))
+        if status == "refused":
+            answer = LinkedClaim("refused", reason=str(reply.get("reason", "refused")))
+        else:
+            answer = LinkedClaim(status, _awards_answer(self.config.table_id, claim.round_id, reply))
+        self.pending.pop(claim.round_id, None)
+        self.answers[claim.round_id] = answer
+        return answer
+
+    async def _request(self, subject: str, body: bytes) -> dict[str, Any] | None:
+        """The floor's answer, or None when none came within the link's bound (the link is then lost
+        until a request is answered)."""
+        client = self._client
+        if client is None or not client.is_connected:
+            self.unanswered_since_s = self.unanswered_since_s or self._clock()
+            return None
+        try:
+            message = await client.request(subject, body, timeout=self.config.link_timeout_s)
+        except (nats.errors.Error, TimeoutError, OSError):
+            self.unanswered_since_s = self.unanswered_since_s or self._clock()
+            return None
+        self.unanswered_since_s = None
+        try:
+            reply = json.loads(message.data)
+        except ValueError:
+            return None
+        return reply if isinstance(reply, dict) else None
+
+    # --- the connection -----------------------------------------------------------------------------
+    def _heard(self, message: Msg) -> None:
+        try:
+            meter = json.loads(message.data)
+        except ValueError:
+            return
+        if isinstance(meter, dict) and isinstance(meter.get("meter_cents"), int):
+            self.last_meter = meter
+            self.last_meter_s = self._clock()
+            if not self.pending:
+                self.unanswered_since_s = None  # a confirmation lost earlier: the floor is back
+
+    async def run(self, stop: asyncio.Event) -> None:
+        backoff_s = self.config.backoff_initial_s
+        while not stop.is_set():
+            raise_if_cancelled()
+            client: Client | None = None
+            try:
+                client = await nats.connect(
+                    servers=list(self.config.servers),
+                    user=self.config.user,
+                    password=self.config.password,
+                    tls=ssl.create_default_context(cafile=str(self.config.ca_file)),
+                    inbox_prefix=table_inbox(self.config.table_id),
+                    allow_reconnect=False,
+                    connect_timeout=5,
+                    name=f"flushtable-progressive-{self.config.table_id}",
+                )
+
+                async def heard(message: Msg) -> None:
+                    self._heard(message)
+
+                await client.subscribe(_meter_subject(self.config.link_id), cb=heard)
+                await client.flush()
+                self._client = client
+                self.connected.set()
+                backoff_s = self.config.backoff_initial_s
+                while not stop.is_set():
+                    raise_if_cancelled()
+                    if client.is_closed or not client.is_connected:
+                        raise nats.errors.ConnectionClosedError
+                    await self.resend_pending()
+                    await self.send_confirmations()
+                    await wait_event(stop, min(0.2, self.config.link_timeout_s / 4))
+            except (nats.errors.Error, OSError, TimeoutError, ssl.SSLError) as error:
+                log.warning("progressive_link_retry", table_id=self.config.table_id, error=str(error)[:200])
+            finally:
+                self.connected.clear()
+                self._client = None
+                if client is not None:
+                    with contextlib.suppress(Exception):
+                        async with asyncio.timeout(2):
+                            await client.close()
+            if stop.is_set():
+                break
+            await wait_event(stop, min(backoff_s * (0.5 + self._rng.random()), self.config.backoff_max_s))
+            backoff_s = min(backoff_s * 2, self.config.backoff_max_s)
+
+    async def send_confirmations(self) -> None:
+        """The supervisors' confirmations queued at the table, in order, each until the floor answered
+        (a replay of one the floor already recorded is answered ``replayed``: never paid twice)."""
+        while self.confirm_queue:
+            award_id, by = self.confirm_queue[0]
+            try:
+                await self.confirm_paid(award_id, by=by)
+            except UserError as error:
+                if "link is down" in str(error):
+                    return  # asked again on the next turn
+                log.warning("progressive_confirmation_refused", award_id=award_id, reason=str(error))
+            self.confirm_queue.pop(0)
+
+    async def resend_pending(self) -> int:
+        """Send every pending claim again, oldest first (the order the table made them); how many were
+        answered."""
+        answered = 0
+        for claim in sorted(self.pending.values(), key=lambda c: c.first_sent_s):
+            answer = await self._send_claim(claim)
+            if answer.pending:
+                break  # the link is still down (or the floor still behind): keep the order
+            answered += 1
+            if self.on_answer is not None:
+                self.on_answer(answer)
+        return answered
+
+
+class LinkedTableController:
+    """The table engine's controller on a linked table (controller/engine/progressive.py
+    ``TableProgressive.controller``): the engine's synchronous calls answered from the link client.
+
+    - ``contribute_now`` sends nothing: the floor counts the round from the table's journal;
+    - ``claim_now`` returns the floor's answer once it came; until then the claim is made pending in the
+      client (sent by its ``run``, again until answered) and :class:`ProgressiveUnavailable` tells the
+      engine to ask again on its next tick (the round settles meanwhile, the claim shown pending);
+    - ``state`` is the meter the floor last broadcast (the display, the settle input's meter);
+    - a manager's change of parameters is the floor's (the link's ``[progressive.links.NAME]``), and a
+      supervisor's confirmation is sent to the floor and recorded there (``confirm_paid_now`` queues it
+      and says so in one line)."""
+
+    def __init__(
+        self,
+        client: LinkClient,
+        parameters: ProgressiveParameters,
+        settled_seq: Callable[[str], int | None],
+    ) -> None:
+        self.client = client
+        self.settled_seq = settled_seq  # a round's round_settled entry in the table's journal, once there
+        self.state = MeterState(meter_id=client.config.link_id, parameters=parameters)
+        self.state.config_parameters = parameters
+        self.state.opened_base_cents = parameters.settings.base_cents
+        self.state.meter_cents = parameters.settings.base_cents
+
+    def _sync(self) -> None:
+        meter = self.client.last_meter
+        if meter is not None:
+            self.state.meter_cents = int(meter["meter_cents"])
+            self.state.reserve_cents = int(meter["reserve_cents"])
+
+    def link_state(self) -> LinkState:
+        self._sync()
+        return self.client.link_state()
+
+    def open_now(self, meter_id: str, parameters: ProgressiveParameters, *, by: str) -> bool:
+        return False  # the floor opens the link's meter
+
+    def change_parameters_now(self, parameters: ProgressiveParameters, *, by: str, reason: str) -> None:
+        raise UserError(
+            f"progressive: the linked meter {self.client.config.link_id}'s parameters are the floor's "
+            f"([progressive.links.{self.client.config.link_id}] in its file), not this table's"
+        )
+
+    def contribute_now(self, table_id: str, round_id: str, wagers: int) -> None:
+        """Nothing to send: the floor counts the round's settled wagers from this table's journal."""
+        self._sync()
+
+    def claim_now(
+        self, table_id: str, round_id: str, hits: Sequence[Hit], *, by: str = "engine"
+    ) -> ClaimAnswer:
+        from controller.engine.progressive import ProgressiveUnavailable  # noqa: PLC0415 (no cycle at import)
+
+        self._sync()
+        answer = self.client.answers.get(round_id)
+        if answer is not None:
+            if answer.status == "refused" or answer.answer is None:
+                raise UserError(answer.reason or "progressive: the floor refused the claim")
+            return answer.answer
+        seq = self.settled_seq(round_id)
+        if seq is None:
+            raise ProgressiveUnavailable(f"round {round_id}'s settlement is not yet in the journal")
+        self.client.submit(round_id, hits, through_seq=seq, by=by)
+        raise ProgressiveUnavailable(
+            f"the claim for round {round_id} is sent to the floor; waiting for its answer"
+        )
+
+    def confirm_paid_now(self, award_id: str, *, by: str) -> PaidAnswer:
+        self.client.confirm_queue.append((award_id, by))
+        raise UserError(
+            f"progressive: award {award_id} is the linked meter's: the confirmation was sent to the floor, "
+            f"which records it (the award shows paid once it has)"
+        )
+
+    def meter_now(self) -> MeterView:
+        self._sync()
+        return self.client.meter_view()
+
+
+def journal_settled_seq(journal_path: Path) -> Callable[[str], int | None]:
+    """A lookup of a round's ``round_settled`` entry in the table's journal (its own read-only
+    connection: the daemon's writer is never blocked)."""
+    import sqlite3  # noqa: PLC0415
+
+    connection = sqlite3.connect(f"file:{journal_path}?mode=ro", uri=True, check_same_thread=False)
+
+    def lookup(round_id: str) -> int | None:
+        row = connection.execute(
+            "SELECT seq FROM journal WHERE round_id = ? AND kind = 'round_settled' ORDER BY seq DESC LIMIT 1",
+            (round_id,),
+        ).fetchone()
+        return None if row is None else int(row[0])
+
+    return lookup
+
+
+__all__ = [
+    "DEFAULT_LINK_TIMEOUT_S",
+    "LinkClient",
+    "LinkConfig",
+    "LinkedClaim",
+    "LinkedTableController",
+    "PendingClaim",
+    "journal_settled_seq",
+]

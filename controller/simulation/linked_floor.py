@@ -1,0 +1,580 @@
+"""A linked progressive on a whole floor on this machine, for bench/bench_progressive.py and
+tests/floor/test_linked_progressive.py: the real servers (controller/floor/embedded.py), the floor
+service and the linked progressive in a child process (so it can be SIGKILLed), simulated tables
+(controller/simulation/linked_tables.py) with their real uplinks and link clients, the kills, and the
+check of the books to the cent (:func:`check_books`).
+
+The child process is the product's own `flushtable floor serve --config floor.toml`, its file with a
+``[progressive]`` link over the simulated tables (:func:`write_spec`)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from controller.floor.config import load_floor_config, write_floor_config
+from controller.floor.embedded import EmbeddedFloor
+from controller.floor.progressive import LinkedConfig
+from controller.floor.progressive_config import load_linked_config
+from controller.floor.servers import PostgresCluster
+from controller.progressive import linked
+from controller.progressive.model import Hit, ProgressiveParameters, parse_parameters
+from controller.rules.progressive import PROGRESSIVE_PRESETS
+from controller.simulation.linked_tables import LinkedTable
+from controller.uplink.uplink import Uplink
+
+LINK_ID = "L1"
+
+
+def default_parameters() -> ProgressiveParameters:
+    """A $1 unit, $10,000 base, $12,000 reset... at the scale of a bench: base 100.00, reset 120.00,
+    increment 20%, hidden 5%, limit 2,000.00 (so the overflow is exercised), the default paytable."""
+    return parse_parameters(
+        {
+            "unit_cents": 100,
+            "base_cents": 10_000,
+            "reset_cents": 12_000,
+            "increment_percent": 20,
+            "hidden_percent": 5,
+            "limit_cents": 200_000,
+            "paytable": "progressive",
+        }
+    )
+
+
+# --- the child process ---------------------------------------------------------------------------------
+def write_spec(path: Path, floor: EmbeddedFloor, tables: Sequence[str], parameters: dict[str, Any]) -> Path:
+    """The floor's file for `flushtable floor serve`: ``[floor]`` (write_floor_config) and the
+    ``[progressive]`` of one link over ``tables`` (controller/floor/progressive_config.py), its
+    secrets beside it (mode 0600). ``path``'s directory holds them all; the file's path is returned."""
+    directory = path.parent / path.stem
+    config_path = write_floor_config(directory, floor.floor_config(batch_size=500, backoff_max_s=1.0))
+    secret = directory / "nats-progressive.pw"
+    secret.touch(mode=0o600)
+    secret.write_text(floor.passwords["nats:progressive"] + "\n", encoding="utf-8")
+    lines = [
+        "",
+        "[progressive]",
+        'user = "floor-progressive"',
+        'password_file = "nats-progressive.pw"',
+        "broadcast_interval_s = 0.5",
+        "",
+        f"[progressive.links.{LINK_ID}]",
+        f"tables = {json.dumps(list(tables))}",
+    ]
+    for key, value in parameters.items():
+        if key == "paytable" and value is None:
+            continue
+        if key == "paytable" and parameters.get("paytable_name") in PROGRESSIVE_PRESETS:
+            lines.append(f"paytable = {json.dumps(parameters['paytable_name'])}")
+        elif value is not None and key != "paytable_name":
+            lines.append(f"{key} = {_toml_value(value)}")
+    with config_path.open("a", encoding="utf-8") as out:
+        out.write("\n".join(lines) + "\n")
+    return config_path
+
+
+def _toml_value(value: object) -> str:
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f'"{key}" = {_toml_value(item)}' for key, item in value.items()) + " }"
+    return json.dumps(value)
+
+
+def linked_config_of(path: Path) -> LinkedConfig:
+    """The file's linked progressive, as `flushtable floor serve` reads it."""
+    linked_config = load_linked_config(path, load_floor_config(path))
+    assert linked_config is not None
+    return linked_config
+
+
+@dataclass
+class FloorProcess:
+    spec_path: Path
+    process: subprocess.Popen[bytes] | None = None
+    log_path: Path | None = None
+
+    def start(self) -> None:
+        root = Path(__file__).resolve().parents[2]
+        env = {**os.environ, "PYTHONPATH": str(root)}
+        self.log_path = self.spec_path.with_suffix(".log")
+        with self.log_path.open("ab") as out:
+            self.process = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "controller.cli",
+                    "floor",
+                    "serve",
+                    "--config",
+                    str(self.spec_path),
+                    "--log-level",
+                    "warning",
+                ],
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=30)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+def kill_postgres(cluster: PostgresCluster) -> None:
+    """SIGKILL the postmaster and every backend of it (a crash, as a power cut leaves it), then wait for
+    them to be gone. ``cluster.start()`` brings it back through crash recovery."""
+    assert cluster.process is not None
+    pid = cluster.process.pid
+    children = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                children.append(int(entry.name))
+    for victim in (pid, *children):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(victim, signal.SIGKILL)
+    cluster.process.wait(timeout=30)
+    deadline = time.monotonic() + 60
+    while any(Path(f"/proc/{child}").exists() for child in children):
+        if time.monotonic() > deadline:
+            raise AssertionError("PostgreSQL's backends outlived a SIGKILL for 60 s")
+        time.sleep(0.05)
+
+
+# --- the tables ----------------------------------------------------------------------------------------
+@dataclass
+class LinkedTables:
+    floor: EmbeddedFloor
+    directory: Path
+    ids: list[str]
+    parameters: ProgressiveParameters
+    link_timeout_s: float = 2.0
+    tables: dict[str, LinkedTable] = field(default_factory=dict)
+    clients: dict[str, linked.LinkClient] = field(default_factory=dict)
+    stop: asyncio.Event = field(default_factory=asyncio.Event)
+    tasks: list[asyncio.Task[None]] = field(default_factory=list)
+
+    def start(self) -> None:
+        assert self.floor.nats is not None
+        assert self.floor.tls is not None
+        self.directory.mkdir(parents=True, exist_ok=True)
+        for table_id in self.ids:
+            client = linked.LinkClient(
+                linked.LinkConfig(
+                    link_id=LINK_ID,
+                    table_id=table_id,
+                    servers=(self.floor.nats.url,),
+                    user=f"table-{table_id}",
+                    password=self.floor.passwords[f"nats:table:{table_id}"],
+                    ca_file=self.floor.tls.ca_cert,
+                    link_timeout_s=self.link_timeout_s,
+                    backoff_max_s=1.0,
+                )
+            )
+            self.clients[table_id] = client
+            self.tables[table_id] = LinkedTable.open(self.directory, table_id, client, self.parameters)
+            uplink = Uplink(
+                self.floor.uplink_config(table_id, backoff_max_s=1.0),
+                self.directory / f"{table_id}.sqlite",
+                table_id,
+            )
+            self.tasks.append(asyncio.create_task(uplink.run(self.stop)))
+            self.tasks.append(asyncio.create_task(client.run(self.stop)))
+
+    async def close(self) -> None:
+        self.stop.set()
+        await asyncio.wait_for(asyncio.gather(*self.tasks, return_exceptions=True), 60)
+        for table in self.tables.values():
+            table.close()
+
+    def all_up(self) -> bool:
+        return all(client.link_state().up for client in self.clients.values())
+
+    def none_up(self) -> bool:
+        return not any(client.link_state().up for client in self.clients.values())
+
+    def pending(self) -> int:
+        return sum(len(client.pending) for client in self.clients.values())
+
+
+async def wait_for(predicate: Any, timeout_s: float, what: str) -> None:
+    """Poll ``predicate`` (sync or async) until true; fail naming ``what`` after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = predicate()
+        if asyncio.iscoroutine(value):
+            value = await value
+        if value:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
+        await asyncio.sleep(0.1)
+
+
+def floor_holds_journals(floor: EmbeddedFloor, tables: LinkedTables) -> bool:
+    with psycopg.connect(floor.reporting_dsn) as connection:
+        rows: dict[str, int] = dict(
+            connection.execute("SELECT table_id, last_seq FROM floor_tables").fetchall()
+        )
+        marks: dict[str, int] = dict(
+            connection.execute(
+                "SELECT table_id, through_seq FROM floor_progressive_marks WHERE link_id = %s", (LINK_ID,)
+            ).fetchall()
+        )
+    for table_id, table in tables.tables.items():
+        last = table.journal.last_entry()
+        seq = 0 if last is None else last.seq
+        if rows.get(table_id, 0) != seq or marks.get(table_id, 0) != seq:
+            return False
+    return True
+
+
+async def confirm_all(floor: EmbeddedFloor, tables: LinkedTables, by: str = "supervisor-1") -> int:
+    """A supervisor confirms every pending award, in the order the controller recorded them, each from
+    its own table's link; each confirmation sent twice (the second must be a replay)."""
+    with psycopg.connect(floor.reporting_dsn) as connection:
+        pending = connection.execute(
+            "SELECT award_id, table_id FROM floor_progressive_awards "
+            "WHERE link_id = %s AND status = 'pending' "
+            "ORDER BY claim_number",
+            (LINK_ID,),
+        ).fetchall()
+    for award_id, table_id in pending:
+        first = await tables.clients[table_id].confirm_paid(award_id, by=by)
+        again = await tables.clients[table_id].confirm_paid(award_id, by=by)
+        assert first["status"] == "paid", first
+        assert again["status"] == "replayed", again
+    return len(pending)
+
+
+# --- the books -----------------------------------------------------------------------------------------
+def journal_wagers(path: Path) -> int:
+    """The Progressive wagers settled in one table's journal (its round_settled entries' count)."""
+    from controller.journal.store import Journal  # noqa: PLC0415
+
+    total = 0
+    with Journal.open_existing(path, readonly=True) as journal:
+        for stored in journal.replay(kinds=["round_settled"]):
+            progressive = getattr(stored.entry, "settlement", {}).get("progressive")
+            if isinstance(progressive, dict):
+                total += int(progressive["contributions"]["wagers"])
+    return total
+
+
+def check_books(floor: EmbeddedFloor, tables: LinkedTables) -> dict[str, Any]:
+    """The must-show equations, from PostgreSQL's rows (sums over the events as stored, not the
+    controller's fold) and the tables' journals. ``problems`` empty: every one holds to the cent."""
+    problems: list[str] = []
+    with psycopg.connect(floor.reporting_dsn) as connection:
+
+        def one(query: str, *args: Any) -> Any:
+            row = connection.execute(query, (LINK_ID, *args)).fetchone()
+            return None if row is None else row[0]
+
+        base = int(one("SELECT (entry->'after'->>'base_cents')::bigint FROM floor_progressive_events "
+                       "WHERE link_id = %s AND event_no = 1"))  # fmt: skip
+        sums = connection.execute(
+            "SELECT "
+            " COALESCE(sum((entry->>'to_meter_cents')::bigint)"
+            "  FILTER (WHERE kind = 'progressive_contribution'), 0),"
+            " COALESCE(sum((entry->>'hidden_cents')::bigint)"
+            "  FILTER (WHERE kind = 'progressive_contribution'), 0),"
+            " COALESCE(sum((entry->>'wagers')::bigint) FILTER (WHERE kind = 'progressive_contribution'), 0),"
+            " COALESCE(sum((entry->>'in_meter_cents')::bigint)"
+            "  FILTER (WHERE kind = 'progressive_contribution'), 0),"
+            " COALESCE(sum((entry->>'overflow_cents')::bigint)"
+            "  FILTER (WHERE kind = 'progressive_overflow'), 0),"
+            " COALESCE(sum(amount_cents) FILTER (WHERE kind = 'progressive_award_claimed' "
+            "   AND entry->>'paid_from' = 'meter'), 0),"
+            " COALESCE(sum(amount_cents) FILTER (WHERE kind = 'progressive_reset'), 0),"
+            " COALESCE(sum((entry->>'from_reserve_cents')::bigint)"
+            "  FILTER (WHERE kind = 'progressive_reset'), 0),"
+            " count(*) FILTER (WHERE kind = 'progressive_reset'),"
+            " count(*) FILTER (WHERE kind = 'progressive_contribution'),"
+            " count(*)"
+            " FROM floor_progressive_events WHERE link_id = %s",
+            (LINK_ID,),
+        ).fetchone()
+        assert sums is not None
+        (increments, hidden, wagers, in_meter, overflow, meter_awards, resets, resets_funded,
+         reset_count, contribution_rows, events) = (int(v) for v in sums)  # fmt: skip
+        last_meter = connection.execute(
+            "SELECT (entry->>'meter_after_cents')::bigint FROM floor_progressive_events WHERE link_id = %s "
+            "AND entry ? 'meter_after_cents' AND entry->>'meter_after_cents' IS NOT NULL "
+            "ORDER BY event_no DESC LIMIT 1",
+            (LINK_ID,),
+        ).fetchone()
+        last_reserve = connection.execute(
+            "SELECT (entry->>'reserve_after_cents')::bigint FROM floor_progressive_events WHERE link_id = %s "
+            "AND entry ? 'reserve_after_cents' ORDER BY event_no DESC LIMIT 1",
+            (LINK_ID,),
+        ).fetchone()
+        link_row = connection.execute(
+            "SELECT meter_cents, reserve_cents, events FROM floor_progressive_links WHERE link_id = %s",
+            (LINK_ID,),
+        ).fetchone()
+        meter = base if last_meter is None else int(last_meter[0])
+        reserve = 0 if last_reserve is None else int(last_reserve[0])
+        if link_row is None or (int(link_row[0]), int(link_row[1]), int(link_row[2])) != (
+            meter,
+            reserve,
+            events,
+        ):
+            problems.append(f"the link row {link_row} is not the events' ({meter}, {reserve}, {events})")
+        if base + increments + resets - meter_awards != meter:
+            problems.append(f"meter: {base} + {increments} + resets {resets} - {meter_awards} != {meter}")
+        if hidden - resets_funded + overflow != reserve:
+            problems.append(f"reserve: {hidden} - {resets_funded} + {overflow} != {reserve}")
+        awards = connection.execute(
+            "SELECT claim_number, award_id, table_id, round_id, seat, status, claimed_event_no, "
+            "paid_event_no, "
+            "needs_confirmation "
+            "FROM floor_progressive_awards WHERE link_id = %s ORDER BY claim_number",
+            (LINK_ID,),
+        ).fetchall()
+        paid_rows = connection.execute(
+            "SELECT award_id, count(*) FROM floor_progressive_events WHERE link_id = %s "
+            "AND kind = 'progressive_award_paid' GROUP BY award_id",
+            (LINK_ID,),
+        ).fetchall()
+        refusals = int(one("SELECT count(*) FROM floor_progressive_refusals WHERE link_id = %s"))
+    numbers = [int(row[0]) for row in awards]
+    if numbers != list(range(1, len(awards) + 1)):
+        problems.append("claim numbers are not 1..n")
+    claimed_order = [int(row[6]) for row in awards]
+    if claimed_order != sorted(claimed_order):
+        problems.append("awards were not recorded in claim-number order")
+    paid_counts = {str(award_id): int(count) for award_id, count in paid_rows}
+    unpaid = [row[1] for row in awards if paid_counts.get(str(row[1]), 0) != 1]
+    if unpaid:
+        problems.append(f"{len(unpaid)} awards not paid exactly once, e.g. {unpaid[:3]}")
+    # Paid in the order recorded: among the awards confirmed by a supervisor, a later claim is never
+    # paid before an earlier one (a fixed award under the sign-off is paid with its claim).
+    paid_order = [int(row[7]) for row in awards if row[7] is not None and row[8]]
+    if paid_order != sorted(paid_order):
+        problems.append("awards were not paid in the order the controller recorded them")
+    # Every claim a table made has its awards, once, for the seats it named.
+    by_round: dict[tuple[str, str], list[int]] = {}
+    for row in awards:
+        by_round.setdefault((str(row[2]), str(row[3])), []).append(int(row[4]))
+    claims = 0
+    for table in tables.tables.values():
+        for claim in table.claims:
+            claims += 1
+            seats = sorted(hit.seat for hit in claim.hits)
+            if sorted(by_round.get((table.table_id, claim.round_id), [])) != seats:
+                got = by_round.get((table.table_id, claim.round_id))
+                problems.append(f"{table.table_id} {claim.round_id}: awards for seats {got}, claimed {seats}")
+    journal_count = sum(journal_wagers(tables.directory / f"{t}.sqlite") for t in tables.ids)
+    simulated = sum(table.wagers_settled for table in tables.tables.values())
+    unit = tables.parameters.settings.unit_cents
+    if not wagers == journal_count == simulated or in_meter != journal_count * unit:
+        problems.append(
+            f"in-meter {wagers} wagers / {in_meter} cents; journals {journal_count}; tables {simulated}"
+        )
+    return {
+        "base_cents": base,
+        "increments_cents": increments,
+        "resets": reset_count,
+        "resets_cents": resets,
+        "meter_awards_cents": meter_awards,
+        "meter_cents": meter,
+        "hidden_cents": hidden,
+        "resets_funded_cents": resets_funded,
+        "overflow_cents": overflow,
+        "reserve_cents": reserve,
+        "in_meter_wagers": wagers,
+        "in_meter_cents": in_meter,
+        "journal_wagers": journal_count,
+        "contributions": contribution_rows,
+        "awards": len(awards),
+        "claims": claims,
+        "refused_claims": refusals,
+        "events": events,
+        "problems": problems,
+    }
+
+
+# --- the scenario --------------------------------------------------------------------------------------
+@dataclass
+class Scenario:
+    """``rounds`` rounds over ``tables`` tables (round robin), with presets that force hits: every
+    ``several_every`` rounds one table's round has several hits (two 7-card runs sharing the meter, a
+    6-card run, a 5-card and a 3-card run), every ``pair_every`` rounds two tables hit the 7-card level
+    one after the other (within the same second); otherwise a fixed award now and then. ``kills``: the
+    floor process, nats-server and PostgreSQL are each SIGKILLed (at 1/4, 1/2 and 3/4 of the rounds)
+    while ``down_rounds`` rounds are played, and started again."""
+
+    tables: int
+    rounds: int
+    several_every: int = 97
+    pair_every: int = 151
+    kills: bool = True
+    down_rounds: int = 20
+    seed: int = 23
+    link_timeout_s: float = 2.0
+    timeout_s: float = 300.0
+
+
+def _preset(scenario: Scenario, number: int, rng: random.Random) -> list[Hit]:
+    if number % scenario.several_every == scenario.several_every - 1:
+        return [Hit(1, 7), Hit(2, 7), Hit(3, 6), Hit(4, 5), Hit(5, 3)]
+    draw = rng.random()
+    if draw < 0.01:
+        return [Hit(rng.randint(1, 7), 3)]
+    if draw < 0.012:
+        return [Hit(rng.randint(1, 7), 4)]
+    return []
+
+
+async def run_scenario(directory: Path, floor: EmbeddedFloor, scenario: Scenario) -> dict[str, Any]:
+    """Play the scenario on ``floor`` (started, its table ids the scenario's), then check the books."""
+    rng = random.Random(scenario.seed)
+    parameters = default_parameters()
+    spec = write_spec(directory / "floor-process.json", floor, floor.table_ids, parameters.to_json())
+    process = FloorProcess(spec)
+    process.start()
+    tables = LinkedTables(
+        floor, directory / "tables", list(floor.table_ids), parameters, scenario.link_timeout_s
+    )
+    tables.start()
+    ids = tables.ids
+    kills_at = (
+        {scenario.rounds // 4: "floor", scenario.rounds // 2: "nats", 3 * scenario.rounds // 4: "postgres"}
+        if scenario.kills
+        else {}
+    )
+    outcome: dict[str, Any] = {"kills": [], "claims_during_loss": 0, "refused_at_lock_rounds": 0}
+    started_s = time.monotonic()
+    try:
+        await wait_for(tables.all_up, scenario.timeout_s, "every table's link up")
+        number = 0
+        while number < scenario.rounds:
+            table = tables.tables[ids[number % len(ids)]]
+            if number in kills_at:
+                what = kills_at.pop(number)
+                # A hit just before the kill, claimed while the link is lost: pending, paid once after.
+                claim = table.play_round(7, [Hit(1, 7), Hit(2, 4)])
+                await asyncio.to_thread(_kill, what, floor, process)
+                await wait_for(tables.none_up, scenario.timeout_s, f"every link lost ({what} killed)")
+                if claim is not None:
+                    tables.clients[table.table_id].submit(
+                        claim.round_id, claim.hits, through_seq=claim.through_seq
+                    )
+                    outcome["claims_during_loss"] += 1
+                for down in range(scenario.down_rounds):  # played while down: the wagers refused at the lock
+                    tables.tables[ids[(number + down) % len(ids)]].play_round(rng.randint(1, 7))
+                    await asyncio.sleep(0)
+                await asyncio.to_thread(_restart, what, floor, process)
+                await wait_for(tables.all_up, scenario.timeout_s, f"every link up again after {what}")
+                outcome["kills"].append(what)
+                number += 1
+                continue
+            hits = _preset(scenario, number, rng)
+            claims = [table.play_round(7 if hits else rng.randint(1, 7), hits)]
+            if number % scenario.pair_every == scenario.pair_every - 1:
+                other = tables.tables[ids[(number + 1) % len(ids)]]
+                claims.append(other.play_round(7, [Hit(3, 7)]))  # two tables' 7-card hits, the same second
+            for claim, owner in zip(claims, (table.table_id, ids[(number + 1) % len(ids)]), strict=False):
+                if claim is not None:
+                    tables.clients[owner].submit(claim.round_id, claim.hits, through_seq=claim.through_seq)
+            number += 1
+            await asyncio.sleep(0)  # the uplinks and link clients run between rounds
+        played_s = time.monotonic() - started_s
+        await wait_for(
+            lambda: floor_holds_journals(floor, tables), scenario.timeout_s, "the floor holding every journal"
+        )
+        await wait_for(lambda: tables.pending() == 0, scenario.timeout_s, "every claim answered")
+        outcome["confirmed"] = await confirm_all(floor, tables)
+        outcome["replayed_claims"] = await replay_claims(floor, tables)
+        outcome["refused_at_lock_rounds"] = sum(t.refused_rounds for t in tables.tables.values())
+        outcome["rounds_played"] = sum(t.rounds for t in tables.tables.values())
+        outcome["play_s"] = round(played_s, 1)
+        outcome["total_s"] = round(time.monotonic() - started_s, 1)
+        outcome.update(check_books(floor, tables))
+    finally:
+        await tables.close()
+        process.stop()
+    return outcome
+
+
+def _kill(what: str, floor: EmbeddedFloor, process: FloorProcess) -> None:
+    if what == "floor":
+        process.kill()
+    elif what == "nats":
+        assert floor.nats is not None
+        floor.nats.kill()
+    else:
+        assert floor.postgres is not None
+        kill_postgres(floor.postgres)
+
+
+def _restart(what: str, floor: EmbeddedFloor, process: FloorProcess) -> None:
+    if what == "floor":
+        process.start()
+    elif what == "nats":
+        assert floor.nats is not None
+        floor.nats.start()
+    else:
+        assert floor.postgres is not None
+        floor.postgres.start()
+
+
+async def replay_claims(floor: EmbeddedFloor, tables: LinkedTables) -> int:
+    """Every claim sent again, the same request: each answer must be the first answer (its awards'
+    amounts and order), and nothing recorded anew."""
+    with psycopg.connect(floor.reporting_dsn) as connection:
+        before = connection.execute("SELECT count(*) FROM floor_progressive_events").fetchone()
+    replayed = 0
+    for table in tables.tables.values():
+        client = tables.clients[table.table_id]
+        for claim in table.claims:
+            first = client.answers[claim.round_id]
+            del client.answers[claim.round_id]
+            again = await client.claim(claim.round_id, claim.hits, through_seq=claim.through_seq)
+            assert again.status == "replayed", (claim, first, again.status)
+            assert first.answer is not None
+            assert again.answer is not None
+            assert [a.claimed for a in again.answer.awards] == [a.claimed for a in first.answer.awards]
+            replayed += 1
+    with psycopg.connect(floor.reporting_dsn) as connection:
+        after = connection.execute("SELECT count(*) FROM floor_progressive_events").fetchone()
+    assert before == after, (before, after)
+    return replayed
+
+
+__all__ = [
+    "LINK_ID",
+    "FloorProcess",
+    "LinkedTables",
+    "check_books",
+    "confirm_all",
+    "kill_postgres",
+    "write_spec",
+]

@@ -1,0 +1,101 @@
+"""A linked table's side (docs/floor.md "Linked progressive", docs/configuration.md ``[progressive]``
+``link``): the configuration's link keys and their refusals, and the engine's controller on a linked
+table (controller/progressive/linked.py ``LinkedTableController``): contributions never sent (the floor
+counts the journal), a claim pending until the floor's answer came (``ProgressiveUnavailable``: the
+engine asks again on its tick), a refused claim one line, a confirmation queued for the floor. No
+server: the link client is not connected (the floor's side is tests/floor/test_linked_progressive*)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from controller.config import ConfigError, TableConfig, load_config
+from controller.engine.progressive import ProgressiveUnavailable
+from controller.errors import UserError
+from controller.progressive.controller import ClaimAnswer
+from controller.progressive.linked import LinkClient, LinkConfig, LinkedClaim, LinkedTableController
+from controller.progressive.model import Hit, parse_parameters
+from tests.config.test_config import BASE
+from tests.config.test_uplink_section import UPLINK
+
+PROGRESSIVE = """
+[progressive]
+unit_cents = 100
+base_cents = 10000
+reset_cents = 10000
+increment_percent = 10
+hidden_percent = 2
+"""
+
+
+def _load(directory: Path, text: str) -> TableConfig:
+    (directory / "nats-table.pw").write_text("pw\n")
+    (directory / "floor-ca.pem").write_text("-----BEGIN CERTIFICATE-----\n")
+    path = directory / "table.toml"
+    path.write_text(BASE.replace('game = "high-card-flush"', 'game = "top-flush"') + text)
+    return load_config(path)
+
+
+def test_the_link_keys(tmp_path: Path) -> None:
+    config = _load(tmp_path, UPLINK + PROGRESSIVE + 'link = "MAIN"\nlink_timeout_s = 2.5\n')
+    assert config.progressive_link == "MAIN"
+    assert config.progressive_link_timeout_s == 2.5
+    standalone = _load(tmp_path, PROGRESSIVE)
+    assert standalone.progressive_link is None
+    no_uplink = "progressive.link: a linked progressive talks to the floor over [uplink]: add it"
+    no_link = "progressive.link_timeout_s: only a linked progressive has a link (give link)"
+    short = "progressive.link_timeout_s: from 0.5 to 60 seconds, not 0.1"
+    bad_name = "progressive.link: a link's name is 1 to 32 letters, digits or _, not 'a.b'"
+    for text, line in (
+        (PROGRESSIVE + 'link = "MAIN"\n', no_uplink),
+        (UPLINK + PROGRESSIVE + "link_timeout_s = 2\n", no_link),
+        (UPLINK + PROGRESSIVE + 'link = "MAIN"\nlink_timeout_s = 0.1\n', short),
+        (UPLINK + PROGRESSIVE + 'link = "a.b"\n', bad_name),
+    ):
+        with pytest.raises(ConfigError) as refused:
+            _load(tmp_path, text)
+        assert str(refused.value).endswith(line), (str(refused.value), line)
+
+
+def test_the_engines_controller_on_a_linked_table(tmp_path: Path) -> None:
+    parameters = parse_parameters(
+        {
+            "unit_cents": 100,
+            "base_cents": 10_000,
+            "reset_cents": 10_000,
+            "increment_percent": 10,
+            "hidden_percent": 2,
+        }
+    )
+    client = LinkClient(
+        LinkConfig("MAIN", "T1", ("tls://127.0.0.1:1",), "table-T1", "pw", tmp_path / "ca.pem")
+    )
+    settled: dict[str, int] = {}
+    controller = LinkedTableController(client, parameters, settled.get)
+    controller.contribute_now("T1", "R1", 3)  # nothing sent: the journal is the count
+    assert not client.pending
+    with pytest.raises(ProgressiveUnavailable, match="not yet in the journal"):
+        controller.claim_now("T1", "R1", [Hit(1, 7)])
+    settled["R1"] = 12
+    with pytest.raises(ProgressiveUnavailable, match="sent to the floor; waiting for its answer"):
+        controller.claim_now("T1", "R1", [Hit(1, 7)])
+    assert list(client.pending) == ["R1"]
+    assert b'"through_seq":12' in client.pending["R1"].request
+    with pytest.raises(ProgressiveUnavailable):  # asked again on the tick: the same pending claim
+        controller.claim_now("T1", "R1", [Hit(1, 7)])
+    assert len(client.pending) == 1
+    answer = ClaimAnswer("T1", "R1", ())
+    client.pending.clear()
+    client.answers["R1"] = LinkedClaim("recorded", answer)
+    assert controller.claim_now("T1", "R1", [Hit(1, 7)]) is answer
+    client.answers["R2"] = LinkedClaim(
+        "refused", reason="progressive: claim for round R2 at table T1 refused"
+    )
+    with pytest.raises(UserError, match=r"^progressive: claim for round R2 at table T1 refused$"):
+        controller.claim_now("T1", "R2", [Hit(1, 7)])
+    with pytest.raises(UserError, match="the confirmation was sent to the floor"):
+        controller.confirm_paid_now("T1/R1/1", by="sup-ann")
+    assert client.confirm_queue == [("T1/R1/1", "sup-ann")]
+    assert not controller.link_state().up  # no meter heard yet: Progressive wagers refused at the lock

@@ -47,17 +47,12 @@ from controller.names import (
     RakeMethod,
 )
 from controller.passwords import parse_password_hash
-from controller.rules.games import GAMES
+from controller.rules.games import GAMES, NOT_OFFERED, PROGRESSIVE_GAMES
 from controller.rules.paytables import (
     DEFAULT_PRESET,
     Paytable,
     default_paytable,
     parse_table_paytable,
-)
-from controller.rules.progressive import (
-    NOT_OFFERED,
-    PROGRESSIVE_GAMES,
-    ProgressiveSettings,
 )
 from controller.settings import (
     KeyRefusal,
@@ -79,6 +74,7 @@ if TYPE_CHECKING:
     # Loaded where a [progressive] table is read (_progressive): the controller's model brings the
     # journal's typed entries and msgspec, which checking a table without a Progressive never needs.
     from controller.progressive.model import ProgressiveParameters
+    from controller.rules.progressive import ProgressiveSettings
 
 ROLES = ("viewer", "supervisor", "manager")
 DEVICE_KEY_BYTES = DEVICE_KEY_LEN  # HMAC-SHA256 device keys (docs/protocol.md §6)

@@ -126,8 +126,8 @@ BUDGET: dict[str, tuple[frozenset[str], frozenset[str]]] = {
         frozenset(("msgspec", "typing_extensions")),
     ),
     # The configuration's checks: pydantic validates the settings (controller/settings.py) and the
-    # configuration's sections, so `config` needs it; the Progressive's controller model (and with it
-    # the journal's typed entries and msgspec) only for a table with a [progressive] section.
+    # configuration's sections, so `config` needs it; the Progressive's rules and its controller model
+    # (and with it the journal's typed entries and msgspec) only for a table with a [progressive] section.
     "config": (
         frozenset(
             (
@@ -141,7 +141,6 @@ BUDGET: dict[str, tuple[frozenset[str], frozenset[str]]] = {
                 "controller.journal.chain",
                 "controller.names",
                 "controller.passwords",
-                "controller.rules.progressive",
                 "controller.settings",
                 "drivers",
                 "drivers.urls",

@@ -243,10 +243,39 @@ class Timeouts(Strict):
     deal_s: Seconds = 30.0  # a shoe silent this long mid-deal: the incomplete hands are dead (a miscount)
 
 
+@dataclass(frozen=True, slots=True)
+class SegmentPolicy:
+    """When the journal's open segment is sealed, and where sealed ones are archived ([journal])."""
+
+    entries: int = 500_000
+    per_gaming_day: bool = True
+    gaming_day_start_utc: str = "06:00"
+    archive_dir: Path | None = None
+    retention_days: int = 90
+
+
 class JournalSection(Strict):
     path: str = "var/journal.sqlite"
     commit_delay_ms: Annotated[int, whole_number(0, MAX_COMMIT_DELAY_MS)] = DEFAULT_COMMIT_DELAY_MS
     anchor_key_file: str | None = None  # the anchor's HMAC key (docs/journal.md "The anchor key")
+    # Sealed segments (docs/journal.md "Segments and seals"): `run` seals the open segment at start once
+    # it holds this many entries (0: never by count), or, per gaming day, once its first entry is of an
+    # earlier gaming day (they start at gaming_day_start_utc, "HH:MM").
+    segment_entries: Annotated[int, whole_number(0, 1_000_000_000)] = 500_000
+    segment_per_gaming_day: bool = True
+    gaming_day_start_utc: str = "06:00"
+    # `flushtable journal archive`: sealed segments whose last entry is older than retention_days go to
+    # archive_dir (docs/operations.md "Archiving sealed segments"); None: not configured.
+    archive_dir: str | None = None
+    retention_days: Annotated[int, whole_number(1, 100_000)] = 90
+
+    @field_validator("gaming_day_start_utc", mode="after")
+    @classmethod
+    def _gaming_day(cls, value: str) -> str:
+        hours, _, minutes = value.partition(":")
+        if not (hours.isdigit() and minutes.isdigit() and int(hours) < 24 and int(minutes) < 60):
+            raise refusal(f"{value!r} is not a time of day HH:MM (UTC)")
+        return value
 
     @field_validator("path", mode="after")
     @classmethod
@@ -589,6 +618,9 @@ class TableConfig:
     uplink: UplinkConfig | None = None
     # [journal] anchor_key_file's key (docs/journal.md "The anchor key"); not in to_json (a secret).
     journal_anchor_key: bytes | None = field(default=None, repr=False)
+    # [journal] segment_*, gaming_day_start_utc, archive_dir, retention_days (docs/journal.md "Segments
+    # and seals"). Not in to_json: how the journal is cut into files is not how the table plays.
+    journal_segments: SegmentPolicy = field(default_factory=SegmentPolicy)
     # [progressive]: the Progressive wager's parameters (docs/rules.md); None: not offered. ``progressive``
     # is the rules' part (settle and math read it); ``progressive_parameters`` every parameter of the
     # progressive controller (controller/progressive/model.py), the rules' part and its own.
@@ -832,6 +864,13 @@ def _assemble(parsed: ConfigFile, *, source: str, base_dir: Path) -> TableConfig
         min_bank_cents=min_bank_cents,
         uplink=None if parsed.uplink is None else _uplink(parsed.uplink, base_dir),
         journal_anchor_key=_anchor_key(parsed.journal.anchor_key_file, base_dir),
+        journal_segments=SegmentPolicy(
+            parsed.journal.segment_entries,
+            parsed.journal.segment_per_gaming_day,
+            parsed.journal.gaming_day_start_utc,
+            None if parsed.journal.archive_dir is None else base_dir / parsed.journal.archive_dir,
+            parsed.journal.retention_days,
+        ),
         progressive=None if progressive_parameters is None else progressive_parameters.settings,
         progressive_parameters=progressive_parameters,
         software=None

@@ -506,6 +506,8 @@ class TableDaemon:
             self.summary.recovered_voided = list(report.voided)
             for round_id in report.voided:
                 log.warning("round_voided", round_id=round_id, reason="interrupted: voided at start")
+            # No round is open now (recovery closed them): the moment to seal a segment that is due.
+            self.ledger.seal_if_due(report.state, self.config.journal_segments, datetime.now(UTC))
             self._engine = TableEngine(
                 engine_config_for(self.config, time_scale=self.clock.scale),
                 recovered=RecoveredState.from_table_state(report.state),
@@ -532,6 +534,7 @@ class TableDaemon:
                 self._spawn(self._engine_loop(), "engine")
                 self._spawn(self._ticker(), "ticker")
                 self._spawn(self.watches.journal_watch(), "journal-watch")
+                self._spawn(self.watches.segments_watch(self.config.journal_anchor_key), "segments-watch")
                 if self.config.uplink is not None:  # the journal streamed to the floor (docs/floor.md)
                     from controller.uplink.uplink import start_uplink  # noqa: PLC0415 (nats: floor only)
 

@@ -33,8 +33,9 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
@@ -44,7 +45,12 @@ from controller.journal.anchor import Anchor, write_anchor
 from controller.journal.group_commit import CommitFailed, Committed, GroupCommit
 from controller.journal.kinds import CLOSING_KINDS
 from controller.journal.proof import prepare_for_run
+from controller.journal.segments import Seal, seal_due, seal_open_segment
+from controller.journal.state import TableState
 from controller.journal.store import Journal, JournalEntry, JournalError
+
+if TYPE_CHECKING:
+    from controller.config import SegmentPolicy
 
 log = structlog.get_logger("flushtable.daemon")
 
@@ -128,6 +134,43 @@ class DaemonJournal:
         )
         self._journal = Journal.open(self.path, self._table_id)
         return self._journal
+
+    def seal_if_due(self, state: TableState, policy: SegmentPolicy, now: datetime) -> Seal | None:
+        """At start, after recovery and before the table opens (no round open, no other connection):
+        seal the open segment when the policy says it is due, and open the next one
+        (docs/journal.md "Segments and seals"). ``state``: the reducer's state at the journal's end."""
+        entries, first_utc = self.journal.segment_summary()
+        why = seal_due(
+            entries,
+            first_utc,
+            now,
+            every_entries=policy.entries,
+            per_gaming_day=policy.per_gaming_day,
+            gaming_day_start_utc=policy.gaming_day_start_utc,
+        )
+        if why is None:
+            return None
+        self.journal.close()
+        self._journal = None
+
+        def anchor_at(seq: int, hash_hex: str) -> None:
+            self.anchored = write_anchor(
+                self.path, Anchor.of(self._table_id, seq, hash_hex), key=self._anchor_key
+            )
+
+        try:
+            seal = seal_open_segment(self.path, state, key=self._anchor_key, write_anchor_at_end=anchor_at)
+        finally:
+            self._journal = Journal.open(self.path, self._table_id)
+        if seal is not None:
+            log.info(
+                "journal_segment_sealed",
+                segment=seal.segment,
+                first_seq=seal.first_seq,
+                last_seq=seal.last_seq,
+                reason=why,
+            )
+        return seal
 
     def close(self) -> None:
         if self._checkpointer is not None:

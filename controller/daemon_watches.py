@@ -1,8 +1,10 @@
 """The table daemon's watches (controller/daemon.py): what it keeps an eye on beside the table and
 turns into actions on its one queue. The journal watch adopts clearings another process journaled
 (`flushtable clear`); the integrity watch checks the last rounds in a child process
-(controller/integrity_watch.py) and raises an alert when the verdict turns to alarm; the watchdog
-tells systemd the daemon is alive."""
+(controller/integrity_watch.py) and raises an alert when the verdict turns to alarm; the segments' watch
+verifies every sealed segment of the journal in a child process at nice 19, at start and every day
+(controller/journal/segments_watch.py), and raises a ``journal_error`` alert for each that fails; the
+watchdog tells systemd the daemon is alive."""
 
 from __future__ import annotations
 
@@ -20,6 +22,8 @@ from controller.engine.actions import AdoptClear, RaiseAlert
 from controller.engine.outputs import Output
 from controller.integrity_watch import WINDOW_ROUNDS, alert_for_verdict, check_journal_in_process
 from controller.journal.kinds import FAULT_CLEARED
+from controller.journal.segments import seal_numbers
+from controller.journal.segments_watch import VERIFY_EVERY_S, SegmentsReport, verify_in_process
 from controller.journal.store import Journal, JournalError
 
 log = structlog.get_logger("flushtable.daemon")
@@ -49,6 +53,7 @@ class DaemonWatches:
         self.watched_seq = 0  # the journal watch has read every entry up to here
         self._integrity_task: asyncio.Task[None] | None = None
         self.integrity_status: str | None = None  # the last integrity verdict's status this run
+        self.segments_verified: SegmentsReport | None = None  # the last background verification's
 
     # --- the journal watch -----------------------------------------------------------------------------
     async def journal_watch(self) -> None:
@@ -118,6 +123,44 @@ class DaemonWatches:
             self._integrity_task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._integrity_task
+
+    # --- the segments' watch (controller/journal/segments_watch.py) ---------------------------------
+    async def segments_watch(self, key: bytes | None, every_s: float = VERIFY_EVERY_S) -> None:
+        """Every sealed segment verified in the background, now and every ``every_s``: each segment's
+        verdict logged as it comes (the progress), and a ``journal_error`` alert raised for each that
+        fails (journaled as its fault_raised). A verification that cannot run is logged; the table goes
+        on (the start has proven the open segment and the last seal)."""
+        while True:
+            await self.verify_segments_once(key)
+            await asyncio.sleep(every_s)
+
+    async def verify_segments_once(self, key: bytes | None) -> None:
+        if not seal_numbers(self.journal_path):
+            return  # nothing sealed yet: no child process started for nothing
+        started_s = time.monotonic()
+
+        def progress(line: dict[str, object]) -> None:
+            say = log.info if line["ok"] else log.error
+            say("journal_segment_verified", **line)
+
+        try:
+            report = await verify_in_process(self.journal_path, key, progress)
+        except Exception as error:  # never stops the table
+            log.error("journal_segments_verify_failed", error=f"{type(error).__name__}: {error}")
+            return
+        self.segments_verified = report
+        log.info(
+            "journal_segments_verified",
+            segments=report.checked,
+            entries=report.entries,
+            failed=[segment for segment, _line in report.failed],
+            elapsed_s=round(time.monotonic() - started_s, 3),
+        )
+        for _segment, line in report.failed:
+            with contextlib.suppress(JournalError):  # logged where it failed, and the table stopped
+                await self._perform(
+                    RaiseAlert("journal_error", f"sealed journal {line}", by="segments-watch")
+                )
 
     # --- the watchdog (systemd) --------------------------------------------------------------------------
     @staticmethod

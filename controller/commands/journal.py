@@ -1,4 +1,5 @@
-"""`flushtable journal verify|show|tail|head|backup|anchor`: check, read and back up the table's journal."""
+"""`flushtable journal verify|show|tail|head|backup|anchor|archive`: check, read, back up and archive the
+table's journal."""
 
 from __future__ import annotations
 
@@ -34,6 +35,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--anchor",
         metavar="SEQ:HASH",
         help="also require entry SEQ to have this hash (kept from `journal head`)",
+    )
+    sealed = verify.add_mutually_exclusive_group()
+    sealed.add_argument(
+        "--segment",
+        metavar="N",
+        type=int,
+        help="check sealed segment N on its own (its seal, file, chain and checkpoint) instead",
+    )
+    sealed.add_argument(
+        "--segments",
+        action="store_true",
+        help="check every sealed segment in order, printing each, then the open segment as `run` does",
+    )
+    archive = actions.add_parser(
+        "archive",
+        help="move sealed segments older than the retention to the archive directory (their seals stay)",
+    )
+    add_journal_arguments(archive)
+    archive.add_argument("--archive-dir", dest="dir", metavar="DIR", help="default: [journal] archive_dir")
+    archive.add_argument(
+        "--retention-days", metavar="DAYS", type=int, help="default: [journal] retention_days (90)"
     )
     show = actions.add_parser("show", help="print entries, oldest first")
     add_journal_arguments(show)
@@ -82,13 +104,15 @@ def run(args: argparse.Namespace) -> int:
     if action == "schema":
         sys.stdout.write(json_schema_text())
         return 0
-    if action in ("verify", "anchor"):
+    if action in ("verify", "anchor", "archive"):
         # The configuration's anchor key (and, given --config, its table), as `run` reads them. Given
         # --journal alone, the embedded configuration would give neither (it names no anchor key:
         # tests/cli/test_cli_imports.py holds it to that), so none is read, and none of its checks
         # (pydantic, the configuration's models) is loaded: issue 28, a command line that answers at once.
         key: bytes | None = None
         table_id: str | None = None
+        archive_dir: Path | None = None
+        retention_days = 90
         if args.journal and args.config is None:
             path = Path(args.journal)
         else:
@@ -98,7 +122,11 @@ def run(args: argparse.Namespace) -> int:
             path = Path(args.journal) if args.journal else config.journal_path
             key = config.journal_anchor_key
             table_id = None if args.config is None else config.table_id
+            archive_dir = config.journal_segments.archive_dir
+            retention_days = config.journal_segments.retention_days
         check_no_special_file(path, "journal")  # a FIFO, a device, a directory: one line (issue 30)
+        if action == "archive":
+            return _archive(args, path, key, archive_dir, retention_days)
         # The start-up proof (anchor, chain, triggers) only for these two: `show`, `tail` and `head`
         # load none of it (issue 28, a command line that answers at once).
         from controller.journal.proof import anchor_journal  # noqa: PLC0415
@@ -107,6 +135,8 @@ def run(args: argparse.Namespace) -> int:
             verdict = anchor_journal(path, key=key)
             print(verdict.line)
             return 0 if verdict.ok else 1
+        if args.segment is not None or args.segments:
+            return _verify_segments(args, path, table_id, key)
         return _verify(args, path, table_id, key)
     path = journal_path(args)
     if action == "backup":
@@ -158,7 +188,7 @@ def _verify(args: argparse.Namespace, path: Path, table_id: str | None, key: byt
     explicit = _parse_anchor(args.anchor) if args.anchor else None
     decided = startup_check(path, table_id, key=key, explicit_anchor=explicit)
     verdict = decided.verdict
-    if decided.refusal is None and decided.then != "open":
+    if decided.refusal is None and decided.then in ("create", "create_superseding"):
         # `run` would start a new journal here: nothing to verify (no such file, or an empty one).
         verdict = check_journal(path, anchor=decided.anchor)
     assert verdict is not None or decided.refusal is not None
@@ -179,6 +209,57 @@ def _verify(args: argparse.Namespace, path: Path, table_id: str | None, key: byt
             file=sys.stderr,
         )
     return 0 if decided.refusal is None and verdict is not None and verdict.ok else 1
+
+
+def _verify_segments(args: argparse.Namespace, path: Path, table_id: str | None, key: bytes | None) -> int:
+    """`journal verify --segment N` (one sealed segment on its own) or `--segments` (every one, in order,
+    a line each as it is checked, then the open segment as `run` checks it)."""
+    from controller.journal.segments import seal_numbers, verify_segment, verify_segments  # noqa: PLC0415
+
+    if args.segment is not None:
+        verdict = verify_segment(path, args.segment, key=key)
+        print(verdict.line)
+        return 0 if verdict.ok else 1
+
+    def progress(verdict: Any, done: int, total: int) -> None:
+        print(f"[{done}/{total}] {verdict.line}", flush=True)
+
+    if not seal_numbers(path):
+        print("no sealed segment")
+    verdicts = verify_segments(path, key=key, progress=progress)
+    open_status = _verify(args, path, table_id, key)
+    bad = [verdict for verdict in verdicts if not verdict.ok]
+    if bad:
+        print(
+            f"{len(bad)} of {len(verdicts)} sealed segments failed: {', '.join(str(v.segment) for v in bad)}"
+        )
+    return 1 if bad or open_status else 0
+
+
+def _archive(
+    args: argparse.Namespace, path: Path, key: bytes | None, archive_dir: Path | None, retention_days: int
+) -> int:
+    from controller.journal.segments import archive_segments  # noqa: PLC0415 (archive's alone)
+
+    target = Path(args.dir) if args.dir else archive_dir
+    if target is None:
+        raise UserError("journal archive: no archive directory (--archive-dir, or [journal] archive_dir)")
+    if not path.is_file():
+        raise UserError(f"journal {path}: no such file")
+    try:  # the archive directory first: a bad one refused before anything is read or moved
+        target.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise UserError(f"--archive-dir {target}: {error.strerror or error}") from None
+    if not target.is_dir():
+        raise UserError(f"--archive-dir {target}: not a directory")
+    days = args.retention_days if args.retention_days is not None else retention_days
+    if days < 1:
+        raise UserError(f"--retention-days: must be at least 1, not {days}")
+    moved = archive_segments(path, target, retention_days=days, key=key)
+    for item in moved:
+        print(f"segment {item.segment} (last entry {item.last_utc}) archived to {item.path}")
+    print(f"{len(moved)} segment{'s' if len(moved) != 1 else ''} archived (retention {days} days)")
+    return 0
 
 
 def _parse_anchor(text: str) -> tuple[int, str]:

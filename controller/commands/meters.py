@@ -21,15 +21,54 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_journal_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print the meters as JSON")
     parser.add_argument(
+        "--date", metavar="DAY", help="one UTC day (2026-12-01); with --shift, that day's shift"
+    )
+    parser.add_argument(
+        "--shift", metavar="NAME", help="a shift of --date: day (06-14 UTC), swing (14-22) or grave (22-06)"
+    )
+    parser.add_argument("--from", dest="first", metavar="DAY", help="whole UTC days from this one...")
+    parser.add_argument("--to", dest="last", metavar="DAY", help="...to this one, inclusive")
+    parser.add_argument(
         "--csv", action="store_true", help="print the meters as CSV rows (meter, key, value, amount)"
     )
+
+
+def _range(args: argparse.Namespace) -> tuple[str | None, str | None]:
+    """The UTC range asked for: a shift of a day, a day, whole days; (None, None): the whole journal."""
+    if args.shift is None and args.date is None and args.first is None and args.last is None:
+        return None, None  # the whole journal: nothing of the shifts' module loaded (a reader's start-up)
+    from controller.panel.shift_meters import day_range, shift_range  # noqa: PLC0415
+
+    if args.shift is not None:
+        if args.date is None:
+            raise UserError("--shift: give the day too, with --date")
+        if args.first is not None or args.last is not None:
+            raise UserError("--shift with --from/--to: give a shift of one --date, or whole days")
+        return shift_range(args.date, args.shift)
+    if args.date is not None:
+        if args.first is not None or args.last is not None:
+            raise UserError("--date with --from/--to: give one or the other")
+        return day_range(args.date, args.date)
+    if args.first is not None or args.last is not None:
+        return day_range(args.first or args.last, args.last or args.first)
+    return None, None
 
 
 def run(args: argparse.Namespace) -> int:
     if args.json and args.csv:
         raise UserError("--json and --csv: give one or the other")
+    start_utc, end_utc = _range(args)
     with Journal.open_existing(journal_path(args)) as journal:
-        meters = compute_meters(journal).to_json()
+        if start_utc is None or end_utc is None:
+            meters = compute_meters(journal).to_json()
+        else:
+            # The shift's, the day's or the days' totals (a few stored rows: controller/journal/totals.py).
+            from controller.panel.shift_meters import range_meters  # noqa: PLC0415
+
+            meters = {
+                **range_meters(journal, start_utc, end_utc).meters.to_json(),
+                "range": {"start_utc": start_utc, "end_utc": end_utc},
+            }
     if args.csv:
         write_meters_csv(meters, sys.stdout)
     else:

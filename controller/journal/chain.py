@@ -145,9 +145,61 @@ class Envelope(Protocol):
     def private_digest(self) -> str | None: ...
 
 
+def entry_hash_v1_from_text(
+    *,
+    prev_hash: str,
+    seq: int,
+    time_utc: str,
+    table_id: str,
+    round_id: str | None,
+    source: str,
+    kind: str,
+    payload_text: str,
+) -> str:
+    """The hash of an entry of the untyped journal (schema 1, releases up to 654a859): the entry's
+    columns and its whole payload (no version, no private part), as that release wrote it:
+
+        sha256(prev_hash_hex + canonical_json({kind, payload, round_id, seq, source, table_id, time_utc}))
+
+    Kept so a journal of that release verifies as written (docs/journal.md "Versions and upcasting")."""
+    body = (
+        '{"kind":'
+        + _canonical_text(kind)
+        + ',"payload":'
+        + payload_text
+        + ',"round_id":'
+        + _canonical_optional(round_id)
+        + ',"seq":'
+        + str(int(seq))
+        + ',"source":'
+        + _canonical_text(source)
+        + ',"table_id":'
+        + _canonical_text(table_id)
+        + ',"time_utc":'
+        + _canonical_text(time_utc)
+        + "}"
+    )
+    return hashlib.sha256((prev_hash + body).encode("utf-8")).hexdigest()
+
+
 def stored_hash(envelope: Envelope, payload_text: str) -> str:
     """The hash a stored entry's columns give, its public part as canonical text: what ``verify`` and
-    the store's head check compare with the stored hash."""
+    the store's head check compare with the stored hash. An entry is hashed by the formula of the
+    version it was written at: upcasting it to read it never changes what verifies."""
+    if envelope.version == 1:
+        if envelope.private_digest is not None:
+            # Version 1 had no private part: a digest on such an entry was not written by its release.
+            return "version 1 entry with a private digest"
+        return entry_hash_v1_from_text(
+            prev_hash=envelope.prev_hash,
+            seq=envelope.seq,
+            time_utc=envelope.time_utc,
+            table_id=envelope.table_id,
+            round_id=envelope.round_id,
+            source=envelope.source,
+            kind=envelope.kind,
+            payload_text=payload_text,
+        )
     return entry_hash_from_text(
         prev_hash=envelope.prev_hash,
         seq=envelope.seq,

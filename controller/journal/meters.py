@@ -1,4 +1,7 @@
-"""Meters, derived from the journal every time (never stored, so they cannot disagree with it).
+"""Meters, derived from the journal: the totals kept beside it in the append's own transaction
+(controller/journal/totals.py: the same arithmetic, summed per hour, day and for the whole journal), or,
+in a journal of an earlier schema read without migrating it, the reducer's fold of its entries. The two
+are equal by construction and by test (tests/journal/test_totals.py).
 
 Definitions (docs/journal.md "Meters"):
 - handle_cents: the stakes of the wagers that were in action in settled rounds (a returned wager, on a
@@ -13,10 +16,13 @@ Definitions (docs/journal.md "Meters"):
 
 from __future__ import annotations
 
-from controller.journal.state import Meters, TableState, WagerMeter
-from controller.journal.store import Journal
+from dataclasses import dataclass, field
 
-__all__ = ["Meters", "WagerMeter", "compute_meters"]
+from controller.journal.state import HISTORY_ROUNDS, Meters, TableState, WagerMeter
+from controller.journal.store import Journal
+from controller.journal.totals import ALL_PERIOD, range_periods, summed
+
+__all__ = ["Meters", "RangeTotals", "WagerMeter", "compute_meters", "fold_meters", "range_totals"]
 
 
 # The kinds the meters are folded from (through the kind index: a long journal is mostly cards and bets).
@@ -31,6 +37,54 @@ METER_KINDS = (
 
 
 def compute_meters(journal: Journal) -> Meters:
-    """The meters of the whole journal: the one reducer's fold (controller/journal/state.py) of the
-    entries that carry them."""
+    """The meters of the whole journal: its stored totals (one row per key, whatever its age), or the
+    fold where it has none."""
+    if journal.has_totals:
+        return summed(journal.period_totals([ALL_PERIOD])).meters
+    return fold_meters(journal)
+
+
+def fold_meters(journal: Journal) -> Meters:
+    """The one reducer's fold (controller/journal/state.py) of the entries that carry the meters: what
+    the totals must equal."""
     return TableState(journal.table_id).apply_all(journal.replay(kinds=METER_KINDS)).meters
+
+
+@dataclass
+class RangeTotals:
+    """A range's meters (``start_utc`` inclusive, ``end_utc`` exclusive, by the closing entry's time),
+    the theoretical win's inputs (house-banked stakes by game, banking and wager; designated-player
+    rounds) and how they were read (``source``: "totals" or "fold")."""
+
+    start_utc: str
+    end_utc: str
+    meters: Meters
+    stakes: dict[tuple[str, str, str], int] = field(default_factory=dict)
+    dp_rounds: int = 0
+    source: str = "totals"
+
+
+def range_totals(journal: Journal, start_utc: str, end_utc: str) -> RangeTotals | None:
+    """A range on whole hours from the stored totals (a shift: 8 hour rows; a day: one row), with the
+    chart's history of its last settled rounds through the round index. None when the journal has no
+    totals or an end is not on a whole hour: the caller folds."""
+    periods = range_periods(start_utc, end_utc) if journal.has_totals else None
+    if periods is None:
+        return None
+    total = summed(journal.period_totals(periods))
+    meters = total.meters
+    for seq in journal.closed_round_seqs(
+        start_utc=start_utc, end_utc=end_utc, status="settled", last=HISTORY_ROUNDS
+    ):
+        closing = journal.entry(seq)
+        if closing is None:
+            continue
+        one = Meters()
+        one.add_settlement(
+            str(closing.round_id),
+            closing.public.get("settlement") or {},
+            voided=False,
+            time_utc=closing.time_utc,
+        )
+        meters.history.extend(one.history)
+    return RangeTotals(start_utc, end_utc, meters, total.stakes, total.dp_rounds)

@@ -33,7 +33,7 @@ import sqlite3
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from controller.journal.anchor import (
     Anchor,
@@ -46,10 +46,14 @@ from controller.journal.anchor import (
 from controller.journal.snapshot import readonly_connection, wal_path
 from controller.journal.store import (
     APPLICATION_ID,
-    SCHEMA_VERSION,
+    FIRST_SEGMENT,
+    LEGACY_CHAIN_TRIGGER_SQL,
     JournalError,
+    SegmentBase,
+    check_schema_version,
     journal_log,
     normalised_sql,
+    read_segment_base,
     schema_triggers,
 )
 from controller.journal.verify import verify_connection
@@ -76,9 +80,14 @@ class Verdict:
     missing_triggers: tuple[str, ...] = ()
 
 
-def _trigger_problem(connection: sqlite3.Connection) -> tuple[str | None, tuple[str, ...]]:
-    """What is wrong with the journal's triggers (None: nothing), and the missing ones' names."""
-    expected = schema_triggers()
+def _trigger_problem(
+    connection: sqlite3.Connection, base: SegmentBase = FIRST_SEGMENT
+) -> tuple[str | None, tuple[str, ...]]:
+    """What is wrong with the journal's triggers (None: nothing), and the missing ones' names. A journal
+    written before segments has the chain trigger of its day (no base): accepted as the first segment
+    it is, and only there (docs/journal.md "Segments and seals")."""
+    expected = dict(schema_triggers())
+    legacy_chain = ("journal", normalised_sql(LEGACY_CHAIN_TRIGGER_SQL))
     present = {
         name: (table, normalised_sql(sql))
         for name, table, sql in connection.execute(
@@ -89,6 +98,8 @@ def _trigger_problem(connection: sqlite3.Connection) -> tuple[str | None, tuple[
     if missing:
         plural = "s" if len(missing) > 1 else ""
         return f"append-only trigger{plural} {', '.join(missing)} missing (dropped?)", missing
+    if base == FIRST_SEGMENT and present.get("journal_extends_chain") == legacy_chain:
+        expected["journal_extends_chain"] = legacy_chain
     altered = sorted(name for name in expected if present[name] != expected[name])
     if altered:
         return f"append-only trigger {', '.join(altered)} altered (not the schema's own)", ()
@@ -113,31 +124,86 @@ def _integrity_problem(connection: sqlite3.Connection) -> str | None:
     return f"SQLite integrity check failed: {rows[0].strip()}{more}"
 
 
+def _seal_problem(path: Path, base: SegmentBase, table_id: str | None, key: bytes | None) -> str | None:
+    """The open segment against the last seal, without reading any sealed segment: the last seal is
+    the one just before this segment, verifies with the key, and ends where this segment starts."""
+    from controller.journal.segments import read_seal, seal_key_problem, seal_numbers  # noqa: PLC0415
+
+    numbers = seal_numbers(path)
+    if base.segment == 1:
+        if numbers:
+            return (
+                f"the journal is a first segment, but segments {numbers[0]} to {numbers[-1]} are sealed "
+                "beside it (the open segment replaced?)"
+            )
+        return None
+    if not numbers or numbers[-1] != base.segment - 1:
+        last = f"the last seal is segment {numbers[-1]}" if numbers else "no seal is there"
+        return f"the open segment is segment {base.segment}, but {last} (a seal lost or added?)"
+    seal = read_seal(path, base.segment - 1)
+    if seal is None:
+        return f"the seal of segment {base.segment - 1} is missing"
+    problem = seal_key_problem(seal, key)
+    if problem is not None:
+        return problem
+    if seal.table_id != table_id:
+        return f"the seal of segment {seal.segment} is table {seal.table_id!r}, not {table_id!r}"
+    if (seal.last_seq, seal.final_hash) != (base.base_seq, base.base_hash):
+        return (
+            f"the open segment starts after entry {base.base_seq}, but the seal of segment {seal.segment} "
+            f"ends at entry {seal.last_seq} with another hash (a seal or the open segment replaced?)"
+        )
+    return None
+
+
+def _sealed_hash(path: Path, seq: int) -> str | None:
+    """The hash of entry ``seq`` in the sealed segment holding it (one row: an anchor that lags a seal)."""
+    from controller.journal.segments import segment_of_seq  # noqa: PLC0415
+
+    found = segment_of_seq(path, seq)
+    if found is None:
+        return None
+    connection = sqlite3.connect(f"{found[1].resolve().as_uri()}?immutable=1", uri=True)
+    try:
+        row = connection.execute("SELECT hash FROM journal WHERE seq = ?", (seq,)).fetchone()
+    finally:
+        connection.close()
+    return None if row is None else str(row[0])
+
+
 def _examine(
     connection: sqlite3.Connection,
     path: Path,
     anchor: Anchor | None,
     explicit_anchor: tuple[int, str] | None,
+    key: bytes | None = None,
 ) -> Verdict:
     if connection.execute("PRAGMA application_id").fetchone()[0] != APPLICATION_ID:
         raise JournalError(f"journal {path}: not a flushtable journal")
-    version = connection.execute("PRAGMA user_version").fetchone()[0]
-    if version != SCHEMA_VERSION:
-        raise JournalError(f"journal {path}: schema version {version}, this program reads {SCHEMA_VERSION}")
+    # An earlier schema is read (and migrated when the journal is next opened to append).
+    check_schema_version(connection.execute("PRAGMA user_version").fetchone()[0], path)
     meta = connection.execute("SELECT value FROM journal_meta WHERE key = 'table_id'").fetchone()
     table_id = str(meta[0]) if meta else None
-    trigger_problem, missing = _trigger_problem(connection)  # reported last, but always known
+    base = read_segment_base(connection)
+    trigger_problem, missing = _trigger_problem(connection, base)  # reported last, but always known
 
     def verdict(line: str | None, entries: int = 0, head_hash: str = "") -> Verdict:
         ok = line is None
-        text = line or f"ok {entries} entries" + (f", anchored at entry {anchor.seq}" if anchor else "")
-        return Verdict(ok, text, entries, entries, head_hash, table_id, anchor, missing)
+        what = f"ok {entries} entries"
+        if base.segment > 1:
+            what += f" in open segment {base.segment} (entries {base.base_seq + 1} on; the last seal checked)"
+        text = line or what + (f", anchored at entry {anchor.seq}" if anchor else "")
+        return Verdict(ok, text, entries, base.base_seq + entries, head_hash, table_id, anchor, missing)
 
     integrity = _integrity_problem(connection)
     if integrity is not None:
         return verdict(integrity)
+    sealed = _seal_problem(path, base, table_id, key)
+    if sealed is not None:
+        return verdict(sealed)
     chain = verify_connection(connection, path, anchor=explicit_anchor)
     entries, head_hash = chain.entries_checked, chain.head_hash
+    head_seq = base.base_seq + entries
     if not chain.ok:
         return verdict(chain.summary(), entries, head_hash)
     if anchor is not None:
@@ -145,14 +211,20 @@ def _examine(
         if anchor.table_id != table_id:
             line = f"the anchor ({where}) is table {anchor.table_id!r}, but the journal is table {table_id!r}"
             return verdict(line, entries, head_hash)
-        if anchor.seq > entries:
+        if anchor.seq > head_seq:
             line = (
-                f"bad entry {entries + 1}: anchored entry missing: the journal ends at entry {entries}, its "
-                f"anchor ({where}) names entry {anchor.seq} (entries lost from its end: truncated, or a lost "
-                "or damaged write-ahead log?)"
+                f"bad entry {head_seq + 1}: anchored entry missing: the journal ends at entry {head_seq}, "
+                f"its anchor ({where}) names entry {anchor.seq} (entries lost from its end: truncated, or "
+                "a lost or damaged write-ahead log?)"
             )
             return verdict(line, entries, head_hash)
-        if anchor.seq > 0:
+        if 0 < anchor.seq <= base.base_seq:
+            # The anchor lags behind the last seal: its entry is sealed (normally the seal's last).
+            sealed_hash = base.base_hash if anchor.seq == base.base_seq else _sealed_hash(path, anchor.seq)
+            if sealed_hash != anchor.hash:
+                line = f"bad entry {anchor.seq}: hash differs from the anchor ({where}) (chain rewritten?)"
+                return verdict(line, entries, head_hash)
+        elif anchor.seq > 0:
             row = connection.execute("SELECT hash FROM journal WHERE seq = ?", (anchor.seq,)).fetchone()
             if row is None or row[0] != anchor.hash:
                 line = f"bad entry {anchor.seq}: hash differs from the anchor ({where}) (chain rewritten?)"
@@ -161,7 +233,11 @@ def _examine(
 
 
 def check_journal(
-    path: str | Path, *, anchor: Anchor | None, explicit_anchor: tuple[int, str] | None = None
+    path: str | Path,
+    *,
+    anchor: Anchor | None,
+    explicit_anchor: tuple[int, str] | None = None,
+    key: bytes | None = None,
 ) -> Verdict:
     """Every check, read-only; ``anchor`` is the anchor beside the journal (``read_anchor``) and
     ``explicit_anchor`` one a supervisor kept elsewhere (`journal verify --anchor`). A ``JournalError``
@@ -177,7 +253,7 @@ def check_journal(
         try:
             connection.execute("BEGIN")  # one read transaction: every check sees the same snapshot
             try:
-                return _examine(connection, journal_path, anchor, explicit_anchor)
+                return _examine(connection, journal_path, anchor, explicit_anchor, key)
             finally:
                 connection.execute("COMMIT")
         except sqlite3.Error as error:
@@ -211,7 +287,7 @@ def _refused(path: Path, reason: str) -> JournalRefused:
     return JournalRefused(f"journal {path} refused: {reason}; nothing was appended (see {REFUSED_HINT})")
 
 
-Then = Literal["open", "create", "create_superseding"]
+Then = Literal["open", "create", "create_superseding", "finish_seal"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,6 +342,17 @@ def startup_check(
             )
         superseding = anchor is not None and anchor.seq > 0
         return Startup(None, "create_superseding" if superseding else "create", anchor=anchor)
+    from controller.journal.segments import finish_interrupted_seal, last_seal  # noqa: PLC0415
+
+    interrupted = finish_interrupted_seal(journal_path, dry_run=True)
+    if interrupted is not None:
+        # `run` finishes it first (prepare_for_run); `verify` says so. The seal itself must hold.
+        seal = last_seal(journal_path)
+        assert seal is not None
+        problem = _seal_covers_anchor(seal, anchor, key, journal_path)
+        if problem is not None:
+            return Startup(problem, anchor=anchor)
+        return Startup(None, "finish_seal", Verdict(True, f"ok: {interrupted}; `run` finishes it"), anchor)
     if gone is not None:
         if anchor is not None and anchor.seq == 0 and not wal_has_frames:
             # A new journal whose creation was cut short (the anchor is written first): start it.
@@ -276,7 +363,7 @@ def startup_check(
         if anchor is None or anchor.seq == 0:
             reason += " (start a new journal only with `flushtable run --new-journal`)"
         return Startup(reason, anchor=anchor)
-    verdict = check_journal(journal_path, anchor=anchor, explicit_anchor=explicit_anchor)
+    verdict = check_journal(journal_path, anchor=anchor, explicit_anchor=explicit_anchor, key=key)
     if not verdict.ok:
         return Startup(verdict.line, verdict=verdict, anchor=anchor)
     if table_id is not None and verdict.table_id is not None and verdict.table_id != table_id:
@@ -290,6 +377,23 @@ def startup_check(
     return Startup(None, "open", verdict, anchor)
 
 
+def _seal_covers_anchor(seal: Any, anchor: Anchor | None, key: bytes | None, path: Path) -> str | None:
+    """A seal a crash left unfinished must verify with the key and hold everything the anchor names."""
+    from controller.journal.segments import seal_key_problem  # noqa: PLC0415
+
+    problem = seal_key_problem(seal, key)
+    if problem is not None:
+        return problem
+    if anchor is not None and (
+        anchor.seq > seal.last_seq or (anchor.seq == seal.last_seq and anchor.hash != seal.final_hash)
+    ):
+        return (
+            f"the journal's open segment is missing after the seal of segment {seal.segment} (entry "
+            f"{seal.last_seq}), but its anchor ({anchor_path(path).name}) names entry {anchor.seq}"
+        )
+    return None
+
+
 def prepare_for_run(
     path: str | Path, table_id: str, *, key: bytes | None = None, new_journal: bool = False
 ) -> Anchor:
@@ -298,7 +402,18 @@ def prepare_for_run(
     raises ``JournalRefused`` (one line) otherwise. Writes nothing but a new journal's anchor."""
     journal_path = Path(path)
     try:
+        from controller.journal.segments import settle_rollback_journal  # noqa: PLC0415
+
+        if settle_rollback_journal(journal_path):
+            journal_log().warning("journal_rolled_back", journal=str(journal_path))
         decided = startup_check(journal_path, table_id, key=key, new_journal=new_journal)
+        if decided.then == "finish_seal" and decided.refusal is None:
+            # A seal a crash cut short (controller/journal/segments.py): finished, then proven as usual.
+            from controller.journal.segments import finish_interrupted_seal  # noqa: PLC0415
+
+            done = finish_interrupted_seal(journal_path)
+            journal_log().warning("journal_seal_finished", journal=str(journal_path), done=done)
+            decided = startup_check(journal_path, table_id, key=key, new_journal=new_journal)
     except JournalRefused:
         raise
     except JournalError as error:
@@ -342,7 +457,7 @@ def anchor_journal(path: str | Path, *, key: bytes | None) -> Verdict:
         problem = key_problem(anchor, key, journal_path)
         if problem is not None:
             return Verdict(False, problem, anchor=anchor)
-    verdict = check_journal(journal_path, anchor=anchor)
+    verdict = check_journal(journal_path, anchor=anchor, key=key)
     if not verdict.ok:
         return verdict
     if verdict.table_id is None:

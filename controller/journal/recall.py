@@ -26,18 +26,41 @@ DEFAULT_LAST = 10
 
 
 def recall_records(
-    path: str | Path, last: int | None = None, round_id: str | None = None, *, with_private: bool = False
+    path: str | Path,
+    last: int | None = None,
+    round_id: str | None = None,
+    *,
+    with_private: bool = False,
+    start_utc: str | None = None,
+    end_utc: str | None = None,
+    seat: int | None = None,
 ) -> list[dict[str, Any]]:
     """Records of the journal's closed rounds, oldest first: the last ``last`` (all when None), or the
-    one round ``round_id``."""
+    one round ``round_id``; of the rounds closed in [start_utc, end_utc) and with a wager of ``seat``
+    when given."""
     if last is not None and last < 1:
         raise UserError(f"last: must be at least 1, not {last}")
     with Journal.open_existing(path) as journal:
-        return recall_from(journal, last=last, round_id=round_id, with_private=with_private)
+        return recall_from(
+            journal,
+            last=last,
+            round_id=round_id,
+            with_private=with_private,
+            start_utc=start_utc,
+            end_utc=end_utc,
+            seat=seat,
+        )
 
 
 def recall_from(
-    journal: Journal, *, last: int | None = None, round_id: str | None = None, with_private: bool = False
+    journal: Journal,
+    *,
+    last: int | None = None,
+    round_id: str | None = None,
+    with_private: bool = False,
+    start_utc: str | None = None,
+    end_utc: str | None = None,
+    seat: int | None = None,
 ) -> list[dict[str, Any]]:
     if round_id is not None:
         closing = list(journal.entries(round_id=round_id, kinds=sorted(CLOSING_KINDS)))
@@ -47,11 +70,40 @@ def recall_from(
                 raise UserError(f"round {round_id}: not closed yet (in play, or voided at the next start)")
             raise UserError(f"round {round_id}: not in the journal {journal.path}")
         return [_record(journal, closing[0], with_private)]
+    if start_utc is not None or end_utc is not None or seat is not None:
+        return [
+            _record(journal, entry, with_private)
+            for entry in _closings_in(journal, start_utc=start_utc, end_utc=end_utc, seat=seat, last=last)
+        ]
     if last is not None:
         closing = journal.last_entries(last, sorted(CLOSING_KINDS))
     else:
         closing = list(journal.entries(kinds=sorted(CLOSING_KINDS)))
     return [_record(journal, entry, with_private) for entry in closing]
+
+
+def _closings_in(
+    journal: Journal, *, start_utc: str | None, end_utc: str | None, seat: int | None, last: int | None
+) -> list[JournalEntry]:
+    """The closing entries of the rounds closed in the range with a wager of the seat, oldest first:
+    through the round index (totals.py), or, in a journal of an earlier schema read as it is, by
+    reading every closing entry."""
+    if journal.has_totals:
+        seqs = journal.closed_round_seqs(start_utc=start_utc, end_utc=end_utc, seat=seat, last=last)
+        return [entry for entry in map(journal.entry, seqs) if entry is not None]
+    found = [
+        entry
+        for entry in journal.entries(kinds=sorted(CLOSING_KINDS))
+        if (start_utc is None or entry.time_utc >= start_utc)
+        and (end_utc is None or entry.time_utc < end_utc)
+        and (seat is None or seat in _wager_seats(entry))
+    ]
+    return found[-last:] if last is not None else found
+
+
+def _wager_seats(closing: JournalEntry) -> set[int]:
+    settlement = closing.public.get("settlement") or {}
+    return {int(s["seat"]) for s in settlement.get("seats") or [] if s.get("seat") is not None}
 
 
 def _record(journal: Journal, closing: JournalEntry, with_private: bool) -> dict[str, Any]:
@@ -82,6 +134,28 @@ def _record(journal: Journal, closing: JournalEntry, with_private: bool) -> dict
             if entry.kind == "dead_hand" and entry.payload.get("seat") is not None
         },
         "events": [_event(entry, state, with_private) for entry in events],
+        # Where the round is kept, when not in the open segment (docs/journal.md "Segments and seals").
+        **_stored(journal, closing.seq),
+    }
+
+
+def _stored(journal: Journal, seq: int) -> dict[str, Any]:
+    """``{"stored": {"segment", "file", "archived"}}`` for a round in a sealed segment (an archived one
+    is read from its archive), nothing for one in the open segment."""
+    if seq > journal.base.base_seq:
+        return {}
+    from controller.journal.segments import segment_of_seq, segments_dir  # noqa: PLC0415
+
+    found = segment_of_seq(journal.path, seq)
+    if found is None:
+        return {}
+    segment, file = found
+    return {
+        "stored": {
+            "segment": segment,
+            "file": str(file),
+            "archived": file.parent != segments_dir(journal.path),
+        }
     }
 
 

@@ -41,9 +41,15 @@ from controller.journal.chain import (
     stored_hash,
 )
 from controller.journal.kinds import CLOSING_KINDS, ROUND_STARTED
+from controller.journal.totals import TOTAL_KINDS, TOTALS_SCHEMA
+from controller.journal.totals import rebuild as rebuild_totals
+from controller.journal.totals import record as record_totals
+from controller.journal.upcast import typed_entry, typed_from_legacy
 from controller.names import format_round_id
 
-SCHEMA_VERSION = 2  # 1: untyped payloads; 2: typed entries with a private part and its commitment
+SCHEMA_VERSION = 3  # 1: untyped payloads; 2: typed entries with a private part and its commitment;
+# 3: the same entries, with the per-period totals and the round index beside them (totals.py)
+READABLE_SCHEMA_VERSIONS = (1, 2, 3)  # a file of an earlier one is migrated in place when opened to append
 APPLICATION_ID = 0x464C5454  # "FLTT": marks the file as a flushtable journal (PRAGMA application_id)
 DEFAULT_BUSY_TIMEOUT_S = 5.0
 _PAGE_ROWS = 500
@@ -61,6 +67,21 @@ def journal_log() -> Any:
 
 
 _CLOSING_SQL = "('round_settled','round_dead','round_voided')"
+# A segment of a segmented journal (docs/journal.md "Segments and seals") starts where the last seal
+# ends: its first entry extends the seal's final entry, named in journal_meta (base_seq, base_hash). The
+# first segment has no base: it starts at entry 1 from the genesis hash, as every journal did before.
+_BASE_SEQ_SQL = "COALESCE((SELECT CAST(value AS INTEGER) FROM journal_meta WHERE key = 'base_seq'), 0)"
+_BASE_HASH_SQL = f"COALESCE((SELECT value FROM journal_meta WHERE key = 'base_hash'), '{GENESIS_HASH}')"
+# The chain trigger of journals written before segments: the same rule with no base. Such a journal is
+# the first segment of its table as it stands (docs/journal.md "Segments and seals": not migrated, and
+# accepted with this trigger as long as it has no base).
+LEGACY_CHAIN_TRIGGER_SQL = (
+    "CREATE TRIGGER journal_extends_chain BEFORE INSERT ON journal "
+    "WHEN NEW.seq IS NOT (SELECT COALESCE(MAX(seq), 0) + 1 FROM journal) "
+    "OR NEW.prev_hash IS NOT COALESCE((SELECT hash FROM journal ORDER BY seq DESC LIMIT 1), "
+    f"'{GENESIS_HASH}') "
+    "BEGIN SELECT RAISE(ABORT, 'journal chain: an entry must extend the last one'); END"
+)
 # No index on ``hash`` (journals made before had a UNIQUE one; it is harmless there): nothing looks an
 # entry up by its hash, the chain trigger already makes each hash commit to the one before it, and the
 # index's leaf pages, in random hash order, were each commit's most written pages (34 WAL pages a
@@ -87,8 +108,8 @@ BEGIN SELECT RAISE(ABORT, 'journal is append-only: UPDATE refused'); END;
 CREATE TRIGGER journal_no_delete BEFORE DELETE ON journal
 BEGIN SELECT RAISE(ABORT, 'journal is append-only: DELETE refused'); END;
 CREATE TRIGGER journal_extends_chain BEFORE INSERT ON journal
-WHEN NEW.seq IS NOT (SELECT COALESCE(MAX(seq), 0) + 1 FROM journal)
-  OR NEW.prev_hash IS NOT COALESCE((SELECT hash FROM journal ORDER BY seq DESC LIMIT 1), '{GENESIS_HASH}')
+WHEN NEW.seq IS NOT (SELECT COALESCE(MAX(seq), {_BASE_SEQ_SQL}) + 1 FROM journal)
+  OR NEW.prev_hash IS NOT COALESCE((SELECT hash FROM journal ORDER BY seq DESC LIMIT 1), {_BASE_HASH_SQL})
 BEGIN SELECT RAISE(ABORT, 'journal chain: an entry must extend the last one'); END;
 CREATE TRIGGER journal_round_closed_once BEFORE INSERT ON journal
 WHEN NEW.kind IN {_CLOSING_SQL} AND (
@@ -106,6 +127,7 @@ CREATE TRIGGER journal_meta_no_update BEFORE UPDATE ON journal_meta
 BEGIN SELECT RAISE(ABORT, 'journal_meta is append-only: UPDATE refused'); END;
 CREATE TRIGGER journal_meta_no_delete BEFORE DELETE ON journal_meta
 BEGIN SELECT RAISE(ABORT, 'journal_meta is append-only: DELETE refused'); END;
+{TOTALS_SCHEMA}
 PRAGMA application_id = {APPLICATION_ID};
 PRAGMA user_version = {SCHEMA_VERSION};
 """
@@ -113,6 +135,9 @@ _COLUMNS = (
     "seq, time_utc, table_id, round_id, source, kind, version, payload, private, private_digest, "
     "prev_hash, hash"
 )
+# A schema-1 file not yet migrated (read-only readers): its entries are all version 1, with no private
+# part (the payload holds both; controller/journal/upcast.py splits them).
+_V1_COLUMNS = "seq, time_utc, table_id, round_id, source, kind, 1, payload, NULL, NULL, prev_hash, hash"
 _ROW_PLACEHOLDERS = "(" + ", ".join("?" for _ in _COLUMNS.split(",")) + ")"
 _ROWS_PER_INSERT = 500  # at most; fewer where this SQLite allows fewer parameters (999 before 3.32)
 
@@ -134,6 +159,20 @@ class WalCheckpoint(NamedTuple):
     @property
     def complete(self) -> bool:
         return not self.busy and self.copied_pages >= self.wal_pages
+
+
+class SegmentBase(NamedTuple):
+    """Where a segment starts (docs/journal.md "Segments and seals"): its number, and the entry it
+    extends: the last seal's final entry (``base_seq``, ``base_hash``), with the rounds started before it
+    (``base_rounds``: round numbers go on counting). The first segment's: 1, 0, the genesis hash, 0."""
+
+    segment: int
+    base_seq: int
+    base_hash: str
+    base_rounds: int
+
+
+FIRST_SEGMENT = SegmentBase(1, 0, GENESIS_HASH, 0)
 
 
 class JournalError(UserError):
@@ -162,6 +201,9 @@ class JournalEntry:
     private_digest: str | None
     prev_hash: str
     hash: str
+    # An entry of an earlier version (upcast to read it): its payload exactly as written, which the
+    # chain hashes (``public`` is then the upcast public part, not the stored text).
+    stored_text: str | None = None
     # The typed entry, made once when first asked (the panel folds an entry and then gates it).
     _typed: typed.Entry | None = field(default=None, init=False, repr=False, compare=False)
 
@@ -240,6 +282,8 @@ def _pending(item: AppendItem) -> PendingEntry:
 
 def _entry_from_row(row: Sequence[Any]) -> JournalEntry:
     (seq, time_utc, table_id, round_id, source, kind, version, payload_text, private_text, digest) = row[:10]
+    if version < typed.ENTRY_SCHEMA_VERSION:
+        return _legacy_entry_from_row(row)
     private = typed.open_private(private_text) if private_text is not None else None
     return JournalEntry(
         seq,
@@ -256,6 +300,34 @@ def _entry_from_row(row: Sequence[Any]) -> JournalEntry:
         row[10],
         row[11],
     )
+
+
+def _legacy_entry_from_row(row: Sequence[Any]) -> JournalEntry:
+    """An entry of an earlier version, upcast: its parts as today's type splits them, its stored text
+    kept for the hash."""
+    (seq, time_utc, table_id, round_id, source, kind, version, payload_text, _private, digest) = row[:10]
+    try:
+        entry = typed_from_legacy(kind, version, payload_text)
+    except typed.EntryError as error:
+        raise JournalError(f"entry {seq} (version {version}): {error}") from None
+    journal_entry = JournalEntry(
+        seq,
+        time_utc,
+        table_id,
+        round_id,
+        source,
+        kind,
+        version,
+        typed.public_dict(entry),
+        typed.private_dict(entry),
+        None,
+        digest,
+        row[10],
+        row[11],
+        payload_text,
+    )
+    object.__setattr__(journal_entry, "_typed", entry)
+    return journal_entry
 
 
 class Replayed(NamedTuple):
@@ -424,14 +496,21 @@ class Journal:
         *,
         clock: Callable[[], datetime],
         readonly: bool,
+        version: int = SCHEMA_VERSION,
     ) -> None:
         self._connection = connection
         self.path = path
         self.table_id = table_id
+        # The file's schema (docs/journal.md "Versions and upcasting"): a reader of an earlier one
+        # reads its entries upcast and has no totals (it folds); a writer has migrated it.
+        self.schema_version = version
+        self.has_totals = version >= 3
+        self._columns = columns_for(version)
         self._clock = clock
         self.readonly = readonly
         self._lock = threading.Lock()
         self.last_error: str | None = None  # the last append's failure, until an append succeeds
+        self.base = FIRST_SEGMENT  # the segment this file is (docs/journal.md "Segments and seals")
 
     # --- opening --------------------------------------------------------------------------------
     @classmethod
@@ -443,8 +522,11 @@ class Journal:
         clock: Callable[[], datetime] = _utc_now,
         busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S,
         synchronous: Literal["FULL", "OFF"] = "FULL",
+        base: SegmentBase | None = None,
     ) -> Journal:
         """Open (creating it and its directory when new) the journal of table ``table_id`` to append.
+        A new file is the next segment after the journal's last seal, if it has seals
+        (controller/journal/segments.py), unless ``base`` says where it starts.
 
         ``synchronous="OFF"`` skips the fsync of each commit: only for tests and soaks of the logic in
         accelerated time, never for a table (a power cut could lose committed entries). It is logged."""
@@ -461,7 +543,14 @@ class Journal:
             connection.execute("PRAGMA synchronous = OFF")
             journal_log().warning("journal_not_durable", path=str(journal_path), synchronous=synchronous)
         try:
-            stored_table_id = _prepare(connection, journal_path, table_id)
+            if base is None:
+                from controller.journal.segments import next_segment_base  # noqa: PLC0415 (a cycle)
+
+                base = next_segment_base(journal_path)
+            stored_table_id, version = _prepare(connection, journal_path, table_id, base)
+            if stored_table_id == table_id and version < SCHEMA_VERSION:
+                migrate(connection, journal_path, version)
+                version = SCHEMA_VERSION
         except BaseException:
             connection.close()
             raise
@@ -470,8 +559,9 @@ class Journal:
             raise JournalError(
                 f"journal {journal_path}: belongs to table {stored_table_id!r}, not {table_id!r}"
             )
-        journal = cls(connection, journal_path, table_id, clock=clock, readonly=False)
+        journal = cls(connection, journal_path, table_id, clock=clock, readonly=False, version=version)
         try:
+            journal._load_base()
             journal._check_head()
         except BaseException:
             connection.close()
@@ -506,15 +596,48 @@ class Journal:
             raise JournalError(f"journal {journal_path}: no such file")
         connection = _connect(journal_path, readonly=readonly, busy_timeout_s=busy_timeout_s)
         try:
-            if not _check_identity(connection, journal_path):
+            version = _check_identity(connection, journal_path)
+            if not version:
                 raise JournalError(
                     f"journal {journal_path}: empty: it holds no journal (a new or truncated file)"
                 )
             table_id = _meta_table_id(connection, journal_path)
+            if not readonly and version < SCHEMA_VERSION:
+                migrate(connection, journal_path, version)
+                version = SCHEMA_VERSION
         except BaseException:
             connection.close()
             raise
-        return cls(connection, journal_path, table_id, clock=clock, readonly=readonly)
+        journal = cls(connection, journal_path, table_id, clock=clock, readonly=readonly, version=version)
+        try:
+            journal._load_base()
+        except BaseException:
+            connection.close()
+            raise
+        return journal
+
+    def _load_base(self) -> None:
+        try:
+            with self._lock:
+                self.base = read_segment_base(self._connection)
+        except sqlite3.Error as error:
+            raise JournalError(f"journal {self.path}: cannot read: {_sqlite_reason(error)}") from error
+
+    def _sealed(self, after_seq: int = 0, *, newest_first: bool = False) -> Iterator[Journal]:
+        """The sealed segments before this one holding entries after ``after_seq``, oldest first (or
+        newest first), each opened read-only (wherever it is: beside the journal or archived) and closed
+        once the caller moves on: what the readers go through for entries before this segment's base."""
+        if self.base.segment <= 1:
+            return
+        from controller.journal.segments import sealed_segment_files  # noqa: PLC0415 (a cycle)
+
+        files = sealed_segment_files(self.path, self.base.segment, after_seq)
+        for file in reversed(files) if newest_first else files:
+            sealed = Journal.open_existing(file, readonly=True)
+            try:
+                yield sealed
+            finally:
+                sealed.close()
 
     def close(self) -> None:
         with self._lock:
@@ -552,7 +675,7 @@ class Journal:
                 # IMMEDIATE takes the write lock now, so the last entry read below stays the last.
                 connection.execute("BEGIN IMMEDIATE")
                 row = connection.execute("SELECT seq, hash FROM journal ORDER BY seq DESC LIMIT 1").fetchone()
-                last_seq, prev_hash = (row[0], row[1]) if row else (0, GENESIS_HASH)
+                last_seq, prev_hash = (row[0], row[1]) if row else (self.base.base_seq, self.base.base_hash)
                 rows: list[tuple[Any, ...]] = []
                 closed_here: dict[str, JournalEntry] = {}
                 for item in pending:
@@ -608,6 +731,15 @@ class Journal:
                         f"INSERT INTO journal ({_COLUMNS}) VALUES {placeholders}",
                         [value for row_values in chunk for value in row_values],
                     )
+                # The totals and the round index, in this same transaction: both or neither survive a
+                # crash (controller/journal/totals.py).
+                counted = [
+                    (row_values[0], item.kind, item.round_id, time_utc, item.public)
+                    for item, row_values in zip(pending, rows, strict=True)
+                    if item.kind in TOTAL_KINDS
+                ]
+                if counted:
+                    record_totals(connection, counted)
                 connection.execute("COMMIT")
                 self.last_error = None
             except sqlite3.Error as error:
@@ -671,14 +803,24 @@ class Journal:
         round_id: str | None = None,
         kinds: Iterable[str] | None = None,
     ) -> Iterator[JournalEntry]:
-        """Entries with seq > since_seq in order, optionally of one round and of some kinds.
+        """Entries with seq > since_seq in order, optionally of one round and of some kinds: the sealed
+        segments' first where ``since_seq`` is before this segment (docs/journal.md "Segments and
+        seals"), then this one's.
 
         Read a page at a time, so a long journal is never held in memory at once."""
         kind_list = list(kinds) if kinds is not None else None
+        if since_seq < self.base.base_seq:
+            for sealed in self._sealed(since_seq):
+                yield from sealed.entries(since_seq, round_id, kind_list)
+        yield from self._entries_here(since_seq, round_id, kind_list)
+
+    def _entries_here(
+        self, since_seq: int, round_id: str | None, kind_list: list[str] | None
+    ) -> Iterator[JournalEntry]:
         if kind_list == []:
             return
         where, params = _where(round_id, kind_list)
-        query = f"SELECT {_COLUMNS} FROM journal WHERE {where} ORDER BY seq LIMIT {_PAGE_ROWS}"
+        query = f"SELECT {self._columns} FROM journal WHERE {where} ORDER BY seq LIMIT {_PAGE_ROWS}"
         after = since_seq
         while True:
             rows = self._read(query, (after, *params))
@@ -692,21 +834,43 @@ class Journal:
         self, since_seq: int = 0, round_id: str | None = None, kinds: Iterable[str] | None = None
     ) -> Iterator[Replayed]:
         """Every entry after ``since_seq`` (of one round, of some kinds, when given), typed, in order,
-        both parts: what the reducer (controller/journal/state.py) folds. Read a page at a time."""
+        both parts: what the reducer (controller/journal/state.py) folds. Read a page at a time; the
+        sealed segments' first where ``since_seq`` is before this segment (a start never asks for
+        them: it folds the last seal's checkpoint and this segment, controller/journal/recovery.py)."""
         kind_list = list(kinds) if kinds is not None else None
+        if since_seq < self.base.base_seq:
+            for sealed in self._sealed(since_seq):
+                yield from sealed.replay(since_seq, round_id, kind_list)
+        yield from self._replay_here(since_seq, round_id, kind_list)
+
+    def _replay_here(
+        self, since_seq: int, round_id: str | None, kind_list: list[str] | None
+    ) -> Iterator[Replayed]:
         if kind_list == []:
             return
         where, params = _where(round_id, kind_list)
+        parts = "1, payload, NULL" if self.schema_version == 1 else "version, payload, private"
         query = (
-            "SELECT seq, time_utc, table_id, round_id, source, kind, payload, private FROM journal "
+            f"SELECT seq, time_utc, table_id, round_id, source, kind, {parts} FROM journal "
             f"WHERE {where} ORDER BY seq LIMIT {_PAGE_ROWS * 10}"
         )
         decode = typed.decode
+        current = typed.ENTRY_SCHEMA_VERSION
         after = since_seq
         while True:
             rows = self._read(query, (after, *params))
             try:
-                for seq, time_utc, table_id, entry_round, source, kind, payload_text, private_text in rows:
+                for (
+                    seq,
+                    time_utc,
+                    table_id,
+                    entry_round,
+                    source,
+                    kind,
+                    version,
+                    payload_text,
+                    private_text,
+                ) in rows:
                     yield Replayed(
                         seq,
                         time_utc,
@@ -714,7 +878,10 @@ class Journal:
                         entry_round,
                         source,
                         kind,
-                        decode(kind, payload_text, private_text),
+                        # An entry of an earlier version through the upcasters (upcast.py).
+                        decode(kind, payload_text, private_text)
+                        if version == current
+                        else typed_entry(kind, version, payload_text, private_text),
                     )
             except typed.EntryError as error:
                 raise JournalError(f"journal {self.path}: entry {seq}: {error}") from None
@@ -730,23 +897,153 @@ class Journal:
             return []
         placeholders = ", ".join("?" for _ in kind_list)
         rows = self._read(
-            f"SELECT {_COLUMNS} FROM journal WHERE kind IN ({placeholders}) ORDER BY seq DESC LIMIT ?",
+            f"SELECT {self._columns} FROM journal WHERE kind IN ({placeholders}) ORDER BY seq DESC LIMIT ?",
             (*kind_list, count),
         )
-        return [_entry_from_row(row) for row in reversed(rows)]
+        found = [_entry_from_row(row) for row in reversed(rows)]
+        if len(found) < count and self.base.base_seq > 0:
+            # Fewer here than asked: the rest from the sealed segments, newest first.
+            for sealed in self._sealed(newest_first=True):
+                found = sealed.last_entries(count - len(found), kind_list) + found
+                if len(found) >= count:
+                    break
+        return found
 
     def last_entry(self) -> JournalEntry | None:
-        rows = self._read(f"SELECT {_COLUMNS} FROM journal ORDER BY seq DESC LIMIT 1", ())
-        return _entry_from_row(rows[0]) if rows else None
+        """The journal's last entry: this segment's, or the last sealed one's when this one is new."""
+        rows = self._read(f"SELECT {self._columns} FROM journal ORDER BY seq DESC LIMIT 1", ())
+        if rows:
+            return _entry_from_row(rows[0])
+        return self.entry(self.base.base_seq) if self.base.base_seq > 0 else None
 
     def entry(self, seq: int) -> JournalEntry | None:
-        rows = self._read(f"SELECT {_COLUMNS} FROM journal WHERE seq = ?", (seq,))
+        if 0 < seq <= self.base.base_seq:
+            for sealed in self._sealed(seq - 1):
+                return sealed.entry(seq)
+            return None
+        rows = self._read(f"SELECT {self._columns} FROM journal WHERE seq = ?", (seq,))
         return _entry_from_row(rows[0]) if rows else None
 
+    def segment_summary(self) -> tuple[int, str | None]:
+        """This segment's entries and its first entry's time (None: it has none), read from the ends of
+        the primary key: what decides whether it is due to be sealed."""
+        rows = self._read(
+            "SELECT MAX(seq), (SELECT time_utc FROM journal ORDER BY seq LIMIT 1) FROM journal", ()
+        )
+        last_seq, first_utc = rows[0]
+        if last_seq is None:
+            return 0, None
+        return int(last_seq) - self.base.base_seq, str(first_utc)
+
+    # --- the totals and the round index (controller/journal/totals.py) ------------------------
+    def period_totals(self, periods: Sequence[str]) -> dict[str, int]:
+        """The totals of these periods summed key by key, over this segment and every sealed one
+        (each segment file keeps its own entries' totals: docs/journal.md "Totals and indexes")."""
+        out = self._own_period_totals(periods)
+        for sealed in self._sealed():
+            for key, value in sealed._own_period_totals(periods).items():
+                out[key] = out.get(key, 0) + value
+        return out
+
+    def _own_period_totals(self, periods: Sequence[str]) -> dict[str, int]:
+        """This file's totals of these periods (folded from its own entries where it has none: a
+        segment sealed before the totals existed)."""
+        if not self.has_totals:
+            from controller.journal.totals import folded_period_totals  # noqa: PLC0415
+
+            with self._lock:
+                return folded_period_totals(_counted_rows(self._connection, self.path), periods)
+        out: dict[str, int] = {}
+        for start in range(0, len(periods), 500):
+            chunk = list(periods[start : start + 500])
+            marks = ", ".join("?" for _ in chunk)
+            rows = self._read(
+                f"SELECT key, SUM(value) FROM journal_totals WHERE period IN ({marks}) GROUP BY key", chunk
+            )
+            for key, value in rows:
+                out[str(key)] = out.get(str(key), 0) + int(value)
+        return out
+
+    def closed_round_seqs(
+        self,
+        *,
+        start_utc: str | None = None,
+        end_utc: str | None = None,
+        seat: int | None = None,
+        status: str | None = None,
+        last: int | None = None,
+    ) -> list[int]:
+        """The closing entries' seqs of the rounds closed in [start_utc, end_utc), with a wager of
+        ``seat``, of ``status`` (settled, dead, void), oldest first; the last ``last`` of them when
+        given. Through the round index of this segment, then of the sealed ones, newest first, until
+        ``last`` are found: the cost is the rounds found (and the segments opened), not the entries."""
+        found = self._own_closed_round_seqs(start_utc, end_utc, seat, status, last)
+        if last is not None and len(found) >= last:
+            return found[-last:]
+        for sealed in self._sealed(newest_first=True):
+            want = None if last is None else last - len(found)
+            found = sealed._own_closed_round_seqs(start_utc, end_utc, seat, status, want) + found
+            if last is not None and len(found) >= last:
+                break
+        return found if last is None else found[-last:]
+
+    def _own_closed_round_seqs(
+        self,
+        start_utc: str | None,
+        end_utc: str | None,
+        seat: int | None,
+        status: str | None,
+        last: int | None,
+    ) -> list[int]:
+        if not self.has_totals:
+            from controller.journal.totals import scanned_round_seqs  # noqa: PLC0415
+
+            with self._lock:
+                rows = list(_counted_rows(self._connection, self.path))
+            return scanned_round_seqs(
+                rows, start_utc=start_utc, end_utc=end_utc, seat=seat, status=status, last=last
+            )
+        conditions: list[str] = []
+        params: list[Any] = []
+        # A time range reads its rounds through the time index (then sorted by seq: a shift's few
+        # hundred rows); left to itself, SQLite walks the primary key back from the journal's end to
+        # the range, which costs the journal's age (measured by bench/bench_years.py).
+        # With a seat too, the range stays the outer loop (CROSS JOIN fixes SQLite's join order): driven
+        # by the seat, every round of that seat in the journal was matched against the range (9 s on
+        # 5 million entries, bench/bench_years.py); without a range, the seat's own key is the way in.
+        ranged = start_utc is not None or end_utc is not None
+        if ranged:
+            table = "journal_rounds r INDEXED BY journal_rounds_by_time"
+            if seat is not None:
+                table += " CROSS JOIN journal_round_seats s"
+        else:
+            table = (
+                "journal_round_seats s CROSS JOIN journal_rounds r"
+                if seat is not None
+                else "journal_rounds r"
+            )
+        if seat is not None:
+            conditions.append("s.seq = r.seq AND s.seat = ?")
+            params.append(seat)
+        if start_utc is not None:
+            conditions.append("r.time_utc >= ?")
+            params.append(start_utc)
+        if end_utc is not None:
+            conditions.append("r.time_utc < ?")
+            params.append(end_utc)
+        if status is not None:
+            conditions.append("r.status = ?")
+            params.append(status)
+        where = f"WHERE {' AND '.join(conditions)}" if conditions else ""
+        limit = f"LIMIT {int(last)}" if last is not None else ""
+        order = "s.seq" if seat is not None and not ranged else "r.seq"  # a seat alone: its key's order
+        rows = self._read(f"SELECT r.seq FROM {table} {where} ORDER BY {order} DESC {limit}", params)
+        return [int(row[0]) for row in reversed(rows)]
+
     def round_count(self) -> int:
-        """How many rounds the journal has started."""
+        """How many rounds the journal has started (the sealed segments' from this segment's base)."""
         rows = self._read("SELECT COUNT(*) FROM journal WHERE kind = ?", (ROUND_STARTED,))
-        return int(rows[0][0])
+        return self.base.base_rounds + int(rows[0][0])
 
     def next_round_id(self, day: date | None = None) -> str:
         """The id the next round gets: ``R{table_id}-{YYYYMMDD}-{n:06d}`` (names.format_round_id)."""
@@ -767,7 +1064,7 @@ class Journal:
         try:
             with self._lock:
                 self._connection.backup(target)
-            row = target.execute(f"SELECT {_COLUMNS} FROM journal ORDER BY seq DESC LIMIT 1").fetchone()
+            row = target.execute(f"SELECT {self._columns} FROM journal ORDER BY seq DESC LIMIT 1").fetchone()
         except sqlite3.Error as error:
             raise JournalError(f"journal backup {target_path}: {_sqlite_reason(error)}") from error
         finally:
@@ -869,8 +1166,9 @@ def _connect(path: Path, *, readonly: bool, busy_timeout_s: float) -> sqlite3.Co
         raise JournalError(f"journal {path}: cannot open: {_sqlite_reason(error, path)}") from error
 
 
-def _check_identity(connection: sqlite3.Connection, path: Path) -> bool:
-    """True when the file is a flushtable journal, False when it is an empty new database."""
+def _check_identity(connection: sqlite3.Connection, path: Path) -> int:
+    """The file's schema version when it is a flushtable journal this program reads, 0 when it is an
+    empty new database."""
     try:
         application_id = connection.execute("PRAGMA application_id").fetchone()[0]
         version = connection.execute("PRAGMA user_version").fetchone()[0]
@@ -878,12 +1176,25 @@ def _check_identity(connection: sqlite3.Connection, path: Path) -> bool:
     except sqlite3.Error as error:
         raise JournalError(f"journal {path}: cannot read: {_sqlite_reason(error)}") from error
     if application_id == 0 and table_count == 0:
-        return False
+        return 0
     if application_id != APPLICATION_ID:
         raise JournalError(f"journal {path}: not a flushtable journal")
-    if version != SCHEMA_VERSION:
-        raise JournalError(f"journal {path}: schema version {version}, this program reads {SCHEMA_VERSION}")
-    return True
+    check_schema_version(version, path)
+    return int(version)
+
+
+def check_schema_version(version: int, path: Path) -> None:
+    """Refuse a file this program cannot read: one of a newer release (an earlier one is read, and
+    migrated when opened to append)."""
+    if version not in READABLE_SCHEMA_VERSIONS:
+        readable = ", ".join(str(v) for v in READABLE_SCHEMA_VERSIONS)
+        newer = " (written by a newer release)" if version > SCHEMA_VERSION else ""
+        raise JournalError(f"journal {path}: schema version {version}{newer}, this program reads {readable}")
+
+
+def columns_for(version: int) -> str:
+    """The columns of an entry row, as a SELECT list, for a file of schema ``version``."""
+    return _V1_COLUMNS if version == 1 else _COLUMNS
 
 
 def _meta_table_id(connection: sqlite3.Connection, path: Path) -> str:
@@ -896,11 +1207,16 @@ def _meta_table_id(connection: sqlite3.Connection, path: Path) -> str:
     return str(row[0])
 
 
-def _prepare(connection: sqlite3.Connection, path: Path, table_id: str) -> str:
-    """Create the schema in a new file; return the table id the file belongs to."""
+def _prepare(
+    connection: sqlite3.Connection, path: Path, table_id: str, base: SegmentBase | None = None
+) -> tuple[str, int]:
+    """Create the schema in a new file (a segment starting at ``base`` when given); return the table id
+    the file belongs to and its schema version (an earlier one is migrated by ``migrate`` next)."""
     try:
         connection.execute("BEGIN IMMEDIATE")
-        if not _check_identity(connection, path):
+        version = _check_identity(connection, path)
+        if not version:
+            version = SCHEMA_VERSION
             # executescript would commit our transaction first; run the statements one by one.
             for statement in _split_sql(_SCHEMA):
                 connection.execute(statement)
@@ -908,9 +1224,16 @@ def _prepare(connection: sqlite3.Connection, path: Path, table_id: str) -> str:
                 "INSERT INTO journal_meta (key, value) VALUES ('table_id', ?), ('created_utc', ?)",
                 (table_id, format_time_utc(_utc_now())),
             )
+            if base is not None and base != FIRST_SEGMENT:
+                # In the same transaction as the schema: a new segment is never without its base.
+                connection.execute(
+                    "INSERT INTO journal_meta (key, value) VALUES ('segment', ?), ('base_seq', ?), "
+                    "('base_hash', ?), ('base_rounds', ?)",
+                    (str(base.segment), str(base.base_seq), base.base_hash, str(base.base_rounds)),
+                )
         stored = _meta_table_id(connection, path)
         connection.execute("COMMIT")
-        return stored
+        return stored, version
     except sqlite3.Error as error:
         if connection.in_transaction:
             connection.execute("ROLLBACK")
@@ -919,6 +1242,67 @@ def _prepare(connection: sqlite3.Connection, path: Path, table_id: str) -> str:
         if connection.in_transaction:
             connection.execute("ROLLBACK")
         raise
+
+
+def migrate(connection: sqlite3.Connection, path: Path, version: int) -> None:
+    """Bring a journal of an earlier schema to this one, in place and in one transaction (all or
+    nothing): schema 1 gains the columns of the typed journal (its rows keep version 1 and their bytes:
+    they verify as written, and are read through the upcasters); both gain the totals and the round
+    index, made from the entries. The entries themselves are never rewritten. journal_meta records it."""
+    try:
+        connection.execute("BEGIN IMMEDIATE")
+        stored = connection.execute("PRAGMA user_version").fetchone()[0]
+        if stored != version:  # another process migrated it meanwhile
+            connection.execute("ROLLBACK")
+            return
+        if version == 1:
+            for statement in (
+                "ALTER TABLE journal ADD COLUMN version INTEGER NOT NULL DEFAULT 1",
+                "ALTER TABLE journal ADD COLUMN private TEXT",
+                "ALTER TABLE journal ADD COLUMN private_digest TEXT",
+            ):
+                connection.execute(statement)
+        for statement in _split_sql(TOTALS_SCHEMA):
+            connection.execute(statement)
+        rebuild_totals(connection, _counted_rows(connection, path))
+        connection.execute(
+            "INSERT INTO journal_meta (key, value) VALUES (?, ?)",
+            (f"migrated_from_schema_{version}", f"{format_time_utc(_utc_now())} to schema {SCHEMA_VERSION}"),
+        )
+        connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        connection.execute("COMMIT")
+    except sqlite3.Error as error:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        reason = _sqlite_reason(error, path)
+        raise JournalError(f"journal {path}: cannot migrate from schema {version}: {reason}") from error
+    except BaseException:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        raise
+
+
+def _counted_rows(
+    connection: sqlite3.Connection, path: Path
+) -> Iterator[tuple[int, str, str | None, str, Mapping[str, Any]]]:
+    """Every entry that moves a total, in order, with its public part (upcast when of an earlier
+    version), for ``rebuild_totals``."""
+    kinds = sorted(TOTAL_KINDS)
+    marks = ", ".join("?" for _ in kinds)
+    cursor = connection.execute(
+        f"SELECT seq, kind, round_id, time_utc, version, payload FROM journal WHERE kind IN ({marks}) "
+        "ORDER BY seq",
+        kinds,
+    )
+    for seq, kind, round_id, time_utc, version, payload_text in cursor:
+        if version < typed.ENTRY_SCHEMA_VERSION:
+            try:
+                public = typed.public_dict(typed_from_legacy(kind, version, payload_text))
+            except typed.EntryError as error:
+                raise JournalError(f"journal {path}: entry {seq} (version {version}): {error}") from None
+        else:
+            public = json.loads(payload_text)
+        yield seq, kind, round_id, time_utc, public
 
 
 @functools.cache
@@ -942,6 +1326,24 @@ def normalised_sql(sql: str | None) -> str:
     return " ".join((sql or "").split())
 
 
+def read_segment_base(connection: sqlite3.Connection) -> SegmentBase:
+    """The segment a journal file is and where it starts (FIRST_SEGMENT for a journal with no base)."""
+    rows = dict(
+        connection.execute(
+            "SELECT key, value FROM journal_meta WHERE key IN "
+            "('segment', 'base_seq', 'base_hash', 'base_rounds')"
+        ).fetchall()
+    )
+    if not rows:
+        return FIRST_SEGMENT
+    try:
+        return SegmentBase(
+            int(rows["segment"]), int(rows["base_seq"]), str(rows["base_hash"]), int(rows["base_rounds"])
+        )
+    except (KeyError, ValueError):
+        raise sqlite3.DatabaseError("journal_meta: a segment's base is incomplete (edited?)") from None
+
+
 def _split_sql(script: str) -> list[str]:
     """Statements of our own schema script (triggers hold ';' inside BEGIN ... END)."""
     statements: list[str] = []
@@ -956,5 +1358,7 @@ def _split_sql(script: str) -> list[str]:
 
 def recompute_hash(entry: JournalEntry) -> str:
     """The hash the entry's stored columns give (the public part as stored, the private part by its
-    digest): what the head check compares with the stored hash."""
-    return stored_hash(entry, canonical_json(entry.public))
+    digest; an entry of an earlier version by its text as written): what the head check compares with
+    the stored hash."""
+    text = entry.stored_text if entry.stored_text is not None else canonical_json(entry.public)
+    return stored_hash(entry, text)

@@ -20,7 +20,7 @@ from typing import NamedTuple
 from controller.journal import entries as typed
 from controller.journal.chain import GENESIS_HASH, canonical_json, stored_hash
 from controller.journal.snapshot import readonly_connection
-from controller.journal.store import APPLICATION_ID, JournalError, schema_triggers
+from controller.journal.store import APPLICATION_ID, JournalError, read_segment_base, schema_triggers
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +75,11 @@ class _StoredRow(NamedTuple):
 
 
 _SELECT_ROWS = f"SELECT {', '.join(_StoredRow._fields)} FROM journal ORDER BY seq"
+# A schema-1 file not yet migrated: no version or private columns (every entry is version 1).
+_SELECT_V1_ROWS = (
+    "SELECT seq, time_utc, table_id, round_id, source, kind, 1, payload, NULL, NULL, prev_hash, hash "
+    "FROM journal ORDER BY seq"
+)
 
 
 def _recomputed_hash(entry: _StoredRow) -> str:
@@ -96,12 +101,17 @@ def _verify(connection: sqlite3.Connection, path: Path, anchor: tuple[int, str] 
     def bad(seq: int, checked: int, head: str, reason: str) -> VerifyResult:
         return VerifyResult(False, checked, seq, reason, head, triggers_present)
 
-    expected_seq = 1
-    prev_hash = GENESIS_HASH
+    # A segment's chain starts from its base: the last seal's final entry (docs/journal.md "Segments
+    # and seals"); the first segment's (and a journal's before segments) from entry 1 and the genesis.
+    base = read_segment_base(connection)
+    expected_seq = base.base_seq + 1
+    prev_hash = base.base_hash
     checked = 0
     anchor_seen = anchor is None
     # One SELECT is one read transaction: a consistent snapshot even while the daemon appends.
-    cursor = connection.execute(_SELECT_ROWS)
+    schema_version = connection.execute("PRAGMA user_version").fetchone()[0]
+    cursor = connection.execute(_SELECT_V1_ROWS if schema_version == 1 else _SELECT_ROWS)
+    last_version = 0
     for entry in map(_StoredRow._make, cursor):
         seq, row_table_id, payload_text = entry.seq, entry.table_id, entry.payload
         private_text, private_digest = entry.private, entry.private_digest
@@ -111,7 +121,10 @@ def _verify(connection: sqlite3.Connection, path: Path, anchor: tuple[int, str] 
                 expected_seq, checked, prev_hash, f"missing: the next entry is {seq} (entries deleted?)"
             )
         if row_prev_hash != prev_hash:
-            return bad(seq, checked, prev_hash, f"prev_hash does not match entry {seq - 1}'s hash")
+            what = (
+                f"entry {seq - 1}'s hash" if seq > base.base_seq + 1 else "the hash its segment starts from"
+            )
+            return bad(seq, checked, prev_hash, f"prev_hash does not match {what}")
         if table_id is not None and row_table_id != table_id:
             return bad(
                 seq, checked, prev_hash, f"table {row_table_id!r}, but the journal is table {table_id!r}"
@@ -129,6 +142,16 @@ def _verify(connection: sqlite3.Connection, path: Path, anchor: tuple[int, str] 
             return bad(seq, checked, prev_hash, "private part and its digest do not go together (edited?)")
         if private_text is not None and typed.commitment(private_text) != private_digest:
             return bad(seq, checked, prev_hash, "private part does not match its digest (edited?)")
+        # Versions only go up: a release writes its own version after the earlier ones it upgraded
+        # (an older version after a newer one is an edit, made to hash by the older formula).
+        if entry.version < last_version:
+            return bad(
+                seq,
+                checked,
+                prev_hash,
+                f"entry version {entry.version} after version {last_version} (edited?)",
+            )
+        last_version = entry.version
         # The payload text is canonical (checked above), so the hash can be taken from it directly.
         if _recomputed_hash(entry) != row_hash:
             return bad(seq, checked, prev_hash, "hash does not match the entry's contents (edited?)")
@@ -139,6 +162,9 @@ def _verify(connection: sqlite3.Connection, path: Path, anchor: tuple[int, str] 
         checked += 1
         prev_hash = row_hash
         expected_seq += 1
+    if anchor is not None and anchor[0] <= base.base_seq:
+        anchor_seen = True  # before this segment: proof.py checks it against the seal
     if not anchor_seen and anchor is not None:
-        return bad(anchor[0], checked, prev_hash, f"anchored entry missing: the journal ends at {checked}")
+        end = base.base_seq + checked
+        return bad(anchor[0], checked, prev_hash, f"anchored entry missing: the journal ends at {end}")
     return VerifyResult(True, checked, None, "", prev_hash, triggers_present)

@@ -20,7 +20,7 @@ from controller.engine.actions import ClearFault, OperatorAction
 from controller.errors import UserError
 from controller.journal import Journal
 from controller.journal.recall import recall_from
-from controller.panel.shift_meters import RANGE_KINDS, fold_range, theoretical
+from controller.panel.shift_meters import range_meters, theoretical
 from controller.panel.view import TableView, public_recall
 from controller.waits import wait_event
 from drivers.supervisor import DeviceHealth as DeviceHealth  # noqa: PLC0414  (re-exported: one definition)
@@ -449,7 +449,7 @@ class JournalPanelBackend:
         if start_utc is None or end_utc is None:
             meters = self._view.state.meters
             return {**meters.to_json(), "history": list(meters.history), "range": None}
-        folded = fold_range(self._journal.entries(kinds=list(RANGE_KINDS)), start_utc, end_utc)
+        folded = range_meters(self._journal, start_utc, end_utc)
         return {
             **folded.meters.to_json(),
             "history": list(folded.meters.history),

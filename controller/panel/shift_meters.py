@@ -1,8 +1,11 @@
 """Meters for a shift or a date range, with the theoretical win from the par sheet beside the actual.
 
 The whole-journal meters are the reducer's (controller/journal/state.py ``Meters``); a range is the same
-``Meters.add_settlement`` folded over the closing entries (round_settled, round_dead, round_voided) whose
-time falls in it, so both count alike.
+``Meters`` arithmetic over the entries whose time falls in it (rounds started, closed by round_settled,
+round_dead or round_voided, faults raised and cleared), so both count alike. A range on whole hours (a
+shift, whole days) is read from the per-hour and per-day totals kept beside the journal
+(controller/journal/meters.py ``range_totals``: a few rows, whatever the journal's age); ``fold_range``
+is the fold they equal, used for a journal without totals.
 
 Shifts (UTC, the journal's time): day 06:00-14:00, swing 14:00-22:00, grave 22:00-06:00 (the grave shift
 of a date starts that evening). Where a site's shifts differ, ``from``/``to`` take any range.
@@ -25,12 +28,14 @@ from pathlib import Path
 from typing import Any
 
 from controller.errors import UserError
+from controller.journal.meters import range_totals
 from controller.journal.state import Meters
-from controller.journal.store import JournalEntry
+from controller.journal.store import Journal, JournalEntry
 
 SHIFTS: dict[str, tuple[int, int]] = {"day": (6, 14), "swing": (14, 22), "grave": (22, 30)}
 CLOSING = ("round_settled", "round_dead", "round_voided")
-RANGE_KINDS = (*CLOSING, "fault_raised", "fault_cleared")  # what a range's meters count
+# What a range's meters count: the rounds started and closed in it, the faults raised and cleared.
+RANGE_KINDS = ("round_started", *CLOSING, "fault_raised", "fault_cleared")
 
 
 def utc_text(moment: datetime) -> str:
@@ -73,12 +78,23 @@ class RangeMeters:
     dp_rounds: int = 0
 
 
+def range_meters(journal: Journal, start_utc: str, end_utc: str) -> RangeMeters:
+    """The range's meters: from the stored totals when it can (``range_totals``), else folded."""
+    stored = range_totals(journal, start_utc, end_utc)
+    if stored is not None:
+        return RangeMeters(start_utc, end_utc, stored.meters, stored.stakes, stored.dp_rounds)
+    return fold_range(journal.entries(kinds=list(RANGE_KINDS)), start_utc, end_utc)
+
+
 def fold_range(entries: Iterable[JournalEntry], start_utc: str, end_utc: str) -> RangeMeters:
     """The closing entries between ``start_utc`` (inclusive) and ``end_utc`` (exclusive) as meters."""
     out = RangeMeters(start_utc, end_utc)
     meters = out.meters
     for entry in entries:
         if entry.kind not in RANGE_KINDS or not start_utc <= entry.time_utc < end_utc:
+            continue
+        if entry.kind == "round_started":
+            meters.rounds_started += 1
             continue
         if entry.kind == "fault_raised":
             meters.faults_raised += 1

@@ -198,7 +198,8 @@ BAD = [
     (edit('path = "var/journal.sqlite"', 'path = ""'), "journal.path: empty"),
     (
         edit('path = "var/journal.sqlite"', 'file = "x"'),
-        "journal.file: unknown key (known: path, commit_delay_ms, anchor_key_file)",
+        "journal.file: unknown key (known: path, commit_delay_ms, anchor_key_file, segment_entries, "
+        "segment_per_gaming_day, gaming_day_start_utc, archive_dir, retention_days)",
     ),
     (
         edit('path = "var/journal.sqlite"', 'path = "j.sqlite"\ncommit_delay_ms = 50'),

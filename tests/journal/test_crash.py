@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from controller.journal import Journal
-from controller.journal.meters import compute_meters
+from controller.journal.meters import compute_meters, fold_meters
 from controller.journal.recovery import rebuild_state, recover
 from controller.journal.verify import verify_chain
 from tests.journal.wagered import returned_stakes, wagered_in_round
@@ -78,6 +78,13 @@ def test_sigkill_at_random_moments_never_breaks_the_chain_or_loses_a_commit(
                 committed_total += len(reported)
             # Each start voids what the previous run left open: never more than one round.
             assert len(rebuild_state(journal).open_rounds) <= 1
+            # The totals and the round index are written in each append's own transaction: after any
+            # kill they equal the fold of what was committed, nothing lost and nothing doubled.
+            assert compute_meters(journal).to_json() == fold_meters(journal).to_json(), f"after kill {kill}"
+            closing_seqs = [
+                entry.seq for entry in journal.entries(kinds=["round_settled", "round_dead", "round_voided"])
+            ]
+            assert journal.closed_round_seqs() == closing_seqs, f"after kill {kill}"
     print(f"{KILLS} kills, {committed_total} entries reported committed")
     assert committed_total > KILLS  # the kills really landed among appends
     with Journal.open(journal_path, "T1") as journal:

@@ -1,0 +1,737 @@
+"""Sealed segments: the journal as a chain of SQLite files (docs/journal.md "Segments and seals").
+
+Layout, for the journal at ``var/journal.sqlite``::
+
+    var/journal.sqlite                           the open segment (the one `run` appends to)
+    var/journal.sqlite.anchor                    its anchor, as before
+    var/journal.sqlite.segments/segment-000001.sqlite       a sealed segment (read-only, 0444)
+    var/journal.sqlite.segments/segment-000001.seal.json    its seal
+    var/journal.sqlite.segments/segment-000001.archived.json   where an archived segment went
+
+A seal names its segment's entries (first and last seq, count), the hash the segment starts from and
+its final hash, the sha256 and size of the sealed file, the rounds started up to its end, its first and
+last entry times, the reducer's checkpoint at its end (controller/journal/checkpoint.py) and, with an
+anchor key configured, an HMAC-SHA256 over all of it under that key. The next segment's file names the
+seal's final entry as its base (journal_meta ``base_seq``/``base_hash``): its chain trigger makes its
+first entry extend it.
+
+Sealing (``seal_open_segment``), with the open segment closed by its writer and no round open (a round
+never spans two segments: its closing entry's trigger looks for its start in the same file):
+
+1. the open segment is made self-contained: its WAL checkpointed into it and the file switched to a
+   rollback journal (``journal_mode=DELETE``), so its bytes are final;
+2. the anchor is written at its last entry (it already is, normally);
+3. the seal is written atomically (temporary file, fsync, rename, fsync the directory);
+4. the file is made read-only and renamed into the segments directory (one rename, fsynced);
+5. the next segment is created at the journal's path, its base the seal's final entry.
+
+A crash between any two steps is finished at the next start (``finish_interrupted_seal``): a seal
+whose segment is still at the journal's path is moved (4), and a journal path with no file after a
+seal gets its new segment (5). Nothing is ever written twice: each step is idempotent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import json
+import os
+import re
+import shutil
+import sqlite3
+import stat
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from controller.files import NO_SUCH_FILE, FileRefused, read_bounded
+from controller.journal.chain import GENESIS_HASH, canonical_json, format_time_utc
+from controller.journal.checkpoint import CheckpointError, state_from_checkpoint, state_to_checkpoint
+from controller.journal.kinds import ROUND_STARTED
+from controller.journal.state import TableState
+from controller.journal.store import (
+    FIRST_SEGMENT,
+    Journal,
+    JournalError,
+    SegmentBase,
+    read_segment_base,
+)
+
+SEAL_FORMAT = 1
+_SEAL_CONTEXT = b"flushtable journal seal v1\n"  # the anchor key signs seals and anchors apart
+_SEAL_MAX_BYTES = 16 << 20  # a seal with its checkpoint is some kilobytes: far above is not one
+_SEGMENT_NAME = re.compile(r"^segment-(\d{6,})\.seal\.json$")
+_HASH_CHUNK_BYTES = 1 << 20
+
+
+def segments_dir(journal_path: str | Path) -> Path:
+    path = Path(journal_path)
+    return path.with_name(path.name + ".segments")
+
+
+def segment_file(journal_path: str | Path, segment: int) -> Path:
+    return segments_dir(journal_path) / f"segment-{segment:06d}.sqlite"
+
+
+def seal_file(journal_path: str | Path, segment: int) -> Path:
+    return segments_dir(journal_path) / f"segment-{segment:06d}.seal.json"
+
+
+def archived_file(journal_path: str | Path, segment: int) -> Path:
+    return segments_dir(journal_path) / f"segment-{segment:06d}.archived.json"
+
+
+@dataclass(frozen=True, slots=True)
+class Seal:
+    """What a sealed segment holds and ends with (the module's docstring)."""
+
+    table_id: str
+    segment: int
+    first_seq: int
+    last_seq: int
+    entries: int
+    prev_hash: str  # the hash the segment's first entry extends (the previous seal's final hash)
+    final_hash: str
+    file_sha256: str
+    file_bytes: int
+    rounds_started: int  # every round started up to the segment's end, sealed segments included
+    first_utc: str
+    last_utc: str
+    sealed_utc: str
+    checkpoint: dict[str, Any]
+    format: int = SEAL_FORMAT
+    mac: str | None = None
+
+    def signed_fields(self) -> dict[str, Any]:
+        fields = asdict(self)
+        fields.pop("mac")
+        return fields
+
+    def keyed(self, key: bytes | None) -> Seal:
+        return replace(self, mac=None if key is None else seal_mac(key, self))
+
+    def next_base(self) -> SegmentBase:
+        return SegmentBase(self.segment + 1, self.last_seq, self.final_hash, self.rounds_started)
+
+    def state(self) -> TableState:
+        """The reducer's state at the segment's end."""
+        try:
+            return state_from_checkpoint(self.checkpoint)
+        except CheckpointError as error:
+            raise JournalError(f"seal of segment {self.segment}: {error}") from None
+
+
+def seal_mac(key: bytes, seal: Seal) -> str:
+    message = _SEAL_CONTEXT + canonical_json(seal.signed_fields()).encode("utf-8")
+    return hmac.new(key, message, hashlib.sha256).hexdigest()
+
+
+def seal_key_problem(seal: Seal, key: bytes | None) -> str | None:
+    """Why this seal cannot be trusted with this key (None: it can), as for the anchor: keyed where a
+    key is set, not keyed where none is."""
+    where = f"the seal of segment {seal.segment}"
+    if key is None:
+        if seal.mac is not None:
+            return f"{where} is keyed, but no anchor key is configured ([journal] anchor_key_file)"
+        return None
+    if seal.mac is None:
+        return f"{where} is not keyed, but an anchor key is configured: written without the key (forged?)"
+    if not hmac.compare_digest(seal.mac, seal_mac(key, seal)):
+        return f"{where} does not verify with the anchor key (forged, replaced, or another key's?)"
+    return None
+
+
+def read_seal(journal_path: str | Path, segment: int) -> Seal | None:
+    """The seal of ``segment``, None when there is none; ``JournalError`` when it is not a seal."""
+    path = seal_file(journal_path, segment)
+    try:
+        raw = read_bounded(path, limit_bytes=_SEAL_MAX_BYTES)
+    except FileRefused as refused:
+        if refused.reason == NO_SUCH_FILE:
+            return None
+        raise JournalError(f"seal {path}: not a seal: {refused.reason}") from None
+    try:
+        value = json.loads(raw.decode("utf-8"))
+        seal = Seal(**value)
+    except (ValueError, TypeError):
+        raise JournalError(f"seal {path}: not a seal (damaged?)") from None
+    if (
+        seal.format != SEAL_FORMAT
+        or seal.segment != segment
+        or not isinstance(seal.checkpoint, dict)
+        or seal.entries != seal.last_seq - seal.first_seq + 1
+    ):
+        raise JournalError(f"seal {path}: not the seal of segment {segment} (edited, or moved?)")
+    return seal
+
+
+def seal_numbers(journal_path: str | Path) -> list[int]:
+    """The segments that have a seal, in order (the directory's listing: no file is read)."""
+    directory = segments_dir(journal_path)
+    try:
+        names = os.listdir(directory)
+    except FileNotFoundError:
+        return []
+    except OSError as error:
+        raise JournalError(f"segments {directory}: cannot list: {error}") from error
+    return sorted(int(match.group(1)) for name in names if (match := _SEGMENT_NAME.match(name)))
+
+
+def last_seal(journal_path: str | Path) -> Seal | None:
+    numbers = seal_numbers(journal_path)
+    return read_seal(journal_path, numbers[-1]) if numbers else None
+
+
+def next_segment_base(journal_path: str | Path) -> SegmentBase:
+    """Where a new file at the journal's path starts: after the last seal, or as the first segment."""
+    seal = last_seal(journal_path)
+    return FIRST_SEGMENT if seal is None else seal.next_base()
+
+
+def archived_location(journal_path: str | Path, segment: int) -> Path | None:
+    """Where an archived segment went (its pointer beside the seal), or None when not archived."""
+    pointer = archived_file(journal_path, segment)
+    try:
+        value = json.loads(read_bounded(pointer, limit_bytes=4096).decode("utf-8"))
+    except FileRefused as refused:
+        if refused.reason == NO_SUCH_FILE:
+            return None
+        raise JournalError(f"archive pointer {pointer}: {refused.reason}") from None
+    except ValueError:
+        raise JournalError(f"archive pointer {pointer}: not JSON (damaged?)") from None
+    if not isinstance(value, dict) or not isinstance(value.get("path"), str):
+        raise JournalError(f"archive pointer {pointer}: names no file")
+    return Path(value["path"])
+
+
+def locate_segment(journal_path: str | Path, segment: int) -> Path:
+    """The sealed segment's file: beside the journal, or where it was archived."""
+    here = segment_file(journal_path, segment)
+    if here.exists():
+        return here
+    archived = archived_location(journal_path, segment)
+    if archived is not None:
+        return archived
+    raise JournalError(
+        f"journal {journal_path}: sealed segment {segment} is missing ({here.name}: deleted? not archived)"
+    )
+
+
+def sealed_segment_files(journal_path: str | Path, before_segment: int, after_seq: int) -> list[Path]:
+    """The files of the sealed segments before ``before_segment`` that hold entries after ``after_seq``,
+    oldest first (the readers' way back: Journal.entries, .replay, .entry, .last_entries)."""
+    files = []
+    for number in seal_numbers(journal_path):
+        if number >= before_segment:
+            break
+        seal = read_seal(journal_path, number)
+        if seal is None or seal.last_seq <= after_seq:
+            continue
+        files.append(locate_segment(journal_path, number))
+    return files
+
+
+# --- sealing ----------------------------------------------------------------------------------------
+
+
+def gaming_day(time_utc: datetime, day_start_utc: str) -> str:
+    """The gaming day (YYYY-MM-DD) a moment belongs to: a day that starts at ``day_start_utc``."""
+    hours, _, minutes = day_start_utc.partition(":")
+    shifted = time_utc.astimezone(UTC) - timedelta(hours=int(hours), minutes=int(minutes))
+    return shifted.date().isoformat()
+
+
+def seal_due(
+    entries: int,
+    first_utc: str | None,
+    now: datetime,
+    *,
+    every_entries: int,
+    per_gaming_day: bool,
+    gaming_day_start_utc: str,
+) -> str | None:
+    """Why the open segment is due to be sealed now (None: it is not). Pure."""
+    if entries == 0 or first_utc is None:
+        return None
+    if every_entries > 0 and entries >= every_entries:
+        return f"it holds {entries} entries (segment_entries = {every_entries})"
+    if per_gaming_day:
+        first = datetime.strptime(first_utc, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+        began, today = gaming_day(first, gaming_day_start_utc), gaming_day(now, gaming_day_start_utc)
+        if began < today:
+            return f"it began on gaming day {began}, and this is {today}"
+    return None
+
+
+def file_sha256(path: Path) -> tuple[str, int]:
+    digest = hashlib.sha256()
+    size = 0
+    with path.open("rb") as handle:
+        while chunk := handle.read(_HASH_CHUNK_BYTES):
+            digest.update(chunk)
+            size += len(chunk)
+    return digest.hexdigest(), size
+
+
+def _fsync_directory(directory: Path) -> None:
+    descriptor = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    temporary = path.with_name(f"{path.name}.tmp-{os.getpid()}")
+    try:
+        with temporary.open("wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+        _fsync_directory(path.parent)
+    except OSError:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        raise
+
+
+def _make_self_contained(path: Path) -> None:
+    """Every entry into the main file and the file switched to a rollback journal: its bytes are then
+    all there is (no -wal, no -shm), what the seal's sha256 covers."""
+    connection = sqlite3.connect(path, isolation_level=None)
+    try:
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        mode = connection.execute("PRAGMA journal_mode = DELETE").fetchone()[0]
+        if str(mode).lower() != "delete":
+            raise JournalError(f"journal {path}: cannot seal: still in {mode} mode (another connection?)")
+    finally:
+        connection.close()
+    with path.open("rb") as handle:
+        os.fsync(handle.fileno())
+
+
+@dataclass(frozen=True, slots=True)
+class _Head:
+    base: SegmentBase
+    table_id: str
+    entries: int
+    last_seq: int
+    final_hash: str
+    rounds_here: int
+    first_utc: str
+    last_utc: str
+
+
+def settle_rollback_journal(path: Path) -> bool:
+    """A seal killed while switching the open segment to a rollback journal (its step 1) can leave a
+    hot ``-journal`` beside it, which read-only readers cannot roll back (SQLITE_READONLY_ROLLBACK).
+    Opened once read-write here, SQLite rolls it back as any writer would at open (nothing committed is
+    touched: a hot journal holds only an uncommitted change). True when there was one."""
+    hot = path.with_name(path.name + "-journal")
+    if not hot.exists() or not path.exists():
+        return False
+    try:
+        connection = sqlite3.connect(path, isolation_level=None)
+        try:
+            connection.execute("SELECT COUNT(*) FROM sqlite_schema").fetchone()
+        finally:
+            connection.close()
+    except sqlite3.Error as error:
+        raise JournalError(f"journal {path}: cannot roll back its interrupted change: {error}") from error
+    return True
+
+
+def _holds_no_journal(path: Path) -> bool:
+    """No file, an empty one, or a database with nothing committed in it (a new segment's creation cut
+    short: its schema and base are committed in one transaction, so it has all or nothing)."""
+    try:
+        if path.stat().st_size == 0:
+            return True
+    except FileNotFoundError:
+        return True
+    try:
+        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
+        try:
+            application_id = connection.execute("PRAGMA application_id").fetchone()[0]
+            tables = connection.execute("SELECT COUNT(*) FROM sqlite_schema").fetchone()[0]
+        finally:
+            connection.close()
+    except sqlite3.Error:
+        return False  # not readable as a database: not ours to remove; the start refuses it
+    return bool(application_id == 0 and tables == 0)
+
+
+def _read_base(path: Path) -> int | None:
+    """The segment number of the journal file at ``path`` (None: not readable as one)."""
+    try:
+        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
+        try:
+            return read_segment_base(connection).segment
+        finally:
+            connection.close()
+    except sqlite3.Error:
+        return None
+
+
+def _read_head(path: Path) -> _Head:
+    connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
+    try:
+        base = read_segment_base(connection)
+        table_id = str(
+            connection.execute("SELECT value FROM journal_meta WHERE key = 'table_id'").fetchone()[0]
+        )
+        count, first_utc = connection.execute(
+            "SELECT COUNT(*), (SELECT time_utc FROM journal ORDER BY seq LIMIT 1) FROM journal"
+        ).fetchone()
+        last = connection.execute(
+            "SELECT seq, hash, time_utc FROM journal ORDER BY seq DESC LIMIT 1"
+        ).fetchone()
+        rounds = connection.execute(
+            "SELECT COUNT(*) FROM journal WHERE kind = ?", (ROUND_STARTED,)
+        ).fetchone()[0]
+    except sqlite3.Error as error:
+        raise JournalError(f"journal {path}: cannot read: {error}") from error
+    finally:
+        connection.close()
+    if last is None:
+        return _Head(base, table_id, 0, base.base_seq, base.base_hash, 0, "", "")
+    return _Head(
+        base, table_id, int(count), int(last[0]), str(last[1]), int(rounds), str(first_utc), str(last[2])
+    )
+
+
+def seal_open_segment(
+    journal_path: str | Path,
+    state: TableState,
+    *,
+    key: bytes | None,
+    now: datetime | None = None,
+    write_anchor_at_end: Callable[[int, str], object] | None = None,
+) -> Seal | None:
+    """Seal the open segment at ``journal_path`` (closed by its writer: no connection may be open on
+    it) with ``state``, the reducer's state at its last entry, and start the next one. None when the
+    open segment holds no entry (nothing to seal). Refused while a round is open (a round never spans
+    two segments). ``write_anchor_at_end(seq, hash)``: the caller's anchor, written before the seal."""
+    path = Path(journal_path)
+    head = _read_head(path)
+    if head.entries == 0:
+        return None
+    if state.last_seq != head.last_seq:
+        raise JournalError(
+            f"journal {path}: cannot seal: the state given ends at entry {state.last_seq}, the segment at "
+            f"{head.last_seq}"
+        )
+    if state.open_rounds:
+        rounds = ", ".join(r.round_id for r in state.open_rounds)
+        raise JournalError(f"journal {path}: cannot seal while a round is open ({rounds})")
+    segment = head.base.segment
+    directory = segments_dir(path)
+    try:
+        directory.mkdir(exist_ok=True)
+        _make_self_contained(path)
+        if write_anchor_at_end is not None:
+            write_anchor_at_end(head.last_seq, head.final_hash)
+        sha, size = file_sha256(path)
+        moment = now if now is not None else datetime.now(UTC)
+        seal = Seal(
+            table_id=head.table_id,
+            segment=segment,
+            first_seq=head.base.base_seq + 1,
+            last_seq=head.last_seq,
+            entries=head.entries,
+            prev_hash=head.base.base_hash,
+            final_hash=head.final_hash,
+            file_sha256=sha,
+            file_bytes=size,
+            rounds_started=head.base.base_rounds + head.rounds_here,
+            first_utc=head.first_utc,
+            last_utc=head.last_utc,
+            sealed_utc=format_time_utc(moment),
+            checkpoint=state_to_checkpoint(state),
+        ).keyed(key)
+        data = (json.dumps(asdict(seal), sort_keys=True, separators=(",", ":")) + "\n").encode("utf-8")
+        _write_atomically(seal_file(path, segment), data)
+    except OSError as error:
+        raise JournalError(f"journal {path}: cannot seal segment {segment}: {error}") from error
+    finish_interrupted_seal(path)
+    return seal
+
+
+def finish_interrupted_seal(journal_path: str | Path, *, dry_run: bool = False) -> str | None:
+    """Finish a seal a crash cut short (steps 4 and 5 of the module's docstring); what was done (with
+    ``dry_run``: what would be, nothing written), or None when nothing was to be done. Only ever moves
+    a file its seal names by sha256, and creates the next segment only where the journal's path holds
+    no journal."""
+    path = Path(journal_path)
+    seal = last_seal(path)
+    if seal is None:
+        return None
+    done: list[str] = []
+    target = segment_file(path, seal.segment)
+    try:
+        if (
+            path.exists()
+            and path.stat().st_size > 0
+            and not target.exists()
+            and _read_base(path) == seal.segment
+        ):
+            head = _read_head(path)
+            if head.last_seq == seal.last_seq:
+                sha, _size = file_sha256(path)
+                if sha == seal.file_sha256 and dry_run:
+                    return f"the seal of segment {seal.segment} was interrupted: its file is still at {path}"
+                if sha == seal.file_sha256:
+                    for leftover in (path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+                        with contextlib.suppress(FileNotFoundError):
+                            leftover.unlink()
+                    os.chmod(path, stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+                    os.replace(path, target)
+                    _fsync_directory(target.parent)
+                    _fsync_directory(path.parent)
+                    done.append(f"segment {seal.segment} moved to {target}")
+        if _holds_no_journal(path) and dry_run:
+            following = seal.segment + 1
+            return f"the seal of segment {seal.segment} was interrupted before segment {following} started"
+        if _holds_no_journal(path):
+            # Missing, empty, or a database whose creation a crash cut short (no table committed).
+            for leftover in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+                with contextlib.suppress(FileNotFoundError):
+                    leftover.unlink()
+            with Journal.open(path, seal.table_id, base=seal.next_base()):
+                pass
+            done.append(f"segment {seal.segment + 1} started at {path}")
+    except OSError as error:
+        raise JournalError(
+            f"journal {path}: cannot finish the seal of segment {seal.segment}: {error}"
+        ) from error
+    return "; ".join(done) or None
+
+
+# --- verifying ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentVerdict:
+    segment: int
+    ok: bool
+    line: str
+    entries: int = 0
+    location: Path | None = None
+
+
+def verify_segment(
+    journal_path: str | Path,
+    segment: int,
+    *,
+    key: bytes | None,
+    previous: Seal | None = None,
+    check_checkpoint: bool = True,
+) -> SegmentVerdict:
+    """One sealed segment on its own: its seal (format, MAC), its file (there, or archived; its sha256
+    and size), SQLite's integrity, its base against the seal and the previous seal, every entry's
+    chain link and hash, its count and final hash, and (``check_checkpoint``) the checkpoint: the
+    previous seal's state with this segment folded on must be the seal's."""
+    from controller.journal.verify import verify_connection  # noqa: PLC0415 (a cycle through proof)
+
+    path = Path(journal_path)
+
+    def bad(line: str, entries: int = 0, location: Path | None = None) -> SegmentVerdict:
+        return SegmentVerdict(segment, False, f"segment {segment}: {line}", entries, location)
+
+    try:
+        seal = read_seal(path, segment)
+    except JournalError as error:
+        return bad(str(error))
+    if seal is None:
+        return bad("no seal (deleted?)")
+    problem = seal_key_problem(seal, key)
+    if problem is not None:
+        return bad(problem)
+    if previous is None and segment > 1:
+        try:
+            previous = read_seal(path, segment - 1)
+        except JournalError as error:
+            return bad(str(error))
+    if previous is not None and (
+        previous.last_seq + 1 != seal.first_seq or previous.final_hash != seal.prev_hash
+    ):
+        return bad(
+            f"does not follow segment {previous.segment}'s seal (a segment swapped, reordered or left out?)"
+        )
+    if previous is None and segment > 1:
+        return bad(f"the seal of segment {segment - 1} is missing: its link cannot be checked (deleted?)")
+    if segment == 1 and (seal.first_seq != 1 or seal.prev_hash != GENESIS_HASH):
+        return bad("the first segment does not start at entry 1 from the genesis hash")
+    try:
+        location = locate_segment(path, segment)
+    except JournalError as error:
+        return bad(str(error).split(": ", 1)[-1])
+    try:
+        sha, size = file_sha256(location)
+    except OSError as error:
+        return bad(f"cannot read {location}: {error}", location=location)
+    if size != seal.file_bytes or sha != seal.file_sha256:
+        return bad(
+            f"{location.name} is not the file its seal names (sha256 differs: edited or replaced?)",
+            location=location,
+        )
+    # The bytes are the sealed ones; the rest proves the seal says what they hold.
+    try:
+        connection = sqlite3.connect(
+            f"{location.resolve().as_uri()}?immutable=1", uri=True, isolation_level=None
+        )
+    except sqlite3.Error as error:
+        return bad(f"cannot open {location}: {error}", location=location)
+    try:
+        rows = [str(row[0]) for row in connection.execute("PRAGMA integrity_check(5)")]
+        if rows != ["ok"]:
+            return bad(f"SQLite integrity check failed: {rows[0]}", location=location)
+        base = read_segment_base(connection)
+        if base.segment != segment or base.base_seq + 1 != seal.first_seq or base.base_hash != seal.prev_hash:
+            return bad(
+                f"{location.name} is segment {base.segment}, not the one its seal names", location=location
+            )
+        chain = verify_connection(connection, location)
+    except (sqlite3.Error, JournalError) as error:
+        return bad(f"cannot read {location}: {error}", location=location)
+    finally:
+        connection.close()
+    if not chain.ok:
+        return bad(chain.summary(), chain.entries_checked, location)
+    if chain.entries_checked != seal.entries or chain.head_hash != seal.final_hash:
+        return bad(
+            f"holds {chain.entries_checked} entries ending {chain.head_hash[:16]}…, its seal says "
+            f"{seal.entries} ending {seal.final_hash[:16]}…",
+            chain.entries_checked,
+            location,
+        )
+    if check_checkpoint:
+        problem = _checkpoint_problem(location, seal, previous)
+        if problem is not None:
+            return bad(problem, seal.entries, location)
+    where = "" if location.parent == segments_dir(path) else f" (archived at {location})"
+    return SegmentVerdict(
+        segment, True, f"segment {segment}: ok {seal.entries} entries{where}", seal.entries, location
+    )
+
+
+def _checkpoint_problem(location: Path, seal: Seal, previous: Seal | None) -> str | None:
+    try:
+        state = previous.state() if previous is not None else TableState(seal.table_id)
+    except JournalError as error:
+        return str(error)
+    with Journal.open_existing(location, readonly=True) as sealed:
+        state.apply_all(sealed.replay(since_seq=seal.first_seq - 1))
+    if canonical_json(state_to_checkpoint(state)) != canonical_json(seal.checkpoint):
+        return "its seal's checkpoint is not the state its entries fold to (edited?)"
+    return None
+
+
+def verify_segments(
+    journal_path: str | Path,
+    *,
+    key: bytes | None,
+    progress: Callable[[SegmentVerdict, int, int], None] | None = None,
+    check_checkpoint: bool = True,
+) -> list[SegmentVerdict]:
+    """Every sealed segment in order, each against the one before (``progress(verdict, done, total)``
+    after each), and the open segment's base against the last seal."""
+    path = Path(journal_path)
+    numbers = seal_numbers(path)
+    present = set(numbers)
+    total = numbers[-1] if numbers else 0
+    verdicts: list[SegmentVerdict] = []
+    previous: Seal | None = None
+    for number in range(1, total + 1):  # a number left out: a segment deleted with its seal
+        if number not in present:
+            verdict = SegmentVerdict(number, False, f"segment {number}: no seal (deleted?)")
+        else:
+            verdict = verify_segment(
+                path, number, key=key, previous=previous, check_checkpoint=check_checkpoint
+            )
+        verdicts.append(verdict)
+        if progress is not None:
+            progress(verdict, number, total)
+        try:
+            previous = read_seal(path, number) if number in present else None
+        except JournalError:
+            previous = None
+    return verdicts
+
+
+# --- archive ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Archived:
+    segment: int
+    path: Path
+    last_utc: str
+
+
+def archive_segments(
+    journal_path: str | Path,
+    archive_dir: str | Path,
+    *,
+    retention_days: int,
+    key: bytes | None,
+    now: datetime | None = None,
+) -> list[Archived]:
+    """Move every sealed segment whose last entry is older than ``retention_days`` to ``archive_dir``
+    (its seal stays beside the journal, with a pointer to where the file went). Each is verified first
+    (a damaged segment is not archived: JournalError), copied (temporary name, fsync, rename), checked
+    against its seal's sha256 there, pointed to, and only then removed here. A crash at any point leaves
+    the segment readable in one place or the other, and the next run finishes."""
+    path = Path(journal_path)
+    target_dir = Path(archive_dir)
+    moment = now if now is not None else datetime.now(UTC)
+    cutoff = format_time_utc(moment - timedelta(days=retention_days))
+    moved: list[Archived] = []
+    for number in seal_numbers(path):
+        seal = read_seal(path, number)
+        if seal is None or seal.last_utc >= cutoff:
+            continue
+        here = segment_file(path, number)
+        if not here.exists():
+            continue  # archived already
+        verdict = verify_segment(path, number, key=key, check_checkpoint=False)
+        if not verdict.ok:
+            raise JournalError(f"archive refused: {verdict.line}")
+        destination = target_dir / f"{seal.table_id}-{here.name}"
+        try:
+            target_dir.mkdir(parents=True, exist_ok=True)
+            if not destination.exists() or file_sha256(destination)[0] != seal.file_sha256:
+                temporary = destination.with_name(destination.name + ".partial")
+                shutil.copyfile(here, temporary)
+                with temporary.open("rb") as handle:
+                    os.fsync(handle.fileno())
+                os.chmod(temporary, stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+                os.replace(temporary, destination)
+                _fsync_directory(target_dir)
+            if file_sha256(destination)[0] != seal.file_sha256:
+                raise JournalError(
+                    f"archive {destination}: the copy differs from its seal; the segment stays"
+                )
+            pointer = {"path": str(destination.resolve()), "archived_utc": format_time_utc(moment)}
+            _write_atomically(
+                archived_file(path, number), (json.dumps(pointer, sort_keys=True) + "\n").encode()
+            )
+            here.unlink()
+            _fsync_directory(here.parent)
+        except OSError as error:
+            raise JournalError(f"archive of segment {number} to {target_dir}: {error}") from error
+        moved.append(Archived(number, destination, seal.last_utc))
+    return moved
+
+
+def segment_of_seq(journal_path: str | Path, seq: int) -> tuple[int, Path] | None:
+    """The sealed segment holding entry ``seq`` and its file's place, or None when it is not sealed."""
+    for number in seal_numbers(journal_path):
+        seal = read_seal(journal_path, number)
+        if seal is not None and seal.first_seq <= seq <= seal.last_seq:
+            return number, locate_segment(journal_path, number)
+    return None

@@ -1,0 +1,340 @@
+"""Per-period totals and the round index: what recall and meters read instead of folding the journal.
+
+Kept in the journal file, in tables beside ``journal`` (docs/journal.md "Totals and indexes"), and
+written **in the same transaction as the entries they count** (``Journal.append_many``), so a crash
+leaves both or neither: the totals never disagree with the entries they were made from.
+
+- ``journal_totals(period, key, value)``: the meters' counters (controller/journal/state.py ``Meters``)
+  flattened to integer keys, per UTC hour (``h:2026-12-01T14``), per UTC day (``d:2026-12-01``) and for
+  the whole journal (``all``). Each entry adds the same amounts the reducer adds when it folds it
+  (``Meters.add_settlement`` on a fresh ``Meters``, then flattened), so a range's meters are the sum of
+  its periods' rows: a shift is 8 hour rows, a day one row, the whole journal one row.
+- ``journal_rounds(seq, round_id, time_utc, status, game)``: one row per closed round (``seq`` its
+  closing entry), by close time; ``journal_round_seats(seat, seq)``: the seats that had a wager in it.
+  Recall by time range and by seat reads these, then the round's own entries through the round index.
+
+They are derived, not evidence: the hash chain does not cover them. ``check_totals`` refolds the
+journal and compares (``flushtable journal verify --totals``); ``rebuild`` makes them again from the
+entries (migration of a journal of an earlier release does it once).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from controller.journal.state import Meters
+
+
+TOTALS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS journal_totals (
+    period TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value INTEGER NOT NULL,
+    PRIMARY KEY (period, key)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS journal_rounds (
+    seq INTEGER PRIMARY KEY,
+    round_id TEXT NOT NULL,
+    time_utc TEXT NOT NULL,
+    status TEXT NOT NULL,
+    game TEXT
+);
+CREATE INDEX IF NOT EXISTS journal_rounds_by_time ON journal_rounds(time_utc);
+CREATE TABLE IF NOT EXISTS journal_round_seats (
+    seat INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    PRIMARY KEY (seat, seq)
+) WITHOUT ROWID;
+"""
+
+ALL_PERIOD = "all"
+# The kinds that move a meter: everything else adds nothing to any total.
+TOTAL_KINDS = frozenset(
+    {"round_started", "round_settled", "round_dead", "round_voided", "fault_raised", "fault_cleared"}
+)
+_STATUS = {"round_settled": "settled", "round_dead": "dead", "round_voided": "void"}
+_SCALARS = (
+    "rounds_started",
+    "rounds_settled",
+    "rounds_dead",
+    "rounds_voided",
+    "handle_cents",
+    "returned_cents",
+    "player_net_cents",
+    "banker_net_cents",
+    "house_win_cents",
+    "dp_net_cents",
+    "rake_cents",
+    "dead_hands",
+    "faults_raised",
+    "faults_cleared",
+)
+_WAGER_FIELDS = ("stake_cents", "player_net_cents", "house_win_cents", "wins", "losses", "pushes", "returned")
+# Keys are flat text: "handle_cents", "wager\tante\tstake_cents", "fault\tdevice_lost",
+# "unbalanced\t000000001234\tRT1-...", "stakes\tgame\tbanking\twager" (the theoretical's), "dp_rounds".
+_SEP = "\t"
+
+
+def hour_period(time_utc: str) -> str:
+    return "h:" + time_utc[:13]
+
+
+def day_period(time_utc: str) -> str:
+    return "d:" + time_utc[:10]
+
+
+def periods_of(time_utc: str) -> tuple[str, str, str]:
+    return (hour_period(time_utc), day_period(time_utc), ALL_PERIOD)
+
+
+def entry_deltas(seq: int, kind: str, round_id: str | None, public: Mapping[str, Any]) -> Counter[str]:
+    """What one entry adds to its periods' totals: the reducer's own arithmetic (``Meters``) on a fresh
+    ``Meters``, flattened. Pure."""
+    from controller.journal.state import Meters  # noqa: PLC0415 (the readers' start-up: the reducer loads only when counted)
+
+    delta: Counter[str] = Counter()
+    if kind == "round_started":
+        delta["rounds_started"] = 1
+    elif kind == "fault_raised":
+        delta["faults_raised"] = 1
+        delta[f"fault{_SEP}{public.get('kind')}"] = 1
+    elif kind == "fault_cleared":
+        delta["faults_cleared"] = 1
+    elif kind in _STATUS:
+        status = _STATUS[kind]
+        settlement = public.get("settlement") or {}
+        meters = Meters()
+        meters.add_settlement(str(round_id), settlement, voided=status == "void")
+        delta[f"rounds_{'voided' if status == 'void' else status}"] = 1
+        for name in _SCALARS:
+            value = getattr(meters, name)
+            if value:
+                delta[name] += value
+        for wager, meter in meters.by_wager.items():
+            for field in _WAGER_FIELDS:
+                value = getattr(meter, field)
+                if value:
+                    delta[f"wager{_SEP}{wager}{_SEP}{field}"] += value
+            delta.setdefault(f"wager{_SEP}{wager}{_SEP}stake_cents", 0)  # the wager is listed even at 0
+        if meters.unbalanced_rounds:
+            delta[f"unbalanced{_SEP}{seq:012d}{_SEP}{round_id}"] = 1
+        # The theoretical win's inputs (controller/panel/shift_meters.py fold_range): house-banked
+        # stakes in action by game and wager, and the designated-player rounds it does not cover.
+        banking = str(settlement.get("banking", "house"))
+        if banking != "house":
+            delta["dp_rounds"] += 1
+        else:
+            game = str(settlement.get("game", ""))
+            for seat in settlement.get("seats") or []:
+                for name, wager in (seat.get("wagers") or {}).items():
+                    if isinstance(wager, Mapping) and wager.get("result") != "returned":
+                        delta[f"stakes{_SEP}{game}{_SEP}{banking}{_SEP}{name}"] += int(wager.get("stake", 0))
+    return delta
+
+
+@dataclass(frozen=True, slots=True)
+class RoundRow:
+    """A closed round in the round index."""
+
+    seq: int
+    round_id: str
+    time_utc: str
+    status: str
+    game: str | None
+    seats: tuple[int, ...]
+
+
+def round_row(
+    seq: int, kind: str, round_id: str | None, time_utc: str, public: Mapping[str, Any]
+) -> RoundRow | None:
+    if kind not in _STATUS or round_id is None:
+        return None
+    settlement = public.get("settlement") or {}
+    seats = sorted(
+        {int(seat["seat"]) for seat in settlement.get("seats") or [] if seat.get("seat") is not None}
+    )
+    game = settlement.get("game")
+    return RoundRow(
+        seq, round_id, time_utc, _STATUS[kind], str(game) if game is not None else None, tuple(seats)
+    )
+
+
+def record(
+    connection: sqlite3.Connection,
+    rows: Iterable[tuple[int, str, str | None, str, Mapping[str, Any]]],
+) -> None:
+    """Add entries (seq, kind, round_id, time_utc, public part) to the totals and the round index, on
+    ``connection`` inside the caller's transaction (the append's own)."""
+    by_period: dict[str, Counter[str]] = {}
+    rounds: list[RoundRow] = []
+    for seq, kind, round_id, time_utc, public in rows:
+        if kind not in TOTAL_KINDS:
+            continue
+        delta = entry_deltas(seq, kind, round_id, public)
+        for period in periods_of(time_utc):
+            by_period.setdefault(period, Counter()).update(delta)
+        row = round_row(seq, kind, round_id, time_utc, public)
+        if row is not None:
+            rounds.append(row)
+    _write(connection, by_period, rounds)
+
+
+def _write(
+    connection: sqlite3.Connection, by_period: Mapping[str, Counter[str]], rounds: list[RoundRow]
+) -> None:
+    if by_period:
+        connection.executemany(
+            "INSERT INTO journal_totals (period, key, value) VALUES (?, ?, ?) "
+            "ON CONFLICT (period, key) DO UPDATE SET value = value + excluded.value",
+            [(period, key, value) for period, delta in by_period.items() for key, value in delta.items()],
+        )
+    if rounds:
+        connection.executemany(
+            "INSERT INTO journal_rounds (seq, round_id, time_utc, status, game) VALUES (?, ?, ?, ?, ?)",
+            [(r.seq, r.round_id, r.time_utc, r.status, r.game) for r in rounds],
+        )
+        connection.executemany(
+            "INSERT INTO journal_round_seats (seat, seq) VALUES (?, ?)",
+            [(seat, r.seq) for r in rounds for seat in r.seats],
+        )
+
+
+def rebuild(
+    connection: sqlite3.Connection, rows: Iterator[tuple[int, str, str | None, str, Mapping[str, Any]]]
+) -> None:
+    """Make the totals and the round index again from ``rows`` (every entry of TOTAL_KINDS, in order),
+    inside the caller's transaction: empties them first."""
+    connection.execute("DELETE FROM journal_totals")
+    connection.execute("DELETE FROM journal_rounds")
+    connection.execute("DELETE FROM journal_round_seats")
+    batch: list[tuple[int, str, str | None, str, Mapping[str, Any]]] = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) >= 5000:
+            record(connection, batch)
+            batch = []
+    record(connection, batch)
+
+
+# --- reading ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Summed:
+    """A range's totals as meters, with the theoretical's inputs (shift_meters.RangeMeters' fields)."""
+
+    meters: Meters
+    stakes: dict[tuple[str, str, str], int]
+    dp_rounds: int
+
+
+def summed(values: Mapping[str, int]) -> Summed:
+    """Meters from flattened totals (the inverse of ``entry_deltas`` summed)."""
+    from controller.journal.state import Meters, WagerMeter  # noqa: PLC0415
+
+    meters = Meters()
+    stakes: dict[tuple[str, str, str], int] = {}
+    dp_rounds = 0
+    unbalanced: list[tuple[str, str]] = []
+    for key, value in values.items():
+        parts = key.split(_SEP)
+        if len(parts) == 1:
+            if key == "dp_rounds":
+                dp_rounds = int(value)
+            elif key in _SCALARS:
+                setattr(meters, key, int(value))
+        elif parts[0] == "wager" and len(parts) == 3:
+            meter = meters.by_wager.setdefault(parts[1], WagerMeter())
+            setattr(meter, parts[2], int(value))
+        elif parts[0] == "fault" and len(parts) == 2:
+            if value:
+                meters.faults_by_kind[parts[1]] = int(value)
+        elif parts[0] == "unbalanced" and len(parts) == 3:
+            unbalanced.append((parts[1], parts[2]))
+        elif parts[0] == "stakes" and len(parts) == 4:
+            stakes[(parts[1], parts[2], parts[3])] = int(value)
+    meters.unbalanced_rounds = [round_id for _seq, round_id in sorted(unbalanced)]
+    meters.by_wager = dict(sorted(meters.by_wager.items()))
+    return Summed(meters, stakes, dp_rounds)
+
+
+def range_periods(start_utc: str, end_utc: str) -> list[str] | None:
+    """The periods that make up [start_utc, end_utc): whole days as day rows, the hours at either end
+    as hour rows. None when either end is not on a whole hour (then the range is folded instead)."""
+    try:
+        start = _on_the_hour(start_utc)
+        end = _on_the_hour(end_utc)
+    except ValueError:
+        return None
+    periods: list[str] = []
+    moment = start
+    while moment < end:
+        if moment.hour == 0 and moment + timedelta(days=1) <= end:
+            periods.append("d:" + moment.strftime("%Y-%m-%d"))
+            moment += timedelta(days=1)
+        else:
+            periods.append("h:" + moment.strftime("%Y-%m-%dT%H"))
+            moment += timedelta(hours=1)
+    return periods
+
+
+def _on_the_hour(time_utc: str) -> datetime:
+    moment = datetime.strptime(time_utc, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+    if moment.minute or moment.second or moment.microsecond:
+        raise ValueError(f"{time_utc} is not on the hour")
+    return moment
+
+
+def read_periods(connection: sqlite3.Connection, periods: list[str]) -> dict[str, int]:
+    """The totals of these periods summed, key by key."""
+    out: dict[str, int] = {}
+    for start in range(0, len(periods), 500):
+        chunk = periods[start : start + 500]
+        marks = ", ".join("?" for _ in chunk)
+        for key, value in connection.execute(
+            f"SELECT key, SUM(value) FROM journal_totals WHERE period IN ({marks}) GROUP BY key", chunk
+        ):
+            out[str(key)] = out.get(str(key), 0) + int(value)
+    return out
+
+
+def folded_period_totals(
+    rows: Iterable[tuple[int, str, str | None, str, Mapping[str, Any]]], periods: Iterable[str]
+) -> dict[str, int]:
+    """The totals of these periods folded from ``rows`` (every entry of TOTAL_KINDS of one file): for
+    a segment sealed before the totals were kept."""
+    wanted = set(periods)
+    out: Counter[str] = Counter()
+    for seq, kind, round_id, time_utc, public in rows:
+        if wanted.intersection(periods_of(time_utc)):
+            out.update(entry_deltas(seq, kind, round_id, public))
+    return dict(out)
+
+
+def scanned_round_seqs(
+    rows: Iterable[tuple[int, str, str | None, str, Mapping[str, Any]]],
+    *,
+    start_utc: str | None,
+    end_utc: str | None,
+    seat: int | None,
+    status: str | None,
+    last: int | None,
+) -> list[int]:
+    """``Journal.closed_round_seqs`` of one file without a round index, by scanning its closings."""
+    found: list[int] = []
+    for seq, kind, round_id, time_utc, public in rows:
+        row = round_row(seq, kind, round_id, time_utc, public)
+        if row is None:
+            continue
+        if (start_utc is not None and time_utc < start_utc) or (end_utc is not None and time_utc >= end_utc):
+            continue
+        if (seat is not None and seat not in row.seats) or (status is not None and row.status != status):
+            continue
+        found.append(seq)
+    return found if last is None else found[-last:]

@@ -1,0 +1,60 @@
+"""The daemon and the journal's segments (docs/journal.md "Segments and seals"): `run` seals a segment
+that is due at start, after recovery and before the table opens, and goes on in the next one; and its
+background verification finds a sealed segment tampered with and raises a ``journal_error`` alert
+(journaled as a fault_raised) while the table opens and plays as usual."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from controller.journal.segments import seal_numbers, segment_file, verify_segments
+from controller.journal.store import Journal
+from tests.daemon.harness import entries, run_daemon, write_config
+
+
+def segmented_config(directory: Path, segment_entries: int) -> Path:
+    config = write_config(directory, "hcf-house")
+    text = config.read_text(encoding="utf-8").replace(
+        "[journal]\n", f"[journal]\nsegment_entries = {segment_entries}\nsegment_per_gaming_day = false\n", 1
+    )
+    config.write_text(text, encoding="utf-8")
+    return config
+
+
+def test_run_seals_a_due_segment_at_start_and_verifies_the_sealed_ones_in_the_background(
+    tmp_path: Path,
+) -> None:
+    config = segmented_config(tmp_path, segment_entries=50)
+    journal_path = tmp_path / "journal.sqlite"
+    run_daemon(config, journal_path, rounds=2, timeout_s=120)
+    assert seal_numbers(journal_path) == []  # a new journal: nothing due yet at its first start
+    first = run_daemon(config, journal_path, rounds=1, timeout_s=120)
+    assert seal_numbers(journal_path) == [1]  # due at this start: sealed before the table opened
+    assert first.summary.rounds_closed == 1
+    with Journal.open_existing(journal_path) as journal:
+        assert journal.base.segment == 2
+        opened = list(journal.entries(kinds=["table_opened"]))
+        assert opened[-1].seq > journal.base.base_seq  # the table opened in the new segment
+    # Segment 1 tampered with: the next start still opens (it reads only the last seal), and the
+    # background verification raises the alert.
+    sealed = segment_file(journal_path, 1)
+    sealed.chmod(0o644)
+    data = bytearray(sealed.read_bytes())
+    at = data.find(b"chip_count")
+    data[at : at + 10] = b"chip_COUNT"
+    sealed.write_bytes(bytes(data))
+    run_daemon(
+        config,
+        journal_path,
+        timeout_s=120,
+        stop_when=lambda daemon: daemon.watches.segments_verified is not None,
+    )
+    alerts = [
+        entry
+        for entry in entries(journal_path)
+        if entry.kind == "fault_raised" and entry.payload["kind"] == "journal_error"
+    ]
+    assert len(alerts) == 1, [a.payload for a in alerts]
+    assert "segment 1" in alerts[0].payload["reason"]["message"]
+    assert "sha256 differs" in alerts[0].payload["reason"]["message"]
+    assert not verify_segments(journal_path, key=None)[0].ok

@@ -51,7 +51,7 @@ floor-servers:
 
 # A whole floor on this machine: NATS, PostgreSQL, 12 simulated tables, the floor service and panel.
 floor: install floor-servers
-	$(BIN)/flushtable floor demo
+	$(BIN)/flushtable floor demo $(if $(NODES),--nodes $(NODES))
 
 pytest: install-test chromium floor-servers
 	$(BIN)/pytest

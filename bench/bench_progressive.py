@@ -8,7 +8,8 @@ How the tables are driven (controller/simulation/linked_tables.py): each is a re
 with a real uplink to a real nats-server (TLS, one user per table) and a real link client; a round
 writes round_started, bets_locked (each seat's ante and Progressive unit) and round_settled whose
 settlement is the rules' own ``settle_progressive`` result, then the table claims its hits over NATS.
-Rounds go round robin over the tables as fast as this process writes them (no cards are dealt: the
+Rounds go round robin over the tables at ``--rate`` rounds a second across the floor (default 100: 2 a
+second per table, a hundred times a real table's pace; no cards are dealt: the
 hits are the presets', the engine's own Progressive round is tested in tests/progressive/). Presets:
 every 97th round one table has several hits (two 7-card runs sharing the meter, a 6-card run, a 5-card
 and a 3-card run); every 151st, two tables hit the 7-card level one after the other; otherwise a fixed
@@ -48,6 +49,9 @@ def main() -> None:
     )
     parser.add_argument("--seed", type=int, default=23)
     parser.add_argument("--no-kills", action="store_true")
+    parser.add_argument(
+        "--rate", type=float, default=100.0, help="rounds a second across the floor (0: unpaced)"
+    )
     parser.add_argument("--timeout-s", type=float, default=900.0)
     parser.add_argument("--out", default="progressive.json", help="the file under bench/results/")
     parser.add_argument(
@@ -67,6 +71,7 @@ def main() -> None:
         down_rounds=args.down_rounds,
         seed=args.seed,
         timeout_s=args.timeout_s,
+        rate_per_s=args.rate or None,
     )
     try:
         floor.start()

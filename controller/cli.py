@@ -78,6 +78,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "controller.commands.user",
         "manage the floor panel's logins (user add NAME --role ROLE; user list)",
     ),
+    "change": (
+        "controller.commands.change",
+        "two-person control of the money settings: propose, approve, reject, list (via the table's panel)",
+    ),
     "panel": (
         "controller.commands.panel",
         "serve the floor panel over a journal file, read-only (the daemon serves its own with run --panel)",

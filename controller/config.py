@@ -11,6 +11,7 @@ run once every field is valid. ``TableConfig`` is what the rest of the controlle
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import ipaddress
 import re
@@ -252,6 +253,54 @@ class SegmentPolicy:
     gaming_day_start_utc: str = "06:00"
     archive_dir: Path | None = None
     retention_days: int = 90
+
+
+NTP_PORT = 123
+
+
+def split_ntp_server(value: str) -> tuple[str, int] | None:
+    """``HOST``, ``HOST:PORT`` or ``[IPV6]:PORT`` as (host, port); None when it is none of them."""
+    host, port = value, NTP_PORT
+    if value.startswith("["):
+        inside, bracket, rest = value[1:].partition("]")
+        if not bracket or (rest and not rest.startswith(":")):
+            return None
+        host, port_text = inside, rest[1:]
+    elif value.count(":") == 1:
+        host, port_text = value.split(":")
+    else:
+        port_text = ""
+    if port_text:
+        if not port_text.isdigit() or not 0 < int(port_text) < 65536:
+            return None
+        port = int(port_text)
+    if not host or any(ch.isspace() or ch in "/@" for ch in host):
+        return None
+    return host, port
+
+
+def _ntp_server(value: object) -> object:
+    if not isinstance(value, str):
+        raise refusal(f'must be a string like "ntp.floor.example:123", not {toml_type(value)}')
+    if split_ntp_server(value) is None:
+        raise refusal(f"{value!r} is not HOST or HOST:PORT (e.g. ntp.floor.example:123)")
+    return value
+
+
+class ClockSection(Strict):
+    """The table's clock against the floor's time source (docs/operations.md "Clocks")."""
+
+    # The floor's NTP server, HOST or HOST:PORT (123); unset: the clock is not measured (and said so).
+    ntp_server: Annotated[str, BeforeValidator(_ntp_server)] | None = None
+    max_offset_ms: Annotated[int, whole_number(1, 3_600_000)] = 1000  # past this: the clock alert
+    check_interval_s: Seconds = 3600.0  # at start, then this often (at least hourly)
+    timeout_s: Seconds = 2.0  # one query's wait for the answer
+
+
+class ChangesSection(Strict):
+    """Two-person control of the money settings (docs/operations.md "Two-person control")."""
+
+    lapse_after_s: Annotated[int, whole_number(60, 7 * 86_400)] = 1800  # a proposal not approved lapses
 
 
 class JournalSection(Strict):
@@ -501,6 +550,8 @@ class ConfigFile(Strict):
     panel: PanelSection = PanelSection()
     logging: Logging = Logging()
     uplink: UplinkSection | None = None  # the journal streamed to the floor (docs/floor.md); None: no floor
+    clock: ClockSection = ClockSection()
+    changes: ChangesSection = ChangesSection()
     software: SoftwareSection | None = None  # the signed release checked at start; None: not checked
     # The Progressive wager's parameters: checked by the rules' own parser (controller/rules/progressive.py).
     progressive: dict[str, Any] | None = None
@@ -625,6 +676,13 @@ class TableConfig:
     # is the rules' part (settle and math read it); ``progressive_parameters`` every parameter of the
     # progressive controller (controller/progressive/model.py), the rules' part and its own.
     progressive: ProgressiveSettings | None = None
+    # [clock] and [changes]: how the table is controlled, not how it plays: not in to_json, so the digest
+    # of every earlier file is unchanged (a change of them still changes file_sha256).
+    clock: ClockSection = field(default_factory=ClockSection)
+    changes: ChangesSection = field(default_factory=ChangesSection)
+    # The file's own digest (sha256 of its text) and where it is: None for the embedded default.
+    file_sha256: str | None = None
+    config_path: Path | None = None
     progressive_parameters: ProgressiveParameters | None = None
     # [software]: the signed release verified at every start; None: not verified (the embedded default).
     # Not in to_json: which release runs is journaled on its own (software_verified), not how it plays.
@@ -762,7 +820,12 @@ def load_config(path: str | Path | None = None) -> TableConfig:
         text = read_bounded_text(config_path, limit_bytes=MAX_TOML_BYTES)
     except FileRefused as refused:
         raise ConfigError(str(refused)) from None
-    return parse_config(text, source=config_path.name, base_dir=config_path.resolve().parent)
+    config = parse_config(text, source=config_path.name, base_dir=config_path.resolve().parent)
+    return dataclasses.replace(
+        config,
+        file_sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        config_path=config_path.resolve(),
+    )
 
 
 def parse_config(text: str, *, source: str, base_dir: Path) -> TableConfig:
@@ -871,6 +934,8 @@ def _assemble(parsed: ConfigFile, *, source: str, base_dir: Path) -> TableConfig
             None if parsed.journal.archive_dir is None else base_dir / parsed.journal.archive_dir,
             parsed.journal.retention_days,
         ),
+        clock=parsed.clock,
+        changes=parsed.changes,
         progressive=None if progressive_parameters is None else progressive_parameters.settings,
         progressive_parameters=progressive_parameters,
         software=None

@@ -44,6 +44,7 @@ import structlog
 
 from controller import systemd
 from controller.config import TableConfig
+from controller.daemon_controls import DaemonControls, LoopWork
 from controller.daemon_devices import DaemonDevices, DeviceLinks
 from controller.daemon_journal import DaemonJournal
 from controller.daemon_stop import StopRequest
@@ -127,7 +128,7 @@ class RunSummary:
     commit_latencies_s: deque[float] = field(default_factory=lambda: deque(maxlen=LATENCIES_KEPT))
 
 
-QueueItem = DomainEvent | OperatorAction
+QueueItem = DomainEvent | OperatorAction | LoopWork
 ActionListener = Callable[[object, str], None]  # (the item just handled, the engine's state before it)
 
 
@@ -152,6 +153,10 @@ class QueuedTableActions:
         refused = [output for output in outputs if isinstance(output, Refused)]
         if refused:
             raise ActionRefused(refused[0].reason)
+
+    async def run(self, work: Callable[[TableEngine, float], list[Output]]) -> list[Output]:
+        """A step of the daemon's own on the queue (controller/daemon_controls.py LoopWork)."""
+        return await self._daemon.perform(LoopWork(getattr(work, "__name__", "work"), work))
 
 
 def engine_config_for(config: TableConfig, *, time_scale: float = 1.0) -> EngineConfig:
@@ -290,6 +295,9 @@ class TableDaemon:
         # Forged and replayed frames (security events) per device within a budget (journal/noise.py).
         self.noise = NoiseBudget()
         self._noise_clock = noise_clock or time.monotonic
+        # The regulatory controls: the configuration's check at start, the clock watch and the
+        # two-person changes (controller/daemon_controls.py).
+        self.controls = DaemonControls(self)
 
     def now_s(self) -> float:
         return self.clock.now_s()
@@ -398,7 +406,10 @@ class TableDaemon:
         if isinstance(item, Tick):
             self._tick_queued = False
             self._journal_noise(self.noise.due(self._noise_clock()))
-        outputs = self.engine.handle(item, now_s)
+        if isinstance(item, LoopWork):
+            outputs = item.work(self.engine, now_s)
+        else:
+            outputs = self.engine.handle(item, now_s)
         self.ledger.add(outputs, answer=answer, received_mono_s=received)
         for listener in self._listeners:
             listener(item, state_before)
@@ -516,6 +527,7 @@ class TableDaemon:
             if self.options.software is not None:
                 opening.insert(0, software_record(self.options.software))
             self.ledger.append(opening)
+            self.controls.start(report.state)
             if self.engine.held:
                 log.warning(
                     "table_held",
@@ -535,6 +547,7 @@ class TableDaemon:
                 self._spawn(self._ticker(), "ticker")
                 self._spawn(self.watches.journal_watch(), "journal-watch")
                 self._spawn(self.watches.segments_watch(self.config.journal_anchor_key), "segments-watch")
+                self.controls.spawn(self._spawn)
                 if self.config.uplink is not None:  # the journal streamed to the floor (docs/floor.md)
                     from controller.uplink.uplink import start_uplink  # noqa: PLC0415 (nats: floor only)
 
@@ -658,6 +671,7 @@ class TableDaemon:
             panel_config=self.config.panel,  # users: controller.panel.auth.users_file_for; trusted_proxies
             actions=QueuedTableActions(self),
             device_health=self.device_health,
+            changes=self.controls.changes,
         )
         log.info("panel_listening", url=self.panel.url)
         print(f"panel: {self.panel.url}", file=self.out, flush=True)
@@ -748,6 +762,7 @@ async def run_table(config: TableConfig, options: RunOptions, *, out: TextIO | N
 __all__ = [
     "AdoptClear",
     "DeviceLinks",
+    "LoopWork",
     "QueuedTableActions",
     "RaiseAlert",
     "RunOptions",

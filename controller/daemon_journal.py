@@ -42,10 +42,11 @@ import structlog
 from controller.engine import JournalRecord
 from controller.engine.outputs import Output
 from controller.journal.anchor import Anchor, write_anchor
+from controller.journal.checkpoint import checkpoint_format
 from controller.journal.group_commit import CommitFailed, Committed, GroupCommit
 from controller.journal.kinds import CLOSING_KINDS
 from controller.journal.proof import prepare_for_run
-from controller.journal.segments import Seal, seal_due, seal_open_segment
+from controller.journal.segments import Seal, last_seal, seal_due, seal_open_segment
 from controller.journal.state import TableState
 from controller.journal.store import Journal, JournalEntry, JournalError
 
@@ -115,6 +116,8 @@ class DaemonJournal:
         self._commits_since_checkpoint = 0
         self._checkpoint_running = False
         self.failure: str | None = None  # the journal refused an append: nothing more is written
+        # The journal's wall clock (its entries' times; default the system's): a test steps it back.
+        self.wall_clock: Callable[[], datetime] | None = None
 
     @property
     def journal(self) -> Journal:
@@ -132,7 +135,10 @@ class DaemonJournal:
         self.anchored = prepare_for_run(
             self.path, self._table_id, key=self._anchor_key, new_journal=new_journal
         )
-        self._journal = Journal.open(self.path, self._table_id)
+        if self.wall_clock is None:
+            self._journal = Journal.open(self.path, self._table_id)
+        else:
+            self._journal = Journal.open(self.path, self._table_id, clock=self.wall_clock)
         return self._journal
 
     def seal_if_due(self, state: TableState, policy: SegmentPolicy, now: datetime) -> Seal | None:
@@ -140,6 +146,7 @@ class DaemonJournal:
         seal the open segment when the policy says it is due, and open the next one
         (docs/journal.md "Segments and seals"). ``state``: the reducer's state at the journal's end."""
         entries, first_utc = self.journal.segment_summary()
+        last = last_seal(self.path) if self.journal.base.segment > 1 else None
         why = seal_due(
             entries,
             first_utc,
@@ -147,6 +154,7 @@ class DaemonJournal:
             every_entries=policy.entries,
             per_gaming_day=policy.per_gaming_day,
             gaming_day_start_utc=policy.gaming_day_start_utc,
+            last_checkpoint_format=None if last is None else checkpoint_format(last.checkpoint),
         )
         if why is None:
             return None

@@ -97,6 +97,8 @@ FAULT_KINDS: tuple[str, ...] = (
     "shuffler_fault",
     "deck_verification",
     "integrity",
+    "clock",  # the table's clock past its bound from the floor's time source, or the source unreachable
+    "config_changed",  # the configuration changed on disk with no approved change behind it
     "supervisor_hold",
 )
 """The kinds of ``fault_raised`` (docs/journal.md), in the order the panel lists them. An outside

@@ -5,14 +5,16 @@ signature, the check at every start, and the seeded verification a lab or the fl
 controller, drivers, firmware_protocol, sim_devices and table_names, byte for byte, compiled caches
 aside) with its SHA-256, and every dependency the product installs (the transitive closure of its
 requirements, extras aside) with its exact version and the SHA-256 of its ``RECORD``: pip writes in
-RECORD the digest of each of the distribution's files, so the RECORD's digest pins all of them without
-hashing a hundred megabytes of numpy and scipy at every start. The manifest is signed with the maker's
+RECORD the digest of each of the distribution's files, so the RECORD's digest pins the digest of every
+one of them, and the start checks each file against its RECORD (the RECORD's digest alone would let a
+file be changed in place under an unchanged RECORD). The manifest is signed with the maker's
 Ed25519 key; the table's configuration holds the public key (``[software] public_key``).
 
 **At every start** (before the journal is opened) ``verify_release`` checks, in this order: the
 signature against the configured key; the manifest's kind (a development manifest is refused unless the
-configuration allows it); every dependency's version and RECORD digest; every product file's digest; no
-product file beyond the manifest's; and no module on the import path beside the packages that neither the
+configuration allows it); every dependency's version, RECORD digest and files; every product file's
+digest; no product file beyond the manifest's; no compiled cache Python would run in place of a product
+source that holds other code; and no module on the import path beside the packages that neither the
 release nor an installed distribution owns. The first failure refuses the start in one line naming the
 file (``SoftwareRefused``). The release's digest (the SHA-256 of the signed manifest's canonical bytes)
 is then journaled in ``software_verified``.
@@ -28,10 +30,13 @@ distributions are looked up), so tests verify a copy of the product, never the c
 from __future__ import annotations
 
 import argparse
+import base64
 import hashlib
 import hmac
 import importlib.metadata
+import importlib.util
 import json
+import marshal
 import re
 import sys
 import sysconfig
@@ -46,8 +51,8 @@ PRODUCT_PACKAGES = ("controller", "drivers", "firmware_protocol", "sim_devices",
 PRODUCT_DISTRIBUTION = "flushtable"
 MANIFEST_FORMAT = "flushtable-release/1"
 SIGNED_FORMAT = "flushtable-signed-release/1"
-# Compiled caches Python writes beside the sources as it runs: not part of the release, never executed
-# in place of a changed source (Python checks the source's size and time, and they are rebuilt).
+# Compiled caches Python writes beside the sources as it runs: not part of the release's files (they are
+# rebuilt); a cache Python would load is checked against its verified source (cache_not_of_its_source).
 _SKIPPED_DIRS = frozenset({"__pycache__"})
 _SKIPPED_SUFFIXES = (".pyc", ".pyo")
 _IMPORTABLE_SUFFIXES = (".py", ".pth", ".so", ".pyd", ".pyc")
@@ -89,6 +94,12 @@ def product_files(root: Path) -> dict[str, Path]:
             raise SoftwareRefused(f"{base}: the package {package} is missing")
         for path in sorted(base.rglob("*")):
             relative = path.relative_to(root)
+            if path.is_symlink() and path.is_dir():
+                # rglob never enters it, so its files would be neither listed nor hashed, yet import
+                # follows it (and a package directory wins over the module of the same name).
+                raise SoftwareRefused(
+                    f"{path}: a link to a directory inside the product (its files cannot be checked)"
+                )
             if any(part in _SKIPPED_DIRS for part in relative.parts) or path.is_dir():
                 continue
             if path.name.endswith(_SKIPPED_SUFFIXES):
@@ -178,6 +189,20 @@ def build_manifest(
         entry = dependency_entry(index.get(name))
         if entry is not None:
             dependencies[name] = entry
+    # Every distribution installed on the path (the product's own, pip, the tools beside it): only a
+    # distribution the release names may own a module on the import path (verify_release).
+    installed = sorted(
+        {
+            (
+                _normal(distribution.metadata["Name"] or ""),
+                distribution.version,
+                hashlib.sha256((distribution.read_text("RECORD") or "").encode("utf-8")).hexdigest(),
+            )
+            for distribution in importlib.metadata.distributions(
+                path=list(sys.path if search_path is None else search_path)
+            )
+        }
+    )
     return {
         "format": MANIFEST_FORMAT,
         "release": release,
@@ -185,6 +210,7 @@ def build_manifest(
         "packages": list(PRODUCT_PACKAGES),
         "files": files,
         "dependencies": dependencies,
+        "installed": [{"name": n, "version": v, "record_sha256": r} for n, v, r in installed],
     }
 
 
@@ -343,6 +369,83 @@ class VerifiedRelease:
         }
 
 
+def changed_dependency_file(
+    distribution: importlib.metadata.Distribution, *, only_suffix: str = ""
+) -> Path | None:
+    """The first of the distribution's files whose bytes are not those its RECORD names (the RECORD's own
+    digest is the release's): a file changed in place under an unchanged RECORD. Entries without a digest
+    (the RECORD itself, the caches pip compiled at install) are not checked here."""
+    for entry in distribution.files or []:
+        if entry.hash is None or not str(entry).endswith(only_suffix):
+            continue
+        path = Path(str(distribution.locate_file(entry)))
+        try:
+            digest = hashlib.new(entry.hash.mode)
+            with path.open("rb") as handle:
+                for block in iter(lambda: handle.read(1 << 20), b""):
+                    digest.update(block)
+        except (OSError, ValueError):  # missing, unreadable, or a digest this table cannot check
+            return path
+        if base64.urlsafe_b64encode(digest.digest()).rstrip(b"=").decode("ascii") != entry.hash.value:
+            return path
+    return None
+
+
+def distribution_not_in_release(manifest: Mapping[str, Any], path_list: Sequence[str]) -> str | None:
+    """The first distribution on the path the release does not name (name, version and RECORD digest):
+    its RECORD would otherwise make any module it lists look owned (a made-up distribution claiming a
+    package that shadows a dependency). Its ``.pth`` files, run at every interpreter's start, are
+    checked against its RECORD too."""
+    named: set[tuple[str, str, str]] = set()
+    for entry in manifest.get("installed") or []:
+        if isinstance(entry, dict):
+            named.add((str(entry.get("name")), str(entry.get("version")), str(entry.get("record_sha256"))))
+    for name, entry in manifest["dependencies"].items():
+        named.add((_normal(name), str(entry.get("version")), str(entry.get("record_sha256"))))
+    for distribution in importlib.metadata.distributions(path=list(path_list)):
+        record = distribution.read_text("RECORD") or ""
+        name = _normal(distribution.metadata["Name"] or "")
+        found = (name, distribution.version, hashlib.sha256(record.encode("utf-8")).hexdigest())
+        where = str(getattr(distribution, "_path", f"{name} {distribution.version}"))
+        if found not in named:
+            return f"{where} ({name} {distribution.version})"
+        changed = changed_dependency_file(distribution, only_suffix=".pth")
+        if changed is not None:
+            return f"{changed} (a .pth file of {name} {distribution.version} differs from its RECORD)"
+    return None
+
+
+def cache_not_of_its_source(source: Path) -> Path | None:
+    """The compiled cache Python would run instead of ``source`` when that cache holds other code.
+
+    Python takes a cache as up to date from its header alone (the source's time and size, or the
+    source's hash), never from the code it holds, so code stamped with an unchanged source's header runs
+    in place of that source. A cache Python would not use (another interpreter's, or stale) is left
+    alone: Python compiles the source instead."""
+    if source.suffix != ".py":
+        return None
+    cache = Path(importlib.util.cache_from_source(str(source)))
+    try:
+        data = cache.read_bytes()
+    except OSError:
+        return None  # no cache: Python compiles the verified source
+    if data[:4] != importlib.util.MAGIC_NUMBER:
+        return None  # another interpreter's: never loaded by this one
+    flags = int.from_bytes(data[4:8], "little")
+    if flags == 0:  # the source's time and size: a stale cache is recompiled, never run
+        stat = source.stat()
+        stamped = (int.from_bytes(data[8:12], "little"), int.from_bytes(data[12:16], "little"))
+        if stamped != (int(stat.st_mtime) & 0xFFFFFFFF, stat.st_size & 0xFFFFFFFF):
+            return None
+    try:
+        cached = marshal.loads(data[16:])
+    except (EOFError, ValueError, TypeError):
+        return cache  # a usable header over bytes that are not code: not the release's
+    if cached != compile(source.read_bytes(), str(source), "exec", dont_inherit=True):
+        return cache
+    return None
+
+
 def unowned_modules(directory: Path, owned: set[str]) -> list[str]:
     """Top-level importable names in ``directory`` (modules, packages, .pth files) that neither the
     release nor an installed distribution's RECORD owns."""
@@ -392,6 +495,19 @@ def import_directories(path_list: Sequence[str], root: Path) -> list[Path]:
     return found
 
 
+def archive_on_path(path_list: Sequence[str]) -> Path | None:
+    """The first entry of the import path that is a file, not a directory (zipimport loads modules from
+    a zip archive there); the interpreter's own standard-library archive aside."""
+    stdlib_zip = Path(sys.base_prefix) / "lib" / f"python{sys.version_info[0]}{sys.version_info[1]}.zip"
+    for entry in path_list:
+        if not entry:
+            continue
+        path = Path(entry)
+        if path.exists() and not path.is_dir() and path.resolve() != stdlib_zip.resolve():
+            return path
+    return None
+
+
 def owned_top_level(directory: Path) -> set[str]:
     """The first path component of every file the distributions installed in ``directory`` list."""
     owned: set[str] = set()
@@ -435,6 +551,19 @@ def verify_release(
             raise SoftwareRefused(
                 f"dependency {name} {found['version']}: its RECORD differs from the release's"
             )
+        distribution = index[_normal(name)]
+        changed = changed_dependency_file(distribution)
+        if changed is not None:
+            raise SoftwareRefused(
+                f"{changed}: changed (dependency {name} {found['version']}: "
+                "its SHA-256 differs from its RECORD's)"
+            )
+    unnamed = distribution_not_in_release(manifest, path_list)
+    if unnamed is not None:
+        raise SoftwareRefused(
+            f"{unnamed}: a distribution on the import path not in the release (only one the release "
+            "names may own a module)"
+        )
     present = product_files(root)
     wanted_files: Mapping[str, str] = manifest["files"]
     for name, digest in sorted(wanted_files.items()):
@@ -445,6 +574,18 @@ def verify_release(
             raise SoftwareRefused(f"{path}: changed (its SHA-256 differs from the release's)")
     for name in sorted(set(present) - set(wanted_files)):
         raise SoftwareRefused(f"{present[name]}: not in the release (an extra file in the product)")
+    for _name, path in sorted(present.items()):
+        cache = cache_not_of_its_source(path)
+        if cache is not None:
+            raise SoftwareRefused(
+                f"{cache}: a compiled cache that is not its source's code "
+                f"(Python would run it instead of {path})"
+            )
+    archive = archive_on_path(path_list)
+    if archive is not None:
+        raise SoftwareRefused(
+            f"{archive}: an archive on the import path (zipimport would load modules from it unchecked)"
+        )
     for directory in import_directories(path_list, root):
         owned = owned_top_level(directory)
         if directory == root:

@@ -102,6 +102,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="half the tables at site NAME: its own nats-server as a leaf node of the hub (docs/floor.md)",
     )
+    demo.add_argument(
+        "--nodes",
+        type=int,
+        default=1,
+        choices=(1, 3),
+        help="3: a three-node JetStream cluster on loopback, the stream R3 (docs/floor.md)",
+    )
     for sub_parser in (serve, demo):
         sub_parser.add_argument(
             "--log-level", default="warning", help="debug, info, warning (default), error"
@@ -127,6 +134,8 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--rounds: 0 or more")
     if args.site is not None and (not args.site or any(c in args.site for c in " .*>\t")):
         raise UserError("--site: a name without spaces, '.', '*' or '>'")
+    if args.site is not None and args.nodes > 1:
+        raise UserError("--site with --nodes 3: a hub with sites on a cluster is not built yet")
     if args.site is not None and args.tables < 2:
         raise UserError("--site: needs --tables 2 or more (half of them at the site)")
     return run_demo(
@@ -136,6 +145,7 @@ def run(args: argparse.Namespace) -> int:
         port=args.port,
         seed=args.seed,
         site=args.site,
+        nodes=args.nodes,
     )
 
 

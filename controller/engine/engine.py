@@ -164,6 +164,10 @@ class TableEngine:
         """The round machine's state as the table shows it (``held`` while held, wherever from)."""
         return self._ctx.state
 
+    def why_not_between_rounds(self) -> str | None:
+        """None between rounds (when a manager's setting may change), else why not (one line)."""
+        return self._ctx.settings._not_between_rounds()
+
     @property
     def held(self) -> bool:
         """A held table starts no round: a latched fault stands."""

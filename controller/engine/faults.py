@@ -36,6 +36,8 @@ FAULT_CODES: dict[str, str] = {
     "shuffler_fault": "shoe_fault",
     "deck_verification": "deck_verification",
     "integrity": "engine_error",
+    "clock": "clock_offset",
+    "config_changed": "config_changed",
     "supervisor_hold": "operator",
 }
 SUPERVISOR_HOLD = "supervisor_hold"  # the kind of the fault HoldTable raises

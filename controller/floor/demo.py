@@ -49,13 +49,22 @@ def demo_table_ids(count: int) -> list[str]:
 
 
 def run_demo(
-    *, tables: int, rounds: int | None, directory: str, port: int, seed: int | None, site: str | None = None
+    *,
+    tables: int,
+    rounds: int | None,
+    directory: str,
+    port: int,
+    seed: int | None,
+    site: str | None = None,
+    nodes: int = 1,
 ) -> int:
     base = Path(directory).resolve()
     _check_traversable(base)
     ids = demo_table_ids(tables)
     site_ids = ids[len(ids) // 2 :] if site is not None else []
-    floor = EmbeddedFloor(base, [t for t in ids if t not in site_ids], sites=[site] if site else [])
+    floor = EmbeddedFloor(
+        base, [t for t in ids if t not in site_ids], sites=[site] if site else [], nodes=nodes
+    )
     leaf = EmbeddedSite(base / f"site-{site}", floor, site, site_ids) if site is not None else None
     try:
         floor.start()

@@ -20,6 +20,7 @@ from nats.aio.client import Client
 
 from controller.config import UplinkConfig
 from controller.floor import schema
+from controller.floor.cluster import NatsCluster, wait_jetstream_ready
 from controller.floor.servers import (
     FLOOR_INBOX,
     HUB_DOMAIN,
@@ -30,6 +31,7 @@ from controller.floor.servers import (
     NatsServer,
     NatsUser,
     PostgresCluster,
+    ServerError,
     TlsFiles,
     admin_user,
     floor_reader_user,
@@ -84,6 +86,10 @@ class EmbeddedFloor:
     # Sites (controller/floor/site.py) whose leaf servers connect to this hub: it then has a JetStream
     # domain and a leaf listener (TLS, one user per site), and needs a recent enough nats-server.
     sites: Sequence[str] = ()
+    # 3: a JetStream cluster of three nodes on loopback (controller/floor/cluster.py), the stream R3;
+    # ``nats`` is then its first node, ``cluster`` all of them.
+    nodes: int = 1
+    cluster: NatsCluster | None = None
     _own_postgres: bool = False
 
     def _password(self, name: str) -> str:
@@ -116,7 +122,20 @@ class EmbeddedFloor:
                 self.directory / "tls" / "server.key",
             )
         )
-        self.nats = NatsServer(self.directory / "nats", free_port(), self.tls, self.nats_users())
+        if self.nodes > 1:
+            if self.sites:
+                raise ServerError("a hub with sites on a cluster is not built here (docs/floor.md)")
+            self.cluster = NatsCluster(
+                self.directory / "nats",
+                self.tls,
+                self.nats_users(),
+                size=self.nodes,
+                route_password=self._password("nats:route"),
+            )
+            self.cluster.start()
+            self.nats = self.cluster.nodes[0]
+        else:
+            self.nats = NatsServer(self.directory / "nats", free_port(), self.tls, self.nats_users())
         if self.sites:
             self.nats.binary = nats_server_binary(SITES_MIN_NATS_VERSION)
             self.nats.server_name = "flushtable-hub"
@@ -124,7 +143,8 @@ class EmbeddedFloor:
             self.nats.leaf_listen = LeafListen(
                 free_port(), tuple(leaf_user(s, self.leaf_password(s)) for s in self.sites)
             )
-        self.nats.start()
+        if self.cluster is None:
+            self.nats.start()
         if self.postgres is None:
             self.postgres = PostgresCluster(self.directory / "postgres", free_port())
             self._own_postgres = True
@@ -161,11 +181,19 @@ class EmbeddedFloor:
         assert self.postgres is not None
         return self.postgres.dsn(schema.REPORTING_ROLE, self._password("pg:reporting"), self.dbname)
 
+    @property
+    def nats_urls(self) -> tuple[str, ...]:
+        """Every node's URL (one on a one-server floor): the uplinks and the floor service get them all."""
+        if self.cluster is not None:
+            return self.cluster.urls
+        assert self.nats is not None
+        return (self.nats.url,)
+
     async def connect_as(self, user: str, password: str, *, inbox_prefix: str = "_INBOX") -> Client:
         assert self.nats is not None
         assert self.tls is not None
         return await nats.connect(
-            servers=[self.nats.url],
+            servers=list(self.nats_urls),
             user=user,
             password=password,
             tls=ssl_context(self.tls.ca_cert),
@@ -184,9 +212,19 @@ class EmbeddedFloor:
         return await self.connect_as("floor-admin", self._password("nats:admin"))
 
     async def setup_stream(self) -> None:
+        if self.cluster is not None:
+            assert self.tls is not None
+            await wait_jetstream_ready(
+                self.nats_urls, "floor-admin", self._password("nats:admin"), self.tls.ca_cert
+            )
         admin = await self.connect_admin()
         try:
-            await ensure_stream(admin, duplicate_window_s=self.duplicate_window_s, ack_wait_s=self.ack_wait_s)
+            await ensure_stream(
+                admin,
+                duplicate_window_s=self.duplicate_window_s,
+                ack_wait_s=self.ack_wait_s,
+                replicas=min(self.nodes, 3),
+            )
         finally:
             await admin.close()
 
@@ -194,7 +232,7 @@ class EmbeddedFloor:
         assert self.nats is not None
         assert self.tls is not None
         return UplinkConfig(
-            servers=(self.nats.url,),
+            servers=self.nats_urls,
             site=self.site,
             user=f"table-{table_id}",
             password=self._password(f"nats:table:{table_id}"),
@@ -207,7 +245,7 @@ class EmbeddedFloor:
         assert self.nats is not None
         assert self.tls is not None
         return FloorConfig(
-            servers=(self.nats.url,),
+            servers=self.nats_urls,
             user="floor-reader",
             password=self._password("nats:floor"),
             ca_file=self.tls.ca_cert,
@@ -217,7 +255,9 @@ class EmbeddedFloor:
         )
 
     def stop(self) -> None:
-        if self.nats is not None:
+        if self.cluster is not None:
+            self.cluster.stop()
+        elif self.nats is not None:
             self.nats.stop()
         if self.postgres is not None and self._own_postgres:
             self.postgres.stop()

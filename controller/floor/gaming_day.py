@@ -37,10 +37,12 @@ DEFAULT_START_HOUR = 6  # the floor's "day" shift starts at 06:00 UTC (docs/floo
 # (void_round) are counted in their own columns. New override actions go here.
 OVERRIDE_ACTIONS: frozenset[str] = frozenset({"accept_difference"})
 KILL_ACTIONS: frozenset[str] = frozenset({"kill_seat"})
-# Progressive entries (added with the progressive): their kind starts with ``progressive_``; a
-# contribution's amount in ``contribution_cents`` (or ``amount_cents``), an award's in ``award_cents``
-# (or ``amount_cents``). Until the progressive lands both are 0.
+# The progressive's entries the report counts (controller/journal/entries.py): a contribution's
+# increment_cents, and an award once, at its progressive_award_paid (its progressive_award_claimed
+# carries the same amount_cents).
 PROGRESSIVE_PREFIX = "progressive_"
+PROGRESSIVE_CONTRIBUTION = "progressive_contribution"
+PROGRESSIVE_AWARD_PAID = "progressive_award_paid"
 
 CLOSING = ("round_settled", "round_dead", "round_voided")
 REPORT_KINDS: tuple[str, ...] = (*CLOSING, "operator_action", "fault_raised")
@@ -170,13 +172,14 @@ def fold_day(entries: Iterable[DayEntry], start_utc: str, end_utc: str) -> dict[
                 figures.overrides += 1
         elif entry.kind == "fault_raised":
             figures.faults += 1
-        elif entry.kind.startswith(PROGRESSIVE_PREFIX):
-            if "contribution" in entry.kind:
-                figures.progressive_contributions_cents += _cents(
-                    payload, "contribution_cents", "amount_cents"
-                )
-            elif "award" in entry.kind:
-                figures.progressive_awards_cents += _cents(payload, "award_cents", "amount_cents")
+        elif entry.kind == PROGRESSIVE_CONTRIBUTION:
+            # What the round's Progressive wagers gave the jackpot (meter, reserve and overflow); the
+            # wagers themselves are the entry's in_meter_cents.
+            figures.progressive_contributions_cents += _cents(payload, "increment_cents")
+        elif entry.kind == PROGRESSIVE_AWARD_PAID:
+            # An award is journaled twice (claimed at the hit, paid at the payment) with the same
+            # amount: counted once, on the day it was paid.
+            figures.progressive_awards_cents += _cents(payload, "amount_cents")
     return tables
 
 

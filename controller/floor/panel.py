@@ -237,6 +237,15 @@ class SlotStream(StreamingResponse):
                 release()
 
 
+def clock_text(table: Mapping[str, Any]) -> str:
+    """A tile's clock: the table's last offset from the floor's time source (floor.js says the same)."""
+    offset_us = table.get("clock_offset_us")
+    if offset_us is None:
+        return "clock: unread" if table.get("clock_measured_utc") else "clock: not measured"
+    past = "" if table.get("clock_within_bound") else " PAST BOUND"
+    return f"clock {int(offset_us) / 1_000_000:+.3f} s{past}"
+
+
 def _money(cents: int | None) -> str:
     # PostgreSQL's sums come back as Decimal (or NULL over no rows): whole cents either way.
     return format_money(int(cents or 0))
@@ -309,6 +318,7 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     templates = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape())
     templates.filters["money"] = _money
+    templates.globals["clock_text"] = clock_text
     limiter = LoginBudget(clock=settings.clock)
     unknown_user_hash = hash_password(secrets.token_urlsafe(16))  # checked against for unknown names
     sessions = RoleSessionStore[FloorRole](
@@ -470,8 +480,16 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
             " FROM floor_entries e WHERE e.table_id = t.table_id AND e.kind = 'software_verified' "
             " ORDER BY e.seq DESC LIMIT 1) AS software, "
             "(SELECT s.outcome FROM floor_software_checks s WHERE s.table_id = t.table_id "
-            " ORDER BY s.check_id DESC LIMIT 1) AS software_check "
-            "FROM floor_tables t LEFT JOIN floor_table_config c USING (table_id) ORDER BY pit, t.table_id"
+            " ORDER BY s.check_id DESC LIMIT 1) AS software_check, "
+            # The table's last clock measurement against the floor's time source (docs/floor.md
+            # "Clocks"): the newest clock_offset entry, found backwards along the primary key.
+            "o.payload->'offset_us' AS clock_offset_us, o.payload->'within_bound' AS clock_within_bound, "
+            "o.payload->'bound_us' AS clock_bound_us, o.time_text AS clock_measured_utc "
+            "FROM floor_tables t LEFT JOIN floor_table_config c USING (table_id) "
+            "LEFT JOIN LATERAL (SELECT e.payload, e.time_text FROM floor_entries e "
+            " WHERE e.table_id = t.table_id AND e.kind = 'clock_offset' ORDER BY e.seq DESC LIMIT 1) o "
+            "ON true "
+            "ORDER BY pit, t.table_id"
         )
 
     @app.get("/", response_class=HTMLResponse)

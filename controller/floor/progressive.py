@@ -7,7 +7,7 @@ in the order the controller recorded them). Nothing is counted twice and nothing
 
 - **Contributions** come from the journal stream the floor already takes exactly once: each linked
   table's ``round_settled`` entries in ``floor_entries`` (the settlement's ``progressive.contributions.
-  wagers``: the settled Progressive wagers, RULES.md). :meth:`LinkedProgressive.pump` reads them after
+  wagers``: the settled Progressive wagers, docs/rules.md). :meth:`LinkedProgressive.pump` reads them after
   each table's mark and contributes each round once (keyed by (table, round): a replay changes nothing;
   the unique index ``floor_progressive_contribution_once`` refuses a second row).
 - **Claims** are NATS requests on ``progressive.<link>.claim.<table>`` keyed by (table, round),
@@ -324,6 +324,16 @@ class Link:
     def pump(self, status: LinkedStatus) -> int:
         """Contribute every settled round of the link's tables the floor holds and the meter does not."""
         found, marks = settled_rounds(self.connection, self.config.link_id)
+        if not found and not marks:
+            return 0
+        # One transaction for the whole count (each contribution's commit is a savepoint in it): a busy
+        # floor's hundreds of rounds a tick cost one commit, not one each, and the broadcast that follows
+        # is not held up past the tables' bound (one commit a round held it for seconds in the bench).
+        # Should it fail, the store's event count no longer matches and the meter is read again.
+        with self.connection.transaction():
+            return self._count(found, marks, status)
+
+    def _count(self, found: list[SettledRound], marks: dict[str, int], status: LinkedStatus) -> int:
         state = self.controller.state
         unit = 0 if state.parameters is None else state.parameters.settings.unit_cents
         counted = 0
@@ -350,7 +360,7 @@ class Link:
                 continue
             counted += 1
         if marks:
-            with self.connection.transaction(), self.connection.cursor() as cursor:
+            with self.connection.cursor() as cursor:
                 cursor.executemany(
                     "UPDATE floor_progressive_marks SET through_seq = %s "
                     "WHERE link_id = %s AND table_id = %s AND through_seq < %s",

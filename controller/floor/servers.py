@@ -429,6 +429,47 @@ def _tls_block(name: str, tls: TlsFiles, *, indent: str = "") -> list[str]:
     ]
 
 
+@dataclass(frozen=True, slots=True)
+class ClusterRoutes:
+    """A node's place in a JetStream cluster (controller/floor/cluster.py): the cluster's name, this
+    node's route listener, every other node's route (TLS with the floor's CA, verified both ways), and
+    the one route user the nodes log in to each other with."""
+
+    name: str
+    port: int
+    routes: tuple[int, ...]  # the other nodes' route ports on 127.0.0.1
+    user: str
+    password: str = field(repr=False)
+    host: str = "127.0.0.1"
+
+
+def _cluster_block(cluster: ClusterRoutes | None, tls: TlsFiles) -> list[str]:
+    if cluster is None:
+        return []
+    user, password = quote(cluster.user, safe=""), quote(cluster.password, safe="")
+    routes = [f"tls://{user}:{password}@{cluster.host}:{port}" for port in cluster.routes]
+    return [
+        "cluster {",
+        f"  name: {json.dumps(cluster.name)}",
+        f"  listen: {json.dumps(f'{cluster.host}:{cluster.port}')}",
+        f"  routes: {json.dumps(routes)}",
+        # Verified both ways: a node that cannot show the floor CA's certificate is no node of ours.
+        *_tls_block("tls", cluster_tls(tls), indent="  "),
+        "  authorization {",
+        f"    user: {json.dumps(cluster.user)}",
+        f"    password: {json.dumps(cluster.password)}",
+        "    timeout: 5",
+        "  }",
+        "}",
+    ]
+
+
+def cluster_tls(tls: TlsFiles) -> TlsFiles:
+    """The routes' TLS: the server's own certificate and CA (on loopback one certificate serves every
+    node; a deployment gives each node its own, signed by the same CA)."""
+    return tls
+
+
 def _leafnodes_block(leaf_listen: LeafListen | None, hub: HubRemote | None, tls: TlsFiles) -> list[str]:
     if leaf_listen is None and hub is None:
         return []
@@ -468,6 +509,7 @@ def nats_config_text(
     domain: str | None = None,
     leaf_listen: LeafListen | None = None,
     hub: HubRemote | None = None,
+    cluster: ClusterRoutes | None = None,
 ) -> str:
     """The nats-server configuration: JetStream on disk, TLS required for every client, and one user
     per table with the permissions above. A plain connection is refused (the server requires TLS).
@@ -487,6 +529,7 @@ def nats_config_text(
         *_tls_block("tls", tls),
         "max_payload: 1MB",
         *_leafnodes_block(leaf_listen, hub, tls),
+        *_cluster_block(cluster, tls),
         "authorization {",
         "  users: [",
     ]
@@ -526,6 +569,7 @@ class NatsServer:
     leaf_listen: LeafListen | None = None  # a hub: where its sites' leaf servers connect
     hub: HubRemote | None = None  # a site's leaf server: the hub it connects to
     binary: str = NATS_SERVER  # the executable (nats_server_binary)
+    cluster: ClusterRoutes | None = None  # a node of a JetStream cluster (controller/floor/cluster.py)
 
     @property
     def url(self) -> str:
@@ -546,6 +590,7 @@ class NatsServer:
             domain=self.domain,
             leaf_listen=self.leaf_listen,
             hub=self.hub,
+            cluster=self.cluster,
         )
         self.config_path.write_text(text)
         self.config_path.chmod(0o600)  # it holds the passwords

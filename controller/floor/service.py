@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import random
 import ssl
@@ -51,6 +52,7 @@ from nats.js.client import JetStreamContext
 
 from controller.floor import checks, progressive_view, release
 from controller.floor.checks import TableProjection
+from controller.floor.intake import Delivery, FloorClient
 from controller.floor.servers import FLOOR_CONSUMER, FLOOR_INBOX, STREAM_NAME, SUBJECT_ROOT, table_subject
 from controller.floor.store import Batch, Connection, held_private, load_projection, stored_hash, write_batch
 from controller.uplink import wire
@@ -116,8 +118,17 @@ class Incoming:
     data: bytes
 
     @classmethod
-    def of(cls, message: Msg) -> Incoming:
-        return cls(message.metadata.sequence.stream, message.subject, message.headers or {}, message.data)
+    def of(cls, delivery: Delivery) -> Incoming:
+        return cls(delivery.stream_seq, delivery.subject, delivery.headers, delivery.data)
+
+
+def _by_stream_seq(incoming: Incoming) -> int:
+    return incoming.stream_seq
+
+
+# JetStream's acknowledgements, as nats-py's Msg.ack() and nak() send them to a delivery's reply subject.
+_ACK = b""
+_NAK = b"-NAK"
 
 
 def site_of_subject(subject: str) -> str | None:
@@ -147,6 +158,13 @@ def _decoded(body: bytes) -> wire.EntryMessage | wire.PrivateMessage | None:
         return wire.decode(body)
     except (wire.BadMessage, *wire.UNFORESEEN_ERRORS):
         return None
+
+
+@functools.lru_cache(maxsize=65_536)
+def _subject_parts(subject: str) -> tuple[str | None, str | None]:
+    """(table, site) of a subject, remembered: a floor's subjects are its tables', one each, and every
+    message of a table names the same one."""
+    return table_of_subject(subject), site_of_subject(subject)
 
 
 def table_of_subject(subject: str) -> str | None:
@@ -206,7 +224,7 @@ class Puller:
     def __init__(self, client: Client, inbox: str) -> None:
         self._client = client
         self._inbox = inbox
-        self._messages: list[Msg] = []
+        self._messages: list[Delivery] = []
         self._wanted = 0
         self._ended = asyncio.Event()
         self._error: nats.js.errors.APIError | None = None  # a status that ends pulling (raised by fetch)
@@ -217,17 +235,22 @@ class Puller:
     @classmethod
     async def start(cls, client: Client) -> Puller:
         puller = cls(client, client.new_inbox())
-        await client.subscribe(f"{puller._inbox}.*", cb=puller._receive)
+        subscription = await client.subscribe(f"{puller._inbox}.*", cb=puller._receive)
+        if isinstance(client, FloorClient):  # deliveries with a body come raw (controller/floor/intake.py)
+            client.deliver_raw(subscription._id, puller._delivered)
         return puller
+
+    def _delivered(self, delivery: Delivery) -> None:
+        # A delivery carries its stream subject, not the reply subject: it answers some request.
+        self._answered = True
+        self._messages.append(delivery)
+        if len(self._messages) >= self._wanted:
+            self._ended.set()
 
     async def _receive(self, message: Msg) -> None:
         status = JetStreamContext.is_status_msg(message) if not message.data else None
         if status is None:
-            # A delivery carries its stream subject, not the reply subject: it answers some request.
-            self._answered = True
-            self._messages.append(message)
-            if len(self._messages) >= self._wanted:
-                self._ended.set()
+            self._delivered(Delivery(message.subject, message.reply, message.data, message.headers or {}))
             return
         current = message.subject == self._reply  # a status comes on its request's reply subject
         if current:
@@ -239,7 +262,7 @@ class Puller:
         elif current and status != "100":  # 404 nothing now, 408 expired, a passing 409: it is over
             self._ended.set()
 
-    async def fetch(self, batch: int, max_wait_s: float) -> list[Msg]:
+    async def fetch(self, batch: int, max_wait_s: float) -> list[Delivery]:
         # First what is there now (``no_wait``: the server answers at once); only if nothing is, a
         # request that waits up to ``max_wait_s`` and is taken at its first message: a busy floor's
         # batches are whatever came while the last one was written, a quiet floor's lag its first
@@ -346,7 +369,8 @@ class FloorService:
             connection: Connection | None = None
             surveillance_task: asyncio.Task[None] | None = None
             try:
-                client = await nats.connect(
+                client = FloorClient()  # the floor's deliveries raw (controller/floor/intake.py)
+                await client.connect(
                     servers=list(self.config.servers),
                     user=self.config.user,
                     password=self.config.password,
@@ -394,7 +418,7 @@ class FloorService:
                                     delivered = info.delivered.stream_seq if info.delivered else None
                                     await self.sweep(connection, through_stream_seq=delivered)
                             continue
-                        await self._handle(connection, messages)
+                        await self._handle(connection, client, messages)
                     except _Refused as refused:
                         # Rolled back (nothing of the batch is on the floor, its messages nak'd): taken
                         # again, the message quarantines its table instead of being taken (``_take``).
@@ -429,14 +453,14 @@ class FloorService:
             await wait_event(stop, min(backoff_s * (0.5 + self._rng.random()), self.config.backoff_max_s))
             backoff_s = min(backoff_s * 2, self.config.backoff_max_s)
 
-    async def _handle(self, connection: Connection, messages: list[Msg]) -> None:
+    async def _handle(self, connection: Connection, client: Client, messages: list[Delivery]) -> None:
         # The stream's order; redeliveries of one batch come back together (max_ack_pending).
-        incoming = sorted(((Incoming.of(m), m) for m in messages), key=lambda pair: pair[0].stream_seq)
-        messages = [m for _, m in incoming]
+        incoming = sorted(map(Incoming.of, messages), key=_by_stream_seq)
+        replies = [message.reply for message in messages]
         try:
             async with connection.transaction():
                 batch = Batch()
-                for one, _ in incoming:
+                for one in incoming:
                     await self._take(connection, batch, one)
                 await write_batch(connection, batch)
         except BaseException as error:
@@ -444,14 +468,14 @@ class FloorService:
             self._tables.clear()
             if not isinstance(error, _Refused):
                 self.status.db_failures += 1
-            for message in messages:
+            for reply in replies:
                 with contextlib.suppress(Exception):
-                    await message.nak()
+                    await client.publish(reply, _NAK)
             raise
         for projection in batch.tables.values():
             projection.touched_rounds.clear()
-        for message in messages:  # each one: an ack never covers a message this batch did not hold
-            await message.ack()
+        for reply in replies:  # each one: an ack never covers a message this batch did not hold
+            await client.publish(reply, _ACK)  # buffered by the client: no round trip each
         self.status.batches += 1
         self.committed.set()
 
@@ -503,7 +527,7 @@ class FloorService:
 
     async def _take_one(self, connection: Connection, batch: Batch, message: Incoming) -> None:
         stream_seq = message.stream_seq
-        subject_table = table_of_subject(message.subject)
+        subject_table, subject_site = _subject_parts(message.subject)
         if stream_seq in self._set_aside:
             # A release set it aside (it did not continue its table's chain): never projected, but seen,
             # so that the idle sweep does not read a set-aside tail again and again.
@@ -511,7 +535,6 @@ class FloorService:
                 projection = await self._projection(connection, subject_table)
                 projection.last_seen_stream_seq = max(projection.last_seen_stream_seq, stream_seq)
             return
-        subject_site = site_of_subject(message.subject)
         if subject_table is not None:
             self.site_of[subject_table] = subject_site or ""
         headers = message.headers

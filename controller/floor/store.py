@@ -5,6 +5,7 @@ transaction (controller/floor/service.py commits, then acks).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -193,38 +194,69 @@ async def write_batch(connection: Connection, batch: Batch) -> None:
             )
         rounds = list(round_rows(batch.tables.values()))
         if rounds:
-            await cursor.executemany(
-                "INSERT INTO floor_rounds (table_id, round_id, game, started_seq, started_utc, "
-                "status, closed_seq, "
-                "closed_utc, settlement, handle_cents, house_win_cents, rake_cents, "
-                "theoretical_win_cents) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
-                "ON CONFLICT (table_id, round_id) DO UPDATE SET game = excluded.game, "
-                "started_seq = COALESCE(excluded.started_seq, floor_rounds.started_seq), "
-                "started_utc = COALESCE(excluded.started_utc, floor_rounds.started_utc), status "
-                "= excluded.status, "
-                "closed_seq = excluded.closed_seq, closed_utc = excluded.closed_utc, "
-                "settlement = excluded.settlement, handle_cents = excluded.handle_cents, "
-                "house_win_cents = excluded.house_win_cents, rake_cents = excluded.rake_cents, "
-                "theoretical_win_cents = excluded.theoretical_win_cents",
-                rounds,
-            )
+            await _upsert(cursor, _ROUNDS_UPSERT, _ROUND_TYPES, rounds)
         if batch.tables:
-            await cursor.executemany(
-                "INSERT INTO floor_tables (table_id, game, last_seq, last_hash, quarantined_at_seq, "
-                "quarantine_reason, phase, held, table_open, last_round_id, open_alerts, meters, "
-                "last_entry_utc, "
-                "updated_utc) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, now()) "
-                "ON CONFLICT (table_id) DO UPDATE SET game = excluded.game, last_seq = "
-                "excluded.last_seq, "
-                "last_hash = excluded.last_hash, quarantined_at_seq = excluded.quarantined_at_seq, "
-                "quarantine_reason = excluded.quarantine_reason, phase = excluded.phase, held = "
-                "excluded.held, "
-                "table_open = excluded.table_open, last_round_id = excluded.last_round_id, "
-                "open_alerts = excluded.open_alerts, meters = excluded.meters, "
-                "last_entry_utc = excluded.last_entry_utc, updated_utc = now()",
-                [table_row(p) for p in batch.tables.values()],
-            )
+            await _upsert(cursor, _TABLES_UPSERT, _TABLE_TYPES, [table_row(p) for p in batch.tables.values()])
+
+
+# The batch's rounds and tables, each in one statement: its rows as one JSON array (json.dumps, in C),
+# each row's columns read back and cast in PostgreSQL. ``executemany`` sent one statement a row, each
+# adapted and sent on its own (a batch of a busy floor touches a few hundred of each: that cost more than
+# all the entries' COPY); arrays a column (unnest) were worse, psycopg quoting each element with a regex.
+# A (table) or (table, round) appears once in a batch (the batch's dicts are keyed by them), as one
+# INSERT ... ON CONFLICT DO UPDATE requires.
+_ROUND_TYPES = (
+    "text", "text", "text", "bigint", "timestamptz", "text", "bigint", "timestamptz", "jsonb", "bigint",
+    "bigint", "bigint", "bigint",
+)  # fmt: skip
+_ROUNDS_UPSERT = (
+    "INSERT INTO floor_rounds (table_id, round_id, game, started_seq, started_utc, status, closed_seq, "
+    "closed_utc, settlement, handle_cents, house_win_cents, rake_cents, theoretical_win_cents) "
+    "SELECT {columns} FROM jsonb_array_elements(%s::jsonb) AS r "
+    "ON CONFLICT (table_id, round_id) DO UPDATE SET game = excluded.game, "
+    "started_seq = COALESCE(excluded.started_seq, floor_rounds.started_seq), "
+    "started_utc = COALESCE(excluded.started_utc, floor_rounds.started_utc), status = excluded.status, "
+    "closed_seq = excluded.closed_seq, closed_utc = excluded.closed_utc, "
+    "settlement = excluded.settlement, handle_cents = excluded.handle_cents, "
+    "house_win_cents = excluded.house_win_cents, rake_cents = excluded.rake_cents, "
+    "theoretical_win_cents = excluded.theoretical_win_cents"
+)
+_TABLE_TYPES = (
+    "text", "text", "bigint", "text", "bigint", "text", "text", "boolean", "boolean", "text", "integer",
+    "jsonb", "timestamptz",
+)  # fmt: skip
+_TABLES_UPSERT = (
+    "INSERT INTO floor_tables (table_id, game, last_seq, last_hash, quarantined_at_seq, "
+    "quarantine_reason, phase, held, table_open, last_round_id, open_alerts, meters, last_entry_utc, "
+    "updated_utc) SELECT {columns}, now() FROM jsonb_array_elements(%s::jsonb) AS r "
+    "ON CONFLICT (table_id) DO UPDATE SET game = excluded.game, last_seq = excluded.last_seq, "
+    "last_hash = excluded.last_hash, quarantined_at_seq = excluded.quarantined_at_seq, "
+    "quarantine_reason = excluded.quarantine_reason, phase = excluded.phase, held = excluded.held, "
+    "table_open = excluded.table_open, last_round_id = excluded.last_round_id, "
+    "open_alerts = excluded.open_alerts, meters = excluded.meters, "
+    "last_entry_utc = excluded.last_entry_utc, updated_utc = now()"
+)
+
+
+def _column(index: int, kind: str) -> str:
+    if kind == "jsonb":  # the value itself; a JSON null is SQL NULL
+        return f"nullif(r->{index}, 'null'::jsonb)"
+    return f"(r->>{index})::{kind}"
+
+
+def _json_value(value: Any) -> Any:
+    return value.obj if isinstance(value, Jsonb) else value
+
+
+async def _upsert(
+    cursor: psycopg.AsyncCursor[tuple[Any, ...]],
+    template: str,
+    types: tuple[str, ...],
+    rows: list[tuple[Any, ...]],
+) -> None:
+    statement = template.format(columns=", ".join(_column(i, kind) for i, kind in enumerate(types)))
+    document = json.dumps([[_json_value(value) for value in row] for row in rows], ensure_ascii=False)
+    await cursor.execute(statement, (document,))
 
 
 def table_row(projection: TableProjection) -> tuple[Any, ...]:

@@ -47,18 +47,24 @@ MAX_ACK_PENDING = 1000  # = FloorConfig.batch_size
 
 
 def stream_config(
-    duplicate_window_s: float = DEFAULT_DUPLICATE_WINDOW_S, *, sources: list[StreamSource] | None = None
+    duplicate_window_s: float = DEFAULT_DUPLICATE_WINDOW_S,
+    *,
+    sources: list[StreamSource] | None = None,
+    replicas: int = 1,
 ) -> StreamConfig:
-    """The hub's stream; ``sources``: its sites' streams (``site_source``)."""
-    return _protected_stream(STREAM_NAME, f"{SUBJECT_ROOT}.>", duplicate_window_s, sources)
+    """The hub's stream; ``sources``: its sites' streams (``site_source``); ``replicas``: 3 on a
+    three-node cluster (controller/floor/cluster.py: every message on two nodes before it is acked)."""
+    return _protected_stream(STREAM_NAME, f"{SUBJECT_ROOT}.>", duplicate_window_s, sources, replicas)
 
 
-def surveillance_stream_config(duplicate_window_s: float = DEFAULT_DUPLICATE_WINDOW_S) -> StreamConfig:
+def surveillance_stream_config(
+    duplicate_window_s: float = DEFAULT_DUPLICATE_WINDOW_S, *, replicas: int = 1
+) -> StreamConfig:
     """Where the floor service publishes surveillance events (controller/floor/surveillance.py): the
     same protections (no delete, no purge), and the de-duplication window keeps each event id once."""
     from controller.floor.surveillance import STREAM, SUBJECT_PREFIX  # noqa: PLC0415
 
-    return _protected_stream(STREAM, f"{SUBJECT_PREFIX}.>", duplicate_window_s, None)
+    return _protected_stream(STREAM, f"{SUBJECT_PREFIX}.>", duplicate_window_s, None, replicas)
 
 
 def site_stream_config(site: str, duplicate_window_s: float = DEFAULT_DUPLICATE_WINDOW_S) -> StreamConfig:
@@ -82,7 +88,7 @@ def site_source(site: str) -> StreamSource:
 
 
 def _protected_stream(
-    name: str, subjects: str, duplicate_window_s: float, sources: list[StreamSource] | None
+    name: str, subjects: str, duplicate_window_s: float, sources: list[StreamSource] | None, replicas: int = 1
 ) -> StreamConfig:
     return StreamConfig(
         name=name,
@@ -95,7 +101,7 @@ def _protected_stream(
         deny_delete=True,
         deny_purge=True,
         allow_direct=True,
-        num_replicas=1,
+        num_replicas=replicas,
     )
 
 
@@ -106,6 +112,7 @@ async def ensure_stream(
     ack_wait_s: float = ACK_WAIT_S,
     max_ack_pending: int = MAX_ACK_PENDING,
     sites: Sequence[str] = (),
+    replicas: int = 1,
 ) -> None:
     """Create or update the stream, and create the floor's consumer when missing. ``max_ack_pending``
     is the floor's batch size: after a crash, nothing newer is delivered before the unacked batch.
@@ -118,7 +125,7 @@ async def ensure_stream(
     try:
         info = await js.stream_info(STREAM_NAME)
     except nats.js.errors.NotFoundError:
-        await js.add_stream(stream_config(duplicate_window_s, sources=wanted))
+        await js.add_stream(stream_config(duplicate_window_s, sources=wanted, replicas=replicas))
     else:
         # A site once added stays: an update never drops a source (its messages would stop coming).
         # A source named again is written as today's ``site_source``: a hub set up before the sites'
@@ -126,7 +133,7 @@ async def ensure_stream(
         by_name = {s.name: s for s in wanted}
         kept = [by_name.get(k.name, k) for k in info.config.sources or []]
         kept += [s for s in wanted if s.name not in {k.name for k in kept}]
-        await js.update_stream(stream_config(duplicate_window_s, sources=kept))
+        await js.update_stream(stream_config(duplicate_window_s, sources=kept, replicas=replicas))
     try:
         await js.consumer_info(STREAM_NAME, FLOOR_CONSUMER)
     except nats.js.errors.NotFoundError:
@@ -142,7 +149,7 @@ async def ensure_stream(
                 max_deliver=-1,
             ),
         )
-    surveillance = surveillance_stream_config(duplicate_window_s)
+    surveillance = surveillance_stream_config(duplicate_window_s, replicas=replicas)
     try:
         await js.stream_info(surveillance.name or "")
     except nats.js.errors.NotFoundError:

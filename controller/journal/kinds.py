@@ -18,6 +18,8 @@ FAULT_RAISED = "fault_raised"
 FAULT_ACKNOWLEDGED = "fault_acknowledged"
 FAULT_CLEARED = "fault_cleared"
 
+CLOCK_STEPPED = "clock_stepped"
+"""The journal's own entry when the wall clock went back behind its last time (store.Journal)."""
 PROGRESSIVE_PARAMETERS_CHANGED = "progressive_parameters_changed"
 PROGRESSIVE_CONTRIBUTION = "progressive_contribution"
 PROGRESSIVE_OVERFLOW = "progressive_overflow"

@@ -100,6 +100,22 @@ def _kill_request(p: Payload) -> str:
     return f"{p.get('by')} {status} {asked}{why}"
 
 
+def _seconds_us(value: object) -> str:
+    return f"{value / 1_000_000:.3f} s" if isinstance(value, int) else "?"
+
+
+def _clock_offset(p: Payload, hidden: bool, fmt: MoneyFormat) -> str:
+    if p.get("offset_us") is None:
+        return f"Clock not measured against {p.get('source')}: {p.get('error')}"
+    offset = p.get("offset_us")
+    sign = "+" if isinstance(offset, int) and offset >= 0 else "-"
+    verdict = "within" if p.get("within_bound") else "PAST"
+    return (
+        f"Clock offset {sign}{_seconds_us(abs(offset) if isinstance(offset, int) else None)} from "
+        f"{p.get('source')} ({verdict} the bound of {_seconds_us(p.get('bound_us'))})"
+    )
+
+
 def _operator_action(p: Payload, hidden: bool, fmt: MoneyFormat) -> str:
     detail = p.get("detail")
     if isinstance(detail, Mapping):
@@ -186,6 +202,47 @@ _SENTENCES: dict[str, Callable[[Payload, bool, MoneyFormat], str]] = {
     ),
     "security_event": lambda p, h, f: (
         f"Security event on {p.get('device')}: {p.get('reason')} {p.get('detail', '')}"
+    ),
+    "clock_offset": _clock_offset,
+    "software_verified": lambda p, h, f: (
+        f"Software verified at start: release {p.get('release')}, "
+        f"digest {str(p.get('release_digest'))[:16]}, {p.get('files')} files and "
+        f"{p.get('dependencies')} dependencies, signed by key {p.get('key_id')}"
+        + (" (a DEVELOPMENT release, not for a live table)" if p.get("development") else "")
+    ),
+    "software_checked": lambda p, h, f: (
+        f"Seeded software verification for {p.get('requested_by')}: seed {str(p.get('seed'))[:16]}, "
+        f"aggregate {str(p.get('aggregate'))[:16]} over {p.get('files')} files"
+    ),
+    "clock_stepped": lambda p, h, f: (
+        f"The wall clock went back {_seconds_us(p.get('step_back_us'))}: the journal keeps "
+        f"{p.get('journal_time_utc')} until the clock passes it"
+    ),
+    "config_checked": lambda p, h, f: (
+        f"Configuration {p.get('source')} checked at start: "
+        + (
+            "first check"
+            if p.get("previous_config_digest") is None
+            else "; ".join(p.get("changed") or []) or "unchanged"
+        )
+        + (f" (approved by change {p['approved_change']})" if p.get("approved_change") else "")
+        + (" — NOT APPROVED" if p.get("unapproved") else "")
+    ),
+    "change_proposed": lambda p, h, f: (
+        f"{p.get('by')} proposed {p.get('change_id')}: {p.get('summary')}"
+        + (f" ({p['reason']})" if p.get("reason") else "")
+        + f"; a second manager must approve it before {p.get('lapses_utc')}"
+    ),
+    "change_approved": lambda p, h, f: (
+        f"{p.get('by')} approved {p.get('change_id')} proposed by {p.get('proposed_by')}: {p.get('summary')}"
+    ),
+    "change_lapsed": lambda p, h, f: (
+        f"{p.get('change_id')} proposed by {p.get('proposed_by')} lapsed unapproved at {p.get('lapses_utc')}"
+    ),
+    "change_refused": lambda p, h, f: (
+        f"{p.get('by')}: {p.get('change_id') or 'a proposal'} "
+        + ("closed" if p.get("closed") else "refused")
+        + f": {p.get('reason')}"
     ),
     "progressive_parameters_changed": lambda p, h, f: (
         f"Progressive {p.get('meter_id')}: parameters "

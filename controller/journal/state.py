@@ -33,6 +33,8 @@ from typing import Any, Protocol
 from controller.engine import machine as m
 from controller.journal import entries as e
 from controller.journal.kinds import STATUS_BY_CLOSING_KIND
+from controller.journal.proposals import Proposal
+from controller.journal.proposals import fold as fold_change
 from controller.names import round_number
 from controller.progressive.model import MeterState
 from controller.rules.games import GAMES
@@ -395,6 +397,14 @@ class TableState:
         # journal): the restart's meter is this fold (controller/progressive/).
         self.progressive = MeterState()
         self._closed_order: list[str] = []
+        # Regulatory controls (docs/operations.md "Regulatory controls"): the last clock measurement,
+        # the last start's configuration check, the two-person changes (controller/changes.py) and the
+        # approved config_file changes not yet met by a start (file sha256 -> change_id).
+        self.clock: e.ClockOffset | None = None
+        self.clock_stepped: e.ClockStepped | None = None
+        self.config_checked: e.ConfigChecked | None = None
+        self.changes: dict[str, Proposal] = {}
+        self.approved_config_files: dict[str, str] = {}
         # The release the last start verified (software_verified), and the last seeded check answered
         # (software_checked); None: none journaled (a table started without [software]).
         self.software: dict[str, Any] | None = None
@@ -768,8 +778,34 @@ class TableState:
             if device is not None:
                 device.security_events += entry.count
 
+    def _on_clock_offset(self, _stored: Stored, entry: e.ClockOffset) -> None:
+        self.clock = entry
+
+    def _on_clock_stepped(self, _stored: Stored, entry: e.ClockStepped) -> None:
+        self.clock_stepped = entry
+
+    def _on_config_checked(self, _stored: Stored, entry: e.ConfigChecked) -> None:
+        self.config_checked = entry
+        if entry.approved_change is not None and entry.file_sha256 is not None:
+            self.approved_config_files.pop(entry.file_sha256, None)  # met: it approves no later start
+
+    def _on_change(self, stored: Stored, entry: e.Entry) -> None:
+        fold_change(self.changes, entry, stored.time_utc)
+        if isinstance(entry, e.ChangeApproved) and entry.change_kind == "config_file":
+            proposal = self.changes.get(entry.change_id)
+            sha256 = proposal.params.get("sha256") if proposal is not None else None
+            if isinstance(sha256, str):
+                self.approved_config_files[sha256] = entry.change_id
+
 
 _HANDLERS: dict[type[e.Entry], Any] = {
+    e.ClockOffset: TableState._on_clock_offset,
+    e.ClockStepped: TableState._on_clock_stepped,
+    e.ConfigChecked: TableState._on_config_checked,
+    e.ChangeProposed: TableState._on_change,
+    e.ChangeApproved: TableState._on_change,
+    e.ChangeLapsed: TableState._on_change,
+    e.ChangeRefused: TableState._on_change,
     e.TableOpened: TableState._on_table_opened,
     e.TableClosed: TableState._on_table_closed,
     e.SoftwareVerified: TableState._on_software_verified,

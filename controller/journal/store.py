@@ -26,7 +26,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, NamedTuple, Protocol, Self
@@ -40,7 +40,7 @@ from controller.journal.chain import (
     format_time_utc,
     stored_hash,
 )
-from controller.journal.kinds import CLOSING_KINDS, ROUND_STARTED
+from controller.journal.kinds import CLOCK_STEPPED, CLOSING_KINDS, ROUND_STARTED
 from controller.journal.totals import TOTAL_KINDS, TOTALS_SCHEMA
 from controller.journal.totals import rebuild as rebuild_totals
 from controller.journal.totals import record as record_totals
@@ -485,6 +485,22 @@ def _prepare_entry(item: PendingEntry) -> _Prepared:
     return _Prepared(kind, round_id, source, public, public_text, private, private_text, digest)
 
 
+def parse_time_utc(text: str) -> datetime:
+    """A journal time (format_time_utc's text) back as an aware datetime."""
+    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+
+
+def _step_entry(wall_time_utc: str, journal_time_utc: str) -> _Prepared:
+    """The clock_stepped entry of a wall clock gone back behind the journal's last time."""
+    step = parse_time_utc(journal_time_utc) - parse_time_utc(wall_time_utc)
+    payload = {
+        "wall_clock_utc": wall_time_utc,
+        "journal_time_utc": journal_time_utc,
+        "step_back_us": step // timedelta(microseconds=1),
+    }
+    return _prepare_entry(PendingEntry(CLOCK_STEPPED, payload, None, "journal"))
+
+
 class Journal:
     """One table's journal file. Safe to share between threads (one lock around the connection)."""
 
@@ -511,6 +527,8 @@ class Journal:
         self._lock = threading.Lock()
         self.last_error: str | None = None  # the last append's failure, until an append succeeds
         self.base = FIRST_SEGMENT  # the segment this file is (docs/journal.md "Segments and seals")
+        # The wall clock is behind the journal's last time (a step back): its clock_stepped is written.
+        self._held_back = False
 
     # --- opening --------------------------------------------------------------------------------
     @classmethod
@@ -667,15 +685,28 @@ class Journal:
             raise JournalError(f"journal {self.path}: opened read-only")
         if not pending:
             return []
-        time_utc = format_time_utc(self._clock())
+        wall_time_utc = format_time_utc(self._clock())
         written: list[JournalEntry] = []
         with self._lock:
             connection = self._connection
             try:
                 # IMMEDIATE takes the write lock now, so the last entry read below stays the last.
                 connection.execute("BEGIN IMMEDIATE")
-                row = connection.execute("SELECT seq, hash FROM journal ORDER BY seq DESC LIMIT 1").fetchone()
+                row = connection.execute(
+                    "SELECT seq, hash, time_utc FROM journal ORDER BY seq DESC LIMIT 1"
+                ).fetchone()
                 last_seq, prev_hash = (row[0], row[1]) if row else (self.base.base_seq, self.base.base_hash)
+                # Times never go backwards (docs/journal.md "Time"): a wall clock stepped back behind the
+                # last entry's time gives the entries that time until it passes it again; the first
+                # commit held back says so in a clock_stepped entry ahead of its own. (The texts are all
+                # of one fixed-width ISO format, so they compare as the times they are.)
+                time_utc = wall_time_utc
+                held_back = row is not None and wall_time_utc < row[2]
+                stepped = held_back and not self._held_back
+                if held_back:
+                    time_utc = row[2]
+                if stepped:
+                    pending.insert(0, _step_entry(wall_time_utc, time_utc))
                 rows: list[tuple[Any, ...]] = []
                 closed_here: dict[str, JournalEntry] = {}
                 for item in pending:
@@ -742,6 +773,7 @@ class Journal:
                     record_totals(connection, counted)
                 connection.execute("COMMIT")
                 self.last_error = None
+                self._held_back = held_back
             except sqlite3.Error as error:
                 self._rollback()
                 kinds = _kinds_text([item.kind for item in pending])
@@ -752,10 +784,13 @@ class Journal:
             except BaseException:
                 self._rollback()
                 raise
+        step_entries = written[:1] if stepped else []
+        if stepped:
+            del written[0]  # the caller's entries are returned; the clock_stepped is the journal's own
         # One bound logger per append, not per entry: the lazy proxy binds on every call (measured:
         # a tenth of an entry's cost, even when info is filtered out).
         logger = journal_log().bind()
-        for entry in written:
+        for entry in [*step_entries, *written]:
             logger.info(
                 entry.kind,
                 journal_seq=entry.seq,

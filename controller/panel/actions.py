@@ -154,6 +154,9 @@ class PanelAction:
     # only those, as a list to pick from. The body's own check still bounds what is sent.
     choices_from: Callable[[Mapping[str, Any]], Mapping[str, list[int]]] | None = None
     style: str = ""  # the button's CSS class ("warn" for what cannot be undone)
+    # A money setting under two-person control: the kind of change (controller/changes.py) this button
+    # proposes; the body is its parameters, and nothing applies until a second manager approves.
+    controlled: str | None = None
     body: type[BaseModel] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -315,22 +318,24 @@ PANEL_ACTIONS: tuple[PanelAction, ...] = (
         offered=lambda table: table.get("table_open") is not False and _between_rounds(table),
         style="warn",
     ),
+    # The money settings: proposals under two-person control (docs/operations.md "Two-person control"),
+    # offered at any time; a second manager's approval applies them, between rounds.
     PanelAction(
         SetLimits,
         "manager",
-        "Set limits",
+        "Propose limits",
         {"min_ante_cents": MinAnte, "max_ante_cents": MaxAnte},
-        offered=_between_rounds,
+        controlled="limits",
     ),
     PanelAction(
         SetBonusLimit,
         "manager",
-        "Set a bonus limit",
+        "Propose a bonus limit",
         {"wager": Wager, "max_cents": MaxBonus},
-        offered=_between_rounds,
+        controlled="bonus_limit",
     ),
     PanelAction(
-        SetPaytable, "manager", "Set paytable", {"wager": Wager, "spec": Preset}, offered=_between_rounds
+        SetPaytable, "manager", "Propose paytable", {"wager": Wager, "spec": Preset}, controlled="paytable"
     ),
     # On each pending Progressive award (the table page's Progressive card): the supervisor confirms the
     # award was paid to the player; recorded once with their name, a second confirmation refused.

@@ -30,7 +30,7 @@ from controller.panel.backend import PanelBackend
 from controller.panel.context import HERE, Panel, PanelSettings
 from controller.panel.errors import install_error_handlers
 from controller.panel.limits import HeaderLimit
-from controller.panel.routes import actions, auth, export, live, pages, table_api
+from controller.panel.routes import actions, auth, changes, export, live, pages, table_api
 
 NOISE_TICK_S = 5.0  # how often a summary of suppressed noise that has come due is journaled
 
@@ -82,7 +82,14 @@ def create_panel_app(
     # Bodies are counted while they arrive (controller/panel/limits.py): the forms' limit on the
     # auth router, the API's on everything else.
     app.include_router(auth.router, max_body_size=panel.settings.max_form_bytes)
-    for router in (pages.router, export.router, table_api.router, actions.router, live.router):
+    for router in (
+        pages.router,
+        export.router,
+        table_api.router,
+        actions.router,
+        changes.router,
+        live.router,
+    ):
         app.include_router(router)
     app.add_middleware(HeaderLimit, max_header_bytes=panel.settings.max_header_bytes)
     return app

@@ -10,15 +10,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, is_dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from controller.changes import ChangeControl, ChangeDesk, ChangeRefusedError, Work
 from controller.engine.actions import ClearFault, OperatorAction
 from controller.errors import UserError
 from controller.journal import Journal
+from controller.journal.entries import public_dict
 from controller.journal.recall import recall_from
 from controller.panel.shift_meters import range_meters, theoretical
 from controller.panel.view import TableView, public_recall
@@ -64,6 +66,14 @@ class TableActions(Protocol):
     """
 
     async def perform(self, action: OperatorAction) -> None: ...
+
+
+@runtime_checkable
+class QueueRunner(Protocol):
+    """TableActions that can also run a step of work on the table's one queue (the change control's:
+    controller/changes.py ChangeDesk): the daemon's queue, or an engine called directly in tests."""
+
+    async def run(self, work: Work) -> list[Any]: ...
 
 
 def action_name(action: OperatorAction | type[OperatorAction]) -> str:
@@ -143,6 +153,8 @@ class JournalPanelBackend:
         poll_interval_s: float = 0.02,
         read_only: bool = False,
         wall_clock_s: Callable[[], float] = time.time,
+        changes: ChangeDesk | None = None,
+        lapse_after_s: float = 1800.0,
     ) -> None:
         """``read_only``: ``flushtable panel`` over a journal no daemon of ours controls: nothing is
         written (no login, no acknowledgement, no action) and the page says the table is not live.
@@ -163,6 +175,12 @@ class JournalPanelBackend:
         self._closing = False
         self.journal_error: str | None = None
         self.refresh()
+        # Two-person control (controller/changes.py): the daemon's desk, or one on the actions' queue.
+        run = getattr(actions, "run", None)  # a QueueRunner's: the daemon's queue, or an engine
+        if changes is None and run is not None:
+            control = ChangeControl(journal.table_id, self._view.state.changes, lapse_after_s=lapse_after_s)
+            changes = ChangeDesk(control, run)
+        self.changes = changes
 
     @property
     def table_id(self) -> str:
@@ -279,6 +297,9 @@ class JournalPanelBackend:
         snapshot["actions_connected"] = self._actions is not None
         snapshot["read_only"] = self.read_only
         snapshot["journal_age_s"] = None
+        state = self._view.state
+        snapshot["changes_pending"] = [p.to_json() for p in state.changes.values() if p.status == "pending"]
+        snapshot["clock"] = None if state.clock is None else public_dict(state.clock)
         if self.read_only:
             snapshot["held"] = False  # nothing is held by a table that is not running: it is stopped
             last = snapshot.get("last_entry_utc")
@@ -512,6 +533,52 @@ class JournalPanelBackend:
                 raise
             raise ActionRefused(str(error)) from None
         self._journal_action(action, "done")
+
+    # --- two-person control (controller/changes.py; docs/operations.md "Two-person control") ----------
+    def change_list(self) -> list[dict[str, Any]]:
+        """Every proposal the journal holds (pending first, then the most recent), newest first."""
+        self.refresh()
+        proposals = [p.to_json() for p in reversed(self._view.state.changes.values())]
+        return sorted(proposals, key=lambda p: p["status"] != "pending")
+
+    def _desk(self) -> ChangeDesk:
+        self._engine()  # read-only, or no engine: 503 in its words
+        if self.changes is None:
+            raise ActionUnavailable("no change control is connected to this panel")
+        return self.changes
+
+    async def _change(self, step: Awaitable[Any]) -> Any:
+        try:
+            return await step
+        except ChangeRefusedError as error:
+            raise ActionRefused(str(error)) from None
+        finally:
+            self.refresh()
+
+    async def propose_change(self, change_kind: str, params: Mapping[str, Any], by: str, reason: str) -> str:
+        """A manager's proposal: its change_id (journaled change_proposed; nothing applies yet)."""
+        change_id: str = await self._change(self._desk().propose(change_kind, params, by, reason))
+        return change_id
+
+    async def propose_action(self, action: OperatorAction, change_kind: str) -> str:
+        """A declared money-setting action (Set limits, ...) as the proposal it now is: the request
+        journaled as an operator_action like every other ("proposed C…", or "refused: …")."""
+        params = {name: value for name, value in asdict(action).items() if name != "by"}
+        by = str(getattr(action, "by", "?"))
+        try:
+            change_id = await self.propose_change(change_kind, params, by, "")
+        except UserError as error:
+            self._journal_action(action, f"refused: {error}")
+            raise
+        self._journal_action(action, f"proposed {change_id}: applies when a second manager approves it")
+        return change_id
+
+    async def approve_change(self, change_id: str, by: str) -> None:
+        """A second manager's approval: the change applied (or refused, journaled, 409)."""
+        await self._change(self._desk().approve(change_id, by))
+
+    async def reject_change(self, change_id: str, by: str, reason: str) -> None:
+        await self._change(self._desk().reject(change_id, by, reason))
 
     def _alert(self, fault_id: str) -> Any:
         self.refresh()

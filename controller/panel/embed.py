@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from controller.changes import ChangeDesk
 from controller.journal import Journal
 from controller.panel.app import PanelSettings, create_panel_app
 from controller.panel.auth import BOOTSTRAP_USER, User, UserStore, parse_role, users_file_for
@@ -64,6 +65,7 @@ async def start_panel(
     environ: Mapping[str, str] | None = None,
     announce: Callable[[str], None] | None = None,
     read_only: bool = False,
+    changes: ChangeDesk | None = None,
 ) -> RunningPanel:
     """``panel_config``: the configuration's [panel] section (its users, users_file and trusted_proxies);
     ``users_file`` and ``config_users`` override what it says (``flushtable panel --users-file``)."""
@@ -78,7 +80,9 @@ async def start_panel(
             f"panel: first start: user {BOOTSTRAP_USER!r} has the one-time password {one_time} "
             f"(stored only as a hash in {store.path}; the first login must set a new one)"
         )
-    backend = JournalPanelBackend(journal, actions=actions, device_health=device_health, read_only=read_only)
+    backend = JournalPanelBackend(
+        journal, actions=actions, device_health=device_health, read_only=read_only, changes=changes
+    )
     if settings is None:
         settings = PanelSettings(trusted_proxies=tuple(getattr(panel_config, "trusted_proxies", ()) or ()))
     app = create_panel_app(backend, users=store, settings=settings)

@@ -38,3 +38,9 @@ class EngineTableActions:
         refused = [output for output in outputs if isinstance(output, Refused)]
         if refused:
             raise ActionRefused(refused[0].reason)
+
+    async def run(self, work: Callable[[TableEngine, float], list[Output]]) -> list[Output]:
+        """A step of the daemon's own kind (the change control's): its outputs carried out alike."""
+        outputs = work(self.engine, self.now_s())
+        self.carry_out(outputs)
+        return outputs

@@ -40,6 +40,8 @@ CLEARS: dict[str, str] = {
     "dead_hand": "the dead round's wagers are returned; a supervisor clears it to play on",
     "security_event": "inspect the device and its seal, then a supervisor clears it",
     "integrity": "check the journal (flushtable integrity), then a supervisor clears it",
+    "clock": "set the table's clock from the floor's time source (NTP), then a supervisor clears it",
+    "config_changed": "have two managers approve the file (flushtable change) or restore it, then clear it",
     "journal_error": "check the journal's disk, then a supervisor clears it",
     "over_limit_raise": "correct the decision chips, then a supervisor clears it",
 }

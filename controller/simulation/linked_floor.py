@@ -25,6 +25,7 @@ from typing import Any
 
 import psycopg
 
+from controller.errors import UserError
 from controller.floor.config import load_floor_config, write_floor_config
 from controller.floor.embedded import EmbeddedFloor
 from controller.floor.progressive import LinkedConfig
@@ -266,11 +267,26 @@ async def confirm_all(floor: EmbeddedFloor, tables: LinkedTables, by: str = "sup
             (LINK_ID,),
         ).fetchall()
     for award_id, table_id in pending:
-        first = await tables.clients[table_id].confirm_paid(award_id, by=by)
-        again = await tables.clients[table_id].confirm_paid(award_id, by=by)
+        first = await _confirmed(tables.clients[table_id], award_id, by)
+        again = await _confirmed(tables.clients[table_id], award_id, by)
         assert first["status"] == "paid", first
         assert again["status"] == "replayed", again
     return len(pending)
+
+
+async def _confirmed(
+    client: linked.LinkClient, award_id: str, by: str, timeout_s: float = 120.0
+) -> dict[str, Any]:
+    """A supervisor's confirmation, asked again (the same) while no answer comes within the link's
+    bound (a loaded machine): the floor answers ``paid`` once and ``replayed`` after."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return await client.confirm_paid(award_id, by=by)
+        except UserError as error:
+            if "link is down" not in str(error) or time.monotonic() > deadline:
+                raise
+        await asyncio.sleep(0.1)
 
 
 # --- the books -----------------------------------------------------------------------------------------
@@ -440,6 +456,10 @@ class Scenario:
     seed: int = 23
     link_timeout_s: float = 2.0
     timeout_s: float = 300.0
+    # Rounds a second across the floor (None: as fast as this process writes them). A bench's pace: the
+    # tables' link clients share this process's loop with the journal writes, and an unpaced loop
+    # starves them of the meter broadcasts (their link then counts lost and refuses the wagers).
+    rate_per_s: float | None = None
 
 
 def _preset(scenario: Scenario, number: int, rng: random.Random) -> list[Hit]:
@@ -475,6 +495,7 @@ async def run_scenario(directory: Path, floor: EmbeddedFloor, scenario: Scenario
     try:
         await wait_for(tables.all_up, scenario.timeout_s, "every table's link up")
         number = 0
+        paced_from_s, paced = time.monotonic(), 0
         while number < scenario.rounds:
             table = tables.tables[ids[number % len(ids)]]
             if number in kills_at:
@@ -494,6 +515,7 @@ async def run_scenario(directory: Path, floor: EmbeddedFloor, scenario: Scenario
                 await asyncio.to_thread(_restart, what, floor, process)
                 await wait_for(tables.all_up, scenario.timeout_s, f"every link up again after {what}")
                 outcome["kills"].append(what)
+                paced_from_s, paced = time.monotonic(), 0  # the pace starts again after the outage
                 number += 1
                 continue
             hits = _preset(scenario, number, rng)
@@ -505,7 +527,11 @@ async def run_scenario(directory: Path, floor: EmbeddedFloor, scenario: Scenario
                 if claim is not None:
                     tables.clients[owner].submit(claim.round_id, claim.hits, through_seq=claim.through_seq)
             number += 1
-            await asyncio.sleep(0)  # the uplinks and link clients run between rounds
+            if scenario.rate_per_s is None:
+                await asyncio.sleep(0)  # the uplinks and link clients run between rounds
+            else:  # paced (a bench): this round's slot
+                paced += 1
+                await asyncio.sleep(max(0.0, paced_from_s + paced / scenario.rate_per_s - time.monotonic()))
         played_s = time.monotonic() - started_s
         await wait_for(
             lambda: floor_holds_journals(floor, tables), scenario.timeout_s, "the floor holding every journal"
@@ -558,6 +584,10 @@ async def replay_claims(floor: EmbeddedFloor, tables: LinkedTables) -> int:
             first = client.answers[claim.round_id]
             del client.answers[claim.round_id]
             again = await client.claim(claim.round_id, claim.hits, through_seq=claim.through_seq)
+            if again.pending:  # no answer within the bound (a loaded machine): asked again by the client
+                answers, round_id = client.answers, claim.round_id
+                await wait_for(lambda a=answers, r=round_id: r in a, 120, "the replay answered")
+                again = client.answers[claim.round_id]
             assert again.status == "replayed", (claim, first, again.status)
             assert first.answer is not None
             assert again.answer is not None

@@ -115,6 +115,8 @@ def _field(
     document: dict[str, Any], name: str, kind: type | tuple[type, ...], *, optional: bool = False
 ) -> Any:
     value = document.get(name)
+    if type(value) is kind:  # the usual case, at once (JSON gives no subclasses; bool is not int)
+        return value
     if value is None and optional:
         return None
     if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
@@ -178,17 +180,31 @@ def _not_json(constant: str) -> Any:
     raise ValueError(f"{constant} is not JSON")
 
 
+# One reader for every message (json.loads with an option makes a new one each call), given the text as
+# json.loads(bytes) would decode it: UTF-8 with "surrogatepass" unless the bytes open with a byte-order
+# mark (then json.loads itself, which detects UTF-8-SIG, UTF-16 and UTF-32 there).
+_JSON_READER = json.JSONDecoder(parse_constant=_not_json)
+_NOT_PLAIN_UTF8_OPENINGS = (b"\xef", b"\xfe", b"\xff", b"\x00")
+
+
+def _json_document(data: bytes) -> Any:
+    if data[:1] in _NOT_PLAIN_UTF8_OPENINGS:
+        return json.loads(data, parse_constant=_not_json)
+    return _JSON_READER.decode(data.decode("utf-8", "surrogatepass"))
+
+
 def decode(data: bytes) -> EntryMessage | PrivateMessage:
     """The message in ``data``, its shape checked (not its chain: that is the floor's per table)."""
     if b"\\u0000" in data or b"\x00" in data:
         raise BadMessage("a NUL character (PostgreSQL text refuses it)")
     try:
-        document = json.loads(data, parse_constant=_not_json)
+        document = _json_document(data)
     except (ValueError, RecursionError) as error:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
         raise BadMessage(f"undecodable: {type(error).__name__}") from None
     if not isinstance(document, dict):
         raise BadMessage("not a JSON object")
-    if b"\\ud" in data.lower():
+    # "\\ud" or "\\uD" (JSON has no "\\U" escape): every spelling, without a lowered copy of the body.
+    if b"\\ud" in data or b"\\uD" in data:
         # A \uD800-\uDFFF escape: a lone surrogate is no UTF-8 text (commitments, PostgreSQL and the
         # canonical text would all raise on it). Only then the whole document is encoded to find out.
         try:
@@ -208,11 +224,8 @@ def decode(data: bytes) -> EntryMessage | PrivateMessage:
     if kind not in typed.CLASS_BY_KIND:
         raise BadMessage(f"unknown entry kind {kind!r}")
     digest = _field(document, "private_digest", str, optional=True)
-    for name, value in (
-        ("prev_hash", document.get("prev_hash")),
-        ("hash", document.get("hash")),
-        ("private_digest", digest),
-    ):
+    for name in ("prev_hash", "hash", "private_digest"):
+        value = document.get(name)
         if value is not None and (not isinstance(value, str) or not _HASH.match(value)):
             raise BadMessage(f"{name} is not a sha256 hex digest")
     payload = _field(document, "payload", dict)

@@ -44,7 +44,7 @@ ALWAYS = ("/dev/zero", "a FIFO")  # the kinds every path option meets
 PATH_METAVARS = {"PATH", "FILE", "F", "DEST", "DIR"}
 PATH_DESTS = {"config", "journal", "dir", "output", "file", "destination", "scenario", "records"}
 # Paths a command writes (made if missing): a regular file there is no fault, so no text file is tried.
-WRITTEN_DESTS = {"output", "destination", "run_dir", "cache_dir", "dir"}
+WRITTEN_DESTS = {"output", "destination", "run_dir", "cache_dir", "dir", "log_file"}  # run --log-file appends
 # Values for required arguments that are not paths, by their dest: a new required argument without one
 # fails test_every_required_argument_has_a_value, which says which to add.
 FILLERS = {
@@ -54,6 +54,9 @@ FILLERS = {
     "by": "tester",
     "game": "high-card-flush",
     "dsn": "postgresql://flushtable@127.0.0.1:1/flushtable",
+    "user": "bob",  # flushtable change --user
+    "kind": "limits",  # flushtable change propose KIND
+    "change_id": "CT1-0001",  # flushtable change approve|reject CHANGE_ID
     "public_key": "00" * 32,
     "seed": "00" * 16,
     "day": "2026-12-01",

@@ -23,12 +23,12 @@ def entry(entry_kind: str, time_utc: str, **payload: Any) -> gd.DayEntry:
 def test_progressive_amounts_and_the_days_bounds() -> None:
     entries = [
         entry(
-            "progressive_contribution", "2026-12-01T05:59:59.999999Z", contribution_cents=100
+            "progressive_contribution", "2026-12-01T05:59:59.999999Z", increment_cents=100
         ),  # the day before
-        entry("progressive_contribution", "2026-12-01T06:00:00.000000Z", contribution_cents=125),
-        entry("progressive_contribution", "2026-12-01T07:00:00.000000Z", amount_cents=75),
-        entry("progressive_award", "2026-12-02T05:59:59.999999Z", award_cents=50_000),
-        entry("progressive_award", "2026-12-02T06:00:00.000000Z", award_cents=9),  # the next day
+        entry("progressive_contribution", "2026-12-01T06:00:00.000000Z", increment_cents=125),
+        entry("progressive_contribution", "2026-12-01T07:00:00.000000Z", increment_cents=75),
+        entry("progressive_award_paid", "2026-12-02T05:59:59.999999Z", amount_cents=50_000),
+        entry("progressive_award_paid", "2026-12-02T06:00:00.000000Z", amount_cents=9),  # the next day
         entry("fault_raised", "2026-12-01T08:00:00.000000Z", kind="clock_offset"),
     ]
     report = gd.build_report("2026-12-01", 6, entries, {"T9": "P1"})

@@ -88,6 +88,76 @@ OUTSIDE_THE_ENGINE: list[tuple[str, dict[str, object], str]] = [
         "operator:alice",
     ),
     ("dp_waived", {"seat": 3}, "operator:dealer"),
+    (
+        "clock_offset",
+        {
+            "source": "sntp://127.0.0.1:123",
+            "offset_us": -3_000_000,
+            "delay_us": 120,
+            "bound_us": 1_000_000,
+            "within_bound": False,
+            "table_time_utc": "2026-12-01T10:00:03.000000Z",
+        },
+        "clock",
+    ),
+    (
+        "clock_stepped",
+        {
+            "wall_clock_utc": "2026-12-01T10:00:00.000000Z",
+            "journal_time_utc": "2026-12-01T10:00:03.000000Z",
+            "step_back_us": 3_000_000,
+        },
+        "journal",
+    ),
+    (
+        "config_checked",
+        {
+            "source": "t.toml",
+            "file_sha256": "a" * 64,
+            "config_digest": "b" * 64,
+            "previous_file_sha256": "c" * 64,
+            "previous_config_digest": "b" * 64,
+            "settings": {"limits.max_ante_cents": 100_000},
+            "changed": ["the file's text changed; the effective settings did not"],
+            "unapproved": True,
+        },
+        "daemon",
+    ),
+    (
+        "change_proposed",
+        {
+            "change_id": "CT1-0001",
+            "change_kind": "paytable",
+            "params": {"wager": "flush", "spec": "hcf-flush-dp"},
+            "summary": "flush paytable hcf-flush-dp",
+            "by": "max",
+            "reason": "promotion",
+            "lapses_utc": "2026-12-01T10:30:00.000000Z",
+        },
+        "changes",
+    ),
+    ("change_refused", {"change_id": "CT1-0001", "by": "max", "reason": "own", "closed": False}, "changes"),
+    (
+        "change_approved",
+        {
+            "change_id": "CT1-0001",
+            "change_kind": "paytable",
+            "proposed_by": "max",
+            "by": "mia",
+            "summary": "flush paytable hcf-flush-dp",
+        },
+        "changes",
+    ),
+    (
+        "change_lapsed",
+        {
+            "change_id": "CT1-0002",
+            "change_kind": "limits",
+            "proposed_by": "max",
+            "lapses_utc": "2026-12-01T10:30:00.000000Z",
+        },
+        "changes",
+    ),
 ]
 
 

@@ -27,8 +27,18 @@ from controller.panel import (
 )
 from tests.panel.table_script import JournalTableActions
 
-PASSWORDS = {"vera": "viewer-pass-1", "sam": "supervisor-pass-1", "max": "manager-pass-1"}
-ROLES = {"vera": "viewer", "sam": "supervisor", "max": "manager"}
+PASSWORDS = {
+    "vera": "viewer-pass-1",
+    "sam": "supervisor-pass-1",
+    "max": "manager-pass-1",
+    "mia": "manager-pass-2",
+}
+ROLES = {
+    "vera": "viewer",
+    "sam": "supervisor",
+    "max": "manager",
+    "mia": "manager",
+}  # two managers: two-person control
 
 
 class FakeClock:

@@ -14,6 +14,7 @@ behind the panel's routes: a real object over the real journal, the one stand-in
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -186,6 +187,21 @@ def raise_red_light(journal: Journal) -> str:
     return next(str(r.payload["fault_id"]) for r in records if r.kind == "fault_raised")
 
 
+class _StandInEngine:
+    """What the change control asks of an engine: whether it is between rounds (always, here), and to
+    handle the approved change's action (recorded in the stand-in's ``calls``)."""
+
+    def __init__(self, actions: JournalTableActions) -> None:
+        self.actions = actions
+
+    def why_not_between_rounds(self) -> str | None:
+        return None
+
+    def handle(self, action: OperatorAction, _now_s: float) -> list[Any]:
+        self.actions.calls.append(action)
+        return []
+
+
 class JournalTableActions:
     """TableActions over the journal: what the engine's actions write, for tests (see module doc).
     ``calls`` holds every action performed, in order."""
@@ -213,6 +229,15 @@ class JournalTableActions:
             self._write("table_closed", {"by": action.by, "reason": action.reason}, action.by)
         elif not isinstance(action, SetLimits | SetPaytable):
             raise ActionRefused(f"{type(action).__name__}: not an action these tests perform")
+
+    async def run(self, work: Any) -> list[Any]:
+        """The change control's steps (controller/changes.py) on this stand-in: an approved change's
+        engine action lands in ``calls``; the steps' own records are journaled."""
+        outputs: list[Any] = work(_StandInEngine(self), time.time())
+        for output in outputs:
+            if isinstance(output, JournalRecord):
+                self.journal.append(output.kind, output.entry, round_id=output.round_id, source=output.source)
+        return outputs
 
     def clear_fault(self, fault_id: str, by: str, reason: str) -> None:
         """What the engine journals when a supervisor clears a fault (synchronous, for setting up)."""

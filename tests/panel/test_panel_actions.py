@@ -50,9 +50,11 @@ def test_buttons_are_offered_by_role_and_by_the_tables_state() -> None:
     assert _names("supervisor", ON_HOLD) == ["void_round", "kill_seat"]
     # A house-banked table has no designated player's button to move, accept or waive: not offered.
     assert _names("supervisor", HOUSE_BETWEEN_ROUNDS) == ["hold_table"]
+    # The money settings are proposals (two-person control): offered at any time; they apply only
+    # when a second manager approves, between rounds.
     manager_settings = ["set_limits", "set_bonus_limit", "set_paytable"]
     assert _names("manager", BETWEEN_ROUNDS) == [*dp_between, "close_table", *manager_settings]
-    assert _names("manager", IN_PLAY) == ["hold_table", "void_round", "kill_seat"]
+    assert _names("manager", IN_PLAY) == ["hold_table", "void_round", "kill_seat", *manager_settings]
     assert _names("manager", CLOSED) == [*dp_between, "open_table", *manager_settings]
     # The dealer's kill_seat key waits for a supervisor: Confirm and Reject are offered, to a supervisor.
     asked = {
@@ -93,13 +95,18 @@ def test_a_declared_action_reaches_the_engine_as_its_dataclass(rig: PanelRig, cl
     headers = {"X-CSRF-Token": csrf}
     assert client.post("/api/actions/move_button", json={"seat": 2}, headers=headers).status_code == 200
     limits = {"min_ante_cents": 500, "max_ante_cents": 20_000}
-    assert client.post("/api/actions/set_limits", json=limits, headers=headers).status_code == 200
-    assert rig.actions.calls == [MoveButton(2, "max"), SetLimits(500, 20_000, "max")]
+    proposed = client.post("/api/actions/set_limits", json=limits, headers=headers)
+    assert proposed.json() == {"ok": True, "change_id": "CT1-0001"}
+    assert rig.actions.calls == [MoveButton(2, "max")]  # a money setting is only proposed
     done = [e.payload for e in rig.journal.entries(kinds=["operator_action"]) if e.payload["by"] == "max"]
     assert [(p["action"], p["detail"], p["outcome"]) for p in done] == [
         ("move_button", {"seat": 2}, "done"),
-        ("set_limits", limits, "done"),
+        ("set_limits", limits, "proposed CT1-0001: applies when a second manager approves it"),
     ]
+    client.cookies.clear()
+    headers = {"X-CSRF-Token": login(client, "mia")}
+    assert client.post("/api/changes/CT1-0001/approve", headers=headers).json() == {"ok": True}
+    assert rig.actions.calls == [MoveButton(2, "max"), SetLimits(500, 20_000, "mia")]
 
 
 @pytest.mark.parametrize(("user", "expected"), [("vera", []), ("sam", ["Hold table…", "Void round…"])])

@@ -286,28 +286,48 @@ async def _end_streams(rig: PanelRig) -> int:
     return rig.backend.end_streams()
 
 
-def test_manager_sets_limits_through_the_declared_actions_dialog(page: Page, live: PanelRig) -> None:
-    """A declared action with two fields: its button, the one dialog built from its fields, the
-    generic route, the engine's dataclass with the manager's name."""
+def test_limits_need_two_managers_proposed_in_the_dialog_approved_by_another(
+    browser: Browser, page: Page, live: PanelRig
+) -> None:
+    """Two-person control in the browser: a declared action with two fields proposes the limits (the
+    one dialog built from its fields); nothing applies; the proposer's own approval is refused in
+    words; a second manager, in a browser of her own, approves and the engine gets the limits."""
+    page.on("dialog", lambda dialog: dialog.accept())  # the Approve button's confirm()
     log_in(page, "max")
     actions = page.locator("section.actions")
     expect(actions.get_by_role("button", name="Open table")).to_have_count(0)  # the table is open
     expect(actions.get_by_role("button", name="Void round…")).to_have_count(0)  # no round in play
-    actions.get_by_role("button", name="Set limits…").click()
+    actions.get_by_role("button", name="Propose limits…").click()
     inputs = page.locator("dialog input")
     expect(inputs).to_have_count(2)
     expect(page.locator("dialog label").first).to_contain_text("Minimum ante (cents)")
     inputs.nth(0).fill("500")
     inputs.nth(1).fill("25000")
     page.click("dialog button[value=ok]")
-    expect(page.locator("#toast")).to_contain_text("Done: Set limits")
-    assert live.actions.calls == [SetLimits(500, 25_000, "max")]
-    (done,) = [e.payload for e in live.journal.entries(kinds=["operator_action"]) if e.payload["by"] == "max"]
-    assert (done["action"], done["detail"], done["outcome"]) == (
-        "set_limits",
-        {"min_ante_cents": 500, "max_ante_cents": 25_000},
-        "done",
+    expect(page.locator("#toast")).to_contain_text("Done: Propose limits")
+    pending = page.locator("#changes-pending tr[data-change-id=CT1-0001]")
+    expect(pending).to_contain_text("ante limits 5.00 to 250.00")
+    expect(pending).to_contain_text("max")
+    assert live.actions.calls == []  # proposed: nothing applies
+    pending.get_by_role("button", name="Approve CT1-0001").click()
+    expect(page.locator("#toast")).to_have_text(
+        "Refused: max proposed CT1-0001; a second, different manager must approve it"
     )
+    assert live.actions.calls == []
+    # The second manager, on her own tablet.
+    context = browser.new_context(viewport=TABLET, base_url=live.url)
+    try:
+        other = context.new_page()
+        other.on("dialog", lambda dialog: dialog.accept())
+        log_in(other, "mia")
+        other.locator("#changes-pending").get_by_role("button", name="Approve CT1-0001").click()
+        expect(other.locator("#toast")).to_contain_text("Done: Approve CT1-0001")
+        expect(other.locator("#changes-pending")).to_have_count(0)  # nothing awaits any more
+    finally:
+        context.close()
+    assert live.actions.calls == [SetLimits(500, 25_000, "mia")]
+    stored = [(e.kind, e.payload.get("by")) for e in live.journal.entries() if e.kind.startswith("change_")]
+    assert stored == [("change_proposed", "max"), ("change_refused", "max"), ("change_approved", "mia")]
 
 
 def test_recall_download_csv_gives_the_rounds_file(page: Page, live: PanelRig, tmp_path: Path) -> None:

@@ -168,16 +168,24 @@ def test_a_red_light_from_the_shoe_is_an_alert_a_supervisor_clears_through_the_e
     assert answer.status_code == 200, answer.text
     assert table.engine.table_open is False
     assert table.engine.closed_reason == "end of shift"
+    # The limits: proposed by one manager, applied when a second approves (two-person control).
     answer = client.post(
         "/api/actions/set_limits", json={"min_ante_cents": 1000, "max_ante_cents": 20000}, headers=headers
     )
     assert answer.status_code == 200, answer.text
-    assert (table.engine.config.min_ante_cents, table.engine.config.max_ante_cents) == (1000, 20000)
+    assert (table.engine.config.min_ante_cents, table.engine.config.max_ante_cents) != (1000, 20000)
     answer = client.post(
         "/api/actions/set_limits", json={"min_ante_cents": 3000, "max_ante_cents": 2000}, headers=headers
     )
-    assert answer.status_code == 409
+    assert answer.status_code == 409  # a proposal that could never apply is refused at once
     assert "min_ante_cents" in answer.json()["detail"]
+    client.cookies.clear()
+    second = {"X-CSRF-Token": login(client, "mia")}
+    answer = client.post("/api/changes/CT1-0001/approve", headers=second)
+    assert answer.status_code == 200, answer.text
+    assert (table.engine.config.min_ante_cents, table.engine.config.max_ante_cents) == (1000, 20000)
+    client.cookies.clear()
+    headers = {"X-CSRF-Token": login(client, "max")}
     answer = client.post("/api/actions/open_table", json={}, headers=headers)
     assert answer.status_code == 200, answer.text
     assert table.engine.table_open is True

@@ -382,7 +382,7 @@ def test_a_supervisor_holds_the_table_then_voids_the_round_and_refusals_are_in_w
         hold["fault_id"],
     )
     manager.goto("/")
-    manager.get_by_role("button", name="Set limits…").click()
+    manager.get_by_role("button", name="Propose limits…").click()
     dialog = manager.locator("dialog[open]")
     dialog.locator("input[name=min_ante_cents]").fill("5000")
     dialog.locator("input[name=max_ante_cents]").fill("1000")

@@ -4,6 +4,14 @@
   const count = document.getElementById("alert-count");
   if (!map || !window.EventSource) return;
   const source = new EventSource("/api/events");
+  // A tile's clock: the table's last offset from the floor's time source (panel.py clock_text).
+  function clockText(t) {
+    if (t.clock_offset_us === null || t.clock_offset_us === undefined) {
+      return t.clock_measured_utc ? "clock: unread" : "clock: not measured";
+    }
+    const seconds = t.clock_offset_us / 1000000;
+    return "clock " + (seconds >= 0 ? "+" : "") + seconds.toFixed(3) + " s" + (t.clock_within_bound ? "" : " PAST BOUND");
+  }
   // The session ended (idle, its 12 hours, or a logout in another tab): the stream says so and stops.
   source.addEventListener("logout", function () { source.close(); location.href = "/login"; });
   const status = document.getElementById("floor-status");
@@ -35,7 +43,7 @@
         tile = document.createElement("a");
         tile.dataset.table = t.table_id;
         tile.href = "/rounds?table=" + encodeURIComponent(t.table_id);
-        for (const part of ["id", "pit", "game", "phase", "state", "last", "software"]) {
+        for (const part of ["id", "pit", "game", "phase", "state", "last", "software", "clock"]) {
           const span = document.createElement("span");
           span.className = part;
           tile.appendChild(span);
@@ -52,6 +60,7 @@
       tile.querySelector(".last").textContent = t.last_round_id || "—";
       tile.querySelector(".software").textContent =
         (t.software || "software not verified") + (t.software_check ? " · check: " + t.software_check : "");
+      tile.querySelector(".clock").textContent = clockText(t);
     }
     map.dataset.updated = String(Date.now());
   });

@@ -19,6 +19,7 @@ router = APIRouter(tags=["actions"])
 
 class Done(BaseModel):
     ok: bool = True
+    change_id: str | None = None  # a money setting's proposal (two-person control): its id
 
 
 FaultId = Annotated[str, PathParam(min_length=1, max_length=80)]
@@ -108,12 +109,18 @@ def _serve(declared: PanelAction) -> None:
         panel: PanelDep,
         session: Annotated[Session, Depends(allowed)],
     ) -> Done:
+        if declared.controlled is not None:  # never applied here: proposed, for a second manager
+            change_id = await panel.backend.propose_action(  # type: ignore[attr-defined]
+                declared.build(body, session.user), declared.controlled
+            )
+            return Done(change_id=change_id)
         await panel.backend.perform(declared.build(body, session.user))
         return Done()
 
     router.post(
         declared.url,
         name=declared.name,
+        response_model_exclude_none=True,  # {"ok": true}, with the change_id of a proposal
         summary=declared.label,
         description=f"{declared.action.__doc__ or declared.label} Needs role {declared.role}.",
     )(perform)

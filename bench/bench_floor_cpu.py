@@ -1,0 +1,214 @@
+"""The floor service's CPU per message, side by side: one stream of simulated tables' journals drained
+into a fresh PostgreSQL database by each given version of the floor service in turn, in one run.
+
+    python bench/bench_floor_cpu.py [--tables 300] [--rounds 2] [--code DIR ...] [--repeat 2]
+                                    [--profile-dir DIR]
+
+Every server real, started here (nats-server with TLS, PostgreSQL); the tables play ``--rounds``
+rounds each (the real engine) and their uplinks publish everything while no floor service runs. Then,
+for each ``--code`` directory (a checkout of this repository: e.g. ``git archive main | tar -x -C
+/tmp/before``; default: this checkout), ``--repeat`` times, alternating (so that the machine's load
+falls on each alike): the database dropped and made again, the floor's consumer deleted and made again,
+and ``flushtable floor serve`` run from that directory in a child process until the floor holds every
+entry. Printed as JSON for each run: the service's CPU from its first commit to its last per 1,000
+messages (its start-up left out), PostgreSQL's and nats-server's, and the entries/s committed; each run
+ends with every entry on the floor exactly once and every chain verified, or the bench fails.
+
+``--profile-dir``: each run's service under cProfile, its file there (the profile's own cost is in
+that run's figures: profile runs are for where the time goes, not for the figures).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench_floor import CpuMeter, _journal_total, _stream_count, _wait_count
+
+from controller.floor.config import write_floor_config
+from controller.floor.embedded import EmbeddedFloor
+from controller.floor.servers import FLOOR_CONSUMER, STREAM_NAME
+from controller.floor.verify import verify_table
+from controller.journal.store import Journal
+from controller.logs import configure_logging
+from controller.simulation.floor_tables import MIXED_GAMES, SimTable
+from controller.uplink.uplink import Uplink
+
+_HERE = Path(__file__).resolve().parents[1]
+
+
+async def _fill(floor: EmbeddedFloor, ids: list[str], base: Path, rounds: int, seed: int) -> int:
+    """The tables play, their uplinks publish everything; returns the entries in the journals."""
+    rng = random.Random(seed)
+    journals = {t: Journal.open(base / "tables" / f"{t}.sqlite", t, synchronous="OFF") for t in ids}
+    try:
+        sims = [
+            SimTable(journals[t], MIXED_GAMES[i % 3], random.Random(rng.random())) for i, t in enumerate(ids)
+        ]
+        for _ in range(rounds):
+            for sim in sims:
+                sim.play_round()
+        total = _journal_total(journals)
+        stop = asyncio.Event()
+        uplinks = [Uplink(floor.uplink_config(t, poll_interval_s=2.0), journals[t].path, t) for t in ids]
+        tasks = [asyncio.create_task(u.run(stop)) for u in uplinks]
+        started = time.perf_counter()
+        while sum(u.status.acked.entry_seq for u in uplinks) < total:
+            if time.perf_counter() - started > 900:
+                raise SystemExit("bench_floor_cpu: the uplinks did not publish everything in 900 s")
+            await asyncio.sleep(0.1)
+        stop.set()
+        await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 60)
+        return total
+    finally:
+        for journal in journals.values():
+            journal.close()
+
+
+async def _reset(floor: EmbeddedFloor) -> None:
+    """A fresh floor database and a fresh consumer: the next service drains the whole stream again."""
+    assert floor.postgres is not None
+    with psycopg.connect(floor.postgres.superuser_dsn, autocommit=True) as connection:
+        connection.execute(
+            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(floor.dbname))
+        )
+    floor.setup_database()
+    admin = await floor.connect_admin()
+    try:
+        await admin.jetstream().delete_consumer(STREAM_NAME, FLOOR_CONSUMER)
+    finally:
+        await admin.close()
+    await floor.setup_stream()
+
+
+async def _drain(  # noqa: PLR0917 - one run's context
+    floor: EmbeddedFloor, code: Path, config_path: Path, entries: int, messages: int, profile: Path | None
+) -> dict[str, Any]:
+    await _reset(floor)
+    meter = CpuMeter(floor)
+    command = [sys.executable]
+    if profile is not None:
+        command += ["-m", "cProfile", "-o", str(profile)]
+    command += ["-m", "controller.cli", "floor", "serve", "--config", str(config_path)]
+    env = {**os.environ, "PYTHONPATH": str(code)}
+    with (config_path.parent / "floor-service.log").open("ab") as service_log:
+        process = subprocess.Popen(command, env=env, stdout=service_log, stderr=subprocess.STDOUT, cwd=code)
+    meter.floor_pids = [process.pid]
+    try:
+        await _wait_count(floor.reporting_dsn, 1, 120)
+        at_first = meter.read()
+        await _wait_count(floor.reporting_dsn, entries, 900)
+        at_last = meter.read()
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=60)
+    with psycopg.connect(floor.reporting_dsn) as connection:
+        row = connection.execute(
+            "SELECT count(*) - count(DISTINCT (table_id, seq)), count(*), "
+            "extract(epoch FROM max(floor_committed_utc) - min(floor_committed_utc)) FROM floor_entries"
+        ).fetchone()
+        assert row is not None
+        tables = [str(t) for (t,) in connection.execute("SELECT table_id FROM floor_tables").fetchall()]
+        verified = sum(1 for t in tables if verify_table(connection, t).ok)
+    doubled, held, span_s = int(row[0]), int(row[1]), float(row[2] or 0.0)
+    if doubled or held != entries or verified != len(tables):
+        raise SystemExit(
+            f"bench_floor_cpu: {code}: doubled {doubled}, held {held}/{entries}, verified {verified}"
+        )
+    spent = CpuMeter.spent(at_first, at_last)
+    return {
+        "code": str(code),
+        "load_average_1m": round(os.getloadavg()[0], 2),
+        "commit_span_s": round(span_s, 2),
+        "entries_per_s_committing": round(entries / span_s) if span_s else None,
+        "cpu_s": spent,
+        "cpu_ms_per_1000_messages": {
+            name: round(1_000_000 * cpu_s / messages, 1)
+            for name, cpu_s in spent.items()
+            if name != "tables_and_uplinks"
+        },
+        "doubled": doubled,
+        "chains_verified": verified,
+    }
+
+
+async def bench(args: argparse.Namespace, base: Path) -> dict[str, Any]:
+    ids = [f"T{n:03d}" for n in range(1, args.tables + 1)]
+    floor = EmbeddedFloor(base / "floor", ids)
+    await asyncio.to_thread(floor.start)
+    try:
+        entries = await _fill(floor, ids, base, args.rounds, args.seed)
+        messages = await _stream_count(floor)
+        config_path = write_floor_config(base / "floor-config", floor.floor_config())
+        codes = [Path(c).resolve() for c in args.code] or [_HERE]
+        runs: list[dict[str, Any]] = []
+        for turn in range(args.repeat):
+            for index, code in enumerate(codes):
+                profile = Path(args.profile_dir) / f"floor-{index}-{turn}.prof" if args.profile_dir else None
+                runs.append(await _drain(floor, code, config_path, entries, messages, profile))
+                print(json.dumps(runs[-1]), file=sys.stderr)
+    finally:
+        floor.stop()
+    by_code = {
+        str(code): {
+            "service_cpu_ms_per_1000_messages": [
+                r["cpu_ms_per_1000_messages"]["floor_service"] for r in runs if r["code"] == str(code)
+            ],
+            "entries_per_s_committing": [
+                r["entries_per_s_committing"] for r in runs if r["code"] == str(code)
+            ],
+        }
+        for code in codes
+    }
+    return {
+        "tables": len(ids),
+        "entries": entries,
+        "messages_on_stream": messages,
+        "cpus": os.cpu_count(),
+        "by_code": by_code,
+        "runs": runs,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--tables", type=int, default=300)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--code", action="append", default=[], help="a checkout to run the service from")
+    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--profile-dir", default=None)
+    parser.add_argument("--out", default=None, help="also write the JSON to bench/results/FILE")
+    args = parser.parse_args()
+    configure_logging(level="warning")
+    base = Path(tempfile.mkdtemp(prefix="flushtable-bench-floor-cpu-"))
+    os.chmod(base, 0o755)  # the cluster runs as the postgres user
+    try:
+        figures = asyncio.run(bench(args, base))
+        print(json.dumps(figures))
+        if args.out:
+            (Path(__file__).resolve().parent / "results" / args.out).write_text(
+                json.dumps(figures, indent=2) + "\n"
+            )
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

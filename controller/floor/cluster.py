@@ -1,0 +1,116 @@
+"""A three-node JetStream cluster on loopback (docs/floor.md "A JetStream cluster"): the fixtures' and
+`flushtable floor demo --nodes 3`'s, each node a ``NatsServer`` with the same TLS, users and permissions
+as the one-server floor, routed to the others over TLS (the floor's CA, a route user of its own).
+
+The floor's stream is then R3 (controller/floor/stream.py ``replicas``): JetStream acknowledges a
+message once a majority of its replicas (two of three) hold it, so losing any one node loses no
+acknowledged message and stops nothing (the other two elect new leaders for the stream and the floor's
+consumer). The tables' uplinks and the floor service are given every node's URL and connect to any.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import ssl
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nats
+import nats.errors
+import nats.js.errors
+
+from controller.floor.servers import ClusterRoutes, NatsServer, NatsUser, ServerError, TlsFiles, free_port
+
+__all__ = ["CLUSTER_NAME", "NatsCluster", "wait_jetstream_ready"]
+
+CLUSTER_NAME = "flushtable"
+ROUTE_USER = "flushtable-route"
+
+
+@dataclass
+class NatsCluster:
+    """``size`` nats-server nodes under ``directory`` (``n1``, ``n2`` ...), routed to each other.
+    ``kill(i)`` is SIGKILL of one node (the tests' crash); ``start_node(i)`` brings it back on its own
+    store and ports, and it catches up from the others."""
+
+    directory: Path
+    tls: TlsFiles
+    users: list[NatsUser]
+    size: int = 3
+    nodes: list[NatsServer] = field(default_factory=list)
+    route_password: str = field(default_factory=lambda: secrets.token_urlsafe(18), repr=False)
+
+    def __post_init__(self) -> None:
+        if self.size < 3:
+            raise ServerError("a JetStream cluster needs three nodes or more (a majority survives one loss)")
+        client_ports = [free_port() for _ in range(self.size)]
+        route_ports = [free_port() for _ in range(self.size)]
+        for index in range(self.size):
+            routes = ClusterRoutes(
+                name=CLUSTER_NAME,
+                port=route_ports[index],
+                routes=tuple(p for i, p in enumerate(route_ports) if i != index),
+                user=ROUTE_USER,
+                password=self.route_password,
+            )
+            self.nodes.append(
+                NatsServer(
+                    self.directory / f"n{index + 1}",
+                    client_ports[index],
+                    self.tls,
+                    self.users,
+                    server_name=f"flushtable-n{index + 1}",
+                    cluster=routes,
+                )
+            )
+
+    @property
+    def urls(self) -> tuple[str, ...]:
+        return tuple(node.url for node in self.nodes)
+
+    def start(self) -> None:
+        for node in self.nodes:
+            node.start()
+
+    def start_node(self, index: int) -> None:
+        self.nodes[index].start()
+
+    def kill(self, index: int) -> None:
+        self.nodes[index].kill()
+
+    def stop(self) -> None:
+        for node in self.nodes:
+            node.stop()
+
+
+async def wait_jetstream_ready(
+    servers: tuple[str, ...], user: str, password: str, ca_file: Path, timeout_s: float = 60.0
+) -> None:
+    """Until the cluster's JetStream answers (its meta leader elected: a few seconds after the nodes
+    start), bounded: ServerError after ``timeout_s`` with the last error."""
+    deadline = time.monotonic() + timeout_s
+    last = ""
+    while time.monotonic() < deadline:
+        try:
+            client = await nats.connect(
+                servers=list(servers),
+                user=user,
+                password=password,
+                tls=ssl.create_default_context(cafile=str(ca_file)),
+                allow_reconnect=False,
+                connect_timeout=5,
+            )
+        except (nats.errors.Error, OSError, TimeoutError) as error:
+            last = f"{type(error).__name__}: {error}"
+        else:
+            try:
+                await client.jetstream().account_info()
+                return
+            except (nats.errors.Error, nats.js.errors.Error, TimeoutError) as error:
+                last = f"{type(error).__name__}: {error}"
+            finally:
+                await client.close()
+        await asyncio.sleep(0.25)  # a poll of the servers' state, bounded by the deadline above
+    raise ServerError(f"the JetStream cluster did not answer in {timeout_s} s: {last}")

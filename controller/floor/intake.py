@@ -1,0 +1,123 @@
+"""The floor service's deliveries as they come off the wire, without nats-py's per-message work that
+the floor does not need (docs/floor.md "CPU per message").
+
+nats-py builds a ``Msg`` for every message it receives: every header parsed into a dict (a Python loop
+over each character of each header name, the largest single cost of a delivery in the floor's profile),
+the subject and reply decoded, and the JetStream metadata parsed again from the reply subject (a
+datetime among it) when the floor asks for the stream sequence. A floor delivery needs its subject, its
+body, its stream sequence and, rarely, a header: ``FloorClient`` hands the floor's own subscription a
+``Delivery`` with the header block kept as bytes (``RawHeaders``: parsed, with nats-py's own parser,
+only if a header is asked for that the block holds), and the stream sequence read from its reply
+subject. Everything else (status messages, every other subscription) goes nats-py's way unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+
+from nats.aio import client as nats_client
+from nats.aio.client import Client
+
+__all__ = ["Delivery", "FloorClient", "RawHeaders", "stream_seq_of_reply"]
+
+_HEADER_LINE = b"NATS/1.0"
+_CRLF = b"\r\n"
+
+
+class RawHeaders(Mapping[str, str]):
+    """A message's header block (``NATS/1.0\\r\\nName: value\\r\\n...``), parsed on first need by
+    nats-py's own parser (so what a header reads as is what nats-py would say). ``get`` of a name
+    whose bytes the block does not hold answers at once: the floor asks every message whether it was
+    sourced from a site (``Nats-Stream-Source``), and a table's message never is on a one-site floor."""
+
+    __slots__ = ("_parsed", "_raw")
+
+    def __init__(self, raw: bytes) -> None:
+        self._raw = raw
+        self._parsed: dict[str, str] | None = None
+
+    def _dict(self) -> dict[str, str]:
+        if self._parsed is None:
+            self._parsed = Client._parse_header_lines(self._raw[len(_HEADER_LINE) + len(_CRLF) :])
+        return self._parsed
+
+    def get(self, key: str, default: str | None = None) -> str | None:  # type: ignore[override]
+        if self._parsed is None and key.encode("utf-8", "replace") not in self._raw:
+            return default
+        return self._dict().get(key, default)
+
+    def __getitem__(self, key: str) -> str:
+        return self._dict()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._dict())
+
+    def __len__(self) -> int:
+        return len(self._dict())
+
+
+_NO_HEADERS: Mapping[str, str] = {}
+
+
+def stream_seq_of_reply(reply: str) -> int:
+    """The stream sequence of a JetStream delivery, from its ack subject: ``$JS.ACK.<stream>.<consumer>.
+    <delivered>.<stream seq>.<consumer seq>.<time>.<pending>`` (9 tokens) or, from servers that name a
+    domain and account, ``$JS.ACK.<domain>.<account>.<stream>.<consumer>.<delivered>.<stream seq>...``
+    (11 or more), as nats-py's ``Msg.Metadata`` reads it. ValueError: not a JetStream delivery."""
+    tokens = reply.split(".")
+    if len(tokens) < 9 or tokens[0] != "$JS" or tokens[1] != "ACK" or len(tokens) == 10:
+        raise ValueError(f"not a JetStream delivery's reply subject: {reply[:80]!r}")
+    return int(tokens[5] if len(tokens) == 9 else tokens[7])
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """One message the floor's consumer delivered: what the floor reads of it, and its ack subject."""
+
+    subject: str
+    reply: str
+    data: bytes
+    headers: Mapping[str, str]
+
+    @property
+    def stream_seq(self) -> int:
+        return stream_seq_of_reply(self.reply)
+
+
+class FloorClient(Client):
+    """nats-py's client; a subscription registered with ``deliver_raw`` gets each message with a body
+    as a ``Delivery`` (called synchronously, in the order received), not a ``Msg``. A message without a
+    body (a status: 404, 408, 409, a heartbeat) or whose header block opens with an inline status goes
+    nats-py's way to the subscription's own callback, as does everything when nats-py reads headers with
+    its optional e-mail parser (its header semantics are then that parser's)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_handlers: dict[int, Callable[[Delivery], None]] = {}
+
+    def deliver_raw(self, sid: int, handler: Callable[[Delivery], None]) -> None:
+        self._raw_handlers[sid] = handler
+
+    async def _process_msg(
+        self, sid: int, subject: bytes, reply: bytes, data: bytes, headers: bytes | None
+    ) -> None:
+        handler = self._raw_handlers.get(sid)
+        if (
+            handler is None
+            or not data
+            or getattr(nats_client, "parse_email", None) is not None
+            or (headers is not None and headers[len(_HEADER_LINE) : len(_HEADER_LINE) + 1] == b" ")
+        ):
+            await super()._process_msg(sid, subject, reply, data, headers)  # type: ignore[arg-type]
+            return
+        self.stats["in_msgs"] += 1
+        self.stats["in_bytes"] += len(data)
+        handler(
+            Delivery(
+                subject.decode(),
+                reply.decode(),
+                data,
+                RawHeaders(headers) if headers is not None else _NO_HEADERS,
+            )
+        )

@@ -1,0 +1,98 @@
+"""The floor's raw deliveries (controller/floor/intake.py) and its one JSON reader (wire.decode) read
+what nats-py and json.loads read: the same headers, the same stream sequence, the same documents and
+the same refusals, on ordinary and odd inputs alike. Pure: no server."""
+
+from __future__ import annotations
+
+import codecs
+import json
+from typing import Any
+
+import pytest
+from nats.aio.client import Client
+from nats.aio.msg import Msg
+
+from controller.floor.intake import RawHeaders, stream_seq_of_reply
+from controller.uplink import wire
+
+HEADER_BLOCKS = [
+    b"NATS/1.0\r\nNats-Msg-Id: T1:3:abc\r\nFlushtable-Pos: 3.0\r\n\r\n",
+    b"NATS/1.0\r\nNats-Stream-Source: FLUSHTABLE_east:hash 12\r\n\r\n",
+    b"NATS/1.0\r\nName:Value\r\nNo colon here\r\nBad Name: x\r\n\xff\xfe: y\r\nK: caf\xc3\xa9 \xff\r\n\r\n",
+    b"NATS/1.0\r\n\r\n",
+    b"NATS/1.0\r\nNats-Stream-Sourcex: 1\r\nA: 1\r\nA: 2\r\n\r\n",
+]
+
+
+@pytest.mark.parametrize("block", HEADER_BLOCKS)
+def test_raw_headers_read_as_nats_py_reads_them(block: bytes) -> None:
+    expected = Client._parse_header_lines(block[len(b"NATS/1.0\r\n") :])
+    headers = RawHeaders(block)
+    assert dict(headers) == expected
+    for name in ("Nats-Stream-Source", "Nats-Msg-Id", "Name", "K", "A", "absent"):
+        assert RawHeaders(block).get(name) == expected.get(name)
+        assert RawHeaders(block).get(name, "d") == expected.get(name, "d")
+
+
+def test_a_header_the_block_does_not_hold_is_answered_without_parsing() -> None:
+    headers = RawHeaders(HEADER_BLOCKS[0])
+    assert headers.get("Nats-Stream-Source") is None
+    assert headers._parsed is None  # the common case of every message: nothing parsed
+    assert headers.get("Nats-Msg-Id") == "T1:3:abc"
+    assert headers._parsed is not None
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "$JS.ACK.FLUSHTABLE.floor.1.12345.99.1764912345123456789.5",
+        "$JS.ACK.hub.ACCHASH.FLUSHTABLE.floor.2.777.98.1764912345123456789.0.token",
+        "$JS.ACK.hub.ACCHASH.FLUSHTABLE.floor.2.778.98.1764912345123456789.0",
+    ],
+)
+def test_the_stream_seq_is_nats_py_s(reply: str) -> None:
+    assert stream_seq_of_reply(reply) == Msg.Metadata._from_reply(reply).sequence.stream
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "",
+        "_INBOX.x.1",
+        "$JS.ACK.a.b.c.d.e.f.g.h",
+        "$JS.NAK.FLUSHTABLE.floor.1.2.3.4.5",
+        "$JS.ACK.S.c.1.x.2.3.4",
+    ],
+)
+def test_what_is_no_jetstream_delivery_is_refused(reply: str) -> None:
+    with pytest.raises(ValueError):  # noqa: PT011 - the one error it raises
+        stream_seq_of_reply(reply)
+
+
+def _outcome(read: Any, data: bytes) -> tuple[str, Any]:
+    try:
+        return "ok", read(data)
+    except (ValueError, RecursionError) as error:
+        return "refused", type(error).__name__
+
+
+BODIES = [
+    b'{"a": 1, "b": [1.5, "x"], "a": 2}',
+    codecs.BOM_UTF8 + b'{"a": 1}',
+    '{"a": "é"}'.encode("utf-16"),
+    b'{"a": "\\ud800"}',
+    b'{"a": "\xed\xa0\x80"}',  # a surrogate encoded in UTF-8: json.loads takes it ("surrogatepass")
+    b'{"a": NaN}',
+    b'{"a": 1e400}',
+    b"",
+    b"\xff\xfe{}",
+    b'{"a": 123456789012345678901234567890}',
+    b"[1, 2",
+]
+
+
+@pytest.mark.parametrize("body", BODIES)
+def test_the_one_reader_reads_as_json_loads(body: bytes) -> None:
+    assert _outcome(wire._json_document, body) == _outcome(
+        lambda data: json.loads(data, parse_constant=wire._not_json), body
+    )

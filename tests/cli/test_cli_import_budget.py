@@ -109,6 +109,7 @@ BUDGET: dict[str, tuple[frozenset[str], frozenset[str]]] = {
                 "controller.journal.entries",
                 "controller.journal.kinds",
                 "controller.journal.privacy",
+                "controller.journal.proposals",  # the reducer folds the two-person changes too
                 "controller.journal.recall",
                 "controller.journal.render",
                 "controller.journal.render_csv",

@@ -17,7 +17,7 @@ import ipaddress
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BeforeValidator, Field, ValidationError, field_validator, model_validator
@@ -48,18 +48,12 @@ from controller.names import (
     RakeMethod,
 )
 from controller.passwords import parse_password_hash
-from controller.progressive.model import ProgressiveParameters, parse_parameters
-from controller.rules.games import GAMES
+from controller.rules.games import GAMES, NOT_OFFERED, PROGRESSIVE_GAMES
 from controller.rules.paytables import (
     DEFAULT_PRESET,
     Paytable,
     default_paytable,
     parse_table_paytable,
-)
-from controller.rules.progressive import (
-    NOT_OFFERED,
-    PROGRESSIVE_GAMES,
-    ProgressiveSettings,
 )
 from controller.settings import (
     KeyRefusal,
@@ -76,6 +70,12 @@ from controller.settings import (
 )
 from drivers.urls import SimUrl, parse_device_url
 from table_names import DEVICE_KEY_LEN
+
+if TYPE_CHECKING:
+    # Loaded where a [progressive] table is read (_progressive): the controller's model brings the
+    # journal's typed entries and msgspec, which checking a table without a Progressive never needs.
+    from controller.progressive.model import ProgressiveParameters
+    from controller.rules.progressive import ProgressiveSettings
 
 ROLES = ("viewer", "supervisor", "manager")
 DEVICE_KEY_BYTES = DEVICE_KEY_LEN  # HMAC-SHA256 device keys (docs/protocol.md §6)
@@ -1030,6 +1030,8 @@ def _progressive(raw: dict[str, Any] | None, game: str) -> ProgressiveParameters
         return None
     if game not in PROGRESSIVE_GAMES:
         raise KeyRefusal("progressive", NOT_OFFERED)
+    from controller.progressive.model import parse_parameters  # noqa: PLC0415 (above: TYPE_CHECKING)
+
     try:
         return parse_parameters(raw, field="progressive")
     except UserError as error:

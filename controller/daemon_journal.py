@@ -44,11 +44,11 @@ import structlog
 from controller.engine import JournalRecord
 from controller.engine.outputs import Output
 from controller.journal.anchor import Anchor, write_anchor
-from controller.journal.checkpoint import state_from_checkpoint, state_to_checkpoint
+from controller.journal.checkpoint import checkpoint_format, state_from_checkpoint, state_to_checkpoint
 from controller.journal.group_commit import CommitFailed, Committed, GroupCommit
 from controller.journal.kinds import CLOSING_KINDS
 from controller.journal.proof import prepare_for_run
-from controller.journal.segments import Seal, seal_due, seal_open_segment
+from controller.journal.segments import Seal, last_seal, seal_due, seal_open_segment
 from controller.journal.state import TableState
 from controller.journal.store import Journal, JournalEntry, JournalError
 
@@ -154,6 +154,7 @@ class DaemonJournal:
         seal the open segment when the policy says it is due, and open the next one
         (docs/journal.md "Segments and seals"). ``state``: the reducer's state at the journal's end."""
         entries, first_utc = self.journal.segment_summary()
+        last = last_seal(self.path) if self.journal.base.segment > 1 else None
         why = seal_due(
             entries,
             first_utc,
@@ -161,6 +162,7 @@ class DaemonJournal:
             every_entries=policy.entries,
             per_gaming_day=policy.per_gaming_day,
             gaming_day_start_utc=policy.gaming_day_start_utc,
+            last_checkpoint_format=None if last is None else checkpoint_format(last.checkpoint),
         )
         if why is None:
             return None

@@ -12,11 +12,13 @@ seat without importing the protocol (issue 28: ``flushtable settle`` starts with
 from __future__ import annotations
 
 import re
-from datetime import date
 from enum import StrEnum
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 from table_names import DEVICE_KINDS, MAX_SEAT, DeviceKind
+
+if TYPE_CHECKING:
+    from datetime import date  # an annotation only: the rules' start need not load datetime
 
 # --- games and banking ---------------------------------------------------------------------------------
 HIGH_CARD_FLUSH: Final = "high-card-flush"

@@ -10,6 +10,9 @@ flushtable floor verify-software TABLE --config floor.toml --release WHEEL|DIR -
                                                 files; match or mismatch recorded, an alert if not
 flushtable floor report --day YYYY-MM-DD [--pit P] [--csv] --config floor.toml
                                                 the gaming day's report per table and pit
+flushtable floor panel --config floor.toml       serve the floor panel ([panel] bind, port; until SIGTERM)
+flushtable floor user add NAME --role ROLE --config floor.toml   (password from stdin or a prompt)
+flushtable floor user list|disable NAME --config floor.toml     the panel's logins (floor-users.json)
 flushtable floor demo [--tables N] [--rounds R] [--dir D] [--site NAME]
 """
 
@@ -20,18 +23,29 @@ import asyncio
 import contextlib
 import logging
 import signal
+import sys
 from pathlib import Path
 
 import psycopg
 
+from controller.commands.user import read_password
 from controller.errors import UserError
+from controller.files import check_writable_file
 from controller.floor import schema
-from controller.floor.config import load_floor_config
+from controller.floor.config import floor_users_file, load_floor_config, load_floor_panel_config
 from controller.floor.demo import run_demo
 from controller.floor.progressive import LinkedProgressive
 from controller.floor.progressive_config import load_linked_config
 from controller.floor.release import ReleaseRefused, release_table
 from controller.floor.service import FloorService
+from controller.floor.users import (
+    FLOOR_ROLES,
+    FloorUserFile,
+    add_user,
+    disable_user,
+    parse_floor_role,
+    read_users,
+)
 from controller.logs import configure_logging
 
 NAME = "floor"
@@ -102,6 +116,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="half the tables at site NAME: its own nats-server as a leaf node of the hub (docs/floor.md)",
     )
+    panel = sub.add_parser(
+        "panel",
+        help="serve the floor panel ([panel] of the floor's file; docs/floor.md)",
+        description="Serve the floor panel on [panel] bind and port of the floor's file (plain HTTP: "
+        "put a TLS-terminating proxy in front of it on the casino network, docs/floor.md). Its users are "
+        "`flushtable floor user`'s; it stops cleanly on Ctrl-C or SIGTERM.",
+    )
+    panel.add_argument("--config", required=True, help="the floor's TOML file ([floor] and [panel])")
+    user = sub.add_parser("user", help="the floor panel's logins: add, list, disable (docs/floor.md)")
+    user.add_argument("--config", default=None, help="the floor's TOML file (its users file is beside it)")
+    user.add_argument("--users-file", type=Path, default=None, help="the users file itself (else --config's)")
+    actions = user.add_subparsers(dest="user_action", metavar="ACTION", required=True)
+    add = actions.add_parser(
+        "add", help="add a login (or --replace one); the password from stdin or a prompt"
+    )
+    add.add_argument("name")
+    add.add_argument("--role", required=True, choices=FLOOR_ROLES)
+    add.add_argument("--replace", action="store_true", help="new password and role; enables a disabled user")
+    actions.add_parser("list", help="list the logins, their roles and whether disabled (never their hashes)")
+    disable = actions.add_parser("disable", help="disable a login: no more logins, its sessions end")
+    disable.add_argument("name")
     demo.add_argument(
         "--nodes",
         type=int,
@@ -109,15 +144,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=(1, 3),
         help="3: a three-node JetStream cluster on loopback, the stream R3 (docs/floor.md)",
     )
-    for sub_parser in (serve, demo):
+    for sub_parser in (serve, demo, panel):
         sub_parser.add_argument(
             "--log-level", default="warning", help="debug, info, warning (default), error"
         )
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.floor_command in ("serve", "demo"):
+    if args.floor_command in ("serve", "demo", "panel"):
         _quiet(args.log_level)
+    if args.floor_command == "panel":
+        return _panel(args)
+    if args.floor_command == "user":
+        return _user(args)
     if args.floor_command == "serve":
         return _serve(args)
     if args.floor_command == "init-db":
@@ -269,4 +308,70 @@ def _report(args: argparse.Namespace) -> int:
     except psycopg.Error as error:
         raise UserError(f"PostgreSQL: {str(error).strip().splitlines()[0]}") from None
     print(report.csv_text() if args.csv else render_report(report), end="")
+    return 0
+
+
+def _panel(args: argparse.Namespace) -> int:
+    from controller.floor.panel import FloorPanelSettings, serve_panel  # noqa: PLC0415 - uvicorn only here
+
+    config = load_floor_panel_config(args.config)
+    users = FloorUserFile(config.users_file)
+    if users.error:
+        raise UserError(users.error)
+    if not users:
+        # Served all the same (users can be added while it runs), but said: nobody could log in.
+        print(
+            f"floor panel: no users yet in {config.users_file} (flushtable floor user add)", file=sys.stderr
+        )
+    settings = FloorPanelSettings(
+        config.reporting_dsn,
+        config.writer_dsn,
+        users,
+        gaming_day_start_hour=config.gaming_day_start_hour,
+        surveillance_big_win_cents=config.surveillance_big_win_cents,
+    )
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for number in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(number, stop.set)
+        server = await serve_panel(settings, host=config.bind, port=config.port)
+        print(f"floor panel: {server.url}/  users: {config.users_file}", file=sys.stderr, flush=True)
+        try:
+            await stop.wait()
+        finally:
+            await server.stop()
+        print("floor panel: stopped", file=sys.stderr, flush=True)
+
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(main())
+    return 0
+
+
+def _user(args: argparse.Namespace) -> int:
+    if args.users_file is not None:
+        path = Path(args.users_file)
+    elif args.config is not None:
+        path = floor_users_file(args.config)
+    else:
+        raise UserError("floor user: give --config floor.toml (or --users-file)")
+    if args.user_action == "add":
+        check_writable_file(path, "users file")
+    elif not path.parent.is_dir():
+        raise UserError(f"users file {path}: no such file, and no directory {path.parent}")
+    if args.user_action == "list":
+        for user in sorted(read_users(path).values(), key=lambda u: u.name):
+            print(f"{user.name}\t{user.role}" + ("\tdisabled" if user.disabled else ""))
+        return 0
+    if args.user_action == "disable":
+        disabled = disable_user(path, args.name)
+        print(f"user {disabled.name} ({disabled.role}) disabled in {path}: its sessions end", file=sys.stderr)
+        return 0
+    role = parse_floor_role(args.role)
+    password = read_password()
+    if not password:
+        raise UserError("password: empty (give it on standard input or at the prompt)")
+    user = add_user(path, args.name, role, password, replace=args.replace)
+    print(f"user {user.name} ({user.role}) saved in {path}", file=sys.stderr)
     return 0

@@ -58,7 +58,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     actions.add_parser("list", help="list users and roles (never their hashes)")
 
 
-def _read_password() -> str:
+def read_password() -> str:
+    """A password from a prompt (typed twice) or standard input's first line; never from argv."""
     if sys.stdin is not None and sys.stdin.isatty():
         first = getpass.getpass("Password: ")
         if getpass.getpass("Again: ") != first:
@@ -90,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"{user.name}\t{user.role}")
         return 0
     role = parse_role(args.role)
-    password = _read_password()
+    password = read_password()
     if not password:
         raise UserError("password: empty (give it on standard input or at the prompt)")
     user = store.add(args.name, role, password, replace=args.replace)

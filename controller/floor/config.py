@@ -41,6 +41,7 @@ from controller.files import (
 )
 from controller.floor.servers import FLOOR_INBOX
 from controller.floor.service import FloorConfig
+from controller.floor.users import FLOOR_USERS_FILE_NAME
 from controller.settings import KeyRefusal, Strict, one_line, refusal, toml_type, unknown_key
 
 MAX_BATCH_SIZE = 10_000  # what the file always allowed; more than the consumer's max_ack_pending adds nothing
@@ -92,6 +93,12 @@ def _user(value: object) -> object:
 FileName = Annotated[str, BeforeValidator(_file_name)]
 
 
+def _bind(value: object) -> object:
+    if not isinstance(value, str) or not value.strip() or any(c.isspace() for c in value):
+        raise refusal(f"must be an address to listen on, like 127.0.0.1, not {shown(value)}")
+    return value
+
+
 class FloorSection(Strict):
     """``[floor]``: where the tables' journals come from (NATS), where they go (PostgreSQL), and the
     consumer loop's tuning. The inbox prefix is not here: the server lets the floor reader receive
@@ -141,11 +148,29 @@ class FloorSection(Strict):
         return self
 
 
+class PanelSection(Strict):
+    """``[panel]``: `flushtable floor panel` (docs/floor.md "Running the floor panel"). Plain HTTP on
+    loopback by default: over the casino network it sits behind a TLS-terminating proxy."""
+
+    bind: Annotated[str, BeforeValidator(_bind)] = "127.0.0.1"
+    port: Annotated[int, whole_number(1, 65535)] = 8090
+    # The reporting role (read-only) for every page; the writer ([floor] dsn_file) only to acknowledge
+    # an alert, release a table or record an auditor's disclosure.
+    reporting_dsn_file: FileName
+    users_file: FileName = FLOOR_USERS_FILE_NAME
+
+    missing_hints: ClassVar[dict[str, str]] = {
+        "reporting_dsn_file": "a file holding the reporting role's libpq connection string",
+    }
+
+
 class FloorFile(Strict):
-    """The whole file: ``[floor]``, and ``[progressive]`` where the floor runs linked progressives
-    (controller/floor/progressive_config.py reads it); nothing else (a misspelt table is refused)."""
+    """The whole file: ``[floor]``, ``[panel]`` where this host runs the floor panel, and
+    ``[progressive]`` where the floor runs linked progressives (controller/floor/progressive_config.py
+    reads it); nothing else (a misspelt table is refused)."""
 
     floor: FloorSection
+    panel: PanelSection | None = None
     progressive: dict[str, Any] | None = None
 
     missing_hints: ClassVar[dict[str, str]] = {"floor": "a table like [floor]"}
@@ -178,6 +203,65 @@ def load_floor_config(path: str | Path) -> FloorConfig:
         raise FloorConfigError(f"{source}: {refused.key}: {refused.reason}") from None
 
 
+@dataclasses.dataclass(frozen=True)
+class FloorPanelConfig:
+    """`flushtable floor panel`'s settings: ``[panel]`` with its secrets read, and the writer's DSN."""
+
+    bind: str
+    port: int
+    reporting_dsn: str
+    writer_dsn: str
+    users_file: Path
+    gaming_day_start_hour: int
+    surveillance_big_win_cents: int
+
+
+def load_floor_panel_config(path: str | Path) -> FloorPanelConfig:
+    """``[floor]`` and ``[panel]`` of ``path``; a file without ``[panel]`` is refused in one line."""
+    floor = load_floor_config(path)  # every check of [floor], and the file's shape, first
+    config_path = Path(path)
+    document = load_toml(read_bounded_text(config_path, limit_bytes=MAX_TOML_BYTES))
+    panel = FloorFile.model_validate(document).panel
+    if panel is None:
+        raise FloorConfigError(
+            f"{config_path}: panel: missing (a table like [panel] with reporting_dsn_file; docs/floor.md)"
+        )
+    base_dir = config_path.resolve().parent
+    try:
+        reporting = _connection_string(base_dir, panel.reporting_dsn_file, key="panel.reporting_dsn_file")
+    except KeyRefusal as refused:
+        raise FloorConfigError(f"{config_path}: {refused.key}: {refused.reason}") from None
+    return FloorPanelConfig(
+        bind=panel.bind,
+        port=panel.port,
+        reporting_dsn=reporting,
+        writer_dsn=floor.dsn,
+        users_file=base_dir / panel.users_file,
+        gaming_day_start_hour=floor.gaming_day_start_hour,
+        surveillance_big_win_cents=floor.surveillance_big_win_cents,
+    )
+
+
+def floor_users_file(path: str | Path) -> Path:
+    """Where `flushtable floor user` keeps the logins of the floor file ``path``: its ``[panel]
+    users_file``, else floor-users.json, beside it. Only the file's TOML is read (the users can be
+    made before the secrets are in place); a file that is not TOML is refused in one line."""
+    config_path = Path(path)
+    try:
+        document = load_toml(read_bounded_text(config_path, limit_bytes=MAX_TOML_BYTES))
+    except FileRefused as refused:
+        raise FloorConfigError(str(refused)) from None
+    except TomlRefused as error:
+        raise FloorConfigError(f"{config_path}: not valid TOML: {error}") from None
+    panel = document.get("panel")
+    name = (
+        panel.get("users_file", FLOOR_USERS_FILE_NAME) if isinstance(panel, dict) else FLOOR_USERS_FILE_NAME
+    )
+    if not isinstance(name, str) or not name.strip():
+        raise FloorConfigError(f"{config_path}: panel.users_file: must be a file name")
+    return config_path.resolve().parent / name
+
+
 def _unknown_key(document: dict[str, Any]) -> str | None:
     """``KEY: unknown key (...)`` for the first unknown key, or None. Named before any other problem: a
     misspelt key is what leaves its right spelling "missing" (pydantic would name the missing one first)."""
@@ -185,8 +269,8 @@ def _unknown_key(document: dict[str, Any]) -> str | None:
     for name, value in document.items():
         if name not in known:
             return f"{name}: {unknown_key(name, known)}"
-        if isinstance(value, dict) and name == "floor":
-            keys = list(FloorSection.model_fields)
+        if isinstance(value, dict) and name in ("floor", "panel"):
+            keys = list((FloorSection if name == "floor" else PanelSection).model_fields)
             for key in value:
                 if key not in keys:
                     return f"{name}.{key}: {unknown_key(key, keys)}"
@@ -220,28 +304,29 @@ def _assemble(section: FloorSection, base_dir: Path) -> FloorConfig:
     )
 
 
-def _secret(base_dir: Path, key: str, name: str) -> str:
+def _secret(base_dir: Path, key: str, name: str, *, section: str = "floor") -> str:
     path = base_dir / name
     try:
         text = read_bounded_text(path, limit_bytes=MAX_SECRET_FILE_BYTES).strip()
     except FileRefused as refused:
-        raise KeyRefusal(f"floor.{key}", str(refused)) from None
+        raise KeyRefusal(f"{section}.{key}", str(refused)) from None
     if not text:
         # An empty password or connection string would only fail later, as a connection refused.
-        raise KeyRefusal(f"floor.{key}", f"{path}: empty")
+        raise KeyRefusal(f"{section}.{key}", f"{path}: empty")
     return text
 
 
-def _connection_string(base_dir: Path, name: str) -> str:
+def _connection_string(base_dir: Path, name: str, *, key: str = "floor.dsn_file") -> str:
     """The writer's libpq connection string, checked here: libpq's own complaint about a malformed one
     quotes the string around the fault, password included, and would reach the terminal and every
     ``floor_retry`` log line. The refusal names the file and quotes nothing of it."""
-    dsn = _secret(base_dir, "dsn_file", name)
+    section, _, short = key.partition(".")
+    dsn = _secret(base_dir, short, name, section=section)
     try:
         psycopg.conninfo.conninfo_to_dict(dsn)
     except psycopg.Error:
         raise KeyRefusal(
-            "floor.dsn_file", f"{base_dir / name}: not a libpq connection string (key=value ... or a URI)"
+            key, f"{base_dir / name}: not a libpq connection string (key=value ... or a URI)"
         ) from None
     return dsn
 
@@ -251,14 +336,20 @@ def _toml_string(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-def write_floor_config(directory: Path, config: FloorConfig) -> Path:
+def write_floor_config(
+    directory: Path, config: FloorConfig, *, reporting_dsn: str | None = None, panel_port: int = 8090
+) -> Path:
     """Write a config and its secret files (mode 0600) for ``config``: the file the tests run
     `flushtable floor serve` and `floor release` on. ``load_floor_config`` of it gives ``config`` back
-    (the CA's path made absolute)."""
+    (the CA's path made absolute). With ``reporting_dsn``, a ``[panel]`` too (loopback, ``panel_port``),
+    for `flushtable floor panel` (the demo's file)."""
     if config.inbox_prefix != FLOOR_INBOX:
         raise ValueError(f"the floor's inbox prefix is {FLOOR_INBOX!r}: the file cannot hold another")
     directory.mkdir(parents=True, exist_ok=True)
-    for name, text in (("nats-floor.pw", config.password), ("floor-writer.dsn", config.dsn)):
+    secrets = [("nats-floor.pw", config.password), ("floor-writer.dsn", config.dsn)]
+    if reporting_dsn is not None:
+        secrets.append(("floor-reporting.dsn", reporting_dsn))
+    for name, text in secrets:
         secret = directory / name
         secret.touch(mode=0o600)
         secret.chmod(0o600)  # before the secret is written: never readable by others, even briefly
@@ -281,7 +372,13 @@ def write_floor_config(directory: Path, config: FloorConfig) -> Path:
         f"backoff_max_s = {config.backoff_max_s!r}\n"
         f"gaming_day_start_hour = {config.gaming_day_start_hour}\n"
         f"surveillance_big_win_cents = {config.surveillance_big_win_cents}\n"
-        f"surveillance_poll_interval_s = {config.surveillance_poll_interval_s!r}\n",
+        f"surveillance_poll_interval_s = {config.surveillance_poll_interval_s!r}\n"
+        + (
+            ""
+            if reporting_dsn is None
+            else f'\n[panel]\nbind = "127.0.0.1"\nport = {panel_port}\n'
+            f'reporting_dsn_file = "floor-reporting.dsn"\nusers_file = "{FLOOR_USERS_FILE_NAME}"\n'
+        ),
         encoding="utf-8",
     )
     return path

@@ -26,11 +26,20 @@ from typing import Any
 import psycopg
 
 from controller.errors import UserError
+from controller.floor.config import write_floor_config
 from controller.floor.embedded import EmbeddedFloor
-from controller.floor.panel import FloorPanelSettings, FloorUser, serve_panel
+from controller.floor.panel import FloorPanelSettings, serve_panel
 from controller.floor.servers import ServerError
 from controller.floor.service import FloorService
 from controller.floor.site import EmbeddedSite
+from controller.floor.users import (
+    FLOOR_USERS_FILE_NAME,
+    FloorRole,
+    FloorUser,
+    FloorUserFile,
+    read_users,
+    write_users,
+)
 from controller.floor.verify import verify_table
 from controller.journal.store import Journal
 from controller.simulation.floor_tables import MIXED_GAMES, SimTable
@@ -132,7 +141,7 @@ async def _run(
     service = FloorService(floor.floor_config())
     tasks = [asyncio.create_task(u.run(stop)) for u in uplinks.values()]
     tasks.append(asyncio.create_task(service.run(stop)))
-    panel = await _start_panel(floor, port)
+    panel = await _start_panel(floor, base, port)
     try:
         if rounds is None:
             tasks.append(asyncio.create_task(_play_forever(sims, uplinks, stop)))
@@ -163,17 +172,42 @@ async def _run(
             journal.close()
 
 
-async def _start_panel(floor: EmbeddedFloor, port: int) -> Any:
-    """The floor panel on 127.0.0.1, with a one-time supervisor login printed to standard error."""
-    password = secrets.token_urlsafe(12)
-    users = {"floor": FloorUser.with_password("floor", "supervisor", password)}
-    settings = FloorPanelSettings(floor.reporting_dsn, floor.writer_dsn, users)
+# The demo's logins (docs/floor.md "The demo"): a pit supervisor, and a table-games manager, who alone may
+# release a quarantined table, so every documented action can be tried. Fresh passwords at each start.
+DEMO_LOGINS: tuple[tuple[str, FloorRole], ...] = (("floor", "supervisor"), ("manager", "manager"))
+
+
+def write_demo_config(floor: EmbeddedFloor, base: Path, port: int) -> tuple[Path, dict[str, str]]:
+    """D/floor.toml (with its secret files, 0600) for `flushtable floor release|report|panel|user
+    --config` against the running demo, and D/floor-users.json with the demo's logins, their fresh
+    passwords returned. Users added with `floor user add --config D/floor.toml` are kept."""
+    path = write_floor_config(base, floor.floor_config(), reporting_dsn=floor.reporting_dsn, panel_port=port)
+    users_file = base / FLOOR_USERS_FILE_NAME
+    users = read_users(users_file)
+    passwords = {}
+    for name, role in DEMO_LOGINS:
+        passwords[name] = secrets.token_urlsafe(12)
+        users[name] = FloorUser.with_password(name, role, passwords[name])
+    write_users(users_file, users)
+    return path, passwords
+
+
+async def _start_panel(floor: EmbeddedFloor, base: Path, port: int) -> Any:
+    """The floor panel on 127.0.0.1 (its users: D/floor-users.json, read as they change), with the
+    demo's logins and its floor file printed to standard error."""
+    config_path, passwords = await asyncio.to_thread(write_demo_config, floor, base, port)
+    settings = FloorPanelSettings(
+        floor.reporting_dsn, floor.writer_dsn, FloorUserFile(base / FLOOR_USERS_FILE_NAME)
+    )
+    print(f"floor file: {config_path}  (flushtable floor release|report|user ... --config {config_path})",
+          file=sys.stderr, flush=True)  # fmt: skip
     try:
         server = await serve_panel(settings, port=port)
     except UserError as error:  # the port is taken: the demo runs on without its panel
         print(f"floor panel: not started: {error}", file=sys.stderr, flush=True)
         return None
-    print(f"floor panel: {server.url}/  login: floor / {password}", file=sys.stderr, flush=True)
+    logins = "  ".join(f"{name} / {passwords[name]} ({role})" for name, role in DEMO_LOGINS)
+    print(f"floor panel: {server.url}/  logins: {logins}", file=sys.stderr, flush=True)
     return server
 
 

@@ -4,8 +4,11 @@ table's recall, and each linked progressive's page, its sign over the pit and it
 (controller/floor/progressive_view.py). FastAPI over the floor's PostgreSQL (the reporting role:
 read-only; the writer only to acknowledge a floor alert).
 
-Logins and roles: ``supervisor`` (pit supervisor) and ``manager`` (table-games manager) and
-``surveillance`` may acknowledge floor alerts; only a ``manager`` may release a quarantined table
+Served by `flushtable floor panel --config floor.toml` (controller/commands/floor.py) with its users from
+floor-users.json (controller/floor/users.py, read again when it changes: a disabled user's sessions end
+at their next request). Logins and roles: ``viewer`` reads and is shown no private part at all;
+``supervisor`` (pit supervisor) and ``manager`` (table-games manager) and ``surveillance`` may
+acknowledge floor alerts, one or in bulk; only a ``manager`` may release a quarantined table
 (controller/floor/release.py, the same check and record as ``flushtable floor release``);
 ``regulator`` reads everything and changes nothing. The
 login's password check, failed-login limiter and session store are the table panel's own
@@ -40,7 +43,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mappin
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import parse_qs
 
 import psycopg
@@ -54,6 +57,7 @@ from starlette.types import Receive, Scope, Send
 
 from controller.errors import UserError
 from controller.floor import export, gaming_day, progressive_view, surveillance
+from controller.floor import users as floor_users
 from controller.floor.checks import FloorStored
 from controller.floor.release import RELEASING_ROLES, ReleaseRefused, release_table
 from controller.journal import entries as typed
@@ -74,13 +78,14 @@ from controller.panel.auth import (
 from controller.panel.limits import take_stream_slot
 
 HERE = Path(__file__).resolve().parent
-FloorRole = Literal["supervisor", "manager", "surveillance", "regulator", "auditor"]
-FLOOR_ROLES: tuple[FloorRole, ...] = ("supervisor", "manager", "surveillance", "regulator", "auditor")
 # The auditor reads, and may be shown a closed round's withheld private parts (a dead hand's, a dead or
 # voided round's) only with a stated reason, recorded in floor_private_disclosures (docs/floor.md).
 DISCLOSING_ROLES = frozenset({"auditor"})
 MAX_REASON_CHARS = 500
 ACKNOWLEDGING_ROLES = frozenset({"supervisor", "manager", "surveillance"})
+# A viewer (a wall display, a trainee, a visiting auditor's assistant) reads the map, alerts, meters and
+# rounds, changes nothing, and is shown no private part at all, not even a revealed one.
+PRIVATE_BLIND_ROLES = frozenset({"viewer"})
 SESSION_COOKIE = "ft_floor_session"
 # The login form's double-submit token (the table panel's ft_login_csrf, named for the floor: cookies do
 # not keep to a port, and a table panel on the same host would overwrite the floor's with its own).
@@ -102,17 +107,10 @@ MAX_LINK_ID_CHARS = 64
 MAX_SIGN_FEEDS = 32
 
 
-@dataclass(frozen=True, slots=True)
-class FloorUser:
-    name: str
-    role: FloorRole
-    password_hash: str
-
-    @classmethod
-    def with_password(cls, name: str, role: FloorRole, password: str) -> FloorUser:
-        return cls(name, role, hash_password(password))
-
-
+# Defined in controller/floor/users.py (the CLI's too); named here as before (tests, a site's launcher).
+FloorRole = floor_users.FloorRole
+FloorUser = floor_users.FloorUser
+FLOOR_ROLES = floor_users.FLOOR_ROLES
 FloorSession = RoleSession[FloorRole]
 
 
@@ -120,6 +118,8 @@ FloorSession = RoleSession[FloorRole]
 class FloorPanelSettings:
     reporting_dsn: str
     writer_dsn: str | None
+    # The enabled logins. `flushtable floor panel` gives a FloorUserFile (controller/floor/users.py),
+    # read again when the file changes: a user disabled there loses their sessions at their next request.
     users: Mapping[str, FloorUser]
     # A supervisor walks the pit between looks at the floor: 15 minutes without a request of theirs
     # ends the session; a shift's login lasts at most 12 hours however busy (the table panel's bound).
@@ -357,10 +357,23 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         html = templates.get_template("unavailable.html").render(message=message, detail=detail, again=again)
         return HTMLResponse(html, 503, headers=headers)
 
+    def current_session(token: str | None, *, touch: bool) -> FloorSession | None:
+        """The token's session while its user still has that login: a user disabled (or given another
+        role) in the user file loses every session at once, the live streams' too."""
+        session = sessions.get(token, touch=touch)
+        if session is None:
+            return None
+        user = settings.users.get(session.user)
+        if user is None or user.role != session.role:
+            log.warning("floor_sessions_ended", user=session.user, reason="login disabled or changed")
+            sessions.end_user(session.user)
+            return None
+        return session
+
     def session_of(request: Request, *, touch: bool = True) -> FloorSession | None:
         """The request's session; ``touch=False`` for what a page fetches by itself (the live stream,
         JSON polling): those do not count as the user's activity for the idle timeout."""
-        return sessions.get(request.cookies.get(SESSION_COOKIE), touch=touch)
+        return current_session(request.cookies.get(SESSION_COOKIE), touch=touch)
 
     def page(name: str, session: FloorSession, **values: Any) -> HTMLResponse:
         html = templates.get_template(name).render(session=session, **values)
@@ -510,7 +523,7 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         # Not touched, not even when opened: EventSource reconnects by itself, and a reconnect is the
         # page's doing, not the user's.
         token = request.cookies.get(SESSION_COOKIE)
-        session = sessions.get(token, touch=False)
+        session = current_session(token, touch=False)
         if session is None:
             # No session (the panel restarted: sessions live in its memory; or it ended while the stream
             # reconnected): said on a 200 stream, for EventSource gives up for good on any other answer
@@ -541,7 +554,7 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
                 # The feed's next frame (one read for all streams), or a tick's time without one
                 # (the database slow): either way the session is looked at again.
                 tick = await feed.after(tick, 2 * settings.sse_interval_s)
-                if not keyed and sessions.get(token, touch=False) is None:  # expired or logged out
+                if not keyed and current_session(token, touch=False) is None:  # expired or logged out
                     yield SSE_LOGOUT
                     return
                 if feed.frame and feed.version != sent_version:
@@ -612,6 +625,45 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         except (psycopg.OperationalError, TimeoutError) as error:
             raise _db_error(error) from None
         return RedirectResponse("/alerts", status_code=303)
+
+    @app.post("/alerts/acknowledge")
+    async def acknowledge_many(request: Request) -> Response:
+        """Bulk: the alerts the form names (``ack_<id>`` fields: the ticked ones, or every open one the
+        page listed), each acknowledged under the user's name unless it already was or has cleared."""
+        checked = await session_form(request)
+        if not isinstance(checked, tuple):
+            return checked
+        session, form = checked
+        if session.role not in ACKNOWLEDGING_ROLES or settings.writer_dsn is None:
+            return HTMLResponse(f"A {session.role} cannot acknowledge alerts.", 403)
+        ids = sorted({int(k[4:]) for k in form if k.startswith("ack_") and k[4:].isdigit() and len(k) < 24})
+        if not ids:
+            return await alerts_view(
+                session, message="Nothing acknowledged: no alert was selected.", status=400
+            )
+        try:
+            async with asyncio.timeout(settings.pool_timeout_s + settings.query_timeout_s):
+                async with await psycopg.AsyncConnection.connect(
+                    settings.writer_dsn,
+                    connect_timeout=max(2, round(settings.pool_timeout_s)),
+                    options=_server_bounds(settings.query_timeout_s),
+                ) as connection:
+                    cursor = await connection.execute(
+                        "UPDATE floor_alerts SET acknowledged_by = %s, acknowledged_utc = now() "
+                        "WHERE alert_id = ANY(%s) AND acknowledged_utc IS NULL AND cleared_utc IS NULL",
+                        (session.user, ids),
+                    )
+                    done = cursor.rowcount
+        except (psycopg.OperationalError, TimeoutError) as error:
+            raise _db_error(error) from None
+        except psycopg.DataError:  # an id past bigint
+            return await alerts_view(session, message="Nothing acknowledged: no such alert.", status=400)
+        log.info("floor_alerts_acknowledged", user=session.user, alerts=done, asked=len(ids))
+        skipped = len(ids) - done
+        message = f"Acknowledged {done} alert{'s' if done != 1 else ''} as {session.user}" + (
+            f"; {skipped} already acknowledged or cleared." if skipped else "."
+        )
+        return await alerts_view(session, message=message)
 
     @app.post("/tables/{table_id}/release")
     async def release(table_id: str, request: Request) -> Response:
@@ -716,7 +768,7 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         session = session_of(request)
         if session is None:
             return login_redirect()
-        detail = await round_detail(table_id, round_id)
+        detail = await round_detail(table_id, round_id, show_private=session.role not in PRIVATE_BLIND_ROLES)
         if detail is None:
             return HTMLResponse("No such round on the floor.", 404)
         can_disclose = (
@@ -734,7 +786,7 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         session = session_of(request)
         if session is None:
             return login_redirect()
-        detail = await round_detail(table_id, round_id)
+        detail = await round_detail(table_id, round_id, show_private=session.role not in PRIVATE_BLIND_ROLES)
         if detail is None:
             return HTMLResponse("No such round on the floor.", 404)
         record = export.round_record(round_id, detail["events"])
@@ -742,7 +794,10 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
             return HTMLResponse("The round is not closed yet: its CSV comes once it is.", 409)
         return export.csv_response(export.round_csv(record), f"round-{table_id}-{round_id}.csv")
 
-    async def round_detail(table_id: str, round_id: str) -> dict[str, Any] | None:
+    async def round_detail(
+        table_id: str, round_id: str, *, show_private: bool = True
+    ) -> dict[str, Any] | None:
+        """A round's events; ``show_private=False`` (a viewer's): every private part withheld."""
         try:
             rows = await query(
                 "SELECT e.seq, e.time_text, e.round_id, e.source, e.kind, e.payload::text AS payload_text, "
@@ -771,7 +826,9 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
                 gated = FloorStored(
                     stored.seq, stored.time_utc, table_id, stored.round_id, stored.source, full
                 )
-                if state.private_visible(gated):  # the one gate, again: never before the reveal
+                if show_private and state.private_visible(
+                    gated
+                ):  # the one gate, again: never before the reveal
                     private = typed.open_private(row["private_text"])
             events.append({
                 "seq": row["seq"], "time_utc": row["time_text"], "kind": row["kind"], "source": row["source"],
@@ -883,7 +940,7 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         """The link's meter, live (the map's stream: the same session rules, slots and frames; or a
         sign's, by the sign key: no session, one shared cap)."""
         token = request.cookies.get(SESSION_COOKIE)
-        session = sessions.get(token, touch=False)
+        session = current_session(token, touch=False)
         keyed = session is None and sign_key_ok(key)
         if session is None and not keyed:
             return Response(
@@ -913,9 +970,10 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
 
     @app.get("/api/tables/{table_id}/rounds/{round_id}")
     async def round_json(table_id: str, round_id: str, request: Request) -> Response:
-        if session_of(request, touch=False) is None:
+        session = session_of(request, touch=False)
+        if session is None:
             return JSONResponse({"error": "login required"}, 401)
-        detail = await round_detail(table_id, round_id)
+        detail = await round_detail(table_id, round_id, show_private=session.role not in PRIVATE_BLIND_ROLES)
         return JSONResponse(detail or {"error": "no such round"}, 200 if detail else 404)
 
     # --- gaming-day reports (controller/floor/gaming_day.py) -----------------------------------------

@@ -444,6 +444,19 @@ CREATE VIEW floor_progressive_contributions AS
     GROUP BY link_id, table_id, floor_shift(committed_utc);
 """,
     ),
+    Migration(
+        9,
+        "surveillance events of the floor's own alerts: one mark per alert published (issue 26)",
+        """
+-- docs/floor.md "Surveillance": each alert the floor raised itself (floor_alerts, origin 'floor') whose
+-- surveillance event the stream SURVEILLANCE acknowledged. One row per alert, not a high-water mark:
+-- alert ids come from a sequence before their transactions commit, so they become visible out of order.
+CREATE TABLE floor_surveillance_alert_marks (
+    alert_id bigint PRIMARY KEY,
+    published_utc timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+""",
+    ),
 )
 
 _GRANTS = f"""
@@ -457,6 +470,7 @@ GRANT SELECT, INSERT ON floor_progressive_events, floor_progressive_refusals TO 
 GRANT SELECT, INSERT, UPDATE ON floor_progressive_links, floor_progressive_marks TO {WRITER_ROLE};
 GRANT USAGE ON SEQUENCE floor_progressive_refusals_refusal_id_seq TO {WRITER_ROLE};
 GRANT SELECT, INSERT, UPDATE ON floor_surveillance_marks TO {WRITER_ROLE};
+GRANT SELECT, INSERT ON floor_surveillance_alert_marks TO {WRITER_ROLE};
 GRANT SELECT, INSERT ON floor_private_disclosures TO {WRITER_ROLE};
 GRANT USAGE ON SEQUENCE floor_private_disclosures_disclosure_id_seq TO {WRITER_ROLE};
 GRANT SELECT, INSERT ON floor_software_checks TO {WRITER_ROLE};

@@ -9,12 +9,21 @@ an id that is a function of the entry alone (``<table>:<seq>:<n>``), sent as the
 (``floor_surveillance_marks``) moves only after the stream acknowledged every event up to it, so each
 event is published at least once and stored once. What an event says is what the table journaled: its
 ``details`` are fields of the entry's public part as they are, with the entry's hash to find it.
+
+The alerts the floor raises itself (``floor_alerts`` rows of origin ``floor``: a software check's
+mismatch or no answer, a fork, a quarantined table's gap or broken chain, a progressive reconciliation
+difference, a refused link claim) are in no table's journal: ``alert_event_of`` makes each one event
+with ``source`` "floor" and the id ``floor:<alert_id>``, published on ``surveillance.<table>`` and marked
+per alert (``floor_surveillance_alert_marks``) after its ack. Per alert, not a high-water mark: alert
+ids are taken from a sequence before their transactions commit, so a smaller id can become visible
+after a larger one was published; a mark per id never skips it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 SCHEMA = "flushtable-surveillance/1"
@@ -54,6 +63,23 @@ ALERT_CATEGORIES: dict[str, str] = {
     "clock_offset": "clock",
     "clock_drift": "clock",
 }
+# The floor's own alerts by their kind (docs/floor.md "Surveillance"); a kind not listed here is filed
+# as a table's alert would be (alert_category).
+FLOOR_ALERT_CATEGORIES: dict[str, str] = {
+    "fork": "integrity",
+    "gap": "integrity",
+    "broken_chain": "integrity",
+    "stream_renumbered": "integrity",
+    "undecodable": "integrity",
+    "bad_subject": "integrity",
+    "wrong_site": "integrity",
+    "wrong_table": "integrity",
+    "floor_error": "software",
+    "progressive_reconciliation": "game",
+    "progressive_refused": "game",
+}
+FLOOR_SOURCE = "floor"  # an event's source when the floor raised it (no table's entry behind it)
+FLOOR_SUBJECT = "floor"  # surveillance.floor: a floor alert naming no table (none does today)
 # These alerts are the same fact as an event of their own (the past_posting and dead_hand entries):
 # published once, as that event.
 ALERTS_WITH_THEIR_OWN_EVENT: frozenset[str] = frozenset({"past_posting", "dead_hand"})
@@ -188,7 +214,58 @@ def events_of(entry: FloorEntry, big_win_cents: int) -> list[dict[str, Any]]:
 
 
 def subject_of(table_id: str) -> str:
-    return f"{SUBJECT_PREFIX}.{table_id}"
+    return f"{SUBJECT_PREFIX}.{table_id or FLOOR_SUBJECT}"
+
+
+def floor_alert_category(kind: str) -> str:
+    return FLOOR_ALERT_CATEGORIES.get(kind) or alert_category(kind)
+
+
+def _utc_text(moment: datetime) -> str:
+    """As the tables write their times: ISO 8601 in UTC with a Z (the schema's time_utc)."""
+    text = moment.astimezone(UTC).isoformat(timespec="microseconds")
+    return text.removesuffix("+00:00") + "Z"
+
+
+@dataclass(frozen=True, slots=True)
+class FloorAlert:
+    alert_id: int
+    raised_utc: datetime
+    table_id: str
+    seq: int | None  # the entry it names, if any
+    stream_seq: int | None  # the message it is about, if any
+    kind: str
+    severity: str
+    message: str
+    fault_id: str | None
+
+
+def alert_event_of(alert: FloorAlert) -> dict[str, Any]:
+    """The surveillance event of one alert the floor raised: the event shape of a table's alert
+    (type "alert", details with kind, severity, reason, fault_id) with source "floor", no entry hash,
+    and an id that is a function of the alert alone."""
+    return {
+        "schema": SCHEMA,
+        "event_id": f"{FLOOR_SOURCE}:{alert.alert_id}",
+        "alert_id": alert.alert_id,
+        "type": "alert",
+        "category": floor_alert_category(alert.kind),
+        "table_id": alert.table_id,
+        "seq": alert.seq,
+        "entry_kind": "floor_alert",
+        "entry_hash": None,
+        "round_id": None,
+        "time_utc": _utc_text(alert.raised_utc),
+        "source": FLOOR_SOURCE,
+        "summary": f"{alert.kind} ({alert.severity}): {alert.message}",
+        "details": {
+            "fault_id": alert.fault_id,
+            "kind": alert.kind,
+            "severity": alert.severity,
+            "reason": alert.message,
+            "stream_seq": alert.stream_seq,
+        },
+    }
 
 
 def events_of_rows(rows: Sequence[Sequence[Any]], big_win_cents: int) -> list[dict[str, Any]]:
@@ -206,16 +283,62 @@ EVENT_COLUMNS = "table_id, seq, time_text, round_id, source, kind, payload, hash
 
 
 EVENTS_PER_PASS = 2000  # at most this many entries a pass: a floor catching up publishes in steps
+ALERT_COLUMNS = "alert_id, raised_utc, table_id, seq, stream_seq, kind, severity, message, fault_id"
+
+
+async def publish_floor_alerts(connection: Any, js: Any) -> int:
+    """The floor's own alerts not yet marked, published in id order with their ids, then marked (one
+    transaction) after every ack. An error leaves them unmarked: the next pass sends them again with
+    the same ids, and the stream keeps the first of each."""
+    import json as json_module  # noqa: PLC0415
+
+    async with connection.transaction():
+        cursor = await connection.execute(
+            f"SELECT {ALERT_COLUMNS} FROM floor_alerts a WHERE a.origin = 'floor' AND NOT EXISTS"
+            " (SELECT 1 FROM floor_surveillance_alert_marks m WHERE m.alert_id = a.alert_id)"
+            " ORDER BY a.alert_id LIMIT %s",
+            (EVENTS_PER_PASS,),
+        )
+        rows = await cursor.fetchall()
+    published: list[int] = []
+    for row in rows:
+        alert = FloorAlert(
+            int(row[0]),
+            row[1],
+            str(row[2]),
+            None if row[3] is None else int(row[3]),
+            None if row[4] is None else int(row[4]),
+            str(row[5]),
+            str(row[6]),
+            str(row[7]),
+            None if row[8] is None else str(row[8]),
+        )
+        event = alert_event_of(alert)
+        body = json_module.dumps(event, sort_keys=True, separators=(",", ":")).encode("utf-8")
+        await js.publish(
+            subject_of(alert.table_id), body, stream=STREAM, headers={"Nats-Msg-Id": event["event_id"]}
+        )
+        published.append(alert.alert_id)
+    if published:
+        async with connection.transaction():
+            cursor = connection.cursor()
+            await cursor.executemany(
+                "INSERT INTO floor_surveillance_alert_marks (alert_id) VALUES (%s) ON CONFLICT DO NOTHING",
+                [(alert_id,) for alert_id in published],
+            )
+    return len(published)
 
 
 async def publish_pending(connection: Any, js: Any, big_win_cents: int) -> int:
-    """One pass of the publisher: the events of the entries after each table's mark, published in
+    """One pass of the publisher: the floor's own alerts not yet marked (publish_floor_alerts), then
+    the events of the entries after each table's mark, published in
     order with their ids, then the marks moved (one transaction) after every ack. Returns how many
     events were published. ``connection``: the floor service's (the writer role's, autocommit);
     ``js``: its JetStream context. An error leaves the marks where they were: the next pass sends the
     same events with the same ids, and the stream keeps the first of each."""
     import json as json_module  # noqa: PLC0415
 
+    published_alerts = await publish_floor_alerts(connection, js)
     async with connection.transaction():
         cursor = await connection.execute(
             "SELECT t.table_id, t.last_seq, COALESCE(m.last_seq, 0) FROM floor_tables t"
@@ -224,8 +347,8 @@ async def publish_pending(connection: Any, js: Any, big_win_cents: int) -> int:
         )
         behind = await cursor.fetchall()
     if not behind:
-        return 0
-    published = 0
+        return published_alerts
+    published = published_alerts
     new_marks: dict[str, tuple[int, int]] = {}
     for table_id, head_seq, mark_seq in behind:
         async with connection.transaction():

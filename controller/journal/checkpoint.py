@@ -3,10 +3,20 @@
 A sealed segment carries the reducer's state at its end, so a start folds only the open segment on top
 of it instead of the whole journal. The checkpoint is the whole ``TableState``: open rounds, latched
 faults and alerts, the button and the designated player's bank, the manager's limits and paytables,
-devices, and the meters' running totals. It is plain JSON (never a pickle: what is persisted is
-readable by any release and by an auditor), and ``state_from_checkpoint(state_to_checkpoint(s))``
-folds every later entry exactly as ``s`` would (tests/journal/test_segments.py holds it to that
-against the engine's own rounds). Pure: no file, no clock.
+devices, the meters' running totals, the stand-alone progressive's meter (every 1.39A meter, the
+reserve, pending and recent awards, and what each (table, round) contributed and claimed, so a replay is
+still refused after a start), the release verified, the last clock measurement and step, the last
+configuration check, and the two-person changes (pending ones lapse or are approved after a start).
+It is plain JSON (never a pickle: what is persisted is readable by any release and by an auditor),
+and ``state_from_checkpoint(state_to_checkpoint(s))`` folds every later entry exactly as ``s`` would
+(tests/journal/test_segments.py holds it to that against the engine's own rounds with a progressive's
+and the software checks' entries between them). Pure: no file, no clock.
+
+Every attribute of a ``TableState`` is carried, or named in ``NOT_CARRIED`` with why (a test,
+tests/journal/test_reducer_checkpoint.py, fails on an attribute that is neither, so a new one cannot be
+dropped by a seal unnoticed). Format 1 (the first release of segments) carried none of the progressive's
+meter, the software checks, the clock and the two-person changes; it is never read as a state
+(``CheckpointFormatError``): a start refolds the journal instead (controller/journal/recovery.py).
 
 Objects shared between the state's maps stay shared: an alert that is latched, open and listed is one
 object (acknowledging it updates all three), and ``current`` is the round in ``rounds`` of that id.
@@ -19,7 +29,9 @@ from typing import Any
 
 import msgspec
 
+from controller.errors import UserError
 from controller.journal import entries as e
+from controller.journal.proposals import Proposal
 from controller.journal.state import (
     HISTORY_ROUNDS,
     AlertState,
@@ -29,8 +41,25 @@ from controller.journal.state import (
     TableState,
     WagerMeter,
 )
+from controller.progressive.model import AwardState, MeterState, ProgressiveParameters, parse_parameters
 
-CHECKPOINT_FORMAT = 1
+# 2: the stand-alone progressive's meter, the software checks, the clock, the configuration check and
+# the two-person changes are carried (1 dropped them).
+CHECKPOINT_FORMAT = 2
+OLDER_CHECKPOINT_FORMATS = frozenset({1})  # read as "refold the sealed segments", never as a state
+# What each earlier format did not carry: a seal of that format is verified against the rest.
+_LACKED_BY_FORMAT: dict[int, tuple[str, ...]] = {
+    1: (
+        "progressive",
+        "software",
+        "software_checked",
+        "clock",
+        "clock_stepped",
+        "config_checked",
+        "changes",
+        "approved_config_files",
+    )
+}
 
 # TableState's plain attributes, with the type each decodes to.
 _SCALARS: dict[str, Any] = {
@@ -53,7 +82,53 @@ _SCALARS: dict[str, Any] = {
     "last_round_number": int,
     "closed_rounds": dict[str, str],
     "_closed_order": list[str],
+    "software": dict[str, Any] | None,
+    "software_checked": dict[str, Any] | None,
+    "clock": e.ClockOffset | None,
+    "clock_stepped": e.ClockStepped | None,
+    "config_checked": e.ConfigChecked | None,
+    "changes": dict[str, Proposal],  # in order of proposal (which closed ones are dropped first)
+    "approved_config_files": dict[str, str],
 }
+# Carried under other names: the shared alert objects once each, the current round by its id.
+CARRIED_AS: dict[str, tuple[str, ...]] = {
+    "latched_faults": ("alert_states", "latched_faults"),
+    "open_alerts": ("alert_states", "open_alerts"),
+    "alerts": ("alert_states", "alerts"),
+    "current": ("current_round_id", "current_round"),
+}
+# TableState attributes a checkpoint leaves out, each with why the restored state is still the fold's.
+NOT_CARRIED: dict[str, str] = {}
+
+# MeterState's plain fields, with the type each decodes to (the rest: parameters, awards, the maps keyed
+# by (table, round), which JSON cannot key by a pair).
+_METER_SCALARS: dict[str, Any] = {
+    "meter_id": str,
+    "opened_base_cents": int,
+    "meter_cents": int,
+    "reserve_cents": int,
+    "wagers": int,
+    "in_meter_cents": int,
+    "increments_cents": int,
+    "hidden_cents": int,
+    "overflow_cents": int,
+    "resets": int,
+    "resets_cents": int,
+    "resets_from_reserve_cents": int,
+    "resets_house_added_cents": int,
+    "reserve_moved_cents": int,
+    "meter_awards_cents": int,
+    "fixed_awards_cents": int,
+    "paid_cents": int,
+    "hits_by_line": dict[int, int],
+    "wins_by_line_cents": dict[int, int],
+    "in_meter_by_table_cents": dict[str, int],
+    "changes": int,
+    "claims_recorded": int,
+    "forgotten_through": dict[str, int],
+}
+_METER_BY_ROUND = ("contributions", "overflow_by_round", "claims")
+
 _ALERT_MAPS = ("latched_faults", "open_alerts", "alerts")
 
 
@@ -61,8 +136,39 @@ class CheckpointError(ValueError):
     """A checkpoint that is not one this release reads (damaged, or of another format)."""
 
 
+class CheckpointFormatError(CheckpointError):
+    """A checkpoint of an earlier format: whole once, but it lacks what this release carries; the state
+    is the sealed segments' fold instead (``format`` says which)."""
+
+    def __init__(self, found: int | None) -> None:
+        super().__init__(
+            f"a checkpoint of format {found}, which lacks what format {CHECKPOINT_FORMAT} carries "
+            "(the progressive's meter, the software checks, the clock and the two-person changes)"
+        )
+        self.format = found
+
+
+def checkpoint_format(checkpoint: object) -> int | None:
+    """The format a checkpoint says it is (None: not a checkpoint)."""
+    if not isinstance(checkpoint, dict):
+        return None
+    found = checkpoint.get("format")
+    return found if isinstance(found, int) and not isinstance(found, bool) else None
+
+
 def _builtins(value: Any) -> Any:
     return msgspec.to_builtins(value, str_keys=True)
+
+
+def checkpoint_in_format(checkpoint: dict[str, Any], found: int | None) -> dict[str, Any]:
+    """The checkpoint as an earlier format wrote it (``found`` None or this format: unchanged)."""
+    if found is None or found == CHECKPOINT_FORMAT:
+        return checkpoint
+    lacked = _LACKED_BY_FORMAT[found]
+    return {
+        "format": found,
+        "state": {name: value for name, value in checkpoint["state"].items() if name not in lacked},
+    }
 
 
 def state_to_checkpoint(state: TableState) -> dict[str, Any]:
@@ -92,7 +198,31 @@ def state_to_checkpoint(state: TableState) -> dict[str, Any]:
     fields["meters"]["faults_by_kind"] = dict(meters.faults_by_kind)
     fields["meters"]["history"] = list(meters.history)
     fields["meters"]["by_wager"] = {name: _builtins(m) for name, m in meters.by_wager.items()}
+    fields["progressive"] = _meter_to_json(state.progressive)
     return {"format": CHECKPOINT_FORMAT, "state": fields}
+
+
+def _parameters_json(parameters: ProgressiveParameters | None) -> dict[str, Any] | None:
+    return None if parameters is None else parameters.to_json()
+
+
+def _meter_to_json(meter: MeterState) -> dict[str, Any]:
+    """The meter whole: its fold's own parameters (as a journaled ``after`` holds them), its counters,
+    the awards in the order recorded, and the maps keyed by (table, round) as [table, round, value]
+    rows in their order (the order is what decides which are forgotten first)."""
+    out: dict[str, Any] = {name: _builtins(getattr(meter, name)) for name in _METER_SCALARS}
+    out["parameters"] = _parameters_json(meter.parameters)
+    out["config_parameters"] = _parameters_json(meter.config_parameters)
+    out["awards"] = [
+        {"claimed": _builtins(award.claimed), "paid": _builtins(award.paid)}
+        for award in meter.awards.values()
+    ]
+    for name in _METER_BY_ROUND:
+        out[name] = [
+            [table_id, round_id, _builtins(value)]
+            for (table_id, round_id), value in getattr(meter, name).items()
+        ]
+    return out
 
 
 def _convert(value: Any, kind: Any) -> Any:
@@ -101,14 +231,17 @@ def _convert(value: Any, kind: Any) -> Any:
 
 def state_from_checkpoint(checkpoint: dict[str, Any]) -> TableState:
     """The state a checkpoint holds; ``CheckpointError`` (one line) when it is not one."""
-    if not isinstance(checkpoint, dict) or checkpoint.get("format") != CHECKPOINT_FORMAT:
+    found = checkpoint_format(checkpoint)
+    if found in OLDER_CHECKPOINT_FORMATS:
+        raise CheckpointFormatError(found)
+    if not isinstance(checkpoint, dict) or found != CHECKPOINT_FORMAT:
         raise CheckpointError(f"not a checkpoint of format {CHECKPOINT_FORMAT}")
     fields = checkpoint.get("state")
     if not isinstance(fields, dict):
         raise CheckpointError("a checkpoint without its state")
     try:
         return _restore(fields)
-    except (msgspec.ValidationError, KeyError, TypeError, ValueError) as error:
+    except (msgspec.ValidationError, KeyError, TypeError, ValueError, UserError) as error:
         raise CheckpointError(f"checkpoint damaged: {error}") from None
 
 
@@ -137,4 +270,35 @@ def _restore(fields: dict[str, Any]) -> TableState:
     meters.history = history
     meters.by_wager = by_wager
     state.meters = meters
+    state.progressive = _meter_from_json(fields["progressive"])
     return state
+
+
+def _parameters_from(value: Any) -> ProgressiveParameters | None:
+    # The fold's own parser, so the parameters restored are the ones the fold made of the same JSON.
+    return None if value is None else parse_parameters(value, field="checkpoint.progressive.parameters")
+
+
+def _meter_from_json(fields: dict[str, Any]) -> MeterState:
+    meter = MeterState()
+    for name, kind in _METER_SCALARS.items():
+        setattr(meter, name, _convert(fields[name], kind))
+    meter.parameters = _parameters_from(fields["parameters"])
+    meter.config_parameters = _parameters_from(fields["config_parameters"])
+    for row in fields["awards"]:
+        claimed = _convert(row["claimed"], e.ProgressiveAwardClaimed)
+        paid = _convert(row["paid"], e.ProgressiveAwardPaid | None)
+        meter.awards[claimed.award_id] = AwardState(claimed, paid)
+    meter.contributions = {
+        (str(table_id), str(round_id)): _convert(value, e.ProgressiveContribution)
+        for table_id, round_id, value in fields["contributions"]
+    }
+    meter.overflow_by_round = {
+        (str(table_id), str(round_id)): _convert(value, int)
+        for table_id, round_id, value in fields["overflow_by_round"]
+    }
+    meter.claims = {
+        (str(table_id), str(round_id)): _convert(value, list[str])
+        for table_id, round_id, value in fields["claims"]
+    }
+    return meter

@@ -22,12 +22,20 @@ recoveries at once, can never void a round twice or void a round that was settle
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from controller.errors import UserError
 from controller.journal.anchor import Anchor
+from controller.journal.chain import canonical_json
+from controller.journal.checkpoint import (
+    OLDER_CHECKPOINT_FORMATS,
+    checkpoint_format,
+    checkpoint_in_format,
+    state_to_checkpoint,
+)
 from controller.journal.kinds import CLOSING_KINDS, ROUND_VOIDED
 from controller.journal.state import RoundState, TableState
 from controller.journal.store import Journal, JournalError
@@ -65,6 +73,22 @@ def rebuild_state(journal: Journal) -> TableState:
                 f"journal {journal.path}: the seal of segment {journal.base.segment - 1} is missing or does "
                 "not end where the open segment starts"
             )
+        found = checkpoint_format(seal.checkpoint)
+        if found in OLDER_CHECKPOINT_FORMATS:
+            # A seal of format 1 did not carry the progressive's meter nor the software checks: the
+            # state is the whole journal's fold (the sealed segments read, this once: the start seals
+            # at once, docs/journal.md "Segments and seals"). What the start reads of the sealed past
+            # must fold to what the (keyed) seal says, as far as its format says anything.
+            sealed_past = itertools.takewhile(lambda stored: stored.seq <= seal.last_seq, journal.replay())
+            state = TableState(journal.table_id).apply_all(sealed_past)
+            if canonical_json(checkpoint_in_format(state_to_checkpoint(state), found)) != canonical_json(
+                seal.checkpoint
+            ):
+                raise JournalError(
+                    f"journal {journal.path}: the sealed segments do not fold to the checkpoint of seal "
+                    f"{seal.segment} (edited?); run flushtable journal verify --segments"
+                )
+            return state.apply_all(journal.replay(since_seq=journal.base.base_seq))
         return seal.state().apply_all(journal.replay(since_seq=journal.base.base_seq))
     return TableState(journal.table_id).apply_all(journal.replay())
 

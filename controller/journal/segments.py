@@ -49,7 +49,15 @@ from typing import Any
 
 from controller.files import NO_SUCH_FILE, FileRefused, read_bounded
 from controller.journal.chain import GENESIS_HASH, canonical_json, format_time_utc
-from controller.journal.checkpoint import CheckpointError, state_from_checkpoint, state_to_checkpoint
+from controller.journal.checkpoint import (
+    CHECKPOINT_FORMAT,
+    OLDER_CHECKPOINT_FORMATS,
+    CheckpointError,
+    checkpoint_format,
+    checkpoint_in_format,
+    state_from_checkpoint,
+    state_to_checkpoint,
+)
 from controller.journal.kinds import ROUND_STARTED
 from controller.journal.state import TableState
 from controller.journal.store import (
@@ -252,10 +260,19 @@ def seal_due(
     every_entries: int,
     per_gaming_day: bool,
     gaming_day_start_utc: str,
+    last_checkpoint_format: int | None = None,
 ) -> str | None:
-    """Why the open segment is due to be sealed now (None: it is not). Pure."""
+    """Why the open segment is due to be sealed now (None: it is not). Pure. ``last_checkpoint_format``:
+    the format of the last seal's checkpoint (None: no seal); one of an earlier format makes every
+    start refold the sealed segments, so the first start that can seals at once."""
     if entries == 0 or first_utc is None:
         return None
+    if last_checkpoint_format in OLDER_CHECKPOINT_FORMATS:
+        return (
+            f"the last seal's checkpoint is of format {last_checkpoint_format}, which lacks the "
+            f"progressive's meter, the software checks and the two-person changes (this release writes "
+            f"format {CHECKPOINT_FORMAT})"
+        )
     if every_entries > 0 and entries >= every_entries:
         return f"it holds {entries} entries (segment_entries = {every_entries})"
     if per_gaming_day:
@@ -610,7 +627,7 @@ def verify_segment(
             location,
         )
     if check_checkpoint:
-        problem = _checkpoint_problem(location, seal, previous)
+        problem = _checkpoint_problem(path, location, seal, previous)
         if problem is not None:
             return bad(problem, seal.entries, location)
     where = "" if location.parent == segments_dir(path) else f" (archived at {location})"
@@ -619,14 +636,33 @@ def verify_segment(
     )
 
 
-def _checkpoint_problem(location: Path, seal: Seal, previous: Seal | None) -> str | None:
+def _state_before(journal_path: Path, seal: Seal, previous: Seal | None) -> TableState:
+    """The state at the start of ``seal``'s segment: the previous seal's checkpoint, or, where that is
+    of an earlier format (it lacks what this release carries), the sealed segments before it folded."""
+    if previous is None:
+        return TableState(seal.table_id)
+    if checkpoint_format(previous.checkpoint) not in OLDER_CHECKPOINT_FORMATS:
+        return previous.state()
+    state = TableState(seal.table_id)
+    for number in range(1, seal.segment):
+        with Journal.open_existing(locate_segment(journal_path, number), readonly=True) as sealed:
+            state.apply_all(sealed.replay(since_seq=sealed.base.base_seq))
+    return state
+
+
+def _checkpoint_problem(journal_path: Path, location: Path, seal: Seal, previous: Seal | None) -> str | None:
     try:
-        state = previous.state() if previous is not None else TableState(seal.table_id)
+        state = _state_before(journal_path, seal, previous)
     except JournalError as error:
         return str(error)
     with Journal.open_existing(location, readonly=True) as sealed:
         state.apply_all(sealed.replay(since_seq=seal.first_seq - 1))
-    if canonical_json(state_to_checkpoint(state)) != canonical_json(seal.checkpoint):
+    found = checkpoint_format(seal.checkpoint)
+    # A seal of an earlier format is held to what that format carried (its own projection).
+    expected = checkpoint_in_format(
+        state_to_checkpoint(state), found if found in OLDER_CHECKPOINT_FORMATS else None
+    )
+    if canonical_json(expected) != canonical_json(seal.checkpoint):
         return "its seal's checkpoint is not the state its entries fold to (edited?)"
     return None
 

@@ -8,10 +8,13 @@ bits of suit ``s`` are ``(bits >> 13 * s) & 0x1FFF``, which is what the hand tab
 
 from __future__ import annotations
 
-import random
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from controller.errors import CardError, shown
+
+if TYPE_CHECKING:
+    import random  # loaded by shuffled_deck: settling and reading cards never shuffle (~1 ms a start)
 
 RANKS = "23456789TJQKA"
 SUITS = "cdhs"
@@ -93,6 +96,8 @@ def full_deck() -> list[Card]:
 
 def shuffled_deck(rng: random.Random | None = None) -> list[Card]:
     """A shuffled deck. Without ``rng`` the operating system's CSPRNG shuffles (as a table must)."""
+    import random  # noqa: PLC0415 (above)
+
     deck = full_deck()
     (rng if rng is not None else random.SystemRandom()).shuffle(deck)
     return deck

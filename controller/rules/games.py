@@ -31,6 +31,14 @@ from controller.names import TOP_FLUSH as TOP_FLUSH  # noqa: PLC0414  (re-export
 from controller.rules.amounts import check_cents
 from controller.rules.hands import Hand
 
+# Which games offer the Progressive wager (its rules: controller/rules/progressive.py). Here, with the
+# games, so a round without one (settle, the configuration's checks) need not load the progressive's
+# rules to ask.
+PROGRESSIVE = "progressive"
+PROGRESSIVE_GAMES: tuple[str, ...] = (HIGH_CARD_FLUSH, TOP_FLUSH)
+"""docs/rules.md: "Top Flush; High Card Flush where offered ... Chase the Flush has none"."""
+NOT_OFFERED = "Chase the Flush has no Progressive wager"
+
 # Chase the Flush: the street on which the single all-in was made, and its size in antes (docs/rules.md:
 # "Before the flop: ... all in for 3x the ante. After the flop: ... 2x. After the turn and river: ... 1x").
 PREFLOP = "preflop"

@@ -29,12 +29,9 @@ from decimal import Decimal, InvalidOperation
 
 from controller.errors import UserError, shown
 from controller.rules.amounts import check_cents, type_name
-from controller.rules.games import HIGH_CARD_FLUSH, TOP_FLUSH
-
-PROGRESSIVE = "progressive"
-PROGRESSIVE_GAMES: tuple[str, ...] = (HIGH_CARD_FLUSH, TOP_FLUSH)
-"""docs/rules.md: "Top Flush; High Card Flush where offered ... Chase the Flush has none"."""
-NOT_OFFERED = "Chase the Flush has no Progressive wager"
+from controller.rules.games import NOT_OFFERED as NOT_OFFERED  # noqa: PLC0414  (re-exported)
+from controller.rules.games import PROGRESSIVE as PROGRESSIVE  # noqa: PLC0414  (re-exported)
+from controller.rules.games import PROGRESSIVE_GAMES as PROGRESSIVE_GAMES  # noqa: PLC0414  (re-exported)
 
 BASIS_POINTS_PER_WHOLE = 10_000  # 100% in basis points
 MAX_LINE_LENGTH = 7  # the longest straight-flush run seven cards can hold

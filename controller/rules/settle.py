@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from controller.errors import CardError, UserError, shown
 from controller.names import MAX_SEAT as MAX_SEAT  # noqa: PLC0414  (re-exported)
@@ -35,6 +35,9 @@ from controller.rules.games import (
     CHASE_THE_FLUSH,
     DESIGNATED_PLAYER,
     HOUSE,
+    NOT_OFFERED,
+    PROGRESSIVE,
+    PROGRESSIVE_GAMES,
     STREET_WORDS,
     STREETS,
     GameSpec,
@@ -45,19 +48,9 @@ from controller.rules.games import (
 )
 from controller.rules.hands import Hand, compare, evaluate
 from controller.rules.paytables import Paytable, default_paytable, parse_paytable
-from controller.rules.progressive import (
-    NOT_OFFERED,
-    PROGRESSIVE,
-    PROGRESSIVE_GAMES,
-    ProgressiveEntry,
-    ProgressiveResult,
-    ProgressiveRound,
-    check_meter,
-    check_progressive_settings,
-    check_progressive_stake,
-    parse_progressive_round,
-    settle_progressive,
-)
+
+if TYPE_CHECKING:
+    from controller.rules.progressive import ProgressiveResult, ProgressiveRound
 
 RAKE_METHODS: tuple[str, ...] = tuple(
     RakeMethod
@@ -702,6 +695,8 @@ def parse_round(obj: Mapping[str, object]) -> Round:
     if has_progressive:
         if spec.name not in PROGRESSIVE_GAMES:
             raise UserError(f"progressive: {NOT_OFFERED}")
+        from controller.rules.progressive import parse_progressive_round  # noqa: PLC0415 (a round with a progressive only: its rules load ~4 ms)
+
         progressive = parse_progressive_round(progressive_json)
     round_ = Round(
         game=spec.name,
@@ -763,6 +758,8 @@ def check_round(round_: Round) -> None:
     if round_.progressive is not None:
         if spec.name not in PROGRESSIVE_GAMES:
             raise UserError(f"progressive: {NOT_OFFERED}")
+        from controller.rules.progressive import check_meter, check_progressive_settings  # noqa: PLC0415 (a round with a progressive only: its rules load ~4 ms)
+
         check_progressive_settings(round_.progressive.settings)
         check_meter(
             round_.progressive.settings,
@@ -864,6 +861,8 @@ def _check_progressive_wager(round_: Round, spec: GameSpec, seat: Seat, where: s
         raise UserError(
             f'{field_name}: the round has no progressive (give "progressive": {{"meter_cents": ..., ...}})'
         )
+    from controller.rules.progressive import check_progressive_stake  # noqa: PLC0415 (a round with a progressive only: its rules load ~4 ms)
+
     check_progressive_stake(round_.progressive.settings, stake, field_name)
 
 
@@ -1215,6 +1214,8 @@ def _settle_progressive(
     ``hands`` is dead, its wager returned (no contribution, no award)."""
     if round_.progressive is None:
         return None
+    from controller.rules.progressive import ProgressiveEntry, settle_progressive  # noqa: PLC0415 (a round with a progressive only: its rules load ~4 ms)
+
     by_number = {seat.seat: seat for seat in round_.seats}
     entries = [
         ProgressiveEntry(

@@ -16,7 +16,13 @@ from pathlib import Path
 import pytest
 
 from controller.cli import main
-from controller.floor.config import FloorConfigError, FloorSection, load_floor_config, write_floor_config
+from controller.floor.config import (
+    FloorConfigError,
+    FloorSection,
+    PanelSection,
+    load_floor_config,
+    write_floor_config,
+)
 from controller.floor.servers import FLOOR_INBOX
 from controller.floor.service import FloorConfig
 
@@ -168,7 +174,7 @@ REFUSED = [
     ),
     (FLOOR + "gaming_day_start_hour = 24\n", "floor.gaming_day_start_hour: 24 is out of range 0..23"),
     (FLOOR.replace("[floor]", "[flor]"), "flor: unknown key (did you mean 'floor'?)"),
-    (FLOOR + "[uplink]\nsite = 'main'\n", "uplink: unknown key (known: floor, progressive)"),
+    (FLOOR + "[uplink]\nsite = 'main'\n", "uplink: unknown key (known: floor, panel, progressive)"),
     ("", "floor: missing (a table like [floor])"),
     ("floor = 3\n", "floor: must be a table, not an integer"),
     (FLOOR.replace(SERVERS + "\n", ""), "floor.servers: missing (an array of URLs like tls://host:4222)"),
@@ -441,3 +447,5 @@ def test_every_key_is_documented() -> None:
         text = doc.read_text(encoding="utf-8")
         for key in FloorSection.model_fields:
             assert f"`{key}`" in text, (doc.name, key)
+        for key in PanelSection.model_fields:  # [panel], `flushtable floor panel`'s
+            assert f"`{key}`" in text, (doc.name, "panel", key)

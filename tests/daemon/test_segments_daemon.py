@@ -5,10 +5,16 @@ background verification finds a sealed segment tampered with and raises a ``jour
 
 from __future__ import annotations
 
+import json
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from controller.daemon import TableDaemon
-from controller.journal.segments import read_seal, seal_numbers, segment_file, verify_segments
+from controller.journal.chain import canonical_json
+from controller.journal.checkpoint import CHECKPOINT_FORMAT, checkpoint_in_format, state_to_checkpoint
+from controller.journal.recovery import rebuild_state
+from controller.journal.segments import read_seal, seal_file, seal_numbers, segment_file, verify_segments
+from controller.journal.state import TableState
 from controller.journal.store import Journal
 from tests.daemon.harness import by_round, entries, run_daemon, write_config
 
@@ -150,3 +156,35 @@ def test_a_seal_while_running_waits_for_a_reader_holding_the_file_and_changes_no
     assert all(verdict.ok for verdict in verdicts), [verdict.line for verdict in verdicts]
     all_entries = entries(journal_path)
     assert [entry.seq for entry in all_entries] == list(range(1, len(all_entries) + 1))
+
+
+def test_a_start_after_a_seal_of_format_1_refolds_once_and_seals_at_once(tmp_path: Path) -> None:
+    """A seal the first release of segments wrote (checkpoint format 1, no progressive meter): the next
+    start folds the journal whole, opens, and seals the open segment before the table opens although the
+    sealing policy does not say so; the new seal is of format 2 and every seal verifies."""
+    (tmp_path / "due").mkdir()
+    (tmp_path / "not-due").mkdir()
+    journal_path = tmp_path / "journal.sqlite"
+    due = segmented_config(tmp_path / "due", segment_entries=50)
+    not_due = segmented_config(tmp_path / "not-due", segment_entries=500_000)
+    # Sealing while running off: this test is of the seals at a start.
+    run_daemon(due, journal_path, rounds=2, timeout_s=120, seal_while_running=False)
+    run_daemon(due, journal_path, rounds=1, timeout_s=120, seal_while_running=False)
+    assert seal_numbers(journal_path) == [1]
+    seal = read_seal(journal_path, 1)
+    assert seal is not None
+    assert seal.checkpoint["format"] == CHECKPOINT_FORMAT
+    old = replace(seal, checkpoint=checkpoint_in_format(seal.checkpoint, 1)).keyed(None)
+    seal_file(journal_path, 1).chmod(0o644)
+    seal_file(journal_path, 1).write_text(json.dumps(asdict(old)), encoding="utf-8")
+    started = run_daemon(not_due, journal_path, rounds=1, timeout_s=120, seal_while_running=False)
+    assert started.summary.rounds_closed == 1
+    assert seal_numbers(journal_path) == [1, 2]  # sealed at once: the refold happens at one start only
+    second = read_seal(journal_path, 2)
+    assert second is not None
+    assert second.checkpoint["format"] == CHECKPOINT_FORMAT
+    assert [verdict.ok for verdict in verify_segments(journal_path, key=None)] == [True, True]
+    with Journal.open_existing(journal_path) as journal:
+        assert canonical_json(state_to_checkpoint(rebuild_state(journal))) == canonical_json(
+            state_to_checkpoint(TableState(journal.table_id).apply_all(journal.replay()))
+        )

@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+from controller.floor.config import load_floor_config, load_floor_panel_config
+from controller.floor.servers import free_port
+from controller.floor.users import read_users
 from controller.journal.store import Journal
 
 
@@ -19,10 +23,11 @@ def test_floor_demo_rounds_prints_the_counts_and_exits_0() -> None:
     base = Path(tempfile.mkdtemp(prefix="flushtable-floor-demo-"))
     os.chmod(base, 0o755)  # the cluster runs as the postgres user
     try:
+        port = free_port()
         env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
         result = subprocess.run(
             [sys.executable, "-m", "controller.cli", "floor", "demo", "--tables", "5", "--rounds", "3",
-             "--dir", str(base / "floor"), "--seed", "3"],
+             "--dir", str(base / "floor"), "--seed", "3", "--port", str(port)],
             capture_output=True, text=True, timeout=240, env=env, check=False,
         )  # fmt: skip
         assert result.returncode == 0, result.stderr[-2000:]
@@ -46,6 +51,19 @@ def test_floor_demo_rounds_prints_the_counts_and_exits_0() -> None:
             "doubled": 0,
             "chains_verified": 5,
         }
+        # The demo's floor file (for `floor release|report|panel|user --config`) and its two logins,
+        # a supervisor's and a manager's (who alone may release a quarantined table), printed.
+        floor_file = base / "floor" / "floor.toml"
+        assert f"floor file: {floor_file}" in result.stderr
+        panel = load_floor_panel_config(floor_file)
+        assert (panel.bind, panel.port) == ("127.0.0.1", port)
+        assert load_floor_config(floor_file).dsn == panel.writer_dsn
+        assert {(u.name, u.role) for u in read_users(panel.users_file).values()} == {
+            ("floor", "supervisor"),
+            ("manager", "manager"),
+        }
+        logins = next(line for line in result.stderr.splitlines() if line.startswith("floor panel: http"))
+        assert re.search(r"logins: floor / \S+ \(supervisor\)  manager / \S+ \(manager\)$", logins), logins
         status = subprocess.run(
             [sys.executable, "-m", "controller.cli", "uplink", "status", "--json",
              "--journal", str(journals[0])],

@@ -46,7 +46,10 @@ from tests.floor.test_floor_sessions import WAIT_S, login
 
 PASSWORD = "manager-pw"
 JAM = f"jam: card {HCF_SEAT1[0]} at seat 1"
-USERS = {"mo": FloorUser.with_password("mo", "manager", PASSWORD)}
+USERS = {
+    "mo": FloorUser.with_password("mo", "manager", PASSWORD),
+    "vi": FloorUser.with_password("vi", "viewer", PASSWORD),  # shown no private part, even revealed
+}
 
 
 def old_private_visible(self: TableState, stored: Stored) -> bool:
@@ -253,11 +256,19 @@ def test_parts_the_floor_holds_of_voided_rounds_and_killed_seats_are_no_longer_s
                     assert page.status_code == 200
                     for code in HCF_SEAT1 if table_id == "T001" else ():
                         assert f'"card":"{code}"' not in page.text.replace("&#34;", '"').replace(" ", "")
+            async with httpx.AsyncClient(base_url=server.url, timeout=WAIT_S) as viewer:
+                await login(viewer, "vi", PASSWORD)
+                response = await viewer.get(f"/api/tables/T002/rounds/{voided_chase}")
+                assert response.status_code == 200, response.text
+                answers.append(response.json())
                 return answers
         finally:
             await server.stop()
 
-    void_page, killed_page, chase_page = asyncio.run(panel())
+    void_page, killed_page, chase_page, viewer_chase_page = asyncio.run(panel())
+    # The manager is shown the chase round's two revealed cards (below); a viewer none of them.
+    assert [e["seq"] for e in viewer_chase_page["events"]] == [e["seq"] for e in chase_page["events"]]
+    assert not [e for e in viewer_chase_page["events"] if e["private"] is not None]
     cards = [event for event in void_page["events"] if event["kind"] == "card_dealt"]
     assert cards
     assert all(event["private"] is None and event["withheld"] for event in cards)

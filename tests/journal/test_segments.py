@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import itertools
 import json
 import os
 import shutil
@@ -45,11 +46,8 @@ from controller.journal.segments import (
     verify_segments,
 )
 from controller.journal.state import TableState
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-import itertools
-
-from bench_journal import engine_rounds
+from controller.progressive import model as progressive_model
+from tests.journal.mixed import assert_same_state, rounds, write_mixed
 
 KEY = b"0123456789abcdef0123456789abcdef-segments-test"
 OTHER_KEY = b"fedcba9876543210fedcba9876543210-another-key"
@@ -64,7 +62,7 @@ _BATCHES: list[list[Any]] = []
 def batches() -> list[list[Any]]:
     """Whole rounds as the engine records them (every game, faults included), made once."""
     if not _BATCHES:
-        _BATCHES.extend(engine_rounds("T1", 3))
+        _BATCHES.extend(rounds())
     return _BATCHES
 
 
@@ -112,19 +110,30 @@ def three_segments(path: Path, key: bytes | None = KEY) -> list[Seal]:
     return build(path, [rounds[:4], rounds[4:8], rounds[8:12], rounds[12:]], key)
 
 
-def test_a_checkpoint_folds_on_exactly_as_the_whole_journal_at_every_cut(tmp_path: Path) -> None:
+def test_a_checkpoint_folds_on_exactly_as_the_whole_journal_at_every_cut(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whole states compared (every attribute, the progressive's every field, then the checkpoint's
+    JSON), over the engine's rounds with a stand-alone progressive's entries and the software checks
+    between them; the meter remembers 6 rounds, so cuts fall before and after it forgets."""
+    monkeypatch.setattr(progressive_model, "RECENT_ROUNDS", 6)
+    monkeypatch.setattr(progressive_model, "RECENT_PAID_AWARDS", 4)
     with Journal.open(tmp_path / "j.sqlite", "T1", synchronous="OFF") as journal:
-        for batch in batches():
-            journal.append_many(batch)
+        write_mixed(journal, range(len(batches())))
         entries = list(journal.replay())
-    whole = state_text(TableState("T1").apply_all(entries))
+    kinds = {entry.kind for entry in entries}
+    assert {"progressive_contribution", "progressive_award_claimed", "progressive_award_paid"} <= kinds
+    assert {"progressive_reset", "progressive_overflow", "progressive_reserve"} <= kinds
+    assert {"software_verified", "software_checked", "round_settled"} <= kinds
+    assert {"clock_offset", "clock_stepped", "config_checked", "change_proposed", "change_approved"} <= kinds
+    whole = TableState("T1").apply_all(entries)
     cuts = range(0, len(entries), 11)  # mid-round cuts too: open rounds, raised faults, dealt cards
     for cut in cuts:
         before = TableState("T1").apply_all(entries[:cut])
         checkpoint = json.loads(canonical_json(state_to_checkpoint(before)))  # through its JSON text
         restored = state_from_checkpoint(checkpoint)
-        assert state_text(restored) == state_text(before), f"cut at {cut}"
-        assert state_text(restored.apply_all(entries[cut:])) == whole, f"cut at {cut}"
+        assert_same_state(restored, before)
+        assert_same_state(restored.apply_all(entries[cut:]), whole)
     assert len(cuts) > 50
 
 

@@ -1,0 +1,254 @@
+"""The fast commands' import sets, held to a budget (issue 28: `settle`, `--version`, `recall` and
+`config` start in a few times a bare interpreter's time, by importing only what each needs).
+
+tests/cli/test_cli_imports.py names what each command must never load; this holds each to the list of
+what it does load today, so the set cannot grow unnoticed: every module of this project a command loads
+must be on its list, and so must every installed package outside the standard library. A fresh
+interpreter runs the command through ``controller.cli.main`` and reports ``sys.modules``; what a bare
+interpreter from the same venv already holds (``site``'s own imports) is not counted. Not timed
+(bench/bench_cli.py prints the times): an import graph is the same on a quiet machine and a loaded one.
+
+A failure names the newcomers. Import them where they are used (inside the function that needs them,
+as controller/rules/settle.py does for the Progressive's rules), or, if the command truly needs them
+on every start, add them here with the reason."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from controller.config import DEFAULT_CONFIG_TOML
+from tests.cli.test_cli_imports import loaded_by
+
+ROOT = Path(__file__).resolve().parents[2]
+OWN_PACKAGES = ("controller", "table_names", "drivers", "firmware_protocol", "sim_devices")
+
+# Never on these four commands' paths: the web stack, the numeric stack, the floor's database and
+# messaging clients, the log library (with rich), and the standard library's event loop, sockets, TLS
+# and subprocesses. (pydantic is kept off every one but `config`, below.)
+NEVER = (
+    "fastapi",
+    "starlette",
+    "uvicorn",
+    "numpy",
+    "scipy",
+    "psycopg",
+    "psycopg_pool",
+    "nats",
+    "structlog",
+    "rich",
+    "asyncio",
+    "ssl",
+    "socket",
+    "subprocess",
+    "concurrent",
+    "multiprocessing",
+    "http",
+    "email",
+)
+RULES = (
+    "controller.rules",
+    "controller.rules.amounts",
+    "controller.rules.cards",
+    "controller.rules.games",
+    "controller.rules.hands",
+    "controller.rules.paytables",
+)
+ENTRY = ("controller", "controller.cli", "controller.errors")
+
+SETTLE = (
+    *ENTRY,
+    *RULES,
+    "controller.commands",
+    "controller.commands.settle",
+    "controller.names",
+    "controller.rules.settle",
+    "table_names",
+)
+
+# command -> (this project's modules it may load, installed packages outside the standard library)
+BUDGET: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    # The version is a constant of the package: no command, no rules.
+    "--version": (frozenset(ENTRY), frozenset()),
+    # A round without a Progressive: the rules it settles by, nothing else (the Progressive's rules load
+    # only for a round that has one; the path checks only for a file argument).
+    "settle": (frozenset(SETTLE), frozenset()),
+    # The same, printed as text: the recall's renderer (the same words as `flushtable recall`).
+    "settle --text": (
+        frozenset(
+            (
+                *SETTLE,
+                "controller.journal",
+                "controller.journal.render",
+                "controller.money",
+                "controller.rules.describe",
+            )
+        ),
+        frozenset(),
+    ),
+    # The journal's reader: the typed entries (msgspec), the table-state fold with the Progressive's
+    # meter (its entries are folded too), the round machine's state names, the rules it describes
+    # hands with, the viewer's redaction and the text it prints.
+    "recall": (
+        frozenset(
+            (
+                *ENTRY,
+                *RULES,
+                "controller.commands",
+                "controller.commands.journal_args",
+                "controller.commands.recall",
+                "controller.engine",
+                "controller.engine.machine",
+                "controller.files",
+                "controller.journal",
+                "controller.journal.chain",
+                "controller.journal.entries",
+                "controller.journal.kinds",
+                "controller.journal.privacy",
+                "controller.journal.proposals",  # the reducer folds the two-person changes too
+                "controller.journal.recall",
+                "controller.journal.render",
+                "controller.journal.render_csv",
+                "controller.journal.state",
+                "controller.journal.store",
+                # The store's own parts: the stored totals' schema it opens and checks, the upcasters
+                # that read an entry of any earlier version.
+                "controller.journal.totals",
+                "controller.journal.upcast",
+                "controller.money",
+                "controller.names",
+                "controller.progressive",
+                "controller.progressive.model",
+                "controller.rules.describe",
+                "controller.rules.progressive",
+                "table_names",
+            )
+        ),
+        frozenset(("msgspec", "typing_extensions")),
+    ),
+    # The configuration's checks: pydantic validates the settings (controller/settings.py) and the
+    # configuration's sections, so `config` needs it; the Progressive's rules and its controller model
+    # (and with it the journal's typed entries and msgspec) only for a table with a [progressive] section.
+    "config": (
+        frozenset(
+            (
+                *ENTRY,
+                *RULES,
+                "controller.commands",
+                "controller.commands.config",
+                "controller.config",
+                "controller.files",
+                "controller.journal",
+                "controller.journal.chain",
+                "controller.names",
+                "controller.passwords",
+                "controller.settings",
+                "drivers",
+                "drivers.urls",
+                "table_names",
+            )
+        ),
+        frozenset(("pydantic", "pydantic_core", "annotated_types", "typing_extensions", "typing_inspection")),
+    ),
+}
+
+RUN_ONE_ROUND = ("--rounds", "1", "--seed", "1", "--no-panel", "--time-scale", "50", "--log-level", "error")
+_BARE = "import json, sys; print(json.dumps(sorted(sys.modules)))"
+
+
+def bare_modules() -> set[str]:
+    """What a bare interpreter from the same venv holds (``site`` and the editable install's finder)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _BARE],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
+    return set(json.loads(done.stdout))
+
+
+def over_budget(command: str, modules: set[str]) -> dict[str, list[str]]:
+    """The modules ``command`` loaded past its budget, and those it must never load."""
+    own_allowed, packages_allowed = BUDGET[command]
+    counted = modules - bare_modules() - {"__main__"}
+    own = {name for name in counted if name.split(".")[0] in OWN_PACKAGES}
+    packages = {
+        name.split(".")[0]
+        for name in counted - own
+        if not name.startswith("_sysconfigdata")  # the standard library's build data (sysconfig's)
+    } - set(sys.stdlib_module_names)
+    never_here: tuple[str, ...] = NEVER
+    if command.startswith("config"):
+        # pydantic's plugin loader imports importlib.metadata (with email and socket) when it builds its
+        # first model: `config` pays it with pydantic (docs/operations.md, "Issue 28").
+        never_here = tuple(name for name in NEVER if name not in ("email", "socket"))
+    never = sorted(name for name in counted if name.split(".")[0] in never_here)
+    if not command.startswith("config"):
+        never += sorted(name for name in counted if name.split(".")[0] in ("pydantic", "pydantic_core"))
+    problems = {
+        "own modules past the budget": sorted(own - own_allowed),
+        "packages past the budget": sorted(packages - packages_allowed),
+        "never on this path": never,
+    }
+    return {what: names for what, names in problems.items() if names}
+
+
+def _round() -> str:
+    from tests.rules.test_settle_input import GOOD
+
+    return json.dumps(GOOD)
+
+
+@pytest.mark.parametrize("text", [False, True])
+def test_settle_a_round_on_stdin_stays_in_its_budget(text: bool) -> None:
+    command = "settle --text" if text else "settle"
+    modules = loaded_by(command.split(), stdin=_round())
+    assert "controller.rules.settle" in modules
+    assert over_budget(command, modules) == {}
+
+
+def test_version_stays_in_its_budget() -> None:
+    assert over_budget("--version", loaded_by(["--version"])) == {}
+
+
+def test_recall_of_a_small_journal_stays_in_its_budget(tmp_path: Path) -> None:
+    journal = tmp_path / "journal.sqlite"
+    made = subprocess.run(
+        [sys.executable, "-m", "controller.cli", "run", *RUN_ONE_ROUND, "--journal", str(journal)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
+    assert made.returncode == 0, made.stderr[-2000:]
+    modules = loaded_by(["recall", "--journal", str(journal)])
+    assert "controller.journal.recall" in modules
+    assert over_budget("recall", modules) == {}
+
+
+@pytest.mark.parametrize("given", [False, True])
+def test_config_checking_a_table_stays_in_its_budget(given: bool, tmp_path: Path) -> None:
+    table = tmp_path / "table.toml"
+    table.write_text(DEFAULT_CONFIG_TOML)
+    modules = loaded_by(["config", *(["--config", str(table)] if given else [])])
+    assert "controller.config" in modules
+    assert over_budget("config", modules) == {}
+
+
+def test_the_budget_sees_a_module_past_it() -> None:
+    """The check itself can fail: a rules round that loaded the Progressive's rules and pydantic."""
+    modules = loaded_by(["settle"], stdin=_round()) | {"controller.rules.progressive", "pydantic"}
+    assert over_budget("settle", modules) == {
+        "own modules past the budget": ["controller.rules.progressive"],
+        "packages past the budget": ["pydantic"],
+        "never on this path": ["pydantic"],
+    }

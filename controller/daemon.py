@@ -101,6 +101,9 @@ class RunOptions:
     # The signed release the start verified (controller/software.py), journaled before the table opens;
     # None: no [software] configured and no development release (nothing verified, nothing journaled).
     software: VerifiedRelease | None = None
+    # Seal the open segment between rounds while the table runs when it is due (docs/journal.md
+    # "Segments and seals"); False: only at a start (a test of the start's seal alone).
+    seal_while_running: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -519,6 +522,10 @@ class TableDaemon:
                 log.warning("round_voided", round_id=round_id, reason="interrupted: voided at start")
             # No round is open now (recovery closed them): the moment to seal a segment that is due.
             self.ledger.seal_if_due(report.state, self.config.journal_segments, datetime.now(UTC))
+            if self.options.seal_while_running and self.config.uplink is None:
+                # Sealed between rounds while the table runs, too. Not with the uplink or the linked
+                # progressive: their readers hold the open file (docs/journal.md "Segments and seals").
+                self.ledger.seal_while_running(report.state, self.config.journal_segments)
             self._engine = TableEngine(
                 engine_config_for(self.config, time_scale=self.clock.scale),
                 recovered=RecoveredState.from_table_state(report.state),

@@ -29,11 +29,13 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
+import sqlite3
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,7 +44,7 @@ import structlog
 from controller.engine import JournalRecord
 from controller.engine.outputs import Output
 from controller.journal.anchor import Anchor, write_anchor
-from controller.journal.checkpoint import checkpoint_format
+from controller.journal.checkpoint import checkpoint_format, state_from_checkpoint, state_to_checkpoint
 from controller.journal.group_commit import CommitFailed, Committed, GroupCommit
 from controller.journal.kinds import CLOSING_KINDS
 from controller.journal.proof import prepare_for_run
@@ -118,6 +120,12 @@ class DaemonJournal:
         self.failure: str | None = None  # the journal refused an append: nothing more is written
         # The journal's wall clock (its entries' times; default the system's): a test steps it back.
         self.wall_clock: Callable[[], datetime] | None = None
+        # Sealing while the table runs (``seal_live_if_due``): the reducer's state at the journal's
+        # last entry, folded on at every commit (None: not sealing live), and the policy.
+        self._live_state: TableState | None = None
+        self._live_policy: SegmentPolicy | None = None
+        self.live_seals: list[Seal] = []
+        self.live_seal_deferred: str | None = None  # why the last due seal waits for the next round
 
     @property
     def journal(self) -> Journal:
@@ -179,6 +187,114 @@ class DaemonJournal:
                 reason=why,
             )
         return seal
+
+    def seal_while_running(self, state: TableState, policy: SegmentPolicy) -> None:
+        """From here on, seal the open segment between rounds when the policy says it is due
+        (``seal_live_if_due``). ``state``: the reducer's state at the journal's last entry now; it is
+        folded on at every commit (a copy: the caller's is not touched)."""
+        self._live_state = state_from_checkpoint(state_to_checkpoint(state))
+        self._live_policy = policy
+
+    def _fold(self, written: Sequence[JournalEntry]) -> None:
+        if self._live_state is not None:
+            self._live_state.apply_all(written)
+
+    def seal_live_if_due(self, now: datetime) -> Seal | None:
+        """Between rounds, while the table runs: seal the open segment when the policy says it is due
+        (docs/journal.md "Segments and seals"). On the loop, between two commits, so nothing is written
+        during the switch; the journal object is switched in place (``Journal.switch_file``), so the
+        embedded panel and recall, which hold it, follow. Refused (waits for the next round's close)
+        while a round is open, records wait to be committed, the checkpoint thread is copying, or another
+        connection holds the file (SQLite cannot leave WAL mode then): nothing is changed by a refusal,
+        and the next commit between rounds tries again."""
+        state, policy = self._live_state, self._live_policy
+        if state is None or policy is None or self.failure is not None or self._journal is None:
+            return None
+        entries, first_utc = self.journal.segment_summary()
+        why = seal_due(
+            entries,
+            first_utc,
+            now,
+            every_entries=policy.entries,
+            per_gaming_day=policy.per_gaming_day,
+            gaming_day_start_utc=policy.gaming_day_start_utc,
+        )
+        if why is None:
+            return None
+        waits = (
+            "a round is open"
+            if state.open_rounds
+            else "records wait to be committed"
+            if self._group.waiting
+            else "the checkpoint thread is copying"
+            if self._checkpoint_running
+            else None
+        )
+        if waits is not None:
+            if not state.open_rounds:  # an open round is the usual wait: not worth a line
+                self._defer_live_seal(waits)
+            return None
+        last = self.journal.last_entry()
+        if last is not None and state.last_seq < last.seq:
+            # Entries another process wrote (`flushtable clear`): the state folds them on too.
+            state.apply_all(self.journal.entries(since_seq=state.last_seq))
+        sealed: list[Seal] = []
+
+        def anchor_at(seq: int, hash_hex: str) -> None:
+            self.anchored = write_anchor(
+                self.path, Anchor.of(self._table_id, seq, hash_hex), key=self._anchor_key
+            )
+
+        def seal_now() -> None:
+            seal = seal_open_segment(self.path, state, key=self._anchor_key, write_anchor_at_end=anchor_at)
+            if seal is not None:
+                sealed.append(seal)
+
+        checkpointing = self._checkpointer is not None
+        if self._checkpointer is not None:
+            self._checkpointer.close()  # a connection of ours: SQLite leaves WAL mode only with none
+            self._checkpointer = None
+        try:
+            self.journal.switch_file(seal_now)
+        except (JournalError, sqlite3.Error, OSError) as error:
+            if self.journal.switch_failed is not None:
+                # No file to append to: the table stops now (as for any journal failure); the next
+                # start finishes the seal.
+                self._failed(JournalError(self.journal.switch_failed))
+                return None
+            # Another connection on the file (`flushtable panel`, a watch's child): the segment stays
+            # open and whole (a seal changes nothing until its first step succeeds); the next commit
+            # between rounds tries again.
+            self._defer_live_seal(str(error))
+        if checkpointing:
+            try:
+                self._checkpointer = Journal.open_existing(self.path, readonly=False)
+                self.journal.defer_checkpoints()
+            except JournalError as error:
+                # Nothing is lost: the writer checkpoints by itself again (SQLite's own threshold).
+                log.warning("journal_checkpoint_failed", error=str(error))
+                self._checkpointer = None
+                with contextlib.suppress(JournalError):
+                    self.journal.resume_checkpoints()
+        if not sealed:
+            return None
+        seal = sealed[0]
+        self.live_seals.append(seal)
+        self.live_seal_deferred = None
+        log.info(
+            "journal_segment_sealed",
+            segment=seal.segment,
+            first_seq=seal.first_seq,
+            last_seq=seal.last_seq,
+            reason=why,
+            while_running=True,
+        )
+        return seal
+
+    def _defer_live_seal(self, why: str) -> None:
+        if why != self.live_seal_deferred:
+            log.warning("journal_seal_deferred", reason=why)
+        self.live_seal_deferred = why
 
     def close(self) -> None:
         if self._checkpointer is not None:
@@ -248,6 +364,10 @@ class DaemonJournal:
             self._act(effect.outputs)
             if effect.answer is not None and not effect.answer.done():
                 effect.answer.set_result(list(effect.outputs))
+        if committed.entries and committed.entries[-1].round_id is None and self._live_state is not None:
+            # Between rounds: the round closed and its tail (the table cleared, the dealer's "next")
+            # is written too, so every entry of a round stays in one segment.
+            self.seal_live_if_due(self.wall_clock() if self.wall_clock is not None else datetime.now(UTC))
         if committed.entries:
             self._commits_since_checkpoint += 1
             if self._commits_since_checkpoint >= CHECKPOINT_EVERY_COMMITS:
@@ -293,7 +413,9 @@ class DaemonJournal:
             log.warning("journal_checkpoint_failed", error=str(error))
 
     def _append_records(self, records: Sequence[Any]) -> list[JournalEntry]:
-        return self.journal.append_many(records)
+        written = self.journal.append_many(records)
+        self._fold(written)
+        return written
 
     def append(self, records: Sequence[JournalRecord]) -> None:
         """Outside the group commit: the daemon's own entries at start and at the very end."""
@@ -304,6 +426,7 @@ class DaemonJournal:
         except JournalError as error:
             self._failed(error)
             raise
+        self._fold(written)
         self._notify()
         if written:
             self._keep_anchor(written[-1], [])

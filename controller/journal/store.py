@@ -529,6 +529,7 @@ class Journal:
         self.base = FIRST_SEGMENT  # the segment this file is (docs/journal.md "Segments and seals")
         # The wall clock is behind the journal's last time (a step back): its clock_stepped is written.
         self._held_back = False
+        self.switch_failed: str | None = None  # ``switch_file`` could not open the next file
 
     # --- opening --------------------------------------------------------------------------------
     @classmethod
@@ -660,6 +661,31 @@ class Journal:
     def close(self) -> None:
         with self._lock:
             self._connection.close()
+
+    def switch_file(self, between: Callable[[], object]) -> None:
+        """Close this file, run ``between`` (a live seal: it renames this file into the segments
+        directory and creates the next segment at this path) and go on at the file now at the path,
+        all under this object's lock: every holder of this object (the daemon's writer, the embedded
+        panel, recall) follows the switch, and none of them reads or writes while it runs. The file is
+        opened again even when ``between`` fails (then it is the same file, or the next segment a seal
+        cut short was finished with); what ``between`` raised is raised after."""
+        with self._lock:
+            self._connection.close()
+            try:
+                between()
+            finally:
+                try:
+                    following = Journal.open(self.path, self.table_id, clock=self._clock)
+                except JournalError as error:
+                    # Nothing can be appended now: the holder stops the table, and the next start
+                    # finishes what ``between`` left (controller/journal/segments.py).
+                    self.switch_failed = str(error)
+                    raise
+                self._connection = following._connection
+                self.base = following.base
+                self.schema_version = following.schema_version
+                self.has_totals = following.has_totals
+                self._columns = following._columns
 
     def __enter__(self) -> Self:
         return self

@@ -249,7 +249,9 @@ class SegmentPolicy:
     """When the journal's open segment is sealed, and where sealed ones are archived ([journal])."""
 
     entries: int = 500_000
-    per_gaming_day: bool = True
+    # Off by default: what a table does must not depend on the hour it happens to be started or run at
+    # (a gaming day's seal is a site's choice; docs/configuration.md).
+    per_gaming_day: bool = False
     gaming_day_start_utc: str = "06:00"
     archive_dir: Path | None = None
     retention_days: int = 90
@@ -311,7 +313,7 @@ class JournalSection(Strict):
     # it holds this many entries (0: never by count), or, per gaming day, once its first entry is of an
     # earlier gaming day (they start at gaming_day_start_utc, "HH:MM").
     segment_entries: Annotated[int, whole_number(0, 1_000_000_000)] = 500_000
-    segment_per_gaming_day: bool = True
+    segment_per_gaming_day: bool = False
     gaming_day_start_utc: str = "06:00"
     # `flushtable journal archive`: sealed segments whose last entry is older than retention_days go to
     # archive_dir (docs/operations.md "Archiving sealed segments"); None: not configured.

@@ -250,7 +250,18 @@ class TableProgressive:
             return False
         except UserError as error:  # a refusal: said, journaled, never a crash of the round
             ctx.refuse("progressive_claim", str(error), ENGINE)
+            self._answered(claim, f"refused: {error}")
             return True
+        self._answered(
+            claim,
+            "; ".join(
+                f"award {award.claimed.award_id} seat {award.claimed.seat} "
+                f"{money(award.claimed.amount_cents)}"
+                + (" pending a supervisor" if award.pending else " paid")
+                for award in answer.awards
+            )
+            + (" (the floor's first answer, replayed)" if answer.replayed else ""),
+        )
         for award in answer.awards:
             claimed = award.claimed
             words = (
@@ -268,6 +279,38 @@ class TableProgressive:
                     table_wide=True,
                 )
         return True
+
+    def _answered(self, claim: _WaitingClaim, detail: str) -> None:
+        """A linked table records that the floor answered the claim (the round's own entry): a restart
+        asks again every claim of its journal without one (docs/floor.md "Linked progressive").
+        Stand-alone the controller's own entries (progressive_award_claimed) are the record."""
+        if isinstance(self.controller, ProgressiveController):
+            return
+        self.ctx.journal(
+            "operator_action",
+            {
+                "action": "progressive_claim_answered",
+                "by": ENGINE,
+                "detail": f"round {claim.round_id}: {detail}",
+            },
+            round_id=claim.round_id,
+        )
+
+    def resume_claims(self, claims: Sequence[tuple[str, int, Sequence[Hit]]]) -> None:
+        """At a start: the claims the journal shows unanswered (round, settled wagers, hits), waiting
+        again (asked on the next tick, the same (table, round) key: a replay is paid once)."""
+        known = {claim.round_id for claim in self.waiting}
+        for round_id, wagers, hits in claims:
+            if round_id in known:
+                continue
+            self.waiting.append(_WaitingClaim(round_id, wagers, tuple(hits)))
+            self.ctx.alert(
+                "alert",
+                "progressive_claim_pending",
+                f"Progressive claim pending: round {round_id}'s claim had no answer before the restart; "
+                "asked again",
+                table_wide=True,
+            )
 
     def tick(self) -> None:
         """Ask again for every claim not answered yet (the link came back)."""

@@ -267,6 +267,7 @@ class TableProgressive:
             words = (
                 f"Progressive seat {claimed.seat}: {money(claimed.amount_cents)}"
                 + (" pending a supervisor" if award.pending else " paid")
+                + (" (answered before)" if answer.replayed else "")  # a restart's replay: not a new win
                 + f". Meter {money(controller.state.meter_cents)}"
             )
             ctx.out.append(ShowText(ctx.config.display_device, words[:120]))

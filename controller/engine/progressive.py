@@ -32,7 +32,12 @@ from controller.engine.outputs import JournalRecord
 from controller.errors import UserError
 from controller.journal import entries as e
 from controller.money import money
-from controller.progressive.controller import LinkState, ProgressiveController, TableSideProgressive
+from controller.progressive.controller import (
+    ConfirmationSent,
+    LinkState,
+    ProgressiveController,
+    TableSideProgressive,
+)
 
 # Re-exported: its first home, still imported from here by a linked table's controller.
 from controller.progressive.controller import ProgressiveUnavailable as ProgressiveUnavailable  # noqa: PLC0414
@@ -326,6 +331,17 @@ class TableProgressive:
             return
         try:
             answer = self.controller.confirm_paid_now(action.award_id, by=action.by)
+        except ConfirmationSent as sent:  # a linked award: the floor records it; journaled as sent
+            ctx.journal(
+                "operator_action",
+                {"action": "confirm_progressive_award", "by": action.by, "detail": f"sent: {sent}"},
+                source=operator(action.by),
+                table_wide=True,
+            )
+            ctx.out.append(
+                ShowText(ctx.config.display_device, f"Progressive award {action.award_id}: sent"[:120])
+            )
+            return
         except UserError as error:
             ctx.refuse("confirm_progressive_award", str(error), action.by)
             return

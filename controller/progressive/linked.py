@@ -38,7 +38,7 @@ from nats.aio.msg import Msg
 
 from controller.errors import UserError
 from controller.floor.servers import table_inbox
-from controller.progressive.controller import ClaimAnswer, LinkState, MeterView, PaidAnswer
+from controller.progressive.controller import ClaimAnswer, ConfirmationSent, LinkState, MeterView, PaidAnswer
 from controller.progressive.model import Hit, MeterState, ProgressiveParameters
 from controller.waits import raise_if_cancelled, wait_event
 
@@ -395,7 +395,7 @@ class LinkedTableController:
 
     def confirm_paid_now(self, award_id: str, *, by: str) -> PaidAnswer:
         self.client.confirm_queue.append((award_id, by))
-        raise UserError(
+        raise ConfirmationSent(
             f"progressive: award {award_id} is the linked meter's: the confirmation was sent to the floor, "
             f"which records it (the award shows paid once it has)"
         )

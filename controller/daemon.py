@@ -663,6 +663,10 @@ class TableDaemon:
         )
         self.engine.progressive.controller = controller  # type: ignore[assignment]
         self.engine.set_progressive_link(controller.link_state)
+        # A claim left unanswered by an earlier run (the link was down, then the table stopped) is asked
+        # again from the journal: the floor answers a replay with its first answer (never paid twice).
+        unanswered = await asyncio.to_thread(linked.unanswered_claims, self.journal_path)
+        self.engine.progressive.resume_claims([(c.round_id, c.wagers, c.hits) for c in unanswered])
         await client.run(self._stop)
 
     async def _start_panel(self) -> None:

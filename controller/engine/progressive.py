@@ -32,7 +32,12 @@ from controller.engine.outputs import JournalRecord
 from controller.errors import UserError
 from controller.journal import entries as e
 from controller.money import money
-from controller.progressive.controller import LinkState, ProgressiveController, TableSideProgressive
+from controller.progressive.controller import (
+    ConfirmationSent,
+    LinkState,
+    ProgressiveController,
+    TableSideProgressive,
+)
 
 # Re-exported: its first home, still imported from here by a linked table's controller.
 from controller.progressive.controller import ProgressiveUnavailable as ProgressiveUnavailable  # noqa: PLC0414
@@ -250,12 +255,24 @@ class TableProgressive:
             return False
         except UserError as error:  # a refusal: said, journaled, never a crash of the round
             ctx.refuse("progressive_claim", str(error), ENGINE)
+            self._answered(claim, f"refused: {error}")
             return True
+        self._answered(
+            claim,
+            "; ".join(
+                f"award {award.claimed.award_id} seat {award.claimed.seat} "
+                f"{money(award.claimed.amount_cents)}"
+                + (" pending a supervisor" if award.pending else " paid")
+                for award in answer.awards
+            )
+            + (" (the floor's first answer, replayed)" if answer.replayed else ""),
+        )
         for award in answer.awards:
             claimed = award.claimed
             words = (
                 f"Progressive seat {claimed.seat}: {money(claimed.amount_cents)}"
                 + (" pending a supervisor" if award.pending else " paid")
+                + (" (answered before)" if answer.replayed else "")  # a restart's replay: not a new win
                 + f". Meter {money(controller.state.meter_cents)}"
             )
             ctx.out.append(ShowText(ctx.config.display_device, words[:120]))
@@ -268,6 +285,38 @@ class TableProgressive:
                     table_wide=True,
                 )
         return True
+
+    def _answered(self, claim: _WaitingClaim, detail: str) -> None:
+        """A linked table records that the floor answered the claim (the round's own entry): a restart
+        asks again every claim of its journal without one (docs/floor.md "Linked progressive").
+        Stand-alone the controller's own entries (progressive_award_claimed) are the record."""
+        if isinstance(self.controller, ProgressiveController):
+            return
+        self.ctx.journal(
+            "operator_action",
+            {
+                "action": "progressive_claim_answered",
+                "by": ENGINE,
+                "detail": f"round {claim.round_id}: {detail}",
+            },
+            round_id=claim.round_id,
+        )
+
+    def resume_claims(self, claims: Sequence[tuple[str, int, Sequence[Hit]]]) -> None:
+        """At a start: the claims the journal shows unanswered (round, settled wagers, hits), waiting
+        again (asked on the next tick, the same (table, round) key: a replay is paid once)."""
+        known = {claim.round_id for claim in self.waiting}
+        for round_id, wagers, hits in claims:
+            if round_id in known:
+                continue
+            self.waiting.append(_WaitingClaim(round_id, wagers, tuple(hits)))
+            self.ctx.alert(
+                "alert",
+                "progressive_claim_pending",
+                f"Progressive claim pending: round {round_id}'s claim had no answer before the restart; "
+                "asked again",
+                table_wide=True,
+            )
 
     def tick(self) -> None:
         """Ask again for every claim not answered yet (the link came back)."""
@@ -282,6 +331,17 @@ class TableProgressive:
             return
         try:
             answer = self.controller.confirm_paid_now(action.award_id, by=action.by)
+        except ConfirmationSent as sent:  # a linked award: the floor records it; journaled as sent
+            ctx.journal(
+                "operator_action",
+                {"action": "confirm_progressive_award", "by": action.by, "detail": f"sent: {sent}"},
+                source=operator(action.by),
+                table_wide=True,
+            )
+            ctx.out.append(
+                ShowText(ctx.config.display_device, f"Progressive award {action.award_id}: sent"[:120])
+            )
+            return
         except UserError as error:
             ctx.refuse("confirm_progressive_award", str(error), action.by)
             return

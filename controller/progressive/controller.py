@@ -100,6 +100,11 @@ class PaidAnswer:
     replayed: bool = False  # already paid: nothing paid twice
 
 
+class ConfirmationSent(UserError):
+    """A supervisor's confirmation of a linked meter's award, sent to the floor (which records it): not a
+    refusal at the table. Its text is the one line said to the supervisor."""
+
+
 class ProgressiveUnavailable(Exception):
     """The controller cannot answer now (a linked table's link is down): the table asks again later,
     with the same key, so nothing is counted or paid twice."""

@@ -38,7 +38,7 @@ from nats.aio.msg import Msg
 
 from controller.errors import UserError
 from controller.floor.servers import table_inbox
-from controller.progressive.controller import ClaimAnswer, LinkState, MeterView, PaidAnswer
+from controller.progressive.controller import ClaimAnswer, ConfirmationSent, LinkState, MeterView, PaidAnswer
 from controller.progressive.model import Hit, MeterState, ProgressiveParameters
 from controller.waits import raise_if_cancelled, wait_event
 
@@ -395,7 +395,7 @@ class LinkedTableController:
 
     def confirm_paid_now(self, award_id: str, *, by: str) -> PaidAnswer:
         self.client.confirm_queue.append((award_id, by))
-        raise UserError(
+        raise ConfirmationSent(
             f"progressive: award {award_id} is the linked meter's: the confirmation was sent to the floor, "
             f"which records it (the award shows paid once it has)"
         )
@@ -422,12 +422,65 @@ def journal_settled_seq(journal_path: Path) -> Callable[[str], int | None]:
     return lookup
 
 
+ANSWERED_ACTION = "progressive_claim_answered"  # the table's record that the floor answered a claim
+
+
+@dataclass(frozen=True, slots=True)
+class UnansweredClaim:
+    """A claim the table's journal shows made (or due: the round settled with a hit) and not answered."""
+
+    round_id: str
+    wagers: int
+    hits: tuple[Hit, ...]
+
+
+def unanswered_claims(journal_path: Path) -> list[UnansweredClaim]:
+    """Every claim this table made, or should have made, that has no recorded answer, in journal order:
+    each ``round_settled`` whose Progressive settlement has awards, less the rounds with an
+    ``operator_action`` ``progressive_claim_answered`` (journaled when the floor's answer came). A restart
+    asks these again, the same (table, round) key: the floor answers a replay with its first answer, so
+    nothing is paid twice (docs/floor.md "Linked progressive")."""
+    import sqlite3  # noqa: PLC0415
+
+    connection = sqlite3.connect(f"file:{journal_path}?mode=ro", uri=True)
+    try:
+        answered = {
+            str(row[0])
+            for row in connection.execute(
+                "SELECT round_id FROM journal WHERE kind = 'operator_action' AND round_id IS NOT NULL "
+                "AND json_extract(payload, '$.action') = ?",
+                (ANSWERED_ACTION,),
+            )
+        }
+        claims: list[UnansweredClaim] = []
+        for round_id, payload_text in connection.execute(
+            "SELECT round_id, payload FROM journal WHERE kind = 'round_settled' ORDER BY seq"
+        ):
+            if round_id is None or round_id in answered:
+                continue
+            try:
+                progressive = json.loads(payload_text).get("settlement", {}).get("progressive")
+            except (ValueError, AttributeError):
+                continue
+            if not isinstance(progressive, dict) or not progressive.get("awards"):
+                continue
+            hits = tuple(Hit(int(award["seat"]), int(award["line"])) for award in progressive["awards"])
+            wagers = int(progressive.get("contributions", {}).get("wagers", 0))
+            claims.append(UnansweredClaim(str(round_id), wagers, hits))
+        return claims
+    finally:
+        connection.close()
+
+
 __all__ = [
+    "ANSWERED_ACTION",
     "DEFAULT_LINK_TIMEOUT_S",
     "LinkClient",
     "LinkConfig",
     "LinkedClaim",
     "LinkedTableController",
     "PendingClaim",
+    "UnansweredClaim",
     "journal_settled_seq",
+    "unanswered_claims",
 ]

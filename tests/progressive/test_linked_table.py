@@ -99,3 +99,33 @@ def test_the_engines_controller_on_a_linked_table(tmp_path: Path) -> None:
         controller.confirm_paid_now("T1/R1/1", by="sup-ann")
     assert client.confirm_queue == [("T1/R1/1", "sup-ann")]
     assert not controller.link_state().up  # no meter heard yet: Progressive wagers refused at the lock
+
+
+def test_a_supervisors_confirmation_of_a_linked_award_is_journaled_as_sent(tmp_path: Path) -> None:
+    """The engine on a linked table: ConfirmProgressiveAward is queued for the floor and journaled as
+    sent by the supervisor (an operator_action, not a refusal)."""
+    from controller.engine import TableConfig, actions
+    from tests.engine.table import Table, stack
+
+    parameters = parse_parameters(
+        {"unit_cents": 100, "base_cents": 10_000, "reset_cents": 10_000, "increment_percent": 10,
+         "hidden_percent": 2}
+    )  # fmt: skip
+    client = LinkClient(
+        LinkConfig("MAIN", "T1", ("tls://127.0.0.1:1",), "table-T1", "pw", tmp_path / "ca.pem")
+    )
+    table = Table(TableConfig(game="top-flush", progressive=parameters), stack())
+    settled: dict[str, int] = {}
+    controller = LinkedTableController(client, parameters, settled.get)
+    table.engine.progressive.controller = controller  # type: ignore[assignment]  # as the daemon does
+    table.engine.set_progressive_link(controller.link_state)
+    outs = table.event(actions.ConfirmProgressiveAward("MAIN/T1/R1/1", by="sue"))
+    assert table.refusals(outs) == []
+    (sent,) = [
+        r for r in table.journal("operator_action") if r.payload["action"] == "confirm_progressive_award"
+    ]
+    assert sent.source == "operator:sue"
+    assert str(sent.payload["detail"]).startswith(
+        "sent: progressive: award MAIN/T1/R1/1 is the linked meter's"
+    )
+    assert client.confirm_queue == [("MAIN/T1/R1/1", "sue")]

@@ -142,6 +142,9 @@ def test_a_supervisor_confirms_this_tables_linked_award_on_the_panel(
     expect(card.locator("#progressive-meter")).to_have_text("123.45")  # the link's meter, not the base
     expect(card).to_contain_text("6.78")  # the reserve
     expect(card.locator("#progressive-link-lost")).to_have_count(0)
+    # A new broadcast (no journal entry on this table): the open page follows it.
+    client.last_meter = {**json.loads(BROADCAST), "meter_cents": 12_400}
+    expect(card.locator("#progressive-meter")).to_have_text("124.00")
     expect(card.locator(".progressive-pending li")).to_have_count(1)  # T2's award is T2's to confirm
     mine = card.locator('li[data-award="MAIN/T1/R7/3"]')
     expect(mine).to_contain_text("Seat 3")

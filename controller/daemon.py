@@ -265,6 +265,7 @@ class TableDaemon:
         self.summary = RunSummary()
         self.events: asyncio.Queue[QueueItem | _Waited] = asyncio.Queue()
         self.panel: Any = None
+        self.link_client: Any = None  # a linked progressive's LinkClient (the panel shows its meter)
         self._tasks: list[asyncio.Task[None]] = []
         # Ctrl-C / SIGTERM: the round in play may take up to the decision timeout (controller/daemon_stop.py).
         self.stop_request = StopRequest(config.timeouts.decision_s / max(self.clock.scale, 1.0))
@@ -661,6 +662,7 @@ class TableDaemon:
         controller = linked.LinkedTableController(
             client, parameters, linked.journal_settled_seq(self.journal_path)
         )
+        self.link_client = client
         self.engine.progressive.controller = controller  # type: ignore[assignment]
         self.engine.set_progressive_link(controller.link_state)
         # A claim left unanswered by an earlier run (the link was down, then the table stopped) is asked
@@ -668,6 +670,11 @@ class TableDaemon:
         unanswered = await asyncio.to_thread(linked.unanswered_claims, self.journal_path)
         self.engine.progressive.resume_claims([(c.round_id, c.wagers, c.hits) for c in unanswered])
         await client.run(self._stop)
+
+    def progressive_panel_view(self) -> dict[str, Any] | None:
+        """A linked table's Progressive card from its link client; None (the journal's card) otherwise."""
+        client = self.link_client
+        return None if client is None else dict(client.panel_view())
 
     async def _start_panel(self) -> None:
         if self.options.panel_bind is None:
@@ -683,6 +690,7 @@ class TableDaemon:
             actions=QueuedTableActions(self),
             device_health=self.device_health,
             changes=self.controls.changes,
+            progressive_live=self.progressive_panel_view,
         )
         log.info("panel_listening", url=self.panel.url)
         print(f"panel: {self.panel.url}", file=self.out, flush=True)

@@ -155,10 +155,13 @@ class JournalPanelBackend:
         wall_clock_s: Callable[[], float] = time.time,
         changes: ChangeDesk | None = None,
         lapse_after_s: float = 1800.0,
+        progressive_live: Callable[[], dict[str, Any] | None] | None = None,
     ) -> None:
         """``read_only``: ``flushtable panel`` over a journal no daemon of ours controls: nothing is
         written (no login, no acknowledgement, no action) and the page says the table is not live.
-        ``wall_clock_s``: the time the read-only page measures the journal's age against."""
+        ``wall_clock_s``: the time the read-only page measures the journal's age against.
+        ``progressive_live``: a linked table's Progressive card from its link (the meter the floor last
+        broadcast, the link's state, this table's pending awards); its journal holds none of these."""
         if read_only and actions is not None:
             raise ValueError("a read-only panel has no round engine to act on")
         self.read_only = read_only
@@ -167,6 +170,7 @@ class JournalPanelBackend:
         self._journal = journal
         self._actions = actions
         self._device_health = device_health
+        self._progressive_live = progressive_live
         self.poll_interval_s = poll_interval_s
         self._view = TableView(journal.table_id)
         self._subscribers: set[_Subscriber] = set()
@@ -300,6 +304,10 @@ class JournalPanelBackend:
         state = self._view.state
         snapshot["changes_pending"] = [p.to_json() for p in state.changes.values() if p.status == "pending"]
         snapshot["clock"] = None if state.clock is None else public_dict(state.clock)
+        if self._progressive_live is not None and not self.read_only:
+            live = self._progressive_live()
+            if live is not None:  # a linked table: the link's meter, not the table journal's
+                snapshot["progressive"] = live
         if self.read_only:
             snapshot["held"] = False  # nothing is held by a table that is not running: it is stopped
             last = snapshot.get("last_entry_utc")

@@ -66,6 +66,7 @@ async def start_panel(
     announce: Callable[[str], None] | None = None,
     read_only: bool = False,
     changes: ChangeDesk | None = None,
+    progressive_live: Callable[[], dict[str, Any] | None] | None = None,
 ) -> RunningPanel:
     """``panel_config``: the configuration's [panel] section (its users, users_file and trusted_proxies);
     ``users_file`` and ``config_users`` override what it says (``flushtable panel --users-file``)."""
@@ -81,7 +82,12 @@ async def start_panel(
             f"(stored only as a hash in {store.path}; the first login must set a new one)"
         )
     backend = JournalPanelBackend(
-        journal, actions=actions, device_health=device_health, read_only=read_only, changes=changes
+        journal,
+        actions=actions,
+        device_health=device_health,
+        read_only=read_only,
+        changes=changes,
+        progressive_live=progressive_live,
     )
     if settings is None:
         settings = PanelSettings(trusted_proxies=tuple(getattr(panel_config, "trusted_proxies", ()) or ()))

@@ -169,6 +169,32 @@ class LinkClient:
             {"pending": meter.get("pending", []), "events": meter.get("events")},
         )
 
+    def panel_view(self) -> dict[str, Any]:
+        """The table panel's Progressive card on a linked table: the link's meter as the floor last
+        broadcast it (None before the first broadcast), whether the link is up (else its "link lost"
+        line), and THIS table's awards the floor holds pending (the broadcast covers every table of the
+        link; another table's award is confirmed at that table)."""
+        meter = self.last_meter or {}
+        table_id = self.config.table_id
+        pending = [
+            award
+            for award in meter.get("pending", []) or []
+            if isinstance(award, dict)
+            and award.get("table_id") == table_id
+            and award.get("status", "pending") == "pending"
+        ]
+        meter_cents = meter.get("meter_cents")
+        reserve_cents = meter.get("reserve_cents")
+        return {
+            "linked": True,
+            "link_id": self.config.link_id,
+            "meter_id": str(meter.get("meter_id", self.config.link_id)),
+            "meter_cents": meter_cents if isinstance(meter_cents, int) else None,
+            "reserve_cents": reserve_cents if isinstance(reserve_cents, int) else None,
+            "link": self.link_state().to_json(),
+            "pending": pending,
+        }
+
     # --- requests -----------------------------------------------------------------------------------
     async def claim(
         self, round_id: str, hits: Sequence[Hit], *, through_seq: int, by: str = "engine"

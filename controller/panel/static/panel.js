@@ -213,4 +213,7 @@
   });
 
   connect();
+  // A linked progressive's meter and link state come from the floor's broadcast, not this table's
+  // journal: its card is fetched again every 2 s even when no journal entry arrives.
+  setInterval(() => { if (document.querySelector("#progressive[data-linked]")) scheduleRefresh(); }, 2000);
 })();

@@ -523,9 +523,10 @@ class TableDaemon:
                 log.warning("round_voided", round_id=round_id, reason="interrupted: voided at start")
             # No round is open now (recovery closed them): the moment to seal a segment that is due.
             self.ledger.seal_if_due(report.state, self.config.journal_segments, datetime.now(UTC))
-            if self.options.seal_while_running and self.config.uplink is None:
-                # Sealed between rounds while the table runs, too. Not with the uplink or the linked
-                # progressive: their readers hold the open file (docs/journal.md "Segments and seals").
+            if self.options.seal_while_running and self.config.progressive_link is None:
+                # Sealed between rounds while the table runs, too (the uplink reads the file only under
+                # its lock, which the seal waits for). Not with the linked progressive: its reader holds
+                # the open file (docs/journal.md "Segments and seals").
                 self.ledger.seal_while_running(report.state, self.config.journal_segments)
             self._engine = TableEngine(
                 engine_config_for(self.config, time_scale=self.clock.scale),
@@ -559,12 +560,17 @@ class TableDaemon:
                 if self.config.uplink is not None:  # the journal streamed to the floor (docs/floor.md)
                     from controller.uplink.uplink import start_uplink  # noqa: PLC0415 (nats: floor only)
 
+                    uplink_lock = asyncio.Lock()  # held while the uplink reads the file: no seal then
+                    self.ledger.file_users.append(
+                        lambda: "the uplink is reading the journal" if uplink_lock.locked() else None
+                    )
                     uplink = start_uplink(
                         self.journal_path,
                         self.config.table_id,
                         self.config.uplink,
                         self._stop,
                         on_verify=self.answer_software_check,
+                        file_lock=uplink_lock,
                     )
                     self._spawn(uplink, "uplink")
                     if self.config.progressive_link is not None:  # docs/floor.md "Linked progressive"

@@ -126,6 +126,9 @@ class DaemonJournal:
         self._live_policy: SegmentPolicy | None = None
         self.live_seals: list[Seal] = []
         self.live_seal_deferred: str | None = None  # why the last due seal waits for the next round
+        # Others reading the file (the uplink): each says why a seal must wait now (None: it need not).
+        # Asked on the loop, where the seal runs: a reader that is not reading now cannot start to.
+        self.file_users: list[Callable[[], str | None]] = []
 
     @property
     def journal(self) -> Journal:
@@ -228,7 +231,7 @@ class DaemonJournal:
             if self._group.waiting
             else "the checkpoint thread is copying"
             if self._checkpoint_running
-            else None
+            else next((why for why in (user() for user in self.file_users) if why is not None), None)
         )
         if waits is not None:
             if not state.open_rounds:  # an open round is the usual wait: not worth a line

@@ -10,8 +10,13 @@ writer) and is woken by ``notify()`` or a short poll. Its state:
   less than what was sent (it lost something, or this process is new);
 - **publish** each due message with its de-duplication id and the expected last subject sequence, one
   at a time (the next one's expected sequence is this one's ack), and move the high-water mark only on
-  the ack; it is written to the journal's database (table ``uplink_state``) at most every 0.25 s and
-  whenever the outbox is drained;
+  the ack; it is written to a small file beside the journal (``<journal>.uplink-mark.json``, replaced
+  atomically) at most every 0.25 s and whenever the outbox is drained. Not into the journal's file: a
+  seal while the table runs renames that file and hashes it, and a new segment must not lose the mark;
+- the journal is read a page at a time, each read on a connection of its own opened by path and closed
+  before the read returns, under ``file_lock``: the daemon seals only while the lock is free (it seals on
+  the loop, so no read starts during a seal) and the next read opens the new segment, following the
+  sealed ones by entry seq (``Journal.entries``);
 - any error (the server gone, a timeout, a refused sequence) closes the connection and retries with
   exponential backoff and jitter, capped; a good sync resets it.
 """
@@ -22,6 +27,7 @@ import asyncio
 import contextlib
 import itertools
 import json
+import os
 import random
 import secrets
 import sqlite3
@@ -45,7 +51,7 @@ from nats.js.client import JetStreamContext
 from controller.config import UplinkConfig
 from controller.floor.servers import table_inbox, table_subject, verify_subject
 from controller.journal.chain import format_time_utc
-from controller.journal.store import Journal, JournalEntry
+from controller.journal.store import Journal, JournalEntry, JournalError
 from controller.uplink import wire
 from controller.uplink.outbox import Outbox, OutMessage
 from controller.waits import raise_if_cancelled, wait_event
@@ -56,16 +62,6 @@ VerifyHandler = Callable[[bytes, str], Awaitable[dict[str, Any]]]
 _PAGE = 500
 _WRONG_LAST_SEQUENCE = 10071
 
-_STATE_SQL = """
-CREATE TABLE IF NOT EXISTS uplink_state (
-    id INTEGER PRIMARY KEY CHECK (id = 1),
-    entry_seq INTEGER NOT NULL,
-    release INTEGER NOT NULL,
-    stream_seq INTEGER NOT NULL,
-    acked_utc TEXT NOT NULL
-)
-"""
-
 
 @dataclass(frozen=True, slots=True)
 class HighWaterMark:
@@ -74,9 +70,34 @@ class HighWaterMark:
     acked_utc: str
 
 
+def mark_path(journal_path: Path) -> Path:
+    """The file beside the journal that holds the uplink's high-water mark."""
+    return journal_path.with_name(journal_path.name + ".uplink-mark.json")
+
+
 def read_high_water_mark(journal_path: Path) -> HighWaterMark | None:
-    """What the server last acknowledged, as recorded in the journal's database (None: never)."""
-    connection = sqlite3.connect(f"file:{journal_path}?mode=ro", uri=True, timeout=5)
+    """What the server last acknowledged, as recorded beside the journal (None: never). A journal from
+    before the mark moved out of it holds it in its own table ``uplink_state``: read from there then."""
+    try:
+        data = json.loads(mark_path(journal_path).read_text(encoding="utf-8"))
+        return HighWaterMark(
+            wire.Position(int(data["entry_seq"]), int(data["release"])),
+            int(data["stream_seq"]),
+            str(data["acked_utc"]),
+        )
+    except FileNotFoundError:
+        pass
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        # Advice only (the server's answer rules): a damaged mark is as none.
+        log.warning("uplink_mark_unreadable", path=str(mark_path(journal_path)), error=str(error)[:200])
+        return None
+    return _legacy_high_water_mark(journal_path)
+
+
+def _legacy_high_water_mark(journal_path: Path) -> HighWaterMark | None:
+    if not journal_path.is_file():
+        return None
+    connection = sqlite3.connect(f"{journal_path.resolve().as_uri()}?mode=ro", uri=True, timeout=5)
     try:
         row = connection.execute(
             "SELECT entry_seq, release, stream_seq, acked_utc FROM uplink_state"
@@ -90,26 +111,52 @@ def read_high_water_mark(journal_path: Path) -> HighWaterMark | None:
     return HighWaterMark(wire.Position(int(row[0]), int(row[1])), int(row[2]), str(row[3]))
 
 
+def write_high_water_mark(journal_path: Path, mark: HighWaterMark) -> None:
+    """Replace the mark beside the journal atomically (a crash leaves the old mark or the new one)."""
+    target = mark_path(journal_path)
+    temporary = target.with_name(target.name + ".tmp")
+    body = json.dumps(
+        {
+            "entry_seq": mark.position.entry_seq,
+            "release": mark.position.release,
+            "stream_seq": mark.stream_seq,
+            "acked_utc": mark.acked_utc,
+        },
+        sort_keys=True,
+    )
+    with temporary.open("w", encoding="utf-8") as handle:
+        handle.write(body)
+        handle.flush()
+        # No fsync: the mark is advice (a stale one only resends what the server de-duplicates).
+    os.replace(temporary, target)
+
+
 class _MarkStore:
-    """Writes the high-water mark into the journal's file (its own table, not the journal's)."""
+    """Writes the high-water mark beside the journal (never into the journal's file)."""
 
     def __init__(self, journal_path: Path) -> None:
-        self._connection = sqlite3.connect(
-            journal_path, timeout=5, isolation_level=None, check_same_thread=False
-        )
-        self._connection.execute("PRAGMA synchronous=NORMAL")  # the mark is advice: the server's answer rules
-        self._connection.execute(_STATE_SQL)
+        self._journal_path = journal_path
 
     def write(self, mark: HighWaterMark) -> None:
-        self._connection.execute(
-            "INSERT INTO uplink_state (id, entry_seq, release, stream_seq, acked_utc) VALUES (1, ?, ?, ?, ?) "
-            "ON CONFLICT (id) DO UPDATE SET entry_seq = excluded.entry_seq, release = excluded.release, "
-            "stream_seq = excluded.stream_seq, acked_utc = excluded.acked_utc",
-            (mark.position.entry_seq, mark.position.release, mark.stream_seq, mark.acked_utc),
-        )
+        write_high_water_mark(self._journal_path, mark)
 
     def close(self) -> None:
-        self._connection.close()
+        pass
+
+
+class _Reader:
+    """Reads the journal a page at a time, each page on a read-only connection opened by path and closed
+    before it returns: between reads the uplink holds nothing on the file, so the daemon can seal it."""
+
+    def __init__(self, journal_path: Path) -> None:
+        self.path = journal_path
+
+    def page(self, since_seq: int) -> list[JournalEntry]:
+        journal = Journal.open_existing(self.path, readonly=True)
+        try:
+            return list(itertools.islice(journal.entries(since_seq), _PAGE))
+        finally:
+            journal.close()
 
 
 class _Resync(Exception):
@@ -146,8 +193,11 @@ class Uplink:
         rng: random.Random | None = None,
         clock: Callable[[], float] = time.monotonic,
         on_verify: VerifyHandler | None = None,
+        file_lock: asyncio.Lock | None = None,
     ) -> None:
         self.config = config
+        # Held around each read of the journal's file; the daemon seals it only while the lock is free.
+        self.file_lock = file_lock or asyncio.Lock()
         self._on_verify = on_verify
         self.journal_path = Path(journal_path)
         self.table_id = table_id
@@ -170,11 +220,12 @@ class Uplink:
         """Publish until ``stop`` is set; errors are retried forever (the table never waits)."""
         if any(c in self.table_id for c in ".*> "):
             raise ValueError(f"table id {self.table_id!r} cannot be a NATS subject token (it has a '.')")
-        marks = await asyncio.to_thread(_MarkStore, self.journal_path)
-        stored_mark = await asyncio.to_thread(read_high_water_mark, self.journal_path)
+        marks = _MarkStore(self.journal_path)
+        async with self.file_lock:  # an old journal's mark is read from its file
+            stored_mark = await asyncio.to_thread(read_high_water_mark, self.journal_path)
         if stored_mark is not None and stored_mark.position > self.status.acked:
             self.status.acked = stored_mark.position
-        journal = await asyncio.to_thread(Journal.open_existing, self.journal_path, readonly=True)
+        journal = _Reader(self.journal_path)
         backoff_s = self.config.backoff_initial_s
         try:
             while not stop.is_set():
@@ -190,7 +241,15 @@ class Uplink:
                     await self._sync(client, journal)
                     backoff_s = self.config.backoff_initial_s
                     await self._publish_loop(client, journal, marks, stop)
-                except (_Resync, nats.errors.Error, OSError, TimeoutError, ssl.SSLError) as error:
+                except (
+                    _Resync,
+                    nats.errors.Error,
+                    OSError,
+                    TimeoutError,
+                    ssl.SSLError,
+                    JournalError,
+                    sqlite3.Error,
+                ) as error:
                     self.status.last_error = f"{type(error).__name__}: {error}"[:300]
                     log.warning("uplink_retry", table_id=self.table_id, error=self.status.last_error)
                 finally:
@@ -209,7 +268,6 @@ class Uplink:
             if self._mark is not None:
                 await asyncio.to_thread(marks.write, self._mark)
             marks.close()
-            journal.close()
 
     async def _answer(self, message: Msg) -> None:
         """The floor's seeded software verification (docs/operations.md "Software verification"): the
@@ -256,7 +314,7 @@ class Uplink:
         headers = {str(k): str(v) for k, v in (last.headers or {}).items()}
         return int(last.seq or 0), headers, last.data or b""
 
-    async def _server_position(self, client: Client, journal: Journal) -> tuple[wire.Position, int]:
+    async def _server_position(self, client: Client, journal: _Reader) -> tuple[wire.Position, int]:
         """The position and stream sequence of the last message the stream holds for our subject, if
         that message is ours: its body is what our journal says is at the position it claims (its
         position header is any publisher's to set). A message that is not ours (someone else published
@@ -297,7 +355,7 @@ class Uplink:
         )
         return self.status.acked, stream_seq
 
-    async def _our_body(self, journal: Journal, position: wire.Position) -> bytes | None:
+    async def _our_body(self, journal: _Reader, position: wire.Position) -> bytes | None:
         """The body of our message at ``position``: b"" if the journal has no message there, None if
         the position is beyond the journal's end. From what is at hand (the last acked message, the
         queue), else from a fold of the journal up to that entry (a new process, or a claim about an
@@ -309,7 +367,7 @@ class Uplink:
                 return message.body
         outbox = Outbox(self.table_id)
         while outbox.last_seq < position.entry_seq:
-            page = await asyncio.to_thread(_page, journal, outbox.last_seq)
+            page = await self._page(journal, outbox.last_seq)
             if not page:
                 return None
             for stored in page:
@@ -338,7 +396,7 @@ class Uplink:
         log.error("uplink_fork", table_id=self.table_id, entry_seq=entry_seq, stream_seq=stream_seq,
                   message=self.status.last_fork)  # fmt: skip
 
-    async def _sync(self, client: Client, journal: Journal) -> None:
+    async def _sync(self, client: Client, journal: _Reader) -> None:
         position, stream_seq = await self._server_position(client, journal)
         if position < self.status.acked:
             # The server holds less than it acknowledged (its store lost the tail): send it again,
@@ -364,11 +422,11 @@ class Uplink:
             "uplink_synced", table_id=self.table_id, server_position=position.text(), stream_seq=stream_seq
         )
 
-    async def _fill(self, journal: Journal, *, after: wire.Position) -> None:
+    async def _fill(self, journal: _Reader, *, after: wire.Position) -> None:
         """Feed the outbox what the journal holds beyond it; queue the messages after ``after``."""
         while True:
             since = self._outbox.last_seq
-            page = await asyncio.to_thread(_page, journal, since)
+            page = await self._page(journal, since)
             if not page:
                 return
             for stored in page:
@@ -380,7 +438,7 @@ class Uplink:
                 return
 
     async def _publish_loop(
-        self, client: Client, journal: Journal, marks: _MarkStore, stop: asyncio.Event
+        self, client: Client, journal: _Reader, marks: _MarkStore, stop: asyncio.Event
     ) -> None:
         js = client.jetstream(timeout=self.config.ack_timeout_s)
         while not stop.is_set():
@@ -424,6 +482,10 @@ class Uplink:
             self._mark = HighWaterMark(message.position, self.status.stream_seq, _utc_text())
             await self._persist(marks, force=False)
 
+    async def _page(self, journal: _Reader, since_seq: int) -> list[JournalEntry]:
+        async with self.file_lock:
+            return await asyncio.to_thread(journal.page, since_seq)
+
     async def _publish(self, js: JetStreamContext, body: bytes, headers: dict[str, str]) -> PubAck:
         try:
             return await js.publish(self.subject, body, headers=headers)
@@ -442,7 +504,7 @@ class Uplink:
         self._last_persist = now
         try:
             await asyncio.to_thread(marks.write, mark)
-        except sqlite3.Error as error:  # a busy journal: the next ack writes it; the server's answer rules
+        except OSError as error:  # a full disk: the next ack writes it; the server's answer rules
             self._mark = mark
             log.warning("uplink_mark_not_written", table_id=self.table_id, error=str(error))
 
@@ -454,10 +516,6 @@ def _decoded(body: bytes) -> wire.EntryMessage | wire.PrivateMessage | None:
         return None
 
 
-def _page(journal: Journal, since_seq: int) -> list[JournalEntry]:
-    return list(itertools.islice(journal.entries(since_seq), _PAGE))
-
-
 def _utc_text() -> str:
     return format_time_utc(datetime.now(UTC))
 
@@ -467,13 +525,15 @@ async def start_uplink(
     table_id: str,
     config: UplinkConfig,
     stop: asyncio.Event,
+    *,
     on_verify: VerifyHandler | None = None,
+    file_lock: asyncio.Lock | None = None,
 ) -> None:
     """The daemon's uplink task (``[uplink]`` in the table's configuration). Whatever happens to it, the
     table plays on: an unexpected error is logged and the uplink starts again after a pause."""
     while not stop.is_set():
         try:
-            await Uplink(config, journal_path, table_id, on_verify=on_verify).run(stop)
+            await Uplink(config, journal_path, table_id, on_verify=on_verify, file_lock=file_lock).run(stop)
         except Exception as error:
             log.error("uplink_failed", table_id=table_id, error=f"{type(error).__name__}: {error}"[:300])
             await wait_event(stop, config.backoff_max_s)

@@ -8,9 +8,9 @@ import asyncio
 import os
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import nats.js.errors
@@ -23,7 +23,9 @@ from controller.floor.embedded import EmbeddedFloor
 from controller.floor.servers import FLOOR_CONSUMER, FLOOR_INBOX, STREAM_NAME, PostgresCluster, table_subject
 from controller.floor.service import FloorService, Puller, pull_status_error
 from controller.journal.store import Journal
+from controller.uplink import wire
 from controller.uplink.outbox import Outbox
+from controller.uplink.uplink import read_high_water_mark, write_high_water_mark
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import (
     ANSWER_TIMEOUT_S,
@@ -137,8 +139,9 @@ def test_table_offline_longer_than_the_dedup_window(tmp_path: Path, make_floor: 
         first.start_uplinks()
         await _all_on_floor(floor, tables, CATCH_UP_TIMEOUT_S)
         await first.close()
-        with sqlite3.connect(tables.path("T1")) as connection:
-            connection.execute("UPDATE uplink_state SET entry_seq = 5, release = 0")
+        stale = read_high_water_mark(tables.path("T1"))
+        assert stale is not None
+        write_high_water_mark(tables.path("T1"), replace(stale, position=wire.Position(5, 0)))
         tables.play("T1", 2)
         tables.play("T2", 1)
         await asyncio.sleep(2.5)  # the server's de-duplication window (1 s) is over: its clock, not ours

@@ -135,9 +135,9 @@ def test_a_controller_count_the_journals_never_locked_is_a_difference(make_floor
     data.contribute("T2", "R29", 1)
     assert asyncio.run(_reconcile(floor.writer_dsn)) == 2  # T3's, and T2's phantom round
     messages = {t: m for t, m, _open in _alerts(floor.owner_dsn)}
-    # R29 is the controller's alone, placed in the shift of the controller's time (now).
-    assert "in-meter holds 1.00" in messages["T2"]
-    assert "journal 0.00" in messages["T2"]
+    # R29 is the controller's alone, placed in the shift of the controller's time (now). The shift's
+    # totals depend on the hour the test runs (now may share a shift with T2's rounds of the standard
+    # link, or not): what is the same at any hour is the difference and the round it names.
     assert "(+1.00); rounds R29" in messages["T2"]
 
 

@@ -320,6 +320,7 @@ def test_limits_need_two_managers_proposed_in_the_dialog_approved_by_another(
         other = context.new_page()
         other.on("dialog", lambda dialog: dialog.accept())
         log_in(other, "mia")
+        other.wait_for_load_state("load")  # the page's script (its actions' handlers) has run
         other.locator("#changes-pending").get_by_role("button", name="Approve CT1-0001").click()
         expect(other.locator("#toast")).to_contain_text("Done: Approve CT1-0001")
         expect(other.locator("#changes-pending")).to_have_count(0)  # nothing awaits any more

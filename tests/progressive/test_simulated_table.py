@@ -112,7 +112,11 @@ def test_a_simulated_table_pays_each_forced_jackpot_once_after_a_supervisor_conf
         assert payment.seq > claim_seq
     assert seen["refused_again"] == []
     # Confirmed, and so paid, in the order the controller recorded the awards.
-    assert seen["confirmed"] == [j["award_id"] for j in jackpots if j["award_id"] not in pending_ids]
+    # (Read from the journal: the supervisor's own list can miss the last confirmation it made as the
+    # table stopped and cancelled it between the commit and its note.)
+    paid_jackpots = [award_id for award_id in paid_ids if award_id in {j["award_id"] for j in jackpots}]
+    assert paid_jackpots == [j["award_id"] for j in jackpots if j["award_id"] not in pending_ids]
+    assert set(seen["confirmed"]) <= set(paid_jackpots)
     # The table's settlement and the controller's claims agree, award by award, in the same order.
     for entry in stored:
         if entry.kind == "round_settled" and entry.payload["settlement"].get("progressive"):

@@ -882,12 +882,20 @@ class Journal:
             return
         where, params = _where(round_id, kind_list)
         query = f"SELECT {self._columns} FROM journal WHERE {where} ORDER BY seq LIMIT {_PAGE_ROWS}"
+        for rows in self._pages(query, since_seq, params, _PAGE_ROWS):
+            for row in rows:
+                yield _entry_from_row(row)
+
+    def _pages(
+        self, query: str, since_seq: int, params: Sequence[Any], page_rows: int
+    ) -> Iterator[list[Any]]:
+        """``query``'s rows a page at a time by seq (its first parameter is the seq to read after, its
+        first column the seq), so a long journal is never held in memory at once."""
         after = since_seq
         while True:
             rows = self._read(query, (after, *params))
-            for row in rows:
-                yield _entry_from_row(row)
-            if len(rows) < _PAGE_ROWS:
+            yield rows
+            if len(rows) < page_rows:
                 return
             after = rows[-1][0]
 
@@ -917,9 +925,7 @@ class Journal:
         )
         decode = typed.decode
         current = typed.ENTRY_SCHEMA_VERSION
-        after = since_seq
-        while True:
-            rows = self._read(query, (after, *params))
+        for rows in self._pages(query, since_seq, params, _PAGE_ROWS * 10):
             try:
                 for (
                     seq,
@@ -946,9 +952,6 @@ class Journal:
                     )
             except typed.EntryError as error:
                 raise JournalError(f"journal {self.path}: entry {seq}: {error}") from None
-            if len(rows) < _PAGE_ROWS * 10:
-                return
-            after = rows[-1][0]
 
     def last_entries(self, count: int, kinds: Iterable[str]) -> list[JournalEntry]:
         """The last ``count`` entries of these kinds, oldest first (read backwards through the index,

@@ -862,35 +862,38 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
             return None
         return int(days)
 
+    async def link_detail_or_refusal(link_id: str, days: str) -> tuple[int, dict[str, Any]] | Response:
+        """The link's page data over the asked window, or the one-line refusal (bad window, no link)."""
+        window = window_days(days[:8])
+        if window is None:
+            return HTMLResponse(
+                f"days: a whole number of days from 1 to {progressive_view.MAX_WINDOW_DAYS}.", 422
+            )
+        detail = await progressive_view.link_detail(query, link_id, window_s=window * 86400.0)
+        if detail is None:
+            return HTMLResponse("No such progressive link on the floor.", 404)
+        return window, detail
+
     @app.get("/progressive/{link_id}", response_class=HTMLResponse)
     async def progressive_page(link_id: str, request: Request, days: str = "") -> Response:
         session = session_of(request)
         if session is None:
             return login_redirect()
-        window = window_days(days[:8])
-        if window is None:
-            return HTMLResponse(
-                f"days: a whole number of days from 1 to {progressive_view.MAX_WINDOW_DAYS}.", 422
-            )
-        detail = await progressive_view.link_detail(query, link_id, window_s=window * 86400.0)
-        if detail is None:
-            return HTMLResponse("No such progressive link on the floor.", 404)
+        found = await link_detail_or_refusal(link_id, days)
+        if isinstance(found, Response):
+            return found
+        window, detail = found
         return page("progressive.html", session, days=window, **detail)
 
     @app.get("/progressive/{link_id}/csv")
     async def progressive_csv(link_id: str, request: Request, days: str = "") -> Response:
         """The progressive page as CSV (controller/floor/export.py), behind the page's login."""
-        session = session_of(request)
-        if session is None:
+        if session_of(request) is None:
             return login_redirect()
-        window = window_days(days[:8])
-        if window is None:
-            return HTMLResponse(
-                f"days: a whole number of days from 1 to {progressive_view.MAX_WINDOW_DAYS}.", 422
-            )
-        detail = await progressive_view.link_detail(query, link_id, window_s=window * 86400.0)
-        if detail is None:
-            return HTMLResponse("No such progressive link on the floor.", 404)
+        found = await link_detail_or_refusal(link_id, days)
+        if isinstance(found, Response):
+            return found
+        _window, detail = found
         return export.csv_response(export.progressive_csv(detail), f"floor-progressive-{link_id}.csv")
 
     @app.get("/progressive/{link_id}/sign", response_class=HTMLResponse)

@@ -59,6 +59,11 @@ class RoundFlow:
         self._dispatch = m.DirectDispatch(
             self.machine, self, after_state_change="after_state_change", on_exception="on_machine_exception"
         )
+        # Every event asks where the round stands (the shown state, where it was held): read from a table
+        # of the machine's states rather than split from the state's name each time.
+        names = self.machine.get_nested_state_names()
+        self._shown_of: dict[str, str] = {name: m.top(name) for name in names}
+        self._where_of: dict[str, str] = {name: m.held_from(name) or name for name in names}
 
     def handlers(self) -> dict[type, Callable[[Any], None]]:
         return {
@@ -76,12 +81,14 @@ class RoundFlow:
     @property
     def shown_state(self) -> str:
         """The state as the table shows it: ``held`` for every child of ``held``."""
-        return m.top(self.state)
+        shown = self._shown_of.get(self.state)
+        return m.top(self.state) if shown is None else shown
 
     @property
     def where(self) -> str:
         """Where the round stands: the machine's state, or the state it was held in."""
-        return m.held_from(self.state) or self.state
+        where = self._where_of.get(self.state)
+        return (m.held_from(self.state) or self.state) if where is None else where
 
     def table_may_start(self, _event: object) -> bool:
         return self.why_not_start() is None

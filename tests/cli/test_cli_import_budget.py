@@ -94,8 +94,8 @@ BUDGET: dict[str, tuple[frozenset[str], frozenset[str]]] = {
         frozenset(),
     ),
     # The journal's reader: the typed entries (msgspec), the table-state fold (the Progressive's meter
-    # model only for a journal that has Progressive entries), the round machine's state names, the rules it describes
-    # hands with, the viewer's redaction and the text it prints.
+    # model only for a journal that has Progressive entries), the round machine's state names, the rules
+    # it describes hands with, the viewer's redaction and the text it prints.
     "recall": (
         frozenset(
             (

@@ -1,12 +1,23 @@
 """Rounds per second through the engine core alone (no devices, no journal): the synchronous part of
-`flushtable run`. Prints JSON. Not a test: the figures vary with the machine and its load."""
+`flushtable run`. Prints JSON. Not a test: the figures vary with the machine and its load.
+
+``--compare DIR`` (issue 28: the engine core side by side with another checkout in one run): for each of
+``--passes`` passes, DIR's engine and this checkout's each play the same seeded rounds of every game in
+a fresh interpreter (this file's harness for both, the engine imported from each checkout), in turn, so
+that both meet the same load; prints each pass's CPU (the process's, not the wall clock) per round and
+the median ratio of rounds per CPU second, this checkout over DIR's."""
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
 import random
 import statistics
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 from controller.engine import TableConfig, TableEngine, actions
 from controller.engine.outputs import JournalRecord, Output
@@ -65,7 +76,85 @@ def play(config: TableConfig, rounds: int, rng: random.Random) -> tuple[float, l
     return time.perf_counter() - started, latencies, records
 
 
+CONFIGS = {
+    "high-card-flush": TableConfig(),
+    "top-flush": TableConfig(game="top-flush"),
+    "chase-the-flush": TableConfig(game="chase-the-flush", seats=(1, 2, 3, 4, 5, 6, 7)),
+}
+WARM_UP_ROUNDS = 20
+
+
+def cpu_ms_per_round() -> dict[str, float]:
+    """Each game's engine CPU per round (process time), after a few rounds to warm the caches."""
+    figures = {}
+    for game, config in CONFIGS.items():
+        play(config, WARM_UP_ROUNDS, random.Random(0))
+        started_s = time.process_time()
+        play(config, ROUNDS_PER_GAME, random.Random(1))
+        figures[game] = round(1000 * (time.process_time() - started_s) / ROUNDS_PER_GAME, 4)
+    return figures
+
+
+_CHILD = (
+    "import importlib.util, json, sys; "
+    "spec = importlib.util.spec_from_file_location('bench_engine', sys.argv[1]); "
+    "bench = importlib.util.module_from_spec(spec); spec.loader.exec_module(bench); "
+    "import controller; assert controller.__file__.startswith(sys.argv[2]), controller.__file__; "
+    "print(json.dumps(bench.cpu_ms_per_round()))"
+)
+
+
+def compare(before: Path, passes: int) -> None:
+    root = Path(__file__).resolve().parents[1]
+    checkouts = {"before": before.resolve(), "after": root}
+    runs: dict[str, list[dict[str, float]]] = {"before": [], "after": []}
+    for _ in range(passes):
+        for name, checkout in checkouts.items():
+            env = {**os.environ, "PYTHONPATH": str(checkout)}
+            done = subprocess.run(
+                [sys.executable, "-c", _CHILD, str(Path(__file__).resolve()), str(checkout)],
+                capture_output=True,
+                text=True,
+                env=env,
+                cwd=checkout,
+                timeout=600,
+                check=True,
+            )
+            runs[name].append(json.loads(done.stdout))
+    results = {}
+    for game in CONFIGS:
+        before_ms = [run[game] for run in runs["before"]]
+        after_ms = [run[game] for run in runs["after"]]
+        results[game] = {
+            "before_cpu_ms_per_round": before_ms,
+            "after_cpu_ms_per_round": after_ms,
+            "before_median_ms": statistics.median(before_ms),
+            "after_median_ms": statistics.median(after_ms),
+            "rounds_per_cpu_s_ratio": round(statistics.median(before_ms) / statistics.median(after_ms), 2),
+        }
+    print(
+        json.dumps(
+            {
+                "benchmark": "engine_core side by side",
+                "before": str(checkouts["before"]),
+                "passes": passes,
+                "rounds_per_game": ROUNDS_PER_GAME,
+                "load_average_1m": round(os.getloadavg()[0], 2),
+                "results": results,
+            },
+            indent=2,
+        )
+    )
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--compare", type=Path, metavar="DIR", help="another checkout, timed in turn")
+    parser.add_argument("--passes", type=int, default=5, help="passes of both checkouts (with --compare)")
+    args = parser.parse_args()
+    if args.compare is not None:
+        compare(args.compare, args.passes)
+        return
     rng = random.Random(1)
     results = {}
     for config in (

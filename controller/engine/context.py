@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from controller.engine.settings import TableSettings
 
 ENGINE = "engine"
+# The machine's states once a round is over: idle, or held between rounds (asked for every entry).
+_BETWEEN_ROUNDS = (m.IDLE, m.held_in(m.IDLE))
 
 
 def operator(by: str) -> str:
@@ -84,7 +86,7 @@ class TableContext:
     @property
     def round_finished(self) -> bool:
         """The machine has left the round (complete or dead, then idle or held between rounds)."""
-        return self.round is not None and self.flow.machine_state in (m.IDLE, m.held_in(m.IDLE))
+        return self.round is not None and self.flow.state in _BETWEEN_ROUNDS
 
     # ------------------------------------------------------------------ outputs
     def journal(

@@ -279,7 +279,10 @@ class DealPart:
             return  # the rest of a dead round's deal: journaled, never judged or shown
         self._shoe_reported()
         step = live.deal if live is not None else None
-        card_private = {"card": event.card, "position": event.position, "index": event.index}
+
+        def card_private() -> dict[str, object]:  # made for a fault only (a card a round: ~50 a round)
+            return {"card": event.card, "position": event.position, "index": event.index}
+
         if live is None or step is None or not self._dealing_now():
             # Where the card went is the card's business: private, with the card.
             ctx.faults.raise_fault(
@@ -289,22 +292,24 @@ class DealPart:
                 device=event.device,
                 source=event.device,
                 code="card_outside_round",
-                private=card_private,
+                private=card_private(),
             )
             if live is not None and card_ok:
                 if event.card in live.seen_cards and not live.closed:
                     ctx.flow.kill_round(
-                        "a card seen twice during the deal", code="card_repeated", private=card_private
+                        "a card seen twice during the deal", code="card_repeated", private=card_private()
                     )
                     return
                 live.seen_cards.add(event.card)
             return
         if not card_ok:
-            self.wrong_count(event.position, "an unreadable card", code="card_misread", private=card_private)
+            self.wrong_count(
+                event.position, "an unreadable card", code="card_misread", private=card_private()
+            )
             return
         if event.card in live.seen_cards:
             ctx.flow.kill_round(
-                "a card seen twice during the deal", code="card_repeated", private=card_private
+                "a card seen twice during the deal", code="card_repeated", private=card_private()
             )
             return
         live.seen_cards.add(event.card)
@@ -318,7 +323,7 @@ class DealPart:
                     latching=False,
                     device=event.device,
                     code="card_outside_round",
-                    private=card_private,
+                    private=card_private(),
                 )
             return
         received = step.received.setdefault(event.position, [])

@@ -47,15 +47,23 @@ class RoundFlow:
     def __init__(self, ctx: TableContext) -> None:
         self.ctx = ctx
         self._machine_failed = False
-        # The triggers valid in each state, asked at every fire: the machine is built once and never
-        # changes, so each state's set is computed once (transitions' get_triggers scans every event).
-        self._triggers_by_state: dict[str, frozenset[str]] = {}
         self.machine = m.build_machine(
             self,
             ctx.config.game,
             on_exception="on_machine_exception",
             after_state_change="after_state_change",
         )
+        # The triggers are fired through a table read once from the machine transitions built, not
+        # through the library's trigger methods (their per-trigger work was a third of the engine
+        # core's time; issue 28): the same states, callbacks and order (controller/engine/machine.py).
+        self._dispatch = m.DirectDispatch(
+            self.machine, self, after_state_change="after_state_change", on_exception="on_machine_exception"
+        )
+        # Every event asks where the round stands (the shown state, where it was held): read from a table
+        # of the machine's states rather than split from the state's name each time.
+        names = self.machine.get_nested_state_names()
+        self._shown_of: dict[str, str] = {name: m.top(name) for name in names}
+        self._where_of: dict[str, str] = {name: m.held_from(name) or name for name in names}
 
     def handlers(self) -> dict[type, Callable[[Any], None]]:
         return {
@@ -73,12 +81,14 @@ class RoundFlow:
     @property
     def shown_state(self) -> str:
         """The state as the table shows it: ``held`` for every child of ``held``."""
-        return m.top(self.state)
+        shown = self._shown_of.get(self.state)
+        return m.top(self.state) if shown is None else shown
 
     @property
     def where(self) -> str:
         """Where the round stands: the machine's state, or the state it was held in."""
-        return m.held_from(self.state) or self.state
+        where = self._where_of.get(self.state)
+        return (m.held_from(self.state) or self.state) if where is None else where
 
     def table_may_start(self, _event: object) -> bool:
         return self.why_not_start() is None
@@ -115,15 +125,12 @@ class RoundFlow:
             self.machine.set_state(self.ctx.definition.hold_target(self.state), model=self)
 
     def _triggers(self) -> frozenset[str]:
-        triggers = self._triggers_by_state.get(self.state)
-        if triggers is None:
-            triggers = self._triggers_by_state[self.state] = frozenset(self.machine.get_triggers(self.state))
-        return triggers
+        return self._dispatch.triggers(self.state)
 
     def fire(self, trigger: str) -> None:
         if trigger not in self._triggers():
             raise RuntimeError(f"trigger {trigger!r} is not valid in state {self.state!r}")
-        getattr(self, trigger)()  # the trigger method transitions bound to this model
+        self._dispatch.trigger(trigger)
         if self._machine_failed:
             # The transition failed and the table is held: nothing after it may act (no Deal may go
             # out from a held table).

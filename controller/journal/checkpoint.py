@@ -96,6 +96,7 @@ CARRIED_AS: dict[str, tuple[str, ...]] = {
     "open_alerts": ("alert_states", "open_alerts"),
     "alerts": ("alert_states", "alerts"),
     "current": ("current_round_id", "current_round"),
+    "_progressive": ("progressive",),  # the Progressive's meter, made on first use (TableState.progressive)
 }
 # TableState attributes a checkpoint leaves out, each with why the restored state is still the fold's.
 NOT_CARRIED: dict[str, str] = {}

@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections import Counter, deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from controller.engine import machine as m
 from controller.journal import entries as e
@@ -36,8 +36,12 @@ from controller.journal.kinds import STATUS_BY_CLOSING_KIND
 from controller.journal.proposals import Proposal
 from controller.journal.proposals import fold as fold_change
 from controller.names import round_number
-from controller.progressive.model import MeterState
 from controller.rules.games import GAMES
+
+if TYPE_CHECKING:
+    # Loaded on the first look at the Progressive's meter (``TableState.progressive``): the model brings
+    # the Progressive's rules with `decimal`, which a reader of a table without one never needs (issue 28).
+    from controller.progressive.model import MeterState
 
 # The states that mean the cards were turned. Not ``complete``: a void (a supervisor's, recovery's)
 # moves the round there from anywhere, and a round's end is not its reveal (issue 22). A settled round
@@ -395,7 +399,7 @@ class TableState:
         self.meters = Meters()
         # The stand-alone progressive's meter, folded from its progressive_* entries (its store is this
         # journal): the restart's meter is this fold (controller/progressive/).
-        self.progressive = MeterState()
+        self._progressive: MeterState | None = None
         self._closed_order: list[str] = []
         # Regulatory controls (docs/operations.md "Regulatory controls"): the last clock measurement,
         # the last start's configuration check, the two-person changes (controller/changes.py) and the
@@ -732,6 +736,19 @@ class TableState:
                 self.limits["max_bonus_cents"] = {str(k): int(v) for k, v in bonus.items()}
         elif entry.action == "set_paytable" and entry.wager is not None:
             self.paytables[entry.wager] = entry.after
+
+    @property
+    def progressive(self) -> MeterState:
+        """The stand-alone progressive's meter (an empty one until its first entry), made on first use."""
+        if self._progressive is None:
+            from controller.progressive.model import MeterState  # noqa: PLC0415 - see the import above
+
+            self._progressive = MeterState()
+        return self._progressive
+
+    @progressive.setter
+    def progressive(self, meter: MeterState) -> None:
+        self._progressive = meter
 
     def _on_progressive(self, stored: Stored, entry: e.Entry) -> None:
         self.progressive.apply(entry)

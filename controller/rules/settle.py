@@ -413,10 +413,9 @@ class _Reader:
                 out[name] = field_.read(self, field_.default, (*path, name))
             else:
                 out[name] = field_.factory() if field_.factory is not None else field_.default
-        known = tuple(sorted(fields))
         for key in value:
-            if key not in fields:
-                self.problems.append(_Problem((*path, key), "unknown", known=known))
+            if key not in fields:  # (the known names sorted only for a refusal: the engine's input has none)
+                self.problems.append(_Problem((*path, key), "unknown", known=tuple(sorted(fields))))
         return out if len(self.problems) == before else None
 
     def items(self, value: object, path: _Path, read: _Read) -> list[object]:

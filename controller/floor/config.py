@@ -417,12 +417,17 @@ def _toml_string(text: str) -> str:
 
 
 def write_floor_config(
-    directory: Path, config: FloorConfig, *, reporting_dsn: str | None = None, panel_port: int = 8090
+    directory: Path,
+    config: FloorConfig,
+    *,
+    reporting_dsn: str | None = None,
+    panel_port: int = 8090,
+    pits: tuple[PitLayout, ...] = (),
 ) -> Path:
     """Write a config and its secret files (mode 0600) for ``config``: the file the tests run
     `flushtable floor serve` and `floor release` on. ``load_floor_config`` of it gives ``config`` back
     (the CA's path made absolute). With ``reporting_dsn``, a ``[panel]`` too (loopback, ``panel_port``),
-    for `flushtable floor panel` (the demo's file)."""
+    for `flushtable floor panel` (the demo's file), and its map's ``pits``."""
     if config.inbox_prefix != FLOOR_INBOX:
         raise ValueError(f"the floor's inbox prefix is {FLOOR_INBOX!r}: the file cannot hold another")
     directory.mkdir(parents=True, exist_ok=True)
@@ -458,6 +463,12 @@ def write_floor_config(
             if reporting_dsn is None
             else f'\n[panel]\nbind = "127.0.0.1"\nport = {panel_port}\n'
             f'reporting_dsn_file = "floor-reporting.dsn"\nusers_file = "{FLOOR_USERS_FILE_NAME}"\n'
+        )
+        + "".join(
+            f"\n[[pits]]\nname = {_toml_string(pit.name)}\nrows = "
+            + json.dumps([list(row) for row in pit.rows], ensure_ascii=False)
+            + "\n"
+            for pit in pits
         ),
         encoding="utf-8",
     )

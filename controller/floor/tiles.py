@@ -124,7 +124,9 @@ class TileText:
             state, phase = "held", phase_words("held")
         else:
             state = f"{row['alerts']} alert(s)" if row.get("alerts") else "ok"
-            phase = phase_words(str(row.get("phase") or "")) if row.get("table_open", True) else "closed"
+            # Closed only when the table said so (table_closed); a table that never said (None) shows its phase.
+            closed = row.get("table_open") is False
+            phase = "table closed" if closed else phase_words(str(row.get("phase") or ""))
         return {
             **{key: value for key, value in row.items() if not isinstance(value, datetime)},
             "state": state,

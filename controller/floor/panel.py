@@ -344,6 +344,13 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
     templates.filters["money"] = money_text
     templates.filters["clock"] = settings.time_text
     templates.filters["when"] = lambda moment: settings.time_text(moment, with_date=True)
+
+    def day_text(moment: object) -> str:
+        # "2026-12-05 08:16:59 CET" -> "2026-12-05 CET": the date and the zone, as the time says them.
+        date_text, _, rest = settings.time_text(moment, with_date=True).partition(" ")
+        return f"{date_text} {rest.partition(' ')[2]}".strip()
+
+    templates.filters["day"] = day_text
     templates.globals["clock_text"] = clock_text
     limiter = LoginBudget(clock=settings.clock)
     unknown_user_hash = hash_password(secrets.token_urlsafe(16))  # checked against for unknown names

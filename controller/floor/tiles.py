@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
 
 from controller.journal.render import game_title, phase_words
@@ -42,9 +42,10 @@ class PitLayout:
         return max((len(row) for row in self.rows), default=1)
 
 
-def time_text(moment: datetime | str | None, *, with_date: bool = False) -> str:
+def time_text(moment: datetime | str | None, *, with_date: bool = False, zone: tzinfo = UTC) -> str:
     """The floor panel's one way to write a time: ``14:05:31 UTC`` (``2026-12-05 14:05:31 UTC`` with
-    the date). A journal time (``...Z``) or an aware datetime; a missing one is a dash."""
+    the date), in ``zone`` and naming it (``15:05:31 CET``). A journal time (``...Z``) or an aware
+    datetime; a missing one is a dash."""
     if moment is None or moment == "":
         return "—"
     if isinstance(moment, str):
@@ -55,8 +56,8 @@ def time_text(moment: datetime | str | None, *, with_date: bool = False) -> str:
         moment = parsed
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    shown = moment.astimezone(UTC)
-    return shown.strftime("%Y-%m-%d %H:%M:%S UTC" if with_date else "%H:%M:%S UTC")
+    shown = moment.astimezone(zone)
+    return shown.strftime("%Y-%m-%d %H:%M:%S %Z" if with_date else "%H:%M:%S %Z")
 
 
 def age_words(seconds: float | None) -> str:
@@ -118,13 +119,14 @@ class TileText:
         handle = int((shift or {}).get("handle_cents") or 0)
         win = int((shift or {}).get("house_win_cents") or 0)
         theoretical = int((shift or {}).get("theoretical_win_cents") or 0)
+        # A quarantined or held tile says why it stands still, never its last phase frozen.
         if quarantined:
-            state, phase = "quarantined", "quarantined: the floor holds nothing after the bad entry"
+            state, phase = "quarantined", "the floor takes nothing after its bad entry"
         elif held:
-            state, phase = "held", phase_words("held")
+            state, phase = "held", "no round starts until its fault is cleared"
         else:
             state = f"{row['alerts']} alert(s)" if row.get("alerts") else "ok"
-            # Closed only when the table said so (table_closed); a table that never said (None) shows its phase.
+            # Closed only when the table said so (table_closed); one that never said (None): its phase.
             closed = row.get("table_open") is False
             phase = "table closed" if closed else phase_words(str(row.get("phase") or ""))
         return {

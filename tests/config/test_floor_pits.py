@@ -63,7 +63,8 @@ def test_write_floor_config_writes_the_pits_it_is_given(floor_dir: Path) -> None
 
 REFUSED = [
     # (the [[pits]] text, the exact error after "flushtable floor: FILE: ")
-    ('[[pits]]\nname = "A"\nrows = [["T1"]]\ncolumns = 3\n', "pits[0].columns: unknown key (known: name, rows)"),
+    ('[[pits]]\nname = "A"\nrows = [["T1"]]\ncolumns = 3\n',
+     "pits[0].columns: unknown key (known: name, rows)"),
     ('[[pits]]\nname = "A"\n', "pits[0].rows: missing (the tables as seen from the pit stand, like "
      '[["T1", "T2"], ["T4", "", "T3"]])'),
     ('[[pits]]\nrows = [["T1"]]\n', "pits[0].name: missing (the pit's name, as the floor calls it)"),

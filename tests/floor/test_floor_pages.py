@@ -15,14 +15,16 @@ The shift is read from an injected clock (the last round's close): never the hou
 from __future__ import annotations
 
 import asyncio
+import functools
+import os
 import re
-import shutil
 import threading
 import time
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import psycopg
 import pytest
@@ -31,7 +33,7 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 from controller.floor.embedded import EmbeddedFloor
 from controller.floor.panel import FloorPanelSettings, FloorUser, serve_panel
 from controller.floor.service import FloorService
-from controller.floor.tiles import PitLayout
+from controller.floor.tiles import PitLayout, time_text
 from controller.journal.recall import recall_records
 from controller.journal.render import game_title, phase_words
 from controller.money import MoneyFormat
@@ -49,7 +51,11 @@ PITS = (
     PitLayout("Pit A", (("T1", "T2"), ("", "T3"))),
     PitLayout("Pit B", (("T4", "T9"),)),  # T9: placed, never heard by the floor
 )
-HEARD = re.compile(r"^heard \d+ (s|min) ago · \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$")
+# The property's zone for the pages (the shift is still read in UTC: docs/floor.md "The pit map").
+PARIS = ZoneInfo("Europe/Paris")
+HEARD = re.compile(r"^heard \d+ (s|min) ago · \d{4}-\d\d-\d\d \d\d:\d\d:\d\d CES?T$")
+# FLUSHTABLE_UPDATE_SCREENSHOT=1 writes the pages' screenshots into docs/img (docs/floor.md shows them).
+DOCS_IMG = Path(__file__).resolve().parents[2] / "docs" / "img"
 
 
 class PagesRig:
@@ -85,6 +91,7 @@ class PagesRig:
             users,
             pits=PITS,
             money_format=EUR,
+            time_text=functools.partial(time_text, zone=PARIS),
             now_utc=self.clock,
         )
         self.server = await serve_panel(settings, port=0)
@@ -140,19 +147,24 @@ def test_the_pit_map_a_table_and_a_round_in_chromium(
     tables.play("T3", 1, outcome="open_mid_deal")
     tables.play("T4", 1)
     rig = PagesRig(floor, tables)
+    shots = DOCS_IMG if os.environ.get("FLUSHTABLE_UPDATE_SCREENSHOT") == "1" else tmp_path
     try:
         _wait(
             "the floor to catch up",
-            lambda: floor_count(floor) == journal_total(tables)
-            and private_count(floor) == expected_private_total(tables),
+            lambda: (
+                floor_count(floor) == journal_total(tables)
+                and private_count(floor) == expected_private_total(tables)
+            ),
         )
         (last_close,) = _rows(floor, "SELECT max(closed_utc) FROM floor_rounds")[0]
         rig.now = last_close  # the shift the rounds closed in
         _forge_bad_hash(floor, tables, "T4", rig.loop)
         _wait(
             "T4's quarantine",
-            lambda: _rows(floor, "SELECT quarantined_at_seq FROM floor_tables WHERE table_id = 'T4'")[0][0]
-            is not None,
+            lambda: (
+                _rows(floor, "SELECT quarantined_at_seq FROM floor_tables WHERE table_id = 'T4'")[0][0]
+                is not None
+            ),
         )
         context = browser.new_context(base_url=rig.url, viewport={"width": 1280, "height": 800})
         context.set_default_timeout(EXPECT_TIMEOUT_MS)
@@ -168,8 +180,10 @@ def test_the_pit_map_a_table_and_a_round_in_chromium(
         pit_a = page.locator('section.pit[data-pit="Pit A"]')
         expect(pit_a.locator("h2")).to_have_text("Pit A")
         t1, t2, t3 = _box(page, "T1"), _box(page, "T2"), _box(page, "T3")
-        assert abs(t1["y"] - t2["y"]) < 1 and t2["x"] > t1["x"] + t1["width"] / 2, (t1, t2)
-        assert t3["y"] > t2["y"] + t2["height"] / 2 and abs(t3["x"] - t2["x"]) < 1, (t2, t3)
+        assert abs(t1["y"] - t2["y"]) < 1, (t1, t2)
+        assert t2["x"] > t1["x"] + t1["width"] / 2, (t1, t2)
+        assert t3["y"] > t2["y"] + t2["height"] / 2, (t2, t3)
+        assert abs(t3["x"] - t2["x"]) < 1, (t2, t3)
         expect(page.locator('section.pit[data-pit="Pit B"] .tile.missing[data-table="T9"]')).to_contain_text(
             "not heard"
         )
@@ -184,18 +198,20 @@ def test_the_pit_map_a_table_and_a_round_in_chromium(
             tile = page.locator(f'#floor-map a[data-table="{table_id}"]')
             expect(tile.locator(".game")).to_have_text(game_title(game))
             expect(tile.locator(".phase")).to_have_text(phase_words(phase))
-            assert "-" not in game_title(game) and "_" not in phase_words(phase)
+            assert "-" not in game_title(game)
+            assert "_" not in phase_words(phase)
             expect(tile.locator(".heard")).to_have_text(HEARD)
         # A hold's reason, from the table's latched fault; a quarantined tile says so, not its phase.
         t2_tile = page.locator('#floor-map a[data-table="T2"]')
         expect(t2_tile.locator(".state")).to_have_text("held")
+        expect(t2_tile.locator(".phase")).to_have_text("no round starts until its fault is cleared")
         (fault_message,) = _rows(
             floor, "SELECT message FROM floor_alerts WHERE table_id = 'T2' AND severity = 'latching'"
         )[0]
         expect(t2_tile.locator(".reason")).to_have_text(str(fault_message))
         t4_tile = page.locator('#floor-map a[data-table="T4"]')
         expect(t4_tile.locator(".state")).to_have_text("quarantined")
-        expect(t4_tile.locator(".phase")).to_contain_text("quarantined")
+        expect(t4_tile.locator(".phase")).to_have_text("the floor takes nothing after its bad entry")
         expect(t4_tile.locator(".reason")).not_to_be_empty()
         # The shift's rounds, win and hold against theoretical, in the panel's currency.
         (rounds, handle, win, theoretical) = _rows(
@@ -210,6 +226,8 @@ def test_the_pit_map_a_table_and_a_round_in_chromium(
         expect(t1_tile.locator(".hold")).to_have_text(
             f"hold {100 * int(win) / int(handle):.1f}% (theo. {100 * int(theoretical) / int(handle):.1f}%)"
         )
+
+        page.screenshot(path=str(shots / "floor-pit-map.png"), full_page=True)
 
         # The Alerts badge: the open alerts' count, on the map and on every other page.
         (open_alerts,) = _rows(
@@ -230,6 +248,8 @@ def test_the_pit_map_a_table_and_a_round_in_chromium(
         round_rows = page.locator("#table-rounds tbody tr")
         expect(round_rows).to_have_count(2)
         expect(round_rows.first.locator("td.money").first).to_have_text(re.compile(r"^EUR \d[\d,]*\.\d\d$"))
+
+        page.screenshot(path=str(shots / "floor-table.png"), full_page=True)
 
         # A round's page: the table's recall of the same round, hand by hand and wager by wager.
         round_id = round_rows.first.get_attribute("data-round")
@@ -256,11 +276,13 @@ def test_the_pit_map_a_table_and_a_round_in_chromium(
                 )
                 assert wager["result_words"] in ("win", "lose", "push", "returned in full")
         expect(page.locator("#recall-one .recall-summary")).to_contain_text(EUR(view["banker_net_cents"]))
+        page.screenshot(path=str(shots / "floor-round.png"), full_page=True)
         # The raw JSON one click away.
         href = page.locator("a.json-link").get_attribute("href")
         assert href is not None
         raw = page.request.get(href).json()
-        assert raw["round_id"] == round_id and raw["status"] == "settled" and raw["events"]
+        assert (raw["round_id"], raw["status"]) == (round_id, "settled")
+        assert raw["events"]
         context.close()
     finally:
         rig.close()

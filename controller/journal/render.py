@@ -58,7 +58,7 @@ def game_title(game: object) -> str:
 _PHASE_WORDS = {
     "idle": "waiting for the next round",
     "betting": "taking bets",
-    "bets_locked": "bets locked",
+    "bets_locked": "bets locked, dealing next",
     "dealing": "dealing",
     "decisions": "players deciding",
     "preflop": "players deciding before the flop",

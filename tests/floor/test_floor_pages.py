@@ -28,7 +28,7 @@ from zoneinfo import ZoneInfo
 
 import psycopg
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, FloatRect, Page, expect, sync_playwright
 
 from controller.floor.embedded import EmbeddedFloor
 from controller.floor.panel import FloorPanelSettings, FloorUser, serve_panel
@@ -129,7 +129,7 @@ def _rows(floor: EmbeddedFloor, sql: str, *params: Any) -> list[tuple[Any, ...]]
         return connection.execute(sql, params).fetchall()
 
 
-def _box(page: Page, table_id: str) -> dict[str, float]:
+def _box(page: Page, table_id: str) -> FloatRect:
     box = page.locator(f'#floor-map [data-table="{table_id}"]').bounding_box()
     assert box is not None, table_id
     return box

@@ -543,7 +543,7 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
             # The table's last clock measurement against the floor's time source (docs/floor.md
             # "Clocks"): the newest clock_offset entry, found backwards along the primary key.
             "o.payload->'offset_us' AS clock_offset_us, o.payload->'within_bound' AS clock_within_bound, "
-            "o.payload->'bound_us' AS clock_bound_us, o.time_text AS clock_measured_utc "
+            "o.payload->'bound_us' AS clock_bound_us, o.time_text AS clock_measured_utc, "
             "f.rounds AS shift_rounds, f.handle_cents AS shift_handle_cents, "
             "f.house_win_cents AS shift_house_win_cents, f.theoretical_win_cents AS shift_theoretical_cents "
             "FROM floor_tables t LEFT JOIN floor_table_config c USING (table_id) "

@@ -1,7 +1,9 @@
-"""The floor panel (docs/floor.md "The floor panel"): every table on one map, one alert queue, meters by
-table, pit, game and shift with win against theoretical win, a round search, drill-down to any
-table's recall, and each linked progressive's page, its sign over the pit and its reconciliation
-(controller/floor/progressive_view.py). FastAPI over the floor's PostgreSQL (the reporting role:
+"""The floor panel (docs/floor.md "The floor panel"): every table on the pit map, laid out as the floor
+file's ``[[pits]]`` says, each tile in words (controller/floor/tiles.py); one alert queue, meters by
+table, pit, game and shift with win against theoretical win, a round search, a table's page, a round's
+page rendered by the table's own recall (controller/journal/recall.py ``round_record`` over the floor's
+entries, the table panel's ``_recall_round.html``), and each linked progressive's page, its sign over
+the pit and its reconciliation (controller/floor/progressive_view.py). FastAPI over the floor's PostgreSQL (the reporting role:
 read-only; the writer only to acknowledge a floor alert).
 
 Served by `flushtable floor panel --config floor.toml` (controller/commands/floor.py) with its users from

@@ -3,8 +3,8 @@ file's ``[[pits]]`` says, each tile in words (controller/floor/tiles.py); one al
 table, pit, game and shift with win against theoretical win, a round search, a table's page, a round's
 page rendered by the table's own recall (controller/journal/recall.py ``round_record`` over the floor's
 entries, the table panel's ``_recall_round.html``), and each linked progressive's page, its sign over
-the pit and its reconciliation (controller/floor/progressive_view.py). FastAPI over the floor's PostgreSQL (the reporting role:
-read-only; the writer only to acknowledge a floor alert).
+the pit and its reconciliation (controller/floor/progressive_view.py). FastAPI over the floor's
+PostgreSQL (the reporting role: read-only; the writer only to acknowledge a floor alert).
 
 Served by `flushtable floor panel --config floor.toml` (controller/commands/floor.py) with its users from
 floor-users.json (controller/floor/users.py, read again when it changes: a disabled user's sessions end

@@ -329,6 +329,7 @@ def _panel(args: argparse.Namespace) -> int:
         users,
         gaming_day_start_hour=config.gaming_day_start_hour,
         surveillance_big_win_cents=config.surveillance_big_win_cents,
+        pits=config.pits,
     )
 
     async def main() -> None:

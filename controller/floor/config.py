@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
@@ -41,6 +42,7 @@ from controller.files import (
 )
 from controller.floor.servers import FLOOR_INBOX
 from controller.floor.service import FloorConfig
+from controller.floor.tiles import MAX_PIT_COLUMNS, MAX_PIT_ROWS, PitLayout
 from controller.floor.users import FLOOR_USERS_FILE_NAME
 from controller.settings import KeyRefusal, Strict, one_line, refusal, toml_type, unknown_key
 
@@ -52,6 +54,7 @@ MAX_BACKOFF_S = 600.0
 MAX_RELEASE_POLL_S = 600.0  # a manager's release waits at most this long to be applied
 MAX_RECONCILE_INTERVAL_S = 3600.0  # a progressive reconciliation difference is alerted within this
 MAX_SWEEP_INTERVAL_S = 3600.0
+MAX_PIT_NAME_CHARS = 64
 
 # The service's defaults are FloorConfig's (controller/floor/service.py): one place for each number.
 _DEFAULT: dict[str, Any] = {f.name: f.default for f in dataclasses.fields(FloorConfig)}
@@ -164,16 +167,85 @@ class PanelSection(Strict):
     }
 
 
+_TABLE_SPOT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.]{0,31}$")  # a table id (controller/config.py's rule)
+
+
+def _pit_name(value: object) -> object:
+    if not isinstance(value, str) or not value.strip() or len(value) > MAX_PIT_NAME_CHARS:
+        raise refusal(f"must be the pit's name, 1 to {MAX_PIT_NAME_CHARS} characters, not {shown(value)}")
+    return value
+
+
+def _pit_rows(value: object) -> object:
+    """The pit's rows as seen from the pit stand: an array of arrays of table ids, "" an empty place."""
+    if not isinstance(value, list) or not value:
+        raise refusal(f'must be an array of rows like [["T1", "T2"], ["T4", "", "T3"]], not {shown(value)}')
+    if len(value) > MAX_PIT_ROWS:
+        raise refusal(f"{len(value)} rows: at most {MAX_PIT_ROWS}")
+    for index, row in enumerate(value):
+        if not isinstance(row, list) or not row:
+            raise refusal(
+                f'row {index + 1}: must be an array of table ids like ["T1", "", "T2"], not {shown(row)}'
+            )
+        if len(row) > MAX_PIT_COLUMNS:
+            raise refusal(f"row {index + 1}: {len(row)} places: at most {MAX_PIT_COLUMNS}")
+        for spot in row:
+            if not isinstance(spot, str) or (spot and not _TABLE_SPOT.match(spot)):
+                raise refusal(
+                    f"row {index + 1}: {shown(spot)} is not a table id (1 to 32 letters, digits, '_' or "
+                    "'.') nor \"\" for an empty place"
+                )
+    return value
+
+
+class PitSection(Strict):
+    """``[[pits]]``: one pit of the floor panel's map, its tables where they stand (docs/floor.md "The
+    pit map"). The map only: a table's pit in the meters is floor_table_config's."""
+
+    name: Annotated[str, BeforeValidator(_pit_name)]
+    rows: Annotated[list[list[str]], BeforeValidator(_pit_rows)]
+
+    missing_hints: ClassVar[dict[str, str]] = {
+        "name": "the pit's name, as the floor calls it",
+        "rows": 'the tables as seen from the pit stand, like [["T1", "T2"], ["T4", "", "T3"]]',
+    }
+
+
 class FloorFile(Strict):
-    """The whole file: ``[floor]``, ``[panel]`` where this host runs the floor panel, and
-    ``[progressive]`` where the floor runs linked progressives (controller/floor/progressive_config.py
-    reads it); nothing else (a misspelt table is refused)."""
+    """The whole file: ``[floor]``, ``[panel]`` where this host runs the floor panel, ``[[pits]]`` (the
+    panel's map), and ``[progressive]`` where the floor runs linked progressives
+    (controller/floor/progressive_config.py reads it); nothing else (a misspelt table is refused)."""
 
     floor: FloorSection
     panel: PanelSection | None = None
+    pits: list[PitSection] | None = None
     progressive: dict[str, Any] | None = None
 
     missing_hints: ClassVar[dict[str, str]] = {"floor": "a table like [floor]"}
+
+    @model_validator(mode="after")
+    def _pits_apart(self) -> FloorFile:
+        """Each pit named once, each table in one place."""
+        names: dict[str, int] = {}
+        where: dict[str, str] = {}
+        for index, pit in enumerate(self.pits or []):
+            if pit.name in names:
+                raise KeyRefusal(
+                    f"pits[{index}].name", f"pit {pit.name!r} is already pits[{names[pit.name]}]"
+                )
+            names[pit.name] = index
+            for table_id, row, column in pit_layout(pit).places():
+                if table_id in where:
+                    raise KeyRefusal(
+                        f"pits[{index}].rows",
+                        f"table {table_id} (row {row}, place {column}) is already at {where[table_id]}",
+                    )
+                where[table_id] = f"pit {pit.name!r}, row {row}, place {column}"
+        return self
+
+
+def pit_layout(pit: PitSection) -> PitLayout:
+    return PitLayout(pit.name, tuple(tuple(row) for row in pit.rows))
 
 
 class FloorConfigError(UserError):
@@ -214,6 +286,7 @@ class FloorPanelConfig:
     users_file: Path
     gaming_day_start_hour: int
     surveillance_big_win_cents: int
+    pits: tuple[PitLayout, ...] = ()  # the map's layout, [[pits]] in the file's order
 
 
 def load_floor_panel_config(path: str | Path) -> FloorPanelConfig:
@@ -221,7 +294,8 @@ def load_floor_panel_config(path: str | Path) -> FloorPanelConfig:
     floor = load_floor_config(path)  # every check of [floor], and the file's shape, first
     config_path = Path(path)
     document = load_toml(read_bounded_text(config_path, limit_bytes=MAX_TOML_BYTES))
-    panel = FloorFile.model_validate(document).panel
+    whole = FloorFile.model_validate(document)
+    panel = whole.panel
     if panel is None:
         raise FloorConfigError(
             f"{config_path}: panel: missing (a table like [panel] with reporting_dsn_file; docs/floor.md)"
@@ -239,6 +313,7 @@ def load_floor_panel_config(path: str | Path) -> FloorPanelConfig:
         users_file=base_dir / panel.users_file,
         gaming_day_start_hour=floor.gaming_day_start_hour,
         surveillance_big_win_cents=floor.surveillance_big_win_cents,
+        pits=tuple(pit_layout(pit) for pit in whole.pits or []),
     )
 
 
@@ -269,6 +344,11 @@ def _unknown_key(document: dict[str, Any]) -> str | None:
     for name, value in document.items():
         if name not in known:
             return f"{name}: {unknown_key(name, known)}"
+        if name == "pits" and isinstance(value, list):
+            for index, pit in enumerate(value):
+                for key in pit if isinstance(pit, dict) else ():
+                    if key not in PitSection.model_fields:
+                        return f"pits[{index}].{key}: {unknown_key(key, list(PitSection.model_fields))}"
         if isinstance(value, dict) and name in ("floor", "panel"):
             keys = list((FloorSection if name == "floor" else PanelSection).model_fields)
             for key in value:
@@ -337,12 +417,17 @@ def _toml_string(text: str) -> str:
 
 
 def write_floor_config(
-    directory: Path, config: FloorConfig, *, reporting_dsn: str | None = None, panel_port: int = 8090
+    directory: Path,
+    config: FloorConfig,
+    *,
+    reporting_dsn: str | None = None,
+    panel_port: int = 8090,
+    pits: tuple[PitLayout, ...] = (),
 ) -> Path:
     """Write a config and its secret files (mode 0600) for ``config``: the file the tests run
     `flushtable floor serve` and `floor release` on. ``load_floor_config`` of it gives ``config`` back
     (the CA's path made absolute). With ``reporting_dsn``, a ``[panel]`` too (loopback, ``panel_port``),
-    for `flushtable floor panel` (the demo's file)."""
+    for `flushtable floor panel` (the demo's file), and its map's ``pits``."""
     if config.inbox_prefix != FLOOR_INBOX:
         raise ValueError(f"the floor's inbox prefix is {FLOOR_INBOX!r}: the file cannot hold another")
     directory.mkdir(parents=True, exist_ok=True)
@@ -378,6 +463,12 @@ def write_floor_config(
             if reporting_dsn is None
             else f'\n[panel]\nbind = "127.0.0.1"\nport = {panel_port}\n'
             f'reporting_dsn_file = "floor-reporting.dsn"\nusers_file = "{FLOOR_USERS_FILE_NAME}"\n'
+        )
+        + "".join(
+            f"\n[[pits]]\nname = {_toml_string(pit.name)}\nrows = "
+            + json.dumps([list(row) for row in pit.rows], ensure_ascii=False)
+            + "\n"
+            for pit in pits
         ),
         encoding="utf-8",
     )

@@ -32,6 +32,7 @@ from controller.floor.panel import FloorPanelSettings, serve_panel
 from controller.floor.servers import ServerError
 from controller.floor.service import FloorService
 from controller.floor.site import EmbeddedSite
+from controller.floor.tiles import PitLayout
 from controller.floor.users import (
     FLOOR_USERS_FILE_NAME,
     FloorRole,
@@ -103,6 +104,18 @@ def _check_traversable(base: Path) -> None:
             raise UserError(f"--dir {base}: {parent} is not searchable by others (the postgres user)")
 
 
+def demo_pits(ids: list[str]) -> tuple[PitLayout, ...]:
+    """The demo's pits as the map lays them out: each pit's tables around its stand, half on the near
+    side and half on the far side (floor_table_config's pits, the meters', are the same)."""
+    pits = []
+    for start in range(0, len(ids), TABLES_PER_PIT):
+        tables = ids[start : start + TABLES_PER_PIT]
+        half = (len(tables) + 1) // 2
+        rows = (tuple(tables[:half]), tuple(reversed(tables[half:]))) if len(tables) > 1 else (tuple(tables),)
+        pits.append(PitLayout(f"pit {start // TABLES_PER_PIT + 1}", tuple(row for row in rows if row)))
+    return tuple(pits)
+
+
 def _configure_pits(floor: EmbeddedFloor, ids: list[str]) -> None:
     with psycopg.connect(floor.owner_dsn) as connection:
         connection.cursor().executemany(
@@ -141,7 +154,7 @@ async def _run(
     service = FloorService(floor.floor_config())
     tasks = [asyncio.create_task(u.run(stop)) for u in uplinks.values()]
     tasks.append(asyncio.create_task(service.run(stop)))
-    panel = await _start_panel(floor, base, port)
+    panel = await _start_panel(floor, base, port, ids)
     try:
         if rounds is None:
             tasks.append(asyncio.create_task(_play_forever(sims, uplinks, stop)))
@@ -177,11 +190,19 @@ async def _run(
 DEMO_LOGINS: tuple[tuple[str, FloorRole], ...] = (("floor", "supervisor"), ("manager", "manager"))
 
 
-def write_demo_config(floor: EmbeddedFloor, base: Path, port: int) -> tuple[Path, dict[str, str]]:
+def write_demo_config(
+    floor: EmbeddedFloor, base: Path, port: int, ids: list[str] | None = None
+) -> tuple[Path, dict[str, str]]:
     """D/floor.toml (with its secret files, 0600) for `flushtable floor release|report|panel|user
     --config` against the running demo, and D/floor-users.json with the demo's logins, their fresh
     passwords returned. Users added with `floor user add --config D/floor.toml` are kept."""
-    path = write_floor_config(base, floor.floor_config(), reporting_dsn=floor.reporting_dsn, panel_port=port)
+    path = write_floor_config(
+        base,
+        floor.floor_config(),
+        reporting_dsn=floor.reporting_dsn,
+        panel_port=port,
+        pits=demo_pits(ids or []),
+    )
     users_file = base / FLOOR_USERS_FILE_NAME
     users = read_users(users_file)
     passwords = {}
@@ -192,12 +213,15 @@ def write_demo_config(floor: EmbeddedFloor, base: Path, port: int) -> tuple[Path
     return path, passwords
 
 
-async def _start_panel(floor: EmbeddedFloor, base: Path, port: int) -> Any:
+async def _start_panel(floor: EmbeddedFloor, base: Path, port: int, ids: list[str]) -> Any:
     """The floor panel on 127.0.0.1 (its users: D/floor-users.json, read as they change), with the
     demo's logins and its floor file printed to standard error."""
-    config_path, passwords = await asyncio.to_thread(write_demo_config, floor, base, port)
+    config_path, passwords = await asyncio.to_thread(write_demo_config, floor, base, port, ids)
     settings = FloorPanelSettings(
-        floor.reporting_dsn, floor.writer_dsn, FloorUserFile(base / FLOOR_USERS_FILE_NAME)
+        floor.reporting_dsn,
+        floor.writer_dsn,
+        FloorUserFile(base / FLOOR_USERS_FILE_NAME),
+        pits=demo_pits(ids),
     )
     print(f"floor file: {config_path}  (flushtable floor release|report|user ... --config {config_path})",
           file=sys.stderr, flush=True)  # fmt: skip

@@ -1,8 +1,10 @@
-"""The floor panel (docs/floor.md "The floor panel"): every table on one map, one alert queue, meters by
-table, pit, game and shift with win against theoretical win, a round search, drill-down to any
-table's recall, and each linked progressive's page, its sign over the pit and its reconciliation
-(controller/floor/progressive_view.py). FastAPI over the floor's PostgreSQL (the reporting role:
-read-only; the writer only to acknowledge a floor alert).
+"""The floor panel (docs/floor.md "The floor panel"): every table on the pit map, laid out as the floor
+file's ``[[pits]]`` says, each tile in words (controller/floor/tiles.py); one alert queue, meters by
+table, pit, game and shift with win against theoretical win, a round search, a table's page, a round's
+page rendered by the table's own recall (controller/journal/recall.py ``round_record`` over the floor's
+entries, the table panel's ``_recall_round.html``), and each linked progressive's page, its sign over
+the pit and its reconciliation (controller/floor/progressive_view.py). FastAPI over the floor's
+PostgreSQL (the reporting role: read-only; the writer only to acknowledge a floor alert).
 
 Served by `flushtable floor panel --config floor.toml` (controller/commands/floor.py) with its users from
 floor-users.json (controller/floor/users.py, read again when it changes: a disabled user's sessions end
@@ -60,10 +62,14 @@ from controller.floor import export, gaming_day, progressive_view, surveillance
 from controller.floor import users as floor_users
 from controller.floor.checks import FloorStored
 from controller.floor.release import RELEASING_ROLES, ReleaseRefused, release_table
+from controller.floor.tiles import PitLayout, TileText, current_shift, pit_map, time_text
 from controller.journal import entries as typed
 from controller.journal.chain import canonical_json
+from controller.journal.recall import round_record
+from controller.journal.render import game_title
 from controller.journal.state import TableState
-from controller.money import format_money
+from controller.journal.store import entry_from_row
+from controller.money import MoneyFormat, money
 from controller.panel.auth import (
     MAX_PASSWORD_CHARS,
     USER_NAME_MAX_CHARS,
@@ -76,8 +82,12 @@ from controller.panel.auth import (
     verify_password,
 )
 from controller.panel.limits import take_stream_slot
+from controller.panel.view import public_recall
 
 HERE = Path(__file__).resolve().parent
+# The table panel's templates and static files: the round page includes its recall (_recall_round.html,
+# _card.html) and its stylesheet, so a round reads the same at the table and on the floor.
+TABLE_PANEL = HERE.parent / "panel"
 # The auditor reads, and may be shown a closed round's withheld private parts (a dead hand's, a dead or
 # voided round's) only with a stated reason, recorded in floor_private_disclosures (docs/floor.md).
 DISCLOSING_ROLES = frozenset({"auditor"})
@@ -150,6 +160,14 @@ class FloorPanelSettings:
     # The floor's [floor] settings the Reports and Surveillance pages read (the service's file).
     gaming_day_start_hour: int = 6
     surveillance_big_win_cents: int = 500_000
+    # The pit map's layout ([[pits]] of the floor file, controller/floor/config.py); none: one grid.
+    pits: tuple[PitLayout, ...] = ()
+    # Every amount the panel shows goes through money_format, every time through time_text
+    # (controller/floor/tiles.py): the property's currency and zone are set here and nowhere else.
+    money_format: MoneyFormat = money
+    time_text: Callable[..., str] = time_text
+    # The wall clock the map's shift is read from (a test gives a fixed time: never the hour it runs).
+    now_utc: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
 
 
 class DatabaseUnavailable(Exception):
@@ -246,11 +264,6 @@ def clock_text(table: Mapping[str, Any]) -> str:
     return f"clock {int(offset_us) / 1_000_000:+.3f} s{past}"
 
 
-def _money(cents: int | None) -> str:
-    # PostgreSQL's sums come back as Decimal (or NULL over no rows): whole cents either way.
-    return format_money(int(cents or 0))
-
-
 def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
     # Opened at start without waiting (PostgreSQL may be down: the pages say so and the pool keeps
     # trying); a connection is checked before each use, so one that died with a restart of PostgreSQL
@@ -315,9 +328,32 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
     )
     app.state.pool, app.state.stats, app.state.feed = pool, stats, feed
     app.state.sign_feeds = sign_feeds
+    app.mount("/static/table", StaticFiles(directory=TABLE_PANEL / "static"), name="table-static")
+    # The floor's own templates first (its base.html, login.html ...), then the table panel's partials.
+    templates = Environment(
+        loader=FileSystemLoader([HERE / "templates", TABLE_PANEL / "templates"]),
+        autoescape=select_autoescape(),
+    )
+
+    def money_text(cents: object, signed: bool = False) -> str:
+        # PostgreSQL's sums come back as Decimal (or NULL over no rows): whole cents either way; a
+        # recall's missing amount (a returned wager's net) is a dash, as at the table.
+        if cents is None or isinstance(cents, bool):
+            return "—"
+        return settings.money_format(int(cents), signed=signed)  # type: ignore[call-overload]
+
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
-    templates = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape())
-    templates.filters["money"] = _money
+    templates.filters["money"] = money_text
+    templates.filters["clock"] = settings.time_text
+    templates.filters["when"] = lambda moment: settings.time_text(moment, with_date=True)
+
+    def day_text(moment: object) -> str:
+        # "2026-12-05 08:16:59 CET" -> "2026-12-05 CET": the date and the zone, as the time says them.
+        date_text, _, rest = settings.time_text(moment, with_date=True).partition(" ")
+        return f"{date_text} {rest.partition(' ')[2]}".strip()
+
+    templates.filters["day"] = day_text
+    templates.filters["game_title"] = game_title
     templates.globals["clock_text"] = clock_text
     limiter = LoginBudget(clock=settings.clock)
     unknown_user_hash = hash_password(secrets.token_urlsafe(16))  # checked against for unknown names
@@ -375,8 +411,11 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         JSON polling): those do not count as the user's activity for the idle timeout."""
         return current_session(request.cookies.get(SESSION_COOKIE), touch=touch)
 
-    def page(name: str, session: FloorSession, **values: Any) -> HTMLResponse:
-        html = templates.get_template(name).render(session=session, **values)
+    async def page(name: str, session: FloorSession, **values: Any) -> HTMLResponse:
+        # The Alerts badge's count on every page (the map's is kept live by its stream).
+        html = templates.get_template(name).render(
+            session=session, alert_count=await open_alert_count(), **values
+        )
         return HTMLResponse(html, headers={"Cache-Control": "no-store"})
 
     def login_redirect() -> Response:
@@ -479,10 +518,19 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         return response
 
     # --- the floor map --------------------------------------------------------------------------------
-    async def floor_map() -> list[dict[str, Any]]:
-        return await query(
-            "SELECT t.table_id, COALESCE(c.pit, t.pit) AS pit, t.game, t.phase, t.held, "
-            "t.quarantined_at_seq IS NOT NULL AS quarantined, t.last_round_id, t.last_seq, "
+    async def floor_map(table_id: str | None = None) -> list[dict[str, Any]]:
+        """Every table's tile (controller/floor/tiles.py), or the one table's."""
+        shift = current_shift(settings.now_utc())
+        rows = await query(
+            "SELECT t.table_id, COALESCE(c.pit, t.pit) AS pit, t.game, t.phase, t.held, t.table_open, "
+            "t.quarantined_at_seq IS NOT NULL AS quarantined, t.quarantine_reason, t.last_round_id, "
+            "t.last_seq, t.updated_utc AS last_heard_utc, "
+            # How long ago, by PostgreSQL's clock: the one that wrote updated_utc.
+            "extract(epoch FROM now() - t.updated_utc)::float8 AS last_heard_age_s, "
+            # Why a held table is held: its latched faults not cleared (the table's own words).
+            "(SELECT string_agg(a.message, '; ' ORDER BY a.alert_id) FROM floor_alerts a "
+            " WHERE a.table_id = t.table_id AND a.origin = 'table' AND a.severity = 'latching' "
+            " AND a.cleared_utc IS NULL) AS hold_reason, "
             "(SELECT count(*) FROM floor_alerts a WHERE a.table_id = t.table_id "
             " AND a.acknowledged_utc IS NULL AND a.cleared_utc IS NULL) AS alerts, "
             "t.meters->'handle_cents' AS handle_cents, t.meters->'house_win_cents' AS house_win_cents, "
@@ -497,20 +545,74 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
             # The table's last clock measurement against the floor's time source (docs/floor.md
             # "Clocks"): the newest clock_offset entry, found backwards along the primary key.
             "o.payload->'offset_us' AS clock_offset_us, o.payload->'within_bound' AS clock_within_bound, "
-            "o.payload->'bound_us' AS clock_bound_us, o.time_text AS clock_measured_utc "
+            "o.payload->'bound_us' AS clock_bound_us, o.time_text AS clock_measured_utc, "
+            "f.rounds AS shift_rounds, f.handle_cents AS shift_handle_cents, "
+            "f.house_win_cents AS shift_house_win_cents, f.theoretical_win_cents AS shift_theoretical_cents "
             "FROM floor_tables t LEFT JOIN floor_table_config c USING (table_id) "
+            # The shift's rounds by table, in the same statement (one read a tick for the live map):
+            # the rounds closed in the shift, found by floor_rounds_by_time.
+            "LEFT JOIN (SELECT r.table_id, count(*) FILTER (WHERE r.status = 'settled') AS rounds, "
+            " sum(r.handle_cents)::bigint AS handle_cents, "
+            " sum(r.house_win_cents)::bigint AS house_win_cents, "
+            " sum(r.theoretical_win_cents)::bigint AS theoretical_win_cents FROM floor_rounds r "
+            " WHERE r.closed_utc >= %(shift_start)s AND r.closed_utc < %(shift_end)s "
+            " AND r.status <> 'in_progress' GROUP BY r.table_id) f ON f.table_id = t.table_id "
             "LEFT JOIN LATERAL (SELECT e.payload, e.time_text FROM floor_entries e "
             " WHERE e.table_id = t.table_id AND e.kind = 'clock_offset' ORDER BY e.seq DESC LIMIT 1) o "
             "ON true "
-            "ORDER BY pit, t.table_id"
+            + ("WHERE t.table_id = %(table)s " if table_id is not None else "")
+            + "ORDER BY pit, t.table_id",
+            {"table": table_id, "shift_start": shift.start, "shift_end": shift.end},
         )
+        figures = {
+            str(row["table_id"]): {
+                "rounds": row.pop("shift_rounds"),
+                "handle_cents": row.pop("shift_handle_cents"),
+                "house_win_cents": row.pop("shift_house_win_cents"),
+                "theoretical_win_cents": row.pop("shift_theoretical_cents"),
+            }
+            for row in rows
+        }
+        text = TileText(settings.money_format, settings.time_text, settings.now_utc())
+        return [text.tile(row, figures.get(str(row["table_id"]))) for row in rows]
 
     @app.get("/", response_class=HTMLResponse)
     async def map_page(request: Request) -> Response:
         session = session_of(request)
         if session is None:
             return login_redirect()
-        return page("map.html", session, tables=await floor_map())
+        tiles = await floor_map()
+        shift = current_shift(settings.now_utc())
+        shift_text = (
+            f"{shift.name} shift, {settings.time_text(shift.start)} to {settings.time_text(shift.end)}"
+        )
+        return await page("map.html", session, pits=pit_map(tiles, settings.pits), shift_text=shift_text)
+
+    @app.get("/tables/{table_id}", response_class=HTMLResponse)
+    async def table_page(table_id: str, request: Request) -> Response:
+        """One table: its tile, its open alerts and its last rounds, each a link to its round page."""
+        session = session_of(request)
+        if session is None:
+            return login_redirect()
+        if "\x00" in table_id or len(table_id) > 64:
+            return HTMLResponse("No such table on the floor.", 404)
+        found = await floor_map(table_id)
+        if not found:
+            return HTMLResponse("No such table on the floor.", 404)
+        rounds = await query(
+            "SELECT round_id, game, status, started_utc, closed_utc, handle_cents, house_win_cents, "
+            "theoretical_win_cents FROM floor_rounds WHERE table_id = %s "
+            "ORDER BY started_seq DESC NULLS LAST LIMIT 50",
+            (table_id,),
+        )
+        alerts = await query(
+            "SELECT alert_id, raised_utc, origin, kind, severity, message FROM floor_alerts "
+            "WHERE table_id = %s AND acknowledged_utc IS NULL AND cleared_utc IS NULL ORDER BY alert_id DESC",
+            (table_id,),
+        )
+        for r in rounds:
+            r["game_title"] = game_title(r["game"])
+        return await page("table.html", session, t=found[0], rounds=rounds, alerts=alerts)
 
     @app.get("/api/floor")
     async def floor_json(request: Request) -> Response:
@@ -595,7 +697,7 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         )
         can_ack = session.role in ACKNOWLEDGING_ROLES and settings.writer_dsn is not None
         can_release = session.role in RELEASING_ROLES and settings.writer_dsn is not None
-        response = page("alerts.html", session, alerts=alerts, can_ack=can_ack, quarantined=quarantined,
+        response = await page("alerts.html", session, alerts=alerts, can_ack=can_ack, quarantined=quarantined,
                         releases=releases, can_release=can_release, message=message)  # fmt: skip
         response.status_code = status
         return response
@@ -720,7 +822,7 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         by, rows = await meters_rows(by)
         top = max([abs(int(r["house_win_cents"] or 0)) for r in rows] +
                   [abs(int(r["theoretical_win_cents"] or 0)) for r in rows] + [1])  # fmt: skip
-        return page("meters.html", session, rows=rows, by=by, measures=MEASURES, scale=top)
+        return await page("meters.html", session, rows=rows, by=by, measures=MEASURES, scale=top)
 
     @app.get("/meters/csv")
     async def meters_csv(request: Request, by: str = "table") -> Response:
@@ -760,7 +862,7 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
             message = ""
         except psycopg.DataError as error:
             rounds, message = [], f"Search refused: {str(error).splitlines()[0]}"
-        return page("rounds.html", session, rounds=rounds, q=q, table=table, since=since, until=until,
+        return await page("rounds.html", session, rounds=rounds, q=q, table=table, since=since, until=until,
                     message=message)  # fmt: skip
 
     @app.get("/tables/{table_id}/rounds/{round_id}", response_class=HTMLResponse)
@@ -777,7 +879,7 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
             and detail["status"] in ("settled", "dead", "void")
             and any(e["withheld"] for e in detail["events"])
         )
-        return page("round.html", session, **detail, can_disclose=can_disclose, message="")
+        return await page("round.html", session, **detail, can_disclose=can_disclose, message="")
 
     @app.get("/tables/{table_id}/rounds/{round_id}/csv")
     async def round_csv(table_id: str, round_id: str, request: Request) -> Response:
@@ -801,7 +903,8 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         try:
             rows = await query(
                 "SELECT e.seq, e.time_text, e.round_id, e.source, e.kind, e.payload::text AS payload_text, "
-                "p.private_text FROM floor_entries e LEFT JOIN floor_private_shown p USING (table_id, seq) "
+                "p.private_text, e.version, e.private_digest, e.prev_hash, e.hash "
+                "FROM floor_entries e LEFT JOIN floor_private_shown p USING (table_id, seq) "
                 "WHERE e.table_id = %s AND e.round_id = %s ORDER BY e.seq",
                 (table_id, round_id),
             )
@@ -839,11 +942,21 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
                 "withheld": private is None and row["kind"] in _KINDS_WITH_PRIVATE,
             })  # fmt: skip
         round_state = state.round(round_id)
+        # The round as the table's recall reads it: the same entries through the same record builder,
+        # reducer and gate (controller/journal/recall.py), then the table panel's view of it.
+        columns = ("seq", "time_text", "table_id", "round_id", "source", "kind", "version", "payload_text",
+                   "private_text", "private_digest", "prev_hash", "hash")  # fmt: skip
+        shown_row = {"table_id": table_id} | ({} if show_private else {"private_text": None})
+        entries = [
+            entry_from_row(tuple({**row, **shown_row}[name] for name in columns)) for row, _ in stored_rows
+        ]
+        record = round_record(table_id, entries, in_play=True)
         return {
             "table_id": table_id,
             "round_id": round_id,
             "status": round_state.status if round_state else "?",
             "events": events,
+            "record": public_recall(record, settings.money_format) if record is not None else None,
         }
 
     # --- progressive links (docs/floor.md "Progressive: the page, the sign, reconciliation") ------------
@@ -852,7 +965,7 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         session = session_of(request)
         if session is None:
             return login_redirect()
-        return page("progressive_links.html", session, links=await progressive_view.link_list(query))
+        return await page("progressive_links.html", session, links=await progressive_view.link_list(query))
 
     def window_days(days: str) -> int | None:
         """The reconciliation's window in days (``?days=``, 1 to 366; 7 when not given), None if bad."""
@@ -883,7 +996,7 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         if isinstance(found, Response):
             return found
         window, detail = found
-        return page("progressive.html", session, days=window, **detail)
+        return await page("progressive.html", session, days=window, **detail)
 
     @app.get("/progressive/{link_id}/csv")
     async def progressive_csv(link_id: str, request: Request, days: str = "") -> Response:
@@ -1009,13 +1122,13 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         try:
             report = await day_report(day, pit.strip()[:64])
         except UserError as error:
-            return page("report.html", session, report=None, day=day, pit=pit, message=str(error))
+            return await page("report.html", session, report=None, day=day, pit=pit, message=str(error))
         rows = [
             {"scope": r.scope, "key": r.key, "pit": r.pit, "games": ", ".join(sorted(r.figures.games)),
              "measures": dict(gaming_day.measures(r.figures)), "figures": r.figures}
             for r in report.rows
         ]  # fmt: skip
-        return page("report.html", session, report=report, rows=rows, day=day, pit=pit, message="",
+        return await page("report.html", session, report=report, rows=rows, day=day, pit=pit, message="",
                     printed_utc=datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"))  # fmt: skip
 
     @app.get("/reports/csv")
@@ -1055,7 +1168,7 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         )
         ordered = [tuple(r[c.strip()] for c in surveillance.EVENT_COLUMNS.split(",")) for r in rows]
         events = surveillance.events_of_rows(ordered, settings.surveillance_big_win_cents)[:200]
-        return page("surveillance.html", session, events=events, table=table,
+        return await page("surveillance.html", session, events=events, table=table,
                     threshold=settings.surveillance_big_win_cents)  # fmt: skip
 
     # --- the auditor's disclosure of a closed round's withheld private parts ---------------------------
@@ -1077,9 +1190,10 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
             why = (
                 "a reason is required" if not reason else f"the reason is over {MAX_REASON_CHARS} characters"
             )
-            return page("round.html", session, **detail, can_disclose=True, message=f"Not shown: {why}.")
+            message = f"Not shown: {why}."
+            return await page("round.html", session, **detail, can_disclose=True, message=message)
         if detail["status"] not in ("settled", "dead", "void"):
-            return page("round.html", session, **detail, can_disclose=False,
+            return await page("round.html", session, **detail, can_disclose=False,
                         message="Not shown: the round is not closed.")  # fmt: skip
         withheld = {e["seq"] for e in detail["events"] if e["withheld"]}
         try:
@@ -1123,7 +1237,7 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
             f"Shown to {session.user} for: {reason} (recorded in floor_private_disclosures; "
             f"{len(parts)} part(s) the floor holds). A reload shows them withheld again."
         )
-        return page("round.html", session, **detail, can_disclose=False, message=message)
+        return await page("round.html", session, **detail, can_disclose=False, message=message)
 
     return app
 

@@ -13,6 +13,7 @@ the next start.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -109,15 +110,32 @@ def _wager_seats(closing: JournalEntry) -> set[int]:
 def _record(journal: Journal, closing: JournalEntry, with_private: bool) -> dict[str, Any]:
     assert closing.round_id is not None  # the store refuses a closing entry without one
     events = list(journal.entries(round_id=closing.round_id))
+    record = round_record(journal.table_id, events, with_private=with_private)
+    assert record is not None  # the round's own entries hold its closing entry
+    # Where the round is kept, when not in the open segment (docs/journal.md "Segments and seals").
+    return {**record, **_stored(journal, closing.seq)}
+
+
+def round_record(
+    table_id: str, events: Sequence[JournalEntry], *, with_private: bool = False, in_play: bool = False
+) -> dict[str, Any] | None:
+    """The record of one round from its own entries, in order: the table's recall, and the floor's
+    round page (controller/floor/panel.py), which reads the same entries from PostgreSQL. A round
+    without a closing entry (in play) is None, or with ``in_play`` a record of status ``in_progress``
+    with no round and no settlement (its entries through the same gate: no card before the reveal)."""
+    closing = next((entry for entry in events if entry.kind in CLOSING_KINDS), None)
+    round_id = closing.round_id if closing is not None else next((e.round_id for e in events), None)
+    if round_id is None or (closing is None and not in_play):
+        return None
     # The round's own entries folded by the reducer: its reveal and its dead seats, as the live view
     # saw them, decide what the gate lets through.
-    state = TableState(journal.table_id).apply_all(events)
-    closing_payload = viewer_payload(closing, state, with_private=with_private)
+    state = TableState(table_id).apply_all(events)
+    closing_payload = viewer_payload(closing, state, with_private=with_private) if closing is not None else {}
     return {
-        "round_id": closing.round_id,
-        "status": STATUS_BY_CLOSING_KIND[closing.kind],
+        "round_id": round_id,
+        "status": STATUS_BY_CLOSING_KIND[closing.kind] if closing is not None else "in_progress",
         "round": closing_payload.get("round"),
-        "settlement": closing_payload["settlement"],
+        "settlement": closing_payload.get("settlement") or {},
         # Designated player: the bank after each seat is paid (round_settled's, when it has one).
         **({"bank_by_seat": closing_payload["bank_by_seat"]} if closing_payload.get("bank_by_seat") else {}),
         "faults": [
@@ -134,8 +152,6 @@ def _record(journal: Journal, closing: JournalEntry, with_private: bool) -> dict
             if entry.kind == "dead_hand" and entry.payload.get("seat") is not None
         },
         "events": [_event(entry, state, with_private) for entry in events],
-        # Where the round is kept, when not in the open segment (docs/journal.md "Segments and seals").
-        **_stored(journal, closing.seq),
     }
 
 

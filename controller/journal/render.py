@@ -54,6 +54,36 @@ def game_title(game: object) -> str:
     return GAME_TITLES.get(str(game), str(game))
 
 
+# The round machine's phases (controller/engine/machine.py) as the pit reads them.
+_PHASE_WORDS = {
+    "idle": "waiting for the next round",
+    "betting": "taking bets",
+    "bets_locked": "bets locked, dealing next",
+    "dealing": "dealing",
+    "decisions": "players deciding",
+    "preflop": "players deciding before the flop",
+    "dealing_flop": "dealing the flop",
+    "flop": "players deciding on the flop",
+    "dealing_turn_river": "dealing the turn and river",
+    "river": "players deciding on the river",
+    "reveal": "revealing the hands",
+    "settling": "settling",
+    "paying": "paying",
+    "complete": "round complete",
+    "held": "held",
+    "dead": "round dead",
+}
+
+
+def phase_words(phase: str) -> str:
+    """``dealing_turn_river`` -> ``dealing the turn and river``; ``held/betting`` -> ``held while
+    taking bets``; an unknown phase as it is, its underscores spaces."""
+    parent, _, child = phase.partition("/")
+    if parent == "held" and child:
+        return f"held while {phase_words(child)}"
+    return _PHASE_WORDS.get(phase, phase.replace("_", " "))
+
+
 def _wager_line(name: str, wager: Mapping[str, Any], fmt: MoneyFormat) -> str:
     result = str(wager.get("result", ""))
     words = _RESULT_WORDS.get(result, result)

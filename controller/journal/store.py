@@ -280,6 +280,13 @@ def _pending(item: AppendItem) -> PendingEntry:
     return PendingEntry(item.kind, item.payload, item.round_id, item.source)
 
 
+def entry_from_row(row: Sequence[Any]) -> JournalEntry:
+    """An entry from its stored columns, in this order: ``seq, time_utc, table_id, round_id, source,
+    kind, version, payload_text, private_text, private_digest, prev_hash, hash`` (the journal's, and the
+    floor's floor_entries with its shown private part: the floor's round page reads them so)."""
+    return _entry_from_row(row)
+
+
 def _entry_from_row(row: Sequence[Any]) -> JournalEntry:
     (seq, time_utc, table_id, round_id, source, kind, version, payload_text, private_text, digest) = row[:10]
     if version < typed.ENTRY_SCHEMA_VERSION:

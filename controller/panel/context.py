@@ -103,6 +103,7 @@ class Panel:
         )
         self.templates.filters["money"] = money_text
         self.templates.filters["clock"] = clock_text
+        self.templates.filters["day"] = day_text
         self.templates.filters["age"] = age_text
         self.templates.globals["action_buttons"] = buttons
 
@@ -215,6 +216,14 @@ def clock_text(time_utc: object) -> str:
     if not isinstance(time_utc, str) or "T" not in time_utc:
         return "—"
     return time_utc.split("T", 1)[1][:8]
+
+
+def day_text(time_utc: object) -> str:
+    """``2026-11-29T16:24:26.123456Z`` -> ``2026-11-29 UTC``: the date beside a time of day (the floor
+    panel's own ``day`` says it in the property's zone)."""
+    if not isinstance(time_utc, str) or "T" not in time_utc:
+        return ""
+    return f"{time_utc[:10]} UTC"
 
 
 def age_text(seconds: object) -> str:

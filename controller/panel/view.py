@@ -24,6 +24,7 @@ from controller.journal.state import (
     TableState,
 )
 from controller.journal.store import JournalEntry
+from controller.money import MoneyFormat, money
 from controller.names import FAULT_KINDS as ALERT_KINDS  # noqa: F401  (the panel lists them)
 from controller.rules.describe import describe_hand_json
 from controller.rules.games import GAMES
@@ -298,20 +299,21 @@ class TableView:
         return [dealt[i] if round_.card_visible(position, i) else None for i in sorted(dealt)]
 
 
-def with_sentence(event: dict[str, Any]) -> dict[str, Any]:
+def with_sentence(event: dict[str, Any], fmt: MoneyFormat = money) -> dict[str, Any]:
     """An entry as the gate let it out, plus its sentence (controller/journal/sentence.py)."""
     private = event.get("private")
     shown = {**event, "payload": {**(event.get("payload") or {}), **private}} if private else event
-    event["sentence"] = entry_sentence(shown)
+    event["sentence"] = entry_sentence(shown, fmt)
     return event
 
 
-def public_recall(record: Mapping[str, Any]) -> dict[str, Any]:
+def public_recall(record: Mapping[str, Any], fmt: MoneyFormat = money) -> dict[str, Any]:
     """A recall record as the panel shows it. Recall (controller/journal/recall.py) already folds the
     round through the reducer and passes every entry through the gate: nothing more to remove. Added
-    here, for people: each event's sentence, and ``view`` (:func:`recall_view`)."""
+    here, for people: each event's sentence (its amounts in ``fmt``: the floor panel's currency), and
+    ``view`` (:func:`recall_view`). The table panel's recall page and the floor's round page both."""
     shown = dict(record)
-    shown["events"] = [with_sentence(dict(event)) for event in record.get("events") or []]
+    shown["events"] = [with_sentence(dict(event), fmt) for event in record.get("events") or []]
     shown["view"] = recall_view(shown)
     return shown
 

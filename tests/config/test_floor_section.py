@@ -174,7 +174,7 @@ REFUSED = [
     ),
     (FLOOR + "gaming_day_start_hour = 24\n", "floor.gaming_day_start_hour: 24 is out of range 0..23"),
     (FLOOR.replace("[floor]", "[flor]"), "flor: unknown key (did you mean 'floor'?)"),
-    (FLOOR + "[uplink]\nsite = 'main'\n", "uplink: unknown key (known: floor, panel, progressive)"),
+    (FLOOR + "[uplink]\nsite = 'main'\n", "uplink: unknown key (known: floor, panel, pits, progressive)"),
     ("", "floor: missing (a table like [floor])"),
     ("floor = 3\n", "floor: must be a table, not an integer"),
     (FLOOR.replace(SERVERS + "\n", ""), "floor.servers: missing (an array of URLs like tls://host:4222)"),

@@ -135,7 +135,8 @@ def test_the_progressive_page_and_the_sign_in_chromium(
         assert pending[2:] == ["T2", "1", "R21", "7-card", "10,001.35", "meter", "10,001.35", "prize pending"]
         paid = _cells(page, '#hits tr[data-hit="1"]')
         assert paid[2:8] == ["T1", "3", "R12", "5-card", "500.00", "house"]
-        assert re.fullmatch(r"paid \d\d:\d\d:\d\d \(by engine\)", paid[9]), paid
+        # The time in the panel's one time format, its zone named (docs/floor.md "The floor panel").
+        assert re.fullmatch(r"paid \d\d:\d\d:\d\d UTC \(by engine\)", paid[9]), paid
         # The reconciliation: T3's day shift differs, shown and alerted; the rest agree.
         expect(page.locator("#reconcile-alert")).to_be_visible()
         t3 = page.locator('#reconciliation tr[data-table="T3"]')

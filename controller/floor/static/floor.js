@@ -30,37 +30,55 @@
     status.hidden = false;
     map.dataset.stale = "1";
   });
+  // Each tile's words come made from the server (controller/floor/tiles.py): the page shows them as
+  // they are, so times and amounts are written one way, in the property's zone and currency.
+  const PARTS = ["id", "pit", "game", "phase", "state", "reason", "shift", "hold", "heard", "last", "clock", "software"];
   source.addEventListener("floor", function (event) {
     const data = JSON.parse(event.data);
     status.hidden = true;
     delete map.dataset.stale;
     count.textContent = data.alerts ? String(data.alerts) : "";
-    const seen = new Set();
+    count.hidden = !data.alerts;
     for (const t of data.tables) {
-      seen.add(t.table_id);
-      let tile = map.querySelector('[data-table="' + CSS.escape(t.table_id) + '"]');
+      let tile = map.querySelector('a[data-table="' + CSS.escape(t.table_id) + '"]');
       if (!tile) {
+        // A table the page has no tile for: in its laid-out place if the page has one (heard for the
+        // first time), else with the tables placed nowhere.
         tile = document.createElement("a");
         tile.dataset.table = t.table_id;
-        tile.href = "/rounds?table=" + encodeURIComponent(t.table_id);
-        for (const part of ["id", "pit", "game", "phase", "state", "last", "software", "clock"]) {
+        tile.href = "/tables/" + encodeURIComponent(t.table_id);
+        for (const part of PARTS) {
           const span = document.createElement("span");
           span.className = part;
           tile.appendChild(span);
         }
-        map.appendChild(tile);
+        const waiting = map.querySelector('.tile.missing[data-table="' + CSS.escape(t.table_id) + '"]');
+        if (waiting) {
+          tile.style.cssText = waiting.style.cssText;
+          waiting.replaceWith(tile);
+        } else {
+          let rest = map.querySelector("section.pit:last-child .map:not(.laid-out)");
+          if (!rest) {
+            const section = document.createElement("section");
+            section.className = "pit";
+            rest = document.createElement("div");
+            rest.className = "map";
+            section.appendChild(rest);
+            map.appendChild(section);
+          }
+          rest.appendChild(tile);
+        }
       }
-      const state = t.quarantined ? "quarantined" : t.held ? "held" : t.alerts ? t.alerts + " alert(s)" : "ok";
       tile.className = "tile " + (t.quarantined ? "quarantined" : t.held ? "held" : t.alerts ? "alerting" : "");
-      tile.querySelector(".id").textContent = t.table_id;
-      tile.querySelector(".pit").textContent = t.pit || "";
-      tile.querySelector(".game").textContent = t.game || "";
-      tile.querySelector(".phase").textContent = t.phase || "";
-      tile.querySelector(".state").textContent = state;
-      tile.querySelector(".last").textContent = t.last_round_id || "—";
-      tile.querySelector(".software").textContent =
-        (t.software || "software not verified") + (t.software_check ? " · check: " + t.software_check : "");
-      tile.querySelector(".clock").textContent = clockText(t);
+      const text = {
+        id: t.table_id, pit: t.pit || "", game: t.game_title, phase: t.phase_text, state: t.state,
+        reason: t.hold_reason || "", shift: t.shift_text, hold: t.hold_text,
+        heard: "heard " + t.last_heard_text + (t.last_heard_at ? " · " + t.last_heard_at : ""),
+        last: t.last_round_id || "—", clock: clockText(t),
+        software: (t.software || "software not verified") + (t.software_check ? " · check: " + t.software_check : ""),
+      };
+      for (const part of PARTS) tile.querySelector("." + part).textContent = text[part];
+      tile.querySelector(".heard").title = t.last_heard_at || "";
     }
     map.dataset.updated = String(Date.now());
   });

@@ -177,15 +177,19 @@ async def claim_epoch(
     return row is not None
 
 
-async def renew_epoch(connection: Connection, partition: int, epoch: int) -> bool:
-    """Mark the renewal (the panel's "last renewal"); False if the epoch is no longer the partition's."""
+async def renew_epochs(connection: Connection, epochs: dict[int, int]) -> set[int]:
+    """Mark the renewals (the panel's "last renewal") of partition -> epoch, in one statement; returns
+    the partitions whose epoch is still the newest (the others are lost)."""
+    if not epochs:
+        return set()
     async with connection.transaction():
         cursor = await connection.execute(
             "UPDATE floor_partition_leases SET renewed_utc = clock_timestamp() "
-            "WHERE partition = %s AND epoch = %s",
-            (partition, epoch),
+            "WHERE (partition, epoch) IN (SELECT * FROM unnest(%s::integer[], %s::bigint[])) "
+            "RETURNING partition",
+            (list(epochs), list(epochs.values())),
         )
-    return cursor.rowcount == 1
+        return {int(row[0]) for row in await cursor.fetchall()}
 
 
 def fence_for(partition: int, epoch: int) -> Fence:
@@ -280,6 +284,7 @@ class FloorWorker:
     held: dict[int, _Held] = field(default_factory=dict)
     _beats: dict[str, tuple[int, float]] = field(default_factory=dict)  # worker -> (beat, seen moving at)
     _beat: int = 0
+    _stopping: set[asyncio.Task[None]] = field(default_factory=set)  # services told to stop, not yet ended
 
     def live_workers(self) -> set[str]:
         now = self.clock()
@@ -342,21 +347,44 @@ class FloorWorker:
                     backoff_s = min(backoff_s * 2, self.config.backoff_max_s)
         finally:
             await self._release_all()
+            await self._await_stopped()
 
     async def tick(self, kv: KeyValue, js: JetStreamContext, connection: Connection) -> None:
         """One round: beat, renew what is held, release above the share, take free partitions below it."""
         self.status.ticks += 1
+        started_s = self.clock()
+        try:
+            await self._tick(kv, js, connection)
+        finally:
+            took_s = self.clock() - started_s
+            if took_s > self.settings.renew_interval_s:
+                log.warning("floor_worker_slow_tick", worker=self.settings.worker, seconds=round(took_s, 2))
+
+    async def _tick(self, kv: KeyValue, js: JetStreamContext, connection: Connection) -> None:
         await self._beat_once(kv)
-        for held in list(self.held.values()):
-            if held.task.done():  # fenced, or ended: the lease goes back
-                await self._release(kv, held, reason="service_ended")
-                continue
-            if not await self._renew(kv, connection, held):
-                await self._stop_service(held)
+        for held in [h for h in self.held.values() if h.task.done()]:  # fenced, or ended: given back
+            await self._release(kv, held, reason="service_ended")
+        # Renewed together (the bucket's round trips overlap): a worker's event loop is shared with its
+        # partitions' services, and one renewal after another could outlast the TTL on a busy process.
+        renewing = list(self.held.values())
+        sent_s = self.clock()  # a renewal counts from when it was sent: the TTL runs from the server's write
+        outcomes = await asyncio.gather(*(self._renew(kv, held) for held in renewing))
+        current = await renew_epochs(
+            connection,
+            {h.partition: h.epoch for h, lost in zip(renewing, outcomes, strict=True) if lost is None},
+        )
+        for held, lost_in_bucket in zip(renewing, outcomes, strict=True):
+            lost = lost_in_bucket
+            if lost is None and held.partition not in current:
+                lost = "PostgreSQL holds a newer epoch"
+            if lost is None:
+                held.renewed_s = sent_s
+            else:
+                self._stop_service(held)
                 self.held.pop(held.partition, None)
                 self.status.lost += 1
                 log.warning("floor_lease_lost", worker=self.settings.worker, partition=held.partition,
-                            epoch=held.epoch)  # fmt: skip
+                            epoch=held.epoch, why=lost)  # fmt: skip
         share = self.share()
         for partition in sorted(self.held, key=self._preference, reverse=True)[
             : max(0, len(self.held) - share)
@@ -404,15 +432,14 @@ class FloorWorker:
     def _value(self) -> bytes:
         return json.dumps({"worker": self.settings.worker}).encode()
 
-    async def _renew(self, kv: KeyValue, connection: Connection, held: _Held) -> bool:
+    async def _renew(self, kv: KeyValue, held: _Held) -> str | None:
+        """Renew the lease in the bucket at its own revision; None, or why it is lost."""
         try:
             held.revision = await kv.update(lease_key(held.partition), self._value(), last=held.revision)
         except (nats.js.errors.KeyWrongLastSequenceError, nats.js.errors.KeyNotFoundError):
-            return False
-        if not await renew_epoch(connection, held.partition, held.epoch):
-            return False
-        held.renewed_s = self.clock()
-        return True
+            since_s = self.clock() - held.renewed_s
+            return f"the key is no longer at this worker's revision ({since_s:.1f} s since the last renewal)"
+        return None
 
     async def _try_acquire(self, kv: KeyValue, connection: Connection, partition: int) -> None:
         key = lease_key(partition)
@@ -450,20 +477,28 @@ class FloorWorker:
         self.status.acquired += 1
         log.info("floor_lease_acquired", worker=self.settings.worker, partition=partition, epoch=epoch)
 
-    async def _stop_service(self, held: _Held) -> None:
+    def _stop_service(self, held: _Held) -> None:
+        """Tell the partition's service to stop, without waiting for it (its connections' close can take
+        seconds, and the tick must renew the other leases meanwhile). Safe: until another worker claims
+        a newer epoch this worker's is the partition's; after, its commits are refused (``fence_for``)."""
         held.stop.set()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            async with asyncio.timeout(self.config.backoff_max_s + 5):
-                await held.task
-        if not held.task.done():
-            held.task.cancel()
+        self._stopping.add(held.task)
+        held.task.add_done_callback(self._stopping.discard)
+
+    async def _await_stopped(self) -> None:
+        for task in list(self._stopping):
             with contextlib.suppress(asyncio.CancelledError, Exception):
-                await held.task
+                async with asyncio.timeout(self.config.backoff_max_s + 5):
+                    await task
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
 
     async def _release(self, kv: KeyValue | None, held: _Held, *, reason: str) -> None:
         """Stop the partition's service first (nothing more of it commits), then delete the key at its
         own revision (a key someone else wrote meanwhile is not ours to delete)."""
-        await self._stop_service(held)
+        self._stop_service(held)
         self.held.pop(held.partition, None)
         if kv is not None:
             with contextlib.suppress(*_LEASE_ERRORS):
@@ -475,7 +510,7 @@ class FloorWorker:
         now = self.clock()
         for held in list(self.held.values()):
             if now - held.renewed_s >= self.settings.lease_ttl_s:
-                await self._stop_service(held)
+                self._stop_service(held)
                 self.held.pop(held.partition, None)
                 self.status.lost += 1
 

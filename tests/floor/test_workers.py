@@ -33,7 +33,7 @@ from tests.floor.helpers import Running, Tables, floor_count, floor_problems, ta
 from tests.floor.test_failures import CATCH_UP_TIMEOUT_S, _all_on_floor, _play_all
 
 PARTITIONS = 4
-LEASE_TTL_S = 3.0
+LEASE_TTL_S = 6.0
 
 
 async def _ensure_partitions(floor: EmbeddedFloor, partitions: int = PARTITIONS) -> None:
@@ -179,7 +179,8 @@ def test_a_worker_and_a_node_killed_mid_stream_then_both_restarted(
 
     def worker(name: str) -> subprocess.Popen[bytes]:
         command = [sys.executable, "-m", "controller.cli", "floor", "serve", "--config", str(config_path),
-                   "--worker", name, "--partitions", str(PARTITIONS), "--lease-ttl", str(LEASE_TTL_S)]  # fmt: skip
+                   "--worker", name, "--partitions", str(PARTITIONS),
+                   "--lease-ttl", str(LEASE_TTL_S)]  # fmt: skip
         return subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     async def scenario() -> None:

@@ -7,6 +7,7 @@ the live worker within the lease's bound."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import signal
 import subprocess
@@ -29,7 +30,15 @@ from controller.floor.workers import (
     partition_of,
 )
 from tests.floor.conftest import MakeFloor
-from tests.floor.helpers import Running, Tables, floor_count, floor_problems, table_ids, wait_until
+from tests.floor.helpers import (
+    Running,
+    Tables,
+    floor_count,
+    floor_problems,
+    last_seq,
+    table_ids,
+    wait_until,
+)
 from tests.floor.test_failures import CATCH_UP_TIMEOUT_S, _all_on_floor, _play_all
 
 PARTITIONS = 4
@@ -86,7 +95,9 @@ def test_a_stale_worker_is_refused_at_its_commit(tmp_path: Path, make_floor: Mak
             assert not await claim_epoch(connection, partition, PARTITIONS, 7, "A")  # never backwards
         running = Running(floor, tables)
         running.start_uplinks()
-        config = floor.floor_config(consumer=partition_consumer(partition, PARTITIONS), backoff_max_s=1.0)
+        config = dataclasses.replace(
+            floor.floor_config(backoff_max_s=1.0), consumer=partition_consumer(partition, PARTITIONS)
+        )
 
         def owns(table_id: str) -> bool:
             return partition_of(table_id, PARTITIONS) == partition
@@ -106,7 +117,7 @@ def test_a_stale_worker_is_refused_at_its_commit(tmp_path: Path, make_floor: Mak
         running.tasks.append(asyncio.create_task(live.run(running.stop)))
 
         async def all_of_partition() -> bool:
-            return _entries_of(floor, mine) == sum(tables.journals[t].last_entry().seq for t in mine)  # type: ignore[union-attr]
+            return _entries_of(floor, mine) == sum(last_seq(tables.journals[t]) for t in mine)
 
         await wait_until(all_of_partition, CATCH_UP_TIMEOUT_S, "the live worker's commits")
         assert not live.fenced

@@ -137,7 +137,7 @@ def test_two_workers_share_the_partitions_and_every_entry_is_on_the_floor_once(
     floor = make_floor(ids, ack_wait_s=2)
     tables = Tables(tmp_path / "tables", ids)
     for table_id in ids:
-        tables.play(table_id, 2)
+        tables.play(table_id, 1)
 
     async def scenario() -> None:
         await _ensure_partitions(floor)
@@ -159,7 +159,8 @@ def test_two_workers_share_the_partitions_and_every_entry_is_on_the_floor_once(
         await wait_until(shared, CATCH_UP_TIMEOUT_S, "the two workers holding two partitions each")
         held = [set(worker.held) for worker in workers]
         assert held[0].isdisjoint(held[1])
-        await asyncio.to_thread(_play_all, tables, running, 2, asyncio.get_running_loop())
+        # A round each: the uplinks (one process, one message at a time) bound the pace, ~50 entries/s here.
+        await asyncio.to_thread(_play_all, tables, running, 1, asyncio.get_running_loop())
         await _all_on_floor(floor, tables, CATCH_UP_TIMEOUT_S)
         assert all(not h.service.fenced for worker in workers for h in worker.held.values())
         await running.close()
@@ -208,7 +209,7 @@ def test_a_worker_and_a_node_killed_mid_stream_then_both_restarted(
 
             await wait_until(shared, CATCH_UP_TIMEOUT_S, "the two workers sharing the partitions")
             playing = asyncio.create_task(
-                asyncio.to_thread(_play_all, tables, running, 3, asyncio.get_running_loop())
+                asyncio.to_thread(_play_all, tables, running, 2, asyncio.get_running_loop())
             )
             before = floor_count(floor)
 

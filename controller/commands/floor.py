@@ -1,6 +1,8 @@
 """`flushtable floor`: the casino floor's service and its demo (docs/floor.md).
 
 flushtable floor serve --config floor.toml      the durable consumer -> PostgreSQL
+flushtable floor serve --config floor.toml --worker NAME --partitions P
+                                                one of N partitioned workers (leases, fencing)
 flushtable floor init-db --dsn DSN              create the roles and apply the schema's migrations
 flushtable floor release TABLE --reason TEXT --by NAME --config floor.toml
                                                 lift a table's quarantine once its chain verifies again
@@ -46,6 +48,7 @@ from controller.floor.users import (
     parse_floor_role,
     read_users,
 )
+from controller.floor.workers import DEFAULT_LEASE_TTL_S, FloorWorker, WorkerSettings
 from controller.logs import configure_logging
 
 NAME = "floor"
@@ -56,6 +59,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="floor_command", metavar="ACTION", required=True)
     serve = sub.add_parser("serve", help="consume the tables' journals into PostgreSQL")
     serve.add_argument("--config", required=True, help="the floor's TOML file ([floor])")
+    serve.add_argument(
+        "--worker",
+        default=None,
+        help='run as this named worker of a partitioned floor (docs/floor.md "Partitioned floor workers")',
+    )
+    serve.add_argument(
+        "--partitions",
+        type=int,
+        default=None,
+        help="with --worker: the floor's partition count P (all workers alike)",
+    )
+    serve.add_argument(
+        "--lease-ttl",
+        type=float,
+        default=None,
+        help="with --worker: seconds a partition's lease outlives its last renewal (default 6)",
+    )
     init = sub.add_parser("init-db", help="create the floor's roles and apply its schema migrations")
     init.add_argument("--dsn", required=True, help="a superuser's libpq connection string")
     init.add_argument("--writer-password-file", required=True)
@@ -198,7 +218,21 @@ def _quiet(level: str) -> None:
     logging.getLogger("asyncio").setLevel(logging.ERROR)
 
 
+def _worker_settings(args: argparse.Namespace) -> WorkerSettings | None:
+    """--worker and --partitions together (a partitioned floor), or neither (the one-worker floor)."""
+    if args.worker is None and args.partitions is None and args.lease_ttl is None:
+        return None
+    if args.worker is None or args.partitions is None:
+        raise UserError('--worker and --partitions go together (docs/floor.md "Partitioned floor workers")')
+    ttl_s = DEFAULT_LEASE_TTL_S if args.lease_ttl is None else args.lease_ttl
+    try:
+        return WorkerSettings(args.worker, args.partitions, lease_ttl_s=ttl_s, renew_interval_s=ttl_s / 3)
+    except ValueError as error:
+        raise UserError(str(error)) from None
+
+
 def _serve(args: argparse.Namespace) -> int:
+    worker = _worker_settings(args)
     config = load_floor_config(args.config)
     # The file's linked progressives (docs/floor.md "Linked progressive"), run beside the service.
     linked = load_linked_config(args.config, config)
@@ -208,7 +242,9 @@ def _serve(args: argparse.Namespace) -> int:
         loop = asyncio.get_running_loop()
         for number in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(number, stop.set)
-        services = [FloorService(config).run(stop)]
+        services = [
+            FloorService(config).run(stop) if worker is None else FloorWorker(config, worker).run(stop)
+        ]
         if linked is not None:
             services.append(LinkedProgressive(linked).run(stop))
         await asyncio.gather(*services)

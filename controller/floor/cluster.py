@@ -45,8 +45,18 @@ class NatsCluster:
     def __post_init__(self) -> None:
         if self.size < 3:
             raise ServerError("a JetStream cluster needs three nodes or more (a majority survives one loss)")
-        client_ports = [free_port() for _ in range(self.size)]
-        route_ports = [free_port() for _ in range(self.size)]
+        # Distinct ports: free_port() closes its socket, so two calls can name the same port (seen here:
+        # a node's route listener on another node's client port, "address already in use").
+        ports: list[int] = []
+        for _ in range(100 * self.size):  # bounded; a repeat is rare
+            port = free_port()
+            if port not in ports:
+                ports.append(port)
+            if len(ports) == 2 * self.size:
+                break
+        else:
+            raise ServerError("no distinct free ports for the cluster's nodes on 127.0.0.1")
+        client_ports, route_ports = ports[: self.size], ports[self.size :]
         for index in range(self.size):
             routes = ClusterRoutes(
                 name=CLUSTER_NAME,

@@ -614,6 +614,26 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
             r["game_title"] = game_title(r["game"])
         return await page("table.html", session, t=found[0], rounds=rounds, alerts=alerts)
 
+    @app.get("/workers", response_class=HTMLResponse)
+    async def workers_page(request: Request) -> Response:
+        """Which worker holds which partition (docs/floor.md "Partitioned floor workers") and the NATS
+        nodes as the workers last saw them: from PostgreSQL, so it reads on through a node's or a
+        worker's loss. Empty on a one-worker floor."""
+        session = session_of(request)
+        if session is None:
+            return login_redirect()
+        leases = await query(
+            "SELECT partition, partitions, worker, epoch, acquired_utc, renewed_utc, "
+            "round(extract(epoch FROM clock_timestamp() - renewed_utc)::numeric, 1) AS renewed_ago_s "
+            "FROM floor_partition_leases ORDER BY partition"
+        )
+        nodes = await query(
+            "SELECT node, role, current, offline, lag, seen_by, seen_utc, "
+            "round(extract(epoch FROM clock_timestamp() - seen_utc)::numeric, 1) AS seen_ago_s "
+            "FROM floor_nats_nodes ORDER BY node"
+        )
+        return page("workers.html", session, leases=leases, nodes=nodes)
+
     @app.get("/api/floor")
     async def floor_json(request: Request) -> Response:
         if session_of(request, touch=False) is None:

@@ -457,6 +457,35 @@ CREATE TABLE floor_surveillance_alert_marks (
 );
 """,
     ),
+    Migration(
+        10,
+        "partitioned floor workers: each partition's lease epoch (the fencing token) and the NATS nodes seen",
+        """
+-- docs/floor.md "Partitioned floor workers": one row per partition, its newest lease. A worker that takes a
+-- partition's lease (a JetStream KV key, its revision the epoch) raises the epoch here first; each of its
+-- commits then locks the row (SELECT ... FOR UPDATE) and refuses itself unless the epoch is still its
+-- own, so a worker that lost its lease never commits, however late it wakes.
+CREATE TABLE floor_partition_leases (
+    partition integer PRIMARY KEY CHECK (partition >= 0),
+    partitions integer NOT NULL CHECK (partitions > partition),
+    epoch bigint NOT NULL CHECK (epoch > 0),
+    worker text NOT NULL,
+    acquired_utc timestamptz NOT NULL DEFAULT clock_timestamp(),
+    renewed_utc timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+-- The JetStream cluster's nodes as the workers last saw them (the stream's leader and replicas), for
+-- the floor panel, which reads PostgreSQL only.
+CREATE TABLE floor_nats_nodes (
+    node text PRIMARY KEY,
+    role text NOT NULL,            -- 'leader' or 'replica'
+    current boolean NOT NULL,      -- caught up with the leader
+    offline boolean NOT NULL,
+    lag bigint NOT NULL DEFAULT 0, -- operations behind the leader
+    seen_by text NOT NULL,
+    seen_utc timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+""",
+    ),
 )
 
 _GRANTS = f"""
@@ -474,6 +503,7 @@ GRANT SELECT, INSERT ON floor_surveillance_alert_marks TO {WRITER_ROLE};
 GRANT SELECT, INSERT ON floor_private_disclosures TO {WRITER_ROLE};
 GRANT USAGE ON SEQUENCE floor_private_disclosures_disclosure_id_seq TO {WRITER_ROLE};
 GRANT SELECT, INSERT ON floor_software_checks TO {WRITER_ROLE};
+GRANT SELECT, INSERT, UPDATE ON floor_partition_leases, floor_nats_nodes TO {WRITER_ROLE};
 GRANT USAGE ON SEQUENCE floor_software_checks_check_id_seq TO {WRITER_ROLE};
 GRANT SELECT ON ALL TABLES IN SCHEMA public TO {REPORTING_ROLE};
 REVOKE SELECT ON floor_private FROM {REPORTING_ROLE};

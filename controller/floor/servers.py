@@ -208,6 +208,7 @@ def verify_subject(site: str, table_id: str) -> str:
 
 
 FLOOR_CONSUMER = "floor"
+LEASE_BUCKET = "floor_leases"  # the partitioned workers' leases (controller/floor/workers.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,6 +312,17 @@ def floor_reader_user(password: str) -> NatsUser:
             f"$JS.API.CONSUMER.INFO.{STREAM_NAME}.{FLOOR_CONSUMER}",
             f"$JS.API.STREAM.INFO.{STREAM_NAME}",
             f"$JS.ACK.{STREAM_NAME}.{FLOOR_CONSUMER}.>",
+            # Partitioned floor workers (controller/floor/workers.py): each partition's own consumer
+            # (``floor-p<k>of<P>``; a subject token cannot be matched by prefix, hence ``*``: the stream
+            # has no consumers but the floor's), and the leases' KV bucket, read and written by
+            # revision (the bucket's stream info, a direct get of a key, a put on a key).
+            f"$JS.API.CONSUMER.MSG.NEXT.{STREAM_NAME}.*",
+            f"$JS.API.CONSUMER.INFO.{STREAM_NAME}.*",
+            f"$JS.ACK.{STREAM_NAME}.*.>",
+            f"$JS.API.STREAM.INFO.KV_{LEASE_BUCKET}",
+            f"$JS.API.DIRECT.GET.KV_{LEASE_BUCKET}.>",
+            f"$JS.API.DIRECT.GET.KV_{LEASE_BUCKET}",
+            f"$KV.{LEASE_BUCKET}.>",
             # Reading the stream itself: to fill what the consumer skipped (controller/floor/service.py).
             f"$JS.API.DIRECT.GET.{STREAM_NAME}",
             f"$JS.API.DIRECT.GET.{STREAM_NAME}.>",

@@ -36,7 +36,7 @@ import json
 import random
 import ssl
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -89,6 +89,12 @@ class FloorConfig:
     # surveillance.py): 5,000.00 by default, a figure a surveillance room asks to watch.
     surveillance_big_win_cents: int = 500_000
     surveillance_poll_interval_s: float = 0.5  # this often: publish new surveillance events
+    # The durable consumer pulled: ``floor`` for the one-worker floor; a partition's own
+    # (controller/floor/workers.py ``partition_consumer``) when the floor runs partitioned workers.
+    consumer: str = FLOOR_CONSUMER
+    # The floor-wide duties that are no table's (the progressive reconciliation, surveillance events):
+    # run by one service only when the floor is partitioned (the holder of partition 0).
+    side_duties: bool = True
 
 
 @dataclass
@@ -203,6 +209,17 @@ def pull_status_error(status: str, description: str) -> nats.js.errors.APIError 
     return nats.js.errors.APIError(code=int(status) if status.isdigit() else None, description=description)
 
 
+class Fenced(Exception):
+    """A partitioned worker's commit refused by PostgreSQL: its lease on the partition is no longer the
+    newest (controller/floor/workers.py). The batch is rolled back and the partition's service ends."""
+
+
+# A partitioned worker's check, run inside each commit's transaction (raises Fenced); None: no partitions.
+Fence = Callable[["Connection"], Awaitable[None]]
+# Whether a table is this service's (its partition's); None: every table is.
+Owns = Callable[[str], bool]
+
+
 class Puller:
     """The durable consumer's batches, pulled as nats-py's ``fetch`` pulls them (a request to the
     consumer's ``MSG.NEXT`` subject, the messages delivered to an inbox of the floor's own), without its
@@ -221,9 +238,10 @@ class Puller:
     (``_consumer_is_there``). An error status ends the pulling whichever request it answers: a deleted
     consumer is news however it is heard."""
 
-    def __init__(self, client: Client, inbox: str) -> None:
+    def __init__(self, client: Client, inbox: str, consumer: str = FLOOR_CONSUMER) -> None:
         self._client = client
         self._inbox = inbox
+        self._consumer = consumer
         self._messages: list[Delivery] = []
         self._wanted = 0
         self._ended = asyncio.Event()
@@ -233,8 +251,8 @@ class Puller:
         self._answered = False  # the current request had a reply: a message or a status
 
     @classmethod
-    async def start(cls, client: Client) -> Puller:
-        puller = cls(client, client.new_inbox())
+    async def start(cls, client: Client, consumer: str = FLOOR_CONSUMER) -> Puller:
+        puller = cls(client, client.new_inbox(), consumer)
         subscription = await client.subscribe(f"{puller._inbox}.*", cb=puller._receive)
         if isinstance(client, FloorClient):  # deliveries with a body come raw (controller/floor/intake.py)
             client.deliver_raw(subscription._id, puller._delivered)
@@ -289,7 +307,7 @@ class Puller:
         Consumer Deleted goes to waiting requests only), and nats-server 2.9 answers a request to a
         missing consumer with silence, not 503 (the account's ``$JS.API.>`` import has interest in
         every subject under it). Asked here, where the API's answer is certain."""
-        await self._client.jetstream().consumer_info(STREAM_NAME, FLOOR_CONSUMER)
+        await self._client.jetstream().consumer_info(STREAM_NAME, self._consumer)
 
     async def _request(
         self, batch: int, options: dict[str, object], max_wait_s: float, *, wanted: int
@@ -301,7 +319,7 @@ class Puller:
         self._ended.clear()
         request = {"batch": batch - len(self._messages), **options}
         await self._client.publish(
-            f"$JS.API.CONSUMER.MSG.NEXT.{STREAM_NAME}.{FLOOR_CONSUMER}",
+            f"$JS.API.CONSUMER.MSG.NEXT.{STREAM_NAME}.{self._consumer}",
             json.dumps(request).encode(),
             reply=self._reply,
         )
@@ -344,8 +362,20 @@ class Quarantine(Protocol):
 
 
 class FloorService:
-    def __init__(self, config: FloorConfig, *, rng: random.Random | None = None) -> None:
+    def __init__(
+        self,
+        config: FloorConfig,
+        *,
+        rng: random.Random | None = None,
+        owns: Owns | None = None,
+        fence: Fence | None = None,
+    ) -> None:
         self.config = config
+        # A partitioned worker's (controller/floor/workers.py): which tables are this service's, and
+        # the lease check each commit makes. Both None: the one-worker floor, every table, no check.
+        self._owns = owns
+        self._fence = fence
+        self.fenced = False  # set when a commit was refused for a lost lease: the service has ended
         self.status = FloorStatus()
         self._tables: dict[str, TableProjection] = {}
         self._js: JetStreamContext | None = None
@@ -387,11 +417,12 @@ class FloorService:
                 js = client.jetstream()
                 self._js = js
                 last_sweep_s = time.monotonic()
-                puller = await Puller.start(client)
+                puller = await Puller.start(client, self.config.consumer)
                 # Surveillance events: a task of its own with its own connection, so publishing never
                 # holds up the intake (and a slow or missing SURVEILLANCE stream never stops it).
-                surveillance_task = asyncio.create_task(self._surveillance_loop(stop, js))
-                log.info("floor_consuming", consumer=FLOOR_CONSUMER)
+                if self.config.side_duties:
+                    surveillance_task = asyncio.create_task(self._surveillance_loop(stop, js))
+                log.info("floor_consuming", consumer=self.config.consumer)
                 backoff_s = self.config.backoff_initial_s
                 async with connection.transaction():  # a read alone would leave a transaction open
                     self._set_aside = await release.set_aside_stream_seqs(connection)
@@ -402,7 +433,10 @@ class FloorService:
                         if time.monotonic() - last_release_poll_s >= self.config.release_poll_interval_s:
                             last_release_poll_s = time.monotonic()
                             await self.apply_releases(connection)
-                        if time.monotonic() - last_reconcile_s >= self.config.reconcile_interval_s:
+                        if (
+                            self.config.side_duties
+                            and time.monotonic() - last_reconcile_s >= self.config.reconcile_interval_s
+                        ):
                             last_reconcile_s = time.monotonic()
                             await self.reconcile_progressive(connection)
                         messages = await puller.fetch(self.config.batch_size, self.config.fetch_timeout_s)
@@ -413,7 +447,7 @@ class FloorService:
                                 last_sweep_s = time.monotonic()
                                 # Only when the consumer has nothing left to deliver: then a table's tail
                                 # beyond what the floor took was skipped, not merely not yet delivered.
-                                info = await js.consumer_info(STREAM_NAME, FLOOR_CONSUMER)
+                                info = await js.consumer_info(STREAM_NAME, self.config.consumer)
                                 if not info.num_pending and not info.num_ack_pending:
                                     delivered = info.delivered.stream_seq if info.delivered else None
                                     await self.sweep(connection, through_stream_seq=delivered)
@@ -425,6 +459,12 @@ class FloorService:
                         self._refused[refused.stream_seq] = refused.reason
                         log.error("floor_message_refused", table_id=refused.table_id,
                                   stream_seq=refused.stream_seq, error=refused.reason)  # fmt: skip
+            except Fenced as error:
+                # The lease is another worker's now: nothing of this service may commit again. Ended,
+                # not retried (controller/floor/workers.py starts a new one if the lease comes back).
+                self.fenced = True
+                self.status.last_error = f"Fenced: {error}"[:300]
+                log.warning("floor_fenced", consumer=self.config.consumer, error=str(error))
             except _INFRASTRUCTURE_ERRORS as error:
                 self.status.last_error = f"{type(error).__name__}: {error}"[:300]
                 log.warning("floor_retry", error=self.status.last_error)
@@ -447,13 +487,29 @@ class FloorService:
                         with contextlib.suppress(Exception):
                             async with asyncio.timeout(2):
                                 await closing
-            if stop.is_set():
+            if stop.is_set() or self.fenced:
                 break
             # Jittered (tables and services do not all come back at once), never past backoff_max_s.
             await wait_event(stop, min(backoff_s * (0.5 + self._rng.random()), self.config.backoff_max_s))
             backoff_s = min(backoff_s * 2, self.config.backoff_max_s)
 
+    def _is_mine(self, subject: str) -> bool:
+        """Whether a message is this service's: always, unless it is a partition's (then its table's
+        partition decides; a subject that names no table is partition 0's, by its empty table id)."""
+        return self._owns is None or self._owns(_subject_parts(subject)[0] or "")
+
     async def _handle(self, connection: Connection, client: Client, messages: list[Delivery]) -> None:
+        if self._owns is not None:
+            # A partition's consumer sees every table's messages (docs/floor.md "Partitioned floor
+            # workers": nats-server 2.9 filters no hash); another partition's are its consumer's, acked
+            # here unread.
+            others = [message for message in messages if not self._is_mine(message.subject)]
+            if others:
+                messages = [message for message in messages if self._is_mine(message.subject)]
+                for message in others:
+                    await client.publish(message.reply, _ACK)
+                if not messages:
+                    return
         # The stream's order; redeliveries of one batch come back together (max_ack_pending).
         incoming = sorted(map(Incoming.of, messages), key=_by_stream_seq)
         replies = [message.reply for message in messages]
@@ -463,6 +519,7 @@ class FloorService:
                 for one in incoming:
                     await self._take(connection, batch, one)
                 await write_batch(connection, batch)
+                await self._check_fence(connection)
         except BaseException as error:
             # Nothing of the batch is on the floor: forget what it folded, and have it sent again.
             self._tables.clear()
@@ -478,6 +535,11 @@ class FloorService:
             await client.publish(reply, _ACK)  # buffered by the client: no round trip each
         self.status.batches += 1
         self.committed.set()
+
+    async def _check_fence(self, connection: Connection) -> None:
+        """A partitioned worker's lease check, in the commit's own transaction (raises Fenced)."""
+        if self._fence is not None:
+            await self._fence(connection)
 
     # --- one message ------------------------------------------------------------------------------
     async def _projection(self, connection: Connection, table_id: str) -> TableProjection:
@@ -850,6 +912,7 @@ class FloorService:
         try:
             async with connection.transaction():
                 rows = await (await connection.execute("SELECT table_id FROM floor_tables")).fetchall()
+                rows = [row for row in rows if self._owns is None or self._owns(str(row[0]))]
                 if any(str(table_id) not in self.site_of for (table_id,) in rows):
                     # A table not heard from since this service started (its subject's site is learnt
                     # from its messages): the stream's own subjects name it. Without this a floor service
@@ -907,6 +970,7 @@ class FloorService:
                             pending=last_message,
                         )
                 await write_batch(connection, batch)
+                await self._check_fence(connection)
         except BaseException:
             self._tables.clear()  # nothing of it is on the floor: read the tables back from PostgreSQL
             raise
@@ -972,6 +1036,7 @@ class FloorService:
         # would then be a savepoint inside it, never committed.
         async with connection.transaction():
             pending = await release.pending_releases(connection)
+        pending = [one for one in pending if self._owns is None or self._owns(one.table_id)]
         for released in pending:
             table_id = released.table_id
             self._tables.pop(table_id, None)  # read back: what the release checked is what is replayed
@@ -998,6 +1063,7 @@ class FloorService:
                                 break
                         await write_batch(connection, batch)
                     await release.record_applied(connection, released.release_id, outcome, read)
+                    await self._check_fence(connection)
             except BaseException:
                 self._tables.pop(table_id, None)
                 raise

@@ -1,0 +1,544 @@
+"""Partitioned floor workers (docs/floor.md "Partitioned floor workers"): N `flushtable floor serve
+--worker NAME --partitions P` processes share the floor's work, each table in exactly one of P partitions
+(``partition_of``: CRC-32 of the table id mod P), so its order and chain checks stay in one process.
+
+- **A consumer per partition**: ``floor-p<k>of<P>``, durable, pulled, explicit acks, like the one-worker
+  floor's ``floor``. nats-server 2.9 (Debian's) filters a consumer by subject wildcards only, and a table's
+  subject (``flushtable.<site>.<table>.journal``) carries no partition, so each partition's consumer sees
+  every message and acks another partition's unread (its own consumer takes it).
+- **A lease per partition**: the key ``p<k>`` of the JetStream KV bucket ``floor_leases`` (R3 on a
+  cluster), whose per-bucket TTL (the stream's max age) removes a key its worker stopped renewing. A
+  worker takes a free partition with ``create`` (a put expecting no last revision: one winner), renews
+  it with ``update`` expecting its own last revision, and releases it with a revision-checked delete.
+  JetStream itself is the arbiter, replicated like the stream: no other service to run.
+- **Fencing**: the lease's epoch is the KV revision at which it was taken (the bucket's sequence: it only
+  grows). Before the partition's service starts, the worker raises ``floor_partition_leases.epoch`` to
+  it in PostgreSQL (refused if a newer epoch is there); every commit of the service then locks that row
+  (``SELECT ... FOR UPDATE``) in its own transaction and is refused (``Fenced``) unless the epoch is still
+  its own. A worker that lost its lease (paused, partitioned away, woken late) can never commit.
+- **Balance**: each worker beats in the key ``workers`` (a revision-checked map of worker -> beat); the
+  workers whose beat moved within the lease TTL are live, and each holds at most ceil(P / live). A worker
+  above its share releases partitions, one below takes free ones.
+
+A dead worker's partitions are free once their keys expire (at most ``lease_ttl_s`` after its last
+renewal) and taken by a live worker at its next tick (``renew_interval_s``): the move takes at most
+``lease_ttl_s + 2 * renew_interval_s`` (the second interval: its beat is seen stale after the TTL too).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import json
+import math
+import ssl
+import time
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import nats.errors
+import nats.js.errors
+import psycopg
+import structlog
+from nats.aio.client import Client
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, KeyValueConfig, StorageType
+from nats.js.client import JetStreamContext
+from nats.js.kv import KeyValue
+
+from controller.floor.servers import LEASE_BUCKET, STREAM_NAME, SUBJECT_ROOT
+from controller.floor.service import Fence, Fenced, FloorConfig, FloorService
+from controller.floor.store import Connection
+from controller.floor.stream import ACK_WAIT_S, MAX_ACK_PENDING
+from controller.waits import wait_event
+
+__all__ = [
+    "FloorWorker",
+    "WorkerSettings",
+    "claim_epoch",
+    "ensure_partitions",
+    "fence_for",
+    "partition_consumer",
+    "partition_of",
+]
+
+log = structlog.get_logger("flushtable.floor.workers")
+
+MEMBERS_KEY = "workers"
+DEFAULT_LEASE_TTL_S = 6.0
+MAX_PARTITIONS = 256
+
+
+def partition_of(table_id: str, partitions: int) -> int:
+    """The table's partition: stable across processes, machines and Python versions (not ``hash()``,
+    which is salted per process)."""
+    return zlib.crc32(table_id.encode()) % partitions
+
+
+def partition_consumer(partition: int, partitions: int) -> str:
+    """The partition's durable consumer; P in the name, so a floor re-partitioned never reads a
+    consumer's acks as another partitioning's."""
+    return f"floor-p{partition}of{partitions}"
+
+
+def lease_key(partition: int) -> str:
+    return f"p{partition}"
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerSettings:
+    worker: str
+    partitions: int
+    lease_ttl_s: float = DEFAULT_LEASE_TTL_S
+    # A third of the TTL: two renewals may fail (a slow broker, a leader election) before the lease goes.
+    renew_interval_s: float = DEFAULT_LEASE_TTL_S / 3
+
+    def __post_init__(self) -> None:
+        if not self.worker or not all(c.isalnum() or c in "-_" for c in self.worker):
+            raise ValueError(f"--worker: letters, digits, '-' and '_' only, not {self.worker!r}")
+        if not 1 <= self.partitions <= MAX_PARTITIONS:
+            raise ValueError(f"--partitions: 1 to {MAX_PARTITIONS}, not {self.partitions}")
+        if not 1.0 <= self.lease_ttl_s <= 300.0:
+            raise ValueError(f"--lease-ttl: 1 to 300 seconds, not {self.lease_ttl_s:g}")
+        if not 0 < self.renew_interval_s <= self.lease_ttl_s / 2:
+            raise ValueError("the renew interval must be at most half the lease TTL")
+
+    @property
+    def takeover_bound_s(self) -> float:
+        """How long a dead worker's partitions stay unworked at most (the module's docstring)."""
+        return self.lease_ttl_s + 2 * self.renew_interval_s
+
+
+async def ensure_partitions(
+    admin: Client,
+    partitions: int,
+    *,
+    lease_ttl_s: float = DEFAULT_LEASE_TTL_S,
+    replicas: int = 1,
+    ack_wait_s: float = ACK_WAIT_S,
+    max_ack_pending: int = MAX_ACK_PENDING,
+) -> None:
+    """As the floor's admin: the leases' KV bucket (TTL ``lease_ttl_s``, ``replicas`` like the stream)
+    and each partition's durable consumer, configured as the one-worker floor's (stream.py)."""
+    js = admin.jetstream()
+    try:
+        await js.key_value(LEASE_BUCKET)
+    except nats.js.errors.BucketNotFoundError:
+        await js.create_key_value(
+            KeyValueConfig(
+                bucket=LEASE_BUCKET,
+                ttl=lease_ttl_s,
+                history=1,
+                storage=StorageType.FILE,
+                replicas=replicas,
+                direct=True,
+            )
+        )
+    for partition in range(partitions):
+        name = partition_consumer(partition, partitions)
+        try:
+            await js.consumer_info(STREAM_NAME, name)
+        except nats.js.errors.NotFoundError:
+            await js.add_consumer(
+                STREAM_NAME,
+                ConsumerConfig(
+                    durable_name=name,
+                    deliver_policy=DeliverPolicy.ALL,
+                    ack_policy=AckPolicy.EXPLICIT,
+                    ack_wait=ack_wait_s,
+                    max_ack_pending=max_ack_pending,
+                    filter_subject=f"{SUBJECT_ROOT}.>",
+                    max_deliver=-1,
+                ),
+            )
+
+
+# --- PostgreSQL: the fencing token ------------------------------------------------------------------
+
+
+async def claim_epoch(
+    connection: Connection, partition: int, partitions: int, epoch: int, worker: str
+) -> bool:
+    """Raise the partition's epoch to ``epoch`` for ``worker``; False if PostgreSQL holds a newer (or
+    the same) one. The UPDATE waits for a commit holding the row's lock (``fence_for``): what the old
+    holder committed is on the floor before the new one reads anything."""
+    async with connection.transaction():
+        row = await (
+            await connection.execute(
+                "INSERT INTO floor_partition_leases (partition, partitions, epoch, worker) "
+                "VALUES (%s, %s, %s, %s) ON CONFLICT (partition) DO UPDATE SET "
+                "partitions = EXCLUDED.partitions, epoch = EXCLUDED.epoch, worker = EXCLUDED.worker, "
+                "acquired_utc = clock_timestamp(), renewed_utc = clock_timestamp() "
+                "WHERE floor_partition_leases.epoch < EXCLUDED.epoch RETURNING epoch",
+                (partition, partitions, epoch, worker),
+            )
+        ).fetchone()
+    return row is not None
+
+
+async def renew_epochs(connection: Connection, epochs: dict[int, int]) -> set[int]:
+    """Mark the renewals (the panel's "last renewal") of partition -> epoch, in one statement; returns
+    the partitions whose epoch is still the newest (the others are lost)."""
+    if not epochs:
+        return set()
+    async with connection.transaction():
+        cursor = await connection.execute(
+            "UPDATE floor_partition_leases SET renewed_utc = clock_timestamp() "
+            "WHERE (partition, epoch) IN (SELECT * FROM unnest(%s::integer[], %s::bigint[])) "
+            "RETURNING partition",
+            (list(epochs), list(epochs.values())),
+        )
+        return {int(row[0]) for row in await cursor.fetchall()}
+
+
+def fence_for(partition: int, epoch: int) -> Fence:
+    """The check each commit of the partition's service makes, in its own transaction: the row locked
+    until the commit (a newer claim waits for it), and the commit refused unless the epoch is its own."""
+
+    async def fence(connection: Connection) -> None:
+        row = await (
+            await connection.execute(
+                "SELECT epoch, worker FROM floor_partition_leases WHERE partition = %s FOR UPDATE",
+                (partition,),
+            )
+        ).fetchone()
+        if row is None or int(row[0]) != epoch:
+            holder = "nobody" if row is None else f"epoch {row[0]} of worker {row[1]}"
+            raise Fenced(f"partition {partition}: this lease's epoch {epoch} is not the newest ({holder})")
+
+    return fence
+
+
+async def record_nodes(connection: Connection, js: JetStreamContext, worker: str) -> None:
+    """The stream's cluster as this worker's node sees it (leader, replicas: current, offline, lag),
+    kept in PostgreSQL for the panel. A single server has no cluster: its one row is the leader."""
+    info = await js.stream_info(STREAM_NAME)
+    rows: list[tuple[str, str, bool, bool, int]] = []
+    cluster = info.cluster
+    if cluster is not None and cluster.leader:
+        rows.append((cluster.leader, "leader", True, False, 0))
+        for replica in cluster.replicas or []:
+            rows.append(
+                (
+                    str(replica.name),
+                    "replica",
+                    bool(replica.current),
+                    bool(replica.offline),
+                    int(replica.lag or 0),
+                )
+            )
+    async with connection.transaction():
+        for node, role, current, offline, lag in rows:
+            await connection.execute(
+                "INSERT INTO floor_nats_nodes (node, role, current, offline, lag, seen_by) "
+                "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (node) DO UPDATE SET role = EXCLUDED.role, "
+                "current = EXCLUDED.current, offline = EXCLUDED.offline, lag = EXCLUDED.lag, "
+                "seen_by = EXCLUDED.seen_by, seen_utc = clock_timestamp()",
+                (node, role, current, offline, lag, worker),
+            )
+
+
+# --- the worker -------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Held:
+    partition: int
+    epoch: int  # the KV revision at which the lease was taken: the fencing token
+    revision: int  # the key's last revision (each renewal writes a new one)
+    renewed_s: float  # monotonic time of the last renewal
+    service: FloorService
+    stop: asyncio.Event
+    task: asyncio.Task[None]
+
+
+@dataclass
+class WorkerStatus:
+    acquired: int = 0
+    lost: int = 0  # leases found gone or superseded at renewal
+    released: int = 0  # given up for balance or at the end
+    ticks: int = 0
+    last_error: str = ""
+
+
+_LEASE_ERRORS: tuple[type[BaseException], ...] = (
+    nats.errors.Error,
+    nats.js.errors.Error,
+    psycopg.Error,
+    OSError,
+    TimeoutError,
+    ssl.SSLError,
+)
+
+
+@dataclass
+class FloorWorker:
+    """One worker: its leases, and a ``FloorService`` per partition it holds (each with its own
+    consumer, connections, and fence)."""
+
+    config: FloorConfig
+    settings: WorkerSettings
+    clock: Callable[[], float] = time.monotonic
+    status: WorkerStatus = field(default_factory=WorkerStatus)
+    held: dict[int, _Held] = field(default_factory=dict)
+    _beats: dict[str, tuple[int, float]] = field(default_factory=dict)  # worker -> (beat, seen moving at)
+    _beat: int = 0
+    _stopping: set[asyncio.Task[None]] = field(default_factory=set)  # services told to stop, not yet ended
+
+    def live_workers(self) -> set[str]:
+        now = self.clock()
+        live = {w for w, (_, moved_s) in self._beats.items() if now - moved_s <= self.settings.lease_ttl_s}
+        return live | {self.settings.worker}
+
+    def share(self) -> int:
+        return math.ceil(self.settings.partitions / len(self.live_workers()))
+
+    def _preference(self, partition: int) -> int:
+        # Each worker tries free partitions in an order of its own: two starting at once mostly try
+        # different ones first (fewer lost creates), and a worker tends to get the same ones back.
+        return zlib.crc32(f"{self.settings.worker}:{partition}".encode())
+
+    async def run(self, stop: asyncio.Event) -> None:
+        backoff_s = self.config.backoff_initial_s
+        try:
+            while not stop.is_set():
+                client: Client | None = None
+                connection: Connection | None = None
+                try:
+                    client = await nats.connect(
+                        servers=list(self.config.servers),
+                        user=self.config.user,
+                        password=self.config.password,
+                        tls=ssl.create_default_context(cafile=str(self.config.ca_file)),
+                        inbox_prefix=self.config.inbox_prefix,
+                        allow_reconnect=False,
+                        connect_timeout=5,
+                        name=f"flushtable-floor-leases-{self.settings.worker}",
+                    )
+                    connection = await psycopg.AsyncConnection.connect(self.config.dsn, autocommit=True)
+                    js = client.jetstream()
+                    kv = await js.key_value(LEASE_BUCKET)
+                    log.info("floor_worker_started", worker=self.settings.worker,
+                             partitions=self.settings.partitions)  # fmt: skip
+                    backoff_s = self.config.backoff_initial_s
+                    while not stop.is_set():
+                        await self.tick(kv, js, connection)
+                        await wait_event(stop, self.settings.renew_interval_s)
+                except _LEASE_ERRORS as error:
+                    self.status.last_error = f"{type(error).__name__}: {error}"[:300]
+                    log.warning(
+                        "floor_worker_retry", worker=self.settings.worker, error=self.status.last_error
+                    )
+                finally:
+                    # Unrenewed leases are not ours for long: a service whose lease has surely expired
+                    # stops here (its fence would refuse its commits anyway).
+                    await self._drop_expired()
+                    for closing in (
+                        connection.close() if connection else None,
+                        client.close() if client else None,
+                    ):
+                        if closing is not None:
+                            with contextlib.suppress(Exception):
+                                async with asyncio.timeout(2):
+                                    await closing
+                if not stop.is_set():
+                    await wait_event(stop, min(backoff_s, self.settings.renew_interval_s))
+                    backoff_s = min(backoff_s * 2, self.config.backoff_max_s)
+        finally:
+            await self._release_all()
+            await self._await_stopped()
+
+    async def tick(self, kv: KeyValue, js: JetStreamContext, connection: Connection) -> None:
+        """One round: beat, renew what is held, release above the share, take free partitions below it."""
+        self.status.ticks += 1
+        started_s = self.clock()
+        try:
+            await self._tick(kv, js, connection)
+        finally:
+            took_s = self.clock() - started_s
+            if took_s > self.settings.renew_interval_s:
+                log.warning("floor_worker_slow_tick", worker=self.settings.worker, seconds=round(took_s, 2))
+
+    async def _tick(self, kv: KeyValue, js: JetStreamContext, connection: Connection) -> None:
+        await self._beat_once(kv)
+        for held in [h for h in self.held.values() if h.task.done()]:  # fenced, or ended: given back
+            await self._release(kv, held, reason="service_ended")
+        # Renewed together (the bucket's round trips overlap): a worker's event loop is shared with its
+        # partitions' services, and one renewal after another could outlast the TTL on a busy process.
+        renewing = list(self.held.values())
+        sent_s = self.clock()  # a renewal counts from when it was sent: the TTL runs from the server's write
+        outcomes = await asyncio.gather(*(self._renew(kv, held) for held in renewing))
+        current = await renew_epochs(
+            connection,
+            {h.partition: h.epoch for h, lost in zip(renewing, outcomes, strict=True) if lost is None},
+        )
+        for held, lost_in_bucket in zip(renewing, outcomes, strict=True):
+            lost = lost_in_bucket
+            if lost is None and held.partition not in current:
+                lost = "PostgreSQL holds a newer epoch"
+            if lost is None:
+                held.renewed_s = sent_s
+            else:
+                self._stop_service(held)
+                self.held.pop(held.partition, None)
+                self.status.lost += 1
+                log.warning("floor_lease_lost", worker=self.settings.worker, partition=held.partition,
+                            epoch=held.epoch, why=lost)  # fmt: skip
+        share = self.share()
+        for partition in sorted(self.held, key=self._preference, reverse=True)[
+            : max(0, len(self.held) - share)
+        ]:
+            await self._release(kv, self.held[partition], reason="balance")
+        if len(self.held) < share:
+            for partition in sorted(range(self.settings.partitions), key=self._preference):
+                if len(self.held) >= share:
+                    break
+                if partition not in self.held:
+                    await self._try_acquire(kv, connection, partition)
+        if 0 in self.held:  # one worker reports the nodes (the holder of partition 0)
+            with contextlib.suppress(*_LEASE_ERRORS):
+                await record_nodes(connection, js, self.settings.worker)
+
+    async def _beat_once(self, kv: KeyValue) -> None:
+        now = self.clock()
+        for _ in range(5):  # a revision conflict is another worker's beat: read again and retry
+            try:
+                entry = await kv.get(MEMBERS_KEY)
+                beats = json.loads(entry.value or b"{}")
+                revision: int | None = entry.revision
+            except nats.js.errors.KeyNotFoundError:
+                beats, revision = {}, None
+            for name, beat in beats.items():
+                seen = self._beats.get(name)
+                if seen is None or seen[0] != beat:
+                    self._beats[name] = (int(beat), now)
+            # Workers silent for ten TTLs are dropped from the map (they are long past being live).
+            beats = {
+                n: b for n, b in beats.items() if now - self._beats[n][1] <= 10 * self.settings.lease_ttl_s
+            }
+            self._beat += 1
+            beats[self.settings.worker] = self._beat
+            value = json.dumps(beats, sort_keys=True).encode()
+            try:
+                if revision is None:
+                    await kv.create(MEMBERS_KEY, value)
+                else:
+                    await kv.update(MEMBERS_KEY, value, last=revision)
+            except nats.js.errors.KeyWrongLastSequenceError:
+                continue
+            return
+
+    def _value(self) -> bytes:
+        return json.dumps({"worker": self.settings.worker}).encode()
+
+    async def _renew(self, kv: KeyValue, held: _Held) -> str | None:
+        """Renew the lease in the bucket at its own revision; None, or why it is lost."""
+        try:
+            held.revision = await kv.update(lease_key(held.partition), self._value(), last=held.revision)
+        except (nats.js.errors.KeyWrongLastSequenceError, nats.js.errors.KeyNotFoundError):
+            since_s = self.clock() - held.renewed_s
+            return f"the key is no longer at this worker's revision ({since_s:.1f} s since the last renewal)"
+        return None
+
+    async def _try_acquire(self, kv: KeyValue, connection: Connection, partition: int) -> None:
+        key = lease_key(partition)
+        try:
+            # The key's value names its worker (what an operator reading the bucket sees); the revision
+            # the create wrote is the epoch.
+            epoch = revision = await kv.create(key, self._value())
+        except nats.js.errors.KeyWrongLastSequenceError:
+            return  # another worker's
+        if not await claim_epoch(
+            connection, partition, self.settings.partitions, epoch, self.settings.worker
+        ):
+            log.error(
+                "floor_lease_epoch_refused",
+                worker=self.settings.worker,
+                partition=partition,
+                epoch=epoch,
+                why="PostgreSQL holds a newer epoch: was the floor_leases bucket deleted and made again?",
+            )
+            with contextlib.suppress(*_LEASE_ERRORS):
+                await kv.delete(key, last=revision)
+            return
+        partitions = self.settings.partitions
+        service_config = dataclasses.replace(
+            self.config, consumer=partition_consumer(partition, partitions), side_duties=partition == 0
+        )
+        service = FloorService(
+            service_config,
+            owns=lambda table_id: partition_of(table_id, partitions) == partition,
+            fence=fence_for(partition, epoch),
+        )
+        service_stop = asyncio.Event()
+        task = asyncio.create_task(service.run(service_stop), name=f"floor-partition-{partition}")
+        self.held[partition] = _Held(partition, epoch, revision, self.clock(), service, service_stop, task)
+        self.status.acquired += 1
+        log.info("floor_lease_acquired", worker=self.settings.worker, partition=partition, epoch=epoch)
+
+    def _stop_service(self, held: _Held) -> None:
+        """Tell the partition's service to stop, without waiting for it (its connections' close can take
+        seconds, and the tick must renew the other leases meanwhile). Safe: until another worker claims
+        a newer epoch this worker's is the partition's; after, its commits are refused (``fence_for``)."""
+        held.stop.set()
+        self._stopping.add(held.task)
+        held.task.add_done_callback(self._stopping.discard)
+
+    async def _await_stopped(self) -> None:
+        for task in list(self._stopping):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                async with asyncio.timeout(self.config.backoff_max_s + 5):
+                    await task
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+
+    async def _release(self, kv: KeyValue | None, held: _Held, *, reason: str) -> None:
+        """Stop the partition's service first (nothing more of it commits), then delete the key at its
+        own revision (a key someone else wrote meanwhile is not ours to delete)."""
+        self._stop_service(held)
+        self.held.pop(held.partition, None)
+        if kv is not None:
+            with contextlib.suppress(*_LEASE_ERRORS):
+                await kv.delete(lease_key(held.partition), last=held.revision)
+        self.status.released += 1
+        log.info("floor_lease_released", worker=self.settings.worker, partition=held.partition, reason=reason)
+
+    async def _drop_expired(self) -> None:
+        now = self.clock()
+        for held in list(self.held.values()):
+            if now - held.renewed_s >= self.settings.lease_ttl_s:
+                self._stop_service(held)
+                self.held.pop(held.partition, None)
+                self.status.lost += 1
+
+    async def _release_all(self) -> None:
+        """At a clean stop: every service stopped, and the keys deleted so that the other workers take
+        the partitions at their next tick rather than after the TTL."""
+        if not self.held:
+            return
+        for held in self.held.values():
+            held.stop.set()
+        client: Client | None = None
+        kv: KeyValue | None = None
+        with contextlib.suppress(*_LEASE_ERRORS):
+            async with asyncio.timeout(5):
+                client = await nats.connect(
+                    servers=list(self.config.servers),
+                    user=self.config.user,
+                    password=self.config.password,
+                    tls=ssl.create_default_context(cafile=str(self.config.ca_file)),
+                    inbox_prefix=self.config.inbox_prefix,
+                    allow_reconnect=False,
+                    connect_timeout=5,
+                )
+                kv = await client.jetstream().key_value(LEASE_BUCKET)
+        try:
+            for held in list(self.held.values()):
+                await self._release(kv, held, reason="stopping")
+        finally:
+            if client is not None:
+                with contextlib.suppress(Exception):
+                    await client.close()

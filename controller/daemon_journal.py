@@ -152,10 +152,18 @@ class DaemonJournal:
             self._journal = Journal.open(self.path, self._table_id, clock=self.wall_clock)
         return self._journal
 
-    def seal_if_due(self, state: TableState, policy: SegmentPolicy, now: datetime) -> Seal | None:
+    def seal_if_due(
+        self,
+        state: TableState,
+        policy: SegmentPolicy,
+        now: datetime,
+        *,
+        waits: Callable[[], str | None] | None = None,
+    ) -> Seal | None:
         """At start, after recovery and before the table opens (no round open, no other connection):
         seal the open segment when the policy says it is due, and open the next one
-        (docs/journal.md "Segments and seals"). ``state``: the reducer's state at the journal's end."""
+        (docs/journal.md "Segments and seals"). ``state``: the reducer's state at the journal's end.
+        ``waits``: why the seal must wait (None: it need not), asked only when one is due."""
         entries, first_utc = self.journal.segment_summary()
         last = last_seal(self.path) if self.journal.base.segment > 1 else None
         why = seal_due(
@@ -168,6 +176,10 @@ class DaemonJournal:
             last_checkpoint_format=None if last is None else checkpoint_format(last.checkpoint),
         )
         if why is None:
+            return None
+        wait = None if waits is None else waits()
+        if wait is not None:
+            self._defer_live_seal(wait)
             return None
         self.journal.close()
         self._journal = None

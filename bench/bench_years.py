@@ -166,9 +166,7 @@ def build(
         "seal_s": round(seal_s, 1),
         "anchor_s": round(time.perf_counter() - anchor_started, 1),
         "file_bytes": sum(
-            file.stat().st_size
-            for file in [path, *segments_dir(path).glob("*.sqlite")]
-            if file.exists()
+            file.stat().st_size for file in [path, *segments_dir(path).glob("*.sqlite")] if file.exists()
         ),
     }
 
@@ -387,11 +385,16 @@ def main() -> None:
             else:
                 stale.unlink()
         built[label] = build(
-            path, sizes[label], [list(batch) for batch in base], segment_entries=args.segment_entries,
+            path,
+            sizes[label],
+            [list(batch) for batch in base],
+            segment_entries=args.segment_entries,
             rounds_per_commit=args.rounds_per_commit,
         )
     if args.build_only:
-        print(json.dumps({"benchmark": "years-build", "cpu_count": os.cpu_count(), "journals": built}, indent=2))
+        print(
+            json.dumps({"benchmark": "years-build", "cpu_count": os.cpu_count(), "journals": built}, indent=2)
+        )
         return
     figures: dict[str, dict[str, float]] = {"small": {}, "big": {}}
     thunks = {label: dict(measure(path, workdir, args.repeat)) for label, path in journals.items()}

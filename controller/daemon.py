@@ -526,6 +526,12 @@ class TableDaemon:
             # A linked table's claims still unanswered are read back from the open segment at its start
             # (controller/progressive/linked.py unanswered_claims): a seal waits while one is.
             claims_wait = self._unanswered_claims_wait if self.config.progressive_link is not None else None
+            # A seal that fails (a full disk, a segments directory it may not write) is an alert on the
+            # panel, journaled as its fault_raised (not latched: the table goes on with its open
+            # segment); one raised at the start waits in the queue for the engine.
+            self.ledger.on_seal_failed = lambda line: self.submit(
+                RaiseAlert("journal_error", f"segment not sealed: {line}", by="journal")
+            )
             self.ledger.seal_if_due(
                 report.state, self.config.journal_segments, datetime.now(UTC), waits=claims_wait
             )

@@ -65,10 +65,20 @@ from controller.journal.store import (
     Journal,
     JournalError,
     SegmentBase,
+    _sqlite_reason,
     read_segment_base,
 )
 
 SEAL_FORMAT = 1
+
+
+class SealBusy(JournalError):
+    """A seal that must wait: another connection is on the open segment (SQLite cannot leave WAL mode
+    then). Nothing was changed; the next attempt may succeed. Any other ``JournalError`` from a seal is
+    a failure to report (a full disk, a directory that cannot be written, a state that cannot be
+    written as a checkpoint): the open segment stays open and whole, and the table goes on with it."""
+
+
 _SEAL_CONTEXT = b"flushtable journal seal v1\n"  # the anchor key signs seals and anchors apart
 _SEAL_MAX_BYTES = 16 << 20  # a seal with its checkpoint is some kilobytes: far above is not one
 _SEGMENT_NAME = re.compile(r"^segment-(\d{6,})\.seal\.json$")
@@ -319,14 +329,21 @@ def _write_atomically(path: Path, data: bytes) -> None:
 def _make_self_contained(path: Path) -> None:
     """Every entry into the main file and the file switched to a rollback journal: its bytes are then
     all there is (no -wal, no -shm), what the seal's sha256 covers."""
-    connection = sqlite3.connect(path, isolation_level=None)
     try:
-        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
-        mode = connection.execute("PRAGMA journal_mode = DELETE").fetchone()[0]
-        if str(mode).lower() != "delete":
-            raise JournalError(f"journal {path}: cannot seal: still in {mode} mode (another connection?)")
-    finally:
-        connection.close()
+        connection = sqlite3.connect(path, isolation_level=None)
+        try:
+            connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+            mode = connection.execute("PRAGMA journal_mode = DELETE").fetchone()[0]
+        finally:
+            connection.close()
+    except sqlite3.Error as error:
+        name = str(getattr(error, "sqlite_errorname", ""))
+        reason = _sqlite_reason(error, path)
+        if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
+            raise SealBusy(f"journal {path}: cannot seal now: {reason} (another connection?)") from None
+        raise JournalError(f"journal {path}: cannot seal: {reason}") from None
+    if str(mode).lower() != "delete":
+        raise SealBusy(f"journal {path}: cannot seal now: still in {mode} mode (another connection?)")
     with path.open("rb") as handle:
         os.fsync(handle.fileno())
 
@@ -421,6 +438,20 @@ def _read_head(path: Path) -> _Head:
     )
 
 
+def _checkpoint_of(path: Path, state: TableState) -> dict[str, Any]:
+    """The state as a seal's checkpoint, read back as the next start will read it: a state that cannot
+    be written, or would not read back the same, is refused here (no seal), never found at a start."""
+    try:
+        checkpoint = state_to_checkpoint(state)
+        text = canonical_json(checkpoint)
+        if canonical_json(state_to_checkpoint(state_from_checkpoint(json.loads(text)))) != text:
+            raise CheckpointError("it does not read back as the same state")
+    except (CheckpointError, ValueError, TypeError, KeyError, AttributeError) as error:
+        why = f"the checkpoint cannot be written: {error}"
+        raise JournalError(f"journal {path}: cannot seal: {why}") from None
+    return checkpoint
+
+
 def seal_open_segment(
     journal_path: str | Path,
     state: TableState,
@@ -454,6 +485,7 @@ def seal_open_segment(
             write_anchor_at_end(head.last_seq, head.final_hash)
         sha, size = file_sha256(path)
         moment = now if now is not None else datetime.now(UTC)
+        checkpoint = _checkpoint_of(path, state)
         seal = Seal(
             table_id=head.table_id,
             segment=segment,
@@ -468,12 +500,15 @@ def seal_open_segment(
             first_utc=head.first_utc,
             last_utc=head.last_utc,
             sealed_utc=format_time_utc(moment),
-            checkpoint=state_to_checkpoint(state),
+            checkpoint=checkpoint,
         ).keyed(key)
         data = (json.dumps(asdict(seal), sort_keys=True, separators=(",", ":")) + "\n").encode("utf-8")
         _write_atomically(seal_file(path, segment), data)
-    except OSError as error:
+    except OSError as error:  # a full disk, a directory it may not write: the open segment goes on
         raise JournalError(f"journal {path}: cannot seal segment {segment}: {error}") from error
+    except sqlite3.Error as error:
+        reason = _sqlite_reason(error, path)
+        raise JournalError(f"journal {path}: cannot seal segment {segment}: {reason}") from error
     finish_interrupted_seal(path)
     return seal
 
@@ -521,9 +556,10 @@ def finish_interrupted_seal(journal_path: str | Path, *, dry_run: bool = False) 
             with Journal.open(path, seal.table_id, base=seal.next_base()):
                 pass
             done.append(f"segment {seal.segment + 1} started at {path}")
-    except OSError as error:
+    except (OSError, sqlite3.Error) as error:
+        reason = _sqlite_reason(error, path) if isinstance(error, sqlite3.Error) else str(error)
         raise JournalError(
-            f"journal {path}: cannot finish the seal of segment {seal.segment}: {error}"
+            f"journal {path}: cannot finish the seal of segment {seal.segment}: {reason}"
         ) from error
     return "; ".join(done) or None
 

@@ -238,16 +238,110 @@ def locate_segment(journal_path: str | Path, segment: int) -> Path:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class SealSpan:
+    """What the readers need of a seal to find their way: its entries and their times."""
+
+    segment: int
+    first_seq: int
+    last_seq: int
+    first_utc: str
+    last_utc: str
+
+
+# The readers' seal spans by seal file and that file's identity (inode, size, modification time): a
+# seal is some kilobytes to megabytes of JSON (its checkpoint), and a reader going back through the
+# segments asks for the same seals again for every entry it looks up. Only the readers' way is cached:
+# a verification (verify_segment, the segments' watch) reads every seal afresh.
+_SPANS: dict[tuple[str, int, int, int], SealSpan | None] = {}
+_SPANS_MAX = 4096
+
+
+def seal_span(journal_path: str | Path, segment: int) -> SealSpan | None:
+    """``segment``'s seal's span (None: no seal), read once per process while its file is unchanged."""
+    path = seal_file(journal_path, segment)
+    try:
+        status = path.stat()
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise JournalError(f"seal {path}: cannot read: {error}") from None
+    key = (str(path), status.st_ino, status.st_size, status.st_mtime_ns)
+    if key in _SPANS:
+        return _SPANS[key]
+    seal = read_seal(journal_path, segment)
+    span = (
+        None
+        if seal is None
+        else SealSpan(seal.segment, seal.first_seq, seal.last_seq, seal.first_utc, seal.last_utc)
+    )
+    if len(_SPANS) >= _SPANS_MAX:
+        _SPANS.clear()
+    _SPANS[key] = span
+    return span
+
+
+def _spans_before(journal_path: str | Path, before_segment: int) -> list[int]:
+    return [number for number in seal_numbers(journal_path) if number < before_segment]
+
+
+def _first_holding_after(journal_path: str | Path, numbers: list[int], after_seq: int) -> int:
+    """The index in ``numbers`` of the first sealed segment with an entry after ``after_seq`` (their
+    seqs rise with their numbers): a binary search, so the seals read are the log of their count."""
+    low, high = 0, len(numbers)
+    while low < high:
+        middle = (low + high) // 2
+        span = seal_span(journal_path, numbers[middle])
+        if span is not None and span.last_seq <= after_seq:
+            low = middle + 1
+        else:
+            high = middle
+    return low
+
+
 def sealed_segment_files(journal_path: str | Path, before_segment: int, after_seq: int) -> list[Path]:
     """The files of the sealed segments before ``before_segment`` that hold entries after ``after_seq``,
     oldest first (the readers' way back: Journal.entries, .replay, .entry, .last_entries)."""
+    numbers = _spans_before(journal_path, before_segment)
+    start = _first_holding_after(journal_path, numbers, after_seq)
+    return [locate_segment(journal_path, number) for number in numbers[start:]]
+
+
+def sealed_segment_of(journal_path: str | Path, before_segment: int, seq: int) -> Path | None:
+    """The file of the sealed segment before ``before_segment`` holding entry ``seq`` (None: none)."""
+    numbers = _spans_before(journal_path, before_segment)
+    index = _first_holding_after(journal_path, numbers, seq - 1)
+    if index >= len(numbers):
+        return None
+    span = seal_span(journal_path, numbers[index])
+    if span is None or not span.first_seq <= seq <= span.last_seq:
+        return None
+    return locate_segment(journal_path, numbers[index])
+
+
+def sealed_segment_files_in_time(
+    journal_path: str | Path, before_segment: int, start_utc: str | None, end_utc: str | None
+) -> list[Path]:
+    """The files of the sealed segments before ``before_segment`` with an entry in [start_utc, end_utc),
+    newest first: by the seals' first and last entry times (a round closes in the segment it started
+    in, so its closing entry is within its segment's times). The seals read are the log of their count
+    and the segments in the range."""
+    numbers = _spans_before(journal_path, before_segment)
+    if end_utc is not None:  # the first segment that begins at or after the range's end, by bisection
+        low, high = 0, len(numbers)
+        while low < high:
+            middle = (low + high) // 2
+            span = seal_span(journal_path, numbers[middle])
+            if span is not None and span.first_utc < end_utc:
+                low = middle + 1
+            else:
+                high = middle
+        numbers = numbers[:low]
     files = []
-    for number in seal_numbers(journal_path):
-        if number >= before_segment:
-            break
-        seal = read_seal(journal_path, number)
-        if seal is None or seal.last_seq <= after_seq:
-            continue
+    for number in reversed(numbers):
+        span = seal_span(journal_path, number)
+        if span is not None and start_utc is not None and span.last_utc < start_utc:
+            break  # this one and every older one ended before the range
         files.append(locate_segment(journal_path, number))
     return files
 
@@ -802,8 +896,11 @@ def archive_segments(
 
 def segment_of_seq(journal_path: str | Path, seq: int) -> tuple[int, Path] | None:
     """The sealed segment holding entry ``seq`` and its file's place, or None when it is not sealed."""
-    for number in seal_numbers(journal_path):
-        seal = read_seal(journal_path, number)
-        if seal is not None and seal.first_seq <= seq <= seal.last_seq:
-            return number, locate_segment(journal_path, number)
-    return None
+    numbers = seal_numbers(journal_path)
+    index = _first_holding_after(journal_path, numbers, seq - 1)
+    if index >= len(numbers):
+        return None
+    span = seal_span(journal_path, numbers[index])
+    if span is None or not span.first_seq <= seq <= span.last_seq:
+        return None
+    return numbers[index], locate_segment(journal_path, numbers[index])

@@ -44,7 +44,9 @@ def test_a_panel_whose_last_seal_is_unreadable_says_so_in_one_line(tmp_path: Pat
     last_seal.write_text("{not a seal")
     with Journal.open_existing(path) as journal:
         backend = JournalPanelBackend(journal, read_only=True)  # no traceback: a page that says why
+        last = journal.last_entry()
     assert backend.start_error is not None
     assert "not a seal" in backend.start_error
     assert "\n" not in backend.start_error
-    assert backend.journal_error is not None  # the fold from the first entry stops at the same seal
+    assert last is not None
+    assert backend.last_seq == last.seq  # folded from the first entry instead, through the segments

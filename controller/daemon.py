@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
+import sqlite3
 import sys
 import time
 from collections import deque
@@ -522,12 +523,25 @@ class TableDaemon:
             for round_id in report.voided:
                 log.warning("round_voided", round_id=round_id, reason="interrupted: voided at start")
             # No round is open now (recovery closed them): the moment to seal a segment that is due.
-            self.ledger.seal_if_due(report.state, self.config.journal_segments, datetime.now(UTC))
-            if self.options.seal_while_running and self.config.progressive_link is None:
+            # A linked table's claims still unanswered are read back from the open segment at its start
+            # (controller/progressive/linked.py unanswered_claims): a seal waits while one is.
+            claims_wait = self._unanswered_claims_wait if self.config.progressive_link is not None else None
+            # A seal that fails (a full disk, a segments directory it may not write) is an alert on the
+            # panel, journaled as its fault_raised (not latched: the table goes on with its open
+            # segment); one raised at the start waits in the queue for the engine.
+            self.ledger.on_seal_failed = lambda line: self.submit(
+                RaiseAlert("journal_error", f"segment not sealed: {line}", by="journal")
+            )
+            self.ledger.seal_if_due(
+                report.state, self.config.journal_segments, datetime.now(UTC), waits=claims_wait
+            )
+            if self.options.seal_while_running:
                 # Sealed between rounds while the table runs, too (the uplink reads the file only under
-                # its lock, which the seal waits for). Not with the linked progressive: its reader holds
-                # the open file (docs/journal.md "Segments and seals").
+                # its lock, which the seal waits for; the linked progressive's lookups open the file per
+                # read, on the loop, where the seal runs: docs/journal.md "Segments and seals").
                 self.ledger.seal_while_running(report.state, self.config.journal_segments)
+                if claims_wait is not None:
+                    self.ledger.file_users.append(claims_wait)
             self._engine = TableEngine(
                 engine_config_for(self.config, time_scale=self.clock.scale),
                 recovered=RecoveredState.from_table_state(report.state),
@@ -640,6 +654,23 @@ class TableDaemon:
         """The journal failed (DaemonJournal said so in one line): stop now, without a second line."""
         self._stopping = True
         self._stop.set()
+
+    def _unanswered_claims_wait(self) -> str | None:
+        """Why a seal must wait for a linked table's claims (None: it need not): a claim sent and not
+        answered, or a settled round's claim the journal shows unanswered. Only the open segment is read
+        back for them at a start, so a seal never moves one into the sealed past."""
+        from controller.progressive import linked  # noqa: PLC0415 (nats: floor only)
+
+        client = self.link_client
+        if client is not None and client.pending:
+            return f"{len(client.pending)} progressive claim(s) wait for the floor's answer"
+        try:
+            unanswered = linked.unanswered_claims(self.journal_path)
+        except sqlite3.Error as error:
+            return f"the journal's progressive claims cannot be read: {error}"
+        if unanswered:
+            return f"{len(unanswered)} progressive claim(s) in the journal wait for the floor's answer"
+        return None
 
     async def _progressive_link(self) -> None:
         """A linked table's link to the floor's progressive: over [uplink]'s servers and credentials;

@@ -48,7 +48,7 @@ from controller.journal.checkpoint import checkpoint_format, state_from_checkpoi
 from controller.journal.group_commit import CommitFailed, Committed, GroupCommit
 from controller.journal.kinds import CLOSING_KINDS
 from controller.journal.proof import prepare_for_run
-from controller.journal.segments import Seal, last_seal, seal_due, seal_open_segment
+from controller.journal.segments import Seal, SealBusy, last_seal, seal_due, seal_open_segment
 from controller.journal.state import TableState
 from controller.journal.store import Journal, JournalEntry, JournalError
 
@@ -129,6 +129,13 @@ class DaemonJournal:
         # Others reading the file (the uplink): each says why a seal must wait now (None: it need not).
         # Asked on the loop, where the seal runs: a reader that is not reading now cannot start to.
         self.file_users: list[Callable[[], str | None]] = []
+        # A seal that failed (a full disk, a segments directory it may not write, a checkpoint that
+        # cannot be written): the open segment stays open and whole, the table goes on, and the daemon
+        # raises a journal_error alert with the line (``on_seal_failed``). Not tried again until the
+        # segment has grown by a tenth of [journal] segment_entries: a seal reads the whole file.
+        self.on_seal_failed: Callable[[str], None] | None = None
+        self.seal_failures: list[str] = []
+        self._seal_retry_at_entries = 0
 
     @property
     def journal(self) -> Journal:
@@ -152,10 +159,18 @@ class DaemonJournal:
             self._journal = Journal.open(self.path, self._table_id, clock=self.wall_clock)
         return self._journal
 
-    def seal_if_due(self, state: TableState, policy: SegmentPolicy, now: datetime) -> Seal | None:
+    def seal_if_due(
+        self,
+        state: TableState,
+        policy: SegmentPolicy,
+        now: datetime,
+        *,
+        waits: Callable[[], str | None] | None = None,
+    ) -> Seal | None:
         """At start, after recovery and before the table opens (no round open, no other connection):
         seal the open segment when the policy says it is due, and open the next one
-        (docs/journal.md "Segments and seals"). ``state``: the reducer's state at the journal's end."""
+        (docs/journal.md "Segments and seals"). ``state``: the reducer's state at the journal's end.
+        ``waits``: why the seal must wait (None: it need not), asked only when one is due."""
         entries, first_utc = self.journal.segment_summary()
         last = last_seal(self.path) if self.journal.base.segment > 1 else None
         why = seal_due(
@@ -169,6 +184,10 @@ class DaemonJournal:
         )
         if why is None:
             return None
+        wait = None if waits is None else waits()
+        if wait is not None:
+            self._defer_live_seal(wait)
+            return None
         self.journal.close()
         self._journal = None
 
@@ -177,8 +196,11 @@ class DaemonJournal:
                 self.path, Anchor.of(self._table_id, seq, hash_hex), key=self._anchor_key
             )
 
+        seal: Seal | None = None
         try:
             seal = seal_open_segment(self.path, state, key=self._anchor_key, write_anchor_at_end=anchor_at)
+        except JournalError as error:  # the table opens all the same, on its open segment
+            self._seal_failed(str(error), entries, policy)
         finally:
             self._journal = Journal.open(self.path, self._table_id)
         if seal is not None:
@@ -222,7 +244,7 @@ class DaemonJournal:
             per_gaming_day=policy.per_gaming_day,
             gaming_day_start_utc=policy.gaming_day_start_utc,
         )
-        if why is None:
+        if why is None or entries < self._seal_retry_at_entries:
             return None
         waits = (
             "a round is open"
@@ -265,10 +287,13 @@ class DaemonJournal:
                 # start finishes the seal.
                 self._failed(JournalError(self.journal.switch_failed))
                 return None
-            # Another connection on the file (`flushtable panel`, a watch's child): the segment stays
-            # open and whole (a seal changes nothing until its first step succeeds); the next commit
-            # between rounds tries again.
-            self._defer_live_seal(str(error))
+            if isinstance(error, SealBusy):
+                # Another connection on the file (`flushtable panel`, a watch's child): the segment
+                # stays open and whole (a seal changes nothing until its first step succeeds); the
+                # next commit between rounds tries again.
+                self._defer_live_seal(str(error))
+            else:
+                self._seal_failed(str(error), entries, policy)
         if checkpointing:
             try:
                 self._checkpointer = Journal.open_existing(self.path, readonly=False)
@@ -293,6 +318,18 @@ class DaemonJournal:
             while_running=True,
         )
         return seal
+
+    def _seal_failed(self, line: str, entries: int, policy: SegmentPolicy) -> None:
+        """A seal failed for a reason waiting will not cure: logged, kept, and handed to the daemon
+        (its journal_error alert); the open segment goes on, and the seal is tried again once it has
+        grown by a tenth of segment_entries (at least one entry)."""
+        line = " ".join(line.split())  # one line, whatever the error's text held
+        log.warning("journal_seal_failed", reason=line)
+        self.seal_failures.append(line)
+        self.live_seal_deferred = line
+        self._seal_retry_at_entries = entries + max(1, policy.entries // 10)
+        if self.on_seal_failed is not None:
+            self.on_seal_failed(line)
 
     def _defer_live_seal(self, why: str) -> None:
         if why != self.live_seal_deferred:

@@ -64,13 +64,13 @@ def recall_from(
     seat: int | None = None,
 ) -> list[dict[str, Any]]:
     if round_id is not None:
-        closing = list(journal.entries(round_id=round_id, kinds=sorted(CLOSING_KINDS)))
-        if not closing:
-            started = any(True for _ in journal.entries(round_id=round_id, kinds=[ROUND_STARTED]))
+        closed = journal.round_closing(round_id, sorted(CLOSING_KINDS))
+        if closed is None:
+            started = journal.round_closing(round_id, [ROUND_STARTED]) is not None
             if started:
                 raise UserError(f"round {round_id}: not closed yet (in play, or voided at the next start)")
             raise UserError(f"round {round_id}: not in the journal {journal.path}")
-        return [_record(journal, closing[0], with_private)]
+        return [_record(journal, closed, with_private)]
     if start_utc is not None or end_utc is not None or seat is not None:
         return [
             _record(journal, entry, with_private)
@@ -109,7 +109,7 @@ def _wager_seats(closing: JournalEntry) -> set[int]:
 
 def _record(journal: Journal, closing: JournalEntry, with_private: bool) -> dict[str, Any]:
     assert closing.round_id is not None  # the store refuses a closing entry without one
-    events = list(journal.entries(round_id=closing.round_id))
+    events = journal.round_entries(closing.round_id, closing.seq)  # its one segment
     record = round_record(journal.table_id, events, with_private=with_private)
     assert record is not None  # the round's own entries hold its closing entry
     # Where the round is kept, when not in the open segment (docs/journal.md "Segments and seals").

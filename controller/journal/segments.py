@@ -65,10 +65,20 @@ from controller.journal.store import (
     Journal,
     JournalError,
     SegmentBase,
+    _sqlite_reason,
     read_segment_base,
 )
 
 SEAL_FORMAT = 1
+
+
+class SealBusy(JournalError):
+    """A seal that must wait: another connection is on the open segment (SQLite cannot leave WAL mode
+    then). Nothing was changed; the next attempt may succeed. Any other ``JournalError`` from a seal is
+    a failure to report (a full disk, a directory that cannot be written, a state that cannot be
+    written as a checkpoint): the open segment stays open and whole, and the table goes on with it."""
+
+
 _SEAL_CONTEXT = b"flushtable journal seal v1\n"  # the anchor key signs seals and anchors apart
 _SEAL_MAX_BYTES = 16 << 20  # a seal with its checkpoint is some kilobytes: far above is not one
 _SEGMENT_NAME = re.compile(r"^segment-(\d{6,})\.seal\.json$")
@@ -228,16 +238,110 @@ def locate_segment(journal_path: str | Path, segment: int) -> Path:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class SealSpan:
+    """What the readers need of a seal to find their way: its entries and their times."""
+
+    segment: int
+    first_seq: int
+    last_seq: int
+    first_utc: str
+    last_utc: str
+
+
+# The readers' seal spans by seal file and that file's identity (inode, size, modification time): a
+# seal is some kilobytes to megabytes of JSON (its checkpoint), and a reader going back through the
+# segments asks for the same seals again for every entry it looks up. Only the readers' way is cached:
+# a verification (verify_segment, the segments' watch) reads every seal afresh.
+_SPANS: dict[tuple[str, int, int, int], SealSpan | None] = {}
+_SPANS_MAX = 4096
+
+
+def seal_span(journal_path: str | Path, segment: int) -> SealSpan | None:
+    """``segment``'s seal's span (None: no seal), read once per process while its file is unchanged."""
+    path = seal_file(journal_path, segment)
+    try:
+        status = path.stat()
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise JournalError(f"seal {path}: cannot read: {error}") from None
+    key = (str(path), status.st_ino, status.st_size, status.st_mtime_ns)
+    if key in _SPANS:
+        return _SPANS[key]
+    seal = read_seal(journal_path, segment)
+    span = (
+        None
+        if seal is None
+        else SealSpan(seal.segment, seal.first_seq, seal.last_seq, seal.first_utc, seal.last_utc)
+    )
+    if len(_SPANS) >= _SPANS_MAX:
+        _SPANS.clear()
+    _SPANS[key] = span
+    return span
+
+
+def _spans_before(journal_path: str | Path, before_segment: int) -> list[int]:
+    return [number for number in seal_numbers(journal_path) if number < before_segment]
+
+
+def _first_holding_after(journal_path: str | Path, numbers: list[int], after_seq: int) -> int:
+    """The index in ``numbers`` of the first sealed segment with an entry after ``after_seq`` (their
+    seqs rise with their numbers): a binary search, so the seals read are the log of their count."""
+    low, high = 0, len(numbers)
+    while low < high:
+        middle = (low + high) // 2
+        span = seal_span(journal_path, numbers[middle])
+        if span is not None and span.last_seq <= after_seq:
+            low = middle + 1
+        else:
+            high = middle
+    return low
+
+
 def sealed_segment_files(journal_path: str | Path, before_segment: int, after_seq: int) -> list[Path]:
     """The files of the sealed segments before ``before_segment`` that hold entries after ``after_seq``,
     oldest first (the readers' way back: Journal.entries, .replay, .entry, .last_entries)."""
+    numbers = _spans_before(journal_path, before_segment)
+    start = _first_holding_after(journal_path, numbers, after_seq)
+    return [locate_segment(journal_path, number) for number in numbers[start:]]
+
+
+def sealed_segment_of(journal_path: str | Path, before_segment: int, seq: int) -> Path | None:
+    """The file of the sealed segment before ``before_segment`` holding entry ``seq`` (None: none)."""
+    numbers = _spans_before(journal_path, before_segment)
+    index = _first_holding_after(journal_path, numbers, seq - 1)
+    if index >= len(numbers):
+        return None
+    span = seal_span(journal_path, numbers[index])
+    if span is None or not span.first_seq <= seq <= span.last_seq:
+        return None
+    return locate_segment(journal_path, numbers[index])
+
+
+def sealed_segment_files_in_time(
+    journal_path: str | Path, before_segment: int, start_utc: str | None, end_utc: str | None
+) -> list[Path]:
+    """The files of the sealed segments before ``before_segment`` with an entry in [start_utc, end_utc),
+    newest first: by the seals' first and last entry times (a round closes in the segment it started
+    in, so its closing entry is within its segment's times). The seals read are the log of their count
+    and the segments in the range."""
+    numbers = _spans_before(journal_path, before_segment)
+    if end_utc is not None:  # the first segment that begins at or after the range's end, by bisection
+        low, high = 0, len(numbers)
+        while low < high:
+            middle = (low + high) // 2
+            span = seal_span(journal_path, numbers[middle])
+            if span is not None and span.first_utc < end_utc:
+                low = middle + 1
+            else:
+                high = middle
+        numbers = numbers[:low]
     files = []
-    for number in seal_numbers(journal_path):
-        if number >= before_segment:
-            break
-        seal = read_seal(journal_path, number)
-        if seal is None or seal.last_seq <= after_seq:
-            continue
+    for number in reversed(numbers):
+        span = seal_span(journal_path, number)
+        if span is not None and start_utc is not None and span.last_utc < start_utc:
+            break  # this one and every older one ended before the range
         files.append(locate_segment(journal_path, number))
     return files
 
@@ -319,14 +423,21 @@ def _write_atomically(path: Path, data: bytes) -> None:
 def _make_self_contained(path: Path) -> None:
     """Every entry into the main file and the file switched to a rollback journal: its bytes are then
     all there is (no -wal, no -shm), what the seal's sha256 covers."""
-    connection = sqlite3.connect(path, isolation_level=None)
     try:
-        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
-        mode = connection.execute("PRAGMA journal_mode = DELETE").fetchone()[0]
-        if str(mode).lower() != "delete":
-            raise JournalError(f"journal {path}: cannot seal: still in {mode} mode (another connection?)")
-    finally:
-        connection.close()
+        connection = sqlite3.connect(path, isolation_level=None)
+        try:
+            connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+            mode = connection.execute("PRAGMA journal_mode = DELETE").fetchone()[0]
+        finally:
+            connection.close()
+    except sqlite3.Error as error:
+        name = str(getattr(error, "sqlite_errorname", ""))
+        reason = _sqlite_reason(error, path)
+        if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
+            raise SealBusy(f"journal {path}: cannot seal now: {reason} (another connection?)") from None
+        raise JournalError(f"journal {path}: cannot seal: {reason}") from None
+    if str(mode).lower() != "delete":
+        raise SealBusy(f"journal {path}: cannot seal now: still in {mode} mode (another connection?)")
     with path.open("rb") as handle:
         os.fsync(handle.fileno())
 
@@ -421,6 +532,20 @@ def _read_head(path: Path) -> _Head:
     )
 
 
+def _checkpoint_of(path: Path, state: TableState) -> dict[str, Any]:
+    """The state as a seal's checkpoint, read back as the next start will read it: a state that cannot
+    be written, or would not read back the same, is refused here (no seal), never found at a start."""
+    try:
+        checkpoint = state_to_checkpoint(state)
+        text = canonical_json(checkpoint)
+        if canonical_json(state_to_checkpoint(state_from_checkpoint(json.loads(text)))) != text:
+            raise CheckpointError("it does not read back as the same state")
+    except (CheckpointError, ValueError, TypeError, KeyError, AttributeError) as error:
+        why = f"the checkpoint cannot be written: {error}"
+        raise JournalError(f"journal {path}: cannot seal: {why}") from None
+    return checkpoint
+
+
 def seal_open_segment(
     journal_path: str | Path,
     state: TableState,
@@ -454,6 +579,7 @@ def seal_open_segment(
             write_anchor_at_end(head.last_seq, head.final_hash)
         sha, size = file_sha256(path)
         moment = now if now is not None else datetime.now(UTC)
+        checkpoint = _checkpoint_of(path, state)
         seal = Seal(
             table_id=head.table_id,
             segment=segment,
@@ -468,12 +594,15 @@ def seal_open_segment(
             first_utc=head.first_utc,
             last_utc=head.last_utc,
             sealed_utc=format_time_utc(moment),
-            checkpoint=state_to_checkpoint(state),
+            checkpoint=checkpoint,
         ).keyed(key)
         data = (json.dumps(asdict(seal), sort_keys=True, separators=(",", ":")) + "\n").encode("utf-8")
         _write_atomically(seal_file(path, segment), data)
-    except OSError as error:
+    except OSError as error:  # a full disk, a directory it may not write: the open segment goes on
         raise JournalError(f"journal {path}: cannot seal segment {segment}: {error}") from error
+    except sqlite3.Error as error:
+        reason = _sqlite_reason(error, path)
+        raise JournalError(f"journal {path}: cannot seal segment {segment}: {reason}") from error
     finish_interrupted_seal(path)
     return seal
 
@@ -521,9 +650,10 @@ def finish_interrupted_seal(journal_path: str | Path, *, dry_run: bool = False) 
             with Journal.open(path, seal.table_id, base=seal.next_base()):
                 pass
             done.append(f"segment {seal.segment + 1} started at {path}")
-    except OSError as error:
+    except (OSError, sqlite3.Error) as error:
+        reason = _sqlite_reason(error, path) if isinstance(error, sqlite3.Error) else str(error)
         raise JournalError(
-            f"journal {path}: cannot finish the seal of segment {seal.segment}: {error}"
+            f"journal {path}: cannot finish the seal of segment {seal.segment}: {reason}"
         ) from error
     return "; ".join(done) or None
 
@@ -766,8 +896,11 @@ def archive_segments(
 
 def segment_of_seq(journal_path: str | Path, seq: int) -> tuple[int, Path] | None:
     """The sealed segment holding entry ``seq`` and its file's place, or None when it is not sealed."""
-    for number in seal_numbers(journal_path):
-        seal = read_seal(journal_path, number)
-        if seal is not None and seal.first_seq <= seq <= seal.last_seq:
-            return number, locate_segment(journal_path, number)
-    return None
+    numbers = seal_numbers(journal_path)
+    index = _first_holding_after(journal_path, numbers, seq - 1)
+    if index >= len(numbers):
+        return None
+    span = seal_span(journal_path, numbers[index])
+    if span is None or not span.first_seq <= seq <= span.last_seq:
+        return None
+    return numbers[index], locate_segment(journal_path, numbers[index])

@@ -55,6 +55,9 @@ DEFAULT_BUSY_TIMEOUT_S = 5.0
 _PAGE_ROWS = 500
 
 
+_SEALED_KEPT_OPEN = 4  # sealed segments a Journal keeps open for its readers (a range spans one or two)
+
+
 @functools.cache
 def journal_log() -> Any:
     """The journal's logger, made on first use: structlog (with rich, asyncio and ssl: about 60 ms) is
@@ -537,6 +540,11 @@ class Journal:
         # The wall clock is behind the journal's last time (a step back): its clock_stepped is written.
         self._held_back = False
         self.switch_failed: str | None = None  # ``switch_file`` could not open the next file
+        # The sealed segments last read through this object, kept open (read-only; a sealed file never
+        # changes, and a connection on it never holds up a seal of the open one): recall and the panel
+        # read a round's entries one round at a time, and opening a SQLite file costs milliseconds.
+        self._sealed_open: dict[Path, Journal] = {}
+        self._sealed_lock = threading.Lock()
 
     # --- opening --------------------------------------------------------------------------------
     @classmethod
@@ -649,6 +657,17 @@ class Journal:
         except sqlite3.Error as error:
             raise JournalError(f"journal {self.path}: cannot read: {_sqlite_reason(error)}") from error
 
+    def _sealed_in_time(self, start_utc: str | None, end_utc: str | None) -> Iterator[Journal]:
+        """The sealed segments with an entry in [start_utc, end_utc), newest first, each opened
+        read-only and closed once the caller moves on: found by their seals' times, so a range reads
+        the segments it covers, not those between it and the journal's end."""
+        if self.base.segment <= 1:
+            return
+        from controller.journal.segments import sealed_segment_files_in_time  # noqa: PLC0415 (a cycle)
+
+        for file in sealed_segment_files_in_time(self.path, self.base.segment, start_utc, end_utc):
+            yield self._open_sealed(file)
+
     def _sealed(self, after_seq: int = 0, *, newest_first: bool = False) -> Iterator[Journal]:
         """The sealed segments before this one holding entries after ``after_seq``, oldest first (or
         newest first), each opened read-only (wherever it is: beside the journal or archived) and closed
@@ -665,7 +684,53 @@ class Journal:
             finally:
                 sealed.close()
 
+    @contextlib.contextmanager
+    def _sealed_holding(self, seq: int) -> Iterator[Journal | None]:
+        """The sealed segment holding entry ``seq``, opened read-only (None: no sealed one does), found
+        by its seal (a binary search over the seals: controller/journal/segments.py)."""
+        from controller.journal.segments import sealed_segment_of  # noqa: PLC0415 (a cycle)
+
+        file = sealed_segment_of(self.path, self.base.segment, seq) if self.base.segment > 1 else None
+        yield None if file is None else self._open_sealed(file)
+
+    def _open_sealed(self, file: Path) -> Journal:
+        """The sealed segment at ``file``, opened read-only once and kept (the last few)."""
+        with self._sealed_lock:
+            sealed = self._sealed_open.pop(file, None)
+            if sealed is None:
+                sealed = Journal.open_existing(file, readonly=True)
+            self._sealed_open[file] = sealed  # the most recent last
+            while len(self._sealed_open) > _SEALED_KEPT_OPEN:
+                oldest = next(iter(self._sealed_open))
+                self._sealed_open.pop(oldest).close()
+            return sealed
+
+    def round_entries(self, round_id: str, seq: int) -> list[JournalEntry]:
+        """Every entry of round ``round_id``, one of whose entries is ``seq`` (its closing entry, say):
+        read from the one segment holding ``seq`` (a round never spans two segments), so recalling a
+        round costs the same in a journal of a day and of years."""
+        if 0 < seq <= self.base.base_seq:
+            with self._sealed_holding(seq) as sealed:
+                return [] if sealed is None else list(sealed._entries_here(0, round_id, None))
+        return list(self._entries_here(0, round_id, None))
+
+    def round_closing(self, round_id: str, kinds: Iterable[str]) -> JournalEntry | None:
+        """The first entry of round ``round_id`` of these kinds (its closing entry, say): in the open
+        segment, then in the sealed ones newest first, stopping at the segment that holds it (a round
+        never spans two segments: the cost is the segments newer than the round)."""
+        kind_list = list(kinds)
+        for entry in self._entries_here(0, round_id, kind_list):
+            return entry
+        for sealed in self._sealed(newest_first=True):
+            for entry in sealed._entries_here(0, round_id, kind_list):
+                return entry
+        return None
+
     def close(self) -> None:
+        with self._sealed_lock:
+            for sealed in self._sealed_open.values():
+                sealed.close()
+            self._sealed_open.clear()
         with self._lock:
             self._connection.close()
 
@@ -989,9 +1054,8 @@ class Journal:
 
     def entry(self, seq: int) -> JournalEntry | None:
         if 0 < seq <= self.base.base_seq:
-            for sealed in self._sealed(seq - 1):
-                return sealed.entry(seq)
-            return None
+            with self._sealed_holding(seq) as sealed:
+                return None if sealed is None else sealed.entry(seq)
         rows = self._read(f"SELECT {self._columns} FROM journal WHERE seq = ?", (seq,))
         return _entry_from_row(rows[0]) if rows else None
 
@@ -1051,7 +1115,9 @@ class Journal:
         found = self._own_closed_round_seqs(start_utc, end_utc, seat, status, last)
         if last is not None and len(found) >= last:
             return found[-last:]
-        for sealed in self._sealed(newest_first=True):
+        ranged = start_utc is not None or end_utc is not None
+        sealed_ones = self._sealed_in_time(start_utc, end_utc) if ranged else self._sealed(newest_first=True)
+        for sealed in sealed_ones:
             want = None if last is None else last - len(found)
             found = sealed._own_closed_round_seqs(start_utc, end_utc, seat, status, want) + found
             if last is not None and len(found) >= last:

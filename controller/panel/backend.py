@@ -16,12 +16,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+import structlog
+
 from controller.changes import ChangeControl, ChangeDesk, ChangeRefusedError, Work
 from controller.engine.actions import ClearFault, OperatorAction
 from controller.errors import UserError
 from controller.journal import Journal
 from controller.journal.entries import public_dict
 from controller.journal.recall import recall_from
+from controller.journal.state import TableState
 from controller.panel.shift_meters import range_meters, theoretical
 from controller.panel.view import TableView, public_recall
 from controller.waits import wait_event
@@ -139,6 +142,30 @@ class _Subscriber:
         self.overflowed = False
 
 
+def _sealed_state(journal: Journal) -> TableState | str | None:
+    """The reducer's state at the open segment's base, from the last seal's checkpoint: None when the
+    journal has no seal, or its last seal's checkpoint is of an earlier format (it lacks what the view
+    shows: the whole journal is folded, as a start does, which seals it anew); a line saying why when
+    the seal cannot be read (the view is then folded from the first entry)."""
+    if journal.base.segment <= 1:
+        return None
+    from controller.journal.checkpoint import OLDER_CHECKPOINT_FORMATS, checkpoint_format  # noqa: PLC0415
+    from controller.journal.segments import read_seal  # noqa: PLC0415 (a journal without seals)
+
+    try:
+        seal = read_seal(journal.path, journal.base.segment - 1)
+        if seal is None or seal.last_seq != journal.base.base_seq:
+            return (
+                f"journal {journal.path}: the seal of segment {journal.base.segment - 1} is missing or "
+                "does not end where the open segment starts; the panel folded the whole journal"
+            )
+        if checkpoint_format(seal.checkpoint) in OLDER_CHECKPOINT_FORMATS:
+            return None
+        return seal.state()
+    except UserError as error:  # JournalError: a damaged seal; `flushtable journal verify` says more
+        return f"{error}; the panel folded the whole journal"
+
+
 class JournalPanelBackend:
     """The panel over the table's journal: the view is folded from its entries; new entries are
     picked up by a tail task (woken at once by :meth:`notify`, else every ``poll_interval_s``) and
@@ -173,6 +200,16 @@ class JournalPanelBackend:
         self._progressive_live = progressive_live
         self.poll_interval_s = poll_interval_s
         self._view = TableView(journal.table_id)
+        # In a segmented journal the view starts from the last seal's checkpoint and folds only the
+        # open segment, as `flushtable run` does (docs/journal.md "Segments and seals"): a panel process
+        # started on a journal of years opens in the time of one segment, never reading the sealed past.
+        self.start_error: str | None = None
+        start = _sealed_state(journal)
+        if isinstance(start, str):
+            self.start_error = start  # folded from the first entry instead: slower, the same view
+            structlog.get_logger("flushtable.panel").warning("panel_seal_unread", reason=start)
+        elif start is not None:
+            self._view.state = start
         self._subscribers: set[_Subscriber] = set()
         self._wake = asyncio.Event()
         self._tail_task: asyncio.Task[None] | None = None

@@ -432,18 +432,33 @@ class LinkedTableController:
 
 
 def journal_settled_seq(journal_path: Path) -> Callable[[str], int | None]:
-    """A lookup of a round's ``round_settled`` entry in the table's journal (its own read-only
-    connection: the daemon's writer is never blocked)."""
+    """A lookup of a round's ``round_settled`` entry in the table's journal, on a read-only connection
+    of its own opened for each read and closed after it (the daemon's writer is never blocked). None
+    is held between reads: the daemon seals the open segment between rounds only when no other
+    connection is on the file (docs/journal.md "Sealing while the table runs"), and a connection kept
+    for the daemon's life deferred every seal to the next start. Read in the open segment, then in the
+    last sealed one: a round never spans two segments, and the round asked about has just settled, so a
+    seal since then moved it there at most."""
     import sqlite3  # noqa: PLC0415
 
-    connection = sqlite3.connect(f"file:{journal_path}?mode=ro", uri=True, check_same_thread=False)
+    from controller.journal.segments import locate_segment, seal_numbers  # noqa: PLC0415 (a cycle)
+
+    query = "SELECT seq FROM journal WHERE round_id = ? AND kind = 'round_settled' ORDER BY seq DESC LIMIT 1"
+
+    def read(path: Path, round_id: str) -> int | None:
+        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            row = connection.execute(query, (round_id,)).fetchone()
+        finally:
+            connection.close()
+        return None if row is None else int(row[0])
 
     def lookup(round_id: str) -> int | None:
-        row = connection.execute(
-            "SELECT seq FROM journal WHERE round_id = ? AND kind = 'round_settled' ORDER BY seq DESC LIMIT 1",
-            (round_id,),
-        ).fetchone()
-        return None if row is None else int(row[0])
+        seq = read(journal_path, round_id)
+        if seq is not None:
+            return seq
+        numbers = seal_numbers(journal_path)
+        return read(locate_segment(journal_path, numbers[-1]), round_id) if numbers else None
 
     return lookup
 

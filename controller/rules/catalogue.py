@@ -44,6 +44,10 @@ DECISION: Final = "decision"  # made after seeing cards: raise, play, all-in
 BONUS: Final = "bonus"  # paid by a paytable
 PROGRESSIVE_ROLE: Final = "progressive"  # its own rules (controller/rules/progressive.py): not in GameSpec
 
+AFTER_THE_GAMES_WAGERS: Final = -1
+"""The Progressive's spot: the one after the game's own wagers, at a table that offers it
+(controller/engine/context.py ``spot_wagers``), wherever a wager added to the game puts that."""
+
 # --- settle rules (controller/rules/settle.py WAGER_RULES) ------------------------------------------------
 BASE_RULE: Final = "base"  # settled by the game's base rule with the ante (the decision, the X-tra Bonus)
 FLUSH_BONUS: Final = "flush_bonus"  # on the player's flush length; contested against a DP
@@ -232,7 +236,14 @@ WAGERS: dict[str, Wager] = {
             presets={(_CTF, HOUSE): "same-suit-bonus"},
         ),
         # docs/rules.md: "Top Flush; High Card Flush where offered ... Chase the Flush has none".
-        Wager("progressive", "progressive", {_HCF: 4, _TF: 4}, THE_HOUSE, PROGRESSIVE_ROLE, PROGRESSIVE_ROLE),
+        Wager(
+            "progressive",
+            "progressive",
+            {_HCF: AFTER_THE_GAMES_WAGERS, _TF: AFTER_THE_GAMES_WAGERS},
+            THE_HOUSE,
+            PROGRESSIVE_ROLE,
+            PROGRESSIVE_ROLE,
+        ),
     )
 }
 
@@ -350,7 +361,7 @@ PRESET_EDGE: Final[dict[str, tuple[int, int]]] = {
 """A bonus's edge when the house banks it by its preset (the X-tra Bonus is in the base game's)."""
 
 
-def theoretical_win_exact(game: str, stakes_cents: Mapping[str, int]) -> dict[str, Fraction] | None:
+def theoretical_win_by_wager(game: str, stakes_cents: Mapping[str, int]) -> dict[str, Fraction] | None:
     """The par sheet's expected house win on a house-banked round's (or many rounds') stakes in action,
     by wager, exact: the ante's stakes times the base game's edge per ante, each bonus's stakes times its
     preset's edge; the decision wager and the X-tra Bonus are inside the base edge, the Progressive has
@@ -411,6 +422,6 @@ __all__ = [
     "progressive_games",
     "remove_wager",
     "stakes_in_action",
-    "theoretical_win_exact",
+    "theoretical_win_by_wager",
     "wager_label",
 ]

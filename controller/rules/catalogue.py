@@ -44,6 +44,7 @@ DECISION: Final = "decision"  # made after seeing cards: raise, play, all-in
 BONUS: Final = "bonus"  # paid by a paytable
 PROGRESSIVE_ROLE: Final = "progressive"  # its own rules (controller/rules/progressive.py): not in GameSpec
 
+SENSOR_SPOTS: Final = 7  # the bet sensors' wager spots per seat, 0 to 6 (firmware_protocol: 7 is the bank)
 AFTER_THE_GAMES_WAGERS: Final = -1
 """The Progressive's spot: the one after the game's own wagers, at a table that offers it
 (controller/engine/context.py ``spot_wagers``), wherever a wager added to the game puts that."""
@@ -266,6 +267,11 @@ def _game_spec(game: str) -> GameSpec:
         (wager for wager in WAGERS.values() if game in wager.spots and wager.role != PROGRESSIVE_ROLE),
         key=lambda wager: wager.spots[game],
     )
+    # A spot is the wager's index in GameSpec.wagers (the bet sensors report spots 0 to 6; 7 is a seat's
+    # bank): the lines must number a game's spots 0, 1, 2, ... with room left for the Progressive's.
+    spots = [wager.spots[game] for wager in offered]
+    if spots != list(range(len(spots))) or len(spots) > SENSOR_SPOTS - 1:
+        raise ValueError(f"{game}: the wagers' spots are {spots}, not 0 to {len(spots) - 1} within 0 to 5")
     max_players, hole_cards, community_cards, banking_modes = _LAYOUTS[game]
     return GameSpec(
         name=game,
@@ -321,10 +327,14 @@ def add_wager(wager: Wager, presets: Mapping[str, Paytable] | None = None) -> No
     """Add ``wager`` (and any new ``presets`` it is paid by) to the catalogue: the games that offer it
     list it from now on. The catalogue's lines are the way in production; this is for a test's fixture,
     which adds a wager whose rule it registers (controller/rules/settle.py ``register_wager_rule``)."""
-    PRESETS.update(presets or {})
     WAGERS[wager.name] = wager
-    for game in wager.spots:
-        GAMES[game] = _game_spec(game)
+    try:
+        specs = {game: _game_spec(game) for game in wager.spots}
+    except ValueError:
+        del WAGERS[wager.name]  # refused whole: the catalogue stays as it was
+        raise
+    PRESETS.update(presets or {})
+    GAMES.update(specs)
     _index_presets()
 
 

@@ -37,7 +37,9 @@ def test_a_wager_on_a_spot_that_is_not_the_next_is_refused_and_nothing_changes()
     """A spot is the wager's index in the game's wagers: a line that leaves a gap would move every
     wager after it on the sensors, so it is refused whole."""
     before = (dict(catalogue.WAGERS), dict(catalogue.GAMES), dict(catalogue.DEFAULT_PRESET))
-    gap = catalogue.Wager("gap", "gap", {"high-card-flush": 5}, catalogue.BANKER, catalogue.BONUS, "flush_bonus")
+    gap = catalogue.Wager(
+        "gap", "gap", {"high-card-flush": 5}, catalogue.BANKER, catalogue.BONUS, catalogue.FLUSH_BONUS
+    )
     with pytest.raises(ValueError, match=r"^high-card-flush: the wagers' spots are \[0, 1, 2, 3, 5\]"):
         catalogue.add_wager(gap)
-    assert (catalogue.WAGERS, catalogue.GAMES, catalogue.DEFAULT_PRESET) == before
+    assert before == (catalogue.WAGERS, catalogue.GAMES, catalogue.DEFAULT_PRESET)

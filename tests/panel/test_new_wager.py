@@ -41,7 +41,7 @@ def lucky() -> Iterator[None]:
     catalogue.add_wager(
         Wager(
             LUCKY,
-            "lucky flush",
+            "Lucky Flush bonus",
             {"high-card-flush": 4},
             BANKER,
             BONUS,
@@ -114,6 +114,6 @@ def test_the_table_panel_shows_the_new_wager(live: PanelRig) -> None:
                 break
             time.sleep(0.05)
     row = page[page.index(f'data-wager="{LUCKY}"') :].split("</div>", 1)[0]
-    assert "<dt>lucky flush</dt>" in row
+    assert "<dt>Lucky Flush bonus</dt>" in row  # its catalogue words, not its name
     assert "5.00" in row
     assert "res-win" in row

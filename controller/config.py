@@ -48,13 +48,9 @@ from controller.names import (
     RakeMethod,
 )
 from controller.passwords import parse_password_hash
+from controller.rules.catalogue import paytable_wagers
 from controller.rules.games import GAMES, NOT_OFFERED, PROGRESSIVE_GAMES
-from controller.rules.paytables import (
-    DEFAULT_PRESET,
-    Paytable,
-    default_paytable,
-    parse_table_paytable,
-)
+from controller.rules.paytables import Paytable, default_paytable, parse_table_paytable
 from controller.settings import (
     KeyRefusal,
     Rake,
@@ -1042,7 +1038,7 @@ def _progressive(raw: dict[str, Any] | None, game: str) -> ProgressiveParameters
 
 
 def _paytables(raw: dict[str, Any], game: str, mode: str) -> dict[str, Paytable]:
-    wagers = tuple(wager for (g, m, wager) in DEFAULT_PRESET if g == game and m == mode)
+    wagers = paytable_wagers(game, mode)
     if "progressive" in raw:
         raise KeyRefusal(
             "paytables.progressive", "the Progressive wager's paytable is in its own [progressive] section"

@@ -40,17 +40,7 @@ DESIGNATED_PLAYER: Final = "designated-player"
 BankingMode = Literal["house", "designated-player"]
 BANKING_MODES: tuple[BankingMode, ...] = (HOUSE, DESIGNATED_PLAYER)
 
-# Each game's wagers in spot order (a betting spot is the wager's index here: drivers/events.py).
-WAGERS: dict[str, tuple[str, ...]] = {
-    HIGH_CARD_FLUSH: ("ante", "raise", "flush", "straight_flush"),
-    TOP_FLUSH: ("ante", "play", "top_flush_bonus", "straight_flush_jackpot"),
-    CHASE_THE_FLUSH: ("ante", "xtra_bonus", "same_suit_bonus", "all_in"),
-}
-BONUS_WAGERS: dict[str, tuple[str, ...]] = {
-    HIGH_CARD_FLUSH: ("flush", "straight_flush"),
-    TOP_FLUSH: ("top_flush_bonus", "straight_flush_jackpot"),
-    CHASE_THE_FLUSH: ("xtra_bonus", "same_suit_bonus"),
-}
+# Each game's wagers, their spots, paytables and par-sheet figures: controller/rules/catalogue.py.
 
 # --- seats ------------------------------------------------------------------------------------------------
 MIN_SEAT: Final = 1
@@ -124,7 +114,6 @@ def round_number(round_id: str) -> int | None:
 
 __all__ = [
     "BANKING_MODES",
-    "BONUS_WAGERS",
     "CHASE_THE_FLUSH",
     "DESIGNATED_PLAYER",
     "DEVICE_KINDS",
@@ -140,7 +129,6 @@ __all__ = [
     "MIN_SEAT",
     "ROUND_ID_PATTERN",
     "TOP_FLUSH",
-    "WAGERS",
     "BankingMode",
     "DeviceKind",
     "GameName",

@@ -17,8 +17,9 @@ from controller.gamemath.chase import chase_base_game, qualifying_hands
 from controller.gamemath.hand_counts import DECK_HANDS, flush_length_counts, straight_flush_length_counts
 from controller.gamemath.progress import ProgressFn
 from controller.gamemath.raise_fold import BANKER_HANDS, RaiseFoldSolution, solve_raise_fold
-from controller.names import BANKING_MODES, GAME_NAMES
+from controller.names import BANKING_MODES, DESIGNATED_PLAYER, GAME_NAMES, HOUSE
 from controller.rules.cards import RANKS
+from controller.rules.catalogue import FLUSH_BONUS, STRAIGHT_FLUSH_BONUS, WAGERS, paytable_wagers
 from controller.rules.games import decision_limits
 from controller.rules.hands import evaluate
 from controller.rules.paytables import DEFAULT_PRESET, Paytable, default_paytable, inversion_text
@@ -35,15 +36,19 @@ def _max_raise_in_antes(game: str) -> dict[int, int]:
 MAX_RAISE: dict[str, dict[int, int]] = {
     game: _max_raise_in_antes(game) for game in ("high-card-flush", "top-flush")
 }
-# Which hand feature each side bet is paid on, and whether it is contested against the banker's hand.
+# Which hand feature each side bet is paid on, and whether it is contested against the banker's hand:
+# read off each wager's settle rule in the catalogue (controller/rules/catalogue.py), so the sheet and
+# settlement judge a bonus alike. The X-tra Bonus is judged with the hand: the base game counts it.
+_KIND_BY_RULE: dict[tuple[str, str], str] = {
+    (FLUSH_BONUS, HOUSE): "flush_length",
+    (STRAIGHT_FLUSH_BONUS, HOUSE): "run_length",
+    (FLUSH_BONUS, DESIGNATED_PLAYER): "flush_contest",
+    (STRAIGHT_FLUSH_BONUS, DESIGNATED_PLAYER): "run_contest",
+}
 SIDE_BET_KIND: dict[tuple[str, str, str], str] = {
-    ("high-card-flush", "house", "flush"): "flush_length",
-    ("high-card-flush", "house", "straight_flush"): "run_length",
-    ("high-card-flush", "designated-player", "flush"): "flush_contest",
-    ("high-card-flush", "designated-player", "straight_flush"): "run_contest",
-    ("top-flush", "house", "top_flush_bonus"): "flush_length",
-    ("top-flush", "house", "straight_flush_jackpot"): "run_length",
-    ("chase-the-flush", "house", "same_suit_bonus"): "flush_length",
+    (game, banking, wager): _KIND_BY_RULE[(WAGERS[wager].rule, banking)]
+    for (game, banking, wager) in DEFAULT_PRESET
+    if (WAGERS[wager].rule, banking) in _KIND_BY_RULE
 }
 
 
@@ -55,7 +60,7 @@ class ParSheetRequest:
 
 
 def side_bet_wagers(game: str, banking: str) -> list[str]:
-    return [wager for (g, b, wager) in DEFAULT_PRESET if g == game and b == banking]
+    return list(paytable_wagers(game, banking))
 
 
 def build_request(game: str, banking: str, overrides: Mapping[str, Paytable]) -> ParSheetRequest:

@@ -14,16 +14,11 @@ from typing import Any
 
 from controller.money import MoneyFormat, money
 from controller.names import GAME_TITLES
+from controller.rules.catalogue import wager_label
 from controller.rules.describe import describe_hand_json
 from controller.rules.games import GAMES
 
 _RESULT_WORDS = {"win": "win", "lose": "lose", "push": "push", "returned": "returned in full"}
-_WAGER_WORDS = {
-    "flush": "flush bonus",
-    "straight_flush": "straight flush bonus",
-    "xtra_bonus": "X-tra bonus",
-    "all_in": "all in",
-}
 _INDENT = " " * 13
 
 
@@ -33,7 +28,8 @@ def hand_text(hand: Mapping[str, Any] | None) -> str:
 
 
 def wager_word(name: str) -> str:
-    return _WAGER_WORDS.get(name, name.replace("_", " "))
+    """The wager's words from its catalogue line (controller/rules/catalogue.py)."""
+    return wager_label(name)
 
 
 def _in_spot_order(game: str, wagers: Mapping[str, Any]) -> list[tuple[str, Any]]:

@@ -13,7 +13,6 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, is_dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import structlog
@@ -192,7 +191,6 @@ class JournalPanelBackend:
         if read_only and actions is not None:
             raise ValueError("a read-only panel has no round engine to act on")
         self.read_only = read_only
-        self.par_sheet_dir: Path | None = None  # None: the math cache's default (controller.gamemath.cache)
         self._wall_clock_s = wall_clock_s
         self._journal = journal
         self._actions = actions
@@ -511,7 +509,7 @@ class JournalPanelBackend:
     def meters(self, *, start_utc: str | None = None, end_utc: str | None = None) -> dict[str, Any]:
         """The meters over the whole journal (the reducer's, kept as entries come) plus the chart's
         history; with ``start_utc``/``end_utc``, the same meters over the rounds closed in that range
-        (controller.panel.shift_meters), with the theoretical win from the cached par sheets."""
+        (controller.panel.shift_meters), with the theoretical win (the catalogue's, as the floor's)."""
         if start_utc is None or end_utc is None:
             meters = self._view.state.meters
             return {**meters.to_json(), "history": list(meters.history), "range": None}
@@ -520,7 +518,7 @@ class JournalPanelBackend:
             **folded.meters.to_json(),
             "history": list(folded.meters.history),
             "range": {"start_utc": start_utc, "end_utc": end_utc},
-            "theoretical": theoretical(folded, self.par_sheet_dir),
+            "theoretical": theoretical(folded),
         }
 
     def health(self) -> dict[str, Any]:

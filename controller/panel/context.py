@@ -34,6 +34,7 @@ from controller.panel.auth import LoginBudget, Role, Session, SessionStore, User
 from controller.panel.backend import PanelBackend
 from controller.panel.client import TrustedProxies
 from controller.panel.sse import FrameCache
+from controller.rules.catalogue import wager_label
 
 HERE = Path(__file__).parent
 SESSION_COOKIE = "ft_session"
@@ -105,6 +106,7 @@ class Panel:
         self.templates.filters["clock"] = clock_text
         self.templates.filters["day"] = day_text
         self.templates.filters["age"] = age_text
+        self.templates.filters["wager_label"] = wager_label  # the catalogue's words for a wager
         self.templates.globals["action_buttons"] = buttons
 
     # --- noise: failed logins and refused actions, journaled within a budget per source ----------

@@ -10,13 +10,12 @@ is the fold they equal, used for a journal without totals.
 Shifts (UTC, the journal's time): day 06:00-14:00, swing 14:00-22:00, grave 22:00-06:00 (the grave shift
 of a date starts that evening). Where a site's shifts differ, ``from``/``to`` take any range.
 
-Theoretical win: each house-banked round's stakes times the par sheet's house edge (controller/gamemath):
-the base game's edge is per ante (it counts the raises and plays the ante leads to), so it multiplies the
-ante stakes; each side bet's edge multiplies that wager's stakes. The sheet is read from the par-sheet
-cache only (``flushtable math`` fills it): computing one takes seconds to minutes, too long for a page.
-A game with no cached sheet is named instead of guessed; a designated-player round has no house
-theoretical (the house takes the rake only), and a paytable changed from its preset is not the cached
-sheet's: both are said beside the figure.
+Theoretical win: each house-banked round's stakes times the par sheet's house edge at the preset
+paytables, computed by the catalogue (controller/rules/catalogue.py ``theoretical_win_by_wager``, which
+the floor calls too): the base game's edge is per ante (it counts the raises and plays the ante leads to),
+so it multiplies the ante stakes; each side bet's edge multiplies that wager's stakes. A game the
+catalogue has no figures for is named instead of guessed; a designated-player round has no house
+theoretical (the house takes the rake only): said beside the figure.
 """
 
 from __future__ import annotations
@@ -24,13 +23,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
-from pathlib import Path
+from fractions import Fraction
 from typing import Any
 
 from controller.errors import UserError
 from controller.journal.meters import range_totals
 from controller.journal.state import Meters
 from controller.journal.store import Journal, JournalEntry
+from controller.rules.catalogue import theoretical_win_by_wager
 
 SHIFTS: dict[str, tuple[int, int]] = {"day": (6, 14), "swing": (14, 22), "grave": (22, 30)}
 CLOSING = ("round_settled", "round_dead", "round_voided")
@@ -125,40 +125,19 @@ def fold_range(entries: Iterable[JournalEntry], start_utc: str, end_utc: str) ->
     return out
 
 
-def cached_sheet(game: str, banking: str, cache_dir: Path | None) -> dict[str, Any] | None:
-    """The game's par sheet (preset paytables) from the cache, or None: never computed here."""
-    from controller.gamemath.cache import default_cache_dir, read_cached  # noqa: PLC0415
-    from controller.gamemath.parsheet import build_request  # noqa: PLC0415  (math loads only here)
-
-    try:
-        request = build_request(game, banking, {})
-    except UserError:
-        return None
-    return read_cached(request, cache_dir or default_cache_dir())
-
-
-def theoretical(folded: RangeMeters, cache_dir: Path | None = None) -> dict[str, Any]:
-    """The theoretical house win of the range's house-banked stakes, by the cached par sheets."""
-    theo = 0.0
+def theoretical(folded: RangeMeters) -> dict[str, Any]:
+    """The theoretical house win of the range's house-banked stakes: the catalogue's one computation
+    (controller/rules/catalogue.py ``theoretical_win_by_wager``, the floor's too), rounded once."""
+    by_wager: dict[str, Fraction] = {}
     missing: set[str] = set()
-    by_wager: dict[str, float] = {}
-    sheets: dict[tuple[str, str], dict[str, Any] | None] = {}
-    for (game, banking, wager), stake in sorted(folded.stakes.items()):
-        if (game, banking) not in sheets:
-            sheets[(game, banking)] = cached_sheet(game, banking, cache_dir)
-        sheet = sheets[(game, banking)]
-        if sheet is None:
+    for (game, _banking, wager), stake in sorted(folded.stakes.items()):
+        figures = theoretical_win_by_wager(game, {wager: stake})
+        if figures is None:
             missing.add(game)
             continue
-        if wager == "ante":
-            edge = float(sheet.get("base_game", {}).get("house_edge", 0.0))
-        else:
-            side = (sheet.get("side_bets") or {}).get(wager)
-            if not isinstance(side, Mapping):
-                continue  # raise, play, all-in: counted in the base game's edge per ante
-            edge = float(side.get("house_edge", 0.0))
-        by_wager[wager] = by_wager.get(wager, 0.0) + stake * edge
-        theo += stake * edge
+        for name, value in figures.items():
+            by_wager[name] = by_wager.get(name, Fraction(0)) + value
+    theo = sum(by_wager.values(), Fraction(0))
     return {
         "theo_cents": round(theo) if folded.stakes and not missing else None,
         "theo_partial_cents": round(theo),

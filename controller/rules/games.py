@@ -18,24 +18,25 @@ Wagers are listed in spot order (drivers/events.py: a spot is the wager's index 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from controller.errors import UserError, shown
-from controller.names import BONUS_WAGERS, MAX_PLAYERS, MAX_SEAT, WAGERS
 from controller.names import CHASE_THE_FLUSH as CHASE_THE_FLUSH  # noqa: PLC0414  (re-exported)
 from controller.names import DESIGNATED_PLAYER as DESIGNATED_PLAYER  # noqa: PLC0414  (re-exported)
 from controller.names import GAME_SHORT_NAMES as GAME_SHORT_NAMES  # noqa: PLC0414  (re-exported)
 from controller.names import HIGH_CARD_FLUSH as HIGH_CARD_FLUSH  # noqa: PLC0414  (re-exported)
 from controller.names import HOUSE as HOUSE  # noqa: PLC0414  (re-exported)
+from controller.names import MAX_SEAT
 from controller.names import TOP_FLUSH as TOP_FLUSH  # noqa: PLC0414  (re-exported)
 from controller.rules.amounts import check_cents
+from controller.rules.catalogue import GAMES as GAMES  # noqa: PLC0414  (re-exported)
+from controller.rules.catalogue import GameSpec as GameSpec  # noqa: PLC0414  (re-exported)
+from controller.rules.catalogue import progressive_games
 from controller.rules.hands import Hand
 
-# Which games offer the Progressive wager (its rules: controller/rules/progressive.py). Here, with the
-# games, so a round without one (settle, the configuration's checks) need not load the progressive's
-# rules to ask.
+# Which games offer the Progressive wager (its rules: controller/rules/progressive.py), read off the
+# catalogue, so a round without one (settle, the configuration's checks) need not load its rules to ask.
 PROGRESSIVE = "progressive"
-PROGRESSIVE_GAMES: tuple[str, ...] = (HIGH_CARD_FLUSH, TOP_FLUSH)
+PROGRESSIVE_GAMES: tuple[str, ...] = progressive_games()
 """docs/rules.md: "Top Flush; High Card Flush where offered ... Chase the Flush has none"."""
 NOT_OFFERED = "Chase the Flush has no Progressive wager"
 
@@ -50,82 +51,6 @@ STREET_WORDS: dict[str, str] = {PREFLOP: "before the flop", FLOP: "after the flo
 
 DECK_CARDS = 52
 
-
-@dataclass(frozen=True, slots=True)
-class GameSpec:
-    """Everything about a game that does not depend on the cards.
-
-    ``wagers`` is in spot order. ``decision_wager`` is the wager a player makes after seeing cards
-    (``raise``, ``play``, ``all_in``); ``bonus_wagers`` are the side bets paid by a paytable.
-    ``max_players`` counts the seats that play against the banker (in designated-player mode the DP's
-    own seat is not among them: its cards are the banker's hand).
-    """
-
-    name: str
-    wagers: tuple[str, ...]
-    required_wagers: tuple[str, ...]
-    optional_wagers: tuple[str, ...]
-    decision_wager: str
-    bonus_wagers: tuple[str, ...]
-    max_players: int
-    hole_cards: int  # cards each seat and the banker are dealt
-    community_cards: int  # shared cards completing every hand (Chase the Flush: 4)
-    banking_modes: tuple[str, ...]
-
-    @property
-    def hand_cards(self) -> int:
-        """Cards in every evaluated hand: hole plus community (7 in each game)."""
-        return self.hole_cards + self.community_cards
-
-    def cards_needed(self, players: int) -> int:
-        """Cards one round with ``players`` seats (plus the banker) takes from the deck."""
-        return (players + 1) * self.hole_cards + self.community_cards
-
-
-GAMES: dict[str, GameSpec] = {
-    spec.name: spec
-    for spec in (
-        # docs/rules.md "High Card Flush Poker": at most 6 players (7 cards each, plus the banker's 7).
-        GameSpec(
-            name=HIGH_CARD_FLUSH,
-            wagers=WAGERS[HIGH_CARD_FLUSH],
-            required_wagers=("ante",),
-            optional_wagers=("flush", "straight_flush"),
-            decision_wager="raise",
-            bonus_wagers=BONUS_WAGERS[HIGH_CARD_FLUSH],
-            max_players=MAX_PLAYERS[HIGH_CARD_FLUSH],
-            hole_cards=7,
-            community_cards=0,
-            banking_modes=(HOUSE, DESIGNATED_PLAYER),
-        ),
-        # docs/rules.md "Top Flush (house-banked)": at most 6 players.
-        GameSpec(
-            name=TOP_FLUSH,
-            wagers=WAGERS[TOP_FLUSH],
-            required_wagers=("ante",),
-            optional_wagers=("top_flush_bonus", "straight_flush_jackpot"),
-            decision_wager="play",
-            bonus_wagers=BONUS_WAGERS[TOP_FLUSH],
-            max_players=MAX_PLAYERS[TOP_FLUSH],
-            hole_cards=7,
-            community_cards=0,
-            banking_modes=(HOUSE,),
-        ),
-        # docs/rules.md "Chase the Flush (house-banked)": up to 7 players, 3 hole cards, 4 community cards.
-        GameSpec(
-            name=CHASE_THE_FLUSH,
-            wagers=WAGERS[CHASE_THE_FLUSH],
-            required_wagers=("ante", "xtra_bonus"),
-            optional_wagers=("same_suit_bonus",),
-            decision_wager="all_in",
-            bonus_wagers=BONUS_WAGERS[CHASE_THE_FLUSH],
-            max_players=MAX_PLAYERS[CHASE_THE_FLUSH],
-            hole_cards=3,
-            community_cards=4,
-            banking_modes=(HOUSE,),
-        ),
-    )
-}
 
 for _spec in GAMES.values():  # the deck must serve a full table: checked once, at import
     assert _spec.cards_needed(_spec.max_players) <= DECK_CARDS, _spec.name

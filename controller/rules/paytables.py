@@ -1,4 +1,5 @@
-"""Paytables: named presets from docs/rules.md and custom tables from a table's configuration.
+"""Paytables: the presets (controller/rules/catalogue.py lists them, with the wagers they pay) and
+custom tables from a table's configuration, read and checked.
 
 A paytable maps a line (a flush length, or a straight-flush run length) to its odds "N to 1". Only the
 highest line a hand reaches pays (docs/rules.md "Paytables"): a hand of length L is paid by the line with
@@ -8,87 +9,15 @@ the largest length <= L, and loses when it reaches none.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from controller.errors import UserError, shown
+from controller.rules.catalogue import DEFAULT_PRESET as DEFAULT_PRESET  # noqa: PLC0414  (re-exported)
+from controller.rules.catalogue import PRESETS as PRESETS  # noqa: PLC0414  (re-exported)
+from controller.rules.catalogue import Paytable as Paytable  # noqa: PLC0414  (re-exported)
 
 MAX_LINE_LENGTH = 7  # seven cards make every hand
 _LINE_KEYS = frozenset(str(length) for length in range(1, MAX_LINE_LENGTH + 1))
 MAX_ODDS = 1_000_000  # no posted paytable comes near; a typo like 80000000 should be refused
-
-
-@dataclass(frozen=True, slots=True)
-class Paytable:
-    """Odds "N to 1" by line length. ``name`` is the preset's name, or "custom"."""
-
-    name: str
-    odds_by_length: tuple[tuple[int, int], ...]  # (length, odds), longest line first
-    # The table's configuration said this table may pay a better hand less than a worse one
-    # (``allow_inverted = true``); the par sheet then says so. Never set for a preset.
-    allow_inverted: bool = False
-
-    def odds_for(self, length: int) -> int | None:
-        """The odds the highest line reached by ``length`` pays, or None when no line is reached."""
-        for line_length, odds in self.odds_by_length:
-            if length >= line_length:
-                return odds
-        return None
-
-    @property
-    def min_length(self) -> int:
-        """The shortest length that wins anything."""
-        return self.odds_by_length[-1][0]
-
-    def to_json(self) -> dict[str, int]:
-        return {str(length): odds for length, odds in self.odds_by_length}
-
-    def inversions(self) -> list[tuple[int, int, int, int]]:
-        """Every pair of lines where the longer (better) line pays less than a shorter one:
-        ``(longer, its odds, shorter, its odds)``, longest first. Empty for a table in order."""
-        found: list[tuple[int, int, int, int]] = []
-        for index, (longer, longer_odds) in enumerate(self.odds_by_length):
-            for shorter, shorter_odds in self.odds_by_length[index + 1 :]:
-                if longer_odds < shorter_odds:
-                    found.append((longer, longer_odds, shorter, shorter_odds))
-        return found
-
-    def allowing_inversion(self) -> Paytable:
-        return Paytable(self.name, self.odds_by_length, allow_inverted=True)
-
-    @classmethod
-    def from_lines(cls, name: str, lines: Mapping[int, int]) -> Paytable:
-        return cls(name, tuple(sorted(lines.items(), reverse=True)))
-
-
-PRESETS: dict[str, Paytable] = {
-    table.name: table
-    for table in (
-        # High Card Flush, house-banked: on the player's own hand (docs/rules.md).
-        Paytable.from_lines("hcf-flush-house", {7: 300, 6: 100, 5: 10, 4: 1}),
-        Paytable.from_lines("hcf-straight-flush-house", {7: 8000, 6: 1000, 5: 100, 4: 60, 3: 7}),
-        # High Card Flush, designated player: contests against the DP (seed appendices A and B).
-        Paytable.from_lines("hcf-flush-dp", {7: 200, 6: 50, 5: 10, 4: 2}),
-        Paytable.from_lines("hcf-straight-flush-dp", {7: 1000, 6: 500, 5: 100, 4: 60, 3: 8}),
-        # Top Flush.
-        Paytable.from_lines("top-flush-bonus", {7: 300, 6: 100, 5: 10, 4: 1}),
-        Paytable.from_lines("straight-flush-jackpot", {7: 8000, 6: 1000, 5: 100, 4: 60, 3: 7}),
-        # Chase the Flush.
-        Paytable.from_lines("xtra-bonus", {7: 250, 6: 20, 5: 5, 4: 1}),
-        Paytable.from_lines("same-suit-bonus", {7: 300, 6: 100, 5: 10, 4: 1}),
-    )
-}
-
-# The preset each (game, banking mode, wager) uses unless the round or the table names another.
-DEFAULT_PRESET: dict[tuple[str, str, str], str] = {
-    ("high-card-flush", "house", "flush"): "hcf-flush-house",
-    ("high-card-flush", "house", "straight_flush"): "hcf-straight-flush-house",
-    ("high-card-flush", "designated-player", "flush"): "hcf-flush-dp",
-    ("high-card-flush", "designated-player", "straight_flush"): "hcf-straight-flush-dp",
-    ("top-flush", "house", "top_flush_bonus"): "top-flush-bonus",
-    ("top-flush", "house", "straight_flush_jackpot"): "straight-flush-jackpot",
-    ("chase-the-flush", "house", "xtra_bonus"): "xtra-bonus",
-    ("chase-the-flush", "house", "same_suit_bonus"): "same-suit-bonus",
-}
 
 
 def default_paytable(game: str, banking_mode: str, wager: str) -> Paytable:

@@ -31,6 +31,7 @@ from controller.names import MAX_SEAT as MAX_SEAT  # noqa: PLC0414  (re-exported
 from controller.names import MIN_SEAT, RakeMethod
 from controller.rules.amounts import MAX_AMOUNT_CENTS, check_cents, check_positive_cents, type_name
 from controller.rules.cards import Card, cards_text, parse_card
+from controller.rules.catalogue import BASE_RULE, FLUSH_BONUS, STRAIGHT_FLUSH_BONUS, WAGERS
 from controller.rules.games import (
     CHASE_THE_FLUSH,
     DESIGNATED_PLAYER,
@@ -867,7 +868,7 @@ def _check_progressive_wager(round_: Round, spec: GameSpec, seat: Seat, where: s
 
 # --- settlement -----------------------------------------------------------------------------------------
 @dataclass(slots=True)
-class _Owed:
+class Owed:
     """A provisional wager result, before the cap and the DP's funds."""
 
     wager: str
@@ -879,118 +880,155 @@ class _Owed:
     shortfall: int = 0
 
 
-def _even_money(wager: str, stake: int, outcome: int) -> _Owed:
+def _even_money(wager: str, stake: int, outcome: int) -> Owed:
     if outcome > 0:
-        return _Owed(wager, stake, WIN, stake)
+        return Owed(wager, stake, WIN, stake)
     if outcome < 0:
-        return _Owed(wager, stake, LOSE, -stake)
-    return _Owed(wager, stake, PUSH, 0)
+        return Owed(wager, stake, LOSE, -stake)
+    return Owed(wager, stake, PUSH, 0)
 
 
-def _paytable_win(wager: str, stake: int, table: Paytable, length: int) -> _Owed:
+def paytable_win(wager: str, stake: int, table: Paytable, length: int) -> Owed:
     """Paid on the player's own hand: the highest line reached pays, none reached loses."""
     odds = table.odds_for(length)
     if odds is None:
-        return _Owed(wager, stake, LOSE, -stake)
-    return _Owed(wager, stake, WIN, stake * odds, odds=odds)
+        return Owed(wager, stake, LOSE, -stake)
+    return Owed(wager, stake, WIN, stake * odds, odds=odds)
 
 
 def _settle_hcf_or_top_flush(
-    round_: Round, spec: GameSpec, seat: Seat, hand: Hand, dealer: Hand, *, qualifies: bool
-) -> list[_Owed]:
+    spec: GameSpec, seat: Seat, hand: Hand, dealer: Hand, *, qualifies: bool
+) -> list[Owed]:
+    """High Card Flush's and Top Flush's base rule: the ante and the raise (play)."""
     ante = seat.wagers["ante"]
     decision = spec.decision_wager
-    owed: list[_Owed] = []
     if seat.folded:
-        owed.append(_Owed("ante", ante, LOSE, -ante))
-    elif not qualifies:
+        return [Owed("ante", ante, LOSE, -ante)]
+    if not qualifies:
         # The banker does not qualify: the ante wins 1 to 1, the raise (play) pushes.
-        owed.append(_Owed("ante", ante, WIN, ante))
-        owed.append(_Owed(decision, seat.wagers[decision], PUSH, 0))
-    else:
-        outcome = compare(hand, dealer)
-        owed.append(_even_money("ante", ante, outcome))
-        owed.append(_even_money(decision, seat.wagers[decision], outcome))
+        return [Owed("ante", ante, WIN, ante), Owed(decision, seat.wagers[decision], PUSH, 0)]
+    outcome = compare(hand, dealer)
+    return [_even_money("ante", ante, outcome), _even_money(decision, seat.wagers[decision], outcome)]
 
-    flush_wager, run_wager = spec.bonus_wagers
-    flush_stake = seat.wagers.get(flush_wager, 0)
-    run_stake = seat.wagers.get(run_wager, 0)
-    if round_.banking.mode == HOUSE:
-        # House-banked: the bonuses pay on the player's own hand, win or lose, even after a fold.
-        if flush_stake:
-            owed.append(
-                _paytable_win(flush_wager, flush_stake, round_.paytable(flush_wager), hand.flush_length)
-            )
-        if run_stake:
-            owed.append(
-                _paytable_win(run_wager, run_stake, round_.paytable(run_wager), hand.straight_flush_length)
-            )
-        return owed
 
-    # Designated player: bonuses are contests against the DP's hand; a fold forfeits them.
-    identical = hand == dealer
-    if flush_stake:
-        table = round_.paytable(flush_wager)
-        if seat.folded:
-            owed.append(_Owed(flush_wager, flush_stake, LOSE, -flush_stake))
-        elif identical:
-            owed.append(_Owed(flush_wager, flush_stake, PUSH, 0))
-        elif hand.flush_length >= table.min_length and hand > dealer:
-            owed.append(_paytable_win(flush_wager, flush_stake, table, hand.flush_length))
-        else:
-            owed.append(_Owed(flush_wager, flush_stake, LOSE, -flush_stake))
-    if run_stake:
-        table = round_.paytable(run_wager)
-        run = hand.straight_flush  # run_length << 4 | top rank: longer first, then the higher top card
-        dealer_run = dealer.straight_flush
-        if seat.folded:
-            owed.append(_Owed(run_wager, run_stake, LOSE, -run_stake))
-        elif identical:
-            owed.append(_Owed(run_wager, run_stake, PUSH, 0))
-        elif hand.straight_flush_length < table.min_length or run < dealer_run:
-            owed.append(_Owed(run_wager, run_stake, LOSE, -run_stake))
-        elif run == dealer_run:
-            owed.append(_Owed(run_wager, run_stake, PUSH, 0))
-        else:
-            owed.append(_paytable_win(run_wager, run_stake, table, hand.straight_flush_length))
+@dataclass(frozen=True, slots=True)
+class BonusBet:
+    """What a bonus wager's rule judges: its stake on one seat, the paytable it is paid by this round,
+    the seat's hand and the banker's, whether the banker qualifies, whether the seat folded, and
+    whether the house banks the round (else a designated player does)."""
+
+    wager: str
+    stake: int
+    paytable: Paytable
+    hand: Hand
+    dealer: Hand
+    qualifies: bool
+    folded: bool
+    house_banked: bool
+
+
+WagerRule = Callable[[BonusBet], "Owed"]
+
+
+def flush_bonus(bet: BonusBet) -> Owed:
+    """docs/rules.md: house-banked, paid on the player's own flush length, win or lose, even after a
+    fold; against a designated player, a contest: a fold forfeits it, identical hands push, and it pays
+    only when the player's flush reaches the paytable and beats the DP's hand."""
+    if bet.house_banked:
+        return paytable_win(bet.wager, bet.stake, bet.paytable, bet.hand.flush_length)
+    if bet.folded:
+        return Owed(bet.wager, bet.stake, LOSE, -bet.stake)
+    if bet.hand == bet.dealer:
+        return Owed(bet.wager, bet.stake, PUSH, 0)
+    if bet.hand.flush_length >= bet.paytable.min_length and bet.hand > bet.dealer:
+        return paytable_win(bet.wager, bet.stake, bet.paytable, bet.hand.flush_length)
+    return Owed(bet.wager, bet.stake, LOSE, -bet.stake)
+
+
+def straight_flush_bonus(bet: BonusBet) -> Owed:
+    """As :func:`flush_bonus`, on the straight-flush run length; against a DP the longer run wins, then
+    the higher top card, and equal runs push."""
+    length = bet.hand.straight_flush_length
+    if bet.house_banked:
+        return paytable_win(bet.wager, bet.stake, bet.paytable, length)
+    run = bet.hand.straight_flush  # run_length << 4 | top rank: longer first, then the higher top card
+    dealer_run = bet.dealer.straight_flush
+    if bet.folded:
+        return Owed(bet.wager, bet.stake, LOSE, -bet.stake)
+    if bet.hand == bet.dealer:
+        return Owed(bet.wager, bet.stake, PUSH, 0)
+    if length < bet.paytable.min_length or run < dealer_run:
+        return Owed(bet.wager, bet.stake, LOSE, -bet.stake)
+    if run == dealer_run:
+        return Owed(bet.wager, bet.stake, PUSH, 0)
+    return paytable_win(bet.wager, bet.stake, bet.paytable, length)
+
+
+WAGER_RULES: dict[str, WagerRule] = {FLUSH_BONUS: flush_bonus, STRAIGHT_FLUSH_BONUS: straight_flush_bonus}
+"""The settle rule of each bonus wager the game's base rule does not judge, by the name its catalogue
+line gives (controller/rules/catalogue.py ``Wager.rule``)."""
+
+
+def register_wager_rule(name: str, rule: WagerRule) -> None:
+    """Name ``rule`` so a catalogue line can settle a wager by it (docs/engine.md "Adding a wager")."""
+    WAGER_RULES[name] = rule
+
+
+def _settle_bonuses(
+    round_: Round, spec: GameSpec, seat: Seat, hands: tuple[Hand, Hand], *, qualifies: bool
+) -> list[Owed]:
+    """Each placed bonus wager the base rule does not judge, by its catalogue line's rule."""
+    hand, dealer = hands
+    owed: list[Owed] = []
+    for name in spec.bonus_wagers:
+        stake = seat.wagers.get(name, 0)
+        rule = WAGERS[name].rule
+        if stake and rule != BASE_RULE:
+            bet = BonusBet(
+                name,
+                stake,
+                round_.paytable(name),
+                hand,
+                dealer,
+                qualifies,
+                seat.folded,
+                round_.banking.mode == HOUSE,
+            )
+            owed.append(WAGER_RULES[rule](bet))
     return owed
 
 
-def _settle_chase(round_: Round, seat: Seat, hand: Hand, dealer: Hand, qualifies: bool) -> list[_Owed]:
+def _settle_chase(round_: Round, seat: Seat, hand: Hand, dealer: Hand, qualifies: bool) -> list[Owed]:
+    """Chase the Flush's base rule: the ante, the X-tra Bonus (judged with the hand) and the all-in."""
     ante = seat.wagers["ante"]
     xtra = seat.wagers["xtra_bonus"]
     xtra_table = round_.paytable("xtra_bonus")
-    owed: list[_Owed] = []
+    owed: list[Owed] = []
     if seat.folded:
         # Fold: ante and X-tra Bonus lose; the Same Suit Bonus still pays on the hand.
-        owed.append(_Owed("ante", ante, LOSE, -ante))
-        owed.append(_Owed("xtra_bonus", xtra, LOSE, -xtra))
+        owed.append(Owed("ante", ante, LOSE, -ante))
+        owed.append(Owed("xtra_bonus", xtra, LOSE, -xtra))
     else:
         all_in = seat.wagers["all_in"]
         outcome = compare(hand, dealer)
         if qualifies:
             owed.append(_even_money("ante", ante, outcome))
         else:
-            owed.append(_Owed("ante", ante, PUSH, 0))  # returned first, before any hand is looked at
+            owed.append(Owed("ante", ante, PUSH, 0))  # returned first, before any hand is looked at
         if outcome > 0:
             # X-tra Bonus on a win: a flush reaching the paytable pays, a shorter winning flush pushes.
             odds = xtra_table.odds_for(hand.flush_length)
             if odds is None:
-                owed.append(_Owed("xtra_bonus", xtra, PUSH, 0))
+                owed.append(Owed("xtra_bonus", xtra, PUSH, 0))
             else:
-                owed.append(_Owed("xtra_bonus", xtra, WIN, xtra * odds, odds=odds))
+                owed.append(Owed("xtra_bonus", xtra, WIN, xtra * odds, odds=odds))
         else:
             owed.append(_even_money("xtra_bonus", xtra, outcome))
         owed.append(_even_money("all_in", all_in, outcome))
-    same_suit = seat.wagers.get("same_suit_bonus", 0)
-    if same_suit:
-        owed.append(
-            _paytable_win("same_suit_bonus", same_suit, round_.paytable("same_suit_bonus"), hand.flush_length)
-        )
-    return _in_spot_order(owed, game_spec(CHASE_THE_FLUSH).wagers)
+    return owed
 
 
-def _in_spot_order(owed: list[_Owed], wagers: Sequence[str]) -> list[_Owed]:
+def _in_spot_order(owed: list[Owed], wagers: Sequence[str]) -> list[Owed]:
     return sorted(owed, key=lambda item: wagers.index(item.wager))
 
 
@@ -1143,7 +1181,7 @@ def _settle_checked(round_: Round) -> Settlement:
         if number not in dead_reason and _seat_is_misdealt(seat_by_number[number], spec):
             dead_reason[number] = WRONG_CARD_COUNT
 
-    owed_by_seat: dict[int, list[_Owed]] = {}
+    owed_by_seat: dict[int, list[Owed]] = {}
     hands: dict[int, Hand] = {}
     for number in order:
         if number in dead_reason:
@@ -1152,11 +1190,11 @@ def _settle_checked(round_: Round) -> Settlement:
         hand = evaluate((*seat.cards, *round_.community))
         hands[number] = hand
         if spec.name == CHASE_THE_FLUSH:
-            owed_by_seat[number] = _settle_chase(round_, seat, hand, dealer, qualifies)
+            owed = _settle_chase(round_, seat, hand, dealer, qualifies)
         else:
-            owed_by_seat[number] = _settle_hcf_or_top_flush(
-                round_, spec, seat, hand, dealer, qualifies=qualifies
-            )
+            owed = _settle_hcf_or_top_flush(spec, seat, hand, dealer, qualifies=qualifies)
+        owed += _settle_bonuses(round_, spec, seat, (hand, dealer), qualifies=qualifies)
+        owed_by_seat[number] = _in_spot_order(owed, spec.wagers)
 
     cap_report: BonusCapReport | None = None
     dp_report: DesignatedPlayerReport | None = None
@@ -1251,7 +1289,7 @@ def _progressive_wager_result(seat: Seat, progressive: ProgressiveResult | None)
 
 
 def _apply_bonus_cap(
-    cap: int | None, owed_by_seat: Mapping[int, list[_Owed]], order: Sequence[int], spec: GameSpec
+    cap: int | None, owed_by_seat: Mapping[int, list[Owed]], order: Sequence[int], spec: GameSpec
 ) -> BonusCapReport | None:
     """The optional maximum aggregate bonus payout per round: when the round's bonus wins exceed it, each
     win is reduced in proportion, rounded down to the cent; the unpaid rounding is reported."""
@@ -1282,7 +1320,7 @@ def _apply_bonus_cap(
 
 def _pay_from_funds(
     banking: Banking,
-    owed_by_seat: Mapping[int, list[_Owed]],
+    owed_by_seat: Mapping[int, list[Owed]],
     order: Sequence[int],
     committed: int,
     spec: GameSpec,

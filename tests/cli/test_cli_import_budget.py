@@ -56,6 +56,9 @@ NEVER = (
 RULES = (
     "controller.rules",
     "controller.rules.amounts",
+    # The games, wagers and paytable presets, written once (issue 29): what games.py and paytables.py
+    # defined themselves before, so they load no more than they did together.
+    "controller.rules.catalogue",
     "controller.rules.cards",
     "controller.rules.games",
     "controller.rules.hands",

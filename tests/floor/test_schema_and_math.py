@@ -1,9 +1,10 @@
-"""The floor's schema migrations (versioned, each applied once, a newer database refused), the par
-sheet's house edges the theoretical win uses, and the wire format's refusals (pure)."""
+"""The floor's schema migrations (versioned, each applied once, a newer database refused), the
+theoretical win of a settlement, and the wire format's refusals (pure)."""
 
 from __future__ import annotations
 
 import random
+from fractions import Fraction
 from pathlib import Path
 
 import psycopg
@@ -12,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from controller.floor import schema
-from controller.floor.theoretical import BASE_EDGE_PER_ANTE, BONUS_EDGE, theoretical_win_cents
-from controller.gamemath.parsheet import build_request, par_sheet
+from controller.floor.theoretical import theoretical_win_cents
 from controller.journal.store import Journal
+from controller.rules.catalogue import BASE_EDGE_PER_ANTE, PRESET_EDGE
 from controller.uplink import wire
 from controller.uplink.outbox import Outbox
 from tests.floor.conftest import MakeFloor
@@ -32,14 +33,6 @@ def test_migrations_are_versioned_and_applied_once(make_floor: MakeFloor) -> Non
             schema.migrate(connection)
 
 
-@pytest.mark.parametrize("game", ["high-card-flush", "top-flush"])
-def test_theoretical_edges_are_the_par_sheets(game: str) -> None:
-    sheet = par_sheet(build_request(game, "house", {}))
-    assert str(BASE_EDGE_PER_ANTE[game]) == sheet["base_game"]["exact"]["house_edge"]
-    for wager, figures in sheet["side_bets"].items():
-        assert str(BONUS_EDGE[wager]) == figures["exact"]["house_edge"]
-
-
 def test_theoretical_win_of_a_settlement() -> None:
     settlement = {
         "banking": "house",
@@ -49,7 +42,10 @@ def test_theoretical_win_of_a_settlement() -> None:
             {"wagers": {"ante": {"stake": 1000, "result": "returned"}}},
         ],
     }
-    expected = round(1000 * BASE_EDGE_PER_ANTE["high-card-flush"] + 500 * BONUS_EDGE["flush"])
+    expected = round(
+        Fraction(1000, 1) * Fraction(*BASE_EDGE_PER_ANTE["high-card-flush"])
+        + 500 * Fraction(*PRESET_EDGE["hcf-flush-house"])
+    )
     assert theoretical_win_cents("high-card-flush", settlement) == expected == 66
     assert theoretical_win_cents("high-card-flush", {**settlement, "banking": "designated-player"}) == 0
 

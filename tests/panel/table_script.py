@@ -85,13 +85,15 @@ class ScriptedRound:
     ``betting``, ``bets_locked`` then ``dead``). ``after_deal``: shoe events sent once the deal is
     complete, before the decisions (a shoe re-reporting a card, say). ``wrong_count``: the count the
     shoe reports for a position's hand instead of the cards it dealt (a seat's: that hand is dead).
-    ``first_raise``: a seat's first chips on the raise spot, corrected to 10.00 (over the limit: refused)."""
+    ``first_raise``: a seat's first chips on the raise spot, corrected to 10.00 (over the limit: refused).
+    ``bonuses``: the bonus wagers a seat places with its ante."""
 
     journal: Journal
     red_light_at: int | None = None
     after_deal: Sequence[object] = ()
     wrong_count: dict[int, int] = field(default_factory=dict)
     first_raise: dict[int, int] = field(default_factory=dict)  # a raise placed (and refused) before 10.00
+    bonuses: dict[int, dict[str, int]] = field(default_factory=dict)  # a seat's bonus wagers, by name
     round_id: str = ""
     fault_ids: list[str] = field(default_factory=list)
     _records: list[JournalRecord] | None = None
@@ -123,6 +125,8 @@ class ScriptedRound:
         table.start()
         for seat in SEATS:
             table.bet(seat, "ante", ANTE_CENTS)
+            for wager, cents in self.bonuses.get(seat, {}).items():
+                table.bet(seat, wager, cents)
         table.lock()
         if self.red_light_at is None:
             for event in self.after_deal:

@@ -632,7 +632,7 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
             "round(extract(epoch FROM clock_timestamp() - seen_utc)::numeric, 1) AS seen_ago_s "
             "FROM floor_nats_nodes ORDER BY node"
         )
-        return page("workers.html", session, leases=leases, nodes=nodes)
+        return await page("workers.html", session, leases=leases, nodes=nodes)
 
     @app.get("/api/floor")
     async def floor_json(request: Request) -> Response:

@@ -321,7 +321,7 @@ _SORTED_ENCODER = msgspec.json.Encoder(order="sorted")
 _FAST_MAX_BRACKETS = 256
 
 
-def _decode_fast(data: bytes) -> EntryMessage | PrivateMessage | None:  # noqa: PLR0911 - each a fallback
+def _decode_fast(data: bytes) -> EntryMessage | PrivateMessage | None:
     # A \\u escape (of a surrogate, which alone is no text; or in a field's name, which msgspec may match
     # otherwise than Python's reader; a canonical body holds one only for a control character), bytes
     # that are no strict UTF-8 (msgspec does not check the text of fields it skips; the reference reads
@@ -352,13 +352,18 @@ def _decode_fast(data: bytes) -> EntryMessage | PrivateMessage | None:  # noqa: 
         return None
     try:
         return _fast_entry(envelope, table_id, seq)
-    except Exception:  # noqa: BLE001 - whatever it is, the reference decides it, and its words
+    except Exception:
         return None
 
 
 def _fast_entry(envelope: _Envelope, table_id: str, seq: int) -> EntryMessage | None:
     kind, source, version, time_utc = envelope.kind, envelope.source, envelope.version, envelope.time_utc
-    prev_hash, hash_hex, digest, raw = envelope.prev_hash, envelope.hash, envelope.private_digest, envelope.payload
+    prev_hash, hash_hex, digest, raw = (
+        envelope.prev_hash,
+        envelope.hash,
+        envelope.private_digest,
+        envelope.payload,
+    )
     if (
         kind is msgspec.UNSET
         or kind not in typed.CLASS_BY_KIND

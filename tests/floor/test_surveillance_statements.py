@@ -44,7 +44,8 @@ def _statements_of_a_pass(floor: EmbeddedFloor, tables: list[str], trace_dir: Pa
 
     trace = asyncio.run(run())
     with psycopg.connect(floor.reporting_dsn) as connection:
-        marks = dict(connection.execute("SELECT table_id, last_seq FROM floor_surveillance_marks").fetchall())
+        rows = connection.execute("SELECT table_id, last_seq FROM floor_surveillance_marks").fetchall()
+    marks = {str(table_id): int(last_seq) for table_id, last_seq in rows}
     assert marks == dict.fromkeys(tables, 7)
     # Every statement the client sends: a simple Query (BEGIN, COMMIT ...) or an extended one's Bind.
     return sum(

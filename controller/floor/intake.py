@@ -13,9 +13,10 @@ subject. Everything else (status messages, every other subscription) goes nats-p
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
+from nats import errors as nats_errors
 from nats.aio import client as nats_client
 from nats.aio.client import Client
 
@@ -98,6 +99,31 @@ class FloorClient(Client):
 
     def deliver_raw(self, sid: int, handler: Callable[[Delivery], None]) -> None:
         self._raw_handlers[sid] = handler
+
+    async def publish_empty(self, subjects: Sequence[str]) -> None:
+        """An empty message to each subject (a JetStream ack to each delivery's reply subject), the same
+        protocol bytes ``publish(subject, b"")`` sends for each, buffered as one command: a batch's
+        thousand acks were a thousand ``publish`` calls, each checking the connection, formatting its
+        command and queueing it. The subjects are reply subjects as nats-py's parser read them off the
+        wire (split at whitespace: none holds a space or a line break); an empty one is refused as
+        ``publish`` refuses it. Nothing is queued if any is refused or the connection cannot take it."""
+        if not subjects:
+            return
+        if self.is_closed:
+            raise nats_errors.ConnectionClosedError
+        if self.is_draining_pubs:
+            raise nats_errors.ConnectionDrainingError
+        if any(not subject for subject in subjects):
+            raise nats_errors.BadSubjectError
+        command = b"".join([b"PUB " + subject.encode() + b"  0\r\n\r\n" for subject in subjects])
+        if not self.is_connected and (
+            self._max_pending_size <= 0 or len(command) + self._pending_data_size > self._max_pending_size
+        ):
+            raise nats_errors.OutboundBufferLimitError
+        self.stats["out_msgs"] += len(subjects)
+        await self._send_command(command)
+        if self._flush_queue is not None and self._flush_queue.empty():
+            await self._flush_pending()
 
     async def _process_msg(
         self, sid: int, subject: bytes, reply: bytes, data: bytes, headers: bytes | None

@@ -349,34 +349,48 @@ async def publish_pending(connection: Any, js: Any, big_win_cents: int) -> int:
     if not behind:
         return published_alerts
     published = published_alerts
-    new_marks: dict[str, tuple[int, int]] = {}
-    for table_id, head_seq, mark_seq in behind:
-        async with connection.transaction():
-            cursor = await connection.execute(
-                f"SELECT {EVENT_COLUMNS} FROM floor_entries"
-                " WHERE table_id = %s AND seq > %s AND seq <= %s AND kind = ANY(%s)"
-                " ORDER BY seq LIMIT %s",
-                (table_id, mark_seq, head_seq, list(EVENT_ENTRY_KINDS), EVENTS_PER_PASS),
-            )
-            rows = await cursor.fetchall()
+    # Every behind table's event entries in one read, each table bounded by its own mark and head as
+    # read above (and at most EVENTS_PER_PASS of them), and every mark in one statement: one statement
+    # per table and a transaction each were most of the publisher's cost while a floor catches up
+    # (docs/floor.md "CPU per message").
+    table_ids = [str(table_id) for table_id, _, _ in behind]
+    heads = [int(head_seq) for _, head_seq, _ in behind]
+    marks = [int(mark_seq) for _, _, mark_seq in behind]
+    async with connection.transaction():
+        cursor = await connection.execute(
+            f"SELECT {', '.join('e.' + c for c in EVENT_COLUMNS.split(', '))}"
+            " FROM unnest(%s::text[], %s::bigint[], %s::bigint[]) AS b(table_id, mark_seq, head_seq)"
+            " CROSS JOIN LATERAL (SELECT * FROM floor_entries x WHERE x.table_id = b.table_id"
+            " AND x.seq > b.mark_seq AND x.seq <= b.head_seq AND x.kind = ANY(%s)"
+            " ORDER BY x.seq LIMIT %s) AS e ORDER BY e.table_id, e.seq",
+            (table_ids, marks, heads, list(EVENT_ENTRY_KINDS), EVENTS_PER_PASS),
+        )
+        rows = await cursor.fetchall()
+    rows_of: dict[str, list[Any]] = {}
+    for row in rows:
+        rows_of.setdefault(str(row[0]), []).append(row)
+    counts: list[int] = []
+    throughs: list[int] = []
+    for table_id, head_seq in zip(table_ids, heads, strict=True):
+        table_rows = rows_of.get(table_id, [])
         count = 0
-        for event in events_of_rows(rows, big_win_cents):
+        for event in events_of_rows(table_rows, big_win_cents):
             body = json_module.dumps(event, sort_keys=True, separators=(",", ":")).encode("utf-8")
             await js.publish(
-                subject_of(str(table_id)), body, stream=STREAM, headers={"Nats-Msg-Id": event["event_id"]}
+                subject_of(table_id), body, stream=STREAM, headers={"Nats-Msg-Id": event["event_id"]}
             )
             count += 1
         # Every entry up to the table's head is looked at, unless the pass stopped at its limit.
-        through = int(rows[-1][1]) if len(rows) >= EVENTS_PER_PASS else int(head_seq)
-        new_marks[str(table_id)] = (through, count)
+        throughs.append(int(table_rows[-1][1]) if len(table_rows) >= EVENTS_PER_PASS else head_seq)
+        counts.append(count)
         published += count
     async with connection.transaction():
-        for table_id, (through, count) in new_marks.items():
-            await connection.execute(
-                "INSERT INTO floor_surveillance_marks (table_id, last_seq, events_published)"
-                " VALUES (%s, %s, %s) ON CONFLICT (table_id) DO UPDATE SET last_seq = EXCLUDED.last_seq,"
-                " events_published = floor_surveillance_marks.events_published + EXCLUDED.events_published,"
-                " updated_utc = clock_timestamp()",
-                (table_id, through, count),
-            )
+        await connection.execute(
+            "INSERT INTO floor_surveillance_marks (table_id, last_seq, events_published)"
+            " SELECT * FROM unnest(%s::text[], %s::bigint[], %s::bigint[])"
+            " ON CONFLICT (table_id) DO UPDATE SET last_seq = EXCLUDED.last_seq,"
+            " events_published = floor_surveillance_marks.events_published + EXCLUDED.events_published,"
+            " updated_utc = clock_timestamp()",
+            (table_ids, throughs, counts),
+        )
     return published

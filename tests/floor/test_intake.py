@@ -1,19 +1,25 @@
 """The floor's raw deliveries (controller/floor/intake.py) and its one JSON reader (wire.decode) read
 what nats-py and json.loads read: the same headers, the same stream sequence, the same documents and
-the same refusals, on ordinary and odd inputs alike. Pure: no server."""
+the same refusals, on ordinary and odd inputs alike. Pure, but for the batch's acks, sent to a real
+nats-server."""
 
 from __future__ import annotations
 
+import asyncio
 import codecs
 import json
 from typing import Any
 
 import pytest
+from nats import errors as nats_errors
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 
-from controller.floor.intake import RawHeaders, stream_seq_of_reply
+from controller.floor.intake import FloorClient, RawHeaders, stream_seq_of_reply
 from controller.uplink import wire
+from controller.uplink.uplink import ssl_context
+from tests.floor.conftest import MakeFloor
+from tests.floor.helpers import ANSWER_TIMEOUT_S
 
 HEADER_BLOCKS = [
     b"NATS/1.0\r\nNats-Msg-Id: T1:3:abc\r\nFlushtable-Pos: 3.0\r\n\r\n",
@@ -96,3 +102,43 @@ def test_the_one_reader_reads_as_json_loads(body: bytes) -> None:
     assert _outcome(wire._json_document, body) == _outcome(
         lambda data: json.loads(data, parse_constant=wire._not_json), body
     )
+
+
+def test_publish_empty_sends_what_publish_sends_for_each(make_floor: MakeFloor) -> None:
+    """The batch's acks as one command (FloorClient.publish_empty) against a real nats-server: each
+    subject gets one empty message, in order, as ``publish(subject, b"")`` each would send; an empty
+    subject is refused with nothing sent."""
+    floor = make_floor(["T1"])
+
+    async def run() -> list[tuple[str, bytes]]:
+        admin = await floor.connect_admin()
+        assert floor.tls is not None
+        sender = FloorClient()
+        await sender.connect(
+            servers=list(floor.nats_urls),
+            user="floor-admin",
+            password=floor._password("nats:admin"),
+            tls=ssl_context(floor.tls.ca_cert),
+            allow_reconnect=False,
+            connect_timeout=5,
+        )
+        try:
+            got: list[tuple[str, bytes]] = []
+            subscription = await admin.subscribe("acks.>")
+            await admin.flush()
+            with pytest.raises(nats_errors.BadSubjectError):
+                await sender.publish_empty(["acks.x", ""])
+            await sender.publish_empty([f"acks.{n}" for n in range(300)])
+            await sender.publish("acks.last", b"")
+            await sender.flush()
+            for _ in range(301):
+                message = await subscription.next_msg(timeout=ANSWER_TIMEOUT_S)
+                got.append((message.subject, message.data))
+            assert sender.stats["out_msgs"] == 301
+            return got
+        finally:
+            await sender.close()
+            await admin.close()
+
+    got = asyncio.run(run())
+    assert got == [(f"acks.{n}", b"") for n in range(300)] + [("acks.last", b"")]

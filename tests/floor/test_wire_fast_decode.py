@@ -1,0 +1,256 @@
+"""The floor's fast decode (msgspec) against the reference (Python's json reader and the field checks),
+as properties (docs/floor.md "CPU per message"): on every body, hostile or not, ``wire.decode`` gives
+what ``wire.decode_reference`` gives (the same message, or the same refusal in the same words), and the
+fast path takes every body a real table's uplink sends. Pure: no server, no I/O past a temporary journal.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from controller.journal.chain import canonical_json
+from controller.journal.store import Journal
+from controller.simulation.floor_tables import MIXED_GAMES, SimTable
+from controller.uplink import wire
+
+# Integers past int64 and uint64, floats, any text (surrogates among it), nested: what a hostile table
+# can put anywhere in a body.
+HOSTILE_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**80), max_value=2**80)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=12),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
+    max_leaves=12,
+)
+# What the fast path may take as canonical: JSON without floats, any text but lone surrogates.
+FLOATLESS_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**80), max_value=2**80)
+    | st.text(st.characters(exclude_categories=["Cs"]), max_size=12),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(st.text(st.characters(exclude_categories=["Cs"]), max_size=8), children, max_size=4)
+    ),
+    max_leaves=16,
+)
+
+
+def _outcome(decode: Callable[[bytes], Any], body: bytes) -> tuple[Any, ...]:
+    try:
+        return ("taken", decode(body))
+    except wire.BadMessage as error:
+        return ("refused", str(error))
+    except Exception as error:
+        return ("raised", type(error).__name__, str(error))
+
+
+def _same(body: bytes) -> None:
+    assert _outcome(wire.decode, body) == _outcome(wire.decode_reference, body), body[:300]
+
+
+@pytest.fixture(scope="module")
+def real_bodies(tmp_path_factory: pytest.TempPathFactory) -> list[bytes]:
+    """Every body the uplinks of three real tables (one of each game) send for a few rounds each."""
+    base: Path = tmp_path_factory.mktemp("journals")
+    bodies: list[bytes] = []
+    for index, game in enumerate(MIXED_GAMES):
+        table_id = f"W{index}"
+        journal = Journal.open(base / f"{table_id}.sqlite", table_id, synchronous="OFF")
+        try:
+            sim = SimTable(journal, game, random.Random(index))
+            for _ in range(4):
+                sim.play_round()
+            for stored in journal.entries():
+                bodies.append(wire.entry_body(stored.public_json()))
+                if stored.private_text is not None:
+                    bodies.append(wire.private_body(table_id, stored.seq, stored.private_text))
+        finally:
+            journal.close()
+    return bodies
+
+
+def test_the_fast_path_takes_every_real_body_as_the_reference_does(real_bodies: list[bytes]) -> None:
+    assert len(real_bodies) > 100
+    for body in real_bodies:
+        fast = wire._decode_fast(body)
+        assert fast is not None, body[:300]  # a fast path that real tables never take saves nothing
+        assert fast == wire.decode_reference(body)
+
+
+HOSTILE_CORPUS = [
+    b"",
+    b"[]",
+    b"null",
+    b"\xef\xbb\xbf{}",  # a byte-order mark
+    b'{"type":"entry","v":1}',
+    b'{"type":"private","v":1,"table_id":"T1","seq":1,"private_text":"x"}',
+    b'{"type":"private","v":1.0,"table_id":"T1","seq":1,"private_text":"x"}',  # 1.0 == 1 to Python
+    b'{"type":"private","v":true,"table_id":"T1","seq":1,"private_text":"x"}',
+    b'{"type":"private","v":1,"table_id":"T1","seq":true,"private_text":"x"}',
+    b'{"type":"private","v":1,"table_id":"T1","seq":99999999999999999999999,"private_text":"x"}',
+    b'{"type":"private","v":1,"table_id":"T1","seq":0,"private_text":"x"}',
+    b'{"type":"private","type":"entry","v":1,"table_id":"T1","seq":1,"private_text":"x"}',
+    b'{"type":"entry","type":"private","v":1,"table_id":"T1","seq":1,"private_text":"x"}',
+    b'{"type":"private","v":1,"table_id":"T1","t\\u0061ble_id":"T2","seq":1,"private_text":"x"}',
+    b'{"type":"private","v":1,"table_id":"T1","seq":1,"private_text":"\\ud800"}',
+    b'{"type":"private","v":1,"table_id":"T1","seq":1,"private_text":"\\ud83d\\ude00"}',
+    b'{"type":"private","v":1,"table_id":"T1","seq":1,"private_text":"\xed\xa0\x80"}',  # encoded surrogate
+    b'{"type":"private","v":1,"table_id":"T1","seq":1,"private_text":"x","junk":"\xff"}',
+    b'{"type":"private","v":1,"table_id":"T1","seq":1,"private_text":"x","junk":NaN}',
+    b'{"type":"private","v":1,"table_id":"T1","seq":1,"private_text":"x","junk":1e400}',
+    b'{"type":"private","v":1,"table_id":"T1","seq":1,"private_text":"x","junk":'
+    + b"[" * 3000
+    + b"]" * 3000
+    + b"}",
+    b'{"type":"private","v":1,"table_id":"T1","seq":1,"private_text":"x","junk":'
+    + b"[" * 300
+    + b"]" * 300
+    + b"}",
+    b'{"type":"private","v":1,"table_id":"T1","seq":1,"private_text":"x"} ',
+    b' {"type":"private","v":1,"table_id":"T1","seq":1,"private_text":"x"}',
+    b'{"type":"private","v":1,"table_id":"T1","seq":1,"private_text":"x"}x',
+    b'{"type":"private","v":1,"table_id":null,"seq":1,"private_text":"x"}',
+    b'{"type":"private","v":1,"table_id":"T1","seq":1,"private_text":"a\\u0000b"}',
+]
+
+
+def _mutations_of_a_real_entry(real: dict[str, Any]) -> list[bytes]:
+    def body(**changes: Any) -> bytes:
+        return wire.entry_body({**real, **changes})
+
+    payload = real["payload"]
+    first_key = sorted(payload)[0] if payload else "x"
+    payload_text = canonical_json(payload)
+    return [
+        body(),
+        body(seq=2**70),
+        body(seq=-1),
+        body(version=2**40),
+        body(time_utc="2026-02-30T10:00:00.000000Z"),
+        body(time_utc=real["time_utc"] + "\n"),
+        body(hash="A" * 64),
+        body(hash=real["hash"] + "\n"),
+        body(private_digest="0" * 63),
+        body(round_id=7),
+        body(round_id="r" * 300),
+        body(source=None),
+        body(kind="no_such_kind"),
+        body(payload=[payload]),
+        body(payload={**payload, "extra_field": 1}),
+        body(payload={**payload, first_key: 2**70}),
+        body(payload={**payload, first_key: 1.5}),
+        body(payload={**payload, first_key: 1e16}),
+        body(
+            payload={**payload, first_key: "\x01"}
+        ),  # a control character: the one escape canonical text has
+        body(payload={**payload, first_key: "\u2028\x7f\u00e9\U0001f600"}),
+        body(extra_envelope_field={"any": [1, 2.5, None]}),
+        # The payload not in canonical form: spaces, keys out of order, a duplicate key, needless escapes.
+        wire.entry_body(real).replace(payload_text.encode(), json.dumps(payload).encode()),
+        wire.entry_body(real).replace(payload_text.encode(), json.dumps(payload, ensure_ascii=True).encode()),
+        wire.entry_body(real).replace(
+            payload_text.encode(), b"{" + f'"{first_key}":0,'.encode() + payload_text.encode()[1:]
+        ),
+        wire.entry_body(real).replace(payload_text.encode(), payload_text.replace("/", "\\/").encode()),
+        wire.entry_body(real).replace(b'"seq":', b'"seq":0,"seq":', 1),
+        wire.entry_body(real).replace(b'"hash":', b'"hash":"x","hash":', 1),
+        b"\xef\xbb\xbf" + wire.entry_body(real),
+        wire.entry_body(real).replace(b'"kind":', b'"kind" : ', 1),
+    ]
+
+
+def test_hostile_bodies_get_the_reference_s_answer(real_bodies: list[bytes]) -> None:
+    for body in HOSTILE_CORPUS:
+        _same(body)
+    entries = [json.loads(b) for b in real_bodies if b'"type":"entry"' in b]
+    for real in entries[:: max(1, len(entries) // 40)]:
+        for body in _mutations_of_a_real_entry(real):
+            _same(body)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_any_change_to_a_real_body_gets_the_reference_s_answer(
+    real_bodies: list[bytes], data: st.DataObject
+) -> None:
+    """A real body with a place anywhere in it (a payload's leaf, an envelope field, the whole payload)
+    replaced by hostile JSON, or unchanged, written out in any of the spellings a reader meets (the
+    reference takes a real body however it is spelt, the fast path only canonical); or its bytes cut,
+    spliced or doubled anywhere; or one of its keys given twice."""
+    body = real_bodies[data.draw(st.integers(0, len(real_bodies) - 1))]
+    document = json.loads(body)
+    how = data.draw(st.sampled_from(["value", "value", "respell", "bytes", "duplicate"]))
+    if how in {"value", "respell"}:
+        paths: list[tuple[Any, ...]] = [()]
+        stack: list[tuple[Any, tuple[Any, ...]]] = [(document, ())]
+        while stack:
+            node, path = stack.pop()
+            children = (
+                node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else []
+            )
+            for key, child in children:
+                paths.append((*path, key))
+                stack.append((child, (*path, key)))
+        path = paths[data.draw(st.integers(0, len(paths) - 1))]
+        replacement = data.draw(HOSTILE_VALUES)
+        if how == "respell":  # the same document, only written otherwise
+            pass
+        elif path:
+            parent = document
+            for key in path[:-1]:
+                parent = parent[key]
+            parent[path[-1]] = replacement
+        else:
+            document = replacement
+        spelling = data.draw(st.sampled_from(["canonical", "ascii", "spaced", "unsorted"]))
+        if spelling == "canonical":
+            try:
+                mutated = canonical_json(document).encode("utf-8", "surrogatepass")
+            except ValueError:
+                mutated = json.dumps(document).encode()
+        else:
+            mutated = json.dumps(
+                document,
+                ensure_ascii=spelling == "ascii",
+                separators=(", ", ": ") if spelling == "spaced" else (",", ":"),
+                sort_keys=spelling != "unsorted",
+            ).encode("utf-8", "surrogatepass")
+    elif how == "bytes":
+        start = data.draw(st.integers(0, len(body)))
+        end = data.draw(st.integers(start, min(len(body), start + 8)))
+        mutated = body[:start] + data.draw(st.binary(max_size=6)) + body[end:]
+    else:
+        keys = [key for key in document if key != "payload"] + [
+            f"payload.{k}" for k in document.get("payload", {})
+        ]
+        key = keys[data.draw(st.integers(0, len(keys) - 1))]
+        value = json.dumps(data.draw(HOSTILE_VALUES), ensure_ascii=False).encode("utf-8", "surrogatepass")
+        name = key.removeprefix("payload.").encode()
+        opening = b'"payload":{' if key.startswith("payload.") else b"{"
+        at = body.index(opening) + len(opening)
+        mutated = body[:at] + b'"' + name + b'":' + value + b"," + body[at:]
+    _same(mutated)
+
+
+@settings(max_examples=400, deadline=None)
+@given(value=FLOATLESS_VALUES)
+def test_msgspec_sorted_encoding_is_the_canonical_text_without_floats(value: Any) -> None:
+    """What the fast path's canonical check rests on: for JSON without floats msgspec's sorted encoding
+    is canonical_json's, byte for byte, and both readers read it back alike."""
+    text = canonical_json(value).encode()
+    assert msgspec.json.encode(value, order="sorted") == text
+    assert msgspec.json.decode(text) == json.loads(text)

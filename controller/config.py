@@ -38,6 +38,7 @@ from controller.files import (
     read_bounded_text,
 )
 from controller.journal.chain import canonical_json
+from controller.locale import DEFAULT_PROPERTY, PropertySettings
 from controller.names import (
     DESIGNATED_PLAYER,
     DEVICE_KINDS,
@@ -55,7 +56,6 @@ from controller.rules.paytables import (
     default_paytable,
     parse_table_paytable,
 )
-from controller.locale import DEFAULT_PROPERTY, PropertySettings
 from controller.settings import (
     KeyRefusal,
     PropertySection,

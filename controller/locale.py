@@ -113,7 +113,8 @@ class PropertySettings:
             "gaming_day_start": self.gaming_day_start_text,
             "shifts": {shift.name: shift.start_text for shift in self.shifts},
             "currency": self.currency,
-            "currency_symbol": self.money.symbol or (f"{self.money.currency} " if self.money.currency else ""),
+            "currency_symbol": self.money.symbol,
+            "currency_code_shown": self.money.currency is not None,
             "currency_decimals": self.money.decimals,
         }
 
@@ -138,7 +139,8 @@ def property_settings(
     ordered = DEFAULT_SHIFTS if shifts is None else _shifts(shifts, day_start)
     if shifts is None and day_start != DEFAULT_SHIFTS[0].start_min:
         raise PropertyRefused(
-            "shifts", f"the default shifts start at 06:00, not at gaming_day_start {gaming_day_start}: name them"
+            "shifts",
+            f"the default shifts start at 06:00, not at gaming_day_start {gaming_day_start}: name them",
         )
     if currency is not None and not _CURRENCY.match(currency):
         raise PropertyRefused("currency", f"{currency!r} is not a three-letter ISO 4217 code like EUR")
@@ -153,7 +155,8 @@ def property_settings(
     ):
         raise PropertyRefused(
             "currency_symbol",
-            f"{currency_symbol!r} is not a symbol like € or $ (1 to {MAX_SYMBOL_CHARS} characters, no digits or signs)",
+            f"{currency_symbol!r} is not a symbol like € or $ "
+            f"(1 to {MAX_SYMBOL_CHARS} characters, no digits or signs)",
         )
     money = MoneyFormat(
         currency=currency if currency is not None and currency_symbol is None else None,
@@ -165,7 +168,7 @@ def property_settings(
 
 def _shifts(raw: dict[str, str], day_start: int) -> tuple[Shift, ...]:
     if not raw:
-        raise PropertyRefused("shifts", "empty: name at least one shift, like day = \"06:00\"")
+        raise PropertyRefused("shifts", 'empty: name at least one shift, like day = "06:00"')
     if len(raw) > MAX_SHIFTS:
         raise PropertyRefused("shifts", f"{len(raw)} shifts: at most {MAX_SHIFTS}")
     found: list[Shift] = []
@@ -173,7 +176,7 @@ def _shifts(raw: dict[str, str], day_start: int) -> tuple[Shift, ...]:
         if not _SHIFT_NAME.match(name):
             raise PropertyRefused(f"shifts.{name}", "a shift's name is 1 to 32 of a-z, 0-9 and '_'")
         if not isinstance(start, str):
-            raise PropertyRefused(f"shifts.{name}", f"a local time \"HH:MM\", not {start!r}")
+            raise PropertyRefused(f"shifts.{name}", f'a local time "HH:MM", not {start!r}')
         found.append(Shift(name, minutes_of(start, f"shifts.{name}")))
     starts = [shift.start_min for shift in found]
     for shift in found:
@@ -188,7 +191,7 @@ def _shifts(raw: dict[str, str], day_start: int) -> tuple[Shift, ...]:
     return tuple(sorted(found, key=lambda shift: (shift.start_min - day_start) % (24 * 60)))
 
 
-# --- moments -------------------------------------------------------------------------------------------------
+# --- moments ------------------------------------------------------------------------------------------
 def parse_moment(moment: datetime | str) -> datetime:
     """A journal time text (``2026-12-01T06:00:00.000000Z``) or an aware datetime, as an aware datetime."""
     if isinstance(moment, datetime):
@@ -202,7 +205,9 @@ def local(moment: datetime | str, prop: PropertySettings = DEFAULT_PROPERTY) -> 
     return parse_moment(moment).astimezone(prop.zone)
 
 
-def time_text(moment: datetime | str, prop: PropertySettings = DEFAULT_PROPERTY, *, with_date: bool = True) -> str:
+def time_text(
+    moment: datetime | str, prop: PropertySettings = DEFAULT_PROPERTY, *, with_date: bool = True
+) -> str:
     """For people: ``"2026-12-05 14:05:31 CET"`` (``with_date=False``: ``"14:05:31 CET"``)."""
     at = local(moment, prop)
     return at.strftime("%Y-%m-%d %H:%M:%S %Z" if with_date else "%H:%M:%S %Z")
@@ -218,7 +223,7 @@ def journal_time(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-# --- gaming days and shifts ----------------------------------------------------------------------------------
+# --- gaming days and shifts ---------------------------------------------------------------------------
 def parse_day(text: str, key: str = "date") -> date:
     try:
         return date.fromisoformat(text)
@@ -239,7 +244,9 @@ def gaming_day_bounds(day: date, prop: PropertySettings = DEFAULT_PROPERTY) -> t
     return start, _at(day + timedelta(days=1), prop.gaming_day_start_min, prop)
 
 
-def shift_bounds(day: date, name: str, prop: PropertySettings = DEFAULT_PROPERTY) -> tuple[datetime, datetime]:
+def shift_bounds(
+    day: date, name: str, prop: PropertySettings = DEFAULT_PROPERTY
+) -> tuple[datetime, datetime]:
     """The shift ``name`` of gaming day ``day`` as UTC [start, end). Unknown name: ``PropertyRefused``."""
     names = prop.shift_names()
     if name not in names:
@@ -303,3 +310,18 @@ def shifts_between(
             out.append((shift_label(day, shift.name), start, end))
         day += timedelta(days=1)
     return out
+
+
+def legacy_property(start_hour: int) -> PropertySettings:
+    """What ``[floor] gaming_day_start_hour = H`` (and ``report --start-hour H``), from before
+    ``[property]``, mean: UTC, the gaming day from H:00, three 8-hour shifts day, swing and grave from it
+    (H = 6: the defaults exactly)."""
+    if not 0 <= start_hour <= 23:
+        raise PropertyRefused("gaming_day_start", f"{start_hour} is not an hour from 0 to 23")
+    return property_settings(
+        gaming_day_start=f"{start_hour:02d}:00",
+        shifts={
+            name: f"{(start_hour + 8 * index) % 24:02d}:00"
+            for index, name in enumerate(("day", "swing", "grave"))
+        },
+    )

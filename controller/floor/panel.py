@@ -63,7 +63,7 @@ from controller.floor.release import RELEASING_ROLES, ReleaseRefused, release_ta
 from controller.journal import entries as typed
 from controller.journal.chain import canonical_json
 from controller.journal.state import TableState
-from controller.money import format_money
+from controller.locale import DEFAULT_PROPERTY, PropertySettings, gaming_day_of, shifts_between, time_text
 from controller.panel.auth import (
     MAX_PASSWORD_CHARS,
     USER_NAME_MAX_CHARS,
@@ -101,6 +101,16 @@ SSE_UNAVAILABLE = "unavailable"
 MEASURES = ("table", "pit", "game", "shift")
 log = structlog.get_logger("flushtable.floor.panel")
 _VIEW = {m: f"floor_meters_by_{m}" for m in MEASURES}
+# The meters by shift: the rounds of floor_round_meters placed in the shifts whose UTC bounds (label,
+# start, end) are the parameters, as floor_meters_by_shift's columns.
+SHIFT_METERS_SQL = """
+SELECT s.label AS key, count(*) FILTER (WHERE m.status = 'settled') AS rounds_settled,
+       sum(m.handle_cents)::bigint AS handle_cents, sum(m.house_win_cents)::bigint AS house_win_cents,
+       sum(m.theoretical_win_cents)::bigint AS theoretical_win_cents
+FROM unnest(%s::text[], %s::timestamptz[], %s::timestamptz[]) AS s(label, start_utc, end_utc)
+JOIN floor_round_meters m ON m.closed_utc >= s.start_utc AND m.closed_utc < s.end_utc
+GROUP BY s.label ORDER BY s.label
+"""
 MAX_LINK_ID_CHARS = 64
 # Live meters read at once (one reader a link, however many signs show it): a floor has a few links;
 # the bound keeps a request naming made-up links from starting readers without end.
@@ -137,6 +147,9 @@ class FloorPanelSettings:
     sign_key: str | None = field(default=None, repr=False)
     max_sign_streams: int = 64  # keyed sign streams open at once (429 past it)
     clock: Callable[[], float] = time.monotonic
+    # The wall clock (seconds since the epoch): which gaming day is "today" on the Reports page, and the
+    # printed time. Injected in tests so none depends on the hour it runs.
+    wall_clock: Callable[[], float] = time.time
     # (password, hash) -> bool: controller.passwords' scrypt check; a test may count the checks.
     verify: Callable[[str, str], bool] = verify_password
     # The reporting role's connections (docs/floor.md "The floor panel"): a few, shared by every page
@@ -147,8 +160,9 @@ class FloorPanelSettings:
     pool_max_size: int = 4
     pool_timeout_s: float = 5.0
     query_timeout_s: float = 15.0
-    # The floor's [floor] settings the Reports and Surveillance pages read (the service's file).
-    gaming_day_start_hour: int = 6
+    # The floor's settings the Reports, Meters and Surveillance pages read (the service's file): the
+    # property's zone, gaming day, shifts and currency (controller/locale.py) for every time and amount.
+    property_settings: PropertySettings = DEFAULT_PROPERTY
     surveillance_big_win_cents: int = 500_000
 
 
@@ -246,9 +260,23 @@ def clock_text(table: Mapping[str, Any]) -> str:
     return f"clock {int(offset_us) / 1_000_000:+.3f} s{past}"
 
 
-def _money(cents: int | None) -> str:
-    # PostgreSQL's sums come back as Decimal (or NULL over no rows): whole cents either way.
-    return format_money(int(cents or 0))
+def money_filter(prop: PropertySettings) -> Callable[..., str]:
+    """The templates' ``money``: the property's one formatter (controller/locale.py)."""
+
+    def money(cents: int | None, signed: bool = False) -> str:
+        # PostgreSQL's sums come back as Decimal (or NULL over no rows): whole cents either way.
+        return prop.money(int(cents or 0), signed=signed)
+
+    return money
+
+
+def when_filter(prop: PropertySettings, *, with_date: bool = True) -> Callable[[Any], str]:
+    """The templates' ``when`` / ``when_time``: a moment in the property's zone, the zone named."""
+
+    def when(moment: Any) -> str:
+        return "" if moment is None or moment == "" else time_text(moment, prop, with_date=with_date)
+
+    return when
 
 
 def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
@@ -317,7 +345,9 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
     app.state.sign_feeds = sign_feeds
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     templates = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape())
-    templates.filters["money"] = _money
+    templates.filters["money"] = money_filter(settings.property_settings)
+    templates.filters["when"] = when_filter(settings.property_settings)
+    templates.filters["when_time"] = when_filter(settings.property_settings, with_date=False)
     templates.globals["clock_text"] = clock_text
     limiter = LoginBudget(clock=settings.clock)
     unknown_user_hash = hash_password(secrets.token_urlsafe(16))  # checked against for unknown names
@@ -710,7 +740,18 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
     async def meters_rows(by: str) -> tuple[str, list[dict[str, Any]]]:
         """The meters page's rows (and its CSV's) grouped ``by`` (an unknown grouping is by table)."""
         by = by if by in _VIEW else "table"
-        return by, await query(f"SELECT * FROM {_VIEW[by]} ORDER BY key")
+        if by != "shift":
+            return by, await query(f"SELECT * FROM {_VIEW[by]} ORDER BY key")
+        # The shifts are the property's (controller/locale.py), computed here and given to the query as
+        # bounds: SQL holds no second definition of them (floor_shift in the schema is no longer read).
+        span = await query("SELECT min(closed_utc) AS first, max(closed_utc) AS last FROM floor_round_meters")
+        if not span or span[0]["first"] is None:
+            return by, []
+        shifts = shifts_between(span[0]["first"], span[0]["last"], settings.property_settings)
+        return by, await query(
+            SHIFT_METERS_SQL,
+            ([s[0] for s in shifts], [s[1] for s in shifts], [s[2] for s in shifts]),
+        )
 
     @app.get("/meters", response_class=HTMLResponse)
     async def meters_page(request: Request, by: str = "table") -> Response:
@@ -869,7 +910,9 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
             return HTMLResponse(
                 f"days: a whole number of days from 1 to {progressive_view.MAX_WINDOW_DAYS}.", 422
             )
-        detail = await progressive_view.link_detail(query, link_id, window_s=window * 86400.0)
+        detail = await progressive_view.link_detail(
+            query, link_id, window_s=window * 86400.0, prop=settings.property_settings
+        )
         if detail is None:
             return HTMLResponse("No such progressive link on the floor.", 404)
         return window, detail
@@ -982,11 +1025,11 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
     # --- gaming-day reports (controller/floor/gaming_day.py) -----------------------------------------
     def default_day() -> str:
         """The last whole gaming day (the one before the gaming day now running)."""
-        now = datetime.now(UTC) - timedelta(hours=settings.gaming_day_start_hour)
-        return (now.date() - timedelta(days=1)).isoformat()
+        today = gaming_day_of(datetime.fromtimestamp(settings.wall_clock(), UTC), settings.property_settings)
+        return (today - timedelta(days=1)).isoformat()
 
     async def day_report(day: str, pit: str) -> gaming_day.DayReport:
-        start, end = gaming_day.gaming_day_range(day, settings.gaming_day_start_hour)
+        start, end = gaming_day.gaming_day_range(day, settings.property_settings)
         pit_rows = await query(
             "SELECT t.table_id, COALESCE(c.pit, t.pit, '') AS pit FROM floor_tables t "
             "LEFT JOIN floor_table_config c USING (table_id)"
@@ -998,7 +1041,7 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         )
         entries = [gaming_day.DayEntry(r["table_id"], r["kind"], r["time_text"], r["payload"]) for r in rows]
         pits = {str(r["table_id"]): str(r["pit"]) for r in pit_rows}
-        return gaming_day.build_report(day, settings.gaming_day_start_hour, entries, pits, pit=pit or None)
+        return gaming_day.build_report(day, settings.property_settings, entries, pits, pit=pit or None)
 
     @app.get("/reports", response_class=HTMLResponse)
     async def reports_page(request: Request, day: str = "", pit: str = "") -> Response:
@@ -1016,7 +1059,8 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
             for r in report.rows
         ]  # fmt: skip
         return page("report.html", session, report=report, rows=rows, day=day, pit=pit, message="",
-                    printed_utc=datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"))  # fmt: skip
+                    printed_utc=time_text(datetime.fromtimestamp(settings.wall_clock(), UTC),
+                                          settings.property_settings))  # fmt: skip
 
     @app.get("/reports/csv")
     async def reports_csv(request: Request, day: str = "", pit: str = "") -> Response:

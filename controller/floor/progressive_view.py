@@ -36,10 +36,12 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import psycopg
 
+from controller.locale import DEFAULT_PROPERTY, PropertySettings, shifts_between
 from controller.money import format_money
 
 Params = tuple[Any, ...] | dict[str, Any]
@@ -49,6 +51,24 @@ RECONCILE_ALERT_KIND = "progressive_reconciliation"
 # The rounds reconciled: those closed within this many seconds (the page's default, and the floor
 # service's every run), read through the floor's index by close time, never the whole record again.
 RECONCILE_WINDOW_S = 7 * 24 * 3600.0
+
+
+def reconcile_params(
+    link_id: str, window_s: float, prop: PropertySettings, now: datetime | None = None
+) -> dict[str, Any]:
+    """RECONCILE_SQL's parameters: the link, the window and the property's shifts that cover it (a day
+    either side: the database's clock and ours may differ a little)."""
+    now = now or datetime.now(UTC)
+    shifts = shifts_between(now - timedelta(seconds=window_s, days=1), now + timedelta(days=1), prop)
+    return {
+        "link": link_id,
+        "window_s": window_s,
+        "shift_labels": [label for label, _, _ in shifts],
+        "shift_starts": [start for _, start, _ in shifts],
+        "shift_ends": [end for _, _, end in shifts],
+    }
+
+
 MAX_WINDOW_DAYS = 366
 _FAULT_PREFIX = "progressive_reconcile"
 
@@ -163,7 +183,12 @@ compared AS (
            c.committed_utc
     FROM journal j FULL OUTER JOIN controller c USING (table_id, round_id)
 )
-SELECT x.*, floor_shift(COALESCE(r.closed_utc, x.committed_utc)) AS shift
+SELECT x.*, (  -- the property's shifts, their bounds computed in Python (controller/locale.py)
+    SELECT s.label FROM unnest(%(shift_labels)s::text[], %(shift_starts)s::timestamptz[],
+                               %(shift_ends)s::timestamptz[]) AS s(label, start_utc, end_utc)
+    WHERE COALESCE(r.closed_utc, x.committed_utc) >= s.start_utc
+      AND COALESCE(r.closed_utc, x.committed_utc) < s.end_utc
+) AS shift
 FROM compared x
 LEFT JOIN rounds r USING (table_id, round_id)
 LEFT JOIN floor_rounds fr ON fr.table_id = x.table_id AND fr.round_id = x.round_id
@@ -300,7 +325,11 @@ async def link_list(query: Query) -> list[dict[str, Any]]:
 
 
 async def link_detail(
-    query: Query, link_id: str, *, window_s: float = RECONCILE_WINDOW_S
+    query: Query,
+    link_id: str,
+    *,
+    window_s: float = RECONCILE_WINDOW_S,
+    prop: PropertySettings = DEFAULT_PROPERTY,
 ) -> dict[str, Any] | None:
     """Everything the progressive page shows of one link (its reconciliation over the rounds closed
     within ``window_s``), or None when the floor has no such link."""
@@ -316,7 +345,7 @@ async def link_detail(
         state = {}
     state = state if isinstance(state, dict) else {}
     parameters = state.get("parameters") or {}
-    reconciled = reconciliation_rows(await query(RECONCILE_SQL, {"link": link_id, "window_s": window_s}))
+    reconciled = reconciliation_rows(await query(RECONCILE_SQL, reconcile_params(link_id, window_s, prop)))
     return {
         "link": link,
         "opened": bool(parameters),
@@ -382,7 +411,10 @@ async def sign_frame(query: Query, link_id: str) -> dict[str, Any] | None:
 
 # --- the floor service's part: differences raised as floor alerts -------------------------------------
 async def raise_reconciliation_alerts(
-    connection: psycopg.AsyncConnection[Any], *, window_s: float = RECONCILE_WINDOW_S
+    connection: psycopg.AsyncConnection[Any],
+    *,
+    window_s: float = RECONCILE_WINDOW_S,
+    prop: PropertySettings = DEFAULT_PROPERTY,
 ) -> int:
     """Reconcile every link and make the floor's alerts say so: a difference not yet alerted is raised
     (one alert per table, shift and amounts), an alert whose difference is gone or has changed is
@@ -401,7 +433,7 @@ async def raise_reconciliation_alerts(
         found: list[Difference] = []
         for link in links:
             link_id = str(link["link_id"])
-            rows = await query(RECONCILE_SQL, {"link": link_id, "window_s": window_s})
+            rows = await query(RECONCILE_SQL, reconcile_params(link_id, window_s, prop))
             found += differences(link_id, rows)
         current = {(d.table_id, d.fault_id) for d in found}
         # Only alerts raised within the window are cleared by their difference's going: an older one's

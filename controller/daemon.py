@@ -196,6 +196,7 @@ def engine_config_for(config: TableConfig, *, time_scale: float = 1.0) -> Engine
         sensors_device=device_name("bet_sensors", "sensors"),
         display_device=device_name("dealer_display", "display"),
         progressive=config.progressive_parameters,
+        property_settings=config.property_settings,
     )
 
 

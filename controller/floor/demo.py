@@ -126,7 +126,7 @@ def sim_tables(
     the gaming day the demo runs in, not a fixed date."""
     rngs = [random.Random(rng.random()) for _ in ids]
     return [
-        SimTable(journals[t], MIXED_GAMES[i % len(MIXED_GAMES)], rngs[i], clock(), prop, clock)
+        SimTable(journals[t], MIXED_GAMES[i % len(MIXED_GAMES)], rngs[i], property_settings=prop, clock=clock)
         for i, t in enumerate(ids)
     ]
 

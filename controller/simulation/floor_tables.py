@@ -41,6 +41,8 @@ class SimTable:
     _chips: set[tuple[int, str]] = field(default_factory=set, init=False)
 
     def __post_init__(self) -> None:
+        if self.clock is not None:
+            self.now_s = self.clock()  # the wall clock followed from the first round
         spec = GAMES[self.game]
         config = TableConfig(
             table_id=self.journal.table_id,

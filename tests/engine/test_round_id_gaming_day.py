@@ -4,13 +4,14 @@ demo's simulated tables run on the demo's injected wall clock: their ids are the
 
 from __future__ import annotations
 
+import functools
 import random
 from datetime import UTC, datetime
 from pathlib import Path
 
 from controller.floor.demo import sim_tables
 from controller.journal.store import Journal
-from controller.locale import property_settings
+from controller.locale import DEFAULT_PROPERTY, property_settings
 from controller.names import ROUND_ID_PATTERN
 from controller.simulation.floor_tables import SimTable
 
@@ -46,14 +47,19 @@ def test_a_round_after_midnight_is_dated_by_its_gaming_day(tmp_path: Path) -> No
     """03:00 UTC on 5 December is the grave shift of the 4th's gaming day (it starts at 06:00 UTC); in
     Berlin 05:30 UTC (06:30 CET) is already the 5th's."""
     cases = [
-        (datetime(2026, 12, 5, 3, 0, tzinfo=UTC), None, "20261204"),
+        (datetime(2026, 12, 5, 3, 0, tzinfo=UTC), DEFAULT_PROPERTY, "20261204"),
         (datetime(2026, 12, 5, 5, 30, tzinfo=UTC), BERLIN, "20261205"),
         (datetime(2026, 12, 5, 4, 30, tzinfo=UTC), BERLIN, "20261204"),
     ]
     for index, (moment, prop, day) in enumerate(cases):
         with Journal.open(tmp_path / f"T{index}.sqlite", f"T{index}", synchronous="OFF") as journal:
             now_s = moment.timestamp()
-            extra = {} if prop is None else {"property_settings": prop}
-            sim = SimTable(journal, "high-card-flush", random.Random(index), clock=lambda t=now_s: t, **extra)
+            sim = SimTable(
+                journal,
+                "high-card-flush",
+                random.Random(index),
+                property_settings=prop,
+                clock=functools.partial(float, now_s),
+            )
             sim.play_round()
             assert _days(journal) == {day}, (moment, day)

@@ -68,6 +68,7 @@ def test_recall_shows_the_property_s_time_and_money(berlin_client: tuple[TestCli
     assert "2026-12-05 06:30:00 CET" in page.text
     assert "€10.00" in page.text
     rows = list(csv.DictReader(io.StringIO(client.get(f"/csv/recall/{round_id}").text)))
-    assert rows and rows[0]["started"] == "2026-12-05T06:30:00+01:00"
+    assert rows
+    assert rows[0]["started"] == "2026-12-05T06:30:00+01:00"
     assert rows[0]["started_utc"].startswith("2026-12-05T05:30:00")
     assert rows[0]["stake"] == "€10.00"

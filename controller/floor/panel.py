@@ -770,7 +770,9 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         if session is None:
             return login_redirect()
         by, rows = await meters_rows(by)
-        return export.csv_response(export.meters_csv(by, rows), f"floor-meters-by-{by}.csv")
+        return export.csv_response(
+            export.meters_csv(by, rows, settings.property_settings), f"floor-meters-by-{by}.csv"
+        )
 
     # --- rounds ---------------------------------------------------------------------------------------
     @app.get("/rounds", response_class=HTMLResponse)
@@ -833,7 +835,9 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         record = export.round_record(round_id, detail["events"])
         if record is None:
             return HTMLResponse("The round is not closed yet: its CSV comes once it is.", 409)
-        return export.csv_response(export.round_csv(record), f"round-{table_id}-{round_id}.csv")
+        return export.csv_response(
+            export.round_csv(record, settings.property_settings), f"round-{table_id}-{round_id}.csv"
+        )
 
     async def round_detail(
         table_id: str, round_id: str, *, show_private: bool = True
@@ -937,7 +941,9 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         if isinstance(found, Response):
             return found
         _window, detail = found
-        return export.csv_response(export.progressive_csv(detail), f"floor-progressive-{link_id}.csv")
+        return export.csv_response(
+            export.progressive_csv(detail, settings.property_settings), f"floor-progressive-{link_id}.csv"
+        )
 
     @app.get("/progressive/{link_id}/sign", response_class=HTMLResponse)
     async def progressive_sign(link_id: str, request: Request, key: str = "") -> Response:

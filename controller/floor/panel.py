@@ -100,7 +100,8 @@ SSE_KEEP_ALIVE = b": keep-alive\n\n"
 SSE_UNAVAILABLE = "unavailable"
 MEASURES = ("table", "pit", "game", "shift")
 log = structlog.get_logger("flushtable.floor.panel")
-_VIEW = {m: f"floor_meters_by_{m}" for m in MEASURES}
+# The views by table, pit and game; by shift is SHIFT_METERS_SQL with the property's shift bounds.
+_VIEW = {m: f"floor_meters_by_{m}" for m in MEASURES if m != "shift"}
 # The meters by shift: the rounds of floor_round_meters placed in the shifts whose UTC bounds (label,
 # start, end) are the parameters, as floor_meters_by_shift's columns.
 SHIFT_METERS_SQL = """
@@ -739,11 +740,11 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
     # --- meters ---------------------------------------------------------------------------------------
     async def meters_rows(by: str) -> tuple[str, list[dict[str, Any]]]:
         """The meters page's rows (and its CSV's) grouped ``by`` (an unknown grouping is by table)."""
-        by = by if by in _VIEW else "table"
+        by = by if by in MEASURES else "table"
         if by != "shift":
             return by, await query(f"SELECT * FROM {_VIEW[by]} ORDER BY key")
         # The shifts are the property's (controller/locale.py), computed here and given to the query as
-        # bounds: SQL holds no second definition of them (floor_shift in the schema is no longer read).
+        # bounds: SQL holds no second definition of them (migration 10 dropped floor_shift).
         span = await query("SELECT min(closed_utc) AS first, max(closed_utc) AS last FROM floor_round_meters")
         if not span or span[0]["first"] is None:
             return by, []

@@ -953,7 +953,7 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         session = None if keyed else session_of(request)
         if session is None and not keyed:
             return login_redirect()
-        frame = await progressive_view.sign_frame(query, link_id)
+        frame = await progressive_view.sign_frame(query, link_id, settings.property_settings)
         if frame is None:
             return HTMLResponse("No such progressive link on the floor.", 404)
         html = templates.get_template("progressive_sign.html").render(sign=frame, key=key if keyed else "")
@@ -974,7 +974,7 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
 
             async def read() -> bytes:
                 try:
-                    frame = await progressive_view.sign_frame(query, link_id)
+                    frame = await progressive_view.sign_frame(query, link_id, settings.property_settings)
                 except DatabaseUnavailable:
                     return _unavailable_frame("the floor database is not answering")
                 except Exception:  # the reader serves every sign of the link: logged, never dies

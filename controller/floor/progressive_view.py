@@ -35,14 +35,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import psycopg
 
 from controller.locale import DEFAULT_PROPERTY, PropertySettings, shifts_between
-from controller.money import format_money
+from controller.money import MoneyFormat
 
 Params = tuple[Any, ...] | dict[str, Any]
 Query = Callable[[str, Params], Awaitable[list[dict[str, Any]]]]
@@ -220,6 +220,7 @@ class Difference:
     journal_cents: int
     controller_cents: int
     differing_rounds: tuple[str, ...]
+    money: MoneyFormat = field(default=MoneyFormat(), compare=False)  # the property's (controller/locale.py)
 
     @property
     def fault_id(self) -> str:
@@ -232,9 +233,9 @@ class Difference:
         rounds = ", ".join(self.differing_rounds)
         return (
             f"progressive link {self.link_id}, shift {self.shift}: the controller's in-meter holds "
-            f"{format_money(self.controller_cents)} of Progressive wagers, the table's journal "
-            f"{format_money(self.journal_cents)} (locked at the lock, less any returned) "
-            f"({format_money(delta, signed=True)}); rounds {rounds}"
+            f"{self.money(self.controller_cents)} of Progressive wagers, the table's journal "
+            f"{self.money(self.journal_cents)} (locked at the lock, less any returned) "
+            f"({self.money(delta, signed=True)}); rounds {rounds}"
         )
 
 
@@ -254,7 +255,9 @@ def reconciliation_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any
     return out
 
 
-def differences(link_id: str, rows: Sequence[Mapping[str, Any]]) -> list[Difference]:
+def differences(
+    link_id: str, rows: Sequence[Mapping[str, Any]], prop: PropertySettings = DEFAULT_PROPERTY
+) -> list[Difference]:
     return [
         Difference(
             link_id,
@@ -263,6 +266,7 @@ def differences(link_id: str, rows: Sequence[Mapping[str, Any]]) -> list[Differe
             r["journal_cents"],
             r["controller_cents"],
             r["differing_rounds"],
+            prop.money,
         )
         for r in reconciliation_rows(rows)
         if r["difference_cents"] != 0
@@ -273,7 +277,11 @@ def _cents(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def levels(state: Mapping[str, Any], pending_rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def levels(
+    state: Mapping[str, Any],
+    pending_rows: Sequence[Mapping[str, Any]],
+    prop: PropertySettings = DEFAULT_PROPERTY,
+) -> list[dict[str, Any]]:
     """One row per paytable line (a level: the longest straight-flush run), longest first: its award,
     and 1.39A's hits and wins (the amounts awarded) per level, with what is pending."""
     parameters = state.get("parameters") or {}
@@ -289,7 +297,7 @@ def levels(state: Mapping[str, Any], pending_rows: Sequence[Mapping[str, Any]]) 
         if isinstance(award, dict) and "meter_share_percent" in award:
             award_text = f"{award['meter_share_percent']}% of the meter"
         elif isinstance(award, int) and not isinstance(award, bool):
-            award_text = f"{award} for 1 ({format_money(award * unit_cents)})"
+            award_text = f"{award} for 1 ({prop.money(award * unit_cents)})"
         else:
             award_text = "not on the paytable now"
         waiting = pending.get(line, {})
@@ -366,7 +374,7 @@ async def link_detail(
                 "resets_house_added_cents", "meter_awards_cents", "fixed_awards_cents", "paid_cents")},
         },
         "equations_hold": state.get("equations_hold"),
-        "levels": levels(state, await query(PENDING_BY_LINE_SQL, (link_id,))),
+        "levels": levels(state, await query(PENDING_BY_LINE_SQL, (link_id,)), prop),
         "tables": await query(BY_TABLE_SQL, (link_id, link_id, link_id, link_id)),
         "hits": await query(HITS_SQL, (link_id,)),
         "changes": await query(CHANGES_SQL, (link_id,)),
@@ -378,7 +386,9 @@ async def link_detail(
     }  # fmt: skip
 
 
-async def sign_frame(query: Query, link_id: str) -> dict[str, Any] | None:
+async def sign_frame(
+    query: Query, link_id: str, prop: PropertySettings = DEFAULT_PROPERTY
+) -> dict[str, Any] | None:
     """What the sign over the pit shows: the meter, and the prizes pending (the winning tables)."""
     if "\x00" in link_id or not await links_exist(query):
         return None
@@ -396,13 +406,13 @@ async def sign_frame(query: Query, link_id: str) -> dict[str, Any] | None:
     return {
         "link_id": link_id,
         "meter_cents": meter_cents,
-        "meter_text": format_money(meter_cents),
+        "meter_text": prop.money(meter_cents),
         "pending": [
             {
                 "table_id": p["table_id"],
                 "seat": p["seat"],
                 "line": p["line"],
-                "award_text": format_money(int(p["amount_cents"])),
+                "award_text": prop.money(int(p["amount_cents"])),
             }
             for p in pending
         ],
@@ -434,7 +444,7 @@ async def raise_reconciliation_alerts(
         for link in links:
             link_id = str(link["link_id"])
             rows = await query(RECONCILE_SQL, reconcile_params(link_id, window_s, prop))
-            found += differences(link_id, rows)
+            found += differences(link_id, rows, prop)
         current = {(d.table_id, d.fault_id) for d in found}
         # Only alerts raised within the window are cleared by their difference's going: an older one's
         # rounds are out of this run's reach, and it stays for a person to acknowledge.

@@ -46,7 +46,21 @@
   }
 
   function text(value) { return value === null || value === undefined ? "" : String(value); }
-  function clock(time) { return time && time.includes("T") ? time.split("T")[1].slice(0, 8) : "—"; }
+  // A journal time (UTC) as a time of day in the property's zone, named, as the server writes it
+  // (controller/locale.py time_text): the zone from the page's data-time-zone.
+  function clock(time) {
+    if (!time || !time.includes("T")) return "—";
+    const zone = document.body.dataset.timeZone || "UTC";
+    try {
+      const options = { timeZone: zone, hour: "2-digit", minute: "2-digit", second: "2-digit", hourCycle: "h23",
+                        timeZoneName: "short" };
+      const parts = {};
+      for (const part of new Intl.DateTimeFormat("en-GB", options).formatToParts(new Date(time))) parts[part.type] = part.value;
+      return `${parts.hour}:${parts.minute}:${parts.second} ${parts.timeZoneName}`;
+    } catch (error) {
+      return time.split("T")[1].slice(0, 8) + " UTC";  // a browser without the zone's data
+    }
+  }
 
   function appendLogRow(entry) {
     const table = document.getElementById("log-table");

@@ -11,18 +11,22 @@ import io
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from fastapi.testclient import TestClient
+from playwright.sync_api import Browser, expect
 
 from controller.journal import Journal
 from controller.locale import property_settings
 from controller.panel import JournalPanelBackend, PanelSettings, UserStore, create_panel_app
-from tests.panel.conftest import FakeClock, login
+from tests.panel.conftest import FakeClock, LiveServer, login
 from tests.panel.table_script import JournalTableActions, ScriptedRound
+from tests.panel.test_panel_browser import browser, log_in  # noqa: F401  (the module's browser fixture)
 
 BERLIN = property_settings(time_zone="Europe/Berlin", currency="EUR", currency_symbol="€")
 ROUND_AT = datetime(2026, 12, 5, 5, 30, tzinfo=UTC)
+LOG_AT = datetime(2026, 12, 5, 13, 5, 31, tzinfo=UTC)
 
 
 @pytest.fixture
@@ -72,3 +76,34 @@ def test_recall_shows_the_property_s_time_and_money(berlin_client: tuple[TestCli
     assert rows[0]["started"] == "2026-12-05T06:30:00+01:00"
     assert rows[0]["started_utc"].startswith("2026-12-05T05:30:00")
     assert rows[0]["stake"] == "€10.00"
+
+
+def test_the_live_log_writes_its_times_in_the_property_s_zone_in_chromium(
+    tmp_path: Path,
+    users_file: Path,
+    browser: Browser,  # noqa: F811
+) -> None:
+    """A row the event stream adds (panel.js) reads as the rows the server wrote: 14:05:31 CET."""
+    journal = Journal.open(tmp_path / "journal.sqlite", "T1", clock=lambda: LOG_AT)
+    backend = JournalPanelBackend(journal, actions=JournalTableActions(journal), poll_interval_s=0.05)
+    settings = PanelSettings(clock=FakeClock(), idle_timeout_s=600, property_settings=BERLIN)
+    app = create_panel_app(backend, users=UserStore(users_file), settings=settings)
+    server = LiveServer(SimpleNamespace(app=app))  # type: ignore[arg-type]
+    url = server.start()
+    context = browser.new_context(base_url=url)
+    try:
+        page = context.new_page()
+        log_in(page, "vera")
+        page.goto("/log")
+        first = page.locator("#log-table tbody tr").first
+        expect(first).to_contain_text("14:05:31 CET")  # the server's rows (the login)
+        count = page.locator("#log-table tbody tr").count()
+        other = browser.new_context(base_url=url)
+        log_in(other.new_page(), "sam")  # journaled: the stream brings its row to the first page
+        other.close()
+        expect(page.locator("#log-table tbody tr")).to_have_count(count + 1)
+        expect(page.locator("#log-table tbody tr.fresh").first).to_contain_text("14:05:31 CET")
+    finally:
+        context.close()
+        server.stop()
+        journal.close()

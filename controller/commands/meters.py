@@ -12,6 +12,7 @@ from controller.journal.meters import compute_meters
 from controller.journal.render import render_meters
 from controller.journal.render_csv import write_meters_csv
 from controller.journal.store import Journal
+from controller.locale import iso_time, time_text
 
 NAME = "meters"
 HELP = "the table's meters, computed from the journal"
@@ -66,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json and args.csv:
         raise UserError("--json and --csv: give one or the other")
     start_utc, end_utc = _range(args)
+    prop = property_of(args)
     with Journal.open_existing(journal_path(args)) as journal:
         if start_utc is None or end_utc is None:
             meters = compute_meters(journal).to_json()
@@ -75,11 +77,19 @@ def run(args: argparse.Namespace) -> int:
 
             meters = {
                 **range_meters(journal, start_utc, end_utc).meters.to_json(),
-                "range": {"start_utc": start_utc, "end_utc": end_utc},
+                "range": {
+                    "start_utc": start_utc,
+                    "end_utc": end_utc,
+                    "start": iso_time(start_utc, prop),  # the property's zone, with its offset
+                    "end": iso_time(end_utc, prop),
+                },
             }
-    fmt = property_of(args).money
     if args.csv:
-        write_meters_csv(meters, sys.stdout, fmt)
+        write_meters_csv(meters, sys.stdout, prop.money)
+    elif args.json:
+        print(json.dumps(meters, indent=2))
     else:
-        print(json.dumps(meters, indent=2) if args.json else render_meters(meters, fmt))
+        if start_utc is not None and end_utc is not None:
+            print(f"From {time_text(start_utc, prop)} to {time_text(end_utc, prop)}")
+        print(render_meters(meters, prop.money))
     return 0 if meters["balanced"] else 1

@@ -102,15 +102,17 @@ MEASURES = ("table", "pit", "game", "shift")
 log = structlog.get_logger("flushtable.floor.panel")
 # The views by table, pit and game; by shift is SHIFT_METERS_SQL with the property's shift bounds.
 _VIEW = {m: f"floor_meters_by_{m}" for m in MEASURES if m != "shift"}
-# The meters by shift: the rounds of floor_round_meters placed in the shifts whose UTC bounds (label,
-# start, end) are the parameters, as floor_meters_by_shift's columns.
+# The meters by shift: each round of floor_round_meters placed in its shift by the shifts' labels and
+# their contiguous UTC starts (parameters 1 and 2, in order) up to the last one's end (parameter 3):
+# width_bucket is a binary search, so a long history costs a logarithm per round, not a join.
 SHIFT_METERS_SQL = """
-SELECT s.label AS key, count(*) FILTER (WHERE m.status = 'settled') AS rounds_settled,
+SELECT (%(labels)s::text[])[width_bucket(m.closed_utc, %(starts)s::timestamptz[])] AS key,
+       count(*) FILTER (WHERE m.status = 'settled') AS rounds_settled,
        sum(m.handle_cents)::bigint AS handle_cents, sum(m.house_win_cents)::bigint AS house_win_cents,
        sum(m.theoretical_win_cents)::bigint AS theoretical_win_cents
-FROM unnest(%s::text[], %s::timestamptz[], %s::timestamptz[]) AS s(label, start_utc, end_utc)
-JOIN floor_round_meters m ON m.closed_utc >= s.start_utc AND m.closed_utc < s.end_utc
-GROUP BY s.label ORDER BY s.label
+FROM floor_round_meters m
+WHERE m.closed_utc >= (%(starts)s::timestamptz[])[1] AND m.closed_utc < %(end)s::timestamptz
+GROUP BY 1 ORDER BY 1
 """
 MAX_LINK_ID_CHARS = 64
 # Live meters read at once (one reader a link, however many signs show it): a floor has a few links;
@@ -749,10 +751,8 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         if not span or span[0]["first"] is None:
             return by, []
         shifts = shifts_between(span[0]["first"], span[0]["last"], settings.property_settings)
-        return by, await query(
-            SHIFT_METERS_SQL,
-            ([s[0] for s in shifts], [s[1] for s in shifts], [s[2] for s in shifts]),
-        )
+        labels, starts = [s[0] for s in shifts], [s[1] for s in shifts]
+        return by, await query(SHIFT_METERS_SQL, {"labels": labels, "starts": starts, "end": shifts[-1][2]})
 
     @app.get("/meters", response_class=HTMLResponse)
     async def meters_page(request: Request, by: str = "table") -> Response:

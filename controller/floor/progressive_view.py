@@ -65,7 +65,7 @@ def reconcile_params(
         "window_s": window_s,
         "shift_labels": [label for label, _, _ in shifts],
         "shift_starts": [start for _, start, _ in shifts],
-        "shift_ends": [end for _, _, end in shifts],
+        "shifts_end": shifts[-1][2],
     }
 
 
@@ -183,12 +183,11 @@ compared AS (
            c.committed_utc
     FROM journal j FULL OUTER JOIN controller c USING (table_id, round_id)
 )
-SELECT x.*, (  -- the property's shifts, their bounds computed in Python (controller/locale.py)
-    SELECT s.label FROM unnest(%(shift_labels)s::text[], %(shift_starts)s::timestamptz[],
-                               %(shift_ends)s::timestamptz[]) AS s(label, start_utc, end_utc)
-    WHERE COALESCE(r.closed_utc, x.committed_utc) >= s.start_utc
-      AND COALESCE(r.closed_utc, x.committed_utc) < s.end_utc
-) AS shift
+SELECT x.*, CASE  -- the property's shifts, their contiguous starts computed in Python (controller/locale.py)
+    WHEN COALESCE(r.closed_utc, x.committed_utc) < %(shifts_end)s::timestamptz
+    THEN (%(shift_labels)s::text[])[width_bucket(COALESCE(r.closed_utc, x.committed_utc),
+                                                 %(shift_starts)s::timestamptz[])]
+END AS shift
 FROM compared x
 LEFT JOIN rounds r USING (table_id, round_id)
 LEFT JOIN floor_rounds fr ON fr.table_id = x.table_id AND fr.round_id = x.round_id

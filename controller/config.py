@@ -38,6 +38,7 @@ from controller.files import (
     read_bounded_text,
 )
 from controller.journal.chain import canonical_json
+from controller.locale import DEFAULT_PROPERTY, PropertySettings
 from controller.names import (
     DESIGNATED_PLAYER,
     DEVICE_KINDS,
@@ -53,6 +54,7 @@ from controller.rules.games import GAMES, NOT_OFFERED, PROGRESSIVE_GAMES
 from controller.rules.paytables import Paytable, default_paytable, parse_table_paytable
 from controller.settings import (
     KeyRefusal,
+    PropertySection,
     Rake,
     Strict,
     check_bonus_limits,
@@ -553,6 +555,8 @@ class ConfigFile(Strict):
     software: SoftwareSection | None = None  # the signed release checked at start; None: not checked
     # The Progressive wager's parameters: checked by the rules' own parser (controller/rules/progressive.py).
     progressive: dict[str, Any] | None = None
+    # The property's time zone, gaming day, shifts and currency (controller/locale.py).
+    property: PropertySection = PropertySection()
 
     missing_hints: ClassVar[dict[str, str]] = {
         name: f"a table like [{name}]" for name in ("table", "limits", "devices")
@@ -690,6 +694,9 @@ class TableConfig:
     # controller keeps the meter is not how the table plays (as [uplink]).
     progressive_link: str | None = None
     progressive_link_timeout_s: float = 3.0
+    # [property]: the property's time zone, gaming day, shifts and currency (controller/locale.py). Not in
+    # to_json: how times and amounts are written for people is not how the table plays.
+    property_settings: PropertySettings = DEFAULT_PROPERTY
 
     def to_json(self) -> dict[str, Any]:
         """The effective configuration, secrets reduced to fingerprints (hashed for config_digest)."""
@@ -945,6 +952,7 @@ def _assemble(parsed: ConfigFile, *, source: str, base_dir: Path) -> TableConfig
         ),
         progressive_link=link,
         progressive_link_timeout_s=link_timeout_s,
+        property_settings=parsed.property.settings(),
     )
 
 

@@ -197,6 +197,7 @@ def engine_config_for(config: TableConfig, *, time_scale: float = 1.0) -> Engine
         sensors_device=device_name("bet_sensors", "sensors"),
         display_device=device_name("dealer_display", "display"),
         progressive=config.progressive_parameters,
+        property_settings=config.property_settings,
     )
 
 
@@ -497,7 +498,8 @@ class TableDaemon:
         )
         if self.options.print_rounds:
             for recalled in recall_from(self.journal, round_id=record.round_id):
-                print(render_record(recalled), file=self.out, flush=True)
+                prop = self.config.property_settings
+                print(render_record(recalled, prop.money, prop), file=self.out, flush=True)
         every = self.options.integrity_every_rounds
         if every > 0 and self.summary.rounds_closed % every == 0:
             self.watches.start_integrity_check()
@@ -728,6 +730,7 @@ class TableDaemon:
             device_health=self.device_health,
             changes=self.controls.changes,
             progressive_live=self.progressive_panel_view,
+            property_settings=self.config.property_settings,
         )
         log.info("panel_listening", url=self.panel.url)
         print(f"panel: {self.panel.url}", file=self.out, flush=True)

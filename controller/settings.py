@@ -28,6 +28,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from pydantic_core import PydanticCustomError
 
 from controller.errors import UserError, shown
+from controller.locale import PropertyRefused, PropertySettings, property_settings
 from controller.names import (
     BANKING_MODES,
     DESIGNATED_PLAYER,
@@ -374,3 +375,34 @@ __all__ = [
     "toml_type",
     "unknown_key",
 ]
+
+
+class PropertySection(Strict):
+    """``[property]`` of the table's file and of the floor's (docs/configuration.md "[property]"): the
+    property's time zone, gaming day, shifts and currency. Checked by controller/locale.py, each refusal
+    one line naming the key (``property.time_zone: 'Europe/Berln' is not a time zone ...``)."""
+
+    time_zone: str = "UTC"
+    gaming_day_start: str = "06:00"  # local HH:MM
+    shifts: dict[str, str] | None = None  # name -> local start "HH:MM"; None: day, swing, grave
+    currency: str | None = None  # ISO 4217; None: the amounts alone, as before the setting
+    currency_symbol: str | None = None  # written before amounts instead of the code
+    currency_decimals: int | None = None  # the minor unit's places; None: the code's (JPY 0, else 2)
+
+    @model_validator(mode="after")
+    def _checked(self) -> PropertySection:
+        self.settings()
+        return self
+
+    def settings(self) -> PropertySettings:
+        try:
+            return property_settings(
+                time_zone=self.time_zone,
+                gaming_day_start=self.gaming_day_start,
+                shifts=self.shifts,
+                currency=self.currency,
+                currency_symbol=self.currency_symbol,
+                currency_decimals=self.currency_decimals,
+            )
+        except PropertyRefused as refused:
+            raise KeyRefusal(f"property.{refused.key}", refused.reason) from None

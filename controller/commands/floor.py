@@ -122,8 +122,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "report",
         help="the gaming day's report per table and per pit, from the floor (docs/operations.md)",
         description="Rounds, handle by wager, win, hold %% against the par sheet's, dead hands, voids, "
-        "kills, overrides, faults and progressive amounts of one gaming day ([floor] "
-        "gaming_day_start_hour, UTC), per table, per pit and for the floor. --csv prints the CSV, its "
+        "kills, overrides, faults and progressive amounts of one gaming day ([property] gaming_day_start, "
+        "in its time zone), per table, per pit and for the floor. --csv prints the CSV, its "
         "last line the SHA-256 of every byte before it.",
     )
     report.add_argument("--day", required=True, metavar="YYYY-MM-DD", help="the gaming day")
@@ -340,7 +340,7 @@ def _report(args: argparse.Namespace) -> int:
     try:
         with psycopg.connect(config.dsn) as connection:
             connection.read_only = True
-            report = read_floor_day(connection, args.day, config.gaming_day_start_hour, pit=args.pit)
+            report = read_floor_day(connection, args.day, config.property_settings, pit=args.pit)
     except psycopg.Error as error:
         raise UserError(f"PostgreSQL: {str(error).strip().splitlines()[0]}") from None
     print(report.csv_text() if args.csv else render_report(report), end="")
@@ -363,7 +363,7 @@ def _panel(args: argparse.Namespace) -> int:
         config.reporting_dsn,
         config.writer_dsn,
         users,
-        gaming_day_start_hour=config.gaming_day_start_hour,
+        property_settings=config.property_settings,
         surveillance_big_win_cents=config.surveillance_big_win_cents,
         pits=config.pits,
     )

@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 
 from controller.files import check_no_special_file
+from controller.locale import DEFAULT_PROPERTY, PropertySettings
 
 
 def add_journal_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,3 +31,13 @@ def journal_path(args: argparse.Namespace) -> Path:
         path = load_config(args.config).journal_path
     check_no_special_file(path, "journal")
     return path
+
+
+def property_of(args: argparse.Namespace) -> PropertySettings:
+    """The property's time and money (docs/configuration.md "[property]"): --config's, else the defaults
+    (UTC, 06:00, the amounts alone). Read only when --config is given, as ``journal_path``."""
+    if not getattr(args, "config", None):
+        return DEFAULT_PROPERTY
+    from controller.config import load_config  # noqa: PLC0415
+
+    return load_config(args.config).property_settings

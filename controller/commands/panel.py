@@ -14,6 +14,7 @@ from pathlib import Path
 
 from controller.config import load_config
 from controller.journal import Journal
+from controller.locale import DEFAULT_PROPERTY
 from controller.panel.embed import start_panel
 
 NAME = "panel"
@@ -53,11 +54,17 @@ async def _serve(args: argparse.Namespace) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     # The users file by the one rule (controller.panel.auth.users_file_for), as the daemon finds it.
-    panel_config = load_config(args.config).panel if args.config else None
+    config = load_config(args.config) if args.config else None
+    panel_config = config.panel if config else None
     # --panel when given, else the configuration's [panel] bind (as `run` does: issue 30 item 5).
     bind = args.panel or (f"{panel_config.host}:{panel_config.port}" if panel_config else DEFAULT_BIND)
     panel = await start_panel(
-        journal, bind=bind, users_file=args.users_file, panel_config=panel_config, read_only=True
+        journal,
+        bind=bind,
+        users_file=args.users_file,
+        panel_config=panel_config,
+        read_only=True,
+        property_settings=config.property_settings if config else DEFAULT_PROPERTY,
     )
     print(f"panel: {panel.url} (read-only over {args.journal}); Ctrl-C stops it", flush=True)
     try:

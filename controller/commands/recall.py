@@ -7,7 +7,7 @@ import json
 import sys
 from datetime import UTC, date, datetime, timedelta
 
-from controller.commands.journal_args import add_journal_arguments, journal_path
+from controller.commands.journal_args import add_journal_arguments, journal_path, property_of
 from controller.errors import UserError
 from controller.journal.chain import format_time_utc
 from controller.journal.recall import DEFAULT_LAST, recall_records
@@ -90,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--last: must be at least 1, not {last}")
     if sum((args.json, args.jsonl, args.csv)) > 1:
         raise UserError("--json, --jsonl and --csv: give one of them")
+    prop = property_of(args)
     records = recall_records(
         journal_path(args),
         last=last,
@@ -102,12 +103,12 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(records, ensure_ascii=False, indent=2))
     elif args.csv:
-        write_recall_csv(records, sys.stdout)
+        write_recall_csv(records, sys.stdout, prop)
     elif args.jsonl:
         for record in records:
             print(json.dumps(record, ensure_ascii=False))
     else:
-        print(render_records(records))
+        print(render_records(records, prop.money, prop))
     for record in records:
         stored = record.get("stored")
         if stored is not None and stored["archived"]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from controller.commands.journal_args import add_journal_arguments, journal_path
+from controller.commands.journal_args import add_journal_arguments, journal_path, property_of
 from controller.errors import UserError
 
 NAME = "report"
@@ -20,24 +20,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=None,
         metavar="H",
-        help="the gaming day's start hour, UTC (default 6: the floor's gaming_day_start_hour default)",
+        help="the gaming day's start hour, UTC (default: --config's [property] gaming_day_start and zone)",
     )
     parser.add_argument("--csv", action="store_true", help="the CSV with its digest line")
 
 
 def run(args: argparse.Namespace) -> int:
     from controller.floor.gaming_day import (  # noqa: PLC0415 - the floor's pure fold only, no psycopg use
-        DEFAULT_START_HOUR,
         REPORT_KINDS,
         DayEntry,
         build_report,
         render_report,
     )
     from controller.journal.store import Journal  # noqa: PLC0415
+    from controller.locale import legacy_property  # noqa: PLC0415
 
-    start_hour = DEFAULT_START_HOUR if args.start_hour is None else args.start_hour
-    if not 0 <= start_hour <= 23:
-        raise UserError(f"--start-hour: {start_hour} is not an hour from 0 to 23")
+    prop = property_of(args)
+    if args.start_hour is not None:  # the option from before [property]: that hour, UTC, shifts of 8 hours
+        if not 0 <= args.start_hour <= 23:
+            raise UserError(f"--start-hour: {args.start_hour} is not an hour from 0 to 23")
+        prop = legacy_property(args.start_hour)
     with Journal.open_existing(journal_path(args), readonly=True) as journal:
         table_id = journal.table_id
         entries = [
@@ -45,6 +47,6 @@ def run(args: argparse.Namespace) -> int:
             for e in journal.entries()
             if e.kind in REPORT_KINDS or e.kind.startswith("progressive_")
         ]
-    report = build_report(args.day, start_hour, entries, {table_id: ""}, totals=False)
+    report = build_report(args.day, prop, entries, {table_id: ""}, totals=False)
     print(report.csv_text() if args.csv else render_report(report), end="")
     return 0

@@ -20,6 +20,7 @@ from controller.engine import machine as m
 from controller.engine.context import ENGINE, TableContext, operator
 from controller.engine.round import DEAD, FOLDED, LiveRound, SeatPlay
 from controller.engine.state import DESIGNATED_PLAYER
+from controller.locale import gaming_day_of
 from controller.names import format_round_id
 from controller.rules.cards import cards_text
 from controller.rules.settle import Settlement, bank_by_seat, settle_parsed
@@ -213,7 +214,11 @@ class RoundFlow:
         ctx = self.ctx
         config = ctx.config
         ctx.rounds_started += 1
-        day = datetime.datetime.fromtimestamp(ctx.now_s, tz=datetime.UTC).date()
+        # Dated by the gaming day (controller/locale.py), not the UTC date: a grave shift's rounds after
+        # midnight carry the date of the gaming day they belong to.
+        day = gaming_day_of(
+            datetime.datetime.fromtimestamp(ctx.now_s, tz=datetime.UTC), config.property_settings
+        )
         round_id = format_round_id(config.table_id, day, ctx.rounds_started)
         banking = ctx.bank.banking()
         seats = {seat: SeatPlay(seat, dict(wagers)) for seat, wagers in sorted(wagers_by_seat.items())}

@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from controller.locale import DEFAULT_PROPERTY, PropertySettings
 from controller.names import DESIGNATED_PLAYER as DESIGNATED_PLAYER  # noqa: PLC0414  (re-exported)
 from controller.names import HIGH_CARD_FLUSH
 from controller.names import HOUSE as HOUSE  # noqa: PLC0414  (re-exported)
@@ -189,6 +190,9 @@ class TableConfig:
     shuffler_device: str = "shuffler"
     sensors_device: str = "sensors"
     display_device: str = "display"
+    # The property's zone and gaming day ([property], controller/locale.py): a round id is dated by the
+    # gaming day it starts in (docs/journal.md "Round ids").
+    property_settings: PropertySettings = DEFAULT_PROPERTY
 
     def __post_init__(self) -> None:
         # The same rules as the configuration file (controller/settings.py): one seat rule, one rake.

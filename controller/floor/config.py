@@ -44,7 +44,8 @@ from controller.floor.servers import FLOOR_INBOX
 from controller.floor.service import FloorConfig
 from controller.floor.tiles import MAX_PIT_COLUMNS, MAX_PIT_ROWS, PitLayout
 from controller.floor.users import FLOOR_USERS_FILE_NAME
-from controller.settings import KeyRefusal, Strict, one_line, refusal, toml_type, unknown_key
+from controller.locale import PropertySettings, legacy_property
+from controller.settings import KeyRefusal, PropertySection, Strict, one_line, refusal, toml_type, unknown_key
 
 MAX_BATCH_SIZE = 10_000  # what the file always allowed; more than the consumer's max_ack_pending adds nothing
 # The service notices a stop, a release to apply and the idle sweep's time only between pull requests:
@@ -125,7 +126,9 @@ class FloorSection(Strict):
     ]
     backoff_initial_s: Annotated[float, _seconds_between(0.01, MAX_BACKOFF_S)] = _DEFAULT["backoff_initial_s"]
     backoff_max_s: Annotated[float, _seconds_between(0.01, MAX_BACKOFF_S)] = _DEFAULT["backoff_max_s"]
-    gaming_day_start_hour: Annotated[int, whole_number(0, 23)] = _DEFAULT["gaming_day_start_hour"]
+    # From before [property]: the gaming day's start hour, UTC, three 8-hour shifts from it
+    # (controller/locale.py ``legacy_property``). [property] gaming_day_start replaces it.
+    gaming_day_start_hour: Annotated[int, whole_number(0, 23)] = 6
     surveillance_big_win_cents: Annotated[int, whole_number(1, 10**15, cents=True)] = _DEFAULT[
         "surveillance_big_win_cents"
     ]
@@ -220,6 +223,8 @@ class FloorFile(Strict):
     panel: PanelSection | None = None
     pits: list[PitSection] | None = None
     progressive: dict[str, Any] | None = None
+    # The property's time zone, gaming day, shifts and currency (controller/locale.py), as the tables'.
+    property: PropertySection | None = None
 
     missing_hints: ClassVar[dict[str, str]] = {"floor": "a table like [floor]"}
 
@@ -266,8 +271,8 @@ def load_floor_config(path: str | Path) -> FloorConfig:
     if unknown is not None:
         raise FloorConfigError(f"{source}: {unknown}")
     try:
-        section = FloorFile.model_validate(document).floor
-        return _assemble(section, config_path.resolve().parent)
+        parsed = FloorFile.model_validate(document)
+        return _assemble(parsed.floor, config_path.resolve().parent, _property(parsed))
     except ValidationError as error:
         key, reason = one_line(error, FloorFile)
         raise FloorConfigError(f"{source}: {key}: {reason}") from None
@@ -284,7 +289,7 @@ class FloorPanelConfig:
     reporting_dsn: str
     writer_dsn: str
     users_file: Path
-    gaming_day_start_hour: int
+    property_settings: PropertySettings
     surveillance_big_win_cents: int
     pits: tuple[PitLayout, ...] = ()  # the map's layout, [[pits]] in the file's order
 
@@ -311,7 +316,7 @@ def load_floor_panel_config(path: str | Path) -> FloorPanelConfig:
         reporting_dsn=reporting,
         writer_dsn=floor.dsn,
         users_file=base_dir / panel.users_file,
-        gaming_day_start_hour=floor.gaming_day_start_hour,
+        property_settings=floor.property_settings,
         surveillance_big_win_cents=floor.surveillance_big_win_cents,
         pits=tuple(pit_layout(pit) for pit in whole.pits or []),
     )
@@ -349,15 +354,28 @@ def _unknown_key(document: dict[str, Any]) -> str | None:
                 for key in pit if isinstance(pit, dict) else ():
                     if key not in PitSection.model_fields:
                         return f"pits[{index}].{key}: {unknown_key(key, list(PitSection.model_fields))}"
-        if isinstance(value, dict) and name in ("floor", "panel"):
-            keys = list((FloorSection if name == "floor" else PanelSection).model_fields)
+        if isinstance(value, dict) and name in ("floor", "panel", "property"):
+            model = {"floor": FloorSection, "panel": PanelSection, "property": PropertySection}[name]
+            keys = list(model.model_fields)  # type: ignore[attr-defined]
             for key in value:
                 if key not in keys:
                     return f"{name}.{key}: {unknown_key(key, keys)}"
     return None
 
 
-def _assemble(section: FloorSection, base_dir: Path) -> FloorConfig:
+def _property(parsed: FloorFile) -> PropertySettings:
+    """[property]'s settings; or, without one, what [floor] gaming_day_start_hour meant before it."""
+    if parsed.property is None:
+        return legacy_property(parsed.floor.gaming_day_start_hour)
+    if "gaming_day_start_hour" in parsed.floor.model_fields_set:
+        raise KeyRefusal(
+            "floor.gaming_day_start_hour",
+            "give [property] gaming_day_start instead (not both: which would count?)",
+        )
+    return parsed.property.settings()
+
+
+def _assemble(section: FloorSection, base_dir: Path, prop: PropertySettings) -> FloorConfig:
     ca_file = base_dir / section.ca_file
     try:  # read now, bounded, so the TLS set-up never opens a FIFO or a device
         read_bounded(ca_file, limit_bytes=MAX_CERTIFICATE_BYTES)
@@ -378,7 +396,7 @@ def _assemble(section: FloorSection, base_dir: Path) -> FloorConfig:
         sweep_interval_s=section.sweep_interval_s,
         release_poll_interval_s=section.release_poll_interval_s,
         reconcile_interval_s=section.reconcile_interval_s,
-        gaming_day_start_hour=section.gaming_day_start_hour,
+        property_settings=prop,
         surveillance_big_win_cents=section.surveillance_big_win_cents,
         surveillance_poll_interval_s=section.surveillance_poll_interval_s,
     )
@@ -414,6 +432,27 @@ def _connection_string(base_dir: Path, name: str, *, key: str = "floor.dsn_file"
 def _toml_string(text: str) -> str:
     # JSON's string escapes (\" \\ \n \uXXXX ...) are all TOML basic-string escapes.
     return json.dumps(text, ensure_ascii=False)
+
+
+def property_toml(prop: PropertySettings) -> str:
+    """``[property]`` as the file writes it (empty for the defaults): what ``PropertySection`` reads
+    back to ``prop``."""
+    if prop == legacy_property(6):
+        return ""
+    money = prop.money
+    lines = [
+        "\n[property]",
+        f"time_zone = {_toml_string(prop.time_zone)}",
+        f'gaming_day_start = "{prop.gaming_day_start_text}"',
+    ]
+    if money.currency is not None or money.symbol is not None:
+        lines.append(f"currency = {_toml_string(prop.currency)}")
+        lines.append(f"currency_decimals = {money.decimals}")
+    if money.symbol is not None:
+        lines.append(f"currency_symbol = {_toml_string(money.symbol)}")
+    lines.append("\n[property.shifts]")
+    lines.extend(f'{shift.name} = "{shift.start_text}"' for shift in prop.shifts)
+    return "\n".join(lines) + "\n"
 
 
 def write_floor_config(
@@ -455,9 +494,9 @@ def write_floor_config(
         f"reconcile_interval_s = {config.reconcile_interval_s!r}\n"
         f"backoff_initial_s = {config.backoff_initial_s!r}\n"
         f"backoff_max_s = {config.backoff_max_s!r}\n"
-        f"gaming_day_start_hour = {config.gaming_day_start_hour}\n"
         f"surveillance_big_win_cents = {config.surveillance_big_win_cents}\n"
         f"surveillance_poll_interval_s = {config.surveillance_poll_interval_s!r}\n"
+        + property_toml(config.property_settings)
         + (
             ""
             if reporting_dsn is None

@@ -20,6 +20,7 @@ import secrets
 import signal
 import sys
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,7 @@ from controller.floor.users import (
 )
 from controller.floor.verify import verify_table
 from controller.journal.store import Journal
+from controller.locale import DEFAULT_PROPERTY, PropertySettings
 from controller.simulation.floor_tables import MIXED_GAMES, SimTable
 from controller.uplink.uplink import Uplink
 from controller.waits import wait_event
@@ -125,6 +127,23 @@ def _configure_pits(floor: EmbeddedFloor, ids: list[str]) -> None:
         )
 
 
+def sim_tables(
+    journals: Mapping[str, Journal],
+    ids: list[str],
+    rng: random.Random,
+    *,
+    clock: Callable[[], float],
+    prop: PropertySettings = DEFAULT_PROPERTY,
+) -> list[SimTable]:
+    """The demo's simulated tables on the demo's wall clock (injected): their rounds' times and ids are
+    the gaming day the demo runs in, not a fixed date."""
+    rngs = [random.Random(rng.random()) for _ in ids]
+    return [
+        SimTable(journals[t], MIXED_GAMES[i % len(MIXED_GAMES)], rngs[i], property_settings=prop, clock=clock)
+        for i, t in enumerate(ids)
+    ]
+
+
 async def _run(
     floor: EmbeddedFloor,
     base: Path,
@@ -134,16 +153,14 @@ async def _run(
     port: int,
     rng: random.Random,
     site: EmbeddedSite | None = None,
+    clock: Callable[[], float] = time.time,
 ) -> int:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for number in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(number, stop.set)
     journals = {t: Journal.open(base / "tables" / f"{t}.sqlite", t, synchronous="FULL") for t in ids}
-    sims = [
-        SimTable(journals[t], MIXED_GAMES[i % len(MIXED_GAMES)], random.Random(rng.random()))
-        for i, t in enumerate(ids)
-    ]
+    sims = sim_tables(journals, ids, rng, clock=clock)
     at_site = set(site.table_ids) if site is not None else set()
     uplinks = {
         t: Uplink(

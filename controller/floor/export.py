@@ -19,7 +19,7 @@ from fastapi.responses import Response
 from controller.journal import entries as typed
 from controller.journal.kinds import CLOSING_KINDS, STATUS_BY_CLOSING_KIND
 from controller.journal.render_csv import METERS_COLUMNS, meters_rows, write_recall_csv
-from controller.money import format_money
+from controller.locale import DEFAULT_PROPERTY, PropertySettings
 
 _UNSAFE_IN_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 # The floor's meter views' numbers (floor_meters_by_*), each a row of the CLI's meters CSV.
@@ -58,13 +58,13 @@ def round_record(round_id: str, events: Sequence[Mapping[str, Any]]) -> dict[str
     }
 
 
-def round_csv(record: dict[str, Any]) -> str:
+def round_csv(record: dict[str, Any], prop: PropertySettings = DEFAULT_PROPERTY) -> str:
     out = io.StringIO()
-    write_recall_csv([record], out)
+    write_recall_csv([record], out, prop)
     return out.getvalue()
 
 
-def meters_csv(by: str, rows: Sequence[Mapping[str, Any]]) -> str:
+def meters_csv(by: str, rows: Sequence[Mapping[str, Any]], prop: PropertySettings = DEFAULT_PROPERTY) -> str:
     """The meters page's rows in the CLI's long form: ``(meter, key, value, amount)``, ``key`` the row's
     table, pit, game or shift and ``meter`` ``by_<that>.<field>``, as the CLI's ``by_wager.<field>``
     (PostgreSQL's sums come back as Decimal: whole cents)."""
@@ -73,12 +73,12 @@ def meters_csv(by: str, rows: Sequence[Mapping[str, Any]]) -> str:
     writer.writerow(METERS_COLUMNS)
     for row in rows:
         numbers = {field: int(row.get(field) or 0) for field in _METER_FIELDS}
-        for meter, _key, value, amount in meters_rows(numbers):
+        for meter, _key, value, amount in meters_rows(numbers, prop.money):
             writer.writerow((f"by_{by}.{meter}", row["key"], value, amount))
     return out.getvalue()
 
 
-def progressive_csv(detail: Mapping[str, Any]) -> str:
+def progressive_csv(detail: Mapping[str, Any], prop: PropertySettings = DEFAULT_PROPERTY) -> str:
     """The progressive page (controller/floor/progressive_view.link_detail) in the same long form,
     ``(meter, key, value, amount)``: ``parameter.*`` and ``meter.*`` keyed by the link, ``level.*`` by
     the paytable line, ``table.*`` by the table, ``hit.*`` by the hit's number in the controller's
@@ -91,7 +91,7 @@ def progressive_csv(detail: Mapping[str, Any]) -> str:
     def row(meter: str, key: object, value: object) -> None:
         amount = ""
         if meter.endswith("_cents") and isinstance(value, int) and not isinstance(value, bool):
-            amount = format_money(value, signed=meter.endswith("difference_cents"))
+            amount = prop.money(value, signed=meter.endswith("difference_cents"))
         writer.writerow((meter, key, "" if value is None else value, amount))
 
     for section in ("parameters", "meters"):

@@ -8,8 +8,9 @@ Pure: a fold of journal entries (each one's table, kind, time and public payload
 they come from the floor's PostgreSQL (``floor_entries``) or from a table's SQLite journal, so a table's
 report and the floor's row of that table are the same numbers.
 
-The gaming day ``D`` with start hour ``H`` runs from ``D HH:00`` UTC to ``D+1 HH:00`` UTC (the journal's
-times are UTC, like the floor's shifts). A round belongs to the gaming day its closing entry
+The gaming day ``D`` runs from ``D`` at the property's gaming-day start to ``D+1`` at it, local time in the
+property's zone (controller/locale.py ``gaming_day_bounds``: 23 or 25 hours on the days the clocks
+change; by default UTC and 06:00, as before the setting). A round belongs to the gaming day its closing entry
 (round_settled, round_dead, round_voided) falls in; a kill, an override, a fault or a progressive entry
 to the day of its own entry.
 """
@@ -21,16 +22,22 @@ import hashlib
 import io
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
+from datetime import datetime
 from fractions import Fraction
 from typing import Any
 
 from controller.errors import UserError
 from controller.floor.theoretical import theoretical_win_exact
 from controller.journal.state import Meters
-from controller.money import format_money
-
-DEFAULT_START_HOUR = 6  # the floor's "day" shift starts at 06:00 UTC (docs/floor.md "Schema")
+from controller.locale import (
+    DEFAULT_PROPERTY,
+    PropertyRefused,
+    PropertySettings,
+    gaming_day_bounds,
+    journal_time,
+    parse_day,
+    time_text,
+)
 
 # An operator's action that overrides what the table decided by itself (docs/operations.md): a
 # supervisor accepting a bet sensor's difference after the lock. A kill (kill_seat) and a void
@@ -110,20 +117,12 @@ class DayFigures:
         return Fraction(100 * self.theoretical_win_cents, self.handle_cents)
 
 
-def gaming_day_range(day: str, start_hour: int) -> tuple[datetime, datetime]:
-    """The gaming day ``day`` (YYYY-MM-DD) as a UTC range [start, end)."""
+def gaming_day_range(day: str, prop: PropertySettings = DEFAULT_PROPERTY) -> tuple[datetime, datetime]:
+    """The gaming day ``day`` (YYYY-MM-DD) as a UTC range [start, end), in the property's zone."""
     try:
-        on = date.fromisoformat(day)
-    except ValueError:
-        raise UserError(f"--day: {day!r} is not a date like 2026-12-01") from None
-    if not 0 <= start_hour <= 23:
-        raise UserError(f"gaming day start hour: {start_hour} is not an hour from 0 to 23")
-    start = datetime(on.year, on.month, on.day, start_hour, tzinfo=UTC)
-    return start, start + timedelta(days=1)
-
-
-def journal_time(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        return gaming_day_bounds(parse_day(day, "--day"), prop)
+    except PropertyRefused as refused:
+        raise UserError(str(refused)) from None
 
 
 def _cents(payload: Mapping[str, Any], *names: str) -> int:
@@ -194,7 +193,7 @@ class ReportRow:
 @dataclass
 class DayReport:
     gaming_day: str
-    start_hour: int
+    prop: PropertySettings
     start_utc: str
     end_utc: str
     rows: list[ReportRow]
@@ -211,7 +210,7 @@ class DayReport:
 
 def build_report(
     day: str,
-    start_hour: int,
+    prop: PropertySettings,
     entries: Iterable[DayEntry],
     pits: Mapping[str, str],
     *,
@@ -222,7 +221,7 @@ def build_report(
     the pit asked for, and no floor row, with ``pit``). A table the floor knows with no entry that day
     has its row of zeros: a table that did not play is a fact the report says. ``totals=False``: the
     tables' rows only (one table's own report)."""
-    start, end = gaming_day_range(day, start_hour)
+    start, end = gaming_day_range(day, prop)
     start_utc, end_utc = journal_time(start), journal_time(end)
     tables = fold_day(entries, start_utc, end_utc)
     for table_id in pits:
@@ -245,11 +244,11 @@ def build_report(
     if pit is not None and pit not in by_pit:
         raise UserError(f"--pit: no table of the floor is in pit {pit!r}")
     if not totals:
-        return DayReport(day, start_hour, start_utc, end_utc, rows)
+        return DayReport(day, prop, start_utc, end_utc, rows)
     rows.extend(ReportRow("pit", name, name, by_pit[name]) for name in sorted(by_pit))
     if pit is None:
         rows.append(ReportRow("floor", "all", "", floor))
-    return DayReport(day, start_hour, start_utc, end_utc, rows)
+    return DayReport(day, prop, start_utc, end_utc, rows)
 
 
 def _pct(value: Fraction | None) -> str:
@@ -298,7 +297,7 @@ def report_csv_body(report: DayReport) -> str:
         game = ";".join(sorted(row.figures.games))
         for measure, value in measures(row.figures):
             amount = (
-                format_money(value)
+                report.prop.money(value)
                 if measure.split(".")[0].endswith("_cents") and isinstance(value, int)
                 else ""
             )
@@ -317,10 +316,10 @@ def check_digest(text: str) -> bool:
     return last.startswith(prefix) and last[len(prefix) :] == csv_digest(body + "\n")
 
 
-def read_floor_day(connection: Any, day: str, start_hour: int, *, pit: str | None = None) -> DayReport:
+def read_floor_day(connection: Any, day: str, prop: PropertySettings, *, pit: str | None = None) -> DayReport:
     """The floor's gaming-day report from PostgreSQL (``floor_entries``: the entries the floor took,
     each table's in its journal's order; a psycopg connection of the reporting or the writer role)."""
-    start, end = gaming_day_range(day, start_hour)
+    start, end = gaming_day_range(day, prop)
     pit_rows = connection.execute(
         "SELECT t.table_id, COALESCE(c.pit, t.pit, '') FROM floor_tables t"
         " LEFT JOIN floor_table_config c USING (table_id)"
@@ -334,14 +333,15 @@ def read_floor_day(connection: Any, day: str, start_hour: int, *, pit: str | Non
         (start, end, list(REPORT_KINDS)),
     ).fetchall()
     entries = [DayEntry(str(t), str(k), str(time_text), p) for t, k, time_text, p in rows]
-    return build_report(day, start_hour, entries, pits, pit=pit)
+    return build_report(day, prop, entries, pits, pit=pit)
 
 
 def render_report(report: DayReport) -> str:
     """The report as a supervisor reads it at a terminal: one line per table, pit and the floor."""
+    prop, fmt = report.prop, report.prop.money
     lines = [
-        f"gaming day {report.gaming_day}: {report.start_utc} to {report.end_utc} "
-        f"(starts {report.start_hour:02d}:00 UTC)",
+        f"gaming day {report.gaming_day}: {time_text(report.start_utc, prop)} to "
+        f"{time_text(report.end_utc, prop)} (starts {prop.gaming_day_start_text}, {prop.time_zone})",
         f"{'scope':<6} {'key':<12} {'rounds':>6} {'dead':>4} {'void':>4} {'handle':>14} {'win':>14} "
         f"{'hold%':>7} {'theo%':>7} {'dead hands':>10} {'kills':>5} {'overr.':>6} {'faults':>6}",
     ]
@@ -349,7 +349,7 @@ def render_report(report: DayReport) -> str:
         f = row.figures
         lines.append(
             f"{row.scope:<6} {row.key:<12} {f.rounds_settled:>6} {f.rounds_dead:>4} {f.rounds_voided:>4} "
-            f"{format_money(f.handle_cents):>14} {format_money(f.win_cents):>14} "
+            f"{fmt(f.handle_cents):>14} {fmt(f.win_cents):>14} "
             f"{_pct(f.hold_pct) or '-':>7} {_pct(f.theoretical_hold_pct) or '-':>7} {f.dead_hands:>10} "
             f"{f.kills:>5} {f.overrides:>6} {f.faults:>6}"
         )

@@ -62,14 +62,16 @@ from controller.floor import export, gaming_day, progressive_view, surveillance
 from controller.floor import users as floor_users
 from controller.floor.checks import FloorStored
 from controller.floor.release import RELEASING_ROLES, ReleaseRefused, release_table
-from controller.floor.tiles import PitLayout, TileText, current_shift, pit_map, time_text
+from controller.floor.tiles import PitLayout, TileText, current_shift, pit_map
+from controller.floor.tiles import time_text as tiles_time_text
 from controller.journal import entries as typed
 from controller.journal.chain import canonical_json
 from controller.journal.recall import round_record
 from controller.journal.render import game_title
 from controller.journal.state import TableState
 from controller.journal.store import entry_from_row
-from controller.money import MoneyFormat, money
+from controller.locale import DEFAULT_PROPERTY, PropertySettings, gaming_day_of, shifts_between
+from controller.money import MoneyFormat
 from controller.panel.auth import (
     MAX_PASSWORD_CHARS,
     USER_NAME_MAX_CHARS,
@@ -110,7 +112,20 @@ SSE_KEEP_ALIVE = b": keep-alive\n\n"
 SSE_UNAVAILABLE = "unavailable"
 MEASURES = ("table", "pit", "game", "shift")
 log = structlog.get_logger("flushtable.floor.panel")
-_VIEW = {m: f"floor_meters_by_{m}" for m in MEASURES}
+# The views by table, pit and game; by shift is SHIFT_METERS_SQL with the property's shift bounds.
+_VIEW = {m: f"floor_meters_by_{m}" for m in MEASURES if m != "shift"}
+# The meters by shift: each round of floor_round_meters placed in its shift by the shifts' labels and
+# their contiguous UTC starts (parameters 1 and 2, in order) up to the last one's end (parameter 3):
+# width_bucket is a binary search, so a long history costs a logarithm per round, not a join.
+SHIFT_METERS_SQL = """
+SELECT (%(labels)s::text[])[width_bucket(m.closed_utc, %(starts)s::timestamptz[])] AS key,
+       count(*) FILTER (WHERE m.status = 'settled') AS rounds_settled,
+       sum(m.handle_cents)::bigint AS handle_cents, sum(m.house_win_cents)::bigint AS house_win_cents,
+       sum(m.theoretical_win_cents)::bigint AS theoretical_win_cents
+FROM floor_round_meters m
+WHERE m.closed_utc >= (%(starts)s::timestamptz[])[1] AND m.closed_utc < %(end)s::timestamptz
+GROUP BY 1 ORDER BY 1
+"""
 MAX_LINK_ID_CHARS = 64
 # Live meters read at once (one reader a link, however many signs show it): a floor has a few links;
 # the bound keeps a request naming made-up links from starting readers without end.
@@ -147,6 +162,9 @@ class FloorPanelSettings:
     sign_key: str | None = field(default=None, repr=False)
     max_sign_streams: int = 64  # keyed sign streams open at once (429 past it)
     clock: Callable[[], float] = time.monotonic
+    # The wall clock (seconds since the epoch): which gaming day is "today" on the Reports page, and the
+    # printed time. Injected in tests so none depends on the hour it runs.
+    wall_clock: Callable[[], float] = time.time
     # (password, hash) -> bool: controller.passwords' scrypt check; a test may count the checks.
     verify: Callable[[str, str], bool] = verify_password
     # The reporting role's connections (docs/floor.md "The floor panel"): a few, shared by every page
@@ -157,17 +175,24 @@ class FloorPanelSettings:
     pool_max_size: int = 4
     pool_timeout_s: float = 5.0
     query_timeout_s: float = 15.0
-    # The floor's [floor] settings the Reports and Surveillance pages read (the service's file).
-    gaming_day_start_hour: int = 6
+    # The floor's settings the Reports, Meters and Surveillance pages read (the service's file): the
+    # property's zone, gaming day, shifts and currency (controller/locale.py) for every time and amount.
+    property_settings: PropertySettings = DEFAULT_PROPERTY
     surveillance_big_win_cents: int = 500_000
     # The pit map's layout ([[pits]] of the floor file, controller/floor/config.py); none: one grid.
     pits: tuple[PitLayout, ...] = ()
-    # Every amount the panel shows goes through money_format, every time through time_text
-    # (controller/floor/tiles.py): the property's currency and zone are set here and nowhere else.
-    money_format: MoneyFormat = money
-    time_text: Callable[..., str] = time_text
     # The wall clock the map's shift is read from (a test gives a fixed time: never the hour it runs).
     now_utc: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+
+    # Every amount the panel shows goes through money_format, every time through time_text: both the
+    # property's (property_settings above), so its currency and zone are set in one place.
+    @property
+    def money_format(self) -> MoneyFormat:
+        return self.property_settings.money
+
+    def time_text(self, moment: datetime | str | None, *, with_date: bool = False) -> str:
+        """``14:05:31 CET`` (``with_date``: ``2026-12-05 14:05:31 CET``) in the property's zone."""
+        return tiles_time_text(moment, with_date=with_date, zone=self.property_settings.zone)
 
 
 class DatabaseUnavailable(Exception):
@@ -346,8 +371,9 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
     templates.filters["money"] = money_text
     templates.filters["clock"] = settings.time_text
     templates.filters["when"] = lambda moment: settings.time_text(moment, with_date=True)
+    templates.filters["when_time"] = settings.time_text
 
-    def day_text(moment: object) -> str:
+    def day_text(moment: datetime | str | None) -> str:
         # "2026-12-05 08:16:59 CET" -> "2026-12-05 CET": the date and the zone, as the time says them.
         date_text, _, rest = settings.time_text(moment, with_date=True).partition(" ")
         return f"{date_text} {rest.partition(' ')[2]}".strip()
@@ -520,7 +546,7 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
     # --- the floor map --------------------------------------------------------------------------------
     async def floor_map(table_id: str | None = None) -> list[dict[str, Any]]:
         """Every table's tile (controller/floor/tiles.py), or the one table's."""
-        shift = current_shift(settings.now_utc())
+        shift = current_shift(settings.now_utc(), settings.property_settings)
         rows = await query(
             "SELECT t.table_id, COALESCE(c.pit, t.pit) AS pit, t.game, t.phase, t.held, t.table_open, "
             "t.quarantined_at_seq IS NOT NULL AS quarantined, t.quarantine_reason, t.last_round_id, "
@@ -582,7 +608,7 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         if session is None:
             return login_redirect()
         tiles = await floor_map()
-        shift = current_shift(settings.now_utc())
+        shift = current_shift(settings.now_utc(), settings.property_settings)
         shift_text = (
             f"{shift.name} shift, {settings.time_text(shift.start)} to {settings.time_text(shift.end)}"
         )
@@ -831,8 +857,17 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
     # --- meters ---------------------------------------------------------------------------------------
     async def meters_rows(by: str) -> tuple[str, list[dict[str, Any]]]:
         """The meters page's rows (and its CSV's) grouped ``by`` (an unknown grouping is by table)."""
-        by = by if by in _VIEW else "table"
-        return by, await query(f"SELECT * FROM {_VIEW[by]} ORDER BY key")
+        by = by if by in MEASURES else "table"
+        if by != "shift":
+            return by, await query(f"SELECT * FROM {_VIEW[by]} ORDER BY key")
+        # The shifts are the property's (controller/locale.py), computed here and given to the query as
+        # bounds: SQL holds no second definition of them (migration 10 dropped floor_shift).
+        span = await query("SELECT min(closed_utc) AS first, max(closed_utc) AS last FROM floor_round_meters")
+        if not span or span[0]["first"] is None:
+            return by, []
+        shifts = shifts_between(span[0]["first"], span[0]["last"], settings.property_settings)
+        labels, starts = [s[0] for s in shifts], [s[1] for s in shifts]
+        return by, await query(SHIFT_METERS_SQL, {"labels": labels, "starts": starts, "end": shifts[-1][2]})
 
     @app.get("/meters", response_class=HTMLResponse)
     async def meters_page(request: Request, by: str = "table") -> Response:
@@ -851,7 +886,9 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         if session is None:
             return login_redirect()
         by, rows = await meters_rows(by)
-        return export.csv_response(export.meters_csv(by, rows), f"floor-meters-by-{by}.csv")
+        return export.csv_response(
+            export.meters_csv(by, rows, settings.property_settings), f"floor-meters-by-{by}.csv"
+        )
 
     # --- rounds ---------------------------------------------------------------------------------------
     @app.get("/rounds", response_class=HTMLResponse)
@@ -914,7 +951,9 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         record = export.round_record(round_id, detail["events"])
         if record is None:
             return HTMLResponse("The round is not closed yet: its CSV comes once it is.", 409)
-        return export.csv_response(export.round_csv(record), f"round-{table_id}-{round_id}.csv")
+        return export.csv_response(
+            export.round_csv(record, settings.property_settings), f"round-{table_id}-{round_id}.csv"
+        )
 
     async def round_detail(
         table_id: str, round_id: str, *, show_private: bool = True
@@ -1002,7 +1041,9 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
             return HTMLResponse(
                 f"days: a whole number of days from 1 to {progressive_view.MAX_WINDOW_DAYS}.", 422
             )
-        detail = await progressive_view.link_detail(query, link_id, window_s=window * 86400.0)
+        detail = await progressive_view.link_detail(
+            query, link_id, window_s=window * 86400.0, prop=settings.property_settings
+        )
         if detail is None:
             return HTMLResponse("No such progressive link on the floor.", 404)
         return window, detail
@@ -1027,7 +1068,9 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         if isinstance(found, Response):
             return found
         _window, detail = found
-        return export.csv_response(export.progressive_csv(detail), f"floor-progressive-{link_id}.csv")
+        return export.csv_response(
+            export.progressive_csv(detail, settings.property_settings), f"floor-progressive-{link_id}.csv"
+        )
 
     @app.get("/progressive/{link_id}/sign", response_class=HTMLResponse)
     async def progressive_sign(link_id: str, request: Request, key: str = "") -> Response:
@@ -1036,7 +1079,7 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         session = None if keyed else session_of(request)
         if session is None and not keyed:
             return login_redirect()
-        frame = await progressive_view.sign_frame(query, link_id)
+        frame = await progressive_view.sign_frame(query, link_id, settings.property_settings)
         if frame is None:
             return HTMLResponse("No such progressive link on the floor.", 404)
         html = templates.get_template("progressive_sign.html").render(sign=frame, key=key if keyed else "")
@@ -1057,7 +1100,7 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
 
             async def read() -> bytes:
                 try:
-                    frame = await progressive_view.sign_frame(query, link_id)
+                    frame = await progressive_view.sign_frame(query, link_id, settings.property_settings)
                 except DatabaseUnavailable:
                     return _unavailable_frame("the floor database is not answering")
                 except Exception:  # the reader serves every sign of the link: logged, never dies
@@ -1115,11 +1158,11 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
     # --- gaming-day reports (controller/floor/gaming_day.py) -----------------------------------------
     def default_day() -> str:
         """The last whole gaming day (the one before the gaming day now running)."""
-        now = datetime.now(UTC) - timedelta(hours=settings.gaming_day_start_hour)
-        return (now.date() - timedelta(days=1)).isoformat()
+        today = gaming_day_of(datetime.fromtimestamp(settings.wall_clock(), UTC), settings.property_settings)
+        return (today - timedelta(days=1)).isoformat()
 
     async def day_report(day: str, pit: str) -> gaming_day.DayReport:
-        start, end = gaming_day.gaming_day_range(day, settings.gaming_day_start_hour)
+        start, end = gaming_day.gaming_day_range(day, settings.property_settings)
         pit_rows = await query(
             "SELECT t.table_id, COALESCE(c.pit, t.pit, '') AS pit FROM floor_tables t "
             "LEFT JOIN floor_table_config c USING (table_id)"
@@ -1131,7 +1174,7 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         )
         entries = [gaming_day.DayEntry(r["table_id"], r["kind"], r["time_text"], r["payload"]) for r in rows]
         pits = {str(r["table_id"]): str(r["pit"]) for r in pit_rows}
-        return gaming_day.build_report(day, settings.gaming_day_start_hour, entries, pits, pit=pit or None)
+        return gaming_day.build_report(day, settings.property_settings, entries, pits, pit=pit or None)
 
     @app.get("/reports", response_class=HTMLResponse)
     async def reports_page(request: Request, day: str = "", pit: str = "") -> Response:
@@ -1149,7 +1192,8 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
             for r in report.rows
         ]  # fmt: skip
         return await page("report.html", session, report=report, rows=rows, day=day, pit=pit, message="",
-                    printed_utc=datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"))  # fmt: skip
+                    printed_utc=settings.time_text(datetime.fromtimestamp(settings.wall_clock(), UTC),
+                                                   with_date=True))  # fmt: skip
 
     @app.get("/reports/csv")
     async def reports_csv(request: Request, day: str = "", pit: str = "") -> Response:

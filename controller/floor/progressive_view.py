@@ -35,12 +35,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import psycopg
 
-from controller.money import format_money
+from controller.locale import DEFAULT_PROPERTY, PropertySettings, shifts_between
+from controller.money import MoneyFormat
 
 Params = tuple[Any, ...] | dict[str, Any]
 Query = Callable[[str, Params], Awaitable[list[dict[str, Any]]]]
@@ -49,6 +51,24 @@ RECONCILE_ALERT_KIND = "progressive_reconciliation"
 # The rounds reconciled: those closed within this many seconds (the page's default, and the floor
 # service's every run), read through the floor's index by close time, never the whole record again.
 RECONCILE_WINDOW_S = 7 * 24 * 3600.0
+
+
+def reconcile_params(
+    link_id: str, window_s: float, prop: PropertySettings, now: datetime | None = None
+) -> dict[str, Any]:
+    """RECONCILE_SQL's parameters: the link, the window and the property's shifts that cover it (a day
+    either side: the database's clock and ours may differ a little)."""
+    now = now or datetime.now(UTC)
+    shifts = shifts_between(now - timedelta(seconds=window_s, days=1), now + timedelta(days=1), prop)
+    return {
+        "link": link_id,
+        "window_s": window_s,
+        "shift_labels": [label for label, _, _ in shifts],
+        "shift_starts": [start for _, start, _ in shifts],
+        "shifts_end": shifts[-1][2],
+    }
+
+
 MAX_WINDOW_DAYS = 366
 _FAULT_PREFIX = "progressive_reconcile"
 
@@ -163,7 +183,11 @@ compared AS (
            c.committed_utc
     FROM journal j FULL OUTER JOIN controller c USING (table_id, round_id)
 )
-SELECT x.*, floor_shift(COALESCE(r.closed_utc, x.committed_utc)) AS shift
+SELECT x.*, CASE  -- the property's shifts, their contiguous starts computed in Python (controller/locale.py)
+    WHEN COALESCE(r.closed_utc, x.committed_utc) < %(shifts_end)s::timestamptz
+    THEN (%(shift_labels)s::text[])[width_bucket(COALESCE(r.closed_utc, x.committed_utc),
+                                                 %(shift_starts)s::timestamptz[])]
+END AS shift
 FROM compared x
 LEFT JOIN rounds r USING (table_id, round_id)
 LEFT JOIN floor_rounds fr ON fr.table_id = x.table_id AND fr.round_id = x.round_id
@@ -195,6 +219,7 @@ class Difference:
     journal_cents: int
     controller_cents: int
     differing_rounds: tuple[str, ...]
+    money: MoneyFormat = field(default=MoneyFormat(), compare=False)  # the property's (controller/locale.py)
 
     @property
     def fault_id(self) -> str:
@@ -207,9 +232,9 @@ class Difference:
         rounds = ", ".join(self.differing_rounds)
         return (
             f"progressive link {self.link_id}, shift {self.shift}: the controller's in-meter holds "
-            f"{format_money(self.controller_cents)} of Progressive wagers, the table's journal "
-            f"{format_money(self.journal_cents)} (locked at the lock, less any returned) "
-            f"({format_money(delta, signed=True)}); rounds {rounds}"
+            f"{self.money(self.controller_cents)} of Progressive wagers, the table's journal "
+            f"{self.money(self.journal_cents)} (locked at the lock, less any returned) "
+            f"({self.money(delta, signed=True)}); rounds {rounds}"
         )
 
 
@@ -229,7 +254,9 @@ def reconciliation_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any
     return out
 
 
-def differences(link_id: str, rows: Sequence[Mapping[str, Any]]) -> list[Difference]:
+def differences(
+    link_id: str, rows: Sequence[Mapping[str, Any]], prop: PropertySettings = DEFAULT_PROPERTY
+) -> list[Difference]:
     return [
         Difference(
             link_id,
@@ -238,6 +265,7 @@ def differences(link_id: str, rows: Sequence[Mapping[str, Any]]) -> list[Differe
             r["journal_cents"],
             r["controller_cents"],
             r["differing_rounds"],
+            prop.money,
         )
         for r in reconciliation_rows(rows)
         if r["difference_cents"] != 0
@@ -248,7 +276,11 @@ def _cents(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def levels(state: Mapping[str, Any], pending_rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def levels(
+    state: Mapping[str, Any],
+    pending_rows: Sequence[Mapping[str, Any]],
+    prop: PropertySettings = DEFAULT_PROPERTY,
+) -> list[dict[str, Any]]:
     """One row per paytable line (a level: the longest straight-flush run), longest first: its award,
     and 1.39A's hits and wins (the amounts awarded) per level, with what is pending."""
     parameters = state.get("parameters") or {}
@@ -264,7 +296,7 @@ def levels(state: Mapping[str, Any], pending_rows: Sequence[Mapping[str, Any]]) 
         if isinstance(award, dict) and "meter_share_percent" in award:
             award_text = f"{award['meter_share_percent']}% of the meter"
         elif isinstance(award, int) and not isinstance(award, bool):
-            award_text = f"{award} for 1 ({format_money(award * unit_cents)})"
+            award_text = f"{award} for 1 ({prop.money(award * unit_cents)})"
         else:
             award_text = "not on the paytable now"
         waiting = pending.get(line, {})
@@ -300,7 +332,11 @@ async def link_list(query: Query) -> list[dict[str, Any]]:
 
 
 async def link_detail(
-    query: Query, link_id: str, *, window_s: float = RECONCILE_WINDOW_S
+    query: Query,
+    link_id: str,
+    *,
+    window_s: float = RECONCILE_WINDOW_S,
+    prop: PropertySettings = DEFAULT_PROPERTY,
 ) -> dict[str, Any] | None:
     """Everything the progressive page shows of one link (its reconciliation over the rounds closed
     within ``window_s``), or None when the floor has no such link."""
@@ -316,7 +352,7 @@ async def link_detail(
         state = {}
     state = state if isinstance(state, dict) else {}
     parameters = state.get("parameters") or {}
-    reconciled = reconciliation_rows(await query(RECONCILE_SQL, {"link": link_id, "window_s": window_s}))
+    reconciled = reconciliation_rows(await query(RECONCILE_SQL, reconcile_params(link_id, window_s, prop)))
     return {
         "link": link,
         "opened": bool(parameters),
@@ -337,7 +373,7 @@ async def link_detail(
                 "resets_house_added_cents", "meter_awards_cents", "fixed_awards_cents", "paid_cents")},
         },
         "equations_hold": state.get("equations_hold"),
-        "levels": levels(state, await query(PENDING_BY_LINE_SQL, (link_id,))),
+        "levels": levels(state, await query(PENDING_BY_LINE_SQL, (link_id,)), prop),
         "tables": await query(BY_TABLE_SQL, (link_id, link_id, link_id, link_id)),
         "hits": await query(HITS_SQL, (link_id,)),
         "changes": await query(CHANGES_SQL, (link_id,)),
@@ -349,7 +385,9 @@ async def link_detail(
     }  # fmt: skip
 
 
-async def sign_frame(query: Query, link_id: str) -> dict[str, Any] | None:
+async def sign_frame(
+    query: Query, link_id: str, prop: PropertySettings = DEFAULT_PROPERTY
+) -> dict[str, Any] | None:
     """What the sign over the pit shows: the meter, and the prizes pending (the winning tables)."""
     if "\x00" in link_id or not await links_exist(query):
         return None
@@ -367,13 +405,13 @@ async def sign_frame(query: Query, link_id: str) -> dict[str, Any] | None:
     return {
         "link_id": link_id,
         "meter_cents": meter_cents,
-        "meter_text": format_money(meter_cents),
+        "meter_text": prop.money(meter_cents),
         "pending": [
             {
                 "table_id": p["table_id"],
                 "seat": p["seat"],
                 "line": p["line"],
-                "award_text": format_money(int(p["amount_cents"])),
+                "award_text": prop.money(int(p["amount_cents"])),
             }
             for p in pending
         ],
@@ -382,7 +420,10 @@ async def sign_frame(query: Query, link_id: str) -> dict[str, Any] | None:
 
 # --- the floor service's part: differences raised as floor alerts -------------------------------------
 async def raise_reconciliation_alerts(
-    connection: psycopg.AsyncConnection[Any], *, window_s: float = RECONCILE_WINDOW_S
+    connection: psycopg.AsyncConnection[Any],
+    *,
+    window_s: float = RECONCILE_WINDOW_S,
+    prop: PropertySettings = DEFAULT_PROPERTY,
 ) -> int:
     """Reconcile every link and make the floor's alerts say so: a difference not yet alerted is raised
     (one alert per table, shift and amounts), an alert whose difference is gone or has changed is
@@ -401,8 +442,8 @@ async def raise_reconciliation_alerts(
         found: list[Difference] = []
         for link in links:
             link_id = str(link["link_id"])
-            rows = await query(RECONCILE_SQL, {"link": link_id, "window_s": window_s})
-            found += differences(link_id, rows)
+            rows = await query(RECONCILE_SQL, reconcile_params(link_id, window_s, prop))
+            found += differences(link_id, rows, prop)
         current = {(d.table_id, d.fault_id) for d in found}
         # Only alerts raised within the window are cleared by their difference's going: an older one's
         # rounds are out of this run's reach, and it stays for a person to acknowledge.

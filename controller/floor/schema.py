@@ -486,6 +486,53 @@ CREATE TABLE floor_nats_nodes (
 );
 """,
     ),
+    Migration(
+        11,
+        "the property's shifts: no second definition in SQL (floor_shift and the views by shift dropped)",
+        """
+-- Shifts are the property's, in its time zone ([property], controller/locale.py): the panel and the
+-- progressive reconciliation compute their bounds in Python and give them to each query as parameters
+-- (docs/floor.md "Schema"). floor_shift's fixed UTC shifts would be a second definition: dropped, with
+-- the views that used it (floor_round_meters and the meters views are recreated without it).
+DROP VIEW floor_meters_by_table, floor_meters_by_pit, floor_meters_by_game, floor_meters_by_shift;
+DROP VIEW floor_progressive_contributions;
+DROP VIEW floor_round_meters;
+DROP FUNCTION floor_shift(timestamptz);
+CREATE VIEW floor_round_meters AS
+    SELECT r.table_id, COALESCE(c.pit, t.pit, '') AS pit, r.game, r.round_id, r.status, r.closed_utc,
+           r.handle_cents, r.house_win_cents, r.rake_cents, r.theoretical_win_cents
+    FROM floor_rounds r
+    LEFT JOIN floor_tables t USING (table_id)
+    LEFT JOIN floor_table_config c USING (table_id)
+    WHERE r.status <> 'in_progress';
+CREATE VIEW floor_meters_by_table AS
+    SELECT table_id AS key, pit, game, count(*) FILTER (WHERE status = 'settled') AS rounds_settled,
+           count(*) FILTER (WHERE status = 'dead') AS rounds_dead,
+           count(*) FILTER (WHERE status = 'void') AS rounds_voided,
+           sum(handle_cents)::bigint AS handle_cents, sum(house_win_cents)::bigint AS house_win_cents,
+           sum(theoretical_win_cents)::bigint AS theoretical_win_cents
+    FROM floor_round_meters GROUP BY table_id, pit, game;
+CREATE VIEW floor_meters_by_pit AS
+    SELECT pit AS key, count(*) FILTER (WHERE status = 'settled') AS rounds_settled,
+           sum(handle_cents)::bigint AS handle_cents, sum(house_win_cents)::bigint AS house_win_cents,
+           sum(theoretical_win_cents)::bigint AS theoretical_win_cents
+    FROM floor_round_meters GROUP BY pit;
+CREATE VIEW floor_meters_by_game AS
+    SELECT game AS key, count(*) FILTER (WHERE status = 'settled') AS rounds_settled,
+           sum(handle_cents)::bigint AS handle_cents, sum(house_win_cents)::bigint AS house_win_cents,
+           sum(theoretical_win_cents)::bigint AS theoretical_win_cents
+    FROM floor_round_meters GROUP BY game;
+-- The in-meter by table (by shift: the progressive page, its bounds given by the panel).
+CREATE VIEW floor_progressive_contributions AS
+    SELECT link_id, table_id, count(*) AS rounds,
+           sum((entry->>'wagers')::bigint)::bigint AS wagers,
+           sum((entry->>'in_meter_cents')::bigint)::bigint AS in_meter_cents,
+           sum((entry->>'to_meter_cents')::bigint)::bigint AS to_meter_cents,
+           sum((entry->>'hidden_cents')::bigint)::bigint AS hidden_cents
+    FROM floor_progressive_events WHERE kind = 'progressive_contribution'
+    GROUP BY link_id, table_id;
+""",
+    ),
 )
 
 _GRANTS = f"""

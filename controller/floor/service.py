@@ -55,6 +55,7 @@ from controller.floor.checks import TableProjection
 from controller.floor.intake import Delivery, FloorClient
 from controller.floor.servers import FLOOR_CONSUMER, FLOOR_INBOX, STREAM_NAME, SUBJECT_ROOT, table_subject
 from controller.floor.store import Batch, Connection, held_private, load_projection, stored_hash, write_batch
+from controller.locale import DEFAULT_PROPERTY, PropertySettings
 from controller.uplink import wire
 from controller.waits import raise_if_cancelled, wait_event
 
@@ -83,8 +84,9 @@ class FloorConfig:
     # This often: reconcile each progressive link's in-meter against the tables' journals, a difference
     # raised as a floor alert (controller/floor/progressive_view.py).
     reconcile_interval_s: float = 5.0
-    # The gaming day's start hour, UTC (docs/operations.md "Gaming-day reports"): 06:00, the day shift's.
-    gaming_day_start_hour: int = 6
+    # The property's time zone, gaming day, shifts and currency (docs/configuration.md "[property]";
+    # controller/locale.py): the reports', the panel's and the reconciliation's one definition.
+    property_settings: PropertySettings = DEFAULT_PROPERTY
     # A seat's win in one round at or above this is a big win for surveillance (controller/floor/
     # surveillance.py): 5,000.00 by default, a figure a surveillance room asks to watch.
     surveillance_big_win_cents: int = 500_000
@@ -989,7 +991,9 @@ class FloorService:
         the loop's (retried like any); any other error of the reconciliation is logged and the consumer
         goes on: a report's fault never stops the floor taking the tables' journals."""
         try:
-            raised = await progressive_view.raise_reconciliation_alerts(connection)
+            raised = await progressive_view.raise_reconciliation_alerts(
+                connection, prop=self.config.property_settings
+            )
         except psycopg.OperationalError:
             raise
         except psycopg.Error as error:

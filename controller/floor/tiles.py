@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta, tzinfo
+from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 from controller.journal.render import game_title, phase_words
+from controller.locale import DEFAULT_PROPERTY, PropertySettings, shift_bounds, shift_of
 from controller.money import MoneyFormat, money
-from controller.panel.shift_meters import SHIFTS
 
 MAX_PIT_ROWS = 20
 MAX_PIT_COLUMNS = 20
@@ -81,17 +81,12 @@ class Shift:
     end: datetime
 
 
-def current_shift(now: datetime) -> Shift:
-    """The shift ``now`` is in (controller/panel/shift_meters.py's shifts, the floor's SQL's too)."""
-    now = now.astimezone(UTC)
-    for back in (0, 1):
-        day = now.date() - timedelta(days=back)
-        midnight = datetime(day.year, day.month, day.day, tzinfo=UTC)
-        for name, (start_h, end_h) in SHIFTS.items():
-            start, end = midnight + timedelta(hours=start_h), midnight + timedelta(hours=end_h)
-            if start <= now < end:
-                return Shift(name, start, end)
-    raise AssertionError(f"no shift holds {now}")  # the shifts cover the day
+def current_shift(now: datetime, prop: PropertySettings = DEFAULT_PROPERTY) -> Shift:
+    """The shift ``now`` is in: the property's shifts in its zone (controller/locale.py), the one
+    definition the table panel's meters and the floor's queries use too."""
+    day, name = shift_of(now, prop)
+    start, end = shift_bounds(day, name, prop)
+    return Shift(name, start, end)
 
 
 def _percent(part: int, whole: int) -> str:

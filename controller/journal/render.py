@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from controller.locale import DEFAULT_PROPERTY, PropertySettings, time_text
 from controller.money import MoneyFormat, money
 from controller.names import GAME_TITLES
 from controller.rules.catalogue import wager_label
@@ -236,11 +237,14 @@ def reason_words(reason: object) -> str:
     return "" if reason is None else str(reason)
 
 
-def render_record(record: Mapping[str, Any], fmt: MoneyFormat = money) -> str:
+def render_record(
+    record: Mapping[str, Any], fmt: MoneyFormat = money, prop: PropertySettings = DEFAULT_PROPERTY
+) -> str:
+    """A recalled round as text; its start in the property's zone, named (controller/locale.py)."""
     round_json = record.get("round") or {}
     settlement = record.get("settlement") or {}
     events = record.get("events") or []
-    started = events[0]["time_utc"] if events else ""
+    started = time_text(events[0]["time_utc"], prop) if events else ""
     game = game_title(round_json.get("game"))
     lines = [
         f"Round {record['round_id']}  {str(record['status']).upper()}  {game}, "
@@ -279,10 +283,12 @@ def render_record(record: Mapping[str, Any], fmt: MoneyFormat = money) -> str:
     return "\n".join(lines)
 
 
-def render_records(records: list[dict[str, Any]], fmt: MoneyFormat = money) -> str:
+def render_records(
+    records: list[dict[str, Any]], fmt: MoneyFormat = money, prop: PropertySettings = DEFAULT_PROPERTY
+) -> str:
     if not records:
         return "No closed rounds in the journal."
-    return "\n\n".join(render_record(record, fmt) for record in records)
+    return "\n\n".join(render_record(record, fmt, prop) for record in records)
 
 
 def render_meters(meters: Mapping[str, Any], fmt: MoneyFormat = money) -> str:

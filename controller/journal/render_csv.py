@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping
 from typing import IO, Any
 
 from controller.journal.render import banking_text, game_title, reason_words, wager_word
+from controller.locale import DEFAULT_PROPERTY, PropertySettings, iso_time
 from controller.money import MoneyFormat, money
 from controller.rules.describe import describe_hand_json
 
@@ -20,6 +21,7 @@ RECALL_COLUMNS = (
     "round_id",
     "status",
     "started_utc",
+    "started",  # the same moment in the property's zone, ISO 8601 with its offset
     "game",
     "banking",
     "round_reason",
@@ -58,9 +60,12 @@ def _closing_reason(record: Mapping[str, Any]) -> str:
     return ""
 
 
-def recall_rows(record: Mapping[str, Any], fmt: MoneyFormat = money) -> Iterator[dict[str, object]]:
+def recall_rows(
+    record: Mapping[str, Any], prop: PropertySettings = DEFAULT_PROPERTY
+) -> Iterator[dict[str, object]]:
     """One row per wager (a seat with no wager, or a round with no seat: one row), every column of
-    RECALL_COLUMNS."""
+    RECALL_COLUMNS; amounts and the local time the property's (controller/locale.py)."""
+    fmt = prop.money
     round_json = record.get("round") or {}
     settlement = record.get("settlement") or {}
     events = record.get("events") or []
@@ -73,6 +78,7 @@ def recall_rows(record: Mapping[str, Any], fmt: MoneyFormat = money) -> Iterator
         "round_id": record.get("round_id"),
         "status": record.get("status"),
         "started_utc": events[0]["time_utc"] if events else "",
+        "started": iso_time(events[0]["time_utc"], prop) if events else "",
         "game": game_title(round_json.get("game")),
         "banking": banking_text(round_json),
         "round_reason": _closing_reason(record),
@@ -119,11 +125,13 @@ def recall_rows(record: Mapping[str, Any], fmt: MoneyFormat = money) -> Iterator
             }
 
 
-def write_recall_csv(records: list[dict[str, Any]], out: IO[str], fmt: MoneyFormat = money) -> None:
+def write_recall_csv(
+    records: list[dict[str, Any]], out: IO[str], prop: PropertySettings = DEFAULT_PROPERTY
+) -> None:
     writer = csv.DictWriter(out, fieldnames=RECALL_COLUMNS, lineterminator="\n", restval="")
     writer.writeheader()
     for record in records:
-        writer.writerows(recall_rows(record, fmt))
+        writer.writerows(recall_rows(record, prop))
 
 
 def meters_rows(meters: Mapping[str, Any], fmt: MoneyFormat = money) -> Iterator[tuple[object, ...]]:

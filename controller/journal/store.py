@@ -45,6 +45,7 @@ from controller.journal.totals import TOTAL_KINDS, TOTALS_SCHEMA
 from controller.journal.totals import rebuild as rebuild_totals
 from controller.journal.totals import record as record_totals
 from controller.journal.upcast import typed_entry, typed_from_legacy
+from controller.locale import DEFAULT_PROPERTY, PropertySettings, gaming_day_of
 from controller.names import format_round_id
 
 SCHEMA_VERSION = 3  # 1: untyped payloads; 2: typed entries with a private part and its commitment;
@@ -1182,9 +1183,10 @@ class Journal:
         rows = self._read("SELECT COUNT(*) FROM journal WHERE kind = ?", (ROUND_STARTED,))
         return self.base.base_rounds + int(rows[0][0])
 
-    def next_round_id(self, day: date | None = None) -> str:
-        """The id the next round gets: ``R{table_id}-{YYYYMMDD}-{n:06d}`` (names.format_round_id)."""
-        today = day if day is not None else self._clock().astimezone(UTC).date()
+    def next_round_id(self, day: date | None = None, prop: PropertySettings = DEFAULT_PROPERTY) -> str:
+        """The id the next round gets: ``R{table_id}-{YYYYMMDD}-{n:06d}`` (names.format_round_id), dated
+        by the gaming day (controller/locale.py) of the journal's clock unless ``day`` is given."""
+        today = day if day is not None else gaming_day_of(self._clock(), prop)
         return format_round_id(self.table_id, today, self.round_count() + 1)
 
     def backup(self, destination: str | Path) -> JournalEntry | None:

@@ -28,7 +28,7 @@ from controller.journal.noise import (
     NoiseSummary,
     utc_text,
 )
-from controller.money import format_money
+from controller.locale import DEFAULT_PROPERTY, PropertySettings, local, time_text
 from controller.panel.actions import buttons
 from controller.panel.auth import LoginBudget, Role, Session, SessionStore, UserStore, role_allows, set_cookie
 from controller.panel.backend import PanelBackend
@@ -58,6 +58,8 @@ class PanelSettings:
     noise: NoisePolicy = DEFAULT_NOISE_POLICY
     # Peers whose X-Forwarded-For is believed ([panel] trusted_proxies): addresses or networks.
     trusted_proxies: tuple[str, ...] = ()
+    # The property's zone, shifts and currency ([property], controller/locale.py): every time and amount.
+    property_settings: PropertySettings = DEFAULT_PROPERTY
     # Bounds on what a client may send or hold (controller/panel/limits.py, docs/panel.md "Limits").
     max_body_bytes: int = 64 * 1024  # an action's JSON body is well under 1 KiB
     max_form_bytes: int = 4096  # the login, logout and password forms
@@ -102,9 +104,12 @@ class Panel:
             autoescape=jinja2.select_autoescape(default=True, default_for_string=True),
             undefined=jinja2.StrictUndefined,
         )
-        self.templates.filters["money"] = money_text
-        self.templates.filters["clock"] = clock_text
-        self.templates.filters["day"] = day_text
+        prop = settings.property_settings
+        self.templates.filters["money"] = lambda cents: money_text(cents, prop)
+        self.templates.filters["clock"] = lambda time_utc: clock_text(time_utc, prop)
+        self.templates.filters["when"] = lambda time_utc: clock_text(time_utc, prop, with_date=True)
+        self.templates.globals["time_zone"] = prop.time_zone
+        self.templates.filters["day"] = lambda time_utc: day_text(time_utc, prop)
         self.templates.filters["age"] = age_text
         self.templates.filters["wager_label"] = wager_label  # the catalogue's words for a wager
         self.templates.globals["action_buttons"] = buttons
@@ -206,26 +211,36 @@ def needs(role: Role, action: str) -> Callable[[Request, Session], Awaitable[Ses
     return check
 
 
-def money_text(cents: object) -> str:
-    """The one formatter (controller.money); a missing amount shows as a dash."""
+def money_text(cents: object, prop: PropertySettings = DEFAULT_PROPERTY) -> str:
+    """The one formatter (the property's, controller/locale.py); a missing amount shows as a dash."""
     if isinstance(cents, bool) or not isinstance(cents, int):
         return "—"
-    return format_money(cents)
+    return prop.money(cents)
 
 
-def clock_text(time_utc: object) -> str:
-    """``2026-11-29T16:24:26.123456Z`` -> ``16:24:26``: the floor reads times of day."""
+def clock_text(
+    time_utc: object, prop: PropertySettings = DEFAULT_PROPERTY, *, with_date: bool = False
+) -> str:
+    """``2026-11-29T16:24:26.123456Z`` -> ``17:24:26 CET`` (in the property's zone, named): the floor
+    reads times of day; ``with_date``: ``2026-11-29 17:24:26 CET``."""
     if not isinstance(time_utc, str) or "T" not in time_utc:
         return "—"
-    return time_utc.split("T", 1)[1][:8]
+    try:
+        return time_text(time_utc, prop, with_date=with_date)
+    except ValueError:
+        return "—"
 
 
-def day_text(time_utc: object) -> str:
-    """``2026-11-29T16:24:26.123456Z`` -> ``2026-11-29 UTC``: the date beside a time of day (the floor
-    panel's own ``day`` says it in the property's zone)."""
+def day_text(time_utc: object, prop: PropertySettings = DEFAULT_PROPERTY) -> str:
+    """``2026-11-29T16:24:26.123456Z`` -> ``2026-11-29 UTC``: the date beside a time of day, in the
+    property's zone and named (the floor panel's own ``day`` says it the same way)."""
     if not isinstance(time_utc, str) or "T" not in time_utc:
         return ""
-    return f"{time_utc[:10]} UTC"
+    try:
+        moment = local(time_utc, prop)
+    except ValueError:
+        return ""
+    return f"{moment:%Y-%m-%d} {moment.tzname()}"
 
 
 def age_text(seconds: object) -> str:

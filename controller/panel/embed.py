@@ -25,6 +25,7 @@ from typing import Any
 
 from controller.changes import ChangeDesk
 from controller.journal import Journal
+from controller.locale import DEFAULT_PROPERTY, PropertySettings
 from controller.panel.app import PanelSettings, create_panel_app
 from controller.panel.auth import BOOTSTRAP_USER, User, UserStore, parse_role, users_file_for
 from controller.panel.backend import DeviceHealthSource, JournalPanelBackend, TableActions
@@ -67,6 +68,7 @@ async def start_panel(
     read_only: bool = False,
     changes: ChangeDesk | None = None,
     progressive_live: Callable[[], dict[str, Any] | None] | None = None,
+    property_settings: PropertySettings = DEFAULT_PROPERTY,
 ) -> RunningPanel:
     """``panel_config``: the configuration's [panel] section (its users, users_file and trusted_proxies);
     ``users_file`` and ``config_users`` override what it says (``flushtable panel --users-file``)."""
@@ -90,7 +92,10 @@ async def start_panel(
         progressive_live=progressive_live,
     )
     if settings is None:
-        settings = PanelSettings(trusted_proxies=tuple(getattr(panel_config, "trusted_proxies", ()) or ()))
+        settings = PanelSettings(
+            trusted_proxies=tuple(getattr(panel_config, "trusted_proxies", ()) or ()),
+            property_settings=property_settings,
+        )
     app = create_panel_app(backend, users=store, settings=settings)
     server = PanelServer(app, host=host, port=port)
     await server.start()

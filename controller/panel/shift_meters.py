@@ -7,8 +7,9 @@ shift, whole days) is read from the per-hour and per-day totals kept beside the 
 (controller/journal/meters.py ``range_totals``: a few rows, whatever the journal's age); ``fold_range``
 is the fold they equal, used for a journal without totals.
 
-Shifts (UTC, the journal's time): day 06:00-14:00, swing 14:00-22:00, grave 22:00-06:00 (the grave shift
-of a date starts that evening). Where a site's shifts differ, ``from``/``to`` take any range.
+Shifts and days are the property's (docs/configuration.md "[property]", controller/locale.py): by default
+UTC, day 06:00-14:00, swing 14:00-22:00, grave 22:00-06:00 (the grave shift of a gaming day starts that
+evening); ``from``/``to`` take whole calendar days in the property's zone.
 
 Theoretical win: each house-banked round's stakes times the par sheet's house edge at the preset
 paytables, computed by the catalogue (controller/rules/catalogue.py ``theoretical_win_by_wager``, which
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, datetime, timedelta
 from fractions import Fraction
 from typing import Any
 
@@ -30,42 +31,41 @@ from controller.errors import UserError
 from controller.journal.meters import range_totals
 from controller.journal.state import Meters
 from controller.journal.store import Journal, JournalEntry
+from controller.locale import DEFAULT_PROPERTY, PropertyRefused, PropertySettings, journal_time, shift_bounds
 from controller.rules.catalogue import theoretical_win_by_wager
 
-SHIFTS: dict[str, tuple[int, int]] = {"day": (6, 14), "swing": (14, 22), "grave": (22, 30)}
 CLOSING = ("round_settled", "round_dead", "round_voided")
 # What a range's meters count: the rounds started and closed in it, the faults raised and cleared.
 RANGE_KINDS = ("round_started", *CLOSING, "fault_raised", "fault_cleared")
 
 
-def utc_text(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def shift_range(day: str, shift: str) -> tuple[str, str]:
-    """``("2026-12-01", "swing")`` -> that day 14:00 to 22:00 UTC, as journal times."""
+def shift_range(day: str, shift: str, prop: PropertySettings = DEFAULT_PROPERTY) -> tuple[str, str]:
+    """``("2026-12-01", "swing")`` -> that gaming day's swing shift (by default 14:00 to 22:00 UTC), as
+    journal times."""
     try:
         on = date.fromisoformat(day)
     except ValueError:
         raise UserError(f"date: {day!r} is not a date like 2026-12-01") from None
-    if shift not in SHIFTS:
-        raise UserError(f"shift: {shift!r} is not one of {', '.join(SHIFTS)}")
-    start_h, end_h = SHIFTS[shift]
-    midnight = datetime(on.year, on.month, on.day, tzinfo=UTC)
-    return utc_text(midnight + timedelta(hours=start_h)), utc_text(midnight + timedelta(hours=end_h))
+    try:
+        start, end = shift_bounds(on, shift, prop)
+    except PropertyRefused as refused:
+        raise UserError(str(refused)) from None
+    return journal_time(start), journal_time(end)
 
 
-def day_range(first: str, last: str) -> tuple[str, str]:
-    """Whole days, ``first`` to ``last`` inclusive."""
+def day_range(first: str, last: str, prop: PropertySettings = DEFAULT_PROPERTY) -> tuple[str, str]:
+    """Whole calendar days in the property's zone, ``first`` to ``last`` inclusive (23 or 25 hours on
+    the days the clocks change)."""
     try:
         start, end = date.fromisoformat(first), date.fromisoformat(last)
     except ValueError:
         raise UserError(f"from/to: {first!r}, {last!r} are not dates like 2026-12-01") from None
     if end < start:
         raise UserError(f"to: {last} is before from: {first}")
-    begin = datetime(start.year, start.month, start.day, tzinfo=UTC)
-    finish = datetime(end.year, end.month, end.day, tzinfo=UTC) + timedelta(days=1)
-    return utc_text(begin), utc_text(finish)
+    zone = prop.zone
+    begin = datetime(start.year, start.month, start.day, tzinfo=zone)
+    finish = datetime.combine(end + timedelta(days=1), datetime.min.time(), tzinfo=zone)
+    return journal_time(begin), journal_time(finish)
 
 
 @dataclass

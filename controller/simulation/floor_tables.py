@@ -6,6 +6,7 @@ to the table's real journal file. No device, no pty: a floor of 500 tables runs 
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from controller.engine import JournalRecord, Output, TableConfig, TableEngine
@@ -13,6 +14,7 @@ from controller.engine import actions as a
 from controller.engine.state import HOUSE, RecoveredState
 from controller.journal.recovery import rebuild_state
 from controller.journal.store import Journal
+from controller.locale import DEFAULT_PROPERTY, PropertySettings
 from controller.rules.games import CHASE_THE_FLUSH, GAMES, HIGH_CARD_FLUSH, TOP_FLUSH
 from controller.simulation.autoplay import AutoPlayer, PlaceChips, PressKey
 from drivers.events import BetChanged, CardDealt, Deal, DealerKey, DeckVerified, HandComplete, Shuffle
@@ -28,19 +30,26 @@ class SimTable:
     journal: Journal
     game: str
     rng: random.Random
-    now_s: float = _START_S
+    now_s: float = _START_S  # the simulated clock: 30 s a round (benches: a fixed start, reproducible)
+    property_settings: PropertySettings = DEFAULT_PROPERTY
+    # A wall clock to follow (the demo's, injected): each round starts at it, never earlier than the
+    # last, so the rounds' ids and times are the day the demo runs, not a fixed date.
+    clock: Callable[[], float] | None = None
     engine: TableEngine = field(init=False)
     _records: list[JournalRecord] = field(default_factory=list, init=False)
     _deck: list[int] = field(default_factory=list, init=False)
     _chips: set[tuple[int, str]] = field(default_factory=set, init=False)
 
     def __post_init__(self) -> None:
+        if self.clock is not None:
+            self.now_s = self.clock()  # the wall clock followed from the first round
         spec = GAMES[self.game]
         config = TableConfig(
             table_id=self.journal.table_id,
             game=self.game,
             banking_mode=HOUSE,
             seats=tuple(range(1, spec.max_players + 1)),
+            property_settings=self.property_settings,
         )
         recovered = RecoveredState.from_table_state(rebuild_state(self.journal))
         self.engine = TableEngine(config, recovered)
@@ -68,7 +77,7 @@ class SimTable:
     def play_round(self) -> int:
         """Play one round and journal it (one transaction); returns the entries appended."""
         engine = self.engine
-        self.now_s += 30.0
+        self.now_s = self.now_s + 30.0 if self.clock is None else max(self.now_s, self.clock())
         for fault_id in list(engine.latched):
             self._take(
                 engine.handle(a.ClearFault(fault_id, "sim-supervisor", "simulated: checked"), self.now_s)

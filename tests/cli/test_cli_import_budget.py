@@ -90,6 +90,7 @@ BUDGET: dict[str, tuple[frozenset[str], frozenset[str]]] = {
                 *SETTLE,
                 "controller.journal",
                 "controller.journal.render",
+                "controller.locale",  # the property's zone and currency (the standard library's zoneinfo)
                 "controller.money",
                 "controller.rules.describe",
             )
@@ -125,6 +126,7 @@ BUDGET: dict[str, tuple[frozenset[str], frozenset[str]]] = {
                 # that read an entry of any earlier version.
                 "controller.journal.totals",
                 "controller.journal.upcast",
+                "controller.locale",  # times in the property's zone, amounts in its currency
                 "controller.money",
                 "controller.names",
                 "controller.rules.describe",
@@ -147,6 +149,8 @@ BUDGET: dict[str, tuple[frozenset[str], frozenset[str]]] = {
                 "controller.files",
                 "controller.journal",
                 "controller.journal.chain",
+                "controller.locale",  # [property]'s checks
+                "controller.money",  # [property]'s currency format
                 "controller.names",
                 "controller.passwords",
                 "controller.settings",

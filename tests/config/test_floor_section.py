@@ -174,7 +174,10 @@ REFUSED = [
     ),
     (FLOOR + "gaming_day_start_hour = 24\n", "floor.gaming_day_start_hour: 24 is out of range 0..23"),
     (FLOOR.replace("[floor]", "[flor]"), "flor: unknown key (did you mean 'floor'?)"),
-    (FLOOR + "[uplink]\nsite = 'main'\n", "uplink: unknown key (known: floor, panel, pits, progressive)"),
+    (
+        FLOOR + "[uplink]\nsite = 'main'\n",
+        "uplink: unknown key (known: floor, panel, pits, progressive, property)",
+    ),
     ("", "floor: missing (a table like [floor])"),
     ("floor = 3\n", "floor: must be a table, not an integer"),
     (FLOOR.replace(SERVERS + "\n", ""), "floor.servers: missing (an array of URLs like tls://host:4222)"),
@@ -417,10 +420,15 @@ def test_floor_serve_refuses_in_one_line_as_a_process(floor_dir: Path, text: str
 
 def test_the_section_has_a_key_for_every_knob_of_the_service() -> None:
     """Every FloorConfig field is in the file, but the inbox prefix (fixed by the server's permissions)
-    and the secrets (read from the *_file keys); the defaults are the service's."""
+    and the secrets (read from the *_file keys); the defaults are the service's. The property's settings
+    are [property] (gaming_day_start_hour, from before it, reads into them)."""
     service_fields = {f.name: f for f in dataclasses.fields(FloorConfig)}
     file_keys = set(FloorSection.model_fields)
-    from_files = {"password": "password_file", "dsn": "dsn_file"}
+    from_files = {
+        "password": "password_file",
+        "dsn": "dsn_file",
+        "property_settings": "gaming_day_start_hour",
+    }
     assert {from_files.get(name, name) for name in service_fields} - {"inbox_prefix"} == file_keys
     for name, field in FloorSection.model_fields.items():
         if name in service_fields and service_fields[name].default is not dataclasses.MISSING:

@@ -15,7 +15,6 @@ The shift is read from an injected clock (the last round's close): never the hou
 from __future__ import annotations
 
 import asyncio
-import functools
 import os
 import re
 import threading
@@ -33,9 +32,10 @@ from playwright.sync_api import Browser, FloatRect, Page, expect, sync_playwrigh
 from controller.floor.embedded import EmbeddedFloor
 from controller.floor.panel import FloorPanelSettings, FloorUser, serve_panel
 from controller.floor.service import FloorService
-from controller.floor.tiles import PitLayout, time_text
+from controller.floor.tiles import PitLayout
 from controller.journal.recall import recall_records
 from controller.journal.render import game_title, phase_words
+from controller.locale import property_settings
 from controller.money import MoneyFormat
 from controller.panel.view import public_recall
 from controller.uplink.uplink import Uplink
@@ -51,8 +51,9 @@ PITS = (
     PitLayout("Pit A", (("T1", "T2"), ("", "T3"))),
     PitLayout("Pit B", (("T4", "T9"),)),  # T9: placed, never heard by the floor
 )
-# The property's zone for the pages (the shift is still read in UTC: docs/floor.md "The pit map").
+# The property's zone, shifts and currency for the pages ([property], controller/locale.py).
 PARIS = ZoneInfo("Europe/Paris")
+PARIS_EUR = property_settings(time_zone="Europe/Paris", currency="EUR")  # [property] as a floor file sets it
 HEARD = re.compile(r"^heard \d+ (s|min) ago · \d{4}-\d\d-\d\d \d\d:\d\d:\d\d CES?T$")
 # FLUSHTABLE_UPDATE_SCREENSHOT=1 writes the pages' screenshots into docs/img (docs/floor.md shows them).
 DOCS_IMG = Path(__file__).resolve().parents[2] / "docs" / "img"
@@ -90,8 +91,7 @@ class PagesRig:
             self.floor.writer_dsn,
             users,
             pits=PITS,
-            money_format=EUR,
-            time_text=functools.partial(time_text, zone=PARIS),
+            property_settings=PARIS_EUR,
             now_utc=self.clock,
         )
         self.server = await serve_panel(settings, port=0)

@@ -13,6 +13,7 @@ import pytest
 from controller.errors import UserError
 from controller.floor import gaming_day as gd
 from controller.floor import surveillance as sv
+from controller.locale import DEFAULT_PROPERTY
 from tests.floor.test_surveillance_and_auditor import SCHEMA
 
 
@@ -31,7 +32,7 @@ def test_progressive_amounts_and_the_days_bounds() -> None:
         entry("progressive_award_paid", "2026-12-02T06:00:00.000000Z", amount_cents=9),  # the next day
         entry("fault_raised", "2026-12-01T08:00:00.000000Z", kind="clock_offset"),
     ]
-    report = gd.build_report("2026-12-01", 6, entries, {"T9": "P1"})
+    report = gd.build_report("2026-12-01", DEFAULT_PROPERTY, entries, {"T9": "P1"})
     table = report.rows[0].figures
     assert (table.progressive_contributions_cents, table.progressive_awards_cents, table.faults) == (
         200,
@@ -40,9 +41,9 @@ def test_progressive_amounts_and_the_days_bounds() -> None:
     )
     assert [r.scope for r in report.rows] == ["table", "pit", "floor"]
     with pytest.raises(UserError, match="--pit: no table of the floor is in pit 'P2'"):
-        gd.build_report("2026-12-01", 6, entries, {"T9": "P1"}, pit="P2")
+        gd.build_report("2026-12-01", DEFAULT_PROPERTY, entries, {"T9": "P1"}, pit="P2")
     with pytest.raises(UserError, match="not a date"):
-        gd.gaming_day_range("2026-02-30", 6)
+        gd.gaming_day_range("2026-02-30", DEFAULT_PROPERTY)
 
 
 def test_a_changed_byte_is_caught_by_the_digest_line() -> None:
@@ -53,7 +54,7 @@ def test_a_changed_byte_is_caught_by_the_digest_line() -> None:
                     "seats": [{"seat": 1, "status": "live", "net": 500,
                                "wagers": {"ante": {"stake": 1000, "result": "win", "net": 500}}}]},
     )  # fmt: skip
-    text = gd.build_report("2026-12-01", 6, [settled], {}).csv_text()
+    text = gd.build_report("2026-12-01", DEFAULT_PROPERTY, [settled], {}).csv_text()
     assert gd.check_digest(text)
     assert "hold_pct,-50.00," in text  # the house lost half the handle
     assert not gd.check_digest(text.replace("1000", "1001"))

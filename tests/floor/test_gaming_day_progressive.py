@@ -12,6 +12,7 @@ import msgspec
 
 from controller.floor import gaming_day as gd
 from controller.journal import entries as e
+from controller.locale import DEFAULT_PROPERTY
 
 
 def day_entry(entry: e.Entry, time_utc: str) -> gd.DayEntry:
@@ -37,6 +38,6 @@ def test_a_contribution_and_one_award_claimed_then_paid() -> None:
         day_entry(claimed, "2026-12-01T07:00:00.100000Z"),
         day_entry(paid, "2026-12-01T07:05:00.000000Z"),
     ]
-    table = gd.build_report("2026-12-01", 6, entries, {"T9": "P1"}).rows[0].figures
+    table = gd.build_report("2026-12-01", DEFAULT_PROPERTY, entries, {"T9": "P1"}).rows[0].figures
     assert table.progressive_contributions_cents == 100
     assert table.progressive_awards_cents == 50_000

@@ -14,6 +14,7 @@ from fastapi.responses import Response
 
 from controller.errors import UserError
 from controller.journal.render_csv import write_meters_csv, write_recall_csv
+from controller.locale import PropertySettings
 from controller.panel.context import PageSession, PanelDep
 from controller.panel.routes.pages import _meters_range, recall_listing
 
@@ -31,9 +32,9 @@ def csv_response(text: str, filename: str) -> Response:
     )
 
 
-def _recall_text(records: list[dict[str, Any]]) -> str:
+def _recall_text(records: list[dict[str, Any]], prop: PropertySettings) -> str:
     out = io.StringIO()
-    write_recall_csv(list(reversed(records)), out)  # the panel reads newest first, the CSV oldest first
+    write_recall_csv(list(reversed(records)), out, prop)  # the panel reads newest first, the CSV oldest first
     return out.getvalue()
 
 
@@ -51,7 +52,7 @@ async def recall_csv(
     del session  # the page's login, checked by the dependency
     _, _, shown = recall_listing(panel, status=status, game=game, last=last, faults=faults)
     table_id = panel.backend.table_id
-    return csv_response(_recall_text(shown), f"recall-{table_id}.csv")
+    return csv_response(_recall_text(shown, panel.settings.property_settings), f"recall-{table_id}.csv")
 
 
 @router.get("/csv/recall/{round_id}")
@@ -60,7 +61,7 @@ async def round_csv(panel: PanelDep, session: PageSession, round_id: str) -> Res
     records = panel.backend.recall(round_id=round_id[:80])
     if not records:
         raise HTTPException(404, f"no round {round_id[:80]!r} in the journal")
-    return csv_response(_recall_text(records), f"round-{round_id[:80]}.csv")
+    return csv_response(_recall_text(records, panel.settings.property_settings), f"round-{round_id[:80]}.csv")
 
 
 @router.get("/csv/meters")
@@ -70,11 +71,13 @@ async def meters_csv(
     """The meters the meters page shows for the same choice (a shift, days, or the whole journal)."""
     del session
     try:
-        start, end, _label = _meters_range(date, shift, first, last)
+        start, end, _label = _meters_range(date, shift, first, last, panel.settings.property_settings)
     except UserError as error:
         raise HTTPException(422, str(error)) from None
     out = io.StringIO()
-    write_meters_csv(panel.backend.meters(start_utc=start, end_utc=end), out)
+    write_meters_csv(
+        panel.backend.meters(start_utc=start, end_utc=end), out, panel.settings.property_settings.money
+    )
     if start is None or end is None:
         span = "all"
     else:

@@ -9,11 +9,12 @@ from fastapi import APIRouter, HTTPException
 from fastapi.responses import HTMLResponse
 
 from controller.errors import UserError
+from controller.locale import PropertySettings, time_text
 from controller.names import GAME_TITLES
 from controller.panel.auth import Session, role_allows
 from controller.panel.context import PageSession, Panel, PanelDep
 from controller.panel.diagram import state_diagram
-from controller.panel.shift_meters import SHIFTS, day_range, shift_range
+from controller.panel.shift_meters import day_range, shift_range
 
 router = APIRouter(include_in_schema=False)
 NO_STORE = {"Cache-Control": "no-store"}
@@ -147,7 +148,7 @@ async def recall_round_page(panel: PanelDep, session: PageSession, round_id: str
         records=[],
         record=records[0],
         # The dispute file's print time (panel.js sets it again when the page is printed later).
-        printed_utc=datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S"),
+        printed_utc=time_text(datetime.now(UTC), panel.settings.property_settings),
         filters={},
         games=[],
         statuses=(),
@@ -181,14 +182,21 @@ async def log_page(
     )
 
 
-def _meters_range(date: str, shift: str, first: str, last: str) -> tuple[str | None, str | None, str]:
-    """The page's choice as a UTC range: a shift of a date, whole days from/to, or the whole journal."""
+def _meters_range(
+    date: str, shift: str, first: str, last: str, prop: PropertySettings
+) -> tuple[str | None, str | None, str]:
+    """The page's choice as a UTC range: a shift of a gaming day, whole days from/to (the property's
+    zone), or the whole journal."""
     if shift and date:
-        start, end = shift_range(date[:10], shift[:10])
-        return start, end, f"{shift} shift of {date[:10]} ({start[11:16]}–{end[11:16]} UTC)"
+        start, end = shift_range(date[:10], shift[:10], prop)
+        return (
+            start,
+            end,
+            f"{shift} shift of {date[:10]} ({time_text(start, prop)} to {time_text(end, prop)})",
+        )
     if first or last:
-        start, end = day_range(first[:10] or last[:10], last[:10] or first[:10])
-        return start, end, f"{first[:10] or last[:10]} to {last[:10] or first[:10]}"
+        start, end = day_range(first[:10] or last[:10], last[:10] or first[:10], prop)
+        return start, end, f"{first[:10] or last[:10]} to {last[:10] or first[:10]} ({prop.time_zone})"
     return None, None, "the whole journal"
 
 
@@ -197,7 +205,7 @@ async def meters_page(
     *, panel: PanelDep, session: PageSession, date: str = "", shift: str = "", first: str = "", last: str = ""
 ) -> HTMLResponse:
     try:
-        start, end, label = _meters_range(date, shift, first, last)
+        start, end, label = _meters_range(date, shift, first, last, panel.settings.property_settings)
     except UserError as error:
         raise HTTPException(422, str(error)) from None
     return _page(
@@ -208,7 +216,7 @@ async def meters_page(
         meters=panel.backend.meters(start_utc=start, end_utc=end),
         range_label=label,
         choice={"date": date[:10], "shift": shift[:10], "first": first[:10], "last": last[:10]},
-        shifts=SHIFTS,
+        shifts=panel.settings.property_settings.shifts,
     )
 
 

@@ -46,7 +46,21 @@
   }
 
   function text(value) { return value === null || value === undefined ? "" : String(value); }
-  function clock(time) { return time && time.includes("T") ? time.split("T")[1].slice(0, 8) : "—"; }
+  // A journal time (UTC) as a time of day in the property's zone, named, as the server writes it
+  // (controller/locale.py time_text): the zone from the page's data-time-zone.
+  function clock(time) {
+    if (!time || !time.includes("T")) return "—";
+    const zone = document.body.dataset.timeZone || "UTC";
+    try {
+      const options = { timeZone: zone, hour: "2-digit", minute: "2-digit", second: "2-digit", hourCycle: "h23",
+                        timeZoneName: "short" };
+      const parts = {};
+      for (const part of new Intl.DateTimeFormat("en-GB", options).formatToParts(new Date(time))) parts[part.type] = part.value;
+      return `${parts.hour}:${parts.minute}:${parts.second} ${parts.timeZoneName}`;
+    } catch (error) {
+      return time.split("T")[1].slice(0, 8) + " UTC";  // a browser without the zone's data
+    }
+  }
 
   function appendLogRow(entry) {
     const table = document.getElementById("log-table");
@@ -206,10 +220,19 @@
     }
   });
 
-  // A printed dispute carries the time it was printed (UTC, as every time on the panel).
+  // A printed dispute carries the time it was printed, in the property's zone as every time on the
+  // panel (the page's data-time-zone); the zone's abbreviation is the server's, from the page's render.
   window.addEventListener("beforeprint", () => {
-    const now = new Date().toISOString();
-    for (const stamp of document.querySelectorAll("[data-print-time]")) stamp.textContent = now.slice(0, 10) + " " + now.slice(11, 19);
+    const zone = document.body.dataset.timeZone || "UTC";
+    const options = { timeZone: zone, year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit",
+                      minute: "2-digit", second: "2-digit", hourCycle: "h23" };
+    const parts = {};
+    for (const part of new Intl.DateTimeFormat("en-CA", options).formatToParts(new Date())) parts[part.type] = part.value;
+    const wall = `${parts.year}-${parts.month}-${parts.day} ${parts.hour}:${parts.minute}:${parts.second}`;
+    for (const stamp of document.querySelectorAll("[data-print-time]")) {
+      const abbreviation = stamp.textContent.trim().split(" ")[2] || zone;
+      stamp.textContent = wall + " " + abbreviation;
+    }
   });
 
   connect();

@@ -1,0 +1,109 @@
+"""The table panel in the property's time and money ([property], controller/locale.py): its shift
+meters are the property's shifts in its zone, its times are written in the zone with the zone named and
+its amounts in the property's currency, the meters CSV's and the recall CSV's too. A real journal file
+whose clock is injected (a round at 05:30 UTC on 5 December 2026: 06:30 CET, Berlin's day shift of that
+day, but the UTC grave shift of the 4th), the real app: nothing depends on the hour the test runs."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from fastapi.testclient import TestClient
+from playwright.sync_api import Browser, expect
+
+from controller.journal import Journal
+from controller.locale import property_settings
+from controller.panel import JournalPanelBackend, PanelSettings, UserStore, create_panel_app
+from tests.panel.conftest import FakeClock, LiveServer, login
+from tests.panel.table_script import JournalTableActions, ScriptedRound
+from tests.panel.test_panel_browser import browser, log_in  # noqa: F401  (the module's browser fixture)
+
+BERLIN = property_settings(time_zone="Europe/Berlin", currency="EUR", currency_symbol="€")
+ROUND_AT = datetime(2026, 12, 5, 5, 30, tzinfo=UTC)
+LOG_AT = datetime(2026, 12, 5, 13, 5, 31, tzinfo=UTC)
+
+
+@pytest.fixture
+def berlin_client(tmp_path: Path, users_file: Path) -> Iterator[tuple[TestClient, str]]:
+    journal = Journal.open(tmp_path / "var" / "journal.sqlite", "T1", clock=lambda: ROUND_AT)
+    played = ScriptedRound(journal)
+    played.play_all()
+    backend = JournalPanelBackend(journal, actions=JournalTableActions(journal), poll_interval_s=0.05)
+    settings = PanelSettings(clock=FakeClock(), idle_timeout_s=600, property_settings=BERLIN)
+    app = create_panel_app(backend, users=UserStore(users_file), settings=settings)
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        login(client, "vera")
+        yield client, played.round_id
+    journal.close()
+
+
+def _meters_csv(client: TestClient, query: str) -> dict[str, str]:
+    answer = client.get(f"/csv/meters?{query}")
+    assert answer.status_code == 200, answer.text
+    return {row["meter"]: row["amount"] or row["value"] for row in csv.DictReader(io.StringIO(answer.text))}
+
+
+def test_the_table_panel_s_shifts_are_the_property_s(berlin_client: tuple[TestClient, str]) -> None:
+    client, _round_id = berlin_client
+    assert _meters_csv(client, "date=2026-12-05&shift=day")["rounds_settled"] == "1"
+    assert _meters_csv(client, "date=2026-12-04&shift=grave")["rounds_settled"] == "0"
+    handle = _meters_csv(client, "date=2026-12-05&shift=day")["handle_cents"]
+    assert handle.startswith("€"), handle
+    page = client.get("/meters?date=2026-12-05&shift=day")
+    assert page.status_code == 200
+    # The range in the property's zone, named; the shift chooser names the zone.
+    assert "day shift of 2026-12-05 (2026-12-05 06:00:00 CET to 2026-12-05 14:00:00 CET)" in page.text
+    assert "day (from 06:00 Europe/Berlin)" in page.text
+    unknown = client.get("/meters?date=2026-12-05&shift=swingg")
+    assert unknown.status_code == 422
+    assert unknown.json()["detail"] == "shift: 'swingg' is not one of day, swing, grave"
+
+
+def test_recall_shows_the_property_s_time_and_money(berlin_client: tuple[TestClient, str]) -> None:
+    client, round_id = berlin_client
+    page = client.get(f"/recall/{round_id}")
+    assert page.status_code == 200, page.text
+    assert "2026-12-05 06:30:00 CET" in page.text
+    assert "€10.00" in page.text
+    rows = list(csv.DictReader(io.StringIO(client.get(f"/csv/recall/{round_id}").text)))
+    assert rows
+    assert rows[0]["started"] == "2026-12-05T06:30:00+01:00"
+    assert rows[0]["started_utc"].startswith("2026-12-05T05:30:00")
+    assert rows[0]["stake"] == "€10.00"
+
+
+def test_the_live_log_writes_its_times_in_the_property_s_zone_in_chromium(
+    tmp_path: Path,
+    users_file: Path,
+    browser: Browser,  # noqa: F811
+) -> None:
+    """A row the event stream adds (panel.js) reads as the rows the server wrote: 14:05:31 CET."""
+    journal = Journal.open(tmp_path / "journal.sqlite", "T1", clock=lambda: LOG_AT)
+    backend = JournalPanelBackend(journal, actions=JournalTableActions(journal), poll_interval_s=0.05)
+    settings = PanelSettings(clock=FakeClock(), idle_timeout_s=600, property_settings=BERLIN)
+    app = create_panel_app(backend, users=UserStore(users_file), settings=settings)
+    server = LiveServer(SimpleNamespace(app=app))  # type: ignore[arg-type]
+    url = server.start()
+    context = browser.new_context(base_url=url)
+    try:
+        page = context.new_page()
+        log_in(page, "vera")
+        page.goto("/log")
+        first = page.locator("#log-table tbody tr").first
+        expect(first).to_contain_text("14:05:31 CET")  # the server's rows (the login)
+        count = page.locator("#log-table tbody tr").count()
+        other = browser.new_context(base_url=url)
+        log_in(other.new_page(), "sam")  # journaled: the stream brings its row to the first page
+        other.close()
+        expect(page.locator("#log-table tbody tr")).to_have_count(count + 1)
+        expect(page.locator("#log-table tbody tr.fresh").first).to_contain_text("14:05:31 CET")
+    finally:
+        context.close()
+        server.stop()
+        journal.close()

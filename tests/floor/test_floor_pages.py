@@ -32,7 +32,7 @@ from playwright.sync_api import Browser, FloatRect, Page, expect, sync_playwrigh
 from controller.floor.embedded import EmbeddedFloor
 from controller.floor.panel import FloorPanelSettings, FloorUser, serve_panel
 from controller.floor.service import FloorService
-from controller.floor.tiles import PitLayout
+from controller.floor.tiles import PitLayout, current_shift
 from controller.journal.recall import recall_records
 from controller.journal.render import game_title, phase_words
 from controller.locale import property_settings
@@ -156,8 +156,11 @@ def test_the_pit_map_a_table_and_a_round_in_chromium(
                 and private_count(floor) == expected_private_total(tables)
             ),
         )
-        (last_close,) = _rows(floor, "SELECT max(closed_utc) FROM floor_rounds")[0]
-        rig.now = last_close  # the shift the rounds closed in
+        # The map's clock: when T1's last round closed. The journals are written at the wall clock's
+        # time, so the rounds may straddle a shift's end (06:00, 14:00, 22:00 UTC); T1's figures below
+        # are read for the shift this clock is in, as the page reads them, whatever the hour of the run.
+        (last_close,) = _rows(floor, "SELECT max(closed_utc) FROM floor_rounds WHERE table_id = 'T1'")[0]
+        rig.now = last_close
         _forge_bad_hash(floor, tables, "T4", rig.loop)
         _wait(
             "T4's quarantine",
@@ -214,17 +217,25 @@ def test_the_pit_map_a_table_and_a_round_in_chromium(
         expect(t4_tile.locator(".phase")).to_have_text("the floor takes nothing after its bad entry")
         expect(t4_tile.locator(".reason")).not_to_be_empty()
         # The shift's rounds, win and hold against theoretical, in the panel's currency.
+        shift = current_shift(rig.clock(), PARIS_EUR)
         (rounds, handle, win, theoretical) = _rows(
             floor,
-            "SELECT count(*), sum(handle_cents), sum(house_win_cents), sum(theoretical_win_cents) "
-            "FROM floor_rounds WHERE table_id = 'T1' AND status = 'settled'",
+            "SELECT count(*), COALESCE(sum(handle_cents), 0), COALESCE(sum(house_win_cents), 0), "
+            "COALESCE(sum(theoretical_win_cents), 0) FROM floor_rounds WHERE table_id = 'T1' "
+            "AND status = 'settled' AND closed_utc >= %s AND closed_utc < %s",
+            shift.start,
+            shift.end,
         )[0]
         t1_tile = page.locator('#floor-map a[data-table="T1"]')
         expect(t1_tile.locator(".shift")).to_have_text(
-            f"{rounds} rounds · win {EUR(int(win), signed=True)} (theo. {EUR(int(theoretical), signed=True)})"
+            f"{rounds} round{'' if rounds == 1 else 's'} · win {EUR(int(win), signed=True)} "
+            f"(theo. {EUR(int(theoretical), signed=True)})"
         )
+        handle = int(handle)
         expect(t1_tile.locator(".hold")).to_have_text(
-            f"hold {100 * int(win) / int(handle):.1f}% (theo. {100 * int(theoretical) / int(handle):.1f}%)"
+            "hold — (theo. —)"
+            if handle == 0
+            else f"hold {100 * int(win) / handle:.1f}% (theo. {100 * int(theoretical) / handle:.1f}%)"
         )
 
         page.screenshot(path=str(shots / "floor-pit-map.png"), full_page=True)

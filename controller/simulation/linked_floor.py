@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+from nats.aio.client import Client
 
 from controller.errors import UserError
 from controller.floor.config import load_floor_config, write_floor_config
@@ -169,6 +170,32 @@ def kill_postgres(cluster: PostgresCluster) -> None:
 
 
 # --- the tables ----------------------------------------------------------------------------------------
+# A real table is one process with two connections to the floor (its uplink and its link client); this
+# simulation runs every table's in ONE process. After nats-server's restart its 100 clients would all
+# start their TLS handshakes at once on one event loop: on a loaded machine none finished within the
+# server's 5 s TLS timeout, so all failed together and tried again together, for as long as the load
+# lasted (a bench's link down for ten minutes). The simulation lets a few handshake at a time.
+CONNECTS_AT_ONCE = 4
+
+
+class _GatedLinkClient(linked.LinkClient):
+    gate: asyncio.Semaphore | None = None
+
+    async def _connect(self) -> Client:
+        assert self.gate is not None
+        async with self.gate:
+            return await super()._connect()
+
+
+class _GatedUplink(Uplink):
+    gate: asyncio.Semaphore | None = None
+
+    async def _connect(self) -> Client:
+        assert self.gate is not None
+        async with self.gate:
+            return await super()._connect()
+
+
 @dataclass
 class LinkedTables:
     floor: EmbeddedFloor
@@ -185,8 +212,9 @@ class LinkedTables:
         assert self.floor.nats is not None
         assert self.floor.tls is not None
         self.directory.mkdir(parents=True, exist_ok=True)
+        gate = asyncio.Semaphore(CONNECTS_AT_ONCE)
         for table_id in self.ids:
-            client = linked.LinkClient(
+            client = _GatedLinkClient(
                 linked.LinkConfig(
                     link_id=LINK_ID,
                     table_id=table_id,
@@ -198,13 +226,15 @@ class LinkedTables:
                     backoff_max_s=1.0,
                 )
             )
+            client.gate = gate
             self.clients[table_id] = client
             self.tables[table_id] = LinkedTable.open(self.directory, table_id, client, self.parameters)
-            uplink = Uplink(
+            uplink = _GatedUplink(
                 self.floor.uplink_config(table_id, backoff_max_s=1.0),
                 self.directory / f"{table_id}.sqlite",
                 table_id,
             )
+            uplink.gate = gate
             self.tasks.append(asyncio.create_task(uplink.run(self.stop)))
             self.tasks.append(asyncio.create_task(client.run(self.stop)))
 
@@ -480,6 +510,12 @@ class Scenario:
     seed: int = 23
     link_timeout_s: float = 2.0
     timeout_s: float = 300.0
+    # Every this many rounds a supervisor confirms the meter awards pending so far, in the order recorded
+    # (None: all at the end). On a floor they are confirmed as they happen; left for the end, the link's
+    # pending awards (every table's, in every broadcast) grew to 80 KB a broadcast, 50 tables' worth
+    # twice a second decoded by this one process, which then could not read them (nats-server: "slow
+    # consumer") and lost its links.
+    confirm_every: int | None = None
     # Rounds a second across the floor (None: as fast as this process writes them). A bench's pace: the
     # tables' link clients share this process's loop with the journal writes, and an unpaced loop
     # starves them of the meter broadcasts (their link then counts lost and refuses the wagers).
@@ -515,6 +551,7 @@ async def run_scenario(directory: Path, floor: EmbeddedFloor, scenario: Scenario
         else {}
     )
     outcome: dict[str, Any] = {"kills": [], "claims_during_loss": 0, "refused_at_lock_rounds": 0}
+    confirmed = 0
     started_s = time.monotonic()
     try:
         await wait_for(tables.all_up, scenario.timeout_s, "every table's link up")
@@ -551,6 +588,9 @@ async def run_scenario(directory: Path, floor: EmbeddedFloor, scenario: Scenario
                 if claim is not None:
                     tables.clients[owner].submit(claim.round_id, claim.hits, through_seq=claim.through_seq)
             number += 1
+            if scenario.confirm_every and number % scenario.confirm_every == 0:
+                confirmed += await confirm_all(floor, tables, timeout_s=scenario.timeout_s)
+                paced_from_s, paced = time.monotonic(), 0  # the pace starts again after the supervisor
             if scenario.rate_per_s is None:
                 await asyncio.sleep(0)  # the uplinks and link clients run between rounds
             else:  # paced (a bench): this round's slot
@@ -561,7 +601,7 @@ async def run_scenario(directory: Path, floor: EmbeddedFloor, scenario: Scenario
             lambda: floor_holds_journals(floor, tables), scenario.timeout_s, "the floor holding every journal"
         )
         await wait_for(lambda: tables.pending() == 0, scenario.timeout_s, "every claim answered")
-        outcome["confirmed"] = await confirm_all(floor, tables, timeout_s=scenario.timeout_s)
+        outcome["confirmed"] = confirmed + await confirm_all(floor, tables, timeout_s=scenario.timeout_s)
         outcome["replayed_claims"] = await replay_claims(floor, tables, scenario.timeout_s)
         outcome["refused_at_lock_rounds"] = sum(t.refused_rounds for t in tables.tables.values())
         outcome["rounds_played"] = sum(t.rounds for t in tables.tables.values())

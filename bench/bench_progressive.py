@@ -21,7 +21,8 @@ started again. Every 500 rounds (``--confirm-every``) a supervisor confirms the 
 so far, in the order recorded, each twice (the second a replay); the rest at the end. The tables'
 100 connections live in this one process: after a restart they connect a few at a time
 (controller/simulation/linked_floor.py ``CONNECTS_AT_ONCE``), as 50 separate tables would. Checked
-after (from PostgreSQL's rows and the journals, controller/simulation/linked_floor.py ``check_books``): base + Σ increments + Σ resets − Σ meter awards = the meter;
+after (from PostgreSQL's rows and the journals, controller/simulation/linked_floor.py ``check_books``):
+base + Σ increments + Σ resets − Σ meter awards = the meter;
 Σ hidden − Σ resets funded + Σ overflow = the reserve; every award paid exactly once, confirmations in
 the order the controller recorded the awards; every claim's awards for exactly the seats it named;
 the in-meter = the journals' count of settled Progressive wagers = the tables' own count; every claim

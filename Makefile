@@ -24,8 +24,11 @@ install-test: $(VENV)/.installed-test
 # The embedded default: a simulated High Card Flush table over pseudo-terminals, simulated players,
 # the journal in ./var/, the panel on http://127.0.0.1:8080 (Ctrl-C stops it cleanly). The terminal
 # shows the rounds alone; the log (JSON lines, every entry at info) goes to var/flushtable.log.
+# PROGRESSIVE=1: the same table with a stand-alone Progressive wager (examples/progressive-table.toml,
+# its meter in its own journal var/progressive-journal.sqlite, no broker).
+RUN_CONFIG := $(if $(PROGRESSIVE),--config examples/progressive-table.toml)
 run: install
-	$(BIN)/flushtable run --log-file var/flushtable.log --dev-release var/release
+	$(BIN)/flushtable run --log-file var/flushtable.log --dev-release var/release $(RUN_CONFIG)
 
 demo: install
 	$(BIN)/flushtable demo

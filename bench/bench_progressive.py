@@ -17,8 +17,12 @@ award at about 1 round in 80. At 1/4, 1/2 and 3/4 of the rounds one server is SI
 process running the floor service and the linked progressive; nats-server; PostgreSQL, postmaster and
 backends): just before, a table hits (its claim is made while the link is lost); the tables play on
 until every link reports lost (their Progressive wagers refused at the lock) and then the server is
-started again. Checked after (from PostgreSQL's rows and the journals, controller/simulation/
-linked_floor.py ``check_books``): base + Σ increments + Σ resets − Σ meter awards = the meter;
+started again. Every 500 rounds (``--confirm-every``) a supervisor confirms the meter awards pending
+so far, in the order recorded, each twice (the second a replay); the rest at the end. The tables'
+100 connections live in this one process: after a restart they connect a few at a time
+(controller/simulation/linked_floor.py ``CONNECTS_AT_ONCE``), as 50 separate tables would. Checked
+after (from PostgreSQL's rows and the journals, controller/simulation/linked_floor.py ``check_books``):
+base + Σ increments + Σ resets − Σ meter awards = the meter;
 Σ hidden − Σ resets funded + Σ overflow = the reserve; every award paid exactly once, confirmations in
 the order the controller recorded the awards; every claim's awards for exactly the seats it named;
 the in-meter = the journals' count of settled Progressive wagers = the tables' own count; every claim
@@ -52,6 +56,12 @@ def main() -> None:
     parser.add_argument(
         "--rate", type=float, default=100.0, help="rounds a second across the floor (0: unpaced)"
     )
+    parser.add_argument(
+        "--confirm-every",
+        type=int,
+        default=500,
+        help="rounds between a supervisor's confirmations (0: at the end)",
+    )
     parser.add_argument("--timeout-s", type=float, default=900.0)
     parser.add_argument("--out", default="progressive.json", help="the file under bench/results/")
     parser.add_argument(
@@ -72,6 +82,7 @@ def main() -> None:
         seed=args.seed,
         timeout_s=args.timeout_s,
         rate_per_s=args.rate or None,
+        confirm_every=args.confirm_every or None,
     )
     try:
         floor.start()

@@ -284,16 +284,7 @@ class LinkClient:
             raise_if_cancelled()
             client: Client | None = None
             try:
-                client = await nats.connect(
-                    servers=list(self.config.servers),
-                    user=self.config.user,
-                    password=self.config.password,
-                    tls=ssl.create_default_context(cafile=str(self.config.ca_file)),
-                    inbox_prefix=table_inbox(self.config.table_id),
-                    allow_reconnect=False,
-                    connect_timeout=5,
-                    name=f"flushtable-progressive-{self.config.table_id}",
-                )
+                client = await self._connect()
 
                 async def heard(message: Msg) -> None:
                     self._heard(message)
@@ -323,6 +314,20 @@ class LinkClient:
                 break
             await wait_event(stop, min(backoff_s * (0.5 + self._rng.random()), self.config.backoff_max_s))
             backoff_s = min(backoff_s * 2, self.config.backoff_max_s)
+
+    async def _connect(self) -> Client:
+        """One connection to the floor's nats-server (TLS, this table's user); a process that runs many
+        link clients (the simulation) may gate it."""
+        return await nats.connect(
+            servers=list(self.config.servers),
+            user=self.config.user,
+            password=self.config.password,
+            tls=ssl.create_default_context(cafile=str(self.config.ca_file)),
+            inbox_prefix=table_inbox(self.config.table_id),
+            allow_reconnect=False,
+            connect_timeout=5,
+            name=f"flushtable-progressive-{self.config.table_id}",
+        )
 
     async def send_confirmations(self) -> None:
         """The supervisors' confirmations queued at the table, in order, each until the floor answered

@@ -92,11 +92,16 @@ def test_a_restarted_linked_table_asks_again_and_is_paid_once(tmp_path: Path, ma
         await lf.wait_for(tables.all_up, 60, "the link up")
         recorded = table.play_round(3, [Hit(2, 3)])
         assert recorded is not None
+        asked_again = False
         for _ in range(600):  # the floor answers once it holds the round (each request bounded)
             answer = await client.claim(recorded.round_id, recorded.hits, through_seq=recorded.through_seq)
             if not answer.pending:
                 break
-        assert answer.status == "recorded", answer
+            asked_again = True
+        # Asked again after an answer that did not come in time (a loaded machine), the floor may have
+        # recorded the first ask: its answer to the same request is then "replayed" (recorded once; the
+        # floor's rows are checked below).
+        assert answer.status == "recorded" or (asked_again and answer.status == "replayed"), answer
         # The floor's progressive goes down; the next round settles with a hit, its claim unanswered.
         progressive_stop.set()
         await progressive_task

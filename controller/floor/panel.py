@@ -373,12 +373,6 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
     templates.filters["when"] = lambda moment: settings.time_text(moment, with_date=True)
     templates.filters["when_time"] = settings.time_text
 
-    def day_text(moment: datetime | str | None) -> str:
-        # "2026-12-05 08:16:59 CET" -> "2026-12-05 CET": the date and the zone, as the time says them.
-        date_text, _, rest = settings.time_text(moment, with_date=True).partition(" ")
-        return f"{date_text} {rest.partition(' ')[2]}".strip()
-
-    templates.filters["day"] = day_text
     templates.filters["game_title"] = game_title
     templates.globals["clock_text"] = clock_text
     limiter = LoginBudget(clock=settings.clock)

@@ -28,7 +28,7 @@ from controller.journal.noise import (
     NoiseSummary,
     utc_text,
 )
-from controller.locale import DEFAULT_PROPERTY, PropertySettings, local, time_text
+from controller.locale import DEFAULT_PROPERTY, PropertySettings, time_text
 from controller.panel.actions import buttons
 from controller.panel.auth import LoginBudget, Role, Session, SessionStore, UserStore, role_allows, set_cookie
 from controller.panel.backend import PanelBackend
@@ -109,7 +109,6 @@ class Panel:
         self.templates.filters["clock"] = lambda time_utc: clock_text(time_utc, prop)
         self.templates.filters["when"] = lambda time_utc: clock_text(time_utc, prop, with_date=True)
         self.templates.globals["time_zone"] = prop.time_zone
-        self.templates.filters["day"] = lambda time_utc: day_text(time_utc, prop)
         self.templates.filters["age"] = age_text
         self.templates.filters["wager_label"] = wager_label  # the catalogue's words for a wager
         self.templates.globals["action_buttons"] = buttons
@@ -229,18 +228,6 @@ def clock_text(
         return time_text(time_utc, prop, with_date=with_date)
     except ValueError:
         return "—"
-
-
-def day_text(time_utc: object, prop: PropertySettings = DEFAULT_PROPERTY) -> str:
-    """``2026-11-29T16:24:26.123456Z`` -> ``2026-11-29 UTC``: the date beside a time of day, in the
-    property's zone and named (the floor panel's own ``day`` says it the same way)."""
-    if not isinstance(time_utc, str) or "T" not in time_utc:
-        return ""
-    try:
-        moment = local(time_utc, prop)
-    except ValueError:
-        return ""
-    return f"{moment:%Y-%m-%d} {moment.tzname()}"
 
 
 def age_text(seconds: object) -> str:

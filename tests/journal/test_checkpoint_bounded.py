@@ -176,3 +176,32 @@ def test_format_2_seals_then_format_3_seals_load_and_verify(
     verdicts = verify_segments(path, key=KEY)
     assert [verdict.ok for verdict in verdicts] == [True, True, False, True, True, True]
     assert "checkpoint" in verdicts[2].line
+
+
+@pytest.mark.usefixtures("small_window")
+def test_a_format_1_seal_past_the_window_is_refolded_and_verified(tmp_path: Path) -> None:
+    """Format 1 carried every round closed too: the start that refolds the sealed past, and journal
+    verify, hold it to that map although the reducer keeps only its window."""
+    path = tmp_path / "journal.sqlite"
+    from controller.journal.proof import prepare_for_run
+
+    prepare_for_run(path, "T1", key=KEY)
+    for index in range(3):
+        append_segment(path, index)
+        sealed = seal_now(path, KEY)
+        lacked = ("progressive", "software", "software_checked", "clock", "clock_stepped", "config_checked")
+        lacked += ("changes", "approved_config_files")
+        state = {name: value for name, value in sealed.checkpoint["state"].items() if name not in lacked}
+        state["closed_rounds"] = every_closed_round(path, sealed.last_seq)
+        assert len(state["closed_rounds"]) > WINDOW_ROUNDS
+        seal_file(path, sealed.segment).chmod(0o644)
+        checkpoint = {"format": 1, "state": state}
+        seal_file(path, sealed.segment).write_text(
+            json.dumps(asdict(replace(sealed, checkpoint=checkpoint).keyed(KEY)))
+        )
+    append_segment(path, 3)
+    with Journal.open(path, "T1") as journal:
+        assert canonical_json(state_to_checkpoint(rebuild_state(journal))) == canonical_json(
+            state_to_checkpoint(TableState("T1").apply_all(journal.replay()))
+        )
+    assert [verdict.ok for verdict in verify_segments(path, key=KEY)] == [True] * 3

@@ -795,7 +795,9 @@ def _checkpoint_problem(journal_path: Path, location: Path, seal: Seal, previous
         if previous is None:
             every_closed = {}
         elif checkpoint_format(previous.checkpoint) in EVERY_CLOSED_ROUND_FORMATS:
-            every_closed = dict(previous.checkpoint["state"].get("closed_rounds") or {})
+            carried = previous.checkpoint.get("state")
+            closed = carried.get("closed_rounds") if isinstance(carried, dict) else None
+            every_closed = dict(closed) if isinstance(closed, dict) else {}  # damaged: its own verdict says
         else:
             return f"its seal's checkpoint is of format {found}, after a seal of a later format"
     with Journal.open_existing(location, readonly=True) as sealed:

@@ -17,6 +17,11 @@ tests/journal/test_reducer_checkpoint.py, fails on an attribute that is neither,
 dropped by a seal unnoticed). Format 1 (the first release of segments) carried none of the progressive's
 meter, the software checks, the clock and the two-person changes; it is never read as a state
 (``CheckpointFormatError``): a start refolds the journal instead (controller/journal/recovery.py).
+Formats 1 and 2 carried ``closed_rounds`` whole (every round the table ever closed, so a seal grew with
+the journal's age); format 3 carries the reducer's bounded window (the last ``RECENT_ROUNDS`` closed
+rounds). A format-2 checkpoint is read as a state by keeping the window's part of that map; a seal of
+format 1 or 2 is verified against the map it carried, built from every closing entry
+(``record_closings``).
 
 Objects shared between the state's maps stay shared: an alert that is latched, open and listed is one
 object (acknowledging it updates all three), and ``current`` is the round in ``rounds`` of that id.
@@ -25,12 +30,14 @@ object (acknowledging it updates all three), and ``current`` is the round in ``r
 from __future__ import annotations
 
 from collections import Counter, deque
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import msgspec
 
 from controller.errors import UserError
 from controller.journal import entries as e
+from controller.journal.kinds import STATUS_BY_CLOSING_KIND
 from controller.journal.proposals import Proposal
 from controller.journal.state import (
     HISTORY_ROUNDS,
@@ -38,15 +45,20 @@ from controller.journal.state import (
     DeviceState,
     Meters,
     RoundState,
+    Stored,
     TableState,
     WagerMeter,
 )
 from controller.progressive.model import AwardState, MeterState, ProgressiveParameters, parse_parameters
 
 # 2: the stand-alone progressive's meter, the software checks, the clock, the configuration check and
-# the two-person changes are carried (1 dropped them).
-CHECKPOINT_FORMAT = 2
+# the two-person changes are carried (1 dropped them). 3: ``closed_rounds`` is the reducer's bounded
+# window of recent closed rounds (1 and 2 carried every round ever closed).
+CHECKPOINT_FORMAT = 3
 OLDER_CHECKPOINT_FORMATS = frozenset({1})  # read as "refold the sealed segments", never as a state
+READ_AS_STATE_FORMATS = frozenset({2, CHECKPOINT_FORMAT})  # read as the state at the seal
+# Formats whose ``closed_rounds`` names every round the table ever closed (not the reducer's window).
+EVERY_CLOSED_ROUND_FORMATS = frozenset({1, 2})
 # What each earlier format did not carry: a seal of that format is verified against the rest.
 _LACKED_BY_FORMAT: dict[int, tuple[str, ...]] = {
     1: (
@@ -58,7 +70,8 @@ _LACKED_BY_FORMAT: dict[int, tuple[str, ...]] = {
         "config_checked",
         "changes",
         "approved_config_files",
-    )
+    ),
+    2: (),
 }
 
 # TableState's plain attributes, with the type each decodes to.
@@ -161,15 +174,30 @@ def _builtins(value: Any) -> Any:
     return msgspec.to_builtins(value, str_keys=True)
 
 
-def checkpoint_in_format(checkpoint: dict[str, Any], found: int | None) -> dict[str, Any]:
-    """The checkpoint as an earlier format wrote it (``found`` None or this format: unchanged)."""
+def checkpoint_in_format(
+    checkpoint: dict[str, Any], found: int | None, *, every_closed_round: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """The checkpoint as an earlier format wrote it (``found`` None or this format: unchanged).
+    ``every_closed_round``: the map formats 1 and 2 carried as ``closed_rounds`` (every round closed
+    up to the checkpoint, from ``record_closings``); None leaves the checkpoint's own (the window)."""
     if found is None or found == CHECKPOINT_FORMAT:
         return checkpoint
     lacked = _LACKED_BY_FORMAT[found]
-    return {
-        "format": found,
-        "state": {name: value for name, value in checkpoint["state"].items() if name not in lacked},
-    }
+    state = {name: value for name, value in checkpoint["state"].items() if name not in lacked}
+    if every_closed_round is not None and found in EVERY_CLOSED_ROUND_FORMATS:
+        state["closed_rounds"] = dict(every_closed_round)
+    return {"format": found, "state": state}
+
+
+def record_closings(stored_entries: Iterable[Stored], into: dict[str, str]) -> Iterator[Stored]:
+    """The entries unchanged, each closing entry's round recorded in ``into`` (round_id -> closing
+    kind, as formats 1 and 2 carried ``closed_rounds``) on the way: a fold through this yields what a
+    seal of those formats says without the reducer keeping every round."""
+    for stored in stored_entries:
+        kind = stored.entry.kind
+        if kind in STATUS_BY_CLOSING_KIND and stored.round_id is not None:
+            into[stored.round_id] = kind
+        yield stored
 
 
 def state_to_checkpoint(state: TableState) -> dict[str, Any]:
@@ -235,15 +263,21 @@ def state_from_checkpoint(checkpoint: dict[str, Any]) -> TableState:
     found = checkpoint_format(checkpoint)
     if found in OLDER_CHECKPOINT_FORMATS:
         raise CheckpointFormatError(found)
-    if not isinstance(checkpoint, dict) or found != CHECKPOINT_FORMAT:
+    if not isinstance(checkpoint, dict) or found not in READ_AS_STATE_FORMATS:
         raise CheckpointError(f"not a checkpoint of format {CHECKPOINT_FORMAT}")
     fields = checkpoint.get("state")
     if not isinstance(fields, dict):
         raise CheckpointError("a checkpoint without its state")
     try:
-        return _restore(fields)
+        state = _restore(fields)
     except (msgspec.ValidationError, KeyError, TypeError, ValueError, UserError) as error:
         raise CheckpointError(f"checkpoint damaged: {error}") from None
+    if found in EVERY_CLOSED_ROUND_FORMATS:
+        # Every round ever closed: the reducer keeps only its window (the rounds in _closed_order),
+        # which is what a fold from the first entry would hold here.
+        window = set(state._closed_order)
+        state.closed_rounds = {rid: kind for rid, kind in state.closed_rounds.items() if rid in window}
+    return state
 
 
 def _restore(fields: dict[str, Any]) -> TableState:

@@ -34,6 +34,7 @@ from controller.journal.checkpoint import (
     OLDER_CHECKPOINT_FORMATS,
     checkpoint_format,
     checkpoint_in_format,
+    record_closings,
     state_to_checkpoint,
 )
 from controller.journal.kinds import CLOSING_KINDS, ROUND_VOIDED
@@ -80,10 +81,10 @@ def rebuild_state(journal: Journal) -> TableState:
             # at once, docs/journal.md "Segments and seals"). What the start reads of the sealed past
             # must fold to what the (keyed) seal says, as far as its format says anything.
             sealed_past = itertools.takewhile(lambda stored: stored.seq <= seal.last_seq, journal.replay())
-            state = TableState(journal.table_id).apply_all(sealed_past)
-            if canonical_json(checkpoint_in_format(state_to_checkpoint(state), found)) != canonical_json(
-                seal.checkpoint
-            ):
+            every_closed: dict[str, str] = {}  # format 1's closed_rounds: every round (the reducer's: recent)
+            state = TableState(journal.table_id).apply_all(record_closings(sealed_past, every_closed))
+            held_to = checkpoint_in_format(state_to_checkpoint(state), found, every_closed_round=every_closed)
+            if canonical_json(held_to) != canonical_json(seal.checkpoint):
                 raise JournalError(
                     f"journal {journal.path}: the sealed segments do not fold to the checkpoint of seal "
                     f"{seal.segment} (edited?); run flushtable journal verify --segments"

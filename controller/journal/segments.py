@@ -51,10 +51,12 @@ from controller.files import NO_SUCH_FILE, FileRefused, read_bounded
 from controller.journal.chain import GENESIS_HASH, canonical_json, format_time_utc
 from controller.journal.checkpoint import (
     CHECKPOINT_FORMAT,
+    EVERY_CLOSED_ROUND_FORMATS,
     OLDER_CHECKPOINT_FORMATS,
     CheckpointError,
     checkpoint_format,
     checkpoint_in_format,
+    record_closings,
     state_from_checkpoint,
     state_to_checkpoint,
 )
@@ -785,13 +787,24 @@ def _checkpoint_problem(journal_path: Path, location: Path, seal: Seal, previous
         state = _state_before(journal_path, seal, previous)
     except JournalError as error:
         return str(error)
-    with Journal.open_existing(location, readonly=True) as sealed:
-        state.apply_all(sealed.replay(since_seq=seal.first_seq - 1))
     found = checkpoint_format(seal.checkpoint)
+    every_closed: dict[str, str] | None = None
+    if found in EVERY_CLOSED_ROUND_FORMATS:
+        # Formats 1 and 2 carried every round ever closed: the previous seal's map (verified in its
+        # turn) with this segment's closings, since the reducer keeps only its recent window.
+        if previous is None:
+            every_closed = {}
+        elif checkpoint_format(previous.checkpoint) in EVERY_CLOSED_ROUND_FORMATS:
+            carried = previous.checkpoint.get("state")
+            closed = carried.get("closed_rounds") if isinstance(carried, dict) else None
+            every_closed = dict(closed) if isinstance(closed, dict) else {}  # damaged: its own verdict says
+        else:
+            return f"its seal's checkpoint is of format {found}, after a seal of a later format"
+    with Journal.open_existing(location, readonly=True) as sealed:
+        entries = sealed.replay(since_seq=seal.first_seq - 1)
+        state.apply_all(entries if every_closed is None else record_closings(entries, every_closed))
     # A seal of an earlier format is held to what that format carried (its own projection).
-    expected = checkpoint_in_format(
-        state_to_checkpoint(state), found if found in OLDER_CHECKPOINT_FORMATS else None
-    )
+    expected = checkpoint_in_format(state_to_checkpoint(state), found, every_closed_round=every_closed)
     if canonical_json(expected) != canonical_json(seal.checkpoint):
         return "its seal's checkpoint is not the state its entries fold to (edited?)"
     return None

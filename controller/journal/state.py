@@ -8,7 +8,8 @@ What it keeps:
 - the table: game, banking, open or closed (and whether a manager closed it), the phase of the round
   machine, the button and the designated player, the seats that waived, the manager's settings;
 - rounds: every open round in full (wagers locked and decided, cards dealt, decisions, dead seats), and
-  the last ``RECENT_ROUNDS`` closed ones (the panel's history); every round's closing kind;
+  the last ``RECENT_ROUNDS`` closed ones (the panel's history) and their closing kinds (a start reads
+  the last round's: the button moves on after a settled round; recall reads the journal's index);
 - faults: latched ones (they hold the table across restarts), alerts with their acknowledgement and
   clearing (the most recent ``MAX_ALERTS``);
 - devices: identity, health, last event, security events;
@@ -390,7 +391,9 @@ class TableState:
         self.last_round_id: str | None = None
         self.last_round_number = 0
         self.rounds: dict[str, RoundState] = {}  # open rounds and the most recent closed ones
-        self.closed_rounds: dict[str, str] = {}  # every closed round: round_id -> closing kind
+        # The last RECENT_ROUNDS closed rounds: round_id -> closing kind. Bounded, so a seal's checkpoint
+        # does not grow with the journal's age (docs/journal.md "A seal's checkpoint is bounded").
+        self.closed_rounds: dict[str, str] = {}
         self.current: RoundState | None = None  # the round in progress, or the last one started
         self.latched_faults: dict[str, AlertState] = {}
         self.open_alerts: dict[str, AlertState] = {}  # raised, not yet acknowledged nor cleared
@@ -659,6 +662,8 @@ class TableState:
             old = self.rounds.get(forgotten)
             if old is not None and not old.open and self.current is not old:
                 del self.rounds[forgotten]
+            if forgotten not in self._closed_order:  # a round closed twice is still in the window
+                self.closed_rounds.pop(forgotten, None)
 
     def _on_fault_raised(self, stored: Stored, entry: e.FaultRaised) -> None:
         alert = AlertState(

@@ -207,7 +207,7 @@ def test_a_start_after_a_seal_of_format_1_seals_at_once() -> None:
     assert why is not None
     assert "format 1" in why
     assert seal_due(0, None, now, **policy, last_checkpoint_format=1) is None  # nothing to seal yet
-    assert CHECKPOINT_FORMAT == 2
+    assert CHECKPOINT_FORMAT == 3
 
 
 @pytest.mark.parametrize(

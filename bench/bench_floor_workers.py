@@ -52,7 +52,7 @@ from bench_floor import _count, _journal_total, _proc_cpu_s, _stream_count, _wai
 from controller.floor.config import write_floor_config
 from controller.floor.embedded import EmbeddedFloor
 from controller.floor.verify import verify_table
-from controller.floor.workers import ensure_partitions
+from controller.floor.workers import ensure_partitions, partition_of
 from controller.journal.store import Journal
 from controller.logs import configure_logging
 from controller.simulation.floor_tables import MIXED_GAMES, SimTable
@@ -91,14 +91,39 @@ def _commit_span_s(dsn: str) -> float:
     return float(row[0]) if row and row[0] else 0.0
 
 
-def _commit_times(dsn: str, after_s: float) -> list[float]:
+def _commit_times(dsn: str, after_s: float, tables: list[str] | None = None) -> list[float]:
+    """Each distinct commit time (PostgreSQL's clock, this machine's) since ``after_s``: of ``tables``
+    only when given."""
     with psycopg.connect(dsn) as connection:
         rows = connection.execute(
             "SELECT DISTINCT extract(epoch FROM floor_committed_utc) FROM floor_entries "
-            "WHERE floor_committed_utc >= to_timestamp(%s) ORDER BY 1",
-            (after_s,),
+            "WHERE floor_committed_utc >= to_timestamp(%s) AND (%s::text[] IS NULL OR table_id = ANY(%s)) "
+            "ORDER BY 1",
+            (after_s, tables, tables),
         ).fetchall()
     return [float(row[0]) for row in rows]
+
+
+def _tables_of(dsn: str, worker: str, partitions: int, table_ids: list[str]) -> list[str]:
+    """The tables in the partitions ``worker`` holds now."""
+    with psycopg.connect(dsn) as connection:
+        rows = connection.execute(
+            "SELECT partition FROM floor_partition_leases WHERE worker = %s", (worker,)
+        ).fetchall()
+    held = {int(row[0]) for row in rows}
+    return [t for t in table_ids if partition_of(t, partitions) in held]
+
+
+async def _wait_held_by(dsn: str, worker: str, partitions: int, timeout_s: float) -> None:
+    """Until ``worker`` holds every partition (bounded)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        with psycopg.connect(dsn) as connection:
+            rows = connection.execute("SELECT worker FROM floor_partition_leases").fetchall()
+        if len(rows) == partitions and all(str(row[0]) == worker for row in rows):
+            return
+        await asyncio.sleep(0.1)  # a poll of PostgreSQL, bounded by the deadline
+    raise SystemExit(f"bench_floor_workers: {worker} did not take every partition in {timeout_s} s")
 
 
 def _largest_gap_s(times: list[float], start_s: float, end_s: float) -> float:
@@ -302,10 +327,14 @@ async def _kill_scenario(
     node_killed_s = time.time()
     cluster.kill(args.nodes - 1)
     await moved_by(args.kill_step)  # commits with a node down
+    victim_tables = await asyncio.to_thread(_tables_of, dsn, names[0], args.partitions, list(journals))
     worker_killed_s = time.time()
     victim = processes[0]
     victim.send_signal(signal.SIGKILL)
     victim.wait(timeout=30)
+    # The survivor takes the dead worker's partitions once their keys expire (the lease's bound).
+    await _wait_held_by(dsn, names[1] if len(names) > 1 else names[0], args.partitions, 300)
+    moved_s = time.time()
     await moved_by(args.kill_step)  # commits with a worker down
     restarted_s = time.time()
     live_done = playing.done()
@@ -326,6 +355,14 @@ async def _kill_scenario(
         "play_still_running_at_restart": not live_done,
         "largest_commit_gap_after_node_kill_s": _largest_gap_s(times, node_killed_s, worker_killed_s),
         "largest_commit_gap_after_worker_kill_s": _largest_gap_s(times, worker_killed_s, restarted_s),
+        # The killed worker's own tables: their commits stop until the survivor holds their partitions.
+        "killed_workers_tables": len(victim_tables),
+        "largest_commit_gap_of_killed_workers_tables_s": _largest_gap_s(
+            await asyncio.to_thread(_commit_times, dsn, worker_killed_s - 1, victim_tables),
+            worker_killed_s,
+            restarted_s,
+        ),
+        "partitions_moved_after_s": round(moved_s - worker_killed_s, 2),
         "largest_commit_gap_after_restart_s": _largest_gap_s(times, restarted_s, all_s),
         "node_kill_to_worker_kill_s": round(worker_killed_s - node_killed_s, 2),
         "worker_kill_to_restart_s": round(restarted_s - worker_killed_s, 2),
@@ -341,7 +378,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--nodes", type=int, default=3)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--partitions", type=int, default=8)
+    parser.add_argument("--partitions", type=int, default=2)
     parser.add_argument("--kill", action="store_true")
     parser.add_argument("--live-rounds", type=int, default=3)
     parser.add_argument("--live-rate", type=float, default=20.0, help="rounds a second across the floor")

@@ -339,7 +339,7 @@ async def _kill_scenario(
     restarted_s = time.time()
     live_done = playing.done()
     cluster.start_node(args.nodes - 1)
-    config_path = base / "config-workers"
+    config_path = base / "config-workers" / "floor.toml"  # write_floor_config's file
     processes[0] = _serve(config_path, base / f"workers-{names[0]}-restarted.log", names[0], args.partitions)
     await playing
     for uplink in uplinks.values():

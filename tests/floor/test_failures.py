@@ -121,6 +121,55 @@ def test_200_tables_publishing_while_nats_is_killed(tmp_path: Path, make_floor: 
     tables.close()
 
 
+def test_200_tables_publishing_while_a_cluster_node_is_killed(tmp_path: Path, make_floor: MakeFloor) -> None:
+    """The 200-table broker-kill test above on the three-node cluster (the stream R3), asserting the same:
+    the node leading the stream SIGKILLed mid-stream and started again, every entry on the floor exactly once,
+    every chain verified, and the uplinks that were on the killed node reconnected (to any node)."""
+    ids = table_ids(200)
+    floor = make_floor(ids, ack_wait_s=2, nodes=3)
+    assert floor.cluster is not None
+    cluster = floor.cluster
+    tables = Tables(tmp_path / "tables", ids)
+    for table_id in ids:
+        tables.play(table_id, 1)
+
+    async def scenario() -> None:
+        admin = await floor.connect_admin()
+        info = await admin.jetstream().stream_info(STREAM_NAME)
+        await admin.close()
+        assert info.cluster is not None
+        assert info.cluster.leader is not None
+        leader = int(info.cluster.leader.rsplit("n", 1)[1]) - 1  # flushtable-n<i>
+        running = Running(floor, tables)
+        running.start_uplinks(backoff_max_s=1.0)
+        service = FloorService(floor.floor_config(backoff_max_s=1.0))
+        running.tasks.append(asyncio.create_task(service.run(running.stop)))
+
+        async def some_on_floor() -> bool:
+            return floor_count(floor) > 0
+
+        await wait_until(some_on_floor, 120, "the first entries on the floor")  # 200 TLS connections first
+        playing = asyncio.create_task(
+            asyncio.to_thread(_play_all, tables, running, 1, asyncio.get_running_loop())
+        )
+        await asyncio.sleep(0.3)  # as the one-server test: the kill lands while the tables play
+        # The stream's leader (the hardest node to lose); the uplinks pick a node at random, so about a
+        # third of them are on it and must reconnect.
+        cluster.kill(leader)
+        await asyncio.sleep(1.0)
+        cluster.start_node(leader)
+        await playing
+        for uplink in running.uplinks.values():
+            uplink.notify()
+        await _all_on_floor(floor, tables, CATCH_UP_TIMEOUT_S)
+        assert sum(u.status.reconnects for u in running.uplinks.values()) >= 1
+        await running.close()
+
+    asyncio.run(scenario())
+    assert floor_problems(floor, tables) == []
+    tables.close()
+
+
 def test_table_offline_longer_than_the_dedup_window(tmp_path: Path, make_floor: MakeFloor) -> None:
     """The uplink dies after the server acked but before its mark was written (the mark is set back
     here, as such a crash leaves it), the table plays on offline past the de-duplication window (1 s

@@ -1,0 +1,407 @@
+"""The floor on the three-node JetStream cluster with partitioned workers, figures printed as JSON.
+
+    python bench/bench_floor_workers.py [--tables 150] [--rounds 2] [--nodes 3] [--workers 2]
+        [--partitions 8] [--kill] [--live-rounds 3] [--dir DIR] [--out FILE]
+
+Every server real, started here (bench/bench_floor.py's EmbeddedFloor, with ``--nodes`` nats-server
+nodes and the stream R3); every floor process a `flushtable floor serve` child.
+
+1. **outage**: the tables play ``--rounds`` rounds while no floor process runs; their uplinks fill the
+   stream (one stream, read twice below).
+2. **catch-up, side by side on the same stream**: today's single floor service (`floor serve`, the
+   consumer ``floor``) drains it into one database; then ``--workers`` workers (`floor serve --worker W
+   --partitions P`, the partitions' consumers) drain the same messages into a second database of the
+   same PostgreSQL. Each: entries/s from the first commit to the last, and CPU ms per 1,000 messages per
+   worker process (from /proc). ``ratio`` = workers' entries/s over the single service's.
+3. **kill** (``--kill``): on the workers' database, the tables play ``--live-rounds`` more rounds, paced;
+   mid-stream one nats node is SIGKILLed, then (commits seen again) one worker; then both are started
+   again. Stated: the largest gap between successive commits on the floor (PostgreSQL's
+   ``floor_committed_utc``) from each kill to the next step; every journal entry on the floor exactly
+   once; every chain verified; and the partitions' owners as a poller of ``floor_partition_leases``
+   saw them (every 0.2 s): each (partition, epoch) held by one worker only, and each partition's epochs
+   only rising. A commit is fenced by that row's epoch (controller/floor/workers.py), so one worker per
+   epoch means no partition committed by two workers; the poller can miss an epoch held for less than
+   its interval (said in ``lease_observations``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_floor import _count, _journal_total, _proc_cpu_s, _stream_count, _wait_count
+
+from controller.floor.config import write_floor_config
+from controller.floor.embedded import EmbeddedFloor
+from controller.floor.verify import verify_table
+from controller.floor.workers import ensure_partitions, partition_of
+from controller.journal.store import Journal
+from controller.logs import configure_logging
+from controller.simulation.floor_tables import MIXED_GAMES, SimTable
+from controller.uplink.uplink import Uplink
+
+LEASE_TTL_S = 6.0
+
+
+def _serve(config_path: Path, log_path: Path, worker: str | None, partitions: int) -> subprocess.Popen[bytes]:
+    command = [sys.executable, "-m", "controller.cli", "floor", "serve", "--config", str(config_path)]
+    if worker is not None:
+        command += ["--worker", worker, "--partitions", str(partitions), "--lease-ttl", str(LEASE_TTL_S)]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    with log_path.open("ab") as log:
+        return subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+
+
+def _stop(processes: list[subprocess.Popen[bytes]]) -> None:
+    for process in processes:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+    for process in processes:
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+
+
+def _commit_span_s(dsn: str) -> float:
+    with psycopg.connect(dsn) as connection:
+        row = connection.execute(
+            "SELECT extract(epoch FROM max(floor_committed_utc) - min(floor_committed_utc)) "
+            "FROM floor_entries"
+        ).fetchone()
+    return float(row[0]) if row and row[0] else 0.0
+
+
+def _commit_times(dsn: str, after_s: float, tables: list[str] | None = None) -> list[float]:
+    """Each distinct commit time (PostgreSQL's clock, this machine's) since ``after_s``: of ``tables``
+    only when given."""
+    with psycopg.connect(dsn) as connection:
+        rows = connection.execute(
+            "SELECT DISTINCT extract(epoch FROM floor_committed_utc) FROM floor_entries "
+            "WHERE floor_committed_utc >= to_timestamp(%s) AND (%s::text[] IS NULL OR table_id = ANY(%s)) "
+            "ORDER BY 1",
+            (after_s, tables, tables),
+        ).fetchall()
+    return [float(row[0]) for row in rows]
+
+
+def _tables_of(dsn: str, worker: str, partitions: int, table_ids: list[str]) -> list[str]:
+    """The tables in the partitions ``worker`` holds now."""
+    with psycopg.connect(dsn) as connection:
+        rows = connection.execute(
+            "SELECT partition FROM floor_partition_leases WHERE worker = %s", (worker,)
+        ).fetchall()
+    held = {int(row[0]) for row in rows}
+    return [t for t in table_ids if partition_of(t, partitions) in held]
+
+
+async def _wait_held_by(dsn: str, worker: str, partitions: int, timeout_s: float) -> None:
+    """Until ``worker`` holds every partition (bounded)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        with psycopg.connect(dsn) as connection:
+            rows = connection.execute("SELECT worker FROM floor_partition_leases").fetchall()
+        if len(rows) == partitions and all(str(row[0]) == worker for row in rows):
+            return
+        await asyncio.sleep(0.1)  # a poll of PostgreSQL, bounded by the deadline
+    raise SystemExit(f"bench_floor_workers: {worker} did not take every partition in {timeout_s} s")
+
+
+def _largest_gap_s(times: list[float], start_s: float, end_s: float) -> float:
+    """The longest stretch without a commit from ``start_s`` (a kill) to ``end_s`` (the next step)."""
+    marks = [start_s, *(t for t in times if start_s <= t <= end_s)]
+    if marks[-1] < end_s and not any(t > end_s for t in times):
+        marks.append(end_s)
+    nxt = [t for t in times if t > marks[-1]]
+    if nxt:
+        marks.append(nxt[0])  # the gap that spans the window's end
+    return round(max((b - a for a, b in itertools.pairwise(marks)), default=0.0), 2)
+
+
+class LeasePoller:
+    """Samples floor_partition_leases every ``interval_s`` in a thread: (partition, epoch) -> workers."""
+
+    def __init__(self, dsn: str, interval_s: float = 0.2) -> None:
+        self.dsn = dsn
+        self.interval_s = interval_s
+        self.seen: dict[tuple[int, int], set[str]] = {}
+        self.order: dict[int, list[int]] = {}
+        self.samples = 0
+        self.stop_event = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        with psycopg.connect(self.dsn, autocommit=True) as connection:
+            while not self.stop_event.is_set():
+                rows = connection.execute(
+                    "SELECT partition, epoch, worker FROM floor_partition_leases"
+                ).fetchall()
+                self.samples += 1
+                for partition, epoch, worker in rows:
+                    self.seen.setdefault((int(partition), int(epoch)), set()).add(str(worker))
+                    epochs = self.order.setdefault(int(partition), [])
+                    if not epochs or epochs[-1] != int(epoch):
+                        epochs.append(int(epoch))
+                self.stop_event.wait(self.interval_s)  # the sampling period, not a synchronisation
+
+    def figures(self) -> dict[str, Any]:
+        return {
+            "samples": self.samples,
+            "interval_s": self.interval_s,
+            "epochs_seen": len(self.seen),
+            "epochs_with_two_workers": sorted(f"p{p}@{e}" for (p, e), w in self.seen.items() if len(w) > 1),
+            "partitions_with_falling_epoch": sorted(
+                p for p, epochs in self.order.items() if epochs != sorted(epochs)
+            ),
+            "holders": {f"p{p}@{e}": sorted(w) for (p, e), w in sorted(self.seen.items())},
+        }
+
+
+async def _catch_up(
+    floor: EmbeddedFloor, base: Path, name: str, *, workers: list[str | None], partitions: int,
+    entries: int, messages: int,
+) -> tuple[dict[str, Any], list[subprocess.Popen[bytes]]]:  # fmt: skip
+    config_path = write_floor_config(base / f"config-{name}", floor.floor_config(batch_size=500))
+    dsn = floor.reporting_dsn
+    processes = [_serve(config_path, base / f"{name}-{w or 'single'}.log", w, partitions) for w in workers]
+    started = time.perf_counter()
+    first_s = await _wait_count(dsn, 1, 120)
+    cpu_first = [_proc_cpu_s(p.pid)[0] for p in processes]
+    await _wait_count(dsn, entries, 1800)
+    total_s = time.perf_counter() - started
+    cpu_last = [_proc_cpu_s(p.pid)[0] for p in processes]
+    span_s = await asyncio.to_thread(_commit_span_s, dsn) or total_s
+    return {
+        "floor_processes": len(processes),
+        "entries": entries,
+        "seconds_from_start": round(total_s, 2),
+        "first_commit_after_s": round(first_s, 2),
+        "commit_span_s": round(span_s, 2),
+        "entries_per_s_committing": round(entries / span_s),
+        # Each process's CPU from the floor's first commit to its last, per 1,000 stream messages (each
+        # worker's consumers read every message and ack another partition's unread: nats-server 2.9).
+        "cpu_ms_per_1000_messages_per_process": [
+            round(1_000_000 * (b - a) / messages) for a, b in zip(cpu_first, cpu_last, strict=True)
+        ],
+    }, processes
+
+
+async def bench(args: argparse.Namespace, base: Path) -> dict[str, Any]:
+    ids = [f"T{n:04d}" for n in range(1, args.tables + 1)]
+    floor = EmbeddedFloor(base / "floor", ids, nodes=args.nodes, ack_wait_s=5)
+    started = time.perf_counter()
+    await asyncio.to_thread(floor.start)
+    setup_s = time.perf_counter() - started
+    assert floor.cluster is not None or args.nodes == 1
+    rng = random.Random(args.seed)
+    journals = {t: Journal.open(base / "tables" / f"{t}.sqlite", t, synchronous="OFF") for t in ids}
+    sims = [SimTable(journals[t], MIXED_GAMES[i % 3], random.Random(rng.random())) for i, t in enumerate(ids)]
+    for _ in range(args.rounds):
+        for sim in sims:
+            sim.play_round()
+    outage_entries = _journal_total(journals)
+    figures: dict[str, Any] = {
+        "tables": len(ids), "nodes": args.nodes, "workers": args.workers, "partitions": args.partitions,
+        "cpus": os.cpu_count(), "load_average_1m_at_start": round(os.getloadavg()[0], 2),
+        "setup_s": round(setup_s, 1), "outage_entries": outage_entries,
+    }  # fmt: skip
+    processes: list[subprocess.Popen[bytes]] = []
+    stop = asyncio.Event()
+    tasks: list[asyncio.Task[None]] = []
+    try:
+        admin = await floor.connect_admin()
+        try:
+            await ensure_partitions(admin, args.partitions, lease_ttl_s=LEASE_TTL_S,
+                                    replicas=min(args.nodes, 3), ack_wait_s=floor.ack_wait_s)  # fmt: skip
+        finally:
+            await admin.close()
+        uplinks = {t: Uplink(floor.uplink_config(t, poll_interval_s=2.0), journals[t].path, t) for t in ids}
+        started = time.perf_counter()
+        tasks = [asyncio.create_task(u.run(stop)) for u in uplinks.values()]
+        while sum(u.status.acked.entry_seq for u in uplinks.values()) < outage_entries:
+            if time.perf_counter() - started > 900:
+                raise SystemExit("bench_floor_workers: the uplinks did not publish everything in 900 s")
+            await asyncio.sleep(0.05)
+        messages = await _stream_count(floor)
+        figures["publish"] = {
+            "messages_on_stream": messages,
+            "seconds": round(time.perf_counter() - started, 2),
+        }
+        # 2a. Today's single floor service, into the first database.
+        counts = {"partitions": args.partitions, "entries": outage_entries, "messages": messages}
+        single, single_processes = await _catch_up(floor, base, "single", workers=[None], **counts)
+        _stop(single_processes)
+        # 2b. N workers on the same stream, into a second database of the same PostgreSQL.
+        floor.dbname = floor.dbname + "_workers"
+        floor.setup_database()
+        names = [chr(ord("A") + i) for i in range(args.workers)]
+        workers, processes = await _catch_up(floor, base, "workers", workers=list(names), **counts)
+        figures["catch_up"] = {
+            "single_service": single,
+            "workers": workers,
+            "ratio_workers_over_single": round(
+                workers["entries_per_s_committing"] / single["entries_per_s_committing"], 2
+            ),
+            "load_average_1m_after": round(os.getloadavg()[0], 2),
+        }
+        if args.kill:
+            figures["kill"] = await _kill_scenario(
+                args,
+                floor,
+                base,
+                sims=sims,
+                journals=journals,
+                uplinks=uplinks,
+                processes=processes,
+                names=names,
+            )
+        total = _journal_total(journals)
+        await _wait_count(floor.reporting_dsn, total, 900)
+        with psycopg.connect(floor.reporting_dsn) as connection:
+            doubled = connection.execute(
+                "SELECT count(*) - count(DISTINCT (table_id, seq)) FROM floor_entries"
+            ).fetchone()
+            verified = sum(1 for t in ids if verify_table(connection, t).ok)
+        figures["entries_in_journals"] = total
+        figures["entries_on_floor"] = await asyncio.to_thread(_count, floor.reporting_dsn)
+        figures["doubled"] = int(doubled[0]) if doubled else -1
+        figures["chains_verified"] = verified
+        figures["load_average_1m_at_end"] = round(os.getloadavg()[0], 2)
+    finally:
+        stop.set()
+        await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 120)
+        _stop(processes)
+        for journal in journals.values():
+            journal.close()
+        floor.stop()
+    return figures
+
+
+async def _kill_scenario(
+    args: argparse.Namespace, floor: EmbeddedFloor, base: Path, *, sims: list[SimTable],
+    journals: dict[str, Journal], uplinks: dict[str, Uplink], processes: list[subprocess.Popen[bytes]],
+    names: list[str],
+) -> dict[str, Any]:  # fmt: skip
+    assert floor.cluster is not None, "--kill needs --nodes 3"
+    cluster = floor.cluster
+    dsn = floor.reporting_dsn
+    poller = LeasePoller(dsn)
+    poller.thread.start()
+    loop = asyncio.get_running_loop()
+    scenario_from_s = time.time()
+
+    def play_live() -> None:
+        interval_s = 1.0 / args.live_rate
+        next_s = time.perf_counter()
+        for _ in range(args.live_rounds):
+            for sim in sims:
+                next_s += interval_s
+                time.sleep(max(0.0, next_s - time.perf_counter()))  # the pace of play, not a wait
+                sim.play_round()
+                loop.call_soon_threadsafe(uplinks[sim.journal.table_id].notify)
+
+    async def moved_by(count: int) -> None:
+        await _wait_count(dsn, await asyncio.to_thread(_count, dsn) + count, 300)
+
+    playing = asyncio.create_task(asyncio.to_thread(play_live))
+    await moved_by(args.kill_step)  # the workers committing mid-stream
+    node_killed_s = time.time()
+    cluster.kill(args.nodes - 1)
+    await moved_by(args.kill_step)  # commits with a node down
+    victim_tables = await asyncio.to_thread(_tables_of, dsn, names[0], args.partitions, list(journals))
+    worker_killed_s = time.time()
+    victim = processes[0]
+    victim.send_signal(signal.SIGKILL)
+    victim.wait(timeout=30)
+    # The survivor takes the dead worker's partitions once their keys expire (the lease's bound).
+    await _wait_held_by(dsn, names[1] if len(names) > 1 else names[0], args.partitions, 300)
+    moved_s = time.time()
+    await moved_by(args.kill_step)  # commits with a worker down
+    restarted_s = time.time()
+    live_done = playing.done()
+    cluster.start_node(args.nodes - 1)
+    config_path = base / "config-workers" / "floor.toml"  # write_floor_config's file
+    processes[0] = _serve(config_path, base / f"workers-{names[0]}-restarted.log", names[0], args.partitions)
+    await playing
+    for uplink in uplinks.values():
+        uplink.notify()
+    await _wait_count(dsn, _journal_total(journals), 900)
+    all_s = time.time()
+    poller.stop_event.set()
+    poller.thread.join(timeout=10)
+    times = await asyncio.to_thread(_commit_times, dsn, scenario_from_s - 1)
+    return {
+        "live_rounds_per_table": args.live_rounds,
+        "rounds_per_s_offered": args.live_rate,
+        "play_still_running_at_restart": not live_done,
+        "largest_commit_gap_after_node_kill_s": _largest_gap_s(times, node_killed_s, worker_killed_s),
+        "largest_commit_gap_after_worker_kill_s": _largest_gap_s(times, worker_killed_s, restarted_s),
+        # The killed worker's own tables: their commits stop until the survivor holds their partitions.
+        "killed_workers_tables": len(victim_tables),
+        "largest_commit_gap_of_killed_workers_tables_s": _largest_gap_s(
+            await asyncio.to_thread(_commit_times, dsn, worker_killed_s - 1, victim_tables),
+            worker_killed_s,
+            restarted_s,
+        ),
+        "partitions_moved_after_s": round(moved_s - worker_killed_s, 2),
+        "largest_commit_gap_after_restart_s": _largest_gap_s(times, restarted_s, all_s),
+        "node_kill_to_worker_kill_s": round(worker_killed_s - node_killed_s, 2),
+        "worker_kill_to_restart_s": round(restarted_s - worker_killed_s, 2),
+        "restart_to_all_on_floor_s": round(all_s - restarted_s, 2),
+        "lease_ttl_s": LEASE_TTL_S,
+        "lease_observations": poller.figures(),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--tables", type=int, default=150)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--nodes", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--partitions", type=int, default=2)
+    parser.add_argument("--kill", action="store_true")
+    parser.add_argument("--live-rounds", type=int, default=3)
+    parser.add_argument("--live-rate", type=float, default=20.0, help="rounds a second across the floor")
+    parser.add_argument("--kill-step", type=int, default=200, help="entries committed between kill steps")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--out", default="floor_workers.json", help="the file under bench/results/")
+    parser.add_argument(
+        "--dir", default=None, help="where the servers and journals live (default: a temp dir)"
+    )
+    args = parser.parse_args()
+    configure_logging(level="warning")
+    base = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="flushtable-bench-workers-"))
+    base.mkdir(parents=True, exist_ok=True)
+    os.chmod(base, 0o755)  # the PostgreSQL cluster runs as the postgres user
+    try:
+        figures = asyncio.run(bench(args, base))
+        print(json.dumps(figures))
+        results = Path(__file__).resolve().parent / "results" / args.out
+        results.write_text(json.dumps(figures, indent=2) + "\n")
+    finally:
+        if not args.dir:
+            shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -923,6 +923,19 @@ def split_settled(fields: Mapping[str, Any]) -> dict[str, Any]:
     return {**extra, "settlement": settlement, "private": {"round": fields["round"], "hands": hands}}
 
 
+def round_settled(
+    round_input: Mapping[str, Any], settlement: Mapping[str, Any], bank_by_seat: dict[str, Any] | None
+) -> RoundSettled:
+    """The reveal's entry from the settle input and output (the output with its hands): the hands go to
+    the private part with the round's cards (``split_settled``), the rest is public."""
+    split = split_settled({"round": round_input, "settlement": settlement})
+    return RoundSettled(
+        settlement=split["settlement"],
+        bank_by_seat=bank_by_seat,
+        private=RoundSettledPrivate(round=split["private"]["round"], hands=split["private"]["hands"]),
+    )
+
+
 def public_dict(entry: Entry) -> dict[str, Any]:
     """The public part as JSON values (what the payload column holds)."""
     value: dict[str, Any] = msgspec.to_builtins(entry)

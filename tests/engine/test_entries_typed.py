@@ -1,0 +1,66 @@
+"""Every entry the engine writes is built as its typed class where it is decided (docs/engine.md
+"Journal entries"): ``ctx.journal(entries.SomeEntry(...))``, never a kind's name and a dict of fields
+looked up at run time. Read from the source with ``ast``: a call that goes back to the string form is
+found here, before any round is played."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from controller.engine.context import TableContext
+from controller.engine.state import TableConfig
+from controller.journal import entries
+
+ROOT = Path(__file__).resolve().parents[2]
+PRODUCTION = ROOT / "controller"
+
+
+def _string_form_calls(path: Path, root: Path = ROOT) -> list[str]:
+    """Where a ``.journal(...)`` call gives a kind's name (a string) or a dict rather than an entry, and
+    where the engine builds an entry from a name and fields (``entries.build``, ``JournalRecord.of``)."""
+    text = path.read_text(encoding="utf-8")
+    if "journal(" not in text and "build(" not in text and ".of(" not in text:
+        return []  # parsed only where such a call can be (the tree has ~500 modules)
+    tree = ast.parse(text, filename=str(path))
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+            continue
+        where = f"{path.relative_to(root)}:{node.lineno}"
+        if node.func.attr == "journal" and node.args:
+            first = node.args[0]
+            if isinstance(first, ast.Constant | ast.JoinedStr | ast.Dict) or len(node.args) > 1:
+                found.append(f"{where}: .journal({ast.unparse(first)}, ...)")
+        # The engine's records are typed where decided; JournalRecord.of (outputs.py) stays as the
+        # adapter of the daemon's own records (start, stop, configuration and clock checks) only.
+        engine = path.is_relative_to(root / "controller" / "engine")
+        if engine and node.func.attr in ("build", "of") and path.name != "outputs.py":
+            found.append(f"{where}: {ast.unparse(node.func)}(...)")
+    return found
+
+
+def test_no_production_call_writes_an_entry_from_a_name_and_a_dict() -> None:
+    found = [hit for path in sorted(PRODUCTION.rglob("*.py")) for hit in _string_form_calls(path)]
+    assert found == [], "entries built from a kind's name and fields:\n" + "\n".join(found)
+
+
+def test_the_check_finds_the_string_form(tmp_path: Path) -> None:
+    """The check above is not vacuous: the string form it looks for is found in a module that has it."""
+    engine = tmp_path / "controller" / "engine"
+    engine.mkdir(parents=True)
+    module = engine / "bad.py"
+    module.write_text('ctx.journal("dp_waived", {"seat": 3})\nentries.build("dp_waived", {})\n')
+    assert len(_string_form_calls(module, tmp_path)) == 2
+
+
+def test_the_context_takes_a_typed_entry_only() -> None:
+    """The context's one way in is an entry: its kind is the entry's own tag."""
+    ctx = TableContext(TableConfig(table_id="T1"), rounds_started=0)
+    ctx.journal(entries.DpWaived(seat=2))
+    (record,) = ctx.out
+    assert record.kind == "dp_waived"  # type: ignore[union-attr]
+    with pytest.raises(TypeError):
+        ctx.journal("dp_waived", {"seat": 2})  # type: ignore[arg-type,call-arg]

@@ -34,7 +34,7 @@ import signal
 import sys
 import time
 from collections import deque
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -56,7 +56,7 @@ from controller.engine.outputs import Output
 from controller.engine.state import RecoveredState
 from controller.errors import UserError
 from controller.integrity_watch import DEFAULT_EVERY_ROUNDS
-from controller.journal.kinds import CLOSING_KINDS
+from controller.journal import entries
 from controller.journal.noise import (
     FORGED_FRAME,
     NOISE_SUPPRESSED,
@@ -473,20 +473,21 @@ class TableDaemon:
             self._after_record(record)
 
     def _after_record(self, record: JournalRecord) -> None:
-        if record.kind == "round_started":
+        # Read as the typed entry the engine built (not its payload merged back into a dict).
+        entry = record.entry
+        if isinstance(entry, entries.RoundStarted):
             bind_round(record.round_id)
-        if record.kind not in CLOSING_KINDS:
+        if not isinstance(entry, entries.RoundSettled | entries.RoundDead | entries.RoundVoided):
             return
         bind_round(None)
         self.summary.rounds_closed += 1
-        status = record.kind.removeprefix("round_")
-        if status == "settled":
+        if isinstance(entry, entries.RoundSettled):
             self.summary.rounds_settled += 1
-        elif status == "dead":
+        elif isinstance(entry, entries.RoundDead):
             self.summary.rounds_dead += 1
         else:
             self.summary.rounds_voided += 1
-        settlement: Mapping[str, Any] = record.payload.get("settlement", {})
+        settlement = entry.settlement  # the public settlement: banker_net and rake are in it
         log.info(
             record.kind,
             round_id=record.round_id,

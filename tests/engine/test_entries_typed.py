@@ -88,3 +88,26 @@ def test_the_registry_is_written_once() -> None:
         if isinstance(value, type) and issubclass(value, entries.Entry) and value is not entries.Entry
     }
     assert defined == classes
+
+
+# The readers that take the typed entry (not its payload merged back into a dict): the daemon's run
+# tallies and the journal watch. (The integrity watch and the text renderers still read payloads:
+# docs/engine.md "Journal entries".)
+TYPED_READERS = (
+    ("controller/daemon.py", "_after_record"),
+    ("controller/daemon_watches.py", "journal_watch"),
+)
+
+
+def test_the_readers_read_typed_entries() -> None:
+    reading_payloads = []
+    for module, function in TYPED_READERS:
+        tree = ast.parse((ROOT / module).read_text(encoding="utf-8"))
+        (node,) = [
+            n
+            for n in ast.walk(tree)
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name == function
+        ]
+        if any(isinstance(n, ast.Attribute) and n.attr == "payload" for n in ast.walk(node)):
+            reading_payloads.append(f"{module}: {function}")
+    assert reading_payloads == []

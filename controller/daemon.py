@@ -35,7 +35,7 @@ import sqlite3
 import sys
 import time
 from collections import deque
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -57,7 +57,7 @@ from controller.engine.outputs import Output
 from controller.engine.state import RecoveredState
 from controller.errors import UserError
 from controller.integrity_watch import DEFAULT_EVERY_ROUNDS
-from controller.journal.kinds import CLOSING_KINDS
+from controller.journal import entries
 from controller.journal.noise import (
     FORGED_FRAME,
     NOISE_SUPPRESSED,
@@ -205,15 +205,18 @@ def start_record(config: TableConfig, engine: TableEngine) -> JournalRecord:
     """The daemon's start in the journal: opened, or still closed when a manager closed the table
     before the restart (the engine recovered that; the panel's view must match it)."""
     if engine.table_open:
-        payload: dict[str, Any] = {
-            "game": config.game,
-            "banking_mode": config.banking.mode,
-            "config_digest": config.digest,
-            "by": "daemon",
-        }
-        return JournalRecord.of("table_opened", payload, None, "engine")
+        return daemon_record(
+            entries.TableOpened(
+                game=config.game, banking_mode=config.banking.mode, config_digest=config.digest, by="daemon"
+            )
+        )
     reason = f"closed by a manager before the restart: {engine.closed_reason or 'no reason given'}"
-    return JournalRecord.of("table_closed", {"by": "daemon", "reason": reason}, None, "engine")
+    return daemon_record(entries.TableClosed(by="daemon", reason=reason))
+
+
+def daemon_record(entry: entries.Entry) -> JournalRecord:
+    """One of the daemon's own entries (no round), typed where it is decided."""
+    return JournalRecord(entry.kind, entry, None, "engine")
 
 
 def software_record(verified: VerifiedRelease) -> JournalRecord:
@@ -475,20 +478,21 @@ class TableDaemon:
             self._after_record(record)
 
     def _after_record(self, record: JournalRecord) -> None:
-        if record.kind == "round_started":
+        # Read as the typed entry the engine built (not its payload merged back into a dict).
+        entry = record.entry
+        if isinstance(entry, entries.RoundStarted):
             bind_round(record.round_id)
-        if record.kind not in CLOSING_KINDS:
+        if not isinstance(entry, entries.RoundSettled | entries.RoundDead | entries.RoundVoided):
             return
         bind_round(None)
         self.summary.rounds_closed += 1
-        status = record.kind.removeprefix("round_")
-        if status == "settled":
+        if isinstance(entry, entries.RoundSettled):
             self.summary.rounds_settled += 1
-        elif status == "dead":
+        elif isinstance(entry, entries.RoundDead):
             self.summary.rounds_dead += 1
         else:
             self.summary.rounds_voided += 1
-        settlement: Mapping[str, Any] = record.payload.get("settlement", {})
+        settlement = entry.settlement  # the public settlement: banker_net and rake are in it
         log.info(
             record.kind,
             round_id=record.round_id,
@@ -740,19 +744,16 @@ class TableDaemon:
         its seed over every product file that runs here, journaled (software_checked) before it is
         answered. Hashing runs in a thread: the table plays on meanwhile."""
         result = await asyncio.to_thread(seeded_digests_of_root, seed)
-        payload = {
-            "seed": seed.hex(),
-            "aggregate": result.aggregate,
-            "files": len(result.files),
-            "requested_by": requested_by,
-        }
+        entry = entries.SoftwareChecked(
+            seed=seed.hex(), aggregate=result.aggregate, files=len(result.files), requested_by=requested_by
+        )
         committed: asyncio.Future[list[Output]] = asyncio.get_running_loop().create_future()
-        self.ledger.add([JournalRecord.of("software_checked", payload, None, "engine")], answer=committed)
+        self.ledger.add([daemon_record(entry)], answer=committed)
         self.ledger.after_burst()
         await committed
         verified = self.options.software
         return {
-            **payload,
+            **entries.public_dict(entry),  # the answer carries the entry's fields as journaled
             "table_id": self.config.table_id,
             "release": None if verified is None else verified.release,
             "release_digest": None if verified is None else verified.digest,
@@ -796,9 +797,7 @@ class TableDaemon:
         await asyncio.to_thread(self.ledger.stop_checkpoints)
         if self.ledger.opened and self._engine is not None:
             with contextlib.suppress(JournalError):
-                self.ledger.append(
-                    [JournalRecord.of("table_closed", {"by": "daemon", "reason": "shutdown"}, None, "engine")]
-                )
+                self.ledger.append([daemon_record(entries.TableClosed(by="daemon", reason="shutdown"))])
         log.info("table_stopped", rounds=self.summary.rounds_closed)
 
     def _drain_queue(self) -> None:

@@ -21,6 +21,7 @@ from controller import systemd
 from controller.engine.actions import AdoptClear, RaiseAlert
 from controller.engine.outputs import Output
 from controller.integrity_watch import WINDOW_ROUNDS, alert_for_verdict, check_journal_in_process
+from controller.journal.entries import FaultCleared
 from controller.journal.kinds import FAULT_CLEARED
 from controller.journal.segments import seal_numbers
 from controller.journal.segments_watch import VERIFY_EVERY_S, SegmentsReport, verify_in_process
@@ -68,15 +69,15 @@ class DaemonWatches:
             except JournalError as error:  # read again next time; the table goes on
                 log.error("journal_watch_failed", error=str(error))
                 continue
-            for entry in cleared:
-                self.watched_seq = max(self.watched_seq, entry.seq)
-                fault_id = str(entry.payload.get("fault_id"))
-                if fault_id not in self._latched():
+            for stored in cleared:
+                self.watched_seq = max(self.watched_seq, stored.seq)
+                entry = stored.entry  # typed: a fault_cleared's fault_id, by and reason are all text
+                if not isinstance(entry, FaultCleared) or entry.fault_id not in self._latched():
                     continue
-                by = str(entry.payload.get("by", ""))
-                reason = str(entry.payload.get("reason", ""))
-                log.warning("fault_cleared_elsewhere", fault_id=fault_id, by=by, journal_seq=entry.seq)
-                self._submit(AdoptClear(fault_id, by, reason))
+                log.warning(
+                    "fault_cleared_elsewhere", fault_id=entry.fault_id, by=entry.by, journal_seq=stored.seq
+                )
+                self._submit(AdoptClear(entry.fault_id, entry.by, entry.reason))
 
     # --- the integrity watch (controller/integrity_watch.py) ---------------------------------------
     def start_integrity_check(self) -> None:

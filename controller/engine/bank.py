@@ -16,6 +16,7 @@ from controller.engine import machine as m
 from controller.engine.context import ENGINE, TableContext, operator
 from controller.engine.round import DEAD
 from controller.engine.state import DESIGNATED_PLAYER, HOUSE, RecoveredState
+from controller.journal import entries as e
 from controller.money import money
 from controller.rules.games import clockwise_from
 from controller.rules.paytables import Paytable, default_paytable, parse_paytable
@@ -83,7 +84,7 @@ class Bank:
     def _on_bank_keyed(self, event: DpBankKeyed) -> None:
         """The dealer keyed the bank the offered player posts and pressed accept."""
         ctx = self.ctx
-        ctx.journal("dealer_key", {"key": "dp_accepts", "seat": event.seat}, source=event.device)
+        ctx.journal(e.DealerKey(key="dp_accepts", seat=event.seat), source=event.device)
         if event.amount_cents <= 0:
             why = "a keyed bank of 0: key the amount the player posts"
             ctx.refuse("dp_accepts", why, "dealer")
@@ -183,8 +184,7 @@ class Bank:
             play.status = DEAD
             play.dead_reason = NOT_COVERED
             ctx.journal(
-                "dead_hand",
-                {"seat": number, "reason": {"code": "not_covered", "message": NOT_COVERED, "seat": number}},
+                e.DeadHand(seat=number, reason=e.Reason(code="not_covered", message=NOT_COVERED, seat=number))
             )
             ctx.out.append(ShowSeatResult(ctx.config.display_device, number, "dead", 0))
 
@@ -278,13 +278,9 @@ class Bank:
         previous = self.button_seat
         self.button_seat = offered
         ctx.journal(
-            "button_moved",
-            {
-                "from_seat": previous,
-                "to_seat": offered,
-                "reason": f"accepted, funds {money(funds_cents)}",
-                "by": by,
-            },
+            e.ButtonMoved(
+                from_seat=previous, to_seat=offered, reason=f"accepted, funds {money(funds_cents)}", by=by
+            ),
             source=operator(by),
         )
         ctx.out.append(ShowButton(ctx.config.display_device, offered))
@@ -304,7 +300,7 @@ class Bank:
             return
         self.dp_waived.add(offered)
         self.offer_deadline_s = None  # the next offer gets its own time
-        ctx.journal("dp_waived", {"seat": offered}, source=ENGINE if timed_out else operator(by))
+        ctx.journal(e.DpWaived(seat=offered), source=ENGINE if timed_out else operator(by))
         if timed_out:
             ctx.out.append(
                 ShowText(ctx.config.display_device, f"Seat {offered}: no answer, the button is waived")
@@ -341,8 +337,7 @@ class Bank:
         if ctx.config.banking_mode == DESIGNATED_PLAYER:
             self._offer_anew(seat)
         ctx.journal(
-            "button_moved",
-            {"from_seat": previous, "to_seat": seat, "reason": "moved by a supervisor", "by": by},
+            e.ButtonMoved(from_seat=previous, to_seat=seat, reason="moved by a supervisor", by=by),
             source=operator(by),
         )
         ctx.out.append(ShowButton(ctx.config.display_device, seat))

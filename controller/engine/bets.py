@@ -19,6 +19,7 @@ from controller.engine.context import ENGINE, TableContext, operator
 from controller.engine.round import DEAD, FOLDED, LIVE, LiveRound, SeatPlay
 from controller.engine.state import DESIGNATED_PLAYER
 from controller.errors import UserError
+from controller.journal import entries as e
 from controller.money import money
 from controller.rules.games import CHASE_THE_FLUSH, check_bet_wagers
 from controller.rules.progressive import PROGRESSIVE
@@ -131,14 +132,13 @@ class Bets:
                 # posted on the spot (the lock refuses it short; after the lock a drop is past-posting).
                 dp.bank_on_spot = True
             ctx.journal(
-                "bet_changed",
-                {
-                    "seat": event.seat,
-                    "wager": BANK,
-                    "amount_cents": event.amount_cents,
-                    "chip_count": event.chip_count,
-                    "locked": False,
-                },
+                e.BetChanged(
+                    seat=event.seat,
+                    wager=BANK,
+                    amount_cents=event.amount_cents,
+                    chip_count=event.chip_count,
+                    locked=False,
+                ),
                 source=source,
             )
             live = ctx.round
@@ -163,14 +163,13 @@ class Bets:
         live = ctx.round
         locked = live is not None and ctx.state not in (m.IDLE, m.BETTING) and not live.closed
         ctx.journal(
-            "bet_changed",
-            {
-                "seat": event.seat,
-                "wager": wager,
-                "amount_cents": event.amount_cents,
-                "chip_count": event.chip_count,
-                "locked": locked,
-            },
+            e.BetChanged(
+                seat=event.seat,
+                wager=wager,
+                amount_cents=event.amount_cents,
+                chip_count=event.chip_count,
+                locked=locked,
+            ),
             source=source,
         )
         if live is None or not locked or ctx.state in OUTCOME_STATES:
@@ -217,8 +216,7 @@ class Bets:
         ctx = self.ctx
         self.past_posted.add((event.seat, spot))
         ctx.journal(
-            "past_posting",
-            {"seat": event.seat, "wager": wager, "locked_cents": held_cents, "seen_cents": seen_cents},
+            e.PastPosting(seat=event.seat, wager=wager, locked_cents=held_cents, seen_cents=seen_cents)
         )
         fault_id = ctx.faults.raise_fault(
             "past_posting",
@@ -281,8 +279,9 @@ class Bets:
                 return False
             self.excluded[seat] = reason
             ctx.journal(
-                "operator_action",
-                {"action": "kill_seat", "by": by, "detail": f"seat {seat} excluded from the round: {reason}"},
+                e.OperatorAction(
+                    action="kill_seat", by=by, detail=f"seat {seat} excluded from the round: {reason}"
+                ),
                 source=operator(by),
             )
             ctx.out.append(ShowSeatResult(display, seat, "dead", 0))
@@ -302,13 +301,10 @@ class Bets:
         play.status = DEAD
         play.dead_reason = message
         ctx.journal(
-            "operator_action",
-            {"action": "kill_seat", "by": by, "detail": f"seat {seat}{asked}: {reason}"},
+            e.OperatorAction(action="kill_seat", by=by, detail=f"seat {seat}{asked}: {reason}"),
             source=operator(by),
         )
-        ctx.journal(
-            "dead_hand", {"seat": seat, "reason": {"code": "operator", "message": message, "seat": seat}}
-        )
+        ctx.journal(e.DeadHand(seat=seat, reason=e.Reason(code="operator", message=message, seat=seat)))
         ctx.out.append(ShowSeatResult(display, seat, "dead", 0))
         ctx.out.append(ShowText(display, f"Seat {seat} dead: every wager returned"))
         request = self.kill_request
@@ -316,15 +312,14 @@ class Bets:
             # The dealer's request for this seat is answered, by the Confirm or by the panel's own Kill.
             self.kill_request = None
             ctx.journal(
-                "kill_seat_request",
-                {
-                    "seat": seat,
-                    "status": "confirmed",
-                    "by": by,
-                    "requested_by": request.requested_by,
-                    "reason": reason,
-                    "request_number": request.number,
-                },
+                e.KillSeatRequest(
+                    seat=seat,
+                    status="confirmed",
+                    by=by,
+                    requested_by=request.requested_by,
+                    reason=reason,
+                    request_number=request.number,
+                ),
                 source=operator(by),
             )
         return True
@@ -360,8 +355,7 @@ class Bets:
         live.kill_requests_made += 1
         self.kill_request = KillRequest(seat, by, live.round_id, live.kill_requests_made)
         ctx.journal(
-            "kill_seat_request",
-            {"seat": seat, "status": "requested", "by": by, "request_number": live.kill_requests_made},
+            e.KillSeatRequest(seat=seat, status="requested", by=by, request_number=live.kill_requests_made),
             source=operator(by),
         )
         ctx.out.append(ShowText(display, f"Kill seat {seat}: waiting for a supervisor"))
@@ -422,15 +416,14 @@ class Bets:
             return
         self.kill_request = None
         ctx.journal(
-            "kill_seat_request",
-            {
-                "seat": seat,
-                "status": "rejected",
-                "by": by,
-                "requested_by": request.requested_by,
-                "reason": reason,
-                "request_number": request.number,
-            },
+            e.KillSeatRequest(
+                seat=seat,
+                status="rejected",
+                by=by,
+                requested_by=request.requested_by,
+                reason=reason,
+                request_number=request.number,
+            ),
             source=operator(by),
         )
         ctx.out.append(ShowText(ctx.config.display_device, f"Kill seat {seat} rejected: play on"))
@@ -447,15 +440,14 @@ class Bets:
         live = ctx.round
         why = "the round ended" if live is None or live.closed else "the decisions closed"
         ctx.journal(
-            "kill_seat_request",
-            {
-                "seat": request.seat,
-                "status": "lapsed",
-                "by": ENGINE,
-                "requested_by": request.requested_by,
-                "reason": f"{why} before a supervisor answered ({ctx.state})",
-                "request_number": request.number,
-            },
+            e.KillSeatRequest(
+                seat=request.seat,
+                status="lapsed",
+                by=ENGINE,
+                requested_by=request.requested_by,
+                reason=f"{why} before a supervisor answered ({ctx.state})",
+                request_number=request.number,
+            ),
             # The request's round, named: after a void (or the round's end) the machine has left the
             # round, and ctx.journal would write the lapse with no round id, out of the round's recall.
             round_id=request.round_id,

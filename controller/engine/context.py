@@ -10,7 +10,6 @@ paytables, open/close).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from controller.engine import machine as m
@@ -91,18 +90,19 @@ class TableContext:
     # ------------------------------------------------------------------ outputs
     def journal(
         self,
-        kind: str,
-        payload: Mapping[str, object],
+        entry: entries.Entry,
         *,
         source: str = ENGINE,
         table_wide: bool = False,
         round_id: str | None = None,
     ) -> None:
-        """``round_id``: the round the entry belongs to, when it is not the round in play (an entry of a
-        round the machine has just left); by default the round in play, or none between rounds."""
+        """``entry``: the typed entry, built by its producer (a field that does not fit its kind is a type
+        error there, not a string key found wrong at run time). ``round_id``: the round the entry belongs
+        to, when it is not the round in play (an entry of a round the machine has just left); by default
+        the round in play, or none between rounds."""
         if round_id is None and self.round is not None and not self.round_finished and not table_wide:
             round_id = self.round.round_id
-        self.out.append(JournalRecord(kind, entries.build(kind, payload), round_id, source))
+        self.out.append(JournalRecord(entry.kind, entry, round_id, source))
 
     def alert(
         self,
@@ -123,10 +123,11 @@ class TableContext:
         refusal speaks of a hand, is journaled in the entry's private part only."""
         self.out.append(Refused(action, reason))
         if by is not None:
-            payload: dict[str, object] = {"action": action, "by": by, "detail": f"refused: {reason}"}
-            if private_detail is not None:
-                payload["refusal_detail"] = private_detail
-            self.journal("operator_action", payload, source=operator(by))
+            private = None if private_detail is None else entries.OperatorActionPrivate(private_detail)
+            self.journal(
+                entries.OperatorAction(action=action, by=by, detail=f"refused: {reason}", private=private),
+                source=operator(by),
+            )
 
     @staticmethod
     def position_name(position: int) -> str:

@@ -18,6 +18,7 @@ from controller.engine import machine as m
 from controller.engine.context import TableContext
 from controller.engine.round import DEAD, DealStep
 from controller.engine.state import DESIGNATED_PLAYER
+from controller.journal import entries as e
 from controller.rules.cards import DECK_SIZE, card_text
 from controller.rules.games import clockwise_from
 from drivers.events import (
@@ -41,7 +42,7 @@ _SHOE_FAULT_WORDS: dict[str, str] = {
     "jam": "a jam",
     "door_open": "the door open",
 }
-_SHOE_FAULT_CODES: dict[str, str] = {
+_SHOE_FAULT_CODES: dict[str, e.ReasonCode] = {
     "card_count": "card_count",
     "misread": "card_misread",
     "red_light": "red_light",
@@ -191,14 +192,15 @@ class DealPart:
     def _on_deck_verified(self, event: DeckVerified) -> None:
         ctx = self.ctx
         ctx.journal(
-            "deck_verified",
-            {
-                "card_count": event.card_count,
-                "missing_count": len(event.missing_cards),
-                "extra_count": len(event.extra_cards),
-                "missing": [card_text(c) for c in event.missing_cards if 0 <= c < DECK_SIZE],
-                "extra": [card_text(c) for c in event.extra_cards if 0 <= c < DECK_SIZE],
-            },
+            e.DeckVerified(
+                card_count=event.card_count,
+                missing_count=len(event.missing_cards),
+                extra_count=len(event.extra_cards),
+                private=e.DeckVerifiedPrivate(
+                    missing=[card_text(c) for c in event.missing_cards if 0 <= c < DECK_SIZE],
+                    extra=[card_text(c) for c in event.extra_cards if 0 <= c < DECK_SIZE],
+                ),
+            ),
             source=event.device,
         )
         if not event.complete:
@@ -266,12 +268,13 @@ class DealPart:
         ctx = self.ctx
         card_ok = 0 <= event.card < DECK_SIZE
         ctx.journal(
-            "card_dealt",
-            {
-                "position": event.position,
-                "index": event.index,
-                "card": card_text(event.card) if card_ok else None,
-            },
+            e.CardDealt(
+                private=e.CardDealtPrivate(
+                    position=event.position,
+                    index=event.index,
+                    card=card_text(event.card) if card_ok else None,
+                )
+            ),
             source=event.device,
         )
         live = ctx.round
@@ -280,8 +283,8 @@ class DealPart:
         self._shoe_reported()
         step = live.deal if live is not None else None
 
-        def card_private() -> dict[str, object]:  # made for a fault only (a card a round: ~50 a round)
-            return {"card": event.card, "position": event.position, "index": event.index}
+        def card_private() -> e.ReasonDetail:  # made for a fault only (a card a round: ~50 a round)
+            return e.ReasonDetail(card=event.card, position=event.position, index=event.index)
 
         if live is None or step is None or not self._dealing_now():
             # Where the card went is the card's business: private, with the card.
@@ -336,11 +339,11 @@ class DealPart:
                 event.position,
                 "a card out of order",
                 code="card_out_of_order",
-                private={
-                    "position": event.position,
-                    "index": event.index,
-                    "message": f"card index {event.index} where {len(received) - 1} was due",
-                },
+                private=e.ReasonDetail(
+                    position=event.position,
+                    index=event.index,
+                    message=f"card index {event.index} where {len(received) - 1} was due",
+                ),
             )
         elif len(received) > step.expected[event.position]:
             self.wrong_count(
@@ -365,9 +368,7 @@ class DealPart:
 
     def _judge_hand_complete(self, event: HandComplete) -> None:
         ctx = self.ctx
-        ctx.journal(
-            "hand_complete", {"position": event.position, "card_count": event.card_count}, source=event.device
-        )
+        ctx.journal(e.HandComplete(position=event.position, card_count=event.card_count), source=event.device)
         live = ctx.round
         if live is not None and live.closed_dead and live.deal is not None:
             return  # the rest of a dead round's deal
@@ -413,8 +414,8 @@ class DealPart:
         position: int,
         detail: str,
         *,
-        code: str = "card_count",
-        private: Mapping[str, object] | None = None,
+        code: e.ReasonCode = "card_count",
+        private: e.ReasonDetail | None = None,
     ) -> None:
         """docs/rules.md: a seat dealt the wrong number is dead; the banker or the community: the round is.
         ``detail`` is public (no card); ``private`` carries what the deal knew of the cards."""
@@ -435,12 +436,11 @@ class DealPart:
         play.status = DEAD
         play.dead_reason = f"wrong card count: {detail}"
         ctx.journal(
-            "dead_hand",
-            {
-                "seat": position,
-                "reason": {"code": code, "message": play.dead_reason, "seat": position},
-                **(private or {}),
-            },
+            e.DeadHand(
+                seat=position,
+                reason=e.Reason(code=code, message=play.dead_reason, seat=position),
+                private=private,
+            )
         )
         ctx.faults.raise_fault(
             "dead_hand", f"seat {position}: {play.dead_reason}", latching=False, code=code, private=private
@@ -547,18 +547,18 @@ class DealPart:
         code = _SHOE_FAULT_CODES.get(event.fault, "shoe_fault")
         if event.fault == "misread" and event.first_position is not None:
             code = "card_repeated"  # the ledger saw this card dealt before, where it says
-        private: dict[str, object] = {
-            "message": f"{event.fault}"
+        # Its unset fields (None) are left out of the stored part (ReasonDetail omits defaults).
+        private = e.ReasonDetail(
+            message=f"{event.fault}"
             + (f" at position {event.position}" if event.position is not None else "")
             + (f": {event.detail}" if event.detail else ""),
-            "position": event.position,
-            "device_detail": event.detail or None,
-            "card": event.card,
-            "index": event.index,
-            "first_position": event.first_position,
-            "first_index": event.first_index,
-        }
-        private = {key: value for key, value in private.items() if value is not None}
+            position=event.position,
+            device_detail=event.detail or None,
+            card=event.card,
+            index=event.index,
+            first_position=event.first_position,
+            first_index=event.first_index,
+        )
         live = ctx.round
         open_round = live is not None and not live.closed
         held_from = ctx.where

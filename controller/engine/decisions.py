@@ -14,6 +14,7 @@ from controller.engine import actions as a
 from controller.engine import machine as m
 from controller.engine.context import TableContext
 from controller.engine.round import FOLDED, LIVE, SeatPlay
+from controller.journal import entries as e
 from controller.money import money
 from controller.rules.games import CHASE_THE_FLUSH, decision_limits
 from controller.rules.hands import evaluate
@@ -101,18 +102,15 @@ class Decisions:
         )
         play.pending_refused = message
         ctx.journal(
-            "decision_refused",
-            {
-                "seat": play.seat,
-                "action": action,
-                "amount_cents": amount_cents,
-                "reason": {
-                    "code": "over_limit" if over else "under_limit",
-                    "message": message,
-                    "seat": play.seat,
-                },
-                "limit_detail": limit_detail,
-            },
+            e.DecisionRefused(
+                seat=play.seat,
+                action=action,
+                amount_cents=amount_cents,
+                reason=e.Reason(
+                    code="over_limit" if over else "under_limit", message=message, seat=play.seat
+                ),
+                private=e.DecisionRefusedPrivate(limit_detail=limit_detail),
+            )
         )
         if over:
             ctx.faults.raise_fault("over_limit_raise", message, latching=False)
@@ -151,14 +149,7 @@ class Decisions:
         play.pending_cents = 0
         play.pending_refused = None
         ctx.journal(
-            "decision",
-            {
-                "seat": play.seat,
-                "action": action,
-                "amount_cents": amount_cents,
-                "street": street,
-                "cause": cause,
-            },
+            e.Decision(seat=play.seat, action=action, amount_cents=amount_cents, street=street, cause=cause)
         )
 
     def close(self, *, cause: str, by: str | None) -> None:

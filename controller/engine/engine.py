@@ -41,6 +41,7 @@ from controller.engine.progressive import TableProgressive, progressive_paramete
 from controller.engine.round import DEAD, FOLDED, LIVE, LiveRound
 from controller.engine.settings import TableSettings
 from controller.engine.state import LatchedFault, RecoveredState, TableConfig
+from controller.journal import entries as e
 from controller.progressive.controller import LinkState, TableSideProgressive
 from controller.rules.cards import cards_text
 from controller.rules.games import GameSpec
@@ -116,7 +117,7 @@ class TableEngine:
         """The display's keys are the dealer's actions: each is handled as the action it stands for."""
         ctx = self._ctx
         key: str = event.key  # a driver may pass on a key this build does not know
-        ctx.journal("dealer_key", {"key": key, "seat": event.seat}, source=event.device)
+        ctx.journal(e.DealerKey(key=key, seat=event.seat), source=event.device)
         by = "dealer"
         state = ctx.state
         decision_states = ctx.definition.decision_states

@@ -7,7 +7,7 @@ last one is cleared the faulted devices get a soft reset and the round flow resu
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from controller.engine import actions as a
@@ -15,6 +15,7 @@ from controller.engine import machine as m
 from controller.engine.context import ENGINE, TableContext, operator
 from controller.engine.outputs import AlertSeverity
 from controller.engine.state import LatchedFault, RecoveredState
+from controller.journal import entries as e
 from controller.names import FAULT_KINDS
 from drivers.events import (
     DeviceLost,
@@ -25,7 +26,7 @@ from drivers.events import (
 )
 
 # The reason code a fault of each kind carries when its raiser names none (entries.ReasonCode).
-FAULT_CODES: dict[str, str] = {
+FAULT_CODES: dict[str, e.ReasonCode] = {
     "dead_hand": "card_count",
     "red_light": "red_light",
     "past_posting": "past_posting",
@@ -83,8 +84,8 @@ class Faults:
         source: str = ENGINE,
         by: str | None = None,
         table_wide: bool = False,
-        code: str | None = None,
-        private: Mapping[str, object] | None = None,
+        code: e.ReasonCode | None = None,
+        private: e.ReasonDetail | None = None,
     ) -> str:
         """``detail`` is public: built from seats, amounts, devices and counts, never a card. What a
         fault knows of cards (which card, where) goes in ``private`` (entries.ReasonDetail's fields)."""
@@ -92,17 +93,16 @@ class Faults:
         self.faults_raised += 1
         fault_id = f"F{ctx.config.table_id}-{self.faults_raised:06d}"
         severity: AlertSeverity = "latching" if latching else "alert"
-        payload: dict[str, object] = {
-            "fault_id": fault_id,
-            "kind": kind,
-            "severity": severity,
-            "reason": {"code": code or FAULT_CODES.get(kind, "operator"), "message": detail},
-            "device": device,
-            **(private or {}),
-        }
-        if by is not None:
-            payload["by"] = by  # who raised it, when not the engine itself (the integrity watch)
-        ctx.journal("fault_raised", payload, source=source, table_wide=table_wide)
+        entry = e.FaultRaised(
+            fault_id=fault_id,
+            kind_of_fault=kind,
+            severity=severity,
+            reason=e.Reason(code=code or FAULT_CODES.get(kind, "operator"), message=detail),
+            device=device,
+            by=by,  # who raised it, when not the engine itself (the integrity watch)
+            private=private,
+        )
+        ctx.journal(entry, source=source, table_wide=table_wide)
         if latching:
             live = ctx.round
             round_id = live.round_id if live is not None and not live.closed else None
@@ -123,7 +123,7 @@ class Faults:
             self.ctx.refuse("raise_alert", "by: must name who raises the alert")
             return
         # Raised from outside the round (the integrity watch): its own code, not an engine error.
-        code = "integrity_check" if kind == "integrity" else None
+        code: e.ReasonCode | None = "integrity_check" if kind == "integrity" else None
         self.raise_fault(kind, detail, latching=False, by=by, table_wide=True, code=code)
 
     def _hold_table(self, action: a.HoldTable) -> None:
@@ -188,12 +188,11 @@ class Faults:
             )
             return
         ctx.journal(
-            "operator_action",
-            {
-                "action": "accept_difference",
-                "by": by,
-                "detail": f"{off}; the difference accepted ({action.fault_id}): {reason}",
-            },
+            e.OperatorAction(
+                action="accept_difference",
+                by=by,
+                detail=f"{off}; the difference accepted ({action.fault_id}): {reason}",
+            ),
             source=operator(by),
         )
         self._release(action.fault_id, by, reason, journaled=False)
@@ -204,9 +203,7 @@ class Faults:
         ctx.bets.past_posting_rounds.pop(fault_id, None)
         del self.latched[fault_id]
         if not journaled:
-            ctx.journal(
-                "fault_cleared", {"fault_id": fault_id, "by": by, "reason": reason}, source=operator(by)
-            )
+            ctx.journal(e.FaultCleared(fault_id=fault_id, by=by, reason=reason), source=operator(by))
         if not self.latched:
             self._reset_faulted_devices(by)
         if self.latched or ctx.state != m.HELD:
@@ -223,12 +220,9 @@ class Faults:
             if health != "fault":
                 continue
             self.ctx.journal(
-                "operator_action",
-                {
-                    "action": "reset_device",
-                    "by": by,
-                    "detail": f"{device}: in fault when its table was released",
-                },
+                e.OperatorAction(
+                    action="reset_device", by=by, detail=f"{device}: in fault when its table was released"
+                ),
                 source=operator(by),
             )
             self.ctx.out.append(ResetDevice(device))
@@ -243,34 +237,28 @@ class Faults:
     def _on_device_ready(self, event: DeviceReady) -> None:
         self.device_health[event.device] = "ready"
         self.ctx.journal(
-            "device_ready",
-            {
-                "device": event.device,
-                "kind": event.kind,
-                "model": event.model,
-                "serial_number": event.serial_number,
-                "firmware_version": event.firmware_version,
-            },
+            e.DeviceReady(
+                device=event.device,
+                kind_of_device=event.kind,
+                model=event.model,
+                serial_number=event.serial_number,
+                firmware_version=event.firmware_version,
+            ),
             source=event.device,
         )
 
     def _on_device_status(self, event: DeviceStatusChanged) -> None:
         self.device_health[event.device] = event.state
         self.ctx.journal(
-            "device_status",
-            {
-                "device": event.device,
-                "state": event.state,
-                "fault_code": event.fault_code,
-                "lamp": event.lamp,
-            },
+            e.DeviceStatus(
+                device=event.device, state=event.state, fault_code=event.fault_code, lamp=event.lamp
+            ),
             source=event.device,
         )
 
     def _on_security_event(self, event: SecurityEvent) -> None:
         self.ctx.journal(
-            "security_event",
-            {"device": event.device, "reason": event.reason, "detail": event.detail},
+            e.SecurityEvent(device=event.device, reason=event.reason, detail=event.detail),
             source=event.device,
         )
         self.raise_fault(
@@ -286,7 +274,7 @@ class Faults:
         (the shuffler only while the deal is incomplete); any other loss is an alert."""
         ctx = self.ctx
         self.device_health[event.device] = "lost"
-        ctx.journal("device_lost", {"device": event.device, "reason": event.reason}, source=event.device)
+        ctx.journal(e.DeviceLost(device=event.device, reason=event.reason), source=event.device)
         live = ctx.round
         in_round = live is not None and not live.closed and ctx.state not in (m.IDLE, m.BETTING)
         critical = event.device in (ctx.config.shuffler_device, ctx.config.sensors_device)

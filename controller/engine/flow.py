@@ -20,6 +20,7 @@ from controller.engine import machine as m
 from controller.engine.context import ENGINE, TableContext, operator
 from controller.engine.round import DEAD, FOLDED, LiveRound, SeatPlay
 from controller.engine.state import DESIGNATED_PLAYER
+from controller.journal import entries as e
 from controller.locale import gaming_day_of
 from controller.names import format_round_id
 from controller.rules.cards import cards_text
@@ -99,9 +100,7 @@ class RoundFlow:
         self.ctx.bets.lapse_kill_request()  # the decisions closed, or the round ended: a request lapses
 
     def state_entered(self, source: str, dest: str, trigger: str) -> None:
-        self.ctx.journal(
-            "state_changed", {"machine": "round", "from": source, "to": dest, "trigger": trigger}
-        )
+        self.ctx.journal(e.StateChanged(machine="round", from_state=source, to=dest, trigger=trigger))
 
     def on_machine_exception(self, event: Any) -> None:
         """``on_exception``: a callback failed inside a transition; the round goes to ``held``, and the
@@ -226,19 +225,17 @@ class RoundFlow:
         ctx.round = LiveRound(round_id, banking, button_seat, seats)
         # round_started first: every later entry of the round, the state change included, follows it.
         ctx.journal(
-            "round_started",
-            {
-                "round_id": round_id,
-                "game": config.game,
-                "banking": dict(banking),
-                "button_seat": button_seat,
-                "seats": sorted(seats),
-            },
+            e.RoundStarted(
+                round_id=round_id,
+                game=config.game,
+                banking=dict(banking),
+                button_seat=button_seat,
+                seats=sorted(seats),
+            )
         )
         self.fire("lock_bets")
         ctx.journal(
-            "bets_locked",
-            {"wagers": {str(seat): dict(play.wagers) for seat, play in sorted(seats.items())}},
+            e.BetsLocked(wagers={str(seat): dict(play.wagers) for seat, play in sorted(seats.items())}),
             source=operator(by) if by != ENGINE else ENGINE,
         )
         if banking["mode"] == DESIGNATED_PLAYER:
@@ -316,11 +313,8 @@ class RoundFlow:
             round_obj = self.settle_input()
             settlement = settle_parsed(round_obj)
             live.settlement = settlement  # the round is closed
-            settled: dict[str, object] = {"round": round_obj, "settlement": settlement.to_json()}
-            running = bank_by_seat(settlement)
-            if running is not None:  # designated player: the bank after each seat is paid
-                settled["bank_by_seat"] = running
-            ctx.journal("round_settled", settled)
+            # bank_by_seat: designated player only, the bank after each seat is paid.
+            ctx.journal(e.round_settled(round_obj, settlement.to_json(), bank_by_seat(settlement)))
             # The round's Progressive: contributed and claimed once, with the round's settlement.
             ctx.progressive.after_settlement(live.round_id, settlement.progressive)
         self.fire("pay")
@@ -366,7 +360,7 @@ class RoundFlow:
 
     # ------------------------------------------------------------------ dead and voided rounds
     def kill_round(
-        self, reason: str, *, code: str = "card_count", private: Mapping[str, object] | None = None
+        self, reason: str, *, code: e.ReasonCode = "card_count", private: e.ReasonDetail | None = None
     ) -> None:
         """docs/rules.md: the whole round is dead, every wager returned, the table held until cleared.
 
@@ -377,16 +371,15 @@ class RoundFlow:
         live = ctx.round
         if live is None or live.closed:
             return
-        why = {"code": code, "message": reason}
-        ctx.journal("dead_hand", {"seat": None, "reason": why, **(private or {})})
+        why = e.Reason(code=code, message=reason)
+        ctx.journal(e.DeadHand(seat=None, reason=why, private=private))
         kind = "red_light" if code == "red_light" else "dead_hand"
         ctx.faults.raise_fault(kind, f"round dead: {reason}", latching=True, code=code, private=private)
         round_obj = self.settle_input(dead=True)
         settlement = settle_parsed(round_obj)
         live.settlement = settlement  # the round is closed, dead
         ctx.journal(
-            "round_dead",
-            {"round": round_obj, "settlement": settlement.to_json(), "reason": why, **(private or {})},
+            e.RoundDead(round=round_obj, settlement=settlement.to_json(), reason=why, private=private)
         )
         self.fire("kill")
         for number in sorted(live.seats):
@@ -405,16 +398,13 @@ class RoundFlow:
         if not reason.strip():
             ctx.refuse("void_round", "a reason is required", by)
             return
-        ctx.journal(
-            "operator_action", {"action": "void_round", "by": by, "detail": reason}, source=operator(by)
-        )
+        ctx.journal(e.OperatorAction(action="void_round", by=by, detail=reason), source=operator(by))
         if open_round and live is not None:
             round_obj = self.settle_input(dead=True)
             settlement = settle_parsed(round_obj)
             live.settlement = settlement  # closed, as a dead round: its cards are not shown either
             ctx.journal(
-                "round_voided",
-                {"round": round_obj, "settlement": settlement.to_json(), "reason": reason, "by": by},
+                e.RoundVoided(round=round_obj, settlement=settlement.to_json(), reason=reason, by=by),
                 source=operator(by),
             )
         self.fire("void")

@@ -215,8 +215,9 @@ class TableProgressive:
         if self.refused_at_lock is not None:
             reason = self.refused_at_lock
             ctx.journal(
-                "operator_action",
-                {"action": "refuse_progressive", "by": ENGINE, "detail": f"refused at the lock: {reason}"},
+                e.OperatorAction(
+                    action="refuse_progressive", by=ENGINE, detail=f"refused at the lock: {reason}"
+                )
             )
             ctx.alert("alert", "progressive_refused", f"Progressive wagers refused at the lock: {reason}")
             ctx.out.append(
@@ -293,12 +294,9 @@ class TableProgressive:
         if isinstance(self.controller, ProgressiveController):
             return
         self.ctx.journal(
-            "operator_action",
-            {
-                "action": "progressive_claim_answered",
-                "by": ENGINE,
-                "detail": f"round {claim.round_id}: {detail}",
-            },
+            e.OperatorAction(
+                action="progressive_claim_answered", by=ENGINE, detail=f"round {claim.round_id}: {detail}"
+            ),
             round_id=claim.round_id,
         )
 
@@ -333,8 +331,7 @@ class TableProgressive:
             answer = self.controller.confirm_paid_now(action.award_id, by=action.by)
         except ConfirmationSent as sent:  # a linked award: the floor records it; journaled as sent
             ctx.journal(
-                "operator_action",
-                {"action": "confirm_progressive_award", "by": action.by, "detail": f"sent: {sent}"},
+                e.OperatorAction(action="confirm_progressive_award", by=action.by, detail=f"sent: {sent}"),
                 source=operator(action.by),
                 table_wide=True,
             )

@@ -17,6 +17,7 @@ from controller.engine import machine as m
 from controller.engine.context import TableContext, operator
 from controller.engine.state import RecoveredState
 from controller.errors import UserError
+from controller.journal import entries as e
 from controller.money import money
 from controller.rules.paytables import DEFAULT_PRESET, parse_paytable
 from controller.rules.settle import MAX_AMOUNT_CENTS
@@ -67,12 +68,12 @@ class TableSettings:
         if changes:
             ctx.config = dataclasses.replace(ctx.config, **changes)
 
-    def paytable_in_effect(self, wager: str) -> object:
+    def paytable_in_effect(self, wager: str) -> str | dict[str, Any] | None:
         """The table's paytable for a bonus wager: the one set, or the game's default preset's name."""
         ctx = self.ctx
         explicit = ctx.config.paytables.get(wager)
         if explicit is not None:
-            return explicit
+            return _paytable_json(explicit, wager)
         return DEFAULT_PRESET.get((ctx.config.game, ctx.bank.banking_mode(), wager))
 
     def _not_between_rounds(self) -> str | None:
@@ -168,17 +169,16 @@ class TableSettings:
             for wager in ctx.spec.bonus_wagers
         )
         ctx.journal(
-            "operator_action",
-            {
-                "action": "set_limits",
-                "by": by,
-                "detail": f"ante limits {money(min_ante_cents)} to {money(max_ante_cents)} "
+            e.OperatorAction(
+                action="set_limits",
+                by=by,
+                detail=f"ante limits {money(min_ante_cents)} to {money(max_ante_cents)} "
                 f"(were {money(min_before)} to {money(max_before)}), "
                 f"bonus maxima {bonus_maxima_after}",
-                "before": before,
-                "after": after,
-                "config_digest": ctx.config.config_digest,
-            },
+                before=before,
+                after=after,
+                config_digest=ctx.config.config_digest,
+            ),
             source=operator(by),
         )
         ctx.out.append(
@@ -221,20 +221,19 @@ class TableSettings:
             ctx.refuse("set_paytable", why_not, by)
             return
         # A preset is kept by its name (the settle input takes it as such); custom lines canonically.
-        after: object = spec if isinstance(spec, str) else paytable.to_json()
+        after: str | dict[str, Any] = spec if isinstance(spec, str) else dict(paytable.to_json())
         before = self.paytable_in_effect(wager)
         ctx.config = dataclasses.replace(ctx.config, paytables={**ctx.config.paytables, wager: after})
         ctx.journal(
-            "operator_action",
-            {
-                "action": "set_paytable",
-                "by": by,
-                "detail": f"{wager} paytable {after if isinstance(after, str) else 'custom'}",
-                "wager": wager,
-                "before": before,
-                "after": after,
-                "config_digest": ctx.config.config_digest,
-            },
+            e.OperatorAction(
+                action="set_paytable",
+                by=by,
+                detail=f"{wager} paytable {after if isinstance(after, str) else 'custom'}",
+                wager=wager,
+                before=before,
+                after=after,
+                config_digest=ctx.config.config_digest,
+            ),
             source=operator(by),
         )
 
@@ -249,13 +248,12 @@ class TableSettings:
         self.table_open = True
         self.closed_reason = None
         ctx.journal(
-            "table_opened",
-            {
-                "game": ctx.config.game,
-                "banking_mode": ctx.config.banking_mode,
-                "config_digest": ctx.config.config_digest,
-                "by": by,
-            },
+            e.TableOpened(
+                game=ctx.config.game,
+                banking_mode=ctx.config.banking_mode,
+                config_digest=ctx.config.config_digest,
+                by=by,
+            ),
             source=operator(by),
         )
         ctx.out.append(ShowText(ctx.config.display_device, "Table open"))
@@ -277,5 +275,15 @@ class TableSettings:
             return
         self.table_open = False
         self.closed_reason = reason
-        ctx.journal("table_closed", {"by": by, "reason": reason}, source=operator(by))
+        ctx.journal(e.TableClosed(by=by, reason=reason), source=operator(by))
         ctx.out.append(ShowText(ctx.config.display_device, "Table closed"))
+
+
+def _paytable_json(value: object, wager: str) -> str | dict[str, Any]:
+    """A configured paytable as the journal holds it: a preset's name or its lines (the configuration's
+    checks admit nothing else; anything else is refused here as the entry's type would refuse it)."""
+    if isinstance(value, str | dict):
+        return value
+    raise e.EntryError(
+        f"journal: operator_action: paytable of {wager}: {type(value).__name__} is no paytable"
+    )

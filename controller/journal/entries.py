@@ -24,7 +24,7 @@ import hashlib
 import json
 import os
 from collections.abc import Mapping
-from typing import Annotated, Any, ClassVar, Literal, TypeVar
+from typing import Annotated, Any, ClassVar, Literal, TypeVar, get_args
 
 import msgspec
 
@@ -671,55 +671,9 @@ EntryType = (
     | ProgressiveReserve
 )
 
-ENTRY_CLASSES: tuple[type[Entry], ...] = (
-    TableOpened,
-    TableClosed,
-    SoftwareVerified,
-    SoftwareChecked,
-    StateChanged,
-    OperatorAction,
-    ButtonMoved,
-    DpWaived,
-    DealerKey,
-    Login,
-    LoginFailed,
-    NoiseSuppressed,
-    DeviceReady,
-    DeviceLost,
-    DeviceStatus,
-    SecurityEvent,
-    RoundStarted,
-    BetChanged,
-    BetsLocked,
-    PastPosting,
-    DeckVerified,
-    CardDealt,
-    HandComplete,
-    Decision,
-    DecisionRefused,
-    KillSeatRequest,
-    DeadHand,
-    RoundSettled,
-    RoundDead,
-    RoundVoided,
-    FaultRaised,
-    FaultAcknowledged,
-    FaultCleared,
-    ClockOffset,
-    ClockStepped,
-    ConfigChecked,
-    ChangeProposed,
-    ChangeApproved,
-    ChangeLapsed,
-    ChangeRefused,
-    ProgressiveParametersChanged,
-    ProgressiveContribution,
-    ProgressiveOverflow,
-    ProgressiveAwardClaimed,
-    ProgressiveAwardPaid,
-    ProgressiveReset,
-    ProgressiveReserve,
-)
+# The registry, written once: the union above lists every kind; the classes are read from it (a class
+# not in the union is no kind, and is refused by every decoder).
+ENTRY_CLASSES: tuple[type[Entry], ...] = get_args(EntryType)
 CLASS_BY_KIND: dict[str, type[Entry]] = {str(cls.__struct_config__.tag): cls for cls in ENTRY_CLASSES}
 KINDS: frozenset[str] = frozenset(CLASS_BY_KIND)
 
@@ -921,6 +875,19 @@ def split_settled(fields: Mapping[str, Any]) -> dict[str, Any]:
     settlement["seats"] = seats
     extra = {key: value for key, value in fields.items() if key not in ("round", "settlement")}
     return {**extra, "settlement": settlement, "private": {"round": fields["round"], "hands": hands}}
+
+
+def round_settled(
+    round_input: Mapping[str, Any], settlement: Mapping[str, Any], bank_by_seat: dict[str, Any] | None
+) -> RoundSettled:
+    """The reveal's entry from the settle input and output (the output with its hands): the hands go to
+    the private part with the round's cards (``split_settled``), the rest is public."""
+    split = split_settled({"round": round_input, "settlement": settlement})
+    return RoundSettled(
+        settlement=split["settlement"],
+        bank_by_seat=bank_by_seat,
+        private=RoundSettledPrivate(round=split["private"]["round"], hands=split["private"]["hands"]),
+    )
 
 
 def public_dict(entry: Entry) -> dict[str, Any]:

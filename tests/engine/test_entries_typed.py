@@ -1,0 +1,142 @@
+"""Every entry the engine writes is built as its typed class where it is decided (docs/engine.md
+"Journal entries"): ``ctx.journal(entries.SomeEntry(...))``, never a kind's name and a dict of fields
+looked up at run time. Read from the source with ``ast``: a call that goes back to the string form is
+found here, before any round is played."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from controller.engine.context import TableContext
+from controller.engine.state import TableConfig
+from controller.journal import entries
+
+ROOT = Path(__file__).resolve().parents[2]
+PRODUCTION = ROOT / "controller"
+
+
+def _string_form_calls(path: Path, root: Path = ROOT) -> list[str]:
+    """Where a ``.journal(...)`` call gives a kind's name (a string) or a dict rather than an entry, and
+    where the engine builds an entry from a name and fields (``entries.build``, ``JournalRecord.of``)."""
+    text = path.read_text(encoding="utf-8")
+    if "journal(" not in text and "build(" not in text and ".of(" not in text:
+        return []  # parsed only where such a call can be (the tree has ~500 modules)
+    tree = ast.parse(text, filename=str(path))
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+            continue
+        where = f"{path.relative_to(root)}:{node.lineno}"
+        if node.func.attr == "journal" and node.args:
+            first = node.args[0]
+            if isinstance(first, ast.Constant | ast.JoinedStr | ast.Dict) or len(node.args) > 1:
+                found.append(f"{where}: .journal({ast.unparse(first)}, ...)")
+        # The engine's records are typed where decided; JournalRecord.of (outputs.py) stays as the
+        # adapter of the daemon's own records (start, stop, configuration and clock checks) only.
+        engine = path.is_relative_to(root / "controller" / "engine")
+        if engine and node.func.attr in ("build", "of") and path.name != "outputs.py":
+            found.append(f"{where}: {ast.unparse(node.func)}(...)")
+    return found
+
+
+def test_no_production_call_writes_an_entry_from_a_name_and_a_dict() -> None:
+    found = [hit for path in sorted(PRODUCTION.rglob("*.py")) for hit in _string_form_calls(path)]
+    assert found == [], "entries built from a kind's name and fields:\n" + "\n".join(found)
+
+
+def test_the_check_finds_the_string_form(tmp_path: Path) -> None:
+    """The check above is not vacuous: the string form it looks for is found in a module that has it."""
+    engine = tmp_path / "controller" / "engine"
+    engine.mkdir(parents=True)
+    module = engine / "bad.py"
+    module.write_text('ctx.journal("dp_waived", {"seat": 3})\nentries.build("dp_waived", {})\n')
+    assert len(_string_form_calls(module, tmp_path)) == 2
+
+
+def test_the_context_takes_a_typed_entry_only() -> None:
+    """The context's one way in is an entry: its kind is the entry's own tag."""
+    ctx = TableContext(TableConfig(table_id="T1"), rounds_started=0)
+    ctx.journal(entries.DpWaived(seat=2))
+    (record,) = ctx.out
+    assert record.kind == "dp_waived"  # type: ignore[union-attr]
+    with pytest.raises(TypeError):
+        ctx.journal("dp_waived", {"seat": 2})  # type: ignore[arg-type,call-arg]
+
+
+def test_the_registry_is_written_once() -> None:
+    """docs/journal.md "Adding a kind": a kind's class is listed in one place (the ``EntryType`` union),
+    and every ``Entry`` class of the module is in it: a class defined and not listed is no kind."""
+    path = ROOT / "controller" / "journal" / "entries.py"
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    classes = {cls.__name__ for cls in entries.ENTRY_CLASSES}
+    # The module's own assignments (registries), not its functions (which read the classes by name).
+    assignments = [node for node in tree.body if isinstance(node, ast.Assign | ast.AnnAssign)]
+    named = [
+        node.id
+        for statement in assignments
+        for node in ast.walk(statement)
+        if isinstance(node, ast.Name) and node.id in classes
+    ]
+    listed_twice = sorted(name for name in classes if named.count(name) > 1)
+    assert listed_twice == [], f"listed more than once in entries.py: {listed_twice}"
+    defined = {
+        value.__name__
+        for value in vars(entries).values()
+        if isinstance(value, type) and issubclass(value, entries.Entry) and value is not entries.Entry
+    }
+    assert defined == classes
+
+
+# The readers that take the typed entry (not its payload merged back into a dict): the daemon's run
+# tallies and the journal watch. (The integrity watch and the text renderers still read payloads:
+# docs/engine.md "Journal entries".)
+TYPED_READERS = (
+    ("controller/daemon.py", "_after_record"),
+    ("controller/daemon_watches.py", "journal_watch"),
+)
+
+
+def test_the_readers_read_typed_entries() -> None:
+    reading_payloads = []
+    for module, function in TYPED_READERS:
+        tree = ast.parse((ROOT / module).read_text(encoding="utf-8"))
+        (node,) = [
+            n
+            for n in ast.walk(tree)
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name == function
+        ]
+        if any(isinstance(n, ast.Attribute) and n.attr == "payload" for n in ast.walk(node)):
+            reading_payloads.append(f"{module}: {function}")
+    assert reading_payloads == []
+
+
+# The records still made through the adapter from a kind's name and fields (JournalRecord.of): each one
+# here is a producer not yet typed (docs/engine.md "Journal entries"); a new one fails this test, and a
+# producer moved to its typed class leaves the list.
+ADAPTER_CALLS = {
+    "controller/changes.py: kind",
+    "controller/daemon.py: 'software_verified'",
+    "controller/daemon.py: NOISE_SUPPRESSED",
+    "controller/daemon_controls.py: 'clock_offset'",
+    "controller/daemon_controls.py: 'config_checked'",
+}
+
+
+def test_only_the_listed_producers_go_through_the_adapter() -> None:
+    calls = set()
+    for path in sorted(PRODUCTION.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if "JournalRecord.of(" not in text:
+            continue
+        for node in ast.walk(ast.parse(text)):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "of"
+                and ast.unparse(node.func.value) == "JournalRecord"
+            ):
+                calls.add(f"{path.relative_to(ROOT)}: {ast.unparse(node.args[0])}")
+    assert calls == ADAPTER_CALLS

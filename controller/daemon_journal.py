@@ -309,6 +309,9 @@ class DaemonJournal:
         seal = sealed[0]
         self.live_seals.append(seal)
         self.live_seal_deferred = None
+        # The retry bound after a failure counts the failed segment's entries: the next segment is due
+        # by the policy again, not by that count.
+        self._seal_retry_at_entries = 0
         log.info(
             "journal_segment_sealed",
             segment=seal.segment,

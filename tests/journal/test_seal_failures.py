@@ -9,15 +9,21 @@ import os
 import sqlite3
 import subprocess
 import sys
+from collections import deque
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from controller.config import DEFAULT_CONFIG_TOML
+from controller.config import DEFAULT_CONFIG_TOML, SegmentPolicy
+from controller.daemon import daemon_record
+from controller.daemon_journal import DaemonJournal
 from controller.journal import Journal
+from controller.journal import entries as e
 from controller.journal.recovery import rebuild_state
 from controller.journal.segments import SealBusy, seal_numbers, seal_open_segment, segments_dir
+from controller.journal.state import TableState
 from controller.journal.store import JournalError
 from tests.journal.test_segments import batches, build
 
@@ -121,3 +127,47 @@ def test_a_table_whose_segments_cannot_be_written_goes_on_with_an_alert(tmp_path
     third = _run(config, 1)  # the directory writable again: the start seals the segment
     assert third.returncode == 0, third.stderr[-2000:]
     assert seal_numbers(path) != []
+
+
+def test_after_a_failed_seal_is_cured_the_next_segment_is_sealed_at_the_policys_size(tmp_path: Path) -> None:
+    """A failed live seal waits a tenth of segment_entries before its retry; once a seal succeeds the
+    next segment is due by the policy again (the retry bound was kept, so every later segment waited
+    for the failed one's size: a reviewer's finding)."""
+    path = tmp_path / "journal.sqlite"
+    ledger = DaemonJournal(
+        path,
+        "T1",
+        commit_delay_s=10.0,
+        idle=lambda: True,
+        act=lambda outcome: None,
+        notify=lambda: None,
+        halt=lambda: None,
+        latencies_s=deque(maxlen=10),
+    )
+    ledger.open(new_journal=True)
+    policy = SegmentPolicy(entries=10)
+    ledger.seal_while_running(TableState("T1"), policy)
+    now = datetime.now(UTC)
+
+    def write(count: int) -> None:
+        for _ in range(count):
+            ledger.append([daemon_record(e.TableClosed(by="daemon", reason="a test"))])
+
+    try:
+        blocker = segments_dir(path)
+        blocker.mkdir()
+        with _immutable(blocker):
+            write(40)
+            assert ledger.seal_live_if_due(now) is None
+            assert len(ledger.seal_failures) == 1
+        write(1)
+        cured = ledger.seal_live_if_due(now)
+        assert cured is not None
+        assert cured.segment == 1
+        write(15)  # the next segment past the policy's 10 entries: due
+        again = ledger.seal_live_if_due(now)
+        assert again is not None, ledger.journal.segment_summary()
+        assert again.segment == 2
+        assert seal_numbers(path) == [1, 2]
+    finally:
+        ledger.close()

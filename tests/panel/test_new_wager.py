@@ -107,12 +107,13 @@ def test_the_table_panel_shows_the_new_wager(live: PanelRig) -> None:
             },
         )
         assert answer.status_code in (200, 303), answer.text
-        page = ""
-        for _ in range(200):  # the backend follows the journal on its own poll: wait for the round, bounded
-            page = client.get("/").text
-            if f'data-wager="{LUCKY}"' in page:
-                break
+        # The backend follows the journal on its own poll: wait for the round, bounded by a deadline
+        # (only a failing test waits it out), not by a count of short sleeps a loaded machine can eat.
+        deadline = time.monotonic() + 120.0
+        page = client.get("/").text
+        while f'data-wager="{LUCKY}"' not in page and time.monotonic() < deadline:
             time.sleep(0.05)
+            page = client.get("/").text
     row = page[page.index(f'data-wager="{LUCKY}"') :].split("</div>", 1)[0]
     assert "<dt>Lucky Flush bonus</dt>" in row  # its catalogue words, not its name
     assert "5.00" in row

@@ -545,6 +545,10 @@ class Journal:
         # changes, and a connection on it never holds up a seal of the open one): recall and the panel
         # read a round's entries one round at a time, and opening a SQLite file costs milliseconds.
         self._sealed_open: dict[Path, Journal] = {}
+        # Readers in a sealed segment now (by id): one pushed out of _sealed_open while a reader (another
+        # thread: the panel's) still uses it is kept in _sealed_retired and closed by its last reader.
+        self._sealed_users: dict[int, int] = {}
+        self._sealed_retired: dict[int, Journal] = {}
         self._sealed_lock = threading.Lock()
 
     # --- opening --------------------------------------------------------------------------------
@@ -660,14 +664,19 @@ class Journal:
 
     def _sealed_in_time(self, start_utc: str | None, end_utc: str | None) -> Iterator[Journal]:
         """The sealed segments with an entry in [start_utc, end_utc), newest first, each opened
-        read-only and closed once the caller moves on: found by their seals' times, so a range reads
-        the segments it covers, not those between it and the journal's end."""
+        read-only (kept open for the next reader) and held until the caller moves on: found by their
+        seals' times, so a range reads the segments it covers, not those between it and the journal's
+        end."""
         if self.base.segment <= 1:
             return
         from controller.journal.segments import sealed_segment_files_in_time  # noqa: PLC0415 (a cycle)
 
         for file in sealed_segment_files_in_time(self.path, self.base.segment, start_utc, end_utc):
-            yield self._open_sealed(file)
+            sealed = self._open_sealed(file)
+            try:
+                yield sealed
+            finally:
+                self._release_sealed(sealed)
 
     def _sealed(self, after_seq: int = 0, *, newest_first: bool = False) -> Iterator[Journal]:
         """The sealed segments before this one holding entries after ``after_seq``, oldest first (or
@@ -692,19 +701,43 @@ class Journal:
         from controller.journal.segments import sealed_segment_of  # noqa: PLC0415 (a cycle)
 
         file = sealed_segment_of(self.path, self.base.segment, seq) if self.base.segment > 1 else None
-        yield None if file is None else self._open_sealed(file)
+        if file is None:
+            yield None
+            return
+        sealed = self._open_sealed(file)
+        try:
+            yield sealed
+        finally:
+            self._release_sealed(sealed)
 
     def _open_sealed(self, file: Path) -> Journal:
-        """The sealed segment at ``file``, opened read-only once and kept (the last few)."""
+        """The sealed segment at ``file``, opened read-only once and kept (the last few), counted as in
+        use until ``_release_sealed``: one pushed out of the kept few is closed only when no reader holds
+        it (the panel reads on threads of its own)."""
         with self._sealed_lock:
             sealed = self._sealed_open.pop(file, None)
             if sealed is None:
                 sealed = Journal.open_existing(file, readonly=True)
             self._sealed_open[file] = sealed  # the most recent last
+            self._sealed_users[id(sealed)] = self._sealed_users.get(id(sealed), 0) + 1
             while len(self._sealed_open) > _SEALED_KEPT_OPEN:
-                oldest = next(iter(self._sealed_open))
-                self._sealed_open.pop(oldest).close()
+                evicted = self._sealed_open.pop(next(iter(self._sealed_open)))
+                if self._sealed_users.get(id(evicted), 0) == 0:
+                    evicted.close()
+                else:
+                    self._sealed_retired[id(evicted)] = evicted
             return sealed
+
+    def _release_sealed(self, sealed: Journal) -> None:
+        with self._sealed_lock:
+            left = self._sealed_users.get(id(sealed), 1) - 1
+            if left > 0:
+                self._sealed_users[id(sealed)] = left
+                return
+            self._sealed_users.pop(id(sealed), None)
+            retired = self._sealed_retired.pop(id(sealed), None)
+        if retired is not None:
+            retired.close()
 
     def round_entries(self, round_id: str, seq: int) -> list[JournalEntry]:
         """Every entry of round ``round_id``, one of whose entries is ``seq`` (its closing entry, say):
@@ -729,9 +762,10 @@ class Journal:
 
     def close(self) -> None:
         with self._sealed_lock:
-            for sealed in self._sealed_open.values():
+            for sealed in [*self._sealed_open.values(), *self._sealed_retired.values()]:
                 sealed.close()
             self._sealed_open.clear()
+            self._sealed_retired.clear()
         with self._lock:
             self._connection.close()
 

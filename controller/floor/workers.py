@@ -56,8 +56,10 @@ from controller.waits import wait_event
 
 __all__ = [
     "FloorWorker",
+    "LeaseTtlMismatch",
     "PartitionsMismatch",
     "WorkerSettings",
+    "check_bucket_ttl",
     "claim_epoch",
     "ensure_partitions",
     "fence_for",
@@ -156,6 +158,25 @@ async def ensure_partitions(
                     max_deliver=-1,
                 ),
             )
+
+
+class LeaseTtlMismatch(UserError):
+    """The worker's ``--lease-ttl`` is not the ``floor_leases`` bucket's TTL."""
+
+
+async def check_bucket_ttl(kv: KeyValue, lease_ttl_s: float) -> None:
+    """``LeaseTtlMismatch`` (one line) unless the bucket's TTL is ``lease_ttl_s``. The bucket's TTL is
+    what removes a dead worker's keys; the worker's own TTL is what it renews against (every TTL/3)
+    and stops its services after: a worker believing 10 s on a 6 s bucket loses its keys between
+    renewals, one believing 3 s on a 30 s bucket makes the takeover bound a lie. Refused rather than
+    taken from the bucket, so that the deployment's files say what the floor runs with."""
+    bucket_ttl_s = (await kv.status()).ttl
+    if bucket_ttl_s is None or abs(bucket_ttl_s - lease_ttl_s) > 1e-3:
+        shown = "none" if bucket_ttl_s is None else f"{bucket_ttl_s:g} s"
+        raise LeaseTtlMismatch(
+            f"--lease-ttl {lease_ttl_s:g} but the {LEASE_BUCKET} bucket's TTL is {shown} (set when it "
+            "was made): give every worker the bucket's TTL"
+        )
 
 
 # --- PostgreSQL: the fencing token ------------------------------------------------------------------
@@ -381,6 +402,7 @@ class FloorWorker:
                     connection = await psycopg.AsyncConnection.connect(self.config.dsn, autocommit=True)
                     js = client.jetstream()
                     kv = await js.key_value(LEASE_BUCKET)
+                    await check_bucket_ttl(kv, self.settings.lease_ttl_s)
                     log.info("floor_worker_started", worker=self.settings.worker,
                              partitions=self.settings.partitions)  # fmt: skip
                     backoff_s = self.config.backoff_initial_s

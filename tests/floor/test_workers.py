@@ -20,11 +20,14 @@ import pytest
 
 from controller.floor.config import write_floor_config
 from controller.floor.embedded import EmbeddedFloor
+from controller.floor.servers import LEASE_BUCKET
 from controller.floor.service import FloorService
 from controller.floor.workers import (
     FloorWorker,
+    LeaseTtlMismatch,
     PartitionsMismatch,
     WorkerSettings,
+    check_bucket_ttl,
     claim_epoch,
     ensure_partitions,
     fence_for,
@@ -304,5 +307,28 @@ def test_workers_of_another_partition_count_and_a_one_worker_floor_are_refused(
                 "UPDATE floor_partition_leases SET renewed_utc = renewed_utc - interval '1 hour'"
             )
             await refuse_live_workers(connection)  # nothing live: the one-worker floor may start
+
+    asyncio.run(scenario())
+
+
+def test_a_lease_ttl_other_than_the_buckets_is_refused(make_floor: MakeFloor) -> None:
+    """The bucket made with a 6 s TTL: a worker given --lease-ttl 6 starts, one given 10 is refused in
+    one line naming both."""
+    floor = make_floor(table_ids(1))
+
+    async def scenario() -> None:
+        await _ensure_partitions(floor)
+        admin = await floor.connect_admin()
+        try:
+            kv = await admin.jetstream().key_value(LEASE_BUCKET)
+            await check_bucket_ttl(kv, LEASE_TTL_S)
+            with pytest.raises(LeaseTtlMismatch) as refused:
+                await check_bucket_ttl(kv, 10.0)
+            assert str(refused.value) == (
+                f"--lease-ttl 10 but the {LEASE_BUCKET} bucket's TTL is {LEASE_TTL_S:g} s (set when it "
+                "was made): give every worker the bucket's TTL"
+            )
+        finally:
+            await admin.close()
 
     asyncio.run(scenario())

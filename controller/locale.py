@@ -252,16 +252,25 @@ def shift_bounds(
     if name not in names:
         raise PropertyRefused("shift", f"{name!r} is not one of {', '.join(names)}")
     index = names.index(name)
-    return _shift_start(day, index, prop), _shift_start(day, index + 1, prop)
+    starts = _shift_starts(day, prop)
+    return starts[index], starts[index + 1]
 
 
-def _shift_start(day: date, index: int, prop: PropertySettings) -> datetime:
-    if index >= len(prop.shifts):
-        return _at(day + timedelta(days=1), prop.gaming_day_start_min, prop)
-    start = prop.shifts[index].start_min
-    # A shift starting before the gaming day's start on the clock starts on the next calendar date.
-    on = day + timedelta(days=1) if start < prop.gaming_day_start_min else day
-    return _at(on, start, prop)
+def _shift_starts(day: date, prop: PropertySettings) -> list[datetime]:
+    """Every shift's UTC start on gaming day ``day``, then the day's end: never decreasing, so the
+    shifts tile the day. A start the clocks skip (spring) is read with the offset before the change
+    (``_at``), which can put it after the next shift's start (America/New_York, late 02:30 and grave
+    03:00: 07:30Z and 07:00Z): such a start is moved back to the next one's, so that shift is empty
+    that day and the one before it ends when the clocks jump. No start moves before the day's."""
+    starts = [_at(day, prop.gaming_day_start_min, prop)]
+    for shift in prop.shifts[1:]:
+        # A shift starting before the gaming day's start on the clock starts on the next calendar date.
+        on = day + timedelta(days=1) if shift.start_min < prop.gaming_day_start_min else day
+        starts.append(_at(on, shift.start_min, prop))
+    starts.append(_at(day + timedelta(days=1), prop.gaming_day_start_min, prop))
+    for index in range(len(starts) - 2, 0, -1):
+        starts[index] = max(starts[0], min(starts[index], starts[index + 1]))
+    return starts
 
 
 def gaming_day_of(moment: datetime | str, prop: PropertySettings = DEFAULT_PROPERTY) -> date:
@@ -305,9 +314,9 @@ def shifts_between(
     day = max(day, last_day - timedelta(days=MAX_SHIFT_DAYS - 1))
     out: list[tuple[str, datetime, datetime]] = []
     while day <= last_day:
-        for shift in prop.shifts:
-            start, end = shift_bounds(day, shift.name, prop)
-            out.append((shift_label(day, shift.name), start, end))
+        starts = _shift_starts(day, prop)
+        for index, shift in enumerate(prop.shifts):
+            out.append((shift_label(day, shift.name), starts[index], starts[index + 1]))
         day += timedelta(days=1)
     return out
 

@@ -144,3 +144,41 @@ def test_each_bad_value_is_one_line_naming_its_key(values: dict[str, object], li
         property_settings(**values)  # type: ignore[arg-type]
     assert str(refused.value).startswith(line)
     assert "\n" not in str(refused.value)
+
+
+@pytest.mark.parametrize("zone", ["America/New_York", "Europe/Berlin", "Australia/Lord_Howe"])
+@pytest.mark.parametrize(
+    ("day_start", "shifts"),
+    [
+        ("06:00", {"day": "06:00", "swing": "14:00", "late": "02:30", "grave": "03:00"}),
+        ("02:30", {"early": "02:30", "day": "03:00", "swing": "12:00", "grave": "22:00"}),
+        ("01:00", {"a": "01:00", "b": "01:45", "c": "02:15", "d": "02:45", "e": "03:15", "f": "13:00"}),
+    ],
+)
+def test_shift_bounds_never_decrease_and_tile_time_over_a_dst_year(
+    zone: str, day_start: str, shifts: dict[str, str]
+) -> None:
+    # Shift starts in and around the hour the clocks skip or repeat (Lord Howe: a half-hour change).
+    prop = property_settings(time_zone=zone, gaming_day_start=day_start, shifts=shifts)
+    first = datetime(2026, 1, 1, 12, tzinfo=UTC)
+    bounds = shifts_between(first, first + timedelta(days=366), prop)
+    assert len(bounds) == 367 * len(shifts)
+    for label, start, end in bounds:
+        assert start <= end, f"{label} ends before it starts: [{start.isoformat()}, {end.isoformat()})"
+        name = label.split(" ", 1)[1]
+        assert shift_bounds(date.fromisoformat(label.split(" ")[0]), name, prop) == (start, end)
+    for (_, _, end), (label, start, _) in itertools.pairwise(bounds):
+        assert start == end, f"{label} does not start where the shift before it ends"
+    for _, start, end in bounds:
+        if start < end:  # an empty shift (a start the clocks skipped) holds no moment
+            assert shift_of(start, prop) == shift_of(end - timedelta(microseconds=1), prop)
+
+
+def test_a_shift_the_spring_change_skips_is_empty_not_reversed() -> None:
+    prop = property_settings(
+        time_zone="America/New_York",
+        shifts={"day": "06:00", "swing": "14:00", "late": "02:30", "grave": "03:00"},
+    )
+    late = shift_bounds(date(2026, 3, 7), "late", prop)
+    assert late == (datetime(2026, 3, 8, 7, tzinfo=UTC), datetime(2026, 3, 8, 7, tzinfo=UTC))
+    assert shift_of(datetime(2026, 3, 8, 7, tzinfo=UTC), prop) == (date(2026, 3, 7), "grave")

@@ -48,7 +48,7 @@ from controller.floor.users import (
     parse_floor_role,
     read_users,
 )
-from controller.floor.workers import DEFAULT_LEASE_TTL_S, FloorWorker, WorkerSettings
+from controller.floor.workers import DEFAULT_LEASE_TTL_S, FloorWorker, WorkerSettings, refuse_live_workers
 from controller.logs import configure_logging
 
 NAME = "floor"
@@ -238,6 +238,8 @@ def _serve(args: argparse.Namespace) -> int:
     linked = load_linked_config(args.config, config)
 
     async def main() -> None:
+        if worker is None:
+            await _refuse_beside_workers(config.dsn)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for number in (signal.SIGTERM, signal.SIGINT):
@@ -252,6 +254,19 @@ def _serve(args: argparse.Namespace) -> int:
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(main())
     return 0
+
+
+async def _refuse_beside_workers(dsn: str) -> None:
+    """A one-worker floor beside live partitioned workers would process their tables too: refused in
+    one line (docs/floor.md "Partitioned floor workers"). PostgreSQL away: one line too, since the
+    check cannot be made (the service's own retries start only after it)."""
+    try:
+        async with await psycopg.AsyncConnection.connect(
+            dsn, autocommit=True, connect_timeout=10
+        ) as connection:
+            await refuse_live_workers(connection)
+    except psycopg.Error as error:
+        raise UserError(f"PostgreSQL: {str(error).strip().splitlines()[0]}") from None
 
 
 def _init_db(args: argparse.Namespace) -> int:

@@ -1225,7 +1225,9 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
             tuple(params),
         )
         ordered = [tuple(r[c.strip()] for c in surveillance.EVENT_COLUMNS.split(",")) for r in rows]
-        events = surveillance.events_of_rows(ordered, settings.surveillance_big_win_cents)[:200]
+        events = surveillance.events_of_rows(
+            ordered, settings.surveillance_big_win_cents, settings.money_format
+        )[:200]
         return await page("surveillance.html", session, events=events, table=table,
                     threshold=settings.surveillance_big_win_cents)  # fmt: skip
 

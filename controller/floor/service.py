@@ -1018,7 +1018,10 @@ class FloorService:
                     if connection is None or connection.closed:
                         connection = await psycopg.AsyncConnection.connect(self.config.dsn, autocommit=True)
                     self.status.surveillance_events += await publish_pending(
-                        connection, js, self.config.surveillance_big_win_cents
+                        connection,
+                        js,
+                        self.config.surveillance_big_win_cents,
+                        self.config.property_settings.money,
                     )
                 except asyncio.CancelledError:
                     raise

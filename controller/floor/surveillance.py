@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from controller.money import MoneyFormat
+
 SCHEMA = "flushtable-surveillance/1"
 SUBJECT_PREFIX = "surveillance"
 STREAM = "SURVEILLANCE"
@@ -85,6 +87,8 @@ FLOOR_SUBJECT = "floor"  # surveillance.floor: a floor alert naming no table (no
 ALERTS_WITH_THEIR_OWN_EVENT: frozenset[str] = frozenset({"past_posting", "dead_hand"})
 OVERRIDE_ACTIONS: frozenset[str] = frozenset({"accept_difference"})  # as the gaming-day report's
 KILL_ACTIONS: frozenset[str] = frozenset({"kill_seat"})
+# Amounts alone, two decimals: what a floor with no [property] currency shows everywhere.
+DEFAULT_MONEY = MoneyFormat()
 
 # The entry kinds that can make an event (the publisher reads only these from floor_entries).
 EVENT_ENTRY_KINDS: tuple[str, ...] = (
@@ -121,12 +125,6 @@ def alert_category(kind: str) -> str:
     return "operations"
 
 
-def _money(cents: int) -> str:
-    sign = "-" if cents < 0 else ""
-    whole, part = divmod(abs(cents), 100)
-    return f"{sign}{whole:,}.{part:02d}"
-
-
 def _reason_text(reason: Any) -> str:
     if isinstance(reason, Mapping):
         return str(reason.get("message") or reason.get("code") or "")
@@ -137,8 +135,11 @@ def _pick(payload: Mapping[str, Any], *names: str) -> dict[str, Any]:
     return {name: payload[name] for name in names if name in payload}
 
 
-def events_of(entry: FloorEntry, big_win_cents: int) -> list[dict[str, Any]]:
-    """The surveillance events of one entry (most entries have none)."""
+def events_of(
+    entry: FloorEntry, big_win_cents: int, money: MoneyFormat = DEFAULT_MONEY
+) -> list[dict[str, Any]]:
+    """The surveillance events of one entry (most entries have none). ``money``: the property's format
+    (``PropertySettings.money``), so a summary reads as the property's panels and reports do."""
     p = entry.payload
     found: list[tuple[str, str, str, dict[str, Any]]] = []  # (type, category, summary, details)
     if entry.kind == "round_settled":
@@ -154,13 +155,13 @@ def events_of(entry: FloorEntry, big_win_cents: int) -> list[dict[str, Any]]:
                     "game": settlement.get("game"),
                     "banking": settlement.get("banking"),
                 }
-                summary = f"seat {seat.get('seat')} won {_money(net)} (threshold {_money(big_win_cents)})"
+                summary = f"seat {seat.get('seat')} won {money(net)} (threshold {money(big_win_cents)})"
                 found.append(("big_win", "game", summary, details))
     elif entry.kind == "past_posting":
         details = _pick(p, "seat", "wager", "locked_cents", "seen_cents")
         summary = (
-            f"seat {p.get('seat')} {p.get('wager')}: {_money(int(p.get('locked_cents', 0)))} locked, "
-            f"{_money(int(p.get('seen_cents', 0)))} seen after the lock"
+            f"seat {p.get('seat')} {p.get('wager')}: {money(int(p.get('locked_cents', 0)))} locked, "
+            f"{money(int(p.get('seen_cents', 0)))} seen after the lock"
         )
         found.append(("past_posting", "game", summary, details))
     elif entry.kind == "dead_hand":
@@ -268,14 +269,16 @@ def alert_event_of(alert: FloorAlert) -> dict[str, Any]:
     }
 
 
-def events_of_rows(rows: Sequence[Sequence[Any]], big_win_cents: int) -> list[dict[str, Any]]:
+def events_of_rows(
+    rows: Sequence[Sequence[Any]], big_win_cents: int, money: MoneyFormat = DEFAULT_MONEY
+) -> list[dict[str, Any]]:
     """Events of ``floor_entries`` rows (table_id, seq, time_text, round_id, source, kind, payload, hash)."""
     out: list[dict[str, Any]] = []
     for table_id, seq, time_text, round_id, source, kind, payload, hash_ in rows:
         entry = FloorEntry(
             str(table_id), int(seq), str(time_text), round_id, str(source), str(kind), payload, str(hash_)
         )
-        out.extend(events_of(entry, big_win_cents))
+        out.extend(events_of(entry, big_win_cents, money))
     return out
 
 
@@ -329,7 +332,9 @@ async def publish_floor_alerts(connection: Any, js: Any) -> int:
     return len(published)
 
 
-async def publish_pending(connection: Any, js: Any, big_win_cents: int) -> int:
+async def publish_pending(
+    connection: Any, js: Any, big_win_cents: int, money: MoneyFormat = DEFAULT_MONEY
+) -> int:
     """One pass of the publisher: the floor's own alerts not yet marked (publish_floor_alerts), then
     the events of the entries after each table's mark, published in
     order with their ids, then the marks moved (one transaction) after every ack. Returns how many
@@ -374,7 +379,7 @@ async def publish_pending(connection: Any, js: Any, big_win_cents: int) -> int:
     for table_id, head_seq in zip(table_ids, heads, strict=True):
         table_rows = rows_of.get(table_id, [])
         count = 0
-        for event in events_of_rows(table_rows, big_win_cents):
+        for event in events_of_rows(table_rows, big_win_cents, money):
             body = json_module.dumps(event, sort_keys=True, separators=(",", ":")).encode("utf-8")
             await js.publish(
                 subject_of(table_id), body, stream=STREAM, headers={"Nats-Msg-Id": event["event_id"]}

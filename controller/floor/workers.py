@@ -47,6 +47,7 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, KeyValueConfig
 from nats.js.client import JetStreamContext
 from nats.js.kv import KeyValue
 
+from controller.errors import UserError
 from controller.floor.servers import LEASE_BUCKET, STREAM_NAME, SUBJECT_ROOT
 from controller.floor.service import Fence, Fenced, FloorConfig, FloorService
 from controller.floor.store import Connection
@@ -55,18 +56,23 @@ from controller.waits import wait_event
 
 __all__ = [
     "FloorWorker",
+    "LeaseTtlMismatch",
+    "PartitionsMismatch",
     "WorkerSettings",
+    "check_bucket_ttl",
     "claim_epoch",
     "ensure_partitions",
     "fence_for",
     "partition_consumer",
     "partition_of",
+    "refuse_live_workers",
 ]
 
 log = structlog.get_logger("flushtable.floor.workers")
 
 MEMBERS_KEY = "workers"
 DEFAULT_LEASE_TTL_S = 6.0
+MAX_LEASE_TTL_S = 300.0
 MAX_PARTITIONS = 256
 
 
@@ -99,8 +105,8 @@ class WorkerSettings:
             raise ValueError(f"--worker: letters, digits, '-' and '_' only, not {self.worker!r}")
         if not 1 <= self.partitions <= MAX_PARTITIONS:
             raise ValueError(f"--partitions: 1 to {MAX_PARTITIONS}, not {self.partitions}")
-        if not 1.0 <= self.lease_ttl_s <= 300.0:
-            raise ValueError(f"--lease-ttl: 1 to 300 seconds, not {self.lease_ttl_s:g}")
+        if not 1.0 <= self.lease_ttl_s <= MAX_LEASE_TTL_S:
+            raise ValueError(f"--lease-ttl: 1 to {MAX_LEASE_TTL_S:g} seconds, not {self.lease_ttl_s:g}")
         if not 0 < self.renew_interval_s <= self.lease_ttl_s / 2:
             raise ValueError("the renew interval must be at most half the lease TTL")
 
@@ -154,16 +160,72 @@ async def ensure_partitions(
             )
 
 
+class LeaseTtlMismatch(UserError):
+    """The worker's ``--lease-ttl`` is not the ``floor_leases`` bucket's TTL."""
+
+
+async def check_bucket_ttl(kv: KeyValue, lease_ttl_s: float) -> None:
+    """``LeaseTtlMismatch`` (one line) unless the bucket's TTL is ``lease_ttl_s``. The bucket's TTL is
+    what removes a dead worker's keys; the worker's own TTL is what it renews against (every TTL/3)
+    and stops its services after: a worker believing 10 s on a 6 s bucket loses its keys between
+    renewals, one believing 3 s on a 30 s bucket makes the takeover bound a lie. Refused rather than
+    taken from the bucket, so that the deployment's files say what the floor runs with."""
+    bucket_ttl_s = (await kv.status()).ttl
+    if bucket_ttl_s is None or abs(bucket_ttl_s - lease_ttl_s) > 1e-3:
+        shown = "none" if bucket_ttl_s is None else f"{bucket_ttl_s:g} s"
+        raise LeaseTtlMismatch(
+            f"--lease-ttl {lease_ttl_s:g} but the {LEASE_BUCKET} bucket's TTL is {shown} (set when it "
+            "was made): give every worker the bucket's TTL"
+        )
+
+
 # --- PostgreSQL: the fencing token ------------------------------------------------------------------
 
 
+class PartitionsMismatch(UserError):
+    """Another worker of a different ``--partitions`` is live: each would own its own split of the
+    tables (other KV keys, other fencing rows), so one table could be in two workers at once."""
+
+
+# Claims are taken one at a time (a transaction-scoped advisory lock): two workers of different P
+# starting together cannot both pass the check below before either's row is written.
+_CLAIM_LOCK = 0x666C7573  # "flus"
+# A live worker marks its renewal every lease TTL / 3 (flushtable floor serve), and the TTL is at most
+# MAX_LEASE_TTL_S: a lease row renewed within this is a live worker's, whatever TTL it runs with.
+LIVE_RENEWAL_S = MAX_LEASE_TTL_S / 3
+
+
 async def claim_epoch(
-    connection: Connection, partition: int, partitions: int, epoch: int, worker: str
+    connection: Connection,
+    partition: int,
+    partitions: int,
+    epoch: int,
+    worker: str,
+    *,
+    lease_ttl_s: float = DEFAULT_LEASE_TTL_S,
 ) -> bool:
     """Raise the partition's epoch to ``epoch`` for ``worker``; False if PostgreSQL holds a newer (or
     the same) one. The UPDATE waits for a commit holding the row's lock (``fence_for``): what the old
-    holder committed is on the floor before the new one reads anything."""
+    holder committed is on the floor before the new one reads anything. ``PartitionsMismatch`` (one
+    line) if a lease of another partition count was renewed within ``lease_ttl_s``."""
     async with connection.transaction():
+        await connection.execute("SELECT pg_advisory_xact_lock(%s)", (_CLAIM_LOCK,))
+        other = await (
+            await connection.execute(
+                "SELECT partition, partitions, worker, "
+                "round(extract(epoch FROM clock_timestamp() - renewed_utc)::numeric, 1) "
+                "FROM floor_partition_leases WHERE partitions <> %s "
+                "AND renewed_utc > clock_timestamp() - make_interval(secs => %s) "
+                "ORDER BY renewed_utc DESC LIMIT 1",
+                (partitions, lease_ttl_s),
+            )
+        ).fetchone()
+        if other is not None:
+            raise PartitionsMismatch(
+                f"worker {other[2]} holds partition {other[0]} of {other[1]} (renewed {other[3]} s ago), "
+                f"this worker was started with --partitions {partitions}: every worker of a floor needs "
+                "the same --partitions (stop the others first)"
+            )
         row = await (
             await connection.execute(
                 "INSERT INTO floor_partition_leases (partition, partitions, epoch, worker) "
@@ -175,6 +237,27 @@ async def claim_epoch(
             )
         ).fetchone()
     return row is not None
+
+
+async def refuse_live_workers(connection: Connection) -> None:
+    """For the one-worker floor (``floor serve`` without ``--worker``): ``PartitionsMismatch`` (one
+    line) while any partition's lease was renewed within ``LIVE_RENEWAL_S`` (a worker may be live)."""
+    row = await (
+        await connection.execute(
+            "SELECT partition, partitions, worker, "
+            "round(extract(epoch FROM clock_timestamp() - renewed_utc)::numeric, 1) "
+            "FROM floor_partition_leases "
+            "WHERE renewed_utc > clock_timestamp() - make_interval(secs => %s) "
+            "ORDER BY renewed_utc DESC LIMIT 1",
+            (LIVE_RENEWAL_S,),
+        )
+    ).fetchone()
+    if row is not None:
+        raise PartitionsMismatch(
+            f"worker {row[2]} held partition {row[0]} of {row[1]} {row[3]} s ago: a one-worker floor "
+            f"serve starts only when no partition's lease was renewed in the last {LIVE_RENEWAL_S:g} s "
+            "(stop the workers, or start this one with --worker and the same --partitions)"
+        )
 
 
 async def renew_epochs(connection: Connection, epochs: dict[int, int]) -> set[int]:
@@ -319,6 +402,7 @@ class FloorWorker:
                     connection = await psycopg.AsyncConnection.connect(self.config.dsn, autocommit=True)
                     js = client.jetstream()
                     kv = await js.key_value(LEASE_BUCKET)
+                    await check_bucket_ttl(kv, self.settings.lease_ttl_s)
                     log.info("floor_worker_started", worker=self.settings.worker,
                              partitions=self.settings.partitions)  # fmt: skip
                     backoff_s = self.config.backoff_initial_s
@@ -449,9 +533,21 @@ class FloorWorker:
             epoch = revision = await kv.create(key, self._value())
         except nats.js.errors.KeyWrongLastSequenceError:
             return  # another worker's
-        if not await claim_epoch(
-            connection, partition, self.settings.partitions, epoch, self.settings.worker
-        ):
+        try:
+            claimed = await claim_epoch(
+                connection,
+                partition,
+                self.settings.partitions,
+                epoch,
+                self.settings.worker,
+                lease_ttl_s=self.settings.lease_ttl_s,
+            )
+        except PartitionsMismatch:
+            # The key is given back; the refusal ends the worker (flushtable floor serve: one line, 2).
+            with contextlib.suppress(*_LEASE_ERRORS):
+                await kv.delete(key, last=revision)
+            raise
+        if not claimed:
             log.error(
                 "floor_lease_epoch_refused",
                 worker=self.settings.worker,

@@ -13,7 +13,7 @@ import pytest
 from controller.errors import UserError
 from controller.floor import gaming_day as gd
 from controller.floor import surveillance as sv
-from controller.locale import DEFAULT_PROPERTY
+from controller.locale import DEFAULT_PROPERTY, property_settings
 from tests.floor.test_surveillance_and_auditor import SCHEMA
 
 
@@ -80,3 +80,21 @@ def test_a_past_posting_alert_is_the_past_posting_event_not_a_second_one() -> No
                                 {"fault_id": "F2", "kind": "past_posting", "severity": "latching",
                                  "reason": {"code": "past_posting", "message": "x"}}, "b" * 64)  # fmt: skip
     assert sv.events_of(floor_entry, 1) == []
+
+
+def test_a_big_win_and_a_past_posting_read_in_the_propertys_money() -> None:
+    # A JPY property: the yen has no minor unit, so 5000 is ¥5,000, never "50.00".
+    yen = property_settings(currency="JPY", currency_symbol="¥").money
+    settled = sv.FloorEntry("T9", 6, "2026-12-01T10:00:00.000000Z", "R1", "engine", "round_settled",
+                            {"settlement": {"game": "g", "banking": "house",
+                                            "seats": [{"seat": 2, "net": 5000, "wagers": {}}]}},
+                            "c" * 64)  # fmt: skip
+    (event,) = sv.events_of(settled, 1000, yen)
+    assert event["summary"] == "seat 2 won ¥5,000 (threshold ¥1,000)"
+    posted = sv.FloorEntry("T9", 7, "2026-12-01T10:00:00.000000Z", "R1", "sensors", "past_posting",
+                           {"seat": 1, "wager": "ante", "locked_cents": 500, "seen_cents": 2500},
+                           "d" * 64)  # fmt: skip
+    (event,) = sv.events_of_rows([(posted.table_id, posted.seq, posted.time_utc, posted.round_id,
+                                   posted.source, posted.kind, posted.payload, posted.hash)],
+                                 1000, property_settings(currency="JPY").money)  # fmt: skip
+    assert event["summary"] == "seat 1 ante: JPY 500 locked, JPY 2,500 seen after the lock"

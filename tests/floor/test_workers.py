@@ -16,18 +16,24 @@ import time
 from pathlib import Path
 
 import psycopg
+import pytest
 
 from controller.floor.config import write_floor_config
 from controller.floor.embedded import EmbeddedFloor
+from controller.floor.servers import LEASE_BUCKET
 from controller.floor.service import FloorService
 from controller.floor.workers import (
     FloorWorker,
+    LeaseTtlMismatch,
+    PartitionsMismatch,
     WorkerSettings,
+    check_bucket_ttl,
     claim_epoch,
     ensure_partitions,
     fence_for,
     partition_consumer,
     partition_of,
+    refuse_live_workers,
 )
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import (
@@ -257,3 +263,72 @@ def test_a_worker_and_a_node_killed_mid_stream_then_both_restarted(
     asyncio.run(scenario())
     assert floor_problems(floor, tables) == []
     tables.close()
+
+
+def test_workers_of_another_partition_count_and_a_one_worker_floor_are_refused(
+    tmp_path: Path, make_floor: MakeFloor
+) -> None:
+    """A live worker holds a partition of 4: a worker started with --partitions 2 is refused at its
+    claim (one line, naming the live worker and both counts), and so is `flushtable floor serve`
+    without --worker (exit 2, one line). Once that lease's renewal is older than the TTL (the worker
+    gone) the other count's claim is taken."""
+    floor = make_floor(table_ids(1))
+    config_path = write_floor_config(tmp_path / "floor-config", floor.floor_config())
+
+    async def scenario() -> None:
+        async with await psycopg.AsyncConnection.connect(floor.writer_dsn, autocommit=True) as connection:
+            assert await claim_epoch(connection, 0, PARTITIONS, 5, "A", lease_ttl_s=LEASE_TTL_S)
+            assert await claim_epoch(connection, 1, PARTITIONS, 6, "C", lease_ttl_s=LEASE_TTL_S)  # alike
+            with pytest.raises(PartitionsMismatch) as refused:
+                await claim_epoch(connection, 0, 2, 7, "B", lease_ttl_s=LEASE_TTL_S)
+            assert "\n" not in str(refused.value)
+            assert f"of {PARTITIONS} (renewed" in str(refused.value)
+            assert "--partitions 2" in str(refused.value)
+            assert _leases(floor)[0] == ("A", 5)  # nothing written by the refused claim
+            done = await asyncio.to_thread(
+                subprocess.run,
+                [sys.executable, "-m", "controller.cli", "floor", "serve", "--config", str(config_path)],
+                env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=False,
+            )
+            assert done.returncode == 2, done.stderr
+            (line,) = done.stderr.strip().splitlines()[-1:]
+            assert "a one-worker floor serve starts only when no partition's lease" in line
+            assert "Traceback" not in done.stderr
+            # The workers of 4 gone: their renewals older than any TTL, the claim of 2 is taken.
+            await connection.execute(
+                "UPDATE floor_partition_leases SET renewed_utc = renewed_utc - interval '1 hour'"
+            )
+            assert await claim_epoch(connection, 0, 2, 7, "B", lease_ttl_s=LEASE_TTL_S)
+            await connection.execute(
+                "UPDATE floor_partition_leases SET renewed_utc = renewed_utc - interval '1 hour'"
+            )
+            await refuse_live_workers(connection)  # nothing live: the one-worker floor may start
+
+    asyncio.run(scenario())
+
+
+def test_a_lease_ttl_other_than_the_buckets_is_refused(make_floor: MakeFloor) -> None:
+    """The bucket made with a 6 s TTL: a worker given --lease-ttl 6 starts, one given 10 is refused in
+    one line naming both."""
+    floor = make_floor(table_ids(1))
+
+    async def scenario() -> None:
+        await _ensure_partitions(floor)
+        admin = await floor.connect_admin()
+        try:
+            kv = await admin.jetstream().key_value(LEASE_BUCKET)
+            await check_bucket_ttl(kv, LEASE_TTL_S)
+            with pytest.raises(LeaseTtlMismatch) as refused:
+                await check_bucket_ttl(kv, 10.0)
+            assert str(refused.value) == (
+                f"--lease-ttl 10 but the {LEASE_BUCKET} bucket's TTL is {LEASE_TTL_S:g} s (set when it "
+                "was made): give every worker the bucket's TTL"
+            )
+        finally:
+            await admin.close()
+
+    asyncio.run(scenario())

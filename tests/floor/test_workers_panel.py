@@ -8,12 +8,15 @@ import asyncio
 import re
 import threading
 import time
+from datetime import UTC, datetime
 from typing import Any
 
+from jinja2 import ChoiceLoader, DictLoader, Environment, FileSystemLoader, select_autoescape
 from playwright.sync_api import Browser, expect
 
-from controller.floor.panel import FloorPanelSettings, FloorUser, serve_panel
+from controller.floor.panel import HERE, FloorPanelSettings, FloorUser, serve_panel
 from controller.floor.workers import FloorWorker, WorkerSettings
+from controller.locale import property_settings
 from tests.floor.conftest import MakeFloor
 from tests.floor.test_floor_panel import PASSWORDS, _login, browser
 from tests.floor.test_workers import LEASE_TTL_S, _ensure_partitions
@@ -83,3 +86,32 @@ def test_the_workers_page_shows_partitions_and_nodes(make_floor: MakeFloor, brow
         call(close(server, tasks))
         loop.call_soon_threadsafe(loop.stop)
         thread.join(timeout=10)
+
+
+def test_the_workers_page_writes_its_times_in_the_propertys_zone() -> None:
+    # The page's own template rendered with the panel's `when` filter (base.html stubbed: no server or
+    # browser needed for what this checks): the times in the property's zone, the zone named.
+    settings = FloorPanelSettings(
+        "", None, {}, property_settings=property_settings(time_zone="Europe/Berlin")
+    )
+    environment = Environment(
+        loader=ChoiceLoader([DictLoader({"base.html": "{% block main %}{% endblock %}"}),
+                             FileSystemLoader(HERE / "templates")]),
+        autoescape=select_autoescape(),
+    )  # fmt: skip
+    environment.filters["when"] = lambda moment: settings.time_text(moment, with_date=True)
+    at = datetime(2026, 12, 5, 13, 5, 31, tzinfo=UTC)
+    lease = {
+        "partition": 0,
+        "partitions": 2,
+        "worker": "w1",
+        "epoch": 3,
+        "acquired_utc": at,
+        "renewed_utc": at,
+        "renewed_ago_s": 1.0,
+    }
+    node = {"node": "n1", "role": "leader", "current": True, "offline": False, "lag": 0, "seen_by": "w1",
+            "seen_utc": at, "seen_ago_s": 1.0}  # fmt: skip
+    html = environment.get_template("workers.html").render(leases=[lease], nodes=[node])
+    assert html.count("2026-12-05 14:05:31 CET") == 3
+    assert "UTC" not in html

@@ -29,6 +29,7 @@ import sys
 from pathlib import Path
 
 import psycopg
+import structlog
 
 from controller.commands.user import read_password
 from controller.errors import UserError
@@ -52,6 +53,8 @@ from controller.floor.workers import DEFAULT_LEASE_TTL_S, FloorWorker, WorkerSet
 from controller.logs import configure_logging
 
 NAME = "floor"
+log = structlog.get_logger("flushtable.floor")
+
 HELP = "the casino floor: every table's journal in PostgreSQL (serve, init-db, demo, release, report)"
 
 
@@ -258,15 +261,16 @@ def _serve(args: argparse.Namespace) -> int:
 
 async def _refuse_beside_workers(dsn: str) -> None:
     """A one-worker floor beside live partitioned workers would process their tables too: refused in
-    one line (docs/floor.md "Partitioned floor workers"). PostgreSQL away: one line too, since the
-    check cannot be made (the service's own retries start only after it)."""
+    one line (docs/floor.md "Partitioned floor workers"). PostgreSQL away at start: the check is
+    skipped with a warning and the service starts as it always has, retrying until PostgreSQL is back
+    (a floor restarted after a power cut must not need PostgreSQL up first)."""
     try:
         async with await psycopg.AsyncConnection.connect(
             dsn, autocommit=True, connect_timeout=10
         ) as connection:
             await refuse_live_workers(connection)
     except psycopg.Error as error:
-        raise UserError(f"PostgreSQL: {str(error).strip().splitlines()[0]}") from None
+        log.warning("floor_workers_not_checked", reason=str(error).strip().splitlines()[0])
 
 
 def _init_db(args: argparse.Namespace) -> int:

@@ -11,8 +11,13 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
 
 
 def examples() -> list[str]:
-    """The page's TOML examples in page order, the progressive table's left out (tested on its own)."""
-    return [example for example in all_examples() if 'id = "TFP1"' not in example]
+    """The page's table files in page order, the progressive table's left out (tested on its own), and
+    a floor file's fragment (the pit map's) too."""
+    return [
+        example
+        for example in all_examples()
+        if 'id = "TFP1"' not in example and example.lstrip().startswith("[table]")
+    ]
 
 
 def all_examples() -> list[str]:

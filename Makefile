@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run demo floor test install install-test lint typecheck pytest bench clean chromium floor-servers
+.PHONY: run demo floor test install install-test lint typecheck pytest soak bench clean chromium floor-servers
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -60,6 +60,10 @@ pytest: install-test chromium floor-servers
 	$(BIN)/pytest
 
 test: lint typecheck pytest
+
+# The soaks: tests minutes long each, kept out of make test's 25-minute budget (pytest -m soak).
+soak: install-test chromium floor-servers
+	$(BIN)/pytest -m soak
 
 bench: install
 	@for script in bench/bench_*.py; do echo "== $$script"; $(BIN)/python $$script; done

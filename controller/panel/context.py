@@ -34,7 +34,7 @@ from controller.panel.auth import LoginBudget, Role, Session, SessionStore, User
 from controller.panel.backend import PanelBackend
 from controller.panel.client import TrustedProxies
 from controller.panel.sse import FrameCache
-from controller.rules.catalogue import wager_label
+from controller.rules.catalogue import wager_label, wager_short_label
 
 HERE = Path(__file__).parent
 SESSION_COOKIE = "ft_session"
@@ -111,6 +111,7 @@ class Panel:
         self.templates.globals["time_zone"] = prop.time_zone
         self.templates.filters["age"] = age_text
         self.templates.filters["wager_label"] = wager_label  # the catalogue's words for a wager
+        self.templates.filters["wager_short_label"] = wager_short_label  # a seat card's narrow line
         self.templates.globals["action_buttons"] = buttons
 
     # --- noise: failed logins and refused actions, journaled within a budget per source ----------

@@ -319,6 +319,14 @@ def wager_label(name: str) -> str:
     return wager.label if wager is not None else name.replace("_", " ")
 
 
+def wager_short_label(name: str) -> str:
+    """The words for wager ``name`` in a seat's narrow card on the table panel, where every line is a
+    wager: the label less its "bonus" ("straight flush", not "straight flush bonus"), so the amount
+    stays beside it at 1280 px."""
+    label = wager_label(name)
+    return label.removesuffix(" bonus") if label.endswith(" bonus") else label
+
+
 def progressive_games() -> tuple[str, ...]:
     return tuple(WAGERS["progressive"].spots)
 

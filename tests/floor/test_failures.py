@@ -121,6 +121,7 @@ def test_200_tables_publishing_while_nats_is_killed(tmp_path: Path, make_floor: 
     tables.close()
 
 
+@pytest.mark.soak  # 2.5-4 minutes: run by `make soak`, outside make test's budget (docs/floor.md)
 def test_200_tables_publishing_while_a_cluster_node_is_killed(tmp_path: Path, make_floor: MakeFloor) -> None:
     """The 200-table broker-kill test above on the three-node cluster (the stream R3), asserting the same:
     the node leading the stream SIGKILLed mid-stream and started again, every entry on the floor exactly once,

@@ -115,6 +115,6 @@ def test_the_table_panel_shows_the_new_wager(live: PanelRig) -> None:
             time.sleep(0.05)
             page = client.get("/").text
     row = page[page.index(f'data-wager="{LUCKY}"') :].split("</div>", 1)[0]
-    assert "<dt>Lucky Flush bonus</dt>" in row  # its catalogue words, not its name
+    assert "<dt>Lucky Flush</dt>" in row  # its catalogue words (a seat card drops "bonus"), not its name
     assert "5.00" in row
     assert "res-win" in row

@@ -342,6 +342,6 @@ def test_recall_download_csv_gives_the_rounds_file(page: Page, live: PanelRig, t
     saved = tmp_path / download.suggested_filename
     download.save_as(saved)
     lines = saved.read_text(encoding="utf-8").splitlines()
-    assert lines[0].startswith("round_id,status,started_utc,game,")
+    assert lines[0].startswith("round_id,status,started_utc,started,game,")
     assert all(line.startswith(f"{round_id},settled,") for line in lines[1:])
     assert len(lines) > 1

@@ -256,7 +256,9 @@ def test_recall_shows_every_card_hand_and_wager_with_times_and_prints(
     page.goto("/recall")
     row = page.locator(f".recall-list tr[data-round='{round_id}']")
     expect(row).to_contain_text("High Card Flush")  # the title, not the code
-    expect(row.locator("td").nth(1)).to_have_text(re.compile(r"^\d\d:\d\d:\d\d \d{4}-\d\d-\d\d$"))
+    # The date and time in the property's zone, the zone named ("2026-12-05 09:26:25 UTC").
+    started = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [A-Z+\-0-9]+$")
+    expect(row.locator("td").nth(1)).to_have_text(started)
     page.select_option("select[name=status]", "void")
     page.click("#recall-filters button")
     expect(page.locator(".recall-list tr[data-round]")).to_have_count(0)
@@ -279,7 +281,7 @@ def test_recall_shows_every_card_hand_and_wager_with_times_and_prints(
     expect(seat1.locator(".wager-line[data-wager='flush bonus']")).to_contain_text("2.00")
     # The refused raise's alert and its time; the sentence speaks money, not cents.
     expect(one.locator(".recall-faults li")).to_contain_text("raise of 50.00 refused (over the limit)")
-    expect(one.locator(".recall-faults li b")).to_have_text(re.compile(r"^\d\d:\d\d:\d\d$"))
+    expect(one.locator(".recall-faults li b")).to_have_text(re.compile(r"^\d\d:\d\d:\d\d [A-Z+\-0-9]+$"))
     page.emulate_media(media="print")
     expect(page.locator("header.topbar")).to_be_hidden()
     expect(page.locator(".print-only")).to_be_visible()

@@ -10,6 +10,8 @@ the task itself, where a cancellation is always delivered."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import Awaitable
 
 
 async def wait_event(event: asyncio.Event, timeout_s: float) -> bool:
@@ -20,6 +22,18 @@ async def wait_event(event: asyncio.Event, timeout_s: float) -> bool:
     except TimeoutError:
         return False
     return True
+
+
+async def close_quietly(*closings: Awaitable[object] | None, timeout_s: float = 2.0) -> None:
+    """Await each close in turn (None: nothing to close), each within ``timeout_s`` and its failure
+    ignored: a connection to a server that is gone may hang or raise on close, and the retry loop that
+    closes it must go on."""
+    for closing in closings:
+        if closing is None:
+            continue
+        with contextlib.suppress(Exception):
+            async with asyncio.timeout(timeout_s):
+                await closing
 
 
 def raise_if_cancelled() -> None:

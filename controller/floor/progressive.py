@@ -46,7 +46,7 @@ from controller.journal import entries as e
 from controller.journal.kinds import PROGRESSIVE_KINDS
 from controller.progressive.controller import MeterView, ProgressiveController
 from controller.progressive.model import Hit, ProgressiveParameters
-from controller.waits import raise_if_cancelled, wait_event
+from controller.waits import close_quietly, raise_if_cancelled, wait_event
 
 log = structlog.get_logger("flushtable.floor.progressive")
 
@@ -550,10 +550,7 @@ class LinkedProgressive:
             finally:
                 self.ready.clear()
                 self.links.clear()  # read again from the store: nothing in memory outlives a failure
-                if client is not None:
-                    with contextlib.suppress(Exception):
-                        async with asyncio.timeout(2):
-                            await client.close()
+                await close_quietly(client.close() if client is not None else None)
                 if connection is not None:
                     with contextlib.suppress(Exception):
                         await asyncio.to_thread(connection.close)

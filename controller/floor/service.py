@@ -57,7 +57,7 @@ from controller.floor.servers import FLOOR_CONSUMER, FLOOR_INBOX, STREAM_NAME, S
 from controller.floor.store import Batch, Connection, held_private, load_projection, stored_hash, write_batch
 from controller.locale import DEFAULT_PROPERTY, PropertySettings
 from controller.uplink import wire
-from controller.waits import raise_if_cancelled, wait_event
+from controller.waits import close_quietly, raise_if_cancelled, wait_event
 
 __all__ = ["FloorConfig", "FloorService", "FloorStatus", "Incoming", "TableProjection"]
 
@@ -481,14 +481,9 @@ class FloorService:
                     with contextlib.suppress(asyncio.CancelledError, Exception):
                         await surveillance_task
                     surveillance_task = None
-                for closing in (
-                    connection.close() if connection else None,
-                    client.close() if client else None,
-                ):
-                    if closing is not None:
-                        with contextlib.suppress(Exception):
-                            async with asyncio.timeout(2):
-                                await closing
+                await close_quietly(
+                    connection.close() if connection else None, client.close() if client else None
+                )
             if stop.is_set() or self.fenced:
                 break
             # Jittered (tables and services do not all come back at once), never past backoff_max_s.

@@ -52,7 +52,7 @@ from controller.floor.servers import LEASE_BUCKET, STREAM_NAME, SUBJECT_ROOT
 from controller.floor.service import Fence, Fenced, FloorConfig, FloorService
 from controller.floor.store import Connection
 from controller.floor.stream import ACK_WAIT_S, MAX_ACK_PENDING
-from controller.waits import wait_event
+from controller.waits import close_quietly, wait_event
 
 __all__ = [
     "FloorWorker",
@@ -418,14 +418,9 @@ class FloorWorker:
                     # Unrenewed leases are not ours for long: a service whose lease has surely expired
                     # stops here (its fence would refuse its commits anyway).
                     await self._drop_expired()
-                    for closing in (
-                        connection.close() if connection else None,
-                        client.close() if client else None,
-                    ):
-                        if closing is not None:
-                            with contextlib.suppress(Exception):
-                                async with asyncio.timeout(2):
-                                    await closing
+                    await close_quietly(
+                        connection.close() if connection else None, client.close() if client else None
+                    )
                 if not stop.is_set():
                     await wait_event(stop, min(backoff_s, self.settings.renew_interval_s))
                     backoff_s = min(backoff_s * 2, self.config.backoff_max_s)

@@ -20,7 +20,6 @@ The clock is injected (``clock``: monotonic seconds) so the link's bound is test
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import random
 import ssl
@@ -40,7 +39,7 @@ from controller.errors import UserError
 from controller.floor.servers import table_inbox
 from controller.progressive.controller import ClaimAnswer, ConfirmationSent, LinkState, MeterView, PaidAnswer
 from controller.progressive.model import Hit, MeterState, ProgressiveParameters
-from controller.waits import raise_if_cancelled, wait_event
+from controller.waits import close_quietly, raise_if_cancelled, wait_event
 
 log = structlog.get_logger("flushtable.progressive.link")
 
@@ -306,10 +305,7 @@ class LinkClient:
             finally:
                 self.connected.clear()
                 self._client = None
-                if client is not None:
-                    with contextlib.suppress(Exception):
-                        async with asyncio.timeout(2):
-                            await client.close()
+                await close_quietly(client.close() if client is not None else None)
             if stop.is_set():
                 break
             await wait_event(stop, min(backoff_s * (0.5 + self._rng.random()), self.config.backoff_max_s))

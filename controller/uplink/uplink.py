@@ -24,7 +24,6 @@ writer) and is woken by ``notify()`` or a short poll. Its state:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 import json
 import os
@@ -54,7 +53,7 @@ from controller.journal.chain import format_time_utc
 from controller.journal.store import Journal, JournalEntry, JournalError
 from controller.uplink import wire
 from controller.uplink.outbox import Outbox, OutMessage
-from controller.waits import raise_if_cancelled, wait_event
+from controller.waits import close_quietly, raise_if_cancelled, wait_event
 
 log = structlog.get_logger("flushtable.uplink")
 # The daemon's answer to a seeded software verification: (seed, requested_by) -> the reply's fields.
@@ -254,10 +253,7 @@ class Uplink:
                     log.warning("uplink_retry", table_id=self.table_id, error=self.status.last_error)
                 finally:
                     self.status.connected = False
-                    if client is not None:
-                        with contextlib.suppress(Exception):
-                            async with asyncio.timeout(2):
-                                await client.close()
+                    await close_quietly(client.close() if client is not None else None)
                 if stop.is_set():
                     break
                 self.status.reconnects += 1

@@ -483,7 +483,7 @@ class UplinkSection(Strict):
     backoff_initial_s: UplinkSeconds = 0.2
     backoff_max_s: UplinkSeconds = 5.0
     # The stream the table's server keeps: the hub's, or at a site the site's on its leaf server
-    # (docs/floor.md "Sites"; controller/floor/servers.py STREAM_NAME, site_stream_name).
+    # (docs/floor.md "Sites"; controller/simulation/floor/servers.py STREAM_NAME, site_stream_name).
     stream: Annotated[str, BeforeValidator(_subject_token)] = "FLUSHTABLE"
 
     missing_hints: ClassVar[dict[str, str]] = {

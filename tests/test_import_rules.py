@@ -32,7 +32,7 @@ SIMULATION_ALLOWED: dict[str, str] = {
     "controller.commands.run": "`flushtable run` starts the harness on a table with simulated devices",
     "controller.commands.sim": "`flushtable sim` serves simulated devices",
     "controller.commands.demo": "`flushtable demo` deals rounds with the simulated players",
-    "controller.floor.demo": "`flushtable floor demo` plays simulated tables into the floor",
+    "controller.commands.floor": "`flushtable floor demo` starts the floor's harness and simulated tables",
 }
 
 

@@ -36,7 +36,6 @@ from controller.errors import UserError
 from controller.files import check_writable_file
 from controller.floor import schema
 from controller.floor.config import floor_users_file, load_floor_config, load_floor_panel_config
-from controller.floor.demo import run_demo
 from controller.floor.progressive import LinkedProgressive
 from controller.floor.progressive_config import load_linked_config
 from controller.floor.release import ReleaseRefused, release_table
@@ -200,6 +199,10 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--site with --nodes 3: a hub with sites on a cluster is not built yet")
     if args.site is not None and args.tables < 2:
         raise UserError("--site: needs --tables 2 or more (half of them at the site)")
+    # The demo is the floor's harness (it starts nats-server and PostgreSQL): loaded only for this
+    # action, so `flushtable floor serve` never imports it (docs/floor.md "Where the harness lives").
+    from controller.simulation.floor.demo import run_demo  # noqa: PLC0415
+
     return run_demo(
         tables=args.tables,
         rounds=args.rounds,

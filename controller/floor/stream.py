@@ -30,7 +30,7 @@ from nats.js.api import (
     StreamSource,
 )
 
-from controller.floor.servers import (
+from controller.simulation.floor.servers import (
     FLOOR_CONSUMER,
     SITES_MIN_NATS_VERSION,
     STREAM_NAME,

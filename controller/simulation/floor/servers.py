@@ -443,7 +443,7 @@ def _tls_block(name: str, tls: TlsFiles, *, indent: str = "") -> list[str]:
 
 @dataclass(frozen=True, slots=True)
 class ClusterRoutes:
-    """A node's place in a JetStream cluster (controller/floor/cluster.py): the cluster's name, this
+    """A node's place in a JetStream cluster (cluster.py here): the cluster's name, this
     node's route listener, every other node's route (TLS with the floor's CA, verified both ways), and
     the one route user the nodes log in to each other with."""
 
@@ -581,7 +581,9 @@ class NatsServer:
     leaf_listen: LeafListen | None = None  # a hub: where its sites' leaf servers connect
     hub: HubRemote | None = None  # a site's leaf server: the hub it connects to
     binary: str = NATS_SERVER  # the executable (nats_server_binary)
-    cluster: ClusterRoutes | None = None  # a node of a JetStream cluster (controller/floor/cluster.py)
+    cluster: ClusterRoutes | None = (
+        None  # a node of a JetStream cluster (controller/simulation/floor/cluster.py)
+    )
 
     @property
     def url(self) -> str:

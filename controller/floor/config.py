@@ -45,7 +45,7 @@ from controller.floor.tiles import MAX_PIT_COLUMNS, MAX_PIT_ROWS, PitLayout
 from controller.floor.users import FLOOR_USERS_FILE_NAME
 from controller.locale import PropertySettings, legacy_property
 from controller.settings import KeyRefusal, PropertySection, Strict, one_line, refusal, toml_type, unknown_key
-from controller.simulation.floor.servers import FLOOR_INBOX
+from controller.uplink.wire import FLOOR_INBOX
 
 MAX_BATCH_SIZE = 10_000  # what the file always allowed; more than the consumer's max_ack_pending adds nothing
 # The service notices a stop, a release to apply and the idle sweep's time only between pull requests:

@@ -45,7 +45,7 @@ from controller.journal import entries as e
 from controller.journal.kinds import PROGRESSIVE_KINDS
 from controller.progressive.controller import MeterView, ProgressiveController
 from controller.progressive.model import Hit, ProgressiveParameters
-from controller.simulation.floor.servers import PROGRESSIVE_INBOX, PROGRESSIVE_ROOT
+from controller.uplink.wire import PROGRESSIVE_INBOX, PROGRESSIVE_ROOT
 from controller.waits import close_quietly, raise_if_cancelled, wait_event
 
 log = structlog.get_logger("flushtable.floor.progressive")

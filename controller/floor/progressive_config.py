@@ -33,7 +33,7 @@ from controller.files import MAX_SECRET_FILE_BYTES, MAX_TOML_BYTES, FileRefused,
 from controller.floor.progressive import LinkConfig, LinkedConfig
 from controller.floor.service import FloorConfig
 from controller.progressive.model import parse_parameters
-from controller.simulation.floor.servers import PROGRESSIVE_INBOX
+from controller.uplink.wire import PROGRESSIVE_INBOX
 
 _NAME = re.compile(r"^[A-Za-z0-9_]{1,32}$")  # a NATS subject token: no dots, no wildcards
 _KEYS = ("user", "password_file", "broadcast_interval_s", "links")

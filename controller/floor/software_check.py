@@ -28,7 +28,7 @@ import psycopg
 
 from controller import software
 from controller.errors import UserError
-from controller.simulation.floor.servers import verify_subject
+from controller.uplink.wire import verify_subject
 
 DEFAULT_TIMEOUT_S = 60.0  # a table hashes its ~200 files in well under a second, even loaded
 SEED_BYTES = 32

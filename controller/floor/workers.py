@@ -51,7 +51,7 @@ from controller.errors import UserError
 from controller.floor.service import Fence, Fenced, FloorConfig, FloorService
 from controller.floor.store import Connection
 from controller.floor.stream import ACK_WAIT_S, MAX_ACK_PENDING
-from controller.simulation.floor.servers import LEASE_BUCKET, STREAM_NAME, SUBJECT_ROOT
+from controller.uplink.wire import LEASE_BUCKET, STREAM_NAME, SUBJECT_ROOT
 from controller.waits import close_quietly, wait_event
 
 __all__ = [

@@ -50,9 +50,9 @@ from nats.js.client import JetStreamContext
 from controller.config import UplinkConfig
 from controller.journal.chain import format_time_utc
 from controller.journal.store import Journal, JournalEntry, JournalError
-from controller.simulation.floor.servers import table_inbox, table_subject, verify_subject
 from controller.uplink import wire
 from controller.uplink.outbox import Outbox, OutMessage
+from controller.uplink.wire import table_inbox, table_subject, verify_subject
 from controller.waits import close_quietly, raise_if_cancelled, wait_event
 
 log = structlog.get_logger("flushtable.uplink")

@@ -56,5 +56,6 @@ def test_an_upward_import_and_a_circle_break_the_contracts(tmp_path: Path) -> No
     report = done.stdout
     assert "controller.journal.probe_up -> controller.daemon" in report
     assert "controller.uplink.probe_floor -> controller.floor.schema" in report
-    assert "probe_a" in report and "probe_b" in report
+    assert "probe_a" in report
+    assert "probe_b" in report
     assert "3 broken" in report, report[-3000:]

@@ -31,8 +31,9 @@ def imported_by_run(config_path: Path, journal_path: Path) -> set[str]:
         env={**os.environ, "PYTHONPATH": str(ROOT), "NOTIFY_SOCKET": ""},
     )  # fmt: skip
     lines = done.stderr.splitlines()
-    assert done.returncode == 0, "\n".join(line for line in lines if not line.startswith("import time:"))[-2000:]
-    # "import time: <self us> | <cumulative us> | <indented name>"; the header line's name is "imported package".
+    other = [line for line in lines if not line.startswith("import time:")]
+    assert done.returncode == 0, "\n".join(other)[-2000:]
+    # "import time: <self us> | <cumulative us> | <indented name>"; the header's name: "imported package".
     names = {line.rsplit("|", 1)[1].strip() for line in lines if line.startswith("import time:")}
     names.discard("imported package")
     assert "controller.daemon" in names, "the probe saw no daemon: -X importtime printed nothing?"
@@ -40,7 +41,7 @@ def imported_by_run(config_path: Path, journal_path: Path) -> set[str]:
 
 
 def of(names: set[str], roots: tuple[str, ...]) -> list[str]:
-    return sorted(name for name in names if any(name == root or name.startswith(root + ".") for root in roots))
+    return sorted(name for name in names if any(name == top or name.startswith(top + ".") for top in roots))
 
 
 def test_a_table_without_uplink_imports_no_floor_no_nats_no_psycopg(tmp_path: Path) -> None:

@@ -1,8 +1,7 @@
-"""The floor on a three-node JetStream cluster (controller/simulation/floor/cluster.py;
-docs/floor.md "A JetStream
-cluster"): the stream R3, the uplinks and the floor service given every node's URL. One node killed
-(SIGKILL) mid-stream, the one leading the stream: the floor keeps committing on the other two, and
-after the node is back every journal entry is on the floor exactly once, every chain verified."""
+"""The floor on a three-node JetStream cluster (controller/simulation/floor/cluster.py; docs/floor.md
+"A JetStream cluster"): the stream R3, the uplinks and the floor service given every node's URL. One
+node killed (SIGKILL) mid-stream, the one leading the stream: the floor keeps committing on the other
+two, and after the node is back every journal entry is on the floor exactly once, every chain verified."""
 
 from __future__ import annotations
 

@@ -849,7 +849,7 @@ def parse_config(text: str, *, source: str, base_dir: Path) -> TableConfig:
         raise ConfigError(f"{source}: {refused.key}: {refused.reason}") from None
 
 
-def _assemble(parsed: ConfigFile, *, source: str, base_dir: Path) -> TableConfig:
+def _assemble(parsed: ConfigFile, *, source: str, base_dir: Path) -> TableConfig:  # noqa: PLR0912 - one branch per optional section of the file
     """The checks across sections, in the order an operator reads the file, and the TableConfig."""
     game = parsed.table.game
     spec = GAMES[game]

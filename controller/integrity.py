@@ -137,7 +137,7 @@ class _Round:
     other_wagers: list[tuple[str, int, int]]
 
 
-def _parse_round(record: Mapping[str, Any], index: int) -> _Round | None:
+def _parse_round(record: Mapping[str, Any], index: int) -> _Round | None:  # noqa: PLR0912, PLR0915 - one check per field of a round record, each its own one-line error
     """The dealt cards and wagers of one settled round; None for a dead or void round."""
     where = f"record {index}" + (f" (round {record['round_id']})" if "round_id" in record else "")
     if record.get("status", "settled") != "settled":
@@ -246,7 +246,7 @@ def _paytable_moments(table: Paytable, feature: str) -> tuple[Fraction, Fraction
     return mean, second - mean * mean
 
 
-def check_records(records: Iterable[Mapping[str, Any]], *, alpha: float = DEFAULT_ALPHA) -> IntegrityVerdict:
+def check_records(records: Iterable[Mapping[str, Any]], *, alpha: float = DEFAULT_ALPHA) -> IntegrityVerdict:  # noqa: PLR0912, PLR0915 - one check per statistic of the integrity report, in the report's order
     """The integrity verdict over recalled rounds (settled ones; dead and void rounds are skipped)."""
     rounds: list[_Round] = []
     skipped = 0

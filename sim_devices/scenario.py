@@ -174,7 +174,7 @@ def scenario_from_document(
     return Scenario(source, tuple(steps))
 
 
-def _parse_step(
+def _parse_step(  # noqa: PLR0912, PLR0915 - one branch per scenario step kind, each its own one-line error
     raw: object,
     number: int,
     source: str,

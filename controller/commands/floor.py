@@ -57,7 +57,7 @@ log = structlog.get_logger("flushtable.floor")
 HELP = "the casino floor: every table's journal in PostgreSQL (serve, init-db, demo, release, report)"
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+def add_arguments(parser: argparse.ArgumentParser) -> None:  # noqa: PLR0915 - one argparse declaration per option, read top to bottom
     sub = parser.add_subparsers(dest="floor_command", metavar="ACTION", required=True)
     serve = sub.add_parser("serve", help="consume the tables' journals into PostgreSQL")
     serve.add_argument("--config", required=True, help="the floor's TOML file ([floor])")
@@ -172,7 +172,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         )
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:  # noqa: PLR0912 - one check per option, each its own one-line error
     if args.floor_command in ("serve", "demo", "panel"):
         _quiet(args.log_level)
     if args.floor_command == "panel":

@@ -269,7 +269,7 @@ def settled_rounds(
     return found, marks
 
 
-def record_refusal(  # noqa: PLR0917 - one refusal's context
+def record_refusal(  # noqa: PLR0913, PLR0917 - one refusal's context
     connection: psycopg.Connection[tuple[Any, ...]],
     link_id: str,
     table_id: str,

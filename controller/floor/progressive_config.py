@@ -57,7 +57,7 @@ def load_linked_config(path: str | Path, floor: FloorConfig) -> LinkedConfig | N
         raise UserError(f"{config_path}: {error}") from None
 
 
-def _linked(section: object, base_dir: Path, floor: FloorConfig) -> LinkedConfig:
+def _linked(section: object, base_dir: Path, floor: FloorConfig) -> LinkedConfig:  # noqa: PLR0912 - one check per key of a link, each its own one-line error
     if not isinstance(section, Mapping):
         raise UserError("progressive: must be a table like [progressive]")
     for key in section:

@@ -554,7 +554,7 @@ def _preset(scenario: Scenario, number: int, rng: random.Random) -> list[Hit]:
     return []
 
 
-async def run_scenario(directory: Path, floor: EmbeddedFloor, scenario: Scenario) -> dict[str, Any]:
+async def run_scenario(directory: Path, floor: EmbeddedFloor, scenario: Scenario) -> dict[str, Any]:  # noqa: PLR0915 - the scenario's steps in order, read as a script
     """Play the scenario on ``floor`` (started, its table ids the scenario's), then check the books."""
     rng = random.Random(scenario.seed)
     parameters = default_parameters()

@@ -183,7 +183,7 @@ def ssl_context(ca_file: Path) -> ssl.SSLContext:
 
 
 class Uplink:
-    def __init__(
+    def __init__(  # noqa: PLR0913 - keyword-only injection points and callbacks the daemon and tests set
         self,
         config: UplinkConfig,
         journal_path: Path,

@@ -60,7 +60,7 @@ def demo_table_ids(count: int) -> list[str]:
     return [f"T{n:03d}" for n in range(1, count + 1)]
 
 
-def run_demo(
+def run_demo(  # noqa: PLR0913 - keyword-only: the demo's command-line options
     *,
     tables: int,
     rounds: int | None,
@@ -144,7 +144,7 @@ def sim_tables(
     ]
 
 
-async def _run(
+async def _run(  # noqa: PLR0913 - keyword-only: the demo's command-line options and its servers
     floor: EmbeddedFloor,
     base: Path,
     ids: list[str],

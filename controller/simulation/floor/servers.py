@@ -481,7 +481,7 @@ def _leafnodes_block(leaf_listen: LeafListen | None, hub: HubRemote | None, tls:
     return lines
 
 
-def nats_config_text(
+def nats_config_text(  # noqa: PLR0913 - keyword-only: one argument per block of the server's configuration
     *,
     port: int,
     store_dir: Path,

@@ -9,6 +9,7 @@ its connection while the table plays its round; what it imports is the same eith
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -66,3 +67,17 @@ def test_a_table_with_uplink_imports_nats_but_no_floor_and_no_psycopg(tmp_path: 
     assert "controller.uplink.uplink" in names
     assert "nats" in names
     assert of(names, FLOOR_SIDE) == []
+
+
+def test_the_floor_command_loads_no_harness_until_the_demo_is_asked_for() -> None:
+    """`flushtable floor serve` (and every floor action but `demo`) runs without the floor's harness:
+    the command's module, imported in a fresh interpreter, loads nothing of controller/simulation/."""
+    probe = "import json, sys, controller.commands.floor; print(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True, text=True, timeout=120, check=True, cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    names = set(json.loads(done.stdout))
+    assert "controller.floor.service" in names
+    assert of(names, ("controller.simulation", "sim_devices")) == []

@@ -8,6 +8,9 @@ with ast (every import statement, at any depth: a lazy import inside a function 
 - no production module of controller imports sim_devices or the simulated players: simulation wraps
   the daemon from the harness (controller/simulation/), and only the commands that start a simulation
   may reach it (the named exceptions below).
+
+The layers inside the controller (rules < journal < engine < daemon and panel < floor < harness) are
+import contracts, run by tests/test_import_contracts.py (docs/engine.md "Layers").
 """
 
 from __future__ import annotations

@@ -36,6 +36,7 @@ demo: install
 lint: install-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports  # the layers (docs/engine.md "Layers")
 
 typecheck: install-test
 	$(BIN)/mypy

@@ -483,7 +483,7 @@ class UplinkSection(Strict):
     backoff_initial_s: UplinkSeconds = 0.2
     backoff_max_s: UplinkSeconds = 5.0
     # The stream the table's server keeps: the hub's, or at a site the site's on its leaf server
-    # (docs/floor.md "Sites"; controller/floor/servers.py STREAM_NAME, site_stream_name).
+    # (docs/floor.md "Sites"; controller/simulation/floor/servers.py STREAM_NAME, site_stream_name).
     stream: Annotated[str, BeforeValidator(_subject_token)] = "FLUSHTABLE"
 
     missing_hints: ClassVar[dict[str, str]] = {
@@ -849,7 +849,7 @@ def parse_config(text: str, *, source: str, base_dir: Path) -> TableConfig:
         raise ConfigError(f"{source}: {refused.key}: {refused.reason}") from None
 
 
-def _assemble(parsed: ConfigFile, *, source: str, base_dir: Path) -> TableConfig:
+def _assemble(parsed: ConfigFile, *, source: str, base_dir: Path) -> TableConfig:  # noqa: PLR0912 - one branch per optional section of the file
     """The checks across sections, in the order an operator reads the file, and the TableConfig."""
     game = parsed.table.game
     spec = GAMES[game]

@@ -242,7 +242,7 @@ class TableDaemon:
     """One table: the one queue in front of its engine, and the run/shutdown lifecycle around its
     journal (``DaemonJournal``), devices (``DaemonDevices``), watches (``DaemonWatches``) and panel."""
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - keyword-only injection points (clock, links, companions) the tests and the simulation set
         self,
         config: TableConfig,
         options: RunOptions,
@@ -515,7 +515,7 @@ class TableDaemon:
             self.panel.backend.notify()
 
     # --- start and stop -------------------------------------------------------------------------------
-    async def run(self) -> int:
+    async def run(self) -> int:  # noqa: PLR0912, PLR0915 - the start-up order in one place; each step is one call, split they would hide the order
         bind_table(self.config.table_id)
         self.journal_path.parent.mkdir(parents=True, exist_ok=True)
         self.ledger.open(new_journal=self.options.new_journal)

@@ -84,7 +84,7 @@ class DaemonJournal:
     ``notify``: entries were written (the panel reads them). ``halt``: the journal failed, the table
     must stop now. ``latencies_s``: device event received -> its records committed, kept here."""
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - keyword-only callbacks into the daemon, each named at the one call site
         self,
         path: Path,
         table_id: str,
@@ -224,7 +224,7 @@ class DaemonJournal:
         if self._live_state is not None:
             self._live_state.apply_all(written)
 
-    def seal_live_if_due(self, now: datetime) -> Seal | None:
+    def seal_live_if_due(self, now: datetime) -> Seal | None:  # noqa: PLR0912 - one branch per reason not to seal yet
         """Between rounds, while the table runs: seal the open segment when the policy says it is due
         (docs/journal.md "Segments and seals"). On the loop, between two commits, so nothing is written
         during the switch; the journal object is switched in place (``Journal.switch_file``), so the

@@ -467,7 +467,7 @@ class Bets:
             return ("ante", *ctx.spec.bonus_wagers)
         return ("ante",)
 
-    def _locked_wagers(self) -> tuple[dict[int, dict[str, int]], str | None]:
+    def _locked_wagers(self) -> tuple[dict[int, dict[str, int]], str | None]:  # noqa: PLR0912 - one branch per wager kind, the order of the rules' text
         """The wagers on the table at the lock, by seat, or the reason the lock is refused."""
         ctx = self.ctx
         config = ctx.config

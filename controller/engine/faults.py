@@ -74,7 +74,7 @@ class Faults:
         """A held table starts no round: a latched fault stands."""
         return bool(self.latched)
 
-    def raise_fault(
+    def raise_fault(  # noqa: PLR0913 - keyword-only facts of one fault entry, each a field of it
         self,
         kind: str,
         detail: str,

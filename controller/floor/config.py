@@ -40,12 +40,12 @@ from controller.files import (
     read_bounded,
     read_bounded_text,
 )
-from controller.floor.servers import FLOOR_INBOX
 from controller.floor.service import FloorConfig
 from controller.floor.tiles import MAX_PIT_COLUMNS, MAX_PIT_ROWS, PitLayout
 from controller.floor.users import FLOOR_USERS_FILE_NAME
 from controller.locale import PropertySettings, legacy_property
 from controller.settings import KeyRefusal, PropertySection, Strict, one_line, refusal, toml_type, unknown_key
+from controller.uplink.wire import FLOOR_INBOX
 
 MAX_BATCH_SIZE = 10_000  # what the file always allowed; more than the consumer's max_ack_pending adds nothing
 # The service notices a stop, a release to apply and the idle sweep's time only between pull requests:
@@ -106,7 +106,7 @@ def _bind(value: object) -> object:
 class FloorSection(Strict):
     """``[floor]``: where the tables' journals come from (NATS), where they go (PostgreSQL), and the
     consumer loop's tuning. The inbox prefix is not here: the server lets the floor reader receive
-    replies under ``FLOOR_INBOX`` only (controller/floor/servers.py), so no other value would work."""
+    replies under ``FLOOR_INBOX`` only (controller/uplink/wire.py), so no other value would work."""
 
     servers: Annotated[list[str], BeforeValidator(tls_servers)]
     user: Annotated[str, BeforeValidator(_user)]

@@ -133,7 +133,7 @@ def _cents(payload: Mapping[str, Any], *names: str) -> int:
     return 0
 
 
-def fold_day(entries: Iterable[DayEntry], start_utc: str, end_utc: str) -> dict[str, DayFigures]:
+def fold_day(entries: Iterable[DayEntry], start_utc: str, end_utc: str) -> dict[str, DayFigures]:  # noqa: PLR0912 - one branch per entry kind of the day's fold
     """Each table's figures from its entries whose time is in [start_utc, end_utc) (journal texts)."""
     tables: dict[str, DayFigures] = {}
     for entry in entries:

@@ -48,10 +48,10 @@ from nats.js.client import JetStreamContext
 from nats.js.kv import KeyValue
 
 from controller.errors import UserError
-from controller.floor.servers import LEASE_BUCKET, STREAM_NAME, SUBJECT_ROOT
 from controller.floor.service import Fence, Fenced, FloorConfig, FloorService
 from controller.floor.store import Connection
 from controller.floor.stream import ACK_WAIT_S, MAX_ACK_PENDING
+from controller.uplink.wire import LEASE_BUCKET, STREAM_NAME, SUBJECT_ROOT
 from controller.waits import close_quietly, wait_event
 
 __all__ = [

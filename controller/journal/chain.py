@@ -48,7 +48,7 @@ def format_time_utc(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def entry_hash_from_text(
+def entry_hash_from_text(  # noqa: PLR0913 - keyword-only: the hashed fields of an entry, all of them
     *,
     prev_hash: str,
     seq: int,
@@ -94,7 +94,7 @@ def entry_hash_from_text(
     return hashlib.sha256((prev_hash + body).encode("utf-8")).hexdigest()
 
 
-def entry_hash(
+def entry_hash(  # noqa: PLR0913 - keyword-only: the hashed fields of an entry, all of them
     *,
     prev_hash: str,
     seq: int,
@@ -145,7 +145,7 @@ class Envelope(Protocol):
     def private_digest(self) -> str | None: ...
 
 
-def entry_hash_v1_from_text(
+def entry_hash_v1_from_text(  # noqa: PLR0913 - keyword-only: the hashed fields of a version-1 entry, all of them
     *,
     prev_hash: str,
     seq: int,

@@ -809,7 +809,7 @@ class Journal:
         """Append one entry; it is durably committed when this returns."""
         return self.append_many([PendingEntry(kind, payload, round_id, source)])[0]
 
-    def append_many(self, items: Iterable[AppendItem]) -> list[JournalEntry]:
+    def append_many(self, items: Iterable[AppendItem]) -> list[JournalEntry]:  # noqa: PLR0915 - one transaction's steps in order; split, the transaction's bounds would blur
         """Append entries in one transaction: all of them are committed, or none. Each item is a
         ``PendingEntry``, a (kind, payload, round_id, source) tuple, or an object with those fields."""
         # Type and serialise outside the transaction: a bad entry is a bug, refused before I/O.

@@ -93,7 +93,7 @@ def periods_of(time_utc: str) -> tuple[str, str, str]:
     return (hour_period(time_utc), day_period(time_utc), ALL_PERIOD)
 
 
-def entry_deltas(seq: int, kind: str, round_id: str | None, public: Mapping[str, Any]) -> Counter[str]:
+def entry_deltas(seq: int, kind: str, round_id: str | None, public: Mapping[str, Any]) -> Counter[str]:  # noqa: PLR0912 - one branch per entry kind that moves a total
     """What one entry adds to its periods' totals: the reducer's own arithmetic (``Meters``) on a fresh
     ``Meters``, flattened. Pure."""
     from controller.journal.state import Meters  # noqa: PLC0415 (the readers' start-up: the reducer loads only when counted)

@@ -170,7 +170,7 @@ class JournalPanelBackend:
     picked up by a tail task (woken at once by :meth:`notify`, else every ``poll_interval_s``) and
     fanned out to every SSE subscriber, each entry passed through the card gate once."""
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - keyword-only injection points (clock, actions, health) the tests set
         self,
         journal: Journal,
         *,

@@ -102,7 +102,7 @@ class _Stream(StreamingResponse):
             self._release()
 
 
-def event_stream(
+def event_stream(  # noqa: PLR0913 - keyword-only stream settings, each a bound of the stream
     backend: PanelBackend,
     frames: FrameCache,
     since_seq: int | None,

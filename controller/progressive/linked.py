@@ -36,9 +36,9 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 
 from controller.errors import UserError
-from controller.floor.servers import table_inbox
 from controller.progressive.controller import ClaimAnswer, ConfirmationSent, LinkState, MeterView, PaidAnswer
 from controller.progressive.model import Hit, MeterState, ProgressiveParameters
+from controller.uplink.wire import table_inbox
 from controller.waits import close_quietly, raise_if_cancelled, wait_event
 
 log = structlog.get_logger("flushtable.progressive.link")

@@ -729,7 +729,7 @@ def _seat_is_misdealt(seat: Seat, spec: GameSpec) -> bool:
     return len(seat.cards) != spec.hole_cards
 
 
-def check_round(round_: Round) -> None:
+def check_round(round_: Round) -> None:  # noqa: PLR0912 - one check per field of a round, each its own one-line error
     """Refuse a round that cannot be settled, naming the field: see docs/settle.md "Refused input"."""
     spec = game_spec(round_.game)
     banking = round_.banking

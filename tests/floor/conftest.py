@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 import structlog
 
-from controller.floor.embedded import EmbeddedFloor
-from controller.floor.servers import PostgresCluster, free_port
 from controller.logs import configure_logging
+from controller.simulation.floor.embedded import EmbeddedFloor
+from controller.simulation.floor.servers import PostgresCluster, free_port
 
 pytestmark = pytest.mark.skipif(
     shutil.which("nats-server") is None, reason="nats-server not installed (make)"

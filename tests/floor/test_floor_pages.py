@@ -29,7 +29,6 @@ import psycopg
 import pytest
 from playwright.sync_api import Browser, FloatRect, Page, expect, sync_playwright
 
-from controller.floor.embedded import EmbeddedFloor
 from controller.floor.panel import FloorPanelSettings, FloorUser, serve_panel
 from controller.floor.service import FloorService
 from controller.floor.tiles import PitLayout, current_shift
@@ -38,6 +37,7 @@ from controller.journal.render import game_title, phase_words
 from controller.locale import property_settings
 from controller.money import MoneyFormat
 from controller.panel.view import public_recall
+from controller.simulation.floor.embedded import EmbeddedFloor
 from controller.uplink.uplink import Uplink
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import Tables, expected_private_total, floor_count, journal_total, private_count

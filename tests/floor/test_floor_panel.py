@@ -19,10 +19,10 @@ import psycopg
 import pytest
 from playwright.sync_api import Browser, expect, sync_playwright
 
-from controller.floor.embedded import EmbeddedFloor
 from controller.floor.panel import FloorPanelSettings, FloorUser, serve_panel
 from controller.floor.service import FloorService
 from controller.journal.chain import entry_hash
+from controller.simulation.floor.embedded import EmbeddedFloor
 from controller.uplink import wire
 from controller.uplink.uplink import Uplink
 from tests.floor.conftest import MakeFloor

@@ -25,8 +25,8 @@ import pytest
 
 from controller.cli import main
 from controller.floor.config import write_floor_config
-from controller.floor.embedded import EmbeddedFloor
 from controller.journal.store import Journal
+from controller.simulation.floor.embedded import EmbeddedFloor
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import Tables
 from tests.journal.scripted import play_round

@@ -35,10 +35,10 @@ import psycopg
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
-from controller.floor.embedded import EmbeddedFloor
 from controller.floor.panel import FloorPanelSettings, FloorUser, serve_panel
 from controller.floor.service import FloorService
 from controller.journal.state import TableState
+from controller.simulation.floor.embedded import EmbeddedFloor
 from controller.uplink.uplink import Uplink
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import Tables, expected_private_total, floor_count, journal_total, private_count

@@ -1,9 +1,9 @@
-"""Every floor page on a 10" tablet held upright (820x1180), and at 1280x800, in real Chromium, over a real floor
-(nats-server, PostgreSQL, the floor service and the tables' uplinks; docs/floor.md "The floor panel"):
-the page never scrolls sideways (``document.scrollingElement.scrollWidth <= innerWidth``), no label is
-cut (no element clips its own text, none reaches past the screen's right edge but inside a table's own
-scroll box) and every page is on the table panel's stylesheet (/static/panel.css), its layout and its
-components (the top bar, the nav, the Alerts count badge, cards).
+"""Every floor page on a 10" tablet held upright (820x1180), and at 1280x800, in real Chromium, over a
+real floor (nats-server, PostgreSQL, the floor service and the tables' uplinks; docs/floor.md "The floor
+panel"): the page never scrolls sideways (``document.scrollingElement.scrollWidth <= innerWidth``), no
+label is cut (no element clips its own text, none reaches past the screen's right edge but inside a
+table's own scroll box) and every page is on the table panel's stylesheet (/static/panel.css), its layout
+and its components (the top bar, the nav, the Alerts count badge, cards).
 
 The property is Paris and the euro (a non-UTC zone, a non-dollar currency). With
 FLUSHTABLE_UPDATE_SCREENSHOT=1 the pit map, a table's page and a round's page are written to docs/img at
@@ -21,7 +21,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, ViewportSize, expect, sync_playwright
 
 from controller.floor.embedded import EmbeddedFloor
 from controller.floor.panel import FloorUser
@@ -43,8 +43,8 @@ ARGS = [
     "--no-first-run",
 ]
 PASSWORD = "pit-manager-password"
-UPRIGHT = {"width": 820, "height": 1180}
-LANDSCAPE = {"width": 1280, "height": 800}
+UPRIGHT = ViewportSize(width=820, height=1180)
+LANDSCAPE = ViewportSize(width=1280, height=800)
 
 # What is wrong with the page as laid out, as a list of lines (empty: nothing): the page scrolling
 # sideways; an element that clips its own text (overflow hidden or an ellipsis with more text than box);

@@ -16,8 +16,10 @@ import os
 import re
 import time
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import psycopg
 import pytest
@@ -201,6 +203,56 @@ def test_every_floor_page_fits_a_tablet_upright_and_1280_on_the_table_panels_loo
         page.goto(f"/tables/T1/rounds/{round_id}")
         expect(page.locator("#recall-one table.recall-hands")).to_be_visible()
         page.screenshot(path=str(shots / "floor-round-820.png"), full_page=True)
+        context.close()
+    finally:
+        rig.close()
+        tables.close()
+
+
+def test_the_round_search_and_surveillance_are_in_the_property_s_zone(
+    tmp_path: Path, make_floor: MakeFloor, browser: Browser
+) -> None:
+    """The round search's From and To are the property's wall clock, labelled with its zone (Paris: an
+    hour from UTC in December, so a bound read as UTC finds the wrong rounds); the surveillance page's
+    time column names the zone; no page says "(UTC)"; a time that is no time is refused in one line."""
+    floor = make_floor(["T1"], ack_wait_s=2)
+    tables = Tables(tmp_path / "tables", ["T1"])
+    tables.play("T1", 1)
+    users = {"mona": FloorUser.with_password("mona", "manager", PASSWORD)}
+    rig = PagesRig(floor, tables, users)
+    try:
+        _wait("the floor to catch up", lambda: floor_count(floor) == journal_total(tables))
+        closed_utc = _one(floor, "SELECT closed_utc FROM floor_rounds WHERE table_id = 'T1'")
+        rig.now = closed_utc
+        round_id = _one(floor, "SELECT round_id FROM floor_rounds WHERE table_id = 'T1'")
+        context = browser.new_context(base_url=rig.url, viewport=LANDSCAPE)
+        context.set_default_timeout(EXPECT_TIMEOUT_MS)
+        page = context.new_page()
+        page.goto("/login")
+        page.fill("input[name=user]", "mona")
+        page.fill("input[name=password]", PASSWORD)
+        page.click("button[type=submit]")
+        expect(page.locator("h1")).to_have_text("Floor map")
+
+        for path in ("/rounds", "/surveillance"):
+            page.goto(path)
+            assert "(UTC)" not in page.locator("main").inner_text(), path
+        page.goto("/rounds")
+        expect(page.locator("form.search label").nth(2)).to_have_text("From (Europe/Paris)")
+        expect(page.locator("form.search label").nth(3)).to_have_text("To (Europe/Paris)")
+        page.goto("/surveillance")
+        expect(page.locator("#surveillance th").first).to_have_text("Time (Europe/Paris)")
+
+        # Half an hour before the close on Paris's clock: the round is after it, and not before it.
+        before = (closed_utc.astimezone(PARIS_EUR.zone) - timedelta(minutes=30)).strftime("%Y-%m-%d %H:%M")
+        page.goto(f"/rounds?table=T1&since={quote(before)}")
+        expect(page.locator("#rounds tbody tr a")).to_have_text(round_id)
+        page.goto(f"/rounds?table=T1&until={quote(before)}")
+        expect(page.locator("#rounds tbody tr")).to_have_text("No rounds.")
+        page.goto("/rounds?since=yesterday")
+        expect(page.locator("main p.error")).to_have_text(
+            "Search refused: 'yesterday' is not a time like 2026-12-01 08:00 (Europe/Paris)"
+        )
         context.close()
     finally:
         rig.close()

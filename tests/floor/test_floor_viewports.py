@@ -25,7 +25,6 @@ import psycopg
 import pytest
 from playwright.sync_api import Browser, Page, ViewportSize, expect, sync_playwright
 
-from controller.floor.embedded import EmbeddedFloor
 from controller.floor.panel import FloorUser
 from controller.locale import gaming_day_of
 from tests.floor.conftest import MakeFloor
@@ -97,8 +96,8 @@ def _wait(what: str, done: Any) -> None:
         time.sleep(0.1)
 
 
-def _one(floor: EmbeddedFloor, sql: str) -> Any:
-    with psycopg.connect(floor.reporting_dsn) as connection:
+def _one(reporting_dsn: str, sql: str) -> Any:
+    with psycopg.connect(reporting_dsn) as connection:
         row = connection.execute(sql).fetchone()
     assert row is not None
     return row[0]
@@ -128,6 +127,7 @@ def test_every_floor_page_fits_a_tablet_upright_and_1280_on_the_table_panels_loo
     tables.play("T4", 1)
     users = {"mona": FloorUser.with_password("mona", "manager", PASSWORD)}
     rig = PagesRig(floor, tables, users)
+    dsn = floor.reporting_dsn
     shots = DOCS_IMG if os.environ.get("FLUSHTABLE_UPDATE_SCREENSHOT") == "1" else tmp_path
     try:
         _wait(
@@ -137,19 +137,19 @@ def test_every_floor_page_fits_a_tablet_upright_and_1280_on_the_table_panels_loo
                 and private_count(floor) == expected_private_total(tables)
             ),
         )
-        rig.now = _one(floor, "SELECT max(closed_utc) FROM floor_rounds WHERE table_id = 'T1'")
+        rig.now = _one(dsn, "SELECT max(closed_utc) FROM floor_rounds WHERE table_id = 'T1'")
         # A quarantined table: the alerts page then shows the manager's release form (its widest row).
         _forge_bad_hash(floor, tables, "T4", rig.loop)
         _wait(
             "T4's quarantine",
             lambda: (
-                _one(floor, "SELECT quarantined_at_seq FROM floor_tables WHERE table_id = 'T4'") is not None
+                _one(dsn, "SELECT quarantined_at_seq FROM floor_tables WHERE table_id = 'T4'") is not None
             ),
         )
         round_id = _one(
-            floor, "SELECT round_id FROM floor_rounds WHERE table_id = 'T1' AND status = 'settled' LIMIT 1"
+            dsn, "SELECT round_id FROM floor_rounds WHERE table_id = 'T1' AND status = 'settled' LIMIT 1"
         )
-        day = gaming_day_of(_one(floor, "SELECT min(closed_utc) FROM floor_rounds"), PARIS_EUR).isoformat()
+        day = gaming_day_of(_one(dsn, "SELECT min(closed_utc) FROM floor_rounds"), PARIS_EUR).isoformat()
         context = browser.new_context(base_url=rig.url, viewport=UPRIGHT)
         context.set_default_timeout(EXPECT_TIMEOUT_MS)
         page = context.new_page()
@@ -220,11 +220,12 @@ def test_the_round_search_and_surveillance_are_in_the_property_s_zone(
     tables.play("T1", 1)
     users = {"mona": FloorUser.with_password("mona", "manager", PASSWORD)}
     rig = PagesRig(floor, tables, users)
+    dsn = floor.reporting_dsn
     try:
         _wait("the floor to catch up", lambda: floor_count(floor) == journal_total(tables))
-        closed_utc = _one(floor, "SELECT closed_utc FROM floor_rounds WHERE table_id = 'T1'")
+        closed_utc = _one(dsn, "SELECT closed_utc FROM floor_rounds WHERE table_id = 'T1'")
         rig.now = closed_utc
-        round_id = _one(floor, "SELECT round_id FROM floor_rounds WHERE table_id = 'T1'")
+        round_id = _one(dsn, "SELECT round_id FROM floor_rounds WHERE table_id = 'T1'")
         context = browser.new_context(base_url=rig.url, viewport=LANDSCAPE)
         context.set_default_timeout(EXPECT_TIMEOUT_MS)
         page = context.new_page()

@@ -105,6 +105,8 @@ class Panel:
             undefined=jinja2.StrictUndefined,
         )
         prop = settings.property_settings
+        # Each live entry carries its time in the property's zone as the pages write it (sse.py).
+        self.frames = FrameCache(time_text=lambda time_utc: clock_text(time_utc, prop))
         self.templates.filters["money"] = lambda cents: money_text(cents, prop)
         self.templates.filters["clock"] = lambda time_utc: clock_text(time_utc, prop)
         self.templates.filters["when"] = lambda time_utc: clock_text(time_utc, prop, with_date=True)

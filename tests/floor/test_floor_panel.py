@@ -175,11 +175,11 @@ def test_floor_panel_in_chromium(tmp_path: Path, make_floor: MakeFloor, browser:
         page.click("#nav-alerts")
         rows = page.locator("#alerts tbody tr")
         expect(rows.filter(has_text="T2")).not_to_have_count(0)
-        bad_hash = rows.filter(has_text="bad_hash")
+        bad_hash = rows.filter(has_text="bad hash")
         expect(bad_hash).to_have_count(1)
         expect(bad_hash).to_contain_text("table T4 entry")
         bad_hash.locator("button").click()
-        expect(page.locator("#alerts tbody tr").filter(has_text="bad_hash")).to_contain_text(
+        expect(page.locator("#alerts tbody tr").filter(has_text="bad hash")).to_contain_text(
             "acknowledged by sam"
         )
 

@@ -118,6 +118,7 @@ class Progress:
     seals: int = 0
     copy: int = 0
     splice_checked: bool = False
+    tag_prefix: str = "C"  # a copy's round ids end in this and the copy's number
     seal_s: float = 0.0
     real_path_s: float = 0.0
     bulk_s: float = 0.0
@@ -184,7 +185,16 @@ def build_bulk(
         goal = entries - done.written  # the open segment, last
         if done.written < sealed_target:
             goal = min(segment_entries, sealed_target - done.written)
-        _bulk_segment(path, table_id, templates, state, clock, round_step, done, goal)
+        _bulk_segment(
+            path,
+            table_id,
+            templates=templates,
+            state=state,
+            clock=clock,
+            round_step=round_step,
+            done=done,
+            goal=goal,
+        )
         done.bulk_s += time.perf_counter() - bulk_started
         rate = done.written / (time.perf_counter() - started)
         print(f"  {path.name}: {done.written:,} entries, {rate:,.0f}/s", file=sys.stderr, flush=True)
@@ -222,11 +232,66 @@ _INSERT = f"INSERT INTO journal ({_COLUMNS}) VALUES ({', '.join('?' * 12)})"
 _ROUNDS_PER_COMMIT = 200
 
 
+def _not_folded(_entry: Folded) -> None:
+    """No reducer: an open segment extended for a measurement is never sealed by this writer."""
+
+
+def extend_open(
+    path: Path,
+    base: list[list[Any]],
+    *,
+    table_id: str,
+    round_step: timedelta,
+    open_entries: int,
+) -> dict[str, Any]:
+    """Bulk-append copies of the template to the open segment of a journal this module built until it
+    holds ``open_entries`` (the worst case of a start: an open segment at the seal policy's limit). The
+    template is read back from the first sealed segment (its first copy, as the real path wrote it);
+    these copies' round ids end in X and the copy's number."""
+    from controller.journal.segments import segment_file  # noqa: PLC0415
+
+    lengths = [len(one_round) for one_round in base]
+    with Journal.open_existing(segment_file(path, 1), readonly=True) as first:
+        written = list(first.entries())[: sum(lengths)]
+    templates: list[list[Template]] = []
+    for length in lengths:
+        templates.append([_template(entry) for entry in written[:length]])
+        del written[:length]
+    here = here_of(path)
+    with Journal.open_existing(path) as journal:
+        last = journal.last_entry()
+    assert last is not None
+    clock = StepClock(datetime.fromisoformat(last.time_utc.removesuffix("Z") + "+00:00") + round_step)
+    done = Progress(tag_prefix="X")
+    started = time.perf_counter()
+    if open_entries > here:
+        _bulk_segment(
+            path,
+            table_id,
+            templates=templates,
+            state=None,
+            clock=clock,
+            round_step=round_step,
+            done=done,
+            goal=open_entries - here,
+        )
+    with Journal.open_existing(path) as journal:
+        last = journal.last_entry()
+    assert last is not None
+    write_anchor(path, Anchor.of(table_id, last.seq, last.hash, now=clock.now))
+    return {
+        "open_segment_entries_before": here,
+        "open_segment_entries": here_of(path),
+        "added_s": round(time.perf_counter() - started, 1),
+    }
+
+
 def _bulk_segment(
     path: Path,
     table_id: str,
+    *,
     templates: list[list[Template]],
-    state: TableState,
+    state: TableState | None,
     clock: StepClock,
     round_step: timedelta,
     done: Progress,
@@ -259,7 +324,7 @@ def _bulk_segment(
             seq, prev = int(base[0]), str(base[1])
         else:
             seq, prev = int(row[0]), str(row[1])
-        apply = state.apply
+        apply: Callable[[Folded], None] = state.apply if state is not None else _not_folded
         sha256 = hashlib.sha256
         added = 0
         round_index = done.rounds % len(templates)  # where the copies stand in the template
@@ -268,7 +333,7 @@ def _bulk_segment(
         rounds_here = 0
         checked = not done.splice_checked
         while added < goal:
-            tag = f"C{done.copy}"
+            tag = f"{done.tag_prefix}{done.copy}"
             one_round = templates[round_index]
             time_text = format_time_utc(clock.now)
             time_json = canonical_json(time_text)

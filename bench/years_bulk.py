@@ -47,6 +47,7 @@ from controller.journal.segments import seal_open_segment
 from controller.journal.state import TableState
 from controller.journal.store import JournalEntry
 from controller.journal.totals import TOTAL_KINDS, record
+from controller.names import format_round_id
 
 
 class Folded(NamedTuple):
@@ -67,7 +68,7 @@ class Template:
 
     kind: str
     source: str
-    round_id: str | None  # the template's (the copy's is this plus the copy's tag)
+    round_id: str | None  # the template's (a key: each copy's round gets its own numbered id)
     version: int
     public: dict[str, Any]
     public_text: str
@@ -118,7 +119,8 @@ class Progress:
     seals: int = 0
     copy: int = 0
     splice_checked: bool = False
-    tag_prefix: str = "C"  # a copy's round ids end in this and the copy's number
+    rounds_started: int = 0  # in the whole journal: the next round's id is numbered one more
+    last_round_id: str | None = None  # the last round started (a batch opens with its tail entries)
     seal_s: float = 0.0
     real_path_s: float = 0.0
     bulk_s: float = 0.0
@@ -177,6 +179,7 @@ def build_bulk(
     finally:
         journal.close()
     done.real_path_s = time.perf_counter() - started
+    done.rounds_started, done.last_round_id = state.rounds_started, state.last_round_id
     print(f"  {path.name}: {done.written:,} entries by the real path", file=sys.stderr, flush=True)
     # 2. The rest by the bulk writer, a segment at a time.
     while done.written < entries:
@@ -247,7 +250,7 @@ def extend_open(
     """Bulk-append copies of the template to the open segment of a journal this module built until it
     holds ``open_entries`` (the worst case of a start: an open segment at the seal policy's limit). The
     template is read back from the first sealed segment (its first copy, as the real path wrote it);
-    these copies' round ids end in X and the copy's number."""
+    these copies' rounds are numbered on from the journal's count, as the bulk writer numbers them."""
     from controller.journal.segments import segment_file  # noqa: PLC0415
 
     lengths = [len(one_round) for one_round in base]
@@ -262,7 +265,12 @@ def extend_open(
         last = journal.last_entry()
     assert last is not None
     clock = StepClock(datetime.fromisoformat(last.time_utc.removesuffix("Z") + "+00:00") + round_step)
-    done = Progress(tag_prefix="X")
+    with Journal.open_existing(path) as journal:
+        started_last = journal.last_entries(1, ["round_started"])
+        done = Progress(
+            rounds_started=journal.round_count(),
+            last_round_id=started_last[0].round_id if started_last else None,
+        )
     started = time.perf_counter()
     if open_entries > here:
         _bulk_segment(
@@ -333,20 +341,24 @@ def _bulk_segment(
         rounds_here = 0
         checked = not done.splice_checked
         while added < goal:
-            tag = f"{done.tag_prefix}{done.copy}"
             one_round = templates[round_index]
             time_text = format_time_utc(clock.now)
             time_json = canonical_json(time_text)
-            # A round's batch may end with the previous round's last entries: each id of the template
-            # gets the copy's tag.
+            # Each round started gets the id a table gives it (names.format_round_id: its day and the
+            # journal's count of rounds started); a batch opens with the previous round's tail
+            # entries, which keep that round's id.
             ids: dict[str, tuple[str, str]] = {}
+            day = clock.now.date()
             for template in one_round:
                 if template.round_id is None:
                     round_id, round_json = None, "null"
                 else:
                     known = ids.get(template.round_id)
                     if known is None:
-                        new_id = template.round_id + tag
+                        if template.starts:
+                            done.rounds_started += 1
+                            done.last_round_id = format_round_id(table_id, day, done.rounds_started)
+                        new_id = done.last_round_id or template.round_id
                         known = ids[template.round_id] = (new_id, canonical_json(new_id))
                     round_id, round_json = known
                 public_text = template.public_text

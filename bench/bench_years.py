@@ -3,16 +3,22 @@ big journal beside the same on a 10,000-entry one, measured side by side in one 
 
     .venv/bin/python bench/bench_years.py [--big 5000000] [--small 10000] [--dir DIR] [--reuse]
 
-How the big journal is made, faster than real time and still through the real engine and journal:
-whole rounds as the round engine records them (bench/bench_journal.py ``engine_rounds``: faulted
-autoplay sessions of every game, house-banked and designated-player) are appended again and again as
-retagged copies (each copy's round ids made unique, as a journal starts each round once), one round per
-``Journal.append_many`` (one transaction: the entries, the chain, the triggers, the totals and the round
-index, as the daemon appends), with ``synchronous=OFF`` (no fsync: the writing is not what is measured)
-and the journal's clock stepping 60 s a round (60 rounds an hour, around the clock), so the hours and
-days of the totals are a live table's. The table id is the simulated table's (SIM1), so `flushtable run`
-with no configuration opens it. After building, the journal is anchored (`flushtable journal anchor`:
-a full verify), as a table's would be.
+How the big journal is made (``--writer bulk``, the default): bench/years_bulk.py writes its first
+segment through the real path below and every later one by splicing that segment's rows (each round
+numbered as `run` numbers it), folding the real reducer and sealing with the real seal; docs/journal.md
+"Measured" says exactly how, and `flushtable journal verify --segments` accepts the result whole. With
+``--writer real`` (and always for the small journal): whole rounds as the round engine records them
+(bench/bench_journal.py ``engine_rounds``: faulted autoplay sessions of every game, house-banked and
+designated-player) are appended again and again as retagged copies (each copy's round ids made unique,
+as a journal starts each round once), ``--rounds-per-commit`` rounds per ``Journal.append_many`` (one
+transaction: the entries, the chain, the triggers, the totals and the round index, as the daemon
+appends), with ``synchronous=OFF`` (no fsync: the writing is not what is measured) and the journal's
+clock stepping 60 s a round (60 rounds an hour, around the clock), so the hours and days of the totals
+are a live table's. The table id is the simulated table's (SIM1), so `flushtable run` with no
+configuration opens it. The open segment is sealed every ``--segment-entries`` (the default
+``[journal] segment_entries``); the bulk writer leaves an open segment of ``--open-entries`` (half of
+that by default: a start comes at a random moment between two seals), and ``--extend-open-to`` grows it
+before measuring (the worst case: an open segment at the policy's limit).
 
 Figures (median of --repeat runs, each a fresh process for the commands):
 - ``recall_round_s``: `flushtable recall --round ID` of a round in the middle of the journal.

@@ -206,6 +206,14 @@ def build_bulk(
     assert last is not None
     anchor_at(last.seq, last.hash)
     return {
+        "how": (
+            "segment 1 through Journal.append_many (retagged engine rounds, reducer folded, "
+            "seal_open_segment); every later segment made by Journal.open and filled by splicing segment 1's "
+            "first copy as written (numbered round ids, the chain's formula, template private parts), "
+            "executemany with the insert triggers and indexes set aside and remade from their own SQL, "
+            "totals.record, TableState.apply on every entry, sealed by seal_open_segment (docs/journal.md "
+            "'Measured')"
+        ),
         "entries": done.written,
         "rounds": done.rounds,
         "segments_sealed": done.seals,

@@ -246,7 +246,7 @@ class Timeouts(Strict):
 class SegmentPolicy:
     """When the journal's open segment is sealed, and where sealed ones are archived ([journal])."""
 
-    entries: int = 500_000
+    entries: int = 50_000
     # Off by default: what a table does must not depend on the hour it happens to be started or run at
     # (a gaming day's seal is a site's choice; docs/configuration.md).
     per_gaming_day: bool = False
@@ -310,7 +310,7 @@ class JournalSection(Strict):
     # Sealed segments (docs/journal.md "Segments and seals"): `run` seals the open segment at start once
     # it holds this many entries (0: never by count), or, per gaming day, once its first entry is of an
     # earlier gaming day (they start at gaming_day_start_utc, "HH:MM").
-    segment_entries: Annotated[int, whole_number(0, 1_000_000_000)] = 500_000
+    segment_entries: Annotated[int, whole_number(0, 1_000_000_000)] = 50_000
     segment_per_gaming_day: bool = False
     gaming_day_start_utc: str = "06:00"
     # `flushtable journal archive`: sealed segments whose last entry is older than retention_days go to

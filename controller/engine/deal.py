@@ -266,11 +266,12 @@ class DealPart:
 
     def _judge_card(self, event: CardDealt) -> None:
         ctx = self.ctx
+        position = event.position
         card_ok = 0 <= event.card < DECK_SIZE
         ctx.journal(
             e.CardDealt(
                 private=e.CardDealtPrivate(
-                    position=event.position,
+                    position=position,
                     index=event.index,
                     card=card_text(event.card) if card_ok else None,
                 )
@@ -278,15 +279,25 @@ class DealPart:
             source=event.device,
         )
         live = ctx.round
-        if live is not None and live.closed_dead and live.deal is not None:
-            return  # the rest of a dead round's deal: journaled, never judged or shown
-        self._shoe_reported()
         step = live.deal if live is not None else None
+        # (~50 cards a round: the round's properties read inline; the same tests as closed_dead,
+        # _shoe_reported and _dealing_now)
+        settlement = live.settlement if live is not None else None
+        if step is not None and settlement is not None and settlement.dead:
+            return  # the rest of a dead round's deal: journaled, never judged or shown
+        if step is not None and settlement is None:
+            assert live is not None
+            live.deal_deadline_s = ctx.now_s + ctx.config.deal_timeout_s  # the shoe is alive
 
         def card_private() -> e.ReasonDetail:  # made for a fault only (a card a round: ~50 a round)
             return e.ReasonDetail(card=event.card, position=event.position, index=event.index)
 
-        if live is None or step is None or not self._dealing_now():
+        if (
+            live is None
+            or step is None
+            or settlement is not None
+            or ctx.flow.where not in ctx.definition.dealing_states
+        ):
             # Where the card went is the card's business: private, with the card.
             ctx.faults.raise_fault(
                 "integrity",

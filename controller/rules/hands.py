@@ -137,12 +137,14 @@ class Hand:
         return self._key >> 2 >= QUALIFYING_STRENGTH
 
     def to_json(self) -> dict[str, object]:
+        # Every settled hand is written once a round: the run is looked up once, not twice.
+        run = self.straight_flush
         return {
             "flush_length": self.flush_length,
-            "flush_suit": self.flush_suit_text,
+            "flush_suit": SUITS[self._key & 3],
             "flush_ranks": self.flush_ranks,
-            "straight_flush_length": self.straight_flush_length,
-            "straight_flush_high": self.straight_flush_high,
+            "straight_flush_length": run >> 4,
+            "straight_flush_high": RANKS[run & 0xF],
         }
 
     def __eq__(self, other: object) -> bool:

@@ -102,8 +102,12 @@ class TableContext:
         to, when it is not the round in play (an entry of a round the machine has just left); by default
         the round in play, or none between rounds."""
         live = self.round
-        between_rounds = self.flow.state in _BETWEEN_ROUNDS  # (round_finished inline: ~110 a round)
-        if round_id is None and live is not None and not table_wide and not between_rounds:
+        if (
+            round_id is None
+            and live is not None
+            and not table_wide
+            and self.flow.state not in _BETWEEN_ROUNDS  # (round_finished, inline: ~110 entries a round)
+        ):
             round_id = live.round_id
         kind = _KIND_OF.get(type(entry))
         if kind is None:  # the kind is the class's tag: read once per class, not per entry

@@ -388,6 +388,7 @@ class RoundFlow:
     def _show_results(self, settlement: Settlement) -> None:
         ctx = self.ctx
         display = ctx.config.display_device
+        spot_of = {wager: spot for spot, wager in enumerate(ctx.spot_wagers)}  # (not .index per wager)
         for seat in settlement.seats:
             if seat.status == "dead":
                 ctx.out.append(ShowSeatResult(display, seat.seat, "dead", 0))
@@ -401,7 +402,7 @@ class RoundFlow:
                 colour: SpotLampColour = (
                     "win" if wager.result == "win" else "lose" if wager.result == "lose" else "push"
                 )
-                spot = ctx.spot_wagers.index(wager.wager)
+                spot = spot_of[wager.wager]
                 ctx.out.append(SetSpotLamp(ctx.config.sensors_device, seat.seat, spot, colour))
 
     def payouts_done(self, by: str) -> None:

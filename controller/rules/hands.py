@@ -16,6 +16,7 @@ higher top card::
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 
 from controller.rules.cards import RANKS, RANKS_PER_SUIT, SUIT_RANK_MASK, SUITS, Card
@@ -105,8 +106,7 @@ class Hand:
     @property
     def flush_ranks(self) -> str:
         """The flush's ranks, highest first, e.g. ``"AJ952"``."""
-        mask = self.flush_rank_mask
-        return "".join(RANKS[rank] for rank in range(RANKS_PER_SUIT - 1, -1, -1) if mask >> rank & 1)
+        return _ranks_text(self.flush_rank_mask)
 
     @property
     def flush_suit_text(self) -> str:
@@ -170,6 +170,13 @@ class Hand:
             f"Hand({self.flush_length}-card {self.flush_ranks}{self.flush_suit_text} flush, "
             f"straight flush {self.straight_flush_length} to {self.straight_flush_high})"
         )
+
+
+@functools.cache
+def _ranks_text(mask: int) -> str:
+    """The ranks of a 13-bit rank mask, highest first: written once per mask (every settled hand is
+    written out with its flush's ranks; at most 8,192 masks)."""
+    return "".join(RANKS[rank] for rank in range(RANKS_PER_SUIT - 1, -1, -1) if mask >> rank & 1)
 
 
 def evaluate_bits(card_set: int) -> Hand:

@@ -777,15 +777,17 @@ def check_round(round_: Round) -> None:
             f"(no more seats than the deck serves)"
         )
 
-    # Every card once: the banker's, the community's, then each seat's.
-    seen: dict[Card, str] = {}
+    # Every card once: the banker's, the community's, then each seat's. Where a card was is written
+    # out only for the refusal (every card of every round is checked: ~50 a round at the table).
+    seen: dict[Card, tuple[str, int]] = {}
 
     def see(cards: Sequence[Card], where: str) -> None:
         for position, card in enumerate(cards):
-            if card in seen:
+            first = seen.get(card)
+            if first is not None:
                 text = cards_text([card])[0]
-                raise UserError(f"{where}[{position}]: {text} appears twice (also in {seen[card]})")
-            seen[card] = f"{where}[{position}]"
+                raise UserError(f"{where}[{position}]: {text} appears twice (also in {first[0]}[{first[1]}])")
+            seen[card] = (where, position)
 
     see(round_.dealer, "dealer")
     see(round_.community, "community")

@@ -75,7 +75,9 @@ class DealLedger:
     def card(self, event: CardDealt) -> ShufflerFault | None:
         """The card stands (``None``: it is bound to its place), or the fault it is."""
         device, position, index, card = event.device, event.position, event.index, event.card
-        hand = self._hands.setdefault(position, [])
+        hand = self._hands.get(position)
+        if hand is None:  # (setdefault would make a list for every card)
+            hand = self._hands[position] = []
         if 0 <= index < len(hand):  # (a negative index is no place: the protocol never sends one)
             repeated = hand[index] == card or self._refused.get((position, index)) == card
             return ShufflerFault(
@@ -289,9 +291,6 @@ class DealPart:
             assert live is not None
             live.deal_deadline_s = ctx.now_s + ctx.config.deal_timeout_s  # the shoe is alive
 
-        def card_private() -> e.ReasonDetail:  # made for a fault only (a card a round: ~50 a round)
-            return e.ReasonDetail(card=event.card, position=event.position, index=event.index)
-
         if (
             live is None
             or step is None
@@ -306,24 +305,26 @@ class DealPart:
                 device=event.device,
                 source=event.device,
                 code="card_outside_round",
-                private=card_private(),
+                private=_card_private(event),
             )
             if live is not None and card_ok:
                 if event.card in live.seen_cards and not live.closed:
                     ctx.flow.kill_round(
-                        "a card seen twice during the deal", code="card_repeated", private=card_private()
+                        "a card seen twice during the deal",
+                        code="card_repeated",
+                        private=_card_private(event),
                     )
                     return
                 live.seen_cards.add(event.card)
             return
         if not card_ok:
             self.wrong_count(
-                event.position, "an unreadable card", code="card_misread", private=card_private()
+                event.position, "an unreadable card", code="card_misread", private=_card_private(event)
             )
             return
         if event.card in live.seen_cards:
             ctx.flow.kill_round(
-                "a card seen twice during the deal", code="card_repeated", private=card_private()
+                "a card seen twice during the deal", code="card_repeated", private=_card_private(event)
             )
             return
         live.seen_cards.add(event.card)
@@ -337,12 +338,20 @@ class DealPart:
                     latching=False,
                     device=event.device,
                     code="card_outside_round",
-                    private=card_private(),
+                    private=_card_private(event),
                 )
             return
-        received = step.received.setdefault(event.position, [])
+        received = step.received.get(position)
+        if received is None:
+            received = step.received[position] = []
         received.append(event.card)
-        self._hand_of(event.position).append(event.card)
+        # The position's hand (every card of the round comes here: no call for it).
+        if position == DEALER_POSITION:
+            live.dealer_cards.append(event.card)
+        elif position == COMMUNITY_POSITION:
+            live.community.append(event.card)
+        else:
+            live.seats[position].cards.append(event.card)
         if event.position in step.completed:
             self.wrong_count(event.position, "a card dealt after the position was complete")
         elif event.index != len(received) - 1:
@@ -360,15 +369,6 @@ class DealPart:
             self.wrong_count(
                 event.position, f"{len(received)} cards dealt, {step.expected[event.position]} due"
             )
-
-    def _hand_of(self, position: int) -> list[int]:
-        live = self.ctx.round
-        assert live is not None
-        if position == DEALER_POSITION:
-            return live.dealer_cards
-        if position == COMMUNITY_POSITION:
-            return live.community
-        return live.seats[position].cards
 
     def _on_hand_complete(self, event: HandComplete) -> None:
         stands, fault = self.ledger.hand_complete(event)
@@ -627,3 +627,8 @@ class DealPart:
         )
         self.deck_verified = False
         ctx.flow.hold_table()
+
+
+def _card_private(event: CardDealt) -> e.ReasonDetail:
+    """Which card, where: the private detail of a fault about a dealt card (made for a fault only)."""
+    return e.ReasonDetail(card=event.card, position=event.position, index=event.index)

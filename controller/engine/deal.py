@@ -19,7 +19,7 @@ from controller.engine.context import TableContext
 from controller.engine.round import DEAD, DealStep
 from controller.engine.state import DESIGNATED_PLAYER
 from controller.journal import entries as e
-from controller.rules.cards import DECK_SIZE, card_text
+from controller.rules.cards import CARD_TEXTS, DECK_SIZE, card_text
 from controller.rules.games import clockwise_from
 from drivers.events import (
     COMMUNITY_POSITION,
@@ -275,7 +275,7 @@ class DealPart:
                 private=e.CardDealtPrivate(
                     position=position,
                     index=event.index,
-                    card=card_text(event.card) if card_ok else None,
+                    card=CARD_TEXTS[event.card] if card_ok else None,
                 )
             ),
             source=event.device,

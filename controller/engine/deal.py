@@ -16,7 +16,7 @@ from typing import Any
 
 from controller.engine import machine as m
 from controller.engine.context import TableContext
-from controller.engine.round import DEAD, DealStep
+from controller.engine.round import DEAD, DealStep, LiveRound
 from controller.engine.state import DESIGNATED_PLAYER
 from controller.journal import entries as e
 from controller.rules.cards import CARD_TEXTS, DECK_SIZE, card_text
@@ -297,25 +297,7 @@ class DealPart:
             or settlement is not None
             or ctx.flow.where not in ctx.definition.dealing_states
         ):
-            # Where the card went is the card's business: private, with the card.
-            ctx.faults.raise_fault(
-                "integrity",
-                "a card dealt outside a deal",
-                latching=False,
-                device=event.device,
-                source=event.device,
-                code="card_outside_round",
-                private=_card_private(event),
-            )
-            if live is not None and card_ok:
-                if event.card in live.seen_cards and not live.closed:
-                    ctx.flow.kill_round(
-                        "a card seen twice during the deal",
-                        code="card_repeated",
-                        private=_card_private(event),
-                    )
-                    return
-                live.seen_cards.add(event.card)
+            self._card_outside_deal(event, card_ok)
             return
         if not card_ok:
             self.wrong_count(
@@ -345,13 +327,7 @@ class DealPart:
         if received is None:
             received = step.received[position] = []
         received.append(event.card)
-        # The position's hand (every card of the round comes here: no call for it).
-        if position == DEALER_POSITION:
-            live.dealer_cards.append(event.card)
-        elif position == COMMUNITY_POSITION:
-            live.community.append(event.card)
-        else:
-            live.seats[position].cards.append(event.card)
+        _hand_of(live, position).append(event.card)
         if event.position in step.completed:
             self.wrong_count(event.position, "a card dealt after the position was complete")
         elif event.index != len(received) - 1:
@@ -467,6 +443,30 @@ class DealPart:
         live.deal_deadline_s = None
         ctx.flow.fire("deal_complete")
         ctx.decisions.open()
+
+    def _card_outside_deal(self, event: CardDealt, card_ok: bool) -> None:
+        """A card with no deal in flight for it (between rounds, a closed round, not a dealing state)."""
+        ctx = self.ctx
+        live = ctx.round
+        # Where the card went is the card's business: private, with the card.
+        ctx.faults.raise_fault(
+            "integrity",
+            "a card dealt outside a deal",
+            latching=False,
+            device=event.device,
+            source=event.device,
+            code="card_outside_round",
+            private=_card_private(event),
+        )
+        if live is not None and card_ok:
+            if event.card in live.seen_cards and not live.closed:
+                ctx.flow.kill_round(
+                    "a card seen twice during the deal",
+                    code="card_repeated",
+                    private=_card_private(event),
+                )
+                return
+            live.seen_cards.add(event.card)
 
     # ------------------------------------------------------------------ a shoe that stops
     def _shoe_reported(self) -> None:
@@ -632,3 +632,12 @@ class DealPart:
 def _card_private(event: CardDealt) -> e.ReasonDetail:
     """Which card, where: the private detail of a fault about a dealt card (made for a fault only)."""
     return e.ReasonDetail(card=event.card, position=event.position, index=event.index)
+
+
+def _hand_of(live: LiveRound, position: int) -> list[int]:
+    """The hand a dealt position's cards go to: the banker's, the community's or a seat's."""
+    if position == DEALER_POSITION:
+        return live.dealer_cards
+    if position == COMMUNITY_POSITION:
+        return live.community
+    return live.seats[position].cards

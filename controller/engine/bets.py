@@ -102,8 +102,9 @@ class Bets:
         ctx = self.ctx
         spec = ctx.spec
         source = event.device
+        spot_wagers = ctx.spot_wagers
         bank_spot = event.spot == BANK_SPOT and ctx.config.banking_mode == DESIGNATED_PLAYER
-        valid_seat = 1 <= event.seat <= 7 and (0 <= event.spot < len(ctx.spot_wagers) or bank_spot)
+        valid_seat = 1 <= event.seat <= 7 and (0 <= event.spot < len(spot_wagers) or bank_spot)
         if not valid_seat or event.amount_cents < 0 or event.chip_count < 0:
             ctx.faults.raise_fault(
                 "integrity",
@@ -156,12 +157,13 @@ class Bets:
                     held_as="posted",
                 )
             return
-        wager = ctx.spot_wagers[event.spot]
+        wager = spot_wagers[event.spot]
         key = (event.seat, event.spot)
         before = self.spots.get(key, 0)
         self.spots[key] = event.amount_cents
         live = ctx.round
-        locked = live is not None and ctx.state not in (m.IDLE, m.BETTING) and not live.closed
+        state = ctx.state  # (read once: every chip move asks it)
+        locked = live is not None and state not in (m.IDLE, m.BETTING) and not live.closed
         ctx.journal(
             e.BetChanged(
                 seat=event.seat,
@@ -172,7 +174,7 @@ class Bets:
             ),
             source=source,
         )
-        if live is None or not locked or ctx.state in OUTCOME_STATES:
+        if live is None or not locked or state in OUTCOME_STATES:
             return  # before the lock bets are free; after the reveal chips move for the payout
         play = live.seats.get(event.seat)
         decision_spot = spec.wagers.index(spec.decision_wager)

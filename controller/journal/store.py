@@ -70,6 +70,7 @@ def journal_log() -> Any:
     return structlog.get_logger("flushtable.journal")
 
 
+_INFO = 20  # logging.INFO (the readers' start-up does not load logging for one number)
 _CLOSING_SQL = "('round_settled','round_dead','round_voided')"
 # A segment of a segmented journal (docs/journal.md "Segments and seals") starts where the last seal
 # ends: its first entry extends the seal's final entry, named in journal_meta (base_seq, base_hash). The
@@ -946,7 +947,8 @@ class Journal:
         # One bound logger per append, not per entry: the lazy proxy binds on every call (measured:
         # a tenth of an entry's cost, even when info is filtered out).
         logger = journal_log().bind()
-        for entry in [*step_entries, *written]:
+        # At a level above info (bench_table's warning) the entries are not written: not even called.
+        for entry in [*step_entries, *written] if logger.is_enabled_for(_INFO) else ():
             logger.info(
                 entry.kind,
                 journal_seq=entry.seq,

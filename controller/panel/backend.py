@@ -21,7 +21,7 @@ from controller.changes import ChangeControl, ChangeDesk, ChangeRefusedError, Wo
 from controller.engine.actions import ClearFault, OperatorAction
 from controller.errors import UserError
 from controller.journal import Journal
-from controller.journal.entries import public_dict
+from controller.journal.entries import Entry, PanelRequest, public_dict
 from controller.journal.recall import recall_from
 from controller.journal.state import TableState
 from controller.panel.shift_meters import range_meters, theoretical
@@ -117,8 +117,8 @@ class PanelBackend(Protocol):
         outcome; ActionRefused (409), NotFound (404) or ActionUnavailable (503) when it is not done."""
         ...
 
-    def record(self, kind: str, payload: Mapping[str, Any], *, source: str) -> None:
-        """Journal a panel event (login, login_failed, operator_action)."""
+    def record(self, kind: str, payload: Mapping[str, Any] | Entry, *, source: str) -> None:
+        """Journal a panel event (login, login_failed, panel_request)."""
         ...
 
     def subscribe(
@@ -531,7 +531,7 @@ class JournalPanelBackend:
         }
 
     # --- acting ---------------------------------------------------------------------------------
-    def record(self, kind: str, payload: Mapping[str, Any], *, source: str) -> None:
+    def record(self, kind: str, payload: Mapping[str, Any] | Entry, *, source: str) -> None:
         if self.read_only:
             return  # a read-only panel writes nothing: not even logins (docs/panel.md "Read-only panel")
         self._journal.append(kind, payload, round_id=None, source=source)
@@ -550,12 +550,8 @@ class JournalPanelBackend:
     def _journal_action(self, action: OperatorAction, outcome: str) -> None:
         detail = {name: value for name, value in asdict(action).items() if name != "by"}
         by = str(getattr(action, "by", "?"))  # every action but Tick (never the panel's) names its operator
-        self._journal.append(
-            "operator_action",
-            {"action": action_name(action), "by": by, "detail": detail, "outcome": outcome},
-            round_id=None,
-            source=f"operator:{by}",
-        )
+        request = PanelRequest(action=action_name(action), by=by, request=detail, outcome=outcome)
+        self._journal.append(request.kind, request, round_id=None, source=f"operator:{by}")
         self.refresh()
 
     async def perform(self, action: OperatorAction) -> None:

@@ -22,7 +22,7 @@ import psycopg
 from controller.config import DEFAULT_CONFIG_TOML
 from controller.floor.progressive import LinkedProgressive
 from controller.floor.service import FloorService
-from controller.progressive.linked import ANSWERED_ACTION, unanswered_claims
+from controller.progressive.linked import ANSWERED_KIND, unanswered_claims
 from controller.progressive.model import Hit, parse_parameters
 from controller.simulation import linked_floor as lf
 from tests.floor.conftest import MakeFloor
@@ -35,9 +35,7 @@ def _answered_rounds(journal_path: Path) -> list[str]:
     connection = sqlite3.connect(f"file:{journal_path}?mode=ro", uri=True)
     try:
         rows = connection.execute(
-            "SELECT round_id FROM journal WHERE kind = 'operator_action' "
-            "AND json_extract(payload, '$.action') = ? ORDER BY seq",
-            (ANSWERED_ACTION,),
+            "SELECT round_id FROM journal WHERE kind = ? ORDER BY seq", (ANSWERED_KIND,)
         ).fetchall()
     finally:
         connection.close()
@@ -162,15 +160,11 @@ def _details(journal_path: Path) -> list[str]:
     connection = sqlite3.connect(f"file:{journal_path}?mode=ro", uri=True)
     try:
         rows = connection.execute(
-            "SELECT payload FROM journal WHERE kind = 'operator_action' ORDER BY seq"
+            "SELECT payload FROM journal WHERE kind = ? ORDER BY seq", (ANSWERED_KIND,)
         ).fetchall()
     finally:
         connection.close()
-    return [
-        str(json.loads(row[0])["detail"])
-        for row in rows
-        if json.loads(row[0]).get("action") == ANSWERED_ACTION
-    ]
+    return [str(json.loads(row[0])["answer"]) for row in rows]
 
 
 def _opened(journal_path: Path) -> int:

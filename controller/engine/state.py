@@ -16,7 +16,7 @@ derivable from journal entries (docs/journal.md):
 - ``table_closed`` / ``closed_reason``: the last ``table_closed`` written by an operator (source
   ``operator:NAME``) with no later ``table_opened`` by an operator;
 - ``min_ante_cents`` / ``max_ante_cents`` / ``max_bonus_cents`` / ``paytables``: the ``after`` of the
-  last ``operator_action`` ``set_limits`` and of each wager's last ``set_paytable`` (the engine's
+  last ``limits_set`` and of each wager's last ``paytable_set`` (the engine's
   entries; refusals carry no ``after``), made against the configuration whose digest is
   ``settings_config_digest``. The engine applies them only when its configuration has that same
   digest: a new configuration file is a deliberate change and wins over changes made against the old

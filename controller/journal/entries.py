@@ -461,7 +461,7 @@ KillRequestStatus = Literal["requested", "confirmed", "rejected", "lapsed"]
 class KillSeatRequest(Entry, frozen=True, tag="kill_seat_request"):
     """The dealer's request to kill one seat's hand (the display's kill_seat key) and what became of it:
     ``requested`` (by the dealer), then ``confirmed`` or ``rejected`` (by the supervisor, with a reason;
-    a confirmation comes after the kill's operator_action and dead_hand) or ``lapsed`` (by
+    a confirmation comes after the kill's seat_killed and dead_hand) or ``lapsed`` (by
     the engine: the decisions closed or the round ended first). ``request_number``: the request's
     number in its round (1, 2, ...), on the request and on what became of it; an answer names it.
     Optional: absent in entries written before requests were numbered; such a request's number is its

@@ -63,8 +63,8 @@ class TableActions(Protocol):
     ``perform`` carries out one controller.engine.actions dataclass (ClearFault, VoidRound, MoveButton,
     OpenTable, CloseTable, SetLimits, SetPaytable, ...) as ``engine.handle(action, now_s)`` does, and
     returns once the journal holds its effect (fault_cleared, round_voided, button_moved, table_opened,
-    table_closed, operator_action, each with the action's ``by``). A refusal raises ActionRefused with
-    the engine's reason (the panel answers 409 with it).
+    table_closed, seat_killed, limits_set, action_refused ..., each with the action's ``by``). A refusal
+    raises ActionRefused with the engine's reason (the panel answers 409 with it).
     """
 
     async def perform(self, action: OperatorAction) -> None: ...
@@ -113,7 +113,7 @@ class PanelBackend(Protocol):
     ) -> list[dict[str, Any]]: ...
     def meters(self, *, start_utc: str | None = None, end_utc: str | None = None) -> dict[str, Any]: ...
     async def perform(self, action: OperatorAction) -> None:
-        """Carry out one operator action on the engine, journaled as an operator_action with its
+        """Carry out one operator action on the engine, journaled as a panel_request with its
         outcome; ActionRefused (409), NotFound (404) or ActionUnavailable (503) when it is not done."""
         ...
 
@@ -601,7 +601,7 @@ class JournalPanelBackend:
 
     async def propose_action(self, action: OperatorAction, change_kind: str) -> str:
         """A declared money-setting action (Set limits, ...) as the proposal it now is: the request
-        journaled as an operator_action like every other ("proposed C…", or "refused: …")."""
+        journaled as a panel_request like every other ("proposed C…", or "refused: …")."""
         params = {name: value for name, value in asdict(action).items() if name != "by"}
         by = str(getattr(action, "by", "?"))
         try:

@@ -824,6 +824,9 @@ _BUILTINS_ENCODER = msgspec.json.Encoder()
 # no writer can write them), then mapped to today's kind by controller/journal/upcast.py. The chain
 # covers the row as written (its kind included): mapping it never changes what verifies.
 RENAMED_KINDS: dict[str, type[Entry]] = {"operator_action": OperatorAction}
+CLASS_BY_STORED_KIND: dict[str, type[Entry]] = {**CLASS_BY_KIND, **RENAMED_KINDS}
+"""Every kind a stored row may carry (a journal, the uplink's messages, the floor's rows): today's and the
+renamed ones, each with the class its row is decoded into first."""
 _RENAMED_PUBLIC_DECODERS: dict[str, msgspec.json.Decoder[Any]] = {
     kind: msgspec.json.Decoder(cls) for kind, cls in RENAMED_KINDS.items()
 }

@@ -49,8 +49,8 @@ def test_set_limits_between_rounds_is_journaled_and_governs_the_next_lock() -> N
     (entry,) = records(outs, "limits_set")
     assert entry.source == "operator:maria"
     assert entry_sentence({"kind": entry.kind, "payload": entry.payload}) == (
-        "maria set the limits: ante 20.00 to 500.00, bonus maxima flush 500.00 (the ante's maximum), "
-        "straight flush 500.00 (the ante's maximum) (were 1.00 to 1,000.00)"
+        "maria set the limits: ante 20.00 to 500.00, bonus maxima flush bonus 500.00 (the ante's maximum), "
+        "straight flush bonus 500.00 (the ante's maximum) (were 1.00 to 1,000.00)"
     )
     assert entry.entry == entries.LimitsSet(
         by="maria",
@@ -102,8 +102,8 @@ def test_a_limit_change_changes_only_the_limit_named() -> None:
     assert bonus_maxima(table) == {"flush": 1000, "straight_flush": 20_000}
     limits = table.journal("limits_set")[-1]
     assert entry_sentence({"kind": limits.kind, "payload": limits.payload}) == (
-        "maria set the limits: ante 1.00 to 200.00, "
-        "bonus maxima flush 10.00, straight flush 200.00 (the ante's maximum) (were 1.00 to 1,000.00)"
+        "maria set the limits: ante 1.00 to 200.00, bonus maxima flush bonus 10.00, "
+        "straight flush bonus 200.00 (the ante's maximum) (were 1.00 to 1,000.00)"
     )
     table.call(table.engine.handle, a.SetLimits(100, 60_000, "maria"), table.now_s)
     assert bonus_maxima(table) == {"flush": 1000, "straight_flush": 60_000}

@@ -97,12 +97,10 @@ class RecoveredState:
         by an earlier start are above it.
         """
         latched = tuple(
-            # ``detail`` stays empty, as it always was: the reducer's alert keeps its reason structured
-            # (``reason``), and the engine's latched fault has never been given its words at a restart.
             LatchedFault(
                 fault_id=str(fault_id),
                 kind=alert.kind,
-                detail="",
+                detail=alert.detail,
                 device=alert.device,
                 round_id=alert.round_id,
             )
@@ -139,6 +137,8 @@ class _AlertView(Protocol):
 
     @property
     def kind(self) -> str: ...
+    @property
+    def detail(self) -> str: ...  # the public message (never a card)
     @property
     def device(self) -> str | None: ...
     @property

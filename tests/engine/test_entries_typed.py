@@ -93,11 +93,16 @@ def test_the_registry_is_written_once() -> None:
 
 
 # The readers that take the typed entry (not its payload merged back into a dict): the daemon's run
-# tallies and the journal watch. (The integrity watch and the text renderers still read payloads:
-# docs/engine.md "Journal entries".)
+# tallies, the journal watch, the panel's range meters, the reducer's settings and the floor's operator
+# events. (The integrity watch and the text renderers still read payloads: docs/engine.md "Journal
+# entries".)
 TYPED_READERS = (
     ("controller/daemon.py", "_after_record"),
     ("controller/daemon_watches.py", "journal_watch"),
+    ("controller/panel/shift_meters.py", "fold_range"),
+    ("controller/journal/state.py", "_on_limits_set"),
+    ("controller/journal/state.py", "_on_paytable_set"),
+    ("controller/floor/surveillance.py", "_operator_event"),
 )
 
 

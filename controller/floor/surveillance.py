@@ -117,19 +117,27 @@ class FloorEntry:
 
 
 def _operator_event(action: typed.Entry) -> list[tuple[str, str, str, dict[str, Any]]]:
-    """A supervisor's kill or override as its event (none for any other operator entry)."""
+    """A supervisor's kill or override as its event (none for any other operator entry). The event's
+    ``details`` keep the shape they have always had (``action``, ``by``, ``detail``: the engine's words
+    of releases up to 9254278, rebuilt from the typed fields; docs/operations.md "Surveillance")."""
     if isinstance(action, gaming_day.KILL_ENTRIES) and isinstance(action, typed.SeatKilled):
-        done = "excluded from the round" if action.excluded else "killed"
-        details = {"action": "kill_seat", "by": action.by, "seat": action.seat, "reason": action.reason}
+        asked = f" at the {action.requested_by}'s request" if action.requested_by else ""
+        if action.excluded:
+            detail = f"seat {action.seat} excluded from the round: {action.reason}"
+        else:
+            detail = f"seat {action.seat}{asked}: {action.reason}"
         return [
-            ("kill", "game", f"kill_seat by {action.by}: seat {action.seat} {done}: {action.reason}", details)
+            ("kill", "game", f"kill_seat by {action.by}: {detail}", _action("kill_seat", action.by, detail))
         ]
     if isinstance(action, gaming_day.OVERRIDE_ENTRIES) and isinstance(action, typed.DifferenceAccepted):
-        details = {"action": "accept_difference", "by": action.by, "fault_id": action.fault_id}
-        details |= {"spot": action.spot, "reason": action.reason}
-        summary = f"accept_difference by {action.by}: {action.spot} ({action.fault_id}): {action.reason}"
-        return [("override", "game", summary, details)]
+        detail = f"{action.spot}; the difference accepted ({action.fault_id}): {action.reason}"
+        summary = f"accept_difference by {action.by}: {detail}"
+        return [("override", "game", summary, _action("accept_difference", action.by, detail))]
     return []
+
+
+def _action(action: str, by: str, detail: str) -> dict[str, Any]:
+    return {"action": action, "by": by, "detail": detail}
 
 
 def alert_category(kind: str) -> str:

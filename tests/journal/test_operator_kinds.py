@@ -178,7 +178,10 @@ def test_every_reader_takes_the_kinds_the_engine_writes() -> None:
     ]
     kills = [event for row in rows for event in events_of(row, BIG_WIN_CENTS)]
     assert [(event["type"], event["summary"]) for event in kills] == [
-        ("kill", "kill_seat by sam: seat 1 excluded from the round: hand exposed")
+        (
+            "kill",
+            "kill_seat by sam: seat 1 excluded from the round: hand exposed",
+        )  # as release 9254278 said it
     ]
     day = fold_day([DayEntry("T1", r.kind, r.time_utc, r.payload) for r in rows], "2000", "3000")
     assert day["T1"].kills == 1

@@ -94,8 +94,8 @@ def test_the_registry_is_written_once() -> None:
 
 # The readers that take the typed entry (not its payload merged back into a dict): the daemon's run
 # tallies, the journal watch, the panel's range meters, the reducer's settings and the floor's operator
-# events. (The integrity watch and the text renderers still read payloads: docs/engine.md "Journal
-# entries".)
+# events, the integrity watch's window. (The text renderers still read the gate's payloads: docs/engine.md
+# "Journal entries".)
 TYPED_READERS = (
     ("controller/daemon.py", "_after_record"),
     ("controller/daemon_watches.py", "journal_watch"),
@@ -103,6 +103,7 @@ TYPED_READERS = (
     ("controller/journal/state.py", "_on_limits_set"),
     ("controller/journal/state.py", "_on_paytable_set"),
     ("controller/floor/surveillance.py", "_operator_event"),
+    ("controller/integrity_watch.py", "window_records"),
 )
 
 

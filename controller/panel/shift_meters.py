@@ -87,7 +87,7 @@ def range_meters(journal: Journal, start_utc: str, end_utc: str) -> RangeMeters:
     return fold_range(journal.entries(kinds=list(RANGE_KINDS)), start_utc, end_utc)
 
 
-def fold_range(entries: Iterable[JournalEntry], start_utc: str, end_utc: str) -> RangeMeters:
+def fold_range(entries: Iterable[JournalEntry], start_utc: str, end_utc: str) -> RangeMeters:  # noqa: PLR0912 - one branch per closing kind it folds
     """The closing entries between ``start_utc`` (inclusive) and ``end_utc`` (exclusive) as meters."""
     out = RangeMeters(start_utc, end_utc)
     meters = out.meters

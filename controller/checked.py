@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import sys
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -82,7 +83,7 @@ class FieldInfo:
     """One field's default and how to make it, as pydantic's ``model_fields`` values; ``annotation`` is
     the field's type, resolved when first asked."""
 
-    __slots__ = ("default", "default_factory", "name", "owner", "validate_default")
+    __slots__ = ("default", "default_factory", "name", "owner", "validate_default", "written")
 
     def __init__(
         self,
@@ -95,6 +96,7 @@ class FieldInfo:
         self.validate_default = validate_default
         self.name = ""
         self.owner: type[Model] | None = None
+        self.written: Any = None  # the annotation as the class body wrote it (a string, usually)
 
     @property
     def annotation(self) -> Any:
@@ -182,7 +184,7 @@ class Model:
     _field_checks: ClassVar[dict[str, list[Callable[..., Any]]]] = {}
     _model_checks: ClassVar[list[Callable[..., Any]]] = []
     _hints: ClassVar[dict[str, Any] | None] = None
-    __slots__ = ("__dict__", "model_fields_set")
+    __slots__ = ("__dict__", "_fields_given")
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -207,7 +209,7 @@ class Model:
                 info = given if isinstance(given, FieldInfo) else FieldInfo(given)
                 if isinstance(given, FieldInfo):
                     delattr(cls, name)  # the instance's value, not the FieldInfo, is read
-                info.name, info.owner = name, cls
+                info.name, info.owner, info.written = name, cls, annotation
                 fields[name] = info
             for attribute in list(klass.__dict__.values()):
                 if isinstance(attribute, _FieldValidator):
@@ -222,19 +224,26 @@ class Model:
 
     @classmethod
     def hints(cls) -> dict[str, Any]:
-        """The fields' types, ``Annotated`` kept, resolved on first use (the annotations are strings)."""
-        if cls.__dict__.get("_hints") is None:
-            # Each class's annotations in its own module's names (a section may extend another's).
-            resolved = typing.get_type_hints(cls, include_extras=True)
-            cls._hints = {name: resolved[name] for name in cls.model_fields}
-        hints = cls.__dict__["_hints"]
-        assert hints is not None
+        """The fields' types, ``Annotated`` kept, resolved on first use (the annotations are strings).
+        Each field's in its declaring class's module, and only the fields' (typing.get_type_hints would
+        evaluate every ClassVar of every base too: half the work, at every start that checks a file)."""
+        hints = cls.__dict__.get("_hints")
+        if hints is None:
+            hints = {}
+            for name, info in cls.model_fields.items():
+                owner = info.owner
+                assert owner is not None  # set when the declaring class is made
+                annotation = info.written
+                if isinstance(annotation, str):  # our own source's annotation, in its module's names
+                    annotation = eval(annotation, vars(sys.modules[owner.__module__]))
+                hints[name] = annotation
+            cls._hints = hints
         return typing.cast(dict[str, Any], hints)
 
     def __init__(self, **data: Any) -> None:
         checked = type(self).model_validate(data)
         object.__setattr__(self, "__dict__", checked.__dict__)
-        object.__setattr__(self, "model_fields_set", checked.model_fields_set)
+        object.__setattr__(self, "_fields_given", checked.model_fields_set)
 
     @classmethod
     def model_validate(cls, data: object) -> typing.Self:
@@ -278,12 +287,18 @@ class Model:
             return _BAD
         made = object.__new__(cls)
         object.__setattr__(made, "__dict__", values)
-        object.__setattr__(made, "model_fields_set", given)
+        object.__setattr__(made, "_fields_given", given)
         for check in cls._model_checks:
             made = _call(check, made, loc, errors)
             if made is _BAD:
                 return _BAD
         return made
+
+    @property
+    def model_fields_set(self) -> set[str]:
+        """The fields the input gave (not defaulted)."""
+        given: set[str] = object.__getattribute__(self, "_fields_given")
+        return given
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"{type(self).__name__} is frozen: {name} cannot be set")

@@ -20,7 +20,6 @@ Three readers used to check the same things three ways; now each is a checked mo
 
 from __future__ import annotations
 
-import difflib
 import types
 import typing
 from collections.abc import Mapping, Sequence
@@ -77,6 +76,8 @@ class Strict(Model):
 
 
 def _did_you_mean(value: str, choices: Sequence[str]) -> str:
+    import difflib  # noqa: PLC0415 - only for a refusal (heapq and difflib: ~1 ms a `config` start)
+
     close = difflib.get_close_matches(value, list(choices), n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""
 

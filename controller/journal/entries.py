@@ -20,6 +20,7 @@ constructor per kind) to do. The figures are in docs/journal.md "Measured".
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -677,21 +678,30 @@ ENTRY_CLASSES: tuple[type[Entry], ...] = get_args(EntryType)
 CLASS_BY_KIND: dict[str, type[Entry]] = {str(cls.__struct_config__.tag): cls for cls in ENTRY_CLASSES}
 KINDS: frozenset[str] = frozenset(CLASS_BY_KIND)
 
-# One decoder per kind for the public part alone, and per private part type: made once (the replay's
-# hot path decodes each stored text straight into its class).
-_PUBLIC_DECODERS: dict[str, msgspec.json.Decoder[Any]] = {
-    kind: msgspec.json.Decoder(cls) for kind, cls in CLASS_BY_KIND.items()
-}
-# A stored private part is {"part": ..., "salt": ...}: decoded in one pass into its part's class.
-_PRIVATE_DECODERS: dict[str, msgspec.json.Decoder[Any]] = {
-    kind: msgspec.json.Decoder(
-        msgspec.defstruct(
-            f"Sealed_{kind}", [("part", cls.PRIVATE), ("salt", str)], forbid_unknown_fields=True
-        )
+
+# One decoder per kind for the public part alone, and per private part type: each made the first time
+# its kind is read, then kept (the replay's hot path decodes each stored text straight into its class).
+# Not all at import: a decoder resolves its class's annotations, ~60 kinds' worth of them, and a reader
+# such as `flushtable recall` meets a dozen kinds (issue 28: recall starts in a few times a bare
+# interpreter's time; docs/operations.md).
+@functools.cache
+def _public_decoder(kind: str) -> msgspec.json.Decoder[Any] | None:
+    cls = CLASS_BY_KIND.get(kind)
+    return None if cls is None else msgspec.json.Decoder(cls)
+
+
+@functools.cache
+def _private_decoder(kind: str) -> msgspec.json.Decoder[Any] | None:
+    """A stored private part is {"part": ..., "salt": ...}: decoded in one pass into its part's class."""
+    cls = CLASS_BY_KIND.get(kind)
+    if cls is None or cls.PRIVATE is None:
+        return None
+    sealed = msgspec.defstruct(
+        f"Sealed_{kind}", [("part", cls.PRIVATE), ("salt", str)], forbid_unknown_fields=True
     )
-    for kind, cls in CLASS_BY_KIND.items()
-    if cls.PRIVATE is not None
-}
+    return msgspec.json.Decoder(sealed)
+
+
 _BUILTINS_ENCODER = msgspec.json.Encoder()
 
 
@@ -929,7 +939,7 @@ def open_private(private_text: str) -> dict[str, Any]:
 
 def decode_public(kind: str, public_text: str | bytes) -> Entry:
     """The typed entry with its public part only (private None)."""
-    decoder = _PUBLIC_DECODERS.get(kind)
+    decoder = _public_decoder(kind)
     if decoder is None:
         raise EntryError(f"journal: unknown entry kind {kind!r}")
     try:
@@ -944,7 +954,7 @@ def decode(kind: str, public_text: str | bytes, private_text: str | None) -> Ent
     entry = decode_public(kind, public_text)
     if private_text is None:
         return entry
-    decoder = _PRIVATE_DECODERS.get(kind)
+    decoder = _private_decoder(kind)
     if decoder is None:
         raise EntryError(f"journal: {kind} has no private part")
     try:

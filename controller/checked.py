@@ -257,24 +257,27 @@ class Model:
     @classmethod
     def _from_mapping(cls, data: Mapping[str, Any], loc: _Loc, errors: list[dict[str, Any]]) -> Any:
         strict = cls.model_config.get("strict", True)
-        hints = cls.hints()
+        # The annotations are resolved only for a field given (or a default to check): a section left
+        # out of the file, or a default instance made at import, resolves none (as pydantic, defaults
+        # are not checked unless validate_default).
         values: dict[str, Any] = {}
         given: set[str] = set()
         found = len(errors)
         for name, info in cls.model_fields.items():
             where = (*loc, name)
+            checking = name in data or info.validate_default  # a default is trusted, as pydantic's
             if name in data:
                 given.add(name)
-                value = _check(hints[name], data[name], where, errors, strict=strict)
+                value = _check(cls.hints()[name], data[name], where, errors, strict=strict)
             elif info.default_factory is not None:
                 value = info.default_factory()
             elif info.default is not MISSING:
                 value = info.default
                 if info.validate_default:
-                    value = _check(hints[name], value, where, errors, strict=strict)
+                    value = _check(cls.hints()[name], value, where, errors, strict=strict)
             else:
                 value = _error(errors, "missing", where, data, "Field required")
-            if value is not _BAD:
+            if value is not _BAD and checking:
                 for check in cls._field_checks.get(name, ()):
                     value = _call(functools.partial(check, cls), value, where, errors)
                     if value is _BAD:

@@ -20,7 +20,7 @@ constructor per kind) to do. The figures are in docs/journal.md "Measured".
 
 from __future__ import annotations
 
-import hashlib
+import functools
 import json
 import os
 from collections.abc import Mapping
@@ -803,21 +803,30 @@ ENTRY_CLASSES: tuple[type[Entry], ...] = get_args(EntryType)
 CLASS_BY_KIND: dict[str, type[Entry]] = {str(cls.__struct_config__.tag): cls for cls in ENTRY_CLASSES}
 KINDS: frozenset[str] = frozenset(CLASS_BY_KIND)
 
-# One decoder per kind for the public part alone, and per private part type: made once (the replay's
-# hot path decodes each stored text straight into its class).
-_PUBLIC_DECODERS: dict[str, msgspec.json.Decoder[Any]] = {
-    kind: msgspec.json.Decoder(cls) for kind, cls in CLASS_BY_KIND.items()
-}
-# A stored private part is {"part": ..., "salt": ...}: decoded in one pass into its part's class.
-_PRIVATE_DECODERS: dict[str, msgspec.json.Decoder[Any]] = {
-    kind: msgspec.json.Decoder(
-        msgspec.defstruct(
-            f"Sealed_{kind}", [("part", cls.PRIVATE), ("salt", str)], forbid_unknown_fields=True
-        )
+
+# One decoder per kind for the public part alone, and per private part type: each made the first time
+# its kind is read, then kept (the replay's hot path decodes each stored text straight into its class).
+# Not all at import: a decoder resolves its class's annotations, ~60 kinds' worth of them, and a reader
+# such as `flushtable recall` meets a dozen kinds (issue 28: recall starts in a few times a bare
+# interpreter's time; docs/operations.md).
+@functools.cache
+def _public_decoder(kind: str) -> msgspec.json.Decoder[Any] | None:
+    cls = CLASS_BY_KIND.get(kind)
+    return None if cls is None else msgspec.json.Decoder(cls)
+
+
+@functools.cache
+def _private_decoder(kind: str) -> msgspec.json.Decoder[Any] | None:
+    """A stored private part is {"part": ..., "salt": ...}: decoded in one pass into its part's class."""
+    cls = CLASS_BY_KIND.get(kind)
+    if cls is None or cls.PRIVATE is None:
+        return None
+    sealed = msgspec.defstruct(
+        f"Sealed_{kind}", [("part", cls.PRIVATE), ("salt", str)], forbid_unknown_fields=True
     )
-    for kind, cls in CLASS_BY_KIND.items()
-    if cls.PRIVATE is not None
-}
+    return msgspec.json.Decoder(sealed)
+
+
 _BUILTINS_ENCODER = msgspec.json.Encoder()
 
 # Kinds of earlier releases that no writer uses today: read by their own class (not in ``EntryType``, so
@@ -967,16 +976,16 @@ def check_shapes(entry: Entry) -> None:
                 raise EntryError(f"journal: {entry.kind}.{field.encode_name}: {value} is past any amount")
 
 
+# The names as stored, read off each class's own tuple of them (msgspec.structs.fields would resolve
+# every annotation of ~60 classes at import, a third of this module's cost on every reader's start).
 def _public_fields(cls: type[Entry]) -> frozenset[str]:
-    return frozenset(
-        field.encode_name for field in msgspec.structs.fields(cls) if field.encode_name != "private"
-    )
+    return frozenset(name for name in cls.__struct_encode_fields__ if name != "private")
 
 
 def _private_fields(cls: type[Entry]) -> frozenset[str]:
     if cls.PRIVATE is None:
         return frozenset()
-    return frozenset(field.encode_name for field in msgspec.structs.fields(cls.PRIVATE))
+    return frozenset(cls.PRIVATE.__struct_encode_fields__)
 
 
 PUBLIC_FIELDS: dict[str, frozenset[str]] = {kind: _public_fields(cls) for kind, cls in CLASS_BY_KIND.items()}
@@ -1071,6 +1080,8 @@ def private_dict(entry: Entry) -> dict[str, Any] | None:
 def commitment(private_text: str) -> str:
     """The digest the chain holds for a private part: sha256 of its stored text, which is the
     canonical JSON of ``{"part": ..., "salt": ...}`` (the salt is in the hashed text)."""
+    import hashlib  # noqa: PLC0415 - OpenSSL's load only for a reader that checks (recall never does)
+
     return hashlib.sha256(private_text.encode("utf-8")).hexdigest()
 
 
@@ -1093,7 +1104,7 @@ def decode_public(kind: str, public_text: str | bytes) -> Entry:
     """The typed entry with its public part only (private None)."""
     if kind in RENAMED_KINDS:
         return _renamed(_decode_legacy(kind, public_text, None))
-    decoder = _PUBLIC_DECODERS.get(kind)
+    decoder = _public_decoder(kind)
     if decoder is None:
         raise EntryError(f"journal: unknown entry kind {kind!r}")
     try:
@@ -1122,7 +1133,7 @@ def decode(kind: str, public_text: str | bytes, private_text: str | None) -> Ent
     entry = decode_public(kind, public_text)
     if private_text is None:
         return entry
-    decoder = _PRIVATE_DECODERS.get(kind)
+    decoder = _private_decoder(kind)
     if decoder is None:
         raise EntryError(f"journal: {kind} has no private part")
     try:

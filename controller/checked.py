@@ -255,7 +255,7 @@ class Model:
         return typing.cast(typing.Self, made)
 
     @classmethod
-    def _from_mapping(cls, data: Mapping[str, Any], loc: _Loc, errors: list[dict[str, Any]]) -> Any:
+    def _from_mapping(cls, data: Mapping[str, Any], loc: _Loc, errors: list[dict[str, Any]]) -> Any:  # noqa: PLR0912 - one branch per step of pydantic's model order
         strict = cls.model_config.get("strict", True)
         # The annotations are resolved only for a field given (or a default to check): a section left
         # out of the file, or a default instance made at import, resolves none (as pydantic, defaults
@@ -353,7 +353,7 @@ _LAX_TRUE = frozenset(("1", "on", "t", "true", "y", "yes"))
 _LAX_FALSE = frozenset(("0", "off", "f", "false", "n", "no"))
 
 
-def _check(annotation: Any, value: Any, loc: _Loc, errors: list[dict[str, Any]], *, strict: bool) -> Any:
+def _check(annotation: Any, value: Any, loc: _Loc, errors: list[dict[str, Any]], *, strict: bool) -> Any:  # noqa: PLR0912 - one branch per annotation form
     """``value`` checked as an ``annotation``: the value (converted where pydantic converts it) or _BAD
     with its problems recorded in ``errors``."""
     origin = typing.get_origin(annotation)
@@ -426,7 +426,7 @@ def _check(annotation: Any, value: Any, loc: _Loc, errors: list[dict[str, Any]],
     raise TypeError(f"controller.checked cannot check a {annotation!r}")
 
 
-def _check_class(kind: type, value: Any, loc: _Loc, errors: list[dict[str, Any]], *, strict: bool) -> Any:
+def _check_class(kind: type, value: Any, loc: _Loc, errors: list[dict[str, Any]], *, strict: bool) -> Any:  # noqa: PLR0912 - one branch per scalar type's strict rule
     if issubclass(kind, Model):
         if isinstance(value, kind):
             return value

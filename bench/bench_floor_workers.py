@@ -39,6 +39,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -47,18 +48,118 @@ import psycopg
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_floor import _count, _journal_total, _proc_cpu_s, _stream_count, _wait_count
+from bench_floor import _count, _journal_total, _proc_cpu_s, _stream_count
 
+from controller.engine import JournalRecord
 from controller.floor.config import write_floor_config
 from controller.floor.embedded import EmbeddedFloor
 from controller.floor.verify import verify_table
 from controller.floor.workers import ensure_partitions, partition_of
-from controller.journal.store import Journal
+from controller.journal.store import AppendItem, Journal, JournalEntry
 from controller.logs import configure_logging
 from controller.simulation.floor_tables import MIXED_GAMES, SimTable
 from controller.uplink.uplink import Uplink
 
 LEASE_TTL_S = 6.0
+
+
+class _RecordingJournal(Journal):
+    """A template table's journal: each round's records kept as the engine appended them."""
+
+    rounds: list[list[JournalRecord]]
+
+    def append_many(self, items: Iterable[AppendItem]) -> list[JournalEntry]:
+        records = list(items)
+        self.rounds.append([r for r in records if isinstance(r, JournalRecord)])
+        return super().append_many(records)
+
+
+def _template_rounds(
+    base: Path, templates: int, rounds: int, seed: int
+) -> list[tuple[str, list[list[JournalRecord]]]]:
+    """``templates`` tables (games mixed as the floor's) play ``rounds`` rounds each through the real
+    engine (SimTable); each template's table id and rounds, record by record."""
+    rng = random.Random(seed)
+    made: list[tuple[str, list[list[JournalRecord]]]] = []
+    for index in range(templates):
+        table_id = f"X{index + 1:04d}"  # as long as the floor's ids: a retagged round id keeps its length
+        journal = _RecordingJournal.open(
+            base / "templates" / f"{table_id}.sqlite", table_id, synchronous="OFF"
+        )
+        assert isinstance(journal, _RecordingJournal)  # Journal.open builds its cls
+        journal.rounds = []
+        sim = SimTable(journal, MIXED_GAMES[index % len(MIXED_GAMES)], random.Random(rng.random()))
+        for _ in range(rounds):
+            sim.play_round()
+        made.append((table_id, journal.rounds))
+        journal.close()
+    return made
+
+
+def _retagged(records: list[JournalRecord], template_id: str, table_id: str) -> list[JournalRecord]:
+    """A template's round as table ``table_id``'s: its round ids (``R<table>-<day>-<n>``) renamed; every
+    other field as the engine decided it. Built again through the typed entries (``JournalRecord.of``)."""
+    old, new = f"R{template_id}-", f"R{table_id}-"
+    return [
+        JournalRecord.of(
+            r.kind,
+            json.loads(json.dumps(r.payload).replace(old, new)),
+            r.round_id.replace(old, new) if r.round_id else None,
+            r.source,
+        )
+        for r in records
+    ]
+
+
+class ReplayTable:
+    """A floor table whose rounds are a template's, retagged: appended to its own real journal (its
+    own seq, hash chain and times), as ``SimTable.play_round`` would."""
+
+    def __init__(self, journal: Journal, template_id: str, rounds: list[list[JournalRecord]]) -> None:
+        self.journal = journal
+        self.template_id = template_id
+        self.rounds = rounds
+        self.played = 0
+
+    def play_round(self) -> int:
+        if self.played >= len(self.rounds):
+            raise SystemExit("bench_floor_workers: a table ran out of its template's rounds")
+        records = _retagged(self.rounds[self.played], self.template_id, self.journal.table_id)
+        self.played += 1
+        self.journal.append_many(records)
+        return len(records)
+
+
+class FloorProgress:
+    """The floor's entries so far, cheaply: the sum of ``floor_tables.last_seq`` (each table's chain head,
+    written in the same transaction as its entries), over one connection. ``count(*)`` of
+    ``floor_entries`` every 50 ms cost PostgreSQL a scan of up to 300,000 rows each time at 1,000 tables;
+    the final exactly-once check still counts the rows."""
+
+    def __init__(self, dsn: str) -> None:
+        self.dsn = dsn
+        self._connection: psycopg.Connection[Any] | None = None
+
+    def total(self) -> int:
+        if self._connection is None or self._connection.closed:
+            self._connection = psycopg.connect(self.dsn, autocommit=True)
+        row = self._connection.execute("SELECT coalesce(sum(last_seq), 0) FROM floor_tables").fetchone()
+        return int(row[0]) if row else 0
+
+    def close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+
+    async def wait(self, target: int, timeout_s: float) -> float:
+        """Seconds until the floor holds ``target`` entries (bounded by ``timeout_s``)."""
+        started = time.perf_counter()
+        while (held := await asyncio.to_thread(self.total)) < target:
+            if time.perf_counter() - started > timeout_s:
+                raise SystemExit(
+                    f"bench_floor_workers: the floor holds {held}, not {target} entries, after {timeout_s} s"
+                )
+            await asyncio.sleep(0.1)  # a poll of PostgreSQL, bounded by the timeout
+        return time.perf_counter() - started
 
 
 def _serve(config_path: Path, log_path: Path, worker: str | None, partitions: int) -> subprocess.Popen[bytes]:
@@ -183,10 +284,14 @@ async def _catch_up(
     config_path = write_floor_config(base / f"config-{name}", floor.floor_config(batch_size=500))
     dsn = floor.reporting_dsn
     processes = [_serve(config_path, base / f"{name}-{w or 'single'}.log", w, partitions) for w in workers]
+    progress = FloorProgress(dsn)
     started = time.perf_counter()
-    first_s = await _wait_count(dsn, 1, 120)
-    cpu_first = [_proc_cpu_s(p.pid)[0] for p in processes]
-    await _wait_count(dsn, entries, 1800)
+    try:
+        first_s = await progress.wait(1, 120)
+        cpu_first = [_proc_cpu_s(p.pid)[0] for p in processes]
+        await progress.wait(entries, 1800)
+    finally:
+        progress.close()
     total_s = time.perf_counter() - started
     cpu_last = [_proc_cpu_s(p.pid)[0] for p in processes]
     span_s = await asyncio.to_thread(_commit_span_s, dsn) or total_s
@@ -213,8 +318,21 @@ async def bench(args: argparse.Namespace, base: Path) -> dict[str, Any]:
     setup_s = time.perf_counter() - started
     assert floor.cluster is not None or args.nodes == 1
     rng = random.Random(args.seed)
+    started = time.perf_counter()
     journals = {t: Journal.open(base / "tables" / f"{t}.sqlite", t, synchronous="OFF") for t in ids}
-    sims = [SimTable(journals[t], MIXED_GAMES[i % 3], random.Random(rng.random())) for i, t in enumerate(ids)]
+    sims: list[SimTable | ReplayTable]
+    if args.templates:
+        # Each table's rounds are a template's, played once through the engine and retagged per table
+        # (docs/floor.md "Measured: workers on the cluster"): the floor's load is the same, the bench's
+        # own engine work is templates x rounds instead of tables x rounds.
+        templates = _template_rounds(
+            base, min(args.templates, len(ids)), args.rounds + args.live_rounds, args.seed
+        )
+        sims = [ReplayTable(journals[t], *templates[i % len(templates)]) for i, t in enumerate(ids)]
+    else:
+        sims = [
+            SimTable(journals[t], MIXED_GAMES[i % 3], random.Random(rng.random())) for i, t in enumerate(ids)
+        ]
     for _ in range(args.rounds):
         for sim in sims:
             sim.play_round()
@@ -223,6 +341,7 @@ async def bench(args: argparse.Namespace, base: Path) -> dict[str, Any]:
         "tables": len(ids), "nodes": args.nodes, "workers": args.workers, "partitions": args.partitions,
         "cpus": os.cpu_count(), "load_average_1m_at_start": round(os.getloadavg()[0], 2),
         "setup_s": round(setup_s, 1), "outage_entries": outage_entries,
+        "templates": args.templates, "outage_play_s": round(time.perf_counter() - started, 1),
     }  # fmt: skip
     processes: list[subprocess.Popen[bytes]] = []
     stop = asyncio.Event()
@@ -230,8 +349,9 @@ async def bench(args: argparse.Namespace, base: Path) -> dict[str, Any]:
     try:
         admin = await floor.connect_admin()
         try:
+            # The partition consumers' ack_wait at its default (partition_ack_wait_s: the lease TTL).
             await ensure_partitions(admin, args.partitions, lease_ttl_s=LEASE_TTL_S,
-                                    replicas=min(args.nodes, 3), ack_wait_s=floor.ack_wait_s)  # fmt: skip
+                                    replicas=min(args.nodes, 3))  # fmt: skip
         finally:
             await admin.close()
         uplinks = {t: Uplink(floor.uplink_config(t, poll_interval_s=2.0), journals[t].path, t) for t in ids}
@@ -275,7 +395,11 @@ async def bench(args: argparse.Namespace, base: Path) -> dict[str, Any]:
                 names=names,
             )
         total = _journal_total(journals)
-        await _wait_count(floor.reporting_dsn, total, 900)
+        progress = FloorProgress(floor.reporting_dsn)
+        try:
+            await progress.wait(total, 900)
+        finally:
+            progress.close()
         with psycopg.connect(floor.reporting_dsn) as connection:
             verified = sum(1 for t in ids if verify_table(connection, t).ok)
         figures["entries_in_journals"] = total
@@ -297,7 +421,7 @@ async def bench(args: argparse.Namespace, base: Path) -> dict[str, Any]:
 
 
 async def _kill_scenario(
-    args: argparse.Namespace, floor: EmbeddedFloor, base: Path, *, sims: list[SimTable],
+    args: argparse.Namespace, floor: EmbeddedFloor, base: Path, *, sims: list[SimTable | ReplayTable],
     journals: dict[str, Journal], uplinks: dict[str, Uplink], processes: list[subprocess.Popen[bytes]],
     names: list[str],
 ) -> dict[str, Any]:  # fmt: skip
@@ -319,8 +443,10 @@ async def _kill_scenario(
                 sim.play_round()
                 loop.call_soon_threadsafe(uplinks[sim.journal.table_id].notify)
 
+    progress = FloorProgress(dsn)
+
     async def moved_by(count: int) -> None:
-        await _wait_count(dsn, await asyncio.to_thread(_count, dsn) + count, 300)
+        await progress.wait(await asyncio.to_thread(progress.total) + count, 300)
 
     playing = asyncio.create_task(asyncio.to_thread(play_live))
     await moved_by(args.kill_step)  # the workers committing mid-stream
@@ -344,7 +470,8 @@ async def _kill_scenario(
     await playing
     for uplink in uplinks.values():
         uplink.notify()
-    await _wait_count(dsn, _journal_total(journals), 900)
+    await progress.wait(_journal_total(journals), 900)
+    progress.close()
     all_s = time.time()
     poller.stop_event.set()
     poller.thread.join(timeout=10)
@@ -384,6 +511,10 @@ def main() -> None:
     parser.add_argument("--live-rate", type=float, default=20.0, help="rounds a second across the floor")
     parser.add_argument("--kill-step", type=int, default=200, help="entries committed between kill steps")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--templates", type=int, default=12,
+        help="tables played by the engine; the others replay their rounds retagged (0: every table plays)",
+    )  # fmt: skip
     parser.add_argument("--out", default="floor_workers.json", help="the file under bench/results/")
     parser.add_argument(
         "--dir", default=None, help="where the servers and journals live (default: a temp dir)"

@@ -130,6 +130,20 @@ class ReplayTable:
         return len(records)
 
 
+async def _start_in_waves(uplinks: list[Uplink], stop: asyncio.Event, wave: int) -> list[asyncio.Task[None]]:
+    """The uplinks started ``wave`` at a time, each wave once connected (bounded): 1,000 TLS handshakes
+    begun at once in this one process outran nats-server's TLS timeout (5 s) at a load of 12, and the
+    retries kept the storm going for minutes. A table daemon is one process per table: it never does."""
+    tasks: list[asyncio.Task[None]] = []
+    for first in range(0, len(uplinks), wave):
+        batch = uplinks[first : first + wave]
+        tasks += [asyncio.create_task(u.run(stop)) for u in batch]
+        deadline = time.perf_counter() + 60
+        while not all(u.status.connected for u in batch) and time.perf_counter() < deadline:
+            await asyncio.sleep(0.05)  # a poll of the uplinks' own status, bounded by the deadline
+    return tasks
+
+
 class FloorProgress:
     """The floor's entries so far, cheaply: the sum of ``floor_tables.last_seq`` (each table's chain head,
     written in the same transaction as its entries), over one connection. ``count(*)`` of
@@ -356,7 +370,8 @@ async def bench(args: argparse.Namespace, base: Path) -> dict[str, Any]:
             await admin.close()
         uplinks = {t: Uplink(floor.uplink_config(t, poll_interval_s=2.0), journals[t].path, t) for t in ids}
         started = time.perf_counter()
-        tasks = [asyncio.create_task(u.run(stop)) for u in uplinks.values()]
+        tasks = await _start_in_waves(list(uplinks.values()), stop, args.connect_wave)
+        figures["uplinks_connected_s"] = round(time.perf_counter() - started, 1)
         while sum(u.status.acked.entry_seq for u in uplinks.values()) < outage_entries:
             if time.perf_counter() - started > 900:
                 raise SystemExit("bench_floor_workers: the uplinks did not publish everything in 900 s")
@@ -511,6 +526,7 @@ def main() -> None:
     parser.add_argument("--live-rate", type=float, default=20.0, help="rounds a second across the floor")
     parser.add_argument("--kill-step", type=int, default=200, help="entries committed between kill steps")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--connect-wave", type=int, default=25, help="uplinks started at a time")
     parser.add_argument(
         "--templates", type=int, default=12,
         help="tables played by the engine; the others replay their rounds retagged (0: every table plays)",

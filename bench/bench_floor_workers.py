@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import itertools
 import json
 import os
@@ -142,6 +143,116 @@ async def _start_in_waves(uplinks: list[Uplink], stop: asyncio.Event, wave: int)
         while not all(u.status.connected for u in batch) and time.perf_counter() < deadline:
             await asyncio.sleep(0.05)  # a poll of the uplinks' own status, bounded by the deadline
     return tasks
+
+
+class UplinkFleet:
+    """The tables' uplinks: in this process (``processes`` 0, each woken by ``notify``), or spread over
+    ``processes`` child processes of this script (``--uplink-child``), each polling its tables' journals
+    every ``poll_interval_s``. A table daemon runs its own uplink; 1,000 of them in this one process (one
+    event loop, one core at most, a nice'd share of a loaded machine) published ~480 messages/s and
+    made the run's length the uplinks' own. Each child reports its uplinks' acked entries in a file."""
+
+    def __init__(
+        self, floor: EmbeddedFloor, journals: dict[str, Journal], base: Path, *, processes: int, wave: int
+    ) -> None:
+        self.processes = processes
+        self.wave = wave
+        self.local: dict[str, Uplink] = {}
+        self.children: list[tuple[subprocess.Popen[bytes], Path]] = []
+        self.tasks: list[asyncio.Task[None]] = []
+        poll_s = 0.5 if processes else 2.0  # a child's uplinks are not woken: they poll
+        self._configs = {t: floor.uplink_config(t, poll_interval_s=poll_s) for t in journals}
+        self._journals = journals
+        self._base = base
+
+    async def start(self, stop: asyncio.Event) -> None:
+        if not self.processes:
+            self.local = {t: Uplink(c, self._journals[t].path, t) for t, c in self._configs.items()}
+            self.tasks = await _start_in_waves(list(self.local.values()), stop, self.wave)
+            return
+        ids = list(self._configs)
+        for k in range(self.processes):
+            mine = ids[k :: self.processes]
+            spec = self._base / f"uplinks-{k}.json"
+            spec.touch(mode=0o600)  # the tables' NATS passwords: this user's only
+            spec.write_text(json.dumps([
+                {"table_id": t, "journal": str(self._journals[t].path),
+                 "config": {**self._configs[t].to_json(), "password": self._configs[t].password}}
+                for t in mine
+            ]))  # fmt: skip
+            status = self._base / f"uplinks-{k}.status"
+            command = [sys.executable, str(Path(__file__).resolve()), "--uplink-child", str(spec),
+                       "--connect-wave", str(self.wave)]  # fmt: skip
+            with (self._base / f"uplinks-{k}.log").open("ab") as log:
+                child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+            self.children.append((child, status))
+
+    def notify(self, table_id: str) -> None:
+        if table_id in self.local:
+            self.local[table_id].notify()
+
+    def acked_total(self) -> int:
+        if not self.processes:
+            return sum(u.status.acked.entry_seq for u in self.local.values())
+        total = 0
+        for child, status in self.children:
+            if child.poll() is not None:
+                raise SystemExit(
+                    f"bench_floor_workers: an uplink child exited ({child.returncode}): {status}"
+                )
+            # Not written yet: its first report comes once its uplinks are started.
+            with contextlib.suppress(OSError, ValueError, KeyError):
+                total += int(json.loads(status.read_text())["acked"])
+        return total
+
+    async def stop(self) -> None:
+        for child, _ in self.children:
+            if child.poll() is None:
+                child.send_signal(signal.SIGTERM)
+        await asyncio.wait_for(asyncio.gather(*self.tasks, return_exceptions=True), 120)
+        for child, _ in self.children:
+            try:
+                await asyncio.to_thread(child.wait, 120)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait(timeout=10)
+
+
+def uplink_child(spec_path: Path, wave: int) -> None:
+    """``--uplink-child SPEC``: run the uplinks SPEC lists until SIGTERM, their acked entries written to
+    SPEC's ``.status`` file every 0.5 s (replaced whole: the parent never reads half of one)."""
+    from controller.config import UplinkConfig  # noqa: PLC0415 - the child's own
+
+    specs = json.loads(spec_path.read_text())
+    status_path = spec_path.with_suffix(".status")
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGTERM, stop.set)
+        uplinks = []
+        for spec in specs:
+            fields = dict(spec["config"])
+            fields["servers"] = tuple(fields["servers"])
+            fields["ca_file"] = Path(fields["ca_file"])
+            uplinks.append(Uplink(UplinkConfig(**fields), Path(spec["journal"]), spec["table_id"]))
+
+        async def report() -> None:
+            while not stop.is_set():
+                acked = sum(u.status.acked.entry_seq for u in uplinks)
+                connected = sum(1 for u in uplinks if u.status.connected)
+                temporary = status_path.with_suffix(".tmp")
+                temporary.write_text(json.dumps({"acked": acked, "connected": connected}))
+                temporary.replace(status_path)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), 0.5)  # the report's period
+
+        reporter = asyncio.create_task(report())
+        tasks = await _start_in_waves(uplinks, stop, wave)
+        await stop.wait()
+        await asyncio.wait_for(asyncio.gather(*tasks, reporter, return_exceptions=True), 100)
+
+    asyncio.run(main())
 
 
 class FloorProgress:
@@ -359,7 +470,7 @@ async def bench(args: argparse.Namespace, base: Path) -> dict[str, Any]:
     }  # fmt: skip
     processes: list[subprocess.Popen[bytes]] = []
     stop = asyncio.Event()
-    tasks: list[asyncio.Task[None]] = []
+    fleet: UplinkFleet | None = None
     try:
         admin = await floor.connect_admin()
         try:
@@ -368,11 +479,11 @@ async def bench(args: argparse.Namespace, base: Path) -> dict[str, Any]:
                                     replicas=min(args.nodes, 3))  # fmt: skip
         finally:
             await admin.close()
-        uplinks = {t: Uplink(floor.uplink_config(t, poll_interval_s=2.0), journals[t].path, t) for t in ids}
+        fleet = UplinkFleet(floor, journals, base, processes=args.uplink_processes, wave=args.connect_wave)
         started = time.perf_counter()
-        tasks = await _start_in_waves(list(uplinks.values()), stop, args.connect_wave)
-        figures["uplinks_connected_s"] = round(time.perf_counter() - started, 1)
-        while sum(u.status.acked.entry_seq for u in uplinks.values()) < outage_entries:
+        await fleet.start(stop)
+        figures["uplink_processes"] = args.uplink_processes
+        while fleet.acked_total() < outage_entries:
             if time.perf_counter() - started > 900:
                 raise SystemExit("bench_floor_workers: the uplinks did not publish everything in 900 s")
             await asyncio.sleep(0.05)
@@ -405,7 +516,7 @@ async def bench(args: argparse.Namespace, base: Path) -> dict[str, Any]:
                 base,
                 sims=sims,
                 journals=journals,
-                uplinks=uplinks,
+                fleet=fleet,
                 processes=processes,
                 names=names,
             )
@@ -427,7 +538,8 @@ async def bench(args: argparse.Namespace, base: Path) -> dict[str, Any]:
         figures["load_average_1m_at_end"] = round(os.getloadavg()[0], 2)
     finally:
         stop.set()
-        await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 120)
+        if fleet is not None:
+            await fleet.stop()
         _stop(processes)
         for journal in journals.values():
             journal.close()
@@ -437,7 +549,7 @@ async def bench(args: argparse.Namespace, base: Path) -> dict[str, Any]:
 
 async def _kill_scenario(
     args: argparse.Namespace, floor: EmbeddedFloor, base: Path, *, sims: list[SimTable | ReplayTable],
-    journals: dict[str, Journal], uplinks: dict[str, Uplink], processes: list[subprocess.Popen[bytes]],
+    journals: dict[str, Journal], fleet: UplinkFleet, processes: list[subprocess.Popen[bytes]],
     names: list[str],
 ) -> dict[str, Any]:  # fmt: skip
     assert floor.cluster is not None, "--kill needs --nodes 3"
@@ -456,7 +568,7 @@ async def _kill_scenario(
                 next_s += interval_s
                 time.sleep(max(0.0, next_s - time.perf_counter()))  # the pace of play, not a wait
                 sim.play_round()
-                loop.call_soon_threadsafe(uplinks[sim.journal.table_id].notify)
+                loop.call_soon_threadsafe(fleet.notify, sim.journal.table_id)
 
     progress = FloorProgress(dsn)
 
@@ -483,8 +595,8 @@ async def _kill_scenario(
     config_path = base / "config-workers" / "floor.toml"  # write_floor_config's file
     processes[0] = _serve(config_path, base / f"workers-{names[0]}-restarted.log", names[0], args.partitions)
     await playing
-    for uplink in uplinks.values():
-        uplink.notify()
+    for table_id in journals:
+        fleet.notify(table_id)
     await progress.wait(_journal_total(journals), 900)
     progress.close()
     all_s = time.time()
@@ -528,6 +640,10 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--connect-wave", type=int, default=25, help="uplinks started at a time")
     parser.add_argument(
+        "--uplink-processes", type=int, default=4, help="child processes running the uplinks (0: this one)"
+    )
+    parser.add_argument("--uplink-child", default=None, help=argparse.SUPPRESS)
+    parser.add_argument(
         "--templates", type=int, default=12,
         help="tables played by the engine; the others replay their rounds retagged (0: every table plays)",
     )  # fmt: skip
@@ -537,6 +653,9 @@ def main() -> None:
     )
     args = parser.parse_args()
     configure_logging(level="warning")
+    if args.uplink_child:
+        uplink_child(Path(args.uplink_child), args.connect_wave)
+        return
     base = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="flushtable-bench-workers-"))
     base.mkdir(parents=True, exist_ok=True)
     os.chmod(base, 0o755)  # the PostgreSQL cluster runs as the postgres user

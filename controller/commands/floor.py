@@ -3,6 +3,11 @@
 flushtable floor serve --config floor.toml      the durable consumer -> PostgreSQL
 flushtable floor serve --config floor.toml --worker NAME --partitions P
                                                 one of N partitioned workers (leases, fencing)
+flushtable floor partitions --config floor.toml [--partitions P]
+                                                show the leases' bucket, the leases, the partition consumers
+flushtable floor partitions --config floor.toml --create P [--lease-ttl 6] [--replicas 3]
+                            --admin-password-file FILE
+                                                make the partitions (as the floor's NATS admin)
 flushtable floor init-db --dsn DSN              create the roles and apply the schema's migrations
 flushtable floor release TABLE --reason TEXT --by NAME --config floor.toml
                                                 lift a table's quarantine once its chain verifies again
@@ -77,6 +82,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:  # noqa: PLR0915 - o
         type=float,
         default=None,
         help="with --worker: seconds a partition's lease outlives its last renewal (default 6)",
+    )
+    parts = sub.add_parser(
+        "partitions",
+        help="make a partitioned floor's partitions (--create P), or show them (docs/floor.md)",
+    )
+    parts.add_argument("--config", required=True, help="the floor's TOML file ([floor])")
+    parts.add_argument("--create", type=int, default=None, metavar="P", help="make P partitions (the admin)")
+    parts.add_argument("--partitions", type=int, default=None, metavar="P", help="show P's consumers")
+    parts.add_argument("--lease-ttl", type=float, default=None, help="with --create: the leases' TTL (6)")
+    parts.add_argument("--replicas", type=int, default=None, help="with --create: 1, or 3 on a cluster (1)")
+    parts.add_argument(
+        "--admin-password-file", default=None, help="with --create: the floor-admin's NATS password"
     )
     init = sub.add_parser("init-db", help="create the floor's roles and apply its schema migrations")
     init.add_argument("--dsn", required=True, help="a superuser's libpq connection string")
@@ -183,6 +200,8 @@ def run(args: argparse.Namespace) -> int:  # noqa: PLR0912 - one check per optio
         return _serve(args)
     if args.floor_command == "init-db":
         return _init_db(args)
+    if args.floor_command == "partitions":
+        return _partitions(args)
     if args.floor_command == "verify-software":
         return _verify_software(args)
     if args.floor_command == "release":
@@ -274,6 +293,54 @@ async def _refuse_beside_workers(dsn: str) -> None:
             await refuse_live_workers(connection)
     except psycopg.Error as error:
         log.warning("floor_workers_not_checked", reason=str(error).strip().splitlines()[0])
+
+
+def _partitions(args: argparse.Namespace) -> int:
+    from controller.floor import partitions  # noqa: PLC0415 - only this action needs it
+
+    # nats-py's TLS connections make asyncio warn at each close ("eof_received"): not ours to fix.
+    logging.getLogger("asyncio").setLevel(logging.ERROR)
+    if args.create is None:
+        with_create = {
+            "--lease-ttl": args.lease_ttl,
+            "--replicas": args.replicas,
+            "--admin-password-file": args.admin_password_file,
+        }
+        given = [name for name, value in with_create.items() if value is not None]
+        if given:
+            raise UserError(f"{', '.join(given)}: only with --create P")
+        config = load_floor_config(args.config)
+        lines = asyncio.run(partitions.show_partitions(config, args.partitions))
+    else:
+        if args.partitions is not None:
+            raise UserError("--partitions: only without --create (--create P names the count)")
+        if args.admin_password_file is None:
+            raise UserError(
+                "--create needs --admin-password-file: making the bucket and consumers is the floor-admin's"
+            )
+        ttl_s = DEFAULT_LEASE_TTL_S if args.lease_ttl is None else args.lease_ttl
+        replicas = 1 if args.replicas is None else args.replicas
+        partitions.check_create(args.create, ttl_s, replicas)  # refused before any file is read
+        config = load_floor_config(args.config)
+        password = _secret_file(args.admin_password_file, "--admin-password-file")
+        lines = asyncio.run(
+            partitions.create_partitions(config, password, args.create, lease_ttl_s=ttl_s, replicas=replicas)
+        )
+    for line in lines:
+        print(line)
+    return 0
+
+
+def _secret_file(path: str, option: str) -> str:
+    try:
+        text = Path(path).read_text(encoding="utf-8").strip()
+    except OSError as error:
+        raise UserError(f"{option} {path}: {error.strerror}") from None
+    except UnicodeDecodeError:
+        raise UserError(f"{option} {path}: not UTF-8 text") from None
+    if not text or "\n" in text:
+        raise UserError(f"{option} {path}: one line, the password, expected")
+    return text
 
 
 def _init_db(args: argparse.Namespace) -> int:

@@ -63,7 +63,7 @@ def state(engine: TableEngine) -> str:
 
 
 def held_from(engine: TableEngine) -> str | None:
-    return engine.held_from
+    return m.held_from(engine._ctx.flow.machine_state)
 
 
 def closed(live: LiveRound) -> bool:

@@ -59,9 +59,9 @@ class TableEngine:
         ctx.faults = Faults(ctx, recovered)
         ctx.bank = Bank(ctx, recovered)
         ctx.bets = Bets(ctx)
-        ctx.decisions = Decisions(ctx)
+        ctx.flow = RoundFlow(ctx)  # before the parts given it as a door (its machine calls none at start)
+        ctx.decisions = Decisions(ctx, spots=ctx.bets.spots, faults=ctx.faults, flow=ctx.flow)
         ctx.deal = DealPart(ctx)
-        ctx.flow = RoundFlow(ctx)
         ctx.progressive = TableProgressive(
             ctx, progressive_parameters_of(config.progressive), recovered.progressive
         )

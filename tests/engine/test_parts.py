@@ -162,3 +162,28 @@ def test_the_reach_check_sees_a_reach(tmp_path: Path) -> None:
         "def f(ctx: object) -> None:\n    ctx.bets.excluded.clear()\n    del ctx.bets.spots[1]\n"
     )
     assert reaches_into_another_part(probe) == ["probe.py:2: bets.excluded", "probe.py:3: bets.spots"]
+
+
+# The parts given their collaborators as narrow doors (docs/engine.md "The parts"): none asks another
+# part through the shared context. (Issue 29 item 1: the other parts follow.)
+_DOORED_PARTS = ("decisions.py",)
+
+
+def parts_asked_through_the_context(path: Path) -> list[str]:
+    """Each ``ctx.<part>`` in ``path``: another part reached through the shared context."""
+    found: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Attribute) and node.attr in _PARTS:
+            holder = node.value
+            if isinstance(holder, ast.Name) and holder.id == "ctx":
+                found.append(f"{path.name}:{node.lineno}: ctx.{node.attr}")
+            elif isinstance(holder, ast.Attribute) and holder.attr == "ctx":
+                found.append(f"{path.name}:{node.lineno}: self.ctx.{node.attr}")
+    return sorted(found)
+
+
+def test_the_doored_parts_ask_no_part_through_the_context() -> None:
+    asked = [reach for name in _DOORED_PARTS for reach in parts_asked_through_the_context(ENGINE_DIR / name)]
+    assert asked == []
+    # Not vacuous: the round flow still asks its collaborators through the context.
+    assert parts_asked_through_the_context(ENGINE_DIR / "flow.py")

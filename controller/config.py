@@ -1,4 +1,5 @@
-"""The table's configuration: TOML (tomllib), validated whole at start by pydantic models.
+"""The table's configuration: TOML (tomllib), validated whole at start by checked models
+(controller/checked.py: pydantic's model API in plain Python, so `flushtable config` loads no pydantic).
 
 Every refusal is one line that names the file and the key: ``table.toml: devices.shuffler.url: ...``.
 Unknown keys are refused, so a typo is never silently ignored. docs/configuration.md documents every
@@ -20,8 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BeforeValidator, Field, ValidationError, field_validator, model_validator
-
+from controller.checked import BeforeValidator, Field, ValidationError, field_validator, model_validator
 from controller.errors import UserError, shown
 from controller.files import (
     MAX_CERTIFICATE_BYTES,

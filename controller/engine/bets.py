@@ -296,9 +296,7 @@ class Bets:
                 return False
             self.excluded[seat] = reason
             ctx.journal(
-                e.OperatorAction(
-                    action="kill_seat", by=by, detail=f"seat {seat} excluded from the round: {reason}"
-                ),
+                e.SeatKilled(seat=seat, by=by, reason=reason, excluded=True),
                 source=operator(by),
             )
             ctx.out.append(ShowSeatResult(display, seat, "dead", 0))
@@ -318,7 +316,7 @@ class Bets:
         play.status = DEAD
         play.dead_reason = message
         ctx.journal(
-            e.OperatorAction(action="kill_seat", by=by, detail=f"seat {seat}{asked}: {reason}"),
+            e.SeatKilled(seat=seat, by=by, reason=reason, requested_by=requested_by),
             source=operator(by),
         )
         ctx.journal(e.DeadHand(seat=seat, reason=e.Reason(code="operator", message=message, seat=seat)))

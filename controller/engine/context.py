@@ -133,9 +133,9 @@ class TableContext:
         refusal speaks of a hand, is journaled in the entry's private part only."""
         self.out.append(Refused(action, reason))
         if by is not None:
-            private = None if private_detail is None else entries.OperatorActionPrivate(private_detail)
+            private = None if private_detail is None else entries.ActionRefusedPrivate(private_detail)
             self.journal(
-                entries.OperatorAction(action=action, by=by, detail=f"refused: {reason}", private=private),
+                entries.ActionRefused(action=action, by=by, reason=reason, private=private),
                 source=operator(by),
             )
 

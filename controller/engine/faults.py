@@ -188,11 +188,7 @@ class Faults:
             )
             return
         ctx.journal(
-            e.OperatorAction(
-                action="accept_difference",
-                by=by,
-                detail=f"{off}; the difference accepted ({action.fault_id}): {reason}",
-            ),
+            e.DifferenceAccepted(fault_id=action.fault_id, by=by, reason=reason, spot=off),
             source=operator(by),
         )
         self._release(action.fault_id, by, reason, journaled=False)
@@ -219,9 +215,7 @@ class Faults:
             if health != "fault":
                 continue
             self.ctx.journal(
-                e.OperatorAction(
-                    action="reset_device", by=by, detail=f"{device}: in fault when its table was released"
-                ),
+                e.DeviceReset(device=device, by=by, reason="in fault when its table was released"),
                 source=operator(by),
             )
             self.ctx.out.append(ResetDevice(device))

@@ -462,7 +462,7 @@ class RoundFlow:
         if not reason.strip():
             ctx.refuse("void_round", "a reason is required", by)
             return
-        ctx.journal(e.OperatorAction(action="void_round", by=by, detail=reason), source=operator(by))
+        ctx.journal(e.VoidOrdered(by=by, reason=reason), source=operator(by))
         if open_round and live is not None:
             round_obj, round_ = self.settle_round(dead=True)
             settlement = settle(round_)

@@ -1383,7 +1383,9 @@ def _first_line(error: BaseException) -> str:
     return text.splitlines()[0] if text else type(error).__name__
 
 
-_KINDS_WITH_PRIVATE = frozenset(kind for kind, cls in typed.CLASS_BY_KIND.items() if cls.PRIVATE is not None)
+_KINDS_WITH_PRIVATE = frozenset(
+    kind for kind, cls in typed.CLASS_BY_STORED_KIND.items() if cls.PRIVATE is not None
+)
 
 
 async def serve_panel(settings: FloorPanelSettings, *, host: str = "127.0.0.1", port: int = 8090) -> Any:

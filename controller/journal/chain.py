@@ -6,11 +6,19 @@ Pure functions, no I/O: the store writes what these compute and `verify` recompu
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, Protocol
+
+
+def _sha256_hex(text: str) -> str:
+    # Imported here: hashlib loads OpenSSL (~2 ms), which a reader that only folds and prints the
+    # journal (`flushtable recall`) never needs (issue 28; a writer pays it once, at its first hash).
+    import hashlib  # noqa: PLC0415
+
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
 
 GENESIS_HASH = "0" * 64
 """The first entry's prev_hash."""
@@ -91,7 +99,7 @@ def entry_hash_from_text(  # noqa: PLR0913 - keyword-only: the hashed fields of 
         + str(int(version))
         + "}"
     )
-    return hashlib.sha256((prev_hash + body).encode("utf-8")).hexdigest()
+    return _sha256_hex(prev_hash + body)
 
 
 def entry_hash(  # noqa: PLR0913 - keyword-only: the hashed fields of an entry, all of them
@@ -179,7 +187,7 @@ def entry_hash_v1_from_text(  # noqa: PLR0913 - keyword-only: the hashed fields 
         + _canonical_text(time_utc)
         + "}"
     )
-    return hashlib.sha256((prev_hash + body).encode("utf-8")).hexdigest()
+    return _sha256_hex(prev_hash + body)
 
 
 def stored_hash(envelope: Envelope, payload_text: str) -> str:

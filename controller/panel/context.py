@@ -18,6 +18,7 @@ from typing import Annotated, Any
 import jinja2
 from fastapi import Depends, HTTPException, Request, Response
 
+from controller.journal.entries import Entry, PanelRequest
 from controller.journal.noise import (
     DEFAULT_NOISE_POLICY,
     NOISE_SUPPRESSED,
@@ -125,7 +126,9 @@ class Panel:
                 source = "panel"
             self.backend.record(NOISE_SUPPRESSED, summary.payload(), source=source)
 
-    def noisy(self, category: str, key: str, kind: str, payload: dict[str, Any], *, source: str) -> None:
+    def noisy(
+        self, category: str, key: str, kind: str, payload: dict[str, Any] | Entry, *, source: str
+    ) -> None:
         """Journal a noisy event, or count it for a summary once its source is past its budget."""
         verdict = self.noise.admit(category, key, self.settings.clock(), utc_text(datetime.now(UTC)))
         self.journal_summaries(verdict.summaries)
@@ -195,17 +198,14 @@ def needs(role: Role, action: str) -> Callable[[Request, Session], Awaitable[Ses
     async def check(request: Request, session: ApiSession) -> Session:
         check_csrf(request.headers.get(CSRF_HEADER, ""), session)
         if not role_allows(session.role, role):
+            refused = PanelRequest(
+                action=action,
+                by=session.user,
+                request={"path": request.url.path},
+                outcome=f"refused: role {session.role} (needs {role})",
+            )
             panel_of(request).noisy(
-                REFUSED_ACTION,
-                session.user,
-                "operator_action",
-                {
-                    "action": action,
-                    "by": session.user,
-                    "detail": {"path": request.url.path},
-                    "outcome": f"refused: role {session.role} (needs {role})",
-                },
-                source=f"operator:{session.user}",
+                REFUSED_ACTION, session.user, refused.kind, refused, source=f"operator:{session.user}"
             )
             raise HTTPException(403, f"role {session.role} may not {action.replace('_', ' ')} (needs {role})")
         return session

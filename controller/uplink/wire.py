@@ -310,7 +310,7 @@ def decode_reference(data: bytes) -> EntryMessage | PrivateMessage:
     if kind_of_message != "entry":
         raise BadMessage(f"unknown message type {kind_of_message!r}")
     kind = _field(document, "kind", str)
-    if kind not in typed.CLASS_BY_KIND:
+    if kind not in typed.CLASS_BY_STORED_KIND:  # an earlier release's kind too: its rows are sent as written
         raise BadMessage(f"unknown entry kind {kind!r}")
     digest = _field(document, "private_digest", str, optional=True)
     for name in ("prev_hash", "hash", "private_digest"):
@@ -438,7 +438,7 @@ def _fast_entry(envelope: _Envelope, table_id: str, seq: int) -> EntryMessage | 
     )
     if (
         kind is msgspec.UNSET
-        or kind not in typed.CLASS_BY_KIND
+        or kind not in typed.CLASS_BY_STORED_KIND
         or source is msgspec.UNSET
         or version is msgspec.UNSET
         or not 0 < version < 2**31

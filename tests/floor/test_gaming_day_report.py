@@ -90,9 +90,9 @@ def own_fold(path: Path) -> Own:
         if not DAY_START <= time_utc[:19] < DAY_END:
             continue
         payload: dict[str, Any] = json.loads(payload_text)
-        if kind == "operator_action" and payload["action"] == "kill_seat":
+        if kind == "seat_killed":
             own.kills += 1
-        if kind == "operator_action" and payload["action"] == "accept_difference":
+        if kind == "difference_accepted":
             own.overrides += 1
         if kind == "fault_raised":
             own.faults += 1

@@ -79,9 +79,9 @@ def own_events(path: Path, table_id: str) -> Counter[tuple[str, int, str]]:
             for seat in payload["settlement"]["seats"]:
                 if seat["net"] >= BIG_WIN_CENTS:
                     found[(table_id, seq, "big_win")] += 1
-        elif kind == "operator_action" and payload["action"] == "kill_seat":
+        elif kind == "seat_killed":
             found[(table_id, seq, "kill")] += 1
-        elif kind == "operator_action" and payload["action"] == "accept_difference":
+        elif kind == "difference_accepted":
             found[(table_id, seq, "override")] += 1
         elif kind == "fault_raised" and payload["kind"] not in ("past_posting", "dead_hand"):
             found[(table_id, seq, "alert")] += 1

@@ -706,9 +706,9 @@ class TableDaemon:
 
         def seal_proceeded(_engine: TableEngine, _now_s: float) -> list[Output]:
             return [
-                JournalRecord.of(
+                JournalRecord(
                     "fault_cleared",
-                    {"fault_id": fault_id, "by": SEAL_WAIT_BY, "reason": reason},
+                    entries.FaultCleared(fault_id=fault_id, by=SEAL_WAIT_BY, reason=reason),
                     None,
                     "daemon",
                 )

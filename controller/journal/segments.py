@@ -438,11 +438,11 @@ def _write_atomically(path: Path, data: bytes) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temporary, path)
-        _fsync_directory(path.parent)
-    except OSError:
+    except BaseException:  # an OSError, or a signal's exception mid-write: no temporary left behind
         with contextlib.suppress(OSError):
             temporary.unlink()
         raise
+    _fsync_directory(path.parent)
 
 
 def _make_self_contained(path: Path) -> None:

@@ -27,7 +27,7 @@ def _listings(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         counted.append(str(path))
         return real(path)
 
-    monkeypatch.setattr(segments.os, "listdir", listdir)
+    monkeypatch.setattr(os, "listdir", listdir)  # the one os module: segments.py calls os.listdir
     return counted
 
 

@@ -243,10 +243,8 @@ def check_progressive_settings(settings: ProgressiveSettings, *, field: str = "p
             f"{field}.reset_cents: {settings.reset_cents} is below the base ({settings.base_cents}); "
             f"the meter never restarts below where it started"
         )
-    for name, basis_points in (
-        ("increment_percent", settings.increment_bp),
-        ("hidden_percent", settings.hidden_bp),
-    ):
+    rates = (("increment_percent", settings.increment_bp), ("hidden_percent", settings.hidden_bp))
+    for name, basis_points in rates:
         if not 0 <= basis_points <= BASIS_POINTS_PER_WHOLE:
             raise UserError(f"{field}.{name}: {percent_text(basis_points)} is not a rate from 0% to 100%")
     if settings.increment_bp + settings.hidden_bp > BASIS_POINTS_PER_WHOLE:
@@ -254,10 +252,7 @@ def check_progressive_settings(settings: ProgressiveSettings, *, field: str = "p
             f"{field}.hidden_percent: increment {percent_text(settings.increment_bp)} + hidden "
             f"{percent_text(settings.hidden_bp)} is over 100% of the wager"
         )
-    for name, basis_points in (
-        ("increment_percent", settings.increment_bp),
-        ("hidden_percent", settings.hidden_bp),
-    ):
+    for name, basis_points in rates:
         share = Decimal(settings.unit_cents * basis_points) / BASIS_POINTS_PER_WHOLE
         if share != share.to_integral_value():
             raise UserError(

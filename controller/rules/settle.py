@@ -1132,6 +1132,46 @@ def settle_parsed(obj: Mapping[str, object]) -> Settlement:
     return _settle_checked(parse_round(obj))
 
 
+def _seats_dead(
+    round_: Round, spec: GameSpec, order: Sequence[int], seat_by_number: Mapping[int, Seat]
+) -> tuple[dict[int, str], int]:
+    """The seats dead before any hand is judged (the designated player's cover refused, a misdeal), with
+    why, and the cents the designated player committed to the covered seats."""
+    banking = round_.banking
+    # Bet lock comes before the deal: coverage is decided on the antes alone, and a seat found misdealt
+    # afterwards keeps the cover it was given.
+    dead_reason: dict[int, str] = {}
+    committed = 0
+    if banking.mode == DESIGNATED_PLAYER and banking.seat is not None:
+        by_seat = sorted(round_.seats, key=lambda seat: seat.seat)
+        coverage = cover_seats(
+            spec.name,
+            banking.seat,
+            banking.funds_cents,
+            {seat.seat: seat.wagers["ante"] for seat in by_seat},
+            bonus_tops_cents={
+                seat.seat: bonus_top_cents(seat.wagers, round_.paytable, spec) for seat in by_seat
+            },
+            bonus_cap_cents=banking.bonus_cap_cents,
+        )
+        committed = coverage.committed_cents
+        for number in coverage.uncovered:
+            dead_reason[number] = NOT_COVERED
+    for number in order:
+        if number not in dead_reason and _seat_is_misdealt(seat_by_number[number], spec):
+            dead_reason[number] = WRONG_CARD_COUNT
+    return dead_reason, committed
+
+
+def _wager_results(owed: Sequence[Owed]) -> tuple[WagerResult, ...]:
+    return tuple(
+        WagerResult(
+            item.wager, item.stake, item.result, item.net, item.odds, item.shortfall, item.capped_from
+        )
+        for item in owed
+    )
+
+
 def _settle_checked(round_: Round) -> Settlement:
     spec = game_spec(round_.game)
     banking = round_.banking
@@ -1159,27 +1199,7 @@ def _settle_checked(round_: Round) -> Settlement:
     )
     seat_by_number = {seat.seat: seat for seat in round_.seats}
 
-    # Bet lock comes before the deal: coverage is decided on the antes alone, and a seat found misdealt
-    # afterwards keeps the cover it was given.
-    dead_reason: dict[int, str] = {}
-    committed = 0
-    if designated and banking.seat is not None:
-        coverage = cover_seats(
-            spec.name,
-            banking.seat,
-            banking.funds_cents,
-            {seat.seat: seat.wagers["ante"] for seat in by_seat},
-            bonus_tops_cents={
-                seat.seat: bonus_top_cents(seat.wagers, round_.paytable, spec) for seat in by_seat
-            },
-            bonus_cap_cents=banking.bonus_cap_cents,
-        )
-        committed = coverage.committed_cents
-        for number in coverage.uncovered:
-            dead_reason[number] = NOT_COVERED
-    for number in order:
-        if number not in dead_reason and _seat_is_misdealt(seat_by_number[number], spec):
-            dead_reason[number] = WRONG_CARD_COUNT
+    dead_reason, committed = _seats_dead(round_, spec, order, seat_by_number)
 
     owed_by_seat: dict[int, list[Owed]] = {}
     hands: dict[int, Hand] = {}
@@ -1215,12 +1235,7 @@ def _settle_checked(round_: Round) -> Settlement:
         if number in dead_reason:
             results.append(_dead_seat(seat, spec, dead_reason[number]))
             continue
-        wagers = tuple(
-            WagerResult(
-                item.wager, item.stake, item.result, item.net, item.odds, item.shortfall, item.capped_from
-            )
-            for item in owed_by_seat[number]
-        ) + _progressive_wager_result(seat, progressive)
+        wagers = _wager_results(owed_by_seat[number]) + _progressive_wager_result(seat, progressive)
         results.append(
             SeatResult(
                 seat=number,

@@ -492,6 +492,19 @@ def check_meter(settings: ProgressiveSettings, meter_cents: int, reserve_cents: 
         )
 
 
+def _jackpot_lock(
+    settings: ProgressiveSettings, meter_cents: int, reserve_cents: int, winners: Sequence[int]
+) -> tuple[int, dict[int, int], Reset]:
+    """The jackpot lock: the meter is frozen and shared by every 100% winner of the round, the cents
+    left over to the first paid; the meter re-seeds at once, the reserve giving what it holds. The
+    frozen meter, each winner's share, and the reset."""
+    each, left_over = divmod(meter_cents, len(winners))
+    shares = dict.fromkeys(winners, each)
+    shares[winners[0]] += left_over
+    from_reserve = min(reserve_cents, settings.reset_cents)
+    return meter_cents, shares, Reset(settings.reset_cents, from_reserve, settings.reset_cents - from_reserve)
+
+
 def settle_progressive(
     settings: ProgressiveSettings,
     meter_cents: int,
@@ -534,15 +547,8 @@ def settle_progressive(
             awards.append(AwardPaid(entry.seat, length, award, award.fixed_units * unit, from_meter=False))
         elif award.is_jackpot:
             if not jackpot_shares:
-                # The jackpot lock: the meter is frozen and shared by every 100% winner of the round,
-                # the cents left over to the first paid; the meter re-seeds at once.
-                frozen = meter
-                each, left_over = divmod(frozen, len(jackpot_winners))
-                jackpot_shares = dict.fromkeys(jackpot_winners, each)
-                jackpot_shares[jackpot_winners[0]] += left_over
-                from_reserve = min(reserve, settings.reset_cents)
-                reset = Reset(settings.reset_cents, from_reserve, settings.reset_cents - from_reserve)
-                reserve -= from_reserve
+                frozen, jackpot_shares, reset = _jackpot_lock(settings, meter, reserve, jackpot_winners)
+                reserve -= reset.from_reserve_cents
                 meter = settings.reset_cents
             awards.append(
                 AwardPaid(

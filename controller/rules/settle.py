@@ -1172,6 +1172,38 @@ def _wager_results(owed: Sequence[Owed]) -> tuple[WagerResult, ...]:
     )
 
 
+def _dead_round(round_: Round, spec: GameSpec, by_seat: Sequence[Seat]) -> Settlement:
+    """A round dead as a whole: every wager returned, no hand judged."""
+    return Settlement(
+        game=spec.name,
+        banking_mode=round_.banking.mode,
+        dead=True,
+        dealer_hand=None,
+        dealer_qualifies=None,
+        seats=tuple(_dead_seat(seat, spec, ROUND_DEAD) for seat in by_seat),
+        progressive=_settle_progressive(round_, order=[seat.seat for seat in by_seat], hands={}),
+    )
+
+
+def _judge_live_seats(
+    round_: Round, spec: GameSpec, live: Sequence[Seat], dealer: Hand
+) -> tuple[dict[int, list[Owed]], dict[int, Hand]]:
+    """Each live seat's hand and what its wagers are owed against the dealer's, in action order."""
+    owed_by_seat: dict[int, list[Owed]] = {}
+    hands: dict[int, Hand] = {}
+    qualifies = dealer.qualifies
+    for seat in live:
+        hand = evaluate((*seat.cards, *round_.community))
+        hands[seat.seat] = hand
+        if spec.name == CHASE_THE_FLUSH:
+            owed = _settle_chase(round_, seat, hand, dealer, qualifies)
+        else:
+            owed = _settle_hcf_or_top_flush(spec, seat, hand, dealer, qualifies=qualifies)
+        owed += _settle_bonuses(round_, spec, seat, (hand, dealer), qualifies=qualifies)
+        owed_by_seat[seat.seat] = _in_spot_order(owed, spec.wagers)
+    return owed_by_seat, hands
+
+
 def _settle_checked(round_: Round) -> Settlement:
     spec = game_spec(round_.game)
     banking = round_.banking
@@ -1179,16 +1211,7 @@ def _settle_checked(round_: Round) -> Settlement:
     by_seat = sorted(round_.seats, key=lambda seat: seat.seat)
 
     if _round_is_dead(round_, spec):
-        reason = ROUND_DEAD
-        return Settlement(
-            game=spec.name,
-            banking_mode=banking.mode,
-            dead=True,
-            dealer_hand=None,
-            dealer_qualifies=None,
-            seats=tuple(_dead_seat(seat, spec, reason) for seat in by_seat),
-            progressive=_settle_progressive(round_, order=[seat.seat for seat in by_seat], hands={}),
-        )
+        return _dead_round(round_, spec, by_seat)
 
     dealer = evaluate((*round_.dealer, *round_.community))
     qualifies = dealer.qualifies
@@ -1201,20 +1224,8 @@ def _settle_checked(round_: Round) -> Settlement:
 
     dead_reason, committed = _seats_dead(round_, spec, order, seat_by_number)
 
-    owed_by_seat: dict[int, list[Owed]] = {}
-    hands: dict[int, Hand] = {}
-    for number in order:
-        if number in dead_reason:
-            continue
-        seat = seat_by_number[number]
-        hand = evaluate((*seat.cards, *round_.community))
-        hands[number] = hand
-        if spec.name == CHASE_THE_FLUSH:
-            owed = _settle_chase(round_, seat, hand, dealer, qualifies)
-        else:
-            owed = _settle_hcf_or_top_flush(spec, seat, hand, dealer, qualifies=qualifies)
-        owed += _settle_bonuses(round_, spec, seat, (hand, dealer), qualifies=qualifies)
-        owed_by_seat[number] = _in_spot_order(owed, spec.wagers)
+    live = [seat_by_number[number] for number in order if number not in dead_reason]
+    owed_by_seat, hands = _judge_live_seats(round_, spec, live, dealer)
 
     cap_report: BonusCapReport | None = None
     dp_report: DesignatedPlayerReport | None = None

@@ -10,7 +10,7 @@ import hashlib
 import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict, Unpack
 
 GENESIS_HASH = "0" * 64
 """The first entry's prev_hash."""
@@ -120,32 +120,23 @@ def entry_hash_from_text(  # noqa: PLR0913 - keyword-only: the hashed fields of 
     )
 
 
-def entry_hash(  # noqa: PLR0913 - keyword-only: the hashed fields of an entry, all of them
-    *,
-    prev_hash: str,
-    seq: int,
-    time_utc: str,
-    table_id: str,
-    round_id: str | None,
-    source: str,
-    kind: str,
-    version: int,
-    payload: Mapping[str, Any],
-    private_digest: str | None,
-) -> str:
+class HashedColumns(TypedDict):
+    """An entry's hashed columns other than its public part (``entry_hash_from_text``'s keywords)."""
+
+    prev_hash: str
+    seq: int
+    time_utc: str
+    table_id: str
+    round_id: str | None
+    source: str
+    kind: str
+    version: int
+    private_digest: str | None
+
+
+def entry_hash(*, payload: Mapping[str, Any], **columns: Unpack[HashedColumns]) -> str:
     """``entry_hash_from_text`` for a public part given as an object."""
-    return entry_hash_from_text(
-        prev_hash=prev_hash,
-        seq=seq,
-        time_utc=time_utc,
-        table_id=table_id,
-        round_id=round_id,
-        source=source,
-        kind=kind,
-        version=version,
-        payload_text=canonical_json(payload),
-        private_digest=private_digest,
-    )
+    return entry_hash_from_text(payload_text=canonical_json(payload), **columns)
 
 
 class Envelope(Protocol):

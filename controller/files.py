@@ -25,7 +25,6 @@ import json
 import os
 import re
 import stat
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +59,9 @@ def write_private_json(path: Path, document: object, *, prefix: str) -> None:
     """Write ``document`` as indented JSON to ``path``, readable by its owner alone (0600), whole or not
     at all: a temporary file beside it (named ``prefix``...), synced, then renamed over it; the temporary
     file is removed when anything fails. Both users files are written this way."""
+    # Imported here: tempfile loads shutil, which the read-only commands (recall, settle) never need.
+    import tempfile  # noqa: PLC0415
+
     fd, tmp_name = tempfile.mkstemp(prefix=prefix, dir=path.parent)
     try:
         os.fchmod(fd, 0o600)

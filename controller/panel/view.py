@@ -111,36 +111,7 @@ class TableView:
         if round_ is not None:
             in_action = round_.wagers()
             for seat in sorted(set(round_.seats) | set(round_.sensed_wagers)):
-                cards = self._visible_cards(round_, seat)
-                result = results.get(seat)
-                wagers, stage = self._wagers_in_action(round_, seat, in_action, result)
-                seats.append(
-                    {
-                        "seat": seat,
-                        "wagers": {w["name"]: w["cents"] for w in wagers},
-                        "wager_rows": wagers,
-                        "wager_stage": stage,
-                        "cards": cards,
-                        "dealt": len(round_.cards.get(seat, {})),
-                        "decisions": [
-                            {"action": d.action, "amount_cents": d.amount_cents, "street": d.street}
-                            for d in round_.decisions.get(seat, [])
-                        ],
-                        "dead": seat in round_.dead_seats,
-                        "designated_player": seat == round_.dp_seat,
-                        "result": None
-                        if result is None
-                        else {
-                            "status": result.get("status"),
-                            "net_cents": result.get("net"),
-                            "wagers": {
-                                name: {"result": w.get("result"), "net_cents": w.get("net")}
-                                for name, w in (result.get("wagers") or {}).items()
-                                if isinstance(w, Mapping)
-                            },
-                        },
-                    }
-                )
+                seats.append(self._seat_view(round_, seat, in_action, results.get(seat)))
             community = self._visible_cards(round_, COMMUNITY_POSITION)
             dealer_cards = self._visible_cards(round_, DEALER_POSITION)
         game = round_.game if round_ is not None and round_.game else state.game
@@ -293,6 +264,42 @@ class TableView:
                 }
             )
         return [r for r in rows if r["cents"] or r["disagrees"] or r["pending_cents"]], "locked"
+
+    def _seat_view(
+        self,
+        round_: RoundState,
+        seat: int,
+        in_action: Mapping[int, Mapping[str, int]],
+        result: Mapping[str, Any] | None,
+    ) -> dict[str, Any]:
+        """One seat of ``snapshot``'s round: its wagers as they stand, its visible cards, its decisions
+        and its settled result (None before settlement)."""
+        wagers, stage = self._wagers_in_action(round_, seat, in_action, result)
+        return {
+            "seat": seat,
+            "wagers": {w["name"]: w["cents"] for w in wagers},
+            "wager_rows": wagers,
+            "wager_stage": stage,
+            "cards": self._visible_cards(round_, seat),
+            "dealt": len(round_.cards.get(seat, {})),
+            "decisions": [
+                {"action": d.action, "amount_cents": d.amount_cents, "street": d.street}
+                for d in round_.decisions.get(seat, [])
+            ],
+            "dead": seat in round_.dead_seats,
+            "designated_player": seat == round_.dp_seat,
+            "result": None
+            if result is None
+            else {
+                "status": result.get("status"),
+                "net_cents": result.get("net"),
+                "wagers": {
+                    name: {"result": w.get("result"), "net_cents": w.get("net")}
+                    for name, w in (result.get("wagers") or {}).items()
+                    if isinstance(w, Mapping)
+                },
+            },
+        }
 
     def _visible_cards(self, round_: RoundState, position: int) -> list[str | None]:
         dealt = round_.cards.get(position, {})

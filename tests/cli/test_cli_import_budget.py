@@ -83,7 +83,11 @@ SETTLE = (
     "controller.commands",
     "controller.commands.settle",
     "controller.names",
+    # settle.py's round (its types, parsing and checks) and its result types, split out of it (issue 29):
+    # the same code as before, in three modules.
+    "controller.rules.round_input",
     "controller.rules.settle",
+    "controller.rules.settlement",
     "table_names",
 )
 

@@ -12,7 +12,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 # What only the table panel is: its document, its port, its commands.
 TABLE_PANEL_MARKS = re.compile(
-    r"docs/panel\.md\)|127\.0\.0\.1:8080|`flushtable panel |`flushtable user |docs/img/panel\.png|^#+ .*panel\.md"
+    r"docs/panel\.md\)|127\.0\.0\.1:8080|`flushtable panel |`flushtable user |docs/img/panel\.png"
 )
 
 

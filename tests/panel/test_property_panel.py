@@ -155,13 +155,14 @@ class _StartedPanel:
 
     def __enter__(self) -> str:
         journal, users_file, prop = self._args
-        self.running = self.loop.run_until_complete(
-            start_panel(
-                journal, bind="127.0.0.1:0", users_file=users_file, property_settings=prop, environ={}
-            )
-        )
+        # The loop runs in its own thread from the start: the test's thread may hold a running loop of its
+        # own (Playwright's sync API, from the module's browser tests).
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
+        started = start_panel(
+            journal, bind="127.0.0.1:0", users_file=users_file, property_settings=prop, environ={}
+        )
+        self.running = asyncio.run_coroutine_threadsafe(started, self.loop).result(timeout=60)
         return self.running.url
 
     def __exit__(self, *_exc: object) -> None:

@@ -88,12 +88,13 @@ class TableView:
     def apply(self, entry: JournalEntry) -> None:
         self.state.apply(entry)
 
-    def public_entry(self, entry: JournalEntry) -> dict[str, Any]:
+    def public_entry(self, entry: JournalEntry, fmt: MoneyFormat = money) -> dict[str, Any]:
         """The entry as it may leave the daemon now: its private part only once its round is revealed
-        (``payload`` is then both parts merged, as the writer gave them)."""
+        (``payload`` is then both parts merged, as the writer gave them); its sentence's amounts in
+        ``fmt`` (the property's money)."""
         shown = viewer_event(entry, self.state)
         del shown["private"]  # the panel's events carry the merged payload and ``hidden``
-        shown["sentence"] = entry_sentence(shown)  # for people (docs/panel.md "Event log")
+        shown["sentence"] = entry_sentence(shown, fmt)  # for people (docs/panel.md "Event log")
         return shown
 
     # --- the table at a glance ------------------------------------------------------------------
@@ -317,7 +318,7 @@ def with_sentence(event: dict[str, Any], fmt: MoneyFormat = money) -> dict[str, 
 def public_recall(record: Mapping[str, Any], fmt: MoneyFormat = money) -> dict[str, Any]:
     """A recall record as the panel shows it. Recall (controller/journal/recall.py) already folds the
     round through the reducer and passes every entry through the gate: nothing more to remove. Added
-    here, for people: each event's sentence (its amounts in ``fmt``: the floor panel's currency), and
+    here, for people: each event's sentence (its amounts in ``fmt``: the property's money), and
     ``view`` (:func:`recall_view`). The table panel's recall page and the floor's round page both."""
     shown = dict(record)
     shown["events"] = [with_sentence(dict(event), fmt) for event in record.get("events") or []]

@@ -216,6 +216,14 @@ def start_record(config: TableConfig, engine: TableEngine) -> JournalRecord:
     return daemon_record(entries.TableClosed(by="daemon", reason=reason))
 
 
+class StartCancelled(Exception):
+    """A Ctrl-C or SIGTERM while the journal proved itself at the start."""
+
+
+def _cancel_start(signal_number: int, _frame: object) -> None:
+    raise StartCancelled(f"{signal.Signals(signal_number).name} while the journal proved itself")
+
+
 def daemon_record(entry: entries.Entry) -> JournalRecord:
     """One of the daemon's own entries (no round), typed where it is decided."""
     return JournalRecord(entry.kind, entry, None, "engine")
@@ -520,19 +528,32 @@ class TableDaemon:
     # --- start and stop -------------------------------------------------------------------------------
     async def run(self) -> int:  # noqa: PLR0912, PLR0915 - the start-up order in one place; each step is one call, split they would hide the order
         bind_table(self.config.table_id)
-        # Ctrl-C and SIGTERM are the daemon's from its first step: one that comes while the journal
-        # proves itself (seconds on a long open segment) stops the table once it has opened, cleanly,
-        # instead of the signal's default ending the process where no exit path runs.
+        # Ctrl-C and SIGTERM are the daemon's from its first step. While the journal proves itself
+        # (synchronous, seconds on a long open segment: the loop cannot run a handler then) a signal
+        # cancels the start at once, before anything is appended; from then on it stops the table
+        # cleanly (daemon_stop.py), never by the signal's default, where no exit path runs.
         loop = asyncio.get_running_loop()
         for signal_number in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signal_number, self._signalled)
         self.journal_path.parent.mkdir(parents=True, exist_ok=True)
+        during_proof = {
+            signal_number: signal.signal(signal_number, _cancel_start)
+            for signal_number in (signal.SIGTERM, signal.SIGINT)
+        }
         try:
             self.ledger.open(new_journal=self.options.new_journal)
-        except BaseException:
+        except BaseException as error:
             for signal_number in (signal.SIGTERM, signal.SIGINT):
                 loop.remove_signal_handler(signal_number)
-            raise
+            if not isinstance(error, StartCancelled):
+                raise
+            if self.ledger.opened:
+                self.ledger.close()
+            print(f"stopping: {error} before the table opened (nothing appended)", file=sys.stderr)
+            return 0
+        finally:
+            for signal_number, handler in during_proof.items():
+                signal.signal(signal_number, handler)  # back to the loop's (asyncio's own) handler
         try:
             # Clearings other processes write from now on are the journal watch's: recovery applies
             # everything up to here (a clearing written in between is seen by both, harmlessly).

@@ -1,11 +1,15 @@
-"""A SIGTERM that comes while `flushtable run` is still starting (the journal proving itself, which
-takes seconds on a long open segment) stops the table cleanly once it has opened: exit 0, the stop said
-on standard error, no round started, the journal verifies. Before, the daemon installed its handlers
-only after `table_opened`, so such a signal ended the process by its default action (exit -15), where no
-exit path ran (a temporary file of the anchor's left behind, the stop not said).
+"""A Ctrl-C or SIGTERM while `flushtable run` is still starting.
 
-The signal is sent by the process to itself at the moment the start opens its journal: a real signal at
-a known point of the real start (a wrapper of ``DaemonJournal.open`` in a child process; no clock)."""
+- During the journal's proof (synchronous, seconds on a long open segment): the start is cancelled at
+  once, nothing is appended (no `table_opened`), the process says so and exits 0. Before, the daemon
+  installed its handlers only after `table_opened`: a SIGTERM there ended the process by its default
+  action (exit -15) where no exit path ran, and (a first fix) a handler on the loop only ran after the
+  proof, so the cancelled table opened anyway.
+- Just after the proof: the table opens and stops cleanly (exit 0, "stopping: no round in play", no
+  round started).
+
+The signal is sent by the process to itself at a known point of the real start (a wrapper of the proof,
+``prepare_for_run``, or of the recovery that follows it, in a child process; no clock)."""
 
 from __future__ import annotations
 
@@ -14,20 +18,31 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from tests.daemon.harness import entries, flushtable
 
 CHILD = textwrap.dedent(
     """
     import os, signal, sys
-    from controller.daemon_journal import DaemonJournal
+    import controller.daemon as daemon
+    import controller.daemon_journal as daemon_journal
 
-    real_open = DaemonJournal.open
+    real_prepare = daemon_journal.prepare_for_run
+    real_recover = daemon.recover
 
-    def open_after_a_sigterm(self, **options):
-        os.kill(os.getpid(), signal.SIGTERM)  # delivered now: the start is still proving its journal
-        return real_open(self, **options)
+    def prepare_with_a_signal(*arguments, **options):
+        os.kill(os.getpid(), signal.SIGTERM)  # delivered now, inside the proof
+        return real_prepare(*arguments, **options)
 
-    DaemonJournal.open = open_after_a_sigterm
+    def recover_after_a_signal(*arguments, **options):
+        os.kill(os.getpid(), signal.SIGTERM)  # the proof has ended: recovery, then the table opens
+        return real_recover(*arguments, **options)
+
+    if sys.argv[2] == "during":
+        daemon_journal.prepare_for_run = prepare_with_a_signal
+    else:
+        daemon.recover = recover_after_a_signal
     from controller.cli import main
 
     sys.exit(main(["run", "--journal", sys.argv[1], "--rounds", "2", "--no-panel", "--seed", "3"]))
@@ -35,10 +50,14 @@ CHILD = textwrap.dedent(
 )
 
 
-def test_a_sigterm_during_the_start_stops_the_table_cleanly_once_open(tmp_path: Path) -> None:
+@pytest.mark.parametrize("when", ["during", "after"])
+def test_a_sigterm_at_the_start_never_ends_the_process_by_default(tmp_path: Path, when: str) -> None:
     journal_path = tmp_path / "journal.sqlite"
+    first = flushtable("run", "--journal", str(journal_path), "--rounds", "1", "--no-panel", "--seed", "3")
+    assert first.returncode == 0, first.stderr[-3000:]
+    before = [entry.kind for entry in entries(journal_path)]
     child = subprocess.run(
-        [sys.executable, "-c", CHILD, str(journal_path)],
+        [sys.executable, "-c", CHILD, str(journal_path), when],
         capture_output=True,
         text=True,
         timeout=120,
@@ -46,9 +65,15 @@ def test_a_sigterm_during_the_start_stops_the_table_cleanly_once_open(tmp_path: 
         cwd=tmp_path,
     )
     assert child.returncode == 0, (child.returncode, child.stderr[-3000:])
-    assert "stopping: no round in play" in child.stderr
-    kinds = [entry.kind for entry in entries(journal_path)]
-    assert "table_opened" in kinds
-    assert "round_started" not in kinds
+    after = [entry.kind for entry in entries(journal_path)]
+    assert after[: len(before)] == before
+    added = after[len(before) :]
+    if when == "during":
+        assert "stopping: SIGTERM while the journal proved itself before the table opened" in child.stderr
+        assert added == []  # the cancelled start appended nothing
+    else:
+        assert "stopping: no round in play" in child.stderr
+        assert "table_opened" in added
+        assert "round_started" not in added
     assert not list(tmp_path.glob("*.tmp-*"))
     assert flushtable("journal", "verify", "--journal", str(journal_path)).returncode == 0

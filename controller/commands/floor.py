@@ -113,7 +113,12 @@ def _add_partitions(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parts.add_argument("--create", type=int, default=None, metavar="P", help="make P partitions (the admin)")
     parts.add_argument("--partitions", type=int, default=None, metavar="P", help="show P's consumers")
     parts.add_argument("--lease-ttl", type=float, default=None, help="with --create: the leases' TTL (6)")
-    parts.add_argument("--replicas", type=int, default=None, help="with --create: the lease bucket's replicas (the FLUSHTABLE stream's; never fewer)")
+    parts.add_argument(
+        "--replicas",
+        type=int,
+        default=None,
+        help="with --create: the lease bucket's replicas (the FLUSHTABLE stream's; never fewer)",
+    )
     parts.add_argument(
         "--admin-password-file", default=None, help="with --create: the floor-admin's NATS password"
     )

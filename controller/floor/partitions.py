@@ -113,7 +113,9 @@ def check_replicas(replicas: int | None, stream_replicas: int) -> int:
 async def leased_rows(dsn: str) -> int:
     """How many rows ``floor_partition_leases`` holds (their epochs are the bucket's revisions)."""
     try:
-        async with await psycopg.AsyncConnection.connect(dsn, autocommit=True, connect_timeout=10) as connection:
+        async with await psycopg.AsyncConnection.connect(
+            dsn, autocommit=True, connect_timeout=10
+        ) as connection:
             row = await (await connection.execute("SELECT count(*) FROM floor_partition_leases")).fetchone()
     except psycopg.Error as error:
         raise PartitionsRefused(f"PostgreSQL: {str(error).strip().splitlines()[0]}") from None

@@ -8,6 +8,8 @@
 ``--create`` is ``ensure_partitions`` (controller/floor/workers.py) as the floor's NATS admin
 (``floor-admin``: making consumers and buckets is the admin's, never the reader's): the ``floor_leases``
 bucket and each partition's durable consumer, with the consumers' ``ack_wait`` derived from the lease TTL.
+The bucket's replicas are the FLUSHTABLE stream's unless given, never fewer; a missing bucket is not made
+while PostgreSQL's ``floor_partition_leases`` holds epochs (a new bucket's revisions start below them).
 Run again it changes nothing but an existing consumer's ``ack_wait``. Showing needs the floor's own file
 only: the bucket (its TTL, replicas), each lease PostgreSQL holds (worker, epoch, last renewal) and each
 partition consumer (its ``ack_wait``, messages pending and delivered unacked), as the floor reader.

@@ -144,9 +144,9 @@ async def create_partitions(
             held = await leased_rows(config.dsn)
             if held:
                 raise PartitionsRefused(
-                    f"bucket {LEASE_BUCKET}: none, but floor_partition_leases holds {held} epochs: stop "
-                    "every worker and clear floor_partition_leases first (a new bucket's revisions start "
-                    "below them)"
+                    f"bucket {LEASE_BUCKET}: none, but floor_partition_leases holds epochs ({held} rows): "
+                    "stop every worker and clear floor_partition_leases first (a new bucket's revisions "
+                    "start below them)"
                 ) from None
         except LeaseTtlMismatch as error:
             # The bucket's TTL is what every worker is checked against: it is not changed here.

@@ -128,7 +128,7 @@ def test_partitions_are_made_shown_and_bad_input_refused_in_one_line(
 
     asyncio.run(delete_bucket())
     line = _refused(_flushtable(capsys, "--config", config, "--create", "2", *admin))
-    assert "floor_partition_leases holds 1 epochs: stop every worker and clear" in line
+    assert "floor_partition_leases holds epochs (1 rows): stop every worker and clear" in line
     assert _flushtable(capsys, "--config", config, "--partitions", "2").stdout.splitlines()[1] == (
         f"bucket {LEASE_BUCKET}: none (flushtable floor partitions --create P makes it)"
     )  # not remade

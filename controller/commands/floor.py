@@ -113,7 +113,12 @@ def _add_partitions(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parts.add_argument("--create", type=int, default=None, metavar="P", help="make P partitions (the admin)")
     parts.add_argument("--partitions", type=int, default=None, metavar="P", help="show P's consumers")
     parts.add_argument("--lease-ttl", type=float, default=None, help="with --create: the leases' TTL (6)")
-    parts.add_argument("--replicas", type=int, default=None, help="with --create: 1, or 3 on a cluster (1)")
+    parts.add_argument(
+        "--replicas",
+        type=int,
+        default=None,
+        help="with --create: the lease bucket's replicas (the FLUSHTABLE stream's; never fewer)",
+    )
     parts.add_argument(
         "--admin-password-file", default=None, help="with --create: the floor-admin's NATS password"
     )
@@ -367,7 +372,7 @@ def _partitions(args: argparse.Namespace) -> int:
                 "--create needs --admin-password-file: making the bucket and consumers is the floor-admin's"
             )
         ttl_s = DEFAULT_LEASE_TTL_S if args.lease_ttl is None else args.lease_ttl
-        replicas = 1 if args.replicas is None else args.replicas
+        replicas: int | None = args.replicas  # None: the FLUSHTABLE stream's (read at --create)
         partitions.check_create(args.create, ttl_s, replicas)  # refused before any file is read
         config = load_floor_config(args.config)
         password = _secret_file(args.admin_password_file, "--admin-password-file")

@@ -8,6 +8,8 @@
 ``--create`` is ``ensure_partitions`` (controller/floor/workers.py) as the floor's NATS admin
 (``floor-admin``: making consumers and buckets is the admin's, never the reader's): the ``floor_leases``
 bucket and each partition's durable consumer, with the consumers' ``ack_wait`` derived from the lease TTL.
+The bucket's replicas are the FLUSHTABLE stream's unless given, never fewer; a missing bucket is not made
+while PostgreSQL's ``floor_partition_leases`` holds epochs (a new bucket's revisions start below them).
 Run again it changes nothing but an existing consumer's ``ack_wait``. Showing needs the floor's own file
 only: the bucket (its TTL, replicas), each lease PostgreSQL holds (worker, epoch, last renewal) and each
 partition consumer (its ``ack_wait``, messages pending and delivered unacked), as the floor reader.
@@ -54,11 +56,11 @@ class PartitionsRefused(UserError):
     """A bad argument, or NATS or PostgreSQL could not do it: one line."""
 
 
-def check_create(partitions: int, lease_ttl_s: float, replicas: int) -> WorkerSettings:
-    """The arguments of ``--create``, refused in one line each."""
+def check_create(partitions: int, lease_ttl_s: float, replicas: int | None) -> WorkerSettings:
+    """The arguments of ``--create``, refused in one line each (``replicas`` None: the stream's)."""
     if not 1 <= partitions <= MAX_PARTITIONS:
         raise PartitionsRefused(f"--create: 1 to {MAX_PARTITIONS} partitions, not {partitions}")
-    if not 1 <= replicas <= MAX_REPLICAS:
+    if replicas is not None and not 1 <= replicas <= MAX_REPLICAS:
         raise PartitionsRefused(
             f"--replicas: 1 to {MAX_REPLICAS} (3 on a three-node cluster), not {replicas}"
         )
@@ -97,23 +99,59 @@ def _nats_line(error: BaseException) -> str:
     return f"NATS: {text}"
 
 
+def check_replicas(replicas: int | None, stream_replicas: int) -> int:
+    """The lease bucket's replicas: the stream's unless given, never fewer (every worker renews its leases
+    in the bucket: a bucket on fewer nodes than the stream stops the whole floor when one of them is lost)."""
+    if replicas is None:
+        return stream_replicas
+    if replicas < stream_replicas:
+        raise PartitionsRefused(
+            f"--replicas {replicas}: fewer than the {STREAM_NAME} stream's {stream_replicas} "
+            "(losing one node would stop every lease renewal); leave it out to take the stream's"
+        )
+    return replicas
+
+
+async def leased_rows(dsn: str) -> int:
+    """How many rows ``floor_partition_leases`` holds (their epochs are the bucket's revisions)."""
+    try:
+        async with await psycopg.AsyncConnection.connect(
+            dsn, autocommit=True, connect_timeout=10
+        ) as connection:
+            row = await (await connection.execute("SELECT count(*) FROM floor_partition_leases")).fetchone()
+    except psycopg.Error as error:
+        raise PartitionsRefused(f"PostgreSQL: {str(error).strip().splitlines()[0]}") from None
+    return int(row[0]) if row is not None else 0
+
+
 async def create_partitions(
-    config: FloorConfig, admin_password: str, partitions: int, *, lease_ttl_s: float, replicas: int
+    config: FloorConfig, admin_password: str, partitions: int, *, lease_ttl_s: float, replicas: int | None
 ) -> list[str]:
-    """``ensure_partitions`` as the floor's admin; the lines that say what is there now."""
+    """``ensure_partitions`` as the floor's admin; the lines that say what is there now. ``replicas``
+    None: the FLUSHTABLE stream's."""
     settings = check_create(partitions, lease_ttl_s, replicas)
     client: Client | None = None
     try:
         client = await _connect(config, ADMIN_USER, admin_password, inbox_prefix="_INBOX")
         js = client.jetstream()
+        stream = await js.stream_info(STREAM_NAME)
+        bucket_replicas = check_replicas(replicas, stream.config.num_replicas or 1)
         try:
             await check_bucket_ttl(await js.key_value(LEASE_BUCKET), lease_ttl_s)
         except nats.js.errors.BucketNotFoundError:
-            pass  # made below, with this TTL
+            # A new bucket's revisions start below the epochs PostgreSQL holds: every claim would be
+            # refused (docs/floor.md "Fencing"). Made only when no epoch is held.
+            held = await leased_rows(config.dsn)
+            if held:
+                raise PartitionsRefused(
+                    f"bucket {LEASE_BUCKET}: none, but floor_partition_leases holds epochs ({held} rows): "
+                    "stop every worker and clear floor_partition_leases first (a new bucket's revisions "
+                    "start below them)"
+                ) from None
         except LeaseTtlMismatch as error:
             # The bucket's TTL is what every worker is checked against: it is not changed here.
             raise PartitionsRefused(f"{error} (the bucket is kept: its TTL is set when it is made)") from None
-        await ensure_partitions(client, partitions, lease_ttl_s=lease_ttl_s, replicas=replicas)
+        await ensure_partitions(client, partitions, lease_ttl_s=lease_ttl_s, replicas=bucket_replicas)
         lines = await _nats_lines(client, [partitions])
     except _REACH_ERRORS as error:
         raise PartitionsRefused(_nats_line(error)) from None
@@ -136,7 +174,19 @@ async def _nats_lines(client: Client, counts: Sequence[int]) -> list[str]:
         lines.append(f"bucket {LEASE_BUCKET}: none (flushtable floor partitions --create P makes it)")
     else:
         ttl_s = bucket.config.max_age or 0
-        lines.append(f"bucket {LEASE_BUCKET}: TTL {ttl_s:g} s, R{bucket.config.num_replicas or 1}")
+        bucket_replicas = bucket.config.num_replicas or 1
+        line = f"bucket {LEASE_BUCKET}: TTL {ttl_s:g} s, R{bucket_replicas}"
+        try:
+            stream_replicas = (await js.stream_info(STREAM_NAME)).config.num_replicas or 1
+        except nats.js.errors.NotFoundError:
+            stream_replicas = bucket_replicas  # no stream: nothing to compare with
+        if bucket_replicas < stream_replicas:
+            line += (
+                f" - FEWER than the {STREAM_NAME} stream's R{stream_replicas}: losing one node stops "
+                "every lease renewal (stop the workers, delete the bucket, clear floor_partition_leases, "
+                "--create again)"
+            )
+        lines.append(line)
     for partitions in counts:
         for partition in range(partitions):
             name = partition_consumer(partition, partitions)

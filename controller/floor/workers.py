@@ -495,7 +495,7 @@ class FloorWorker:
                 if len(self.held) >= share:
                     break
                 if partition not in self.held:
-                    await self._try_acquire(kv, connection, partition)
+                    await self._try_acquire(kv, js, connection, partition)
         if 0 in self.held:  # one worker reports the nodes (the holder of partition 0)
             with contextlib.suppress(*_LEASE_ERRORS):
                 await record_nodes(connection, js, self.settings.worker)
@@ -541,7 +541,9 @@ class FloorWorker:
             return f"the key is no longer at this worker's revision ({since_s:.1f} s since the last renewal)"
         return None
 
-    async def _try_acquire(self, kv: KeyValue, connection: Connection, partition: int) -> None:
+    async def _try_acquire(
+        self, kv: KeyValue, js: JetStreamContext, connection: Connection, partition: int
+    ) -> None:
         key = lease_key(partition)
         try:
             # The key's value names its worker (what an operator reading the bucket sees); the revision
@@ -588,6 +590,28 @@ class FloorWorker:
         self.held[partition] = _Held(partition, epoch, revision, self.clock(), service, service_stop, task)
         self.status.acquired += 1
         log.info("floor_lease_acquired", worker=self.settings.worker, partition=partition, epoch=epoch)
+        await self._warn_slow_ack_wait(js, partition)
+
+    async def _warn_slow_ack_wait(self, js: JetStreamContext, partition: int) -> None:
+        """A partition consumer's ``ack_wait`` above the takeover bound (one made at the one-worker
+        floor's 30 s) holds a killed worker's tables that long, not the bound: said, not refused (the
+        worker runs; the admin's ``--create`` is the fix, the reader cannot update a consumer)."""
+        name = partition_consumer(partition, self.settings.partitions)
+        try:
+            ack_wait_s = (await js.consumer_info(STREAM_NAME, name)).config.ack_wait
+        except _LEASE_ERRORS:
+            return  # the service itself says so if the consumer cannot be read
+        bound_s = self.settings.takeover_bound_s
+        if ack_wait_s is not None and ack_wait_s > bound_s:
+            log.warning(
+                "floor_partition_ack_wait_above_bound",
+                worker=self.settings.worker,
+                consumer=name,
+                ack_wait_s=ack_wait_s,
+                bound_s=bound_s,
+                fix=f"flushtable floor partitions --create {self.settings.partitions} updates it "
+                f"to {partition_ack_wait_s(self.settings.lease_ttl_s):g} s",
+            )
 
     def _stop_service(self, held: _Held) -> None:
         """Tell the partition's service to stop, without waiting for it (its connections' close can take

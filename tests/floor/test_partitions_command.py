@@ -16,7 +16,7 @@ import pytest
 
 from controller.cli import main
 from controller.floor.config import write_floor_config
-from controller.floor.workers import claim_epoch, partition_consumer
+from controller.floor.workers import claim_epoch, ensure_partitions, partition_consumer
 from controller.uplink.wire import LEASE_BUCKET
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import table_ids
@@ -116,3 +116,53 @@ def test_partitions_are_made_shown_and_bad_input_refused_in_one_line(
     assert lines[0].startswith("partition 1 of 2: worker w2, epoch 7, renewed ")
     assert lines[2:] == made.stdout.splitlines()[1:3]
     assert partition_consumer(1, 2) in lines[3]
+
+    # The bucket lost while PostgreSQL holds an epoch: not made again (its revisions would start below
+    # the epoch and every claim be refused); refused in one line naming the documented step.
+    async def delete_bucket() -> None:
+        admin_client = await floor.connect_admin()
+        try:
+            await admin_client.jetstream().delete_key_value(LEASE_BUCKET)
+        finally:
+            await admin_client.close()
+
+    asyncio.run(delete_bucket())
+    line = _refused(_flushtable(capsys, "--config", config, "--create", "2", *admin))
+    assert "floor_partition_leases holds epochs (1 rows): stop every worker and clear" in line
+    assert _flushtable(capsys, "--config", config, "--partitions", "2").stdout.splitlines()[1] == (
+        f"bucket {LEASE_BUCKET}: none (flushtable floor partitions --create P makes it)"
+    )  # not remade
+
+
+def test_the_lease_bucket_takes_the_streams_replicas(
+    tmp_path: Path, make_floor: MakeFloor, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """On the three-node cluster (the stream R3): `--create` without `--replicas` makes the lease bucket
+    R3, not R1 (one node lost would stop every renewal, so the whole floor); fewer replicas than the
+    stream refused in one line; a bucket made with fewer (as before) flagged when shown."""
+    floor = make_floor(table_ids(1), nodes=3)
+    config = str(write_floor_config(tmp_path / "floor-config", floor.floor_config()))
+    admin_file = tmp_path / "nats-admin.pw"
+    admin_file.write_text(floor.passwords["nats:admin"] + "\n")
+    admin = ("--admin-password-file", str(admin_file))
+
+    line = _refused(_flushtable(capsys, "--config", config, "--create", "2", "--replicas", "1", *admin))
+    assert "--replicas 1: fewer than the FLUSHTABLE stream's 3" in line
+    made = _flushtable(capsys, "--config", config, "--create", "2", *admin)
+    assert made.returncode == 0, made.stderr
+    assert made.stdout.splitlines()[0] == f"bucket {LEASE_BUCKET}: TTL 6 s, R3"
+
+    async def remake_r1() -> None:  # as `--create` made it before it took the stream's replicas
+        admin_client = await floor.connect_admin()
+        try:
+            await admin_client.jetstream().delete_key_value(LEASE_BUCKET)
+            await ensure_partitions(admin_client, 2, replicas=1)
+        finally:
+            await admin_client.close()
+
+    asyncio.run(remake_r1())
+    shown = _flushtable(capsys, "--config", config, "--partitions", "2")
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.splitlines()[1].startswith(
+        f"bucket {LEASE_BUCKET}: TTL 6 s, R1 - FEWER than the FLUSHTABLE stream's R3"
+    )

@@ -18,6 +18,7 @@ from pathlib import Path
 import psycopg
 import pytest
 from nats.aio.client import Client
+from structlog.testing import capture_logs
 
 from controller.floor.config import write_floor_config
 from controller.floor.service import FloorService
@@ -353,6 +354,27 @@ def test_the_partition_consumers_ack_wait_is_within_the_takeover_bound(make_floo
         ]
         return [float(info.config.ack_wait or 0) for info in infos]
 
+    async def warned_on_acquiring() -> None:
+        """A worker acquiring a partition whose consumer's ack_wait is above the bound says so, naming
+        the fix (it runs: only the admin can update a consumer)."""
+        worker = FloorWorker(floor.floor_config(), WorkerSettings("A", PARTITIONS))
+        stop = asyncio.Event()
+        with capture_logs() as logs:
+            task = asyncio.create_task(worker.run(stop))
+            try:
+
+                async def warned() -> bool:
+                    events = [str(e["event"]) for e in logs]
+                    return events.count("floor_partition_ack_wait_above_bound") >= PARTITIONS
+
+                await wait_until(warned, 60, "a warning per partition acquired")
+            finally:
+                stop.set()
+                await asyncio.wait_for(task, 60)
+        warning = next(e for e in logs if e["event"] == "floor_partition_ack_wait_above_bound")
+        assert warning["ack_wait_s"] == ACK_WAIT_S
+        assert f"flushtable floor partitions --create {PARTITIONS} updates it to 6 s" in warning["fix"]
+
     async def scenario() -> None:
         admin = await floor.connect_admin()
         try:
@@ -360,6 +382,7 @@ def test_the_partition_consumers_ack_wait_is_within_the_takeover_bound(make_floo
             assert all(0 < wait_s <= bound_s for wait_s in await ack_waits(admin, 2)), bound_s
             await ensure_partitions(admin, PARTITIONS, ack_wait_s=ACK_WAIT_S)  # as made before
             assert await ack_waits(admin, PARTITIONS) == [ACK_WAIT_S] * PARTITIONS
+            await warned_on_acquiring()
             await ensure_partitions(admin, PARTITIONS)  # set up again at the defaults
             assert all(0 < wait_s <= bound_s for wait_s in await ack_waits(admin, PARTITIONS)), bound_s
         finally:

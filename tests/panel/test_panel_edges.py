@@ -167,7 +167,7 @@ def test_a_past_posting_hold_is_cleared_only_as_locked_or_by_accepting_the_diffe
     round_id = table.journal("round_settled")[0].round_id
     page.goto(f"/recall/{round_id}")
     expect(page.locator(".recall-actions")).to_contain_text(
-        "seat 1 ante reads 50.00, the round holds 5.00; the difference accepted"
+        re.compile(r"accepted the difference \(FT1-\d+\): seat 1 ante reads 50\.00, the round holds 5\.00")
     )
     expect(page.locator(".recall-actions")).to_contain_text("player's 45.00 set aside, not in play")
 

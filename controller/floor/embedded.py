@@ -9,12 +9,14 @@ import asyncio
 import json
 import secrets
 import threading
+import time
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import nats
+import nats.js.errors
 import psycopg
 from nats.aio.client import Client
 
@@ -46,6 +48,8 @@ from controller.floor.servers import (
 from controller.floor.service import FloorConfig
 from controller.floor.stream import ACK_WAIT_S, DEFAULT_DUPLICATE_WINDOW_S, ensure_stream
 from controller.uplink.uplink import ssl_context
+
+_NO_PLACEMENT = 10005  # JetStream's err_code: no suitable peers for placement (a cluster still forming)
 
 
 def _run_apart(work: Callable[[], Coroutine[Any, Any, None]]) -> None:
@@ -223,12 +227,23 @@ class EmbeddedFloor:
             )
         admin = await self.connect_admin()
         try:
-            await ensure_stream(
-                admin,
-                duplicate_window_s=self.duplicate_window_s,
-                ack_wait_s=self.ack_wait_s,
-                replicas=min(self.nodes, 3),
-            )
+            # nats-server 2.10+ answers JetStream requests once the meta leader is elected, a moment
+            # before every peer is known to it: an R3 stream made then is refused ("no suitable peers
+            # for placement", err_code 10005). Asked again, bounded (a poll of the cluster's state).
+            deadline_s = time.monotonic() + 60
+            while True:
+                try:
+                    await ensure_stream(
+                        admin,
+                        duplicate_window_s=self.duplicate_window_s,
+                        ack_wait_s=self.ack_wait_s,
+                        replicas=min(self.nodes, 3),
+                    )
+                    break
+                except nats.js.errors.BadRequestError as error:
+                    if error.err_code != _NO_PLACEMENT or time.monotonic() > deadline_s:
+                        raise
+                    await asyncio.sleep(0.25)
         finally:
             await admin.close()
 

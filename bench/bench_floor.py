@@ -45,10 +45,10 @@ import psycopg
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from controller.floor.config import write_floor_config
-from controller.floor.embedded import EmbeddedFloor
 from controller.floor.verify import verify_table
 from controller.journal.store import Journal
 from controller.logs import configure_logging
+from controller.simulation.floor.embedded import EmbeddedFloor
 from controller.simulation.floor_tables import MIXED_GAMES, SimTable
 from controller.uplink.uplink import Uplink
 

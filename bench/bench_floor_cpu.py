@@ -47,13 +47,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench_floor import CpuMeter, _journal_total, _stream_count, _tree_cpu_s, _wait_count
 
 from controller.floor.config import write_floor_config
-from controller.floor.embedded import EmbeddedFloor
-from controller.floor.servers import STREAM_NAME
 from controller.floor.stream import MAX_ACK_PENDING, ensure_stream
 from controller.floor.verify import verify_table
 from controller.floor.workers import ensure_partitions
 from controller.journal.store import Journal
 from controller.logs import configure_logging
+from controller.simulation.floor.embedded import EmbeddedFloor
+from controller.simulation.floor.servers import STREAM_NAME
 from controller.simulation.floor_tables import MIXED_GAMES, SimTable
 from controller.uplink.uplink import Uplink
 

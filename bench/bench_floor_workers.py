@@ -50,11 +50,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_floor import _count, _journal_total, _proc_cpu_s, _stream_count, _wait_count
 
 from controller.floor.config import write_floor_config
-from controller.floor.embedded import EmbeddedFloor
 from controller.floor.verify import verify_table
 from controller.floor.workers import ensure_partitions, partition_of
 from controller.journal.store import Journal
 from controller.logs import configure_logging
+from controller.simulation.floor.embedded import EmbeddedFloor
 from controller.simulation.floor_tables import MIXED_GAMES, SimTable
 from controller.uplink.uplink import Uplink
 

@@ -33,7 +33,7 @@ from nats.js.api import AckPolicy, ConsumerConfig, StreamConfig
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from controller.floor.servers import nats_server_binary
+from controller.simulation.floor.servers import nats_server_binary
 
 _TICKS_PER_S = os.sysconf("SC_CLK_TCK")
 

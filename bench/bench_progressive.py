@@ -39,8 +39,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from controller.floor.embedded import EmbeddedFloor
 from controller.logs import configure_logging
+from controller.simulation.floor.embedded import EmbeddedFloor
 from controller.simulation.linked_floor import Scenario, run_scenario
 
 

@@ -18,6 +18,9 @@ alone on the same game (bench/bench_engine.py's rounds, its CPU per round) and t
 (bench/bench_checkpoints.py's deferred-checkpoint appends, its commit p99), so each ratio meets the
 same load: whole-stack CPU per round over the engine core's (target at most 2.5), and event-to-commit
 p99 over the bare journal's commit p99 (target at most 1.5). One JSON line per pass, then the medians.
+Each pass also prints the floor under the table's CPU a round: the engine core's plus the bare
+journal's CPU for as many entries as the table journaled a round (``floor_ratio``: that over the
+engine core's alone; the whole stack cannot go below it without a cheaper journal).
 """
 
 from __future__ import annotations
@@ -112,6 +115,12 @@ def compare(args: argparse.Namespace) -> None:
         bench_engine.play(engine_config, bench_engine.ROUNDS_PER_GAME, random.Random(args.seed))
         engine_cpu_ms = 1000 * (time.process_time() - cpu_started_s) / bench_engine.ROUNDS_PER_GAME
         bare = bench_checkpoints.run("deferred", batches, journal_args)
+        # The floor under the table's CPU a round, measured in this pass: the engine's own work plus the
+        # bare journal's (typing, serialising, hashing, sealing and inserting the same kinds of entries,
+        # with their fsync'd commits) for as many entries as the table journaled a round.
+        entries_per_round = table["journal_entries"] / max(1, table["rounds"])
+        journal_ms_per_entry = 1000 * bare["cpu_s"] / bare["entries"]
+        floor_ms = engine_cpu_ms + journal_ms_per_entry * entries_per_round
         figures = {
             "table_cpu_ms_per_round": table["cpu_ms_per_round"],
             "engine_cpu_ms_per_round": round(engine_cpu_ms, 3),
@@ -120,6 +129,10 @@ def compare(args: argparse.Namespace) -> None:
             "event_to_commit_p99_ms": table["event_to_commit_ms"]["p99"],
             "bare_commit_p99_ms": bare["append_ms"]["p99"],
             "commit_p99_ratio": round(table["event_to_commit_ms"]["p99"] / bare["append_ms"]["p99"], 2),
+            "bare_journal_cpu_ms_per_entry": round(journal_ms_per_entry, 4),
+            "journal_entries_per_round": round(entries_per_round, 1),
+            "engine_plus_bare_journal_cpu_ms_per_round": round(floor_ms, 3),
+            "floor_ratio": round(floor_ms / engine_cpu_ms, 2),
             "table_rounds_per_s": table["rounds_per_s"],
             "journal_transactions_per_round": round(
                 table["journal_transactions"] / max(1, table["rounds"]), 2

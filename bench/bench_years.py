@@ -3,16 +3,22 @@ big journal beside the same on a 10,000-entry one, measured side by side in one 
 
     .venv/bin/python bench/bench_years.py [--big 5000000] [--small 10000] [--dir DIR] [--reuse]
 
-How the big journal is made, faster than real time and still through the real engine and journal:
-whole rounds as the round engine records them (bench/bench_journal.py ``engine_rounds``: faulted
-autoplay sessions of every game, house-banked and designated-player) are appended again and again as
-retagged copies (each copy's round ids made unique, as a journal starts each round once), one round per
-``Journal.append_many`` (one transaction: the entries, the chain, the triggers, the totals and the round
-index, as the daemon appends), with ``synchronous=OFF`` (no fsync: the writing is not what is measured)
-and the journal's clock stepping 60 s a round (60 rounds an hour, around the clock), so the hours and
-days of the totals are a live table's. The table id is the simulated table's (SIM1), so `flushtable run`
-with no configuration opens it. After building, the journal is anchored (`flushtable journal anchor`:
-a full verify), as a table's would be.
+How the big journal is made (``--writer bulk``, the default): bench/years_bulk.py writes its first
+segment through the real path below and every later one by splicing that segment's rows (each round
+numbered as `run` numbers it), folding the real reducer and sealing with the real seal; docs/journal.md
+"Measured" says exactly how, and `flushtable journal verify --segments` accepts the result whole. With
+``--writer real`` (and always for the small journal): whole rounds as the round engine records them
+(bench/bench_journal.py ``engine_rounds``: faulted autoplay sessions of every game, house-banked and
+designated-player) are appended again and again as retagged copies (each copy's round ids made unique,
+as a journal starts each round once), ``--rounds-per-commit`` rounds per ``Journal.append_many`` (one
+transaction: the entries, the chain, the triggers, the totals and the round index, as the daemon
+appends), with ``synchronous=OFF`` (no fsync: the writing is not what is measured) and the journal's
+clock stepping 60 s a round (60 rounds an hour, around the clock), so the hours and days of the totals
+are a live table's. The table id is the simulated table's (SIM1), so `flushtable run` with no
+configuration opens it. The open segment is sealed every ``--segment-entries`` (the default
+``[journal] segment_entries``); the bulk writer leaves an open segment of ``--open-entries`` (half of
+that by default: a start comes at a random moment between two seals), and ``--extend-open-to`` grows it
+before measuring (the worst case: an open segment at the policy's limit).
 
 Figures (median of --repeat runs, each a fresh process for the commands):
 - ``recall_round_s``: `flushtable recall --round ID` of a round in the middle of the journal.
@@ -52,6 +58,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_journal import engine_rounds, retagged
+from years_bulk import build_bulk, extend_open
 
 from controller.config import SegmentPolicy
 from controller.journal import Journal
@@ -169,6 +176,11 @@ def build(
             file.stat().st_size for file in [path, *segments_dir(path).glob("*.sqlite")] if file.exists()
         ),
     }
+
+
+def _bytes(path: Path) -> int:
+    """The journal's bytes on disk: its open segment and every sealed one beside it."""
+    return sum(file.stat().st_size for file in [path, *segments_dir(path).glob("*.sqlite")] if file.exists())
 
 
 def _middle(path: Path) -> tuple[str, str, str]:
@@ -364,6 +376,34 @@ def main() -> None:
     )
     parser.add_argument("--build-only", action="store_true", help="build the journals, measure nothing")
     parser.add_argument("--rounds-per-game", type=int, default=25, help="engine rounds per game to copy")
+    parser.add_argument(
+        "--writer",
+        choices=("bulk", "real"),
+        default="bulk",
+        help="the big journal's writer: bulk (bench/years_bulk.py: the first segment through the real "
+        "path, the rest spliced from it) or real (every round through Journal.append_many)",
+    )
+    parser.add_argument(
+        "--open-entries",
+        type=int,
+        default=None,
+        help="the big journal's open segment, in entries (bulk writer; default: half of "
+        "--segment-entries, a table's open segment on average between two seals)",
+    )
+    parser.add_argument(
+        "--start",
+        type=lambda text: datetime.fromisoformat(text).replace(tzinfo=UTC),
+        default=START,
+        help="the big journal's first round (bulk writer; default 2026-01-01T06:00): 50 million entries "
+        "are 14 months of rounds, which must end before now (a start appends at the wall clock's time)",
+    )
+    parser.add_argument(
+        "--extend-open-to",
+        type=int,
+        default=0,
+        help="with --reuse: first bulk-append to the big journal's open segment until it holds this many "
+        "entries (the worst case: an open segment at the seal policy's limit)",
+    )
     args = parser.parse_args()
     from controller.logs import configure_logging  # noqa: PLC0415
 
@@ -377,13 +417,43 @@ def main() -> None:
     built: dict[str, Any] = {}
     for label, path in journals.items():
         if args.reuse and path.exists():
-            built[label] = {"entries": sizes[label], "reused": True, "file_bytes": path.stat().st_size}
+            built[label] = {"entries": sizes[label], "reused": True, "file_bytes": _bytes(path)}
+            if label == "big" and args.extend_open_to:
+                built[label]["extended"] = extend_open(
+                    path,
+                    [list(batch) for batch in base],
+                    table_id=TABLE_ID,
+                    round_step=ROUND_STEP,
+                    open_entries=args.extend_open_to,
+                )
             continue
         for stale in path.parent.glob(path.name + "*"):
             if stale.is_dir():
                 shutil.rmtree(stale)
             else:
                 stale.unlink()
+        if label == "big" and args.writer == "bulk":
+            started_utc = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            built[label] = build_bulk(
+                path,
+                sizes[label],
+                [list(batch) for batch in base],
+                table_id=TABLE_ID,
+                start=args.start,
+                round_step=ROUND_STEP,
+                segment_entries=args.segment_entries,
+                open_entries=args.open_entries
+                if args.open_entries is not None
+                else args.segment_entries // 2,
+                retag=retagged,
+            )
+            built[label].update(
+                writer="bulk (bench/years_bulk.py)",
+                started_utc=started_utc,
+                stopped_utc=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                file_bytes=_bytes(path),
+            )
+            continue
         built[label] = build(
             path,
             sizes[label],

@@ -1,4 +1,5 @@
-"""The table's configuration: TOML (tomllib), validated whole at start by pydantic models.
+"""The table's configuration: TOML (tomllib), validated whole at start by checked models
+(controller/checked.py: pydantic's model API in plain Python, so `flushtable config` loads no pydantic).
 
 Every refusal is one line that names the file and the key: ``table.toml: devices.shuffler.url: ...``.
 Unknown keys are refused, so a typo is never silently ignored. docs/configuration.md documents every
@@ -20,8 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BeforeValidator, Field, ValidationError, field_validator, model_validator
-
+from controller.checked import BeforeValidator, Field, ValidationError, field_validator, model_validator
 from controller.errors import UserError, shown
 from controller.files import (
     MAX_CERTIFICATE_BYTES,
@@ -246,7 +246,7 @@ class Timeouts(Strict):
 class SegmentPolicy:
     """When the journal's open segment is sealed, and where sealed ones are archived ([journal])."""
 
-    entries: int = 500_000
+    entries: int = 50_000
     # Off by default: what a table does must not depend on the hour it happens to be started or run at
     # (a gaming day's seal is a site's choice; docs/configuration.md).
     per_gaming_day: bool = False
@@ -310,7 +310,7 @@ class JournalSection(Strict):
     # Sealed segments (docs/journal.md "Segments and seals"): `run` seals the open segment at start once
     # it holds this many entries (0: never by count), or, per gaming day, once its first entry is of an
     # earlier gaming day (they start at gaming_day_start_utc, "HH:MM").
-    segment_entries: Annotated[int, whole_number(0, 1_000_000_000)] = 500_000
+    segment_entries: Annotated[int, whole_number(0, 1_000_000_000)] = 50_000
     segment_per_gaming_day: bool = False
     gaming_day_start_utc: str = "06:00"
     # `flushtable journal archive`: sealed segments whose last entry is older than retention_days go to
@@ -483,7 +483,7 @@ class UplinkSection(Strict):
     backoff_initial_s: UplinkSeconds = 0.2
     backoff_max_s: UplinkSeconds = 5.0
     # The stream the table's server keeps: the hub's, or at a site the site's on its leaf server
-    # (docs/floor.md "Sites"; controller/floor/servers.py STREAM_NAME, site_stream_name).
+    # (docs/floor.md "Sites"; controller/simulation/floor/servers.py STREAM_NAME, site_stream_name).
     stream: Annotated[str, BeforeValidator(_subject_token)] = "FLUSHTABLE"
 
     missing_hints: ClassVar[dict[str, str]] = {
@@ -849,7 +849,7 @@ def parse_config(text: str, *, source: str, base_dir: Path) -> TableConfig:
         raise ConfigError(f"{source}: {refused.key}: {refused.reason}") from None
 
 
-def _assemble(parsed: ConfigFile, *, source: str, base_dir: Path) -> TableConfig:
+def _assemble(parsed: ConfigFile, *, source: str, base_dir: Path) -> TableConfig:  # noqa: PLR0912 - one branch per optional section of the file
     """The checks across sections, in the order an operator reads the file, and the TableConfig."""
     game = parsed.table.game
     spec = GAMES[game]

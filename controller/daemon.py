@@ -69,6 +69,7 @@ from controller.journal.noise import (
 from controller.journal.recall import recall_from
 from controller.journal.recovery import recover
 from controller.journal.render import render_record
+from controller.journal.segments import Seal
 from controller.journal.store import Journal, JournalError
 from controller.logs import bind_round, bind_table
 from controller.panel.backend import ActionRefused
@@ -84,6 +85,7 @@ PANEL_STOP_S = 0.5  # shutdown: the longest the panel's server may take to stop 
 LATENCIES_KEPT = 100_000
 BURST_ITEMS = 64  # the most queued items handled before a commit that is due is made
 DRAIN_TIMEOUT_S = 10.0  # shutdown: the longest the queue's last items may take to be handled
+SEAL_WAIT_BY = "journal-seal"  # who raises (and clears) the alert of a seal that waits past its bound
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,7 +244,7 @@ class TableDaemon:
     """One table: the one queue in front of its engine, and the run/shutdown lifecycle around its
     journal (``DaemonJournal``), devices (``DaemonDevices``), watches (``DaemonWatches``) and panel."""
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - keyword-only injection points (clock, links, companions) the tests and the simulation set
         self,
         config: TableConfig,
         options: RunOptions,
@@ -280,6 +282,7 @@ class TableDaemon:
         self._listeners: list[ActionListener] = []
         self._event_received_mono_s: dict[int, float] = {}
         delay_s = commit_delay_s if commit_delay_s is not None else config.journal_commit_delay_ms / 1000
+        self._seal_wait_alerts: list[str] = []  # the open alerts of a seal that waits (fault ids)
         self.ledger = DaemonJournal(
             options.journal_path or config.journal_path,
             config.table_id,
@@ -515,7 +518,7 @@ class TableDaemon:
             self.panel.backend.notify()
 
     # --- start and stop -------------------------------------------------------------------------------
-    async def run(self) -> int:
+    async def run(self) -> int:  # noqa: PLR0912, PLR0915 - the start-up order in one place; each step is one call, split they would hide the order
         bind_table(self.config.table_id)
         self.journal_path.parent.mkdir(parents=True, exist_ok=True)
         self.ledger.open(new_journal=self.options.new_journal)
@@ -538,9 +541,21 @@ class TableDaemon:
             self.ledger.on_seal_failed = lambda line: self.submit(
                 RaiseAlert("journal_error", f"segment not sealed: {line}", by="journal")
             )
-            self.ledger.seal_if_due(
+            # A due seal that waits past its bound (a claim the floor has not answered, say) is an
+            # alert too, cleared once a seal proceeds (controller/daemon_journal.py): one left open by
+            # an earlier run is cleared by this run's first seal.
+            self._seal_wait_alerts = [
+                fault_id
+                for fault_id, alert in report.state.open_alerts.items()
+                if alert.raised_by == SEAL_WAIT_BY
+            ]
+            self.ledger.on_seal_waiting = self._seal_waiting
+            self.ledger.on_sealed = self._sealed
+            sealed_at_start = self.ledger.seal_if_due(
                 report.state, self.config.journal_segments, datetime.now(UTC), waits=claims_wait
             )
+            if sealed_at_start is not None:
+                self._sealed(sealed_at_start)
             if self.options.seal_while_running:
                 # Sealed between rounds while the table runs, too (the uplink reads the file only under
                 # its lock, which the seal waits for; the linked progressive's lookups open the file per
@@ -660,6 +675,47 @@ class TableDaemon:
         """The journal failed (DaemonJournal said so in one line): stop now, without a second line."""
         self._stopping = True
         self._stop.set()
+
+    def _seal_waiting(self, line: str) -> None:
+        """The ledger's due seal has waited past its bound: a non-latching alert, journaled (its
+        fault_raised), on the queue; not raised if a seal proceeded before the queue got to it."""
+        alerts = self._seal_wait_alerts
+
+        def seal_waiting(engine: TableEngine, now_s: float) -> list[Output]:
+            if not self.ledger.seal_wait_alerted:
+                return []  # sealed meanwhile: nothing to say
+            outputs = engine.handle(
+                RaiseAlert("journal_error", f"segment not sealed: {line}", by=SEAL_WAIT_BY), now_s
+            )
+            alerts.extend(
+                record.entry.fault_id
+                for record in outputs
+                if isinstance(record, JournalRecord) and isinstance(record.entry, entries.FaultRaised)
+            )
+            return outputs
+
+        self.submit(LoopWork("seal_waiting", seal_waiting))
+
+    def _sealed(self, seal: Seal) -> None:
+        """A seal proceeded: the alerts of its wait are cleared (journaled fault_cleared, on the queue)."""
+        if not self._seal_wait_alerts:
+            return
+        cleared = list(self._seal_wait_alerts)
+        self._seal_wait_alerts.clear()
+        reason = f"segment {seal.segment} sealed (entries {seal.first_seq} to {seal.last_seq})"
+
+        def seal_proceeded(_engine: TableEngine, _now_s: float) -> list[Output]:
+            return [
+                JournalRecord.of(
+                    "fault_cleared",
+                    {"fault_id": fault_id, "by": SEAL_WAIT_BY, "reason": reason},
+                    None,
+                    "daemon",
+                )
+                for fault_id in cleared
+            ]
+
+        self.submit(LoopWork("seal_proceeded", seal_proceeded))
 
     def _unanswered_claims_wait(self) -> str | None:
         """Why a seal must wait for a linked table's claims (None: it need not): a claim sent and not

@@ -84,7 +84,7 @@ class DaemonJournal:
     ``notify``: entries were written (the panel reads them). ``halt``: the journal failed, the table
     must stop now. ``latencies_s``: device event received -> its records committed, kept here."""
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - keyword-only callbacks into the daemon, each named at the one call site
         self,
         path: Path,
         table_id: str,
@@ -136,6 +136,14 @@ class DaemonJournal:
         self.on_seal_failed: Callable[[str], None] | None = None
         self.seal_failures: list[str] = []
         self._seal_retry_at_entries = 0
+        # A due seal that keeps waiting for a reason other than an open round (a linked table's claim
+        # the floor has not answered, say): once the open segment has grown a tenth of segment_entries
+        # past due, the daemon raises an alert (``on_seal_waiting``, once per wait), and clears it when
+        # a seal proceeds (``on_sealed``): a start folds the whole open segment, so one that never
+        # seals makes every start slower, unseen (docs/journal.md "Sealing while the table runs").
+        self.on_seal_waiting: Callable[[str], None] | None = None
+        self.on_sealed: Callable[[Seal], None] | None = None
+        self.seal_wait_alerted = False
 
     @property
     def journal(self) -> Journal:
@@ -224,7 +232,7 @@ class DaemonJournal:
         if self._live_state is not None:
             self._live_state.apply_all(written)
 
-    def seal_live_if_due(self, now: datetime) -> Seal | None:
+    def seal_live_if_due(self, now: datetime) -> Seal | None:  # noqa: PLR0912, PLR0915 - one branch per reason not to seal yet, and its alert
         """Between rounds, while the table runs: seal the open segment when the policy says it is due
         (docs/journal.md "Segments and seals"). On the loop, between two commits, so nothing is written
         during the switch; the journal object is switched in place (``Journal.switch_file``), so the
@@ -258,6 +266,7 @@ class DaemonJournal:
         if waits is not None:
             if not state.open_rounds:  # an open round is the usual wait: not worth a line
                 self._defer_live_seal(waits)
+                self._alert_if_waited_too_long(waits, entries, policy)
             return None
         last = self.journal.last_entry()
         if last is not None and state.last_seq < last.seq:
@@ -309,6 +318,9 @@ class DaemonJournal:
         seal = sealed[0]
         self.live_seals.append(seal)
         self.live_seal_deferred = None
+        self.seal_wait_alerted = False
+        if self.on_sealed is not None:
+            self.on_sealed(seal)
         # The retry bound after a failure counts the failed segment's entries: the next segment is due
         # by the policy again, not by that count.
         self._seal_retry_at_entries = 0
@@ -333,6 +345,21 @@ class DaemonJournal:
         self._seal_retry_at_entries = entries + max(1, policy.entries // 10)
         if self.on_seal_failed is not None:
             self.on_seal_failed(line)
+
+    def _alert_if_waited_too_long(self, why: str, entries: int, policy: SegmentPolicy) -> None:
+        """The alert of a due seal that waits past its bound: the open segment a tenth of
+        segment_entries (at least one entry) past due. Once per wait: cleared when a seal proceeds."""
+        bound = policy.entries + max(1, policy.entries // 10)
+        if self.seal_wait_alerted or policy.entries <= 0 or entries < bound:
+            return
+        self.seal_wait_alerted = True
+        line = (
+            f"the open segment holds {entries} entries, due to be sealed at {policy.entries}, and its seal "
+            f"waits: {why}"
+        )
+        log.warning("journal_seal_waiting", reason=line)
+        if self.on_seal_waiting is not None:
+            self.on_seal_waiting(line)
 
     def _defer_live_seal(self, why: str) -> None:
         if why != self.live_seal_deferred:

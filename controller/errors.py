@@ -5,6 +5,11 @@ class UserError(Exception):
     """Bad input from a person or a file: the message names the field and the reason."""
 
 
+class ServerError(UserError):
+    """A server could not be reached as it must be, or (the floor's harness) started or stopped: a missing
+    binary, a port taken, a bad config, a version too old."""
+
+
 class CardError(UserError):
     """Something that is not a card, or a card seen twice."""
 

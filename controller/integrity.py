@@ -137,7 +137,7 @@ class _Round:
     other_wagers: list[tuple[str, int, int]]
 
 
-def _parse_round(record: Mapping[str, Any], index: int) -> _Round | None:
+def _parse_round(record: Mapping[str, Any], index: int) -> _Round | None:  # noqa: PLR0912, PLR0915 - one check per field of a round record, each its own one-line error
     """The dealt cards and wagers of one settled round; None for a dead or void round."""
     where = f"record {index}" + (f" (round {record['round_id']})" if "round_id" in record else "")
     if record.get("status", "settled") != "settled":
@@ -248,6 +248,20 @@ def _paytable_moments(table: Paytable, feature: str) -> tuple[Fraction, Fraction
 
 def check_records(records: Iterable[Mapping[str, Any]], *, alpha: float = DEFAULT_ALPHA) -> IntegrityVerdict:
     """The integrity verdict over recalled rounds (settled ones; dead and void rounds are skipped)."""
+    rounds, skipped = _parse_rounds(records)
+    # Each test appends what it could run to ``candidates`` and what lacks data to ``waiting``, in the
+    # report's order: every card, each position, the flush lengths, the side bets' returns.
+    candidates: list[TestResult] = []
+    waiting: list[str] = []
+    _card_frequencies(rounds, candidates, waiting)
+    _position_frequencies(rounds, candidates, waiting)
+    _flush_lengths(rounds, candidates, waiting)
+    wagers = _wager_returns(rounds, candidates, waiting)
+    return _verdict(rounds, skipped, candidates, waiting, wagers, alpha=alpha)
+
+
+def _parse_rounds(records: Iterable[Mapping[str, Any]]) -> tuple[list[_Round], int]:
+    """The settled rounds among ``records``, and how many others were skipped."""
     rounds: list[_Round] = []
     skipped = 0
     for index, record in enumerate(records):
@@ -258,11 +272,11 @@ def check_records(records: Iterable[Mapping[str, Any]], *, alpha: float = DEFAUL
             skipped += 1
         else:
             rounds.append(parsed)
+    return rounds, skipped
 
-    candidates: list[TestResult] = []
-    waiting: list[str] = []
 
-    # Every card dealt: pooled over rounds, without replacement within a round.
+def _card_frequencies(rounds: list[_Round], candidates: list[TestResult], waiting: list[str]) -> None:
+    """Every card dealt: pooled over rounds, without replacement within a round."""
     card_counts = [0] * DECK_SIZE
     dealt = 0
     variance_scale_numerator = 0
@@ -293,7 +307,9 @@ def check_records(records: Iterable[Mapping[str, Any]], *, alpha: float = DEFAUL
             f"card frequencies (needs {int(MIN_EXPECTED_PER_CELL * DECK_SIZE)} cards, has {dealt})"
         )
 
-    # Each dealing position: one card per round, every card equally likely.
+
+def _position_frequencies(rounds: list[_Round], candidates: list[TestResult], waiting: list[str]) -> None:
+    """Each dealing position: one card per round, every card equally likely."""
     by_position: dict[str, list[int]] = {}
     for round_ in rounds:
         for name, cards in round_.positions.items():
@@ -317,40 +333,46 @@ def check_records(records: Iterable[Mapping[str, Any]], *, alpha: float = DEFAUL
             f"{int(MIN_EXPECTED_PER_CELL * DECK_SIZE)} rounds)"
         )
 
-    # Longest flush of every 7-card hand.
+
+def _flush_lengths(rounds: list[_Round], candidates: list[TestResult], waiting: list[str]) -> None:
+    """Longest flush of every 7-card hand."""
     exact = flush_length_counts()
     lengths = sorted(exact)
     hands = [hand for round_ in rounds for hand in round_.seven_card_hands]
-    if hands:
-        observed_by_length = dict.fromkeys(lengths, 0)
-        for hand in hands:
-            observed_by_length[evaluate(hand).flush_length] += 1
-        observed, expected = _merge_small(
-            [observed_by_length[length] for length in lengths],
-            [exact[length] / DECK_HANDS for length in lengths],
+    if not hands:
+        return
+    observed_by_length = dict.fromkeys(lengths, 0)
+    for hand in hands:
+        observed_by_length[evaluate(hand).flush_length] += 1
+    observed, expected = _merge_small(
+        [observed_by_length[length] for length in lengths],
+        [exact[length] / DECK_HANDS for length in lengths],
+        len(hands),
+    )
+    if len(observed) < 2:
+        waiting.append("flush lengths (needs more hands)")
+        return
+    statistic = _chi_square(observed, expected)
+    shares = ", ".join(
+        f"{length}: {observed_by_length[length] / len(hands):.4f} (exact {exact[length] / DECK_HANDS:.4f})"
+        for length in lengths
+    )
+    candidates.append(
+        TestResult(
+            "flush lengths",
+            statistic,
+            len(observed) - 1,
+            float(_chi2_sf(statistic, len(observed) - 1)),
             len(hands),
+            detail=f"{len(hands)} hands; observed share by length {shares}",
         )
-        if len(observed) >= 2:
-            statistic = _chi_square(observed, expected)
-            shares = ", ".join(
-                f"{length}: {observed_by_length[length] / len(hands):.4f} "
-                f"(exact {exact[length] / DECK_HANDS:.4f})"
-                for length in lengths
-            )
-            candidates.append(
-                TestResult(
-                    "flush lengths",
-                    statistic,
-                    len(observed) - 1,
-                    float(_chi2_sf(statistic, len(observed) - 1)),
-                    len(hands),
-                    detail=f"{len(hands)} hands; observed share by length {shares}",
-                )
-            )
-        else:
-            waiting.append("flush lengths (needs more hands)")
+    )
 
-    # Own-hand side bets: actual return against the exact expectation.
+
+def _wager_returns(
+    rounds: list[_Round], candidates: list[TestResult], waiting: list[str]
+) -> list[WagerReturn]:
+    """Own-hand side bets: actual return against the exact expectation; other wagers: counted only."""
     wagers: list[WagerReturn] = []
     side_groups: dict[tuple[str, Paytable], list[tuple[int, int]]] = {}
     for round_ in rounds:
@@ -387,7 +409,19 @@ def check_records(records: Iterable[Mapping[str, Any]], *, alpha: float = DEFAUL
         staked = sum(stake for stake, _ in bets)
         net = sum(net for _, net in bets)
         wagers.append(WagerReturn(name, len(bets), staked, net, net / staked, None, False))
+    return wagers
 
+
+def _verdict(
+    rounds: list[_Round],
+    skipped: int,
+    candidates: list[TestResult],
+    waiting: list[str],
+    wagers: list[WagerReturn],
+    *,
+    alpha: float,
+) -> IntegrityVerdict:
+    """The tests judged together: each at ``alpha`` divided by their number (Bonferroni)."""
     level = alpha / len(candidates) if candidates else alpha
     tests = [
         TestResult(**{**asdict(test), "level": level, "flagged": test.p_value < level}) for test in candidates

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from controller.journal import entries as e
 from controller.journal.kinds import CLOSING_KINDS, STATUS_BY_CLOSING_KIND
 from controller.journal.store import Journal
 from controller.logs import configure_logging
@@ -61,16 +62,26 @@ def window_records(journal: Journal, window_rounds: int) -> list[dict[str, Any]]
     """The last ``window_rounds`` closed rounds as recall records, with only the fields the integrity
     check reads (round_id, status, round, settlement): the closing entry carries them all, so no
     round's other events are read."""
-    closing = journal.last_entries(window_rounds, sorted(CLOSING_KINDS))
-    return [
-        {
-            "round_id": entry.round_id,
-            "status": STATUS_BY_CLOSING_KIND[entry.kind],
-            "round": entry.payload["round"],
-            "settlement": entry.payload["settlement"],
-        }
-        for entry in closing
-    ]
+    records: list[dict[str, Any]] = []
+    for stored in journal.last_entries(window_rounds, sorted(CLOSING_KINDS)):
+        entry = stored.entry  # typed: the settle input of a settled round is its private part
+        if isinstance(entry, e.RoundSettled):
+            round_json = entry.private.round if entry.private is not None else {}
+        elif isinstance(entry, e.RoundDead | e.RoundVoided):
+            round_json = entry.round
+        else:
+            continue
+        status = STATUS_BY_CLOSING_KIND[entry.kind]
+        # The public settlement: the check reads each seat's status and wagers, never its hand.
+        records.append(
+            {
+                "round_id": stored.round_id,
+                "status": status,
+                "round": round_json,
+                "settlement": entry.settlement,
+            }
+        )
+    return records
 
 
 def check_journal(

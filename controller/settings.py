@@ -1,8 +1,10 @@
-"""The typed pieces the table's configuration and the engine's TableConfig share (pydantic v2), and the
-one translation of a pydantic ValidationError into a one-line UserError. (``flushtable settle``'s input
-is read by plain code in controller/rules/settle.py, in the same words, so the rules load no pydantic.)
+"""The typed pieces the table's configuration and the engine's TableConfig share (checked models:
+controller/checked.py, pydantic's model API without pydantic), and the one translation of a
+ValidationError into a one-line UserError. (``flushtable settle``'s input is read by plain code in
+controller/rules/settle.py, in the same words, so the rules load no validation library at all; and
+`flushtable config` loads no pydantic: issue 28, docs/operations.md.)
 
-Three readers used to check the same things three ways; now each is a pydantic model built of these:
+Three readers used to check the same things three ways; now each is a checked model built of these:
 
 - ``Rake``: docs/rules.md's rake, one spelling (``controller.names.RakeMethod`` and ``amount_cents``). The
   configuration file writes the method as a word (``all_players``: controller/config.py reads it with
@@ -13,20 +15,26 @@ Three readers used to check the same things three ways; now each is a pydantic m
 - ``check_seat_count``: the one seat rule (controller.names.max_seats: the deck serves MAX_PLAYERS hands
   and the banker's; a designated-player table has one seat more unless the house may bank a round).
 - ``refusal``: raise a field's refusal from inside a validator with exactly the words we choose;
-  ``one_line`` turns pydantic's ValidationError into ``KEY: reason`` naming the first problem.
+  ``one_line`` turns a ValidationError into ``KEY: reason`` naming the first problem.
 """
 
 from __future__ import annotations
 
-import difflib
 import types
 import typing
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
-from pydantic_core import PydanticCustomError
-
+from controller.checked import (
+    REFUSED,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    Model,
+    Refusal,
+    ValidationError,
+    model_validator,
+)
 from controller.errors import UserError, shown
 from controller.locale import PropertyRefused, PropertySettings, property_settings
 from controller.names import (
@@ -42,17 +50,15 @@ from controller.names import (
 from controller.rules.amounts import check_cents, check_positive_cents, type_name
 from controller.rules.games import GAMES
 
-REFUSED = "refused"  # the error type of our own refusals: their message is already in our words
 
-
-def refusal(reason: str) -> PydanticCustomError:
-    """A refusal raised inside a validator: pydantic records it at the field being validated."""
-    return PydanticCustomError(REFUSED, "{reason}", {"reason": reason})
+def refusal(reason: str) -> Refusal:
+    """A refusal raised inside a validator: the model records it at the field being validated."""
+    return Refusal(reason)
 
 
 class KeyRefusal(Exception):
     """A refusal found by a check across fields (after every field is valid): ``key`` names the field.
-    Not a ValueError, so pydantic lets it through as it is."""
+    Not a ValueError, so the model lets it through as it is."""
 
     def __init__(self, key: str, reason: str) -> None:
         super().__init__(f"{key}: {reason}")
@@ -60,7 +66,7 @@ class KeyRefusal(Exception):
         self.reason = reason
 
 
-class Strict(BaseModel):
+class Strict(Model):
     """Every model refuses unknown keys and never coerces: a typo or a float where cents go is refused."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
@@ -70,6 +76,8 @@ class Strict(BaseModel):
 
 
 def _did_you_mean(value: str, choices: Sequence[str]) -> str:
+    import difflib  # noqa: PLC0415 - only for a refusal (heapq and difflib: ~1 ms a `config` start)
+
     close = difflib.get_close_matches(value, list(choices), n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""
 
@@ -104,7 +112,7 @@ def key_path(loc: Sequence[int | str]) -> str:
     return text
 
 
-def _model_at(model: type[BaseModel], loc: Sequence[int | str]) -> type[BaseModel] | None:
+def _model_at(model: type[Model], loc: Sequence[int | str]) -> type[Model] | None:
     """The model class that holds the field at ``loc`` (walking fields, lists, dicts and optionals)."""
     current: Any = model
     for part in loc:
@@ -112,14 +120,14 @@ def _model_at(model: type[BaseModel], loc: Sequence[int | str]) -> type[BaseMode
         origin = typing.get_origin(current)
         if origin in (list, tuple, dict):  # this part is an index or a key: step into the items
             current = typing.get_args(current)[-1 if origin is dict else 0]
-        elif isinstance(current, type) and issubclass(current, BaseModel) and isinstance(part, str):
+        elif isinstance(current, type) and issubclass(current, Model) and isinstance(part, str):
             if part not in current.model_fields:
                 return None
             current = current.model_fields[part].annotation
         else:
             return None
     current = _unwrap(current)
-    return current if isinstance(current, type) and issubclass(current, BaseModel) else None
+    return current if isinstance(current, type) and issubclass(current, Model) else None
 
 
 def _unwrap(annotation: Any) -> Any:
@@ -134,8 +142,8 @@ def _unwrap(annotation: Any) -> Any:
     return annotation
 
 
-def one_line(error: ValidationError, model: type[BaseModel], *, json_input: bool = False) -> tuple[str, str]:
-    """The first problem pydantic found, as (key, reason) in our words: a TOML file's (``table``,
+def one_line(error: ValidationError, model: type[Model], *, json_input: bool = False) -> tuple[str, str]:
+    """The first problem the model found, as (key, reason) in our words: a TOML file's (``table``,
     ``array``, ``unknown key``), or with ``json_input`` the settle input's (``object``, ``list``,
     ``unknown field``, named on the object that has it: docs/settle.md)."""
     errors = error.errors(include_url=False)

@@ -519,7 +519,7 @@ def owned_top_level(directory: Path) -> set[str]:
     return owned
 
 
-def verify_release(
+def verify_release(  # noqa: PLR0912 - one branch per release refusal, each its own one-line error
     manifest_path: Path,
     public_key: bytes,
     *,

@@ -19,7 +19,7 @@ DRIVER_CLASSES: dict[str, type[DeviceDriver]] = {
 }
 
 
-def make_driver(
+def make_driver(  # noqa: PLR0913 - the driver's constructor arguments passed through, keyword-only
     name: str,
     kind: str,
     url: str,

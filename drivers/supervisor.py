@@ -134,7 +134,7 @@ class DeviceDriver:
 
     KIND: ClassVar[str] = ""
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - keyword-only injection points (timing, backend, hub, rng) the tests set
         self,
         name: str,
         url: str,

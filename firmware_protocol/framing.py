@@ -72,7 +72,7 @@ class Frame:
     """The frame's layout: 1 or 2 (a v2 ACK carries a SACK bitmap)."""
 
 
-def encode_frame(
+def encode_frame(  # noqa: PLR0913 - one argument per field of the frame header
     kind: int,
     sender: int,
     device_id: int,

@@ -42,7 +42,7 @@ class Session:
     """The terms and clocks of one session; made when a handshake completes (``Handshake.open_session``),
     at ``now_s``."""
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - keyword-only session settings, each a protocol parameter
         self,
         role: Role,
         device_id: int,

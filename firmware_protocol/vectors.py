@@ -190,7 +190,7 @@ _DATA_VECTORS: tuple[tuple[str, int, int, Message], ...] = (
 )
 
 
-def raw_frame(
+def raw_frame(  # noqa: PLR0913 - one argument per field of a raw frame: vectors set each on purpose
     kind: int,
     sender: int,
     seq: int,

@@ -20,7 +20,7 @@ class SimulatedBetSensors(SimulatedDevice):
     KIND: DeviceKind = "bet_sensors"
     MODEL = "SIM-BETS-1"
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - keyword-only options of a simulated device, each a scenario knob
         self,
         *,
         key: bytes,

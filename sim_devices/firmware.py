@@ -73,7 +73,7 @@ class SimulatedDevice:
     KIND: DeviceKind = "shuffler"
     MODEL = "SIM"
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - keyword-only options of a simulated device, each a scenario knob
         self,
         *,
         key: bytes,

@@ -126,7 +126,7 @@ def describe(table: SimTable, specs: list[SimDeviceSpec]) -> list[str]:
     return lines
 
 
-async def serve_table(
+async def serve_table(  # noqa: PLR0913 - keyword-only options of `flushtable sim`, each a command-line option
     specs: list[SimDeviceSpec],
     run_dir: Path,
     *,

@@ -47,7 +47,7 @@ import asyncio
 import contextlib
 import math
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -183,6 +183,8 @@ def _parse_step(
     seats: int,
     spots: int,
 ) -> Step:
+    """One step, checked in a fixed order (the first fault found is the one reported): when and on
+    what it acts, then its fields' names and values, then the rules of its action."""
     where = f"{source}: step[{number}]"
     if not isinstance(raw, dict):
         raise ScenarioError(f"{where}: must be a table")
@@ -190,6 +192,19 @@ def _parse_step(
     def fail(field: str, reason: str) -> ScenarioError:
         return ScenarioError(f"{where}.{field}: {reason}")
 
+    at_s, device, action, after, count = _step_anchor(raw, device_kinds, fail)
+    fields = _step_fields(raw, action, device_kinds[device], fail, seats=seats, spots=spots)
+    _step_action_rules(action, fields, fail)
+    return Step(float(at_s), device, action, fields, number, after, count)
+
+
+_Fail = Callable[[str, str], ScenarioError]
+
+
+def _step_anchor(
+    raw: dict[str, Any], device_kinds: Mapping[str, type[SimulatedDevice]], fail: _Fail
+) -> tuple[float, str, str, str, int]:
+    """When the step runs (``at_s`` after its anchor, the ``count``-th one) and on what device."""
     at_s = raw.get("at_s")
     if isinstance(at_s, bool) or not isinstance(at_s, int | float):
         raise fail("at_s", "missing or not a number of seconds")
@@ -203,7 +218,7 @@ def _parse_step(
     action = raw.get("action")
     if not isinstance(action, str) or action not in _ACTIONS:
         raise fail("action", f"{action!r} is not one of {', '.join(_ACTIONS)}")
-    needs, required, optional = _ACTIONS[action]
+    needs = _ACTIONS[action][0]
     if needs is not None and not issubclass(device_kinds[device], needs):
         raise fail("action", f"{action} is not something device {device} ({device_kinds[device].KIND}) does")
     after = raw.get("after", "start")
@@ -216,6 +231,20 @@ def _parse_step(
         wanted: type[SimulatedDevice] = {"deal": SimulatedShuffler, "lock": SimulatedBetSensors}[after]
         if not any(issubclass(kind, wanted) for kind in device_kinds.values()):
             raise fail("after", f"{after}: this table has no {wanted.KIND} to watch")
+    return at_s, device, action, after, count
+
+
+def _step_fields(
+    raw: dict[str, Any],
+    action: str,
+    device_kind: type[SimulatedDevice],
+    fail: _Fail,
+    *,
+    seats: int,
+    spots: int,
+) -> dict[str, Any]:
+    """The action's own fields: none unknown, none missing, each of its type and in its range."""
+    _needs, required, optional = _ACTIONS[action]
     anchor_keys = ("at_s", "device", "action", "after", "count")
     fields = {key: value for key, value in raw.items() if key not in anchor_keys}
     for key in fields:
@@ -228,7 +257,7 @@ def _parse_step(
         if key in _INT_FIELDS:
             if isinstance(value, bool) or not isinstance(value, int):
                 raise fail(key, "must be a whole number")
-            low, high = _int_range(key, action, device_kinds[device], seats=seats, spots=spots)
+            low, high = _int_range(key, action, device_kind, seats=seats, spots=spots)
             if not low <= value <= high:
                 shown = f"a {len(str(value))}-digit number" if value.bit_length() > 64 else str(value)
                 raise fail(key, f"{shown} is out of range {low}..{high}")
@@ -241,6 +270,12 @@ def _parse_step(
             raise fail(key, f"must be a number of seconds from 0 to {MAX_SCENARIO_S:.0f}")
         if key in _BOOL_FIELDS and not isinstance(value, bool):
             raise fail(key, "must be true or false")
+    return fields
+
+
+def _step_action_rules(action: str, fields: dict[str, Any], fail: _Fail) -> None:
+    """What an action's fields must say together: chips with an amount, a real position, a known key
+    (with a seat exactly when it takes one), a fault the shuffler can plan."""
     if (
         action == "place"
         and "chip_count" in fields
@@ -262,7 +297,6 @@ def _parse_step(
             PlannedFault(**fields)
         except (TypeError, ValueError) as error:
             raise fail("kind", str(error)) from None
-    return Step(float(at_s), device, action, fields, number, after, count)
 
 
 def _int_range(

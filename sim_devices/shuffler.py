@@ -121,7 +121,7 @@ class SimulatedShuffler(SimulatedDevice):
     KIND: DeviceKind = "shuffler"
     MODEL = "SIM-SHOE-1"
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - keyword-only options of a simulated device, each a scenario knob
         self,
         *,
         key: bytes,

@@ -266,7 +266,7 @@ class VirtualUsbBackend(usb.backend.IBackend):  # type: ignore[misc]  # pyusb sh
                     )
                 device._condition.wait(remaining)
 
-    def ctrl_transfer(  # noqa: PLR0917 - the positional signature is pyusb\'s IBackend
+    def ctrl_transfer(  # noqa: PLR0913, PLR0917 - the positional signature is pyusb\'s IBackend
         self,
         dev_handle: _Handle,
         bmRequestType: int,
@@ -298,7 +298,7 @@ class UsbPort(DevicePort):
 
     kind = "usb"
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - keyword-only options of the simulated USB device, each a scenario knob
         self,
         backend: VirtualUsbBackend,
         *,

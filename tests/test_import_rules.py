@@ -8,6 +8,9 @@ with ast (every import statement, at any depth: a lazy import inside a function 
 - no production module of controller imports sim_devices or the simulated players: simulation wraps
   the daemon from the harness (controller/simulation/), and only the commands that start a simulation
   may reach it (the named exceptions below).
+
+The layers inside the controller (rules < journal < engine < daemon and panel < floor < harness) are
+import contracts, run by tests/test_import_contracts.py (docs/engine.md "Layers").
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ SIMULATION_ALLOWED: dict[str, str] = {
     "controller.commands.run": "`flushtable run` starts the harness on a table with simulated devices",
     "controller.commands.sim": "`flushtable sim` serves simulated devices",
     "controller.commands.demo": "`flushtable demo` deals rounds with the simulated players",
-    "controller.floor.demo": "`flushtable floor demo` plays simulated tables into the floor",
+    "controller.commands.floor": "`flushtable floor demo` starts the floor's harness and simulated tables",
 }
 
 

@@ -36,7 +36,6 @@ from controller.errors import UserError
 from controller.files import check_writable_file
 from controller.floor import schema
 from controller.floor.config import floor_users_file, load_floor_config, load_floor_panel_config
-from controller.floor.demo import run_demo
 from controller.floor.progressive import LinkedProgressive
 from controller.floor.progressive_config import load_linked_config
 from controller.floor.release import ReleaseRefused, release_table
@@ -58,7 +57,7 @@ log = structlog.get_logger("flushtable.floor")
 HELP = "the casino floor: every table's journal in PostgreSQL (serve, init-db, demo, release, report)"
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+def add_arguments(parser: argparse.ArgumentParser) -> None:  # noqa: PLR0915 - one argparse declaration per option, read top to bottom
     sub = parser.add_subparsers(dest="floor_command", metavar="ACTION", required=True)
     serve = sub.add_parser("serve", help="consume the tables' journals into PostgreSQL")
     serve.add_argument("--config", required=True, help="the floor's TOML file ([floor])")
@@ -173,7 +172,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         )
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:  # noqa: PLR0912 - one check per option, each its own one-line error
     if args.floor_command in ("serve", "demo", "panel"):
         _quiet(args.log_level)
     if args.floor_command == "panel":
@@ -200,6 +199,10 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--site with --nodes 3: a hub with sites on a cluster is not built yet")
     if args.site is not None and args.tables < 2:
         raise UserError("--site: needs --tables 2 or more (half of them at the site)")
+    # The demo is the floor's harness (it starts nats-server and PostgreSQL): loaded only for this
+    # action, so `flushtable floor serve` never imports it (docs/floor.md "Where the harness lives").
+    from controller.simulation.floor.demo import run_demo  # noqa: PLC0415
+
     return run_demo(
         tables=args.tables,
         rounds=args.rounds,

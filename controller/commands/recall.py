@@ -71,7 +71,7 @@ def utc_bound(text: str, option: str, *, end: bool) -> str:
     return format_time_utc(moment)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:  # noqa: PLR0912 - one check per option, each its own one-line error
     if args.round is not None and args.last is not None:
         raise UserError("--round and --last: give one or the other")
     selecting = args.start is not None or args.end is not None or args.seat is not None

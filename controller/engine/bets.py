@@ -102,8 +102,9 @@ class Bets:
         ctx = self.ctx
         spec = ctx.spec
         source = event.device
+        spot_wagers = ctx.spot_wagers
         bank_spot = event.spot == BANK_SPOT and ctx.config.banking_mode == DESIGNATED_PLAYER
-        valid_seat = 1 <= event.seat <= 7 and (0 <= event.spot < len(ctx.spot_wagers) or bank_spot)
+        valid_seat = 1 <= event.seat <= 7 and (0 <= event.spot < len(spot_wagers) or bank_spot)
         if not valid_seat or event.amount_cents < 0 or event.chip_count < 0:
             ctx.faults.raise_fault(
                 "integrity",
@@ -156,12 +157,13 @@ class Bets:
                     held_as="posted",
                 )
             return
-        wager = ctx.spot_wagers[event.spot]
+        wager = spot_wagers[event.spot]
         key = (event.seat, event.spot)
         before = self.spots.get(key, 0)
         self.spots[key] = event.amount_cents
         live = ctx.round
-        locked = live is not None and ctx.state not in (m.IDLE, m.BETTING) and not live.closed
+        state = ctx.state  # (read once: every chip move asks it)
+        locked = live is not None and state not in (m.IDLE, m.BETTING) and not live.closed
         ctx.journal(
             e.BetChanged(
                 seat=event.seat,
@@ -172,7 +174,7 @@ class Bets:
             ),
             source=source,
         )
-        if live is None or not locked or ctx.state in OUTCOME_STATES:
+        if live is None or not locked or state in OUTCOME_STATES:
             return  # before the lock bets are free; after the reveal chips move for the payout
         play = live.seats.get(event.seat)
         decision_spot = spec.wagers.index(spec.decision_wager)
@@ -279,9 +281,7 @@ class Bets:
                 return False
             self.excluded[seat] = reason
             ctx.journal(
-                e.OperatorAction(
-                    action="kill_seat", by=by, detail=f"seat {seat} excluded from the round: {reason}"
-                ),
+                e.SeatKilled(seat=seat, by=by, reason=reason, excluded=True),
                 source=operator(by),
             )
             ctx.out.append(ShowSeatResult(display, seat, "dead", 0))
@@ -301,7 +301,7 @@ class Bets:
         play.status = DEAD
         play.dead_reason = message
         ctx.journal(
-            e.OperatorAction(action="kill_seat", by=by, detail=f"seat {seat}{asked}: {reason}"),
+            e.SeatKilled(seat=seat, by=by, reason=reason, requested_by=requested_by),
             source=operator(by),
         )
         ctx.journal(e.DeadHand(seat=seat, reason=e.Reason(code="operator", message=message, seat=seat)))
@@ -467,7 +467,7 @@ class Bets:
             return ("ante", *ctx.spec.bonus_wagers)
         return ("ante",)
 
-    def _locked_wagers(self) -> tuple[dict[int, dict[str, int]], str | None]:
+    def _locked_wagers(self) -> tuple[dict[int, dict[str, int]], str | None]:  # noqa: PLR0912 - one branch per wager kind, the order of the rules' text
         """The wagers on the table at the lock, by seat, or the reason the lock is refused."""
         ctx = self.ctx
         config = ctx.config

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 ENGINE = "engine"
 # The machine's states once a round is over: idle, or held between rounds (asked for every entry).
 _BETWEEN_ROUNDS = (m.IDLE, m.held_in(m.IDLE))
+_KIND_OF: dict[type[entries.Entry], str] = {}
 
 
 def operator(by: str) -> str:
@@ -100,9 +101,18 @@ class TableContext:
         error there, not a string key found wrong at run time). ``round_id``: the round the entry belongs
         to, when it is not the round in play (an entry of a round the machine has just left); by default
         the round in play, or none between rounds."""
-        if round_id is None and self.round is not None and not self.round_finished and not table_wide:
-            round_id = self.round.round_id
-        self.out.append(JournalRecord(entry.kind, entry, round_id, source))
+        live = self.round
+        if (
+            round_id is None
+            and live is not None
+            and not table_wide
+            and self.flow.state not in _BETWEEN_ROUNDS  # (round_finished, inline: ~110 entries a round)
+        ):
+            round_id = live.round_id
+        kind = _KIND_OF.get(type(entry))
+        if kind is None:  # the kind is the class's tag: read once per class, not per entry
+            kind = _KIND_OF[type(entry)] = entry.kind
+        self.out.append(JournalRecord(kind, entry, round_id, source))
 
     def alert(
         self,
@@ -123,9 +133,9 @@ class TableContext:
         refusal speaks of a hand, is journaled in the entry's private part only."""
         self.out.append(Refused(action, reason))
         if by is not None:
-            private = None if private_detail is None else entries.OperatorActionPrivate(private_detail)
+            private = None if private_detail is None else entries.ActionRefusedPrivate(private_detail)
             self.journal(
-                entries.OperatorAction(action=action, by=by, detail=f"refused: {reason}", private=private),
+                entries.ActionRefused(action=action, by=by, reason=reason, private=private),
                 source=operator(by),
             )
 

@@ -16,10 +16,10 @@ from typing import Any
 
 from controller.engine import machine as m
 from controller.engine.context import TableContext
-from controller.engine.round import DEAD, DealStep
+from controller.engine.round import DEAD, DealStep, LiveRound
 from controller.engine.state import DESIGNATED_PLAYER
 from controller.journal import entries as e
-from controller.rules.cards import DECK_SIZE, card_text
+from controller.rules.cards import CARD_TEXTS, DECK_SIZE, card_text
 from controller.rules.games import clockwise_from
 from drivers.events import (
     COMMUNITY_POSITION,
@@ -75,7 +75,9 @@ class DealLedger:
     def card(self, event: CardDealt) -> ShufflerFault | None:
         """The card stands (``None``: it is bound to its place), or the fault it is."""
         device, position, index, card = event.device, event.position, event.index, event.card
-        hand = self._hands.setdefault(position, [])
+        hand = self._hands.get(position)
+        if hand is None:  # (setdefault would make a list for every card)
+            hand = self._hands[position] = []
         if 0 <= index < len(hand):  # (a negative index is no place: the protocol never sends one)
             repeated = hand[index] == card or self._refused.get((position, index)) == card
             return ShufflerFault(
@@ -266,53 +268,45 @@ class DealPart:
 
     def _judge_card(self, event: CardDealt) -> None:
         ctx = self.ctx
+        position = event.position
         card_ok = 0 <= event.card < DECK_SIZE
         ctx.journal(
             e.CardDealt(
                 private=e.CardDealtPrivate(
-                    position=event.position,
+                    position=position,
                     index=event.index,
-                    card=card_text(event.card) if card_ok else None,
+                    card=CARD_TEXTS[event.card] if card_ok else None,
                 )
             ),
             source=event.device,
         )
         live = ctx.round
-        if live is not None and live.closed_dead and live.deal is not None:
-            return  # the rest of a dead round's deal: journaled, never judged or shown
-        self._shoe_reported()
         step = live.deal if live is not None else None
+        # (~50 cards a round: the round's properties read inline; the same tests as closed_dead,
+        # _shoe_reported and _dealing_now)
+        settlement = live.settlement if live is not None else None
+        if step is not None and settlement is not None and settlement.dead:
+            return  # the rest of a dead round's deal: journaled, never judged or shown
+        if step is not None and settlement is None:
+            assert live is not None
+            live.deal_deadline_s = ctx.now_s + ctx.config.deal_timeout_s  # the shoe is alive
 
-        def card_private() -> e.ReasonDetail:  # made for a fault only (a card a round: ~50 a round)
-            return e.ReasonDetail(card=event.card, position=event.position, index=event.index)
-
-        if live is None or step is None or not self._dealing_now():
-            # Where the card went is the card's business: private, with the card.
-            ctx.faults.raise_fault(
-                "integrity",
-                "a card dealt outside a deal",
-                latching=False,
-                device=event.device,
-                source=event.device,
-                code="card_outside_round",
-                private=card_private(),
-            )
-            if live is not None and card_ok:
-                if event.card in live.seen_cards and not live.closed:
-                    ctx.flow.kill_round(
-                        "a card seen twice during the deal", code="card_repeated", private=card_private()
-                    )
-                    return
-                live.seen_cards.add(event.card)
+        if (
+            live is None
+            or step is None
+            or settlement is not None
+            or ctx.flow.where not in ctx.definition.dealing_states
+        ):
+            self._card_outside_deal(event, card_ok)
             return
         if not card_ok:
             self.wrong_count(
-                event.position, "an unreadable card", code="card_misread", private=card_private()
+                event.position, "an unreadable card", code="card_misread", private=_card_private(event)
             )
             return
         if event.card in live.seen_cards:
             ctx.flow.kill_round(
-                "a card seen twice during the deal", code="card_repeated", private=card_private()
+                "a card seen twice during the deal", code="card_repeated", private=_card_private(event)
             )
             return
         live.seen_cards.add(event.card)
@@ -326,12 +320,14 @@ class DealPart:
                     latching=False,
                     device=event.device,
                     code="card_outside_round",
-                    private=card_private(),
+                    private=_card_private(event),
                 )
             return
-        received = step.received.setdefault(event.position, [])
+        received = step.received.get(position)
+        if received is None:
+            received = step.received[position] = []
         received.append(event.card)
-        self._hand_of(event.position).append(event.card)
+        _hand_of(live, position).append(event.card)
         if event.position in step.completed:
             self.wrong_count(event.position, "a card dealt after the position was complete")
         elif event.index != len(received) - 1:
@@ -349,15 +345,6 @@ class DealPart:
             self.wrong_count(
                 event.position, f"{len(received)} cards dealt, {step.expected[event.position]} due"
             )
-
-    def _hand_of(self, position: int) -> list[int]:
-        live = self.ctx.round
-        assert live is not None
-        if position == DEALER_POSITION:
-            return live.dealer_cards
-        if position == COMMUNITY_POSITION:
-            return live.community
-        return live.seats[position].cards
 
     def _on_hand_complete(self, event: HandComplete) -> None:
         stands, fault = self.ledger.hand_complete(event)
@@ -456,6 +443,30 @@ class DealPart:
         live.deal_deadline_s = None
         ctx.flow.fire("deal_complete")
         ctx.decisions.open()
+
+    def _card_outside_deal(self, event: CardDealt, card_ok: bool) -> None:
+        """A card with no deal in flight for it (between rounds, a closed round, not a dealing state)."""
+        ctx = self.ctx
+        live = ctx.round
+        # Where the card went is the card's business: private, with the card.
+        ctx.faults.raise_fault(
+            "integrity",
+            "a card dealt outside a deal",
+            latching=False,
+            device=event.device,
+            source=event.device,
+            code="card_outside_round",
+            private=_card_private(event),
+        )
+        if live is not None and card_ok:
+            if event.card in live.seen_cards and not live.closed:
+                ctx.flow.kill_round(
+                    "a card seen twice during the deal",
+                    code="card_repeated",
+                    private=_card_private(event),
+                )
+                return
+            live.seen_cards.add(event.card)
 
     # ------------------------------------------------------------------ a shoe that stops
     def _shoe_reported(self) -> None:
@@ -616,3 +627,17 @@ class DealPart:
         )
         self.deck_verified = False
         ctx.flow.hold_table()
+
+
+def _card_private(event: CardDealt) -> e.ReasonDetail:
+    """Which card, where: the private detail of a fault about a dealt card (made for a fault only)."""
+    return e.ReasonDetail(card=event.card, position=event.position, index=event.index)
+
+
+def _hand_of(live: LiveRound, position: int) -> list[int]:
+    """The hand a dealt position's cards go to: the banker's, the community's or a seat's."""
+    if position == DEALER_POSITION:
+        return live.dealer_cards
+    if position == COMMUNITY_POSITION:
+        return live.community
+    return live.seats[position].cards

@@ -74,7 +74,7 @@ class Faults:
         """A held table starts no round: a latched fault stands."""
         return bool(self.latched)
 
-    def raise_fault(
+    def raise_fault(  # noqa: PLR0913 - keyword-only facts of one fault entry, each a field of it
         self,
         kind: str,
         detail: str,
@@ -188,11 +188,7 @@ class Faults:
             )
             return
         ctx.journal(
-            e.OperatorAction(
-                action="accept_difference",
-                by=by,
-                detail=f"{off}; the difference accepted ({action.fault_id}): {reason}",
-            ),
+            e.DifferenceAccepted(fault_id=action.fault_id, by=by, reason=reason, spot=off),
             source=operator(by),
         )
         self._release(action.fault_id, by, reason, journaled=False)
@@ -220,9 +216,7 @@ class Faults:
             if health != "fault":
                 continue
             self.ctx.journal(
-                e.OperatorAction(
-                    action="reset_device", by=by, detail=f"{device}: in fault when its table was released"
-                ),
+                e.DeviceReset(device=device, by=by, reason="in fault when its table was released"),
                 source=operator(by),
             )
             self.ctx.out.append(ResetDevice(device))

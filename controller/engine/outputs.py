@@ -7,7 +7,7 @@ records a decision before the table acts on it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -18,7 +18,7 @@ from drivers.events import DomainCommand
 AlertSeverity = Literal["info", "alert", "latching"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class JournalRecord:
     """One journal entry to append: ``journal.append(kind, payload, round_id=..., source=...)``. The
     payload is the typed entry (controller/journal/entries.py), built when the engine decides it, so a
@@ -28,6 +28,15 @@ class JournalRecord:
     entry: Entry
     round_id: str | None
     source: str
+
+    def __init__(self, kind: str, entry: Entry, round_id: str | None, source: str) -> None:
+        # The engine makes ~110 of these a round: the fields are written through their slots, not a
+        # frozen dataclass's generated __init__ (object.__setattr__ by name, four times: it cost about a
+        # tenth of the engine core's time). Still frozen: an assignment after this raises.
+        _SET_KIND(self, kind)
+        _SET_ENTRY(self, entry)
+        _SET_ROUND_ID(self, round_id)
+        _SET_SOURCE(self, source)
 
     @classmethod
     def of(cls, kind: str, fields: Mapping[str, Any], round_id: str | None, source: str) -> JournalRecord:
@@ -40,6 +49,13 @@ class JournalRecord:
         return entries.merged_payload(
             self.kind, entries.public_dict(self.entry), entries.private_dict(self.entry)
         )
+
+
+# The slots' own setters (dataclass(slots=True) made the class these belong to).
+_SET_KIND: Callable[[JournalRecord, str], None] = vars(JournalRecord)["kind"].__set__
+_SET_ENTRY: Callable[[JournalRecord, Entry], None] = vars(JournalRecord)["entry"].__set__
+_SET_ROUND_ID: Callable[[JournalRecord, str | None], None] = vars(JournalRecord)["round_id"].__set__
+_SET_SOURCE: Callable[[JournalRecord, str], None] = vars(JournalRecord)["source"].__set__
 
 
 @dataclass(frozen=True, slots=True)

@@ -214,11 +214,7 @@ class TableProgressive:
         self._sync_parameters()
         if self.refused_at_lock is not None:
             reason = self.refused_at_lock
-            ctx.journal(
-                e.OperatorAction(
-                    action="refuse_progressive", by=ENGINE, detail=f"refused at the lock: {reason}"
-                )
-            )
+            ctx.journal(e.ProgressiveRefusedAtLock(by=ENGINE, reason=reason))
             ctx.alert("alert", "progressive_refused", f"Progressive wagers refused at the lock: {reason}")
             ctx.out.append(
                 ShowText(ctx.config.display_device, f"Progressive closed: {reason}. Return the chips"[:120])
@@ -294,9 +290,7 @@ class TableProgressive:
         if isinstance(self.controller, ProgressiveController):
             return
         self.ctx.journal(
-            e.OperatorAction(
-                action="progressive_claim_answered", by=ENGINE, detail=f"round {claim.round_id}: {detail}"
-            ),
+            e.LinkedClaimAnswered(by=ENGINE, answer=detail),
             round_id=claim.round_id,
         )
 
@@ -331,7 +325,7 @@ class TableProgressive:
             answer = self.controller.confirm_paid_now(action.award_id, by=action.by)
         except ConfirmationSent as sent:  # a linked award: the floor records it; journaled as sent
             ctx.journal(
-                e.OperatorAction(action="confirm_progressive_award", by=action.by, detail=f"sent: {sent}"),
+                e.LinkedConfirmationSent(by=action.by, message=str(sent), award_id=action.award_id),
                 source=operator(action.by),
                 table_wide=True,
             )

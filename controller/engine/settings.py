@@ -163,22 +163,8 @@ class TableSettings:
             max_bonus_cents=own_maxima,
         )
         after = self._limits_json(min_ante_cents, max_ante_cents)
-        bonus_maxima_after = ", ".join(
-            f"{wager} {money(ctx.config.max_bonus_for(wager))}"
-            + ("" if wager in own_maxima else " (the ante's maximum)")
-            for wager in ctx.spec.bonus_wagers
-        )
         ctx.journal(
-            e.OperatorAction(
-                action="set_limits",
-                by=by,
-                detail=f"ante limits {money(min_ante_cents)} to {money(max_ante_cents)} "
-                f"(were {money(min_before)} to {money(max_before)}), "
-                f"bonus maxima {bonus_maxima_after}",
-                before=before,
-                after=after,
-                config_digest=ctx.config.config_digest,
-            ),
+            e.LimitsSet(by=by, before=before, after=after, config_digest=ctx.config.config_digest),
             source=operator(by),
         )
         ctx.out.append(
@@ -225,14 +211,8 @@ class TableSettings:
         before = self.paytable_in_effect(wager)
         ctx.config = dataclasses.replace(ctx.config, paytables={**ctx.config.paytables, wager: after})
         ctx.journal(
-            e.OperatorAction(
-                action="set_paytable",
-                by=by,
-                detail=f"{wager} paytable {after if isinstance(after, str) else 'custom'}",
-                wager=wager,
-                before=before,
-                after=after,
-                config_digest=ctx.config.config_digest,
+            e.PaytableSet(
+                wager=wager, by=by, before=before, after=after, config_digest=ctx.config.config_digest
             ),
             source=operator(by),
         )
@@ -284,6 +264,4 @@ def _paytable_json(value: object, wager: str) -> str | dict[str, Any]:
     checks admit nothing else; anything else is refused here as the entry's type would refuse it)."""
     if isinstance(value, str | dict):
         return value
-    raise e.EntryError(
-        f"journal: operator_action: paytable of {wager}: {type(value).__name__} is no paytable"
-    )
+    raise e.EntryError(f"journal: paytable_set: paytable of {wager}: {type(value).__name__} is no paytable")

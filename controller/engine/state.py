@@ -16,7 +16,7 @@ derivable from journal entries (docs/journal.md):
 - ``table_closed`` / ``closed_reason``: the last ``table_closed`` written by an operator (source
   ``operator:NAME``) with no later ``table_opened`` by an operator;
 - ``min_ante_cents`` / ``max_ante_cents`` / ``max_bonus_cents`` / ``paytables``: the ``after`` of the
-  last ``operator_action`` ``set_limits`` and of each wager's last ``set_paytable`` (the engine's
+  last ``limits_set`` and of each wager's last ``paytable_set`` (the engine's
   entries; refusals carry no ``after``), made against the configuration whose digest is
   ``settings_config_digest``. The engine applies them only when its configuration has that same
   digest: a new configuration file is a deliberate change and wins over changes made against the old
@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from controller.locale import DEFAULT_PROPERTY, PropertySettings
 from controller.names import DESIGNATED_PLAYER as DESIGNATED_PLAYER  # noqa: PLC0414  (re-exported)
@@ -84,9 +85,10 @@ class RecoveredState:
     progressive: object | None = None
 
     @classmethod
-    def from_table_state(cls, state: object) -> RecoveredState:
-        """Adapt the journal's reducer state (``controller.journal.state.TableState``: duck-typed so
-        that the engine does not depend on the journal's reader) to what the engine needs.
+    def from_table_state(cls, state: ReducedState) -> RecoveredState:
+        """Adapt the journal's reducer state (``controller.journal.state.TableState``, typed by the
+        ``ReducedState`` protocol: the journal's reader imports the engine's machine, so the engine names
+        only what it reads) to what the engine needs.
 
         Fault ids are numbered after the journal's ``last_seq`` (its last sequence number): every fault
         raised took one sequence number, so numbering new faults after it can never repeat an id from
@@ -94,57 +96,95 @@ class RecoveredState:
         (its meters) is never more than that, and is not enough alone: ids numbered after ``last_seq``
         by an earlier start are above it.
         """
-        raw_latched = getattr(state, "latched_faults", {}) or {}
-        latched: list[LatchedFault] = []
-        for fault_id, alert in dict(raw_latched).items():
-            device = getattr(alert, "device", None)
-            latched.append(
-                LatchedFault(
-                    fault_id=str(fault_id),
-                    kind=str(getattr(alert, "kind", "unknown")),
-                    detail=str(getattr(alert, "detail", "")),
-                    device=device if isinstance(device, str) else None,
-                    round_id=getattr(alert, "round_id", None),
-                )
+        latched = tuple(
+            LatchedFault(
+                fault_id=str(fault_id),
+                kind=alert.kind,
+                detail=alert.detail,
+                device=alert.device,
+                round_id=alert.round_id,
             )
-        counts = (getattr(state, "faults_raised", None), getattr(state, "last_seq", None))
-        faults_raised = max((n for n in counts if isinstance(n, int)), default=0)
-        button = getattr(state, "button_seat", None)
-        last_round = getattr(state, "last_round_id", None)
-        closed = getattr(state, "closed_rounds", {}) or {}
-        rounds_started = getattr(state, "rounds_started", 0)
-        last_number = getattr(state, "last_round_number", 0)
-        closed_by = getattr(state, "closed_by_operator", None)
-        limits = getattr(state, "limits", None)
-        limits = limits if isinstance(limits, Mapping) else {}
-        min_ante = limits.get("min_ante_cents")
-        max_ante = limits.get("max_ante_cents")
+            for fault_id, alert in state.latched_faults.items()
+        )
+        limits = state.limits or {}
+        min_ante, max_ante = limits.get("min_ante_cents"), limits.get("max_ante_cents")
         max_bonus = limits.get("max_bonus_cents")
-        paytables = getattr(state, "paytables", None)
-        digest = getattr(state, "settings_config_digest", None)
+        closed_by = state.closed_by_operator
+        last_round = state.last_round_id
+        meter = state.progressive
         return cls(
-            latched_faults=tuple(latched),
-            button_seat=button if isinstance(button, int) else None,
-            rounds_started=max(
-                rounds_started if isinstance(rounds_started, int) else 0,
-                last_number if isinstance(last_number, int) else 0,
-            ),
-            faults_raised=faults_raised,
-            button_moves_on=last_round is not None and closed.get(last_round) == "round_settled",
+            latched_faults=latched,
+            button_seat=state.button_seat,
+            rounds_started=max(state.rounds_started, state.last_round_number),
+            faults_raised=max(state.faults_raised, state.last_seq),
+            button_moves_on=last_round is not None and state.closed_rounds.get(last_round) == "round_settled",
             table_closed=closed_by is not None,
-            closed_reason=str(getattr(closed_by, "reason", "")) if closed_by is not None else None,
+            closed_reason=closed_by.reason if closed_by is not None else None,
             min_ante_cents=min_ante if isinstance(min_ante, int) else None,
             max_ante_cents=max_ante if isinstance(max_ante, int) else None,
             # No own bonus maximum ({}) restores nothing, as the engine's own RecoveredState says: every
             # bonus wager follows the ante's maximum, as the same configuration file has them.
             max_bonus_cents=dict(max_bonus) if isinstance(max_bonus, Mapping) and max_bonus else None,
-            paytables=dict(paytables) if isinstance(paytables, Mapping) else {},
-            settings_config_digest=digest if isinstance(digest, str) else None,
+            paytables=dict(state.paytables),
+            settings_config_digest=state.settings_config_digest,
             # A meter never opened is no meter: as a table without a Progressive wager recovers.
-            progressive=meter
-            if getattr(meter := getattr(state, "progressive", None), "opened", False)
-            else None,
+            progressive=meter if meter.opened else None,
         )
+
+
+class _AlertView(Protocol):
+    """A latched fault as the reducer holds it (``controller.journal.state.AlertState``)."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def detail(self) -> str: ...  # the public message (never a card)
+    @property
+    def device(self) -> str | None: ...
+    @property
+    def round_id(self) -> str | None: ...
+
+
+class _ClosedView(Protocol):
+    @property
+    def reason(self) -> str: ...
+
+
+class _MeterView(Protocol):
+    @property
+    def opened(self) -> bool: ...
+
+
+class ReducedState(Protocol):
+    """What the engine reads of the journal's one reducer at a start (``controller.journal.state.
+    TableState``; the type checker holds the reducer to it: tests/journal/test_recovery.py)."""
+
+    @property
+    def latched_faults(self) -> Mapping[str, _AlertView]: ...
+    @property
+    def faults_raised(self) -> int: ...
+    @property
+    def last_seq(self) -> int: ...
+    @property
+    def button_seat(self) -> int | None: ...
+    @property
+    def last_round_id(self) -> str | None: ...
+    @property
+    def closed_rounds(self) -> Mapping[str, str]: ...
+    @property
+    def rounds_started(self) -> int: ...
+    @property
+    def last_round_number(self) -> int: ...
+    @property
+    def closed_by_operator(self) -> _ClosedView | None: ...
+    @property
+    def limits(self) -> Mapping[str, Any] | None: ...
+    @property
+    def paytables(self) -> Mapping[str, object]: ...
+    @property
+    def settings_config_digest(self) -> str | None: ...
+    @property
+    def progressive(self) -> _MeterView: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,10 +9,11 @@ ca_file = "floor-ca.pem"
 dsn_file = "floor-writer.dsn"            # a libpq connection string for the writer role
 batch_size = 1000                        # = the consumer's max_ack_pending
 
-A typed section in the style of the table's file (controller/config.py ``UplinkSection``): pydantic
-models with unknown keys refused and every value's type and range checked, and each refusal one line,
-``FILE: floor.KEY: reason``. The secrets are never written in the file: the NATS password and the
-writer's connection string are read from the ``*_file`` keys, relative to the file's directory.
+A typed section in the style of the table's file (controller/config.py ``UplinkSection``): checked
+models (controller/checked.py) with unknown keys refused and every value's type and range checked, and
+each refusal one line, ``FILE: floor.KEY: reason``. The secrets are never written in the file: the NATS
+password and the writer's connection string are read from the ``*_file`` keys, relative to the file's
+directory.
 ``write_floor_config`` writes what ``load_floor_config`` reads (tests/config/test_floor_section.py).
 """
 
@@ -25,8 +26,8 @@ from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
 import psycopg.conninfo
-from pydantic import BeforeValidator, ValidationError, model_validator
 
+from controller.checked import BeforeValidator, ValidationError, model_validator
 from controller.config import tls_servers, whole_number
 from controller.errors import UserError, shown
 from controller.files import (
@@ -40,12 +41,12 @@ from controller.files import (
     read_bounded,
     read_bounded_text,
 )
-from controller.floor.servers import FLOOR_INBOX
 from controller.floor.service import FloorConfig
 from controller.floor.tiles import MAX_PIT_COLUMNS, MAX_PIT_ROWS, PitLayout
 from controller.floor.users import FLOOR_USERS_FILE_NAME
 from controller.locale import PropertySettings, legacy_property
 from controller.settings import KeyRefusal, PropertySection, Strict, one_line, refusal, toml_type, unknown_key
+from controller.uplink.wire import FLOOR_INBOX
 
 MAX_BATCH_SIZE = 10_000  # what the file always allowed; more than the consumer's max_ack_pending adds nothing
 # The service notices a stop, a release to apply and the idle sweep's time only between pull requests:
@@ -106,7 +107,7 @@ def _bind(value: object) -> object:
 class FloorSection(Strict):
     """``[floor]``: where the tables' journals come from (NATS), where they go (PostgreSQL), and the
     consumer loop's tuning. The inbox prefix is not here: the server lets the floor reader receive
-    replies under ``FLOOR_INBOX`` only (controller/floor/servers.py), so no other value would work."""
+    replies under ``FLOOR_INBOX`` only (controller/uplink/wire.py), so no other value would work."""
 
     servers: Annotated[list[str], BeforeValidator(tls_servers)]
     user: Annotated[str, BeforeValidator(_user)]
@@ -344,7 +345,7 @@ def floor_users_file(path: str | Path) -> Path:
 
 def _unknown_key(document: dict[str, Any]) -> str | None:
     """``KEY: unknown key (...)`` for the first unknown key, or None. Named before any other problem: a
-    misspelt key is what leaves its right spelling "missing" (pydantic would name the missing one first)."""
+    misspelt key is what leaves its right spelling "missing" (the model would name the missing one first)."""
     known = list(FloorFile.model_fields)
     for name, value in document.items():
         if name not in known:

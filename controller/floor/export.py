@@ -78,7 +78,7 @@ def meters_csv(by: str, rows: Sequence[Mapping[str, Any]], prop: PropertySetting
     return out.getvalue()
 
 
-def progressive_csv(detail: Mapping[str, Any], prop: PropertySettings = DEFAULT_PROPERTY) -> str:
+def progressive_csv(detail: Mapping[str, Any], prop: PropertySettings = DEFAULT_PROPERTY) -> str:  # noqa: PLR0912 - one branch per column group of the CSV
     """The progressive page (controller/floor/progressive_view.link_detail) in the same long form,
     ``(meter, key, value, amount)``: ``parameter.*`` and ``meter.*`` keyed by the link, ``level.*`` by
     the paytable line, ``table.*`` by the table, ``hit.*`` by the hit's number in the controller's

@@ -28,6 +28,8 @@ from typing import Any
 
 from controller.errors import UserError
 from controller.floor.theoretical import theoretical_win_exact
+from controller.journal import entries as typed
+from controller.journal.kinds import DIFFERENCE_ACCEPTED, LEGACY_OPERATOR_ACTION, SEAT_KILLED
 from controller.journal.state import Meters
 from controller.locale import (
     DEFAULT_PROPERTY,
@@ -40,10 +42,13 @@ from controller.locale import (
 )
 
 # An operator's action that overrides what the table decided by itself (docs/operations.md): a
-# supervisor accepting a bet sensor's difference after the lock. A kill (kill_seat) and a void
-# (void_round) are counted in their own columns. New override actions go here.
-OVERRIDE_ACTIONS: frozenset[str] = frozenset({"accept_difference"})
-KILL_ACTIONS: frozenset[str] = frozenset({"kill_seat"})
+# supervisor accepting a bet sensor's difference after the lock (``difference_accepted``). A kill
+# (``seat_killed``) and a void (``round_voided``) are counted in their own columns. New override kinds
+# go here. An earlier table's ``operator_action`` is read as its kind of today (upcast.py): a refusal or
+# the panel's request record is no kill.
+OVERRIDE_ENTRIES: tuple[type[typed.Entry], ...] = (typed.DifferenceAccepted,)
+KILL_ENTRIES: tuple[type[typed.Entry], ...] = (typed.SeatKilled,)
+OPERATOR_KINDS: frozenset[str] = frozenset({SEAT_KILLED, DIFFERENCE_ACCEPTED, LEGACY_OPERATOR_ACTION})
 # The progressive's entries the report counts (controller/journal/entries.py): a contribution's
 # increment_cents, and an award once, at its progressive_award_paid (its progressive_award_claimed
 # carries the same amount_cents).
@@ -52,7 +57,7 @@ PROGRESSIVE_CONTRIBUTION = "progressive_contribution"
 PROGRESSIVE_AWARD_PAID = "progressive_award_paid"
 
 CLOSING = ("round_settled", "round_dead", "round_voided")
-REPORT_KINDS: tuple[str, ...] = (*CLOSING, "operator_action", "fault_raised")
+REPORT_KINDS: tuple[str, ...] = (*CLOSING, *sorted(OPERATOR_KINDS), "fault_raised")
 
 REPORT_COLUMNS = ("gaming_day", "scope", "key", "pit", "game", "measure", "value", "amount")
 DIGEST_TRAILER = "# sha256"  # the CSV's last line: "# sha256,<hex of every byte before this line>"
@@ -133,7 +138,7 @@ def _cents(payload: Mapping[str, Any], *names: str) -> int:
     return 0
 
 
-def fold_day(entries: Iterable[DayEntry], start_utc: str, end_utc: str) -> dict[str, DayFigures]:
+def fold_day(entries: Iterable[DayEntry], start_utc: str, end_utc: str) -> dict[str, DayFigures]:  # noqa: PLR0912 - one branch per entry kind of the day's fold
     """Each table's figures from its entries whose time is in [start_utc, end_utc) (journal texts)."""
     tables: dict[str, DayFigures] = {}
     for entry in entries:
@@ -163,11 +168,11 @@ def fold_day(entries: Iterable[DayEntry], start_utc: str, end_utc: str) -> dict[
                 figures.rounds_dead += 1
             else:
                 figures.rounds_voided += 1
-        elif entry.kind == "operator_action":
-            action = payload.get("action")
-            if action in KILL_ACTIONS:
+        elif entry.kind in OPERATOR_KINDS:
+            action = typed.from_parts(entry.kind, payload, None)
+            if isinstance(action, KILL_ENTRIES):
                 figures.kills += 1
-            elif action in OVERRIDE_ACTIONS:
+            elif isinstance(action, OVERRIDE_ENTRIES):
                 figures.overrides += 1
         elif entry.kind == "fault_raised":
             figures.faults += 1

@@ -111,6 +111,22 @@ SSE_LOGOUT = b"event: logout\ndata: {}\n\n"
 SSE_KEEP_ALIVE = b": keep-alive\n\n"
 SSE_UNAVAILABLE = "unavailable"
 MEASURES = ("table", "pit", "game", "shift")
+# The nav link lit on each page (base.html), as the table panel lights its own.
+NAV_OF_PAGE = {
+    "map.html": "map",
+    "table.html": "map",
+    "alerts.html": "alerts",
+    "meters.html": "meters",
+    "rounds.html": "rounds",
+    "round.html": "rounds",
+    "progressive_links.html": "progressive",
+    "progressive.html": "progressive",
+    "report.html": "reports",
+    "surveillance.html": "surveillance",
+    "workers.html": "workers",
+}
+# The table panel's login page (controller/panel/templates/login.html) under the floor's name.
+LOGIN_SUBTITLE = "Floor panel — pit supervisors, managers, surveillance and audit"
 log = structlog.get_logger("flushtable.floor.panel")
 # The views by table, pit and game; by shift is SHIFT_METERS_SQL with the property's shift bounds.
 _VIEW = {m: f"floor_meters_by_{m}" for m in MEASURES if m != "shift"}
@@ -193,6 +209,19 @@ class FloorPanelSettings:
     def time_text(self, moment: datetime | str | None, *, with_date: bool = False) -> str:
         """``14:05:31 CET`` (``with_date``: ``2026-12-05 14:05:31 CET``) in the property's zone."""
         return tiles_time_text(moment, with_date=with_date, zone=self.property_settings.zone)
+
+
+def search_moment(text: str, prop: PropertySettings) -> datetime:
+    """A time typed into a search (``2026-12-01 08:00``): the property's wall clock, as every time on
+    the pages is shown, unless it carries its own offset (``...+01:00``, ``...Z``). ValueError, in
+    words, for anything else."""
+    value = text.strip()[:40]
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f"{value!r} is not a time like 2026-12-01 08:00 ({prop.time_zone})") from None
+    # A wall time the clocks skip or repeat reads as zoneinfo reads it (fold 0), as the shifts' bounds do.
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=prop.zone)
 
 
 class DatabaseUnavailable(Exception):
@@ -353,8 +382,14 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
     )
     app.state.pool, app.state.stats, app.state.feed = pool, stats, feed
     app.state.sign_feeds = sign_feeds
-    app.mount("/static/table", StaticFiles(directory=TABLE_PANEL / "static"), name="table-static")
-    # The floor's own templates first (its base.html, login.html ...), then the table panel's partials.
+    # The floor's own few static files (the pit map's script and grid, the sign), then the table
+    # panel's (its stylesheet, script and icon) at the same /static/... as at the table: one stylesheet
+    # for both panels, served from controller/panel/static, never copied. The floor's mount first: a
+    # mount takes every path under it.
+    app.mount("/static/floor", StaticFiles(directory=HERE / "static"), name="floor-static")
+    app.mount("/static", StaticFiles(directory=TABLE_PANEL / "static"), name="static")
+    # The floor's own templates first (its base.html on the table panel's _layout.html, its pages),
+    # then the table panel's (the layout, the login, the recall's partials).
     templates = Environment(
         loader=FileSystemLoader([HERE / "templates", TABLE_PANEL / "templates"]),
         autoescape=select_autoescape(),
@@ -367,12 +402,12 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
             return "—"
         return settings.money_format(int(cents), signed=signed)  # type: ignore[call-overload]
 
-    app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     templates.filters["money"] = money_text
     templates.filters["clock"] = settings.time_text
     templates.filters["when"] = lambda moment: settings.time_text(moment, with_date=True)
     templates.filters["when_time"] = settings.time_text
 
+    templates.globals["time_zone"] = settings.property_settings.time_zone  # named beside every time
     templates.filters["game_title"] = game_title
     templates.globals["clock_text"] = clock_text
     limiter = LoginBudget(clock=settings.clock)
@@ -432,9 +467,10 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         return current_session(request.cookies.get(SESSION_COOKIE), touch=touch)
 
     async def page(name: str, session: FloorSession, **values: Any) -> HTMLResponse:
-        # The Alerts badge's count on every page (the map's is kept live by its stream).
+        # The Alerts badge's count on every page (the map's is kept live by its stream); the nav's
+        # current page lit as at the table.
         html = templates.get_template(name).render(
-            session=session, alert_count=await open_alert_count(), **values
+            session=session, alert_count=await open_alert_count(), active=NAV_OF_PAGE.get(name), **values
         )
         return HTMLResponse(html, headers={"Cache-Control": "no-store"})
 
@@ -446,7 +482,9 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         login POST must carry both, equal: another site's form can send the field but cannot read or
         set this site's cookie, so it cannot log a browser into the attacker's account (login CSRF)."""
         token = secrets.token_urlsafe(24)
-        html = templates.get_template("login.html").render(message=message, csrf_token=token, user=user)
+        html = templates.get_template("login.html").render(
+            message=message, csrf_token=token, user=user, site="flushtable floor", subtitle=LOGIN_SUBTITLE
+        )
         response = HTMLResponse(html, status, headers={"Cache-Control": "no-store"})
         set_cookie(response, request, LOGIN_CSRF_COOKIE, token, LOGIN_CSRF_MAX_AGE_S)
         return response
@@ -892,17 +930,22 @@ def create_floor_app(settings: FloorPanelSettings) -> FastAPI:
         session = session_of(request)
         if session is None:
             return login_redirect()
-        conditions, params = ["TRUE"], []
+        conditions: list[str] = ["TRUE"]
+        params: list[Any] = []
         if q:
             conditions.append("round_id = %s")
             params.append(q.strip()[:64])
         if table:
             conditions.append("table_id = %s")
             params.append(table.strip()[:32])
-        for op, value in ((">=", since), ("<=", until)):
-            if value:
-                conditions.append(f"COALESCE(closed_utc, started_utc) {op} %s::timestamptz")
-                params.append(value.strip()[:40])
+        try:
+            for op, value in ((">=", since), ("<=", until)):
+                if value.strip():
+                    conditions.append(f"COALESCE(closed_utc, started_utc) {op} %s")
+                    params.append(search_moment(value, settings.property_settings))
+        except ValueError as error:
+            return await page("rounds.html", session, rounds=[], q=q, table=table, since=since, until=until,
+                              message=f"Search refused: {error}")  # fmt: skip
         try:
             rounds = await query(
                 "SELECT table_id, round_id, game, status, started_utc, closed_utc, handle_cents, "
@@ -1340,7 +1383,9 @@ def _first_line(error: BaseException) -> str:
     return text.splitlines()[0] if text else type(error).__name__
 
 
-_KINDS_WITH_PRIVATE = frozenset(kind for kind, cls in typed.CLASS_BY_KIND.items() if cls.PRIVATE is not None)
+_KINDS_WITH_PRIVATE = frozenset(
+    kind for kind, cls in typed.CLASS_BY_STORED_KIND.items() if cls.PRIVATE is not None
+)
 
 
 async def serve_panel(settings: FloorPanelSettings, *, host: str = "127.0.0.1", port: int = 8090) -> Any:

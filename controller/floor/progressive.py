@@ -41,11 +41,11 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 
 from controller.errors import UserError, shown
-from controller.floor.servers import PROGRESSIVE_INBOX, PROGRESSIVE_ROOT
 from controller.journal import entries as e
 from controller.journal.kinds import PROGRESSIVE_KINDS
 from controller.progressive.controller import MeterView, ProgressiveController
 from controller.progressive.model import Hit, ProgressiveParameters
+from controller.uplink.wire import PROGRESSIVE_INBOX, PROGRESSIVE_ROOT
 from controller.waits import close_quietly, raise_if_cancelled, wait_event
 
 log = structlog.get_logger("flushtable.floor.progressive")
@@ -269,7 +269,7 @@ def settled_rounds(
     return found, marks
 
 
-def record_refusal(  # noqa: PLR0917 - one refusal's context
+def record_refusal(  # noqa: PLR0913, PLR0917 - one refusal's context
     connection: psycopg.Connection[tuple[Any, ...]],
     link_id: str,
     table_id: str,

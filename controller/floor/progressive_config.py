@@ -31,9 +31,9 @@ from typing import Any
 from controller.errors import UserError, shown
 from controller.files import MAX_SECRET_FILE_BYTES, MAX_TOML_BYTES, FileRefused, load_toml, read_bounded_text
 from controller.floor.progressive import LinkConfig, LinkedConfig
-from controller.floor.servers import PROGRESSIVE_INBOX
 from controller.floor.service import FloorConfig
 from controller.progressive.model import parse_parameters
+from controller.uplink.wire import PROGRESSIVE_INBOX
 
 _NAME = re.compile(r"^[A-Za-z0-9_]{1,32}$")  # a NATS subject token: no dots, no wildcards
 _KEYS = ("user", "password_file", "broadcast_interval_s", "links")
@@ -57,7 +57,7 @@ def load_linked_config(path: str | Path, floor: FloorConfig) -> LinkedConfig | N
         raise UserError(f"{config_path}: {error}") from None
 
 
-def _linked(section: object, base_dir: Path, floor: FloorConfig) -> LinkedConfig:
+def _linked(section: object, base_dir: Path, floor: FloorConfig) -> LinkedConfig:  # noqa: PLR0912 - one check per key of a link, each its own one-line error
     if not isinstance(section, Mapping):
         raise UserError("progressive: must be a table like [progressive]")
     for key in section:

@@ -53,10 +53,16 @@ from nats.js.client import JetStreamContext
 from controller.floor import checks, progressive_view, release
 from controller.floor.checks import TableProjection
 from controller.floor.intake import Delivery, FloorClient
-from controller.floor.servers import FLOOR_CONSUMER, FLOOR_INBOX, STREAM_NAME, SUBJECT_ROOT, table_subject
 from controller.floor.store import Batch, Connection, held_private, load_projection, stored_hash, write_batch
 from controller.locale import DEFAULT_PROPERTY, PropertySettings
 from controller.uplink import wire
+from controller.uplink.wire import (
+    FLOOR_CONSUMER,
+    FLOOR_INBOX,
+    STREAM_NAME,
+    SUBJECT_ROOT,
+    table_subject,
+)
 from controller.waits import close_quietly, raise_if_cancelled, wait_event
 
 __all__ = ["FloorConfig", "FloorService", "FloorStatus", "Incoming", "TableProjection"]

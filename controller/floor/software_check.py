@@ -28,7 +28,7 @@ import psycopg
 
 from controller import software
 from controller.errors import UserError
-from controller.floor.servers import verify_subject
+from controller.uplink.wire import verify_subject
 
 DEFAULT_TIMEOUT_S = 60.0  # a table hashes its ~200 files in well under a second, even loaded
 SEED_BYTES = 32
@@ -73,7 +73,7 @@ class CheckRecord:
         return f"{text} ({self.detail})" if self.detail else text
 
 
-async def ask_table(
+async def ask_table(  # noqa: PLR0913 - keyword-only connection settings and the request's fields, each used once
     servers: list[str],
     *,
     user: str,
@@ -130,7 +130,7 @@ def judge(
     return "match", ""
 
 
-def record_check(
+def record_check(  # noqa: PLR0913 - keyword-only fields of one check's row
     connection: psycopg.Connection[Any],
     *,
     table_id: str,

@@ -30,12 +30,12 @@ from nats.js.api import (
     StreamSource,
 )
 
-from controller.floor.servers import (
+from controller.errors import ServerError
+from controller.uplink.wire import (
     FLOOR_CONSUMER,
     SITES_MIN_NATS_VERSION,
     STREAM_NAME,
     SUBJECT_ROOT,
-    ServerError,
     site_deliver_prefix,
     site_domain,
     site_stream_name,

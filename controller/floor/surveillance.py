@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from controller.floor import gaming_day
+from controller.journal import entries as typed
 from controller.money import MoneyFormat
 
 SCHEMA = "flushtable-surveillance/1"
@@ -85,8 +87,7 @@ FLOOR_SUBJECT = "floor"  # surveillance.floor: a floor alert naming no table (no
 # These alerts are the same fact as an event of their own (the past_posting and dead_hand entries):
 # published once, as that event.
 ALERTS_WITH_THEIR_OWN_EVENT: frozenset[str] = frozenset({"past_posting", "dead_hand"})
-OVERRIDE_ACTIONS: frozenset[str] = frozenset({"accept_difference"})  # as the gaming-day report's
-KILL_ACTIONS: frozenset[str] = frozenset({"kill_seat"})
+OPERATOR_KINDS = gaming_day.OPERATOR_KINDS  # kills and overrides: as the gaming-day report counts them
 # Amounts alone, two decimals: what a floor with no [property] currency shows everywhere.
 DEFAULT_MONEY = MoneyFormat()
 
@@ -97,7 +98,7 @@ EVENT_ENTRY_KINDS: tuple[str, ...] = (
     "dead_hand",
     "round_dead",
     "round_voided",
-    "operator_action",
+    *sorted(OPERATOR_KINDS),
     "fault_raised",
     "security_event",
 )
@@ -113,6 +114,30 @@ class FloorEntry:
     kind: str
     payload: Mapping[str, Any]
     hash: str
+
+
+def _operator_event(action: typed.Entry) -> list[tuple[str, str, str, dict[str, Any]]]:
+    """A supervisor's kill or override as its event (none for any other operator entry). The event's
+    ``details`` keep the shape they have always had (``action``, ``by``, ``detail``: the engine's words
+    of releases up to 9254278, rebuilt from the typed fields; docs/operations.md "Surveillance")."""
+    if isinstance(action, gaming_day.KILL_ENTRIES) and isinstance(action, typed.SeatKilled):
+        asked = f" at the {action.requested_by}'s request" if action.requested_by else ""
+        if action.excluded:
+            detail = f"seat {action.seat} excluded from the round: {action.reason}"
+        else:
+            detail = f"seat {action.seat}{asked}: {action.reason}"
+        return [
+            ("kill", "game", f"kill_seat by {action.by}: {detail}", _action("kill_seat", action.by, detail))
+        ]
+    if isinstance(action, gaming_day.OVERRIDE_ENTRIES) and isinstance(action, typed.DifferenceAccepted):
+        detail = f"{action.spot}; the difference accepted ({action.fault_id}): {action.reason}"
+        summary = f"accept_difference by {action.by}: {detail}"
+        return [("override", "game", summary, _action("accept_difference", action.by, detail))]
+    return []
+
+
+def _action(action: str, by: str, detail: str) -> dict[str, Any]:
+    return {"action": action, "by": by, "detail": detail}
 
 
 def alert_category(kind: str) -> str:
@@ -182,10 +207,8 @@ def events_of(
     elif entry.kind == "round_voided":
         summary = f"round voided by {p.get('by')}: {_reason_text(p.get('reason'))}"
         found.append(("void", "game", summary, _pick(p, "by", "reason")))
-    elif entry.kind == "operator_action" and p.get("action") in KILL_ACTIONS | OVERRIDE_ACTIONS:
-        kind = "kill" if p.get("action") in KILL_ACTIONS else "override"
-        details = _pick(p, "action", "by", "detail")
-        found.append((kind, "game", f"{p.get('action')} by {p.get('by')}: {p.get('detail')}", details))
+    elif entry.kind in OPERATOR_KINDS:
+        found.extend(_operator_event(typed.from_parts(entry.kind, p, None)))
     elif entry.kind == "fault_raised" and p.get("kind") not in ALERTS_WITH_THEIR_OWN_EVENT:
         alert_kind = str(p.get("kind"))
         details = _pick(p, "fault_id", "kind", "severity", "device", "reason", "by")

@@ -53,10 +53,10 @@ from nats.js.client import JetStreamContext
 from nats.js.kv import KeyValue
 
 from controller.errors import UserError
-from controller.floor.servers import LEASE_BUCKET, STREAM_NAME, SUBJECT_ROOT
 from controller.floor.service import Fence, Fenced, FloorConfig, FloorService, table_of_subject
 from controller.floor.store import Connection
 from controller.floor.stream import ACK_WAIT_S, MAX_ACK_PENDING
+from controller.uplink.wire import LEASE_BUCKET, STREAM_NAME, SUBJECT_ROOT
 from controller.waits import close_quietly, wait_event
 
 __all__ = [
@@ -214,7 +214,7 @@ class WorkerSettings:
         return self.lease_ttl_s + 2 * self.renew_interval_s
 
 
-async def ensure_partitions(
+async def ensure_partitions(  # noqa: PLR0913 - the bucket's and the consumers' settings, keyword-only, each with the product's default
     admin: Client,
     partitions: int,
     *,

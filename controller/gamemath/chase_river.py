@@ -455,7 +455,7 @@ def _expansion(
     return tuple(terms)
 
 
-def _pattern_grid(
+def _pattern_grid(  # noqa: PLR0915 - the grid's enumeration written as the par sheet's table, row by row
     pattern: tuple[int, ...],
     hole: list[tuple[int, int, int, int]],
     *,

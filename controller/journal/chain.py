@@ -6,11 +6,19 @@ Pure functions, no I/O: the store writes what these compute and `verify` recompu
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, Protocol
+
+
+def _sha256_hex(text: str) -> str:
+    # Imported here: hashlib loads OpenSSL (~2 ms), which a reader that only folds and prints the
+    # journal (`flushtable recall`) never needs (issue 28; a writer pays it once, at its first hash).
+    import hashlib  # noqa: PLC0415
+
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
 
 GENESIS_HASH = "0" * 64
 """The first entry's prev_hash."""
@@ -48,7 +56,7 @@ def format_time_utc(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def entry_hash_from_text(
+def entry_hash_from_text(  # noqa: PLR0913 - keyword-only: the hashed fields of an entry, all of them
     *,
     prev_hash: str,
     seq: int,
@@ -91,10 +99,10 @@ def entry_hash_from_text(
         + str(int(version))
         + "}"
     )
-    return hashlib.sha256((prev_hash + body).encode("utf-8")).hexdigest()
+    return _sha256_hex(prev_hash + body)
 
 
-def entry_hash(
+def entry_hash(  # noqa: PLR0913 - keyword-only: the hashed fields of an entry, all of them
     *,
     prev_hash: str,
     seq: int,
@@ -145,7 +153,7 @@ class Envelope(Protocol):
     def private_digest(self) -> str | None: ...
 
 
-def entry_hash_v1_from_text(
+def entry_hash_v1_from_text(  # noqa: PLR0913 - keyword-only: the hashed fields of a version-1 entry, all of them
     *,
     prev_hash: str,
     seq: int,
@@ -179,7 +187,7 @@ def entry_hash_v1_from_text(
         + _canonical_text(time_utc)
         + "}"
     )
-    return hashlib.sha256((prev_hash + body).encode("utf-8")).hexdigest()
+    return _sha256_hex(prev_hash + body)
 
 
 def stored_hash(envelope: Envelope, payload_text: str) -> str:

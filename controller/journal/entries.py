@@ -20,7 +20,7 @@ constructor per kind) to do. The figures are in docs/journal.md "Measured".
 
 from __future__ import annotations
 
-import hashlib
+import functools
 import json
 import os
 from collections.abc import Mapping
@@ -161,25 +161,140 @@ class StateChanged(Entry, frozen=True, tag="state_changed"):
     trigger: str
 
 
-class OperatorActionPrivate(Part, frozen=True):
+class ActionRefusedPrivate(Part, frozen=True):
     refusal_detail: str  # a refusal's reason that speaks of a hand (a decision's limit): private until reveal
 
 
+# An operator's action is journaled as what it did, one kind each (the engine's records), and the
+# panel's request as its own kind (``panel_request``). Releases up to 9254278 wrote all of them as one
+# ``operator_action``: ``OperatorAction`` below reads those, and controller/journal/upcast.py maps each
+# to the kind it is today (docs/journal.md "Versions and upcasting").
+
+
+class ActionRefused(Entry, frozen=True, tag="action_refused"):
+    """An operator's action the engine refused: nothing changed. ``reason`` is what the operator was
+    told; a reason that speaks of a hand is private (``refusal_detail``) until the round's reveal."""
+
+    action: str
+    by: str
+    reason: str
+    private: ActionRefusedPrivate | None = None
+    PRIVATE: ClassVar[type[Part] | None] = ActionRefusedPrivate
+
+
+class SeatKilled(Entry, frozen=True, tag="seat_killed"):
+    """A supervisor killed one seat's hand (its ``dead_hand`` follows), or, while betting was open,
+    excluded the seat from the round (``excluded``: its chips go back, it is dealt no hand)."""
+
+    seat: int
+    by: str
+    reason: str
+    excluded: bool = False
+    requested_by: str | None = None  # the dealer's request it answers ("dealer"), if any
+
+
+class VoidOrdered(Entry, frozen=True, tag="void_ordered"):
+    """A supervisor's order to void the round (its ``round_voided`` follows when a round was open)."""
+
+    by: str
+    reason: str
+
+
+class DifferenceAccepted(Entry, frozen=True, tag="difference_accepted"):
+    """A supervisor accepted a past-posted spot's difference from its locked wager (docs/rules.md):
+    ``spot`` says what it reads and what the round holds; the round keeps its locked wager."""
+
+    fault_id: str
+    by: str
+    reason: str
+    spot: str
+
+
+class DeviceReset(Entry, frozen=True, tag="device_reset"):
+    """A device left in fault reset on a supervisor's release of the table (their action)."""
+
+    device: str
+    by: str
+    reason: str
+
+
+class LimitsSet(Entry, frozen=True, tag="limits_set"):
+    """A manager's table limits: ``before`` and ``after`` as ``LimitsShape`` holds them; made against
+    the configuration of ``config_digest`` (a restart restores them only on that file)."""
+
+    by: str
+    after: dict[str, Any]
+    before: dict[str, Any] | None = None
+    config_digest: str | None = None
+
+
+class PaytableSet(Entry, frozen=True, tag="paytable_set"):
+    """A manager's paytable of one bonus wager: a preset's name or custom lines."""
+
+    wager: str
+    by: str
+    after: dict[str, Any] | str
+    before: dict[str, Any] | str | None = None
+    config_digest: str | None = None
+
+
+class ProgressiveRefusedAtLock(Entry, frozen=True, tag="lock_refused_progressive"):
+    """The round's Progressive wagers refused at the lock (the meter could not take them)."""
+
+    by: str
+    reason: str
+
+
+class LinkedClaimAnswered(Entry, frozen=True, tag="linked_claim_answered"):
+    """A linked table's record that the floor answered the round's progressive claim (the round's own
+    entry: a restart asks again every claim of its journal without one)."""
+
+    by: str
+    answer: str
+
+
+class LinkedConfirmationSent(Entry, frozen=True, tag="linked_confirmation_sent"):
+    """A supervisor's confirmation that a linked award was paid, sent to the floor (which records it)."""
+
+    by: str
+    message: str
+    award_id: str | None = None  # None: an earlier release's record, whose words name it
+
+
+class PanelRequest(Entry, frozen=True, tag="panel_request"):
+    """The panel's record of a request: the user, the request's fields (``request``) and its
+    ``outcome`` ("done", "refused: …", "proposed C…"). What the engine did is its own entry."""
+
+    action: str
+    by: str
+    request: dict[str, Any]
+    outcome: str
+
+
+class OperatorNote(Entry, frozen=True, tag="operator_note"):
+    """An earlier release's ``operator_action`` that no kind of today describes (its words kept as
+    written). Never written by this release."""
+
+    action: str
+    by: str
+    detail: str
+
+
 class OperatorAction(Entry, frozen=True, tag="operator_action"):
-    """An operator's action. The engine's record says what it did in ``detail`` (text) and, for the
-    manager's settings, ``before``/``after``; the panel's request record carries the request's fields
-    in ``detail`` (an object) and its ``outcome`` ("done" or "refused: …")."""
+    """Read only: the one kind releases up to 9254278 wrote for every operator action (not in
+    ``EntryType``: refused to writers). controller/journal/upcast.py ``operator_action_entry`` maps each
+    to today's kind."""
 
     action: str
     by: str
     detail: str | dict[str, Any]
     outcome: str | None = None
-    before: dict[str, Any] | str | None = None  # a paytable: a preset's name or custom lines
+    before: dict[str, Any] | str | None = None
     after: dict[str, Any] | str | None = None
     wager: str | None = None
     config_digest: str | None = None
-    private: OperatorActionPrivate | None = None
-    PRIVATE: ClassVar[type[Part] | None] = OperatorActionPrivate
+    private: ActionRefusedPrivate | None = None
+    PRIVATE: ClassVar[type[Part] | None] = ActionRefusedPrivate
 
 
 class ButtonMoved(Entry, frozen=True, tag="button_moved"):
@@ -346,7 +461,7 @@ KillRequestStatus = Literal["requested", "confirmed", "rejected", "lapsed"]
 class KillSeatRequest(Entry, frozen=True, tag="kill_seat_request"):
     """The dealer's request to kill one seat's hand (the display's kill_seat key) and what became of it:
     ``requested`` (by the dealer), then ``confirmed`` or ``rejected`` (by the supervisor, with a reason;
-    a confirmation comes after the kill's operator_action and dead_hand) or ``lapsed`` (by
+    a confirmation comes after the kill's seat_killed and dead_hand) or ``lapsed`` (by
     the engine: the decisions closed or the round ended first). ``request_number``: the request's
     number in its round (1, 2, ...), on the request and on what became of it; an answer names it.
     Optional: absent in entries written before requests were numbered; such a request's number is its
@@ -627,7 +742,18 @@ EntryType = (
     | SoftwareVerified
     | SoftwareChecked
     | StateChanged
-    | OperatorAction
+    | ActionRefused
+    | SeatKilled
+    | VoidOrdered
+    | DifferenceAccepted
+    | DeviceReset
+    | LimitsSet
+    | PaytableSet
+    | ProgressiveRefusedAtLock
+    | LinkedClaimAnswered
+    | LinkedConfirmationSent
+    | PanelRequest
+    | OperatorNote
     | ButtonMoved
     | DpWaived
     | DealerKey
@@ -677,22 +803,58 @@ ENTRY_CLASSES: tuple[type[Entry], ...] = get_args(EntryType)
 CLASS_BY_KIND: dict[str, type[Entry]] = {str(cls.__struct_config__.tag): cls for cls in ENTRY_CLASSES}
 KINDS: frozenset[str] = frozenset(CLASS_BY_KIND)
 
-# One decoder per kind for the public part alone, and per private part type: made once (the replay's
-# hot path decodes each stored text straight into its class).
-_PUBLIC_DECODERS: dict[str, msgspec.json.Decoder[Any]] = {
-    kind: msgspec.json.Decoder(cls) for kind, cls in CLASS_BY_KIND.items()
+
+# One decoder per kind for the public part alone, and per private part type: each made the first time
+# its kind is read, then kept (the replay's hot path decodes each stored text straight into its class).
+# Not all at import: a decoder resolves its class's annotations, ~60 kinds' worth of them, and a reader
+# such as `flushtable recall` meets a dozen kinds (issue 28: recall starts in a few times a bare
+# interpreter's time; docs/operations.md).
+@functools.cache
+def _public_decoder(kind: str) -> msgspec.json.Decoder[Any] | None:
+    cls = CLASS_BY_KIND.get(kind)
+    return None if cls is None else msgspec.json.Decoder(cls)
+
+
+@functools.cache
+def _private_decoder(kind: str) -> msgspec.json.Decoder[Any] | None:
+    """A stored private part is {"part": ..., "salt": ...}: decoded in one pass into its part's class."""
+    cls = CLASS_BY_KIND.get(kind)
+    if cls is None or cls.PRIVATE is None:
+        return None
+    sealed = msgspec.defstruct(
+        f"Sealed_{kind}", [("part", cls.PRIVATE), ("salt", str)], forbid_unknown_fields=True
+    )
+    return msgspec.json.Decoder(sealed)
+
+
+_BUILTINS_ENCODER = msgspec.json.Encoder()
+
+# Kinds of earlier releases that no writer uses today: read by their own class (not in ``EntryType``, so
+# no writer can write them), then mapped to today's kind by controller/journal/upcast.py. The chain
+# covers the row as written (its kind included): mapping it never changes what verifies.
+RENAMED_KINDS: dict[str, type[Entry]] = {"operator_action": OperatorAction}
+CLASS_BY_STORED_KIND: dict[str, type[Entry]] = {**CLASS_BY_KIND, **RENAMED_KINDS}
+"""Every kind a stored row may carry (a journal, the uplink's messages, the floor's rows): today's and the
+renamed ones, each with the class its row is decoded into first."""
+_RENAMED_PUBLIC_DECODERS: dict[str, msgspec.json.Decoder[Any]] = {
+    kind: msgspec.json.Decoder(cls) for kind, cls in RENAMED_KINDS.items()
 }
-# A stored private part is {"part": ..., "salt": ...}: decoded in one pass into its part's class.
-_PRIVATE_DECODERS: dict[str, msgspec.json.Decoder[Any]] = {
+_RENAMED_PRIVATE_DECODERS: dict[str, msgspec.json.Decoder[Any]] = {
     kind: msgspec.json.Decoder(
         msgspec.defstruct(
             f"Sealed_{kind}", [("part", cls.PRIVATE), ("salt", str)], forbid_unknown_fields=True
         )
     )
-    for kind, cls in CLASS_BY_KIND.items()
+    for kind, cls in RENAMED_KINDS.items()
     if cls.PRIVATE is not None
 }
-_BUILTINS_ENCODER = msgspec.json.Encoder()
+
+
+def _renamed(legacy: Entry) -> Entry:
+    """An entry of a renamed kind as today's entry (upcast.py; it imports this module)."""
+    from controller.journal.upcast import renamed_entry  # noqa: PLC0415 - upcast.py imports this module
+
+    return renamed_entry(legacy)
 
 
 class EntryError(ValueError):
@@ -760,7 +922,7 @@ class BankingShape(msgspec.Struct, frozen=True):
 
 
 class LimitsShape(msgspec.Struct, frozen=True):
-    """A manager's ``set_limits`` (``operator_action.after``), as the reducer restores it."""
+    """A manager's limits (``limits_set.after``), as the reducer restores it."""
 
     min_ante_cents: Amount
     max_ante_cents: Amount
@@ -803,8 +965,8 @@ def check_shapes(entry: Entry) -> None:
         for seat in entry.wagers:
             if not seat.isdigit() or len(seat) > 7:
                 raise EntryError(f"journal: bets_locked.wagers: seat {seat[:20]!r} is not a seat number")
-    elif isinstance(entry, OperatorAction) and entry.action == "set_limits" and isinstance(entry.after, dict):
-        _shape(entry.after, LimitsShape, "operator_action.after")
+    elif isinstance(entry, LimitsSet):
+        _shape(entry.after, LimitsShape, "limits_set.after")
     elif entry.kind.startswith("progressive_"):
         # The progressive's entries (controller/progressive/model.py folds them): every amount bounded
         # like a settlement's, so a meter's sums fit the floor's bigint columns.
@@ -814,16 +976,16 @@ def check_shapes(entry: Entry) -> None:
                 raise EntryError(f"journal: {entry.kind}.{field.encode_name}: {value} is past any amount")
 
 
+# The names as stored, read off each class's own tuple of them (msgspec.structs.fields would resolve
+# every annotation of ~60 classes at import, a third of this module's cost on every reader's start).
 def _public_fields(cls: type[Entry]) -> frozenset[str]:
-    return frozenset(
-        field.encode_name for field in msgspec.structs.fields(cls) if field.encode_name != "private"
-    )
+    return frozenset(name for name in cls.__struct_encode_fields__ if name != "private")
 
 
 def _private_fields(cls: type[Entry]) -> frozenset[str]:
     if cls.PRIVATE is None:
         return frozenset()
-    return frozenset(field.encode_name for field in msgspec.structs.fields(cls.PRIVATE))
+    return frozenset(cls.PRIVATE.__struct_encode_fields__)
 
 
 PUBLIC_FIELDS: dict[str, frozenset[str]] = {kind: _public_fields(cls) for kind, cls in CLASS_BY_KIND.items()}
@@ -835,6 +997,15 @@ PRIVATE_FIELDS: dict[str, frozenset[str]] = {
 def build(kind: str, fields: Mapping[str, Any]) -> Entry:
     """The typed entry of ``kind`` from its fields, public and private mixed: each field goes where
     its kind's type says. A field that belongs to neither, a missing one or a wrong type is refused."""
+    legacy = RENAMED_KINDS.get(kind)
+    if legacy is not None:  # an earlier release's kind (a version-1 journal's entries are built)
+        legacy_private = _private_fields(legacy)
+        nested = {name: value for name, value in fields.items() if name not in legacy_private}
+        secret = {name: value for name, value in fields.items() if name in legacy_private}
+        try:
+            return _renamed(msgspec.convert({**nested, **({"private": secret} if secret else {})}, legacy))
+        except msgspec.ValidationError as error:
+            raise EntryError(f"journal: {kind}: {error}") from None
     cls = CLASS_BY_KIND.get(kind)
     if cls is None:
         raise EntryError(f"journal: unknown entry kind {kind!r}")
@@ -909,6 +1080,8 @@ def private_dict(entry: Entry) -> dict[str, Any] | None:
 def commitment(private_text: str) -> str:
     """The digest the chain holds for a private part: sha256 of its stored text, which is the
     canonical JSON of ``{"part": ..., "salt": ...}`` (the salt is in the hashed text)."""
+    import hashlib  # noqa: PLC0415 - OpenSSL's load only for a reader that checks (recall never does)
+
     return hashlib.sha256(private_text.encode("utf-8")).hexdigest()
 
 
@@ -929,7 +1102,9 @@ def open_private(private_text: str) -> dict[str, Any]:
 
 def decode_public(kind: str, public_text: str | bytes) -> Entry:
     """The typed entry with its public part only (private None)."""
-    decoder = _PUBLIC_DECODERS.get(kind)
+    if kind in RENAMED_KINDS:
+        return _renamed(_decode_legacy(kind, public_text, None))
+    decoder = _public_decoder(kind)
     if decoder is None:
         raise EntryError(f"journal: unknown entry kind {kind!r}")
     try:
@@ -939,12 +1114,26 @@ def decode_public(kind: str, public_text: str | bytes) -> Entry:
     return entry
 
 
+def _decode_legacy(kind: str, public_text: str | bytes, private_text: str | None) -> Entry:
+    """An entry of a renamed kind as its own (earlier) class, both parts when ``private_text`` is given."""
+    try:
+        entry: Entry = _RENAMED_PUBLIC_DECODERS[kind].decode(public_text)
+        if private_text is not None:
+            part = _RENAMED_PRIVATE_DECODERS[kind].decode(private_text).part
+            entry = msgspec.structs.replace(entry, private=part)
+    except (msgspec.ValidationError, msgspec.DecodeError) as error:
+        raise EntryError(f"journal: {kind}: {error}") from None
+    return entry
+
+
 def decode(kind: str, public_text: str | bytes, private_text: str | None) -> Entry:
     """The typed entry, with its private part when ``private_text`` is given."""
+    if kind in RENAMED_KINDS:
+        return _renamed(_decode_legacy(kind, public_text, private_text))
     entry = decode_public(kind, public_text)
     if private_text is None:
         return entry
-    decoder = _PRIVATE_DECODERS.get(kind)
+    decoder = _private_decoder(kind)
     if decoder is None:
         raise EntryError(f"journal: {kind} has no private part")
     try:
@@ -957,14 +1146,16 @@ def decode(kind: str, public_text: str | bytes, private_text: str | None) -> Ent
 def from_parts(kind: str, public: Mapping[str, Any], private: Mapping[str, Any] | None) -> Entry:
     """The typed entry from its two parts as JSON values (a stored entry already read), checked as
     ``decode`` checks the texts."""
-    cls = CLASS_BY_KIND.get(kind)
+    legacy = RENAMED_KINDS.get(kind)
+    cls = CLASS_BY_KIND.get(kind) if legacy is None else legacy
     if cls is None:
         raise EntryError(f"journal: unknown entry kind {kind!r}")
     fields = dict(public) if private is None else {**public, "private": private}
     try:
-        return msgspec.convert(fields, cls)
+        entry = msgspec.convert(fields, cls)
     except msgspec.ValidationError as error:
         raise EntryError(f"journal: {kind}: {error}") from None
+    return entry if legacy is None else _renamed(entry)
 
 
 def merged_payload(kind: str, public: Mapping[str, Any], private: Mapping[str, Any] | None) -> dict[str, Any]:

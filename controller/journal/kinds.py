@@ -42,3 +42,9 @@ PROGRESSIVE_KINDS: frozenset[str] = frozenset(
 
 SOFTWARE_VERIFIED = "software_verified"
 SOFTWARE_CHECKED = "software_checked"
+
+SEAT_KILLED = "seat_killed"
+DIFFERENCE_ACCEPTED = "difference_accepted"
+LEGACY_OPERATOR_ACTION = "operator_action"
+"""The one kind releases up to 9254278 wrote for every operator action: read as today's kinds
+(controller/journal/upcast.py), so a reader of stored rows asks for it beside them."""

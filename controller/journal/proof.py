@@ -303,7 +303,7 @@ class Startup:
     anchor: Anchor | None = None
 
 
-def startup_check(
+def startup_check(  # noqa: PLR0912 - one branch per start-up refusal, each its own one-line error
     path: str | Path,
     table_id: str | None,
     *,

@@ -26,7 +26,7 @@ from controller.journal.store import Journal, JournalEntry
 DEFAULT_LAST = 10
 
 
-def recall_records(
+def recall_records(  # noqa: PLR0913 - keyword-only filters of a recall, each a command-line option
     path: str | Path,
     last: int | None = None,
     round_id: str | None = None,
@@ -53,7 +53,7 @@ def recall_records(
         )
 
 
-def recall_from(
+def recall_from(  # noqa: PLR0913 - keyword-only filters of a recall, each a command-line option
     journal: Journal,
     *,
     last: int | None = None,

@@ -97,7 +97,7 @@ def _wager_line(name: str, wager: Mapping[str, Any], fmt: MoneyFormat) -> str:
     return f"{_INDENT}{wager_word(name):<22}{stake:>12}  {words:<18}{net_text:>12}{notes}".rstrip()
 
 
-def settlement_lines(
+def settlement_lines(  # noqa: PLR0912, PLR0915 - one branch per line of a settlement's text, in the text's order
     round_json: Mapping[str, Any],
     settlement: Mapping[str, Any],
     fmt: MoneyFormat = money,

@@ -249,6 +249,7 @@ class SealSpan:
     last_seq: int
     first_utc: str
     last_utc: str
+    rounds_started: int = 0  # every round started up to the segment's end
 
 
 # The readers' seal spans by seal file and that file's identity (inode, size, modification time): a
@@ -275,7 +276,9 @@ def seal_span(journal_path: str | Path, segment: int) -> SealSpan | None:
     span = (
         None
         if seal is None
-        else SealSpan(seal.segment, seal.first_seq, seal.last_seq, seal.first_utc, seal.last_utc)
+        else SealSpan(
+            seal.segment, seal.first_seq, seal.last_seq, seal.first_utc, seal.last_utc, seal.rounds_started
+        )
     )
     if len(_SPANS) >= _SPANS_MAX:
         _SPANS.clear()
@@ -321,6 +324,26 @@ def sealed_segment_of(journal_path: str | Path, before_segment: int, seq: int) -
     return locate_segment(journal_path, numbers[index])
 
 
+def sealed_segment_of_round(journal_path: str | Path, before_segment: int, number: int) -> Path | None:
+    """The file of the sealed segment before ``before_segment`` in which round number ``number`` (the n
+    of its id, names.round_number) was started, by the seals' counts of rounds started (a bisection);
+    None when no sealed one was. A round's n is the journal's count of rounds started when it started
+    (Journal.next_round_id), so this is where it is; an id written otherwise may not be: the caller
+    looks further when the round is not there."""
+    numbers = _spans_before(journal_path, before_segment)
+    low, high = 0, len(numbers)
+    while low < high:
+        middle = (low + high) // 2
+        span = seal_span(journal_path, numbers[middle])
+        if span is not None and span.rounds_started < number:
+            low = middle + 1
+        else:
+            high = middle
+    if low >= len(numbers):
+        return None
+    return locate_segment(journal_path, numbers[low])
+
+
 def sealed_segment_files_in_time(
     journal_path: str | Path, before_segment: int, start_utc: str | None, end_utc: str | None
 ) -> list[Path]:
@@ -358,7 +381,7 @@ def gaming_day(time_utc: datetime, day_start_utc: str) -> str:
     return shifted.date().isoformat()
 
 
-def seal_due(
+def seal_due(  # noqa: PLR0913 - keyword-only: the seal's triggers, each a configuration setting
     entries: int,
     first_utc: str | None,
     now: datetime,
@@ -672,7 +695,7 @@ class SegmentVerdict:
     location: Path | None = None
 
 
-def verify_segment(
+def verify_segment(  # noqa: PLR0912 - one branch per refusal of a sealed segment, each its own one-line error
     journal_path: str | Path,
     segment: int,
     *,

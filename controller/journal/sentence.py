@@ -128,6 +128,44 @@ def _operator_action(p: Payload, hidden: bool, fmt: MoneyFormat) -> str:
     return f"{p.get('by')} asked to {_words(p.get('action'))}{what}{tail}"
 
 
+def _limits(after: object, fmt: MoneyFormat) -> str:
+    """A manager's limits (``limits_set.after``): the ante's, and each bonus wager's maximum, marked when
+    it follows the ante's."""
+    if not isinstance(after, Mapping):
+        return "?"
+    own = after.get("own_max_bonus_cents") or {}
+    bonus = ", ".join(
+        f"{wager_word(str(wager))} {_amount(cents, fmt)}" + ("" if wager in own else " (the ante's maximum)")
+        for wager, cents in (after.get("max_bonus_cents") or {}).items()
+    )
+    ante = f"ante {_amount(after.get('min_ante_cents'), fmt)} to {_amount(after.get('max_ante_cents'), fmt)}"
+    return f"{ante}, bonus maxima {bonus}" if bonus else ante
+
+
+def _limits_set(p: Payload, hidden: bool, fmt: MoneyFormat) -> str:
+    before = p.get("before")
+    were = ""
+    if isinstance(before, Mapping):
+        low, high = _amount(before.get("min_ante_cents"), fmt), _amount(before.get("max_ante_cents"), fmt)
+        were = f" (were {low} to {high})"
+    return f"{p.get('by')} set the limits: {_limits(p.get('after'), fmt)}{were}"
+
+
+def _paytable(value: object) -> str:
+    return str(value) if isinstance(value, str) else "custom lines"
+
+
+def _panel_request(p: Payload, hidden: bool, fmt: MoneyFormat) -> str:
+    return _operator_action({**p, "detail": p.get("request")}, hidden, fmt)
+
+
+def _seat_killed(p: Payload, hidden: bool, fmt: MoneyFormat) -> str:
+    if p.get("excluded"):
+        return f"{p.get('by')} excluded seat {p.get('seat')} from the round: {p.get('reason')}"
+    asked = f" at the {p['requested_by']}'s request" if p.get("requested_by") else ""
+    return f"{p.get('by')} killed seat {p.get('seat')}'s hand{asked}: {p.get('reason')}"
+
+
 _SENTENCES: dict[str, Callable[[Payload, bool, MoneyFormat], str]] = {
     "table_opened": lambda p, h, f: (
         f"Table opened by {p.get('by')}: {game_title(p.get('game'))}, {_words(p.get('banking_mode'))}"
@@ -183,7 +221,26 @@ _SENTENCES: dict[str, Callable[[Payload, bool, MoneyFormat], str]] = {
     "dealer_key": lambda p, h, f: (
         f"Dealer pressed {_words(p.get('key'))}" + (f" for seat {p['seat']}" if p.get("seat") else "")
     ),
-    "operator_action": _operator_action,
+    "operator_action": _operator_action,  # an earlier release's rows, as they were written
+    "action_refused": lambda p, h, f: f"{p.get('by')}: {_words(p.get('action'))} refused: {p.get('reason')}",
+    "seat_killed": _seat_killed,
+    "void_ordered": lambda p, h, f: f"{p.get('by')} voided the round: {p.get('reason')}",
+    "difference_accepted": lambda p, h, f: (
+        f"{p.get('by')} accepted the difference ({p.get('fault_id')}): {p.get('spot')}: {p.get('reason')}"
+    ),
+    "device_reset": lambda p, h, f: f"{p.get('by')} reset {p.get('device')}: {p.get('reason')}",
+    "limits_set": _limits_set,
+    "paytable_set": lambda p, h, f: (
+        f"{p.get('by')} set the {wager_word(str(p.get('wager')))} paytable: {_paytable(p.get('after'))}"
+        + (f" (was {_paytable(p['before'])})" if p.get("before") is not None else "")
+    ),
+    "lock_refused_progressive": lambda p, h, f: f"Progressive wagers refused at the lock: {p.get('reason')}",
+    "linked_claim_answered": lambda p, h, f: f"The floor answered the progressive claim: {p.get('answer')}",
+    "linked_confirmation_sent": lambda p, h, f: (
+        f"{p.get('by')} confirmed progressive award {p.get('award_id') or ''} paid: sent to the floor"
+    ),
+    "panel_request": _panel_request,
+    "operator_note": lambda p, h, f: f"{p.get('by')}: {_words(p.get('action'))}: {p.get('detail')}",
     "login": lambda p, h, f: f"{p.get('user')} ({p.get('role')}) logged in from {p.get('remote')}",
     "login_failed": lambda p, h, f: (
         f"Failed login as {p.get('user')} from {p.get('remote')}: {p.get('reason')}"

@@ -57,7 +57,7 @@ def _cannot_open_shared(error: sqlite3.Error) -> bool:
 
 
 @contextlib.contextmanager
-def readonly_connection(
+def readonly_connection(  # noqa: PLR0912 - one branch per way a read-only open can fail, each its own message
     path: str | Path, *, busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S
 ) -> Iterator[sqlite3.Connection]:
     """A read-only connection to the journal at ``path`` (see the module's docstring); the private

@@ -54,7 +54,6 @@ DEALER_POSITION = 0
 COMMUNITY_POSITION = 15
 HISTORY_ROUNDS = 40  # the panel's meter chart: the last settled rounds
 WAGERING_ACTIONS = frozenset({"raise", "play", "all_in"})
-SETTINGS_ACTIONS = frozenset({"set_limits", "set_paytable"})
 
 
 class Stored(Protocol):
@@ -382,7 +381,7 @@ class TableState:
         self.button_seat: int | None = None
         self.designated_player: dict[str, Any] | None = None  # the last round's banking, when a player banked
         self.waived_seats: list[int] = []  # seats that waived the bank since the last round
-        # The manager's settings (operator_action set_limits / set_paytable with ``after``) and the
+        # The manager's settings (limits_set, paytable_set) and the
         # config_digest they were made against: the engine applies them only on top of that file.
         self.limits: dict[str, Any] | None = None
         self.paytables: dict[str, Any] = {}
@@ -717,30 +716,32 @@ class TableState:
     def _on_dp_waived(self, stored: Stored, entry: e.DpWaived) -> None:
         self.waived_seats.append(entry.seat)
 
-    def _on_operator_action(self, stored: Stored, entry: e.OperatorAction) -> None:
-        """A manager's change of limits or paytable, as the engine journals it (with ``after``)."""
-        if entry.action not in SETTINGS_ACTIONS or entry.after is None:
-            return  # a refusal, the panel's request record, or another action
-        digest = entry.config_digest or ""
+    def _settings_made_against(self, config_digest: str | None) -> None:
+        """A manager's setting made against ``config_digest``: the earlier ones belonged to another file
+        if it differs (the engine applies them only on top of the file they were made against)."""
+        digest = config_digest or ""
         if self.settings_config_digest is not None and digest != self.settings_config_digest:
-            # Made against another configuration file: the earlier changes belonged to the old file.
             self.limits = None
             self.paytables = {}
         self.settings_config_digest = digest
-        if entry.action == "set_limits" and isinstance(entry.after, dict):
-            self.limits = {
-                "min_ante_cents": int(entry.after["min_ante_cents"]),
-                "max_ante_cents": int(entry.after["max_ante_cents"]),
-            }
-            # The bonus wagers' own maxima (a bonus not named follows the ante's maximum): written as
-            # ``own_max_bonus_cents`` since a change of one limit no longer freezes the others. Before
-            # that, every maximum in effect was written and the engine held each as the wager's own:
-            # read as such, an older entry restores what that engine had.
-            bonus = entry.after.get("own_max_bonus_cents", entry.after.get("max_bonus_cents"))
-            if isinstance(bonus, dict):  # journaled since the bonus wagers have posted maxima
-                self.limits["max_bonus_cents"] = {str(k): int(v) for k, v in bonus.items()}
-        elif entry.action == "set_paytable" and entry.wager is not None:
-            self.paytables[entry.wager] = entry.after
+
+    def _on_limits_set(self, stored: Stored, entry: e.LimitsSet) -> None:
+        self._settings_made_against(entry.config_digest)
+        self.limits = {
+            "min_ante_cents": int(entry.after["min_ante_cents"]),
+            "max_ante_cents": int(entry.after["max_ante_cents"]),
+        }
+        # The bonus wagers' own maxima (a bonus not named follows the ante's maximum): written as
+        # ``own_max_bonus_cents`` since a change of one limit no longer freezes the others. Before
+        # that, every maximum in effect was written and the engine held each as the wager's own:
+        # read as such, an older entry restores what that engine had.
+        bonus = entry.after.get("own_max_bonus_cents", entry.after.get("max_bonus_cents"))
+        if isinstance(bonus, dict):  # journaled since the bonus wagers have posted maxima
+            self.limits["max_bonus_cents"] = {str(k): int(v) for k, v in bonus.items()}
+
+    def _on_paytable_set(self, stored: Stored, entry: e.PaytableSet) -> None:
+        self._settings_made_against(entry.config_digest)
+        self.paytables[entry.wager] = entry.after
 
     @property
     def progressive(self) -> MeterState:
@@ -849,7 +850,8 @@ _HANDLERS: dict[type[e.Entry], Any] = {
     e.FaultCleared: TableState._on_fault_cleared,
     e.ButtonMoved: TableState._on_button_moved,
     e.DpWaived: TableState._on_dp_waived,
-    e.OperatorAction: TableState._on_operator_action,
+    e.LimitsSet: TableState._on_limits_set,
+    e.PaytableSet: TableState._on_paytable_set,
     e.DeviceReady: TableState._on_device_ready,
     e.DeviceLost: TableState._on_device_lost,
     e.DeviceStatus: TableState._on_device_status,

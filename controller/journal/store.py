@@ -41,12 +41,12 @@ from controller.journal.chain import (
     stored_hash,
 )
 from controller.journal.kinds import CLOCK_STEPPED, CLOSING_KINDS, ROUND_STARTED
-from controller.journal.totals import TOTAL_KINDS, TOTALS_SCHEMA
+from controller.journal.totals import TOTAL_KINDS, TOTALS_SCHEMA, periods_span
 from controller.journal.totals import rebuild as rebuild_totals
 from controller.journal.totals import record as record_totals
 from controller.journal.upcast import typed_entry, typed_from_legacy
 from controller.locale import DEFAULT_PROPERTY, PropertySettings, gaming_day_of
-from controller.names import format_round_id
+from controller.names import format_round_id, round_number
 
 SCHEMA_VERSION = 3  # 1: untyped payloads; 2: typed entries with a private part and its commitment;
 # 3: the same entries, with the per-period totals and the round index beside them (totals.py)
@@ -70,6 +70,7 @@ def journal_log() -> Any:
     return structlog.get_logger("flushtable.journal")
 
 
+_INFO = 20  # logging.INFO (the readers' start-up does not load logging for one number)
 _CLOSING_SQL = "('round_settled','round_dead','round_voided')"
 # A segment of a segmented journal (docs/journal.md "Segments and seals") starts where the last seal
 # ends: its first entry extends the seal's final entry, named in journal_meta (base_seq, base_hash). The
@@ -710,6 +711,16 @@ class Journal:
         finally:
             self._release_sealed(sealed)
 
+    def _sealed_of_round(self, round_id: str) -> Path | None:
+        """The sealed segment round ``round_id`` was started in by its number (None: no number, or no
+        sealed segment by it)."""
+        number = round_number(round_id)
+        if number is None or self.base.segment <= 1 or number > self.base.base_rounds:
+            return None
+        from controller.journal.segments import sealed_segment_of_round  # noqa: PLC0415 (a cycle)
+
+        return sealed_segment_of_round(self.path, self.base.segment, number)
+
     def _open_sealed(self, file: Path) -> Journal:
         """The sealed segment at ``file``, opened read-only once and kept (the last few), counted as in
         use until ``_release_sealed``: one pushed out of the kept few is closed only when no reader holds
@@ -755,7 +766,20 @@ class Journal:
         kind_list = list(kinds)
         for entry in self._entries_here(0, round_id, kind_list):
             return entry
+        # A round id's n is the count of rounds started when it started: the seals' counts name the
+        # segment it started (and closed) in, found by bisection whatever the journal's age. An id that
+        # is not there (written by other means) is looked for in every sealed segment, newest first.
+        looked = self._sealed_of_round(round_id)
+        if looked is not None:
+            sealed = self._open_sealed(looked)
+            try:
+                for entry in sealed._entries_here(0, round_id, kind_list):
+                    return entry
+            finally:
+                self._release_sealed(sealed)
         for sealed in self._sealed(newest_first=True):
+            if sealed.path == looked:
+                continue
             for entry in sealed._entries_here(0, round_id, kind_list):
                 return entry
         return None
@@ -809,7 +833,7 @@ class Journal:
         """Append one entry; it is durably committed when this returns."""
         return self.append_many([PendingEntry(kind, payload, round_id, source)])[0]
 
-    def append_many(self, items: Iterable[AppendItem]) -> list[JournalEntry]:
+    def append_many(self, items: Iterable[AppendItem]) -> list[JournalEntry]:  # noqa: PLR0915 - one transaction's steps in order; split, the transaction's bounds would blur
         """Append entries in one transaction: all of them are committed, or none. Each item is a
         ``PendingEntry``, a (kind, payload, round_id, source) tuple, or an object with those fields."""
         # Type and serialise outside the transaction: a bad entry is a bug, refused before I/O.
@@ -923,7 +947,8 @@ class Journal:
         # One bound logger per append, not per entry: the lazy proxy binds on every call (measured:
         # a tenth of an entry's cost, even when info is filtered out).
         logger = journal_log().bind()
-        for entry in [*step_entries, *written]:
+        # At a level above info (bench_table's warning) the entries are not written: not even called.
+        for entry in [*step_entries, *written] if logger.is_enabled_for(_INFO) else ():
             logger.info(
                 entry.kind,
                 journal_seq=entry.seq,
@@ -1110,7 +1135,11 @@ class Journal:
         """The totals of these periods summed key by key, over this segment and every sealed one
         (each segment file keeps its own entries' totals: docs/journal.md "Totals and indexes")."""
         out = self._own_period_totals(periods)
-        for sealed in self._sealed():
+        # Hours and days: only the sealed segments with an entry in their span (by the seals' times, a
+        # bisection), so a shift's meters read one or two segments whatever the journal's age.
+        span = periods_span(periods)
+        sealed_ones = self._sealed() if span is None else self._sealed_in_time(*span)
+        for sealed in sealed_ones:
             for key, value in sealed._own_period_totals(periods).items():
                 out[key] = out.get(key, 0) + value
         return out

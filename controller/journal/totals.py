@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -93,7 +93,7 @@ def periods_of(time_utc: str) -> tuple[str, str, str]:
     return (hour_period(time_utc), day_period(time_utc), ALL_PERIOD)
 
 
-def entry_deltas(seq: int, kind: str, round_id: str | None, public: Mapping[str, Any]) -> Counter[str]:
+def entry_deltas(seq: int, kind: str, round_id: str | None, public: Mapping[str, Any]) -> Counter[str]:  # noqa: PLR0912 - one branch per entry kind that moves a total
     """What one entry adds to its periods' totals: the reducer's own arithmetic (``Meters``) on a fresh
     ``Meters``, flattened. Pure."""
     from controller.journal.state import Meters  # noqa: PLC0415 (the readers' start-up: the reducer loads only when counted)
@@ -282,6 +282,33 @@ def range_periods(start_utc: str, end_utc: str) -> list[str] | None:
             periods.append("h:" + moment.strftime("%Y-%m-%dT%H"))
             moment += timedelta(hours=1)
     return periods
+
+
+def periods_span(periods: Sequence[str]) -> tuple[str, str] | None:
+    """The times [start, end) the hour and day rows ``periods`` cover, as texts that compare with the
+    journal's times (a prefix of one: "2026-12-01T14" is before every time of that hour and "2026-12-01T15"
+    after them). None when a period is the whole journal's (``all``) or not an hour or a day: every
+    segment may hold its rows. A segment none of whose entries is in the span holds none of its rows:
+    an entry's totals go to the hour and day of its own time."""
+    starts: list[str] = []
+    ends: list[str] = []
+    try:
+        for period in periods:
+            if period.startswith("h:"):
+                hour = datetime.strptime(period[2:], "%Y-%m-%dT%H")
+                starts.append(period[2:])
+                ends.append((hour + timedelta(hours=1)).strftime("%Y-%m-%dT%H"))
+            elif period.startswith("d:"):
+                day = datetime.strptime(period[2:], "%Y-%m-%d")
+                starts.append(period[2:])
+                ends.append((day + timedelta(days=1)).strftime("%Y-%m-%d"))
+            else:
+                return None
+    except ValueError:
+        return None
+    if not starts:
+        return None
+    return min(starts), max(ends)
 
 
 def _on_the_hour(time_utc: str) -> datetime:

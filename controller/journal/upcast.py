@@ -21,6 +21,23 @@ does:
 - Every other kind kept its fields: its payload is split into the public and private parts its type
   says (``entries.build``), as a version-2 writer would have split it.
 
+Renamed kinds (no version step: the rows keep version 2 and their bytes; ``entries.RENAMED_KINDS``):
+releases up to 9254278 wrote every operator action as one ``operator_action`` (``detail`` text or an
+object, ``before``/``after``, ``outcome``). ``renamed_entry`` reads each as the kind it is today, from
+what the engine and the panel of those releases wrote (tests/journal/fixtures/
+journal-v2-9254278-operator-actions.sqlite holds every form their tests wrote):
+
+- the panel's request (``detail`` an object, or an ``outcome``): ``panel_request``;
+- ``detail`` "refused: REASON": ``action_refused`` (the private ``refusal_detail`` kept);
+- ``set_limits`` / ``set_paytable`` with ``after``: ``limits_set`` / ``paytable_set``;
+- ``kill_seat`` "seat N excluded from the round: R" / "seat N[ at the X's request]: R": ``seat_killed``;
+- ``void_round``: ``void_ordered``; ``accept_difference`` "SPOT; the difference accepted (ID): R":
+  ``difference_accepted``; ``reset_device`` "DEVICE: R": ``device_reset``;
+- ``refuse_progressive`` "refused at the lock: R": ``lock_refused_progressive``;
+  ``progressive_claim_answered`` "round ID: ANSWER": ``linked_claim_answered``;
+  ``confirm_progressive_award`` "sent: …": ``linked_confirmation_sent``;
+- anything else (words no form above matches): ``operator_note``, its words kept as written.
+
 An entry no upcaster makes readable is an error naming it (never guessed).
 """
 
@@ -135,3 +152,65 @@ def typed_entry(kind: str, version: int, payload_text: str, private_text: str | 
             upcast_fields(kind, version, {})  # the newer-release error
         return typed.decode(kind, payload_text, private_text)
     return typed_from_legacy(kind, version, payload_text)
+
+
+_REFUSED = "refused: "
+_KILL_EXCLUDED = re.compile(r"^seat (\d+) excluded from the round: (.*)$", re.DOTALL)
+_KILL_DEAD = re.compile(r"^seat (\d+)(?: at the (.+?)'s request)?: (.*)$", re.DOTALL)
+_DIFFERENCE = re.compile(r"^(.*); the difference accepted \((.+?)\): (.*)$", re.DOTALL)
+_DEVICE_REASON = re.compile(r"^([^:]+): (.*)$", re.DOTALL)
+_AT_THE_LOCK = re.compile(r"^refused at the lock: (.*)$", re.DOTALL)
+_CLAIM_ANSWER = re.compile(r"^round (\S+): (.*)$", re.DOTALL)
+_SENT = re.compile(r"^sent: (.*)$", re.DOTALL)
+_AWARD_ID = re.compile(r"\baward (\S+) is\b")
+
+
+def renamed_entry(legacy: typed.Entry) -> typed.Entry:
+    """An entry of a renamed kind (``entries.RENAMED_KINDS``) as today's entry."""
+    if isinstance(legacy, typed.OperatorAction):
+        return operator_action_entry(legacy)
+    raise typed.EntryError(f"journal: {legacy.kind}: no upcaster to a kind of today")
+
+
+def operator_action_entry(old: typed.OperatorAction) -> typed.Entry:
+    """An ``operator_action`` of releases up to 9254278 as the kind it is today (the module's list)."""
+    action, by, detail = old.action, old.by, old.detail
+    if isinstance(detail, dict) or old.outcome is not None:
+        request = detail if isinstance(detail, dict) else {"detail": detail}
+        return typed.PanelRequest(action=action, by=by, request=request, outcome=old.outcome or "")
+    if detail.startswith(_REFUSED):
+        return typed.ActionRefused(action=action, by=by, reason=detail[len(_REFUSED) :], private=old.private)
+    if action == "set_limits" and isinstance(old.after, dict):
+        before = old.before if isinstance(old.before, dict) else None
+        return typed.LimitsSet(by=by, after=old.after, before=before, config_digest=old.config_digest)
+    if action == "set_paytable" and old.wager is not None and old.after is not None:
+        return typed.PaytableSet(
+            wager=old.wager, by=by, after=old.after, before=old.before, config_digest=old.config_digest
+        )
+    mapped = _from_words(action, by, detail)
+    return mapped if mapped is not None else typed.OperatorNote(action=action, by=by, detail=detail)
+
+
+def _from_words(action: str, by: str, detail: str) -> typed.Entry | None:
+    """The engine's records whose fields were in their words, read back; None if no form matches."""
+    if action == "kill_seat":
+        if (excluded := _KILL_EXCLUDED.match(detail)) is not None:
+            return typed.SeatKilled(seat=int(excluded[1]), by=by, reason=excluded[2], excluded=True)
+        if (dead := _KILL_DEAD.match(detail)) is not None:
+            return typed.SeatKilled(seat=int(dead[1]), by=by, reason=dead[3], requested_by=dead[2])
+    elif action == "void_round":
+        return typed.VoidOrdered(by=by, reason=detail)
+    elif action == "accept_difference" and (accepted := _DIFFERENCE.match(detail)) is not None:
+        return typed.DifferenceAccepted(fault_id=accepted[2], by=by, reason=accepted[3], spot=accepted[1])
+    elif action == "reset_device" and (reset := _DEVICE_REASON.match(detail)) is not None:
+        return typed.DeviceReset(device=reset[1], by=by, reason=reset[2])
+    elif action == "refuse_progressive" and (refused := _AT_THE_LOCK.match(detail)) is not None:
+        return typed.ProgressiveRefusedAtLock(by=by, reason=refused[1])
+    elif action == "progressive_claim_answered" and (answered := _CLAIM_ANSWER.match(detail)) is not None:
+        return typed.LinkedClaimAnswered(by=by, answer=answered[2])
+    elif action == "confirm_progressive_award" and (sent := _SENT.match(detail)) is not None:
+        award = _AWARD_ID.search(sent[1])
+        return typed.LinkedConfirmationSent(
+            by=by, message=sent[1], award_id=None if award is None else award[1]
+        )
+    return None

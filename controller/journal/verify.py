@@ -88,7 +88,7 @@ def _recomputed_hash(entry: _StoredRow) -> str:
     return stored_hash(entry, entry.payload)
 
 
-def _verify(connection: sqlite3.Connection, path: Path, anchor: tuple[int, str] | None) -> VerifyResult:
+def _verify(connection: sqlite3.Connection, path: Path, anchor: tuple[int, str] | None) -> VerifyResult:  # noqa: PLR0912 - one branch per chain refusal, each its own one-line error
     if connection.execute("PRAGMA application_id").fetchone()[0] != APPLICATION_ID:
         raise JournalError(f"journal {path}: not a flushtable journal")
     trigger_names = {

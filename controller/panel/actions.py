@@ -5,7 +5,7 @@ allowed, the button's label, the fields the operator fills in (pydantic-annotate
 validation and the dialog's inputs both come from them), where the button sits and when it is offered.
 The panel serves every declaration at ``POST /api/actions/{name}`` (controller.panel.routes.actions):
 the JSON body is validated by pydantic (unknown fields refused with 422), the dataclass is built with
-the logged-in user as ``by``, and the backend performs it (journaling an operator_action around it).
+the logged-in user as ``by``, and the backend performs it (journaling a panel_request around it).
 
 Adding an action: its dataclass (controller/engine/actions.py), its handler in the engine, and one
 declaration here. docs/panel.md says so.

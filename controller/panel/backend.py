@@ -21,7 +21,7 @@ from controller.changes import ChangeControl, ChangeDesk, ChangeRefusedError, Wo
 from controller.engine.actions import ClearFault, OperatorAction
 from controller.errors import UserError
 from controller.journal import Journal
-from controller.journal.entries import public_dict
+from controller.journal.entries import Entry, PanelRequest, public_dict
 from controller.journal.recall import recall_from
 from controller.journal.state import TableState
 from controller.panel.shift_meters import range_meters, theoretical
@@ -63,8 +63,8 @@ class TableActions(Protocol):
     ``perform`` carries out one controller.engine.actions dataclass (ClearFault, VoidRound, MoveButton,
     OpenTable, CloseTable, SetLimits, SetPaytable, ...) as ``engine.handle(action, now_s)`` does, and
     returns once the journal holds its effect (fault_cleared, round_voided, button_moved, table_opened,
-    table_closed, operator_action, each with the action's ``by``). A refusal raises ActionRefused with
-    the engine's reason (the panel answers 409 with it).
+    table_closed, seat_killed, limits_set, action_refused ..., each with the action's ``by``). A refusal
+    raises ActionRefused with the engine's reason (the panel answers 409 with it).
     """
 
     async def perform(self, action: OperatorAction) -> None: ...
@@ -113,12 +113,12 @@ class PanelBackend(Protocol):
     ) -> list[dict[str, Any]]: ...
     def meters(self, *, start_utc: str | None = None, end_utc: str | None = None) -> dict[str, Any]: ...
     async def perform(self, action: OperatorAction) -> None:
-        """Carry out one operator action on the engine, journaled as an operator_action with its
+        """Carry out one operator action on the engine, journaled as a panel_request with its
         outcome; ActionRefused (409), NotFound (404) or ActionUnavailable (503) when it is not done."""
         ...
 
-    def record(self, kind: str, payload: Mapping[str, Any], *, source: str) -> None:
-        """Journal a panel event (login, login_failed, operator_action)."""
+    def record(self, kind: str, payload: Mapping[str, Any] | Entry, *, source: str) -> None:
+        """Journal a panel event (login, login_failed, panel_request)."""
         ...
 
     def subscribe(
@@ -170,7 +170,7 @@ class JournalPanelBackend:
     picked up by a tail task (woken at once by :meth:`notify`, else every ``poll_interval_s``) and
     fanned out to every SSE subscriber, each entry passed through the card gate once."""
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - keyword-only injection points (clock, actions, health) the tests set
         self,
         journal: Journal,
         *,
@@ -531,7 +531,7 @@ class JournalPanelBackend:
         }
 
     # --- acting ---------------------------------------------------------------------------------
-    def record(self, kind: str, payload: Mapping[str, Any], *, source: str) -> None:
+    def record(self, kind: str, payload: Mapping[str, Any] | Entry, *, source: str) -> None:
         if self.read_only:
             return  # a read-only panel writes nothing: not even logins (docs/panel.md "Read-only panel")
         self._journal.append(kind, payload, round_id=None, source=source)
@@ -550,12 +550,8 @@ class JournalPanelBackend:
     def _journal_action(self, action: OperatorAction, outcome: str) -> None:
         detail = {name: value for name, value in asdict(action).items() if name != "by"}
         by = str(getattr(action, "by", "?"))  # every action but Tick (never the panel's) names its operator
-        self._journal.append(
-            "operator_action",
-            {"action": action_name(action), "by": by, "detail": detail, "outcome": outcome},
-            round_id=None,
-            source=f"operator:{by}",
-        )
+        request = PanelRequest(action=action_name(action), by=by, request=detail, outcome=outcome)
+        self._journal.append(request.kind, request, round_id=None, source=f"operator:{by}")
         self.refresh()
 
     async def perform(self, action: OperatorAction) -> None:
@@ -605,7 +601,7 @@ class JournalPanelBackend:
 
     async def propose_action(self, action: OperatorAction, change_kind: str) -> str:
         """A declared money-setting action (Set limits, ...) as the proposal it now is: the request
-        journaled as an operator_action like every other ("proposed C…", or "refused: …")."""
+        journaled as a panel_request like every other ("proposed C…", or "refused: …")."""
         params = {name: value for name, value in asdict(action).items() if name != "by"}
         by = str(getattr(action, "by", "?"))
         try:

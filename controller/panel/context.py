@@ -18,6 +18,7 @@ from typing import Annotated, Any
 import jinja2
 from fastapi import Depends, HTTPException, Request, Response
 
+from controller.journal.entries import Entry, PanelRequest
 from controller.journal.noise import (
     DEFAULT_NOISE_POLICY,
     NOISE_SUPPRESSED,
@@ -105,6 +106,8 @@ class Panel:
             undefined=jinja2.StrictUndefined,
         )
         prop = settings.property_settings
+        # Each live entry carries its time in the property's zone as the pages write it (sse.py).
+        self.frames = FrameCache(time_text=lambda time_utc: clock_text(time_utc, prop))
         self.templates.filters["money"] = lambda cents: money_text(cents, prop)
         self.templates.filters["clock"] = lambda time_utc: clock_text(time_utc, prop)
         self.templates.filters["when"] = lambda time_utc: clock_text(time_utc, prop, with_date=True)
@@ -123,7 +126,9 @@ class Panel:
                 source = "panel"
             self.backend.record(NOISE_SUPPRESSED, summary.payload(), source=source)
 
-    def noisy(self, category: str, key: str, kind: str, payload: dict[str, Any], *, source: str) -> None:
+    def noisy(
+        self, category: str, key: str, kind: str, payload: dict[str, Any] | Entry, *, source: str
+    ) -> None:
         """Journal a noisy event, or count it for a summary once its source is past its budget."""
         verdict = self.noise.admit(category, key, self.settings.clock(), utc_text(datetime.now(UTC)))
         self.journal_summaries(verdict.summaries)
@@ -193,17 +198,14 @@ def needs(role: Role, action: str) -> Callable[[Request, Session], Awaitable[Ses
     async def check(request: Request, session: ApiSession) -> Session:
         check_csrf(request.headers.get(CSRF_HEADER, ""), session)
         if not role_allows(session.role, role):
+            refused = PanelRequest(
+                action=action,
+                by=session.user,
+                request={"path": request.url.path},
+                outcome=f"refused: role {session.role} (needs {role})",
+            )
             panel_of(request).noisy(
-                REFUSED_ACTION,
-                session.user,
-                "operator_action",
-                {
-                    "action": action,
-                    "by": session.user,
-                    "detail": {"path": request.url.path},
-                    "outcome": f"refused: role {session.role} (needs {role})",
-                },
-                source=f"operator:{session.user}",
+                REFUSED_ACTION, session.user, refused.kind, refused, source=f"operator:{session.user}"
             )
             raise HTTPException(403, f"role {session.role} may not {action.replace('_', ' ')} (needs {role})")
         return session

@@ -53,7 +53,7 @@ def users_from_config(config_users: Iterable[Any]) -> list[User]:
     ]
 
 
-async def start_panel(
+async def start_panel(  # noqa: PLR0913 - keyword-only settings of the embedded panel, each from the table's configuration
     journal: Journal,
     *,
     bind: str = "127.0.0.1:8080",

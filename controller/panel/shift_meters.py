@@ -28,6 +28,7 @@ from fractions import Fraction
 from typing import Any
 
 from controller.errors import UserError
+from controller.journal import entries as e
 from controller.journal.meters import range_totals
 from controller.journal.state import Meters
 from controller.journal.store import Journal, JournalEntry
@@ -86,32 +87,35 @@ def range_meters(journal: Journal, start_utc: str, end_utc: str) -> RangeMeters:
     return fold_range(journal.entries(kinds=list(RANGE_KINDS)), start_utc, end_utc)
 
 
-def fold_range(entries: Iterable[JournalEntry], start_utc: str, end_utc: str) -> RangeMeters:
+def fold_range(entries: Iterable[JournalEntry], start_utc: str, end_utc: str) -> RangeMeters:  # noqa: PLR0912 - one branch per closing kind it folds
     """The closing entries between ``start_utc`` (inclusive) and ``end_utc`` (exclusive) as meters."""
     out = RangeMeters(start_utc, end_utc)
     meters = out.meters
-    for entry in entries:
-        if entry.kind not in RANGE_KINDS or not start_utc <= entry.time_utc < end_utc:
+    for stored in entries:
+        if stored.kind not in RANGE_KINDS or not start_utc <= stored.time_utc < end_utc:
             continue
-        if entry.kind == "round_started":
+        entry = stored.entry  # the typed entry: its public fields by name, never a payload's keys
+        if isinstance(entry, e.RoundStarted):
             meters.rounds_started += 1
             continue
-        if entry.kind == "fault_raised":
+        if isinstance(entry, e.FaultRaised):
             meters.faults_raised += 1
-            meters.faults_by_kind[str(entry.payload.get("kind"))] += 1
+            meters.faults_by_kind[entry.kind_of_fault] += 1
             continue
-        if entry.kind == "fault_cleared":
+        if isinstance(entry, e.FaultCleared):
             meters.faults_cleared += 1
             continue
-        settlement = entry.payload.get("settlement") or {}
-        voided = entry.kind == "round_voided"
-        if entry.kind == "round_settled":
+        if not isinstance(entry, e.RoundSettled | e.RoundDead | e.RoundVoided):
+            continue
+        settlement = entry.settlement  # public: the hands are private and not needed for meters
+        voided = isinstance(entry, e.RoundVoided)
+        if isinstance(entry, e.RoundSettled):
             meters.rounds_settled += 1
-        elif entry.kind == "round_dead":
+        elif isinstance(entry, e.RoundDead):
             meters.rounds_dead += 1
         else:
             meters.rounds_voided += 1
-        meters.add_settlement(str(entry.round_id), settlement, voided=voided, time_utc=entry.time_utc)
+        meters.add_settlement(str(stored.round_id), settlement, voided=voided, time_utc=stored.time_utc)
         banking = str(settlement.get("banking", "house"))
         if banking != "house":
             out.dp_rounds += 1

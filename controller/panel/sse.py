@@ -39,8 +39,12 @@ class FrameCache:
     """The encoded frame of each recent entry. A replayed entry is a new object (gated anew), so it
     never takes another's frame."""
 
-    def __init__(self, size: int = SSE_FRAME_CACHE) -> None:
+    def __init__(self, size: int = SSE_FRAME_CACHE, time_text: Callable[[object], str] | None = None) -> None:
         self.size = size
+        # The entry's time as the server writes it (``08:05:31 EST``: the property's zone, its
+        # abbreviation from the zone database): the page shows it as it is, for a browser's Intl names
+        # some zones otherwise ("GMT-5"), and a live row must read as the rows the server rendered.
+        self.time_text = time_text
         self._frames: OrderedDict[int, tuple[dict[str, Any], bytes]] = OrderedDict()
 
     def frame(self, item: dict[str, Any]) -> bytes:
@@ -49,11 +53,14 @@ class FrameCache:
         if cached is not None and cached[0] is item:
             return cached[1]
         event = "reload" if item.get("kind") == "reload" else "journal"
-        data = json.dumps(item, separators=(",", ":"), ensure_ascii=False)
+        sent = item
+        if self.time_text is not None and "time_utc" in item:
+            sent = {**item, "time_text": self.time_text(item["time_utc"])}  # the shared entry untouched
+        data = json.dumps(sent, separators=(",", ":"), ensure_ascii=False)
         try:
             frame = f"id: {seq}\nevent: {event}\ndata: {data}\n\n".encode()
         except UnicodeEncodeError:  # text UTF-8 cannot carry (a lone surrogate): escaped instead
-            data = json.dumps(item, separators=(",", ":"), ensure_ascii=True)
+            data = json.dumps(sent, separators=(",", ":"), ensure_ascii=True)
             frame = f"id: {seq}\nevent: {event}\ndata: {data}\n\n".encode()
         self._frames[seq] = (item, frame)
         while len(self._frames) > self.size:
@@ -102,7 +109,7 @@ class _Stream(StreamingResponse):
             self._release()
 
 
-def event_stream(
+def event_stream(  # noqa: PLR0913 - keyword-only stream settings, each a bound of the stream
     backend: PanelBackend,
     frames: FrameCache,
     since_seq: int | None,

@@ -320,7 +320,17 @@ def public_recall(record: Mapping[str, Any], fmt: MoneyFormat = money) -> dict[s
 
 _PEOPLE_KINDS = frozenset(
     {
-        "operator_action",
+        "operator_action",  # an earlier release's record of any of the kinds below
+        "action_refused",
+        "seat_killed",
+        "void_ordered",
+        "difference_accepted",
+        "device_reset",
+        "limits_set",
+        "paytable_set",
+        "linked_confirmation_sent",
+        "panel_request",
+        "operator_note",
         "fault_acknowledged",
         "fault_cleared",
         "round_voided",

@@ -36,9 +36,9 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 
 from controller.errors import UserError
-from controller.floor.servers import table_inbox
 from controller.progressive.controller import ClaimAnswer, ConfirmationSent, LinkState, MeterView, PaidAnswer
 from controller.progressive.model import Hit, MeterState, ProgressiveParameters
+from controller.uplink.wire import table_inbox
 from controller.waits import close_quietly, raise_if_cancelled, wait_event
 
 log = structlog.get_logger("flushtable.progressive.link")
@@ -464,7 +464,8 @@ def journal_settled_seq(journal_path: Path) -> Callable[[str], int | None]:
     return lookup
 
 
-ANSWERED_ACTION = "progressive_claim_answered"  # the table's record that the floor answered a claim
+ANSWERED_KIND = "linked_claim_answered"  # the table's record that the floor answered a claim
+ANSWERED_ACTION = "progressive_claim_answered"  # the same record as releases up to 9254278 wrote it
 
 
 @dataclass(frozen=True, slots=True)
@@ -478,8 +479,9 @@ class UnansweredClaim:
 
 def unanswered_claims(journal_path: Path) -> list[UnansweredClaim]:
     """Every claim this table made, or should have made, that has no recorded answer, in journal order:
-    each ``round_settled`` whose Progressive settlement has awards, less the rounds with an
-    ``operator_action`` ``progressive_claim_answered`` (journaled when the floor's answer came). A restart
+    each ``round_settled`` whose Progressive settlement has awards, less the rounds with a
+    ``linked_claim_answered`` (journaled when the floor's answer came; an earlier release's
+    ``operator_action`` ``progressive_claim_answered`` counts the same). A restart
     asks these again, the same (table, round) key: the floor answers a replay with its first answer, so
     nothing is paid twice (docs/floor.md "Linked progressive")."""
     import sqlite3  # noqa: PLC0415
@@ -489,9 +491,10 @@ def unanswered_claims(journal_path: Path) -> list[UnansweredClaim]:
         answered = {
             str(row[0])
             for row in connection.execute(
-                "SELECT round_id FROM journal WHERE kind = 'operator_action' AND round_id IS NOT NULL "
-                "AND json_extract(payload, '$.action') = ?",
-                (ANSWERED_ACTION,),
+                # ``linked_claim_answered``, or the ``operator_action`` an earlier release wrote for it
+                "SELECT round_id FROM journal WHERE round_id IS NOT NULL AND (kind = ? "
+                "OR (kind = 'operator_action' AND json_extract(payload, '$.action') = ?))",
+                (ANSWERED_KIND, ANSWERED_ACTION),
             )
         }
         claims: list[UnansweredClaim] = []
@@ -516,6 +519,7 @@ def unanswered_claims(journal_path: Path) -> list[UnansweredClaim]:
 
 __all__ = [
     "ANSWERED_ACTION",
+    "ANSWERED_KIND",
     "DEFAULT_LINK_TIMEOUT_S",
     "LinkClient",
     "LinkConfig",

@@ -211,7 +211,7 @@ class MeterState:
         return meter[0] == meter[1] and reserve[0] == reserve[1] and resets == self.resets_cents
 
     # --- folding ---------------------------------------------------------------------------------
-    def apply(self, entry: e.Entry) -> None:
+    def apply(self, entry: e.Entry) -> None:  # noqa: PLR0912, PLR0915 - one branch per progressive entry kind: the meters' fold in one place
         """Fold one progressive entry (any other kind is ignored). Its writer (this module's
         ``*_events``) checked it; a reader of foreign entries checks them first (``check_shapes``), and
         this fold still never raises on one: parameters that do not parse change nothing."""

@@ -31,6 +31,8 @@ _CARD_BY_TEXT: dict[str, Card] = {
     for rank_index, rank in enumerate(RANKS)
 }
 _TEXT_BY_CARD: tuple[str, ...] = tuple(sorted(_CARD_BY_TEXT, key=_CARD_BY_TEXT.__getitem__))
+CARD_TEXTS: tuple[str, ...] = _TEXT_BY_CARD
+"""Each card's text by its number (``card_text`` without the check, for a card already checked)."""
 
 
 def parse_card(text: object) -> Card:

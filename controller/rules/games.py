@@ -18,6 +18,7 @@ Wagers are listed in spot order (drivers/events.py: a spot is the wager's index 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from controller.errors import UserError, shown
 from controller.names import CHASE_THE_FLUSH as CHASE_THE_FLUSH  # noqa: PLC0414  (re-exported)
@@ -31,7 +32,9 @@ from controller.rules.amounts import check_cents
 from controller.rules.catalogue import GAMES as GAMES  # noqa: PLC0414  (re-exported)
 from controller.rules.catalogue import GameSpec as GameSpec  # noqa: PLC0414  (re-exported)
 from controller.rules.catalogue import progressive_games
-from controller.rules.hands import Hand
+
+if TYPE_CHECKING:  # annotations only: the configuration's checks read the catalogue, never a hand
+    from controller.rules.hands import Hand
 
 # Which games offer the Progressive wager (its rules: controller/rules/progressive.py), read off the
 # catalogue, so a round without one (settle, the configuration's checks) need not load its rules to ask.

@@ -16,6 +16,7 @@ higher top card::
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 
 from controller.rules.cards import RANKS, RANKS_PER_SUIT, SUIT_RANK_MASK, SUITS, Card
@@ -105,8 +106,7 @@ class Hand:
     @property
     def flush_ranks(self) -> str:
         """The flush's ranks, highest first, e.g. ``"AJ952"``."""
-        mask = self.flush_rank_mask
-        return "".join(RANKS[rank] for rank in range(RANKS_PER_SUIT - 1, -1, -1) if mask >> rank & 1)
+        return _ranks_text(self.flush_rank_mask)
 
     @property
     def flush_suit_text(self) -> str:
@@ -137,12 +137,14 @@ class Hand:
         return self._key >> 2 >= QUALIFYING_STRENGTH
 
     def to_json(self) -> dict[str, object]:
+        # Every settled hand is written once a round: the run is looked up once, not twice.
+        run = self.straight_flush
         return {
             "flush_length": self.flush_length,
-            "flush_suit": self.flush_suit_text,
+            "flush_suit": SUITS[self._key & 3],
             "flush_ranks": self.flush_ranks,
-            "straight_flush_length": self.straight_flush_length,
-            "straight_flush_high": self.straight_flush_high,
+            "straight_flush_length": run >> 4,
+            "straight_flush_high": RANKS[run & 0xF],
         }
 
     def __eq__(self, other: object) -> bool:
@@ -168,6 +170,13 @@ class Hand:
             f"Hand({self.flush_length}-card {self.flush_ranks}{self.flush_suit_text} flush, "
             f"straight flush {self.straight_flush_length} to {self.straight_flush_high})"
         )
+
+
+@functools.cache
+def _ranks_text(mask: int) -> str:
+    """The ranks of a 13-bit rank mask, highest first: written once per mask (every settled hand is
+    written out with its flush's ranks; at most 8,192 masks)."""
+    return "".join(RANKS[rank] for rank in range(RANKS_PER_SUIT - 1, -1, -1) if mask >> rank & 1)
 
 
 def evaluate_bits(card_set: int) -> Hand:

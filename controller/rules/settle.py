@@ -729,7 +729,7 @@ def _seat_is_misdealt(seat: Seat, spec: GameSpec) -> bool:
     return len(seat.cards) != spec.hole_cards
 
 
-def check_round(round_: Round) -> None:
+def check_round(round_: Round) -> None:  # noqa: PLR0912 - one check per field of a round, each its own one-line error
     """Refuse a round that cannot be settled, naming the field: see docs/settle.md "Refused input"."""
     spec = game_spec(round_.game)
     banking = round_.banking
@@ -778,17 +778,9 @@ def check_round(round_: Round) -> None:
         )
 
     # Every card once: the banker's, the community's, then each seat's.
-    seen: dict[Card, str] = {}
-
-    def see(cards: Sequence[Card], where: str) -> None:
-        for position, card in enumerate(cards):
-            if card in seen:
-                text = cards_text([card])[0]
-                raise UserError(f"{where}[{position}]: {text} appears twice (also in {seen[card]})")
-            seen[card] = f"{where}[{position}]"
-
-    see(round_.dealer, "dealer")
-    see(round_.community, "community")
+    seen: dict[Card, tuple[str, int]] = {}
+    _see_once(seen, round_.dealer, "dealer")
+    _see_once(seen, round_.community, "community")
     numbers: set[int] = set()
     for index, seat in enumerate(round_.seats):
         where = f"seats[{index}]"
@@ -800,8 +792,19 @@ def check_round(round_: Round) -> None:
                 f"{where}.seat: seat {seat.seat} is the designated player's (its cards are 'dealer')"
             )
         numbers.add(seat.seat)
-        see(seat.cards, f"{where}.cards")
+        _see_once(seen, seat.cards, f"{where}.cards")
         _check_seat_wagers(round_, spec, seat, where)
+
+
+def _see_once(seen: dict[Card, tuple[str, int]], cards: Sequence[Card], where: str) -> None:
+    """Each of ``cards`` not seen before (``seen``: where each card was). Where a card was is written
+    out only for the refusal (every card of every round is checked: ~50 a round at the table)."""
+    for position, card in enumerate(cards):
+        first = seen.get(card)
+        if first is not None:
+            text = cards_text([card])[0]
+            raise UserError(f"{where}[{position}]: {text} appears twice (also in {first[0]}[{first[1]}])")
+        seen[card] = (where, position)
 
 
 def _check_seat_wagers(round_: Round, spec: GameSpec, seat: Seat, where: str) -> None:

@@ -129,7 +129,7 @@ class AutoPlayer:
         return out
 
     # --- decisions ------------------------------------------------------------------------------
-    def _decide(self, engine: TableEngine) -> list[AutoAction]:
+    def _decide(self, engine: TableEngine) -> list[AutoAction]:  # noqa: PLR0912 - one branch per decision phase of the three games
         live = engine.round
         if live is None or live.street is None:
             return []

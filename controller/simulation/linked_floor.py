@@ -1,5 +1,5 @@
 """A linked progressive on a whole floor on this machine, for bench/bench_progressive.py and
-tests/floor/test_linked_progressive.py: the real servers (controller/floor/embedded.py), the floor
+tests/floor/test_linked_progressive.py: the real servers (controller/simulation/floor/embedded.py), the floor
 service and the linked progressive in a child process (so it can be SIGKILLed), simulated tables
 (controller/simulation/linked_tables.py) with their real uplinks and link clients, the kills, and the
 check of the books to the cent (:func:`check_books`).
@@ -28,13 +28,13 @@ from nats.aio.client import Client
 
 from controller.errors import UserError
 from controller.floor.config import load_floor_config, write_floor_config
-from controller.floor.embedded import EmbeddedFloor
 from controller.floor.progressive import LinkedConfig
 from controller.floor.progressive_config import load_linked_config
-from controller.floor.servers import PostgresCluster
 from controller.progressive import linked
 from controller.progressive.model import Hit, ProgressiveParameters, parse_parameters
 from controller.rules.progressive import PROGRESSIVE_PRESETS
+from controller.simulation.floor.embedded import EmbeddedFloor
+from controller.simulation.floor.servers import PostgresCluster
 from controller.simulation.linked_tables import LinkedTable
 from controller.uplink.uplink import Uplink
 
@@ -554,7 +554,7 @@ def _preset(scenario: Scenario, number: int, rng: random.Random) -> list[Hit]:
     return []
 
 
-async def run_scenario(directory: Path, floor: EmbeddedFloor, scenario: Scenario) -> dict[str, Any]:
+async def run_scenario(directory: Path, floor: EmbeddedFloor, scenario: Scenario) -> dict[str, Any]:  # noqa: PLR0915 - the scenario's steps in order, read as a script
     """Play the scenario on ``floor`` (started, its table ids the scenario's), then check the books."""
     rng = random.Random(scenario.seed)
     parameters = default_parameters()

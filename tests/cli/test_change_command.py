@@ -99,18 +99,14 @@ def test_a_paytable_change_needs_a_second_manager_from_the_command_line(tmp_path
     before, still, after = paytables[1].split("|")
     assert before == still != after  # nothing applied until the second manager approved
     stored = journal_entries(
-        config.journal_path, ["change_proposed", "change_refused", "change_approved", "operator_action"]
+        config.journal_path, ["change_proposed", "change_refused", "change_approved", "paytable_set"]
     )
-    by_kind = [
-        (entry.kind, entry.payload.get("by"))
-        for entry in stored
-        if entry.kind != "operator_action" or entry.payload.get("action") == "set_paytable"
-    ]
+    by_kind = [(entry.kind, entry.payload.get("by")) for entry in stored]
     assert by_kind == [
         ("change_proposed", "max"),
         ("change_refused", "max"),
         ("change_approved", "mia"),
-        ("operator_action", "mia"),
+        ("paytable_set", "mia"),
         ("change_refused", "mia"),
     ]
     logins = journal_entries(config.journal_path, ["login"])

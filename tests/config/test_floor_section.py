@@ -23,8 +23,8 @@ from controller.floor.config import (
     load_floor_config,
     write_floor_config,
 )
-from controller.floor.servers import FLOOR_INBOX
 from controller.floor.service import FloorConfig
+from controller.simulation.floor.servers import FLOOR_INBOX
 
 ROOT = Path(__file__).resolve().parents[2]
 # Nothing listens on port 1: a command that gets past the file fails at PostgreSQL, in one line too.

@@ -89,7 +89,7 @@ def test_a_paytable_change_applies_only_when_a_second_manager_approves(
         ("change_proposed", "changes"),
         ("change_refused", "changes"),
         ("change_approved", "changes"),
-        ("operator_action", "operator:mia"),  # the engine's own record of the setting, in one commit
+        ("paytable_set", "operator:mia"),  # the engine's own record of the setting, in one commit
     ]
     proposed, refused, approved, applied = table.journal_file.entries()
     assert proposed.payload["by"] == "max"
@@ -130,7 +130,7 @@ def test_a_lapsed_proposal_never_applies(desk: tuple[JournaledTable, ChangeDesk]
     assert flush_paytable(table) == "hcf-flush-house"
     lapsed = [entry.payload["change_id"] for entry in table.journal_file.entries(kinds=["change_lapsed"])]
     assert lapsed == [late, swept]
-    assert list(table.journal_file.entries(kinds=["change_approved", "operator_action"])) == []
+    assert list(table.journal_file.entries(kinds=["change_approved", "paytable_set"])) == []
     assert {p.status for p in folded(table.journal_file).changes.values()} == {"lapsed"}
 
 

@@ -95,11 +95,7 @@ def of_kind(journal: list[JournalEntry], kind: str) -> list[dict[str, Any]]:
 
 
 def refusals(journal: list[JournalEntry]) -> list[str]:
-    return [
-        str(payload["detail"])
-        for payload in of_kind(journal, "operator_action")
-        if str(payload["detail"]).startswith("refused:")
-    ]
+    return [f"refused: {payload['reason']}" for payload in of_kind(journal, "action_refused")]
 
 
 def test_accept_with_the_bank_on_the_sensors_and_a_seat_dead_by_its_bonus(tmp_path: Path) -> None:

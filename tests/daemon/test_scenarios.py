@@ -363,8 +363,8 @@ def test_over_limit_raise_is_refused_until_corrected(tmp_path: Path) -> None:
     assert "flush" not in str(fault)  # the alert names seat and amount, never the hand
     check_reasons_are_public(journal)
     # The dealer's first confirm is refused while the raise stands uncorrected.
-    operator = of_kind(journal, "operator_action")
-    assert any("must be corrected" in action["detail"] for action in operator)
+    operator = of_kind(journal, "action_refused")
+    assert any("must be corrected" in action["reason"] for action in operator)
     decisions = {d["seat"]: d for d in of_kind(journal, "decision")}
     assert decisions[1]["amount_cents"] == 1000
     assert decisions[1]["cause"] == "sensor"
@@ -484,21 +484,12 @@ def test_flushtable_clear_releases_a_running_table_and_the_shoe_is_reset(tmp_pat
     assert of_kind(journal, "fault_cleared") == [
         {"fault_id": fault["fault_id"], "by": "sue", "reason": "shoe cleaned and checked"}
     ]
-    assert of_kind(journal, "operator_action") == [
-        {
-            "action": "reset_device",
-            "by": "sue",
-            "detail": "shuffler: in fault when its table was released",
-            "outcome": None,
-            "before": None,
-            "after": None,
-            "wager": None,
-            "config_digest": None,
-        }
+    assert of_kind(journal, "device_reset") == [
+        {"device": "shuffler", "by": "sue", "reason": "in fault when its table was released"}
     ]
     kinds = [entry.kind for entry in journal]
     cleared_at = kinds.index("fault_cleared")
-    reset_at = kinds.index("operator_action")
+    reset_at = kinds.index("device_reset")
     assert cleared_at < reset_at
     statuses = [entry.payload["state"] for entry in journal[reset_at:] if entry.kind == "device_status"]
     assert statuses[-1] == "ready"

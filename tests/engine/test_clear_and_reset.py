@@ -43,11 +43,9 @@ def test_clearing_the_last_fault_resets_the_shoe_left_in_fault() -> None:
         table.engine.handle, actions.ClearFault(fault_id, "sue", "jam cleared, shoe checked"), table.now_s
     )
     assert table.of_type(ResetDevice, outputs) == [ResetDevice("shuffler")]
-    reset = [record.entry for record in table.journal("operator_action")]
+    reset = [record.entry for record in table.journal("device_reset")]
     assert reset == [
-        entries.OperatorAction(
-            action="reset_device", by="sue", detail="shuffler: in fault when its table was released"
-        )
+        entries.DeviceReset(device="shuffler", by="sue", reason="in fault when its table was released")
     ]
     assert table.engine.state == "idle"
     # The shoe's own report that it is ready again lets the next round start.
@@ -64,7 +62,7 @@ def test_a_device_that_is_not_in_fault_is_not_reset() -> None:
     (fault_id,) = table.engine.latched
     outputs = table.call(table.engine.handle, actions.ClearFault(fault_id, "sue", "checked"), table.now_s)
     assert table.of_type(ResetDevice, outputs) == []
-    assert table.journal("operator_action") == []
+    assert table.journal("device_reset") == []
 
 
 def test_no_reset_while_another_latched_fault_still_holds_the_table() -> None:

@@ -9,6 +9,7 @@ from typing import Any
 
 from controller.engine import TableConfig
 from controller.engine import actions as a
+from controller.journal import entries
 from controller.rules.settle import parse_round, settle
 from drivers.events import ShowSeatResult, ShowText
 from tests.engine.table import Table, stack
@@ -43,7 +44,7 @@ def shown(table: Table, outs: list[Any]) -> list[str]:
 
 
 def refused_detail(table: Table) -> str:
-    return str(table.journal("operator_action")[-1].payload["detail"])
+    return "refused: " + str(table.journal("action_refused")[-1].payload["reason"])
 
 
 def test_the_dealers_key_asks_and_a_supervisors_confirm_kills_the_seat_and_the_rest_settles() -> None:
@@ -78,10 +79,9 @@ def test_the_dealers_key_asks_and_a_supervisors_confirm_kills_the_seat_and_the_r
             "seat": 3,
         },
     }
-    kill = table.journal("operator_action")[-1]
-    assert (kill.payload["by"], kill.payload["detail"], kill.source) == (
-        "sam",
-        "seat 3 at the dealer's request: hand exposed",
+    kill = table.journal("seat_killed")[-1]
+    assert (kill.entry, kill.source) == (
+        entries.SeatKilled(seat=3, by="sam", reason="hand exposed", requested_by="dealer"),
         "operator:sam",
     )
     assert requests(table)[-1] == {
@@ -217,7 +217,7 @@ def test_a_late_confirm_of_a_lapsed_request_never_kills_the_next_rounds_seat() -
     why = f"the waiting kill request is for round {second_round}, not round {first_round}"
     assert table.refusals(outs)[0].reason.startswith(why)
     assert refused_detail(table).startswith(f"refused: {why}")
-    assert table.journal("operator_action")[-1].payload["by"] == "sam"
+    assert table.journal("action_refused")[-1].payload["by"] == "sam"
     assert not table.journal("dead_hand")
     assert table.engine.round is not None
     assert table.engine.round.seats[3].status == "live"
@@ -255,11 +255,9 @@ def test_a_late_answer_to_a_rejected_request_never_answers_the_same_seats_next_r
     )
     outs = table.call(table.engine.handle, a.ConfirmKillSeat(3, this_round, 1, "exposed", "kim"), table.now_s)
     assert [refusal.reason for refusal in table.refusals(outs)] == [why]
-    refusal = table.journal("operator_action")[-1]
-    assert (refusal.payload["action"], refusal.payload["by"], refusal.payload["detail"], refusal.source) == (
-        "confirm_kill_seat",
-        "kim",
-        f"refused: {why}",
+    refusal = table.journal("action_refused")[-1]
+    assert (refusal.entry, refusal.source) == (
+        entries.ActionRefused(action="confirm_kill_seat", by="kim", reason=why),
         "operator:kim",
     )
     assert not table.journal("dead_hand")
@@ -346,12 +344,9 @@ def test_requests_refused_and_journaled() -> None:
     assert ask(1)[0] == "seat 1 has folded"
     # Every refusal of the key is journaled with the dealer as its author.
     refusals = [
-        r.payload["detail"]
-        for r in table.journal("operator_action")
-        if r.payload["action"] == "kill_seat_request"
+        r.payload["by"] for r in table.journal("action_refused") if r.payload["action"] == "kill_seat_request"
     ]
-    assert len(refusals) == 6
-    assert all(str(detail).startswith("refused: ") for detail in refusals)
+    assert refusals == ["dealer"] * 6
     assert [r["status"] for r in requests(table)] == ["requested", "rejected"]
 
 

@@ -12,6 +12,7 @@ import pytest
 from controller.engine import TableConfig, TableEngine
 from controller.engine import actions as a
 from controller.engine.bets import BANK_SPOT
+from controller.journal import entries
 from controller.money import money
 from controller.rules.settle import parse_round, settle
 from drivers.events import BetChanged, Deal, DpBankKeyed, ShowSeatResult, ShowText
@@ -55,8 +56,8 @@ def test_an_over_limit_bonus_is_refused_at_the_lock_until_corrected(
     assert table.engine.state == "betting"  # nothing taken into action: the round waits
     assert table.engine.round is None
     assert not table.of_type(Deal)
-    journaled = [e.payload for e in table.journal("operator_action")]
-    assert journaled[-1]["detail"] == f"refused: {refused.reason}"
+    journaled = [e.payload for e in table.journal("action_refused")]
+    assert journaled[-1]["reason"] == refused.reason
     # Corrected to the maximum: the lock goes through with the corrected wager.
     table.bet(1, bonus, maximum)
     table.lock()
@@ -73,9 +74,9 @@ def test_an_over_limit_seat_excluded_by_a_supervisor_leaves_the_round_to_the_oth
     assert table.refusals(table.lock())
     outs = table.call(table.engine.handle, a.KillSeat(1, "over the bonus limit", "sam"), table.now_s)
     assert ShowSeatResult("display", 1, "dead", 0) in outs
-    action = table.journal("operator_action")[-1]
+    action = table.journal("seat_killed")[-1]
     assert action.source == "operator:sam"
-    assert action.payload["detail"] == "seat 1 excluded from the round: over the bonus limit"
+    assert action.entry == entries.SeatKilled(seat=1, by="sam", reason="over the bonus limit", excluded=True)
     table.lock()
     assert table.engine.state == FIRST_DECISION[table.config.game]
     assert table.payload("round_started")["seats"] == [2]
@@ -96,7 +97,7 @@ def test_the_bonus_limit_defaults_to_the_ante_maximum() -> None:
 def test_set_limits_sets_bonus_maxima_between_rounds_only() -> None:
     table = Table(TableConfig(config_digest="d1"), stack())
     outs = table.call(table.engine.handle, a.SetBonusLimit("flush", 1000, "maria"), table.now_s)
-    entry = table.journal("operator_action")[-1].payload
+    entry = table.journal("limits_set")[-1].payload
     assert entry["after"] == {
         "min_ante_cents": 100,
         "max_ante_cents": 100_000,
@@ -146,7 +147,9 @@ def test_a_supervisor_kills_one_seat_mid_round_and_the_rest_settles() -> None:
         "seat": 3,
         "reason": {"code": "operator", "message": "killed by a supervisor: hand exposed", "seat": 3},
     }
-    assert table.journal("operator_action")[-1].payload["detail"] == "seat 3: hand exposed"
+    assert table.journal("seat_killed")[-1].entry == entries.SeatKilled(
+        seat=3, by="sam", reason="hand exposed"
+    )
     table.bet(3, "ante", 0)  # the dealer returns its chips: not past-posting
     assert not table.journal("past_posting")
     table.bet(1, "raise", 1000)

@@ -14,6 +14,7 @@ from controller.engine import JournalRecord, Output, RecoveredState, TableConfig
 from controller.engine import actions as a
 from controller.journal import Journal, entries
 from controller.journal.recovery import rebuild_state, recover
+from controller.journal.sentence import entry_sentence
 from controller.journal.state import TableState
 from controller.rules.settle import settle_round_json
 from tests.engine.table import NOW_S, Table, stack
@@ -45,13 +46,14 @@ def play_hcf_round(table: Table, *, ante1: int = 500, flush1: int = 100) -> None
 def test_set_limits_between_rounds_is_journaled_and_governs_the_next_lock() -> None:
     table = hcf_table(config_digest="d1")
     outs = table.call(table.engine.handle, a.SetLimits(2000, 50_000, "maria"), table.now_s)
-    (entry,) = records(outs, "operator_action")
+    (entry,) = records(outs, "limits_set")
     assert entry.source == "operator:maria"
-    assert entry.entry == entries.OperatorAction(
-        action="set_limits",
+    assert entry_sentence({"kind": entry.kind, "payload": entry.payload}) == (
+        "maria set the limits: ante 20.00 to 500.00, bonus maxima flush bonus 500.00 (the ante's maximum), "
+        "straight flush bonus 500.00 (the ante's maximum) (were 1.00 to 1,000.00)"
+    )
+    assert entry.entry == entries.LimitsSet(
         by="maria",
-        detail="ante limits 20.00 to 500.00 (were 1.00 to 1,000.00), bonus maxima "
-        "flush 500.00 (the ante's maximum), straight_flush 500.00 (the ante's maximum)",
         before={
             "min_ante_cents": 100,
             "max_ante_cents": 100_000,
@@ -98,10 +100,10 @@ def test_a_limit_change_changes_only_the_limit_named() -> None:
     assert bonus_maxima(table) == {"flush": 1000, "straight_flush": 100_000}
     table.call(table.engine.handle, a.SetLimits(100, 20_000, "maria"), table.now_s)
     assert bonus_maxima(table) == {"flush": 1000, "straight_flush": 20_000}
-    detail = table.journal("operator_action")[-1].payload["detail"]
-    assert detail == (
-        "ante limits 1.00 to 200.00 (were 1.00 to 1,000.00), "
-        "bonus maxima flush 10.00, straight_flush 200.00 (the ante's maximum)"
+    limits = table.journal("limits_set")[-1]
+    assert entry_sentence({"kind": limits.kind, "payload": limits.payload}) == (
+        "maria set the limits: ante 1.00 to 200.00, bonus maxima flush bonus 10.00, "
+        "straight flush bonus 200.00 (the ante's maximum) (were 1.00 to 1,000.00)"
     )
     table.call(table.engine.handle, a.SetLimits(100, 60_000, "maria"), table.now_s)
     assert bonus_maxima(table) == {"flush": 1000, "straight_flush": 60_000}
@@ -124,7 +126,7 @@ def test_a_bonus_maximum_of_the_configuration_stays_when_the_ante_changes() -> N
     table = hcf_table(max_bonus_cents={"straight_flush": 2500})
     table.call(table.engine.handle, a.SetLimits(100, 50_000, "maria"), table.now_s)
     assert bonus_maxima(table) == {"flush": 50_000, "straight_flush": 2500}
-    after = table.journal("operator_action")[-1].payload["after"]
+    after = table.journal("limits_set")[-1].payload["after"]
     assert after["own_max_bonus_cents"] == {"straight_flush": 2500}
     table.call(table.engine.handle, a.SetBonusLimit("flush", 1500, "maria"), table.now_s)
     assert bonus_maxima(table) == {"flush": 1500, "straight_flush": 2500}
@@ -143,12 +145,11 @@ def test_set_limits_refuses_bad_limits_naming_the_field(low: Any, high: Any, rea
     engine = TableEngine(TableConfig())
     outs = engine.handle(a.SetLimits(low, high, "maria"), NOW_S)
     assert next(r.reason for r in outs if hasattr(r, "reason")).startswith(reason)
-    (entry,) = records(outs, "operator_action")
-    assert str(entry.payload["detail"]).startswith("refused: ")
-    assert isinstance(entry.entry, entries.OperatorAction)
-    assert entry.entry.after is None  # a refusal changes nothing (recovery ignores it)
-    assert entry.entry.before is None
+    (entry,) = records(outs, "action_refused")
+    assert isinstance(entry.entry, entries.ActionRefused)  # a refusal changes nothing (recovery ignores it)
+    assert entry.entry.reason.startswith(reason)
     assert entry.entry.private is None
+    assert records(outs, "limits_set") == []
     assert (engine.config.min_ante_cents, engine.config.max_ante_cents) == (100, 100_000)
 
 
@@ -195,7 +196,7 @@ def test_set_paytable_preset_and_custom_lines_settle_the_next_round() -> None:
     outs = table.call(
         table.engine.handle, a.SetPaytable("flush", {"7": 500, "5": 20, "4": 2}, "maria"), table.now_s
     )
-    (entry,) = records(outs, "operator_action")
+    (entry,) = records(outs, "paytable_set")
     assert entry.payload["before"] == "hcf-flush-house"
     assert entry.payload["after"] == {"7": 500, "5": 20, "4": 2}
     assert entry.payload["wager"] == "flush"
@@ -209,7 +210,7 @@ def test_set_paytable_preset_and_custom_lines_settle_the_next_round() -> None:
     outs = table.call(
         table.engine.handle, a.SetPaytable("straight_flush", "hcf-straight-flush-dp", "m"), table.now_s
     )
-    assert records(outs, "operator_action")[0].payload["after"] == "hcf-straight-flush-dp"
+    assert records(outs, "paytable_set")[0].payload["after"] == "hcf-straight-flush-dp"
     assert table.engine.public_snapshot()["paytables"] == {
         "flush": {"7": 500, "5": 20, "4": 2},
         "straight_flush": "hcf-straight-flush-dp",
@@ -313,9 +314,8 @@ def test_limits_journaled_before_own_maxima_were_written_restore_what_that_engin
     that differs): recovered, every maximum it wrote stands, as it did on that engine."""
     table = Table(TableConfig(config_digest="d1"), stack())
     table.call(table.engine.handle, a.SetLimits(100, 20_000, "maria"), table.now_s)
-    (record,) = table.journal("operator_action")
-    assert isinstance(record.entry, entries.OperatorAction)
-    assert isinstance(record.entry.after, dict)
+    (record,) = table.journal("limits_set")
+    assert isinstance(record.entry, entries.LimitsSet)
     older_after = {k: v for k, v in record.entry.after.items() if k != "own_max_bonus_cents"}
     older = dataclasses.replace(record, entry=msgspec.structs.replace(record.entry, after=older_after))
     state = TableState("T1").apply_all(stamped([older], "T1"))

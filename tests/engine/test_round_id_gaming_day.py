@@ -9,10 +9,10 @@ import random
 from datetime import UTC, datetime
 from pathlib import Path
 
-from controller.floor.demo import sim_tables
 from controller.journal.store import Journal
 from controller.locale import DEFAULT_PROPERTY, property_settings
 from controller.names import ROUND_ID_PATTERN
+from controller.simulation.floor.demo import sim_tables
 from controller.simulation.floor_tables import SimTable
 
 BERLIN = property_settings(time_zone="Europe/Berlin")

@@ -518,8 +518,8 @@ def test_no_more_bets_refused_for_bad_bets(bets: list[tuple[int, str, int]], rea
     out = table.lock()
     assert table.refusals(out)[0].reason == reason
     assert table.engine.state == "betting"
-    op = [e.entry for e in table.journal("operator_action")]
-    assert op == [entries.OperatorAction(action="no_more_bets", by="dealer", detail=f"refused: {reason}")]
+    op = [e.entry for e in table.journal("action_refused")]
+    assert op == [entries.ActionRefused(action="no_more_bets", by="dealer", reason=reason)]
 
 
 def test_chase_xtra_bonus_must_equal_the_ante() -> None:
@@ -850,20 +850,16 @@ def test_a_supervisor_accepts_a_past_posted_difference_with_a_reason_journaled()
     accept = engine_actions.AcceptDifference(fault_id, "sue", "the player's 8.00 stays out of the round")
     assert not table.refusals(table.call(table.engine.handle, accept, table.now_s))
     assert table.engine.state == "decisions"
-    accepted = [
-        {key: e.payload[key] for key in ("action", "by", "detail")}
-        for e in table.journal("operator_action")
-        if e.payload["action"] == "accept_difference"
-    ]
+    accepted = [e.entry for e in table.journal("difference_accepted")]
     assert accepted == [
-        {
-            "action": "accept_difference",
-            "by": "sue",
-            "detail": "seat 3 flush reads 10.00, the round holds 2.00; "
-            f"the difference accepted ({fault_id}): the player's 8.00 stays out of the round",
-        }
+        entries.DifferenceAccepted(
+            fault_id=fault_id,
+            by="sue",
+            reason="the player's 8.00 stays out of the round",
+            spot="seat 3 flush reads 10.00, the round holds 2.00",
+        )
     ]
-    assert table.journal("operator_action")[-1].round_id is not None  # in the round's recall
+    assert table.journal("difference_accepted")[-1].round_id is not None  # in the round's recall
     cleared = table.payload("fault_cleared")
     assert (cleared["fault_id"], cleared["by"]) == (fault_id, "sue")
     # Nothing to accept once the spot reads as locked: a plain clear does.

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 import structlog
 
-from controller.floor.embedded import EmbeddedFloor
-from controller.floor.servers import PostgresCluster, ServerError, free_port, nats_server_binary
 from controller.logs import configure_logging
+from controller.simulation.floor.embedded import EmbeddedFloor
+from controller.simulation.floor.servers import PostgresCluster, ServerError, free_port, nats_server_binary
 
 
 def _nats_server_missing() -> str:

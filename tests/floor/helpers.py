@@ -13,9 +13,9 @@ from typing import Any
 
 import psycopg
 
-from controller.floor.embedded import EmbeddedFloor
 from controller.floor.verify import verify_table
 from controller.journal.store import Journal
+from controller.simulation.floor.embedded import EmbeddedFloor
 from controller.uplink.outbox import Outbox
 from controller.uplink.uplink import Uplink
 from tests.journal.scripted import play_round

@@ -19,11 +19,11 @@ from typing import Any
 
 import psycopg
 
-from controller.floor.embedded import EmbeddedFloor
 from controller.floor.progressive import PostgresStore
 from controller.progressive import model
 from controller.progressive.controller import ProgressiveController
 from controller.progressive.model import Hit
+from controller.simulation.floor.embedded import EmbeddedFloor
 
 UNIT_CENTS = 100
 # Today's day shift (06-14 UTC) and the grave shift before it (22-06, named for the day it started):

@@ -1,15 +1,15 @@
-"""The floor on a three-node JetStream cluster (controller/floor/cluster.py; docs/floor.md "A JetStream
-cluster"): the stream R3, the uplinks and the floor service given every node's URL. One node killed
-(SIGKILL) mid-stream, the one leading the stream: the floor keeps committing on the other two, and
-after the node is back every journal entry is on the floor exactly once, every chain verified."""
+"""The floor on a three-node JetStream cluster (controller/simulation/floor/cluster.py; docs/floor.md
+"A JetStream cluster"): the stream R3, the uplinks and the floor service given every node's URL. One
+node killed (SIGKILL) mid-stream, the one leading the stream: the floor keeps committing on the other
+two, and after the node is back every journal entry is on the floor exactly once, every chain verified."""
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
 
-from controller.floor.servers import STREAM_NAME
 from controller.floor.service import FloorService
+from controller.simulation.floor.servers import STREAM_NAME
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import Running, Tables, floor_count, floor_problems, table_ids, wait_until
 from tests.floor.test_failures import CATCH_UP_TIMEOUT_S, _all_on_floor, _play_all

@@ -34,11 +34,11 @@ import pytest
 from playwright.sync_api import Browser, expect, sync_playwright
 
 from controller.config import DEFAULT_CONFIG_TOML
-from controller.floor.embedded import EmbeddedFloor
 from controller.floor.progressive import claim_subject
-from controller.floor.servers import table_inbox
 from controller.money import format_money
 from controller.simulation import linked_floor as lf
+from controller.simulation.floor.embedded import EmbeddedFloor
+from controller.simulation.floor.servers import table_inbox
 from tests.floor.conftest import MakeFloor
 from tests.panel.conftest import PASSWORDS, _users
 

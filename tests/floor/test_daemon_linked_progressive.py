@@ -15,11 +15,11 @@ from pathlib import Path
 import psycopg
 
 from controller.config import DEFAULT_CONFIG_TOML
-from controller.floor.embedded import EmbeddedFloor
 from controller.floor.progressive import LinkedProgressive
 from controller.floor.service import FloorService
 from controller.journal.store import Journal
 from controller.simulation import linked_floor as lf
+from controller.simulation.floor.embedded import EmbeddedFloor
 from controller.uplink.uplink import Uplink
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import floor_count, last_seq, wait_until

@@ -22,7 +22,7 @@ import psycopg
 from controller.config import DEFAULT_CONFIG_TOML
 from controller.floor.progressive import LinkedProgressive
 from controller.floor.service import FloorService
-from controller.progressive.linked import ANSWERED_ACTION, unanswered_claims
+from controller.progressive.linked import ANSWERED_KIND, unanswered_claims
 from controller.progressive.model import Hit, parse_parameters
 from controller.simulation import linked_floor as lf
 from tests.floor.conftest import MakeFloor
@@ -35,9 +35,7 @@ def _answered_rounds(journal_path: Path) -> list[str]:
     connection = sqlite3.connect(f"file:{journal_path}?mode=ro", uri=True)
     try:
         rows = connection.execute(
-            "SELECT round_id FROM journal WHERE kind = 'operator_action' "
-            "AND json_extract(payload, '$.action') = ? ORDER BY seq",
-            (ANSWERED_ACTION,),
+            "SELECT round_id FROM journal WHERE kind = ? ORDER BY seq", (ANSWERED_KIND,)
         ).fetchall()
     finally:
         connection.close()
@@ -133,9 +131,14 @@ def test_a_restarted_linked_table_asks_again_and_is_paid_once(tmp_path: Path, ma
         assert daemon.returncode == 0, err[-2000:]
         # A third start: nothing left to ask.
         assert unanswered_claims(journal_path) == []
-        opened = _opened(journal_path)
+        opened, ready = _opened(journal_path), _count(journal_path, "device_ready")
         third = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         await lf.wait_for(lambda: _opened(journal_path) > opened, 120, "the third start journaled")
+        # Its devices ready: journaled once the daemon handles SIGTERM (its table_opened comes before its
+        # signal handlers are installed; a SIGTERM in between is the default one's: exit -15).
+        await lf.wait_for(
+            lambda: _count(journal_path, "device_ready") > ready, 120, "the third start's devices"
+        )
         third.send_signal(signal.SIGTERM)
         _out, err = await asyncio.to_thread(third.communicate, timeout=120)
         assert third.returncode == 0, err[-2000:]
@@ -162,22 +165,22 @@ def _details(journal_path: Path) -> list[str]:
     connection = sqlite3.connect(f"file:{journal_path}?mode=ro", uri=True)
     try:
         rows = connection.execute(
-            "SELECT payload FROM journal WHERE kind = 'operator_action' ORDER BY seq"
+            "SELECT payload FROM journal WHERE kind = ? ORDER BY seq", (ANSWERED_KIND,)
         ).fetchall()
     finally:
         connection.close()
-    return [
-        str(json.loads(row[0])["detail"])
-        for row in rows
-        if json.loads(row[0]).get("action") == ANSWERED_ACTION
-    ]
+    return [str(json.loads(row[0])["answer"]) for row in rows]
 
 
 def _opened(journal_path: Path) -> int:
     """How many times a daemon opened the table on this journal (its start entry, table_opened)."""
+    return _count(journal_path, "table_opened")
+
+
+def _count(journal_path: Path, kind: str) -> int:
     connection = sqlite3.connect(f"file:{journal_path}?mode=ro", uri=True)
     try:
-        row = connection.execute("SELECT count(*) FROM journal WHERE kind = 'table_opened'").fetchone()
+        row = connection.execute("SELECT count(*) FROM journal WHERE kind = ?", (kind,)).fetchone()
     finally:
         connection.close()
     return 0 if row is None else int(row[0])

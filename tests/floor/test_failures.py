@@ -19,8 +19,10 @@ import pytest
 from nats.aio.client import Client
 
 from controller.floor.config import write_floor_config
-from controller.floor.embedded import EmbeddedFloor
-from controller.floor.servers import (
+from controller.floor.service import FloorService, Puller, pull_status_error
+from controller.journal.store import Journal
+from controller.simulation.floor.embedded import EmbeddedFloor
+from controller.simulation.floor.servers import (
     FLOOR_CONSUMER,
     FLOOR_INBOX,
     NATS_SERVER,
@@ -29,8 +31,6 @@ from controller.floor.servers import (
     nats_server_version,
     table_subject,
 )
-from controller.floor.service import FloorService, Puller, pull_status_error
-from controller.journal.store import Journal
 from controller.uplink import wire
 from controller.uplink.outbox import Outbox
 from controller.uplink.uplink import read_high_water_mark, write_high_water_mark

@@ -12,7 +12,7 @@ from pathlib import Path
 import psycopg
 
 from controller.floor import schema
-from controller.floor.servers import PostgresCluster
+from controller.simulation.floor.servers import PostgresCluster
 
 ENV = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
 

@@ -14,9 +14,9 @@ import tempfile
 from pathlib import Path
 
 from controller.floor.config import load_floor_config, load_floor_panel_config
-from controller.floor.servers import free_port
 from controller.floor.users import read_users
 from controller.journal.store import Journal
+from controller.simulation.floor.servers import free_port
 
 
 def test_floor_demo_rounds_prints_the_counts_and_exits_0() -> None:

@@ -29,7 +29,6 @@ import psycopg
 import pytest
 from playwright.sync_api import Browser, FloatRect, Page, expect, sync_playwright
 
-from controller.floor.embedded import EmbeddedFloor
 from controller.floor.panel import FloorPanelSettings, FloorUser, serve_panel
 from controller.floor.service import FloorService
 from controller.floor.tiles import PitLayout, current_shift
@@ -38,6 +37,7 @@ from controller.journal.render import game_title, phase_words
 from controller.locale import property_settings
 from controller.money import MoneyFormat
 from controller.panel.view import public_recall
+from controller.simulation.floor.embedded import EmbeddedFloor
 from controller.uplink.uplink import Uplink
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import Tables, expected_private_total, floor_count, journal_total, private_count
@@ -63,8 +63,11 @@ class PagesRig:
     """The floor service, the uplinks and the panel (with the pits, the euro, an injected clock) on one
     event loop in a thread of their own."""
 
-    def __init__(self, floor: EmbeddedFloor, tables: Tables) -> None:
+    def __init__(
+        self, floor: EmbeddedFloor, tables: Tables, users: dict[str, FloorUser] | None = None
+    ) -> None:
         self.floor, self.tables = floor, tables
+        self.users = users or {"pat": FloorUser.with_password("pat", "supervisor", PASSWORD)}
         self.now: datetime | None = None  # set once the floor holds the rounds: the shift's clock
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
@@ -85,11 +88,10 @@ class PagesRig:
             uplink = Uplink(self.floor.uplink_config(table_id), self.tables.path(table_id), table_id)
             self.tasks.append(asyncio.create_task(uplink.run(self.stop)))
         self.tasks.append(asyncio.create_task(FloorService(self.floor.floor_config()).run(self.stop)))
-        users = {"pat": FloorUser.with_password("pat", "supervisor", PASSWORD)}
         settings = FloorPanelSettings(
             self.floor.reporting_dsn,
             self.floor.writer_dsn,
-            users,
+            self.users,
             pits=PITS,
             property_settings=PARIS_EUR,
             now_utc=self.clock,

@@ -19,10 +19,10 @@ import psycopg
 import pytest
 from playwright.sync_api import Browser, expect, sync_playwright
 
-from controller.floor.embedded import EmbeddedFloor
 from controller.floor.panel import FloorPanelSettings, FloorUser, serve_panel
 from controller.floor.service import FloorService
 from controller.journal.chain import entry_hash
+from controller.simulation.floor.embedded import EmbeddedFloor
 from controller.uplink import wire
 from controller.uplink.uplink import Uplink
 from tests.floor.conftest import MakeFloor
@@ -175,11 +175,11 @@ def test_floor_panel_in_chromium(tmp_path: Path, make_floor: MakeFloor, browser:
         page.click("#nav-alerts")
         rows = page.locator("#alerts tbody tr")
         expect(rows.filter(has_text="T2")).not_to_have_count(0)
-        bad_hash = rows.filter(has_text="bad_hash")
+        bad_hash = rows.filter(has_text="bad hash")
         expect(bad_hash).to_have_count(1)
         expect(bad_hash).to_contain_text("table T4 entry")
         bad_hash.locator("button").click()
-        expect(page.locator("#alerts tbody tr").filter(has_text="bad_hash")).to_contain_text(
+        expect(page.locator("#alerts tbody tr").filter(has_text="bad hash")).to_contain_text(
             "acknowledged by sam"
         )
 

@@ -24,8 +24,8 @@ import pytest
 
 from controller.cli import main
 from controller.floor.config import load_floor_panel_config, write_floor_config
-from controller.floor.embedded import EmbeddedFloor
-from controller.floor.servers import free_port
+from controller.simulation.floor.embedded import EmbeddedFloor
+from controller.simulation.floor.servers import free_port
 from tests.floor.conftest import MakeFloor
 from tests.floor.test_floor_panel import EXPECT_TIMEOUT_MS
 

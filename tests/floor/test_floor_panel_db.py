@@ -21,7 +21,7 @@ from controller.floor.panel import (
     PanelStats,
     serve_panel,
 )
-from controller.floor.servers import PostgresCluster
+from controller.simulation.floor.servers import PostgresCluster
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import wait_until
 from tests.floor.test_floor_sessions import WAIT_S, Events, login

@@ -18,8 +18,8 @@ import psycopg
 from controller.floor import progressive_view
 from controller.floor.panel import FloorPanelSettings, FloorUser, serve_panel
 from controller.floor.progressive import record_refusal
-from controller.floor.servers import PostgresCluster
 from controller.floor.service import FloorService
+from controller.simulation.floor.servers import PostgresCluster
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import wait_until
 from tests.floor.progressive_link import DAY, DAY_SHIFT, GRAVE_SHIFT, TODAY, later, standard_link

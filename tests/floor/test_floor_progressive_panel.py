@@ -156,7 +156,7 @@ def test_the_progressive_page_and_the_sign_in_chromium(
 
         # The difference is a floor alert, in the one queue.
         page.click("#nav-alerts")
-        alert = page.locator("#alerts tr", has_text="progressive_reconciliation")
+        alert = page.locator("#alerts tr", has_text="progressive reconciliation")
         expect(alert).to_have_count(1)
         expect(alert).to_contain_text("T3")
         expect(alert).to_contain_text("in-meter holds 2.00")

@@ -14,7 +14,6 @@ from typing import Any
 import httpx
 from structlog.testing import capture_logs
 
-from controller.floor.embedded import EmbeddedFloor
 from controller.floor.panel import (
     LOGIN_CSRF_COOKIE,
     MAX_FORM_BYTES,
@@ -24,6 +23,7 @@ from controller.floor.panel import (
     serve_panel,
 )
 from controller.panel.auth import verify_password
+from controller.simulation.floor.embedded import EmbeddedFloor
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import wait_until
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import psycopg
 
-from controller.floor.servers import STREAM_NAME, table_subject
 from controller.floor.service import FloorService
 from controller.floor.store import load_projection
 from controller.journal.meters import compute_meters
+from controller.simulation.floor.servers import STREAM_NAME, table_subject
 from controller.uplink import wire
 from controller.uplink.uplink import read_high_water_mark
 from tests.floor.conftest import MakeFloor

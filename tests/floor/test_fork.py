@@ -23,9 +23,9 @@ from typing import Any
 import psycopg
 
 from controller.floor import release
-from controller.floor.embedded import EmbeddedFloor
 from controller.floor.service import FloorService
 from controller.journal.chain import entry_hash
+from controller.simulation.floor.embedded import EmbeddedFloor
 from controller.uplink import wire
 from controller.uplink.outbox import Outbox
 from tests.floor.conftest import MakeFloor

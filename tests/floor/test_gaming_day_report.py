@@ -25,8 +25,8 @@ import pytest
 
 from controller.cli import main
 from controller.floor.config import write_floor_config
-from controller.floor.embedded import EmbeddedFloor
 from controller.journal.store import Journal
+from controller.simulation.floor.embedded import EmbeddedFloor
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import Tables
 from tests.journal.scripted import play_round
@@ -90,9 +90,9 @@ def own_fold(path: Path) -> Own:
         if not DAY_START <= time_utc[:19] < DAY_END:
             continue
         payload: dict[str, Any] = json.loads(payload_text)
-        if kind == "operator_action" and payload["action"] == "kill_seat":
+        if kind == "seat_killed":
             own.kills += 1
-        if kind == "operator_action" and payload["action"] == "accept_difference":
+        if kind == "difference_accepted":
             own.overrides += 1
         if kind == "fault_raised":
             own.faults += 1

@@ -34,7 +34,10 @@ import pytest
 from nats.js.api import ExternalStream, StreamSource
 
 from controller.config import ConfigError, load_config
-from controller.floor.servers import (
+from controller.floor.service import STREAM_SOURCE_HEADER, FloorService, site_of_source
+from controller.floor.stream import ensure_stream, stream_config
+from controller.journal.store import Journal
+from controller.simulation.floor.servers import (
     FLOOR_CONSUMER,
     FLOOR_INBOX,
     HUB_DOMAIN,
@@ -50,10 +53,7 @@ from controller.floor.servers import (
     table_inbox,
     table_subject,
 )
-from controller.floor.service import STREAM_SOURCE_HEADER, FloorService, site_of_source
-from controller.floor.site import EmbeddedSite, site_reachable
-from controller.floor.stream import ensure_stream, stream_config
-from controller.journal.store import Journal
+from controller.simulation.floor.site import EmbeddedSite, site_reachable
 from controller.uplink import wire
 from controller.uplink.uplink import Uplink, read_high_water_mark, ssl_context
 from tests.config.test_config import BASE

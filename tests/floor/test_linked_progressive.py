@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from controller.floor.servers import PostgresCluster
+from controller.simulation.floor.servers import PostgresCluster
 from controller.simulation.linked_floor import Scenario, run_scenario
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import table_ids

@@ -16,12 +16,12 @@ import psycopg
 import pytest
 from nats.aio.msg import Msg
 
-from controller.floor.embedded import EmbeddedFloor
 from controller.floor.progressive import LinkedProgressive, claim_subject
 from controller.floor.service import FloorService
 from controller.progressive.linked import LinkClient, LinkConfig, LinkedClaim
 from controller.progressive.model import Hit
 from controller.simulation import linked_floor as lf
+from controller.simulation.floor.embedded import EmbeddedFloor
 from tests.floor.conftest import MakeFloor
 
 

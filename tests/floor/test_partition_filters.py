@@ -8,8 +8,6 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from controller.floor.embedded import EmbeddedFloor
-from controller.floor.servers import STREAM_NAME, table_subject
 from controller.floor.workers import (
     FloorWorker,
     WorkerSettings,
@@ -17,6 +15,8 @@ from controller.floor.workers import (
     partition_consumer,
     partition_of,
 )
+from controller.simulation.floor.embedded import EmbeddedFloor
+from controller.simulation.floor.servers import STREAM_NAME, table_subject
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import Running, Tables, floor_problems, last_seq, table_ids, wait_until
 from tests.floor.test_failures import _all_on_floor

@@ -21,11 +21,11 @@ import pytest
 
 from controller.cli import main
 from controller.floor.config import write_floor_config
-from controller.floor.embedded import EmbeddedFloor
 from controller.floor.panel import FloorPanelSettings, FloorUser, serve_panel
 from controller.floor.release import HeldMessage, plan_release, release_table, set_aside_stream_seqs
 from controller.floor.service import FloorService
 from controller.journal.chain import GENESIS_HASH, entry_hash
+from controller.simulation.floor.embedded import EmbeddedFloor
 from controller.uplink import wire
 from controller.uplink.uplink import Uplink
 from tests.floor.conftest import MakeFloor

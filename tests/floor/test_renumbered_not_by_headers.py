@@ -11,8 +11,8 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from controller.floor.embedded import EmbeddedFloor
 from controller.floor.service import FloorService
+from controller.simulation.floor.embedded import EmbeddedFloor
 from controller.uplink import wire
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import Running, Tables, wait_until

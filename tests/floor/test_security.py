@@ -16,7 +16,7 @@ import nats.js.errors
 import psycopg
 import pytest
 
-from controller.floor.servers import STREAM_NAME, table_inbox, table_subject
+from controller.simulation.floor.servers import STREAM_NAME, table_inbox, table_subject
 from controller.uplink import wire
 from controller.uplink.uplink import ssl_context
 from tests.floor.conftest import MakeFloor

@@ -30,11 +30,11 @@ from controller import software
 from controller.cli import main
 from controller.config import DEFAULT_CONFIG_TOML
 from controller.floor.config import write_floor_config
-from controller.floor.embedded import EmbeddedFloor
 from controller.floor.panel import FloorPanelSettings, FloorUser, serve_panel
 from controller.floor.service import FloorService
 from controller.floor.software_check import ask_table
 from controller.journal.store import Journal
+from controller.simulation.floor.embedded import EmbeddedFloor
 from tests.floor.conftest import MakeFloor
 from tests.software.conftest import copy_product
 

@@ -35,10 +35,10 @@ import psycopg
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
-from controller.floor.embedded import EmbeddedFloor
 from controller.floor.panel import FloorPanelSettings, FloorUser, serve_panel
 from controller.floor.service import FloorService
 from controller.journal.state import TableState
+from controller.simulation.floor.embedded import EmbeddedFloor
 from controller.uplink.uplink import Uplink
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import Tables, expected_private_total, floor_count, journal_total, private_count
@@ -79,9 +79,9 @@ def own_events(path: Path, table_id: str) -> Counter[tuple[str, int, str]]:
             for seat in payload["settlement"]["seats"]:
                 if seat["net"] >= BIG_WIN_CENTS:
                     found[(table_id, seq, "big_win")] += 1
-        elif kind == "operator_action" and payload["action"] == "kill_seat":
+        elif kind == "seat_killed":
             found[(table_id, seq, "kill")] += 1
-        elif kind == "operator_action" and payload["action"] == "accept_difference":
+        elif kind == "difference_accepted":
             found[(table_id, seq, "override")] += 1
         elif kind == "fault_raised" and payload["kind"] not in ("past_posting", "dead_hand"):
             found[(table_id, seq, "alert")] += 1

@@ -21,9 +21,9 @@ import jsonschema
 import psycopg
 
 from controller import software
-from controller.floor.embedded import EmbeddedFloor
 from controller.floor.service import FloorService
 from controller.floor.software_check import ApprovedRelease, record_check
+from controller.simulation.floor.embedded import EmbeddedFloor
 from tests.floor.conftest import MakeFloor
 
 SCHEMA = json.loads((Path(__file__).parents[2] / "docs" / "surveillance-event.schema.json").read_text())

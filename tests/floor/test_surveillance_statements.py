@@ -18,8 +18,8 @@ from pathlib import Path
 
 import psycopg
 
-from controller.floor.embedded import EmbeddedFloor
 from controller.floor.surveillance import publish_pending
+from controller.simulation.floor.embedded import EmbeddedFloor
 from tests.floor.conftest import MakeFloor
 
 

@@ -19,8 +19,6 @@ import psycopg
 import pytest
 
 from controller.floor.config import write_floor_config
-from controller.floor.embedded import EmbeddedFloor
-from controller.floor.servers import LEASE_BUCKET
 from controller.floor.service import FloorService
 from controller.floor.workers import (
     FloorWorker,
@@ -35,6 +33,8 @@ from controller.floor.workers import (
     partition_of,
     refuse_live_workers,
 )
+from controller.simulation.floor.embedded import EmbeddedFloor
+from controller.simulation.floor.servers import LEASE_BUCKET
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import (
     Running,

@@ -182,8 +182,8 @@ def test_changing_a_private_part_breaks_verification(journal_path: Path) -> None
 def test_entries_link_and_number_without_gaps(journal: Journal) -> None:
     written = [
         journal.append(
-            "operator_action",
-            {"action": "x", "by": "a", "detail": str(i)},
+            "panel_request",
+            {"action": "x", "by": "a", "request": {"n": i}, "outcome": "done"},
             round_id=None,
             source="operator:a",
         )
@@ -286,23 +286,23 @@ def test_payload_that_is_not_json_is_refused(journal: Journal) -> None:
     # A typed field of the wrong type is refused by its type ...
     with pytest.raises(ValueError, match=r"Expected `str`, got `object` - at `\$.action`"):
         journal.append(
-            "operator_action",
-            {"action": object(), "by": "a", "detail": "d"},
+            "action_refused",
+            {"action": object(), "by": "a", "reason": "d"},
             round_id=None,
             source="operator:a",
         )
     # ... and a value that is not JSON inside a free object (a request's detail) by the encoder.
     with pytest.raises(TypeError):
         journal.append(
-            "operator_action",
-            {"action": "x", "by": "a", "detail": {"x": object()}},
+            "panel_request",
+            {"action": "x", "by": "a", "request": {"x": object()}, "outcome": "done"},
             round_id=None,
             source="operator:a",
         )
     with pytest.raises(ValueError, match="Out of range float"):
         journal.append(
-            "operator_action",
-            {"action": "x", "by": "a", "detail": {"x": math.inf}},
+            "panel_request",
+            {"action": "x", "by": "a", "request": {"x": math.inf}, "outcome": "done"},
             round_id=None,
             source="operator:a",
         )
@@ -383,39 +383,47 @@ json_values = st.recursive(
 )
 
 
-operator_actions = st.fixed_dictionaries(
-    {
-        "action": st.text(max_size=8),
-        "by": st.text(max_size=8),
-        # The request record's detail is a free object: any JSON object must round-trip and hash.
-        "detail": st.text(max_size=20) | st.dictionaries(st.text(max_size=8), json_values, max_size=5),
-    },
-    optional={
-        "outcome": st.text(max_size=20),
-        "before": st.dictionaries(st.text(max_size=8), json_values, max_size=3),
-        "refusal_detail": st.text(max_size=20),  # private by type
-    },
+panel_requests = st.tuples(
+    st.just("panel_request"),
+    st.fixed_dictionaries(
+        {
+            "action": st.text(max_size=8),
+            "by": st.text(max_size=8),
+            # The request record's fields are a free object: any JSON object must round-trip and hash.
+            "request": st.dictionaries(st.text(max_size=8), json_values, max_size=5),
+            "outcome": st.text(max_size=20),
+        }
+    ),
+)
+refusals = st.tuples(
+    st.just("action_refused"),
+    st.fixed_dictionaries(
+        {"action": st.text(max_size=8), "by": st.text(max_size=8), "reason": st.text(max_size=20)},
+        optional={"refusal_detail": st.text(max_size=20)},  # private by type
+    ),
 )
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(payloads=st.lists(operator_actions, min_size=1, max_size=4))
-def test_any_json_payload_round_trips_and_verifies(tmp_path: Path, payloads: list[dict[str, Any]]) -> None:
-    path = tmp_path / f"j{abs(hash(json.dumps(payloads, sort_keys=True)))}.sqlite"
+@given(items=st.lists(panel_requests | refusals, min_size=1, max_size=4))
+def test_any_json_payload_round_trips_and_verifies(
+    tmp_path: Path, items: list[tuple[str, dict[str, Any]]]
+) -> None:
+    path = tmp_path / f"j{abs(hash(json.dumps(items, sort_keys=True)))}.sqlite"
     with Journal.open(path, "T1") as journal:
         written = journal.append_many(
-            PendingEntry("operator_action", payload, None, "operator:x") for payload in payloads
+            PendingEntry(kind, payload, None, "operator:x") for kind, payload in items
         )
         read = list(journal.entries(since_seq=written[0].seq - 1))
         replayed = list(journal.replay(since_seq=written[0].seq - 1))
     assert read == written
-    for entry, replay, payload in zip(read, replayed, payloads, strict=True):
+    for entry, replay, (kind, payload) in zip(read, replayed, items, strict=True):
         # Every field given comes back, each in the part its type says (the rest are the defaults).
         assert {key: entry.payload[key] for key in payload} == payload
         private = {key: value for key, value in payload.items() if key == "refusal_detail"}
         assert entry.private == (private or None)
         assert not set(entry.public) & set(private)
-        assert entry.entry == typed.build("operator_action", payload) == replay.entry
+        assert entry.entry == typed.build(kind, payload) == replay.entry
         assert (entry.private_digest is None) == (not private)
     assert verify_chain(path).ok
 

@@ -16,6 +16,8 @@ import jsonschema
 import msgspec
 import pytest
 
+from controller.engine import TableConfig
+from controller.engine import actions as engine_actions
 from controller.journal import Journal, JournalEntry
 from controller.journal import entries as e
 from controller.journal.recovery import recover
@@ -25,6 +27,8 @@ from controller.progressive.controller import ProgressiveController
 from controller.progressive.journal_store import JournalStore
 from controller.progressive.model import Hit, parse_parameters
 from controller.progressive.parameters import change_progressive_parameters
+from tests.engine.table import Table, stack
+from tests.engine.test_clear_and_reset import red_light_table
 from tests.journal.scripted import Outcome, play_round
 
 SCHEMA_FILE = Path(__file__).resolve().parents[2] / "docs" / "journal-entries.schema.json"
@@ -83,10 +87,21 @@ OUTSIDE_THE_ENGINE: list[tuple[str, dict[str, object], str]] = [
         "panel",
     ),
     (
-        "operator_action",
-        {"action": "logout", "by": "alice", "detail": {}, "outcome": "done"},
+        "panel_request",
+        {"action": "logout", "by": "alice", "request": {}, "outcome": "done"},
         "operator:alice",
     ),
+    # The linked progressive's records (controller/engine/progressive.py; the engine writes them against a
+    # floor: tests/progressive/test_linked_table.py plays them there), as that code builds them.
+    ("lock_refused_progressive", {"by": "engine", "reason": "the meter is closed"}, "engine"),
+    ("linked_claim_answered", {"by": "engine", "answer": "award A1 seat 1 1,000.00 paid"}, "engine"),
+    (
+        "linked_confirmation_sent",
+        {"by": "sue", "message": "progressive: award MAIN/T1/R1/1 sent", "award_id": "MAIN/T1/R1/1"},
+        "operator:sue",
+    ),
+    # Never written by this release: what an earlier release's operator_action of no known form reads as.
+    ("operator_note", {"action": "note", "by": "alice", "detail": "free words"}, "operator:alice"),
     ("dp_waived", {"seat": 3}, "operator:dealer"),
     (
         "clock_offset",
@@ -177,12 +192,30 @@ def journal_entries(tmp_path_factory: pytest.TempPathFactory) -> list[JournalEnt
             )
         play_round(journal, rng, outcome="settled", over_limit_rate=1.0, past_post=True, players=3)
         play_round(journal, rng, outcome="settled", players=3, kill_request=True)
+        play_round(journal, rng, outcome="settled", past_post=True, accept_past_post=True, players=3)
+        play_round(journal, rng, outcome="void")
+        write_operator_examples(journal)
         play_round(journal, rng, outcome="open_mid_deal")
         recover(journal)  # the interrupted round: round_voided
         for kind, fields, source in OUTSIDE_THE_ENGINE:
             journal.append(kind, fields, round_id=None, source=source)
         write_progressive_examples(journal)
         return list(journal.entries())
+
+
+def write_operator_examples(journal: Journal) -> None:
+    """A manager's settings, a refusal and a device reset, as the engine writes them (tests/engine/table.py
+    plays it): only those records are appended (the rest are the engine tests' rounds)."""
+    kinds = {"limits_set", "paytable_set", "action_refused", "device_reset"}
+    table = Table(TableConfig(config_digest="d1"), stack())
+    table.call(table.engine.handle, engine_actions.SetLimits(200, 50_000, "mia"), table.now_s)
+    table.call(table.engine.handle, engine_actions.SetPaytable("flush", "hcf-flush-dp", "mia"), table.now_s)
+    table.call(table.engine.handle, engine_actions.VoidRound("no round", "sue"), table.now_s)  # refused
+    reset = red_light_table()
+    (fault_id,) = reset.engine.latched
+    reset.call(reset.engine.handle, engine_actions.ClearFault(fault_id, "sue", "shoe checked"), reset.now_s)
+    records = [r for r in (*table.journal(), *reset.journal()) if r.kind in kinds]
+    journal.append_many((r.kind, r.entry, None, r.source) for r in records)
 
 
 def write_progressive_examples(journal: Journal) -> None:

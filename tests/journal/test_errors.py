@@ -26,14 +26,12 @@ def test_disk_full_is_a_clear_error_and_nothing_is_half_written(journal: Journal
     pages = journal.pragma("page_count")
     journal._connection.execute(f"PRAGMA max_page_count = {pages}")  # the simulated full disk
     big = [
-        PendingEntry(
-            "operator_action", {"action": "note", "by": "a", "detail": "x" * 4000}, None, "operator:a"
-        )
+        PendingEntry("operator_note", {"action": "note", "by": "a", "detail": "x" * 4000}, None, "operator:a")
     ] * 20
     with capture_logs() as logs, pytest.raises(JournalError) as raised:
         journal.append_many(big)
     message = str(raised.value)
-    assert message.startswith(f"journal {journal_path}: cannot append operator_action")
+    assert message.startswith(f"journal {journal_path}: cannot append operator_note")
     assert "full" in message
     assert message.endswith("nothing was written")
     assert [log["event"] for log in logs] == ["journal_error"]
@@ -42,7 +40,7 @@ def test_disk_full_is_a_clear_error_and_nothing_is_half_written(journal: Journal
     # Space again: appends continue on the same chain.
     journal._connection.execute("PRAGMA max_page_count = 1073741823")
     after = journal.append(
-        "operator_action", {"action": "note", "by": "a", "detail": "ok"}, round_id=None, source="operator:a"
+        "operator_note", {"action": "note", "by": "a", "detail": "ok"}, round_id=None, source="operator:a"
     )
     assert after.seq == before.seq + 1
     assert after.prev_hash == before.hash

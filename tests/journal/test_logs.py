@@ -153,3 +153,31 @@ def test_the_logs_never_carry_a_card(journal: Journal) -> None:
         else:
             assert log["payload"]["round"]["dealer"] == []
             assert all(seat["cards"] == [] for seat in log["payload"]["round"]["seats"])
+
+
+def test_above_info_the_journal_makes_no_log_call_per_entry(journal: Journal) -> None:
+    # Issue 28: logging that formats what is not written. At warning (bench_table's level, a quiet
+    # daemon's) the entries' info lines are not written, so the append does not even make the ~100 calls
+    # a round. The real filtering logger, counting the calls that reach it.
+    calls: list[str] = []
+    warning = structlog.make_filtering_bound_logger(30)
+
+    class Counting(warning):  # type: ignore[valid-type,misc]  # a class structlog made at run time
+        def info(self, event: str, *args: object, **kw: object) -> object:
+            calls.append(event)
+            return super().info(event, *args, **kw)
+
+    stream = io.StringIO()
+    structlog.configure(
+        processors=[structlog.processors.JSONRenderer()],
+        wrapper_class=Counting,
+        logger_factory=structlog.PrintLoggerFactory(file=stream),
+        cache_logger_on_first_use=False,
+    )
+    try:
+        play_round(journal, random.Random(41), players=1)
+    finally:
+        structlog.reset_defaults()
+    assert len(list(journal.entries())) > 10
+    assert calls == []
+    assert stream.getvalue() == ""

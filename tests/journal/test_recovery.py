@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import ast
+import inspect
 import random
+import textwrap
 from pathlib import Path
 
 import pytest
 
 from controller.cli import main
+from controller.engine.state import RecoveredState, ReducedState
 from controller.journal import Journal, JournalError
 from controller.journal.anchor import Anchor
 from controller.journal.meters import compute_meters
 from controller.journal.recall import recall_from
 from controller.journal.recovery import AnchorNotHeld, OpenRound, rebuild_state, recover
+from controller.journal.state import TableState
 from controller.journal.verify import verify_chain
 from controller.rules.settle import settle_round_json
 from tests.journal.scripted import play_round
@@ -251,3 +256,18 @@ def test_recovery_refuses_when_the_journal_does_not_hold_its_anchored_entry(jour
     assert held is not None
     report = recover(journal, anchored=Anchor.of("T1", settled_at, held.hash))
     assert report.voided == [interrupted]
+
+
+def test_recovery_hands_the_engine_a_typed_state() -> None:
+    """docs/engine.md "Journal entries": the engine reads the reducer's state through ``ReducedState``
+    (the type checker holds ``TableState`` to it, below), never by ``getattr`` on an object."""
+    reduced: ReducedState = TableState("T1")  # mypy: TableState is a ReducedState
+    assert RecoveredState.from_table_state(reduced) == RecoveredState()
+    source = inspect.getsource(RecoveredState.from_table_state)
+    calls = [
+        node.func.id
+        for node in ast.walk(ast.parse(textwrap.dedent(source)))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+    ]
+    assert "getattr" not in calls
+    assert "hasattr" not in calls

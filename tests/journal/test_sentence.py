@@ -44,10 +44,39 @@ def test_every_kind_of_entry_has_its_own_sentence() -> None:
             "Round voided by sam — every wager returned in full: cards exposed",
         ),
         (
-            "operator_action",
+            "operator_action",  # an earlier release's row, as written
             {"action": "set_limits", "by": "max", "detail": {"min_ante_cents": 500}, "outcome": "done"},
             False,
             "max asked to set limits: min ante cents 5.00",
+        ),
+        (
+            "panel_request",
+            {"action": "set_limits", "by": "max", "request": {"min_ante_cents": 500}, "outcome": "done"},
+            False,
+            "max asked to set limits: min ante cents 5.00",
+        ),
+        (
+            "seat_killed",
+            {"seat": 3, "by": "sue", "reason": "hand exposed", "excluded": False, "requested_by": "dealer"},
+            False,
+            "sue killed seat 3's hand at the dealer's request: hand exposed",
+        ),
+        (
+            "difference_accepted",
+            {
+                "fault_id": "FT1-000001",
+                "by": "sue",
+                "reason": "stays out",
+                "spot": "seat 3 flush reads 10.00",
+            },
+            False,
+            "sue accepted the difference (FT1-000001): seat 3 flush reads 10.00: stays out",
+        ),
+        (
+            "device_reset",
+            {"device": "shuffler", "by": "sue", "reason": "in fault"},
+            False,
+            "sue reset shuffler: in fault",
         ),
     ],
 )

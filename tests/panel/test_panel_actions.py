@@ -98,8 +98,8 @@ def test_a_declared_action_reaches_the_engine_as_its_dataclass(rig: PanelRig, cl
     proposed = client.post("/api/actions/set_limits", json=limits, headers=headers)
     assert proposed.json() == {"ok": True, "change_id": "CT1-0001"}
     assert rig.actions.calls == [MoveButton(2, "max")]  # a money setting is only proposed
-    done = [e.payload for e in rig.journal.entries(kinds=["operator_action"]) if e.payload["by"] == "max"]
-    assert [(p["action"], p["detail"], p["outcome"]) for p in done] == [
+    done = [e.payload for e in rig.journal.entries(kinds=["panel_request"]) if e.payload["by"] == "max"]
+    assert [(p["action"], p["request"], p["outcome"]) for p in done] == [
         ("move_button", {"seat": 2}, "done"),
         ("set_limits", limits, "proposed CT1-0001: applies when a second manager approves it"),
     ]

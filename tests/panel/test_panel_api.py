@@ -64,7 +64,7 @@ def test_every_role_against_every_action(
         if path.endswith("/acknowledge"):
             assert [(e.kind, e.payload["by"]) for e in new] == [("fault_acknowledged", user)]
         else:
-            audit = [e for e in new if e.kind == "operator_action"]
+            audit = [e for e in new if e.kind == "panel_request"]
             assert len(audit) == 1
             assert audit[0].payload["by"] == user
             assert audit[0].source == f"operator:{user}"
@@ -81,7 +81,7 @@ def test_every_role_against_every_action(
         assert needed in answer.json()["detail"]
         # The refusal is journaled with the user, and nothing else happened.
         assert [(e.kind, e.payload["by"], e.payload["outcome"][:8]) for e in new] == [
-            ("operator_action", user, "refused:")
+            ("panel_request", user, "refused:")
         ]
         assert rig.actions.calls == []
 
@@ -410,7 +410,7 @@ def test_a_one_time_password_must_be_replaced_before_anything_else(tmp_path: Pat
     user = store.authenticate("supervisor", "mine-now-123")
     assert user is not None
     assert not user.must_change_password
-    changes = [e.payload for e in journal.entries(kinds=["operator_action"])]
+    changes = [e.payload for e in journal.entries(kinds=["panel_request"])]
     assert [(c["action"], c["by"]) for c in changes] == [("change_password", "supervisor")]
     assert "mine-now-123" not in str([e.payload for e in journal.entries()])
     journal.close()

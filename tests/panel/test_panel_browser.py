@@ -219,7 +219,7 @@ def test_viewer_sees_the_alert_but_is_refused_acting_on_it(page: Page, live: Pan
     assert [status for status, _ in statuses] == [403, 403]
     assert all("needs supervisor" in detail for _, detail in statuses)
     assert not list(live.journal.entries(kinds=["fault_acknowledged", "fault_cleared"]))
-    refused = [e.payload for e in live.journal.entries(kinds=["operator_action"])]
+    refused = [e.payload for e in live.journal.entries(kinds=["panel_request"])]
     assert [(r["by"], r["action"]) for r in refused] == [
         ("vera", "acknowledge_fault"),
         ("vera", "clear_fault"),

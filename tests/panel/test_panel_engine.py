@@ -247,11 +247,11 @@ def test_a_stale_pages_confirm_of_a_rejected_request_never_kills_the_same_seats_
     assert table.engine.round.seats[3].status == "live"
     backend.refresh()
     assert client.get("/api/table").json()["round"]["kill_request"]["request_number"] == 2
-    refusals = client.get("/api/journal", params={"kind": "operator_action", "limit": 100}).json()
+    refusals = client.get("/api/journal", params={"kind": "action_refused", "limit": 100}).json()
     assert any(
         entry["payload"]["action"] == "confirm_kill_seat"
         and entry["payload"]["by"] == "sam"
-        and why in str(entry["payload"]["detail"])
+        and why in str(entry["payload"]["reason"])
         for entry in refusals
     ), refusals
     assert client.get("/api/journal", params={"kind": "dead_hand"}).json() == []

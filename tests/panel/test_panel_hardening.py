@@ -412,7 +412,7 @@ def test_a_stream_whose_client_reads_nothing_is_dropped_and_its_slot_released(
                 assert client.get("/api/events").status_code == 429  # its one slot is taken
                 # Entries the client never reads, until the server's buffers are full and a send waits.
                 for n in range(400):
-                    rig.journal.append("operator_action", _filler(n), round_id=None, source="operator:test")
+                    rig.journal.append("panel_request", _filler(n), round_id=None, source="operator:test")
                 server.loop.call_soon_threadsafe(rig.backend.notify)  # its loop is the server's
                 _wait_until(
                     lambda: "vera" not in rig.app.state.panel.streams, "the stalled stream to be dropped"
@@ -425,7 +425,7 @@ def test_a_stream_whose_client_reads_nothing_is_dropped_and_its_slot_released(
 
 
 def _filler(n: int) -> dict[str, Any]:
-    return {"action": "note", "by": "test", "detail": {"n": n, "text": "x" * 10_000}, "outcome": "done"}
+    return {"action": "note", "by": "test", "request": {"n": n, "text": "x" * 10_000}, "outcome": "done"}
 
 
 def test_connections_past_the_cap_are_answered_503(tmp_path: Path, users_file: Path) -> None:

@@ -154,14 +154,15 @@ def test_a_supervisor_confirms_this_tables_linked_award_on_the_panel(
     # The engine's confirm path: queued for the floor, journaled as sent by the supervisor.
     assert client.confirm_queue == [("MAIN/T1/R7/3", "sam")]
     # The engine's own entry (its detail says sent), beside the panel's record of the request (ok).
-    confirmations = [
+    (sent,) = [entry.payload for entry in rig.journal.entries(kinds=["linked_confirmation_sent"])]
+    assert (sent["by"], sent["award_id"]) == ("sam", "MAIN/T1/R7/3")
+    assert str(sent["message"]).startswith("progressive: award MAIN/T1/R7/3 is the linked meter's")
+    requests = [
         entry.payload
-        for entry in rig.journal.entries(kinds=["operator_action"])
+        for entry in rig.journal.entries(kinds=["panel_request"])
         if entry.payload["action"] == "confirm_progressive_award" and entry.source == "operator:sam"
     ]
-    (sent,) = [p for p in confirmations if str(p["detail"]).startswith("sent: ")]
-    assert str(sent["detail"]).startswith("sent: progressive: award MAIN/T1/R7/3 is the linked meter's")
-    assert [p.get("outcome") for p in confirmations if p is not sent] == ["done"]
+    assert [p["outcome"] for p in requests] == ["done"]
     page.context.close()
 
 

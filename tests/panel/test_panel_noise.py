@@ -107,10 +107,10 @@ def test_a_viewers_refused_actions_are_journaled_within_her_budget_and_all_count
         during = list(rig.journal.entries(since_seq=start.seq))
         assert len(during) <= _bound(attempts * 0.5)
     new = list(rig.journal.entries(since_seq=start.seq))  # after the shutdown's flush
-    one_by_one, summaries, summarized = _counted(new, "operator_action", REFUSED_ACTION)
+    one_by_one, summaries, summarized = _counted(new, "panel_request", REFUSED_ACTION)
     print(
         f"\n{attempts} refused actions: {len(new)} journal entries "
-        f"({one_by_one} operator_action + {summaries} noise_suppressed counting {summarized})"
+        f"({one_by_one} panel_request + {summaries} noise_suppressed counting {summarized})"
     )
     assert one_by_one + summarized == attempts
     assert len(new) <= _bound(attempts * 0.5)

@@ -18,7 +18,7 @@ from fastapi.testclient import TestClient
 from playwright.sync_api import Browser, expect
 
 from controller.journal import Journal
-from controller.locale import property_settings
+from controller.locale import PropertySettings, property_settings
 from controller.panel import JournalPanelBackend, PanelSettings, UserStore, create_panel_app
 from tests.panel.conftest import FakeClock, LiveServer, login
 from tests.panel.table_script import JournalTableActions, ScriptedRound
@@ -78,15 +78,26 @@ def test_recall_shows_the_property_s_time_and_money(berlin_client: tuple[TestCli
     assert rows[0]["stake"] == "€10.00"
 
 
+# New York: the browser's Intl names the zone "GMT-5" (en-GB) where the server writes "EST"; the live
+# row takes the server's words (the stream's time_text), so both read "08:05:31 EST".
+NEW_YORK = property_settings(time_zone="America/New_York", currency="EUR", currency_symbol="€")
+
+
+@pytest.mark.parametrize(
+    ("prop", "shown"), [(BERLIN, "14:05:31 CET"), (NEW_YORK, "08:05:31 EST")], ids=["berlin", "new_york"]
+)
 def test_the_live_log_writes_its_times_in_the_property_s_zone_in_chromium(
     tmp_path: Path,
     users_file: Path,
     browser: Browser,  # noqa: F811
+    prop: PropertySettings,
+    shown: str,
 ) -> None:
-    """A row the event stream adds (panel.js) reads as the rows the server wrote: 14:05:31 CET."""
+    """A row the event stream adds (panel.js) reads as the rows the server wrote: 14:05:31 CET in
+    Berlin, 08:05:31 EST in New York (not the browser's "GMT-5")."""
     journal = Journal.open(tmp_path / "journal.sqlite", "T1", clock=lambda: LOG_AT)
     backend = JournalPanelBackend(journal, actions=JournalTableActions(journal), poll_interval_s=0.05)
-    settings = PanelSettings(clock=FakeClock(), idle_timeout_s=600, property_settings=BERLIN)
+    settings = PanelSettings(clock=FakeClock(), idle_timeout_s=600, property_settings=prop)
     app = create_panel_app(backend, users=UserStore(users_file), settings=settings)
     server = LiveServer(SimpleNamespace(app=app))  # type: ignore[arg-type]
     url = server.start()
@@ -96,13 +107,13 @@ def test_the_live_log_writes_its_times_in_the_property_s_zone_in_chromium(
         log_in(page, "vera")
         page.goto("/log")
         first = page.locator("#log-table tbody tr").first
-        expect(first).to_contain_text("14:05:31 CET")  # the server's rows (the login)
+        expect(first).to_contain_text(shown)  # the server's rows (the login)
         count = page.locator("#log-table tbody tr").count()
         other = browser.new_context(base_url=url)
         log_in(other.new_page(), "sam")  # journaled: the stream brings its row to the first page
         other.close()
         expect(page.locator("#log-table tbody tr")).to_have_count(count + 1)
-        expect(page.locator("#log-table tbody tr.fresh").first).to_contain_text("14:05:31 CET")
+        expect(page.locator("#log-table tbody tr.fresh").first).to_contain_text(shown)
     finally:
         context.close()
         server.stop()

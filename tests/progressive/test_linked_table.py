@@ -121,11 +121,8 @@ def test_a_supervisors_confirmation_of_a_linked_award_is_journaled_as_sent(tmp_p
     table.engine.set_progressive_link(controller.link_state)
     outs = table.event(actions.ConfirmProgressiveAward("MAIN/T1/R1/1", by="sue"))
     assert table.refusals(outs) == []
-    (sent,) = [
-        r for r in table.journal("operator_action") if r.payload["action"] == "confirm_progressive_award"
-    ]
+    (sent,) = table.journal("linked_confirmation_sent")
     assert sent.source == "operator:sue"
-    assert str(sent.payload["detail"]).startswith(
-        "sent: progressive: award MAIN/T1/R1/1 is the linked meter's"
-    )
+    assert sent.payload["award_id"] == "MAIN/T1/R1/1"
+    assert str(sent.payload["message"]).startswith("progressive: award MAIN/T1/R1/1 is the linked meter's")
     assert client.confirm_queue == [("MAIN/T1/R1/1", "sue")]

@@ -1,8 +1,13 @@
-"""The settle input's reader as it was before issue 28: pydantic models (RoundInput, BankingInput,
+"""The settle input's reader as it was before issue 28: typed models (RoundInput, BankingInput,
 SeatInput and controller.settings' SettleRake) and controller.settings' ``one_line``. Kept here, in the
 tests only, as the oracle the plain reader of controller/rules/settle.py is compared with
 (tests/rules/test_settle_input_oracle.py): every input is refused in the same words or read the same.
 The rules engine itself no longer imports pydantic (issue 28: ``flushtable settle`` starts at once).
+
+The models were pydantic's; they are now controller/checked.py's (the configuration's models, which
+replaced pydantic's declaration for declaration so that `flushtable config` loads no pydantic either),
+so the oracle also holds the checked models to the words the pydantic ones gave: the plain reader was
+proven equal to the pydantic models here before the switch.
 """
 
 from __future__ import annotations
@@ -10,8 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar
 
-from pydantic import BeforeValidator, ConfigDict, Field, ValidationError, model_validator
-
+from controller.checked import BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 from controller.errors import CardError, UserError, shown
 from controller.names import MAX_SEAT, MIN_SEAT
 from controller.rules.amounts import type_name
@@ -157,7 +161,7 @@ class RoundInput(_Input):
 
 
 def reference_parse_round(obj: Mapping[str, object]) -> Round:
-    """parse_round as it was: the pydantic models, then the same checks."""
+    """parse_round as it was: the typed models, then the same checks."""
     try:
         given = RoundInput.model_validate(obj)
     except ValidationError as error:

@@ -37,8 +37,9 @@
     const data = JSON.parse(event.data);
     status.hidden = true;
     delete map.dataset.stale;
-    count.textContent = data.alerts ? String(data.alerts) : "";
-    count.hidden = !data.alerts;
+    // The table panel's badge: the count always, hot (red) while any alert is open.
+    count.textContent = String(data.alerts || 0);
+    count.classList.toggle("hot", Boolean(data.alerts));
     for (const t of data.tables) {
       let tile = map.querySelector('a[data-table="' + CSS.escape(t.table_id) + '"]');
       if (!tile) {
@@ -60,7 +61,7 @@
           let rest = map.querySelector("section.pit:last-child .map:not(.laid-out)");
           if (!rest) {
             const section = document.createElement("section");
-            section.className = "pit";
+            section.className = "pit card";
             rest = document.createElement("div");
             rest.className = "map";
             section.appendChild(rest);

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from controller.engine.actions import ClearFault
 from controller.errors import UserError
+from controller.journal.entries import PanelRequest
 from controller.panel.actions import PANEL_ACTIONS, PanelAction, Reason
 from controller.panel.auth import Session
 from controller.panel.context import PanelDep, needs
@@ -85,17 +86,14 @@ async def api_bulk_alerts(
                 done.cleared.append(fault_id)
         except UserError as error:
             done.refused[fault_id] = str(error)
-    backend.record(
-        "operator_action",
-        {
-            "action": "bulk_alerts",
-            "by": session.user,
-            "detail": {"fault_ids": list(body.fault_ids), "reason": body.reason, "clear": body.clear},
-            "outcome": f"acknowledged {len(done.acknowledged)}, cleared {len(done.cleared)}, "
-            f"refused {len(done.refused)}",
-        },
-        source=f"operator:{session.user}",
+    request = PanelRequest(
+        action="bulk_alerts",
+        by=session.user,
+        request={"fault_ids": list(body.fault_ids), "reason": body.reason, "clear": body.clear},
+        outcome=f"acknowledged {len(done.acknowledged)}, cleared {len(done.cleared)}, "
+        f"refused {len(done.refused)}",
     )
+    backend.record(request.kind, request, source=f"operator:{session.user}")
     return done
 
 

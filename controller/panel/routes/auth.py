@@ -15,6 +15,7 @@ from fastapi import APIRouter, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from controller.errors import UserError
+from controller.journal.entries import PanelRequest
 from controller.journal.noise import LOGIN_FAILED
 from controller.panel.auth import MAX_PASSWORD_CHARS, USER_NAME_MAX_CHARS, LoginTicket, Session
 from controller.panel.context import (
@@ -122,11 +123,8 @@ async def logout(request: Request, panel: PanelDep, csrf_token: FormText = "") -
     if session is not None:
         check_csrf(csrf_token or request.headers.get(CSRF_HEADER, ""), session)
         panel.sessions.end(session.token)
-        panel.backend.record(
-            "operator_action",
-            {"action": "logout", "by": session.user, "detail": {}, "outcome": "done"},
-            source=f"operator:{session.user}",
-        )
+        logout_request = PanelRequest(action="logout", by=session.user, request={}, outcome="done")
+        panel.backend.record(logout_request.kind, logout_request, source=f"operator:{session.user}")
     response = RedirectResponse("/login", status_code=303)
     response.delete_cookie(SESSION_COOKIE, path="/")
     return response
@@ -172,9 +170,6 @@ async def change_password(
     except UserError as error:
         return _password_page(panel, session, str(error), 422)
     session.must_change_password = False
-    panel.backend.record(
-        "operator_action",
-        {"action": "change_password", "by": session.user, "detail": {}, "outcome": "done"},
-        source=f"operator:{session.user}",
-    )
+    changed = PanelRequest(action="change_password", by=session.user, request={}, outcome="done")
+    panel.backend.record(changed.kind, changed, source=f"operator:{session.user}")
     return RedirectResponse("/", status_code=303)

@@ -71,7 +71,10 @@
     if (table.dataset.source && entry.source !== table.dataset.source) return;
     const row = document.createElement("tr");
     row.className = "fresh k-" + entry.kind;
-    for (const cell of [entry.seq, clock(entry.time_utc), text(entry.round_id), entry.source]) {
+    // The server's words for the time (the stream's time_text), as its own rows read; clock() only
+    // for a stream without them.
+    const when = entry.time_text || clock(entry.time_utc);
+    for (const cell of [entry.seq, when, text(entry.round_id), entry.source]) {
       const td = document.createElement("td");
       td.textContent = text(cell);
       row.appendChild(td);

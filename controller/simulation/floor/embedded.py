@@ -22,8 +22,10 @@ from nats.aio.client import Client
 
 from controller.config import UplinkConfig
 from controller.floor import schema
-from controller.floor.cluster import NatsCluster, wait_jetstream_ready
-from controller.floor.servers import (
+from controller.floor.service import FloorConfig
+from controller.floor.stream import ACK_WAIT_S, DEFAULT_DUPLICATE_WINDOW_S, ensure_stream
+from controller.simulation.floor.cluster import NatsCluster, wait_jetstream_ready
+from controller.simulation.floor.servers import (
     FLOOR_INBOX,
     HUB_DOMAIN,
     SITES_MIN_NATS_VERSION,
@@ -45,8 +47,6 @@ from controller.floor.servers import (
     surveillance_user,
     table_user,
 )
-from controller.floor.service import FloorConfig
-from controller.floor.stream import ACK_WAIT_S, DEFAULT_DUPLICATE_WINDOW_S, ensure_stream
 from controller.uplink.uplink import ssl_context
 
 _NO_PLACEMENT = 10005  # JetStream's err_code: no suitable peers for placement (a cluster still forming)
@@ -87,10 +87,10 @@ class EmbeddedFloor:
     passwords: dict[str, str] = field(default_factory=dict)
     tls: TlsFiles | None = None
     nats: NatsServer | None = None
-    # Sites (controller/floor/site.py) whose leaf servers connect to this hub: it then has a JetStream
-    # domain and a leaf listener (TLS, one user per site), and needs a recent enough nats-server.
+    # Sites (site.py here) whose leaf servers connect to this hub: it then has
+    # a JetStream domain and a leaf listener (TLS, one user per site), and needs a recent enough nats-server.
     sites: Sequence[str] = ()
-    # 3: a JetStream cluster of three nodes on loopback (controller/floor/cluster.py), the stream R3;
+    # 3: a JetStream cluster of three nodes on loopback (cluster.py here), the stream R3;
     # ``nats`` is then its first node, ``cluster`` all of them.
     nodes: int = 1
     cluster: NatsCluster | None = None

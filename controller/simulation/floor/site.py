@@ -22,8 +22,9 @@ import nats.errors
 from nats.aio.client import Client
 
 from controller.config import UplinkConfig
-from controller.floor.embedded import EmbeddedFloor, _run_apart
-from controller.floor.servers import (
+from controller.floor.stream import DEFAULT_DUPLICATE_WINDOW_S, ensure_site_stream, ensure_stream
+from controller.simulation.floor.embedded import EmbeddedFloor, _run_apart
+from controller.simulation.floor.servers import (
     SITES_MIN_NATS_VERSION,
     HubRemote,
     NatsServer,
@@ -37,7 +38,6 @@ from controller.floor.servers import (
     site_stream_name,
     table_user,
 )
-from controller.floor.stream import DEFAULT_DUPLICATE_WINDOW_S, ensure_site_stream, ensure_stream
 from controller.uplink.uplink import ssl_context
 
 LEAF_CONNECT_TIMEOUT_S = 20.0

@@ -21,7 +21,14 @@ import nats
 import nats.errors
 import nats.js.errors
 
-from controller.floor.servers import ClusterRoutes, NatsServer, NatsUser, ServerError, TlsFiles, free_port
+from controller.simulation.floor.servers import (
+    ClusterRoutes,
+    NatsServer,
+    NatsUser,
+    ServerError,
+    TlsFiles,
+    free_port,
+)
 
 __all__ = ["CLUSTER_NAME", "NatsCluster", "wait_jetstream_ready"]
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import itertools
 import json
 import os
@@ -39,6 +40,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -47,18 +49,244 @@ import psycopg
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_floor import _count, _journal_total, _proc_cpu_s, _stream_count, _wait_count
+from bench_floor import _count, _journal_total, _proc_cpu_s, _stream_count
 
+from controller.engine import JournalRecord
 from controller.floor.config import write_floor_config
 from controller.floor.verify import verify_table
 from controller.floor.workers import ensure_partitions, partition_of
-from controller.journal.store import Journal
+from controller.journal.store import AppendItem, Journal, JournalEntry
 from controller.logs import configure_logging
 from controller.simulation.floor.embedded import EmbeddedFloor
 from controller.simulation.floor_tables import MIXED_GAMES, SimTable
 from controller.uplink.uplink import Uplink
 
 LEASE_TTL_S = 6.0
+# Every wait's bound: at a load of 38 the tables' uplinks published ~150 entries/s (1,000 tables).
+WAIT_BOUND_S = 2400.0
+
+
+class _RecordingJournal(Journal):
+    """A template table's journal: each round's records kept as the engine appended them."""
+
+    rounds: list[list[JournalRecord]]
+
+    def append_many(self, items: Iterable[AppendItem]) -> list[JournalEntry]:
+        records = list(items)
+        self.rounds.append([r for r in records if isinstance(r, JournalRecord)])
+        return super().append_many(records)
+
+
+def _template_rounds(
+    base: Path, templates: int, rounds: int, seed: int
+) -> list[tuple[str, list[list[JournalRecord]]]]:
+    """``templates`` tables (games mixed as the floor's) play ``rounds`` rounds each through the real
+    engine (SimTable); each template's table id and rounds, record by record."""
+    rng = random.Random(seed)
+    made: list[tuple[str, list[list[JournalRecord]]]] = []
+    for index in range(templates):
+        table_id = f"X{index + 1:04d}"  # as long as the floor's ids: a retagged round id keeps its length
+        journal = _RecordingJournal.open(
+            base / "templates" / f"{table_id}.sqlite", table_id, synchronous="OFF"
+        )
+        assert isinstance(journal, _RecordingJournal)  # Journal.open builds its cls
+        journal.rounds = []
+        sim = SimTable(journal, MIXED_GAMES[index % len(MIXED_GAMES)], random.Random(rng.random()))
+        for _ in range(rounds):
+            sim.play_round()
+        made.append((table_id, journal.rounds))
+        journal.close()
+    return made
+
+
+def _retagged(records: list[JournalRecord], template_id: str, table_id: str) -> list[JournalRecord]:
+    """A template's round as table ``table_id``'s: its round ids (``R<table>-<day>-<n>``) renamed; every
+    other field as the engine decided it. Built again through the typed entries (``JournalRecord.of``)."""
+    old, new = f"R{template_id}-", f"R{table_id}-"
+    return [
+        JournalRecord.of(
+            r.kind,
+            json.loads(json.dumps(r.payload).replace(old, new)),
+            r.round_id.replace(old, new) if r.round_id else None,
+            r.source,
+        )
+        for r in records
+    ]
+
+
+class ReplayTable:
+    """A floor table whose rounds are a template's, retagged: appended to its own real journal (its
+    own seq, hash chain and times), as ``SimTable.play_round`` would."""
+
+    def __init__(self, journal: Journal, template_id: str, rounds: list[list[JournalRecord]]) -> None:
+        self.journal = journal
+        self.template_id = template_id
+        self.rounds = rounds
+        self.played = 0
+
+    def play_round(self) -> int:
+        if self.played >= len(self.rounds):
+            raise SystemExit("bench_floor_workers: a table ran out of its template's rounds")
+        records = _retagged(self.rounds[self.played], self.template_id, self.journal.table_id)
+        self.played += 1
+        self.journal.append_many(records)
+        return len(records)
+
+
+async def _start_in_waves(uplinks: list[Uplink], stop: asyncio.Event, wave: int) -> list[asyncio.Task[None]]:
+    """The uplinks started ``wave`` at a time, each wave once connected (bounded): 1,000 TLS handshakes
+    begun at once in this one process outran nats-server's TLS timeout (5 s) at a load of 12, and the
+    retries kept the storm going for minutes. A table daemon is one process per table: it never does."""
+    tasks: list[asyncio.Task[None]] = []
+    for first in range(0, len(uplinks), wave):
+        batch = uplinks[first : first + wave]
+        tasks += [asyncio.create_task(u.run(stop)) for u in batch]
+        deadline = time.perf_counter() + 60
+        while not all(u.status.connected for u in batch) and time.perf_counter() < deadline:
+            await asyncio.sleep(0.05)  # a poll of the uplinks' own status, bounded by the deadline
+    return tasks
+
+
+class UplinkFleet:
+    """The tables' uplinks: in this process (``processes`` 0, each woken by ``notify``), or spread over
+    ``processes`` child processes of this script (``--uplink-child``), each polling its tables' journals
+    every ``poll_interval_s``. A table daemon runs its own uplink; 1,000 of them in this one process (one
+    event loop, one core at most, a nice'd share of a loaded machine) published ~480 messages/s and
+    made the run's length the uplinks' own. Each child reports its uplinks' acked entries in a file."""
+
+    def __init__(
+        self, floor: EmbeddedFloor, journals: dict[str, Journal], base: Path, *, processes: int, wave: int
+    ) -> None:
+        self.processes = processes
+        self.wave = wave
+        self.local: dict[str, Uplink] = {}
+        self.children: list[tuple[subprocess.Popen[bytes], Path]] = []
+        self.tasks: list[asyncio.Task[None]] = []
+        poll_s = 0.5 if processes else 2.0  # a child's uplinks are not woken: they poll
+        self._configs = {t: floor.uplink_config(t, poll_interval_s=poll_s) for t in journals}
+        self._journals = journals
+        self._base = base
+
+    async def start(self, stop: asyncio.Event) -> None:
+        if not self.processes:
+            self.local = {t: Uplink(c, self._journals[t].path, t) for t, c in self._configs.items()}
+            self.tasks = await _start_in_waves(list(self.local.values()), stop, self.wave)
+            return
+        ids = list(self._configs)
+        for k in range(self.processes):
+            mine = ids[k :: self.processes]
+            spec = self._base / f"uplinks-{k}.json"
+            spec.touch(mode=0o600)  # the tables' NATS passwords: this user's only
+            spec.write_text(json.dumps([
+                {"table_id": t, "journal": str(self._journals[t].path),
+                 "config": {**self._configs[t].to_json(), "password": self._configs[t].password}}
+                for t in mine
+            ]))  # fmt: skip
+            status = self._base / f"uplinks-{k}.status"
+            command = [sys.executable, str(Path(__file__).resolve()), "--uplink-child", str(spec),
+                       "--connect-wave", str(self.wave)]  # fmt: skip
+            with (self._base / f"uplinks-{k}.log").open("ab") as log:
+                child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+            self.children.append((child, status))
+
+    def notify(self, table_id: str) -> None:
+        if table_id in self.local:
+            self.local[table_id].notify()
+
+    def acked_total(self) -> int:
+        if not self.processes:
+            return sum(u.status.acked.entry_seq for u in self.local.values())
+        total = 0
+        for child, status in self.children:
+            if child.poll() is not None:
+                raise SystemExit(
+                    f"bench_floor_workers: an uplink child exited ({child.returncode}): {status}"
+                )
+            # Not written yet: its first report comes once its uplinks are started.
+            with contextlib.suppress(OSError, ValueError, KeyError):
+                total += int(json.loads(status.read_text())["acked"])
+        return total
+
+    async def stop(self) -> None:
+        for child, _ in self.children:
+            if child.poll() is None:
+                child.send_signal(signal.SIGTERM)
+        await asyncio.wait_for(asyncio.gather(*self.tasks, return_exceptions=True), 120)
+        for child, _ in self.children:
+            try:
+                await asyncio.to_thread(child.wait, 120)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait(timeout=10)
+
+
+def uplink_child(spec_path: Path, wave: int) -> None:
+    """``--uplink-child SPEC``: run the uplinks SPEC lists until SIGTERM, their acked entries written to
+    SPEC's ``.status`` file every 0.5 s (replaced whole: the parent never reads half of one)."""
+    from controller.config import UplinkConfig  # noqa: PLC0415 - the child's own
+
+    specs = json.loads(spec_path.read_text())
+    status_path = spec_path.with_suffix(".status")
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGTERM, stop.set)
+        uplinks = []
+        for spec in specs:
+            fields = dict(spec["config"])
+            fields["servers"] = tuple(fields["servers"])
+            fields["ca_file"] = Path(fields["ca_file"])
+            uplinks.append(Uplink(UplinkConfig(**fields), Path(spec["journal"]), spec["table_id"]))
+
+        async def report() -> None:
+            while not stop.is_set():
+                acked = sum(u.status.acked.entry_seq for u in uplinks)
+                connected = sum(1 for u in uplinks if u.status.connected)
+                temporary = status_path.with_suffix(".tmp")
+                temporary.write_text(json.dumps({"acked": acked, "connected": connected}))
+                temporary.replace(status_path)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), 0.5)  # the report's period
+
+        reporter = asyncio.create_task(report())
+        tasks = await _start_in_waves(uplinks, stop, wave)
+        await stop.wait()
+        await asyncio.wait_for(asyncio.gather(*tasks, reporter, return_exceptions=True), 100)
+
+    asyncio.run(main())
+
+
+class FloorProgress:
+    """The floor's entries so far, cheaply: the sum of ``floor_tables.last_seq`` (each table's chain head,
+    written in the same transaction as its entries), over one connection. ``count(*)`` of
+    ``floor_entries`` every 50 ms cost PostgreSQL a scan of up to 300,000 rows each time at 1,000 tables;
+    the final exactly-once check still counts the rows."""
+
+    def __init__(self, dsn: str) -> None:
+        self.dsn = dsn
+        self._connection: psycopg.Connection[Any] | None = None
+
+    def total(self) -> int:
+        if self._connection is None or self._connection.closed:
+            self._connection = psycopg.connect(self.dsn, autocommit=True)
+        row = self._connection.execute("SELECT coalesce(sum(last_seq), 0) FROM floor_tables").fetchone()
+        return int(row[0]) if row else 0
+
+    def close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+
+    async def wait(self, target: int, timeout_s: float) -> float:
+        """Seconds until the floor holds ``target`` entries (bounded by ``timeout_s``)."""
+        started = time.perf_counter()
+        while (held := await asyncio.to_thread(self.total)) < target:
+            if time.perf_counter() - started > timeout_s:
+                raise SystemExit(
+                    f"bench_floor_workers: the floor holds {held}, not {target} entries, after {timeout_s} s"
+                )
+            await asyncio.sleep(0.1)  # a poll of PostgreSQL, bounded by the timeout
+        return time.perf_counter() - started
 
 
 def _serve(config_path: Path, log_path: Path, worker: str | None, partitions: int) -> subprocess.Popen[bytes]:
@@ -183,10 +411,14 @@ async def _catch_up(
     config_path = write_floor_config(base / f"config-{name}", floor.floor_config(batch_size=500))
     dsn = floor.reporting_dsn
     processes = [_serve(config_path, base / f"{name}-{w or 'single'}.log", w, partitions) for w in workers]
+    progress = FloorProgress(dsn)
     started = time.perf_counter()
-    first_s = await _wait_count(dsn, 1, 120)
-    cpu_first = [_proc_cpu_s(p.pid)[0] for p in processes]
-    await _wait_count(dsn, entries, 1800)
+    try:
+        first_s = await progress.wait(1, 120)
+        cpu_first = [_proc_cpu_s(p.pid)[0] for p in processes]
+        await progress.wait(entries, 1800)
+    finally:
+        progress.close()
     total_s = time.perf_counter() - started
     cpu_last = [_proc_cpu_s(p.pid)[0] for p in processes]
     span_s = await asyncio.to_thread(_commit_span_s, dsn) or total_s
@@ -213,8 +445,21 @@ async def bench(args: argparse.Namespace, base: Path) -> dict[str, Any]:
     setup_s = time.perf_counter() - started
     assert floor.cluster is not None or args.nodes == 1
     rng = random.Random(args.seed)
+    started = time.perf_counter()
     journals = {t: Journal.open(base / "tables" / f"{t}.sqlite", t, synchronous="OFF") for t in ids}
-    sims = [SimTable(journals[t], MIXED_GAMES[i % 3], random.Random(rng.random())) for i, t in enumerate(ids)]
+    sims: list[SimTable | ReplayTable]
+    if args.templates:
+        # Each table's rounds are a template's, played once through the engine and retagged per table
+        # (docs/floor.md "Measured: workers on the cluster"): the floor's load is the same, the bench's
+        # own engine work is templates x rounds instead of tables x rounds.
+        templates = _template_rounds(
+            base, min(args.templates, len(ids)), args.rounds + args.live_rounds, args.seed
+        )
+        sims = [ReplayTable(journals[t], *templates[i % len(templates)]) for i, t in enumerate(ids)]
+    else:
+        sims = [
+            SimTable(journals[t], MIXED_GAMES[i % 3], random.Random(rng.random())) for i, t in enumerate(ids)
+        ]
     for _ in range(args.rounds):
         for sim in sims:
             sim.play_round()
@@ -223,23 +468,26 @@ async def bench(args: argparse.Namespace, base: Path) -> dict[str, Any]:
         "tables": len(ids), "nodes": args.nodes, "workers": args.workers, "partitions": args.partitions,
         "cpus": os.cpu_count(), "load_average_1m_at_start": round(os.getloadavg()[0], 2),
         "setup_s": round(setup_s, 1), "outage_entries": outage_entries,
+        "templates": args.templates, "outage_play_s": round(time.perf_counter() - started, 1),
     }  # fmt: skip
     processes: list[subprocess.Popen[bytes]] = []
     stop = asyncio.Event()
-    tasks: list[asyncio.Task[None]] = []
+    fleet: UplinkFleet | None = None
     try:
         admin = await floor.connect_admin()
         try:
+            # The partition consumers' ack_wait at its default (partition_ack_wait_s: the lease TTL).
             await ensure_partitions(admin, args.partitions, lease_ttl_s=LEASE_TTL_S,
-                                    replicas=min(args.nodes, 3), ack_wait_s=floor.ack_wait_s)  # fmt: skip
+                                    replicas=min(args.nodes, 3))  # fmt: skip
         finally:
             await admin.close()
-        uplinks = {t: Uplink(floor.uplink_config(t, poll_interval_s=2.0), journals[t].path, t) for t in ids}
+        fleet = UplinkFleet(floor, journals, base, processes=args.uplink_processes, wave=args.connect_wave)
         started = time.perf_counter()
-        tasks = [asyncio.create_task(u.run(stop)) for u in uplinks.values()]
-        while sum(u.status.acked.entry_seq for u in uplinks.values()) < outage_entries:
-            if time.perf_counter() - started > 900:
-                raise SystemExit("bench_floor_workers: the uplinks did not publish everything in 900 s")
+        await fleet.start(stop)
+        figures["uplink_processes"] = args.uplink_processes
+        while fleet.acked_total() < outage_entries:
+            if time.perf_counter() - started > WAIT_BOUND_S:
+                raise SystemExit(f"bench_floor_workers: the uplinks did not publish in {WAIT_BOUND_S:g} s")
             await asyncio.sleep(0.05)
         messages = await _stream_count(floor)
         figures["publish"] = {
@@ -270,12 +518,16 @@ async def bench(args: argparse.Namespace, base: Path) -> dict[str, Any]:
                 base,
                 sims=sims,
                 journals=journals,
-                uplinks=uplinks,
+                fleet=fleet,
                 processes=processes,
                 names=names,
             )
         total = _journal_total(journals)
-        await _wait_count(floor.reporting_dsn, total, 900)
+        progress = FloorProgress(floor.reporting_dsn)
+        try:
+            await progress.wait(total, WAIT_BOUND_S)
+        finally:
+            progress.close()
         with psycopg.connect(floor.reporting_dsn) as connection:
             verified = sum(1 for t in ids if verify_table(connection, t).ok)
         figures["entries_in_journals"] = total
@@ -288,7 +540,8 @@ async def bench(args: argparse.Namespace, base: Path) -> dict[str, Any]:
         figures["load_average_1m_at_end"] = round(os.getloadavg()[0], 2)
     finally:
         stop.set()
-        await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 120)
+        if fleet is not None:
+            await fleet.stop()
         _stop(processes)
         for journal in journals.values():
             journal.close()
@@ -297,8 +550,8 @@ async def bench(args: argparse.Namespace, base: Path) -> dict[str, Any]:
 
 
 async def _kill_scenario(
-    args: argparse.Namespace, floor: EmbeddedFloor, base: Path, *, sims: list[SimTable],
-    journals: dict[str, Journal], uplinks: dict[str, Uplink], processes: list[subprocess.Popen[bytes]],
+    args: argparse.Namespace, floor: EmbeddedFloor, base: Path, *, sims: list[SimTable | ReplayTable],
+    journals: dict[str, Journal], fleet: UplinkFleet, processes: list[subprocess.Popen[bytes]],
     names: list[str],
 ) -> dict[str, Any]:  # fmt: skip
     assert floor.cluster is not None, "--kill needs --nodes 3"
@@ -317,10 +570,12 @@ async def _kill_scenario(
                 next_s += interval_s
                 time.sleep(max(0.0, next_s - time.perf_counter()))  # the pace of play, not a wait
                 sim.play_round()
-                loop.call_soon_threadsafe(uplinks[sim.journal.table_id].notify)
+                loop.call_soon_threadsafe(fleet.notify, sim.journal.table_id)
+
+    progress = FloorProgress(dsn)
 
     async def moved_by(count: int) -> None:
-        await _wait_count(dsn, await asyncio.to_thread(_count, dsn) + count, 300)
+        await progress.wait(await asyncio.to_thread(progress.total) + count, WAIT_BOUND_S)
 
     playing = asyncio.create_task(asyncio.to_thread(play_live))
     await moved_by(args.kill_step)  # the workers committing mid-stream
@@ -342,9 +597,10 @@ async def _kill_scenario(
     config_path = base / "config-workers" / "floor.toml"  # write_floor_config's file
     processes[0] = _serve(config_path, base / f"workers-{names[0]}-restarted.log", names[0], args.partitions)
     await playing
-    for uplink in uplinks.values():
-        uplink.notify()
-    await _wait_count(dsn, _journal_total(journals), 900)
+    for table_id in journals:
+        fleet.notify(table_id)
+    await progress.wait(_journal_total(journals), WAIT_BOUND_S)
+    progress.close()
     all_s = time.time()
     poller.stop_event.set()
     poller.thread.join(timeout=10)
@@ -384,12 +640,24 @@ def main() -> None:
     parser.add_argument("--live-rate", type=float, default=20.0, help="rounds a second across the floor")
     parser.add_argument("--kill-step", type=int, default=200, help="entries committed between kill steps")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--connect-wave", type=int, default=25, help="uplinks started at a time")
+    parser.add_argument(
+        "--uplink-processes", type=int, default=4, help="child processes running the uplinks (0: this one)"
+    )
+    parser.add_argument("--uplink-child", default=None, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--templates", type=int, default=12,
+        help="tables played by the engine; the others replay their rounds retagged (0: every table plays)",
+    )  # fmt: skip
     parser.add_argument("--out", default="floor_workers.json", help="the file under bench/results/")
     parser.add_argument(
         "--dir", default=None, help="where the servers and journals live (default: a temp dir)"
     )
     args = parser.parse_args()
     configure_logging(level="warning")
+    if args.uplink_child:
+        uplink_child(Path(args.uplink_child), args.connect_wave)
+        return
     base = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="flushtable-bench-workers-"))
     base.mkdir(parents=True, exist_ok=True)
     os.chmod(base, 0o755)  # the PostgreSQL cluster runs as the postgres user

@@ -520,8 +520,19 @@ class TableDaemon:
     # --- start and stop -------------------------------------------------------------------------------
     async def run(self) -> int:  # noqa: PLR0912, PLR0915 - the start-up order in one place; each step is one call, split they would hide the order
         bind_table(self.config.table_id)
+        # Ctrl-C and SIGTERM are the daemon's from its first step: one that comes while the journal
+        # proves itself (seconds on a long open segment) stops the table once it has opened, cleanly,
+        # instead of the signal's default ending the process where no exit path runs.
+        loop = asyncio.get_running_loop()
+        for signal_number in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signal_number, self._signalled)
         self.journal_path.parent.mkdir(parents=True, exist_ok=True)
-        self.ledger.open(new_journal=self.options.new_journal)
+        try:
+            self.ledger.open(new_journal=self.options.new_journal)
+        except BaseException:
+            for signal_number in (signal.SIGTERM, signal.SIGINT):
+                loop.remove_signal_handler(signal_number)
+            raise
         try:
             # Clearings other processes write from now on are the journal watch's: recovery applies
             # everything up to here (a clearing written in between is seen by both, harmlessly).
@@ -577,11 +588,8 @@ class TableDaemon:
                     "table_held",
                     reason="latched faults from before the restart: a supervisor must clear them",
                 )
-            loop = asyncio.get_running_loop()
             previous_handler = loop.get_exception_handler()
             loop.set_exception_handler(log_loop_exception)
-            for signal_number in (signal.SIGTERM, signal.SIGINT):
-                loop.add_signal_handler(signal_number, self._signalled)
             self.ledger.start_checkpoints()
             try:
                 self._spawn(self.ledger.committer(), "committer")
@@ -630,6 +638,8 @@ class TableDaemon:
                         loop.remove_signal_handler(signal_number)
                     loop.set_exception_handler(previous_handler)
         finally:
+            for signal_number in (signal.SIGTERM, signal.SIGINT):
+                loop.remove_signal_handler(signal_number)  # False if the inner finally did it
             self.ledger.close()
         if self.journal_failure is not None and self.failure is None:
             raise UserError(f"the table stopped: {self.journal_failure}")
@@ -706,9 +716,9 @@ class TableDaemon:
 
         def seal_proceeded(_engine: TableEngine, _now_s: float) -> list[Output]:
             return [
-                JournalRecord.of(
+                JournalRecord(
                     "fault_cleared",
-                    {"fault_id": fault_id, "by": SEAL_WAIT_BY, "reason": reason},
+                    entries.FaultCleared(fault_id=fault_id, by=SEAL_WAIT_BY, reason=reason),
                     None,
                     "daemon",
                 )

@@ -21,6 +21,7 @@ docs/configuration.md and docs/operations.md list the limits.
 from __future__ import annotations
 
 import errno
+import json
 import os
 import re
 import stat
@@ -52,6 +53,27 @@ class FileRefused(UserError):
 
 class TomlRefused(ValueError):
     """Text that is not TOML, or nested too deep: the reason, in one line."""
+
+
+def write_private_json(path: Path, document: object, *, prefix: str) -> None:
+    """Write ``document`` as indented JSON to ``path``, readable by its owner alone (0600), whole or not
+    at all: a temporary file beside it (named ``prefix``...), synced, then renamed over it; the temporary
+    file is removed when anything fails. Both users files are written this way."""
+    # Imported here: tempfile loads shutil, which the read-only commands (recall, settle) never need.
+    import tempfile  # noqa: PLC0415
+
+    fd, tmp_name = tempfile.mkstemp(prefix=prefix, dir=path.parent)
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(document, handle, indent=2)
+            handle.write("\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp_name, path)
+    except BaseException:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise
 
 
 def file_kind(mode: int) -> str:

@@ -224,6 +224,17 @@ def journal_time(moment: datetime) -> str:
 
 
 # --- gaming days and shifts ---------------------------------------------------------------------------
+def duration_text(seconds: int) -> str:
+    """``3725`` -> ``1 h 2 min``: a duration as both panels say it (whole seconds, the two largest units)."""
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min"
+    if seconds < 86400:
+        return f"{seconds // 3600} h {seconds % 3600 // 60} min"
+    return f"{seconds // 86400} d {seconds % 86400 // 3600} h"
+
+
 def parse_day(text: str, key: str = "date") -> date:
     try:
         return date.fromisoformat(text)

@@ -519,25 +519,9 @@ def owned_top_level(directory: Path) -> set[str]:
     return owned
 
 
-def verify_release(  # noqa: PLR0912 - one branch per release refusal, each its own one-line error
-    manifest_path: Path,
-    public_key: bytes,
-    *,
-    allow_development: bool,
-    root: Path | None = None,
-    search_path: Sequence[str] | None = None,
-) -> VerifiedRelease:
-    """Everything that runs checked against the signed manifest; the first difference refused in one
-    line naming it (``SoftwareRefused``)."""
-    root = product_root() if root is None else root
-    path_list = list(sys.path if search_path is None else search_path)
-    signed = read_signed(manifest_path)
-    manifest = check_signature(signed, public_key, manifest_path)
-    development = bool(manifest.get("development"))
-    if development and not allow_development:
-        raise SoftwareRefused(
-            f"{manifest_path}: a development release; this table runs signed production releases only"
-        )
+def _check_dependencies(manifest: Mapping[str, Any], path_list: Sequence[str]) -> None:
+    """Every dependency the release names installed at its version, RECORD and files, and no
+    distribution on the import path it does not name."""
     index = _index(path_list)
     for name, wanted in sorted(manifest["dependencies"].items()):
         found = dependency_entry(index.get(_normal(name)))
@@ -564,8 +548,12 @@ def verify_release(  # noqa: PLR0912 - one branch per release refusal, each its 
             f"{unnamed}: a distribution on the import path not in the release (only one the release "
             "names may own a module)"
         )
+
+
+def _check_product_files(root: Path, wanted_files: Mapping[str, str]) -> None:
+    """Every product file the release's, byte for byte; none beyond it; no compiled cache in a source's
+    place."""
     present = product_files(root)
-    wanted_files: Mapping[str, str] = manifest["files"]
     for name, digest in sorted(wanted_files.items()):
         path = present.get(name)
         if path is None:
@@ -581,6 +569,10 @@ def verify_release(  # noqa: PLR0912 - one branch per release refusal, each its 
                 f"{cache}: a compiled cache that is not its source's code "
                 f"(Python would run it instead of {path})"
             )
+
+
+def _check_import_path(path_list: Sequence[str], root: Path) -> None:
+    """No archive on the import path, and no module beside the product that nothing owns."""
     archive = archive_on_path(path_list)
     if archive is not None:
         raise SoftwareRefused(
@@ -594,6 +586,31 @@ def verify_release(  # noqa: PLR0912 - one branch per release refusal, each its 
             raise SoftwareRefused(
                 f"{directory / name}: a module on the import path beside the product, not in the release"
             )
+
+
+def verify_release(
+    manifest_path: Path,
+    public_key: bytes,
+    *,
+    allow_development: bool,
+    root: Path | None = None,
+    search_path: Sequence[str] | None = None,
+) -> VerifiedRelease:
+    """Everything that runs checked against the signed manifest; the first difference refused in one
+    line naming it (``SoftwareRefused``)."""
+    root = product_root() if root is None else root
+    path_list = list(sys.path if search_path is None else search_path)
+    signed = read_signed(manifest_path)
+    manifest = check_signature(signed, public_key, manifest_path)
+    development = bool(manifest.get("development"))
+    if development and not allow_development:
+        raise SoftwareRefused(
+            f"{manifest_path}: a development release; this table runs signed production releases only"
+        )
+    _check_dependencies(manifest, path_list)
+    wanted_files: Mapping[str, str] = manifest["files"]
+    _check_product_files(root, wanted_files)
+    _check_import_path(path_list, root)
     return VerifiedRelease(
         release=str(manifest.get("release", "")),
         digest=release_digest(manifest),

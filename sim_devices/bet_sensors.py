@@ -9,9 +9,11 @@ in fault (status fault, red lamp) until a Reset.
 
 from __future__ import annotations
 
-from firmware_protocol import SUPPORTED_VERSIONS, LockBets, Message, Reset, SpotLamp, SpotState, UnlockBets
+from typing import Unpack
+
+from firmware_protocol import LockBets, Message, Reset, SpotLamp, SpotState, UnlockBets
 from firmware_protocol.messages import DeviceKind, SpotLampColour
-from sim_devices.firmware import LinkTiming, SimulatedDevice
+from sim_devices.firmware import DeviceOptions, SimulatedDevice
 
 SENSOR_FAULT_CODE = 0x20
 
@@ -19,31 +21,16 @@ SENSOR_FAULT_CODE = 0x20
 class SimulatedBetSensors(SimulatedDevice):
     KIND: DeviceKind = "bet_sensors"
     MODEL = "SIM-BETS-1"
+    SERIAL_NUMBER = "BETS-0001"
 
-    def __init__(  # noqa: PLR0913 - keyword-only options of a simulated device, each a scenario knob
-        self,
-        *,
-        key: bytes,
-        seats: int = 6,
-        spots: int = 4,
-        serial_number: str = "BETS-0001",
-        device_id: int | None = None,
-        timing: LinkTiming | None = None,
-        seed: int | None = None,
-        protocol_versions: tuple[int, ...] = SUPPORTED_VERSIONS,
+    def __init__(
+        self, *, key: bytes, seats: int = 6, spots: int = 4, **options: Unpack[DeviceOptions]
     ) -> None:
         if not 1 <= seats <= 7:
             raise ValueError(f"seats {seats}: a table has 1..7 seats")
         if not 1 <= spots <= 8:
             raise ValueError(f"spots {spots}: a seat has 1..8 betting spots")
-        super().__init__(
-            key=key,
-            serial_number=serial_number,
-            device_id=device_id,
-            timing=timing,
-            seed=seed,
-            protocol_versions=protocol_versions,
-        )
+        super().__init__(key=key, **options)
         self.seats = seats
         self.spots = spots
         self.locked = False

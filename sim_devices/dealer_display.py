@@ -6,8 +6,9 @@ pressed through the API (``press``) or a scenario script, and a designated playe
 
 from __future__ import annotations
 
+from typing import Unpack
+
 from firmware_protocol import (
-    SUPPORTED_VERSIONS,
     DealerKey,
     DpBankKeyed,
     Message,
@@ -17,31 +18,16 @@ from firmware_protocol import (
     ShowText,
 )
 from firmware_protocol.messages import DealerKeyName, DeviceKind, SeatResult
-from sim_devices.firmware import LinkTiming, SimulatedDevice
+from sim_devices.firmware import DeviceOptions, SimulatedDevice
 
 
 class SimulatedDealerDisplay(SimulatedDevice):
     KIND: DeviceKind = "dealer_display"
     MODEL = "SIM-DISPLAY-1"
+    SERIAL_NUMBER = "DISP-0001"
 
-    def __init__(
-        self,
-        *,
-        key: bytes,
-        serial_number: str = "DISP-0001",
-        device_id: int | None = None,
-        timing: LinkTiming | None = None,
-        seed: int | None = None,
-        protocol_versions: tuple[int, ...] = SUPPORTED_VERSIONS,
-    ) -> None:
-        super().__init__(
-            key=key,
-            serial_number=serial_number,
-            device_id=device_id,
-            timing=timing,
-            seed=seed,
-            protocol_versions=protocol_versions,
-        )
+    def __init__(self, *, key: bytes, **options: Unpack[DeviceOptions]) -> None:
+        super().__init__(key=key, **options)
         self.button_seat: int | None = None
         self.text = ""
         self.seat_results: dict[int, tuple[SeatResult, int]] = {}

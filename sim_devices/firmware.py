@@ -25,6 +25,7 @@ import secrets
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypedDict
 
 from firmware_protocol import (
     SUPPORTED_VERSIONS,
@@ -67,17 +68,31 @@ class FirmwareCounters:
     links_down: list[str] = field(default_factory=list)
 
 
+class DeviceOptions(TypedDict, total=False):
+    """The options every simulated device takes besides its key (``SimulatedDevice``'s keywords): a
+    kind of device names only its own, and passes these on whole."""
+
+    serial_number: str
+    device_id: int | None
+    firmware_version: str
+    timing: LinkTiming | None
+    seed: int | None
+    protocol_versions: tuple[int, ...]
+    window: int
+
+
 class SimulatedDevice:
     """Device-side firmware: a Link on a DevicePort, driven by a LinkRunner."""
 
     KIND: DeviceKind = "shuffler"
     MODEL = "SIM"
+    SERIAL_NUMBER = "SIM-0001"  # a kind's serial number when the scenario names none
 
     def __init__(  # noqa: PLR0913 - keyword-only options of a simulated device, each a scenario knob
         self,
         *,
         key: bytes,
-        serial_number: str,
+        serial_number: str | None = None,
         device_id: int | None = None,
         firmware_version: str = "1.0.0",
         timing: LinkTiming | None = None,
@@ -90,7 +105,7 @@ class SimulatedDevice:
         self.identity = DeviceIdentity(
             device_kind=self.KIND,
             model=self.MODEL,
-            serial_number=serial_number,
+            serial_number=self.SERIAL_NUMBER if serial_number is None else serial_number,
             firmware_version=firmware_version,
         )
         self.timing = timing or LinkTiming()

@@ -90,9 +90,9 @@ class DevicePort(ABC):
     def url(self) -> str:
         """What the controller's configuration names to reach this device."""
 
-    @abstractmethod
     async def start(self) -> None:
-        """Plug in for the first time."""
+        """Plug in for the first time: every kind of port starts as a plug."""
+        await self.plug()
 
     @abstractmethod
     async def unplug(self) -> None:
@@ -140,9 +140,6 @@ class PtyPort(DevicePort):
     @property
     def url(self) -> str:
         return str(self.link_path) if self.link_path is not None else self.slave_name
-
-    async def start(self) -> None:
-        await self.plug()
 
     async def plug(self) -> None:
         if self.plugged:
@@ -277,9 +274,6 @@ class TcpPort(DevicePort):
     def url(self) -> str:
         return f"socket://{self.host}:{self.port}"
 
-    async def start(self) -> None:
-        await self.plug()
-
     async def plug(self) -> None:
         if self._listening:
             return
@@ -395,9 +389,6 @@ class SimPort(DevicePort):
     @property
     def url(self) -> str:
         return f"sim://{self.name}"
-
-    async def start(self) -> None:
-        await self.plug()
 
     async def plug(self) -> None:
         self._present = True

@@ -44,10 +44,9 @@ import random
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Unpack, get_args
 
 from firmware_protocol import (
-    SUPPORTED_VERSIONS,
     CardDealt,
     DealRequest,
     HandComplete,
@@ -59,7 +58,7 @@ from firmware_protocol import (
     StatusReport,
 )
 from firmware_protocol.messages import DealProgress, DeviceKind
-from sim_devices.firmware import LinkTiming, SimulatedDevice
+from sim_devices.firmware import DeviceOptions, SimulatedDevice
 
 DECK_SIZE = 52
 FaultKind = Literal[
@@ -75,19 +74,7 @@ FaultKind = Literal[
     "unplug",
     "power_cycle",
 ]
-FAULT_KINDS: tuple[FaultKind, ...] = (
-    "red_light",
-    "jam",
-    "misread",
-    "short",
-    "extra",
-    "dealt_twice",
-    "wrong_deck_count",
-    "door_open",
-    "silent",
-    "unplug",
-    "power_cycle",
-)
+FAULT_KINDS: tuple[FaultKind, ...] = get_args(FaultKind)
 # Fault codes the shoe's Status carries (non-zero exactly when in fault).
 FAULT_CODES = {"red_light": 0x10, "jam": 0x11, "misread": 0x12, "door_open": 0x13, "card_count": 0x14}
 ERROR_NOT_NOW = 3
@@ -120,26 +107,11 @@ class PlannedFault:
 class SimulatedShuffler(SimulatedDevice):
     KIND: DeviceKind = "shuffler"
     MODEL = "SIM-SHOE-1"
+    SERIAL_NUMBER = "SHOE-0001"
 
-    def __init__(  # noqa: PLR0913 - keyword-only options of a simulated device, each a scenario knob
-        self,
-        *,
-        key: bytes,
-        serial_number: str = "SHOE-0001",
-        device_id: int | None = None,
-        timing: LinkTiming | None = None,
-        seed: int | None = None,
-        protocol_versions: tuple[int, ...] = SUPPORTED_VERSIONS,
-        card_interval_s: float = 0.0,
-    ) -> None:
-        super().__init__(
-            key=key,
-            serial_number=serial_number,
-            device_id=device_id,
-            timing=timing,
-            seed=seed,
-            protocol_versions=protocol_versions,
-        )
+    def __init__(self, *, key: bytes, card_interval_s: float = 0.0, **options: Unpack[DeviceOptions]) -> None:
+        super().__init__(key=key, **options)
+        seed = options.get("seed")
         self._deck_rng: random.Random = random.Random(seed) if seed is not None else secrets.SystemRandom()
         self.card_interval_s = card_interval_s
         self.deck: list[int] = []  # cards still in the shoe; the next card dealt is deck[-1]

@@ -15,7 +15,7 @@ from typing import Literal
 from firmware_protocol.messages import DeviceKind
 from sim_devices.bet_sensors import SimulatedBetSensors
 from sim_devices.dealer_display import SimulatedDealerDisplay
-from sim_devices.firmware import LinkTiming, SimulatedDevice
+from sim_devices.firmware import DeviceOptions, LinkTiming, SimulatedDevice
 from sim_devices.noise import NoiseManipulator, NoiseRates
 from sim_devices.ports import DevicePort, PtyPort, SimHub, SimPort, TcpPort
 from sim_devices.shuffler import SimulatedShuffler
@@ -58,32 +58,14 @@ class SimTable:
     def _make_device(self, spec: SimDeviceSpec, index: int) -> SimulatedDevice:
         seed = None if self.seed is None else self.seed + index
         serial = spec.serial_number or f"SIM-{spec.name.upper()}-{index + 1:04d}"
-        if spec.kind == "shuffler":
-            return SimulatedShuffler(
-                key=spec.key,
-                serial_number=serial,
-                timing=self.timing,
-                seed=seed,
-                card_interval_s=spec.card_interval_s,
-                protocol_versions=spec.protocol_versions,
-            )
-        if spec.kind == "bet_sensors":
-            return SimulatedBetSensors(
-                key=spec.key,
-                serial_number=serial,
-                timing=self.timing,
-                seed=seed,
-                seats=spec.seats,
-                spots=spec.spots,
-                protocol_versions=spec.protocol_versions,
-            )
-        return SimulatedDealerDisplay(
-            key=spec.key,
-            serial_number=serial,
-            timing=self.timing,
-            seed=seed,
-            protocol_versions=spec.protocol_versions,
+        options = DeviceOptions(
+            serial_number=serial, timing=self.timing, seed=seed, protocol_versions=spec.protocol_versions
         )
+        if spec.kind == "shuffler":
+            return SimulatedShuffler(key=spec.key, card_interval_s=spec.card_interval_s, **options)
+        if spec.kind == "bet_sensors":
+            return SimulatedBetSensors(key=spec.key, seats=spec.seats, spots=spec.spots, **options)
+        return SimulatedDealerDisplay(key=spec.key, **options)
 
     def _noise(self, index: int, direction: int) -> NoiseManipulator | None:
         if self.noise is None or self.noise.clean:

@@ -320,9 +320,6 @@ class UsbPort(DevicePort):
     def url(self) -> str:
         return f"usb://{self.device.vendor_id:04x}:{self.device.product_id:04x}?serial={self.device.serial_number}"
 
-    async def start(self) -> None:
-        await self.plug()
-
     async def plug(self) -> None:
         if self.plugged:
             return

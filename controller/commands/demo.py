@@ -15,8 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from controller.commands.journal_args import property_of
 from controller.journal.render import banking_text, game_title, settlement_lines
-from controller.money import money
+from controller.money import MoneyFormat, money
 from controller.rules.cards import cards_text, deal_hands, shuffled_deck
 from controller.rules.games import (
     CHASE_THE_FLUSH,
@@ -41,6 +42,12 @@ DEMO_DP_FUNDS_CENTS = 5 * (2_500 + 3 * 2_500) + DEMO_DP_CAP_CENTS
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=None, help="shuffle seed, for a reproducible demo")
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help="the table configuration whose [property] money the amounts are written in "
+        "(default: the amounts alone)",
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +70,7 @@ def _seat_wagers(rng: random.Random, game: str, ante_cents: int) -> dict[str, in
 
 
 def _seven_card_round(
-    rng: random.Random, game: str, seat_numbers: Sequence[int], banking: Banking
+    rng: random.Random, game: str, seat_numbers: Sequence[int], banking: Banking, fmt: MoneyFormat
 ) -> DemoRound:
     deck = shuffled_deck(rng)
     dealer_cards, *seat_cards = deal_hands(deck, [7] * (len(seat_numbers) + 1))
@@ -82,9 +89,9 @@ def _seven_card_round(
         else:
             wagers[decision_wager] = amount
             allowed = (
-                f"the only {decision_wager} allowed" if low == high else f"may {money(low)} to {money(high)}"
+                f"the only {decision_wager} allowed" if low == high else f"may {fmt(low)} to {fmt(high)}"
             )
-            decisions[number] = f"{decision_wager}s {money(amount)} ({allowed})"
+            decisions[number] = f"{decision_wager}s {fmt(amount)} ({allowed})"
         seats.append(Seat(seat=number, cards=tuple(cards), wagers=wagers, folded=amount is None))
     rake = Rake(method="ii", amount_cents=50) if banking.mode == DESIGNATED_PLAYER else None
     round_ = Round(game=game, dealer=tuple(dealer_cards), seats=tuple(seats), banking=banking, rake=rake)
@@ -92,7 +99,7 @@ def _seven_card_round(
     return DemoRound(_title(round_), round_, decisions, settle(round_))
 
 
-def _chase_round(rng: random.Random, seat_numbers: Sequence[int]) -> DemoRound:
+def _chase_round(rng: random.Random, seat_numbers: Sequence[int], fmt: MoneyFormat) -> DemoRound:
     deck = shuffled_deck(rng)
     hands = deal_hands(deck, [3] * (len(seat_numbers) + 1) + [4])
     dealer_cards, *seat_cards, community = hands
@@ -107,7 +114,7 @@ def _chase_round(rng: random.Random, seat_numbers: Sequence[int]) -> DemoRound:
         else:
             amount, _ = decision_limits(CHASE_THE_FLUSH, evaluate(cards), ante, street)
             wagers["all_in"] = amount
-            decisions[number] = f"all in {money(amount)} on the {street}"
+            decisions[number] = f"all in {fmt(amount)} on the {street}"
         seats.append(Seat(number, tuple(cards), wagers, folded=street is None, street=street))
     round_ = Round(
         game=CHASE_THE_FLUSH, dealer=tuple(dealer_cards), seats=tuple(seats), community=tuple(community)
@@ -120,11 +127,12 @@ def _title(round_: Round) -> str:
     return f"{game_title(obj['game'])}, {banking_text(obj)}"
 
 
-def deal_demo_rounds(seed: int) -> list[DemoRound]:
-    """The four demonstration rounds for ``seed``: the same seed deals the same cards."""
+def deal_demo_rounds(seed: int, fmt: MoneyFormat = money) -> list[DemoRound]:
+    """The four demonstration rounds for ``seed``: the same seed deals the same cards. ``fmt``: the
+    money the players' decisions are told in (the property's, with --config)."""
     rng = random.Random(seed)
     return [
-        _seven_card_round(rng, HIGH_CARD_FLUSH, [1, 2, 3, 4, 5, 6], Banking()),
+        _seven_card_round(rng, HIGH_CARD_FLUSH, [1, 2, 3, 4, 5, 6], Banking(), fmt),
         _seven_card_round(
             rng,
             HIGH_CARD_FLUSH,
@@ -135,9 +143,10 @@ def deal_demo_rounds(seed: int) -> list[DemoRound]:
                 funds_cents=DEMO_DP_FUNDS_CENTS,
                 bonus_cap_cents=DEMO_DP_CAP_CENTS,
             ),
+            fmt,
         ),
-        _seven_card_round(rng, TOP_FLUSH, [1, 2, 3, 4, 5], Banking()),
-        _chase_round(rng, [1, 2, 3, 4, 5, 6, 7]),
+        _seven_card_round(rng, TOP_FLUSH, [1, 2, 3, 4, 5], Banking(), fmt),
+        _chase_round(rng, [1, 2, 3, 4, 5, 6, 7], fmt),
     ]
 
 
@@ -171,7 +180,7 @@ def round_json(round_: Round) -> dict[str, Any]:
     return obj
 
 
-def render(demo: DemoRound) -> list[str]:
+def render(demo: DemoRound, fmt: MoneyFormat = money) -> list[str]:
     """The round as lines a person reads, in the product's one wording (controller/journal/render.py, as
     recall, the daemon's round lines and `flushtable settle --text` print it), after the simulated
     players' decisions."""
@@ -181,22 +190,25 @@ def render(demo: DemoRound) -> list[str]:
         f"== {demo.title} ==",
         "  Decisions: " + "; ".join(f"seat {seat} {words}" for seat, words in sorted(demo.decisions.items())),
     ]
-    lines.extend(settlement_lines(round_input, settlement, money))
+    lines.extend(settlement_lines(round_input, settlement, fmt))
     total = (
         sum(seat.net_cents for seat in demo.settlement.seats)
         + demo.settlement.banker_net_cents
         + demo.settlement.rake_cents
     )
-    lines.append(f"  Check: players + banker + rake = {money(total)}")
+    lines.append(f"  Check: players + banker + rake = {fmt(total)}")
     return lines
 
 
 def run(args: argparse.Namespace) -> int:
+    # --config's [property] money (read only when given, as the journal commands do; a bad file refused
+    # before anything is printed); none: the amounts alone, "in the table's currency".
+    fmt = property_of(args).money
     seed: int = args.seed if args.seed is not None else random.SystemRandom().randrange(1_000_000)
     print(f"flushtable demo: one round of each game, seed {seed} (repeat it with --seed {seed})")
     print("Amounts in the table's currency; every wager settled by the rules engine.")
-    for demo in deal_demo_rounds(seed):
+    for demo in deal_demo_rounds(seed, fmt):
         print()
-        print("\n".join(render(demo)))
+        print("\n".join(render(demo, fmt)))
     sys.stdout.flush()
     return 0

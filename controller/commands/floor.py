@@ -3,6 +3,11 @@
 flushtable floor serve --config floor.toml      the durable consumer -> PostgreSQL
 flushtable floor serve --config floor.toml --worker NAME --partitions P
                                                 one of N partitioned workers (leases, fencing)
+flushtable floor partitions --config floor.toml [--partitions P]
+                                                show the leases' bucket, the leases, the partition consumers
+flushtable floor partitions --config floor.toml --create P [--lease-ttl 6] [--replicas 3]
+                            --admin-password-file FILE
+                                                make the partitions (as the floor's NATS admin)
 flushtable floor init-db --dsn DSN              create the roles and apply the schema's migrations
 flushtable floor release TABLE --reason TEXT --by NAME --config floor.toml
                                                 lift a table's quarantine once its chain verifies again
@@ -57,8 +62,25 @@ log = structlog.get_logger("flushtable.floor")
 HELP = "the casino floor: every table's journal in PostgreSQL (serve, init-db, demo, release, report)"
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:  # noqa: PLR0915 - one argparse declaration per option, read top to bottom
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="floor_command", metavar="ACTION", required=True)
+    serve = _add_serve(sub)
+    _add_partitions(sub)
+    _add_init_db(sub)
+    demo = _add_demo(sub)
+    _add_release(sub)
+    _add_verify_software(sub)
+    _add_report(sub)
+    panel = _add_panel(sub)
+    _add_user(sub)
+    for sub_parser in (serve, demo, panel):
+        sub_parser.add_argument(
+            "--log-level", default="warning", help="debug, info, warning (default), error"
+        )
+
+
+def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    """`floor serve`: the consumer, alone or as a named worker of a partitioned floor."""
     serve = sub.add_parser("serve", help="consume the tables' journals into PostgreSQL")
     serve.add_argument("--config", required=True, help="the floor's TOML file ([floor])")
     serve.add_argument(
@@ -78,16 +100,59 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:  # noqa: PLR0915 - o
         default=None,
         help="with --worker: seconds a partition's lease outlives its last renewal (default 6)",
     )
+    return serve
+
+
+def _add_partitions(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`floor partitions`: make a partitioned floor's partitions, or show them."""
+    parts = sub.add_parser(
+        "partitions",
+        help="make a partitioned floor's partitions (--create P), or show them (docs/floor.md)",
+    )
+    parts.add_argument("--config", required=True, help="the floor's TOML file ([floor])")
+    parts.add_argument("--create", type=int, default=None, metavar="P", help="make P partitions (the admin)")
+    parts.add_argument("--partitions", type=int, default=None, metavar="P", help="show P's consumers")
+    parts.add_argument("--lease-ttl", type=float, default=None, help="with --create: the leases' TTL (6)")
+    parts.add_argument("--replicas", type=int, default=None, help="with --create: 1, or 3 on a cluster (1)")
+    parts.add_argument(
+        "--admin-password-file", default=None, help="with --create: the floor-admin's NATS password"
+    )
+
+
+def _add_init_db(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`floor init-db`: the roles and the schema."""
     init = sub.add_parser("init-db", help="create the floor's roles and apply its schema migrations")
     init.add_argument("--dsn", required=True, help="a superuser's libpq connection string")
     init.add_argument("--writer-password-file", required=True)
     init.add_argument("--reporting-password-file", required=True)
+
+
+def _add_demo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    """`floor demo`: a whole floor on this machine."""
     demo = sub.add_parser("demo", help="a whole floor on this machine: NATS, PostgreSQL, tables, panel")
     demo.add_argument("--tables", type=int, default=12, help="simulated tables (default 12)")
     demo.add_argument("--rounds", type=int, default=None, help="play R rounds a table, check, stop")
     demo.add_argument("--dir", default="var/floor", help="where the servers and journals live")
     demo.add_argument("--port", type=int, default=8090, help="the floor panel's port")
     demo.add_argument("--seed", type=int, default=None)
+    demo.add_argument(
+        "--site",
+        default=None,
+        metavar="NAME",
+        help="half the tables at site NAME: its own nats-server as a leaf node of the hub (docs/floor.md)",
+    )
+    demo.add_argument(
+        "--nodes",
+        type=int,
+        default=1,
+        choices=(1, 3),
+        help="3: a three-node JetStream cluster on loopback, the stream R3 (docs/floor.md)",
+    )
+    return demo
+
+
+def _add_release(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`floor release`: lift a table's quarantine."""
     release = sub.add_parser(
         "release",
         help="release a quarantined table once its chain verifies again (docs/floor.md)",
@@ -99,6 +164,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:  # noqa: PLR0915 - o
     release.add_argument("--reason", required=True, help="why it is released (recorded)")
     release.add_argument("--by", required=True, help="who releases it: the table-games manager (recorded)")
     release.add_argument("--config", required=True, help="the floor's TOML file ([floor]: its dsn_file)")
+
+
+def _add_verify_software(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`floor verify-software`: a seeded check of a table's software."""
     verify = sub.add_parser(
         "verify-software",
         help="seeded software verification of a table against the approved release (recorded, alerted)",
@@ -120,6 +189,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:  # noqa: PLR0915 - o
     verify.add_argument(
         "--timeout", type=float, default=60.0, help="seconds to wait for the answer (default 60)"
     )
+
+
+def _add_report(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`floor report`: the gaming day's report."""
     report = sub.add_parser(
         "report",
         help="the gaming day's report per table and per pit, from the floor (docs/operations.md)",
@@ -132,12 +205,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:  # noqa: PLR0915 - o
     report.add_argument("--pit", default=None, help="only this pit's tables and the pit's total")
     report.add_argument("--csv", action="store_true", help="the CSV with its digest line")
     report.add_argument("--config", required=True, help="the floor's TOML file ([floor]: its dsn_file)")
-    demo.add_argument(
-        "--site",
-        default=None,
-        metavar="NAME",
-        help="half the tables at site NAME: its own nats-server as a leaf node of the hub (docs/floor.md)",
-    )
+
+
+def _add_panel(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    """`floor panel`: serve the floor panel."""
     panel = sub.add_parser(
         "panel",
         help="serve the floor panel ([panel] of the floor's file; docs/floor.md)",
@@ -146,6 +217,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:  # noqa: PLR0915 - o
         "`flushtable floor user`'s; it stops cleanly on Ctrl-C or SIGTERM.",
     )
     panel.add_argument("--config", required=True, help="the floor's TOML file ([floor] and [panel])")
+    return panel
+
+
+def _add_user(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`floor user`: the floor panel's logins."""
     user = sub.add_parser("user", help="the floor panel's logins: add, list, disable (docs/floor.md)")
     user.add_argument("--config", default=None, help="the floor's TOML file (its users file is beside it)")
     user.add_argument("--users-file", type=Path, default=None, help="the users file itself (else --config's)")
@@ -159,17 +235,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:  # noqa: PLR0915 - o
     actions.add_parser("list", help="list the logins, their roles and whether disabled (never their hashes)")
     disable = actions.add_parser("disable", help="disable a login: no more logins, its sessions end")
     disable.add_argument("name")
-    demo.add_argument(
-        "--nodes",
-        type=int,
-        default=1,
-        choices=(1, 3),
-        help="3: a three-node JetStream cluster on loopback, the stream R3 (docs/floor.md)",
-    )
-    for sub_parser in (serve, demo, panel):
-        sub_parser.add_argument(
-            "--log-level", default="warning", help="debug, info, warning (default), error"
-        )
 
 
 def run(args: argparse.Namespace) -> int:  # noqa: PLR0912 - one check per option, each its own one-line error
@@ -183,6 +248,8 @@ def run(args: argparse.Namespace) -> int:  # noqa: PLR0912 - one check per optio
         return _serve(args)
     if args.floor_command == "init-db":
         return _init_db(args)
+    if args.floor_command == "partitions":
+        return _partitions(args)
     if args.floor_command == "verify-software":
         return _verify_software(args)
     if args.floor_command == "release":
@@ -274,6 +341,54 @@ async def _refuse_beside_workers(dsn: str) -> None:
             await refuse_live_workers(connection)
     except psycopg.Error as error:
         log.warning("floor_workers_not_checked", reason=str(error).strip().splitlines()[0])
+
+
+def _partitions(args: argparse.Namespace) -> int:
+    from controller.floor import partitions  # noqa: PLC0415 - only this action needs it
+
+    # nats-py's TLS connections make asyncio warn at each close ("eof_received"): not ours to fix.
+    logging.getLogger("asyncio").setLevel(logging.ERROR)
+    if args.create is None:
+        with_create = {
+            "--lease-ttl": args.lease_ttl,
+            "--replicas": args.replicas,
+            "--admin-password-file": args.admin_password_file,
+        }
+        given = [name for name, value in with_create.items() if value is not None]
+        if given:
+            raise UserError(f"{', '.join(given)}: only with --create P")
+        config = load_floor_config(args.config)
+        lines = asyncio.run(partitions.show_partitions(config, args.partitions))
+    else:
+        if args.partitions is not None:
+            raise UserError("--partitions: only without --create (--create P names the count)")
+        if args.admin_password_file is None:
+            raise UserError(
+                "--create needs --admin-password-file: making the bucket and consumers is the floor-admin's"
+            )
+        ttl_s = DEFAULT_LEASE_TTL_S if args.lease_ttl is None else args.lease_ttl
+        replicas = 1 if args.replicas is None else args.replicas
+        partitions.check_create(args.create, ttl_s, replicas)  # refused before any file is read
+        config = load_floor_config(args.config)
+        password = _secret_file(args.admin_password_file, "--admin-password-file")
+        lines = asyncio.run(
+            partitions.create_partitions(config, password, args.create, lease_ttl_s=ttl_s, replicas=replicas)
+        )
+    for line in lines:
+        print(line)
+    return 0
+
+
+def _secret_file(path: str, option: str) -> str:
+    try:
+        text = Path(path).read_text(encoding="utf-8").strip()
+    except OSError as error:
+        raise UserError(f"{option} {path}: {error.strerror}") from None
+    except UnicodeDecodeError:
+        raise UserError(f"{option} {path}: not UTF-8 text") from None
+    if not text or "\n" in text:
+        raise UserError(f"{option} {path}: one line, the password, expected")
+    return text
 
 
 def _init_db(args: argparse.Namespace) -> int:

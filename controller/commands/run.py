@@ -23,6 +23,13 @@ HELP = "run the table: devices, round engine, journal and panel (with no config:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    _add_table_options(parser)
+    _add_log_options(parser)
+    _add_check_and_simulation_options(parser)
+
+
+def _add_table_options(parser: argparse.ArgumentParser) -> None:
+    """What the table runs: its configuration, journal, rounds, players and panel."""
     parser.add_argument("--config", type=Path, default=None, help="the table's TOML configuration")
     parser.add_argument("--journal", type=Path, default=None, help="the journal file (overrides the config)")
     parser.add_argument(
@@ -49,6 +56,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="where the floor panel listens (default: the configuration's [panel] bind, 127.0.0.1:8080)",
     )
     panel.add_argument("--no-panel", action="store_true", help="no panel")
+
+
+def _add_log_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--log-level",
         choices=("debug", "info", "warning", "error"),
@@ -63,6 +73,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="append the log to PATH (JSON lines under format auto) instead of standard error, so the "
         "terminal shows the rounds alone (make run: var/flushtable.log)",
     )
+
+
+def _add_check_and_simulation_options(parser: argparse.ArgumentParser) -> None:
+    """The integrity check's cadence, and the options of a simulated or development run."""
     parser.add_argument(
         "--time-scale",
         type=float,

@@ -35,6 +35,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="print the settlement as a dealer or supervisor reads it (hands in words, amounts as money)",
     )
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help="with --text: the table configuration whose [property] money the amounts are written in "
+        "(default: the amounts alone)",
+    )
 
 
 def _refuse_constant(name: str) -> NoReturn:
@@ -152,6 +158,8 @@ def settle_lines(lines: Iterable[str], out: IO[str], err: IO[str]) -> int:
 def run(args: argparse.Namespace) -> int:
     if args.text and args.jsonl:
         raise UserError("--text and --jsonl: give one or the other")
+    if args.config and not args.text:
+        raise UserError("--config: only with --text (the JSON settlement is in cents, whatever the money)")
     text = _read(args.file)
     if args.jsonl:
         return settle_lines(text.splitlines(), sys.stdout, sys.stderr)
@@ -161,7 +169,15 @@ def run(args: argparse.Namespace) -> int:
         from controller.journal.render import render_settlement  # noqa: PLC0415
 
         round_json = round_input(load_round_json(text))  # settle_text accepted it: this cannot refuse
-        sys.stdout.write(render_settlement(round_json, result) + "\n")
+        if args.config:
+            # Only with --config: the configuration's checks load (settle --text stays in its import budget,
+            # tests/cli/test_cli_import_budget.py); its [property] money, else the amounts alone.
+            from controller.config import load_config  # noqa: PLC0415
+
+            fmt = load_config(args.config).property_settings.money
+            sys.stdout.write(render_settlement(round_json, result, fmt) + "\n")
+        else:
+            sys.stdout.write(render_settlement(round_json, result) + "\n")
         return 0
     sys.stdout.write(json.dumps(result, indent=2) + "\n")
     return 0

@@ -92,6 +92,21 @@ class Bets:
             return
         ctx.flow.lock(wagers_by_seat, by)
 
+    def new_round(self) -> None:
+        """A round opens: no spot is flagged and no seat excluded yet (both belong to one round)."""
+        self.past_posted.clear()
+        self.excluded.clear()
+
+    def judge_spots_afresh(self) -> None:
+        """A round resumed or closed: a spot flagged past-posted may be judged again (the flag stops a
+        spot raising the same fault on every sensor report while the round is held)."""
+        self.past_posted.clear()
+
+    def forget_past_posting(self, fault_id: str) -> None:
+        """The past-posting fault ``fault_id`` is released: its spot no longer holds a clear back."""
+        self.past_posting_spots.pop(fault_id, None)
+        self.past_posting_rounds.pop(fault_id, None)
+
     def clear_empty_spots(self) -> None:
         """Between rounds: forget the spots the sensors report empty."""
         for key, amount in list(self.spots.items()):

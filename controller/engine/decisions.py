@@ -7,8 +7,8 @@ round flow then deals the next street or reveals.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
 
 from controller.engine import actions as a
 from controller.engine import machine as m
@@ -26,11 +26,37 @@ def undecided(play: SeatPlay) -> bool:
     return play.status == LIVE and play.covered and not play.decided
 
 
-class Decisions:
-    """Raise/play/all-in, check and fold, by seat and street."""
+class RaisesFaults(Protocol):
+    """What the decisions ask of the faults: a raise over the limit is a fault (not latching)."""
 
-    def __init__(self, ctx: TableContext) -> None:
+    def raise_fault(self, kind: str, detail: str, *, latching: bool) -> object: ...
+
+
+class ClosesDecisions(Protocol):
+    """What the decisions ask of the round flow: the phase closed, deal the next street or reveal."""
+
+    def decisions_closed(self) -> None: ...
+
+
+class Decisions:
+    """Raise/play/all-in, check and fold, by seat and street.
+
+    Its doors to the other parts are the three it is given, no more: the bets' spots (read only), the
+    faults (to raise one) and the round flow (to close the phase). ``ctx`` is the table's shared record:
+    the configuration, the round in play, the time and the outputs."""
+
+    def __init__(
+        self,
+        ctx: TableContext,
+        *,
+        spots: Mapping[tuple[int, int], int],
+        faults: RaisesFaults,
+        flow: ClosesDecisions,
+    ) -> None:
         self.ctx = ctx
+        self._spots = spots  # (seat, spot) -> the sensor's last amount, kept by the bets
+        self._faults = faults
+        self._flow = flow
 
     def handlers(self) -> dict[type, Callable[[Any], None]]:
         return {
@@ -53,7 +79,7 @@ class Decisions:
         # Chips already on a decision spot (placed early) count as soon as the phase opens.
         for number, play in live.seats.items():
             if undecided(play):
-                amount = ctx.bets.spots.get((number, decision_spot), 0)
+                amount = self._spots.get((number, decision_spot), 0)
                 if amount:
                     self.decision_chips(play, amount)
         label = (
@@ -113,7 +139,7 @@ class Decisions:
             )
         )
         if over:
-            ctx.faults.raise_fault("over_limit_raise", message, latching=False)
+            self._faults.raise_fault("over_limit_raise", message, latching=False)
         else:  # too little is a mistake to correct, not a fault (no fault kind for it in docs/journal.md)
             ctx.alert("alert", "decision_refused", message)
 
@@ -184,7 +210,7 @@ class Decisions:
                 self._decide(play, "fold", 0, cause=cause)  # the walk-away rule
         live.street = None
         live.decision_deadline_s = None
-        ctx.flow.decisions_closed()
+        self._flow.decisions_closed()
 
     def check_timeout(self) -> None:
         """A decision phase past its deadline closes: every seat that has not acted walked away."""

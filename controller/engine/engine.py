@@ -10,7 +10,6 @@ Public API::
 
     engine = TableEngine(config, recovered=RecoveredState(...))
     outputs = engine.handle(item, now_s)   # any drivers.events domain event or actions.* action
-    engine.public_snapshot(); engine.private_snapshot()
     engine.state; engine.held; engine.table_open; engine.recovered_state()
 
 ``TableEngine`` composes the parts (docs/engine.md "The parts"): each event and action is handled by
@@ -43,14 +42,10 @@ from controller.engine.settings import TableSettings
 from controller.engine.state import LatchedFault, RecoveredState, TableConfig
 from controller.journal import entries as e
 from controller.progressive.controller import LinkState, TableSideProgressive
-from controller.rules.cards import cards_text
 from controller.rules.games import GameSpec
 from drivers.events import DealerKey
 
 __all__ = ["ALERT_KINDS", "DEAD", "FOLDED", "LIVE", "TableEngine"]
-
-# States from which the cards are face up: the snapshot shows them.
-_REVEALED_STATES = (m.REVEAL, m.SETTLING, m.PAYING, m.COMPLETE)
 
 
 class TableEngine:
@@ -64,9 +59,9 @@ class TableEngine:
         ctx.faults = Faults(ctx, recovered)
         ctx.bank = Bank(ctx, recovered)
         ctx.bets = Bets(ctx)
-        ctx.decisions = Decisions(ctx)
+        ctx.flow = RoundFlow(ctx)  # before the parts given it as a door (its machine calls none at start)
+        ctx.decisions = Decisions(ctx, spots=ctx.bets.spots, faults=ctx.faults, flow=ctx.flow)
         ctx.deal = DealPart(ctx)
-        ctx.flow = RoundFlow(ctx)
         ctx.progressive = TableProgressive(
             ctx, progressive_parameters_of(config.progressive), recovered.progressive
         )
@@ -179,11 +174,6 @@ class TableEngine:
         """A held table starts no round: a latched fault stands."""
         return self._ctx.faults.held
 
-    @property
-    def held_from(self) -> str | None:
-        """Where the round was when the table was held (``idle`` between rounds), or None."""
-        return m.held_from(self._ctx.flow.machine_state)
-
     # Read-only views of the parts, for the shell, the simulated players and the tests.
     @property
     def config(self) -> TableConfig:
@@ -210,10 +200,6 @@ class TableEngine:
         return self._ctx.faults.latched
 
     @property
-    def device_health(self) -> dict[str, str]:
-        return self._ctx.faults.device_health
-
-    @property
     def spots(self) -> dict[tuple[int, int], int]:
         return self._ctx.bets.spots
 
@@ -232,14 +218,6 @@ class TableEngine:
         return self._ctx.settings.closed_reason
 
     @property
-    def rounds_started(self) -> int:
-        return self._ctx.rounds_started
-
-    @property
-    def button_seat(self) -> int | None:
-        return self._ctx.bank.button_seat
-
-    @property
     def dp_seat(self) -> int | None:
         return self._ctx.bank.dp_seat
 
@@ -250,10 +228,6 @@ class TableEngine:
     @property
     def house_banks(self) -> bool:
         return self._ctx.bank.house_banks
-
-    def settle_input(self, *, dead: bool = False) -> dict[str, object]:
-        """The open round in the settle input shape (docs/settle.md)."""
-        return self._ctx.flow.settle_input(dead=dead)
 
     def recovered_state(self) -> RecoveredState:
         """The state a restart would recover from the journal now (for tests and the shell)."""
@@ -297,69 +271,3 @@ class TableEngine:
     @property
     def progressive(self) -> TableProgressive:
         return self._ctx.progressive
-
-    def public_snapshot(self) -> dict[str, Any]:
-        """What the panel and the table may show: no hole card before its reveal, never a dead hand's."""
-        ctx = self._ctx
-        config = ctx.config
-        live = ctx.round
-        revealed = live is not None and self.state in _REVEALED_STATES and not live.closed_dead
-        seats: dict[str, object] = {}
-        if live is not None:
-            for number, play in sorted(live.seats.items()):
-                seats[str(number)] = {
-                    "status": play.status,
-                    "covered": play.covered,
-                    "wagers": dict(play.wagers),
-                    "decided": play.decided,
-                    "street": play.street,
-                    "cards_dealt": len(play.cards),
-                    "cards": cards_text(play.cards) if revealed and play.status != DEAD else None,
-                }
-        dealer_cards = None
-        if live is not None and revealed:
-            dealer_cards = cards_text(live.dealer_cards)
-        settlement = None
-        if live is not None and live.settlement is not None:
-            settlement = live.settlement.to_json()
-        return {
-            "table_id": config.table_id,
-            "game": config.game,
-            "banking_mode": config.banking_mode,
-            "state": self.state,
-            "held": self.held,
-            "table_open": ctx.settings.table_open,
-            "closed_reason": ctx.settings.closed_reason,
-            "limits": {
-                "min_ante_cents": config.min_ante_cents,
-                "max_ante_cents": config.max_ante_cents,
-                "max_bonus_cents": {wager: config.max_bonus_for(wager) for wager in ctx.spec.bonus_wagers},
-            },
-            "paytables": {wager: ctx.settings.paytable_in_effect(wager) for wager in ctx.spec.bonus_wagers},
-            "latched_faults": [fault.to_json() for fault in ctx.faults.latched.values()],
-            "button_seat": ctx.bank.button_seat,
-            "designated_player": ctx.bank.public(),
-            "round_id": None if live is None else live.round_id,
-            "street": None if live is None else live.street,
-            "decision_deadline_s": None if live is None else live.decision_deadline_s,
-            "seats": seats,
-            "dealer_cards": dealer_cards,
-            "dealer_cards_dealt": 0 if live is None else len(live.dealer_cards),
-            # Community cards are dealt face up: public as soon as they are dealt (unless the round died).
-            "community": [] if live is None or live.closed_dead else cards_text(live.community),
-            "settlement": settlement,
-            "spots": {f"{seat}:{spot}": amount for (seat, spot), amount in sorted(ctx.bets.spots.items())},
-            "devices": dict(ctx.faults.device_health),
-            "spot_wagers": list(ctx.spot_wagers),
-            "progressive": ctx.progressive.public(),
-        }
-
-    def private_snapshot(self) -> dict[str, Any]:
-        """Everything, hole cards included: for the journal's recovery checks and tests, never a display."""
-        snapshot = self.public_snapshot()
-        live = self._ctx.round
-        if live is not None:
-            snapshot["hole_cards"] = {str(n): cards_text(p.cards) for n, p in sorted(live.seats.items())}
-            snapshot["dealer_hole_cards"] = cards_text(live.dealer_cards)
-            snapshot["community"] = cards_text(live.community)
-        return snapshot

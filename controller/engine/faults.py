@@ -195,8 +195,7 @@ class Faults:
 
     def _release(self, fault_id: str, by: str, reason: str, *, journaled: bool) -> None:
         ctx = self.ctx
-        ctx.bets.past_posting_spots.pop(fault_id, None)
-        ctx.bets.past_posting_rounds.pop(fault_id, None)
+        ctx.bets.forget_past_posting(fault_id)
         del self.latched[fault_id]
         if not journaled:
             ctx.journal(e.FaultCleared(fault_id=fault_id, by=by, reason=reason), source=operator(by))

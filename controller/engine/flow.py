@@ -155,7 +155,7 @@ class RoundFlow:
         ctx = self.ctx
         target = self.where
         self.fire("resume")
-        ctx.bets.past_posted.clear()
+        ctx.bets.judge_spots_afresh()
         if target in (m.BETTING, m.BETS_LOCKED):
             # The shoe's state is unknown after a hold before the deal: shuffle a fresh deck.
             ctx.deal.shuffle_fresh_deck()
@@ -199,8 +199,7 @@ class RoundFlow:
             ctx.refuse("start_round", why_not, by)
             return
         ctx.round = None
-        ctx.bets.past_posted.clear()
-        ctx.bets.excluded.clear()
+        ctx.bets.new_round()
         self.fire("open_betting")
         config = ctx.config
         ctx.out.append(UnlockBets(config.sensors_device))
@@ -421,7 +420,7 @@ class RoundFlow:
             self.fire("hold")  # from complete or dead: held between rounds
         else:
             self.fire("next_round")
-        ctx.bets.past_posted.clear()
+        ctx.bets.judge_spots_afresh()
 
     # ------------------------------------------------------------------ dead and voided rounds
     def kill_round(

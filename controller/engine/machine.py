@@ -33,45 +33,30 @@ from controller.names import GAME_NAMES as GAME_NAMES  # noqa: PLC0414  (re-expo
 from controller.names import HIGH_CARD_FLUSH as HIGH_CARD_FLUSH  # noqa: PLC0414  (re-exported)
 from controller.names import TOP_FLUSH as TOP_FLUSH  # noqa: PLC0414  (re-exported)
 
+# The phase names live below the journal (controller/phases.py); the engine reads them here as m.NAME.
+from controller.phases import BETS_LOCKED as BETS_LOCKED  # noqa: PLC0414  (re-exported)
+from controller.phases import BETTING as BETTING  # noqa: PLC0414  (re-exported)
+from controller.phases import COMPLETE as COMPLETE  # noqa: PLC0414  (re-exported)
+from controller.phases import DEAD as DEAD  # noqa: PLC0414  (re-exported)
+from controller.phases import DEALING as DEALING  # noqa: PLC0414  (re-exported)
+from controller.phases import DEALING_FLOP as DEALING_FLOP  # noqa: PLC0414  (re-exported)
+from controller.phases import DEALING_TURN_RIVER as DEALING_TURN_RIVER  # noqa: PLC0414  (re-exported)
+from controller.phases import DECISIONS as DECISIONS  # noqa: PLC0414  (re-exported)
+from controller.phases import FLOP as FLOP  # noqa: PLC0414  (re-exported)
+from controller.phases import HELD as HELD  # noqa: PLC0414  (re-exported)
+from controller.phases import IDLE as IDLE  # noqa: PLC0414  (re-exported)
+from controller.phases import PAYING as PAYING  # noqa: PLC0414  (re-exported)
+from controller.phases import PREFLOP as PREFLOP  # noqa: PLC0414  (re-exported)
+from controller.phases import REVEAL as REVEAL  # noqa: PLC0414  (re-exported)
+from controller.phases import RIVER as RIVER  # noqa: PLC0414  (re-exported)
+from controller.phases import SEPARATOR as SEPARATOR  # noqa: PLC0414  (re-exported)
+from controller.phases import SETTLING as SETTLING  # noqa: PLC0414  (re-exported)
+from controller.phases import held_from as held_from  # noqa: PLC0414  (re-exported)
+from controller.phases import held_in as held_in  # noqa: PLC0414  (re-exported)
+from controller.phases import top as top  # noqa: PLC0414  (re-exported)
+
 if TYPE_CHECKING:  # the library loads when a machine is built: the state names alone need none of it
     from transitions.extensions.nesting import HierarchicalMachine
-
-IDLE = "idle"
-BETTING = "betting"
-BETS_LOCKED = "bets_locked"
-DEALING = "dealing"
-DECISIONS = "decisions"
-PREFLOP = "preflop"
-DEALING_FLOP = "dealing_flop"
-FLOP = "flop"
-DEALING_TURN_RIVER = "dealing_turn_river"
-RIVER = "river"
-REVEAL = "reveal"
-SETTLING = "settling"
-PAYING = "paying"
-COMPLETE = "complete"
-HELD = "held"
-DEAD = "dead"
-
-# Between a nested state's parent and its child: "held/betting" is held while betting. (The library's
-# default, "_", is inside our state names.)
-SEPARATOR = "/"
-
-
-def held_in(state: str) -> str:
-    """The child of ``held`` that remembers the round was held in ``state``."""
-    return f"{HELD}{SEPARATOR}{state}"
-
-
-def held_from(machine_state: str) -> str | None:
-    """The state a held machine was held in (``held/betting`` -> ``betting``), or None when not held."""
-    parent, _, child = machine_state.partition(SEPARATOR)
-    return child if parent == HELD and child else None
-
-
-def top(machine_state: str) -> str:
-    """The state as the table shows it: ``held`` for every child of ``held``."""
-    return machine_state.partition(SEPARATOR)[0]
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from controller.journal import entries as typed
-from controller.journal.chain import GENESIS_HASH, entry_hash_from_text
+from controller.journal.chain import GENESIS_HASH, envelope_hash
 from controller.journal.kinds import CLOSING_KINDS
 from controller.journal.state import TableState
 from controller.uplink import wire
@@ -86,18 +86,7 @@ def chain_problem(projection: TableProjection, entry: wire.EntryMessage) -> Prob
         return Problem("gap", f"entry {entry.seq} after {projection.last_seq}: entries missing (gap)")
     if entry.prev_hash != projection.last_hash:
         return Problem("broken_chain", "its prev_hash is not the hash of the entry before it (broken chain)")
-    recomputed = entry_hash_from_text(
-        prev_hash=entry.prev_hash,
-        seq=entry.seq,
-        time_utc=entry.time_utc,
-        table_id=entry.table_id,
-        round_id=entry.round_id,
-        source=entry.source,
-        kind=entry.kind,
-        version=entry.version,
-        payload_text=entry.payload_text,
-        private_digest=entry.private_digest,
-    )
+    recomputed = envelope_hash(entry, entry.payload_text)
     if recomputed != entry.hash:
         return Problem("bad_hash", "its hash does not match its contents (tampered?)")
     return None

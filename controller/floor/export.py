@@ -10,29 +10,17 @@ from __future__ import annotations
 import csv
 import io
 import json
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
-
-from fastapi.responses import Response
 
 from controller.journal import entries as typed
 from controller.journal.kinds import CLOSING_KINDS, STATUS_BY_CLOSING_KIND
 from controller.journal.render_csv import METERS_COLUMNS, meters_rows, write_recall_csv
 from controller.locale import DEFAULT_PROPERTY, PropertySettings
+from controller.panel.downloads import csv_response as csv_response  # noqa: PLC0414 - re-exported: the floor panel calls export.csv_response
 
-_UNSAFE_IN_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 # The floor's meter views' numbers (floor_meters_by_*), each a row of the CLI's meters CSV.
 _METER_FIELDS = ("rounds_settled", "handle_cents", "house_win_cents", "theoretical_win_cents")
-
-
-def csv_response(text: str, filename: str) -> Response:
-    safe = _UNSAFE_IN_NAME.sub("_", filename)[:120]
-    return Response(
-        text,
-        media_type="text/csv; charset=utf-8",
-        headers={"Content-Disposition": f'attachment; filename="{safe}"', "Cache-Control": "no-store"},
-    )
 
 
 def round_record(round_id: str, events: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:

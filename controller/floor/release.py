@@ -168,6 +168,30 @@ class ReleasePlanError(ReleaseRefused):
 Via = Literal["cli", "panel"]
 
 
+def _refuse_unless_verified(table_id: str, plan: ReleasePlan, *, last_seq: int, why: str) -> None:
+    """ReleaseRefused where the plan continues a fork or the chain does not verify yet."""
+    if plan.continues_fork is not None:
+        fork_seq, fork_stream_seq = plan.continues_fork
+        raise ReleaseRefused(
+            f"table {table_id}: a fork at entry {fork_seq} ({why}): the table's own entries after "
+            f"it continue the other entry {fork_seq} (stream seq {fork_stream_seq}, kept in "
+            "floor_quarantine), not the one the floor holds: the floor took an entry the table did not "
+            "write, and a release cannot undo it; change the table's NATS credentials and rebuild the "
+            "table's floor copy from its journal"
+        )
+    if not plan.verifies:
+        missing = (
+            f"entry {plan.through_seq + 1}"
+            if plan.highest_seq == plan.through_seq + 1
+            else f"entries {plan.through_seq + 1} to {plan.highest_seq}"
+        )
+        raise ReleaseRefused(
+            f"table {table_id}: the chain still does not verify from entry {last_seq} ({why}): the floor "
+            f"holds entries up to {plan.highest_seq}, but no verified {missing}; wait for the table's "
+            "uplink to send them, or rebuild the table's floor copy from its journal"
+        )
+
+
 def release_table(
     connection: psycopg.Connection[Any], table_id: str, *, reason: str, by: str, via: Via
 ) -> Released:
@@ -228,26 +252,7 @@ def release_table(
             already_set_aside=already,
             floor_hashes=_floor_hashes(cursor, table_id, held_messages, last_seq),
         )
-        if plan.continues_fork is not None:
-            fork_seq, fork_stream_seq = plan.continues_fork
-            raise ReleaseRefused(
-                f"table {table_id}: a fork at entry {fork_seq} ({why}): the table's own entries after "
-                f"it continue the other entry {fork_seq} (stream seq {fork_stream_seq}, kept in "
-                "floor_quarantine), not the one the floor holds: the floor took an entry the table did not "
-                "write, and a release cannot undo it; change the table's NATS credentials and rebuild the "
-                "table's floor copy from its journal"
-            )
-        if not plan.verifies:
-            missing = (
-                f"entry {plan.through_seq + 1}"
-                if plan.highest_seq == plan.through_seq + 1
-                else f"entries {plan.through_seq + 1} to {plan.highest_seq}"
-            )
-            raise ReleaseRefused(
-                f"table {table_id}: the chain still does not verify from entry {last_seq} ({why}): the floor "
-                f"holds entries up to {plan.highest_seq}, but no verified {missing}; wait for the table's "
-                "uplink to send them, or rebuild the table's floor copy from its journal"
-            )
+        _refuse_unless_verified(table_id, plan, last_seq=last_seq, why=why)
         cursor.execute(
             "INSERT INTO floor_releases (table_id, quarantined_at_seq, quarantine_reason, released_by, "
             "reason, via, subject, after_stream_seq, set_aside, verified_through_seq) "

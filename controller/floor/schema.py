@@ -31,6 +31,28 @@ class Migration:
     sql: str
 
 
+# The meters views by table, pit and game as migrations 3 and 11 create them (11 recreates them unchanged
+# after dropping what they stood on): one text, so the two cannot differ.
+_METERS_VIEWS = """CREATE VIEW floor_meters_by_table AS
+    SELECT table_id AS key, pit, game, count(*) FILTER (WHERE status = 'settled') AS rounds_settled,
+           count(*) FILTER (WHERE status = 'dead') AS rounds_dead,
+           count(*) FILTER (WHERE status = 'void') AS rounds_voided,
+           sum(handle_cents)::bigint AS handle_cents, sum(house_win_cents)::bigint AS house_win_cents,
+           sum(theoretical_win_cents)::bigint AS theoretical_win_cents
+    FROM floor_round_meters GROUP BY table_id, pit, game;
+CREATE VIEW floor_meters_by_pit AS
+    SELECT pit AS key, count(*) FILTER (WHERE status = 'settled') AS rounds_settled,
+           sum(handle_cents)::bigint AS handle_cents, sum(house_win_cents)::bigint AS house_win_cents,
+           sum(theoretical_win_cents)::bigint AS theoretical_win_cents
+    FROM floor_round_meters GROUP BY pit;
+CREATE VIEW floor_meters_by_game AS
+    SELECT game AS key, count(*) FILTER (WHERE status = 'settled') AS rounds_settled,
+           sum(handle_cents)::bigint AS handle_cents, sum(house_win_cents)::bigint AS house_win_cents,
+           sum(theoretical_win_cents)::bigint AS theoretical_win_cents
+    FROM floor_round_meters GROUP BY game;
+"""
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         1,
@@ -195,24 +217,9 @@ CREATE VIEW floor_round_meters AS
     LEFT JOIN floor_tables t USING (table_id)
     LEFT JOIN floor_table_config c USING (table_id)
     WHERE r.status <> 'in_progress';
-CREATE VIEW floor_meters_by_table AS
-    SELECT table_id AS key, pit, game, count(*) FILTER (WHERE status = 'settled') AS rounds_settled,
-           count(*) FILTER (WHERE status = 'dead') AS rounds_dead,
-           count(*) FILTER (WHERE status = 'void') AS rounds_voided,
-           sum(handle_cents)::bigint AS handle_cents, sum(house_win_cents)::bigint AS house_win_cents,
-           sum(theoretical_win_cents)::bigint AS theoretical_win_cents
-    FROM floor_round_meters GROUP BY table_id, pit, game;
-CREATE VIEW floor_meters_by_pit AS
-    SELECT pit AS key, count(*) FILTER (WHERE status = 'settled') AS rounds_settled,
-           sum(handle_cents)::bigint AS handle_cents, sum(house_win_cents)::bigint AS house_win_cents,
-           sum(theoretical_win_cents)::bigint AS theoretical_win_cents
-    FROM floor_round_meters GROUP BY pit;
-CREATE VIEW floor_meters_by_game AS
-    SELECT game AS key, count(*) FILTER (WHERE status = 'settled') AS rounds_settled,
-           sum(handle_cents)::bigint AS handle_cents, sum(house_win_cents)::bigint AS house_win_cents,
-           sum(theoretical_win_cents)::bigint AS theoretical_win_cents
-    FROM floor_round_meters GROUP BY game;
-CREATE VIEW floor_meters_by_shift AS
+"""
+        + _METERS_VIEWS
+        + """CREATE VIEW floor_meters_by_shift AS
     SELECT shift AS key, count(*) FILTER (WHERE status = 'settled') AS rounds_settled,
            sum(handle_cents)::bigint AS handle_cents, sum(house_win_cents)::bigint AS house_win_cents,
            sum(theoretical_win_cents)::bigint AS theoretical_win_cents
@@ -505,24 +512,9 @@ CREATE VIEW floor_round_meters AS
     LEFT JOIN floor_tables t USING (table_id)
     LEFT JOIN floor_table_config c USING (table_id)
     WHERE r.status <> 'in_progress';
-CREATE VIEW floor_meters_by_table AS
-    SELECT table_id AS key, pit, game, count(*) FILTER (WHERE status = 'settled') AS rounds_settled,
-           count(*) FILTER (WHERE status = 'dead') AS rounds_dead,
-           count(*) FILTER (WHERE status = 'void') AS rounds_voided,
-           sum(handle_cents)::bigint AS handle_cents, sum(house_win_cents)::bigint AS house_win_cents,
-           sum(theoretical_win_cents)::bigint AS theoretical_win_cents
-    FROM floor_round_meters GROUP BY table_id, pit, game;
-CREATE VIEW floor_meters_by_pit AS
-    SELECT pit AS key, count(*) FILTER (WHERE status = 'settled') AS rounds_settled,
-           sum(handle_cents)::bigint AS handle_cents, sum(house_win_cents)::bigint AS house_win_cents,
-           sum(theoretical_win_cents)::bigint AS theoretical_win_cents
-    FROM floor_round_meters GROUP BY pit;
-CREATE VIEW floor_meters_by_game AS
-    SELECT game AS key, count(*) FILTER (WHERE status = 'settled') AS rounds_settled,
-           sum(handle_cents)::bigint AS handle_cents, sum(house_win_cents)::bigint AS house_win_cents,
-           sum(theoretical_win_cents)::bigint AS theoretical_win_cents
-    FROM floor_round_meters GROUP BY game;
--- The in-meter by table (by shift: the progressive page, its bounds given by the panel).
+"""
+        + _METERS_VIEWS
+        + """-- The in-meter by table (by shift: the progressive page, its bounds given by the panel).
 CREATE VIEW floor_progressive_contributions AS
     SELECT link_id, table_id, count(*) AS rounds,
            sum((entry->>'wagers')::bigint)::bigint AS wagers,

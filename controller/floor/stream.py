@@ -53,7 +53,8 @@ def stream_config(
     replicas: int = 1,
 ) -> StreamConfig:
     """The hub's stream; ``sources``: its sites' streams (``site_source``); ``replicas``: 3 on a
-    three-node cluster (controller/floor/cluster.py: every message on two nodes before it is acked)."""
+    three-node cluster (controller/simulation/floor/cluster.py: every message on two nodes before it
+    is acked)."""
     return _protected_stream(STREAM_NAME, f"{SUBJECT_ROOT}.>", duplicate_window_s, sources, replicas)
 
 

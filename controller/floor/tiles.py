@@ -14,7 +14,7 @@ from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 from controller.journal.render import game_title, phase_words
-from controller.locale import DEFAULT_PROPERTY, PropertySettings, shift_bounds, shift_of
+from controller.locale import DEFAULT_PROPERTY, PropertySettings, duration_text, shift_bounds, shift_of
 from controller.money import MoneyFormat, money
 
 MAX_PIT_ROWS = 20
@@ -64,14 +64,7 @@ def age_words(seconds: float | None) -> str:
     """How long ago, as the floor says it: ``12 s ago``, ``4 min ago``, ``2 h 5 min ago``."""
     if seconds is None:
         return "never"
-    whole = max(0, int(seconds))
-    if whole < 60:
-        return f"{whole} s ago"
-    if whole < 3600:
-        return f"{whole // 60} min ago"
-    if whole < 86400:
-        return f"{whole // 3600} h {whole % 3600 // 60} min ago"
-    return f"{whole // 86400} d {whole % 86400 // 3600} h ago"
+    return f"{duration_text(max(0, int(seconds)))} ago"
 
 
 @dataclass(frozen=True)

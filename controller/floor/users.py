@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from controller.errors import UserError
-from controller.files import NO_SUCH_FILE, FileRefused, read_bounded
+from controller.files import NO_SUCH_FILE, FileRefused, read_bounded, write_private_json
 from controller.panel.auth import check_new_password, check_user_name, hash_password, parse_password_hash
 
 FloorRole = Literal["viewer", "supervisor", "manager", "surveillance", "regulator", "auditor"]
@@ -101,18 +100,7 @@ def write_users(path: Path, users: Mapping[str, FloorUser]) -> None:
             for user in sorted(users.values(), key=lambda u: u.name)
         ],
     }
-    fd, tmp_name = tempfile.mkstemp(prefix=".floor-users-", dir=path.parent)
-    try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(document, handle, indent=2)
-            handle.write("\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp_name, path)
-    except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
-        raise
+    write_private_json(path, document, prefix=".floor-users-")
 
 
 def add_user(path: Path, name: str, role: FloorRole, password: str, *, replace: bool = False) -> FloorUser:

@@ -28,6 +28,9 @@
 A dead worker's partitions are free once their keys expire (at most ``lease_ttl_s`` after its last
 renewal) and taken by a live worker at its next tick (``renew_interval_s``): the move takes at most
 ``lease_ttl_s + 2 * renew_interval_s`` (the second interval: its beat is seen stale after the TTL too).
+The messages the dead worker had pulled and not acked come back after the partition consumer's
+``ack_wait``, which is therefore the lease TTL (``partition_ack_wait_s``), inside that bound: a killed
+worker's tables are committed again within ``takeover_bound_s`` (10 s at the defaults) plus one pull.
 """
 
 from __future__ import annotations
@@ -55,7 +58,7 @@ from nats.js.kv import KeyValue
 from controller.errors import UserError
 from controller.floor.service import Fence, Fenced, FloorConfig, FloorService, table_of_subject
 from controller.floor.store import Connection
-from controller.floor.stream import ACK_WAIT_S, MAX_ACK_PENDING
+from controller.floor.stream import MAX_ACK_PENDING
 from controller.uplink.wire import LEASE_BUCKET, STREAM_NAME, SUBJECT_ROOT
 from controller.waits import close_quietly, wait_event
 
@@ -68,6 +71,7 @@ __all__ = [
     "claim_epoch",
     "ensure_partitions",
     "fence_for",
+    "partition_ack_wait_s",
     "partition_consumer",
     "partition_filter",
     "partition_of",
@@ -94,6 +98,15 @@ def partition_consumer(partition: int, partitions: int) -> str:
     """The partition's durable consumer; P in the name, so a floor re-partitioned never reads a
     consumer's acks as another partitioning's."""
     return f"floor-p{partition}of{partitions}"
+
+
+def partition_ack_wait_s(lease_ttl_s: float) -> float:
+    """The partition consumers' ``ack_wait``: the lease TTL. A killed worker's pulled, unacked messages
+    are redelivered ``ack_wait`` after their delivery, which was before the kill, so they are back by
+    the time its lease has expired and a live worker holds the partition (``takeover_bound_s``); the
+    one-worker floor's 30 s (stream.ACK_WAIT_S) would hold its tables three times longer. A batch whose
+    commit outlasts it is delivered again: wasted work only, the writes are idempotent by (table, seq)."""
+    return lease_ttl_s
 
 
 def lease_key(partition: int) -> str:
@@ -180,7 +193,7 @@ async def sync_partition_consumer(
         _partition_consumer_config(
             name,
             filters,
-            ack_wait_s=float(config.ack_wait or ACK_WAIT_S),
+            ack_wait_s=float(config.ack_wait or partition_ack_wait_s(DEFAULT_LEASE_TTL_S)),
             max_ack_pending=int(config.max_ack_pending or MAX_ACK_PENDING),
             start_seq=start_seq,
         ),
@@ -220,17 +233,20 @@ async def ensure_partitions(  # noqa: PLR0913 - the bucket's and the consumers' 
     *,
     lease_ttl_s: float = DEFAULT_LEASE_TTL_S,
     replicas: int = 1,
-    ack_wait_s: float = ACK_WAIT_S,
+    ack_wait_s: float | None = None,
     max_ack_pending: int = MAX_ACK_PENDING,
     by_table: bool | None = None,
 ) -> None:
     """As the floor's admin: the leases' KV bucket (TTL ``lease_ttl_s``, ``replicas`` like the stream)
-    and each partition's durable consumer, configured as the one-worker floor's (stream.py). Its filter
-    (chosen when it is made; docs/floor.md "Partitioned floor workers"): ``by_table`` lists the
+    and each partition's durable consumer, configured as the one-worker floor's (stream.py) but for its
+    ``ack_wait``: ``partition_ack_wait_s(lease_ttl_s)`` unless given. A consumer that exists with another
+    ``ack_wait`` (made before it was derived: 30 s) is updated to it in place (JetStream keeps its acks).
+    Its filter (chosen when it is made; docs/floor.md "Partitioned floor workers"): ``by_table`` lists the
     partition's tables the stream holds now (tables that come later are added by the partition's holder:
     ``sync_partition_consumer``), so the consumer is delivered its own tables only; else one wildcard,
     every message delivered and another partition's acked unread by the service. None: by table from
     ``BY_TABLE_FROM_PARTITIONS`` partitions on, where it costs nats-server less than P deliveries."""
+    ack_wait = partition_ack_wait_s(lease_ttl_s) if ack_wait_s is None else ack_wait_s
     if by_table is None:
         by_table = partitions >= BY_TABLE_FROM_PARTITIONS
     js = admin.jetstream()
@@ -251,18 +267,23 @@ async def ensure_partitions(  # noqa: PLR0913 - the bucket's and the consumers' 
     for partition in range(partitions):
         name = partition_consumer(partition, partitions)
         try:
-            await js.consumer_info(STREAM_NAME, name)
+            info = await js.consumer_info(STREAM_NAME, name)
         except nats.js.errors.NotFoundError:
             await js.add_consumer(
                 STREAM_NAME,
                 _partition_consumer_config(
                     name,
                     partition_filter(subjects, partition, partitions) if by_table else [f"{SUBJECT_ROOT}.>"],
-                    ack_wait_s=ack_wait_s,
+                    ack_wait_s=ack_wait,
                     max_ack_pending=max_ack_pending,
                     start_seq=None,
                 ),
             )
+        else:
+            if info.config.ack_wait is None or abs(info.config.ack_wait - ack_wait) > 1e-3:
+                # The same durable created again with a changed ack_wait is JetStream's consumer
+                # update (nats-server 2.9 accepts it for ack_wait; its delivered and ack state stay).
+                await js.add_consumer(STREAM_NAME, dataclasses.replace(info.config, ack_wait=ack_wait))
 
 
 class LeaseTtlMismatch(UserError):

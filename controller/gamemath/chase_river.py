@@ -455,6 +455,36 @@ def _expansion(
     return tuple(terms)
 
 
+def _slope_and_base(
+    weaker: Grid, not_stronger: Grid, not_qualifying: Grid, strength: Grid, *, length: int, xtra: int
+) -> tuple[Grid, Grid]:
+    """A grid's net per ante of all-in (slope) and of the ante and X-tra Bonus (base), from its dealer
+    hand counts (``_pattern_grid``)."""
+    # With W weaker dealer hands, NS not stronger (W plus the ties), N not qualifying, D all 14,190 and
+    # x the X-tra Bonus odds: the player wins W, pushes NS - W and loses the rest, the ante pushing
+    # when the dealer does not qualify (then a loss costs only the X-tra Bonus) or paying even money
+    # when it does (then a loss costs the ante too). Per ante of all-in that nets W - (D - NS); the
+    # ante and X-tra Bonus net (x + 1) W + 2 NS - N - 2 D when the player's flush qualifies (it wins
+    # every qualifying dealer it beats) and x W + NS + N - 2 D when it does not.
+    dealer_hands = comb(45, _DEALER_CARDS)
+    slope = weaker + not_stronger - dealer_hands  # per ante of all-in
+    if length >= 4:
+        base = (xtra + 1) * weaker + 2 * not_stronger - not_qualifying - 2 * dealer_hands
+    elif length <= 2:
+        base = xtra * weaker + not_stronger + not_qualifying - 2 * dealer_hands
+    else:
+        qualifies = strength >= QUALIFYING_STRENGTH
+        base = (
+            np.where(
+                qualifies,
+                (xtra + 1) * weaker + 2 * not_stronger - not_qualifying,
+                xtra * weaker + not_stronger + not_qualifying,
+            )
+            - 2 * dealer_hands
+        )
+    return slope, base
+
+
 def _pattern_grid(  # noqa: PLR0915 - the grid's enumeration written as the par sheet's table, row by row
     pattern: tuple[int, ...],
     hole: list[tuple[int, int, int, int]],
@@ -526,29 +556,9 @@ def _pattern_grid(  # noqa: PLR0915 - the grid's enumeration written as the par 
     assert strength is not None
     assert weaker is not None
     assert not_stronger is not None
-    # With W weaker dealer hands, NS not stronger (W plus the ties), N not qualifying, D all 14,190 and
-    # x the X-tra Bonus odds: the player wins W, pushes NS - W and loses the rest, the ante pushing
-    # when the dealer does not qualify (then a loss costs only the X-tra Bonus) or paying even money
-    # when it does (then a loss costs the ante too). Per ante of all-in that nets W - (D - NS); the
-    # ante and X-tra Bonus net (x + 1) W + 2 NS - N - 2 D when the player's flush qualifies (it wins
-    # every qualifying dealer it beats) and x W + NS + N - 2 D when it does not.
-    dealer_hands = comb(45, _DEALER_CARDS)
-    xtra = xtra_by_length[length]
-    slope = weaker + not_stronger - dealer_hands  # per ante of all-in
-    if length >= 4:
-        base = (xtra + 1) * weaker + 2 * not_stronger - not_qualifying - 2 * dealer_hands
-    elif length <= 2:
-        base = xtra * weaker + not_stronger + not_qualifying - 2 * dealer_hands
-    else:
-        qualifies = strength >= QUALIFYING_STRENGTH
-        base = (
-            np.where(
-                qualifies,
-                (xtra + 1) * weaker + 2 * not_stronger - not_qualifying,
-                xtra * weaker + not_stronger + not_qualifying,
-            )
-            - 2 * dealer_hands
-        )
+    slope, base = _slope_and_base(
+        weaker, not_stronger, not_qualifying, strength, length=length, xtra=xtra_by_length[length]
+    )
     key = (length << 4) | _TOP_RANK[strength & ((1 << 13) - 1)]
     return slope, base, key
 

@@ -128,16 +128,36 @@ def own_hand_side_bet(paytable: Paytable, counts: Mapping[int, int]) -> dict[str
             "return": -losing / total,
         }
     )
+    return _side_bet_sheet(paytable, net=net, hits=hits, total=total, lines=lines)
+
+
+def _side_bet_sheet(
+    paytable: Paytable,
+    *,
+    net: int,
+    hits: int,
+    total: int,
+    lines: list[dict[str, Any]],
+    assumes: str | None = None,
+) -> dict[str, Any]:
+    """A side bet's par-sheet figures from its net (in units wagered), hits and deals counted; the keys
+    in the order the sheet has always printed them."""
     edge = Fraction(-net, total)
-    return {
+    sheet: dict[str, Any] = {
         "paytable": paytable.to_json(),
         "paytable_name": paytable.name,
         "return": float(-edge),
         "house_edge": float(edge),
         "hit_frequency": hits / total,
         "lines": lines,
-        "exact": {"house_edge": _fraction_text(edge), "hit_frequency": _fraction_text(Fraction(hits, total))},
     }
+    if assumes is not None:
+        sheet["assumes"] = assumes
+    sheet["exact"] = {
+        "house_edge": _fraction_text(edge),
+        "hit_frequency": _fraction_text(Fraction(hits, total)),
+    }
+    return sheet
 
 
 def contested_side_bet(paytable: Paytable, deals: Mapping[tuple[int, str], int]) -> dict[str, Any]:
@@ -175,17 +195,14 @@ def contested_side_bet(paytable: Paytable, deals: Mapping[tuple[int, str], int])
                 "return": ((row["win"] * odds if line != "loses" else 0) - row["loss"] - row["fold"]) / total,
             }
         )
-    edge = Fraction(-net, total)
-    return {
-        "paytable": paytable.to_json(),
-        "paytable_name": paytable.name,
-        "return": float(-edge),
-        "house_edge": float(edge),
-        "hit_frequency": hits / total,
-        "lines": lines,
-        "assumes": "the player follows the base game's optimal strategy; a fold forfeits the bonus",
-        "exact": {"house_edge": _fraction_text(edge), "hit_frequency": _fraction_text(Fraction(hits, total))},
-    }
+    return _side_bet_sheet(
+        paytable,
+        net=net,
+        hits=hits,
+        total=total,
+        lines=lines,
+        assumes="the player follows the base game's optimal strategy; a fold forfeits the bonus",
+    )
 
 
 def _rank_text(mask: int) -> str:

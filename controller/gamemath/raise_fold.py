@@ -356,6 +356,34 @@ def analyse_hand(cards: list[int], max_raise_by_length: Mapping[int, int]) -> Ha
     )
 
 
+def _record_contests(
+    solution: RaiseFoldSolution, pattern: _Pattern, rows: list[IntArray], result: _Rows
+) -> None:
+    """The designated player's contested flush and straight-flush wagers of these rows, with the player
+    raising where the base game's strategy raises (a fold forfeits them)."""
+    raises = result.raises
+    flush_wins = result.weaker if pattern.length >= 4 else np.zeros_like(result.weaker)
+    _record_contest(
+        solution.flush_contest,
+        pattern.length,
+        weight=pattern.weight,
+        stays=raises,
+        wins=flush_wins,
+        pushes=result.identical,
+    )
+    run_length, sf_wins, sf_pushes = _straight_flush_rows(pattern, rows, result)
+    for line in np.unique(run_length):
+        on_line = run_length == line
+        _record_contest(
+            solution.straight_flush_contest,
+            int(line),
+            weight=pattern.weight,
+            stays=raises[on_line],
+            wins=sf_wins[on_line],
+            pushes=sf_pushes[on_line],
+        )
+
+
 def solve_raise_fold(
     game: str,
     max_raise_by_length: Mapping[int, int],
@@ -423,26 +451,7 @@ def solve_raise_fold(
                         solution.hands_by_flush_and_pattern, pattern_key, weight * int(hands_per_flush[index])
                     )
             if contests:
-                flush_wins = result.weaker if length >= 4 else np.zeros_like(result.weaker)
-                _record_contest(
-                    solution.flush_contest,
-                    length,
-                    weight=weight,
-                    stays=raises,
-                    wins=flush_wins,
-                    pushes=result.identical,
-                )
-                run_length, sf_wins, sf_pushes = _straight_flush_rows(pattern, rows, result)
-                for line in np.unique(run_length):
-                    on_line = run_length == line
-                    _record_contest(
-                        solution.straight_flush_contest,
-                        int(line),
-                        weight=weight,
-                        stays=raises[on_line],
-                        wins=sf_wins[on_line],
-                        pushes=sf_pushes[on_line],
-                    )
+                _record_contests(solution, pattern, rows, result)
     if progress is not None:
         progress("player hands by suit sizes", len(patterns), len(patterns))
     return solution

@@ -30,6 +30,7 @@ import hashlib
 import hmac
 import json
 import os
+import re
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -195,18 +196,61 @@ def write_anchor(journal_path: str | Path, anchor: Anchor, *, key: bytes | None 
     temporary = path.with_name(f"{path.name}.tmp-{os.getpid()}")
     data = (json.dumps(written.to_json(), sort_keys=True) + "\n").encode("utf-8")
     try:
-        with temporary.open("wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
+        try:
+            with temporary.open("wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(temporary, path)
+        except BaseException:
+            # Every way out (an OSError, or a signal's SystemExit or KeyboardInterrupt mid-write) takes
+            # the temporary with it; after the rename there is none left to take.
+            with contextlib.suppress(OSError):
+                temporary.unlink()
+            raise
         directory = os.open(path.parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
         try:
             os.fsync(directory)
         finally:
             os.close(directory)
     except OSError as error:
-        with contextlib.suppress(OSError):
-            temporary.unlink()
         raise JournalError(f"anchor {path}: cannot write: {error}") from error
     return written
+
+
+_TEMPORARY_NAME = re.compile(r".*\.tmp-([0-9]+)")  # what write-then-rename names its temporary
+
+
+def _process_gone(pid: int) -> bool:
+    """No process ``pid`` runs here (a signal 0 finds none). One that runs, or that we may not signal,
+    is not gone: its temporary may be a write in progress."""
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def remove_stale_temporaries(directory: Path, prefix: str) -> list[Path]:
+    """Remove ``PREFIX.tmp-PID`` files in ``directory`` whose writer is gone: the temporaries of an
+    atomic write cut short by a kill (SIGKILL, or SIGTERM before the daemon handles it), which no exit
+    path of the writer could remove. A writer still running keeps its own. Returns what was removed."""
+    removed: list[Path] = []
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return removed  # no directory (no seal yet) or not ours to list: nothing to clean
+    for name in names:
+        if not name.startswith(prefix):
+            continue
+        match = _TEMPORARY_NAME.fullmatch(name, len(prefix))
+        if match is None or not _process_gone(int(match.group(1))):
+            continue
+        with contextlib.suppress(FileNotFoundError):
+            (directory / name).unlink()
+            removed.append(directory / name)
+    return removed

@@ -9,7 +9,7 @@ import functools
 import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict, Unpack
 
 
 def _sha256_hex(text: str) -> str:
@@ -56,6 +56,46 @@ def format_time_utc(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+def _columns_text(round_id: str | None, seq: int, source: str, table_id: str, time_utc: str) -> str:
+    """The hashed columns both formulas share, as canonical text in their sorted place (after kind,
+    payload and, in version 2, private_digest): one definition, so the two formulas cannot drift."""
+    return (
+        ',"round_id":'
+        + _canonical_optional(round_id)
+        + ',"seq":'
+        + str(int(seq))
+        + ',"source":'
+        + _canonical_text(source)
+        + ',"table_id":'
+        + _canonical_text(table_id)
+        + ',"time_utc":'
+        + _canonical_text(time_utc)
+    )
+
+
+def _v2_hash(  # noqa: PLR0917 - positional on purpose: the append path's hot spot, called from this module only
+    prev_hash: str, kind: str, payload_text: str, private_digest: str | None, columns_text: str, version: int
+) -> str:
+    body = (
+        '{"kind":'
+        + _canonical_text(kind)
+        + ',"payload":'
+        + payload_text
+        + ',"private_digest":'
+        + _canonical_optional(private_digest)
+        + columns_text
+        + ',"version":'
+        + str(int(version))
+        + "}"
+    )
+    return _sha256_hex(prev_hash + body)
+
+
+def _v1_hash(prev_hash: str, kind: str, payload_text: str, columns_text: str) -> str:
+    body = '{"kind":' + _canonical_text(kind) + ',"payload":' + payload_text + columns_text + "}"
+    return _sha256_hex(prev_hash + body)
+
+
 def entry_hash_from_text(  # noqa: PLR0913 - keyword-only: the hashed fields of an entry, all of them
     *,
     prev_hash: str,
@@ -78,56 +118,33 @@ def entry_hash_from_text(  # noqa: PLR0913 - keyword-only: the hashed fields of 
     private part (or null). A reader holding only public parts and digests verifies every link. The
     envelope is spliced around the payload's canonical text (the append path's hot spot); the result is
     the same bytes as canonical JSON of the whole object."""
-    body = (
-        '{"kind":'
-        + _canonical_text(kind)
-        + ',"payload":'
-        + payload_text
-        + ',"private_digest":'
-        + _canonical_optional(private_digest)
-        + ',"round_id":'
-        + _canonical_optional(round_id)
-        + ',"seq":'
-        + str(int(seq))
-        + ',"source":'
-        + _canonical_text(source)
-        + ',"table_id":'
-        + _canonical_text(table_id)
-        + ',"time_utc":'
-        + _canonical_text(time_utc)
-        + ',"version":'
-        + str(int(version))
-        + "}"
+    return _v2_hash(
+        prev_hash,
+        kind,
+        payload_text,
+        private_digest,
+        _columns_text(round_id, seq, source, table_id, time_utc),
+        version,
     )
-    return _sha256_hex(prev_hash + body)
 
 
-def entry_hash(  # noqa: PLR0913 - keyword-only: the hashed fields of an entry, all of them
-    *,
-    prev_hash: str,
-    seq: int,
-    time_utc: str,
-    table_id: str,
-    round_id: str | None,
-    source: str,
-    kind: str,
-    version: int,
-    payload: Mapping[str, Any],
-    private_digest: str | None,
-) -> str:
+class HashedColumns(TypedDict):
+    """An entry's hashed columns other than its public part (``entry_hash_from_text``'s keywords)."""
+
+    prev_hash: str
+    seq: int
+    time_utc: str
+    table_id: str
+    round_id: str | None
+    source: str
+    kind: str
+    version: int
+    private_digest: str | None
+
+
+def entry_hash(*, payload: Mapping[str, Any], **columns: Unpack[HashedColumns]) -> str:
     """``entry_hash_from_text`` for a public part given as an object."""
-    return entry_hash_from_text(
-        prev_hash=prev_hash,
-        seq=seq,
-        time_utc=time_utc,
-        table_id=table_id,
-        round_id=round_id,
-        source=source,
-        kind=kind,
-        version=version,
-        payload_text=canonical_json(payload),
-        private_digest=private_digest,
-    )
+    return entry_hash_from_text(payload_text=canonical_json(payload), **columns)
 
 
 class Envelope(Protocol):
@@ -170,24 +187,7 @@ def entry_hash_v1_from_text(  # noqa: PLR0913 - keyword-only: the hashed fields 
         sha256(prev_hash_hex + canonical_json({kind, payload, round_id, seq, source, table_id, time_utc}))
 
     Kept so a journal of that release verifies as written (docs/journal.md "Versions and upcasting")."""
-    body = (
-        '{"kind":'
-        + _canonical_text(kind)
-        + ',"payload":'
-        + payload_text
-        + ',"round_id":'
-        + _canonical_optional(round_id)
-        + ',"seq":'
-        + str(int(seq))
-        + ',"source":'
-        + _canonical_text(source)
-        + ',"table_id":'
-        + _canonical_text(table_id)
-        + ',"time_utc":'
-        + _canonical_text(time_utc)
-        + "}"
-    )
-    return _sha256_hex(prev_hash + body)
+    return _v1_hash(prev_hash, kind, payload_text, _columns_text(round_id, seq, source, table_id, time_utc))
 
 
 def stored_hash(envelope: Envelope, payload_text: str) -> str:
@@ -198,25 +198,24 @@ def stored_hash(envelope: Envelope, payload_text: str) -> str:
         if envelope.private_digest is not None:
             # Version 1 had no private part: a digest on such an entry was not written by its release.
             return "version 1 entry with a private digest"
-        return entry_hash_v1_from_text(
-            prev_hash=envelope.prev_hash,
-            seq=envelope.seq,
-            time_utc=envelope.time_utc,
-            table_id=envelope.table_id,
-            round_id=envelope.round_id,
-            source=envelope.source,
-            kind=envelope.kind,
-            payload_text=payload_text,
-        )
-    return entry_hash_from_text(
-        prev_hash=envelope.prev_hash,
-        seq=envelope.seq,
-        time_utc=envelope.time_utc,
-        table_id=envelope.table_id,
-        round_id=envelope.round_id,
-        source=envelope.source,
-        kind=envelope.kind,
-        version=envelope.version,
-        payload_text=payload_text,
-        private_digest=envelope.private_digest,
+        return _v1_hash(envelope.prev_hash, envelope.kind, payload_text, _envelope_columns(envelope))
+    return envelope_hash(envelope, payload_text)
+
+
+def envelope_hash(envelope: Envelope, payload_text: str) -> str:
+    """The version-2 hash of an entry given as its columns (an entry the floor receives): the formula
+    ``entry_hash_from_text`` computes, whatever version the entry says."""
+    return _v2_hash(
+        envelope.prev_hash,
+        envelope.kind,
+        payload_text,
+        envelope.private_digest,
+        _envelope_columns(envelope),
+        envelope.version,
+    )
+
+
+def _envelope_columns(envelope: Envelope) -> str:
+    return _columns_text(
+        envelope.round_id, envelope.seq, envelope.source, envelope.table_id, envelope.time_utc
     )

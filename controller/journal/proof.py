@@ -41,6 +41,7 @@ from controller.journal.anchor import (
     anchor_path,
     key_problem,
     read_anchor,
+    remove_stale_temporaries,
     write_anchor,
 )
 from controller.journal.snapshot import readonly_connection, wal_path
@@ -401,6 +402,7 @@ def prepare_for_run(
     Returns the anchor the journal was proven against (a new journal's genesis anchor, written first);
     raises ``JournalRefused`` (one line) otherwise. Writes nothing but a new journal's anchor."""
     journal_path = Path(path)
+    _remove_stale_temporaries(journal_path)
     try:
         from controller.journal.segments import settle_rollback_journal  # noqa: PLC0415
 
@@ -426,6 +428,21 @@ def prepare_for_run(
         _supersede(journal_path, decided.anchor)
     # A new journal (or an empty one with no anchor): the anchor first, then the journal.
     return write_anchor(journal_path, Anchor.genesis(table_id), key=key)
+
+
+def _remove_stale_temporaries(journal_path: Path) -> None:
+    """The anchor's and the seals' temporaries a killed writer left (``NAME.anchor.tmp-PID``,
+    ``segment-NNNNNN.seal.json.tmp-PID``): removed at the start, said in the log. They are never read
+    (a write is the rename), so this is tidiness, not recovery."""
+    from controller.journal.segments import segments_dir  # noqa: PLC0415
+
+    anchor = anchor_path(journal_path)
+    removed = remove_stale_temporaries(anchor.parent, anchor.name)
+    removed += remove_stale_temporaries(segments_dir(journal_path), "segment-")
+    if removed:
+        journal_log().info(
+            "journal_temporaries_removed", journal=str(journal_path), files=[path.name for path in removed]
+        )
 
 
 def _supersede(journal_path: Path, anchor: Anchor) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from controller.errors import UserError
 from controller.journal.kinds import CLOSING_KINDS, ROUND_STARTED, STATUS_BY_CLOSING_KIND
@@ -26,31 +26,26 @@ from controller.journal.store import Journal, JournalEntry
 DEFAULT_LAST = 10
 
 
-def recall_records(  # noqa: PLR0913 - keyword-only filters of a recall, each a command-line option
-    path: str | Path,
-    last: int | None = None,
-    round_id: str | None = None,
-    *,
-    with_private: bool = False,
-    start_utc: str | None = None,
-    end_utc: str | None = None,
-    seat: int | None = None,
-) -> list[dict[str, Any]]:
+class RecallFilters(TypedDict, total=False):
+    """A recall's filters (``recall_from``'s keywords), each a command-line option."""
+
+    last: int | None
+    round_id: str | None
+    with_private: bool
+    start_utc: str | None
+    end_utc: str | None
+    seat: int | None
+
+
+def recall_records(path: str | Path, **filters: Unpack[RecallFilters]) -> list[dict[str, Any]]:
     """Records of the journal's closed rounds, oldest first: the last ``last`` (all when None), or the
     one round ``round_id``; of the rounds closed in [start_utc, end_utc) and with a wager of ``seat``
     when given."""
+    last = filters.get("last")
     if last is not None and last < 1:
         raise UserError(f"last: must be at least 1, not {last}")
     with Journal.open_existing(path) as journal:
-        return recall_from(
-            journal,
-            last=last,
-            round_id=round_id,
-            with_private=with_private,
-            start_utc=start_utc,
-            end_utc=end_utc,
-            seat=seat,
-        )
+        return recall_from(journal, **filters)
 
 
 def recall_from(  # noqa: PLR0913 - keyword-only filters of a recall, each a command-line option

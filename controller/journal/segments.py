@@ -33,6 +33,7 @@ seal gets its new segment (5). Nothing is ever written twice: each step is idemp
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import hmac
 import json
@@ -41,6 +42,7 @@ import re
 import shutil
 import sqlite3
 import stat
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -90,6 +92,14 @@ _HASH_CHUNK_BYTES = 1 << 20
 def segments_dir(journal_path: str | Path) -> Path:
     path = Path(journal_path)
     return path.with_name(path.name + ".segments")
+
+
+@functools.lru_cache(maxsize=64)
+def _segments_dir_text(journal_path: str | Path) -> str:
+    """``segments_dir`` as text, made once per journal path: the readers' lookups name seal files by
+    the hundred per page, and pathlib's parsing was most of a lookup's cost (cProfile of the panel's
+    meters page on 5 million entries)."""
+    return os.fspath(segments_dir(journal_path))
 
 
 def segment_file(journal_path: str | Path, segment: int) -> Path:
@@ -188,16 +198,53 @@ def read_seal(journal_path: str | Path, segment: int) -> Seal | None:
     return seal
 
 
+# The seals' listing by segments directory, kept with the directory's identity (device, inode,
+# modification and change times; the change time cannot be set back, as a restored copy's mtime can):
+# a reader going back through the segments asks for it at every lookup (the panel's meters page: 40
+# rounds' closing entries, each a listing of some hundreds of names, about 30 ms of a 100 ms page at
+# 100 segments). Adding, renaming or removing a name in the directory (a seal written
+# by any process: its rename into place; an archive pointer; a segment moved away) changes its
+# modification time, so another process's seal is seen at the next lookup. A listing is kept only
+# once the directory's time is _SETTLED_NS older than the listing: a second change within the
+# filesystem's timestamp granularity (a few ms) could otherwise leave the same time on a new listing.
+# This process's own seals drop the listing outright (forget_seal_listing).
+_LISTINGS: dict[str, tuple[tuple[int, int, int, int], list[int]]] = {}
+_SETTLED_NS = 2_000_000_000
+_clock_ns = time.time_ns  # the listing's time (the file system's clock); a test sets its own
+
+
+def forget_seal_listing(journal_path: str | Path) -> None:
+    """This process changed the seals of ``journal_path`` (sealed, archived): list them afresh."""
+    _LISTINGS.pop(_segments_dir_text(journal_path), None)
+
+
 def seal_numbers(journal_path: str | Path) -> list[int]:
-    """The segments that have a seal, in order (the directory's listing: no file is read)."""
-    directory = segments_dir(journal_path)
+    """The segments that have a seal, in order (the directory's listing: no file is read; kept while
+    the directory is unchanged, see _LISTINGS). A new list each call: the caller may change it."""
+    directory = _segments_dir_text(journal_path)
+    try:
+        status = os.stat(directory)
+    except FileNotFoundError:
+        return []
+    except OSError as error:
+        raise JournalError(f"segments {directory}: cannot list: {error}") from error
+    identity = (status.st_dev, status.st_ino, status.st_mtime_ns, status.st_ctime_ns)
+    kept = _LISTINGS.get(directory)
+    if kept is not None and kept[0] == identity:
+        return list(kept[1])
+    listed_ns = _clock_ns()
     try:
         names = os.listdir(directory)
     except FileNotFoundError:
         return []
     except OSError as error:
         raise JournalError(f"segments {directory}: cannot list: {error}") from error
-    return sorted(int(match.group(1)) for name in names if (match := _SEGMENT_NAME.match(name)))
+    numbers = sorted(int(match.group(1)) for name in names if (match := _SEGMENT_NAME.match(name)))
+    if listed_ns - max(status.st_mtime_ns, status.st_ctime_ns) >= _SETTLED_NS:
+        _LISTINGS[directory] = (identity, numbers)
+    else:
+        _LISTINGS.pop(directory, None)
+    return list(numbers)
 
 
 def last_seal(journal_path: str | Path) -> Seal | None:
@@ -262,14 +309,14 @@ _SPANS_MAX = 4096
 
 def seal_span(journal_path: str | Path, segment: int) -> SealSpan | None:
     """``segment``'s seal's span (None: no seal), read once per process while its file is unchanged."""
-    path = seal_file(journal_path, segment)
+    path = f"{_segments_dir_text(journal_path)}{os.sep}segment-{segment:06d}.seal.json"  # seal_file's
     try:
-        status = path.stat()
+        status = os.stat(path)
     except FileNotFoundError:
         return None
     except OSError as error:
         raise JournalError(f"seal {path}: cannot read: {error}") from None
-    key = (str(path), status.st_ino, status.st_size, status.st_mtime_ns)
+    key = (path, status.st_ino, status.st_size, status.st_mtime_ns)
     if key in _SPANS:
         return _SPANS[key]
     seal = read_seal(journal_path, segment)
@@ -438,11 +485,13 @@ def _write_atomically(path: Path, data: bytes) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temporary, path)
-        _fsync_directory(path.parent)
-    except OSError:
+    except BaseException:  # an OSError, or a signal's exception mid-write: no temporary left behind
         with contextlib.suppress(OSError):
             temporary.unlink()
         raise
+    finally:
+        _LISTINGS.pop(str(path.parent), None)  # a seal (or a pointer) of ours: the listing afresh
+    _fsync_directory(path.parent)
 
 
 def _make_self_contained(path: Path) -> None:

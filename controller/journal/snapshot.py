@@ -51,13 +51,21 @@ def _connect(uri: str, busy_timeout_s: float) -> sqlite3.Connection:
     )
 
 
+def _open(journal_path: Path, uri: str, busy_timeout_s: float) -> sqlite3.Connection:
+    """``_connect``, its failure a JournalError that names the journal."""
+    try:
+        return _connect(uri, busy_timeout_s)
+    except sqlite3.Error as error:
+        raise JournalError(f"journal {journal_path}: cannot open: {error}") from error
+
+
 def _cannot_open_shared(error: sqlite3.Error) -> bool:
     name = getattr(error, "sqlite_errorname", "")
     return name.startswith(("SQLITE_CANTOPEN", "SQLITE_READONLY")) or "unable to open" in str(error)
 
 
 @contextlib.contextmanager
-def readonly_connection(  # noqa: PLR0912 - one branch per way a read-only open can fail, each its own message
+def readonly_connection(
     path: str | Path, *, busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S
 ) -> Iterator[sqlite3.Connection]:
     """A read-only connection to the journal at ``path`` (see the module's docstring); the private
@@ -74,21 +82,15 @@ def readonly_connection(  # noqa: PLR0912 - one branch per way a read-only open 
             if not _cannot_open_shared(error):
                 raise JournalError(f"journal {journal_path}: cannot open: {error}") from error
         else:
-            try:
+            with contextlib.closing(connection):
                 yield connection
-            finally:
-                connection.close()
             return
     wal = wal_path(journal_path)
     if not wal.exists() or wal.stat().st_size == 0:
-        try:
-            connection = _connect(f"{uri}?mode=ro&immutable=1", busy_timeout_s)
-        except sqlite3.Error as error:
-            raise JournalError(f"journal {journal_path}: cannot open: {error}") from error
-        try:
+        with contextlib.closing(
+            _open(journal_path, f"{uri}?mode=ro&immutable=1", busy_timeout_s)
+        ) as connection:
             yield connection
-        finally:
-            connection.close()
         return
     try:
         scratch = tempfile.TemporaryDirectory(prefix="flushtable-journal-")
@@ -103,11 +105,7 @@ def readonly_connection(  # noqa: PLR0912 - one branch per way a read-only open 
             shutil.copyfile(wal, wal_path(copy))
         except OSError as error:
             raise JournalError(f"journal {journal_path}: cannot copy it to read it: {error}") from error
-        try:
-            connection = _connect(f"{copy.resolve().as_uri()}?mode=ro", busy_timeout_s)
-        except sqlite3.Error as error:
-            raise JournalError(f"journal {journal_path}: cannot open: {error}") from error
-        try:
+        with contextlib.closing(
+            _open(journal_path, f"{copy.resolve().as_uri()}?mode=ro", busy_timeout_s)
+        ) as connection:
             yield connection
-        finally:
-            connection.close()

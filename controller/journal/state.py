@@ -31,7 +31,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from controller.engine import machine as m
+from controller import phases as m
 from controller.journal import entries as e
 from controller.journal.kinds import STATUS_BY_CLOSING_KIND
 from controller.journal.proposals import Proposal

@@ -66,7 +66,7 @@ def create_panel_app(
             await backend.aclose()
 
     app = FastAPI(
-        title="flushtable floor panel",
+        title="flushtable table panel",
         version=__version__,
         description="The table's status, alerts, recall, journal and meters; operator actions by role.",
         docs_url=None,  # the Swagger UI loads from a CDN: no internet at a casino table

@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ from starlette.responses import Response
 
 from controller import passwords
 from controller.errors import UserError
+from controller.files import write_private_json
 
 Role = Literal["viewer", "supervisor", "manager"]
 ROLES: tuple[Role, ...] = ("viewer", "supervisor", "manager")
@@ -194,18 +194,7 @@ class UserStore:
             ],
         }
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(prefix=".users-", dir=self.path.parent)
-        try:
-            os.fchmod(fd, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(document, handle, indent=2)
-                handle.write("\n")
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp_name, self.path)
-        except BaseException:
-            Path(tmp_name).unlink(missing_ok=True)
-            raise
+        write_private_json(self.path, document, prefix=".users-")
 
     def authenticate(self, name: str, password: str) -> User | None:
         user = self.get(name)

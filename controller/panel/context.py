@@ -29,7 +29,7 @@ from controller.journal.noise import (
     NoiseSummary,
     utc_text,
 )
-from controller.locale import DEFAULT_PROPERTY, PropertySettings, time_text
+from controller.locale import DEFAULT_PROPERTY, PropertySettings, duration_text, time_text
 from controller.panel.actions import buttons
 from controller.panel.auth import LoginBudget, Role, Session, SessionStore, UserStore, role_allows, set_cookie
 from controller.panel.backend import PanelBackend
@@ -237,11 +237,4 @@ def age_text(seconds: object) -> str:
     """``3725.0`` -> ``1 h 2 min``: how long ago, as the floor says it."""
     if not isinstance(seconds, int | float):
         return "—"
-    whole = int(seconds)
-    if whole < 60:
-        return f"{whole} s"
-    if whole < 3600:
-        return f"{whole // 60} min"
-    if whole < 86400:
-        return f"{whole // 3600} h {whole % 3600 // 60} min"
-    return f"{whole // 86400} d {whole % 86400 // 3600} h"
+    return duration_text(int(seconds))

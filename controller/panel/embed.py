@@ -83,6 +83,11 @@ async def start_panel(  # noqa: PLR0913 - keyword-only settings of the embedded 
             f"panel: first start: user {BOOTSTRAP_USER!r} has the one-time password {one_time} "
             f"(stored only as a hash in {store.path}; the first login must set a new one)"
         )
+    if settings is None:
+        settings = PanelSettings(
+            trusted_proxies=tuple(getattr(panel_config, "trusted_proxies", ()) or ()),
+            property_settings=property_settings,
+        )
     backend = JournalPanelBackend(
         journal,
         actions=actions,
@@ -90,12 +95,9 @@ async def start_panel(  # noqa: PLR0913 - keyword-only settings of the embedded 
         read_only=read_only,
         changes=changes,
         progressive_live=progressive_live,
+        # The sentences (log, stream, recall) in the money the pages write their amounts in.
+        money_format=settings.property_settings.money,
     )
-    if settings is None:
-        settings = PanelSettings(
-            trusted_proxies=tuple(getattr(panel_config, "trusted_proxies", ()) or ()),
-            property_settings=property_settings,
-        )
     app = create_panel_app(backend, users=store, settings=settings)
     server = PanelServer(app, host=host, port=port)
     await server.start()

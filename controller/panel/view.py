@@ -88,12 +88,13 @@ class TableView:
     def apply(self, entry: JournalEntry) -> None:
         self.state.apply(entry)
 
-    def public_entry(self, entry: JournalEntry) -> dict[str, Any]:
+    def public_entry(self, entry: JournalEntry, fmt: MoneyFormat = money) -> dict[str, Any]:
         """The entry as it may leave the daemon now: its private part only once its round is revealed
-        (``payload`` is then both parts merged, as the writer gave them)."""
+        (``payload`` is then both parts merged, as the writer gave them); its sentence's amounts in
+        ``fmt`` (the property's money)."""
         shown = viewer_event(entry, self.state)
         del shown["private"]  # the panel's events carry the merged payload and ``hidden``
-        shown["sentence"] = entry_sentence(shown)  # for people (docs/panel.md "Event log")
+        shown["sentence"] = entry_sentence(shown, fmt)  # for people (docs/panel.md "Event log")
         return shown
 
     # --- the table at a glance ------------------------------------------------------------------
@@ -111,36 +112,7 @@ class TableView:
         if round_ is not None:
             in_action = round_.wagers()
             for seat in sorted(set(round_.seats) | set(round_.sensed_wagers)):
-                cards = self._visible_cards(round_, seat)
-                result = results.get(seat)
-                wagers, stage = self._wagers_in_action(round_, seat, in_action, result)
-                seats.append(
-                    {
-                        "seat": seat,
-                        "wagers": {w["name"]: w["cents"] for w in wagers},
-                        "wager_rows": wagers,
-                        "wager_stage": stage,
-                        "cards": cards,
-                        "dealt": len(round_.cards.get(seat, {})),
-                        "decisions": [
-                            {"action": d.action, "amount_cents": d.amount_cents, "street": d.street}
-                            for d in round_.decisions.get(seat, [])
-                        ],
-                        "dead": seat in round_.dead_seats,
-                        "designated_player": seat == round_.dp_seat,
-                        "result": None
-                        if result is None
-                        else {
-                            "status": result.get("status"),
-                            "net_cents": result.get("net"),
-                            "wagers": {
-                                name: {"result": w.get("result"), "net_cents": w.get("net")}
-                                for name, w in (result.get("wagers") or {}).items()
-                                if isinstance(w, Mapping)
-                            },
-                        },
-                    }
-                )
+                seats.append(self._seat_view(round_, seat, in_action, results.get(seat)))
             community = self._visible_cards(round_, COMMUNITY_POSITION)
             dealer_cards = self._visible_cards(round_, DEALER_POSITION)
         game = round_.game if round_ is not None and round_.game else state.game
@@ -294,6 +266,42 @@ class TableView:
             )
         return [r for r in rows if r["cents"] or r["disagrees"] or r["pending_cents"]], "locked"
 
+    def _seat_view(
+        self,
+        round_: RoundState,
+        seat: int,
+        in_action: Mapping[int, Mapping[str, int]],
+        result: Mapping[str, Any] | None,
+    ) -> dict[str, Any]:
+        """One seat of ``snapshot``'s round: its wagers as they stand, its visible cards, its decisions
+        and its settled result (None before settlement)."""
+        wagers, stage = self._wagers_in_action(round_, seat, in_action, result)
+        return {
+            "seat": seat,
+            "wagers": {w["name"]: w["cents"] for w in wagers},
+            "wager_rows": wagers,
+            "wager_stage": stage,
+            "cards": self._visible_cards(round_, seat),
+            "dealt": len(round_.cards.get(seat, {})),
+            "decisions": [
+                {"action": d.action, "amount_cents": d.amount_cents, "street": d.street}
+                for d in round_.decisions.get(seat, [])
+            ],
+            "dead": seat in round_.dead_seats,
+            "designated_player": seat == round_.dp_seat,
+            "result": None
+            if result is None
+            else {
+                "status": result.get("status"),
+                "net_cents": result.get("net"),
+                "wagers": {
+                    name: {"result": w.get("result"), "net_cents": w.get("net")}
+                    for name, w in (result.get("wagers") or {}).items()
+                    if isinstance(w, Mapping)
+                },
+            },
+        }
+
     def _visible_cards(self, round_: RoundState, position: int) -> list[str | None]:
         dealt = round_.cards.get(position, {})
         return [dealt[i] if round_.card_visible(position, i) else None for i in sorted(dealt)]
@@ -310,7 +318,7 @@ def with_sentence(event: dict[str, Any], fmt: MoneyFormat = money) -> dict[str, 
 def public_recall(record: Mapping[str, Any], fmt: MoneyFormat = money) -> dict[str, Any]:
     """A recall record as the panel shows it. Recall (controller/journal/recall.py) already folds the
     round through the reducer and passes every entry through the gate: nothing more to remove. Added
-    here, for people: each event's sentence (its amounts in ``fmt``: the floor panel's currency), and
+    here, for people: each event's sentence (its amounts in ``fmt``: the property's money), and
     ``view`` (:func:`recall_view`). The table panel's recall page and the floor's round page both."""
     shown = dict(record)
     shown["events"] = [with_sentence(dict(event), fmt) for event in record.get("events") or []]

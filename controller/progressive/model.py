@@ -33,6 +33,7 @@ from controller.rules.progressive import (
     Award,
     ProgressiveEntry,
     ProgressiveSettings,
+    Reset,
     check_progressive_settings,
     parse_progressive_settings,
     settle_progressive,
@@ -455,30 +456,8 @@ def claim_events(
     saw no contribution for, more hits than its wagers, a seat twice, a run that reaches no line. A
     replay is the caller's to answer (``state.claims``)."""
     parameters = _require_open(state)
-    _check_key(table_id, round_id)
-    contribution = state.contributions.get((table_id, round_id))
-    if contribution is None:
-        raise UserError(
-            f"progressive: claim for round {round_id} at table {table_id} refused: the controller saw no "
-            f"Progressive wagers contributed for that round"
-        )
-    if not hits:
-        raise UserError(f"progressive: claim for round {round_id} at table {table_id} names no hit")
-    if len(hits) > contribution.wagers:
-        raise UserError(
-            f"progressive: claim for round {round_id} at table {table_id} names {len(hits)} hits for "
-            f"{contribution.wagers} wagers contributed"
-        )
-    seats = [hit.seat for hit in hits]
-    if len(set(seats)) != len(seats):
-        raise UserError(f"progressive: claim for round {round_id} at table {table_id} names a seat twice")
+    _check_claim(state, parameters.settings, table_id, round_id, hits)
     settings = parameters.settings
-    for hit in hits:
-        if settings.paytable.award_for(hit.run_length) is None:
-            raise UserError(
-                f"progressive: seat {hit.seat}'s {shown(hit.run_length)}-card run reaches no line of the "
-                f"paytable; nothing to claim"
-            )
     # The awards alone: the same function with no new wagers' contributions (rates of 0).
     awards_only = dataclasses.replace(settings, increment_bp=0, hidden_bp=0)
     result = settle_progressive(
@@ -531,18 +510,7 @@ def claim_events(
             and result.reset is not None
             and not any(isinstance(event, e.ProgressiveReset) for event in events)
         ):
-            reset = result.reset
-            events.append(
-                e.ProgressiveReset(
-                    meter_id=state.meter_id,
-                    table_id=table_id,
-                    round_id=round_id,
-                    amount_cents=reset.amount_cents,
-                    from_reserve_cents=reset.from_reserve_cents,
-                    house_added_cents=reset.house_added_cents,
-                    reserve_after_cents=state.reserve_cents - reset.from_reserve_cents,
-                )
-            )
+            events.append(_reset_event(state, table_id, round_id, result.reset))
         if not wait:
             events.append(
                 e.ProgressiveAwardPaid(
@@ -557,6 +525,49 @@ def claim_events(
             )
     assert meter == result.meter_after_cents, "the fold's meter is the rules' meter"
     return events
+
+
+def _check_claim(
+    state: MeterState, settings: ProgressiveSettings, table_id: str, round_id: str, hits: Sequence[Hit]
+) -> None:
+    """Refuse a claim for a round with no contribution, more hits than its wagers, a seat twice, or a
+    run that reaches no line (``claim_events``)."""
+    _check_key(table_id, round_id)
+    contribution = state.contributions.get((table_id, round_id))
+    if contribution is None:
+        raise UserError(
+            f"progressive: claim for round {round_id} at table {table_id} refused: the controller saw no "
+            f"Progressive wagers contributed for that round"
+        )
+    if not hits:
+        raise UserError(f"progressive: claim for round {round_id} at table {table_id} names no hit")
+    if len(hits) > contribution.wagers:
+        raise UserError(
+            f"progressive: claim for round {round_id} at table {table_id} names {len(hits)} hits for "
+            f"{contribution.wagers} wagers contributed"
+        )
+    seats = [hit.seat for hit in hits]
+    if len(set(seats)) != len(seats):
+        raise UserError(f"progressive: claim for round {round_id} at table {table_id} names a seat twice")
+    for hit in hits:
+        if settings.paytable.award_for(hit.run_length) is None:
+            raise UserError(
+                f"progressive: seat {hit.seat}'s {shown(hit.run_length)}-card run reaches no line of the "
+                f"paytable; nothing to claim"
+            )
+
+
+def _reset_event(state: MeterState, table_id: str, round_id: str, reset: Reset) -> e.ProgressiveReset:
+    """The meter re-seeded after a jackpot, as the claim that hit it records it."""
+    return e.ProgressiveReset(
+        meter_id=state.meter_id,
+        table_id=table_id,
+        round_id=round_id,
+        amount_cents=reset.amount_cents,
+        from_reserve_cents=reset.from_reserve_cents,
+        house_added_cents=reset.house_added_cents,
+        reserve_after_cents=state.reserve_cents - reset.from_reserve_cents,
+    )
 
 
 def _award_json(award: Award) -> int | dict[str, int | float]:

@@ -243,10 +243,8 @@ def check_progressive_settings(settings: ProgressiveSettings, *, field: str = "p
             f"{field}.reset_cents: {settings.reset_cents} is below the base ({settings.base_cents}); "
             f"the meter never restarts below where it started"
         )
-    for name, basis_points in (
-        ("increment_percent", settings.increment_bp),
-        ("hidden_percent", settings.hidden_bp),
-    ):
+    rates = (("increment_percent", settings.increment_bp), ("hidden_percent", settings.hidden_bp))
+    for name, basis_points in rates:
         if not 0 <= basis_points <= BASIS_POINTS_PER_WHOLE:
             raise UserError(f"{field}.{name}: {percent_text(basis_points)} is not a rate from 0% to 100%")
     if settings.increment_bp + settings.hidden_bp > BASIS_POINTS_PER_WHOLE:
@@ -254,10 +252,7 @@ def check_progressive_settings(settings: ProgressiveSettings, *, field: str = "p
             f"{field}.hidden_percent: increment {percent_text(settings.increment_bp)} + hidden "
             f"{percent_text(settings.hidden_bp)} is over 100% of the wager"
         )
-    for name, basis_points in (
-        ("increment_percent", settings.increment_bp),
-        ("hidden_percent", settings.hidden_bp),
-    ):
+    for name, basis_points in rates:
         share = Decimal(settings.unit_cents * basis_points) / BASIS_POINTS_PER_WHOLE
         if share != share.to_integral_value():
             raise UserError(
@@ -497,6 +492,19 @@ def check_meter(settings: ProgressiveSettings, meter_cents: int, reserve_cents: 
         )
 
 
+def _jackpot_lock(
+    settings: ProgressiveSettings, meter_cents: int, reserve_cents: int, winners: Sequence[int]
+) -> tuple[int, dict[int, int], Reset]:
+    """The jackpot lock: the meter is frozen and shared by every 100% winner of the round, the cents
+    left over to the first paid; the meter re-seeds at once, the reserve giving what it holds. The
+    frozen meter, each winner's share, and the reset."""
+    each, left_over = divmod(meter_cents, len(winners))
+    shares = dict.fromkeys(winners, each)
+    shares[winners[0]] += left_over
+    from_reserve = min(reserve_cents, settings.reset_cents)
+    return meter_cents, shares, Reset(settings.reset_cents, from_reserve, settings.reset_cents - from_reserve)
+
+
 def settle_progressive(
     settings: ProgressiveSettings,
     meter_cents: int,
@@ -539,15 +547,8 @@ def settle_progressive(
             awards.append(AwardPaid(entry.seat, length, award, award.fixed_units * unit, from_meter=False))
         elif award.is_jackpot:
             if not jackpot_shares:
-                # The jackpot lock: the meter is frozen and shared by every 100% winner of the round,
-                # the cents left over to the first paid; the meter re-seeds at once.
-                frozen = meter
-                each, left_over = divmod(frozen, len(jackpot_winners))
-                jackpot_shares = dict.fromkeys(jackpot_winners, each)
-                jackpot_shares[jackpot_winners[0]] += left_over
-                from_reserve = min(reserve, settings.reset_cents)
-                reset = Reset(settings.reset_cents, from_reserve, settings.reset_cents - from_reserve)
-                reserve -= from_reserve
+                frozen, jackpot_shares, reset = _jackpot_lock(settings, meter, reserve, jackpot_winners)
+                reserve -= reset.from_reserve_cents
                 meter = settings.reset_cents
             awards.append(
                 AwardPaid(

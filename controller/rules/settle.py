@@ -21,852 +21,55 @@ The decisions docs/rules.md leaves open are written in docs/rules.md ("Decisions
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, cast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from controller.errors import CardError, UserError, shown
 from controller.names import MAX_SEAT as MAX_SEAT  # noqa: PLC0414  (re-exported)
-from controller.names import MIN_SEAT, RakeMethod
-from controller.rules.amounts import MAX_AMOUNT_CENTS, check_cents, check_positive_cents, type_name
-from controller.rules.cards import Card, cards_text, parse_card
+from controller.rules.amounts import MAX_AMOUNT_CENTS
 from controller.rules.catalogue import BASE_RULE, FLUSH_BONUS, STRAIGHT_FLUSH_BONUS, WAGERS
 from controller.rules.games import (
     CHASE_THE_FLUSH,
     DESIGNATED_PLAYER,
     HOUSE,
-    NOT_OFFERED,
     PROGRESSIVE,
-    PROGRESSIVE_GAMES,
-    STREET_WORDS,
-    STREETS,
     GameSpec,
-    check_bet_wagers,
-    decision_limits,
     game_spec,
     largest_decision_multiplier,
 )
 from controller.rules.hands import Hand, compare, evaluate
-from controller.rules.paytables import Paytable, default_paytable, parse_paytable
+from controller.rules.paytables import Paytable
+from controller.rules.round_input import (
+    Banking,
+    Rake,
+    Round,
+    Seat,
+    check_round,
+    parse_round,
+    round_is_dead,
+    seat_is_misdealt,
+)
+from controller.rules.settlement import (
+    DEAD,
+    FOLDED,
+    LIVE,
+    LOSE,
+    NOT_COVERED,
+    PUSH,
+    RETURNED,
+    ROUND_DEAD,
+    WIN,
+    WRONG_CARD_COUNT,
+    BonusCapReport,
+    DesignatedPlayerReport,
+    RakeLine,
+    SeatResult,
+    Settlement,
+    WagerResult,
+)
 
 if TYPE_CHECKING:
-    from controller.rules.progressive import ProgressiveResult, ProgressiveRound
-
-RAKE_METHODS: tuple[str, ...] = tuple(
-    RakeMethod
-)  # docs/rules.md (i), (ii), (iii): controller.names.RakeMethod
-
-# Wager results.
-WIN = "win"
-LOSE = "lose"
-PUSH = "push"
-RETURNED = "returned"  # a dead hand's or dead seat's wager: given back, whatever the cards
-
-# Seat statuses.
-LIVE = "live"
-FOLDED = "folded"
-DEAD = "dead"
-
-# Why a seat is dead (the seat's "reason" in the settlement).
-WRONG_CARD_COUNT = "wrong card count"
-NOT_COVERED = "not covered by the designated player's funds"
-ROUND_DEAD = "round dead"
-
-
-# --- the round ------------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class Banking:
-    """Who banks the round. House by default; in designated-player mode ``seat`` is the DP's seat,
-    ``funds_cents`` what the DP posted before the deal and ``bonus_cap_cents`` the optional maximum
-    aggregate bonus payout per round."""
-
-    mode: str = HOUSE
-    seat: int | None = None
-    funds_cents: int = 0
-    bonus_cap_cents: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Rake:
-    """The house's fee per hand (designated-player mode): ``method`` "i", "ii" or "iii", and the fixed
-    ``amount_cents`` each payer pays."""
-
-    method: str
-    amount_cents: int
-
-
-@dataclass(frozen=True, slots=True)
-class Seat:
-    """One player's seat: its hole cards, its wagers in cents, its decision.
-
-    ``folded`` is the fold; ``street`` is, in Chase the Flush, when the all-in was made.
-    """
-
-    seat: int
-    cards: tuple[Card, ...]
-    wagers: Mapping[str, int]
-    folded: bool = False
-    street: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Round:
-    """One round to settle. ``dealer`` is the banker's hole cards (the DP's in designated-player mode);
-    ``community`` the shared cards (Chase the Flush). ``paytables`` overrides the game's default preset
-    per bonus wager. ``dead`` kills the whole round (a shuffler fault, a card seen twice at the table)."""
-
-    game: str
-    dealer: tuple[Card, ...]
-    seats: tuple[Seat, ...]
-    banking: Banking = field(default_factory=Banking)
-    community: tuple[Card, ...] = ()
-    paytables: Mapping[str, Paytable] = field(default_factory=dict)
-    rake: Rake | None = None
-    dead: bool = False
-    # The Progressive wager's parameters and the meter before the round (docs/rules.md "Progressive
-    # wager"); None when the round has none. The house banks it in every banking mode.
-    progressive: ProgressiveRound | None = None
-
-    def paytable(self, wager: str) -> Paytable:
-        """The paytable ``wager`` is paid by in this round: the round's own, or the game's preset."""
-        table = self.paytables.get(wager)
-        return table if table is not None else default_paytable(self.game, self.banking.mode, wager)
-
-
-# --- the settlement -------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class WagerResult:
-    """One wager's outcome. ``net`` is the player's profit. ``odds`` is the paytable line a bonus won
-    on; ``shortfall_cents`` what a designated player owed but could not pay; ``capped_from_cents`` the
-    win before the aggregate bonus cap reduced it."""
-
-    wager: str
-    stake_cents: int
-    result: str
-    net_cents: int
-    odds: int | None = None
-    shortfall_cents: int = 0
-    capped_from_cents: int | None = None
-    # The Progressive wager: the paytable line reached and the award paid *for* the wager (the stake is
-    # collected, so ``net`` is the award less the stake).
-    line: int | None = None
-    award_cents: int | None = None
-
-    def to_json(self) -> dict[str, object]:
-        out: dict[str, object] = {"stake": self.stake_cents, "result": self.result, "net": self.net_cents}
-        if self.odds is not None:
-            out["odds"] = self.odds
-        if self.line is not None:
-            out["line"] = self.line
-        if self.award_cents is not None:
-            out["award"] = self.award_cents
-        if self.capped_from_cents is not None:
-            out["capped_from"] = self.capped_from_cents
-        if self.shortfall_cents:
-            out["shortfall"] = self.shortfall_cents
-        return out
-
-
-@dataclass(frozen=True, slots=True)
-class SeatResult:
-    """One seat's settlement. ``hand`` is None for a dead seat: a dead hand's cards are never shown."""
-
-    seat: int
-    status: str
-    hand: Hand | None
-    wagers: tuple[WagerResult, ...]
-    rake_cents: int = 0
-    dead_reason: str | None = None
-
-    @property
-    def net_cents(self) -> int:
-        """The player's profit on the round: every wager's net, less the rake the seat paid."""
-        return sum(wager.net_cents for wager in self.wagers) - self.rake_cents
-
-    def wager(self, name: str) -> WagerResult | None:
-        for wager in self.wagers:
-            if wager.wager == name:
-                return wager
-        return None
-
-    def to_json(self) -> dict[str, object]:
-        out: dict[str, object] = {"seat": self.seat, "status": self.status}
-        if self.dead_reason is not None:
-            out["reason"] = self.dead_reason
-        out["hand"] = None if self.hand is None else self.hand.to_json()
-        out["wagers"] = {wager.wager: wager.to_json() for wager in self.wagers}
-        out["rake"] = self.rake_cents
-        out["net"] = self.net_cents
-        return out
-
-
-@dataclass(frozen=True, slots=True)
-class RakeLine:
-    """One rake charge: ``seat`` is the payer's seat; ``designated_player`` says it is the DP."""
-
-    seat: int
-    amount_cents: int
-    designated_player: bool = False
-
-    def to_json(self) -> dict[str, object]:
-        payer = "designated player" if self.designated_player else "player"
-        return {"seat": self.seat, "payer": payer, "amount": self.amount_cents}
-
-
-@dataclass(frozen=True, slots=True)
-class DesignatedPlayerReport:
-    """How the DP's funds went: seats taken into action in ``action_order``, what was committed at bet
-    lock, collected from losing wagers, paid to winners, and the shortfall owed but not paid."""
-
-    seat: int
-    funds_cents: int
-    action_order: tuple[int, ...]
-    committed_cents: int
-    collected_cents: int
-    paid_cents: int
-    shortfall_cents: int
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "seat": self.seat,
-            "funds": self.funds_cents,
-            "action_order": list(self.action_order),
-            "committed": self.committed_cents,
-            "collected": self.collected_cents,
-            "paid": self.paid_cents,
-            "shortfall": self.shortfall_cents,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class BonusCapReport:
-    """The aggregate bonus cap: the round's bonus wins before it, what was paid after the proportional
-    reduction, and the rounding (cap minus paid) that the rounding down left unpaid."""
-
-    cap_cents: int
-    bonus_wins_cents: int
-    applied: bool
-    paid_cents: int
-    rounding_cents: int
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "cap": self.cap_cents,
-            "bonus_wins": self.bonus_wins_cents,
-            "applied": self.applied,
-            "paid": self.paid_cents,
-            "rounding": self.rounding_cents,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class Settlement:
-    """The result of :func:`settle`. ``dealer_hand`` is None when the round is dead."""
-
-    game: str
-    banking_mode: str
-    dead: bool
-    dealer_hand: Hand | None
-    dealer_qualifies: bool | None
-    seats: tuple[SeatResult, ...]
-    rake_lines: tuple[RakeLine, ...] = ()
-    designated_player: DesignatedPlayerReport | None = None
-    bonus_cap: BonusCapReport | None = None
-    progressive: ProgressiveResult | None = None
-
-    @property
-    def rake_cents(self) -> int:
-        return sum(line.amount_cents for line in self.rake_lines)
-
-    @property
-    def banker_rake_cents(self) -> int:
-        return sum(line.amount_cents for line in self.rake_lines if line.designated_player)
-
-    @property
-    def banker_net_cents(self) -> int:
-        """The banker's profit: what the players lost less what they won, less the DP's own rake. The
-        Progressive wager is not the banker's: the house's progressive banks it (``progressive.net``)."""
-        return (
-            -sum(
-                wager.net_cents for seat in self.seats for wager in seat.wagers if wager.wager != PROGRESSIVE
-            )
-            - self.banker_rake_cents
-        )
-
-    @property
-    def progressive_net_cents(self) -> int:
-        """The progressive's take from the round: its wagers collected less its awards (0 without one)."""
-        return 0 if self.progressive is None else self.progressive.net_cents
-
-    def seat(self, number: int) -> SeatResult:
-        for seat in self.seats:
-            if seat.seat == number:
-                return seat
-        raise KeyError(number)
-
-    def to_json(self) -> dict[str, object]:
-        dealer: dict[str, object] | None = None
-        if self.dealer_hand is not None:
-            dealer = {"qualifies": self.dealer_qualifies, "hand": self.dealer_hand.to_json()}
-        out: dict[str, object] = {
-            "game": self.game,
-            "banking": self.banking_mode,
-            "dead": self.dead,
-            "dealer": dealer,
-            "seats": [seat.to_json() for seat in self.seats],
-            "banker_net": self.banker_net_cents,
-            "rake": self.rake_cents,
-        }
-        if self.banking_mode == DESIGNATED_PLAYER:
-            out["rake_lines"] = [line.to_json() for line in self.rake_lines]
-        if self.designated_player is not None:
-            out["designated_player"] = self.designated_player.to_json()
-        if self.bonus_cap is not None:
-            out["bonus_cap"] = self.bonus_cap.to_json()
-        if self.progressive is not None:
-            out["progressive"] = self.progressive.to_json()
-        return out
-
-
-# --- parsing ----------------------------------------------------------------------------------------
-# The input's shape is read by the plain reader below (unknown fields refused, every field's type checked,
-# the first problem named in one line); what depends on the game (its wagers, its banking modes, its bonus
-# wagers' paytables) and on the cards is checked after, by parse_round and check_round.
-#
-# The reader is plain code, not a validation library's models, so the rules import none: `flushtable
-# settle` starts in about a bare interpreter's time (issue 28). It reads the input exactly as the pydantic
-# models it replaced did (tests/rules/settle_input_reference.py keeps them as the oracle, and
-# tests/rules/test_settle_input_oracle.py compares the two on generated inputs):
-#
-# - an object's fields are read in the order of its table below; a problem is recorded at its path and
-#   reading goes on; then each of the object's unknown fields is recorded, in the input's order;
-# - the first problem recorded is the one named, except that an unknown field of an object that holds
-#   it (or of the object itself) is named before it (docs/settle.md);
-# - ``banking``'s check across its fields runs as soon as its fields are read without a problem, and
-#   its refusal is named at once, before any problem found earlier or later.
-
-_Path = tuple[int | str, ...]
-
-
-class _Refusal(Exception):
-    """A value refused, in our words: the reader records it at the field's path."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
-class _BankingRefusal(Exception):
-    """``banking``'s check across its fields: named at once, before every other problem."""
-
-
-@dataclass(frozen=True, slots=True)
-class _Problem:
-    """One problem the reader found at ``path``. ``kind``: "refused" (``reason`` says why), "missing"
-    (``reason`` is the hint), "unknown" (a field the object has not; ``known`` its fields), "object" or
-    "list" (``value`` is not one)."""
-
-    path: _Path
-    kind: str
-    reason: str = ""
-    value: object = None
-    known: tuple[str, ...] = ()
-
-
-_BAD: Final = object()  # what a value read with a problem stands as (never used: the round is refused)
-_Read = Callable[["_Reader", object, _Path], object]
-
-
-@dataclass(frozen=True, slots=True)
-class _Field:
-    """One field of an object of the input: how it is read, and what stands when it is absent: missing
-    (with ``hint``) when ``required``; else ``default`` (``factory()`` if given), read like a given
-    value when ``read_default``."""
-
-    read: _Read
-    required: bool = False
-    hint: str = ""
-    default: object = None
-    factory: Callable[[], object] | None = None
-    read_default: bool = False
-
-
-class _Reader:
-    """Reads one round's input, recording every problem (see the comment above)."""
-
-    def __init__(self) -> None:
-        self.problems: list[_Problem] = []
-
-    def fields(self, value: object, path: _Path, fields: Mapping[str, _Field]) -> dict[str, object] | None:
-        """The object's fields, read (an absent one at its default); None when it has a problem."""
-        if not isinstance(value, Mapping):
-            self.problems.append(_Problem(path, "object", value=value))
-            return None
-        before = len(self.problems)
-        out: dict[str, object] = {}
-        for name, field_ in fields.items():
-            if name in value:
-                out[name] = field_.read(self, value[name], (*path, name))
-            elif field_.required:
-                self.problems.append(_Problem((*path, name), "missing", field_.hint))
-            elif field_.read_default:
-                out[name] = field_.read(self, field_.default, (*path, name))
-            else:
-                out[name] = field_.factory() if field_.factory is not None else field_.default
-        for key in value:
-            if key not in fields:  # (the known names sorted only for a refusal: the engine's input has none)
-                self.problems.append(_Problem((*path, key), "unknown", known=tuple(sorted(fields))))
-        return out if len(self.problems) == before else None
-
-    def items(self, value: object, path: _Path, read: _Read) -> list[object]:
-        """A list's items, each read (a tuple from code is a list too)."""
-        if not isinstance(value, list | tuple | set | frozenset | deque):
-            self.problems.append(_Problem(path, "list", value=value))
-            return []
-        return [read(self, item, (*path, index)) for index, item in enumerate(value)]
-
-
-def _scalar(check: Callable[[object], object]) -> _Read:
-    """A reader of one value by ``check``, which raises _Refusal."""
-
-    def read(reader: _Reader, value: object, path: _Path) -> object:
-        try:
-            return check(value)
-        except _Refusal as refused:
-            reader.problems.append(_Problem(path, "refused", refused.reason))
-            return _BAD
-
-    return read
-
-
-def _nullable(read: _Read) -> _Read:
-    """A field that may be null: null stands as None, unread."""
-
-    def read_or_none(reader: _Reader, value: object, path: _Path) -> object:
-        return None if value is None else read(reader, value, path)
-
-    return read_or_none
-
-
-def _path_text(path: Sequence[int | str]) -> str:
-    """('seats', 0, 'cards') -> 'seats[0].cards'."""
-    text = ""
-    for part in path:
-        if isinstance(part, int):
-            text += f"[{part}]"
-        else:
-            text += f".{part}" if text else part
-    return text
-
-
-def _named(problems: Sequence[_Problem]) -> str:
-    """The one problem a refusal names, as ``field: reason``."""
-    first = problems[0]
-    for other in problems:
-        # An object's unknown fields are named before its fields' own problems (docs/settle.md).
-        parent = other.path[:-1]
-        if other.kind == "unknown" and first.path[: len(parent)] == parent:
-            first = other
-            break
-    key = _path_text(first.path)
-    if first.kind == "refused":
-        return f"{key}: {first.reason}"
-    if first.kind == "missing":
-        return f"{key}: missing" + (f" ({first.reason})" if first.reason else "")
-    if first.kind == "unknown":
-        where = _path_text(first.path[:-1]) or "round"
-        return f"{where}: unknown field {shown(first.path[-1])} (known: {', '.join(first.known)})"
-    if first.kind == "object":
-        return f"{key or 'round'}: must be an object, not {type_name(first.value)}"
-    return f"{key}: must be a list, not {type_name(first.value)}"
-
-
-def _field(prefix: str, key: str) -> str:
-    """``prefix.key`` for a readable key; ``prefix[<key as quoted>]`` for anything long or odd."""
-    if key.isidentifier() and len(key) <= 40:
-        return f"{prefix}.{key}"
-    return f"{prefix}[{shown(key)}]"
-
-
-def _seat_number(value: object, field_name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise UserError(f"{field_name}: must be a seat number {MIN_SEAT}..{MAX_SEAT}, not {type_name(value)}")
-    if not MIN_SEAT <= value <= MAX_SEAT:
-        raise UserError(f"{field_name}: must be a seat number {MIN_SEAT}..{MAX_SEAT}, not {shown(value)}")
-    return value
-
-
-def _refused_as(check: Callable[[object, str], object]) -> Callable[[object], object]:
-    """``check(value, field)``'s UserError as a _Refusal of its reason (the reader adds the path)."""
-
-    def checked(value: object) -> object:
-        try:
-            return check(value, "value")
-        except UserError as error:
-            raise _Refusal(str(error).partition(": ")[2]) from None
-
-    return checked
-
-
-def _bool_input(value: object) -> bool:
-    if not isinstance(value, bool):
-        raise _Refusal(f"must be true or false, not {type_name(value)} {shown(value)}")
-    return value
-
-
-def _card_input(value: object) -> Card:
-    try:
-        return parse_card(value)
-    except CardError as error:
-        raise _Refusal(str(error)) from None
-
-
-def _object_input(value: object) -> dict[str, Any]:
-    if not isinstance(value, Mapping):
-        raise _Refusal(f"must be an object, not {type_name(value)}")
-    for key in value:
-        if not isinstance(key, str):
-            raise _Refusal(f"keys must be strings, not {shown(key)}")
-    return dict(value)
-
-
-def _street_input(value: object) -> object:
-    if value is not None and not isinstance(value, str):
-        raise _Refusal(f"must be one of {', '.join(STREETS)}, not {type_name(value)}")
-    return value
-
-
-def _game_input(value: object) -> str:
-    try:
-        return game_spec(value).name
-    except UserError as error:
-        raise _Refusal(str(error).partition(": ")[2]) from None
-
-
-def _banking_mode_input(value: object) -> object:
-    if value not in (HOUSE, DESIGNATED_PLAYER):
-        raise _Refusal(f"must be {HOUSE!r} or {DESIGNATED_PLAYER!r}, not {shown(value)}")
-    return value
-
-
-def _rake_method_input(value: object) -> str:
-    if isinstance(value, str):
-        for method in RakeMethod:
-            if value == method.value:
-                return method.value
-    raise _Refusal(
-        "must be 'i' (every player), 'ii' (every player but the designated player) or "
-        f"'iii' (the designated player only), not {shown(value)}"
-    )
-
-
-def _cards(reader: _Reader, value: object, path: _Path) -> object:
-    return reader.items(value, path, _scalar(_card_input))
-
-
-def _banking(reader: _Reader, value: object, path: _Path) -> object:
-    fields = reader.fields(value, path, _BANKING_FIELDS)
-    if fields is None:
-        return _BAD
-    assert isinstance(value, Mapping)
-    if fields["mode"] == HOUSE:
-        extra = sorted(name for name in _BANKING_FIELDS if name in value and name != "mode")
-        if extra:
-            raise _BankingRefusal(f"banking.{extra[0]}: only the designated-player mode takes {extra[0]!r}")
-        return Banking()
-    # Each field was read by its own check (a seat number, cents, cents or None): the casts say so.
-    seat, funds = cast(int | None, fields["seat"]), cast(int | None, fields["funds"])
-    if seat is None:
-        raise _BankingRefusal("banking.seat: missing (the designated player's seat)")
-    if funds is None:
-        raise _BankingRefusal(
-            "banking.funds: missing (the cents the designated player posted before the deal)"
-        )
-    bonus_cap = cast(int | None, fields["bonus_cap"])
-    return Banking(DESIGNATED_PLAYER, seat, funds, bonus_cap)
-
-
-def _rake(reader: _Reader, value: object, path: _Path) -> object:
-    fields = reader.fields(value, path, _RAKE_FIELDS)
-    if fields is None:
-        return _BAD
-    return Rake(cast(str, fields["method"]), cast(int, fields["amount"]))
-
-
-@dataclass(frozen=True, slots=True)
-class _SeatFields:
-    """One seat as the input gives it (its wagers are checked against the game after)."""
-
-    seat: int
-    cards: list[Card]
-    wagers: dict[str, Any]
-    folded: bool
-    street: str | None
-
-
-def _seat_input(reader: _Reader, value: object, path: _Path) -> object:
-    fields = reader.fields(value, path, _SEAT_FIELDS)
-    return _BAD if fields is None else _SeatFields(**fields)  # type: ignore[arg-type]  # read by _SEAT_FIELDS
-
-
-def _seats(reader: _Reader, value: object, path: _Path) -> object:
-    return reader.items(value, path, _seat_input)
-
-
-_cents_input = _scalar(_refused_as(check_cents))
-
-_RAKE_FIELDS: Final[dict[str, _Field]] = {
-    # No method is refused as a wrong one (the contract's words), hence the default read.
-    "method": _Field(_scalar(_rake_method_input), read_default=True),
-    "amount": _Field(_cents_input, required=True, hint="the fixed cents per hand each payer pays"),
-}
-_BANKING_FIELDS: Final[dict[str, _Field]] = {
-    "mode": _Field(_scalar(_banking_mode_input), default=HOUSE),
-    # A null seat or funds is refused as a wrong value, an absent one as missing (in _banking).
-    "seat": _Field(_scalar(_refused_as(_seat_number))),
-    "funds": _Field(_cents_input),
-    "bonus_cap": _Field(_nullable(_scalar(_refused_as(check_positive_cents)))),
-}
-_SEAT_FIELDS: Final[dict[str, _Field]] = {
-    "seat": _Field(_scalar(_refused_as(_seat_number)), required=True),
-    "cards": _Field(_cards, required=True),
-    "wagers": _Field(_scalar(_object_input), read_default=True),  # absent: "must be an object, not null"
-    "folded": _Field(_scalar(_bool_input), default=False),
-    "street": _Field(_scalar(_street_input)),
-}
-_ROUND_FIELDS: Final[dict[str, _Field]] = {
-    "game": _Field(_scalar(_game_input), required=True, hint="high-card-flush, top-flush or chase-the-flush"),
-    "banking": _Field(_banking, default=Banking()),
-    "paytables": _Field(_scalar(_object_input), factory=dict),
-    "rake": _Field(_nullable(_rake)),
-    "dealer": _Field(_cards, required=True, hint="the banker's cards"),
-    "community": _Field(_cards, factory=list),
-    "seats": _Field(_seats, required=True),
-    "dead": _Field(_scalar(_bool_input), default=False),
-}
-
-
-def _seat(value: _SeatFields, index: int, spec: GameSpec) -> Seat:
-    where = f"seats[{index}]"
-    wagers: dict[str, int] = {}
-    for name, amount in value.wagers.items():
-        if name == PROGRESSIVE and spec.name not in PROGRESSIVE_GAMES:
-            raise UserError(f"{where}.wagers.progressive: {NOT_OFFERED}")
-        if name not in spec.wagers and not (name == PROGRESSIVE and spec.name in PROGRESSIVE_GAMES):
-            raise UserError(
-                f"{_field(where + '.wagers', name)}: unknown wager for {spec.name} "
-                f"(known: {', '.join(spec.wagers)})"
-            )
-        wagers[name] = check_cents(amount, f"{where}.wagers.{name}")
-    return Seat(
-        seat=value.seat, cards=tuple(value.cards), wagers=wagers, folded=value.folded, street=value.street
-    )
-
-
-def parse_round(obj: Mapping[str, object]) -> Round:
-    """The round written as JSON per docs/settle.md, checked; a bad field raises UserError naming it."""
-    # The progressive is read by its own parser (controller/rules/progressive.py), after the game.
-    has_progressive = isinstance(obj, Mapping) and PROGRESSIVE in obj
-    progressive_json = obj.get(PROGRESSIVE) if has_progressive else None
-    if has_progressive:
-        obj = {key: value for key, value in obj.items() if key != PROGRESSIVE}
-    reader = _Reader()
-    try:
-        given = reader.fields(obj, (), _ROUND_FIELDS)
-    except _BankingRefusal as refused:
-        raise UserError(str(refused)) from None
-    if given is None:
-        raise UserError(_named(reader.problems))
-    # Each field was read by its own check: the casts say what it gave (no problem was recorded).
-    game, banking = cast(str, given["game"]), cast(Banking, given["banking"])
-    spec = game_spec(game)
-    if banking.mode not in spec.banking_modes:
-        raise UserError(f"banking.mode: {spec.name} is house-banked only")
-    paytables: dict[str, Paytable] = {}
-    for wager, table in cast(dict[str, object], given["paytables"]).items():
-        if wager not in spec.bonus_wagers:
-            raise UserError(
-                f"{_field('paytables', wager)}: not a bonus wager of {spec.name} "
-                f"(bonus wagers: {', '.join(spec.bonus_wagers)})"
-            )
-        paytables[wager] = parse_paytable(table, field=f"paytables.{wager}")
-    progressive = None
-    if has_progressive:
-        if spec.name not in PROGRESSIVE_GAMES:
-            raise UserError(f"progressive: {NOT_OFFERED}")
-        from controller.rules.progressive import parse_progressive_round  # noqa: PLC0415 (a round with a progressive only: its rules load ~4 ms)
-
-        progressive = parse_progressive_round(progressive_json)
-    round_ = Round(
-        game=spec.name,
-        dealer=tuple(cast(list[Card], given["dealer"])),
-        seats=tuple(
-            _seat(seat, index, spec) for index, seat in enumerate(cast(list[_SeatFields], given["seats"]))
-        ),
-        banking=banking,
-        community=tuple(cast(list[Card], given["community"])),
-        paytables=paytables,
-        rake=cast(Rake | None, given["rake"]),
-        dead=cast(bool, given["dead"]),
-        progressive=progressive,
-    )
-    check_round(round_)
-    return round_
-
-
-# --- checks -------------------------------------------------------------------------------------------
-def _round_is_dead(round_: Round, spec: GameSpec) -> bool:
-    """docs/rules.md: the banker dealt the wrong number, a wrong community count, or a fault: the round
-    is dead."""
-    return (
-        round_.dead or len(round_.dealer) != spec.hole_cards or len(round_.community) != spec.community_cards
-    )
-
-
-def _seat_is_misdealt(seat: Seat, spec: GameSpec) -> bool:
-    """docs/rules.md: a seat dealt the wrong number of cards is dead."""
-    return len(seat.cards) != spec.hole_cards
-
-
-def check_round(round_: Round) -> None:  # noqa: PLR0912 - one check per field of a round, each its own one-line error
-    """Refuse a round that cannot be settled, naming the field: see docs/settle.md "Refused input"."""
-    spec = game_spec(round_.game)
-    banking = round_.banking
-    if banking.mode not in spec.banking_modes:
-        raise UserError(f"banking.mode: {spec.name} cannot be banked {banking.mode!r}")
-    if banking.mode == DESIGNATED_PLAYER:
-        if banking.seat is None:
-            raise UserError("banking.seat: missing (the designated player's seat)")
-        _seat_number(banking.seat, "banking.seat")
-        check_cents(banking.funds_cents, "banking.funds")
-        if banking.bonus_cap_cents is not None:  # the configuration's words for the same refusal
-            check_positive_cents(banking.bonus_cap_cents, "banking.bonus_cap")
-    elif round_.rake is not None:
-        raise UserError(
-            "rake: a rake is taken only in the designated-player mode; a house-banked game has none"
-        )
-    if round_.rake is not None:
-        if round_.rake.method not in RAKE_METHODS:
-            raise UserError(
-                f"rake.method: must be one of {', '.join(RAKE_METHODS)}, not {shown(round_.rake.method)}"
-            )
-        check_cents(round_.rake.amount_cents, "rake.amount")
-    for wager in round_.paytables:
-        if wager not in spec.bonus_wagers:
-            raise UserError(f"{_field('paytables', wager)}: not a bonus wager of {spec.name}")
-    if round_.progressive is not None:
-        if spec.name not in PROGRESSIVE_GAMES:
-            raise UserError(f"progressive: {NOT_OFFERED}")
-        from controller.rules.progressive import check_meter, check_progressive_settings  # noqa: PLC0415 (a round with a progressive only: its rules load ~4 ms)
-
-        check_progressive_settings(round_.progressive.settings)
-        check_meter(
-            round_.progressive.settings,
-            round_.progressive.meter_cents,
-            round_.progressive.reserve_cents,
-            field=PROGRESSIVE,
-        )
-    if spec.community_cards == 0 and round_.community:
-        raise UserError(f"community: {spec.name} has no community cards")
-    if not round_.seats:
-        raise UserError("seats: a round needs at least one seat")
-    if len(round_.seats) > spec.max_players:
-        raise UserError(
-            f"seats: {len(round_.seats)} seats, but {spec.name} seats at most {spec.max_players} players "
-            f"(no more seats than the deck serves)"
-        )
-
-    # Every card once: the banker's, the community's, then each seat's.
-    seen: dict[Card, tuple[str, int]] = {}
-    _see_once(seen, round_.dealer, "dealer")
-    _see_once(seen, round_.community, "community")
-    numbers: set[int] = set()
-    for index, seat in enumerate(round_.seats):
-        where = f"seats[{index}]"
-        _seat_number(seat.seat, f"{where}.seat")
-        if seat.seat in numbers:
-            raise UserError(f"{where}.seat: seat {seat.seat} appears twice")
-        if banking.mode == DESIGNATED_PLAYER and seat.seat == banking.seat:
-            raise UserError(
-                f"{where}.seat: seat {seat.seat} is the designated player's (its cards are 'dealer')"
-            )
-        numbers.add(seat.seat)
-        _see_once(seen, seat.cards, f"{where}.cards")
-        _check_seat_wagers(round_, spec, seat, where)
-
-
-def _see_once(seen: dict[Card, tuple[str, int]], cards: Sequence[Card], where: str) -> None:
-    """Each of ``cards`` not seen before (``seen``: where each card was). Where a card was is written
-    out only for the refusal (every card of every round is checked: ~50 a round at the table)."""
-    for position, card in enumerate(cards):
-        first = seen.get(card)
-        if first is not None:
-            text = cards_text([card])[0]
-            raise UserError(f"{where}[{position}]: {text} appears twice (also in {first[0]}[{first[1]}])")
-        seen[card] = (where, position)
-
-
-def _check_seat_wagers(round_: Round, spec: GameSpec, seat: Seat, where: str) -> None:
-    _check_progressive_wager(round_, spec, seat, where)
-    check_bet_wagers(
-        spec.name,
-        {name: amount for name, amount in seat.wagers.items() if name != PROGRESSIVE},
-        field=f"{where}.wagers",
-    )
-    if seat.street is not None and spec.name != CHASE_THE_FLUSH:
-        raise UserError(f"{where}.street: only Chase the Flush has streets")
-    if seat.street is not None and seat.street not in STREETS:
-        raise UserError(f"{where}.street: must be one of {', '.join(STREETS)}, not {shown(seat.street)}")
-
-    ante = seat.wagers["ante"]
-    decision = spec.decision_wager
-    amount = seat.wagers.get(decision, 0)
-    if seat.folded:
-        if amount:
-            raise UserError(f"{where}.wagers.{decision}: a folded seat has no {decision} wager")
-        if spec.name == CHASE_THE_FLUSH and seat.street is not None:
-            raise UserError(f"{where}.street: a folded seat made no all-in")
-        return
-    if _round_is_dead(round_, spec) or _seat_is_misdealt(seat, spec):
-        # A dead hand's wagers all go back whatever they are: its cards cannot be judged.
-        return
-    hand = evaluate((*seat.cards, *round_.community))
-    if spec.name == CHASE_THE_FLUSH:
-        if seat.street is None:
-            raise UserError(f"{where}.street: missing (when the all-in was made: {', '.join(STREETS)})")
-        if amount == 0:
-            raise UserError(f"{where}.wagers.all_in: missing (a seat that did not fold made its all-in)")
-    elif amount == 0:
-        raise UserError(f"{where}.wagers.{decision}: missing (a seat that did not fold made its {decision})")
-    low, high = decision_limits(spec.name, hand, ante, seat.street)
-    if not low <= amount <= high:
-        allowed = f"exactly {low}" if low == high else f"{low} to {high}"
-        why = (
-            STREET_WORDS[seat.street] if seat.street is not None else f"with a {hand.flush_length}-card flush"
-        )
-        raise UserError(
-            f"{where}.wagers.{decision}: {amount} is outside its limit ({allowed} {why}, ante {ante})"
-        )
-
-
-def _check_progressive_wager(round_: Round, spec: GameSpec, seat: Seat, where: str) -> None:
-    """docs/rules.md: a fixed unit on its own spot, only where the game offers it and the round has one."""
-    if PROGRESSIVE not in seat.wagers:
-        return
-    field_name = f"{where}.wagers.{PROGRESSIVE}"
-    if spec.name not in PROGRESSIVE_GAMES:
-        raise UserError(f"{field_name}: {NOT_OFFERED}")
-    stake = check_cents(seat.wagers[PROGRESSIVE], field_name)
-    if stake == 0:
-        return
-    if round_.progressive is None:
-        raise UserError(
-            f'{field_name}: the round has no progressive (give "progressive": {{"meter_cents": ..., ...}})'
-        )
-    from controller.rules.progressive import check_progressive_stake  # noqa: PLC0415 (a round with a progressive only: its rules load ~4 ms)
-
-    check_progressive_stake(round_.progressive.settings, stake, field_name)
+    from controller.rules.progressive import ProgressiveResult
 
 
 # --- settlement -----------------------------------------------------------------------------------------
@@ -1135,38 +338,18 @@ def settle_parsed(obj: Mapping[str, object]) -> Settlement:
     return _settle_checked(parse_round(obj))
 
 
-def _settle_checked(round_: Round) -> Settlement:
-    spec = game_spec(round_.game)
+def _seats_dead(
+    round_: Round, spec: GameSpec, order: Sequence[int], seat_by_number: Mapping[int, Seat]
+) -> tuple[dict[int, str], int]:
+    """The seats dead before any hand is judged (the designated player's cover refused, a misdeal), with
+    why, and the cents the designated player committed to the covered seats."""
     banking = round_.banking
-    designated = banking.mode == DESIGNATED_PLAYER
-    by_seat = sorted(round_.seats, key=lambda seat: seat.seat)
-
-    if _round_is_dead(round_, spec):
-        reason = ROUND_DEAD
-        return Settlement(
-            game=spec.name,
-            banking_mode=banking.mode,
-            dead=True,
-            dealer_hand=None,
-            dealer_qualifies=None,
-            seats=tuple(_dead_seat(seat, spec, reason) for seat in by_seat),
-            progressive=_settle_progressive(round_, order=[seat.seat for seat in by_seat], hands={}),
-        )
-
-    dealer = evaluate((*round_.dealer, *round_.community))
-    qualifies = dealer.qualifies
-    order = (
-        action_order(banking.seat, [seat.seat for seat in by_seat])
-        if designated and banking.seat is not None
-        else tuple(seat.seat for seat in by_seat)
-    )
-    seat_by_number = {seat.seat: seat for seat in round_.seats}
-
     # Bet lock comes before the deal: coverage is decided on the antes alone, and a seat found misdealt
     # afterwards keeps the cover it was given.
     dead_reason: dict[int, str] = {}
     committed = 0
-    if designated and banking.seat is not None:
+    if banking.mode == DESIGNATED_PLAYER and banking.seat is not None:
+        by_seat = sorted(round_.seats, key=lambda seat: seat.seat)
         coverage = cover_seats(
             spec.name,
             banking.seat,
@@ -1181,23 +364,74 @@ def _settle_checked(round_: Round) -> Settlement:
         for number in coverage.uncovered:
             dead_reason[number] = NOT_COVERED
     for number in order:
-        if number not in dead_reason and _seat_is_misdealt(seat_by_number[number], spec):
+        if number not in dead_reason and seat_is_misdealt(seat_by_number[number], spec):
             dead_reason[number] = WRONG_CARD_COUNT
+    return dead_reason, committed
 
+
+def _wager_results(owed: Sequence[Owed]) -> tuple[WagerResult, ...]:
+    return tuple(
+        WagerResult(
+            item.wager, item.stake, item.result, item.net, item.odds, item.shortfall, item.capped_from
+        )
+        for item in owed
+    )
+
+
+def _dead_round(round_: Round, spec: GameSpec, by_seat: Sequence[Seat]) -> Settlement:
+    """A round dead as a whole: every wager returned, no hand judged."""
+    return Settlement(
+        game=spec.name,
+        banking_mode=round_.banking.mode,
+        dead=True,
+        dealer_hand=None,
+        dealer_qualifies=None,
+        seats=tuple(_dead_seat(seat, spec, ROUND_DEAD) for seat in by_seat),
+        progressive=_settle_progressive(round_, order=[seat.seat for seat in by_seat], hands={}),
+    )
+
+
+def _judge_live_seats(
+    round_: Round, spec: GameSpec, live: Sequence[Seat], dealer: Hand
+) -> tuple[dict[int, list[Owed]], dict[int, Hand]]:
+    """Each live seat's hand and what its wagers are owed against the dealer's, in action order."""
     owed_by_seat: dict[int, list[Owed]] = {}
     hands: dict[int, Hand] = {}
-    for number in order:
-        if number in dead_reason:
-            continue
-        seat = seat_by_number[number]
+    qualifies = dealer.qualifies
+    for seat in live:
         hand = evaluate((*seat.cards, *round_.community))
-        hands[number] = hand
+        hands[seat.seat] = hand
         if spec.name == CHASE_THE_FLUSH:
             owed = _settle_chase(round_, seat, hand, dealer, qualifies)
         else:
             owed = _settle_hcf_or_top_flush(spec, seat, hand, dealer, qualifies=qualifies)
         owed += _settle_bonuses(round_, spec, seat, (hand, dealer), qualifies=qualifies)
-        owed_by_seat[number] = _in_spot_order(owed, spec.wagers)
+        owed_by_seat[seat.seat] = _in_spot_order(owed, spec.wagers)
+    return owed_by_seat, hands
+
+
+def _settle_checked(round_: Round) -> Settlement:
+    spec = game_spec(round_.game)
+    banking = round_.banking
+    designated = banking.mode == DESIGNATED_PLAYER
+    by_seat = sorted(round_.seats, key=lambda seat: seat.seat)
+
+    if round_is_dead(round_, spec):
+        return _dead_round(round_, spec, by_seat)
+
+    dealer = evaluate((*round_.dealer, *round_.community))
+    qualifies = dealer.qualifies
+    order = (
+        action_order(banking.seat, [seat.seat for seat in by_seat])
+        if designated and banking.seat is not None
+        else tuple(seat.seat for seat in by_seat)
+    )
+    seat_by_number = {seat.seat: seat for seat in round_.seats}
+
+    dead_reason, committed = _seats_dead(round_, spec, order, seat_by_number)
+
+    live = [seat_by_number[number] for number in order if number not in dead_reason]
+    owed_by_seat, hands = _judge_live_seats(round_, spec, live, dealer)
 
     cap_report: BonusCapReport | None = None
     dp_report: DesignatedPlayerReport | None = None
@@ -1218,12 +452,7 @@ def _settle_checked(round_: Round) -> Settlement:
         if number in dead_reason:
             results.append(_dead_seat(seat, spec, dead_reason[number]))
             continue
-        wagers = tuple(
-            WagerResult(
-                item.wager, item.stake, item.result, item.net, item.odds, item.shortfall, item.capped_from
-            )
-            for item in owed_by_seat[number]
-        ) + _progressive_wager_result(seat, progressive)
+        wagers = _wager_results(owed_by_seat[number]) + _progressive_wager_result(seat, progressive)
         results.append(
             SeatResult(
                 seat=number,

@@ -83,7 +83,11 @@ SETTLE = (
     "controller.commands",
     "controller.commands.settle",
     "controller.names",
+    # settle.py's round (its types, parsing and checks) and its result types, split out of it (issue 29):
+    # the same code as before, in three modules.
+    "controller.rules.round_input",
     "controller.rules.settle",
+    "controller.rules.settlement",
     "table_names",
 )
 
@@ -119,8 +123,6 @@ BUDGET: dict[str, tuple[frozenset[str], frozenset[str]]] = {
                 "controller.commands",
                 "controller.commands.journal_args",
                 "controller.commands.recall",
-                "controller.engine",
-                "controller.engine.machine",
                 "controller.files",
                 "controller.journal",
                 "controller.journal.chain",
@@ -140,6 +142,7 @@ BUDGET: dict[str, tuple[frozenset[str], frozenset[str]]] = {
                 "controller.locale",  # times in the property's zone, amounts in its currency
                 "controller.money",
                 "controller.names",
+                "controller.phases",  # the round's phase names the fold reads (below the engine)
                 "controller.rules.describe",
                 "table_names",
             )

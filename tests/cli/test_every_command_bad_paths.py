@@ -44,7 +44,8 @@ ALWAYS = ("/dev/zero", "a FIFO")  # the kinds every path option meets
 PATH_METAVARS = {"PATH", "FILE", "F", "DEST", "DIR"}
 PATH_DESTS = {"config", "journal", "dir", "output", "file", "destination", "scenario", "records"}
 # Paths a command writes (made if missing): a regular file there is no fault, so no text file is tried.
-WRITTEN_DESTS = {"output", "destination", "run_dir", "cache_dir", "dir", "log_file"}  # run --log-file appends
+# `run --log-file` appends; `release manifest --out` writes its manifest (given a file, it overwrites it).
+WRITTEN_DESTS = {"output", "out", "destination", "run_dir", "cache_dir", "dir", "log_file"}
 # Values for required arguments that are not paths, by their dest: a new required argument without one
 # fails test_every_required_argument_has_a_value, which says which to add.
 FILLERS = {

@@ -446,7 +446,9 @@ def test_flushtable_clear_releases_a_running_table_and_the_shoe_is_reset(tmp_pat
         try:
             await until(lambda: daemon.engine.held, "the red light held the table")
             # The shoe's fault report follows its red light on the line.
-            await until(lambda: daemon.engine.device_health["shuffler"] == "fault", "the shoe in fault")
+            await until(
+                lambda: daemon.engine._ctx.faults.device_health["shuffler"] == "fault", "the shoe in fault"
+            )
             cleared = await asyncio.create_subprocess_exec(
                 FLUSHTABLE,
                 "clear",
@@ -463,7 +465,9 @@ def test_flushtable_clear_releases_a_running_table_and_the_shoe_is_reset(tmp_pat
             assert cleared.returncode == 0, err.decode()
             assert "The table is no longer held." in out.decode()
             await until(lambda: not daemon.engine.held, "the daemon adopted the clearing")
-            await until(lambda: daemon.engine.device_health["shuffler"] == "ready", "the shoe was reset")
+            await until(
+                lambda: daemon.engine._ctx.faults.device_health["shuffler"] == "ready", "the shoe was reset"
+            )
             # Released to idle (the scenario's dealer may already have opened the next round's betting
             # by now: the state itself is not asserted, the release is, from the journal).
             released = [

@@ -5,12 +5,14 @@ drivers publish (drivers/events.py), and the shoe here plays the shuffler's part
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from controller.engine import Alert, JournalRecord, Output, Refused, TableConfig, TableEngine, actions
 from controller.engine.state import RecoveredState
+from controller.journal import entries
 from controller.rules.cards import DECK_SIZE, parse_card
 from controller.rules.games import game_spec
 from drivers.events import (
@@ -26,6 +28,7 @@ from drivers.events import (
 
 NOW_S = 1_800_000_000.0  # 2027-01-15 08:00 UTC
 # A card in a public text: its code ("As", "Td"), its number ("card 51") or where it was dealt ("index 4").
+_CARD_CODE = re.compile(r'"([2-9TJQKA][cdhs])"')  # a card code as a JSON string
 _CARD_IN_TEXT = re.compile(r"\b[2-9TJQKA][cdhs]\b|\bcards? (?:number )?\d|\bindex \d")
 T = TypeVar("T")
 
@@ -130,6 +133,15 @@ class Table:
     # --- reading ---------------------------------------------------------------------------------
     def journal(self, kind: str | None = None) -> list[JournalRecord]:
         return [o for o in self.outputs if isinstance(o, JournalRecord) and (kind is None or o.kind == kind)]
+
+    def public_journal_cards(self, start: int = 0) -> set[str]:
+        """Every card text (``"As"``) the journal's public parts name, from output ``start`` on: what the
+        panel, the recall and the floor may show (the private parts are never shown)."""
+        texts: set[str] = set()
+        for out in self.outputs[start:]:
+            if isinstance(out, JournalRecord):
+                texts.update(_CARD_CODE.findall(json.dumps(entries.public_dict(out.entry))))
+        return texts
 
     def kinds(self) -> list[str]:
         return [o.kind for o in self.journal()]

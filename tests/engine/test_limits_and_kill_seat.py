@@ -196,9 +196,9 @@ def test_a_bank_below_the_minimum_is_refused_with_the_reason_on_the_display() ->
     reason = "a bank of 0.01 is below the table's minimum bank 200.00"
     assert table.refusals(outs)[0].reason == reason
     assert ShowText("display", f"Refused: {reason}") in outs
-    assert table.engine.public_snapshot()["designated_player"]["seat"] is None
+    assert table.engine.dp_seat is None
     table.call(table.engine.handle, a.DpAccepts(20_000, "dealer"), table.now_s)
-    assert table.engine.public_snapshot()["designated_player"]["seat"] == 1
+    assert table.engine.dp_seat == 1
 
 
 # --- coverage at the lock counts the bonus wagers' top payouts ------------------------------------------
@@ -258,7 +258,7 @@ def test_an_unanswered_offer_times_out_into_a_waive_and_moves_on() -> None:
     waived = table.journal("dp_waived")
     assert [(w.payload, w.source) for w in waived] == [({"seat": 1}, "engine")]
     assert ShowText("display", "Seat 1: no answer, the button is waived") in outs
-    assert table.engine.public_snapshot()["designated_player"]["offered_to"] == 2
+    assert table.engine.dp_offer_seat == 2
     table.tick(19)
     assert len(table.journal("dp_waived")) == 1  # seat 2 has its own 20 s
     table.call(table.engine.handle, a.DpAccepts(50_000, "dealer", 2), table.now_s)
@@ -335,9 +335,9 @@ def test_an_empty_seat_is_never_offered_the_button() -> None:
     table.key("confirm")
     table.key("next")
     # Seats 2, 4 and 6 played no part: the button goes from seat 1 to seat 3.
-    assert table.engine.public_snapshot()["designated_player"]["offered_to"] == 3
+    assert table.engine.dp_offer_seat == 3
     table.key("dp_waives")
-    assert table.engine.public_snapshot()["designated_player"]["offered_to"] == 5
+    assert table.engine.dp_offer_seat == 5
     table.event(BetChanged("sensors", 6, BANK_SPOT, 50_000, 5, False))  # chips on seat 6's bank spot
     table.key("dp_waives")
-    assert table.engine.public_snapshot()["designated_player"]["offered_to"] == 6
+    assert table.engine.dp_offer_seat == 6

@@ -164,7 +164,9 @@ def test_on_exception_holds_the_round_with_a_latched_integrity_fault() -> None:
     table.bet(1, "ante", 500)
     table.lock()
     assert table.engine.state == "held"
-    assert table.engine.held_from == "dealing"  # the nested state remembers where the round was
+    assert (
+        m.held_from(table.engine._ctx.flow.machine_state) == "dealing"
+    )  # the nested state remembers where the round was
     assert not [o for o in table.outputs if isinstance(o, Deal)]  # nothing acts after the failure
     faults = [o for o in table.outputs if isinstance(o, JournalRecord) and o.kind == "fault_raised"]
     assert faults[0].payload["kind"] == "integrity"
@@ -202,7 +204,7 @@ def test_a_failed_settlement_holds_and_settles_once_when_cleared() -> None:
     table.bet(1, "raise", 500)
     table.key("confirm")
     assert table.engine.state == "held"
-    assert table.engine.held_from == "settling"
+    assert m.held_from(table.engine._ctx.flow.machine_state) == "settling"
     assert table.journal("round_settled") == []
     fault = table.journal("fault_raised")[0].payload
     assert fault["kind"] == "integrity"

@@ -68,10 +68,11 @@ def test_set_limits_between_rounds_is_journaled_and_governs_the_next_lock() -> N
         },
         config_digest="d1",
     )
-    assert table.engine.public_snapshot()["limits"] == {
-        "min_ante_cents": 2000,
-        "max_ante_cents": 50_000,
-        "max_bonus_cents": {"flush": 50_000, "straight_flush": 50_000},
+    config = table.engine.config
+    assert (config.min_ante_cents, config.max_ante_cents) == (2000, 50_000)
+    assert {wager: config.max_bonus_for(wager) for wager in ("flush", "straight_flush")} == {
+        "flush": 50_000,
+        "straight_flush": 50_000,
     }
     table.start()
     table.bet(1, "ante", 500)
@@ -211,7 +212,8 @@ def test_set_paytable_preset_and_custom_lines_settle_the_next_round() -> None:
         table.engine.handle, a.SetPaytable("straight_flush", "hcf-straight-flush-dp", "m"), table.now_s
     )
     assert records(outs, "paytable_set")[0].payload["after"] == "hcf-straight-flush-dp"
-    assert table.engine.public_snapshot()["paytables"] == {
+    settings = table.engine._ctx.settings
+    assert {wager: settings.paytable_in_effect(wager) for wager in ("flush", "straight_flush")} == {
         "flush": {"7": 500, "5": 20, "4": 2},
         "straight_flush": "hcf-straight-flush-dp",
     }
@@ -243,7 +245,6 @@ def test_a_closed_table_starts_no_round_until_a_manager_opens_it() -> None:
     (closed,) = records(outs, "table_closed")
     assert (closed.payload, closed.source) == ({"by": "maria", "reason": "end of shift"}, "operator:maria")
     assert table.engine.table_open is False
-    assert table.engine.public_snapshot()["table_open"] is False
     for refused in (table.refusals(table.start()), table.refusals(table.key("next"))):
         assert refused
         assert refused[0].reason == "the table is closed: a manager opens it"

@@ -63,7 +63,7 @@ def state(engine: TableEngine) -> str:
 
 
 def held_from(engine: TableEngine) -> str | None:
-    return engine.held_from
+    return m.held_from(engine._ctx.flow.machine_state)
 
 
 def closed(live: LiveRound) -> bool:
@@ -119,3 +119,71 @@ def test_the_round_is_finished_when_the_machine_has_left_it() -> None:
     # The state change out of the round is the table's, not the round's.
     assert table.journal("state_changed")[-1].round_id is None
     assert table.journal("state_changed")[-2].round_id == engine.round.round_id
+
+
+# The parts as TableContext names them, and the methods that change a dict, set or list in place.
+_PARTS = frozenset({"flow", "deal", "bets", "decisions", "bank", "faults", "settings", "progressive"})
+_MUTATORS = frozenset(
+    {"add", "append", "clear", "discard", "pop", "popitem", "remove", "setdefault", "update"}
+)
+
+
+def reaches_into_another_part(path: Path) -> list[str]:
+    """Each ``<...>.<part>.<field>.<mutator>(...)`` and ``del``/assignment of ``<...>.<part>.<field>[...]``
+    in ``path``: a part changing another part's collection behind its back."""
+    found: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        target: ast.expr | None = None
+        call = node.func if isinstance(node, ast.Call) else None
+        if isinstance(call, ast.Attribute) and call.attr in _MUTATORS:
+            target = call.value
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.Delete)):
+            targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
+            subscripts = [t for t in targets if isinstance(t, ast.Subscript)]
+            target = subscripts[0].value if subscripts else None
+        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Attribute):
+            owner = target.value.attr
+            if owner in _PARTS and f"{owner}.py" != path.name:
+                found.append(f"{path.name}:{target.lineno}: {owner}.{target.attr}")
+    return sorted(found)
+
+
+def test_no_part_changes_another_parts_collections() -> None:
+    """A part's sets and maps change only through its own methods (flow asks the bets to start a round
+    afresh; the faults ask the bets to forget a released past-posting), never cleared from outside."""
+    reaches = [reach for path in sorted(ENGINE_DIR.glob("*.py")) for reach in reaches_into_another_part(path)]
+    assert reaches == []
+
+
+def test_the_reach_check_sees_a_reach(tmp_path: Path) -> None:
+    """Not vacuous: a part that clears the bets' set, or deletes from their map, from outside is found."""
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "def f(ctx: object) -> None:\n    ctx.bets.excluded.clear()\n    del ctx.bets.spots[1]\n"
+    )
+    assert reaches_into_another_part(probe) == ["probe.py:2: bets.excluded", "probe.py:3: bets.spots"]
+
+
+# The parts given their collaborators as narrow doors (docs/engine.md "The parts"): none asks another
+# part through the shared context. (Issue 29 item 1: the other parts follow.)
+_DOORED_PARTS = ("decisions.py",)
+
+
+def parts_asked_through_the_context(path: Path) -> list[str]:
+    """Each ``ctx.<part>`` in ``path``: another part reached through the shared context."""
+    found: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Attribute) and node.attr in _PARTS:
+            holder = node.value
+            if isinstance(holder, ast.Name) and holder.id == "ctx":
+                found.append(f"{path.name}:{node.lineno}: ctx.{node.attr}")
+            elif isinstance(holder, ast.Attribute) and holder.attr == "ctx":
+                found.append(f"{path.name}:{node.lineno}: self.ctx.{node.attr}")
+    return sorted(found)
+
+
+def test_the_doored_parts_ask_no_part_through_the_context() -> None:
+    asked = [reach for name in _DOORED_PARTS for reach in parts_asked_through_the_context(ENGINE_DIR / name)]
+    assert asked == []
+    # Not vacuous: the round flow still asks its collaborators through the context.
+    assert parts_asked_through_the_context(ENGINE_DIR / "flow.py")

@@ -8,6 +8,8 @@ from typing import Any
 from controller.engine import Refused, TableConfig
 from controller.engine import actions as engine_actions
 from controller.engine.state import DESIGNATED_PLAYER
+from controller.journal import entries
+from controller.rules.cards import cards_text
 from controller.rules.settle import settle_round_json
 from drivers.events import (
     Deal,
@@ -154,7 +156,7 @@ def test_high_card_flush_designated_player_round_with_coverage_and_rake() -> Non
     assert settlement["rake"] == 100  # method ii: the two seats in action, not the DP, not the dead seat
     # The button moves on: the next round's offer goes to the seat after the DP.
     table.key("next")
-    assert table.engine.public_snapshot()["designated_player"] == {
+    assert table.engine._ctx.bank.public() == {
         "seat": None,
         "funds_cents": 0,
         "offered_to": 2,
@@ -209,13 +211,14 @@ def test_chase_the_flush_round_over_three_streets() -> None:
     table.lock()
     assert table.of_type(Deal) == [Deal("shuffler", ((1, 3), (2, 3), (3, 3), (4, 3), (0, 3)))]
     assert table.engine.state == "preflop"
-    snapshot = table.engine.public_snapshot()
-    assert snapshot["community"] == []
+    live = table.engine.round
+    assert live is not None
+    assert live.community == []
     table.bet(1, "all_in", 1500)  # preflop: 3x
     table.key("confirm")  # seats 2, 3, 4 check
     assert table.of_type(Deal)[-1] == Deal("shuffler", ((15, 2),))
     assert table.engine.state == "flop"
-    assert table.engine.public_snapshot()["community"] == ["Qs", "Jd"]  # the flop is dealt face up
+    assert cards_text(live.community) == ["Qs", "Jd"]
     table.bet(4, "all_in", 1000)  # flop: 2x
     table.key("confirm")
     assert table.engine.state == "river"
@@ -279,27 +282,24 @@ def test_one_queue_operator_actions_as_data_play_the_same_round() -> None:
 
 
 def test_hole_cards_are_private_until_the_reveal() -> None:
-    import json
-
     table = Table(TableConfig(), stack(HCF_SEAT1, HCF_SEAT3, HCF_DEALER))
     table.start()
     table.bet(1, "ante", 500)
     table.bet(3, "ante", 1000)
     table.lock()
-    public = table.engine.public_snapshot()
-    text = json.dumps(public)
-    for card in [*HCF_SEAT1, *HCF_SEAT3, *HCF_DEALER]:
-        assert f'"{card}"' not in text
-    assert public["seats"]["1"]["cards_dealt"] == 7
-    assert public["seats"]["1"]["cards"] is None
-    assert public["dealer_cards"] is None
-    private = table.engine.private_snapshot()
-    assert private["hole_cards"]["1"] == HCF_SEAT1
-    assert private["dealer_hole_cards"] == HCF_DEALER
+    # What may be shown is the journal's public parts: no card before the reveal; the round holds them.
+    assert not table.public_journal_cards() & {*HCF_SEAT1, *HCF_SEAT3, *HCF_DEALER}
+    live = table.engine.round
+    assert live is not None
+    assert cards_text(live.seats[1].cards) == HCF_SEAT1
+    assert cards_text(live.dealer_cards) == HCF_DEALER
     table.bet(1, "raise", 1000)
     table.bet(3, "raise", 1000)
     table.key("confirm")
-    public = table.engine.public_snapshot()
-    assert public["state"] == "paying"
-    assert public["seats"]["1"]["cards"] == HCF_SEAT1
-    assert public["dealer_cards"] == HCF_DEALER
+    assert table.engine.state == "paying"
+    # The reveal: the cards are shown from the settlement's part that is private until it is committed.
+    (settled,) = table.journal("round_settled")
+    private = entries.private_dict(settled.entry)
+    assert private is not None
+    assert private["round"]["dealer"] == HCF_DEALER
+    assert private["round"]["seats"][0]["cards"] == HCF_SEAT1

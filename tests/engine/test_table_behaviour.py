@@ -13,7 +13,7 @@ from controller.engine import actions as engine_actions
 from controller.engine.state import DESIGNATED_PLAYER, LatchedFault
 from controller.journal import entries
 from controller.journal.state import AlertState, TableState
-from controller.rules.cards import parse_card
+from controller.rules.cards import cards_text, parse_card
 from controller.rules.settle import settle_round_json
 from drivers.events import (
     COMMUNITY_POSITION,
@@ -185,10 +185,15 @@ def test_banker_miscount_or_a_card_seen_twice_kills_the_round(
     assert_public_texts_name_no_card(table)
     assert table.engine.state == "held"
     assert table.engine.held
-    # Cards of a dead round are never shown: not in the snapshot, not in the settle input.
-    snapshot = table.engine.public_snapshot()
-    assert snapshot["dealer_cards"] is None
-    assert all(seat["cards"] is None for seat in snapshot["seats"].values())
+    # Cards of a dead round are never shown: no journal entry's public part names one.
+    live = table.engine.round
+    assert live is not None
+    hole = {
+        *cards_text(live.dealer_cards),
+        *(text for play in live.seats.values() for text in cards_text(play.cards)),
+    }
+    assert hole
+    assert not table.public_journal_cards() & hole
 
 
 def test_wrong_community_count_kills_a_chase_round() -> None:
@@ -204,7 +209,8 @@ def test_wrong_community_count_kills_a_chase_round() -> None:
         "message": "wrong card count for the community: the shoe counted 3 cards, 2 due",
     }
     assert_every_wager_returned(closing(table, "round_dead"))
-    assert table.engine.public_snapshot()["community"] == []
+    assert table.engine.round is not None
+    assert table.engine.round.closed_dead
 
 
 def red_light_at(at_position: int, at_index: int) -> Callable[[int, int, int], list[object] | None]:
@@ -416,7 +422,7 @@ def test_designated_player_waive_rotates_the_offer_and_nobody_eligible_blocks_th
     table = Table(config, stack(HCF_SEAT1))
     table.key("dp_waives")
     assert table.payload("dp_waived") == {"seat": 1}
-    assert table.engine.public_snapshot()["designated_player"]["offered_to"] == 2
+    assert table.engine.dp_offer_seat == 2
     table.key("dp_waives")
     table.key("dp_waives")
     out = table.start()
@@ -430,7 +436,7 @@ def test_designated_player_waive_rotates_the_offer_and_nobody_eligible_blocks_th
         from_seat=None, to_seat=2, reason="moved by a supervisor", by="sue"
     )
     table.call(table.engine.handle, engine_actions.DpAccepts(50_000, "dealer"), table.now_s)
-    assert table.engine.public_snapshot()["designated_player"]["seat"] == 2
+    assert table.engine.dp_seat == 2
 
 
 def test_nobody_accepts_and_the_house_may_bank() -> None:
@@ -459,7 +465,7 @@ def test_a_house_banked_round_at_a_designated_player_table_pays_the_house_preset
     table.start()
     table.bet(1, "ante", 500)
     table.lock()
-    round_input = table.engine.settle_input()
+    round_input = table.engine._ctx.flow.settle_input()
     assert round_input["banking"] == {"mode": "house"}
     assert "paytables" not in round_input
 
@@ -470,7 +476,7 @@ def test_designated_player_accepts_and_the_button_moves_clockwise_each_round() -
     table = Table(config, deck)
     dp_seats = []
     for _round in range(4):
-        offered = table.engine.public_snapshot()["designated_player"]["offered_to"]
+        offered = table.engine.dp_offer_seat
         table.call(table.engine.handle, engine_actions.DpAccepts(100_000, "dealer"), table.now_s)
         dp_seats.append(offered)
         table.start()
@@ -667,7 +673,8 @@ def test_designated_player_keeps_the_button_after_a_dead_round() -> None:
         table.call(
             table.engine.handle, engine_actions.ClearFault(fault_id, "sue", "shoe checked"), table.now_s
         )
-    dp = table.engine.public_snapshot()["designated_player"]
+    dp = table.engine._ctx.bank.public()
+    assert dp is not None
     assert (dp["seat"], dp["funds_cents"]) == (1, 100_000)  # the misdeal is replayed with the same DP
     assert table.engine.state == "idle"
     table.start()
@@ -736,7 +743,7 @@ def test_recovered_state_from_the_journals_table_state() -> None:
     )
     engine = Table(TableConfig(banking_mode=DESIGNATED_PLAYER), stack(HCF_SEAT1), recovered).engine
     assert engine.state == "held"
-    assert engine.public_snapshot()["designated_player"]["offered_to"] == 3  # the last DP's round settled
+    assert engine.dp_offer_seat == 3  # the last DP's round settled
     out = engine.handle(engine_actions.ClearFault("FT1-000009", "sue", "restart checked"), NOW)
     assert engine.state == "idle"
     assert [o.kind for o in out if isinstance(o, JournalRecord)] == ["fault_cleared", "state_changed"]

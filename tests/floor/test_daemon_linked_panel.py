@@ -18,7 +18,6 @@ import asyncio
 import json
 import os
 import re
-import shutil
 import signal
 import sqlite3
 import subprocess
@@ -39,12 +38,10 @@ from controller.money import format_money
 from controller.simulation import linked_floor as lf
 from controller.simulation.floor.embedded import EmbeddedFloor
 from controller.simulation.floor.servers import table_inbox
+from tests.chromium import CHROMIUM, launch_chromium
 from tests.floor.conftest import MakeFloor
 from tests.panel.conftest import PASSWORDS, _users
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
 BOUND_S = 180.0  # the daemon's start, its TLS connects and the floor's counting, on a loaded machine
 PROGRESSIVE = {"unit_cents": 100, "base_cents": 100_000, "reset_cents": 100_000, "increment_percent": 20,
                "hidden_percent": 5}  # fmt: skip
@@ -59,7 +56,7 @@ pytestmark = pytest.mark.skipif(
 def browser() -> Iterator[Browser]:
     expect.set_options(timeout=int(BOUND_S * 1000))
     with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        launched = launch_chromium(playwright)
         yield launched
         launched.close()
 

@@ -18,9 +18,10 @@ from playwright.sync_api import Browser, expect, sync_playwright
 
 from controller.cli import main
 from controller.journal.render_csv import METERS_COLUMNS
+from tests.chromium import CHROMIUM, launch_chromium
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import Tables
-from tests.floor.test_floor_panel import ARGS, CHROMIUM, EXPECT_TIMEOUT_MS, FloorRig, _login, _wait_floor
+from tests.floor.test_floor_panel import EXPECT_TIMEOUT_MS, FloorRig, _login, _wait_floor
 
 CSV_CARD = re.compile(r"(?<![A-Za-z0-9])[2-9TJQKA][shdc](?![A-Za-z0-9])")
 CARD_COLUMNS = ("dealer_cards", "community", "cards")
@@ -32,7 +33,7 @@ pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's ch
 def browser() -> Iterator[Browser]:
     expect.set_options(timeout=EXPECT_TIMEOUT_MS)
     with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        launched = launch_chromium(playwright)
         yield launched
         launched.close()
 

@@ -39,9 +39,10 @@ from controller.money import MoneyFormat
 from controller.panel.view import public_recall
 from controller.simulation.floor.embedded import EmbeddedFloor
 from controller.uplink.uplink import Uplink
+from tests.chromium import CHROMIUM, launch_chromium
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import Tables, expected_private_total, floor_count, journal_total, private_count
-from tests.floor.test_floor_panel import ARGS, CHROMIUM, EXPECT_TIMEOUT_MS, _forge_bad_hash
+from tests.floor.test_floor_panel import EXPECT_TIMEOUT_MS, _forge_bad_hash
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed")
 
@@ -114,7 +115,7 @@ class PagesRig:
 def browser() -> Iterator[Browser]:
     expect.set_options(timeout=EXPECT_TIMEOUT_MS)
     with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        launched = launch_chromium(playwright)
         yield launched
         launched.close()
 

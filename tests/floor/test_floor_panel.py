@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import shutil
 import threading
 import time
 from collections.abc import Iterator
@@ -25,6 +24,7 @@ from controller.journal.chain import entry_hash
 from controller.simulation.floor.embedded import EmbeddedFloor
 from controller.uplink import wire
 from controller.uplink.uplink import Uplink
+from tests.chromium import CHROMIUM, launch_chromium
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import (
     ANSWER_TIMEOUT_S,
@@ -35,8 +35,6 @@ from tests.floor.helpers import (
     private_count,
 )
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
 PASSWORDS = {"sam": "surveillance-pw", "rita": "regulator-pw"}
 # How long an ``expect`` waits (Playwright's default is 5 s, and ``set_default_timeout`` does not reach
 # ``expect``): the map and the alerts wait on the floor service and SSE, which a loaded 2-core machine
@@ -95,7 +93,7 @@ class FloorRig:
 def browser() -> Iterator[Browser]:
     expect.set_options(timeout=EXPECT_TIMEOUT_MS)
     with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        launched = launch_chromium(playwright)
         yield launched
         launched.close()
 

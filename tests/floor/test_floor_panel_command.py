@@ -10,7 +10,6 @@ from __future__ import annotations
 import io
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -26,13 +25,11 @@ from controller.cli import main
 from controller.floor.config import load_floor_panel_config, write_floor_config
 from controller.simulation.floor.embedded import EmbeddedFloor
 from controller.simulation.floor.servers import free_port
+from tests.chromium import CHROMIUM, launch_chromium
 from tests.floor.conftest import MakeFloor
 from tests.floor.test_floor_panel import EXPECT_TIMEOUT_MS
 
 ENV = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"]  # fmt: skip
 START_BOUND_S = 60.0  # the panel answering after its start, on a loaded 2-core machine
 STOP_BOUND_S = 30.0
 
@@ -257,7 +254,7 @@ def test_a_manager_made_by_floor_user_add_acknowledges_in_chromium(
     floor, config, url, cli = served
     expect.set_options(timeout=EXPECT_TIMEOUT_MS)
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        browser = launch_chromium(playwright)
         context = browser.new_context(base_url=url, viewport={"width": 1280, "height": 800})
         context.set_default_timeout(EXPECT_TIMEOUT_MS)
         page = context.new_page()

@@ -18,9 +18,10 @@ import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from controller.floor.panel import FloorPanelSettings, FloorUser, serve_panel
+from tests.chromium import CHROMIUM, launch_chromium
 from tests.floor.conftest import MakeFloor
 from tests.floor.progressive_link import DAY, later, standard_link
-from tests.floor.test_floor_panel import ARGS, CHROMIUM, EXPECT_TIMEOUT_MS
+from tests.floor.test_floor_panel import EXPECT_TIMEOUT_MS
 from tests.floor.test_floor_progressive import _reconcile
 
 DOCS_IMG = Path(__file__).resolve().parents[2] / "docs" / "img"
@@ -35,11 +36,7 @@ pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's ch
 def browser() -> Iterator[Browser]:
     expect.set_options(timeout=EXPECT_TIMEOUT_MS)
     with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            args=[*ARGS, "--disable-component-update", "--disable-sync"],
-            headless=True,
-        )
+        launched = launch_chromium(playwright)
         yield launched
         launched.close()
 

@@ -27,22 +27,14 @@ from playwright.sync_api import Browser, Page, ViewportSize, expect, sync_playwr
 
 from controller.floor.panel import FloorUser
 from controller.locale import gaming_day_of
+from tests.chromium import CHROMIUM, launch_chromium
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import Tables, expected_private_total, floor_count, journal_total, private_count
 from tests.floor.test_floor_pages import DOCS_IMG, PARIS_EUR, PagesRig
-from tests.floor.test_floor_panel import CHROMIUM, EXPECT_TIMEOUT_MS, _forge_bad_hash
+from tests.floor.test_floor_panel import EXPECT_TIMEOUT_MS, _forge_bad_hash
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed")
 
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 PASSWORD = "pit-manager-password"
 UPRIGHT = ViewportSize(width=820, height=1180)
 LANDSCAPE = ViewportSize(width=1280, height=800)
@@ -84,7 +76,7 @@ LAYOUT_PROBLEMS_JS = """() => {
 def browser() -> Iterator[Browser]:
     expect.set_options(timeout=EXPECT_TIMEOUT_MS)
     with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        launched = launch_chromium(playwright)
         yield launched
         launched.close()
 

@@ -10,7 +10,6 @@ no name; on the floor panel (real Chromium) for any role but a manager."""
 from __future__ import annotations
 
 import asyncio
-import shutil
 import threading
 import time
 from pathlib import Path
@@ -28,13 +27,11 @@ from controller.journal.chain import GENESIS_HASH, entry_hash
 from controller.simulation.floor.embedded import EmbeddedFloor
 from controller.uplink import wire
 from controller.uplink.uplink import Uplink
+from tests.chromium import CHROMIUM, launch_chromium
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import Running, Tables, floor_problems, last_seq, wait_until
 from tests.floor.test_bad_input import _next_entry_json, _publish_as
 from tests.floor.test_floor_panel import EXPECT_TIMEOUT_MS
-
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
 
 
 def _row(floor: EmbeddedFloor, sql: str, *params: Any) -> tuple[Any, ...] | None:
@@ -307,7 +304,7 @@ def test_the_floor_panel_releases_for_a_manager_only(tmp_path: Path, make_floor:
         # 2-core machine (test_floor_panel.py EXPECT_TIMEOUT_MS).
         expect.set_options(timeout=EXPECT_TIMEOUT_MS)
         with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+            browser = launch_chromium(playwright)
 
             def login(user: str) -> Any:
                 context = browser.new_context(base_url=str(server.url))

@@ -163,7 +163,8 @@ def show_on_the_floor_map(floor: EmbeddedFloor, digest: str) -> None:
     map, in real Chromium, shows the release's digest and the last check's outcome."""
     from playwright.sync_api import expect, sync_playwright
 
-    from tests.floor.test_floor_panel import ARGS, CHROMIUM, EXPECT_TIMEOUT_MS
+    from tests.chromium import launch_chromium
+    from tests.floor.test_floor_panel import EXPECT_TIMEOUT_MS
 
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, daemon=True)
@@ -179,7 +180,7 @@ def show_on_the_floor_map(floor: EmbeddedFloor, digest: str) -> None:
     service, server = asyncio.run_coroutine_threadsafe(start(), loop).result(timeout=60)
     try:
         with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+            browser = launch_chromium(playwright)
             page = browser.new_page(base_url=str(server.url))
             page.set_default_timeout(EXPECT_TIMEOUT_MS)
             page.goto("/login")

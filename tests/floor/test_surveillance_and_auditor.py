@@ -40,9 +40,10 @@ from controller.floor.service import FloorService
 from controller.journal.state import TableState
 from controller.simulation.floor.embedded import EmbeddedFloor
 from controller.uplink.uplink import Uplink
+from tests.chromium import CHROMIUM, launch_chromium
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import Tables, expected_private_total, floor_count, journal_total, private_count
-from tests.floor.test_floor_panel import ARGS, CHROMIUM, EXPECT_TIMEOUT_MS
+from tests.floor.test_floor_panel import EXPECT_TIMEOUT_MS
 from tests.floor.test_floor_privacy import old_private_visible
 from tests.journal.scripted import play_round
 
@@ -59,7 +60,7 @@ pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's ch
 def browser() -> Iterator[Browser]:
     expect.set_options(timeout=EXPECT_TIMEOUT_MS)
     with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        launched = launch_chromium(playwright)
         yield launched
         launched.close()
 

@@ -17,9 +17,11 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from nats.aio.client import Client
 
 from controller.floor.config import write_floor_config
 from controller.floor.service import FloorService
+from controller.floor.stream import ACK_WAIT_S
 from controller.floor.workers import (
     FloorWorker,
     LeaseTtlMismatch,
@@ -35,6 +37,7 @@ from controller.floor.workers import (
 )
 from controller.simulation.floor.embedded import EmbeddedFloor
 from controller.simulation.floor.servers import LEASE_BUCKET
+from controller.uplink.wire import STREAM_NAME
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import (
     Running,
@@ -332,6 +335,37 @@ def test_a_lease_ttl_other_than_the_buckets_is_refused(make_floor: MakeFloor) ->
                 f"--lease-ttl 10 but the {LEASE_BUCKET} bucket's TTL is {LEASE_TTL_S:g} s (set when it "
                 "was made): give every worker the bucket's TTL"
             )
+        finally:
+            await admin.close()
+
+    asyncio.run(scenario())
+
+
+def test_the_partition_consumers_ack_wait_is_within_the_takeover_bound(make_floor: MakeFloor) -> None:
+    """A killed worker's pulled, unacked messages come back only ``ack_wait`` after their delivery, and
+    until then its partition's consumer (``max_ack_pending`` out) delivers nothing to the new holder. At
+    the defaults the consumers' ``ack_wait`` must therefore be within the lease's bound (10 s): made
+    fresh, and when a consumer made with the one-worker floor's 30 s is set up again (updated in place,
+    its acks kept)."""
+    floor = make_floor(table_ids(1))
+    bound_s = WorkerSettings("A", PARTITIONS).takeover_bound_s  # the defaults: TTL 6 s, renewals every 2 s
+
+    async def ack_waits(admin: Client, partitions: int) -> list[float]:
+        js = admin.jetstream()
+        infos = [
+            await js.consumer_info(STREAM_NAME, partition_consumer(p, partitions)) for p in range(partitions)
+        ]
+        return [float(info.config.ack_wait or 0) for info in infos]
+
+    async def scenario() -> None:
+        admin = await floor.connect_admin()
+        try:
+            await ensure_partitions(admin, 2)  # made at the defaults
+            assert all(0 < wait_s <= bound_s for wait_s in await ack_waits(admin, 2)), bound_s
+            await ensure_partitions(admin, PARTITIONS, ack_wait_s=ACK_WAIT_S)  # as made before
+            assert await ack_waits(admin, PARTITIONS) == [ACK_WAIT_S] * PARTITIONS
+            await ensure_partitions(admin, PARTITIONS)  # set up again at the defaults
+            assert all(0 < wait_s <= bound_s for wait_s in await ack_waits(admin, PARTITIONS)), bound_s
         finally:
             await admin.close()
 

@@ -48,8 +48,8 @@ def test_the_fold_of_the_engines_records_is_the_engines_state(name: str, tmp_pat
     state = TableState(engine.config.table_id).apply_all(stamped(records, engine.config.table_id))
 
     assert set(state.latched_faults) == set(engine.latched)
-    assert state.rounds_started == engine.rounds_started
-    assert state.button_seat == engine.button_seat
+    assert state.rounds_started == engine.recovered_state().rounds_started
+    assert state.button_seat == engine.recovered_state().button_seat
     assert state.phase == engine.state
     live = engine.round
     if live is not None and not live.closed:

@@ -96,11 +96,16 @@ def make_rig(tmp_path: Path, users_file: Path, *, poll_interval_s: float = 0.05,
     store = UserStore(users_file)
     actions = JournalTableActions(journal)
     links = DeviceLinks()
-    backend = JournalPanelBackend(
-        journal, actions=actions, device_health=links, poll_interval_s=poll_interval_s
-    )
     clock = FakeClock()
     panel_settings = PanelSettings(clock=clock, idle_timeout_s=600, **settings)
+    # As controller/panel/embed.py builds it: the backend's sentences in the pages' money.
+    backend = JournalPanelBackend(
+        journal,
+        actions=actions,
+        device_health=links,
+        poll_interval_s=poll_interval_s,
+        money_format=panel_settings.property_settings.money,
+    )
     app = create_panel_app(backend, users=store, settings=panel_settings)
     return PanelRig(journal, store, actions, backend, app, clock, links)
 

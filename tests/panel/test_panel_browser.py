@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,19 +16,10 @@ from playwright.sync_api import Browser, Page, ViewportSize, expect, sync_playwr
 
 from controller.engine.actions import SetLimits
 from controller.panel import DeviceHealth
+from tests.chromium import CHROMIUM, launch_chromium
 from tests.panel.conftest import PASSWORDS, LiveServer, PanelRig
 from tests.panel.table_script import HOLE_CARDS, ScriptedRound, raise_red_light
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 # The README's screenshot: rewritten when FLUSHTABLE_UPDATE_SCREENSHOT=1 (so a test run does not dirty the
 # work tree with a new PNG each time); otherwise the same shot goes to the test's temporary directory.
 README_SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "img" / "panel.png"
@@ -50,7 +40,7 @@ pytestmark = pytest.mark.skipif(
 def browser() -> Iterator[Browser]:
     expect.set_options(timeout=EXPECT_TIMEOUT_MS)
     with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        launched = launch_chromium(playwright)
         yield launched
         launched.close()
 

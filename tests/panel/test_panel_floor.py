@@ -26,12 +26,12 @@ from controller.panel import DeviceHealth, JournalPanelBackend, PanelSettings, U
 from controller.panel.engine_actions import EngineTableActions
 from controller.rules.catalogue import theoretical_win_by_wager
 from drivers.events import ShufflerFault
+from tests.chromium import CHROMIUM
 from tests.engine.table import Table, stack
 from tests.engine.test_rounds import HCF_DEALER, HCF_SEAT1, HCF_SEAT3
 from tests.panel.conftest import PASSWORDS, DeviceLinks, FakeClock, LiveServer, PanelRig
 from tests.panel.table_script import JournalTableActions
 from tests.panel.test_panel_browser import (  # noqa: F401  (the module's browser fixture)
-    CHROMIUM,
     EXPECT_TIMEOUT_MS,
     browser,
 )

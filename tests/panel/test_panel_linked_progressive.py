@@ -22,9 +22,10 @@ from controller.panel import JournalPanelBackend, PanelSettings, UserStore, crea
 from controller.panel.engine_actions import EngineTableActions
 from controller.progressive.linked import LinkClient, LinkConfig, LinkedTableController
 from controller.progressive.model import parse_parameters
+from tests.chromium import CHROMIUM
 from tests.engine.table import stack
 from tests.panel.conftest import DeviceLinks, FakeClock, LiveServer, PanelRig
-from tests.panel.test_panel_browser import CHROMIUM, TABLET, browser, log_in  # noqa: F401 (the fixture)
+from tests.panel.test_panel_browser import TABLET, browser, log_in  # noqa: F401 (the fixture)
 from tests.panel.test_panel_engine import JournaledTable
 
 PARAMETERS = parse_parameters(

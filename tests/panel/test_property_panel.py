@@ -6,8 +6,12 @@ day, but the UTC grave shift of the 4th), the real app: nothing depends on the h
 
 from __future__ import annotations
 
+import asyncio
 import csv
+import html
 import io
+import re
+import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,9 +24,11 @@ from playwright.sync_api import Browser, expect
 from controller.journal import Journal
 from controller.locale import PropertySettings, property_settings
 from controller.panel import JournalPanelBackend, PanelSettings, UserStore, create_panel_app
+from controller.panel.embed import RunningPanel, start_panel
 from tests.panel.conftest import FakeClock, LiveServer, login
 from tests.panel.table_script import JournalTableActions, ScriptedRound
 from tests.panel.test_panel_browser import browser, log_in  # noqa: F401  (the module's browser fixture)
+from tests.panel.test_panel_live import http_login, sse_events
 
 BERLIN = property_settings(time_zone="Europe/Berlin", currency="EUR", currency_symbol="€")
 ROUND_AT = datetime(2026, 12, 5, 5, 30, tzinfo=UTC)
@@ -34,7 +40,9 @@ def berlin_client(tmp_path: Path, users_file: Path) -> Iterator[tuple[TestClient
     journal = Journal.open(tmp_path / "var" / "journal.sqlite", "T1", clock=lambda: ROUND_AT)
     played = ScriptedRound(journal)
     played.play_all()
-    backend = JournalPanelBackend(journal, actions=JournalTableActions(journal), poll_interval_s=0.05)
+    backend = JournalPanelBackend(
+        journal, actions=JournalTableActions(journal), poll_interval_s=0.05, money_format=BERLIN.money
+    )
     settings = PanelSettings(clock=FakeClock(), idle_timeout_s=600, property_settings=BERLIN)
     app = create_panel_app(backend, users=UserStore(users_file), settings=settings)
     with TestClient(app, base_url="http://127.0.0.1") as client:
@@ -96,7 +104,9 @@ def test_the_live_log_writes_its_times_in_the_property_s_zone_in_chromium(
     """A row the event stream adds (panel.js) reads as the rows the server wrote: 14:05:31 CET in
     Berlin, 08:05:31 EST in New York (not the browser's "GMT-5")."""
     journal = Journal.open(tmp_path / "journal.sqlite", "T1", clock=lambda: LOG_AT)
-    backend = JournalPanelBackend(journal, actions=JournalTableActions(journal), poll_interval_s=0.05)
+    backend = JournalPanelBackend(
+        journal, actions=JournalTableActions(journal), poll_interval_s=0.05, money_format=prop.money
+    )
     settings = PanelSettings(clock=FakeClock(), idle_timeout_s=600, property_settings=prop)
     app = create_panel_app(backend, users=UserStore(users_file), settings=settings)
     server = LiveServer(SimpleNamespace(app=app))  # type: ignore[arg-type]
@@ -118,3 +128,80 @@ def test_the_live_log_writes_its_times_in_the_property_s_zone_in_chromium(
         context.close()
         server.stop()
         journal.close()
+
+
+# An amount as a sentence writes it (controller/money.py): digits, thousands commas, two decimals.
+AMOUNT = re.compile(r"\d[\d,]*\.\d\d")
+
+
+def _unpriced(sentences: list[str], symbol: str) -> list[str]:
+    """The sentences with an amount not in the property's money (each amount right after its symbol)."""
+    return [
+        s
+        for s in sentences
+        if len(AMOUNT.findall(s)) != len(re.findall(re.escape(symbol) + AMOUNT.pattern, s))
+    ]
+
+
+class _StartedPanel:
+    """The table panel as the daemon starts it (controller/panel/embed.py ``start_panel``, the property's
+    settings given), served by uvicorn on 127.0.0.1 from a loop of its own so the test reads it over
+    HTTP meanwhile."""
+
+    def __init__(self, journal: Journal, users_file: Path, prop: PropertySettings) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.running: RunningPanel | None = None
+        self._args = (journal, users_file, prop)
+
+    def __enter__(self) -> str:
+        journal, users_file, prop = self._args
+        # The loop runs in its own thread from the start: the test's thread may hold a running loop of its
+        # own (Playwright's sync API, from the module's browser tests).
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        started = start_panel(
+            journal, bind="127.0.0.1:0", users_file=users_file, property_settings=prop, environ={}
+        )
+        self.running = asyncio.run_coroutine_threadsafe(started, self.loop).result(timeout=60)
+        return self.running.url
+
+    def __exit__(self, *_exc: object) -> None:
+        assert self.running is not None
+        asyncio.run_coroutine_threadsafe(self.running.stop(), self.loop).result(timeout=30)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout=30)
+        self.loop.close()
+
+
+def test_the_event_log_writes_amounts_in_the_property_s_money(tmp_path: Path, users_file: Path) -> None:
+    """Every amount of the event log's sentences in euros: the rows the server renders (/log and
+    /api/journal), the rows the live stream adds (/api/events, what panel.js writes) and recall's events
+    — as the table's recall already wrote its stakes ("€10.00", not "ante 10.00")."""
+    journal = Journal.open(tmp_path / "var" / "journal.sqlite", "T1", clock=lambda: ROUND_AT)
+    round_id = ScriptedRound(journal).play_all()
+    last = journal.last_entry()
+    assert last is not None
+    try:
+        with _StartedPanel(journal, users_file, BERLIN) as url:
+            client = http_login(url, "vera")
+            page = client.get("/log", params={"limit": 1000})
+            assert page.status_code == 200
+            served = [html.unescape(s) for s in re.findall(r'<span class="sentence">(.*?)</span>', page.text)]
+            api = [str(e["sentence"]) for e in client.get("/api/journal", params={"limit": 1000}).json()]
+            live = [str(e["data"]["sentence"]) for e in sse_events(client, count=last.seq, since=0)]
+            recall = client.get("/api/recall", params={"round_id": round_id}).json()
+            recalled = [str(e["sentence"]) for record in recall for e in record["events"]]
+            client.close()
+    finally:
+        journal.close()
+    for channel, sentences in (
+        ("/log", served),
+        ("/api/journal", api),
+        ("/api/events", live),
+        ("recall", recalled),
+    ):
+        priced = [s for s in sentences if AMOUNT.search(s)]
+        assert priced, f"{channel}: no sentence with an amount"
+        assert _unpriced(sentences, "€") == [], channel
+    assert "Bets locked — seat 1: ante €10.00; seat 2: ante €10.00; seat 3: ante €10.00" in served
+    assert "Seat 1: raise €10.00" in live

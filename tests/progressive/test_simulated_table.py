@@ -62,7 +62,7 @@ def test_a_simulated_table_pays_each_forced_jackpot_once_after_a_supervisor_conf
         actions = QueuedTableActions(table.daemon)
         loop = asyncio.get_running_loop()
         while True:
-            public = table.daemon.engine.public_snapshot()["progressive"] or {}
+            public = table.daemon.engine.progressive.public() or {}
             for award in public.get("pending", []):
                 award_id = award["award_id"]
                 await actions.perform(a.ConfirmProgressiveAward(award_id, by="sam"))

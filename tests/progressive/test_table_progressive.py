@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from controller.engine import TableConfig, actions
+from controller.engine import TableConfig, TableEngine, actions
 from controller.journal import Journal
 from controller.journal.state import TableState
 from controller.progressive.controller import (
@@ -40,6 +41,13 @@ NOTHING = ["Ad", "Kh", "2c", "4d", "6c", "8d", "Ts"]
 NOTHING_2 = ["Qh", "Jd", "3c", "5d", "7c", "9d", "Th"]
 NOTHING_3 = ["Jh", "Td", "5c", "6d", "8c", "2s", "Qd"]
 DEALER = ["As", "Ks", "Qs", "Js", "2h", "3d", "4c"]
+
+
+def progressive_shown(engine: TableEngine) -> dict[str, Any]:
+    """The progressive's part of what the table shows (this table offers the wager)."""
+    shown = engine.progressive.public()
+    assert shown is not None
+    return shown
 
 
 def config() -> TableConfig:
@@ -88,7 +96,7 @@ def test_a_jackpot_is_frozen_the_meter_re_seeds_and_the_award_waits_for_a_superv
     # The settlement says the same awards.
     settlement = table.payload("round_settled")["settlement"]
     assert settlement["progressive"]["awards"][1]["amount_cents"] == 100_060
-    snapshot = table.engine.public_snapshot()["progressive"]
+    snapshot = progressive_shown(table.engine)
     assert snapshot["meter_cents"] == 100_000  # re-seeded at once
     assert [p["award_id"] for p in snapshot["pending"]] == [claimed[1]["award_id"]]
     assert any("Progressive seat 1: 1,000.60 pending a supervisor" in text for text in texts(table))
@@ -99,7 +107,7 @@ def test_a_jackpot_is_frozen_the_meter_re_seeds_and_the_award_waits_for_a_superv
     table.event(actions.ConfirmProgressiveAward(award_id, by="sue"))
     (confirmed,) = [r for r in table.journal("progressive_award_paid") if r.payload["award_id"] == award_id]
     assert confirmed.source == "operator:sue"
-    assert table.engine.public_snapshot()["progressive"]["pending"] == []
+    assert progressive_shown(table.engine)["pending"] == []
     # A second confirmation is refused: nothing is paid twice.
     outs = table.event(actions.ConfirmProgressiveAward(award_id, by="sue"))
     assert "already paid" in table.refusals(outs)[0].reason
@@ -166,7 +174,7 @@ def test_a_claim_not_answered_is_asked_again_and_paid_once() -> None:
     part.controller = controller
     play(table, {2: 100})
     assert table.journal("progressive_award_claimed") == []
-    assert table.engine.public_snapshot()["progressive"]["waiting_claims"] != []
+    assert progressive_shown(table.engine)["waiting_claims"] != []
     table.tick(1)
     assert table.journal("progressive_award_claimed") == []
     controller.down = False
@@ -184,11 +192,11 @@ def test_a_restart_from_the_real_journal_restores_the_meter(tmp_path: Path) -> N
         journal.append_many(table.journal())
         state = TableState("T1").apply_all(journal.replay())
     assert state.progressive.equations_hold()
-    before = table.engine.public_snapshot()["progressive"]
+    before = progressive_shown(table.engine)
     from controller.engine.state import RecoveredState
 
     again = Table(config(), stack(NOTHING, DEALER), RecoveredState.from_table_state(state))
-    after = again.engine.public_snapshot()["progressive"]
+    after = progressive_shown(again.engine)
     assert after["meter_cents"] == before["meter_cents"] == 100_000
     assert after["pending"] == before["pending"]
     assert after["meters"] == before["meters"]

@@ -22,7 +22,7 @@ from controller.rules.amounts import type_name
 from controller.rules.cards import Card, parse_card
 from controller.rules.games import DESIGNATED_PLAYER, HOUSE, STREETS, game_spec
 from controller.rules.paytables import Paytable, parse_paytable
-from controller.rules.settle import Banking, Rake, Round, _field, _seat, check_round
+from controller.rules.round_input import Banking, Rake, Round, _field, _seat, check_round
 from controller.settings import (
     KeyRefusal,
     SettleRake,

@@ -6,7 +6,6 @@ it, whatever the role."""
 
 # No `from __future__ import annotations`: FastAPI reads the routes' annotations at run time.
 import io
-import re
 from typing import Any
 
 from fastapi import APIRouter, HTTPException
@@ -16,20 +15,10 @@ from controller.errors import UserError
 from controller.journal.render_csv import write_meters_csv, write_recall_csv
 from controller.locale import PropertySettings
 from controller.panel.context import PageSession, PanelDep
-from controller.panel.routes.pages import _meters_range, recall_listing
+from controller.panel.downloads import csv_response
+from controller.panel.routes.pages import RecallFilters, _meters_range, recall_listing
 
 router = APIRouter(include_in_schema=False)
-_UNSAFE_IN_NAME = re.compile(r"[^A-Za-z0-9._-]+")
-
-
-def csv_response(text: str, filename: str) -> Response:
-    """A download: text/csv, the file's name given (only characters safe in any header and file system)."""
-    safe = _UNSAFE_IN_NAME.sub("_", filename)[:120]
-    return Response(
-        text,
-        media_type="text/csv; charset=utf-8",
-        headers={"Content-Disposition": f'attachment; filename="{safe}"', "Cache-Control": "no-store"},
-    )
 
 
 def _recall_text(records: list[dict[str, Any]], prop: PropertySettings) -> str:
@@ -39,18 +28,10 @@ def _recall_text(records: list[dict[str, Any]], prop: PropertySettings) -> str:
 
 
 @router.get("/csv/recall")
-async def recall_csv(
-    *,
-    panel: PanelDep,
-    session: PageSession,
-    status: str = "",
-    game: str = "",
-    last: int = 20,
-    faults: str = "",
-) -> Response:
+async def recall_csv(*, panel: PanelDep, session: PageSession, query: RecallFilters) -> Response:
     """The rounds the recall page lists for the same filters."""
     del session  # the page's login, checked by the dependency
-    _, _, shown = recall_listing(panel, status=status, game=game, last=last, faults=faults)
+    _, _, shown = recall_listing(panel, query)
     table_id = panel.backend.table_id
     return csv_response(_recall_text(shown, panel.settings.property_settings), f"recall-{table_id}.csv")
 

@@ -2,10 +2,11 @@
 script swaps in when the live stream says the journal moved."""
 
 # No `from __future__ import annotations`: FastAPI reads the routes' annotations at run time.
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException
+from fastapi import APIRouter, Depends, HTTPException
 from fastapi.responses import HTMLResponse
 
 from controller.errors import UserError
@@ -97,31 +98,41 @@ def listed_rounds(
     ]
 
 
+@dataclass(frozen=True, slots=True)
+class RecallQuery:
+    """The recall page's filters, as query parameters (its CSV takes the same)."""
+
+    status: str = ""
+    game: str = ""
+    last: int = 20
+    faults: str = ""
+
+    @property
+    def rounds(self) -> int:
+        """How many of the last rounds the filters apply to: 1 to 50."""
+        return max(1, min(self.last, 50))
+
+
+RecallFilters = Annotated[RecallQuery, Depends()]
+
+
 def recall_listing(
-    panel: Panel, *, status: str, game: str, last: int, faults: str
+    panel: Panel, query: RecallQuery
 ) -> tuple[list[dict[str, Any]], str, list[dict[str, Any]]]:
-    """The recall page's rounds (and its CSV's): the last ``last`` (1 to 50) recalled, the status filter
+    """The recall page's rounds (and its CSV's): the last ``query.rounds`` recalled, the status filter
     as understood (an unknown one is no filter), and the rounds the filters keep."""
-    records = panel.backend.recall(last=max(1, min(last, 50)))
-    status = status if status in RECALL_STATUSES else ""
-    return records, status, listed_rounds(records, status=status, game=game, faults=faults)
+    records = panel.backend.recall(last=query.rounds)
+    status = query.status if query.status in RECALL_STATUSES else ""
+    return records, status, listed_rounds(records, status=status, game=query.game, faults=query.faults)
 
 
 @router.get("/recall", response_class=HTMLResponse)
-async def recall_page(
-    *,
-    panel: PanelDep,
-    session: PageSession,
-    status: str = "",
-    game: str = "",
-    last: int = 20,
-    faults: str = "",
-) -> HTMLResponse:
+async def recall_page(*, panel: PanelDep, session: PageSession, query: RecallFilters) -> HTMLResponse:
     """The last rounds, newest first, with their times and game titles; filtered by status, game and
     whether a fault was raised in them (the filters apply to the last ``last`` rounds, at most 50)."""
-    records, status, shown = recall_listing(panel, status=status, game=game, last=last, faults=faults)
+    records, status, shown = recall_listing(panel, query)
     games = sorted({str((r.get("settlement") or {}).get("game")) for r in records if r.get("settlement")})
-    filters = {"status": status, "game": game, "last": max(1, min(last, 50)), "faults": faults == "yes"}
+    filters = {"status": status, "game": query.game, "last": query.rounds, "faults": query.faults == "yes"}
     return _page(
         panel,
         "recall.html",

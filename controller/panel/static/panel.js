@@ -1,4 +1,4 @@
-// flushtable floor panel: live updates from /api/events (SSE, id = journal seq) and operator actions.
+// flushtable table panel: live updates from /api/events (SSE, id = journal seq) and operator actions.
 // No framework and nothing from the internet: the server renders every fragment; this swaps them in.
 (function () {
   "use strict";

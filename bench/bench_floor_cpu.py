@@ -2,7 +2,7 @@
 into a fresh PostgreSQL database by each given version of the floor service in turn, in one run.
 
     python bench/bench_floor_cpu.py [--tables 300] [--rounds 2] [--code DIR ...] [--repeat 2]
-                                    [--profile-dir DIR]
+                                    [--profile-dir DIR] [--workers N --partitions P]
 
 Every server real, started here (nats-server with TLS, PostgreSQL); the tables play ``--rounds``
 rounds each (the real engine) and their uplinks publish everything while no floor service runs. Then,
@@ -13,6 +13,11 @@ and ``flushtable floor serve`` run from that directory in a child process until 
 entry. Printed as JSON for each run: the service's CPU from its first commit to its last per 1,000
 messages (its start-up left out), PostgreSQL's and nats-server's, and the entries/s committed; each run
 ends with every entry on the floor exactly once and every chain verified, or the bench fails.
+
+``--workers N``: each turn also drains the same stream with N partitioned workers (``floor serve --worker
+W --partitions P``, each partition's consumer filtered to its own tables) into a fresh database, right
+after the single service: entries/s from the first commit to the last, each worker's CPU, and the ratio
+of the workers' entries/s to the single service's of the same turn.
 
 ``--profile-dir``: each run's service under cProfile, its file there (the profile's own cost is in
 that run's figures: profile runs are for where the time goes, not for the figures).
@@ -39,18 +44,21 @@ from psycopg import sql
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench_floor import CpuMeter, _journal_total, _stream_count, _wait_count
+from bench_floor import CpuMeter, _journal_total, _stream_count, _tree_cpu_s, _wait_count
 
 from controller.floor.config import write_floor_config
+from controller.floor.stream import MAX_ACK_PENDING, ensure_stream
 from controller.floor.verify import verify_table
+from controller.floor.workers import ensure_partitions
 from controller.journal.store import Journal
 from controller.logs import configure_logging
 from controller.simulation.floor.embedded import EmbeddedFloor
-from controller.simulation.floor.servers import FLOOR_CONSUMER, STREAM_NAME
+from controller.simulation.floor.servers import STREAM_NAME
 from controller.simulation.floor_tables import MIXED_GAMES, SimTable
 from controller.uplink.uplink import Uplink
 
 _HERE = Path(__file__).resolve().parents[1]
+LEASE_TTL_S = 6.0
 
 
 async def _fill(floor: EmbeddedFloor, ids: list[str], base: Path, rounds: int, seed: int) -> int:
@@ -81,8 +89,9 @@ async def _fill(floor: EmbeddedFloor, ids: list[str], base: Path, rounds: int, s
             journal.close()
 
 
-async def _reset(floor: EmbeddedFloor) -> None:
-    """A fresh floor database and a fresh consumer: the next service drains the whole stream again."""
+async def _reset(floor: EmbeddedFloor, partitions: int = 0, max_ack_pending: int = MAX_ACK_PENDING) -> None:
+    """A fresh floor database and fresh consumers: the next service (or the next ``partitions``'
+    workers) drains the whole stream again."""
     assert floor.postgres is not None
     with psycopg.connect(floor.postgres.superuser_dsn, autocommit=True) as connection:
         connection.execute(
@@ -91,16 +100,104 @@ async def _reset(floor: EmbeddedFloor) -> None:
     floor.setup_database()
     admin = await floor.connect_admin()
     try:
-        await admin.jetstream().delete_consumer(STREAM_NAME, FLOOR_CONSUMER)
+        js = admin.jetstream()
+        for consumer in await js.consumers_info(STREAM_NAME):
+            await js.delete_consumer(STREAM_NAME, consumer.name)
+        await ensure_stream(admin, ack_wait_s=floor.ack_wait_s, max_ack_pending=max_ack_pending)
+        if partitions:
+            await ensure_partitions(
+                admin, partitions, lease_ttl_s=LEASE_TTL_S, max_ack_pending=max_ack_pending
+            )
     finally:
         await admin.close()
-    await floor.setup_stream()
+
+
+def _floor_figures(floor: EmbeddedFloor, entries: int, what: str) -> tuple[float, int]:
+    """(seconds from the first commit to the last, chains verified); fails unless every entry is on the
+    floor exactly once and every chain verifies."""
+    with psycopg.connect(floor.reporting_dsn) as connection:
+        row = connection.execute(
+            "SELECT count(*) - count(DISTINCT (table_id, seq)), count(*), "
+            "extract(epoch FROM max(floor_committed_utc) - min(floor_committed_utc)) FROM floor_entries"
+        ).fetchone()
+        assert row is not None
+        tables = [str(t) for (t,) in connection.execute("SELECT table_id FROM floor_tables").fetchall()]
+        verified = sum(1 for t in tables if verify_table(connection, t).ok)
+    doubled, held, span_s = int(row[0]), int(row[1]), float(row[2] or 0.0)
+    if doubled or held != entries or verified != len(tables):
+        raise SystemExit(
+            f"bench_floor_cpu: {what}: doubled {doubled}, held {held}/{entries}, verified {verified}"
+        )
+    return span_s, verified
+
+
+async def _drain_workers(  # noqa: PLR0917 - one run's context
+    floor: EmbeddedFloor,
+    config_path: Path,
+    entries: int,
+    messages: int,
+    workers: int,
+    partitions: int,
+    max_ack_pending: int,
+) -> dict[str, Any]:
+    """The same stream drained by ``workers`` partitioned workers into a fresh database."""
+    await _reset(floor, partitions, max_ack_pending)
+    meter = CpuMeter(floor)
+    names = [chr(ord("A") + n) for n in range(workers)]
+    processes: list[subprocess.Popen[bytes]] = []
+    with (config_path.parent / "floor-workers.log").open("ab") as service_log:
+        for name in names:
+            command = [sys.executable, "-m", "controller.cli", "floor", "serve", "--config", str(config_path)]
+            command += ["--worker", name, "--partitions", str(partitions), "--lease-ttl", str(LEASE_TTL_S)]
+            processes.append(
+                subprocess.Popen(command, stdout=service_log, stderr=subprocess.STDOUT, cwd=_HERE)
+            )
+    meter.floor_pids = [process.pid for process in processes]
+    try:
+        await _wait_count(floor.reporting_dsn, 1, 120)
+        at_first = meter.read()
+        each_first = [_tree_cpu_s(process.pid) for process in processes]
+        await _wait_count(floor.reporting_dsn, entries, 900)
+        at_last = meter.read()
+        each_last = [_tree_cpu_s(process.pid) for process in processes]
+    finally:
+        for process in processes:
+            process.send_signal(signal.SIGTERM)
+        for process in processes:
+            process.wait(timeout=60)
+    span_s, verified = _floor_figures(floor, entries, f"{workers} workers")
+    spent = CpuMeter.spent(at_first, at_last)
+    return {
+        "code": f"{workers} workers, {partitions} partitions",
+        "load_average_1m": round(os.getloadavg()[0], 2),
+        "commit_span_s": round(span_s, 2),
+        "entries_per_s_committing": round(entries / span_s) if span_s else None,
+        "max_ack_pending": max_ack_pending,
+        "cpu_s": spent,
+        "cpu_ms_per_1000_messages": {
+            name: round(1_000_000 * cpu_s / messages, 1)
+            for name, cpu_s in spent.items()
+            if name != "tables_and_uplinks"
+        },
+        "worker_cpu_ms_per_1000_messages": {
+            name: round(1_000_000 * (last - first) / messages, 1)
+            for name, first, last in zip(names, each_first, each_last, strict=True)
+        },
+        "doubled": 0,
+        "chains_verified": verified,
+    }
 
 
 async def _drain(  # noqa: PLR0917 - one run's context
-    floor: EmbeddedFloor, code: Path, config_path: Path, entries: int, messages: int, profile: Path | None
+    floor: EmbeddedFloor,
+    code: Path,
+    config_path: Path,
+    entries: int,
+    messages: int,
+    profile: Path | None,
+    max_ack_pending: int,
 ) -> dict[str, Any]:
-    await _reset(floor)
+    await _reset(floor, 0, max_ack_pending)
     meter = CpuMeter(floor)
     command = [sys.executable]
     if profile is not None:
@@ -118,25 +215,15 @@ async def _drain(  # noqa: PLR0917 - one run's context
     finally:
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=60)
-    with psycopg.connect(floor.reporting_dsn) as connection:
-        row = connection.execute(
-            "SELECT count(*) - count(DISTINCT (table_id, seq)), count(*), "
-            "extract(epoch FROM max(floor_committed_utc) - min(floor_committed_utc)) FROM floor_entries"
-        ).fetchone()
-        assert row is not None
-        tables = [str(t) for (t,) in connection.execute("SELECT table_id FROM floor_tables").fetchall()]
-        verified = sum(1 for t in tables if verify_table(connection, t).ok)
-    doubled, held, span_s = int(row[0]), int(row[1]), float(row[2] or 0.0)
-    if doubled or held != entries or verified != len(tables):
-        raise SystemExit(
-            f"bench_floor_cpu: {code}: doubled {doubled}, held {held}/{entries}, verified {verified}"
-        )
+    span_s, verified = _floor_figures(floor, entries, str(code))
+    doubled = 0
     spent = CpuMeter.spent(at_first, at_last)
     return {
         "code": str(code),
         "load_average_1m": round(os.getloadavg()[0], 2),
         "commit_span_s": round(span_s, 2),
         "entries_per_s_committing": round(entries / span_s) if span_s else None,
+        "max_ack_pending": max_ack_pending,
         "cpu_s": spent,
         "cpu_ms_per_1000_messages": {
             name: round(1_000_000 * cpu_s / messages, 1)
@@ -161,7 +248,27 @@ async def bench(args: argparse.Namespace, base: Path) -> dict[str, Any]:
         for turn in range(args.repeat):
             for index, code in enumerate(codes):
                 profile = Path(args.profile_dir) / f"floor-{index}-{turn}.prof" if args.profile_dir else None
-                runs.append(await _drain(floor, code, config_path, entries, messages, profile))
+                runs.append(
+                    await _drain(floor, code, config_path, entries, messages, profile, args.max_ack_pending)
+                )
+                print(json.dumps(runs[-1]), file=sys.stderr)
+            if args.workers:
+                single = runs[-1]["entries_per_s_committing"]
+                runs.append(
+                    await _drain_workers(
+                        floor,
+                        config_path,
+                        entries,
+                        messages,
+                        args.workers,
+                        args.partitions,
+                        args.max_ack_pending,
+                    )
+                )
+                workers_rate = runs[-1]["entries_per_s_committing"]
+                runs[-1]["ratio_to_single_service"] = (
+                    round(workers_rate / single, 2) if single and workers_rate else None
+                )
                 print(json.dumps(runs[-1]), file=sys.stderr)
     finally:
         floor.stop()
@@ -174,7 +281,10 @@ async def bench(args: argparse.Namespace, base: Path) -> dict[str, Any]:
                 r["entries_per_s_committing"] for r in runs if r["code"] == str(code)
             ],
         }
-        for code in codes
+        for code in [
+            *codes,
+            *([f"{args.workers} workers, {args.partitions} partitions"] if args.workers else []),
+        ]
     }
     return {
         "tables": len(ids),
@@ -194,6 +304,11 @@ def main() -> None:
     parser.add_argument("--code", action="append", default=[], help="a checkout to run the service from")
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--profile-dir", default=None)
+    parser.add_argument("--workers", type=int, default=0, help="also drain with N partitioned workers")
+    parser.add_argument("--partitions", type=int, default=2)
+    parser.add_argument(
+        "--max-ack-pending", type=int, default=MAX_ACK_PENDING, help="the consumers' (default: the product's)"
+    )
     parser.add_argument("--out", default=None, help="also write the JSON to bench/results/FILE")
     args = parser.parse_args()
     configure_logging(level="warning")

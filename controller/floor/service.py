@@ -663,7 +663,9 @@ class FloorService:
                 seq=decoded.seq,
             )
             return
-        projection = await self._projection(connection, subject_table)
+        # The table's projection is nearly always in memory: no coroutine for it then (a message's
+        # few coroutines were a measurable share of its CPU).
+        projection = self._tables.get(subject_table) or await self._projection(connection, subject_table)
         batch.tables[subject_table] = projection
         if projection.quarantined_at_seq is not None:
             quarantine(
@@ -685,8 +687,10 @@ class FloorService:
                 return
         if isinstance(decoded, wire.PrivateMessage):
             await self._take_private(connection, batch, projection, decoded, stream_seq, quarantine)
+        elif checks.is_resend(decoded, projection):
+            await self._take_resend(connection, batch, projection, decoded, quarantine)
         else:
-            await self._take_entry(connection, batch, projection, decoded, stream_seq, quarantine)
+            self._take_next_entry(batch, projection, decoded, stream_seq, quarantine)
         if len(batch.quarantine) == quarantined_before:
             projection.last_seen_stream_seq = max(projection.last_seen_stream_seq, stream_seq)
         if isinstance(decoded, wire.EntryMessage) and len(batch.quarantine) == quarantined_before:
@@ -694,32 +698,41 @@ class FloorService:
             # after later entries - the one that revealed it - so it does not move this.)
             projection.last_stream_seq = max(projection.last_stream_seq, stream_seq)
 
-    async def _take_entry(  # noqa: PLR0917 - one message's context
+    async def _take_resend(
         self,
         connection: Connection,
+        batch: Batch,
+        projection: TableProjection,
+        entry: wire.EntryMessage,
+        quarantine: Quarantine,
+    ) -> None:
+        """An entry the floor already holds (``checks.is_resend``): a duplicate, or a fork."""
+        # This batch's own entries first: a resend of one of them needs no query.
+        stored = batch.entry_hashes.get((projection.table_id, entry.seq))
+        if stored is None:
+            stored = await stored_hash(connection, projection.table_id, entry.seq)
+        fork = checks.resend_problem(entry, stored)
+        if fork is None:
+            self.status.duplicates += 1
+        else:
+            # Two bodies for one entry: the table's credentials published something the table did
+            # not write (or two journals share a table). Both are kept: the first on the floor,
+            # this one in floor_quarantine, the alert naming both hashes; the table is quarantined
+            # (docs/floor.md "Forks").
+            quarantine(fork.reason, alert_kind=fork.kind, seq=entry.seq)
+            if not projection.quarantined():
+                checks.quarantine_table(projection, entry, fork)
+
+    def _take_next_entry(
+        self,
         batch: Batch,
         projection: TableProjection,
         entry: wire.EntryMessage,
         stream_seq: int,
         quarantine: Quarantine,
     ) -> None:
-        if checks.is_resend(entry, projection):
-            # This batch's own entries first: a resend of one of them needs no query.
-            stored = batch.entry_hashes.get((projection.table_id, entry.seq))
-            if stored is None:
-                stored = await stored_hash(connection, projection.table_id, entry.seq)
-            fork = checks.resend_problem(entry, stored)
-            if fork is None:
-                self.status.duplicates += 1
-            else:
-                # Two bodies for one entry: the table's credentials published something the table did
-                # not write (or two journals share a table). Both are kept: the first on the floor,
-                # this one in floor_quarantine, the alert naming both hashes; the table is quarantined
-                # (docs/floor.md "Forks").
-                quarantine(fork.reason, alert_kind=fork.kind, seq=entry.seq)
-                if not projection.quarantined():
-                    checks.quarantine_table(projection, entry, fork)
-            return
+        """An entry beyond what the floor holds: checked against the chain, folded, kept for the batch.
+        Synchronous: nothing in it waits (a coroutine a message was a measurable share of its CPU)."""
         problem = checks.chain_problem(projection, entry)
         if problem is not None:
             quarantine(problem.reason, alert_kind=problem.kind, seq=entry.seq)

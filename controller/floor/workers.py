@@ -3,9 +3,14 @@
 (``partition_of``: CRC-32 of the table id mod P), so its order and chain checks stay in one process.
 
 - **A consumer per partition**: ``floor-p<k>of<P>``, durable, pulled, explicit acks, like the one-worker
-  floor's ``floor``. nats-server 2.9 (Debian's) filters a consumer by subject wildcards only, and a table's
-  subject (``flushtable.<site>.<table>.journal``) carries no partition, so each partition's consumer sees
-  every message and acks another partition's unread (its own consumer takes it).
+  floor's ``floor``. Below ``BY_TABLE_FROM_PARTITIONS`` partitions it has one wildcard filter and is
+  delivered every message (the service acks another partition's unread); from it on it lists its own
+  tables' subjects (``filter_subjects``, nats-server 2.10+), which nats-server serves at several times
+  the CPU per message (measured: below). A table's subject carries no partition, so a list is kept by
+  the partition's holder: at each tick it reads the stream's journal subjects and, when a table it has
+  not listed appeared, makes the consumer again with the table added, starting at the new table's first
+  message (or the ack floor, if earlier): what lies between is delivered again and taken as resends
+  (``sync_partition_consumer``).
 - **A lease per partition**: the key ``p<k>`` of the JetStream KV bucket ``floor_leases`` (R3 on a
   cluster), whose per-bucket TTL (the stream's max age) removes a key its worker stopped renewing. A
   worker takes a free partition with ``create`` (a put expecting no last revision: one winner), renews
@@ -38,7 +43,7 @@ import math
 import ssl
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import nats.errors
@@ -51,7 +56,7 @@ from nats.js.client import JetStreamContext
 from nats.js.kv import KeyValue
 
 from controller.errors import UserError
-from controller.floor.service import Fence, Fenced, FloorConfig, FloorService
+from controller.floor.service import Fence, Fenced, FloorConfig, FloorService, table_of_subject
 from controller.floor.store import Connection
 from controller.floor.stream import MAX_ACK_PENDING
 from controller.uplink.wire import LEASE_BUCKET, STREAM_NAME, SUBJECT_ROOT
@@ -68,8 +73,11 @@ __all__ = [
     "fence_for",
     "partition_ack_wait_s",
     "partition_consumer",
+    "partition_filter",
     "partition_of",
     "refuse_live_workers",
+    "stream_table_subjects",
+    "sync_partition_consumer",
 ]
 
 log = structlog.get_logger("flushtable.floor.workers")
@@ -105,6 +113,96 @@ def lease_key(partition: int) -> str:
     return f"p{partition}"
 
 
+# The tables' journal subjects (servers.table_subject), and a subject in the stream no table publishes
+# (two tokens, a table's are four): the filter of a partition with no table yet (an empty list would
+# mean every subject).
+TABLE_SUBJECTS = f"{SUBJECT_ROOT}.*.*.journal"
+NO_TABLE_SUBJECT = f"{SUBJECT_ROOT}.no-table"
+# nats-server 2.15.1 spends about 97 us per message it delivers to a consumer with several filter
+# subjects, 7.5 us per message to one with one wildcard (bench/bench_partition_filters.py,
+# bench/results/partition-filters.json). P consumers delivered every message cost P x 7.5 us a message
+# on the server, and each service reads the P - 1 others' messages too (the intake's part of a message,
+# about 10 us by the profile); a list costs about 97 us once. A list wins from about 6 partitions on.
+BY_TABLE_FROM_PARTITIONS = 6
+
+
+def partition_filter(subjects: Iterable[str], partition: int, partitions: int) -> list[str]:
+    """The partition's consumer's ``filter_subjects``: the journal subjects of its tables, sorted."""
+    tables = {subject: table_of_subject(subject) for subject in subjects}
+    mine = sorted(s for s, t in tables.items() if t is not None and partition_of(t, partitions) == partition)
+    return mine or [NO_TABLE_SUBJECT]
+
+
+async def stream_table_subjects(js: JetStreamContext) -> list[str]:
+    """Every table's journal subject the stream holds a message on (its own subject list: a table is
+    in the floor's partitions from its first message, whoever provisioned it)."""
+    info = await js.stream_info(STREAM_NAME, subjects_filter=TABLE_SUBJECTS)
+    return list((info.state.subjects if info.state else None) or {})
+
+
+def _partition_consumer_config(
+    name: str, filters: Sequence[str], *, ack_wait_s: float, max_ack_pending: int, start_seq: int | None
+) -> ConsumerConfig:
+    return ConsumerConfig(
+        durable_name=name,
+        deliver_policy=DeliverPolicy.ALL if start_seq is None else DeliverPolicy.BY_START_SEQUENCE,
+        opt_start_seq=start_seq,
+        ack_policy=AckPolicy.EXPLICIT,
+        ack_wait=ack_wait_s,
+        max_ack_pending=max_ack_pending,
+        # One filter as ``filter_subject``: the server's cheap path (several are its costly one, above).
+        filter_subject=filters[0] if len(filters) == 1 else None,
+        filter_subjects=list(filters) if len(filters) > 1 else None,
+        max_deliver=-1,
+    )
+
+
+async def sync_partition_consumer(
+    js: JetStreamContext, partition: int, partitions: int, subjects: Iterable[str]
+) -> list[str]:
+    """Make the partition's consumer deliver every table of the partition in ``subjects``; returns its
+    filter. A consumer's filter can be changed in place, but the change does not go back: a new
+    table's messages below the consumer's position would be skipped for good. So a consumer missing a
+    table is deleted and made again, with the filter widened (never narrowed: a table whose subject
+    the stream no longer lists keeps its place), starting at the earliest of the new tables' first
+    messages and the old consumer's ack floor + 1: nothing unacknowledged is passed over, and what the
+    floor already holds comes again as resends (idempotent by (table, seq)). Run only by the
+    partition's lease holder, its service stopped; a stale holder doing it too only rewinds more."""
+    name = partition_consumer(partition, partitions)
+    info = await js.consumer_info(STREAM_NAME, name)
+    config = info.config
+    current = list(config.filter_subjects or ([config.filter_subject] if config.filter_subject else [">"]))
+    if any("*" in p or ">" in p for p in current):
+        return current  # delivered every table (``ensure_partitions(..., by_table=False)``): nothing to add
+    wanted = [s for s in partition_filter(subjects, partition, partitions) if s != NO_TABLE_SUBJECT]
+    added = [s for s in wanted if s not in current]
+    if not added:
+        return current
+    filters = sorted({p for p in current if p != NO_TABLE_SUBJECT} | set(wanted))
+    start_seq = (info.ack_floor.stream_seq if info.ack_floor else 0) + 1
+    for subject in added:
+        try:
+            first = await js.get_msg(STREAM_NAME, seq=1, subject=subject, next=True, direct=True)
+        except nats.js.errors.NotFoundError:
+            continue  # nothing of it left in the stream
+        if first.seq is not None:
+            start_seq = min(start_seq, first.seq)
+    await js.delete_consumer(STREAM_NAME, name)
+    await js.add_consumer(
+        STREAM_NAME,
+        _partition_consumer_config(
+            name,
+            filters,
+            ack_wait_s=float(config.ack_wait or partition_ack_wait_s(DEFAULT_LEASE_TTL_S)),
+            max_ack_pending=int(config.max_ack_pending or MAX_ACK_PENDING),
+            start_seq=start_seq,
+        ),
+    )
+    log.info("floor_partition_consumer_widened", partition=partition, tables_added=len(added),
+             tables=len(filters), start_stream_seq=start_seq)  # fmt: skip
+    return filters
+
+
 @dataclass(frozen=True, slots=True)
 class WorkerSettings:
     worker: str
@@ -129,7 +227,7 @@ class WorkerSettings:
         return self.lease_ttl_s + 2 * self.renew_interval_s
 
 
-async def ensure_partitions(
+async def ensure_partitions(  # noqa: PLR0913 - the bucket's and the consumers' settings, keyword-only, each with the product's default
     admin: Client,
     partitions: int,
     *,
@@ -137,12 +235,20 @@ async def ensure_partitions(
     replicas: int = 1,
     ack_wait_s: float | None = None,
     max_ack_pending: int = MAX_ACK_PENDING,
+    by_table: bool | None = None,
 ) -> None:
     """As the floor's admin: the leases' KV bucket (TTL ``lease_ttl_s``, ``replicas`` like the stream)
     and each partition's durable consumer, configured as the one-worker floor's (stream.py) but for its
     ``ack_wait``: ``partition_ack_wait_s(lease_ttl_s)`` unless given. A consumer that exists with another
-    ``ack_wait`` (made before it was derived: 30 s) is updated to it in place (JetStream keeps its acks)."""
+    ``ack_wait`` (made before it was derived: 30 s) is updated to it in place (JetStream keeps its acks).
+    Its filter (chosen when it is made; docs/floor.md "Partitioned floor workers"): ``by_table`` lists the
+    partition's tables the stream holds now (tables that come later are added by the partition's holder:
+    ``sync_partition_consumer``), so the consumer is delivered its own tables only; else one wildcard,
+    every message delivered and another partition's acked unread by the service. None: by table from
+    ``BY_TABLE_FROM_PARTITIONS`` partitions on, where it costs nats-server less than P deliveries."""
     ack_wait = partition_ack_wait_s(lease_ttl_s) if ack_wait_s is None else ack_wait_s
+    if by_table is None:
+        by_table = partitions >= BY_TABLE_FROM_PARTITIONS
     js = admin.jetstream()
     try:
         await js.key_value(LEASE_BUCKET)
@@ -157,6 +263,7 @@ async def ensure_partitions(
                 direct=True,
             )
         )
+    subjects = await stream_table_subjects(js)
     for partition in range(partitions):
         name = partition_consumer(partition, partitions)
         try:
@@ -164,14 +271,12 @@ async def ensure_partitions(
         except nats.js.errors.NotFoundError:
             await js.add_consumer(
                 STREAM_NAME,
-                ConsumerConfig(
-                    durable_name=name,
-                    deliver_policy=DeliverPolicy.ALL,
-                    ack_policy=AckPolicy.EXPLICIT,
-                    ack_wait=ack_wait,
+                _partition_consumer_config(
+                    name,
+                    partition_filter(subjects, partition, partitions) if by_table else [f"{SUBJECT_ROOT}.>"],
+                    ack_wait_s=ack_wait,
                     max_ack_pending=max_ack_pending,
-                    filter_subject=f"{SUBJECT_ROOT}.>",
-                    max_deliver=-1,
+                    start_seq=None,
                 ),
             )
         else:
@@ -389,6 +494,9 @@ class FloorWorker:
     _beats: dict[str, tuple[int, float]] = field(default_factory=dict)  # worker -> (beat, seen moving at)
     _beat: int = 0
     _stopping: set[asyncio.Task[None]] = field(default_factory=set)  # services told to stop, not yet ended
+    _filters: dict[int, list[str]] = field(default_factory=dict)  # partition -> its consumer's filter
+    _subjects: list[str] = field(default_factory=list)  # the stream's journal subjects, at tick ...
+    _subjects_tick: int = -1
 
     def live_workers(self) -> set[str]:
         now = self.clock()
@@ -496,6 +604,7 @@ class FloorWorker:
                     break
                 if partition not in self.held:
                     await self._try_acquire(kv, js, connection, partition)
+        await self._widen_filters(js)
         if 0 in self.held:  # one worker reports the nodes (the holder of partition 0)
             with contextlib.suppress(*_LEASE_ERRORS):
                 await record_nodes(connection, js, self.settings.worker)
@@ -576,6 +685,20 @@ class FloorWorker:
             with contextlib.suppress(*_LEASE_ERRORS):
                 await kv.delete(key, last=revision)
             return
+        try:
+            self._filters[partition] = await sync_partition_consumer(
+                js, partition, self.settings.partitions, await self._table_subjects(js)
+            )
+        except BaseException:
+            with contextlib.suppress(*_LEASE_ERRORS):
+                await kv.delete(key, last=revision)
+            raise
+        self.held[partition] = self._start_service(partition, epoch, revision)
+        self.status.acquired += 1
+        log.info("floor_lease_acquired", worker=self.settings.worker, partition=partition, epoch=epoch)
+        await self._warn_slow_ack_wait(js, partition)
+
+    def _start_service(self, partition: int, epoch: int, revision: int) -> _Held:
         partitions = self.settings.partitions
         service_config = dataclasses.replace(
             self.config, consumer=partition_consumer(partition, partitions), side_duties=partition == 0
@@ -587,15 +710,12 @@ class FloorWorker:
         )
         service_stop = asyncio.Event()
         task = asyncio.create_task(service.run(service_stop), name=f"floor-partition-{partition}")
-        self.held[partition] = _Held(partition, epoch, revision, self.clock(), service, service_stop, task)
-        self.status.acquired += 1
-        log.info("floor_lease_acquired", worker=self.settings.worker, partition=partition, epoch=epoch)
-        await self._warn_slow_ack_wait(js, partition)
+        return _Held(partition, epoch, revision, self.clock(), service, service_stop, task)
 
     async def _warn_slow_ack_wait(self, js: JetStreamContext, partition: int) -> None:
         """A partition consumer's ``ack_wait`` above the takeover bound (one made at the one-worker
         floor's 30 s) holds a killed worker's tables that long, not the bound: said, not refused (the
-        worker runs; the admin's ``--create`` is the fix, the reader cannot update a consumer)."""
+        worker runs; the admin's ``--create`` is the fix: it updates a consumer in place)."""
         name = partition_consumer(partition, self.settings.partitions)
         try:
             ack_wait_s = (await js.consumer_info(STREAM_NAME, name)).config.ack_wait
@@ -612,6 +732,41 @@ class FloorWorker:
                 fix=f"flushtable floor partitions --create {self.settings.partitions} updates it "
                 f"to {partition_ack_wait_s(self.settings.lease_ttl_s):g} s",
             )
+
+    async def _table_subjects(self, js: JetStreamContext) -> list[str]:
+        """The stream's journal subjects, read once a tick (every held partition's filter uses them)."""
+        if self._subjects_tick != self.status.ticks:
+            self._subjects = await stream_table_subjects(js)
+            self._subjects_tick = self.status.ticks
+        return self._subjects
+
+    async def _widen_filters(self, js: JetStreamContext) -> None:
+        """A table that appeared since a held partition's consumer was made is added to it: the
+        partition's service stopped (waited for: the consumer goes), the consumer made again
+        (``sync_partition_consumer``), a new service started under the same lease and epoch."""
+        by_table = [
+            held
+            for held in self.held.values()
+            if not any("*" in p or ">" in p for p in self._filters.get(held.partition, []))
+        ]  # the others' consumers are delivered every table (ensure_partitions' by_table False)
+        if not by_table:
+            return
+        subjects = await self._table_subjects(js)
+        for held in by_table:
+            current = self._filters.get(held.partition, [])
+            wanted = partition_filter(subjects, held.partition, self.settings.partitions)
+            if set(wanted) <= set(current) or wanted == [NO_TABLE_SUBJECT]:
+                continue
+            held.stop.set()
+            async with asyncio.timeout(self.config.backoff_max_s + 10):
+                await asyncio.shield(held.task)
+            self._filters[held.partition] = await sync_partition_consumer(
+                js, held.partition, self.settings.partitions, subjects
+            )
+            if self.held.get(held.partition) is held:
+                self.held[held.partition] = dataclasses.replace(
+                    self._start_service(held.partition, held.epoch, held.revision), renewed_s=held.renewed_s
+                )
 
     def _stop_service(self, held: _Held) -> None:
         """Tell the partition's service to stop, without waiting for it (its connections' close can take

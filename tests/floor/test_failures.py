@@ -25,8 +25,10 @@ from controller.simulation.floor.embedded import EmbeddedFloor
 from controller.simulation.floor.servers import (
     FLOOR_CONSUMER,
     FLOOR_INBOX,
+    NATS_SERVER,
     STREAM_NAME,
     PostgresCluster,
+    nats_server_version,
     table_subject,
 )
 from controller.uplink import wire
@@ -391,7 +393,9 @@ def test_a_consumer_deleted_between_pull_requests_is_found_missing(make_floor: M
             assert await puller.fetch(10, 0.1) == []  # the consumer there: nothing to deliver, no error
             await _no_pull_request_waiting(admin)
             await admin.jetstream(timeout=ANSWER_TIMEOUT_S).delete_consumer(STREAM_NAME, FLOOR_CONSUMER)
-            with pytest.raises(nats.js.errors.NotFoundError):
+            # nats-server 2.9 answered nothing (the puller's info request then says not found); 2.10+
+            # answers 503, no responders: either way the fetch raises, never an empty batch.
+            with pytest.raises((nats.js.errors.NotFoundError, nats.js.errors.ServiceUnavailableError)):
                 await puller.fetch(10, 0.1)
         finally:
             await admin.close()
@@ -443,7 +447,9 @@ def test_a_late_status_of_an_earlier_pull_request_does_not_hide_a_deleted_consum
             await _no_pull_request_waiting(admin)
             await admin.jetstream(timeout=ANSWER_TIMEOUT_S).delete_consumer(STREAM_NAME, FLOOR_CONSUMER)
             late_status_due = True
-            with pytest.raises(nats.js.errors.NotFoundError):
+            # nats-server 2.9 answered nothing (the puller's info request then says not found); 2.10+
+            # answers 503, no responders: either way the fetch raises, never an empty batch.
+            with pytest.raises((nats.js.errors.NotFoundError, nats.js.errors.ServiceUnavailableError)):
                 await puller.fetch(10, 1.0)
             assert not late_status_due  # the late status was sent
         finally:
@@ -474,6 +480,14 @@ def _stream_messages_dir(floor: EmbeddedFloor) -> Path:
     return found[0]
 
 
+# The broker's crash is made by putting back an older copy of the stream's message files: nats-server
+# 2.9's store (Debian's, on PATH where installed). 2.10+ keeps the stream's state beside them and the
+# copy does not make the same crash there (on 2.15.1 the floor was not told stream_renumbered): to be
+# made again for the newer store.
+_OLD_NATS = (nats_server_version(NATS_SERVER) or (99, 0, 0))[:2] < (2, 10)
+
+
+@pytest.mark.skipif(not _OLD_NATS, reason="the crash is made on nats-server 2.9's store (Debian's)")
 @pytest.mark.parametrize(
     ("first_table_rounds_lost", "second_table_new_rounds"),
     [(1, 4), (6, 1)],
@@ -499,7 +513,7 @@ def test_a_stream_renumbered_under_the_floor_is_read_again(
     below it and the idle sweep finds them."""
     ids = table_ids(2)
     first_id, second_id = ids
-    floor = make_floor(ids, ack_wait_s=2)
+    floor = make_floor(ids, ack_wait_s=2, nats_binary=NATS_SERVER)  # Debian's 2.9: see _OLD_NATS
     assert floor.nats is not None
     tables = Tables(tmp_path / "tables", ids)
     snapshot = tmp_path / "msgs-before"

@@ -50,6 +50,7 @@ from tests.floor.helpers import (
     wait_until,
 )
 from tests.floor.test_failures import CATCH_UP_TIMEOUT_S, _all_on_floor, _play_all
+from tests.floor.test_partition_filters import _published
 
 PARTITIONS = 4
 LEASE_TTL_S = 6.0
@@ -98,13 +99,16 @@ def test_a_stale_worker_is_refused_at_its_commit(tmp_path: Path, make_floor: Mak
     mine = [t for t in ids if partition_of(t, PARTITIONS) == partition]
 
     async def scenario() -> None:
-        await _ensure_partitions(floor)
         async with await psycopg.AsyncConnection.connect(floor.writer_dsn, autocommit=True) as connection:
             assert await claim_epoch(connection, partition, PARTITIONS, 5, "A")
             assert await claim_epoch(connection, partition, PARTITIONS, 9, "B")
             assert not await claim_epoch(connection, partition, PARTITIONS, 7, "A")  # never backwards
         running = Running(floor, tables)
         running.start_uplinks()
+        # The services here run without a worker (which would add tables to its partition's consumer as
+        # they come): the consumers are made once the tables' subjects are in the stream.
+        await _published(floor, tables, ids)
+        await _ensure_partitions(floor)
         config = dataclasses.replace(
             floor.floor_config(backoff_max_s=1.0), consumer=partition_consumer(partition, PARTITIONS)
         )

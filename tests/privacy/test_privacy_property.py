@@ -37,6 +37,7 @@ import os
 import random
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
@@ -597,5 +598,33 @@ def test_the_machine_reads_every_channel() -> None:
         codes = [str(card) for card in settled.payload["round"]["dealer"]]
         assert codes
         assert any(codes[0] in text.text for text in texts if text.channel == "route")
+    finally:
+        machine.teardown()
+
+
+def test_a_misread_shown_after_its_own_reveal_is_not_blamed_on_a_later_round() -> None:
+    """A sequence the property once found (CI of stop 34): round 2's recall page, after round 2's reveal,
+    shows its misread fault "index 0 reported as card 4 and then as card 34"; the simulated shoe deals the
+    same order every round, so round 5 (voided) dealt card 34 hidden. The misread's card is round 2's
+    information (rounds.py), shown at round 2's reveal: not a leak of round 5's."""
+    machine = PrivacyMachine()
+    try:
+        machine.open_table(config_index=0, first_round=(1, 100), deck_seed=77, dealt=0)
+        machine.nothing_shown_before_its_reveal_and_money_adds_up()
+        steps: list[Callable[[], object]] = [
+            lambda: machine.stop_the_round(hold_first=False),
+            lambda: machine.open_round(ante=2500, dealt=5, players=1),
+            machine.dealer_plays_on,
+            lambda: machine.open_round(ante=500, dealt=2, players=3),
+            lambda: machine.stop_the_round(hold_first=False),
+            lambda: machine.open_round(ante=500, dealt=9, players=2),
+            lambda: machine.stop_the_round(hold_first=False),
+            lambda: machine.open_round(ante=500, dealt=60, players=1),
+            lambda: machine.stop_the_round(hold_first=True),
+            machine.dealer_plays_on,
+        ]
+        for step in steps:
+            step()
+            machine.nothing_shown_before_its_reveal_and_money_adds_up()
     finally:
         machine.teardown()

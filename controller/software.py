@@ -627,7 +627,7 @@ def verify_release(
 def read_software_section(config_path: Path) -> dict[str, Any] | None:
     """The configuration's ``[software]`` as written, read with controller/files.py alone (the product's
     configuration code is not imported before it is verified). None when the file cannot be read as
-    TOML: the full check (controller/config.py), which runs before the journal is touched, refuses it."""
+    TOML: the full check (controller/config/), which runs before the journal is touched, refuses it."""
     from controller.files import (  # noqa: PLC0415 - the small file reader only
         MAX_TOML_BYTES,
         FileRefused,

@@ -1,0 +1,75 @@
+"""The table's configuration: TOML (tomllib), validated whole at start by checked models
+(controller/checked.py: pydantic's model API in plain Python, so `flushtable config` loads no pydantic).
+
+Every refusal is one line that names the file and the key: ``table.toml: devices.shuffler.url: ...``.
+Unknown keys are refused, so a typo is never silently ignored. docs/configuration.md documents every
+key with a complete example (which the test suite loads).
+
+The file's shape is the models in ``sections`` (``ConfigFile`` and its sections); checks that span sections (a
+seat count that depends on the banking, paytables that depend on the game, keys shared between devices)
+run once every field is valid. ``TableConfig`` is what the rest of the controller reads.
+
+The package, by what the code is about: ``sections`` (the file's shape: the checked models and the
+embedded default), ``resolved`` (what the controller reads: ``TableConfig`` and its parts) and
+``reading`` (``load_config``/``parse_config``: the checks across sections that make a TableConfig).
+The names below are the configuration's public door; the rest of the product imports them from here.
+"""
+
+from controller.config.reading import ConfigError, load_config, parse_config, read_key_file
+from controller.config.resolved import (
+    Device,
+    Panel,
+    PanelUser,
+    ResolvedTimeouts,
+    SoftwareConfig,
+    TableConfig,
+    UplinkConfig,
+)
+from controller.config.sections import (
+    DEFAULT_COMMIT_DELAY_MS,
+    DEFAULT_CONFIG_NAME,
+    DEFAULT_CONFIG_TOML,
+    Banking,
+    ClockSection,
+    ConfigFile,
+    Limits,
+    Logging,
+    SegmentPolicy,
+    SoftwareSection,
+    UplinkSection,
+    split_ntp_server,
+    tls_servers,
+    whole_number,
+)
+from controller.files import TOO_LONG_NUMBER
+from controller.settings import Rake
+
+__all__ = [
+    "DEFAULT_COMMIT_DELAY_MS",
+    "DEFAULT_CONFIG_NAME",
+    "DEFAULT_CONFIG_TOML",
+    "TOO_LONG_NUMBER",
+    "Banking",
+    "ClockSection",
+    "ConfigError",
+    "ConfigFile",
+    "Device",
+    "Limits",
+    "Logging",
+    "Panel",
+    "PanelUser",
+    "Rake",
+    "ResolvedTimeouts",
+    "SegmentPolicy",
+    "SoftwareConfig",
+    "SoftwareSection",
+    "TableConfig",
+    "UplinkConfig",
+    "UplinkSection",
+    "load_config",
+    "parse_config",
+    "read_key_file",
+    "split_ntp_server",
+    "tls_servers",
+    "whole_number",
+]

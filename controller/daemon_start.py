@@ -41,7 +41,7 @@ class RunOptions:
     # `flushtable run --new-journal`: start a new journal where none with content exists (controller/
     # journal/proof.py); without it a missing or empty journal is refused where its anchor names entries.
     new_journal: bool = False
-    # The signed release the start verified (controller/software.py), journaled before the table opens;
+    # The signed release the start verified (controller/software/), journaled before the table opens;
     # None: no [software] configured and no development release (nothing verified, nothing journaled).
     software: VerifiedRelease | None = None
     # Seal the open segment between rounds while the table runs when it is due (docs/journal.md

@@ -103,7 +103,7 @@ class UplinkConfig:
 
 @dataclass(frozen=True, slots=True)
 class SoftwareConfig:
-    """``[software]`` as the start reads it (controller/software.py verify_release)."""
+    """``[software]`` as the start reads it (controller/software/verify.py verify_release)."""
 
     manifest: Path
     public_key: bytes

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from firmware_protocol import constants
 from firmware_protocol.messages import ALL_MESSAGE_CLASSES
-from firmware_protocol.vectors import VECTOR_SESSION_KEY
+from firmware_protocol.vector_inputs import VECTOR_SESSION_KEY
 from firmware_protocol.vocabulary import (
     DEALER_KEYS,
     DEVICE_KINDS,

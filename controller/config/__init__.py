@@ -12,63 +12,30 @@ run once every field is valid. ``TableConfig`` is what the rest of the controlle
 The package, by what the code is about: ``sections`` (the file's shape: the checked models and the
 embedded default), ``resolved`` (what the controller reads: ``TableConfig`` and its parts) and
 ``reading`` (``load_config``/``parse_config``: the checks across sections that make a TableConfig).
-The names below are the configuration's public door; the rest of the product imports them from here.
+The names below are the configuration's public door (what the rest of the product reads); a
+module that needs a section's own model imports it from ``sections``.
 """
 
-from controller.config.reading import ConfigError, load_config, parse_config, read_key_file
-from controller.config.resolved import (
-    Device,
-    Panel,
-    PanelUser,
-    ResolvedTimeouts,
-    SoftwareConfig,
-    TableConfig,
-    UplinkConfig,
-)
+from controller.config.reading import ConfigError, load_config, parse_config
+from controller.config.resolved import TableConfig, UplinkConfig
 from controller.config.sections import (
-    DEFAULT_COMMIT_DELAY_MS,
-    DEFAULT_CONFIG_NAME,
     DEFAULT_CONFIG_TOML,
-    Banking,
     ClockSection,
-    ConfigFile,
-    Limits,
-    Logging,
     SegmentPolicy,
-    SoftwareSection,
-    UplinkSection,
     split_ntp_server,
     tls_servers,
     whole_number,
 )
-from controller.files import TOO_LONG_NUMBER
-from controller.settings import Rake
 
 __all__ = [
-    "DEFAULT_COMMIT_DELAY_MS",
-    "DEFAULT_CONFIG_NAME",
     "DEFAULT_CONFIG_TOML",
-    "TOO_LONG_NUMBER",
-    "Banking",
     "ClockSection",
     "ConfigError",
-    "ConfigFile",
-    "Device",
-    "Limits",
-    "Logging",
-    "Panel",
-    "PanelUser",
-    "Rake",
-    "ResolvedTimeouts",
     "SegmentPolicy",
-    "SoftwareConfig",
-    "SoftwareSection",
     "TableConfig",
     "UplinkConfig",
-    "UplinkSection",
     "load_config",
     "parse_config",
-    "read_key_file",
     "split_ntp_server",
     "tls_servers",
     "whole_number",

@@ -89,19 +89,6 @@ FLOOR_SUBJECT = "floor"  # surveillance.floor: a floor alert naming no table (no
 # published once, as that event.
 ALERTS_WITH_THEIR_OWN_EVENT: frozenset[str] = frozenset({"past_posting", "dead_hand"})
 OPERATOR_KINDS = gaming_day.OPERATOR_KINDS  # kills and overrides: as the gaming-day report counts them
-# The entries that may make a surveillance event (events_of): only these are decoded.
-_WATCHED_KINDS = frozenset(
-    {
-        "round_settled",
-        "past_posting",
-        "dead_hand",
-        "round_dead",
-        "round_voided",
-        "fault_raised",
-        "security_event",
-    }
-    | set(OPERATOR_KINDS)
-)
 # Amounts alone, two decimals: what a floor with no [property] currency shows everywhere.
 DEFAULT_MONEY = MoneyFormat()
 
@@ -116,6 +103,7 @@ EVENT_ENTRY_KINDS: tuple[str, ...] = (
     "fault_raised",
     "security_event",
 )
+_WATCHED_KINDS = frozenset(EVENT_ENTRY_KINDS)  # events_of decodes only these
 
 
 @dataclass(frozen=True, slots=True)

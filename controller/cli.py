@@ -188,7 +188,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     verified = None
     if chosen == "run":
         # The software is verified before the run command, the configuration and the engine are even
-        # imported, so a changed module never runs (controller/software.py, docs/operations.md).
+        # imported, so a changed module never runs (controller/software/, docs/operations.md).
         from controller.software import verify_before_import  # noqa: PLC0415 - only `run` verifies
 
         try:

@@ -232,7 +232,7 @@ class DaemonJournal:
         if self._live_state is not None:
             self._live_state.apply_all(written)
 
-    def seal_live_if_due(self, now: datetime) -> Seal | None:  # noqa: PLR0912, PLR0915 - one branch per reason not to seal yet, and its alert
+    def seal_live_if_due(self, now: datetime) -> Seal | None:
         """Between rounds, while the table runs: seal the open segment when the policy says it is due
         (docs/journal.md "Segments and seals"). On the loop, between two commits, so nothing is written
         during the switch; the journal object is switched in place (``Journal.switch_file``), so the
@@ -243,6 +243,24 @@ class DaemonJournal:
         state, policy = self._live_state, self._live_policy
         if state is None or policy is None or self.failure is not None or self._journal is None:
             return None
+        due = self._live_seal_due(state, policy, now)
+        if due is None:
+            return None
+        why, entries = due
+        last = self.journal.last_entry()
+        if last is not None and state.last_seq < last.seq:
+            # Entries another process wrote (`flushtable clear`): the state folds them on too.
+            state.apply_all(self.journal.entries(since_seq=state.last_seq))
+        seal = self._switch_to_a_new_segment(state, entries, policy)
+        if seal is not None:
+            self._live_sealed(seal, why)
+        return seal
+
+    def _live_seal_due(
+        self, state: TableState, policy: SegmentPolicy, now: datetime
+    ) -> tuple[str, int] | None:
+        """Why the open segment is due now, and its entries; None: not due, or its seal must wait (the
+        wait said, and alerted once it has lasted past its bound)."""
         entries, first_utc = self.journal.segment_summary()
         why = seal_due(
             entries,
@@ -268,10 +286,12 @@ class DaemonJournal:
                 self._defer_live_seal(waits)
                 self._alert_if_waited_too_long(waits, entries, policy)
             return None
-        last = self.journal.last_entry()
-        if last is not None and state.last_seq < last.seq:
-            # Entries another process wrote (`flushtable clear`): the state folds them on too.
-            state.apply_all(self.journal.entries(since_seq=state.last_seq))
+        return why, entries
+
+    def _switch_to_a_new_segment(self, state: TableState, entries: int, policy: SegmentPolicy) -> Seal | None:
+        """The open segment sealed and the journal switched to a new one, the checkpoint thread's
+        connection closed meanwhile (SQLite leaves WAL mode only with none); None: not sealed (why is
+        logged, deferred, or the table's failure)."""
         sealed: list[Seal] = []
 
         def anchor_at(seq: int, hash_hex: str) -> None:
@@ -304,18 +324,22 @@ class DaemonJournal:
             else:
                 self._seal_failed(str(error), entries, policy)
         if checkpointing:
-            try:
-                self._checkpointer = Journal.open_existing(self.path, readonly=False)
-                self.journal.defer_checkpoints()
-            except JournalError as error:
-                # Nothing is lost: the writer checkpoints by itself again (SQLite's own threshold).
-                log.warning("journal_checkpoint_failed", error=str(error))
-                self._checkpointer = None
-                with contextlib.suppress(JournalError):
-                    self.journal.resume_checkpoints()
-        if not sealed:
-            return None
-        seal = sealed[0]
+            self._reopen_checkpointer()
+        return sealed[0] if sealed else None
+
+    def _reopen_checkpointer(self) -> None:
+        try:
+            self._checkpointer = Journal.open_existing(self.path, readonly=False)
+            self.journal.defer_checkpoints()
+        except JournalError as error:
+            # Nothing is lost: the writer checkpoints by itself again (SQLite's own threshold).
+            log.warning("journal_checkpoint_failed", error=str(error))
+            self._checkpointer = None
+            with contextlib.suppress(JournalError):
+                self.journal.resume_checkpoints()
+
+    def _live_sealed(self, seal: Seal, why: str) -> None:
+        """A seal while running proceeded: kept, its wait's alert cleared, the daemon told."""
         self.live_seals.append(seal)
         self.live_seal_deferred = None
         self.seal_wait_alerted = False
@@ -332,7 +356,6 @@ class DaemonJournal:
             reason=why,
             while_running=True,
         )
-        return seal
 
     def _seal_failed(self, line: str, entries: int, policy: SegmentPolicy) -> None:
         """A seal failed for a reason waiting will not cure: logged, kept, and handed to the daemon

@@ -9,7 +9,7 @@ ca_file = "floor-ca.pem"
 dsn_file = "floor-writer.dsn"            # a libpq connection string for the writer role
 batch_size = 1000                        # = the consumer's max_ack_pending
 
-A typed section in the style of the table's file (controller/config.py ``UplinkSection``): checked
+A typed section in the style of the table's file (controller/config/sections.py ``UplinkSection``): checked
 models (controller/checked.py) with unknown keys refused and every value's type and range checked, and
 each refusal one line, ``FILE: floor.KEY: reason``. The secrets are never written in the file: the NATS
 password and the writer's connection string are read from the ``*_file`` keys, relative to the file's
@@ -171,7 +171,7 @@ class PanelSection(Strict):
     }
 
 
-_TABLE_SPOT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.]{0,31}$")  # a table id (controller/config.py's rule)
+_TABLE_SPOT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.]{0,31}$")  # a table id (the table's rule)
 
 
 def _pit_name(value: object) -> object:

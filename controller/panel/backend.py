@@ -29,7 +29,7 @@ from controller.panel.shift_meters import range_meters, theoretical
 from controller.panel.view import TableView, public_recall
 from controller.waits import wait_event
 from drivers.supervisor import DeviceHealth as DeviceHealth  # noqa: PLC0414  (re-exported: one definition)
-from firmware_protocol.messages import FAULT_CODES
+from firmware_protocol.vocabulary import FAULT_CODES
 
 RECALL_MAX_ROUNDS = 50
 REPLAY_MAX_ENTRIES = 5_000  # a browser further behind than this reloads the page instead

@@ -17,7 +17,7 @@ from controller.engine import actions as engine_actions
 from controller.journal import Journal
 from controller.panel.actions import buttons
 from controller.panel.view import TableView
-from firmware_protocol.messages import FAULT_CODES
+from firmware_protocol.vocabulary import FAULT_CODES
 from sim_devices.bet_sensors import SENSOR_FAULT_CODE
 from sim_devices.shuffler import FAULT_CODES as SIM_SHOE_FAULT_CODES
 from tests.engine.table import stack

@@ -201,7 +201,8 @@ async def _drain(  # noqa: PLR0917 - one run's context
     meter = CpuMeter(floor)
     command = [sys.executable]
     if profile is not None:
-        command += ["-m", "cProfile", "-o", str(profile)]
+        # On the process's CPU clock: a wall-clock profile on a loaded machine counts waits for a core.
+        command += [str(Path(__file__).resolve().parent / "profile_process_clock.py"), str(profile)]
     command += ["-m", "controller.cli", "floor", "serve", "--config", str(config_path)]
     env = {**os.environ, "PYTHONPATH": str(code)}
     with (config_path.parent / "floor-service.log").open("ab") as service_log:

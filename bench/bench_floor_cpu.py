@@ -89,6 +89,11 @@ async def _fill(floor: EmbeddedFloor, ids: list[str], base: Path, rounds: int, s
             journal.close()
 
 
+def _load() -> list[float]:
+    """The machine's load average (1, 5, 15 minutes): the machine is shared, its figures depend on it."""
+    return [round(value, 2) for value in os.getloadavg()]
+
+
 async def _reset(floor: EmbeddedFloor, partitions: int = 0, max_ack_pending: int = MAX_ACK_PENDING) -> None:
     """A fresh floor database and fresh consumers: the next service (or the next ``partitions``'
     workers) drains the whole stream again."""
@@ -142,6 +147,7 @@ async def _drain_workers(  # noqa: PLR0917 - one run's context
 ) -> dict[str, Any]:
     """The same stream drained by ``workers`` partitioned workers into a fresh database."""
     await _reset(floor, partitions, max_ack_pending)
+    load_at_start = _load()
     meter = CpuMeter(floor)
     names = [chr(ord("A") + n) for n in range(workers)]
     processes: list[subprocess.Popen[bytes]] = []
@@ -170,6 +176,8 @@ async def _drain_workers(  # noqa: PLR0917 - one run's context
     return {
         "code": f"{workers} workers, {partitions} partitions",
         "load_average_1m": round(os.getloadavg()[0], 2),
+        "load_average_1_5_15m_at_start": load_at_start,
+        "load_average_1_5_15m_at_end": _load(),
         "commit_span_s": round(span_s, 2),
         "entries_per_s_committing": round(entries / span_s) if span_s else None,
         "max_ack_pending": max_ack_pending,
@@ -198,6 +206,7 @@ async def _drain(  # noqa: PLR0917 - one run's context
     max_ack_pending: int,
 ) -> dict[str, Any]:
     await _reset(floor, 0, max_ack_pending)
+    load_at_start = _load()
     meter = CpuMeter(floor)
     command = [sys.executable]
     if profile is not None:
@@ -222,6 +231,8 @@ async def _drain(  # noqa: PLR0917 - one run's context
     return {
         "code": str(code),
         "load_average_1m": round(os.getloadavg()[0], 2),
+        "load_average_1_5_15m_at_start": load_at_start,
+        "load_average_1_5_15m_at_end": _load(),
         "commit_span_s": round(span_s, 2),
         "entries_per_s_committing": round(entries / span_s) if span_s else None,
         "max_ack_pending": max_ack_pending,
@@ -237,6 +248,7 @@ async def _drain(  # noqa: PLR0917 - one run's context
 
 
 async def bench(args: argparse.Namespace, base: Path) -> dict[str, Any]:
+    load_at_start = _load()
     ids = [f"T{n:03d}" for n in range(1, args.tables + 1)]
     floor = EmbeddedFloor(base / "floor", ids)
     await asyncio.to_thread(floor.start)
@@ -292,6 +304,8 @@ async def bench(args: argparse.Namespace, base: Path) -> dict[str, Any]:
         "entries": entries,
         "messages_on_stream": messages,
         "cpus": os.cpu_count(),
+        "load_average_1_5_15m_at_start": load_at_start,
+        "load_average_1_5_15m_at_end": _load(),
         "by_code": by_code,
         "runs": runs,
     }

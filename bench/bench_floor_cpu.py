@@ -19,8 +19,10 @@ W --partitions P``, each partition's consumer filtered to its own tables) into a
 after the single service: entries/s from the first commit to the last, each worker's CPU, and the ratio
 of the workers' entries/s to the single service's of the same turn.
 
-``--profile-dir``: each run's service under cProfile, its file there (the profile's own cost is in
-that run's figures: profile runs are for where the time goes, not for the figures).
+``--profile-dir``: each run's service under cProfile on the process's CPU clock
+(bench/profile_process_clock.py), its file there (the profile's own cost is in that run's figures:
+profile runs are for where the time goes, not for the figures; bench/profile_parts.py cuts them into
+parts). Every run records the machine's load average (1, 5, 15 minutes) at its start and end.
 """
 
 from __future__ import annotations

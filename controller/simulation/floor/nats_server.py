@@ -259,7 +259,9 @@ class LeafListen:
 class HubRemote:
     """A site's leaf server's connection to the hub (it dials out; TLS, checked against ``ca_file``)."""
 
-    url: str  # the hub's leafnodes listener, tls://host:port
+    # The hub's leafnodes listeners, tls://host:port each: one, or every node of a cluster hub (the leaf
+    # server dials one of them and, when it is lost, the next: docs/floor.md "Deploying the floor").
+    urls: tuple[str, ...]
     user: str
     password: str
     ca_file: Path
@@ -329,14 +331,19 @@ def _leafnodes_block(leaf_listen: LeafListen | None, hub: HubRemote | None, tls:
         lines.append(f"  listen: {json.dumps(f'{leaf_listen.host}:{leaf_listen.port}')}")
         lines += _tls_block("tls", tls, indent="  ")
     if hub is not None:
-        scheme, _, address = hub.url.partition("://")
-        if scheme != "tls":
-            raise ServerError(f"{hub.url}: a site reaches the hub over TLS only (tls://host:port)")
+        if not hub.urls:
+            raise ServerError("a site's leaf server needs the hub's leaf URL (tls://host:port)")
         login = f"{quote(hub.user, safe='')}:{quote(hub.password, safe='')}"
+        urls = []
+        for url in hub.urls:
+            scheme, _, address = url.partition("://")
+            if scheme != "tls":
+                raise ServerError(f"{url}: a site reaches the hub over TLS only (tls://host:port)")
+            urls.append(f"tls://{login}@{address}")
         lines += [
             '  reconnect: "1s"',  # between dials while the hub is away
             "  remotes: [{",
-            f"    urls: [{json.dumps(f'tls://{login}@{address}')}]",
+            f"    urls: {json.dumps(urls)}",
             "    tls {",
             f"      ca_file: {json.dumps(str(hub.ca_file))}",
             "      timeout: 5",
@@ -361,14 +368,19 @@ def nats_config_text(  # noqa: PLR0913 - keyword-only: one argument per block of
     leaf_listen: LeafListen | None = None,
     hub: HubRemote | None = None,
     cluster: ClusterRoutes | None = None,
+    monitor_port: int | None = None,
 ) -> str:
     """The nats-server configuration: JetStream on disk, TLS required for every client, and one user
     per table with the permissions above. A plain connection is refused (the server requires TLS).
 
     A hub with sites adds ``domain`` (its JetStream's name) and ``leaf_listen`` (its sites' leaf
     connections, TLS too); a site's leaf server has a ``domain`` of its own (``site_domain``) and
-    ``hub`` (the connection it dials). Without them this is the one-server floor."""
+    ``hub`` (the connection it dials). Without them this is the one-server floor. ``monitor_port``:
+    nats-server's HTTP monitoring (``/leafz``: which hub node a site's leaf is connected to), on
+    ``host`` too."""
     lines = [f"listen: {json.dumps(f'{host}:{port}')}"]
+    if monitor_port is not None:
+        lines.append(f"http: {json.dumps(f'{host}:{monitor_port}')}")
     if server_name is not None:
         lines.append(f"server_name: {json.dumps(server_name)}")
     lines += [
@@ -423,10 +435,18 @@ class NatsServer:
     cluster: ClusterRoutes | None = (
         None  # a node of a JetStream cluster (controller/simulation/floor/cluster.py)
     )
+    monitor_port: int | None = None  # nats-server's HTTP monitoring on 127.0.0.1 (a site's /leafz)
 
     @property
     def url(self) -> str:
         return f"tls://127.0.0.1:{self.port}"
+
+    @property
+    def leaf_url(self) -> str:
+        """Where a site's leaf server dials this hub (its leaf listener); a one-line error if none."""
+        if self.leaf_listen is None:
+            raise ServerError(f"{self.server_name or self.url} has no leaf listener (a hub without sites)")
+        return f"tls://{self.leaf_listen.host}:{self.leaf_listen.port}"
 
     @property
     def config_path(self) -> Path:
@@ -444,6 +464,7 @@ class NatsServer:
             leaf_listen=self.leaf_listen,
             hub=self.hub,
             cluster=self.cluster,
+            monitor_port=self.monitor_port,
         )
         self.config_path.write_text(text)
         self.config_path.chmod(0o600)  # it holds the passwords

@@ -295,3 +295,49 @@ def test_floor_demo_with_a_site_on_a_three_node_hub_prints_the_counts_and_exits_
             assert json.loads(leaf_listen) in site_conf  # the site is given every node's leaf URL
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+def test_a_sites_leaf_server_started_while_its_hub_node_is_down_dials_another(
+    tmp_path: Path, make_floor: MakeFloor
+) -> None:
+    """Why the site is given every hub node's leaf URL: once connected, a leaf learns the other nodes'
+    from the hub (nats-server's gossip), but a leaf server that starts while the node it knows is down
+    has only its configuration. Here the site's server is stopped, the hub node it was connected to
+    killed, the site's tables play (their uplinks wait for their server), and the site's server started
+    again: it dials another node and everything reaches the floor exactly once."""
+    running = _leaf_floor(tmp_path, make_floor)
+    floor, site = running.floor, running.site
+    assert floor.cluster is not None
+    assert site.nats is not None
+    timings: dict[str, float] = {}
+
+    async def scenario() -> None:
+        running.start()
+        running.play(1)
+        await running.everything_on_floor("every table's first round on the floor")
+        connected = site.hub_node()
+        assert connected is not None
+        await asyncio.to_thread(site.nats.stop)  # type: ignore[union-attr]
+        floor.cluster.kill(connected)  # type: ignore[union-attr]
+        running.play(1)
+        await asyncio.to_thread(site.nats.start)  # type: ignore[union-attr]
+        started = time.monotonic()
+
+        async def leaf_elsewhere() -> bool:
+            node = await asyncio.to_thread(site.hub_node)
+            return node is not None and node != connected
+
+        await wait_until(leaf_elsewhere, LEAF_TIMEOUT_S, "the site's leaf connected to another hub node")
+        timings["site start -> leaf on another node s"] = round(time.monotonic() - started, 1)
+        await running.everything_on_floor("every entry on the floor after the site's server came back")
+        timings["site start -> floor complete s"] = round(time.monotonic() - started, 1)
+        assert await running.hub_stream_messages() == _messages(running.tables, running.tables.ids)
+        await running.close()
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        site.stop()
+    print("leaf server restarted beside a dead hub node:", timings)
+    assert floor_problems(floor, running.tables) == []
+    running.tables.close()

@@ -1,20 +1,21 @@
 """A site's leaf node on a three-node cluster hub, its hub node killed again and again: figures as JSON.
 
     python bench/bench_leaf_cluster.py [--site-tables 40] [--hub-tables 8] [--kills 4] [--live-s 12]
-                                       [--dir DIR] [--out FILE]
+                                       [--round-every-s 1] [--dir DIR] [--out FILE]
 
 Every server real, under DIR (a temporary directory by default): the hub's three nats-servers (R3
 stream, routes over TLS, a leaf listener each), the site's nats-server as their leaf node (given every
 node's leaf URL), one PostgreSQL; the tables (the real engine, the demo's mixed games), their uplinks and
 the floor service in this process (docs/floor.md "Deploying the floor").
 
-Each kill: the tables deal a round each second; the hub stream's leadership is moved off the node the
-site's leaf is connected to (even kills) or onto it (odd kills: the worst case, the new stream leader
-sources the site afresh while the leaf dials); that node is SIGKILLed; then stated: how long until the
-site's leaf is connected to another node (its /leafz), the floor's backlog at the kill, the largest gap
-between successive floor commits of the site's tables and of the hub's tables from the kill until the
-floor holds everything, and how long that took. The node is started again and its replicas caught up
-before the next kill. At the end: every journal entry on the floor exactly once, every chain verified.
+Each kill: each table deals a round every ``--round-every-s``; the hub stream's leadership is moved
+off the node the site's leaf is connected to (even kills) or onto it (odd kills: the worst case, the
+new stream leader sources the site afresh while the leaf dials); that node is SIGKILLed. Stated: how
+long until the site's leaf is connected to another node (its /leafz), the floor's backlog at the kill,
+the largest gap between successive floor commits of the site's tables and of the hub's tables from
+the kill until the floor holds everything, and how long that took. The node is started again and its
+replicas caught up before the next kill. At the end: every journal entry on the floor exactly once,
+every chain verified.
 """
 
 from __future__ import annotations
@@ -138,17 +139,17 @@ async def _replicas_current(floor: EmbeddedFloor) -> bool:
 
 
 def _deal(sims: list[SimTable], uplinks: dict[str, Uplink], loop: asyncio.AbstractEventLoop,
-          seconds: float) -> None:  # fmt: skip
-    """A round a table about every second for ``seconds`` (each uplink told on its own loop)."""
+          seconds: float, every_s: float = 1.0) -> None:  # fmt: skip
+    """A round a table about every ``every_s`` for ``seconds`` (each uplink told on its own loop)."""
     end = time.monotonic() + seconds
-    for _ in range(int(seconds) + 1):  # bounded
+    for _ in range(int(seconds / every_s) + 1):  # bounded
         started = time.monotonic()
         for sim in sims:
             sim.play_round()
             loop.call_soon_threadsafe(uplinks[sim.journal.table_id].notify)
         if time.monotonic() >= end:
             return
-        threading.Event().wait(max(0.0, 1.0 - (time.monotonic() - started)))  # the dealing's pace
+        threading.Event().wait(max(0.0, every_s - (time.monotonic() - started)))  # the dealing's pace
 
 
 async def bench(args: argparse.Namespace, base: Path) -> dict[str, Any]:
@@ -193,8 +194,10 @@ async def bench(args: argparse.Namespace, base: Path) -> dict[str, Any]:
             victim = floor.cluster.nodes[connected].server_name
             assert victim is not None
             await _place_leader(floor, victim, there=leading)
-            dealing = asyncio.create_task(asyncio.to_thread(_deal, sims, uplinks, loop, args.live_s))
-            await asyncio.sleep(2.0)  # two rounds dealt before the kill: mid-stream (the bench's pace)
+            dealing = asyncio.create_task(
+                asyncio.to_thread(_deal, sims, uplinks, loop, args.live_s, args.round_every_s)
+            )
+            await asyncio.sleep(2.0)  # dealing for 2 s before the kill: mid-stream (the bench's own pace)
             since = await asyncio.to_thread(_db_now, floor.reporting_dsn)
             backlog = in_journals() - await asyncio.to_thread(_floor_total, floor.reporting_dsn)
             floor.cluster.kill(connected)
@@ -259,6 +262,7 @@ def main() -> None:
     parser.add_argument("--hub-tables", type=int, default=8)
     parser.add_argument("--kills", type=int, default=4)
     parser.add_argument("--live-s", type=float, default=12.0, help="dealing after each kill starts, s")
+    parser.add_argument("--round-every-s", type=float, default=1.0, help="each table deals a round so often")
     parser.add_argument("--seed", type=int, default=5)
     parser.add_argument("--dir", default=None)
     parser.add_argument("--out", default=None, help="also write the JSON to bench/results/FILE")

@@ -211,11 +211,14 @@ class EmbeddedFloor:
         assert self.nats is not None
         return (self.nats.url,)
 
-    async def connect_as(self, user: str, password: str, *, inbox_prefix: str = "_INBOX") -> Client:
+    async def connect_as(
+        self, user: str, password: str, *, inbox_prefix: str = "_INBOX", server: str | None = None
+    ) -> Client:
+        """Connected to any node (``server``: that node's URL only)."""
         assert self.nats is not None
         assert self.tls is not None
         return await nats.connect(
-            servers=list(self.nats_urls),
+            servers=[server] if server is not None else list(self.nats_urls),
             user=user,
             password=password,
             tls=ssl_context(self.tls.ca_cert),
@@ -230,8 +233,8 @@ class EmbeddedFloor:
             "surveillance", self._password("nats:surveillance"), inbox_prefix=SURVEILLANCE_INBOX
         )
 
-    async def connect_admin(self) -> Client:
-        return await self.connect_as("floor-admin", self._password("nats:admin"))
+    async def connect_admin(self, server: str | None = None) -> Client:
+        return await self.connect_as("floor-admin", self._password("nats:admin"), server=server)
 
     async def setup_stream(self) -> None:
         if self.cluster is not None:

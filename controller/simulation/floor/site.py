@@ -111,9 +111,17 @@ class EmbeddedSite:
             await ensure_site_stream(site_admin, self.site, duplicate_window_s=self.duplicate_window_s)
         finally:
             await site_admin.close()
+        # From every hub node: the stream's leader (any node of a cluster hub) asks the site for its
+        # sourcing consumer at once, and a first ask that finds no route to the leaf waits nats-server's
+        # 30 s and a back-off before the next (docs/floor.md "Sites").
+        for url in self.floor.nats_urls:
+            node_admin = await self.floor.connect_admin(url)
+            try:
+                await wait_for_site(node_admin, self.site, LEAF_CONNECT_TIMEOUT_S)
+            finally:
+                await node_admin.close()
         hub_admin = await self.floor.connect_admin()
         try:
-            await wait_for_site(hub_admin, self.site, LEAF_CONNECT_TIMEOUT_S)
             await ensure_stream(
                 hub_admin,
                 duplicate_window_s=self.floor.duplicate_window_s,

@@ -16,6 +16,7 @@ from typing import Any
 from controller.engine import actions as a
 from controller.engine import machine as m
 from controller.engine.context import ENGINE, TableContext, operator
+from controller.engine.doors import BankSpot, LocksRound, ProgressiveAtLock, RaisesFaults, TakesDecisionChips
 from controller.engine.round import DEAD, FOLDED, LIVE, LiveRound, SeatPlay
 from controller.engine.state import DESIGNATED_PLAYER
 from controller.errors import UserError
@@ -48,8 +49,26 @@ class KillRequest:
 class Bets:
     """Spots, the lock, past-posting and the ante limits."""
 
-    def __init__(self, ctx: TableContext) -> None:
+    # The door built after the bets (it reads their spots): given by ``connect``.
+    _decisions: TakesDecisionChips
+
+    def __init__(
+        self,
+        ctx: TableContext,
+        *,
+        faults: RaisesFaults,
+        flow: LocksRound,
+        bank: BankSpot,
+        progressive: ProgressiveAtLock,
+    ) -> None:
+        """Its doors: ``faults`` (raise one), ``flow`` (lock the round, hold the table), ``bank`` (the
+        designated player's seat and bank, and its bank spot's chips), ``progressive`` (its check at the
+        lock)."""
         self.ctx = ctx
+        self._faults = faults
+        self._flow = flow
+        self._bank = bank
+        self._progressive = progressive
         self.spots: dict[tuple[int, int], int] = {}  # (seat, spot) -> the sensor's last amount
         self.past_posted: set[tuple[int, int]] = set()  # spots flagged this round (judged once)
         # Each past-posting fault's spot and the amount the round holds there: its clear is refused
@@ -59,13 +78,14 @@ class Bets:
         # Seats a supervisor excluded while betting was open (KillSeat before the lock): left out of the
         # round at the lock whatever their chips say; the dealer gives the chips back.
         self.excluded: dict[int, str] = {}
-        # Designated player: the chips on each seat's bank spot (BANK_SPOT), the bank a player posts
-        # when it accepts the button by the dealer's key (docs/rules.md "Designated player").
-        self.bank_spots: dict[int, int] = {}
         # The dealer's pending request to kill one seat (the kill_seat key), waiting for a supervisor's
         # ConfirmKillSeat or RejectKillSeat. One at a time; it lapses when the decisions close or the
         # round ends (after_state_change).
         self.kill_request: KillRequest | None = None
+
+    def connect(self, *, decisions: TakesDecisionChips) -> None:
+        """``decisions``: chips on a decision spot during a decision phase are theirs."""
+        self._decisions = decisions
 
     def handlers(self) -> dict[type, Callable[[Any], None]]:
         return {
@@ -90,7 +110,7 @@ class Bets:
             ctx.alert("alert", "bets_refused", f"no more bets refused: {why_not}")
             ctx.out.append(ShowText(ctx.config.display_device, f"Refused: {why_not}"))
             return
-        ctx.flow.lock(wagers_by_seat, by)
+        self._flow.lock(wagers_by_seat, by)
 
     def new_round(self) -> None:
         """A round opens: no spot is flagged and no seat excluded yet (both belong to one round)."""
@@ -115,64 +135,61 @@ class Bets:
 
     def _on_bet_changed(self, event: BetChanged) -> None:
         ctx = self.ctx
-        spec = ctx.spec
-        source = event.device
-        spot_wagers = ctx.spot_wagers
         bank_spot = event.spot == BANK_SPOT and ctx.config.banking_mode == DESIGNATED_PLAYER
-        valid_seat = 1 <= event.seat <= 7 and (0 <= event.spot < len(spot_wagers) or bank_spot)
+        valid_seat = 1 <= event.seat <= 7 and (0 <= event.spot < len(ctx.spot_wagers) or bank_spot)
         if not valid_seat or event.amount_cents < 0 or event.chip_count < 0:
-            ctx.faults.raise_fault(
+            self._faults.raise_fault(
                 "integrity",
                 f"bet sensor report refused: seat {event.seat} spot {event.spot} "
                 f"amount {money(event.amount_cents)}",
                 latching=False,
                 device=event.device,
-                source=source,
+                source=event.device,
             )
-            return
-        if bank_spot:
-            # The bank spot holds the chips a player posts as the DP's bank: never a wager (the bank taken
-            # is the amount read when the button was accepted). But once the round is locked the bank the
-            # settlement counts on may not leave the felt before the reveal: a DP's bank spot that drops
-            # below its posted bank is past-posting the bank (the table held, like any locked spot).
-            self.bank_spots[event.seat] = event.amount_cents
-            dp = ctx.bank
-            if (
-                event.seat == dp.dp_seat
-                and not dp.bank_on_spot
-                and event.amount_cents >= dp.dp_funds_cents
-                and ctx.where in (m.IDLE, m.BETTING)
-            ):
-                # A bank keyed (or accepted on the panel) before its chips were placed: once the spot
-                # holds the posted bank before the lock, it is held to the spot from then on, as a bank
-                # posted on the spot (the lock refuses it short; after the lock a drop is past-posting).
-                dp.bank_on_spot = True
-            ctx.journal(
-                e.BetChanged(
-                    seat=event.seat,
-                    wager=BANK,
-                    amount_cents=event.amount_cents,
-                    chip_count=event.chip_count,
-                    locked=False,
-                ),
-                source=source,
+        elif bank_spot:
+            self._on_bank_spot(event)
+        else:
+            self._on_wager_spot(event)
+
+    def _on_bank_spot(self, event: BetChanged) -> None:
+        """The bank spot holds the chips a player posts as the DP's bank: never a wager (the bank taken
+        is the amount read when the button was accepted). But once the round is locked the bank the
+        settlement counts on may not leave the felt before the reveal: a DP's bank spot that drops below
+        its posted bank is past-posting the bank (the table held, like any locked spot)."""
+        ctx = self.ctx
+        self._bank.bank_spot_read(
+            event.seat, event.amount_cents, before_lock=ctx.where in (m.IDLE, m.BETTING)
+        )
+        ctx.journal(
+            e.BetChanged(
+                seat=event.seat,
+                wager=BANK,
+                amount_cents=event.amount_cents,
+                chip_count=event.chip_count,
+                locked=False,
+            ),
+            source=event.device,
+        )
+        live = ctx.round
+        in_play = (
+            live is not None and ctx.state not in (m.IDLE, m.BETTING, *OUTCOME_STATES) and not live.closed
+        )
+        seen = self._bank.bank_short_on_spot() if event.seat == self._bank.dp_seat else None
+        if in_play and seen is not None and (event.seat, BANK_SPOT) not in self.past_posted:
+            self._past_posting(
+                event,
+                BANK_SPOT,
+                BANK,
+                held_cents=self._bank.dp_funds_cents,
+                seen_cents=seen,
+                held_as="posted",
             )
-            live = ctx.round
-            in_play = (
-                live is not None and ctx.state not in (m.IDLE, m.BETTING, *OUTCOME_STATES) and not live.closed
-            )
-            seen = ctx.bank.bank_short_on_spot() if event.seat == ctx.bank.dp_seat else None
-            if in_play and seen is not None and (event.seat, BANK_SPOT) not in self.past_posted:
-                self._past_posting(
-                    event,
-                    BANK_SPOT,
-                    BANK,
-                    held_cents=ctx.bank.dp_funds_cents,
-                    seen_cents=seen,
-                    held_as="posted",
-                )
-            return
-        wager = spot_wagers[event.spot]
+
+    def _on_wager_spot(self, event: BetChanged) -> None:
+        """A wager's spot: free before the lock and after the reveal; between them, the decisions' chips
+        or past-posting (``_judge_locked_spot``)."""
+        ctx = self.ctx
+        wager = ctx.spot_wagers[event.spot]
         key = (event.seat, event.spot)
         before = self.spots.get(key, 0)
         self.spots[key] = event.amount_cents
@@ -187,10 +204,17 @@ class Bets:
                 chip_count=event.chip_count,
                 locked=locked,
             ),
-            source=source,
+            source=event.device,
         )
         if live is None or not locked or state in OUTCOME_STATES:
             return  # before the lock bets are free; after the reveal chips move for the payout
+        self._judge_locked_spot(event, live, wager, before)
+
+    def _judge_locked_spot(self, event: BetChanged, live: LiveRound, wager: str, before: int) -> None:
+        """Chips that move on a locked spot before the reveal: the decisions' on the decision spot, nothing
+        on a dead seat's or an excluded seat's or a refused Progressive's, a folded seat's forfeit taken;
+        else past-posting, flagged once per spot."""
+        spec = self.ctx.spec
         play = live.seats.get(event.seat)
         decision_spot = spec.wagers.index(spec.decision_wager)
         if (
@@ -201,13 +225,13 @@ class Bets:
             and play.covered
             and not play.decided
         ):
-            ctx.decisions.decision_chips(play, event.amount_cents)
+            self._decisions.decision_chips(play, event.amount_cents)
             return
         if play is not None and (play.status == DEAD or not play.covered):
             return  # a dead seat's wagers go back whatever the chips do
         if play is None and event.seat in self.excluded:
             return  # a seat excluded before the lock: the dealer gives its chips back
-        if wager == PROGRESSIVE and ctx.progressive.refused_at_lock is not None:
+        if wager == PROGRESSIVE and self._progressive.refused_at_lock is not None:
             return  # the Progressive wagers refused at the lock (link lost): the dealer gives them back
         expected = self._expected_amount(play, event.spot)
         if event.amount_cents == expected:
@@ -219,7 +243,7 @@ class Bets:
             and wager in self._forfeit_on_fold()
         ):
             return  # the dealer collected a folded seat's forfeited chips
-        if key in self.past_posted and before != expected:
+        if (event.seat, event.spot) in self.past_posted and before != expected:
             return  # already flagged and held for this spot
         self._past_posting(
             event, event.spot, wager, held_cents=expected, seen_cents=event.amount_cents, held_as="locked"
@@ -235,7 +259,7 @@ class Bets:
         ctx.journal(
             e.PastPosting(seat=event.seat, wager=wager, locked_cents=held_cents, seen_cents=seen_cents)
         )
-        fault_id = ctx.faults.raise_fault(
+        fault_id = self._faults.raise_fault(
             "past_posting",
             f"seat {event.seat} {wager}: {money(held_cents)} {held_as}, "
             f"{money(seen_cents)} seen after the lock",
@@ -245,7 +269,7 @@ class Bets:
         self.past_posting_spots[fault_id] = (event.seat, spot, wager, held_cents)
         if ctx.round is not None:
             self.past_posting_rounds[fault_id] = ctx.round.round_id
-        ctx.flow.hold_table()
+        self._flow.hold_table()
 
     def spot_still_off(self, fault_id: str) -> str | None:
         """What a past-posting fault's spot reads now, in words, if not the amount the round holds there
@@ -260,8 +284,8 @@ class Bets:
             return None  # its round is over (dead, voided): every wager goes back, nothing to compare
         seat, spot, wager, held_cents = self.past_posting_spots[fault_id]
         if spot == BANK_SPOT:
-            reading = self.bank_spots.get(seat, 0)
-            off = self.ctx.bank.bank_short_on_spot() is not None
+            reading = self._bank.bank_spot(seat)
+            off = self._bank.bank_short_on_spot() is not None
         else:
             reading = self.spots.get((seat, spot), 0)
             off = reading != held_cents
@@ -313,8 +337,7 @@ class Bets:
         play = live.seats[seat]
         asked = "" if requested_by is None else f" at the {requested_by}'s request"
         message = f"killed by a supervisor{asked}: {reason}"
-        play.status = DEAD
-        play.dead_reason = message
+        play.kill(message)
         ctx.journal(
             e.SeatKilled(seat=seat, by=by, reason=reason, requested_by=requested_by),
             source=operator(by),
@@ -367,10 +390,10 @@ class Bets:
             ctx.refuse("kill_seat_request", why, by)
             ctx.out.append(ShowText(display, f"Refused: {why}"))
             return
-        live.kill_requests_made += 1
-        self.kill_request = KillRequest(seat, by, live.round_id, live.kill_requests_made)
+        number = live.number_kill_request()
+        self.kill_request = KillRequest(seat, by, live.round_id, number)
         ctx.journal(
-            e.KillSeatRequest(seat=seat, status="requested", by=by, request_number=live.kill_requests_made),
+            e.KillSeatRequest(seat=seat, status="requested", by=by, request_number=number),
             source=operator(by),
         )
         ctx.out.append(ShowText(display, f"Kill seat {seat}: waiting for a supervisor"))
@@ -478,7 +501,7 @@ class Bets:
         ctx = self.ctx
         if ctx.config.game == CHASE_THE_FLUSH:
             return ("ante", "xtra_bonus")
-        if ctx.bank.banking_mode() == DESIGNATED_PLAYER:
+        if self._bank.banking_mode() == DESIGNATED_PLAYER:
             return ("ante", *ctx.spec.bonus_wagers)
         return ("ante",)
 
@@ -486,11 +509,11 @@ class Bets:
         """The wagers on the table at the lock, by seat, or the reason the lock is refused."""
         ctx = self.ctx
         config = ctx.config
-        seen = ctx.bank.bank_short_on_spot()
+        seen = self._bank.bank_short_on_spot()
         if seen is not None:
             return {}, (
-                f"seat {ctx.bank.dp_seat}'s bank spot holds {money(seen)}, less than the bank "
-                f"{money(ctx.bank.dp_funds_cents)} it posted: put the bank back"
+                f"seat {self._bank.dp_seat}'s bank spot holds {money(seen)}, less than the bank "
+                f"{money(self._bank.dp_funds_cents)} it posted: put the bank back"
             )
         wagers_by_seat: dict[int, dict[str, int]] = {}
         decision = ctx.spec.decision_wager
@@ -499,7 +522,7 @@ class Bets:
                 continue
             if seat not in config.seats:
                 return {}, f"seat {seat}: chips on a seat the table does not have"
-            if ctx.bank.banking_mode() == DESIGNATED_PLAYER and seat == ctx.bank.dp_seat:
+            if self._bank.banking_mode() == DESIGNATED_PLAYER and seat == self._bank.dp_seat:
                 return {}, f"seat {seat} is the designated player's: it places no wagers"
             wager = ctx.spot_wagers[spot]
             if wager == decision:
@@ -530,7 +553,7 @@ class Bets:
                 return {}, f"seat {seat}: {error}"
         if not wagers_by_seat:
             return {}, "no seat has an ante"
-        why_not = ctx.progressive.at_lock(wagers_by_seat)  # the spot's unit; the link (refused, not held)
+        why_not = self._progressive.at_lock(wagers_by_seat)  # the spot's unit; the link (refused, not held)
         if why_not is not None:
             return {}, why_not
         if len(wagers_by_seat) > ctx.spec.max_players:

@@ -12,11 +12,13 @@ twice, or the shoe stopping mid-deal kills the round.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from controller.engine import machine as m
 from controller.engine.context import TableContext
-from controller.engine.round import DEAD, DealStep, LiveRound
+from controller.engine.doors import DealsCourse, OpensDecisions, RaisesFaults
+from controller.engine.round import DEAD
 from controller.engine.state import DESIGNATED_PLAYER
 from controller.journal import entries as e
 from controller.rules.cards import CARD_TEXTS, DECK_SIZE, card_text
@@ -152,8 +154,15 @@ class DealLedger:
 class DealPart:
     """The deck, the deal steps in flight and their integrity."""
 
-    def __init__(self, ctx: TableContext) -> None:
+    def __init__(
+        self, ctx: TableContext, *, faults: RaisesFaults, flow: DealsCourse, decisions: OpensDecisions
+    ) -> None:
+        """Its doors: ``faults`` (raise one), ``flow`` (the deal started, a step complete, hold the table,
+        kill the round), ``decisions`` (open the phase a complete step leads to)."""
         self.ctx = ctx
+        self._faults = faults
+        self._flow = flow
+        self._decisions = decisions
         self.deck_verified = False  # a verified deck waits for the next round (one deck, one round)
         self.ledger = DealLedger()  # the shoe's reports for the deal last asked of it
 
@@ -207,7 +216,7 @@ class DealPart:
         )
         if not event.complete:
             self.deck_verified = False
-            ctx.faults.raise_fault(
+            self._faults.raise_fault(
                 "deck_verification",
                 f"the shoe read {event.card_count} cards, {len(event.missing_cards)} missing, "
                 f"{len(event.extra_cards)} read twice",
@@ -216,7 +225,7 @@ class DealPart:
                 source=event.device,
             )
             if ctx.state in (m.BETTING, m.BETS_LOCKED):
-                ctx.flow.hold_table()
+                self._flow.hold_table()
             return
         if ctx.state in (m.IDLE, m.BETTING, m.BETS_LOCKED):
             self.deck_verified = True
@@ -234,7 +243,7 @@ class DealPart:
         ]
         positions.append((DEALER_POSITION, ctx.spec.hole_cards))
         self.deck_verified = False  # one deck, one round
-        ctx.flow.fire("start_deal")
+        self._flow.deal_started()
         self.send(positions)
 
     def deal_order(self) -> tuple[int, ...]:
@@ -252,8 +261,7 @@ class DealPart:
     def send(self, positions: list[tuple[int, int]]) -> None:
         ctx = self.ctx
         assert ctx.round is not None
-        ctx.round.deal = DealStep(expected=dict(positions))
-        ctx.round.deal_deadline_s = ctx.now_s + ctx.config.deal_timeout_s
+        ctx.round.ask_deal(dict(positions), ctx.now_s + ctx.config.deal_timeout_s)
         ctx.out.append(Deal(ctx.config.shuffler_device, tuple(positions)))
         self.ledger.start(dict(positions))
 
@@ -289,13 +297,13 @@ class DealPart:
             return  # the rest of a dead round's deal: journaled, never judged or shown
         if step is not None and settlement is None:
             assert live is not None
-            live.deal_deadline_s = ctx.now_s + ctx.config.deal_timeout_s  # the shoe is alive
+            live.shoe_alive(ctx.now_s + ctx.config.deal_timeout_s)
 
         if (
             live is None
             or step is None
             or settlement is not None
-            or ctx.flow.where not in ctx.definition.dealing_states
+            or ctx.where not in ctx.definition.dealing_states
         ):
             self._card_outside_deal(event, card_ok)
             return
@@ -305,16 +313,16 @@ class DealPart:
             )
             return
         if event.card in live.seen_cards:
-            ctx.flow.kill_round(
+            self._flow.kill_round(
                 "a card seen twice during the deal", code="card_repeated", private=_card_private(event)
             )
             return
-        live.seen_cards.add(event.card)
+        live.see(event.card)
         if event.position not in step.expected:
             if event.position in (DEALER_POSITION, COMMUNITY_POSITION) or event.position in live.seats:
                 self.wrong_count(event.position, "a card dealt to a position not in this deal")
             else:
-                ctx.faults.raise_fault(
+                self._faults.raise_fault(
                     "integrity",
                     "a card dealt to a position not in the round",
                     latching=False,
@@ -323,11 +331,7 @@ class DealPart:
                     private=_card_private(event),
                 )
             return
-        received = step.received.get(position)
-        if received is None:
-            received = step.received[position] = []
-        received.append(event.card)
-        _hand_of(live, position).append(event.card)
+        received = live.bind_card(step, position, event.card)
         if event.position in step.completed:
             self.wrong_count(event.position, "a card dealt after the position was complete")
         elif event.index != len(received) - 1:
@@ -362,7 +366,7 @@ class DealPart:
         self._shoe_reported()
         step = live.deal if live is not None else None
         if live is None or step is None or not self._dealing_now():
-            ctx.faults.raise_fault(
+            self._faults.raise_fault(
                 "integrity",
                 f"hand complete for position {event.position} outside a deal",
                 latching=False,
@@ -374,7 +378,7 @@ class DealPart:
             if event.position in (DEALER_POSITION, COMMUNITY_POSITION) or event.position in live.seats:
                 self.wrong_count(event.position, "hand complete for a position not in this deal")
             else:
-                ctx.faults.raise_fault(
+                self._faults.raise_fault(
                     "integrity",
                     f"hand complete for position {event.position}, which is not in the round",
                     latching=False,
@@ -384,7 +388,7 @@ class DealPart:
         if event.position in step.completed:
             self.wrong_count(event.position, "hand complete reported twice")
             return
-        step.completed.add(event.position)
+        step.complete(event.position)
         due = step.expected[event.position]
         got = len(step.received.get(event.position, ()))
         if event.card_count != due:
@@ -409,28 +413,27 @@ class DealPart:
         ctx = self.ctx
         live = ctx.round
         assert live is not None
-        if position in live.wrong_positions:
+        if not live.judge_wrong_count(position):
             return  # already judged (the shoe's count and the ledger's card_count fault say it twice)
-        live.wrong_positions.add(position)
         if position in (DEALER_POSITION, COMMUNITY_POSITION):
-            ctx.flow.kill_round(
+            self._flow.kill_round(
                 f"wrong card count for {ctx.position_name(position)}: {detail}", code=code, private=private
             )
             return
         play = live.seats.get(position)
         if play is None or play.status == DEAD:
             return
-        play.status = DEAD
-        play.dead_reason = f"wrong card count: {detail}"
+        dead_reason = f"wrong card count: {detail}"
+        play.kill(dead_reason)
         ctx.journal(
             e.DeadHand(
                 seat=position,
-                reason=e.Reason(code=code, message=play.dead_reason, seat=position),
+                reason=e.Reason(code=code, message=dead_reason, seat=position),
                 private=private,
             )
         )
-        ctx.faults.raise_fault(
-            "dead_hand", f"seat {position}: {play.dead_reason}", latching=False, code=code, private=private
+        self._faults.raise_fault(
+            "dead_hand", f"seat {position}: {dead_reason}", latching=False, code=code, private=private
         )
         ctx.out.append(ShowSeatResult(ctx.config.display_device, position, "dead", 0))
 
@@ -439,17 +442,16 @@ class DealPart:
         ctx = self.ctx
         live = ctx.round
         assert live is not None
-        live.deal = None
-        live.deal_deadline_s = None
-        ctx.flow.fire("deal_complete")
-        ctx.decisions.open()
+        live.deal_step_done()
+        self._flow.deal_step_complete()
+        self._decisions.open()
 
     def _card_outside_deal(self, event: CardDealt, card_ok: bool) -> None:
         """A card with no deal in flight for it (between rounds, a closed round, not a dealing state)."""
         ctx = self.ctx
         live = ctx.round
         # Where the card went is the card's business: private, with the card.
-        ctx.faults.raise_fault(
+        self._faults.raise_fault(
             "integrity",
             "a card dealt outside a deal",
             latching=False,
@@ -460,13 +462,13 @@ class DealPart:
         )
         if live is not None and card_ok:
             if event.card in live.seen_cards and not live.closed:
-                ctx.flow.kill_round(
+                self._flow.kill_round(
                     "a card seen twice during the deal",
                     code="card_repeated",
                     private=_card_private(event),
                 )
                 return
-            live.seen_cards.add(event.card)
+            live.see(event.card)
 
     # ------------------------------------------------------------------ a shoe that stops
     def _shoe_reported(self) -> None:
@@ -474,7 +476,7 @@ class DealPart:
         ctx = self.ctx
         live = ctx.round
         if live is not None and live.deal is not None and not live.closed:
-            live.deal_deadline_s = ctx.now_s + ctx.config.deal_timeout_s
+            live.shoe_alive(ctx.now_s + ctx.config.deal_timeout_s)
 
     def check_timeout(self) -> None:
         """A deal in flight whose shoe has gone silent cannot be completed: the banker (dealt last)
@@ -525,13 +527,13 @@ class DealPart:
         short = [position for position in step.expected if position not in step.completed]
         names = ", ".join(ctx.position_name(position) for position in short)
         if any(position in (DEALER_POSITION, COMMUNITY_POSITION) for position in short):
-            ctx.flow.kill_round(f"{why}, {names} not complete (a misdeal)")
+            self._flow.kill_round(f"{why}, {names} not complete (a misdeal)")
             return
         # The banker (and the community) are complete: only seats are short. docs/rules.md: a seat dealt the
         # wrong number is dead, the round goes on without it.
         for position in short:
             self.wrong_count(position, f"{why}, its hand not complete")
-            step.completed.add(position)
+            step.complete(position)
         if step.done and ctx.state in ctx.definition.dealing_states:
             self.step_done()
 
@@ -542,16 +544,123 @@ class DealPart:
         ``card_count`` at a position (an extra card, a gap in the indexes, a HandComplete count that
         differs from the request), ``misread`` (a card read twice or read differently; the card is
         withheld), and a jam, a door or a red light that stops the shoe's deal. What that means for the
-        round is decided here. While a deal is in flight: ``card_count`` at a position is that
-        position's wrong count; ``misread`` is a card seen twice (docs/rules.md: the round is dead); a
-        red light, a jam, an open door or any other stop is a misdeal: the round is dead. A red light
-        before the round's last card (Chase the Flush between streets) kills it too. After the deal is
-        complete a fault is an alert; before it (betting, waiting for the deck) it latches and holds.
+        round is decided here, case by case: a count while the deal is incomplete
+        (``_judge_count_fault``), a fault that stops the deal (``_stops_the_deal``), one after the deal
+        or between rounds (``_outside_the_deal``).
         """
-        ctx = self.ctx
-        # Public: the fault's kind, and the position only for a count (a seat dealt the wrong number is
-        # no card). Private: everything the shoe said (its words may name a card), with the position.
-        where = f" at {ctx.position_name(event.position)}" if event.position is not None else ""
+        fault = _ShoeFaultWords.of(event, self.ctx.position_name)
+        live = self.ctx.round
+        open_round = live is not None and not live.closed
+        where = self.ctx.where
+        definition = self.ctx.definition
+        deal_active = (
+            open_round and live is not None and live.deal is not None and where in definition.dealing_states
+        )
+        deal_incomplete = (
+            open_round
+            and not self.finished
+            and where in (*definition.dealing_states, *definition.decision_states)
+        )
+        if (
+            event.fault == "card_count"
+            and open_round
+            and self._judge_count_fault(event, fault, in_deal=deal_active or deal_incomplete)
+        ):
+            return
+        if self._stops_the_deal(event, fault, deal_active=deal_active, deal_incomplete=deal_incomplete):
+            return
+        self._outside_the_deal(event, fault, after_the_deal=open_round and self.finished)
+
+    def _judge_count_fault(self, event: ShufflerFault, fault: _ShoeFaultWords, *, in_deal: bool) -> bool:
+        """``card_count`` at a position of the open round: an alert when the position is already judged,
+        its wrong count while the deal is incomplete. True when judged here."""
+        live = self.ctx.round
+        position = event.position
+        if position is None or live is None:
+            return False
+        if position in live.wrong_positions:
+            self._faults.raise_fault(
+                "shuffler_fault",
+                fault.detail,
+                latching=False,
+                device=event.device,
+                code=fault.code,
+                private=fault.private,
+            )
+            return True
+        round_position = position in (DEALER_POSITION, COMMUNITY_POSITION) or position in live.seats
+        if in_deal and round_position:
+            self.wrong_count(
+                position,
+                f"the shoe reported a card count fault ({fault.detail})",
+                code=fault.code,
+                private=fault.private,
+            )
+            return True
+        return False
+
+    def _stops_the_deal(
+        self, event: ShufflerFault, fault: _ShoeFaultWords, *, deal_active: bool, deal_incomplete: bool
+    ) -> bool:
+        """A red light before the round's last card, a misread or any stop while a deal is in flight: a
+        misdeal, the round is dead (docs/rules.md). True when the round was killed."""
+        kill = self._flow.kill_round
+        if deal_incomplete and event.fault == "red_light":
+            kill("shuffler red light during the deal", code="red_light", private=fault.private)
+        elif deal_active and event.fault == "misread":
+            kill("a card seen twice or misread during the deal", code=fault.code, private=fault.private)
+        elif deal_active:
+            kill(
+                f"the shoe stopped mid-deal, a misdeal ({fault.detail})",
+                code=fault.code,
+                private=fault.private,
+            )
+        else:
+            return False
+        return True
+
+    def _outside_the_deal(
+        self, event: ShufflerFault, fault: _ShoeFaultWords, *, after_the_deal: bool
+    ) -> None:
+        """After the deal is complete a fault is an alert; before it (betting, waiting for the deck) it
+        latches and holds the table."""
+        if after_the_deal:
+            self._faults.raise_fault(
+                "shuffler_fault",
+                f"after the deal: {fault.detail}",
+                latching=False,
+                device=event.device,
+                code=fault.code,
+                private=fault.private,
+            )
+            return
+        kind = "red_light" if event.fault == "red_light" else "shuffler_fault"
+        self._faults.raise_fault(
+            kind,
+            fault.detail,
+            latching=True,
+            device=event.device,
+            source=event.device,
+            code=fault.code,
+            private=fault.private,
+        )
+        self.deck_verified = False
+        self._flow.hold_table()
+
+
+@dataclass(frozen=True, slots=True)
+class _ShoeFaultWords:
+    """A shoe fault in words. Public (``detail``): the fault's kind, and the position only for a count (a
+    seat dealt the wrong number is no card). Private: everything the shoe said (its words may name a
+    card), with the position."""
+
+    detail: str
+    code: e.ReasonCode
+    private: e.ReasonDetail
+
+    @classmethod
+    def of(cls, event: ShufflerFault, position_name: Callable[[int], str]) -> _ShoeFaultWords:
+        where = f" at {position_name(event.position)}" if event.position is not None else ""
         detail = f"{_SHOE_FAULT_WORDS.get(event.fault, event.fault)}" + (
             where if event.fault == "card_count" else ""
         )
@@ -570,74 +679,9 @@ class DealPart:
             first_position=event.first_position,
             first_index=event.first_index,
         )
-        live = ctx.round
-        open_round = live is not None and not live.closed
-        held_from = ctx.where
-        definition = ctx.definition
-        deal_active = (
-            open_round
-            and live is not None
-            and live.deal is not None
-            and held_from in definition.dealing_states
-        )
-        deal_incomplete = (
-            open_round
-            and not self.finished
-            and held_from in (*definition.dealing_states, *definition.decision_states)
-        )
-        position = event.position
-        round_position = live is not None and (
-            position in (DEALER_POSITION, COMMUNITY_POSITION) or position in live.seats
-        )
-        if event.fault == "card_count" and position is not None and live is not None and open_round:
-            if position in live.wrong_positions:
-                ctx.faults.raise_fault(
-                    "shuffler_fault", detail, latching=False, device=event.device, code=code, private=private
-                )
-                return
-            if (deal_active or deal_incomplete) and round_position:
-                self.wrong_count(
-                    position, f"the shoe reported a card count fault ({detail})", code=code, private=private
-                )
-                return
-        if deal_incomplete and event.fault == "red_light":
-            ctx.flow.kill_round("shuffler red light during the deal", code="red_light", private=private)
-            return
-        if deal_active and event.fault == "misread":
-            ctx.flow.kill_round("a card seen twice or misread during the deal", code=code, private=private)
-            return
-        if deal_active:
-            ctx.flow.kill_round(
-                f"the shoe stopped mid-deal, a misdeal ({detail})", code=code, private=private
-            )
-            return
-        if open_round and self.finished:
-            ctx.faults.raise_fault(
-                "shuffler_fault",
-                f"after the deal: {detail}",
-                latching=False,
-                device=event.device,
-                code=code,
-                private=private,
-            )
-            return
-        kind = "red_light" if event.fault == "red_light" else "shuffler_fault"
-        ctx.faults.raise_fault(
-            kind, detail, latching=True, device=event.device, source=event.device, code=code, private=private
-        )
-        self.deck_verified = False
-        ctx.flow.hold_table()
+        return cls(detail, code, private)
 
 
 def _card_private(event: CardDealt) -> e.ReasonDetail:
     """Which card, where: the private detail of a fault about a dealt card (made for a fault only)."""
     return e.ReasonDetail(card=event.card, position=event.position, index=event.index)
-
-
-def _hand_of(live: LiveRound, position: int) -> list[int]:
-    """The hand a dealt position's cards go to: the banker's, the community's or a seat's."""
-    if position == DEALER_POSITION:
-        return live.dealer_cards
-    if position == COMMUNITY_POSITION:
-        return live.community
-    return live.seats[position].cards

@@ -145,7 +145,7 @@ def failing_engine() -> TableEngine:
     """An engine whose state-change callback fails on entering `dealing`: a real exception inside a
     transitions callback, which on_exception must turn into a hold."""
     engine = TableEngine(TableConfig())
-    flow = engine._ctx.flow
+    flow = engine._flow
     entered = flow.state_entered
 
     def state_entered(source: str, dest: str, trigger: str) -> None:
@@ -165,7 +165,7 @@ def test_on_exception_holds_the_round_with_a_latched_integrity_fault() -> None:
     table.lock()
     assert table.engine.state == "held"
     assert (
-        m.held_from(table.engine._ctx.flow.machine_state) == "dealing"
+        m.held_from(table.engine._flow.machine_state) == "dealing"
     )  # the nested state remembers where the round was
     assert not [o for o in table.outputs if isinstance(o, Deal)]  # nothing acts after the failure
     faults = [o for o in table.outputs if isinstance(o, JournalRecord) and o.kind == "fault_raised"]
@@ -181,7 +181,7 @@ def settle_fails_once() -> TableEngine:
     """An engine whose first settlement fails (a settle error is an engine error): the table holds in
     `settling`, and clearing the fault settles the round, once."""
     engine = TableEngine(TableConfig())
-    flow = engine._ctx.flow
+    flow = engine._flow
     settle_input = flow.settle_input
     failed: list[bool] = []
 
@@ -204,7 +204,7 @@ def test_a_failed_settlement_holds_and_settles_once_when_cleared() -> None:
     table.bet(1, "raise", 500)
     table.key("confirm")
     assert table.engine.state == "held"
-    assert m.held_from(table.engine._ctx.flow.machine_state) == "settling"
+    assert m.held_from(table.engine._flow.machine_state) == "settling"
     assert table.journal("round_settled") == []
     fault = table.journal("fault_raised")[0].payload
     assert fault["kind"] == "integrity"

@@ -156,7 +156,7 @@ def test_high_card_flush_designated_player_round_with_coverage_and_rake() -> Non
     assert settlement["rake"] == 100  # method ii: the two seats in action, not the DP, not the dead seat
     # The button moves on: the next round's offer goes to the seat after the DP.
     table.key("next")
-    assert table.engine._ctx.bank.public() == {
+    assert table.engine._bank.public() == {
         "seat": None,
         "funds_cents": 0,
         "offered_to": 2,

@@ -104,6 +104,14 @@ class TakesDecisionChips(Protocol):
     def decision_chips(self, play: SeatPlay, amount_cents: int) -> None: ...
 
 
+class ExcludesSeats(Protocol):
+    """What a supervisor's kill while betting is open asks of the bets: leave the seat out at the lock."""
+
+    def excluded_from_round(self, seat: int) -> bool: ...
+
+    def exclude(self, seat: int, reason: str) -> None: ...
+
+
 class PastPostingLedger(Protocol):
     """What the faults ask of the bets about a past-posting fault."""
 

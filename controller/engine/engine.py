@@ -35,6 +35,7 @@ from controller.engine.deal import DealPart
 from controller.engine.decisions import Decisions
 from controller.engine.faults import ALERT_KINDS, Faults
 from controller.engine.flow import MachineHalted, RoundFlow
+from controller.engine.kills import SeatKills
 from controller.engine.outputs import Output
 from controller.engine.progressive import TableProgressive, progressive_parameters_of
 from controller.engine.round import DEAD, FOLDED, LIVE, LiveRound
@@ -69,6 +70,7 @@ class TableEngine:
         self._bets = bets = Bets(ctx, faults=faults, flow=flow, bank=bank, progressive=progressive)
         self._decisions = decisions = Decisions(ctx, spots=bets.spots, faults=faults, flow=flow)
         self._deal = deal = DealPart(ctx, faults=faults, flow=flow, decisions=decisions)
+        kills = SeatKills(ctx, bets=bets)
         faults.connect(past_posting=bets, shoe=deal)
         bets.connect(decisions=decisions)
         flow.connect(
@@ -79,9 +81,10 @@ class TableEngine:
             deal=deal,
             decisions=decisions,
             progressive=progressive,
+            kills=kills,
         )
         self._handlers: dict[type, Callable[[Any], None]] = {DealerKey: self._on_dealer_key}
-        for part in (settings, faults, bank, bets, decisions, deal, flow, progressive):
+        for part in (settings, faults, bank, bets, kills, decisions, deal, flow, progressive):
             for kind, handler in part.handlers().items():
                 assert kind not in self._handlers, f"{kind.__name__} has two handlers"
                 self._handlers[kind] = handler

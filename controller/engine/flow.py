@@ -43,6 +43,7 @@ if TYPE_CHECKING:  # the parts, given by the engine (none of them imports the fl
     from controller.engine.deal import DealPart
     from controller.engine.decisions import Decisions
     from controller.engine.faults import Faults
+    from controller.engine.kills import SeatKills
     from controller.engine.progressive import TableProgressive
     from controller.engine.settings import TableSettings
 
@@ -64,6 +65,7 @@ class RoundFlow:
     _deal: DealPart
     _decisions: Decisions
     _progressive: TableProgressive
+    _kills: SeatKills
 
     def __init__(self, ctx: TableContext) -> None:
         self.ctx = ctx
@@ -97,6 +99,7 @@ class RoundFlow:
         deal: DealPart,
         decisions: Decisions,
         progressive: TableProgressive,
+        kills: SeatKills,
     ) -> None:
         self._faults = faults
         self._settings = settings
@@ -105,6 +108,7 @@ class RoundFlow:
         self._deal = deal
         self._decisions = decisions
         self._progressive = progressive
+        self._kills = kills
 
     def handlers(self) -> dict[type, Callable[[Any], None]]:
         return {
@@ -136,7 +140,7 @@ class RoundFlow:
 
     def after_state_change(self, event: Any) -> None:
         self.state_entered(m.top(event.transition.source), m.top(event.transition.dest), event.event.name)
-        self._bets.lapse_kill_request()  # the decisions closed, or the round ended: a request lapses
+        self._kills.lapse_kill_request()  # the decisions closed, or the round ended: a request lapses
 
     def state_entered(self, source: str, dest: str, trigger: str) -> None:
         self.ctx.journal(e.StateChanged(machine="round", from_state=source, to=dest, trigger=trigger))

@@ -34,7 +34,7 @@ class Bank:
         self.dp_seat: int | None = None
         self.dp_funds_cents = 0
         # The bank lies on the DP's bank spot (the spot held at least the bank when it was accepted, or
-        # reached it before the lock: Bets._on_bet_changed): the chips the settlement counts on are on the
+        # reached it before the lock: bank_spot_read): the chips the settlement counts on are on the
         # felt, so they may not leave it before the reveal. Never set for a bank whose chips never reach
         # the spot before the lock (a table without a bank spot): that bank is unguarded.
         self.bank_on_spot = False

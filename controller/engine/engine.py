@@ -24,8 +24,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from transitions.extensions.nesting import HierarchicalMachine
-
 from controller.engine import actions as a
 from controller.engine import machine as m
 from controller.engine.bank import Bank
@@ -194,10 +192,6 @@ class TableEngine:
     @property
     def definition(self) -> m.RoundDefinition:
         return self._ctx.definition
-
-    @property
-    def machine(self) -> HierarchicalMachine:
-        return self._flow.machine
 
     @property
     def round(self) -> LiveRound | None:

@@ -120,10 +120,6 @@ class RoundFlow:
 
     # ------------------------------------------------------------------ the machine
     @property
-    def machine_state(self) -> str:
-        return self.state
-
-    @property
     def shown_state(self) -> str:
         """The state as the table shows it: ``held`` for every child of ``held``."""
         shown = self._shown_of.get(self.state)

@@ -63,7 +63,7 @@ def state(engine: TableEngine) -> str:
 
 
 def held_from(engine: TableEngine) -> str | None:
-    return m.held_from(engine._flow.machine_state)
+    return m.held_from(engine._flow.state)
 
 
 def closed(live: LiveRound) -> bool:
@@ -83,7 +83,7 @@ def test_held_is_a_nested_state_that_remembers_where_the_round_was() -> None:
     assert state(engine) == m.BETS_LOCKED  # waiting for the deck
     table.event(DeviceLost("sensors", "cable"))
     assert state(engine) == m.HELD
-    assert engine._flow.machine_state == m.held_in(m.BETS_LOCKED)
+    assert engine._flow.state == m.held_in(m.BETS_LOCKED)
     assert held_from(engine) == m.BETS_LOCKED
     (fault_id,) = engine.latched
     outputs = table.call(engine.handle, a.ClearFault(fault_id, "sue", "cable back"), table.now_s)

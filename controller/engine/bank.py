@@ -150,17 +150,6 @@ class Bank:
             return f"the button is offered to seat {self.dp_offer_seat}: accept or waive first"
         return None
 
-    def public(self) -> dict[str, object] | None:
-        if self.ctx.config.banking_mode != DESIGNATED_PLAYER:
-            return None
-        return {
-            "seat": self.dp_seat,
-            "funds_cents": self.dp_funds_cents,
-            "offered_to": self.dp_offer_seat,
-            "waived": sorted(self.dp_waived),
-            "house_banks": self.house_banks,
-        }
-
     def _next_seat(self, seat: int) -> int:
         """The next seat clockwise that is not empty (seats are numbered clockwise); the next configured
         seat when every other seat is empty."""

@@ -13,7 +13,6 @@ from collections.abc import Mapping
 from typing import Protocol
 
 from controller.engine.round import SeatPlay
-from controller.engine.state import LatchedFault
 from controller.journal import entries as e
 
 
@@ -47,13 +46,6 @@ class RaisesFaults(Protocol):
         code: e.ReasonCode | None = ...,
         private: e.ReasonDetail | None = ...,
     ) -> str: ...
-
-
-class LatchedFaults(Protocol):
-    """The faults that hold the table, read only."""
-
-    @property
-    def latched(self) -> Mapping[str, LatchedFault]: ...
 
 
 # ---------------------------------------------------------------------- the round flow

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import re
 import typing
 from pathlib import Path
 
@@ -331,3 +332,21 @@ def test_the_circle_check_sees_a_circle(tmp_path: Path) -> None:
     (tmp_path / "b.py").write_text("from controller.engine import a\n")
     (tmp_path / "c.py").write_text("from controller.engine.b import x\n")
     assert circles(engine_import_graph(tmp_path)) == ["a", "b"]
+
+
+def unused_doors(engine_dir: Path) -> list[str]:
+    """The Protocols of doors.py that no other engine module names and no other door extends."""
+    doors_text = (engine_dir / "doors.py").read_text()
+    doors = [node for node in ast.parse(doors_text).body if isinstance(node, ast.ClassDef)]
+    extended = {base.id for door in doors for base in door.bases if isinstance(base, ast.Name)}
+    others = " ".join(path.read_text() for path in engine_dir.glob("*.py") if path.name != "doors.py")
+    return [
+        door.name
+        for door in doors
+        if door.name not in extended and not re.search(rf"\b{door.name}\b", others)
+    ]
+
+
+def test_every_door_is_used() -> None:
+    """Nothing unused: each door is a part's parameter (or a wider door's base)."""
+    assert unused_doors(ENGINE_DIR) == []

@@ -30,21 +30,55 @@ def operator(by: str) -> str:
 
 
 class TableContext:
-    """The shared state of one table's engine and the ways to record an output."""
+    """The shared state of one table's engine and the ways to record an output.
 
-    # Where the round stands: the round flow's machine, given once it is built (TableEngine).
+    The parts read its fields and never assign them: each changes through a method named for what
+    happens, called by the one part it belongs to (the settings replace the configuration, the round
+    flow opens and locks the round, the engine starts a call and takes its outputs).
+    tests/engine/test_parts.py refuses a ``ctx.<field> = ...`` outside this file."""
+
+    # Where the round stands: the round flow's machine, given once it is built (``follow``).
     position: RoundPosition
 
     def __init__(self, config: TableConfig, rounds_started: int) -> None:
-        # Replaced (never mutated) by the table settings when a manager changes limits or paytables:
-        # the only field of the context a part writes besides the round in play, the count and the time.
-        self.config = config
+        self.config = config  # replaced (never mutated) when a manager changes limits or paytables
         self.spec: GameSpec = game_spec(config.game)
         self.definition = m.definition(config.game)
         self.round: LiveRound | None = None
         self.rounds_started = rounds_started  # round ids are numbered from it
         self.now_s = 0.0
         self.out: list[Output] = []
+
+    # ------------------------------------------------------------------ how the record changes
+    def follow(self, position: RoundPosition) -> None:
+        """Where the round stands is read from ``position`` (the round flow, once built)."""
+        self.position = position
+
+    def begin_call(self, now_s: float) -> None:
+        """A call of ``TableEngine.handle`` at ``now_s`` (its outputs start empty: the last were taken)."""
+        self.now_s = now_s
+
+    def take_outputs(self) -> list[Output]:
+        """The outputs of the call, handed over (the next call's start empty)."""
+        out, self.out = self.out, []
+        return out
+
+    def replace_config(self, config: TableConfig) -> None:
+        """A manager's change of limits or paytables (the same game, seats and devices)."""
+        self.config = config
+
+    def forget_round(self) -> None:
+        """Betting opens: the last round is over and forgotten."""
+        self.round = None
+
+    def number_next_round(self) -> int:
+        """The next round's number (its id's sequence)."""
+        self.rounds_started += 1
+        return self.rounds_started
+
+    def lock_round(self, live: LiveRound) -> None:
+        """The bets are locked: ``live`` is the round in play."""
+        self.round = live
 
     @property
     def spot_wagers(self) -> tuple[str, ...]:

@@ -58,7 +58,7 @@ class TableEngine:
         self._ctx = ctx
         # First: its machine calls no part when it is built, and every part asks where the round stands.
         self._flow = flow = RoundFlow(ctx)
-        ctx.position = flow
+        ctx.follow(flow)
         self._faults = faults = Faults(ctx, recovered, flow=flow)
         self._bank = bank = Bank(ctx, recovered)
         self._settings = settings = TableSettings(ctx, recovered, bank=bank)
@@ -88,14 +88,14 @@ class TableEngine:
                 self._handlers[kind] = handler
         if faults.latched:
             flow.fire("hold")
-            ctx.out.clear()  # the hold on start restates the journal; nothing new to record
+            ctx.take_outputs()  # the hold on start restates the journal; nothing new to record
 
     # ================================================================== the one entry point
     def handle(self, event: object, now_s: float) -> list[Output]:
         """Feed one domain event from a driver, or an operator action (controller/engine/actions.py);
         returns what to journal, send and show."""
         ctx = self._ctx
-        ctx.now_s = now_s
+        ctx.begin_call(now_s)
         try:
             # (_dispatch, inline: one call fewer for each of the ~100 events of a round)
             handler = self._handlers.get(type(event))
@@ -107,8 +107,7 @@ class TableEngine:
             pass  # already held and journaled by RoundFlow.on_machine_exception
         except Exception as error:  # never out of the engine: hold the table for a supervisor
             self._flow.internal_error(error)
-        out, ctx.out = ctx.out, []
-        return out
+        return ctx.take_outputs()
 
     def _dispatch(self, event: object) -> None:
         handler = self._handlers.get(type(event))

@@ -240,7 +240,7 @@ class RoundFlow:
         if why_not is not None:
             ctx.refuse("start_round", why_not, by)
             return
-        ctx.round = None
+        ctx.forget_round()
         self._bets.new_round()
         self.fire("open_betting")
         config = ctx.config
@@ -257,17 +257,17 @@ class RoundFlow:
         deck is verified."""
         ctx = self.ctx
         config = ctx.config
-        ctx.rounds_started += 1
+        number = ctx.number_next_round()
         # Dated by the gaming day (controller/locale.py), not the UTC date: a grave shift's rounds after
         # midnight carry the date of the gaming day they belong to.
         day = gaming_day_of(
             datetime.datetime.fromtimestamp(ctx.now_s, tz=datetime.UTC), config.property_settings
         )
-        round_id = format_round_id(config.table_id, day, ctx.rounds_started)
+        round_id = format_round_id(config.table_id, day, number)
         banking = self._bank.banking()
         seats = {seat: SeatPlay(seat, dict(wagers)) for seat, wagers in sorted(wagers_by_seat.items())}
         button_seat = self._bank.button_seat
-        ctx.round = LiveRound(round_id, banking, button_seat, seats)
+        ctx.lock_round(LiveRound(round_id, banking, button_seat, seats))
         # round_started first: every later entry of the round, the state change included, follows it.
         ctx.journal(
             e.RoundStarted(

@@ -141,11 +141,13 @@ class TableSettings:
             return
         min_before, max_before = ctx.config.min_ante_cents, ctx.config.max_ante_cents
         before = self._limits_json(min_before, max_before)
-        ctx.config = dataclasses.replace(
-            ctx.config,
-            min_ante_cents=min_ante_cents,
-            max_ante_cents=max_ante_cents,
-            max_bonus_cents=own_maxima,
+        ctx.replace_config(
+            dataclasses.replace(
+                ctx.config,
+                min_ante_cents=min_ante_cents,
+                max_ante_cents=max_ante_cents,
+                max_bonus_cents=own_maxima,
+            )
         )
         after = self._limits_json(min_ante_cents, max_ante_cents)
         ctx.journal(
@@ -194,7 +196,7 @@ class TableSettings:
         # A preset is kept by its name (the settle input takes it as such); custom lines canonically.
         after: str | dict[str, Any] = spec if isinstance(spec, str) else dict(paytable.to_json())
         before = self.paytable_in_effect(wager)
-        ctx.config = dataclasses.replace(ctx.config, paytables={**ctx.config.paytables, wager: after})
+        ctx.replace_config(dataclasses.replace(ctx.config, paytables={**ctx.config.paytables, wager: after}))
         ctx.journal(
             e.PaytableSet(
                 wager=wager, by=by, before=before, after=after, config_digest=ctx.config.config_digest

@@ -350,3 +350,37 @@ def unused_doors(engine_dir: Path) -> list[str]:
 def test_every_door_is_used() -> None:
     """Nothing unused: each door is a part's parameter (or a wider door's base)."""
     assert unused_doors(ENGINE_DIR) == []
+
+
+def context_written_from_outside(path: Path) -> list[str]:
+    """Each assignment to a field of the shared context (``ctx.<field> = ...``, ``self.ctx.<field> += ...``)
+    in ``path``: the record changes through its own methods only (``replace_config``, ``lock_round``...)."""
+    found: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                holder = target.value if isinstance(target, ast.Attribute) else None
+                if (isinstance(holder, ast.Name) and holder.id == "ctx") or (
+                    isinstance(holder, ast.Attribute) and holder.attr == "ctx"
+                ):
+                    found.append(f"{path.name}:{node.lineno}: {ast.unparse(target)}")
+    return found
+
+
+def test_the_context_changes_only_through_its_own_methods() -> None:
+    writes = [
+        write
+        for path in sorted(ENGINE_DIR.glob("*.py"))
+        if path.name != "context.py"
+        for write in context_written_from_outside(path)
+    ]
+    assert writes == []
+
+
+def test_the_context_check_sees_a_write(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "def f(ctx: object, part: object) -> None:\n    ctx.round = None\n    part.ctx.now_s += 1\n"
+    )
+    assert context_written_from_outside(probe) == ["probe.py:2: ctx.round", "probe.py:3: part.ctx.now_s"]

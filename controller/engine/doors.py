@@ -10,7 +10,7 @@ the two above them): the import contract ``engine`` in pyproject.toml holds the 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Protocol
+from typing import Any, Protocol
 
 from controller.engine.round import SeatPlay
 from controller.journal import entries as e
@@ -140,6 +140,12 @@ class BankSpot(BankingMode, Protocol):
     def bank_spot(self, seat: int) -> int: ...
 
     def bank_spot_read(self, seat: int, amount_cents: int, *, before_lock: bool) -> None: ...
+
+
+class SettlesProgressive(Protocol):
+    """What the round to settle asks of the Progressive: its part of the settle input, if offered."""
+
+    def settle_object(self) -> dict[str, Any] | None: ...
 
 
 class ProgressiveAtLock(Protocol):

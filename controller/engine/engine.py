@@ -38,6 +38,7 @@ from controller.engine.outputs import Output
 from controller.engine.progressive import TableProgressive, progressive_parameters_of
 from controller.engine.round import DEAD, FOLDED, LIVE, LiveRound
 from controller.engine.settings import TableSettings, recovered_config
+from controller.engine.settling import RoundToSettle
 from controller.engine.state import LatchedFault, RecoveredState, TableConfig
 from controller.journal import entries as e
 from controller.progressive.controller import LinkState, TableSideProgressive
@@ -69,6 +70,7 @@ class TableEngine:
         self._decisions = decisions = Decisions(ctx, spots=bets.spots, faults=faults, flow=flow)
         self._deal = deal = DealPart(ctx, faults=faults, flow=flow, decisions=decisions)
         kills = SeatKills(ctx, bets=bets)
+        settling = RoundToSettle(ctx, progressive=progressive)
         faults.connect(past_posting=bets, shoe=deal)
         bets.connect(decisions=decisions)
         flow.connect(
@@ -80,6 +82,7 @@ class TableEngine:
             decisions=decisions,
             progressive=progressive,
             kills=kills,
+            settling=settling,
         )
         self._handlers: dict[type, Callable[[Any], None]] = {DealerKey: self._on_dealer_key}
         for part in (settings, faults, bank, bets, kills, decisions, deal, flow, progressive):

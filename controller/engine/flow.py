@@ -18,14 +18,12 @@ from typing import TYPE_CHECKING, Any, Literal
 from controller.engine import actions as a
 from controller.engine import machine as m
 from controller.engine.context import ENGINE, TableContext, operator
-from controller.engine.round import DEAD, FOLDED, LiveRound, SeatPlay
+from controller.engine.round import LiveRound, SeatPlay
 from controller.engine.state import DESIGNATED_PLAYER
 from controller.journal import entries as e
 from controller.locale import gaming_day_of
 from controller.names import format_round_id
-from controller.rules.cards import cards_text
-from controller.rules.paytables import Paytable, parse_paytable
-from controller.rules.settle import Banking, Rake, Round, Seat, Settlement, bank_by_seat, settle
+from controller.rules.settle import Settlement, bank_by_seat, settle
 from drivers.events import (
     COMMUNITY_POSITION,
     LockBets,
@@ -46,6 +44,7 @@ if TYPE_CHECKING:  # the parts, given by the engine (none of them imports the fl
     from controller.engine.kills import SeatKills
     from controller.engine.progressive import TableProgressive
     from controller.engine.settings import TableSettings
+    from controller.engine.settling import RoundToSettle
 
 
 class MachineHalted(Exception):
@@ -66,11 +65,11 @@ class RoundFlow:
     _decisions: Decisions
     _progressive: TableProgressive
     _kills: SeatKills
+    _settling: RoundToSettle
 
     def __init__(self, ctx: TableContext) -> None:
         self.ctx = ctx
         self._machine_failed = False
-        self._paytables_of: tuple[object, dict[str, Paytable]] | None = None
         self.machine = m.build_machine(
             self,
             ctx.config.game,
@@ -100,6 +99,7 @@ class RoundFlow:
         decisions: Decisions,
         progressive: TableProgressive,
         kills: SeatKills,
+        settling: RoundToSettle,
     ) -> None:
         self._faults = faults
         self._settings = settings
@@ -109,6 +109,7 @@ class RoundFlow:
         self._decisions = decisions
         self._progressive = progressive
         self._kills = kills
+        self._settling = settling
 
     def handlers(self) -> dict[type, Callable[[Any], None]]:
         return {
@@ -309,108 +310,6 @@ class RoundFlow:
         elif self.state == m.REVEAL:
             self.reveal_and_settle()
 
-    def settle_input(self, *, dead: bool = False) -> dict[str, object]:
-        """The round in the settle input shape (docs/settle.md). A dead (or voided) round carries no
-        cards: a dead hand's cards are never shown, and its wagers all go back whatever they are."""
-        ctx = self.ctx
-        config = ctx.config
-        live = ctx.round
-        assert live is not None
-        obj: dict[str, object] = {"game": config.game, "banking": dict(live.banking)}
-        # A designated-player table's paytables are its contest tables (the seed's appendices). When
-        # nobody takes the bank and the house banks the round, the bonuses pay on the player's own hand
-        # by the house presets (docs/rules.md "House-banked"), as controller.config.settle_base does.
-        if config.paytables and live.banking["mode"] == config.banking_mode:
-            obj["paytables"] = dict(config.paytables)
-        if config.rake is not None and live.banking["mode"] == DESIGNATED_PLAYER:
-            obj["rake"] = dict(config.rake)
-        obj["dealer"] = [] if dead else cards_text(live.dealer_cards)
-        if ctx.spec.community_cards:
-            obj["community"] = [] if dead else cards_text(live.community)
-        seats: list[dict[str, object]] = []
-        for number in sorted(live.seats):
-            play = live.seats[number]
-            # A dead seat goes in without cards (never shown): settle finds it not covered (coverage is
-            # decided on the antes, as at the lock) or dead for its card count, and returns its wagers.
-            seat_obj: dict[str, object] = {
-                "seat": number,
-                "cards": [] if dead or play.status == DEAD else cards_text(play.cards),
-                "wagers": dict(play.wagers),
-                "folded": play.status == FOLDED,
-            }
-            if play.street is not None:
-                seat_obj["street"] = play.street
-            seats.append(seat_obj)
-        obj["seats"] = seats
-        progressive = self._progressive.settle_object()
-        if progressive is not None:
-            obj["progressive"] = progressive
-        if dead:
-            obj["dead"] = True
-        return obj
-
-    def settle_round(self, *, dead: bool = False) -> tuple[dict[str, object], Round]:
-        """The round to settle: its settle input (journaled with the settlement) and the typed round
-        built from the same live round. The typed round is what settles, so the engine never reads back
-        the JSON it has just written (issue 28: parse_round was a tenth of the engine core's time).
-        ``parse_round(obj) == round_`` for every round the engine plays
-        (tests/engine/test_settle_round_typed.py); ``settle`` still checks the round."""
-        obj = self.settle_input(dead=dead)
-        ctx = self.ctx
-        config = ctx.config
-        live = ctx.round
-        assert live is not None
-        banking = live.banking
-        if banking["mode"] == DESIGNATED_PLAYER:
-            bonus_cap = banking.get("bonus_cap")
-            typed_banking = Banking(
-                DESIGNATED_PLAYER,
-                _int(banking["seat"]),
-                _int(banking["funds"]),
-                None if bonus_cap is None else _int(bonus_cap),
-            )
-        else:
-            typed_banking = Banking()
-        rake: Rake | None = None
-        if "rake" in obj and config.rake is not None:
-            rake = Rake(str(config.rake["method"]), _int(config.rake["amount"]))
-        progressive = None
-        progressive_obj = obj.get("progressive")
-        if progressive_obj is not None:
-            from controller.rules.progressive import parse_progressive_round  # noqa: PLC0415 (a table with a Progressive only, as settle does)
-
-            progressive = parse_progressive_round(progressive_obj)
-        seats: list[Seat] = []
-        for number in sorted(live.seats):
-            play = live.seats[number]
-            cards = () if dead or play.status == DEAD else tuple(play.cards)
-            seats.append(Seat(number, cards, dict(play.wagers), play.status == FOLDED, play.street))
-        round_ = Round(
-            game=ctx.spec.name,
-            dealer=() if dead else tuple(live.dealer_cards),
-            seats=tuple(seats),
-            banking=typed_banking,
-            community=() if dead or not ctx.spec.community_cards else tuple(live.community),
-            paytables=self._paytables() if "paytables" in obj else {},
-            rake=rake,
-            dead=dead,
-            progressive=progressive,
-        )
-        return obj, round_
-
-    def _paytables(self) -> dict[str, Paytable]:
-        """The configuration's paytables, parsed once for each configuration (a manager's change
-        replaces the configuration, so its paytables are parsed again at the next settlement)."""
-        config = self.ctx.config
-        cached = self._paytables_of
-        if cached is None or cached[0] is not config:
-            parsed = {
-                wager: parse_paytable(table, field=f"paytables.{wager}")
-                for wager, table in config.paytables.items()
-            }
-            cached = self._paytables_of = (config, parsed)
-        return cached[1]
-
     def reveal_and_settle(self) -> None:
         ctx = self.ctx
         live = ctx.round
@@ -419,7 +318,7 @@ class RoundFlow:
             self.fire("settle")
         settlement = live.settlement
         if settlement is None:  # (held after round_settled was journaled: it is never settled twice)
-            round_obj, round_ = self.settle_round()
+            round_obj, round_ = self._settling.settle_round()
             settlement = settle(round_)
             live.close(settlement)  # the round is closed
             # bank_by_seat: designated player only, the bank after each seat is paid.
@@ -484,7 +383,7 @@ class RoundFlow:
         ctx.journal(e.DeadHand(seat=None, reason=why, private=private))
         kind = "red_light" if code == "red_light" else "dead_hand"
         self._faults.raise_fault(kind, f"round dead: {reason}", latching=True, code=code, private=private)
-        round_obj, round_ = self.settle_round(dead=True)
+        round_obj, round_ = self._settling.settle_round(dead=True)
         settlement = settle(round_)
         live.close(settlement)  # the round is closed, dead
         ctx.journal(
@@ -509,7 +408,7 @@ class RoundFlow:
             return
         ctx.journal(e.VoidOrdered(by=by, reason=reason), source=operator(by))
         if open_round and live is not None:
-            round_obj, round_ = self.settle_round(dead=True)
+            round_obj, round_ = self._settling.settle_round(dead=True)
             settlement = settle(round_)
             live.close(settlement)  # closed, as a dead round: its cards are not shown either
             ctx.journal(
@@ -519,9 +418,3 @@ class RoundFlow:
         self.fire("void")
         ctx.out.append(ShowText(ctx.config.display_device, "Round void: every wager is returned"))
         self._after_round_closed(hand_played=False)
-
-
-def _int(value: object) -> int:
-    """A number the engine itself put in the round (a seat, cents): an int by construction."""
-    assert isinstance(value, int), value
-    return value

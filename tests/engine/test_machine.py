@@ -181,8 +181,8 @@ def settle_fails_once() -> TableEngine:
     """An engine whose first settlement fails (a settle error is an engine error): the table holds in
     `settling`, and clearing the fault settles the round, once."""
     engine = TableEngine(TableConfig())
-    flow = engine._flow
-    settle_input = flow.settle_input
+    settling = engine._flow._settling
+    settle_input = settling.settle_input
     failed: list[bool] = []
 
     def failing_settle_input(*, dead: bool = False) -> dict[str, object]:
@@ -191,7 +191,7 @@ def settle_fails_once() -> TableEngine:
             raise RuntimeError("settle input unavailable")
         return settle_input(dead=dead)
 
-    flow.settle_input = failing_settle_input  # type: ignore[method-assign]
+    settling.settle_input = failing_settle_input  # type: ignore[method-assign]
     return engine
 
 

@@ -465,7 +465,7 @@ def test_a_house_banked_round_at_a_designated_player_table_pays_the_house_preset
     table.start()
     table.bet(1, "ante", 500)
     table.lock()
-    round_input = table.engine._flow.settle_input()
+    round_input = table.engine._flow._settling.settle_input()
     assert round_input["banking"] == {"mode": "house"}
     assert "paytables" not in round_input
 

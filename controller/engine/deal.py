@@ -12,12 +12,11 @@ twice, or the shoe stopping mid-deal kills the round.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from controller.engine import machine as m
 from controller.engine.context import TableContext
-from controller.engine.doors import DealsCourse, OpensDecisions, RaisesFaults
+from controller.engine.doors import DealsCourse, JudgesShoeFaults, OpensDecisions, RaisesFaults
 from controller.engine.ledger import DealLedger
 from controller.engine.round import DEAD
 from controller.engine.state import DESIGNATED_PLAYER
@@ -34,26 +33,14 @@ from drivers.events import (
     HandComplete,
     ShowSeatResult,
     Shuffle,
-    ShufflerFault,
 )
-
-# What the shoe's faults are called in public text, and their reason codes (drivers' ShufflerFaultKind).
-_SHOE_FAULT_WORDS: dict[str, str] = {
-    "card_count": "a card count fault",
-    "misread": "a misread",
-    "red_light": "a red light",
-    "jam": "a jam",
-    "door_open": "the door open",
-}
-_SHOE_FAULT_CODES: dict[str, e.ReasonCode] = {
-    "card_count": "card_count",
-    "misread": "card_misread",
-    "red_light": "red_light",
-}
 
 
 class DealPart:
     """The deck, the deal steps in flight and their integrity."""
+
+    # The door built after the deal (it asks the deal for a position's wrong count): by ``connect``.
+    _shoe_faults: JudgesShoeFaults
 
     def __init__(
         self, ctx: TableContext, *, faults: RaisesFaults, flow: DealsCourse, decisions: OpensDecisions
@@ -66,6 +53,14 @@ class DealPart:
         self._decisions = decisions
         self.deck_verified = False  # a verified deck waits for the next round (one deck, one round)
         self.ledger = DealLedger()  # the shoe's reports for the deal last asked of it
+
+    def connect(self, *, shoe_faults: JudgesShoeFaults) -> None:
+        """``shoe_faults``: a report the ledger refuses is judged as the shoe fault it amounts to."""
+        self._shoe_faults = shoe_faults
+
+    def forget_verified_deck(self) -> None:
+        """The shoe faulted before the deal: the deck it verified is not dealt from."""
+        self.deck_verified = False
 
     def shoe_restarted(self) -> None:
         """A Shuffle or a reset went to the shoe: the last deal's places and cards are forgotten."""
@@ -85,7 +80,6 @@ class DealPart:
             CardDealt: self._on_card_dealt,
             HandComplete: self._on_hand_complete,
             DealStateReported: self._on_deal_state_reported,
-            ShufflerFault: self._on_shuffler_fault,
         }
 
     @property
@@ -171,7 +165,7 @@ class DealPart:
         refused = self.ledger.card(event)
         if refused is not None:
             # Not bound to its place: the fault it is, judged as the shoe's own (never journaled as dealt).
-            self._on_shuffler_fault(refused)
+            self._shoe_faults.judge(refused)
             return
         self._judge_card(event)
 
@@ -256,7 +250,7 @@ class DealPart:
         if stands:
             self._judge_hand_complete(event)
         if fault is not None:
-            self._on_shuffler_fault(fault)
+            self._shoe_faults.judge(fault)
 
     def _judge_hand_complete(self, event: HandComplete) -> None:
         ctx = self.ctx
@@ -437,150 +431,6 @@ class DealPart:
             step.complete(position)
         if step.done and ctx.state in ctx.definition.dealing_states:
             self.step_done()
-
-    def _on_shuffler_fault(self, event: ShufflerFault) -> None:
-        """The shuffler's faults, judged by where the round stands (docs/engine.md "Dead hands").
-
-        The shoe's own reports (through the driver) and the ledger's refusals (``DealLedger``):
-        ``card_count`` at a position (an extra card, a gap in the indexes, a HandComplete count that
-        differs from the request), ``misread`` (a card read twice or read differently; the card is
-        withheld), and a jam, a door or a red light that stops the shoe's deal. What that means for the
-        round is decided here, case by case: a count while the deal is incomplete
-        (``_judge_count_fault``), a fault that stops the deal (``_stops_the_deal``), one after the deal
-        or between rounds (``_outside_the_deal``).
-        """
-        fault = _ShoeFaultWords.of_event(event, self.ctx.position_name)
-        live = self.ctx.round
-        open_round = live is not None and not live.closed
-        where = self.ctx.where
-        definition = self.ctx.definition
-        deal_active = (
-            open_round and live is not None and live.deal is not None and where in definition.dealing_states
-        )
-        deal_incomplete = (
-            open_round
-            and not self.finished
-            and where in (*definition.dealing_states, *definition.decision_states)
-        )
-        if (
-            event.fault == "card_count"
-            and open_round
-            and self._judge_count_fault(event, fault, in_deal=deal_active or deal_incomplete)
-        ):
-            return
-        if self._stops_the_deal(event, fault, deal_active=deal_active, deal_incomplete=deal_incomplete):
-            return
-        self._outside_the_deal(event, fault, after_the_deal=open_round and self.finished)
-
-    def _judge_count_fault(self, event: ShufflerFault, fault: _ShoeFaultWords, *, in_deal: bool) -> bool:
-        """``card_count`` at a position of the open round: an alert when the position is already judged,
-        its wrong count while the deal is incomplete. True when judged here."""
-        live = self.ctx.round
-        position = event.position
-        if position is None or live is None:
-            return False
-        if position in live.wrong_positions:
-            self._faults.raise_fault(
-                "shuffler_fault",
-                fault.detail,
-                latching=False,
-                device=event.device,
-                code=fault.code,
-                private=fault.private,
-            )
-            return True
-        round_position = position in (DEALER_POSITION, COMMUNITY_POSITION) or position in live.seats
-        if in_deal and round_position:
-            self.wrong_count(
-                position,
-                f"the shoe reported a card count fault ({fault.detail})",
-                code=fault.code,
-                private=fault.private,
-            )
-            return True
-        return False
-
-    def _stops_the_deal(
-        self, event: ShufflerFault, fault: _ShoeFaultWords, *, deal_active: bool, deal_incomplete: bool
-    ) -> bool:
-        """A red light before the round's last card, a misread or any stop while a deal is in flight: a
-        misdeal, the round is dead (docs/rules.md). True when the round was killed."""
-        kill = self._flow.kill_round
-        if deal_incomplete and event.fault == "red_light":
-            kill("shuffler red light during the deal", code="red_light", private=fault.private)
-        elif deal_active and event.fault == "misread":
-            kill("a card seen twice or misread during the deal", code=fault.code, private=fault.private)
-        elif deal_active:
-            kill(
-                f"the shoe stopped mid-deal, a misdeal ({fault.detail})",
-                code=fault.code,
-                private=fault.private,
-            )
-        else:
-            return False
-        return True
-
-    def _outside_the_deal(
-        self, event: ShufflerFault, fault: _ShoeFaultWords, *, after_the_deal: bool
-    ) -> None:
-        """After the deal is complete a fault is an alert; before it (betting, waiting for the deck) it
-        latches and holds the table."""
-        if after_the_deal:
-            self._faults.raise_fault(
-                "shuffler_fault",
-                f"after the deal: {fault.detail}",
-                latching=False,
-                device=event.device,
-                code=fault.code,
-                private=fault.private,
-            )
-            return
-        kind = "red_light" if event.fault == "red_light" else "shuffler_fault"
-        self._faults.raise_fault(
-            kind,
-            fault.detail,
-            latching=True,
-            device=event.device,
-            source=event.device,
-            code=fault.code,
-            private=fault.private,
-        )
-        self.deck_verified = False
-        self._flow.hold_table()
-
-
-@dataclass(frozen=True, slots=True)
-class _ShoeFaultWords:
-    """A shoe fault in words. Public (``detail``): the fault's kind, and the position only for a count (a
-    seat dealt the wrong number is no card). Private: everything the shoe said (its words may name a
-    card), with the position."""
-
-    detail: str
-    code: e.ReasonCode
-    private: e.ReasonDetail
-
-    @classmethod
-    def of_event(cls, event: ShufflerFault, position_name: Callable[[int], str]) -> _ShoeFaultWords:
-        where = f" at {position_name(event.position)}" if event.position is not None else ""
-        detail = f"{_SHOE_FAULT_WORDS.get(event.fault, event.fault)}" + (
-            where if event.fault == "card_count" else ""
-        )
-        code = _SHOE_FAULT_CODES.get(event.fault, "shoe_fault")
-        if event.fault == "misread" and event.first_position is not None:
-            code = "card_repeated"  # the ledger saw this card dealt before, where it says
-        # Its unset fields (None) are left out of the stored part (ReasonDetail omits defaults).
-        private = e.ReasonDetail(
-            message=f"{event.fault}"
-            + (f" at position {event.position}" if event.position is not None else "")
-            + (f": {event.detail}" if event.detail else ""),
-            position=event.position,
-            device_detail=event.detail or None,
-            card=event.card,
-            index=event.index,
-            first_position=event.first_position,
-            first_index=event.first_index,
-        )
-        return cls(detail, code, private)
 
 
 def _card_private(event: CardDealt) -> e.ReasonDetail:

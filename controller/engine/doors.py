@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from controller.engine.round import SeatPlay
 from controller.journal import entries as e
+from drivers.events import ShufflerFault
 
 
 class RoundPosition(Protocol):
@@ -68,6 +69,10 @@ class DealsCourse(HoldsTable, KillsRound, Protocol):
     def deal_step_complete(self) -> None: ...
 
 
+class StopsRound(HoldsTable, KillsRound, Protocol):
+    """What the shoe's faults ask of the round flow: hold the table, kill the round."""
+
+
 class LocksRound(HoldsTable, Protocol):
     """What the bets ask of the round flow: lock the round with the wagers on the felt; hold the table
     (past-posting)."""
@@ -88,6 +93,30 @@ class ClosesDecisions(Protocol):
 
 
 # ---------------------------------------------------------------------- the other parts
+class JudgesShoeFaults(Protocol):
+    """What the deal asks of the shoe's faults: judge a report its ledger refused, as the shoe fault."""
+
+    def judge(self, event: ShufflerFault) -> None: ...
+
+
+class ShoeFaultsDeal(Protocol):
+    """What the shoe's faults ask of the deal."""
+
+    @property
+    def finished(self) -> bool: ...
+
+    def wrong_count(
+        self,
+        position: int,
+        detail: str,
+        *,
+        code: e.ReasonCode = ...,
+        private: e.ReasonDetail | None = ...,
+    ) -> None: ...
+
+    def forget_verified_deck(self) -> None: ...
+
+
 class OpensDecisions(Protocol):
     def open(self) -> None: ...
 

@@ -39,6 +39,7 @@ from controller.engine.progressive import TableProgressive, progressive_paramete
 from controller.engine.round import DEAD, FOLDED, LIVE, LiveRound
 from controller.engine.settings import TableSettings, recovered_config
 from controller.engine.settling import RoundToSettle
+from controller.engine.shoe_faults import ShoeFaults
 from controller.engine.state import LatchedFault, RecoveredState, TableConfig
 from controller.journal import entries as e
 from controller.progressive.controller import LinkState, TableSideProgressive
@@ -69,6 +70,8 @@ class TableEngine:
         self._bets = bets = Bets(ctx, faults=faults, flow=flow, bank=bank, progressive=progressive)
         self._decisions = decisions = Decisions(ctx, spots=bets.spots, faults=faults, flow=flow)
         self._deal = deal = DealPart(ctx, faults=faults, flow=flow, decisions=decisions)
+        shoe_faults = ShoeFaults(ctx, faults=faults, flow=flow, deal=deal)
+        deal.connect(shoe_faults=shoe_faults)
         kills = SeatKills(ctx, bets=bets)
         settling = RoundToSettle(ctx, progressive=progressive)
         faults.connect(past_posting=bets, shoe=deal)
@@ -85,7 +88,7 @@ class TableEngine:
             settling=settling,
         )
         self._handlers: dict[type, Callable[[Any], None]] = {DealerKey: self._on_dealer_key}
-        for part in (settings, faults, bank, bets, kills, decisions, deal, flow, progressive):
+        for part in (settings, faults, bank, bets, kills, decisions, deal, shoe_faults, flow, progressive):
             for kind, handler in part.handlers().items():
                 assert kind not in self._handlers, f"{kind.__name__} has two handlers"
                 self._handlers[kind] = handler

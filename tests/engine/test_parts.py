@@ -181,6 +181,7 @@ _PART_MODULES = (
     "progressive",
     "settings",
     "settling",
+    "shoe_faults",
 )
 
 

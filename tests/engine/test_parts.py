@@ -1,5 +1,5 @@
 """The engine in parts: each event and action has one handler, found by its type; the largest class
-stays under 500 lines; ``held`` is a nested state that remembers where the round was, and the round's
+stays under 450 lines; ``held`` is a nested state that remembers where the round was, and the round's
 lifecycle is read from the machine, not stored beside it."""
 
 from __future__ import annotations
@@ -32,10 +32,10 @@ def class_sizes() -> dict[str, int]:
     return sizes
 
 
-def test_the_largest_engine_class_is_under_500_lines() -> None:
+def test_the_largest_engine_class_is_under_450_lines() -> None:
     sizes = class_sizes()
     largest = max(sizes, key=lambda name: sizes[name])
-    assert sizes[largest] < 500, f"{largest} has {sizes[largest]} lines"
+    assert sizes[largest] < 450, f"{largest} has {sizes[largest]} lines"
     assert "engine.py:TableEngine" in sizes  # the walk found the engine (the check is not vacuous)
 
 

@@ -68,8 +68,8 @@ class TableEngine:
             ctx, progressive_parameters_of(config.progressive), recovered.progressive
         )
         self._bets = bets = Bets(ctx, faults=faults, flow=flow, bank=bank, progressive=progressive)
-        self._decisions = decisions = Decisions(ctx, spots=bets.spots, faults=faults, flow=flow)
-        self._deal = deal = DealPart(ctx, faults=faults, flow=flow, decisions=decisions)
+        decisions = Decisions(ctx, spots=bets.spots, faults=faults, flow=flow)
+        deal = DealPart(ctx, faults=faults, flow=flow, decisions=decisions)
         shoe_faults = ShoeFaults(ctx, faults=faults, flow=flow, deal=deal)
         deal.connect(shoe_faults=shoe_faults)
         kills = SeatKills(ctx, bets=bets)

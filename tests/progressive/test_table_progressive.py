@@ -52,6 +52,7 @@ def progressive_shown(engine: TableEngine) -> dict[str, Any]:
         "meter_cents": state.meter_cents if state.opened else part.current_parameters().settings.base_cents,
         "pending": [award.to_json() for award in state.pending()],
         "waiting_claims": [claim.round_id for claim in part.waiting],
+        "meters": state.to_json(),
     }
 
 

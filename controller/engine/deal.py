@@ -198,7 +198,7 @@ class DealPart:
             live is None
             or step is None
             or settlement is not None
-            or ctx.where not in ctx.definition.dealing_states
+            or self._flow.where not in ctx.definition.dealing_states  # (the flow's door: ~50 cards a round)
         ):
             self._card_outside_deal(event, card_ok)
             return

@@ -61,8 +61,11 @@ class KillsRound(Protocol):
 
 
 class DealsCourse(HoldsTable, KillsRound, Protocol):
-    """What the deal asks of the round flow: move the machine on (the deal started, a step complete),
-    hold the table, kill the round."""
+    """What the deal asks of the round flow: where the round stands, move the machine on (the deal
+    started, a step complete), hold the table, kill the round."""
+
+    @property
+    def where(self) -> str: ...
 
     def deal_started(self) -> None: ...
 

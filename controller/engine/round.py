@@ -81,14 +81,6 @@ class DealStep:
     def done(self) -> bool:
         return self.completed >= set(self.expected)
 
-    def bind(self, position: int, card: int) -> list[int]:
-        """The card is the position's next: its cards so far, this one last."""
-        received = self.received.get(position)
-        if received is None:
-            received = self.received[position] = []
-        received.append(card)
-        return received
-
     def complete(self, position: int) -> None:
         """The position's part of the step is over (its HandComplete, or the deal given up on it)."""
         self.completed.add(position)
@@ -140,7 +132,12 @@ class LiveRound:
             self.community.append(card)
         else:
             self.seats[position].cards.append(card)
-        return step.bind(position, card)
+        # (the step's cards inline: ~50 cards a round)
+        received = step.received.get(position)
+        if received is None:
+            received = step.received[position] = []
+        received.append(card)
+        return received
 
     def judge_wrong_count(self, position: int) -> bool:
         """The position is found dealt the wrong count: True the first time (judged once)."""

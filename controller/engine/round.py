@@ -52,21 +52,25 @@ class SeatPlay:
     def refuse_decision_chips(self, reason: str) -> None:
         self.pending_refused = reason
 
+    # (fold, check, decide and open_street clear the decision spot inline: a few times a seat a street)
     def fold(self) -> None:
         self.status = FOLDED
         self.decided = True
-        self.chips_on_decision_spot(0)
+        self.pending_cents = 0
+        self.pending_refused = None
 
     def check(self) -> None:
         """Chase the Flush before the river: no wager now, the seat acts again on the next street."""
-        self.chips_on_decision_spot(0)
+        self.pending_cents = 0
+        self.pending_refused = None
 
     def decide(self, wager: str, amount_cents: int, street: str | None) -> None:
         """The seat's decision wager, taken into action (Chase: the street of its all-in)."""
         self.decided = True
         self.wagers[wager] = amount_cents
         self.street = street
-        self.chips_on_decision_spot(0)
+        self.pending_cents = 0
+        self.pending_refused = None
 
 
 @dataclass(slots=True)
@@ -156,7 +160,8 @@ class LiveRound:
         self.street = street
         self.decision_deadline_s = deadline_s
         for play in self.seats.values():
-            play.chips_on_decision_spot(0)
+            play.pending_cents = 0
+            play.pending_refused = None
 
     def extend_decisions(self, deadline_s: float) -> None:
         """The round resumed in a decision phase: the players get the whole time again."""

@@ -24,8 +24,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from transitions.extensions.nesting import HierarchicalMachine
-
 from controller.engine import actions as a
 from controller.engine import machine as m
 from controller.engine.bank import Bank
@@ -35,10 +33,13 @@ from controller.engine.deal import DealPart
 from controller.engine.decisions import Decisions
 from controller.engine.faults import ALERT_KINDS, Faults
 from controller.engine.flow import MachineHalted, RoundFlow
+from controller.engine.kills import SeatKills
 from controller.engine.outputs import Output
 from controller.engine.progressive import TableProgressive, progressive_parameters_of
 from controller.engine.round import DEAD, FOLDED, LIVE, LiveRound
-from controller.engine.settings import TableSettings
+from controller.engine.settings import TableSettings, recovered_config
+from controller.engine.settling import RoundToSettle
+from controller.engine.shoe_faults import ShoeFaults
 from controller.engine.state import LatchedFault, RecoveredState, TableConfig
 from controller.journal import entries as e
 from controller.progressive.controller import LinkState, TableSideProgressive
@@ -52,44 +53,55 @@ class TableEngine:
     """The synchronous table core (see the module docstring for the API)."""
 
     def __init__(self, config: TableConfig, recovered: RecoveredState | None = None) -> None:
+        """Builds the parts, each with the doors it asks (docs/engine.md "The parts and their doors"): a
+        part is given the parts built before it, and the ones built after it by its ``connect``."""
         recovered = recovered or RecoveredState()
-        ctx = TableContext(config, recovered.rounds_started)
+        ctx = TableContext(recovered_config(config, recovered), recovered.rounds_started)
         self._ctx = ctx
-        ctx.settings = TableSettings(ctx, recovered)  # first: it may replace the configuration
-        ctx.faults = Faults(ctx, recovered)
-        ctx.bank = Bank(ctx, recovered)
-        ctx.bets = Bets(ctx)
-        ctx.flow = RoundFlow(ctx)  # before the parts given it as a door (its machine calls none at start)
-        ctx.decisions = Decisions(ctx, spots=ctx.bets.spots, faults=ctx.faults, flow=ctx.flow)
-        ctx.deal = DealPart(ctx)
-        ctx.progressive = TableProgressive(
+        # First: its machine calls no part when it is built, and every part asks where the round stands.
+        self._flow = flow = RoundFlow(ctx)
+        ctx.follow(flow)
+        self._faults = faults = Faults(ctx, recovered, flow=flow)
+        self._bank = bank = Bank(ctx, recovered)
+        self._settings = settings = TableSettings(ctx, recovered, bank=bank)
+        self._progressive = progressive = TableProgressive(
             ctx, progressive_parameters_of(config.progressive), recovered.progressive
         )
-        self._handlers: dict[type, Callable[[Any], None]] = {DealerKey: self._on_dealer_key}
-        parts = (
-            ctx.settings,
-            ctx.faults,
-            ctx.bank,
-            ctx.bets,
-            ctx.decisions,
-            ctx.deal,
-            ctx.flow,
-            ctx.progressive,
+        self._bets = bets = Bets(ctx, faults=faults, flow=flow, bank=bank, progressive=progressive)
+        decisions = Decisions(ctx, spots=bets.spots, faults=faults, flow=flow)
+        deal = DealPart(ctx, faults=faults, flow=flow, decisions=decisions)
+        shoe_faults = ShoeFaults(ctx, faults=faults, flow=flow, deal=deal)
+        deal.connect(shoe_faults=shoe_faults)
+        kills = SeatKills(ctx, bets=bets)
+        settling = RoundToSettle(ctx, progressive=progressive)
+        faults.connect(past_posting=bets, shoe=deal)
+        bets.connect(decisions=decisions)
+        flow.connect(
+            faults=faults,
+            settings=settings,
+            bank=bank,
+            bets=bets,
+            deal=deal,
+            decisions=decisions,
+            progressive=progressive,
+            kills=kills,
+            settling=settling,
         )
-        for part in parts:
+        self._handlers: dict[type, Callable[[Any], None]] = {DealerKey: self._on_dealer_key}
+        for part in (settings, faults, bank, bets, kills, decisions, deal, shoe_faults, flow, progressive):
             for kind, handler in part.handlers().items():
                 assert kind not in self._handlers, f"{kind.__name__} has two handlers"
                 self._handlers[kind] = handler
-        if ctx.faults.latched:
-            ctx.flow.fire("hold")
-            ctx.out.clear()  # the hold on start restates the journal; nothing new to record
+        if faults.latched:
+            flow.fire("hold")
+            ctx.take_outputs()  # the hold on start restates the journal; nothing new to record
 
     # ================================================================== the one entry point
     def handle(self, event: object, now_s: float) -> list[Output]:
         """Feed one domain event from a driver, or an operator action (controller/engine/actions.py);
         returns what to journal, send and show."""
         ctx = self._ctx
-        ctx.now_s = now_s
+        ctx.begin_call(now_s)
         try:
             # (_dispatch, inline: one call fewer for each of the ~100 events of a round)
             handler = self._handlers.get(type(event))
@@ -100,14 +112,13 @@ class TableEngine:
         except MachineHalted:
             pass  # already held and journaled by RoundFlow.on_machine_exception
         except Exception as error:  # never out of the engine: hold the table for a supervisor
-            ctx.flow.internal_error(error)
-        out, ctx.out = ctx.out, []
-        return out
+            self._flow.internal_error(error)
+        return ctx.take_outputs()
 
     def _dispatch(self, event: object) -> None:
         handler = self._handlers.get(type(event))
         if handler is None:
-            self._ctx.faults.raise_fault(
+            self._faults.raise_fault(
                 "integrity", f"unknown event refused: {type(event).__name__}", latching=False
             )
             return
@@ -149,7 +160,7 @@ class TableEngine:
         elif key == "dp_waives":
             action = a.DpWaives(by)
         elif key == "dp_accepts":
-            action = ctx.bank.accept_from_bank_spot(by)
+            action = self._bank.accept_from_bank_spot(by)
         elif key == "call_floor":
             ctx.alert("info", "call_floor", "the dealer calls a floor supervisor")
         elif key == "void_request":
@@ -167,12 +178,12 @@ class TableEngine:
 
     def why_not_between_rounds(self) -> str | None:
         """None between rounds (when a manager's setting may change), else why not (one line)."""
-        return self._ctx.settings._not_between_rounds()
+        return self._settings.why_not_between_rounds()
 
     @property
     def held(self) -> bool:
         """A held table starts no round: a latched fault stands."""
-        return self._ctx.faults.held
+        return self._faults.held
 
     # Read-only views of the parts, for the shell, the simulated players and the tests.
     @property
@@ -188,65 +199,61 @@ class TableEngine:
         return self._ctx.definition
 
     @property
-    def machine(self) -> HierarchicalMachine:
-        return self._ctx.flow.machine
-
-    @property
     def round(self) -> LiveRound | None:
         return self._ctx.round
 
     @property
     def latched(self) -> dict[str, LatchedFault]:
-        return self._ctx.faults.latched
+        return self._faults.latched
 
     @property
     def spots(self) -> dict[tuple[int, int], int]:
-        return self._ctx.bets.spots
+        return self._bets.spots
 
     @property
     def past_posted_spots(self) -> list[tuple[int, int, str, int]]:
         """Each past-posted spot not yet cleared: (seat, spot, wager, the amount the round holds)."""
-        bets = self._ctx.bets
+        bets = self._bets
         return [spot for fault_id, spot in bets.past_posting_spots.items() if bets.spot_still_off(fault_id)]
 
     @property
     def table_open(self) -> bool:
-        return self._ctx.settings.table_open
+        return self._settings.table_open
 
     @property
     def closed_reason(self) -> str | None:
-        return self._ctx.settings.closed_reason
+        return self._settings.closed_reason
 
     @property
     def dp_seat(self) -> int | None:
-        return self._ctx.bank.dp_seat
+        return self._bank.dp_seat
 
     @property
     def dp_offer_seat(self) -> int | None:
-        return self._ctx.bank.dp_offer_seat
+        return self._bank.dp_offer_seat
 
     @property
     def house_banks(self) -> bool:
-        return self._ctx.bank.house_banks
+        return self._bank.house_banks
 
     def recovered_state(self) -> RecoveredState:
         """The state a restart would recover from the journal now (for tests and the shell)."""
         ctx = self._ctx
         return RecoveredState(
-            latched_faults=tuple(ctx.faults.latched.values()),
-            button_seat=ctx.bank.button_seat,
+            latched_faults=tuple(self._faults.latched.values()),
+            button_seat=self._bank.button_seat,
             rounds_started=ctx.rounds_started,
-            faults_raised=ctx.faults.faults_raised,
-            table_closed=not ctx.settings.table_open,
-            closed_reason=ctx.settings.closed_reason,
+            faults_raised=self._faults.faults_raised,
+            table_closed=not self._settings.table_open,
+            closed_reason=self._settings.closed_reason,
             min_ante_cents=ctx.config.min_ante_cents,
             max_ante_cents=ctx.config.max_ante_cents,
             max_bonus_cents=dict(ctx.config.max_bonus_cents) or None,
             paytables=dict(ctx.config.paytables),
             settings_config_digest=ctx.config.config_digest,
             progressive=(
-                ctx.progressive.controller.state
-                if ctx.progressive.controller is not None and ctx.progressive.controller.state.opened
+                self._progressive.controller.state
+                if self._progressive.controller is not None and self._progressive.controller.state.opened
                 else None
             ),
         )
@@ -254,14 +261,14 @@ class TableEngine:
     def set_progressive_controller(self, controller: TableSideProgressive) -> None:
         """A linked table's hook: the progressive the engine asks (the link client, implementing the
         same table-side API as the stand-alone controller); its ``link_state`` becomes the link's."""
-        part = self._ctx.progressive
+        part = self._progressive
         part.controller = controller
         part.link = controller.link_state
 
     def set_progressive_link(self, link: Callable[[], LinkState]) -> None:
         """A linked table's hook: where the engine reads whether its progressive's link is up (the
         link client's ``link_state``). Stand-alone the controller is its own link, always up."""
-        self._ctx.progressive.link = link
+        self._progressive.link = link
 
     @property
     def spot_wagers(self) -> tuple[str, ...]:
@@ -270,4 +277,4 @@ class TableEngine:
 
     @property
     def progressive(self) -> TableProgressive:
-        return self._ctx.progressive
+        return self._progressive

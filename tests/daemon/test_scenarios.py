@@ -447,7 +447,7 @@ def test_flushtable_clear_releases_a_running_table_and_the_shoe_is_reset(tmp_pat
             await until(lambda: daemon.engine.held, "the red light held the table")
             # The shoe's fault report follows its red light on the line.
             await until(
-                lambda: daemon.engine._ctx.faults.device_health["shuffler"] == "fault", "the shoe in fault"
+                lambda: daemon.engine._faults.device_health["shuffler"] == "fault", "the shoe in fault"
             )
             cleared = await asyncio.create_subprocess_exec(
                 FLUSHTABLE,
@@ -466,7 +466,7 @@ def test_flushtable_clear_releases_a_running_table_and_the_shoe_is_reset(tmp_pat
             assert "The table is no longer held." in out.decode()
             await until(lambda: not daemon.engine.held, "the daemon adopted the clearing")
             await until(
-                lambda: daemon.engine._ctx.faults.device_health["shuffler"] == "ready", "the shoe was reset"
+                lambda: daemon.engine._faults.device_health["shuffler"] == "ready", "the shoe was reset"
             )
             # Released to idle (the scenario's dealer may already have opened the next round's betting
             # by now: the state itself is not asserted, the release is, from the journal).

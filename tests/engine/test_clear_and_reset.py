@@ -32,7 +32,7 @@ def red_light_table() -> Table:
     table.tamper = tamper
     bet_and_lock(table)
     assert table.engine.state == "held"
-    assert table.engine._ctx.faults.device_health["shuffler"] == "fault"
+    assert table.engine._faults.device_health["shuffler"] == "fault"
     return table
 
 

@@ -212,7 +212,7 @@ def test_set_paytable_preset_and_custom_lines_settle_the_next_round() -> None:
         table.engine.handle, a.SetPaytable("straight_flush", "hcf-straight-flush-dp", "m"), table.now_s
     )
     assert records(outs, "paytable_set")[0].payload["after"] == "hcf-straight-flush-dp"
-    settings = table.engine._ctx.settings
+    settings = table.engine._settings
     assert {wager: settings.paytable_in_effect(wager) for wager in ("flush", "straight_flush")} == {
         "flush": {"7": 500, "5": 20, "4": 2},
         "straight_flush": "hcf-straight-flush-dp",

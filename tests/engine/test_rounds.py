@@ -156,13 +156,14 @@ def test_high_card_flush_designated_player_round_with_coverage_and_rake() -> Non
     assert settlement["rake"] == 100  # method ii: the two seats in action, not the DP, not the dead seat
     # The button moves on: the next round's offer goes to the seat after the DP.
     table.key("next")
-    assert table.engine._ctx.bank.public() == {
-        "seat": None,
-        "funds_cents": 0,
-        "offered_to": 2,
-        "waived": [],
-        "house_banks": False,
-    }
+    bank = table.engine._bank
+    assert (bank.dp_seat, bank.dp_funds_cents, bank.dp_offer_seat, bank.dp_waived, bank.house_banks) == (
+        None,
+        0,
+        2,
+        set(),
+        False,
+    )
 
 
 def test_top_flush_round() -> None:

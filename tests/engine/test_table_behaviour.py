@@ -465,7 +465,7 @@ def test_a_house_banked_round_at_a_designated_player_table_pays_the_house_preset
     table.start()
     table.bet(1, "ante", 500)
     table.lock()
-    round_input = table.engine._ctx.flow.settle_input()
+    round_input = table.engine._flow._settling.settle_input()
     assert round_input["banking"] == {"mode": "house"}
     assert "paytables" not in round_input
 
@@ -673,9 +673,8 @@ def test_designated_player_keeps_the_button_after_a_dead_round() -> None:
         table.call(
             table.engine.handle, engine_actions.ClearFault(fault_id, "sue", "shoe checked"), table.now_s
         )
-    dp = table.engine._ctx.bank.public()
-    assert dp is not None
-    assert (dp["seat"], dp["funds_cents"]) == (1, 100_000)  # the misdeal is replayed with the same DP
+    bank = table.engine._bank
+    assert (bank.dp_seat, bank.dp_funds_cents) == (1, 100_000)  # the misdeal is replayed with the same DP
     assert table.engine.state == "idle"
     table.start()
     assert table.engine.state == "betting"

@@ -45,9 +45,15 @@ DEALER = ["As", "Ks", "Qs", "Js", "2h", "3d", "4c"]
 
 def progressive_shown(engine: TableEngine) -> dict[str, Any]:
     """The progressive's part of what the table shows (this table offers the wager)."""
-    shown = engine.progressive.public()
-    assert shown is not None
-    return shown
+    part = engine.progressive
+    assert part.controller is not None
+    state = part.controller.state
+    return {
+        "meter_cents": state.meter_cents if state.opened else part.current_parameters().settings.base_cents,
+        "pending": [award.to_json() for award in state.pending()],
+        "waiting_claims": [claim.round_id for claim in part.waiting],
+        "meters": state.to_json(),
+    }
 
 
 def config() -> TableConfig:

@@ -126,8 +126,8 @@ def test_the_readers_read_typed_entries() -> None:
 # producer moved to its typed class leaves the list.
 ADAPTER_CALLS = {
     "controller/changes.py: kind",
-    "controller/daemon.py: 'software_verified'",
-    "controller/daemon.py: NOISE_SUPPRESSED",
+    "controller/daemon_devices.py: NOISE_SUPPRESSED",
+    "controller/daemon_start.py: 'software_verified'",
     "controller/daemon_controls.py: 'clock_offset'",
     "controller/daemon_controls.py: 'config_checked'",
 }

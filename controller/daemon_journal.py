@@ -179,8 +179,8 @@ class DaemonJournal:
         seal the open segment when the policy says it is due, and open the next one
         (docs/journal.md "Segments and seals"). ``state``: the reducer's state at the journal's end.
         ``waits``: why the seal must wait (None: it need not), asked only when one is due."""
-        entries, first_utc = self.journal.segment_summary()
-        last = last_seal(self.path) if self.journal.base.segment > 1 else None
+        entries, first_utc = self.journal.reader.segment_summary()
+        last = last_seal(self.path) if self.journal.file.base.segment > 1 else None
         why = seal_due(
             entries,
             first_utc,
@@ -243,7 +243,7 @@ class DaemonJournal:
         state, policy = self._live_state, self._live_policy
         if state is None or policy is None or self.failure is not None or self._journal is None:
             return None
-        entries, first_utc = self.journal.segment_summary()
+        entries, first_utc = self.journal.reader.segment_summary()
         why = seal_due(
             entries,
             first_utc,
@@ -306,13 +306,13 @@ class DaemonJournal:
         if checkpointing:
             try:
                 self._checkpointer = Journal.open_existing(self.path, readonly=False)
-                self.journal.defer_checkpoints()
+                self.journal.wal.defer_checkpoints()
             except JournalError as error:
                 # Nothing is lost: the writer checkpoints by itself again (SQLite's own threshold).
                 log.warning("journal_checkpoint_failed", error=str(error))
                 self._checkpointer = None
                 with contextlib.suppress(JournalError):
-                    self.journal.resume_checkpoints()
+                    self.journal.wal.resume_checkpoints()
         if not sealed:
             return None
         seal = sealed[0]
@@ -474,7 +474,7 @@ class DaemonJournal:
             # it. The writer copies that little rest itself, here between two commits, so the next
             # commit resets the WAL.
             try:
-                self.journal.checkpoint()
+                self.journal.wal.checkpoint()
             except JournalError as failed:
                 error = failed
         if error is not None:
@@ -505,7 +505,7 @@ class DaemonJournal:
     def start_checkpoints(self) -> None:
         """The thread that runs the checkpoints while the table runs."""
         self._checkpoint_thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="checkpoint")
-        self.journal.defer_checkpoints()
+        self.journal.wal.defer_checkpoints()
         self._checkpointer = Journal.open_existing(self.path, readonly=False)
 
     def stop_checkpoints(self) -> None:
@@ -519,7 +519,7 @@ class DaemonJournal:
             self._checkpointer.close()
             self._checkpointer = None
             try:
-                self.journal.resume_checkpoints()
+                self.journal.wal.resume_checkpoints()
             except JournalError as error:
                 # Nothing is lost: the commits are fsynced in the WAL, and the backstop still bounds it.
                 log.warning("journal_checkpoint_failed", error=str(error))
@@ -573,7 +573,7 @@ def _catch_up(checkpointer: Journal) -> bool:
     when CHECKPOINT_PASSES did not get there."""
     wal_pages = -1
     for _ in range(CHECKPOINT_PASSES):
-        result = checkpointer.checkpoint()
+        result = checkpointer.wal.checkpoint()
         if result.complete and result.wal_pages == wal_pages:
             return True
         wal_pages = result.wal_pages

@@ -143,7 +143,7 @@ def run(args: argparse.Namespace) -> int:  # noqa: PLR0912, PLR0915 - one branch
         from controller.journal.verify import verify_chain  # noqa: PLC0415 (backup's alone)
 
         with Journal.open_existing(path) as journal:
-            last = journal.backup(args.destination)
+            last = journal.wal.backup(args.destination)
         result = verify_chain(args.destination)
         if not result.ok:
             print(f"backup {args.destination}: {result.summary()}")

@@ -44,20 +44,20 @@ from controller.journal.anchor import (
     remove_stale_temporaries,
     write_anchor,
 )
-from controller.journal.snapshot import readonly_connection, wal_path
-from controller.journal.store import (
+from controller.journal.errors import JournalError
+from controller.journal.schema import (
     APPLICATION_ID,
     FIRST_SEGMENT,
     LEGACY_CHAIN_TRIGGER_SQL,
-    JournalError,
     SegmentBase,
     check_schema_version,
-    journal_log,
     normalised_sql,
     read_segment_base,
     schema_triggers,
 )
+from controller.journal.snapshot import readonly_connection, wal_path
 from controller.journal.verify import verify_connection
+from controller.journal.writer import journal_log
 
 REFUSED_HINT = 'docs/journal.md "When the journal is refused"'
 _INTEGRITY_PROBLEMS_SHOWN = 20  # PRAGMA integrity_check(N): stop after N problems

@@ -62,16 +62,11 @@ from controller.journal.checkpoint import (
     state_from_checkpoint,
     state_to_checkpoint,
 )
+from controller.journal.errors import JournalError, sqlite_reason
 from controller.journal.kinds import ROUND_STARTED
+from controller.journal.schema import FIRST_SEGMENT, SegmentBase, read_segment_base
 from controller.journal.state import TableState
-from controller.journal.store import (
-    FIRST_SEGMENT,
-    Journal,
-    JournalError,
-    SegmentBase,
-    _sqlite_reason,
-    read_segment_base,
-)
+from controller.journal.store import Journal
 
 SEAL_FORMAT = 1
 
@@ -506,7 +501,7 @@ def _make_self_contained(path: Path) -> None:
             connection.close()
     except sqlite3.Error as error:
         name = str(getattr(error, "sqlite_errorname", ""))
-        reason = _sqlite_reason(error, path)
+        reason = sqlite_reason(error, path)
         if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
             raise SealBusy(f"journal {path}: cannot seal now: {reason} (another connection?)") from None
         raise JournalError(f"journal {path}: cannot seal: {reason}") from None
@@ -675,7 +670,7 @@ def seal_open_segment(
     except OSError as error:  # a full disk, a directory it may not write: the open segment goes on
         raise JournalError(f"journal {path}: cannot seal segment {segment}: {error}") from error
     except sqlite3.Error as error:
-        reason = _sqlite_reason(error, path)
+        reason = sqlite_reason(error, path)
         raise JournalError(f"journal {path}: cannot seal segment {segment}: {reason}") from error
     finish_interrupted_seal(path)
     return seal
@@ -725,7 +720,7 @@ def finish_interrupted_seal(journal_path: str | Path, *, dry_run: bool = False) 
                 pass
             done.append(f"segment {seal.segment + 1} started at {path}")
     except (OSError, sqlite3.Error) as error:
-        reason = _sqlite_reason(error, path) if isinstance(error, sqlite3.Error) else str(error)
+        reason = sqlite_reason(error, path) if isinstance(error, sqlite3.Error) else str(error)
         raise JournalError(
             f"journal {path}: cannot finish the seal of segment {seal.segment}: {reason}"
         ) from error
@@ -850,7 +845,7 @@ def _state_before(journal_path: Path, seal: Seal, previous: Seal | None) -> Tabl
     state = TableState(seal.table_id)
     for number in range(1, seal.segment):
         with Journal.open_existing(locate_segment(journal_path, number), readonly=True) as sealed:
-            state.apply_all(sealed.replay(since_seq=sealed.base.base_seq))
+            state.apply_all(sealed.replay(since_seq=sealed.file.base.base_seq))
     return state
 
 

@@ -94,7 +94,7 @@ def test_a_progressive_table_started_from_its_last_seal_is_the_whole_fold(tmp_pa
     path = tmp_path / "journal.sqlite"
     sealed_progressive_journal(path)
     with Journal.open(path, TABLE) as journal:
-        assert journal.base.segment == 3  # started from seal 2's checkpoint and the open segment
+        assert journal.file.base.segment == 3  # started from seal 2's checkpoint and the open segment
         started = rebuild_state(journal)
         whole = whole_fold(journal)
         meter = whole.progressive

@@ -157,7 +157,7 @@ def test_a_segmented_journal_reads_as_one_and_starts_from_its_last_seal(tmp_path
         assert journal.entry(seals[0].last_seq) is not None
         assert journal.entry(seals[0].last_seq).hash == seals[0].final_hash  # type: ignore[union-attr]
         started = sum(1 for entry in every if entry.kind == "round_started")
-        assert journal.round_count() == started
+        assert journal.indexes.round_count() == started
         # The start's state (last seal's checkpoint + the open segment) is the whole journal's fold.
         assert state_text(rebuild_state(journal)) == state_text(TableState("T1").apply_all(journal.replay()))
         assert len(journal.last_entries(30, ["round_settled", "round_dead", "round_voided"])) == 12
@@ -434,7 +434,7 @@ def test_a_journal_written_before_segments_opens_is_sealed_and_goes_on(tmp_path:
     with Journal.open(path, "T1") as journal:
         journal.append_many(rounds[6])
         anchor_head(path, journal, KEY)
-        assert journal.base.segment == 2
+        assert journal.file.base.segment == 2
         assert state_text(rebuild_state(journal)) == state_text(TableState("T1").apply_all(journal.replay()))
     assert verify_segment(path, 1, key=KEY).ok
     assert startup_check(path, "T1", key=KEY).refusal is None

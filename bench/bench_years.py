@@ -64,7 +64,8 @@ from controller.config import SegmentPolicy
 from controller.journal import Journal
 from controller.journal.anchor import Anchor, write_anchor
 from controller.journal.proof import anchor_journal
-from controller.journal.segments import seal_open_segment, segments_dir
+from controller.journal.seals import segments_dir
+from controller.journal.segments import seal_open_segment
 from controller.journal.state import TableState
 from controller.panel.shift_meters import shift_range
 

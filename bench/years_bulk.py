@@ -259,7 +259,7 @@ def extend_open(
     holds ``open_entries`` (the worst case of a start: an open segment at the seal policy's limit). The
     template is read back from the first sealed segment (its first copy, as the real path wrote it);
     these copies' rounds are numbered on from the journal's count, as the bulk writer numbers them."""
-    from controller.journal.segments import segment_file  # noqa: PLC0415
+    from controller.journal.seals import segment_file  # noqa: PLC0415
 
     lengths = [len(one_round) for one_round in base]
     with Journal.open_existing(segment_file(path, 1), readonly=True) as first:

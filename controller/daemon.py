@@ -69,7 +69,7 @@ from controller.journal.noise import (
 from controller.journal.recall import recall_from
 from controller.journal.recovery import recover
 from controller.journal.render import render_record
-from controller.journal.segments import Seal
+from controller.journal.seals import Seal
 from controller.journal.store import Journal, JournalError
 from controller.logs import bind_round, bind_table
 from controller.panel.backend import ActionRefused

@@ -48,7 +48,8 @@ from controller.journal.checkpoint import checkpoint_format, state_from_checkpoi
 from controller.journal.group_commit import CommitFailed, Committed, GroupCommit
 from controller.journal.kinds import CLOSING_KINDS
 from controller.journal.proof import prepare_for_run
-from controller.journal.segments import Seal, SealBusy, last_seal, seal_due, seal_open_segment
+from controller.journal.seals import Seal, last_seal
+from controller.journal.segments import SealBusy, seal_due, seal_open_segment
 from controller.journal.state import TableState
 from controller.journal.store import Journal, JournalEntry, JournalError
 

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from controller.journal.state import HISTORY_ROUNDS, Meters, TableState, WagerMeter
+from controller.journal.state import TableState
+from controller.journal.state_parts import HISTORY_ROUNDS, Meters, WagerMeter
 from controller.journal.store import Journal
 from controller.journal.totals import ALL_PERIOD, range_periods, summed
 

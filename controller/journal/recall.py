@@ -155,7 +155,7 @@ def _stored(journal: Journal, seq: int) -> dict[str, Any]:
     is read from its archive), nothing for one in the open segment."""
     if seq > journal.file.base.base_seq:
         return {}
-    from controller.journal.segments import segment_of_seq, segments_dir  # noqa: PLC0415
+    from controller.journal.seals import segment_of_seq, segments_dir  # noqa: PLC0415
 
     found = segment_of_seq(journal.path, seq)
     if found is None:

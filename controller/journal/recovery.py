@@ -38,7 +38,8 @@ from controller.journal.checkpoint import (
     state_to_checkpoint,
 )
 from controller.journal.kinds import CLOSING_KINDS, ROUND_VOIDED
-from controller.journal.state import RoundState, TableState
+from controller.journal.state import TableState
+from controller.journal.state_parts import RoundState
 from controller.journal.store import Journal, JournalError
 from controller.rules.settle import settle_round_json
 
@@ -67,7 +68,7 @@ def rebuild_state(journal: Journal) -> TableState:
     on: the sealed past is never read (docs/journal.md "Segments and seals")."""
     base = journal.file.base
     if base.segment > 1:
-        from controller.journal.segments import read_seal  # noqa: PLC0415 (a journal without seals)
+        from controller.journal.seals import read_seal  # noqa: PLC0415 (a journal without seals)
 
         seal = read_seal(journal.path, base.segment - 1)
         if seal is None or seal.last_seq != base.base_seq:

@@ -46,7 +46,7 @@ class SealedSegments:
         base = self._file.base
         if base.segment <= 1:
             return
-        from controller.journal.segments import sealed_segment_files_in_time  # noqa: PLC0415 (a cycle)
+        from controller.journal.seals import sealed_segment_files_in_time  # noqa: PLC0415 (the reducer's modules, for a journal with seals)
 
         for file in sealed_segment_files_in_time(self._file.path, base.segment, start_utc, end_utc):
             with self.held(file) as sealed:
@@ -59,7 +59,7 @@ class SealedSegments:
         base = self._file.base
         if base.segment <= 1:
             return
-        from controller.journal.segments import sealed_segment_files  # noqa: PLC0415 (a cycle)
+        from controller.journal.seals import sealed_segment_files  # noqa: PLC0415 (the reducer's modules, for a journal with seals)
 
         files = sealed_segment_files(self._file.path, base.segment, after_seq)
         for file in reversed(files) if newest_first else files:
@@ -70,7 +70,7 @@ class SealedSegments:
     def holding(self, seq: int) -> Iterator[Journal | None]:
         """The sealed segment holding entry ``seq``, opened read-only (None: no sealed one does), found
         by its seal (a binary search over the seals: controller/journal/segments.py)."""
-        from controller.journal.segments import sealed_segment_of  # noqa: PLC0415 (a cycle)
+        from controller.journal.seals import sealed_segment_of  # noqa: PLC0415 (the reducer's modules, for a journal with seals)
 
         base = self._file.base
         file = sealed_segment_of(self._file.path, base.segment, seq) if base.segment > 1 else None
@@ -87,7 +87,7 @@ class SealedSegments:
         base = self._file.base
         if number is None or base.segment <= 1 or number > base.base_rounds:
             return None
-        from controller.journal.segments import sealed_segment_of_round  # noqa: PLC0415 (a cycle)
+        from controller.journal.seals import sealed_segment_of_round  # noqa: PLC0415 (the reducer's modules, for a journal with seals)
 
         return sealed_segment_of_round(self._file.path, base.segment, number)
 

@@ -28,7 +28,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from controller.journal.state import Meters
+    from controller.journal.state_parts import Meters
 
 
 TOTALS_SCHEMA = """
@@ -96,7 +96,7 @@ def periods_of(time_utc: str) -> tuple[str, str, str]:
 def entry_deltas(seq: int, kind: str, round_id: str | None, public: Mapping[str, Any]) -> Counter[str]:  # noqa: PLR0912 - one branch per entry kind that moves a total
     """What one entry adds to its periods' totals: the reducer's own arithmetic (``Meters``) on a fresh
     ``Meters``, flattened. Pure."""
-    from controller.journal.state import Meters  # noqa: PLC0415 (the readers' start-up: the reducer loads only when counted)
+    from controller.journal.state_parts import Meters  # noqa: PLC0415 (the readers' start-up: the reducer loads only when counted)
 
     delta: Counter[str] = Counter()
     if kind == "round_started":
@@ -236,7 +236,7 @@ class Summed:
 
 def summed(values: Mapping[str, int]) -> Summed:
     """Meters from flattened totals (the inverse of ``entry_deltas`` summed)."""
-    from controller.journal.state import Meters, WagerMeter  # noqa: PLC0415
+    from controller.journal.state_parts import Meters, WagerMeter  # noqa: PLC0415
 
     meters = Meters()
     stakes: dict[tuple[str, str, str], int] = {}

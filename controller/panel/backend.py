@@ -150,7 +150,7 @@ def _sealed_state(journal: Journal) -> TableState | str | None:
     if journal.file.base.segment <= 1:
         return None
     from controller.journal.checkpoint import OLDER_CHECKPOINT_FORMATS, checkpoint_format  # noqa: PLC0415
-    from controller.journal.segments import read_seal  # noqa: PLC0415 (a journal without seals)
+    from controller.journal.seals import read_seal  # noqa: PLC0415 (a journal without seals)
 
     try:
         seal = read_seal(journal.path, journal.file.base.segment - 1)

@@ -13,7 +13,8 @@ from controller.daemon import TableDaemon
 from controller.journal.chain import canonical_json
 from controller.journal.checkpoint import CHECKPOINT_FORMAT, checkpoint_in_format, state_to_checkpoint
 from controller.journal.recovery import rebuild_state
-from controller.journal.segments import read_seal, seal_file, seal_numbers, segment_file, verify_segments
+from controller.journal.seals import read_seal, seal_file, seal_numbers, segment_file
+from controller.journal.segments import verify_segments
 from controller.journal.state import TableState
 from controller.journal.store import Journal
 from tests.daemon.harness import by_round, entries, run_daemon, write_config

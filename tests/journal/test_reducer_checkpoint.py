@@ -29,7 +29,8 @@ from controller.journal.checkpoint import (
 )
 from controller.journal.proof import prepare_for_run
 from controller.journal.recovery import rebuild_state
-from controller.journal.segments import read_seal, seal_due, seal_file, seal_open_segment, verify_segments
+from controller.journal.seals import read_seal, seal_file
+from controller.journal.segments import seal_due, seal_open_segment, verify_segments
 from controller.journal.state import TableState
 from controller.journal.store import JournalError
 from controller.progressive import model

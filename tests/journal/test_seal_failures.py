@@ -22,7 +22,8 @@ from controller.daemon_journal import DaemonJournal
 from controller.journal import Journal
 from controller.journal import entries as e
 from controller.journal.recovery import rebuild_state
-from controller.journal.segments import SealBusy, seal_numbers, seal_open_segment, segments_dir
+from controller.journal.seals import seal_numbers, segments_dir
+from controller.journal.segments import SealBusy, seal_open_segment
 from controller.journal.state import TableState
 from controller.journal.store import JournalError
 from tests.journal.test_segments import batches, build

@@ -32,16 +32,12 @@ from controller.journal.checkpoint import state_from_checkpoint, state_to_checkp
 from controller.journal.proof import prepare_for_run, startup_check
 from controller.journal.recall import recall_records
 from controller.journal.recovery import rebuild_state
+from controller.journal.seals import Seal, read_seal, seal_file, seal_numbers, segment_file
 from controller.journal.segments import (
-    Seal,
     archive_segments,
     gaming_day,
-    read_seal,
     seal_due,
-    seal_file,
-    seal_numbers,
     seal_open_segment,
-    segment_file,
     verify_segment,
     verify_segments,
 )

@@ -30,12 +30,8 @@ from controller.journal.checkpoint import state_to_checkpoint
 from controller.journal.meters import compute_meters
 from controller.journal.proof import prepare_for_run, startup_check
 from controller.journal.recovery import rebuild_state, recover
-from controller.journal.segments import (
-    finish_interrupted_seal,
-    seal_numbers,
-    seal_open_segment,
-    verify_segments,
-)
+from controller.journal.seals import seal_numbers
+from controller.journal.segments import finish_interrupted_seal, seal_open_segment, verify_segments
 from controller.journal.state import TableState
 from tests.journal.scripted import play_round
 

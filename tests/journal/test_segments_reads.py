@@ -19,7 +19,7 @@ from controller.journal.kinds import CLOSING_KINDS
 from controller.journal.meters import range_totals
 from controller.journal.proof import prepare_for_run
 from controller.journal.recall import recall_from
-from controller.journal.segments import read_seal, segment_file
+from controller.journal.seals import read_seal, segment_file
 from controller.names import format_round_id
 from tests.journal.test_segments import KEY, anchor_head, batches, build, seal_now, three_segments
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from controller.journal import Journal
 from controller.journal.meters import compute_meters, fold_meters, range_totals
-from controller.journal.segments import seal_numbers
+from controller.journal.seals import seal_numbers
 from controller.panel.shift_meters import RANGE_KINDS, day_range, fold_range
 from tests.journal.test_segments import three_segments
 

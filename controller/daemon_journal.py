@@ -452,7 +452,7 @@ class DaemonJournal:
         and every event waiting for it, also waits for about a thousand pages to be copied and the
         database fsynced (a bare commit's p99 4.5 ms with it, 0.7-1.2 ms without; docs/operations.md).
         While the checkpoint thread runs, the writer's automatic checkpoint is only a backstop
-        (Journal.defer_checkpoints) and this thread checkpoints every CHECKPOINT_EVERY_COMMITS commits,
+        (WalControl.defer_checkpoints) and this thread checkpoints every CHECKPOINT_EVERY_COMMITS commits,
         on a connection of its own (a PASSIVE checkpoint never blocks the writer). The WAL is reset by
         the next commit only once a checkpoint has copied all of it with no commit in between, so the
         thread checkpoints again until it catches up (each pass copies only what was committed during
@@ -511,7 +511,7 @@ class DaemonJournal:
 
     def stop_checkpoints(self) -> None:
         """The checkpoint in progress (if any) finishes. The writer checkpoints by itself again from here
-        on, at SQLite's default threshold (Journal.resume_checkpoints: nothing else runs checkpoints
+        on, at SQLite's default threshold (WalControl.resume_checkpoints: nothing else runs checkpoints
         now; closing the journal checkpoints it all)."""
         if self._checkpoint_thread is not None:
             self._checkpoint_thread.shutdown(wait=True)

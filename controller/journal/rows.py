@@ -51,7 +51,7 @@ class JournalEntry:
 
     @property
     def entry(self) -> typed.Entry:
-        """The entry as its class (controller/journal/entries.py), both parts."""
+        """The entry as its class (controller/journal/entries/), both parts."""
         if self._typed is None:
             object.__setattr__(self, "_typed", typed.from_parts(self.kind, self.public, self.private))
         assert self._typed is not None

@@ -323,7 +323,7 @@ def sealed_segment_of_round(journal_path: str | Path, before_segment: int, numbe
     """The file of the sealed segment before ``before_segment`` in which round number ``number`` (the n
     of its id, names.round_number) was started, by the seals' counts of rounds started (a bisection);
     None when no sealed one was. A round's n is the journal's count of rounds started when it started
-    (Journal.next_round_id), so this is where it is; an id written otherwise may not be: the caller
+    (RoundIndex.next_round_id), so this is where it is; an id written otherwise may not be: the caller
     looks further when the round is not there."""
     numbers = _spans_before(journal_path, before_segment)
     low, high = 0, len(numbers)

@@ -353,7 +353,7 @@ def scanned_round_seqs(
     status: str | None,
     last: int | None,
 ) -> list[int]:
-    """``Journal.closed_round_seqs`` of one file without a round index, by scanning its closings."""
+    """``RoundIndex.closed_round_seqs`` of one file without a round index, by scanning its closings."""
     found: list[int] = []
     for seq, kind, round_id, time_utc, public in rows:
         row = round_row(seq, kind, round_id, time_utc, public)

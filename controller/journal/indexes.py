@@ -120,18 +120,16 @@ class RoundIndex:
                 if seat is not None
                 else "journal_rounds r"
             )
-        if seat is not None:
-            conditions.append("s.seq = r.seq AND s.seat = ?")
-            params.append(seat)
-        if start_utc is not None:
-            conditions.append("r.time_utc >= ?")
-            params.append(start_utc)
-        if end_utc is not None:
-            conditions.append("r.time_utc < ?")
-            params.append(end_utc)
-        if status is not None:
-            conditions.append("r.status = ?")
-            params.append(status)
+        filters = (
+            ("s.seq = r.seq AND s.seat = ?", seat),
+            ("r.time_utc >= ?", start_utc),
+            ("r.time_utc < ?", end_utc),
+            ("r.status = ?", status),
+        )
+        for condition, value in filters:
+            if value is not None:
+                conditions.append(condition)
+                params.append(value)
         where = f"WHERE {' AND '.join(conditions)}" if conditions else ""
         limit = f"LIMIT {int(last)}" if last is not None else ""
         order = "s.seq" if seat is not None and not ranged else "r.seq"  # a seat alone: its key's order

@@ -51,10 +51,16 @@ class JournalReader:
 
         Read a page at a time, so a long journal is never held in memory at once."""
         kind_list = list(kinds) if kinds is not None else None
+        for reader in self._sealed_readers(since_seq):
+            yield from reader.entries(since_seq, round_id, kind_list)
+        yield from self.entries_here(since_seq, round_id, kind_list)
+
+    def _sealed_readers(self, since_seq: int) -> Iterator[JournalReader]:
+        """The readers of the sealed segments with entries after ``since_seq``, oldest first (none when
+        ``since_seq`` is in the open segment), each open while the caller reads it."""
         if since_seq < self._file.base.base_seq:
             for sealed in self._sealed.after(since_seq):
-                yield from sealed.reader.entries(since_seq, round_id, kind_list)
-        yield from self.entries_here(since_seq, round_id, kind_list)
+                yield sealed.reader
 
     def entries_here(
         self, since_seq: int, round_id: str | None, kind_list: list[str] | None
@@ -89,9 +95,8 @@ class JournalReader:
         sealed segments' first where ``since_seq`` is before this segment (a start never asks for
         them: it folds the last seal's checkpoint and this segment, controller/journal/recovery.py)."""
         kind_list = list(kinds) if kinds is not None else None
-        if since_seq < self._file.base.base_seq:
-            for sealed in self._sealed.after(since_seq):
-                yield from sealed.reader.replay(since_seq, round_id, kind_list)
+        for reader in self._sealed_readers(since_seq):
+            yield from reader.replay(since_seq, round_id, kind_list)
         yield from self._replay_here(since_seq, round_id, kind_list)
 
     def _replay_here(

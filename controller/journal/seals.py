@@ -13,6 +13,7 @@ import json
 import os
 import re
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -285,18 +286,24 @@ def _spans_before(journal_path: str | Path, before_segment: int) -> list[int]:
     return [number for number in seal_numbers(journal_path) if number < before_segment]
 
 
-def _first_holding_after(journal_path: str | Path, numbers: list[int], after_seq: int) -> int:
-    """The index in ``numbers`` of the first sealed segment with an entry after ``after_seq`` (their
-    seqs rise with their numbers): a binary search, so the seals read are the log of their count."""
+def _bisect(journal_path: str | Path, numbers: list[int], before: Callable[[SealSpan], bool]) -> int:
+    """The index in ``numbers`` of the first seal that is not ``before`` what is looked for (the seals'
+    seqs, times and round counts rise with their numbers): a binary search, so the seals read are the
+    log of their count."""
     low, high = 0, len(numbers)
     while low < high:
         middle = (low + high) // 2
         span = seal_span(journal_path, numbers[middle])
-        if span is not None and span.last_seq <= after_seq:
+        if span is not None and before(span):
             low = middle + 1
         else:
             high = middle
     return low
+
+
+def _first_holding_after(journal_path: str | Path, numbers: list[int], after_seq: int) -> int:
+    """The index in ``numbers`` of the first sealed segment with an entry after ``after_seq``."""
+    return _bisect(journal_path, numbers, lambda span: span.last_seq <= after_seq)
 
 
 def sealed_segment_files(journal_path: str | Path, before_segment: int, after_seq: int) -> list[Path]:
@@ -326,14 +333,7 @@ def sealed_segment_of_round(journal_path: str | Path, before_segment: int, numbe
     (RoundIndex.next_round_id), so this is where it is; an id written otherwise may not be: the caller
     looks further when the round is not there."""
     numbers = _spans_before(journal_path, before_segment)
-    low, high = 0, len(numbers)
-    while low < high:
-        middle = (low + high) // 2
-        span = seal_span(journal_path, numbers[middle])
-        if span is not None and span.rounds_started < number:
-            low = middle + 1
-        else:
-            high = middle
+    low = _bisect(journal_path, numbers, lambda span: span.rounds_started < number)
     if low >= len(numbers):
         return None
     return locate_segment(journal_path, numbers[low])
@@ -348,15 +348,7 @@ def sealed_segment_files_in_time(
     and the segments in the range."""
     numbers = _spans_before(journal_path, before_segment)
     if end_utc is not None:  # the first segment that begins at or after the range's end, by bisection
-        low, high = 0, len(numbers)
-        while low < high:
-            middle = (low + high) // 2
-            span = seal_span(journal_path, numbers[middle])
-            if span is not None and span.first_utc < end_utc:
-                low = middle + 1
-            else:
-                high = middle
-        numbers = numbers[:low]
+        numbers = numbers[: _bisect(journal_path, numbers, lambda span: span.first_utc < end_utc)]
     files = []
     for number in reversed(numbers):
         span = seal_span(journal_path, number)

@@ -57,6 +57,7 @@ from controller.journal.checkpoint import (
     state_from_checkpoint,
     state_to_checkpoint,
 )
+from controller.journal.durable import fsync_directory, write_durably
 from controller.journal.errors import JournalError, sqlite_reason
 from controller.journal.kinds import ROUND_STARTED
 from controller.journal.schema import SegmentBase, read_segment_base
@@ -138,29 +139,11 @@ def file_sha256(path: Path) -> tuple[str, int]:
     return digest.hexdigest(), size
 
 
-def _fsync_directory(directory: Path) -> None:
-    descriptor = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
-
-
 def _write_atomically(path: Path, data: bytes) -> None:
-    temporary = path.with_name(f"{path.name}.tmp-{os.getpid()}")
     try:
-        with temporary.open("wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:  # an OSError, or a signal's exception mid-write: no temporary left behind
-        with contextlib.suppress(OSError):
-            temporary.unlink()
-        raise
+        write_durably(path, data)
     finally:
         forget_listing_in(path.parent)  # a seal (or a pointer) of ours: the listing afresh
-    _fsync_directory(path.parent)
 
 
 def _make_self_contained(path: Path) -> None:
@@ -379,8 +362,8 @@ def finish_interrupted_seal(journal_path: str | Path, *, dry_run: bool = False) 
                             leftover.unlink()
                     os.chmod(path, stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
                     os.replace(path, target)
-                    _fsync_directory(target.parent)
-                    _fsync_directory(path.parent)
+                    fsync_directory(target.parent)
+                    fsync_directory(path.parent)
                     done.append(f"segment {seal.segment} moved to {target}")
         if _holds_no_journal(path) and dry_run:
             following = seal.segment + 1
@@ -662,7 +645,7 @@ def archive_segments(
                     os.fsync(handle.fileno())
                 os.chmod(temporary, stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
                 os.replace(temporary, destination)
-                _fsync_directory(target_dir)
+                fsync_directory(target_dir)
             if file_sha256(destination)[0] != seal.file_sha256:
                 raise JournalError(
                     f"archive {destination}: the copy differs from its seal; the segment stays"
@@ -672,7 +655,7 @@ def archive_segments(
                 archived_file(path, number), (json.dumps(pointer, sort_keys=True) + "\n").encode()
             )
             here.unlink()
-            _fsync_directory(here.parent)
+            fsync_directory(here.parent)
         except OSError as error:
             raise JournalError(f"archive of segment {number} to {target_dir}: {error}") from error
         moved.append(Archived(number, destination, seal.last_utc))

@@ -42,6 +42,7 @@ from controller.journal.state_parts import (
     Meters,
     RoundState,
     Stored,
+    fold_device,
 )
 from controller.names import round_number
 
@@ -453,47 +454,8 @@ class TableState:
     def _on_progressive(self, stored: Stored, entry: e.Entry) -> None:
         self.progressive.apply(entry)
 
-    def _device(self, stored: Stored, name: str) -> DeviceState:
-        device = self.devices.get(name)
-        if device is None:
-            device = self.devices[name] = DeviceState(device=name)
-        device.last_event_utc = stored.time_utc
-        return device
-
-    def _on_device_ready(self, stored: Stored, entry: e.DeviceReady) -> None:
-        device = self._device(stored, entry.device)
-        if device.state == "lost":
-            device.reconnects += 1
-        device.state = "ready"
-        device.kind = entry.kind_of_device
-        device.model = entry.model
-        device.serial_number = entry.serial_number
-        device.firmware_version = entry.firmware_version
-        device.last_reason = ""
-
-    def _on_device_lost(self, stored: Stored, entry: e.DeviceLost) -> None:
-        device = self._device(stored, entry.device)
-        device.state = "lost"
-        device.last_reason = entry.reason
-
-    def _on_device_status(self, stored: Stored, entry: e.DeviceStatus) -> None:
-        device = self._device(stored, entry.device)
-        device.state = entry.state
-        device.lamp = entry.lamp
-        device.fault_code = entry.fault_code
-
-    def _on_security_event(self, stored: Stored, entry: e.SecurityEvent) -> None:
-        device = self._device(stored, entry.device)
-        device.security_events += 1
-        device.last_reason = entry.reason
-
-    def _on_noise_suppressed(self, stored: Stored, entry: e.NoiseSuppressed) -> None:
-        # Forged frames past their device's budget (controller/journal/noise.py): counted, not
-        # journaled one by one. (Other categories' summaries name no device.)
-        if entry.category == "forged_frame":
-            device = self.devices.get(entry.source)
-            if device is not None:
-                device.security_events += entry.count
+    def _on_device(self, stored: Stored, entry: e.Entry) -> None:
+        fold_device(self.devices, stored, entry)
 
     def _on_clock_offset(self, _stored: Stored, entry: e.ClockOffset) -> None:
         self.clock = entry
@@ -546,11 +508,11 @@ _HANDLERS: dict[type[e.Entry], Any] = {
     e.DpWaived: TableState._on_dp_waived,
     e.LimitsSet: TableState._on_limits_set,
     e.PaytableSet: TableState._on_paytable_set,
-    e.DeviceReady: TableState._on_device_ready,
-    e.DeviceLost: TableState._on_device_lost,
-    e.DeviceStatus: TableState._on_device_status,
-    e.SecurityEvent: TableState._on_security_event,
-    e.NoiseSuppressed: TableState._on_noise_suppressed,
+    e.DeviceReady: TableState._on_device,
+    e.DeviceLost: TableState._on_device,
+    e.DeviceStatus: TableState._on_device,
+    e.SecurityEvent: TableState._on_device,
+    e.NoiseSuppressed: TableState._on_device,
     e.ProgressiveParametersChanged: TableState._on_progressive,
     e.ProgressiveContribution: TableState._on_progressive,
     e.ProgressiveOverflow: TableState._on_progressive,

@@ -189,6 +189,43 @@ class DeviceState:
     reconnects: int = 0
 
 
+def fold_device(devices: dict[str, DeviceState], stored: Stored, entry: e.Entry) -> None:
+    """A device's entry (ready, lost, status, security event, noise summary) folded into ``devices``,
+    the reducer's devices by name."""
+    if isinstance(entry, e.NoiseSuppressed):
+        # Forged frames past their device's budget (controller/journal/noise.py): counted, not
+        # journaled one by one. (Other categories' summaries name no device.)
+        noisy = devices.get(entry.source)
+        if entry.category == "forged_frame" and noisy is not None:
+            noisy.security_events += entry.count
+        return
+    if not isinstance(entry, e.DeviceReady | e.DeviceLost | e.DeviceStatus | e.SecurityEvent):
+        return
+    device = devices.get(entry.device)
+    if device is None:
+        device = devices[entry.device] = DeviceState(device=entry.device)
+    device.last_event_utc = stored.time_utc
+    if isinstance(entry, e.DeviceReady):
+        if device.state == "lost":
+            device.reconnects += 1
+        device.state = "ready"
+        device.kind = entry.kind_of_device
+        device.model = entry.model
+        device.serial_number = entry.serial_number
+        device.firmware_version = entry.firmware_version
+        device.last_reason = ""
+    elif isinstance(entry, e.DeviceLost):
+        device.state = "lost"
+        device.last_reason = entry.reason
+    elif isinstance(entry, e.DeviceStatus):
+        device.state = entry.state
+        device.lamp = entry.lamp
+        device.fault_code = entry.fault_code
+    else:
+        device.security_events += 1
+        device.last_reason = entry.reason
+
+
 # --- meters -------------------------------------------------------------------------------------
 
 

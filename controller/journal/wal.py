@@ -72,29 +72,22 @@ class WalControl:
         with (a reader holding it, an owner that stopped checkpointing) is still bounded; and once
         reset, a WAL that grew is cut back to ``wal_size_limit_bytes``. Durability is unchanged: every
         commit still fsyncs the WAL (synchronous=FULL); a checkpoint only moves committed pages."""
-        pragmas = (
+        self._set_checkpoints(
             f"PRAGMA wal_autocheckpoint = {int(backstop_pages)}",
             f"PRAGMA journal_size_limit = {int(wal_size_limit_bytes)}",
         )
-        with self._file.lock:
-            try:
-                for pragma in pragmas:
-                    self._file.connection.execute(pragma).fetchall()
-            except sqlite3.Error as error:
-                reason = sqlite_reason(error)
-                raise JournalError(
-                    f"journal {self._file.path}: cannot set its checkpoints: {reason}"
-                ) from error
 
     def resume_checkpoints(self) -> None:
         """The commits checkpoint by themselves again, at SQLite's default threshold (undoes
         ``defer_checkpoints``' backstop; the WAL size limit stays): for an owner that stops running
         checkpoints of its own while it still commits."""
+        self._set_checkpoints(f"PRAGMA wal_autocheckpoint = {SQLITE_AUTOCHECKPOINT_PAGES}")
+
+    def _set_checkpoints(self, *pragmas: str) -> None:
         with self._file.lock:
             try:
-                self._file.connection.execute(
-                    f"PRAGMA wal_autocheckpoint = {SQLITE_AUTOCHECKPOINT_PAGES}"
-                ).fetchall()
+                for pragma in pragmas:
+                    self._file.connection.execute(pragma).fetchall()
             except sqlite3.Error as error:
                 reason = sqlite_reason(error)
                 raise JournalError(

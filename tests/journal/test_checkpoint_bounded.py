@@ -17,7 +17,7 @@ from controller.cli import main as cli_main
 from controller.engine.state import RecoveredState
 from controller.journal import Journal
 from controller.journal import checkpoint as checkpoint_module
-from controller.journal import state as state_module
+from controller.journal import state_parts as state_module
 from controller.journal.chain import canonical_json
 from controller.journal.checkpoint import CHECKPOINT_FORMAT, state_to_checkpoint
 from controller.journal.recovery import rebuild_state

@@ -1,5 +1,5 @@
 """The sealed segments before a journal's open one, as its readers reach them (docs/journal.md "Segments
-and seals"): found by their seals (controller/journal/segments.py), opened read-only, and the last few
+and seals"): found by their seals (controller/journal/seals.py), opened read-only, and the last few
 kept open for the next reader.
 
 The journal (controller/journal/store.py) gives this part the file it reads beside and how to open a
@@ -69,7 +69,7 @@ class SealedSegments:
     @contextlib.contextmanager
     def holding(self, seq: int) -> Iterator[Journal | None]:
         """The sealed segment holding entry ``seq``, opened read-only (None: no sealed one does), found
-        by its seal (a binary search over the seals: controller/journal/segments.py)."""
+        by its seal (a binary search over the seals: controller/journal/seals.py)."""
         from controller.journal.seals import sealed_segment_of  # noqa: PLC0415 (the reducer's modules, for a journal with seals)
 
         base = self._file.base

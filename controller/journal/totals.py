@@ -4,7 +4,7 @@ Kept in the journal file, in tables beside ``journal`` (docs/journal.md "Totals 
 written **in the same transaction as the entries they count** (``Journal.append_many``), so a crash
 leaves both or neither: the totals never disagree with the entries they were made from.
 
-- ``journal_totals(period, key, value)``: the meters' counters (controller/journal/state.py ``Meters``)
+- ``journal_totals(period, key, value)``: the meters' counters (controller/journal/state_parts.py ``Meters``)
   flattened to integer keys, per UTC hour (``h:2026-12-01T14``), per UTC day (``d:2026-12-01``) and for
   the whole journal (``all``). Each entry adds the same amounts the reducer adds when it folds it
   (``Meters.add_settlement`` on a fresh ``Meters``, then flattened), so a range's meters are the sum of

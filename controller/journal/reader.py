@@ -5,7 +5,7 @@ and seals")."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from controller.journal import entries as typed
@@ -66,19 +66,25 @@ class JournalReader:
         self, since_seq: int, round_id: str | None, kind_list: list[str] | None
     ) -> Iterator[JournalEntry]:
         """``entries`` of this file alone."""
-        if kind_list == []:
-            return
-        where, params = _where(round_id, kind_list)
-        query = f"SELECT {self._file.columns} FROM journal WHERE {where} ORDER BY seq LIMIT {_PAGE_ROWS}"
-        for rows in self._pages(query, since_seq, params, _PAGE_ROWS):
+        for rows in self._pages(self._file.columns, since_seq, round_id, kind_list, _PAGE_ROWS):
             for row in rows:
                 yield entry_from_row(row)
 
     def _pages(
-        self, query: str, since_seq: int, params: Sequence[Any], page_rows: int
+        self,
+        columns: str,
+        since_seq: int,
+        round_id: str | None,
+        kind_list: list[str] | None,
+        page_rows: int,
     ) -> Iterator[list[Any]]:
-        """``query``'s rows a page at a time by seq (its first parameter is the seq to read after, its
-        first column the seq), so a long journal is never held in memory at once."""
+        """The rows after ``since_seq`` (of one round, of some kinds, when given; none when the kinds
+        are an empty list) a page at a time by seq (``columns`` start with the seq), so a long journal
+        is never held in memory at once."""
+        if kind_list == []:
+            return
+        where, params = _where(round_id, kind_list)
+        query = f"SELECT {columns} FROM journal WHERE {where} ORDER BY seq LIMIT {page_rows}"
         after = since_seq
         while True:
             rows = self._file.read(query, (after, *params))
@@ -102,17 +108,11 @@ class JournalReader:
     def _replay_here(
         self, since_seq: int, round_id: str | None, kind_list: list[str] | None
     ) -> Iterator[Replayed]:
-        if kind_list == []:
-            return
-        where, params = _where(round_id, kind_list)
         parts = "1, payload, NULL" if self._file.schema_version == 1 else "version, payload, private"
-        query = (
-            f"SELECT seq, time_utc, table_id, round_id, source, kind, {parts} FROM journal "
-            f"WHERE {where} ORDER BY seq LIMIT {_PAGE_ROWS * 10}"
-        )
+        columns = f"seq, time_utc, table_id, round_id, source, kind, {parts}"
         decode = typed.decode
         current = typed.ENTRY_SCHEMA_VERSION
-        for rows in self._pages(query, since_seq, params, _PAGE_ROWS * 10):
+        for rows in self._pages(columns, since_seq, round_id, kind_list, _PAGE_ROWS * 10):
             try:
                 for (
                     seq,

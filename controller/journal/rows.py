@@ -121,34 +121,20 @@ def entry_from_row(row: Sequence[Any]) -> JournalEntry:
     kind, version, payload_text, private_text, private_digest, prev_hash, hash`` (the journal's, and the
     floor's floor_entries with its shown private part: the floor's round page reads them so)."""
     (seq, time_utc, table_id, round_id, source, kind, version, payload_text, private_text, digest) = row[:10]
+    upcast: typed.Entry | None = None
+    stored_text: str | None = None
     if version < typed.ENTRY_SCHEMA_VERSION:
-        return _legacy_entry_from_row(row)
-    private = typed.open_private(private_text) if private_text is not None else None
-    return JournalEntry(
-        seq,
-        time_utc,
-        table_id,
-        round_id,
-        source,
-        kind,
-        version,
-        json.loads(payload_text),
-        private,
-        private_text,
-        digest,
-        row[10],
-        row[11],
-    )
-
-
-def _legacy_entry_from_row(row: Sequence[Any]) -> JournalEntry:
-    """An entry of an earlier version, upcast: its parts as today's type splits them, its stored text
-    kept for the hash."""
-    (seq, time_utc, table_id, round_id, source, kind, version, payload_text, _private, digest) = row[:10]
-    try:
-        entry = typed_from_legacy(kind, version, payload_text)
-    except typed.EntryError as error:
-        raise JournalError(f"entry {seq} (version {version}): {error}") from None
+        # An entry of an earlier version, upcast: its parts as today's type splits them, its stored
+        # text kept for the hash.
+        try:
+            upcast = typed_from_legacy(kind, version, payload_text)
+        except typed.EntryError as error:
+            raise JournalError(f"entry {seq} (version {version}): {error}") from None
+        public, private = typed.public_dict(upcast), typed.private_dict(upcast)
+        private_text, stored_text = None, payload_text
+    else:
+        public = json.loads(payload_text)
+        private = typed.open_private(private_text) if private_text is not None else None
     journal_entry = JournalEntry(
         seq,
         time_utc,
@@ -157,15 +143,16 @@ def _legacy_entry_from_row(row: Sequence[Any]) -> JournalEntry:
         source,
         kind,
         version,
-        typed.public_dict(entry),
-        typed.private_dict(entry),
-        None,
+        public,
+        private,
+        private_text,
         digest,
         row[10],
         row[11],
-        payload_text,
+        stored_text,
     )
-    object.__setattr__(journal_entry, "_typed", entry)
+    if upcast is not None:
+        object.__setattr__(journal_entry, "_typed", upcast)
     return journal_entry
 
 

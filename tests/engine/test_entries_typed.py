@@ -76,11 +76,13 @@ def test_the_registry_is_written_once() -> None:
     assignments = [
         node for tree in trees for node in tree.body if isinstance(node, ast.Assign | ast.AnnAssign)
     ]
+    # A class named alone or through its domain module (``rounds.RoundSettled``).
     named = [
-        node.id
+        node.id if isinstance(node, ast.Name) else node.attr
         for statement in assignments
         for node in ast.walk(statement)
-        if isinstance(node, ast.Name) and node.id in classes
+        if (isinstance(node, ast.Name) and node.id in classes)
+        or (isinstance(node, ast.Attribute) and node.attr in classes)
     ]
     listed_twice = sorted(name for name in classes if named.count(name) > 1)
     assert listed_twice == [], f"listed more than once in controller/journal/entries/: {listed_twice}"

@@ -14,6 +14,8 @@ from typing import Any, get_args
 import msgspec
 
 from controller.journal.chain import canonical_json
+from controller.journal.entries import controls, devices, faults, operator, progressive, table
+from controller.journal.entries import round as rounds
 from controller.journal.entries.base import (
     ENTRY_SCHEMA_VERSION,
     SALT_BYTES,
@@ -21,140 +23,66 @@ from controller.journal.entries.base import (
     EntryError,
     Part,
 )
-from controller.journal.entries.controls import (
-    ChangeApproved,
-    ChangeLapsed,
-    ChangeProposed,
-    ChangeRefused,
-    ClockOffset,
-    ClockStepped,
-    ConfigChecked,
-)
-from controller.journal.entries.devices import (
-    DeviceLost,
-    DeviceReady,
-    DeviceStatus,
-    NoiseSuppressed,
-    SecurityEvent,
-)
-from controller.journal.entries.faults import (
-    FaultAcknowledged,
-    FaultCleared,
-    FaultRaised,
-)
-from controller.journal.entries.operator import (
-    ActionRefused,
-    DeviceReset,
-    DifferenceAccepted,
-    LimitsSet,
-    Login,
-    LoginFailed,
-    OperatorAction,
-    OperatorNote,
-    PanelRequest,
-    PaytableSet,
-    SeatKilled,
-    VoidOrdered,
-)
-from controller.journal.entries.progressive import (
-    LinkedClaimAnswered,
-    LinkedConfirmationSent,
-    ProgressiveAwardClaimed,
-    ProgressiveAwardPaid,
-    ProgressiveContribution,
-    ProgressiveOverflow,
-    ProgressiveParametersChanged,
-    ProgressiveRefusedAtLock,
-    ProgressiveReserve,
-    ProgressiveReset,
-)
-from controller.journal.entries.round import (
-    BetChanged,
-    BetsLocked,
-    CardDealt,
-    DeadHand,
-    Decision,
-    DecisionRefused,
-    DeckVerified,
-    HandComplete,
-    KillSeatRequest,
-    PastPosting,
-    RoundDead,
-    RoundSettled,
-    RoundSettledPrivate,
-    RoundStarted,
-    RoundVoided,
-)
-from controller.journal.entries.table import (
-    ButtonMoved,
-    DealerKey,
-    DpWaived,
-    SoftwareChecked,
-    SoftwareVerified,
-    StateChanged,
-    TableClosed,
-    TableOpened,
-)
 
 EntryType = (
-    TableOpened
-    | TableClosed
-    | SoftwareVerified
-    | SoftwareChecked
-    | StateChanged
-    | ActionRefused
-    | SeatKilled
-    | VoidOrdered
-    | DifferenceAccepted
-    | DeviceReset
-    | LimitsSet
-    | PaytableSet
-    | ProgressiveRefusedAtLock
-    | LinkedClaimAnswered
-    | LinkedConfirmationSent
-    | PanelRequest
-    | OperatorNote
-    | ButtonMoved
-    | DpWaived
-    | DealerKey
-    | Login
-    | LoginFailed
-    | NoiseSuppressed
-    | DeviceReady
-    | DeviceLost
-    | DeviceStatus
-    | SecurityEvent
-    | RoundStarted
-    | BetChanged
-    | BetsLocked
-    | PastPosting
-    | DeckVerified
-    | CardDealt
-    | HandComplete
-    | Decision
-    | DecisionRefused
-    | KillSeatRequest
-    | DeadHand
-    | RoundSettled
-    | RoundDead
-    | RoundVoided
-    | FaultRaised
-    | FaultAcknowledged
-    | FaultCleared
-    | ClockOffset
-    | ClockStepped
-    | ConfigChecked
-    | ChangeProposed
-    | ChangeApproved
-    | ChangeLapsed
-    | ChangeRefused
-    | ProgressiveParametersChanged
-    | ProgressiveContribution
-    | ProgressiveOverflow
-    | ProgressiveAwardClaimed
-    | ProgressiveAwardPaid
-    | ProgressiveReset
-    | ProgressiveReserve
+    table.TableOpened
+    | table.TableClosed
+    | table.SoftwareVerified
+    | table.SoftwareChecked
+    | table.StateChanged
+    | operator.ActionRefused
+    | operator.SeatKilled
+    | operator.VoidOrdered
+    | operator.DifferenceAccepted
+    | operator.DeviceReset
+    | operator.LimitsSet
+    | operator.PaytableSet
+    | progressive.ProgressiveRefusedAtLock
+    | progressive.LinkedClaimAnswered
+    | progressive.LinkedConfirmationSent
+    | operator.PanelRequest
+    | operator.OperatorNote
+    | table.ButtonMoved
+    | table.DpWaived
+    | table.DealerKey
+    | operator.Login
+    | operator.LoginFailed
+    | devices.NoiseSuppressed
+    | devices.DeviceReady
+    | devices.DeviceLost
+    | devices.DeviceStatus
+    | devices.SecurityEvent
+    | rounds.RoundStarted
+    | rounds.BetChanged
+    | rounds.BetsLocked
+    | rounds.PastPosting
+    | rounds.DeckVerified
+    | rounds.CardDealt
+    | rounds.HandComplete
+    | rounds.Decision
+    | rounds.DecisionRefused
+    | rounds.KillSeatRequest
+    | rounds.DeadHand
+    | rounds.RoundSettled
+    | rounds.RoundDead
+    | rounds.RoundVoided
+    | faults.FaultRaised
+    | faults.FaultAcknowledged
+    | faults.FaultCleared
+    | controls.ClockOffset
+    | controls.ClockStepped
+    | controls.ConfigChecked
+    | controls.ChangeProposed
+    | controls.ChangeApproved
+    | controls.ChangeLapsed
+    | controls.ChangeRefused
+    | progressive.ProgressiveParametersChanged
+    | progressive.ProgressiveContribution
+    | progressive.ProgressiveOverflow
+    | progressive.ProgressiveAwardClaimed
+    | progressive.ProgressiveAwardPaid
+    | progressive.ProgressiveReset
+    | progressive.ProgressiveReserve
 )
 
 
@@ -203,7 +131,7 @@ _BUILTINS_ENCODER = msgspec.json.Encoder()
 # Kinds of earlier releases that no writer uses today: read by their own class (not in ``EntryType``, so
 # no writer can write them), then mapped to today's kind by controller/journal/upcast.py. The chain
 # covers the row as written (its kind included): mapping it never changes what verifies.
-RENAMED_KINDS: dict[str, type[Entry]] = {"operator_action": OperatorAction}
+RENAMED_KINDS: dict[str, type[Entry]] = {"operator_action": operator.OperatorAction}
 
 
 CLASS_BY_STORED_KIND: dict[str, type[Entry]] = {**CLASS_BY_KIND, **RENAMED_KINDS}
@@ -304,14 +232,14 @@ def split_settled(fields: Mapping[str, Any]) -> dict[str, Any]:
 
 def round_settled(
     round_input: Mapping[str, Any], settlement: Mapping[str, Any], bank_by_seat: dict[str, Any] | None
-) -> RoundSettled:
+) -> rounds.RoundSettled:
     """The reveal's entry from the settle input and output (the output with its hands): the hands go to
     the private part with the round's cards (``split_settled``), the rest is public."""
     split = split_settled({"round": round_input, "settlement": settlement})
-    return RoundSettled(
+    return rounds.RoundSettled(
         settlement=split["settlement"],
         bank_by_seat=bank_by_seat,
-        private=RoundSettledPrivate(round=split["private"]["round"], hands=split["private"]["hands"]),
+        private=rounds.RoundSettledPrivate(round=split["private"]["round"], hands=split["private"]["hands"]),
     )
 
 

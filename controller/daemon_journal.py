@@ -48,7 +48,8 @@ from controller.journal.checkpoint import checkpoint_format, state_from_checkpoi
 from controller.journal.group_commit import CommitFailed, Committed, GroupCommit
 from controller.journal.kinds import CLOSING_KINDS
 from controller.journal.proof import prepare_for_run
-from controller.journal.segments import Seal, SealBusy, last_seal, seal_due, seal_open_segment
+from controller.journal.seals import Seal, last_seal
+from controller.journal.segments import SealBusy, seal_due, seal_open_segment
 from controller.journal.state import TableState
 from controller.journal.store import Journal, JournalEntry, JournalError
 
@@ -179,8 +180,8 @@ class DaemonJournal:
         seal the open segment when the policy says it is due, and open the next one
         (docs/journal.md "Segments and seals"). ``state``: the reducer's state at the journal's end.
         ``waits``: why the seal must wait (None: it need not), asked only when one is due."""
-        entries, first_utc = self.journal.segment_summary()
-        last = last_seal(self.path) if self.journal.base.segment > 1 else None
+        entries, first_utc = self.journal.reader.segment_summary()
+        last = last_seal(self.path) if self.journal.file.base.segment > 1 else None
         why = seal_due(
             entries,
             first_utc,
@@ -261,7 +262,7 @@ class DaemonJournal:
     ) -> tuple[str, int] | None:
         """Why the open segment is due now, and its entries; None: not due, or its seal must wait (the
         wait said, and alerted once it has lasted past its bound)."""
-        entries, first_utc = self.journal.segment_summary()
+        entries, first_utc = self.journal.reader.segment_summary()
         why = seal_due(
             entries,
             first_utc,
@@ -330,13 +331,13 @@ class DaemonJournal:
     def _reopen_checkpointer(self) -> None:
         try:
             self._checkpointer = Journal.open_existing(self.path, readonly=False)
-            self.journal.defer_checkpoints()
+            self.journal.wal.defer_checkpoints()
         except JournalError as error:
             # Nothing is lost: the writer checkpoints by itself again (SQLite's own threshold).
             log.warning("journal_checkpoint_failed", error=str(error))
             self._checkpointer = None
             with contextlib.suppress(JournalError):
-                self.journal.resume_checkpoints()
+                self.journal.wal.resume_checkpoints()
 
     def _live_sealed(self, seal: Seal, why: str) -> None:
         """A seal while running proceeded: kept, its wait's alert cleared, the daemon told."""
@@ -474,7 +475,7 @@ class DaemonJournal:
         and every event waiting for it, also waits for about a thousand pages to be copied and the
         database fsynced (a bare commit's p99 4.5 ms with it, 0.7-1.2 ms without; docs/operations.md).
         While the checkpoint thread runs, the writer's automatic checkpoint is only a backstop
-        (Journal.defer_checkpoints) and this thread checkpoints every CHECKPOINT_EVERY_COMMITS commits,
+        (WalControl.defer_checkpoints) and this thread checkpoints every CHECKPOINT_EVERY_COMMITS commits,
         on a connection of its own (a PASSIVE checkpoint never blocks the writer). The WAL is reset by
         the next commit only once a checkpoint has copied all of it with no commit in between, so the
         thread checkpoints again until it catches up (each pass copies only what was committed during
@@ -497,7 +498,7 @@ class DaemonJournal:
             # it. The writer copies that little rest itself, here between two commits, so the next
             # commit resets the WAL.
             try:
-                self.journal.checkpoint()
+                self.journal.wal.checkpoint()
             except JournalError as failed:
                 error = failed
         if error is not None:
@@ -528,12 +529,12 @@ class DaemonJournal:
     def start_checkpoints(self) -> None:
         """The thread that runs the checkpoints while the table runs."""
         self._checkpoint_thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="checkpoint")
-        self.journal.defer_checkpoints()
+        self.journal.wal.defer_checkpoints()
         self._checkpointer = Journal.open_existing(self.path, readonly=False)
 
     def stop_checkpoints(self) -> None:
         """The checkpoint in progress (if any) finishes. The writer checkpoints by itself again from here
-        on, at SQLite's default threshold (Journal.resume_checkpoints: nothing else runs checkpoints
+        on, at SQLite's default threshold (WalControl.resume_checkpoints: nothing else runs checkpoints
         now; closing the journal checkpoints it all)."""
         if self._checkpoint_thread is not None:
             self._checkpoint_thread.shutdown(wait=True)
@@ -542,7 +543,7 @@ class DaemonJournal:
             self._checkpointer.close()
             self._checkpointer = None
             try:
-                self.journal.resume_checkpoints()
+                self.journal.wal.resume_checkpoints()
             except JournalError as error:
                 # Nothing is lost: the commits are fsynced in the WAL, and the backstop still bounds it.
                 log.warning("journal_checkpoint_failed", error=str(error))
@@ -596,7 +597,7 @@ def _catch_up(checkpointer: Journal) -> bool:
     when CHECKPOINT_PASSES did not get there."""
     wal_pages = -1
     for _ in range(CHECKPOINT_PASSES):
-        result = checkpointer.checkpoint()
+        result = checkpointer.wal.checkpoint()
         if result.complete and result.wal_pages == wal_pages:
             return True
         wal_pages = result.wal_pages

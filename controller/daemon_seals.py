@@ -16,8 +16,8 @@ from controller.engine import JournalRecord, TableEngine
 from controller.engine.actions import RaiseAlert
 from controller.engine.outputs import Output
 from controller.journal import entries
-from controller.journal.segments import Seal
-from controller.journal.state import AlertState
+from controller.journal.seals import Seal
+from controller.journal.state_parts import AlertState
 
 SEAL_WAIT_BY = "journal-seal"  # who raises (and clears) the alert of a seal that waits past its bound
 

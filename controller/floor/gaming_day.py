@@ -31,7 +31,7 @@ from controller.floor.theoretical import theoretical_win_exact
 from controller.journal import entries as typed
 from controller.journal.kinds import DIFFERENCE_ACCEPTED, LEGACY_OPERATOR_ACTION, SEAT_KILLED
 from controller.journal.render import typed_entry
-from controller.journal.state import Meters
+from controller.journal.state_parts import Meters
 from controller.locale import (
     DEFAULT_PROPERTY,
     PropertyRefused,

@@ -15,7 +15,8 @@ import psycopg
 from controller.floor.checks import FloorStored, TableProjection
 from controller.floor.theoretical import theoretical_win_cents
 from controller.journal import entries as typed
-from controller.journal.state import Meters, TableState
+from controller.journal.state import TableState
+from controller.journal.state_parts import Meters
 from controller.uplink import wire
 
 Connection = psycopg.AsyncConnection[tuple[Any, ...]]

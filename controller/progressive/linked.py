@@ -442,7 +442,7 @@ def journal_settled_seq(journal_path: Path) -> Callable[[str], int | None]:
     seal since then moved it there at most."""
     import sqlite3  # noqa: PLC0415
 
-    from controller.journal.segments import locate_segment, seal_numbers  # noqa: PLC0415 (a cycle)
+    from controller.journal.seals import locate_segment, seal_numbers  # noqa: PLC0415 (a cycle)
 
     query = "SELECT seq FROM journal WHERE round_id = ? AND kind = 'round_settled' ORDER BY seq DESC LIMIT 1"
 

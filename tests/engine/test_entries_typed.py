@@ -69,19 +69,23 @@ def test_the_context_takes_a_typed_entry_only() -> None:
 def test_the_registry_is_written_once() -> None:
     """docs/journal.md "Adding a kind": a kind's class is listed in one place (the ``EntryType`` union),
     and every ``Entry`` class of the module is in it: a class defined and not listed is no kind."""
-    path = ROOT / "controller" / "journal" / "entries.py"
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = ROOT / "controller" / "journal" / "entries"
+    trees = [ast.parse(path.read_text(encoding="utf-8")) for path in sorted(package.glob("*.py"))]
     classes = {cls.__name__ for cls in entries.ENTRY_CLASSES}
-    # The module's own assignments (registries), not its functions (which read the classes by name).
-    assignments = [node for node in tree.body if isinstance(node, ast.Assign | ast.AnnAssign)]
+    # The modules' own assignments (registries), not their functions (which read the classes by name).
+    assignments = [
+        node for tree in trees for node in tree.body if isinstance(node, ast.Assign | ast.AnnAssign)
+    ]
+    # A class named alone or through its domain module (``rounds.RoundSettled``).
     named = [
-        node.id
+        node.id if isinstance(node, ast.Name) else node.attr
         for statement in assignments
         for node in ast.walk(statement)
-        if isinstance(node, ast.Name) and node.id in classes
+        if (isinstance(node, ast.Name) and node.id in classes)
+        or (isinstance(node, ast.Attribute) and node.attr in classes)
     ]
     listed_twice = sorted(name for name in classes if named.count(name) > 1)
-    assert listed_twice == [], f"listed more than once in entries.py: {listed_twice}"
+    assert listed_twice == [], f"listed more than once in controller/journal/entries/: {listed_twice}"
     defined = {
         value.__name__
         for value in vars(entries).values()

@@ -12,7 +12,8 @@ from controller.engine import Alert, JournalRecord, RecoveredState, TableConfig
 from controller.engine import actions as engine_actions
 from controller.engine.state import DESIGNATED_PLAYER, LatchedFault
 from controller.journal import entries
-from controller.journal.state import AlertState, TableState
+from controller.journal.state import TableState
+from controller.journal.state_parts import AlertState
 from controller.rules.cards import cards_text, parse_card
 from controller.rules.settle import settle_round_json
 from drivers.events import (

@@ -34,7 +34,8 @@ from controller.floor.service import FloorService
 from controller.floor.verify import verify_table
 from controller.journal import entries as e
 from controller.journal.recovery import rebuild_state
-from controller.journal.state import COMMUNITY_POSITION, Stored, TableState
+from controller.journal.state import TableState
+from controller.journal.state_parts import COMMUNITY_POSITION, Stored
 from controller.journal.store import Journal
 from drivers.events import Deal, ShufflerFault
 from tests.engine.table import Table, stack

@@ -211,7 +211,7 @@ def _journal(
         for record in records:
             journal.append_many([record])
     found = round_id or next((r.round_id for r in records if r.kind == "round_started" and r.round_id), None)
-    return found or journal.next_round_id()
+    return found or journal.indexes.next_round_id()
 
 
 def payloads(journal: Journal, kind: str) -> list[dict[str, Any]]:

@@ -1,4 +1,4 @@
-"""Every entry kind's round trip, the schema, and the public/private split (controller/journal/entries.py).
+"""Every entry kind's round trip, the schema, and the public/private split (controller/journal/entries/).
 
 The examples are what the real round engine writes (journals played by tests/journal/scripted.py), plus
 the entries written outside the engine (the daemon's, the panel's, a supervisor's), made by the code

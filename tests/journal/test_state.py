@@ -108,7 +108,7 @@ def test_a_community_card_is_not_shown_while_its_street_is_being_dealt() -> None
     not while the shoe deals them: here the shoe drops the flop's second card, the community's count is
     wrong, the round is dead, and the first flop card — dealt, journaled, fanned out while the round
     was in ``dealing_flop`` — must never have been visible."""
-    from controller.journal.state import COMMUNITY_POSITION
+    from controller.journal.state_parts import COMMUNITY_POSITION
     from controller.simulation.autoplay import AutoPlayer, PlaceChips, PressKey
     from tests.engine.table import Table
 

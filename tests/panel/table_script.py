@@ -34,7 +34,7 @@ from controller.engine.actions import (
 from controller.engine.state import RecoveredState
 from controller.journal import Journal
 from controller.journal.recovery import rebuild_state
-from controller.journal.state import REVEAL_STATES
+from controller.journal.state_parts import REVEAL_STATES
 from controller.panel.backend import ActionRefused
 from drivers.events import CardDealt, ShufflerFault
 from tests.engine.table import Table, stack

@@ -201,6 +201,15 @@ def build_parser(
     return parser
 
 
+def parser_for(words: Sequence[str]) -> argparse.ArgumentParser:
+    """The parser a start with these words needs: the chosen command's arguments, and no other
+    command's subparser unless the top level's help (or an unknown command's error) lists them."""
+    chosen = chosen_command(words)
+    if chosen in COMMANDS and not top_level_help(words):
+        return build_parser([chosen], listed=[chosen])
+    return build_parser([chosen] if chosen in COMMANDS else [])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     chosen = chosen_command(words)
@@ -218,10 +227,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except OSError as error:  # --dev-release's directory: one line naming it, never a traceback
             print(f"flushtable run: {os_error_line(error)}", file=sys.stderr)
             return 2
-    parser = build_parser(
-        [chosen] if chosen in COMMANDS else [],
-        listed=[chosen] if chosen in COMMANDS and not top_level_help(words) else None,
-    )
+    parser = parser_for(words)
     args = parser.parse_args(words)
     if chosen == "run":
         args.software_verified = verified

@@ -81,6 +81,7 @@ MAX_TIMEOUT_S = 3600.0
 LOG_LEVELS = ("debug", "info", "warning", "error")
 LOG_FORMATS = ("auto", "json", "console")
 
+
 def _sha256_hex(data: bytes) -> str:
     # Imported here: hashlib loads OpenSSL (~2 ms), which `flushtable config` on a table whose devices
     # carry no key never needs (issue 28); `run` pays it once, at its first digest.

@@ -72,6 +72,7 @@ from controller.journal.render import render_record
 from controller.journal.segments import Seal
 from controller.journal.store import Journal, JournalError
 from controller.logs import bind_round, bind_table
+from controller.one_queue import OneReaderQueue
 from controller.panel.backend import ActionRefused
 from controller.software import VerifiedRelease, seeded_digests_of_root
 from drivers.events import DomainEvent, SecurityEvent
@@ -278,7 +279,7 @@ class TableDaemon:
         self._companions = list(companions)
         self._on_ready = on_ready
         self.summary = RunSummary()
-        self.events: asyncio.Queue[QueueItem | _Waited] = asyncio.Queue()
+        self.events: OneReaderQueue[QueueItem | _Waited] = OneReaderQueue()  # the engine loop reads it
         self.panel: Any = None
         self.link_client: Any = None  # a linked progressive's LinkClient (the panel shows its meter)
         self._tasks: list[asyncio.Task[None]] = []

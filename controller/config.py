@@ -13,6 +13,7 @@ run once every field is valid. ``TableConfig`` is what the rest of the controlle
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import ipaddress
 import re
 from dataclasses import dataclass, field
@@ -80,14 +81,6 @@ MAX_AMOUNT_CENTS = 100_000_000_00  # a million in units: no table limit comes ne
 MAX_TIMEOUT_S = 3600.0
 LOG_LEVELS = ("debug", "info", "warning", "error")
 LOG_FORMATS = ("auto", "json", "console")
-
-
-def _sha256_hex(data: bytes) -> str:
-    # Imported here: hashlib loads OpenSSL (~2 ms), which `flushtable config` on a table whose devices
-    # carry no key never needs (issue 28); `run` pays it once, at its first digest.
-    import hashlib  # noqa: PLC0415
-
-    return hashlib.sha256(data).hexdigest()
 
 
 _TABLE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.]{0,31}$")  # no '-': it separates round id parts
@@ -605,7 +598,7 @@ class Device:
 
     def to_json(self) -> dict[str, Any]:
         # The key itself never leaves: a fingerprint is enough to tell two configurations apart.
-        fingerprint = _sha256_hex(self.key)[:16] if self.key is not None else None
+        fingerprint = hashlib.sha256(self.key).hexdigest()[:16] if self.key is not None else None
         return {"name": self.name, "kind": self.kind, "url": self.url, "key_sha256_16": fingerprint}
 
 
@@ -783,7 +776,7 @@ class TableConfig:
     @property
     def digest(self) -> str:
         """sha256 of the effective configuration: journaled in table_opened as config_digest."""
-        return _sha256_hex(canonical_json(self.to_json()).encode("utf-8"))
+        return hashlib.sha256(canonical_json(self.to_json()).encode("utf-8")).hexdigest()
 
     def devices_of_kind(self, kind: str) -> list[Device]:
         """The devices of one kind (shuffler, bet_sensors, dealer_display), in the file's order."""
@@ -856,7 +849,7 @@ def load_config(path: str | Path | None = None) -> TableConfig:
     config = parse_config(text, source=config_path.name, base_dir=config_path.resolve().parent)
     return dataclasses.replace(
         config,
-        file_sha256=_sha256_hex(text.encode("utf-8")),
+        file_sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
         config_path=config_path.resolve(),
     )
 

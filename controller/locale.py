@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING
 from controller.money import MoneyFormat
 
 if TYPE_CHECKING:
-    # Loaded where a zone is first read (``zone_of``): `settle --text` and the configuration's checks
-    # of a table without a [property] zone never read one (zoneinfo with its data paths: ~2 ms, issue 28).
+    # Loaded where a zone is first read (``zone_of``): `settle --text` prints no time and so never
+    # reads one (zoneinfo with sysconfig for its data paths: ~2 ms of its start, issue 28).
     from zoneinfo import ZoneInfo
 
 _HH_MM = re.compile(r"^(?P<h>[01]\d|2[0-3]):(?P<m>[0-5]\d)$")

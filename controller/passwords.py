@@ -5,6 +5,8 @@ The configuration stores only these hashes; the panel (issue 6) checks a login a
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import os
 from dataclasses import dataclass
 
@@ -58,16 +60,10 @@ def hash_password(password: str, *, n: int = SCRYPT_N) -> str:
 def check_password(password: str, stored: str) -> bool:
     parsed = parse_password_hash(stored)
     key = _derive(password, parsed.salt, parsed.n, parsed.r, parsed.p, length=len(parsed.key))
-    import hmac  # noqa: PLC0415 - hmac loads hashlib (OpenSSL): above, in _derive
-
     return hmac.compare_digest(key, parsed.key)
 
 
 def _derive(password: str, salt: bytes, n: int, r: int, p: int, *, length: int) -> bytes:
-    # Imported here: hashlib loads OpenSSL (~2 ms); the configuration's checks only parse a stored hash
-    # (``parse_password_hash``), and `flushtable config` never derives one (issue 28).
-    import hashlib  # noqa: PLC0415
-
     return hashlib.scrypt(
         password.encode("utf-8"), salt=salt, n=n, r=r, p=p, dklen=length, maxmem=256 * n * r + 2**20
     )

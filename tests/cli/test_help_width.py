@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from controller.cli import build_parser, terminal_columns
+from controller.cli import COMMANDS, build_parser, parser_for, terminal_columns
 
 
 @pytest.mark.parametrize("columns", [None, "60", "200", "0", "-3", "wide", ""])
@@ -35,7 +35,6 @@ def test_a_named_command_builds_only_its_own_subparser() -> None:
     """Issue 28: each subparser argparse makes costs a formatter and a few gettext look-ups (each stats
     the locale directories); a start that names its command shows no other, so makes no other. The top
     level's help, asked before the command's name, and an unknown command still list every command."""
-    from controller.cli import COMMANDS, parser_for
 
     def listed(words: list[str]) -> list[str]:
         parser = parser_for(words)

@@ -74,6 +74,7 @@ from controller.journal.recovery import RecoveryReport, recover
 from controller.journal.render import render_record
 from controller.journal.store import Journal, JournalError
 from controller.logs import bind_round, bind_table
+from controller.one_queue import OneReaderQueue
 from controller.software import seeded_digests_of_root
 from drivers.events import DomainEvent, SecurityEvent
 from drivers.supervisor import DeviceDriver, DeviceHealth
@@ -130,7 +131,7 @@ class TableDaemon:
         self._companions = list(companions)
         self._on_ready = on_ready
         self.summary = RunSummary()
-        self.events: asyncio.Queue[QueueItem | _Waited] = asyncio.Queue()
+        self.events: OneReaderQueue[QueueItem | _Waited] = OneReaderQueue()  # the engine loop reads it
         self.panel: Any = None
         self._tasks: list[asyncio.Task[None]] = []
         # Ctrl-C / SIGTERM: the round in play may take up to the decision timeout (controller/daemon_stop.py).

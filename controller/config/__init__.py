@@ -16,12 +16,13 @@ The names below are the configuration's public door (what the rest of the produc
 module that needs a section's own model imports it from ``sections``.
 """
 
-from controller.config.reading import ConfigError, load_config, parse_config
+from controller.config.reading import ConfigError, check_config, load_config, parse_config
 from controller.config.resolved import TableConfig, UplinkConfig
 from controller.config.sections import (
     DEFAULT_CONFIG_TOML,
     ClockSection,
     SegmentPolicy,
+    default_config_document,
     split_ntp_server,
     tls_servers,
     whole_number,
@@ -34,6 +35,8 @@ __all__ = [
     "SegmentPolicy",
     "TableConfig",
     "UplinkConfig",
+    "check_config",
+    "default_config_document",
     "load_config",
     "parse_config",
     "split_ntp_server",

@@ -23,7 +23,6 @@ from controller.config.resolved import (
 )
 from controller.config.sections import (
     DEFAULT_CONFIG_NAME,
-    DEFAULT_CONFIG_TOML,
     DEVICE_KEY_BYTES,
     ConfigFile,
     DeviceSection,
@@ -32,6 +31,7 @@ from controller.config.sections import (
     SegmentPolicy,
     SoftwareSection,
     UplinkSection,
+    default_config_document,
     relative_device_path,
 )
 from controller.errors import UserError, shown
@@ -76,7 +76,7 @@ class ConfigError(UserError):
 def load_config(path: str | Path | None = None) -> TableConfig:
     """The configuration in ``path``, or the embedded default when None."""
     if path is None:
-        return parse_config(DEFAULT_CONFIG_TOML, source=DEFAULT_CONFIG_NAME, base_dir=Path.cwd())
+        return check_config(default_config_document(), source=DEFAULT_CONFIG_NAME, base_dir=Path.cwd())
     config_path = Path(path)
     try:  # bounded, and refused unless a regular file: /dev/zero and a FIFO are refused at once
         text = read_bounded_text(config_path, limit_bytes=MAX_TOML_BYTES)
@@ -96,6 +96,11 @@ def parse_config(text: str, *, source: str, base_dir: Path) -> TableConfig:
         document = load_toml(text)
     except TomlRefused as error:
         raise ConfigError(f"{source}: not valid TOML: {error}") from None
+    return check_config(document, source=source, base_dir=base_dir)
+
+
+def check_config(document: dict[str, Any], *, source: str, base_dir: Path) -> TableConfig:
+    """Validate a configuration's document (its TOML as read)."""
     try:
         parsed = ConfigFile.model_validate(document)
         return _assemble(parsed, source=source, base_dir=base_dir)

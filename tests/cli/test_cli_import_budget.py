@@ -60,7 +60,14 @@ NEVER = (
     "shutil",
 )
 # And for one command: the journal's reader folds and prints, it never hashes (OpenSSL's load, ~2 ms).
-NEVER_BY_COMMAND: dict[str, tuple[str, ...]] = {"recall": ("hashlib", "_hashlib")}
+# And settling: it never hashes, never reads a zone (a round's settlement has no time) and parses no
+# TOML (issue 28: OpenSSL ~2 ms, zoneinfo with sysconfig ~2 ms, tomllib ~3 ms).
+_SETTLE_NEVER = ("hashlib", "_hashlib", "hmac", "zoneinfo", "sysconfig", "tomllib")
+NEVER_BY_COMMAND: dict[str, tuple[str, ...]] = {
+    "recall": ("hashlib", "_hashlib"),
+    "settle": _SETTLE_NEVER,
+    "settle --text": _SETTLE_NEVER,
+}
 RULES = (
     "controller.rules",
     "controller.rules.amounts",
@@ -294,6 +301,15 @@ def test_config_checking_a_table_stays_in_its_budget(given: bool, tmp_path: Path
     modules = loaded_by(["config", *(["--config", str(table)] if given else [])])
     assert "controller.config" in modules
     assert over_budget("config", modules) == {}
+
+
+def test_config_of_the_embedded_default_parses_no_toml(tmp_path: Path) -> None:
+    """The embedded default is checked from its document written out (controller/config.py
+    ``default_config_document``): no TOML parser on `flushtable config`'s path; a file still needs one."""
+    assert "tomllib" not in loaded_by(["config"])
+    table = tmp_path / "table.toml"
+    table.write_text(DEFAULT_CONFIG_TOML)
+    assert "tomllib" in loaded_by(["config", "--config", str(table)])
 
 
 def test_the_budget_sees_pydantic_or_the_hand_tables_come_back_to_config_and_recall() -> None:

@@ -52,6 +52,7 @@ from nats.js.client import JetStreamContext
 
 from controller.floor import checks, progressive_view, release
 from controller.floor.checks import TableProjection
+from controller.floor.in_progress import kept_in_progress
 from controller.floor.intake import Delivery, FloorClient
 from controller.floor.store import Batch, Connection, held_private, load_projection, stored_hash, write_batch
 from controller.locale import DEFAULT_PROPERTY, PropertySettings
@@ -69,6 +70,11 @@ __all__ = ["FloorConfig", "FloorService", "FloorStatus", "Incoming", "TableProje
 
 log = structlog.get_logger("flushtable.floor")
 _MAX_GAP_FILL = 20_000  # messages read back from the stream for one table at a time
+# How long the check that the consumer is still there waits for JetStream's answer (``Puller``).
+CONSUMER_CHECK_TIMEOUT_S = 1.0
+# A batch taken longer than this sends ``+WPI`` for its messages (controller/floor/in_progress.py): a
+# third of the shortest ack_wait a floor consumer is given (1.5 s), and nothing sent by a shorter batch.
+IN_PROGRESS_INTERVAL_S = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,6 +310,14 @@ class Puller:
         if self._error is not None:
             # The messages delivered before it are not handed over: unacked, the consumer redelivers them.
             error, self._error = self._error, None
+            if isinstance(error, nats.js.errors.ServiceUnavailableError):
+                await self._consumer_is_there()  # raises if the consumer is gone
+                # No responders while the consumer is there (or its info unanswered): its leader is
+                # being elected after a node's loss. Pulled again on this connection after a pause of
+                # one request's wait; ending the connection for it (reconnecting, backing off) held a
+                # partition's commits for seconds after its leader's node was killed.
+                await asyncio.sleep(max_wait_s)  # a retry's pause, not a wait for anything
+                return []
             raise error
         messages, self._messages = self._messages[:batch], self._messages[batch:]
         return messages
@@ -314,8 +328,18 @@ class Puller:
         nowhere: a consumer deleted while no request of ours was waiting is told to nobody (the 409
         Consumer Deleted goes to waiting requests only), and nats-server 2.9 answers a request to a
         missing consumer with silence, not 503 (the account's ``$JS.API.>`` import has interest in
-        every subject under it). Asked here, where the API's answer is certain."""
-        await self._client.jetstream().consumer_info(STREAM_NAME, self._consumer)
+        every subject under it). Asked here, where the API's answer is certain.
+
+        Unanswered within CONSUMER_CHECK_TIMEOUT_S (a consumer's leader being elected after a node's
+        loss: the pull request went unanswered for the same reason), the next pull asks again on the
+        same connection: a timeout here used to end the connection after nats-py's 5 s, and the
+        reconnection's first check could wait 5 s more (controller/floor/workers.py's measurements)."""
+        try:
+            await self._client.jetstream(timeout=CONSUMER_CHECK_TIMEOUT_S).consumer_info(
+                STREAM_NAME, self._consumer
+            )
+        except TimeoutError:
+            log.info("floor_consumer_check_unanswered", consumer=self._consumer)
 
     async def _request(
         self, batch: int, options: dict[str, object], max_wait_s: float, *, wanted: int
@@ -377,8 +401,13 @@ class FloorService:
         rng: random.Random | None = None,
         owns: Owns | None = None,
         fence: Fence | None = None,
+        in_progress_interval_s: float = IN_PROGRESS_INTERVAL_S,
     ) -> None:
         self.config = config
+        # A batch still being taken after this long tells JetStream so (``+WPI``), again each interval,
+        # so it is not redelivered meanwhile (controller/floor/in_progress.py); at most a third of the
+        # consumer's ack_wait (a partitioned worker passes its consumer's).
+        self._in_progress_interval_s = in_progress_interval_s
         # A partitioned worker's (controller/floor/workers.py): which tables are this service's, and
         # the lease check each commit makes. Both None: the one-worker floor, every table, no check.
         self._owns = owns
@@ -455,7 +484,12 @@ class FloorService:
                                 last_sweep_s = time.monotonic()
                                 # Only when the consumer has nothing left to deliver: then a table's tail
                                 # beyond what the floor took was skipped, not merely not yet delivered.
-                                info = await js.consumer_info(STREAM_NAME, self.config.consumer)
+                                try:
+                                    info = await client.jetstream(
+                                        timeout=CONSUMER_CHECK_TIMEOUT_S
+                                    ).consumer_info(STREAM_NAME, self.config.consumer)
+                                except TimeoutError:
+                                    continue  # unanswered (a leader election): the next idle turn asks
                                 if not info.num_pending and not info.num_ack_pending:
                                     delivered = info.delivered.stream_seq if info.delivered else None
                                     await self.sweep(connection, through_stream_seq=delivered)
@@ -517,7 +551,10 @@ class FloorService:
         incoming = sorted(map(Incoming.of, messages), key=_by_stream_seq)
         replies = [message.reply for message in messages]
         try:
-            async with connection.transaction():
+            async with (
+                kept_in_progress(client, replies, self._in_progress_interval_s),
+                connection.transaction(),
+            ):
                 batch = Batch()
                 for one in incoming:
                     await self._take(connection, batch, one)

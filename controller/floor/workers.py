@@ -43,7 +43,7 @@ import math
 import ssl
 import time
 import zlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import nats.errors
@@ -56,7 +56,14 @@ from nats.js.client import JetStreamContext
 from nats.js.kv import KeyValue
 
 from controller.errors import UserError
-from controller.floor.service import Fence, Fenced, FloorConfig, FloorService, table_of_subject
+from controller.floor.service import (
+    IN_PROGRESS_INTERVAL_S,
+    Fence,
+    Fenced,
+    FloorConfig,
+    FloorService,
+    table_of_subject,
+)
 from controller.floor.store import Connection
 from controller.floor.stream import MAX_ACK_PENDING
 from controller.uplink.wire import LEASE_BUCKET, STREAM_NAME, SUBJECT_ROOT
@@ -84,6 +91,14 @@ log = structlog.get_logger("flushtable.floor.workers")
 
 MEMBERS_KEY = "workers"
 DEFAULT_LEASE_TTL_S = 6.0
+# The lease loop's JetStream requests (the bucket's reads and writes, stream and consumer info) wait this
+# long, not nats-py's 5 s: after a node's loss the first requests go unanswered while the bucket's and
+# the stream's leaders are elected, and each waited its 5 s once (docs/floor.md "Measured: workers on
+# the cluster"). A renewal that timed out is sent again (``_renew``) until the lease TTL has run out.
+LEASE_REQUEST_TIMEOUT_S = 1.5
+# While another worker's beat has stopped moving (it may be dead), the loop ticks this often instead of
+# every renew interval, so that its partitions are taken as soon as their keys expire.
+SUSPECT_TICK_S = 0.5
 MAX_LEASE_TTL_S = 300.0
 MAX_PARTITIONS = 256
 
@@ -158,7 +173,10 @@ def _partition_consumer_config(
 
 
 async def sync_partition_consumer(
-    js: JetStreamContext, partition: int, partitions: int, subjects: Iterable[str]
+    js: JetStreamContext,
+    partition: int,
+    partitions: int,
+    subjects: Iterable[str] | Callable[[], Awaitable[Iterable[str]]],
 ) -> list[str]:
     """Make the partition's consumer deliver every table of the partition in ``subjects``; returns its
     filter. A consumer's filter can be changed in place, but the change does not go back: a new
@@ -174,6 +192,10 @@ async def sync_partition_consumer(
     current = list(config.filter_subjects or ([config.filter_subject] if config.filter_subject else [">"]))
     if any("*" in p or ">" in p for p in current):
         return current  # delivered every table (``ensure_partitions(..., by_table=False)``): nothing to add
+    if callable(subjects):
+        # Read only when needed: the stream's subject list is one entry per table (a large answer on a
+        # large floor), and a new holder waits for it before its partition's service starts.
+        subjects = await subjects()
     wanted = [s for s in partition_filter(subjects, partition, partitions) if s != NO_TABLE_SUBJECT]
     added = [s for s in wanted if s not in current]
     if not added:
@@ -451,6 +473,27 @@ async def record_nodes(connection: Connection, js: JetStreamContext, worker: str
 # --- the worker -------------------------------------------------------------------------------------
 
 
+def _setter(event: asyncio.Event) -> Callable[[], Awaitable[None]]:
+    """A nats-py callback (disconnected, closed) that sets ``event``."""
+
+    async def set_it() -> None:
+        event.set()
+
+    return set_it
+
+
+async def _wait_either(first: asyncio.Event, second: asyncio.Event, timeout_s: float) -> None:
+    """Until either event is set, or ``timeout_s`` (in this task: see controller/waits.py)."""
+    if first.is_set() or second.is_set():
+        return
+    waits = [asyncio.ensure_future(first.wait()), asyncio.ensure_future(second.wait())]
+    try:
+        await asyncio.wait(waits, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiting in waits:
+            waiting.cancel()
+
+
 @dataclass
 class _Held:
     partition: int
@@ -460,6 +503,9 @@ class _Held:
     service: FloorService
     stop: asyncio.Event
     task: asyncio.Task[None]
+    # A renewal was sent and not answered: it may have been written (the key then at a revision this
+    # worker has not heard of). Cleared at the next renewal answered.
+    unconfirmed: bool = False
 
 
 @dataclass
@@ -470,6 +516,18 @@ class WorkerStatus:
     ticks: int = 0
     last_error: str = ""
 
+
+# A request the cluster did not answer (a leader being elected, a node lost): sent again, the connection
+# kept. A closed connection is not among them: the loop connects again (to any node).
+_UNANSWERED: tuple[type[BaseException], ...] = (
+    TimeoutError,
+    nats.errors.NoRespondersError,
+    nats.js.errors.NoStreamResponseError,
+    nats.js.errors.ServiceUnavailableError,
+)
+# A renewal is tried at most this many times a tick (each bounded by LEASE_REQUEST_TIMEOUT_S), and never
+# once the lease TTL has run out since its last renewal.
+_RENEW_ATTEMPTS = 6
 
 _LEASE_ERRORS: tuple[type[BaseException], ...] = (
     nats.errors.Error,
@@ -506,6 +564,21 @@ class FloorWorker:
     def share(self) -> int:
         return math.ceil(self.settings.partitions / len(self.live_workers()))
 
+    def next_tick_in_s(self) -> float:
+        """The renew interval; SUSPECT_TICK_S while another worker's beat has not moved for more than
+        1.5 renew intervals and it is not yet past being live plus two intervals: it may be dead, and
+        its partitions are free once their keys expire (TTL after its last renewal), which the next tick
+        should see at once rather than up to a renew interval later (the killed worker's tables wait
+        for it: docs/floor.md "Measured: workers on the cluster")."""
+        now = self.clock()
+        interval_s = self.settings.renew_interval_s
+        suspect_from_s = 1.5 * interval_s
+        suspect_until_s = self.settings.lease_ttl_s + 2 * interval_s
+        for name, (_, moved_s) in self._beats.items():
+            if name != self.settings.worker and suspect_from_s < now - moved_s <= suspect_until_s:
+                return min(SUSPECT_TICK_S, interval_s)
+        return interval_s
+
     def _preference(self, partition: int) -> int:
         # Each worker tries free partitions in an order of its own: two starting at once mostly try
         # different ones first (fewer lost creates), and a worker tends to get the same ones back.
@@ -517,6 +590,10 @@ class FloorWorker:
             while not stop.is_set():
                 client: Client | None = None
                 connection: Connection | None = None
+                # Set when the connection drops (its node lost): the loop connects again to another node
+                # at once, not at its next tick (a renew interval later).
+                woken = asyncio.Event()
+                wake = _setter(woken)
                 try:
                     client = await nats.connect(
                         servers=list(self.config.servers),
@@ -527,9 +604,11 @@ class FloorWorker:
                         allow_reconnect=False,
                         connect_timeout=5,
                         name=f"flushtable-floor-leases-{self.settings.worker}",
+                        disconnected_cb=wake,
+                        closed_cb=wake,
                     )
                     connection = await psycopg.AsyncConnection.connect(self.config.dsn, autocommit=True)
-                    js = client.jetstream()
+                    js = client.jetstream(timeout=LEASE_REQUEST_TIMEOUT_S)
                     kv = await js.key_value(LEASE_BUCKET)
                     await check_bucket_ttl(kv, self.settings.lease_ttl_s)
                     log.info("floor_worker_started", worker=self.settings.worker,
@@ -537,7 +616,9 @@ class FloorWorker:
                     backoff_s = self.config.backoff_initial_s
                     while not stop.is_set():
                         await self.tick(kv, js, connection)
-                        await wait_event(stop, self.settings.renew_interval_s)
+                        await _wait_either(stop, woken, self.next_tick_in_s())
+                        if woken.is_set():
+                            raise nats.errors.ConnectionClosedError
                 except _LEASE_ERRORS as error:
                     self.status.last_error = f"{type(error).__name__}: {error}"[:300]
                     log.warning(
@@ -569,7 +650,13 @@ class FloorWorker:
                 log.warning("floor_worker_slow_tick", worker=self.settings.worker, seconds=round(took_s, 2))
 
     async def _tick(self, kv: KeyValue, js: JetStreamContext, connection: Connection) -> None:
-        await self._beat_once(kv)
+        try:
+            await self._beat_once(kv)
+        except _UNANSWERED as error:
+            # The renewals matter more than the beat (a missed beat only looks stale for a while): they
+            # go on, each retried (``_renew``).
+            log.warning("floor_worker_beat_unanswered", worker=self.settings.worker,
+                        error=f"{type(error).__name__}: {error}"[:200])  # fmt: skip
         for held in [h for h in self.held.values() if h.task.done()]:  # fenced, or ended: given back
             await self._release(kv, held, reason="service_ended")
         # Renewed together (the bucket's round trips overlap): a worker's event loop is shared with its
@@ -642,13 +729,45 @@ class FloorWorker:
         return json.dumps({"worker": self.settings.worker}).encode()
 
     async def _renew(self, kv: KeyValue, held: _Held) -> str | None:
-        """Renew the lease in the bucket at its own revision; None, or why it is lost."""
+        """Renew the lease in the bucket at its own revision; None, or why it is lost. A request the
+        cluster did not answer (a leader election after a node's loss) is sent again at once, each
+        bounded by LEASE_REQUEST_TIMEOUT_S, while the TTL since the last renewal has not run out: one
+        unanswered request no longer costs the tick (and the next tick's reconnection) the lease."""
+        key = lease_key(held.partition)
+        for _ in range(_RENEW_ATTEMPTS):
+            try:
+                held.revision = await kv.update(key, self._value(), last=held.revision)
+            except (nats.js.errors.KeyWrongLastSequenceError, nats.js.errors.KeyNotFoundError):
+                if held.unconfirmed and await self._adopt_own_write(kv, held):
+                    continue  # renewed again from the revision the unanswered write made
+                since_s = self.clock() - held.renewed_s
+                return (
+                    f"the key is no longer at this worker's revision ({since_s:.1f} s since the last renewal)"
+                )
+            except _UNANSWERED:
+                held.unconfirmed = True
+                if self.clock() - held.renewed_s >= self.settings.lease_ttl_s:
+                    raise
+                continue
+            held.unconfirmed = False
+            return None
+        raise TimeoutError(f"partition {held.partition}: {_RENEW_ATTEMPTS} renewals unanswered")
+
+    async def _adopt_own_write(self, kv: KeyValue, held: _Held) -> bool:
+        """After an unanswered renewal: whether the key's newer revision is that renewal's (the key
+        names this worker, its revision above the one renewed from); then it is taken as the lease's
+        revision. Another worker's create needs the key gone first and writes its own name, so a key
+        naming this worker past its last known revision is this worker's write. Safe either way: the
+        commits are fenced by the epoch in PostgreSQL (``fence_for``), which this does not touch."""
         try:
-            held.revision = await kv.update(lease_key(held.partition), self._value(), last=held.revision)
-        except (nats.js.errors.KeyWrongLastSequenceError, nats.js.errors.KeyNotFoundError):
-            since_s = self.clock() - held.renewed_s
-            return f"the key is no longer at this worker's revision ({since_s:.1f} s since the last renewal)"
-        return None
+            entry = await kv.get(lease_key(held.partition))
+        except nats.js.errors.KeyNotFoundError:
+            return False
+        if entry.value != self._value() or entry.revision is None or entry.revision <= held.revision:
+            return False
+        held.revision = entry.revision
+        held.unconfirmed = False
+        return True
 
     async def _try_acquire(
         self, kv: KeyValue, js: JetStreamContext, connection: Connection, partition: int
@@ -687,7 +806,7 @@ class FloorWorker:
             return
         try:
             self._filters[partition] = await sync_partition_consumer(
-                js, partition, self.settings.partitions, await self._table_subjects(js)
+                js, partition, self.settings.partitions, lambda: self._table_subjects(js)
             )
         except BaseException:
             with contextlib.suppress(*_LEASE_ERRORS):
@@ -707,6 +826,11 @@ class FloorWorker:
             service_config,
             owns=lambda table_id: partition_of(table_id, partitions) == partition,
             fence=fence_for(partition, epoch),
+            # +WPI within a third of the partition consumer's ack_wait (the lease TTL): a batch held up
+            # (PostgreSQL slow, a lock) is not redelivered while it is taken.
+            in_progress_interval_s=min(
+                IN_PROGRESS_INTERVAL_S, partition_ack_wait_s(self.settings.lease_ttl_s) / 3
+            ),
         )
         service_stop = asyncio.Event()
         task = asyncio.create_task(service.run(service_stop), name=f"floor-partition-{partition}")

@@ -177,6 +177,8 @@ async def sync_partition_consumer(
     partition: int,
     partitions: int,
     subjects: Iterable[str] | Callable[[], Awaitable[Iterable[str]]],
+    *,
+    rewind_unacked: bool = False,
 ) -> list[str]:
     """Make the partition's consumer deliver every table of the partition in ``subjects``; returns its
     filter. A consumer's filter can be changed in place, but the change does not go back: a new
@@ -185,22 +187,31 @@ async def sync_partition_consumer(
     the stream no longer lists keeps its place), starting at the earliest of the new tables' first
     messages and the old consumer's ack floor + 1: nothing unacknowledged is passed over, and what the
     floor already holds comes again as resends (idempotent by (table, seq)). Run only by the
-    partition's lease holder, its service stopped; a stale holder doing it too only rewinds more."""
+    partition's lease holder, its service stopped; a stale holder doing it too only rewinds more.
+
+    ``rewind_unacked`` (a new holder taking the partition): a consumer with messages delivered and not
+    acked (to the previous holder, dead or stopped mid-batch) is made again from its ack floor + 1 with
+    the same filter, so they are delivered again at once; left alone they came back only after the
+    consumer's ``ack_wait`` from their delivery, and the partition's tables waited for them (each
+    table's entries are taken in order)."""
     name = partition_consumer(partition, partitions)
     info = await js.consumer_info(STREAM_NAME, name)
     config = info.config
     current = list(config.filter_subjects or ([config.filter_subject] if config.filter_subject else [">"]))
-    if any("*" in p or ">" in p for p in current):
-        return current  # delivered every table (``ensure_partitions(..., by_table=False)``): nothing to add
-    if callable(subjects):
-        # Read only when needed: the stream's subject list is one entry per table (a large answer on a
-        # large floor), and a new holder waits for it before its partition's service starts.
-        subjects = await subjects()
-    wanted = [s for s in partition_filter(subjects, partition, partitions) if s != NO_TABLE_SUBJECT]
-    added = [s for s in wanted if s not in current]
-    if not added:
+    rewind = rewind_unacked and bool(info.num_ack_pending)
+    added: list[str] = []
+    filters = current
+    if not any("*" in p or ">" in p for p in current):  # else every table is delivered: nothing to add
+        if callable(subjects):
+            # Read only when needed: the stream's subject list is one entry per table (a large answer
+            # on a large floor), and a new holder waits for it before its partition's service starts.
+            subjects = await subjects()
+        wanted = [s for s in partition_filter(subjects, partition, partitions) if s != NO_TABLE_SUBJECT]
+        added = [s for s in wanted if s not in current]
+        if added:
+            filters = sorted({p for p in current if p != NO_TABLE_SUBJECT} | set(wanted))
+    if not added and not rewind:
         return current
-    filters = sorted({p for p in current if p != NO_TABLE_SUBJECT} | set(wanted))
     start_seq = (info.ack_floor.stream_seq if info.ack_floor else 0) + 1
     for subject in added:
         try:
@@ -220,8 +231,8 @@ async def sync_partition_consumer(
             start_seq=start_seq,
         ),
     )
-    log.info("floor_partition_consumer_widened", partition=partition, tables_added=len(added),
-             tables=len(filters), start_stream_seq=start_seq)  # fmt: skip
+    log.info("floor_partition_consumer_remade", partition=partition, tables_added=len(added),
+             tables=len(filters), start_stream_seq=start_seq, unacked=info.num_ack_pending)  # fmt: skip
     return filters
 
 
@@ -806,7 +817,7 @@ class FloorWorker:
             return
         try:
             self._filters[partition] = await sync_partition_consumer(
-                js, partition, self.settings.partitions, lambda: self._table_subjects(js)
+                js, partition, self.settings.partitions, lambda: self._table_subjects(js), rewind_unacked=True
             )
         except BaseException:
             with contextlib.suppress(*_LEASE_ERRORS):

@@ -58,7 +58,6 @@ from nats.js.kv import KeyValue
 from controller.errors import UserError
 from controller.floor.service import (
     IN_PROGRESS_INTERVAL_S,
-    Fence,
     Fenced,
     FloorConfig,
     FloorService,
@@ -72,12 +71,14 @@ from controller.waits import close_quietly, wait_event
 __all__ = [
     "FloorWorker",
     "LeaseTtlMismatch",
+    "PartitionFence",
     "PartitionsMismatch",
     "WorkerSettings",
     "check_bucket_ttl",
     "claim_epoch",
     "ensure_partitions",
     "fence_for",
+    "move_epoch",
     "partition_ack_wait_s",
     "partition_consumer",
     "partition_filter",
@@ -96,9 +97,13 @@ DEFAULT_LEASE_TTL_S = 6.0
 # the stream's leaders are elected, and each waited its 5 s once (docs/floor.md "Measured: workers on
 # the cluster"). A renewal that timed out is sent again (``_renew``) until the lease TTL has run out.
 LEASE_REQUEST_TIMEOUT_S = 1.5
+UNANSWERED_RETRY_S = 0.25  # the pause before a request answered "no responders" is sent again
 # While another worker's beat has stopped moving (it may be dead), the loop ticks this often instead of
 # every renew interval, so that its partitions are taken as soon as their keys expire.
 SUSPECT_TICK_S = 0.5
+# A service whose lease the loop could not renew for this many TTLs is stopped (the loop cut off from
+# NATS): its commits are fenced anyway once another worker claims the partition.
+DROP_AFTER_TTLS = 5
 MAX_LEASE_TTL_S = 300.0
 MAX_PARTITIONS = 256
 
@@ -177,8 +182,6 @@ async def sync_partition_consumer(
     partition: int,
     partitions: int,
     subjects: Iterable[str] | Callable[[], Awaitable[Iterable[str]]],
-    *,
-    rewind_unacked: bool = False,
 ) -> list[str]:
     """Make the partition's consumer deliver every table of the partition in ``subjects``; returns its
     filter. A consumer's filter can be changed in place, but the change does not go back: a new
@@ -187,18 +190,11 @@ async def sync_partition_consumer(
     the stream no longer lists keeps its place), starting at the earliest of the new tables' first
     messages and the old consumer's ack floor + 1: nothing unacknowledged is passed over, and what the
     floor already holds comes again as resends (idempotent by (table, seq)). Run only by the
-    partition's lease holder, its service stopped; a stale holder doing it too only rewinds more.
-
-    ``rewind_unacked`` (a new holder taking the partition): a consumer with messages delivered and not
-    acked (to the previous holder, dead or stopped mid-batch) is made again from its ack floor + 1 with
-    the same filter, so they are delivered again at once; left alone they came back only after the
-    consumer's ``ack_wait`` from their delivery, and the partition's tables waited for them (each
-    table's entries are taken in order)."""
+    partition's lease holder, its service stopped; a stale holder doing it too only rewinds more."""
     name = partition_consumer(partition, partitions)
     info = await js.consumer_info(STREAM_NAME, name)
     config = info.config
     current = list(config.filter_subjects or ([config.filter_subject] if config.filter_subject else [">"]))
-    rewind = rewind_unacked and bool(info.num_ack_pending)
     added: list[str] = []
     filters = current
     if not any("*" in p or ">" in p for p in current):  # else every table is delivered: nothing to add
@@ -210,7 +206,7 @@ async def sync_partition_consumer(
         added = [s for s in wanted if s not in current]
         if added:
             filters = sorted({p for p in current if p != NO_TABLE_SUBJECT} | set(wanted))
-    if not added and not rewind:
+    if not added:
         return current
     start_seq = (info.ack_floor.stream_seq if info.ack_floor else 0) + 1
     for subject in added:
@@ -231,8 +227,8 @@ async def sync_partition_consumer(
             start_seq=start_seq,
         ),
     )
-    log.info("floor_partition_consumer_remade", partition=partition, tables_added=len(added),
-             tables=len(filters), start_stream_seq=start_seq, unacked=info.num_ack_pending)  # fmt: skip
+    log.info("floor_partition_consumer_widened", partition=partition, tables_added=len(added),
+             tables=len(filters), start_stream_seq=start_seq)  # fmt: skip
     return filters
 
 
@@ -434,22 +430,49 @@ async def renew_epochs(connection: Connection, epochs: dict[int, int]) -> set[in
         return {int(row[0]) for row in await cursor.fetchall()}
 
 
-def fence_for(partition: int, epoch: int) -> Fence:
+@dataclass
+class PartitionFence:
     """The check each commit of the partition's service makes, in its own transaction: the row locked
-    until the commit (a newer claim waits for it), and the commit refused unless the epoch is its own."""
+    until the commit (a newer claim waits for it), and the commit refused unless the row's epoch is one
+    of ``epochs``: this worker's for the partition. Two only while the worker moves its own lease to a
+    new epoch in place (``move_epoch``: the key expired while the bucket had no leader, PostgreSQL
+    still holding this worker's epoch); no other worker's epoch is ever in it."""
 
-    async def fence(connection: Connection) -> None:
+    partition: int
+    epochs: set[int]
+
+    async def __call__(self, connection: Connection) -> None:
         row = await (
             await connection.execute(
                 "SELECT epoch, worker FROM floor_partition_leases WHERE partition = %s FOR UPDATE",
-                (partition,),
+                (self.partition,),
             )
         ).fetchone()
-        if row is None or int(row[0]) != epoch:
+        if row is None or int(row[0]) not in self.epochs:
             holder = "nobody" if row is None else f"epoch {row[0]} of worker {row[1]}"
-            raise Fenced(f"partition {partition}: this lease's epoch {epoch} is not the newest ({holder})")
+            mine, partition = max(self.epochs), self.partition
+            raise Fenced(f"partition {partition}: this lease's epoch {mine} is not the newest ({holder})")
 
-    return fence
+
+def fence_for(partition: int, epoch: int) -> PartitionFence:
+    """The fence of a service holding the partition at ``epoch`` (``PartitionFence``)."""
+    return PartitionFence(partition, {epoch})
+
+
+async def move_epoch(connection: Connection, partition: int, old: int, new: int, worker: str) -> bool:
+    """Move the partition's epoch from ``old`` to ``new`` for ``worker``, only while PostgreSQL still
+    holds ``old`` of that worker (nobody claimed it meanwhile); False otherwise. Waits, like a claim,
+    for a commit holding the row's lock."""
+    async with connection.transaction():
+        row = await (
+            await connection.execute(
+                "UPDATE floor_partition_leases SET epoch = %s, acquired_utc = clock_timestamp(), "
+                "renewed_utc = clock_timestamp() WHERE partition = %s AND epoch = %s AND worker = %s "
+                "AND %s > epoch RETURNING epoch",
+                (new, partition, old, worker, new),
+            )
+        ).fetchone()
+    return row is not None
 
 
 async def record_nodes(connection: Connection, js: JetStreamContext, worker: str) -> None:
@@ -514,6 +537,7 @@ class _Held:
     service: FloorService
     stop: asyncio.Event
     task: asyncio.Task[None]
+    fence: PartitionFence
     # A renewal was sent and not answered: it may have been written (the key then at a revision this
     # worker has not heard of). Cleared at the next renewal answered.
     unconfirmed: bool = False
@@ -636,8 +660,11 @@ class FloorWorker:
                         "floor_worker_retry", worker=self.settings.worker, error=self.status.last_error
                     )
                 finally:
-                    # Unrenewed leases are not ours for long: a service whose lease has surely expired
-                    # stops here (its fence would refuse its commits anyway).
+                    # The services run on while the loop connects again: a lease the bucket let expire
+                    # meanwhile (its leader's node lost: no renewal could be written) is taken again in
+                    # place at the next tick (``_retake``) if nobody claimed it, and a service whose
+                    # partition another worker claimed is refused at its next commit (its fence).
+                    # Stopped only after DROP_AFTER_TTLS TTLs unrenewed (this worker cut off).
                     await self._drop_expired()
                     await close_quietly(
                         connection.close() if connection else None, client.close() if client else None
@@ -661,13 +688,7 @@ class FloorWorker:
                 log.warning("floor_worker_slow_tick", worker=self.settings.worker, seconds=round(took_s, 2))
 
     async def _tick(self, kv: KeyValue, js: JetStreamContext, connection: Connection) -> None:
-        try:
-            await self._beat_once(kv)
-        except _UNANSWERED as error:
-            # The renewals matter more than the beat (a missed beat only looks stale for a while): they
-            # go on, each retried (``_renew``).
-            log.warning("floor_worker_beat_unanswered", worker=self.settings.worker,
-                        error=f"{type(error).__name__}: {error}"[:200])  # fmt: skip
+        await self._beat_unless_unanswered(kv)
         for held in [h for h in self.held.values() if h.task.done()]:  # fenced, or ended: given back
             await self._release(kv, held, reason="service_ended")
         # Renewed together (the bucket's round trips overlap): a worker's event loop is shared with its
@@ -683,6 +704,8 @@ class FloorWorker:
             lost = lost_in_bucket
             if lost is None and held.partition not in current:
                 lost = "PostgreSQL holds a newer epoch"
+            elif lost is not None and not held.task.done() and await self._retake(kv, connection, held):
+                lost = None
             if lost is None:
                 held.renewed_s = sent_s
             else:
@@ -706,6 +729,15 @@ class FloorWorker:
         if 0 in self.held:  # one worker reports the nodes (the holder of partition 0)
             with contextlib.suppress(*_LEASE_ERRORS):
                 await record_nodes(connection, js, self.settings.worker)
+
+    async def _beat_unless_unanswered(self, kv: KeyValue) -> None:
+        try:
+            await self._beat_once(kv)
+        except _UNANSWERED as error:
+            # The renewals matter more than the beat (a missed beat only looks stale for a while): they
+            # go on, each retried (``_renew``).
+            log.warning("floor_worker_beat_unanswered", worker=self.settings.worker,
+                        error=f"{type(error).__name__}: {error}"[:200])  # fmt: skip
 
     async def _beat_once(self, kv: KeyValue) -> None:
         now = self.clock()
@@ -755,14 +787,43 @@ class FloorWorker:
                 return (
                     f"the key is no longer at this worker's revision ({since_s:.1f} s since the last renewal)"
                 )
-            except _UNANSWERED:
+            except _UNANSWERED as error:
                 held.unconfirmed = True
                 if self.clock() - held.renewed_s >= self.settings.lease_ttl_s:
                     raise
+                if not isinstance(error, TimeoutError):
+                    # No responders comes at once (no leader yet): a pause, so the attempts span the
+                    # election rather than a fraction of a second (a retry's pause, not a wait).
+                    await asyncio.sleep(UNANSWERED_RETRY_S)
                 continue
             held.unconfirmed = False
             return None
         raise TimeoutError(f"partition {held.partition}: {_RENEW_ATTEMPTS} renewals unanswered")
+
+    async def _retake(self, kv: KeyValue, connection: Connection, held: _Held) -> bool:
+        """The key is gone (expired while the bucket had no leader: its node lost, an election of 4-9 s
+        against a 6 s TTL) or at another revision; whether this worker took it again in place, its
+        service kept running: the key created anew (one winner, as any acquisition) and PostgreSQL's
+        epoch moved from this worker's own to the new one (``move_epoch``; refused if anyone claimed
+        the partition meanwhile). Before, the service was stopped and a new one started from nothing
+        (its connections, its tables' state read back) after every such loss."""
+        key = lease_key(held.partition)
+        try:
+            revision = await kv.create(key, self._value())
+        except nats.js.errors.KeyWrongLastSequenceError:
+            return False  # another worker's key
+        held.fence.epochs.add(revision)  # accepted from the moment PostgreSQL may hold it
+        if not await move_epoch(connection, held.partition, held.epoch, revision, self.settings.worker):
+            held.fence.epochs.discard(revision)
+            with contextlib.suppress(*_LEASE_ERRORS):
+                await kv.delete(key, last=revision)
+            return False
+        held.fence.epochs.intersection_update({revision})
+        log.warning("floor_lease_retaken", worker=self.settings.worker, partition=held.partition,
+                    epoch=revision, previous_epoch=held.epoch)  # fmt: skip
+        held.epoch = held.revision = revision
+        held.unconfirmed = False
+        return True
 
     async def _adopt_own_write(self, kv: KeyValue, held: _Held) -> bool:
         """After an unanswered renewal: whether the key's newer revision is that renewal's (the key
@@ -817,7 +878,7 @@ class FloorWorker:
             return
         try:
             self._filters[partition] = await sync_partition_consumer(
-                js, partition, self.settings.partitions, lambda: self._table_subjects(js), rewind_unacked=True
+                js, partition, self.settings.partitions, lambda: self._table_subjects(js)
             )
         except BaseException:
             with contextlib.suppress(*_LEASE_ERRORS):
@@ -833,10 +894,11 @@ class FloorWorker:
         service_config = dataclasses.replace(
             self.config, consumer=partition_consumer(partition, partitions), side_duties=partition == 0
         )
+        fence = fence_for(partition, epoch)
         service = FloorService(
             service_config,
             owns=lambda table_id: partition_of(table_id, partitions) == partition,
-            fence=fence_for(partition, epoch),
+            fence=fence,
             # +WPI within a third of the partition consumer's ack_wait (the lease TTL): a batch held up
             # (PostgreSQL slow, a lock) is not redelivered while it is taken.
             in_progress_interval_s=min(
@@ -845,7 +907,7 @@ class FloorWorker:
         )
         service_stop = asyncio.Event()
         task = asyncio.create_task(service.run(service_stop), name=f"floor-partition-{partition}")
-        return _Held(partition, epoch, revision, self.clock(), service, service_stop, task)
+        return _Held(partition, epoch, revision, self.clock(), service, service_stop, task, fence)
 
     async def _warn_slow_ack_wait(self, js: JetStreamContext, partition: int) -> None:
         """A partition consumer's ``ack_wait`` above the takeover bound (one made at the one-worker
@@ -935,7 +997,7 @@ class FloorWorker:
     async def _drop_expired(self) -> None:
         now = self.clock()
         for held in list(self.held.values()):
-            if now - held.renewed_s >= self.settings.lease_ttl_s:
+            if now - held.renewed_s >= DROP_AFTER_TTLS * self.settings.lease_ttl_s:
                 self._stop_service(held)
                 self.held.pop(held.partition, None)
                 self.status.lost += 1

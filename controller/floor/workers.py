@@ -26,11 +26,19 @@
   above its share releases partitions, one below takes free ones.
 
 A dead worker's partitions are free once their keys expire (at most ``lease_ttl_s`` after its last
-renewal) and taken by a live worker at its next tick (``renew_interval_s``): the move takes at most
-``lease_ttl_s + 2 * renew_interval_s`` (the second interval: its beat is seen stale after the TTL too).
-The messages the dead worker had pulled and not acked come back after the partition consumer's
-``ack_wait``, which is therefore the lease TTL (``partition_ack_wait_s``), inside that bound: a killed
-worker's tables are committed again within ``takeover_bound_s`` (10 s at the defaults) plus one pull.
+renewal) and taken by a live worker at its next tick (``renew_interval_s``; every ``SUSPECT_TICK_S``
+while a peer's beat has stalled): the move takes at most ``lease_ttl_s + 2 * renew_interval_s`` (the
+second interval: its beat is seen stale after the TTL too). The messages the dead worker had pulled and
+not acked come back after the partition consumer's ``ack_wait``, half the lease TTL
+(``partition_ack_wait_s``): before the move, so a killed worker's tables are committed again within
+``takeover_bound_s`` (10 s at the defaults) plus one pull. A batch outlasting ``ack_wait`` is kept in
+progress (``+WPI``, controller/floor/in_progress.py), not redelivered.
+
+**Through a node's loss** (docs/floor.md "The lease loop through a node's loss"): the bucket, like the
+stream, has no leader for nats-server's raft election (4-9 s) and cannot be written by anybody: the
+loop's requests are short and retried, the loop reconnects as soon as its connection closes, and a key
+that expired meanwhile is taken again in place (``_retake``) while PostgreSQL still holds this
+worker's epoch, the partition's service kept running.
 """
 
 from __future__ import annotations

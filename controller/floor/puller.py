@@ -9,6 +9,7 @@ import asyncio
 import json
 
 import nats.js.errors
+import structlog
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.js.client import JetStreamContext
@@ -16,6 +17,10 @@ from nats.js.client import JetStreamContext
 from controller.floor.intake import Delivery, FloorClient
 from controller.uplink.wire import FLOOR_CONSUMER, STREAM_NAME
 from controller.waits import wait_event
+
+log = structlog.get_logger("flushtable.floor")
+# How long the check that the consumer is still there waits for JetStream's answer (``Puller``).
+CONSUMER_CHECK_TIMEOUT_S = 1.0
 
 __all__ = ["ACK", "NAK", "Puller", "pull_status_error"]
 
@@ -129,6 +134,14 @@ class Puller:
         if self._error is not None:
             # The messages delivered before it are not handed over: unacked, the consumer redelivers them.
             error, self._error = self._error, None
+            if isinstance(error, nats.js.errors.ServiceUnavailableError):
+                await self._consumer_is_there()  # raises if the consumer is gone
+                # No responders while the consumer is there (or its info unanswered): its leader is
+                # being elected after a node's loss. Pulled again on this connection after a pause of
+                # one request's wait; ending the connection for it (reconnecting, backing off) held a
+                # partition's commits for seconds after its leader's node was killed.
+                await asyncio.sleep(max_wait_s)  # a retry's pause, not a wait for anything
+                return []
             raise error
         messages, self._messages = self._messages[:batch], self._messages[batch:]
         return messages
@@ -139,8 +152,18 @@ class Puller:
         nowhere: a consumer deleted while no request of ours was waiting is told to nobody (the 409
         Consumer Deleted goes to waiting requests only), and nats-server 2.9 answers a request to a
         missing consumer with silence, not 503 (the account's ``$JS.API.>`` import has interest in
-        every subject under it). Asked here, where the API's answer is certain."""
-        await self._client.jetstream().consumer_info(STREAM_NAME, self._consumer)
+        every subject under it). Asked here, where the API's answer is certain.
+
+        Unanswered within CONSUMER_CHECK_TIMEOUT_S (a consumer's leader being elected after a node's
+        loss: the pull request went unanswered for the same reason), the next pull asks again on the
+        same connection: a timeout here used to end the connection after nats-py's 5 s, and the
+        reconnection's first check could wait 5 s more (controller/floor/workers.py's measurements)."""
+        try:
+            await self._client.jetstream(timeout=CONSUMER_CHECK_TIMEOUT_S).consumer_info(
+                STREAM_NAME, self._consumer
+            )
+        except TimeoutError:
+            log.info("floor_consumer_check_unanswered", consumer=self._consumer)
 
     async def _request(
         self, batch: int, options: dict[str, object], max_wait_s: float, *, wanted: int

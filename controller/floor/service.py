@@ -47,6 +47,7 @@ from nats.js.client import JetStreamContext
 from controller.floor import checks, progressive_view, release
 from controller.floor.checks import TableProjection
 from controller.floor.held import Quarantine, take_private, take_resend
+from controller.floor.in_progress import kept_in_progress
 from controller.floor.intake import Delivery, FloorClient
 from controller.floor.messages import (
     STREAM_SOURCE_HEADER,
@@ -58,7 +59,7 @@ from controller.floor.messages import (
     subject_parts,
     table_of_subject,
 )
-from controller.floor.puller import ACK, NAK, Puller, pull_status_error
+from controller.floor.puller import ACK, CONSUMER_CHECK_TIMEOUT_S, NAK, Puller, pull_status_error
 from controller.floor.service_settings import FloorConfig, FloorStatus
 from controller.floor.session import Session, surveillance_loop
 from controller.floor.store import Batch, Connection, load_projection, write_batch
@@ -86,6 +87,9 @@ __all__ = [
 ]
 
 log = structlog.get_logger("flushtable.floor")
+# A batch taken longer than this sends ``+WPI`` for its messages (controller/floor/in_progress.py): a
+# third of the shortest ack_wait a floor consumer is given (1.5 s), and nothing sent by a shorter batch.
+IN_PROGRESS_INTERVAL_S = 0.5
 
 
 class Fenced(Exception):
@@ -167,8 +171,13 @@ class FloorService:
         rng: random.Random | None = None,
         owns: Owns | None = None,
         fence: Fence | None = None,
+        in_progress_interval_s: float = IN_PROGRESS_INTERVAL_S,
     ) -> None:
         self.config = config
+        # A batch still being taken after this long tells JetStream so (``+WPI``), again each interval,
+        # so it is not redelivered meanwhile (controller/floor/in_progress.py); at most a third of the
+        # consumer's ack_wait (a partitioned worker passes its consumer's).
+        self._in_progress_interval_s = in_progress_interval_s
         # A partitioned worker's (controller/floor/workers.py): which tables are this service's, and
         # the lease check each commit makes. Both None: the one-worker floor, every table, no check.
         self._owns = owns
@@ -280,7 +289,7 @@ class FloorService:
                     raise nats.errors.ConnectionClosedError
                 if time.monotonic() - last_sweep_s > self.config.sweep_interval_s:
                     last_sweep_s = time.monotonic()
-                    await self._sweep_if_idle(client.jetstream(), connection)
+                    await self._sweep_if_idle(client, connection)
             except _Refused as refused:
                 # Rolled back (nothing of the batch is on the floor, its messages nak'd): taken again,
                 # the message quarantines its table instead of being taken (``_take``).
@@ -288,10 +297,16 @@ class FloorService:
                 log.error("floor_message_refused", table_id=refused.table_id,
                           stream_seq=refused.stream_seq, error=refused.reason)  # fmt: skip
 
-    async def _sweep_if_idle(self, js: JetStreamContext, connection: Connection) -> None:
+    async def _sweep_if_idle(self, client: FloorClient, connection: Connection) -> None:
         """The idle sweep, only when the consumer has nothing left to deliver: then a table's tail beyond
-        what the floor took was skipped, not merely not yet delivered."""
-        info = await js.consumer_info(STREAM_NAME, self.config.consumer)
+        what the floor took was skipped, not merely not yet delivered. Unanswered within
+        CONSUMER_CHECK_TIMEOUT_S (a leader election), the next idle turn asks."""
+        try:
+            info = await client.jetstream(timeout=CONSUMER_CHECK_TIMEOUT_S).consumer_info(
+                STREAM_NAME, self.config.consumer
+            )
+        except TimeoutError:
+            return
         if not info.num_pending and not info.num_ack_pending:
             delivered = info.delivered.stream_seq if info.delivered else None
             await self.sweep(connection, through_stream_seq=delivered)
@@ -317,7 +332,10 @@ class FloorService:
         incoming = sorted(map(Incoming.of, messages), key=by_stream_seq)
         replies = [message.reply for message in messages]
         try:
-            async with connection.transaction():
+            async with (
+                kept_in_progress(client, replies, self._in_progress_interval_s),
+                connection.transaction(),
+            ):
                 batch = Batch()
                 await self._take_all(connection, batch, incoming)
                 await write_batch(connection, batch)

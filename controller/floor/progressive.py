@@ -43,6 +43,7 @@ from nats.aio.msg import Msg
 from controller.errors import UserError, shown
 from controller.journal import entries as e
 from controller.journal.kinds import PROGRESSIVE_KINDS
+from controller.logs import log_nats_error
 from controller.progressive.controller import MeterView, ProgressiveController
 from controller.progressive.model import Hit, ProgressiveParameters
 from controller.uplink.wire import PROGRESSIVE_INBOX, PROGRESSIVE_ROOT
@@ -534,6 +535,7 @@ class LinkedProgressive:
                     allow_reconnect=False,
                     connect_timeout=5,
                     name="flushtable-progressive",
+                    error_cb=log_nats_error,
                 )
                 connection = await asyncio.to_thread(psycopg.connect, self.config.dsn, autocommit=True)
                 assert connection is not None

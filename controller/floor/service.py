@@ -64,6 +64,7 @@ from controller.floor.service_settings import FloorConfig, FloorStatus
 from controller.floor.session import Session, surveillance_loop
 from controller.floor.store import Batch, Connection, load_projection, write_batch
 from controller.floor.stream_reads import MAX_GAP_FILL, StreamReads
+from controller.logs import log_nats_error
 from controller.uplink import wire
 from controller.uplink.wire import STREAM_NAME, table_subject
 from controller.waits import raise_if_cancelled, wait_event
@@ -241,6 +242,7 @@ class FloorService:
             allow_reconnect=False,
             connect_timeout=5,
             name="flushtable-floor",
+            error_cb=log_nats_error,
         )
         # Autocommit: each `transaction()` block is a real BEGIN ... COMMIT. Without it, a read outside a
         # block (the idle sweep's) opened a transaction that never ended, and every later batch's block

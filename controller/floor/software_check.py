@@ -28,6 +28,7 @@ import psycopg
 
 from controller import software
 from controller.errors import UserError
+from controller.logs import log_nats_error
 from controller.uplink.wire import verify_subject
 
 DEFAULT_TIMEOUT_S = 60.0  # a table hashes its ~200 files in well under a second, even loaded
@@ -96,6 +97,7 @@ async def ask_table(  # noqa: PLR0913 - keyword-only connection settings and the
         allow_reconnect=False,
         connect_timeout=5,
         name="flushtable-floor-verify",
+        error_cb=log_nats_error,
     )
     try:
         body = json.dumps({"seed": seed.hex(), "requested_by": requested_by}).encode()

@@ -73,6 +73,7 @@ from controller.floor.service import (
 )
 from controller.floor.store import Connection
 from controller.floor.stream import MAX_ACK_PENDING
+from controller.logs import log_nats_error
 from controller.uplink.wire import LEASE_BUCKET, STREAM_NAME, SUBJECT_ROOT
 from controller.waits import close_quietly, wait_event
 
@@ -652,6 +653,7 @@ class FloorWorker:
                         name=f"flushtable-floor-leases-{self.settings.worker}",
                         disconnected_cb=wake,
                         closed_cb=wake,
+                        error_cb=log_nats_error,
                     )
                     connection = await psycopg.AsyncConnection.connect(self.config.dsn, autocommit=True)
                     js = client.jetstream(timeout=LEASE_REQUEST_TIMEOUT_S)
@@ -1032,6 +1034,7 @@ class FloorWorker:
                     inbox_prefix=self.config.inbox_prefix,
                     allow_reconnect=False,
                     connect_timeout=5,
+                    error_cb=log_nats_error,
                 )
                 kv = await client.jetstream().key_value(LEASE_BUCKET)
         try:

@@ -36,6 +36,7 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 
 from controller.errors import UserError
+from controller.logs import log_nats_error
 from controller.progressive.controller import ClaimAnswer, ConfirmationSent, LinkState, MeterView, PaidAnswer
 from controller.progressive.model import Hit, MeterState, ProgressiveParameters
 from controller.uplink.wire import table_inbox
@@ -323,6 +324,7 @@ class LinkClient:
             allow_reconnect=False,
             connect_timeout=5,
             name=f"flushtable-progressive-{self.config.table_id}",
+            error_cb=log_nats_error,
         )
 
     async def send_confirmations(self) -> None:

@@ -50,6 +50,7 @@ from nats.js.client import JetStreamContext
 from controller.config import UplinkConfig
 from controller.journal.chain import format_time_utc
 from controller.journal.store import Journal, JournalEntry, JournalError
+from controller.logs import log_nats_error
 from controller.uplink import wire
 from controller.uplink.outbox import Outbox, OutMessage
 from controller.uplink.wire import table_inbox, table_subject, verify_subject
@@ -298,6 +299,7 @@ class Uplink:
             connect_timeout=self.config.connect_timeout_s,
             max_reconnect_attempts=0,
             name=f"flushtable-uplink-{self.table_id}",
+            error_cb=log_nats_error,
         )
 
     async def _last_on_subject(self, js: JetStreamContext) -> tuple[int, dict[str, str], bytes] | None:

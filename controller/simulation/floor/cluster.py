@@ -25,6 +25,7 @@ import nats
 import nats.errors
 import nats.js.errors
 
+from controller.logs import log_nats_error
 from controller.simulation.floor.servers import (
     ClusterRoutes,
     LeafListen,
@@ -138,6 +139,7 @@ async def wait_jetstream_ready(
                 tls=ssl.create_default_context(cafile=str(ca_file)),
                 allow_reconnect=False,
                 connect_timeout=5,
+                error_cb=log_nats_error,
             )
         except (nats.errors.Error, OSError, TimeoutError) as error:
             last = f"{type(error).__name__}: {error}"

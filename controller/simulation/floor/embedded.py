@@ -24,6 +24,7 @@ from controller.config import UplinkConfig
 from controller.floor import schema
 from controller.floor.service import FloorConfig
 from controller.floor.stream import ACK_WAIT_S, DEFAULT_DUPLICATE_WINDOW_S, ensure_stream
+from controller.logs import log_nats_error
 from controller.simulation.floor.cluster import NatsCluster, wait_jetstream_ready
 from controller.simulation.floor.servers import (
     FLOOR_INBOX,
@@ -225,6 +226,7 @@ class EmbeddedFloor:
             inbox_prefix=inbox_prefix,
             allow_reconnect=False,
             connect_timeout=5,
+            error_cb=log_nats_error,
         )
 
     async def connect_surveillance(self) -> Client:

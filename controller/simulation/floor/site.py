@@ -29,6 +29,7 @@ from nats.aio.client import Client
 
 from controller.config import UplinkConfig
 from controller.floor.stream import DEFAULT_DUPLICATE_WINDOW_S, ensure_site_stream, ensure_stream
+from controller.logs import log_nats_error
 from controller.simulation.floor.embedded import EmbeddedFloor, _run_apart
 from controller.simulation.floor.servers import (
     SITES_MIN_NATS_VERSION,
@@ -142,6 +143,7 @@ class EmbeddedSite:
             tls=ssl_context(self.floor.tls.ca_cert),
             allow_reconnect=False,
             connect_timeout=5,
+            error_cb=log_nats_error,
         )
 
     def uplink_config(self, table_id: str, **overrides: float) -> UplinkConfig:

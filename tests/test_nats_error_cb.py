@@ -21,7 +21,8 @@ def connects_without_error_cb(paths: list[Path]) -> list[str]:
                 continue
             names = {keyword.arg for keyword in node.keywords}
             if node.func.attr == "connect" and "servers" in names and "error_cb" not in names:
-                missing.append(f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name}:{node.lineno}")
+                where = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name
+                missing.append(f"{where}:{node.lineno}")
     return missing
 
 

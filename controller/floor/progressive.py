@@ -45,7 +45,13 @@ from controller.journal import entries as e
 from controller.journal.kinds import PROGRESSIVE_KINDS
 from controller.progressive.controller import MeterView, ProgressiveController
 from controller.progressive.model import Hit, ProgressiveParameters
-from controller.uplink.wire import PROGRESSIVE_INBOX, PROGRESSIVE_ROOT
+from controller.uplink.wire import (
+    PROGRESSIVE_INBOX,
+    PROGRESSIVE_ROOT,
+    progressive_claim_subject,
+    progressive_confirm_subject,
+    progressive_meter_subject,
+)
 from controller.waits import close_quietly, raise_if_cancelled, wait_event
 
 log = structlog.get_logger("flushtable.floor.progressive")
@@ -53,16 +59,10 @@ log = structlog.get_logger("flushtable.floor.progressive")
 MAX_REQUEST_BYTES = 16_384  # a claim names at most 7 seats: anything larger is no claim
 
 
-def meter_subject(link_id: str) -> str:
-    return f"{PROGRESSIVE_ROOT}.{link_id}.meter"
-
-
-def claim_subject(link_id: str, table_id: str) -> str:
-    return f"{PROGRESSIVE_ROOT}.{link_id}.claim.{table_id}"
-
-
-def confirm_subject(link_id: str, table_id: str) -> str:
-    return f"{PROGRESSIVE_ROOT}.{link_id}.confirm.{table_id}"
+# The subjects under the floor's own names (the tests request claims by them).
+meter_subject = progressive_meter_subject
+claim_subject = progressive_claim_subject
+confirm_subject = progressive_confirm_subject
 
 
 @dataclass(frozen=True, slots=True)
@@ -570,8 +570,8 @@ class LinkedProgressive:
             async def take(message: Msg, link_id: str = link_id) -> None:
                 await requests.put((link_id, message.subject, message))
 
-            await client.subscribe(f"{PROGRESSIVE_ROOT}.{link_id}.claim.*", cb=take)
-            await client.subscribe(f"{PROGRESSIVE_ROOT}.{link_id}.confirm.*", cb=take)
+            await client.subscribe(claim_subject(link_id, "*"), cb=take)
+            await client.subscribe(confirm_subject(link_id, "*"), cb=take)
         await client.flush()
         self.ready.set()
         log.info("progressive_serving", links=sorted(self.links))

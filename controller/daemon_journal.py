@@ -180,16 +180,9 @@ class DaemonJournal:
         seal the open segment when the policy says it is due, and open the next one
         (docs/journal.md "Segments and seals"). ``state``: the reducer's state at the journal's end.
         ``waits``: why the seal must wait (None: it need not), asked only when one is due."""
-        entries, first_utc = self.journal.reader.segment_summary()
         last = last_seal(self.path) if self.journal.file.base.segment > 1 else None
-        why = seal_due(
-            entries,
-            first_utc,
-            now,
-            every_entries=policy.entries,
-            per_gaming_day=policy.per_gaming_day,
-            gaming_day_start_utc=policy.gaming_day_start_utc,
-            last_checkpoint_format=None if last is None else checkpoint_format(last.checkpoint),
+        why, entries = self._why_due(
+            policy, now, last_checkpoint_format=None if last is None else checkpoint_format(last.checkpoint)
         )
         if why is None:
             return None
@@ -257,11 +250,11 @@ class DaemonJournal:
             self._live_sealed(seal, why)
         return seal
 
-    def _live_seal_due(
-        self, state: TableState, policy: SegmentPolicy, now: datetime
-    ) -> tuple[str, int] | None:
-        """Why the open segment is due now, and its entries; None: not due, or its seal must wait (the
-        wait said, and alerted once it has lasted past its bound)."""
+    def _why_due(
+        self, policy: SegmentPolicy, now: datetime, *, last_checkpoint_format: int | None = None
+    ) -> tuple[str | None, int]:
+        """Why the open segment is due to be sealed by ``policy`` now (None: it is not), and its entries:
+        the one reading of the policy's triggers, at start and while the table runs."""
         entries, first_utc = self.journal.reader.segment_summary()
         why = seal_due(
             entries,
@@ -270,7 +263,16 @@ class DaemonJournal:
             every_entries=policy.entries,
             per_gaming_day=policy.per_gaming_day,
             gaming_day_start_utc=policy.gaming_day_start_utc,
+            last_checkpoint_format=last_checkpoint_format,
         )
+        return why, entries
+
+    def _live_seal_due(
+        self, state: TableState, policy: SegmentPolicy, now: datetime
+    ) -> tuple[str, int] | None:
+        """Why the open segment is due now, and its entries; None: not due, or its seal must wait (the
+        wait said, and alerted once it has lasted past its bound)."""
+        why, entries = self._why_due(policy, now)
         if why is None or entries < self._seal_retry_at_entries:
             return None
         waits = (

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from controller.files import NO_SUCH_FILE, FileRefused, read_bounded
 from controller.journal.chain import canonical_json
@@ -154,6 +154,7 @@ def read_seal(journal_path: str | Path, segment: int) -> Seal | None:
 # This process's own seals drop the listing outright (forget_seal_listing).
 _LISTINGS: dict[str, tuple[tuple[int, int, int, int], list[int]]] = {}
 _SETTLED_NS = 2_000_000_000
+_Read = TypeVar("_Read")
 _clock_ns = time.time_ns  # the listing's time (the file system's clock); a test sets its own
 
 
@@ -167,27 +168,32 @@ def forget_listing_in(directory: Path) -> None:
     _LISTINGS.pop(str(directory), None)
 
 
+def _in_segments_dir(read: Callable[[str], _Read], directory: str) -> _Read | None:
+    """``read(directory)``; None when the directory is not there (no segment sealed yet, or it went
+    between the two reads of a listing); any other failure a JournalError naming it."""
+    try:
+        return read(directory)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise JournalError(f"segments {directory}: cannot list: {error}") from error
+
+
 def seal_numbers(journal_path: str | Path) -> list[int]:
     """The segments that have a seal, in order (the directory's listing: no file is read; kept while
     the directory is unchanged, see _LISTINGS). A new list each call: the caller may change it."""
     directory = _segments_dir_text(journal_path)
-    try:
-        status = os.stat(directory)
-    except FileNotFoundError:
+    status = _in_segments_dir(os.stat, directory)
+    if status is None:
         return []
-    except OSError as error:
-        raise JournalError(f"segments {directory}: cannot list: {error}") from error
     identity = (status.st_dev, status.st_ino, status.st_mtime_ns, status.st_ctime_ns)
     kept = _LISTINGS.get(directory)
     if kept is not None and kept[0] == identity:
         return list(kept[1])
     listed_ns = _clock_ns()
-    try:
-        names = os.listdir(directory)
-    except FileNotFoundError:
+    names = _in_segments_dir(os.listdir, directory)
+    if names is None:
         return []
-    except OSError as error:
-        raise JournalError(f"segments {directory}: cannot list: {error}") from error
     numbers = sorted(int(match.group(1)) for name in names if (match := _SEGMENT_NAME.match(name)))
     if listed_ns - max(status.st_mtime_ns, status.st_ctime_ns) >= _SETTLED_NS:
         _LISTINGS[directory] = (identity, numbers)

@@ -11,6 +11,7 @@ from typing import Any, Protocol
 
 from controller import phases as m
 from controller.journal import entries as e
+from controller.journal.chain import Placed
 from controller.rules.games import GAMES
 from table_names import COMMUNITY_POSITION as COMMUNITY_POSITION  # noqa: PLC0414  (re-exported)
 from table_names import DEALER_POSITION as DEALER_POSITION  # noqa: PLC0414  (re-exported)
@@ -25,19 +26,9 @@ HISTORY_ROUNDS = 40  # the panel's meter chart: the last settled rounds
 WAGERING_ACTIONS = frozenset({"raise", "play", "all_in"})
 
 
-class Stored(Protocol):
-    """A stored entry's envelope with its typed entry (JournalEntry and store.Replayed have these)."""
+class Stored(Placed, Protocol):
+    """A stored entry's place with its typed entry (JournalEntry and store.Replayed have these)."""
 
-    @property
-    def seq(self) -> int: ...
-    @property
-    def time_utc(self) -> str: ...
-    @property
-    def table_id(self) -> str: ...
-    @property
-    def round_id(self) -> str | None: ...
-    @property
-    def source(self) -> str: ...
     @property
     def entry(self) -> e.Entry: ...
 

@@ -52,7 +52,7 @@ from controller.uplink.wire import (
     progressive_confirm_subject,
     progressive_meter_subject,
 )
-from controller.waits import close_quietly, raise_if_cancelled, wait_event
+from controller.waits import ReconnectDelay, close_quietly, raise_if_cancelled
 
 log = structlog.get_logger("flushtable.floor.progressive")
 
@@ -519,7 +519,9 @@ class LinkedProgressive:
         self.ready = asyncio.Event()  # set once every link is loaded and its subjects subscribed
 
     async def run(self, stop: asyncio.Event) -> None:
-        backoff_s = self.config.backoff_initial_s
+        retry = ReconnectDelay(
+            initial_s=self.config.backoff_initial_s, max_s=self.config.backoff_max_s, rng=self._rng
+        )
         while not stop.is_set():
             raise_if_cancelled()
             client: Client | None = None
@@ -538,7 +540,7 @@ class LinkedProgressive:
                 connection = await asyncio.to_thread(psycopg.connect, self.config.dsn, autocommit=True)
                 assert connection is not None
                 await self._serve(client, connection, stop)
-                backoff_s = self.config.backoff_initial_s
+                retry.reset()
             except _INFRASTRUCTURE_ERRORS as error:
                 self.status.failures += 1
                 self.status.last_error = f"{type(error).__name__}: {error}"[:300]
@@ -556,8 +558,7 @@ class LinkedProgressive:
                         await asyncio.to_thread(connection.close)
             if stop.is_set():
                 break
-            await wait_event(stop, min(backoff_s * (0.5 + self._rng.random()), self.config.backoff_max_s))
-            backoff_s = min(backoff_s * 2, self.config.backoff_max_s)
+            await retry.wait(stop)
 
     async def _serve(
         self, client: Client, connection: psycopg.Connection[tuple[Any, ...]], stop: asyncio.Event

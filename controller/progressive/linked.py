@@ -44,7 +44,7 @@ from controller.uplink.wire import (
     progressive_meter_subject,
     table_inbox,
 )
-from controller.waits import close_quietly, raise_if_cancelled, wait_event
+from controller.waits import ReconnectDelay, close_quietly, raise_if_cancelled, wait_event
 
 log = structlog.get_logger("flushtable.progressive.link")
 
@@ -275,7 +275,9 @@ class LinkClient:
                 self.unanswered_since_s = None  # a confirmation lost earlier: the floor is back
 
     async def run(self, stop: asyncio.Event) -> None:
-        backoff_s = self.config.backoff_initial_s
+        retry = ReconnectDelay(
+            initial_s=self.config.backoff_initial_s, max_s=self.config.backoff_max_s, rng=self._rng
+        )
         while not stop.is_set():
             raise_if_cancelled()
             client: Client | None = None
@@ -289,7 +291,7 @@ class LinkClient:
                 await client.flush()
                 self._client = client
                 self.connected.set()
-                backoff_s = self.config.backoff_initial_s
+                retry.reset()
                 while not stop.is_set():
                     raise_if_cancelled()
                     if client.is_closed or not client.is_connected:
@@ -305,8 +307,7 @@ class LinkClient:
                 await close_quietly(client.close() if client is not None else None)
             if stop.is_set():
                 break
-            await wait_event(stop, min(backoff_s * (0.5 + self._rng.random()), self.config.backoff_max_s))
-            backoff_s = min(backoff_s * 2, self.config.backoff_max_s)
+            await retry.wait(stop)
 
     async def _connect(self) -> Client:
         """One connection to the floor's nats-server (TLS, this table's user); a process that runs many

@@ -320,16 +320,21 @@ def sealed_segment_files(journal_path: str | Path, before_segment: int, after_se
     return [locate_segment(journal_path, number) for number in numbers[start:]]
 
 
-def sealed_segment_of(journal_path: str | Path, before_segment: int, seq: int) -> Path | None:
-    """The file of the sealed segment before ``before_segment`` holding entry ``seq`` (None: none)."""
-    numbers = _spans_before(journal_path, before_segment)
+def _holding(journal_path: str | Path, numbers: list[int], seq: int) -> int | None:
+    """Which of the sealed segments ``numbers`` (ascending) holds entry ``seq``; None: none of them."""
     index = _first_holding_after(journal_path, numbers, seq - 1)
     if index >= len(numbers):
         return None
     span = seal_span(journal_path, numbers[index])
     if span is None or not span.first_seq <= seq <= span.last_seq:
         return None
-    return locate_segment(journal_path, numbers[index])
+    return numbers[index]
+
+
+def sealed_segment_of(journal_path: str | Path, before_segment: int, seq: int) -> Path | None:
+    """The file of the sealed segment before ``before_segment`` holding entry ``seq`` (None: none)."""
+    number = _holding(journal_path, _spans_before(journal_path, before_segment), seq)
+    return None if number is None else locate_segment(journal_path, number)
 
 
 def sealed_segment_of_round(journal_path: str | Path, before_segment: int, number: int) -> Path | None:
@@ -366,11 +371,5 @@ def sealed_segment_files_in_time(
 
 def segment_of_seq(journal_path: str | Path, seq: int) -> tuple[int, Path] | None:
     """The sealed segment holding entry ``seq`` and its file's place, or None when it is not sealed."""
-    numbers = seal_numbers(journal_path)
-    index = _first_holding_after(journal_path, numbers, seq - 1)
-    if index >= len(numbers):
-        return None
-    span = seal_span(journal_path, numbers[index])
-    if span is None or not span.first_seq <= seq <= span.last_seq:
-        return None
-    return numbers[index], locate_segment(journal_path, numbers[index])
+    number = _holding(journal_path, seal_numbers(journal_path), seq)
+    return None if number is None else (number, locate_segment(journal_path, number))

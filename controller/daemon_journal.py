@@ -64,6 +64,11 @@ CHECKPOINT_PASSES = 3  # the thread's passes in one catch-up before the writer f
 Answer = asyncio.Future[list[Output]]
 
 
+def _sealed_fields(seal: Seal) -> dict[str, int]:
+    """What the log says of a seal, at start and while running alike."""
+    return {"segment": seal.segment, "first_seq": seal.first_seq, "last_seq": seal.last_seq}
+
+
 @dataclass(frozen=True, slots=True)
 class _Effect:
     """One engine call's outputs and who waits for them: what the group commit hands back."""
@@ -180,16 +185,9 @@ class DaemonJournal:
         seal the open segment when the policy says it is due, and open the next one
         (docs/journal.md "Segments and seals"). ``state``: the reducer's state at the journal's end.
         ``waits``: why the seal must wait (None: it need not), asked only when one is due."""
-        entries, first_utc = self.journal.reader.segment_summary()
         last = last_seal(self.path) if self.journal.file.base.segment > 1 else None
-        why = seal_due(
-            entries,
-            first_utc,
-            now,
-            every_entries=policy.entries,
-            per_gaming_day=policy.per_gaming_day,
-            gaming_day_start_utc=policy.gaming_day_start_utc,
-            last_checkpoint_format=None if last is None else checkpoint_format(last.checkpoint),
+        why, entries = self._why_due(
+            policy, now, last_checkpoint_format=None if last is None else checkpoint_format(last.checkpoint)
         )
         if why is None:
             return None
@@ -200,27 +198,24 @@ class DaemonJournal:
         self.journal.close()
         self._journal = None
 
-        def anchor_at(seq: int, hash_hex: str) -> None:
-            self.anchored = write_anchor(
-                self.path, Anchor.of(self._table_id, seq, hash_hex), key=self._anchor_key
-            )
-
         seal: Seal | None = None
         try:
-            seal = seal_open_segment(self.path, state, key=self._anchor_key, write_anchor_at_end=anchor_at)
+            seal = seal_open_segment(
+                self.path, state, key=self._anchor_key, write_anchor_at_end=self._anchor_at
+            )
         except JournalError as error:  # the table opens all the same, on its open segment
             self._seal_failed(str(error), entries, policy)
         finally:
             self._journal = Journal.open(self.path, self._table_id)
         if seal is not None:
-            log.info(
-                "journal_segment_sealed",
-                segment=seal.segment,
-                first_seq=seal.first_seq,
-                last_seq=seal.last_seq,
-                reason=why,
-            )
+            log.info("journal_segment_sealed", **_sealed_fields(seal), reason=why)
         return seal
+
+    def _anchor_at(self, seq: int, hash_hex: str) -> None:
+        """A seal's last step: the anchor beside the journal moved to the sealed segment's end."""
+        self.anchored = write_anchor(
+            self.path, Anchor.of(self._table_id, seq, hash_hex), key=self._anchor_key
+        )
 
     def seal_while_running(self, state: TableState, policy: SegmentPolicy) -> None:
         """From here on, seal the open segment between rounds when the policy says it is due
@@ -257,11 +252,11 @@ class DaemonJournal:
             self._live_sealed(seal, why)
         return seal
 
-    def _live_seal_due(
-        self, state: TableState, policy: SegmentPolicy, now: datetime
-    ) -> tuple[str, int] | None:
-        """Why the open segment is due now, and its entries; None: not due, or its seal must wait (the
-        wait said, and alerted once it has lasted past its bound)."""
+    def _why_due(
+        self, policy: SegmentPolicy, now: datetime, *, last_checkpoint_format: int | None = None
+    ) -> tuple[str | None, int]:
+        """Why the open segment is due to be sealed by ``policy`` now (None: it is not), and its entries:
+        the one reading of the policy's triggers, at start and while the table runs."""
         entries, first_utc = self.journal.reader.segment_summary()
         why = seal_due(
             entries,
@@ -270,7 +265,16 @@ class DaemonJournal:
             every_entries=policy.entries,
             per_gaming_day=policy.per_gaming_day,
             gaming_day_start_utc=policy.gaming_day_start_utc,
+            last_checkpoint_format=last_checkpoint_format,
         )
+        return why, entries
+
+    def _live_seal_due(
+        self, state: TableState, policy: SegmentPolicy, now: datetime
+    ) -> tuple[str, int] | None:
+        """Why the open segment is due now, and its entries; None: not due, or its seal must wait (the
+        wait said, and alerted once it has lasted past its bound)."""
+        why, entries = self._why_due(policy, now)
         if why is None or entries < self._seal_retry_at_entries:
             return None
         waits = (
@@ -295,13 +299,10 @@ class DaemonJournal:
         logged, deferred, or the table's failure)."""
         sealed: list[Seal] = []
 
-        def anchor_at(seq: int, hash_hex: str) -> None:
-            self.anchored = write_anchor(
-                self.path, Anchor.of(self._table_id, seq, hash_hex), key=self._anchor_key
-            )
-
         def seal_now() -> None:
-            seal = seal_open_segment(self.path, state, key=self._anchor_key, write_anchor_at_end=anchor_at)
+            seal = seal_open_segment(
+                self.path, state, key=self._anchor_key, write_anchor_at_end=self._anchor_at
+            )
             if seal is not None:
                 sealed.append(seal)
 
@@ -349,14 +350,7 @@ class DaemonJournal:
         # The retry bound after a failure counts the failed segment's entries: the next segment is due
         # by the policy again, not by that count.
         self._seal_retry_at_entries = 0
-        log.info(
-            "journal_segment_sealed",
-            segment=seal.segment,
-            first_seq=seal.first_seq,
-            last_seq=seal.last_seq,
-            reason=why,
-            while_running=True,
-        )
+        log.info("journal_segment_sealed", **_sealed_fields(seal), reason=why, while_running=True)
 
     def _seal_failed(self, line: str, entries: int, policy: SegmentPolicy) -> None:
         """A seal failed for a reason waiting will not cure: logged, kept, and handed to the daemon

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Literal
 
+from table_names import COMMUNITY_POSITION as COMMUNITY_POSITION  # noqa: PLC0414  (re-exported)
+from table_names import DEALER_POSITION as DEALER_POSITION  # noqa: PLC0414  (re-exported)
 from table_names import DEVICE_KINDS as DEVICE_KINDS  # noqa: PLC0414  (re-exported: the wire's enumeration)
 from table_names import MAX_SEAT as MAX_SEAT  # noqa: PLC0414  (re-exported)
 from table_names import DeviceKind as DeviceKind  # noqa: PLC0414  (re-exported)
 
-DEALER_POSITION = 0
-COMMUNITY_POSITION = 15
 VALID_POSITIONS: frozenset[int] = frozenset({*range(MAX_SEAT + 1), COMMUNITY_POSITION})
 MAX_SPOT = 7
 DECK_SIZE = 52

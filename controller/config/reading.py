@@ -266,6 +266,19 @@ def _anchor_key(key_file: str | None, base_dir: Path) -> bytes | None:
         raise KeyRefusal("journal.anchor_key_file", str(error)) from None
 
 
+def checked_ca_file(base_dir: Path, name: str, *, key: str) -> Path:
+    """The floor CA's certificate ``name`` (from the file's directory), read now, bounded, so that a TLS
+    set-up never opens a FIFO or a device; KeyRefusal under ``key`` otherwise. The table's uplink and
+    the floor's own services read it alike."""
+    ca_file = base_dir / name
+    try:
+        read_bounded(ca_file, limit_bytes=MAX_CERTIFICATE_BYTES)
+    except FileRefused as refused:
+        suffix = " (the floor CA's certificate)" if refused.reason == NO_SUCH_FILE else ""
+        raise KeyRefusal(key, f"{refused}{suffix}") from None
+    return ca_file
+
+
 def _uplink(section: UplinkSection, base_dir: Path) -> UplinkConfig:
     """The password read from its file and the CA's file found, both from the file's directory."""
     password = section.password
@@ -275,12 +288,7 @@ def _uplink(section: UplinkSection, base_dir: Path) -> UplinkConfig:
             password = read_bounded_text(path, limit_bytes=MAX_SECRET_FILE_BYTES).strip()
         except FileRefused as refused:
             raise KeyRefusal("uplink.password_file", str(refused)) from None
-    ca_file = base_dir / section.ca_file
-    try:  # read now, bounded, so the uplink's TLS set-up never opens a FIFO or a device
-        read_bounded(ca_file, limit_bytes=MAX_CERTIFICATE_BYTES)
-    except FileRefused as refused:
-        suffix = " (the floor CA's certificate)" if refused.reason == NO_SUCH_FILE else ""
-        raise KeyRefusal("uplink.ca_file", f"{refused}{suffix}") from None
+    ca_file = checked_ca_file(base_dir, section.ca_file, key="uplink.ca_file")
     return UplinkConfig(
         servers=tuple(section.servers),
         site=section.site,

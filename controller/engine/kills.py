@@ -32,6 +32,18 @@ class KillRequest:
     round_id: str
     number: int
 
+    def answered(self, status: e.KillRequestStatus, *, by: str, reason: str) -> e.KillSeatRequest:
+        """The entry that closes this request (confirmed, rejected or lapsed): the request's own seat,
+        asker and number, so every answer names the request it answers."""
+        return e.KillSeatRequest(
+            seat=self.seat,
+            status=status,
+            by=by,
+            requested_by=self.requested_by,
+            reason=reason,
+            request_number=self.number,
+        )
+
 
 class SeatKills:
     """A supervisor's kill of one seat, and the dealer's kill request waiting for a supervisor."""
@@ -109,17 +121,7 @@ class SeatKills:
         if request is not None and request.seat == seat:
             # The dealer's request for this seat is answered, by the Confirm or by the panel's own Kill.
             self.kill_request = None
-            ctx.journal(
-                e.KillSeatRequest(
-                    seat=seat,
-                    status="confirmed",
-                    by=by,
-                    requested_by=request.requested_by,
-                    reason=reason,
-                    request_number=request.number,
-                ),
-                source=operator(by),
-            )
+            ctx.journal(request.answered("confirmed", by=by, reason=reason), source=operator(by))
         return True
 
     # ------------------------------------------------------------------ the dealer's kill request
@@ -213,17 +215,7 @@ class SeatKills:
             ctx.refuse("reject_kill_seat", "reason: a reason is required", by)
             return
         self.kill_request = None
-        ctx.journal(
-            e.KillSeatRequest(
-                seat=seat,
-                status="rejected",
-                by=by,
-                requested_by=request.requested_by,
-                reason=reason,
-                request_number=request.number,
-            ),
-            source=operator(by),
-        )
+        ctx.journal(request.answered("rejected", by=by, reason=reason), source=operator(by))
         ctx.out.append(ShowText(ctx.config.display_device, f"Kill seat {seat} rejected: play on"))
 
     def lapse_kill_request(self) -> None:
@@ -238,14 +230,7 @@ class SeatKills:
         live = ctx.round
         why = "the round ended" if live is None or live.closed else "the decisions closed"
         ctx.journal(
-            e.KillSeatRequest(
-                seat=request.seat,
-                status="lapsed",
-                by=ENGINE,
-                requested_by=request.requested_by,
-                reason=f"{why} before a supervisor answered ({ctx.state})",
-                request_number=request.number,
-            ),
+            request.answered("lapsed", by=ENGINE, reason=f"{why} before a supervisor answered ({ctx.state})"),
             # The request's round, named: after a void (or the round's end) the machine has left the
             # round, and ctx.journal would write the lapse with no round id, out of the round's recall.
             round_id=request.round_id,

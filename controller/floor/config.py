@@ -28,17 +28,14 @@ from typing import Annotated, Any, ClassVar
 import psycopg.conninfo
 
 from controller.checked import BeforeValidator, ValidationError, model_validator
-from controller.config import tls_servers, whole_number
+from controller.config import checked_ca_file, tls_servers, whole_number
 from controller.errors import UserError, shown
 from controller.files import (
-    MAX_CERTIFICATE_BYTES,
     MAX_SECRET_FILE_BYTES,
     MAX_TOML_BYTES,
-    NO_SUCH_FILE,
     FileRefused,
     TomlRefused,
     load_toml,
-    read_bounded,
     read_bounded_text,
 )
 from controller.floor.service import FloorConfig
@@ -377,12 +374,7 @@ def _property(parsed: FloorFile) -> PropertySettings:
 
 
 def _assemble(section: FloorSection, base_dir: Path, prop: PropertySettings) -> FloorConfig:
-    ca_file = base_dir / section.ca_file
-    try:  # read now, bounded, so the TLS set-up never opens a FIFO or a device
-        read_bounded(ca_file, limit_bytes=MAX_CERTIFICATE_BYTES)
-    except FileRefused as refused:
-        suffix = " (the floor CA's certificate)" if refused.reason == NO_SUCH_FILE else ""
-        raise KeyRefusal("floor.ca_file", f"{refused}{suffix}") from None
+    ca_file = checked_ca_file(base_dir, section.ca_file, key="floor.ca_file")
     return FloorConfig(
         servers=tuple(section.servers),
         user=section.user,

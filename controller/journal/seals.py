@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from controller.files import NO_SUCH_FILE, FileRefused, read_bounded
 from controller.journal.chain import canonical_json
@@ -154,6 +154,7 @@ def read_seal(journal_path: str | Path, segment: int) -> Seal | None:
 # This process's own seals drop the listing outright (forget_seal_listing).
 _LISTINGS: dict[str, tuple[tuple[int, int, int, int], list[int]]] = {}
 _SETTLED_NS = 2_000_000_000
+_Read = TypeVar("_Read")
 _clock_ns = time.time_ns  # the listing's time (the file system's clock); a test sets its own
 
 
@@ -167,27 +168,32 @@ def forget_listing_in(directory: Path) -> None:
     _LISTINGS.pop(str(directory), None)
 
 
+def _in_segments_dir(read: Callable[[str], _Read], directory: str) -> _Read | None:
+    """``read(directory)``; None when the directory is not there (no segment sealed yet, or it went
+    between the two reads of a listing); any other failure a JournalError naming it."""
+    try:
+        return read(directory)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise JournalError(f"segments {directory}: cannot list: {error}") from error
+
+
 def seal_numbers(journal_path: str | Path) -> list[int]:
     """The segments that have a seal, in order (the directory's listing: no file is read; kept while
     the directory is unchanged, see _LISTINGS). A new list each call: the caller may change it."""
     directory = _segments_dir_text(journal_path)
-    try:
-        status = os.stat(directory)
-    except FileNotFoundError:
+    status = _in_segments_dir(os.stat, directory)
+    if status is None:
         return []
-    except OSError as error:
-        raise JournalError(f"segments {directory}: cannot list: {error}") from error
     identity = (status.st_dev, status.st_ino, status.st_mtime_ns, status.st_ctime_ns)
     kept = _LISTINGS.get(directory)
     if kept is not None and kept[0] == identity:
         return list(kept[1])
     listed_ns = _clock_ns()
-    try:
-        names = os.listdir(directory)
-    except FileNotFoundError:
+    names = _in_segments_dir(os.listdir, directory)
+    if names is None:
         return []
-    except OSError as error:
-        raise JournalError(f"segments {directory}: cannot list: {error}") from error
     numbers = sorted(int(match.group(1)) for name in names if (match := _SEGMENT_NAME.match(name)))
     if listed_ns - max(status.st_mtime_ns, status.st_ctime_ns) >= _SETTLED_NS:
         _LISTINGS[directory] = (identity, numbers)
@@ -314,16 +320,21 @@ def sealed_segment_files(journal_path: str | Path, before_segment: int, after_se
     return [locate_segment(journal_path, number) for number in numbers[start:]]
 
 
-def sealed_segment_of(journal_path: str | Path, before_segment: int, seq: int) -> Path | None:
-    """The file of the sealed segment before ``before_segment`` holding entry ``seq`` (None: none)."""
-    numbers = _spans_before(journal_path, before_segment)
+def _holding(journal_path: str | Path, numbers: list[int], seq: int) -> int | None:
+    """Which of the sealed segments ``numbers`` (ascending) holds entry ``seq``; None: none of them."""
     index = _first_holding_after(journal_path, numbers, seq - 1)
     if index >= len(numbers):
         return None
     span = seal_span(journal_path, numbers[index])
     if span is None or not span.first_seq <= seq <= span.last_seq:
         return None
-    return locate_segment(journal_path, numbers[index])
+    return numbers[index]
+
+
+def sealed_segment_of(journal_path: str | Path, before_segment: int, seq: int) -> Path | None:
+    """The file of the sealed segment before ``before_segment`` holding entry ``seq`` (None: none)."""
+    number = _holding(journal_path, _spans_before(journal_path, before_segment), seq)
+    return None if number is None else locate_segment(journal_path, number)
 
 
 def sealed_segment_of_round(journal_path: str | Path, before_segment: int, number: int) -> Path | None:
@@ -360,11 +371,5 @@ def sealed_segment_files_in_time(
 
 def segment_of_seq(journal_path: str | Path, seq: int) -> tuple[int, Path] | None:
     """The sealed segment holding entry ``seq`` and its file's place, or None when it is not sealed."""
-    numbers = seal_numbers(journal_path)
-    index = _first_holding_after(journal_path, numbers, seq - 1)
-    if index >= len(numbers):
-        return None
-    span = seal_span(journal_path, numbers[index])
-    if span is None or not span.first_seq <= seq <= span.last_seq:
-        return None
-    return numbers[index], locate_segment(journal_path, numbers[index])
+    number = _holding(journal_path, seal_numbers(journal_path), seq)
+    return None if number is None else (number, locate_segment(journal_path, number))

@@ -11,7 +11,10 @@ from typing import Any, Protocol
 
 from controller import phases as m
 from controller.journal import entries as e
+from controller.journal.chain import Placed
 from controller.rules.games import GAMES
+from table_names import COMMUNITY_POSITION as COMMUNITY_POSITION  # noqa: PLC0414  (re-exported)
+from table_names import DEALER_POSITION as DEALER_POSITION  # noqa: PLC0414  (re-exported)
 
 # The states that mean the cards were turned. Not ``complete``: a void (a supervisor's, recovery's)
 # moves the round there from anywhere, and a round's end is not its reveal (issue 22). A settled round
@@ -19,25 +22,13 @@ from controller.rules.games import GAMES
 REVEAL_STATES = frozenset({m.REVEAL, m.SETTLING, m.PAYING})
 # Chase the Flush: how many community cards are face up in each street's decision state.
 COMMUNITY_TURNED: dict[str, int] = {m.FLOP: 2, m.RIVER: 4}
-DEALER_POSITION = 0
-COMMUNITY_POSITION = 15
 HISTORY_ROUNDS = 40  # the panel's meter chart: the last settled rounds
 WAGERING_ACTIONS = frozenset({"raise", "play", "all_in"})
 
 
-class Stored(Protocol):
-    """A stored entry's envelope with its typed entry (JournalEntry and store.Replayed have these)."""
+class Stored(Placed, Protocol):
+    """A stored entry's place with its typed entry (JournalEntry and store.Replayed have these)."""
 
-    @property
-    def seq(self) -> int: ...
-    @property
-    def time_utc(self) -> str: ...
-    @property
-    def table_id(self) -> str: ...
-    @property
-    def round_id(self) -> str | None: ...
-    @property
-    def source(self) -> str: ...
     @property
     def entry(self) -> e.Entry: ...
 

@@ -27,11 +27,13 @@ from controller.uplink.wire import (
     HUB_DOMAIN,
     LEASE_BUCKET,
     PROGRESSIVE_INBOX,
-    PROGRESSIVE_ROOT,
     STREAM_NAME,
     SUBJECT_ROOT,
     SURVEILLANCE_INBOX,
     VERIFY_ROOT,
+    progressive_claim_subject,
+    progressive_confirm_subject,
+    progressive_meter_subject,
     site_deliver_prefix,
     site_domain,
     site_reply_prefix,
@@ -108,15 +110,15 @@ def table_user(site: str, table_id: str, password: str, *, stream: str = STREAM_
         publish_allow=(
             subject,
             f"$JS.API.DIRECT.GET.{stream}.{subject}",
-            f"{PROGRESSIVE_ROOT}.*.claim.{table_id}",
-            f"{PROGRESSIVE_ROOT}.*.confirm.{table_id}",
+            progressive_claim_subject("*", table_id),
+            progressive_confirm_subject("*", table_id),
         ),
         # Its replies, every link's meter, and the floor's seeded software verification of this table
         # alone (answered once per request through allow_responses; docs/operations.md "Software
         # verification").
         subscribe_allow=(
             f"{table_inbox(table_id)}.>",
-            f"{PROGRESSIVE_ROOT}.*.meter",
+            progressive_meter_subject("*"),
             verify_subject(site, table_id),
         ),
         allow_responses=True,
@@ -129,10 +131,10 @@ def progressive_user(password: str) -> NatsUser:
     return NatsUser(
         user="floor-progressive",
         password=password,
-        publish_allow=(f"{PROGRESSIVE_ROOT}.*.meter",),
+        publish_allow=(progressive_meter_subject("*"),),
         subscribe_allow=(
-            f"{PROGRESSIVE_ROOT}.*.claim.*",
-            f"{PROGRESSIVE_ROOT}.*.confirm.*",
+            progressive_claim_subject("*", "*"),
+            progressive_confirm_subject("*", "*"),
             f"{PROGRESSIVE_INBOX}.>",
         ),
         publish_deny=(f"{SUBJECT_ROOT}.>",),

@@ -66,11 +66,11 @@ def test_the_alert_is_raised_once_per_excursion_and_every_check_is_journaled() -
     assert "3.000 s ahead of" in first.alert
     assert "bound 1000 ms" in first.alert
     assert second.alert is None  # the same drift: journaled, not alerted again
-    assert first.payload["offset_us"] == -3_000_000
-    assert first.payload["within_bound"] is False
+    assert first.entry.offset_us == -3_000_000
+    assert first.entry.within_bound is False
     back = watch.judge(ok, None)
     assert back.alert is None
-    assert back.payload["within_bound"] is True
+    assert back.entry.within_bound is True
     assert watch.judge(None, "no answer").alert == "the time source cannot be read: no answer"
     # Exactly at the bound is within it; a microsecond past it is not.
     watch.out_of_bound = False

@@ -393,7 +393,7 @@ def check_configuration(
     """The start's configuration check against the last start's (None: the journal's first)."""
     flat = flatten(settings)
     if previous is None:
-        first = e.ConfigChecked(
+        initial = e.ConfigChecked(
             source=source,
             file_sha256=file_sha256,
             config_digest=config_digest,
@@ -402,7 +402,7 @@ def check_configuration(
             settings=flat,
             changed=[],
         )
-        return ConfigCheck(first, None)
+        return ConfigCheck(initial, None)
     changed = settings_difference(previous.settings, flat)
     file_changed = file_sha256 != previous.file_sha256
     if file_changed and not changed:

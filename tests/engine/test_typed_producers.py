@@ -6,7 +6,7 @@ bytes the journal stored before (the literals below were taken from the name-and
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -50,7 +50,7 @@ def test_the_change_steps_write_their_typed_entries_as_before() -> None:
     control = ChangeControl("T1", {}, lapse_after_s=600)
     written: list[tuple[str, str, str]] = []
 
-    def step(outputs: list[object], now_s: float) -> None:
+    def step(outputs: Sequence[object], now_s: float) -> None:
         records = [o for o in outputs if isinstance(o, JournalRecord)]
         control.adopt(records, now_s)
         for record in records:

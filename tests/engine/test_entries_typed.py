@@ -146,3 +146,30 @@ def test_no_producer_goes_through_the_adapter() -> None:
             ):
                 calls.add(f"{path.relative_to(ROOT)}: {ast.unparse(node.args[0])}")
     assert calls == ADAPTER_CALLS
+
+
+# The rows handed to the journal as a kind's name and a dict literal (``PendingEntry("kind", {...})``):
+# only the linked tables' simulation (controller/simulation/linked_tables.py), which writes whole rounds
+# of a settlement it makes up as the settle output's JSON, not a producer of the table's own decisions.
+PENDING_FROM_DICTS = {
+    "controller/simulation/linked_tables.py: 'round_started'",
+    "controller/simulation/linked_tables.py: 'bets_locked'",
+    "controller/simulation/linked_tables.py: 'round_settled'",
+}
+
+
+def test_no_production_row_is_a_name_and_a_dict() -> None:
+    rows = set()
+    for path in sorted(PRODUCTION.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if "PendingEntry(" not in text:
+            continue
+        for node in ast.walk(ast.parse(text)):
+            if (
+                isinstance(node, ast.Call)
+                and ast.unparse(node.func).endswith("PendingEntry")
+                and len(node.args) > 1
+                and isinstance(node.args[1], ast.Dict)
+            ):
+                rows.add(f"{path.relative_to(ROOT)}: {ast.unparse(node.args[0])}")
+    assert rows == PENDING_FROM_DICTS

@@ -1,17 +1,23 @@
 """The producers that built their entries from a kind's name and a dict now build the typed class
 (docs/engine.md "Journal entries"): the two-person changes, the noise summaries, the start's software and
-configuration checks and the clock watch. Each entry is its kind's class, and its public part is the same
-bytes the journal stored before (the literals below were taken from the name-and-dict producers, through
-``JournalRecord.of``, for the same inputs): the journals stay byte-identical."""
+configuration checks, the clock watch, the journal's clock step and `flushtable clear`. Each entry is its
+kind's class, and its public part is the same bytes the journal stored before (the literals below were
+taken from the name-and-dict producers, through ``JournalRecord.of``, for the same inputs): the journals
+stay byte-identical."""
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from controller.changes import ChangeControl, check_configuration
+from controller.cli import main
 from controller.clocks import ClockReading, ClockWatch
 from controller.config import ClockSection
 from controller.daemon_start import software_record
@@ -19,6 +25,7 @@ from controller.engine.outputs import JournalRecord
 from controller.journal import entries as e
 from controller.journal.chain import canonical_json
 from controller.journal.noise import OTHER_SOURCES, NoiseSummary
+from controller.journal.store import Journal
 from controller.software.verify import VerifiedRelease
 
 T0_S = 1_800_000_000.0  # 2027-01-15T08:00:00Z: a fixed time, not today's
@@ -210,3 +217,46 @@ def test_the_configuration_check_is_its_typed_entry_as_before() -> None:
         + '","settings":{"game":"x","limits.max_ante_cents":20000,"limits.min_ante_cents":500,'
         '"list":[1,2]},"source":"table.toml","unapproved":true}'
     )
+
+
+def stored_rows(path: Path, kind: str) -> list[tuple[str, str]]:
+    """The source and the payload bytes of the journal's rows of ``kind``, as SQLite holds them."""
+    with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+        rows = db.execute(
+            "SELECT source, CAST(payload AS BLOB) FROM journal WHERE kind = ? ORDER BY seq", (kind,)
+        ).fetchall()
+    return [(source, payload.decode("utf-8")) for source, payload in rows]
+
+
+def test_the_journal_writes_its_clock_step_as_its_typed_entry_as_before(tmp_path: Path) -> None:
+    wall = [datetime(2027, 1, 15, 8, 0, 3, 250_000, tzinfo=UTC)]
+    path = tmp_path / "j.sqlite"
+    with Journal.open(path, "T1", clock=lambda: wall[0]) as journal:
+        journal.append("dp_waived", e.DpWaived(seat=1), round_id=None, source="x")
+        wall[0] -= timedelta(seconds=3.25)  # the wall clock corrected: back behind the journal's time
+        journal.append("dp_waived", e.DpWaived(seat=2), round_id=None, source="x")
+    assert stored_rows(path, "clock_stepped") == [
+        (
+            "journal",
+            '{"journal_time_utc":"2027-01-15T08:00:03.250000Z","step_back_us":3250000,'
+            '"wall_clock_utc":"2027-01-15T08:00:00.000000Z"}',
+        )
+    ]
+
+
+def test_flushtable_clear_writes_its_typed_entry_as_before(tmp_path: Path) -> None:
+    path = tmp_path / "j.sqlite"
+    jam = e.Reason(code="shoe_fault", message="the shoe jammed")
+    with Journal.open(path, "T1") as journal:
+        for fault_id in ("F1", "F2"):
+            raised = e.FaultRaised(
+                fault_id=fault_id, kind_of_fault="shoe", severity="latching", device="shoe", reason=jam
+            )
+            journal.append("fault_raised", raised, round_id=None, source="engine")
+    assert (
+        main(["clear", "--journal", str(path), "--reason", "jam cleared, shoe checked", "--by", "sue"]) == 0
+    )
+    assert stored_rows(path, "fault_cleared") == [
+        ("operator:sue", '{"by":"sue","fault_id":"F1","reason":"jam cleared, shoe checked"}'),
+        ("operator:sue", '{"by":"sue","fault_id":"F2","reason":"jam cleared, shoe checked"}'),
+    ]

@@ -5,17 +5,20 @@ whose words it reuses). It reads what the viewer may see: an entry as it left th
 (controller/journal/privacy.py), ``payload`` merged with the private part only once the round is
 revealed, ``hidden`` true while that part is withheld. So a card is named only when the payload holds
 it; before the reveal a card_dealt reads "a card dealt face down". Amounts through controller/money.py.
-Unknown kinds still read as words ("Dealer key: key=…"), so a new kind never breaks the log.
+Unknown kinds still read as words ("Dealer key: key=…"), so a new kind never breaks the log. The kinds
+without a private part are read through their typed entries (``_sentence`` below); the others still
+read the payload (docs/engine.md "Journal entries").
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import structlog
 
-from controller.journal.render import game_title, wager_word
+from controller.journal import entries as e
+from controller.journal.render import event_entry, game_title, wager_word
 from controller.money import MoneyFormat, money
 
 # firmware_protocol.messages' values, not imported: that package's import costs the fast CLI's recall
@@ -104,18 +107,6 @@ def _seconds_us(value: object) -> str:
     return f"{value / 1_000_000:.3f} s" if isinstance(value, int) else "?"
 
 
-def _clock_offset(p: Payload, hidden: bool, fmt: MoneyFormat) -> str:
-    if p.get("offset_us") is None:
-        return f"Clock not measured against {p.get('source')}: {p.get('error')}"
-    offset = p.get("offset_us")
-    sign = "+" if isinstance(offset, int) and offset >= 0 else "-"
-    verdict = "within" if p.get("within_bound") else "PAST"
-    return (
-        f"Clock offset {sign}{_seconds_us(abs(offset) if isinstance(offset, int) else None)} from "
-        f"{p.get('source')} ({verdict} the bound of {_seconds_us(p.get('bound_us'))})"
-    )
-
-
 def _operator_action(p: Payload, hidden: bool, fmt: MoneyFormat) -> str:
     detail = p.get("detail")
     if isinstance(detail, Mapping):
@@ -167,10 +158,6 @@ def _seat_killed(p: Payload, hidden: bool, fmt: MoneyFormat) -> str:
 
 
 _SENTENCES: dict[str, Callable[[Payload, bool, MoneyFormat], str]] = {
-    "table_opened": lambda p, h, f: (
-        f"Table opened by {p.get('by')}: {game_title(p.get('game'))}, {_words(p.get('banking_mode'))}"
-    ),
-    "table_closed": lambda p, h, f: f"Table closed by {p.get('by')}: {p.get('reason')}",
     "state_changed": lambda p, h, f: (
         f"The {_words(p.get('machine'))} went from {_words(p.get('from'))} to {_words(p.get('to'))}"
     ),
@@ -210,8 +197,6 @@ _SENTENCES: dict[str, Callable[[Payload, bool, MoneyFormat], str]] = {
         f"{'Latching fault' if p.get('severity') == 'latching' else 'Alert'} {p.get('fault_id')}, "
         f"{_words(p.get('kind'))}: {_reason(p)}" + (f" (device {p['device']})" if p.get("device") else "")
     ),
-    "fault_acknowledged": lambda p, h, f: f"{p.get('by')} acknowledged {p.get('fault_id')}",
-    "fault_cleared": lambda p, h, f: f"{p.get('by')} cleared {p.get('fault_id')}: {p.get('reason')}",
     "button_moved": lambda p, h, f: (
         f"Button moved to seat {p.get('to_seat')}"
         + (f" from seat {p['from_seat']}" if p.get("from_seat") else "")
@@ -241,65 +226,8 @@ _SENTENCES: dict[str, Callable[[Payload, bool, MoneyFormat], str]] = {
     ),
     "panel_request": _panel_request,
     "operator_note": lambda p, h, f: f"{p.get('by')}: {_words(p.get('action'))}: {p.get('detail')}",
-    "login": lambda p, h, f: f"{p.get('user')} ({p.get('role')}) logged in from {p.get('remote')}",
-    "login_failed": lambda p, h, f: (
-        f"Failed login as {p.get('user')} from {p.get('remote')}: {p.get('reason')}"
-    ),
-    "noise_suppressed": lambda p, h, f: (
-        f"{p.get('count')} more {_words(p.get('category'))} from {p.get('source')} "
-        "counted, not journaled one by one"
-    ),
-    "device_ready": lambda p, h, f: (
-        f"{p.get('device')} ready: {p.get('model')} firmware {p.get('firmware_version')}"
-    ),
-    "device_lost": lambda p, h, f: f"{p.get('device')} lost: {p.get('reason')}",
-    "device_status": lambda p, h, f: (
-        f"{p.get('device')} reports {p.get('state')}, lamp {p.get('lamp') or 'off'}"
-        + (f", fault code {p['fault_code']}" if p.get("fault_code") else "")
-    ),
     "security_event": lambda p, h, f: (
         f"Security event on {p.get('device')}: {p.get('reason')} {p.get('detail', '')}"
-    ),
-    "clock_offset": _clock_offset,
-    "software_verified": lambda p, h, f: (
-        f"Software verified at start: release {p.get('release')}, "
-        f"digest {str(p.get('release_digest'))[:16]}, {p.get('files')} files and "
-        f"{p.get('dependencies')} dependencies, signed by key {p.get('key_id')}"
-        + (" (a DEVELOPMENT release, not for a live table)" if p.get("development") else "")
-    ),
-    "software_checked": lambda p, h, f: (
-        f"Seeded software verification for {p.get('requested_by')}: seed {str(p.get('seed'))[:16]}, "
-        f"aggregate {str(p.get('aggregate'))[:16]} over {p.get('files')} files"
-    ),
-    "clock_stepped": lambda p, h, f: (
-        f"The wall clock went back {_seconds_us(p.get('step_back_us'))}: the journal keeps "
-        f"{p.get('journal_time_utc')} until the clock passes it"
-    ),
-    "config_checked": lambda p, h, f: (
-        f"Configuration {p.get('source')} checked at start: "
-        + (
-            "first check"
-            if p.get("previous_config_digest") is None
-            else "; ".join(p.get("changed") or []) or "unchanged"
-        )
-        + (f" (approved by change {p['approved_change']})" if p.get("approved_change") else "")
-        + (" — NOT APPROVED" if p.get("unapproved") else "")
-    ),
-    "change_proposed": lambda p, h, f: (
-        f"{p.get('by')} proposed {p.get('change_id')}: {p.get('summary')}"
-        + (f" ({p['reason']})" if p.get("reason") else "")
-        + f"; a second manager must approve it before {p.get('lapses_utc')}"
-    ),
-    "change_approved": lambda p, h, f: (
-        f"{p.get('by')} approved {p.get('change_id')} proposed by {p.get('proposed_by')}: {p.get('summary')}"
-    ),
-    "change_lapsed": lambda p, h, f: (
-        f"{p.get('change_id')} proposed by {p.get('proposed_by')} lapsed unapproved at {p.get('lapses_utc')}"
-    ),
-    "change_refused": lambda p, h, f: (
-        f"{p.get('by')}: {p.get('change_id') or 'a proposal'} "
-        + ("closed" if p.get("closed") else "refused")
-        + f": {p.get('reason')}"
     ),
     "progressive_parameters_changed": lambda p, h, f: (
         f"Progressive {p.get('meter_id')}: parameters "
@@ -337,11 +265,171 @@ _SENTENCES: dict[str, Callable[[Payload, bool, MoneyFormat], str]] = {
 }
 
 
+# --- the kinds read through their typed entries ---------------------------------------------------------
+# A kind here is decoded by the one typed decoder (render.event_entry) and its sentence reads the entry's
+# fields, checked by mypy; a payload that is not its kind's (a hand-made one, a foreign row) is not read
+# wrongly as "None proposed None" but falls back to its own fields (entry_sentence). Kinds without a
+# private part only: the gate's viewer event merges a revealed private part into the payload, and
+# ``hidden`` says what it withheld, which the payload kinds above still read (docs/engine.md "Journal
+# entries").
+EntryT = TypeVar("EntryT", bound=e.Entry)
+TypedSentence = Callable[[e.Entry, MoneyFormat], str]
+_TYPED_SENTENCES: dict[str, TypedSentence] = {}
+
+
+def _sentence(
+    cls: type[EntryT],
+) -> Callable[[Callable[[EntryT, MoneyFormat], str]], Callable[[EntryT, MoneyFormat], str]]:
+    """Registers the decorated function as the sentence of ``cls``'s kind."""
+
+    def register(render: Callable[[EntryT, MoneyFormat], str]) -> Callable[[EntryT, MoneyFormat], str]:
+        def checked(entry: e.Entry, fmt: MoneyFormat) -> str:
+            if not isinstance(entry, cls):  # the decoder gives the kind's class: a bug otherwise
+                raise TypeError(f"a {type(entry).__name__} given as {cls.__name__}")
+            return render(entry, fmt)
+
+        _TYPED_SENTENCES[str(cls.__struct_config__.tag)] = checked
+        return render
+
+    return register
+
+
+@_sentence(e.TableOpened)
+def _table_opened(x: e.TableOpened, fmt: MoneyFormat) -> str:
+    return f"Table opened by {x.by}: {game_title(x.game)}, {_words(x.banking_mode)}"
+
+
+@_sentence(e.TableClosed)
+def _table_closed(x: e.TableClosed, fmt: MoneyFormat) -> str:
+    return f"Table closed by {x.by}: {x.reason}"
+
+
+@_sentence(e.FaultAcknowledged)
+def _fault_acknowledged(x: e.FaultAcknowledged, fmt: MoneyFormat) -> str:
+    return f"{x.by} acknowledged {x.fault_id}"
+
+
+@_sentence(e.FaultCleared)
+def _fault_cleared(x: e.FaultCleared, fmt: MoneyFormat) -> str:
+    return f"{x.by} cleared {x.fault_id}: {x.reason}"
+
+
+@_sentence(e.Login)
+def _login(x: e.Login, fmt: MoneyFormat) -> str:
+    return f"{x.user} ({x.role}) logged in from {x.remote}"
+
+
+@_sentence(e.LoginFailed)
+def _login_failed(x: e.LoginFailed, fmt: MoneyFormat) -> str:
+    return f"Failed login as {x.user} from {x.remote}: {x.reason}"
+
+
+@_sentence(e.NoiseSuppressed)
+def _noise_suppressed(x: e.NoiseSuppressed, fmt: MoneyFormat) -> str:
+    return f"{x.count} more {_words(x.category)} from {x.source} counted, not journaled one by one"
+
+
+@_sentence(e.DeviceReady)
+def _device_ready(x: e.DeviceReady, fmt: MoneyFormat) -> str:
+    return f"{x.device} ready: {x.model} firmware {x.firmware_version}"
+
+
+@_sentence(e.DeviceLost)
+def _device_lost(x: e.DeviceLost, fmt: MoneyFormat) -> str:
+    return f"{x.device} lost: {x.reason}"
+
+
+@_sentence(e.DeviceStatus)
+def _device_status(x: e.DeviceStatus, fmt: MoneyFormat) -> str:
+    code = f", fault code {x.fault_code}" if x.fault_code else ""
+    return f"{x.device} reports {x.state}, lamp {x.lamp or 'off'}{code}"
+
+
+@_sentence(e.ClockOffset)
+def _clock_offset(x: e.ClockOffset, fmt: MoneyFormat) -> str:
+    if x.offset_us is None:
+        return f"Clock not measured against {x.source}: {x.error}"
+    sign = "+" if x.offset_us >= 0 else "-"
+    verdict = "within" if x.within_bound else "PAST"
+    return (
+        f"Clock offset {sign}{_seconds_us(abs(x.offset_us))} from {x.source} "
+        f"({verdict} the bound of {_seconds_us(x.bound_us)})"
+    )
+
+
+@_sentence(e.ClockStepped)
+def _clock_stepped(x: e.ClockStepped, fmt: MoneyFormat) -> str:
+    return (
+        f"The wall clock went back {_seconds_us(x.step_back_us)}: the journal keeps "
+        f"{x.journal_time_utc} until the clock passes it"
+    )
+
+
+@_sentence(e.SoftwareVerified)
+def _software_verified(x: e.SoftwareVerified, fmt: MoneyFormat) -> str:
+    development = " (a DEVELOPMENT release, not for a live table)" if x.development else ""
+    return (
+        f"Software verified at start: release {x.release}, digest {x.release_digest[:16]}, {x.files} files "
+        f"and {x.dependencies} dependencies, signed by key {x.key_id}{development}"
+    )
+
+
+@_sentence(e.SoftwareChecked)
+def _software_checked(x: e.SoftwareChecked, fmt: MoneyFormat) -> str:
+    return (
+        f"Seeded software verification for {x.requested_by}: seed {x.seed[:16]}, "
+        f"aggregate {x.aggregate[:16]} over {x.files} files"
+    )
+
+
+@_sentence(e.ConfigChecked)
+def _config_checked(x: e.ConfigChecked, fmt: MoneyFormat) -> str:
+    what = "first check" if x.previous_config_digest is None else "; ".join(x.changed) or "unchanged"
+    approved = f" (approved by change {x.approved_change})" if x.approved_change else ""
+    unapproved = " — NOT APPROVED" if x.unapproved else ""
+    return f"Configuration {x.source} checked at start: {what}{approved}{unapproved}"
+
+
+@_sentence(e.ChangeProposed)
+def _change_proposed(x: e.ChangeProposed, fmt: MoneyFormat) -> str:
+    why = f" ({x.reason})" if x.reason else ""
+    return (
+        f"{x.by} proposed {x.change_id}: {x.summary}{why}; a second manager must approve it before "
+        f"{x.lapses_utc}"
+    )
+
+
+@_sentence(e.ChangeApproved)
+def _change_approved(x: e.ChangeApproved, fmt: MoneyFormat) -> str:
+    return f"{x.by} approved {x.change_id} proposed by {x.proposed_by}: {x.summary}"
+
+
+@_sentence(e.ChangeLapsed)
+def _change_lapsed(x: e.ChangeLapsed, fmt: MoneyFormat) -> str:
+    return f"{x.change_id} proposed by {x.proposed_by} lapsed unapproved at {x.lapses_utc}"
+
+
+@_sentence(e.ChangeRefused)
+def _change_refused(x: e.ChangeRefused, fmt: MoneyFormat) -> str:
+    return f"{x.by}: {x.change_id or 'a proposal'} {'closed' if x.closed else 'refused'}: {x.reason}"
+
+
+def kinds_with_a_sentence() -> frozenset[str]:
+    """Every kind read by its own sentence: through its typed entry or its payload."""
+    return frozenset(_SENTENCES) | frozenset(_TYPED_SENTENCES)
+
+
 def entry_sentence(event: Mapping[str, Any], fmt: MoneyFormat = money) -> str:
     """``event``: an entry as the gate let it out ({"kind", "payload", "hidden", ...})."""
     kind = str(event.get("kind", ""))
     payload = event.get("payload") or {}
     hidden = bool(event.get("hidden"))
+    typed_render = _TYPED_SENTENCES.get(kind)
+    if typed_render is not None:
+        entry = event_entry(event)
+        if entry is not None:
+            return typed_render(entry, fmt).strip()
+        log.debug("sentence_fallback", kind=kind, error="not this kind's fields")
     render = _SENTENCES.get(kind)
     if render is not None:
         try:

@@ -73,13 +73,6 @@ def _bets_locked(p: Payload, hidden: bool, fmt: MoneyFormat) -> str:
     return "Bets locked — " + ("; ".join(parts) if parts else "no wagers")
 
 
-def _decision(p: Payload, hidden: bool, fmt: MoneyFormat) -> str:
-    amount = p.get("amount_cents")
-    stake = f" {_amount(amount, fmt)}" if isinstance(amount, int) and amount > 0 else ""
-    street = f" on the {_words(p.get('street'))}" if p.get("street") else ""
-    return f"Seat {p.get('seat')}: {_words(p.get('action'))}{stake}{street}"
-
-
 def _settled(p: Payload, hidden: bool, fmt: MoneyFormat) -> str:
     settlement = p.get("settlement") or {}
     seats = settlement.get("seats") or []
@@ -87,20 +80,6 @@ def _settled(p: Payload, hidden: bool, fmt: MoneyFormat) -> str:
     banker = fmt(net, signed=True) if isinstance(net, int) else "—"
     rake = _amount(settlement.get("rake", 0), fmt)
     return f"Round settled: {len(seats)} seat(s), banker net {banker}, rake {rake}"
-
-
-def _kill_request(p: Payload) -> str:
-    seat, status = p.get("seat"), p.get("status")
-    why = f": {p.get('reason')}" if p.get("reason") else ""
-    # The request's number in its round (absent in entries written before it was): it tells apart two
-    # requests for the same seat in one round (one rejected, the dealer asks again).
-    number = f" (request {p['request_number']})" if p.get("request_number") is not None else ""
-    if status == "requested":
-        return f"The {p.get('by')} asks a supervisor to kill seat {seat}'s hand{number}"
-    if status == "lapsed":
-        return f"The request to kill seat {seat}'s hand{number} lapsed{why}"
-    asked = f"the {p.get('requested_by')}'s request to kill seat {seat}'s hand{number}"
-    return f"{p.get('by')} {status} {asked}{why}"
 
 
 def _seconds_us(value: object) -> str:
@@ -150,41 +129,14 @@ def _panel_request(p: Payload, hidden: bool, fmt: MoneyFormat) -> str:
     return _operator_action({**p, "detail": p.get("request")}, hidden, fmt)
 
 
-def _seat_killed(p: Payload, hidden: bool, fmt: MoneyFormat) -> str:
-    if p.get("excluded"):
-        return f"{p.get('by')} excluded seat {p.get('seat')} from the round: {p.get('reason')}"
-    asked = f" at the {p['requested_by']}'s request" if p.get("requested_by") else ""
-    return f"{p.get('by')} killed seat {p.get('seat')}'s hand{asked}: {p.get('reason')}"
-
-
 _SENTENCES: dict[str, Callable[[Payload, bool, MoneyFormat], str]] = {
-    "state_changed": lambda p, h, f: (
-        f"The {_words(p.get('machine'))} went from {_words(p.get('from'))} to {_words(p.get('to'))}"
-    ),
-    "round_started": lambda p, h, f: (
-        f"Round {p.get('round_id')} started: {game_title(p.get('game'))}, "
-        f"seats {', '.join(str(s) for s in p.get('seats') or []) or 'none'}"
-    ),
-    "bet_changed": lambda p, h, f: (
-        f"Seat {p.get('seat')} {wager_word(str(p.get('wager')))}: "
-        f"sensors read {_amount(p.get('amount_cents'), f)}" + (" (after the lock)" if p.get("locked") else "")
-    ),
     "bets_locked": _bets_locked,
-    "past_posting": lambda p, h, f: (
-        f"Past posting at seat {p.get('seat')} {wager_word(str(p.get('wager')))}: "
-        f"{_amount(p.get('locked_cents'), f)} locked, {_amount(p.get('seen_cents'), f)} seen after the lock"
-    ),
     "card_dealt": _card_dealt,
-    "hand_complete": lambda p, h, f: (
-        f"{_position(p.get('position')).capitalize()} has {p.get('card_count')} cards"
-    ),
     "deck_verified": lambda p, h, f: (
         f"Deck verified: {p.get('card_count')} cards, {p.get('missing_count')} missing, "
         f"{p.get('extra_count')} extra"
     ),
-    "decision": _decision,
     "decision_refused": lambda p, h, f: f"Refused: {_reason(p)}",
-    "kill_seat_request": lambda p, h, f: _kill_request(p),
     "dead_hand": lambda p, h, f: (
         f"Dead hand at {_position(p.get('seat')) if p.get('seat') is not None else 'the table'}: {_reason(p)}"
     ),
@@ -197,71 +149,15 @@ _SENTENCES: dict[str, Callable[[Payload, bool, MoneyFormat], str]] = {
         f"{'Latching fault' if p.get('severity') == 'latching' else 'Alert'} {p.get('fault_id')}, "
         f"{_words(p.get('kind'))}: {_reason(p)}" + (f" (device {p['device']})" if p.get("device") else "")
     ),
-    "button_moved": lambda p, h, f: (
-        f"Button moved to seat {p.get('to_seat')}"
-        + (f" from seat {p['from_seat']}" if p.get("from_seat") else "")
-        + f" by {p.get('by')}: {p.get('reason')}"
-    ),
     "dp_waived": lambda p, h, f: f"Seat {p.get('seat')} waived the designated player's button",
-    "dealer_key": lambda p, h, f: (
-        f"Dealer pressed {_words(p.get('key'))}" + (f" for seat {p['seat']}" if p.get("seat") else "")
-    ),
     "operator_action": _operator_action,  # an earlier release's rows, as they were written
     "action_refused": lambda p, h, f: f"{p.get('by')}: {_words(p.get('action'))} refused: {p.get('reason')}",
-    "seat_killed": _seat_killed,
-    "void_ordered": lambda p, h, f: f"{p.get('by')} voided the round: {p.get('reason')}",
-    "difference_accepted": lambda p, h, f: (
-        f"{p.get('by')} accepted the difference ({p.get('fault_id')}): {p.get('spot')}: {p.get('reason')}"
-    ),
-    "device_reset": lambda p, h, f: f"{p.get('by')} reset {p.get('device')}: {p.get('reason')}",
     "limits_set": _limits_set,
     "paytable_set": lambda p, h, f: (
         f"{p.get('by')} set the {wager_word(str(p.get('wager')))} paytable: {_paytable(p.get('after'))}"
         + (f" (was {_paytable(p['before'])})" if p.get("before") is not None else "")
     ),
-    "lock_refused_progressive": lambda p, h, f: f"Progressive wagers refused at the lock: {p.get('reason')}",
-    "linked_claim_answered": lambda p, h, f: f"The floor answered the progressive claim: {p.get('answer')}",
-    "linked_confirmation_sent": lambda p, h, f: (
-        f"{p.get('by')} confirmed progressive award {p.get('award_id') or ''} paid: sent to the floor"
-    ),
     "panel_request": _panel_request,
-    "operator_note": lambda p, h, f: f"{p.get('by')}: {_words(p.get('action'))}: {p.get('detail')}",
-    "security_event": lambda p, h, f: (
-        f"Security event on {p.get('device')}: {p.get('reason')} {p.get('detail', '')}"
-    ),
-    "progressive_parameters_changed": lambda p, h, f: (
-        f"Progressive {p.get('meter_id')}: parameters "
-        + ("set (the meter opens at its base)" if p.get("before") is None else "changed")
-        + f" by {p.get('by')}"
-        + (f": {p['reason']}" if p.get("reason") and p.get("before") is not None else "")
-    ),
-    "progressive_contribution": lambda p, h, f: (
-        f"Progressive: {p.get('wagers')} wager(s) from table {p.get('table_id')}, "
-        f"{_amount(p.get('to_meter_cents'), f)} to the meter (now {_amount(p.get('meter_after_cents'), f)}), "
-        f"{_amount(p.get('hidden_cents'), f)} to the reserve"
-    ),
-    "progressive_overflow": lambda p, h, f: (
-        f"Progressive: the meter is at its limit; {_amount(p.get('overflow_cents'), f)} to the overflow"
-    ),
-    "progressive_award_claimed": lambda p, h, f: (
-        f"Progressive hit #{p.get('claim_number')}: seat {p.get('seat')} at table {p.get('table_id')}, "
-        f"{p.get('line')}-card straight flush, {_amount(p.get('amount_cents'), f)} "
-        + ("from the meter" if p.get("paid_from") == "meter" else "from the house")
-        + (" (awaiting a supervisor)" if p.get("needs_confirmation") else "")
-    ),
-    "progressive_award_paid": lambda p, h, f: (
-        f"Progressive award {p.get('award_id')} paid: {_amount(p.get('amount_cents'), f)}"
-        + ("" if p.get("by") == "engine" else f", confirmed by {p.get('by')}")
-    ),
-    "progressive_reset": lambda p, h, f: (
-        f"Progressive meter re-seeded to {_amount(p.get('amount_cents'), f)}: "
-        f"{_amount(p.get('from_reserve_cents'), f)} from the reserve, "
-        f"{_amount(p.get('house_added_cents'), f)} added by the house"
-    ),
-    "progressive_reserve": lambda p, h, f: (
-        f"Progressive reserve {'+' if (p.get('amount_cents') or 0) > 0 else '-'}"
-        f"{_amount(abs(p.get('amount_cents') or 0), f)} by {p.get('by')}: {p.get('reason')}"
-    ),
 }
 
 
@@ -412,6 +308,168 @@ def _change_lapsed(x: e.ChangeLapsed, fmt: MoneyFormat) -> str:
 @_sentence(e.ChangeRefused)
 def _change_refused(x: e.ChangeRefused, fmt: MoneyFormat) -> str:
     return f"{x.by}: {x.change_id or 'a proposal'} {'closed' if x.closed else 'refused'}: {x.reason}"
+
+
+@_sentence(e.StateChanged)
+def _state_changed(x: e.StateChanged, fmt: MoneyFormat) -> str:
+    return f"The {_words(x.machine)} went from {_words(x.from_state)} to {_words(x.to)}"
+
+
+@_sentence(e.RoundStarted)
+def _round_started(x: e.RoundStarted, fmt: MoneyFormat) -> str:
+    seats = ", ".join(str(seat) for seat in x.seats) or "none"
+    return f"Round {x.round_id} started: {game_title(x.game)}, seats {seats}"
+
+
+@_sentence(e.BetChanged)
+def _bet_changed(x: e.BetChanged, fmt: MoneyFormat) -> str:
+    late = " (after the lock)" if x.locked else ""
+    return f"Seat {x.seat} {wager_word(x.wager)}: sensors read {_amount(x.amount_cents, fmt)}{late}"
+
+
+@_sentence(e.PastPosting)
+def _past_posting(x: e.PastPosting, fmt: MoneyFormat) -> str:
+    return (
+        f"Past posting at seat {x.seat} {wager_word(x.wager)}: {_amount(x.locked_cents, fmt)} locked, "
+        f"{_amount(x.seen_cents, fmt)} seen after the lock"
+    )
+
+
+@_sentence(e.HandComplete)
+def _hand_complete(x: e.HandComplete, fmt: MoneyFormat) -> str:
+    return f"{_position(x.position).capitalize()} has {x.card_count} cards"
+
+
+@_sentence(e.DealerKey)
+def _dealer_key(x: e.DealerKey, fmt: MoneyFormat) -> str:
+    return f"Dealer pressed {_words(x.key)}" + (f" for seat {x.seat}" if x.seat else "")
+
+
+@_sentence(e.ButtonMoved)
+def _button_moved(x: e.ButtonMoved, fmt: MoneyFormat) -> str:
+    moved_from = f" from seat {x.from_seat}" if x.from_seat else ""
+    return f"Button moved to seat {x.to_seat}{moved_from} by {x.by}: {x.reason}"
+
+
+@_sentence(e.Decision)
+def _decision(x: e.Decision, fmt: MoneyFormat) -> str:
+    stake = f" {_amount(x.amount_cents, fmt)}" if x.amount_cents > 0 else ""
+    street = f" on the {_words(x.street)}" if x.street else ""
+    return f"Seat {x.seat}: {_words(x.action)}{stake}{street}"
+
+
+@_sentence(e.KillSeatRequest)
+def _kill_seat_request(x: e.KillSeatRequest, fmt: MoneyFormat) -> str:
+    why = f": {x.reason}" if x.reason else ""
+    # The request's number in its round (absent in entries written before it was): it tells apart two
+    # requests for the same seat in one round (one rejected, the dealer asks again).
+    number = f" (request {x.request_number})" if x.request_number is not None else ""
+    if x.status == "requested":
+        return f"The {x.by} asks a supervisor to kill seat {x.seat}'s hand{number}"
+    if x.status == "lapsed":
+        return f"The request to kill seat {x.seat}'s hand{number} lapsed{why}"
+    asked = f"the {x.requested_by}'s request to kill seat {x.seat}'s hand{number}"
+    return f"{x.by} {x.status} {asked}{why}"
+
+
+@_sentence(e.SeatKilled)
+def _seat_killed(x: e.SeatKilled, fmt: MoneyFormat) -> str:
+    if x.excluded:
+        return f"{x.by} excluded seat {x.seat} from the round: {x.reason}"
+    asked = f" at the {x.requested_by}'s request" if x.requested_by else ""
+    return f"{x.by} killed seat {x.seat}'s hand{asked}: {x.reason}"
+
+
+@_sentence(e.VoidOrdered)
+def _void_ordered(x: e.VoidOrdered, fmt: MoneyFormat) -> str:
+    return f"{x.by} voided the round: {x.reason}"
+
+
+@_sentence(e.DeviceReset)
+def _device_reset(x: e.DeviceReset, fmt: MoneyFormat) -> str:
+    return f"{x.by} reset {x.device}: {x.reason}"
+
+
+@_sentence(e.DifferenceAccepted)
+def _difference_accepted(x: e.DifferenceAccepted, fmt: MoneyFormat) -> str:
+    return f"{x.by} accepted the difference ({x.fault_id}): {x.spot}: {x.reason}"
+
+
+@_sentence(e.SecurityEvent)
+def _security_event(x: e.SecurityEvent, fmt: MoneyFormat) -> str:
+    return f"Security event on {x.device}: {x.reason} {x.detail}"
+
+
+@_sentence(e.OperatorNote)
+def _operator_note(x: e.OperatorNote, fmt: MoneyFormat) -> str:
+    return f"{x.by}: {_words(x.action)}: {x.detail}"
+
+
+@_sentence(e.ProgressiveRefusedAtLock)
+def _lock_refused_progressive(x: e.ProgressiveRefusedAtLock, fmt: MoneyFormat) -> str:
+    return f"Progressive wagers refused at the lock: {x.reason}"
+
+
+@_sentence(e.LinkedClaimAnswered)
+def _linked_claim_answered(x: e.LinkedClaimAnswered, fmt: MoneyFormat) -> str:
+    return f"The floor answered the progressive claim: {x.answer}"
+
+
+@_sentence(e.LinkedConfirmationSent)
+def _linked_confirmation_sent(x: e.LinkedConfirmationSent, fmt: MoneyFormat) -> str:
+    return f"{x.by} confirmed progressive award {x.award_id or ''} paid: sent to the floor"
+
+
+@_sentence(e.ProgressiveParametersChanged)
+def _progressive_parameters_changed(x: e.ProgressiveParametersChanged, fmt: MoneyFormat) -> str:
+    if x.before is None:
+        return f"Progressive {x.meter_id}: parameters set (the meter opens at its base) by {x.by}"
+    why = f": {x.reason}" if x.reason else ""
+    return f"Progressive {x.meter_id}: parameters changed by {x.by}{why}"
+
+
+@_sentence(e.ProgressiveContribution)
+def _progressive_contribution(x: e.ProgressiveContribution, fmt: MoneyFormat) -> str:
+    return (
+        f"Progressive: {x.wagers} wager(s) from table {x.table_id}, {_amount(x.to_meter_cents, fmt)} to the "
+        f"meter (now {_amount(x.meter_after_cents, fmt)}), {_amount(x.hidden_cents, fmt)} to the reserve"
+    )
+
+
+@_sentence(e.ProgressiveOverflow)
+def _progressive_overflow(x: e.ProgressiveOverflow, fmt: MoneyFormat) -> str:
+    return f"Progressive: the meter is at its limit; {_amount(x.overflow_cents, fmt)} to the overflow"
+
+
+@_sentence(e.ProgressiveAwardClaimed)
+def _progressive_award_claimed(x: e.ProgressiveAwardClaimed, fmt: MoneyFormat) -> str:
+    source = "from the meter" if x.paid_from == "meter" else "from the house"
+    waiting = " (awaiting a supervisor)" if x.needs_confirmation else ""
+    return (
+        f"Progressive hit #{x.claim_number}: seat {x.seat} at table {x.table_id}, {x.line}-card straight "
+        f"flush, {_amount(x.amount_cents, fmt)} {source}{waiting}"
+    )
+
+
+@_sentence(e.ProgressiveAwardPaid)
+def _progressive_award_paid(x: e.ProgressiveAwardPaid, fmt: MoneyFormat) -> str:
+    confirmed = "" if x.by == "engine" else f", confirmed by {x.by}"
+    return f"Progressive award {x.award_id} paid: {_amount(x.amount_cents, fmt)}{confirmed}"
+
+
+@_sentence(e.ProgressiveReset)
+def _progressive_reset(x: e.ProgressiveReset, fmt: MoneyFormat) -> str:
+    return (
+        f"Progressive meter re-seeded to {_amount(x.amount_cents, fmt)}: "
+        f"{_amount(x.from_reserve_cents, fmt)} from the reserve, "
+        f"{_amount(x.house_added_cents, fmt)} added by the house"
+    )
+
+
+@_sentence(e.ProgressiveReserve)
+def _progressive_reserve(x: e.ProgressiveReserve, fmt: MoneyFormat) -> str:
+    sign = "+" if x.amount_cents > 0 else "-"
+    return f"Progressive reserve {sign}{_amount(abs(x.amount_cents), fmt)} by {x.by}: {x.reason}"
 
 
 def kinds_with_a_sentence() -> frozenset[str]:

@@ -11,6 +11,7 @@ from controller.journal import entries as e
 from controller.journal.sentence import _TYPED_SENTENCES, entry_sentence
 
 R = "2027-01-15T08:10:00.000000Z"
+ROUND = "RT1-20270115-000001AB"
 
 SENTENCES: list[tuple[e.Entry, str]] = [
     (
@@ -222,6 +223,261 @@ SENTENCES: list[tuple[e.Entry, str]] = [
     (
         e.LoginFailed(user="sue", remote="127.0.0.1", reason="bad password"),
         "Failed login as sue from 127.0.0.1: bad password",
+    ),
+    (
+        e.StateChanged(machine="round", from_state="settling", to="paying", trigger="pay"),
+        "The round went from settling to paying",
+    ),
+    (
+        e.RoundStarted(round_id=ROUND, game="top-flush", banking={"mode": "house"}, seats=[1, 3, 5]),
+        "Round RT1-20270115-000001AB started: Top Flush, seats 1, 3, 5",
+    ),
+    (
+        e.RoundStarted(round_id=ROUND, game="top-flush", banking={"mode": "house"}, seats=[]),
+        "Round RT1-20270115-000001AB started: Top Flush, seats none",
+    ),
+    (
+        e.BetChanged(seat=2, wager="ante", amount_cents=2500, chip_count=25, locked=False),
+        "Seat 2 ante: sensors read 25.00",
+    ),
+    (
+        e.BetChanged(seat=2, wager="flush", amount_cents=500, chip_count=5, locked=True),
+        "Seat 2 flush bonus: sensors read 5.00 (after the lock)",
+    ),
+    (
+        e.PastPosting(seat=2, wager="ante", locked_cents=500, seen_cents=5000),
+        "Past posting at seat 2 ante: 5.00 locked, 50.00 seen after the lock",
+    ),
+    (
+        e.HandComplete(position=0, card_count=7),
+        "The dealer has 7 cards",
+    ),
+    (
+        e.HandComplete(position=15, card_count=3),
+        "The board has 3 cards",
+    ),
+    (
+        e.HandComplete(position=4, card_count=7),
+        "Seat 4 has 7 cards",
+    ),
+    (
+        e.DealerKey(key="next", seat=None),
+        "Dealer pressed next",
+    ),
+    (
+        e.DealerKey(key="kill_request", seat=4),
+        "Dealer pressed kill request for seat 4",
+    ),
+    (
+        e.ButtonMoved(from_seat=None, to_seat=3, reason="start", by="daemon"),
+        "Button moved to seat 3 by daemon: start",
+    ),
+    (
+        e.ButtonMoved(from_seat=3, to_seat=5, reason="rotation", by="engine", funds_cents=100000),
+        "Button moved to seat 5 from seat 3 by engine: rotation",
+    ),
+    (
+        e.VoidOrdered(by="sue", reason="cards exposed"),
+        "sue voided the round: cards exposed",
+    ),
+    (
+        e.DeviceReset(device="shuffler", by="sue", reason="in fault"),
+        "sue reset shuffler: in fault",
+    ),
+    (
+        e.DifferenceAccepted(
+            fault_id="FT1-000001", by="sue", reason="stays out", spot="seat 3 flush reads 10.00"
+        ),
+        "sue accepted the difference (FT1-000001): seat 3 flush reads 10.00: stays out",
+    ),
+    (
+        e.SecurityEvent(device="shoe", reason="forged frame", detail="bad MAC"),
+        "Security event on shoe: forged frame bad MAC",
+    ),
+    (
+        e.OperatorNote(action="shift_change", by="sue", detail="handover to sam"),
+        "sue: shift change: handover to sam",
+    ),
+    (
+        e.ProgressiveRefusedAtLock(by="engine", reason="the floor is unreachable"),
+        "Progressive wagers refused at the lock: the floor is unreachable",
+    ),
+    (
+        e.LinkedClaimAnswered(by="floor", answer="approved"),
+        "The floor answered the progressive claim: approved",
+    ),
+    (
+        e.LinkedConfirmationSent(by="sue", message="paid", award_id="A-7"),
+        "sue confirmed progressive award A-7 paid: sent to the floor",
+    ),
+    (
+        e.LinkedConfirmationSent(by="sue", message="paid", award_id=None),
+        "sue confirmed progressive award  paid: sent to the floor",
+    ),
+    (
+        e.Decision(seat=1, action="raise", amount_cents=123456, street=None, cause="chips"),
+        "Seat 1: raise 1,234.56",
+    ),
+    (
+        e.Decision(seat=2, action="check", amount_cents=0, street="river", cause="key"),
+        "Seat 2: check on the river",
+    ),
+    (
+        e.SeatKilled(seat=3, by="sue", reason="hand exposed", excluded=False, requested_by="dealer"),
+        "sue killed seat 3's hand at the dealer's request: hand exposed",
+    ),
+    (
+        e.SeatKilled(seat=3, by="sue", reason="hand exposed", excluded=False, requested_by=None),
+        "sue killed seat 3's hand: hand exposed",
+    ),
+    (
+        e.SeatKilled(seat=4, by="sue", reason="no funds", excluded=True, requested_by=None),
+        "sue excluded seat 4 from the round: no funds",
+    ),
+    (
+        e.KillSeatRequest(
+            seat=3, status="requested", by="dealer", requested_by=None, reason=None, request_number=2
+        ),
+        "The dealer asks a supervisor to kill seat 3's hand (request 2)",
+    ),
+    (
+        e.KillSeatRequest(
+            seat=3, status="lapsed", by="engine", requested_by="dealer", reason="timeout", request_number=None
+        ),
+        "The request to kill seat 3's hand lapsed: timeout",
+    ),
+    (
+        e.KillSeatRequest(
+            seat=3, status="confirmed", by="sue", requested_by="dealer", reason="exposed", request_number=1
+        ),
+        "sue confirmed the dealer's request to kill seat 3's hand (request 1): exposed",
+    ),
+    (
+        e.ProgressiveParametersChanged(
+            meter_id="M1", by="max", after={"unit_cents": 100}, before=None, reason="new link"
+        ),
+        "Progressive M1: parameters set (the meter opens at its base) by max",
+    ),
+    (
+        e.ProgressiveParametersChanged(
+            meter_id="M1", by="mia", after={"unit_cents": 200}, before={"unit_cents": 100}, reason="promo"
+        ),
+        "Progressive M1: parameters changed by mia: promo",
+    ),
+    (
+        e.ProgressiveParametersChanged(
+            meter_id="M1", by="mia", after={"unit_cents": 200}, before={"unit_cents": 100}, reason=""
+        ),
+        "Progressive M1: parameters changed by mia",
+    ),
+    (
+        e.ProgressiveContribution(
+            meter_id="M1",
+            table_id="T1",
+            round_id=ROUND,
+            wagers=3,
+            unit_cents=100,
+            in_meter_cents=300,
+            increment_cents=210,
+            to_meter_cents=210,
+            hidden_cents=90,
+            meter_after_cents=1_000_210,
+            reserve_after_cents=5_090,
+        ),
+        "Progressive: 3 wager(s) from table T1, 2.10 to the meter (now 10,002.10), 0.90 to the reserve",
+    ),
+    (
+        e.ProgressiveOverflow(
+            meter_id="M1", table_id="T1", round_id=ROUND, overflow_cents=1234, reserve_after_cents=6_324
+        ),
+        "Progressive: the meter is at its limit; 12.34 to the overflow",
+    ),
+    (
+        e.ProgressiveAwardClaimed(
+            meter_id="M1",
+            award_id="A-7",
+            claim_number=7,
+            table_id="T1",
+            round_id=ROUND,
+            seat=3,
+            line=7,
+            award={"meter_share_percent": 100},
+            amount_cents=1_000_210,
+            paid_from="meter",
+            needs_confirmation=True,
+            meter_before_cents=1_000_210,
+            meter_after_cents=0,
+            shared_by=1,
+        ),
+        "Progressive hit #7: seat 3 at table T1, 7-card straight flush, 10,002.10 from the meter "
+        "(awaiting a supervisor)",
+    ),
+    (
+        e.ProgressiveAwardClaimed(
+            meter_id="M1",
+            award_id="A-8",
+            claim_number=8,
+            table_id="T1",
+            round_id=ROUND,
+            seat=2,
+            line=5,
+            award=4000,
+            amount_cents=4000,
+            paid_from="house",
+            needs_confirmation=False,
+            meter_before_cents=None,
+            meter_after_cents=None,
+            shared_by=1,
+        ),
+        "Progressive hit #8: seat 2 at table T1, 5-card straight flush, 40.00 from the house",
+    ),
+    (
+        e.ProgressiveAwardPaid(
+            meter_id="M1",
+            award_id="A-7",
+            table_id="T1",
+            round_id=ROUND,
+            seat=3,
+            amount_cents=1_000_210,
+            by="sue",
+        ),
+        "Progressive award A-7 paid: 10,002.10, confirmed by sue",
+    ),
+    (
+        e.ProgressiveAwardPaid(
+            meter_id="M1",
+            award_id="A-8",
+            table_id="T1",
+            round_id=ROUND,
+            seat=2,
+            amount_cents=4000,
+            by="engine",
+        ),
+        "Progressive award A-8 paid: 40.00",
+    ),
+    (
+        e.ProgressiveReset(
+            meter_id="M1",
+            table_id="T1",
+            round_id=ROUND,
+            amount_cents=1_000_000,
+            from_reserve_cents=5_000,
+            house_added_cents=995_000,
+            reserve_after_cents=0,
+        ),
+        "Progressive meter re-seeded to 10,000.00: 50.00 from the reserve, 9,950.00 added by the house",
+    ),
+    (
+        e.ProgressiveReserve(
+            meter_id="M1", amount_cents=50_000, reason="seed", by="max", reserve_after_cents=55_000
+        ),
+        "Progressive reserve +500.00 by max: seed",
+    ),
+    (
+        e.ProgressiveReserve(
+            meter_id="M1", amount_cents=-20_000, reason="correction", by="max", reserve_after_cents=35_000
+        ),
+        "Progressive reserve -200.00 by max: correction",
     ),
 ]
 

@@ -61,18 +61,6 @@ def _card_dealt(p: Payload, hidden: bool, fmt: MoneyFormat) -> str:
     return f"{card} dealt to {_position(p.get('position'))}"
 
 
-def _bets_locked(p: Payload, hidden: bool, fmt: MoneyFormat) -> str:
-    wagers = p.get("wagers") or {}
-    parts = []
-    for seat, seat_wagers in sorted(
-        wagers.items(), key=lambda item: int(item[0]) if str(item[0]).isdigit() else 0
-    ):
-        if isinstance(seat_wagers, Mapping):
-            each = ", ".join(f"{wager_word(w)} {_amount(c, fmt)}" for w, c in seat_wagers.items())
-            parts.append(f"seat {seat}: {each}")
-    return "Bets locked — " + ("; ".join(parts) if parts else "no wagers")
-
-
 def _settled(p: Payload, hidden: bool, fmt: MoneyFormat) -> str:
     settlement = p.get("settlement") or {}
     seats = settlement.get("seats") or []
@@ -86,16 +74,20 @@ def _seconds_us(value: object) -> str:
     return f"{value / 1_000_000:.3f} s" if isinstance(value, int) else "?"
 
 
-def _operator_action(p: Payload, hidden: bool, fmt: MoneyFormat) -> str:
-    detail = p.get("detail")
+def _asked(by: object, action: object, detail: object, outcome: object, fmt: MoneyFormat) -> str:
+    """An operator's request: an earlier release's operator_action row, or today's panel_request."""
     if isinstance(detail, Mapping):
         detail = ", ".join(
             f"{_words(k)} {_amount(v, fmt) if k.endswith('_cents') else v}" for k, v in detail.items()
         )
-    outcome = str(p.get("outcome") or "")
-    tail = f" — {outcome}" if outcome and outcome != "done" else ""
+    said = str(outcome or "")
+    tail = f" — {said}" if said and said != "done" else ""
     what = f": {detail}" if detail else ""
-    return f"{p.get('by')} asked to {_words(p.get('action'))}{what}{tail}"
+    return f"{by} asked to {_words(action)}{what}{tail}"
+
+
+def _operator_action(p: Payload, hidden: bool, fmt: MoneyFormat) -> str:
+    return _asked(p.get("by"), p.get("action"), p.get("detail"), p.get("outcome"), fmt)
 
 
 def _limits(after: object, fmt: MoneyFormat) -> str:
@@ -112,25 +104,11 @@ def _limits(after: object, fmt: MoneyFormat) -> str:
     return f"{ante}, bonus maxima {bonus}" if bonus else ante
 
 
-def _limits_set(p: Payload, hidden: bool, fmt: MoneyFormat) -> str:
-    before = p.get("before")
-    were = ""
-    if isinstance(before, Mapping):
-        low, high = _amount(before.get("min_ante_cents"), fmt), _amount(before.get("max_ante_cents"), fmt)
-        were = f" (were {low} to {high})"
-    return f"{p.get('by')} set the limits: {_limits(p.get('after'), fmt)}{were}"
-
-
 def _paytable(value: object) -> str:
     return str(value) if isinstance(value, str) else "custom lines"
 
 
-def _panel_request(p: Payload, hidden: bool, fmt: MoneyFormat) -> str:
-    return _operator_action({**p, "detail": p.get("request")}, hidden, fmt)
-
-
 _SENTENCES: dict[str, Callable[[Payload, bool, MoneyFormat], str]] = {
-    "bets_locked": _bets_locked,
     "card_dealt": _card_dealt,
     "deck_verified": lambda p, h, f: (
         f"Deck verified: {p.get('card_count')} cards, {p.get('missing_count')} missing, "
@@ -142,9 +120,6 @@ _SENTENCES: dict[str, Callable[[Payload, bool, MoneyFormat], str]] = {
     ),
     "round_settled": _settled,
     "round_dead": lambda p, h, f: f"Round dead — every wager returned in full: {_reason(p)}",
-    "round_voided": lambda p, h, f: (
-        f"Round voided by {p.get('by')} — every wager returned in full: {_reason(p)}"
-    ),
     "fault_raised": lambda p, h, f: (
         f"{'Latching fault' if p.get('severity') == 'latching' else 'Alert'} {p.get('fault_id')}, "
         f"{_words(p.get('kind'))}: {_reason(p)}" + (f" (device {p['device']})" if p.get("device") else "")
@@ -152,12 +127,6 @@ _SENTENCES: dict[str, Callable[[Payload, bool, MoneyFormat], str]] = {
     "dp_waived": lambda p, h, f: f"Seat {p.get('seat')} waived the designated player's button",
     "operator_action": _operator_action,  # an earlier release's rows, as they were written
     "action_refused": lambda p, h, f: f"{p.get('by')}: {_words(p.get('action'))} refused: {p.get('reason')}",
-    "limits_set": _limits_set,
-    "paytable_set": lambda p, h, f: (
-        f"{p.get('by')} set the {wager_word(str(p.get('wager')))} paytable: {_paytable(p.get('after'))}"
-        + (f" (was {_paytable(p['before'])})" if p.get("before") is not None else "")
-    ),
-    "panel_request": _panel_request,
 }
 
 
@@ -470,6 +439,42 @@ def _progressive_reset(x: e.ProgressiveReset, fmt: MoneyFormat) -> str:
 def _progressive_reserve(x: e.ProgressiveReserve, fmt: MoneyFormat) -> str:
     sign = "+" if x.amount_cents > 0 else "-"
     return f"Progressive reserve {sign}{_amount(abs(x.amount_cents), fmt)} by {x.by}: {x.reason}"
+
+
+@_sentence(e.BetsLocked)
+def _bets_locked(x: e.BetsLocked, fmt: MoneyFormat) -> str:
+    parts = []
+    for seat, seat_wagers in sorted(
+        x.wagers.items(), key=lambda item: int(item[0]) if item[0].isdigit() else 0
+    ):
+        each = ", ".join(f"{wager_word(w)} {_amount(c, fmt)}" for w, c in seat_wagers.items())
+        parts.append(f"seat {seat}: {each}")
+    return "Bets locked — " + ("; ".join(parts) if parts else "no wagers")
+
+
+@_sentence(e.RoundVoided)
+def _round_voided(x: e.RoundVoided, fmt: MoneyFormat) -> str:
+    return f"Round voided by {x.by} — every wager returned in full: {x.reason}"
+
+
+@_sentence(e.PanelRequest)
+def _panel_request(x: e.PanelRequest, fmt: MoneyFormat) -> str:
+    return _asked(x.by, x.action, x.request, x.outcome, fmt)
+
+
+@_sentence(e.LimitsSet)
+def _limits_set(x: e.LimitsSet, fmt: MoneyFormat) -> str:
+    were = ""
+    if x.before is not None:
+        low, high = _amount(x.before.get("min_ante_cents"), fmt), _amount(x.before.get("max_ante_cents"), fmt)
+        were = f" (were {low} to {high})"
+    return f"{x.by} set the limits: {_limits(x.after, fmt)}{were}"
+
+
+@_sentence(e.PaytableSet)
+def _paytable_set(x: e.PaytableSet, fmt: MoneyFormat) -> str:
+    was = f" (was {_paytable(x.before)})" if x.before is not None else ""
+    return f"{x.by} set the {wager_word(x.wager)} paytable: {_paytable(x.after)}{was}"
 
 
 def kinds_with_a_sentence() -> frozenset[str]:

@@ -479,6 +479,59 @@ SENTENCES: list[tuple[e.Entry, str]] = [
         ),
         "Progressive reserve -200.00 by max: correction",
     ),
+    (
+        e.BetsLocked(wagers={"10": {"ante": 100}, "3": {"ante": 2500, "straight_flush": 500}}),
+        "Bets locked — seat 3: ante 25.00, straight flush bonus 5.00; seat 10: ante 1.00",
+    ),
+    (
+        e.BetsLocked(wagers={}),
+        "Bets locked — no wagers",
+    ),
+    (
+        e.RoundVoided(round={}, settlement={}, reason="cards exposed", by="sam"),
+        "Round voided by sam — every wager returned in full: cards exposed",
+    ),
+    (
+        e.PanelRequest(
+            action="set_limits", by="max", request={"min_ante_cents": 500, "note": "x"}, outcome="done"
+        ),
+        "max asked to set limits: min ante cents 5.00, note x",
+    ),
+    (
+        e.PanelRequest(action="kill_seat", by="sue", request={}, outcome="refused: no round"),
+        "sue asked to kill seat — refused: no round",
+    ),
+    (
+        e.LimitsSet(
+            by="max",
+            after={
+                "min_ante_cents": 500,
+                "max_ante_cents": 20000,
+                "max_bonus_cents": {"flush": 5000, "straight_flush": 20000},
+                "own_max_bonus_cents": {"flush": 5000},
+            },
+            before={"min_ante_cents": 500, "max_ante_cents": 10000},
+            config_digest=None,
+        ),
+        "max set the limits: ante 5.00 to 200.00, bonus maxima flush bonus 50.00, straight flush "
+        "bonus 200.00 (the ante's maximum) (were 5.00 to 100.00)",
+    ),
+    (
+        e.LimitsSet(
+            by="max", after={"min_ante_cents": 500, "max_ante_cents": 20000}, before=None, config_digest=None
+        ),
+        "max set the limits: ante 5.00 to 200.00",
+    ),
+    (
+        e.PaytableSet(
+            wager="flush", by="max", after="hcf-flush-dp", before="hcf-flush-house", config_digest=None
+        ),
+        "max set the flush bonus paytable: hcf-flush-dp (was hcf-flush-house)",
+    ),
+    (
+        e.PaytableSet(wager="flush", by="max", after={"7": 100}, before=None, config_digest=None),
+        "max set the flush bonus paytable: custom lines",
+    ),
 ]
 
 

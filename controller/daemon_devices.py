@@ -18,7 +18,6 @@ from controller.engine import JournalRecord
 from controller.errors import UserError
 from controller.journal.noise import (
     FORGED_FRAME,
-    NOISE_SUPPRESSED,
     OTHER_SOURCES,
     NoiseBudget,
     NoiseSummary,
@@ -188,11 +187,8 @@ class DeviceNoise:
         if summaries:
             self._journal(
                 [
-                    JournalRecord.of(
-                        NOISE_SUPPRESSED,
-                        summary.payload(),
-                        None,
-                        "engine" if summary.source == OTHER_SOURCES else summary.source,
+                    JournalRecord.typed(
+                        summary.entry(), None, "engine" if summary.source == OTHER_SOURCES else summary.source
                     )
                     for summary in summaries
                 ]

@@ -141,8 +141,15 @@ def daemon_record(entry: entries.Entry) -> JournalRecord:
 def software_record(verified: VerifiedRelease) -> JournalRecord:
     """The release the start verified, in the journal before the table opens: the panel shows it, and
     the floor learns it from the stream (docs/operations.md "Software verification")."""
-    payload = verified.to_json()
-    return JournalRecord.of("software_verified", payload, None, "engine")
+    entry = entries.SoftwareVerified(
+        release=verified.release,
+        release_digest=verified.digest,
+        development=verified.development,
+        key_id=verified.key_id,
+        files=verified.files,
+        dependencies=verified.dependencies,
+    )
+    return JournalRecord.typed(entry, None, "engine")
 
 
 def log_loop_exception(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:

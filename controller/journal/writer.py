@@ -23,7 +23,7 @@ from controller.journal import entries as typed
 from controller.journal.chain import canonical_json, entry_hash_from_text, format_time_utc
 from controller.journal.errors import JournalError, sqlite_reason
 from controller.journal.handle import JournalFile
-from controller.journal.kinds import CLOCK_STEPPED, CLOSING_KINDS, ROUND_STARTED
+from controller.journal.kinds import CLOSING_KINDS, ROUND_STARTED
 from controller.journal.rows import AppendItem, JournalEntry, PendingEntry, parse_time_utc, pending_entry
 from controller.journal.schema import CLOSING_SQL, COLUMNS, ROW_PLACEHOLDERS, ROWS_PER_INSERT
 from controller.journal.totals import TOTAL_KINDS
@@ -88,12 +88,12 @@ def _prepare_entry(item: PendingEntry) -> _Prepared:
 def _step_entry(wall_time_utc: str, journal_time_utc: str) -> _Prepared:
     """The clock_stepped entry of a wall clock gone back behind the journal's last time."""
     step = parse_time_utc(journal_time_utc) - parse_time_utc(wall_time_utc)
-    payload = {
-        "wall_clock_utc": wall_time_utc,
-        "journal_time_utc": journal_time_utc,
-        "step_back_us": step // timedelta(microseconds=1),
-    }
-    return _prepare_entry(PendingEntry(CLOCK_STEPPED, payload, None, "journal"))
+    stepped = typed.ClockStepped(
+        wall_clock_utc=wall_time_utc,
+        journal_time_utc=journal_time_utc,
+        step_back_us=step // timedelta(microseconds=1),
+    )
+    return _prepare_entry(PendingEntry(stepped.kind, stepped, None, "journal"))
 
 
 def _insert(connection: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]) -> None:

@@ -23,7 +23,6 @@ from controller.changes import (
 from controller.engine import JournalRecord, Output, TableConfig
 from controller.engine import actions as a
 from controller.journal import Journal
-from controller.journal import entries as e
 from controller.journal.state import TableState
 from controller.rules.paytables import DEFAULT_PRESET
 from tests.device_harness.leaks import run_async
@@ -205,9 +204,8 @@ def test_the_configuration_check_alerts_on_an_unapproved_change_and_not_on_an_ap
         approved_files={},
     )
     assert first.alert is None
-    assert first.fields["changed"] == []
-    previous = e.build("config_checked", first.fields)
-    assert isinstance(previous, e.ConfigChecked)
+    assert first.entry.changed == []
+    previous = first.entry
     edited = check_configuration(
         source="t.toml",
         file_sha256="b" * 64,
@@ -216,8 +214,8 @@ def test_the_configuration_check_alerts_on_an_unapproved_change_and_not_on_an_ap
         previous=previous,
         approved_files={},
     )
-    assert edited.fields["changed"] == ["limits.max_ante_cents: 10000 -> 20000"]
-    assert edited.fields["unapproved"] is True
+    assert edited.entry.changed == ["limits.max_ante_cents: 10000 -> 20000"]
+    assert edited.entry.unapproved is True
     assert edited.alert == (
         "the configuration t.toml changed since the last start with no approved change: "
         "limits.max_ante_cents: 10000 -> 20000"
@@ -231,7 +229,7 @@ def test_the_configuration_check_alerts_on_an_unapproved_change_and_not_on_an_ap
         approved_files={"b" * 64: "CT1-0007"},
     )
     assert approved.alert is None
-    assert approved.fields["approved_change"] == "CT1-0007"
+    assert approved.entry.approved_change == "CT1-0007"
     comment = check_configuration(
         source="t.toml",
         file_sha256="c" * 64,
@@ -240,7 +238,7 @@ def test_the_configuration_check_alerts_on_an_unapproved_change_and_not_on_an_ap
         previous=previous,
         approved_files={},
     )
-    assert comment.fields["changed"] == ["the file's text changed; the effective settings did not"]
+    assert comment.entry.changed == ["the file's text changed; the effective settings did not"]
     assert comment.alert is not None  # a controlled file: any edit counts
 
 

@@ -64,7 +64,7 @@ def play(config: TableConfig, rounds: int, rng: random.Random) -> tuple[float, l
                     for index in range(count):
                         queue += feed(CardDealt("shuffler", position, index, deck.pop()))
                     queue += feed(HandComplete("shuffler", position, count))
-                if engine.state in ("decisions", "river"):
+                if engine.view().state in ("decisions", "river"):
                     for seat in seats:
                         feed(BetChanged("sensors", seat, decision_spot, 500, 5, True))
                 queue += feed(DealerKey("display", "confirm"))
@@ -72,7 +72,7 @@ def play(config: TableConfig, rounds: int, rng: random.Random) -> tuple[float, l
         for seat in seats:
             for spot in range(len(wagers)):
                 feed(BetChanged("sensors", seat, spot, 0, 0, False))
-        assert engine.state == "idle", engine.state
+        assert engine.view().state == "idle", engine.view().state
     return time.perf_counter() - started, latencies, records
 
 

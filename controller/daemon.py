@@ -159,7 +159,7 @@ class TableDaemon:
         self.watches = DaemonWatches(
             self.journal_path,
             journal=lambda: self.journal,
-            latched=lambda: self.engine.latched,
+            latched=lambda: self.engine.view().latched,
             submit=self.submit,
             perform=self.perform,
         )
@@ -275,7 +275,7 @@ class TableDaemon:
             if answer is not None and not answer.done():
                 answer.set_result([])
             return
-        state_before = self.engine.state
+        state_before = self.engine.view().state
         now_s = self.now_s()
         if isinstance(item, Tick):
             self._tick_queued = False
@@ -471,7 +471,7 @@ class TableDaemon:
             opening.insert(0, software_record(self.options.software))
         self.ledger.append(opening)
         self.controls.start(report.state)
-        if self.engine.held:
+        if self.engine.view().held:
             log.warning(
                 "table_held", reason="latched faults from before the restart: a supervisor must clear them"
             )
@@ -607,8 +607,9 @@ class TableDaemon:
             log.warning("round_left_open", reason="shutdown: the round will be voided at the next start")
 
     def round_in_play(self) -> bool:
-        live = self.engine.round
-        return live is not None and not live.closed and self.engine.state not in ("idle", "held", "complete")
+        view = self.engine.view()
+        live = view.round
+        return live is not None and not live.closed and view.state not in ("idle", "held", "complete")
 
     async def _shutdown(self) -> None:
         await self.watches.stop_integrity_check()

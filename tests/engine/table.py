@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from controller.engine import Alert, JournalRecord, Output, Refused, TableConfig, TableEngine, actions
+from controller.engine.round import LiveRound
 from controller.engine.state import RecoveredState
 from controller.journal import entries
 from controller.rules.cards import DECK_SIZE, parse_card
@@ -39,6 +40,13 @@ Tamper = Callable[[int, int, int], Sequence[object] | None]
 def assert_names_no_card(text: str) -> None:
     """A public text (a reason's message, an alert, a refusal): it names no card, in any encoding."""
     assert not _CARD_IN_TEXT.search(text), f"a card in a public text: {text!r}"
+
+
+def the_round(engine: TableEngine) -> LiveRound:
+    """The round the engine holds (asserted: there is one)."""
+    live = engine.view().round
+    assert live is not None
+    return live
 
 
 def stack(*hands: Sequence[str]) -> list[int]:

@@ -11,7 +11,6 @@ Public API::
     engine = TableEngine(config, recovered=RecoveredState(...))
     outputs = engine.handle(item, now_s)   # any drivers.events domain event or actions.* action
     view = engine.view()                   # a frozen TableView: view.state, view.held, view.round, ...
-    engine.recovered_state()
 
 ``TableEngine`` composes the parts (docs/engine.md "The parts"): each event and action is handled by
 one handler in the part that owns it, found by its type. Every call returns a list of outputs and never
@@ -240,28 +239,6 @@ class TableEngine:
     def why_not_between_rounds(self) -> str | None:
         """None between rounds (when a manager's setting may change), else why not (one line)."""
         return self._settings.why_not_between_rounds()
-
-    def recovered_state(self) -> RecoveredState:
-        """The state a restart would recover from the journal now (for tests and the shell)."""
-        ctx = self._ctx
-        return RecoveredState(
-            latched_faults=tuple(self._faults.latched.values()),
-            button_seat=self._bank.button_seat,
-            rounds_started=ctx.rounds_started,
-            faults_raised=self._faults.faults_raised,
-            table_closed=not self._settings.table_open,
-            closed_reason=self._settings.closed_reason,
-            min_ante_cents=ctx.config.min_ante_cents,
-            max_ante_cents=ctx.config.max_ante_cents,
-            max_bonus_cents=dict(ctx.config.max_bonus_cents) or None,
-            paytables=dict(ctx.config.paytables),
-            settings_config_digest=ctx.config.config_digest,
-            progressive=(
-                self._progressive.controller.state
-                if self._progressive.controller is not None and self._progressive.controller.state.opened
-                else None
-            ),
-        )
 
     def set_progressive_controller(self, controller: TableSideProgressive) -> None:
         """A linked table's hook: the progressive the engine asks (the link client, implementing the

@@ -49,6 +49,30 @@ def the_round(engine: TableEngine) -> LiveRound:
     return live
 
 
+def recovered_state(engine: TableEngine) -> RecoveredState:
+    """The state a restart would recover from the journal now, read from the engine's parts: what the
+    reducer's fold of the journal must match (the engine has no such method; only tests ask)."""
+    ctx = engine._ctx
+    faults = engine._faults
+    bank = engine._bank
+    settings = engine._settings
+    controller = engine._progressive.controller
+    return RecoveredState(
+        latched_faults=tuple(faults.latched.values()),
+        button_seat=bank.button_seat,
+        rounds_started=ctx.rounds_started,
+        faults_raised=faults.faults_raised,
+        table_closed=not settings.table_open,
+        closed_reason=settings.closed_reason,
+        min_ante_cents=ctx.config.min_ante_cents,
+        max_ante_cents=ctx.config.max_ante_cents,
+        max_bonus_cents=dict(ctx.config.max_bonus_cents) or None,
+        paytables=dict(ctx.config.paytables),
+        settings_config_digest=ctx.config.config_digest,
+        progressive=controller.state if controller is not None and controller.state.opened else None,
+    )
+
+
 def stack(*hands: Sequence[str]) -> list[int]:
     """A deck whose top cards are ``hands`` in order, then every other card in deck order."""
     top = [parse_card(card) for hand in hands for card in hand]

@@ -16,7 +16,7 @@ from controller.journal import entries
 from controller.money import money
 from controller.rules.settle import parse_round, settle
 from drivers.events import BetChanged, Deal, DpBankKeyed, ShowSeatResult, ShowText
-from tests.engine.table import NOW_S, Table, stack
+from tests.engine.table import NOW_S, Table, recovered_state, stack
 from tests.engine.test_rounds import HCF_DEALER, HCF_SEAT1, HCF_SEAT3
 
 # One over-limit bonus per game: (config, the bets of seat 1, the bonus over its maximum, its maximum).
@@ -112,7 +112,7 @@ def test_set_limits_sets_bonus_maxima_between_rounds_only() -> None:
     table.bet(1, "flush", 1001)
     assert table.refusals(table.lock())[0].reason == "seat 1 flush: 10.01 is over the table's maximum 10.00"
     # After a restart on the same configuration file the manager's maxima stand.
-    engine = TableEngine(TableConfig(config_digest="d1"), table.engine.recovered_state())
+    engine = TableEngine(TableConfig(config_digest="d1"), recovered_state(table.engine))
     assert engine.view().config.max_bonus_for("flush") == 1000
 
 

@@ -17,7 +17,7 @@ from controller.journal.recovery import rebuild_state, recover
 from controller.journal.sentence import entry_sentence
 from controller.journal.state import TableState
 from controller.rules.settle import settle_round_json
-from tests.engine.table import NOW_S, Table, stack
+from tests.engine.table import NOW_S, Table, recovered_state, stack
 from tests.engine.test_rounds import HCF_DEALER, HCF_SEAT1, HCF_SEAT3
 from tests.journal.test_state import stamped
 
@@ -297,7 +297,7 @@ def test_a_bonus_following_the_ante_still_follows_it_after_a_restart(tmp_path: P
             journal_outputs(journal, table.call(table.engine.handle, action, table.now_s))
         recovered = RecoveredState.from_table_state(recover(journal).state)
     assert recovered.max_bonus_cents == {"flush": 1000}
-    assert dataclasses.replace(table.engine.recovered_state(), faults_raised=0) == dataclasses.replace(
+    assert dataclasses.replace(recovered_state(table.engine), faults_raised=0) == dataclasses.replace(
         recovered, faults_raised=0
     )
     engine = TableEngine(config, recovered)
@@ -367,8 +367,7 @@ def test_settings_and_a_close_survive_a_restart(tmp_path: Path) -> None:
     assert recovered.settings_config_digest == "d1"
     # What the engine says a restart rebuilds (fault ids are numbered after the journal's last seq).
     assert (
-        dataclasses.replace(table.engine.recovered_state(), faults_raised=recovered.faults_raised)
-        == recovered
+        dataclasses.replace(recovered_state(table.engine), faults_raised=recovered.faults_raised) == recovered
     )
     engine = TableEngine(config, recovered)
     assert not engine.view().table_open

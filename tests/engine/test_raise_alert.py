@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from controller.engine import Alert, JournalRecord, Refused, TableConfig, actions
 from drivers.events import ShufflerFault
-from tests.engine.table import Table, stack
+from tests.engine.table import Table, recovered_state, stack
 from tests.engine.test_rounds import HCF_DEALER, HCF_SEAT1, HCF_SEAT3
 from tests.engine.test_table_behaviour import bet_and_lock, closing
 
@@ -37,7 +37,7 @@ def test_raise_alert_between_rounds_journals_an_alert_fault_and_does_not_hold() 
     ]
     assert not table.engine.view().held
     assert table.engine.view().state == "idle"
-    assert table.engine.recovered_state().latched_faults == ()
+    assert recovered_state(table.engine).latched_faults == ()
     # The table plays on: a round starts as before.
     bet_and_lock(table)
     assert table.journal("round_started")
@@ -76,8 +76,8 @@ def test_raise_alert_ids_continue_the_engines_fault_numbering() -> None:
     assert [p.get("by") for p in raised] == [None, "integrity", "surveillance"]
     assert [p["severity"] for p in raised] == ["latching", "alert", "alert"]
     # Only the jam latches: clearing it frees the table; the alerts have nothing to clear.
-    assert [f.fault_id for f in table.engine.recovered_state().latched_faults] == ["FT1-000001"]
-    assert table.engine.recovered_state().faults_raised == 3
+    assert [f.fault_id for f in recovered_state(table.engine).latched_faults] == ["FT1-000001"]
+    assert recovered_state(table.engine).faults_raised == 3
 
 
 def test_raise_alert_refuses_an_unknown_kind_or_an_empty_detail_and_journals_nothing() -> None:
@@ -96,5 +96,5 @@ def test_raise_alert_refuses_an_unknown_kind_or_an_empty_detail_and_journals_not
     out = table.call(table.engine.handle, actions.RaiseAlert("integrity", "ok", ""), table.now_s)
     (refused,) = [o for o in out if isinstance(o, Refused)]
     assert refused.reason.startswith("by: ")
-    assert table.engine.recovered_state().faults_raised == 0
+    assert recovered_state(table.engine).faults_raised == 0
     assert not table.engine.view().held

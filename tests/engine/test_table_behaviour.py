@@ -29,7 +29,7 @@ from drivers.events import (
     ShufflerFault,
 )
 from tests.engine.table import NOW_S as NOW
-from tests.engine.table import Table, assert_names_no_card, stack, the_round
+from tests.engine.table import Table, assert_names_no_card, recovered_state, stack, the_round
 from tests.engine.test_rounds import HCF_DEALER, HCF_SEAT1, HCF_SEAT3, chase_table
 
 SEAT1_CARDS = [parse_card(c) for c in HCF_SEAT1]
@@ -612,8 +612,8 @@ def test_engine_starts_held_from_recovered_latched_faults() -> None:
     assert table.engine.view().state == "idle"
     bet_and_lock(table)
     assert table.payload("round_started")["round_id"] == "RT1-20270115-000042"
-    assert table.engine.recovered_state().rounds_started == 42
-    assert table.engine.recovered_state().button_seat == 3
+    assert recovered_state(table.engine).rounds_started == 42
+    assert recovered_state(table.engine).button_seat == 3
 
 
 def test_card_outside_a_deal_is_refused_and_journaled() -> None:

@@ -22,7 +22,7 @@ from controller.progressive.controller import (
 )
 from controller.progressive.model import Hit, parse_parameters
 from drivers.events import BetChanged, ShowText
-from tests.engine.table import Table, stack
+from tests.engine.table import Table, recovered_state, stack
 
 PARAMETERS = parse_parameters(
     {
@@ -262,7 +262,7 @@ def test_a_new_files_parameters_the_meter_refuses_are_an_alert_not_a_fault() -> 
     its parameters, the table plays on (no latched fault)."""
     table = Table(config(), stack(NOTHING, NOTHING_2, NOTHING_3, DEALER))
     play(table, {1: 100, 2: 100, 3: 100})  # the meter at 1,000.60
-    recovered = table.engine.recovered_state()
+    recovered = recovered_state(table.engine)
     lower = parse_parameters({**PARAMETERS.to_json(), "limit_cents": 100_010})
     again = Table(TableConfig(game="top-flush", progressive=lower), stack(NOTHING, DEALER), recovered)
     again.start()

@@ -39,7 +39,7 @@ def test_every_public_method_of_the_engine_is_called_in_production() -> None:
         for name, value in vars(TableEngine).items()
         if not name.startswith("_") and inspect.isfunction(value)
     }
-    assert {"handle", "view"} <= public  # the walk found the engine's doors (not vacuous)
+    assert "handle" in public  # the walk found the engine's one entry point (not vacuous)
     unused = sorted(public - production_calls())
     assert unused == [], f"TableEngine's methods only tests call: {unused}"
 

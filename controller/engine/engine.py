@@ -221,9 +221,12 @@ class TableEngine:
             spec=ctx.spec,
             definition=ctx.definition,
             spots=dict(bets.spots),
+            # Almost always none: the generator is set up only when there is one (half the view's cost).
             past_posted_spots=tuple(
                 spot for fault_id, spot in bets.past_posting_spots.items() if bets.spot_still_off(fault_id)
-            ),
+            )
+            if bets.past_posting_spots
+            else (),
             spot_wagers=ctx.spot_wagers,
             dp_seat=bank.dp_seat,
             dp_offer_seat=bank.dp_offer_seat,

@@ -19,9 +19,9 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from controller.engine import TableView
 from controller.engine import actions as a
 from controller.engine import machine as m
-from controller.engine.engine import TableView
 from controller.engine.round import LIVE
 from controller.engine.state import DESIGNATED_PLAYER
 from controller.rules.games import CHASE_THE_FLUSH, STREETS, decision_limits

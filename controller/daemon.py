@@ -280,7 +280,8 @@ class TableDaemon:
             if answer is not None and not answer.done():
                 answer.set_result([])
             return
-        state_before = self.engine.view().state
+        # Read only for the listeners (the simulation's people): a table without any takes no view per item.
+        state_before = self.engine.view().state if self._listeners else ""
         now_s = self.now_s()
         if isinstance(item, Tick):
             self._tick_queued = False

@@ -19,7 +19,11 @@ a settlement anyone acted on cannot vanish from the journal without the next sta
 the journal side (controller/daemon_journal.py: the group commit, the anchor, the journal's failure),
 the device side (controller/daemon_devices.py: drivers, send queues, health) and the watches
 (controller/daemon_watches.py: clearings from other processes, the integrity check, systemd's watchdog);
-how a Ctrl-C or SIGTERM stops it (what it says, how long it waits) is controller/daemon_stop.py.
+what a commit's outputs lead to once journaled (controller/daemon_outputs.py: commands sent, rounds
+counted), the uplink and the floor's software check (controller/daemon_uplink.py) and the panel's start
+(controller/daemon_panel.py) are modules of their own, each given what it acts on; how a Ctrl-C or
+SIGTERM stops it (what it says, how long it waits, the journal's open it cancels) is
+controller/daemon_stop.py.
 
 Simulation wraps this daemon from outside (controller/simulation/): simulated devices are served by
 the harness and reached through ``DeviceLinks``; simulated people act through ``submit``/``perform``

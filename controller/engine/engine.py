@@ -54,8 +54,9 @@ class TableView(NamedTuple):
     """One reading of the table, as ``TableEngine.view()`` gives it: the outside's only way to read the
     engine (the parts read each other through their doors, never through this). The mappings are copies:
     a view never changes after it is taken. A named tuple, not a frozen dataclass: a simulated table's
-    daemon takes one for every item it handles, and a tuple is built in a fraction of the time. ``round`` is the round in
-    play itself, read-only by convention (its fields change only through its own methods, in the engine)."""
+    daemon takes one for every item it handles, and a tuple is built in a fraction of the time.
+    ``round`` is the round in play itself, read-only by convention (its fields change only through its
+    own methods, in the engine)."""
 
     state: str  # the round machine's state as the table shows it (``held`` while held, wherever from)
     held: bool  # a latched fault stands: no round starts

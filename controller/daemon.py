@@ -19,7 +19,11 @@ a settlement anyone acted on cannot vanish from the journal without the next sta
 the journal side (controller/daemon_journal.py: the group commit, the anchor, the journal's failure),
 the device side (controller/daemon_devices.py: drivers, send queues, health) and the watches
 (controller/daemon_watches.py: clearings from other processes, the integrity check, systemd's watchdog);
-how a Ctrl-C or SIGTERM stops it (what it says, how long it waits) is controller/daemon_stop.py.
+what a commit's outputs lead to once journaled (controller/daemon_outputs.py: commands sent, rounds
+counted), the uplink and the floor's software check (controller/daemon_uplink.py) and the panel's start
+(controller/daemon_panel.py) are modules of their own, each given what it acts on; how a Ctrl-C or
+SIGTERM stops it (what it says, how long it waits, the journal's open it cancels) is
+controller/daemon_stop.py.
 
 Simulation wraps this daemon from outside (controller/simulation/): simulated devices are served by
 the harness and reached through ``DeviceLinks``; simulated people act through ``submit``/``perform``
@@ -30,7 +34,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import signal
 import sys
 import time
 from collections.abc import Callable, Coroutine, Sequence
@@ -42,40 +45,42 @@ from typing import Any, TextIO
 import structlog
 
 from controller import systemd
-from controller.config import TableConfig, UplinkConfig
+from controller.config import TableConfig
 from controller.daemon_controls import DaemonControls, LoopWork
 from controller.daemon_devices import DaemonDevices, DeviceLinks, DeviceNoise
 from controller.daemon_journal import DaemonJournal
 from controller.daemon_link import DaemonProgressiveLink
-from controller.daemon_panel import QueuedTableActions
+from controller.daemon_outputs import CommittedOutputs
+from controller.daemon_panel import QueuedTableActions, start_table_panel
 from controller.daemon_seals import SealWaitAlerts
 from controller.daemon_start import (
     RunOptions,
     RunSummary,
-    StartCancelled,
     TableClock,
-    cancel_start,
     daemon_record,
     engine_config_for,
     log_loop_exception,
     software_record,
     start_record,
 )
-from controller.daemon_stop import StopRequest
+from controller.daemon_stop import (
+    STOP_SIGNALS,
+    StopRequest,
+    open_journal_unless_cancelled,
+    remove_stop_signal_handlers,
+)
+from controller.daemon_uplink import uplink_task
 from controller.daemon_watches import DaemonWatches
-from controller.engine import Alert, JournalRecord, Refused, TableEngine
+from controller.engine import TableEngine
 from controller.engine.actions import AdoptClear, OperatorAction, RaiseAlert, Tick
 from controller.engine.outputs import Output
 from controller.engine.state import RecoveredState
 from controller.errors import UserError
 from controller.journal import entries
-from controller.journal.recall import recall_from
 from controller.journal.recovery import RecoveryReport, recover
-from controller.journal.render import render_record
 from controller.journal.store import Journal, JournalError
-from controller.logs import bind_round, bind_table
+from controller.logs import bind_table
 from controller.one_queue import OneReaderQueue
-from controller.software import seeded_digests_of_root
 from drivers.events import DomainEvent, SecurityEvent
 from drivers.supervisor import DeviceDriver, DeviceHealth
 
@@ -86,7 +91,6 @@ MIN_TICK_INTERVAL_S = 0.005  # the most often it is checked on an accelerated cl
 PANEL_STOP_S = 0.5  # shutdown: the longest the panel's server may take to stop (its streams end first)
 BURST_ITEMS = 64  # the most queued items handled before a commit that is due is made
 DRAIN_TIMEOUT_S = 10.0  # shutdown: the longest the queue's last items may take to be handled
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
 QueueItem = DomainEvent | OperatorAction | LoopWork
@@ -142,12 +146,25 @@ class TableDaemon:
         self._listeners: list[ActionListener] = []
         self._event_received_mono_s: dict[int, float] = {}
         delay_s = commit_delay_s if commit_delay_s is not None else config.journal_commit_delay_ms / 1000
+        journal_path = options.journal_path or config.journal_path
+        self.devices = DaemonDevices()
+        self.watches = DaemonWatches(
+            journal_path,
+            journal=lambda: self.journal,
+            latched=lambda: self.engine.view().latched,
+            submit=self.submit,
+            perform=self.perform,
+        )
+        # What a commit's outputs lead to once in the journal: commands sent, rounds counted.
+        self.committed = CommittedOutputs(
+            self, send=self.devices.send, start_integrity_check=self.watches.start_integrity_check
+        )
         self.ledger = DaemonJournal(
-            options.journal_path or config.journal_path,
+            journal_path,
             config.table_id,
             commit_delay_s=delay_s,
             idle=self.events.empty,
-            act=self._act_committed,
+            act=self.committed.act,
             notify=self._notify_panel,
             halt=self._halt,
             latencies_s=self.summary.commit_latencies_s,
@@ -155,14 +172,6 @@ class TableDaemon:
         )
         # A due seal that waits past its bound raises an alert, cleared once a seal proceeds.
         self.seal_alerts = SealWaitAlerts(self.submit, lambda: self.ledger.seal_wait_alerted)
-        self.devices = DaemonDevices()
-        self.watches = DaemonWatches(
-            self.journal_path,
-            journal=lambda: self.journal,
-            latched=lambda: self.engine.latched,
-            submit=self.submit,
-            perform=self.perform,
-        )
         self._tick_queued = False  # one Tick at a time on the queue
         self.failure: str | None = None  # why the daemon stopped on an error, if it did
         # Forged and replayed frames (security events) per device within a budget (journal/noise.py).
@@ -275,7 +284,8 @@ class TableDaemon:
             if answer is not None and not answer.done():
                 answer.set_result([])
             return
-        state_before = self.engine.state
+        # Read only for the listeners (the simulation's people): a table without any takes no view per item.
+        state_before = self.engine.view().state if self._listeners else ""
         now_s = self.now_s()
         if isinstance(item, Tick):
             self._tick_queued = False
@@ -298,60 +308,6 @@ class TableDaemon:
                 self._tick_queued = True
                 self.submit(Tick())
 
-    # --- committed outputs (handed back by DaemonJournal once their records are in the journal) -----
-    def _act_committed(self, outputs: Sequence[Output]) -> None:
-        records = [item for item in outputs if isinstance(item, JournalRecord)]
-        for item in outputs:
-            if isinstance(item, JournalRecord):
-                continue
-            if isinstance(item, Alert):
-                log.warning(
-                    "alert",
-                    kind=item.kind,
-                    severity=item.severity,
-                    message=item.message,
-                    round_id=item.round_id,
-                )
-            elif isinstance(item, Refused):
-                log.info("refused", action=item.action, reason=item.reason)
-            else:
-                self.devices.send(item)
-        for record in records:
-            self._after_record(record)
-
-    def _after_record(self, record: JournalRecord) -> None:
-        # Read as the typed entry the engine built (not its payload merged back into a dict).
-        entry = record.entry
-        if isinstance(entry, entries.RoundStarted):
-            bind_round(record.round_id)
-        if not isinstance(entry, entries.RoundSettled | entries.RoundDead | entries.RoundVoided):
-            return
-        bind_round(None)
-        self.summary.rounds_closed += 1
-        if isinstance(entry, entries.RoundSettled):
-            self.summary.rounds_settled += 1
-        elif isinstance(entry, entries.RoundDead):
-            self.summary.rounds_dead += 1
-        else:
-            self.summary.rounds_voided += 1
-        settlement = entry.settlement  # the public settlement: banker_net and rake are in it
-        log.info(
-            record.kind,
-            round_id=record.round_id,
-            banker_net=settlement.get("banker_net"),
-            rake=settlement.get("rake"),
-            rounds=self.summary.rounds_closed,
-        )
-        if self.options.print_rounds:
-            for recalled in recall_from(self.journal, round_id=record.round_id):
-                prop = self.config.property_settings
-                print(render_record(recalled, prop.money, prop), file=self.out, flush=True)
-        every = self.options.integrity_every_rounds
-        if every > 0 and self.summary.rounds_closed % every == 0:
-            self.watches.start_integrity_check()
-        if self.options.rounds is not None and self.summary.rounds_closed >= self.options.rounds:
-            self.request_stop()
-
     def _notify_panel(self) -> None:
         if self.panel is not None:
             self.panel.backend.notify()
@@ -368,7 +324,7 @@ class TableDaemon:
         for signal_number in STOP_SIGNALS:
             loop.add_signal_handler(signal_number, self._signalled)
         self.journal_path.parent.mkdir(parents=True, exist_ok=True)
-        if not self._open_journal(loop):
+        if not open_journal_unless_cancelled(self.ledger, loop, new_journal=self.options.new_journal):
             return 0
         try:
             report = self._recover_and_seal()
@@ -385,37 +341,16 @@ class TableDaemon:
                 try:
                     await self._shutdown()  # a second Ctrl-C meanwhile is still ours (no traceback)
                 finally:
-                    _remove_signal_handlers(loop)
+                    remove_stop_signal_handlers(loop)
                     loop.set_exception_handler(previous_handler)
         finally:
-            _remove_signal_handlers(loop)  # False if the inner finally did it
+            remove_stop_signal_handlers(loop)  # False if the inner finally did it
             self.ledger.close()
         if self.journal_failure is not None and self.failure is None:
             raise UserError(f"the table stopped: {self.journal_failure}")
         if self.failure is not None:
             raise UserError(f"the table stopped on an internal error: {self.failure} (see the log)")
         return 0
-
-    def _open_journal(self, loop: asyncio.AbstractEventLoop) -> bool:
-        """The journal opened and proved (controller/journal/proof.py); False: a signal cancelled the
-        start meanwhile (said on standard error, nothing appended, the loop's handlers removed)."""
-        during_proof = {
-            signal_number: signal.signal(signal_number, cancel_start) for signal_number in STOP_SIGNALS
-        }
-        try:
-            self.ledger.open(new_journal=self.options.new_journal)
-        except BaseException as error:
-            _remove_signal_handlers(loop)
-            if not isinstance(error, StartCancelled):
-                raise
-            if self.ledger.opened:
-                self.ledger.close()
-            print(f"stopping: {error} before the table opened (nothing appended)", file=sys.stderr)
-            return False
-        finally:
-            for signal_number, handler in during_proof.items():
-                signal.signal(signal_number, handler)  # back to the loop's (asyncio's own) handler
-        return True
 
     def _recover_and_seal(self) -> RecoveryReport:
         """Recovery (open rounds voided), then the seal of a segment that is due, and the seals while the
@@ -471,7 +406,7 @@ class TableDaemon:
             opening.insert(0, software_record(self.options.software))
         self.ledger.append(opening)
         self.controls.start(report.state)
-        if self.engine.held:
+        if self.engine.view().held:
             log.warning(
                 "table_held", reason="latched faults from before the restart: a supervisor must clear them"
             )
@@ -480,14 +415,21 @@ class TableDaemon:
         """The committer, the devices, the panel, the loops and the companions; then READY."""
         self._spawn(self.ledger.committer(), "committer")
         await self.devices.start(self.config, self.links, self._publish)
-        await self._start_panel()
+        self.panel = await start_table_panel(self)
         self._spawn(self._engine_loop(), "engine")
         self._spawn(self._ticker(), "ticker")
         self._spawn(self.watches.journal_watch(), "journal-watch")
         self._spawn(self.watches.segments_watch(self.config.journal_anchor_key), "segments-watch")
         self.controls.spawn(self._spawn)
-        if self.config.uplink is not None:  # the journal streamed to the floor (docs/floor.md)
-            self._start_uplink(self.config.uplink)
+        uplink = self.config.uplink
+        if uplink is not None:  # the journal streamed to the floor (docs/floor.md)
+            verified = self.options.software
+            work = uplink_task(
+                self.ledger, uplink, table_id=self.config.table_id, verified=verified, stop=self._stop
+            )
+            self._spawn(work, "uplink")
+            if self.config.progressive_link is not None:  # docs/floor.md "Linked progressive"
+                self._spawn(self.progressive_link.run(self._stop), "progressive-link")
         for companion in self._companions:
             self._spawn(companion(self), getattr(companion, "__name__", "companion"))
         watchdog_s = systemd.watchdog_interval_s()
@@ -497,25 +439,6 @@ class TableDaemon:
         log.info("table_running", journal=str(self.journal_path), game=self.config.game)
         if self._on_ready is not None:
             self._on_ready(self)
-
-    def _start_uplink(self, config: UplinkConfig) -> None:
-        from controller.uplink.uplink import start_uplink  # noqa: PLC0415 (nats: floor only)
-
-        uplink_lock = asyncio.Lock()  # held while the uplink reads the file: no seal then
-        self.ledger.file_users.append(
-            lambda: "the uplink is reading the journal" if uplink_lock.locked() else None
-        )
-        uplink = start_uplink(
-            self.journal_path,
-            self.config.table_id,
-            config,
-            self._stop,
-            on_verify=self.answer_software_check,
-            file_lock=uplink_lock,
-        )
-        self._spawn(uplink, "uplink")
-        if self.config.progressive_link is not None:  # docs/floor.md "Linked progressive"
-            self._spawn(self.progressive_link.run(self._stop), "progressive-link")
 
     def _spawn(self, work: Coroutine[Any, Any, None], name: str) -> None:
         """A task of the daemon's own. If one dies of an error the table stops: a table whose engine,
@@ -556,47 +479,6 @@ class TableDaemon:
         self._stopping = True
         self._stop.set()
 
-    async def _start_panel(self) -> None:
-        if self.options.panel_bind is None:
-            return
-        # The web stack loads only when a panel is wanted.
-        from controller.panel.embed import start_panel  # noqa: PLC0415
-
-        host, port = self.options.panel_bind
-        self.panel = await start_panel(
-            self.journal,
-            bind=f"[{host}]:{port}" if ":" in host else f"{host}:{port}",
-            panel_config=self.config.panel,  # users: controller.panel.auth.users_file_for; trusted_proxies
-            actions=QueuedTableActions(self),
-            device_health=self.device_health,
-            changes=self.controls.changes,
-            progressive_live=self.progressive_link.panel_view,
-            property_settings=self.config.property_settings,
-        )
-        log.info("panel_listening", url=self.panel.url)
-        print(f"panel: {self.panel.url}", file=self.out, flush=True)
-
-    async def answer_software_check(self, seed: bytes, requested_by: str) -> dict[str, Any]:
-        """The floor's seeded software verification (controller/uplink/uplink.py asks): HMAC-SHA256 with
-        its seed over every product file that runs here, journaled (software_checked) before it is
-        answered. Hashing runs in a thread: the table plays on meanwhile."""
-        result = await asyncio.to_thread(seeded_digests_of_root, seed)
-        entry = entries.SoftwareChecked(
-            seed=seed.hex(), aggregate=result.aggregate, files=len(result.files), requested_by=requested_by
-        )
-        committed: asyncio.Future[list[Output]] = asyncio.get_running_loop().create_future()
-        self.ledger.add([daemon_record(entry)], answer=committed)
-        self.ledger.after_burst()
-        await committed
-        verified = self.options.software
-        return {
-            **entries.public_dict(entry),  # the answer carries the entry's fields as journaled
-            "table_id": self.config.table_id,
-            "release": None if verified is None else verified.release,
-            "release_digest": None if verified is None else verified.digest,
-            "development": None if verified is None else verified.development,
-        }
-
     async def _finish_round(self) -> None:
         """Let the round in play close (the people at the table keep playing) for up to the decision
         timeout, or until a second Ctrl-C; it closes when the queue's loop journals its closing."""
@@ -607,8 +489,9 @@ class TableDaemon:
             log.warning("round_left_open", reason="shutdown: the round will be voided at the next start")
 
     def round_in_play(self) -> bool:
-        live = self.engine.round
-        return live is not None and not live.closed and self.engine.state not in ("idle", "held", "complete")
+        view = self.engine.view()
+        live = view.round
+        return live is not None and not live.closed and view.state not in ("idle", "held", "complete")
 
     async def _shutdown(self) -> None:
         await self.watches.stop_integrity_check()
@@ -645,11 +528,6 @@ class TableDaemon:
             left = self.events.get_nowait()
             if isinstance(left, _Waited) and not left.answer.done():
                 left.answer.set_exception(JournalError("the table stopped before this was handled"))
-
-
-def _remove_signal_handlers(loop: asyncio.AbstractEventLoop) -> None:
-    for signal_number in STOP_SIGNALS:
-        loop.remove_signal_handler(signal_number)  # False when already removed
 
 
 async def run_table(config: TableConfig, options: RunOptions, *, out: TextIO | None = None) -> RunSummary:

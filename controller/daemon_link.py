@@ -74,12 +74,11 @@ class DaemonProgressiveLink:
         )
         self.client = client
         engine = self._engine()
-        engine.progressive.controller = controller  # type: ignore[assignment]
-        engine.set_progressive_link(controller.link_state)
+        engine.set_progressive_controller(controller)  # its link_state becomes the engine's link
         # A claim left unanswered by an earlier run (the link was down, then the table stopped) is asked
         # again from the journal: the floor answers a replay with its first answer (never paid twice).
         unanswered = await asyncio.to_thread(linked.unanswered_claims, self._journal_path)
-        engine.progressive.resume_claims([(c.round_id, c.wagers, c.hits) for c in unanswered])
+        engine.resume_progressive_claims([(c.round_id, c.wagers, c.hits) for c in unanswered])
         await client.run(stop)
 
     def panel_view(self) -> dict[str, Any] | None:

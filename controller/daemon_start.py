@@ -115,13 +115,14 @@ def engine_config_for(config: TableConfig, *, time_scale: float = 1.0) -> Engine
 def start_record(config: TableConfig, engine: TableEngine) -> JournalRecord:
     """The daemon's start in the journal: opened, or still closed when a manager closed the table
     before the restart (the engine recovered that; the panel's view must match it)."""
-    if engine.table_open:
+    view = engine.view()
+    if view.table_open:
         return daemon_record(
             entries.TableOpened(
                 game=config.game, banking_mode=config.banking.mode, config_digest=config.digest, by="daemon"
             )
         )
-    reason = f"closed by a manager before the restart: {engine.closed_reason or 'no reason given'}"
+    reason = f"closed by a manager before the restart: {view.closed_reason or 'no reason given'}"
     return daemon_record(entries.TableClosed(by="daemon", reason=reason))
 
 

@@ -10,7 +10,7 @@ Public API::
 
     engine = TableEngine(config, recovered=RecoveredState(...))
     outputs = engine.handle(item, now_s)   # any drivers.events domain event or actions.* action
-    engine.state; engine.held; engine.table_open; engine.recovered_state()
+    view = engine.view()                   # a frozen TableView: view.state, view.held, view.round, ...
 
 ``TableEngine`` composes the parts (docs/engine.md "The parts"): each event and action is handled by
 one handler in the part that owns it, found by its type. Every call returns a list of outputs and never
@@ -21,8 +21,8 @@ to the shell.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
 
 from controller.engine import actions as a
 from controller.engine import machine as m
@@ -42,11 +42,40 @@ from controller.engine.settling import RoundToSettle
 from controller.engine.shoe_faults import ShoeFaults
 from controller.engine.state import LatchedFault, RecoveredState, TableConfig
 from controller.journal import entries as e
-from controller.progressive.controller import LinkState, TableSideProgressive
+from controller.progressive.controller import TableSideProgressive
+from controller.progressive.model import Hit, ProgressiveParameters
 from controller.rules.games import GameSpec
 from drivers.events import DealerKey
 
-__all__ = ["ALERT_KINDS", "DEAD", "FOLDED", "LIVE", "TableEngine"]
+__all__ = ["ALERT_KINDS", "DEAD", "FOLDED", "LIVE", "TableEngine", "TableView"]
+
+
+class TableView(NamedTuple):
+    """One reading of the table, as ``TableEngine.view()`` gives it: the outside's only way to read the
+    engine (the parts read each other through their doors, never through this). The mappings are copies:
+    a view never changes after it is taken. A named tuple, not a frozen dataclass: a simulated table's
+    daemon takes one for every item it handles, and a tuple is built in a fraction of the time.
+    ``round`` is the round in play itself, read-only by convention (its fields change only through its
+    own methods, in the engine)."""
+
+    state: str  # the round machine's state as the table shows it (``held`` while held, wherever from)
+    held: bool  # a latched fault stands: no round starts
+    table_open: bool
+    closed_reason: str | None
+    latched: Mapping[str, LatchedFault]
+    round: LiveRound | None
+    config: TableConfig
+    spec: GameSpec
+    definition: m.RoundDefinition
+    spots: Mapping[tuple[int, int], int]  # (seat, spot) -> cents on the spot as the sensors read it
+    # Each past-posted spot not yet cleared: (seat, spot, wager, the cents the round holds).
+    past_posted_spots: tuple[tuple[int, int, str, int], ...]
+    spot_wagers: tuple[str, ...]  # each betting spot's wager, in spot order (the Progressive's last)
+    dp_seat: int | None
+    dp_offer_seat: int | None
+    house_banks: bool
+    progressive_controller: TableSideProgressive | None  # None: the game offers no Progressive
+    progressive_parameters: ProgressiveParameters | None  # the ones in force (a change applied)
 
 
 class TableEngine:
@@ -171,92 +200,49 @@ class TableEngine:
             self._dispatch(action)
 
     # ================================================================== what the table shows
-    @property
-    def state(self) -> str:
-        """The round machine's state as the table shows it (``held`` while held, wherever from)."""
-        return self._ctx.state
+    def view(self) -> TableView:
+        """What the table shows now, as one frozen reading (the daemon, the panel's shell, the simulated
+        players and the tests read it; no part does). Built on each call: read it again after a call to
+        ``handle`` to see the change."""
+        ctx = self._ctx
+        faults = self._faults
+        bets = self._bets
+        bank = self._bank
+        settings = self._settings
+        progressive = self._progressive
+        controller = progressive.controller
+        return TableView(
+            state=ctx.state,
+            held=faults.held,
+            table_open=settings.table_open,
+            closed_reason=settings.closed_reason,
+            latched=dict(faults.latched),
+            round=ctx.round,
+            config=ctx.config,
+            spec=ctx.spec,
+            definition=ctx.definition,
+            spots=dict(bets.spots),
+            # Almost always none: the generator is set up only when there is one (half the view's cost).
+            past_posted_spots=tuple(
+                spot for fault_id, spot in bets.past_posting_spots.items() if bets.spot_still_off(fault_id)
+            )
+            if bets.past_posting_spots
+            else (),
+            spot_wagers=ctx.spot_wagers,
+            dp_seat=bank.dp_seat,
+            dp_offer_seat=bank.dp_offer_seat,
+            house_banks=bank.house_banks,
+            progressive_controller=controller,
+            progressive_parameters=(
+                None
+                if controller is None or progressive.parameters is None
+                else progressive.current_parameters()
+            ),
+        )
 
     def why_not_between_rounds(self) -> str | None:
         """None between rounds (when a manager's setting may change), else why not (one line)."""
         return self._settings.why_not_between_rounds()
-
-    @property
-    def held(self) -> bool:
-        """A held table starts no round: a latched fault stands."""
-        return self._faults.held
-
-    # Read-only views of the parts, for the shell, the simulated players and the tests.
-    @property
-    def config(self) -> TableConfig:
-        return self._ctx.config
-
-    @property
-    def spec(self) -> GameSpec:
-        return self._ctx.spec
-
-    @property
-    def definition(self) -> m.RoundDefinition:
-        return self._ctx.definition
-
-    @property
-    def round(self) -> LiveRound | None:
-        return self._ctx.round
-
-    @property
-    def latched(self) -> dict[str, LatchedFault]:
-        return self._faults.latched
-
-    @property
-    def spots(self) -> dict[tuple[int, int], int]:
-        return self._bets.spots
-
-    @property
-    def past_posted_spots(self) -> list[tuple[int, int, str, int]]:
-        """Each past-posted spot not yet cleared: (seat, spot, wager, the amount the round holds)."""
-        bets = self._bets
-        return [spot for fault_id, spot in bets.past_posting_spots.items() if bets.spot_still_off(fault_id)]
-
-    @property
-    def table_open(self) -> bool:
-        return self._settings.table_open
-
-    @property
-    def closed_reason(self) -> str | None:
-        return self._settings.closed_reason
-
-    @property
-    def dp_seat(self) -> int | None:
-        return self._bank.dp_seat
-
-    @property
-    def dp_offer_seat(self) -> int | None:
-        return self._bank.dp_offer_seat
-
-    @property
-    def house_banks(self) -> bool:
-        return self._bank.house_banks
-
-    def recovered_state(self) -> RecoveredState:
-        """The state a restart would recover from the journal now (for tests and the shell)."""
-        ctx = self._ctx
-        return RecoveredState(
-            latched_faults=tuple(self._faults.latched.values()),
-            button_seat=self._bank.button_seat,
-            rounds_started=ctx.rounds_started,
-            faults_raised=self._faults.faults_raised,
-            table_closed=not self._settings.table_open,
-            closed_reason=self._settings.closed_reason,
-            min_ante_cents=ctx.config.min_ante_cents,
-            max_ante_cents=ctx.config.max_ante_cents,
-            max_bonus_cents=dict(ctx.config.max_bonus_cents) or None,
-            paytables=dict(ctx.config.paytables),
-            settings_config_digest=ctx.config.config_digest,
-            progressive=(
-                self._progressive.controller.state
-                if self._progressive.controller is not None and self._progressive.controller.state.opened
-                else None
-            ),
-        )
 
     def set_progressive_controller(self, controller: TableSideProgressive) -> None:
         """A linked table's hook: the progressive the engine asks (the link client, implementing the
@@ -265,16 +251,7 @@ class TableEngine:
         part.controller = controller
         part.link = controller.link_state
 
-    def set_progressive_link(self, link: Callable[[], LinkState]) -> None:
-        """A linked table's hook: where the engine reads whether its progressive's link is up (the
-        link client's ``link_state``). Stand-alone the controller is its own link, always up."""
-        self._progressive.link = link
-
-    @property
-    def spot_wagers(self) -> tuple[str, ...]:
-        """Each betting spot's wager, in spot order (the Progressive wager's spot last, when offered)."""
-        return self._ctx.spot_wagers
-
-    @property
-    def progressive(self) -> TableProgressive:
-        return self._progressive
+    def resume_progressive_claims(self, claims: Sequence[tuple[str, int, Sequence[Hit]]]) -> None:
+        """A linked table's start: the claims an earlier run left unanswered, asked again (the journal's
+        ``unanswered_claims``); the floor answers a replay with its first answer."""
+        self._progressive.resume_claims(claims)

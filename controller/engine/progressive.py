@@ -106,7 +106,7 @@ class TableProgressive:
             recovered = state if isinstance(state, MeterState) else MeterState()
             self.controller = ProgressiveController(_EngineStore(ctx), state=recovered)
         # The link's state: stand-alone, the controller's own (always up); a linked table's client sets
-        # its own (controller/engine/engine.py ``TableEngine.set_progressive_link``).
+        # its own (controller/engine/engine.py ``TableEngine.set_progressive_controller``).
         self.link: Callable[[], LinkState] = (
             self.controller.link_state if self.controller is not None else lambda: LinkState(True)
         )

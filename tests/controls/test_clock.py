@@ -124,7 +124,7 @@ def test_a_table_3_s_off_alerts_and_its_journal_never_goes_backwards_across_the_
         daemon.clock = TableClock()
         shift[0] = timedelta(0)
         await watch.check()
-        return first, daemon.engine.held
+        return first, daemon.engine.view().held
 
     with sntp_server() as server:
         config = dataclasses.replace(load_config(None), clock=ClockSection(ntp_server=server.address))

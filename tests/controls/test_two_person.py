@@ -60,7 +60,9 @@ def desk(tmp_path: Path) -> tuple[JournaledTable, ChangeDesk]:
 
 
 def flush_paytable(table: Table) -> object:
-    return table.engine.config.paytables.get("flush", DEFAULT_PRESET[("high-card-flush", "house", "flush")])
+    return table.engine.view().config.paytables.get(
+        "flush", DEFAULT_PRESET[("high-card-flush", "house", "flush")]
+    )
 
 
 def folded(journal: Journal) -> TableState:
@@ -125,7 +127,7 @@ def test_a_lapsed_proposal_never_applies(desk: tuple[JournaledTable, ChangeDesk]
     run_async(changes.lapse_due)  # the daemon's watch: the other one lapses too
     with pytest.raises(ChangeRefusedError, match=f"{swept} is lapsed"):
         run_async(lambda: changes.approve(swept, "mia"))
-    assert table.engine.config.min_ante_cents != 1000
+    assert table.engine.view().config.min_ante_cents != 1000
     assert flush_paytable(table) == "hcf-flush-house"
     lapsed = [entry.payload["change_id"] for entry in table.journal_file.entries(kinds=["change_lapsed"])]
     assert lapsed == [late, swept]
@@ -145,7 +147,10 @@ def test_an_approval_waits_for_the_round_to_end(desk: tuple[JournaledTable, Chan
     assert changes.control.proposals[change_id].status == "pending"  # still stands
     table.call(table.engine.handle, a.VoidRound("sam", "test"), table.now_s)
     run_async(lambda: changes.approve(change_id, "mia"))
-    assert (table.engine.config.min_ante_cents, table.engine.config.max_ante_cents) == (1000, 20000)
+    assert (table.engine.view().config.min_ante_cents, table.engine.view().config.max_ante_cents) == (
+        1000,
+        20000,
+    )
 
 
 def test_bad_proposals_and_rejections(desk: tuple[JournaledTable, ChangeDesk]) -> None:
@@ -187,9 +192,9 @@ def test_a_new_kind_plugs_in_through_the_registry(desk: tuple[JournaledTable, Ch
     )
     try:
         change_id = run_async(lambda: changes.propose("close_for_test", {"reason": "end of day"}, "max", ""))
-        assert table.engine.table_open
+        assert table.engine.view().table_open
         run_async(lambda: changes.approve(change_id, "mia"))
-        assert not table.engine.table_open
+        assert not table.engine.view().table_open
     finally:
         del CHANGE_KINDS["close_for_test"]
 

@@ -101,7 +101,7 @@ def test_the_registry_is_written_once() -> None:
 # events, the integrity watch's window. (The text renderers still read the gate's payloads: docs/engine.md
 # "Journal entries".)
 TYPED_READERS = (
-    ("controller/daemon.py", "_after_record"),
+    ("controller/daemon_outputs.py", "_after_record"),
     ("controller/daemon_watches.py", "journal_watch"),
     ("controller/panel/shift_meters.py", "fold_range"),
     ("controller/journal/state.py", "_on_limits_set"),

@@ -163,7 +163,7 @@ def test_on_exception_holds_the_round_with_a_latched_integrity_fault() -> None:
     table.start()
     table.bet(1, "ante", 500)
     table.lock()
-    assert table.engine.state == "held"
+    assert table.engine.view().state == "held"
     assert (
         m.held_from(table.engine._flow.state) == "dealing"
     )  # the nested state remembers where the round was
@@ -174,7 +174,7 @@ def test_on_exception_holds_the_round_with_a_latched_integrity_fault() -> None:
     assert faults[0].payload["reason"]["code"] == "engine_error"
     assert "simulated callback failure" in faults[0].payload["reason"]["message"]
     assert any(isinstance(o, Alert) and o.severity == "latching" for o in table.outputs)
-    assert table.engine.held
+    assert table.engine.view().held
 
 
 def settle_fails_once() -> TableEngine:
@@ -203,7 +203,7 @@ def test_a_failed_settlement_holds_and_settles_once_when_cleared() -> None:
     table.lock()
     table.bet(1, "raise", 500)
     table.key("confirm")
-    assert table.engine.state == "held"
+    assert table.engine.view().state == "held"
     assert m.held_from(table.engine._flow.state) == "settling"
     assert table.journal("round_settled") == []
     fault = table.journal("fault_raised")[0].payload
@@ -211,5 +211,5 @@ def test_a_failed_settlement_holds_and_settles_once_when_cleared() -> None:
     assert fault["reason"]["code"] == "engine_error"
     assert "settle input unavailable" in fault["reason"]["message"]
     table.call(table.engine.handle, actions.ClearFault(str(fault["fault_id"]), "sue", "checked"), table.now_s)
-    assert table.engine.state == "paying"
+    assert table.engine.view().state == "paying"
     assert len(table.journal("round_settled")) == 1

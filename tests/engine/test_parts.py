@@ -16,7 +16,7 @@ from controller.engine import machine as m
 from controller.engine.flow import RoundFlow
 from controller.engine.round import LiveRound
 from drivers.events import DeviceLost, Shuffle
-from tests.engine.table import Table, stack
+from tests.engine.table import Table, stack, the_round
 from tests.engine.test_rounds import HCF_DEALER, HCF_SEAT1, HCF_SEAT3
 
 ENGINE_DIR = Path(__file__).resolve().parents[2] / "controller" / "engine"
@@ -60,7 +60,7 @@ def test_the_lifecycle_is_not_stored_beside_the_machine() -> None:
 
 def state(engine: TableEngine) -> str:
     """The engine's state, read afresh (a function call: no narrowing from an earlier assert)."""
-    return engine.state
+    return engine.view().state
 
 
 def held_from(engine: TableEngine) -> str | None:
@@ -86,7 +86,7 @@ def test_held_is_a_nested_state_that_remembers_where_the_round_was() -> None:
     assert state(engine) == m.HELD
     assert engine._flow.state == m.held_in(m.BETS_LOCKED)
     assert held_from(engine) == m.BETS_LOCKED
-    (fault_id,) = engine.latched
+    (fault_id,) = engine.view().latched
     outputs = table.call(engine.handle, a.ClearFault(fault_id, "sue", "cable back"), table.now_s)
     assert state(engine) == m.BETS_LOCKED  # resumed where it was, with a fresh shuffle asked for
     assert held_from(engine) is None
@@ -105,21 +105,21 @@ def test_the_round_is_finished_when_the_machine_has_left_it() -> None:
     table.bet(1, "ante", 500)
     table.bet(3, "ante", 500)
     table.lock()
-    assert engine.round is not None
-    assert not closed(engine.round)
+    assert engine.view().round is not None
+    assert not closed(the_round(engine))
     table.key("fold_seat", 1)
     table.key("fold_seat", 3)
     table.key("confirm")
     assert state(engine) == m.PAYING
-    assert closed(engine.round)
-    assert not engine.round.closed_dead
+    assert closed(the_round(engine))
+    assert not the_round(engine).closed_dead
     assert not finished(engine)
     table.key("next")
     assert state(engine) == m.IDLE
     assert finished(engine)
     # The state change out of the round is the table's, not the round's.
     assert table.journal("state_changed")[-1].round_id is None
-    assert table.journal("state_changed")[-2].round_id == engine.round.round_id
+    assert table.journal("state_changed")[-2].round_id == the_round(engine).round_id
 
 
 # The parts by the names they go by (a door held as ``self._bets`` is the bets), and the methods that

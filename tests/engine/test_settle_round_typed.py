@@ -97,7 +97,7 @@ def test_a_managers_paytable_change_settles_the_next_round_by_the_new_table(
         table.bet(1, "raise", 500)
         table.key("confirm")
         table.key("next")
-        assert table.engine.state == "idle"
+        assert table.engine.view().state == "idle"
         for wager in ("ante", "flush", "raise"):  # the chips paid and collected
             table.bet(1, wager, 0)
 

@@ -212,7 +212,7 @@ def write_operator_examples(journal: Journal) -> None:
     table.call(table.engine.handle, engine_actions.SetPaytable("flush", "hcf-flush-dp", "mia"), table.now_s)
     table.call(table.engine.handle, engine_actions.VoidRound("no round", "sue"), table.now_s)  # refused
     reset = red_light_table()
-    (fault_id,) = reset.engine.latched
+    (fault_id,) = reset.engine.view().latched
     reset.call(reset.engine.handle, engine_actions.ClearFault(fault_id, "sue", "shoe checked"), reset.now_s)
     records = [r for r in (*table.journal(), *reset.journal()) if r.kind in kinds]
     journal.append_many((r.kind, r.entry, None, r.source) for r in records)

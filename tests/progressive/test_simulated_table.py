@@ -62,7 +62,7 @@ def test_a_simulated_table_pays_each_forced_jackpot_once_after_a_supervisor_conf
         actions = QueuedTableActions(table.daemon)
         loop = asyncio.get_running_loop()
         while True:
-            controller = table.daemon.engine.progressive.controller
+            controller = table.daemon.engine.view().progressive_controller
             for award in controller.state.pending() if controller is not None else []:
                 award_id = award.claimed.award_id
                 await actions.perform(a.ConfirmProgressiveAward(award_id, by="sam"))

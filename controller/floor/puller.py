@@ -21,6 +21,14 @@ from controller.waits import wait_event
 log = structlog.get_logger("flushtable.floor")
 # How long the check that the consumer is still there waits for JetStream's answer (``Puller``).
 CONSUMER_CHECK_TIMEOUT_S = 1.0
+# A consumer's leader election after a node's loss takes 4-9 s (docs/floor.md "Measured: workers on the
+# cluster"): pulls answered "no responders" are retried on the same connection this many times (pauses
+# doubling from one request's wait to 1 s: 16 s of pauses, and each
+# retry's consumer check up to CONSUMER_CHECK_TIMEOUT_S), then the error is raised and the
+# service reconnects with its backoff and says so (`floor_retry`): JetStream without a leader for good
+# (a cluster that lost its majority) is not retried quietly for ever.
+ELECTION_RETRIES = 20
+ELECTION_PAUSE_MAX_S = 1.0
 
 __all__ = ["ACK", "NAK", "Puller", "pull_status_error"]
 
@@ -87,6 +95,7 @@ class Puller:
         self._requests = 0  # requests sent; the n-th is answered on <inbox>.<n>
         self._reply = ""  # the current request's reply subject
         self._answered = False  # the current request had a reply: a message or a status
+        self._unavailable = 0  # pulls answered "no responders" in a row (a leader being elected)
 
     @classmethod
     async def start(cls, client: Client, consumer: str = FLOOR_CONSUMER) -> Puller:
@@ -134,15 +143,21 @@ class Puller:
         if self._error is not None:
             # The messages delivered before it are not handed over: unacked, the consumer redelivers them.
             error, self._error = self._error, None
-            if isinstance(error, nats.js.errors.ServiceUnavailableError):
+            electing = isinstance(error, nats.js.errors.ServiceUnavailableError)
+            if electing and self._unavailable < ELECTION_RETRIES:
                 await self._consumer_is_there()  # raises if the consumer is gone
                 # No responders while the consumer is there (or its info unanswered): its leader is
-                # being elected after a node's loss. Pulled again on this connection after a pause of
-                # one request's wait; ending the connection for it (reconnecting, backing off) held a
-                # partition's commits for seconds after its leader's node was killed.
-                await asyncio.sleep(max_wait_s)  # a retry's pause, not a wait for anything
+                # being elected after a node's loss. Pulled again on this connection after a pause;
+                # ending the connection for it (reconnecting, backing off) held a partition's commits
+                # for seconds after its leader's node was killed. Bounded: ELECTION_RETRIES.
+                pause_s = min(max_wait_s * 2**self._unavailable, ELECTION_PAUSE_MAX_S)
+                self._unavailable += 1
+                log.info("floor_pull_unavailable", consumer=self._consumer, retry=self._unavailable)
+                await asyncio.sleep(pause_s)  # a retry's pause, not a wait for anything
                 return []
+            self._unavailable = 0
             raise error
+        self._unavailable = 0
         messages, self._messages = self._messages[:batch], self._messages[batch:]
         return messages
 

@@ -47,7 +47,7 @@ from nats.js.client import JetStreamContext
 from controller.floor import checks, progressive_view, release
 from controller.floor.checks import TableProjection
 from controller.floor.held import Quarantine, take_private, take_resend
-from controller.floor.in_progress import kept_in_progress
+from controller.floor.in_progress import DEFAULT_LIMIT_S, kept_in_progress
 from controller.floor.intake import Delivery, FloorClient
 from controller.floor.messages import (
     STREAM_SOURCE_HEADER,
@@ -173,12 +173,14 @@ class FloorService:
         owns: Owns | None = None,
         fence: Fence | None = None,
         in_progress_interval_s: float = IN_PROGRESS_INTERVAL_S,
+        in_progress_limit_s: float = DEFAULT_LIMIT_S,
     ) -> None:
         self.config = config
         # A batch still being taken after this long tells JetStream so (``+WPI``), again each interval,
         # so it is not redelivered meanwhile (controller/floor/in_progress.py); at most a third of the
         # consumer's ack_wait (a partitioned worker passes its consumer's).
         self._in_progress_interval_s = in_progress_interval_s
+        self._in_progress_limit_s = in_progress_limit_s  # and for this long at most (in_progress.py)
         # A partitioned worker's (controller/floor/workers.py): which tables are this service's, and
         # the lease check each commit makes. Both None: the one-worker floor, every table, no check.
         self._owns = owns
@@ -335,7 +337,7 @@ class FloorService:
         replies = [message.reply for message in messages]
         try:
             async with (
-                kept_in_progress(client, replies, self._in_progress_interval_s),
+                kept_in_progress(client, replies, self._in_progress_interval_s, self._in_progress_limit_s),
                 connection.transaction(),
             ):
                 batch = Batch()

@@ -462,8 +462,11 @@ class PartitionFence:
         ).fetchone()
         if row is None or int(row[0]) not in self.epochs:
             holder = "nobody" if row is None else f"epoch {row[0]} of worker {row[1]}"
-            mine, partition = max(self.epochs), self.partition
-            raise Fenced(f"partition {partition}: this lease's epoch {mine} is not the newest ({holder})")
+            # Every epoch this service may hold (its own lease's revisions, a retake's among them): the
+            # largest alone named one that PostgreSQL never held after a refused retake.
+            mine = ", ".join(str(epoch) for epoch in sorted(self.epochs))
+            partition = self.partition
+            raise Fenced(f"partition {partition}: this lease's epochs ({mine}) are not the newest ({holder})")
 
 
 def fence_for(partition: int, epoch: int) -> PartitionFence:
@@ -912,11 +915,13 @@ class FloorWorker:
             service_config,
             owns=lambda table_id: partition_of(table_id, partitions) == partition,
             fence=fence,
-            # +WPI within a third of the partition consumer's ack_wait (the lease TTL): a batch held up
-            # (PostgreSQL slow, a lock) is not redelivered while it is taken.
+            # +WPI within a third of the partition consumer's ack_wait (half the lease TTL): a batch held
+            # up (PostgreSQL slow, a lock) is not redelivered while it is taken; for as long as an
+            # unrenewed partition's service is kept at most (a commit that hangs lets its batch go then).
             in_progress_interval_s=min(
                 IN_PROGRESS_INTERVAL_S, partition_ack_wait_s(self.settings.lease_ttl_s) / 3
             ),
+            in_progress_limit_s=DROP_AFTER_TTLS * self.settings.lease_ttl_s,
         )
         service_stop = asyncio.Event()
         task = asyncio.create_task(service.run(service_stop), name=f"floor-partition-{partition}")

@@ -6,18 +6,24 @@ What differs stays with each panel: where its users live, and where a failed log
 journals it; the floor logs it, docs/floor.md says why).
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: FastAPI reads the dependency's annotations at run time.
 import asyncio
 import secrets
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Generic, Literal, TypeVar
+from typing import Annotated, Any, Generic, Literal, TypeVar
 
+from fastapi import Depends, Form
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse
+from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from controller.panel.auth import LoginBudget, LoginTicket, set_cookie
+from controller.panel.auth import (
+    MAX_PASSWORD_CHARS,
+    USER_NAME_MAX_CHARS,
+    LoginBudget,
+    LoginTicket,
+    set_cookie,
+)
 
 LOGIN_CSRF_MAX_AGE_S = 3600  # a login page left open longer asks for a reload
 FORM_EXPIRED = "The login form expired; please try again."
@@ -66,6 +72,27 @@ def login_csrf_ok(request: Request, cookie: str, sent: str) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
+class LoginFields:
+    """The login form as both panels read it (FastAPI's form handling): the name as typed, truncated (it
+    is logged, and a log line stays one short line), the password within its bound, the form's token."""
+
+    name: str
+    password: str
+    csrf_token: str
+
+
+def login_fields(
+    user: Annotated[str, Form()] = "",
+    password: Annotated[str, Form()] = "",
+    csrf_token: Annotated[str, Form()] = "",
+) -> LoginFields:
+    return LoginFields(clean(user)[:USER_NAME_MAX_CHARS], clean(password)[:MAX_PASSWORD_CHARS], csrf_token)
+
+
+LoginForm = Annotated[LoginFields, Depends(login_fields)]
+
+
+@dataclass(frozen=True, slots=True)
 class LoginResult(Generic[UserT]):
     """One login attempt: the user it logged in, or why not."""
 
@@ -105,3 +132,13 @@ async def check_login(
     finally:
         locked = budget.settle(ticket, succeeded=found is not None)
     return LoginResult(found, filled_budget=locked)
+
+
+def refused_login(result: "LoginResult[Any]", page: Callable[[str, int], Response]) -> Response:
+    """The login page again for a refused attempt: 429 with Retry-After when a budget is locked, else
+    401. ``page(message, status)`` draws the panel's own login page."""
+    status = 429 if result.retry_after_s else 401
+    response = page(result.message, status)
+    if result.retry_after_s:
+        response.headers["Retry-After"] = str(result.retry_after_s)
+    return response

@@ -17,7 +17,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from controller.errors import UserError
 from controller.journal.entries import PanelRequest
 from controller.journal.noise import LOGIN_FAILED
-from controller.panel.auth import MAX_PASSWORD_CHARS, USER_NAME_MAX_CHARS, Session
+from controller.panel.auth import Session
 from controller.panel.context import (
     CSRF_HEADER,
     LOGIN_CSRF_COOKIE,
@@ -29,7 +29,15 @@ from controller.panel.context import (
     check_csrf,
     session_of,
 )
-from controller.panel.login import FORM_EXPIRED, check_login, clean, login_csrf_ok, login_page
+from controller.panel.login import (
+    FORM_EXPIRED,
+    LoginForm,
+    check_login,
+    clean,
+    login_csrf_ok,
+    login_page,
+    refused_login,
+)
 
 router = APIRouter(include_in_schema=False)
 
@@ -53,22 +61,14 @@ async def login_form(request: Request, panel: PanelDep) -> Response:
 
 
 @router.post("/login")
-async def login(
-    *,
-    request: Request,
-    panel: PanelDep,
-    user: FormText = "",
-    password: FormText = "",
-    csrf_token: FormText = "",
-) -> Response:
-    name = clean(user)[:USER_NAME_MAX_CHARS]
-    if not login_csrf_ok(request, LOGIN_CSRF_COOKIE, csrf_token):
-        return _login_page(panel, request, FORM_EXPIRED, 403, name)
+async def login(request: Request, panel: PanelDep, form: LoginForm) -> Response:
+    if not login_csrf_ok(request, LOGIN_CSRF_COOKIE, form.csrf_token):
+        return _login_page(panel, request, FORM_EXPIRED, 403, form.name)
     client = panel.proxies.client(request)
     checked = await check_login(
         panel.logins,
-        (f"addr:{client.address}", f"user:{name}"),
-        lambda: panel.users.authenticate(name, clean(password)[:MAX_PASSWORD_CHARS]),
+        (f"addr:{client.address}", f"user:{form.name}"),
+        lambda: panel.users.authenticate(form.name, form.password),
     )
     found = checked.user
     if found is None:
@@ -77,14 +77,12 @@ async def login(
             LOGIN_FAILED,
             client.address,
             "login_failed",
-            {"user": name, **client.journal_fields(), "reason": checked.failure},
+            {"user": form.name, **client.journal_fields(), "reason": checked.failure},
             source="panel",
         )
-        status = 429 if checked.retry_after_s else 401
-        response = _login_page(panel, request, checked.message, status, name)
-        if checked.retry_after_s:
-            response.headers["Retry-After"] = str(checked.retry_after_s)
-        return response
+        return refused_login(
+            checked, lambda message, status: _login_page(panel, request, message, status, form.name)
+        )
     session = panel.sessions.create(found.name, found.role, must_change_password=found.must_change_password)
     panel.backend.record(
         "login", {"user": found.name, "role": found.role, **client.journal_fields()}, source="panel"

@@ -15,14 +15,15 @@ from controller.floor.panel.settings import (
     SESSION_COOKIE,
     FloorUser,
 )
-from controller.panel.auth import MAX_PASSWORD_CHARS, USER_NAME_MAX_CHARS, set_cookie
+from controller.panel.auth import set_cookie
 from controller.panel.login import (
     FORM_EXPIRED,
+    LoginForm,
     check_login,
-    clean,
     login_csrf_ok,
     login_page,
     login_redirect,
+    refused_login,
 )
 
 router = APIRouter(include_in_schema=False)
@@ -48,36 +49,24 @@ async def login_get(request: Request, floor: FloorDep) -> Response:
 
 
 @router.post("/login")
-async def login(
-    *,
-    request: Request,
-    floor: FloorDep,
-    user: FormText = "",
-    password: FormText = "",
-    csrf_token: FormText = "",
-) -> Response:
-    # The name as typed, truncated: it is logged (a log line stays one short line) and compared.
-    name = clean(user)[:USER_NAME_MAX_CHARS]
-    if not login_csrf_ok(request, LOGIN_CSRF_COOKIE, csrf_token):
-        return login_form(floor, request, FORM_EXPIRED, 403, name)
+async def login(request: Request, floor: FloorDep, form: LoginForm) -> Response:
+    if not login_csrf_ok(request, LOGIN_CSRF_COOKIE, form.csrf_token):
+        return login_form(floor, request, FORM_EXPIRED, 403, form.name)
     remote = request.client.host if request.client else "?"
-    found = floor.settings.users.get(name)
-    typed = clean(password)[:MAX_PASSWORD_CHARS]
+    found = floor.settings.users.get(form.name)
 
     def authenticate() -> FloorUser | None:
         # An unknown name costs the same check as a wrong password: the time tells no names.
         checked_hash = found.password_hash if found is not None else floor.unknown_user_hash
-        return found if floor.settings.verify(typed, checked_hash) and found is not None else None
+        return found if floor.settings.verify(form.password, checked_hash) and found is not None else None
 
-    checked = await check_login(floor.logins, (f"addr:{remote}", f"user:{name}"), authenticate)
+    checked = await check_login(floor.logins, (f"addr:{remote}", f"user:{form.name}"), authenticate)
     if checked.user is None:
         extra = {"retry_after_s": checked.retry_after_s} if checked.retry_after_s else {}
-        log.warning("floor_login_failed", user=name, remote=remote, reason=checked.failure, **extra)
-        status = 429 if checked.retry_after_s else 401
-        response = login_form(floor, request, checked.message, status, name)
-        if checked.retry_after_s:
-            response.headers["Retry-After"] = str(checked.retry_after_s)
-        return response
+        log.warning("floor_login_failed", user=form.name, remote=remote, reason=checked.failure, **extra)
+        return refused_login(
+            checked, lambda message, status: login_form(floor, request, message, status, form.name)
+        )
     logged_in = checked.user
     log.info("floor_login", user=logged_in.name, role=logged_in.role, remote=remote)
     # A login in a browser that still holds a session ends that one: one browser, one session.

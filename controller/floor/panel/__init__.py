@@ -1,28 +1,30 @@
-"""The floor panel (docs/floor.md "The floor panel"): every table on the pit map, laid out as the floor
-file's ``[[pits]]`` says, each tile in words (controller/floor/tiles.py); one alert queue, meters by
-table, pit, game and shift with win against theoretical win, a round search, a table's page, a round's
-page rendered by the table's own recall (controller/journal/recall.py ``round_record`` over the floor's
-entries, the table panel's ``_recall_round.html``), and each linked progressive's page, its sign over
-the pit and its reconciliation (controller/floor/progressive_view.py). FastAPI over the floor's
-PostgreSQL (the reporting role: read-only; the writer only to acknowledge a floor alert).
+"""The floor panel (docs/floor.md "The floor panel", its layout in "The code": an app of routers over one
+:class:`FloorPanel`, every statement in controller/floor/queries.py): every table on the pit map, laid
+out as the floor file's ``[[pits]]`` says, each tile in words (controller/floor/tiles.py); one alert
+queue, meters by table, pit, game and shift with win against theoretical win, a round search, a table's
+page, a round's page rendered by the table's own recall (controller/journal/recall.py ``round_record``
+over the floor's entries, the table panel's ``_recall_round.html``), and each linked progressive's page,
+its sign over the pit and its reconciliation (controller/floor/progressive_view.py). FastAPI over the
+floor's PostgreSQL (the reporting role: read-only; the writer only to acknowledge a floor alert).
 
 Served by `flushtable floor panel --config floor.toml` (controller/commands/floor.py) with its users from
 floor-users.json (controller/floor/users.py, read again when it changes: a disabled user's sessions end
 at their next request). Logins and roles: ``viewer`` reads and is shown no private part at all;
 ``supervisor`` (pit supervisor) and ``manager`` (table-games manager) and ``surveillance`` may
 acknowledge floor alerts, one or in bulk; only a ``manager`` may release a quarantined table
-(controller/floor/release.py, the same check and record as ``flushtable floor release``);
-``regulator`` reads everything and changes nothing. The
-login's password check, failed-login limiter and session store are the table panel's own
-(controller/panel/auth.py): sessions are server-side, the cookie holds a random token made afresh at each
-login, a session ends after ``idle_timeout_s`` without a request of its user, ``absolute_timeout_s`` after
-its login, or at logout; every POST carries the session's CSRF token (the login's: a double-submit
-cookie, as at the table panel). Logins are logged (``floor_login``, ``floor_login_failed``: the name
-tried and the address, never the password), not recorded in PostgreSQL (docs/floor.md says why).
-What a page does by itself (the live stream, a script's polling of ``/api/...``) reads the session
-without touching it, so an open tab never keeps a session alive, and the live stream says
-``event: logout`` and ends once its session has. A user has at most ``max_streams_per_user`` streams
-open (429 past it), each slot given back when its stream ends.
+(controller/floor/release.py, the same check and record as ``flushtable floor release``); ``regulator``
+reads everything and changes nothing. The login's flow (controller/panel/login.py: the double-submit
+token, the failed-login budgets taken before the password check), the session store
+(controller/panel/auth.py) and the live stream's bounded response (controller/panel/streaming.py) are the
+table panel's own, imported, not copied: sessions are server-side, the cookie holds a random token made
+afresh at each login, a session ends after ``idle_timeout_s`` without a request of its user,
+``absolute_timeout_s`` after its login, or at logout; every POST carries the session's CSRF token (the
+login's: a double-submit cookie, as at the table panel). Logins are logged (``floor_login``,
+``floor_login_failed``: the name tried and the address, never the password), not recorded in PostgreSQL
+(docs/floor.md says why). What a page does by itself (the live stream, a script's polling of
+``/api/...``) reads the session without touching it, so an open tab never keeps a session alive, and the
+live stream says ``event: logout`` and ends once its session has. A user has at most
+``max_streams_per_user`` streams open (429 past it), each slot given back when its stream ends.
 
 PostgreSQL: the reporting role's few connections come from one pool opened and closed with the app; the
 live map is read once a tick for every open stream; with PostgreSQL down a page answers a one-line 503

@@ -7,14 +7,13 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
-import structlog
 from fastapi import FastAPI, Request
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from controller.floor.panel.context import FloorPanel, FormExpired, NeedApiLogin
+from controller.floor.panel.context import FloorPanel, FormExpired, NeedApiLogin, log
 from controller.floor.panel.routes import alerts, auth, floor_map, live, progressive, reports, rounds, workers
 from controller.floor.panel.settings import (
     FORM_TOO_LARGE,
@@ -26,7 +25,6 @@ from controller.floor.panel.settings import (
 from controller.floor.queries import DatabaseUnavailable
 from controller.panel.login import NeedLogin, login_redirect
 
-log = structlog.get_logger("flushtable.floor.panel")
 ROUTERS = (
     auth.router,
     floor_map.router,

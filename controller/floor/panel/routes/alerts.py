@@ -2,17 +2,15 @@
 (controller/floor/release.py: the same check and record as ``flushtable floor release``)."""
 
 # No `from __future__ import annotations`: FastAPI reads the routes' annotations at run time.
-import structlog
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from controller.floor.panel.context import FloorDep, FloorPanel, FormSession, FormText, PageSession
+from controller.floor.panel.context import FloorDep, FloorPanel, FormSession, FormText, PageSession, log
 from controller.floor.panel.settings import ACKNOWLEDGING_ROLES, FloorSession
 from controller.floor.queries import QueryFailed, QueryRefused
 from controller.floor.release import RELEASING_ROLES, ReleaseRefused
 
 router = APIRouter(include_in_schema=False)
-log = structlog.get_logger("flushtable.floor.panel")
 MAX_ACK_FIELD_CHARS = 24  # ``ack_`` and an id: a longer name names no alert
 
 

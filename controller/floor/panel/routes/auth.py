@@ -4,11 +4,10 @@ double-submit CSRF token, the failed-login budgets taken before the password che
 and the address, never the password; not recorded in PostgreSQL, docs/floor.md says why)."""
 
 # No `from __future__ import annotations`: FastAPI reads the routes' annotations at run time.
-import structlog
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from controller.floor.panel.context import FloorDep, FloorPanel, FormText, form_session
+from controller.floor.panel.context import FloorDep, FloorPanel, FormText, form_session, log
 from controller.floor.panel.settings import (
     LOGIN_CSRF_COOKIE,
     LOGIN_SUBTITLE,
@@ -27,7 +26,6 @@ from controller.panel.login import (
 )
 
 router = APIRouter(include_in_schema=False)
-log = structlog.get_logger("flushtable.floor.panel")
 
 
 def login_form(

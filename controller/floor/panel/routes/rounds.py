@@ -2,12 +2,11 @@
 auditor's disclosure of a closed round's withheld private parts (docs/floor.md "The floor panel")."""
 
 # No `from __future__ import annotations`: FastAPI reads the routes' annotations at run time.
-import structlog
 from fastapi import APIRouter
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from controller.floor import export
-from controller.floor.panel.context import ApiSession, FloorDep, FormSession, FormText, PageSession
+from controller.floor.panel.context import ApiSession, FloorDep, FormSession, FormText, PageSession, log
 from controller.floor.panel.settings import (
     DISCLOSING_ROLES,
     MAX_REASON_CHARS,
@@ -20,7 +19,6 @@ from controller.journal import entries as typed
 from controller.journal.chain import canonical_json
 
 router = APIRouter(include_in_schema=False)
-log = structlog.get_logger("flushtable.floor.panel")
 NO_SUCH_ROUND = "No such round on the floor."
 
 

@@ -21,7 +21,6 @@ from typing import Any
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
-from controller.floor import gaming_day, surveillance
 from controller.floor.release import release_table
 
 Params = tuple[Any, ...] | dict[str, Any]
@@ -82,6 +81,16 @@ FLOOR_MAP_SQL = (
     "LEFT JOIN LATERAL (SELECT e.payload, e.time_text FROM floor_entries e "
     " WHERE e.table_id = t.table_id AND e.kind = 'clock_offset' ORDER BY e.seq DESC LIMIT 1) o "
     "ON true "
+)
+# A gaming day's report (controller/floor/gaming_day.py folds what these return; `flushtable floor
+# report` runs them too): each table's pit, and the day's entries of the kinds the report folds.
+TABLE_PITS_SQL = (
+    "SELECT t.table_id, COALESCE(c.pit, t.pit, '') AS pit FROM floor_tables t "
+    "LEFT JOIN floor_table_config c USING (table_id)"
+)
+DAY_ENTRIES_SQL = (
+    "SELECT table_id, kind, time_text, payload FROM floor_entries WHERE time_utc >= %s "
+    "AND time_utc < %s AND (kind = ANY(%s) OR kind LIKE 'progressive\\_%%') ORDER BY table_id, seq"
 )
 ROUND_ENTRIES_SQL = (
     "SELECT e.seq, e.time_text, e.round_id, e.source, e.kind, e.payload::text AS payload_text, "
@@ -529,37 +538,30 @@ class FloorQueries:
     # --- reports, surveillance -----------------------------------------------------------------------
     async def table_pits(self) -> dict[str, str]:
         """Each table's pit (the configured one, else the one it reported)."""
-        rows = await self.rows(
-            "SELECT t.table_id, COALESCE(c.pit, t.pit, '') AS pit FROM floor_tables t "
-            "LEFT JOIN floor_table_config c USING (table_id)"
-        )
-        return {str(r["table_id"]): str(r["pit"]) for r in rows}
+        return {str(r["table_id"]): str(r["pit"]) for r in await self.rows(TABLE_PITS_SQL)}
 
-    async def day_entries(self, start: datetime, end: datetime) -> list[gaming_day.DayEntry]:
-        """The entries a gaming day's report folds (controller/floor/gaming_day.py REPORT_KINDS and the
-        progressive's), in each table's order."""
-        rows = await self.rows(
-            "SELECT table_id, kind, time_text, payload FROM floor_entries WHERE time_utc >= %s "
-            "AND time_utc < %s AND (kind = ANY(%s) OR kind LIKE 'progressive\\_%%') ORDER BY table_id, seq",
-            (start, end, list(gaming_day.REPORT_KINDS)),
-        )
-        return [gaming_day.DayEntry(r["table_id"], r["kind"], r["time_text"], r["payload"]) for r in rows]
+    async def day_entries(self, start: datetime, end: datetime, kinds: Sequence[str]) -> list[Row]:
+        """The entries of ``kinds`` (and the progressive's) committed in [start, end), in each table's
+        order: what a gaming day's report folds."""
+        return await self.rows(DAY_ENTRIES_SQL, (start, end, list(kinds)))
 
-    async def surveillance_rows(self, table_id: str) -> list[tuple[Any, ...]]:
-        """The newest 500 entries surveillance reports (controller/floor/surveillance.py), of one table
-        or all, as surveillance.events_of_rows reads them."""
+    async def newest_entries(
+        self, columns: str, kinds: Sequence[str], table_id: str
+    ) -> list[tuple[Any, ...]]:
+        """The newest 500 entries of ``kinds``, of one table or all (``table_id`` empty), each the tuple
+        of ``columns`` (surveillance's events, controller/floor/surveillance.py ``events_of_rows``)."""
         condition = ""
-        params: list[Any] = [list(surveillance.EVENT_ENTRY_KINDS)]
+        params: list[Any] = [list(kinds)]
         if table_id:
             condition = " AND table_id = %s"
             params.append(table_id)
         rows = await self.rows(
-            f"SELECT {surveillance.EVENT_COLUMNS} FROM floor_entries WHERE kind = ANY(%s){condition} "
+            f"SELECT {columns} FROM floor_entries WHERE kind = ANY(%s){condition} "
             "ORDER BY floor_committed_utc DESC, table_id, seq DESC LIMIT 500",
             tuple(params),
         )
-        columns = [c.strip() for c in surveillance.EVENT_COLUMNS.split(",")]
-        return [tuple(r[c] for c in columns) for r in rows]
+        names = [c.strip() for c in columns.split(",")]
+        return [tuple(r[c] for c in names) for r in rows]
 
     # --- the writer ------------------------------------------------------------------------------------
     def _writer_dsn(self) -> str:

@@ -114,7 +114,8 @@ async def day_report(floor: FloorPanel, day: str, pit: str) -> gaming_day.DayRep
     prop = floor.settings.property_settings
     start, end = gaming_day.gaming_day_range(day, prop)
     pits = await floor.queries.table_pits()
-    entries = await floor.queries.day_entries(start, end)
+    rows = await floor.queries.day_entries(start, end, gaming_day.REPORT_KINDS)
+    entries = [gaming_day.DayEntry(r["table_id"], r["kind"], r["time_text"], r["payload"]) for r in rows]
     return gaming_day.build_report(day, prop, entries, pits, pit=pit or None)
 
 

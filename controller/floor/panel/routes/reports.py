@@ -54,7 +54,9 @@ async def surveillance_page(floor: FloorDep, session: PageSession, table: str = 
     """The last significant events, newest first: the events the floor service publishes on
     surveillance.<table>, made from the same entries by the same function."""
     settings = floor.settings
-    rows = await floor.queries.surveillance_rows(table.strip()[:32])
+    rows = await floor.queries.newest_entries(
+        surveillance.EVENT_COLUMNS, surveillance.EVENT_ENTRY_KINDS, table.strip()[:32]
+    )
     events = surveillance.events_of_rows(rows, settings.surveillance_big_win_cents, settings.money_format)[
         :200
     ]

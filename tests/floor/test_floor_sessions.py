@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -619,5 +620,40 @@ def test_forms_are_read_by_the_frameworks_form_handling(make_floor: MakeFloor) -
                 files={"unused": ("", b"", "text/plain")},
             )
             assert (acknowledged.status_code, acknowledged.headers["location"]) == (303, "/alerts")
+
+    asyncio.run(scenario())
+
+
+class ThreadNoting(FakeClock):
+    """The sessions' clock, noting the thread of every call: the store's every use reads it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.threads: set[int] = set()
+
+    def __call__(self) -> float:
+        self.threads.add(threading.get_ident())
+        return super().__call__()
+
+
+def test_the_sessions_are_used_on_the_event_loop_only(make_floor: MakeFloor) -> None:
+    """The session store is not made for threads (a touch, an expired session's removal, a login's
+    sweep of the ended ones): every request's use of it (a page's, a poll's, a form's) is on the event
+    loop. Before, the page, poll and form dependencies were plain functions, which FastAPI runs in its
+    thread pool: two requests could change the store at once."""
+    floor = make_floor(["T1"])
+
+    async def scenario() -> None:
+        clock = ThreadNoting()
+        loop_thread = threading.get_ident()  # the panel runs on this loop (serve_panel)
+        async with served(floor, clock) as (client, server):
+            token = await login(client)
+            assert (await client.get("/alerts")).status_code == 200
+            assert (await client.get("/api/floor")).status_code == 200
+            acknowledged = await client.post(
+                "/alerts/1/acknowledge", data={"csrf_token": csrf_of(server, token)}
+            )
+            assert acknowledged.status_code == 303
+        assert clock.threads == {loop_thread}
 
     asyncio.run(scenario())

@@ -226,10 +226,18 @@ def floor_of(request: Request) -> FloorPanel:
     return floor
 
 
-FloorDep = Annotated[FloorPanel, Depends(floor_of)]
+# The dependencies below are coroutines, though none awaits: FastAPI runs a plain function dependency
+# in its thread pool, and the session store (controller/panel/auth.py RoleSessionStore) is not made
+# for threads (a touch, an expired session's removal, a login's sweep over the dict). As coroutines
+# they run on the event loop, as every route does, one at a time; a request also spends no thread hop.
+async def floor_dep(request: Request) -> FloorPanel:
+    return floor_of(request)
 
 
-def page_session(request: Request) -> FloorSession:
+FloorDep = Annotated[FloorPanel, Depends(floor_dep)]
+
+
+async def page_session(request: Request) -> FloorSession:
     """A page's session (touched: the user's own request), else to the login."""
     session = floor_of(request).session_of(request)
     if session is None:
@@ -237,7 +245,7 @@ def page_session(request: Request) -> FloorSession:
     return session
 
 
-def api_session(request: Request) -> FloorSession:
+async def api_session(request: Request) -> FloorSession:
     """What a page fetches by itself (not touched), else 401."""
     session = floor_of(request).session_of(request, touch=False)
     if session is None:
@@ -245,11 +253,10 @@ def api_session(request: Request) -> FloorSession:
     return session
 
 
-def form_session(request: Request, csrf_token: Annotated[str, Form()] = "") -> FloorSession:
+def checked_form_session(request: Request, csrf_token: str) -> FloorSession:
     """A POST's session: the session (else to the login) and its CSRF token in the form (else 403).
-    Every form after the login goes through here; the form itself is read by FastAPI within the app's
-    body limit (413 past it). The session is touched only once the form is its user's own: a refused
-    one (forged, oversized) keeps no session alive."""
+    The session is touched only once the form is its user's own: a refused one (forged, oversized)
+    keeps no session alive."""
     floor = floor_of(request)
     session = floor.session_of(request, touch=False)
     if session is None:
@@ -259,6 +266,12 @@ def form_session(request: Request, csrf_token: Annotated[str, Form()] = "") -> F
     if floor.session_of(request) is None:  # the user's own request: it counts as activity
         raise NeedLogin
     return session
+
+
+async def form_session(request: Request, csrf_token: Annotated[str, Form()] = "") -> FloorSession:
+    """Every form after the login goes through here (:func:`checked_form_session`); the form itself is
+    read by FastAPI within the app's body limit (413 past it)."""
+    return checked_form_session(request, csrf_token)
 
 
 PageSession = Annotated[FloorSession, Depends(page_session)]

@@ -7,7 +7,7 @@ and the address, never the password; not recorded in PostgreSQL, docs/floor.md s
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from controller.floor.panel.context import FloorDep, FloorPanel, FormText, form_session, log
+from controller.floor.panel.context import FloorDep, FloorPanel, FormText, checked_form_session, log
 from controller.floor.panel.settings import (
     LOGIN_CSRF_COOKIE,
     LOGIN_SUBTITLE,
@@ -79,7 +79,7 @@ async def login(request: Request, floor: FloorDep, form: LoginForm) -> Response:
 @router.post("/logout")
 async def logout(request: Request, floor: FloorDep, csrf_token: FormText = "") -> Response:
     if floor.session_of(request, touch=False) is not None:  # without one: to the login all the same
-        session = form_session(request, csrf_token)  # a forged or stale form logs no one out (403)
+        session = checked_form_session(request, csrf_token)  # a forged or stale form logs no one out (403)
         floor.sessions.end(session.token)
     response = login_redirect()
     response.delete_cookie(SESSION_COOKIE, path="/")

@@ -60,7 +60,7 @@ floor-servers: install
 
 # A whole floor on this machine: NATS, PostgreSQL, 12 simulated tables, the floor service and panel.
 floor: install floor-servers
-	$(BIN)/flushtable floor demo $(if $(NODES),--nodes $(NODES))
+	$(BIN)/flushtable floor demo $(if $(NODES),--nodes $(NODES)) $(if $(SITE),--site $(SITE))
 
 pytest: install-test chromium floor-servers
 	$(BIN)/pytest

@@ -56,7 +56,7 @@ def run(mode: str, batches: list[list[Any]], args: argparse.Namespace) -> dict[s
         checkpointer: Journal | None = None
         thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="checkpoints")
         if mode == "deferred":
-            journal.defer_checkpoints()
+            journal.wal.defer_checkpoints()
             checkpointer = Journal.open_existing(path, readonly=False)
         samples_s: list[float] = []
         wal_bytes = 0
@@ -68,7 +68,7 @@ def run(mode: str, batches: list[list[Any]], args: argparse.Namespace) -> dict[s
             samples_s.append(time.perf_counter() - started_s)
             if catching_up is not None and catching_up.done():
                 if not catching_up.result():  # as the daemon does: the writer copies the rest
-                    journal.checkpoint()
+                    journal.wal.checkpoint()
                 catching_up = None
             if checkpointer is not None and catching_up is None and number % args.every == 0:
                 catching_up = thread.submit(_catch_up, checkpointer)

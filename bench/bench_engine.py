@@ -27,6 +27,14 @@ from drivers.events import BetChanged, CardDealt, Deal, DealerKey, DeckVerified,
 ROUNDS_PER_GAME = 300
 
 
+def state_of(engine: TableEngine) -> str:
+    """The table's state, from this checkout's engine (``view()``) or, under ``--compare``, from a
+    checkout's from before the view (its ``state`` property)."""
+    view = getattr(engine, "view", None)
+    state: str = view().state if view is not None else getattr(engine, "state")  # noqa: B009
+    return state
+
+
 def play(config: TableConfig, rounds: int, rng: random.Random) -> tuple[float, list[float], int]:
     engine = TableEngine(config)
     wagers = game_spec(config.game).wagers
@@ -64,7 +72,7 @@ def play(config: TableConfig, rounds: int, rng: random.Random) -> tuple[float, l
                     for index in range(count):
                         queue += feed(CardDealt("shuffler", position, index, deck.pop()))
                     queue += feed(HandComplete("shuffler", position, count))
-                if engine.state in ("decisions", "river"):
+                if state_of(engine) in ("decisions", "river"):
                     for seat in seats:
                         feed(BetChanged("sensors", seat, decision_spot, 500, 5, True))
                 queue += feed(DealerKey("display", "confirm"))
@@ -72,7 +80,7 @@ def play(config: TableConfig, rounds: int, rng: random.Random) -> tuple[float, l
         for seat in seats:
             for spot in range(len(wagers)):
                 feed(BetChanged("sensors", seat, spot, 0, 0, False))
-        assert engine.state == "idle", engine.state
+        assert state_of(engine) == "idle", state_of(engine)
     return time.perf_counter() - started, latencies, records
 
 

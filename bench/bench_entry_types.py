@@ -2,7 +2,7 @@
 
     python bench/bench_entry_types.py [--repeat N]
 
-Why the journal's entries are msgspec Structs (controller/journal/entries.py): the replay decodes every
+Why the journal's entries are msgspec Structs (controller/journal/entries/): the replay decodes every
 stored public part into its class, and the append encodes every entry. Both candidates are timed on the
 same entries, the ones a round really writes (an autoplay session of High Card Flush, every kind it
 journals): msgspec decodes the JSON text straight into the typed object, checking every field's type;

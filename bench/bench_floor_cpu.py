@@ -19,8 +19,10 @@ W --partitions P``, each partition's consumer filtered to its own tables) into a
 after the single service: entries/s from the first commit to the last, each worker's CPU, and the ratio
 of the workers' entries/s to the single service's of the same turn.
 
-``--profile-dir``: each run's service under cProfile, its file there (the profile's own cost is in
-that run's figures: profile runs are for where the time goes, not for the figures).
+``--profile-dir``: each run's service under cProfile on the process's CPU clock
+(bench/profile_process_clock.py), its file there (the profile's own cost is in that run's figures:
+profile runs are for where the time goes, not for the figures; bench/profile_parts.py cuts them into
+parts). Every run records the machine's load average (1, 5, 15 minutes) at its start and end.
 """
 
 from __future__ import annotations
@@ -89,6 +91,11 @@ async def _fill(floor: EmbeddedFloor, ids: list[str], base: Path, rounds: int, s
             journal.close()
 
 
+def _load() -> list[float]:
+    """The machine's load average (1, 5, 15 minutes): the machine is shared, its figures depend on it."""
+    return [round(value, 2) for value in os.getloadavg()]
+
+
 async def _reset(floor: EmbeddedFloor, partitions: int = 0, max_ack_pending: int = MAX_ACK_PENDING) -> None:
     """A fresh floor database and fresh consumers: the next service (or the next ``partitions``'
     workers) drains the whole stream again."""
@@ -142,6 +149,7 @@ async def _drain_workers(  # noqa: PLR0917 - one run's context
 ) -> dict[str, Any]:
     """The same stream drained by ``workers`` partitioned workers into a fresh database."""
     await _reset(floor, partitions, max_ack_pending)
+    load_at_start = _load()
     meter = CpuMeter(floor)
     names = [chr(ord("A") + n) for n in range(workers)]
     processes: list[subprocess.Popen[bytes]] = []
@@ -170,6 +178,8 @@ async def _drain_workers(  # noqa: PLR0917 - one run's context
     return {
         "code": f"{workers} workers, {partitions} partitions",
         "load_average_1m": round(os.getloadavg()[0], 2),
+        "load_average_1_5_15m_at_start": load_at_start,
+        "load_average_1_5_15m_at_end": _load(),
         "commit_span_s": round(span_s, 2),
         "entries_per_s_committing": round(entries / span_s) if span_s else None,
         "max_ack_pending": max_ack_pending,
@@ -198,10 +208,12 @@ async def _drain(  # noqa: PLR0917 - one run's context
     max_ack_pending: int,
 ) -> dict[str, Any]:
     await _reset(floor, 0, max_ack_pending)
+    load_at_start = _load()
     meter = CpuMeter(floor)
     command = [sys.executable]
     if profile is not None:
-        command += ["-m", "cProfile", "-o", str(profile)]
+        # On the process's CPU clock: a wall-clock profile on a loaded machine counts waits for a core.
+        command += [str(Path(__file__).resolve().parent / "profile_process_clock.py"), str(profile)]
     command += ["-m", "controller.cli", "floor", "serve", "--config", str(config_path)]
     env = {**os.environ, "PYTHONPATH": str(code)}
     with (config_path.parent / "floor-service.log").open("ab") as service_log:
@@ -221,6 +233,8 @@ async def _drain(  # noqa: PLR0917 - one run's context
     return {
         "code": str(code),
         "load_average_1m": round(os.getloadavg()[0], 2),
+        "load_average_1_5_15m_at_start": load_at_start,
+        "load_average_1_5_15m_at_end": _load(),
         "commit_span_s": round(span_s, 2),
         "entries_per_s_committing": round(entries / span_s) if span_s else None,
         "max_ack_pending": max_ack_pending,
@@ -236,6 +250,7 @@ async def _drain(  # noqa: PLR0917 - one run's context
 
 
 async def bench(args: argparse.Namespace, base: Path) -> dict[str, Any]:
+    load_at_start = _load()
     ids = [f"T{n:03d}" for n in range(1, args.tables + 1)]
     floor = EmbeddedFloor(base / "floor", ids)
     await asyncio.to_thread(floor.start)
@@ -291,6 +306,8 @@ async def bench(args: argparse.Namespace, base: Path) -> dict[str, Any]:
         "entries": entries,
         "messages_on_stream": messages,
         "cpus": os.cpu_count(),
+        "load_average_1_5_15m_at_start": load_at_start,
+        "load_average_1_5_15m_at_end": _load(),
         "by_code": by_code,
         "runs": runs,
     }

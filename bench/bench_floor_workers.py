@@ -54,12 +54,13 @@ from bench_floor import _count, _journal_total, _proc_cpu_s, _stream_count
 from controller.engine import JournalRecord
 from controller.floor.config import write_floor_config
 from controller.floor.verify import verify_table
-from controller.floor.workers import ensure_partitions, partition_of
+from controller.floor.workers import ensure_partitions, partition_consumer, partition_of
 from controller.journal.store import AppendItem, Journal, JournalEntry
 from controller.logs import configure_logging
 from controller.simulation.floor.embedded import EmbeddedFloor
 from controller.simulation.floor_tables import MIXED_GAMES, SimTable
 from controller.uplink.uplink import Uplink
+from controller.uplink.wire import LEASE_BUCKET, STREAM_NAME
 
 LEASE_TTL_S = 6.0
 # Every wait's bound: at a load of 38 the tables' uplinks published ~150 entries/s (1,000 tables).
@@ -579,8 +580,10 @@ async def _kill_scenario(
 
     playing = asyncio.create_task(asyncio.to_thread(play_live))
     await moved_by(args.kill_step)  # the workers committing mid-stream
+    leaders = await _leaders(floor, args.partitions)
+    killed_node = _node_to_kill(args.kill_node, leaders, args.nodes)
     node_killed_s = time.time()
-    cluster.kill(args.nodes - 1)
+    cluster.kill(killed_node)
     await moved_by(args.kill_step)  # commits with a node down
     victim_tables = await asyncio.to_thread(_tables_of, dsn, names[0], args.partitions, list(journals))
     worker_killed_s = time.time()
@@ -593,7 +596,7 @@ async def _kill_scenario(
     await moved_by(args.kill_step)  # commits with a worker down
     restarted_s = time.time()
     live_done = playing.done()
-    cluster.start_node(args.nodes - 1)
+    cluster.start_node(killed_node)
     config_path = base / "config-workers" / "floor.toml"  # write_floor_config's file
     processes[0] = _serve(config_path, base / f"workers-{names[0]}-restarted.log", names[0], args.partitions)
     await playing
@@ -609,6 +612,9 @@ async def _kill_scenario(
         "live_rounds_per_table": args.live_rounds,
         "rounds_per_s_offered": args.live_rate,
         "play_still_running_at_restart": not live_done,
+        "killed_node": f"n{killed_node + 1}",
+        # What the killed node led (stream, lease bucket, consumers): its elections are the node gap.
+        "killed_node_led": sorted(what for what, node in leaders.items() if node == killed_node),
         "largest_commit_gap_after_node_kill_s": _largest_gap_s(times, node_killed_s, worker_killed_s),
         "largest_commit_gap_after_worker_kill_s": _largest_gap_s(times, worker_killed_s, restarted_s),
         # The killed worker's own tables: their commits stop until the survivor holds their partitions.
@@ -628,6 +634,38 @@ async def _kill_scenario(
     }
 
 
+async def _leaders(floor: EmbeddedFloor, partitions: int) -> dict[str, int]:
+    """What each node leads: the stream, the lease bucket's stream, each partition consumer (node
+    index from the server name ``...n<i>``)."""
+    admin = await floor.connect_admin()
+    try:
+        js = admin.jetstream()
+        infos: dict[str, Any] = {
+            "stream": (await js.stream_info(STREAM_NAME)).cluster,
+            "lease_bucket": (await js.stream_info(f"KV_{LEASE_BUCKET}")).cluster,
+        }
+        for partition in range(partitions):
+            name = partition_consumer(partition, partitions)
+            infos[name] = (await js.consumer_info(STREAM_NAME, name)).cluster
+    finally:
+        await admin.close()
+    return {
+        what: int(cluster.leader.rsplit("n", 1)[1]) - 1
+        for what, cluster in infos.items()
+        if cluster is not None and cluster.leader
+    }
+
+
+def _node_to_kill(choice: str, leaders: dict[str, int], nodes: int) -> int:
+    """``stream-leader``: the node leading the stream (the hardest to lose, as test_failures.py kills);
+    ``bucket-leader``: the lease bucket's; ``last``: the last node, whatever it leads."""
+    if choice == "stream-leader" and "stream" in leaders:
+        return leaders["stream"]
+    if choice == "bucket-leader" and "lease_bucket" in leaders:
+        return leaders["lease_bucket"]
+    return nodes - 1
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--tables", type=int, default=150)
@@ -639,6 +677,10 @@ def main() -> None:
     parser.add_argument("--live-rounds", type=int, default=3)
     parser.add_argument("--live-rate", type=float, default=20.0, help="rounds a second across the floor")
     parser.add_argument("--kill-step", type=int, default=200, help="entries committed between kill steps")
+    parser.add_argument(
+        "--kill-node", choices=["stream-leader", "bucket-leader", "last"], default="stream-leader",
+        help="which nats node --kill kills",
+    )  # fmt: skip
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--connect-wave", type=int, default=25, help="uplinks started at a time")
     parser.add_argument(

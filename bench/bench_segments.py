@@ -42,7 +42,8 @@ from bench_journal import engine_rounds, retagged
 from controller.journal import Journal
 from controller.journal.anchor import Anchor, write_anchor
 from controller.journal.recovery import rebuild_state
-from controller.journal.segments import seal_numbers, seal_open_segment
+from controller.journal.seals import seal_numbers
+from controller.journal.segments import seal_open_segment
 from controller.logs import configure_logging
 
 TABLE_ID = "SIM1"  # the embedded default configuration's table

@@ -3,7 +3,8 @@ drivers, the engine, the SQLite journal (WAL, synchronous=FULL) — and the late
 reaching the controller to its journal entry being committed (p50, p99).
 
     python bench/bench_table.py [--rounds 300] [--time-scale 1000] [--log-level warning]
-                                [--commit-delay-ms MS] [--devices-process] [--profile] [--compare N]
+                                [--commit-delay-ms MS] [--devices-process] [--profile [--profile-out FILE]]
+                                [--compare N]
 
 By default the simulated devices run on the daemon's own event loop, so the daemon's core also pays the
 devices' half of every frame: the conservative figure. ``--devices-process`` runs them in a process of
@@ -76,6 +77,13 @@ def main() -> None:
     )
     parser.add_argument(
         "--profile", action="store_true", help="print the top of a CPU-time cProfile to stderr"
+    )
+    parser.add_argument(
+        "--profile-out",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="with --profile: also save the whole profile (pstats) there, to read by caller and layer",
     )
     parser.add_argument(
         "--compare",
@@ -195,6 +203,8 @@ def table_figures(args: argparse.Namespace) -> dict[str, Any]:
                 os.environ.get("BENCH_SORT", "cumulative")
             ).print_stats(45)
             print(stream.getvalue(), file=sys.stderr)
+            if getattr(args, "profile_out", None) is not None:
+                profiler.dump_stats(args.profile_out)
             layers_ms = cpu_by_layer(pstats.Stats(profiler))
             print(json.dumps({"cpu_ms_by_layer": layers_ms}), file=sys.stderr)
         summary = table.summary

@@ -64,7 +64,8 @@ from controller.config import SegmentPolicy
 from controller.journal import Journal
 from controller.journal.anchor import Anchor, write_anchor
 from controller.journal.proof import anchor_journal
-from controller.journal.segments import seal_open_segment, segments_dir
+from controller.journal.seals import segments_dir
+from controller.journal.segments import seal_open_segment
 from controller.journal.state import TableState
 from controller.panel.shift_meters import shift_range
 
@@ -108,7 +109,7 @@ def build(
     state = TableState(TABLE_ID)
     journal = Journal.open(path, TABLE_ID, clock=clock, synchronous="OFF")
     try:
-        journal.defer_checkpoints()
+        journal.wal.defer_checkpoints()
         here = 0  # entries in the open segment
         copy = 0
         while written < entries:
@@ -122,7 +123,7 @@ def build(
                 rounds += len(commit)
                 clock.now += ROUND_STEP * len(commit)
                 if rounds % 20_000 < len(commit):
-                    journal.checkpoint()
+                    journal.wal.checkpoint()
                     rate = written / (time.perf_counter() - started)
                     print(f"  {path.name}: {written:,} entries, {rate:,.0f}/s", file=sys.stderr, flush=True)
                 if segment_entries and here >= segment_entries and written < entries:
@@ -138,14 +139,14 @@ def build(
                         ),
                     )
                     journal = Journal.open(path, TABLE_ID, clock=clock, synchronous="OFF")
-                    journal.defer_checkpoints()
+                    journal.wal.defer_checkpoints()
                     seals += 1
                     here = 0
                     seal_s += time.perf_counter() - sealing
                 if written >= entries:
                     break
             copy += 1
-        journal.checkpoint()
+        journal.wal.checkpoint()
     finally:
         journal.close()
     build_s = time.perf_counter() - started
@@ -186,7 +187,7 @@ def _bytes(path: Path) -> int:
 def _middle(path: Path) -> tuple[str, str, str]:
     """A round closed in the middle of the journal, and the day and shift it closed in."""
     with Journal.open_existing(path) as journal:
-        seqs = journal.closed_round_seqs()
+        seqs = journal.indexes.closed_round_seqs()
         closing = journal.entry(seqs[len(seqs) // 2])
         assert closing is not None
         assert closing.round_id is not None

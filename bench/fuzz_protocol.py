@@ -42,7 +42,8 @@ from firmware_protocol.constants import KIND_ACK, KIND_DATA, PROTOCOL_V2, SENDER
 from firmware_protocol.errors import FieldError
 from firmware_protocol.framing import encode_frame
 from firmware_protocol.messages import decode_message
-from firmware_protocol.vectors import VECTOR_DEVICE_ID, VECTOR_DEVICE_KEY, build_vectors, build_vectors_v2
+from firmware_protocol.vector_inputs import VECTOR_DEVICE_ID, VECTOR_DEVICE_KEY
+from firmware_protocol.vectors import build_vectors, build_vectors_v2
 
 IDENTITY = DeviceIdentity("shuffler", "fuzz", "SN-F", "1.0")
 SEEDS_OF_MESSAGES: list[Message] = [

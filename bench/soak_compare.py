@@ -110,8 +110,8 @@ def soak(config: TableConfig, rounds: int, seed: int, fault_rate: float, journal
     while closed < rounds:
         steps += 1
         if steps > rounds * 400:
-            raise SystemExit(f"stalled in {engine.state} after {closed} rounds")
-        if engine.held:
+            raise SystemExit(f"stalled in {engine.view().state} after {closed} rounds")
+        if engine.view().held:
             # Now and then the supervisor voids the held round instead of letting it resume.
             if rng.random() < 0.2:
                 run(
@@ -119,24 +119,24 @@ def soak(config: TableConfig, rounds: int, seed: int, fault_rate: float, journal
                         a.VoidRound("soak: supervisor voids the held round", "soak-supervisor"), now
                     )
                 )
-            for action in player.next_actions(engine):
+            for action in player.next_actions(engine.view()):
                 if isinstance(action, PlaceChips):
                     run(
                         engine.handle(
                             BetChanged("sensors", action.seat, action.spot, action.amount_cents, 0, True), now
                         )
                     )
-            for fault_id in sorted(engine.latched):
+            for fault_id in sorted(engine.view().latched):
                 run(engine.handle(a.ClearFault(fault_id, "soak-supervisor", "simulated fault checked"), now))
             continue
-        actions = player.next_actions(engine)
+        actions = player.next_actions(engine.view())
         if not actions:
             now += config.decision_timeout_s + 1  # accelerated time: the walk-away timeout
             run(engine.handle(a.Tick(), now))
             continue
         for action in actions:
             now += 0.5
-            run(engine.handle(engine_input(action, locked=engine.state != "betting"), now))
+            run(engine.handle(engine_input(action, locked=engine.view().state != "betting"), now))
 
 
 def settlements(journal: Journal) -> list[dict[str, Any]]:

@@ -91,19 +91,19 @@ def soak(config: TableConfig, rounds: int, seed: int, fault_rate: float) -> dict
     while closed < rounds:
         steps += 1
         if steps > rounds * 400:
-            raise SystemExit(f"stalled in {engine.state} after {closed} rounds")
-        if engine.held:
-            for action in player.next_actions(engine):
+            raise SystemExit(f"stalled in {engine.view().state} after {closed} rounds")
+        if engine.view().held:
+            for action in player.next_actions(engine.view()):
                 if isinstance(action, PlaceChips):
                     run(
                         engine.handle(
                             BetChanged("sensors", action.seat, action.spot, action.amount_cents, 0, True), now
                         )
                     )
-            for fault_id in list(engine.latched):
+            for fault_id in list(engine.view().latched):
                 run(engine.handle(a.ClearFault(fault_id, "soak-supervisor", "simulated fault checked"), now))
             continue
-        actions = player.next_actions(engine)
+        actions = player.next_actions(engine.view())
         if not actions:
             now += config.decision_timeout_s + 1  # accelerated time: the walk-away timeout
             run(engine.handle(a.Tick(), now))
@@ -111,7 +111,7 @@ def soak(config: TableConfig, rounds: int, seed: int, fault_rate: float) -> dict
         for action in actions:
             now += 0.5
             events += 1
-            run(engine.handle(engine_input(action, locked=engine.state != "betting"), now))
+            run(engine.handle(engine_input(action, locked=engine.view().state != "betting"), now))
     elapsed = time.perf_counter() - started
     return {
         "rounds_closed": closed,

@@ -81,8 +81,8 @@ class Injector:
         sim = self.table.devices
         assert isinstance(sim, SimTable), "the soak injects faults into devices in the daemon's process"
         engine = daemon.engine  # read only: the injector acts through the devices and the queue
-        shoe = sim.shuffler(engine.config.shuffler_device)
-        sensors = sim.bet_sensors(engine.config.sensors_device)
+        shoe = sim.shuffler(engine.view().config.shuffler_device)
+        sensors = sim.bet_sensors(engine.view().config.sensors_device)
         seen_round: str | None = None
         closed = 0
         while True:
@@ -94,18 +94,18 @@ class Injector:
                 self.injected["stalled"] += 1
                 daemon.request_stop()
                 return
-            live = engine.round
+            live = engine.view().round
             if (
                 live is not None
                 and not live.closed
-                and not engine.latched
+                and not engine.view().latched
                 and time.monotonic() - self.last_close_mono_s > STUCK_VOID_S
             ):
                 # A round that makes no progress with no fault latched: what a floor supervisor does
                 # is void it from the panel (every wager returned). Counted and reported: each one is
                 # a finding about the table, not a pass.
-                self.stuck_voided.append({"round_id": live.round_id, "state": engine.state})
-                reason = f"soak: no progress for {STUCK_VOID_S:g} s in {engine.state}"
+                self.stuck_voided.append({"round_id": live.round_id, "state": engine.view().state})
+                reason = f"soak: no progress for {STUCK_VOID_S:g} s in {engine.view().state}"
                 daemon.submit(a.VoidRound(reason=reason, by="sim-supervisor"))
                 self.last_close_mono_s = time.monotonic()
             if live is None or live.round_id == seen_round:
@@ -134,10 +134,10 @@ class Injector:
                 device.spawn(device.unplug_for(self.rng.uniform(0.05, 0.4)), "soak-unplug")
             else:  # past-posting: chips added to an ante once the bets are locked
                 deadline_s = time.monotonic() + 2.0
-                while engine.state in ("idle", "betting") and time.monotonic() < deadline_s:
+                while engine.view().state in ("idle", "betting") and time.monotonic() < deadline_s:
                     await asyncio.sleep(0.002)
                 seat = self.rng.choice(seats)
-                amount = engine.spots.get((seat, 0), 0)
+                amount = engine.view().spots.get((seat, 0), 0)
                 with contextlib.suppress(ValueError):
                     sensors.place(seat, 0, amount + 500)
 

@@ -163,7 +163,7 @@ def build_bulk(
     journal = Journal.open(path, table_id, clock=clock, synchronous="OFF")
     here = 0
     try:
-        journal.defer_checkpoints()
+        journal.wal.defer_checkpoints()
         while here < min(segment_entries, sealed_target or entries):
             for one_round in retag(base, f"C{done.copy}"):
                 written = journal.append_many(one_round)
@@ -175,7 +175,7 @@ def build_bulk(
                 done.rounds += 1
                 clock.now += round_step
             done.copy += 1
-        journal.checkpoint()
+        journal.wal.checkpoint()
     finally:
         journal.close()
     done.real_path_s = time.perf_counter() - started
@@ -232,7 +232,7 @@ def build_bulk(
 
 def here_of(path: Path) -> int:
     with Journal.open_existing(path) as journal:
-        return journal.segment_summary()[0]
+        return journal.reader.segment_summary()[0]
 
 
 _COLUMNS = (
@@ -259,7 +259,7 @@ def extend_open(
     holds ``open_entries`` (the worst case of a start: an open segment at the seal policy's limit). The
     template is read back from the first sealed segment (its first copy, as the real path wrote it);
     these copies' rounds are numbered on from the journal's count, as the bulk writer numbers them."""
-    from controller.journal.segments import segment_file  # noqa: PLC0415
+    from controller.journal.seals import segment_file  # noqa: PLC0415
 
     lengths = [len(one_round) for one_round in base]
     with Journal.open_existing(segment_file(path, 1), readonly=True) as first:
@@ -276,7 +276,7 @@ def extend_open(
     with Journal.open_existing(path) as journal:
         started_last = journal.last_entries(1, ["round_started"])
         done = Progress(
-            rounds_started=journal.round_count(),
+            rounds_started=journal.indexes.round_count(),
             last_round_id=started_last[0].round_id if started_last else None,
         )
     started = time.perf_counter()

@@ -221,20 +221,21 @@ def _utc(seconds: float) -> str:
     return format_time_utc(datetime.fromtimestamp(seconds, UTC))
 
 
-def _record(kind: str, fields: Mapping[str, Any]) -> Output:
+def _record(entry: e.Entry) -> Output:
     from controller.engine.outputs import JournalRecord  # noqa: PLC0415 (the engine imports this module's users)
 
-    return JournalRecord.of(kind, fields, None, SOURCE)
+    return JournalRecord.typed(entry, None, SOURCE)
 
 
 def _lapsed(proposal: Proposal) -> Output:
-    fields = {
-        "change_id": proposal.change_id,
-        "change_kind": proposal.change_kind,
-        "proposed_by": proposal.proposed_by,
-        "lapses_utc": proposal.lapses_utc,
-    }
-    return _record("change_lapsed", fields)
+    return _record(
+        e.ChangeLapsed(
+            change_id=proposal.change_id,
+            change_kind=proposal.change_kind,
+            proposed_by=proposal.proposed_by,
+            lapses_utc=proposal.lapses_utc,
+        )
+    )
 
 
 class ChangeControl:
@@ -262,9 +263,7 @@ class ChangeControl:
     def _refused(self, change_id: str | None, by: str, reason: str, *, closed: bool) -> list[Output]:
         from controller.engine.outputs import Refused  # noqa: PLC0415
 
-        record = _record(
-            "change_refused", {"change_id": change_id, "by": by, "reason": reason, "closed": closed}
-        )
+        record = _record(e.ChangeRefused(change_id=change_id, by=by, reason=reason, closed=closed))
         return [record, Refused("change", reason)]
 
     def propose(
@@ -276,16 +275,16 @@ class ChangeControl:
             return self._refused(None, by, str(error), closed=True)
         self._count += 1
         change_id = f"C{self.table_id}-{self._count:04d}"
-        fields = {
-            "change_id": change_id,
-            "change_kind": change_kind,
-            "params": checked.model_dump(),
-            "summary": CHANGE_KINDS[change_kind].describe(checked),
-            "by": by,
-            "reason": reason,
-            "lapses_utc": _utc(now_s + self.lapse_after_s),
-        }
-        return [_record("change_proposed", fields)]
+        proposed = e.ChangeProposed(
+            change_id=change_id,
+            change_kind=change_kind,
+            params=checked.model_dump(),
+            summary=CHANGE_KINDS[change_kind].describe(checked),
+            by=by,
+            reason=reason,
+            lapses_utc=_utc(now_s + self.lapse_after_s),
+        )
+        return [_record(proposed)]
 
     def lapse_due(self, now_s: float) -> list[Output]:
         """``change_lapsed`` for every pending proposal past its time."""
@@ -311,14 +310,13 @@ class ChangeControl:
             why = f"this release does not know change kind {proposal.change_kind!r}"
             return self._refused(change_id, by, why, closed=True)
         approved = _record(
-            "change_approved",
-            {
-                "change_id": change_id,
-                "change_kind": proposal.change_kind,
-                "proposed_by": proposal.proposed_by,
-                "by": by,
-                "summary": proposal.summary,
-            },
+            e.ChangeApproved(
+                change_id=change_id,
+                change_kind=proposal.change_kind,
+                proposed_by=proposal.proposed_by,
+                by=by,
+                summary=proposal.summary,
+            )
         )
         if kind.apply is None:
             return [approved]
@@ -340,9 +338,7 @@ class ChangeControl:
         if proposal is None or proposal.status != "pending":
             status = "unknown" if proposal is None else proposal.status
             return self._refused(change_id, by, f"{change_id} is {status}", closed=False)
-        return [
-            _record("change_refused", {"change_id": change_id, "by": by, "reason": reason, "closed": True})
-        ]
+        return [_record(e.ChangeRefused(change_id=change_id, by=by, reason=reason, closed=True))]
 
 
 def _number(change_id: str) -> int:
@@ -381,7 +377,7 @@ def settings_difference(before: Mapping[str, Any], after: Mapping[str, Any]) -> 
 
 @dataclass(frozen=True, slots=True)
 class ConfigCheck:
-    fields: dict[str, Any]  # the config_checked entry's
+    entry: e.ConfigChecked  # what the start journals
     alert: str | None  # the config_changed alert's words, when changed with no approved change
 
 
@@ -397,38 +393,38 @@ def check_configuration(
     """The start's configuration check against the last start's (None: the journal's first)."""
     flat = flatten(settings)
     if previous is None:
-        fields: dict[str, Any] = {
-            "source": source,
-            "file_sha256": file_sha256,
-            "config_digest": config_digest,
-            "previous_file_sha256": None,
-            "previous_config_digest": None,
-            "settings": flat,
-            "changed": [],
-        }
-        return ConfigCheck(fields, None)
+        initial = e.ConfigChecked(
+            source=source,
+            file_sha256=file_sha256,
+            config_digest=config_digest,
+            previous_file_sha256=None,
+            previous_config_digest=None,
+            settings=flat,
+            changed=[],
+        )
+        return ConfigCheck(initial, None)
     changed = settings_difference(previous.settings, flat)
     file_changed = file_sha256 != previous.file_sha256
     if file_changed and not changed:
         changed = ["the file's text changed; the effective settings did not"]
     approved = approved_files.get(file_sha256) if file_sha256 is not None and file_changed else None
     unapproved = (file_changed or config_digest != previous.config_digest) and approved is None
-    fields = {
-        "source": source,
-        "file_sha256": file_sha256,
-        "config_digest": config_digest,
-        "previous_file_sha256": previous.file_sha256,
-        "previous_config_digest": previous.config_digest,
-        "settings": flat,
-        "changed": changed,
-        "approved_change": approved,
-        "unapproved": unapproved,
-    }
+    checked = e.ConfigChecked(
+        source=source,
+        file_sha256=file_sha256,
+        config_digest=config_digest,
+        previous_file_sha256=previous.file_sha256,
+        previous_config_digest=previous.config_digest,
+        settings=flat,
+        changed=changed,
+        approved_change=approved,
+        unapproved=unapproved,
+    )
     alert = None
     if unapproved:
         first = "; ".join(changed[:3]) + (f" (and {len(changed) - 3} more)" if len(changed) > 3 else "")
         alert = f"the configuration {source} changed since the last start with no approved change: {first}"
-    return ConfigCheck(fields, alert)
+    return ConfigCheck(checked, alert)
 
 
 # --- the desk: each step on the table's one queue ---------------------------------------------------------

@@ -161,11 +161,27 @@ def chosen_command(argv: Sequence[str]) -> str | None:
     return None
 
 
-def build_parser(load: Sequence[str] | None = None) -> argparse.ArgumentParser:
+def top_level_help(argv: Sequence[str]) -> bool:
+    """Does ``argv`` ask for the top level's help (``-h`` or ``--help`` before the subcommand's name),
+    which lists every command."""
+    for word in argv:
+        if word in ("-h", "--help"):
+            return True
+        if word == "--" or not word.startswith("-"):
+            return False
+    return False
+
+
+def build_parser(
+    load: Sequence[str] | None = None, *, listed: Sequence[str] | None = None
+) -> argparse.ArgumentParser:
     """The parser, with the arguments of the subcommands in ``load`` (every one when None).
 
     The others are listed with their help only: argparse dispatches on the name, so a subcommand that
-    is not chosen never needs its arguments (nor its imports)."""
+    is not chosen never needs its arguments (nor its imports). ``listed`` (every command when None)
+    limits the subcommands made at all: a start that names its command and asks no top-level help
+    never shows the others, and each subparser argparse makes costs a formatter and a few message
+    look-ups (gettext stats the locale directories for each), about 3 ms for the twenty (issue 28)."""
     parser = ArgumentParser(
         prog="flushtable",
         description="Table controller for High Card Flush Poker, Top Flush and Chase the Flush.",
@@ -173,7 +189,10 @@ def build_parser(load: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"flushtable {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     wanted = set(COMMANDS) if load is None else set(load)
+    shown = set(COMMANDS) if listed is None else set(listed)
     for name, (module_name, help_text) in COMMANDS.items():
+        if name not in shown:
+            continue
         sub = subparsers.add_parser(name, help=help_text, description=help_text)
         if name in wanted:
             module = importlib.import_module(module_name)
@@ -182,13 +201,22 @@ def build_parser(load: Sequence[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def parser_for(words: Sequence[str]) -> argparse.ArgumentParser:
+    """The parser a start with these words needs: the chosen command's arguments, and no other
+    command's subparser unless the top level's help (or an unknown command's error) lists them."""
+    chosen = chosen_command(words)
+    if chosen in COMMANDS and not top_level_help(words):
+        return build_parser([chosen], listed=[chosen])
+    return build_parser([chosen] if chosen in COMMANDS else [])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     chosen = chosen_command(words)
     verified = None
     if chosen == "run":
         # The software is verified before the run command, the configuration and the engine are even
-        # imported, so a changed module never runs (controller/software.py, docs/operations.md).
+        # imported, so a changed module never runs (controller/software/, docs/operations.md).
         from controller.software import verify_before_import  # noqa: PLC0415 - only `run` verifies
 
         try:
@@ -199,7 +227,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except OSError as error:  # --dev-release's directory: one line naming it, never a traceback
             print(f"flushtable run: {os_error_line(error)}", file=sys.stderr)
             return 2
-    parser = build_parser([chosen] if chosen in COMMANDS else [])
+    parser = parser_for(words)
     args = parser.parse_args(words)
     if chosen == "run":
         args.software_verified = verified

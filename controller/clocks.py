@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 
 from controller.config import ClockSection, split_ntp_server
 from controller.journal.chain import format_time_utc
+from controller.journal.entries import ClockOffset
 
 NTP_EPOCH_OFFSET_S = 2_208_988_800  # 1900-01-01 to 1970-01-01
 PACKET_BYTES = 48
@@ -124,9 +125,9 @@ def utc_text(seconds: float) -> str:
 
 @dataclass(frozen=True, slots=True)
 class ClockCheck:
-    """What one check journals (a ``clock_offset`` entry's fields) and whether it raises the alert."""
+    """What one check journals (its ``clock_offset`` entry) and whether it raises the alert."""
 
-    payload: dict[str, object]
+    entry: ClockOffset
     alert: str | None  # the alert's words, when this check starts an excursion
 
 
@@ -169,28 +170,28 @@ class ClockWatch:
         ``out_of_bound``, which it updates."""
         table_time_utc = utc_text(reading.table_time_s if reading is not None else self.now_s())
         if reading is None:
-            payload: dict[str, object] = {
-                "source": self.source,
-                "offset_us": None,
-                "delay_us": None,
-                "bound_us": self.bound_us,
-                "within_bound": False,
-                "table_time_utc": table_time_utc,
-                "error": error or "no reading",
-            }
+            unread = ClockOffset(
+                source=self.source,
+                offset_us=None,
+                delay_us=None,
+                bound_us=self.bound_us,
+                within_bound=False,
+                table_time_utc=table_time_utc,
+                error=error or "no reading",
+            )
             alert = None if self.out_of_bound else f"the time source cannot be read: {error}"
             self.out_of_bound = True
-            return ClockCheck(payload, alert)
+            return ClockCheck(unread, alert)
         offset_us = round(reading.offset_s * 1_000_000)
         within = abs(offset_us) <= self.bound_us
-        payload = {
-            "source": self.source,
-            "offset_us": offset_us,
-            "delay_us": round(reading.delay_s * 1_000_000),
-            "bound_us": self.bound_us,
-            "within_bound": within,
-            "table_time_utc": table_time_utc,
-        }
+        measured = ClockOffset(
+            source=self.source,
+            offset_us=offset_us,
+            delay_us=round(reading.delay_s * 1_000_000),
+            bound_us=self.bound_us,
+            within_bound=within,
+            table_time_utc=table_time_utc,
+        )
         alert = None
         if not within and not self.out_of_bound:
             ahead = "behind" if offset_us > 0 else "ahead of"
@@ -199,7 +200,7 @@ class ClockWatch:
                 f"{self.source} (bound {self.settings.max_offset_ms} ms)"
             )
         self.out_of_bound = not within
-        return ClockCheck(payload, alert)
+        return ClockCheck(measured, alert)
 
     async def check(self) -> ClockCheck:
         """One measurement, journaled (and alerted) through ``report``."""

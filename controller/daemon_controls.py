@@ -75,7 +75,7 @@ class DaemonControls:
             previous=state.config_checked,
             approved_files=state.approved_config_files,
         )
-        records: list[JournalRecord] = [JournalRecord.of("config_checked", check.fields, None, "daemon")]
+        records: list[JournalRecord] = [JournalRecord.typed(check.entry, None, "daemon")]
         if check.alert is not None:
             log.warning("config_changed", detail=check.alert)
             outputs = daemon.engine.handle(
@@ -101,7 +101,7 @@ class DaemonControls:
         alert = check.alert
 
         def clock(engine: TableEngine, now_s: float) -> list[Output]:
-            outputs: list[Output] = [JournalRecord.of("clock_offset", check.payload, None, "clock")]
+            outputs: list[Output] = [JournalRecord.typed(check.entry, None, "clock")]
             if alert is not None:
                 outputs.extend(engine.handle(RaiseAlert("clock", alert, by="clock"), now_s))
             return outputs

@@ -1,19 +1,29 @@
 """The table daemon's device side (controller/daemon.py): a driver for each configured device
 (drivers/), the per-device send queues the engine's commands go out on, and the devices' health for
-the panel. The drivers' domain events go to the daemon's one queue through ``publish``."""
+the panel. The drivers' domain events go to the daemon's one queue through ``publish``; their forged
+and replayed frames within a noise budget (``DeviceNoise``)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import structlog
 
 from controller.config import TableConfig
+from controller.engine import JournalRecord
 from controller.errors import UserError
-from drivers.events import DomainCommand, DomainEvent
+from controller.journal.noise import (
+    FORGED_FRAME,
+    OTHER_SOURCES,
+    NoiseBudget,
+    NoiseSummary,
+    utc_text,
+)
+from drivers.events import DomainCommand, DomainEvent, SecurityEvent
 from drivers.factory import make_driver
 from drivers.supervisor import (
     DeviceDriver,
@@ -144,3 +154,42 @@ class DaemonDevices:
     async def stop(self) -> None:
         for driver in self.drivers.values():
             await driver.stop()
+
+
+class DeviceNoise:
+    """Forged and replayed frames (security events) per device within a budget (journal/noise.py): past
+    its budget a device's are only counted, and journaled as a noise_suppressed summary. Its doors:
+    ``journal`` (the daemon's ledger, records to commit) and ``clock`` (the budget's, monotonic)."""
+
+    def __init__(self, journal: Callable[[list[JournalRecord]], None], clock: Callable[[], float]) -> None:
+        self._journal = journal
+        self._clock = clock
+        self.budget = NoiseBudget()
+
+    def admit(self, event: SecurityEvent) -> bool:
+        """Whether a forged or replayed frame goes to the engine (a security_event entry and an alert):
+        within its device's noise budget, yes; past it, it is only counted for a noise_suppressed
+        summary (journaled where the entry would have been, with the device as its source)."""
+        now = utc_text(datetime.now(UTC))
+        verdict = self.budget.admit(FORGED_FRAME, event.device, self._clock(), now)
+        self.journal_summaries(verdict.summaries)
+        return verdict.journal
+
+    def tick(self) -> None:
+        """The summaries that are due."""
+        self.journal_summaries(self.budget.due(self._clock()))
+
+    def flush(self) -> None:
+        """Every summary, due or not (the shutdown: nothing counted is left behind)."""
+        self.journal_summaries(self.budget.flush())
+
+    def journal_summaries(self, summaries: Sequence[NoiseSummary]) -> None:
+        if summaries:
+            self._journal(
+                [
+                    JournalRecord.typed(
+                        summary.entry(), None, "engine" if summary.source == OTHER_SOURCES else summary.source
+                    )
+                    for summary in summaries
+                ]
+            )

@@ -48,7 +48,8 @@ from controller.journal.checkpoint import checkpoint_format, state_from_checkpoi
 from controller.journal.group_commit import CommitFailed, Committed, GroupCommit
 from controller.journal.kinds import CLOSING_KINDS
 from controller.journal.proof import prepare_for_run
-from controller.journal.segments import Seal, SealBusy, last_seal, seal_due, seal_open_segment
+from controller.journal.seals import Seal, last_seal
+from controller.journal.segments import SealBusy, seal_due, seal_open_segment
 from controller.journal.state import TableState
 from controller.journal.store import Journal, JournalEntry, JournalError
 
@@ -61,6 +62,11 @@ CHECKPOINT_EVERY_COMMITS = 50  # about 550 WAL pages (2 MB) at the benchmark's 1
 CHECKPOINT_PASSES = 3  # the thread's passes in one catch-up before the writer finishes it
 
 Answer = asyncio.Future[list[Output]]
+
+
+def _sealed_fields(seal: Seal) -> dict[str, int]:
+    """What the log says of a seal, at start and while running alike."""
+    return {"segment": seal.segment, "first_seq": seal.first_seq, "last_seq": seal.last_seq}
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,16 +185,9 @@ class DaemonJournal:
         seal the open segment when the policy says it is due, and open the next one
         (docs/journal.md "Segments and seals"). ``state``: the reducer's state at the journal's end.
         ``waits``: why the seal must wait (None: it need not), asked only when one is due."""
-        entries, first_utc = self.journal.segment_summary()
-        last = last_seal(self.path) if self.journal.base.segment > 1 else None
-        why = seal_due(
-            entries,
-            first_utc,
-            now,
-            every_entries=policy.entries,
-            per_gaming_day=policy.per_gaming_day,
-            gaming_day_start_utc=policy.gaming_day_start_utc,
-            last_checkpoint_format=None if last is None else checkpoint_format(last.checkpoint),
+        last = last_seal(self.path) if self.journal.file.base.segment > 1 else None
+        why, entries = self._why_due(
+            policy, now, last_checkpoint_format=None if last is None else checkpoint_format(last.checkpoint)
         )
         if why is None:
             return None
@@ -199,27 +198,24 @@ class DaemonJournal:
         self.journal.close()
         self._journal = None
 
-        def anchor_at(seq: int, hash_hex: str) -> None:
-            self.anchored = write_anchor(
-                self.path, Anchor.of(self._table_id, seq, hash_hex), key=self._anchor_key
-            )
-
         seal: Seal | None = None
         try:
-            seal = seal_open_segment(self.path, state, key=self._anchor_key, write_anchor_at_end=anchor_at)
+            seal = seal_open_segment(
+                self.path, state, key=self._anchor_key, write_anchor_at_end=self._anchor_at
+            )
         except JournalError as error:  # the table opens all the same, on its open segment
             self._seal_failed(str(error), entries, policy)
         finally:
             self._journal = Journal.open(self.path, self._table_id)
         if seal is not None:
-            log.info(
-                "journal_segment_sealed",
-                segment=seal.segment,
-                first_seq=seal.first_seq,
-                last_seq=seal.last_seq,
-                reason=why,
-            )
+            log.info("journal_segment_sealed", **_sealed_fields(seal), reason=why)
         return seal
+
+    def _anchor_at(self, seq: int, hash_hex: str) -> None:
+        """A seal's last step: the anchor beside the journal moved to the sealed segment's end."""
+        self.anchored = write_anchor(
+            self.path, Anchor.of(self._table_id, seq, hash_hex), key=self._anchor_key
+        )
 
     def seal_while_running(self, state: TableState, policy: SegmentPolicy) -> None:
         """From here on, seal the open segment between rounds when the policy says it is due
@@ -232,7 +228,7 @@ class DaemonJournal:
         if self._live_state is not None:
             self._live_state.apply_all(written)
 
-    def seal_live_if_due(self, now: datetime) -> Seal | None:  # noqa: PLR0912, PLR0915 - one branch per reason not to seal yet, and its alert
+    def seal_live_if_due(self, now: datetime) -> Seal | None:
         """Between rounds, while the table runs: seal the open segment when the policy says it is due
         (docs/journal.md "Segments and seals"). On the loop, between two commits, so nothing is written
         during the switch; the journal object is switched in place (``Journal.switch_file``), so the
@@ -243,7 +239,25 @@ class DaemonJournal:
         state, policy = self._live_state, self._live_policy
         if state is None or policy is None or self.failure is not None or self._journal is None:
             return None
-        entries, first_utc = self.journal.segment_summary()
+        due = self._live_seal_due(state, policy, now)
+        if due is None:
+            return None
+        why, entries = due
+        last = self.journal.last_entry()
+        if last is not None and state.last_seq < last.seq:
+            # Entries another process wrote (`flushtable clear`): the state folds them on too.
+            state.apply_all(self.journal.entries(since_seq=state.last_seq))
+        seal = self._switch_to_a_new_segment(state, entries, policy)
+        if seal is not None:
+            self._live_sealed(seal, why)
+        return seal
+
+    def _why_due(
+        self, policy: SegmentPolicy, now: datetime, *, last_checkpoint_format: int | None = None
+    ) -> tuple[str | None, int]:
+        """Why the open segment is due to be sealed by ``policy`` now (None: it is not), and its entries:
+        the one reading of the policy's triggers, at start and while the table runs."""
+        entries, first_utc = self.journal.reader.segment_summary()
         why = seal_due(
             entries,
             first_utc,
@@ -251,7 +265,16 @@ class DaemonJournal:
             every_entries=policy.entries,
             per_gaming_day=policy.per_gaming_day,
             gaming_day_start_utc=policy.gaming_day_start_utc,
+            last_checkpoint_format=last_checkpoint_format,
         )
+        return why, entries
+
+    def _live_seal_due(
+        self, state: TableState, policy: SegmentPolicy, now: datetime
+    ) -> tuple[str, int] | None:
+        """Why the open segment is due now, and its entries; None: not due, or its seal must wait (the
+        wait said, and alerted once it has lasted past its bound)."""
+        why, entries = self._why_due(policy, now)
         if why is None or entries < self._seal_retry_at_entries:
             return None
         waits = (
@@ -268,19 +291,18 @@ class DaemonJournal:
                 self._defer_live_seal(waits)
                 self._alert_if_waited_too_long(waits, entries, policy)
             return None
-        last = self.journal.last_entry()
-        if last is not None and state.last_seq < last.seq:
-            # Entries another process wrote (`flushtable clear`): the state folds them on too.
-            state.apply_all(self.journal.entries(since_seq=state.last_seq))
+        return why, entries
+
+    def _switch_to_a_new_segment(self, state: TableState, entries: int, policy: SegmentPolicy) -> Seal | None:
+        """The open segment sealed and the journal switched to a new one, the checkpoint thread's
+        connection closed meanwhile (SQLite leaves WAL mode only with none); None: not sealed (why is
+        logged, deferred, or the table's failure)."""
         sealed: list[Seal] = []
 
-        def anchor_at(seq: int, hash_hex: str) -> None:
-            self.anchored = write_anchor(
-                self.path, Anchor.of(self._table_id, seq, hash_hex), key=self._anchor_key
-            )
-
         def seal_now() -> None:
-            seal = seal_open_segment(self.path, state, key=self._anchor_key, write_anchor_at_end=anchor_at)
+            seal = seal_open_segment(
+                self.path, state, key=self._anchor_key, write_anchor_at_end=self._anchor_at
+            )
             if seal is not None:
                 sealed.append(seal)
 
@@ -304,18 +326,22 @@ class DaemonJournal:
             else:
                 self._seal_failed(str(error), entries, policy)
         if checkpointing:
-            try:
-                self._checkpointer = Journal.open_existing(self.path, readonly=False)
-                self.journal.defer_checkpoints()
-            except JournalError as error:
-                # Nothing is lost: the writer checkpoints by itself again (SQLite's own threshold).
-                log.warning("journal_checkpoint_failed", error=str(error))
-                self._checkpointer = None
-                with contextlib.suppress(JournalError):
-                    self.journal.resume_checkpoints()
-        if not sealed:
-            return None
-        seal = sealed[0]
+            self._reopen_checkpointer()
+        return sealed[0] if sealed else None
+
+    def _reopen_checkpointer(self) -> None:
+        try:
+            self._checkpointer = Journal.open_existing(self.path, readonly=False)
+            self.journal.wal.defer_checkpoints()
+        except JournalError as error:
+            # Nothing is lost: the writer checkpoints by itself again (SQLite's own threshold).
+            log.warning("journal_checkpoint_failed", error=str(error))
+            self._checkpointer = None
+            with contextlib.suppress(JournalError):
+                self.journal.wal.resume_checkpoints()
+
+    def _live_sealed(self, seal: Seal, why: str) -> None:
+        """A seal while running proceeded: kept, its wait's alert cleared, the daemon told."""
         self.live_seals.append(seal)
         self.live_seal_deferred = None
         self.seal_wait_alerted = False
@@ -324,15 +350,7 @@ class DaemonJournal:
         # The retry bound after a failure counts the failed segment's entries: the next segment is due
         # by the policy again, not by that count.
         self._seal_retry_at_entries = 0
-        log.info(
-            "journal_segment_sealed",
-            segment=seal.segment,
-            first_seq=seal.first_seq,
-            last_seq=seal.last_seq,
-            reason=why,
-            while_running=True,
-        )
-        return seal
+        log.info("journal_segment_sealed", **_sealed_fields(seal), reason=why, while_running=True)
 
     def _seal_failed(self, line: str, entries: int, policy: SegmentPolicy) -> None:
         """A seal failed for a reason waiting will not cure: logged, kept, and handed to the daemon
@@ -451,7 +469,7 @@ class DaemonJournal:
         and every event waiting for it, also waits for about a thousand pages to be copied and the
         database fsynced (a bare commit's p99 4.5 ms with it, 0.7-1.2 ms without; docs/operations.md).
         While the checkpoint thread runs, the writer's automatic checkpoint is only a backstop
-        (Journal.defer_checkpoints) and this thread checkpoints every CHECKPOINT_EVERY_COMMITS commits,
+        (WalControl.defer_checkpoints) and this thread checkpoints every CHECKPOINT_EVERY_COMMITS commits,
         on a connection of its own (a PASSIVE checkpoint never blocks the writer). The WAL is reset by
         the next commit only once a checkpoint has copied all of it with no commit in between, so the
         thread checkpoints again until it catches up (each pass copies only what was committed during
@@ -474,7 +492,7 @@ class DaemonJournal:
             # it. The writer copies that little rest itself, here between two commits, so the next
             # commit resets the WAL.
             try:
-                self.journal.checkpoint()
+                self.journal.wal.checkpoint()
             except JournalError as failed:
                 error = failed
         if error is not None:
@@ -505,12 +523,12 @@ class DaemonJournal:
     def start_checkpoints(self) -> None:
         """The thread that runs the checkpoints while the table runs."""
         self._checkpoint_thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="checkpoint")
-        self.journal.defer_checkpoints()
+        self.journal.wal.defer_checkpoints()
         self._checkpointer = Journal.open_existing(self.path, readonly=False)
 
     def stop_checkpoints(self) -> None:
         """The checkpoint in progress (if any) finishes. The writer checkpoints by itself again from here
-        on, at SQLite's default threshold (Journal.resume_checkpoints: nothing else runs checkpoints
+        on, at SQLite's default threshold (WalControl.resume_checkpoints: nothing else runs checkpoints
         now; closing the journal checkpoints it all)."""
         if self._checkpoint_thread is not None:
             self._checkpoint_thread.shutdown(wait=True)
@@ -519,7 +537,7 @@ class DaemonJournal:
             self._checkpointer.close()
             self._checkpointer = None
             try:
-                self.journal.resume_checkpoints()
+                self.journal.wal.resume_checkpoints()
             except JournalError as error:
                 # Nothing is lost: the commits are fsynced in the WAL, and the backstop still bounds it.
                 log.warning("journal_checkpoint_failed", error=str(error))
@@ -573,7 +591,7 @@ def _catch_up(checkpointer: Journal) -> bool:
     when CHECKPOINT_PASSES did not get there."""
     wal_pages = -1
     for _ in range(CHECKPOINT_PASSES):
-        result = checkpointer.checkpoint()
+        result = checkpointer.wal.checkpoint()
         if result.complete and result.wal_pages == wal_pages:
             return True
         wal_pages = result.wal_pages

@@ -15,11 +15,45 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
 import sys
 from collections.abc import Callable
 from typing import TextIO
 
+from controller.daemon_journal import DaemonJournal
+from controller.daemon_start import StartCancelled, cancel_start
+
 ROUND_CHECK_S = 0.05  # how often the wait looks whether the round in play has closed
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+def open_journal_unless_cancelled(
+    ledger: DaemonJournal, loop: asyncio.AbstractEventLoop, *, new_journal: bool
+) -> bool:
+    """The journal opened and proved (controller/journal/proof.py); False: a signal cancelled the
+    start meanwhile (said on standard error, nothing appended, the loop's handlers removed)."""
+    during_proof = {
+        signal_number: signal.signal(signal_number, cancel_start) for signal_number in STOP_SIGNALS
+    }
+    try:
+        ledger.open(new_journal=new_journal)
+    except BaseException as error:
+        remove_stop_signal_handlers(loop)
+        if not isinstance(error, StartCancelled):
+            raise
+        if ledger.opened:
+            ledger.close()
+        print(f"stopping: {error} before the table opened (nothing appended)", file=sys.stderr)
+        return False
+    finally:
+        for signal_number, handler in during_proof.items():
+            signal.signal(signal_number, handler)  # back to the loop's (asyncio's own) handler
+    return True
+
+
+def remove_stop_signal_handlers(loop: asyncio.AbstractEventLoop) -> None:
+    for signal_number in STOP_SIGNALS:
+        loop.remove_signal_handler(signal_number)  # False when already removed
 
 
 class StopRequest:

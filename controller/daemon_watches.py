@@ -23,7 +23,7 @@ from controller.engine.outputs import Output
 from controller.integrity_watch import WINDOW_ROUNDS, alert_for_verdict, check_journal_in_process
 from controller.journal.entries import FaultCleared
 from controller.journal.kinds import FAULT_CLEARED
-from controller.journal.segments import seal_numbers
+from controller.journal.seals import seal_numbers
 from controller.journal.segments_watch import VERIFY_EVERY_S, SegmentsReport, verify_in_process
 from controller.journal.store import Journal, JournalError
 

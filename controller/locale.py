@@ -24,9 +24,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from typing import TYPE_CHECKING
 
 from controller.money import MoneyFormat
+
+if TYPE_CHECKING:
+    # Loaded where a zone is first read (``zone_of``): `settle --text` prints no time and so never
+    # reads one (zoneinfo with sysconfig for its data paths: ~2 ms of its start, issue 28).
+    from zoneinfo import ZoneInfo
 
 _HH_MM = re.compile(r"^(?P<h>[01]\d|2[0-3]):(?P<m>[0-5]\d)$")
 _SHIFT_NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
@@ -64,6 +69,8 @@ def zone_of(name: str) -> ZoneInfo:
     """The IANA zone ``name`` (``Europe/Berlin``), refused in one line when unknown."""
     if not _ZONE_NAME.match(name) or ".." in name:
         raise PropertyRefused("time_zone", f"{name!r} is not an IANA time zone name like Europe/Berlin")
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError  # noqa: PLC0415 - above: on first use
+
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError, OSError):

@@ -108,3 +108,12 @@ def bind_device(device: str) -> None:
 def get_logger(name: str, **initial: Any) -> Any:
     """A structlog logger; ``name`` says which part of the daemon speaks."""
     return structlog.get_logger(name, **initial)
+
+
+async def log_nats_error(error: Exception) -> None:
+    """Every NATS client's ``error_cb``: one structured line. nats-py's own default logs the error with
+    its traceback through the standard logging module, which reached the operator's console (a TLS
+    close racing the server's last bytes as a demo or a table stopped: `APPLICATION_DATA_AFTER_CLOSE_
+    NOTIFY`); the connection's own handling (reconnect, the caller's retry) is unchanged."""
+    text = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    structlog.get_logger("flushtable.nats").warning("nats_error", error=f"{type(error).__name__}: {text}")

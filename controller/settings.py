@@ -7,7 +7,7 @@ controller/rules/settle.py, in the same words, so the rules load no validation l
 Three readers used to check the same things three ways; now each is a checked model built of these:
 
 - ``Rake``: docs/rules.md's rake, one spelling (``controller.names.RakeMethod`` and ``amount_cents``). The
-  configuration file writes the method as a word (``all_players``: controller/config.py reads it with
+  configuration file writes the method as a word (``all_players``: controller/config/sections.py reads it with
   ``rake_method_from_word``), the settle input as docs/rules.md's numeral (``"i"``) with ``amount``
   (``SettleRake``, which the engine's table is checked by too; ``Rake.to_settle`` writes it). The
   settlement's own ``controller.rules.settle.Rake`` is a plain value with the same two fields.

@@ -12,6 +12,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import random
 
 
 async def wait_event(event: asyncio.Event, timeout_s: float) -> bool:
@@ -44,3 +48,24 @@ def raise_if_cancelled() -> None:
     task = asyncio.current_task()
     if task is not None and task.cancelling():
         raise asyncio.CancelledError
+
+
+class ReconnectDelay:
+    """A network client's wait between attempts to reach its servers (the uplink, the linked
+    progressive's table and floor ends): ``initial_s`` at first, doubled after each attempt up to
+    ``max_s``; each wait spread over half to one and a half times itself, so that a floor's tables do
+    not all come back at once, and never past ``max_s``. ``reset()`` after a good connection."""
+
+    def __init__(self, *, initial_s: float, max_s: float, rng: random.Random) -> None:
+        self._initial_s = initial_s
+        self._max_s = max_s
+        self._rng = rng
+        self.next_s = initial_s
+
+    def reset(self) -> None:
+        self.next_s = self._initial_s
+
+    async def wait(self, stop: asyncio.Event) -> None:
+        """Wait the jittered delay, or less when ``stop`` is set; the next attempt's delay doubles."""
+        await wait_event(stop, min(self.next_s * (0.5 + self._rng.random()), self._max_s))
+        self.next_s = min(self.next_s * 2, self._max_s)

@@ -2,7 +2,8 @@
 
 Messages -> events: SpotState -> BetChanged (only when what lies on the spot, or the lock, changed
 since the driver last reported it: the array re-reports every occupied spot after a reconnect and after
-a lock). Commands -> messages: LockBets, UnlockBets, SetSpotLamp (SpotLamp), ResetDevice (Reset).
+a lock). Commands -> messages: LockBets, UnlockBets, SetSpotLamp (SpotLamp), ResetDevice (Reset,
+taken alike by every driver: drivers/supervisor.py).
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from drivers.events import (
     DomainCommand,
     DomainEvent,
     LockBets,
-    ResetDevice,
     SetSpotLamp,
     UnlockBets,
 )
@@ -37,8 +37,6 @@ class BetSensorDriver(DeviceDriver):
             return fp.UnlockBets()
         if isinstance(command, SetSpotLamp):
             return fp.SpotLamp(seat=command.seat, spot=command.spot, colour=command.colour)
-        if isinstance(command, ResetDevice):
-            return fp.Reset(hard=False)
         raise ValueError(f"{type(command).__name__} is not a bet sensor command")
 
     def translate(self, message: Message) -> Iterable[DomainEvent]:

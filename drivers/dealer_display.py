@@ -1,7 +1,8 @@
 """Driver for the dealer button display.
 
 Messages -> events: DealerKey -> DealerKey, DpBankKeyed -> DpBankKeyed. Commands -> messages:
-ShowButton, ShowText, ShowSeatResult, ResetDevice (Reset).
+ShowButton, ShowText, ShowSeatResult, ResetDevice (Reset, taken alike by every driver:
+drivers/supervisor.py).
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from drivers.events import (
     DomainCommand,
     DomainEvent,
     DpBankKeyed,
-    ResetDevice,
     ShowButton,
     ShowSeatResult,
     ShowText,
@@ -34,8 +34,6 @@ class DealerDisplayDriver(DeviceDriver):
             return fp.ShowText(text=command.text)
         if isinstance(command, ShowSeatResult):
             return fp.ShowSeatResult(seat=command.seat, result=command.result, net_cents=command.net_cents)
-        if isinstance(command, ResetDevice):
-            return fp.Reset(hard=False)
         raise ValueError(f"{type(command).__name__} is not a dealer display command")
 
     def translate(self, message: Message) -> Iterable[DomainEvent]:

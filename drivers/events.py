@@ -22,14 +22,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-# The positions, seats and enumerations are the wire's (firmware_protocol.messages): one definition.
-from firmware_protocol.messages import COMMUNITY_POSITION as COMMUNITY_POSITION  # noqa: PLC0414  (re-exported)
-from firmware_protocol.messages import DEALER_POSITION as DEALER_POSITION  # noqa: PLC0414  (re-exported)
-from firmware_protocol.messages import MAX_SEAT as MAX_SEAT  # noqa: PLC0414  (re-exported)
-from firmware_protocol.messages import DealerKeyName as DealerKeyName  # noqa: PLC0414
-from firmware_protocol.messages import LampColour as LampColour  # noqa: PLC0414
-from firmware_protocol.messages import ShufflerFaultKind as ShufflerFaultKind  # noqa: PLC0414
-from firmware_protocol.messages import SpotLampColour as SpotLampColour  # noqa: PLC0414
+# The positions, seats and enumerations are the wire's (firmware_protocol.vocabulary): one definition.
+from firmware_protocol.vocabulary import COMMUNITY_POSITION as COMMUNITY_POSITION  # noqa: PLC0414  (re-exported)
+from firmware_protocol.vocabulary import DEALER_POSITION as DEALER_POSITION  # noqa: PLC0414  (re-exported)
+from firmware_protocol.vocabulary import MAX_SEAT as MAX_SEAT  # noqa: PLC0414  (re-exported)
+from firmware_protocol.vocabulary import DealerKeyName as DealerKeyName  # noqa: PLC0414
+from firmware_protocol.vocabulary import LampColour as LampColour  # noqa: PLC0414
+from firmware_protocol.vocabulary import ShufflerFaultKind as ShufflerFaultKind  # noqa: PLC0414
+from firmware_protocol.vocabulary import SpotLampColour as SpotLampColour  # noqa: PLC0414
 
 
 # --- device health (every device) -------------------------------------------------------------

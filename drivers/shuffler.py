@@ -2,7 +2,7 @@
 
 Messages -> events: ShuffleDone -> DeckVerified; CardDealt -> CardDealt; HandComplete -> HandComplete;
 ShufflerFault -> ShufflerFault; StatusReport -> DealStateReported. Commands -> messages: Shuffle, Deal
-(DealRequest), ResetDevice (Reset).
+(DealRequest), ResetDevice (Reset, taken alike by every driver: drivers/supervisor.py).
 
 The driver reports, the engine judges (docs/engine.md "Who checks the deal"): every card the shoe
 reports is passed on with its position and index, every HandComplete with its count, and the shoe's own
@@ -29,7 +29,6 @@ from drivers.events import (
     DomainCommand,
     DomainEvent,
     HandComplete,
-    ResetDevice,
     Shuffle,
     ShufflerFault,
 )
@@ -48,8 +47,6 @@ class ShufflerDriver(DeviceDriver):
             return fp.Shuffle()
         if isinstance(command, Deal):
             return fp.DealRequest(positions=tuple(command.positions))
-        if isinstance(command, ResetDevice):
-            return fp.Reset(hard=False)
         raise ValueError(f"{type(command).__name__} is not a shuffler command")
 
     def command_sent(self, command: DomainCommand) -> None:

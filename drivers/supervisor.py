@@ -41,6 +41,7 @@ from drivers.events import (
     DeviceStatusChanged,
     DomainCommand,
     DomainEvent,
+    ResetDevice,
     SecurityEvent,
 )
 from drivers.transports import SimConnector, Transport, TransportClosed, TransportError, make_transport
@@ -57,6 +58,7 @@ from firmware_protocol import (
     MessageAcked,
     MessageReceived,
     MessageRejected,
+    Reset,
     SecurityAlert,
     Status,
     StatusQuery,
@@ -235,7 +237,8 @@ class DeviceDriver:
 
         Raises DeviceUnavailable when the device is not ready, ValueError when the command's fields are
         out of range for the protocol."""
-        message = self.encode(command)
+        # Every device takes a reset the same way (a soft Reset); the rest is the driver's own.
+        message = Reset(hard=False) if isinstance(command, ResetDevice) else self.encode(command)
         if not self.link.is_up or self._health.state != "ready":
             raise DeviceUnavailable(f"{self.name}: device is {self._health.state}")
         loop = asyncio.get_running_loop()
@@ -265,7 +268,8 @@ class DeviceDriver:
         """Initialise the subclass's own state (called at the end of __init__)."""
 
     def encode(self, command: DomainCommand) -> Message:
-        """The protocol message for a domain command (ValueError if it is not for this device)."""
+        """The protocol message for a domain command other than ``ResetDevice``, which every device takes
+        as a soft Reset (``submit``); ValueError if it is not for this device."""
         raise NotImplementedError
 
     def translate(self, message: Message) -> Iterable[DomainEvent]:

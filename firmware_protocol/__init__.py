@@ -6,7 +6,8 @@ bottom up:
 - ``framing``: ``0x00 COBS(body) 0x00`` frames with a CRC-32, and ``FrameDecoder`` for byte streams.
 - ``crypto``: truncated HMAC-SHA256 tags and the HKDF-SHA256 session key.
 - ``messages``: every message as a frozen dataclass with ``encode()``, ``decode_message(payload)`` and
-  a JSON form (``message_to_json`` / ``message_from_json``).
+  a JSON form (``message_to_json`` / ``message_from_json``); below it ``field_codecs`` (how each field
+  is checked, written, read and shown) and ``vocabulary`` (the wire's positions, enumerations, codes).
 - ``link``: ``Link``, the h11-style state machine for either end: ``receive_data(bytes, now_s)``,
   ``next_event()``, ``send(message, now_s)``, ``bytes_to_send()``, ``handle_timers(now_s)``. It
   composes ``handshake`` (``Handshake``), ``session`` (``Session``), ``send_window`` (``SendWindow``),
@@ -39,8 +40,6 @@ from firmware_protocol.link import (
 )
 from firmware_protocol.messages import (
     ALL_MESSAGE_CLASSES,
-    COMMUNITY_POSITION,
-    DEALER_POSITION,
     AuthChallenge,
     AuthConfirm,
     AuthConfirmV2,
@@ -72,6 +71,7 @@ from firmware_protocol.messages import (
     message_from_json,
     message_to_json,
 )
+from firmware_protocol.vocabulary import COMMUNITY_POSITION, DEALER_POSITION
 
 __all__ = [
     "ALL_MESSAGE_CLASSES",

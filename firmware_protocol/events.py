@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from firmware_protocol.constants import PROTOCOL_V1, PROTOCOL_V2, STREAM_ID_LEN
-from firmware_protocol.messages import DeviceKind, Hello, HelloV2, Message
+from firmware_protocol.messages import Hello, HelloV2, Message
+from firmware_protocol.vocabulary import DeviceKind
 
 SUPPORTED_VERSIONS: Final = (PROTOCOL_V1, PROTOCOL_V2)
 NO_STREAM: Final = bytes(STREAM_ID_LEN)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import struct
 import zlib
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from cobs import cobs
 
@@ -56,9 +57,12 @@ _CRC = struct.Struct(">I")
 _ZERO_TAG = bytes(TAG_LEN)
 
 
-@dataclass(frozen=True, slots=True)
-class Frame:
-    """A frame whose length, CRC, version, kind and sender were checked; its tag is not checked yet."""
+class Frame(NamedTuple):
+    """A frame whose length, CRC, version, kind and sender were checked; its tag is not checked yet.
+
+    A named tuple, not a frozen dataclass: every frame received makes one, and a frozen dataclass's
+    ``__init__`` sets each of its eight fields through ``object.__setattr__`` (most of
+    ``parse_frame``'s own time; issue 28). Immutable all the same."""
 
     kind: int
     sender: int
@@ -145,8 +149,9 @@ def decode_body(encoded: bytes) -> bytes:
     return body
 
 
-@dataclass(frozen=True, slots=True)
-class DecodedFrame:
+class DecodedFrame(NamedTuple):
+    """A checked frame and where it began (a named tuple for the reason ``Frame`` is one)."""
+
     frame: Frame
     offset: int
     """Stream offset of the frame's first COBS byte (after its leading 0x00)."""
@@ -177,31 +182,40 @@ class FrameDecoder:
     def feed(self, data: bytes) -> list[DecodedFrame | RefusedFrame]:
         results: list[DecodedFrame | RefusedFrame] = []
         pieces = bytes(data).split(b"\x00")
-        for index, piece in enumerate(pieces):
+        tail = pieces.pop()  # no delimiter after it: kept for the next feed
+        for piece in pieces:  # each ended by a delimiter
+            size = len(piece)
             if not self._overflowed:
-                if len(self._buffer) + len(piece) > MAX_ENCODED_FRAME_LEN:
-                    results.append(
-                        RefusedFrame(
-                            "frame_too_long",
-                            f"no delimiter within {MAX_ENCODED_FRAME_LEN} bytes",
-                            self._start,
-                        )
-                    )
-                    self._buffer.clear()
-                    self._overflowed = True
-                else:
-                    self._buffer += piece
-            self._consumed += len(piece)
-            if index == len(pieces) - 1:
-                break  # no delimiter after the last piece: keep it for the next feed
-            # A delimiter ends the piece.
-            if not self._overflowed and self._buffer:
-                results.append(self._finish(bytes(self._buffer), self._start))
-            self._buffer.clear()
+                held = self._buffer
+                if held:
+                    if len(held) + size > MAX_ENCODED_FRAME_LEN:
+                        results.append(self._too_long())
+                    else:
+                        results.append(self._finish(bytes(held) + piece, self._start))
+                    held.clear()
+                elif size > MAX_ENCODED_FRAME_LEN:
+                    results.append(self._too_long())
+                elif size:
+                    # The usual case, a whole frame inside one read: decoded from the piece itself,
+                    # not copied through the buffer first (issue 28: the receive path's cost a frame).
+                    results.append(self._finish(piece, self._start))
             self._overflowed = False
-            self._consumed += 1
+            self._consumed += size + 1
             self._start = self._consumed
+        if not self._overflowed:
+            if len(self._buffer) + len(tail) > MAX_ENCODED_FRAME_LEN:
+                results.append(self._too_long())
+                self._buffer.clear()
+                self._overflowed = True
+            else:
+                self._buffer += tail
+        self._consumed += len(tail)
         return results
+
+    def _too_long(self) -> RefusedFrame:
+        return RefusedFrame(
+            "frame_too_long", f"no delimiter within {MAX_ENCODED_FRAME_LEN} bytes", self._start
+        )
 
     def finish(self) -> list[DecodedFrame | RefusedFrame]:
         """End of stream (or of one capture): treat the bytes held since the last delimiter as a piece

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Unpack
 
 from firmware_protocol import LockBets, Message, Reset, SpotLamp, SpotState, UnlockBets
-from firmware_protocol.messages import DeviceKind, SpotLampColour
+from firmware_protocol.vocabulary import DeviceKind, SpotLampColour
 from sim_devices.firmware import DeviceOptions, SimulatedDevice
 
 SENSOR_FAULT_CODE = 0x20

@@ -17,7 +17,7 @@ from firmware_protocol import (
     ShowSeatResult,
     ShowText,
 )
-from firmware_protocol.messages import DealerKeyName, DeviceKind, SeatResult
+from firmware_protocol.vocabulary import DealerKeyName, DeviceKind, SeatResult
 from sim_devices.firmware import DeviceOptions, SimulatedDevice
 
 

@@ -46,8 +46,8 @@ from firmware_protocol import (
 )
 from firmware_protocol.constants import DEFAULT_WINDOW, MAX_SEND_QUEUE
 from firmware_protocol.crypto import device_id_for_key
-from firmware_protocol.messages import DeviceKind, DeviceState, LampColour
 from firmware_protocol.runner import LinkRunner, LinkTiming
+from firmware_protocol.vocabulary import DeviceKind, DeviceState, LampColour
 from sim_devices.ports import DevicePort
 
 __all__ = ["LinkTiming", "SimulatedDevice"]

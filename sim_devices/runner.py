@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from firmware_protocol.messages import DEVICE_KINDS
+from firmware_protocol.vocabulary import DEVICE_KINDS
 from sim_devices.bet_sensors import SimulatedBetSensors
 from sim_devices.dealer_display import SimulatedDealerDisplay
 from sim_devices.firmware import LinkTiming, SimulatedDevice

@@ -51,15 +51,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from firmware_protocol.messages import (
-    BANK_CENTS,
+from firmware_protocol.field_codecs import BANK_CENTS, U16, U32
+from firmware_protocol.vocabulary import (
     DEALER_KEYS,
     DECK_SIZE,
     MAX_SEAT,
     MAX_SPOT,
     SEAT_KEYS,
-    U16,
-    U32,
     VALID_POSITIONS,
 )
 from sim_devices.bet_sensors import SimulatedBetSensors

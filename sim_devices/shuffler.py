@@ -57,7 +57,7 @@ from firmware_protocol import (
     ShufflerFault,
     StatusReport,
 )
-from firmware_protocol.messages import DealProgress, DeviceKind
+from firmware_protocol.vocabulary import DealProgress, DeviceKind
 from sim_devices.firmware import DeviceOptions, SimulatedDevice
 
 DECK_SIZE = 52

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from firmware_protocol.messages import DeviceKind
+from firmware_protocol.vocabulary import DeviceKind
 from sim_devices.bet_sensors import SimulatedBetSensors
 from sim_devices.dealer_display import SimulatedDealerDisplay
 from sim_devices.firmware import DeviceOptions, LinkTiming, SimulatedDevice

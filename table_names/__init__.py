@@ -14,6 +14,11 @@ from typing import Final, Literal
 MAX_SEAT: Final = 7
 """The highest seat position the table's hardware has (the wire's positions 1..7; 0 is the dealer's)."""
 
+DEALER_POSITION: Final = 0
+"""The dealer's hand's position on the wire and in the journal's cards."""
+COMMUNITY_POSITION: Final = 15
+"""The community cards' position on the wire and in the journal's cards."""
+
 DeviceKind = Literal["shuffler", "bet_sensors", "dealer_display"]
 DEVICE_KINDS: tuple[DeviceKind, ...] = ("shuffler", "bet_sensors", "dealer_display")
 """The table's device kinds; on the wire each is its index here (docs/protocol.md §8.1)."""
@@ -22,4 +27,11 @@ DEVICE_KEY_LEN: Final = 32
 """A device's provisioned key, in bytes: 256 bits, random, never shared between devices (the wire's
 HMAC-SHA256 key; the table's configuration holds one per device)."""
 
-__all__ = ["DEVICE_KEY_LEN", "DEVICE_KINDS", "MAX_SEAT", "DeviceKind"]
+__all__ = [
+    "COMMUNITY_POSITION",
+    "DEALER_POSITION",
+    "DEVICE_KEY_LEN",
+    "DEVICE_KINDS",
+    "MAX_SEAT",
+    "DeviceKind",
+]

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import random
 
-from controller.waits import raise_if_cancelled, wait_event
+from controller.waits import ReconnectDelay, raise_if_cancelled, wait_event
 
 
 def test_set_within_the_bound_is_true_and_a_bound_passed_is_false() -> None:
@@ -92,3 +93,34 @@ def test_a_loop_that_checks_ends_when_a_library_swallowed_its_cancel() -> None:
     ended, turns = asyncio.run(main())
     assert ended
     assert turns == 1  # the reply was taken (the library's doing), then the loop ended at its check
+
+
+class _CountingRandom(random.Random):
+    """A seeded Random that counts its draws (each wait draws its jitter once)."""
+
+    def __init__(self) -> None:
+        super().__init__(7)
+        self.draws = 0
+
+    def random(self) -> float:
+        self.draws += 1
+        return super().random()
+
+
+def test_the_reconnect_delay_doubles_to_its_cap_draws_once_a_wait_and_resets() -> None:
+    """The one reconnect policy of the uplink and both ends of the linked progressive: a stop already
+    set ends each wait at once, so the test waits for nothing."""
+
+    async def main() -> tuple[list[float], float, int]:
+        stop = asyncio.Event()
+        stop.set()
+        rng = _CountingRandom()
+        retry = ReconnectDelay(initial_s=0.25, max_s=1.5, rng=rng)
+        seen = [retry.next_s]
+        for _ in range(4):
+            await retry.wait(stop)
+            seen.append(retry.next_s)
+        retry.reset()
+        return seen, retry.next_s, rng.draws
+
+    assert asyncio.run(main()) == ([0.25, 0.5, 1.0, 1.5, 1.5], 0.25, 4)

@@ -13,6 +13,7 @@ import re
 
 from controller.commands.journal_args import add_journal_arguments, journal_path
 from controller.errors import UserError
+from controller.journal.entries import FaultCleared
 from controller.journal.kinds import FAULT_CLEARED
 from controller.journal.recovery import rebuild_state
 from controller.journal.store import Journal, PendingEntry
@@ -49,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         journal.append_many(
             PendingEntry(
                 FAULT_CLEARED,
-                {"fault_id": fault_id, "by": args.by, "reason": reason},
+                FaultCleared(fault_id=fault_id, by=args.by, reason=reason),
                 None,
                 f"operator:{args.by}",
             )

@@ -143,7 +143,7 @@ def run(args: argparse.Namespace) -> int:  # noqa: PLR0912, PLR0915 - one branch
         from controller.journal.verify import verify_chain  # noqa: PLC0415 (backup's alone)
 
         with Journal.open_existing(path) as journal:
-            last = journal.backup(args.destination)
+            last = journal.wal.backup(args.destination)
         result = verify_chain(args.destination)
         if not result.ok:
             print(f"backup {args.destination}: {result.summary()}")
@@ -214,7 +214,8 @@ def _verify(args: argparse.Namespace, path: Path, table_id: str | None, key: byt
 def _verify_segments(args: argparse.Namespace, path: Path, table_id: str | None, key: bytes | None) -> int:
     """`journal verify --segment N` (one sealed segment on its own) or `--segments` (every one, in order,
     a line each as it is checked, then the open segment as `run` checks it)."""
-    from controller.journal.segments import seal_numbers, verify_segment, verify_segments  # noqa: PLC0415
+    from controller.journal.seals import seal_numbers  # noqa: PLC0415
+    from controller.journal.segments import verify_segment, verify_segments  # noqa: PLC0415
 
     if args.segment is not None:
         verdict = verify_segment(path, args.segment, key=key)

@@ -13,12 +13,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from controller.engine.engine import TableEngine
+    from controller.engine.engine import TableEngine, TableView
     from controller.engine.outputs import Alert, JournalRecord, Output, Refused
     from controller.engine.state import LatchedFault, RecoveredState, TableConfig
 
 _MODULE_OF: dict[str, str] = {
     "TableEngine": "controller.engine.engine",
+    "TableView": "controller.engine.engine",
     "Alert": "controller.engine.outputs",
     "JournalRecord": "controller.engine.outputs",
     "Output": "controller.engine.outputs",
@@ -47,4 +48,5 @@ __all__ = [
     "Refused",
     "TableConfig",
     "TableEngine",
+    "TableView",
 ]

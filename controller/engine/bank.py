@@ -14,7 +14,6 @@ from typing import Any
 from controller.engine import actions as a
 from controller.engine import machine as m
 from controller.engine.context import ENGINE, TableContext, operator
-from controller.engine.round import DEAD
 from controller.engine.state import DESIGNATED_PLAYER, HOUSE, RecoveredState
 from controller.journal import entries as e
 from controller.money import money
@@ -35,10 +34,14 @@ class Bank:
         self.dp_seat: int | None = None
         self.dp_funds_cents = 0
         # The bank lies on the DP's bank spot (the spot held at least the bank when it was accepted, or
-        # reached it before the lock: Bets._on_bet_changed): the chips the settlement counts on are on the
+        # reached it before the lock: bank_spot_read): the chips the settlement counts on are on the
         # felt, so they may not leave it before the reveal. Never set for a bank whose chips never reach
         # the spot before the lock (a table without a bank spot): that bank is unguarded.
         self.bank_on_spot = False
+        # The chips on each seat's bank spot (the bets' BANK_SPOT), as the bet sensors last read them and
+        # the bets passed on (bank_spot_read): the bank a player posts when it accepts the button by the
+        # dealer's key (docs/rules.md "Designated player").
+        self.bank_spots: dict[int, int] = {}
         self.dp_waived: set[int] = set()
         self.dp_offer_seat: int | None = None
         # When the offer to dp_offer_seat lapses into a waive ([timeouts] dp_offer_s); None: not timed yet
@@ -73,13 +76,31 @@ class Bank:
         seat = self.dp_offer_seat
         if ctx.config.banking_mode != DESIGNATED_PLAYER or seat is None or self.dp_seat is not None:
             return a.DpAccepts(0, by, seat)  # refused by the accept itself, in its words
-        funds = ctx.bets.bank_spots.get(seat, 0)
+        funds = self.bank_spots.get(seat, 0)
         if funds <= 0:
             why = f"seat {seat} has no chips on its bank spot: place the bank there or key the amount"
             ctx.refuse("dp_accepts", why, by)
             ctx.out.append(ShowText(ctx.config.display_device, f"Refused: {why}"))
             return None
         return a.DpAccepts(funds, by, seat)
+
+    def bank_spot_read(self, seat: int, amount_cents: int, *, before_lock: bool) -> None:
+        """The bet sensors read ``amount_cents`` on ``seat``'s bank spot. A bank keyed (or accepted on the
+        panel) before its chips were placed: once the spot holds the posted bank before the lock, it is
+        held to the spot from then on, as a bank posted on the spot (the lock refuses it short; after the
+        lock a drop is past-posting)."""
+        self.bank_spots[seat] = amount_cents
+        if (
+            seat == self.dp_seat
+            and not self.bank_on_spot
+            and amount_cents >= self.dp_funds_cents
+            and before_lock
+        ):
+            self.bank_on_spot = True
+
+    def bank_spot(self, seat: int) -> int:
+        """The chips the sensors last read on ``seat``'s bank spot."""
+        return self.bank_spots.get(seat, 0)
 
     def _on_bank_keyed(self, event: DpBankKeyed) -> None:
         """The dealer keyed the bank the offered player posts and pressed accept."""
@@ -97,7 +118,7 @@ class Bank:
         some back), else None. Coverage and the payout count on the posted bank: it must be on the felt."""
         if self.dp_seat is None or not self.bank_on_spot or self.banking_mode() != DESIGNATED_PLAYER:
             return None
-        seen = self.ctx.bets.bank_spots.get(self.dp_seat, 0)
+        seen = self.bank_spots.get(self.dp_seat, 0)
         return seen if seen < self.dp_funds_cents else None
 
     def banking_mode(self) -> str:
@@ -129,17 +150,6 @@ class Bank:
             return f"the button is offered to seat {self.dp_offer_seat}: accept or waive first"
         return None
 
-    def public(self) -> dict[str, object] | None:
-        if self.ctx.config.banking_mode != DESIGNATED_PLAYER:
-            return None
-        return {
-            "seat": self.dp_seat,
-            "funds_cents": self.dp_funds_cents,
-            "offered_to": self.dp_offer_seat,
-            "waived": sorted(self.dp_waived),
-            "house_banks": self.house_banks,
-        }
-
     def _next_seat(self, seat: int) -> int:
         """The next seat clockwise that is not empty (seats are numbered clockwise); the next configured
         seat when every other seat is empty."""
@@ -151,7 +161,7 @@ class Bank:
         """Someone sits there: it played the last settled round, or chips lie on its bank spot."""
         if self.occupied is None or seat in self.occupied:
             return True
-        return self.ctx.bets.bank_spots.get(seat, 0) > 0
+        return self.bank_spots.get(seat, 0) > 0
 
     def check_coverage(self) -> None:
         """Designated player: take seats into action in order while the DP's bank covers each seat's
@@ -179,10 +189,7 @@ class Bank:
         for number in coverage.action_order:
             if number in coverage.covered:
                 continue
-            play = live.seats[number]
-            play.covered = False
-            play.status = DEAD
-            play.dead_reason = NOT_COVERED
+            live.seats[number].leave_uncovered(NOT_COVERED)
             ctx.journal(
                 e.DeadHand(seat=number, reason=e.Reason(code="not_covered", message=NOT_COVERED, seat=number))
             )
@@ -196,18 +203,17 @@ class Bank:
             return default_paytable(config.game, DESIGNATED_PLAYER, wager)
         return parse_paytable(given, field=f"paytables.{wager}")
 
-    def check_offer_timeout(self) -> None:
+    def check_offer_timeout(self, *, table_open_and_not_held: bool) -> None:
         """docs/rules.md: a player waives by the dealer's key "or the offer's timeout". The offer's clock
-        runs only while a round could start (idle, the table open, nothing latched): a closed or held
-        table does not walk the button round the table."""
+        runs only while a round could start (idle, the table open, nothing latched: the round flow,
+        which asks, knows the last two): a closed or held table does not walk the button round the table."""
         ctx = self.ctx
         waiting = (
             ctx.config.banking_mode == DESIGNATED_PLAYER
             and self.dp_seat is None
             and self.dp_offer_seat is not None
             and ctx.state == m.IDLE
-            and ctx.settings.table_open
-            and not ctx.faults.latched
+            and table_open_and_not_held
         )
         if not waiting:
             self.offer_deadline_s = None
@@ -272,7 +278,7 @@ class Bank:
             return
         self.dp_seat = offered
         self.dp_funds_cents = funds_cents
-        self.bank_on_spot = ctx.bets.bank_spots.get(offered, 0) >= funds_cents
+        self.bank_on_spot = self.bank_spots.get(offered, 0) >= funds_cents
         self.offer_deadline_s = None
         self.house_banks = False
         previous = self.button_seat

@@ -1,18 +1,15 @@
-"""What every part of the engine shares: the table's configuration, the round in play, the outputs of
-the call in progress and the time it was made at, and the parts themselves (so that one can ask
-another: the bets ask the faults to raise one, the deal asks the round flow to kill the round).
+"""What every part of the engine shares: the table's configuration, the round in play, where the round
+stands, the outputs of the call in progress and the time it was made at, and the ways to record an
+output (the journal's door).
 
-The parts (docs/engine.md "The parts"): ``flow`` (the round machine and the round's course), ``deal``
-(deal integrity), ``bets`` (spots, the lock, past-posting, limits), ``decisions``, ``bank`` (the button
-and the designated player's bank), ``faults`` (faults, holds, devices) and ``settings`` (limits,
-paytables, open/close).
+No part is reached through it: each part is given the few others it asks as doors
+(controller/engine/doors.py; docs/engine.md "The parts and their doors").
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from controller.engine import machine as m
+from controller.engine.doors import RoundPosition
 from controller.engine.outputs import Alert, AlertSeverity, JournalRecord, Output, Refused
 from controller.engine.round import LiveRound
 from controller.engine.state import TableConfig
@@ -20,16 +17,6 @@ from controller.journal import entries
 from controller.rules.games import GameSpec, game_spec
 from controller.rules.progressive import PROGRESSIVE
 from drivers.events import COMMUNITY_POSITION, DEALER_POSITION
-
-if TYPE_CHECKING:
-    from controller.engine.bank import Bank
-    from controller.engine.bets import Bets
-    from controller.engine.deal import DealPart
-    from controller.engine.decisions import Decisions
-    from controller.engine.faults import Faults
-    from controller.engine.flow import RoundFlow
-    from controller.engine.progressive import TableProgressive
-    from controller.engine.settings import TableSettings
 
 ENGINE = "engine"
 # The machine's states once a round is over: idle, or held between rounds (asked for every entry).
@@ -43,26 +30,55 @@ def operator(by: str) -> str:
 
 
 class TableContext:
-    """The shared state of one table's engine and the ways to record an output."""
+    """The shared state of one table's engine and the ways to record an output.
 
-    flow: RoundFlow
-    deal: DealPart
-    bets: Bets
-    decisions: Decisions
-    bank: Bank
-    faults: Faults
-    settings: TableSettings
-    progressive: TableProgressive
+    The parts read its fields and never assign them: each changes through a method named for what
+    happens, called by the one part it belongs to (the settings replace the configuration, the round
+    flow opens and locks the round, the engine starts a call and takes its outputs).
+    tests/engine/test_parts.py refuses a ``ctx.<field> = ...`` outside this file."""
+
+    # Where the round stands: the round flow's machine, given once it is built (``follow``).
+    position: RoundPosition
 
     def __init__(self, config: TableConfig, rounds_started: int) -> None:
-        # Replaced (never mutated) by the table settings when a manager changes limits or paytables.
-        self.config = config
+        self.config = config  # replaced (never mutated) when a manager changes limits or paytables
         self.spec: GameSpec = game_spec(config.game)
         self.definition = m.definition(config.game)
         self.round: LiveRound | None = None
         self.rounds_started = rounds_started  # round ids are numbered from it
         self.now_s = 0.0
         self.out: list[Output] = []
+
+    # ------------------------------------------------------------------ how the record changes
+    def follow(self, position: RoundPosition) -> None:
+        """Where the round stands is read from ``position`` (the round flow, once built)."""
+        self.position = position
+
+    def begin_call(self, now_s: float) -> None:
+        """A call of ``TableEngine.handle`` at ``now_s`` (its outputs start empty: the last were taken)."""
+        self.now_s = now_s
+
+    def take_outputs(self) -> list[Output]:
+        """The outputs of the call, handed over (the next call's start empty)."""
+        out, self.out = self.out, []
+        return out
+
+    def replace_config(self, config: TableConfig) -> None:
+        """A manager's change of limits or paytables (the same game, seats and devices)."""
+        self.config = config
+
+    def forget_round(self) -> None:
+        """Betting opens: the last round is over and forgotten."""
+        self.round = None
+
+    def number_next_round(self) -> int:
+        """The next round's number (its id's sequence)."""
+        self.rounds_started += 1
+        return self.rounds_started
+
+    def lock_round(self, live: LiveRound) -> None:
+        """The bets are locked: ``live`` is the round in play."""
+        self.round = live
 
     @property
     def spot_wagers(self) -> tuple[str, ...]:
@@ -76,17 +92,17 @@ class TableContext:
     @property
     def state(self) -> str:
         """The round machine's state as the table shows it: ``held`` while held, wherever from."""
-        return self.flow.shown_state
+        return self.position.shown_state
 
     @property
     def where(self) -> str:
         """Where the round stands: the machine's state, or the state it was held in."""
-        return self.flow.where
+        return self.position.where
 
     @property
     def round_finished(self) -> bool:
         """The machine has left the round (complete or dead, then idle or held between rounds)."""
-        return self.round is not None and self.flow.state in _BETWEEN_ROUNDS
+        return self.round is not None and self.position.state in _BETWEEN_ROUNDS
 
     # ------------------------------------------------------------------ outputs
     def journal(
@@ -106,7 +122,7 @@ class TableContext:
             round_id is None
             and live is not None
             and not table_wide
-            and self.flow.state not in _BETWEEN_ROUNDS  # (round_finished, inline: ~110 entries a round)
+            and self.position.state not in _BETWEEN_ROUNDS  # (round_finished, inline: ~110 entries a round)
         ):
             round_id = live.round_id
         kind = _KIND_OF.get(type(entry))

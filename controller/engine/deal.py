@@ -11,12 +11,14 @@ twice, or the shoe stopping mid-deal kills the round.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from controller.engine import machine as m
 from controller.engine.context import TableContext
-from controller.engine.round import DEAD, DealStep, LiveRound
+from controller.engine.doors import DealsCourse, JudgesShoeFaults, OpensDecisions, RaisesFaults
+from controller.engine.ledger import DealLedger
+from controller.engine.round import DEAD
 from controller.engine.state import DESIGNATED_PLAYER
 from controller.journal import entries as e
 from controller.rules.cards import CARD_TEXTS, DECK_SIZE, card_text
@@ -31,131 +33,34 @@ from drivers.events import (
     HandComplete,
     ShowSeatResult,
     Shuffle,
-    ShufflerFault,
 )
-
-# What the shoe's faults are called in public text, and their reason codes (drivers' ShufflerFaultKind).
-_SHOE_FAULT_WORDS: dict[str, str] = {
-    "card_count": "a card count fault",
-    "misread": "a misread",
-    "red_light": "a red light",
-    "jam": "a jam",
-    "door_open": "the door open",
-}
-_SHOE_FAULT_CODES: dict[str, e.ReasonCode] = {
-    "card_count": "card_count",
-    "misread": "card_misread",
-    "red_light": "red_light",
-}
-
-
-class DealLedger:
-    """What the shoe reported for the deal last asked of it: which place (position, index) got which
-    card, which cards were seen, which positions said they were complete. A pure function of the reports
-    (no engine, no round), so it is tested on its own (tests/engine/test_deal_ledger.py).
-
-    For each report it gives the verdict the deal part acts on: the report stands (``None``), or the
-    shoe fault it amounts to (a ``ShufflerFault`` with the card, the index and, for a card seen before,
-    where it was first), and the report is withheld from the round. A place is bound once: a card for a
-    position not in the deal or beyond its count, a gap in a position's indexes, an index reported again
-    (the same card: read twice; another card: the shoe changed its mind), a card already dealt in this
-    deal, a HandComplete twice or with a count other than the one asked for. It starts afresh with every
-    Deal, Shuffle and reset sent to the shoe (a new deal; the shoe's memory of the old one is gone)."""
-
-    def __init__(self) -> None:
-        self.start({})
-
-    def start(self, requested: Mapping[int, int]) -> None:
-        self._requested: dict[int, int] = dict(requested)  # position -> cards asked for
-        self._hands: dict[int, list[int | None]] = {}  # position -> cards by index (None: refused)
-        self._cards_seen: dict[int, tuple[int, int]] = {}  # card -> (position, index) in this deal
-        self._hands_completed: set[int] = set()
-        self._refused: dict[tuple[int, int], int] = {}  # (position, index) -> a card refused there
-
-    def card(self, event: CardDealt) -> ShufflerFault | None:
-        """The card stands (``None``: it is bound to its place), or the fault it is."""
-        device, position, index, card = event.device, event.position, event.index, event.card
-        hand = self._hands.get(position)
-        if hand is None:  # (setdefault would make a list for every card)
-            hand = self._hands[position] = []
-        if 0 <= index < len(hand):  # (a negative index is no place: the protocol never sends one)
-            repeated = hand[index] == card or self._refused.get((position, index)) == card
-            return ShufflerFault(
-                device=device,
-                fault="misread",
-                position=position,
-                detail=f"index {index} reported twice"
-                if repeated
-                else f"index {index} reported as card {hand[index]} and then as card {card}",
-                card=card,
-                index=index,
-            )
-        requested = self._requested.get(position)
-        if requested is None or index >= requested:
-            return ShufflerFault(
-                device=device,
-                fault="card_count",
-                position=position,
-                detail=f"extra card {card} at index {index} ({requested or 0} requested)",
-                card=card,
-                index=index,
-            )
-        if index != len(hand):
-            return ShufflerFault(
-                device=device,
-                fault="card_count",
-                position=position,
-                detail=f"index {index} after {len(hand)} cards",
-                index=index,
-            )
-        first = self._cards_seen.get(card)
-        if first is not None:
-            hand.append(None)  # the place is taken (by a card refused): the next index follows on
-            self._refused[(position, index)] = card
-            return ShufflerFault(
-                device=device,
-                fault="misread",
-                position=position,
-                detail=f"card {card} dealt twice (first at position {first[0]} index {first[1]})",
-                card=card,
-                index=index,
-                first_position=first[0],
-                first_index=first[1],
-            )
-        hand.append(card)
-        self._cards_seen[card] = (position, index)
-        return None
-
-    def hand_complete(self, event: HandComplete) -> tuple[bool, ShufflerFault | None]:
-        """Whether the report stands (a position completes once), and the count fault it carries (the
-        shoe's count differs from the one asked for) — judged after the report itself."""
-        position = event.position
-        if position in self._hands_completed:
-            return False, ShufflerFault(
-                device=event.device,
-                fault="card_count",
-                position=position,
-                detail=f"hand_complete reported twice ({event.card_count} cards)",
-            )
-        self._hands_completed.add(position)
-        requested = self._requested.get(position)
-        if requested is not None and event.card_count != requested:
-            return True, ShufflerFault(
-                device=event.device,
-                fault="card_count",
-                position=position,
-                detail=f"dealt {event.card_count} cards, {requested} requested",
-            )
-        return True, None
 
 
 class DealPart:
     """The deck, the deal steps in flight and their integrity."""
 
-    def __init__(self, ctx: TableContext) -> None:
+    # The door built after the deal (it asks the deal for a position's wrong count): by ``connect``.
+    _shoe_faults: JudgesShoeFaults
+
+    def __init__(
+        self, ctx: TableContext, *, faults: RaisesFaults, flow: DealsCourse, decisions: OpensDecisions
+    ) -> None:
+        """Its doors: ``faults`` (raise one), ``flow`` (the deal started, a step complete, hold the table,
+        kill the round), ``decisions`` (open the phase a complete step leads to)."""
         self.ctx = ctx
+        self._faults = faults
+        self._flow = flow
+        self._decisions = decisions
         self.deck_verified = False  # a verified deck waits for the next round (one deck, one round)
         self.ledger = DealLedger()  # the shoe's reports for the deal last asked of it
+
+    def connect(self, *, shoe_faults: JudgesShoeFaults) -> None:
+        """``shoe_faults``: a report the ledger refuses is judged as the shoe fault it amounts to."""
+        self._shoe_faults = shoe_faults
+
+    def forget_verified_deck(self) -> None:
+        """The shoe faulted before the deal: the deck it verified is not dealt from."""
+        self.deck_verified = False
 
     def shoe_restarted(self) -> None:
         """A Shuffle or a reset went to the shoe: the last deal's places and cards are forgotten."""
@@ -175,7 +80,6 @@ class DealPart:
             CardDealt: self._on_card_dealt,
             HandComplete: self._on_hand_complete,
             DealStateReported: self._on_deal_state_reported,
-            ShufflerFault: self._on_shuffler_fault,
         }
 
     @property
@@ -207,7 +111,7 @@ class DealPart:
         )
         if not event.complete:
             self.deck_verified = False
-            ctx.faults.raise_fault(
+            self._faults.raise_fault(
                 "deck_verification",
                 f"the shoe read {event.card_count} cards, {len(event.missing_cards)} missing, "
                 f"{len(event.extra_cards)} read twice",
@@ -216,7 +120,7 @@ class DealPart:
                 source=event.device,
             )
             if ctx.state in (m.BETTING, m.BETS_LOCKED):
-                ctx.flow.hold_table()
+                self._flow.hold_table()
             return
         if ctx.state in (m.IDLE, m.BETTING, m.BETS_LOCKED):
             self.deck_verified = True
@@ -234,7 +138,7 @@ class DealPart:
         ]
         positions.append((DEALER_POSITION, ctx.spec.hole_cards))
         self.deck_verified = False  # one deck, one round
-        ctx.flow.fire("start_deal")
+        self._flow.deal_started()
         self.send(positions)
 
     def deal_order(self) -> tuple[int, ...]:
@@ -252,8 +156,7 @@ class DealPart:
     def send(self, positions: list[tuple[int, int]]) -> None:
         ctx = self.ctx
         assert ctx.round is not None
-        ctx.round.deal = DealStep(expected=dict(positions))
-        ctx.round.deal_deadline_s = ctx.now_s + ctx.config.deal_timeout_s
+        ctx.round.ask_deal(dict(positions), ctx.now_s + ctx.config.deal_timeout_s)
         ctx.out.append(Deal(ctx.config.shuffler_device, tuple(positions)))
         self.ledger.start(dict(positions))
 
@@ -262,7 +165,7 @@ class DealPart:
         refused = self.ledger.card(event)
         if refused is not None:
             # Not bound to its place: the fault it is, judged as the shoe's own (never journaled as dealt).
-            self._on_shuffler_fault(refused)
+            self._shoe_faults.judge(refused)
             return
         self._judge_card(event)
 
@@ -289,13 +192,13 @@ class DealPart:
             return  # the rest of a dead round's deal: journaled, never judged or shown
         if step is not None and settlement is None:
             assert live is not None
-            live.deal_deadline_s = ctx.now_s + ctx.config.deal_timeout_s  # the shoe is alive
+            live.shoe_alive(ctx.now_s + ctx.config.deal_timeout_s)
 
         if (
             live is None
             or step is None
             or settlement is not None
-            or ctx.flow.where not in ctx.definition.dealing_states
+            or self._flow.where not in ctx.definition.dealing_states  # (the flow's door: ~50 cards a round)
         ):
             self._card_outside_deal(event, card_ok)
             return
@@ -305,16 +208,16 @@ class DealPart:
             )
             return
         if event.card in live.seen_cards:
-            ctx.flow.kill_round(
+            self._flow.kill_round(
                 "a card seen twice during the deal", code="card_repeated", private=_card_private(event)
             )
             return
-        live.seen_cards.add(event.card)
+        live.see(event.card)
         if event.position not in step.expected:
             if event.position in (DEALER_POSITION, COMMUNITY_POSITION) or event.position in live.seats:
                 self.wrong_count(event.position, "a card dealt to a position not in this deal")
             else:
-                ctx.faults.raise_fault(
+                self._faults.raise_fault(
                     "integrity",
                     "a card dealt to a position not in the round",
                     latching=False,
@@ -323,11 +226,7 @@ class DealPart:
                     private=_card_private(event),
                 )
             return
-        received = step.received.get(position)
-        if received is None:
-            received = step.received[position] = []
-        received.append(event.card)
-        _hand_of(live, position).append(event.card)
+        received = live.bind_card(step, position, event.card)
         if event.position in step.completed:
             self.wrong_count(event.position, "a card dealt after the position was complete")
         elif event.index != len(received) - 1:
@@ -351,7 +250,7 @@ class DealPart:
         if stands:
             self._judge_hand_complete(event)
         if fault is not None:
-            self._on_shuffler_fault(fault)
+            self._shoe_faults.judge(fault)
 
     def _judge_hand_complete(self, event: HandComplete) -> None:
         ctx = self.ctx
@@ -362,7 +261,7 @@ class DealPart:
         self._shoe_reported()
         step = live.deal if live is not None else None
         if live is None or step is None or not self._dealing_now():
-            ctx.faults.raise_fault(
+            self._faults.raise_fault(
                 "integrity",
                 f"hand complete for position {event.position} outside a deal",
                 latching=False,
@@ -374,7 +273,7 @@ class DealPart:
             if event.position in (DEALER_POSITION, COMMUNITY_POSITION) or event.position in live.seats:
                 self.wrong_count(event.position, "hand complete for a position not in this deal")
             else:
-                ctx.faults.raise_fault(
+                self._faults.raise_fault(
                     "integrity",
                     f"hand complete for position {event.position}, which is not in the round",
                     latching=False,
@@ -384,7 +283,7 @@ class DealPart:
         if event.position in step.completed:
             self.wrong_count(event.position, "hand complete reported twice")
             return
-        step.completed.add(event.position)
+        step.complete(event.position)
         due = step.expected[event.position]
         got = len(step.received.get(event.position, ()))
         if event.card_count != due:
@@ -409,28 +308,27 @@ class DealPart:
         ctx = self.ctx
         live = ctx.round
         assert live is not None
-        if position in live.wrong_positions:
+        if not live.judge_wrong_count(position):
             return  # already judged (the shoe's count and the ledger's card_count fault say it twice)
-        live.wrong_positions.add(position)
         if position in (DEALER_POSITION, COMMUNITY_POSITION):
-            ctx.flow.kill_round(
+            self._flow.kill_round(
                 f"wrong card count for {ctx.position_name(position)}: {detail}", code=code, private=private
             )
             return
         play = live.seats.get(position)
         if play is None or play.status == DEAD:
             return
-        play.status = DEAD
-        play.dead_reason = f"wrong card count: {detail}"
+        dead_reason = f"wrong card count: {detail}"
+        play.kill(dead_reason)
         ctx.journal(
             e.DeadHand(
                 seat=position,
-                reason=e.Reason(code=code, message=play.dead_reason, seat=position),
+                reason=e.Reason(code=code, message=dead_reason, seat=position),
                 private=private,
             )
         )
-        ctx.faults.raise_fault(
-            "dead_hand", f"seat {position}: {play.dead_reason}", latching=False, code=code, private=private
+        self._faults.raise_fault(
+            "dead_hand", f"seat {position}: {dead_reason}", latching=False, code=code, private=private
         )
         ctx.out.append(ShowSeatResult(ctx.config.display_device, position, "dead", 0))
 
@@ -439,17 +337,16 @@ class DealPart:
         ctx = self.ctx
         live = ctx.round
         assert live is not None
-        live.deal = None
-        live.deal_deadline_s = None
-        ctx.flow.fire("deal_complete")
-        ctx.decisions.open()
+        live.deal_step_done()
+        self._flow.deal_step_complete()
+        self._decisions.open()
 
     def _card_outside_deal(self, event: CardDealt, card_ok: bool) -> None:
         """A card with no deal in flight for it (between rounds, a closed round, not a dealing state)."""
         ctx = self.ctx
         live = ctx.round
         # Where the card went is the card's business: private, with the card.
-        ctx.faults.raise_fault(
+        self._faults.raise_fault(
             "integrity",
             "a card dealt outside a deal",
             latching=False,
@@ -460,13 +357,13 @@ class DealPart:
         )
         if live is not None and card_ok:
             if event.card in live.seen_cards and not live.closed:
-                ctx.flow.kill_round(
+                self._flow.kill_round(
                     "a card seen twice during the deal",
                     code="card_repeated",
                     private=_card_private(event),
                 )
                 return
-            live.seen_cards.add(event.card)
+            live.see(event.card)
 
     # ------------------------------------------------------------------ a shoe that stops
     def _shoe_reported(self) -> None:
@@ -474,7 +371,7 @@ class DealPart:
         ctx = self.ctx
         live = ctx.round
         if live is not None and live.deal is not None and not live.closed:
-            live.deal_deadline_s = ctx.now_s + ctx.config.deal_timeout_s
+            live.shoe_alive(ctx.now_s + ctx.config.deal_timeout_s)
 
     def check_timeout(self) -> None:
         """A deal in flight whose shoe has gone silent cannot be completed: the banker (dealt last)
@@ -525,119 +422,17 @@ class DealPart:
         short = [position for position in step.expected if position not in step.completed]
         names = ", ".join(ctx.position_name(position) for position in short)
         if any(position in (DEALER_POSITION, COMMUNITY_POSITION) for position in short):
-            ctx.flow.kill_round(f"{why}, {names} not complete (a misdeal)")
+            self._flow.kill_round(f"{why}, {names} not complete (a misdeal)")
             return
         # The banker (and the community) are complete: only seats are short. docs/rules.md: a seat dealt the
         # wrong number is dead, the round goes on without it.
         for position in short:
             self.wrong_count(position, f"{why}, its hand not complete")
-            step.completed.add(position)
+            step.complete(position)
         if step.done and ctx.state in ctx.definition.dealing_states:
             self.step_done()
-
-    def _on_shuffler_fault(self, event: ShufflerFault) -> None:
-        """The shuffler's faults, judged by where the round stands (docs/engine.md "Dead hands").
-
-        The shoe's own reports (through the driver) and the ledger's refusals (``DealLedger``):
-        ``card_count`` at a position (an extra card, a gap in the indexes, a HandComplete count that
-        differs from the request), ``misread`` (a card read twice or read differently; the card is
-        withheld), and a jam, a door or a red light that stops the shoe's deal. What that means for the
-        round is decided here. While a deal is in flight: ``card_count`` at a position is that
-        position's wrong count; ``misread`` is a card seen twice (docs/rules.md: the round is dead); a
-        red light, a jam, an open door or any other stop is a misdeal: the round is dead. A red light
-        before the round's last card (Chase the Flush between streets) kills it too. After the deal is
-        complete a fault is an alert; before it (betting, waiting for the deck) it latches and holds.
-        """
-        ctx = self.ctx
-        # Public: the fault's kind, and the position only for a count (a seat dealt the wrong number is
-        # no card). Private: everything the shoe said (its words may name a card), with the position.
-        where = f" at {ctx.position_name(event.position)}" if event.position is not None else ""
-        detail = f"{_SHOE_FAULT_WORDS.get(event.fault, event.fault)}" + (
-            where if event.fault == "card_count" else ""
-        )
-        code = _SHOE_FAULT_CODES.get(event.fault, "shoe_fault")
-        if event.fault == "misread" and event.first_position is not None:
-            code = "card_repeated"  # the ledger saw this card dealt before, where it says
-        # Its unset fields (None) are left out of the stored part (ReasonDetail omits defaults).
-        private = e.ReasonDetail(
-            message=f"{event.fault}"
-            + (f" at position {event.position}" if event.position is not None else "")
-            + (f": {event.detail}" if event.detail else ""),
-            position=event.position,
-            device_detail=event.detail or None,
-            card=event.card,
-            index=event.index,
-            first_position=event.first_position,
-            first_index=event.first_index,
-        )
-        live = ctx.round
-        open_round = live is not None and not live.closed
-        held_from = ctx.where
-        definition = ctx.definition
-        deal_active = (
-            open_round
-            and live is not None
-            and live.deal is not None
-            and held_from in definition.dealing_states
-        )
-        deal_incomplete = (
-            open_round
-            and not self.finished
-            and held_from in (*definition.dealing_states, *definition.decision_states)
-        )
-        position = event.position
-        round_position = live is not None and (
-            position in (DEALER_POSITION, COMMUNITY_POSITION) or position in live.seats
-        )
-        if event.fault == "card_count" and position is not None and live is not None and open_round:
-            if position in live.wrong_positions:
-                ctx.faults.raise_fault(
-                    "shuffler_fault", detail, latching=False, device=event.device, code=code, private=private
-                )
-                return
-            if (deal_active or deal_incomplete) and round_position:
-                self.wrong_count(
-                    position, f"the shoe reported a card count fault ({detail})", code=code, private=private
-                )
-                return
-        if deal_incomplete and event.fault == "red_light":
-            ctx.flow.kill_round("shuffler red light during the deal", code="red_light", private=private)
-            return
-        if deal_active and event.fault == "misread":
-            ctx.flow.kill_round("a card seen twice or misread during the deal", code=code, private=private)
-            return
-        if deal_active:
-            ctx.flow.kill_round(
-                f"the shoe stopped mid-deal, a misdeal ({detail})", code=code, private=private
-            )
-            return
-        if open_round and self.finished:
-            ctx.faults.raise_fault(
-                "shuffler_fault",
-                f"after the deal: {detail}",
-                latching=False,
-                device=event.device,
-                code=code,
-                private=private,
-            )
-            return
-        kind = "red_light" if event.fault == "red_light" else "shuffler_fault"
-        ctx.faults.raise_fault(
-            kind, detail, latching=True, device=event.device, source=event.device, code=code, private=private
-        )
-        self.deck_verified = False
-        ctx.flow.hold_table()
 
 
 def _card_private(event: CardDealt) -> e.ReasonDetail:
     """Which card, where: the private detail of a fault about a dealt card (made for a fault only)."""
     return e.ReasonDetail(card=event.card, position=event.position, index=event.index)
-
-
-def _hand_of(live: LiveRound, position: int) -> list[int]:
-    """The hand a dealt position's cards go to: the banker's, the community's or a seat's."""
-    if position == DEALER_POSITION:
-        return live.dealer_cards
-    if position == COMMUNITY_POSITION:
-        return live.community
-    return live.seats[position].cards

@@ -8,12 +8,13 @@ round flow then deals the next street or reveals.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from typing import Any
 
 from controller.engine import actions as a
 from controller.engine import machine as m
 from controller.engine.context import TableContext
-from controller.engine.round import FOLDED, LIVE, SeatPlay
+from controller.engine.doors import ClosesDecisions, RaisesFaults
+from controller.engine.round import LIVE, SeatPlay
 from controller.journal import entries as e
 from controller.money import money
 from controller.rules.games import CHASE_THE_FLUSH, decision_limits
@@ -24,18 +25,6 @@ from drivers.events import ShowText
 def undecided(play: SeatPlay) -> bool:
     """The seat is in play and has a decision to make."""
     return play.status == LIVE and play.covered and not play.decided
-
-
-class RaisesFaults(Protocol):
-    """What the decisions ask of the faults: a raise over the limit is a fault (not latching)."""
-
-    def raise_fault(self, kind: str, detail: str, *, latching: bool) -> object: ...
-
-
-class ClosesDecisions(Protocol):
-    """What the decisions ask of the round flow: the phase closed, deal the next street or reveal."""
-
-    def decisions_closed(self) -> None: ...
 
 
 class Decisions:
@@ -70,11 +59,7 @@ class Decisions:
         assert live is not None
         spec = ctx.spec
         street = ctx.state
-        live.street = street
-        live.decision_deadline_s = ctx.now_s + ctx.config.decision_timeout_s
-        for play in live.seats.values():
-            play.pending_cents = 0
-            play.pending_refused = None
+        live.open_street(street, ctx.now_s + ctx.config.decision_timeout_s)
         decision_spot = spec.wagers.index(spec.decision_wager)
         # Chips already on a decision spot (placed early) count as soon as the phase opens.
         for number, play in live.seats.items():
@@ -102,8 +87,7 @@ class Decisions:
     def decision_chips(self, play: SeatPlay, amount_cents: int) -> None:
         """Chips on the decision spot during the phase: checked against the seat's actual cards."""
         ctx = self.ctx
-        play.pending_cents = amount_cents
-        play.pending_refused = None
+        play.chips_on_decision_spot(amount_cents)
         if amount_cents == 0:
             return
         low, high = self._seat_limits(play)
@@ -126,7 +110,7 @@ class Decisions:
             f"seat {play.seat}: {action} of {money(amount_cents)} refused "
             f"({'over' if over else 'under'} the limit)"
         )
-        play.pending_refused = message
+        play.refuse_decision_chips(message)
         ctx.journal(
             e.DecisionRefused(
                 seat=play.seat,
@@ -164,16 +148,11 @@ class Decisions:
         assert live is not None
         street = live.street if ctx.config.game == CHASE_THE_FLUSH else None
         if action == "fold":
-            play.status = FOLDED
-            play.decided = True
+            play.fold()
         elif action == "check":
-            pass  # Chase the Flush before the river: the seat acts again on the next street
+            play.check()  # Chase the Flush before the river: the seat acts again on the next street
         else:
-            play.decided = True
-            play.wagers[ctx.spec.decision_wager] = amount_cents
-            play.street = street
-        play.pending_cents = 0
-        play.pending_refused = None
+            play.decide(ctx.spec.decision_wager, amount_cents, street)
         ctx.journal(
             e.Decision(seat=play.seat, action=action, amount_cents=amount_cents, street=street, cause=cause)
         )
@@ -208,8 +187,7 @@ class Decisions:
                 self._decide(play, "check", 0, cause=cause)
             else:
                 self._decide(play, "fold", 0, cause=cause)  # the walk-away rule
-        live.street = None
-        live.decision_deadline_s = None
+        live.close_street()
         self._flow.decisions_closed()
 
     def check_timeout(self) -> None:

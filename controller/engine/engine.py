@@ -10,7 +10,7 @@ Public API::
 
     engine = TableEngine(config, recovered=RecoveredState(...))
     outputs = engine.handle(item, now_s)   # any drivers.events domain event or actions.* action
-    engine.state; engine.held; engine.table_open; engine.recovered_state()
+    view = engine.view()                   # a frozen TableView: view.state, view.held, view.round, ...
 
 ``TableEngine`` composes the parts (docs/engine.md "The parts"): each event and action is handled by
 one handler in the part that owns it, found by its type. Every call returns a list of outputs and never
@@ -21,10 +21,8 @@ to the shell.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
-from transitions.extensions.nesting import HierarchicalMachine
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
 
 from controller.engine import actions as a
 from controller.engine import machine as m
@@ -35,61 +33,104 @@ from controller.engine.deal import DealPart
 from controller.engine.decisions import Decisions
 from controller.engine.faults import ALERT_KINDS, Faults
 from controller.engine.flow import MachineHalted, RoundFlow
+from controller.engine.kills import SeatKills
 from controller.engine.outputs import Output
 from controller.engine.progressive import TableProgressive, progressive_parameters_of
 from controller.engine.round import DEAD, FOLDED, LIVE, LiveRound
-from controller.engine.settings import TableSettings
+from controller.engine.settings import TableSettings, recovered_config
+from controller.engine.settling import RoundToSettle
+from controller.engine.shoe_faults import ShoeFaults
 from controller.engine.state import LatchedFault, RecoveredState, TableConfig
 from controller.journal import entries as e
-from controller.progressive.controller import LinkState, TableSideProgressive
+from controller.progressive.controller import TableSideProgressive
+from controller.progressive.model import Hit, ProgressiveParameters
 from controller.rules.games import GameSpec
 from drivers.events import DealerKey
 
-__all__ = ["ALERT_KINDS", "DEAD", "FOLDED", "LIVE", "TableEngine"]
+__all__ = ["ALERT_KINDS", "DEAD", "FOLDED", "LIVE", "TableEngine", "TableView"]
+
+
+class TableView(NamedTuple):
+    """One reading of the table, as ``TableEngine.view()`` gives it: the outside's only way to read the
+    engine (the parts read each other through their doors, never through this). The mappings are copies:
+    a view never changes after it is taken. A named tuple, not a frozen dataclass: a simulated table's
+    daemon takes one for every item it handles, and a tuple is built in a fraction of the time.
+    ``round`` is the round in play itself, read-only by convention (its fields change only through its
+    own methods, in the engine)."""
+
+    state: str  # the round machine's state as the table shows it (``held`` while held, wherever from)
+    held: bool  # a latched fault stands: no round starts
+    table_open: bool
+    closed_reason: str | None
+    latched: Mapping[str, LatchedFault]
+    round: LiveRound | None
+    config: TableConfig
+    spec: GameSpec
+    definition: m.RoundDefinition
+    spots: Mapping[tuple[int, int], int]  # (seat, spot) -> cents on the spot as the sensors read it
+    # Each past-posted spot not yet cleared: (seat, spot, wager, the cents the round holds).
+    past_posted_spots: tuple[tuple[int, int, str, int], ...]
+    spot_wagers: tuple[str, ...]  # each betting spot's wager, in spot order (the Progressive's last)
+    dp_seat: int | None
+    dp_offer_seat: int | None
+    house_banks: bool
+    progressive_controller: TableSideProgressive | None  # None: the game offers no Progressive
+    progressive_parameters: ProgressiveParameters | None  # the ones in force (a change applied)
 
 
 class TableEngine:
     """The synchronous table core (see the module docstring for the API)."""
 
     def __init__(self, config: TableConfig, recovered: RecoveredState | None = None) -> None:
+        """Builds the parts, each with the doors it asks (docs/engine.md "The parts and their doors"): a
+        part is given the parts built before it, and the ones built after it by its ``connect``."""
         recovered = recovered or RecoveredState()
-        ctx = TableContext(config, recovered.rounds_started)
+        ctx = TableContext(recovered_config(config, recovered), recovered.rounds_started)
         self._ctx = ctx
-        ctx.settings = TableSettings(ctx, recovered)  # first: it may replace the configuration
-        ctx.faults = Faults(ctx, recovered)
-        ctx.bank = Bank(ctx, recovered)
-        ctx.bets = Bets(ctx)
-        ctx.flow = RoundFlow(ctx)  # before the parts given it as a door (its machine calls none at start)
-        ctx.decisions = Decisions(ctx, spots=ctx.bets.spots, faults=ctx.faults, flow=ctx.flow)
-        ctx.deal = DealPart(ctx)
-        ctx.progressive = TableProgressive(
+        # First: its machine calls no part when it is built, and every part asks where the round stands.
+        self._flow = flow = RoundFlow(ctx)
+        ctx.follow(flow)
+        self._faults = faults = Faults(ctx, recovered, flow=flow)
+        self._bank = bank = Bank(ctx, recovered)
+        self._settings = settings = TableSettings(ctx, recovered, bank=bank)
+        self._progressive = progressive = TableProgressive(
             ctx, progressive_parameters_of(config.progressive), recovered.progressive
         )
-        self._handlers: dict[type, Callable[[Any], None]] = {DealerKey: self._on_dealer_key}
-        parts = (
-            ctx.settings,
-            ctx.faults,
-            ctx.bank,
-            ctx.bets,
-            ctx.decisions,
-            ctx.deal,
-            ctx.flow,
-            ctx.progressive,
+        self._bets = bets = Bets(ctx, faults=faults, flow=flow, bank=bank, progressive=progressive)
+        decisions = Decisions(ctx, spots=bets.spots, faults=faults, flow=flow)
+        deal = DealPart(ctx, faults=faults, flow=flow, decisions=decisions)
+        shoe_faults = ShoeFaults(ctx, faults=faults, flow=flow, deal=deal)
+        deal.connect(shoe_faults=shoe_faults)
+        kills = SeatKills(ctx, bets=bets)
+        settling = RoundToSettle(ctx, progressive=progressive)
+        faults.connect(past_posting=bets, shoe=deal)
+        bets.connect(decisions=decisions)
+        flow.connect(
+            faults=faults,
+            settings=settings,
+            bank=bank,
+            bets=bets,
+            deal=deal,
+            decisions=decisions,
+            progressive=progressive,
+            kills=kills,
+            settling=settling,
         )
-        for part in parts:
+        self._handlers: dict[type, Callable[[Any], None]] = {DealerKey: self._on_dealer_key}
+        for part in (settings, faults, bank, bets, kills, decisions, deal, shoe_faults, flow, progressive):
             for kind, handler in part.handlers().items():
                 assert kind not in self._handlers, f"{kind.__name__} has two handlers"
                 self._handlers[kind] = handler
-        if ctx.faults.latched:
-            ctx.flow.fire("hold")
-            ctx.out.clear()  # the hold on start restates the journal; nothing new to record
+        if faults.latched:
+            flow.fire("hold")
+            ctx.take_outputs()  # the hold on start restates the journal; nothing new to record
 
     # ================================================================== the one entry point
     def handle(self, event: object, now_s: float) -> list[Output]:
         """Feed one domain event from a driver, or an operator action (controller/engine/actions.py);
         returns what to journal, send and show."""
         ctx = self._ctx
-        ctx.now_s = now_s
+        ctx.begin_call(now_s)
         try:
             # (_dispatch, inline: one call fewer for each of the ~100 events of a round)
             handler = self._handlers.get(type(event))
@@ -100,14 +141,13 @@ class TableEngine:
         except MachineHalted:
             pass  # already held and journaled by RoundFlow.on_machine_exception
         except Exception as error:  # never out of the engine: hold the table for a supervisor
-            ctx.flow.internal_error(error)
-        out, ctx.out = ctx.out, []
-        return out
+            self._flow.internal_error(error)
+        return ctx.take_outputs()
 
     def _dispatch(self, event: object) -> None:
         handler = self._handlers.get(type(event))
         if handler is None:
-            self._ctx.faults.raise_fault(
+            self._faults.raise_fault(
                 "integrity", f"unknown event refused: {type(event).__name__}", latching=False
             )
             return
@@ -149,7 +189,7 @@ class TableEngine:
         elif key == "dp_waives":
             action = a.DpWaives(by)
         elif key == "dp_accepts":
-            action = ctx.bank.accept_from_bank_spot(by)
+            action = self._bank.accept_from_bank_spot(by)
         elif key == "call_floor":
             ctx.alert("info", "call_floor", "the dealer calls a floor supervisor")
         elif key == "void_request":
@@ -160,114 +200,58 @@ class TableEngine:
             self._dispatch(action)
 
     # ================================================================== what the table shows
-    @property
-    def state(self) -> str:
-        """The round machine's state as the table shows it (``held`` while held, wherever from)."""
-        return self._ctx.state
+    def view(self) -> TableView:
+        """What the table shows now, as one frozen reading (the daemon, the panel's shell, the simulated
+        players and the tests read it; no part does). Built on each call: read it again after a call to
+        ``handle`` to see the change."""
+        ctx = self._ctx
+        faults = self._faults
+        bets = self._bets
+        bank = self._bank
+        settings = self._settings
+        progressive = self._progressive
+        controller = progressive.controller
+        return TableView(
+            state=ctx.state,
+            held=faults.held,
+            table_open=settings.table_open,
+            closed_reason=settings.closed_reason,
+            latched=dict(faults.latched),
+            round=ctx.round,
+            config=ctx.config,
+            spec=ctx.spec,
+            definition=ctx.definition,
+            spots=dict(bets.spots),
+            # Almost always none: the generator is set up only when there is one (half the view's cost).
+            past_posted_spots=tuple(
+                spot for fault_id, spot in bets.past_posting_spots.items() if bets.spot_still_off(fault_id)
+            )
+            if bets.past_posting_spots
+            else (),
+            spot_wagers=ctx.spot_wagers,
+            dp_seat=bank.dp_seat,
+            dp_offer_seat=bank.dp_offer_seat,
+            house_banks=bank.house_banks,
+            progressive_controller=controller,
+            progressive_parameters=(
+                None
+                if controller is None or progressive.parameters is None
+                else progressive.current_parameters()
+            ),
+        )
 
     def why_not_between_rounds(self) -> str | None:
         """None between rounds (when a manager's setting may change), else why not (one line)."""
-        return self._ctx.settings._not_between_rounds()
-
-    @property
-    def held(self) -> bool:
-        """A held table starts no round: a latched fault stands."""
-        return self._ctx.faults.held
-
-    # Read-only views of the parts, for the shell, the simulated players and the tests.
-    @property
-    def config(self) -> TableConfig:
-        return self._ctx.config
-
-    @property
-    def spec(self) -> GameSpec:
-        return self._ctx.spec
-
-    @property
-    def definition(self) -> m.RoundDefinition:
-        return self._ctx.definition
-
-    @property
-    def machine(self) -> HierarchicalMachine:
-        return self._ctx.flow.machine
-
-    @property
-    def round(self) -> LiveRound | None:
-        return self._ctx.round
-
-    @property
-    def latched(self) -> dict[str, LatchedFault]:
-        return self._ctx.faults.latched
-
-    @property
-    def spots(self) -> dict[tuple[int, int], int]:
-        return self._ctx.bets.spots
-
-    @property
-    def past_posted_spots(self) -> list[tuple[int, int, str, int]]:
-        """Each past-posted spot not yet cleared: (seat, spot, wager, the amount the round holds)."""
-        bets = self._ctx.bets
-        return [spot for fault_id, spot in bets.past_posting_spots.items() if bets.spot_still_off(fault_id)]
-
-    @property
-    def table_open(self) -> bool:
-        return self._ctx.settings.table_open
-
-    @property
-    def closed_reason(self) -> str | None:
-        return self._ctx.settings.closed_reason
-
-    @property
-    def dp_seat(self) -> int | None:
-        return self._ctx.bank.dp_seat
-
-    @property
-    def dp_offer_seat(self) -> int | None:
-        return self._ctx.bank.dp_offer_seat
-
-    @property
-    def house_banks(self) -> bool:
-        return self._ctx.bank.house_banks
-
-    def recovered_state(self) -> RecoveredState:
-        """The state a restart would recover from the journal now (for tests and the shell)."""
-        ctx = self._ctx
-        return RecoveredState(
-            latched_faults=tuple(ctx.faults.latched.values()),
-            button_seat=ctx.bank.button_seat,
-            rounds_started=ctx.rounds_started,
-            faults_raised=ctx.faults.faults_raised,
-            table_closed=not ctx.settings.table_open,
-            closed_reason=ctx.settings.closed_reason,
-            min_ante_cents=ctx.config.min_ante_cents,
-            max_ante_cents=ctx.config.max_ante_cents,
-            max_bonus_cents=dict(ctx.config.max_bonus_cents) or None,
-            paytables=dict(ctx.config.paytables),
-            settings_config_digest=ctx.config.config_digest,
-            progressive=(
-                ctx.progressive.controller.state
-                if ctx.progressive.controller is not None and ctx.progressive.controller.state.opened
-                else None
-            ),
-        )
+        return self._settings.why_not_between_rounds()
 
     def set_progressive_controller(self, controller: TableSideProgressive) -> None:
         """A linked table's hook: the progressive the engine asks (the link client, implementing the
         same table-side API as the stand-alone controller); its ``link_state`` becomes the link's."""
-        part = self._ctx.progressive
+        part = self._progressive
         part.controller = controller
         part.link = controller.link_state
 
-    def set_progressive_link(self, link: Callable[[], LinkState]) -> None:
-        """A linked table's hook: where the engine reads whether its progressive's link is up (the
-        link client's ``link_state``). Stand-alone the controller is its own link, always up."""
-        self._ctx.progressive.link = link
-
-    @property
-    def spot_wagers(self) -> tuple[str, ...]:
-        """Each betting spot's wager, in spot order (the Progressive wager's spot last, when offered)."""
-        return self._ctx.spot_wagers
-
-    @property
-    def progressive(self) -> TableProgressive:
-        return self._ctx.progressive
+    def resume_progressive_claims(self, claims: Sequence[tuple[str, int, Sequence[Hit]]]) -> None:
+        """A linked table's start: the claims an earlier run left unanswered, asked again (the journal's
+        ``unanswered_claims``); the floor answers a replay with its first answer."""
+        self._progressive.resume_claims(claims)

@@ -13,6 +13,7 @@ from typing import Any
 from controller.engine import actions as a
 from controller.engine import machine as m
 from controller.engine.context import ENGINE, TableContext, operator
+from controller.engine.doors import PastPostingLedger, ResumesRound, Shoe
 from controller.engine.outputs import AlertSeverity
 from controller.engine.state import LatchedFault, RecoveredState
 from controller.journal import entries as e
@@ -50,11 +51,23 @@ ALERT_KINDS: frozenset[str] = frozenset(FAULT_KINDS) - {SUPERVISOR_HOLD}  # a ho
 class Faults:
     """Faults, holds and the devices' health."""
 
-    def __init__(self, ctx: TableContext, recovered: RecoveredState) -> None:
+    # The doors built after the faults (they raise faults through this part): given by ``connect``.
+    _past_posting: PastPostingLedger
+    _shoe: Shoe
+
+    def __init__(self, ctx: TableContext, recovered: RecoveredState, *, flow: ResumesRound) -> None:
+        """``flow``: hold the table, resume the round once the last latched fault is cleared."""
         self.ctx = ctx
+        self._flow = flow
         self.latched: dict[str, LatchedFault] = {f.fault_id: f for f in recovered.latched_faults}
         self.faults_raised = recovered.faults_raised
         self.device_health: dict[str, str] = {}
+
+    def connect(self, *, past_posting: PastPostingLedger, shoe: Shoe) -> None:
+        """``past_posting``: the bets' past-posting faults (is the spot back as locked; forget it once
+        released). ``shoe``: the deal (the shoe was reset; is every card dealt)."""
+        self._past_posting = past_posting
+        self._shoe = shoe
 
     def handlers(self) -> dict[type, Callable[[Any], None]]:
         return {
@@ -147,7 +160,7 @@ class Faults:
             source=operator(action.by),
             code="operator",
         )
-        ctx.flow.hold_table()
+        self._flow.hold_table()
 
     # ------------------------------------------------------------------ clearing
     def _adopt_clear(self, action: a.AdoptClear) -> None:
@@ -162,7 +175,7 @@ class Faults:
         if not reason.strip() or not by.strip():
             ctx.refuse("clear_fault", "a supervisor's name and a reason are required", by or "unknown")
             return
-        off = None if journaled else ctx.bets.spot_still_off(fault_id)
+        off = None if journaled else self._past_posting.spot_still_off(fault_id)
         if off is not None:
             ctx.refuse(
                 "clear_fault",
@@ -179,7 +192,7 @@ class Faults:
         if not reason.strip() or not by.strip():
             ctx.refuse("accept_difference", "a supervisor's name and a reason are required", by or "unknown")
             return
-        off = ctx.bets.spot_still_off(action.fault_id) if action.fault_id in self.latched else None
+        off = self._past_posting.spot_still_off(action.fault_id) if action.fault_id in self.latched else None
         if off is None:
             ctx.refuse(
                 "accept_difference",
@@ -195,7 +208,7 @@ class Faults:
 
     def _release(self, fault_id: str, by: str, reason: str, *, journaled: bool) -> None:
         ctx = self.ctx
-        ctx.bets.forget_past_posting(fault_id)
+        self._past_posting.forget_past_posting(fault_id)
         del self.latched[fault_id]
         if not journaled:
             ctx.journal(e.FaultCleared(fault_id=fault_id, by=by, reason=reason), source=operator(by))
@@ -203,7 +216,7 @@ class Faults:
             self._reset_faulted_devices(by)
         if self.latched or ctx.state != m.HELD:
             return
-        ctx.flow.resume_round()
+        self._flow.resume_round()
 
     def _reset_faulted_devices(self, by: str) -> None:
         """The last latched fault is cleared: a supervisor has looked at the table. A device whose last
@@ -220,7 +233,7 @@ class Faults:
             )
             self.ctx.out.append(ResetDevice(device))
             if device == self.ctx.config.shuffler_device:
-                self.ctx.deal.shoe_restarted()
+                self._shoe.shoe_restarted()
 
     # ------------------------------------------------------------------ devices
     def devices_not_ready(self) -> list[str]:
@@ -271,14 +284,14 @@ class Faults:
         live = ctx.round
         in_round = live is not None and not live.closed and ctx.state not in (m.IDLE, m.BETTING)
         critical = event.device in (ctx.config.shuffler_device, ctx.config.sensors_device)
-        if in_round and critical and not (event.device == ctx.config.shuffler_device and ctx.deal.finished):
+        if in_round and critical and not (event.device == ctx.config.shuffler_device and self._shoe.finished):
             self.raise_fault(
                 "device_lost",
                 f"{event.device} lost during the round: {event.reason}",
                 latching=True,
                 device=event.device,
             )
-            ctx.flow.hold_table()
+            self._flow.hold_table()
             return
         self.raise_fault(
             "device_lost", f"{event.device}: {event.reason}", latching=False, device=event.device

@@ -13,19 +13,17 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from controller.engine import actions as a
 from controller.engine import machine as m
 from controller.engine.context import ENGINE, TableContext, operator
-from controller.engine.round import DEAD, FOLDED, LiveRound, SeatPlay
+from controller.engine.round import LiveRound, SeatPlay
 from controller.engine.state import DESIGNATED_PLAYER
 from controller.journal import entries as e
 from controller.locale import gaming_day_of
 from controller.names import format_round_id
-from controller.rules.cards import cards_text
-from controller.rules.paytables import Paytable, parse_paytable
-from controller.rules.settle import Banking, Rake, Round, Seat, Settlement, bank_by_seat, settle
+from controller.rules.settle import Settlement, bank_by_seat, settle
 from drivers.events import (
     COMMUNITY_POSITION,
     LockBets,
@@ -37,6 +35,17 @@ from drivers.events import (
     UnlockBets,
 )
 
+if TYPE_CHECKING:  # the parts, given by the engine (none of them imports the flow: doors.py)
+    from controller.engine.bank import Bank
+    from controller.engine.bets import Bets
+    from controller.engine.deal import DealPart
+    from controller.engine.decisions import Decisions
+    from controller.engine.faults import Faults
+    from controller.engine.kills import SeatKills
+    from controller.engine.progressive import TableProgressive
+    from controller.engine.settings import TableSettings
+    from controller.engine.settling import RoundToSettle
+
 
 class MachineHalted(Exception):
     """A transition's callback failed; the machine went to ``held``; stop the engine action."""
@@ -46,11 +55,21 @@ class RoundFlow:
     """The round machine's model and the round's course."""
 
     state: str  # the machine's own state, set by transitions ("held/betting" while held from betting)
+    # The parts the round's course runs through, built after the flow (they are given it as a door):
+    # given by ``connect``.
+    _faults: Faults
+    _settings: TableSettings
+    _bank: Bank
+    _bets: Bets
+    _deal: DealPart
+    _decisions: Decisions
+    _progressive: TableProgressive
+    _kills: SeatKills
+    _settling: RoundToSettle
 
     def __init__(self, ctx: TableContext) -> None:
         self.ctx = ctx
         self._machine_failed = False
-        self._paytables_of: tuple[object, dict[str, Paytable]] | None = None
         self.machine = m.build_machine(
             self,
             ctx.config.game,
@@ -69,6 +88,29 @@ class RoundFlow:
         self._shown_of: dict[str, str] = {name: m.top(name) for name in names}
         self._where_of: dict[str, str] = {name: m.held_from(name) or name for name in names}
 
+    def connect(  # noqa: PLR0913 - the round's course runs through every part: one door each
+        self,
+        *,
+        faults: Faults,
+        settings: TableSettings,
+        bank: Bank,
+        bets: Bets,
+        deal: DealPart,
+        decisions: Decisions,
+        progressive: TableProgressive,
+        kills: SeatKills,
+        settling: RoundToSettle,
+    ) -> None:
+        self._faults = faults
+        self._settings = settings
+        self._bank = bank
+        self._bets = bets
+        self._deal = deal
+        self._decisions = decisions
+        self._progressive = progressive
+        self._kills = kills
+        self._settling = settling
+
     def handlers(self) -> dict[type, Callable[[Any], None]]:
         return {
             a.StartRound: lambda action: self.start_round(action.by),
@@ -78,10 +120,6 @@ class RoundFlow:
         }
 
     # ------------------------------------------------------------------ the machine
-    @property
-    def machine_state(self) -> str:
-        return self.state
-
     @property
     def shown_state(self) -> str:
         """The state as the table shows it: ``held`` for every child of ``held``."""
@@ -99,7 +137,7 @@ class RoundFlow:
 
     def after_state_change(self, event: Any) -> None:
         self.state_entered(m.top(event.transition.source), m.top(event.transition.dest), event.event.name)
-        self.ctx.bets.lapse_kill_request()  # the decisions closed, or the round ended: a request lapses
+        self._kills.lapse_kill_request()  # the decisions closed, or the round ended: a request lapses
 
     def state_entered(self, source: str, dest: str, trigger: str) -> None:
         self.ctx.journal(e.StateChanged(machine="round", from_state=source, to=dest, trigger=trigger))
@@ -108,7 +146,7 @@ class RoundFlow:
         """``on_exception``: a callback failed inside a transition; the round goes to ``held``, and the
         engine action that fired the transition stops there (see :meth:`fire`)."""
         error = event.error
-        self.ctx.faults.raise_fault(
+        self._faults.raise_fault(
             "integrity", f"round machine error: {type(error).__name__}: {error}", latching=True
         )
         if self.shown_state != m.HELD:
@@ -117,9 +155,7 @@ class RoundFlow:
 
     def internal_error(self, error: BaseException) -> None:
         """An unexpected error inside the engine: a latching ``integrity`` fault, the table held."""
-        self.ctx.faults.raise_fault(
-            "integrity", f"engine error: {type(error).__name__}: {error}", latching=True
-        )
+        self._faults.raise_fault("integrity", f"engine error: {type(error).__name__}: {error}", latching=True)
         try:
             if self.shown_state != m.HELD:
                 self.hold_table()
@@ -139,6 +175,14 @@ class RoundFlow:
             self._machine_failed = False
             raise MachineHalted
 
+    def deal_started(self) -> None:
+        """The hole cards' Deal goes out: the bets are locked and the deck verified."""
+        self.fire("start_deal")
+
+    def deal_step_complete(self) -> None:
+        """The deal step in flight is complete: its decision phase (or the reveal) follows."""
+        self.fire("deal_complete")
+
     def can(self, trigger: str) -> bool:
         return trigger in self._triggers()
 
@@ -155,15 +199,15 @@ class RoundFlow:
         ctx = self.ctx
         target = self.where
         self.fire("resume")
-        ctx.bets.judge_spots_afresh()
+        self._bets.judge_spots_afresh()
         if target in (m.BETTING, m.BETS_LOCKED):
             # The shoe's state is unknown after a hold before the deal: shuffle a fresh deck.
-            ctx.deal.shuffle_fresh_deck()
+            self._deal.shuffle_fresh_deck()
         live = ctx.round
         if target in ctx.definition.decision_states and live is not None:
-            live.decision_deadline_s = ctx.now_s + ctx.config.decision_timeout_s
+            live.extend_decisions(ctx.now_s + ctx.config.decision_timeout_s)
         if target in ctx.definition.dealing_states and live is not None and live.deal and live.deal.done:
-            ctx.deal.step_done()
+            self._deal.step_done()
         if target in (m.REVEAL, m.SETTLING) and live is not None:
             # Held while settling (an engine or settle error): settle (or pay) now.
             self.reveal_and_settle()
@@ -171,24 +215,23 @@ class RoundFlow:
     # ------------------------------------------------------------------ opening and locking
     def why_not_start(self) -> str | None:
         """None when a round may start, else the reason it may not."""
-        ctx = self.ctx
-        if ctx.faults.latched:
-            return f"the table is held: {len(ctx.faults.latched)} latched fault(s) to clear"
-        if not ctx.settings.table_open:
+        if self._faults.latched:
+            return f"the table is held: {len(self._faults.latched)} latched fault(s) to clear"
+        if not self._settings.table_open:
             return "the table is closed: a manager opens it"
-        lost = ctx.faults.devices_not_ready()
+        lost = self._faults.devices_not_ready()
         if lost:
             return f"device(s) not ready: {', '.join(lost)}"
-        return ctx.bank.why_no_banker()
+        return self._bank.why_no_banker()
 
     def start_round(self, by: str) -> None:
         ctx = self.ctx
-        if ctx.faults.latched:
+        if self._faults.latched:
             ctx.refuse(
-                "start_round", f"the table is held: {len(ctx.faults.latched)} latched fault(s) to clear", by
+                "start_round", f"the table is held: {len(self._faults.latched)} latched fault(s) to clear", by
             )
             return
-        if not ctx.settings.table_open:
+        if not self._settings.table_open:
             ctx.refuse("start_round", "the table is closed: a manager opens it", by)
             return
         if self.shown_state != m.IDLE:
@@ -198,32 +241,34 @@ class RoundFlow:
         if why_not is not None:
             ctx.refuse("start_round", why_not, by)
             return
-        ctx.round = None
-        ctx.bets.new_round()
+        ctx.forget_round()
+        self._bets.new_round()
         self.fire("open_betting")
         config = ctx.config
         ctx.out.append(UnlockBets(config.sensors_device))
-        ctx.deal.shuffle_fresh_deck()
-        if ctx.bank.button_seat is not None:
-            ctx.out.append(ShowButton(config.display_device, ctx.bank.button_seat))
-        ctx.out.append(ShowText(config.display_device, f"Place your bets{ctx.progressive.betting_opened()}"))
+        self._deal.shuffle_fresh_deck()
+        if self._bank.button_seat is not None:
+            ctx.out.append(ShowButton(config.display_device, self._bank.button_seat))
+        ctx.out.append(
+            ShowText(config.display_device, f"Place your bets{self._progressive.betting_opened()}")
+        )
 
     def lock(self, wagers_by_seat: Mapping[int, Mapping[str, int]], by: str) -> None:
         """No more bets, accepted: the round starts with the seats that bet, and is dealt when the
         deck is verified."""
         ctx = self.ctx
         config = ctx.config
-        ctx.rounds_started += 1
+        number = ctx.number_next_round()
         # Dated by the gaming day (controller/locale.py), not the UTC date: a grave shift's rounds after
         # midnight carry the date of the gaming day they belong to.
         day = gaming_day_of(
             datetime.datetime.fromtimestamp(ctx.now_s, tz=datetime.UTC), config.property_settings
         )
-        round_id = format_round_id(config.table_id, day, ctx.rounds_started)
-        banking = ctx.bank.banking()
+        round_id = format_round_id(config.table_id, day, number)
+        banking = self._bank.banking()
         seats = {seat: SeatPlay(seat, dict(wagers)) for seat, wagers in sorted(wagers_by_seat.items())}
-        button_seat = ctx.bank.button_seat
-        ctx.round = LiveRound(round_id, banking, button_seat, seats)
+        button_seat = self._bank.button_seat
+        ctx.lock_round(LiveRound(round_id, banking, button_seat, seats))
         # round_started first: every later entry of the round, the state change included, follows it.
         ctx.journal(
             e.RoundStarted(
@@ -240,130 +285,30 @@ class RoundFlow:
             source=operator(by) if by != ENGINE else ENGINE,
         )
         if banking["mode"] == DESIGNATED_PLAYER:
-            ctx.bank.check_coverage()
+            self._bank.check_coverage()
         ctx.out.append(LockBets(config.sensors_device))
         ctx.out.append(ShowText(config.display_device, "No more bets"))
-        ctx.progressive.after_lock()
-        ctx.deal.maybe_start()
+        self._progressive.after_lock()
+        self._deal.maybe_start()
 
     # ------------------------------------------------------------------ streets, reveal, settle, pay
     def tick(self) -> None:
         """Time passes: a deal whose shoe went silent is a misdeal (deal_timeout_s); a decision phase
         past its deadline closes (the walk-away rule)."""
-        self.ctx.deal.check_timeout()
-        self.ctx.decisions.check_timeout()
-        self.ctx.bank.check_offer_timeout()
-        self.ctx.progressive.tick()
+        self._deal.check_timeout()
+        self._decisions.check_timeout()
+        self._bank.check_offer_timeout(
+            table_open_and_not_held=self._settings.table_open and not self._faults.latched
+        )
+        self._progressive.tick()
 
     def decisions_closed(self) -> None:
         """A decision phase closed: deal the next street, or reveal."""
         self.fire("close_decisions")
         if self.state in (m.DEALING_FLOP, m.DEALING_TURN_RIVER):
-            self.ctx.deal.send([(COMMUNITY_POSITION, 2)])
+            self._deal.send([(COMMUNITY_POSITION, 2)])
         elif self.state == m.REVEAL:
             self.reveal_and_settle()
-
-    def settle_input(self, *, dead: bool = False) -> dict[str, object]:
-        """The round in the settle input shape (docs/settle.md). A dead (or voided) round carries no
-        cards: a dead hand's cards are never shown, and its wagers all go back whatever they are."""
-        ctx = self.ctx
-        config = ctx.config
-        live = ctx.round
-        assert live is not None
-        obj: dict[str, object] = {"game": config.game, "banking": dict(live.banking)}
-        # A designated-player table's paytables are its contest tables (the seed's appendices). When
-        # nobody takes the bank and the house banks the round, the bonuses pay on the player's own hand
-        # by the house presets (docs/rules.md "House-banked"), as controller.config.settle_base does.
-        if config.paytables and live.banking["mode"] == config.banking_mode:
-            obj["paytables"] = dict(config.paytables)
-        if config.rake is not None and live.banking["mode"] == DESIGNATED_PLAYER:
-            obj["rake"] = dict(config.rake)
-        obj["dealer"] = [] if dead else cards_text(live.dealer_cards)
-        if ctx.spec.community_cards:
-            obj["community"] = [] if dead else cards_text(live.community)
-        seats: list[dict[str, object]] = []
-        for number in sorted(live.seats):
-            play = live.seats[number]
-            # A dead seat goes in without cards (never shown): settle finds it not covered (coverage is
-            # decided on the antes, as at the lock) or dead for its card count, and returns its wagers.
-            seat_obj: dict[str, object] = {
-                "seat": number,
-                "cards": [] if dead or play.status == DEAD else cards_text(play.cards),
-                "wagers": dict(play.wagers),
-                "folded": play.status == FOLDED,
-            }
-            if play.street is not None:
-                seat_obj["street"] = play.street
-            seats.append(seat_obj)
-        obj["seats"] = seats
-        progressive = ctx.progressive.settle_object()
-        if progressive is not None:
-            obj["progressive"] = progressive
-        if dead:
-            obj["dead"] = True
-        return obj
-
-    def settle_round(self, *, dead: bool = False) -> tuple[dict[str, object], Round]:
-        """The round to settle: its settle input (journaled with the settlement) and the typed round
-        built from the same live round. The typed round is what settles, so the engine never reads back
-        the JSON it has just written (issue 28: parse_round was a tenth of the engine core's time).
-        ``parse_round(obj) == round_`` for every round the engine plays
-        (tests/engine/test_settle_round_typed.py); ``settle`` still checks the round."""
-        obj = self.settle_input(dead=dead)
-        ctx = self.ctx
-        config = ctx.config
-        live = ctx.round
-        assert live is not None
-        banking = live.banking
-        if banking["mode"] == DESIGNATED_PLAYER:
-            bonus_cap = banking.get("bonus_cap")
-            typed_banking = Banking(
-                DESIGNATED_PLAYER,
-                _int(banking["seat"]),
-                _int(banking["funds"]),
-                None if bonus_cap is None else _int(bonus_cap),
-            )
-        else:
-            typed_banking = Banking()
-        rake: Rake | None = None
-        if "rake" in obj and config.rake is not None:
-            rake = Rake(str(config.rake["method"]), _int(config.rake["amount"]))
-        progressive = None
-        progressive_obj = obj.get("progressive")
-        if progressive_obj is not None:
-            from controller.rules.progressive import parse_progressive_round  # noqa: PLC0415 (a table with a Progressive only, as settle does)
-
-            progressive = parse_progressive_round(progressive_obj)
-        seats: list[Seat] = []
-        for number in sorted(live.seats):
-            play = live.seats[number]
-            cards = () if dead or play.status == DEAD else tuple(play.cards)
-            seats.append(Seat(number, cards, dict(play.wagers), play.status == FOLDED, play.street))
-        round_ = Round(
-            game=ctx.spec.name,
-            dealer=() if dead else tuple(live.dealer_cards),
-            seats=tuple(seats),
-            banking=typed_banking,
-            community=() if dead or not ctx.spec.community_cards else tuple(live.community),
-            paytables=self._paytables() if "paytables" in obj else {},
-            rake=rake,
-            dead=dead,
-            progressive=progressive,
-        )
-        return obj, round_
-
-    def _paytables(self) -> dict[str, Paytable]:
-        """The configuration's paytables, parsed once for each configuration (a manager's change
-        replaces the configuration, so its paytables are parsed again at the next settlement)."""
-        config = self.ctx.config
-        cached = self._paytables_of
-        if cached is None or cached[0] is not config:
-            parsed = {
-                wager: parse_paytable(table, field=f"paytables.{wager}")
-                for wager, table in config.paytables.items()
-            }
-            cached = self._paytables_of = (config, parsed)
-        return cached[1]
 
     def reveal_and_settle(self) -> None:
         ctx = self.ctx
@@ -373,13 +318,13 @@ class RoundFlow:
             self.fire("settle")
         settlement = live.settlement
         if settlement is None:  # (held after round_settled was journaled: it is never settled twice)
-            round_obj, round_ = self.settle_round()
+            round_obj, round_ = self._settling.settle_round()
             settlement = settle(round_)
-            live.settlement = settlement  # the round is closed
+            live.close(settlement)  # the round is closed
             # bank_by_seat: designated player only, the bank after each seat is paid.
             ctx.journal(e.round_settled(round_obj, settlement.to_json(), bank_by_seat(settlement)))
             # The round's Progressive: contributed and claimed once, with the round's settlement.
-            ctx.progressive.after_settlement(live.round_id, settlement.progressive)
+            self._progressive.after_settlement(live.round_id, settlement.progressive)
         self.fire("pay")
         self._show_results(settlement)
         ctx.out.append(ShowText(ctx.config.display_device, "Pay and collect, then press next"))
@@ -413,14 +358,13 @@ class RoundFlow:
 
     def _after_round_closed(self, *, hand_played: bool) -> None:
         """The round is closed (settled, dead or voided): rotate the button, then idle or held."""
-        ctx = self.ctx
-        ctx.bank.after_round(hand_played=hand_played)
-        ctx.bets.clear_empty_spots()
-        if ctx.faults.latched:
+        self._bank.after_round(hand_played=hand_played)
+        self._bets.clear_empty_spots()
+        if self._faults.latched:
             self.fire("hold")  # from complete or dead: held between rounds
         else:
             self.fire("next_round")
-        ctx.bets.judge_spots_afresh()
+        self._bets.judge_spots_afresh()
 
     # ------------------------------------------------------------------ dead and voided rounds
     def kill_round(
@@ -438,10 +382,10 @@ class RoundFlow:
         why = e.Reason(code=code, message=reason)
         ctx.journal(e.DeadHand(seat=None, reason=why, private=private))
         kind = "red_light" if code == "red_light" else "dead_hand"
-        ctx.faults.raise_fault(kind, f"round dead: {reason}", latching=True, code=code, private=private)
-        round_obj, round_ = self.settle_round(dead=True)
+        self._faults.raise_fault(kind, f"round dead: {reason}", latching=True, code=code, private=private)
+        round_obj, round_ = self._settling.settle_round(dead=True)
         settlement = settle(round_)
-        live.settlement = settlement  # the round is closed, dead
+        live.close(settlement)  # the round is closed, dead
         ctx.journal(
             e.RoundDead(round=round_obj, settlement=settlement.to_json(), reason=why, private=private)
         )
@@ -464,9 +408,9 @@ class RoundFlow:
             return
         ctx.journal(e.VoidOrdered(by=by, reason=reason), source=operator(by))
         if open_round and live is not None:
-            round_obj, round_ = self.settle_round(dead=True)
+            round_obj, round_ = self._settling.settle_round(dead=True)
             settlement = settle(round_)
-            live.settlement = settlement  # closed, as a dead round: its cards are not shown either
+            live.close(settlement)  # closed, as a dead round: its cards are not shown either
             ctx.journal(
                 e.RoundVoided(round=round_obj, settlement=settlement.to_json(), reason=reason, by=by),
                 source=operator(by),
@@ -474,9 +418,3 @@ class RoundFlow:
         self.fire("void")
         ctx.out.append(ShowText(ctx.config.display_device, "Round void: every wager is returned"))
         self._after_round_closed(hand_played=False)
-
-
-def _int(value: object) -> int:
-    """A number the engine itself put in the round (a seat, cents): an int by construction."""
-    assert isinstance(value, int), value
-    return value

@@ -39,8 +39,15 @@ class JournalRecord:
         _SET_SOURCE(self, source)
 
     @classmethod
+    def typed(cls, entry: Entry, round_id: str | None, source: str) -> JournalRecord:
+        """The record of an entry built where it was decided: its kind is the entry's own tag."""
+        return cls(entry.kind, entry, round_id, source)
+
+    @classmethod
     def of(cls, kind: str, fields: Mapping[str, Any], round_id: str | None, source: str) -> JournalRecord:
-        """The record of ``kind`` with these fields, typed now (a field that does not fit is refused)."""
+        """The record of ``kind`` with these fields, typed now (a field that does not fit is refused).
+        No production code writes through it (tests/engine/test_entries_typed.py): the tests and benches
+        that build a record from a stored row's fields (a journal's own rows, a fixture) do."""
         return cls(kind, entries.build(kind, fields), round_id, source)
 
     @property

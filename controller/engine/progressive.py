@@ -106,7 +106,7 @@ class TableProgressive:
             recovered = state if isinstance(state, MeterState) else MeterState()
             self.controller = ProgressiveController(_EngineStore(ctx), state=recovered)
         # The link's state: stand-alone, the controller's own (always up); a linked table's client sets
-        # its own (controller/engine/engine.py ``TableEngine.set_progressive_link``).
+        # its own (controller/engine/engine.py ``TableEngine.set_progressive_controller``).
         self.link: Callable[[], LinkState] = (
             self.controller.link_state if self.controller is not None else lambda: LinkState(True)
         )
@@ -352,24 +352,6 @@ class TableProgressive:
         ctx.out.append(ShowText(ctx.config.display_device, words[:120]))
 
     # ------------------------------------------------------------------ what the table shows
-    def public(self) -> dict[str, Any] | None:
-        if self.controller is None:
-            return None
-        state = self.controller.state
-        link = self.link()
-        parameters = self.current_parameters()
-        return {
-            "meter_id": state.meter_id or self.ctx.config.table_id,
-            "meter_cents": state.meter_cents if state.opened else parameters.settings.base_cents,
-            "reserve_cents": state.reserve_cents,
-            "unit_cents": parameters.settings.unit_cents,
-            "link": link.to_json(),
-            "refused_at_lock": self.refused_at_lock,
-            "pending": [award.to_json() for award in state.pending()],
-            "waiting_claims": [claim.round_id for claim in self.waiting],
-            "meters": state.to_json(),
-        }
-
     def display_meter(self) -> str:
         """The meter as the dealer's display says it at the opening of betting."""
         if self.controller is None:

@@ -1,12 +1,17 @@
 """The round in play as data: each seat's wagers, cards and decision, the deal step in flight, the
 round's cards and its settlement. Its lifecycle is not stored here: the round machine says where the
-round stands (controller/engine/flow.py), and a round is closed when it has its settlement."""
+round stands (controller/engine/flow.py), and a round is closed when it has its settlement.
+
+The parts read these fields freely but change them only through the methods below, each named for what
+happens at the table (``bind_card``, ``kill``, ``fold``, ``close``...): a write from outside this file is
+refused by tests/engine/test_parts.py (docs/engine.md "The round changes through its own methods")."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from controller.rules.settle import Settlement
+from drivers.events import COMMUNITY_POSITION, DEALER_POSITION
 
 # Seat statuses in a round.
 LIVE = "live"
@@ -29,6 +34,44 @@ class SeatPlay:
     pending_cents: int = 0  # chips on the decision spot during the open phase
     pending_refused: str | None = None  # why the chips on the decision spot are refused, if they are
 
+    def kill(self, reason: str) -> None:
+        """The seat's hand is dead (its wagers go back): a wrong count, a supervisor's kill."""
+        self.status = DEAD
+        self.dead_reason = reason
+
+    def leave_uncovered(self, reason: str) -> None:
+        """The designated player's bank does not cover the seat: dead from the lock."""
+        self.covered = False
+        self.kill(reason)
+
+    def chips_on_decision_spot(self, amount_cents: int) -> None:
+        """The decision spot reads ``amount_cents`` (0: nothing there), not refused (yet)."""
+        self.pending_cents = amount_cents
+        self.pending_refused = None
+
+    def refuse_decision_chips(self, reason: str) -> None:
+        self.pending_refused = reason
+
+    # (fold, check, decide and open_street clear the decision spot inline: a few times a seat a street)
+    def fold(self) -> None:
+        self.status = FOLDED
+        self.decided = True
+        self.pending_cents = 0
+        self.pending_refused = None
+
+    def check(self) -> None:
+        """Chase the Flush before the river: no wager now, the seat acts again on the next street."""
+        self.pending_cents = 0
+        self.pending_refused = None
+
+    def decide(self, wager: str, amount_cents: int, street: str | None) -> None:
+        """The seat's decision wager, taken into action (Chase: the street of its all-in)."""
+        self.decided = True
+        self.wagers[wager] = amount_cents
+        self.street = street
+        self.pending_cents = 0
+        self.pending_refused = None
+
 
 @dataclass(slots=True)
 class DealStep:
@@ -41,6 +84,10 @@ class DealStep:
     @property
     def done(self) -> bool:
         return self.completed >= set(self.expected)
+
+    def complete(self, position: int) -> None:
+        """The position's part of the step is over (its HandComplete, or the deal given up on it)."""
+        self.completed.add(position)
 
 
 @dataclass(slots=True)
@@ -65,6 +112,75 @@ class LiveRound:
     # 1, 2, ... in its round, and an answer names the number (docs/engine.md "Kill one seat by the
     # dealer's key"), so a late answer to a rejected request never answers a later one for the same seat.
     kill_requests_made: int = 0
+
+    # ------------------------------------------------------------------ the deal
+    def ask_deal(self, positions: dict[int, int], deadline_s: float) -> None:
+        """A Deal went to the shoe: what each position should get; the shoe must report by then."""
+        self.deal = DealStep(expected=positions)
+        self.deal_deadline_s = deadline_s
+
+    def shoe_alive(self, deadline_s: float) -> None:
+        """The shoe reported: its silence deadline starts again."""
+        self.deal_deadline_s = deadline_s
+
+    def see(self, card: int) -> None:
+        """The card was dealt in this round (wherever it went): seen again, it is a card seen twice."""
+        self.seen_cards.add(card)
+
+    def bind_card(self, step: DealStep, position: int, card: int) -> list[int]:
+        """The card goes to the position's hand (the banker's, the community's or a seat's); returns
+        the position's cards in this deal step so far."""
+        if position == DEALER_POSITION:
+            self.dealer_cards.append(card)
+        elif position == COMMUNITY_POSITION:
+            self.community.append(card)
+        else:
+            self.seats[position].cards.append(card)
+        # (the step's cards inline: ~50 cards a round)
+        received = step.received.get(position)
+        if received is None:
+            received = step.received[position] = []
+        received.append(card)
+        return received
+
+    def judge_wrong_count(self, position: int) -> bool:
+        """The position is found dealt the wrong count: True the first time (judged once)."""
+        if position in self.wrong_positions:
+            return False
+        self.wrong_positions.add(position)
+        return True
+
+    def deal_step_done(self) -> None:
+        self.deal = None
+        self.deal_deadline_s = None
+
+    # ------------------------------------------------------------------ decisions
+    def open_street(self, street: str, deadline_s: float) -> None:
+        """A decision phase opens: no chips counted on a decision spot yet."""
+        self.street = street
+        self.decision_deadline_s = deadline_s
+        for play in self.seats.values():
+            play.pending_cents = 0
+            play.pending_refused = None
+
+    def extend_decisions(self, deadline_s: float) -> None:
+        """The round resumed in a decision phase: the players get the whole time again."""
+        self.decision_deadline_s = deadline_s
+
+    def close_street(self) -> None:
+        self.street = None
+        self.decision_deadline_s = None
+
+    # ------------------------------------------------------------------ the dealer's kill requests
+    def number_kill_request(self) -> int:
+        """The next kill request of this round: its number (1, 2, ...)."""
+        self.kill_requests_made += 1
+        return self.kill_requests_made
+
+    # ------------------------------------------------------------------ the end
+    def close(self, settlement: Settlement) -> None:
+        """Settled, dead or voided: closed with its settlement (journaled with the closing entry)."""
+        self.settlement = settlement
 
     @property
     def closed(self) -> bool:

@@ -15,7 +15,8 @@ from typing import Any
 from controller.engine import actions as a
 from controller.engine import machine as m
 from controller.engine.context import TableContext, operator
-from controller.engine.state import RecoveredState
+from controller.engine.doors import BankingMode
+from controller.engine.state import RecoveredState, TableConfig
 from controller.errors import UserError
 from controller.journal import entries as e
 from controller.money import money
@@ -27,12 +28,14 @@ from drivers.events import ShowText
 class TableSettings:
     """Limits, paytables, open and close."""
 
-    def __init__(self, ctx: TableContext, recovered: RecoveredState) -> None:
+    def __init__(self, ctx: TableContext, recovered: RecoveredState, *, bank: BankingMode) -> None:
+        """``ctx.config``: the configuration with the manager's recovered settings applied
+        (``recovered_config``). ``bank``: its door, the banking mode the default paytables depend on."""
         self.ctx = ctx
+        self._bank = bank
         # A manager closed the table (journaled table_closed by an operator): no round starts.
         self.table_open = not recovered.table_closed
         self.closed_reason: str | None = recovered.closed_reason if recovered.table_closed else None
-        self._apply_recovered(recovered)
 
     def handlers(self) -> dict[type, Callable[[Any], None]]:
         return {
@@ -50,33 +53,15 @@ class TableSettings:
             a.CloseTable: lambda action: self._close_table(action.by, action.reason),
         }
 
-    def _apply_recovered(self, recovered: RecoveredState) -> None:
-        """The manager's last limits and paytables, when made against this same configuration file."""
-        ctx = self.ctx
-        if recovered.settings_config_digest is None:
-            return
-        if recovered.settings_config_digest != ctx.config.config_digest:
-            return  # a new configuration file since: it wins (docs/engine.md "The manager's settings")
-        changes: dict[str, Any] = {}
-        if recovered.min_ante_cents is not None and recovered.max_ante_cents is not None:
-            changes["min_ante_cents"] = recovered.min_ante_cents
-            changes["max_ante_cents"] = recovered.max_ante_cents
-        if recovered.max_bonus_cents is not None:
-            changes["max_bonus_cents"] = dict(recovered.max_bonus_cents)
-        if recovered.paytables:
-            changes["paytables"] = {**ctx.config.paytables, **recovered.paytables}
-        if changes:
-            ctx.config = dataclasses.replace(ctx.config, **changes)
-
     def paytable_in_effect(self, wager: str) -> str | dict[str, Any] | None:
         """The table's paytable for a bonus wager: the one set, or the game's default preset's name."""
         ctx = self.ctx
         explicit = ctx.config.paytables.get(wager)
         if explicit is not None:
             return _paytable_json(explicit, wager)
-        return DEFAULT_PRESET.get((ctx.config.game, ctx.bank.banking_mode(), wager))
+        return DEFAULT_PRESET.get((ctx.config.game, self._bank.banking_mode(), wager))
 
-    def _not_between_rounds(self) -> str | None:
+    def why_not_between_rounds(self) -> str | None:
         """None between rounds (idle, or held with no round open), else why not."""
         ctx = self.ctx
         live = ctx.round
@@ -150,17 +135,19 @@ class TableSettings:
                     )
                     return
                 own_maxima[wager] = value
-        why_not = self._not_between_rounds()
+        why_not = self.why_not_between_rounds()
         if why_not is not None:
             ctx.refuse("set_limits", why_not, by)
             return
         min_before, max_before = ctx.config.min_ante_cents, ctx.config.max_ante_cents
         before = self._limits_json(min_before, max_before)
-        ctx.config = dataclasses.replace(
-            ctx.config,
-            min_ante_cents=min_ante_cents,
-            max_ante_cents=max_ante_cents,
-            max_bonus_cents=own_maxima,
+        ctx.replace_config(
+            dataclasses.replace(
+                ctx.config,
+                min_ante_cents=min_ante_cents,
+                max_ante_cents=max_ante_cents,
+                max_bonus_cents=own_maxima,
+            )
         )
         after = self._limits_json(min_ante_cents, max_ante_cents)
         ctx.journal(
@@ -202,14 +189,14 @@ class TableSettings:
         except UserError as error:
             ctx.refuse("set_paytable", str(error), by)
             return
-        why_not = self._not_between_rounds()
+        why_not = self.why_not_between_rounds()
         if why_not is not None:
             ctx.refuse("set_paytable", why_not, by)
             return
         # A preset is kept by its name (the settle input takes it as such); custom lines canonically.
         after: str | dict[str, Any] = spec if isinstance(spec, str) else dict(paytable.to_json())
         before = self.paytable_in_effect(wager)
-        ctx.config = dataclasses.replace(ctx.config, paytables={**ctx.config.paytables, wager: after})
+        ctx.replace_config(dataclasses.replace(ctx.config, paytables={**ctx.config.paytables, wager: after}))
         ctx.journal(
             e.PaytableSet(
                 wager=wager, by=by, before=before, after=after, config_digest=ctx.config.config_digest
@@ -249,7 +236,7 @@ class TableSettings:
         if not reason.strip():
             ctx.refuse("close_table", "reason: a reason is required", by)
             return
-        why_not = self._not_between_rounds()
+        why_not = self.why_not_between_rounds()
         if why_not is not None:
             ctx.refuse("close_table", why_not, by)
             return
@@ -265,3 +252,20 @@ def _paytable_json(value: object, wager: str) -> str | dict[str, Any]:
     if isinstance(value, str | dict):
         return value
     raise e.EntryError(f"journal: paytable_set: paytable of {wager}: {type(value).__name__} is no paytable")
+
+
+def recovered_config(config: TableConfig, recovered: RecoveredState) -> TableConfig:
+    """The configuration the engine starts with: the manager's last limits and paytables, when made
+    against this same configuration file; else the file's (a new file since wins: docs/engine.md "The
+    manager's settings")."""
+    if recovered.settings_config_digest is None or recovered.settings_config_digest != config.config_digest:
+        return config
+    changes: dict[str, Any] = {}
+    if recovered.min_ante_cents is not None and recovered.max_ante_cents is not None:
+        changes["min_ante_cents"] = recovered.min_ante_cents
+        changes["max_ante_cents"] = recovered.max_ante_cents
+    if recovered.max_bonus_cents is not None:
+        changes["max_bonus_cents"] = dict(recovered.max_bonus_cents)
+    if recovered.paytables:
+        changes["paytables"] = {**config.paytables, **recovered.paytables}
+    return dataclasses.replace(config, **changes) if changes else config

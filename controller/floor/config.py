@@ -9,7 +9,7 @@ ca_file = "floor-ca.pem"
 dsn_file = "floor-writer.dsn"            # a libpq connection string for the writer role
 batch_size = 1000                        # = the consumer's max_ack_pending
 
-A typed section in the style of the table's file (controller/config.py ``UplinkSection``): checked
+A typed section in the style of the table's file (controller/config/sections.py ``UplinkSection``): checked
 models (controller/checked.py) with unknown keys refused and every value's type and range checked, and
 each refusal one line, ``FILE: floor.KEY: reason``. The secrets are never written in the file: the NATS
 password and the writer's connection string are read from the ``*_file`` keys, relative to the file's
@@ -28,17 +28,14 @@ from typing import Annotated, Any, ClassVar
 import psycopg.conninfo
 
 from controller.checked import BeforeValidator, ValidationError, model_validator
-from controller.config import tls_servers, whole_number
+from controller.config import checked_ca_file, tls_servers, whole_number
 from controller.errors import UserError, shown
 from controller.files import (
-    MAX_CERTIFICATE_BYTES,
     MAX_SECRET_FILE_BYTES,
     MAX_TOML_BYTES,
-    NO_SUCH_FILE,
     FileRefused,
     TomlRefused,
     load_toml,
-    read_bounded,
     read_bounded_text,
 )
 from controller.floor.service import FloorConfig
@@ -171,7 +168,7 @@ class PanelSection(Strict):
     }
 
 
-_TABLE_SPOT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.]{0,31}$")  # a table id (controller/config.py's rule)
+_TABLE_SPOT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.]{0,31}$")  # a table id (the table's rule)
 
 
 def _pit_name(value: object) -> object:
@@ -377,12 +374,7 @@ def _property(parsed: FloorFile) -> PropertySettings:
 
 
 def _assemble(section: FloorSection, base_dir: Path, prop: PropertySettings) -> FloorConfig:
-    ca_file = base_dir / section.ca_file
-    try:  # read now, bounded, so the TLS set-up never opens a FIFO or a device
-        read_bounded(ca_file, limit_bytes=MAX_CERTIFICATE_BYTES)
-    except FileRefused as refused:
-        suffix = " (the floor CA's certificate)" if refused.reason == NO_SUCH_FILE else ""
-        raise KeyRefusal("floor.ca_file", f"{refused}{suffix}") from None
+    ca_file = checked_ca_file(base_dir, section.ca_file, key="floor.ca_file")
     return FloorConfig(
         servers=tuple(section.servers),
         user=section.user,

@@ -30,7 +30,8 @@ from controller.errors import UserError
 from controller.floor.theoretical import theoretical_win_exact
 from controller.journal import entries as typed
 from controller.journal.kinds import DIFFERENCE_ACCEPTED, LEGACY_OPERATOR_ACTION, SEAT_KILLED
-from controller.journal.state import Meters
+from controller.journal.render import typed_entry
+from controller.journal.state_parts import Meters
 from controller.locale import (
     DEFAULT_PROPERTY,
     PropertyRefused,
@@ -130,14 +131,6 @@ def gaming_day_range(day: str, prop: PropertySettings = DEFAULT_PROPERTY) -> tup
         raise UserError(str(refused)) from None
 
 
-def _cents(payload: Mapping[str, Any], *names: str) -> int:
-    for name in names:
-        value = payload.get(name)
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-    return 0
-
-
 def fold_day(entries: Iterable[DayEntry], start_utc: str, end_utc: str) -> dict[str, DayFigures]:  # noqa: PLR0912 - one branch per entry kind of the day's fold
     """Each table's figures from its entries whose time is in [start_utc, end_utc) (journal texts)."""
     tables: dict[str, DayFigures] = {}
@@ -147,7 +140,10 @@ def fold_day(entries: Iterable[DayEntry], start_utc: str, end_utc: str) -> dict[
         figures = tables.setdefault(entry.table_id, DayFigures())
         payload = entry.payload
         if entry.kind in CLOSING:
-            settlement = payload.get("settlement") or {}
+            # Read as its typed entry (the payload may hold the private part merged: a table's journal).
+            closing = typed_entry(entry.kind, payload)
+            assert isinstance(closing, typed.RoundSettled | typed.RoundDead | typed.RoundVoided)
+            settlement = closing.settlement
             # The table's own meters fold (controller/journal/state.py) for handle, win, dead hands.
             meters = Meters()
             meters.add_settlement("", settlement, voided=entry.kind == "round_voided")
@@ -158,7 +154,9 @@ def fold_day(entries: Iterable[DayEntry], start_utc: str, end_utc: str) -> dict[
                 if meter.stake_cents:
                     by_wager = figures.handle_by_wager_cents
                     by_wager[wager] = by_wager.get(wager, 0) + meter.stake_cents
-            game = str(settlement.get("game") or (payload.get("round") or {}).get("game") or "")
+            # A settled round's settle input is in its private part; its settlement names the game.
+            round_json = {} if isinstance(closing, typed.RoundSettled) else closing.round
+            game = str(settlement.get("game") or round_json.get("game") or "")
             if game:
                 figures.games.add(game)
             if entry.kind == "round_settled":
@@ -179,11 +177,15 @@ def fold_day(entries: Iterable[DayEntry], start_utc: str, end_utc: str) -> dict[
         elif entry.kind == PROGRESSIVE_CONTRIBUTION:
             # What the round's Progressive wagers gave the jackpot (meter, reserve and overflow); the
             # wagers themselves are the entry's in_meter_cents.
-            figures.progressive_contributions_cents += _cents(payload, "increment_cents")
+            contribution = typed_entry(entry.kind, payload)
+            assert isinstance(contribution, typed.ProgressiveContribution)
+            figures.progressive_contributions_cents += contribution.increment_cents
         elif entry.kind == PROGRESSIVE_AWARD_PAID:
             # An award is journaled twice (claimed at the hit, paid at the payment) with the same
             # amount: counted once, on the day it was paid.
-            figures.progressive_awards_cents += _cents(payload, "amount_cents")
+            paid = typed_entry(entry.kind, payload)
+            assert isinstance(paid, typed.ProgressiveAwardPaid)
+            figures.progressive_awards_cents += paid.amount_cents
     return tables
 
 

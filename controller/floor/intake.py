@@ -24,6 +24,9 @@ __all__ = ["Delivery", "FloorClient", "RawHeaders", "stream_seq_of_reply"]
 
 _HEADER_LINE = b"NATS/1.0"
 _CRLF = b"\r\n"
+# Where an inline status would begin in a header block (``NATS/1.0 404``): read per message, so fixed.
+_STATUS_AT = len(_HEADER_LINE)
+_AFTER_STATUS_AT = _STATUS_AT + 1
 
 
 class RawHeaders(Mapping[str, str]):
@@ -67,9 +70,10 @@ def stream_seq_of_reply(reply: str) -> int:
     domain and account, ``$JS.ACK.<domain>.<account>.<stream>.<consumer>.<delivered>.<stream seq>...``
     (11 or more), as nats-py's ``Msg.Metadata`` reads it. ValueError: not a JetStream delivery."""
     tokens = reply.split(".")
-    if len(tokens) < 9 or tokens[0] != "$JS" or tokens[1] != "ACK" or len(tokens) == 10:
+    count = len(tokens)
+    if count < 9 or count == 10 or tokens[0] != "$JS" or tokens[1] != "ACK":
         raise ValueError(f"not a JetStream delivery's reply subject: {reply[:80]!r}")
-    return int(tokens[5] if len(tokens) == 9 else tokens[7])
+    return int(tokens[5] if count == 9 else tokens[7])
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +137,7 @@ class FloorClient(Client):
             handler is None
             or not data
             or getattr(nats_client, "parse_email", None) is not None
-            or (headers is not None and headers[len(_HEADER_LINE) : len(_HEADER_LINE) + 1] == b" ")
+            or (headers is not None and headers[_STATUS_AT:_AFTER_STATUS_AT] == b" ")
         ):
             await super()._process_msg(sid, subject, reply, data, headers)  # type: ignore[arg-type]
             return

@@ -43,26 +43,27 @@ from nats.aio.msg import Msg
 from controller.errors import UserError, shown
 from controller.journal import entries as e
 from controller.journal.kinds import PROGRESSIVE_KINDS
+from controller.logs import log_nats_error
 from controller.progressive.controller import MeterView, ProgressiveController
 from controller.progressive.model import Hit, ProgressiveParameters
-from controller.uplink.wire import PROGRESSIVE_INBOX, PROGRESSIVE_ROOT
-from controller.waits import close_quietly, raise_if_cancelled, wait_event
+from controller.uplink.wire import (
+    PROGRESSIVE_INBOX,
+    PROGRESSIVE_ROOT,
+    progressive_claim_subject,
+    progressive_confirm_subject,
+    progressive_meter_subject,
+)
+from controller.waits import ReconnectDelay, close_quietly, raise_if_cancelled
 
 log = structlog.get_logger("flushtable.floor.progressive")
 
 MAX_REQUEST_BYTES = 16_384  # a claim names at most 7 seats: anything larger is no claim
 
 
-def meter_subject(link_id: str) -> str:
-    return f"{PROGRESSIVE_ROOT}.{link_id}.meter"
-
-
-def claim_subject(link_id: str, table_id: str) -> str:
-    return f"{PROGRESSIVE_ROOT}.{link_id}.claim.{table_id}"
-
-
-def confirm_subject(link_id: str, table_id: str) -> str:
-    return f"{PROGRESSIVE_ROOT}.{link_id}.confirm.{table_id}"
+# The subjects under the floor's own names (the tests request claims by them).
+meter_subject = progressive_meter_subject
+claim_subject = progressive_claim_subject
+confirm_subject = progressive_confirm_subject
 
 
 @dataclass(frozen=True, slots=True)
@@ -519,7 +520,9 @@ class LinkedProgressive:
         self.ready = asyncio.Event()  # set once every link is loaded and its subjects subscribed
 
     async def run(self, stop: asyncio.Event) -> None:
-        backoff_s = self.config.backoff_initial_s
+        retry = ReconnectDelay(
+            initial_s=self.config.backoff_initial_s, max_s=self.config.backoff_max_s, rng=self._rng
+        )
         while not stop.is_set():
             raise_if_cancelled()
             client: Client | None = None
@@ -534,11 +537,12 @@ class LinkedProgressive:
                     allow_reconnect=False,
                     connect_timeout=5,
                     name="flushtable-progressive",
+                    error_cb=log_nats_error,
                 )
                 connection = await asyncio.to_thread(psycopg.connect, self.config.dsn, autocommit=True)
                 assert connection is not None
                 await self._serve(client, connection, stop)
-                backoff_s = self.config.backoff_initial_s
+                retry.reset()
             except _INFRASTRUCTURE_ERRORS as error:
                 self.status.failures += 1
                 self.status.last_error = f"{type(error).__name__}: {error}"[:300]
@@ -556,8 +560,7 @@ class LinkedProgressive:
                         await asyncio.to_thread(connection.close)
             if stop.is_set():
                 break
-            await wait_event(stop, min(backoff_s * (0.5 + self._rng.random()), self.config.backoff_max_s))
-            backoff_s = min(backoff_s * 2, self.config.backoff_max_s)
+            await retry.wait(stop)
 
     async def _serve(
         self, client: Client, connection: psycopg.Connection[tuple[Any, ...]], stop: asyncio.Event
@@ -570,8 +573,8 @@ class LinkedProgressive:
             async def take(message: Msg, link_id: str = link_id) -> None:
                 await requests.put((link_id, message.subject, message))
 
-            await client.subscribe(f"{PROGRESSIVE_ROOT}.{link_id}.claim.*", cb=take)
-            await client.subscribe(f"{PROGRESSIVE_ROOT}.{link_id}.confirm.*", cb=take)
+            await client.subscribe(claim_subject(link_id, "*"), cb=take)
+            await client.subscribe(confirm_subject(link_id, "*"), cb=take)
         await client.flush()
         self.ready.set()
         log.info("progressive_serving", links=sorted(self.links))

@@ -4,7 +4,7 @@
 manifest, checked against the casino's public key, and the release's files (a wheel, or a directory
 holding the packages), checked file for file against that manifest before use. It chooses a fresh
 random seed, computes HMAC-SHA256(seed, file) over the approved files and their aggregate
-(controller/software.py ``seeded_digests``, the same code the table runs), asks the table over NATS
+(controller/software/seeded.py ``seeded_digests``, the same code the table runs), asks the table over NATS
 (request/reply on ``flushtable_verify.<site>.<table>``: only that table may listen there, and it may only
 answer), and records the outcome in ``floor_software_checks`` (append-only): **match**, **mismatch** or
 **no_answer**. A mismatch or no answer raises a floor alert (``software_mismatch``,
@@ -28,6 +28,7 @@ import psycopg
 
 from controller import software
 from controller.errors import UserError
+from controller.logs import log_nats_error
 from controller.uplink.wire import verify_subject
 
 DEFAULT_TIMEOUT_S = 60.0  # a table hashes its ~200 files in well under a second, even loaded
@@ -96,6 +97,7 @@ async def ask_table(  # noqa: PLR0913 - keyword-only connection settings and the
         allow_reconnect=False,
         connect_timeout=5,
         name="flushtable-floor-verify",
+        error_cb=log_nats_error,
     )
     try:
         body = json.dumps({"seed": seed.hex(), "requested_by": requested_by}).encode()

@@ -28,6 +28,7 @@ from typing import Any
 
 from controller.floor import gaming_day
 from controller.journal import entries as typed
+from controller.journal.render import typed_entry
 from controller.money import MoneyFormat
 
 SCHEMA = "flushtable-surveillance/1"
@@ -102,6 +103,7 @@ EVENT_ENTRY_KINDS: tuple[str, ...] = (
     "fault_raised",
     "security_event",
 )
+_WATCHED_KINDS = frozenset(EVENT_ENTRY_KINDS)  # events_of decodes only these
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,14 +152,35 @@ def alert_category(kind: str) -> str:
     return "operations"
 
 
-def _reason_text(reason: Any) -> str:
-    if isinstance(reason, Mapping):
-        return str(reason.get("message") or reason.get("code") or "")
-    return str(reason or "")
+def _reason_text(reason: typed.Reason | str) -> str:
+    if isinstance(reason, typed.Reason):
+        return reason.message or reason.code
+    return reason
 
 
 def _pick(payload: Mapping[str, Any], *names: str) -> dict[str, Any]:
     return {name: payload[name] for name in names if name in payload}
+
+
+def _big_wins(
+    settlement: Mapping[str, Any], big_win_cents: int, money: MoneyFormat
+) -> list[tuple[str, str, str, dict[str, Any]]]:
+    """A settled round's seats that won ``big_win_cents`` or more (the settle output's seats)."""
+    found: list[tuple[str, str, str, dict[str, Any]]] = []
+    for seat in settlement.get("seats") or []:
+        net = seat.get("net")
+        if isinstance(net, int) and not isinstance(net, bool) and net >= big_win_cents:
+            details = {
+                "seat": seat.get("seat"),
+                "net_cents": net,
+                "wagers": seat.get("wagers") or {},
+                "threshold_cents": big_win_cents,
+                "game": settlement.get("game"),
+                "banking": settlement.get("banking"),
+            }
+            summary = f"seat {seat.get('seat')} won {money(net)} (threshold {money(big_win_cents)})"
+            found.append(("big_win", "game", summary, details))
+    return found
 
 
 def events_of(
@@ -166,57 +189,37 @@ def events_of(
     """The surveillance events of one entry (most entries have none). ``money``: the property's format
     (``PropertySettings.money``), so a summary reads as the property's panels and reports do."""
     p = entry.payload
+    # Read as its typed entry (only the kinds watched here are decoded); ``details`` stay the entry's
+    # fields as the table wrote them (the event's schema, docs/operations.md "Surveillance").
+    read = typed_entry(entry.kind, p) if entry.kind in _WATCHED_KINDS else None
     found: list[tuple[str, str, str, dict[str, Any]]] = []  # (type, category, summary, details)
-    if entry.kind == "round_settled":
-        settlement = p.get("settlement") or {}
-        for seat in settlement.get("seats") or []:
-            net = seat.get("net")
-            if isinstance(net, int) and not isinstance(net, bool) and net >= big_win_cents:
-                details = {
-                    "seat": seat.get("seat"),
-                    "net_cents": net,
-                    "wagers": seat.get("wagers") or {},
-                    "threshold_cents": big_win_cents,
-                    "game": settlement.get("game"),
-                    "banking": settlement.get("banking"),
-                }
-                summary = f"seat {seat.get('seat')} won {money(net)} (threshold {money(big_win_cents)})"
-                found.append(("big_win", "game", summary, details))
-    elif entry.kind == "past_posting":
+    if isinstance(read, typed.RoundSettled):
+        found.extend(_big_wins(read.settlement, big_win_cents, money))
+    elif isinstance(read, typed.PastPosting):
         details = _pick(p, "seat", "wager", "locked_cents", "seen_cents")
         summary = (
-            f"seat {p.get('seat')} {p.get('wager')}: {money(int(p.get('locked_cents', 0)))} locked, "
-            f"{money(int(p.get('seen_cents', 0)))} seen after the lock"
+            f"seat {read.seat} {read.wager}: {money(read.locked_cents)} locked, "
+            f"{money(read.seen_cents)} seen after the lock"
         )
         found.append(("past_posting", "game", summary, details))
-    elif entry.kind == "dead_hand":
-        seat = p.get("seat")
-        where = f"seat {seat}" if seat is not None else "the whole round"
-        found.append(
-            (
-                "dead_hand",
-                "game",
-                f"{where} dead: {_reason_text(p.get('reason'))}",
-                _pick(p, "seat", "reason"),
-            )
-        )
-    elif entry.kind == "round_dead":
-        found.append(
-            ("dead_round", "game", f"round dead: {_reason_text(p.get('reason'))}", _pick(p, "reason"))
-        )
-    elif entry.kind == "round_voided":
-        summary = f"round voided by {p.get('by')}: {_reason_text(p.get('reason'))}"
+    elif isinstance(read, typed.DeadHand):
+        where = f"seat {read.seat}" if read.seat is not None else "the whole round"
+        summary = f"{where} dead: {_reason_text(read.reason)}"
+        found.append(("dead_hand", "game", summary, _pick(p, "seat", "reason")))
+    elif isinstance(read, typed.RoundDead):
+        found.append(("dead_round", "game", f"round dead: {_reason_text(read.reason)}", _pick(p, "reason")))
+    elif isinstance(read, typed.RoundVoided):
+        summary = f"round voided by {read.by}: {_reason_text(read.reason)}"
         found.append(("void", "game", summary, _pick(p, "by", "reason")))
-    elif entry.kind in OPERATOR_KINDS:
-        found.extend(_operator_event(typed.from_parts(entry.kind, p, None)))
-    elif entry.kind == "fault_raised" and p.get("kind") not in ALERTS_WITH_THEIR_OWN_EVENT:
-        alert_kind = str(p.get("kind"))
+    elif read is not None and entry.kind in OPERATOR_KINDS:
+        found.extend(_operator_event(read))
+    elif isinstance(read, typed.FaultRaised) and read.kind_of_fault not in ALERTS_WITH_THEIR_OWN_EVENT:
         details = _pick(p, "fault_id", "kind", "severity", "device", "reason", "by")
-        summary = f"{alert_kind} ({p.get('severity')}): {_reason_text(p.get('reason'))}"
-        found.append(("alert", alert_category(alert_kind), summary, details))
-    elif entry.kind == "security_event":
+        summary = f"{read.kind_of_fault} ({read.severity}): {_reason_text(read.reason)}"
+        found.append(("alert", alert_category(read.kind_of_fault), summary, details))
+    elif isinstance(read, typed.SecurityEvent):
         details = _pick(p, "device", "reason", "detail")
-        found.append(("security", "security", f"{p.get('device')}: {p.get('reason')}", details))
+        found.append(("security", "security", f"{read.device}: {read.reason}", details))
     return [
         {
             "schema": SCHEMA,

@@ -26,11 +26,19 @@
   above its share releases partitions, one below takes free ones.
 
 A dead worker's partitions are free once their keys expire (at most ``lease_ttl_s`` after its last
-renewal) and taken by a live worker at its next tick (``renew_interval_s``): the move takes at most
-``lease_ttl_s + 2 * renew_interval_s`` (the second interval: its beat is seen stale after the TTL too).
-The messages the dead worker had pulled and not acked come back after the partition consumer's
-``ack_wait``, which is therefore the lease TTL (``partition_ack_wait_s``), inside that bound: a killed
-worker's tables are committed again within ``takeover_bound_s`` (10 s at the defaults) plus one pull.
+renewal) and taken by a live worker at its next tick (``renew_interval_s``; every ``SUSPECT_TICK_S``
+while a peer's beat has stalled): the move takes at most ``lease_ttl_s + 2 * renew_interval_s`` (the
+second interval: its beat is seen stale after the TTL too). The messages the dead worker had pulled and
+not acked come back after the partition consumer's ``ack_wait``, half the lease TTL
+(``partition_ack_wait_s``): before the move, so a killed worker's tables are committed again within
+``takeover_bound_s`` (10 s at the defaults) plus one pull. A batch outlasting ``ack_wait`` is kept in
+progress (``+WPI``, controller/floor/in_progress.py), not redelivered.
+
+**Through a node's loss** (docs/floor.md "The lease loop through a node's loss"): the bucket, like the
+stream, has no leader for nats-server's raft election (4-9 s) and cannot be written by anybody: the
+loop's requests are short and retried, the loop reconnects as soon as its connection closes, and a key
+that expired meanwhile is taken again in place (``_retake``) while PostgreSQL still holds this
+worker's epoch, the partition's service kept running.
 """
 
 from __future__ import annotations
@@ -43,7 +51,7 @@ import math
 import ssl
 import time
 import zlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import nats.errors
@@ -56,21 +64,30 @@ from nats.js.client import JetStreamContext
 from nats.js.kv import KeyValue
 
 from controller.errors import UserError
-from controller.floor.service import Fence, Fenced, FloorConfig, FloorService, table_of_subject
+from controller.floor.service import (
+    IN_PROGRESS_INTERVAL_S,
+    Fenced,
+    FloorConfig,
+    FloorService,
+    table_of_subject,
+)
 from controller.floor.store import Connection
 from controller.floor.stream import MAX_ACK_PENDING
+from controller.logs import log_nats_error
 from controller.uplink.wire import LEASE_BUCKET, STREAM_NAME, SUBJECT_ROOT
 from controller.waits import close_quietly, wait_event
 
 __all__ = [
     "FloorWorker",
     "LeaseTtlMismatch",
+    "PartitionFence",
     "PartitionsMismatch",
     "WorkerSettings",
     "check_bucket_ttl",
     "claim_epoch",
     "ensure_partitions",
     "fence_for",
+    "move_epoch",
     "partition_ack_wait_s",
     "partition_consumer",
     "partition_filter",
@@ -84,6 +101,18 @@ log = structlog.get_logger("flushtable.floor.workers")
 
 MEMBERS_KEY = "workers"
 DEFAULT_LEASE_TTL_S = 6.0
+# The lease loop's JetStream requests (the bucket's reads and writes, stream and consumer info) wait this
+# long, not nats-py's 5 s: after a node's loss the first requests go unanswered while the bucket's and
+# the stream's leaders are elected, and each waited its 5 s once (docs/floor.md "Measured: workers on
+# the cluster"). A renewal that timed out is sent again (``_renew``) until the lease TTL has run out.
+LEASE_REQUEST_TIMEOUT_S = 1.5
+UNANSWERED_RETRY_S = 0.25  # the pause before a request answered "no responders" is sent again
+# While another worker's beat has stopped moving (it may be dead), the loop ticks this often instead of
+# every renew interval, so that its partitions are taken as soon as their keys expire.
+SUSPECT_TICK_S = 0.5
+# A service whose lease the loop could not renew for this many TTLs is stopped (the loop cut off from
+# NATS): its commits are fenced anyway once another worker claims the partition.
+DROP_AFTER_TTLS = 5
 MAX_LEASE_TTL_S = 300.0
 MAX_PARTITIONS = 256
 
@@ -101,12 +130,15 @@ def partition_consumer(partition: int, partitions: int) -> str:
 
 
 def partition_ack_wait_s(lease_ttl_s: float) -> float:
-    """The partition consumers' ``ack_wait``: the lease TTL. A killed worker's pulled, unacked messages
-    are redelivered ``ack_wait`` after their delivery, which was before the kill, so they are back by
-    the time its lease has expired and a live worker holds the partition (``takeover_bound_s``); the
-    one-worker floor's 30 s (stream.ACK_WAIT_S) would hold its tables three times longer. A batch whose
-    commit outlasts it is delivered again: wasted work only, the writes are idempotent by (table, seq)."""
-    return lease_ttl_s
+    """The partition consumers' ``ack_wait``: half the lease TTL (3 s at the defaults). A killed worker's
+    pulled, unacked messages are redelivered ``ack_wait`` after their delivery, which was before the
+    kill; its leases expire a TTL after its last renewal, at least TTL - renew interval (4 s) after the
+    kill. So the messages are back before a live worker holds the partition, and its service is
+    delivered them at its first pull (with ``ack_wait`` = the TTL, as before, they came up to 2 s after
+    the move, and the killed worker's tables waited for them: 11.05 s at 1,000 tables, and 11.89 s at 80).
+    A batch whose commit outlasts it is not delivered again meanwhile: the service sends ``+WPI`` for
+    its messages every third of it (controller/floor/in_progress.py)."""
+    return lease_ttl_s / 2
 
 
 def lease_key(partition: int) -> str:
@@ -158,7 +190,10 @@ def _partition_consumer_config(
 
 
 async def sync_partition_consumer(
-    js: JetStreamContext, partition: int, partitions: int, subjects: Iterable[str]
+    js: JetStreamContext,
+    partition: int,
+    partitions: int,
+    subjects: Iterable[str] | Callable[[], Awaitable[Iterable[str]]],
 ) -> list[str]:
     """Make the partition's consumer deliver every table of the partition in ``subjects``; returns its
     filter. A consumer's filter can be changed in place, but the change does not go back: a new
@@ -172,13 +207,19 @@ async def sync_partition_consumer(
     info = await js.consumer_info(STREAM_NAME, name)
     config = info.config
     current = list(config.filter_subjects or ([config.filter_subject] if config.filter_subject else [">"]))
-    if any("*" in p or ">" in p for p in current):
-        return current  # delivered every table (``ensure_partitions(..., by_table=False)``): nothing to add
-    wanted = [s for s in partition_filter(subjects, partition, partitions) if s != NO_TABLE_SUBJECT]
-    added = [s for s in wanted if s not in current]
+    added: list[str] = []
+    filters = current
+    if not any("*" in p or ">" in p for p in current):  # else every table is delivered: nothing to add
+        if callable(subjects):
+            # Read only when needed: the stream's subject list is one entry per table (a large answer
+            # on a large floor), and a new holder waits for it before its partition's service starts.
+            subjects = await subjects()
+        wanted = [s for s in partition_filter(subjects, partition, partitions) if s != NO_TABLE_SUBJECT]
+        added = [s for s in wanted if s not in current]
+        if added:
+            filters = sorted({p for p in current if p != NO_TABLE_SUBJECT} | set(wanted))
     if not added:
         return current
-    filters = sorted({p for p in current if p != NO_TABLE_SUBJECT} | set(wanted))
     start_seq = (info.ack_floor.stream_seq if info.ack_floor else 0) + 1
     for subject in added:
         try:
@@ -401,22 +442,49 @@ async def renew_epochs(connection: Connection, epochs: dict[int, int]) -> set[in
         return {int(row[0]) for row in await cursor.fetchall()}
 
 
-def fence_for(partition: int, epoch: int) -> Fence:
+@dataclass
+class PartitionFence:
     """The check each commit of the partition's service makes, in its own transaction: the row locked
-    until the commit (a newer claim waits for it), and the commit refused unless the epoch is its own."""
+    until the commit (a newer claim waits for it), and the commit refused unless the row's epoch is one
+    of ``epochs``: this worker's for the partition. Two only while the worker moves its own lease to a
+    new epoch in place (``move_epoch``: the key expired while the bucket had no leader, PostgreSQL
+    still holding this worker's epoch); no other worker's epoch is ever in it."""
 
-    async def fence(connection: Connection) -> None:
+    partition: int
+    epochs: set[int]
+
+    async def __call__(self, connection: Connection) -> None:
         row = await (
             await connection.execute(
                 "SELECT epoch, worker FROM floor_partition_leases WHERE partition = %s FOR UPDATE",
-                (partition,),
+                (self.partition,),
             )
         ).fetchone()
-        if row is None or int(row[0]) != epoch:
+        if row is None or int(row[0]) not in self.epochs:
             holder = "nobody" if row is None else f"epoch {row[0]} of worker {row[1]}"
-            raise Fenced(f"partition {partition}: this lease's epoch {epoch} is not the newest ({holder})")
+            mine, partition = max(self.epochs), self.partition
+            raise Fenced(f"partition {partition}: this lease's epoch {mine} is not the newest ({holder})")
 
-    return fence
+
+def fence_for(partition: int, epoch: int) -> PartitionFence:
+    """The fence of a service holding the partition at ``epoch`` (``PartitionFence``)."""
+    return PartitionFence(partition, {epoch})
+
+
+async def move_epoch(connection: Connection, partition: int, old: int, new: int, worker: str) -> bool:
+    """Move the partition's epoch from ``old`` to ``new`` for ``worker``, only while PostgreSQL still
+    holds ``old`` of that worker (nobody claimed it meanwhile); False otherwise. Waits, like a claim,
+    for a commit holding the row's lock."""
+    async with connection.transaction():
+        row = await (
+            await connection.execute(
+                "UPDATE floor_partition_leases SET epoch = %s, acquired_utc = clock_timestamp(), "
+                "renewed_utc = clock_timestamp() WHERE partition = %s AND epoch = %s AND worker = %s "
+                "AND %s > epoch RETURNING epoch",
+                (new, partition, old, worker, new),
+            )
+        ).fetchone()
+    return row is not None
 
 
 async def record_nodes(connection: Connection, js: JetStreamContext, worker: str) -> None:
@@ -451,6 +519,27 @@ async def record_nodes(connection: Connection, js: JetStreamContext, worker: str
 # --- the worker -------------------------------------------------------------------------------------
 
 
+def _setter(event: asyncio.Event) -> Callable[[], Awaitable[None]]:
+    """A nats-py callback (disconnected, closed) that sets ``event``."""
+
+    async def set_it() -> None:
+        event.set()
+
+    return set_it
+
+
+async def _wait_either(first: asyncio.Event, second: asyncio.Event, timeout_s: float) -> None:
+    """Until either event is set, or ``timeout_s`` (in this task: see controller/waits.py)."""
+    if first.is_set() or second.is_set():
+        return
+    waits = [asyncio.ensure_future(first.wait()), asyncio.ensure_future(second.wait())]
+    try:
+        await asyncio.wait(waits, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiting in waits:
+            waiting.cancel()
+
+
 @dataclass
 class _Held:
     partition: int
@@ -460,6 +549,10 @@ class _Held:
     service: FloorService
     stop: asyncio.Event
     task: asyncio.Task[None]
+    fence: PartitionFence
+    # A renewal was sent and not answered: it may have been written (the key then at a revision this
+    # worker has not heard of). Cleared at the next renewal answered.
+    unconfirmed: bool = False
 
 
 @dataclass
@@ -470,6 +563,18 @@ class WorkerStatus:
     ticks: int = 0
     last_error: str = ""
 
+
+# A request the cluster did not answer (a leader being elected, a node lost): sent again, the connection
+# kept. A closed connection is not among them: the loop connects again (to any node).
+_UNANSWERED: tuple[type[BaseException], ...] = (
+    TimeoutError,
+    nats.errors.NoRespondersError,
+    nats.js.errors.NoStreamResponseError,
+    nats.js.errors.ServiceUnavailableError,
+)
+# A renewal is tried at most this many times a tick (each bounded by LEASE_REQUEST_TIMEOUT_S), and never
+# once the lease TTL has run out since its last renewal.
+_RENEW_ATTEMPTS = 6
 
 _LEASE_ERRORS: tuple[type[BaseException], ...] = (
     nats.errors.Error,
@@ -506,6 +611,21 @@ class FloorWorker:
     def share(self) -> int:
         return math.ceil(self.settings.partitions / len(self.live_workers()))
 
+    def next_tick_in_s(self) -> float:
+        """The renew interval; SUSPECT_TICK_S while another worker's beat has not moved for more than
+        1.5 renew intervals and it is not yet past being live plus two intervals: it may be dead, and
+        its partitions are free once their keys expire (TTL after its last renewal), which the next tick
+        should see at once rather than up to a renew interval later (the killed worker's tables wait
+        for it: docs/floor.md "Measured: workers on the cluster")."""
+        now = self.clock()
+        interval_s = self.settings.renew_interval_s
+        suspect_from_s = 1.5 * interval_s
+        suspect_until_s = self.settings.lease_ttl_s + 2 * interval_s
+        for name, (_, moved_s) in self._beats.items():
+            if name != self.settings.worker and suspect_from_s < now - moved_s <= suspect_until_s:
+                return min(SUSPECT_TICK_S, interval_s)
+        return interval_s
+
     def _preference(self, partition: int) -> int:
         # Each worker tries free partitions in an order of its own: two starting at once mostly try
         # different ones first (fewer lost creates), and a worker tends to get the same ones back.
@@ -517,6 +637,10 @@ class FloorWorker:
             while not stop.is_set():
                 client: Client | None = None
                 connection: Connection | None = None
+                # Set when the connection drops (its node lost): the loop connects again to another node
+                # at once, not at its next tick (a renew interval later).
+                woken = asyncio.Event()
+                wake = _setter(woken)
                 try:
                     client = await nats.connect(
                         servers=list(self.config.servers),
@@ -527,9 +651,12 @@ class FloorWorker:
                         allow_reconnect=False,
                         connect_timeout=5,
                         name=f"flushtable-floor-leases-{self.settings.worker}",
+                        disconnected_cb=wake,
+                        closed_cb=wake,
+                        error_cb=log_nats_error,
                     )
                     connection = await psycopg.AsyncConnection.connect(self.config.dsn, autocommit=True)
-                    js = client.jetstream()
+                    js = client.jetstream(timeout=LEASE_REQUEST_TIMEOUT_S)
                     kv = await js.key_value(LEASE_BUCKET)
                     await check_bucket_ttl(kv, self.settings.lease_ttl_s)
                     log.info("floor_worker_started", worker=self.settings.worker,
@@ -537,15 +664,20 @@ class FloorWorker:
                     backoff_s = self.config.backoff_initial_s
                     while not stop.is_set():
                         await self.tick(kv, js, connection)
-                        await wait_event(stop, self.settings.renew_interval_s)
+                        await _wait_either(stop, woken, self.next_tick_in_s())
+                        if woken.is_set():
+                            raise nats.errors.ConnectionClosedError
                 except _LEASE_ERRORS as error:
                     self.status.last_error = f"{type(error).__name__}: {error}"[:300]
                     log.warning(
                         "floor_worker_retry", worker=self.settings.worker, error=self.status.last_error
                     )
                 finally:
-                    # Unrenewed leases are not ours for long: a service whose lease has surely expired
-                    # stops here (its fence would refuse its commits anyway).
+                    # The services run on while the loop connects again: a lease the bucket let expire
+                    # meanwhile (its leader's node lost: no renewal could be written) is taken again in
+                    # place at the next tick (``_retake``) if nobody claimed it, and a service whose
+                    # partition another worker claimed is refused at its next commit (its fence).
+                    # Stopped only after DROP_AFTER_TTLS TTLs unrenewed (this worker cut off).
                     await self._drop_expired()
                     await close_quietly(
                         connection.close() if connection else None, client.close() if client else None
@@ -569,7 +701,7 @@ class FloorWorker:
                 log.warning("floor_worker_slow_tick", worker=self.settings.worker, seconds=round(took_s, 2))
 
     async def _tick(self, kv: KeyValue, js: JetStreamContext, connection: Connection) -> None:
-        await self._beat_once(kv)
+        await self._beat_unless_unanswered(kv)
         for held in [h for h in self.held.values() if h.task.done()]:  # fenced, or ended: given back
             await self._release(kv, held, reason="service_ended")
         # Renewed together (the bucket's round trips overlap): a worker's event loop is shared with its
@@ -585,6 +717,8 @@ class FloorWorker:
             lost = lost_in_bucket
             if lost is None and held.partition not in current:
                 lost = "PostgreSQL holds a newer epoch"
+            elif lost is not None and not held.task.done() and await self._retake(kv, connection, held):
+                lost = None
             if lost is None:
                 held.renewed_s = sent_s
             else:
@@ -608,6 +742,15 @@ class FloorWorker:
         if 0 in self.held:  # one worker reports the nodes (the holder of partition 0)
             with contextlib.suppress(*_LEASE_ERRORS):
                 await record_nodes(connection, js, self.settings.worker)
+
+    async def _beat_unless_unanswered(self, kv: KeyValue) -> None:
+        try:
+            await self._beat_once(kv)
+        except _UNANSWERED as error:
+            # The renewals matter more than the beat (a missed beat only looks stale for a while): they
+            # go on, each retried (``_renew``).
+            log.warning("floor_worker_beat_unanswered", worker=self.settings.worker,
+                        error=f"{type(error).__name__}: {error}"[:200])  # fmt: skip
 
     async def _beat_once(self, kv: KeyValue) -> None:
         now = self.clock()
@@ -642,13 +785,74 @@ class FloorWorker:
         return json.dumps({"worker": self.settings.worker}).encode()
 
     async def _renew(self, kv: KeyValue, held: _Held) -> str | None:
-        """Renew the lease in the bucket at its own revision; None, or why it is lost."""
+        """Renew the lease in the bucket at its own revision; None, or why it is lost. A request the
+        cluster did not answer (a leader election after a node's loss) is sent again at once, each
+        bounded by LEASE_REQUEST_TIMEOUT_S, while the TTL since the last renewal has not run out: one
+        unanswered request no longer costs the tick (and the next tick's reconnection) the lease."""
+        key = lease_key(held.partition)
+        for _ in range(_RENEW_ATTEMPTS):
+            try:
+                held.revision = await kv.update(key, self._value(), last=held.revision)
+            except (nats.js.errors.KeyWrongLastSequenceError, nats.js.errors.KeyNotFoundError):
+                if held.unconfirmed and await self._adopt_own_write(kv, held):
+                    continue  # renewed again from the revision the unanswered write made
+                since_s = self.clock() - held.renewed_s
+                return (
+                    f"the key is no longer at this worker's revision ({since_s:.1f} s since the last renewal)"
+                )
+            except _UNANSWERED as error:
+                held.unconfirmed = True
+                if self.clock() - held.renewed_s >= self.settings.lease_ttl_s:
+                    raise
+                if not isinstance(error, TimeoutError):
+                    # No responders comes at once (no leader yet): a pause, so the attempts span the
+                    # election rather than a fraction of a second (a retry's pause, not a wait).
+                    await asyncio.sleep(UNANSWERED_RETRY_S)
+                continue
+            held.unconfirmed = False
+            return None
+        raise TimeoutError(f"partition {held.partition}: {_RENEW_ATTEMPTS} renewals unanswered")
+
+    async def _retake(self, kv: KeyValue, connection: Connection, held: _Held) -> bool:
+        """The key is gone (expired while the bucket had no leader: its node lost, an election of 4-9 s
+        against a 6 s TTL) or at another revision; whether this worker took it again in place, its
+        service kept running: the key created anew (one winner, as any acquisition) and PostgreSQL's
+        epoch moved from this worker's own to the new one (``move_epoch``; refused if anyone claimed
+        the partition meanwhile). Before, the service was stopped and a new one started from nothing
+        (its connections, its tables' state read back) after every such loss."""
+        key = lease_key(held.partition)
         try:
-            held.revision = await kv.update(lease_key(held.partition), self._value(), last=held.revision)
-        except (nats.js.errors.KeyWrongLastSequenceError, nats.js.errors.KeyNotFoundError):
-            since_s = self.clock() - held.renewed_s
-            return f"the key is no longer at this worker's revision ({since_s:.1f} s since the last renewal)"
-        return None
+            revision = await kv.create(key, self._value())
+        except nats.js.errors.KeyWrongLastSequenceError:
+            return False  # another worker's key
+        held.fence.epochs.add(revision)  # accepted from the moment PostgreSQL may hold it
+        if not await move_epoch(connection, held.partition, held.epoch, revision, self.settings.worker):
+            held.fence.epochs.discard(revision)
+            with contextlib.suppress(*_LEASE_ERRORS):
+                await kv.delete(key, last=revision)
+            return False
+        held.fence.epochs.intersection_update({revision})
+        log.warning("floor_lease_retaken", worker=self.settings.worker, partition=held.partition,
+                    epoch=revision, previous_epoch=held.epoch)  # fmt: skip
+        held.epoch = held.revision = revision
+        held.unconfirmed = False
+        return True
+
+    async def _adopt_own_write(self, kv: KeyValue, held: _Held) -> bool:
+        """After an unanswered renewal: whether the key's newer revision is that renewal's (the key
+        names this worker, its revision above the one renewed from); then it is taken as the lease's
+        revision. Another worker's create needs the key gone first and writes its own name, so a key
+        naming this worker past its last known revision is this worker's write. Safe either way: the
+        commits are fenced by the epoch in PostgreSQL (``fence_for``), which this does not touch."""
+        try:
+            entry = await kv.get(lease_key(held.partition))
+        except nats.js.errors.KeyNotFoundError:
+            return False
+        if entry.value != self._value() or entry.revision is None or entry.revision <= held.revision:
+            return False
+        held.revision = entry.revision
+        held.unconfirmed = False
+        return True
 
     async def _try_acquire(
         self, kv: KeyValue, js: JetStreamContext, connection: Connection, partition: int
@@ -687,7 +891,7 @@ class FloorWorker:
             return
         try:
             self._filters[partition] = await sync_partition_consumer(
-                js, partition, self.settings.partitions, await self._table_subjects(js)
+                js, partition, self.settings.partitions, lambda: self._table_subjects(js)
             )
         except BaseException:
             with contextlib.suppress(*_LEASE_ERRORS):
@@ -703,14 +907,20 @@ class FloorWorker:
         service_config = dataclasses.replace(
             self.config, consumer=partition_consumer(partition, partitions), side_duties=partition == 0
         )
+        fence = fence_for(partition, epoch)
         service = FloorService(
             service_config,
             owns=lambda table_id: partition_of(table_id, partitions) == partition,
-            fence=fence_for(partition, epoch),
+            fence=fence,
+            # +WPI within a third of the partition consumer's ack_wait (the lease TTL): a batch held up
+            # (PostgreSQL slow, a lock) is not redelivered while it is taken.
+            in_progress_interval_s=min(
+                IN_PROGRESS_INTERVAL_S, partition_ack_wait_s(self.settings.lease_ttl_s) / 3
+            ),
         )
         service_stop = asyncio.Event()
         task = asyncio.create_task(service.run(service_stop), name=f"floor-partition-{partition}")
-        return _Held(partition, epoch, revision, self.clock(), service, service_stop, task)
+        return _Held(partition, epoch, revision, self.clock(), service, service_stop, task, fence)
 
     async def _warn_slow_ack_wait(self, js: JetStreamContext, partition: int) -> None:
         """A partition consumer's ``ack_wait`` above the takeover bound (one made at the one-worker
@@ -800,7 +1010,7 @@ class FloorWorker:
     async def _drop_expired(self) -> None:
         now = self.clock()
         for held in list(self.held.values()):
-            if now - held.renewed_s >= self.settings.lease_ttl_s:
+            if now - held.renewed_s >= DROP_AFTER_TTLS * self.settings.lease_ttl_s:
                 self._stop_service(held)
                 self.held.pop(held.partition, None)
                 self.status.lost += 1
@@ -824,6 +1034,7 @@ class FloorWorker:
                     inbox_prefix=self.config.inbox_prefix,
                     allow_reconnect=False,
                     connect_timeout=5,
+                    error_cb=log_nats_error,
                 )
                 kv = await client.jetstream().key_value(LEASE_BUCKET)
         try:

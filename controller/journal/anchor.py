@@ -38,6 +38,7 @@ from typing import Any
 
 from controller.files import NO_SUCH_FILE, FileRefused, read_bounded
 from controller.journal.chain import GENESIS_HASH, canonical_json, format_time_utc
+from controller.journal.durable import write_durably
 from controller.journal.store import JournalError
 
 ANCHOR_SUFFIX = ".anchor"
@@ -193,26 +194,9 @@ def write_anchor(journal_path: str | Path, anchor: Anchor, *, key: bytes | None 
     cannot be written."""
     path = anchor_path(journal_path)
     written = anchor.keyed(key)
-    temporary = path.with_name(f"{path.name}.tmp-{os.getpid()}")
     data = (json.dumps(written.to_json(), sort_keys=True) + "\n").encode("utf-8")
     try:
-        try:
-            with temporary.open("wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temporary, path)
-        except BaseException:
-            # Every way out (an OSError, or a signal's SystemExit or KeyboardInterrupt mid-write) takes
-            # the temporary with it; after the rename there is none left to take.
-            with contextlib.suppress(OSError):
-                temporary.unlink()
-            raise
-        directory = os.open(path.parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-        try:
-            os.fsync(directory)
-        finally:
-            os.close(directory)
+        write_durably(path, data)
     except OSError as error:
         raise JournalError(f"anchor {path}: cannot write: {error}") from error
     return written

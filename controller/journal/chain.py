@@ -147,11 +147,10 @@ def entry_hash(*, payload: Mapping[str, Any], **columns: Unpack[HashedColumns]) 
     return entry_hash_from_text(payload_text=canonical_json(payload), **columns)
 
 
-class Envelope(Protocol):
-    """An entry's stored columns other than its public part (a stored row, a JournalEntry)."""
+class Placed(Protocol):
+    """Where a stored entry stands: its number in the table's journal, when, at which table, in which
+    round, from which source (every stored form has these: a row, a JournalEntry, a replayed entry)."""
 
-    @property
-    def prev_hash(self) -> str: ...
     @property
     def seq(self) -> int: ...
     @property
@@ -162,6 +161,13 @@ class Envelope(Protocol):
     def round_id(self) -> str | None: ...
     @property
     def source(self) -> str: ...
+
+
+class Envelope(Placed, Protocol):
+    """An entry's stored columns other than its public part (a stored row, a JournalEntry)."""
+
+    @property
+    def prev_hash(self) -> str: ...
     @property
     def kind(self) -> str: ...
     @property

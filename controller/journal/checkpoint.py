@@ -39,14 +39,14 @@ from controller.errors import UserError
 from controller.journal import entries as e
 from controller.journal.kinds import STATUS_BY_CLOSING_KIND
 from controller.journal.proposals import Proposal
-from controller.journal.state import (
+from controller.journal.state import TableState
+from controller.journal.state_parts import (
     HISTORY_ROUNDS,
     AlertState,
     DeviceState,
     Meters,
     RoundState,
     Stored,
-    TableState,
     WagerMeter,
 )
 from controller.progressive.model import AwardState, MeterState, ProgressiveParameters, parse_parameters

@@ -1,7 +1,7 @@
 """Names of entry kinds that readers test for and the entries that close a round (round ids, fault kinds
 and the other shared names: controller/names.py).
 
-The kinds themselves, with their fields, are the classes of controller/journal/entries.py."""
+The kinds themselves, with their fields, are the classes of controller/journal/entries/."""
 
 from __future__ import annotations
 

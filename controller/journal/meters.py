@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from controller.journal.state import HISTORY_ROUNDS, Meters, TableState, WagerMeter
+from controller.journal.state import TableState
+from controller.journal.state_parts import HISTORY_ROUNDS, Meters, WagerMeter
 from controller.journal.store import Journal
 from controller.journal.totals import ALL_PERIOD, range_periods, summed
 
@@ -39,8 +40,8 @@ METER_KINDS = (
 def compute_meters(journal: Journal) -> Meters:
     """The meters of the whole journal: its stored totals (one row per key, whatever its age), or the
     fold where it has none."""
-    if journal.has_totals:
-        return summed(journal.period_totals([ALL_PERIOD])).meters
+    if journal.file.has_totals:
+        return summed(journal.indexes.period_totals([ALL_PERIOD])).meters
     return fold_meters(journal)
 
 
@@ -68,12 +69,12 @@ def range_totals(journal: Journal, start_utc: str, end_utc: str) -> RangeTotals 
     """A range on whole hours from the stored totals (a shift: 8 hour rows; a day: one row), with the
     chart's history of its last settled rounds through the round index. None when the journal has no
     totals or an end is not on a whole hour: the caller folds."""
-    periods = range_periods(start_utc, end_utc) if journal.has_totals else None
+    periods = range_periods(start_utc, end_utc) if journal.file.has_totals else None
     if periods is None:
         return None
-    total = summed(journal.period_totals(periods))
+    total = summed(journal.indexes.period_totals(periods))
     meters = total.meters
-    for seq in journal.closed_round_seqs(
+    for seq in journal.indexes.closed_round_seqs(
         start_utc=start_utc, end_utc=end_utc, status="settled", last=HISTORY_ROUNDS
     ):
         closing = journal.entry(seq)

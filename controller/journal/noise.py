@@ -29,7 +29,8 @@ from __future__ import annotations
 from collections import Counter, OrderedDict, deque
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+
+from controller.journal.entries import NoiseSuppressed
 
 NOISE_SUPPRESSED = "noise_suppressed"
 """The journal entry kind of a summary."""
@@ -82,18 +83,19 @@ class NoiseSummary:
     distinct_sources: int | None = None  # the "other sources" bucket only
     distinct_sources_capped: bool = False  # more distinct sources than were counted
 
-    def payload(self) -> dict[str, Any]:
-        payload: dict[str, Any] = {
-            "category": self.category,
-            "source": self.source,
-            "count": self.count,
-            "first_time_utc": self.first_time_utc,
-            "last_time_utc": self.last_time_utc,
-        }
-        if self.distinct_sources is not None:
-            payload["distinct_sources"] = self.distinct_sources
-            payload["distinct_sources_capped"] = self.distinct_sources_capped
-        return payload
+    def entry(self) -> NoiseSuppressed:
+        """The entry to journal. ``distinct_sources_capped`` is said only with ``distinct_sources`` (the
+        "other sources" bucket): a tracked source's summary carries the kind's default."""
+        counted = self.distinct_sources is not None
+        return NoiseSuppressed(
+            category=self.category,
+            source=self.source,
+            count=self.count,
+            first_time_utc=self.first_time_utc,
+            last_time_utc=self.last_time_utc,
+            distinct_sources=self.distinct_sources,
+            distinct_sources_capped=self.distinct_sources_capped if counted else False,
+        )
 
 
 @dataclass(frozen=True, slots=True)

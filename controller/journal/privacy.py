@@ -3,8 +3,8 @@
 An entry leaves the daemon (SSE, every `/api` route and page, recall, `journal show/tail`) as its
 public part, plus its private part only when the reducer says the round's cards are revealed
 (``TableState.private_visible``): a dead hand's never. Nothing here looks inside text: the private part
-is dropped whole, by type (controller/journal/entries.py says which fields are private). The logs
-never carry a private part at all (controller/journal/store.py logs the public part).
+is dropped whole, by type (controller/journal/entries/ says which fields are private). The logs
+never carry a private part at all (controller/journal/writer.py logs the public part).
 
 ``with_private=True`` is for the auditor's explicit flag (`journal show --private`, `recall
 --private`), never for a viewer.

@@ -44,20 +44,20 @@ from controller.journal.anchor import (
     remove_stale_temporaries,
     write_anchor,
 )
-from controller.journal.snapshot import readonly_connection, wal_path
-from controller.journal.store import (
+from controller.journal.errors import JournalError
+from controller.journal.schema import (
     APPLICATION_ID,
     FIRST_SEGMENT,
     LEGACY_CHAIN_TRIGGER_SQL,
-    JournalError,
     SegmentBase,
     check_schema_version,
-    journal_log,
     normalised_sql,
     read_segment_base,
     schema_triggers,
 )
+from controller.journal.snapshot import readonly_connection, wal_path
 from controller.journal.verify import verify_connection
+from controller.journal.writer import journal_log
 
 REFUSED_HINT = 'docs/journal.md "When the journal is refused"'
 _INTEGRITY_PROBLEMS_SHOWN = 20  # PRAGMA integrity_check(N): stop after N problems
@@ -128,7 +128,7 @@ def _integrity_problem(connection: sqlite3.Connection) -> str | None:
 def _seal_problem(path: Path, base: SegmentBase, table_id: str | None, key: bytes | None) -> str | None:
     """The open segment against the last seal, without reading any sealed segment: the last seal is
     the one just before this segment, verifies with the key, and ends where this segment starts."""
-    from controller.journal.segments import read_seal, seal_key_problem, seal_numbers  # noqa: PLC0415
+    from controller.journal.seals import read_seal, seal_key_problem, seal_numbers  # noqa: PLC0415
 
     numbers = seal_numbers(path)
     if base.segment == 1:
@@ -159,7 +159,7 @@ def _seal_problem(path: Path, base: SegmentBase, table_id: str | None, key: byte
 
 def _sealed_hash(path: Path, seq: int) -> str | None:
     """The hash of entry ``seq`` in the sealed segment holding it (one row: an anchor that lags a seal)."""
-    from controller.journal.segments import segment_of_seq  # noqa: PLC0415
+    from controller.journal.seals import segment_of_seq  # noqa: PLC0415
 
     found = segment_of_seq(path, seq)
     if found is None:
@@ -343,7 +343,8 @@ def startup_check(  # noqa: PLR0912 - one branch per start-up refusal, each its 
             )
         superseding = anchor is not None and anchor.seq > 0
         return Startup(None, "create_superseding" if superseding else "create", anchor=anchor)
-    from controller.journal.segments import finish_interrupted_seal, last_seal  # noqa: PLC0415
+    from controller.journal.seals import last_seal  # noqa: PLC0415
+    from controller.journal.segments import finish_interrupted_seal  # noqa: PLC0415
 
     interrupted = finish_interrupted_seal(journal_path, dry_run=True)
     if interrupted is not None:
@@ -380,7 +381,7 @@ def startup_check(  # noqa: PLR0912 - one branch per start-up refusal, each its 
 
 def _seal_covers_anchor(seal: Any, anchor: Anchor | None, key: bytes | None, path: Path) -> str | None:
     """A seal a crash left unfinished must verify with the key and hold everything the anchor names."""
-    from controller.journal.segments import seal_key_problem  # noqa: PLC0415
+    from controller.journal.seals import seal_key_problem  # noqa: PLC0415
 
     problem = seal_key_problem(seal, key)
     if problem is not None:
@@ -434,7 +435,7 @@ def _remove_stale_temporaries(journal_path: Path) -> None:
     """The anchor's and the seals' temporaries a killed writer left (``NAME.anchor.tmp-PID``,
     ``segment-NNNNNN.seal.json.tmp-PID``): removed at the start, said in the log. They are never read
     (a write is the rename), so this is tidiness, not recovery."""
-    from controller.journal.segments import segments_dir  # noqa: PLC0415
+    from controller.journal.seals import segments_dir  # noqa: PLC0415
 
     anchor = anchor_path(journal_path)
     removed = remove_stale_temporaries(anchor.parent, anchor.name)

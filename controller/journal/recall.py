@@ -59,9 +59,9 @@ def recall_from(  # noqa: PLR0913 - keyword-only filters of a recall, each a com
     seat: int | None = None,
 ) -> list[dict[str, Any]]:
     if round_id is not None:
-        closed = journal.round_closing(round_id, sorted(CLOSING_KINDS))
+        closed = journal.reader.round_closing(round_id, sorted(CLOSING_KINDS))
         if closed is None:
-            started = journal.round_closing(round_id, [ROUND_STARTED]) is not None
+            started = journal.reader.round_closing(round_id, [ROUND_STARTED]) is not None
             if started:
                 raise UserError(f"round {round_id}: not closed yet (in play, or voided at the next start)")
             raise UserError(f"round {round_id}: not in the journal {journal.path}")
@@ -84,8 +84,8 @@ def _closings_in(
     """The closing entries of the rounds closed in the range with a wager of the seat, oldest first:
     through the round index (totals.py), or, in a journal of an earlier schema read as it is, by
     reading every closing entry."""
-    if journal.has_totals:
-        seqs = journal.closed_round_seqs(start_utc=start_utc, end_utc=end_utc, seat=seat, last=last)
+    if journal.file.has_totals:
+        seqs = journal.indexes.closed_round_seqs(start_utc=start_utc, end_utc=end_utc, seat=seat, last=last)
         return [entry for entry in map(journal.entry, seqs) if entry is not None]
     found = [
         entry
@@ -104,7 +104,7 @@ def _wager_seats(closing: JournalEntry) -> set[int]:
 
 def _record(journal: Journal, closing: JournalEntry, with_private: bool) -> dict[str, Any]:
     assert closing.round_id is not None  # the store refuses a closing entry without one
-    events = journal.round_entries(closing.round_id, closing.seq)  # its one segment
+    events = journal.reader.round_entries(closing.round_id, closing.seq)  # its one segment
     record = round_record(journal.table_id, events, with_private=with_private)
     assert record is not None  # the round's own entries hold its closing entry
     # Where the round is kept, when not in the open segment (docs/journal.md "Segments and seals").
@@ -153,9 +153,9 @@ def round_record(
 def _stored(journal: Journal, seq: int) -> dict[str, Any]:
     """``{"stored": {"segment", "file", "archived"}}`` for a round in a sealed segment (an archived one
     is read from its archive), nothing for one in the open segment."""
-    if seq > journal.base.base_seq:
+    if seq > journal.file.base.base_seq:
         return {}
-    from controller.journal.segments import segment_of_seq, segments_dir  # noqa: PLC0415
+    from controller.journal.seals import segment_of_seq, segments_dir  # noqa: PLC0415
 
     found = segment_of_seq(journal.path, seq)
     if found is None:

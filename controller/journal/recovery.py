@@ -38,7 +38,8 @@ from controller.journal.checkpoint import (
     state_to_checkpoint,
 )
 from controller.journal.kinds import CLOSING_KINDS, ROUND_VOIDED
-from controller.journal.state import RoundState, TableState
+from controller.journal.state import TableState
+from controller.journal.state_parts import RoundState
 from controller.journal.store import Journal, JournalError
 from controller.rules.settle import settle_round_json
 
@@ -65,13 +66,14 @@ def rebuild_state(journal: Journal) -> TableState:
     """The table's state: the journal folded by the one reducer (controller/journal/state.py). In a
     segmented journal, the last seal's checkpoint (the state at its end) with the open segment folded
     on: the sealed past is never read (docs/journal.md "Segments and seals")."""
-    if journal.base.segment > 1:
-        from controller.journal.segments import read_seal  # noqa: PLC0415 (a journal without seals)
+    base = journal.file.base
+    if base.segment > 1:
+        from controller.journal.seals import read_seal  # noqa: PLC0415 (a journal without seals)
 
-        seal = read_seal(journal.path, journal.base.segment - 1)
-        if seal is None or seal.last_seq != journal.base.base_seq:
+        seal = read_seal(journal.path, base.segment - 1)
+        if seal is None or seal.last_seq != base.base_seq:
             raise JournalError(
-                f"journal {journal.path}: the seal of segment {journal.base.segment - 1} is missing or does "
+                f"journal {journal.path}: the seal of segment {base.segment - 1} is missing or does "
                 "not end where the open segment starts"
             )
         found = checkpoint_format(seal.checkpoint)
@@ -89,8 +91,8 @@ def rebuild_state(journal: Journal) -> TableState:
                     f"journal {journal.path}: the sealed segments do not fold to the checkpoint of seal "
                     f"{seal.segment} (edited?); run flushtable journal verify --segments"
                 )
-            return state.apply_all(journal.replay(since_seq=journal.base.base_seq))
-        return seal.state().apply_all(journal.replay(since_seq=journal.base.base_seq))
+            return state.apply_all(journal.replay(since_seq=journal.file.base.base_seq))
+        return seal.state().apply_all(journal.replay(since_seq=journal.file.base.base_seq))
     return TableState(journal.table_id).apply_all(journal.replay())
 
 

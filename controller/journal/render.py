@@ -9,8 +9,9 @@ qualification; the totals. Amounts through controller/money.py (``1,234.50``); a
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from controller.locale import DEFAULT_PROPERTY, PropertySettings, time_text
 from controller.money import MoneyFormat, money
@@ -19,8 +20,12 @@ from controller.rules.catalogue import wager_label
 from controller.rules.describe import describe_hand_json
 from controller.rules.games import GAMES
 
+if TYPE_CHECKING:
+    from controller.journal.entries import Entry
+
 _RESULT_WORDS = {"win": "win", "lose": "lose", "push": "push", "returned": "returned in full"}
 _INDENT = " " * 13
+_RECORD_LINE_KINDS = frozenset({"kill_seat_request", "round_voided", "round_dead"})
 
 
 def hand_text(hand: Mapping[str, Any] | None) -> str:
@@ -227,20 +232,25 @@ def render_settlement(
 
 
 def reason_words(reason: object) -> str:
-    """A closing entry's reason in words: a void's is text; a dead round's is a ``Reason`` object
-    (``code``, ``message``: built for people from public values only), read by its message."""
+    """A closing entry's reason in words: a void's is text; a dead round's is a ``Reason`` (``code``,
+    ``message``: built for people from public values only), read by its message: the typed Reason
+    (controller/journal/entries.py) or, in a payload, its JSON object."""
     if isinstance(reason, Mapping):
-        message = reason.get("message")
-        if message:
-            return str(message)
-        return str(reason.get("code", "")).replace("_", " ")
-    return "" if reason is None else str(reason)
+        message, code = reason.get("message"), reason.get("code", "")
+    elif reason is not None and not isinstance(reason, str):
+        message, code = getattr(reason, "message", None), getattr(reason, "code", "")
+    else:
+        return "" if reason is None else str(reason)
+    return str(message) if message else str(code).replace("_", " ")
 
 
 def render_record(
     record: Mapping[str, Any], fmt: MoneyFormat = money, prop: PropertySettings = DEFAULT_PROPERTY
 ) -> str:
-    """A recalled round as text; its start in the property's zone, named (controller/locale.py)."""
+    """A recalled round as text; its start in the property's zone, named (controller/locale.py). Its
+    events are read as their typed entries (``event_entry``)."""
+    from controller.journal import entries  # noqa: PLC0415 - `settle --text` renders no entry (no msgspec)
+
     round_json = record.get("round") or {}
     settlement = record.get("settlement") or {}
     events = record.get("events") or []
@@ -261,26 +271,60 @@ def render_record(
             f"  DP bank: {fmt(running.get('funds', 0))} posted, {fmt(running.get('collected', 0))} "
             f"collected -> {fmt(running.get('after_collecting', 0))}; " + "; ".join(steps or ["nobody paid"])
         )
-    for event in events:
-        if event.get("kind") == "kill_seat_request":
-            payload = event.get("payload") or {}
-            why = f": {payload['reason']}" if payload.get("reason") else ""
-            seat, status = payload.get("seat"), payload.get("status")
-            number = payload.get("request_number")  # absent in entries written before it was
+    # Only the kinds read below are decoded (a round holds dozens of other entries).
+    typed = [event_entry(event) for event in events if event.get("kind") in _RECORD_LINE_KINDS]
+    for entry in typed:
+        if isinstance(entry, entries.KillSeatRequest):
+            why = f": {entry.reason}" if entry.reason else ""
+            # The request's number is absent in entries written before requests were numbered.
+            number = entry.request_number
             named = "Kill request" if number is None else f"Kill request {number}"
-            lines.append(f"  {named}, seat {seat}: {status} by {payload.get('by')}{why}")
+            lines.append(f"  {named}, seat {entry.seat}: {entry.status} by {entry.by}{why}")
     for fault in record.get("faults") or []:
-        lines.append(
-            f"  Fault {fault.get('fault_id')}: {fault.get('kind')} ({fault.get('severity')}) "
-            f"{fault.get('detail', '')}".rstrip()
-        )
-    for event in events:
-        if event.get("kind") in ("round_voided", "round_dead"):
-            payload = event.get("payload") or {}
-            by = f" by {payload['by']}" if payload.get("by") else ""
-            why = reason_words(payload.get("reason"))
-            lines.append(f"  {event['kind'].replace('_', ' ').capitalize()}{by}: {why}".rstrip(": "))
+        raised = event_entry({"kind": "fault_raised", "payload": fault})
+        if isinstance(raised, entries.FaultRaised):
+            lines.append(f"  Fault {raised.fault_id}: {raised.kind_of_fault} ({raised.severity})".rstrip())
+    for entry in typed:
+        if isinstance(entry, entries.RoundVoided | entries.RoundDead):
+            by = f" by {entry.by}" if isinstance(entry, entries.RoundVoided) and entry.by else ""
+            why = reason_words(entry.reason)
+            lines.append(f"  {entry.kind.replace('_', ' ').capitalize()}{by}: {why}".rstrip(": "))
     return "\n".join(lines)
+
+
+def event_entry(event: Mapping[str, Any]) -> Entry | None:
+    """An event as the privacy gate let it out (``{"kind", "payload", "private", ...}``: recall's, the
+    panel's) as its typed entry (``typed_entry``). None for a kind no release wrote or a payload that is
+    not that kind's: it is then not read at all, rather than read wrongly."""
+    from controller.journal import entries  # noqa: PLC0415 - `settle --text` renders no entry (no msgspec)
+
+    try:
+        return typed_entry(str(event.get("kind", "")), event.get("payload") or {}, event.get("private"))
+    except entries.EntryError:
+        return None
+
+
+def typed_entry(kind: str, payload: Mapping[str, Any], private: Mapping[str, Any] | None = None) -> Entry:
+    """The typed entry (controller/journal/entries.py) of a payload, by the one typed decoder
+    (``entries.from_parts``): the payload's public fields (a payload may hold the private part merged
+    into it: a trusted reader's, or a viewer's once the gate showed it), and the private part where the
+    caller has it. EntryError for a kind no release wrote or a payload that is not that kind's."""
+    from controller.journal import entries  # noqa: PLC0415 - `settle --text` renders no entry (no msgspec)
+
+    cls = entries.CLASS_BY_STORED_KIND.get(kind)
+    if cls is None:
+        raise entries.EntryError(f"journal: unknown entry kind {kind!r}")
+    names = _public_names(cls)
+    public = {name: value for name, value in payload.items() if name in names}
+    return entries.from_parts(kind, public, private)
+
+
+@functools.cache
+def _public_names(cls: type[Entry]) -> frozenset[str]:
+    """The names a class's public part has in JSON (the floor decodes many entries: made once)."""
+    import msgspec  # noqa: PLC0415 - `settle --text` renders no entry (no msgspec)
+
+    return frozenset(field.encode_name for field in msgspec.structs.fields(cls)) - {"private"}
 
 
 def render_records(

@@ -33,23 +33,18 @@ seal gets its new segment (5). Nothing is ever written twice: each step is idemp
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
-import hmac
 import json
 import os
-import re
 import shutil
 import sqlite3
 import stat
-import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from controller.files import NO_SUCH_FILE, FileRefused, read_bounded
 from controller.journal.chain import GENESIS_HASH, canonical_json, format_time_utc
 from controller.journal.checkpoint import (
     CHECKPOINT_FORMAT,
@@ -62,18 +57,25 @@ from controller.journal.checkpoint import (
     state_from_checkpoint,
     state_to_checkpoint,
 )
+from controller.journal.durable import fsync_directory, write_durably
+from controller.journal.errors import JournalError, sqlite_reason
 from controller.journal.kinds import ROUND_STARTED
-from controller.journal.state import TableState
-from controller.journal.store import (
-    FIRST_SEGMENT,
-    Journal,
-    JournalError,
-    SegmentBase,
-    _sqlite_reason,
-    read_segment_base,
+from controller.journal.schema import SegmentBase, read_segment_base
+from controller.journal.seals import (
+    Seal,
+    archived_file,
+    forget_listing_in,
+    last_seal,
+    locate_segment,
+    read_seal,
+    seal_file,
+    seal_key_problem,
+    seal_numbers,
+    segment_file,
+    segments_dir,
 )
-
-SEAL_FORMAT = 1
+from controller.journal.state import TableState
+from controller.journal.store import Journal
 
 
 class SealBusy(JournalError):
@@ -83,339 +85,7 @@ class SealBusy(JournalError):
     written as a checkpoint): the open segment stays open and whole, and the table goes on with it."""
 
 
-_SEAL_CONTEXT = b"flushtable journal seal v1\n"  # the anchor key signs seals and anchors apart
-_SEAL_MAX_BYTES = 16 << 20  # a seal with its checkpoint is some kilobytes: far above is not one
-_SEGMENT_NAME = re.compile(r"^segment-(\d{6,})\.seal\.json$")
 _HASH_CHUNK_BYTES = 1 << 20
-
-
-def segments_dir(journal_path: str | Path) -> Path:
-    path = Path(journal_path)
-    return path.with_name(path.name + ".segments")
-
-
-@functools.lru_cache(maxsize=64)
-def _segments_dir_text(journal_path: str | Path) -> str:
-    """``segments_dir`` as text, made once per journal path: the readers' lookups name seal files by
-    the hundred per page, and pathlib's parsing was most of a lookup's cost (cProfile of the panel's
-    meters page on 5 million entries)."""
-    return os.fspath(segments_dir(journal_path))
-
-
-def segment_file(journal_path: str | Path, segment: int) -> Path:
-    return segments_dir(journal_path) / f"segment-{segment:06d}.sqlite"
-
-
-def seal_file(journal_path: str | Path, segment: int) -> Path:
-    return segments_dir(journal_path) / f"segment-{segment:06d}.seal.json"
-
-
-def archived_file(journal_path: str | Path, segment: int) -> Path:
-    return segments_dir(journal_path) / f"segment-{segment:06d}.archived.json"
-
-
-@dataclass(frozen=True, slots=True)
-class Seal:
-    """What a sealed segment holds and ends with (the module's docstring)."""
-
-    table_id: str
-    segment: int
-    first_seq: int
-    last_seq: int
-    entries: int
-    prev_hash: str  # the hash the segment's first entry extends (the previous seal's final hash)
-    final_hash: str
-    file_sha256: str
-    file_bytes: int
-    rounds_started: int  # every round started up to the segment's end, sealed segments included
-    first_utc: str
-    last_utc: str
-    sealed_utc: str
-    checkpoint: dict[str, Any]
-    format: int = SEAL_FORMAT
-    mac: str | None = None
-
-    def signed_fields(self) -> dict[str, Any]:
-        fields = asdict(self)
-        fields.pop("mac")
-        return fields
-
-    def keyed(self, key: bytes | None) -> Seal:
-        return replace(self, mac=None if key is None else seal_mac(key, self))
-
-    def next_base(self) -> SegmentBase:
-        return SegmentBase(self.segment + 1, self.last_seq, self.final_hash, self.rounds_started)
-
-    def state(self) -> TableState:
-        """The reducer's state at the segment's end."""
-        try:
-            return state_from_checkpoint(self.checkpoint)
-        except CheckpointError as error:
-            raise JournalError(f"seal of segment {self.segment}: {error}") from None
-
-
-def seal_mac(key: bytes, seal: Seal) -> str:
-    message = _SEAL_CONTEXT + canonical_json(seal.signed_fields()).encode("utf-8")
-    return hmac.new(key, message, hashlib.sha256).hexdigest()
-
-
-def seal_key_problem(seal: Seal, key: bytes | None) -> str | None:
-    """Why this seal cannot be trusted with this key (None: it can), as for the anchor: keyed where a
-    key is set, not keyed where none is."""
-    where = f"the seal of segment {seal.segment}"
-    if key is None:
-        if seal.mac is not None:
-            return f"{where} is keyed, but no anchor key is configured ([journal] anchor_key_file)"
-        return None
-    if seal.mac is None:
-        return f"{where} is not keyed, but an anchor key is configured: written without the key (forged?)"
-    if not hmac.compare_digest(seal.mac, seal_mac(key, seal)):
-        return f"{where} does not verify with the anchor key (forged, replaced, or another key's?)"
-    return None
-
-
-def read_seal(journal_path: str | Path, segment: int) -> Seal | None:
-    """The seal of ``segment``, None when there is none; ``JournalError`` when it is not a seal."""
-    path = seal_file(journal_path, segment)
-    try:
-        raw = read_bounded(path, limit_bytes=_SEAL_MAX_BYTES)
-    except FileRefused as refused:
-        if refused.reason == NO_SUCH_FILE:
-            return None
-        raise JournalError(f"seal {path}: not a seal: {refused.reason}") from None
-    try:
-        value = json.loads(raw.decode("utf-8"))
-        seal = Seal(**value)
-    except (ValueError, TypeError):
-        raise JournalError(f"seal {path}: not a seal (damaged?)") from None
-    if (
-        seal.format != SEAL_FORMAT
-        or seal.segment != segment
-        or not isinstance(seal.checkpoint, dict)
-        or seal.entries != seal.last_seq - seal.first_seq + 1
-    ):
-        raise JournalError(f"seal {path}: not the seal of segment {segment} (edited, or moved?)")
-    return seal
-
-
-# The seals' listing by segments directory, kept with the directory's identity (device, inode,
-# modification and change times; the change time cannot be set back, as a restored copy's mtime can):
-# a reader going back through the segments asks for it at every lookup (the panel's meters page: 40
-# rounds' closing entries, each a listing of some hundreds of names, about 30 ms of a 100 ms page at
-# 100 segments). Adding, renaming or removing a name in the directory (a seal written
-# by any process: its rename into place; an archive pointer; a segment moved away) changes its
-# modification time, so another process's seal is seen at the next lookup. A listing is kept only
-# once the directory's time is _SETTLED_NS older than the listing: a second change within the
-# filesystem's timestamp granularity (a few ms) could otherwise leave the same time on a new listing.
-# This process's own seals drop the listing outright (forget_seal_listing).
-_LISTINGS: dict[str, tuple[tuple[int, int, int, int], list[int]]] = {}
-_SETTLED_NS = 2_000_000_000
-_clock_ns = time.time_ns  # the listing's time (the file system's clock); a test sets its own
-
-
-def forget_seal_listing(journal_path: str | Path) -> None:
-    """This process changed the seals of ``journal_path`` (sealed, archived): list them afresh."""
-    _LISTINGS.pop(_segments_dir_text(journal_path), None)
-
-
-def seal_numbers(journal_path: str | Path) -> list[int]:
-    """The segments that have a seal, in order (the directory's listing: no file is read; kept while
-    the directory is unchanged, see _LISTINGS). A new list each call: the caller may change it."""
-    directory = _segments_dir_text(journal_path)
-    try:
-        status = os.stat(directory)
-    except FileNotFoundError:
-        return []
-    except OSError as error:
-        raise JournalError(f"segments {directory}: cannot list: {error}") from error
-    identity = (status.st_dev, status.st_ino, status.st_mtime_ns, status.st_ctime_ns)
-    kept = _LISTINGS.get(directory)
-    if kept is not None and kept[0] == identity:
-        return list(kept[1])
-    listed_ns = _clock_ns()
-    try:
-        names = os.listdir(directory)
-    except FileNotFoundError:
-        return []
-    except OSError as error:
-        raise JournalError(f"segments {directory}: cannot list: {error}") from error
-    numbers = sorted(int(match.group(1)) for name in names if (match := _SEGMENT_NAME.match(name)))
-    if listed_ns - max(status.st_mtime_ns, status.st_ctime_ns) >= _SETTLED_NS:
-        _LISTINGS[directory] = (identity, numbers)
-    else:
-        _LISTINGS.pop(directory, None)
-    return list(numbers)
-
-
-def last_seal(journal_path: str | Path) -> Seal | None:
-    numbers = seal_numbers(journal_path)
-    return read_seal(journal_path, numbers[-1]) if numbers else None
-
-
-def next_segment_base(journal_path: str | Path) -> SegmentBase:
-    """Where a new file at the journal's path starts: after the last seal, or as the first segment."""
-    seal = last_seal(journal_path)
-    return FIRST_SEGMENT if seal is None else seal.next_base()
-
-
-def archived_location(journal_path: str | Path, segment: int) -> Path | None:
-    """Where an archived segment went (its pointer beside the seal), or None when not archived."""
-    pointer = archived_file(journal_path, segment)
-    try:
-        value = json.loads(read_bounded(pointer, limit_bytes=4096).decode("utf-8"))
-    except FileRefused as refused:
-        if refused.reason == NO_SUCH_FILE:
-            return None
-        raise JournalError(f"archive pointer {pointer}: {refused.reason}") from None
-    except ValueError:
-        raise JournalError(f"archive pointer {pointer}: not JSON (damaged?)") from None
-    if not isinstance(value, dict) or not isinstance(value.get("path"), str):
-        raise JournalError(f"archive pointer {pointer}: names no file")
-    return Path(value["path"])
-
-
-def locate_segment(journal_path: str | Path, segment: int) -> Path:
-    """The sealed segment's file: beside the journal, or where it was archived."""
-    here = segment_file(journal_path, segment)
-    if here.exists():
-        return here
-    archived = archived_location(journal_path, segment)
-    if archived is not None:
-        return archived
-    raise JournalError(
-        f"journal {journal_path}: sealed segment {segment} is missing ({here.name}: deleted? not archived)"
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class SealSpan:
-    """What the readers need of a seal to find their way: its entries and their times."""
-
-    segment: int
-    first_seq: int
-    last_seq: int
-    first_utc: str
-    last_utc: str
-    rounds_started: int = 0  # every round started up to the segment's end
-
-
-# The readers' seal spans by seal file and that file's identity (inode, size, modification time): a
-# seal is some kilobytes to megabytes of JSON (its checkpoint), and a reader going back through the
-# segments asks for the same seals again for every entry it looks up. Only the readers' way is cached:
-# a verification (verify_segment, the segments' watch) reads every seal afresh.
-_SPANS: dict[tuple[str, int, int, int], SealSpan | None] = {}
-_SPANS_MAX = 4096
-
-
-def seal_span(journal_path: str | Path, segment: int) -> SealSpan | None:
-    """``segment``'s seal's span (None: no seal), read once per process while its file is unchanged."""
-    path = f"{_segments_dir_text(journal_path)}{os.sep}segment-{segment:06d}.seal.json"  # seal_file's
-    try:
-        status = os.stat(path)
-    except FileNotFoundError:
-        return None
-    except OSError as error:
-        raise JournalError(f"seal {path}: cannot read: {error}") from None
-    key = (path, status.st_ino, status.st_size, status.st_mtime_ns)
-    if key in _SPANS:
-        return _SPANS[key]
-    seal = read_seal(journal_path, segment)
-    span = (
-        None
-        if seal is None
-        else SealSpan(
-            seal.segment, seal.first_seq, seal.last_seq, seal.first_utc, seal.last_utc, seal.rounds_started
-        )
-    )
-    if len(_SPANS) >= _SPANS_MAX:
-        _SPANS.clear()
-    _SPANS[key] = span
-    return span
-
-
-def _spans_before(journal_path: str | Path, before_segment: int) -> list[int]:
-    return [number for number in seal_numbers(journal_path) if number < before_segment]
-
-
-def _first_holding_after(journal_path: str | Path, numbers: list[int], after_seq: int) -> int:
-    """The index in ``numbers`` of the first sealed segment with an entry after ``after_seq`` (their
-    seqs rise with their numbers): a binary search, so the seals read are the log of their count."""
-    low, high = 0, len(numbers)
-    while low < high:
-        middle = (low + high) // 2
-        span = seal_span(journal_path, numbers[middle])
-        if span is not None and span.last_seq <= after_seq:
-            low = middle + 1
-        else:
-            high = middle
-    return low
-
-
-def sealed_segment_files(journal_path: str | Path, before_segment: int, after_seq: int) -> list[Path]:
-    """The files of the sealed segments before ``before_segment`` that hold entries after ``after_seq``,
-    oldest first (the readers' way back: Journal.entries, .replay, .entry, .last_entries)."""
-    numbers = _spans_before(journal_path, before_segment)
-    start = _first_holding_after(journal_path, numbers, after_seq)
-    return [locate_segment(journal_path, number) for number in numbers[start:]]
-
-
-def sealed_segment_of(journal_path: str | Path, before_segment: int, seq: int) -> Path | None:
-    """The file of the sealed segment before ``before_segment`` holding entry ``seq`` (None: none)."""
-    numbers = _spans_before(journal_path, before_segment)
-    index = _first_holding_after(journal_path, numbers, seq - 1)
-    if index >= len(numbers):
-        return None
-    span = seal_span(journal_path, numbers[index])
-    if span is None or not span.first_seq <= seq <= span.last_seq:
-        return None
-    return locate_segment(journal_path, numbers[index])
-
-
-def sealed_segment_of_round(journal_path: str | Path, before_segment: int, number: int) -> Path | None:
-    """The file of the sealed segment before ``before_segment`` in which round number ``number`` (the n
-    of its id, names.round_number) was started, by the seals' counts of rounds started (a bisection);
-    None when no sealed one was. A round's n is the journal's count of rounds started when it started
-    (Journal.next_round_id), so this is where it is; an id written otherwise may not be: the caller
-    looks further when the round is not there."""
-    numbers = _spans_before(journal_path, before_segment)
-    low, high = 0, len(numbers)
-    while low < high:
-        middle = (low + high) // 2
-        span = seal_span(journal_path, numbers[middle])
-        if span is not None and span.rounds_started < number:
-            low = middle + 1
-        else:
-            high = middle
-    if low >= len(numbers):
-        return None
-    return locate_segment(journal_path, numbers[low])
-
-
-def sealed_segment_files_in_time(
-    journal_path: str | Path, before_segment: int, start_utc: str | None, end_utc: str | None
-) -> list[Path]:
-    """The files of the sealed segments before ``before_segment`` with an entry in [start_utc, end_utc),
-    newest first: by the seals' first and last entry times (a round closes in the segment it started
-    in, so its closing entry is within its segment's times). The seals read are the log of their count
-    and the segments in the range."""
-    numbers = _spans_before(journal_path, before_segment)
-    if end_utc is not None:  # the first segment that begins at or after the range's end, by bisection
-        low, high = 0, len(numbers)
-        while low < high:
-            middle = (low + high) // 2
-            span = seal_span(journal_path, numbers[middle])
-            if span is not None and span.first_utc < end_utc:
-                low = middle + 1
-            else:
-                high = middle
-        numbers = numbers[:low]
-    files = []
-    for number in reversed(numbers):
-        span = seal_span(journal_path, number)
-        if span is not None and start_utc is not None and span.last_utc < start_utc:
-            break  # this one and every older one ended before the range
-        files.append(locate_segment(journal_path, number))
-    return files
 
 
 # --- sealing ----------------------------------------------------------------------------------------
@@ -469,29 +139,11 @@ def file_sha256(path: Path) -> tuple[str, int]:
     return digest.hexdigest(), size
 
 
-def _fsync_directory(directory: Path) -> None:
-    descriptor = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
-
-
 def _write_atomically(path: Path, data: bytes) -> None:
-    temporary = path.with_name(f"{path.name}.tmp-{os.getpid()}")
     try:
-        with temporary.open("wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:  # an OSError, or a signal's exception mid-write: no temporary left behind
-        with contextlib.suppress(OSError):
-            temporary.unlink()
-        raise
+        write_durably(path, data)
     finally:
-        _LISTINGS.pop(str(path.parent), None)  # a seal (or a pointer) of ours: the listing afresh
-    _fsync_directory(path.parent)
+        forget_listing_in(path.parent)  # a seal (or a pointer) of ours: the listing afresh
 
 
 def _make_self_contained(path: Path) -> None:
@@ -506,7 +158,7 @@ def _make_self_contained(path: Path) -> None:
             connection.close()
     except sqlite3.Error as error:
         name = str(getattr(error, "sqlite_errorname", ""))
-        reason = _sqlite_reason(error, path)
+        reason = sqlite_reason(error, path)
         if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
             raise SealBusy(f"journal {path}: cannot seal now: {reason} (another connection?)") from None
         raise JournalError(f"journal {path}: cannot seal: {reason}") from None
@@ -675,7 +327,7 @@ def seal_open_segment(
     except OSError as error:  # a full disk, a directory it may not write: the open segment goes on
         raise JournalError(f"journal {path}: cannot seal segment {segment}: {error}") from error
     except sqlite3.Error as error:
-        reason = _sqlite_reason(error, path)
+        reason = sqlite_reason(error, path)
         raise JournalError(f"journal {path}: cannot seal segment {segment}: {reason}") from error
     finish_interrupted_seal(path)
     return seal
@@ -710,8 +362,8 @@ def finish_interrupted_seal(journal_path: str | Path, *, dry_run: bool = False) 
                             leftover.unlink()
                     os.chmod(path, stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
                     os.replace(path, target)
-                    _fsync_directory(target.parent)
-                    _fsync_directory(path.parent)
+                    fsync_directory(target.parent)
+                    fsync_directory(path.parent)
                     done.append(f"segment {seal.segment} moved to {target}")
         if _holds_no_journal(path) and dry_run:
             following = seal.segment + 1
@@ -725,7 +377,7 @@ def finish_interrupted_seal(journal_path: str | Path, *, dry_run: bool = False) 
                 pass
             done.append(f"segment {seal.segment + 1} started at {path}")
     except (OSError, sqlite3.Error) as error:
-        reason = _sqlite_reason(error, path) if isinstance(error, sqlite3.Error) else str(error)
+        reason = sqlite_reason(error, path) if isinstance(error, sqlite3.Error) else str(error)
         raise JournalError(
             f"journal {path}: cannot finish the seal of segment {seal.segment}: {reason}"
         ) from error
@@ -744,7 +396,17 @@ class SegmentVerdict:
     location: Path | None = None
 
 
-def verify_segment(  # noqa: PLR0912 - one branch per refusal of a sealed segment, each its own one-line error
+class _Refused(Exception):
+    """One refusal of a sealed segment: its one line, the entries checked, the file (when found)."""
+
+    def __init__(self, line: str, entries: int = 0, location: Path | None = None) -> None:
+        super().__init__(line)
+        self.line = line
+        self.entries = entries
+        self.location = location
+
+
+def verify_segment(
     journal_path: str | Path,
     segment: int,
     *,
@@ -755,89 +417,110 @@ def verify_segment(  # noqa: PLR0912 - one branch per refusal of a sealed segmen
     """One sealed segment on its own: its seal (format, MAC), its file (there, or archived; its sha256
     and size), SQLite's integrity, its base against the seal and the previous seal, every entry's
     chain link and hash, its count and final hash, and (``check_checkpoint``) the checkpoint: the
-    previous seal's state with this segment folded on must be the seal's."""
-    from controller.journal.verify import verify_connection  # noqa: PLC0415 (a cycle through proof)
-
+    previous seal's state with this segment folded on must be the seal's. The first refusal found is
+    the verdict, in that order."""
     path = Path(journal_path)
+    try:
+        seal, previous = _seal_in_line(path, segment, key, previous)
+        location = _sealed_file(path, segment, seal)
+        _sealed_chain(location, segment, seal)
+        if check_checkpoint:
+            problem = _checkpoint_problem(path, location, seal, previous)
+            if problem is not None:
+                raise _Refused(problem, seal.entries, location)
+    except _Refused as refused:
+        line = f"segment {segment}: {refused.line}"
+        return SegmentVerdict(segment, False, line, refused.entries, refused.location)
+    where = "" if location.parent == segments_dir(path) else f" (archived at {location})"
+    return SegmentVerdict(
+        segment, True, f"segment {segment}: ok {seal.entries} entries{where}", seal.entries, location
+    )
 
-    def bad(line: str, entries: int = 0, location: Path | None = None) -> SegmentVerdict:
-        return SegmentVerdict(segment, False, f"segment {segment}: {line}", entries, location)
 
+def _seal_in_line(
+    path: Path, segment: int, key: bytes | None, previous: Seal | None
+) -> tuple[Seal, Seal | None]:
+    """Segment ``segment``'s seal, checked against the anchor key and following ``previous`` (read when
+    not given), and that previous seal."""
     try:
         seal = read_seal(path, segment)
     except JournalError as error:
-        return bad(str(error))
+        raise _Refused(str(error)) from None
     if seal is None:
-        return bad("no seal (deleted?)")
+        raise _Refused("no seal (deleted?)")
     problem = seal_key_problem(seal, key)
     if problem is not None:
-        return bad(problem)
+        raise _Refused(problem)
     if previous is None and segment > 1:
         try:
             previous = read_seal(path, segment - 1)
         except JournalError as error:
-            return bad(str(error))
+            raise _Refused(str(error)) from None
     if previous is not None and (
         previous.last_seq + 1 != seal.first_seq or previous.final_hash != seal.prev_hash
     ):
-        return bad(
+        raise _Refused(
             f"does not follow segment {previous.segment}'s seal (a segment swapped, reordered or left out?)"
         )
     if previous is None and segment > 1:
-        return bad(f"the seal of segment {segment - 1} is missing: its link cannot be checked (deleted?)")
+        raise _Refused(f"the seal of segment {segment - 1} is missing: its link cannot be checked (deleted?)")
     if segment == 1 and (seal.first_seq != 1 or seal.prev_hash != GENESIS_HASH):
-        return bad("the first segment does not start at entry 1 from the genesis hash")
+        raise _Refused("the first segment does not start at entry 1 from the genesis hash")
+    return seal, previous
+
+
+def _sealed_file(path: Path, segment: int, seal: Seal) -> Path:
+    """Where the sealed file is (beside the journal or archived), once its bytes are the sealed ones."""
     try:
         location = locate_segment(path, segment)
     except JournalError as error:
-        return bad(str(error).split(": ", 1)[-1])
+        raise _Refused(str(error).split(": ", 1)[-1]) from None
     try:
         sha, size = file_sha256(location)
     except OSError as error:
-        return bad(f"cannot read {location}: {error}", location=location)
+        raise _Refused(f"cannot read {location}: {error}", location=location) from None
     if size != seal.file_bytes or sha != seal.file_sha256:
-        return bad(
+        raise _Refused(
             f"{location.name} is not the file its seal names (sha256 differs: edited or replaced?)",
             location=location,
         )
-    # The bytes are the sealed ones; the rest proves the seal says what they hold.
+    return location
+
+
+def _sealed_chain(location: Path, segment: int, seal: Seal) -> None:
+    """The bytes are the sealed ones; this proves the seal says what they hold: SQLite's integrity, the
+    file's base, every entry's link and hash, the count and the final hash."""
+    from controller.journal.verify import verify_connection  # noqa: PLC0415 (a cycle through proof)
+
     try:
         connection = sqlite3.connect(
             f"{location.resolve().as_uri()}?immutable=1", uri=True, isolation_level=None
         )
     except sqlite3.Error as error:
-        return bad(f"cannot open {location}: {error}", location=location)
+        raise _Refused(f"cannot open {location}: {error}", location=location) from None
     try:
         rows = [str(row[0]) for row in connection.execute("PRAGMA integrity_check(5)")]
         if rows != ["ok"]:
-            return bad(f"SQLite integrity check failed: {rows[0]}", location=location)
+            raise _Refused(f"SQLite integrity check failed: {rows[0]}", location=location)
         base = read_segment_base(connection)
         if base.segment != segment or base.base_seq + 1 != seal.first_seq or base.base_hash != seal.prev_hash:
-            return bad(
+            raise _Refused(
                 f"{location.name} is segment {base.segment}, not the one its seal names", location=location
             )
         chain = verify_connection(connection, location)
     except (sqlite3.Error, JournalError) as error:
-        return bad(f"cannot read {location}: {error}", location=location)
+        raise _Refused(f"cannot read {location}: {error}", location=location) from None
     finally:
         connection.close()
     if not chain.ok:
-        return bad(chain.summary(), chain.entries_checked, location)
+        raise _Refused(chain.summary(), chain.entries_checked, location)
     if chain.entries_checked != seal.entries or chain.head_hash != seal.final_hash:
-        return bad(
+        raise _Refused(
             f"holds {chain.entries_checked} entries ending {chain.head_hash[:16]}…, its seal says "
             f"{seal.entries} ending {seal.final_hash[:16]}…",
             chain.entries_checked,
             location,
         )
-    if check_checkpoint:
-        problem = _checkpoint_problem(path, location, seal, previous)
-        if problem is not None:
-            return bad(problem, seal.entries, location)
-    where = "" if location.parent == segments_dir(path) else f" (archived at {location})"
-    return SegmentVerdict(
-        segment, True, f"segment {segment}: ok {seal.entries} entries{where}", seal.entries, location
-    )
 
 
 def _state_before(journal_path: Path, seal: Seal, previous: Seal | None) -> TableState:
@@ -850,7 +533,7 @@ def _state_before(journal_path: Path, seal: Seal, previous: Seal | None) -> Tabl
     state = TableState(seal.table_id)
     for number in range(1, seal.segment):
         with Journal.open_existing(locate_segment(journal_path, number), readonly=True) as sealed:
-            state.apply_all(sealed.replay(since_seq=sealed.base.base_seq))
+            state.apply_all(sealed.replay(since_seq=sealed.file.base.base_seq))
     return state
 
 
@@ -962,7 +645,7 @@ def archive_segments(
                     os.fsync(handle.fileno())
                 os.chmod(temporary, stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
                 os.replace(temporary, destination)
-                _fsync_directory(target_dir)
+                fsync_directory(target_dir)
             if file_sha256(destination)[0] != seal.file_sha256:
                 raise JournalError(
                     f"archive {destination}: the copy differs from its seal; the segment stays"
@@ -972,20 +655,8 @@ def archive_segments(
                 archived_file(path, number), (json.dumps(pointer, sort_keys=True) + "\n").encode()
             )
             here.unlink()
-            _fsync_directory(here.parent)
+            fsync_directory(here.parent)
         except OSError as error:
             raise JournalError(f"archive of segment {number} to {target_dir}: {error}") from error
         moved.append(Archived(number, destination, seal.last_utc))
     return moved
-
-
-def segment_of_seq(journal_path: str | Path, seq: int) -> tuple[int, Path] | None:
-    """The sealed segment holding entry ``seq`` and its file's place, or None when it is not sealed."""
-    numbers = seal_numbers(journal_path)
-    index = _first_holding_after(journal_path, numbers, seq - 1)
-    if index >= len(numbers):
-        return None
-    span = seal_span(journal_path, numbers[index])
-    if span is None or not span.first_seq <= seq <= span.last_seq:
-        return None
-    return numbers[index], locate_segment(journal_path, numbers[index])

@@ -4,7 +4,7 @@ Kept in the journal file, in tables beside ``journal`` (docs/journal.md "Totals 
 written **in the same transaction as the entries they count** (``Journal.append_many``), so a crash
 leaves both or neither: the totals never disagree with the entries they were made from.
 
-- ``journal_totals(period, key, value)``: the meters' counters (controller/journal/state.py ``Meters``)
+- ``journal_totals(period, key, value)``: the meters' counters (controller/journal/state_parts.py ``Meters``)
   flattened to integer keys, per UTC hour (``h:2026-12-01T14``), per UTC day (``d:2026-12-01``) and for
   the whole journal (``all``). Each entry adds the same amounts the reducer adds when it folds it
   (``Meters.add_settlement`` on a fresh ``Meters``, then flattened), so a range's meters are the sum of
@@ -28,7 +28,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from controller.journal.state import Meters
+    from controller.journal.state_parts import Meters
 
 
 TOTALS_SCHEMA = """
@@ -96,7 +96,7 @@ def periods_of(time_utc: str) -> tuple[str, str, str]:
 def entry_deltas(seq: int, kind: str, round_id: str | None, public: Mapping[str, Any]) -> Counter[str]:  # noqa: PLR0912 - one branch per entry kind that moves a total
     """What one entry adds to its periods' totals: the reducer's own arithmetic (``Meters``) on a fresh
     ``Meters``, flattened. Pure."""
-    from controller.journal.state import Meters  # noqa: PLC0415 (the readers' start-up: the reducer loads only when counted)
+    from controller.journal.state_parts import Meters  # noqa: PLC0415 (the readers' start-up: the reducer loads only when counted)
 
     delta: Counter[str] = Counter()
     if kind == "round_started":
@@ -236,7 +236,7 @@ class Summed:
 
 def summed(values: Mapping[str, int]) -> Summed:
     """Meters from flattened totals (the inverse of ``entry_deltas`` summed)."""
-    from controller.journal.state import Meters, WagerMeter  # noqa: PLC0415
+    from controller.journal.state_parts import Meters, WagerMeter  # noqa: PLC0415
 
     meters = Meters()
     stakes: dict[tuple[str, str, str], int] = {}
@@ -353,7 +353,7 @@ def scanned_round_seqs(
     status: str | None,
     last: int | None,
 ) -> list[int]:
-    """``Journal.closed_round_seqs`` of one file without a round index, by scanning its closings."""
+    """``RoundIndex.closed_round_seqs`` of one file without a round index, by scanning its closings."""
     found: list[int] = []
     for seq, kind, round_id, time_utc, public in rows:
         row = round_row(seq, kind, round_id, time_utc, public)

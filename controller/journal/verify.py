@@ -19,8 +19,9 @@ from typing import NamedTuple
 
 from controller.journal import entries as typed
 from controller.journal.chain import GENESIS_HASH, canonical_json, stored_hash
+from controller.journal.errors import JournalError
+from controller.journal.schema import APPLICATION_ID, read_segment_base, schema_triggers
 from controller.journal.snapshot import readonly_connection
-from controller.journal.store import APPLICATION_ID, JournalError, read_segment_base, schema_triggers
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,7 +29,7 @@ from controller.panel.shift_meters import range_meters, theoretical
 from controller.panel.view import TableView, public_recall
 from controller.waits import wait_event
 from drivers.supervisor import DeviceHealth as DeviceHealth  # noqa: PLC0414  (re-exported: one definition)
-from firmware_protocol.messages import FAULT_CODES
+from firmware_protocol.vocabulary import FAULT_CODES
 
 RECALL_MAX_ROUNDS = 50
 REPLAY_MAX_ENTRIES = 5_000  # a browser further behind than this reloads the page instead
@@ -147,16 +147,16 @@ def _sealed_state(journal: Journal) -> TableState | str | None:
     journal has no seal, or its last seal's checkpoint is of an earlier format (it lacks what the view
     shows: the whole journal is folded, as a start does, which seals it anew); a line saying why when
     the seal cannot be read (the view is then folded from the first entry)."""
-    if journal.base.segment <= 1:
+    if journal.file.base.segment <= 1:
         return None
     from controller.journal.checkpoint import OLDER_CHECKPOINT_FORMATS, checkpoint_format  # noqa: PLC0415
-    from controller.journal.segments import read_seal  # noqa: PLC0415 (a journal without seals)
+    from controller.journal.seals import read_seal  # noqa: PLC0415 (a journal without seals)
 
     try:
-        seal = read_seal(journal.path, journal.base.segment - 1)
-        if seal is None or seal.last_seq != journal.base.base_seq:
+        seal = read_seal(journal.path, journal.file.base.segment - 1)
+        if seal is None or seal.last_seq != journal.file.base.base_seq:
             return (
-                f"journal {journal.path}: the seal of segment {journal.base.segment - 1} is missing or "
+                f"journal {journal.path}: the seal of segment {journal.file.base.segment - 1} is missing or "
                 "does not end where the open segment starts; the panel folded the whole journal"
             )
         if checkpoint_format(seal.checkpoint) in OLDER_CHECKPOINT_FORMATS:

@@ -21,7 +21,6 @@ from fastapi import Depends, HTTPException, Request, Response
 from controller.journal.entries import Entry, PanelRequest
 from controller.journal.noise import (
     DEFAULT_NOISE_POLICY,
-    NOISE_SUPPRESSED,
     OTHER_SOURCES,
     REFUSED_ACTION,
     NoiseBudget,
@@ -125,7 +124,8 @@ class Panel:
                 source = f"operator:{summary.source}"  # where that user's refusals are journaled
             else:
                 source = "panel"
-            self.backend.record(NOISE_SUPPRESSED, summary.payload(), source=source)
+            noise = summary.entry()
+            self.backend.record(noise.kind, noise, source=source)
 
     def noisy(
         self, category: str, key: str, kind: str, payload: dict[str, Any] | Entry, *, source: str

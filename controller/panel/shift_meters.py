@@ -30,7 +30,7 @@ from typing import Any
 from controller.errors import UserError
 from controller.journal import entries as e
 from controller.journal.meters import range_totals
-from controller.journal.state import Meters
+from controller.journal.state_parts import Meters
 from controller.journal.store import Journal, JournalEntry
 from controller.locale import DEFAULT_PROPERTY, PropertyRefused, PropertySettings, journal_time, shift_bounds
 from controller.rules.catalogue import theoretical_win_by_wager

@@ -15,13 +15,13 @@ from typing import Any
 from controller.journal.privacy import viewer_event
 from controller.journal.render import banking_text, game_title, wager_word
 from controller.journal.sentence import entry_sentence
-from controller.journal.state import (
+from controller.journal.state import TableState
+from controller.journal.state_parts import (
     COMMUNITY_POSITION,
     DEALER_POSITION,
     AlertState,
     DeviceState,
     RoundState,
-    TableState,
 )
 from controller.journal.store import JournalEntry
 from controller.money import MoneyFormat, money

@@ -141,7 +141,9 @@ class TableSideProgressive(Protocol):
 
     def change_parameters_now(self, parameters: ProgressiveParameters, *, by: str, reason: str) -> None: ...
 
-    def contribute_now(self, table_id: str, round_id: str, wagers: int) -> ContributionAnswer: ...
+    # The engine reads no answer: a linked table's client sends nothing (the floor counts the round from
+    # the table's journal) and answers None; the stand-alone controller's answer is for its own tests.
+    def contribute_now(self, table_id: str, round_id: str, wagers: int) -> ContributionAnswer | None: ...
 
     def claim_now(
         self, table_id: str, round_id: str, hits: Sequence[Hit], *, by: str = "engine"

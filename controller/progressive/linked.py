@@ -36,26 +36,20 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 
 from controller.errors import UserError
+from controller.logs import log_nats_error
 from controller.progressive.controller import ClaimAnswer, ConfirmationSent, LinkState, MeterView, PaidAnswer
 from controller.progressive.model import Hit, MeterState, ProgressiveParameters
-from controller.uplink.wire import table_inbox
-from controller.waits import close_quietly, raise_if_cancelled, wait_event
+from controller.uplink.wire import (
+    progressive_claim_subject,
+    progressive_confirm_subject,
+    progressive_meter_subject,
+    table_inbox,
+)
+from controller.waits import ReconnectDelay, close_quietly, raise_if_cancelled, wait_event
 
 log = structlog.get_logger("flushtable.progressive.link")
 
 DEFAULT_LINK_TIMEOUT_S = 3.0
-
-
-def _meter_subject(link_id: str) -> str:
-    return f"progressive.{link_id}.meter"
-
-
-def _claim_subject(link_id: str, table_id: str) -> str:
-    return f"progressive.{link_id}.claim.{table_id}"
-
-
-def _confirm_subject(link_id: str, table_id: str) -> str:
-    return f"progressive.{link_id}.confirm.{table_id}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,7 +220,9 @@ class LinkClient:
         """A supervisor's confirmation that an award was paid: the floor's answer (``paid``, or
         ``replayed`` when it already was: nothing is paid twice). UserError when the link is down."""
         body = json.dumps({"award_id": award_id, "by": by}).encode()
-        reply = await self._request(_confirm_subject(self.config.link_id, self.config.table_id), body)
+        reply = await self._request(
+            progressive_confirm_subject(self.config.link_id, self.config.table_id), body
+        )
         if reply is None:
             raise UserError("progressive: the link is down; the confirmation was not recorded, try again")
         if reply.get("status") == "refused":
@@ -234,7 +230,9 @@ class LinkClient:
         return reply
 
     async def _send_claim(self, claim: PendingClaim) -> LinkedClaim:
-        reply = await self._request(_claim_subject(self.config.link_id, self.config.table_id), claim.request)
+        reply = await self._request(
+            progressive_claim_subject(self.config.link_id, self.config.table_id), claim.request
+        )
         if reply is None or reply.get("status") == "wait":
             return LinkedClaim("pending", reason="" if reply is None else str(reply.get("reason", "")))
         status = str(reply.get("status"))
@@ -278,7 +276,9 @@ class LinkClient:
                 self.unanswered_since_s = None  # a confirmation lost earlier: the floor is back
 
     async def run(self, stop: asyncio.Event) -> None:
-        backoff_s = self.config.backoff_initial_s
+        retry = ReconnectDelay(
+            initial_s=self.config.backoff_initial_s, max_s=self.config.backoff_max_s, rng=self._rng
+        )
         while not stop.is_set():
             raise_if_cancelled()
             client: Client | None = None
@@ -288,11 +288,11 @@ class LinkClient:
                 async def heard(message: Msg) -> None:
                     self._heard(message)
 
-                await client.subscribe(_meter_subject(self.config.link_id), cb=heard)
+                await client.subscribe(progressive_meter_subject(self.config.link_id), cb=heard)
                 await client.flush()
                 self._client = client
                 self.connected.set()
-                backoff_s = self.config.backoff_initial_s
+                retry.reset()
                 while not stop.is_set():
                     raise_if_cancelled()
                     if client.is_closed or not client.is_connected:
@@ -308,8 +308,7 @@ class LinkClient:
                 await close_quietly(client.close() if client is not None else None)
             if stop.is_set():
                 break
-            await wait_event(stop, min(backoff_s * (0.5 + self._rng.random()), self.config.backoff_max_s))
-            backoff_s = min(backoff_s * 2, self.config.backoff_max_s)
+            await retry.wait(stop)
 
     async def _connect(self) -> Client:
         """One connection to the floor's nats-server (TLS, this table's user); a process that runs many
@@ -323,6 +322,7 @@ class LinkClient:
             allow_reconnect=False,
             connect_timeout=5,
             name=f"flushtable-progressive-{self.config.table_id}",
+            error_cb=log_nats_error,
         )
 
     async def send_confirmations(self) -> None:
@@ -442,7 +442,7 @@ def journal_settled_seq(journal_path: Path) -> Callable[[str], int | None]:
     seal since then moved it there at most."""
     import sqlite3  # noqa: PLC0415
 
-    from controller.journal.segments import locate_segment, seal_numbers  # noqa: PLC0415 (a cycle)
+    from controller.journal.seals import locate_segment, seal_numbers  # noqa: PLC0415 (a cycle)
 
     query = "SELECT seq FROM journal WHERE round_id = ? AND kind = 'round_settled' ORDER BY seq DESC LIMIT 1"
 

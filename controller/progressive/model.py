@@ -1,6 +1,6 @@
 """The progressive's meter model: pure (no I/O, no clock), integer cents.
 
-The events the model folds are the progressive's typed journal entries (controller/journal/entries.py,
+The events the model folds are the progressive's typed journal entries (controller/journal/entries/,
 ``progressive_*``): the stand-alone store writes them to the table's journal, the linked store keeps the
 same entries in its own store, and both rebuild :class:`MeterState` by folding them in order, so a
 restart restores every meter to the cent. The functions ``*_events`` decide what a request makes (one

@@ -1,6 +1,6 @@
 """Simulated players and dealer for a simulated table (`flushtable run --autoplay`, tests, benchmarks).
 
-``AutoPlayer.next_actions(engine)`` looks at the table and says what the people at it do next: players
+``AutoPlayer.next_actions(view)`` looks at the table and says what the people at it do next: players
 put chips on spots (``PlaceChips``: the harness, controller/simulation/table.py, turns it into chips on
 the simulated bet sensors, which then report ``BetChanged`` like real ones), the dealer presses keys
 (``PressKey``: the simulated display's keys, which report ``DealerKey``), the designated player accepts
@@ -19,9 +19,9 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from controller.engine import TableView
 from controller.engine import actions as a
 from controller.engine import machine as m
-from controller.engine.engine import TableEngine
 from controller.engine.round import LIVE
 from controller.engine.state import DESIGNATED_PLAYER
 from controller.rules.games import CHASE_THE_FLUSH, STREETS, decision_limits
@@ -66,38 +66,35 @@ class AutoPlayer:
     _acted: set[tuple[str, str, int]] = field(default_factory=set)  # (round, street, seat) already acted
     _round_key: str = ""
 
-    def next_actions(self, engine: TableEngine) -> list[AutoAction]:
-        state = engine.state
+    def next_actions(self, view: TableView) -> list[AutoAction]:
+        state = view.state
         if state == m.IDLE:
-            return self._idle(engine)
+            return self._idle(view)
         if state == m.BETTING:
-            return self._betting(engine)
-        if state in engine.definition.decision_states:
-            return self._decide(engine)
+            return self._betting(view)
+        if state in view.definition.decision_states:
+            return self._decide(view)
         if state == m.PAYING:
-            return [*self._clear_chips(engine), PressKey("next")]
-        if state == m.HELD and engine.round is not None and engine.round.closed:
-            return self._clear_chips(engine)  # a dead or voided round: the dealer returns the chips
+            return [*self._clear_chips(view), PressKey("next")]
+        live = view.round
+        if state == m.HELD and live is not None and live.closed:
+            return self._clear_chips(view)  # a dead or voided round: the dealer returns the chips
         if state == m.HELD:
             # Past posting: the dealer puts each spot back as locked, so the supervisor's clear is taken.
             return [
                 PlaceChips(seat, spot, wager, held_cents)
-                for seat, spot, wager, held_cents in engine.past_posted_spots
-                if wager in engine.spot_wagers and engine.spots.get((seat, spot), 0) != held_cents
+                for seat, spot, wager, held_cents in view.past_posted_spots
+                if wager in view.spot_wagers and view.spots.get((seat, spot), 0) != held_cents
             ]
         return []
 
     # --- idle: the button, then the next round ------------------------------------------------
-    def _idle(self, engine: TableEngine) -> list[AutoAction]:
-        leftovers = self._clear_chips(engine)
+    def _idle(self, view: TableView) -> list[AutoAction]:
+        leftovers = self._clear_chips(view)
         if leftovers:
             return leftovers
-        if (
-            engine.config.banking_mode == DESIGNATED_PLAYER
-            and engine.dp_seat is None
-            and not engine.house_banks
-        ):
-            if engine.dp_offer_seat is None:
+        if view.config.banking_mode == DESIGNATED_PLAYER and view.dp_seat is None and not view.house_banks:
+            if view.dp_offer_seat is None:
                 return []  # nobody accepted: a supervisor must move the button
             if self.rng.random() < self.dp_waive_rate:
                 return [a.DpWaives()]
@@ -105,40 +102,42 @@ class AutoPlayer:
         return [PressKey("next")]
 
     # --- betting ------------------------------------------------------------------------------------
-    def _betting(self, engine: TableEngine) -> list[AutoAction]:
-        wagers = engine.spot_wagers
-        if any(amount for amount in engine.spots.values()):
+    def _betting(self, view: TableView) -> list[AutoAction]:
+        wagers = view.spot_wagers
+        if any(amount for amount in view.spots.values()):
             return [PressKey("confirm")]  # chips are down: no more bets
-        players = [seat for seat in engine.config.seats if seat != engine.dp_seat]
+        players = [seat for seat in view.config.seats if seat != view.dp_seat]
         self.rng.shuffle(players)
         joining = [seat for seat in players if self.rng.random() < self.seat_join_rate]
-        joining = sorted(joining[: engine.spec.max_players]) or sorted(players[:1])
+        joining = sorted(joining[: view.spec.max_players]) or sorted(players[:1])
         out: list[AutoAction] = []
         for seat in joining:
             ante = self.rng.choice(list(self.ante_choices_cents))
-            ante = min(max(ante, engine.config.min_ante_cents), engine.config.max_ante_cents)
+            ante = min(max(ante, view.config.min_ante_cents), view.config.max_ante_cents)
             out.append(PlaceChips(seat, 0, "ante", ante))
             for spot, wager in enumerate(wagers):
                 if wager == "xtra_bonus":
                     out.append(PlaceChips(seat, spot, wager, ante))  # required, equal to the ante
-                elif wager in engine.spec.bonus_wagers and self.rng.random() < self.bonus_rate:
+                elif wager in view.spec.bonus_wagers and self.rng.random() < self.bonus_rate:
                     out.append(PlaceChips(seat, spot, wager, max(ante // 5, 100)))
                 elif wager == PROGRESSIVE and self.rng.random() < self.progressive_rate:
-                    unit = engine.progressive.current_parameters().settings.unit_cents
+                    parameters = view.progressive_parameters
+                    assert parameters is not None  # the wager is a spot: the table offers it
+                    unit = parameters.settings.unit_cents
                     out.append(PlaceChips(seat, spot, wager, unit))  # always the unit: a fixed amount
         return out
 
     # --- decisions ------------------------------------------------------------------------------
-    def _decide(self, engine: TableEngine) -> list[AutoAction]:  # noqa: PLR0912 - one branch per decision phase of the three games
-        live = engine.round
+    def _decide(self, view: TableView) -> list[AutoAction]:  # noqa: PLR0912 - one branch per decision phase of the three games
+        live = view.round
         if live is None or live.street is None:
             return []
         street = live.street
         if live.round_id != self._round_key:  # a new round: forget the last one's decisions
             self._round_key = live.round_id
             self._acted.clear()
-        spot = engine.spec.wagers.index(engine.spec.decision_wager)
-        chase = engine.config.game == CHASE_THE_FLUSH
+        spot = view.spec.wagers.index(view.spec.decision_wager)
+        chase = view.config.game == CHASE_THE_FLUSH
         out: list[AutoAction] = []
         waiting_for_timeout = False
         for number, play in sorted(live.seats.items()):
@@ -147,8 +146,8 @@ class AutoPlayer:
             key = (live.round_id, street, number)
             if play.pending_refused:
                 # Told the raise is over the limit: correct it to the most allowed.
-                _low, high = self._limits(engine, number)
-                out.append(PlaceChips(number, spot, engine.spec.decision_wager, high))
+                _low, high = self._limits(view, number)
+                out.append(PlaceChips(number, spot, view.spec.decision_wager, high))
                 continue
             if key in self._acted:
                 if play.pending_cents == 0 and not (chase and street != m.RIVER):
@@ -158,44 +157,44 @@ class AutoPlayer:
             if self.rng.random() < self.walk_away_rate:
                 waiting_for_timeout = True
                 continue
-            _low, high = self._limits(engine, number)
+            _low, high = self._limits(view, number)
             # The same simple strategy as the demonstration's players (controller/simulated_players.py),
             # deciding from what this player can see: their own cards and the community cards dealt.
             if chase:
                 all_in_street = chase_all_in_street(play.cards, live.community)
                 if all_in_street is not None and STREETS.index(all_in_street) <= STREETS.index(street):
-                    out.append(PlaceChips(number, spot, engine.spec.decision_wager, high))
+                    out.append(PlaceChips(number, spot, view.spec.decision_wager, high))
                 elif street == m.RIVER:
                     out.append(PressKey("fold_seat", number))
                 continue
-            raise_cents = raise_or_fold(engine.config.game, evaluate(play.cards), play.wagers["ante"])
+            raise_cents = raise_or_fold(view.config.game, evaluate(play.cards), play.wagers["ante"])
             if raise_cents is None:
                 out.append(PressKey("fold_seat", number))
                 continue
             amount = raise_cents
             if self.rng.random() < self.over_limit_rate:
                 amount = high + play.wagers["ante"]  # a mistake the table must catch
-            out.append(PlaceChips(number, spot, engine.spec.decision_wager, amount))
+            out.append(PlaceChips(number, spot, view.spec.decision_wager, amount))
         if not out and not waiting_for_timeout:
             out.append(PressKey("confirm"))
         return out
 
     @staticmethod
-    def _limits(engine: TableEngine, seat: int) -> tuple[int, int]:
-        live = engine.round
+    def _limits(view: TableView, seat: int) -> tuple[int, int]:
+        live = view.round
         assert live is not None
         play = live.seats[seat]
-        street = live.street if engine.config.game == CHASE_THE_FLUSH else None
+        street = live.street if view.config.game == CHASE_THE_FLUSH else None
         hand = evaluate([*play.cards, *live.community])
-        return decision_limits(engine.config.game, hand, play.wagers["ante"], street)
+        return decision_limits(view.config.game, hand, play.wagers["ante"], street)
 
     # --- chips off the table -------------------------------------------------------------------------
     @staticmethod
-    def _clear_chips(engine: TableEngine) -> list[AutoAction]:
-        wagers = engine.spot_wagers
+    def _clear_chips(view: TableView) -> list[AutoAction]:
+        wagers = view.spot_wagers
         return [
             PlaceChips(seat, spot, wagers[spot], 0)
-            for (seat, spot), amount in sorted(engine.spots.items())
+            for (seat, spot), amount in sorted(view.spots.items())
             if amount and 0 <= spot < len(wagers)
         ]
 

@@ -78,7 +78,7 @@ class SimTable:
         """Play one round and journal it (one transaction); returns the entries appended."""
         engine = self.engine
         self.now_s = self.now_s + 30.0 if self.clock is None else max(self.now_s, self.clock())
-        for fault_id in list(engine.latched):
+        for fault_id in list(engine.view().latched):
             self._take(
                 engine.handle(a.ClearFault(fault_id, "sim-supervisor", "simulated: checked"), self.now_s)
             )
@@ -93,16 +93,17 @@ class SimTable:
                 self._bet(seat, "xtra_bonus", ante)
         self._take(engine.handle(a.NoMoreBets(), self.now_s))
         for _ in range(200):  # bounded: a round has a few streets of a few seats
-            if engine.state not in engine.definition.decision_states:
+            view = engine.view()
+            if view.state not in view.definition.decision_states:
                 break
-            actions = player.next_actions(engine)
+            actions = player.next_actions(view)
             for action in actions:
                 if isinstance(action, PlaceChips):
                     self._bet(action.seat, action.wager, action.amount_cents, locked=True)
                 elif isinstance(action, PressKey):
                     self._take(engine.handle(DealerKey("display", action.key, action.seat), self.now_s))
             if not actions:
-                self.now_s += engine.config.decision_timeout_s + 1
+                self.now_s += view.config.decision_timeout_s + 1
                 self._take(engine.handle(a.Tick(), self.now_s))
         self._take(engine.handle(a.PayoutsDone(), self.now_s))
         # The dealer has paid and taken the chips: every spot reads empty again for the next round.

@@ -245,7 +245,7 @@ class SimulatedTable:
         if isinstance(item, DealerKey):
             self._keys_handled += 1
         quiet = isinstance(item, CardDealt | HandComplete | a.Tick)
-        if not quiet or self.daemon.engine.state != state_before:
+        if not quiet or self.daemon.engine.view().state != state_before:
             self._people_wake.set()
 
     async def _wait_for_news(self, timeout_s: float) -> None:
@@ -266,18 +266,20 @@ class SimulatedTable:
         assert self.devices is not None, "the people play on simulated devices"
         engine = daemon.engine  # read only: what the people at the table see
         player = AutoPlayer(random.Random(self._rng.random()), walk_away_rate=self.simulation.walk_away_rate)
-        sensors = self.devices.bet_sensors(engine.config.sensors_device)
-        display = self.devices.dealer_display(engine.config.display_device)
+        config = engine.view().config
+        sensors = self.devices.bet_sensors(config.sensors_device)
+        display = self.devices.dealer_display(config.display_device)
         while True:
             await self._await_chips_seen()
-            if daemon.stopping and not daemon.round_in_play() and engine.state in ("idle", "complete"):
+            view = engine.view()  # one look: nothing changes the engine until the next await
+            if daemon.stopping and not daemon.round_in_play() and view.state in ("idle", "complete"):
                 await asyncio.sleep(STOPPING_NAP_S)
                 continue
-            if not engine.table_open and engine.state == "idle":
+            if not view.table_open and view.state == "idle":
                 await self._wait_for_news(AUTOPLAY_NAP_S)  # a closed table: the players wait for a manager
                 continue
-            state_before = engine.state
-            actions = player.next_actions(engine)
+            state_before = view.state
+            actions = player.next_actions(view)
             if not actions:
                 await self._wait_for_news(AUTOPLAY_NAP_S)
                 continue
@@ -306,7 +308,7 @@ class SimulatedTable:
         """Wait (bounded) until the chips the simulated players placed are what the engine has seen."""
         deadline = time.monotonic() + AUTOPLAY_SETTLE_S
         while self._chips_expected and time.monotonic() < deadline:
-            spots = self.daemon.engine.spots
+            spots = self.daemon.engine.view().spots
             self._chips_expected = [
                 (seat, spot, cents)
                 for seat, spot, cents in self._chips_expected
@@ -327,7 +329,7 @@ class SimulatedTable:
 
     async def _await_state_change(self, state_before: str) -> None:
         deadline = time.monotonic() + AUTOPLAY_SETTLE_S
-        while self.daemon.engine.state == state_before and time.monotonic() < deadline:
+        while self.daemon.engine.view().state == state_before and time.monotonic() < deadline:
             await self._wait_for_news(0.05)
 
     async def _supervisor(self, daemon: TableDaemon) -> None:
@@ -350,14 +352,14 @@ class SimulatedTable:
                         >= clear_after_s
                     ):
                         device.set_status("ready")  # the reset button on the device itself
-            for fault_id in list(daemon.engine.latched):
+            for fault_id in list(daemon.engine.view().latched):
                 seen_s = first_seen_mono_s.setdefault(fault_id, now_mono_s)
                 if now_mono_s - seen_s >= clear_after_s:
                     reason = "simulated supervisor: cleared after the configured delay"
                     with contextlib.suppress(JournalError):  # the table is stopping
                         # Refused if it was cleared meanwhile (a refusal is journaled, and harmless).
                         await daemon.perform(a.ClearFault(fault_id, SIM_SUPERVISOR, reason))
-            controller = daemon.engine.progressive.controller
+            controller = daemon.engine.view().progressive_controller
             for award in [] if controller is None else controller.state.pending():
                 award_id = award.claimed.award_id
                 if now_mono_s - first_seen_mono_s.setdefault(award_id, now_mono_s) >= clear_after_s:

@@ -50,10 +50,11 @@ from nats.js.client import JetStreamContext
 from controller.config import UplinkConfig
 from controller.journal.chain import format_time_utc
 from controller.journal.store import Journal, JournalEntry, JournalError
+from controller.logs import log_nats_error
 from controller.uplink import wire
 from controller.uplink.outbox import Outbox, OutMessage
 from controller.uplink.wire import table_inbox, table_subject, verify_subject
-from controller.waits import close_quietly, raise_if_cancelled, wait_event
+from controller.waits import ReconnectDelay, close_quietly, raise_if_cancelled, wait_event
 
 log = structlog.get_logger("flushtable.uplink")
 # The daemon's answer to a seeded software verification: (seed, requested_by) -> the reply's fields.
@@ -225,7 +226,9 @@ class Uplink:
         if stored_mark is not None and stored_mark.position > self.status.acked:
             self.status.acked = stored_mark.position
         journal = _Reader(self.journal_path)
-        backoff_s = self.config.backoff_initial_s
+        retry = ReconnectDelay(
+            initial_s=self.config.backoff_initial_s, max_s=self.config.backoff_max_s, rng=self._rng
+        )
         try:
             while not stop.is_set():
                 raise_if_cancelled()
@@ -238,7 +241,7 @@ class Uplink:
                             verify_subject(self.config.site, self.table_id), cb=self._answer
                         )
                     await self._sync(client, journal)
-                    backoff_s = self.config.backoff_initial_s
+                    retry.reset()
                     await self._publish_loop(client, journal, marks, stop)
                 except (
                     _Resync,
@@ -257,9 +260,7 @@ class Uplink:
                 if stop.is_set():
                     break
                 self.status.reconnects += 1
-                # Jittered (500 tables do not reconnect at once), never past backoff_max_s.
-                await wait_event(stop, min(backoff_s * (0.5 + self._rng.random()), self.config.backoff_max_s))
-                backoff_s = min(backoff_s * 2, self.config.backoff_max_s)
+                await retry.wait(stop)
         finally:
             if self._mark is not None:
                 await asyncio.to_thread(marks.write, self._mark)
@@ -298,6 +299,7 @@ class Uplink:
             connect_timeout=self.config.connect_timeout_s,
             max_reconnect_attempts=0,
             name=f"flushtable-uplink-{self.table_id}",
+            error_cb=log_nats_error,
         )
 
     async def _last_on_subject(self, js: JetStreamContext) -> tuple[int, dict[str, str], bytes] | None:

@@ -112,6 +112,23 @@ HUB_DOMAIN = "hub"  # the hub's JetStream domain once it has sites (each JetStre
 
 PROGRESSIVE_ROOT = "progressive"  # the linked progressive's subjects: never under the journal's root
 PROGRESSIVE_INBOX = "_INBOX_PROGRESSIVE"
+
+
+# A linked progressive's subjects, written once for both ends: the table (progressive/linked.py)
+# publishes claims and confirmations and hears the meter; the floor (floor/progressive.py) answers
+# and broadcasts. ``table_id`` may be "*" where the floor subscribes to every table of a link.
+def progressive_meter_subject(link_id: str) -> str:
+    return f"{PROGRESSIVE_ROOT}.{link_id}.meter"
+
+
+def progressive_claim_subject(link_id: str, table_id: str) -> str:
+    return f"{PROGRESSIVE_ROOT}.{link_id}.claim.{table_id}"
+
+
+def progressive_confirm_subject(link_id: str, table_id: str) -> str:
+    return f"{PROGRESSIVE_ROOT}.{link_id}.confirm.{table_id}"
+
+
 SURVEILLANCE_INBOX = "_INBOX_SURVEILLANCE"
 
 

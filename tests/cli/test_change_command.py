@@ -66,12 +66,12 @@ def test_a_paytable_change_needs_a_second_manager_from_the_command_line(tmp_path
                 "promotion",
             )
         ]
-        before = engine.config.paytables["flush"]
+        before = engine.view().config.paytables["flush"]
         steps.append(await change(table, "max", "approve", "CHCF1-0001"))
-        still = engine.config.paytables["flush"]
+        still = engine.view().config.paytables["flush"]
         steps.append(await change(table, "mia", "list"))
         steps.append(await change(table, "mia", "approve", "CHCF1-0001"))
-        after = engine.config.paytables["flush"]
+        after = engine.view().config.paytables["flush"]
         steps.append(await change(table, "mia", "approve", "CT-nope"))
         steps.append((0, f"{before}|{still}|{after}", ""))
         return steps

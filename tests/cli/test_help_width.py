@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from controller.cli import build_parser, terminal_columns
+from controller.cli import COMMANDS, build_parser, parser_for, terminal_columns
 
 
 @pytest.mark.parametrize("columns", [None, "60", "200", "0", "-3", "wide", ""])
@@ -29,3 +29,25 @@ def test_the_help_wraps_as_argparse_wraps_it(columns: str, monkeypatch: pytest.M
     theirs.formatter_class = argparse.HelpFormatter
     assert ours.format_help() == theirs.format_help()
     assert "  settle " in ours.format_help()
+
+
+def test_a_named_command_builds_only_its_own_subparser() -> None:
+    """Issue 28: each subparser argparse makes costs a formatter and a few gettext look-ups (each stats
+    the locale directories); a start that names its command shows no other, so makes no other. The top
+    level's help, asked before the command's name, and an unknown command still list every command."""
+
+    def listed(words: list[str]) -> list[str]:
+        parser = parser_for(words)
+        subparsers = parser._subparsers
+        assert subparsers is not None
+        choices = subparsers._group_actions[0].choices
+        assert choices is not None
+        return list(choices)
+
+    assert listed(["settle"]) == ["settle"]
+    assert listed(["recall", "--journal", "j.sqlite"]) == ["recall"]
+    assert listed(["settle", "--help"]) == ["settle"]
+    assert listed(["-h", "settle"]) == list(COMMANDS)
+    assert listed(["--help"]) == list(COMMANDS)
+    assert listed(["nosuch"]) == list(COMMANDS)
+    assert listed([]) == list(COMMANDS)

@@ -1,5 +1,5 @@
-"""``[uplink]`` in the one typed configuration (controller/config.py ``UplinkSection``): what it gives the
-uplink, and every refusal naming the file and the key, as the other sections' do. Real files in a
+"""``[uplink]`` in the one typed configuration (controller/config/sections.py ``UplinkSection``): what it
+gives the uplink, and every refusal naming the file and the key, as the other sections' do. Real files in a
 temporary directory (the password file and the CA's certificate are read from the file's directory)."""
 
 from __future__ import annotations

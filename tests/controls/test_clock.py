@@ -17,6 +17,7 @@ import pytest
 from controller.clocks import ClockReading, ClockSourceError, ClockWatch, read_reply, sntp_query, sntp_request
 from controller.config import ClockSection, load_config
 from controller.daemon import TableClock
+from controller.journal.entries import ClockOffset
 from controller.journal.state import TableState
 from controller.journal.store import Journal, parse_time_utc
 from controller.panel.view import TableView
@@ -66,11 +67,11 @@ def test_the_alert_is_raised_once_per_excursion_and_every_check_is_journaled() -
     assert "3.000 s ahead of" in first.alert
     assert "bound 1000 ms" in first.alert
     assert second.alert is None  # the same drift: journaled, not alerted again
-    assert first.payload["offset_us"] == -3_000_000
-    assert first.payload["within_bound"] is False
+    assert first.entry.offset_us == -3_000_000
+    assert first.entry.within_bound is False
     back = watch.judge(ok, None)
     assert back.alert is None
-    assert back.payload["within_bound"] is True
+    assert back.entry.within_bound is True
     assert watch.judge(None, "no answer").alert == "the time source cannot be read: no answer"
     # Exactly at the bound is within it; a microsecond past it is not.
     watch.out_of_bound = False
@@ -111,25 +112,25 @@ def test_a_table_3_s_off_alerts_and_its_journal_never_goes_backwards_across_the_
         table.daemon.clock = TableClock(origin_wall_s=time.time() + 3.0)
         table.daemon.ledger.wall_clock = lambda: datetime.now(UTC) + shift[0]
 
-    async def correct_the_clock(table: SimulatedTable) -> tuple[dict[str, object], bool]:
+    async def correct_the_clock(table: SimulatedTable) -> tuple[ClockOffset, bool]:
         daemon = table.daemon
         watch = daemon.controls.clock_watch
         assert watch is not None
         async with asyncio.timeout(30):  # the start's measurement, journaled
             while watch.last is None:
                 await asyncio.sleep(0.01)
-        first = dict(watch.last.payload)
+        first = watch.last.entry
         # An operator sets the clock from the time source: it steps 3 s back.
         daemon.clock = TableClock()
         shift[0] = timedelta(0)
         await watch.check()
-        return first, daemon.engine.held
+        return first, daemon.engine.view().held
 
     with sntp_server() as server:
         config = dataclasses.replace(load_config(None), clock=ClockSection(ntp_server=server.address))
         first, held = with_table(config, path, correct_the_clock, before=ahead)
-    assert first["within_bound"] is False
-    assert first["offset_us"] == pytest.approx(-3_000_000, abs=50_000)
+    assert first.within_bound is False
+    assert first.offset_us == pytest.approx(-3_000_000, abs=50_000)
     assert not held  # an alert, not a hold: the table plays on
     stored = journal_entries(path)
     times = [parse_time_utc(entry.time_utc) for entry in stored]

@@ -23,7 +23,6 @@ from controller.changes import (
 from controller.engine import JournalRecord, Output, TableConfig
 from controller.engine import actions as a
 from controller.journal import Journal
-from controller.journal import entries as e
 from controller.journal.state import TableState
 from controller.rules.paytables import DEFAULT_PRESET
 from tests.device_harness.leaks import run_async
@@ -61,7 +60,9 @@ def desk(tmp_path: Path) -> tuple[JournaledTable, ChangeDesk]:
 
 
 def flush_paytable(table: Table) -> object:
-    return table.engine.config.paytables.get("flush", DEFAULT_PRESET[("high-card-flush", "house", "flush")])
+    return table.engine.view().config.paytables.get(
+        "flush", DEFAULT_PRESET[("high-card-flush", "house", "flush")]
+    )
 
 
 def folded(journal: Journal) -> TableState:
@@ -126,7 +127,7 @@ def test_a_lapsed_proposal_never_applies(desk: tuple[JournaledTable, ChangeDesk]
     run_async(changes.lapse_due)  # the daemon's watch: the other one lapses too
     with pytest.raises(ChangeRefusedError, match=f"{swept} is lapsed"):
         run_async(lambda: changes.approve(swept, "mia"))
-    assert table.engine.config.min_ante_cents != 1000
+    assert table.engine.view().config.min_ante_cents != 1000
     assert flush_paytable(table) == "hcf-flush-house"
     lapsed = [entry.payload["change_id"] for entry in table.journal_file.entries(kinds=["change_lapsed"])]
     assert lapsed == [late, swept]
@@ -146,7 +147,10 @@ def test_an_approval_waits_for_the_round_to_end(desk: tuple[JournaledTable, Chan
     assert changes.control.proposals[change_id].status == "pending"  # still stands
     table.call(table.engine.handle, a.VoidRound("sam", "test"), table.now_s)
     run_async(lambda: changes.approve(change_id, "mia"))
-    assert (table.engine.config.min_ante_cents, table.engine.config.max_ante_cents) == (1000, 20000)
+    assert (table.engine.view().config.min_ante_cents, table.engine.view().config.max_ante_cents) == (
+        1000,
+        20000,
+    )
 
 
 def test_bad_proposals_and_rejections(desk: tuple[JournaledTable, ChangeDesk]) -> None:
@@ -188,9 +192,9 @@ def test_a_new_kind_plugs_in_through_the_registry(desk: tuple[JournaledTable, Ch
     )
     try:
         change_id = run_async(lambda: changes.propose("close_for_test", {"reason": "end of day"}, "max", ""))
-        assert table.engine.table_open
+        assert table.engine.view().table_open
         run_async(lambda: changes.approve(change_id, "mia"))
-        assert not table.engine.table_open
+        assert not table.engine.view().table_open
     finally:
         del CHANGE_KINDS["close_for_test"]
 
@@ -205,9 +209,8 @@ def test_the_configuration_check_alerts_on_an_unapproved_change_and_not_on_an_ap
         approved_files={},
     )
     assert first.alert is None
-    assert first.fields["changed"] == []
-    previous = e.build("config_checked", first.fields)
-    assert isinstance(previous, e.ConfigChecked)
+    assert first.entry.changed == []
+    previous = first.entry
     edited = check_configuration(
         source="t.toml",
         file_sha256="b" * 64,
@@ -216,8 +219,8 @@ def test_the_configuration_check_alerts_on_an_unapproved_change_and_not_on_an_ap
         previous=previous,
         approved_files={},
     )
-    assert edited.fields["changed"] == ["limits.max_ante_cents: 10000 -> 20000"]
-    assert edited.fields["unapproved"] is True
+    assert edited.entry.changed == ["limits.max_ante_cents: 10000 -> 20000"]
+    assert edited.entry.unapproved is True
     assert edited.alert == (
         "the configuration t.toml changed since the last start with no approved change: "
         "limits.max_ante_cents: 10000 -> 20000"
@@ -231,7 +234,7 @@ def test_the_configuration_check_alerts_on_an_unapproved_change_and_not_on_an_ap
         approved_files={"b" * 64: "CT1-0007"},
     )
     assert approved.alert is None
-    assert approved.fields["approved_change"] == "CT1-0007"
+    assert approved.entry.approved_change == "CT1-0007"
     comment = check_configuration(
         source="t.toml",
         file_sha256="c" * 64,
@@ -240,7 +243,7 @@ def test_the_configuration_check_alerts_on_an_unapproved_change_and_not_on_an_ap
         previous=previous,
         approved_files={},
     )
-    assert comment.fields["changed"] == ["the file's text changed; the effective settings did not"]
+    assert comment.entry.changed == ["the file's text changed; the effective settings did not"]
     assert comment.alert is not None  # a controlled file: any edit counts
 
 

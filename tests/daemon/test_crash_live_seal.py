@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from controller.journal.segments import seal_numbers, verify_segments
+from controller.journal.seals import seal_numbers
+from controller.journal.segments import verify_segments
 from tests.daemon.crash import crash_repeatedly, daemon_command
 from tests.daemon.harness import check_every_round_closed_once, entries, flushtable
 from tests.daemon.test_segments_daemon import segmented_config

@@ -21,7 +21,8 @@ from controller.daemon_journal import CHECKPOINT_EVERY_COMMITS, DaemonJournal
 from controller.engine import JournalRecord
 from controller.engine.outputs import Output
 from controller.journal.anchor import anchor_path, read_anchor
-from controller.journal.store import CHECKPOINT_BACKSTOP_PAGES, SQLITE_AUTOCHECKPOINT_PAGES, JournalError
+from controller.journal.store import JournalError
+from controller.journal.wal import CHECKPOINT_BACKSTOP_PAGES, SQLITE_AUTOCHECKPOINT_PAGES
 from drivers.events import ShowText
 from tests.device_harness.leaks import run_async
 
@@ -161,7 +162,7 @@ def test_the_checkpoints_run_beside_the_commits_and_the_wal_starts_again(
         ledger.open(new_journal=True)
         try:
             ledger.start_checkpoints()
-            assert ledger.journal.pragma("wal_autocheckpoint") == CHECKPOINT_BACKSTOP_PAGES
+            assert ledger.journal.wal.pragma("wal_autocheckpoint") == CHECKPOINT_BACKSTOP_PAGES
             ledger.append([round_started()])
 
             def commit_one(number: int) -> None:  # one commit each: a command is urgent
@@ -175,7 +176,7 @@ def test_the_checkpoints_run_beside_the_commits_and_the_wal_starts_again(
             # it when the thread did not) was queued before this await's own, so it has run after it.
             await asyncio.to_thread(ledger.stop_checkpoints)
             # The thread's checkpoints have stopped: the writer's commits checkpoint by themselves again.
-            assert ledger.journal.pragma("wal_autocheckpoint") == SQLITE_AUTOCHECKPOINT_PAGES
+            assert ledger.journal.wal.pragma("wal_autocheckpoint") == SQLITE_AUTOCHECKPOINT_PAGES
             ledger.append([JournalRecord.of("table_closed", {"by": "daemon", "reason": "x"}, None, "engine")])
             return wal_frames(path), len(recorder.acted)
         finally:

@@ -260,12 +260,12 @@ def test_the_dealers_kill_seat_key_rejected_asked_again_and_confirmed_on_the_pan
             panel.close()
         # The dealer plays the round out at the simulated devices: seat 2 raises 1x, confirm, pay.
         devices.bet_sensors().place(2, 1, 500)
-        live = daemon.engine.round
+        live = daemon.engine.view().round
         assert live is not None
         # The engine has seen the raise chips (the dealer confirms what is on the felt).
         wait_for("seat 2's raise", lambda: live.seats[2].pending_cents == 500)
         devices.dealer_display().press("confirm")
-        wait_for("the payout", lambda: daemon.engine.state == "paying")
+        wait_for("the payout", lambda: daemon.engine.view().state == "paying")
         devices.dealer_display().press("next")
 
     async def supervisor(table: SimulatedTable) -> None:

@@ -162,7 +162,7 @@ def test_the_daemon_raises_one_integrity_alert_that_the_panel_shows(tmp_path: Pa
     async def check_twice(daemon: TableDaemon) -> tuple[str | None, bool]:
         await daemon.check_integrity()
         await daemon.check_integrity()  # the alarm stands: no second alert
-        return daemon.integrity_status, daemon.engine.held
+        return daemon.integrity_status, daemon.engine.view().held
 
     with capture_logs() as logs:
         status, held = with_daemon(path, check_twice)

@@ -299,7 +299,9 @@ def test_a_card_seen_twice_is_named_only_in_the_private_part(tmp_path: Path) -> 
 
 
 def test_past_posting_holds_the_table_across_a_restart(tmp_path: Path) -> None:
-    _run, journal = play_scenario(tmp_path, "past_posting", stop_when=lambda daemon: daemon.engine.held)
+    _run, journal = play_scenario(
+        tmp_path, "past_posting", stop_when=lambda daemon: daemon.engine.view().held
+    )
     assert of_kind(journal, "past_posting") == [
         {"seat": 2, "wager": "ante", "locked_cents": 1000, "seen_cents": 5000}
     ]
@@ -313,7 +315,7 @@ def test_past_posting_holds_the_table_across_a_restart(tmp_path: Path) -> None:
     seen: dict[str, bool] = {}
 
     def held_after_restart(daemon: TableDaemon) -> bool:
-        seen["held"] = daemon.engine.held
+        seen["held"] = daemon.engine.view().held
         return True
 
     config_path = tmp_path / "hcf-house.toml"
@@ -444,10 +446,10 @@ def test_flushtable_clear_releases_a_running_table_and_the_shoe_is_reset(tmp_pat
     async def main() -> None:
         running = asyncio.get_running_loop().create_task(table.run())
         try:
-            await until(lambda: daemon.engine.held, "the red light held the table")
+            await until(lambda: daemon.engine.view().held, "the red light held the table")
             # The shoe's fault report follows its red light on the line.
             await until(
-                lambda: daemon.engine._ctx.faults.device_health["shuffler"] == "fault", "the shoe in fault"
+                lambda: daemon.engine._faults.device_health["shuffler"] == "fault", "the shoe in fault"
             )
             cleared = await asyncio.create_subprocess_exec(
                 FLUSHTABLE,
@@ -464,9 +466,9 @@ def test_flushtable_clear_releases_a_running_table_and_the_shoe_is_reset(tmp_pat
             out, err = await cleared.communicate()
             assert cleared.returncode == 0, err.decode()
             assert "The table is no longer held." in out.decode()
-            await until(lambda: not daemon.engine.held, "the daemon adopted the clearing")
+            await until(lambda: not daemon.engine.view().held, "the daemon adopted the clearing")
             await until(
-                lambda: daemon.engine._ctx.faults.device_health["shuffler"] == "ready", "the shoe was reset"
+                lambda: daemon.engine._faults.device_health["shuffler"] == "ready", "the shoe was reset"
             )
             # Released to idle (the scenario's dealer may already have opened the next round's betting
             # by now: the state itself is not asserted, the release is, from the journal).

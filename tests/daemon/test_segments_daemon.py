@@ -13,7 +13,8 @@ from controller.daemon import TableDaemon
 from controller.journal.chain import canonical_json
 from controller.journal.checkpoint import CHECKPOINT_FORMAT, checkpoint_in_format, state_to_checkpoint
 from controller.journal.recovery import rebuild_state
-from controller.journal.segments import read_seal, seal_file, seal_numbers, segment_file, verify_segments
+from controller.journal.seals import read_seal, seal_file, seal_numbers, segment_file
+from controller.journal.segments import verify_segments
 from controller.journal.state import TableState
 from controller.journal.store import Journal
 from tests.daemon.harness import by_round, entries, run_daemon, write_config
@@ -40,9 +41,9 @@ def test_run_seals_a_due_segment_at_start_and_verifies_the_sealed_ones_in_the_ba
     assert seal_numbers(journal_path) == [1]  # due at this start: sealed before the table opened
     assert first.summary.rounds_closed == 1
     with Journal.open_existing(journal_path) as journal:
-        assert journal.base.segment == 2
+        assert journal.file.base.segment == 2
         opened = list(journal.entries(kinds=["table_opened"]))
-        assert opened[-1].seq > journal.base.base_seq  # the table opened in the new segment
+        assert opened[-1].seq > journal.file.base.base_seq  # the table opened in the new segment
     # Segment 1 tampered with: the next start still opens (it reads only the last seal), and the
     # background verification raises the alert.
     sealed = segment_file(journal_path, 1)
@@ -88,7 +89,7 @@ def test_run_seals_between_rounds_while_the_table_runs_and_recall_reads_across(t
             return False
         # The daemon's own journal object (the one the embedded panel holds) followed both switches:
         # it appends in segment 3 and recalls the first round, sealed in segment 1.
-        assert daemon.journal.base.segment == seals[-1].segment + 1
+        assert daemon.journal.file.base.segment == seals[-1].segment + 1
         first_round = next(iter(daemon.journal.entries(kinds=["round_started"]))).round_id
         assert first_round is not None
         live_recall[:] = JournalPanelBackend(daemon.journal).recall(round_id=first_round)
@@ -117,7 +118,7 @@ def test_run_seals_between_rounds_while_the_table_runs_and_recall_reads_across(t
         if entry.kind == "round_settled" and entry.seq <= first_seal.last_seq
     )
     with Journal.open_existing(journal_path) as journal:
-        assert journal.base.segment == len(numbers) + 1
+        assert journal.file.base.segment == len(numbers) + 1
         recalled = JournalPanelBackend(journal, read_only=True).recall(round_id=sealed_round)
     assert [item["round_id"] for item in recalled] == [sealed_round]
     assert [item["round_id"] for item in live_recall] == first_rounds

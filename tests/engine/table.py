@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from controller.engine import Alert, JournalRecord, Output, Refused, TableConfig, TableEngine, actions
+from controller.engine.round import LiveRound
 from controller.engine.state import RecoveredState
 from controller.journal import entries
 from controller.rules.cards import DECK_SIZE, parse_card
@@ -39,6 +40,37 @@ Tamper = Callable[[int, int, int], Sequence[object] | None]
 def assert_names_no_card(text: str) -> None:
     """A public text (a reason's message, an alert, a refusal): it names no card, in any encoding."""
     assert not _CARD_IN_TEXT.search(text), f"a card in a public text: {text!r}"
+
+
+def the_round(engine: TableEngine) -> LiveRound:
+    """The round the engine holds (asserted: there is one)."""
+    live = engine.view().round
+    assert live is not None
+    return live
+
+
+def recovered_state(engine: TableEngine) -> RecoveredState:
+    """The state a restart would recover from the journal now, read from the engine's parts: what the
+    reducer's fold of the journal must match (the engine has no such method; only tests ask)."""
+    ctx = engine._ctx
+    faults = engine._faults
+    bank = engine._bank
+    settings = engine._settings
+    controller = engine._progressive.controller
+    return RecoveredState(
+        latched_faults=tuple(faults.latched.values()),
+        button_seat=bank.button_seat,
+        rounds_started=ctx.rounds_started,
+        faults_raised=faults.faults_raised,
+        table_closed=not settings.table_open,
+        closed_reason=settings.closed_reason,
+        min_ante_cents=ctx.config.min_ante_cents,
+        max_ante_cents=ctx.config.max_ante_cents,
+        max_bonus_cents=dict(ctx.config.max_bonus_cents) or None,
+        paytables=dict(ctx.config.paytables),
+        settings_config_digest=ctx.config.config_digest,
+        progressive=controller.state if controller is not None and controller.state.opened else None,
+    )
 
 
 def stack(*hands: Sequence[str]) -> list[int]:

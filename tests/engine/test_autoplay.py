@@ -58,23 +58,25 @@ def play_session(config: TableConfig, rounds: int, seed: int, fault_rate: float)
         steps += 1
         assert steps < rounds * 200, "the session stalled"
         engine = table.engine
-        if engine.state == "betting" and table.next_card:
+        if engine.view().state == "betting" and table.next_card:
             new_deck()
-        if engine.held:
+        if engine.view().held:
             # The simulated supervisor: chips back first (the player's actions), then clear every fault.
-            for action in player.next_actions(engine):
+            for action in player.next_actions(engine.view()):
                 if isinstance(action, PlaceChips):
                     table.bet(action.seat, action.wager, action.amount_cents, locked=True)
-            for fault_id in list(engine.latched):
+            for fault_id in list(engine.view().latched):
                 table.event(a.ClearFault(fault_id, "sim-supervisor", "simulated fault checked"))
             continue
-        actions = player.next_actions(engine)
+        actions = player.next_actions(engine.view())
         if not actions:
-            table.tick(engine.config.decision_timeout_s + 1)
+            table.tick(engine.view().config.decision_timeout_s + 1)
             continue
         for action in actions:
             if isinstance(action, PlaceChips):
-                table.bet(action.seat, action.wager, action.amount_cents, locked=engine.state != "betting")
+                table.bet(
+                    action.seat, action.wager, action.amount_cents, locked=engine.view().state != "betting"
+                )
             elif isinstance(action, PressKey):
                 table.event(DealerKey("display", action.key, action.seat))
             else:

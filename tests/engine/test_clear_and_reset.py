@@ -31,14 +31,14 @@ def red_light_table() -> Table:
 
     table.tamper = tamper
     bet_and_lock(table)
-    assert table.engine.state == "held"
-    assert table.engine._ctx.faults.device_health["shuffler"] == "fault"
+    assert table.engine.view().state == "held"
+    assert table.engine._faults.device_health["shuffler"] == "fault"
     return table
 
 
 def test_clearing_the_last_fault_resets_the_shoe_left_in_fault() -> None:
     table = red_light_table()
-    (fault_id,) = table.engine.latched
+    (fault_id,) = table.engine.view().latched
     outputs = table.call(
         table.engine.handle, actions.ClearFault(fault_id, "sue", "jam cleared, shoe checked"), table.now_s
     )
@@ -47,19 +47,19 @@ def test_clearing_the_last_fault_resets_the_shoe_left_in_fault() -> None:
     assert reset == [
         entries.DeviceReset(device="shuffler", by="sue", reason="in fault when its table was released")
     ]
-    assert table.engine.state == "idle"
+    assert table.engine.view().state == "idle"
     # The shoe's own report that it is ready again lets the next round start.
     refused = table.start()
     assert "device(s) not ready: shuffler" in table.refusals(refused)[0].reason
     table.event(DeviceStatusChanged("shuffler", "ready", 0, "green"))
     table.start()
-    assert table.engine.state == "betting"
+    assert table.engine.view().state == "betting"
 
 
 def test_a_device_that_is_not_in_fault_is_not_reset() -> None:
     table = red_light_table()
     table.event(DeviceStatusChanged("shuffler", "ready", 0, "green"))  # reset by hand on the shoe
-    (fault_id,) = table.engine.latched
+    (fault_id,) = table.engine.view().latched
     outputs = table.call(table.engine.handle, actions.ClearFault(fault_id, "sue", "checked"), table.now_s)
     assert table.of_type(ResetDevice, outputs) == []
     assert table.journal("device_reset") == []
@@ -68,23 +68,23 @@ def test_a_device_that_is_not_in_fault_is_not_reset() -> None:
 def test_no_reset_while_another_latched_fault_still_holds_the_table() -> None:
     table = red_light_table()
     table.event(ShufflerFault("shuffler", "door_open", None, "door"))  # a second latched fault
-    first, second = sorted(table.engine.latched)
+    first, second = sorted(table.engine.view().latched)
     outputs = table.call(table.engine.handle, actions.ClearFault(first, "sue", "checked"), table.now_s)
     assert table.of_type(ResetDevice, outputs) == []
-    assert table.engine.held
+    assert table.engine.view().held
     outputs = table.call(table.engine.handle, actions.ClearFault(second, "sue", "door closed"), table.now_s)
     assert table.of_type(ResetDevice, outputs) == [ResetDevice("shuffler")]
 
 
 def test_a_clearing_journaled_elsewhere_is_adopted_without_a_second_entry() -> None:
     table = red_light_table()
-    (fault_id,) = table.engine.latched
+    (fault_id,) = table.engine.view().latched
     outputs = table.call(
         table.engine.handle, actions.AdoptClear(fault_id, "sue", "from the command line"), table.now_s
     )
     assert table.journal("fault_cleared") == []  # `flushtable clear` wrote it already
-    assert not table.engine.held
-    assert table.engine.state == "idle"
+    assert not table.engine.view().held
+    assert table.engine.view().state == "idle"
     assert table.of_type(ResetDevice, outputs) == [ResetDevice("shuffler")]
     # Adopting it again (the daemon's watch saw it twice, or the panel cleared it first): nothing.
     assert table.call(table.engine.handle, actions.AdoptClear(fault_id, "sue", "again"), table.now_s) == []

@@ -11,7 +11,7 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.engine.deal import DealLedger
+from controller.engine.ledger import DealLedger
 from drivers.events import CardDealt, HandComplete, ShufflerFault
 
 DEAL = ((1, 7), (2, 7), (3, 7), (0, 7))

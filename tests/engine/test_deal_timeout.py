@@ -30,9 +30,9 @@ def test_the_shoe_going_silent_mid_deal_kills_the_round_and_holds_the_table() ->
     table, events = locked_table(deal_timeout_s=20.0)
     for event in events[:10]:  # seat 1's seven cards and hand complete, then two of seat 3's
         table.event(event)
-    assert table.engine.state == "dealing"
+    assert table.engine.view().state == "dealing"
     table.tick(19.0)
-    assert table.engine.state == "dealing"
+    assert table.engine.view().state == "dealing"
     assert not table.journal("round_dead")
     table.tick(1.0)  # 20 s since the shoe's last report
     assert table.payload("dead_hand") == {
@@ -57,8 +57,8 @@ def test_the_shoe_going_silent_mid_deal_kills_the_round_and_holds_the_table() ->
         1: {"ante": (500, "returned")},
         3: {"ante": (1000, "returned"), "flush": (200, "returned")},
     }
-    assert table.engine.state == "held"
-    assert table.engine.held
+    assert table.engine.view().state == "held"
+    assert table.engine.view().held
     assert ShowSeatResult("display", 1, "dead", 0) in table.outputs
     assert table.refusals(table.start())
     # The shoe wakes up and finishes: journaled, never judged (the round is closed).
@@ -73,7 +73,7 @@ def test_every_report_from_the_shoe_restarts_the_deal_clock() -> None:
     for event in events:  # a slow shoe: 4 s between reports, never 5 s of silence
         table.tick(4.0)
         table.event(event)
-    assert table.engine.state == "decisions"
+    assert table.engine.view().state == "decisions"
     table.tick(60.0)  # the decision timeout, not the deal's: the seats walk away
     assert not table.journal("round_dead")
     assert table.journal("round_settled")
@@ -84,10 +84,10 @@ def test_held_mid_deal_and_the_shoe_goes_silent_the_round_dies() -> None:
     for event in events[:5]:
         table.event(event)
     table.bet(1, "ante", 5000, locked=True)  # past-posting: held mid-deal
-    assert table.engine.state == "held"
+    assert table.engine.view().state == "held"
     table.tick(31.0)
     assert table.journal("round_dead")
-    assert table.engine.state == "held"
+    assert table.engine.view().state == "held"
     kinds = sorted(str(f.payload["kind"]) for f in table.journal("fault_raised"))
     assert kinds == ["dead_hand", "past_posting"]
 
@@ -102,14 +102,14 @@ def test_chase_the_flush_community_deal_timing_out_kills_the_round() -> None:
     table.bet(1, "all_in", 1500)
     table.auto_deal = False
     table.key("confirm")  # the flop is asked for; the shoe never answers
-    assert table.engine.state == "dealing_flop"
+    assert table.engine.view().state == "dealing_flop"
     table.tick(30.0)
     dead = table.payload("round_dead")
     assert dead["reason"]["code"] == "card_count"
     assert "the community not complete" in dead["reason"]["message"]
     seat1 = next(s for s in dead["settlement"]["seats"] if s["seat"] == 1)
     assert seat1["wagers"]["all_in"] == {"stake": 1500, "result": "returned", "net": 0}
-    assert table.engine.state == "held"
+    assert table.engine.view().state == "held"
 
 
 def test_only_a_seat_left_incomplete_makes_that_seat_dead_and_the_round_goes_on() -> None:
@@ -118,7 +118,7 @@ def test_only_a_seat_left_incomplete_makes_that_seat_dead_and_the_round_goes_on(
     missing = next(i for i, e in enumerate(events) if isinstance(e, HandComplete) and e.position == 3)
     for event in events[:missing] + events[missing + 1 :]:
         table.event(event)
-    assert table.engine.state == "dealing"
+    assert table.engine.view().state == "dealing"
     table.tick(30.0)
     assert table.payload("dead_hand") == {
         "seat": 3,
@@ -130,8 +130,8 @@ def test_only_a_seat_left_incomplete_makes_that_seat_dead_and_the_round_goes_on(
         },
     }
     assert not table.journal("round_dead")
-    assert table.engine.state == "decisions"
-    assert not table.engine.held
+    assert table.engine.view().state == "decisions"
+    assert not table.engine.view().held
     table.bet(1, "raise", 500)
     table.key("confirm")
     settled = table.payload("round_settled")
@@ -161,7 +161,7 @@ def test_a_shoe_back_without_the_deal_kills_the_round_at_once_not_at_the_deal_ti
         "the shoe came back without this deal (it reports none, 0 cards reported), seat 3, the banker "
         "not complete (a misdeal)"
     )
-    assert table.engine.state == "held"
+    assert table.engine.view().state == "held"
 
 
 def test_a_shoe_back_still_dealing_this_deal_goes_on_and_completes() -> None:
@@ -173,7 +173,7 @@ def test_a_shoe_back_still_dealing_this_deal_goes_on_and_completes() -> None:
     assert not table.journal("round_dead")
     for event in events[10:]:
         table.event(event)
-    assert table.engine.state == "decisions"  # the deal completed
+    assert table.engine.view().state == "decisions"  # the deal completed
 
 
 def test_a_shoe_reporting_another_deal_or_a_stopped_one_ends_this_one() -> None:
@@ -192,8 +192,8 @@ def test_a_deal_state_report_outside_a_deal_changes_nothing() -> None:
     table, events = locked_table()
     for event in events:
         table.event(event)
-    assert table.engine.state == "decisions"
+    assert table.engine.view().state == "decisions"
     table.event(DealStateReported("shuffler", "complete", ((1, 7), (3, 7), (0, 7)), 21))
     table.event(DealStateReported("shuffler", "none", (), 0))  # the deal is over: nothing to resume
-    assert table.engine.state == "decisions"
+    assert table.engine.view().state == "decisions"
     assert not table.journal("round_dead")

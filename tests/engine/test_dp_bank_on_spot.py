@@ -38,11 +38,11 @@ def test_the_lock_is_refused_while_the_dps_bank_spot_holds_less_than_its_posted_
     reason = "seat 1's bank spot holds 250.00, less than the bank 300.00 it posted: put the bank back"
     assert table.refusals(outs)[0].reason == reason
     assert ShowText("display", f"Refused: {reason}") in outs
-    assert table.engine.state == "betting"
+    assert table.engine.view().state == "betting"
     bank(table, 1, 30_000)  # put back
     table.lock()
     assert table.payload("round_started")["banking"]["funds"] == 30_000
-    assert table.engine.state == "decisions"
+    assert table.engine.view().state == "decisions"
 
 
 def test_the_dps_bank_leaving_the_felt_after_the_lock_is_past_posting_and_holds_the_table() -> None:
@@ -57,15 +57,15 @@ def test_the_dps_bank_leaving_the_felt_after_the_lock_is_past_posting_and_holds_
         "locked_cents": 30_000,
         "seen_cents": 10_000,
     }
-    assert table.engine.held
-    [fault] = table.engine.latched.values()
+    assert table.engine.view().held
+    [fault] = table.engine.view().latched.values()
     assert fault.kind == "past_posting"
     bank(table, 1, 5_000)  # judged once a round: one fault, one hold
     assert len(table.journal("past_posting")) == 1
     bank(table, 1, 30_000)
     table.call(table.engine.handle, a.ClearFault(fault.fault_id, "sam", "bank put back"), table.now_s)
-    assert not table.engine.latched  # (mypy narrows `held` after the assert above)
-    assert table.engine.state == "decisions"
+    assert not table.engine.view().latched  # (mypy narrows `held` after the assert above)
+    assert table.engine.view().state == "decisions"
 
 
 def test_a_keyed_bank_with_no_chips_on_the_spot_is_not_held_to_the_spot() -> None:
@@ -77,7 +77,7 @@ def test_a_keyed_bank_with_no_chips_on_the_spot_is_not_held_to_the_spot() -> Non
     assert table.payload("round_started")["banking"]["funds"] == 30_000
     bank(table, 1, 0)
     assert not table.journal("past_posting")
-    assert not table.engine.held
+    assert not table.engine.view().held
 
 
 def keyed_then_placed(cents: int = 30_000, *, on_the_panel: bool = False) -> Table:
@@ -100,16 +100,16 @@ def test_a_keyed_bank_placed_on_the_spot_before_the_lock_is_held_to_it_at_the_lo
     outs = table.lock()
     reason = "seat 1's bank spot holds 250.00, less than the bank 300.00 it posted: put the bank back"
     assert table.refusals(outs)[0].reason == reason
-    assert table.engine.state == "betting"
+    assert table.engine.view().state == "betting"
     bank(table, 1, 30_000)
     table.lock()
-    assert table.engine.state == "decisions"
+    assert table.engine.view().state == "decisions"
 
 
 def test_a_panel_accepted_bank_placed_on_the_spot_leaving_it_after_the_lock_is_past_posting() -> None:
     table = keyed_then_placed(on_the_panel=True)
     table.lock()
-    assert table.engine.state == "decisions"
+    assert table.engine.view().state == "decisions"
     bank(table, 1, 0)  # the DP takes the whole bank back after the lock
     assert table.payload("past_posting") == {
         "seat": 1,
@@ -117,8 +117,8 @@ def test_a_panel_accepted_bank_placed_on_the_spot_leaving_it_after_the_lock_is_p
         "locked_cents": 30_000,
         "seen_cents": 0,
     }
-    assert table.engine.held
-    [fault] = table.engine.latched.values()
+    assert table.engine.view().held
+    [fault] = table.engine.view().latched.values()
     assert fault.kind == "past_posting"
 
 
@@ -131,8 +131,8 @@ def test_a_keyed_bank_whose_spot_never_reaches_the_bank_before_the_lock_stays_un
     bank(table, 1, 20_000)
     table.bet(2, "ante", 500)
     table.lock()
-    assert table.engine.state == "decisions"
+    assert table.engine.view().state == "decisions"
     bank(table, 1, 30_000)  # reached only after the lock
     bank(table, 1, 0)
     assert not table.journal("past_posting")
-    assert not table.engine.held
+    assert not table.engine.view().held

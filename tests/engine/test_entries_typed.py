@@ -69,19 +69,23 @@ def test_the_context_takes_a_typed_entry_only() -> None:
 def test_the_registry_is_written_once() -> None:
     """docs/journal.md "Adding a kind": a kind's class is listed in one place (the ``EntryType`` union),
     and every ``Entry`` class of the module is in it: a class defined and not listed is no kind."""
-    path = ROOT / "controller" / "journal" / "entries.py"
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = ROOT / "controller" / "journal" / "entries"
+    trees = [ast.parse(path.read_text(encoding="utf-8")) for path in sorted(package.glob("*.py"))]
     classes = {cls.__name__ for cls in entries.ENTRY_CLASSES}
-    # The module's own assignments (registries), not its functions (which read the classes by name).
-    assignments = [node for node in tree.body if isinstance(node, ast.Assign | ast.AnnAssign)]
+    # The modules' own assignments (registries), not their functions (which read the classes by name).
+    assignments = [
+        node for tree in trees for node in tree.body if isinstance(node, ast.Assign | ast.AnnAssign)
+    ]
+    # A class named alone or through its domain module (``rounds.RoundSettled``).
     named = [
-        node.id
+        node.id if isinstance(node, ast.Name) else node.attr
         for statement in assignments
         for node in ast.walk(statement)
-        if isinstance(node, ast.Name) and node.id in classes
+        if (isinstance(node, ast.Name) and node.id in classes)
+        or (isinstance(node, ast.Attribute) and node.attr in classes)
     ]
     listed_twice = sorted(name for name in classes if named.count(name) > 1)
-    assert listed_twice == [], f"listed more than once in entries.py: {listed_twice}"
+    assert listed_twice == [], f"listed more than once in controller/journal/entries/: {listed_twice}"
     defined = {
         value.__name__
         for value in vars(entries).values()
@@ -97,7 +101,7 @@ def test_the_registry_is_written_once() -> None:
 # events, the integrity watch's window. (The text renderers still read the gate's payloads: docs/engine.md
 # "Journal entries".)
 TYPED_READERS = (
-    ("controller/daemon.py", "_after_record"),
+    ("controller/daemon_outputs.py", "_after_record"),
     ("controller/daemon_watches.py", "journal_watch"),
     ("controller/panel/shift_meters.py", "fold_range"),
     ("controller/journal/state.py", "_on_limits_set"),
@@ -121,19 +125,13 @@ def test_the_readers_read_typed_entries() -> None:
     assert reading_payloads == []
 
 
-# The records still made through the adapter from a kind's name and fields (JournalRecord.of): each one
-# here is a producer not yet typed (docs/engine.md "Journal entries"); a new one fails this test, and a
-# producer moved to its typed class leaves the list.
-ADAPTER_CALLS = {
-    "controller/changes.py: kind",
-    "controller/daemon.py: 'software_verified'",
-    "controller/daemon.py: NOISE_SUPPRESSED",
-    "controller/daemon_controls.py: 'clock_offset'",
-    "controller/daemon_controls.py: 'config_checked'",
-}
+# The records made through the adapter from a kind's name and fields (JournalRecord.of): none in
+# production (docs/engine.md "Journal entries"): every producer builds its typed class, and the adapter
+# is left to the tests and benches that rebuild a record from a stored row's fields.
+ADAPTER_CALLS: set[str] = set()
 
 
-def test_only_the_listed_producers_go_through_the_adapter() -> None:
+def test_no_producer_goes_through_the_adapter() -> None:
     calls = set()
     for path in sorted(PRODUCTION.rglob("*.py")):
         text = path.read_text(encoding="utf-8")
@@ -148,3 +146,30 @@ def test_only_the_listed_producers_go_through_the_adapter() -> None:
             ):
                 calls.add(f"{path.relative_to(ROOT)}: {ast.unparse(node.args[0])}")
     assert calls == ADAPTER_CALLS
+
+
+# The rows handed to the journal as a kind's name and a dict literal (``PendingEntry("kind", {...})``):
+# only the linked tables' simulation (controller/simulation/linked_tables.py), which writes whole rounds
+# of a settlement it makes up as the settle output's JSON, not a producer of the table's own decisions.
+PENDING_FROM_DICTS = {
+    "controller/simulation/linked_tables.py: 'round_started'",
+    "controller/simulation/linked_tables.py: 'bets_locked'",
+    "controller/simulation/linked_tables.py: 'round_settled'",
+}
+
+
+def test_no_production_row_is_a_name_and_a_dict() -> None:
+    rows = set()
+    for path in sorted(PRODUCTION.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if "PendingEntry(" not in text:
+            continue
+        for node in ast.walk(ast.parse(text)):
+            if (
+                isinstance(node, ast.Call)
+                and ast.unparse(node.func).endswith("PendingEntry")
+                and len(node.args) > 1
+                and isinstance(node.args[1], ast.Dict)
+            ):
+                rows.add(f"{path.relative_to(ROOT)}: {ast.unparse(node.args[0])}")
+    assert rows == PENDING_FROM_DICTS

@@ -30,7 +30,7 @@ def test_a_hold_latches_a_supervisor_fault_and_stops_the_round_where_it_stands()
         "message": "held by sam: seat 3 disputes the deal",
     }
     assert raised.source == "operator:sam"
-    assert table.engine.state.startswith("held")
+    assert table.engine.view().state.startswith("held")
     assert table.refusals(outs) == []
     # One supervisor's hold at a time; a reason and a name are required.
     again = table.call(table.engine.handle, a.HoldTable("again", "max"), table.now_s)
@@ -41,7 +41,7 @@ def test_a_hold_latches_a_supervisor_fault_and_stops_the_round_where_it_stands()
     table.call(
         table.engine.handle, a.ClearFault(str(raised.payload["fault_id"]), "sam", "looked: fine"), table.now_s
     )
-    assert not table.engine.state.startswith("held")
+    assert not table.engine.view().state.startswith("held")
 
 
 def test_a_hold_needs_a_reason_and_a_held_round_can_be_voided() -> None:
@@ -52,7 +52,7 @@ def test_a_hold_needs_a_reason_and_a_held_round_can_be_voided() -> None:
     voided = table.call(table.engine.handle, a.VoidRound("cards exposed", "sam"), table.now_s)
     assert table.refusals(voided) == []
     assert [r.payload["by"] for r in table.journal("round_voided")] == ["sam"]
-    assert table.engine.state.startswith("held")  # the hold stands until a supervisor clears it
+    assert table.engine.view().state.startswith("held")  # the hold stands until a supervisor clears it
     started = table.start()
     assert [r.action for r in table.refusals(started)] == ["start_round"]
 

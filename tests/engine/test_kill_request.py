@@ -12,7 +12,7 @@ from controller.engine import actions as a
 from controller.journal import entries
 from controller.rules.settle import parse_round, settle
 from drivers.events import ShowSeatResult, ShowText
-from tests.engine.table import Table, stack
+from tests.engine.table import Table, stack, the_round
 from tests.engine.test_rounds import HCF_DEALER, HCF_SEAT1, HCF_SEAT3
 
 
@@ -25,14 +25,14 @@ def dealt_table() -> Table:
     table.bet(3, "ante", 1000)
     table.bet(3, "straight_flush", 200)
     table.lock()
-    assert table.engine.state == "decisions"
+    assert table.engine.view().state == "decisions"
     return table
 
 
 def round_of(table: Table) -> str:
     """The round id the panel's banner shows with the request (the round in play)."""
-    assert table.engine.round is not None
-    return table.engine.round.round_id
+    assert table.engine.view().round is not None
+    return the_round(table.engine).round_id
 
 
 def requests(table: Table) -> list[dict[str, Any]]:
@@ -63,8 +63,8 @@ def test_the_dealers_key_asks_and_a_supervisors_confirm_kills_the_seat_and_the_r
         }
     ]
     assert [r.source for r in table.journal("kill_seat_request")] == ["operator:dealer"]
-    assert table.engine.round is not None
-    assert table.engine.round.seats[3].status == "live"
+    assert table.engine.view().round is not None
+    assert the_round(table.engine).seats[3].status == "live"
     assert not table.journal("dead_hand")
 
     outs = table.call(
@@ -219,8 +219,8 @@ def test_a_late_confirm_of_a_lapsed_request_never_kills_the_next_rounds_seat() -
     assert refused_detail(table).startswith(f"refused: {why}")
     assert table.journal("action_refused")[-1].payload["by"] == "sam"
     assert not table.journal("dead_hand")
-    assert table.engine.round is not None
-    assert table.engine.round.seats[3].status == "live"
+    assert table.engine.view().round is not None
+    assert the_round(table.engine).seats[3].status == "live"
     assert [r["status"] for r in requests(table)] == ["requested", "lapsed", "requested"]
     # A late Reject is refused the same way; R2's request is answered only by an answer naming R2.
     outs = table.call(table.engine.handle, a.RejectKillSeat(3, first_round, 1, "no", "sam"), table.now_s)
@@ -229,7 +229,7 @@ def test_a_late_confirm_of_a_lapsed_request_never_kills_the_next_rounds_seat() -
         table.engine.handle, a.ConfirmKillSeat(3, second_round, 1, "exposed", "sam"), table.now_s
     )
     assert not table.refusals(outs)
-    assert table.engine.round.seats[3].status == "dead"
+    assert the_round(table.engine).seats[3].status == "dead"
 
 
 def test_a_late_answer_to_a_rejected_request_never_answers_the_same_seats_next_request() -> None:
@@ -261,8 +261,8 @@ def test_a_late_answer_to_a_rejected_request_never_answers_the_same_seats_next_r
         "operator:kim",
     )
     assert not table.journal("dead_hand")
-    assert table.engine.round is not None
-    assert table.engine.round.seats[3].status == "live"
+    assert table.engine.view().round is not None
+    assert the_round(table.engine).seats[3].status == "live"
     # A late Reject of request 1 is refused the same way and does not clear request 2.
     outs = table.call(table.engine.handle, a.RejectKillSeat(3, this_round, 1, "no", "kim"), table.now_s)
     assert [refusal.reason for refusal in table.refusals(outs)] == [why]
@@ -275,7 +275,7 @@ def test_a_late_answer_to_a_rejected_request_never_answers_the_same_seats_next_r
 
     outs = table.call(table.engine.handle, a.ConfirmKillSeat(3, this_round, 2, "exposed", "sam"), table.now_s)
     assert not table.refusals(outs)
-    assert table.engine.round.seats[3].status == "dead"
+    assert the_round(table.engine).seats[3].status == "dead"
     assert requests(table)[-1] == {
         "seat": 3,
         "status": "confirmed",
@@ -301,7 +301,7 @@ def test_request_numbers_count_within_their_round_and_name_the_lapse() -> None:
     ]
     for spot in ((1, "ante"), (1, "flush"), (3, "ante"), (3, "straight_flush")):
         table.bet(*spot, 0)
-    for fault_id in list(table.engine.latched):
+    for fault_id in list(table.engine.view().latched):
         table.call(table.engine.handle, a.ClearFault(fault_id, "sam", "looked at"), table.now_s)
     table.key("next")
     table.start()

@@ -16,7 +16,7 @@ from controller.journal import entries
 from controller.money import money
 from controller.rules.settle import parse_round, settle
 from drivers.events import BetChanged, Deal, DpBankKeyed, ShowSeatResult, ShowText
-from tests.engine.table import NOW_S, Table, stack
+from tests.engine.table import NOW_S, Table, recovered_state, stack
 from tests.engine.test_rounds import HCF_DEALER, HCF_SEAT1, HCF_SEAT3
 
 # One over-limit bonus per game: (config, the bets of seat 1, the bonus over its maximum, its maximum).
@@ -53,15 +53,15 @@ def test_an_over_limit_bonus_is_refused_at_the_lock_until_corrected(
     (refused,) = table.refusals(outs)
     assert refused.reason == f"seat 1 {bonus}: 25.00 is over the table's maximum {money(maximum)}"
     assert ShowText("display", f"Refused: {refused.reason}") in outs  # the dealer sees which spot
-    assert table.engine.state == "betting"  # nothing taken into action: the round waits
-    assert table.engine.round is None
+    assert table.engine.view().state == "betting"  # nothing taken into action: the round waits
+    assert table.engine.view().round is None
     assert not table.of_type(Deal)
     journaled = [e.payload for e in table.journal("action_refused")]
     assert journaled[-1]["reason"] == refused.reason
     # Corrected to the maximum: the lock goes through with the corrected wager.
     table.bet(1, bonus, maximum)
     table.lock()
-    assert table.engine.state == FIRST_DECISION[table.config.game]
+    assert table.engine.view().state == FIRST_DECISION[table.config.game]
     locked = table.journal("bets_locked")[-1].payload["wagers"]
     assert locked["1"][bonus] == maximum
 
@@ -78,9 +78,9 @@ def test_an_over_limit_seat_excluded_by_a_supervisor_leaves_the_round_to_the_oth
     assert action.source == "operator:sam"
     assert action.entry == entries.SeatKilled(seat=1, by="sam", reason="over the bonus limit", excluded=True)
     table.lock()
-    assert table.engine.state == FIRST_DECISION[table.config.game]
+    assert table.engine.view().state == FIRST_DECISION[table.config.game]
     assert table.payload("round_started")["seats"] == [2]
-    assert table.of_type(Deal)[0].positions[0] == (2, table.engine.spec.hole_cards)
+    assert table.of_type(Deal)[0].positions[0] == (2, table.engine.view().spec.hole_cards)
     table.bet(1, bonus, 0)  # the dealer gives the excluded seat's chips back: not past-posting
     assert not table.journal("past_posting")
 
@@ -112,8 +112,8 @@ def test_set_limits_sets_bonus_maxima_between_rounds_only() -> None:
     table.bet(1, "flush", 1001)
     assert table.refusals(table.lock())[0].reason == "seat 1 flush: 10.01 is over the table's maximum 10.00"
     # After a restart on the same configuration file the manager's maxima stand.
-    engine = TableEngine(TableConfig(config_digest="d1"), table.engine.recovered_state())
-    assert engine.config.max_bonus_for("flush") == 1000
+    engine = TableEngine(TableConfig(config_digest="d1"), recovered_state(table.engine))
+    assert engine.view().config.max_bonus_for("flush") == 1000
 
 
 @pytest.mark.parametrize(
@@ -128,7 +128,7 @@ def test_set_bonus_limit_refuses_a_bad_maximum(wager: str, cents: Any, reason: s
     engine = TableEngine(TableConfig())
     outs = engine.handle(a.SetBonusLimit(wager, cents, "maria"), NOW_S)
     assert next(r.reason for r in outs if hasattr(r, "reason")).startswith(reason)
-    assert engine.config.max_bonus_cents == {}
+    assert engine.view().config.max_bonus_cents == {}
 
 
 # --- kill one seat -----------------------------------------------------------------------------------
@@ -140,7 +140,7 @@ def test_a_supervisor_kills_one_seat_mid_round_and_the_rest_settles() -> None:
     table.bet(3, "ante", 1000)
     table.bet(3, "straight_flush", 200)
     table.lock()
-    assert table.engine.state == "decisions"
+    assert table.engine.view().state == "decisions"
     outs = table.call(table.engine.handle, a.KillSeat(3, "hand exposed", "sam"), table.now_s)
     assert ShowSeatResult("display", 3, "dead", 0) in outs
     assert table.payload("dead_hand") == {
@@ -186,7 +186,7 @@ def test_kill_seat_refusals() -> None:
     assert kill(3) == "seat 3 has folded"
     table.bet(1, "raise", 500)
     table.key("confirm")
-    assert table.engine.state == "paying"
+    assert table.engine.view().state == "paying"
     assert kill(1) == "a seat is killed only before the decisions close (paying)"
 
 
@@ -196,9 +196,9 @@ def test_a_bank_below_the_minimum_is_refused_with_the_reason_on_the_display() ->
     reason = "a bank of 0.01 is below the table's minimum bank 200.00"
     assert table.refusals(outs)[0].reason == reason
     assert ShowText("display", f"Refused: {reason}") in outs
-    assert table.engine.dp_seat is None
+    assert table.engine.view().dp_seat is None
     table.call(table.engine.handle, a.DpAccepts(20_000, "dealer"), table.now_s)
-    assert table.engine.dp_seat == 1
+    assert table.engine.view().dp_seat == 1
 
 
 # --- coverage at the lock counts the bonus wagers' top payouts ------------------------------------------
@@ -258,7 +258,7 @@ def test_an_unanswered_offer_times_out_into_a_waive_and_moves_on() -> None:
     waived = table.journal("dp_waived")
     assert [(w.payload, w.source) for w in waived] == [({"seat": 1}, "engine")]
     assert ShowText("display", "Seat 1: no answer, the button is waived") in outs
-    assert table.engine.dp_offer_seat == 2
+    assert table.engine.view().dp_offer_seat == 2
     table.tick(19)
     assert len(table.journal("dp_waived")) == 1  # seat 2 has its own 20 s
     table.call(table.engine.handle, a.DpAccepts(50_000, "dealer", 2), table.now_s)
@@ -335,9 +335,9 @@ def test_an_empty_seat_is_never_offered_the_button() -> None:
     table.key("confirm")
     table.key("next")
     # Seats 2, 4 and 6 played no part: the button goes from seat 1 to seat 3.
-    assert table.engine.dp_offer_seat == 3
+    assert table.engine.view().dp_offer_seat == 3
     table.key("dp_waives")
-    assert table.engine.dp_offer_seat == 5
+    assert table.engine.view().dp_offer_seat == 5
     table.event(BetChanged("sensors", 6, BANK_SPOT, 50_000, 5, False))  # chips on seat 6's bank spot
     table.key("dp_waives")
-    assert table.engine.dp_offer_seat == 6
+    assert table.engine.view().dp_offer_seat == 6

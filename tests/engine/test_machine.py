@@ -69,7 +69,7 @@ def test_definition_has_the_issue_states_and_held_and_dead_from_anywhere(game: s
 @pytest.mark.parametrize("game", GAMES)
 def test_the_machine_that_runs_is_built_from_the_definition(game: str) -> None:
     engine = TableEngine(TableConfig(game=game))
-    machine = engine.machine
+    machine = engine._flow.machine
     assert machine.has_queue
     assert list(machine.states) == list(m.definition(game).states)
     built = {
@@ -145,7 +145,7 @@ def failing_engine() -> TableEngine:
     """An engine whose state-change callback fails on entering `dealing`: a real exception inside a
     transitions callback, which on_exception must turn into a hold."""
     engine = TableEngine(TableConfig())
-    flow = engine._ctx.flow
+    flow = engine._flow
     entered = flow.state_entered
 
     def state_entered(source: str, dest: str, trigger: str) -> None:
@@ -163,9 +163,9 @@ def test_on_exception_holds_the_round_with_a_latched_integrity_fault() -> None:
     table.start()
     table.bet(1, "ante", 500)
     table.lock()
-    assert table.engine.state == "held"
+    assert table.engine.view().state == "held"
     assert (
-        m.held_from(table.engine._ctx.flow.machine_state) == "dealing"
+        m.held_from(table.engine._flow.state) == "dealing"
     )  # the nested state remembers where the round was
     assert not [o for o in table.outputs if isinstance(o, Deal)]  # nothing acts after the failure
     faults = [o for o in table.outputs if isinstance(o, JournalRecord) and o.kind == "fault_raised"]
@@ -174,15 +174,15 @@ def test_on_exception_holds_the_round_with_a_latched_integrity_fault() -> None:
     assert faults[0].payload["reason"]["code"] == "engine_error"
     assert "simulated callback failure" in faults[0].payload["reason"]["message"]
     assert any(isinstance(o, Alert) and o.severity == "latching" for o in table.outputs)
-    assert table.engine.held
+    assert table.engine.view().held
 
 
 def settle_fails_once() -> TableEngine:
     """An engine whose first settlement fails (a settle error is an engine error): the table holds in
     `settling`, and clearing the fault settles the round, once."""
     engine = TableEngine(TableConfig())
-    flow = engine._ctx.flow
-    settle_input = flow.settle_input
+    settling = engine._flow._settling
+    settle_input = settling.settle_input
     failed: list[bool] = []
 
     def failing_settle_input(*, dead: bool = False) -> dict[str, object]:
@@ -191,7 +191,7 @@ def settle_fails_once() -> TableEngine:
             raise RuntimeError("settle input unavailable")
         return settle_input(dead=dead)
 
-    flow.settle_input = failing_settle_input  # type: ignore[method-assign]
+    settling.settle_input = failing_settle_input  # type: ignore[method-assign]
     return engine
 
 
@@ -203,13 +203,13 @@ def test_a_failed_settlement_holds_and_settles_once_when_cleared() -> None:
     table.lock()
     table.bet(1, "raise", 500)
     table.key("confirm")
-    assert table.engine.state == "held"
-    assert m.held_from(table.engine._ctx.flow.machine_state) == "settling"
+    assert table.engine.view().state == "held"
+    assert m.held_from(table.engine._flow.state) == "settling"
     assert table.journal("round_settled") == []
     fault = table.journal("fault_raised")[0].payload
     assert fault["kind"] == "integrity"
     assert fault["reason"]["code"] == "engine_error"
     assert "settle input unavailable" in fault["reason"]["message"]
     table.call(table.engine.handle, actions.ClearFault(str(fault["fault_id"]), "sue", "checked"), table.now_s)
-    assert table.engine.state == "paying"
+    assert table.engine.view().state == "paying"
     assert len(table.journal("round_settled")) == 1

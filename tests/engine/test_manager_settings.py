@@ -17,7 +17,7 @@ from controller.journal.recovery import rebuild_state, recover
 from controller.journal.sentence import entry_sentence
 from controller.journal.state import TableState
 from controller.rules.settle import settle_round_json
-from tests.engine.table import NOW_S, Table, stack
+from tests.engine.table import NOW_S, Table, recovered_state, stack
 from tests.engine.test_rounds import HCF_DEALER, HCF_SEAT1, HCF_SEAT3
 from tests.journal.test_state import stamped
 
@@ -68,7 +68,7 @@ def test_set_limits_between_rounds_is_journaled_and_governs_the_next_lock() -> N
         },
         config_digest="d1",
     )
-    config = table.engine.config
+    config = table.engine.view().config
     assert (config.min_ante_cents, config.max_ante_cents) == (2000, 50_000)
     assert {wager: config.max_bonus_for(wager) for wager in ("flush", "straight_flush")} == {
         "flush": 50_000,
@@ -81,13 +81,13 @@ def test_set_limits_between_rounds_is_journaled_and_governs_the_next_lock() -> N
     assert "ante 5.00 outside the table's limits 20.00 to 500.00" in refused[0].reason
     table.bet(1, "ante", 2000)
     table.lock()
-    assert table.engine.state == "decisions"
+    assert table.engine.view().state == "decisions"
 
 
 def bonus_maxima(table: Table) -> dict[str, int]:
     """Each bonus wager's maximum in effect (its own, or the ante's maximum)."""
-    config = table.engine.config
-    return {wager: config.max_bonus_for(wager) for wager in table.engine.spec.bonus_wagers}
+    config = table.engine.view().config
+    return {wager: config.max_bonus_for(wager) for wager in table.engine.view().spec.bonus_wagers}
 
 
 def test_a_limit_change_changes_only_the_limit_named() -> None:
@@ -120,7 +120,7 @@ def test_a_limit_change_changes_only_the_limit_named() -> None:
     assert refused.reason == "seat 1 straight_flush: 25.01 is over the table's maximum 25.00"
     table.bet(1, "straight_flush", 2500)
     assert not table.refusals(table.lock())
-    assert table.engine.state == "decisions"
+    assert table.engine.view().state == "decisions"
 
 
 def test_a_bonus_maximum_of_the_configuration_stays_when_the_ante_changes() -> None:
@@ -151,7 +151,7 @@ def test_set_limits_refuses_bad_limits_naming_the_field(low: Any, high: Any, rea
     assert entry.entry.reason.startswith(reason)
     assert entry.entry.private is None
     assert records(outs, "limits_set") == []
-    assert (engine.config.min_ante_cents, engine.config.max_ante_cents) == (100, 100_000)
+    assert (engine.view().config.min_ante_cents, engine.view().config.max_ante_cents) == (100, 100_000)
 
 
 def test_limits_and_paytables_change_only_between_rounds() -> None:
@@ -167,15 +167,15 @@ def test_limits_and_paytables_change_only_between_rounds() -> None:
         assert "only between rounds" in refused[0].reason
     table.bet(1, "ante", 500)
     table.lock()
-    assert table.engine.state == "decisions"
+    assert table.engine.view().state == "decisions"
     refused = table.refusals(table.call(table.engine.handle, a.SetLimits(1000, 2000, "maria"), table.now_s))
     assert refused
     assert refused[0].reason == "a round is open (decisions): only between rounds"
     table.bet(1, "raise", 500)
     table.key("confirm")
-    assert table.engine.state == "paying"  # settled: the round is closed, the chips still move
+    assert table.engine.view().state == "paying"  # settled: the round is closed, the chips still move
     table.key("next")
-    assert table.engine.state == "idle"
+    assert table.engine.view().state == "idle"
     assert not table.refusals(table.call(table.engine.handle, a.SetLimits(1000, 2000, "maria"), table.now_s))
 
 
@@ -184,7 +184,7 @@ def test_a_held_table_between_rounds_may_change_its_settings() -> None:
 
     table = hcf_table()
     table.event(ShufflerFault("shuffler", "jam"))
-    assert table.engine.state == "held"
+    assert table.engine.view().state == "held"
     assert not table.refusals(table.call(table.engine.handle, a.SetLimits(1000, 2000, "maria"), table.now_s))
     assert not table.refusals(
         table.call(table.engine.handle, a.CloseTable("maria", "shoe jammed"), table.now_s)
@@ -212,7 +212,7 @@ def test_set_paytable_preset_and_custom_lines_settle_the_next_round() -> None:
         table.engine.handle, a.SetPaytable("straight_flush", "hcf-straight-flush-dp", "m"), table.now_s
     )
     assert records(outs, "paytable_set")[0].payload["after"] == "hcf-straight-flush-dp"
-    settings = table.engine._ctx.settings
+    settings = table.engine._settings
     assert {wager: settings.paytable_in_effect(wager) for wager in ("flush", "straight_flush")} == {
         "flush": {"7": 500, "5": 20, "4": 2},
         "straight_flush": "hcf-straight-flush-dp",
@@ -235,7 +235,7 @@ def test_set_paytable_refuses_what_parse_paytable_refuses(wager: str, spec: obje
     refusals = [o for o in outs if hasattr(o, "reason")]
     assert refusals
     assert str(refusals[0].reason).startswith(reason)
-    assert engine.config.paytables == {}
+    assert engine.view().config.paytables == {}
 
 
 # --- open and closed ---------------------------------------------------------------------------------
@@ -244,11 +244,11 @@ def test_a_closed_table_starts_no_round_until_a_manager_opens_it() -> None:
     outs = table.call(table.engine.handle, a.CloseTable("maria", "end of shift"), table.now_s)
     (closed,) = records(outs, "table_closed")
     assert (closed.payload, closed.source) == ({"by": "maria", "reason": "end of shift"}, "operator:maria")
-    assert table.engine.table_open is False
+    assert table.engine.view().table_open is False
     for refused in (table.refusals(table.start()), table.refusals(table.key("next"))):
         assert refused
         assert refused[0].reason == "the table is closed: a manager opens it"
-    assert table.engine.state == "idle"
+    assert table.engine.view().state == "idle"
     assert table.refusals(table.call(table.engine.handle, a.CloseTable("maria", "again"), table.now_s))
     outs = table.call(table.engine.handle, a.OpenTable("maria"), table.now_s)
     (opened,) = records(outs, "table_opened")
@@ -263,7 +263,7 @@ def test_close_table_needs_a_reason_and_a_name() -> None:
     engine = TableEngine(TableConfig())
     assert any(hasattr(o, "reason") for o in engine.handle(a.CloseTable("maria", " "), NOW_S))
     assert any(hasattr(o, "reason") for o in engine.handle(a.CloseTable("", "end of shift"), NOW_S))
-    assert engine.table_open
+    assert engine.view().table_open
 
 
 def test_actions_as_data_on_the_one_queue() -> None:
@@ -271,11 +271,11 @@ def test_actions_as_data_on_the_one_queue() -> None:
     engine.handle(a.SetLimits(500, 5000, "maria"), NOW_S)
     engine.handle(a.SetPaytable("straight_flush", {"5": 200}, "maria"), NOW_S)
     engine.handle(a.CloseTable("maria", "private game"), NOW_S)
-    assert (engine.config.min_ante_cents, engine.config.max_ante_cents) == (500, 5000)
-    assert engine.config.paytables == {"straight_flush": {"5": 200}}
-    assert not engine.table_open
+    assert (engine.view().config.min_ante_cents, engine.view().config.max_ante_cents) == (500, 5000)
+    assert engine.view().config.paytables == {"straight_flush": {"5": 200}}
+    assert not engine.view().table_open
     engine.handle(a.OpenTable("maria"), NOW_S)
-    assert engine.table_open
+    assert engine.view().table_open
 
 
 # --- across a restart -------------------------------------------------------------------------------
@@ -297,13 +297,16 @@ def test_a_bonus_following_the_ante_still_follows_it_after_a_restart(tmp_path: P
             journal_outputs(journal, table.call(table.engine.handle, action, table.now_s))
         recovered = RecoveredState.from_table_state(recover(journal).state)
     assert recovered.max_bonus_cents == {"flush": 1000}
-    assert dataclasses.replace(table.engine.recovered_state(), faults_raised=0) == dataclasses.replace(
+    assert dataclasses.replace(recovered_state(table.engine), faults_raised=0) == dataclasses.replace(
         recovered, faults_raised=0
     )
     engine = TableEngine(config, recovered)
-    assert engine.config.max_bonus_for("straight_flush") == 20_000
+    assert engine.view().config.max_bonus_for("straight_flush") == 20_000
     engine.handle(a.SetLimits(100, 60_000, "maria"), NOW_S)
-    assert (engine.config.max_bonus_for("flush"), engine.config.max_bonus_for("straight_flush")) == (
+    assert (
+        engine.view().config.max_bonus_for("flush"),
+        engine.view().config.max_bonus_for("straight_flush"),
+    ) == (
         1000,
         60_000,
     )
@@ -324,7 +327,7 @@ def test_limits_journaled_before_own_maxima_were_written_restore_what_that_engin
     assert recovered.max_bonus_cents == {"flush": 20_000, "straight_flush": 20_000}
     engine = TableEngine(TableConfig(config_digest="d1"), recovered)
     engine.handle(a.SetLimits(100, 60_000, "maria"), NOW_S)
-    assert engine.config.max_bonus_for("straight_flush") == 20_000
+    assert engine.view().config.max_bonus_for("straight_flush") == 20_000
 
 
 def test_settings_and_a_close_survive_a_restart(tmp_path: Path) -> None:
@@ -364,20 +367,19 @@ def test_settings_and_a_close_survive_a_restart(tmp_path: Path) -> None:
     assert recovered.settings_config_digest == "d1"
     # What the engine says a restart rebuilds (fault ids are numbered after the journal's last seq).
     assert (
-        dataclasses.replace(table.engine.recovered_state(), faults_raised=recovered.faults_raised)
-        == recovered
+        dataclasses.replace(recovered_state(table.engine), faults_raised=recovered.faults_raised) == recovered
     )
     engine = TableEngine(config, recovered)
-    assert not engine.table_open
-    assert (engine.config.min_ante_cents, engine.config.max_ante_cents) == (1000, 20_000)
-    assert engine.config.paytables == {"flush": "hcf-flush-dp"}
+    assert not engine.view().table_open
+    assert (engine.view().config.min_ante_cents, engine.view().config.max_ante_cents) == (1000, 20_000)
+    assert engine.view().config.paytables == {"flush": "hcf-flush-dp"}
     assert [o.reason for o in engine.handle(a.StartRound(), NOW_S) if hasattr(o, "reason")] == [
         "the table is closed: a manager opens it"
     ]
     # A new configuration file (another digest) wins over changes made against the old one.
     fresh = TableEngine(TableConfig(config_digest="d2", min_ante_cents=200), recovered)
-    assert (fresh.config.min_ante_cents, fresh.config.paytables) == (200, {})
-    assert not fresh.table_open  # the close is the manager's, whatever the file says
+    assert (fresh.view().config.min_ante_cents, fresh.view().config.paytables) == (200, {})
+    assert not fresh.view().table_open  # the close is the manager's, whatever the file says
     # Reopened by a manager: a restart finds it open.
     with Journal.open(path, "T1") as journal:
         journal_outputs(journal, engine.handle(a.OpenTable("maria"), NOW_S))
@@ -394,4 +396,7 @@ def test_changes_against_a_new_configuration_forget_the_old_files_changes(tmp_pa
     assert recovered.settings_config_digest == "d2"
     assert (recovered.min_ante_cents, recovered.paytables) == (None, {"flush": "hcf-flush-dp"})
     engine = TableEngine(TableConfig(config_digest="d2"), recovered)
-    assert (engine.config.min_ante_cents, engine.config.paytables) == (100, {"flush": "hcf-flush-dp"})
+    assert (engine.view().config.min_ante_cents, engine.view().config.paytables) == (
+        100,
+        {"flush": "hcf-flush-dp"},
+    )

@@ -95,15 +95,15 @@ def run(table: Table, action: tuple[Any, ...], deals: list[list[object]]) -> Non
     name = action[0]
     if name == "open":
         _, players, ante = action
-        if engine.state != "idle":
+        if engine.view().state != "idle":
             return
-        if engine.config.banking_mode == DESIGNATED_PLAYER and engine.dp_seat is None:
+        if engine.view().config.banking_mode == DESIGNATED_PLAYER and engine.view().dp_seat is None:
             table.call(engine.handle, engine_actions.DpAccepts(1_000_000, "dealer"), now)
         table.start()
-        dp = engine.dp_seat
-        for seat in [s for s in engine.config.seats if s != dp][:players]:
+        dp = engine.view().dp_seat
+        for seat in [s for s in engine.view().config.seats if s != dp][:players]:
             table.bet(seat, "ante", ante)
-            if engine.config.game == "chase-the-flush":
+            if engine.view().config.game == "chase-the-flush":
                 table.bet(seat, "xtra_bonus", ante)
         table.lock()
     elif name == "deal_many":
@@ -116,10 +116,10 @@ def run(table: Table, action: tuple[Any, ...], deals: list[list[object]]) -> Non
                 deals.pop(0)
     elif name == "decide":
         _, seat, multiplier = action
-        live = engine.round
+        live = engine.view().round
         if live is not None and seat in live.seats:
             ante = live.seats[seat].wagers.get("ante", 0)
-            spot = table.wagers.index(engine.spec.decision_wager)
+            spot = table.wagers.index(engine.view().spec.decision_wager)
             table.bet(seat, table.wagers[spot], ante * multiplier, locked=True)
     elif name == "start":
         table.start()
@@ -137,7 +137,7 @@ def run(table: Table, action: tuple[Any, ...], deals: list[list[object]]) -> Non
         _, seat, spot, amount = action
         spot_count = len(table.wagers)
         if spot < spot_count:
-            table.bet(seat, table.wagers[spot], amount, locked=engine.state not in ("idle", "betting"))
+            table.bet(seat, table.wagers[spot], amount, locked=engine.view().state not in ("idle", "betting"))
     elif name == "key":
         table.event(DealerKey("display", action[1], action[2]))
     elif name == "card":
@@ -151,7 +151,7 @@ def run(table: Table, action: tuple[Any, ...], deals: list[list[object]]) -> Non
     elif name == "tick":
         table.tick(action[1])
     elif name == "clear":
-        latched = list(engine.latched)
+        latched = list(engine.view().latched)
         if latched:
             table.call(engine.handle, engine_actions.ClearFault(latched[0], "sue", "checked"), now)
     elif name == "void":
@@ -171,7 +171,7 @@ def run(table: Table, action: tuple[Any, ...], deals: list[list[object]]) -> Non
 
 
 def hole_card_texts(table: Table) -> set[str]:
-    live = table.engine.round
+    live = table.engine.view().round
     if live is None:
         return set()
     texts: set[str] = set(cards_text(live.dealer_cards))
@@ -186,7 +186,8 @@ def check_invariants(table: Table, start: int) -> None:
     for out in new:
         if isinstance(out, Alert):
             assert not out.message.startswith(("engine error", "round machine error")), out.message
-    revealed = engine.state in REVEALED and engine.round is not None and not engine.round.closed_dead
+    view = engine.view()
+    revealed = view.state in REVEALED and view.round is not None and not view.round.closed_dead
     if not revealed:
         # Nothing meant for a display names a hole card: not the journal's public parts (what the panel,
         # the recall and the floor show), not the texts, not the alerts, not refusals.
@@ -285,9 +286,10 @@ def test_the_leak_check_catches_a_leak() -> None:
 
         def handle(self, event: object, now_s: float) -> list[Output]:
             outs = super().handle(event, now_s)
-            if self.round is not None and self.round.dealer_cards:
-                leak = entries.DealerKey(key=cards_text(self.round.dealer_cards[:1])[0], seat=None)
-                outs.append(JournalRecord("dealer_key", leak, self.round.round_id, "engine"))
+            live = self.view().round
+            if live is not None and live.dealer_cards:
+                leak = entries.DealerKey(key=cards_text(live.dealer_cards[:1])[0], seat=None)
+                outs.append(JournalRecord("dealer_key", leak, live.round_id, "engine"))
             return outs
 
     table = Table(CONFIGS[0], list(range(52)))
@@ -296,6 +298,6 @@ def test_the_leak_check_catches_a_leak() -> None:
     table.bet(1, "ante", 500)
     start = len(table.outputs)
     table.lock()
-    assert table.engine.state == "decisions"
+    assert table.engine.view().state == "decisions"
     with pytest.raises(AssertionError):
         check_invariants(table, start)

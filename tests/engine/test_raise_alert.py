@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from controller.engine import Alert, JournalRecord, Refused, TableConfig, actions
 from drivers.events import ShufflerFault
-from tests.engine.table import Table, stack
+from tests.engine.table import Table, recovered_state, stack
 from tests.engine.test_rounds import HCF_DEALER, HCF_SEAT1, HCF_SEAT3
 from tests.engine.test_table_behaviour import bet_and_lock, closing
 
@@ -35,9 +35,9 @@ def test_raise_alert_between_rounds_journals_an_alert_fault_and_does_not_hold() 
     assert [o for o in out if isinstance(o, Alert)] == [
         Alert("alert", "integrity", "card frequencies (p = 1.0e-09)", None, "FT1-000001")
     ]
-    assert not table.engine.held
-    assert table.engine.state == "idle"
-    assert table.engine.recovered_state().latched_faults == ()
+    assert not table.engine.view().held
+    assert table.engine.view().state == "idle"
+    assert recovered_state(table.engine).latched_faults == ()
     # The table plays on: a round starts as before.
     bet_and_lock(table)
     assert table.journal("round_started")
@@ -47,7 +47,7 @@ def test_raise_alert_during_a_round_is_the_tables_and_the_round_settles() -> Non
     table = hcf_table()
     bet_and_lock(table)
     round_id = table.payload("round_started")["round_id"]
-    assert table.engine.state == "decisions"
+    assert table.engine.view().state == "decisions"
     out = table.call(
         table.engine.handle, actions.RaiseAlert("integrity", "flush lengths (p = 2.0e-06)"), table.now_s
     )
@@ -55,13 +55,13 @@ def test_raise_alert_during_a_round_is_the_tables_and_the_round_settles() -> Non
     assert record.round_id is None  # about the table's cards over many rounds, not this round
     (alert,) = [o for o in out if isinstance(o, Alert)]
     assert alert.round_id is None
-    assert table.engine.state == "decisions"
+    assert table.engine.view().state == "decisions"
     table.bet(1, "raise", 500)
     table.key("fold_seat", 3)
     table.key("confirm")
     closing(table, "round_settled")
     assert [r.round_id for r in table.journal("round_settled")] == [round_id]
-    assert not table.engine.held
+    assert not table.engine.view().held
 
 
 def test_raise_alert_ids_continue_the_engines_fault_numbering() -> None:
@@ -76,8 +76,8 @@ def test_raise_alert_ids_continue_the_engines_fault_numbering() -> None:
     assert [p.get("by") for p in raised] == [None, "integrity", "surveillance"]
     assert [p["severity"] for p in raised] == ["latching", "alert", "alert"]
     # Only the jam latches: clearing it frees the table; the alerts have nothing to clear.
-    assert [f.fault_id for f in table.engine.recovered_state().latched_faults] == ["FT1-000001"]
-    assert table.engine.recovered_state().faults_raised == 3
+    assert [f.fault_id for f in recovered_state(table.engine).latched_faults] == ["FT1-000001"]
+    assert recovered_state(table.engine).faults_raised == 3
 
 
 def test_raise_alert_refuses_an_unknown_kind_or_an_empty_detail_and_journals_nothing() -> None:
@@ -96,5 +96,5 @@ def test_raise_alert_refuses_an_unknown_kind_or_an_empty_detail_and_journals_not
     out = table.call(table.engine.handle, actions.RaiseAlert("integrity", "ok", ""), table.now_s)
     (refused,) = [o for o in out if isinstance(o, Refused)]
     assert refused.reason.startswith("by: ")
-    assert table.engine.recovered_state().faults_raised == 0
-    assert not table.engine.held
+    assert recovered_state(table.engine).faults_raised == 0
+    assert not table.engine.view().held

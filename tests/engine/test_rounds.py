@@ -54,7 +54,7 @@ def test_high_card_flush_house_round() -> None:
     assert Shuffle("shuffler") in commands
     assert LockBets("sensors") in commands
     assert table.of_type(Deal) == [Deal("shuffler", ((1, 7), (3, 7), (0, 7)))]
-    assert table.engine.state == "paying"
+    assert table.engine.view().state == "paying"
     entry = assert_settled_consistently(table)
     assert entry["round"] == {
         "game": "high-card-flush",
@@ -88,7 +88,7 @@ def test_high_card_flush_house_round() -> None:
     assert round_ids - {None} == {"RT1-20270115-000001"}
     # The dealer pays, presses next: the round is complete and the table idle for the next one.
     table.key("next")
-    assert table.engine.state == "idle"
+    assert table.engine.view().state == "idle"
     states = [(e.payload["from"], e.payload["to"]) for e in table.journal("state_changed")]
     assert states == [
         ("idle", "betting"),
@@ -156,13 +156,14 @@ def test_high_card_flush_designated_player_round_with_coverage_and_rake() -> Non
     assert settlement["rake"] == 100  # method ii: the two seats in action, not the DP, not the dead seat
     # The button moves on: the next round's offer goes to the seat after the DP.
     table.key("next")
-    assert table.engine._ctx.bank.public() == {
-        "seat": None,
-        "funds_cents": 0,
-        "offered_to": 2,
-        "waived": [],
-        "house_banks": False,
-    }
+    bank = table.engine._bank
+    assert (bank.dp_seat, bank.dp_funds_cents, bank.dp_offer_seat, bank.dp_waived, bank.house_banks) == (
+        None,
+        0,
+        2,
+        set(),
+        False,
+    )
 
 
 def test_top_flush_round() -> None:
@@ -210,18 +211,18 @@ def test_chase_the_flush_round_over_three_streets() -> None:
     table.bet(1, "same_suit_bonus", 100)
     table.lock()
     assert table.of_type(Deal) == [Deal("shuffler", ((1, 3), (2, 3), (3, 3), (4, 3), (0, 3)))]
-    assert table.engine.state == "preflop"
-    live = table.engine.round
+    assert table.engine.view().state == "preflop"
+    live = table.engine.view().round
     assert live is not None
     assert live.community == []
     table.bet(1, "all_in", 1500)  # preflop: 3x
     table.key("confirm")  # seats 2, 3, 4 check
     assert table.of_type(Deal)[-1] == Deal("shuffler", ((15, 2),))
-    assert table.engine.state == "flop"
+    assert table.engine.view().state == "flop"
     assert cards_text(live.community) == ["Qs", "Jd"]
     table.bet(4, "all_in", 1000)  # flop: 2x
     table.key("confirm")
-    assert table.engine.state == "river"
+    assert table.engine.view().state == "river"
     refused = table.key("confirm")  # seats 2 and 3 must act on the river: all in or fold
     assert "seat(s) 2, 3 have not acted" in table.refusals(refused)[0].reason
     table.bet(2, "all_in", 500)
@@ -274,7 +275,7 @@ def test_one_queue_operator_actions_as_data_play_the_same_round() -> None:
     by_data.event(a.ConfirmDecisions())
     assert by_data.payload("round_settled") == by_method.payload("round_settled")
     by_data.event(a.PayoutsDone())
-    assert by_data.engine.state == "idle"
+    assert by_data.engine.view().state == "idle"
     by_data.event(a.Tick())
     assert (
         by_data.refusals(by_data.event(a.ClearFault("F1", "sue", "x")))[0].reason == "no latched fault 'F1'"
@@ -289,14 +290,14 @@ def test_hole_cards_are_private_until_the_reveal() -> None:
     table.lock()
     # What may be shown is the journal's public parts: no card before the reveal; the round holds them.
     assert not table.public_journal_cards() & {*HCF_SEAT1, *HCF_SEAT3, *HCF_DEALER}
-    live = table.engine.round
+    live = table.engine.view().round
     assert live is not None
     assert cards_text(live.seats[1].cards) == HCF_SEAT1
     assert cards_text(live.dealer_cards) == HCF_DEALER
     table.bet(1, "raise", 1000)
     table.bet(3, "raise", 1000)
     table.key("confirm")
-    assert table.engine.state == "paying"
+    assert table.engine.view().state == "paying"
     # The reveal: the cards are shown from the settlement's part that is private until it is committed.
     (settled,) = table.journal("round_settled")
     private = entries.private_dict(settled.entry)

@@ -10,7 +10,7 @@ import pytest
 
 from controller.engine import TableConfig
 from controller.engine import actions as a
-from controller.engine.flow import RoundFlow
+from controller.engine.settling import RoundToSettle
 from controller.engine.state import DESIGNATED_PLAYER
 from controller.rules.settle import Round, parse_round, settle_round_json
 from tests.engine.table import Table, stack
@@ -38,14 +38,14 @@ SESSIONS = {
 def built(monkeypatch: pytest.MonkeyPatch) -> list[tuple[dict[str, object], Round]]:
     """Every (settle input, typed round) the engine settles, as it builds them (a spy: the real method)."""
     seen: list[tuple[dict[str, object], Round]] = []
-    original = RoundFlow.settle_round
+    original = RoundToSettle.settle_round
 
-    def spy(self: RoundFlow, *, dead: bool = False) -> tuple[dict[str, object], Round]:
+    def spy(self: RoundToSettle, *, dead: bool = False) -> tuple[dict[str, object], Round]:
         pair = original(self, dead=dead)
         seen.append(pair)
         return pair
 
-    monkeypatch.setattr(RoundFlow, "settle_round", spy)
+    monkeypatch.setattr(RoundToSettle, "settle_round", spy)
     return seen
 
 
@@ -97,7 +97,7 @@ def test_a_managers_paytable_change_settles_the_next_round_by_the_new_table(
         table.bet(1, "raise", 500)
         table.key("confirm")
         table.key("next")
-        assert table.engine.state == "idle"
+        assert table.engine.view().state == "idle"
         for wager in ("ante", "flush", "raise"):  # the chips paid and collected
             table.bet(1, wager, 0)
 

@@ -12,7 +12,8 @@ from controller.engine import Alert, JournalRecord, RecoveredState, TableConfig
 from controller.engine import actions as engine_actions
 from controller.engine.state import DESIGNATED_PLAYER, LatchedFault
 from controller.journal import entries
-from controller.journal.state import AlertState, TableState
+from controller.journal.state import TableState
+from controller.journal.state_parts import AlertState
 from controller.rules.cards import cards_text, parse_card
 from controller.rules.settle import settle_round_json
 from drivers.events import (
@@ -28,7 +29,7 @@ from drivers.events import (
     ShufflerFault,
 )
 from tests.engine.table import NOW_S as NOW
-from tests.engine.table import Table, assert_names_no_card, stack
+from tests.engine.table import Table, assert_names_no_card, recovered_state, stack, the_round
 from tests.engine.test_rounds import HCF_DEALER, HCF_SEAT1, HCF_SEAT3, chase_table
 
 SEAT1_CARDS = [parse_card(c) for c in HCF_SEAT1]
@@ -89,7 +90,7 @@ def test_seat_dealt_the_wrong_count_by_the_shoes_count_is_dead_and_the_round_goe
         },
     }
     assert ShowSeatResult("display", 3, "dead", 0) in table.outputs
-    assert table.engine.state == "decisions"
+    assert table.engine.view().state == "decisions"
     table.bet(1, "raise", 500)
     table.key("confirm")  # seat 3 is dead: it has nothing to decide
     entry = closing(table, "round_settled")
@@ -100,7 +101,7 @@ def test_seat_dealt_the_wrong_count_by_the_shoes_count_is_dead_and_the_round_goe
         "flush": {"stake": 200, "result": "returned", "net": 0},
     }
     assert entry["round"]["seats"][1]["cards"] == []  # never shown
-    assert not table.engine.held  # a dead seat does not hold the table
+    assert not table.engine.view().held  # a dead seat does not hold the table
 
 
 def test_seat_with_a_card_missing_from_the_reads_is_dead() -> None:
@@ -183,10 +184,10 @@ def test_banker_miscount_or_a_card_seen_twice_kills_the_round(
         expected = entries.ReasonDetail(**private) if private else None
         assert record.entry.private_part() == expected  # the card is in the private part only
     assert_public_texts_name_no_card(table)
-    assert table.engine.state == "held"
-    assert table.engine.held
+    assert table.engine.view().state == "held"
+    assert table.engine.view().held
     # Cards of a dead round are never shown: no journal entry's public part names one.
-    live = table.engine.round
+    live = table.engine.view().round
     assert live is not None
     hole = {
         *cards_text(live.dealer_cards),
@@ -209,8 +210,8 @@ def test_wrong_community_count_kills_a_chase_round() -> None:
         "message": "wrong card count for the community: the shoe counted 3 cards, 2 due",
     }
     assert_every_wager_returned(closing(table, "round_dead"))
-    assert table.engine.round is not None
-    assert table.engine.round.closed_dead
+    assert table.engine.view().round is not None
+    assert the_round(table.engine).closed_dead
 
 
 def red_light_at(at_position: int, at_index: int) -> Callable[[int, int, int], list[object] | None]:
@@ -248,7 +249,7 @@ def test_red_light_during_the_deal_kills_the_round_and_holds_the_table_until_cle
     }
     assert (fault["device_detail"], fault["position"]) == ("lamp", 3)
     assert_public_texts_name_no_card(table)
-    assert table.engine.state == "held"
+    assert table.engine.view().state == "held"
     # A held table starts no round.
     refused = table.start()
     assert "the table is held" in table.refusals(refused)[0].reason
@@ -259,10 +260,10 @@ def test_red_light_during_the_deal_kills_the_round_and_holds_the_table_until_cle
     )
     table.call(table.engine.handle, engine_actions.ClearFault(fault_id, "sue", "shoe cleaned"), table.now_s)
     assert table.payload("fault_cleared") == {"fault_id": fault_id, "by": "sue", "reason": "shoe cleaned"}
-    assert table.engine.state == "idle"
-    assert not table.engine.held
+    assert table.engine.view().state == "idle"
+    assert not table.engine.view().held
     table.start()
-    assert table.engine.state == "betting"
+    assert table.engine.view().state == "betting"
 
 
 def test_fault_after_the_deal_is_an_alert_and_the_round_settles() -> None:
@@ -271,12 +272,12 @@ def test_fault_after_the_deal_is_an_alert_and_the_round_settles() -> None:
     table.event(ShufflerFault("shuffler", "red_light", None, "lamp"))
     fault = table.payload("fault_raised")
     assert (fault["kind"], fault["severity"]) == ("shuffler_fault", "alert")
-    assert table.engine.state == "decisions"
+    assert table.engine.view().state == "decisions"
     table.bet(1, "raise", 500)
     table.key("fold_seat", 3)
     table.key("confirm")
     closing(table, "round_settled")
-    assert not table.engine.held
+    assert not table.engine.view().held
 
 
 def test_card_count_fault_with_a_position_kills_that_seat() -> None:
@@ -304,7 +305,7 @@ def test_past_posting_after_the_lock_holds_the_round_for_a_supervisor() -> None:
     fault = table.payload("fault_raised")
     assert (fault["kind"], fault["severity"]) == ("past_posting", "latching")
     assert any(isinstance(o, Alert) and o.kind == "past_posting" for o in table.outputs)
-    assert table.engine.state == "held"
+    assert table.engine.view().state == "held"
     # Decisions are not taken while held.
     assert table.refusals(table.key("confirm"))
     # The supervisor has the chips put back, clears, and the round resumes where it stood.
@@ -314,7 +315,7 @@ def test_past_posting_after_the_lock_holds_the_round_for_a_supervisor() -> None:
         engine_actions.ClearFault(str(fault["fault_id"]), "sue", "chips restored"),
         table.now_s,
     )
-    assert table.engine.state == "decisions"
+    assert table.engine.view().state == "decisions"
     table.bet(1, "raise", 500)
     table.key("fold_seat", 3)
     table.key("confirm")
@@ -375,7 +376,7 @@ def test_over_limit_raise_is_refused_and_must_be_corrected_before_the_reveal() -
     out = table.key("confirm")
     assert "seat(s) 3: a refused decision wager must be corrected" in table.refusals(out)[0].reason
     table.tick(3600)  # not even a timeout closes the phase over a refused raise
-    assert table.engine.state == "decisions"
+    assert table.engine.view().state == "decisions"
     table.bet(3, "raise", 1000)  # corrected
     table.key("confirm")
     entry = closing(table, "round_settled")
@@ -387,7 +388,7 @@ def test_walk_away_timeout_folds() -> None:
     bet_and_lock(table)
     table.bet(1, "raise", 500)
     table.tick(19.0)
-    assert table.engine.state == "decisions"
+    assert table.engine.view().state == "decisions"
     table.tick(1.0)
     decisions = [
         (e.payload["seat"], e.payload["action"], e.payload["cause"]) for e in table.journal("decision")
@@ -422,21 +423,21 @@ def test_designated_player_waive_rotates_the_offer_and_nobody_eligible_blocks_th
     table = Table(config, stack(HCF_SEAT1))
     table.key("dp_waives")
     assert table.payload("dp_waived") == {"seat": 1}
-    assert table.engine.dp_offer_seat == 2
+    assert table.engine.view().dp_offer_seat == 2
     table.key("dp_waives")
     table.key("dp_waives")
     out = table.start()
     assert table.refusals(out)[0].reason == (
         "nobody accepted the designated player's button and the house may not bank"
     )
-    assert table.engine.state == "idle"
+    assert table.engine.view().state == "idle"
     # A supervisor moves the button: the offer starts again from that seat.
     table.call(table.engine.handle, engine_actions.MoveButton(2, "sue"), table.now_s)
     assert [e.entry for e in table.journal("button_moved")][-1] == entries.ButtonMoved(
         from_seat=None, to_seat=2, reason="moved by a supervisor", by="sue"
     )
     table.call(table.engine.handle, engine_actions.DpAccepts(50_000, "dealer"), table.now_s)
-    assert table.engine.dp_seat == 2
+    assert table.engine.view().dp_seat == 2
 
 
 def test_nobody_accepts_and_the_house_may_bank() -> None:
@@ -465,7 +466,7 @@ def test_a_house_banked_round_at_a_designated_player_table_pays_the_house_preset
     table.start()
     table.bet(1, "ante", 500)
     table.lock()
-    round_input = table.engine._ctx.flow.settle_input()
+    round_input = table.engine._flow._settling.settle_input()
     assert round_input["banking"] == {"mode": "house"}
     assert "paytables" not in round_input
 
@@ -476,7 +477,7 @@ def test_designated_player_accepts_and_the_button_moves_clockwise_each_round() -
     table = Table(config, deck)
     dp_seats = []
     for _round in range(4):
-        offered = table.engine.dp_offer_seat
+        offered = table.engine.view().dp_offer_seat
         table.call(table.engine.handle, engine_actions.DpAccepts(100_000, "dealer"), table.now_s)
         dp_seats.append(offered)
         table.start()
@@ -523,7 +524,7 @@ def test_no_more_bets_refused_for_bad_bets(bets: list[tuple[int, str, int]], rea
         table.bet(seat, wager, amount)
     out = table.lock()
     assert table.refusals(out)[0].reason == reason
-    assert table.engine.state == "betting"
+    assert table.engine.view().state == "betting"
     op = [e.entry for e in table.journal("action_refused")]
     assert op == [entries.ActionRefused(action="no_more_bets", by="dealer", reason=reason)]
 
@@ -541,21 +542,21 @@ def test_the_deal_waits_for_a_verified_deck_and_a_bad_deck_holds() -> None:
     table.start()
     table.bet(1, "ante", 500)
     table.lock()
-    assert table.engine.state == "bets_locked"
+    assert table.engine.view().state == "bets_locked"
     table.event(DeckVerified("shuffler", 51, (parse_card("As"),), ()))
     fault = table.payload("fault_raised")
     assert (fault["kind"], fault["severity"]) == ("deck_verification", "latching")
-    assert table.engine.state == "held"
+    assert table.engine.view().state == "held"
     shuffles = len(table.of_type(Shuffle))
     table.call(
         table.engine.handle,
         engine_actions.ClearFault(str(fault["fault_id"]), "sue", "deck replaced"),
         table.now_s,
     )
-    assert table.engine.state == "bets_locked"
+    assert table.engine.view().state == "bets_locked"
     assert len(table.of_type(Shuffle)) == shuffles + 1  # a fresh shuffle is asked for
     table.event(DeckVerified("shuffler", 52, (), ()))
-    assert table.engine.state == "decisions"
+    assert table.engine.view().state == "decisions"
 
 
 # --- void, devices, recovery --------------------------------------------------------------------------
@@ -569,7 +570,7 @@ def test_void_round_returns_every_wager() -> None:
     assert entry["reason"] == "dispute at seat 3"
     assert entry["by"] == "sue"
     assert_every_wager_returned(entry)
-    assert table.engine.state == "idle"
+    assert table.engine.view().state == "idle"
     assert table.refusals(
         table.call(table.engine.handle, engine_actions.VoidRound("again", "sue"), table.now_s)
     )
@@ -582,7 +583,7 @@ def test_shuffler_lost_during_the_deal_holds_the_round() -> None:
     table.event(DeviceLost("shuffler", "heartbeat missed"))
     fault = table.payload("fault_raised")
     assert (fault["kind"], fault["severity"]) == ("device_lost", "latching")
-    assert table.engine.state == "held"
+    assert table.engine.view().state == "held"
     table.event(SecurityEvent("sensors", "replay"))
     assert table.journal("security_event")[0].payload == {
         "device": "sensors",
@@ -601,18 +602,18 @@ def test_engine_starts_held_from_recovered_latched_faults() -> None:
         faults_raised=7,
     )
     table = Table(TableConfig(), stack(HCF_SEAT1, HCF_SEAT3, HCF_DEALER), recovered)
-    assert table.engine.state == "held"
+    assert table.engine.view().state == "held"
     assert table.refusals(table.start())
     table.call(
         table.engine.handle,
         engine_actions.ClearFault("FT1-000007", "sue", "checked after restart"),
         table.now_s,
     )
-    assert table.engine.state == "idle"
+    assert table.engine.view().state == "idle"
     bet_and_lock(table)
     assert table.payload("round_started")["round_id"] == "RT1-20270115-000042"
-    assert table.engine.recovered_state().rounds_started == 42
-    assert table.engine.recovered_state().button_seat == 3
+    assert recovered_state(table.engine).rounds_started == 42
+    assert recovered_state(table.engine).button_seat == 3
 
 
 def test_card_outside_a_deal_is_refused_and_journaled() -> None:
@@ -630,7 +631,7 @@ def test_card_outside_a_deal_is_refused_and_journaled() -> None:
         0,
     )
     table.event(HandComplete("shuffler", 1, 7))
-    assert table.engine.state == "held"
+    assert table.engine.view().state == "held"
 
 
 def test_past_posting_mid_deal_holds_and_the_deal_finishes_under_the_hold() -> None:
@@ -643,14 +644,14 @@ def test_past_posting_mid_deal_holds_and_the_deal_finishes_under_the_hold() -> N
     for event in events[:5]:
         table.event(event)
     table.bet(1, "ante", 5000, locked=True)
-    assert table.engine.state == "held"
+    assert table.engine.view().state == "held"
     for event in events[5:]:
         table.event(event)
     assert not [e for e in table.journal("fault_raised") if e.payload["kind"] == "integrity"]
     fault_id = str(table.journal("fault_raised")[0].payload["fault_id"])
     table.bet(1, "ante", 500, locked=True)  # the chips put back as locked: the clear is taken
     table.call(table.engine.handle, engine_actions.ClearFault(fault_id, "sue", "chips restored"), table.now_s)
-    assert table.engine.state == "decisions"
+    assert table.engine.view().state == "decisions"
 
 
 def test_designated_player_keeps_the_button_after_a_dead_round() -> None:
@@ -663,7 +664,7 @@ def test_designated_player_keeps_the_button_after_a_dead_round() -> None:
     table.lock()
     assert_every_wager_returned(closing(table, "round_dead"))
     # The round's death latches, and so does the shoe's count that follows it (the round already closed).
-    dead, count = table.engine.latched.values()
+    dead, count = table.engine.view().latched.values()
     assert (dead.kind, count.kind, count.detail) == (
         "dead_hand",
         "shuffler_fault",
@@ -673,12 +674,11 @@ def test_designated_player_keeps_the_button_after_a_dead_round() -> None:
         table.call(
             table.engine.handle, engine_actions.ClearFault(fault_id, "sue", "shoe checked"), table.now_s
         )
-    dp = table.engine._ctx.bank.public()
-    assert dp is not None
-    assert (dp["seat"], dp["funds_cents"]) == (1, 100_000)  # the misdeal is replayed with the same DP
-    assert table.engine.state == "idle"
+    bank = table.engine._bank
+    assert (bank.dp_seat, bank.dp_funds_cents) == (1, 100_000)  # the misdeal is replayed with the same DP
+    assert table.engine.view().state == "idle"
     table.start()
-    assert table.engine.state == "betting"
+    assert table.engine.view().state == "betting"
 
 
 def test_under_the_minimum_is_refused_without_a_fault() -> None:
@@ -742,10 +742,10 @@ def test_recovered_state_from_the_journals_table_state() -> None:
         button_moves_on=True,
     )
     engine = Table(TableConfig(banking_mode=DESIGNATED_PLAYER), stack(HCF_SEAT1), recovered).engine
-    assert engine.state == "held"
-    assert engine.dp_offer_seat == 3  # the last DP's round settled
+    assert engine.view().state == "held"
+    assert engine.view().dp_offer_seat == 3  # the last DP's round settled
     out = engine.handle(engine_actions.ClearFault("FT1-000009", "sue", "restart checked"), NOW)
-    assert engine.state == "idle"
+    assert engine.view().state == "idle"
     assert [o.kind for o in out if isinstance(o, JournalRecord)] == ["fault_cleared", "state_changed"]
     # New fault ids continue after the journal's last sequence number: never an id seen before.
     out = engine.handle(ShufflerFault("shuffler", "jam"), NOW)
@@ -759,15 +759,15 @@ def test_betting_held_by_a_fault_can_be_voided() -> None:
     table.start()
     table.bet(1, "ante", 500)
     table.event(ShufflerFault("shuffler", "jam"))
-    assert table.engine.state == "held"
+    assert table.engine.view().state == "held"
     table.call(
         table.engine.handle, engine_actions.VoidRound("shoe jammed before the lock", "sue"), table.now_s
     )
     assert table.journal("round_voided") == []  # nothing was locked: no round to close
-    assert table.engine.state == "held"  # the jam still latches the table
+    assert table.engine.view().state == "held"  # the jam still latches the table
     fault_id = str(table.payload("fault_raised")["fault_id"])
     table.call(table.engine.handle, engine_actions.ClearFault(fault_id, "sue", "unjammed"), table.now_s)
-    assert table.engine.state == "idle"
+    assert table.engine.view().state == "idle"
 
 
 # --- the shuffler driver's fault reports (drivers/shuffler.py turns shoe anomalies into faults) --------
@@ -797,7 +797,7 @@ def test_deal_stopping_faults_kill_the_round(fault: str, code: str, reason_start
     assert entry["message"] == f"{fault} at position 3: x"
     assert_public_texts_name_no_card(table)
     assert_every_wager_returned(entry)
-    assert table.engine.held
+    assert table.engine.view().held
 
 
 def test_the_drivers_card_count_after_a_miscounted_hand_is_judged_once() -> None:
@@ -812,8 +812,8 @@ def test_the_drivers_card_count_after_a_miscounted_hand_is_judged_once() -> None
         if isinstance(event, HandComplete) and event.position == 3:
             table.event(ShufflerFault("shuffler", "card_count", 3, "dealt 6 cards, 7 requested"))
     assert [e.payload["seat"] for e in table.journal("dead_hand")] == [3]
-    assert table.engine.state == "decisions"
-    assert not table.engine.held
+    assert table.engine.view().state == "decisions"
+    assert not table.engine.view().held
 
 
 def test_chase_jam_between_streets_holds_and_red_light_kills() -> None:
@@ -822,9 +822,9 @@ def test_chase_jam_between_streets_holds_and_red_light_kills() -> None:
     table.bet(1, "ante", 500)
     table.bet(1, "xtra_bonus", 500)
     table.lock()
-    assert table.engine.state == "preflop"
+    assert table.engine.view().state == "preflop"
     table.event(ShufflerFault("shuffler", "jam", None))
-    assert table.engine.state == "held"
+    assert table.engine.view().state == "held"
     assert table.journal("round_dead") == []
     table.event(ShufflerFault("shuffler", "red_light", None))  # still before the round's last card
     assert_every_wager_returned(closing(table, "round_dead"))
@@ -841,12 +841,12 @@ def test_a_past_posting_clear_is_refused_until_the_spot_reads_the_locked_wager()
         "seat 3 flush reads 10.00, the round holds 2.00: put the locked wager back as it was, "
         "or accept the difference with a reason"
     ]
-    assert table.engine.state == "held"
+    assert table.engine.view().state == "held"
     table.bet(3, "flush", 500, locked=True)  # still not as locked
     assert table.refusals(table.call(table.engine.handle, clear, table.now_s))
     table.bet(3, "flush", 200, locked=True)
     assert not table.refusals(table.call(table.engine.handle, clear, table.now_s))
-    assert table.engine.state == "decisions"
+    assert table.engine.view().state == "decisions"
 
 
 def test_a_supervisor_accepts_a_past_posted_difference_with_a_reason_journaled() -> None:
@@ -856,7 +856,7 @@ def test_a_supervisor_accepts_a_past_posted_difference_with_a_reason_journaled()
     fault_id = str(table.payload("fault_raised")["fault_id"])
     accept = engine_actions.AcceptDifference(fault_id, "sue", "the player's 8.00 stays out of the round")
     assert not table.refusals(table.call(table.engine.handle, accept, table.now_s))
-    assert table.engine.state == "decisions"
+    assert table.engine.view().state == "decisions"
     accepted = [e.entry for e in table.journal("difference_accepted")]
     assert accepted == [
         entries.DifferenceAccepted(

@@ -34,7 +34,8 @@ from controller.floor.service import FloorService
 from controller.floor.verify import verify_table
 from controller.journal import entries as e
 from controller.journal.recovery import rebuild_state
-from controller.journal.state import COMMUNITY_POSITION, Stored, TableState
+from controller.journal.state import TableState
+from controller.journal.state_parts import COMMUNITY_POSITION, Stored
 from controller.journal.store import Journal
 from drivers.events import Deal, ShufflerFault
 from tests.engine.table import Table, stack
@@ -129,7 +130,7 @@ def test_parts_the_floor_holds_of_voided_rounds_and_killed_seats_are_no_longer_s
         tables.journals["T001"], hcf, deck,
         [act("open", 2, 500), act("deal_many", 9), hold, engine(engine_actions.VoidRound("disputed", "sue"))],
     )  # fmt: skip
-    latched = list(table.engine.latched)
+    latched = list(table.engine.view().latched)
     assert latched
     recovered = tables.journals["T001"]
     second = Table(hcf, deck, RecoveredState.from_table_state(rebuild_state(recovered)), auto_deal=False)

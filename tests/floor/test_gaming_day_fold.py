@@ -13,6 +13,7 @@ import pytest
 from controller.errors import UserError
 from controller.floor import gaming_day as gd
 from controller.floor import surveillance as sv
+from controller.journal import entries as typed
 from controller.locale import DEFAULT_PROPERTY, property_settings
 from tests.floor.test_surveillance_and_auditor import SCHEMA
 
@@ -21,15 +22,39 @@ def entry(entry_kind: str, time_utc: str, **payload: Any) -> gd.DayEntry:
     return gd.DayEntry("T9", entry_kind, time_utc, payload)
 
 
+def written(time_utc: str, typed_entry: typed.Entry) -> gd.DayEntry:
+    """A day's row of an entry as the progressive writes it (its typed class, as the floor stores it)."""
+    return gd.DayEntry("T9", typed_entry.kind, time_utc, typed.public_dict(typed_entry))
+
+
+def contribution(time_utc: str, increment_cents: int) -> gd.DayEntry:
+    return written(
+        time_utc,
+        typed.ProgressiveContribution(
+            meter_id="M1", table_id="T9", round_id="T9-1", wagers=1, unit_cents=increment_cents,
+            in_meter_cents=increment_cents, increment_cents=increment_cents, to_meter_cents=increment_cents,
+            hidden_cents=0, meter_after_cents=10_000 + increment_cents, reserve_after_cents=0,
+        ),
+    )  # fmt: skip
+
+
+def award_paid(time_utc: str, amount_cents: int) -> gd.DayEntry:
+    return written(
+        time_utc,
+        typed.ProgressiveAwardPaid(
+            meter_id="M1", award_id="A1", table_id="T9", round_id="T9-2", seat=3, amount_cents=amount_cents,
+            by="engine",
+        ),
+    )  # fmt: skip
+
+
 def test_progressive_amounts_and_the_days_bounds() -> None:
     entries = [
-        entry(
-            "progressive_contribution", "2026-12-01T05:59:59.999999Z", increment_cents=100
-        ),  # the day before
-        entry("progressive_contribution", "2026-12-01T06:00:00.000000Z", increment_cents=125),
-        entry("progressive_contribution", "2026-12-01T07:00:00.000000Z", increment_cents=75),
-        entry("progressive_award_paid", "2026-12-02T05:59:59.999999Z", amount_cents=50_000),
-        entry("progressive_award_paid", "2026-12-02T06:00:00.000000Z", amount_cents=9),  # the next day
+        contribution("2026-12-01T05:59:59.999999Z", 100),  # the day before
+        contribution("2026-12-01T06:00:00.000000Z", 125),
+        contribution("2026-12-01T07:00:00.000000Z", 75),
+        award_paid("2026-12-02T05:59:59.999999Z", 50_000),
+        award_paid("2026-12-02T06:00:00.000000Z", 9),  # the next day
         entry("fault_raised", "2026-12-01T08:00:00.000000Z", kind="clock_offset"),
     ]
     report = gd.build_report("2026-12-01", DEFAULT_PROPERTY, entries, {"T9": "P1"})
@@ -61,6 +86,19 @@ def test_a_changed_byte_is_caught_by_the_digest_line() -> None:
     assert not gd.check_digest(text.rsplit("\n", 2)[0] + "\n")  # the digest line cut off
 
 
+def raised(fault_id: str, kind: str, severity: str) -> dict[str, Any]:
+    """A fault_raised's public part as the engine writes it (its typed class)."""
+    return typed.public_dict(
+        typed.FaultRaised(
+            fault_id=fault_id,
+            kind_of_fault=kind,
+            severity=severity,
+            device=None,
+            reason=typed.Reason(code="operator", message="x"),
+        )
+    )
+
+
 @pytest.mark.parametrize(
     ("kind", "category"),
     [("clock_offset", "clock"), ("clock_backwards", "clock"), ("software_mismatch", "software"),
@@ -68,8 +106,7 @@ def test_a_changed_byte_is_caught_by_the_digest_line() -> None:
 )  # fmt: skip
 def test_alert_kinds_are_filed(kind: str, category: str) -> None:
     floor_entry = sv.FloorEntry("T9", 4, "2026-12-01T10:00:00.000000Z", None, "engine", "fault_raised",
-                                {"fault_id": "F1", "kind": kind, "severity": "alert",
-                                 "reason": {"code": kind, "message": "x"}}, "a" * 64)  # fmt: skip
+                                raised("F1", kind, "alert"), "a" * 64)  # fmt: skip
     (event,) = sv.events_of(floor_entry, 1)
     assert (event["type"], event["category"]) == ("alert", category)
     jsonschema.validate(event, SCHEMA)
@@ -77,8 +114,7 @@ def test_alert_kinds_are_filed(kind: str, category: str) -> None:
 
 def test_a_past_posting_alert_is_the_past_posting_event_not_a_second_one() -> None:
     floor_entry = sv.FloorEntry("T9", 5, "2026-12-01T10:00:00.000000Z", "R1", "sensors", "fault_raised",
-                                {"fault_id": "F2", "kind": "past_posting", "severity": "latching",
-                                 "reason": {"code": "past_posting", "message": "x"}}, "b" * 64)  # fmt: skip
+                                raised("F2", "past_posting", "latching"), "b" * 64)  # fmt: skip
     assert sv.events_of(floor_entry, 1) == []
 
 

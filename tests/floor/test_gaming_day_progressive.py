@@ -1,5 +1,5 @@
 """The gaming-day report's progressive figures from the entries the progressive really writes
-(controller/journal/entries.py): a contribution's increment (meter and reserve) counted, and an award
+(controller/journal/entries/): a contribution's increment (meter and reserve) counted, and an award
 counted once — when it is paid — though the controller journals it twice (progressive_award_claimed at
 the hit, progressive_award_paid at the payment, both with its amount_cents).
 

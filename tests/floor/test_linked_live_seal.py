@@ -16,7 +16,8 @@ from pathlib import Path
 from controller.config import DEFAULT_CONFIG_TOML
 from controller.floor.progressive import LinkedProgressive
 from controller.floor.service import FloorService
-from controller.journal.segments import read_seal, seal_numbers, verify_segments
+from controller.journal.seals import read_seal, seal_numbers
+from controller.journal.segments import verify_segments
 from controller.journal.store import Journal
 from controller.simulation import linked_floor as lf
 from tests.floor.conftest import MakeFloor

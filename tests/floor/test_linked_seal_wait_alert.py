@@ -20,7 +20,8 @@ from pathlib import Path
 from controller.config import DEFAULT_CONFIG_TOML
 from controller.floor.progressive import LinkedProgressive
 from controller.floor.service import FloorService
-from controller.journal.segments import seal_numbers, segments_dir, verify_segments
+from controller.journal.seals import seal_numbers, segments_dir
+from controller.journal.segments import verify_segments
 from controller.progressive.linked import unanswered_claims
 from controller.progressive.model import Hit, parse_parameters
 from controller.simulation import linked_floor as lf

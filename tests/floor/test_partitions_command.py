@@ -87,9 +87,9 @@ def test_partitions_are_made_shown_and_bad_input_refused_in_one_line(
     made = Ran(made_run.returncode, made_run.stdout, made_run.stderr)
     assert made.stdout.splitlines() == [
         f"bucket {LEASE_BUCKET}: TTL 6 s, R1",
-        "consumer floor-p0of2: ack_wait 6 s, 0 pending, 0 delivered unacked",
-        "consumer floor-p1of2: ack_wait 6 s, 0 pending, 0 delivered unacked",
-        "a dead worker's partitions move within 10 s (lease TTL 6 s + 2 renewals; ack_wait 6 s)",
+        "consumer floor-p0of2: ack_wait 3 s, 0 pending, 0 delivered unacked",
+        "consumer floor-p1of2: ack_wait 3 s, 0 pending, 0 delivered unacked",
+        "a dead worker's partitions move within 10 s (lease TTL 6 s + 2 renewals; ack_wait 3 s)",
     ]
     assert (
         _flushtable(capsys, "--config", config, "--create", "2", *admin).stdout == made.stdout

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from controller.config import DEFAULT_CONFIG_TOML
 from controller.floor.service import FloorService
-from controller.journal.segments import read_seal, seal_numbers, verify_segments
+from controller.journal.seals import read_seal, seal_numbers
+from controller.journal.segments import verify_segments
 from controller.journal.store import Journal
 from controller.simulation.floor.servers import STREAM_NAME, table_subject
 from controller.uplink.uplink import Uplink, mark_path, read_high_water_mark

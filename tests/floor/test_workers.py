@@ -377,7 +377,7 @@ def test_the_partition_consumers_ack_wait_is_within_the_takeover_bound(make_floo
                 await asyncio.wait_for(task, 60)
         warning = next(e for e in logs if e["event"] == "floor_partition_ack_wait_above_bound")
         assert warning["ack_wait_s"] == ACK_WAIT_S
-        assert f"flushtable floor partitions --create {PARTITIONS} updates it to 6 s" in warning["fix"]
+        assert f"flushtable floor partitions --create {PARTITIONS} updates it to 3 s" in warning["fix"]
 
     async def scenario() -> None:
         admin = await floor.connect_admin()

@@ -39,7 +39,7 @@ def main() -> None:
     rng = random.Random(seed)
     journal = ReportingJournal.open(path, "T1")
     if sys.argv[3:] == ["deferred"]:
-        journal.defer_checkpoints()
+        journal.wal.defer_checkpoints()
         checkpointer = Journal.open_existing(path, readonly=False)
 
         def checkpoints() -> None:

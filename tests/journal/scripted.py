@@ -84,7 +84,7 @@ def play_round(
     rng.shuffle(deck)
     table = Table(config, deck, recovered)
     engine = table.engine
-    for fault_id in list(engine.latched):
+    for fault_id in list(engine.view().latched):
         table.call(
             engine.handle,
             engine_actions.ClearFault(fault_id, "script-supervisor", "scripted: checked"),
@@ -94,7 +94,8 @@ def play_round(
     seats_free = list(config.seats)
     dp_seat: int | None = None
     if config.banking_mode == DESIGNATED_PLAYER:
-        dp_seat = engine.dp_offer_seat if engine.dp_offer_seat in seats_free else seats_free[0]
+        offered = engine.view().dp_offer_seat
+        dp_seat = offered if offered is not None and offered in seats_free else seats_free[0]
         table.call(engine.handle, engine_actions.DpAccepts(1_000_000, "dealer", dp_seat), table.now_s)
         seats_free.remove(dp_seat)
     count = players if players is not None else rng.randint(1, spec.max_players)
@@ -148,19 +149,20 @@ def play_round(
             engine.handle,
             engine_actions.ConfirmKillSeat(
                 seats[-1],
-                engine.round.round_id if engine.round else "",
+                live.round_id if (live := engine.view().round) else "",
                 1,
                 "exposed hand",
                 "script-supervisor",
             ),
             table.now_s,
         )
-    if past_post and seats and engine.round is not None:
-        ante = engine.round.seats[seats[0]].wagers["ante"]
+    live = engine.view().round
+    if past_post and seats and live is not None:
+        ante = live.seats[seats[0]].wagers["ante"]
         table.bet(seats[0], "ante", ante + 500, locked=True)
         if not accept_past_post:
             table.bet(seats[0], "ante", ante, locked=True)
-        for fault_id in list(engine.latched):
+        for fault_id in list(engine.view().latched):
             clear: object = (
                 engine_actions.AcceptDifference(fault_id, "script-supervisor", "the locked ante stands")
                 if accept_past_post
@@ -168,22 +170,22 @@ def play_round(
             )
             table.call(engine.handle, clear, table.now_s)
     for _ in range(200):  # bounded: a round has at most a few streets of a few seats
-        if engine.state not in engine.definition.decision_states:
+        if engine.view().state not in engine.view().definition.decision_states:
             break
-        actions = player.next_actions(engine)
+        actions = player.next_actions(engine.view())
         for action in actions:
             if isinstance(action, PlaceChips):
                 table.bet(action.seat, action.wager, action.amount_cents, locked=True)
             elif isinstance(action, PressKey):
                 table.key(action.key, action.seat)
         if not actions:
-            table.tick(engine.config.decision_timeout_s + 1)
+            table.tick(engine.view().config.decision_timeout_s + 1)
     table.call(engine.handle, engine_actions.PayoutsDone(), table.now_s)
     return _journal(journal, table, batch, stop_at=None, round_id=round_id)
 
 
 def _round_id(table: Table) -> str:
-    live = table.engine.round
+    live = table.engine.view().round
     return live.round_id if live is not None else ""
 
 
@@ -211,7 +213,7 @@ def _journal(
         for record in records:
             journal.append_many([record])
     found = round_id or next((r.round_id for r in records if r.kind == "round_started" and r.round_id), None)
-    return found or journal.next_round_id()
+    return found or journal.indexes.next_round_id()
 
 
 def payloads(journal: Journal, kind: str) -> list[dict[str, Any]]:

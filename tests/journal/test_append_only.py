@@ -84,9 +84,9 @@ def test_a_round_is_closed_once_even_by_a_raw_writer(journal: Journal, journal_p
 
 def test_wal_and_synchronous_full_are_set(journal: Journal, journal_path: Path) -> None:
     journal.append("dealer_key", {"key": "next", "seat": None}, round_id=None, source="display")
-    assert journal.pragma("journal_mode") == "wal"
-    assert journal.pragma("synchronous") == 2  # FULL
-    assert journal.pragma("application_id") == APPLICATION_ID
+    assert journal.wal.pragma("journal_mode") == "wal"
+    assert journal.wal.pragma("synchronous") == 2  # FULL
+    assert journal.wal.pragma("application_id") == APPLICATION_ID
     # WAL is persistent: the file header says so to every later connection (bytes 18 and 19 are 2).
     header = journal_path.read_bytes()[:20]
     assert header[18:20] == b"\x02\x02"
@@ -95,17 +95,17 @@ def test_wal_and_synchronous_full_are_set(journal: Journal, journal_path: Path) 
     assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     connection.close()
     with pytest.raises(ValueError, match="not a pragma name"):
-        journal.pragma("synchronous = OFF")
+        journal.wal.pragma("synchronous = OFF")
 
 
 def test_a_journal_opened_without_fsync_says_so(journal_path: Path) -> None:
     from structlog.testing import capture_logs
 
     with capture_logs() as logs, Journal.open(journal_path, "T1", synchronous="OFF") as journal:
-        assert journal.pragma("synchronous") == 0
+        assert journal.wal.pragma("synchronous") == 0
     assert logs[0]["event"] == "journal_not_durable"
     assert logs[0]["log_level"] == "warning"
     with Journal.open(journal_path, "T1") as journal:
-        assert journal.pragma("synchronous") == 2
+        assert journal.wal.pragma("synchronous") == 2
     with pytest.raises(ValueError, match="synchronous must be FULL or OFF"):
         Journal.open(journal_path, "T1", synchronous="NORMAL")  # type: ignore[arg-type]

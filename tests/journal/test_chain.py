@@ -197,7 +197,7 @@ def test_entries_link_and_number_without_gaps(journal: Journal) -> None:
 
 def test_append_many_is_one_transaction(journal: Journal) -> None:
     journal.append("table_opened", OPENED, round_id=None, source="engine")
-    rid = journal.next_round_id()
+    rid = journal.indexes.next_round_id()
     started = {"round_id": rid, "game": "high-card-flush", "banking": {"mode": "house"}, "seats": [1]}
     voided = {"round": {}, "settlement": {}, "reason": "r", "by": "b"}
     # A field the kind does not have is refused before any I/O, with the whole batch.
@@ -329,7 +329,7 @@ def test_entries_filters_and_pages(journal: Journal) -> None:
 
 def test_reopen_continues_the_chain_and_round_numbers(journal_path: Path) -> None:
     with Journal.open(journal_path, "T1", clock=fixed_clock) as journal:
-        rid = journal.next_round_id()
+        rid = journal.indexes.next_round_id()
         assert rid == "RT1-20261129-000001"
         journal.append(
             "round_started",
@@ -338,7 +338,7 @@ def test_reopen_continues_the_chain_and_round_numbers(journal_path: Path) -> Non
             source="engine",
         )
     with Journal.open(journal_path, "T1", clock=fixed_clock) as journal:
-        assert journal.next_round_id() == "RT1-20261129-000002"
+        assert journal.indexes.next_round_id() == "RT1-20261129-000002"
         entry = journal.append(
             "table_closed", {"by": "a", "reason": "end"}, round_id=None, source="operator:a"
         )
@@ -487,7 +487,7 @@ def test_a_large_batch_is_inserted_in_chunks_that_keep_the_chain(
 ) -> None:
     """One append of 1,200 entries: several multi-row INSERTs (at most 111 rows each where SQLite allows
     999 parameters, as before 3.32), each row still checked by the chain trigger in order."""
-    journal._connection.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, variable_limit)
+    journal.file.connection.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, variable_limit)
     written = journal.append_many(
         PendingEntry("card_dealt", {"position": 1, "index": n % 7, "card": "As"}, None, "shuffler")
         for n in range(1200)

@@ -17,11 +17,12 @@ from controller.cli import main as cli_main
 from controller.engine.state import RecoveredState
 from controller.journal import Journal
 from controller.journal import checkpoint as checkpoint_module
-from controller.journal import state as state_module
+from controller.journal import state_parts as state_module
 from controller.journal.chain import canonical_json
 from controller.journal.checkpoint import CHECKPOINT_FORMAT, state_to_checkpoint
 from controller.journal.recovery import rebuild_state
-from controller.journal.segments import Seal, read_seal, seal_file, verify_segments
+from controller.journal.seals import Seal, read_seal, seal_file
+from controller.journal.segments import verify_segments
 from controller.journal.state import TableState
 from tests.journal.mixed import retagged, rounds
 from tests.journal.test_segments import KEY, anchor_head, key_config, seal_now

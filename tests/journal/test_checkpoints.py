@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 
 from controller.journal import Journal, PendingEntry
-from controller.journal.store import (
+from controller.journal.verify import verify_chain
+from controller.journal.wal import (
     CHECKPOINT_BACKSTOP_PAGES,
     SQLITE_AUTOCHECKPOINT_PAGES,
     WAL_SIZE_LIMIT_BYTES,
     WalCheckpoint,
 )
-from controller.journal.verify import verify_chain
 
 
 def notes(count: int, start: int) -> list[PendingEntry]:
@@ -39,12 +39,12 @@ def test_deferred_checkpoints_leave_the_commits_alone_until_one_resets_the_wal(t
     path = tmp_path / "journal.sqlite"
     journal = Journal.open(path, "T1")
     try:
-        assert journal.pragma("wal_autocheckpoint") == SQLITE_AUTOCHECKPOINT_PAGES
-        journal.defer_checkpoints()
-        assert journal.pragma("wal_autocheckpoint") == CHECKPOINT_BACKSTOP_PAGES
-        assert journal.pragma("journal_size_limit") == WAL_SIZE_LIMIT_BYTES
-        assert journal.pragma("synchronous") == 2  # FULL: every commit still fsyncs the WAL
-        page_bytes = int(journal.pragma("page_size"))
+        assert journal.wal.pragma("wal_autocheckpoint") == SQLITE_AUTOCHECKPOINT_PAGES
+        journal.wal.defer_checkpoints()
+        assert journal.wal.pragma("wal_autocheckpoint") == CHECKPOINT_BACKSTOP_PAGES
+        assert journal.wal.pragma("journal_size_limit") == WAL_SIZE_LIMIT_BYTES
+        assert journal.wal.pragma("synchronous") == 2  # FULL: every commit still fsyncs the WAL
+        page_bytes = int(journal.wal.pragma("page_size"))
         written = 0
         # Commits until the WAL holds more than SQLite's own threshold: no commit checkpointed it.
         wal = path.with_name(path.name + "-wal")
@@ -55,7 +55,7 @@ def test_deferred_checkpoints_leave_the_commits_alone_until_one_resets_the_wal(t
                 break
         else:
             pytest.fail(f"the WAL never passed {SQLITE_AUTOCHECKPOINT_PAGES} pages: commits checkpointed it")
-        checkpoint = journal.checkpoint()
+        checkpoint = journal.wal.checkpoint()
         assert checkpoint.complete, checkpoint
         assert checkpoint.wal_pages > SQLITE_AUTOCHECKPOINT_PAGES
         journal.append_many(notes(1, written))
@@ -74,11 +74,11 @@ def test_deferred_checkpoints_leave_the_commits_alone_until_one_resets_the_wal(t
 def test_resume_checkpoints_gives_the_commits_sqlites_own_checkpoint_back(tmp_path: Path) -> None:
     """What the daemon does when its checkpointing thread stops (stop_checkpoints)."""
     with Journal.open(tmp_path / "journal.sqlite", "T1") as journal:
-        journal.defer_checkpoints()
-        assert journal.pragma("wal_autocheckpoint") == CHECKPOINT_BACKSTOP_PAGES
-        journal.resume_checkpoints()
-        assert journal.pragma("wal_autocheckpoint") == SQLITE_AUTOCHECKPOINT_PAGES
-        assert journal.pragma("journal_size_limit") == WAL_SIZE_LIMIT_BYTES
+        journal.wal.defer_checkpoints()
+        assert journal.wal.pragma("wal_autocheckpoint") == CHECKPOINT_BACKSTOP_PAGES
+        journal.wal.resume_checkpoints()
+        assert journal.wal.pragma("wal_autocheckpoint") == SQLITE_AUTOCHECKPOINT_PAGES
+        assert journal.wal.pragma("journal_size_limit") == WAL_SIZE_LIMIT_BYTES
 
 
 def test_checkpoints_in_a_thread_of_their_own_run_while_the_writer_appends(tmp_path: Path) -> None:
@@ -95,14 +95,14 @@ def test_checkpoints_in_a_thread_of_their_own_run_while_the_writer_appends(tmp_p
     passes: list[WalCheckpoint] = []
     errors: list[BaseException] = []
     with Journal.open(path, "T1") as writer, Journal.open_existing(path, readonly=False) as checkpointer:
-        writer.defer_checkpoints()
+        writer.wal.defer_checkpoints()
         writer.append_many(notes(batch, 0))  # something in the WAL before the first pass
 
         def checkpoint_all_along() -> None:
             try:
                 start.wait()
                 while not done.is_set() and len(passes) < 1_000_000:  # bounded: stops when told
-                    passes.append(checkpointer.checkpoint())
+                    passes.append(checkpointer.wal.checkpoint())
                     passed_once.set()
             except BaseException as error:  # reported to the test's thread below
                 errors.append(error)
@@ -128,7 +128,7 @@ def test_checkpoints_in_a_thread_of_their_own_run_while_the_writer_appends(tmp_p
         assert errors == []
         assert during > 0  # checkpoints ran while the appends did
         assert writer.last_entry().seq == written == batch * (appends + 1)  # type: ignore[union-attr]
-        assert checkpointer.checkpoint().complete
+        assert checkpointer.wal.checkpoint().complete
     with Journal.open_existing(path) as reopened:
         assert len(list(reopened.entries())) == written
     assert verify_chain(path).ok
@@ -141,10 +141,10 @@ def test_a_passive_checkpoint_with_a_reader_holding_the_wal_copies_what_it_can_a
     without a reader's snapshot (the concurrent case is the test above)."""
     path = tmp_path / "journal.sqlite"
     with Journal.open(path, "T1") as writer, Journal.open_existing(path, readonly=False) as checkpointer:
-        writer.defer_checkpoints()
+        writer.wal.defer_checkpoints()
         writer.append_many(notes(30, 0))
         writer.append_many(notes(30, 30))
-        first = checkpointer.checkpoint()
+        first = checkpointer.wal.checkpoint()
         assert first.complete
         assert first.wal_pages > 0
         # The writer commits while a reader's snapshot keeps the WAL: a PASSIVE checkpoint copies what
@@ -153,11 +153,11 @@ def test_a_passive_checkpoint_with_a_reader_holding_the_wal_copies_what_it_can_a
             reader.execute("BEGIN")
             reader.execute("SELECT count(*) FROM journal").fetchall()
             writer.append_many(notes(30, 60))
-            partial = checkpointer.checkpoint()
+            partial = checkpointer.wal.checkpoint()
             writer.append_many(notes(30, 90))
             reader.execute("COMMIT")
         assert not partial.busy
         assert not partial.complete  # the frames the reader's snapshot predates stay in the WAL
-        caught_up = checkpointer.checkpoint()
+        caught_up = checkpointer.wal.checkpoint()
         assert caught_up.complete, caught_up
         assert writer.last_entry().seq == 120  # type: ignore[union-attr]

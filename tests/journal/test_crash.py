@@ -84,7 +84,7 @@ def test_sigkill_at_random_moments_never_breaks_the_chain_or_loses_a_commit(
             closing_seqs = [
                 entry.seq for entry in journal.entries(kinds=["round_settled", "round_dead", "round_voided"])
             ]
-            assert journal.closed_round_seqs() == closing_seqs, f"after kill {kill}"
+            assert journal.indexes.closed_round_seqs() == closing_seqs, f"after kill {kill}"
     print(f"{KILLS} kills, {committed_total} entries reported committed")
     assert committed_total > KILLS  # the kills really landed among appends
     with Journal.open(journal_path, "T1") as journal:

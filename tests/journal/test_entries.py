@@ -1,4 +1,4 @@
-"""Every entry kind's round trip, the schema, and the public/private split (controller/journal/entries.py).
+"""Every entry kind's round trip, the schema, and the public/private split (controller/journal/entries/).
 
 The examples are what the real round engine writes (journals played by tests/journal/scripted.py), plus
 the entries written outside the engine (the daemon's, the panel's, a supervisor's), made by the code
@@ -212,7 +212,7 @@ def write_operator_examples(journal: Journal) -> None:
     table.call(table.engine.handle, engine_actions.SetPaytable("flush", "hcf-flush-dp", "mia"), table.now_s)
     table.call(table.engine.handle, engine_actions.VoidRound("no round", "sue"), table.now_s)  # refused
     reset = red_light_table()
-    (fault_id,) = reset.engine.latched
+    (fault_id,) = reset.engine.view().latched
     reset.call(reset.engine.handle, engine_actions.ClearFault(fault_id, "sue", "shoe checked"), reset.now_s)
     records = [r for r in (*table.journal(), *reset.journal()) if r.kind in kinds]
     journal.append_many((r.kind, r.entry, None, r.source) for r in records)

@@ -23,8 +23,8 @@ def test_disk_full_is_a_clear_error_and_nothing_is_half_written(journal: Journal
     play_round(journal, random.Random(3))
     before = journal.last_entry()
     assert before is not None
-    pages = journal.pragma("page_count")
-    journal._connection.execute(f"PRAGMA max_page_count = {pages}")  # the simulated full disk
+    pages = journal.wal.pragma("page_count")
+    journal.file.connection.execute(f"PRAGMA max_page_count = {pages}")  # the simulated full disk
     big = [
         PendingEntry("operator_note", {"action": "note", "by": "a", "detail": "x" * 4000}, None, "operator:a")
     ] * 20
@@ -38,7 +38,7 @@ def test_disk_full_is_a_clear_error_and_nothing_is_half_written(journal: Journal
     assert logs[0]["log_level"] == "error"
     assert journal.last_entry() == before
     # Space again: appends continue on the same chain.
-    journal._connection.execute("PRAGMA max_page_count = 1073741823")
+    journal.file.connection.execute("PRAGMA max_page_count = 1073741823")
     after = journal.append(
         "operator_note", {"action": "note", "by": "a", "detail": "ok"}, round_id=None, source="operator:a"
     )
@@ -92,13 +92,13 @@ def test_a_journal_directory_that_cannot_be_made(tmp_path: Path) -> None:
 
 def test_last_error_is_kept_until_an_append_succeeds(journal_path: Path) -> None:
     with Journal.open(journal_path, "T1", busy_timeout_s=0.05) as journal:
-        assert journal.last_error is None
+        assert journal.writer.last_error is None
         other = sqlite3.connect(journal_path, isolation_level=None)
         other.execute("BEGIN EXCLUSIVE")
         with pytest.raises(JournalError):
             journal.append("dealer_key", {"key": "next", "seat": None}, round_id=None, source="display")
-        assert "database is locked" in str(journal.last_error)
+        assert "database is locked" in str(journal.writer.last_error)
         other.execute("ROLLBACK")
         other.close()
         journal.append("dealer_key", {"key": "next", "seat": None}, round_id=None, source="display")
-        assert journal.last_error is None
+        assert journal.writer.last_error is None

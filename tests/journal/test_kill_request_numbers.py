@@ -25,7 +25,7 @@ def asked_rejected_asked_again() -> tuple[str, str, list[Stamped]]:
     table.key("kill_seat", 3)
     table.call(table.engine.handle, a.RejectKillSeat(3, round_id, 1, "not exposed", "sam"), table.now_s)
     table.key("kill_seat", 3)
-    table_id = table.engine.config.table_id
+    table_id = table.engine.view().config.table_id
     return table_id, round_id, stamped(table.journal(), table_id)
 
 

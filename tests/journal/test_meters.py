@@ -63,7 +63,7 @@ def test_an_unbalanced_settlement_is_reported(
     journal: Journal, journal_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     play_round(journal, random.Random(32), players=2)
-    round_id = journal.next_round_id()
+    round_id = journal.indexes.next_round_id()
     journal.append(
         "round_started",
         {"round_id": round_id, "game": "high-card-flush", "banking": {"mode": "house"}, "seats": [1]},

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from controller.journal.entries import NoiseSuppressed
 from controller.journal.noise import (
     FORGED_FRAME,
     LOGIN_FAILED,
@@ -34,13 +35,9 @@ def test_a_burst_is_journaled_then_the_rest_is_counted_and_summarized_once() -> 
     assert budget.due(59.9) == []
     [summary] = budget.due(60.0)
     assert summary == NoiseSummary(LOGIN_FAILED, "addr:10.0.0.9", 490, t(0), t(0))
-    assert summary.payload() == {
-        "category": LOGIN_FAILED,
-        "source": "addr:10.0.0.9",
-        "count": 490,
-        "first_time_utc": t(0),
-        "last_time_utc": t(0),
-    }
+    assert summary.entry() == NoiseSuppressed(
+        category=LOGIN_FAILED, source="addr:10.0.0.9", count=490, first_time_utc=t(0), last_time_utc=t(0)
+    )
     assert budget.due(1000.0) == []
     assert budget.flush() == []
 
@@ -77,7 +74,7 @@ def test_past_the_source_cap_new_sources_share_the_other_bucket_and_are_counted_
     assert summary.count == 20
     assert summary.distinct_sources == 8
     assert summary.distinct_sources_capped
-    assert summary.payload()["distinct_sources"] == 8
+    assert summary.entry().distinct_sources == 8
     assert budget.counts.seen[LOGIN_FAILED] == budget.counts.journaled[LOGIN_FAILED] + 20
 
 

@@ -1,4 +1,4 @@
-"""The operator's entries by their kinds (controller/journal/entries.py; docs/journal.md "Operator entries"):
+"""The operator's entries by their kinds (controller/journal/entries/; docs/journal.md "Operator entries"):
 a journal of release 9254278, which wrote every one of them as ``operator_action``
 (tests/journal/fixtures/journal-v2-9254278-operator-actions.sqlite: what that release's own engine and panel
 wrote while its tests ran), opens, verifies as written, reads each entry as today's kind, folds, recalls and

@@ -205,7 +205,7 @@ def test_button_designated_player_and_round_numbers_are_rebuilt(journal: Journal
         state = rebuild_state(reopened)
         assert state.last_round_id == dp_round
         assert state.last_round_number == 2
-        assert reopened.next_round_id().endswith("-000003")
+        assert reopened.indexes.next_round_id().endswith("-000003")
         assert state.designated_player == dp_banking
         assert state.button_seat == dp_banking["seat"]
         assert state.waived_seats == [3]

@@ -154,7 +154,7 @@ def test_engine_rounds_crashed_at_any_entry_return_every_wager(
         recovered = [
             returned_stakes(e.payload["settlement"]) for e in journal.entries(kinds=["round_voided"])
         ]
-        live = replay.engine.round
+        live = replay.engine.view().round
         if live is not None and not live.closed:
             replay.call(
                 replay.engine.handle,

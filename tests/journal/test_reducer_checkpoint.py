@@ -29,7 +29,8 @@ from controller.journal.checkpoint import (
 )
 from controller.journal.proof import prepare_for_run
 from controller.journal.recovery import rebuild_state
-from controller.journal.segments import read_seal, seal_due, seal_file, seal_open_segment, verify_segments
+from controller.journal.seals import read_seal, seal_file
+from controller.journal.segments import seal_due, seal_open_segment, verify_segments
 from controller.journal.state import TableState
 from controller.journal.store import JournalError
 from controller.progressive import model
@@ -94,7 +95,7 @@ def test_a_progressive_table_started_from_its_last_seal_is_the_whole_fold(tmp_pa
     path = tmp_path / "journal.sqlite"
     sealed_progressive_journal(path)
     with Journal.open(path, TABLE) as journal:
-        assert journal.base.segment == 3  # started from seal 2's checkpoint and the open segment
+        assert journal.file.base.segment == 3  # started from seal 2's checkpoint and the open segment
         started = rebuild_state(journal)
         whole = whole_fold(journal)
         meter = whole.progressive

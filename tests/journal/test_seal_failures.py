@@ -22,7 +22,8 @@ from controller.daemon_journal import DaemonJournal
 from controller.journal import Journal
 from controller.journal import entries as e
 from controller.journal.recovery import rebuild_state
-from controller.journal.segments import SealBusy, seal_numbers, seal_open_segment, segments_dir
+from controller.journal.seals import seal_numbers, segments_dir
+from controller.journal.segments import SealBusy, seal_open_segment
 from controller.journal.state import TableState
 from controller.journal.store import JournalError
 from tests.journal.test_segments import batches, build
@@ -50,7 +51,7 @@ def test_a_seal_while_another_connection_reads_waits_in_one_line_and_changes_not
     assert seal_numbers(path) == []
     assert path.read_bytes() == before
     with Journal.open(path, "T1") as journal:  # the open segment goes on
-        assert journal.base.segment == 1
+        assert journal.file.base.segment == 1
     assert seal_open_segment(path, state, key=None) is not None  # and seals once the reader is gone
 
 
@@ -122,7 +123,7 @@ def test_a_table_whose_segments_cannot_be_written_goes_on_with_an_alert(tmp_path
         assert "Traceback" not in second.stderr
         assert len(_seal_alerts(path)) > alerts
     with Journal.open_existing(path) as journal:
-        assert journal.base.segment == 1
+        assert journal.file.base.segment == 1
         assert sum(1 for _ in journal.entries(kinds=["table_opened"])) == 2
     third = _run(config, 1)  # the directory writable again: the start seals the segment
     assert third.returncode == 0, third.stderr[-2000:]
@@ -166,7 +167,7 @@ def test_after_a_failed_seal_is_cured_the_next_segment_is_sealed_at_the_policys_
         assert cured.segment == 1
         write(15)  # the next segment past the policy's 10 entries: due
         again = ledger.seal_live_if_due(now)
-        assert again is not None, ledger.journal.segment_summary()
+        assert again is not None, ledger.journal.reader.segment_summary()
         assert again.segment == 2
         assert seal_numbers(path) == [1, 2]
     finally:

@@ -1,4 +1,4 @@
-"""The seals' listing (controller/journal/segments.py ``seal_numbers``) is read once per process while
+"""The seals' listing (controller/journal/seals.py ``seal_numbers``) is read once per process while
 the segments directory is unchanged, and read afresh when any process adds a seal (docs/journal.md
 "Segments and seals"). A real directory; the listing's clock is injected (the "settled" rule), and
 os.listdir is wrapped only to count the listings."""
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from controller.journal import segments
-from controller.journal.segments import seal_file, seal_numbers, segments_dir
+from controller.journal import seals, segments
+from controller.journal.seals import seal_file, seal_numbers, segments_dir
 
 LOOKUPS = 40  # the panel's meters chart: 40 rounds, a lookup each
 
@@ -27,7 +27,7 @@ def _listings(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         counted.append(str(path))
         return real(path)
 
-    monkeypatch.setattr(os, "listdir", listdir)  # the one os module: segments.py calls os.listdir
+    monkeypatch.setattr(os, "listdir", listdir)  # the one os module: seals.py calls os.listdir
     return counted
 
 
@@ -49,10 +49,8 @@ def _settled_clock(monkeypatch: pytest.MonkeyPatch, journal: Path) -> None:
     """The listing's clock well after every change of the directory so far (its change time included,
     which utime cannot set back)."""
     status = os.stat(segments_dir(journal))
-    later_ns = max(status.st_mtime_ns, status.st_ctime_ns) + 10 * getattr(
-        segments, "_SETTLED_NS", 2_000_000_000
-    )
-    monkeypatch.setattr(segments, "_clock_ns", lambda: later_ns, raising=False)
+    later_ns = max(status.st_mtime_ns, status.st_ctime_ns) + 10 * getattr(seals, "_SETTLED_NS", 2_000_000_000)
+    monkeypatch.setattr(seals, "_clock_ns", lambda: later_ns, raising=False)
 
 
 def test_the_listing_is_read_once_while_the_directory_is_unchanged(
@@ -93,7 +91,7 @@ def test_a_listing_of_a_directory_just_changed_is_not_kept(
     journal = _sealed_directory(tmp_path, 3)
     status = os.stat(segments_dir(journal))
     just_after_ns = max(status.st_mtime_ns, status.st_ctime_ns) + 1_000_000
-    monkeypatch.setattr(segments, "_clock_ns", lambda: just_after_ns)
+    monkeypatch.setattr(seals, "_clock_ns", lambda: just_after_ns)
     counted = _listings(monkeypatch)
     assert seal_numbers(journal) == [1, 2, 3]
     assert seal_numbers(journal) == [1, 2, 3]

@@ -32,16 +32,12 @@ from controller.journal.checkpoint import state_from_checkpoint, state_to_checkp
 from controller.journal.proof import prepare_for_run, startup_check
 from controller.journal.recall import recall_records
 from controller.journal.recovery import rebuild_state
+from controller.journal.seals import Seal, read_seal, seal_file, seal_numbers, segment_file
 from controller.journal.segments import (
-    Seal,
     archive_segments,
     gaming_day,
-    read_seal,
     seal_due,
-    seal_file,
-    seal_numbers,
     seal_open_segment,
-    segment_file,
     verify_segment,
     verify_segments,
 )
@@ -157,7 +153,7 @@ def test_a_segmented_journal_reads_as_one_and_starts_from_its_last_seal(tmp_path
         assert journal.entry(seals[0].last_seq) is not None
         assert journal.entry(seals[0].last_seq).hash == seals[0].final_hash  # type: ignore[union-attr]
         started = sum(1 for entry in every if entry.kind == "round_started")
-        assert journal.round_count() == started
+        assert journal.indexes.round_count() == started
         # The start's state (last seal's checkpoint + the open segment) is the whole journal's fold.
         assert state_text(rebuild_state(journal)) == state_text(TableState("T1").apply_all(journal.replay()))
         assert len(journal.last_entries(30, ["round_settled", "round_dead", "round_voided"])) == 12
@@ -434,7 +430,7 @@ def test_a_journal_written_before_segments_opens_is_sealed_and_goes_on(tmp_path:
     with Journal.open(path, "T1") as journal:
         journal.append_many(rounds[6])
         anchor_head(path, journal, KEY)
-        assert journal.base.segment == 2
+        assert journal.file.base.segment == 2
         assert state_text(rebuild_state(journal)) == state_text(TableState("T1").apply_all(journal.replay()))
     assert verify_segment(path, 1, key=KEY).ok
     assert startup_check(path, "T1", key=KEY).refusal is None

@@ -30,12 +30,8 @@ from controller.journal.checkpoint import state_to_checkpoint
 from controller.journal.meters import compute_meters
 from controller.journal.proof import prepare_for_run, startup_check
 from controller.journal.recovery import rebuild_state, recover
-from controller.journal.segments import (
-    finish_interrupted_seal,
-    seal_numbers,
-    seal_open_segment,
-    verify_segments,
-)
+from controller.journal.seals import seal_numbers
+from controller.journal.segments import finish_interrupted_seal, seal_open_segment, verify_segments
 from controller.journal.state import TableState
 from tests.journal.scripted import play_round
 
@@ -180,7 +176,7 @@ def test_a_seal_stopped_after_any_step_is_finished_at_the_next_start(
         assert last is not None
         write_anchor(path, Anchor.of("T1", last.seq, last.hash), key=KEY)
         sealed = step not in {"before the seal is written", "before the anchor"}
-        assert journal.base.segment == (2 if sealed else 1)
+        assert journal.file.base.segment == (2 if sealed else 1)
     check_whole(path, dict(before))
 
 
@@ -208,7 +204,7 @@ def test_a_next_segment_whose_creation_was_cut_short_is_created_again(tmp_path: 
     assert startup_check(path, "T1", key=KEY).then == "finish_seal"
     check_whole(path, dict(before))
     with Journal.open_existing(path) as journal:
-        assert journal.base == seal.next_base()
+        assert journal.file.base == seal.next_base()
 
 
 _KILLED_MID_WRITE = """

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from controller.journal import Journal
 from controller.journal.recovery import rebuild_state
-from controller.journal.segments import seal_file, seal_numbers, segment_file
+from controller.journal.seals import seal_file, seal_numbers, segment_file
 from controller.panel import JournalPanelBackend
 from tests.journal.test_segments import state_text, three_segments
 

@@ -19,7 +19,7 @@ from controller.journal.kinds import CLOSING_KINDS
 from controller.journal.meters import range_totals
 from controller.journal.proof import prepare_for_run
 from controller.journal.recall import recall_from
-from controller.journal.segments import read_seal, segment_file
+from controller.journal.seals import read_seal, segment_file
 from controller.names import format_round_id
 from tests.journal.test_segments import KEY, anchor_head, batches, build, seal_now, three_segments
 
@@ -51,7 +51,7 @@ def test_a_round_of_the_first_segment_is_read_from_it_alone(tmp_path: Path) -> N
         entry = journal.entry(closing.seq)
         assert entry is not None
         assert entry.hash == closing.hash
-        events = journal.round_entries(closing.round_id, closing.seq)
+        events = journal.reader.round_entries(closing.round_id, closing.seq)
         assert [e.seq for e in events][-1] >= closing.seq
         assert {e.round_id for e in events} == {closing.round_id}
         found = recall_from(journal, start_utc=closing.time_utc, end_utc=second.first_utc, seat=seat, last=20)
@@ -70,7 +70,7 @@ def test_a_sealed_segment_in_use_is_not_closed_when_other_reads_push_it_out(tmp_
     assert all(seal is not None for seal in seals)
     firsts = [seal.first_seq for seal in seals if seal is not None]
     with Journal.open_existing(path) as journal:
-        with journal._sealed_holding(firsts[0]) as held:  # a reader on another thread, say
+        with journal.sealed.holding(firsts[0]) as held:  # a reader on another thread, say
             assert held is not None
             for seq in firsts[1:]:  # other readers read five other sealed segments meanwhile
                 assert journal.entry(seq) is not None
@@ -138,7 +138,7 @@ def test_a_numbered_round_and_a_shifts_meters_of_the_first_segment_are_read_from
         assert closing.seq <= first.last_seq
         assert closing.round_id is not None
         hour = closing.time_utc[:13] + ":00:00.000000Z"
-        whole = journal.period_totals([f"h:{closing.time_utc[:13]}"])
+        whole = journal.indexes.period_totals([f"h:{closing.time_utc[:13]}"])
     end = (datetime.fromisoformat(hour.removesuffix("Z")) + timedelta(hours=1)).strftime(
         "%Y-%m-%dT%H:%M:%S.%fZ"
     )
@@ -149,7 +149,7 @@ def test_a_numbered_round_and_a_shifts_meters_of_the_first_segment_are_read_from
     with Journal.open_existing(path) as journal:
         found = recall_from(journal, round_id=closing.round_id)
         totals = range_totals(journal, hour, end)
-        assert journal.period_totals([f"h:{closing.time_utc[:13]}"]) == whole
+        assert journal.indexes.period_totals([f"h:{closing.time_utc[:13]}"]) == whole
     assert found[0]["round_id"] == closing.round_id
     assert found[0]["stored"]["segment"] == 1
     assert totals is not None

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from controller.journal.entries import CLASS_BY_KIND
-from controller.journal.sentence import _SENTENCES, entry_sentence
+from controller.journal.sentence import entry_sentence, kinds_with_a_sentence
 
 
 def test_every_kind_of_entry_has_its_own_sentence() -> None:
-    assert set(CLASS_BY_KIND) - set(_SENTENCES) == set()
+    assert set(CLASS_BY_KIND) - kinds_with_a_sentence() == set()
 
 
 @pytest.mark.parametrize(

@@ -16,6 +16,7 @@ from controller.journal import Journal
 from controller.journal import entries as e
 from controller.journal.state import TableState
 from controller.rules.settle import settle_round_json
+from tests.engine.table import recovered_state
 from tests.engine.test_autoplay import CONFIGS, play_session
 
 
@@ -45,13 +46,15 @@ def test_the_fold_of_the_engines_records_is_the_engines_state(name: str, tmp_pat
     table = play_session(CONFIGS[name], rounds=25, seed=11, fault_rate=0.5)
     engine = table.engine
     records = table.journal()
-    state = TableState(engine.config.table_id).apply_all(stamped(records, engine.config.table_id))
+    state = TableState(engine.view().config.table_id).apply_all(
+        stamped(records, engine.view().config.table_id)
+    )
 
-    assert set(state.latched_faults) == set(engine.latched)
-    assert state.rounds_started == engine.recovered_state().rounds_started
-    assert state.button_seat == engine.recovered_state().button_seat
-    assert state.phase == engine.state
-    live = engine.round
+    assert set(state.latched_faults) == set(engine.view().latched)
+    assert state.rounds_started == recovered_state(engine).rounds_started
+    assert state.button_seat == recovered_state(engine).button_seat
+    assert state.phase == engine.view().state
+    live = engine.view().round
     if live is not None and not live.closed:
         open_round = state.rounds[live.round_id]
         assert open_round.open
@@ -73,7 +76,7 @@ def test_the_fold_of_the_engines_records_is_the_engines_state(name: str, tmp_pat
 
     # The same records through the journal file: the replayed fold agrees with the direct one.
     path = tmp_path / "journal.sqlite"
-    with Journal.open(path, engine.config.table_id, synchronous="OFF") as journal:
+    with Journal.open(path, engine.view().config.table_id, synchronous="OFF") as journal:
         journal.append_many(records)
         replayed = TableState(journal.table_id).apply_all(journal.replay())
     assert replayed.meters.to_json() == meters.to_json()
@@ -100,7 +103,7 @@ def test_step_by_step_the_open_round_matches_the_engine() -> None:
             )
             checked += 1
     assert checked > 0
-    assert not state.open_rounds or state.open_rounds[-1].round_id == table.engine.round.round_id  # type: ignore[union-attr]
+    assert not state.open_rounds or state.open_rounds[-1].round_id == table.engine.view().round.round_id  # type: ignore[union-attr]
 
 
 def test_a_community_card_is_not_shown_while_its_street_is_being_dealt() -> None:
@@ -108,7 +111,7 @@ def test_a_community_card_is_not_shown_while_its_street_is_being_dealt() -> None
     not while the shoe deals them: here the shoe drops the flop's second card, the community's count is
     wrong, the round is dead, and the first flop card — dealt, journaled, fanned out while the round
     was in ``dealing_flop`` — must never have been visible."""
-    from controller.journal.state import COMMUNITY_POSITION
+    from controller.journal.state_parts import COMMUNITY_POSITION
     from controller.simulation.autoplay import AutoPlayer, PlaceChips, PressKey
     from tests.engine.table import Table
 
@@ -118,12 +121,15 @@ def test_a_community_card_is_not_shown_while_its_street_is_being_dealt() -> None
     table.tamper = lambda position, index, card: [] if (position, index) == (COMMUNITY_POSITION, 1) else None
     player = AutoPlayer(random.Random(4), walk_away_rate=0.0, over_limit_rate=0.0)
     for _ in range(200):
-        if engine.round is not None and engine.round.closed:
+        live = engine.view().round
+        if live is not None and live.closed:
             break
-        actions = player.next_actions(engine)
+        actions = player.next_actions(engine.view())
         for action in actions:
             if isinstance(action, PlaceChips):
-                table.bet(action.seat, action.wager, action.amount_cents, locked=engine.state != "betting")
+                table.bet(
+                    action.seat, action.wager, action.amount_cents, locked=engine.view().state != "betting"
+                )
             elif isinstance(action, PressKey):
                 table.key(action.key, action.seat)
         if not actions:

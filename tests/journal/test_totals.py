@@ -76,7 +76,7 @@ def _ranges(first: datetime, last: datetime) -> list[tuple[str, str]]:
 
 
 def _check(journal: Journal) -> None:
-    assert journal.has_totals
+    assert journal.file.has_totals
     assert compute_meters(journal).to_json() == fold_meters(journal).to_json()
     entries = list(journal.entries(kinds=list(RANGE_KINDS)))
     if not entries:
@@ -114,8 +114,8 @@ def _check(journal: Journal) -> None:
             for e in closings
             if seat in {s["seat"] for s in (e.public.get("settlement") or {}).get("seats") or []}
         ]
-        assert journal.closed_round_seqs(seat=seat) == expected_seqs
-        assert journal.closed_round_seqs(seat=seat, last=2) == expected_seqs[-2:]
+        assert journal.indexes.closed_round_seqs(seat=seat) == expected_seqs
+        assert journal.indexes.closed_round_seqs(seat=seat, last=2) == expected_seqs[-2:]
 
 
 @settings(

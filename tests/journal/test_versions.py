@@ -57,8 +57,8 @@ def test_an_earlier_journal_verifies_and_recalls_as_it_is(tmp_path: Path, name: 
     assert [r["status"] for r in records].count("settled") == 11
     assert [r["status"] for r in records].count("dead") == 1
     with Journal.open_existing(path) as journal:
-        assert journal.schema_version == version
-        assert not journal.has_totals
+        assert journal.file.schema_version == version
+        assert not journal.file.has_totals
         meters = compute_meters(journal)
     assert meters.rounds_settled == 11
     assert meters.rounds_dead == 1
@@ -109,8 +109,8 @@ def test_a_table_upgraded_in_place_keeps_appending(tmp_path: Path, name: str, ve
     assert startup.refusal is None
     assert startup.then == "open"
     with Journal.open(path, "T1") as journal:  # migrates: schema SCHEMA_VERSION, totals made
-        assert journal.schema_version == SCHEMA_VERSION
-        assert journal.has_totals
+        assert journal.file.schema_version == SCHEMA_VERSION
+        assert journal.file.has_totals
         assert journal.entry(ENTRIES).hash == head_before  # type: ignore[union-attr]
         new_round = play_round(journal, random.Random(9))
         assert compute_meters(journal).to_json() == fold_meters(journal).to_json()

@@ -34,7 +34,7 @@ from controller.engine.actions import (
 from controller.engine.state import RecoveredState
 from controller.journal import Journal
 from controller.journal.recovery import rebuild_state
-from controller.journal.state import REVEAL_STATES
+from controller.journal.state_parts import REVEAL_STATES
 from controller.panel.backend import ActionRefused
 from drivers.events import CardDealt, ShufflerFault
 from tests.engine.table import Table, stack
@@ -63,7 +63,7 @@ def _table(journal: Journal) -> Table:
     config = TableConfig(table_id=journal.table_id)
     deck = stack(*(HOLE_CARDS[position] for position in [*SEATS, 0]))
     table = Table(config, deck, recovered)
-    for fault_id in list(table.engine.latched):
+    for fault_id in list(table.engine.view().latched):
         table.call(
             table.engine.handle,
             engine_actions.ClearFault(fault_id, "script-supervisor", "scripted: checked"),

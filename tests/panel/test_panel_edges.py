@@ -17,7 +17,7 @@ from controller.engine import actions as engine_actions
 from controller.journal import Journal
 from controller.panel.actions import buttons
 from controller.panel.view import TableView
-from firmware_protocol.messages import FAULT_CODES
+from firmware_protocol.vocabulary import FAULT_CODES
 from sim_devices.bet_sensors import SENSOR_FAULT_CODE
 from sim_devices.shuffler import FAULT_CODES as SIM_SHOE_FAULT_CODES
 from tests.engine.table import stack
@@ -72,7 +72,7 @@ def test_chips_put_out_for_a_decision_are_not_flagged_as_past_posting(tmp_path: 
     table.bet(1, "ante", 500)
     table.bet(3, "ante", 1000)
     table.lock()
-    assert table.engine.state == "decisions"
+    assert table.engine.view().state == "decisions"
     table.bet(1, "raise", 1000)  # the player's raise on its spot, not yet confirmed by the dealer
     (seat1, _seat3) = _snapshot(journal, table)["round"]["seats"]
     rows = {row["name"]: row for row in seat1["wager_rows"]}
@@ -154,11 +154,11 @@ def test_a_past_posting_hold_is_cleared_only_as_locked_or_by_accepting_the_diffe
     expect(page.locator("#toast")).to_contain_text(
         "seat 1 ante reads 50.00, the round holds 5.00: put the locked wager back as it was"
     )
-    assert table.engine.state == "held"  # the round does not go on over the extra chips
+    assert table.engine.view().state == "held"  # the round does not go on over the extra chips
     alert.get_by_role("button", name="Accept the difference…").click()
     _answer(page, "player's 45.00 set aside, not in play")
     expect(page.locator("#toast")).to_contain_text("Done: Accept the difference")
-    assert table.engine.state == "decisions"
+    assert table.engine.view().state == "decisions"
     # The round plays to its end; its recall shows the accepted difference among people's actions.
     table.bet(1, "raise", 1000)
     table.key("fold_seat", 3)
@@ -217,7 +217,7 @@ def test_no_seat_label_is_cut_short(browser: Browser, floor: Floor, viewport: Vi
     for seat in range(1, 7):
         table.bet(seat, "raise", 2500)
     table.key("confirm")
-    assert table.engine.state == "paying", table.kinds()
+    assert table.engine.view().state == "paying", table.kinds()
     table.flush()
     page = _page(browser, floor.url, viewport)
     log_in(page, "sam")

@@ -18,7 +18,7 @@ from controller.journal import Journal
 from controller.panel import JournalPanelBackend, PanelSettings, UserStore, create_panel_app
 from controller.panel.engine_actions import EngineTableActions
 from controller.rules.settle import settle_round_json
-from tests.engine.table import Table, stack
+from tests.engine.table import Table, stack, the_round
 from tests.engine.test_rounds import HCF_DEALER, HCF_SEAT1, HCF_SEAT3
 from tests.engine.test_table_behaviour import red_light_at
 from tests.panel.conftest import login
@@ -151,8 +151,8 @@ def test_a_red_light_from_the_shoe_is_an_alert_a_supervisor_clears_through_the_e
         "/api/actions/clear_fault", json={"fault_id": fault_id, "reason": "shoe cleaned"}, headers=headers
     )
     assert answer.status_code == 200, answer.text
-    assert table.engine.state == "idle"
-    assert not table.engine.held
+    assert table.engine.view().state == "idle"
+    assert not table.engine.view().held
     table_view = client.get("/api/table").json()
     assert table_view["held"] is False
     assert client.get("/api/alerts").json() == []
@@ -166,14 +166,17 @@ def test_a_red_light_from_the_shoe_is_an_alert_a_supervisor_clears_through_the_e
     headers = {"X-CSRF-Token": csrf}
     answer = client.post("/api/actions/close_table", json={"reason": "end of shift"}, headers=headers)
     assert answer.status_code == 200, answer.text
-    assert table.engine.table_open is False
-    assert table.engine.closed_reason == "end of shift"
+    assert table.engine.view().table_open is False
+    assert table.engine.view().closed_reason == "end of shift"
     # The limits: proposed by one manager, applied when a second approves (two-person control).
     answer = client.post(
         "/api/actions/set_limits", json={"min_ante_cents": 1000, "max_ante_cents": 20000}, headers=headers
     )
     assert answer.status_code == 200, answer.text
-    assert (table.engine.config.min_ante_cents, table.engine.config.max_ante_cents) != (1000, 20000)
+    assert (table.engine.view().config.min_ante_cents, table.engine.view().config.max_ante_cents) != (
+        1000,
+        20000,
+    )
     answer = client.post(
         "/api/actions/set_limits", json={"min_ante_cents": 3000, "max_ante_cents": 2000}, headers=headers
     )
@@ -183,12 +186,15 @@ def test_a_red_light_from_the_shoe_is_an_alert_a_supervisor_clears_through_the_e
     second = {"X-CSRF-Token": login(client, "mia")}
     answer = client.post("/api/changes/CT1-0001/approve", headers=second)
     assert answer.status_code == 200, answer.text
-    assert (table.engine.config.min_ante_cents, table.engine.config.max_ante_cents) == (1000, 20000)
+    assert (table.engine.view().config.min_ante_cents, table.engine.view().config.max_ante_cents) == (
+        1000,
+        20000,
+    )
     client.cookies.clear()
     headers = {"X-CSRF-Token": login(client, "max")}
     answer = client.post("/api/actions/open_table", json={}, headers=headers)
     assert answer.status_code == 200, answer.text
-    assert table.engine.table_open is True
+    assert table.engine.view().table_open is True
 
 
 def _button_fill(page: str, action: str) -> dict[str, object]:
@@ -243,8 +249,8 @@ def test_a_stale_pages_confirm_of_a_rejected_request_never_kills_the_same_seats_
         "that request is no longer waiting"
     )
     assert why in answer.json()["detail"]
-    assert table.engine.round is not None
-    assert table.engine.round.seats[3].status == "live"
+    assert table.engine.view().round is not None
+    assert the_round(table.engine).seats[3].status == "live"
     backend.refresh()
     assert client.get("/api/table").json()["round"]["kill_request"]["request_number"] == 2
     refusals = client.get("/api/journal", params={"kind": "action_refused", "limit": 100}).json()
@@ -269,7 +275,7 @@ def test_a_stale_pages_confirm_of_a_rejected_request_never_kills_the_same_seats_
         "/api/actions/confirm_kill_seat", json={**fresh_fill, "seat": 3, "reason": "exposed"}, headers=headers
     )
     assert answer.status_code == 200, answer.text
-    assert table.engine.round.seats[3].status == "dead"
+    assert the_round(table.engine).seats[3].status == "dead"
     backend.refresh()
     assert client.get("/api/table").json()["round"]["kill_request"] is None
     statuses = [

@@ -335,7 +335,7 @@ def test_a_corrected_over_limit_raise_resolves_itself_and_a_supervisor_clears_se
     assert [(c["by"], c["reason"]) for c in cleared] == [
         ("sam", "shuffler lamp replaced, checked by sam")
     ] * 2
-    assert floor.table.engine.state == "idle"  # the engine released the hold
+    assert floor.table.engine.view().state == "idle"  # the engine released the hold
 
 
 # --- 6: actions that fit; hold, then void ------------------------------------------------------------
@@ -361,7 +361,7 @@ def test_a_supervisor_holds_the_table_then_voids_the_round_and_refusals_are_in_w
     expect(banner).to_contain_text("supervisor hold")
     expect(banner).to_contain_text("held by sam: player disputes seat 3's cards")
     expect(actions.locator("button")).to_have_text(["Void round…", "Kill one seat…"])
-    assert table.engine.state.startswith("held")
+    assert table.engine.view().state.startswith("held")
     page.screenshot(path=str(floor.shots / "panel-hold-table.png"))
     actions.get_by_role("button", name="Void round…").click()
     _answer(page, "dispute: cards exposed")

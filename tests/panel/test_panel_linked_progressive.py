@@ -100,8 +100,7 @@ def linked_panel(tmp_path: Path, users_file: Path) -> Iterator[tuple[PanelRig, L
         clock=link_clock,
     )  # fmt: skip
     controller = LinkedTableController(client, PARAMETERS, lambda _round_id: None)
-    table.engine.progressive.controller = controller  # type: ignore[assignment]  # as the daemon does
-    table.engine.set_progressive_link(controller.link_state)
+    table.engine.set_progressive_controller(controller)  # as the daemon does
     # The broadcast heard, as LinkClient's listener keeps it.
     client.last_meter = json.loads(BROADCAST)
     client.last_meter_s = link_clock()

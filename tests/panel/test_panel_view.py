@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from controller.journal import Journal
-from controller.journal.state import COMMUNITY_POSITION, REVEAL_STATES
+from controller.journal.state_parts import COMMUNITY_POSITION, REVEAL_STATES
 from controller.journal.store import JournalEntry
 from controller.panel.diagram import state_diagram, state_path
 from controller.panel.view import TableView

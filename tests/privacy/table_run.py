@@ -316,7 +316,7 @@ def _place(capture: Captured) -> str:
 # --- the runs --------------------------------------------------------------------------------------
 def scenario_done(stop_on_held: bool) -> Callable[[TableDaemon], bool]:
     def done(daemon: TableDaemon) -> bool:
-        return daemon.summary.rounds_closed >= 1 or (stop_on_held and daemon.engine.held)
+        return daemon.summary.rounds_closed >= 1 or (stop_on_held and daemon.engine.view().held)
 
     return done
 

@@ -256,13 +256,17 @@ class PrivacyMachine(RuleBasedStateMachine):
     # a latched fault; the shoe deals what it was asked for). Trouble and a supervisor's hand come
     # at any time.
     def _table_free(self) -> bool:
-        return self.table is not None and self.table.engine.state == "idle" and not self.table.engine.latched
+        return (
+            self.table is not None
+            and self.table.engine.view().state == "idle"
+            and not self.table.engine.view().latched
+        )
 
     def _round_in_play(self) -> bool:
         return (
             self.table is not None
-            and self.table.engine.round is not None
-            and self.table.engine.state
+            and self.table.engine.view().round is not None
+            and self.table.engine.view().state
             not in (
                 "idle",
                 "complete",
@@ -381,8 +385,8 @@ class PrivacyMachine(RuleBasedStateMachine):
         presses payouts done: a round reaches its reveal and settles."""
 
         def close(table: Table) -> None:
-            table.tick(table.engine.config.decision_timeout_s + 1)
-            if table.engine.state == "paying":
+            table.tick(table.engine.view().config.decision_timeout_s + 1)
+            if table.engine.view().state == "paying":
                 table.call(table.engine.handle, engine_actions.PayoutsDone(), table.now_s)
 
         self._do(close)
@@ -397,11 +401,11 @@ class PrivacyMachine(RuleBasedStateMachine):
             engine = table.engine
             for _ in range(12):  # a round has at most three deals and three decision streets
                 self._collected = self._collect_deals(table, self._collected)
-                if engine.state in engine.definition.dealing_states and self.deals:
+                if engine.view().state in engine.view().definition.dealing_states and self.deals:
                     run(table, ("deal_many", 60), self.deals)
-                elif engine.state in engine.definition.decision_states:
-                    table.tick(engine.config.decision_timeout_s + 1)
-                elif engine.state == "paying":
+                elif engine.view().state in engine.view().definition.decision_states:
+                    table.tick(engine.view().config.decision_timeout_s + 1)
+                elif engine.view().state == "paying":
                     table.call(engine.handle, engine_actions.PayoutsDone(), table.now_s)
                 else:
                     return
@@ -427,13 +431,13 @@ class PrivacyMachine(RuleBasedStateMachine):
             )
         )
 
-    @precondition(lambda self: self.table is not None and bool(self.table.engine.latched))
+    @precondition(lambda self: self.table is not None and bool(self.table.engine.view().latched))
     @rule()
     def clear(self) -> None:
         """A supervisor checks the table and clears every latched fault (a hold included)."""
 
         def clear_all(table: Table) -> None:
-            for fault_id in list(table.engine.latched):
+            for fault_id in list(table.engine.view().latched):
                 table.call(
                     table.engine.handle, engine_actions.ClearFault(fault_id, "sue", "checked"), table.now_s
                 )

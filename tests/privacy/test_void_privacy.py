@@ -106,8 +106,8 @@ def test_a_chase_round_voided_after_the_flop_shows_the_two_flop_cards_and_nothin
     machine.make_progress(("tick", 31.0))  # the pre-flop decisions close: the flop is dealt
     machine.shoe_deals(40)
     assert machine.table is not None
-    assert machine.table.engine.state == "flop"
-    live = machine.table.engine.round
+    assert machine.table.engine.view().state == "flop"
+    live = machine.table.engine.view().round
     assert live is not None
     community = cards_text(live.community)
     assert len(community) == 2

@@ -117,8 +117,7 @@ def test_a_supervisors_confirmation_of_a_linked_award_is_journaled_as_sent(tmp_p
     table = Table(TableConfig(game="top-flush", progressive=parameters), stack())
     settled: dict[str, int] = {}
     controller = LinkedTableController(client, parameters, settled.get)
-    table.engine.progressive.controller = controller  # type: ignore[assignment]  # as the daemon does
-    table.engine.set_progressive_link(controller.link_state)
+    table.engine.set_progressive_controller(controller)  # as the daemon does
     outs = table.event(actions.ConfirmProgressiveAward("MAIN/T1/R1/1", by="sue"))
     assert table.refusals(outs) == []
     (sent,) = table.journal("linked_confirmation_sent")

@@ -62,9 +62,9 @@ def test_a_simulated_table_pays_each_forced_jackpot_once_after_a_supervisor_conf
         actions = QueuedTableActions(table.daemon)
         loop = asyncio.get_running_loop()
         while True:
-            public = table.daemon.engine.progressive.public() or {}
-            for award in public.get("pending", []):
-                award_id = award["award_id"]
+            controller = table.daemon.engine.view().progressive_controller
+            for award in controller.state.pending() if controller is not None else []:
+                award_id = award.claimed.award_id
                 await actions.perform(a.ConfirmProgressiveAward(award_id, by="sam"))
                 seen["confirmed"].append(award_id)
                 with contextlib.suppress(UserError):

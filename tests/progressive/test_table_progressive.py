@@ -22,7 +22,7 @@ from controller.progressive.controller import (
 )
 from controller.progressive.model import Hit, parse_parameters
 from drivers.events import BetChanged, ShowText
-from tests.engine.table import Table, stack
+from tests.engine.table import Table, recovered_state, stack
 
 PARAMETERS = parse_parameters(
     {
@@ -45,9 +45,17 @@ DEALER = ["As", "Ks", "Qs", "Js", "2h", "3d", "4c"]
 
 def progressive_shown(engine: TableEngine) -> dict[str, Any]:
     """The progressive's part of what the table shows (this table offers the wager)."""
-    shown = engine.progressive.public()
-    assert shown is not None
-    return shown
+    view = engine.view()
+    assert view.progressive_controller is not None
+    assert view.progressive_parameters is not None
+    state = view.progressive_controller.state
+    return {
+        "meter_cents": state.meter_cents if state.opened else view.progressive_parameters.settings.base_cents,
+        "pending": [award.to_json() for award in state.pending()],
+        # The claims waiting are the part's own (the table shows them as an alert).
+        "waiting_claims": [claim.round_id for claim in engine._progressive.waiting],
+        "meters": state.to_json(),
+    }
 
 
 def config() -> TableConfig:
@@ -102,7 +110,7 @@ def test_a_jackpot_is_frozen_the_meter_re_seeds_and_the_award_waits_for_a_superv
     assert any("Progressive seat 1: 1,000.60 pending a supervisor" in text for text in texts(table))
     # The round pays and closes meanwhile; the supervisor confirms afterwards.
     table.key("next")
-    assert table.engine.state == "idle"
+    assert table.engine.view().state == "idle"
     award_id = claimed[1]["award_id"]
     table.event(actions.ConfirmProgressiveAward(award_id, by="sue"))
     (confirmed,) = [r for r in table.journal("progressive_award_paid") if r.payload["award_id"] == award_id]
@@ -125,24 +133,37 @@ def test_a_wrong_amount_on_the_progressive_spot_refuses_the_lock() -> None:
         "seat 1 progressive: must be exactly the unit (1.00), not 5.00 "
         "(the Progressive wager is a fixed amount)"
     )
-    assert table.engine.state == "betting"
+    assert table.engine.view().state == "betting"
     progressive(table, 1, 100)
     table.lock()
-    assert table.engine.state != "betting"
+    assert table.engine.view().state != "betting"
     assert table.payload("bets_locked")["wagers"]["1"] == {"ante": 500, "progressive": 100}
 
 
+class LinkAsTold(ProgressiveController):
+    """The stand-alone controller whose link is as the test says (``link``): a stand-in for a linked
+    table's client losing its link (the real one is the floor's link client)."""
+
+    link = LinkState(True)
+
+    def link_state(self) -> LinkState:
+        return self.link
+
+
 def test_with_the_link_lost_the_wagers_are_refused_at_the_lock_and_taken_again_after() -> None:
-    link = {"state": LinkState(False, "no meter broadcast for 5 s")}
     table = Table(config(), stack(NOTHING, THREE_CARD_SF, NOTHING_2, DEALER))
-    table.engine.set_progressive_link(lambda: link["state"])
+    standalone = table.engine.view().progressive_controller
+    assert isinstance(standalone, ProgressiveController)
+    controller = LinkAsTold(standalone.store, state=standalone.state)
+    controller.link = LinkState(False, "no meter broadcast for 5 s")
+    table.engine.set_progressive_controller(controller)
     play(table, {1: 100})
     assert table.payload("bets_locked")["wagers"]["1"] == {"ante": 500}  # refused, the round plays
     assert any("Progressive closed: no meter broadcast for 5 s" in text for text in texts(table))
     assert table.journal("progressive_contribution") == []
     assert not [a for a in table.alerts() if a.kind == "past_posting"]  # the chips stay until returned
     table.key("next")
-    link["state"] = LinkState(True)
+    controller.link = LinkState(True)
     for seat in (1, 2, 3):  # the dealer collects and pays: the felt is clear
         for spot in range(PROGRESSIVE_SPOT + 1):
             table.event(BetChanged("sensors", seat, spot, 0, 0, False))
@@ -168,10 +189,10 @@ class LinkDown(ProgressiveController):
 
 def test_a_claim_not_answered_is_asked_again_and_paid_once() -> None:
     table = Table(config(), stack(NOTHING, THREE_CARD_SF, NOTHING_2, DEALER))
-    part = table.engine.progressive
-    assert isinstance(part.controller, ProgressiveController)
-    controller = LinkDown(part.controller.store, state=part.controller.state)
-    part.controller = controller
+    standalone = table.engine.view().progressive_controller
+    assert isinstance(standalone, ProgressiveController)
+    controller = LinkDown(standalone.store, state=standalone.state)
+    table.engine.set_progressive_controller(controller)
     play(table, {2: 100})
     assert table.journal("progressive_award_claimed") == []
     assert progressive_shown(table.engine)["waiting_claims"] != []
@@ -241,11 +262,11 @@ def test_a_new_files_parameters_the_meter_refuses_are_an_alert_not_a_fault() -> 
     its parameters, the table plays on (no latched fault)."""
     table = Table(config(), stack(NOTHING, NOTHING_2, NOTHING_3, DEALER))
     play(table, {1: 100, 2: 100, 3: 100})  # the meter at 1,000.60
-    recovered = table.engine.recovered_state()
+    recovered = recovered_state(table.engine)
     lower = parse_parameters({**PARAMETERS.to_json(), "limit_cents": 100_010})
     again = Table(TableConfig(game="top-flush", progressive=lower), stack(NOTHING, DEALER), recovered)
     again.start()
     (alert,) = [a for a in again.alerts() if a.kind == "progressive_parameters_refused"]
     assert "100010 is below the meter as it stands (100060)" in alert.message
-    assert not again.engine.held
-    assert again.engine.progressive.current_parameters() == PARAMETERS
+    assert not again.engine.view().held
+    assert again.engine.view().progressive_parameters == PARAMETERS

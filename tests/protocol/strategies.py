@@ -7,8 +7,31 @@ from typing import Any
 from hypothesis import strategies as st
 
 from firmware_protocol.constants import MAX_WINDOW, NONCE_LEN, STREAM_ID_LEN
+from firmware_protocol.field_codecs import (
+    Bool,
+    CardList,
+    Choice,
+    Codec,
+    Nonce,
+    OptionalSeat,
+    Position,
+    SInt64,
+    Text,
+    UInt,
+)
 from firmware_protocol.messages import (
     ALL_MESSAGE_CLASSES,
+    AuthConfirmV2,
+    DealerKey,
+    DealRequest,
+    HelloV2,
+    Message,
+    ShuffleDone,
+    SpotState,
+    Status,
+    StatusReport,
+)
+from firmware_protocol.vocabulary import (
     DEAL_PROGRESS,
     DEALER_KEYS,
     DEVICE_KINDS,
@@ -16,25 +39,6 @@ from firmware_protocol.messages import (
     LAMP_COLOURS,
     SEAT_KEYS,
     VALID_POSITIONS,
-    AuthConfirmV2,
-    Bool,
-    CardList,
-    Choice,
-    Codec,
-    DealerKey,
-    DealRequest,
-    HelloV2,
-    Message,
-    Nonce,
-    OptionalSeat,
-    Position,
-    ShuffleDone,
-    SInt64,
-    SpotState,
-    Status,
-    StatusReport,
-    Text,
-    UInt,
 )
 
 _POSITIONS = sorted(VALID_POSITIONS)

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from controller.cli import main
-from firmware_protocol.vectors import VECTOR_DEVICE_KEY, VECTOR_SESSION_KEY, build_vectors, build_vectors_v2
+from firmware_protocol.vector_inputs import VECTOR_DEVICE_KEY, VECTOR_SESSION_KEY
+from firmware_protocol.vectors import build_vectors, build_vectors_v2
 
 
 def run_cli(

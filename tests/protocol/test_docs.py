@@ -6,8 +6,9 @@ import re
 from pathlib import Path
 
 from firmware_protocol import constants
-from firmware_protocol.messages import (
-    ALL_MESSAGE_CLASSES,
+from firmware_protocol.messages import ALL_MESSAGE_CLASSES
+from firmware_protocol.vector_inputs import VECTOR_SESSION_KEY
+from firmware_protocol.vocabulary import (
     DEALER_KEYS,
     DEVICE_KINDS,
     DEVICE_STATES,
@@ -17,7 +18,6 @@ from firmware_protocol.messages import (
     SHUFFLER_FAULTS,
     SPOT_LAMP_COLOURS,
 )
-from firmware_protocol.vectors import VECTOR_SESSION_KEY
 
 DOC = (Path(__file__).resolve().parents[2] / "docs" / "protocol.md").read_text(encoding="utf-8")
 

@@ -155,7 +155,8 @@ def test_offsets_point_at_each_frame() -> None:
 @given(cuts=st.lists(st.integers(0, 100_000), max_size=30), junk=st.binary(max_size=50))
 def test_a_capture_cut_anywhere_gives_the_same_reports(cuts: list[int], junk: bytes) -> None:
     from firmware_protocol.capture import CaptureDecoder
-    from firmware_protocol.vectors import VECTOR_DEVICE_KEY, build_vectors
+    from firmware_protocol.vector_inputs import VECTOR_DEVICE_KEY
+    from firmware_protocol.vectors import build_vectors
 
     stream = junk.join(bytes.fromhex(vector["frame"]) for vector in build_vectors())
     whole = CaptureDecoder([VECTOR_DEVICE_KEY])

@@ -33,7 +33,8 @@ from firmware_protocol import (
 )
 from firmware_protocol.constants import LINK_SILENCE_TIMEOUT_S
 from firmware_protocol.errors import LinkError
-from firmware_protocol.vectors import VECTOR_DEVICE_ID, VECTOR_DEVICE_KEY, VECTOR_DEVICE_NONCE, build_vectors
+from firmware_protocol.vector_inputs import VECTOR_DEVICE_ID, VECTOR_DEVICE_KEY, VECTOR_DEVICE_NONCE
+from firmware_protocol.vectors import build_vectors
 from tests.protocol.helpers import connected_pair, drain, exchange, make_pair, make_v1_pair
 
 TICK_S = 0.005

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.engine.deal import DealLedger
+from controller.engine.ledger import DealLedger
 from drivers.events import (
     CardDealt,
     Deal,

@@ -2,7 +2,7 @@
 refused at start in one line naming the file, and nothing is appended (the journal is never created);
 the unmodified release starts and journals software_verified before table_opened.
 
-Checked to fail without the check: with controller/software.py verify_before_import returning None
+Checked to fail without the check: with controller/software/verify.py verify_before_import returning None
 (nothing verified), every test that starts a child failed."""
 
 from __future__ import annotations

@@ -2,6 +2,10 @@
 `flushtable floor demo --nodes 3`'s, each node a ``NatsServer`` with the same TLS, users and permissions
 as the one-server floor, routed to the others over TLS (the floor's CA, a route user of its own).
 
+A hub with sites (docs/floor.md "Deploying the floor"): every node has the hub's JetStream domain and
+a leaf listener of its own with the sites' leaf users, so a site's leaf server, given every node's leaf
+URL, connects to any node and, when that node is lost, to another.
+
 The floor's stream is then R3 (controller/floor/stream.py ``replicas``): JetStream acknowledges a
 message once a majority of its replicas (two of three) hold it, so losing any one node loses no
 acknowledged message and stops nothing (the other two elect new leaders for the stream and the floor's
@@ -21,8 +25,10 @@ import nats
 import nats.errors
 import nats.js.errors
 
+from controller.logs import log_nats_error
 from controller.simulation.floor.servers import (
     ClusterRoutes,
+    LeafListen,
     NatsServer,
     NatsUser,
     ServerError,
@@ -48,22 +54,29 @@ class NatsCluster:
     size: int = 3
     nodes: list[NatsServer] = field(default_factory=list)
     route_password: str = field(default_factory=lambda: secrets.token_urlsafe(18), repr=False)
+    # A hub with sites: its JetStream domain on every node, and the sites' leaf users (servers.leaf_user),
+    # each node then listening for leaf connections on a port of its own.
+    domain: str | None = None
+    leaf_users: tuple[NatsUser, ...] = ()
+    binary: str = ""  # the nats-server to run; empty: servers.nats_server_binary() at start
 
     def __post_init__(self) -> None:
         if self.size < 3:
             raise ServerError("a JetStream cluster needs three nodes or more (a majority survives one loss)")
         # Distinct ports: free_port() closes its socket, so two calls can name the same port (seen here:
         # a node's route listener on another node's client port, "address already in use").
+        listeners = 3 if self.leaf_users else 2  # client and route; a hub with sites, leaf too
         ports: list[int] = []
         for _ in range(100 * self.size):  # bounded; a repeat is rare
             port = free_port()
             if port not in ports:
                 ports.append(port)
-            if len(ports) == 2 * self.size:
+            if len(ports) == listeners * self.size:
                 break
         else:
             raise ServerError("no distinct free ports for the cluster's nodes on 127.0.0.1")
-        client_ports, route_ports = ports[: self.size], ports[self.size :]
+        client_ports, route_ports = ports[: self.size], ports[self.size : 2 * self.size]
+        leaf_ports = ports[2 * self.size :]
         for index in range(self.size):
             routes = ClusterRoutes(
                 name=CLUSTER_NAME,
@@ -80,12 +93,20 @@ class NatsCluster:
                     self.users,
                     server_name=f"flushtable-n{index + 1}",
                     cluster=routes,
+                    domain=self.domain,
+                    leaf_listen=LeafListen(leaf_ports[index], self.leaf_users) if self.leaf_users else None,
+                    binary=self.binary,
                 )
             )
 
     @property
     def urls(self) -> tuple[str, ...]:
         return tuple(node.url for node in self.nodes)
+
+    @property
+    def leaf_urls(self) -> tuple[str, ...]:
+        """Every node's leaf listener (a hub with sites): what a site's leaf server is given."""
+        return tuple(node.leaf_url for node in self.nodes)
 
     def start(self) -> None:
         for node in self.nodes:
@@ -118,6 +139,7 @@ async def wait_jetstream_ready(
                 tls=ssl.create_default_context(cafile=str(ca_file)),
                 allow_reconnect=False,
                 connect_timeout=5,
+                error_cb=log_nats_error,
             )
         except (nats.errors.Error, OSError, TimeoutError) as error:
             last = f"{type(error).__name__}: {error}"

@@ -24,6 +24,7 @@ from controller.config import UplinkConfig
 from controller.floor import schema
 from controller.floor.service import FloorConfig
 from controller.floor.stream import ACK_WAIT_S, DEFAULT_DUPLICATE_WINDOW_S, ensure_stream
+from controller.logs import log_nats_error
 from controller.simulation.floor.cluster import NatsCluster, wait_jetstream_ready
 from controller.simulation.floor.servers import (
     FLOOR_INBOX,
@@ -35,7 +36,6 @@ from controller.simulation.floor.servers import (
     NatsServer,
     NatsUser,
     PostgresCluster,
-    ServerError,
     TlsFiles,
     admin_user,
     floor_reader_user,
@@ -128,30 +128,32 @@ class EmbeddedFloor:
                 self.directory / "tls" / "server.key",
             )
         )
+        leaf_users = tuple(leaf_user(s, self.leaf_password(s)) for s in self.sites)
+        # A hub with sites runs a server recent enough to source them (docs/floor.md "Sites").
+        binary = nats_server_binary(SITES_MIN_NATS_VERSION) if self.sites else self.nats_binary
         if self.nodes > 1:
-            if self.sites:
-                raise ServerError("a hub with sites on a cluster is not built here (docs/floor.md)")
+            # A cluster hub: every node in the hub's domain with a leaf listener of its own, so a site's
+            # leaf server, given every node's leaf URL, reaches the hub through any node.
             self.cluster = NatsCluster(
                 self.directory / "nats",
                 self.tls,
                 self.nats_users(),
                 size=self.nodes,
                 route_password=self._password("nats:route"),
+                domain=HUB_DOMAIN if self.sites else None,
+                leaf_users=leaf_users,
+                binary=binary,
             )
             self.cluster.start()
             self.nats = self.cluster.nodes[0]
         else:
             self.nats = NatsServer(
-                self.directory / "nats", free_port(), self.tls, self.nats_users(), binary=self.nats_binary
+                self.directory / "nats", free_port(), self.tls, self.nats_users(), binary=binary
             )
-        if self.sites:
-            self.nats.binary = nats_server_binary(SITES_MIN_NATS_VERSION)
-            self.nats.server_name = "flushtable-hub"
-            self.nats.domain = HUB_DOMAIN
-            self.nats.leaf_listen = LeafListen(
-                free_port(), tuple(leaf_user(s, self.leaf_password(s)) for s in self.sites)
-            )
-        if self.cluster is None:
+            if self.sites:
+                self.nats.server_name = "flushtable-hub"
+                self.nats.domain = HUB_DOMAIN
+                self.nats.leaf_listen = LeafListen(free_port(), leaf_users)
             self.nats.start()
         if self.postgres is None:
             self.postgres = PostgresCluster(self.directory / "postgres", free_port())
@@ -190,6 +192,19 @@ class EmbeddedFloor:
         return self.postgres.dsn(schema.REPORTING_ROLE, self._password("pg:reporting"), self.dbname)
 
     @property
+    def leaf_urls(self) -> tuple[str, ...]:
+        """Every hub node's leaf listener (a hub with sites): a site's leaf server is given them all."""
+        if self.cluster is not None:
+            return self.cluster.leaf_urls
+        assert self.nats is not None
+        return (self.nats.leaf_url,)
+
+    @property
+    def replicas(self) -> int:
+        """The floor's streams' replicas: R3 on a cluster, R1 on one server."""
+        return min(self.nodes, 3)
+
+    @property
     def nats_urls(self) -> tuple[str, ...]:
         """Every node's URL (one on a one-server floor): the uplinks and the floor service get them all."""
         if self.cluster is not None:
@@ -197,17 +212,21 @@ class EmbeddedFloor:
         assert self.nats is not None
         return (self.nats.url,)
 
-    async def connect_as(self, user: str, password: str, *, inbox_prefix: str = "_INBOX") -> Client:
+    async def connect_as(
+        self, user: str, password: str, *, inbox_prefix: str = "_INBOX", server: str | None = None
+    ) -> Client:
+        """Connected to any node (``server``: that node's URL only)."""
         assert self.nats is not None
         assert self.tls is not None
         return await nats.connect(
-            servers=list(self.nats_urls),
+            servers=[server] if server is not None else list(self.nats_urls),
             user=user,
             password=password,
             tls=ssl_context(self.tls.ca_cert),
             inbox_prefix=inbox_prefix,
             allow_reconnect=False,
             connect_timeout=5,
+            error_cb=log_nats_error,
         )
 
     async def connect_surveillance(self) -> Client:
@@ -216,8 +235,8 @@ class EmbeddedFloor:
             "surveillance", self._password("nats:surveillance"), inbox_prefix=SURVEILLANCE_INBOX
         )
 
-    async def connect_admin(self) -> Client:
-        return await self.connect_as("floor-admin", self._password("nats:admin"))
+    async def connect_admin(self, server: str | None = None) -> Client:
+        return await self.connect_as("floor-admin", self._password("nats:admin"), server=server)
 
     async def setup_stream(self) -> None:
         if self.cluster is not None:
@@ -237,7 +256,7 @@ class EmbeddedFloor:
                         admin,
                         duplicate_window_s=self.duplicate_window_s,
                         ack_wait_s=self.ack_wait_s,
-                        replicas=min(self.nodes, 3),
+                        replicas=self.replicas,
                     )
                     break
                 except nats.js.errors.BadRequestError as error:

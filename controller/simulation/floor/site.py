@@ -5,6 +5,10 @@ the hub's stream sources it across the leaf connection, so the floor service rea
 hub. While the hub is away the site's tables go on publishing and are acked by their site's server;
 when it is back, the hub's stream resumes sourcing after the last site message it holds.
 
+A cluster hub (``EmbeddedFloor(..., nodes=3, sites=[...])``): the site's leaf server is given every
+node's leaf URL and dials one; when that node is lost it dials another (``reconnect``), and the hub's
+R3 stream, whichever node leads it, goes on sourcing the site's stream through it.
+
 The tests start a site with this, beside an ``EmbeddedFloor`` made with ``sites=[...]``. A real site
 runs the same configuration text (``nats_config_text`` with ``domain`` and ``hub``) under systemd.
 """
@@ -12,7 +16,9 @@ runs the same configuration text (``nats_config_text`` with ``domain`` and ``hub
 from __future__ import annotations
 
 import asyncio
+import json
 import secrets
+import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +29,7 @@ from nats.aio.client import Client
 
 from controller.config import UplinkConfig
 from controller.floor.stream import DEFAULT_DUPLICATE_WINDOW_S, ensure_site_stream, ensure_stream
+from controller.logs import log_nats_error
 from controller.simulation.floor.embedded import EmbeddedFloor, _run_apart
 from controller.simulation.floor.servers import (
     SITES_MIN_NATS_VERSION,
@@ -76,6 +83,7 @@ class EmbeddedSite:
         hub = self.floor.nats
         if hub is None or hub.leaf_listen is None or self.floor.tls is None:
             raise ServerError("start the hub first, with this site in its sites")
+        monitor_port = free_port()
         if self.site not in self.floor.sites:
             raise ServerError(f"the hub has no leaf user for site {self.site!r} (EmbeddedFloor sites)")
         tls = self.floor.tls  # the floor CA signs the site's server certificate too (one PKI)
@@ -87,12 +95,13 @@ class EmbeddedSite:
             server_name=f"flushtable-site-{self.site}",
             domain=site_domain(self.site),
             hub=HubRemote(
-                url=f"tls://{hub.leaf_listen.host}:{hub.leaf_listen.port}",
+                urls=self.floor.leaf_urls,
                 user=f"leaf-{self.site}",
                 password=self.floor.leaf_password(self.site),
                 ca_file=tls.ca_cert,
             ),
             binary=nats_server_binary(SITES_MIN_NATS_VERSION),
+            monitor_port=monitor_port,
         )
         self.nats.start()
         _run_apart(self._setup)
@@ -103,14 +112,23 @@ class EmbeddedSite:
             await ensure_site_stream(site_admin, self.site, duplicate_window_s=self.duplicate_window_s)
         finally:
             await site_admin.close()
+        # From every hub node: the stream's leader (any node of a cluster hub) asks the site for its
+        # sourcing consumer at once, and a first ask that finds no route to the leaf waits nats-server's
+        # 30 s and a back-off before the next (docs/floor.md "Sites").
+        for url in self.floor.nats_urls:
+            node_admin = await self.floor.connect_admin(url)
+            try:
+                await wait_for_site(node_admin, self.site, LEAF_CONNECT_TIMEOUT_S)
+            finally:
+                await node_admin.close()
         hub_admin = await self.floor.connect_admin()
         try:
-            await wait_for_site(hub_admin, self.site, LEAF_CONNECT_TIMEOUT_S)
             await ensure_stream(
                 hub_admin,
                 duplicate_window_s=self.floor.duplicate_window_s,
                 ack_wait_s=self.floor.ack_wait_s,
                 sites=[self.site],
+                replicas=self.floor.replicas,  # R3 on a cluster hub: never scaled down by a site's setup
             )
         finally:
             await hub_admin.close()
@@ -125,6 +143,7 @@ class EmbeddedSite:
             tls=ssl_context(self.floor.tls.ca_cert),
             allow_reconnect=False,
             connect_timeout=5,
+            error_cb=log_nats_error,
         )
 
     def uplink_config(self, table_id: str, **overrides: float) -> UplinkConfig:
@@ -140,6 +159,20 @@ class EmbeddedSite:
             stream=self.stream,
             **overrides,
         )
+
+    def hub_node(self, timeout_s: float = 5.0) -> int | None:
+        """The index in the hub's ``leaf_urls`` of the node the site's leaf server is connected to now,
+        from the site server's own monitoring (``/leafz``); None while it is connected to none."""
+        assert self.nats is not None
+        assert self.nats.monitor_port is not None
+        url = f"http://127.0.0.1:{self.nats.monitor_port}/leafz"
+        with urllib.request.urlopen(url, timeout=timeout_s) as answer:
+            leafz = json.loads(answer.read())
+        ports = [int(u.rsplit(":", 1)[1]) for u in self.floor.leaf_urls]
+        for leaf in leafz.get("leafs") or []:
+            if int(leaf.get("port", 0)) in ports:
+                return ports.index(int(leaf["port"]))
+        return None
 
     def stop(self) -> None:
         if self.nats is not None:

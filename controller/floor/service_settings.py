@@ -1,0 +1,64 @@
+"""The floor service's settings and its status figures (docs/floor.md "The floor service",
+docs/configuration.md "[floor]"); controller/floor/service.py runs with them and names them too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from controller.locale import DEFAULT_PROPERTY, PropertySettings
+from controller.uplink.wire import FLOOR_CONSUMER, FLOOR_INBOX
+
+__all__ = ["FloorConfig", "FloorStatus"]
+
+
+@dataclass(frozen=True, slots=True)
+class FloorConfig:
+    servers: tuple[str, ...]
+    user: str
+    password: str = field(repr=False)  # repr (logs, test failures) never shows a secret
+    ca_file: Path
+    dsn: str = field(repr=False)
+    inbox_prefix: str = FLOOR_INBOX
+    batch_size: int = 1000
+    # When the consumer has nothing, a pull request waits this long (taken at its first message): a
+    # quiet floor's loop turns this often (the idle sweep's check), and adds nothing to the lag.
+    fetch_timeout_s: float = 0.05
+    backoff_initial_s: float = 0.2
+    backoff_max_s: float = 5.0
+    sweep_interval_s: float = 5.0  # when idle, this often: check every table's tail in the stream
+    release_poll_interval_s: float = 1.0  # this often: apply releases of quarantined tables (release.py)
+    # This often: reconcile each progressive link's in-meter against the tables' journals, a difference
+    # raised as a floor alert (controller/floor/progressive_view.py).
+    reconcile_interval_s: float = 5.0
+    # The property's time zone, gaming day, shifts and currency (docs/configuration.md "[property]";
+    # controller/locale.py): the reports', the panel's and the reconciliation's one definition.
+    property_settings: PropertySettings = DEFAULT_PROPERTY
+    # A seat's win in one round at or above this is a big win for surveillance (controller/floor/
+    # surveillance.py): 5,000.00 by default, a figure a surveillance room asks to watch.
+    surveillance_big_win_cents: int = 500_000
+    surveillance_poll_interval_s: float = 0.5  # this often: publish new surveillance events
+    # The durable consumer pulled: ``floor`` for the one-worker floor; a partition's own
+    # (controller/floor/workers.py ``partition_consumer``) when the floor runs partitioned workers.
+    consumer: str = FLOOR_CONSUMER
+    # The floor-wide duties that are no table's (the progressive reconciliation, surveillance events):
+    # run by one service only when the floor is partitioned (the holder of partition 0).
+    side_duties: bool = True
+
+
+@dataclass
+class FloorStatus:
+    batches: int = 0
+    entries: int = 0
+    privates: int = 0
+    duplicates: int = 0
+    quarantined: int = 0
+    alerts: int = 0
+    db_failures: int = 0
+    gap_fills: int = 0  # messages read back from the stream that the consumer had skipped
+    releases: int = 0  # releases of quarantined tables applied (controller/floor/release.py)
+    sweeps: int = 0  # idle sweeps of every table's tail in the stream
+    surveillance_events: int = 0  # published (controller/floor/surveillance.py)
+    surveillance_error: str = ""  # the publisher's last error (its own: the intake's is last_error)
+    last_error: str = ""

@@ -1,0 +1,182 @@
+"""The journal's rows as the program holds them: a stored entry (``JournalEntry``) read from its columns,
+an entry to append (``PendingEntry`` and what else ``append_many`` takes), an entry as the replay reads
+it (``Replayed``), and the hash a stored row's columns give (what the head check compares)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, NamedTuple, Protocol
+
+from controller.journal import entries as typed
+from controller.journal.chain import canonical_json, stored_hash
+from controller.journal.errors import JournalError
+from controller.journal.upcast import typed_from_legacy
+
+
+@dataclass(frozen=True, slots=True)
+class JournalEntry:
+    """One stored entry: its envelope, its public part, and its private part where it has one.
+
+    ``private`` is held here for trusted readers (the reducer, recovery, recall's audit JSON, the
+    integrity check). Anything a viewer sees goes through controller/journal/privacy.py, which drops it
+    until the round is revealed."""
+
+    seq: int
+    time_utc: str
+    table_id: str
+    round_id: str | None
+    source: str
+    kind: str
+    version: int
+    public: dict[str, Any]
+    private: dict[str, Any] | None
+    private_text: str | None  # the stored private part, salt included: its sha256 is private_digest
+    private_digest: str | None
+    prev_hash: str
+    hash: str
+    # An entry of an earlier version (upcast to read it): its payload exactly as written, which the
+    # chain hashes (``public`` is then the upcast public part, not the stored text).
+    stored_text: str | None = None
+    # The typed entry, made once when first asked (the panel folds an entry and then gates it).
+    _typed: typed.Entry | None = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def payload(self) -> dict[str, Any]:
+        """The public and private parts as one object, as the writer gave them: for trusted readers
+        only (never shown to a viewer; see privacy.py)."""
+        return typed.merged_payload(self.kind, self.public, self.private)
+
+    @property
+    def entry(self) -> typed.Entry:
+        """The entry as its class (controller/journal/entries/), both parts."""
+        if self._typed is None:
+            object.__setattr__(self, "_typed", typed.from_parts(self.kind, self.public, self.private))
+        assert self._typed is not None
+        return self._typed
+
+    def public_json(self) -> dict[str, Any]:
+        """The entry without its private part (the private part's digest stays: it is in the hash)."""
+        return {
+            "seq": self.seq,
+            "time_utc": self.time_utc,
+            "table_id": self.table_id,
+            "round_id": self.round_id,
+            "source": self.source,
+            "kind": self.kind,
+            "version": self.version,
+            "payload": self.public,
+            "private_digest": self.private_digest,
+            "prev_hash": self.prev_hash,
+            "hash": self.hash,
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        """The whole entry, private part included (and its salted text, so a reader can check it
+        against its digest): for trusted readers and `journal show --private`."""
+        return {**self.public_json(), "private": self.private, "private_text": self.private_text}
+
+
+class PendingEntry(NamedTuple):
+    """One entry for ``Journal.append_many``: its kind and its fields (public and private mixed, put
+    where the kind's type says), or the typed entry itself."""
+
+    kind: str
+    payload: Mapping[str, Any] | typed.Entry
+    round_id: str | None
+    source: str
+
+
+class EntryLike(Protocol):
+    """Anything with the four fields, e.g. the round engine's ``JournalRecord``."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def payload(self) -> Mapping[str, Any] | typed.Entry: ...
+    @property
+    def round_id(self) -> str | None: ...
+    @property
+    def source(self) -> str: ...
+
+
+AppendItem = EntryLike | tuple[str, Mapping[str, Any] | typed.Entry, str | None, str]
+"""What ``append_many`` takes: a ``PendingEntry``, a (kind, fields, round_id, source) tuple, or an object
+with those four (the engine's ``JournalRecord``)."""
+
+
+def pending_entry(item: AppendItem) -> PendingEntry:
+    if isinstance(item, tuple):
+        return PendingEntry(*item)
+    entry = getattr(item, "entry", None)  # the engine's JournalRecord carries the typed entry
+    if isinstance(entry, typed.Entry):
+        return PendingEntry(item.kind, entry, item.round_id, item.source)
+    return PendingEntry(item.kind, item.payload, item.round_id, item.source)
+
+
+def entry_from_row(row: Sequence[Any]) -> JournalEntry:
+    """An entry from its stored columns, in this order: ``seq, time_utc, table_id, round_id, source,
+    kind, version, payload_text, private_text, private_digest, prev_hash, hash`` (the journal's, and the
+    floor's floor_entries with its shown private part: the floor's round page reads them so)."""
+    (seq, time_utc, table_id, round_id, source, kind, version, payload_text, private_text, digest) = row[:10]
+    upcast: typed.Entry | None = None
+    stored_text: str | None = None
+    if version < typed.ENTRY_SCHEMA_VERSION:
+        # An entry of an earlier version, upcast: its parts as today's type splits them, its stored
+        # text kept for the hash.
+        try:
+            upcast = typed_from_legacy(kind, version, payload_text)
+        except typed.EntryError as error:
+            raise JournalError(f"entry {seq} (version {version}): {error}") from None
+        public, private = typed.public_dict(upcast), typed.private_dict(upcast)
+        private_text, stored_text = None, payload_text
+    else:
+        public = json.loads(payload_text)
+        private = typed.open_private(private_text) if private_text is not None else None
+    journal_entry = JournalEntry(
+        seq,
+        time_utc,
+        table_id,
+        round_id,
+        source,
+        kind,
+        version,
+        public,
+        private,
+        private_text,
+        digest,
+        row[10],
+        row[11],
+        stored_text,
+    )
+    if upcast is not None:
+        object.__setattr__(journal_entry, "_typed", upcast)
+    return journal_entry
+
+
+class Replayed(NamedTuple):
+    """An entry as the replay reads it: its envelope and its typed entry, decoded straight from the
+    stored texts (no intermediate dicts: the reducer's hot path)."""
+
+    seq: int
+    time_utc: str
+    table_id: str
+    round_id: str | None
+    source: str
+    kind: str
+    entry: typed.Entry
+
+
+def parse_time_utc(text: str) -> datetime:
+    """A journal time (format_time_utc's text) back as an aware datetime."""
+    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+
+
+def recompute_hash(entry: JournalEntry) -> str:
+    """The hash the entry's stored columns give (the public part as stored, the private part by its
+    digest; an entry of an earlier version by its text as written): what the head check compares with
+    the stored hash."""
+    text = entry.stored_text if entry.stored_text is not None else canonical_json(entry.public)
+    return stored_hash(entry, text)

@@ -1,0 +1,354 @@
+"""The records the one reducer's state is made of (controller/journal/state.py ``TableState``): a round
+(``RoundState``, with when its cards may be shown), a fault or alert, a device, the meters; and what a
+stored entry offers the fold (``Stored``). Each changes only as the reducer folds entries into it."""
+
+from __future__ import annotations
+
+from collections import Counter, deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from controller import phases as m
+from controller.journal import entries as e
+from controller.journal.chain import Placed
+from controller.rules.games import GAMES
+from table_names import COMMUNITY_POSITION as COMMUNITY_POSITION  # noqa: PLC0414  (re-exported)
+from table_names import DEALER_POSITION as DEALER_POSITION  # noqa: PLC0414  (re-exported)
+
+# The states that mean the cards were turned. Not ``complete``: a void (a supervisor's, recovery's)
+# moves the round there from anywhere, and a round's end is not its reveal (issue 22). A settled round
+# passed through ``reveal`` on its way to ``complete``.
+REVEAL_STATES = frozenset({m.REVEAL, m.SETTLING, m.PAYING})
+# Chase the Flush: how many community cards are face up in each street's decision state.
+COMMUNITY_TURNED: dict[str, int] = {m.FLOP: 2, m.RIVER: 4}
+HISTORY_ROUNDS = 40  # the panel's meter chart: the last settled rounds
+WAGERING_ACTIONS = frozenset({"raise", "play", "all_in"})
+
+
+class Stored(Placed, Protocol):
+    """A stored entry's place with its typed entry (JournalEntry and store.Replayed have these)."""
+
+    @property
+    def entry(self) -> e.Entry: ...
+
+
+# --- rounds -------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class RoundState:
+    round_id: str
+    started_seq: int = 0
+    started_utc: str = ""
+    game: str = ""
+    banking: dict[str, Any] = field(default_factory=dict)
+    button_seat: int | None = None
+    seats: list[int] = field(default_factory=list)
+    phase: str = ""
+    sensed_wagers: dict[int, dict[str, int]] = field(default_factory=dict)  # what the sensors read
+    locked_wagers: dict[int, dict[str, int]] | None = None  # None: bets never locked
+    cards: dict[int, dict[int, str | None]] = field(default_factory=dict)  # position -> index -> code
+    decisions: dict[int, list[e.Decision]] = field(default_factory=dict)
+    dead_seats: set[int] = field(default_factory=set)
+    reached_reveal: bool = False
+    community_visible: int = 0
+    status: str = "in_progress"  # or settled | dead | void
+    closed_seq: int | None = None
+    closed_utc: str = ""
+    settlement: dict[str, Any] | None = None  # the public settlement (no hands)
+    faults: list[str] = field(default_factory=list)
+    refused_seat: int | None = None  # the seat of the last decision_refused (its fault follows it)
+    over_limit_alerts: dict[int, list[str]] = field(default_factory=dict)  # seat -> open fault ids
+    # The dealer's kill request waiting for a supervisor (kill_seat_request "requested"), or None: its
+    # seat, its round, its number in the round, who asked, when. Answered (confirmed, rejected), lapsed
+    # or the round closed: None.
+    kill_request: dict[str, Any] | None = None
+    kill_requests_made: int = 0  # the round's "requested" entries: numbers the older ones, which had none
+
+    # --- what recovery needs of an interrupted round -----------------------------------------
+    @property
+    def open(self) -> bool:
+        return self.status == "in_progress"
+
+    @property
+    def dp_seat(self) -> int | None:
+        seat = self.banking.get("seat") if self.banking.get("mode") == "designated-player" else None
+        return seat if isinstance(seat, int) else None
+
+    def wagers(self) -> dict[int, dict[str, int]]:
+        """Every wager the round holds, by seat: the locked wagers plus each raise, play or all-in
+        already decided. A void returns all of them."""
+        wagers = {seat: dict(seat_wagers) for seat, seat_wagers in (self.locked_wagers or {}).items()}
+        if self.locked_wagers is None:
+            return wagers
+        spec = GAMES.get(self.game)
+        for seat, decisions in self.decisions.items():
+            for decision in decisions:
+                if decision.action not in WAGERING_ACTIONS or decision.amount_cents <= 0:
+                    continue
+                wager = spec.decision_wager if spec is not None else decision.action
+                wagers.setdefault(seat, {})[wager] = decision.amount_cents
+        return wagers
+
+    def street_of(self, seat: int) -> str | None:
+        """Chase the Flush: the street of the seat's all-in (the settle input wants it)."""
+        for decision in reversed(self.decisions.get(seat, [])):
+            if decision.action in WAGERING_ACTIONS and decision.street is not None:
+                return decision.street
+        return None
+
+    def folded(self, seat: int) -> bool:
+        """The seat folded and put nothing on the decision spot."""
+        decisions = self.decisions.get(seat, [])
+        return any(d.action == "fold" for d in decisions) and not any(
+            d.action in WAGERING_ACTIONS for d in decisions
+        )
+
+    # --- what may be shown ----------------------------------------------------------------------
+    @property
+    def cards_public(self) -> bool:
+        """The round's cards are revealed (a dead hand's excepted): only by a reveal that happened
+        (never by the round's end: a round voided before its reveal keeps them private for good), and
+        never for a dead round."""
+        return self.status != "dead" and self.reached_reveal
+
+    def seat_dead(self, seat: int) -> bool:
+        """Nothing about this seat's hand is ever shown: its hand is dead, or the whole round is."""
+        return self.status == "dead" or seat in self.dead_seats
+
+    def card_visible(self, position: int, index: int) -> bool:
+        if self.seat_dead(position):
+            return False
+        if self.cards_public:
+            return True
+        # Chase the Flush: a street's community cards were turned in front of everyone; a void after
+        # it keeps those (and only those) shown.
+        return position == COMMUNITY_POSITION and index < self.community_visible
+
+
+# --- faults and devices -------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class AlertState:
+    fault_id: str
+    kind: str
+    severity: str
+    reason: e.Reason
+    device: str | None
+    round_id: str | None
+    raised_seq: int
+    raised_utc: str
+    raised_by: str | None = None
+    acknowledged_by: str | None = None
+    acknowledged_utc: str | None = None
+    cleared_by: str | None = None
+    cleared_reason: str | None = None
+    cleared_utc: str | None = None
+    # Resolved by itself: its cause was corrected before the round went on (docs/panel.md "Alerts").
+    resolved_utc: str | None = None
+    resolved_note: str | None = None
+
+    @property
+    def detail(self) -> str:
+        """What people read: the public message (never a card)."""
+        return self.reason.message
+
+    @property
+    def state(self) -> str:
+        if self.cleared_by is not None:
+            return "cleared"
+        if self.resolved_utc is not None:
+            return "resolved"
+        return "acknowledged" if self.acknowledged_by is not None else "active"
+
+
+@dataclass(slots=True)
+class DeviceState:
+    device: str
+    kind: str = ""
+    model: str = ""
+    serial_number: str = ""
+    firmware_version: str = ""
+    state: str = "unknown"  # ready | busy | fault | lost | unknown
+    lamp: str = ""
+    fault_code: int = 0
+    last_event_utc: str = ""
+    last_reason: str = ""
+    security_events: int = 0
+    reconnects: int = 0
+
+
+def fold_device(devices: dict[str, DeviceState], stored: Stored, entry: e.Entry) -> None:
+    """A device's entry (ready, lost, status, security event, noise summary) folded into ``devices``,
+    the reducer's devices by name."""
+    if isinstance(entry, e.NoiseSuppressed):
+        # Forged frames past their device's budget (controller/journal/noise.py): counted, not
+        # journaled one by one. (Other categories' summaries name no device.)
+        noisy = devices.get(entry.source)
+        if entry.category == "forged_frame" and noisy is not None:
+            noisy.security_events += entry.count
+        return
+    if not isinstance(entry, e.DeviceReady | e.DeviceLost | e.DeviceStatus | e.SecurityEvent):
+        return
+    device = devices.get(entry.device)
+    if device is None:
+        device = devices[entry.device] = DeviceState(device=entry.device)
+    device.last_event_utc = stored.time_utc
+    if isinstance(entry, e.DeviceReady):
+        if device.state == "lost":
+            device.reconnects += 1
+        device.state = "ready"
+        device.kind = entry.kind_of_device
+        device.model = entry.model
+        device.serial_number = entry.serial_number
+        device.firmware_version = entry.firmware_version
+        device.last_reason = ""
+    elif isinstance(entry, e.DeviceLost):
+        device.state = "lost"
+        device.last_reason = entry.reason
+    elif isinstance(entry, e.DeviceStatus):
+        device.state = entry.state
+        device.lamp = entry.lamp
+        device.fault_code = entry.fault_code
+    else:
+        device.security_events += 1
+        device.last_reason = entry.reason
+
+
+# --- meters -------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class WagerMeter:
+    stake_cents: int = 0
+    player_net_cents: int = 0
+    house_win_cents: int = 0
+    wins: int = 0
+    losses: int = 0
+    pushes: int = 0
+    returned: int = 0
+
+
+@dataclass(slots=True)
+class Meters:
+    """Definitions in docs/journal.md "Meters"."""
+
+    rounds_started: int = 0
+    rounds_settled: int = 0
+    rounds_dead: int = 0
+    rounds_voided: int = 0
+    handle_cents: int = 0
+    returned_cents: int = 0
+    player_net_cents: int = 0
+    banker_net_cents: int = 0
+    house_win_cents: int = 0
+    dp_net_cents: int = 0
+    rake_cents: int = 0
+    dead_hands: int = 0
+    faults_raised: int = 0
+    faults_cleared: int = 0
+    faults_by_kind: Counter[str] = field(default_factory=Counter)
+    by_wager: dict[str, WagerMeter] = field(default_factory=dict)
+    unbalanced_rounds: list[str] = field(default_factory=list)
+    # The panel's chart: the last HISTORY_ROUNDS settled rounds' handle, house win and rake.
+    history: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=HISTORY_ROUNDS))
+
+    @property
+    def rounds_open(self) -> int:
+        return self.rounds_started - self.rounds_settled - self.rounds_dead - self.rounds_voided
+
+    @property
+    def balanced(self) -> bool:
+        return (
+            not self.unbalanced_rounds
+            and self.player_net_cents + self.banker_net_cents + self.rake_cents == 0
+        )
+
+    def add_settlement(
+        self, round_id: str, settlement: Mapping[str, Any], *, voided: bool, time_utc: str = ""
+    ) -> None:
+        house_banked = settlement.get("banking", "house") == "house"
+        round_player_net = 0
+        round_handle = 0
+        for seat in settlement.get("seats", []):
+            # A voided round's seats are "dead" in its settlement shape, but no hand was judged dead.
+            if seat.get("status") == "dead" and not voided:
+                self.dead_hands += 1
+            round_player_net += int(seat.get("net", 0))
+            for name, wager in (seat.get("wagers") or {}).items():
+                meter = self.by_wager.setdefault(name, WagerMeter())
+                stake = int(wager.get("stake", 0))
+                net = int(wager.get("net", 0))
+                result = wager.get("result")
+                if result == "returned":
+                    meter.returned += 1
+                    self.returned_cents += stake
+                    continue
+                meter.stake_cents += stake
+                meter.player_net_cents += net
+                self.handle_cents += stake
+                round_handle += stake
+                if house_banked:
+                    meter.house_win_cents -= net
+                if result == "win":
+                    meter.wins += 1
+                elif result == "lose":
+                    meter.losses += 1
+                else:
+                    meter.pushes += 1
+        banker_net = int(settlement.get("banker_net", 0))
+        rake = int(settlement.get("rake", 0))
+        self.player_net_cents += round_player_net
+        self.banker_net_cents += banker_net
+        self.rake_cents += rake
+        self.house_win_cents += rake + (banker_net if house_banked else 0)
+        if not house_banked:
+            self.dp_net_cents += banker_net
+        if round_player_net + banker_net + rake != 0:
+            self.unbalanced_rounds.append(round_id)
+        if not settlement.get("dead") and not voided:
+            self.history.append(
+                {
+                    "round_id": round_id,
+                    "time_utc": time_utc,
+                    "handle_cents": round_handle,
+                    "house_win_cents": -round_player_net,
+                    "rake_cents": rake,
+                }
+            )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rounds_started": self.rounds_started,
+            "rounds_settled": self.rounds_settled,
+            "rounds_dead": self.rounds_dead,
+            "rounds_voided": self.rounds_voided,
+            "rounds_open": self.rounds_open,
+            "handle_cents": self.handle_cents,
+            "returned_cents": self.returned_cents,
+            "player_net_cents": self.player_net_cents,
+            "banker_net_cents": self.banker_net_cents,
+            "house_win_cents": self.house_win_cents,
+            "dp_net_cents": self.dp_net_cents,
+            "rake_cents": self.rake_cents,
+            "dead_hands": self.dead_hands,
+            "faults_raised": self.faults_raised,
+            "faults_cleared": self.faults_cleared,
+            "faults_by_kind": dict(sorted(self.faults_by_kind.items())),
+            "by_wager": {
+                name: {
+                    "stake_cents": meter.stake_cents,
+                    "player_net_cents": meter.player_net_cents,
+                    "house_win_cents": meter.house_win_cents,
+                    "wins": meter.wins,
+                    "losses": meter.losses,
+                    "pushes": meter.pushes,
+                    "returned": meter.returned,
+                }
+                for name, meter in sorted(self.by_wager.items())
+            },
+            "balanced": self.balanced,
+            "unbalanced_rounds": self.unbalanced_rounds,
+        }

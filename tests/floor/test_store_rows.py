@@ -1,0 +1,56 @@
+"""The rows the floor's batch writes for its tables and rounds (controller/floor/store.py): each is
+JSON's own values, so the batch's one-statement upsert sends them as one json.dumps of the rows with no
+pass over every value (docs/floor.md "CPU per message"), and what PostgreSQL reads back from that
+document is what the table's reducer holds. Built from three real tables' journals (one of each game),
+folded by the floor's own checks; no PostgreSQL needed for what is tested here (the rows' shape)."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+from controller.floor import checks
+from controller.floor.checks import TableProjection
+from controller.floor.store import round_rows, table_row
+from controller.journal.state import TableState
+from controller.journal.store import Journal
+from controller.simulation.floor_tables import MIXED_GAMES, SimTable
+from controller.uplink import wire
+
+
+def _projections(base: Path) -> list[TableProjection]:
+    projections: list[TableProjection] = []
+    for index, game in enumerate(MIXED_GAMES):
+        table_id = f"R{index}"
+        journal = Journal.open(base / f"{table_id}.sqlite", table_id, synchronous="OFF")
+        try:
+            sim = SimTable(journal, game, random.Random(index))
+            for _ in range(3):
+                sim.play_round()
+            projection = TableProjection(table_id, state=TableState(table_id))
+            for stored in journal.entries():
+                entry = wire.decode(wire.entry_body(stored.public_json()))
+                assert isinstance(entry, wire.EntryMessage)
+                assert checks.chain_problem(projection, entry) is None
+                checks.fold_entry(projection, entry)
+        finally:
+            journal.close()
+        projections.append(projection)
+    return projections
+
+
+def test_table_and_round_rows_are_json_values_as_the_reducer_holds_them(tmp_path: Path) -> None:
+    projections = _projections(tmp_path)
+    for projection in projections:
+        row = json.loads(json.dumps(table_row(projection)))  # raises if a value is not JSON's own
+        assert row[0] == projection.table_id
+        assert row[2] == projection.last_seq
+        assert row[11] == projection.state.meters.to_json()  # the meters column's jsonb value
+    rounds = [json.loads(json.dumps(row)) for row in round_rows(projections)]
+    settled = [row for row in rounds if row[5] == "settled"]
+    assert len(settled) >= len(projections)  # every table settled a round in three
+    for row in settled:
+        round_state = next(p for p in projections if p.table_id == row[0]).state.round(row[1])
+        assert round_state is not None
+        assert row[8] == round_state.settlement  # the settlement column's jsonb value

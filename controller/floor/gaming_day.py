@@ -326,19 +326,15 @@ def check_digest(text: str) -> bool:
 def read_floor_day(connection: Any, day: str, prop: PropertySettings, *, pit: str | None = None) -> DayReport:
     """The floor's gaming-day report from PostgreSQL (``floor_entries``: the entries the floor took,
     each table's in its journal's order; a psycopg connection of the reporting or the writer role)."""
+    # The statements' one home, the floor panel's too; imported here, not at the top, so what imports
+    # only the fold (`flushtable report` over a table's journal) loads no psycopg.
+    from controller.floor.queries import DAY_ENTRIES_SQL, TABLE_PITS_SQL  # noqa: PLC0415
+
     start, end = gaming_day_range(day, prop)
-    pit_rows = connection.execute(
-        "SELECT t.table_id, COALESCE(c.pit, t.pit, '') FROM floor_tables t"
-        " LEFT JOIN floor_table_config c USING (table_id)"
-    ).fetchall()
-    pits = {str(table_id): str(table_pit) for table_id, table_pit in pit_rows}
-    rows = connection.execute(
-        "SELECT table_id, kind, time_text, payload FROM floor_entries"
-        " WHERE time_utc >= %s AND time_utc < %s"
-        " AND (kind = ANY(%s) OR kind LIKE 'progressive\\_%%')"
-        " ORDER BY table_id, seq",
-        (start, end, list(REPORT_KINDS)),
-    ).fetchall()
+    pits = {
+        str(table_id): str(table_pit) for table_id, table_pit in connection.execute(TABLE_PITS_SQL).fetchall()
+    }
+    rows = connection.execute(DAY_ENTRIES_SQL, (start, end, list(REPORT_KINDS))).fetchall()
     entries = [DayEntry(str(t), str(k), str(time_text), p) for t, k, time_text, p in rows]
     return build_report(day, prop, entries, pits, pit=pit)
 

@@ -3,9 +3,10 @@ reconciliation"): what the floor panel's progressive page, its sign and its CSV 
 the reconciliation of the link controller's in-meter against the tables' own journals.
 
 Read only: every figure comes from the link controller's store in PostgreSQL and from the tables'
-journal entries the floor already holds (``floor_entries``). Nothing here writes but
-:func:`raise_reconciliation_alerts`, which the floor service runs with its writer connection (a
-reconciliation difference is a floor alert).
+journal entries the floor already holds (``floor_entries``), by the statements of
+controller/floor/queries.py (the floor panel's one query module; this module shapes what they
+return). Nothing here writes but :func:`raise_reconciliation_alerts`, which the floor service runs
+with its writer connection (a reconciliation difference is a floor alert).
 
 The link controller's store (controller/floor's migrations, the linked deployment of
 controller/progressive):
@@ -41,6 +42,21 @@ from typing import Any
 
 import psycopg
 
+from controller.floor.queries import (
+    BY_TABLE_SQL,
+    CHANGES_SQL,
+    HITS_SQL,
+    LINK_IDS_SQL,
+    LINK_SQL,
+    LINKS_SQL,
+    PENDING_BY_LINE_SQL,
+    RECONCILE_SQL,
+    REFUSALS_SQL,
+    RELATION_PRESENT_SQL,
+    REQUIRED_RELATIONS,
+    SIGN_METER_SQL,
+    SIGN_PENDING_SQL,
+)
 from controller.locale import DEFAULT_PROPERTY, PropertySettings, shifts_between
 from controller.money import MoneyFormat
 
@@ -72,143 +88,8 @@ def reconcile_params(
 MAX_WINDOW_DAYS = 366
 _FAULT_PREFIX = "progressive_reconcile"
 
+
 # The tables the page reads: a floor without them (no linked progressive) shows no link.
-REQUIRED_RELATIONS = (
-    "floor_progressive_links",
-    "floor_progressive_events",
-    "floor_progressive_awards",
-    "floor_progressive_marks",
-)
-
-LINKS_SQL = (
-    "SELECT link_id, meter_id, meter_cents, pending_awards AS pending, cardinality(tables) AS tables, "
-    "updated_utc FROM floor_progressive_links ORDER BY link_id"
-)
-LINK_SQL = (
-    "SELECT link_id, meter_id, tables, meter_cents, reserve_cents, pending_awards, "
-    "state::text AS state_text, updated_utc FROM floor_progressive_links WHERE link_id = %s"
-)
-# Contributions by table: the controller's count of each table's settled wagers and what they added.
-BY_TABLE_SQL = """
-SELECT t.table_id,
-       count(c.event_no) AS rounds,
-       COALESCE(sum((c.entry ->> 'wagers')::bigint), 0) AS wagers,
-       COALESCE(sum((c.entry ->> 'in_meter_cents')::bigint), 0) AS in_meter_cents,
-       COALESCE(sum((c.entry ->> 'to_meter_cents')::bigint), 0) AS to_meter_cents,
-       COALESCE(sum((c.entry ->> 'hidden_cents')::bigint), 0) AS to_hidden_cents,
-       COALESCE((SELECT sum((o.entry ->> 'overflow_cents')::bigint) FROM floor_progressive_events o
-                 WHERE o.link_id = %s AND o.kind = 'progressive_overflow' AND o.table_id = t.table_id), 0)
-           AS to_overflow_cents
-FROM (SELECT DISTINCT unnest(tables) AS table_id FROM floor_progressive_links WHERE link_id = %s
-      UNION SELECT DISTINCT table_id FROM floor_progressive_events
-      WHERE link_id = %s AND kind = 'progressive_contribution') t
-LEFT JOIN floor_progressive_events c
-    ON c.link_id = %s AND c.kind = 'progressive_contribution' AND c.table_id = t.table_id
-GROUP BY t.table_id ORDER BY t.table_id
-"""
-HITS_SQL = (
-    "SELECT claim_number AS hit_id, claimed_utc AS recorded_utc, table_id, seat, round_id, line, "
-    "amount_cents AS award_cents, paid_from, meter_before_cents, status, paid_utc, paid_by AS confirmed_by "
-    "FROM floor_progressive_awards WHERE link_id = %s ORDER BY claim_number DESC LIMIT 500"
-)
-# Who changed what, when: every parameter change (the opening included) and reserve movement, newest
-# first, as the controller recorded them.
-CHANGES_SQL = (
-    "SELECT event_no, committed_utc, kind, entry ->> 'by' AS by, entry ->> 'reason' AS reason, "
-    "(entry -> 'before')::text AS before_text, (entry -> 'after')::text AS after_text, "
-    "(entry ->> 'amount_cents')::bigint AS amount_cents, "
-    "(entry ->> 'reserve_after_cents')::bigint AS reserve_after_cents "
-    "FROM floor_progressive_events WHERE link_id = %s "
-    "AND kind IN ('progressive_parameters_changed', 'progressive_reserve') ORDER BY event_no DESC LIMIT 200"
-)
-REFUSALS_SQL = (
-    "SELECT refusal_id, refused_utc, table_id, round_id, reason FROM floor_progressive_refusals "
-    "WHERE link_id = %s ORDER BY refusal_id DESC LIMIT 200"
-)
-PENDING_BY_LINE_SQL = (
-    "SELECT line, count(*) AS pending, COALESCE(sum(amount_cents), 0) AS pending_cents "
-    "FROM floor_progressive_awards WHERE link_id = %s AND status = 'pending' GROUP BY line"
-)
-# Per (table, round): the journals' Progressive wagers locked and counted against the controller's
-# in-meter, for rounds the floor holds as closed (or that only the controller has), placed in a shift.
-_ROUNDS_COMPARED = """
-WITH members AS (
-    SELECT unnest(tables) AS table_id FROM floor_progressive_links WHERE link_id = %(link)s
-),
-rounds AS (  -- the link's rounds closed within the window (floor_rounds_by_time) that its contribution
-             -- path has read past (its mark): a round the link has not read yet is no difference yet
-    SELECT r.table_id, r.round_id, r.status, r.closed_utc FROM floor_rounds r
-    JOIN floor_progressive_marks m ON m.link_id = %(link)s AND m.table_id = r.table_id
-    WHERE r.closed_utc >= now() - make_interval(secs => %(window_s)s) AND r.status <> 'in_progress'
-      AND r.table_id IN (SELECT table_id FROM members) AND r.closed_seq <= m.through_seq
-),
-lock_entry AS (  -- each round's lock as the table wrote it (its last, were there two)
-    SELECT DISTINCT ON (e.table_id, e.round_id) e.table_id, e.round_id, e.payload
-    FROM rounds r JOIN floor_entries e ON e.table_id = r.table_id AND e.round_id = r.round_id
-    WHERE e.kind = 'bets_locked'
-    ORDER BY e.table_id, e.round_id, e.seq DESC
-),
-locks AS (
-    SELECT l.table_id, l.round_id, w.key AS seat, (w.value ->> 'progressive')::bigint AS cents
-    FROM lock_entry l CROSS JOIN LATERAL jsonb_each(l.payload -> 'wagers') AS w
-    WHERE w.value ? 'progressive'
-),
-dead_seats AS (
-    SELECT DISTINCT e.table_id, e.round_id, e.payload ->> 'seat' AS seat
-    FROM rounds r JOIN floor_entries e ON e.table_id = r.table_id AND e.round_id = r.round_id
-    WHERE e.kind = 'dead_hand' AND e.payload ->> 'seat' IS NOT NULL
-),
-journal AS (
-    SELECT l.table_id, l.round_id, sum(l.cents) AS locked_cents, count(*) AS locked_wagers,
-           COALESCE(sum(l.cents) FILTER (WHERE r.status = 'settled' AND d.seat IS NULL), 0) AS counted_cents,
-           count(*) FILTER (WHERE r.status = 'settled' AND d.seat IS NULL) AS counted_wagers
-    FROM locks l
-    JOIN rounds r USING (table_id, round_id)
-    LEFT JOIN dead_seats d USING (table_id, round_id, seat)
-    GROUP BY l.table_id, l.round_id
-),
-controller AS (  -- the link's counts of those rounds, and of any round it counted within the window
-    SELECT table_id, round_id, (entry ->> 'in_meter_cents')::bigint AS in_meter_cents,
-           (entry ->> 'wagers')::bigint AS wagers, committed_utc
-    FROM floor_progressive_events
-    WHERE link_id = %(link)s AND kind = 'progressive_contribution'
-      AND ((table_id, round_id) IN (SELECT table_id, round_id FROM rounds)
-           OR committed_utc >= now() - make_interval(secs => %(window_s)s))
-),
-compared AS (
-    SELECT COALESCE(j.table_id, c.table_id) AS table_id, COALESCE(j.round_id, c.round_id) AS round_id,
-           COALESCE(j.locked_cents, 0) AS locked_cents, COALESCE(j.locked_wagers, 0) AS locked_wagers,
-           COALESCE(j.counted_cents, 0) AS journal_cents, COALESCE(j.counted_wagers, 0) AS journal_wagers,
-           COALESCE(c.in_meter_cents, 0) AS controller_cents, COALESCE(c.wagers, 0) AS controller_wagers,
-           c.committed_utc
-    FROM journal j FULL OUTER JOIN controller c USING (table_id, round_id)
-)
-SELECT x.*, CASE  -- the property's shifts, their contiguous starts computed in Python (controller/locale.py)
-    WHEN COALESCE(r.closed_utc, x.committed_utc) < %(shifts_end)s::timestamptz
-    THEN (%(shift_labels)s::text[])[width_bucket(COALESCE(r.closed_utc, x.committed_utc),
-                                                 %(shift_starts)s::timestamptz[])]
-END AS shift
-FROM compared x
-LEFT JOIN rounds r USING (table_id, round_id)
-LEFT JOIN floor_rounds fr ON fr.table_id = x.table_id AND fr.round_id = x.round_id
--- A round closed within the window; or one the controller counted that the floor holds no closed
--- round for (a round closed before the window is out of it on both sides).
-WHERE r.round_id IS NOT NULL
-   OR ((fr.status IS NULL OR fr.status = 'in_progress') AND x.controller_cents <> 0)
-"""
-RECONCILE_SQL = f"""
-WITH per_round AS ({_ROUNDS_COMPARED})
-SELECT table_id, shift, count(*) AS rounds,
-       sum(locked_wagers)::bigint AS locked_wagers, sum(locked_cents)::bigint AS locked_cents,
-       sum(journal_wagers)::bigint AS journal_wagers, sum(journal_cents)::bigint AS journal_cents,
-       sum(controller_wagers)::bigint AS controller_wagers, sum(controller_cents)::bigint AS controller_cents,
-       count(*) FILTER (WHERE journal_cents <> controller_cents) AS rounds_differing,
-       (array_agg(round_id ORDER BY round_id) FILTER (WHERE journal_cents <> controller_cents))[1:5]
-           AS differing_rounds
-FROM per_round GROUP BY table_id, shift ORDER BY shift DESC, table_id
-"""
-
-
 @dataclass(frozen=True, slots=True)
 class Difference:
     """One table's shift whose journals and controller disagree on the progressive wagers locked."""
@@ -313,7 +194,7 @@ def _percent(value: object) -> str:
 
 
 async def _has(query: Query, relation: str) -> bool:
-    rows = await query("SELECT to_regclass(%s) IS NOT NULL AS present", (relation,))
+    rows = await query(RELATION_PRESENT_SQL, (relation,))
     return bool(rows and rows[0]["present"])
 
 
@@ -391,16 +272,10 @@ async def sign_frame(
     """What the sign over the pit shows: the meter, and the prizes pending (the winning tables)."""
     if "\x00" in link_id or not await links_exist(query):
         return None
-    rows = await query(
-        "SELECT link_id, meter_cents FROM floor_progressive_links WHERE link_id = %s", (link_id,)
-    )
+    rows = await query(SIGN_METER_SQL, (link_id,))
     if not rows:
         return None
-    pending = await query(
-        "SELECT table_id, seat, line, amount_cents FROM floor_progressive_awards "
-        "WHERE link_id = %s AND status = 'pending' ORDER BY claim_number",
-        (link_id,),
-    )
+    pending = await query(SIGN_PENDING_SQL, (link_id,))
     meter_cents = int(rows[0]["meter_cents"])
     return {
         "link_id": link_id,
@@ -438,7 +313,7 @@ async def raise_reconciliation_alerts(
     async with connection.transaction():
         if not await links_exist(query):
             return 0
-        links = await query("SELECT link_id FROM floor_progressive_links ORDER BY link_id")
+        links = await query(LINK_IDS_SQL)
         found: list[Difference] = []
         for link in links:
             link_id = str(link["link_id"])

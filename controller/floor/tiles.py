@@ -95,7 +95,7 @@ class TileText:
     now: datetime = field(default_factory=lambda: datetime.now(UTC))
 
     def tile(self, row: Mapping[str, Any], shift: Mapping[str, Any] | None) -> dict[str, Any]:
-        """A floor_map row (controller/floor/panel.py) and its shift's figures, as the tile shows them."""
+        """A floor_map row (controller/floor/queries.py) and its shift's figures, as the tile shows them."""
         quarantined, held = bool(row.get("quarantined")), bool(row.get("held"))
         heard = row.get("last_heard_utc")
         age = row.get("last_heard_age_s")  # PostgreSQL's (its clock wrote the time), else ours

@@ -115,7 +115,7 @@ def round_record(
     table_id: str, events: Sequence[JournalEntry], *, with_private: bool = False, in_play: bool = False
 ) -> dict[str, Any] | None:
     """The record of one round from its own entries, in order: the table's recall, and the floor's
-    round page (controller/floor/panel.py), which reads the same entries from PostgreSQL. A round
+    round page (controller/floor/panel/views.py), which reads the same entries from PostgreSQL. A round
     without a closing entry (in play) is None, or with ``in_play`` a record of status ``in_progress``
     with no round and no settlement (its entries through the same gate: no card before the reveal)."""
     closing = next((entry for entry in events if entry.kind in CLOSING_KINDS), None)

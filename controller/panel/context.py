@@ -33,6 +33,7 @@ from controller.panel.actions import buttons
 from controller.panel.auth import LoginBudget, Role, Session, SessionStore, UserStore, role_allows, set_cookie
 from controller.panel.backend import PanelBackend
 from controller.panel.client import TrustedProxies
+from controller.panel.login import NeedLogin as NeedLogin  # noqa: PLC0414 - re-exported: errors.py's handler
 from controller.panel.sse import FrameCache
 from controller.rules.catalogue import wager_label, wager_short_label
 
@@ -140,10 +141,6 @@ class Panel:
 
     def set_cookie(self, response: Response, request: Request, name: str, value: str, max_age: int) -> None:
         set_cookie(response, request, name, value, max_age)
-
-
-class NeedLogin(Exception):
-    """A page asked for without a session: redirect to the login page."""
 
 
 class NeedNewPassword(Exception):

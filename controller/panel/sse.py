@@ -3,10 +3,10 @@
 Each entry (card-safe, from the backend's gate) is one event whose id is the journal seq; a browser that
 reconnects sends Last-Event-ID and the backend replays from there. The backend yields ``None`` after
 ``keepalive_s`` without an entry: the keep-alive comment goes out then, after the session is checked
-again. Starlette's StreamingResponse ends the stream when the client goes away; :class:`_Stream` adds
-a bound on each send, so a client that reads nothing for ``send_timeout_s`` (a tablet asleep with the
-page open) is dropped instead of holding its queue and task, and releases its subscriber's slot however
-the stream ends.
+again. The response is controller/panel/streaming.py's :class:`BoundedStream`, the floor panel's too: a
+bound on each send, so a client that reads nothing for ``send_timeout_s`` (a tablet asleep with the
+page open) is dropped instead of holding its queue and task, and its subscriber's slot given back
+however the stream ends.
 
 (sse-starlette was tried here and left out: it starts a process-wide shutdown watcher task on the
 event loop that outlives the app — on the daemon's own loop, beside the table — and decides shutdown
@@ -18,21 +18,17 @@ The fan-out hands every subscriber the same entry object: :class:`FrameCache` en
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from starlette.responses import StreamingResponse
-from starlette.types import Message, Receive, Scope, Send
 
 from controller.panel.backend import PanelBackend
+from controller.panel.streaming import KEEP_ALIVE, LOGOUT, BoundedStream, retry_frame
 
-SSE_RETRY_MS = 2000
 SSE_FRAME_CACHE = 512
-KEEP_ALIVE = b": keep-alive\n\n"
-LOGOUT = b"event: logout\ndata: {}\n\n"
 
 
 class FrameCache:
@@ -76,39 +72,6 @@ def resume_seq(since: int | None, last_event_id: str) -> int | None:
     return since
 
 
-class _ClientStalled(Exception):
-    """The client read nothing for the send timeout."""
-
-
-class _Stream(StreamingResponse):
-    def __init__(
-        self, content: AsyncIterator[bytes], *, send_timeout_s: float, release: Callable[[], None]
-    ) -> None:
-        super().__init__(
-            content,
-            media_type="text/event-stream",
-            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
-        )
-        self.send_timeout_s = send_timeout_s
-        self._release = release
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        async def bounded_send(message: Message) -> None:
-            # uvicorn's send waits while the socket's buffer is full: that wait is what is bounded.
-            try:
-                async with asyncio.timeout(self.send_timeout_s):
-                    await send(message)
-            except TimeoutError:
-                raise _ClientStalled from None
-
-        try:
-            await super().__call__(scope, receive, bounded_send)
-        except* _ClientStalled:
-            pass  # dropped: its browser, once awake, reconnects and resumes by Last-Event-ID
-        finally:
-            self._release()
-
-
 def event_stream(  # noqa: PLR0913 - keyword-only stream settings, each a bound of the stream
     backend: PanelBackend,
     frames: FrameCache,
@@ -122,11 +85,11 @@ def event_stream(  # noqa: PLR0913 - keyword-only stream settings, each a bound 
     """The response for one subscriber; ``release`` is called once when it ends, however it ends."""
 
     async def stream() -> AsyncIterator[bytes]:
-        yield f"retry: {SSE_RETRY_MS}\n\n".encode()
+        yield retry_frame()
         async for item in backend.subscribe(since_seq, idle_s=keepalive_s):
             if not still_logged_in():
                 yield LOGOUT
                 return
             yield KEEP_ALIVE if item is None else frames.frame(item)
 
-    return _Stream(stream(), send_timeout_s=send_timeout_s, release=release)
+    return BoundedStream(stream(), send_timeout_s=send_timeout_s, release=release)

@@ -386,7 +386,11 @@ def test_a_sign_by_its_key_needs_no_login_and_opens_nothing_else(make_floor: Mak
                 wrong = await screen.get("/api/progressive/L1/events?key=wrong")
                 assert "event: logout" in wrong.text
                 async with screen.stream("GET", f"/api/progressive/L1/events?key={key}") as response:
-                    frame = await Events(response).until("event: meter")
+                    # The reader is kept: a dropped one's line iterator is closed by the loop as it is
+                    # collected, and that closes this stream's connection, which gives its slot back
+                    # (the second stream below would then be let in).
+                    events = Events(response)
+                    frame = await events.until("event: meter")
                     assert '"meter_text": "10,000.00"' in frame
                     # One keyed stream allowed here: a second is refused in one line.
                     second = await screen.get(f"/api/progressive/L1/events?key={key}")

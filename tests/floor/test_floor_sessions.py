@@ -7,11 +7,14 @@ timeout to pass; the waits below are bounded waits for the server to answer."""
 from __future__ import annotations
 
 import asyncio
+import socket
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
+import psycopg
 from structlog.testing import capture_logs
 
 from controller.floor.panel import (
@@ -546,3 +549,111 @@ def test_logins_are_logged_with_the_name_and_never_the_password(make_floor: Make
     text = repr(logs)
     assert wrong not in text
     assert PASSWORD not in text
+
+
+def test_a_stream_whose_client_reads_nothing_is_dropped_and_its_slot_released(make_floor: MakeFloor) -> None:
+    """The floor's live stream is the table panel's bounded one (controller/panel/streaming.py): a client
+    that reads nothing (a tablet asleep with the map open) is dropped once a send waits longer than
+    sse_send_timeout_s, and its slot comes back. Before, the floor's stream had no bound on a send: the
+    stalled stream held its task and its user's slot for as long as the connection stayed open."""
+    floor = make_floor(["T1"])
+    # Many tables, so each tick's map is a large frame (each differs from the last: a tile's age moves
+    # with PostgreSQL's clock) and the server's buffers fill within a few ticks of a client that never
+    # reads. Rows of floor_tables as the floor's writer role holds them; their content is not the point.
+    with psycopg.connect(floor.writer_dsn) as connection:
+        for n in range(300):
+            connection.execute(
+                "INSERT INTO floor_tables (table_id, pit, quarantine_reason) VALUES (%s, 'P', %s)",
+                (f"S{n:03d}", "x" * 500),
+            )
+
+    async def scenario() -> None:
+        clock = FakeClock()
+        async with served(floor, clock, sse_send_timeout_s=0.5, max_streams_per_user=1) as (client, server):
+            streams: dict[str, int] = server.app.state.streams
+            token = await login(client)
+            with socket.socket() as sock:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # a small window, never read
+                sock.setblocking(False)
+                await asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", server.port))
+                request = (
+                    f"GET /api/events HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: {SESSION_COOKIE}={token}\r\n\r\n"
+                )
+                await asyncio.get_running_loop().sock_sendall(sock, request.encode())
+
+                async def opened() -> bool:
+                    return streams.get("sue") == 1
+
+                await wait_until(opened, WAIT_S, "the stalled stream to open")
+                assert (await events_answer(client)).status_code == 429  # its one slot is taken
+
+                async def dropped() -> bool:
+                    return "sue" not in streams
+
+                # Bounded: the frames fill the buffers within seconds, the send waits 0.5 s more.
+                await wait_until(dropped, 4 * WAIT_S, "the stalled stream to be dropped")
+            async with client.stream("GET", "/api/events") as again:  # the slot came back
+                assert again.status_code == 200
+
+    asyncio.run(scenario())
+
+
+def test_forms_are_read_by_the_frameworks_form_handling(make_floor: MakeFloor) -> None:
+    """The floor's forms are read by FastAPI's own form handling (python-multipart), as the table
+    panel's: a form a browser sends as multipart/form-data logs in and acknowledges as a urlencoded one
+    does. Before, the floor parsed urlencoded bodies by hand, and a multipart login was refused as a
+    forged one (its CSRF field unread)."""
+    floor = make_floor(["T1"])
+
+    async def scenario() -> None:
+        clock = FakeClock()
+        async with served(floor, clock) as (client, server):
+            fields = {"user": "sue", "password": PASSWORD, "csrf_token": await login_token(client)}
+            # httpx sends multipart/form-data when files are given; the form's fields go along as parts.
+            answer = await client.post("/login", data=fields, files={"unused": ("", b"", "text/plain")})
+            assert answer.status_code == 303, answer.text
+            token = client.cookies.get(SESSION_COOKIE)
+            assert token
+            acknowledged = await client.post(
+                "/alerts/1/acknowledge",
+                data={"csrf_token": csrf_of(server, token)},
+                files={"unused": ("", b"", "text/plain")},
+            )
+            assert (acknowledged.status_code, acknowledged.headers["location"]) == (303, "/alerts")
+
+    asyncio.run(scenario())
+
+
+class ThreadNoting(FakeClock):
+    """The sessions' clock, noting the thread of every call: the store's every use reads it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.threads: set[int] = set()
+
+    def __call__(self) -> float:
+        self.threads.add(threading.get_ident())
+        return super().__call__()
+
+
+def test_the_sessions_are_used_on_the_event_loop_only(make_floor: MakeFloor) -> None:
+    """The session store is not made for threads (a touch, an expired session's removal, a login's
+    sweep of the ended ones): every request's use of it (a page's, a poll's, a form's) is on the event
+    loop. Before, the page, poll and form dependencies were plain functions, which FastAPI runs in its
+    thread pool: two requests could change the store at once."""
+    floor = make_floor(["T1"])
+
+    async def scenario() -> None:
+        clock = ThreadNoting()
+        loop_thread = threading.get_ident()  # the panel runs on this loop (serve_panel)
+        async with served(floor, clock) as (client, server):
+            token = await login(client)
+            assert (await client.get("/alerts")).status_code == 200
+            assert (await client.get("/api/floor")).status_code == 200
+            acknowledged = await client.post(
+                "/alerts/1/acknowledge", data={"csrf_token": csrf_of(server, token)}
+            )
+            assert acknowledged.status_code == 303
+        assert clock.threads == {loop_thread}
+
+    asyncio.run(scenario())

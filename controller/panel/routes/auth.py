@@ -1,14 +1,14 @@
 """Logging in and out, and changing one's password: the HTML forms, with FastAPI's form handling.
 
-A login takes its password check from two budgets *before* the check (controller.panel.auth.
-LoginBudget: one per client address, one per user name); a spent or locked budget answers 429 without
-a check. Every attempt that fails is journaled as ``login_failed`` within the address's noise budget
-(controller/journal/noise.py), with the real peer and, behind a trusted proxy, the forwarded address.
+A login takes its password check from two budgets *before* the check (controller/panel/login.py, the
+floor panel's flow too: one budget per client address, one per user name); a spent or locked budget
+answers 429 without a check. Every attempt that fails is journaled as ``login_failed`` within the
+address's noise budget (controller/journal/noise.py), with the real peer and, behind a trusted proxy,
+the forwarded address.
 """
 
 # No `from __future__ import annotations`: FastAPI reads the routes' annotations at run time.
 import asyncio
-import secrets
 from typing import Annotated
 
 from fastapi import APIRouter, Form, HTTPException, Request
@@ -17,7 +17,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from controller.errors import UserError
 from controller.journal.entries import PanelRequest
 from controller.journal.noise import LOGIN_FAILED
-from controller.panel.auth import MAX_PASSWORD_CHARS, USER_NAME_MAX_CHARS, LoginTicket, Session
+from controller.panel.auth import Session
 from controller.panel.context import (
     CSRF_HEADER,
     LOGIN_CSRF_COOKIE,
@@ -29,84 +29,60 @@ from controller.panel.context import (
     check_csrf,
     session_of,
 )
+from controller.panel.login import (
+    FORM_EXPIRED,
+    LoginForm,
+    check_login,
+    clean,
+    login_csrf_ok,
+    login_page,
+    refused_login,
+)
 
 router = APIRouter(include_in_schema=False)
 
 FormText = Annotated[str, Form()]
 
 
-def clean(text: str) -> str:
-    """Form text as UTF-8 can carry it (a lone surrogate becomes '?'): it is journaled and compared."""
-    return text.encode("utf-8", "replace").decode("utf-8")
-
-
 def _login_page(
     panel: Panel, request: Request, message: str = "", status: int = 200, user: str = ""
 ) -> Response:
-    token = secrets.token_urlsafe(24)
-    html = panel.render("login.html", message=message, csrf_token=token, user=user)
-    response = HTMLResponse(html, status_code=status)
-    panel.set_cookie(response, request, LOGIN_CSRF_COOKIE, token, 3600)
-    return response
+    def render(token: str) -> str:
+        return panel.render("login.html", message=message, csrf_token=token, user=user)
+
+    return login_page(request, render, cookie=LOGIN_CSRF_COOKIE, status=status)
 
 
 @router.get("/login", response_class=HTMLResponse)
-async def login_page(request: Request, panel: PanelDep) -> Response:
+async def login_form(request: Request, panel: PanelDep) -> Response:
     if session_of(request) is not None:
         return RedirectResponse("/", status_code=303)
     return _login_page(panel, request)
 
 
 @router.post("/login")
-async def login(
-    *,
-    request: Request,
-    panel: PanelDep,
-    user: FormText = "",
-    password: FormText = "",
-    csrf_token: FormText = "",
-) -> Response:
-    name = clean(user)[:USER_NAME_MAX_CHARS]
-    cookie_token = request.cookies.get(LOGIN_CSRF_COOKIE, "")
-    if not cookie_token or not secrets.compare_digest(
-        cookie_token.encode("utf-8", "replace"), csrf_token.encode("utf-8", "replace")
-    ):
-        return _login_page(panel, request, "The login form expired; please try again.", 403, name)
+async def login(request: Request, panel: PanelDep, form: LoginForm) -> Response:
+    if not login_csrf_ok(request, LOGIN_CSRF_COOKIE, form.csrf_token):
+        return _login_page(panel, request, FORM_EXPIRED, 403, form.name)
     client = panel.proxies.client(request)
-    ticket = panel.logins.take((f"addr:{client.address}", f"user:{name}"))
-    if not isinstance(ticket, LoginTicket):
-        wait_s = int(ticket) + 1
-        # Refused unchecked: still a failed login, journaled within the address's budget.
-        panel.noisy(
-            LOGIN_FAILED,
-            client.address,
-            "login_failed",
-            {"user": name, **client.journal_fields(), "reason": "locked_out"},
-            source="panel",
-        )
-        response = _login_page(panel, request, f"Too many failed logins. Try again in {wait_s} s.", 429, name)
-        response.headers["Retry-After"] = str(wait_s)
-        return response
-    found = None
-    try:
-        # scrypt takes tens of milliseconds: off the event loop, so the live stream does not stall.
-        found = await asyncio.to_thread(panel.users.authenticate, name, clean(password)[:MAX_PASSWORD_CHARS])
-    finally:
-        # Settled however the request ends (a client gone mid-check counts as a failure).
-        locked = panel.logins.settle(ticket, succeeded=found is not None)
+    checked = await check_login(
+        panel.logins,
+        (f"addr:{client.address}", f"user:{form.name}"),
+        lambda: panel.users.authenticate(form.name, form.password),
+    )
+    found = checked.user
     if found is None:
+        # Refused (unchecked when locked out: still a failed login), journaled within the address's budget.
         panel.noisy(
             LOGIN_FAILED,
             client.address,
             "login_failed",
-            {
-                "user": name,
-                **client.journal_fields(),
-                "reason": "rate_limited" if locked else "bad_credentials",
-            },
+            {"user": form.name, **client.journal_fields(), "reason": checked.failure},
             source="panel",
         )
-        return _login_page(panel, request, "Wrong user name or password.", 401, name)
+        return refused_login(
+            checked, lambda message, status: _login_page(panel, request, message, status, form.name)
+        )
     session = panel.sessions.create(found.name, found.role, must_change_password=found.must_change_password)
     panel.backend.record(
         "login", {"user": found.name, "role": found.role, **client.journal_fields()}, source="panel"

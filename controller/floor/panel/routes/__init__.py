@@ -1,0 +1,1 @@
+"""The floor panel's routers, one an area (controller/floor/panel/app.py includes them)."""

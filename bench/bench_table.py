@@ -244,6 +244,9 @@ def table_figures(args: argparse.Namespace) -> dict[str, Any]:
 LAYERS: tuple[tuple[str, str], ...] = (
     ("firmware_protocol/framing", "framing"),
     ("firmware_protocol/messages", "protocol messages"),
+    # Split out of messages.py (issue 29): still the protocol's messages.
+    ("firmware_protocol/field_codecs", "protocol messages"),
+    ("firmware_protocol/vocabulary", "protocol messages"),
     ("firmware_protocol/crypto", "protocol messages"),
     ("firmware_protocol/runner", "link runner (asyncio)"),
     ("firmware_protocol/", "link"),
@@ -257,6 +260,7 @@ LAYERS: tuple[tuple[str, str], ...] = (
     ("sqlite3", "journal"),
     ("controller/daemon", "daemon"),
     ("asyncio/queues", "daemon queue"),
+    ("controller/one_queue", "daemon queue"),  # the daemon's own queue since issue 28
     ("structlog", "logging"),
     ("logging/", "logging"),
     ("controller/logs", "logging"),

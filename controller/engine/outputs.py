@@ -21,7 +21,7 @@ AlertSeverity = Literal["info", "alert", "latching"]
 @dataclass(frozen=True, slots=True, init=False)
 class JournalRecord:
     """One journal entry to append: ``journal.append(kind, payload, round_id=..., source=...)``. The
-    payload is the typed entry (controller/journal/entries.py), built when the engine decides it, so a
+    payload is the typed entry (controller/journal/entries/), built when the engine decides it, so a
     field that does not fit its kind is refused there."""
 
     kind: str

@@ -50,7 +50,7 @@ from controller.locale import (
 OVERRIDE_ENTRIES: tuple[type[typed.Entry], ...] = (typed.DifferenceAccepted,)
 KILL_ENTRIES: tuple[type[typed.Entry], ...] = (typed.SeatKilled,)
 OPERATOR_KINDS: frozenset[str] = frozenset({SEAT_KILLED, DIFFERENCE_ACCEPTED, LEGACY_OPERATOR_ACTION})
-# The progressive's entries the report counts (controller/journal/entries.py): a contribution's
+# The progressive's entries the report counts (controller/journal/entries/): a contribution's
 # increment_cents, and an award once, at its progressive_award_paid (its progressive_award_claimed
 # carries the same amount_cents).
 PROGRESSIVE_PREFIX = "progressive_"

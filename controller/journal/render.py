@@ -234,7 +234,7 @@ def render_settlement(
 def reason_words(reason: object) -> str:
     """A closing entry's reason in words: a void's is text; a dead round's is a ``Reason`` (``code``,
     ``message``: built for people from public values only), read by its message: the typed Reason
-    (controller/journal/entries.py) or, in a payload, its JSON object."""
+    (controller/journal/entries/) or, in a payload, its JSON object."""
     if isinstance(reason, Mapping):
         message, code = reason.get("message"), reason.get("code", "")
     elif reason is not None and not isinstance(reason, str):
@@ -305,7 +305,7 @@ def event_entry(event: Mapping[str, Any]) -> Entry | None:
 
 
 def typed_entry(kind: str, payload: Mapping[str, Any], private: Mapping[str, Any] | None = None) -> Entry:
-    """The typed entry (controller/journal/entries.py) of a payload, by the one typed decoder
+    """The typed entry (controller/journal/entries/) of a payload, by the one typed decoder
     (``entries.from_parts``): the payload's public fields (a payload may hold the private part merged
     into it: a trusted reader's, or a viewer's once the gate showed it), and the private part where the
     caller has it. EntryError for a kind no release wrote or a payload that is not that kind's."""

@@ -304,7 +304,7 @@ def test_config_checking_a_table_stays_in_its_budget(given: bool, tmp_path: Path
 
 
 def test_config_of_the_embedded_default_parses_no_toml(tmp_path: Path) -> None:
-    """The embedded default is checked from its document written out (controller/config.py
+    """The embedded default is checked from its document written out (controller/config/sections.py
     ``default_config_document``): no TOML parser on `flushtable config`'s path; a file still needs one."""
     assert "tomllib" not in loaded_by(["config"])
     table = tmp_path / "table.toml"

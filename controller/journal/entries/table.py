@@ -24,7 +24,7 @@ class TableClosed(Entry, frozen=True, tag="table_closed"):
 
 class SoftwareVerified(Entry, frozen=True, tag="software_verified"):
     """At start, before the table opens: the signed release everything that runs was checked against
-    (controller/software.py). Written only when the start verified a release."""
+    (controller/software/). Written only when the start verified a release."""
 
     release: str
     release_digest: str  # SHA-256 of the signed manifest's canonical bytes

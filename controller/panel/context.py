@@ -152,14 +152,21 @@ def panel_of(request: Request) -> Panel:
     return panel
 
 
-PanelDep = Annotated[Panel, Depends(panel_of)]
+async def _panel_dependency(request: Request) -> Panel:
+    # Every dependency here is a coroutine: FastAPI runs a plain function in its thread pool, and the
+    # session store (a dict, touched, swept) is the event loop's alone
+    # (tests/panel/test_panel_sessions_on_loop.py).
+    return panel_of(request)
+
+
+PanelDep = Annotated[Panel, Depends(_panel_dependency)]
 
 
 def session_of(request: Request) -> Session | None:
     return panel_of(request).sessions.get(request.cookies.get(SESSION_COOKIE))
 
 
-def api_session(request: Request) -> Session:
+async def api_session(request: Request) -> Session:
     session = session_of(request)
     if session is None:
         raise HTTPException(401, "log in first", headers={"WWW-Authenticate": "Cookie"})
@@ -170,7 +177,7 @@ def api_session(request: Request) -> Session:
     return session
 
 
-def page_session(request: Request) -> Session:
+async def page_session(request: Request) -> Session:
     session = session_of(request)
     if session is None:
         raise NeedLogin

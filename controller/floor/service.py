@@ -422,7 +422,7 @@ class FloorService:
             where = f"entry {seq}" if seq is not None else f"stream seq {message.stream_seq}"
             checks.quarantine_at(projection, checks.Problem("floor_error", reason), where)
 
-    async def _take_one(self, connection: Connection, batch: Batch, message: Incoming) -> None:
+    async def _take_one(self, connection: Connection, batch: Batch, message: Incoming) -> None:  # noqa: PLR0912 - one branch per way a message is taken or refused, in the order the checks run
         stream_seq = message.stream_seq
         subject_table, subject_site = subject_parts(message.subject)
         if stream_seq in self._set_aside:

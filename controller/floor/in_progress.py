@@ -38,19 +38,19 @@ class InProgress:
 
     def __init__(self) -> None:
         self.ended = asyncio.Event()
-        self.sent = 0  # +WPI messages sent
 
 
 async def _keep(
     client: Client, replies: Sequence[str], interval_s: float, limit_s: float, state: InProgress
 ) -> None:
-    # A timer of the product (each tick restarts the server's ack_wait), not a wait for something.
+    # A timer of the product (each tick restarts the server's ack_wait), not a wait for something. The
+    # first interval has passed already (the keeper is started by a timer, below).
     ticks = max(1, int(limit_s / interval_s))  # counted, not read off a clock: a late tick is one tick
-    for _ in range(ticks):
-        await asyncio.sleep(interval_s)
+    for tick in range(ticks):
+        if tick:
+            await asyncio.sleep(interval_s)
         for reply in replies:
             await client.publish(reply, IN_PROGRESS)
-            state.sent += 1
         log.info("floor_batch_in_progress", messages=len(replies))
     log.warning("floor_batch_in_progress_limit", messages=len(replies), limit_s=limit_s)
     state.ended.set()
@@ -64,10 +64,20 @@ async def kept_in_progress(
     consumer's ``ack_wait`` at most: two may be late on a loaded machine before it runs out), for
     ``limit_s`` at most (module doc)."""
     state = InProgress()
-    keeper = asyncio.create_task(_keep(client, [r for r in replies if r], interval_s, limit_s, state))
+    keepers: list[asyncio.Task[None]] = []
+    kept = [reply for reply in replies if reply]
+
+    def start() -> None:
+        keepers.append(asyncio.create_task(_keep(client, kept, interval_s, limit_s, state)))
+
+    # A task only for a batch still running after the first interval: the usual batch, shorter, costs one
+    # timer and no task (this is every batch's path: issue 27's CPU per message).
+    timer = asyncio.get_running_loop().call_later(interval_s, start)
     try:
         yield state
     finally:
-        keeper.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await keeper
+        timer.cancel()
+        for keeper in keepers:
+            keeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await keeper

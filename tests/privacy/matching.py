@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from controller.rules.cards import DECK_SIZE, RANKS, SUITS
-from tests.privacy.rounds import DealtCard, TableCards
+from tests.privacy.rounds import CARD_IN_TEXT_RE, DealtCard, TableCards
 
 Encoding = Literal["code", "symbol", "number", "slot"]
 
@@ -54,7 +54,7 @@ CODE_RE = re.compile(rf"(?<![{_EDGE}])([{RANKS}][{SUITS}])(?![{_EDGE}])")
 _SYMBOLS = {"♣": "c", "♦": "d", "♥": "h", "♠": "s"}
 SYMBOL_RE = re.compile(r"(?<![A-Za-z0-9])(10|[2-9TJQKA])\s*([♣♦♥♠])")
 NUMBER_TEXT_RES = (
-    re.compile(r"(?<![A-Za-z0-9_])(?<!at )card\s+(\d{1,2})(?![\d.])"),
+    CARD_IN_TEXT_RE,
     re.compile(r'"(?:card|[A-Za-z_]*_card)"\s*:\s*(\d{1,2})(?![\d.])'),
 )
 SLOT_TEXT_RES = (

@@ -39,8 +39,9 @@ from controller.journal.store import Journal
 from controller.rules.cards import DECK_SIZE, card_text, parse_card
 from drivers.events import COMMUNITY_POSITION
 
-# "card 5" in a fault's words (not "at card 4": the shoe's count into its deal, matching.py).
-_REPORTED_CARD_RE = re.compile(r"(?<![A-Za-z0-9_])(?<!at )card\s+(\d{1,2})(?![\d.])")
+# "card 5" in free text (not "at card 4": the shoe's count into its deal): a fault's words here, and
+# every text a viewer is shown in matching.py (NUMBER_TEXT_RES), one pattern for both.
+CARD_IN_TEXT_RE = re.compile(r"(?<![A-Za-z0-9_])(?<!at )card\s+(\d{1,2})(?![\d.])")
 
 # Community cards turned face up by the round's state (Chase the Flush): state -> cards shown.
 COMMUNITY_TURNED = {FLOP: 2, RIVER: 4}
@@ -172,6 +173,6 @@ def _private_detail(entry: Any) -> e.ReasonDetail | None:
 def _reported_cards(part: e.ReasonDetail) -> set[int]:
     numbers = {part.card} if part.card is not None else set()
     for words in (part.message, part.device_detail):
-        for match in _REPORTED_CARD_RE.finditer(words or ""):
+        for match in CARD_IN_TEXT_RE.finditer(words or ""):
             numbers.add(int(match.group(1)))
     return {number for number in numbers if 0 <= number < DECK_SIZE}

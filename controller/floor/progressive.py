@@ -41,9 +41,9 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 
 from controller.errors import UserError, shown
+from controller.floor.service_settings import floor_nats_options
 from controller.journal import entries as e
 from controller.journal.kinds import PROGRESSIVE_KINDS
-from controller.logs import log_nats_error
 from controller.progressive.controller import MeterView, ProgressiveController
 from controller.progressive.model import Hit, ProgressiveParameters
 from controller.uplink.wire import (
@@ -528,17 +528,7 @@ class LinkedProgressive:
             client: Client | None = None
             connection: psycopg.Connection[tuple[Any, ...]] | None = None
             try:
-                client = await nats.connect(
-                    servers=list(self.config.servers),
-                    user=self.config.user,
-                    password=self.config.password,
-                    tls=ssl.create_default_context(cafile=str(self.config.ca_file)),
-                    inbox_prefix=self.config.inbox_prefix,
-                    allow_reconnect=False,
-                    connect_timeout=5,
-                    name="flushtable-progressive",
-                    error_cb=log_nats_error,
-                )
+                client = await nats.connect(**floor_nats_options(self.config, "flushtable-progressive"))
                 connection = await asyncio.to_thread(psycopg.connect, self.config.dsn, autocommit=True)
                 assert connection is not None
                 await self._serve(client, connection, stop)

@@ -60,11 +60,10 @@ from controller.floor.messages import (
     table_of_subject,
 )
 from controller.floor.puller import ACK, CONSUMER_CHECK_TIMEOUT_S, NAK, Puller, pull_status_error
-from controller.floor.service_settings import FloorConfig, FloorStatus
+from controller.floor.service_settings import FloorConfig, FloorStatus, floor_nats_options
 from controller.floor.session import Session, surveillance_loop
 from controller.floor.store import Batch, Connection, load_projection, write_batch
 from controller.floor.stream_reads import MAX_GAP_FILL, StreamReads
-from controller.logs import log_nats_error
 from controller.uplink import wire
 from controller.uplink.wire import STREAM_NAME, table_subject
 from controller.waits import raise_if_cancelled, wait_event
@@ -235,17 +234,7 @@ class FloorService:
         """Connect to NATS and PostgreSQL (kept in ``session``, which closes them), start the pull and
         the surveillance publisher."""
         client = session.client = FloorClient()  # the floor's deliveries raw (controller/floor/intake.py)
-        await client.connect(
-            servers=list(self.config.servers),
-            user=self.config.user,
-            password=self.config.password,
-            tls=ssl.create_default_context(cafile=str(self.config.ca_file)),
-            inbox_prefix=self.config.inbox_prefix,
-            allow_reconnect=False,
-            connect_timeout=5,
-            name="flushtable-floor",
-            error_cb=log_nats_error,
-        )
+        await client.connect(**floor_nats_options(self.config, "flushtable-floor"))
         # Autocommit: each `transaction()` block is a real BEGIN ... COMMIT. Without it, a read outside a
         # block (the idle sweep's) opened a transaction that never ended, and every later batch's block
         # became a savepoint inside it: acked, never committed.

@@ -4,13 +4,50 @@ docs/configuration.md "[floor]"); controller/floor/service.py runs with them and
 
 from __future__ import annotations
 
+import ssl
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Protocol
 
 from controller.locale import DEFAULT_PROPERTY, PropertySettings
+from controller.logs import log_nats_error
 from controller.uplink.wire import FLOOR_CONSUMER, FLOOR_INBOX
 
-__all__ = ["FloorConfig", "FloorStatus"]
+__all__ = ["FloorConfig", "FloorStatus", "floor_nats_options"]
+
+
+class FloorNatsSettings(Protocol):
+    """What a floor process connects to NATS with (the service's FloorConfig, the progressive's config)."""
+
+    @property
+    def servers(self) -> tuple[str, ...]: ...
+    @property
+    def user(self) -> str: ...
+    @property
+    def password(self) -> str: ...
+    @property
+    def ca_file(self) -> Path: ...
+    @property
+    def inbox_prefix(self) -> str: ...
+
+
+def floor_nats_options(settings: FloorNatsSettings, name: str | None = None) -> dict[str, Any]:
+    """The floor's processes' one way to connect to NATS (``nats.connect(**options)``): TLS to the
+    floor's CA, their own inbox prefix, no reconnection by the client (each loop reconnects itself,
+    with its backoff), a 5 s connect, errors in one structured line (controller/logs.py)."""
+    options: dict[str, Any] = {
+        "servers": list(settings.servers),
+        "user": settings.user,
+        "password": settings.password,
+        "tls": ssl.create_default_context(cafile=str(settings.ca_file)),
+        "inbox_prefix": settings.inbox_prefix,
+        "allow_reconnect": False,
+        "connect_timeout": 5,
+        "error_cb": log_nats_error,
+    }
+    if name is not None:
+        options["name"] = name
+    return options
 
 
 @dataclass(frozen=True, slots=True)

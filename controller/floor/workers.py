@@ -98,8 +98,8 @@ from controller.floor.service import (
     FloorConfig,
     FloorService,
 )
+from controller.floor.service_settings import floor_nats_options
 from controller.floor.store import Connection
-from controller.logs import log_nats_error
 from controller.uplink.wire import LEASE_BUCKET, STREAM_NAME
 from controller.waits import close_quietly, wait_event
 
@@ -256,17 +256,9 @@ class FloorWorker:
                 wake = _setter(woken)
                 try:
                     client = await nats.connect(
-                        servers=list(self.config.servers),
-                        user=self.config.user,
-                        password=self.config.password,
-                        tls=ssl.create_default_context(cafile=str(self.config.ca_file)),
-                        inbox_prefix=self.config.inbox_prefix,
-                        allow_reconnect=False,
-                        connect_timeout=5,
-                        name=f"flushtable-floor-leases-{self.settings.worker}",
+                        **floor_nats_options(self.config, f"flushtable-floor-leases-{self.settings.worker}"),
                         disconnected_cb=wake,
                         closed_cb=wake,
-                        error_cb=log_nats_error,
                     )
                     connection = await psycopg.AsyncConnection.connect(self.config.dsn, autocommit=True)
                     js = client.jetstream(timeout=LEASE_REQUEST_TIMEOUT_S)
@@ -641,16 +633,7 @@ class FloorWorker:
         kv: KeyValue | None = None
         with contextlib.suppress(*_LEASE_ERRORS):
             async with asyncio.timeout(5):
-                client = await nats.connect(
-                    servers=list(self.config.servers),
-                    user=self.config.user,
-                    password=self.config.password,
-                    tls=ssl.create_default_context(cafile=str(self.config.ca_file)),
-                    inbox_prefix=self.config.inbox_prefix,
-                    allow_reconnect=False,
-                    connect_timeout=5,
-                    error_cb=log_nats_error,
-                )
+                client = await nats.connect(**floor_nats_options(self.config))
                 kv = await client.jetstream().key_value(LEASE_BUCKET)
         try:
             for held in list(self.held.values()):

@@ -29,8 +29,10 @@ from firmware_protocol.field_codecs import (
     CARD,
     CARD_COUNT,
     CARD_INDEX,
+    NONCE,
     SEAT,
     SPOT,
+    STREAM_ID,
     U16,
     U32,
     Bool,
@@ -39,12 +41,10 @@ from firmware_protocol.field_codecs import (
     Codec,
     FieldReader,
     JsonValue,
-    Nonce,
     OptionalSeat,
     Position,
     PositionCounts,
     SInt64,
-    StreamId,
     Text,
     UInt,
     VersionSet,
@@ -113,6 +113,14 @@ class Message:
         return {name: codec.to_json(getattr(self, name)) for name, codec in self.FIELDS}
 
 
+def _check_stream_state(stream_id: bytes, peer_stream_id: bytes, delivered_seq: int) -> None:
+    """The stream state both v2 handshake steps carry (HelloV2, AuthConfirmV2): one rule for both."""
+    if stream_id == bytes(STREAM_ID_LEN):
+        raise FieldError("stream_id", "must not be all zeros")
+    if peer_stream_id == bytes(STREAM_ID_LEN) and delivered_seq != 0:
+        raise FieldError("delivered_seq", "must be 0 when peer_stream_id is none")
+
+
 @dataclass(frozen=True, slots=True)
 class AuthChallenge(Message):
     """Controller -> device, handshake step 1: the controller's fresh nonce."""
@@ -121,7 +129,7 @@ class AuthChallenge(Message):
     NAME: ClassVar[str] = "auth_challenge"
     SENT_BY: ClassVar[SentBy] = "controller"
     HANDSHAKE: ClassVar[bool] = True
-    FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (("controller_nonce", Nonce()),)
+    FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (("controller_nonce", NONCE),)
 
     controller_nonce: bytes
 
@@ -140,8 +148,8 @@ class Hello(Message):
         ("model", Text(32)),
         ("serial_number", Text(32)),
         ("firmware_version", Text(32)),
-        ("device_nonce", Nonce()),
-        ("controller_nonce", Nonce()),
+        ("device_nonce", NONCE),
+        ("controller_nonce", NONCE),
     )
 
     device_kind: DeviceKind
@@ -161,7 +169,7 @@ class AuthConfirm(Message):
     NAME: ClassVar[str] = "auth_confirm"
     SENT_BY: ClassVar[SentBy] = "controller"
     HANDSHAKE: ClassVar[bool] = True
-    FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (("device_nonce", Nonce()),)
+    FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (("device_nonce", NONCE),)
 
     device_nonce: bytes
 
@@ -185,11 +193,11 @@ class HelloV2(Message):
         ("model", Text(32)),
         ("serial_number", Text(32)),
         ("firmware_version", Text(32)),
-        ("device_nonce", Nonce()),
-        ("controller_nonce", Nonce()),
-        ("stream_id", StreamId()),
+        ("device_nonce", NONCE),
+        ("controller_nonce", NONCE),
+        ("stream_id", STREAM_ID),
         ("send_seq", UInt(4, 1, 0xFFFF_FFFF)),
-        ("peer_stream_id", StreamId()),
+        ("peer_stream_id", STREAM_ID),
         ("delivered_seq", U32),
     )
 
@@ -213,10 +221,7 @@ class HelloV2(Message):
     def _check_together(self) -> None:
         if PROTOCOL_V2 not in self.protocol_versions:
             raise FieldError("protocol_versions", "a hello_v2 must offer version 2")
-        if self.stream_id == bytes(STREAM_ID_LEN):
-            raise FieldError("stream_id", "must not be all zeros")
-        if (self.peer_stream_id == bytes(STREAM_ID_LEN)) and self.delivered_seq != 0:
-            raise FieldError("delivered_seq", "must be 0 when peer_stream_id is none")
+        _check_stream_state(self.stream_id, self.peer_stream_id, self.delivered_seq)
 
     @property
     def protocol_version(self) -> int:
@@ -236,12 +241,12 @@ class AuthConfirmV2(Message):
     HANDSHAKE: ClassVar[bool] = True
     PROTOCOL: ClassVar[int] = PROTOCOL_V2
     FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (
-        ("device_nonce", Nonce()),
+        ("device_nonce", NONCE),
         ("protocol_version", UInt(1, PROTOCOL_V2, PROTOCOL_V2)),
         ("window", UInt(1, 1, MAX_WINDOW)),
-        ("stream_id", StreamId()),
+        ("stream_id", STREAM_ID),
         ("send_seq", UInt(4, 1, 0xFFFF_FFFF)),
-        ("peer_stream_id", StreamId()),
+        ("peer_stream_id", STREAM_ID),
         ("delivered_seq", U32),
     )
 
@@ -255,10 +260,7 @@ class AuthConfirmV2(Message):
     delivered_seq: int
 
     def _check_together(self) -> None:
-        if self.stream_id == bytes(STREAM_ID_LEN):
-            raise FieldError("stream_id", "must not be all zeros")
-        if (self.peer_stream_id == bytes(STREAM_ID_LEN)) and self.delivered_seq != 0:
-            raise FieldError("delivered_seq", "must be 0 when peer_stream_id is none")
+        _check_stream_state(self.stream_id, self.peer_stream_id, self.delivered_seq)
 
 
 @dataclass(frozen=True, slots=True)

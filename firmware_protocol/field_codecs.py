@@ -1,8 +1,8 @@
 """How each field of a message is checked, written, read and shown as JSON (docs/protocol.md §11).
 
-A codec is one field's type on the wire; firmware_protocol/messages.py lists each message's fields as
-(name, codec) pairs in wire order. ``FieldReader`` walks a payload; every read past its end, and every
-value out of range, is a FieldError that names the field.
+A codec is one field's type on the wire; firmware_protocol/messages.py declares each field of a message
+once, with its codec (``card: Annotated[int, CARD]``), in wire order. ``FieldReader`` walks a payload;
+every read past its end, and every value out of range, is a FieldError that names the field.
 """
 
 from __future__ import annotations

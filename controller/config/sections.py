@@ -12,7 +12,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
 from controller.checked import BeforeValidator, Field, field_validator, model_validator
-from controller.errors import UserError, shown
+from controller.errors import shown
 from controller.files import NUL_IN_PATH
 from controller.names import (
     DESIGNATED_PLAYER,
@@ -34,7 +34,6 @@ from controller.settings import (
     toml_type,
     unknown_key,
 )
-from controller.software.signing import parse_public_key
 from drivers.urls import parse_device_url
 from table_names import DEVICE_KEY_LEN
 
@@ -485,9 +484,11 @@ def _public_key(value: object) -> object:
     if not isinstance(value, str):
         raise refusal(f"the release key's public half, 64 hex digits, not {toml_type(value)}")
     try:
-        parse_public_key(value)  # the one reading of a public key, the CLI's too
-    except UserError as error:
-        raise refusal(str(error)) from None
+        raw = bytes.fromhex(value.strip())
+    except ValueError:
+        raise refusal("not hex: the release key's public half is 64 hex digits") from None
+    if len(raw) != 32:
+        raise refusal(f"an Ed25519 public key is 32 bytes (64 hex digits), not {len(raw)}")
     return value.strip().lower()
 
 

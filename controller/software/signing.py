@@ -95,7 +95,7 @@ def parse_public_key(text: str) -> bytes:
     try:
         raw = bytes.fromhex(text.strip())
     except ValueError:
-        raise UserError("not hex: the release key's public half is 64 hex digits") from None
+        raise UserError("not hex") from None
     if len(raw) != 32:
         raise UserError(f"an Ed25519 public key is 32 bytes (64 hex digits), not {len(raw)}")
     return raw

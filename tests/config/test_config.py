@@ -328,15 +328,6 @@ BAD = [
         "logging.level: 'loud' is not one of: debug, info, warning, error",
     ),
     (BASE + "\n[extras]\nx = 1\n", "extras: unknown key"),
-    # The release key is read by the CLI's own reading (controller/software/signing.py parse_public_key).
-    (
-        BASE + '\n[software]\nmanifest = "m.json"\npublic_key = "zz"\n',
-        "software.public_key: not hex: the release key's public half is 64 hex digits",
-    ),
-    (
-        BASE + '\n[software]\nmanifest = "m.json"\npublic_key = "abcd"\n',
-        "software.public_key: an Ed25519 public key is 32 bytes (64 hex digits), not 2",
-    ),
     ("table = 5\n", "table: must be a table, not an integer"),
     # A number too long for Python to read (tomllib raised a ValueError: it was a traceback).
     (edit("seats = 6", "seats = " + "9" * 5000), "not valid TOML: a number of more than 4300 digits"),

@@ -16,11 +16,10 @@ protocol version that introduced it (``PROTOCOL``): a v1 session refuses a v2-on
 handshake message travels in a frame of exactly its version.
 """
 
-from __future__ import annotations
-
+import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, ClassVar, Literal, get_origin, get_type_hints
+from typing import Annotated, Any, ClassVar, Literal
 
 from firmware_protocol.constants import MAX_WINDOW, PROTOCOL_V1, PROTOCOL_V2, STREAM_ID_LEN
 from firmware_protocol.errors import FieldError
@@ -88,15 +87,18 @@ class Message:
     """(name, codec) in wire order: made from the field declarations, never written by hand."""
 
     def __init_subclass__(cls) -> None:
-        # No super() here: slots=True remakes the class, and the remade one would not match the
-        # zero-argument super()'s cell (object.__init_subclass__ does nothing anyway). Runs for the
-        # remade class too, with the same result.
-        hints = get_type_hints(cls, include_extras=True)
-        cls.FIELDS = tuple(
-            (name, hint.__metadata__[0])
-            for name, hint in hints.items()
-            if get_origin(hint) is Annotated and isinstance(hint.__metadata__[0], Codec)
-        )
+        # Made once, from the class's own declarations (evaluated as the class body ran: this module
+        # does not postpone annotations, so no string is evaluated again here). slots=True remakes the
+        # class from this one's namespace, FIELDS included: nothing to redo then. No super(): the
+        # remade class would not match the zero-argument super()'s cell.
+        if "FIELDS" in cls.__dict__:
+            return
+        fields: list[tuple[str, Codec]] = []
+        for name, hint in inspect.get_annotations(cls).items():
+            extras: tuple[object, ...] = getattr(hint, "__metadata__", ())  # Annotated's, after the type
+            if extras and isinstance(extras[0], Codec):
+                fields.append((name, extras[0]))
+        cls.FIELDS = tuple(fields)
 
     def __post_init__(self) -> None:
         for name, codec in self.FIELDS:
@@ -114,7 +116,7 @@ class Message:
         return bytes(out)
 
     @classmethod
-    def decode(cls, payload: bytes) -> Message:
+    def decode(cls, payload: bytes) -> "Message":
         """The message ``payload`` carries, which must be of this class (``Message.decode`` takes any);
         FieldError naming the field when it is not a valid one."""
         message = decode_message(payload)

@@ -95,6 +95,8 @@ class Message:
             return
         fields: list[tuple[str, Codec]] = []
         for name, hint in inspect.get_annotations(cls).items():
+            if isinstance(hint, str):  # `from __future__ import annotations` would leave every codec unread
+                raise TypeError(f"{cls.__name__}.{name}: messages.py must not postpone its annotations")
             extras: tuple[object, ...] = getattr(hint, "__metadata__", ())  # Annotated's, after the type
             if extras and isinstance(extras[0], Codec):
                 fields.append((name, extras[0]))

@@ -42,8 +42,8 @@ from firmware_protocol import (
 )
 from firmware_protocol.constants import KIND_DATA, PROTOCOL_V2, SENDER_DEVICE
 from firmware_protocol.crypto import derive_session_key, tag_matches
+from firmware_protocol.events import MessageAcked
 from firmware_protocol.framing import DecodedFrame, FrameDecoder, encode_frame
-from firmware_protocol.link import MessageAcked
 from firmware_protocol.messages import decode_message
 
 LINE_BYTES_PER_S = 115_200 / 10  # 8N1: 10 bits on the wire per byte

@@ -142,6 +142,17 @@ def read_bounded(path: str | Path, *, limit_bytes: int) -> bytes:
     return b"".join(chunks)
 
 
+def read_bounded_if_there(path: str | Path, *, limit_bytes: int) -> bytes | None:
+    """``read_bounded``, but None when there is no file at ``path`` (an optional file: an anchor, a
+    seal, an archive pointer); FileRefused for anything else that keeps it from being read."""
+    try:
+        return read_bounded(path, limit_bytes=limit_bytes)
+    except FileRefused as refused:
+        if refused.reason == NO_SUCH_FILE:
+            return None
+        raise
+
+
 def read_bounded_text(path: str | Path, *, limit_bytes: int, encoding: str = "utf-8") -> str:
     """``read_bounded`` decoded; FileRefused when the bytes are not text in ``encoding``."""
     data = read_bounded(path, limit_bytes=limit_bytes)

@@ -21,12 +21,11 @@ firmware share, with its one timing configuration ``LinkTiming``.
 
 from firmware_protocol.constants import PROTOCOL_V1, PROTOCOL_V2, PROTOCOL_VERSION
 from firmware_protocol.errors import FieldError, FrameError, LinkError, ProtocolError
-from firmware_protocol.link import (
+from firmware_protocol.events import (
     NEED_DATA,
     SUPPORTED_VERSIONS,
     AnyHello,
     DeviceIdentity,
-    Link,
     LinkDown,
     LinkEvent,
     LinkState,
@@ -38,6 +37,7 @@ from firmware_protocol.link import (
     Role,
     SecurityAlert,
 )
+from firmware_protocol.link import Link
 from firmware_protocol.messages import (
     ALL_MESSAGE_CLASSES,
     AuthChallenge,

@@ -1,8 +1,8 @@
 """How each field of a message is checked, written, read and shown as JSON (docs/protocol.md §11).
 
-A codec is one field's type on the wire; firmware_protocol/messages.py lists each message's fields as
-(name, codec) pairs in wire order. ``FieldReader`` walks a payload; every read past its end, and every
-value out of range, is a FieldError that names the field.
+A codec is one field's type on the wire; firmware_protocol/messages.py declares each field of a message
+once, with its codec (``card: Annotated[int, CARD]``), in wire order. ``FieldReader`` walks a payload;
+every read past its end, and every value out of range, is a FieldError that names the field.
 """
 
 from __future__ import annotations
@@ -142,55 +142,31 @@ class Bool(Codec):
 
 
 @dataclass(frozen=True)
-class Nonce(Codec):
-    """Exactly NONCE_LEN bytes; JSON shows them as hex."""
+class FixedBytes(Codec):
+    """Exactly ``length`` bytes (a nonce, a stream id); JSON shows them as hex."""
+
+    length: int
 
     def check(self, field: str, value: object) -> None:
-        if not isinstance(value, bytes) or len(value) != NONCE_LEN:
-            raise FieldError(field, f"must be {NONCE_LEN} bytes")
+        if not isinstance(value, bytes) or len(value) != self.length:
+            raise FieldError(field, f"must be {self.length} bytes")
 
     def write(self, value: Any, out: bytearray) -> None:
         out += value
 
     def read(self, reader: FieldReader, field: str) -> Any:
-        return bytes(reader.take(NONCE_LEN, field))
+        return bytes(reader.take(self.length, field))
 
     def to_json(self, value: Any) -> JsonValue:
         return value.hex()
 
     def from_json(self, field: str, raw: JsonValue) -> Any:
         if not isinstance(raw, str):
-            raise FieldError(field, f"must be {NONCE_LEN * 2} hex digits")
+            raise FieldError(field, f"must be {self.length * 2} hex digits")
         try:
             return bytes.fromhex(raw)
         except ValueError:
-            raise FieldError(field, f"must be {NONCE_LEN * 2} hex digits") from None
-
-
-@dataclass(frozen=True)
-class StreamId(Codec):
-    """Exactly STREAM_ID_LEN bytes (all zeros: no stream); JSON shows them as hex."""
-
-    def check(self, field: str, value: object) -> None:
-        if not isinstance(value, bytes) or len(value) != STREAM_ID_LEN:
-            raise FieldError(field, f"must be {STREAM_ID_LEN} bytes")
-
-    def write(self, value: Any, out: bytearray) -> None:
-        out += value
-
-    def read(self, reader: FieldReader, field: str) -> Any:
-        return bytes(reader.take(STREAM_ID_LEN, field))
-
-    def to_json(self, value: Any) -> JsonValue:
-        return value.hex()
-
-    def from_json(self, field: str, raw: JsonValue) -> Any:
-        if not isinstance(raw, str):
-            raise FieldError(field, f"must be {STREAM_ID_LEN * 2} hex digits")
-        try:
-            return bytes.fromhex(raw)
-        except ValueError:
-            raise FieldError(field, f"must be {STREAM_ID_LEN * 2} hex digits") from None
+            raise FieldError(field, f"must be {self.length * 2} hex digits") from None
 
 
 @dataclass(frozen=True)
@@ -390,3 +366,6 @@ SPOT = UInt(1, 0, MAX_SPOT)
 CARD = UInt(1, 0, DECK_SIZE - 1)
 CARD_INDEX = UInt(1, 0, DECK_SIZE - 1)
 CARD_COUNT = UInt(1, 0, DECK_SIZE)
+NONCE = FixedBytes(NONCE_LEN)
+STREAM_ID = FixedBytes(STREAM_ID_LEN)
+"""All zeros: no stream."""

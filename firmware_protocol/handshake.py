@@ -268,17 +268,7 @@ class Handshake:
                 controller_nonce=self._controller_nonce,
             )
         self.hello = hello
-        key = self._keyring[self.device_id]
-        wire = encode_frame(
-            KIND_HANDSHAKE,
-            self._own_sender,
-            self.device_id,
-            0,
-            hello.encode(),
-            key=key,
-            version=hello.PROTOCOL,
-        )
-        return self._start(wire, now_s)
+        return self._start(self._signed_frame(hello), now_s)
 
     def confirm(self, agreed: Agreed, position: StreamPosition | None) -> bytes:
         """Controller: accept the device's Hello; the AuthConfirm (v1) or AuthConfirmV2 saying
@@ -299,17 +289,21 @@ class Handshake:
                 peer_stream_id=position.peer_stream_id,
                 delivered_seq=position.delivered_seq,
             )
-        key = self._keyring[self.device_id]
-        self._confirm_wire = encode_frame(
+        self._confirm_wire = self._signed_frame(confirm)
+        return self._confirm_wire
+
+    def _signed_frame(self, message: Message) -> bytes:
+        """A Hello or an AuthConfirm (either version) in a HANDSHAKE frame of its own version, under the
+        key of the device the handshake is with."""
+        return encode_frame(
             KIND_HANDSHAKE,
             self._own_sender,
             self.device_id,
             0,
-            confirm.encode(),
-            key=key,
-            version=confirm.PROTOCOL,
+            message.encode(),
+            key=self._keyring[self.device_id],
+            version=message.PROTOCOL,
         )
-        return self._confirm_wire
 
     # --- the messages this side receives --------------------------------------------------------------
     def on_frame(self, frame: Frame, state: LinkState, now_s: float) -> HandshakeOutcome:

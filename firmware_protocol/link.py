@@ -43,7 +43,7 @@ Heartbeats are sent and absorbed by the link itself; the application never sees 
 
 The Link keeps the state (idle, handshaking, up, down), routes each frame to the part it concerns,
 runs the timers, and turns the parts' answers into events and bytes. The events and the other plain
-data types are in ``events`` and re-exported here.
+data types are in ``events`` (the package exports them from there).
 """
 
 from __future__ import annotations
@@ -94,23 +94,7 @@ from firmware_protocol.resume import hello_position, restart_v1, resume_v2
 from firmware_protocol.send_window import Dropped, Outgoing, SendWindow
 from firmware_protocol.session import SENDER_BY_ROLE, Session
 
-__all__ = [
-    "NEED_DATA",
-    "SUPPORTED_VERSIONS",
-    "AnyHello",
-    "DeviceIdentity",
-    "Link",
-    "LinkDown",
-    "LinkEvent",
-    "LinkState",
-    "LinkStats",
-    "LinkUp",
-    "MessageAcked",
-    "MessageReceived",
-    "MessageRejected",
-    "Role",
-    "SecurityAlert",
-]
+__all__ = ["Link"]
 
 _NAK_WORTHY: Final = frozenset({"bad_cobs", "bad_crc", "bad_length", "frame_too_long"})
 

@@ -16,11 +16,10 @@ protocol version that introduced it (``PROTOCOL``): a v1 session refuses a v2-on
 handshake message travels in a frame of exactly its version.
 """
 
-from __future__ import annotations
-
+import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from firmware_protocol.constants import MAX_WINDOW, PROTOCOL_V1, PROTOCOL_V2, STREAM_ID_LEN
 from firmware_protocol.errors import FieldError
@@ -29,8 +28,10 @@ from firmware_protocol.field_codecs import (
     CARD,
     CARD_COUNT,
     CARD_INDEX,
+    NONCE,
     SEAT,
     SPOT,
+    STREAM_ID,
     U16,
     U32,
     Bool,
@@ -39,12 +40,10 @@ from firmware_protocol.field_codecs import (
     Codec,
     FieldReader,
     JsonValue,
-    Nonce,
     OptionalSeat,
     Position,
     PositionCounts,
     SInt64,
-    StreamId,
     Text,
     UInt,
     VersionSet,
@@ -75,7 +74,8 @@ SentBy = Literal["controller", "device", "either"]
 # --- messages --------------------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class Message:
-    """Base of every message. Subclasses set TYPE, NAME, SENT_BY and FIELDS (name, codec) in wire order."""
+    """Base of every message. Subclasses set TYPE, NAME and SENT_BY, and declare each field once, in
+    wire order, with its codec: ``position: Annotated[int, Position()]``."""
 
     TYPE: ClassVar[int]
     NAME: ClassVar[str]
@@ -84,6 +84,23 @@ class Message:
     PROTOCOL: ClassVar[int] = PROTOCOL_V1
     """The protocol version that introduced the message (a handshake message: its frame's version)."""
     FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = ()
+    """(name, codec) in wire order: made from the field declarations, never written by hand."""
+
+    def __init_subclass__(cls) -> None:
+        # Made once, from the class's own declarations (evaluated as the class body ran: this module
+        # does not postpone annotations, so no string is evaluated again here). slots=True remakes the
+        # class from this one's namespace, FIELDS included: nothing to redo then. No super(): the
+        # remade class would not match the zero-argument super()'s cell.
+        if "FIELDS" in cls.__dict__:
+            return
+        fields: list[tuple[str, Codec]] = []
+        for name, hint in inspect.get_annotations(cls).items():
+            if isinstance(hint, str):  # `from __future__ import annotations` would leave every codec unread
+                raise TypeError(f"{cls.__name__}.{name}: messages.py must not postpone its annotations")
+            extras: tuple[object, ...] = getattr(hint, "__metadata__", ())  # Annotated's, after the type
+            if extras and isinstance(extras[0], Codec):
+                fields.append((name, extras[0]))
+        cls.FIELDS = tuple(fields)
 
     def __post_init__(self) -> None:
         for name, codec in self.FIELDS:
@@ -101,7 +118,7 @@ class Message:
         return bytes(out)
 
     @classmethod
-    def decode(cls, payload: bytes) -> Message:
+    def decode(cls, payload: bytes) -> "Message":
         """The message ``payload`` carries, which must be of this class (``Message.decode`` takes any);
         FieldError naming the field when it is not a valid one."""
         message = decode_message(payload)
@@ -113,57 +130,54 @@ class Message:
         return {name: codec.to_json(getattr(self, name)) for name, codec in self.FIELDS}
 
 
+def _check_stream_state(stream_id: bytes, peer_stream_id: bytes, delivered_seq: int) -> None:
+    """The stream state both v2 handshake steps carry (HelloV2, AuthConfirmV2): one rule for both."""
+    if stream_id == bytes(STREAM_ID_LEN):
+        raise FieldError("stream_id", "must not be all zeros")
+    if peer_stream_id == bytes(STREAM_ID_LEN) and delivered_seq != 0:
+        raise FieldError("delivered_seq", "must be 0 when peer_stream_id is none")
+
+
 @dataclass(frozen=True, slots=True)
 class AuthChallenge(Message):
     """Controller -> device, handshake step 1: the controller's fresh nonce."""
 
-    TYPE: ClassVar[int] = 0x01
-    NAME: ClassVar[str] = "auth_challenge"
-    SENT_BY: ClassVar[SentBy] = "controller"
-    HANDSHAKE: ClassVar[bool] = True
-    FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (("controller_nonce", Nonce()),)
+    TYPE = 0x01
+    NAME = "auth_challenge"
+    SENT_BY = "controller"
+    HANDSHAKE = True
 
-    controller_nonce: bytes
+    controller_nonce: Annotated[bytes, NONCE]
 
 
 @dataclass(frozen=True, slots=True)
 class Hello(Message):
     """Device -> controller, handshake step 2: identity, its own nonce, the controller's echoed back."""
 
-    TYPE: ClassVar[int] = 0x02
-    NAME: ClassVar[str] = "hello"
-    SENT_BY: ClassVar[SentBy] = "device"
-    HANDSHAKE: ClassVar[bool] = True
-    FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (
-        ("device_kind", Choice(DEVICE_KINDS)),
-        ("protocol_version", UInt(1, 1, 0xFF)),
-        ("model", Text(32)),
-        ("serial_number", Text(32)),
-        ("firmware_version", Text(32)),
-        ("device_nonce", Nonce()),
-        ("controller_nonce", Nonce()),
-    )
+    TYPE = 0x02
+    NAME = "hello"
+    SENT_BY = "device"
+    HANDSHAKE = True
 
-    device_kind: DeviceKind
-    protocol_version: int
-    model: str
-    serial_number: str
-    firmware_version: str
-    device_nonce: bytes
-    controller_nonce: bytes
+    device_kind: Annotated[DeviceKind, Choice(DEVICE_KINDS)]
+    protocol_version: Annotated[int, UInt(1, 1, 0xFF)]
+    model: Annotated[str, Text(32)]
+    serial_number: Annotated[str, Text(32)]
+    firmware_version: Annotated[str, Text(32)]
+    device_nonce: Annotated[bytes, NONCE]
+    controller_nonce: Annotated[bytes, NONCE]
 
 
 @dataclass(frozen=True, slots=True)
 class AuthConfirm(Message):
     """Controller -> device, handshake step 3: the device's nonce echoed back under the device key."""
 
-    TYPE: ClassVar[int] = 0x03
-    NAME: ClassVar[str] = "auth_confirm"
-    SENT_BY: ClassVar[SentBy] = "controller"
-    HANDSHAKE: ClassVar[bool] = True
-    FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (("device_nonce", Nonce()),)
+    TYPE = 0x03
+    NAME = "auth_confirm"
+    SENT_BY = "controller"
+    HANDSHAKE = True
 
-    device_nonce: bytes
+    device_nonce: Annotated[bytes, NONCE]
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,50 +187,33 @@ class HelloV2(Message):
     of the first frame it will send) and the controller stream it last delivered from (id, the last
     seq delivered). Sent in a version-2 frame; a v1 controller refuses it."""
 
-    TYPE: ClassVar[int] = 0x04
-    NAME: ClassVar[str] = "hello_v2"
-    SENT_BY: ClassVar[SentBy] = "device"
-    HANDSHAKE: ClassVar[bool] = True
-    PROTOCOL: ClassVar[int] = PROTOCOL_V2
-    FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (
-        ("device_kind", Choice(DEVICE_KINDS)),
-        ("protocol_versions", VersionSet()),
-        ("max_window", UInt(1, 1, MAX_WINDOW)),
-        ("model", Text(32)),
-        ("serial_number", Text(32)),
-        ("firmware_version", Text(32)),
-        ("device_nonce", Nonce()),
-        ("controller_nonce", Nonce()),
-        ("stream_id", StreamId()),
-        ("send_seq", UInt(4, 1, 0xFFFF_FFFF)),
-        ("peer_stream_id", StreamId()),
-        ("delivered_seq", U32),
-    )
+    TYPE = 0x04
+    NAME = "hello_v2"
+    SENT_BY = "device"
+    HANDSHAKE = True
+    PROTOCOL = PROTOCOL_V2
 
-    device_kind: DeviceKind
-    protocol_versions: tuple[int, ...]
-    max_window: int
-    model: str
-    serial_number: str
-    firmware_version: str
-    device_nonce: bytes
-    controller_nonce: bytes
-    stream_id: bytes
+    device_kind: Annotated[DeviceKind, Choice(DEVICE_KINDS)]
+    protocol_versions: Annotated[tuple[int, ...], VersionSet()]
+    max_window: Annotated[int, UInt(1, 1, MAX_WINDOW)]
+    model: Annotated[str, Text(32)]
+    serial_number: Annotated[str, Text(32)]
+    firmware_version: Annotated[str, Text(32)]
+    device_nonce: Annotated[bytes, NONCE]
+    controller_nonce: Annotated[bytes, NONCE]
+    stream_id: Annotated[bytes, STREAM_ID]
     """The device's outgoing stream."""
-    send_seq: int
+    send_seq: Annotated[int, UInt(4, 1, 0xFFFF_FFFF)]
     """The seq of the first DATA frame the device will send (its oldest unacknowledged, or its next)."""
-    peer_stream_id: bytes
+    peer_stream_id: Annotated[bytes, STREAM_ID]
     """The controller stream the device has delivered from (zeros: none)."""
-    delivered_seq: int
+    delivered_seq: Annotated[int, U32]
     """The last seq of ``peer_stream_id`` the device delivered (0 with no stream)."""
 
     def _check_together(self) -> None:
         if PROTOCOL_V2 not in self.protocol_versions:
             raise FieldError("protocol_versions", "a hello_v2 must offer version 2")
-        if self.stream_id == bytes(STREAM_ID_LEN):
-            raise FieldError("stream_id", "must not be all zeros")
-        if (self.peer_stream_id == bytes(STREAM_ID_LEN)) and self.delivered_seq != 0:
-            raise FieldError("delivered_seq", "must be 0 when peer_stream_id is none")
+        _check_stream_state(self.stream_id, self.peer_stream_id, self.delivered_seq)
 
     @property
     def protocol_version(self) -> int:
@@ -230,47 +227,34 @@ class AuthConfirmV2(Message):
     chosen, and the controller's stream state (as in HelloV2, the controller's side of it). Sent in a
     version-2 frame under the device key."""
 
-    TYPE: ClassVar[int] = 0x05
-    NAME: ClassVar[str] = "auth_confirm_v2"
-    SENT_BY: ClassVar[SentBy] = "controller"
-    HANDSHAKE: ClassVar[bool] = True
-    PROTOCOL: ClassVar[int] = PROTOCOL_V2
-    FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (
-        ("device_nonce", Nonce()),
-        ("protocol_version", UInt(1, PROTOCOL_V2, PROTOCOL_V2)),
-        ("window", UInt(1, 1, MAX_WINDOW)),
-        ("stream_id", StreamId()),
-        ("send_seq", UInt(4, 1, 0xFFFF_FFFF)),
-        ("peer_stream_id", StreamId()),
-        ("delivered_seq", U32),
-    )
+    TYPE = 0x05
+    NAME = "auth_confirm_v2"
+    SENT_BY = "controller"
+    HANDSHAKE = True
+    PROTOCOL = PROTOCOL_V2
 
-    device_nonce: bytes
-    protocol_version: int
-    window: int
-    stream_id: bytes
-    send_seq: int
-    peer_stream_id: bytes
+    device_nonce: Annotated[bytes, NONCE]
+    protocol_version: Annotated[int, UInt(1, PROTOCOL_V2, PROTOCOL_V2)]
+    window: Annotated[int, UInt(1, 1, MAX_WINDOW)]
+    stream_id: Annotated[bytes, STREAM_ID]
+    send_seq: Annotated[int, UInt(4, 1, 0xFFFF_FFFF)]
+    peer_stream_id: Annotated[bytes, STREAM_ID]
     """The device stream the controller has delivered from (zeros: it does not know the device's)."""
-    delivered_seq: int
+    delivered_seq: Annotated[int, U32]
 
     def _check_together(self) -> None:
-        if self.stream_id == bytes(STREAM_ID_LEN):
-            raise FieldError("stream_id", "must not be all zeros")
-        if (self.peer_stream_id == bytes(STREAM_ID_LEN)) and self.delivered_seq != 0:
-            raise FieldError("delivered_seq", "must be 0 when peer_stream_id is none")
+        _check_stream_state(self.stream_id, self.peer_stream_id, self.delivered_seq)
 
 
 @dataclass(frozen=True, slots=True)
 class Heartbeat(Message):
     """Either side, when it has sent nothing for HEARTBEAT_INTERVAL_S. The Link sends and absorbs these."""
 
-    TYPE: ClassVar[int] = 0x08
-    NAME: ClassVar[str] = "heartbeat"
-    SENT_BY: ClassVar[SentBy] = "either"
-    FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (("uptime_ms", U32),)
+    TYPE = 0x08
+    NAME = "heartbeat"
+    SENT_BY = "either"
 
-    uptime_ms: int
+    uptime_ms: Annotated[int, U32]
     """The sender's clock in milliseconds, modulo 2**32; for logs only."""
 
 
@@ -278,18 +262,13 @@ class Heartbeat(Message):
 class Status(Message):
     """Device -> controller: its state, fault code (0 = none) and lamp colour; sent on every change."""
 
-    TYPE: ClassVar[int] = 0x09
-    NAME: ClassVar[str] = "status"
-    SENT_BY: ClassVar[SentBy] = "device"
-    FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (
-        ("state", Choice(DEVICE_STATES)),
-        ("fault_code", U16),
-        ("lamp", Choice(LAMP_COLOURS)),
-    )
+    TYPE = 0x09
+    NAME = "status"
+    SENT_BY = "device"
 
-    state: DeviceState
-    fault_code: int
-    lamp: LampColour
+    state: Annotated[DeviceState, Choice(DEVICE_STATES)]
+    fault_code: Annotated[int, U16]
+    lamp: Annotated[LampColour, Choice(LAMP_COLOURS)]
 
     def _check_together(self) -> None:
         if (self.state == "fault") != (self.fault_code != 0):
@@ -300,31 +279,25 @@ class Status(Message):
 class ErrorReport(Message):
     """Either side: a command it could not carry out (code from ERROR_CODES) and why, in words."""
 
-    TYPE: ClassVar[int] = 0x0A
-    NAME: ClassVar[str] = "error"
-    SENT_BY: ClassVar[SentBy] = "either"
-    FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (
-        ("code", UInt(1, 1, 0xFF)),
-        ("refused_seq", U32),
-        ("detail", Text(64)),
-    )
+    TYPE = 0x0A
+    NAME = "error"
+    SENT_BY = "either"
 
-    code: int
-    refused_seq: int
+    code: Annotated[int, UInt(1, 1, 0xFF)]
+    refused_seq: Annotated[int, U32]
     """The seq of the DATA frame refused, or 0 when the error concerns no one frame."""
-    detail: str
+    detail: Annotated[str, Text(64)]
 
 
 @dataclass(frozen=True, slots=True)
 class Reset(Message):
     """Controller -> device: abandon what it is doing (hard: also reboot) and report status afterwards."""
 
-    TYPE: ClassVar[int] = 0x0B
-    NAME: ClassVar[str] = "reset"
-    SENT_BY: ClassVar[SentBy] = "controller"
-    FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (("hard", Bool()),)
+    TYPE = 0x0B
+    NAME = "reset"
+    SENT_BY = "controller"
 
-    hard: bool
+    hard: Annotated[bool, Bool()]
 
 
 @dataclass(frozen=True, slots=True)
@@ -332,10 +305,10 @@ class StatusQuery(Message):
     """Controller -> any v2 device: report your state now (answered by StatusReport). The controller
     asks after every handshake, so it never has to guess what a device did while the line was down."""
 
-    TYPE: ClassVar[int] = 0x0C
-    NAME: ClassVar[str] = "status_query"
-    SENT_BY: ClassVar[SentBy] = "controller"
-    PROTOCOL: ClassVar[int] = PROTOCOL_V2
+    TYPE = 0x0C
+    NAME = "status_query"
+    SENT_BY = "controller"
+    PROTOCOL = PROTOCOL_V2
 
 
 @dataclass(frozen=True, slots=True)
@@ -345,25 +318,17 @@ class StatusReport(Message):
     for, and how many cards it has reported for that deal so far. Every card it reported before this
     answer precedes it in the stream. Other devices answer with deal none."""
 
-    TYPE: ClassVar[int] = 0x0D
-    NAME: ClassVar[str] = "status_report"
-    SENT_BY: ClassVar[SentBy] = "device"
-    PROTOCOL: ClassVar[int] = PROTOCOL_V2
-    FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (
-        ("state", Choice(DEVICE_STATES)),
-        ("fault_code", U16),
-        ("lamp", Choice(LAMP_COLOURS)),
-        ("deal", Choice(DEAL_PROGRESS)),
-        ("positions", PositionCounts(allow_empty=True)),
-        ("cards_reported", CARD_COUNT),
-    )
+    TYPE = 0x0D
+    NAME = "status_report"
+    SENT_BY = "device"
+    PROTOCOL = PROTOCOL_V2
 
-    state: DeviceState
-    fault_code: int
-    lamp: LampColour
-    deal: DealProgress = "none"
-    positions: tuple[tuple[int, int], ...] = ()
-    cards_reported: int = 0
+    state: Annotated[DeviceState, Choice(DEVICE_STATES)]
+    fault_code: Annotated[int, U16]
+    lamp: Annotated[LampColour, Choice(LAMP_COLOURS)]
+    deal: Annotated[DealProgress, Choice(DEAL_PROGRESS)] = "none"
+    positions: Annotated[tuple[tuple[int, int], ...], PositionCounts(allow_empty=True)] = ()
+    cards_reported: Annotated[int, CARD_COUNT] = 0
 
     def _check_together(self) -> None:
         if (self.state == "fault") != (self.fault_code != 0):
@@ -378,29 +343,24 @@ class StatusReport(Message):
 class Shuffle(Message):
     """Controller -> shuffler: shuffle a fresh deck and verify it; answered by ShuffleDone."""
 
-    TYPE: ClassVar[int] = 0x20
-    NAME: ClassVar[str] = "shuffle"
-    SENT_BY: ClassVar[SentBy] = "controller"
+    TYPE = 0x20
+    NAME = "shuffle"
+    SENT_BY = "controller"
 
 
 @dataclass(frozen=True, slots=True)
 class ShuffleDone(Message):
     """Shuffler -> controller: the deck is shuffled; what the shoe read of it."""
 
-    TYPE: ClassVar[int] = 0x21
-    NAME: ClassVar[str] = "shuffle_done"
-    SENT_BY: ClassVar[SentBy] = "device"
-    FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (
-        ("card_count", UInt(1, 0, 0xFF)),
-        ("missing_cards", CardList()),
-        ("extra_cards", CardList()),
-    )
+    TYPE = 0x21
+    NAME = "shuffle_done"
+    SENT_BY = "device"
 
-    card_count: int
+    card_count: Annotated[int, UInt(1, 0, 0xFF)]
     """Cards the shoe counted; 52 for a good deck (more when a card was read twice)."""
-    missing_cards: tuple[int, ...]
+    missing_cards: Annotated[tuple[int, ...], CardList()]
     """Cards not read at all, ascending."""
-    extra_cards: tuple[int, ...]
+    extra_cards: Annotated[tuple[int, ...], CardList()]
     """Cards read more than once, ascending."""
 
     def _check_together(self) -> None:
@@ -412,86 +372,64 @@ class ShuffleDone(Message):
 class DealRequest(Message):
     """Controller -> shuffler: deal each position its card_count, in the order given, one at a time."""
 
-    TYPE: ClassVar[int] = 0x22
-    NAME: ClassVar[str] = "deal_request"
-    SENT_BY: ClassVar[SentBy] = "controller"
-    FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (("positions", PositionCounts()),)
+    TYPE = 0x22
+    NAME = "deal_request"
+    SENT_BY = "controller"
 
-    positions: tuple[tuple[int, int], ...]
+    positions: Annotated[tuple[tuple[int, int], ...], PositionCounts()]
 
 
 @dataclass(frozen=True, slots=True)
 class CardDealt(Message):
     """Shuffler -> controller: one card left the shoe for ``position``, the ``index``-th (0-based) there."""
 
-    TYPE: ClassVar[int] = 0x23
-    NAME: ClassVar[str] = "card_dealt"
-    SENT_BY: ClassVar[SentBy] = "device"
-    FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (
-        ("position", Position()),
-        ("index", CARD_INDEX),
-        ("card", CARD),
-    )
+    TYPE = 0x23
+    NAME = "card_dealt"
+    SENT_BY = "device"
 
-    position: int
-    index: int
-    card: int
+    position: Annotated[int, Position()]
+    index: Annotated[int, CARD_INDEX]
+    card: Annotated[int, CARD]
 
 
 @dataclass(frozen=True, slots=True)
 class HandComplete(Message):
     """Shuffler -> controller: the shoe finished ``position`` and counted ``card_count`` cards there."""
 
-    TYPE: ClassVar[int] = 0x24
-    NAME: ClassVar[str] = "hand_complete"
-    SENT_BY: ClassVar[SentBy] = "device"
-    FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (
-        ("position", Position()),
-        ("card_count", CARD_COUNT),
-    )
+    TYPE = 0x24
+    NAME = "hand_complete"
+    SENT_BY = "device"
 
-    position: int
-    card_count: int
+    position: Annotated[int, Position()]
+    card_count: Annotated[int, CARD_COUNT]
 
 
 @dataclass(frozen=True, slots=True)
 class ShufflerFault(Message):
     """Shuffler -> controller: a fault; ``position`` where the deal stood (None when not dealing)."""
 
-    TYPE: ClassVar[int] = 0x25
-    NAME: ClassVar[str] = "shuffler_fault"
-    SENT_BY: ClassVar[SentBy] = "device"
-    FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (
-        ("fault", Choice(SHUFFLER_FAULTS)),
-        ("position", Position(optional=True)),
-        ("detail", Text(64)),
-    )
+    TYPE = 0x25
+    NAME = "shuffler_fault"
+    SENT_BY = "device"
 
-    fault: ShufflerFaultKind
-    position: int | None
-    detail: str
+    fault: Annotated[ShufflerFaultKind, Choice(SHUFFLER_FAULTS)]
+    position: Annotated[int | None, Position(optional=True)]
+    detail: Annotated[str, Text(64)]
 
 
 @dataclass(frozen=True, slots=True)
 class SpotState(Message):
     """Bet sensors -> controller: what lies on one spot now (sent on every change, and after a lock)."""
 
-    TYPE: ClassVar[int] = 0x40
-    NAME: ClassVar[str] = "spot_state"
-    SENT_BY: ClassVar[SentBy] = "device"
-    FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (
-        ("seat", SEAT),
-        ("spot", SPOT),
-        ("amount_cents", U32),
-        ("chip_count", U16),
-        ("locked", Bool()),
-    )
+    TYPE = 0x40
+    NAME = "spot_state"
+    SENT_BY = "device"
 
-    seat: int
-    spot: int
-    amount_cents: int
-    chip_count: int
-    locked: bool
+    seat: Annotated[int, SEAT]
+    spot: Annotated[int, SPOT]
+    amount_cents: Annotated[int, U32]
+    chip_count: Annotated[int, U16]
+    locked: Annotated[bool, Bool()]
 
     def _check_together(self) -> None:
         if (self.amount_cents == 0) != (self.chip_count == 0):
@@ -502,78 +440,66 @@ class SpotState(Message):
 class LockBets(Message):
     """Controller -> bet sensors: bets are locked; changes from now on are reported with locked=true."""
 
-    TYPE: ClassVar[int] = 0x41
-    NAME: ClassVar[str] = "lock_bets"
-    SENT_BY: ClassVar[SentBy] = "controller"
+    TYPE = 0x41
+    NAME = "lock_bets"
+    SENT_BY = "controller"
 
 
 @dataclass(frozen=True, slots=True)
 class UnlockBets(Message):
     """Controller -> bet sensors: bets are open again."""
 
-    TYPE: ClassVar[int] = 0x42
-    NAME: ClassVar[str] = "unlock_bets"
-    SENT_BY: ClassVar[SentBy] = "controller"
+    TYPE = 0x42
+    NAME = "unlock_bets"
+    SENT_BY = "controller"
 
 
 @dataclass(frozen=True, slots=True)
 class SpotLamp(Message):
     """Controller -> bet sensors: light one spot's lamp (off, or the win / lose / push colour)."""
 
-    TYPE: ClassVar[int] = 0x43
-    NAME: ClassVar[str] = "spot_lamp"
-    SENT_BY: ClassVar[SentBy] = "controller"
-    FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (
-        ("seat", SEAT),
-        ("spot", SPOT),
-        ("colour", Choice(SPOT_LAMP_COLOURS)),
-    )
+    TYPE = 0x43
+    NAME = "spot_lamp"
+    SENT_BY = "controller"
 
-    seat: int
-    spot: int
-    colour: SpotLampColour
+    seat: Annotated[int, SEAT]
+    spot: Annotated[int, SPOT]
+    colour: Annotated[SpotLampColour, Choice(SPOT_LAMP_COLOURS)]
 
 
 @dataclass(frozen=True, slots=True)
 class ShowButton(Message):
     """Controller -> dealer display: the button (designated player) is at ``seat``; None shows none."""
 
-    TYPE: ClassVar[int] = 0x60
-    NAME: ClassVar[str] = "show_button"
-    SENT_BY: ClassVar[SentBy] = "controller"
-    FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (("seat", OptionalSeat()),)
+    TYPE = 0x60
+    NAME = "show_button"
+    SENT_BY = "controller"
 
-    seat: int | None
+    seat: Annotated[int | None, OptionalSeat()]
 
 
 @dataclass(frozen=True, slots=True)
 class ShowText(Message):
     """Controller -> dealer display: one line of text for the dealer (replaces the previous one)."""
 
-    TYPE: ClassVar[int] = 0x61
-    NAME: ClassVar[str] = "show_text"
-    SENT_BY: ClassVar[SentBy] = "controller"
-    FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (("text", Text(120)),)
+    TYPE = 0x61
+    NAME = "show_text"
+    SENT_BY = "controller"
 
-    text: str
+    text: Annotated[str, Text(120)]
 
 
 @dataclass(frozen=True, slots=True)
 class ShowSeatResult(Message):
     """Controller -> dealer display: a seat's result and its net win (+) or loss (-) in cents."""
 
-    TYPE: ClassVar[int] = 0x62
-    NAME: ClassVar[str] = "show_seat_result"
-    SENT_BY: ClassVar[SentBy] = "controller"
-    FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (
-        ("seat", SEAT),
-        ("result", Choice(SEAT_RESULTS)),
-        ("net_cents", SInt64()),
-    )
+    TYPE = 0x62
+    NAME = "show_seat_result"
+    SENT_BY = "controller"
 
-    seat: int
-    result: SeatResult
-    net_cents: int
+    seat: Annotated[int, SEAT]
+    result: Annotated[SeatResult, Choice(SEAT_RESULTS)]
+    net_cents: Annotated[int, SInt64()]
 
 
 @dataclass(frozen=True, slots=True)
@@ -581,16 +507,12 @@ class DealerKey(Message):
     """Dealer display -> controller: the dealer pressed a key; ``seat`` only (and always) for the keys
     that name a seat (fold_seat, kill_seat: SEAT_KEYS)."""
 
-    TYPE: ClassVar[int] = 0x63
-    NAME: ClassVar[str] = "dealer_key"
-    SENT_BY: ClassVar[SentBy] = "device"
-    FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (
-        ("key", Choice(DEALER_KEYS)),
-        ("seat", OptionalSeat()),
-    )
+    TYPE = 0x63
+    NAME = "dealer_key"
+    SENT_BY = "device"
 
-    key: DealerKeyName
-    seat: int | None = None
+    key: Annotated[DealerKeyName, Choice(DEALER_KEYS)]
+    seat: Annotated[int | None, OptionalSeat()] = None
     """1..7 for fold_seat and kill_seat; None for every other key."""
 
     def _check_together(self) -> None:
@@ -604,17 +526,13 @@ class DpBankKeyed(Message):
     bank spot, or chips the sensors cannot read) and pressed accept. Added after v1's message set: a
     controller that does not know 0x64 refuses it as bad_message, as any unknown type. Version 2 only."""
 
-    TYPE: ClassVar[int] = 0x64
-    NAME: ClassVar[str] = "dp_bank_keyed"
-    SENT_BY: ClassVar[SentBy] = "device"
-    PROTOCOL: ClassVar[int] = PROTOCOL_V2  # a v2 session's message: v1 stays byte for byte as it was
-    FIELDS: ClassVar[tuple[tuple[str, Codec], ...]] = (
-        ("seat", SEAT),
-        ("amount_cents", BANK_CENTS),
-    )
+    TYPE = 0x64
+    NAME = "dp_bank_keyed"
+    SENT_BY = "device"
+    PROTOCOL = PROTOCOL_V2  # a v2 session's message: v1 stays byte for byte as it was
 
-    seat: int
-    amount_cents: int
+    seat: Annotated[int, SEAT]
+    amount_cents: Annotated[int, BANK_CENTS]
 
 
 ALL_MESSAGE_CLASSES: tuple[type[Message], ...] = (

@@ -31,7 +31,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from firmware_protocol.constants import HEARTBEAT_INTERVAL_S, LINK_SILENCE_TIMEOUT_S
-from firmware_protocol.link import Link, LinkEvent
+from firmware_protocol.events import LinkEvent
+from firmware_protocol.link import Link
 from firmware_protocol.messages import Message
 
 

@@ -240,6 +240,21 @@ def invalid_vector(description: str, key: bytes, frame: bytes, error: str) -> Ve
     return {"description": description, "key": key.hex(), "frame": frame.hex(), "error": error}
 
 
+def refused_data_frame(
+    description: str,
+    sender: int,
+    seq: int,
+    payload: bytes,
+    *,
+    error: str = "bad_message",
+    version: int = PROTOCOL_V1,
+) -> Vector:
+    """A DATA frame, well framed and signed with the session key, that a reader refuses for what it
+    carries (most of them: a payload that is not a valid message for this sender and version)."""
+    frame = raw_frame(KIND_DATA, sender, seq, payload, key=VECTOR_SESSION_KEY, version=version)
+    return invalid_vector(description, VECTOR_SESSION_KEY, frame, error)
+
+
 def damaged_on_the_wire(session_key: bytes, card: bytes, frame: Callable[..., bytes]) -> list[Vector]:
     """The same three damages in either version's frames (``frame`` builds one): a CRC bit, a payload
     byte, another device's key. The undamaged frame is the valid vector "card dealt: seat 3, first

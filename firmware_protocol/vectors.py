@@ -58,6 +58,7 @@ from firmware_protocol.vector_inputs import (
     damaged_on_the_wire,
     invalid_vector,
     raw_frame,
+    refused_data_frame,
     valid_vector,
 )
 
@@ -159,90 +160,26 @@ def build_vectors() -> list[Vector]:
             raw_frame(KIND_ACK, SENDER_DEVICE, 7, b"\x00", key=session_key),
             "bad_length",
         ),
-        invalid_vector(
-            "data frame without a payload",
-            session_key,
-            raw_frame(KIND_DATA, SENDER_DEVICE, 7, b"", key=session_key),
-            "bad_length",
+        refused_data_frame("data frame without a payload", SENDER_DEVICE, 7, b"", error="bad_length"),
+        refused_data_frame("unknown message type 0x7f", SENDER_DEVICE, 7, b"\x7f"),
+        refused_data_frame("card 52 does not exist", SENDER_DEVICE, 7, b"\x23\x03\x00\x34"),
+        refused_data_frame("position 9 does not exist", SENDER_DEVICE, 7, b"\x23\x09\x00\x00"),
+        refused_data_frame("byte after the last field", SENDER_DEVICE, 7, card + b"\x00"),
+        refused_data_frame("card_dealt cut short", SENDER_DEVICE, 7, card[:-1]),
+        refused_data_frame("boolean byte 2", SENDER_CONTROLLER, 7, b"\x0b\x02"),
+        refused_data_frame("status fault with fault_code 0", SENDER_DEVICE, 7, b"\x09\x02\x00\x00\x03"),
+        refused_data_frame("show_text that is not UTF-8", SENDER_CONTROLLER, 7, b"\x61\x02\xc3\x28"),
+        refused_data_frame("missing cards out of order", SENDER_DEVICE, 7, b"\x21\x34\x02\x09\x05\x00"),
+        refused_data_frame(
+            "deal_request asking for 53 cards", SENDER_CONTROLLER, 7, b"\x22\x02\x01\x34\x00\x01"
         ),
-        invalid_vector(
-            "unknown message type 0x7f",
-            session_key,
-            raw_frame(KIND_DATA, SENDER_DEVICE, 7, b"\x7f", key=session_key),
-            "bad_message",
+        refused_data_frame(
+            "a device sending shuffle (a controller's message)", SENDER_DEVICE, 7, Shuffle().encode()
         ),
-        invalid_vector(
-            "card 52 does not exist",
-            session_key,
-            raw_frame(KIND_DATA, SENDER_DEVICE, 7, b"\x23\x03\x00\x34", key=session_key),
-            "bad_message",
+        refused_data_frame(
+            "the controller sending card_dealt (a device's message)", SENDER_CONTROLLER, 7, card
         ),
-        invalid_vector(
-            "position 9 does not exist",
-            session_key,
-            raw_frame(KIND_DATA, SENDER_DEVICE, 7, b"\x23\x09\x00\x00", key=session_key),
-            "bad_message",
-        ),
-        invalid_vector(
-            "byte after the last field",
-            session_key,
-            raw_frame(KIND_DATA, SENDER_DEVICE, 7, card + b"\x00", key=session_key),
-            "bad_message",
-        ),
-        invalid_vector(
-            "card_dealt cut short",
-            session_key,
-            raw_frame(KIND_DATA, SENDER_DEVICE, 7, card[:-1], key=session_key),
-            "bad_message",
-        ),
-        invalid_vector(
-            "boolean byte 2",
-            session_key,
-            raw_frame(KIND_DATA, SENDER_CONTROLLER, 7, b"\x0b\x02", key=session_key),
-            "bad_message",
-        ),
-        invalid_vector(
-            "status fault with fault_code 0",
-            session_key,
-            raw_frame(KIND_DATA, SENDER_DEVICE, 7, b"\x09\x02\x00\x00\x03", key=session_key),
-            "bad_message",
-        ),
-        invalid_vector(
-            "show_text that is not UTF-8",
-            session_key,
-            raw_frame(KIND_DATA, SENDER_CONTROLLER, 7, b"\x61\x02\xc3\x28", key=session_key),
-            "bad_message",
-        ),
-        invalid_vector(
-            "missing cards out of order",
-            session_key,
-            raw_frame(KIND_DATA, SENDER_DEVICE, 7, b"\x21\x34\x02\x09\x05\x00", key=session_key),
-            "bad_message",
-        ),
-        invalid_vector(
-            "deal_request asking for 53 cards",
-            session_key,
-            raw_frame(KIND_DATA, SENDER_CONTROLLER, 7, b"\x22\x02\x01\x34\x00\x01", key=session_key),
-            "bad_message",
-        ),
-        invalid_vector(
-            "a device sending shuffle (a controller's message)",
-            session_key,
-            raw_frame(KIND_DATA, SENDER_DEVICE, 7, Shuffle().encode(), key=session_key),
-            "bad_message",
-        ),
-        invalid_vector(
-            "the controller sending card_dealt (a device's message)",
-            session_key,
-            raw_frame(KIND_DATA, SENDER_CONTROLLER, 7, card, key=session_key),
-            "bad_message",
-        ),
-        invalid_vector(
-            "hello inside a data frame",
-            session_key,
-            raw_frame(KIND_DATA, SENDER_DEVICE, 7, VECTOR_HELLO.encode(), key=session_key),
-            "bad_message",
-        ),
+        refused_data_frame("hello inside a data frame", SENDER_DEVICE, 7, VECTOR_HELLO.encode()),
         invalid_vector(
             "card_dealt inside a handshake frame",
             device_key,
@@ -443,11 +380,11 @@ def build_vectors_v2() -> list[Vector]:
             v2(KIND_HANDSHAKE, SENDER_DEVICE, 0, VECTOR_HELLO.encode(), key=device_key),
             "bad_message",
         ),
-        invalid_vector(
+        refused_data_frame(
             "status_query in a v1 frame (a v1 session has no such message)",
-            session_key,
-            raw_frame(KIND_DATA, SENDER_CONTROLLER, 1, StatusQuery().encode(), key=session_key),
-            "bad_message",
+            SENDER_CONTROLLER,
+            1,
+            StatusQuery().encode(),
         ),
         invalid_vector(
             "hello_v2 offering version 1 only",
@@ -473,48 +410,34 @@ def build_vectors_v2() -> list[Vector]:
             ),
             "bad_message",
         ),
-        invalid_vector(
+        refused_data_frame(
             "status_report: deal none but positions given",
-            session_key,
-            v2(KIND_DATA, SENDER_DEVICE, 44, b"\x0d\x00\x00\x00\x01\x00\x01\x01\x07\x00", key=session_key),
-            "bad_message",
+            SENDER_DEVICE,
+            44,
+            b"\x0d\x00\x00\x00\x01\x00\x01\x01\x07\x00",
+            version=PROTOCOL_V2,
         ),
-        invalid_vector(
+        refused_data_frame(
             "status_report sent by the controller",
-            session_key,
-            v2(
-                KIND_DATA,
-                SENDER_CONTROLLER,
-                2,
-                StatusReport(state="ready", fault_code=0, lamp="green").encode(),
-                key=session_key,
-            ),
-            "bad_message",
+            SENDER_CONTROLLER,
+            2,
+            StatusReport(state="ready", fault_code=0, lamp="green").encode(),
+            version=PROTOCOL_V2,
         ),
-        invalid_vector(
+        refused_data_frame(
             "the controller sending card_dealt (a device's message)",
-            session_key,
-            v2(KIND_DATA, SENDER_CONTROLLER, 2, card, key=session_key),
-            "bad_message",
+            SENDER_CONTROLLER,
+            2,
+            card,
+            version=PROTOCOL_V2,
         ),
-        invalid_vector(
-            "card 52 does not exist",
-            session_key,
-            v2(KIND_DATA, SENDER_DEVICE, 44, b"\x23\x03\x00\x34", key=session_key),
-            "bad_message",
+        refused_data_frame(
+            "card 52 does not exist", SENDER_DEVICE, 44, b"\x23\x03\x00\x34", version=PROTOCOL_V2
         ),
-        invalid_vector(
-            "byte after the last field",
-            session_key,
-            v2(KIND_DATA, SENDER_DEVICE, 7, card + b"\x00", key=session_key),
-            "bad_message",
+        refused_data_frame(
+            "byte after the last field", SENDER_DEVICE, 7, card + b"\x00", version=PROTOCOL_V2
         ),
-        invalid_vector(
-            "unknown message type 0x7f",
-            session_key,
-            v2(KIND_DATA, SENDER_DEVICE, 44, b"\x7f", key=session_key),
-            "bad_message",
-        ),
+        refused_data_frame("unknown message type 0x7f", SENDER_DEVICE, 44, b"\x7f", version=PROTOCOL_V2),
         invalid_vector(
             "COBS code byte points past the end", session_key, bytes.fromhex("0005414200"), "bad_cobs"
         ),
@@ -522,11 +445,8 @@ def build_vectors_v2() -> list[Vector]:
             "no delimiter within 255 bytes", session_key, b"\x00" + b"\x41" * 300 + b"\x00", "frame_too_long"
         ),
         # Appended with the kill_seat key (issue 13): the key names a seat, so a seat of 0 (none) is refused.
-        invalid_vector(
-            "dealer key kill_seat without a seat",
-            session_key,
-            v2(KIND_DATA, SENDER_DEVICE, 47, b"\x63\x07\x00", key=session_key),
-            "bad_message",
+        refused_data_frame(
+            "dealer key kill_seat without a seat", SENDER_DEVICE, 47, b"\x63\x07\x00", version=PROTOCOL_V2
         ),
     ]
     return vectors

@@ -75,12 +75,20 @@ class DevicePort(ABC):
             self.listener.wire_bytes(chunk)
 
     def _up(self) -> None:
+        """Plugged in: the controller's side sees the line come."""
+        self.plugged = True
         if self.listener is not None:
             self.listener.wire_up()
 
     def _down(self) -> None:
         if self.listener is not None:
             self.listener.wire_down()
+
+    def _line_lost(self) -> None:
+        """The far end went (a client closed, a line dropped): down, once, if it was up."""
+        if self.plugged:
+            self.plugged = False
+            self._down()
 
     @abstractmethod
     def _transmit(self, data: bytes) -> None: ...
@@ -157,7 +165,6 @@ class PtyPort(DevicePort):
                 temporary.symlink_to(self.slave_name)
                 os.replace(temporary, self.link_path)
         self._loop.add_reader(master_fd, self._on_readable)
-        self.plugged = True
         self._up()
 
     async def unplug(self) -> None:
@@ -308,15 +315,12 @@ class TcpPort(DevicePort):
             old.transport.abort()
             self.plugged = False
             self._down()
-        self.plugged = True
         self._up()
 
     def _client_gone(self, connection: _TcpConnection) -> None:
         if self._client is connection:
             self._client = None
-            if self.plugged:
-                self.plugged = False
-                self._down()
+            self._line_lost()
 
     def _transmit(self, data: bytes) -> None:
         client = self._client
@@ -404,16 +408,13 @@ class SimPort(DevicePort):
         if self._line is not None:
             self._line.close()
         self._line = SimLine(self)
-        self.plugged = True
         self._up()
         return self._line
 
     def _line_closed(self, line: SimLine) -> None:
         if self._line is line:
             self._line = None
-            if self.plugged:
-                self.plugged = False
-                self._down()
+            self._line_lost()
 
     def _from_controller(self, line: SimLine, data: bytes) -> None:
         if line is self._line:

@@ -206,12 +206,19 @@ class SimulatedShuffler(SimulatedDevice):
         self._current_position = None
         self._hold_deal("none")
 
-    def _on_shuffle(self, seq: int) -> None:
+    def _refused_now(self, seq: int, *, while_dealing: str) -> bool:
+        """A shoe dealing, or in fault, refuses a shuffle or a deal (``while_dealing``: the words of the
+        first refusal). True when it refused."""
         if self.dealing:
-            self.refuse(seq, ERROR_NOT_NOW, "dealing")
-            return
+            self.refuse(seq, ERROR_NOT_NOW, while_dealing)
+            return True
         if self.state == "fault":
             self.refuse(seq, ERROR_DEVICE_FAULT, "in fault: reset first")
+            return True
+        return False
+
+    def _on_shuffle(self, seq: int) -> None:
+        if self._refused_now(seq, while_dealing="dealing"):
             return
         fault = self._take_fault(during_shuffle=True)
         if fault is not None and fault.kind == "red_light":
@@ -243,11 +250,7 @@ class SimulatedShuffler(SimulatedDevice):
         )
 
     def _on_deal(self, request: DealRequest, seq: int) -> None:
-        if self.dealing:
-            self.refuse(seq, ERROR_NOT_NOW, "already dealing")
-            return
-        if self.state == "fault":
-            self.refuse(seq, ERROR_DEVICE_FAULT, "in fault: reset first")
+        if self._refused_now(seq, while_dealing="already dealing"):
             return
         self.deals_started += 1
         self._hold_deal("dealing", tuple(request.positions))

@@ -325,7 +325,6 @@ class UsbPort(DevicePort):
             return
         self._loop = asyncio.get_running_loop()
         self.device.set_present(True)
-        self.plugged = True
         self._up()
 
     async def unplug(self) -> None:

@@ -142,16 +142,21 @@ def whole_number(minimum: int, maximum: int, *, cents: bool = False) -> BeforeVa
     return BeforeValidator(check)
 
 
-def _seconds(value: object) -> object:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise refusal(f"must be a number of seconds, not {toml_type(value)}")
-    if not 0 < value <= MAX_TIMEOUT_S:
-        raise refusal(f"{value} is out of range: more than 0 and at most {MAX_TIMEOUT_S:g} seconds")
-    return float(value)
+def seconds_up_to(maximum_s: float) -> BeforeValidator:
+    """A number of seconds, more than 0 and at most ``maximum_s`` (every duration of the file)."""
+
+    def check(value: object) -> object:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise refusal(f"must be a number of seconds, not {toml_type(value)}")
+        if not 0 < value <= maximum_s:
+            raise refusal(f"{value} is out of range: more than 0 and at most {maximum_s:g} seconds")
+        return float(value)
+
+    return BeforeValidator(check)
 
 
 Cents = Annotated[int, whole_number(1, MAX_AMOUNT_CENTS, cents=True)]
-Seconds = Annotated[float, BeforeValidator(_seconds)]
+Seconds = Annotated[float, seconds_up_to(MAX_TIMEOUT_S)]
 
 
 # --- the file's sections -----------------------------------------------------------------------------------
@@ -410,14 +415,6 @@ class PanelSection(Strict):
 MAX_UPLINK_WAIT_S = 600.0
 
 
-def _uplink_seconds(value: object) -> object:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise refusal(f"must be a number of seconds, not {toml_type(value)}")
-    if not 0 < value <= MAX_UPLINK_WAIT_S:
-        raise refusal(f"{value} is out of range: more than 0 and at most {MAX_UPLINK_WAIT_S:g} seconds")
-    return float(value)
-
-
 def tls_servers(value: object) -> object:
     # A server's URL is never quoted back: it may carry a password (user:password@host), which belongs in
     # password_file and must not reach a log or a terminal. Each one is named by its place instead.
@@ -449,7 +446,7 @@ def _subject_token(value: object) -> object:
     return value
 
 
-UplinkSeconds = Annotated[float, BeforeValidator(_uplink_seconds)]
+UplinkSeconds = Annotated[float, seconds_up_to(MAX_UPLINK_WAIT_S)]
 
 
 class UplinkSection(Strict):

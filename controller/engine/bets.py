@@ -138,6 +138,19 @@ class Bets:
         else:
             self._on_wager_spot(event)
 
+    def _journal_read(self, event: BetChanged, wager: str, *, locked: bool) -> None:
+        """The sensors' read of one spot as it came (a wager's spot, or the bank spot: never locked)."""
+        self.ctx.journal(
+            e.BetChanged(
+                seat=event.seat,
+                wager=wager,
+                amount_cents=event.amount_cents,
+                chip_count=event.chip_count,
+                locked=locked,
+            ),
+            source=event.device,
+        )
+
     def _on_bank_spot(self, event: BetChanged) -> None:
         """The bank spot holds the chips a player posts as the DP's bank: never a wager (the bank taken
         is the amount read when the button was accepted). But once the round is locked the bank the
@@ -147,16 +160,7 @@ class Bets:
         self._bank.bank_spot_read(
             event.seat, event.amount_cents, before_lock=ctx.where in (m.IDLE, m.BETTING)
         )
-        ctx.journal(
-            e.BetChanged(
-                seat=event.seat,
-                wager=BANK,
-                amount_cents=event.amount_cents,
-                chip_count=event.chip_count,
-                locked=False,
-            ),
-            source=event.device,
-        )
+        self._journal_read(event, BANK, locked=False)
         live = ctx.round
         in_play = (
             live is not None and ctx.state not in (m.IDLE, m.BETTING, *OUTCOME_STATES) and not live.closed
@@ -183,16 +187,7 @@ class Bets:
         live = ctx.round
         state = ctx.state  # (read once: every chip move asks it)
         locked = live is not None and state not in (m.IDLE, m.BETTING) and not live.closed
-        ctx.journal(
-            e.BetChanged(
-                seat=event.seat,
-                wager=wager,
-                amount_cents=event.amount_cents,
-                chip_count=event.chip_count,
-                locked=locked,
-            ),
-            source=event.device,
-        )
+        self._journal_read(event, wager, locked=locked)
         if live is None or not locked or state in OUTCOME_STATES:
             return  # before the lock bets are free; after the reveal chips move for the payout
         self._judge_locked_spot(event, live, wager, before)

@@ -214,7 +214,7 @@ class DealPart:
             return
         live.see(event.card)
         if event.position not in step.expected:
-            if event.position in (DEALER_POSITION, COMMUNITY_POSITION) or event.position in live.seats:
+            if live.deals_to(event.position):
                 self.wrong_count(event.position, "a card dealt to a position not in this deal")
             else:
                 self._faults.raise_fault(
@@ -270,7 +270,7 @@ class DealPart:
             )
             return
         if event.position not in step.expected:
-            if event.position in (DEALER_POSITION, COMMUNITY_POSITION) or event.position in live.seats:
+            if live.deals_to(event.position):
                 self.wrong_count(event.position, "hand complete for a position not in this deal")
             else:
                 self._faults.raise_fault(

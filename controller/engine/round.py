@@ -127,6 +127,11 @@ class LiveRound:
         """The card was dealt in this round (wherever it went): seen again, it is a card seen twice."""
         self.seen_cards.add(card)
 
+    def deals_to(self, position: int) -> bool:
+        """The round has this position: the banker, the community, or one of its seats (a card or a
+        count for any other position is from outside the round)."""
+        return position in (DEALER_POSITION, COMMUNITY_POSITION) or position in self.seats
+
     def bind_card(self, step: DealStep, position: int, card: int) -> list[int]:
         """The card goes to the position's hand (the banker's, the community's or a seat's); returns
         the position's cards in this deal step so far."""

@@ -36,7 +36,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from controller.files import NO_SUCH_FILE, FileRefused, read_bounded
+from controller.files import FileRefused, read_bounded, read_bounded_if_there
 from controller.journal.chain import GENESIS_HASH, canonical_json, format_time_utc
 from controller.journal.durable import write_durably
 from controller.journal.store import JournalError
@@ -134,11 +134,11 @@ def read_anchor(journal_path: str | Path) -> Anchor | None:
     """The anchor beside the journal, or None when there is none."""
     path = anchor_path(journal_path)
     try:  # a regular file only, bounded: a FIFO or a device in its place neither hangs nor floods
-        raw = read_bounded(path, limit_bytes=_ANCHOR_MAX_BYTES)
+        raw = read_bounded_if_there(path, limit_bytes=_ANCHOR_MAX_BYTES)
     except FileRefused as refused:
-        if refused.reason == NO_SUCH_FILE:
-            return None
         raise AnchorError(f"anchor {path}: not an anchor: {refused.reason}") from None
+    if raw is None:
+        return None
     try:
         value = json.loads(raw.decode("utf-8"))
     except ValueError:

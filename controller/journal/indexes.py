@@ -13,7 +13,7 @@ from controller.journal.handle import JournalFile
 from controller.journal.kinds import ROUND_STARTED
 from controller.journal.schema import counted_rows
 from controller.journal.sealed import SealedSegments
-from controller.journal.totals import periods_span
+from controller.journal.totals import RoundFilter, periods_span
 from controller.locale import DEFAULT_PROPERTY, PropertySettings, gaming_day_of
 from controller.names import format_round_id
 
@@ -71,36 +71,31 @@ class RoundIndex:
         ``seat``, of ``status`` (settled, dead, void), oldest first; the last ``last`` of them when
         given. Through the round index of this segment, then of the sealed ones, newest first, until
         ``last`` are found: the cost is the rounds found (and the segments opened), not the entries."""
-        found = self.own_closed_round_seqs(start_utc, end_utc, seat, status, last)
+        wanted = RoundFilter(start_utc, end_utc, seat, status)
+        found = self.own_closed_round_seqs(wanted, last)
         if last is not None and len(found) >= last:
             return found[-last:]
-        ranged = start_utc is not None or end_utc is not None
         sealed_ones = (
-            self._sealed.in_time(start_utc, end_utc) if ranged else self._sealed.after(newest_first=True)
+            self._sealed.in_time(start_utc, end_utc)
+            if wanted.ranged
+            else self._sealed.after(newest_first=True)
         )
         for sealed in sealed_ones:
             want = None if last is None else last - len(found)
-            found = sealed.indexes.own_closed_round_seqs(start_utc, end_utc, seat, status, want) + found
+            found = sealed.indexes.own_closed_round_seqs(wanted, want) + found
             if last is not None and len(found) >= last:
                 break
         return found if last is None else found[-last:]
 
-    def own_closed_round_seqs(
-        self,
-        start_utc: str | None,
-        end_utc: str | None,
-        seat: int | None,
-        status: str | None,
-        last: int | None,
-    ) -> list[int]:
+    def own_closed_round_seqs(self, wanted: RoundFilter, last: int | None) -> list[int]:
+        """``closed_round_seqs`` of this file alone (its round index, or a scan without one)."""
         if not self._file.has_totals:
             from controller.journal.totals import scanned_round_seqs  # noqa: PLC0415
 
             with self._file.lock:
                 rows = list(counted_rows(self._file.connection, self._file.path))
-            return scanned_round_seqs(
-                rows, start_utc=start_utc, end_utc=end_utc, seat=seat, status=status, last=last
-            )
+            return scanned_round_seqs(rows, wanted, last)
+        start_utc, end_utc, seat = wanted.start_utc, wanted.end_utc, wanted.seat
         conditions: list[str] = []
         params: list[Any] = []
         # A time range reads its rounds through the time index (then sorted by seq: a shift's few
@@ -109,7 +104,7 @@ class RoundIndex:
         # With a seat too, the range stays the outer loop (CROSS JOIN fixes SQLite's join order): driven
         # by the seat, every round of that seat in the journal was matched against the range (9 s on
         # 5 million entries, bench/bench_years.py); without a range, the seat's own key is the way in.
-        ranged = start_utc is not None or end_utc is not None
+        ranged = wanted.ranged
         if ranged:
             table = "journal_rounds r INDEXED BY journal_rounds_by_time"
             if seat is not None:
@@ -124,7 +119,7 @@ class RoundIndex:
             ("s.seq = r.seq AND s.seat = ?", seat),
             ("r.time_utc >= ?", start_utc),
             ("r.time_utc < ?", end_utc),
-            ("r.status = ?", status),
+            ("r.status = ?", wanted.status),
         )
         for condition, value in filters:
             if value is not None:

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from controller.files import NO_SUCH_FILE, FileRefused, read_bounded
+from controller.files import FileRefused, read_bounded_if_there
 from controller.journal.chain import canonical_json
 from controller.journal.checkpoint import CheckpointError, state_from_checkpoint
 from controller.journal.errors import JournalError
@@ -122,11 +122,11 @@ def read_seal(journal_path: str | Path, segment: int) -> Seal | None:
     """The seal of ``segment``, None when there is none; ``JournalError`` when it is not a seal."""
     path = seal_file(journal_path, segment)
     try:
-        raw = read_bounded(path, limit_bytes=_SEAL_MAX_BYTES)
+        raw = read_bounded_if_there(path, limit_bytes=_SEAL_MAX_BYTES)
     except FileRefused as refused:
-        if refused.reason == NO_SUCH_FILE:
-            return None
         raise JournalError(f"seal {path}: not a seal: {refused.reason}") from None
+    if raw is None:
+        return None
     try:
         value = json.loads(raw.decode("utf-8"))
         seal = Seal(**value)
@@ -217,10 +217,11 @@ def archived_location(journal_path: str | Path, segment: int) -> Path | None:
     """Where an archived segment went (its pointer beside the seal), or None when not archived."""
     pointer = archived_file(journal_path, segment)
     try:
-        value = json.loads(read_bounded(pointer, limit_bytes=4096).decode("utf-8"))
-    except FileRefused as refused:
-        if refused.reason == NO_SUCH_FILE:
+        raw = read_bounded_if_there(pointer, limit_bytes=4096)
+        if raw is None:
             return None
+        value = json.loads(raw.decode("utf-8"))
+    except FileRefused as refused:
         raise JournalError(f"archive pointer {pointer}: {refused.reason}") from None
     except ValueError:
         raise JournalError(f"archive pointer {pointer}: not JSON (damaged?)") from None

@@ -150,6 +150,30 @@ class RoundRow:
     seats: tuple[int, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class RoundFilter:
+    """Which closed rounds a reader asks for: closed in [start_utc, end_utc), with a wager of ``seat``,
+    of ``status`` (settled, dead, void); None: any. The round index answers it in SQL
+    (controller/journal/indexes.py), a file without the index by ``matches``."""
+
+    start_utc: str | None = None
+    end_utc: str | None = None
+    seat: int | None = None
+    status: str | None = None
+
+    @property
+    def ranged(self) -> bool:
+        return self.start_utc is not None or self.end_utc is not None
+
+    def matches(self, row: RoundRow) -> bool:
+        return (
+            (self.start_utc is None or row.time_utc >= self.start_utc)
+            and (self.end_utc is None or row.time_utc < self.end_utc)
+            and (self.seat is None or self.seat in row.seats)
+            and (self.status is None or row.status == self.status)
+        )
+
+
 def round_row(
     seq: int, kind: str, round_id: str | None, time_utc: str, public: Mapping[str, Any]
 ) -> RoundRow | None:
@@ -346,22 +370,13 @@ def folded_period_totals(
 
 def scanned_round_seqs(
     rows: Iterable[tuple[int, str, str | None, str, Mapping[str, Any]]],
-    *,
-    start_utc: str | None,
-    end_utc: str | None,
-    seat: int | None,
-    status: str | None,
+    wanted: RoundFilter,
     last: int | None,
 ) -> list[int]:
     """``RoundIndex.closed_round_seqs`` of one file without a round index, by scanning its closings."""
     found: list[int] = []
     for seq, kind, round_id, time_utc, public in rows:
         row = round_row(seq, kind, round_id, time_utc, public)
-        if row is None:
-            continue
-        if (start_utc is not None and time_utc < start_utc) or (end_utc is not None and time_utc >= end_utc):
-            continue
-        if (seat is not None and seat not in row.seats) or (status is not None and row.status != status):
-            continue
-        found.append(seq)
+        if row is not None and wanted.matches(row):
+            found.append(seq)
     return found if last is None else found[-last:]

@@ -21,7 +21,8 @@ from controller.journal import Journal
 from controller.journal.meters import compute_meters, fold_meters, range_totals
 from controller.journal.recall import recall_from
 from controller.journal.recovery import recover
-from controller.journal.totals import range_periods
+from controller.journal.schema import counted_rows
+from controller.journal.totals import RoundFilter, range_periods, round_row, scanned_round_seqs
 from controller.panel.shift_meters import RANGE_KINDS, day_range, fold_range, shift_range
 from tests.journal.scripted import play_round
 
@@ -161,3 +162,28 @@ def test_a_range_off_the_hour_is_folded(tmp_path: Path) -> None:
             "h:2026-12-01T00",
             "h:2026-12-01T01",
         ]
+
+
+def test_a_file_without_the_round_index_finds_the_rounds_the_index_finds(tmp_path: Path) -> None:
+    """The two ways one file answers ``closed_round_seqs``: the round index's SQL, and a scan of the
+    closings (a file written before the index): one RoundFilter, the same seqs for every filter."""
+    rng = random.Random(7)
+    with Journal.open(tmp_path / "j.sqlite", "T1", clock=SteppingClock(rng), synchronous="OFF") as journal:
+        _play(journal, rng, 12)
+        with journal.file.lock:
+            rows = list(counted_rows(journal.file.connection, journal.file.path))
+        times = sorted(row[3] for row in rows)
+        middle_utc = times[len(times) // 2]
+        closed = [made for made in (round_row(*row) for row in rows) if made is not None]
+        statuses = {made.status for made in closed}
+        assert statuses >= {"settled", "dead"}  # the filter by status has something to tell apart
+        found_any = 0
+        for start_utc, end_utc in ((None, None), (None, middle_utc), (middle_utc, None)):
+            for seat in (None, 1, 3):
+                for status in (None, "settled", "dead"):
+                    for last in (None, 2):
+                        wanted = RoundFilter(start_utc, end_utc, seat, status)
+                        indexed = journal.indexes.own_closed_round_seqs(wanted, last)
+                        assert scanned_round_seqs(rows, wanted, last) == indexed, (wanted, last)
+                        found_any += len(indexed)
+        assert found_any > 0

@@ -12,7 +12,7 @@ from firmware_protocol.field_codecs import (
     CardList,
     Choice,
     Codec,
-    Nonce,
+    FixedBytes,
     OptionalSeat,
     Position,
     SInt64,
@@ -63,8 +63,8 @@ def codec_values(codec: Codec) -> st.SearchStrategy[Any]:
         return st.one_of(st.none(), st.integers(1, 7))
     if isinstance(codec, Bool):
         return st.booleans()
-    if isinstance(codec, Nonce):
-        return st.binary(min_size=NONCE_LEN, max_size=NONCE_LEN)
+    if isinstance(codec, FixedBytes):
+        return st.binary(min_size=codec.length, max_size=codec.length)
     if isinstance(codec, Text):
         return _text(codec.max_bytes)
     if isinstance(codec, Choice):

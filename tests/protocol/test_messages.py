@@ -18,6 +18,7 @@ from firmware_protocol.messages import (
     ShuffleDone,
     SpotState,
     Status,
+    StatusReport,
     decode_message,
     message_from_json,
     message_to_json,
@@ -126,3 +127,28 @@ def test_a_class_decodes_only_its_own_type() -> None:
 def test_card_dealt_wire_layout() -> None:
     assert CardDealt(position=3, index=0, card=51).encode() == bytes([0x23, 3, 0, 51])
     assert DealRequest(positions=((1, 7), (0, 7))).encode() == bytes([0x22, 2, 1, 7, 0, 7])
+
+
+def test_a_message_is_its_field_declarations_in_order() -> None:
+    """Each field is declared once, with its codec; FIELDS (what encodes and decodes) is made from the
+    declarations, in their order."""
+    assert [name for name, _ in StatusReport.FIELDS] == [
+        "state",
+        "fault_code",
+        "lamp",
+        "deal",
+        "positions",
+        "cards_reported",
+    ]
+    late = (
+        "from __future__ import annotations\n"
+        "from typing import Annotated\n"
+        "from firmware_protocol.field_codecs import U8\n"
+        "from firmware_protocol.messages import Message\n"
+        "class Late(Message):\n"
+        "    level: Annotated[int, U8]\n"
+    )
+    # Postponed annotations would leave the codecs as text: refused when the class is made, not an
+    # empty FIELDS that encodes a message without its fields.
+    with pytest.raises(TypeError, match=r"^Late.level: messages.py must not postpone its annotations$"):
+        exec(late, {"__name__": "late_message"})

@@ -71,26 +71,26 @@ class ReconnectDelay:
     one and a half times itself, so that a floor's tables do not all come back at once, and never past
     ``max_s``. ``reset()`` after a good connection."""
 
-    def __init__(
-        self, *, initial_s: float, max_s: float, rng: random.Random, waiter: Waiter = wait_event
-    ) -> None:
+    def __init__(self, *, initial_s: float, max_s: float, rng: random.Random) -> None:
         self._initial_s = initial_s
         self._max_s = max_s
         self._rng = rng
-        self._waiter = waiter
         self.next_s = initial_s
+        self.waiter: Waiter = wait_event  # how a wait is waited (a test's waiter records the delays)
 
     @classmethod
     def of(
         cls, settings: BackoffSettings, rng: random.Random, *, waiter: Waiter = wait_event
     ) -> ReconnectDelay:
         """The delay a configuration's ``backoff_initial_s`` and ``backoff_max_s`` give."""
-        return cls(initial_s=settings.backoff_initial_s, max_s=settings.backoff_max_s, rng=rng, waiter=waiter)
+        delay = cls(initial_s=settings.backoff_initial_s, max_s=settings.backoff_max_s, rng=rng)
+        delay.waiter = waiter
+        return delay
 
     def reset(self) -> None:
         self.next_s = self._initial_s
 
     async def wait(self, stop: asyncio.Event) -> None:
         """Wait the jittered delay, or less when ``stop`` is set; the next attempt's delay doubles."""
-        await self._waiter(stop, min(self.next_s * (0.5 + self._rng.random()), self._max_s))
+        await self.waiter(stop, min(self.next_s * (0.5 + self._rng.random()), self._max_s))
         self.next_s = min(self.next_s * 2, self._max_s)

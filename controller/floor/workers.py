@@ -246,8 +246,8 @@ class FloorWorker:
             initial_s=self.config.backoff_initial_s,
             max_s=min(self.config.backoff_max_s, self.settings.renew_interval_s),
             rng=self.rng,
-            waiter=self.reconnect_waiter,
         )
+        retry.waiter = self.reconnect_waiter
         try:
             while not stop.is_set():
                 client: Client | None = None

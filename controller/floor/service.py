@@ -182,8 +182,7 @@ class FloorService:
         self.site_of: dict[str, str] = {}  # table -> the site token of its subject
         # The stream read beside the consumer (gaps, a renumbered stream): its ``js`` set while connected.
         self._reads = StreamReads(self._take, self.status, self.site_of)
-        # The wait between reconnections: the shared rule with the config's backoff (controller/waits.py;
-        # a test's records the delays asked).
+        # The wait between reconnections: the shared rule (controller/waits.py), the config's backoff.
         self._retry = retry or ReconnectDelay.of(config, random.Random())
         self.committed = asyncio.Event()  # set after each commit (tests and the demo wait on it)
         self._set_aside: set[int] = set()  # stream seqs a release set aside: never projected

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     import random
@@ -50,22 +50,47 @@ def raise_if_cancelled() -> None:
         raise asyncio.CancelledError
 
 
+# How a wait is waited: ``wait_event``, or a test's recorder of the delays asked (it returns whether
+# ``stop`` was set, as ``wait_event`` does).
+Waiter = Callable[[asyncio.Event, float], Awaitable[bool]]
+
+
+class BackoffSettings(Protocol):
+    """A configuration's two reconnection knobs (docs/configuration.md: ``[uplink]``, ``[floor]``)."""
+
+    @property
+    def backoff_initial_s(self) -> float: ...
+    @property
+    def backoff_max_s(self) -> float: ...
+
+
 class ReconnectDelay:
     """A network client's wait between attempts to reach its servers (the uplink, the linked
-    progressive's table and floor ends): ``initial_s`` at first, doubled after each attempt up to
-    ``max_s``; each wait spread over half to one and a half times itself, so that a floor's tables do
-    not all come back at once, and never past ``max_s``. ``reset()`` after a good connection."""
+    progressive's table and floor ends, the floor service's consumer and its workers' lease loop):
+    ``initial_s`` at first, doubled after each attempt up to ``max_s``; each wait spread over half to
+    one and a half times itself, so that a floor's tables do not all come back at once, and never past
+    ``max_s``. ``reset()`` after a good connection."""
 
     def __init__(self, *, initial_s: float, max_s: float, rng: random.Random) -> None:
         self._initial_s = initial_s
         self._max_s = max_s
         self._rng = rng
         self.next_s = initial_s
+        self.waiter: Waiter = wait_event  # how a wait is waited (a test's waiter records the delays)
+
+    @classmethod
+    def of(
+        cls, settings: BackoffSettings, rng: random.Random, *, waiter: Waiter = wait_event
+    ) -> ReconnectDelay:
+        """The delay a configuration's ``backoff_initial_s`` and ``backoff_max_s`` give."""
+        delay = cls(initial_s=settings.backoff_initial_s, max_s=settings.backoff_max_s, rng=rng)
+        delay.waiter = waiter
+        return delay
 
     def reset(self) -> None:
         self.next_s = self._initial_s
 
     async def wait(self, stop: asyncio.Event) -> None:
         """Wait the jittered delay, or less when ``stop`` is set; the next attempt's delay doubles."""
-        await wait_event(stop, min(self.next_s * (0.5 + self._rng.random()), self._max_s))
+        await self.waiter(stop, min(self.next_s * (0.5 + self._rng.random()), self._max_s))
         self.next_s = min(self.next_s * 2, self._max_s)

@@ -431,11 +431,7 @@ def _verify_software(args: argparse.Namespace) -> int:
     expected = approved.expected(seed)
     answer = asyncio.run(
         software_check.ask_table(
-            list(config.servers),
-            user=config.user,
-            password=config.password,
-            ca_file=config.ca_file,
-            inbox_prefix=config.inbox_prefix,
+            config,
             site=args.site,
             table_id=args.table,
             seed=seed,

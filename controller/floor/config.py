@@ -76,23 +76,20 @@ def _seconds_between(minimum_s: float, maximum_s: float) -> BeforeValidator:
     return BeforeValidator(check)
 
 
-def _file_name(value: object) -> object:
-    if not isinstance(value, str):
-        raise refusal(f"must be a file name (relative to this file's directory), not {toml_type(value)}")
-    if not value.strip():
-        raise refusal("must be a file name (relative to this file's directory), not an empty string")
-    return value
+def _text(what: str) -> BeforeValidator:
+    """A string with more than blanks in it; ``what`` names it in the refusal."""
+
+    def check(value: object) -> object:
+        if not isinstance(value, str):
+            raise refusal(f"must be {what}, not {toml_type(value)}")
+        if not value.strip():
+            raise refusal(f"must be {what}, not an empty string")
+        return value
+
+    return BeforeValidator(check)
 
 
-def _user(value: object) -> object:
-    if not isinstance(value, str):
-        raise refusal(f"must be the floor reader's NATS user, not {toml_type(value)}")
-    if not value.strip():
-        raise refusal("must be the floor reader's NATS user, not an empty string")
-    return value
-
-
-FileName = Annotated[str, BeforeValidator(_file_name)]
+FileName = Annotated[str, _text("a file name (relative to this file's directory)")]
 
 
 def _bind(value: object) -> object:
@@ -107,7 +104,7 @@ class FloorSection(Strict):
     replies under ``FLOOR_INBOX`` only (controller/uplink/wire.py), so no other value would work."""
 
     servers: Annotated[list[str], BeforeValidator(tls_servers)]
-    user: Annotated[str, BeforeValidator(_user)]
+    user: Annotated[str, _text("the floor reader's NATS user")]
     password_file: FileName
     ca_file: FileName
     dsn_file: FileName

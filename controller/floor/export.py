@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from controller.journal import entries as typed
-from controller.journal.kinds import CLOSING_KINDS, STATUS_BY_CLOSING_KIND
+from controller.journal.kinds import STATUS_BY_CLOSING_KIND
 from controller.journal.render_csv import METERS_COLUMNS, meters_rows, write_recall_csv
 from controller.locale import DEFAULT_PROPERTY, PropertySettings
 from controller.panel.downloads import csv_response as csv_response  # noqa: PLC0414 - re-exported: the floor panel calls export.csv_response
@@ -25,25 +25,46 @@ _METER_FIELDS = ("rounds_settled", "handle_cents", "house_win_cents", "theoretic
 
 def round_record(round_id: str, events: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     """The recall record (controller/journal/recall.py's shape, the fields render_csv reads) of a closed
-    round from the round page's events; None while the round is not closed."""
-    shown = []
-    closing: dict[str, Any] | None = None
-    for event in events:
-        private = json.loads(event["private"]) if event.get("private") else None
-        payload = typed.merged_payload(str(event["kind"]), json.loads(event["public"]), private)
-        shown.append({"time_utc": event["time_utc"], "kind": event["kind"], "payload": payload})
-        if event["kind"] in CLOSING_KINDS and closing is None:
-            closing = shown[-1]
+    round from the round page's events, each read as its typed entry (controller/journal/entries/);
+    None while the round is not closed."""
+    read = [(event, _typed_entry(event)) for event in events]
+    closing = next((entry for _, entry in read if isinstance(entry, _CLOSING_CLASSES)), None)
     if closing is None:
         return None
-    payload = closing["payload"]
+    round_json, settlement = _closing_round_and_settlement(closing)
     return {
         "round_id": round_id,
-        "status": STATUS_BY_CLOSING_KIND[closing["kind"]],
-        "round": payload.get("round"),
-        "settlement": payload.get("settlement"),
-        "events": shown,
+        "status": STATUS_BY_CLOSING_KIND[closing.kind],
+        "round": round_json,
+        "settlement": settlement,
+        # render_csv reads an event's time and, of a dead or voided round's closing, its reason and by.
+        "events": [
+            {"time_utc": event["time_utc"], "kind": entry.kind, "payload": typed.public_dict(entry)}
+            for event, entry in read
+        ],
     }
+
+
+_CLOSING_CLASSES = (typed.RoundSettled, typed.RoundDead, typed.RoundVoided)
+
+
+def _typed_entry(event: Mapping[str, Any]) -> typed.Entry:
+    """A page's event (its public part, and its private part where the page shows it, as JSON text)."""
+    private = json.loads(event["private"]) if event.get("private") else None
+    return typed.from_parts(str(event["kind"]), json.loads(event["public"]), private)
+
+
+def _closing_round_and_settlement(
+    closing: typed.RoundSettled | typed.RoundDead | typed.RoundVoided,
+) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+    """The closing entry's round (the settle input) and settlement (the settle output). A settled
+    round's are in its private part, its hands back in the settlement, when the page shows them; its
+    public settlement alone (no round, no hands) when not. A dead or voided round's are public."""
+    if not isinstance(closing, typed.RoundSettled):
+        return closing.round, closing.settlement
+    if closing.private is None:
+        return None, closing.settlement
+    return closing.private.round, typed.settlement_with_hands(closing.settlement, closing.private.hands)
 
 
 def round_csv(record: dict[str, Any], prop: PropertySettings = DEFAULT_PROPERTY) -> str:

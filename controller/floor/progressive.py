@@ -25,7 +25,6 @@ import asyncio
 import contextlib
 import json
 import random
-import ssl
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -41,7 +40,7 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 
 from controller.errors import UserError, shown
-from controller.floor.service_settings import floor_nats_options
+from controller.floor.service_settings import FLOOR_IO_ERRORS, floor_nats_options
 from controller.journal import entries as e
 from controller.journal.kinds import PROGRESSIVE_KINDS
 from controller.progressive.controller import MeterView, ProgressiveController
@@ -498,14 +497,7 @@ def _parse_claim(body: bytes, table_id: str, tables: Sequence[str]) -> tuple[str
 
 
 # --- the service -------------------------------------------------------------------------------------
-_INFRASTRUCTURE_ERRORS: tuple[type[BaseException], ...] = (
-    nats.errors.Error,
-    psycopg.Error,
-    OSError,
-    TimeoutError,
-    ssl.SSLError,
-    StaleStore,
-)
+_INFRASTRUCTURE_ERRORS: tuple[type[BaseException], ...] = (*FLOOR_IO_ERRORS, StaleStore)
 
 
 class LinkedProgressive:
@@ -520,9 +512,7 @@ class LinkedProgressive:
         self.ready = asyncio.Event()  # set once every link is loaded and its subjects subscribed
 
     async def run(self, stop: asyncio.Event) -> None:
-        retry = ReconnectDelay(
-            initial_s=self.config.backoff_initial_s, max_s=self.config.backoff_max_s, rng=self._rng
-        )
+        retry = ReconnectDelay.of(self.config, self._rng)
         while not stop.is_set():
             raise_if_cancelled()
             client: Client | None = None

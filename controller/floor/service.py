@@ -32,7 +32,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
-import ssl
 import time
 from collections.abc import Awaitable, Callable, Sequence
 
@@ -60,13 +59,13 @@ from controller.floor.messages import (
     table_of_subject,
 )
 from controller.floor.puller import ACK, CONSUMER_CHECK_TIMEOUT_S, NAK, Puller, pull_status_error
-from controller.floor.service_settings import FloorConfig, FloorStatus, floor_nats_options
+from controller.floor.service_settings import FLOOR_IO_ERRORS, FloorConfig, FloorStatus, floor_nats_options
 from controller.floor.session import Session, surveillance_loop
 from controller.floor.store import Batch, Connection, load_projection, write_batch
 from controller.floor.stream_reads import MAX_GAP_FILL, StreamReads
 from controller.uplink import wire
 from controller.uplink.wire import STREAM_NAME, table_subject
-from controller.waits import raise_if_cancelled, wait_event
+from controller.waits import ReconnectDelay, raise_if_cancelled
 
 # The service's parts, named here too: the floor's callers and tests import them from the service.
 __all__ = [
@@ -104,14 +103,7 @@ Owns = Callable[[str], bool]
 
 # The floor's own I/O failing: retried with backoff (the batch rolled back and nak'd), never blamed on
 # a table's message. Anything else raised while a message is taken is that message's (``_Refused``).
-_INFRASTRUCTURE_ERRORS: tuple[type[BaseException], ...] = (
-    nats.errors.Error,
-    nats.js.errors.Error,
-    psycopg.Error,
-    OSError,
-    TimeoutError,
-    ssl.SSLError,
-)
+_INFRASTRUCTURE_ERRORS = FLOOR_IO_ERRORS
 
 
 class _Refused(Exception):
@@ -168,7 +160,7 @@ class FloorService:
         self,
         config: FloorConfig,
         *,
-        rng: random.Random | None = None,
+        retry: ReconnectDelay | None = None,
         owns: Owns | None = None,
         fence: Fence | None = None,
         in_progress_interval_s: float = IN_PROGRESS_INTERVAL_S,
@@ -190,7 +182,8 @@ class FloorService:
         self.site_of: dict[str, str] = {}  # table -> the site token of its subject
         # The stream read beside the consumer (gaps, a renumbered stream): its ``js`` set while connected.
         self._reads = StreamReads(self._take, self.status, self.site_of)
-        self._rng = rng or random.Random()
+        # The wait between reconnections: the shared rule (controller/waits.py), the config's backoff.
+        self._retry = retry or ReconnectDelay.of(config, random.Random())
         self.committed = asyncio.Event()  # set after each commit (tests and the demo wait on it)
         self._set_aside: set[int] = set()  # stream seqs a release set aside: never projected
         # Messages that raised while taken (stream seq -> the error): they quarantine their table. Kept
@@ -200,13 +193,14 @@ class FloorService:
 
     # --- the loop ---------------------------------------------------------------------------------
     async def run(self, stop: asyncio.Event) -> None:
-        backoff_s = self.config.backoff_initial_s
+        retry = self._retry
+        retry.reset()
         while not stop.is_set():
             raise_if_cancelled()
             session = Session()
             try:
                 client, connection, puller = await self._open(session, stop)
-                backoff_s = self.config.backoff_initial_s
+                retry.reset()
                 await self._consume(stop, client, connection, puller)
             except Fenced as error:
                 # The lease is another worker's now: nothing of this service may commit again. Ended,
@@ -226,9 +220,7 @@ class FloorService:
                 await session.close()
             if stop.is_set() or self.fenced:
                 break
-            # Jittered (tables and services do not all come back at once), never past backoff_max_s.
-            await wait_event(stop, min(backoff_s * (0.5 + self._rng.random()), self.config.backoff_max_s))
-            backoff_s = min(backoff_s * 2, self.config.backoff_max_s)
+            await retry.wait(stop)
 
     async def _open(self, session: Session, stop: asyncio.Event) -> tuple[FloorClient, Connection, Puller]:
         """Connect to NATS and PostgreSQL (kept in ``session``, which closes them), start the pull and

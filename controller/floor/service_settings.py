@@ -9,11 +9,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+import nats.errors
+import psycopg
+
 from controller.locale import DEFAULT_PROPERTY, PropertySettings
 from controller.logs import log_nats_error
 from controller.uplink.wire import FLOOR_CONSUMER, FLOOR_INBOX
 
-__all__ = ["FloorConfig", "FloorStatus", "floor_nats_options"]
+__all__ = ["FLOOR_IO_ERRORS", "FloorConfig", "FloorStatus", "floor_nats_options"]
+
+# The floor's own I/O failing (NATS and JetStream, whose errors are nats.errors.Error's, PostgreSQL,
+# the network, a timeout, TLS): what its loops retry with their backoff, never a table's fault.
+FLOOR_IO_ERRORS: tuple[type[BaseException], ...] = (
+    nats.errors.Error,
+    psycopg.Error,
+    OSError,
+    TimeoutError,
+    ssl.SSLError,
+)
 
 
 class FloorNatsSettings(Protocol):

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import secrets
-import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +27,7 @@ import psycopg
 
 from controller import software
 from controller.errors import UserError
-from controller.logs import log_nats_error
+from controller.floor.service_settings import FloorNatsSettings, floor_nats_options
 from controller.uplink.wire import verify_subject
 
 DEFAULT_TIMEOUT_S = 60.0  # a table hashes its ~200 files in well under a second, even loaded
@@ -74,31 +73,18 @@ class CheckRecord:
         return f"{text} ({self.detail})" if self.detail else text
 
 
-async def ask_table(  # noqa: PLR0913 - keyword-only connection settings and the request's fields, each used once
-    servers: list[str],
+async def ask_table(
+    settings: FloorNatsSettings,
     *,
-    user: str,
-    password: str,
-    ca_file: Path,
-    inbox_prefix: str,
     site: str,
     table_id: str,
     seed: bytes,
     requested_by: str,
     timeout_s: float = DEFAULT_TIMEOUT_S,
 ) -> dict[str, Any] | None:
-    """The table's answer to one seeded request, or None when it gave none in time (or none at all)."""
-    client = await nats.connect(
-        servers=servers,
-        user=user,
-        password=password,
-        tls=ssl.create_default_context(cafile=str(ca_file)),
-        inbox_prefix=inbox_prefix,
-        allow_reconnect=False,
-        connect_timeout=5,
-        name="flushtable-floor-verify",
-        error_cb=log_nats_error,
-    )
+    """The table's answer to one seeded request, or None when it gave none in time (or none at all).
+    Connected as every floor process connects (``floor_nats_options``)."""
+    client = await nats.connect(**floor_nats_options(settings, "flushtable-floor-verify"))
     try:
         body = json.dumps({"seed": seed.hex(), "requested_by": requested_by}).encode()
         try:

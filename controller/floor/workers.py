@@ -48,7 +48,7 @@ import contextlib
 import dataclasses
 import json
 import math
-import ssl
+import random
 import time
 import zlib
 from collections.abc import Awaitable, Callable
@@ -98,10 +98,10 @@ from controller.floor.service import (
     FloorConfig,
     FloorService,
 )
-from controller.floor.service_settings import floor_nats_options
+from controller.floor.service_settings import FLOOR_IO_ERRORS, floor_nats_options
 from controller.floor.store import Connection
 from controller.uplink.wire import LEASE_BUCKET, STREAM_NAME
-from controller.waits import close_quietly, wait_event
+from controller.waits import ReconnectDelay, Waiter, close_quietly, wait_event
 
 __all__ = [
     "DEFAULT_LEASE_TTL_S",
@@ -189,14 +189,7 @@ _UNANSWERED: tuple[type[BaseException], ...] = (
 # once the lease TTL has run out since its last renewal.
 _RENEW_ATTEMPTS = 6
 
-_LEASE_ERRORS: tuple[type[BaseException], ...] = (
-    nats.errors.Error,
-    nats.js.errors.Error,
-    psycopg.Error,
-    OSError,
-    TimeoutError,
-    ssl.SSLError,
-)
+_LEASE_ERRORS = FLOOR_IO_ERRORS  # the floor's own I/O: the loop reconnects
 
 
 @dataclass
@@ -215,6 +208,8 @@ class FloorWorker:
     _filters: dict[int, list[str]] = field(default_factory=dict)  # partition -> its consumer's filter
     _subjects: list[str] = field(default_factory=list)  # the stream's journal subjects, at tick ...
     _subjects_tick: int = -1
+    rng: random.Random = field(default_factory=random.Random)  # the reconnection's jitter
+    reconnect_waiter: Waiter = wait_event  # how the wait between reconnections is waited (a test's records)
 
     def live_workers(self) -> set[str]:
         now = self.clock()
@@ -245,7 +240,14 @@ class FloorWorker:
         return zlib.crc32(f"{self.settings.worker}:{partition}".encode())
 
     async def run(self, stop: asyncio.Event) -> None:
-        backoff_s = self.config.backoff_initial_s
+        # The shared rule (controller/waits.py), capped also at the renew interval: a lease not
+        # renewed within its TTL is lost, so no wait between reconnections is longer than a tick.
+        retry = ReconnectDelay(
+            initial_s=self.config.backoff_initial_s,
+            max_s=min(self.config.backoff_max_s, self.settings.renew_interval_s),
+            rng=self.rng,
+        )
+        retry.waiter = self.reconnect_waiter
         try:
             while not stop.is_set():
                 client: Client | None = None
@@ -266,7 +268,7 @@ class FloorWorker:
                     await check_bucket_ttl(kv, self.settings.lease_ttl_s)
                     log.info("floor_worker_started", worker=self.settings.worker,
                              partitions=self.settings.partitions)  # fmt: skip
-                    backoff_s = self.config.backoff_initial_s
+                    retry.reset()
                     while not stop.is_set():
                         await self.tick(kv, js, connection)
                         await _wait_either(stop, woken, self.next_tick_in_s())
@@ -288,8 +290,7 @@ class FloorWorker:
                         connection.close() if connection else None, client.close() if client else None
                     )
                 if not stop.is_set():
-                    await wait_event(stop, min(backoff_s, self.settings.renew_interval_s))
-                    backoff_s = min(backoff_s * 2, self.config.backoff_max_s)
+                    await retry.wait(stop)
         finally:
             await self._release_all()
             await self._await_stopped()

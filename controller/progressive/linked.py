@@ -276,9 +276,7 @@ class LinkClient:
                 self.unanswered_since_s = None  # a confirmation lost earlier: the floor is back
 
     async def run(self, stop: asyncio.Event) -> None:
-        retry = ReconnectDelay(
-            initial_s=self.config.backoff_initial_s, max_s=self.config.backoff_max_s, rng=self._rng
-        )
+        retry = ReconnectDelay.of(self.config, self._rng)
         while not stop.is_set():
             raise_if_cancelled()
             client: Client | None = None

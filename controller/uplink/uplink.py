@@ -226,9 +226,7 @@ class Uplink:
         if stored_mark is not None and stored_mark.position > self.status.acked:
             self.status.acked = stored_mark.position
         journal = _Reader(self.journal_path)
-        retry = ReconnectDelay(
-            initial_s=self.config.backoff_initial_s, max_s=self.config.backoff_max_s, rng=self._rng
-        )
+        retry = ReconnectDelay.of(self.config, self._rng)
         try:
             while not stop.is_set():
                 raise_if_cancelled()

@@ -87,11 +87,7 @@ def test_seeded_verification_matches_a_clean_table_and_not_a_changed_one(
             deadline = time.monotonic() + ANSWER_WAIT_S
             while True:
                 answer = await ask_table(
-                    list(floor_config.servers),
-                    user=floor_config.user,
-                    password=floor_config.password,
-                    ca_file=floor_config.ca_file,
-                    inbox_prefix=floor_config.inbox_prefix,
+                    floor_config,
                     site="main",
                     table_id="SIM1",
                     seed=b"\x01" * 16,

@@ -106,6 +106,7 @@ from controller.journal.entries.registry import (
     public_dict,
     round_settled,
     seal_private,
+    settlement_with_hands,
     split_settled,
     to_json_text,
 )
@@ -260,6 +261,7 @@ __all__ = [
     "public_dict",
     "round_settled",
     "seal_private",
+    "settlement_with_hands",
     "split_settled",
     "to_json_text",
 ]

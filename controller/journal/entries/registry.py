@@ -345,17 +345,23 @@ def merged_payload(kind: str, public: Mapping[str, Any], private: Mapping[str, A
     if private is None:
         return dict(public)
     if kind == "round_settled":
-        settlement = dict(public["settlement"])
-        hands = private.get("hands") or {}
-        if settlement.get("dealer") is not None:
-            settlement["dealer"] = {**settlement["dealer"], "hand": hands.get("dealer")}
-        seat_hands = hands.get("seats") or {}
-        settlement["seats"] = [
-            {**seat, "hand": seat_hands.get(str(seat["seat"]))} for seat in settlement.get("seats", [])
-        ]
+        settlement = settlement_with_hands(public["settlement"], private.get("hands") or {})
         extra = {key: value for key, value in public.items() if key != "settlement"}  # bank_by_seat
         return {**extra, "round": private["round"], "settlement": settlement}
     return {**public, **private}
+
+
+def settlement_with_hands(settlement: Mapping[str, Any], hands: Mapping[str, Any]) -> dict[str, Any]:
+    """A round_settled entry's public settlement with its private hands back in (``{"dealer": hand,
+    "seats": {seat: hand}}``): the settle output as `flushtable settle` gives it."""
+    merged = dict(settlement)
+    if merged.get("dealer") is not None:
+        merged["dealer"] = {**merged["dealer"], "hand": hands.get("dealer")}
+    seat_hands = hands.get("seats") or {}
+    merged["seats"] = [
+        {**seat, "hand": seat_hands.get(str(seat["seat"]))} for seat in merged.get("seats", [])
+    ]
+    return merged
 
 
 def to_json_text(entry: Entry) -> bytes:

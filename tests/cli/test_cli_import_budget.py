@@ -67,9 +67,11 @@ _SETTLE_NEVER = ("hashlib", "_hashlib", "hmac", "zoneinfo", "sysconfig", "tomlli
 # dataclasses and `datetime`: ~4 ms of CPU a start, issue 28) load with the first time a text shows.
 _SETTLE_TEXT_NEVER = (*_SETTLE_NEVER, "controller.locale", "datetime", "_datetime")
 NEVER_BY_COMMAND: dict[str, tuple[str, ...]] = {
-    "recall": ("hashlib", "_hashlib"),
+    # recall's CSV writer loads with --csv only (the standard library's csv with it).
+    "recall": ("hashlib", "_hashlib", "controller.journal.render_csv", "csv", "_csv"),
     "settle": _SETTLE_NEVER,
     "settle --text": _SETTLE_TEXT_NEVER,
+    "config": ("hmac",),
 }
 RULES = (
     "controller.rules",
@@ -141,7 +143,6 @@ BUDGET: dict[str, tuple[frozenset[str], frozenset[str]]] = {
                 "controller.journal.proposals",  # the reducer folds the two-person changes too
                 "controller.journal.recall",
                 "controller.journal.render",
-                "controller.journal.render_csv",
                 "controller.journal.state",
                 "controller.journal.store",
                 # The store's own parts: the stored totals' schema it opens and checks, the upcasters
@@ -212,7 +213,8 @@ BUDGET: dict[str, tuple[frozenset[str], frozenset[str]]] = {
                 "controller.locale",  # [property]'s checks
                 "controller.money",  # [property]'s currency format
                 "controller.names",
-                "controller.passwords",
+                # Not controller.passwords: a stored password hash is read with the first panel user
+                # (none in the embedded default), and `hmac` with it.
                 "controller.settings",
                 "drivers",
                 "drivers.urls",

@@ -259,7 +259,8 @@ def render_record(
     round_json = record.get("round") or {}
     settlement = record.get("settlement") or {}
     events = record.get("events") or []
-    started = time_text(events[0]["time_utc"], prop or DEFAULT_PROPERTY) if events else ""
+    shown_in = prop if prop is not None else DEFAULT_PROPERTY
+    started = time_text(events[0]["time_utc"], shown_in) if events else ""
     game = game_title(round_json.get("game"))
     lines = [
         f"Round {record['round_id']}  {str(record['status']).upper()}  {game}, "

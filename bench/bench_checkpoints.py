@@ -48,7 +48,11 @@ def commits(rounds: list[list[Any]], per_commit: int) -> list[list[Any]]:
     ]
 
 
-def run(mode: str, batches: list[list[Any]], args: argparse.Namespace) -> dict[str, Any]:
+def run(
+    mode: str, batches: list[list[Any]], args: argparse.Namespace, samples_ms: list[float] | None = None
+) -> dict[str, Any]:
+    """The batches appended one commit each; its figures. ``samples_ms``: each commit's time is added
+    to it too (bench_table.py pools them across slices)."""
     with tempfile.TemporaryDirectory(prefix="bench-checkpoints-", dir=args.dir) as directory:
         path = Path(directory) / "journal.sqlite"
         wal = path.with_name(path.name + "-wal")
@@ -76,6 +80,8 @@ def run(mode: str, batches: list[list[Any]], args: argparse.Namespace) -> dict[s
             time.sleep(args.pace_ms / 1000)
         thread.shutdown(wait=True)
         cpu_s = time.process_time() - cpu_started_s
+        if samples_ms is not None:
+            samples_ms.extend(1000 * sample_s for sample_s in samples_s)
         if checkpointer is not None:
             checkpointer.close()
         journal.close()

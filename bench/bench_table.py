@@ -4,7 +4,7 @@ reaching the controller to its journal entry being committed (p50, p99).
 
     python bench/bench_table.py [--rounds 300] [--time-scale 1000] [--log-level warning]
                                 [--commit-delay-ms MS] [--devices-process] [--profile [--profile-out FILE]]
-                                [--compare N]
+                                [--compare N [--slices K]]
 
 By default the simulated devices run on the daemon's own event loop, so the daemon's core also pays the
 devices' half of every frame: the conservative figure. ``--devices-process`` runs them in a process of
@@ -21,7 +21,10 @@ same load: whole-stack CPU per round over the engine core's (target at most 2.5)
 p99 over the bare journal's commit p99 (target at most 1.5). One JSON line per pass, then the medians.
 Each pass also prints the floor under the table's CPU a round: the engine core's plus the bare
 journal's CPU for as many entries as the table journaled a round (``floor_ratio``: that over the
-engine core's alone; the whole stack cannot go below it without a cheaper journal).
+engine core's alone; the whole stack cannot go below it without a cheaper journal). With ``--slices
+K`` each pass also measures the commit ratio with the table and the bare journal alternating in K
+slices, each p99 over its pooled samples (``interleaved_commit_p99_ratio``): the same minutes of the
+shared disk for both.
 """
 
 from __future__ import annotations
@@ -92,6 +95,14 @@ def main() -> None:
         metavar="N",
         help="N passes of table, engine core and bare journal in turn, with their ratios",
     )
+    parser.add_argument(
+        "--slices",
+        type=int,
+        default=0,
+        metavar="K",
+        help="with --compare: also, each pass, the table and the bare journal in K alternating slices "
+        "(the rounds and the commits split in K), their p99s pooled: the two meet the same minutes",
+    )
     args = parser.parse_args()
     # Log lines go nowhere measurable but are still formatted: the cost of the JSON logging is counted.
     configure_logging(level=args.log_level, json_lines=True, stream=open(os.devnull, "w"))  # noqa: SIM115
@@ -115,7 +126,8 @@ def compare(args: argparse.Namespace) -> None:
         game=game, seats=tuple(range(1, 8)) if game == "chase-the-flush" else (1, 2, 3, 4, 5, 6)
     )
     journal_args = argparse.Namespace(pace_ms=2.0, every=50, dir=Path(tempfile.gettempdir()))
-    batches = bench_checkpoints.commits(bench_journal.engine_rounds("BENCH", 40), 15)
+    rounds = bench_journal.engine_rounds("BENCH", 40)
+    batches = bench_checkpoints.commits(rounds, 15)
     passes: list[dict[str, float]] = []
     for _ in range(args.compare):
         table = table_figures(args)
@@ -146,6 +158,8 @@ def compare(args: argparse.Namespace) -> None:
                 table["journal_transactions"] / max(1, table["rounds"]), 2
             ),
         }
+        if args.slices > 1:
+            figures.update(interleaved(args, rounds, journal_args))
         passes.append(figures)
         print(json.dumps({"pass": len(passes), **figures, "load_average": table["load_average"]}), flush=True)
     medians = {key: round(statistics.median(p[key] for p in passes), 3) for key in passes[0]}
@@ -163,8 +177,42 @@ def compare(args: argparse.Namespace) -> None:
     )
 
 
-def table_figures(args: argparse.Namespace) -> dict[str, Any]:
-    """One run of the whole table, its figures."""
+def interleaved(
+    args: argparse.Namespace, rounds: list[list[Any]], journal_args: argparse.Namespace
+) -> dict[str, Any]:
+    """Event-to-commit p99 over the bare journal's commit p99 with both measured in ``args.slices``
+    alternating slices (a slice of the table's rounds, then a slice of the bare journal's commits, and
+    so on), each p99 over its pooled samples. In one pass the table runs for minutes and the bare
+    journal for seconds after it; on a disk and two cores that other work shares, the two p99s then
+    meet different moments (docs/operations.md "Issue 28: what an event waits for before its commit").
+    Sliced, both sample the same minutes."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import bench_checkpoints  # noqa: PLC0415 - bench helpers beside this file
+
+    slices = args.slices
+    slice_args = argparse.Namespace(**{**vars(args), "rounds": max(1, args.rounds // slices)})
+    # The bare journal's rounds split whole (a journal refuses a round's entries without its start),
+    # each slice appended in 15-entry commits as the whole pass's are.
+    per_slice = max(1, len(rounds) // slices)
+    table_ms: list[float] = []
+    bare_ms: list[float] = []
+    for number in range(slices):
+        table_figures(slice_args, table_ms)
+        part = bench_checkpoints.commits(rounds[number * per_slice : (number + 1) * per_slice], 15)
+        bench_checkpoints.run("deferred", part, journal_args, bare_ms)
+    table_p99_ms = percentile(table_ms, 0.99)
+    bare_p99_ms = percentile(bare_ms, 0.99)
+    return {
+        "interleaved_slices": slices,
+        "interleaved_event_to_commit_p99_ms": round(table_p99_ms, 3),
+        "interleaved_bare_commit_p99_ms": round(bare_p99_ms, 3),
+        "interleaved_commit_p99_ratio": round(table_p99_ms / bare_p99_ms, 2),
+    }
+
+
+def table_figures(args: argparse.Namespace, samples_ms: list[float] | None = None) -> dict[str, Any]:
+    """One run of the whole table, its figures. ``samples_ms``: each event-to-commit latency is added
+    to it too (``interleaved`` pools them across slices)."""
     config = load_config(args.config)
     with tempfile.TemporaryDirectory(prefix="bench_table-") as directory:
         journal_path = Path(directory) / "journal.sqlite"
@@ -211,6 +259,8 @@ def table_figures(args: argparse.Namespace) -> dict[str, Any]:
         playing_s = ended_s - ready.get("s", started_s)
         playing_cpu_s = ended_cpu_s - ready.get("cpu_s", started_cpu_s)
         latencies_ms = [value * 1000 for value in summary.commit_latencies_s]
+        if samples_ms is not None:
+            samples_ms.extend(latencies_ms)
         return {
             "benchmark": "table",
             "game": config.game,

@@ -12,7 +12,6 @@ from controller.errors import UserError
 from controller.journal.chain import format_time_utc
 from controller.journal.recall import DEFAULT_LAST, recall_records
 from controller.journal.render import render_records
-from controller.journal.render_csv import write_recall_csv
 
 NAME = "recall"
 HELP = "recall the last rounds played (cards, hands, every wager's result, faults)"
@@ -103,6 +102,9 @@ def run(args: argparse.Namespace) -> int:  # noqa: PLR0912 - one check per optio
     if args.json:
         print(json.dumps(records, ensure_ascii=False, indent=2))
     elif args.csv:
+        # The CSV writer (with the standard library's csv) only for --csv: not on every recall's start.
+        from controller.journal.render_csv import write_recall_csv  # noqa: PLC0415
+
         write_recall_csv(records, sys.stdout, prop)
     elif args.jsonl:
         for record in records:

@@ -23,7 +23,6 @@ from controller.names import (
     GameName,
     RakeMethod,
 )
-from controller.passwords import parse_password_hash
 from controller.settings import (
     KeyRefusal,
     PropertySection,
@@ -356,6 +355,10 @@ class PanelUserSection(Strict):
     @field_validator("password_hash", mode="after")
     @classmethod
     def _hash(cls, value: str) -> str:
+        # Loaded with the first user: `flushtable config` of a table without panel users (the embedded
+        # default) loads no password code and no `hmac` (issue 28).
+        from controller.passwords import parse_password_hash  # noqa: PLC0415
+
         try:
             parse_password_hash(value)
         except ValueError as error:

@@ -13,7 +13,6 @@ import functools
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from controller.locale import DEFAULT_PROPERTY, PropertySettings, time_text
 from controller.money import MoneyFormat, money
 from controller.names import GAME_TITLES
 from controller.rules.catalogue import wager_label
@@ -22,6 +21,7 @@ from controller.rules.games import GAMES
 
 if TYPE_CHECKING:
     from controller.journal.entries import Entry
+    from controller.locale import PropertySettings
 
 _RESULT_WORDS = {"win": "win", "lose": "lose", "push": "push", "returned": "returned in full"}
 _INDENT = " " * 13
@@ -245,16 +245,22 @@ def reason_words(reason: object) -> str:
 
 
 def render_record(
-    record: Mapping[str, Any], fmt: MoneyFormat = money, prop: PropertySettings = DEFAULT_PROPERTY
+    record: Mapping[str, Any], fmt: MoneyFormat = money, prop: PropertySettings | None = None
 ) -> str:
-    """A recalled round as text; its start in the property's zone, named (controller/locale.py). Its
-    events are read as their typed entries (``event_entry``)."""
+    """A recalled round as text; its start in the property's zone (the default property's when
+    ``prop`` is None), named (controller/locale.py). Its events are read as their typed entries
+    (``event_entry``)."""
     from controller.journal import entries  # noqa: PLC0415 - `settle --text` renders no entry (no msgspec)
+
+    # The property's times load with the first round that shows one: `settle --text` prints no time, and
+    # controller/locale.py (its dataclasses, `datetime`) is no part of its start (issue 28).
+    from controller.locale import DEFAULT_PROPERTY, time_text  # noqa: PLC0415
 
     round_json = record.get("round") or {}
     settlement = record.get("settlement") or {}
     events = record.get("events") or []
-    started = time_text(events[0]["time_utc"], prop) if events else ""
+    shown_in = prop if prop is not None else DEFAULT_PROPERTY
+    started = time_text(events[0]["time_utc"], shown_in) if events else ""
     game = game_title(round_json.get("game"))
     lines = [
         f"Round {record['round_id']}  {str(record['status']).upper()}  {game}, "
@@ -328,7 +334,7 @@ def _public_names(cls: type[Entry]) -> frozenset[str]:
 
 
 def render_records(
-    records: list[dict[str, Any]], fmt: MoneyFormat = money, prop: PropertySettings = DEFAULT_PROPERTY
+    records: list[dict[str, Any]], fmt: MoneyFormat = money, prop: PropertySettings | None = None
 ) -> str:
     if not records:
         return "No closed rounds in the journal."

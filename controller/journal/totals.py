@@ -71,6 +71,7 @@ _SCALARS = (
     "house_win_cents",
     "dp_net_cents",
     "rake_cents",
+    "progressive_net_cents",
     "dead_hands",
     "faults_raised",
     "faults_cleared",

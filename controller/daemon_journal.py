@@ -44,7 +44,7 @@ import structlog
 from controller.engine import JournalRecord
 from controller.engine.outputs import Output
 from controller.journal.anchor import Anchor, write_anchor
-from controller.journal.checkpoint import checkpoint_format, state_from_checkpoint, state_to_checkpoint
+from controller.journal.checkpoint import refold_reason, state_from_checkpoint, state_to_checkpoint
 from controller.journal.group_commit import CommitFailed, Committed, GroupCommit
 from controller.journal.kinds import CLOSING_KINDS
 from controller.journal.proof import prepare_for_run
@@ -187,7 +187,7 @@ class DaemonJournal:
         ``waits``: why the seal must wait (None: it need not), asked only when one is due."""
         last = last_seal(self.path) if self.journal.file.base.segment > 1 else None
         why, entries = self._why_due(
-            policy, now, last_checkpoint_format=None if last is None else checkpoint_format(last.checkpoint)
+            policy, now, last_checkpoint_refolds=None if last is None else refold_reason(last.checkpoint)
         )
         if why is None:
             return None
@@ -253,7 +253,7 @@ class DaemonJournal:
         return seal
 
     def _why_due(
-        self, policy: SegmentPolicy, now: datetime, *, last_checkpoint_format: int | None = None
+        self, policy: SegmentPolicy, now: datetime, *, last_checkpoint_refolds: str | None = None
     ) -> tuple[str | None, int]:
         """Why the open segment is due to be sealed by ``policy`` now (None: it is not), and its entries:
         the one reading of the policy's triggers, at start and while the table runs."""
@@ -265,7 +265,7 @@ class DaemonJournal:
             every_entries=policy.entries,
             per_gaming_day=policy.per_gaming_day,
             gaming_day_start_utc=policy.gaming_day_start_utc,
-            last_checkpoint_format=last_checkpoint_format,
+            last_checkpoint_refolds=last_checkpoint_refolds,
         )
         return why, entries
 

@@ -362,9 +362,8 @@ def render_meters(meters: Mapping[str, Any], fmt: MoneyFormat = money) -> str:
     progressive_net = int(meters.get("progressive_net_cents", 0))
     if progressive_net:
         lines.append(f"Progressive net {fmt(progressive_net, signed=True)}")
+    balance = "players + banker + rake + progressive" if progressive_net else "players + banker + rake"
     lines.append(
-        ("Balanced: players + banker + rake + progressive = 0" if progressive_net else "Balanced: players + banker + rake = 0")
-        if meters["balanced"]
-        else f"NOT BALANCED: {meters['unbalanced_rounds']}"
+        f"Balanced: {balance} = 0" if meters["balanced"] else f"NOT BALANCED: {meters['unbalanced_rounds']}"
     )
     return "\n".join(lines)

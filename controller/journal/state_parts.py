@@ -266,10 +266,7 @@ class Meters:
     def balanced(self) -> bool:
         return (
             not self.unbalanced_rounds
-            and self.player_net_cents
-            + self.banker_net_cents
-            + self.rake_cents
-            + self.progressive_net_cents
+            and self.player_net_cents + self.banker_net_cents + self.rake_cents + self.progressive_net_cents
             == 0
         )
 

@@ -265,6 +265,16 @@ def summed(values: Mapping[str, int]) -> Summed:
     return Summed(meters, stakes, dp_rounds)
 
 
+def holds_progressive_wager(values: Mapping[str, int]) -> bool:
+    """Whether flattened totals count a Progressive wager: the only wager whose rounds a schema-3
+    file's totals read otherwise than this release (they left the progressive's net out of the balance;
+    without one, the two readings are the same numbers)."""
+    from controller.rules.games import PROGRESSIVE  # noqa: PLC0415 (the rules' names, only when asked)
+
+    prefix = f"wager{_SEP}{PROGRESSIVE}{_SEP}"
+    return any(key.startswith(prefix) for key in values)
+
+
 def range_periods(start_utc: str, end_utc: str) -> list[str] | None:
     """The periods that make up [start_utc, end_utc): whole days as day rows, the hours at either end
     as hour rows. None when either end is not on a whole hour (then the range is folded instead)."""

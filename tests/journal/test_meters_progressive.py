@@ -108,9 +108,7 @@ def test_a_progressive_table_balances_in_every_reader(
     assert shown["balanced"] is True
     assert shown["unbalanced_rounds"] == []
     assert shown["progressive_net_cents"] == progressive_net
-    assert (
-        shown["player_net_cents"] + shown["banker_net_cents"] + shown["rake_cents"] + progressive_net == 0
-    )
+    assert shown["player_net_cents"] + shown["banker_net_cents"] + shown["rake_cents"] + progressive_net == 0
     assert main(["meters", "--journal", str(path)]) == 0
     text = capsys.readouterr().out
     assert "Balanced: players + banker + rake + progressive = 0" in text

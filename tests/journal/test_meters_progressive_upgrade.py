@@ -11,6 +11,7 @@ subprocess): its engine's rounds, its journal, its seal."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
@@ -123,6 +124,7 @@ def write_with_old_release(tmp_path: Path) -> Path:
     script.write_text(OLD_RELEASE_WRITER)
     done = subprocess.run(
         [sys.executable, str(script), str(path), KEY.decode()],
+        check=False,
         cwd=tree,
         env={"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"},
         capture_output=True,
@@ -175,8 +177,13 @@ def test_an_old_progressive_journal_balances_migrates_restarts_and_every_seal_ve
     assert isinstance(progressive_net, int)
     assert progressive_net != 0
     assert user_version(path) == 3  # reading changed nothing
-    # The format-3 seal verifies, by the reading it was written with.
+    # The format-3 seal verifies, by the reading it was written with; so do the stored totals.
     assert [verdict.ok for verdict in verify_segments(path, key=KEY)] == [True]
+    config = key_config(tmp_path, path, KEY)
+    assert main(["journal", "verify", "--config", str(config), "--totals"]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("totals: ")]
+    assert len(lines) == 2
+    assert all("as schema 3 counted them" in line for line in lines), lines
 
     # Opened to append: the open segment is migrated (its totals made again), the sealed one is not.
     with Journal.open(path, "T1") as journal:
@@ -196,9 +203,26 @@ def test_an_old_progressive_journal_balances_migrates_restarts_and_every_seal_ve
     assert seal_file(path, 1).read_bytes() == seal_text
     code, after = meters_json(path, capsys)
     assert (code, after) == (0, shown)
-    config = key_config(tmp_path, path, KEY)
-    assert main(["journal", "verify", "--config", str(config), "--segments"]) == 0
-    assert "segment 1: ok" in capsys.readouterr().out
+    assert main(["journal", "verify", "--config", str(config), "--segments", "--totals"]) == 0
+    out = capsys.readouterr().out
+    assert "segment 1: ok" in out
+    assert "totals: segment 1: totals of" in out  # the sealed file: schema 3, as it was written
+    assert "as schema 3 counted them" in out
+    assert "totals: segment 2 (open): totals of" in out
+    assert out.count("as schema 3 counted them") == 1  # the open one is migrated
+
+    # A stored total edited in the open segment (they are derived, not chained) is named; put back.
+    for change in (100, -100):
+        with contextlib.closing(sqlite3.connect(path)) as connection, connection:
+            connection.execute(
+                "UPDATE journal_totals SET value = value + ? WHERE period = 'all' AND key = 'handle_cents'",
+                (change,),
+            )
+        if change > 0:
+            assert main(["journal", "verify", "--config", str(config), "--totals"]) == 1
+            assert "segment 2 (open): totals differ from its entries: all handle_cents: stored" in (
+                capsys.readouterr().out
+            )
 
     # Sealed anew (as the start does at once after such a seal): format 4, and both seals verify.
     write_anchor(path, Anchor.of("T1", last.seq, last.hash), key=KEY)

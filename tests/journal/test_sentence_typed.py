@@ -695,13 +695,18 @@ GATED: list[tuple[e.Entry, str, str]] = [
 def gated_events(entry: e.Entry) -> tuple[dict[str, object], dict[str, object]]:
     """The entry's event as the gate gives it once its round is revealed, and before."""
     public, private = e.public_dict(entry), e.private_dict(entry)
-    shown = {
+    shown: dict[str, object] = {
         "kind": entry.kind,
         "payload": e.merged_payload(entry.kind, public, private),
         "private": private,
         "hidden": False,
     }
-    withheld = {"kind": entry.kind, "payload": public, "private": None, "hidden": private is not None}
+    withheld: dict[str, object] = {
+        "kind": entry.kind,
+        "payload": public,
+        "private": None,
+        "hidden": private is not None,
+    }
     return shown, withheld
 
 

@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_journal import engine_rounds
 
-from controller.daemon_journal import _catch_up
+from controller.daemon_checkpoints import catch_up
 from controller.journal import Journal
 from controller.logs import configure_logging
 
@@ -75,7 +75,7 @@ def run(
                     journal.wal.checkpoint()
                 catching_up = None
             if checkpointer is not None and catching_up is None and number % args.every == 0:
-                catching_up = thread.submit(_catch_up, checkpointer)
+                catching_up = thread.submit(catch_up, checkpointer)
             wal_bytes = max(wal_bytes, wal.stat().st_size if wal.exists() else 0)
             time.sleep(args.pace_ms / 1000)
         thread.shutdown(wait=True)

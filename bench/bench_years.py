@@ -94,7 +94,7 @@ def build(
 ) -> dict[str, Any]:
     """Append retagged copies of the engine's rounds until the journal holds ``entries``, sealing the
     open segment between rounds each time it holds ``segment_entries`` (the default [journal]
-    segment_entries), as a running table does (controller/daemon_journal.py ``seal_live_if_due``): the
+    segment_entries), as a running table does (controller/daemon_sealing.py ``seal_live_if_due``): the
     reducer's state folded on from each append's written entries, the segment sealed with it and its
     anchor written at its end, and the next segment opened at the same path. 0: never sealed (one file).
     ``rounds_per_commit`` rounds are appended in one transaction (one ``append_many``, as the daemon's

@@ -171,7 +171,7 @@ class TableDaemon:
             anchor_key=config.journal_anchor_key,
         )
         # A due seal that waits past its bound raises an alert, cleared once a seal proceeds.
-        self.seal_alerts = SealWaitAlerts(self.submit, lambda: self.ledger.seal_wait_alerted)
+        self.seal_alerts = SealWaitAlerts(self.submit, lambda: self.ledger.seals.seal_wait_alerted)
         self._tick_queued = False  # one Tick at a time on the queue
         self.failure: str | None = None  # why the daemon stopped on an error, if it did
         # Forged and replayed frames (security events) per device within a budget (journal/noise.py).
@@ -331,7 +331,7 @@ class TableDaemon:
             self._open_table(report)
             previous_handler = loop.get_exception_handler()
             loop.set_exception_handler(log_loop_exception)
-            self.ledger.start_checkpoints()
+            self.ledger.checkpoints.start()
             try:
                 await self._start_parts()
                 await self._stop.wait()
@@ -372,16 +372,16 @@ class TableDaemon:
         # A seal that fails (a full disk, a segments directory it may not write) is an alert on the
         # panel, journaled as its fault_raised (not latched: the table goes on with its open
         # segment); one raised at the start waits in the queue for the engine.
-        self.ledger.on_seal_failed = lambda line: self.submit(
+        self.ledger.seals.on_seal_failed = lambda line: self.submit(
             RaiseAlert("journal_error", f"segment not sealed: {line}", by="journal")
         )
         # A due seal that waits past its bound (a claim the floor has not answered, say) is an
-        # alert too, cleared once a seal proceeds (controller/daemon_journal.py): one left open by
+        # alert too, cleared once a seal proceeds (controller/daemon_sealing.py): one left open by
         # an earlier run is cleared by this run's first seal.
         self.seal_alerts.resume(report.state.open_alerts)
-        self.ledger.on_seal_waiting = self.seal_alerts.waiting
-        self.ledger.on_sealed = self.seal_alerts.sealed
-        sealed_at_start = self.ledger.seal_if_due(
+        self.ledger.seals.on_seal_waiting = self.seal_alerts.waiting
+        self.ledger.seals.on_sealed = self.seal_alerts.sealed
+        sealed_at_start = self.ledger.seals.seal_if_due(
             report.state, self.config.journal_segments, datetime.now(UTC), waits=claims_wait
         )
         if sealed_at_start is not None:
@@ -390,9 +390,9 @@ class TableDaemon:
             # Sealed between rounds while the table runs, too (the uplink reads the file only under
             # its lock, which the seal waits for; the linked progressive's lookups open the file per
             # read, on the loop, where the seal runs: docs/journal.md "Segments and seals").
-            self.ledger.seal_while_running(report.state, self.config.journal_segments)
+            self.ledger.seals.seal_while_running(report.state, self.config.journal_segments)
             if claims_wait is not None:
-                self.ledger.file_users.append(claims_wait)
+                self.ledger.seals.file_users.append(claims_wait)
         return report
 
     def _open_table(self, report: RecoveryReport) -> None:
@@ -514,7 +514,7 @@ class TableDaemon:
                 async with asyncio.timeout(PANEL_STOP_S):
                     await self.panel.stop()
         await self.devices.stop()
-        await asyncio.to_thread(self.ledger.stop_checkpoints)
+        await asyncio.to_thread(self.ledger.checkpoints.stop)
         if self.ledger.opened and self._engine is not None:
             with contextlib.suppress(JournalError):
                 self.ledger.append([daemon_record(entries.TableClosed(by="daemon", reason="shutdown"))])

@@ -22,51 +22,37 @@ paid is therefore always covered by the anchor, and a journal that lost it (a da
 is refused at the next start instead of having the round voided (docs/journal.md "The anchor").
 
 No commit runs a WAL checkpoint while the table runs: a thread of its own does, on a connection of its
-own, every CHECKPOINT_EVERY_COMMITS commits (docs/journal.md "Checkpoints").
+own, every CHECKPOINT_EVERY_COMMITS commits (controller/daemon_checkpoints.py; docs/journal.md
+"Checkpoints"). The segments are sealed at start and between rounds by controller/daemon_sealing.py,
+after a commit that ends between rounds.
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
-import contextlib
-import sqlite3
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import structlog
 
+from controller.daemon_checkpoints import CheckpointThread
+from controller.daemon_sealing import SegmentSealer
 from controller.engine import JournalRecord
 from controller.engine.outputs import Output
 from controller.journal.anchor import Anchor, write_anchor
-from controller.journal.checkpoint import checkpoint_format, state_from_checkpoint, state_to_checkpoint
 from controller.journal.group_commit import CommitFailed, Committed, GroupCommit
 from controller.journal.kinds import CLOSING_KINDS
 from controller.journal.proof import prepare_for_run
-from controller.journal.seals import Seal, last_seal
-from controller.journal.segments import SealBusy, seal_due, seal_open_segment
-from controller.journal.state import TableState
 from controller.journal.store import Journal, JournalEntry, JournalError
-
-if TYPE_CHECKING:
-    from controller.config import SegmentPolicy
 
 log = structlog.get_logger("flushtable.daemon")
 
-CHECKPOINT_EVERY_COMMITS = 50  # about 550 WAL pages (2 MB) at the benchmark's 11 pages a commit
-CHECKPOINT_PASSES = 3  # the thread's passes in one catch-up before the writer finishes it
-
 Answer = asyncio.Future[list[Output]]
-
-
-def _sealed_fields(seal: Seal) -> dict[str, int]:
-    """What the log says of a seal, at start and while running alike."""
-    return {"segment": seal.segment, "first_seq": seal.first_seq, "last_seq": seal.last_seq}
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,40 +102,15 @@ class DaemonJournal:
             self._append_records, clock=time.monotonic, max_delay_s=commit_delay_s
         )
         self._commit_wake = asyncio.Event()  # records wait: the committer sees when they are due
-        # Checkpoints: run by a thread of their own on a connection of their own (see _checkpoint_now).
-        self._checkpoint_thread: concurrent.futures.ThreadPoolExecutor | None = None
-        self._checkpointer: Journal | None = None
         # The anchor the journal was proven against at start, then each one written.
         self.anchored: Anchor | None = None
-        self._commits_since_checkpoint = 0
-        self._checkpoint_running = False
         self.failure: str | None = None  # the journal refused an append: nothing more is written
         # The journal's wall clock (its entries' times; default the system's): a test steps it back.
         self.wall_clock: Callable[[], datetime] | None = None
-        # Sealing while the table runs (``seal_live_if_due``): the reducer's state at the journal's
-        # last entry, folded on at every commit (None: not sealing live), and the policy.
-        self._live_state: TableState | None = None
-        self._live_policy: SegmentPolicy | None = None
-        self.live_seals: list[Seal] = []
-        self.live_seal_deferred: str | None = None  # why the last due seal waits for the next round
-        # Others reading the file (the uplink): each says why a seal must wait now (None: it need not).
-        # Asked on the loop, where the seal runs: a reader that is not reading now cannot start to.
-        self.file_users: list[Callable[[], str | None]] = []
-        # A seal that failed (a full disk, a segments directory it may not write, a checkpoint that
-        # cannot be written): the open segment stays open and whole, the table goes on, and the daemon
-        # raises a journal_error alert with the line (``on_seal_failed``). Not tried again until the
-        # segment has grown by a tenth of [journal] segment_entries: a seal reads the whole file.
-        self.on_seal_failed: Callable[[str], None] | None = None
-        self.seal_failures: list[str] = []
-        self._seal_retry_at_entries = 0
-        # A due seal that keeps waiting for a reason other than an open round (a linked table's claim
-        # the floor has not answered, say): once the open segment has grown a tenth of segment_entries
-        # past due, the daemon raises an alert (``on_seal_waiting``, once per wait), and clears it when
-        # a seal proceeds (``on_sealed``): a start folds the whole open segment, so one that never
-        # seals makes every start slower, unseen (docs/journal.md "Sealing while the table runs").
-        self.on_seal_waiting: Callable[[str], None] | None = None
-        self.on_sealed: Callable[[Seal], None] | None = None
-        self.seal_wait_alerted = False
+        # The WAL's checkpoints, on a thread of their own (controller/daemon_checkpoints.py), and the
+        # segments' seals at start and between rounds (controller/daemon_sealing.py).
+        self.checkpoints = CheckpointThread(path, lambda: self.journal, lambda: self.failure is not None)
+        self.seals = SegmentSealer(self, self.checkpoints, anchor_key)
 
     @property
     def journal(self) -> Journal:
@@ -167,227 +128,37 @@ class DaemonJournal:
         self.anchored = prepare_for_run(
             self.path, self._table_id, key=self._anchor_key, new_journal=new_journal
         )
-        if self.wall_clock is None:
-            self._journal = Journal.open(self.path, self._table_id)
-        else:
-            self._journal = Journal.open(self.path, self._table_id, clock=self.wall_clock)
+        self._journal = self._opened()
         return self._journal
 
-    def seal_if_due(
-        self,
-        state: TableState,
-        policy: SegmentPolicy,
-        now: datetime,
-        *,
-        waits: Callable[[], str | None] | None = None,
-    ) -> Seal | None:
-        """At start, after recovery and before the table opens (no round open, no other connection):
-        seal the open segment when the policy says it is due, and open the next one
-        (docs/journal.md "Segments and seals"). ``state``: the reducer's state at the journal's end.
-        ``waits``: why the seal must wait (None: it need not), asked only when one is due."""
-        last = last_seal(self.path) if self.journal.file.base.segment > 1 else None
-        why, entries = self._why_due(
-            policy, now, last_checkpoint_format=None if last is None else checkpoint_format(last.checkpoint)
-        )
-        if why is None:
-            return None
-        wait = None if waits is None else waits()
-        if wait is not None:
-            self._defer_live_seal(wait)
-            return None
-        self.journal.close()
-        self._journal = None
+    def _opened(self) -> Journal:
+        if self.wall_clock is None:
+            return Journal.open(self.path, self._table_id)
+        return Journal.open(self.path, self._table_id, clock=self.wall_clock)
 
-        seal: Seal | None = None
-        try:
-            seal = seal_open_segment(
-                self.path, state, key=self._anchor_key, write_anchor_at_end=self._anchor_at
-            )
-        except JournalError as error:  # the table opens all the same, on its open segment
-            self._seal_failed(str(error), entries, policy)
-        finally:
-            self._journal = Journal.open(self.path, self._table_id)
-        if seal is not None:
-            log.info("journal_segment_sealed", **_sealed_fields(seal), reason=why)
-        return seal
-
-    def _anchor_at(self, seq: int, hash_hex: str) -> None:
+    def anchor_at(self, seq: int, hash_hex: str) -> None:
         """A seal's last step: the anchor beside the journal moved to the sealed segment's end."""
         self.anchored = write_anchor(
             self.path, Anchor.of(self._table_id, seq, hash_hex), key=self._anchor_key
         )
 
-    def seal_while_running(self, state: TableState, policy: SegmentPolicy) -> None:
-        """From here on, seal the open segment between rounds when the policy says it is due
-        (``seal_live_if_due``). ``state``: the reducer's state at the journal's last entry now; it is
-        folded on at every commit (a copy: the caller's is not touched)."""
-        self._live_state = state_from_checkpoint(state_to_checkpoint(state))
-        self._live_policy = policy
-
-    def _fold(self, written: Sequence[JournalEntry]) -> None:
-        if self._live_state is not None:
-            self._live_state.apply_all(written)
-
-    def seal_live_if_due(self, now: datetime) -> Seal | None:
-        """Between rounds, while the table runs: seal the open segment when the policy says it is due
-        (docs/journal.md "Segments and seals"). On the loop, between two commits, so nothing is written
-        during the switch; the journal object is switched in place (``Journal.switch_file``), so the
-        embedded panel and recall, which hold it, follow. Refused (waits for the next round's close)
-        while a round is open, records wait to be committed, the checkpoint thread is copying, or another
-        connection holds the file (SQLite cannot leave WAL mode then): nothing is changed by a refusal,
-        and the next commit between rounds tries again."""
-        state, policy = self._live_state, self._live_policy
-        if state is None or policy is None or self.failure is not None or self._journal is None:
-            return None
-        due = self._live_seal_due(state, policy, now)
-        if due is None:
-            return None
-        why, entries = due
-        last = self.journal.last_entry()
-        if last is not None and state.last_seq < last.seq:
-            # Entries another process wrote (`flushtable clear`): the state folds them on too.
-            state.apply_all(self.journal.entries(since_seq=state.last_seq))
-        seal = self._switch_to_a_new_segment(state, entries, policy)
-        if seal is not None:
-            self._live_sealed(seal, why)
-        return seal
-
-    def _why_due(
-        self, policy: SegmentPolicy, now: datetime, *, last_checkpoint_format: int | None = None
-    ) -> tuple[str | None, int]:
-        """Why the open segment is due to be sealed by ``policy`` now (None: it is not), and its entries:
-        the one reading of the policy's triggers, at start and while the table runs."""
-        entries, first_utc = self.journal.reader.segment_summary()
-        why = seal_due(
-            entries,
-            first_utc,
-            now,
-            every_entries=policy.entries,
-            per_gaming_day=policy.per_gaming_day,
-            gaming_day_start_utc=policy.gaming_day_start_utc,
-            last_checkpoint_format=last_checkpoint_format,
-        )
-        return why, entries
-
-    def _live_seal_due(
-        self, state: TableState, policy: SegmentPolicy, now: datetime
-    ) -> tuple[str, int] | None:
-        """Why the open segment is due now, and its entries; None: not due, or its seal must wait (the
-        wait said, and alerted once it has lasted past its bound)."""
-        why, entries = self._why_due(policy, now)
-        if why is None or entries < self._seal_retry_at_entries:
-            return None
-        waits = (
-            "a round is open"
-            if state.open_rounds
-            else "records wait to be committed"
-            if self._group.waiting
-            else "the checkpoint thread is copying"
-            if self._checkpoint_running
-            else next((why for why in (user() for user in self.file_users) if why is not None), None)
-        )
-        if waits is not None:
-            if not state.open_rounds:  # an open round is the usual wait: not worth a line
-                self._defer_live_seal(waits)
-                self._alert_if_waited_too_long(waits, entries, policy)
-            return None
-        return why, entries
-
-    def _switch_to_a_new_segment(self, state: TableState, entries: int, policy: SegmentPolicy) -> Seal | None:
-        """The open segment sealed and the journal switched to a new one, the checkpoint thread's
-        connection closed meanwhile (SQLite leaves WAL mode only with none); None: not sealed (why is
-        logged, deferred, or the table's failure)."""
-        sealed: list[Seal] = []
-
-        def seal_now() -> None:
-            seal = seal_open_segment(
-                self.path, state, key=self._anchor_key, write_anchor_at_end=self._anchor_at
-            )
-            if seal is not None:
-                sealed.append(seal)
-
-        checkpointing = self._checkpointer is not None
-        if self._checkpointer is not None:
-            self._checkpointer.close()  # a connection of ours: SQLite leaves WAL mode only with none
-            self._checkpointer = None
+    def reopened_around(self, between: Callable[[], None]) -> None:
+        """The journal closed while ``between`` runs (a seal at start: no other connection, nothing
+        appended), and opened again after it whatever it did."""
+        self.journal.close()
+        self._journal = None
         try:
-            self.journal.switch_file(seal_now)
-        except (JournalError, sqlite3.Error, OSError) as error:
-            if self.journal.switch_failed is not None:
-                # No file to append to: the table stops now (as for any journal failure); the next
-                # start finishes the seal.
-                self._failed(JournalError(self.journal.switch_failed))
-                return None
-            if isinstance(error, SealBusy):
-                # Another connection on the file (`flushtable panel`, a watch's child): the segment
-                # stays open and whole (a seal changes nothing until its first step succeeds); the
-                # next commit between rounds tries again.
-                self._defer_live_seal(str(error))
-            else:
-                self._seal_failed(str(error), entries, policy)
-        if checkpointing:
-            self._reopen_checkpointer()
-        return sealed[0] if sealed else None
+            between()
+        finally:
+            self._journal = self._opened()  # with the journal's wall clock, as opened at first
 
-    def _reopen_checkpointer(self) -> None:
-        try:
-            self._checkpointer = Journal.open_existing(self.path, readonly=False)
-            self.journal.wal.defer_checkpoints()
-        except JournalError as error:
-            # Nothing is lost: the writer checkpoints by itself again (SQLite's own threshold).
-            log.warning("journal_checkpoint_failed", error=str(error))
-            self._checkpointer = None
-            with contextlib.suppress(JournalError):
-                self.journal.wal.resume_checkpoints()
-
-    def _live_sealed(self, seal: Seal, why: str) -> None:
-        """A seal while running proceeded: kept, its wait's alert cleared, the daemon told."""
-        self.live_seals.append(seal)
-        self.live_seal_deferred = None
-        self.seal_wait_alerted = False
-        if self.on_sealed is not None:
-            self.on_sealed(seal)
-        # The retry bound after a failure counts the failed segment's entries: the next segment is due
-        # by the policy again, not by that count.
-        self._seal_retry_at_entries = 0
-        log.info("journal_segment_sealed", **_sealed_fields(seal), reason=why, while_running=True)
-
-    def _seal_failed(self, line: str, entries: int, policy: SegmentPolicy) -> None:
-        """A seal failed for a reason waiting will not cure: logged, kept, and handed to the daemon
-        (its journal_error alert); the open segment goes on, and the seal is tried again once it has
-        grown by a tenth of segment_entries (at least one entry)."""
-        line = " ".join(line.split())  # one line, whatever the error's text held
-        log.warning("journal_seal_failed", reason=line)
-        self.seal_failures.append(line)
-        self.live_seal_deferred = line
-        self._seal_retry_at_entries = entries + max(1, policy.entries // 10)
-        if self.on_seal_failed is not None:
-            self.on_seal_failed(line)
-
-    def _alert_if_waited_too_long(self, why: str, entries: int, policy: SegmentPolicy) -> None:
-        """The alert of a due seal that waits past its bound: the open segment a tenth of
-        segment_entries (at least one entry) past due. Once per wait: cleared when a seal proceeds."""
-        bound = policy.entries + max(1, policy.entries // 10)
-        if self.seal_wait_alerted or policy.entries <= 0 or entries < bound:
-            return
-        self.seal_wait_alerted = True
-        line = (
-            f"the open segment holds {entries} entries, due to be sealed at {policy.entries}, and its seal "
-            f"waits: {why}"
-        )
-        log.warning("journal_seal_waiting", reason=line)
-        if self.on_seal_waiting is not None:
-            self.on_seal_waiting(line)
-
-    def _defer_live_seal(self, why: str) -> None:
-        if why != self.live_seal_deferred:
-            log.warning("journal_seal_deferred", reason=why)
-        self.live_seal_deferred = why
+    @property
+    def records_waiting(self) -> bool:
+        """Records wait in the group commit (a live seal waits for them to be committed)."""
+        return bool(self._group.waiting)
 
     def close(self) -> None:
-        if self._checkpointer is not None:
-            self._checkpointer.close()
-            self._checkpointer = None
+        self.checkpoints.close()
         self.journal.close()
 
     # --- the group commit ------------------------------------------------------------------------------
@@ -439,7 +210,7 @@ class DaemonJournal:
         try:
             committed: Committed[_Effect] = self._group.commit()
         except JournalError as error:
-            self._failed(error)
+            self.fail(error)
             return
         self._latencies_s.extend(committed.latencies_s)
         if any(entry.kind in CLOSING_KINDS for entry in committed.entries) and not self._keep_anchor(
@@ -452,57 +223,18 @@ class DaemonJournal:
             self._act(effect.outputs)
             if effect.answer is not None and not effect.answer.done():
                 effect.answer.set_result(list(effect.outputs))
-        if committed.entries and committed.entries[-1].round_id is None and self._live_state is not None:
+        if committed.entries and committed.entries[-1].round_id is None and self.seals.live:
             # Between rounds: the round closed and its tail (the table cleared, the dealer's "next")
             # is written too, so every entry of a round stays in one segment.
-            self.seal_live_if_due(self.wall_clock() if self.wall_clock is not None else datetime.now(UTC))
+            self.seals.seal_live_if_due(
+                self.wall_clock() if self.wall_clock is not None else datetime.now(UTC)
+            )
         if committed.entries:
-            self._commits_since_checkpoint += 1
-            if self._commits_since_checkpoint >= CHECKPOINT_EVERY_COMMITS:
-                self._checkpoint_now()
-
-    # --- checkpoints (docs/journal.md "Checkpoints") ----------------------------------------------------
-    def _checkpoint_now(self) -> None:
-        """Copy the WAL into the database off the loop, so no COMMIT carries a checkpoint.
-
-        SQLite's automatic checkpoint runs inside the COMMIT that crosses its threshold: that commit,
-        and every event waiting for it, also waits for about a thousand pages to be copied and the
-        database fsynced (a bare commit's p99 4.5 ms with it, 0.7-1.2 ms without; docs/operations.md).
-        While the checkpoint thread runs, the writer's automatic checkpoint is only a backstop
-        (WalControl.defer_checkpoints) and this thread checkpoints every CHECKPOINT_EVERY_COMMITS commits,
-        on a connection of its own (a PASSIVE checkpoint never blocks the writer). The WAL is reset by
-        the next commit only once a checkpoint has copied all of it with no commit in between, so the
-        thread checkpoints again until it catches up (each pass copies only what was committed during
-        the one before); if it has not after CHECKPOINT_PASSES, the writer copies the little that is
-        left itself, between two commits (``_checkpointed``). The WAL stays a few megabytes."""
-        if self._checkpointer is None or self._checkpoint_thread is None or self._checkpoint_running:
-            return
-        self._commits_since_checkpoint = 0
-        self._checkpoint_running = True
-        loop = asyncio.get_running_loop()
-        done = self._checkpoint_thread.submit(_catch_up, self._checkpointer)
-        done.add_done_callback(lambda finished: loop.call_soon_threadsafe(self._checkpointed, finished))
-
-    def _checkpointed(self, done: concurrent.futures.Future[bool]) -> None:
-        self._checkpoint_running = False
-        error = done.exception()
-        if error is None and not done.result() and self.failure is None:
-            # The commits kept coming faster than the thread's passes (a slow disk): the WAL, all but
-            # its last few commits copied, would never be reset and would grow, and every fsync with
-            # it. The writer copies that little rest itself, here between two commits, so the next
-            # commit resets the WAL.
-            try:
-                self.journal.wal.checkpoint()
-            except JournalError as failed:
-                error = failed
-        if error is not None:
-            # Nothing is lost (the entries are in the WAL, fsynced); the next checkpoint retries, and
-            # the writer's backstop keeps the WAL bounded meanwhile.
-            log.warning("journal_checkpoint_failed", error=str(error))
+            self.checkpoints.committed()
 
     def _append_records(self, records: Sequence[Any]) -> list[JournalEntry]:
         written = self.journal.append_many(records)
-        self._fold(written)
+        self.seals.fold(written)
         return written
 
     def append(self, records: Sequence[JournalRecord]) -> None:
@@ -512,35 +244,12 @@ class DaemonJournal:
         try:
             written = self.journal.append_many(records)
         except JournalError as error:
-            self._failed(error)
+            self.fail(error)
             raise
-        self._fold(written)
+        self.seals.fold(written)
         self._notify()
         if written:
             self._keep_anchor(written[-1], [])
-
-    # --- checkpoints' thread, and the anchor (controller/journal/anchor.py) ---------------------------
-    def start_checkpoints(self) -> None:
-        """The thread that runs the checkpoints while the table runs."""
-        self._checkpoint_thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="checkpoint")
-        self.journal.wal.defer_checkpoints()
-        self._checkpointer = Journal.open_existing(self.path, readonly=False)
-
-    def stop_checkpoints(self) -> None:
-        """The checkpoint in progress (if any) finishes. The writer checkpoints by itself again from here
-        on, at SQLite's default threshold (WalControl.resume_checkpoints: nothing else runs checkpoints
-        now; closing the journal checkpoints it all)."""
-        if self._checkpoint_thread is not None:
-            self._checkpoint_thread.shutdown(wait=True)
-            self._checkpoint_thread = None
-        if self._checkpointer is not None:
-            self._checkpointer.close()
-            self._checkpointer = None
-            try:
-                self.journal.wal.resume_checkpoints()
-            except JournalError as error:
-                # Nothing is lost: the commits are fsynced in the WAL, and the backstop still bounds it.
-                log.warning("journal_checkpoint_failed", error=str(error))
 
     def _keep_anchor(self, last: JournalEntry, effects: Sequence[_Effect]) -> bool:
         """The anchor beside the journal follows its head (controller/journal/anchor.py): after the
@@ -563,12 +272,12 @@ class DaemonJournal:
             if effects:
                 # Committed, but never acted on: without an anchor covering it, no one may be paid.
                 log.critical("anchor_failed_close_not_acted_on", engine_calls=len(effects), seq=last.seq)
-            self._failed(error)
+            self.fail(error)
             return False
         return True
 
     # --- the journal's failure ---------------------------------------------------------------------------
-    def _failed(self, error: JournalError) -> None:
+    def fail(self, error: JournalError) -> None:
         # Nothing may happen at the table that the journal did not record: stop the table now, and
         # write nothing more (a later entry committed after a lost one would leave a hole in the
         # round: even if the journal works again a moment later, this run appends no more). What was
@@ -583,16 +292,3 @@ class DaemonJournal:
             if effect.answer is not None and not effect.answer.done():
                 effect.answer.set_exception(JournalError(self.failure))
         self._halt()
-
-
-def _catch_up(checkpointer: Journal) -> bool:
-    """PASSIVE checkpoints until one finds the WAL all copied and unchanged since the pass before (no
-    commit in between: the writer's next commit then starts the WAL again from its beginning); False
-    when CHECKPOINT_PASSES did not get there."""
-    wal_pages = -1
-    for _ in range(CHECKPOINT_PASSES):
-        result = checkpointer.wal.checkpoint()
-        if result.complete and result.wal_pages == wal_pages:
-            return True
-        wal_pages = result.wal_pages
-    return False

@@ -35,7 +35,9 @@ def uplink_task(
     from controller.uplink.uplink import start_uplink  # noqa: PLC0415 (nats: floor only)
 
     uplink_lock = asyncio.Lock()  # held while the uplink reads the file: no seal then
-    ledger.file_users.append(lambda: "the uplink is reading the journal" if uplink_lock.locked() else None)
+    ledger.seals.file_users.append(
+        lambda: "the uplink is reading the journal" if uplink_lock.locked() else None
+    )
     journal_path: Path = ledger.path
     return start_uplink(
         journal_path,

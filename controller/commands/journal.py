@@ -36,6 +36,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SEQ:HASH",
         help="also require entry SEQ to have this hash (kept from `journal head`)",
     )
+    verify.add_argument(
+        "--totals",
+        action="store_true",
+        help="also fold each segment's entries again and compare the totals kept beside them",
+    )
     sealed = verify.add_mutually_exclusive_group()
     sealed.add_argument(
         "--segment",
@@ -136,8 +141,10 @@ def run(args: argparse.Namespace) -> int:  # noqa: PLR0912, PLR0915 - one branch
             print(verdict.line)
             return 0 if verdict.ok else 1
         if args.segment is not None or args.segments:
-            return _verify_segments(args, path, table_id, key)
-        return _verify(args, path, table_id, key)
+            status = _verify_segments(args, path, table_id, key)
+        else:
+            status = _verify(args, path, table_id, key)
+        return max(status, _verify_totals(path)) if args.totals else status
     path = journal_path(args)
     if action == "backup":
         from controller.journal.verify import verify_chain  # noqa: PLC0415 (backup's alone)
@@ -235,6 +242,18 @@ def _verify_segments(args: argparse.Namespace, path: Path, table_id: str | None,
             f"{len(bad)} of {len(verdicts)} sealed segments failed: {', '.join(str(v.segment) for v in bad)}"
         )
     return 1 if bad or open_status else 0
+
+
+def _verify_totals(path: Path) -> int:
+    """`journal verify --totals`: each segment's totals against its entries (a line each); exit 1 when
+    one differs."""
+    from controller.journal.totals_check import check_totals  # noqa: PLC0415 (--totals' alone)
+
+    with Journal.open_existing(path, readonly=True) as journal:
+        verdicts = check_totals(journal)
+    for verdict in verdicts:
+        print(f"totals: {verdict.line}")
+    return 0 if all(verdict.ok for verdict in verdicts) else 1
 
 
 def _archive(

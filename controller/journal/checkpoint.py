@@ -14,8 +14,12 @@ and the software checks' entries between them). Pure: no file, no clock.
 
 Every attribute of a ``TableState`` is carried, or named in ``NOT_CARRIED`` with why (a test,
 tests/journal/test_reducer_checkpoint.py, fails on an attribute that is neither, so a new one cannot be
-dropped by a seal unnoticed). Format 1 (the first release of segments) carried none of the progressive's
-meter, the software checks, the clock and the two-person changes; it is never read as a state
+dropped by a seal unnoticed). Format 4 counts the progressive's net in the meters' balance; formats
+2 and 3 left it out (``METERS_WITHOUT_PROGRESSIVE_NET_FORMATS``): one of them whose meters hold a
+Progressive wager is not read as a state (the sealed segments are folded, and the start seals at once),
+and each is verified by the reading it was written with (``MetersBeforeProgressiveNet``). Format 1
+(the first release of segments) carried none of the progressive's meter, the software checks, the
+clock and the two-person changes; it is never read as a state
 (``CheckpointFormatError``): a start refolds the journal instead (controller/journal/recovery.py).
 Formats 1 and 2 carried ``closed_rounds`` whole (every round the table ever closed, so a seal grew with
 the journal's age); format 3 carries the reducer's bounded window (the last ``RECENT_ROUNDS`` closed
@@ -45,6 +49,7 @@ from controller.journal.state_parts import (
     AlertState,
     DeviceState,
     Meters,
+    MetersBeforeProgressiveNet,
     RoundState,
     Stored,
     WagerMeter,
@@ -53,10 +58,15 @@ from controller.progressive.model import AwardState, MeterState, ProgressivePara
 
 # 2: the stand-alone progressive's meter, the software checks, the clock, the configuration check and
 # the two-person changes are carried (1 dropped them). 3: ``closed_rounds`` is the reducer's bounded
-# window of recent closed rounds (1 and 2 carried every round ever closed).
-CHECKPOINT_FORMAT = 3
+# window of recent closed rounds (1 and 2 carried every round ever closed). 4: the meters count the
+# progressive's net in each round's balance (``progressive_net_cents``; issue 29).
+CHECKPOINT_FORMAT = 4
 OLDER_CHECKPOINT_FORMATS = frozenset({1})  # read as "refold the sealed segments", never as a state
-READ_AS_STATE_FORMATS = frozenset({2, CHECKPOINT_FORMAT})  # read as the state at the seal
+READ_AS_STATE_FORMATS = frozenset({2, 3, CHECKPOINT_FORMAT})  # read as the state at the seal
+# Formats whose meters left the progressive's net out of each round's balance (every round with a
+# Progressive wager listed unbalanced, no ``progressive_net_cents``): read as a state only where the
+# meters hold no Progressive wager (then both readings are the same numbers); verified by that reading.
+METERS_WITHOUT_PROGRESSIVE_NET_FORMATS = frozenset({1, 2, 3})
 # Formats whose ``closed_rounds`` names every round the table ever closed (not the reducer's window).
 EVERY_CLOSED_ROUND_FORMATS = frozenset({1, 2})
 # What each earlier format did not carry: a seal of that format is verified against the rest.
@@ -72,6 +82,7 @@ _LACKED_BY_FORMAT: dict[int, tuple[str, ...]] = {
         "approved_config_files",
     ),
     2: (),
+    3: (),
 }
 
 # TableState's plain attributes, with the type each decodes to.
@@ -162,6 +173,46 @@ class CheckpointFormatError(CheckpointError):
         self.format = found
 
 
+class CheckpointReadingError(CheckpointFormatError):
+    """A checkpoint of format 2 or 3 whose meters hold a Progressive wager: they left its net out of the
+    balance, so the state is the sealed segments' fold instead."""
+
+    def __init__(self, found: int | None) -> None:
+        CheckpointError.__init__(
+            self,
+            f"a checkpoint of format {found}, whose meters left the progressive's net out of each "
+            f"round's balance (this release writes format {CHECKPOINT_FORMAT})",
+        )
+        self.format = found
+
+
+def refold_reason(checkpoint: object) -> str | None:
+    """Why a start cannot take ``checkpoint`` as the state at its seal and folds the sealed segments
+    instead (None: it can): a format that lacks what this release carries, or meters that read a
+    Progressive round's balance otherwise than this release."""
+    found = checkpoint_format(checkpoint)
+    if found in OLDER_CHECKPOINT_FORMATS:
+        return (
+            f"is of format {found}, which lacks the progressive's meter, the software checks and the "
+            f"two-person changes (this release writes format {CHECKPOINT_FORMAT})"
+        )
+    if found in METERS_WITHOUT_PROGRESSIVE_NET_FORMATS and _meters_hold_progressive(checkpoint):
+        return (
+            f"is of format {found}, whose meters left the progressive's net out of each round's "
+            f"balance (this release writes format {CHECKPOINT_FORMAT})"
+        )
+    return None
+
+
+def _meters_hold_progressive(checkpoint: object) -> bool:
+    from controller.rules.games import PROGRESSIVE  # noqa: PLC0415 (the rules' names, for an old seal only)
+
+    state = checkpoint.get("state") if isinstance(checkpoint, dict) else None
+    meters = state.get("meters") if isinstance(state, dict) else None
+    by_wager = meters.get("by_wager") if isinstance(meters, dict) else None
+    return isinstance(by_wager, dict) and PROGRESSIVE in by_wager
+
+
 def checkpoint_format(checkpoint: object) -> int | None:
     """The format a checkpoint says it is (None: not a checkpoint)."""
     if not isinstance(checkpoint, dict):
@@ -186,6 +237,10 @@ def checkpoint_in_format(
     state = {name: value for name, value in checkpoint["state"].items() if name not in lacked}
     if every_closed_round is not None and found in EVERY_CLOSED_ROUND_FORMATS:
         state["closed_rounds"] = dict(every_closed_round)
+    if found in METERS_WITHOUT_PROGRESSIVE_NET_FORMATS:
+        # Those meters had no progressive net (their rounds' balance is the caller's to fold by that
+        # reading: ``state_from_checkpoint(..., as_written=True)``, ``MetersBeforeProgressiveNet``).
+        state["meters"] = {k: v for k, v in state["meters"].items() if k != "progressive_net_cents"}
     return {"format": found, "state": state}
 
 
@@ -258,8 +313,12 @@ def _convert(value: Any, kind: Any) -> Any:
     return msgspec.convert(value, kind, strict=False)
 
 
-def state_from_checkpoint(checkpoint: dict[str, Any]) -> TableState:
-    """The state a checkpoint holds; ``CheckpointError`` (one line) when it is not one."""
+def state_from_checkpoint(checkpoint: dict[str, Any], *, as_written: bool = False) -> TableState:
+    """The state a checkpoint holds; ``CheckpointError`` (one line) when it is not one, and
+    ``CheckpointFormatError`` when a start must fold the sealed segments instead (``refold_reason``).
+    ``as_written``: a checkpoint of format 2 or 3 with its meters as that release read rounds (the
+    progressive's net left out: ``MetersBeforeProgressiveNet``), to verify the seals after it that
+    were written by the same reading; never the table's state."""
     found = checkpoint_format(checkpoint)
     if found in OLDER_CHECKPOINT_FORMATS:
         raise CheckpointFormatError(found)
@@ -268,8 +327,11 @@ def state_from_checkpoint(checkpoint: dict[str, Any]) -> TableState:
     fields = checkpoint.get("state")
     if not isinstance(fields, dict):
         raise CheckpointError("a checkpoint without its state")
+    old_reading = found in METERS_WITHOUT_PROGRESSIVE_NET_FORMATS
+    if old_reading and not as_written and _meters_hold_progressive(checkpoint):
+        raise CheckpointReadingError(found)
     try:
-        state = _restore(fields)
+        state = _restore(fields, MetersBeforeProgressiveNet if old_reading and as_written else Meters)
     except (msgspec.ValidationError, KeyError, TypeError, ValueError, UserError) as error:
         raise CheckpointError(f"checkpoint damaged: {error}") from None
     if found in EVERY_CLOSED_ROUND_FORMATS:
@@ -280,7 +342,7 @@ def state_from_checkpoint(checkpoint: dict[str, Any]) -> TableState:
     return state
 
 
-def _restore(fields: dict[str, Any]) -> TableState:
+def _restore(fields: dict[str, Any], meters_class: type[Meters]) -> TableState:
     state = TableState(str(fields["table_id"]))
     for name, kind in _SCALARS.items():
         setattr(state, name, _convert(fields[name], kind))
@@ -300,7 +362,7 @@ def _restore(fields: dict[str, Any]) -> TableState:
     faults_by_kind = Counter({str(k): int(v) for k, v in meter_fields.pop("faults_by_kind").items()})
     history = deque(meter_fields.pop("history"), maxlen=HISTORY_ROUNDS)
     by_wager = {name: _convert(value, WagerMeter) for name, value in meter_fields.pop("by_wager").items()}
-    meters = _convert(meter_fields, Meters)
+    meters = _convert(meter_fields, meters_class)
     meters.faults_by_kind = faults_by_kind
     meters.history = history
     meters.by_wager = by_wager

@@ -13,7 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from controller.journal.errors import JournalError, sqlite_reason
-from controller.journal.schema import FIRST_SEGMENT, SCHEMA_VERSION, columns_for, read_segment_base
+from controller.journal.schema import (
+    FIRST_SEGMENT,
+    SCHEMA_VERSION,
+    TOTALS_READING_SCHEMA,
+    columns_for,
+    read_segment_base,
+)
 
 
 class JournalFile:
@@ -41,6 +47,9 @@ class JournalFile:
         # reads its entries upcast and has no totals (it folds); a writer has migrated it.
         self.schema_version = version
         self.has_totals = version >= 3
+        # A schema-3 file's totals left the progressive's net out of each round's balance: read where
+        # they hold no Progressive wager, folded where they do (controller/journal/indexes.py).
+        self.totals_current = version >= TOTALS_READING_SCHEMA
         self.columns = columns_for(version)
 
     def load_base(self) -> None:

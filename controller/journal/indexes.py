@@ -5,17 +5,40 @@ The totals are written with the entries, in the same transaction (controller/jou
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from datetime import date, datetime
+from pathlib import Path
 from typing import Any
 
 from controller.journal.handle import JournalFile
 from controller.journal.kinds import ROUND_STARTED
 from controller.journal.schema import counted_rows
 from controller.journal.sealed import SealedSegments
-from controller.journal.totals import RoundFilter, periods_span
+from controller.journal.totals import RoundFilter, holds_progressive_wager, periods_span
 from controller.locale import DEFAULT_PROPERTY, PropertySettings, gaming_day_of
 from controller.names import format_round_id
+
+# Folded totals of read-only files, by the file's path, size and time and those of its write-ahead log
+# (anything appended changes one of them): a few hundred bytes each.
+_FOLDED: OrderedDict[tuple[object, ...], dict[str, int]] = OrderedDict()
+_FOLDED_KEPT = 64
+_FOLDED_LOCK = threading.Lock()
+
+
+def _unchanged_file_key(path: Path, periods: Sequence[str]) -> tuple[object, ...] | None:
+    """What identifies a file's content for the fold's cache (None: it cannot be read)."""
+    try:
+        main = path.stat()
+    except OSError:
+        return None
+    try:
+        wal = path.with_name(path.name + "-wal").stat()
+        wal_key: tuple[int, int] = (wal.st_size, wal.st_mtime_ns)
+    except OSError:
+        wal_key = (-1, -1)
+    return (str(path.resolve()), main.st_size, main.st_mtime_ns, wal_key, tuple(periods))
 
 
 class RoundIndex:
@@ -40,13 +63,17 @@ class RoundIndex:
         return out
 
     def own_period_totals(self, periods: Sequence[str]) -> dict[str, int]:
-        """This file's totals of these periods (folded from its own entries where it has none: a
-        segment sealed before the totals existed)."""
-        if not self._file.has_totals:
-            from controller.journal.totals import folded_period_totals  # noqa: PLC0415
+        """This file's totals of these periods: as stored, or folded from its own entries where it has
+        none (a segment sealed before the totals existed) or where its stored ones read a round's balance
+        otherwise than this release and the periods hold a Progressive wager (a schema-3 file: a sealed
+        segment is never migrated, its seal signs its bytes)."""
+        if self._file.has_totals:
+            stored = self._stored_period_totals(periods)
+            if self._file.totals_current or not holds_progressive_wager(stored):
+                return stored
+        return self._folded_period_totals(periods)
 
-            with self._file.lock:
-                return folded_period_totals(counted_rows(self._file.connection, self._file.path), periods)
+    def _stored_period_totals(self, periods: Sequence[str]) -> dict[str, int]:
         out: dict[str, int] = {}
         for start in range(0, len(periods), 500):
             chunk = list(periods[start : start + 500])
@@ -57,6 +84,28 @@ class RoundIndex:
             for key, value in rows:
                 out[str(key)] = out.get(str(key), 0) + int(value)
         return out
+
+    def _folded_period_totals(self, periods: Sequence[str]) -> dict[str, int]:
+        """The periods' totals folded from this file's entries; a read-only file's kept for the next
+        reader while the file is unchanged (a sealed segment never changes: the panel reads its shift's
+        and the whole journal's meters again and again)."""
+        from controller.journal.totals import folded_period_totals  # noqa: PLC0415
+
+        key = _unchanged_file_key(self._file.path, periods) if self._file.readonly else None
+        if key is not None:
+            with _FOLDED_LOCK:
+                kept = _FOLDED.get(key)
+                if kept is not None:
+                    _FOLDED.move_to_end(key)
+                    return dict(kept)
+        with self._file.lock:
+            folded = folded_period_totals(counted_rows(self._file.connection, self._file.path), periods)
+        if key is not None:
+            with _FOLDED_LOCK:
+                _FOLDED[key] = dict(folded)
+                while len(_FOLDED) > _FOLDED_KEPT:
+                    _FOLDED.popitem(last=False)
+        return folded
 
     def closed_round_seqs(
         self,

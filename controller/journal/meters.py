@@ -11,7 +11,10 @@ Definitions (docs/journal.md "Meters"):
 - house_win_cents = house-banked wins plus the rake (the house's fee at a designated-player table).
 - returned_cents: stakes given back: dead seats, dead rounds, voided rounds.
 - dead_hands: seats dead in settled and dead rounds (a voided round's seats are not counted).
-- Balance: player_net_cents + banker_net_cents + rake_cents == 0, round by round and in total.
+- progressive_net_cents: the progressive's take (its wagers collected less its awards): the jackpot
+  fund's, not the house's.
+- Balance: player_net_cents + banker_net_cents + rake_cents + progressive_net_cents == 0, round by round
+  and in total (the players' Progressive nets are the progressive's, not the banker's).
 """
 
 from __future__ import annotations

@@ -15,6 +15,9 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any
 
+import msgspec
+
+from controller.journal.entries import Entry
 from controller.journal.state import TableState
 from controller.journal.store import Journal, JournalEntry
 
@@ -50,6 +53,16 @@ def viewer_event(stored: JournalEntry, state: TableState, *, with_private: bool 
         "private": stored.private if shown else None,
         "hidden": stored.private is not None and not shown,
     }
+
+
+def viewer_typed(stored: JournalEntry, state: TableState, *, with_private: bool = False) -> Entry:
+    """The typed entry as a viewer may see it now: with its private part once the round is revealed,
+    its public view (the private part None) before, and a dead hand's never (what the panel's sentences
+    read: controller/journal/sentence.py)."""
+    entry = stored.entry
+    if entry.private_part() is None or shows_private(stored, state, with_private=with_private):
+        return entry
+    return msgspec.structs.replace(entry, private=None)
 
 
 def viewer_payload(stored: JournalEntry, state: TableState, *, with_private: bool = False) -> dict[str, Any]:

@@ -23,7 +23,7 @@ recoveries at once, can never void a round twice or void a round that was settle
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,15 +31,17 @@ from controller.errors import UserError
 from controller.journal.anchor import Anchor
 from controller.journal.chain import canonical_json
 from controller.journal.checkpoint import (
-    OLDER_CHECKPOINT_FORMATS,
     checkpoint_format,
     checkpoint_in_format,
     record_closings,
+    refold_reason,
     state_to_checkpoint,
 )
 from controller.journal.kinds import CLOSING_KINDS, ROUND_VOIDED
+from controller.journal.meters import METER_KINDS
+from controller.journal.rows import Replayed
 from controller.journal.state import TableState
-from controller.journal.state_parts import RoundState
+from controller.journal.state_parts import MetersBeforeProgressiveNet, RoundState
 from controller.journal.store import Journal, JournalError
 from controller.rules.settle import settle_round_json
 
@@ -76,24 +78,37 @@ def rebuild_state(journal: Journal) -> TableState:
                 f"journal {journal.path}: the seal of segment {base.segment - 1} is missing or does "
                 "not end where the open segment starts"
             )
-        found = checkpoint_format(seal.checkpoint)
-        if found in OLDER_CHECKPOINT_FORMATS:
-            # A seal of format 1 did not carry the progressive's meter nor the software checks: the
+        if refold_reason(seal.checkpoint) is not None:
+            # A seal of format 1 did not carry the progressive's meter nor the software checks, and one
+            # of format 2 or 3 read a Progressive round's balance without the progressive's net: the
             # state is the whole journal's fold (the sealed segments read, this once: the start seals
             # at once, docs/journal.md "Segments and seals"). What the start reads of the sealed past
-            # must fold to what the (keyed) seal says, as far as its format says anything.
-            sealed_past = itertools.takewhile(lambda stored: stored.seq <= seal.last_seq, journal.replay())
+            # must fold to what the (keyed) seal says, as far as its format says anything, by the
+            # meters' reading it was written with; the table goes on with this release's meters.
+            found = checkpoint_format(seal.checkpoint)
             every_closed: dict[str, str] = {}  # format 1's closed_rounds: every round (the reducer's: recent)
-            state = TableState(journal.table_id).apply_all(record_closings(sealed_past, every_closed))
+            state = TableState(journal.table_id)
+            state.meters = MetersBeforeProgressiveNet()
+            state.apply_all(record_closings(_sealed_past(journal, seal.last_seq), every_closed))
             held_to = checkpoint_in_format(state_to_checkpoint(state), found, every_closed_round=every_closed)
             if canonical_json(held_to) != canonical_json(seal.checkpoint):
                 raise JournalError(
                     f"journal {journal.path}: the sealed segments do not fold to the checkpoint of seal "
                     f"{seal.segment} (edited?); run flushtable journal verify --segments"
                 )
+            state.meters = (
+                TableState(journal.table_id)
+                .apply_all(_sealed_past(journal, seal.last_seq, kinds=METER_KINDS))
+                .meters
+            )
             return state.apply_all(journal.replay(since_seq=journal.file.base.base_seq))
         return seal.state().apply_all(journal.replay(since_seq=journal.file.base.base_seq))
     return TableState(journal.table_id).apply_all(journal.replay())
+
+
+def _sealed_past(journal: Journal, last_seq: int, kinds: Sequence[str] | None = None) -> Iterator[Replayed]:
+    """The journal's entries up to ``last_seq`` (the sealed segments'), of ``kinds`` when given."""
+    return itertools.takewhile(lambda stored: stored.seq <= last_seq, journal.replay(kinds=kinds))
 
 
 def void_round_json(open_round: OpenRound) -> tuple[dict[str, Any], dict[str, Any]]:

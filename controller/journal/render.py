@@ -364,9 +364,12 @@ def render_meters(meters: Mapping[str, Any], fmt: MoneyFormat = money) -> str:
                 f"{fmt(meter['house_win_cents'], signed=True):>14}"
                 f"{meter['wins']:>7}{meter['losses']:>7}{meter['pushes']:>7}{meter['returned']:>7}"
             )
+    # A progressive table's balance counts the jackpot fund's net (the line says so only there).
+    progressive_net = int(meters.get("progressive_net_cents", 0))
+    if progressive_net:
+        lines.append(f"Progressive net {fmt(progressive_net, signed=True)}")
+    balance = "players + banker + rake + progressive" if progressive_net else "players + banker + rake"
     lines.append(
-        "Balanced: players + banker + rake = 0"
-        if meters["balanced"]
-        else f"NOT BALANCED: {meters['unbalanced_rounds']}"
+        f"Balanced: {balance} = 0" if meters["balanced"] else f"NOT BALANCED: {meters['unbalanced_rounds']}"
     )
     return "\n".join(lines)

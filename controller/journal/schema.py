@@ -22,9 +22,13 @@ from controller.journal.totals import TOTAL_KINDS, TOTALS_SCHEMA
 from controller.journal.totals import rebuild as rebuild_totals
 from controller.journal.upcast import typed_from_legacy
 
-SCHEMA_VERSION = 3  # 1: untyped payloads; 2: typed entries with a private part and its commitment;
-# 3: the same entries, with the per-period totals and the round index beside them (totals.py)
-READABLE_SCHEMA_VERSIONS = (1, 2, 3)  # a file of an earlier one is migrated in place when opened to append
+SCHEMA_VERSION = 4  # 1: untyped payloads; 2: typed entries with a private part and its commitment;
+# 3: the same entries, with the per-period totals and the round index beside them (totals.py); 4: the
+# same tables, the totals counting the progressive's net in the balance (a schema-3 file's totals left
+# it out, so each round with a Progressive wager was counted unbalanced: issue 29)
+READABLE_SCHEMA_VERSIONS = (1, 2, 3, 4)  # a file of an earlier one is migrated in place when opened to append
+# The schema whose totals count a round's balance as this release does (an earlier file's may not).
+TOTALS_READING_SCHEMA = 4
 APPLICATION_ID = 0x464C5454  # "FLTT": marks the file as a flushtable journal (PRAGMA application_id)
 DEFAULT_BUSY_TIMEOUT_S = 5.0
 CLOSING_SQL = "('round_settled','round_dead','round_voided')"
@@ -228,8 +232,9 @@ def prepare(
 def migrate(connection: sqlite3.Connection, path: Path, version: int) -> None:
     """Bring a journal of an earlier schema to this one, in place and in one transaction (all or
     nothing): schema 1 gains the columns of the typed journal (its rows keep version 1 and their bytes:
-    they verify as written, and are read through the upcasters); both gain the totals and the round
-    index, made from the entries. The entries themselves are never rewritten. journal_meta records it."""
+    they verify as written, and are read through the upcasters); every earlier schema gets the totals
+    and the round index made (again) from the entries: schema 3's totals left the progressive's net out
+    of each round's balance. The entries themselves are never rewritten. journal_meta records it."""
     try:
         connection.execute("BEGIN IMMEDIATE")
         stored = connection.execute("PRAGMA user_version").fetchone()[0]

@@ -47,13 +47,14 @@ from typing import Any
 
 from controller.journal.chain import GENESIS_HASH, canonical_json, format_time_utc
 from controller.journal.checkpoint import (
-    CHECKPOINT_FORMAT,
     EVERY_CLOSED_ROUND_FORMATS,
-    OLDER_CHECKPOINT_FORMATS,
+    METERS_WITHOUT_PROGRESSIVE_NET_FORMATS,
+    READ_AS_STATE_FORMATS,
     CheckpointError,
     checkpoint_format,
     checkpoint_in_format,
     record_closings,
+    refold_reason,
     state_from_checkpoint,
     state_to_checkpoint,
 )
@@ -75,6 +76,7 @@ from controller.journal.seals import (
     segments_dir,
 )
 from controller.journal.state import TableState
+from controller.journal.state_parts import MetersBeforeProgressiveNet
 from controller.journal.store import Journal
 
 
@@ -106,19 +108,16 @@ def seal_due(  # noqa: PLR0913 - keyword-only: the seal's triggers, each a confi
     every_entries: int,
     per_gaming_day: bool,
     gaming_day_start_utc: str,
-    last_checkpoint_format: int | None = None,
+    last_checkpoint_refolds: str | None = None,
 ) -> str | None:
-    """Why the open segment is due to be sealed now (None: it is not). Pure. ``last_checkpoint_format``:
-    the format of the last seal's checkpoint (None: no seal); one of an earlier format makes every
-    start refold the sealed segments, so the first start that can seals at once."""
+    """Why the open segment is due to be sealed now (None: it is not). Pure. ``last_checkpoint_refolds``:
+    why the last seal's checkpoint is not read as a state (``checkpoint.refold_reason``; None: it is,
+    or there is no seal): it makes every start refold the sealed segments, so the first start that can
+    seals at once."""
     if entries == 0 or first_utc is None:
         return None
-    if last_checkpoint_format in OLDER_CHECKPOINT_FORMATS:
-        return (
-            f"the last seal's checkpoint is of format {last_checkpoint_format}, which lacks the "
-            f"progressive's meter, the software checks and the two-person changes (this release writes "
-            f"format {CHECKPOINT_FORMAT})"
-        )
+    if last_checkpoint_refolds is not None:
+        return f"the last seal's checkpoint {last_checkpoint_refolds}"
     if every_entries > 0 and entries >= every_entries:
         return f"it holds {entries} entries (segment_entries = {every_entries})"
     if per_gaming_day:
@@ -523,14 +522,23 @@ def _sealed_chain(location: Path, segment: int, seal: Seal) -> None:
         )
 
 
-def _state_before(journal_path: Path, seal: Seal, previous: Seal | None) -> TableState:
-    """The state at the start of ``seal``'s segment: the previous seal's checkpoint, or, where that is
-    of an earlier format (it lacks what this release carries), the sealed segments before it folded."""
-    if previous is None:
-        return TableState(seal.table_id)
-    if checkpoint_format(previous.checkpoint) not in OLDER_CHECKPOINT_FORMATS:
-        return previous.state()
+def _state_before(journal_path: Path, seal: Seal, previous: Seal | None, *, old_reading: bool) -> TableState:
+    """The state at the start of ``seal``'s segment: the previous seal's checkpoint, or, where that
+    cannot be read as a state (``refold_reason``), the sealed segments before it folded. ``old_reading``:
+    with the meters as releases before checkpoint format 4 read a round (the progressive's net left out
+    of its balance, ``MetersBeforeProgressiveNet``), to hold a seal of such a release to what it signs."""
+    if previous is not None:
+        previous_format = checkpoint_format(previous.checkpoint)
+        if old_reading and previous_format in READ_AS_STATE_FORMATS:
+            try:
+                return state_from_checkpoint(previous.checkpoint, as_written=True)
+            except CheckpointError as error:
+                raise JournalError(f"seal of segment {previous.segment}: {error}") from None
+        if not old_reading and refold_reason(previous.checkpoint) is None:
+            return previous.state()
     state = TableState(seal.table_id)
+    if old_reading:
+        state.meters = MetersBeforeProgressiveNet()
     for number in range(1, seal.segment):
         with Journal.open_existing(locate_segment(journal_path, number), readonly=True) as sealed:
             state.apply_all(sealed.replay(since_seq=sealed.file.base.base_seq))
@@ -538,18 +546,22 @@ def _state_before(journal_path: Path, seal: Seal, previous: Seal | None) -> Tabl
 
 
 def _checkpoint_problem(journal_path: Path, location: Path, seal: Seal, previous: Seal | None) -> str | None:
+    found = checkpoint_format(seal.checkpoint)
+    previous_format = None if previous is None else checkpoint_format(previous.checkpoint)
+    old_reading = found in METERS_WITHOUT_PROGRESSIVE_NET_FORMATS
+    if old_reading and previous_format is not None and previous_format > (found or 0):
+        return f"its seal's checkpoint is of format {found}, after a seal of a later format"
     try:
-        state = _state_before(journal_path, seal, previous)
+        state = _state_before(journal_path, seal, previous, old_reading=old_reading)
     except JournalError as error:
         return str(error)
-    found = checkpoint_format(seal.checkpoint)
     every_closed: dict[str, str] | None = None
     if found in EVERY_CLOSED_ROUND_FORMATS:
         # Formats 1 and 2 carried every round ever closed: the previous seal's map (verified in its
         # turn) with this segment's closings, since the reducer keeps only its recent window.
         if previous is None:
             every_closed = {}
-        elif checkpoint_format(previous.checkpoint) in EVERY_CLOSED_ROUND_FORMATS:
+        elif previous_format in EVERY_CLOSED_ROUND_FORMATS and previous is not None:
             carried = previous.checkpoint.get("state")
             closed = carried.get("closed_rounds") if isinstance(carried, dict) else None
             every_closed = dict(closed) if isinstance(closed, dict) else {}  # damaged: its own verdict says

@@ -3,22 +3,25 @@
 The one renderer of entries for people (the settlement's own lines are controller/journal/render.py's,
 whose words it reuses). It reads what the viewer may see: an entry as it left the privacy gate
 (controller/journal/privacy.py), ``payload`` merged with the private part only once the round is
-revealed, ``hidden`` true while that part is withheld. So a card is named only when the payload holds
-it; before the reveal a card_dealt reads "a card dealt face down". Amounts through controller/money.py.
-Unknown kinds still read as words ("Dealer key: key=…"), so a new kind never breaks the log. The kinds
-without a private part are read through their typed entries (``_sentence`` below); the others still
-read the payload (docs/engine.md "Journal entries").
+revealed, ``hidden`` true while that part is withheld; or, from the panel, the typed entry the gate
+hands over (``privacy.viewer_typed``: with its private part once revealed, its public view before).
+Every kind is read through its typed entry (``_sentence`` below), so a card is named only when the
+entry the viewer may see holds it: before the reveal a card_dealt reads "a card dealt face down".
+Amounts through controller/money.py. Unknown kinds, and a payload that is not its kind's, still read as
+words ("Dealer key: key=…"), so a new kind never breaks the log (docs/engine.md "Journal entries").
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+import msgspec
 import structlog
 
 from controller.journal import entries as e
-from controller.journal.render import event_entry, game_title, wager_word
+from controller.journal.render import game_title, wager_word
 from controller.money import MoneyFormat, money
 
 # firmware_protocol.messages' values, not imported: that package's import costs the fast CLI's recall
@@ -27,8 +30,6 @@ COMMUNITY_POSITION = 15
 DEALER_POSITION = 0
 
 log = structlog.get_logger(__name__)
-
-Payload = Mapping[str, Any]
 
 
 def _position(position: object) -> str:
@@ -43,31 +44,8 @@ def _amount(value: object, fmt: MoneyFormat) -> str:
     return fmt(value) if isinstance(value, int) and not isinstance(value, bool) else "—"
 
 
-def _reason(payload: Payload) -> str:
-    reason = payload.get("reason")
-    if isinstance(reason, Mapping):
-        return str(reason.get("message", ""))
-    return str(reason or "")
-
-
 def _words(name: object) -> str:
     return str(name or "").replace("_", " ")
-
-
-def _card_dealt(p: Payload, hidden: bool, fmt: MoneyFormat) -> str:
-    if hidden or "card" not in p:
-        return "A card dealt face down (shown once the round is revealed)"
-    card = p.get("card") or "an unreadable card"
-    return f"{card} dealt to {_position(p.get('position'))}"
-
-
-def _settled(p: Payload, hidden: bool, fmt: MoneyFormat) -> str:
-    settlement = p.get("settlement") or {}
-    seats = settlement.get("seats") or []
-    net = settlement.get("banker_net")
-    banker = fmt(net, signed=True) if isinstance(net, int) else "—"
-    rake = _amount(settlement.get("rake", 0), fmt)
-    return f"Round settled: {len(seats)} seat(s), banker net {banker}, rake {rake}"
 
 
 def _seconds_us(value: object) -> str:
@@ -84,10 +62,6 @@ def _asked(by: object, action: object, detail: object, outcome: object, fmt: Mon
     tail = f" — {said}" if said and said != "done" else ""
     what = f": {detail}" if detail else ""
     return f"{by} asked to {_words(action)}{what}{tail}"
-
-
-def _operator_action(p: Payload, hidden: bool, fmt: MoneyFormat) -> str:
-    return _asked(p.get("by"), p.get("action"), p.get("detail"), p.get("outcome"), fmt)
 
 
 def _limits(after: object, fmt: MoneyFormat) -> str:
@@ -108,35 +82,12 @@ def _paytable(value: object) -> str:
     return str(value) if isinstance(value, str) else "custom lines"
 
 
-_SENTENCES: dict[str, Callable[[Payload, bool, MoneyFormat], str]] = {
-    "card_dealt": _card_dealt,
-    "deck_verified": lambda p, h, f: (
-        f"Deck verified: {p.get('card_count')} cards, {p.get('missing_count')} missing, "
-        f"{p.get('extra_count')} extra"
-    ),
-    "decision_refused": lambda p, h, f: f"Refused: {_reason(p)}",
-    "dead_hand": lambda p, h, f: (
-        f"Dead hand at {_position(p.get('seat')) if p.get('seat') is not None else 'the table'}: {_reason(p)}"
-    ),
-    "round_settled": _settled,
-    "round_dead": lambda p, h, f: f"Round dead — every wager returned in full: {_reason(p)}",
-    "fault_raised": lambda p, h, f: (
-        f"{'Latching fault' if p.get('severity') == 'latching' else 'Alert'} {p.get('fault_id')}, "
-        f"{_words(p.get('kind'))}: {_reason(p)}" + (f" (device {p['device']})" if p.get("device") else "")
-    ),
-    "dp_waived": lambda p, h, f: f"Seat {p.get('seat')} waived the designated player's button",
-    "operator_action": _operator_action,  # an earlier release's rows, as they were written
-    "action_refused": lambda p, h, f: f"{p.get('by')}: {_words(p.get('action'))} refused: {p.get('reason')}",
-}
-
-
-# --- the kinds read through their typed entries ---------------------------------------------------------
-# A kind here is decoded by the one typed decoder (render.event_entry) and its sentence reads the entry's
-# fields, checked by mypy; a payload that is not its kind's (a hand-made one, a foreign row) is not read
-# wrongly as "None proposed None" but falls back to its own fields (entry_sentence). Kinds without a
-# private part only: the gate's viewer event merges a revealed private part into the payload, and
-# ``hidden`` says what it withheld, which the payload kinds above still read (docs/engine.md "Journal
-# entries").
+# --- every kind, read through its typed entry -----------------------------------------------------------
+# The sentence reads the entry's fields, checked by mypy: the entry the gate handed over, or the gated
+# event decoded by the one typed builder (``entries.build``: a revealed private part merged into the
+# payload goes back into the entry's private part; a withheld one is not there). A payload that is not
+# its kind's (a hand-made one, a foreign row) is not read wrongly as "None proposed None" but falls back
+# to its own fields (entry_sentence).
 EntryT = TypeVar("EntryT", bound=e.Entry)
 TypedSentence = Callable[[e.Entry, MoneyFormat], str]
 _TYPED_SENTENCES: dict[str, TypedSentence] = {}
@@ -477,29 +428,109 @@ def _paytable_set(x: e.PaytableSet, fmt: MoneyFormat) -> str:
     return f"{x.by} set the {wager_word(x.wager)} paytable: {_paytable(x.after)}{was}"
 
 
+@_sentence(e.CardDealt)
+def _card_dealt(x: e.CardDealt, fmt: MoneyFormat) -> str:
+    dealt = x.private  # None until the gate shows it: the round not revealed, or a dead hand's
+    if dealt is None:
+        return "A card dealt face down (shown once the round is revealed)"
+    return f"{dealt.card or 'an unreadable card'} dealt to {_position(dealt.position)}"
+
+
+@_sentence(e.DeckVerified)
+def _deck_verified(x: e.DeckVerified, fmt: MoneyFormat) -> str:
+    return f"Deck verified: {x.card_count} cards, {x.missing_count} missing, {x.extra_count} extra"
+
+
+@_sentence(e.DecisionRefused)
+def _decision_refused(x: e.DecisionRefused, fmt: MoneyFormat) -> str:
+    return f"Refused: {x.reason.message}"
+
+
+@_sentence(e.DeadHand)
+def _dead_hand(x: e.DeadHand, fmt: MoneyFormat) -> str:
+    where = _position(x.seat) if x.seat is not None else "the table"
+    return f"Dead hand at {where}: {x.reason.message}"
+
+
+@_sentence(e.RoundSettled)
+def _round_settled(x: e.RoundSettled, fmt: MoneyFormat) -> str:
+    seats = x.settlement.get("seats") or []
+    net = x.settlement.get("banker_net")
+    banker = fmt(net, signed=True) if isinstance(net, int) else "—"
+    rake = _amount(x.settlement.get("rake", 0), fmt)
+    return f"Round settled: {len(seats)} seat(s), banker net {banker}, rake {rake}"
+
+
+@_sentence(e.RoundDead)
+def _round_dead(x: e.RoundDead, fmt: MoneyFormat) -> str:
+    return f"Round dead — every wager returned in full: {x.reason.message}"
+
+
+@_sentence(e.FaultRaised)
+def _fault_raised(x: e.FaultRaised, fmt: MoneyFormat) -> str:
+    level = "Latching fault" if x.severity == "latching" else "Alert"
+    device = f" (device {x.device})" if x.device else ""
+    return f"{level} {x.fault_id}, {_words(x.kind_of_fault)}: {x.reason.message}{device}"
+
+
+@_sentence(e.DpWaived)
+def _dp_waived(x: e.DpWaived, fmt: MoneyFormat) -> str:
+    return f"Seat {x.seat} waived the designated player's button"
+
+
+@_sentence(e.OperatorAction)
+def _operator_action(x: e.OperatorAction, fmt: MoneyFormat) -> str:
+    return _asked(x.by, x.action, x.detail, x.outcome, fmt)  # an earlier release's rows, as written
+
+
+@_sentence(e.ActionRefused)
+def _action_refused(x: e.ActionRefused, fmt: MoneyFormat) -> str:
+    return f"{x.by}: {_words(x.action)} refused: {x.reason}"
+
+
+def _event_entry(kind: str, payload: Mapping[str, Any]) -> e.Entry | None:
+    """A gated event's payload (a revealed private part merged in, a withheld one absent) as its kind's
+    typed entry; None when it is not that kind's. An earlier release's kind reads as it was written
+    (its public fields: ``operator_action``), not as the kind it is read as today."""
+    cls = e.CLASS_BY_STORED_KIND.get(kind)
+    if cls is None:
+        return None
+    legacy = kind in e.RENAMED_KINDS
+    names = _field_names(cls, private=not legacy)
+    fields = {name: value for name, value in payload.items() if name in names}
+    try:
+        return msgspec.convert(fields, cls) if legacy else e.build(kind, fields)
+    except (e.EntryError, msgspec.ValidationError):
+        return None
+
+
+@functools.cache
+def _field_names(cls: type[e.Entry], *, private: bool) -> frozenset[str]:
+    """The JSON names of a class's public fields, and of its private part's when ``private``."""
+    public = frozenset(cls.__struct_encode_fields__) - {"private"}
+    if not private or cls.PRIVATE is None:
+        return public
+    # A settled round's payload, merged, is the settle input and output (``round``, the hands in it).
+    return public | frozenset(cls.PRIVATE.__struct_encode_fields__)
+
+
 def kinds_with_a_sentence() -> frozenset[str]:
-    """Every kind read by its own sentence: through its typed entry or its payload."""
-    return frozenset(_SENTENCES) | frozenset(_TYPED_SENTENCES)
+    """Every kind read by its own sentence (each through its typed entry)."""
+    return frozenset(_TYPED_SENTENCES)
 
 
-def entry_sentence(event: Mapping[str, Any], fmt: MoneyFormat = money) -> str:
-    """``event``: an entry as the gate let it out ({"kind", "payload", "hidden", ...})."""
+def entry_sentence(event: Mapping[str, Any], fmt: MoneyFormat = money, entry: e.Entry | None = None) -> str:
+    """``event``: an entry as the gate let it out ({"kind", "payload", "hidden", ...}); ``entry``: the
+    typed entry the gate handed over with it (``privacy.viewer_typed``), read instead of decoding the
+    payload again (an earlier release's row, read today as another kind, is decoded as written)."""
     kind = str(event.get("kind", ""))
     payload = event.get("payload") or {}
-    hidden = bool(event.get("hidden"))
     typed_render = _TYPED_SENTENCES.get(kind)
     if typed_render is not None:
-        entry = event_entry(event)
+        if entry is None or entry.kind != kind:
+            entry = _event_entry(kind, payload)
         if entry is not None:
             return typed_render(entry, fmt).strip()
         log.debug("sentence_fallback", kind=kind, error="not this kind's fields")
-    render = _SENTENCES.get(kind)
-    if render is not None:
-        try:
-            return render(payload, hidden, fmt).strip()
-        except (TypeError, ValueError, AttributeError) as error:
-            # A payload of an older shape: the entry's own fields below, never a failed page; logged, so a
-            # sentence that is simply wrong does not hide behind the fallback.
-            log.debug("sentence_fallback", kind=kind, error=repr(error))
     fields = ", ".join(f"{_words(k)} {v}" for k, v in payload.items() if not isinstance(v, Mapping | list))
     return f"{_words(kind).capitalize()}{': ' + fields if fields else ''}"

@@ -246,6 +246,9 @@ class Meters:
     house_win_cents: int = 0
     dp_net_cents: int = 0
     rake_cents: int = 0
+    # The progressive's take (its wagers collected less its awards): the players' Progressive nets go
+    # to the jackpot's fund, not to the banker, so a round balances only with it counted.
+    progressive_net_cents: int = 0
     dead_hands: int = 0
     faults_raised: int = 0
     faults_cleared: int = 0
@@ -263,8 +266,14 @@ class Meters:
     def balanced(self) -> bool:
         return (
             not self.unbalanced_rounds
-            and self.player_net_cents + self.banker_net_cents + self.rake_cents == 0
+            and self.player_net_cents + self.banker_net_cents + self.rake_cents + self.progressive_net_cents
+            == 0
         )
+
+    def progressive_net_of(self, settlement: Mapping[str, Any]) -> int:
+        """The round's progressive net (``settlement.progressive.net_cents``; 0 without a progressive)."""
+        progressive = settlement.get("progressive")
+        return int(progressive.get("net_cents", 0)) if isinstance(progressive, Mapping) else 0
 
     def add_settlement(
         self, round_id: str, settlement: Mapping[str, Any], *, voided: bool, time_utc: str = ""
@@ -300,13 +309,15 @@ class Meters:
                     meter.pushes += 1
         banker_net = int(settlement.get("banker_net", 0))
         rake = int(settlement.get("rake", 0))
+        progressive_net = self.progressive_net_of(settlement)
         self.player_net_cents += round_player_net
         self.banker_net_cents += banker_net
         self.rake_cents += rake
+        self.progressive_net_cents += progressive_net
         self.house_win_cents += rake + (banker_net if house_banked else 0)
         if not house_banked:
             self.dp_net_cents += banker_net
-        if round_player_net + banker_net + rake != 0:
+        if round_player_net + banker_net + rake + progressive_net != 0:
             self.unbalanced_rounds.append(round_id)
         if not settlement.get("dead") and not voided:
             self.history.append(
@@ -333,6 +344,7 @@ class Meters:
             "house_win_cents": self.house_win_cents,
             "dp_net_cents": self.dp_net_cents,
             "rake_cents": self.rake_cents,
+            "progressive_net_cents": self.progressive_net_cents,
             "dead_hands": self.dead_hands,
             "faults_raised": self.faults_raised,
             "faults_cleared": self.faults_cleared,
@@ -352,3 +364,13 @@ class Meters:
             "balanced": self.balanced,
             "unbalanced_rounds": self.unbalanced_rounds,
         }
+
+
+@dataclass(slots=True)
+class MetersBeforeProgressiveNet(Meters):
+    """The meters as releases before schema 4 read a round: the progressive's net left out, so each
+    round with a Progressive wager was listed unbalanced. Only to check what those releases wrote and a
+    seal signs (a checkpoint of format 2 or 3: controller/journal/checkpoint.py); never shown."""
+
+    def progressive_net_of(self, settlement: Mapping[str, Any]) -> int:
+        return 0

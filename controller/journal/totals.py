@@ -13,9 +13,10 @@ leaves both or neither: the totals never disagree with the entries they were mad
   closing entry), by close time; ``journal_round_seats(seat, seq)``: the seats that had a wager in it.
   Recall by time range and by seat reads these, then the round's own entries through the round index.
 
-They are derived, not evidence: the hash chain does not cover them. ``check_totals`` refolds the
-journal and compares (``flushtable journal verify --totals``); ``rebuild`` makes them again from the
-entries (migration of a journal of an earlier release does it once).
+They are derived, not evidence: the hash chain does not cover them. ``flushtable journal verify
+--totals`` refolds each segment's entries and compares (controller/journal/totals_check.py); ``rebuild``
+makes them again from the entries (migration of a journal of an earlier schema does it once: schema 3's
+left the progressive's net out of each round's balance).
 """
 
 from __future__ import annotations
@@ -71,6 +72,7 @@ _SCALARS = (
     "house_win_cents",
     "dp_net_cents",
     "rake_cents",
+    "progressive_net_cents",
     "dead_hands",
     "faults_raised",
     "faults_cleared",
@@ -93,10 +95,19 @@ def periods_of(time_utc: str) -> tuple[str, str, str]:
     return (hour_period(time_utc), day_period(time_utc), ALL_PERIOD)
 
 
-def entry_deltas(seq: int, kind: str, round_id: str | None, public: Mapping[str, Any]) -> Counter[str]:  # noqa: PLR0912 - one branch per entry kind that moves a total
+def entry_deltas(  # noqa: PLR0912 - one branch per entry kind that moves a total
+    seq: int,
+    kind: str,
+    round_id: str | None,
+    public: Mapping[str, Any],
+    *,
+    before_progressive_net: bool = False,
+) -> Counter[str]:
     """What one entry adds to its periods' totals: the reducer's own arithmetic (``Meters``) on a fresh
-    ``Meters``, flattened. Pure."""
-    from controller.journal.state_parts import Meters  # noqa: PLC0415 (the readers' start-up: the reducer loads only when counted)
+    ``Meters``, flattened. Pure. ``before_progressive_net``: as a schema-3 file's totals counted it
+    (``MetersBeforeProgressiveNet``: the progressive's net left out of the round's balance), to check
+    what such a file holds."""
+    from controller.journal.state_parts import Meters, MetersBeforeProgressiveNet  # noqa: PLC0415 (the readers' start-up: the reducer loads only when counted)
 
     delta: Counter[str] = Counter()
     if kind == "round_started":
@@ -109,7 +120,7 @@ def entry_deltas(seq: int, kind: str, round_id: str | None, public: Mapping[str,
     elif kind in _STATUS:
         status = _STATUS[kind]
         settlement = public.get("settlement") or {}
-        meters = Meters()
+        meters = MetersBeforeProgressiveNet() if before_progressive_net else Meters()
         meters.add_settlement(str(round_id), settlement, voided=status == "void")
         delta[f"rounds_{'voided' if status == 'void' else status}"] = 1
         for name in _SCALARS:
@@ -195,18 +206,30 @@ def record(
 ) -> None:
     """Add entries (seq, kind, round_id, time_utc, public part) to the totals and the round index, on
     ``connection`` inside the caller's transaction (the append's own)."""
-    by_period: dict[str, Counter[str]] = {}
     rounds: list[RoundRow] = []
+    _write(connection, totals_by_period(rows, rounds), rounds)
+
+
+def totals_by_period(
+    rows: Iterable[tuple[int, str, str | None, str, Mapping[str, Any]]],
+    rounds: list[RoundRow] | None = None,
+    *,
+    before_progressive_net: bool = False,
+) -> dict[str, Counter[str]]:
+    """What entries (seq, kind, round_id, time_utc, public part) add to each period's totals; each
+    closed round's row appended to ``rounds`` when given. Pure."""
+    by_period: dict[str, Counter[str]] = {}
     for seq, kind, round_id, time_utc, public in rows:
         if kind not in TOTAL_KINDS:
             continue
-        delta = entry_deltas(seq, kind, round_id, public)
+        delta = entry_deltas(seq, kind, round_id, public, before_progressive_net=before_progressive_net)
         for period in periods_of(time_utc):
             by_period.setdefault(period, Counter()).update(delta)
-        row = round_row(seq, kind, round_id, time_utc, public)
-        if row is not None:
-            rounds.append(row)
-    _write(connection, by_period, rounds)
+        if rounds is not None:
+            row = round_row(seq, kind, round_id, time_utc, public)
+            if row is not None:
+                rounds.append(row)
+    return by_period
 
 
 def _write(
@@ -286,6 +309,16 @@ def summed(values: Mapping[str, int]) -> Summed:
     meters.unbalanced_rounds = [round_id for _seq, round_id in sorted(unbalanced)]
     meters.by_wager = dict(sorted(meters.by_wager.items()))
     return Summed(meters, stakes, dp_rounds)
+
+
+def holds_progressive_wager(values: Mapping[str, int]) -> bool:
+    """Whether flattened totals count a Progressive wager: the only wager whose rounds a schema-3
+    file's totals read otherwise than this release (they left the progressive's net out of the balance;
+    without one, the two readings are the same numbers)."""
+    from controller.rules.games import PROGRESSIVE  # noqa: PLC0415 (the rules' names, only when asked)
+
+    prefix = f"wager{_SEP}{PROGRESSIVE}{_SEP}"
+    return any(key.startswith(prefix) for key in values)
 
 
 def range_periods(start_utc: str, end_utc: str) -> list[str] | None:

@@ -145,11 +145,12 @@ class _Subscriber:
 def _sealed_state(journal: Journal) -> TableState | str | None:
     """The reducer's state at the open segment's base, from the last seal's checkpoint: None when the
     journal has no seal, or its last seal's checkpoint is of an earlier format (it lacks what the view
-    shows: the whole journal is folded, as a start does, which seals it anew); a line saying why when
-    the seal cannot be read (the view is then folded from the first entry)."""
+    shows, or its meters read a Progressive round's balance otherwise: the whole journal is folded, as
+    a start does, which seals it anew); a line saying why when the seal cannot be read (the view is
+    then folded from the first entry)."""
     if journal.file.base.segment <= 1:
         return None
-    from controller.journal.checkpoint import OLDER_CHECKPOINT_FORMATS, checkpoint_format  # noqa: PLC0415
+    from controller.journal.checkpoint import refold_reason  # noqa: PLC0415
     from controller.journal.seals import read_seal  # noqa: PLC0415 (a journal without seals)
 
     try:
@@ -159,7 +160,7 @@ def _sealed_state(journal: Journal) -> TableState | str | None:
                 f"journal {journal.path}: the seal of segment {journal.file.base.segment - 1} is missing or "
                 "does not end where the open segment starts; the panel folded the whole journal"
             )
-        if checkpoint_format(seal.checkpoint) in OLDER_CHECKPOINT_FORMATS:
+        if refold_reason(seal.checkpoint) is not None:
             return None
         return seal.state()
     except UserError as error:  # JournalError: a damaged seal; `flushtable journal verify` says more

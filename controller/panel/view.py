@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from controller.journal.privacy import viewer_event
+from controller.journal.privacy import viewer_event, viewer_typed
 from controller.journal.render import banking_text, game_title, wager_word
 from controller.journal.sentence import entry_sentence
 from controller.journal.state import TableState
@@ -94,7 +94,8 @@ class TableView:
         ``fmt`` (the property's money)."""
         shown = viewer_event(entry, self.state)
         del shown["private"]  # the panel's events carry the merged payload and ``hidden``
-        shown["sentence"] = entry_sentence(shown, fmt)  # for people (docs/panel.md "Event log")
+        # For people (docs/panel.md "Event log"): the typed entry as the gate lets it out.
+        shown["sentence"] = entry_sentence(shown, fmt, viewer_typed(entry, self.state))
         return shown
 
     # --- the table at a glance ------------------------------------------------------------------

@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from controller import daemon_journal
-from controller.daemon_journal import CHECKPOINT_EVERY_COMMITS, DaemonJournal
+from controller import daemon_checkpoints
+from controller.daemon_checkpoints import CHECKPOINT_EVERY_COMMITS
+from controller.daemon_journal import DaemonJournal
 from controller.engine import JournalRecord
 from controller.engine.outputs import Output
 from controller.journal.anchor import anchor_path, read_anchor
@@ -144,7 +145,7 @@ def wal_frames(path: Path) -> int:
         return int(reader.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()[0][1])
 
 
-@pytest.mark.parametrize("thread_passes", [daemon_journal.CHECKPOINT_PASSES, 0])
+@pytest.mark.parametrize("thread_passes", [daemon_checkpoints.CHECKPOINT_PASSES, 0])
 def test_the_checkpoints_run_beside_the_commits_and_the_wal_starts_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, thread_passes: int
 ) -> None:
@@ -153,7 +154,7 @@ def test_the_checkpoints_run_beside_the_commits_and_the_wal_starts_again(
     so the WAL is copied into the database and the next commit starts it again from its beginning.
     With no pass of the thread's catching up (``thread_passes`` 0: as when commits keep coming faster
     than its passes), the writer finishes the checkpoint itself between two commits, to the same end."""
-    monkeypatch.setattr(daemon_journal, "CHECKPOINT_PASSES", thread_passes)
+    monkeypatch.setattr(daemon_checkpoints, "CHECKPOINT_PASSES", thread_passes)
     path = tmp_path / "journal.sqlite"
     recorder = Recorder(path)
 
@@ -161,7 +162,7 @@ def test_the_checkpoints_run_beside_the_commits_and_the_wal_starts_again(
         ledger = side(path, recorder)
         ledger.open(new_journal=True)
         try:
-            ledger.start_checkpoints()
+            ledger.checkpoints.start()
             assert ledger.journal.wal.pragma("wal_autocheckpoint") == CHECKPOINT_BACKSTOP_PAGES
             ledger.append([round_started()])
 
@@ -174,7 +175,7 @@ def test_the_checkpoints_run_beside_the_commits_and_the_wal_starts_again(
                 commit_one(number)
             # Waits for the thread's catch-up; its report back to the loop (where the writer finishes
             # it when the thread did not) was queued before this await's own, so it has run after it.
-            await asyncio.to_thread(ledger.stop_checkpoints)
+            await asyncio.to_thread(ledger.checkpoints.stop)
             # The thread's checkpoints have stopped: the writer's commits checkpoint by themselves again.
             assert ledger.journal.wal.pragma("wal_autocheckpoint") == SQLITE_AUTOCHECKPOINT_PAGES
             ledger.append([JournalRecord.of("table_closed", {"by": "daemon", "reason": "x"}, None, "engine")])
@@ -230,13 +231,13 @@ def test_a_round_close_is_acted_on_only_once_the_anchor_covering_it_is_durable(t
         ledger = side(path, recorder)
         ledger.open(new_journal=True)
         try:
-            ledger.start_checkpoints()
+            ledger.checkpoints.start()
             ledger.append([round_started()])
             answer: asyncio.Future[list[Output]] = asyncio.get_running_loop().create_future()
             ledger.add([round_voided(), ShowText("display", "pay the table")], answer=answer)
             ledger.after_burst()
             answered = await answer
-            await asyncio.to_thread(ledger.stop_checkpoints)
+            await asyncio.to_thread(ledger.checkpoints.stop)
             return answered
         finally:
             ledger.close()

@@ -83,7 +83,7 @@ def test_run_seals_between_rounds_while_the_table_runs_and_recall_reads_across(t
     first_rounds: list[str] = []
 
     def sealed_twice(daemon: TableDaemon) -> bool:
-        seals = daemon.ledger.live_seals
+        seals = daemon.ledger.seals.live_seals
         seen[:] = [seal.segment for seal in seals]
         if len(seals) < 2 or daemon.summary.rounds_closed < 8:
             return False
@@ -142,11 +142,11 @@ def test_a_seal_while_running_waits_for_a_reader_holding_the_file_and_changes_no
             connection = sqlite3.connect(f"file:{journal_path}?mode=ro", uri=True)
             connection.execute("SELECT COUNT(*) FROM journal").fetchone()
             reader.append(connection)
-        if reader and daemon.ledger.live_seal_deferred is not None:
-            assert daemon.ledger.live_seals == []
-            deferred.append(daemon.ledger.live_seal_deferred)
+        if reader and daemon.ledger.seals.live_seal_deferred is not None:
+            assert daemon.ledger.seals.live_seals == []
+            deferred.append(daemon.ledger.seals.live_seal_deferred)
             reader.pop().close()
-        return bool(daemon.ledger.live_seals)
+        return bool(daemon.ledger.seals.live_seals)
 
     run = run_daemon(config, journal_path, timeout_s=300, stop_when=sealed_after_the_reader_left)
     assert deferred

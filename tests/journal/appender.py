@@ -4,7 +4,7 @@ forever, one entry per transaction, printing each entry's seq and hash once ``ap
 
     python -m tests.journal.appender JOURNAL SEED [deferred]
 
-``deferred``: the checkpoints as the daemon runs them (controller/daemon_journal.py): none inside a
+``deferred``: the checkpoints as the daemon runs them (controller/daemon_checkpoints.py): none inside a
 commit, a thread checkpointing beside the appends on a connection of its own.
 """
 
@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Iterable
 
-from controller.daemon_journal import _catch_up
+from controller.daemon_checkpoints import catch_up
 from controller.journal import Journal, JournalEntry
 from controller.journal.recovery import recover
 from controller.journal.store import AppendItem
@@ -44,7 +44,7 @@ def main() -> None:
 
         def checkpoints() -> None:
             while True:
-                _catch_up(checkpointer)
+                catch_up(checkpointer)
                 time.sleep(0.002)
 
         threading.Thread(target=checkpoints, daemon=True).start()

@@ -89,7 +89,7 @@ def test_the_tenth_seals_checkpoint_is_the_size_of_the_seconds(tmp_path: Path) -
     # bound, each seal carried every round ever closed (~45 bytes a round, 8 rounds a segment).
     assert max(sizes[1:]) - sizes[1] <= 256, sizes
     assert max(kept) <= WINDOW_ROUNDS, kept
-    assert all(seal.checkpoint["format"] == CHECKPOINT_FORMAT == 3 for seal in seals)
+    assert all(seal.checkpoint["format"] == CHECKPOINT_FORMAT == 4 for seal in seals)
     with Journal.open(path, "T1") as journal:
         started = rebuild_state(journal)
         whole = TableState("T1").apply_all(journal.replay())
@@ -115,8 +115,11 @@ def every_closed_round(path: Path, last_seq: int) -> dict[str, str]:
 
 
 def rewrite_as_format_2(path: Path, seal: Seal, closed: dict[str, str]) -> None:
-    """The seal as the release before format 3 wrote it: format 2, every round closed, keyed again."""
-    checkpoint = {"format": 2, "state": {**seal.checkpoint["state"], "closed_rounds": closed}}
+    """The seal as the release before format 3 wrote it: format 2, every round closed, keyed again (its
+    meters without the progressive's net: these rounds have no Progressive wager)."""
+    state = seal.checkpoint["state"]
+    meters = {k: v for k, v in state["meters"].items() if k != "progressive_net_cents"}
+    checkpoint = {"format": 2, "state": {**state, "closed_rounds": closed, "meters": meters}}
     seal_file(path, seal.segment).chmod(0o644)
     seal_file(path, seal.segment).write_text(
         json.dumps(asdict(replace(seal, checkpoint=checkpoint).keyed(KEY)))
@@ -151,7 +154,7 @@ def test_format_2_seals_then_format_3_seals_load_and_verify(
         sealed = seal_now(path, KEY)
         # The map of every round the format-2 seals carried is not carried on: the window only.
         assert len(sealed.checkpoint["state"]["closed_rounds"]) <= WINDOW_ROUNDS
-        assert sealed.checkpoint["format"] == CHECKPOINT_FORMAT == 3
+        assert sealed.checkpoint["format"] == CHECKPOINT_FORMAT == 4
     append_segment(path, 6)
     with Journal.open(path, "T1") as journal:
         started = rebuild_state(journal)
@@ -196,6 +199,8 @@ def test_a_format_1_seal_past_the_window_is_refolded_and_verified(tmp_path: Path
         lacked |= {"config_checked", "changes", "approved_config_files"}
         state = {name: value for name, value in sealed.checkpoint["state"].items() if name not in lacked}
         state["closed_rounds"] = every_closed_round(path, sealed.last_seq)
+        # Nor the progressive's net in the meters (these rounds have no Progressive wager).
+        state["meters"] = {k: v for k, v in state["meters"].items() if k != "progressive_net_cents"}
         assert len(state["closed_rounds"]) > WINDOW_ROUNDS
         seal_file(path, sealed.segment).chmod(0o644)
         checkpoint = {"format": 1, "state": state}

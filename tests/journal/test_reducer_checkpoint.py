@@ -24,6 +24,7 @@ from controller.journal.checkpoint import (
     NOT_CARRIED,
     CheckpointFormatError,
     checkpoint_in_format,
+    refold_reason,
     state_from_checkpoint,
     state_to_checkpoint,
 )
@@ -202,13 +203,17 @@ def test_a_start_after_a_seal_of_format_1_seals_at_once() -> None:
         "gaming_day_start_utc": "06:00",
     }
     first = "2026-12-05T07:00:00.000000Z"  # today's gaming day, few entries: not due by the policy
+    current = {"format": CHECKPOINT_FORMAT, "state": {}}
+    format_1 = {"format": 1, "state": {}}
     assert seal_due(10, first, now, **policy) is None
-    assert seal_due(10, first, now, **policy, last_checkpoint_format=CHECKPOINT_FORMAT) is None
-    why = seal_due(10, first, now, **policy, last_checkpoint_format=1)
+    assert refold_reason(current) is None
+    assert seal_due(10, first, now, **policy, last_checkpoint_refolds=refold_reason(current)) is None
+    why = seal_due(10, first, now, **policy, last_checkpoint_refolds=refold_reason(format_1))
     assert why is not None
     assert "format 1" in why
-    assert seal_due(0, None, now, **policy, last_checkpoint_format=1) is None  # nothing to seal yet
-    assert CHECKPOINT_FORMAT == 3
+    # nothing to seal yet
+    assert seal_due(0, None, now, **policy, last_checkpoint_refolds=refold_reason(format_1)) is None
+    assert CHECKPOINT_FORMAT == 4
 
 
 @pytest.mark.parametrize(

@@ -147,7 +147,7 @@ def test_after_a_failed_seal_is_cured_the_next_segment_is_sealed_at_the_policys_
     )
     ledger.open(new_journal=True)
     policy = SegmentPolicy(entries=10)
-    ledger.seal_while_running(TableState("T1"), policy)
+    ledger.seals.seal_while_running(TableState("T1"), policy)
     now = datetime.now(UTC)
 
     def write(count: int) -> None:
@@ -159,14 +159,14 @@ def test_after_a_failed_seal_is_cured_the_next_segment_is_sealed_at_the_policys_
         blocker.mkdir()
         with _immutable(blocker):
             write(40)
-            assert ledger.seal_live_if_due(now) is None
-            assert len(ledger.seal_failures) == 1
+            assert ledger.seals.seal_live_if_due(now) is None
+            assert len(ledger.seals.seal_failures) == 1
         write(1)
-        cured = ledger.seal_live_if_due(now)
+        cured = ledger.seals.seal_live_if_due(now)
         assert cured is not None
         assert cured.segment == 1
         write(15)  # the next segment past the policy's 10 entries: due
-        again = ledger.seal_live_if_due(now)
+        again = ledger.seals.seal_live_if_due(now)
         assert again is not None, ledger.journal.reader.segment_summary()
         assert again.segment == 2
         assert seal_numbers(path) == [1, 2]

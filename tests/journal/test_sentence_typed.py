@@ -5,11 +5,19 @@ fields rather than reading as "None proposed None"."""
 
 from __future__ import annotations
 
+import importlib.util
+import subprocess
+from pathlib import Path
+
+import msgspec
 import pytest
 
 from controller.journal import entries as e
 from controller.journal.sentence import _TYPED_SENTENCES, entry_sentence
 
+REPO = Path(__file__).resolve().parents[2]
+# The release before the kinds with a private part were read typed (the commit issue 29's work began at).
+RELEASE_BEFORE_TYPED_SENTENCES = "8ec31aa"
 R = "2027-01-15T08:10:00.000000Z"
 ROUND = "RT1-20270115-000001AB"
 
@@ -536,7 +544,8 @@ SENTENCES: list[tuple[e.Entry, str]] = [
 
 
 def test_every_typed_sentence_is_shown_here() -> None:
-    assert {entry.kind for entry, _ in SENTENCES} == set(_TYPED_SENTENCES)
+    shown = {entry.kind for entry, _ in SENTENCES} | {entry.kind for entry, _, _ in GATED}
+    assert shown == set(_TYPED_SENTENCES)
 
 
 @pytest.mark.parametrize(("entry", "expected"), SENTENCES, ids=[entry.kind for entry, _ in SENTENCES])
@@ -551,3 +560,200 @@ def test_a_payload_not_of_its_kind_reads_as_its_own_fields() -> None:
     assert entry_sentence(odd) == "Change proposed: change id CT1-0001, by max"
     garbled = {"kind": "clock_offset", "payload": {"source": "sntp://x:123", "offset_us": "soon"}}
     assert entry_sentence(garbled) == "Clock offset: source sntp://x:123, offset us soon"
+
+
+# --- the kinds with a private part (and dp_waived): read typed since issue 29 ------------------------
+# The entries as the gate lets them out: each with its private part shown (the round revealed: the
+# payload holds both parts merged, as the gate's viewer event gives it) and withheld (its public view).
+# Each sentence is the one the payload renderers of the release before wrote for the same event
+# (byte for byte: test_the_gated_sentences_are_the_earlier_releases below runs that release's module).
+SEAT_3_REASON = e.Reason(code="card_repeated", message="a card reported twice at seat 3", seat=3)
+GATED: list[tuple[e.Entry, str, str]] = [
+    (
+        e.CardDealt(private=e.CardDealtPrivate(position=3, index=0, card="Qd")),
+        "Qd dealt to seat 3",
+        "A card dealt face down (shown once the round is revealed)",
+    ),
+    (
+        e.CardDealt(private=e.CardDealtPrivate(position=0, index=1, card=None)),
+        "an unreadable card dealt to the dealer",
+        "A card dealt face down (shown once the round is revealed)",
+    ),
+    (
+        e.DeckVerified(
+            card_count=51,
+            missing_count=1,
+            extra_count=0,
+            private=e.DeckVerifiedPrivate(missing=["Qd"], extra=[]),
+        ),
+        "Deck verified: 51 cards, 1 missing, 0 extra",
+        "Deck verified: 51 cards, 1 missing, 0 extra",
+    ),
+    (
+        e.DecisionRefused(
+            seat=2,
+            action="raise",
+            amount_cents=2500,
+            reason=e.Reason(code="over_limit", message="the raise is over its limit", seat=2),
+            private=e.DecisionRefusedPrivate(limit_detail="exactly 25.00 with a 3-card flush"),
+        ),
+        "Refused: the raise is over its limit",
+        "Refused: the raise is over its limit",
+    ),
+    (
+        e.DeadHand(
+            seat=3,
+            reason=SEAT_3_REASON,
+            private=e.ReasonDetail(message="Qd reported twice", card=49, position=3, index=2),
+        ),
+        "Dead hand at seat 3: a card reported twice at seat 3",
+        "Dead hand at seat 3: a card reported twice at seat 3",
+    ),
+    (
+        e.DeadHand(seat=None, reason=e.Reason(code="red_light", message="the shoe's fault lamp")),
+        "Dead hand at the table: the shoe's fault lamp",
+        "Dead hand at the table: the shoe's fault lamp",
+    ),
+    (
+        e.RoundSettled(
+            settlement={
+                "game": "high-card-flush",
+                "banking": "house",
+                "dead": False,
+                "dealer": {"qualifies": True},
+                "seats": [{"seat": 1, "net": -500, "wagers": {}}, {"seat": 2, "net": 1000, "wagers": {}}],
+                "banker_net": -500,
+                "rake": 0,
+            },
+            private=e.RoundSettledPrivate(
+                round={"game": "high-card-flush", "dealer": ["As"], "seats": []},
+                hands={
+                    "dealer": {"cards": ["As"]},
+                    "seats": {"1": {"cards": ["2c"]}, "2": {"cards": ["Kd"]}},
+                },
+            ),
+        ),
+        "Round settled: 2 seat(s), banker net -5.00, rake 0.00",
+        "Round settled: 2 seat(s), banker net -5.00, rake 0.00",
+    ),
+    (
+        e.RoundDead(
+            round={"game": "high-card-flush", "dead": True},
+            settlement={"seats": []},
+            reason=e.Reason(code="shoe_fault", message="the shoe stopped"),
+            private=e.ReasonDetail(message="jam at card 7"),
+        ),
+        "Round dead — every wager returned in full: the shoe stopped",
+        "Round dead — every wager returned in full: the shoe stopped",
+    ),
+    (
+        e.FaultRaised(
+            fault_id="FT1-000004",
+            kind_of_fault="card_repeated",
+            severity="latching",
+            device="shoe",
+            reason=SEAT_3_REASON,
+            private=e.ReasonDetail(message="Qd reported twice", card=49),
+        ),
+        "Latching fault FT1-000004, card repeated: a card reported twice at seat 3 (device shoe)",
+        "Latching fault FT1-000004, card repeated: a card reported twice at seat 3 (device shoe)",
+    ),
+    (
+        e.FaultRaised(
+            fault_id="FT1-000005",
+            kind_of_fault="clock_offset",
+            severity="alert",
+            device=None,
+            reason=e.Reason(code="clock_offset", message="3.0 s off"),
+        ),
+        "Alert FT1-000005, clock offset: 3.0 s off",
+        "Alert FT1-000005, clock offset: 3.0 s off",
+    ),
+    (
+        e.DpWaived(seat=4),
+        "Seat 4 waived the designated player's button",
+        "Seat 4 waived the designated player's button",
+    ),
+    (
+        e.ActionRefused(
+            action="kill_seat",
+            by="sue",
+            reason="not now",
+            private=e.ActionRefusedPrivate(refusal_detail="seat 3 holds a flush"),
+        ),
+        "sue: kill seat refused: not now",
+        "sue: kill seat refused: not now",
+    ),
+    (
+        e.OperatorAction(action="set_limits", by="max", detail={"min_ante_cents": 500}, outcome="done"),
+        "max asked to set limits: min ante cents 5.00",
+        "max asked to set limits: min ante cents 5.00",
+    ),
+]
+
+
+def gated_events(entry: e.Entry) -> tuple[dict[str, object], dict[str, object]]:
+    """The entry's event as the gate gives it once its round is revealed, and before."""
+    public, private = e.public_dict(entry), e.private_dict(entry)
+    shown: dict[str, object] = {
+        "kind": entry.kind,
+        "payload": e.merged_payload(entry.kind, public, private),
+        "private": private,
+        "hidden": False,
+    }
+    withheld: dict[str, object] = {
+        "kind": entry.kind,
+        "payload": public,
+        "private": None,
+        "hidden": private is not None,
+    }
+    return shown, withheld
+
+
+def public_view(entry: e.Entry) -> e.Entry:
+    return msgspec.structs.replace(entry, private=None) if entry.private_part() is not None else entry
+
+
+@pytest.mark.parametrize(("entry", "revealed", "withheld"), GATED, ids=[g[0].kind for g in GATED])
+def test_the_kinds_with_a_private_part_read_typed_shown_and_withheld(
+    entry: e.Entry, revealed: str, withheld: str
+) -> None:
+    assert entry.kind in _TYPED_SENTENCES
+    shown, hidden = gated_events(entry)
+    assert entry_sentence(shown) == revealed
+    assert entry_sentence(hidden) == withheld
+    # The panel hands over the typed entry the gate lets out (privacy.viewer_typed): the same sentences.
+    if (
+        entry.kind != "operator_action"
+    ):  # a row of an earlier release: read as today's kind, decoded as written
+        assert entry_sentence(shown, entry=entry) == revealed
+        assert entry_sentence(hidden, entry=public_view(entry)) == withheld
+    # Nothing private in the sentence of the public view (the card, the detail of a refusal).
+    for secret in ("Qd", "3-card flush", "jam", "holds a flush"):
+        if secret not in withheld:
+            assert secret not in entry_sentence(hidden)
+
+
+def test_the_gated_sentences_are_the_earlier_releases(tmp_path: Path) -> None:
+    """The same events through the payload renderers of the release before (its sentence.py, from git):
+    byte for byte the sentences above."""
+    source = subprocess.run(
+        ["git", "show", f"{RELEASE_BEFORE_TYPED_SENTENCES}:controller/journal/sentence.py"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
+    file = tmp_path / "sentence_before.py"
+    file.write_text(source)
+    spec = importlib.util.spec_from_file_location("flushtable_sentence_before", file)
+    assert spec is not None
+    assert spec.loader is not None
+    before = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(before)
+    for entry, revealed, withheld in GATED:
+        shown, hidden = gated_events(entry)
+        assert (before.entry_sentence(shown), before.entry_sentence(hidden)) == (revealed, withheld), (
+            entry.kind
+        )

@@ -180,8 +180,13 @@ def private_body(table_id: str, seq: int, private_text: str) -> bytes:
     ).encode()
 
 
-@dataclass(frozen=True, slots=True)
-class EntryMessage:
+# The two messages as frozen msgspec structs, not frozen dataclasses: the floor builds one for every
+# message it takes, and a frozen dataclass's __init__ (an object.__setattr__ a field) cost 2.1 µs of
+# a message's 12 µs decode; a struct's is made in C (0.3 µs). Read, compared and hashed alike.
+class EntryMessage(msgspec.Struct, frozen=True):
+    """An entry as the floor takes it. It is also the ``Stored`` the floor's reducer folds (its place
+    and its typed entry), so no other object is built for that (controller/floor/checks.py)."""
+
     table_id: str
     seq: int
     time_utc: str
@@ -198,8 +203,7 @@ class EntryMessage:
     type: Literal["entry"] = "entry"
 
 
-@dataclass(frozen=True, slots=True)
-class PrivateMessage:
+class PrivateMessage(msgspec.Struct, frozen=True):
     table_id: str
     seq: int
     private_text: str

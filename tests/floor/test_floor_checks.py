@@ -4,10 +4,10 @@ chain, a tampered entry, a fork and a private part against a wrong commitment ar
 
 from __future__ import annotations
 
-import dataclasses
 import random
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from controller.floor import checks
@@ -65,10 +65,10 @@ def test_each_bad_entry_is_named(tmp_path: Path) -> None:
     gap = checks.chain_problem(projection, entries[2])
     assert gap is not None
     assert gap.kind == "gap"
-    broken = checks.chain_problem(projection, dataclasses.replace(second, prev_hash="0" * 64))
+    broken = checks.chain_problem(projection, msgspec.structs.replace(second, prev_hash="0" * 64))
     assert broken is not None
     assert broken.kind == "broken_chain"
-    tampered = dataclasses.replace(second, time_utc="2030-01-01T00:00:00.000000Z")
+    tampered = msgspec.structs.replace(second, time_utc="2030-01-01T00:00:00.000000Z")
     problem = checks.chain_problem(projection, tampered)
     assert problem is not None
     assert problem.kind == "bad_hash"

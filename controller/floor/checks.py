@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+import msgspec
+
 from controller.journal import entries as typed
 from controller.journal.chain import GENESIS_HASH, envelope_hash
 from controller.journal.kinds import CLOSING_KINDS
@@ -23,9 +25,9 @@ from controller.journal.state import TableState
 from controller.uplink import wire
 
 
-@dataclass(frozen=True, slots=True)
-class FloorStored:
-    """An entry as the floor's reducer folds it: its envelope and its public part."""
+class FloorStored(msgspec.Struct, frozen=True):
+    """An entry the floor holds, as its reducer folds it (read back from PostgreSQL): its envelope and
+    its public part. (An entry the floor takes from the stream is folded as its ``wire.EntryMessage``.)"""
 
     seq: int
     time_utc: str
@@ -106,9 +108,7 @@ def quarantine_at(projection: TableProjection, problem: Problem, where: str) -> 
 
 def fold_entry(projection: TableProjection, entry: wire.EntryMessage) -> None:
     """A checked entry through the table's reducer; its commitment kept while its private part may come."""
-    projection.state.apply(
-        FloorStored(entry.seq, entry.time_utc, entry.table_id, entry.round_id, entry.source, entry.entry)
-    )
+    projection.state.apply(entry)  # the message is the reducer's ``Stored``: no object built to carry it
     projection.last_seq, projection.last_hash = entry.seq, entry.hash
     if entry.round_id is not None:
         projection.touched_rounds.add(entry.round_id)

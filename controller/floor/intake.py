@@ -14,8 +14,8 @@ subject. Everything else (status messages, every other subscription) goes nats-p
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 
+import msgspec
 from nats import errors as nats_errors
 from nats.aio import client as nats_client
 from nats.aio.client import Client
@@ -76,9 +76,9 @@ def stream_seq_of_reply(reply: str) -> int:
     return int(tokens[5] if count == 9 else tokens[7])
 
 
-@dataclass(frozen=True, slots=True)
-class Delivery:
-    """One message the floor's consumer delivered: what the floor reads of it, and its ack subject."""
+class Delivery(msgspec.Struct, frozen=True):
+    """One message the floor's consumer delivered: what the floor reads of it, and its ack subject. A
+    msgspec struct (built in C; one a message)."""
 
     subject: str
     reply: str

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from dataclasses import dataclass
+
+import msgspec
 
 from controller.floor.intake import Delivery
 from controller.uplink import wire
@@ -25,9 +26,10 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class Incoming:
-    """A message from the stream: from the consumer, or read back from the stream to fill a gap."""
+class Incoming(msgspec.Struct, frozen=True):
+    """A message from the stream: from the consumer, or read back from the stream to fill a gap. A
+    msgspec struct, built in C: one is built for every message (a frozen dataclass's per-field
+    ``object.__setattr__`` was a measurable share of a message's CPU)."""
 
     stream_seq: int
     subject: str

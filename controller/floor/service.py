@@ -33,7 +33,7 @@ import asyncio
 import contextlib
 import random
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 
 import nats
 import nats.errors
@@ -41,7 +41,6 @@ import nats.js.errors
 import psycopg
 import structlog
 from nats.aio.client import Client
-from nats.js.client import JetStreamContext
 
 from controller.floor import checks, progressive_view, release
 from controller.floor.checks import TableProjection
@@ -58,13 +57,15 @@ from controller.floor.messages import (
     subject_parts,
     table_of_subject,
 )
-from controller.floor.puller import ACK, CONSUMER_CHECK_TIMEOUT_S, NAK, Puller, pull_status_error
+from controller.floor.ownership import Fence, Fenced, Owns, check_fence
+from controller.floor.projections import Projections
+from controller.floor.puller import ACK, NAK, Puller, pull_status_error
 from controller.floor.service_settings import FLOOR_IO_ERRORS, FloorConfig, FloorStatus, floor_nats_options
 from controller.floor.session import Session, surveillance_loop
-from controller.floor.store import Batch, Connection, load_projection, write_batch
+from controller.floor.store import Batch, Connection, write_batch
 from controller.floor.stream_reads import MAX_GAP_FILL, StreamReads
+from controller.floor.sweep import IdleSweep
 from controller.uplink import wire
-from controller.uplink.wire import STREAM_NAME, table_subject
 from controller.waits import ReconnectDelay, raise_if_cancelled
 
 # The service's parts, named here too: the floor's callers and tests import them from the service.
@@ -90,16 +91,6 @@ log = structlog.get_logger("flushtable.floor")
 # third of the shortest ack_wait a floor consumer is given (1.5 s), and nothing sent by a shorter batch.
 IN_PROGRESS_INTERVAL_S = 0.5
 
-
-class Fenced(Exception):
-    """A partitioned worker's commit refused by PostgreSQL: its lease on the partition is no longer the
-    newest (controller/floor/workers.py). The batch is rolled back and the partition's service ends."""
-
-
-# A partitioned worker's check, run inside each commit's transaction (raises Fenced); None: no partitions.
-Fence = Callable[["Connection"], Awaitable[None]]
-# Whether a table is this service's (its partition's); None: every table is.
-Owns = Callable[[str], bool]
 
 # The floor's own I/O failing: retried with backoff (the batch rolled back and nak'd), never blamed on
 # a table's message. Anything else raised while a message is taken is that message's (``_Refused``).
@@ -178,10 +169,13 @@ class FloorService:
         self._fence = fence
         self.fenced = False  # set when a commit was refused for a lost lease: the service has ended
         self.status = FloorStatus()
-        self._tables: dict[str, TableProjection] = {}
+        self._projections = Projections()  # the tables held in memory, shared by the parts below
         self.site_of: dict[str, str] = {}  # table -> the site token of its subject
         # The stream read beside the consumer (gaps, a renumbered stream): its ``js`` set while connected.
         self._reads = StreamReads(self._take, self.status, self.site_of)
+        self._sweep = IdleSweep(
+            config.consumer, self._projections, self._reads, self.status, owns=owns, fence=fence
+        )
         # The wait between reconnections: the shared rule (controller/waits.py), the config's backoff.
         self._retry = retry or ReconnectDelay.of(config, random.Random())
         self.committed = asyncio.Event()  # set after each commit (tests and the demo wait on it)
@@ -274,27 +268,13 @@ class FloorService:
                     raise nats.errors.ConnectionClosedError
                 if time.monotonic() - last_sweep_s > self.config.sweep_interval_s:
                     last_sweep_s = time.monotonic()
-                    await self._sweep_if_idle(client, connection)
+                    await self._sweep.if_idle(client, connection)
             except _Refused as refused:
                 # Rolled back (nothing of the batch is on the floor, its messages nak'd): taken again,
                 # the message quarantines its table instead of being taken (``_take``).
                 self._refused[refused.stream_seq] = refused.reason
                 log.error("floor_message_refused", table_id=refused.table_id,
                           stream_seq=refused.stream_seq, error=refused.reason)  # fmt: skip
-
-    async def _sweep_if_idle(self, client: FloorClient, connection: Connection) -> None:
-        """The idle sweep, only when the consumer has nothing left to deliver: then a table's tail beyond
-        what the floor took was skipped, not merely not yet delivered. Unanswered within
-        CONSUMER_CHECK_TIMEOUT_S (a leader election), the next idle turn asks."""
-        try:
-            info = await client.jetstream(timeout=CONSUMER_CHECK_TIMEOUT_S).consumer_info(
-                STREAM_NAME, self.config.consumer
-            )
-        except TimeoutError:
-            return
-        if not info.num_pending and not info.num_ack_pending:
-            delivered = info.delivered.stream_seq if info.delivered else None
-            await self.sweep(connection, through_stream_seq=delivered)
 
     def _is_mine(self, subject: str) -> bool:
         """Whether a message is this service's: always, unless it is a partition's (then its table's
@@ -324,10 +304,10 @@ class FloorService:
                 batch = Batch()
                 await self._take_all(connection, batch, incoming)
                 await write_batch(connection, batch)
-                await self._check_fence(connection)
+                await check_fence(self._fence, connection)
         except BaseException as error:
             # Nothing of the batch is on the floor: forget what it folded, and have it sent again.
-            self._tables.clear()
+            self._projections.forget_all()
             if not isinstance(error, _Refused):
                 self.status.db_failures += 1
             for reply in replies:
@@ -346,19 +326,7 @@ class FloorService:
         self.status.batches += 1
         self.committed.set()
 
-    async def _check_fence(self, connection: Connection) -> None:
-        """A partitioned worker's lease check, in the commit's own transaction (raises Fenced)."""
-        if self._fence is not None:
-            await self._fence(connection)
-
     # --- one message ------------------------------------------------------------------------------
-    async def _projection(self, connection: Connection, table_id: str) -> TableProjection:
-        projection = self._tables.get(table_id)
-        if projection is None:
-            projection = await load_projection(connection, table_id)
-            self._tables[table_id] = projection
-        return projection
-
     async def _take(self, connection: Connection, batch: Batch, message: Incoming) -> None:
         """One message through the checks. A table's messages are hostile (its credentials can extend
         its own unkeyed chain with anything): whatever error taking one raises that is not the floor's
@@ -392,7 +360,7 @@ class FloorService:
         seq = decoded.seq if decoded is not None else None
         quarantine(f"the floor could not take this message ({reason})", alert_kind="floor_error", seq=seq)
         try:
-            projection = await self._projection(connection, table_id)
+            projection = await self._projections.of(connection, table_id)
         except _INFRASTRUCTURE_ERRORS:
             raise
         except Exception:  # the floor's own copy of the table cannot be read back: the message alone
@@ -410,7 +378,7 @@ class FloorService:
             # A release set it aside (it did not continue its table's chain): never projected, but seen,
             # so that the idle sweep does not read a set-aside tail again and again.
             if subject_table is not None:
-                projection = await self._projection(connection, subject_table)
+                projection = await self._projections.of(connection, subject_table)
                 projection.last_seen_stream_seq = max(projection.last_seen_stream_seq, stream_seq)
             return
         quarantine = self._quarantine_for(batch, message, subject_table or "?")
@@ -426,7 +394,9 @@ class FloorService:
             return
         # The table's projection is nearly always in memory: no coroutine for it then (a message's
         # few coroutines were a measurable share of its CPU).
-        projection = self._tables.get(subject_table) or await self._projection(connection, subject_table)
+        projection = self._projections.held(subject_table) or await self._projections.of(
+            connection, subject_table
+        )
         batch.tables[subject_table] = projection
         if projection.quarantined_at_seq is not None:
             quarantine(
@@ -498,100 +468,6 @@ class FloorService:
         batch.add_entry(entry, stream_seq)
         self.status.entries += 1
 
-    async def sweep(self, connection: Connection, *, through_stream_seq: int | None = None) -> int:
-        """When idle: every table whose last message in the stream is beyond what the floor handled
-        (the consumer skipped a tail) is read from the stream. Returns the messages taken.
-
-        ``through_stream_seq``: how far the consumer has delivered (everything up to it acked). Only
-        what lies up to it can have been skipped; a table's newer messages are on their way through the
-        consumer, and reading them here too raced it (each read twice, the second a resend looked up
-        in PostgreSQL: at a busy floor's idle moments, the lag's worst seconds). The tables' last
-        messages are asked for all at once, not one round trip after another."""
-        js = self._reads.js
-        if js is None:
-            return 0
-        taken = 0
-        try:
-            async with connection.transaction():
-                subjects = await self._swept_subjects(connection, js)
-                lasts = await self._reads.last_messages(subjects.values())
-                batch = Batch()
-                bound = (
-                    through_stream_seq
-                    if through_stream_seq is not None
-                    else max((seq for seq, _ in lasts), default=0)
-                )
-                for table_id, (last_in_stream, last_body) in zip(subjects, lasts, strict=True):
-                    taken += await self._sweep_table(
-                        connection, batch, table_id, last_in_stream, last_body, bound
-                    )
-                await write_batch(connection, batch)
-                await self._check_fence(connection)
-        except BaseException:
-            self._tables.clear()  # nothing of it is on the floor: read the tables back from PostgreSQL
-            raise
-        for projection in batch.tables.values():
-            projection.touched_rounds.clear()
-        self.status.sweeps += 1
-        return taken
-
-    async def _swept_subjects(self, connection: Connection, js: JetStreamContext) -> dict[str, str]:
-        """table -> its subject, for every table on the floor that is this service's and whose site is
-        known."""
-        rows = await (await connection.execute("SELECT table_id FROM floor_tables")).fetchall()
-        rows = [row for row in rows if self._owns is None or self._owns(str(row[0]))]
-        if any(str(table_id) not in self.site_of for (table_id,) in rows):
-            # A table not heard from since this service started (its subject's site is learnt from its
-            # messages): the stream's own subjects name it. Without this a floor service restarted
-            # while a table's messages sat where its consumer would never deliver them (a stream
-            # renumbered under it, below) never swept that table.
-            await self._reads.learn_sites(js)
-        return {
-            str(table_id): table_subject(self.site_of[str(table_id)], str(table_id))
-            for (table_id,) in rows
-            if str(table_id) in self.site_of
-        }
-
-    async def _sweep_table(  # noqa: PLR0917 - one table's sweep
-        self,
-        connection: Connection,
-        batch: Batch,
-        table_id: str,
-        last_in_stream: int,
-        last_body: bytes,
-        bound: int,
-    ) -> int:
-        """One table's part of the sweep, given its last message in the stream; returns the messages
-        taken."""
-        last = min(last_in_stream, bound)
-        projection = await self._projection(connection, table_id)
-        if projection.quarantined():
-            return 0
-        if last > projection.last_seen_stream_seq:
-            batch.tables[projection.table_id] = projection
-            return await self._reads.fill_gap(connection, batch, projection, before_stream_seq=last + 1)
-        if (
-            last_in_stream <= bound
-            # its body, not its headers (any publisher may set those); decoded only here
-            and (last_message := decoded_or_none(last_body)) is not None
-            and last_message.table_id == table_id
-            and checks.needs_stream_read(projection, last_message)
-        ):
-            # The stream holds a message beyond what the floor holds at a sequence the floor thinks it
-            # read past, and the consumer (idle, delivered through ``bound``) will not deliver it: a
-            # stream renumbered under the floor. Read from the floor's last entry of the table on; if the
-            # stream no longer holds it there, from where the stream still agrees with the floor
-            # (controller/floor/stream_reads.py ``_recover_renumbered``).
-            batch.tables[projection.table_id] = projection
-            return await self._reads.fill_gap(
-                connection,
-                batch,
-                projection,
-                before_stream_seq=last_in_stream + 1,
-                pending=last_message,
-            )
-        return 0
-
     async def reconcile_progressive(self, connection: Connection) -> int:
         """Raise (and clear) the progressive links' reconciliation alerts. A failure of PostgreSQL is
         the loop's (retried like any); any other error of the reconciliation is logged and the consumer
@@ -623,11 +499,11 @@ class FloorService:
         pending = [one for one in pending if self._owns is None or self._owns(one.table_id)]
         for released in pending:
             table_id = released.table_id
-            self._tables.pop(table_id, None)  # read back: what the release checked is what is replayed
+            self._projections.forget(table_id)  # read back: what the release checked is what is replayed
             read = 0
             try:
                 async with connection.transaction():
-                    projection = await self._projection(connection, table_id)
+                    projection = await self._projections.of(connection, table_id)
                     batch = Batch()
                     outcome = "stale"
                     if projection.quarantined_at_seq == released.quarantined_at_seq:
@@ -647,9 +523,9 @@ class FloorService:
                                 break
                         await write_batch(connection, batch)
                     await release.record_applied(connection, released.release_id, outcome, read)
-                    await self._check_fence(connection)
+                    await check_fence(self._fence, connection)
             except BaseException:
-                self._tables.pop(table_id, None)
+                self._projections.forget(table_id)
                 raise
             projection.touched_rounds.clear()
             self.status.releases += 1

@@ -180,8 +180,13 @@ def private_body(table_id: str, seq: int, private_text: str) -> bytes:
     ).encode()
 
 
-@dataclass(frozen=True, slots=True)
-class EntryMessage:
+# The two messages as frozen msgspec structs, not frozen dataclasses: the floor builds one for every
+# message it takes, and a frozen dataclass's __init__ (an object.__setattr__ a field) cost 2.1 µs of
+# a message's 12 µs decode; a struct's is made in C (0.3 µs). Read, compared and hashed alike.
+class EntryMessage(msgspec.Struct, frozen=True):
+    """An entry as the floor takes it. It is also the ``Stored`` the floor's reducer folds (its place
+    and its typed entry), so no other object is built for that (controller/floor/checks.py)."""
+
     table_id: str
     seq: int
     time_utc: str
@@ -198,8 +203,7 @@ class EntryMessage:
     type: Literal["entry"] = "entry"
 
 
-@dataclass(frozen=True, slots=True)
-class PrivateMessage:
+class PrivateMessage(msgspec.Struct, frozen=True):
     table_id: str
     seq: int
     private_text: str
@@ -256,14 +260,22 @@ index row past about 2.7 kB (a whole batch would fail, again and again). Real on
 
 
 def _bounded_ids(entry: typed.Entry, *, round_id: str | None, source: str) -> None:
-    named = [("round_id", round_id), ("source", source)]
-    if isinstance(entry, typed.RoundStarted):
-        named.append(("payload round_id", entry.round_id))
-    if isinstance(entry, typed.FaultRaised | typed.FaultAcknowledged | typed.FaultCleared):
-        named.append(("fault_id", entry.fault_id))
-    for name, value in named:
-        if value is not None and len(value) > MAX_ID_CHARS:
-            raise BadMessage(f"{name} longer than {MAX_ID_CHARS} characters")
+    # In this order (the first too long is the one named); no list built: the floor checks every entry.
+    if round_id is not None and len(round_id) > MAX_ID_CHARS:
+        _too_long("round_id")
+    if len(source) > MAX_ID_CHARS:
+        _too_long("source")
+    if isinstance(entry, typed.RoundStarted) and len(entry.round_id) > MAX_ID_CHARS:
+        _too_long("payload round_id")
+    if (
+        isinstance(entry, typed.FaultRaised | typed.FaultAcknowledged | typed.FaultCleared)
+        and len(entry.fault_id) > MAX_ID_CHARS
+    ):
+        _too_long("fault_id")
+
+
+def _too_long(name: str) -> None:
+    raise BadMessage(f"{name} longer than {MAX_ID_CHARS} characters")
 
 
 # What a hostile message could still raise, past decode's own checks, while it is decoded, canonicalised

@@ -4,10 +4,10 @@ chain, a tampered entry, a fork and a private part against a wrong commitment ar
 
 from __future__ import annotations
 
-import dataclasses
 import random
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from controller.floor import checks
@@ -65,10 +65,10 @@ def test_each_bad_entry_is_named(tmp_path: Path) -> None:
     gap = checks.chain_problem(projection, entries[2])
     assert gap is not None
     assert gap.kind == "gap"
-    broken = checks.chain_problem(projection, dataclasses.replace(second, prev_hash="0" * 64))
+    broken = checks.chain_problem(projection, msgspec.structs.replace(second, prev_hash="0" * 64))
     assert broken is not None
     assert broken.kind == "broken_chain"
-    tampered = dataclasses.replace(second, time_utc="2030-01-01T00:00:00.000000Z")
+    tampered = msgspec.structs.replace(second, time_utc="2030-01-01T00:00:00.000000Z")
     problem = checks.chain_problem(projection, tampered)
     assert problem is not None
     assert problem.kind == "bad_hash"
@@ -151,3 +151,47 @@ def test_a_rounds_sums_must_fit_the_floors_bigint_columns() -> None:
     entry = typed.decode_public("round_settled", payload)
     with pytest.raises(typed.EntryError, match="sum past"):
         typed.check_shapes(entry)
+
+
+LONG_ID = "x" * (wire.MAX_ID_CHARS + 1)
+STATE = {"machine": "round", "from": "idle", "to": "betting", "trigger": "open_betting"}
+
+
+@pytest.mark.parametrize(
+    ("kind", "payload", "columns", "named"),
+    [
+        ("state_changed", STATE, {"round_id": LONG_ID}, "round_id"),
+        ("state_changed", STATE, {"source": LONG_ID}, "source"),
+        # The first too long is the one named: the envelope's round_id before the source, both before
+        # the payload's ids.
+        ("state_changed", STATE, {"round_id": LONG_ID, "source": LONG_ID}, "round_id"),
+        (
+            "round_started",
+            {"round_id": LONG_ID, "game": "high-card-flush", "banking": {"mode": "house"}, "seats": [1]},
+            {"round_id": "R1"},
+            "payload round_id",
+        ),
+        (
+            "round_started",
+            {"round_id": LONG_ID, "game": "high-card-flush", "banking": {"mode": "house"}, "seats": [1]},
+            {"round_id": "R1", "source": LONG_ID},
+            "source",
+        ),
+        ("fault_cleared", {"fault_id": LONG_ID, "by": "max", "reason": "fixed"}, {}, "fault_id"),
+        ("fault_acknowledged", {"fault_id": LONG_ID, "by": "max"}, {}, "fault_id"),
+    ],
+)
+def test_an_id_too_long_for_the_floors_indexes_is_refused_by_name(
+    kind: str, payload: dict[str, object], columns: dict[str, str], named: str
+) -> None:
+    """wire.decode's bound on the ids the floor indexes by (``_bounded_ids``): each too long one refused
+    with its name, the first in the envelope's order, by the fast path's reader and the reference alike."""
+    envelope = {
+        "type": "entry", "v": 1, "table_id": "T1", "seq": 1, "time_utc": "2026-11-29T16:30:01.123456Z",
+        "round_id": None, "source": "engine", "kind": kind, "version": 2, "payload": payload,
+        "private_digest": None, "prev_hash": "0" * 64, "hash": "1" * 64, **columns,
+    }  # fmt: skip
+    body = canonical_json(envelope).encode()
+    for decode in (wire.decode, wire.decode_reference):
+        with pytest.raises(wire.BadMessage, match=f"^{named} longer than {wire.MAX_ID_CHARS} characters$"):
+            decode(body)

@@ -62,7 +62,8 @@ def test_every_entry_once_in_order_with_private_parts_only_after_reveal(
         async with await psycopg.AsyncConnection.connect(floor.writer_dsn, autocommit=True) as connection:
             for table_id in ids:
                 loaded = await load_projection(connection, table_id)
-                held = service._tables[table_id]
+                held = service._projections.held(table_id)
+                assert held is not None
                 assert (loaded.last_seq, loaded.last_hash, loaded.quarantined_at_seq) == (
                     held.last_seq,
                     held.last_hash,

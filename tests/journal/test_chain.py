@@ -9,6 +9,7 @@ import math
 import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 
 from controller.journal import GENESIS_HASH, Journal, JournalError, PendingEntry, canonical_json, entry_hash
 from controller.journal import entries as typed
-from controller.journal.chain import entry_hash_from_text
+from controller.journal.chain import entry_hash_from_text, envelope_hash
 from controller.journal.store import recompute_hash
 from controller.journal.verify import verify_chain
 from tests.journal.tamper import tamper
@@ -436,6 +437,7 @@ def test_any_json_payload_round_trips_and_verifies(
     source=st.text(min_size=1, max_size=20),
     version=st.integers(min_value=1, max_value=9),
     private_digest=st.none() | st.binary(min_size=32, max_size=32).map(bytes.hex),
+    time_utc=st.text(max_size=30),
 )
 def test_the_append_paths_hash_equals_the_reference_hash(
     *,
@@ -445,6 +447,7 @@ def test_the_append_paths_hash_equals_the_reference_hash(
     source: str,
     version: int,
     private_digest: str | None,
+    time_utc: str,
 ) -> None:
     fields: dict[str, Any] = {
         "seq": seq,
@@ -460,6 +463,11 @@ def test_the_append_paths_hash_equals_the_reference_hash(
     assert spliced == entry_hash(prev_hash="ab" * 32, payload=payload, **fields)
     # The documented formula, computed independently (json.dumps of the whole object).
     assert spliced == reference_hash("ab" * 32, payload=payload, **fields)
+    # The floor's: the same entry given as its columns (controller/floor/checks.py), any time text.
+    columns = SimpleNamespace(prev_hash="ab" * 32, **{**fields, "time_utc": time_utc})
+    assert envelope_hash(columns, canonical_json(payload)) == reference_hash(
+        "ab" * 32, payload=payload, **{**fields, "time_utc": time_utc}
+    )
 
 
 def test_append_many_takes_records_with_the_four_fields(journal: Journal) -> None:

@@ -3,6 +3,7 @@ checked by a reader that takes entries from outside (``check_shapes``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 
 import msgspec
@@ -120,23 +121,59 @@ def check_shapes(entry: Entry) -> None:
     """Check the free-form fields the readers use against their shapes above: EntryError (one line) if
     one does not fit. For readers of entries from outside (the floor); the table's own journal needs no
     second check, its writer is the engine."""
-    if isinstance(entry, RoundSettled | RoundDead | RoundVoided):
-        where = f"{entry.kind}.settlement"
-        settlement = _shape(entry.settlement, SettlementShape, where)
-        if _settlement_sum_cents(settlement) > MAX_SHAPE_ROUND_SUM_CENTS:
-            raise EntryError(f"journal: {where}: its amounts sum past {MAX_SHAPE_ROUND_SUM_CENTS} cents")
-    elif isinstance(entry, RoundStarted):
-        _shape(entry.banking, BankingShape, "round_started.banking")
-    elif isinstance(entry, BetsLocked):
-        for seat in entry.wagers:
-            if not seat.isdigit() or len(seat) > 7:
-                raise EntryError(f"journal: bets_locked.wagers: seat {seat[:20]!r} is not a seat number")
-    elif isinstance(entry, LimitsSet):
-        _shape(entry.after, LimitsShape, "limits_set.after")
-    elif entry.kind.startswith("progressive_"):
-        # The progressive's entries (controller/progressive/model.py folds them): every amount bounded
-        # like a settlement's, so a meter's sums fit the floor's bigint columns.
-        for field in msgspec.structs.fields(type(entry)):
-            value = getattr(entry, field.name)
-            if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_SHAPE_AMOUNT_CENTS:
-                raise EntryError(f"journal: {entry.kind}.{field.encode_name}: {value} is past any amount")
+    cls = type(entry)
+    check = _CHECK_BY_CLASS.get(cls, _UNSEEN)
+    if check is _UNSEEN:
+        check = _CHECK_BY_CLASS[cls] = _check_for(cls)
+    if check is not None:
+        check(entry)
+
+
+# Which check a class of entry gets is a function of its class alone (a kind is its class's tag): chosen
+# once a class, not by four isinstance and a string test an entry (the floor checks every entry).
+_UNSEEN = object()
+_CHECK_BY_CLASS: dict[type[Entry], Any] = {}
+
+
+def _check_for(cls: type[Entry]) -> Callable[[Any], None] | None:
+    if issubclass(cls, RoundSettled | RoundDead | RoundVoided):
+        return _check_settlement
+    if issubclass(cls, RoundStarted):
+        return _check_banking
+    if issubclass(cls, BetsLocked):
+        return _check_seats
+    if issubclass(cls, LimitsSet):
+        return _check_limits
+    if str(cls.__struct_config__.tag).startswith("progressive_"):
+        return _check_amounts
+    return None
+
+
+def _check_settlement(entry: RoundSettled | RoundDead | RoundVoided) -> None:
+    where = f"{entry.kind}.settlement"
+    settlement = _shape(entry.settlement, SettlementShape, where)
+    if _settlement_sum_cents(settlement) > MAX_SHAPE_ROUND_SUM_CENTS:
+        raise EntryError(f"journal: {where}: its amounts sum past {MAX_SHAPE_ROUND_SUM_CENTS} cents")
+
+
+def _check_banking(entry: RoundStarted) -> None:
+    _shape(entry.banking, BankingShape, "round_started.banking")
+
+
+def _check_seats(entry: BetsLocked) -> None:
+    for seat in entry.wagers:
+        if not seat.isdigit() or len(seat) > 7:
+            raise EntryError(f"journal: bets_locked.wagers: seat {seat[:20]!r} is not a seat number")
+
+
+def _check_limits(entry: LimitsSet) -> None:
+    _shape(entry.after, LimitsShape, "limits_set.after")
+
+
+def _check_amounts(entry: Entry) -> None:
+    # The progressive's entries (controller/progressive/model.py folds them): every amount bounded
+    # like a settlement's, so a meter's sums fit the floor's bigint columns.
+    for field in msgspec.structs.fields(type(entry)):
+        value = getattr(entry, field.name)
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_SHAPE_AMOUNT_CENTS:
+            raise EntryError(f"journal: {entry.kind}.{field.encode_name}: {value} is past any amount")

@@ -61,7 +61,7 @@ def _connect(path: Path) -> sqlite3.Connection:
     return connection
 
 
-def _cpu_s(work: Callable[[], None]) -> float:
+def _cpu_s(work: Callable[[], object]) -> float:
     started_s = time.process_time()
     work()
     return time.process_time() - started_s

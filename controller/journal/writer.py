@@ -112,7 +112,30 @@ def _insert(connection: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]) -> 
         )
 
 
+@functools.cache
+def _filtering_levels() -> dict[type, int]:
+    """structlog's filtering logger classes (``make_filtering_bound_logger``: one class a level, made
+    once by structlog) by the level below which they write nothing."""
+    import structlog  # noqa: PLC0415 (loaded already: a writer has logged through journal_log)
+
+    levels = (0, 10, 20, 30, 40, 50)  # NOTSET, DEBUG, INFO, WARNING, ERROR, CRITICAL
+    return {structlog.make_filtering_bound_logger(level): level for level in levels}
+
+
+def _info_filtered_out() -> bool:
+    """Is an info line written nowhere under the configuration in force now: asked of the configured
+    class, without binding a logger (binding one per commit was most of the logging's cost in a daemon
+    at warning: issue 28). A class that is not one of structlog's filtering loggers (a test's
+    subclass, a standard-library logger) is asked through a bound logger, as before."""
+    import structlog  # noqa: PLC0415 (see _filtering_levels)
+
+    level = _filtering_levels().get(structlog.get_config()["wrapper_class"])
+    return level is not None and level > _INFO
+
+
 def _log_written(entries: Sequence[JournalEntry]) -> None:
+    if _info_filtered_out():
+        return
     # One bound logger per append, not per entry: the lazy proxy binds on every call (measured:
     # a tenth of an entry's cost, even when info is filtered out).
     logger = journal_log().bind()

@@ -13,6 +13,7 @@ from typing import Any
 
 import msgspec
 import pytest
+import structlog
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -155,3 +156,24 @@ def test_each_entry_is_converted_to_json_values_once(
         (entry.public, entry.private) for entry in stored
     ]
     assert [entry.private is not None for entry in stored] == [kind == "card_dealt" for kind, *_ in items]
+
+
+def test_above_info_an_append_binds_no_logger(journal_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """At warning (a quiet daemon's level, bench_table's) the entries' info lines are written nowhere:
+    the append asks the configured logger class, and binds no logger per commit to find that out. At
+    info it binds one per commit and writes every entry."""
+    stream = io.StringIO()
+    configure_logging(level="warning", stream=stream)
+    items = _entries()
+    with Journal.open(journal_path, "T1") as journal:
+        binds = _counting(monkeypatch, structlog.BoundLoggerBase, "bind")
+        proxy_binds = _counting(monkeypatch, structlog._config.BoundLoggerLazyProxy, "bind")
+        for item in items[:6]:
+            journal.append_many([item])
+        assert (binds[0], proxy_binds[0]) == (0, 0)
+        configure_logging(level="info", stream=stream)
+        journal.append_many(items[6:])
+        assert proxy_binds[0] == 1
+    assert [json.loads(line)["journal_seq"] for line in stream.getvalue().splitlines()] == list(
+        range(7, len(items) + 1)
+    )

@@ -2,7 +2,7 @@
 round's entries costs, measured alone, against what the whole journal append costs. Prints JSON.
 
     python bench/bench_journal_floor.py [--rounds 40] [--per-commit 10] [--entries-per-round 95]
-                                        [--engine-ms-per-round MS] [--dir DIR]
+                                        [--engine-ms-per-round MS] [--dir DIR] [--journal-only]
 
 The same entries (the round engine's own records of seeded faulted autoplay sessions of every game, as
 bench/bench_journal.py makes them), cut into commits of ``--per-commit`` entries (the table commits a
@@ -165,6 +165,11 @@ def main() -> None:
     parser.add_argument("--entries-per-round", type=float, default=95.0)
     parser.add_argument("--engine-ms-per-round", type=float, default=None)
     parser.add_argument("--dir", type=Path, default=Path.cwd(), help="where the files go (a real disk)")
+    parser.add_argument(
+        "--journal-only",
+        action="store_true",
+        help="only the product's append (to compare two checkouts: run this file from each, in turn)",
+    )
     args = parser.parse_args()
     configure_logging(level="warning", json_lines=True, stream=open(os.devnull, "w"))  # noqa: SIM115
     batches = commits(engine_rounds("BENCH", args.rounds), args.per_commit)
@@ -173,11 +178,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-journal-floor-", dir=args.dir) as directory:
         root = Path(directory)
         cpu_s = {"journal": journal_cpu_s(root / "journal.sqlite", batches)}
-        with contextlib.closing(sqlite3.connect(root / "journal.sqlite")) as written:
-            rows = written.execute(f"SELECT {COLUMNS} FROM journal ORDER BY seq").fetchall()
-        cpu_s["sql_as_journal"] = sql_as_journal_cpu_s(root / "sql.sqlite", rows, sizes)
-        cpu_s["plain_table"] = plain_table_cpu_s(root / "plain.sqlite", rows, sizes)
-        cpu_s["commit_only"] = commit_only_cpu_s(root / "commits.sqlite", len(sizes))
+        if not args.journal_only:
+            with contextlib.closing(sqlite3.connect(root / "journal.sqlite")) as written:
+                rows = written.execute(f"SELECT {COLUMNS} FROM journal ORDER BY seq").fetchall()
+            cpu_s["sql_as_journal"] = sql_as_journal_cpu_s(root / "sql.sqlite", rows, sizes)
+            cpu_s["plain_table"] = plain_table_cpu_s(root / "plain.sqlite", rows, sizes)
+            cpu_s["commit_only"] = commit_only_cpu_s(root / "commits.sqlite", len(sizes))
     engine_ms = args.engine_ms_per_round if args.engine_ms_per_round is not None else engine_ms_per_round(1)
     per_entry_us = {name: 1e6 * seconds / entries for name, seconds in cpu_s.items()}
     per_round_ms = {name: us * args.entries_per_round / 1000 for name, us in per_entry_us.items()}

@@ -256,8 +256,8 @@ class JournalWriter:
                 item.public_text,
                 item.private_digest,
             )
-            closing = kind in CLOSING_KINDS and round_id is not None
-            if closing:
+            closing_round = round_id if kind in CLOSING_KINDS else None
+            if closing_round is not None:
                 self._refuse_double_close(item, closed_here)
             seq = last_seq + 1
             hash_hex = entry_hash(prev_hash, seq, round_id, source, kind, public_text, digest)
@@ -296,8 +296,8 @@ class JournalWriter:
                 hash_hex,
             )
             written.append(entry)
-            if closing:
-                closed_here[round_id] = entry  # type: ignore[index]  # closing: round_id is set
+            if closing_round is not None:
+                closed_here[closing_round] = entry
             last_seq, prev_hash = seq, hash_hex
         return rows, written
 

@@ -5,9 +5,9 @@ Pure functions, no I/O: the store writes what these compute and `verify` recompu
 
 from __future__ import annotations
 
-import functools
 import json
-from collections.abc import Mapping
+import json.encoder
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any, Protocol, TypedDict, Unpack
 
@@ -29,20 +29,41 @@ GENESIS_HASH = "0" * 64
 _CANONICAL_ENCODER = json.JSONEncoder(
     sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
 )
+# The C encoder that ``_CANONICAL_ENCODER.encode`` builds anew on every call (its one-shot path), built
+# once with the same options: the same code makes the same bytes (issue 28: an entry's public part is
+# encoded ~100 times a round). No circular-reference check (a value from msgspec or json never holds
+# one: it would end in RecursionError instead of ValueError). None where the interpreter has no C
+# accelerator: then ``canonical_json`` uses the encoder's own ``encode``.
+_C_CANONICAL = (
+    json.encoder.c_make_encoder(  # type: ignore[attr-defined]
+        None,
+        _CANONICAL_ENCODER.default,
+        json.encoder.encode_basestring,
+        None,
+        ":",
+        ",",
+        True,  # sort_keys
+        False,  # skipkeys
+        False,  # allow_nan
+    )
+    if json.encoder.c_make_encoder is not None  # type: ignore[attr-defined]
+    else None
+)
 
 
 def canonical_json(value: object) -> str:
     """The one text of a JSON value that the chain hashes: sorted keys, no spaces, UTF-8 as is.
 
     NaN and infinities are refused: they are not JSON, and money never needs them."""
-    return _CANONICAL_ENCODER.encode(value)
+    if _C_CANONICAL is None or isinstance(value, str):
+        return _CANONICAL_ENCODER.encode(value)
+    return "".join(_C_CANONICAL(value, 0))
 
 
-@functools.lru_cache(maxsize=4096)
-def _canonical_text(value: str) -> str:
-    """canonical_json of a string, remembered: an entry's envelope repeats a few strings (its kind,
-    source, table and round ids, its batch's time) thousands of times."""
-    return _CANONICAL_ENCODER.encode(value)
+# The canonical text of a string alone: what ``_CANONICAL_ENCODER.encode`` returns for one (its
+# ``encode`` hands a string straight to this function, C where the interpreter has it). No cache: a
+# private part's digest and a round id are new strings, and a call is cheaper than a cache's lookup.
+_canonical_text: Callable[[str], str] = json.encoder.encode_basestring
 
 
 def _canonical_optional(value: str | None) -> str:
@@ -126,6 +147,49 @@ def entry_hash_from_text(  # noqa: PLR0913 - keyword-only: the hashed fields of 
         _columns_text(round_id, seq, source, table_id, time_utc),
         version,
     )
+
+
+def batch_hasher(
+    *, time_utc: str, table_id: str, version: int
+) -> Callable[[str, int, str | None, str, str, str, str | None], str]:
+    """``entry_hash_from_text`` for the entries of one commit, which share their time, table and
+    version: those columns' canonical text is made once, and each entry's hash is one string and one
+    sha256 (the append path's hot spot: ~100 entries a round). The function takes ``prev_hash, seq,
+    round_id, source, kind, payload_text, private_digest`` and gives the same hash, byte for byte
+    (tests/journal/test_chain_batch.py holds it to the canonical JSON of the whole object)."""
+    import hashlib  # noqa: PLC0415 - OpenSSL's load only for a writer (see _sha256_hex)
+
+    sha256 = hashlib.sha256
+    tail = (
+        ',"table_id":'
+        + _canonical_text(table_id)
+        + ',"time_utc":'
+        + _canonical_text(time_utc)
+        + ',"version":'
+        + str(int(version))
+        + "}"
+    )
+
+    def entry_hash(  # noqa: PLR0913, PLR0917 - positional on purpose: called once per entry, in order
+        prev_hash: str,
+        seq: int,
+        round_id: str | None,
+        source: str,
+        kind: str,
+        payload_text: str,
+        private_digest: str | None,
+    ) -> str:
+        # The keys in their sorted order: kind, payload, private_digest, round_id, seq, source, then
+        # the batch's table_id, time_utc and version.
+        text = (
+            f'{prev_hash}{{"kind":{_canonical_text(kind)},"payload":{payload_text},'
+            f'"private_digest":{"null" if private_digest is None else _canonical_text(private_digest)},'
+            f'"round_id":{"null" if round_id is None else _canonical_text(round_id)},'
+            f'"seq":{int(seq)},"source":{_canonical_text(source)}{tail}'
+        )
+        return sha256(text.encode("utf-8")).hexdigest()
+
+    return entry_hash
 
 
 class HashedColumns(TypedDict):

@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
 from controller.journal import entries as typed
-from controller.journal.chain import canonical_json, entry_hash_from_text, format_time_utc
+from controller.journal.chain import batch_hasher, canonical_json, format_time_utc
 from controller.journal.errors import JournalError, sqlite_reason
 from controller.journal.handle import JournalFile
 from controller.journal.kinds import CLOSING_KINDS, ROUND_STARTED
@@ -77,12 +77,12 @@ def _prepare_entry(item: PendingEntry) -> _Prepared:
         raise ValueError(f"journal: {kind} needs a round_id")
     if isinstance(entry, typed.RoundStarted) and entry.round_id != round_id:
         raise ValueError(f"journal: round_started payload names {entry.round_id!r}, not {round_id!r}")
-    public = typed.public_dict(entry)
-    public_text = canonical_json(public)
-    private = typed.private_dict(entry)
-    private_text = typed.seal_private(private) if private is not None else None
-    digest = typed.commitment(private_text) if private_text is not None else None
-    return _Prepared(kind, round_id, source, public, public_text, private, private_text, digest)
+    public, private = typed.parts_dicts(entry)
+    if private is None:  # most entries: no private part to seal
+        return _Prepared(kind, round_id, source, public, canonical_json(public), None, None, None)
+    private_text = typed.seal_private(private)
+    digest = typed.commitment(private_text)
+    return _Prepared(kind, round_id, source, public, canonical_json(public), private, private_text, digest)
 
 
 def _step_entry(wall_time_utc: str, journal_time_utc: str) -> _Prepared:
@@ -112,7 +112,30 @@ def _insert(connection: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]) -> 
         )
 
 
+@functools.cache
+def _filtering_levels() -> dict[type, int]:
+    """structlog's filtering logger classes (``make_filtering_bound_logger``: one class a level, made
+    once by structlog) by the level below which they write nothing."""
+    import structlog  # noqa: PLC0415 (loaded already: a writer has logged through journal_log)
+
+    levels = (0, 10, 20, 30, 40, 50)  # NOTSET, DEBUG, INFO, WARNING, ERROR, CRITICAL
+    return {structlog.make_filtering_bound_logger(level): level for level in levels}
+
+
+def _info_filtered_out() -> bool:
+    """Is an info line written nowhere under the configuration in force now: asked of the configured
+    class, without binding a logger (binding one per commit was most of the logging's cost in a daemon
+    at warning: issue 28). A class that is not one of structlog's filtering loggers (a test's
+    subclass, a standard-library logger) is asked through a bound logger, as before."""
+    import structlog  # noqa: PLC0415 (see _filtering_levels)
+
+    level = _filtering_levels().get(structlog.get_config()["wrapper_class"])
+    return level is not None and level > _INFO
+
+
 def _log_written(entries: Sequence[JournalEntry]) -> None:
+    if _info_filtered_out():
+        return
     # One bound logger per append, not per entry: the lazy proxy binds on every call (measured:
     # a tenth of an entry's cost, even when info is filtered out).
     logger = journal_log().bind()
@@ -221,43 +244,60 @@ class JournalWriter:
         written: list[JournalEntry] = []
         closed_here: dict[str, JournalEntry] = {}
         version = typed.ENTRY_SCHEMA_VERSION
+        table_id = self._file.table_id
+        # The batch's shared columns hashed once (chain.batch_hasher: the same hash as
+        # entry_hash_from_text's, for less work per entry).
+        entry_hash = batch_hasher(time_utc=time_utc, table_id=table_id, version=version)
         for item in pending:
-            self._refuse_double_close(item, closed_here)
-            seq = last_seq + 1
-            hash_hex = entry_hash_from_text(
-                prev_hash=prev_hash,
-                seq=seq,
-                time_utc=time_utc,
-                table_id=self._file.table_id,
-                round_id=item.round_id,
-                source=item.source,
-                kind=item.kind,
-                version=version,
-                payload_text=item.public_text,
-                private_digest=item.private_digest,
-            )
-            # The row in COLUMNS order.
-            row = (
-                seq,
-                time_utc,
-                self._file.table_id,
+            kind, round_id, source, public_text, digest = (
+                item.kind,
                 item.round_id,
                 item.source,
-                item.kind,
-                version,
                 item.public_text,
-                item.private_text,
                 item.private_digest,
+            )
+            closing_round = round_id if kind in CLOSING_KINDS else None
+            if closing_round is not None:
+                self._refuse_double_close(item, closed_here)
+            seq = last_seq + 1
+            hash_hex = entry_hash(prev_hash, seq, round_id, source, kind, public_text, digest)
+            # The row in COLUMNS order.
+            rows.append(
+                (
+                    seq,
+                    time_utc,
+                    table_id,
+                    round_id,
+                    source,
+                    kind,
+                    version,
+                    public_text,
+                    item.private_text,
+                    digest,
+                    prev_hash,
+                    hash_hex,
+                )
+            )
+            # The entry holds what was written: the parts' JSON values, fresh from the typed entry (not
+            # parsed back from the texts: the same values, for less work).
+            entry = JournalEntry(
+                seq,
+                time_utc,
+                table_id,
+                round_id,
+                source,
+                kind,
+                version,
+                item.public,
+                item.private,
+                item.private_text,
+                digest,
                 prev_hash,
                 hash_hex,
             )
-            rows.append(row)
-            # The entry holds what was written: the parts' JSON values, fresh from the typed entry (not
-            # parsed back from the texts: the same values, for less work).
-            entry = JournalEntry(*row[:7], item.public, item.private, *row[8:])
             written.append(entry)
-            if item.kind in CLOSING_KINDS and item.round_id is not None:
-                closed_here[item.round_id] = entry
+            if closing_round is not None:
+                closed_here[closing_round] = entry
             last_seq, prev_hash = seq, hash_hex
         return rows, written
 

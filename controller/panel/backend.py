@@ -11,8 +11,8 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, is_dataclass
-from datetime import UTC, datetime
+from dataclasses import asdict
+from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
 import structlog
@@ -21,28 +21,19 @@ from controller.changes import ChangeControl, ChangeDesk, ChangeRefusedError, Wo
 from controller.engine.actions import ClearFault, OperatorAction
 from controller.errors import UserError
 from controller.journal import Journal
-from controller.journal.entries import Entry, PanelRequest, public_dict
+from controller.journal.entries import Entry, FaultAcknowledged, PanelRequest, public_dict
 from controller.journal.recall import recall_from
 from controller.journal.state import TableState
 from controller.money import MoneyFormat, money
+from controller.panel.device_rows import alert_rows, device_rows
 from controller.panel.shift_meters import range_meters, theoretical
 from controller.panel.view import TableView, public_recall
 from controller.waits import wait_event
 from drivers.supervisor import DeviceHealth as DeviceHealth  # noqa: PLC0414  (re-exported: one definition)
-from firmware_protocol.vocabulary import FAULT_CODES
 
 RECALL_MAX_ROUNDS = 50
 REPLAY_MAX_ENTRIES = 5_000  # a browser further behind than this reloads the page instead
 SUBSCRIBER_QUEUE_ENTRIES = 2_000
-
-
-def fault_code_words(code: object) -> str:
-    """A device's fault code as people read it: its name in the protocol's table (firmware_protocol's
-    FAULT_CODES), the number beside it for the maker's manual; a code outside the table is the maker's."""
-    name = FAULT_CODES.get(code) if isinstance(code, int) else None
-    if name is None:
-        return f"device-specific fault (code {code}, see the maker's manual)"
-    return f"{name.replace('_', ' ')} (code {code})"
 
 
 class ActionRefused(UserError):
@@ -370,110 +361,13 @@ class JournalPanelBackend:
                     snapshot["journal_age_s"] = max(0.0, self._wall_clock_s() - written)
         return snapshot
 
-    def _fault_by_device(self) -> dict[str, Any]:
-        """Each device named by a latched fault not yet cleared: the row shows the fault, not its link."""
-        faults: dict[str, Any] = {}
-        for alert in self._view.alerts.values():
-            if alert.device and alert.severity == "latching" and alert.state != "cleared":
-                faults.setdefault(alert.device, alert)
-        return faults
-
-    def _with_faults(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        faults = self._fault_by_device()
-        for row in rows:
-            alert = faults.get(str(row.get("device")))
-            row["link_state"] = row.get("state")
-            if alert is not None:
-                row["state"] = "fault"
-                row["fault"] = {"fault_id": alert.fault_id, "kind": alert.kind, "detail": alert.detail}
-                row["last_reason"] = f"{alert.kind.replace('_', ' ')}: {alert.detail}"
-            elif row.get("reported_state") == "fault" or row.get("lamp") == "red":
-                # The link is up, but the device itself reports a fault (its status, its red lamp).
-                row["state"] = "fault"
-                code = row.get("fault_code")
-                row["fault"] = {
-                    "fault_id": None,
-                    "kind": "device_status",
-                    "detail": "the device reports a fault",
-                }
-                row["last_reason"] = (
-                    "the device reports a fault"
-                    + (f": {fault_code_words(code)}" if code else "")
-                    + (", lamp red" if row.get("lamp") == "red" else "")
-                )
-            else:
-                row["fault"] = None
-            if self.read_only:
-                row["state"] = f"last known: {row['state']}"
-        return rows
-
     def devices(self) -> list[dict[str, Any]]:
         """Each device's health: the device supervisors' report when connected, else the journal's."""
-        from_journal = {name: asdict(device) for name, device in self._view.devices.items()}
-        if self._device_health is None:
-            return self._with_faults(
-                [
-                    {**device, "last_heartbeat_utc": None, "source": "journal"}
-                    for device in from_journal.values()
-                ]
-            )
-        rows = []
-        linked: set[str] = set()
-        for health in self._device_health():
-            link = asdict(health) if is_dataclass(health) and not isinstance(health, type) else dict(health)
-            heard = link.get("last_heard_unix_s")
-            link["last_heartbeat_utc"] = (
-                datetime.fromtimestamp(heard, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-                if isinstance(heard, int | float)
-                else None
-            )
-            linked.add(str(link.get("device")))
-            journal_row = from_journal.get(str(link.get("device")), {})
-            # The link's state wins (it is live); the journal adds model, firmware and the lamp.
-            rows.append(
-                {
-                    **journal_row,
-                    **link,
-                    "last_reason": link.get("last_error") or journal_row.get("last_reason", ""),
-                    "reported_state": journal_row.get("state"),  # what the device itself last said
-                    "source": "link",
-                }
-            )
-        rows.extend(
-            {**row, "last_heartbeat_utc": None, "source": "journal"}
-            for name, row in from_journal.items()
-            if name not in linked
-        )
-        return self._with_faults(rows)
+        health = None if self._device_health is None else self._device_health()
+        return device_rows(self._view, health, read_only=self.read_only)
 
     def alerts(self, *, include_cleared: bool = False) -> list[dict[str, Any]]:
-        rows = []
-        for alert in reversed(self._view.alerts.values()):
-            if alert.state in ("cleared", "resolved") and not include_cleared:
-                continue
-            rows.append(
-                {
-                    "fault_id": alert.fault_id,
-                    "kind": alert.kind,
-                    "severity": alert.severity,
-                    "code": alert.reason.code,
-                    "detail": alert.detail,  # the public message: never a card
-                    "device": alert.device,
-                    "round_id": alert.round_id,
-                    "raised_seq": alert.raised_seq,
-                    "raised_utc": alert.raised_utc,
-                    "raised_by": alert.raised_by,
-                    "acknowledged_by": alert.acknowledged_by,
-                    "acknowledged_utc": alert.acknowledged_utc,
-                    "cleared_by": alert.cleared_by,
-                    "cleared_reason": alert.cleared_reason,
-                    "cleared_utc": alert.cleared_utc,
-                    "resolved_utc": alert.resolved_utc,
-                    "resolved_note": alert.resolved_note,
-                    "state": alert.state,
-                }
-            )
-        return rows
+        return alert_rows(self._view, include_cleared=include_cleared)
 
     def recall(self, *, last: int | None = None, round_id: str | None = None) -> list[dict[str, Any]]:
         """Recall records (controller.journal.recall), newest first, through the card gate."""
@@ -652,10 +546,7 @@ class JournalPanelBackend:
             raise ActionRefused(f"fault_id: {fault_id!r} is already cleared")
         if alert.state in ("acknowledged", "resolved"):
             return  # idempotent: a second tap on a tablet changes nothing
-        self._journal.append(
-            "fault_acknowledged",
-            {"fault_id": fault_id, "by": by},
-            round_id=alert.round_id,
-            source=f"operator:{by}",
-        )
+        acknowledged = FaultAcknowledged(fault_id=fault_id, by=by)
+        source = f"operator:{by}"
+        self._journal.append(acknowledged.kind, acknowledged, round_id=alert.round_id, source=source)
         self.refresh()

@@ -64,7 +64,7 @@ from controller.floor.session import Session, surveillance_loop
 from controller.floor.store import Batch, Connection, load_projection, write_batch
 from controller.floor.stream_reads import MAX_GAP_FILL, StreamReads
 from controller.uplink import wire
-from controller.uplink.wire import STREAM_NAME, table_subject
+from controller.uplink.wire import STREAM_NAME
 from controller.waits import ReconnectDelay, raise_if_cancelled
 
 # The service's parts, named here too: the floor's callers and tests import them from the service.
@@ -235,6 +235,7 @@ class FloorService:
         )
         js = client.jetstream()
         self._reads.js = js
+        await self._reads.learn_tokens(js)
         puller = await Puller.start(client, self.config.consumer)
         # Surveillance events: a task of its own with its own connection, so publishing never holds up
         # the intake (and a slow or missing SURVEILLANCE stream never stops it).
@@ -547,7 +548,7 @@ class FloorService:
             # renumbered under it, below) never swept that table.
             await self._reads.learn_sites(js)
         return {
-            str(table_id): table_subject(self.site_of[str(table_id)], str(table_id))
+            str(table_id): self._reads.subject_of(self.site_of[str(table_id)], str(table_id))
             for (table_id,) in rows
             if str(table_id) in self.site_of
         }

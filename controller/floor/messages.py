@@ -12,7 +12,7 @@ import msgspec
 
 from controller.floor.intake import Delivery
 from controller.uplink import wire
-from controller.uplink.wire import STREAM_NAME, SUBJECT_ROOT
+from controller.uplink.wire import STREAM_NAME, SUBJECT_ROOT, partition_tokens
 
 __all__ = [
     "STREAM_SOURCE_HEADER",
@@ -46,8 +46,7 @@ def by_stream_seq(incoming: Incoming) -> int:
 
 
 def site_of_subject(subject: str) -> str | None:
-    parts = subject.split(".")
-    return parts[1] if len(parts) == 4 else None
+    return subject.split(".")[1] if table_of_subject(subject) is not None else None
 
 
 STREAM_SOURCE_HEADER = "Nats-Stream-Source"
@@ -82,7 +81,11 @@ def subject_parts(subject: str) -> tuple[str | None, str | None]:
 
 
 def table_of_subject(subject: str) -> str | None:
-    parts = subject.split(".")
-    if len(parts) == 4 and parts[0] == SUBJECT_ROOT and parts[3] == "journal":
+    """The table of a journal subject as published (four tokens) or as a stream with partition tokens
+    stores it (those four, then the tokens nats-server computed: only the table's own are accepted)."""
+    parts = subject.split(".", 4)
+    if len(parts) < 4 or parts[0] != SUBJECT_ROOT or parts[3] != "journal":
+        return None
+    if len(parts) == 4 or parts[4] == partition_tokens(parts[2]):
         return parts[2]
     return None

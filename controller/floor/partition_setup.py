@@ -6,7 +6,6 @@ re-exports every name."""
 from __future__ import annotations
 
 import dataclasses
-import zlib
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -14,7 +13,7 @@ import nats.errors
 import nats.js.errors
 import structlog
 from nats.aio.client import Client
-from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, KeyValueConfig, StorageType
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, KeyValueConfig, StorageType, StreamConfig
 from nats.js.client import JetStreamContext
 from nats.js.kv import KeyValue
 
@@ -22,8 +21,14 @@ from controller.errors import UserError
 from controller.floor.service import (
     table_of_subject,
 )
-from controller.floor.stream import MAX_ACK_PENDING
-from controller.uplink.wire import LEASE_BUCKET, STREAM_NAME, SUBJECT_ROOT
+from controller.floor.stream import MAX_ACK_PENDING, has_partition_tokens
+from controller.uplink.wire import (
+    LEASE_BUCKET,
+    STREAM_NAME,
+    SUBJECT_ROOT,
+    partition_of,
+    partition_token_filter,
+)
 
 log = structlog.get_logger("flushtable.floor.workers")
 
@@ -43,12 +48,6 @@ SUSPECT_TICK_S = 0.5
 DROP_AFTER_TTLS = 5
 MAX_LEASE_TTL_S = 300.0
 MAX_PARTITIONS = 256
-
-
-def partition_of(table_id: str, partitions: int) -> int:
-    """The table's partition: stable across processes, machines and Python versions (not ``hash()``,
-    which is salted per process)."""
-    return zlib.crc32(table_id.encode()) % partitions
 
 
 def partition_consumer(partition: int, partitions: int) -> str:
@@ -73,16 +72,17 @@ def lease_key(partition: int) -> str:
     return f"p{partition}"
 
 
-# The tables' journal subjects (servers.table_subject), and a subject in the stream no table publishes
-# (two tokens, a table's are four): the filter of a partition with no table yet (an empty list would
-# mean every subject).
-TABLE_SUBJECTS = f"{SUBJECT_ROOT}.*.*.journal"
+# A subject in the stream no table publishes (two tokens, a table's are four or more): the filter of a
+# partition with no table yet (an empty list would mean every subject).
 NO_TABLE_SUBJECT = f"{SUBJECT_ROOT}.no-table"
 # nats-server 2.15.1 spends about 97 us per message it delivers to a consumer with several filter
 # subjects, 7.5 us per message to one with one wildcard (bench/bench_partition_filters.py,
 # bench/results/partition-filters.json). P consumers delivered every message cost P x 7.5 us a message
 # on the server, and each service reads the P - 1 others' messages too (the intake's part of a message,
 # about 10 us by the profile); a list costs about 97 us once. A list wins from about 6 partitions on.
+# Only for a partition count without a partition token of its own (wire.PARTITION_TOKEN_COUNTS) or a
+# stream made before the tokens: a power of two from 2 to 64 filters its token, one wildcard (14.3 us
+# per delivered message, each message delivered once).
 BY_TABLE_FROM_PARTITIONS = 6
 
 
@@ -95,9 +95,23 @@ def partition_filter(subjects: Iterable[str], partition: int, partitions: int) -
 
 async def stream_table_subjects(js: JetStreamContext) -> list[str]:
     """Every table's journal subject the stream holds a message on (its own subject list: a table is
-    in the floor's partitions from its first message, whoever provisioned it)."""
-    info = await js.stream_info(STREAM_NAME, subjects_filter=TABLE_SUBJECTS)
-    return list((info.state.subjects if info.state else None) or {})
+    in the floor's partitions from its first message, whoever provisioned it), as stored."""
+    info = await js.stream_info(STREAM_NAME, subjects_filter=f"{SUBJECT_ROOT}.>")
+    subjects = (info.state.subjects if info.state else None) or {}
+    return [subject for subject in subjects if table_of_subject(subject) is not None]
+
+
+class StreamWithoutPartitionTokens(UserError):
+    """Partitioned workers asked of a stream that stores the journals as published (made before the
+    partition tokens, and tables have published since): one line."""
+
+
+def _token_filter(stream: StreamConfig, partition: int, partitions: int) -> str | None:
+    """The partition's one wildcard filter on a stream with partition tokens (None: ``partitions`` is
+    not a power of two from 2 to 64; the consumers are then made as before, ``by_table``)."""
+    if partitions == 1:
+        return f"{SUBJECT_ROOT}.>"
+    return partition_token_filter(partition, partitions) if has_partition_tokens(stream) else None
 
 
 def _partition_consumer_config(
@@ -219,6 +233,13 @@ async def ensure_partitions(  # noqa: PLR0913 - the bucket's and the consumers' 
     if by_table is None:
         by_table = partitions >= BY_TABLE_FROM_PARTITIONS
     js = admin.jetstream()
+    stream = (await js.stream_info(STREAM_NAME)).config
+    if partitions > 1 and not has_partition_tokens(stream):
+        raise StreamWithoutPartitionTokens(
+            f"stream {STREAM_NAME} stores the tables' journals without partition tokens (made before them, "
+            "and tables have published since): run one floor service on it, or partitioned workers on a "
+            'new stream (docs/floor.md "Partitioned floor workers")'
+        )
     try:
         await js.key_value(LEASE_BUCKET)
     except nats.js.errors.BucketNotFoundError:
@@ -242,7 +263,11 @@ async def ensure_partitions(  # noqa: PLR0913 - the bucket's and the consumers' 
                 STREAM_NAME,
                 _partition_consumer_config(
                     name,
-                    partition_filter(subjects, partition, partitions) if by_table else [f"{SUBJECT_ROOT}.>"],
+                    [token]
+                    if (token := _token_filter(stream, partition, partitions)) is not None
+                    else partition_filter(subjects, partition, partitions)
+                    if by_table
+                    else [f"{SUBJECT_ROOT}.>"],
                     ack_wait_s=ack_wait,
                     max_ack_pending=max_ack_pending,
                     start_seq=None,

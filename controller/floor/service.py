@@ -229,6 +229,7 @@ class FloorService:
         )
         js = client.jetstream()
         self._reads.js = js
+        await self._reads.learn_tokens(js)
         puller = await Puller.start(client, self.config.consumer)
         # Surveillance events: a task of its own with its own connection, so publishing never holds up
         # the intake (and a slow or missing SURVEILLANCE stream never stops it).

@@ -28,6 +28,7 @@ from nats.js.api import (
     StorageType,
     StreamConfig,
     StreamSource,
+    SubjectTransform,
 )
 
 from controller.errors import ServerError
@@ -36,6 +37,8 @@ from controller.uplink.wire import (
     SITES_MIN_NATS_VERSION,
     STREAM_NAME,
     SUBJECT_ROOT,
+    TABLE_JOURNAL_SOURCE,
+    partition_transform_destination,
     site_deliver_prefix,
     site_domain,
     site_stream_name,
@@ -51,11 +54,25 @@ def stream_config(
     *,
     sources: list[StreamSource] | None = None,
     replicas: int = 1,
+    partition_tokens: bool = True,
 ) -> StreamConfig:
     """The hub's stream; ``sources``: its sites' streams (``site_source``); ``replicas``: 3 on a
     three-node cluster (controller/simulation/floor/cluster.py: every message on two nodes before it
-    is acked)."""
-    return _protected_stream(STREAM_NAME, f"{SUBJECT_ROOT}.>", duplicate_window_s, sources, replicas)
+    is acked). ``partition_tokens``: the subject transform that stores each table's journal with its
+    partition tokens (wire.stored_subject), so that each partition consumer filters one wildcard; off
+    only for a stream made before it that already holds tables' messages (``ensure_stream``)."""
+    config = _protected_stream(STREAM_NAME, f"{SUBJECT_ROOT}.>", duplicate_window_s, sources, replicas)
+    if partition_tokens:
+        config.subject_transform = SubjectTransform(
+            src=TABLE_JOURNAL_SOURCE, dest=partition_transform_destination()
+        )
+    return config
+
+
+def has_partition_tokens(config: StreamConfig) -> bool:
+    """Whether the stream stores the tables' journals with their partition tokens."""
+    transform = config.subject_transform
+    return transform is not None and transform.dest == partition_transform_destination()
 
 
 def surveillance_stream_config(
@@ -134,7 +151,14 @@ async def ensure_stream(
         by_name = {s.name: s for s in wanted}
         kept = [by_name.get(k.name, k) for k in info.config.sources or []]
         kept += [s for s in wanted if s.name not in {k.name for k in kept}]
-        await js.update_stream(stream_config(duplicate_window_s, sources=kept, replicas=replicas))
+        # A stream made before the partition tokens is given them only while it holds no message: once
+        # a table has published, its next message would be stored on another subject than its last,
+        # and the uplink's expected-last-subject-sequence would refuse it (docs/floor.md "Partitioned
+        # floor workers": such a floor runs one service; ensure_partitions refuses workers on it).
+        tokens = has_partition_tokens(info.config) or not (info.state and info.state.messages)
+        await js.update_stream(
+            stream_config(duplicate_window_s, sources=kept, replicas=replicas, partition_tokens=tokens)
+        )
     try:
         await js.consumer_info(STREAM_NAME, FLOOR_CONSUMER)
     except nats.js.errors.NotFoundError:

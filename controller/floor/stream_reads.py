@@ -19,8 +19,9 @@ from controller.floor import checks
 from controller.floor.checks import TableProjection
 from controller.floor.messages import Incoming, decoded_or_none, site_of_subject, table_of_subject
 from controller.floor.store import Batch, Connection, stored_hash
+from controller.floor.stream import has_partition_tokens
 from controller.uplink import wire
-from controller.uplink.wire import STREAM_NAME, SUBJECT_ROOT, table_subject
+from controller.uplink.wire import STREAM_NAME, SUBJECT_ROOT, stored_subject, table_subject
 
 __all__ = ["MAX_GAP_FILL", "StreamReads", "TakeMessage"]
 
@@ -51,6 +52,8 @@ class StreamReads:
         self.status = status
         self.site_of = site_of
         self._sites_learnt = False  # the stream's subjects read once a start (learn_sites)
+        # Whether the stream stores the journals with their partition tokens (learn_tokens, each start).
+        self.tokenized = True
         self._renumber_said: set[tuple[str, int]] = set()  # (table, last entry) told stream_renumbered
 
     async def fill_gap(
@@ -71,7 +74,7 @@ class StreamReads:
         site = self.site_of.get(projection.table_id)
         if site is None:
             return 0
-        subject = table_subject(site, projection.table_id)
+        subject = self.subject_of(site, projection.table_id)
         taken = await self._read_subject(connection, batch, projection, subject,
                                          projection.last_stream_seq + 1, before_stream_seq)  # fmt: skip
         if pending is not None and checks.needs_stream_read(projection, pending):
@@ -127,6 +130,15 @@ class StreamReads:
             return int(raw.seq or 0), raw.data or b""
 
         return list(await asyncio.gather(*(last_of(subject) for subject in subjects)))
+
+    async def learn_tokens(self, js: JetStreamContext) -> None:
+        """Whether the stream stores each table's journal with its partition tokens (read at each start:
+        a stream made before them keeps the subjects as published)."""
+        self.tokenized = has_partition_tokens((await js.stream_info(STREAM_NAME)).config)
+
+    def subject_of(self, site: str, table_id: str) -> str:
+        """The table's journal subject as the stream stores it."""
+        return stored_subject(site, table_id) if self.tokenized else table_subject(site, table_id)
 
     async def learn_sites(self, js: JetStreamContext) -> None:
         """The site token of every table with messages in the stream, from the stream's subjects (once

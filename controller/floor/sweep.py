@@ -19,7 +19,7 @@ from controller.floor.projections import Projections
 from controller.floor.puller import CONSUMER_CHECK_TIMEOUT_S
 from controller.floor.store import Batch, Connection, write_batch
 from controller.floor.stream_reads import StreamReads
-from controller.uplink.wire import STREAM_NAME, table_subject
+from controller.uplink.wire import STREAM_NAME
 
 __all__ = ["IdleSweep"]
 
@@ -116,7 +116,7 @@ class IdleSweep:
             # renumbered under it, below) never swept that table.
             await self._reads.learn_sites(js)
         return {
-            str(table_id): table_subject(site_of[str(table_id)], str(table_id))
+            str(table_id): self._reads.subject_of(site_of[str(table_id)], str(table_id))
             for (table_id,) in rows
             if str(table_id) in site_of
         }

@@ -1,6 +1,7 @@
 """Partitioned floor workers (docs/floor.md "Partitioned floor workers"): N `flushtable floor serve
 --worker NAME --partitions P` processes share the floor's work, each table in exactly one of P partitions
-(``partition_of``: CRC-32 of the table id mod P), so its order and chain checks stay in one process.
+(``partition_of``: nats-server's own FNV-1a hash of the table id mod P), so its order and chain checks
+stay in one process.
 
 - **A consumer per partition**: ``floor-p<k>of<P>``, durable, pulled, explicit acks, like the one-worker
   floor's ``floor``. Below ``BY_TABLE_FROM_PARTITIONS`` partitions it has one wildcard filter and is
@@ -89,7 +90,6 @@ from controller.floor.partition_setup import (
     partition_ack_wait_s,
     partition_consumer,
     partition_filter,
-    partition_of,
     stream_table_subjects,
     sync_partition_consumer,
 )
@@ -100,7 +100,7 @@ from controller.floor.service import (
 )
 from controller.floor.service_settings import FLOOR_IO_ERRORS, floor_nats_options
 from controller.floor.store import Connection
-from controller.uplink.wire import LEASE_BUCKET, STREAM_NAME
+from controller.uplink.wire import LEASE_BUCKET, STREAM_NAME, partition_of
 from controller.waits import ReconnectDelay, Waiter, close_quietly, wait_event
 
 __all__ = [

@@ -53,7 +53,7 @@ from controller.journal.store import Journal, JournalEntry, JournalError
 from controller.logs import log_nats_error
 from controller.uplink import wire
 from controller.uplink.outbox import Outbox, OutMessage
-from controller.uplink.wire import table_inbox, table_subject, verify_subject
+from controller.uplink.wire import stored_subject, table_inbox, table_subject, verify_subject
 from controller.waits import ReconnectDelay, close_quietly, raise_if_cancelled, wait_event
 
 log = structlog.get_logger("flushtable.uplink")
@@ -202,6 +202,7 @@ class Uplink:
         self.journal_path = Path(journal_path)
         self.table_id = table_id
         self.subject = table_subject(config.site, table_id)
+        self.stored_subject = stored_subject(config.site, table_id)
         self.status = UplinkStatus()
         self._wake = asyncio.Event()
         self._rng = rng or random.Random()
@@ -302,10 +303,18 @@ class Uplink:
 
     async def _last_on_subject(self, js: JetStreamContext) -> tuple[int, dict[str, str], bytes] | None:
         """The stream sequence, headers and body of the last message on our subject (None: none). A
-        direct get of the subject's last message is the only read a table's credentials allow."""
-        try:
-            last = await js.get_last_msg(self.config.stream, self.subject, direct=True)
-        except nats.js.errors.NotFoundError:
+        direct get of the subject's last message is the only read a table's credentials allow: of the
+        subject as the hub's stream stores it (with its partition tokens, wire.stored_subject), else as
+        published (a site's stream, or a hub's made before the tokens: docs/floor.md "Partitioned floor
+        workers"). A table's messages are all on one of the two in a given stream."""
+        last = None
+        for subject in (self.stored_subject, self.subject):
+            try:
+                last = await js.get_last_msg(self.config.stream, subject, direct=True)
+                break
+            except nats.js.errors.NotFoundError:
+                continue
+        if last is None:
             return None
         headers = {str(k): str(v) for k, v in (last.headers or {}).items()}
         return int(last.seq or 0), headers, last.data or b""

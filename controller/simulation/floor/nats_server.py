@@ -37,6 +37,7 @@ from controller.uplink.wire import (
     site_deliver_prefix,
     site_domain,
     site_reply_prefix,
+    stored_subject,
     table_inbox,
     table_subject,
     verify_subject,
@@ -110,6 +111,8 @@ def table_user(site: str, table_id: str, password: str, *, stream: str = STREAM_
         publish_allow=(
             subject,
             f"$JS.API.DIRECT.GET.{stream}.{subject}",
+            # ... and of it as the hub's stream stores it, with its partition tokens (wire.stored_subject)
+            f"$JS.API.DIRECT.GET.{stream}.{stored_subject(site, table_id)}",
             progressive_claim_subject("*", table_id),
             progressive_confirm_subject("*", table_id),
         ),

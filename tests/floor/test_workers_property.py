@@ -28,8 +28,10 @@ random; hypothesis prints a failing one's steps)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
+import math
 import os
 import re
 import signal
@@ -37,7 +39,7 @@ import subprocess
 import sys
 import threading
 import uuid
-from collections.abc import Coroutine, Iterator
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -45,7 +47,7 @@ import psycopg
 import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule, run_state_machine_as_test
+from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_state_machine_as_test
 from structlog.testing import capture_logs
 
 from controller.floor.config import write_floor_config
@@ -126,8 +128,8 @@ class _Worker:
     frozen: bool = False
 
     def start(self) -> None:
-        command = [sys.executable, "-m", "controller.cli", "floor", "serve", "--config", str(self.config_path),
-                   "--worker", self.name, "--partitions", str(PARTITIONS),
+        command = [sys.executable, "-m", "controller.cli", "floor", "serve",
+                   "--config", str(self.config_path), "--worker", self.name, "--partitions", str(PARTITIONS),
                    "--lease-ttl", str(LEASE_TTL_S)]  # fmt: skip
         env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
         with self.log_path.open("ab") as log_file:
@@ -200,7 +202,8 @@ class FloorWorkersMachine(RuleBasedStateMachine):
             connection.execute(_AUDIT_SQL)
             for table_id in ids:
                 connection.execute(
-                    "INSERT INTO property_partitions VALUES (%s, %s)", (table_id, partition_of(table_id, PARTITIONS))
+                    "INSERT INTO property_partitions VALUES (%s, %s)",
+                    (table_id, partition_of(table_id, PARTITIONS)),
                 )
         self.tables = Tables(self.directory / "tables", ids)
         for table_id in ids:
@@ -214,10 +217,37 @@ class FloorWorkersMachine(RuleBasedStateMachine):
             worker = _Worker(name, config_path, self.directory / f"worker-{name}.log")
             worker.start()
             self.workers.append(worker)
+        self.loop.run(self._wait_shared())
         self.steps.append(f"{worker_count} workers")
 
+    async def _leases(self, renewed_within_s: float | None = None) -> dict[int, tuple[int, str]]:
+        """partition -> (epoch, worker), as PostgreSQL holds them (renewed within the bound, if given)."""
+        assert self.floor is not None
+        async with await psycopg.AsyncConnection.connect(self.floor.reporting_dsn) as connection:
+            cursor = await connection.execute(
+                "SELECT partition, epoch, worker FROM floor_partition_leases "
+                "WHERE %s::float8 IS NULL OR renewed_utc > clock_timestamp() - make_interval(secs => %s)",
+                (renewed_within_s, renewed_within_s),
+            )
+            return {int(p): (int(e), str(w)) for p, e, w in await cursor.fetchall()}
+
+    async def _wait_shared(self) -> None:
+        """Until every partition's lease is renewed by a live worker and they are spread as the balance
+        spreads them (each worker at most ceil(P / live) partitions): the start of a sequence, and its
+        end before the forced stale commit."""
+        live = {w.name for w in self._live()}
+        holders_needed = math.ceil(PARTITIONS / math.ceil(PARTITIONS / len(live)))
+
+        async def shared() -> bool:
+            leases = await self._leases(renewed_within_s=LEASE_TTL_S)
+            holders = {w for _, w in leases.values()}
+            return len(leases) == PARTITIONS and holders <= live and len(holders) >= holders_needed
+
+        await wait_until(shared, STEP_TIMEOUT_S - 10, f"workers {sorted(live)} sharing the partitions")
+
     async def _start_running(self) -> None:
-        assert self.floor is not None and self.tables is not None
+        assert self.floor is not None
+        assert self.tables is not None
         admin = await self.floor.connect_admin()
         try:
             await ensure_partitions(
@@ -232,21 +262,47 @@ class FloorWorkersMachine(RuleBasedStateMachine):
     async def _sample_epochs(self) -> None:
         """Every SAMPLE_EVERY_S until the sequence ends: each partition's epoch and worker."""
         assert self.floor is not None
-        async with await psycopg.AsyncConnection.connect(self.floor.reporting_dsn, autocommit=True) as connection:
+        async with await psycopg.AsyncConnection.connect(
+            self.floor.reporting_dsn, autocommit=True
+        ) as connection:
             while not self.sampling.is_set():
                 cursor = await connection.execute(
                     "SELECT partition, epoch, worker FROM floor_partition_leases ORDER BY partition"
                 )
                 self.samples += [(int(p), int(e), str(w)) for p, e, w in await cursor.fetchall()]
-                try:
+                with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self.sampling.wait(), SAMPLE_EVERY_S)
-                except TimeoutError:
-                    pass
 
     # --- the events -------------------------------------------------------------------------------
-    @rule(rounds=st.integers(1, 2), which=st.sets(st.integers(0, TABLES - 1), min_size=1))
-    def publish_rounds(self, rounds: int, which: set[int]) -> None:
-        assert self.tables is not None and self.running is not None and self.loop is not None
+    @rule(choice=st.integers(0, 7), data=st.data())
+    def event(self, choice: int, data: st.DataObject) -> None:
+        """One of the events possible now. The choice is shifted by the step's number, so that the
+        example hypothesis tries first (every draw zero) is every event in turn, not one event repeated;
+        the random examples are as random as without the shift."""
+        possible = [e for e in self._events() if e[1]]
+        _name, _, happen = possible[(choice + len(self.steps)) % len(possible)]
+        happen(data)
+
+    def _events(self) -> list[tuple[str, bool, Any]]:
+        live = self._live()
+        awake = [w for w in live if not w.frozen]
+        return [
+            ("publish", True, self.publish_rounds),
+            ("kill worker", bool(live), self.kill_worker),
+            ("restart worker", len(live) < len(self.workers), self.restart_worker),
+            ("kill node", self.down_node is None, self.kill_node),
+            ("restart node", self.down_node is not None, self.restart_node),
+            ("freeze worker", len(awake) >= 2, self.freeze_worker_past_its_lease),
+            ("stale commit", True, self.stale_worker_tries_a_commit),
+            ("pause", True, self.pause),
+        ]
+
+    def publish_rounds(self, data: st.DataObject) -> None:
+        rounds = data.draw(st.integers(1, 2))
+        which = data.draw(st.sets(st.integers(0, TABLES - 1), min_size=1))
+        assert self.tables is not None
+        assert self.running is not None
+        assert self.loop is not None
         for index in sorted(which):
             table_id = self.tables.ids[index]
             self.tables.play(table_id, rounds)
@@ -257,38 +313,32 @@ class FloorWorkersMachine(RuleBasedStateMachine):
     def _live(self) -> list[_Worker]:
         return [w for w in self.workers if w.process is not None]
 
-    @precondition(lambda self: bool(self._live()))
-    @rule(data=st.data())
     def kill_worker(self, data: st.DataObject) -> None:
         worker = data.draw(st.sampled_from(self._live()))
         worker.kill()
         self.steps.append(f"SIGKILL worker {worker.name}")
 
-    @precondition(lambda self: any(w.process is None for w in self.workers))
-    @rule(data=st.data())
     def restart_worker(self, data: st.DataObject) -> None:
         worker = data.draw(st.sampled_from([w for w in self.workers if w.process is None]))
         worker.start()
         self.steps.append(f"restart worker {worker.name}")
 
-    @precondition(lambda self: self.floor is not None and self.down_node is None)
-    @rule(node=st.integers(0, NODES - 1))
-    def kill_node(self, node: int) -> None:
-        assert self.floor is not None and self.floor.cluster is not None
+    def kill_node(self, data: st.DataObject) -> None:
+        node = data.draw(st.integers(0, NODES - 1))
+        assert self.floor is not None
+        assert self.floor.cluster is not None
         self.floor.cluster.kill(node)
         self.down_node = node
         self.steps.append(f"SIGKILL nats node {node + 1}")
 
-    @precondition(lambda self: self.down_node is not None)
-    @rule()
-    def restart_node(self) -> None:
-        assert self.floor is not None and self.floor.cluster is not None and self.down_node is not None
+    def restart_node(self, data: st.DataObject | None = None) -> None:
+        assert self.floor is not None
+        assert self.floor.cluster is not None
+        assert self.down_node is not None
         self.floor.cluster.start_node(self.down_node)
         self.steps.append(f"restart nats node {self.down_node + 1}")
         self.down_node = None
 
-    @precondition(lambda self: sum(1 for w in self.workers if w.process is not None and not w.frozen) >= 2)
-    @rule(data=st.data())
     def freeze_worker_past_its_lease(self, data: st.DataObject) -> None:
         """SIGSTOP a worker until another holds every partition it held (its leases expired and taken),
         then SIGCONT: a stale worker woken late, perhaps with a batch in hand (its commit is fenced)."""
@@ -303,34 +353,26 @@ class FloorWorkersMachine(RuleBasedStateMachine):
         self.steps.append(f"SIGSTOP worker {worker.name} until its partitions moved, then SIGCONT")
 
     async def _wait_holds_none(self, name: str) -> None:
-        assert self.floor is not None
-        reporting_dsn = self.floor.reporting_dsn
-
         async def holds_none() -> bool:
-            async with await psycopg.AsyncConnection.connect(reporting_dsn) as connection:
-                cursor = await connection.execute(
-                    "SELECT count(*) FROM floor_partition_leases WHERE worker = %s", (name,)
-                )
-                row = await cursor.fetchone()
-            return row is not None and int(row[0]) == 0
+            return all(worker != name for _, worker in (await self._leases()).values())
 
         await wait_until(holds_none, STEP_TIMEOUT_S - 10, f"worker {name}'s partitions taken by another")
 
-    @precondition(lambda self: self.floor is not None)
-    @rule(partition=st.integers(0, PARTITIONS - 1))
-    def stale_worker_tries_a_commit(self, partition: int) -> None:
-        self._stale_try(partition)
+    def stale_worker_tries_a_commit(self, data: st.DataObject) -> None:
+        self._stale_try(data.draw(st.integers(0, PARTITIONS - 1)))
 
-    @rule(seconds=st.sampled_from([0.2, 0.5, 1.0, 2.0]))
-    def pause(self, seconds: float) -> None:
+    def pause(self, data: st.DataObject) -> None:
         """Time passing between events (the model's, not a wait for anything)."""
+        seconds = data.draw(st.sampled_from([0.2, 0.5, 1.0, 2.0]))
         assert self.loop is not None
         self.loop.run(asyncio.sleep(seconds))
         self.steps.append(f"pause {seconds} s")
 
     # --- the forced stale commit ------------------------------------------------------------------
     def _stale_try(self, partition: int) -> None:
-        assert self.loop is not None and self.tables is not None and self.running is not None
+        assert self.loop is not None
+        assert self.tables is not None
+        assert self.running is not None
         mine = [t for t in self.tables.ids if partition_of(t, PARTITIONS) == partition]
         for table_id in mine:  # messages for it to take (a batch in hand), whoever holds the partition
             self.tables.play(table_id, 1)
@@ -344,13 +386,8 @@ class FloorWorkersMachine(RuleBasedStateMachine):
         nothing of it on the floor, the refusal logged."""
         assert self.floor is not None
         floor = self.floor
-        async with await psycopg.AsyncConnection.connect(floor.reporting_dsn) as connection:
-            cursor = await connection.execute(
-                "SELECT epoch, worker FROM floor_partition_leases WHERE partition = %s", (partition,)
-            )
-            row = await cursor.fetchone()
-        current = int(row[0]) if row else 1
-        holder = f"epoch {current} of worker {row[1]}" if row else "no lease yet"
+        current, worker = (await self._leases())[partition]  # leased since the sequence's start
+        holder = f"epoch {current} of worker {worker}"
         earlier = [e for p, e, _ in self.samples if p == partition and e < current]
         epoch = max(earlier, default=current - 1)
         self.stale_tries += 1
@@ -393,13 +430,16 @@ class FloorWorkersMachine(RuleBasedStateMachine):
             self._close()
 
     def _converge_and_check(self) -> None:
-        assert self.floor is not None and self.loop is not None and self.tables is not None
+        assert self.floor is not None
+        assert self.loop is not None
+        assert self.tables is not None
         floor, tables = self.floor, self.tables
         if self.down_node is not None:
             self.restart_node()
         for worker in self.workers:
             if worker.process is None:
                 worker.start()
+        self.loop.run(self._wait_shared())
         # Every sequence forces one stale commit at least, on the partition whose epoch moved most.
         moves = {p: len({e for q, e, _ in self.samples if q == p}) for p in range(PARTITIONS)}
         self._stale_try(max(moves, key=lambda p: moves[p]))
@@ -411,6 +451,7 @@ class FloorWorkersMachine(RuleBasedStateMachine):
             worker.stop()
         self.loop.run(self._stop_running())
         print(f"sequence {FloorWorkersMachine.examples}: {'; '.join(self.steps)}")
+        print(f"  {self._summary()}")
         problems = floor_problems(floor, tables)
         assert problems == [], problems
         assert self._commit_problems() == []
@@ -425,6 +466,23 @@ class FloorWorkersMachine(RuleBasedStateMachine):
         if self.running is not None:
             await self.running.close()
             self.running = None
+
+    def _summary(self) -> str:
+        """What the sequence did to the floor: its entries by committer, the epochs seen, the refusals."""
+        assert self.floor is not None
+        with psycopg.connect(self.floor.owner_dsn) as connection:
+            by_committer = connection.execute(
+                "SELECT committer, count(*) FROM property_commits GROUP BY committer ORDER BY committer"
+            ).fetchall()
+        epochs = len({(p, e) for p, e, _ in self.samples})
+        refusals = {
+            w.name: sum(e.get("event") == "floor_fenced" for e in w.log_events()) for w in self.workers
+        }
+        lines = {w.name: len(w.log_events()) for w in self.workers}
+        return (
+            f"entries by committer {dict(by_committer)}; {epochs} epochs in {len(self.samples)} samples; "
+            f"workers' floor_fenced {refusals}; log lines {lines}; stale tries refused {self.stale_tries}"
+        )
 
     def _commit_problems(self) -> list[str]:
         """Each row committed once, by the holder of the partition's epoch in its own transaction: no
@@ -458,7 +516,9 @@ class FloorWorkersMachine(RuleBasedStateMachine):
             if epoch < last.get(partition, 0):
                 problems.append(f"partition {partition}'s epoch fell from {last[partition]} to {epoch}")
             last[partition] = max(epoch, last.get(partition, 0))
-        problems += [f"partition {p}'s epoch {e} held by {sorted(w)}" for (p, e), w in holders.items() if len(w) > 1]
+        problems += [
+            f"partition {p}'s epoch {e} held by {sorted(w)}" for (p, e), w in holders.items() if len(w) > 1
+        ]
         if not self.samples:
             problems.append("the epochs table was never sampled")
         return problems
@@ -492,11 +552,11 @@ class FloorWorkersMachine(RuleBasedStateMachine):
 
 
 @pytest.fixture
-def machine(tmp_path: Path, pg_cluster: PostgresCluster) -> Iterator[type[FloorWorkersMachine]]:
+def machine(tmp_path: Path, pg_cluster: PostgresCluster) -> type[FloorWorkersMachine]:
     FloorWorkersMachine.tmp_path = tmp_path
     FloorWorkersMachine.pg_cluster = pg_cluster
     FloorWorkersMachine.examples = 0
-    yield FloorWorkersMachine
+    return FloorWorkersMachine
 
 
 def test_no_entry_lost_or_doubled_and_no_epoch_committed_by_two_workers(

@@ -280,8 +280,11 @@ class FloorWorkersMachine(RuleBasedStateMachine):
         example hypothesis tries first (every draw zero) is every event in turn, not one event repeated;
         the random examples are as random as without the shift."""
         possible = [e for e in self._events() if e[1]]
-        _name, _, happen = possible[(choice + len(self.steps)) % len(possible)]
-        happen(data)
+        name, _, happen = possible[(choice + len(self.steps)) % len(possible)]
+        try:
+            happen(data)
+        except AssertionError as error:  # the sequence that led here, in words (hypothesis shows draws)
+            raise AssertionError(f"{error}\nat event '{name}' of: {'; '.join(self.steps)}") from error
 
     def _events(self) -> list[tuple[str, bool, Any]]:
         live = self._live()
@@ -426,6 +429,8 @@ class FloorWorkersMachine(RuleBasedStateMachine):
         try:
             if self.floor is not None:
                 self._converge_and_check()
+        except AssertionError as error:
+            raise AssertionError(f"{error}\nat the end of: {'; '.join(self.steps)}") from error
         finally:
             self._close()
 

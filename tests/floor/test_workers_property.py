@@ -380,7 +380,8 @@ class FloorWorkersMachine(RuleBasedStateMachine):
         for table_id in mine:  # messages for it to take (a batch in hand), whoever holds the partition
             self.tables.play(table_id, 1)
             self.loop.loop.call_soon_threadsafe(self.running.uplinks[table_id].notify)
-        epoch, holder = self.loop.run(self._stale_service(partition))
+        # Its own waits are bounded within this one (a try, then the service's end).
+        epoch, holder = self.loop.run(self._stale_service(partition), STEP_TIMEOUT_S + 40)
         self.steps.append(f"stale worker at epoch {epoch} of partition {partition} refused ({holder})")
 
     async def _stale_service(self, partition: int) -> tuple[int, str]:
@@ -452,6 +453,8 @@ class FloorWorkersMachine(RuleBasedStateMachine):
         for uplink in self.running.uplinks.values():
             self.loop.loop.call_soon_threadsafe(uplink.notify)
         self.loop.run(_all_on_floor(floor, tables, CATCH_UP_TIMEOUT_S), CATCH_UP_TIMEOUT_S + 30)
+        ended = {w.name: w.process.poll() for w in self.workers if w.process is not None}
+        assert all(code is None for code in ended.values()), f"a worker ended by itself: {ended}"
         for worker in self.workers:
             worker.stop()
         self.loop.run(self._stop_running())

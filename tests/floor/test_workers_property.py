@@ -39,7 +39,7 @@ import subprocess
 import sys
 import threading
 import uuid
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -286,7 +286,7 @@ class FloorWorkersMachine(RuleBasedStateMachine):
         except AssertionError as error:  # the sequence that led here, in words (hypothesis shows draws)
             raise AssertionError(f"{error}\nat event '{name}' of: {'; '.join(self.steps)}") from error
 
-    def _events(self) -> list[tuple[str, bool, Any]]:
+    def _events(self) -> list[tuple[str, bool, Callable[[st.DataObject], None]]]:
         live = self._live()
         awake = [w for w in live if not w.frozen]
         return [

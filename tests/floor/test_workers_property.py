@@ -28,7 +28,6 @@ random; hypothesis prints a failing one's steps)."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import json
 import math
@@ -55,6 +54,7 @@ from controller.floor.service import FloorService
 from controller.floor.workers import ensure_partitions, fence_for, partition_consumer, partition_of
 from controller.simulation.floor.embedded import EmbeddedFloor
 from controller.simulation.floor.servers import PostgresCluster
+from controller.waits import wait_event
 from tests.floor.helpers import Running, Tables, floor_problems, table_ids, wait_until
 from tests.floor.test_failures import CATCH_UP_TIMEOUT_S, _all_on_floor
 
@@ -270,8 +270,7 @@ class FloorWorkersMachine(RuleBasedStateMachine):
                     "SELECT partition, epoch, worker FROM floor_partition_leases ORDER BY partition"
                 )
                 self.samples += [(int(p), int(e), str(w)) for p, e, w in await cursor.fetchall()]
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self.sampling.wait(), SAMPLE_EVERY_S)
+                await wait_event(self.sampling, SAMPLE_EVERY_S)
 
     # --- the events -------------------------------------------------------------------------------
     @rule(choice=st.integers(0, 7), data=st.data())

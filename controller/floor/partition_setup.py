@@ -21,6 +21,7 @@ from controller.errors import UserError
 from controller.floor.service import (
     table_of_subject,
 )
+from controller.floor.service_settings import FLOOR_IO_ERRORS
 from controller.floor.stream import MAX_ACK_PENDING, has_partition_tokens
 from controller.uplink.wire import (
     LEASE_BUCKET,
@@ -305,3 +306,27 @@ async def check_bucket_ttl(kv: KeyValue, lease_ttl_s: float) -> None:
 class PartitionsMismatch(UserError):
     """Another worker of a different ``--partitions`` is live: each would own its own split of the
     tables (other KV keys, other fencing rows), so one table could be in two workers at once."""
+
+
+async def warn_if_ack_wait_above_bound(
+    js: JetStreamContext, settings: WorkerSettings, partition: int
+) -> None:
+    """A partition consumer's ``ack_wait`` above the takeover bound (one made at the one-worker
+    floor's 30 s) holds a killed worker's tables that long, not the bound: said, not refused (the
+    worker runs; the admin's ``--create`` is the fix: it updates a consumer in place)."""
+    name = partition_consumer(partition, settings.partitions)
+    try:
+        ack_wait_s = (await js.consumer_info(STREAM_NAME, name)).config.ack_wait
+    except FLOOR_IO_ERRORS:
+        return  # the service itself says so if the consumer cannot be read
+    bound_s = settings.takeover_bound_s
+    if ack_wait_s is not None and ack_wait_s > bound_s:
+        log.warning(
+            "floor_partition_ack_wait_above_bound",
+            worker=settings.worker,
+            consumer=name,
+            ack_wait_s=ack_wait_s,
+            bound_s=bound_s,
+            fix=f"flushtable floor partitions --create {settings.partitions} updates it "
+            f"to {partition_ack_wait_s(settings.lease_ttl_s):g} s",
+        )

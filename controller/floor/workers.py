@@ -92,6 +92,7 @@ from controller.floor.partition_setup import (
     partition_filter,
     stream_table_subjects,
     sync_partition_consumer,
+    warn_if_ack_wait_above_bound,
 )
 from controller.floor.service import (
     IN_PROGRESS_INTERVAL_S,
@@ -100,7 +101,7 @@ from controller.floor.service import (
 )
 from controller.floor.service_settings import FLOOR_IO_ERRORS, floor_nats_options
 from controller.floor.store import Connection
-from controller.uplink.wire import LEASE_BUCKET, STREAM_NAME, partition_of
+from controller.uplink.wire import LEASE_BUCKET, partition_of
 from controller.waits import ReconnectDelay, Waiter, close_quietly, wait_event
 
 __all__ = [
@@ -506,7 +507,7 @@ class FloorWorker:
         self.held[partition] = self._start_service(partition, epoch, revision)
         self.status.acquired += 1
         log.info("floor_lease_acquired", worker=self.settings.worker, partition=partition, epoch=epoch)
-        await self._warn_slow_ack_wait(js, partition)
+        await warn_if_ack_wait_above_bound(js, self.settings, partition)
 
     def _start_service(self, partition: int, epoch: int, revision: int) -> _Held:
         partitions = self.settings.partitions
@@ -529,27 +530,6 @@ class FloorWorker:
         service_stop = asyncio.Event()
         task = asyncio.create_task(service.run(service_stop), name=f"floor-partition-{partition}")
         return _Held(partition, epoch, revision, self.clock(), service, service_stop, task, fence)
-
-    async def _warn_slow_ack_wait(self, js: JetStreamContext, partition: int) -> None:
-        """A partition consumer's ``ack_wait`` above the takeover bound (one made at the one-worker
-        floor's 30 s) holds a killed worker's tables that long, not the bound: said, not refused (the
-        worker runs; the admin's ``--create`` is the fix: it updates a consumer in place)."""
-        name = partition_consumer(partition, self.settings.partitions)
-        try:
-            ack_wait_s = (await js.consumer_info(STREAM_NAME, name)).config.ack_wait
-        except _LEASE_ERRORS:
-            return  # the service itself says so if the consumer cannot be read
-        bound_s = self.settings.takeover_bound_s
-        if ack_wait_s is not None and ack_wait_s > bound_s:
-            log.warning(
-                "floor_partition_ack_wait_above_bound",
-                worker=self.settings.worker,
-                consumer=name,
-                ack_wait_s=ack_wait_s,
-                bound_s=bound_s,
-                fix=f"flushtable floor partitions --create {self.settings.partitions} updates it "
-                f"to {partition_ack_wait_s(self.settings.lease_ttl_s):g} s",
-            )
 
     async def _table_subjects(self, js: JetStreamContext) -> list[str]:
         """The stream's journal subjects, read once a tick (every held partition's filter uses them)."""

@@ -156,7 +156,8 @@ def batch_hasher(
     version: those columns' canonical text is made once, and each entry's hash is one string and one
     sha256 (the append path's hot spot: ~100 entries a round). The function takes ``prev_hash, seq,
     round_id, source, kind, payload_text, private_digest`` and gives the same hash, byte for byte
-    (tests/journal/test_chain_batch.py holds it to the canonical JSON of the whole object)."""
+    (tests/journal/test_append_cost.py's test_batch_hasher_is_the_documented_formula holds it to the
+    canonical JSON of the whole object)."""
     import hashlib  # noqa: PLC0415 - OpenSSL's load only for a writer (see _sha256_hex)
 
     sha256 = hashlib.sha256

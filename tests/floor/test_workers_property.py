@@ -28,6 +28,7 @@ random; hypothesis prints a failing one's steps)."""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import dataclasses
 import json
 import math
@@ -105,7 +106,15 @@ class _LoopThread:
         self.thread.start()
 
     def run(self, work: Coroutine[Any, Any, T], timeout_s: float = STEP_TIMEOUT_S) -> T:
-        return asyncio.run_coroutine_threadsafe(work, self.loop).result(timeout_s)
+        future = asyncio.run_coroutine_threadsafe(work, self.loop)
+        try:
+            return future.result(timeout_s)
+        except concurrent.futures.TimeoutError:
+            # Not left running behind the failure (the cancel reaches its task on the loop): the
+            # teardown (workers and the floor stopped) would otherwise race it, and its errors would
+            # hide the step's.
+            future.cancel()
+            raise
 
     def close(self) -> None:
         self.loop.call_soon_threadsafe(self.loop.stop)

@@ -138,6 +138,7 @@ def test_a_dropped_totals_table_is_a_verdict(tmp_path: Path, capsys: pytest.Capt
     code, lines, everything = _verify_totals(path, capsys)
     assert code == 1
     assert lines == [
-        "totals: segment 1 (open): cannot read its entries or totals: no such table: journal_totals (SQLITE_ERROR)"
+        "totals: segment 1 (open): cannot read its entries or totals: "
+        "no such table: journal_totals (SQLITE_ERROR)"
     ]
     assert "Traceback" not in everything

@@ -272,7 +272,8 @@ def counted_rows(
     connection: sqlite3.Connection, path: Path
 ) -> Iterator[tuple[int, str, str | None, str, Mapping[str, Any]]]:
     """Every entry that moves a total, in order, with its public part (upcast when of an earlier
-    version), for ``rebuild_totals``."""
+    version), for ``rebuild_totals``. A payload that is not a JSON object (a damaged file) is a
+    JournalError naming its entry."""
     kinds = sorted(TOTAL_KINDS)
     marks = ", ".join("?" for _ in kinds)
     cursor = connection.execute(
@@ -287,7 +288,12 @@ def counted_rows(
             except typed.EntryError as error:
                 raise JournalError(f"journal {path}: entry {seq} (version {version}): {error}") from None
         else:
-            public = json.loads(payload_text)
+            try:
+                public = json.loads(payload_text)
+            except (ValueError, TypeError):  # TypeError: a payload that is not text at all
+                raise JournalError(f"journal {path}: entry {seq}: payload is not JSON") from None
+            if not isinstance(public, dict):
+                raise JournalError(f"journal {path}: entry {seq}: payload is not a JSON object")
         yield seq, kind, round_id, time_utc, public
 
 

@@ -19,7 +19,7 @@ handshake message travels in a frame of exactly its version.
 import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal, get_origin
 
 from firmware_protocol.constants import MAX_WINDOW, PROTOCOL_V1, PROTOCOL_V2, STREAM_ID_LEN
 from firmware_protocol.errors import FieldError
@@ -97,9 +97,18 @@ class Message:
         for name, hint in inspect.get_annotations(cls).items():
             if isinstance(hint, str):  # `from __future__ import annotations` would leave every codec unread
                 raise TypeError(f"{cls.__name__}.{name}: messages.py must not postpone its annotations")
+            if ClassVar in (hint, get_origin(hint)):  # a class constant (bare or subscripted), not a field
+                continue
             extras: tuple[object, ...] = getattr(hint, "__metadata__", ())  # Annotated's, after the type
-            if extras and isinstance(extras[0], Codec):
-                fields.append((name, extras[0]))
+            codecs = [extra for extra in extras if isinstance(extra, Codec)]
+            if len(codecs) != 1:
+                # A field without its codec would be left out of FIELDS: the message would build, then
+                # encode without it and lose its value on the wire. Two would leave the encoding unsaid.
+                raise TypeError(
+                    f"{cls.__name__}.{name}: a message field is declared with exactly one codec, "
+                    f"Annotated[type, Codec] (or ClassVar[...] for a class constant); found {len(codecs)}"
+                )
+            fields.append((name, codecs[0]))
         cls.FIELDS = tuple(fields)
 
     def __post_init__(self) -> None:

@@ -529,8 +529,15 @@ def entry_sentence(event: Mapping[str, Any], fmt: MoneyFormat = money, entry: e.
     if typed_render is not None:
         if entry is None or entry.kind != kind:
             entry = _event_entry(kind, payload)
-        if entry is not None:
-            return typed_render(entry, fmt).strip()
-        log.debug("sentence_fallback", kind=kind, error="not this kind's fields")
+        if entry is None:
+            log.debug("sentence_fallback", kind=kind, error="not this kind's fields")
+        else:
+            try:
+                return typed_render(entry, fmt).strip()
+            except (TypeError, ValueError, AttributeError) as error:
+                # The typed entry checks only the outer shape (``settlement: dict[str, Any]``): an inner
+                # field of another shape (an older row, a hand-made one) reads as its fields below, never
+                # a failed page; logged, so a sentence that is simply wrong does not hide behind it.
+                log.debug("sentence_fallback", kind=kind, error=repr(error))
     fields = ", ".join(f"{_words(k)} {v}" for k, v in payload.items() if not isinstance(v, Mapping | list))
     return f"{_words(kind).capitalize()}{': ' + fields if fields else ''}"

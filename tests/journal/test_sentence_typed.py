@@ -8,12 +8,15 @@ from __future__ import annotations
 import importlib.util
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
+from structlog.testing import capture_logs
 
 from controller.journal import entries as e
 from controller.journal.sentence import _TYPED_SENTENCES, entry_sentence
+from controller.logs import configure_logging
 
 REPO = Path(__file__).resolve().parents[2]
 # The release before the kinds with a private part were read typed (the commit issue 29's work began at).
@@ -560,6 +563,47 @@ def test_a_payload_not_of_its_kind_reads_as_its_own_fields() -> None:
     assert entry_sentence(odd) == "Change proposed: change id CT1-0001, by max"
     garbled = {"kind": "clock_offset", "payload": {"source": "sntp://x:123", "offset_us": "soon"}}
     assert entry_sentence(garbled) == "Clock offset: source sntp://x:123, offset us soon"
+
+
+# Entries of their kind (the typed decoder takes them: it checks only the outer shape, such as
+# ``settlement: dict[str, Any]``) whose inner fields are of another shape: an older row, a hand-made one.
+MALFORMED_INSIDE: list[tuple[dict[str, Any], str, str]] = [
+    (
+        {"kind": "round_settled", "payload": {"settlement": {"seats": 5, "banker_net": 1}}},
+        "Round settled",
+        "TypeError",
+    ),
+    (
+        {"kind": "limits_set", "payload": {"by": "max", "after": {"max_bonus_cents": 7}}},
+        "Limits set: by max",
+        "AttributeError",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("event", "expected", "error"), MALFORMED_INSIDE, ids=[event["kind"] for event, _, _ in MALFORMED_INSIDE]
+)
+def test_a_malformed_inner_field_reads_as_plain_words_and_is_logged(
+    event: dict[str, Any], expected: str, error: str
+) -> None:
+    """Never a failed page (the panel's event stream and recall read every entry through here): the
+    plain-words line, and the fallback logged so a wrong sentence does not hide behind it."""
+    configure_logging(level="debug")  # the fallback is a debug line; the fixture resets the defaults
+    with capture_logs() as logs:
+        assert entry_sentence(event) == expected
+    assert [(log["event"], log["kind"]) for log in logs] == [("sentence_fallback", event["kind"])]
+    assert logs[0]["error"].startswith(error)
+
+
+def test_a_malformed_typed_entry_handed_over_reads_as_plain_words() -> None:
+    """The panel hands over the typed entry (``privacy.viewer_typed``): its render guarded the same way."""
+    settled = e.RoundSettled(settlement={"seats": 5, "banker_net": 1})
+    event = {"kind": "round_settled", "payload": e.public_dict(settled), "hidden": False}
+    configure_logging(level="debug")
+    with capture_logs() as logs:
+        assert entry_sentence(event, entry=settled) == "Round settled: bank by seat None"
+    assert [log["event"] for log in logs] == ["sentence_fallback"]
 
 
 # --- the kinds with a private part (and dp_waived): read typed since issue 29 ------------------------

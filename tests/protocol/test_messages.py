@@ -152,3 +152,32 @@ def test_a_message_is_its_field_declarations_in_order() -> None:
     # empty FIELDS that encodes a message without its fields.
     with pytest.raises(TypeError, match=r"^Late.level: messages.py must not postpone its annotations$"):
         exec(late, {"__name__": "late_message"})
+
+    head = (
+        "from dataclasses import dataclass\n"
+        "from typing import Annotated, ClassVar\n"
+        "from firmware_protocol.field_codecs import U8, U16\n"
+        "from firmware_protocol.messages import Message\n"
+        "@dataclass(frozen=True, slots=True)\n"
+    )
+    # A field declared without its codec would be left out of FIELDS: the message would build and then
+    # encode without it (b=999 lost on the wire). Refused when the class is made, naming the field.
+    for declaration in [
+        "b: int",  # no Annotated at all
+        'b: Annotated[int, "a note, not a codec"]',
+        "b: Annotated[int, U8, U16]",  # two codecs: which one writes it?
+    ]:
+        lossy = f"{head}class Lossy(Message):\n    a: Annotated[int, U8]\n    {declaration}\n"
+        with pytest.raises(TypeError, match=r"^Lossy\.b: a message field is declared with exactly one codec"):
+            # dont_inherit: not this module's `from __future__ import annotations`.
+            exec(compile(lossy, "lossy_message", "exec", dont_inherit=True), {"__name__": "lossy_message"})
+    # A class constant is no field: declared ClassVar, it stays out of FIELDS and off the wire.
+    kept: dict[str, object] = {"__name__": "kept_message"}
+    source = (
+        f"{head}class Kept(Message):\n    TYPE = 0x7F\n    LIMIT: ClassVar[int] = 9\n    ALSO: ClassVar = 1\n"
+        "    a: Annotated[int, U8]\n    b: Annotated[int, U16]\n"
+    )
+    exec(compile(source, "kept_message", "exec", dont_inherit=True), kept)
+    made = kept["Kept"](a=1, b=999)  # type: ignore[operator]
+    assert [name for name, _ in made.FIELDS] == ["a", "b"]
+    assert made.encode() == bytes((0x7F, 1)) + (999).to_bytes(2, "big")

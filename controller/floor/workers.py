@@ -251,6 +251,7 @@ class FloorWorker:
             rng=self.rng,
         )
         retry.waiter = self.reconnect_waiter
+        tokens_checked = False
         try:
             while not stop.is_set():
                 client: Client | None = None
@@ -267,7 +268,10 @@ class FloorWorker:
                     )
                     connection = await psycopg.AsyncConnection.connect(self.config.dsn, autocommit=True)
                     js = client.jetstream(timeout=LEASE_REQUEST_TIMEOUT_S)
-                    await check_partition_tokens(js, self.settings.partitions)
+                    # Once, at start: a reconnect after a node's loss must not wait on the stream's leader.
+                    if not tokens_checked:
+                        await check_partition_tokens(js, self.settings.partitions)
+                        tokens_checked = True
                     kv = await js.key_value(LEASE_BUCKET)
                     await check_bucket_ttl(kv, self.settings.lease_ttl_s)
                     log.info("floor_worker_started", worker=self.settings.worker,

@@ -107,6 +107,21 @@ class StreamWithoutPartitionTokens(UserError):
     partition tokens, and tables have published since): one line."""
 
 
+async def check_partition_tokens(js: JetStreamContext, partitions: int) -> StreamConfig:
+    """The stream's config; ``StreamWithoutPartitionTokens`` (one line) when ``partitions`` > 1 and it
+    stores the journals as published: each partition's consumer would then filter every table
+    (``flushtable.>``) and two workers fold the same tables. Asked by ``ensure_partitions`` and by each
+    worker before its first tick (``floor serve --worker``: a worker started on such a stream exits 2)."""
+    stream = (await js.stream_info(STREAM_NAME)).config
+    if partitions > 1 and not has_partition_tokens(stream):
+        raise StreamWithoutPartitionTokens(
+            f"stream {STREAM_NAME} stores the tables' journals without partition tokens (made before them, "
+            "and tables have published since): run one floor service on it, or partitioned workers on a "
+            'new stream (docs/floor.md "Partitioned floor workers")'
+        )
+    return stream
+
+
 def _token_filter(stream: StreamConfig, partition: int, partitions: int) -> str | None:
     """The partition's one wildcard filter on a stream with partition tokens (None: ``partitions`` is
     not a power of two from 2 to 64; the consumers are then made as before, ``by_table``)."""
@@ -234,13 +249,7 @@ async def ensure_partitions(  # noqa: PLR0913 - the bucket's and the consumers' 
     if by_table is None:
         by_table = partitions >= BY_TABLE_FROM_PARTITIONS
     js = admin.jetstream()
-    stream = (await js.stream_info(STREAM_NAME)).config
-    if partitions > 1 and not has_partition_tokens(stream):
-        raise StreamWithoutPartitionTokens(
-            f"stream {STREAM_NAME} stores the tables' journals without partition tokens (made before them, "
-            "and tables have published since): run one floor service on it, or partitioned workers on a "
-            'new stream (docs/floor.md "Partitioned floor workers")'
-        )
+    stream = await check_partition_tokens(js, partitions)
     try:
         await js.key_value(LEASE_BUCKET)
     except nats.js.errors.BucketNotFoundError:

@@ -85,6 +85,7 @@ from controller.floor.partition_setup import (
     PartitionsMismatch,
     WorkerSettings,
     check_bucket_ttl,
+    check_partition_tokens,
     ensure_partitions,
     lease_key,
     partition_ack_wait_s,
@@ -113,6 +114,7 @@ __all__ = [
     "PartitionsMismatch",
     "WorkerSettings",
     "check_bucket_ttl",
+    "check_partition_tokens",
     "claim_epoch",
     "ensure_partitions",
     "fence_for",
@@ -249,6 +251,7 @@ class FloorWorker:
             rng=self.rng,
         )
         retry.waiter = self.reconnect_waiter
+        tokens_checked = False
         try:
             while not stop.is_set():
                 client: Client | None = None
@@ -265,6 +268,10 @@ class FloorWorker:
                     )
                     connection = await psycopg.AsyncConnection.connect(self.config.dsn, autocommit=True)
                     js = client.jetstream(timeout=LEASE_REQUEST_TIMEOUT_S)
+                    # Once, at start: a reconnect after a node's loss must not wait on the stream's leader.
+                    if not tokens_checked:
+                        await check_partition_tokens(js, self.settings.partitions)
+                        tokens_checked = True
                     kv = await js.key_value(LEASE_BUCKET)
                     await check_bucket_ttl(kv, self.settings.lease_ttl_s)
                     log.info("floor_worker_started", worker=self.settings.worker,

@@ -304,11 +304,14 @@ class Uplink:
     async def _last_on_subject(self, js: JetStreamContext) -> tuple[int, dict[str, str], bytes] | None:
         """The stream sequence, headers and body of the last message on our subject (None: none). A
         direct get of the subject's last message is the only read a table's credentials allow: of the
-        subject as the hub's stream stores it (with its partition tokens, wire.stored_subject), else as
-        published (a site's stream, or a hub's made before the tokens: docs/floor.md "Partitioned floor
-        workers"). A table's messages are all on one of the two in a given stream."""
+        subject as published (a site's stream, or a hub's made before the tokens: docs/floor.md
+        "Partitioned floor workers"), else as the hub's stream stores it (with its partition tokens,
+        wire.stored_subject). A table's messages are all on one of the two in a given stream. The
+        published subject is asked first: a table user written before the tokens may not direct-get the
+        stored one (nats-server leaves the request unanswered: a timeout, and the uplink would retry it
+        for ever), and a tokenized stream's published subject is always empty (one quick not-found)."""
         last = None
-        for subject in (self.stored_subject, self.subject):
+        for subject in (self.subject, self.stored_subject):
             try:
                 last = await js.get_last_msg(self.config.stream, subject, direct=True)
                 break

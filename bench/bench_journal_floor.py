@@ -83,24 +83,30 @@ def _insert_sql(rows: int) -> str:
     return f"INSERT INTO journal ({COLUMNS}) VALUES {', '.join([ROW_PLACEHOLDERS] * rows)}"
 
 
+def _write_in_commits(
+    connection: sqlite3.Connection, rows: list[tuple[Any, ...]], sizes: Sequence[int], *, read_head: bool
+) -> None:
+    """The rows in one fsync'd commit per size, in order; ``read_head``: each commit first reads the
+    journal's last entry, as the writer does to chain the batch."""
+    start = 0
+    for size in sizes:
+        chunk = rows[start : start + size]
+        start += size
+        connection.execute("BEGIN IMMEDIATE")
+        if read_head:
+            connection.execute("SELECT seq, hash, time_utc FROM journal ORDER BY seq DESC LIMIT 1").fetchone()
+        connection.execute(_insert_sql(len(chunk)), [value for row in chunk for value in row])
+        connection.execute("COMMIT")
+
+
 def sql_as_journal_cpu_s(path: Path, rows: list[tuple[Any, ...]], sizes: Sequence[int]) -> float:
     """The written rows again, into a fresh journal file (its schema, triggers and indexes), with the
     writer's statements and nothing else."""
     Journal.open(path, "BENCH").close()  # the schema, as the product creates it
     connection = _connect(path)
 
-    def work() -> None:
-        start = 0
-        for size in sizes:
-            chunk = rows[start : start + size]
-            start += size
-            connection.execute("BEGIN IMMEDIATE")
-            connection.execute("SELECT seq, hash, time_utc FROM journal ORDER BY seq DESC LIMIT 1").fetchone()
-            connection.execute(_insert_sql(len(chunk)), [value for row in chunk for value in row])
-            connection.execute("COMMIT")
-
     try:
-        return _cpu_s(work)
+        return _cpu_s(lambda: _write_in_commits(connection, rows, sizes, read_head=True))
     finally:
         connection.close()
 
@@ -114,17 +120,8 @@ def plain_table_cpu_s(path: Path, rows: list[tuple[Any, ...]], sizes: Sequence[i
         "prev_hash TEXT, hash TEXT)"
     )
 
-    def work() -> None:
-        start = 0
-        for size in sizes:
-            chunk = rows[start : start + size]
-            start += size
-            connection.execute("BEGIN IMMEDIATE")
-            connection.execute(_insert_sql(len(chunk)), [value for row in chunk for value in row])
-            connection.execute("COMMIT")
-
     try:
-        return _cpu_s(work)
+        return _cpu_s(lambda: _write_in_commits(connection, rows, sizes, read_head=False))
     finally:
         connection.close()
 

@@ -92,11 +92,9 @@ log = structlog.get_logger("flushtable.floor")
 IN_PROGRESS_INTERVAL_S = 0.5
 
 
-# The floor's own I/O failing: retried with backoff (the batch rolled back and nak'd), never blamed on
-# a table's message. Anything else raised while a message is taken is that message's (``_Refused``).
-_INFRASTRUCTURE_ERRORS = FLOOR_IO_ERRORS
-
-
+# The floor's own I/O failing (FLOOR_IO_ERRORS, service_settings.py): retried with backoff (the batch
+# rolled back and nak'd), never blamed on a table's message. Anything else raised while a message is
+# taken is that message's (``_Refused``).
 class _Refused(Exception):
     """A table's message raised while the floor took it: the batch is rolled back, and the message
     quarantines its table when it is taken again."""
@@ -108,7 +106,7 @@ class _Refused(Exception):
         self.reason = reason
 
 
-_NOT_A_MESSAGES_ERROR: tuple[type[BaseException], ...] = (_Refused, *_INFRASTRUCTURE_ERRORS)
+_NOT_A_MESSAGES_ERROR: tuple[type[BaseException], ...] = (_Refused, *FLOOR_IO_ERRORS)
 
 
 def _decoded_for(
@@ -202,7 +200,7 @@ class FloorService:
                 self.fenced = True
                 self.status.last_error = f"Fenced: {error}"[:300]
                 log.warning("floor_fenced", consumer=self.config.consumer, error=str(error))
-            except _INFRASTRUCTURE_ERRORS as error:
+            except FLOOR_IO_ERRORS as error:
                 self.status.last_error = f"{type(error).__name__}: {error}"[:300]
                 log.warning("floor_retry", error=self.status.last_error)
             except Exception as error:
@@ -362,7 +360,7 @@ class FloorService:
         quarantine(f"the floor could not take this message ({reason})", alert_kind="floor_error", seq=seq)
         try:
             projection = await self._projections.of(connection, table_id)
-        except _INFRASTRUCTURE_ERRORS:
+        except FLOOR_IO_ERRORS:
             raise
         except Exception:  # the floor's own copy of the table cannot be read back: the message alone
             log.exception("floor_table_unreadable", table_id=table_id)

@@ -192,8 +192,6 @@ _UNANSWERED: tuple[type[BaseException], ...] = (
 # once the lease TTL has run out since its last renewal.
 _RENEW_ATTEMPTS = 6
 
-_LEASE_ERRORS = FLOOR_IO_ERRORS  # the floor's own I/O: the loop reconnects
-
 
 @dataclass
 class FloorWorker:
@@ -282,7 +280,7 @@ class FloorWorker:
                         await _wait_either(stop, woken, self.next_tick_in_s())
                         if woken.is_set():
                             raise nats.errors.ConnectionClosedError
-                except _LEASE_ERRORS as error:
+                except FLOOR_IO_ERRORS as error:
                     self.status.last_error = f"{type(error).__name__}: {error}"[:300]
                     log.warning(
                         "floor_worker_retry", worker=self.settings.worker, error=self.status.last_error
@@ -354,7 +352,7 @@ class FloorWorker:
                     await self._try_acquire(kv, js, connection, partition)
         await self._widen_filters(js)
         if 0 in self.held:  # one worker reports the nodes (the holder of partition 0)
-            with contextlib.suppress(*_LEASE_ERRORS):
+            with contextlib.suppress(*FLOOR_IO_ERRORS):
                 await record_nodes(connection, js, self.settings.worker)
 
     async def _beat_unless_unanswered(self, kv: KeyValue) -> None:
@@ -442,7 +440,7 @@ class FloorWorker:
         held.fence.epochs.add(revision)  # accepted from the moment PostgreSQL may hold it
         if not await move_epoch(connection, held.partition, held.epoch, revision, self.settings.worker):
             held.fence.epochs.discard(revision)
-            with contextlib.suppress(*_LEASE_ERRORS):
+            with contextlib.suppress(*FLOOR_IO_ERRORS):
                 await kv.delete(key, last=revision)
             return False
         held.fence.epochs.intersection_update({revision})
@@ -489,7 +487,7 @@ class FloorWorker:
             )
         except PartitionsMismatch:
             # The key is given back; the refusal ends the worker (flushtable floor serve: one line, 2).
-            with contextlib.suppress(*_LEASE_ERRORS):
+            with contextlib.suppress(*FLOOR_IO_ERRORS):
                 await kv.delete(key, last=revision)
             raise
         if not claimed:
@@ -500,7 +498,7 @@ class FloorWorker:
                 epoch=epoch,
                 why="PostgreSQL holds a newer epoch: was the floor_leases bucket deleted and made again?",
             )
-            with contextlib.suppress(*_LEASE_ERRORS):
+            with contextlib.suppress(*FLOOR_IO_ERRORS):
                 await kv.delete(key, last=revision)
             return
         try:
@@ -508,7 +506,7 @@ class FloorWorker:
                 js, partition, self.settings.partitions, lambda: self._table_subjects(js)
             )
         except BaseException:
-            with contextlib.suppress(*_LEASE_ERRORS):
+            with contextlib.suppress(*FLOOR_IO_ERRORS):
                 await kv.delete(key, last=revision)
             raise
         self.held[partition] = self._start_service(partition, epoch, revision)
@@ -597,7 +595,7 @@ class FloorWorker:
         self._stop_service(held)
         self.held.pop(held.partition, None)
         if kv is not None:
-            with contextlib.suppress(*_LEASE_ERRORS):
+            with contextlib.suppress(*FLOOR_IO_ERRORS):
                 await kv.delete(lease_key(held.partition), last=held.revision)
         self.status.released += 1
         log.info("floor_lease_released", worker=self.settings.worker, partition=held.partition, reason=reason)
@@ -619,7 +617,7 @@ class FloorWorker:
             held.stop.set()
         client: Client | None = None
         kv: KeyValue | None = None
-        with contextlib.suppress(*_LEASE_ERRORS):
+        with contextlib.suppress(*FLOOR_IO_ERRORS):
             async with asyncio.timeout(5):
                 client = await nats.connect(**floor_nats_options(self.config))
                 kv = await client.jetstream().key_value(LEASE_BUCKET)

@@ -207,7 +207,9 @@ def test_a_worker_and_a_node_killed_mid_stream_then_both_restarted(
         command = [sys.executable, "-m", "controller.cli", "floor", "serve", "--config", str(config_path),
                    "--worker", name, "--partitions", str(PARTITIONS),
                    "--lease-ttl", str(LEASE_TTL_S)]  # fmt: skip
-        return subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        # Each worker's log kept beside the test's files: a failure's report names where to read it.
+        with (tmp_path / f"worker-{name}-{time.monotonic_ns()}.log").open("wb") as log:
+            return subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
 
     async def scenario() -> None:
         await _ensure_partitions(floor)
@@ -244,13 +246,17 @@ def test_a_worker_and_a_node_killed_mid_stream_then_both_restarted(
             # Stated, not asserted (a loaded machine stretches it): the bound is the lease's.
             print(f"partitions moved {gap_s:.1f} s after the kill (bound {settings.takeover_bound_s:.1f} s)")
             cluster.kill(2)
+            await playing
             at_kill = floor_count(floor)
+            # A round more, played after the kill: B's commits with the node down are then certain to
+            # exist. Without it, on a slow machine B had caught up on the whole backlog before the kill
+            # and the wait below could never end (CI, stop 36).
+            await asyncio.to_thread(_play_all, tables, running, 1, asyncio.get_running_loop())
 
             async def moving_without_node() -> bool:
                 return floor_count(floor) > at_kill
 
             await wait_until(moving_without_node, CATCH_UP_TIMEOUT_S, "B committing with a node down")
-            await playing
             cluster.start_node(2)
             a = worker("A")
             for uplink in running.uplinks.values():
@@ -268,7 +274,13 @@ def test_a_worker_and_a_node_killed_mid_stream_then_both_restarted(
                     process.wait(timeout=10)
             await running.close()
 
-    asyncio.run(scenario())
+    try:
+        asyncio.run(scenario())
+    except AssertionError:
+        for log_path in sorted(tmp_path.glob("worker-*.log")):  # pytest shows this beside the failure
+            print(f"--- {log_path.name}, its last lines:")
+            print("\n".join(log_path.read_text(errors="replace").splitlines()[-40:]))
+        raise
     assert floor_problems(floor, tables) == []
     tables.close()
 

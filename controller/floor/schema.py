@@ -584,6 +584,18 @@ CREATE OR REPLACE VIEW floor_private_shown AS
                    WHERE c.table_id = r.table_id AND c.seq = r.closed_seq)));
 """,
     ),
+    Migration(
+        13,
+        "partitioned floor workers: the partition hash each lease was claimed under",
+        """
+-- docs/floor.md "Partitioned floor workers": the scheme a lease's partitions follow: its count
+-- (``partitions``) and its hash (``partition_hash``: 'fnv1a-32', nats-server's partition()), recorded
+-- with the epoch it was claimed at (``partition_hash_epoch``). A worker of an earlier release (CRC-32,
+-- or FNV-1a before this record) claims a lease without touching these, so a row whose
+-- partition_hash_epoch is not its epoch has an unknown hash; rows from before this migration too.
+ALTER TABLE floor_partition_leases ADD COLUMN partition_hash text, ADD COLUMN partition_hash_epoch bigint;
+""",
+    ),
 )
 
 _GRANTS = f"""

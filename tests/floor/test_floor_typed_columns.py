@@ -83,9 +83,11 @@ def test_a_floor_upgraded_to_the_typed_columns_answers_as_one_written_with_them(
     assert held is not None
     assert 0 < len(written["floor_private_shown"]) < held[0], "some parts held and not shown"
 
+    postgres = floor.postgres
+    assert postgres is not None
     dbname = f"floor_before_{uuid.uuid4().hex[:12]}"
-    schema.create_database(floor.postgres.superuser_dsn, dbname)
-    upgraded_dsn = floor.postgres.dsn("postgres", floor.postgres.superuser_password, dbname)
+    schema.create_database(postgres.superuser_dsn, dbname)
+    upgraded_dsn = postgres.dsn("postgres", postgres.superuser_password, dbname)
     try:
         with psycopg.connect(upgraded_dsn) as connection:
             schema.migrate(connection, through=BEFORE_TYPED_COLUMNS)
@@ -97,5 +99,5 @@ def test_a_floor_upgraded_to_the_typed_columns_answers_as_one_written_with_them(
         for name, rows in written.items():
             assert upgraded[name] == rows, f"{name}: the upgraded floor answers otherwise"
     finally:
-        with psycopg.connect(floor.postgres.superuser_dsn, autocommit=True) as connection:
+        with psycopg.connect(postgres.superuser_dsn, autocommit=True) as connection:
             connection.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(dbname)))

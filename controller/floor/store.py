@@ -41,9 +41,10 @@ _SEATED_KINDS = frozenset(
 def entry_columns(kind: str, entry: typed.Entry) -> EntryColumns:
     """The typed columns of a stored entry of ``kind`` (``EntryColumns``)."""
     if kind not in _SEATED_KINDS:
-        if isinstance(entry, typed.StateChanged):
+        # By its exact type (neither has a subclass): isinstance on a Struct was 1-2 us an entry here.
+        if type(entry) is typed.StateChanged:
             return (None, entry.to, None, None, None)
-        if isinstance(entry, typed.SoftwareVerified):
+        if type(entry) is typed.SoftwareVerified:
             return (None, None, entry.release, entry.release_digest, entry.development)
         return _NO_COLUMNS
     seat = getattr(entry, "seat", None)  # declared by the kind's class (``_SEATED_KINDS``)

@@ -15,7 +15,7 @@ from controller.floor.service import (
     Fenced,
 )
 from controller.floor.store import Connection
-from controller.uplink.wire import STREAM_NAME
+from controller.uplink.wire import PARTITION_HASH, STREAM_NAME
 
 log = structlog.get_logger("flushtable.floor.workers")
 
@@ -58,17 +58,45 @@ async def claim_epoch(
                 f"this worker was started with --partitions {partitions}: every worker of a floor needs "
                 "the same --partitions (stop the others first)"
             )
+        await _refuse_other_hash(connection, lease_ttl_s)
         row = await (
             await connection.execute(
-                "INSERT INTO floor_partition_leases (partition, partitions, epoch, worker) "
-                "VALUES (%s, %s, %s, %s) ON CONFLICT (partition) DO UPDATE SET "
+                "INSERT INTO floor_partition_leases (partition, partitions, epoch, worker, partition_hash, "
+                "partition_hash_epoch) VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (partition) DO UPDATE SET "
                 "partitions = EXCLUDED.partitions, epoch = EXCLUDED.epoch, worker = EXCLUDED.worker, "
+                "partition_hash = EXCLUDED.partition_hash, partition_hash_epoch = EXCLUDED.epoch, "
                 "acquired_utc = clock_timestamp(), renewed_utc = clock_timestamp() "
                 "WHERE floor_partition_leases.epoch < EXCLUDED.epoch RETURNING epoch",
-                (partition, partitions, epoch, worker),
+                (partition, partitions, epoch, worker, PARTITION_HASH, epoch),
             )
         ).fetchone()
     return row is not None
+
+
+async def _refuse_other_hash(connection: Connection, lease_ttl_s: float) -> None:
+    """``PartitionsMismatch`` (one line) if a lease renewed within ``lease_ttl_s`` was claimed under
+    another partition hash than ``PARTITION_HASH``, or one not recorded (a worker of an earlier release
+    claimed it: migration 13). Its worker puts the tables in other partitions than this one does, so
+    both would fold some tables at once (a rolling upgrade from the CRC-32 workers)."""
+    other = await (
+        await connection.execute(
+            "SELECT partition, partitions, worker, "
+            "round(extract(epoch FROM clock_timestamp() - renewed_utc)::numeric, 1), "
+            "CASE WHEN partition_hash_epoch = epoch THEN partition_hash END "
+            "FROM floor_partition_leases "
+            "WHERE renewed_utc > clock_timestamp() - make_interval(secs => %s) "
+            "AND (partition_hash_epoch IS DISTINCT FROM epoch OR partition_hash IS DISTINCT FROM %s) "
+            "ORDER BY renewed_utc DESC LIMIT 1",
+            (lease_ttl_s, PARTITION_HASH),
+        )
+    ).fetchone()
+    if other is not None:
+        theirs = other[4] or "not recorded (a worker of an earlier release: CRC-32, or FNV-1a unrecorded)"
+        raise PartitionsMismatch(
+            f"worker {other[2]} holds partition {other[0]} of {other[1]} (renewed {other[3]} s ago) under "
+            f"partition hash {theirs}, this worker's is {PARTITION_HASH}: every worker of a floor needs the "
+            "same hash (stop the others, wait one lease TTL, then start the new release's)"
+        )
 
 
 async def refuse_live_workers(connection: Connection) -> None:
@@ -146,10 +174,11 @@ async def move_epoch(connection: Connection, partition: int, old: int, new: int,
     async with connection.transaction():
         row = await (
             await connection.execute(
-                "UPDATE floor_partition_leases SET epoch = %s, acquired_utc = clock_timestamp(), "
+                "UPDATE floor_partition_leases SET epoch = %s, partition_hash = %s, "
+                "partition_hash_epoch = %s, acquired_utc = clock_timestamp(), "
                 "renewed_utc = clock_timestamp() WHERE partition = %s AND epoch = %s AND worker = %s "
                 "AND %s > epoch RETURNING epoch",
-                (new, partition, old, worker, new),
+                (new, PARTITION_HASH, new, partition, old, worker, new),
             )
         ).fetchone()
     return row is not None

@@ -57,8 +57,8 @@ FLOOR_MAP_SQL = (
     "t.meters->'handle_cents' AS handle_cents, t.meters->'house_win_cents' AS house_win_cents, "
     # The release the table verified at its last start, learnt from its stream (software_verified;
     # docs/operations.md "Software verification"), and the floor's last seeded check of it.
-    "(SELECT concat_ws(' ', e.payload->>'release', left(e.payload->>'release_digest', 16), "
-    "  CASE WHEN (e.payload->>'development')::boolean THEN 'DEVELOPMENT' END) "
+    "(SELECT concat_ws(' ', e.software_release, left(e.software_release_digest, 16), "
+    "  CASE WHEN e.software_development THEN 'DEVELOPMENT' END) "
     " FROM floor_entries e WHERE e.table_id = t.table_id AND e.kind = 'software_verified' "
     " ORDER BY e.seq DESC LIMIT 1) AS software, "
     "(SELECT s.outcome FROM floor_software_checks s WHERE s.table_id = t.table_id "

@@ -525,6 +525,77 @@ CREATE VIEW floor_progressive_contributions AS
     GROUP BY link_id, table_id;
 """,
     ),
+    Migration(
+        12,
+        "typed columns of the entries for the floor's readers (seat, state entered, release)",
+        """
+-- docs/floor.md "Schema": what the floor's readers need of an entry, in typed columns the floor service
+-- writes at commit from the typed entry (controller/floor/store.py ``entry_columns``): its own seat, the
+-- state a state_changed entered, the release a software_verified names. floor_private_shown and the
+-- floor map read these, no payload's JSON.
+ALTER TABLE floor_entries
+    ADD COLUMN seat integer,
+    ADD COLUMN state_to text,
+    ADD COLUMN software_release text,
+    ADD COLUMN software_release_digest text,
+    ADD COLUMN software_development boolean;
+-- The rows written before this migration, backfilled once from their payloads: the one place that reads
+-- an entry's raw JSON (the same fields the typed classes declare; a payload holds nothing else, the
+-- classes forbid unknown fields). floor_entries refuses UPDATE by trigger: off for these statements
+-- only, inside the migration's one transaction (under its lock, nobody else sees it off).
+ALTER TABLE floor_entries DISABLE TRIGGER floor_entries_append_only;
+UPDATE floor_entries SET seat = (payload->>'seat')::integer WHERE jsonb_typeof(payload->'seat') = 'number';
+UPDATE floor_entries SET state_to = payload->>'to' WHERE kind = 'state_changed';
+UPDATE floor_entries SET software_release = payload->>'release',
+       software_release_digest = payload->>'release_digest',
+       software_development = (payload->>'development')::boolean
+    WHERE kind = 'software_verified';
+ALTER TABLE floor_entries ENABLE TRIGGER floor_entries_append_only;
+-- The view of migration 5 on the typed columns: the same rows (a seat compared as the text the payload
+-- held, against the private part's position read from its text as before).
+CREATE OR REPLACE VIEW floor_private_shown AS
+    SELECT p.table_id, p.seq, p.private_text, p.stream_seq, p.floor_committed_utc
+    FROM floor_private p
+    JOIN floor_entries e USING (table_id, seq)
+    JOIN floor_rounds r ON r.table_id = e.table_id AND r.round_id = e.round_id
+    WHERE r.status <> 'dead'
+      AND NOT EXISTS (
+          SELECT 1 FROM floor_entries d
+          WHERE d.table_id = e.table_id AND d.round_id = e.round_id AND d.kind = 'dead_hand'
+            AND d.seat::text IN (
+                e.seat::text,
+                substring(p.private_text from '"position":([0-9]+)'),
+                substring(p.private_text from '"first_position":([0-9]+)')))
+      AND NOT (
+          e.kind IN ('fault_raised', 'dead_hand')
+          AND EXISTS (
+              SELECT 1 FROM floor_entries k
+              WHERE k.table_id = e.table_id AND k.round_id = e.round_id AND k.kind = 'dead_hand'
+                AND k.seat IS NOT NULL))
+      AND (r.status <> 'void'
+           OR EXISTS (
+               SELECT 1 FROM floor_entries v
+               WHERE v.table_id = e.table_id AND v.round_id = e.round_id AND v.kind = 'state_changed'
+                 AND v.state_to = 'reveal')
+           OR (e.kind = 'card_dealt'
+               AND substring(p.private_text from '"position":([0-9]+)') = '15'
+               AND p.stream_seq < (
+                   SELECT c.stream_seq FROM floor_entries c
+                   WHERE c.table_id = r.table_id AND c.seq = r.closed_seq)));
+""",
+    ),
+    Migration(
+        13,
+        "partitioned floor workers: the partition hash each lease was claimed under",
+        """
+-- docs/floor.md "Partitioned floor workers": the scheme a lease's partitions follow: its count
+-- (``partitions``) and its hash (``partition_hash``: 'fnv1a-32', nats-server's partition()), recorded
+-- with the epoch it was claimed at (``partition_hash_epoch``). A worker of an earlier release (CRC-32,
+-- or FNV-1a before this record) claims a lease without touching these, so a row whose
+-- partition_hash_epoch is not its epoch has an unknown hash; rows from before this migration too.
+ALTER TABLE floor_partition_leases ADD COLUMN partition_hash text, ADD COLUMN partition_hash_epoch bigint;
+""",
+    ),
 )
 
 _GRANTS = f"""
@@ -566,11 +637,12 @@ def applied_versions(connection: psycopg.Connection[tuple[object, ...]]) -> list
         return [int(str(version)) for (version,) in cursor.fetchall()]
 
 
-def migrate(connection: psycopg.Connection[tuple[object, ...]]) -> list[int]:
+def migrate(connection: psycopg.Connection[tuple[object, ...]], *, through: int | None = None) -> list[int]:
     """Apply every migration not yet applied, in order, in one transaction; returns those applied.
 
     Run by the schema's owner (`flushtable floor init-db`). A database with a version this program does
-    not know is refused: it was migrated by a newer program."""
+    not know is refused: it was migrated by a newer program. ``through``: only the migrations up to that
+    version (a test's database as an earlier release left it)."""
     known = {m.version for m in MIGRATIONS}
     applied_now: list[int] = []
     with connection.transaction(), connection.cursor() as cursor:
@@ -585,7 +657,7 @@ def migrate(connection: psycopg.Connection[tuple[object, ...]]) -> list[int]:
                 f"{max(known)}: upgrade flushtable"
             )
         for migration in MIGRATIONS:
-            if migration.version in applied:
+            if migration.version in applied or (through is not None and migration.version > through):
                 continue
             cursor.execute(migration.sql.encode())
             cursor.execute(

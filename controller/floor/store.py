@@ -25,6 +25,31 @@ Connection = psycopg.AsyncConnection[tuple[Any, ...]]
 # The entries whose fault becomes a floor alert row (``Batch.add_entry``); none has a subclass.
 _FAULT_CLASSES = frozenset({typed.FaultRaised, typed.FaultAcknowledged, typed.FaultCleared})
 
+# What the floor's readers need of an entry beyond its place, in typed columns of floor_entries (migration
+# 12, docs/floor.md "Schema"): its own seat, the state a state_changed entered, and the release a
+# software_verified names (release, digest, development). Read off the typed entry at commit, so no
+# reader parses a payload's JSON.
+EntryColumns = tuple[int | None, str | None, str | None, str | None, bool | None]
+_NO_COLUMNS: EntryColumns = (None, None, None, None, None)
+# The stored kinds whose class declares a ``seat`` of its own (read off the classes once): a renamed
+# kind is its stored class's (``operator_action`` has none), as the row's payload is.
+_SEATED_KINDS = frozenset(
+    kind for kind, cls in typed.CLASS_BY_STORED_KIND.items() if "seat" in cls.__struct_fields__
+)
+
+
+def entry_columns(kind: str, entry: typed.Entry) -> EntryColumns:
+    """The typed columns of a stored entry of ``kind`` (``EntryColumns``)."""
+    if kind not in _SEATED_KINDS:
+        # By its exact type (neither has a subclass): isinstance on a Struct was 1-2 us an entry here.
+        if type(entry) is typed.StateChanged:
+            return (None, entry.to, None, None, None)
+        if type(entry) is typed.SoftwareVerified:
+            return (None, None, entry.release, entry.release_digest, entry.development)
+        return _NO_COLUMNS
+    seat = getattr(entry, "seat", None)  # declared by the kind's class (``_SEATED_KINDS``)
+    return (seat if type(seat) is int else None, None, None, None, None)
+
 
 @dataclass
 class Batch:
@@ -58,6 +83,7 @@ class Batch:
                 entry.prev_hash,
                 entry.hash,
                 stream_seq,
+                *entry_columns(entry.kind, entry.entry),
             )
         )
         self.entry_hashes[(entry.table_id, entry.seq)] = entry.hash
@@ -147,7 +173,8 @@ async def held_private(
 
 _COPY_ENTRIES = (
     "COPY floor_entries (table_id, seq, time_utc, time_text, round_id, source, kind, version, payload, "
-    "private_digest, prev_hash, hash, stream_seq) FROM STDIN"
+    "private_digest, prev_hash, hash, stream_seq, seat, state_to, software_release, software_release_digest, "
+    "software_development) FROM STDIN"
 )
 _COPY_PRIVATES = "COPY floor_private (table_id, seq, private_text, stream_seq) FROM STDIN"
 

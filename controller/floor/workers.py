@@ -211,6 +211,9 @@ class FloorWorker:
     _subjects_tick: int = -1
     rng: random.Random = field(default_factory=random.Random)  # the reconnection's jitter
     reconnect_waiter: Waiter = wait_event  # how the wait between reconnections is waited (a test's records)
+    # A reconnection's check of the stream's partition tokens, not yet answered (``run``): no lease is
+    # taken meanwhile.
+    _tokens_unchecked: bool = False
 
     def live_workers(self) -> set[str]:
         now = self.clock()
@@ -249,7 +252,7 @@ class FloorWorker:
             rng=self.rng,
         )
         retry.waiter = self.reconnect_waiter
-        tokens_checked = False
+        first_connection = True
         try:
             while not stop.is_set():
                 client: Client | None = None
@@ -266,10 +269,16 @@ class FloorWorker:
                     )
                     connection = await psycopg.AsyncConnection.connect(self.config.dsn, autocommit=True)
                     js = client.jetstream(timeout=LEASE_REQUEST_TIMEOUT_S)
-                    # Once, at start: a reconnect after a node's loss must not wait on the stream's leader.
-                    if not tokens_checked:
+                    # The stream's partition tokens, at every connection: the stream may have been made
+                    # again meanwhile without them (its partition consumers then filter every table, and
+                    # two workers would fold the same tables). At the first, before anything is taken; at
+                    # a reconnect, at each tick until the stream answers (``_check_tokens``), the leases
+                    # renewed meanwhile: after a node's loss its leader may be in an election for seconds.
+                    if first_connection:
                         await check_partition_tokens(js, self.settings.partitions)
-                        tokens_checked = True
+                        first_connection = False
+                    else:
+                        self._tokens_unchecked = True
                     kv = await js.key_value(LEASE_BUCKET)
                     await check_bucket_ttl(kv, self.settings.lease_ttl_s)
                     log.info("floor_worker_started", worker=self.settings.worker,
@@ -307,6 +316,8 @@ class FloorWorker:
         started_s = self.clock()
         try:
             await self._tick(kv, js, connection)
+            if self._tokens_unchecked:  # a reconnection's check, after the renewals (``run``)
+                await self._check_tokens(js)
         finally:
             took_s = self.clock() - started_s
             if took_s > self.settings.renew_interval_s:
@@ -344,7 +355,7 @@ class FloorWorker:
             : max(0, len(self.held) - share)
         ]:
             await self._release(kv, self.held[partition], reason="balance")
-        if len(self.held) < share:
+        if len(self.held) < share and not self._tokens_unchecked:  # nothing taken before the check
             for partition in sorted(range(self.settings.partitions), key=self._preference):
                 if len(self.held) >= share:
                     break
@@ -354,6 +365,18 @@ class FloorWorker:
         if 0 in self.held:  # one worker reports the nodes (the holder of partition 0)
             with contextlib.suppress(*FLOOR_IO_ERRORS):
                 await record_nodes(connection, js, self.settings.worker)
+
+    async def _check_tokens(self, js: JetStreamContext) -> None:
+        """The stream's partition tokens after a reconnect (``run``): ``StreamWithoutPartitionTokens``
+        (one line; the worker stops, `floor serve` exits 2) if the stream stores the journals without
+        them; a stream that does not answer (an election, or gone) is asked again at the next tick."""
+        try:
+            await check_partition_tokens(js, self.settings.partitions)
+        except FLOOR_IO_ERRORS as error:
+            log.warning("floor_worker_tokens_unchecked", worker=self.settings.worker,
+                        error=f"{type(error).__name__}: {error}"[:200])  # fmt: skip
+            return
+        self._tokens_unchecked = False
 
     async def _beat_unless_unanswered(self, kv: KeyValue) -> None:
         try:

@@ -86,6 +86,11 @@ def fnv1a_32(data: bytes) -> int:
     return value
 
 
+# ``partition_of``'s hash by name, recorded in PostgreSQL with each lease a partitioned worker claims
+# (controller/floor/epochs.py): a worker of another hash (CRC-32, before) is refused while one is live.
+PARTITION_HASH = "fnv1a-32"
+
+
 def partition_of(table_id: str, partitions: int) -> int:
     """The table's partition of ``partitions``: the one nats-server computes for its partition tokens
     (``partition(P, table token)``), the same on every process, machine and Python version."""

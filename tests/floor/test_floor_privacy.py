@@ -18,6 +18,7 @@ import contextlib
 import io
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ import psycopg
 import pytest
 
 from controller.cli import main as flushtable
+from controller.daemon_start import software_record
 from controller.engine import JournalRecord, TableConfig
 from controller.engine import actions as engine_actions
 from controller.engine.state import RecoveredState
@@ -37,6 +39,8 @@ from controller.journal.recovery import rebuild_state
 from controller.journal.state import TableState
 from controller.journal.state_parts import COMMUNITY_POSITION, Stored
 from controller.journal.store import Journal
+from controller.simulation.floor.embedded import EmbeddedFloor
+from controller.software.verify import VerifiedRelease
 from drivers.events import Deal, ShufflerFault
 from tests.engine.table import Table, stack
 from tests.engine.test_properties import run
@@ -114,9 +118,28 @@ def cli(*arguments: str) -> tuple[int, str]:
     return status, out.getvalue()
 
 
-def test_parts_the_floor_holds_of_voided_rounds_and_killed_seats_are_no_longer_shown(
-    tmp_path: Path, make_floor: MakeFloor, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@dataclass(frozen=True)
+class OldGateFloor:
+    """A floor that took the parts the old gate released (``old_gate_floor``), its journals, and the
+    rounds the test looks at."""
+
+    floor: EmbeddedFloor
+    tables: Tables
+    ids: list[str]
+    voided_hcf: str
+    killed_round: str
+    voided_chase: str
+    flop: list[str]
+
+
+# The release T001's daemon verified at its start (its software_verified entry, the first of its journal).
+RELEASE = VerifiedRelease("flushtable-test", "ab" * 32, False, "0123456789abcdef", 12, 3)
+
+
+def old_gate_floor(tmp_path: Path, make_floor: MakeFloor, monkeypatch: pytest.MonkeyPatch) -> OldGateFloor:
+    """T001 (a round held during the deal and voided; a round with seat 1's raise refused, seat 1
+    killed, settled) and T002 (Chase, the flop turned, voided), played by the real engine and sent by
+    the real uplink under the old gate to a real floor service; every entry and part on the floor."""
     ids = ["T001", "T002"]
     floor = make_floor(ids, ack_wait_s=2)
     tables = Tables(tmp_path / "tables", ids)
@@ -126,6 +149,7 @@ def test_parts_the_floor_holds_of_voided_rounds_and_killed_seats_are_no_longer_s
     # T001: round 1 held during the deal and voided; round 2: seat 1's raise refused over the limit,
     # seat 1 killed, the round settled.
     hold = engine(engine_actions.HoldTable("disputed", "sue"))
+    tables.journals["T001"].append_many([software_record(RELEASE)])  # as the daemon's start writes it
     table = played(
         tables.journals["T001"], hcf, deck,
         [act("open", 2, 500), act("deal_many", 9), hold, engine(engine_actions.VoidRound("disputed", "sue"))],
@@ -201,7 +225,15 @@ def test_parts_the_floor_holds_of_voided_rounds_and_killed_seats_are_no_longer_s
 
     asyncio.run(send())
     monkeypatch.undo()
+    return OldGateFloor(floor, tables, ids, voided_hcf, killed_round, voided_chase, flop)
 
+
+def test_parts_the_floor_holds_of_voided_rounds_and_killed_seats_are_no_longer_shown(
+    tmp_path: Path, make_floor: MakeFloor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scenario = old_gate_floor(tmp_path, make_floor, monkeypatch)
+    floor, tables, ids, flop = scenario.floor, scenario.tables, scenario.ids, scenario.flop
+    voided_hcf, killed_round, voided_chase = scenario.voided_hcf, scenario.killed_round, scenario.voided_chase
     with psycopg.connect(floor.writer_dsn) as connection:
         held = connection.execute(
             "SELECT e.table_id, e.round_id, e.kind, p.private_text FROM floor_private p "

@@ -6,6 +6,7 @@ without them, and partitioned workers refuse such a stream before their first ti
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import os
 import subprocess
@@ -13,10 +14,16 @@ import sys
 from pathlib import Path
 
 import nats.js.errors
+from nats.js.api import AckPolicy, ConsumerConfig
 
 from controller.floor.config import write_floor_config
-from controller.floor.partition_setup import ensure_partitions
+from controller.floor.partition_setup import (
+    StreamWithoutPartitionTokens,
+    ensure_partitions,
+    partition_consumer,
+)
 from controller.floor.stream import has_partition_tokens, stream_config
+from controller.floor.workers import FloorWorker, WorkerSettings
 from controller.uplink.wire import POSITION, STREAM_NAME, Position, stored_subject, table_subject
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import Running, Tables, last_seq, table_ids, wait_until
@@ -121,3 +128,69 @@ def test_a_worker_started_on_a_stream_without_the_tokens_exits_2_in_one_line(
     assert line.startswith("flushtable floor: stream ")
     assert "without partition tokens" in line
     assert "one floor service" in line
+
+
+def test_a_stream_made_again_without_the_tokens_stops_a_running_worker_at_its_reconnect(
+    make_floor: MakeFloor,
+) -> None:
+    """A worker holds both partitions of a stream with the tokens. The stream is deleted and made again
+    without them (an earlier release's setup), its partition consumers made again as that release made
+    them (one wildcard: every table), and the nats-server restarted: at its reconnect the worker stops
+    with ensure_partitions' line (what `floor serve --worker` prints, exit 2), its leases given back,
+    rather than run on with each partition's consumer delivering every table."""
+    floor = make_floor(table_ids(1))
+    partitions = 2
+
+    async def scenario() -> None:
+        admin = await floor.connect_admin()
+        try:
+            await ensure_partitions(admin, partitions, lease_ttl_s=6.0)
+        finally:
+            await admin.close()
+        worker = FloorWorker(
+            floor.floor_config(backoff_max_s=1.0), WorkerSettings("A", partitions, lease_ttl_s=6.0)
+        )
+        stop = asyncio.Event()
+        running = asyncio.create_task(worker.run(stop))
+        try:
+
+            async def holds_both() -> bool:
+                return len(worker.held) == partitions
+
+            await wait_until(holds_both, 60, "the worker holding both partitions")
+            admin = await floor.connect_admin()
+            try:
+                js = admin.jetstream()
+                await js.delete_stream(STREAM_NAME)
+                await js.add_stream(stream_config(partition_tokens=False))  # as made before the tokens
+                for partition in range(partitions):
+                    await js.add_consumer(
+                        STREAM_NAME,
+                        ConsumerConfig(
+                            durable_name=partition_consumer(partition, partitions),
+                            ack_policy=AckPolicy.EXPLICIT,
+                            filter_subject="flushtable.>",
+                        ),
+                    )
+            finally:
+                await admin.close()
+            assert floor.nats is not None
+            floor.nats.kill()
+            floor.nats.start()
+            ended, _ = await asyncio.wait({running}, timeout=60)
+            assert ended, (
+                "the worker ran on for 60 s after the server's restart (its last connection error: "
+                f"{worker.status.last_error!r}), holding partitions {sorted(worker.held)}"
+            )
+            refusal = running.exception()
+            assert isinstance(refusal, StreamWithoutPartitionTokens), repr(refusal)
+            assert "without partition tokens" in str(refusal)
+            assert "\n" not in str(refusal)
+            assert not worker.held, "the leases given back"
+        finally:
+            stop.set()
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(30):
+                    await running
+
+    asyncio.run(scenario())

@@ -7,6 +7,7 @@ the live worker within the lease's bound."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import os
 import signal
@@ -326,6 +327,95 @@ def test_workers_of_another_partition_count_and_a_one_worker_floor_are_refused(
                 "UPDATE floor_partition_leases SET renewed_utc = renewed_utc - interval '1 hour'"
             )
             await refuse_live_workers(connection)  # nothing live: the one-worker floor may start
+
+    asyncio.run(scenario())
+
+
+# How a worker of the release before migration 13 claimed a lease (its partition hash unrecorded): the
+# statement of its claim_epoch, as it ran it.
+EARLIER_RELEASES_CLAIM = (
+    "INSERT INTO floor_partition_leases (partition, partitions, epoch, worker) VALUES (%s, %s, %s, %s) "
+    "ON CONFLICT (partition) DO UPDATE SET partitions = EXCLUDED.partitions, epoch = EXCLUDED.epoch, "
+    "worker = EXCLUDED.worker, acquired_utc = clock_timestamp(), renewed_utc = clock_timestamp() "
+    "WHERE floor_partition_leases.epoch < EXCLUDED.epoch RETURNING epoch"
+)
+
+
+def test_a_worker_of_another_partition_hash_is_refused_while_a_lease_of_it_is_live(
+    tmp_path: Path, make_floor: MakeFloor
+) -> None:
+    """A worker of an earlier release (CRC-32's partitions, its hash not recorded) holds partition 0 of
+    4 and renews it: a worker of this release is refused at its claim (one line, naming both hashes),
+    and `flushtable floor serve --worker` exits 2 with that line. Once the lease's renewal is older than
+    the TTL the claim is taken and records FNV-1a with its epoch; the earlier release's worker claiming
+    a partition again (its own statement) makes that lease's hash unknown again: refused again."""
+    floor = make_floor(table_ids(1))
+    config_path = write_floor_config(tmp_path / "floor-config", floor.floor_config())
+    asyncio.run(_ensure_partitions(floor))
+
+    async def renew_earlier_worker(stop: asyncio.Event) -> None:
+        """The earlier release's worker, live: its renewal every half second until the test is done."""
+        async with await psycopg.AsyncConnection.connect(floor.writer_dsn, autocommit=True) as connection:
+            while not stop.is_set():
+                await connection.execute(
+                    "UPDATE floor_partition_leases SET renewed_utc = clock_timestamp() WHERE worker = 'old'"
+                )
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), 0.5)
+
+    async def scenario() -> None:
+        async with await psycopg.AsyncConnection.connect(floor.writer_dsn, autocommit=True) as connection:
+            await connection.execute(EARLIER_RELEASES_CLAIM, (0, PARTITIONS, 5, "old"))
+            with pytest.raises(PartitionsMismatch) as refused:
+                await claim_epoch(connection, 1, PARTITIONS, 6, "B", lease_ttl_s=LEASE_TTL_S)
+            line = str(refused.value)
+            assert "\n" not in line
+            assert "worker old holds partition 0 of 4" in line
+            assert "under partition hash not recorded" in line
+            assert "this worker's is fnv1a-32" in line
+            assert _leases(floor) == {0: ("old", 5)}  # nothing written by the refused claim
+            stop = asyncio.Event()
+            renewing = asyncio.create_task(renew_earlier_worker(stop))
+            try:
+                done = await asyncio.to_thread(
+                    subprocess.run,
+                    [sys.executable, "-m", "controller.cli", "floor", "serve", "--config", str(config_path),
+                     "--worker", "B", "--partitions", str(PARTITIONS), "--lease-ttl", str(LEASE_TTL_S)],
+                    env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+                    capture_output=True, text=True, timeout=120, check=False,
+                )  # fmt: skip
+            finally:
+                stop.set()
+                await renewing
+            assert done.returncode == 2, done.stderr[-2000:]
+            assert "Traceback" not in done.stderr
+            (last,) = done.stderr.strip().splitlines()[-1:]
+            assert "under partition hash not recorded" in last, last
+            assert set(_leases(floor)) == {0}, "the refused worker holds no lease"
+            # The earlier release's worker gone: its renewal older than any TTL, the claim is taken.
+            await connection.execute(
+                "UPDATE floor_partition_leases SET renewed_utc = renewed_utc - interval '1 hour'"
+            )
+            assert await claim_epoch(connection, 1, PARTITIONS, 6, "B", lease_ttl_s=LEASE_TTL_S)
+            row = await (
+                await connection.execute(
+                    "SELECT partition_hash, partition_hash_epoch FROM floor_partition_leases "
+                    "WHERE partition = 1"
+                )
+            ).fetchone()
+            assert row == ("fnv1a-32", 6)
+            assert await claim_epoch(connection, 2, PARTITIONS, 7, "B", lease_ttl_s=LEASE_TTL_S)  # alike
+            # An earlier release's worker takes partition 1 (a newer epoch): its hash is unknown again.
+            await connection.execute(EARLIER_RELEASES_CLAIM, (1, PARTITIONS, 9, "old"))
+            with pytest.raises(PartitionsMismatch, match="worker old holds partition 1 of 4"):
+                await claim_epoch(connection, 3, PARTITIONS, 10, "B", lease_ttl_s=LEASE_TTL_S)
+            # A lease recorded under another hash (a later release's) is refused too, naming it.
+            await connection.execute(
+                "UPDATE floor_partition_leases SET partition_hash = 'xxh3-64', partition_hash_epoch = epoch "
+                "WHERE partition = 1"
+            )
+            with pytest.raises(PartitionsMismatch, match="under partition hash xxh3-64, this worker's is"):
+                await claim_epoch(connection, 3, PARTITIONS, 10, "B", lease_ttl_s=LEASE_TTL_S)
 
     asyncio.run(scenario())
 

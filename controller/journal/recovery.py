@@ -45,15 +45,7 @@ from controller.journal.state import TableState
 from controller.journal.state_parts import MetersBeforeProgressiveNet, RoundState
 from controller.journal.store import Journal, JournalError
 from controller.names import HOUSE
-from controller.rules.settle import (
-    DEAD,
-    RETURNED,
-    ROUND_DEAD,
-    SeatResult,
-    Settlement,
-    WagerResult,
-    settle_parsed,
-)
+from controller.rules.settle import ROUND_DEAD, SeatResult, Settlement, settle_parsed
 
 RECOVERY_SOURCE = "recovery"
 INTERRUPTED_REASON = "interrupted: the controller stopped before the round closed"
@@ -159,22 +151,10 @@ def void_round(open_round: OpenRound) -> tuple[dict[str, Any], dict[str, Any]]:
 def _stakes_returned(game: str, banking_mode: str, seats: list[dict[str, Any]]) -> dict[str, Any]:
     """The settlement of a dead round the rules engine refuses to settle: each seat dead, each of its
     wagers returned, in the settle output's shape."""
-    returned = Settlement(
-        game=game,
-        banking_mode=banking_mode,
-        dead=True,
-        dealer_hand=None,
-        dealer_qualifies=None,
-        seats=tuple(
-            SeatResult(
-                seat=seat["seat"],
-                status=DEAD,
-                hand=None,
-                wagers=tuple(WagerResult(name, cents, RETURNED, 0) for name, cents in seat["wagers"].items()),
-                dead_reason=ROUND_DEAD,
-            )
-            for seat in seats
-        ),
+    returned = Settlement.of_dead_round(
+        game,
+        banking_mode,
+        tuple(SeatResult.returned(seat["seat"], seat["wagers"].items(), ROUND_DEAD) for seat in seats),
     ).to_json()
     # Recovery has always journaled these stakes without the (empty) rake lines a designated player's
     # settlement lists: the bytes stay as they were written (tests/journal/test_recovery_bytes.py).

@@ -199,7 +199,7 @@ def evaluate(cards: Iterable[Card]) -> Hand:
     card_set = 0
     for card in cards:
         card_set |= bit[card]
-    # Not inlined: the call costs 1-2% of an evaluation (bench/bench_evaluate_inlined.py), a few
+    # Not inlined: the call costs 0 to 2.5% of an evaluation (bench/bench_evaluate_inlined.py), a few
     # hundredths of a percent of a round's settling.
     return evaluate_bits(card_set)
 

@@ -426,6 +426,36 @@ def _check(annotation: Any, value: Any, loc: _Loc, errors: list[dict[str, Any]],
     raise TypeError(f"controller.checked cannot check a {annotation!r}")
 
 
+# pydantic's error types and messages for the two numbers (what readers of the errors match).
+_NUMBER_WORDS: dict[type, tuple[str, str]] = {
+    int: ("int", "Input should be a valid integer"),
+    float: ("float", "Input should be a valid number"),
+}
+
+
+def _check_number(
+    kind: type[int] | type[float], value: Any, loc: _Loc, errors: list[dict[str, Any]], *, strict: bool
+) -> Any:
+    """An int or a float by pydantic's rules. Strict: the type itself (an int for a float too), never a
+    bool. Lax, also: a bool, a string of the number, and for an int a float with no fraction."""
+    name, message = _NUMBER_WORDS[kind]
+    if isinstance(value, int if kind is int else float | int) and not isinstance(value, bool):
+        return value if kind is int else float(value)
+    if not strict:
+        if isinstance(value, bool):
+            return kind(value)
+        if isinstance(value, float):  # only an int gets here with a float (a float took it above)
+            if value.is_integer():
+                return int(value)
+            return _error(errors, "int_from_float", loc, value, message)
+        if isinstance(value, str):
+            try:
+                return kind(value.strip())
+            except ValueError:
+                return _error(errors, f"{name}_parsing", loc, value, message)
+    return _error(errors, f"{name}_type", loc, value, message)
+
+
 def _check_class(kind: type, value: Any, loc: _Loc, errors: list[dict[str, Any]], *, strict: bool) -> Any:  # noqa: PLR0912 - one branch per scalar type's strict rule
     if issubclass(kind, Model):
         if isinstance(value, kind):
@@ -448,34 +478,8 @@ def _check_class(kind: type, value: Any, loc: _Loc, errors: list[dict[str, Any]]
             if isinstance(value, str) and value.lower() in _LAX_TRUE | _LAX_FALSE:
                 return value.lower() in _LAX_TRUE
         return _error(errors, "bool_type", loc, value, "Input should be a valid boolean")
-    if kind is int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-        if not strict:
-            if isinstance(value, bool):
-                return int(value)
-            if isinstance(value, float):
-                if value.is_integer():
-                    return int(value)
-                return _error(errors, "int_from_float", loc, value, "Input should be a valid integer")
-            if isinstance(value, str):
-                try:
-                    return int(value.strip())
-                except ValueError:
-                    return _error(errors, "int_parsing", loc, value, "Input should be a valid integer")
-        return _error(errors, "int_type", loc, value, "Input should be a valid integer")
-    if kind is float:
-        if isinstance(value, float | int) and not isinstance(value, bool):
-            return float(value)
-        if not strict:
-            if isinstance(value, bool):
-                return float(value)
-            if isinstance(value, str):
-                try:
-                    return float(value.strip())
-                except ValueError:
-                    return _error(errors, "float_parsing", loc, value, "Input should be a valid number")
-        return _error(errors, "float_type", loc, value, "Input should be a valid number")
+    if kind is int or kind is float:
+        return _check_number(kind, value, loc, errors, strict=strict)
     if kind is str:
         if isinstance(value, str):
             return value

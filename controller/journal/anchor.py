@@ -36,9 +36,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from controller.files import FileRefused, read_bounded, read_bounded_if_there
+from controller.files import FileRefused, read_bounded
 from controller.journal.chain import GENESIS_HASH, canonical_json, format_time_utc
-from controller.journal.durable import write_durably
+from controller.journal.durable import read_json_if_there, write_durably
 from controller.journal.store import JournalError
 
 ANCHOR_SUFFIX = ".anchor"
@@ -133,16 +133,13 @@ class AnchorError(JournalError):
 def read_anchor(journal_path: str | Path) -> Anchor | None:
     """The anchor beside the journal, or None when there is none."""
     path = anchor_path(journal_path)
-    try:  # a regular file only, bounded: a FIFO or a device in its place neither hangs nor floods
-        raw = read_bounded_if_there(path, limit_bytes=_ANCHOR_MAX_BYTES)
-    except FileRefused as refused:
-        raise AnchorError(f"anchor {path}: not an anchor: {refused.reason}") from None
-    if raw is None:
+    value = read_json_if_there(
+        path,
+        limit_bytes=_ANCHOR_MAX_BYTES,
+        refused=lambda why: AnchorError(f"anchor {path}: not an anchor: {why}"),
+    )
+    if value is None:
         return None
-    try:
-        value = json.loads(raw.decode("utf-8"))
-    except ValueError:
-        raise AnchorError(f"anchor {path}: not JSON (damaged?)") from None
     if not isinstance(value, dict):
         raise AnchorError(f"anchor {path}: not an anchor (a JSON object is expected)")
     table_id, seq, hash_hex, time_utc = (value.get(key) for key in ("table_id", "seq", "hash", "time_utc"))

@@ -1,12 +1,17 @@
 """A small file replaced atomically and durably (the anchor, a seal, an archived segment's pointer):
 written to a temporary beside it, fsynced, renamed over it, and its directory fsynced, so a crash
-leaves the old file or the new one, never a part of either."""
+leaves the old file or the new one, never a part of either; and read back as the JSON it holds."""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+from controller.files import FileRefused, read_bounded_if_there
 
 
 def fsync_directory(directory: Path) -> None:
@@ -35,3 +40,19 @@ def write_durably(path: Path, data: bytes) -> None:
             temporary.unlink()
         raise
     fsync_directory(path.parent)
+
+
+def read_json_if_there(path: Path, *, limit_bytes: int, refused: Callable[[str], Exception]) -> Any | None:
+    """The JSON value in the small file at ``path`` (a regular file, at most ``limit_bytes``, read
+    bounded so a FIFO or a device in its place neither hangs nor floods), None when there is none.
+    ``refused(why)`` is raised when it cannot be read (the reason) or is not JSON text."""
+    try:
+        raw = read_bounded_if_there(path, limit_bytes=limit_bytes)
+    except FileRefused as error:
+        raise refused(error.reason) from None
+    if raw is None:
+        return None
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except ValueError:
+        raise refused("not JSON (damaged?)") from None

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from controller.errors import UserError
+from controller.journal import entries as e
 from controller.journal.anchor import Anchor
 from controller.journal.chain import canonical_json
 from controller.journal.checkpoint import (
@@ -43,7 +44,8 @@ from controller.journal.rows import Replayed
 from controller.journal.state import TableState
 from controller.journal.state_parts import MetersBeforeProgressiveNet, RoundState
 from controller.journal.store import Journal, JournalError
-from controller.rules.settle import settle_round_json
+from controller.names import HOUSE
+from controller.rules.settle import ROUND_DEAD, SeatResult, Settlement, settle_parsed
 
 RECOVERY_SOURCE = "recovery"
 INTERRUPTED_REASON = "interrupted: the controller stopped before the round closed"
@@ -111,7 +113,7 @@ def _sealed_past(journal: Journal, last_seq: int, kinds: Sequence[str] | None = 
     return itertools.takewhile(lambda stored: stored.seq <= last_seq, journal.replay(kinds=kinds))
 
 
-def void_round_json(open_round: OpenRound) -> tuple[dict[str, Any], dict[str, Any]]:
+def void_round(open_round: OpenRound) -> tuple[dict[str, Any], dict[str, Any]]:
     """The voided round in the settle input shape (dead, cards withheld) and its settlement, every
     wager the round holds "returned": the locked wagers, every raise, play or all-in already decided,
     and a folded seat's ante and bonuses too (a void means no game was played: nothing is forfeited).
@@ -119,7 +121,6 @@ def void_round_json(open_round: OpenRound) -> tuple[dict[str, Any], dict[str, An
     The cards are left out of ``round``: a dead hand's cards are never shown (docs/rules.md), and a round cut
     off mid-deal may hold a card twice, which the settle input refuses. They stay in the journal's
     card_dealt entries for an audit."""
-    banking = open_round.banking
     dp_seat = open_round.dp_seat
     seats: list[dict[str, Any]] = []
     for seat, wagers in sorted(open_round.wagers().items()):
@@ -134,40 +135,37 @@ def void_round_json(open_round: OpenRound) -> tuple[dict[str, Any], dict[str, An
         seats.append(seat_json)
     round_json: dict[str, Any] = {
         "game": open_round.game,
-        "banking": banking,
+        "banking": open_round.banking,
         "dealer": [],
         "seats": seats,
         "dead": True,
     }
     if seats:
         try:
-            return round_json, settle_round_json(round_json)
+            return round_json, settle_parsed(round_json).to_json()
         except UserError:
             pass  # a lock the engine would refuse (no ante): return its stakes by hand, below
-    settlement: dict[str, Any] = {
-        "game": open_round.game,
-        "banking": banking.get("mode", "house"),
-        "dead": True,
-        "dealer": None,
-        "seats": [
-            {
-                "seat": seat["seat"],
-                "status": "dead",
-                "reason": "round dead",
-                "hand": None,
-                "wagers": {
-                    name: {"stake": cents, "result": "returned", "net": 0}
-                    for name, cents in seat["wagers"].items()
-                },
-                "rake": 0,
-                "net": 0,
-            }
-            for seat in seats
-        ],
-        "banker_net": 0,
-        "rake": 0,
-    }
-    return round_json, settlement
+    return round_json, _stakes_returned(open_round.game, open_round.banking.get("mode", HOUSE), seats)
+
+
+def _stakes_returned(game: str, banking_mode: str, seats: list[dict[str, Any]]) -> dict[str, Any]:
+    """The settlement of a dead round the rules engine refuses to settle: each seat dead, each of its
+    wagers returned, in the settle output's shape."""
+    returned = Settlement.of_dead_round(
+        game,
+        banking_mode,
+        tuple(SeatResult.returned(seat["seat"], seat["wagers"].items(), ROUND_DEAD) for seat in seats),
+    ).to_json()
+    # Recovery has always journaled these stakes without the (empty) rake lines a designated player's
+    # settlement lists: the bytes stay as they were written (tests/journal/test_recovery_bytes.py).
+    returned.pop("rake_lines", None)
+    return returned
+
+
+def voided_entry(open_round: OpenRound, reason: str) -> e.RoundVoided:
+    """Recovery's ``round_voided`` for an interrupted round: every wager returned (``void_round``)."""
+    round_json, settlement = void_round(open_round)
+    return e.RoundVoided(round=round_json, settlement=settlement, reason=reason, by=RECOVERY_SOURCE)
 
 
 def recover(
@@ -193,11 +191,10 @@ def recover(
         if can_resume is not None and can_resume(open_round):
             report.resumed.append(open_round.round_id)
             continue
-        round_json, settlement = void_round_json(open_round)
         try:
             journal.append(
                 ROUND_VOIDED,
-                {"round": round_json, "settlement": settlement, "reason": reason, "by": RECOVERY_SOURCE},
+                voided_entry(open_round, reason),
                 round_id=open_round.round_id,
                 source=RECOVERY_SOURCE,
             )

@@ -78,6 +78,24 @@ class JournalEntry:
         against its digest): for trusted readers and `journal show --private`."""
         return {**self.public_json(), "private": self.private, "private_text": self.private_text}
 
+    def stored_row(self, public_text: str) -> tuple[Any, ...]:
+        """The row the journal stores for this entry, in COLUMNS order (controller/journal/schema.py),
+        ``public_text`` its public part's canonical text (what ``entry_from_row`` reads back)."""
+        return (
+            self.seq,
+            self.time_utc,
+            self.table_id,
+            self.round_id,
+            self.source,
+            self.kind,
+            self.version,
+            public_text,
+            self.private_text,
+            self.private_digest,
+            self.prev_hash,
+            self.hash,
+        )
+
 
 class PendingEntry(NamedTuple):
     """One entry for ``Journal.append_many``: its kind and its fields (public and private mixed, put

@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import hmac
-import json
 import os
 import re
 import time
@@ -18,9 +17,9 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from controller.files import FileRefused, read_bounded_if_there
 from controller.journal.chain import canonical_json
 from controller.journal.checkpoint import CheckpointError, state_from_checkpoint
+from controller.journal.durable import read_json_if_there
 from controller.journal.errors import JournalError
 from controller.journal.schema import FIRST_SEGMENT, SegmentBase
 from controller.journal.state import TableState
@@ -121,16 +120,14 @@ def seal_key_problem(seal: Seal, key: bytes | None) -> str | None:
 def read_seal(journal_path: str | Path, segment: int) -> Seal | None:
     """The seal of ``segment``, None when there is none; ``JournalError`` when it is not a seal."""
     path = seal_file(journal_path, segment)
-    try:
-        raw = read_bounded_if_there(path, limit_bytes=_SEAL_MAX_BYTES)
-    except FileRefused as refused:
-        raise JournalError(f"seal {path}: not a seal: {refused.reason}") from None
-    if raw is None:
+    value = read_json_if_there(
+        path, limit_bytes=_SEAL_MAX_BYTES, refused=lambda why: JournalError(f"seal {path}: not a seal: {why}")
+    )
+    if value is None:
         return None
     try:
-        value = json.loads(raw.decode("utf-8"))
         seal = Seal(**value)
-    except (ValueError, TypeError):
+    except TypeError:  # not an object, or not a seal's fields
         raise JournalError(f"seal {path}: not a seal (damaged?)") from None
     if (
         seal.format != SEAL_FORMAT
@@ -216,15 +213,11 @@ def next_segment_base(journal_path: str | Path) -> SegmentBase:
 def archived_location(journal_path: str | Path, segment: int) -> Path | None:
     """Where an archived segment went (its pointer beside the seal), or None when not archived."""
     pointer = archived_file(journal_path, segment)
-    try:
-        raw = read_bounded_if_there(pointer, limit_bytes=4096)
-        if raw is None:
-            return None
-        value = json.loads(raw.decode("utf-8"))
-    except FileRefused as refused:
-        raise JournalError(f"archive pointer {pointer}: {refused.reason}") from None
-    except ValueError:
-        raise JournalError(f"archive pointer {pointer}: not JSON (damaged?)") from None
+    value = read_json_if_there(
+        pointer, limit_bytes=4096, refused=lambda why: JournalError(f"archive pointer {pointer}: {why}")
+    )
+    if value is None:
+        return None
     if not isinstance(value, dict) or not isinstance(value.get("path"), str):
         raise JournalError(f"archive pointer {pointer}: names no file")
     return Path(value["path"])

@@ -261,23 +261,6 @@ class JournalWriter:
                 self._refuse_double_close(item, closed_here)
             seq = last_seq + 1
             hash_hex = entry_hash(prev_hash, seq, round_id, source, kind, public_text, digest)
-            # The row in COLUMNS order.
-            rows.append(
-                (
-                    seq,
-                    time_utc,
-                    table_id,
-                    round_id,
-                    source,
-                    kind,
-                    version,
-                    public_text,
-                    item.private_text,
-                    digest,
-                    prev_hash,
-                    hash_hex,
-                )
-            )
             # The entry holds what was written: the parts' JSON values, fresh from the typed entry (not
             # parsed back from the texts: the same values, for less work).
             entry = JournalEntry(
@@ -295,6 +278,7 @@ class JournalWriter:
                 prev_hash,
                 hash_hex,
             )
+            rows.append(entry.stored_row(public_text))
             written.append(entry)
             if closing_round is not None:
                 closed_here[closing_round] = entry

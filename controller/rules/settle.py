@@ -319,12 +319,8 @@ def cover_seats(
 
 
 def _dead_seat(seat: Seat, spec: GameSpec, reason: str) -> SeatResult:
-    wagers = tuple(
-        WagerResult(name, seat.wagers[name], RETURNED, 0)
-        for name in (*spec.wagers, PROGRESSIVE)
-        if seat.wagers.get(name, 0)
-    )
-    return SeatResult(seat=seat.seat, status=DEAD, hand=None, wagers=wagers, dead_reason=reason)
+    stakes = ((name, seat.wagers[name]) for name in (*spec.wagers, PROGRESSIVE) if seat.wagers.get(name, 0))
+    return SeatResult.returned(seat.seat, stakes, reason)
 
 
 def settle(round: Round) -> Settlement:
@@ -380,13 +376,10 @@ def _wager_results(owed: Sequence[Owed]) -> tuple[WagerResult, ...]:
 
 def _dead_round(round_: Round, spec: GameSpec, by_seat: Sequence[Seat]) -> Settlement:
     """A round dead as a whole: every wager returned, no hand judged."""
-    return Settlement(
-        game=spec.name,
-        banking_mode=round_.banking.mode,
-        dead=True,
-        dealer_hand=None,
-        dealer_qualifies=None,
-        seats=tuple(_dead_seat(seat, spec, ROUND_DEAD) for seat in by_seat),
+    return Settlement.of_dead_round(
+        spec.name,
+        round_.banking.mode,
+        tuple(_dead_seat(seat, spec, ROUND_DEAD) for seat in by_seat),
         progressive=_settle_progressive(round_, order=[seat.seat for seat in by_seat], hands={}),
     )
 

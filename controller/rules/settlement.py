@@ -4,6 +4,7 @@ output contract in docs/settle.md). Pure data; settle.py names these again in it
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -84,6 +85,12 @@ class SeatResult:
     def net_cents(self) -> int:
         """The player's profit on the round: every wager's net, less the rake the seat paid."""
         return sum(wager.net_cents for wager in self.wagers) - self.rake_cents
+
+    @classmethod
+    def returned(cls, seat: int, stakes: Iterable[tuple[str, int]], reason: str) -> SeatResult:
+        """A dead seat, for ``reason``: each wager of ``stakes`` (name, cents) returned, no hand shown."""
+        wagers = tuple(WagerResult(name, cents, RETURNED, 0) for name, cents in stakes)
+        return cls(seat=seat, status=DEAD, hand=None, wagers=wagers, dead_reason=reason)
 
     def wager(self, name: str) -> WagerResult | None:
         for wager in self.wagers:
@@ -175,6 +182,25 @@ class Settlement:
     designated_player: DesignatedPlayerReport | None = None
     bonus_cap: BonusCapReport | None = None
     progressive: ProgressiveResult | None = None
+
+    @classmethod
+    def of_dead_round(
+        cls,
+        game: str,
+        banking_mode: str,
+        seats: tuple[SeatResult, ...],
+        progressive: ProgressiveResult | None = None,
+    ) -> Settlement:
+        """A round dead as a whole: no dealer hand, no hand judged, every seat as given (dead)."""
+        return cls(
+            game=game,
+            banking_mode=banking_mode,
+            dead=True,
+            dealer_hand=None,
+            dealer_qualifies=None,
+            seats=seats,
+            progressive=progressive,
+        )
 
     @property
     def rake_cents(self) -> int:

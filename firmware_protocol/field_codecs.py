@@ -8,6 +8,7 @@ every read past its end, and every value out of range, is a FieldError that name
 from __future__ import annotations
 
 import struct
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeAlias
 
@@ -42,17 +43,22 @@ class FieldReader:
         return chunk
 
 
-class Codec:
-    """How one field is checked, written, read and shown as JSON."""
+class Codec(ABC):
+    """How one field is checked, written, read and shown as JSON. Abstract: a codec that lacks a way
+    to check, write or read cannot be made (the module's constants are made at import, so a gap shows
+    there, not at the first message that uses it)."""
 
+    @abstractmethod
     def check(self, field: str, value: object) -> None:
-        raise NotImplementedError
+        """FieldError (naming ``field``) unless ``value`` is one this field may carry."""
 
+    @abstractmethod
     def write(self, value: Any, out: bytearray) -> None:
-        raise NotImplementedError
+        """Append the checked ``value``'s bytes to ``out``."""
 
+    @abstractmethod
     def read(self, reader: FieldReader, field: str) -> Any:
-        raise NotImplementedError
+        """The value at the reader's offset (moved past it); FieldError naming ``field`` if invalid."""
 
     def to_json(self, value: Any) -> JsonValue:
         return value

@@ -60,10 +60,9 @@ from controller.floor.workers import ensure_partitions, partition_consumer
 from controller.journal.store import Journal
 from controller.logs import configure_logging
 from controller.simulation.floor.embedded import EmbeddedFloor
-from controller.simulation.floor.servers import STREAM_NAME
 from controller.simulation.floor_tables import MIXED_GAMES, SimTable
 from controller.uplink.uplink import Uplink
-from controller.uplink.wire import SUBJECT_ROOT
+from controller.uplink.wire import STREAM_NAME, SUBJECT_ROOT
 
 _HERE = Path(__file__).resolve().parents[1]
 LEASE_TTL_S = 6.0

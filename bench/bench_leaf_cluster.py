@@ -43,10 +43,10 @@ from controller.floor.verify import verify_table
 from controller.journal.store import Journal
 from controller.logs import configure_logging
 from controller.simulation.floor.embedded import EmbeddedFloor
-from controller.simulation.floor.servers import STREAM_NAME
 from controller.simulation.floor.site import EmbeddedSite
 from controller.simulation.floor_tables import MIXED_GAMES, SimTable
 from controller.uplink.uplink import Uplink
+from controller.uplink.wire import STREAM_NAME
 
 SITE = "east"
 WAIT_S = 300.0  # the longest any step is waited for (bounded; a loaded machine)

@@ -22,7 +22,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import zlib
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +33,7 @@ from nats.js.api import AckPolicy, ConsumerConfig, StreamConfig
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from controller.simulation.floor.servers import nats_server_binary
+from controller.uplink.wire import partition_of
 
 _TICKS_PER_S = os.sysconf("SC_CLK_TCK")
 
@@ -90,7 +90,8 @@ async def bench(tables: int, per_table: int) -> dict[str, Any]:
         js = client.jetstream()
         await js.add_stream(StreamConfig(name="S", subjects=["flushtable.>"]))
         ids = [f"T{n:04d}" for n in range(tables)]
-        partition = {t: zlib.crc32(t.encode()) % 2 for t in ids}
+        # The floor's own partition (nats-server's FNV-1a), as the workers' consumers split the tables.
+        partition = {t: partition_of(t, 2) for t in ids}
         # The partition as a last token too, for the partition()-mapping shape; the other shapes ignore it.
         subjects = {t: f"flushtable.main.{t}.journal.{partition[t]}" for t in ids}
         body = b"x" * 370

@@ -182,7 +182,7 @@ async def ensure_stream(
 
 
 def _check_sourcing(admin: Client) -> None:
-    """Refuse to source sites from a hub too old to do it right (servers.SITES_MIN_NATS_VERSION)."""
+    """Refuse to source sites from a hub too old to do it right (wire.py SITES_MIN_NATS_VERSION)."""
     version = admin.connected_server_version
     if (version.major, version.minor) < SITES_MIN_NATS_VERSION:
         wanted = ".".join(map(str, SITES_MIN_NATS_VERSION))

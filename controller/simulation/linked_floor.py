@@ -34,7 +34,8 @@ from controller.progressive import linked
 from controller.progressive.model import Hit, ProgressiveParameters, parse_parameters
 from controller.rules.progressive import PROGRESSIVE_PRESETS
 from controller.simulation.floor.embedded import EmbeddedFloor
-from controller.simulation.floor.servers import PostgresCluster
+from controller.simulation.floor.processes import end_child
+from controller.simulation.floor.servers import NatsServer, PostgresCluster
 from controller.simulation.linked_books import LINK_ID, check_books, journal_wagers
 from controller.simulation.linked_tables import LinkedTable
 from controller.uplink.uplink import Uplink
@@ -135,12 +136,8 @@ class FloorProcess:
         self.process.wait(timeout=30)
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.kill()
+        if self.process is not None:
+            end_child(self.process, grace_s=30, kill_wait_s=30)
 
 
 def kill_postgres(cluster: PostgresCluster) -> None:
@@ -486,26 +483,28 @@ async def run_scenario(directory: Path, floor: EmbeddedFloor, scenario: Scenario
     return outcome
 
 
-def _kill(what: str, floor: EmbeddedFloor, process: FloorProcess) -> None:
+_Part = FloorProcess | NatsServer | PostgresCluster
+
+
+def _part(what: str, floor: EmbeddedFloor, process: FloorProcess) -> _Part:
+    """The part a scenario's kill names: the floor service, its nats-server, or PostgreSQL."""
     if what == "floor":
-        process.kill()
-    elif what == "nats":
-        assert floor.nats is not None
-        floor.nats.kill()
+        return process
+    part = floor.nats if what == "nats" else floor.postgres
+    assert part is not None
+    return part
+
+
+def _kill(what: str, floor: EmbeddedFloor, process: FloorProcess) -> None:
+    part = _part(what, floor, process)
+    if isinstance(part, PostgresCluster):
+        kill_postgres(part)  # the postmaster and its backends, as a power cut leaves them
     else:
-        assert floor.postgres is not None
-        kill_postgres(floor.postgres)
+        part.kill()
 
 
 def _restart(what: str, floor: EmbeddedFloor, process: FloorProcess) -> None:
-    if what == "floor":
-        process.start()
-    elif what == "nats":
-        assert floor.nats is not None
-        floor.nats.start()
-    else:
-        assert floor.postgres is not None
-        floor.postgres.start()
+    _part(what, floor, process).start()
 
 
 async def replay_claims(floor: EmbeddedFloor, tables: LinkedTables, timeout_s: float = 120.0) -> int:

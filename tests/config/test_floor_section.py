@@ -24,7 +24,7 @@ from controller.floor.config import (
     write_floor_config,
 )
 from controller.floor.service import FloorConfig
-from controller.simulation.floor.servers import FLOOR_INBOX
+from controller.uplink.wire import FLOOR_INBOX
 
 ROOT = Path(__file__).resolve().parents[2]
 # Nothing listens on port 1: a command that gets past the file fails at PostgreSQL, in one line too.

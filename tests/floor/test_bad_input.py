@@ -17,8 +17,9 @@ import pytest
 from controller.floor.service import FloorService
 from controller.journal.chain import entry_hash
 from controller.simulation.floor.embedded import EmbeddedFloor
-from controller.simulation.floor.servers import NATS_SERVER, nats_server_version, table_inbox, table_subject
+from controller.simulation.floor.servers import NATS_SERVER, nats_server_version
 from controller.uplink import wire
+from controller.uplink.wire import table_inbox, table_subject
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import ANSWER_TIMEOUT_S, Running, Tables, expected_messages, last_seq, wait_until
 

@@ -9,7 +9,7 @@ import asyncio
 from pathlib import Path
 
 from controller.floor.service import FloorService
-from controller.simulation.floor.servers import STREAM_NAME
+from controller.uplink.wire import STREAM_NAME
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import Running, Tables, floor_count, floor_problems, table_ids, wait_until
 from tests.floor.test_failures import CATCH_UP_TIMEOUT_S, _all_on_floor, _play_all

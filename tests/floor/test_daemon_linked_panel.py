@@ -37,7 +37,7 @@ from controller.floor.progressive import claim_subject
 from controller.money import format_money
 from controller.simulation import linked_floor as lf
 from controller.simulation.floor.embedded import EmbeddedFloor
-from controller.simulation.floor.servers import table_inbox
+from controller.uplink.wire import table_inbox
 from tests.chromium import CHROMIUM, launch_chromium
 from tests.floor.conftest import MakeFloor
 from tests.panel.conftest import PASSWORDS, _users

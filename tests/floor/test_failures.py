@@ -22,18 +22,11 @@ from controller.floor.config import write_floor_config
 from controller.floor.service import FloorService, Puller, pull_status_error
 from controller.journal.store import Journal
 from controller.simulation.floor.embedded import EmbeddedFloor
-from controller.simulation.floor.servers import (
-    FLOOR_CONSUMER,
-    FLOOR_INBOX,
-    NATS_SERVER,
-    STREAM_NAME,
-    PostgresCluster,
-    nats_server_version,
-)
+from controller.simulation.floor.servers import NATS_SERVER, PostgresCluster, nats_server_version
 from controller.uplink import wire
 from controller.uplink.outbox import Outbox
 from controller.uplink.uplink import read_high_water_mark, write_high_water_mark
-from controller.uplink.wire import stored_subject
+from controller.uplink.wire import FLOOR_CONSUMER, FLOOR_INBOX, STREAM_NAME, stored_subject
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import (
     ANSWER_TIMEOUT_S,

@@ -13,10 +13,9 @@ import psycopg
 from controller.floor.service import FloorService
 from controller.floor.store import load_projection
 from controller.journal.meters import compute_meters
-from controller.simulation.floor.servers import STREAM_NAME
 from controller.uplink import wire
 from controller.uplink.uplink import read_high_water_mark
-from controller.uplink.wire import stored_subject
+from controller.uplink.wire import STREAM_NAME, stored_subject
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import (
     Running,

@@ -17,8 +17,7 @@ import nats.js.errors
 from controller.floor.config import write_floor_config
 from controller.floor.partition_setup import ensure_partitions
 from controller.floor.stream import has_partition_tokens, stream_config
-from controller.simulation.floor.servers import STREAM_NAME
-from controller.uplink.wire import POSITION, Position, stored_subject, table_subject
+from controller.uplink.wire import POSITION, STREAM_NAME, Position, stored_subject, table_subject
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import Running, Tables, last_seq, table_ids, wait_until
 

@@ -37,8 +37,8 @@ from hypothesis import strategies as st
 from controller.floor.service import FloorService
 from controller.journal import entries as typed
 from controller.journal.chain import entry_hash
-from controller.simulation.floor.servers import FLOOR_CONSUMER, STREAM_NAME, table_inbox, table_subject
 from controller.uplink import wire
+from controller.uplink.wire import FLOOR_CONSUMER, STREAM_NAME, table_inbox, table_subject
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import ANSWER_TIMEOUT_S, Running, Tables, expected_messages, floor_problems, last_seq
 

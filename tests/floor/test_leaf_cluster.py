@@ -25,9 +25,9 @@ import pytest
 from controller.floor.service import FloorService
 from controller.journal.store import Journal
 from controller.simulation.floor.embedded import EmbeddedFloor
-from controller.simulation.floor.servers import STREAM_NAME, site_stream_name
 from controller.simulation.floor.site import EmbeddedSite
 from controller.uplink.uplink import Uplink
+from controller.uplink.wire import STREAM_NAME, site_stream_name
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import (
     Tables,

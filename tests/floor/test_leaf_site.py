@@ -37,26 +37,24 @@ from controller.config import ConfigError, load_config
 from controller.floor.service import STREAM_SOURCE_HEADER, FloorService, site_of_source
 from controller.floor.stream import ensure_stream, stream_config
 from controller.journal.store import Journal
-from controller.simulation.floor.servers import (
+from controller.simulation.floor.servers import NATS_SERVER, ServerError, nats_server_version
+from controller.simulation.floor.site import EmbeddedSite, site_reachable
+from controller.uplink import wire
+from controller.uplink.uplink import Uplink, read_high_water_mark, ssl_context
+from controller.uplink.wire import (
     FLOOR_CONSUMER,
     FLOOR_INBOX,
     HUB_DOMAIN,
-    NATS_SERVER,
     SITES_MIN_NATS_VERSION,
     STREAM_NAME,
-    ServerError,
-    nats_server_version,
     site_deliver_prefix,
     site_domain,
     site_reply_prefix,
     site_stream_name,
+    stored_subject,
     table_inbox,
     table_subject,
 )
-from controller.simulation.floor.site import EmbeddedSite, site_reachable
-from controller.uplink import wire
-from controller.uplink.uplink import Uplink, read_high_water_mark, ssl_context
-from controller.uplink.wire import stored_subject
 from tests.config.test_config import BASE
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import (

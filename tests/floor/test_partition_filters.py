@@ -18,8 +18,7 @@ from controller.floor.workers import (
     partition_of,
 )
 from controller.simulation.floor.embedded import EmbeddedFloor
-from controller.simulation.floor.servers import STREAM_NAME
-from controller.uplink.wire import stored_subject
+from controller.uplink.wire import STREAM_NAME, stored_subject
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import Running, Tables, floor_problems, last_seq, table_ids, wait_until
 from tests.floor.test_failures import _all_on_floor

@@ -17,9 +17,9 @@ from controller.floor.messages import table_of_subject
 from controller.floor.partition_setup import StreamWithoutPartitionTokens
 from controller.floor.stream import ensure_stream, has_partition_tokens, stream_config
 from controller.floor.workers import ensure_partitions, partition_consumer
-from controller.simulation.floor.servers import STREAM_NAME
 from controller.uplink.wire import (
     PARTITION_TOKEN_COUNTS,
+    STREAM_NAME,
     partition_of,
     stored_subject,
     table_subject,

@@ -18,9 +18,8 @@ from controller.floor.service import FloorService
 from controller.journal.seals import read_seal, seal_numbers
 from controller.journal.segments import verify_segments
 from controller.journal.store import Journal
-from controller.simulation.floor.servers import STREAM_NAME
 from controller.uplink.uplink import Uplink, mark_path, read_high_water_mark
-from controller.uplink.wire import stored_subject
+from controller.uplink.wire import STREAM_NAME, stored_subject
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import (
     expected_messages,

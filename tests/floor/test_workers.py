@@ -37,8 +37,7 @@ from controller.floor.workers import (
     refuse_live_workers,
 )
 from controller.simulation.floor.embedded import EmbeddedFloor
-from controller.simulation.floor.servers import LEASE_BUCKET
-from controller.uplink.wire import STREAM_NAME
+from controller.uplink.wire import LEASE_BUCKET, STREAM_NAME
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import (
     Running,

@@ -10,7 +10,7 @@ import asyncio
 from pathlib import Path
 
 from controller.floor.workers import FloorWorker, WorkerSettings, lease_key
-from controller.simulation.floor.servers import LEASE_BUCKET
+from controller.uplink.wire import LEASE_BUCKET
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import Running, Tables, floor_problems, table_ids, wait_until
 from tests.floor.test_failures import CATCH_UP_TIMEOUT_S, _all_on_floor, _play_all

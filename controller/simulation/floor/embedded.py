@@ -27,11 +27,6 @@ from controller.floor.stream import ACK_WAIT_S, DEFAULT_DUPLICATE_WINDOW_S, ensu
 from controller.logs import log_nats_error
 from controller.simulation.floor.cluster import NatsCluster, wait_jetstream_ready
 from controller.simulation.floor.servers import (
-    FLOOR_INBOX,
-    HUB_DOMAIN,
-    SITES_MIN_NATS_VERSION,
-    STREAM_NAME,
-    SURVEILLANCE_INBOX,
     LeafListen,
     NatsServer,
     NatsUser,
@@ -48,6 +43,13 @@ from controller.simulation.floor.servers import (
     table_user,
 )
 from controller.uplink.uplink import ssl_context
+from controller.uplink.wire import (
+    FLOOR_INBOX,
+    HUB_DOMAIN,
+    SITES_MIN_NATS_VERSION,
+    STREAM_NAME,
+    SURVEILLANCE_INBOX,
+)
 
 _NO_PLACEMENT = 10005  # JetStream's err_code: no suitable peers for placement (a cluster still forming)
 

@@ -19,7 +19,7 @@ from urllib.parse import quote
 
 from controller.errors import ServerError
 from controller.simulation.floor.certificates import TlsFiles
-from controller.simulation.floor.processes import wait_port
+from controller.simulation.floor.processes import end_child, wait_port
 from controller.uplink.wire import (
     FLOOR_CONSUMER,
     FLOOR_INBOX,
@@ -497,11 +497,6 @@ class NatsServer:
         self.process = None
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
+        if self.process is not None:
+            end_child(self.process, grace_s=10)
         self.process = None

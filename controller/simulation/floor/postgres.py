@@ -15,7 +15,7 @@ from pathlib import Path
 import psycopg
 
 from controller.errors import ServerError
-from controller.simulation.floor.processes import wait_port
+from controller.simulation.floor.processes import end_child, wait_port
 
 POSTGRES_USER = "postgres"  # the Debian package's system user: a cluster is never run as root
 
@@ -164,13 +164,6 @@ class PostgresCluster:
 
     def stop(self, *, mode: str = "fast") -> None:
         """Stop it (``fast``: SIGINT, rolls back open transactions; ``immediate``: SIGQUIT, a crash)."""
-        if self.process is None or self.process.poll() is not None:
-            self.process = None
-            return
-        self.process.send_signal(signal.SIGQUIT if mode == "immediate" else signal.SIGINT)
-        try:
-            self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(timeout=10)
+        if self.process is not None:
+            end_child(self.process, ask=signal.SIGQUIT if mode == "immediate" else signal.SIGINT, grace_s=30)
         self.process = None

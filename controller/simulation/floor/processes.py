@@ -1,9 +1,11 @@
 """The harness's child processes, what every server here shares: a free port on 127.0.0.1, a bounded wait
-until a child listens (its log's last lines in the one-line error when it does not)."""
+until a child listens (its log's last lines in the one-line error when it does not), and a child's end:
+asked first, killed when it does not go in time."""
 
 from __future__ import annotations
 
 import contextlib
+import signal
 import socket
 import subprocess
 import time
@@ -37,3 +39,23 @@ def log_tail(log: Path, lines: int = 5) -> str:
         return " | ".join(log.read_text(errors="replace").strip().splitlines()[-lines:])
     except OSError:
         return "(no log)"
+
+
+def end_child(
+    process: subprocess.Popen[bytes],
+    *,
+    ask: signal.Signals = signal.SIGTERM,
+    grace_s: float,
+    kill_wait_s: float = 10.0,
+) -> None:
+    """Ask a running child to end (``ask``: SIGTERM, or the server's own stop signal) and give it
+    ``grace_s``; a child still there then is SIGKILLed and waited for ``kill_wait_s``. A child that has
+    already exited is left alone, so a server stopped after a crash of its own stops quietly."""
+    if process.poll() is not None:
+        return
+    process.send_signal(ask)
+    try:
+        process.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=kill_wait_s)

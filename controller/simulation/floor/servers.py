@@ -10,7 +10,8 @@ line (its log's last lines attached), never waited for forever.
 
 The code lives in four modules beside this one (certificates.py, nats_server.py, postgres.py,
 processes.py); this one names it all in one place for the harness's users (the tests' fixtures, the
-benches), with the wire's names (controller/uplink/wire.py) they use beside it.
+benches). The wire's names (subjects, the stream, the inboxes) are the wire contract's own: its users
+import them from controller/uplink/wire.py, as the table and the floor do.
 """
 
 from __future__ import annotations
@@ -39,44 +40,11 @@ from controller.simulation.floor.nats_server import (
 )
 from controller.simulation.floor.postgres import POSTGRES_USER, PostgresCluster, postgres_bindir
 from controller.simulation.floor.processes import free_port
-from controller.uplink.wire import (
-    FLOOR_CONSUMER,
-    FLOOR_INBOX,
-    FLOOR_MIN_NATS_VERSION,
-    HUB_DOMAIN,
-    LEASE_BUCKET,
-    PROGRESSIVE_INBOX,
-    PROGRESSIVE_ROOT,
-    SITES_MIN_NATS_VERSION,
-    STREAM_NAME,
-    SUBJECT_ROOT,
-    SURVEILLANCE_INBOX,
-    VERIFY_ROOT,
-    site_deliver_prefix,
-    site_domain,
-    site_reply_prefix,
-    site_stream_name,
-    table_inbox,
-    table_subject,
-    verify_subject,
-)
 
 __all__ = [
-    "FLOOR_CONSUMER",
-    "FLOOR_INBOX",
-    "FLOOR_MIN_NATS_VERSION",
-    "HUB_DOMAIN",
-    "LEASE_BUCKET",
     "NATS_SERVER",
     "NATS_SERVER_ENV",
     "POSTGRES_USER",
-    "PROGRESSIVE_INBOX",
-    "PROGRESSIVE_ROOT",
-    "SITES_MIN_NATS_VERSION",
-    "STREAM_NAME",
-    "SUBJECT_ROOT",
-    "SURVEILLANCE_INBOX",
-    "VERIFY_ROOT",
     "ClusterRoutes",
     "HubRemote",
     "LeafListen",
@@ -97,13 +65,6 @@ __all__ = [
     "postgres_bindir",
     "progressive_user",
     "site_admin_user",
-    "site_deliver_prefix",
-    "site_domain",
-    "site_reply_prefix",
-    "site_stream_name",
     "surveillance_user",
-    "table_inbox",
-    "table_subject",
     "table_user",
-    "verify_subject",
 ]

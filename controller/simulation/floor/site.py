@@ -32,7 +32,6 @@ from controller.floor.stream import DEFAULT_DUPLICATE_WINDOW_S, ensure_site_stre
 from controller.logs import log_nats_error
 from controller.simulation.floor.embedded import EmbeddedFloor, _run_apart
 from controller.simulation.floor.servers import (
-    SITES_MIN_NATS_VERSION,
     HubRemote,
     NatsServer,
     NatsUser,
@@ -40,12 +39,10 @@ from controller.simulation.floor.servers import (
     free_port,
     nats_server_binary,
     site_admin_user,
-    site_domain,
-    site_reply_prefix,
-    site_stream_name,
     table_user,
 )
 from controller.uplink.uplink import ssl_context
+from controller.uplink.wire import SITES_MIN_NATS_VERSION, site_domain, site_reply_prefix, site_stream_name
 
 LEAF_CONNECT_TIMEOUT_S = 20.0
 

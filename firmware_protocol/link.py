@@ -106,8 +106,8 @@ class Link:
         """Made by ``Link.controller`` or ``Link.device``: ``handshake`` holds this side's role, keys,
         versions and window, checked once there (``Handshake.__init__`` says what each is)."""
         self._handshake = handshake
-        role = self.role = handshake.role
-        self._peer_sender = SENDER_BY_ROLE[Role.DEVICE if role is Role.CONTROLLER else Role.CONTROLLER]
+        self.role = handshake.role
+        self._peer_sender = SENDER_BY_ROLE[Role.DEVICE if self.role is Role.CONTROLLER else Role.CONTROLLER]
         self._send = SendWindow()
         self._receive = ReceiveWindow()
         self._decoder = FrameDecoder()

@@ -19,7 +19,7 @@ import contextlib
 import socket
 from abc import ABC, abstractmethod
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 import serial
 import serial_asyncio_fast
@@ -111,9 +111,15 @@ class _QueueProtocol(asyncio.Protocol):
         self._queue.put_nowait(_CLOSED)
 
 
-class _StreamTransport(Transport):
-    def __init__(self, url: str) -> None:
+_StreamSpec = TypeVar("_StreamSpec", SerialUrl, SocketUrl)
+
+
+class _StreamTransport(Transport, Generic[_StreamSpec]):
+    """A line asyncio watches itself (serial, TCP): each subclass says only how it connects."""
+
+    def __init__(self, url: str, spec: _StreamSpec) -> None:
         super().__init__(url)
+        self.spec: _StreamSpec = spec
         self._queue: asyncio.Queue[bytes] = asyncio.Queue()
         self._transport: asyncio.Transport | None = None
         self._lost_reason = "closed"
@@ -121,6 +127,13 @@ class _StreamTransport(Transport):
 
     def _protocol(self) -> _QueueProtocol:
         return _QueueProtocol(self._queue, self._connection_lost)
+
+    async def open(self) -> None:
+        self._transport = await self._connect(asyncio.get_running_loop())
+
+    @abstractmethod
+    async def _connect(self, loop: asyncio.AbstractEventLoop) -> asyncio.Transport:
+        """The line, open, its bytes fed to a fresh ``self._protocol()``; TransportError when it cannot be."""
 
     def _connection_lost(self, exc: Exception | None) -> None:
         self._lost_reason = f"line lost: {exc}" if exc is not None else "line closed by peer"
@@ -150,13 +163,8 @@ class _StreamTransport(Transport):
             await asyncio.wait_for(self._lost.wait(), timeout=2.0)
 
 
-class SerialTransport(_StreamTransport):
-    def __init__(self, url: str, spec: SerialUrl) -> None:
-        super().__init__(url)
-        self.spec = spec
-
-    async def open(self) -> None:
-        loop = asyncio.get_running_loop()
+class SerialTransport(_StreamTransport[SerialUrl]):
+    async def _connect(self, loop: asyncio.AbstractEventLoop) -> asyncio.Transport:
         try:
             transport, _ = await serial_asyncio_fast.create_serial_connection(
                 loop,
@@ -167,16 +175,11 @@ class SerialTransport(_StreamTransport):
             )
         except (serial.SerialException, OSError, ValueError) as error:
             raise TransportError(f"{self.spec.path}: {error}") from error
-        self._transport = transport
+        return transport
 
 
-class SocketTransport(_StreamTransport):
-    def __init__(self, url: str, spec: SocketUrl) -> None:
-        super().__init__(url)
-        self.spec = spec
-
-    async def open(self) -> None:
-        loop = asyncio.get_running_loop()
+class SocketTransport(_StreamTransport[SocketUrl]):
+    async def _connect(self, loop: asyncio.AbstractEventLoop) -> asyncio.Transport:
         try:
             transport, _ = await loop.create_connection(self._protocol, self.spec.host, self.spec.port)
         except OSError as error:
@@ -185,7 +188,7 @@ class SocketTransport(_StreamTransport):
         sock = transport.get_extra_info("socket")
         if sock is not None:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # frames are small: no Nagle
-        self._transport = transport
+        return transport
 
 
 # --- USB via pyusb --------------------------------------------------------------------------------

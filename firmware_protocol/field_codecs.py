@@ -8,8 +8,9 @@ every read past its end, and every value out of range, is a FieldError that name
 from __future__ import annotations
 
 import struct
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any, ClassVar, TypeAlias
 
 from firmware_protocol.constants import NONCE_LEN, STREAM_ID_LEN
 from firmware_protocol.errors import FieldError
@@ -42,17 +43,22 @@ class FieldReader:
         return chunk
 
 
-class Codec:
-    """How one field is checked, written, read and shown as JSON."""
+class Codec(ABC):
+    """How one field is checked, written, read and shown as JSON. Abstract: a codec that lacks a way
+    to check, write or read cannot be made (the module's constants are made at import, so a gap shows
+    there, not at the first message that uses it)."""
 
+    @abstractmethod
     def check(self, field: str, value: object) -> None:
-        raise NotImplementedError
+        """FieldError (naming ``field``) unless ``value`` is one this field may carry."""
 
+    @abstractmethod
     def write(self, value: Any, out: bytearray) -> None:
-        raise NotImplementedError
+        """Append the checked ``value``'s bytes to ``out``."""
 
+    @abstractmethod
     def read(self, reader: FieldReader, field: str) -> Any:
-        raise NotImplementedError
+        """The value at the reader's offset (moved past it); FieldError naming ``field`` if invalid."""
 
     def to_json(self, value: Any) -> JsonValue:
         return value
@@ -169,9 +175,26 @@ class FixedBytes(Codec):
             raise FieldError(field, f"must be {self.length * 2} hex digits") from None
 
 
+class _IntTuple(Codec):
+    """A tuple of small integers (versions, cards): a JSON list of them. ``JSON_ITEMS`` names them in the
+    error a non-list gets; the subclass checks the integers themselves."""
+
+    JSON_ITEMS: ClassVar[str]
+
+    def to_json(self, value: Any) -> JsonValue:
+        return list(value)
+
+    def from_json(self, field: str, raw: JsonValue) -> Any:
+        if not isinstance(raw, list):
+            raise FieldError(field, f"must be a list of {self.JSON_ITEMS}")
+        return tuple(raw)
+
+
 @dataclass(frozen=True)
-class VersionSet(Codec):
+class VersionSet(_IntTuple):
     """Protocol versions 1..8 a side speaks, ascending; the wire carries a bitmap byte (bit v-1 for v)."""
+
+    JSON_ITEMS = "versions"
 
     def check(self, field: str, value: object) -> None:
         if not isinstance(value, tuple) or not value:
@@ -189,14 +212,6 @@ class VersionSet(Codec):
     def read(self, reader: FieldReader, field: str) -> Any:
         bitmap = reader.take(1, field)[0]
         return tuple(bit + 1 for bit in range(8) if bitmap & (1 << bit))
-
-    def to_json(self, value: Any) -> JsonValue:
-        return list(value)
-
-    def from_json(self, field: str, raw: JsonValue) -> Any:
-        if not isinstance(raw, list):
-            raise FieldError(field, "must be a list of versions")
-        return tuple(raw)
 
 
 @dataclass(frozen=True)
@@ -253,8 +268,10 @@ class Choice(Codec):
 
 
 @dataclass(frozen=True)
-class CardList(Codec):
+class CardList(_IntTuple):
     """Distinct cards 0..51 in ascending order: a count byte (0..52) then one byte per card."""
+
+    JSON_ITEMS = "cards"
 
     def check(self, field: str, value: object) -> None:
         if not isinstance(value, tuple):
@@ -277,14 +294,6 @@ class CardList(Codec):
         if count > DECK_SIZE:
             raise FieldError(field, f"count {count} exceeds {DECK_SIZE}")
         return tuple(reader.take(count, field))
-
-    def to_json(self, value: Any) -> JsonValue:
-        return list(value)
-
-    def from_json(self, field: str, raw: JsonValue) -> Any:
-        if not isinstance(raw, list):
-            raise FieldError(field, "must be a list of cards")
-        return tuple(raw)
 
 
 @dataclass(frozen=True)

@@ -120,7 +120,12 @@ class Handshake:
         versions: Iterable[int] = SUPPORTED_VERSIONS,
         window: int = DEFAULT_WINDOW,
     ) -> None:
-        """See ``Link.__init__``: the same arguments, checked here."""
+        """``keyring`` maps device_id -> provisioned 32-byte key: for a controller, every device that
+        may answer on this line; for a device, exactly its own id and key. ``random_bytes`` makes the
+        nonces and stream ids (tests pass a seeded one; production keeps the default, the OS's CSPRNG).
+        ``versions``: the protocol versions this side speaks (a v1 device: ``(1,)``); ``window``: the
+        DATA frames in flight it offers for a v2 session (1..MAX_WINDOW). Each is checked here
+        (ValueError), once for the life of the Link that holds this handshake."""
         if not keyring:
             raise ValueError("keyring is empty")
         for device_id, key in keyring.items():

@@ -102,26 +102,12 @@ _NAK_WORTHY: Final = frozenset({"bad_cobs", "bad_crc", "bad_length", "frame_too_
 class Link:
     """One end of an authenticated, acknowledged link. See the module docstring for how to drive it."""
 
-    def __init__(
-        self,
-        role: Role,
-        keyring: Mapping[int, bytes],
-        *,
-        identity: DeviceIdentity | None = None,
-        random_bytes: Callable[[int], bytes] = secrets.token_bytes,
-        versions: Iterable[int] = SUPPORTED_VERSIONS,
-        window: int = DEFAULT_WINDOW,
-    ) -> None:
-        """``keyring`` maps device_id -> provisioned 32-byte key: for a controller, every device that
-        may answer on this line; for a device, exactly its own id and key. ``random_bytes`` makes the
-        nonces and stream ids (tests pass a seeded one; production keeps the default, the OS's CSPRNG).
-        ``versions``: the protocol versions this side speaks (a v1 device: ``(1,)``); ``window``: the
-        DATA frames in flight it offers for a v2 session (1..MAX_WINDOW)."""
-        self._handshake = Handshake(
-            role, keyring, identity=identity, random_bytes=random_bytes, versions=versions, window=window
-        )
-        self.role = role
-        self._peer_sender = SENDER_BY_ROLE[Role.DEVICE if role is Role.CONTROLLER else Role.CONTROLLER]
+    def __init__(self, handshake: Handshake) -> None:
+        """Made by ``Link.controller`` or ``Link.device``: ``handshake`` holds this side's role, keys,
+        versions and window, checked once there (``Handshake.__init__`` says what each is)."""
+        self._handshake = handshake
+        self.role = handshake.role
+        self._peer_sender = SENDER_BY_ROLE[Role.DEVICE if self.role is Role.CONTROLLER else Role.CONTROLLER]
         self._send = SendWindow()
         self._receive = ReceiveWindow()
         self._decoder = FrameDecoder()
@@ -143,7 +129,9 @@ class Link:
         versions: Iterable[int] = SUPPORTED_VERSIONS,
         window: int = DEFAULT_WINDOW,
     ) -> Link:
-        return cls(Role.CONTROLLER, keyring, random_bytes=random_bytes, versions=versions, window=window)
+        return cls(
+            Handshake(Role.CONTROLLER, keyring, random_bytes=random_bytes, versions=versions, window=window)
+        )
 
     @classmethod
     def device(
@@ -157,12 +145,14 @@ class Link:
         window: int = DEFAULT_WINDOW,
     ) -> Link:
         return cls(
-            Role.DEVICE,
-            {device_id: key},
-            identity=identity,
-            random_bytes=random_bytes,
-            versions=versions,
-            window=window,
+            Handshake(
+                Role.DEVICE,
+                {device_id: key},
+                identity=identity,
+                random_bytes=random_bytes,
+                versions=versions,
+                window=window,
+            )
         )
 
     # --- what the caller reads ------------------------------------------------------------------------

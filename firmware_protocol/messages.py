@@ -147,6 +147,12 @@ def _check_stream_state(stream_id: bytes, peer_stream_id: bytes, delivered_seq: 
         raise FieldError("delivered_seq", "must be 0 when peer_stream_id is none")
 
 
+def _check_fault_code(state: DeviceState, fault_code: int) -> None:
+    """The state and fault code both status messages carry (Status, StatusReport): one rule for both."""
+    if (state == "fault") != (fault_code != 0):
+        raise FieldError("fault_code", "must be non-zero exactly when state is fault")
+
+
 @dataclass(frozen=True, slots=True)
 class AuthChallenge(Message):
     """Controller -> device, handshake step 1: the controller's fresh nonce."""
@@ -280,8 +286,7 @@ class Status(Message):
     lamp: Annotated[LampColour, Choice(LAMP_COLOURS)]
 
     def _check_together(self) -> None:
-        if (self.state == "fault") != (self.fault_code != 0):
-            raise FieldError("fault_code", "must be non-zero exactly when state is fault")
+        _check_fault_code(self.state, self.fault_code)
 
 
 @dataclass(frozen=True, slots=True)
@@ -340,8 +345,7 @@ class StatusReport(Message):
     cards_reported: Annotated[int, CARD_COUNT] = 0
 
     def _check_together(self) -> None:
-        if (self.state == "fault") != (self.fault_code != 0):
-            raise FieldError("fault_code", "must be non-zero exactly when state is fault")
+        _check_fault_code(self.state, self.fault_code)
         if (self.deal == "none") != (self.positions == ()):
             raise FieldError("positions", "must be empty exactly when deal is none")
         if self.deal == "none" and self.cards_reported != 0:

@@ -18,7 +18,7 @@ from controller.engine import machine as m
 from controller.engine.context import TableContext
 from controller.engine.doors import DealsCourse, JudgesShoeFaults, OpensDecisions, RaisesFaults
 from controller.engine.ledger import DealLedger
-from controller.engine.round import DEAD
+from controller.engine.round import DEAD, LiveRound
 from controller.engine.state import DESIGNATED_PLAYER
 from controller.journal import entries as e
 from controller.rules.cards import CARD_TEXTS, DECK_SIZE, card_text
@@ -214,17 +214,14 @@ class DealPart:
             return
         live.see(event.card)
         if event.position not in step.expected:
-            if live.deals_to(event.position):
-                self.wrong_count(event.position, "a card dealt to a position not in this deal")
-            else:
-                self._faults.raise_fault(
-                    "integrity",
-                    "a card dealt to a position not in the round",
-                    latching=False,
-                    device=event.device,
-                    code="card_outside_round",
-                    private=_card_private(event),
-                )
+            self._outside_step(
+                live,
+                event,
+                "a card dealt to a position not in this deal",
+                "a card dealt to a position not in the round",
+                code="card_outside_round",
+                private=_card_private(event),
+            )
             return
         received = live.bind_card(step, position, event.card)
         if event.position in step.completed:
@@ -270,15 +267,12 @@ class DealPart:
             )
             return
         if event.position not in step.expected:
-            if live.deals_to(event.position):
-                self.wrong_count(event.position, "hand complete for a position not in this deal")
-            else:
-                self._faults.raise_fault(
-                    "integrity",
-                    f"hand complete for position {event.position}, which is not in the round",
-                    latching=False,
-                    device=event.device,
-                )
+            self._outside_step(
+                live,
+                event,
+                "hand complete for a position not in this deal",
+                f"hand complete for position {event.position}, which is not in the round",
+            )
             return
         if event.position in step.completed:
             self.wrong_count(event.position, "hand complete reported twice")
@@ -294,6 +288,25 @@ class DealPart:
             self.step_done()
         # Held mid-deal (past-posting, a lost sensor): the shoe finishes the step; the round moves on
         # from it when the supervisor clears the hold (RoundFlow.resume).
+
+    def _outside_step(
+        self,
+        live: LiveRound,
+        event: CardDealt | HandComplete,
+        not_in_step: str,
+        not_in_round: str,
+        *,
+        code: e.ReasonCode | None = None,
+        private: e.ReasonDetail | None = None,
+    ) -> None:
+        """A card or a hand complete for a position this step of the deal does not include: a wrong count
+        when the round deals to the position (at another step), else an integrity fault (no such place)."""
+        if live.deals_to(event.position):
+            self.wrong_count(event.position, not_in_step)
+        else:
+            self._faults.raise_fault(
+                "integrity", not_in_round, latching=False, device=event.device, code=code, private=private
+            )
 
     def wrong_count(
         self,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from drivers.events import CardDealt, HandComplete, ShufflerFault
+from drivers.events import CardDealt, HandComplete, ShufflerFault, ShufflerFaultKind
 
 
 class DealLedger:
@@ -33,54 +33,30 @@ class DealLedger:
 
     def card(self, event: CardDealt) -> ShufflerFault | None:
         """The card stands (``None``: it is bound to its place), or the fault it is."""
-        device, position, index, card = event.device, event.position, event.index, event.card
+        position, index, card = event.position, event.index, event.card
         hand = self._hands.get(position)
         if hand is None:  # (setdefault would make a list for every card)
             hand = self._hands[position] = []
         if 0 <= index < len(hand):  # (a negative index is no place: the protocol never sends one)
             repeated = hand[index] == card or self._refused.get((position, index)) == card
-            return ShufflerFault(
-                device=device,
-                fault="misread",
-                position=position,
-                detail=f"index {index} reported twice"
+            detail = (
+                f"index {index} reported twice"
                 if repeated
-                else f"index {index} reported as card {hand[index]} and then as card {card}",
-                card=card,
-                index=index,
+                else f"index {index} reported as card {hand[index]} and then as card {card}"
             )
+            return _shoe_fault(event, "misread", detail, card=card, index=index)
         requested = self._requested.get(position)
         if requested is None or index >= requested:
-            return ShufflerFault(
-                device=device,
-                fault="card_count",
-                position=position,
-                detail=f"extra card {card} at index {index} ({requested or 0} requested)",
-                card=card,
-                index=index,
-            )
+            detail = f"extra card {card} at index {index} ({requested or 0} requested)"
+            return _shoe_fault(event, "card_count", detail, card=card, index=index)
         if index != len(hand):
-            return ShufflerFault(
-                device=device,
-                fault="card_count",
-                position=position,
-                detail=f"index {index} after {len(hand)} cards",
-                index=index,
-            )
+            return _shoe_fault(event, "card_count", f"index {index} after {len(hand)} cards", index=index)
         first = self._cards_seen.get(card)
         if first is not None:
             hand.append(None)  # the place is taken (by a card refused): the next index follows on
             self._refused[(position, index)] = card
-            return ShufflerFault(
-                device=device,
-                fault="misread",
-                position=position,
-                detail=f"card {card} dealt twice (first at position {first[0]} index {first[1]})",
-                card=card,
-                index=index,
-                first_position=first[0],
-                first_index=first[1],
-            )
+            detail = f"card {card} dealt twice (first at position {first[0]} index {first[1]})"
+            return _shoe_fault(event, "misread", detail, card=card, index=index, first=first)
         hand.append(card)
         self._cards_seen[card] = (position, index)
         return None
@@ -90,19 +66,36 @@ class DealLedger:
         shoe's count differs from the one asked for) — judged after the report itself."""
         position = event.position
         if position in self._hands_completed:
-            return False, ShufflerFault(
-                device=event.device,
-                fault="card_count",
-                position=position,
-                detail=f"hand_complete reported twice ({event.card_count} cards)",
+            return False, _shoe_fault(
+                event, "card_count", f"hand_complete reported twice ({event.card_count} cards)"
             )
         self._hands_completed.add(position)
         requested = self._requested.get(position)
         if requested is not None and event.card_count != requested:
-            return True, ShufflerFault(
-                device=event.device,
-                fault="card_count",
-                position=position,
-                detail=f"dealt {event.card_count} cards, {requested} requested",
+            return True, _shoe_fault(
+                event, "card_count", f"dealt {event.card_count} cards, {requested} requested"
             )
         return True, None
+
+
+def _shoe_fault(
+    report: CardDealt | HandComplete,
+    fault: ShufflerFaultKind,
+    detail: str,
+    *,
+    card: int | None = None,
+    index: int | None = None,
+    first: tuple[int, int] | None = None,
+) -> ShufflerFault:
+    """The shoe fault a report amounts to, at the report's device and position: ``card`` and ``index``
+    the place it is about, ``first`` (position, index) where a card seen twice was dealt first."""
+    return ShufflerFault(
+        device=report.device,
+        fault=fault,
+        position=report.position,
+        detail=detail,
+        card=card,
+        index=index,
+        first_position=None if first is None else first[0],
+        first_index=None if first is None else first[1],
+    )

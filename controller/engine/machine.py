@@ -111,25 +111,17 @@ def _main_line(game: str) -> tuple[list[str], list[str], list[str], list[str], l
         t("start_deal", BETS_LOCKED, DEALING),
     ]
     if game == CHASE_THE_FLUSH:
-        middle = [PREFLOP, DEALING_FLOP, FLOP, DEALING_TURN_RIVER, RIVER]
-        decisions = [PREFLOP, FLOP, RIVER]
         dealing = [DEALING, DEALING_FLOP, DEALING_TURN_RIVER]
-        specs += [
-            t("deal_complete", DEALING, PREFLOP),
-            t("close_decisions", PREFLOP, DEALING_FLOP),
-            t("deal_complete", DEALING_FLOP, FLOP),
-            t("close_decisions", FLOP, DEALING_TURN_RIVER),
-            t("deal_complete", DEALING_TURN_RIVER, RIVER),
-            t("close_decisions", RIVER, REVEAL),
-        ]
+        decisions = [PREFLOP, FLOP, RIVER]
     else:
-        middle = [DECISIONS]
-        decisions = [DECISIONS]
         dealing = [DEALING]
-        specs += [
-            t("deal_complete", DEALING, DECISIONS),
-            t("close_decisions", DECISIONS, REVEAL),
-        ]
+        decisions = [DECISIONS]
+    # Deal steps and decision phases alternate: each deal step completes into its decisions, and each
+    # closing of the decisions leads to the next deal step, the last one to the reveal.
+    middle: list[str] = []
+    for deal_step, decided, after in zip(dealing, decisions, [*dealing[1:], REVEAL], strict=True):
+        middle += [decided] if after == REVEAL else [decided, after]
+        specs += [t("deal_complete", deal_step, decided), t("close_decisions", decided, after)]
     specs += [
         t("settle", REVEAL, SETTLING),
         t("pay", SETTLING, PAYING),

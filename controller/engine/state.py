@@ -50,15 +50,6 @@ class LatchedFault:
     device: str | None = None
     round_id: str | None = None
 
-    def to_json(self) -> dict[str, object]:
-        return {
-            "fault_id": self.fault_id,
-            "kind": self.kind,
-            "detail": self.detail,
-            "device": self.device,
-            "round_id": self.round_id,
-        }
-
 
 @dataclass(frozen=True, slots=True)
 class RecoveredState:

@@ -195,9 +195,10 @@ locks AS (
     WHERE w.value ? 'progressive'
 ),
 dead_seats AS (
-    SELECT DISTINCT e.table_id, e.round_id, e.payload ->> 'seat' AS seat
+    -- the typed seat (migration 12), as text: the lock's wagers are keyed by the seat's text
+    SELECT DISTINCT e.table_id, e.round_id, e.seat::text AS seat
     FROM rounds r JOIN floor_entries e ON e.table_id = r.table_id AND e.round_id = r.round_id
-    WHERE e.kind = 'dead_hand' AND e.payload ->> 'seat' IS NOT NULL
+    WHERE e.kind = 'dead_hand' AND e.seat IS NOT NULL
 ),
 journal AS (
     SELECT l.table_id, l.round_id, sum(l.cents) AS locked_cents, count(*) AS locked_wagers,

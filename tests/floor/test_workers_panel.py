@@ -62,7 +62,7 @@ def test_the_workers_page_shows_partitions_and_nodes(make_floor: MakeFloor, brow
             """Both leases, and the three nodes reported current with one leader. The page shows what
             PostgreSQL held at its load: a replica catching up just after the cluster's start, seen then,
             stays so on the page until it is loaded again."""
-            return (
+            return bool(
                 rows.count() == PARTITIONS
                 and states.all_text_contents() == ["current", "current", "current"]
                 and page.locator("#nodes .role", has_text="leader").count() == 1

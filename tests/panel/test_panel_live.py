@@ -135,7 +135,11 @@ def test_event_stream_carries_no_card_before_its_reveal(live: PanelRig) -> None:
         # written: waited for, not slept for (a loaded machine's poll can take longer than any sleep).
         step_end = live.journal.last_entry()
         assert step_end is not None
-        wait_until(lambda end=step_end.seq: live.backend.last_seq >= end, "the panel following the step")
+
+        def folded(end_seq: int = step_end.seq) -> bool:
+            return live.backend.last_seq >= end_seq
+
+        wait_until(folded, "the panel following the step")
     reader.join(WAIT_S)
     end = live.journal.last_entry()
     assert end is not None

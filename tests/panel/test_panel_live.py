@@ -131,7 +131,15 @@ def test_event_stream_carries_no_card_before_its_reveal(live: PanelRig) -> None:
     # cards (they are public by then). It used to go on after 2 s whether the stream was open or not.
     wait_until(lambda: live.backend.subscriber_count > 0, "the event stream to open")
     for _step in script.steps():
-        time.sleep(0.15)  # the panel picks entries up by itself (poll), as from another writer
+        # The panel picks each step up by itself (its poll, as from another writer) before the next is
+        # written: waited for, not slept for (a loaded machine's poll can take longer than any sleep).
+        step_end = live.journal.last_entry()
+        assert step_end is not None
+
+        def folded(end_seq: int = step_end.seq) -> bool:
+            return live.backend.last_seq >= end_seq
+
+        wait_until(folded, "the panel following the step")
     reader.join(WAIT_S)
     end = live.journal.last_entry()
     assert end is not None

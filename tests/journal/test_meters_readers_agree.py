@@ -13,7 +13,7 @@ import io
 import random
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from controller.config import TableConfig, load_config
 from controller.daemon_outputs import CommittedOutputs
@@ -64,7 +64,7 @@ class RunInTheTest:
     def __init__(self, journal: Journal, config: TableConfig) -> None:
         self.summary = RunSummary()
         self.options = RunOptions(print_rounds=False, integrity_every_rounds=0)
-        self.out = io.StringIO()
+        self.out: TextIO = io.StringIO()
         self.config = config
         self._journal = journal
 

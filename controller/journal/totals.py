@@ -7,8 +7,8 @@ leaves both or neither: the totals never disagree with the entries they were mad
 - ``journal_totals(period, key, value)``: the meters' counters (controller/journal/state_parts.py ``Meters``)
   flattened to integer keys, per UTC hour (``h:2026-12-01T14``), per UTC day (``d:2026-12-01``) and for
   the whole journal (``all``). Each entry adds the same amounts the reducer adds when it folds it
-  (``Meters.add_settlement`` on a fresh ``Meters``, then flattened), so a range's meters are the sum of
-  its periods' rows: a shift is 8 hour rows, a day one row, the whole journal one row.
+  (the one meters fold, ``Meters.count``, on a fresh ``Meters``, then flattened), so a range's meters
+  are the sum of its periods' rows: a shift is 8 hour rows, a day one row, the whole journal one row.
 - ``journal_rounds(seq, round_id, time_utc, status, game)``: one row per closed round (``seq`` its
   closing entry), by close time; ``journal_round_seats(seat, seq)``: the seats that had a wager in it.
   Recall by time range and by seat reads these, then the round's own entries through the round index.

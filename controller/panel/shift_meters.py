@@ -2,8 +2,8 @@
 
 The whole-journal meters are the reducer's (controller/journal/state.py ``Meters``); a range is the same
 one meters fold (``Meters.count``) over the entries whose time falls in it (rounds started, closed by
-round_settled, round_dead or round_voided, faults raised and cleared), so both count alike. A range on whole hours (a
-shift, whole days) is read from the per-hour and per-day totals kept beside the journal
+round_settled, round_dead or round_voided, faults raised and cleared), so both count alike. A range on
+whole hours (a shift, whole days) is read from the per-hour and per-day totals kept beside the journal
 (controller/journal/meters.py ``range_totals``: a few rows, whatever the journal's age); ``fold_range``
 is the fold they equal, used for a journal without totals.
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from controller.journal.kinds import STATUS_BY_CLOSING_KIND
+from controller.journal.kinds import METER_KINDS, STATUS_BY_CLOSING_KIND
 
 if TYPE_CHECKING:
     from controller.journal.state_parts import Meters
@@ -58,9 +58,7 @@ CREATE TABLE IF NOT EXISTS journal_round_seats (
 
 ALL_PERIOD = "all"
 # The kinds that move a meter: everything else adds nothing to any total.
-TOTAL_KINDS = frozenset(
-    {"round_started", "round_settled", "round_dead", "round_voided", "fault_raised", "fault_cleared"}
-)
+TOTAL_KINDS = frozenset(METER_KINDS)
 _SCALARS = (
     "rounds_started",
     "rounds_settled",

@@ -28,15 +28,15 @@ from fractions import Fraction
 from typing import Any
 
 from controller.errors import UserError
+from controller.journal.kinds import METER_KINDS
 from controller.journal.meters import range_totals
 from controller.journal.state_parts import Meters, TheoreticalStakes
 from controller.journal.store import Journal, JournalEntry
 from controller.locale import DEFAULT_PROPERTY, PropertyRefused, PropertySettings, journal_time, shift_bounds
 from controller.rules.catalogue import theoretical_win_by_wager
 
-CLOSING = ("round_settled", "round_dead", "round_voided")
 # What a range's meters count: the rounds started and closed in it, the faults raised and cleared.
-RANGE_KINDS = ("round_started", *CLOSING, "fault_raised", "fault_cleared")
+RANGE_KINDS = METER_KINDS
 
 
 def shift_range(day: str, shift: str, prop: PropertySettings = DEFAULT_PROPERTY) -> tuple[str, str]:

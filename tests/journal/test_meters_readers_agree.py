@@ -21,6 +21,7 @@ from controller.daemon_start import RunOptions, RunSummary
 from controller.engine import JournalRecord
 from controller.floor.gaming_day import DayEntry, fold_day
 from controller.journal import Journal
+from controller.journal.kinds import METER_KINDS
 from controller.journal.meters import compute_meters, fold_meters, range_totals
 from controller.journal.recovery import recover
 from controller.journal.state_parts import Meters
@@ -149,6 +150,12 @@ def test_the_reducer_the_panel_the_totals_the_floor_and_the_daemon_count_alike(t
         figures = fold_day(rows, *whole)["T1"]
         floor = {name: getattr(figures, name) for name in _floor_figures(reducer)}
         assert floor == _floor_figures(reducer)
+
+        # The one fold moves a meter for exactly the kinds the readers read (METER_KINDS), no other.
+        every = list(journal.entries())
+        moved = {stored_entry.kind for stored_entry in every if Meters().count(stored_entry.entry, "")}
+        assert moved == set(METER_KINDS)
+        assert len({stored_entry.kind for stored_entry in every}) > len(METER_KINDS)
 
         # The daemon's run summary, counting the same closing entries as they were committed.
         run = RunInTheTest(journal, load_config())

@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from controller.journal.errors import JournalError
 from controller.journal.kinds import METER_KINDS, STATUS_BY_CLOSING_KIND
 
 if TYPE_CHECKING:
@@ -109,7 +108,7 @@ def entry_deltas(
     (``MetersBeforeProgressiveNet``: the progressive's net left out of the round's balance), to check
     what such a file holds."""
     # The readers' start-up: the entries and the reducer load only when counted.
-    from controller.journal.entries import EntryError, from_parts  # noqa: PLC0415
+    from controller.journal.entries import from_parts  # noqa: PLC0415
     from controller.journal.state_parts import (  # noqa: PLC0415
         Meters,
         MetersBeforeProgressiveNet,
@@ -119,10 +118,7 @@ def entry_deltas(
     delta: Counter[str] = Counter()
     if kind not in TOTAL_KINDS:
         return delta
-    try:
-        entry = from_parts(kind, public, None)
-    except EntryError as error:  # a damaged file's entry: named in one line, nothing counted from it
-        raise JournalError(f"journal totals: entry {seq}: {error}") from None
+    entry = from_parts(kind, public, None)
     meters = MetersBeforeProgressiveNet() if before_progressive_net else Meters()
     meters.count(entry, str(round_id))
     theoretical = TheoreticalStakes()

@@ -15,20 +15,16 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TextIO
 
-import pytest
-
 from controller.config import TableConfig, load_config
 from controller.daemon_outputs import CommittedOutputs
 from controller.daemon_start import RunOptions, RunSummary
 from controller.engine import JournalRecord
 from controller.floor.gaming_day import DayEntry, fold_day
 from controller.journal import Journal
-from controller.journal.errors import JournalError
 from controller.journal.kinds import METER_KINDS
 from controller.journal.meters import compute_meters, fold_meters, range_totals
 from controller.journal.recovery import recover
 from controller.journal.state_parts import Meters
-from controller.journal.totals import totals_by_period
 from controller.panel.shift_meters import RANGE_KINDS, day_range, fold_range
 from tests.journal.scripted import Outcome, play_round
 
@@ -172,12 +168,3 @@ def test_the_reducer_the_panel_the_totals_the_floor_and_the_daemon_count_alike(t
             reducer.rounds_voided,
         )
         assert summary.rounds_closed == reducer.rounds_settled + reducer.rounds_dead + reducer.rounds_voided
-
-
-def test_a_damaged_closing_entry_is_refused_in_one_line_naming_it() -> None:
-    """The stored totals read each entry as its typed class: one that does not fit (a damaged file's)
-    is a one-line journal error naming its seq, not a traceback, and nothing is counted from it."""
-    damaged = (7, "round_settled", "R1", "2026-12-01T10:00:00.000000Z", {"settlement": "not an object"})
-    with pytest.raises(JournalError, match=r"^journal totals: entry 7: ") as refused:
-        totals_by_period([damaged])
-    assert "\n" not in str(refused.value)

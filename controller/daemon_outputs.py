@@ -22,6 +22,7 @@ from controller.engine.outputs import Output
 from controller.journal import entries
 from controller.journal.recall import recall_from
 from controller.journal.render import render_record
+from controller.journal.state_parts import CLOSING_ENTRIES, Meters
 from controller.journal.store import Journal
 from controller.logs import bind_round
 from drivers.events import DomainCommand
@@ -82,18 +83,18 @@ class CommittedOutputs:
         entry = record.entry
         if isinstance(entry, entries.RoundStarted):
             bind_round(record.round_id)
-        if not isinstance(entry, entries.RoundSettled | entries.RoundDead | entries.RoundVoided):
+        if not isinstance(entry, CLOSING_ENTRIES):
             return
         bind_round(None)
         run = self._run
         summary = run.summary
+        # Counted by how it closed through the one meters fold (Meters.count, the reducer's).
+        closed = Meters()
+        closed.count(entry, str(record.round_id))
         summary.rounds_closed += 1
-        if isinstance(entry, entries.RoundSettled):
-            summary.rounds_settled += 1
-        elif isinstance(entry, entries.RoundDead):
-            summary.rounds_dead += 1
-        else:
-            summary.rounds_voided += 1
+        summary.rounds_settled += closed.rounds_settled
+        summary.rounds_dead += closed.rounds_dead
+        summary.rounds_voided += closed.rounds_voided
         settlement = entry.settlement  # the public settlement: banker_net and rake are in it
         log.info(
             record.kind,

@@ -31,7 +31,7 @@ from controller.floor.theoretical import theoretical_win_exact
 from controller.journal import entries as typed
 from controller.journal.kinds import DIFFERENCE_ACCEPTED, LEGACY_OPERATOR_ACTION, SEAT_KILLED
 from controller.journal.render import typed_entry
-from controller.journal.state_parts import Meters
+from controller.journal.state_parts import CLOSING_ENTRIES, Meters
 from controller.locale import (
     DEFAULT_PROPERTY,
     PropertyRefused,
@@ -92,6 +92,19 @@ class DayFigures:
     progressive_awards_cents: int = 0
     games: set[str] = field(default_factory=set)
 
+    def add_meters(self, meters: Meters) -> None:
+        """What the one meters fold (``Meters.count``) counted of the day's closing entries."""
+        self.rounds_settled += meters.rounds_settled
+        self.rounds_dead += meters.rounds_dead
+        self.rounds_voided += meters.rounds_voided
+        self.handle_cents += meters.handle_cents
+        self.win_cents += meters.house_win_cents
+        self.dead_hands += meters.dead_hands
+        for wager, meter in meters.by_wager.items():
+            if meter.stake_cents:
+                by_wager = self.handle_by_wager_cents
+                by_wager[wager] = by_wager.get(wager, 0) + meter.stake_cents
+
     def add(self, other: DayFigures) -> None:
         for name in (
             "rounds_settled",
@@ -131,7 +144,7 @@ def gaming_day_range(day: str, prop: PropertySettings = DEFAULT_PROPERTY) -> tup
         raise UserError(str(refused)) from None
 
 
-def fold_day(entries: Iterable[DayEntry], start_utc: str, end_utc: str) -> dict[str, DayFigures]:  # noqa: PLR0912 - one branch per entry kind of the day's fold
+def fold_day(entries: Iterable[DayEntry], start_utc: str, end_utc: str) -> dict[str, DayFigures]:
     """Each table's figures from its entries whose time is in [start_utc, end_utc) (journal texts)."""
     tables: dict[str, DayFigures] = {}
     for entry in entries:
@@ -142,30 +155,20 @@ def fold_day(entries: Iterable[DayEntry], start_utc: str, end_utc: str) -> dict[
         if entry.kind in CLOSING:
             # Read as its typed entry (the payload may hold the private part merged: a table's journal).
             closing = typed_entry(entry.kind, payload)
-            assert isinstance(closing, typed.RoundSettled | typed.RoundDead | typed.RoundVoided)
+            assert isinstance(closing, CLOSING_ENTRIES)
             settlement = closing.settlement
-            # The table's own meters fold (controller/journal/state.py) for handle, win, dead hands.
+            # The table's own meters fold (Meters.count, the reducer's): the round counted by how it
+            # closed, its handle, win and dead hands.
             meters = Meters()
-            meters.add_settlement("", settlement, voided=entry.kind == "round_voided")
-            figures.handle_cents += meters.handle_cents
-            figures.win_cents += meters.house_win_cents
-            figures.dead_hands += meters.dead_hands
-            for wager, meter in meters.by_wager.items():
-                if meter.stake_cents:
-                    by_wager = figures.handle_by_wager_cents
-                    by_wager[wager] = by_wager.get(wager, 0) + meter.stake_cents
+            meters.count(closing, "")
+            figures.add_meters(meters)
             # A settled round's settle input is in its private part; its settlement names the game.
             round_json = {} if isinstance(closing, typed.RoundSettled) else closing.round
             game = str(settlement.get("game") or round_json.get("game") or "")
             if game:
                 figures.games.add(game)
-            if entry.kind == "round_settled":
-                figures.rounds_settled += 1
+            if isinstance(closing, typed.RoundSettled):
                 figures.theoretical_exact += theoretical_win_exact(game, settlement)
-            elif entry.kind == "round_dead":
-                figures.rounds_dead += 1
-            else:
-                figures.rounds_voided += 1
         elif entry.kind in OPERATOR_KINDS:
             action = typed.from_parts(entry.kind, payload, None)
             if isinstance(action, KILL_ENTRIES):

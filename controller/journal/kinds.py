@@ -18,6 +18,17 @@ FAULT_RAISED = "fault_raised"
 FAULT_ACKNOWLEDGED = "fault_acknowledged"
 FAULT_CLEARED = "fault_cleared"
 
+METER_KINDS: tuple[str, ...] = (
+    ROUND_STARTED,
+    ROUND_SETTLED,
+    ROUND_DEAD,
+    ROUND_VOIDED,
+    FAULT_RAISED,
+    FAULT_CLEARED,
+)
+"""The kinds that move a meter: the one meters fold (controller/journal/state_parts.py ``Meters.count``)
+counts these and no other; the reducer's fold, a range's, the stored totals read only them."""
+
 CLOCK_STEPPED = "clock_stepped"
 """The journal's own entry when the wall clock went back behind its last time (store.Journal)."""
 PROGRESSIVE_PARAMETERS_CHANGED = "progressive_parameters_changed"

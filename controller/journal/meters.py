@@ -21,23 +21,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from controller.journal.kinds import METER_KINDS
 from controller.journal.state import TableState
 from controller.journal.state_parts import HISTORY_ROUNDS, Meters, WagerMeter
 from controller.journal.store import Journal
 from controller.journal.totals import ALL_PERIOD, range_periods, summed
 
 __all__ = ["Meters", "RangeTotals", "WagerMeter", "compute_meters", "fold_meters", "range_totals"]
-
-
-# The kinds the meters are folded from (through the kind index: a long journal is mostly cards and bets).
-METER_KINDS = (
-    "round_started",
-    "round_settled",
-    "round_dead",
-    "round_voided",
-    "fault_raised",
-    "fault_cleared",
-)
 
 
 def compute_meters(journal: Journal) -> Meters:
@@ -83,12 +73,7 @@ def range_totals(journal: Journal, start_utc: str, end_utc: str) -> RangeTotals 
         closing = journal.entry(seq)
         if closing is None:
             continue
-        one = Meters()
-        one.add_settlement(
-            str(closing.round_id),
-            closing.public.get("settlement") or {},
-            voided=False,
-            time_utc=closing.time_utc,
-        )
+        one = Meters()  # the round's chart point, by the one meters fold
+        one.count(closing.entry, str(closing.round_id), time_utc=closing.time_utc)
         meters.history.extend(one.history)
     return RangeTotals(start_utc, end_utc, meters, total.stakes, total.dp_rounds)

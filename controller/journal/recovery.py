@@ -38,8 +38,7 @@ from controller.journal.checkpoint import (
     refold_reason,
     state_to_checkpoint,
 )
-from controller.journal.kinds import CLOSING_KINDS, ROUND_VOIDED
-from controller.journal.meters import METER_KINDS
+from controller.journal.kinds import CLOSING_KINDS, METER_KINDS, ROUND_VOIDED
 from controller.journal.rows import Replayed
 from controller.journal.state import TableState
 from controller.journal.state_parts import MetersBeforeProgressiveNet, RoundState

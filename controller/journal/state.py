@@ -242,7 +242,7 @@ class TableState:
         self.rounds[entry.round_id] = round_state
         self.current = round_state
         self.rounds_started += 1
-        self.meters.rounds_started += 1
+        self.meters.count(entry, entry.round_id)
         self.last_round_id = entry.round_id
         self.last_round_number = max(self.last_round_number, round_number(entry.round_id) or 0)
         self.game = entry.game or self.game
@@ -342,14 +342,7 @@ class TableState:
         round_state.closed_utc = stored.time_utc
         round_state.settlement = dict(entry.settlement)
         self._closed_order.append(round_id)
-        meters = self.meters
-        if status == "settled":
-            meters.rounds_settled += 1
-        elif status == "dead":
-            meters.rounds_dead += 1
-        else:
-            meters.rounds_voided += 1
-        meters.add_settlement(round_id, entry.settlement, voided=status == "void", time_utc=stored.time_utc)
+        self.meters.count_closing(entry, round_id, time_utc=stored.time_utc)
         # Keep the closed history bounded (open rounds always stay).
         if len(self._closed_order) > self.RECENT_ROUNDS:
             forgotten = self._closed_order.pop(0)
@@ -375,8 +368,7 @@ class TableState:
         self.open_alerts[entry.fault_id] = alert
         if entry.severity == "latching":
             self.latched_faults[entry.fault_id] = alert
-        self.meters.faults_raised += 1
-        self.meters.faults_by_kind[entry.kind_of_fault] += 1
+        self.meters.count(entry, str(stored.round_id))
         round_state = self._live_round(stored.round_id)
         if round_state is not None:
             round_state.faults.append(entry.fault_id)
@@ -397,7 +389,7 @@ class TableState:
     def _on_fault_cleared(self, stored: Stored, entry: e.FaultCleared) -> None:
         self.latched_faults.pop(entry.fault_id, None)
         self.open_alerts.pop(entry.fault_id, None)
-        self.meters.faults_cleared += 1
+        self.meters.count(entry, str(stored.round_id))
         alert = self.alerts.get(entry.fault_id)
         if alert is not None:
             alert.cleared_by = entry.by

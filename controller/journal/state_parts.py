@@ -12,6 +12,7 @@ from typing import Any, Protocol
 from controller import phases as m
 from controller.journal import entries as e
 from controller.journal.chain import Placed
+from controller.journal.kinds import STATUS_BY_CLOSING_KIND
 from controller.rules.games import GAMES
 from table_names import COMMUNITY_POSITION as COMMUNITY_POSITION  # noqa: PLC0414  (re-exported)
 from table_names import DEALER_POSITION as DEALER_POSITION  # noqa: PLC0414  (re-exported)
@@ -219,6 +220,10 @@ def fold_device(devices: dict[str, DeviceState], stored: Stored, entry: e.Entry)
 
 # --- meters -------------------------------------------------------------------------------------
 
+# The entries that close a round: each counted once, by its kind, with its settlement added.
+ClosingEntry = e.RoundSettled | e.RoundDead | e.RoundVoided
+CLOSING_ENTRIES = (e.RoundSettled, e.RoundDead, e.RoundVoided)
+
 
 @dataclass(slots=True)
 class WagerMeter:
@@ -269,6 +274,36 @@ class Meters:
             and self.player_net_cents + self.banker_net_cents + self.rake_cents + self.progressive_net_cents
             == 0
         )
+
+    def count(self, entry: e.Entry, round_id: str, *, time_utc: str = "") -> bool:
+        """The one meters fold (docs/journal.md "Meters"): what ``entry`` adds to the meters, by its
+        typed kind: a round started, closed (counted by how it closed, its settlement added), a fault
+        raised or cleared. Every reader counts through here (the reducer, a range's fold, the stored
+        totals, the floor's gaming day, the daemon's run), so a new closing kind or meter is written
+        once. Returns whether the entry moved a meter."""
+        if isinstance(entry, CLOSING_ENTRIES):
+            self.count_closing(entry, round_id, time_utc=time_utc)
+        elif isinstance(entry, e.RoundStarted):
+            self.rounds_started += 1
+        elif isinstance(entry, e.FaultRaised):
+            self.faults_raised += 1
+            self.faults_by_kind[entry.kind_of_fault] += 1
+        elif isinstance(entry, e.FaultCleared):
+            self.faults_cleared += 1
+        else:
+            return False
+        return True
+
+    def count_closing(self, entry: ClosingEntry, round_id: str, *, time_utc: str = "") -> None:
+        """A round's closing entry: the round counted by how it closed, its settlement added."""
+        status = STATUS_BY_CLOSING_KIND[entry.kind]
+        if status == "settled":
+            self.rounds_settled += 1
+        elif status == "dead":
+            self.rounds_dead += 1
+        else:
+            self.rounds_voided += 1
+        self.add_settlement(round_id, entry.settlement, voided=status == "void", time_utc=time_utc)
 
     def progressive_net_of(self, settlement: Mapping[str, Any]) -> int:
         """The round's progressive net (``settlement.progressive.net_cents``; 0 without a progressive)."""
@@ -364,6 +399,34 @@ class Meters:
             "balanced": self.balanced,
             "unbalanced_rounds": self.unbalanced_rounds,
         }
+
+
+@dataclass(slots=True)
+class TheoreticalStakes:
+    """What a range's theoretical win needs beside its meters (controller/panel/shift_meters.py): the
+    house-banked stakes in action (not returned) by (game, banking, wager), and the designated-player
+    rounds it does not cover. Kept apart from ``Meters``: the reducer's meters (and so a checkpoint's)
+    never carried them."""
+
+    stakes: dict[tuple[str, str, str], int] = field(default_factory=dict)
+    dp_rounds: int = 0
+
+    def count(self, entry: e.Entry) -> bool:
+        """A closing entry's stakes (the fold beside ``Meters.count``); any other entry adds nothing."""
+        if not isinstance(entry, CLOSING_ENTRIES):
+            return False
+        settlement = entry.settlement
+        banking = str(settlement.get("banking", "house"))
+        if banking != "house":
+            self.dp_rounds += 1
+            return True
+        game = str(settlement.get("game", ""))
+        for seat in settlement.get("seats") or []:
+            for name, wager in (seat.get("wagers") or {}).items():
+                if isinstance(wager, Mapping) and wager.get("result") != "returned":
+                    key = (game, banking, name)
+                    self.stakes[key] = self.stakes.get(key, 0) + int(wager.get("stake", 0))
+        return True
 
 
 @dataclass(slots=True)

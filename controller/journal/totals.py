@@ -7,8 +7,8 @@ leaves both or neither: the totals never disagree with the entries they were mad
 - ``journal_totals(period, key, value)``: the meters' counters (controller/journal/state_parts.py ``Meters``)
   flattened to integer keys, per UTC hour (``h:2026-12-01T14``), per UTC day (``d:2026-12-01``) and for
   the whole journal (``all``). Each entry adds the same amounts the reducer adds when it folds it
-  (``Meters.add_settlement`` on a fresh ``Meters``, then flattened), so a range's meters are the sum of
-  its periods' rows: a shift is 8 hour rows, a day one row, the whole journal one row.
+  (the one meters fold, ``Meters.count``, on a fresh ``Meters``, then flattened), so a range's meters
+  are the sum of its periods' rows: a shift is 8 hour rows, a day one row, the whole journal one row.
 - ``journal_rounds(seq, round_id, time_utc, status, game)``: one row per closed round (``seq`` its
   closing entry), by close time; ``journal_round_seats(seat, seq)``: the seats that had a wager in it.
   Recall by time range and by seat reads these, then the round's own entries through the round index.
@@ -27,6 +27,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
+
+from controller.journal.kinds import METER_KINDS, STATUS_BY_CLOSING_KIND
 
 if TYPE_CHECKING:
     from controller.journal.state_parts import Meters
@@ -56,10 +58,7 @@ CREATE TABLE IF NOT EXISTS journal_round_seats (
 
 ALL_PERIOD = "all"
 # The kinds that move a meter: everything else adds nothing to any total.
-TOTAL_KINDS = frozenset(
-    {"round_started", "round_settled", "round_dead", "round_voided", "fault_raised", "fault_cleared"}
-)
-_STATUS = {"round_settled": "settled", "round_dead": "dead", "round_voided": "void"}
+TOTAL_KINDS = frozenset(METER_KINDS)
 _SCALARS = (
     "rounds_started",
     "rounds_settled",
@@ -95,7 +94,7 @@ def periods_of(time_utc: str) -> tuple[str, str, str]:
     return (hour_period(time_utc), day_period(time_utc), ALL_PERIOD)
 
 
-def entry_deltas(  # noqa: PLR0912 - one branch per entry kind that moves a total
+def entry_deltas(
     seq: int,
     kind: str,
     round_id: str | None,
@@ -103,49 +102,47 @@ def entry_deltas(  # noqa: PLR0912 - one branch per entry kind that moves a tota
     *,
     before_progressive_net: bool = False,
 ) -> Counter[str]:
-    """What one entry adds to its periods' totals: the reducer's own arithmetic (``Meters``) on a fresh
-    ``Meters``, flattened. Pure. ``before_progressive_net``: as a schema-3 file's totals counted it
+    """What one entry adds to its periods' totals: the one meters fold (``Meters.count``, the
+    reducer's) and the theoretical's stakes (``TheoreticalStakes.count``) of its typed entry, on fresh
+    ones, flattened. Pure. ``before_progressive_net``: as a schema-3 file's totals counted it
     (``MetersBeforeProgressiveNet``: the progressive's net left out of the round's balance), to check
     what such a file holds."""
-    from controller.journal.state_parts import Meters, MetersBeforeProgressiveNet  # noqa: PLC0415 (the readers' start-up: the reducer loads only when counted)
+    # The readers' start-up: the entries and the reducer load only when counted.
+    from controller.journal.entries import from_parts  # noqa: PLC0415
+    from controller.journal.state_parts import (  # noqa: PLC0415
+        Meters,
+        MetersBeforeProgressiveNet,
+        TheoreticalStakes,
+    )
 
     delta: Counter[str] = Counter()
-    if kind == "round_started":
-        delta["rounds_started"] = 1
-    elif kind == "fault_raised":
-        delta["faults_raised"] = 1
-        delta[f"fault{_SEP}{public.get('kind')}"] = 1
-    elif kind == "fault_cleared":
-        delta["faults_cleared"] = 1
-    elif kind in _STATUS:
-        status = _STATUS[kind]
-        settlement = public.get("settlement") or {}
-        meters = MetersBeforeProgressiveNet() if before_progressive_net else Meters()
-        meters.add_settlement(str(round_id), settlement, voided=status == "void")
-        delta[f"rounds_{'voided' if status == 'void' else status}"] = 1
-        for name in _SCALARS:
-            value = getattr(meters, name)
+    if kind not in TOTAL_KINDS:
+        return delta
+    entry = from_parts(kind, public, None)
+    meters = MetersBeforeProgressiveNet() if before_progressive_net else Meters()
+    meters.count(entry, str(round_id))
+    theoretical = TheoreticalStakes()
+    theoretical.count(entry)
+    for name in _SCALARS:
+        value = getattr(meters, name)
+        if value:
+            delta[name] += value
+    for fault_kind, count in meters.faults_by_kind.items():
+        delta[f"fault{_SEP}{fault_kind}"] += count
+    for wager, meter in meters.by_wager.items():
+        for field in _WAGER_FIELDS:
+            value = getattr(meter, field)
             if value:
-                delta[name] += value
-        for wager, meter in meters.by_wager.items():
-            for field in _WAGER_FIELDS:
-                value = getattr(meter, field)
-                if value:
-                    delta[f"wager{_SEP}{wager}{_SEP}{field}"] += value
-            delta.setdefault(f"wager{_SEP}{wager}{_SEP}stake_cents", 0)  # the wager is listed even at 0
-        if meters.unbalanced_rounds:
-            delta[f"unbalanced{_SEP}{seq:012d}{_SEP}{round_id}"] = 1
-        # The theoretical win's inputs (controller/panel/shift_meters.py fold_range): house-banked
-        # stakes in action by game and wager, and the designated-player rounds it does not cover.
-        banking = str(settlement.get("banking", "house"))
-        if banking != "house":
-            delta["dp_rounds"] += 1
-        else:
-            game = str(settlement.get("game", ""))
-            for seat in settlement.get("seats") or []:
-                for name, wager in (seat.get("wagers") or {}).items():
-                    if isinstance(wager, Mapping) and wager.get("result") != "returned":
-                        delta[f"stakes{_SEP}{game}{_SEP}{banking}{_SEP}{name}"] += int(wager.get("stake", 0))
+                delta[f"wager{_SEP}{wager}{_SEP}{field}"] += value
+        delta.setdefault(f"wager{_SEP}{wager}{_SEP}stake_cents", 0)  # the wager is listed even at 0
+    if meters.unbalanced_rounds:
+        delta[f"unbalanced{_SEP}{seq:012d}{_SEP}{round_id}"] = 1
+    # The theoretical win's inputs (controller/panel/shift_meters.py fold_range): house-banked stakes
+    # in action by game and wager (listed even at 0), and the designated-player rounds it does not cover.
+    if theoretical.dp_rounds:
+        delta["dp_rounds"] += theoretical.dp_rounds
+    for (game, banking, name), stake in theoretical.stakes.items():
+        delta[f"stakes{_SEP}{game}{_SEP}{banking}{_SEP}{name}"] += stake
     return delta
 
 
@@ -188,7 +185,7 @@ class RoundFilter:
 def round_row(
     seq: int, kind: str, round_id: str | None, time_utc: str, public: Mapping[str, Any]
 ) -> RoundRow | None:
-    if kind not in _STATUS or round_id is None:
+    if kind not in STATUS_BY_CLOSING_KIND or round_id is None:
         return None
     settlement = public.get("settlement") or {}
     seats = sorted(
@@ -196,7 +193,12 @@ def round_row(
     )
     game = settlement.get("game")
     return RoundRow(
-        seq, round_id, time_utc, _STATUS[kind], str(game) if game is not None else None, tuple(seats)
+        seq,
+        round_id,
+        time_utc,
+        STATUS_BY_CLOSING_KIND[kind],
+        str(game) if game is not None else None,
+        tuple(seats),
     )
 
 

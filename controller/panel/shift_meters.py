@@ -1,9 +1,9 @@
 """Meters for a shift or a date range, with the theoretical win from the par sheet beside the actual.
 
 The whole-journal meters are the reducer's (controller/journal/state.py ``Meters``); a range is the same
-``Meters`` arithmetic over the entries whose time falls in it (rounds started, closed by round_settled,
-round_dead or round_voided, faults raised and cleared), so both count alike. A range on whole hours (a
-shift, whole days) is read from the per-hour and per-day totals kept beside the journal
+one meters fold (``Meters.count``) over the entries whose time falls in it (rounds started, closed by
+round_settled, round_dead or round_voided, faults raised and cleared), so both count alike. A range on
+whole hours (a shift, whole days) is read from the per-hour and per-day totals kept beside the journal
 (controller/journal/meters.py ``range_totals``: a few rows, whatever the journal's age); ``fold_range``
 is the fold they equal, used for a journal without totals.
 
@@ -21,23 +21,22 @@ theoretical (the house takes the rake only): said beside the figure.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from fractions import Fraction
 from typing import Any
 
 from controller.errors import UserError
-from controller.journal import entries as e
+from controller.journal.kinds import METER_KINDS
 from controller.journal.meters import range_totals
-from controller.journal.state_parts import Meters
+from controller.journal.state_parts import Meters, TheoreticalStakes
 from controller.journal.store import Journal, JournalEntry
 from controller.locale import DEFAULT_PROPERTY, PropertyRefused, PropertySettings, journal_time, shift_bounds
 from controller.rules.catalogue import theoretical_win_by_wager
 
-CLOSING = ("round_settled", "round_dead", "round_voided")
 # What a range's meters count: the rounds started and closed in it, the faults raised and cleared.
-RANGE_KINDS = ("round_started", *CLOSING, "fault_raised", "fault_cleared")
+RANGE_KINDS = METER_KINDS
 
 
 def shift_range(day: str, shift: str, prop: PropertySettings = DEFAULT_PROPERTY) -> tuple[str, str]:
@@ -87,45 +86,18 @@ def range_meters(journal: Journal, start_utc: str, end_utc: str) -> RangeMeters:
     return fold_range(journal.entries(kinds=list(RANGE_KINDS)), start_utc, end_utc)
 
 
-def fold_range(entries: Iterable[JournalEntry], start_utc: str, end_utc: str) -> RangeMeters:  # noqa: PLR0912 - one branch per closing kind it folds
-    """The closing entries between ``start_utc`` (inclusive) and ``end_utc`` (exclusive) as meters."""
+def fold_range(entries: Iterable[JournalEntry], start_utc: str, end_utc: str) -> RangeMeters:
+    """The closing entries between ``start_utc`` (inclusive) and ``end_utc`` (exclusive) as meters: the
+    one meters fold (``Meters.count``, the reducer's) and the theoretical's stakes beside it."""
     out = RangeMeters(start_utc, end_utc)
-    meters = out.meters
+    theoretical_stakes = TheoreticalStakes()
     for stored in entries:
         if stored.kind not in RANGE_KINDS or not start_utc <= stored.time_utc < end_utc:
             continue
         entry = stored.entry  # the typed entry: its public fields by name, never a payload's keys
-        if isinstance(entry, e.RoundStarted):
-            meters.rounds_started += 1
-            continue
-        if isinstance(entry, e.FaultRaised):
-            meters.faults_raised += 1
-            meters.faults_by_kind[entry.kind_of_fault] += 1
-            continue
-        if isinstance(entry, e.FaultCleared):
-            meters.faults_cleared += 1
-            continue
-        if not isinstance(entry, e.RoundSettled | e.RoundDead | e.RoundVoided):
-            continue
-        settlement = entry.settlement  # public: the hands are private and not needed for meters
-        voided = isinstance(entry, e.RoundVoided)
-        if isinstance(entry, e.RoundSettled):
-            meters.rounds_settled += 1
-        elif isinstance(entry, e.RoundDead):
-            meters.rounds_dead += 1
-        else:
-            meters.rounds_voided += 1
-        meters.add_settlement(str(stored.round_id), settlement, voided=voided, time_utc=stored.time_utc)
-        banking = str(settlement.get("banking", "house"))
-        if banking != "house":
-            out.dp_rounds += 1
-            continue
-        game = str(settlement.get("game", ""))
-        for seat in settlement.get("seats") or []:
-            for name, wager in (seat.get("wagers") or {}).items():
-                if isinstance(wager, Mapping) and wager.get("result") != "returned":
-                    key = (game, banking, name)
-                    out.stakes[key] = out.stakes.get(key, 0) + int(wager.get("stake", 0))
+        out.meters.count(entry, str(stored.round_id), time_utc=stored.time_utc)
+        theoretical_stakes.count(entry)
+    out.stakes, out.dp_rounds = theoretical_stakes.stakes, theoretical_stakes.dp_rounds
     return out
 
 

@@ -98,7 +98,11 @@ def test_sse_ids_are_journal_seqs_and_a_reconnect_resumes_without_a_gap(live: Pa
     missed = last.seq - int(first[-1]["id"])
     resumed = list(sse_events(client, count=missed, last_event_id=first[-1]["id"]))
     assert [int(e["id"]) for e in resumed] == list(range(int(first[-1]["id"]) + 1, last.seq + 1))
-    # Live: entries appended while connected arrive too, in order.
+    # Live: entries appended while connected arrive too, in order. Appended only once the stream is
+    # subscribed (waited for, not slept for: after a fixed 0.3 s a slow stream was not yet connected,
+    # and the entries came by its replay instead). The two streams above, hung up, are gone first, so
+    # the subscriber counted is this one.
+    wait_until(lambda: live.backend.subscriber_count == 0, "the streams hung up to end")
     seen: list[int] = []
 
     def read_live() -> None:
@@ -106,7 +110,7 @@ def test_sse_ids_are_journal_seqs_and_a_reconnect_resumes_without_a_gap(live: Pa
 
     reader = threading.Thread(target=read_live)
     reader.start()
-    time.sleep(0.3)
+    wait_until(lambda: live.backend.subscriber_count > 0, "the event stream to open")
     for n in range(3):
         live.journal.append("dealer_key", {"key": "next", "seat": n}, round_id=None, source="display")
     reader.join(WAIT_S)
@@ -131,7 +135,15 @@ def test_event_stream_carries_no_card_before_its_reveal(live: PanelRig) -> None:
     # cards (they are public by then). It used to go on after 2 s whether the stream was open or not.
     wait_until(lambda: live.backend.subscriber_count > 0, "the event stream to open")
     for _step in script.steps():
-        time.sleep(0.15)  # the panel picks entries up by itself (poll), as from another writer
+        # The panel picks each step up by itself (its poll, as from another writer) before the next is
+        # written: waited for, not slept for (a loaded machine's poll can take longer than any sleep).
+        step_end = live.journal.last_entry()
+        assert step_end is not None
+
+        def folded(end_seq: int = step_end.seq) -> bool:
+            return live.backend.last_seq >= end_seq
+
+        wait_until(folded, "the panel following the step")
     reader.join(WAIT_S)
     end = live.journal.last_entry()
     assert end is not None

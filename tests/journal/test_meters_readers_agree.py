@@ -1,0 +1,170 @@
+"""Every reader of the meters counts a journal alike (docs/journal.md "Meters": the one fold).
+
+One real journal through the real engine (tests/journal/scripted.py) holds every closing kind — rounds
+settled (house-banked and designated-player), dead, voided by a supervisor and voided by recovery after a
+restart — and faults raised and cleared. The reducer's meters, the panel's range fold, the stored totals,
+the floor's gaming-day figures and the daemon's run summary are read from it and compared field by
+field: a reader that counted one kind otherwise (a void as dead, say) would differ here.
+"""
+
+from __future__ import annotations
+
+import io
+import random
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, TextIO
+
+from controller.config import TableConfig, load_config
+from controller.daemon_outputs import CommittedOutputs
+from controller.daemon_start import RunOptions, RunSummary
+from controller.engine import JournalRecord
+from controller.floor.gaming_day import DayEntry, fold_day
+from controller.journal import Journal
+from controller.journal.kinds import METER_KINDS
+from controller.journal.meters import compute_meters, fold_meters, range_totals
+from controller.journal.recovery import recover
+from controller.journal.state_parts import Meters
+from controller.panel.shift_meters import RANGE_KINDS, day_range, fold_range
+from tests.journal.scripted import Outcome, play_round
+
+START = datetime(2026, 11, 30, 21, 0, tzinfo=UTC)
+# (game, banking, outcome) of each round, in order: every closing kind, both bankings; the last round of
+# the first run is left open (the controller died) and the restart's recovery voids it.
+FIRST_RUN: tuple[tuple[str, str, Outcome], ...] = (
+    ("high-card-flush", "house", "settled"),
+    ("top-flush", "house", "dead"),
+    ("chase-the-flush", "house", "void"),
+    ("high-card-flush", "designated-player", "settled"),
+    ("top-flush", "house", "settled"),
+    ("high-card-flush", "house", "open_after_lock"),
+)
+SECOND_RUN: tuple[tuple[str, str, Outcome], ...] = (
+    ("chase-the-flush", "house", "settled"),
+    ("high-card-flush", "designated-player", "void"),
+    ("high-card-flush", "house", "dead"),
+    ("top-flush", "house", "settled"),
+)
+
+
+class SteppingClock:
+    """The journal's clock, injected: a few seconds on at each reading, past midnight on the way."""
+
+    def __init__(self) -> None:
+        self.now = START
+
+    def __call__(self) -> datetime:
+        self.now += timedelta(seconds=97)
+        return self.now
+
+
+class RunInTheTest:
+    """The daemon's run as CommittedOutputs reads it (``RunsTheTable``): its summary and options; no
+    rounds printed, no integrity check, no stop (a test double: no daemon runs here)."""
+
+    def __init__(self, journal: Journal, config: TableConfig) -> None:
+        self.summary = RunSummary()
+        self.options = RunOptions(print_rounds=False, integrity_every_rounds=0)
+        self.out: TextIO = io.StringIO()
+        self.config = config
+        self._journal = journal
+
+    @property
+    def journal(self) -> Journal:
+        return self._journal
+
+    def request_stop(self) -> None:
+        raise AssertionError("no stop was asked for")
+
+
+def _play(journal: Journal, rng: random.Random, rounds: tuple[tuple[str, str, Outcome], ...]) -> None:
+    for game, banking, outcome in rounds:
+        play_round(
+            journal,
+            rng,
+            game=game,
+            banking_mode=banking,
+            outcome=outcome,
+            over_limit_rate=0.3,
+            past_post=True,
+        )
+
+
+def _floor_figures(meters: Meters) -> dict[str, Any]:
+    """The meters as the floor's gaming day names them (controller/floor/gaming_day.py DayFigures)."""
+    return {
+        "rounds_settled": meters.rounds_settled,
+        "rounds_dead": meters.rounds_dead,
+        "rounds_voided": meters.rounds_voided,
+        "handle_cents": meters.handle_cents,
+        "win_cents": meters.house_win_cents,
+        "dead_hands": meters.dead_hands,
+        "faults": meters.faults_raised,
+        "handle_by_wager_cents": {w: m.stake_cents for w, m in meters.by_wager.items() if m.stake_cents},
+    }
+
+
+def test_the_reducer_the_panel_the_totals_the_floor_and_the_daemon_count_alike(tmp_path: Path) -> None:
+    rng = random.Random(29)
+    clock = SteppingClock()
+    path = tmp_path / "journal.sqlite"
+    with Journal.open(path, "T1", clock=clock, synchronous="OFF") as journal:
+        _play(journal, rng, FIRST_RUN)
+    with Journal.open(path, "T1", clock=clock, synchronous="OFF") as journal:
+        recover(journal)  # the restart: the round left open is voided
+        _play(journal, rng, SECOND_RUN)
+
+    with Journal.open_existing(path) as journal:
+        entries = list(journal.entries(kinds=list(RANGE_KINDS)))
+        kinds = [stored.kind for stored in entries]
+        # The journal holds what the comparison is about: every closing kind, faults raised and cleared,
+        # a designated-player round, a wager returned, a dead hand.
+        reducer = fold_meters(journal)
+        assert {"round_settled", "round_dead", "round_voided", "fault_raised", "fault_cleared"} <= set(kinds)
+        assert (reducer.rounds_started, reducer.rounds_settled, reducer.rounds_dead) == (10, 5, 2)
+        assert reducer.rounds_voided == 3  # two by a supervisor, one by recovery
+        assert reducer.dp_net_cents != 0
+        assert reducer.returned_cents > 0
+        assert reducer.dead_hands > 0
+        expected = reducer.to_json()
+
+        # The panel's range fold and the stored totals, over every day the journal covers.
+        first, last = entries[0].time_utc[:10], entries[-1].time_utc[:10]
+        whole = day_range(first, last)
+        folded = fold_range(entries, *whole)
+        assert folded.meters.to_json() == expected
+        assert list(folded.meters.history) == list(reducer.history)
+        assert compute_meters(journal).to_json() == expected
+        stored = range_totals(journal, *whole)
+        assert stored is not None
+        assert stored.meters.to_json() == expected
+        assert (stored.stakes, stored.dp_rounds) == (folded.stakes, folded.dp_rounds)
+        assert folded.dp_rounds == 2
+        assert folded.stakes
+
+        # The floor's gaming-day fold of the same entries (their public parts, as a table sends them).
+        rows = [
+            DayEntry("T1", stored_entry.kind, stored_entry.time_utc, stored_entry.public)
+            for stored_entry in entries
+        ]
+        figures = fold_day(rows, *whole)["T1"]
+        floor = {name: getattr(figures, name) for name in _floor_figures(reducer)}
+        assert floor == _floor_figures(reducer)
+
+        # The one fold moves a meter for exactly the kinds the readers read (METER_KINDS), no other.
+        every = list(journal.entries())
+        moved = {stored_entry.kind for stored_entry in every if Meters().count(stored_entry.entry, "")}
+        assert moved == set(METER_KINDS)
+        assert len({stored_entry.kind for stored_entry in every}) > len(METER_KINDS)
+
+        # The daemon's run summary, counting the same closing entries as they were committed.
+        run = RunInTheTest(journal, load_config())
+        outputs = CommittedOutputs(run, send=lambda _command: None, start_integrity_check=lambda: None)
+        outputs.act([JournalRecord.typed(s.entry, s.round_id, "engine") for s in entries])
+        summary = run.summary
+        assert (summary.rounds_settled, summary.rounds_dead, summary.rounds_voided) == (
+            reducer.rounds_settled,
+            reducer.rounds_dead,
+            reducer.rounds_voided,
+        )
+        assert summary.rounds_closed == reducer.rounds_settled + reducer.rounds_dead + reducer.rounds_voided

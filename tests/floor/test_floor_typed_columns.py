@@ -28,7 +28,11 @@ from controller.floor import schema
 from controller.floor.progressive import Link, LinkConfig, LinkedStatus, PostgresStore, settled_rounds
 from controller.floor.queries import BY_TABLE_SQL, CHANGES_SQL, FLOOR_MAP_SQL, HITS_SQL
 from controller.floor.service import FloorService
+from controller.floor.store import entry_columns
+from controller.journal import entries as typed
+from controller.journal.chain import canonical_json
 from controller.progressive.model import Hit
+from controller.simulation.floor.postgres import PostgresCluster
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import Running, journal_total, wait_until
 from tests.floor.test_floor_clock import offset_entry
@@ -37,6 +41,7 @@ from tests.progressive.test_table_progressive import PARAMETERS
 
 # The version before the typed columns, and the tables whose rows the floor's readers here read.
 BEFORE_TYPED_COLUMNS = 11
+BEFORE_FIGURE_COLUMNS = 13  # the version before migration 14's
 COPIED = (
     "floor_tables", "floor_rounds", "floor_entries", "floor_private", "floor_progressive_links",
     "floor_progressive_events", "floor_progressive_marks",
@@ -154,9 +159,9 @@ def test_a_floor_upgraded_to_the_typed_columns_answers_as_one_written_with_them(
     _clocks_and_progressive(scenario)
     written = _answers(floor.owner_dsn)
     # What the readers rely on is there (else the comparison below could not fail).
-    typed = written["the typed columns"]
-    assert any(row[2] == "dead_hand" and row[3] == 1 for row in typed), "seat 1's dead hand"
-    assert any(row[2] == "state_changed" and row[4] == "reveal" for row in typed)
+    columns = written["the typed columns"]
+    assert any(row[2] == "dead_hand" and row[3] == 1 for row in columns), "seat 1's dead hand"
+    assert any(row[2] == "state_changed" and row[4] == "reveal" for row in columns)
     assert ("T001", f"{RELEASE.release} {RELEASE.digest[:16]}") in written["the floor map's release"]
     assert written["the floor map's clock"][0][:4] == ("T001", 42_000, True, 1_000_000)
     counted, *refused, _marks = written["the link's settled rounds"]
@@ -195,4 +200,66 @@ def test_a_floor_upgraded_to_the_typed_columns_answers_as_one_written_with_them(
         assert otherwise == [], f"the upgraded floor answers otherwise: {otherwise}"
     finally:
         with psycopg.connect(postgres.superuser_dsn, autocommit=True) as connection:
+            connection.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(dbname)))
+
+
+# Settlements' progressive parts and clock figures as a table could write them, hostile ones included:
+# the backfill's SQL (migration 14) must read each as the typed class reads it at commit.
+PROGRESSIVE_PARTS: tuple[object, ...] = (
+    {"unit_cents": 100, "contributions": {"wagers": 2}},
+    {"unit_cents": 0, "contributions": {"wagers": 0}},
+    {"unit_cents": 100, "contributions": {"wagers": -1}},
+    {"unit_cents": 100, "contributions": {"wagers": 2.0}},
+    {"unit_cents": 100.0, "contributions": {"wagers": 2}},
+    {"unit_cents": 100, "contributions": {"wagers": True}},
+    {"unit_cents": "100", "contributions": {"wagers": "7"}},
+    {"unit_cents": 10**15 - 1, "contributions": {"wagers": 10**15 - 1}},
+    {"unit_cents": 10**15, "contributions": {"wagers": 10**16}},
+    {"unit_cents": 1e16, "contributions": {"wagers": 1e16}},
+    {"unit_cents": 100, "contributions": [2]},
+    {"unit_cents": 100},
+    [1, 2],
+    5,
+    "progressive",
+    None,
+)
+CLOCK_FIGURES = (0, -3_000_000, 2**63 - 1, -(2**63), 2**63, 10**30)
+
+
+def test_the_backfill_reads_each_figure_as_the_typed_class_does(pg_cluster: PostgresCluster) -> None:
+    dbname = f"floor_figures_{uuid.uuid4().hex[:12]}"
+    schema.create_database(pg_cluster.superuser_dsn, dbname)
+    dsn = pg_cluster.dsn("postgres", pg_cluster.superuser_password, dbname)
+    entries: list[tuple[str, typed.Entry]] = [
+        ("round_settled", typed.RoundSettled(settlement={"game": "top-flush", "progressive": part}))
+        for part in PROGRESSIVE_PARTS
+    ]
+    entries.append(("round_settled", typed.RoundSettled(settlement={"game": "top-flush"})))
+    for figure in CLOCK_FIGURES:
+        measured = {**offset_entry(0), "offset_us": figure, "bound_us": figure, "within_bound": figure == 0}
+        entries.append(("clock_offset", typed.ClockOffset(**measured)))  # type: ignore[arg-type]
+    try:
+        with psycopg.connect(dsn, autocommit=True) as connection:
+            schema.migrate(connection, through=BEFORE_FIGURE_COLUMNS)
+            for seq, (kind, entry) in enumerate(entries, start=1):
+                connection.execute(
+                    "INSERT INTO floor_entries (table_id, seq, time_utc, time_text, source, kind, version, "
+                    "payload, prev_hash, hash, stream_seq) VALUES ('T1', %s, now(), '', 'engine', %s, 1, "
+                    "%s, '', '', %s)",
+                    (seq, kind, canonical_json(typed.public_dict(entry)), seq),
+                )
+            schema.migrate(connection)
+            backfilled = connection.execute(
+                "SELECT clock_offset_us, clock_within_bound, clock_bound_us, progressive_settled, "
+                "progressive_wagers, progressive_unit_cents FROM floor_entries ORDER BY seq"
+            ).fetchall()
+        at_commit = [entry_columns(kind, entry)[5:] for kind, entry in entries]
+        assert backfilled == at_commit
+        # What the comparison rests on: counts taken, parts refused, figures past bigint left out.
+        assert at_commit[0][3:] == (True, 2, 100)
+        assert {row[3:] for row in at_commit[2:7]} == {(True, None, 100), (True, 2, None), (True, None, None)}
+        assert at_commit[7][3:] == (True, 10**15 - 1, 10**15 - 1)
+        assert at_commit[-1][:3] == (None, False, None)
+    finally:
+        with psycopg.connect(pg_cluster.superuser_dsn, autocommit=True) as connection:
             connection.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(dbname)))

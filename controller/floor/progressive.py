@@ -38,6 +38,7 @@ import psycopg
 import structlog
 from nats.aio.client import Client
 from nats.aio.msg import Msg
+from psycopg.types.json import Jsonb
 
 from controller.errors import UserError, shown
 from controller.floor.service_settings import FLOOR_IO_ERRORS, floor_nats_options
@@ -113,17 +114,27 @@ _DECODERS: dict[str, msgspec.json.Decoder[Any]] = {
 }
 
 
-def _columns(entry: e.Entry) -> tuple[str | None, str | None, str | None, int | None, int | None]:
-    """(table, round, award, claim number, amount) of an event, for the views and the unique indexes."""
-    amount = getattr(entry, "amount_cents", None)
-    claim_number = getattr(entry, "claim_number", None)
-    return (
-        getattr(entry, "table_id", None),
-        getattr(entry, "round_id", None),
-        getattr(entry, "award_id", None),
-        claim_number if isinstance(claim_number, int) else None,
-        amount if isinstance(amount, int) else None,
-    )
+# The typed fields of an event the views, pages and unique indexes read (migration 14 for all but the
+# first five), in the columns' order: each read off the controller's typed entry, None where its class has
+# no such field.
+_FIELDS = (
+    "table_id", "round_id", "award_id", "claim_number", "amount_cents", "seat", "line", "wagers",
+    "in_meter_cents", "to_meter_cents", "hidden_cents", "overflow_cents", "paid_from", "needs_confirmation",
+    "meter_before_cents", "meter_after_cents", "reserve_after_cents", "by", "reason",
+)  # fmt: skip
+_INSERT_EVENTS = (
+    f"INSERT INTO floor_progressive_events (link_id, event_no, kind, {', '.join(_FIELDS)}, "
+    f"parameters_before, parameters_after, entry) VALUES ({', '.join(['%s'] * (len(_FIELDS) + 6))})"
+)
+
+
+def _columns(entry: e.Entry) -> tuple[object, ...]:
+    """An event's typed fields (``_FIELDS``), then its parameters before and after (a parameter change's
+    alone; its ``before`` None at the opening is JSON's null, as the entry holds it)."""
+    fields = tuple(getattr(entry, name, None) for name in _FIELDS)
+    if isinstance(entry, e.ProgressiveParametersChanged):
+        return (*fields, Jsonb(entry.before), Jsonb(entry.after))
+    return (*fields, None, None)
 
 
 class PostgresStore:
@@ -187,12 +198,7 @@ class PostgresStore:
                 for index, entry in enumerate(entries, start=1)
             ]
             with self.connection.cursor() as cursor:
-                cursor.executemany(
-                    "INSERT INTO floor_progressive_events (link_id, event_no, kind, table_id, round_id, "
-                    "award_id, claim_number, amount_cents, entry) "
-                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                    rows,
-                )
+                cursor.executemany(_INSERT_EVENTS, rows)
             self.connection.execute(
                 "UPDATE floor_progressive_links SET events = %s WHERE link_id = %s",
                 (self.events + len(entries), self.link_id),
@@ -224,7 +230,10 @@ class SettledRound:
     table_id: str
     seq: int
     round_id: str
-    progressive: object  # the settlement's "progressive" object, as the table wrote it (unchecked)
+    wagers: int | None  # the settled Progressive wagers, typed at commit (None: not a count to take)
+    # The settlement's "progressive" object as the table wrote it (unchecked), read through the typed
+    # entry only when the typed columns do not give the count at the link's unit: to refuse it in words.
+    progressive: object = None
 
 
 def contributed_wagers(progressive: object, unit_cents: int) -> int:
@@ -244,10 +253,12 @@ def contributed_wagers(progressive: object, unit_cents: int) -> int:
 
 
 def settled_rounds(
-    connection: psycopg.Connection[tuple[Any, ...]], link_id: str
+    connection: psycopg.Connection[tuple[Any, ...]], link_id: str, unit_cents: int
 ) -> tuple[list[SettledRound], dict[str, int]]:
     """The linked tables' settled rounds on the floor after each table's mark (in each table's order),
-    and each table's new mark (its last entry on the floor when read)."""
+    and each table's new mark (its last entry on the floor when read). A round's count is its typed
+    columns' (migration 14) when they give one at ``unit_cents``; any other round's progressive part is
+    read through its typed entry, for ``contributed_wagers`` to judge as it always did."""
     with connection.transaction():
         heads = connection.execute(
             "SELECT m.table_id, m.through_seq, t.last_seq FROM floor_progressive_marks m "
@@ -258,13 +269,22 @@ def settled_rounds(
         marks: dict[str, int] = {}
         for table_id, through_seq, last_seq in heads:
             rows = connection.execute(
-                "SELECT seq, round_id, payload->'settlement'->'progressive' FROM floor_entries "
-                "WHERE table_id = %s AND seq > %s AND seq <= %s AND kind = 'round_settled' ORDER BY seq",
-                (table_id, through_seq, last_seq),
+                "SELECT seq, round_id, progressive_wagers, CASE WHEN progressive_wagers IS NULL "
+                "OR progressive_unit_cents IS DISTINCT FROM %s THEN payload::text END FROM floor_entries "
+                "WHERE table_id = %s AND seq > %s AND seq <= %s AND kind = 'round_settled' "
+                "AND progressive_settled ORDER BY seq",
+                (unit_cents, table_id, through_seq, last_seq),
             ).fetchall()
-            for seq, round_id, progressive in rows:
-                if progressive is not None and round_id is not None:
-                    found.append(SettledRound(str(table_id), int(seq), str(round_id), progressive))
+            for seq, round_id, wagers, payload_text in rows:
+                if round_id is None:
+                    continue
+                if payload_text is None:
+                    found.append(SettledRound(str(table_id), int(seq), str(round_id), int(wagers)))
+                    continue
+                entry = e.decode_public("round_settled", str(payload_text))
+                assert isinstance(entry, e.RoundSettled)  # the kind's class
+                part = entry.settlement.get("progressive")
+                found.append(SettledRound(str(table_id), int(seq), str(round_id), None, part))
             marks[str(table_id)] = int(last_seq)
     return found, marks
 
@@ -323,7 +343,9 @@ class Link:
 
     def pump(self, status: LinkedStatus) -> int:
         """Contribute every settled round of the link's tables the floor holds and the meter does not."""
-        found, marks = settled_rounds(self.connection, self.config.link_id)
+        state = self.controller.state
+        unit = 0 if state.parameters is None else state.parameters.settings.unit_cents
+        found, marks = settled_rounds(self.connection, self.config.link_id, unit)
         if not found and not marks:
             return 0
         # One transaction for the whole count (each contribution's commit is a savepoint in it): a busy
@@ -341,7 +363,9 @@ class Link:
             if (settled.table_id, settled.round_id) in state.contributions:
                 continue  # counted before the mark moved (a crash between the two): never twice
             try:
-                wagers = contributed_wagers(settled.progressive, unit)
+                wagers = settled.wagers
+                if wagers is None:
+                    wagers = contributed_wagers(settled.progressive, unit)
                 if wagers == 0:
                     continue
                 self.controller.contribute_now(settled.table_id, settled.round_id, wagers)

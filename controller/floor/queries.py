@@ -65,8 +65,7 @@ FLOOR_MAP_SQL = (
     " ORDER BY s.check_id DESC LIMIT 1) AS software_check, "
     # The table's last clock measurement against the floor's time source (docs/floor.md "Clocks"): the
     # newest clock_offset entry, found backwards along the primary key.
-    "o.payload->'offset_us' AS clock_offset_us, o.payload->'within_bound' AS clock_within_bound, "
-    "o.payload->'bound_us' AS clock_bound_us, o.time_text AS clock_measured_utc, "
+    "o.clock_offset_us, o.clock_within_bound, o.clock_bound_us, o.time_text AS clock_measured_utc, "
     "f.rounds AS shift_rounds, f.handle_cents AS shift_handle_cents, "
     "f.house_win_cents AS shift_house_win_cents, f.theoretical_win_cents AS shift_theoretical_cents "
     "FROM floor_tables t LEFT JOIN floor_table_config c USING (table_id) "
@@ -78,7 +77,8 @@ FLOOR_MAP_SQL = (
     " sum(r.theoretical_win_cents)::bigint AS theoretical_win_cents FROM floor_rounds r "
     " WHERE r.closed_utc >= %(shift_start)s AND r.closed_utc < %(shift_end)s "
     " AND r.status <> 'in_progress' GROUP BY r.table_id) f ON f.table_id = t.table_id "
-    "LEFT JOIN LATERAL (SELECT e.payload, e.time_text FROM floor_entries e "
+    "LEFT JOIN LATERAL (SELECT e.clock_offset_us, e.clock_within_bound, e.clock_bound_us, e.time_text "
+    " FROM floor_entries e "
     " WHERE e.table_id = t.table_id AND e.kind = 'clock_offset' ORDER BY e.seq DESC LIMIT 1) o "
     "ON true "
 )
@@ -134,11 +134,11 @@ LINK_SQL = (
 BY_TABLE_SQL = """
 SELECT t.table_id,
        count(c.event_no) AS rounds,
-       COALESCE(sum((c.entry ->> 'wagers')::bigint), 0) AS wagers,
-       COALESCE(sum((c.entry ->> 'in_meter_cents')::bigint), 0) AS in_meter_cents,
-       COALESCE(sum((c.entry ->> 'to_meter_cents')::bigint), 0) AS to_meter_cents,
-       COALESCE(sum((c.entry ->> 'hidden_cents')::bigint), 0) AS to_hidden_cents,
-       COALESCE((SELECT sum((o.entry ->> 'overflow_cents')::bigint) FROM floor_progressive_events o
+       COALESCE(sum(c.wagers), 0) AS wagers,
+       COALESCE(sum(c.in_meter_cents), 0) AS in_meter_cents,
+       COALESCE(sum(c.to_meter_cents), 0) AS to_meter_cents,
+       COALESCE(sum(c.hidden_cents), 0) AS to_hidden_cents,
+       COALESCE((SELECT sum(o.overflow_cents) FROM floor_progressive_events o
                  WHERE o.link_id = %s AND o.kind = 'progressive_overflow' AND o.table_id = t.table_id), 0)
            AS to_overflow_cents
 FROM (SELECT DISTINCT unnest(tables) AS table_id FROM floor_progressive_links WHERE link_id = %s
@@ -156,10 +156,9 @@ HITS_SQL = (
 # Who changed what, when: every parameter change (the opening included) and reserve movement, newest
 # first, as the controller recorded them.
 CHANGES_SQL = (
-    "SELECT event_no, committed_utc, kind, entry ->> 'by' AS by, entry ->> 'reason' AS reason, "
-    "(entry -> 'before')::text AS before_text, (entry -> 'after')::text AS after_text, "
-    "(entry ->> 'amount_cents')::bigint AS amount_cents, "
-    "(entry ->> 'reserve_after_cents')::bigint AS reserve_after_cents "
+    "SELECT event_no, committed_utc, kind, by, reason, "
+    "parameters_before::text AS before_text, parameters_after::text AS after_text, amount_cents, "
+    "reserve_after_cents "
     "FROM floor_progressive_events WHERE link_id = %s "
     "AND kind IN ('progressive_parameters_changed', 'progressive_reserve') ORDER BY event_no DESC LIMIT 200"
 )
@@ -196,9 +195,10 @@ locks AS (
     WHERE w.value ? 'progressive'
 ),
 dead_seats AS (
-    SELECT DISTINCT e.table_id, e.round_id, e.payload ->> 'seat' AS seat
+    -- the typed seat (migration 12), as text: the lock's wagers are keyed by the seat's text
+    SELECT DISTINCT e.table_id, e.round_id, e.seat::text AS seat
     FROM rounds r JOIN floor_entries e ON e.table_id = r.table_id AND e.round_id = r.round_id
-    WHERE e.kind = 'dead_hand' AND e.payload ->> 'seat' IS NOT NULL
+    WHERE e.kind = 'dead_hand' AND e.seat IS NOT NULL
 ),
 journal AS (
     SELECT l.table_id, l.round_id, sum(l.cents) AS locked_cents, count(*) AS locked_wagers,
@@ -210,8 +210,7 @@ journal AS (
     GROUP BY l.table_id, l.round_id
 ),
 controller AS (  -- the link's counts of those rounds, and of any round it counted within the window
-    SELECT table_id, round_id, (entry ->> 'in_meter_cents')::bigint AS in_meter_cents,
-           (entry ->> 'wagers')::bigint AS wagers, committed_utc
+    SELECT table_id, round_id, in_meter_cents, wagers, committed_utc
     FROM floor_progressive_events
     WHERE link_id = %(link)s AND kind = 'progressive_contribution'
       AND ((table_id, round_id) IN (SELECT table_id, round_id FROM rounds)

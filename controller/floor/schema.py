@@ -596,6 +596,102 @@ CREATE OR REPLACE VIEW floor_private_shown AS
 ALTER TABLE floor_partition_leases ADD COLUMN partition_hash text, ADD COLUMN partition_hash_epoch bigint;
 """,
     ),
+    Migration(
+        14,
+        "typed columns for the floor's last readers of JSON: a clock measurement, a settlement's "
+        "progressive part, the progressive's events",
+        """
+-- docs/floor.md "Schema": the rest of what the floor's readers need, in typed columns written at commit
+-- from the typed classes: a clock_offset's measurement (the floor map's clock), a round_settled's
+-- progressive part (the link's contribution path: RoundSettled.settled_progressive, controller/floor/
+-- store.py ``entry_columns``) and the fields of the progressive's events (controller/floor/progressive.py
+-- ``_columns``, from the controller's typed entries), which its views and pages read.
+ALTER TABLE floor_entries
+    ADD COLUMN clock_offset_us bigint,
+    ADD COLUMN clock_within_bound boolean,
+    ADD COLUMN clock_bound_us bigint,
+    ADD COLUMN progressive_settled boolean,
+    ADD COLUMN progressive_wagers bigint,
+    ADD COLUMN progressive_unit_cents bigint;
+ALTER TABLE floor_progressive_events
+    ADD COLUMN seat integer,
+    ADD COLUMN line integer,
+    ADD COLUMN wagers bigint,
+    ADD COLUMN in_meter_cents bigint,
+    ADD COLUMN to_meter_cents bigint,
+    ADD COLUMN hidden_cents bigint,
+    ADD COLUMN overflow_cents bigint,
+    ADD COLUMN paid_from text,
+    ADD COLUMN needs_confirmation boolean,
+    ADD COLUMN meter_before_cents bigint,
+    ADD COLUMN meter_after_cents bigint,
+    ADD COLUMN reserve_after_cents bigint,
+    ADD COLUMN by text,
+    ADD COLUMN reason text,
+    ADD COLUMN parameters_before jsonb,
+    ADD COLUMN parameters_after jsonb;
+-- The rows written before this migration, backfilled once from their JSON: the one place that reads it
+-- (the same fields the typed classes declare). Both tables refuse UPDATE by trigger: off for these
+-- statements only, inside the migration's one transaction (under its lock, nobody else sees it off).
+ALTER TABLE floor_entries DISABLE TRIGGER floor_entries_append_only;
+-- A figure past bigint stays NULL, as at commit (the class's int is unbounded).
+UPDATE floor_entries SET
+    clock_offset_us = CASE WHEN (payload->>'offset_us')::numeric BETWEEN -9223372036854775808
+                           AND 9223372036854775807 THEN (payload->>'offset_us')::bigint END,
+    clock_within_bound = (payload->>'within_bound')::boolean,
+    clock_bound_us = CASE WHEN (payload->>'bound_us')::numeric BETWEEN -9223372036854775808
+                          AND 9223372036854775807 THEN (payload->>'bound_us')::bigint END
+    WHERE kind = 'clock_offset';
+-- A progressive figure is taken only as 1 to 15 digits (RoundSettled.settled_progressive: a whole number
+-- up to MAX_PROGRESSIVE_FIGURE; a float's canonical text has a point or an exponent, and jsonb prints a
+-- big one's exponent away, hence the bound); anything else stays NULL for the reader to refuse.
+UPDATE floor_entries e SET progressive_settled = true,
+    progressive_wagers = CASE WHEN jsonb_typeof(x.part->'contributions'->'wagers') = 'number'
+        AND (x.part->'contributions'->>'wagers') ~ '^[0-9]{1,15}$'
+        THEN (x.part->'contributions'->>'wagers')::bigint END,
+    progressive_unit_cents = CASE WHEN jsonb_typeof(x.part->'unit_cents') = 'number'
+        AND (x.part->>'unit_cents') ~ '^[0-9]{1,15}$' THEN (x.part->>'unit_cents')::bigint END
+    FROM (SELECT table_id, seq, payload->'settlement'->'progressive' AS part FROM floor_entries
+          WHERE kind = 'round_settled') x
+    WHERE e.table_id = x.table_id AND e.seq = x.seq AND x.part IS NOT NULL AND x.part <> 'null'::jsonb;
+ALTER TABLE floor_entries ENABLE TRIGGER floor_entries_append_only;
+ALTER TABLE floor_progressive_events DISABLE TRIGGER floor_progressive_events_append_only;
+UPDATE floor_progressive_events SET
+    seat = (entry->>'seat')::integer, line = (entry->>'line')::integer,
+    wagers = (entry->>'wagers')::bigint, in_meter_cents = (entry->>'in_meter_cents')::bigint,
+    to_meter_cents = (entry->>'to_meter_cents')::bigint, hidden_cents = (entry->>'hidden_cents')::bigint,
+    overflow_cents = (entry->>'overflow_cents')::bigint, paid_from = entry->>'paid_from',
+    needs_confirmation = (entry->>'needs_confirmation')::boolean,
+    meter_before_cents = (entry->>'meter_before_cents')::bigint,
+    meter_after_cents = (entry->>'meter_after_cents')::bigint,
+    reserve_after_cents = (entry->>'reserve_after_cents')::bigint,
+    by = entry->>'by', reason = entry->>'reason',
+    -- A JSON null kept as one (the opening's ``before``), as the typed entry writes it.
+    parameters_before = CASE WHEN kind = 'progressive_parameters_changed' THEN entry->'before' END,
+    parameters_after = CASE WHEN kind = 'progressive_parameters_changed' THEN entry->'after' END;
+ALTER TABLE floor_progressive_events ENABLE TRIGGER floor_progressive_events_append_only;
+-- The views of migrations 8 and 11 on the typed columns: the same columns, the same rows.
+CREATE OR REPLACE VIEW floor_progressive_awards AS
+    SELECT c.link_id, c.claim_number, c.award_id, c.table_id, c.round_id,
+           c.seat, c.line, c.amount_cents, c.paid_from, c.needs_confirmation,
+           c.meter_before_cents, c.meter_after_cents,
+           c.event_no AS claimed_event_no, c.committed_utc AS claimed_utc,
+           p.event_no AS paid_event_no, p.committed_utc AS paid_utc, p.by AS paid_by,
+           CASE WHEN p.event_no IS NULL THEN 'pending' ELSE 'paid' END AS status
+    FROM floor_progressive_events c
+    LEFT JOIN floor_progressive_events p
+        ON p.link_id = c.link_id AND p.award_id = c.award_id AND p.kind = 'progressive_award_paid'
+    WHERE c.kind = 'progressive_award_claimed';
+CREATE OR REPLACE VIEW floor_progressive_contributions AS
+    SELECT link_id, table_id, count(*) AS rounds,
+           sum(wagers)::bigint AS wagers,
+           sum(in_meter_cents)::bigint AS in_meter_cents,
+           sum(to_meter_cents)::bigint AS to_meter_cents,
+           sum(hidden_cents)::bigint AS hidden_cents
+    FROM floor_progressive_events WHERE kind = 'progressive_contribution'
+    GROUP BY link_id, table_id;
+""",
+    ),
 )
 
 _GRANTS = f"""

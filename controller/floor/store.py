@@ -27,28 +27,47 @@ _FAULT_CLASSES = frozenset({typed.FaultRaised, typed.FaultAcknowledged, typed.Fa
 
 # What the floor's readers need of an entry beyond its place, in typed columns of floor_entries (migration
 # 12, docs/floor.md "Schema"): its own seat, the state a state_changed entered, and the release a
-# software_verified names (release, digest, development). Read off the typed entry at commit, so no
-# reader parses a payload's JSON.
-EntryColumns = tuple[int | None, str | None, str | None, str | None, bool | None]
-_NO_COLUMNS: EntryColumns = (None, None, None, None, None)
+# software_verified names (release, digest, development); since migration 14 a clock_offset's measurement
+# (offset, within bound, bound) and a round_settled's progressive part (present, wagers, unit). Read off
+# the typed entry at commit, so no reader parses a payload's JSON.
+EntryColumns = tuple[
+    int | None, str | None, str | None, str | None, bool | None,
+    int | None, bool | None, int | None,
+    bool | None, int | None, int | None,
+]  # fmt: skip
+_NO_COLUMNS: EntryColumns = (None,) * 11
 # The stored kinds whose class declares a ``seat`` of its own (read off the classes once): a renamed
 # kind is its stored class's (``operator_action`` has none), as the row's payload is.
 _SEATED_KINDS = frozenset(
     kind for kind, cls in typed.CLASS_BY_STORED_KIND.items() if "seat" in cls.__struct_fields__
 )
+_BIGINT_MIN, _BIGINT_MAX = -(2**63), 2**63 - 1
+
+
+def _bigint(value: int | None) -> int | None:
+    # A table's figure past PostgreSQL's bigint would fail the batch's COPY (the floor stuck retrying).
+    return value if value is not None and _BIGINT_MIN <= value <= _BIGINT_MAX else None
 
 
 def entry_columns(kind: str, entry: typed.Entry) -> EntryColumns:
     """The typed columns of a stored entry of ``kind`` (``EntryColumns``)."""
     if kind not in _SEATED_KINDS:
-        # By its exact type (neither has a subclass): isinstance on a Struct was 1-2 us an entry here.
+        # By its exact type (none has a subclass): isinstance on a Struct was 1-2 us an entry here.
         if type(entry) is typed.StateChanged:
-            return (None, entry.to, None, None, None)
+            return (None, entry.to, None, None, None, None, None, None, None, None, None)
         if type(entry) is typed.SoftwareVerified:
-            return (None, None, entry.release, entry.release_digest, entry.development)
+            return (None, None, entry.release, entry.release_digest, entry.development, *_NO_COLUMNS[5:])
+        if type(entry) is typed.ClockOffset:
+            measured = (_bigint(entry.offset_us), entry.within_bound, _bigint(entry.bound_us))
+            return (None, None, None, None, None, *measured, None, None, None)
+        if type(entry) is typed.RoundSettled:
+            part = entry.settled_progressive()
+            if part is None:
+                return _NO_COLUMNS
+            return (*_NO_COLUMNS[:8], True, part.wagers, part.unit_cents)
         return _NO_COLUMNS
     seat = getattr(entry, "seat", None)  # declared by the kind's class (``_SEATED_KINDS``)
-    return (seat if type(seat) is int else None, None, None, None, None)
+    return (seat if type(seat) is int else None, *_NO_COLUMNS[1:])
 
 
 @dataclass
@@ -174,7 +193,8 @@ async def held_private(
 _COPY_ENTRIES = (
     "COPY floor_entries (table_id, seq, time_utc, time_text, round_id, source, kind, version, payload, "
     "private_digest, prev_hash, hash, stream_seq, seat, state_to, software_release, software_release_digest, "
-    "software_development) FROM STDIN"
+    "software_development, clock_offset_us, clock_within_bound, clock_bound_us, progressive_settled, "
+    "progressive_wagers, progressive_unit_cents) FROM STDIN"
 )
 _COPY_PRIVATES = "COPY floor_private (table_id, seq, private_text, stream_seq) FROM STDIN"
 

@@ -70,11 +70,12 @@ class LinkData:
 
     def _entry(self, table_id: str, round_id: str, kind: str, payload: dict[str, Any], at: str) -> None:
         seq = self.seqs[table_id] = self.seqs.get(table_id, 0) + 1
+        seat = payload.get("seat")  # the typed column the service writes at commit (migration 12)
         self._execute(
             "INSERT INTO floor_entries (table_id, seq, time_utc, time_text, round_id, source, kind, "
-            "version, payload, prev_hash, hash, stream_seq) "
-            "VALUES (%s, %s, %s, %s, %s, 'engine', %s, 1, %s, %s, %s, %s)",
-            (table_id, seq, at, at, round_id, kind, json.dumps(payload), "0" * 64, f"{seq:064x}", seq),
+            "version, payload, prev_hash, hash, stream_seq, seat) "
+            "VALUES (%s, %s, %s, %s, %s, 'engine', %s, 1, %s, %s, %s, %s, %s)",
+            (table_id, seq, at, at, round_id, kind, json.dumps(payload), "0" * 64, f"{seq:064x}", seq, seat),
         )
 
     def table_round(

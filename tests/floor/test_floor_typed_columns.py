@@ -2,14 +2,19 @@
 schema before them answers as one whose rows the floor service wrote with them.
 
 Database A: the privacy test's floor (tests/floor/test_floor_privacy.py ``old_gate_floor``: a voided
-round, a killed seat, a Chase round voided after its flop, a release verified at a table's start),
-written by today's floor service, which fills the typed columns at commit from the typed entries.
+round, a killed seat, a Chase round voided after its flop, a release verified at a table's start), then
+two clock measurements and three rounds settled with a progressive part (one counted, one at another
+unit, one whose count is text), written by today's floor service, which fills the typed columns at commit
+from the typed entries; and link L1 over T002 run on it by the floor's own link (its opening, the
+contribution, two refusals, a claim, a reserve movement: the store writes the events' columns).
 Database B, on the same PostgreSQL: migrated through version 11 only, given A's rows as the code before
-wrote them (every column it had), then migrated to today. Real engine, uplink, nats-server, PostgreSQL.
+wrote them (every column it had), then migrated to today (migrations 12 to 14, each backfilling once).
+Real engine, uplink, nats-server, PostgreSQL.
 """
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,31 +25,110 @@ import pytest
 from psycopg import sql
 
 from controller.floor import schema
-from controller.floor.queries import FLOOR_MAP_SQL
+from controller.floor.progressive import Link, LinkConfig, LinkedStatus, PostgresStore, settled_rounds
+from controller.floor.queries import BY_TABLE_SQL, CHANGES_SQL, FLOOR_MAP_SQL, HITS_SQL
+from controller.floor.service import FloorService
+from controller.floor.store import entry_columns
+from controller.journal import entries as typed
+from controller.journal.chain import canonical_json
+from controller.progressive.model import Hit
+from controller.simulation.floor.postgres import PostgresCluster
 from tests.floor.conftest import MakeFloor
-from tests.floor.test_floor_privacy import RELEASE, old_gate_floor
+from tests.floor.helpers import Running, journal_total, wait_until
+from tests.floor.test_floor_clock import offset_entry
+from tests.floor.test_floor_privacy import RELEASE, OldGateFloor, old_gate_floor
+from tests.progressive.test_table_progressive import PARAMETERS
 
 # The version before the typed columns, and the tables whose rows the floor's readers here read.
 BEFORE_TYPED_COLUMNS = 11
-COPIED = ("floor_tables", "floor_rounds", "floor_entries", "floor_private")
+BEFORE_FIGURE_COLUMNS = 13  # the version before migration 14's
+COPIED = (
+    "floor_tables", "floor_rounds", "floor_entries", "floor_private", "floor_progressive_links",
+    "floor_progressive_events", "floor_progressive_marks",
+)  # fmt: skip
 TYPED_COLUMNS_SQL = (
     "SELECT table_id, seq, kind, seat, state_to, software_release, software_release_digest, "
-    "software_development FROM floor_entries ORDER BY table_id, seq"
+    "software_development, clock_offset_us, clock_within_bound, clock_bound_us, progressive_settled, "
+    "progressive_wagers, progressive_unit_cents FROM floor_entries ORDER BY table_id, seq"
 )
 SHOWN_SQL = "SELECT table_id, seq, private_text FROM floor_private_shown ORDER BY table_id, seq"
-# The floor map's release column (the rest of its row is the time of day's: how long ago, the shift).
+# The floor map's release and clock columns (the rest of its row is the time of day's: how long ago,
+# the shift).
 SOFTWARE_SQL = f"SELECT m.table_id, m.software FROM ({FLOOR_MAP_SQL}) m ORDER BY m.table_id"
+CLOCK_SQL = (
+    "SELECT m.table_id, m.clock_offset_us, m.clock_within_bound, m.clock_bound_us, m.clock_measured_utc "
+    f"FROM ({FLOOR_MAP_SQL}) m ORDER BY m.table_id"
+)
+LINK = "L1"
+# A link that has read nothing yet (each answer adds it), for the contribution path's read of the rounds.
+READER = "L-read"
 # Any bounds: the map's shift figures are not compared.
 SHIFT = {"shift_start": datetime(2000, 1, 1, tzinfo=UTC), "shift_end": datetime(2000, 1, 2, tzinfo=UTC)}
 
 
-def _answers(dsn: str) -> dict[str, list[tuple[Any, ...]]]:
-    with psycopg.connect(dsn) as connection:
+def _answers(dsn: str) -> dict[str, list[Any]]:
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        PostgresStore(connection, READER).ensure_link(READER, ("T001", "T002"))
+        found, marks = settled_rounds(connection, READER, 100)
+        link = (LINK,)
         return {
             "floor_private_shown": connection.execute(SHOWN_SQL).fetchall(),
             "the floor map's release": connection.execute(SOFTWARE_SQL, SHIFT).fetchall(),
             "the typed columns": connection.execute(TYPED_COLUMNS_SQL).fetchall(),
+            "the floor map's clock": connection.execute(CLOCK_SQL, SHIFT).fetchall(),
+            "the link's settled rounds": [*found, sorted(marks.items())],
+            "the progressive by table": connection.execute(BY_TABLE_SQL, link * 4).fetchall(),
+            "the progressive's hits": connection.execute(HITS_SQL, link).fetchall(),
+            "the progressive's changes": connection.execute(CHANGES_SQL, link).fetchall(),
+            "floor_progressive_contributions": connection.execute(
+                "SELECT * FROM floor_progressive_contributions ORDER BY link_id, table_id"
+            ).fetchall(),
+            "floor_progressive_awards": connection.execute(
+                "SELECT * FROM floor_progressive_awards ORDER BY link_id, claim_number"
+            ).fetchall(),
         }
+
+
+def _clocks_and_progressive(scenario: OldGateFloor) -> None:
+    """Onto A, through its service: clock measurements and rounds settled with a progressive part; then
+    link L1 over T002, run by the floor's own link on A."""
+    tables, floor = scenario.tables, scenario.floor
+    for offset_us in (-3_000_000, 42_000):
+        tables.journals["T001"].append("clock_offset", offset_entry(offset_us), round_id=None, source="clock")
+    parts = {
+        "RT002-20261205-000901": {"unit_cents": 100, "contributions": {"wagers": 2}},
+        "RT002-20261205-000902": {"unit_cents": 50, "contributions": {"wagers": 2}},
+        "RT002-20261205-000903": {"unit_cents": 100, "contributions": {"wagers": "7"}},
+    }
+    for round_id, part in parts.items():
+        started = {"round_id": round_id, "game": "top-flush", "banking": {"mode": "house"}, "seats": [1]}
+        tables.journals["T002"].append("round_started", started, round_id=round_id, source="engine")
+        settled = {"settlement": {"progressive": part}}
+        tables.journals["T002"].append("round_settled", settled, round_id=round_id, source="engine")
+
+    async def send() -> None:
+        running = Running(floor, tables)
+        running.start_uplinks()
+        running.tasks.append(asyncio.create_task(FloorService(floor.floor_config()).run(running.stop)))
+        total = journal_total(tables)
+
+        async def all_there() -> bool:
+            with psycopg.connect(floor.writer_dsn) as connection:
+                return connection.execute("SELECT count(*) FROM floor_entries").fetchone() == (total,)
+
+        try:
+            await wait_until(all_there, 60, "the new entries on the floor")
+        finally:
+            await running.close()
+
+    asyncio.run(send())
+    with psycopg.connect(floor.writer_dsn, autocommit=True) as connection:
+        link = Link(LinkConfig(LINK, ("T002",), PARAMETERS), connection)
+        status = LinkedStatus()
+        assert link.pump(status) == 1
+        assert status.refusals == 2
+        link.controller.claim_now("T002", "RT002-20261205-000901", [Hit(1, 7)])
+        link.controller.move_reserve_now(5_000, reason="top-up", by="mo")
 
 
 def _columns(connection: psycopg.Connection[Any], table: str) -> list[str]:
@@ -72,12 +156,27 @@ def test_a_floor_upgraded_to_the_typed_columns_answers_as_one_written_with_them(
 ) -> None:
     scenario = old_gate_floor(tmp_path, make_floor, monkeypatch)
     floor = scenario.floor
+    _clocks_and_progressive(scenario)
     written = _answers(floor.owner_dsn)
     # What the readers rely on is there (else the comparison below could not fail).
-    typed = written["the typed columns"]
-    assert any(row[2] == "dead_hand" and row[3] == 1 for row in typed), "seat 1's dead hand"
-    assert any(row[2] == "state_changed" and row[4] == "reveal" for row in typed)
+    columns = written["the typed columns"]
+    assert any(row[2] == "dead_hand" and row[3] == 1 for row in columns), "seat 1's dead hand"
+    assert any(row[2] == "state_changed" and row[4] == "reveal" for row in columns)
     assert ("T001", f"{RELEASE.release} {RELEASE.digest[:16]}") in written["the floor map's release"]
+    assert written["the floor map's clock"][0][:4] == ("T001", 42_000, True, 1_000_000)
+    counted, *refused, _marks = written["the link's settled rounds"]
+    assert (counted.wagers, [r.progressive is not None for r in refused]) == (2, [True, True])
+    assert [row[1:3] for row in written["the progressive by table"]] == [(1, 2)]
+    assert [row[2:6] for row in written["the progressive's hits"]] == [
+        ("T002", 1, "RT002-20261205-000901", 7)
+    ]
+    changes = written["the progressive's changes"]
+    assert [(row[2], row[3]) for row in changes] == [
+        ("progressive_reserve", "mo"),
+        ("progressive_parameters_changed", "floor"),
+    ]
+    assert changes[1][5] == "null", "the opening's parameters before"
+    assert changes[1][6], "the opening's parameters after"
     with psycopg.connect(floor.owner_dsn) as connection:
         held = connection.execute("SELECT count(*) FROM floor_private").fetchone()
     assert held is not None
@@ -96,8 +195,71 @@ def test_a_floor_upgraded_to_the_typed_columns_answers_as_one_written_with_them(
         with psycopg.connect(upgraded_dsn) as connection:
             assert schema.migrate(connection) == [m.version for m in schema.MIGRATIONS[BEFORE_TYPED_COLUMNS:]]
         upgraded = _answers(upgraded_dsn)
-        for name, rows in written.items():
-            assert upgraded[name] == rows, f"{name}: the upgraded floor answers otherwise"
+        # Every reader named at once: which ones a missing backfill changes.
+        otherwise = [name for name, rows in written.items() if upgraded[name] != rows]
+        assert otherwise == [], f"the upgraded floor answers otherwise: {otherwise}"
     finally:
         with psycopg.connect(postgres.superuser_dsn, autocommit=True) as connection:
+            connection.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(dbname)))
+
+
+# Settlements' progressive parts and clock figures as a table could write them, hostile ones included:
+# the backfill's SQL (migration 14) must read each as the typed class reads it at commit.
+PROGRESSIVE_PARTS: tuple[object, ...] = (
+    {"unit_cents": 100, "contributions": {"wagers": 2}},
+    {"unit_cents": 0, "contributions": {"wagers": 0}},
+    {"unit_cents": 100, "contributions": {"wagers": -1}},
+    {"unit_cents": 100, "contributions": {"wagers": 2.0}},
+    {"unit_cents": 100.0, "contributions": {"wagers": 2}},
+    {"unit_cents": 100, "contributions": {"wagers": True}},
+    {"unit_cents": "100", "contributions": {"wagers": "7"}},
+    {"unit_cents": 10**15 - 1, "contributions": {"wagers": 10**15 - 1}},
+    {"unit_cents": 10**15, "contributions": {"wagers": 10**16}},
+    {"unit_cents": 1e16, "contributions": {"wagers": 1e16}},
+    {"unit_cents": 100, "contributions": [2]},
+    {"unit_cents": 100},
+    [1, 2],
+    5,
+    "progressive",
+    None,
+)
+CLOCK_FIGURES = (0, -3_000_000, 2**63 - 1, -(2**63), 2**63, 10**30)
+
+
+def test_the_backfill_reads_each_figure_as_the_typed_class_does(pg_cluster: PostgresCluster) -> None:
+    dbname = f"floor_figures_{uuid.uuid4().hex[:12]}"
+    schema.create_database(pg_cluster.superuser_dsn, dbname)
+    dsn = pg_cluster.dsn("postgres", pg_cluster.superuser_password, dbname)
+    entries: list[tuple[str, typed.Entry]] = [
+        ("round_settled", typed.RoundSettled(settlement={"game": "top-flush", "progressive": part}))
+        for part in PROGRESSIVE_PARTS
+    ]
+    entries.append(("round_settled", typed.RoundSettled(settlement={"game": "top-flush"})))
+    for figure in CLOCK_FIGURES:
+        measured = {**offset_entry(0), "offset_us": figure, "bound_us": figure, "within_bound": figure == 0}
+        entries.append(("clock_offset", typed.ClockOffset(**measured)))  # type: ignore[arg-type]
+    try:
+        with psycopg.connect(dsn, autocommit=True) as connection:
+            schema.migrate(connection, through=BEFORE_FIGURE_COLUMNS)
+            for seq, (kind, entry) in enumerate(entries, start=1):
+                connection.execute(
+                    "INSERT INTO floor_entries (table_id, seq, time_utc, time_text, source, kind, version, "
+                    "payload, prev_hash, hash, stream_seq) VALUES ('T1', %s, now(), '', 'engine', %s, 1, "
+                    "%s, '', '', %s)",
+                    (seq, kind, canonical_json(typed.public_dict(entry)), seq),
+                )
+            schema.migrate(connection)
+            backfilled = connection.execute(
+                "SELECT clock_offset_us, clock_within_bound, clock_bound_us, progressive_settled, "
+                "progressive_wagers, progressive_unit_cents FROM floor_entries ORDER BY seq"
+            ).fetchall()
+        at_commit = [entry_columns(kind, entry)[5:] for kind, entry in entries]
+        assert backfilled == at_commit
+        # What the comparison rests on: counts taken, parts refused, figures past bigint left out.
+        assert at_commit[0][3:] == (True, 2, 100)
+        assert {row[3:] for row in at_commit[2:7]} == {(True, None, 100), (True, 2, None), (True, None, None)}
+        assert at_commit[7][3:] == (True, 10**15 - 1, 10**15 - 1)
+        assert at_commit[-1][:3] == (None, False, None)
+    finally:
+        with psycopg.connect(pg_cluster.superuser_dsn, autocommit=True) as connection:
             connection.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(dbname)))

@@ -112,6 +112,7 @@ from controller.journal.entries.registry import (
     to_json_text,
 )
 from controller.journal.entries.round import (
+    MAX_PROGRESSIVE_FIGURE,
     BetChanged,
     BetsLocked,
     CardDealt,
@@ -131,6 +132,7 @@ from controller.journal.entries.round import (
     RoundSettledPrivate,
     RoundStarted,
     RoundVoided,
+    SettledProgressive,
 )
 from controller.journal.entries.shapes import (
     MAX_SHAPE_AMOUNT_CENTS,
@@ -162,6 +164,7 @@ __all__ = [
     "ENTRY_CLASSES",
     "ENTRY_SCHEMA_VERSION",
     "KINDS",
+    "MAX_PROGRESSIVE_FIGURE",
     "MAX_SHAPE_AMOUNT_CENTS",
     "MAX_SHAPE_ROUND_SUM_CENTS",
     "PRIVATE_FIELDS",
@@ -240,6 +243,7 @@ __all__ = [
     "SeatNumber",
     "SeatOutcomeShape",
     "SecurityEvent",
+    "SettledProgressive",
     "SettlementShape",
     "SoftwareChecked",
     "SoftwareVerified",

@@ -3,7 +3,7 @@ dealt, decisions, dead hands, and the round's closing (settled, dead, voided).""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, NamedTuple
 
 from controller.journal.entries.base import (
     Entry,
@@ -129,6 +129,27 @@ class RoundSettledPrivate(Part, frozen=True):
     hands: dict[str, Any]  # {"dealer": hand | None, "seats": {seat: hand}}: the settlement's hands
 
 
+# The largest figure of a settlement's progressive part its typed reading takes (``settled_progressive``):
+# 15 digits, below any float's exact range, so the floor's migration 14 reads the same figures from a
+# stored payload's text (a float in canonical JSON has a point or an exponent, never 15 digits alone).
+MAX_PROGRESSIVE_FIGURE = 10**15 - 1
+
+
+class SettledProgressive(NamedTuple):
+    """The settlement's progressive part, as the floor's contribution path counts it: the settled
+    Progressive wagers (``progressive.contributions.wagers``) and the unit (``progressive.unit_cents``),
+    each None unless a whole number from 0 to ``MAX_PROGRESSIVE_FIGURE`` (the part is the table's words,
+    unchecked: a reader refuses it from the payload, controller/floor/progressive.py)."""
+
+    wagers: int | None
+    unit_cents: int | None
+
+
+def _figure(value: object) -> int | None:
+    # ``type is int``: a bool is no figure.
+    return value if type(value) is int and 0 <= value <= MAX_PROGRESSIVE_FIGURE else None
+
+
 class RoundSettled(Entry, frozen=True, tag="round_settled"):
     """The reveal. ``settlement`` is the settle output without its hands (they name cards): they are in
     the private part with the round's cards, shown once this entry is committed (the round is revealed),
@@ -141,6 +162,17 @@ class RoundSettled(Entry, frozen=True, tag="round_settled"):
     bank_by_seat: dict[str, Any] | None = None
     private: RoundSettledPrivate | None = None
     PRIVATE: ClassVar[type[Part] | None] = RoundSettledPrivate
+
+    def settled_progressive(self) -> SettledProgressive | None:
+        """The settlement's progressive part (None: it has none, or null)."""
+        part = self.settlement.get("progressive")
+        if part is None:
+            return None
+        if not isinstance(part, dict):
+            return SettledProgressive(None, None)
+        contributions = part.get("contributions")
+        wagers = contributions.get("wagers") if isinstance(contributions, dict) else None
+        return SettledProgressive(_figure(wagers), _figure(part.get("unit_cents")))
 
 
 class RoundDead(Entry, frozen=True, tag="round_dead"):

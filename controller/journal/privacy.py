@@ -13,13 +13,13 @@ never carry a private part at all (controller/journal/writer.py logs the public 
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import msgspec
-
-from controller.journal.entries import Entry
 from controller.journal.state import TableState
 from controller.journal.store import Journal, JournalEntry
+
+if TYPE_CHECKING:
+    from controller.journal.entries import Entry
 
 
 def shows_private(stored: JournalEntry, state: TableState, *, with_private: bool = False) -> bool:
@@ -59,6 +59,8 @@ def viewer_typed(stored: JournalEntry, state: TableState, *, with_private: bool 
     """The typed entry as a viewer may see it now: with its private part once the round is revealed,
     its public view (the private part None) before, and a dead hand's never (what the panel's sentences
     read: controller/journal/sentence.py)."""
+    import msgspec  # noqa: PLC0415 - the typed entries' library: the panel's sentences, not recall's
+
     entry = stored.entry
     if entry.private_part() is None or shows_private(stored, state, with_private=with_private):
         return entry

@@ -23,15 +23,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, time, timedelta
-from typing import TYPE_CHECKING
+from datetime import UTC, date, datetime, time, timedelta, tzinfo
 
 from controller.money import MoneyFormat
 
-if TYPE_CHECKING:
-    # Loaded where a zone is first read (``zone_of``): `settle --text` prints no time and so never
-    # reads one (zoneinfo with sysconfig for its data paths: ~2 ms of its start, issue 28).
-    from zoneinfo import ZoneInfo
+# zoneinfo loads where a zone other than UTC is first read (``zone_of``): `settle --text` prints no
+# time and so never reads one (zoneinfo with sysconfig for its data paths: ~2 ms of a start, issue 28).
 
 _HH_MM = re.compile(r"^(?P<h>[01]\d|2[0-3]):(?P<m>[0-5]\d)$")
 _SHIFT_NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
@@ -65,8 +62,13 @@ def minutes_of(text: str, key: str) -> int:
     return int(match["h"]) * 60 + int(match["m"])
 
 
-def zone_of(name: str) -> ZoneInfo:
-    """The IANA zone ``name`` (``Europe/Berlin``), refused in one line when unknown."""
+def zone_of(name: str) -> tzinfo:
+    """The IANA zone ``name`` (``Europe/Berlin``), refused in one line when unknown. ``UTC`` (the
+    default property's) is the standard library's fixed UTC: the same offset, name and arithmetic as the
+    zone database's, without loading ``zoneinfo`` and its data paths (`flushtable recall` of a table
+    without a [property] zone shows its times so; issue 28)."""
+    if name == "UTC":
+        return UTC
     if not _ZONE_NAME.match(name) or ".." in name:
         raise PropertyRefused("time_zone", f"{name!r} is not an IANA time zone name like Europe/Berlin")
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError  # noqa: PLC0415 - above: on first use
@@ -104,7 +106,7 @@ class PropertySettings:
     money: MoneyFormat = field(default_factory=MoneyFormat)
 
     @property
-    def zone(self) -> ZoneInfo:
+    def zone(self) -> tzinfo:
         return zone_of(self.time_zone)
 
     @property

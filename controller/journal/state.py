@@ -145,8 +145,9 @@ class TableState:
         """May a viewer see this entry's private part now? Once its round's cards are revealed, and
         never for a dead hand's or a dead or voided round's (docs/rules.md). An entry outside any round
         (a shoe's fault between rounds, a deck check) keeps its private part to itself."""
-        entry = self._entry_of(stored)
-        # Any: a typed part or a part's view, read by attribute alike (its class by name: part_type).
+        # Any: a typed entry or its view, and a typed part or a part's view, read by attribute alike
+        # (each by its kind, a part by its class's name: part_type).
+        entry: Any = self._entry_of(stored)
         part: Any = entry.private_part()
         if part is None:
             return True
@@ -493,8 +494,11 @@ class TableState:
             self.approved_config_files.pop(entry.file_sha256, None)  # met: it approves no later start
 
     def _on_change(self, stored: Stored, entry: e.Entry) -> None:
+        # The change kinds are read as their classes (no view: controller/journal/entry_view.py).
+        from controller.journal import entries as e  # noqa: PLC0415 - loaded with the entry given
+
         fold_change(self.changes, entry, stored.time_utc)
-        if entry.kind == "change_approved" and entry.change_kind == "config_file":
+        if isinstance(entry, e.ChangeApproved) and entry.change_kind == "config_file":
             proposal = self.changes.get(entry.change_id)
             sha256 = proposal.params.get("sha256") if proposal is not None else None
             if isinstance(sha256, str):

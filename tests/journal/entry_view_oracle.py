@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 import msgspec.inspect as mi
 
 from controller.journal import entries as e
@@ -50,9 +51,11 @@ def type_spec(info: Any) -> Any:
 
 def _fields(cls: type[Any]) -> tuple[tuple[str, str, Any, bool, Any], ...]:
     rows = []
-    for field in mi.type_info(cls).fields:
-        default = None if field.default is mi.NODEFAULT else field.default
-        assert field.default_factory is mi.NODEFAULT, f"{cls.__name__}.{field.name}: a default factory"
+    info = mi.type_info(cls)
+    assert isinstance(info, mi.StructType), cls
+    for field in info.fields:
+        default = None if field.default is msgspec.NODEFAULT else field.default
+        assert field.default_factory is msgspec.NODEFAULT, f"{cls.__name__}.{field.name}: a default factory"
         rows.append((field.name, field.encode_name, type_spec(field.type), field.required, default))
     return tuple(rows)
 

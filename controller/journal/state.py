@@ -31,8 +31,6 @@ from typing import TYPE_CHECKING, Any
 
 from controller.journal.entry_view import EntryView, part_type
 from controller.journal.kinds import LEGACY_OPERATOR_ACTION, STATUS_BY_CLOSING_KIND
-from controller.journal.proposals import Proposal
-from controller.journal.proposals import fold as fold_change
 from controller.journal.rows import JournalEntry
 from controller.journal.state_parts import (
     COMMUNITY_POSITION,
@@ -53,6 +51,7 @@ if TYPE_CHECKING:
     # tests/journal/test_entry_view.py holds to the classes): a reader of the journal's rows folds and
     # gates them without loading msgspec and the classes (issue 28).
     from controller.journal import entries as e
+    from controller.journal.proposals import Proposal
 
     # Loaded on the first look at the Progressive's meter (``TableState.progressive``): the model brings
     # the Progressive's rules with `decimal`, which a reader of a table without one never needs (issue 28).
@@ -494,8 +493,10 @@ class TableState:
             self.approved_config_files.pop(entry.file_sha256, None)  # met: it approves no later start
 
     def _on_change(self, stored: Stored, entry: e.Entry) -> None:
-        # The change kinds are read as their classes (no view: controller/journal/entry_view.py).
+        # The change kinds are read as their classes (no view: controller/journal/entry_view.py), and
+        # folded by the two-person changes' own fold, loaded with the first change entry.
         from controller.journal import entries as e  # noqa: PLC0415 - loaded with the entry given
+        from controller.journal.proposals import fold as fold_change  # noqa: PLC0415
 
         fold_change(self.changes, entry, stored.time_utc)
         if isinstance(entry, e.ChangeApproved) and entry.change_kind == "config_file":

@@ -43,6 +43,8 @@ class Stored(Placed, Protocol):
 
 @dataclass(slots=True)
 class RoundState:
+    """One round as the fold leaves it: its wagers, cards, decisions, dead seats, reveal and closing."""
+
     round_id: str
     started_seq: int = 0
     started_utc: str = ""
@@ -137,6 +139,8 @@ class RoundState:
 
 @dataclass(slots=True)
 class AlertState:
+    """A raised fault: who raised, acknowledged, cleared or resolved it, and when."""
+
     fault_id: str
     kind: str
     severity: str
@@ -171,6 +175,8 @@ class AlertState:
 
 @dataclass(slots=True)
 class DeviceState:
+    """A device as its entries leave it: identity, health, last event, security events."""
+
     device: str
     kind: str = ""
     model: str = ""
@@ -232,6 +238,8 @@ def fold_device(devices: dict[str, DeviceState], stored: Stored, entry: e.Entry 
 
 @dataclass(slots=True)
 class WagerMeter:
+    """One wager's meters (docs/journal.md "Meters")."""
+
     stake_cents: int = 0
     player_net_cents: int = 0
     house_win_cents: int = 0

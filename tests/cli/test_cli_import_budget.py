@@ -285,7 +285,7 @@ def test_version_stays_in_its_budget() -> None:
     assert over_budget("--version", loaded_by(["--version"])) == {}
 
 
-def test_recall_of_a_small_journal_stays_in_its_budget(tmp_path: Path) -> None:
+def _small_journal(tmp_path: Path) -> Path:
     journal = tmp_path / "journal.sqlite"
     made = subprocess.run(
         [sys.executable, "-m", "controller.cli", "run", *RUN_ONE_ROUND, "--journal", str(journal)],
@@ -297,9 +297,22 @@ def test_recall_of_a_small_journal_stays_in_its_budget(tmp_path: Path) -> None:
         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
     )
     assert made.returncode == 0, made.stderr[-2000:]
-    modules = loaded_by(["recall", "--journal", str(journal)])
+    return journal
+
+
+def test_recall_of_a_small_journal_stays_in_its_budget(tmp_path: Path) -> None:
+    modules = loaded_by(["recall", "--journal", str(_small_journal(tmp_path))])
     assert "controller.journal.recall" in modules
     assert over_budget("recall", modules) == {}
+
+
+def test_journal_show_reads_its_rows_without_the_typed_entries(tmp_path: Path) -> None:
+    """`journal show` gates each entry by its round folded through the stored rows' views
+    (controller/journal/privacy.py ``RevealOracle``): no msgspec, no typed classes, no upcasters."""
+    modules = loaded_by(["journal", "show", "--journal", str(_small_journal(tmp_path))])
+    assert "controller.journal.privacy" in modules
+    typed = [name for name in modules if any(name == t or name.startswith(f"{t}.") for t in _TYPED_ENTRIES)]
+    assert sorted(typed) == []
 
 
 @pytest.mark.parametrize("given", [False, True])

@@ -31,6 +31,16 @@ HISTORY_ROUNDS = 40  # the panel's meter chart: the last settled rounds
 WAGERING_ACTIONS = frozenset({"raise", "play", "all_in"})
 
 
+def resolve_typed_annotations() -> None:
+    """Make the records' annotations resolvable at run time: they name the typed entries
+    (``e.Decision``, ``e.Reason``), which this module imports for type checking only (a reader that folds
+    through views loads no typed classes). A reader that converts records by their annotations (the seal's
+    checkpoint, by msgspec: controller/journal/checkpoint.py) calls this first; it loads the classes."""
+    from controller.journal import entries  # noqa: PLC0415 - the caller's: it converts typed records
+
+    globals().setdefault("e", entries)
+
+
 class Stored(Placed, Protocol):
     """A stored entry's place with its typed entry (JournalEntry and store.Replayed have these)."""
 

@@ -90,7 +90,8 @@ NEVER_BY_COMMAND: dict[str, tuple[str, ...]] = {
     ),
     "settle": _SETTLE_NEVER,
     "settle --text": _SETTLE_TEXT_NEVER,
-    "config": ("hmac",),
+    # The default property's zone is UTC: checked without the zone database (zoneinfo with sysconfig).
+    "config": ("hmac", "zoneinfo", "sysconfig"),
 }
 RULES = (
     "controller.rules",

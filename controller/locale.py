@@ -23,20 +23,19 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, time, timedelta
-from typing import TYPE_CHECKING
+from datetime import UTC, date, datetime, time, timedelta, tzinfo
 
 from controller.money import MoneyFormat
 
-if TYPE_CHECKING:
-    # Loaded where a zone is first read (``zone_of``): `settle --text` prints no time and so never
-    # reads one (zoneinfo with sysconfig for its data paths: ~2 ms of its start, issue 28).
-    from zoneinfo import ZoneInfo
+# zoneinfo loads where a zone other than UTC is first read (``zone_of``): `settle --text` prints no
+# time and so never reads one (zoneinfo with sysconfig for its data paths: ~2 ms of a start, issue 28).
 
-_HH_MM = re.compile(r"^(?P<h>[01]\d|2[0-3]):(?P<m>[0-5]\d)$")
-_SHIFT_NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
-_CURRENCY = re.compile(r"^[A-Z]{3}$")
-_ZONE_NAME = re.compile(r"^[A-Za-z0-9_+\-]+(/[A-Za-z0-9_+\-]+)*$")
+# Patterns compiled on first use (``re``'s own cache): a reader that checks no property (`flushtable
+# recall` of a table with the defaults) compiles none of them.
+_HH_MM = r"^(?P<h>[01]\d|2[0-3]):(?P<m>[0-5]\d)$"
+_SHIFT_NAME = r"^[a-z][a-z0-9_]{0,31}$"
+_CURRENCY = r"^[A-Z]{3}$"
+_ZONE_NAME = r"^[A-Za-z0-9_+\-]+(/[A-Za-z0-9_+\-]+)*$"
 MAX_SYMBOL_CHARS = 8
 MAX_SHIFTS = 12
 # ISO 4217 minor units of the currencies whose minor unit is not the hundredth; any other code: 2.
@@ -59,15 +58,20 @@ class PropertyRefused(ValueError):
 
 def minutes_of(text: str, key: str) -> int:
     """``"06:30"`` -> 390; anything else refused (``key`` names it)."""
-    match = _HH_MM.match(text)
+    match = re.match(_HH_MM, text)
     if match is None:
         raise PropertyRefused(key, f"{text!r} is not a local time of day HH:MM, like 06:00")
     return int(match["h"]) * 60 + int(match["m"])
 
 
-def zone_of(name: str) -> ZoneInfo:
-    """The IANA zone ``name`` (``Europe/Berlin``), refused in one line when unknown."""
-    if not _ZONE_NAME.match(name) or ".." in name:
+def zone_of(name: str) -> tzinfo:
+    """The IANA zone ``name`` (``Europe/Berlin``), refused in one line when unknown. ``UTC`` (the
+    default property's) is the standard library's fixed UTC: the same offset, name and arithmetic as the
+    zone database's, without loading ``zoneinfo`` and its data paths (`flushtable recall` of a table
+    without a [property] zone shows its times so; issue 28)."""
+    if name == "UTC":
+        return UTC
+    if not re.match(_ZONE_NAME, name) or ".." in name:
         raise PropertyRefused("time_zone", f"{name!r} is not an IANA time zone name like Europe/Berlin")
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError  # noqa: PLC0415 - above: on first use
 
@@ -81,6 +85,8 @@ def zone_of(name: str) -> ZoneInfo:
 
 @dataclass(frozen=True, slots=True)
 class Shift:
+    """A shift of the gaming day: its name and its local start."""
+
     name: str
     start_min: int  # local minutes after midnight
 
@@ -104,7 +110,7 @@ class PropertySettings:
     money: MoneyFormat = field(default_factory=MoneyFormat)
 
     @property
-    def zone(self) -> ZoneInfo:
+    def zone(self) -> tzinfo:
         return zone_of(self.time_zone)
 
     @property
@@ -149,7 +155,7 @@ def property_settings(
             "shifts",
             f"the default shifts start at 06:00, not at gaming_day_start {gaming_day_start}: name them",
         )
-    if currency is not None and not _CURRENCY.match(currency):
+    if currency is not None and not re.match(_CURRENCY, currency):
         raise PropertyRefused("currency", f"{currency!r} is not a three-letter ISO 4217 code like EUR")
     code = currency or "USD"
     decimals = MINOR_UNITS.get(code, 2) if currency_decimals is None else currency_decimals
@@ -180,7 +186,7 @@ def _shifts(raw: dict[str, str], day_start: int) -> tuple[Shift, ...]:
         raise PropertyRefused("shifts", f"{len(raw)} shifts: at most {MAX_SHIFTS}")
     found: list[Shift] = []
     for name, start in raw.items():
-        if not _SHIFT_NAME.match(name):
+        if not re.match(_SHIFT_NAME, name):
             raise PropertyRefused(f"shifts.{name}", "a shift's name is 1 to 32 of a-z, 0-9 and '_'")
         if not isinstance(start, str):
             raise PropertyRefused(f"shifts.{name}", f'a local time "HH:MM", not {start!r}')

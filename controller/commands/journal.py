@@ -13,8 +13,6 @@ from typing import Any
 from controller.commands.journal_args import add_journal_arguments, journal_path
 from controller.errors import UserError
 from controller.files import check_no_special_file
-from controller.journal.entries import KINDS as KNOWN_KINDS
-from controller.journal.entries import json_schema_text
 from controller.journal.privacy import RevealOracle
 from controller.journal.store import Journal
 
@@ -107,6 +105,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:  # noqa: PLR0912, PLR0915 - one branch per journal action, each a few lines
     action: str = args.journal_action
     if action == "schema":
+        from controller.journal.entries import json_schema_text  # noqa: PLC0415 - the schema's alone
+
         sys.stdout.write(json_schema_text())
         return 0
     if action in ("verify", "anchor", "archive"):
@@ -290,7 +290,13 @@ def _parse_anchor(text: str) -> tuple[int, str]:
 
 
 def _check_kinds(kinds: list[str] | None) -> list[str] | None:
-    for kind in kinds or []:
+    if not kinds:
+        return kinds
+    # The kinds' registry (the typed classes) only to check a --kind given: `journal show` without one
+    # loads no typed classes (issue 28).
+    from controller.journal.entries import KINDS as KNOWN_KINDS  # noqa: PLC0415
+
+    for kind in kinds:
         if kind not in KNOWN_KINDS:
             raise UserError(f"--kind: unknown entry kind {kind!r} (known: {', '.join(sorted(KNOWN_KINDS))})")
     return kinds

@@ -53,8 +53,12 @@ from controller.journal.state_parts import (
     RoundState,
     Stored,
     WagerMeter,
+    resolve_typed_annotations,
 )
 from controller.progressive.model import AwardState, MeterState, ProgressiveParameters, parse_parameters
+
+# The records are converted by their annotations (msgspec), which name the typed entries.
+resolve_typed_annotations()
 
 # 2: the stand-alone progressive's meter, the software checks, the clock, the configuration check and
 # the two-person changes are carried (1 dropped them). 3: ``closed_rounds`` is the reducer's bounded
@@ -123,7 +127,11 @@ CARRIED_AS: dict[str, tuple[str, ...]] = {
     "_progressive": ("progressive",),  # the Progressive's meter, made on first use (TableState.progressive)
 }
 # TableState attributes a checkpoint leaves out, each with why the restored state is still the fold's.
-NOT_CARRIED: dict[str, str] = {}
+NOT_CARRIED: dict[str, str] = {
+    # How the fold reads stored rows (their views, or their typed entries), chosen by each reader that
+    # makes a state: the state a seal carries is the same either way (tests/journal/test_entry_view.py).
+    "_views": "a reader's choice of how it reads rows, not a fact of the journal",
+}
 
 # MeterState's plain fields, with the type each decodes to (the rest: parameters, awards, the maps keyed
 # by (table, round), which JSON cannot key by a pair).

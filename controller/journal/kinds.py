@@ -5,6 +5,11 @@ The kinds themselves, with their fields, are the classes of controller/journal/e
 
 from __future__ import annotations
 
+ENTRY_SCHEMA_VERSION = 2
+"""The version every kind is written at today (1 was the untyped journal of dicts). Here, below the
+typed entries (controller/journal/entries/ re-exports it), so a reader of today's rows knows their
+version without loading the classes (issue 28)."""
+
 ROUND_STARTED = "round_started"
 ROUND_SETTLED = "round_settled"
 ROUND_DEAD = "round_dead"

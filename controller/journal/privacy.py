@@ -13,13 +13,13 @@ never carry a private part at all (controller/journal/writer.py logs the public 
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import msgspec
-
-from controller.journal.entries import Entry
 from controller.journal.state import TableState
 from controller.journal.store import Journal, JournalEntry
+
+if TYPE_CHECKING:
+    from controller.journal.entries import Entry
 
 
 def shows_private(stored: JournalEntry, state: TableState, *, with_private: bool = False) -> bool:
@@ -59,6 +59,8 @@ def viewer_typed(stored: JournalEntry, state: TableState, *, with_private: bool 
     """The typed entry as a viewer may see it now: with its private part once the round is revealed,
     its public view (the private part None) before, and a dead hand's never (what the panel's sentences
     read: controller/journal/sentence.py)."""
+    import msgspec  # noqa: PLC0415 - the typed entries' library: the panel's sentences, not recall's
+
     entry = stored.entry
     if entry.private_part() is None or shows_private(stored, state, with_private=with_private):
         return entry
@@ -74,22 +76,24 @@ class RevealOracle:
     """The gate's answer for any entry of a journal, read by a command (`journal show`, `tail`). A
     private part is only ever shown within its round, so each round is folded from its own entries
     alone, when first asked, and brought up to date as the journal grows (`tail --follow`); nothing
-    else of the journal is read. The most recent ``CACHED_ROUNDS`` rounds are kept."""
+    else of the journal is read. The most recent ``CACHED_ROUNDS`` rounds are kept. The rounds are
+    folded from their stored rows through their views (``TableState(views=True)``): the command loads
+    no typed classes (issue 28)."""
 
     CACHED_ROUNDS = 16
 
     def __init__(self, journal: Journal) -> None:
         self._journal = journal
         self._rounds: OrderedDict[str, TableState] = OrderedDict()
-        self._outside = TableState(journal.table_id)  # entries outside a round: nothing to fold
+        self._outside = TableState(journal.table_id, views=True)  # outside a round: nothing to fold
 
     def state_for(self, entry: JournalEntry) -> TableState:
         round_id = entry.round_id
         if round_id is None:
             return self._outside
-        state = self._rounds.pop(round_id, None) or TableState(self._journal.table_id)
+        state = self._rounds.pop(round_id, None) or TableState(self._journal.table_id, views=True)
         if state.last_seq < entry.seq:  # the round as far as the journal holds it now
-            state.apply_all(self._journal.replay(since_seq=state.last_seq, round_id=round_id))
+            state.apply_all(self._journal.entries(since_seq=state.last_seq, round_id=round_id))
         self._rounds[round_id] = state
         while len(self._rounds) > self.CACHED_ROUNDS:
             self._rounds.popitem(last=False)

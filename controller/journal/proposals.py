@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from collections.abc import MutableMapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from controller.journal import entries as e
+if TYPE_CHECKING:
+    from controller.journal import entries as e
 
 Status = Literal["pending", "approved", "lapsed", "rejected"]
 CHANGE_ENTRY_KINDS = ("change_proposed", "change_approved", "change_lapsed", "change_refused")
@@ -47,7 +48,10 @@ class Proposal:
 
 
 def fold(proposals: MutableMapping[str, Proposal], entry: e.Entry, time_utc: str) -> None:
-    """One change_* entry into ``proposals`` (change_id -> Proposal, in order of proposal)."""
+    """One change_* entry into ``proposals`` (change_id -> Proposal, in order of proposal). The entry is
+    typed (the change kinds have no view: controller/journal/entry_view.py), so its classes are loaded."""
+    from controller.journal import entries as e  # noqa: PLC0415 - loaded by the entry given
+
     if isinstance(entry, e.ChangeProposed):
         proposals[entry.change_id] = Proposal(
             entry.change_id,

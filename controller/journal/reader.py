@@ -8,12 +8,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from controller.journal import entries as typed
 from controller.journal.errors import JournalError
 from controller.journal.handle import JournalFile
+from controller.journal.kinds import ENTRY_SCHEMA_VERSION
 from controller.journal.rows import JournalEntry, Replayed, entry_from_row
 from controller.journal.sealed import SealedSegments
-from controller.journal.upcast import typed_entry
 
 _PAGE_ROWS = 500
 
@@ -110,8 +109,11 @@ class JournalReader:
     ) -> Iterator[Replayed]:
         parts = "1, payload, NULL" if self._file.schema_version == 1 else "version, payload, private"
         columns = f"seq, time_utc, table_id, round_id, source, kind, {parts}"
+        from controller.journal import entries as typed  # noqa: PLC0415 - a replay decodes the classes
+        from controller.journal.upcast import typed_entry  # noqa: PLC0415 - it loads the classes too
+
         decode = typed.decode
-        current = typed.ENTRY_SCHEMA_VERSION
+        current = ENTRY_SCHEMA_VERSION
         for rows in self._pages(columns, since_seq, round_id, kind_list, _PAGE_ROWS * 10):
             try:
                 for (

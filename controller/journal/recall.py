@@ -124,7 +124,7 @@ def round_record(
         return None
     # The round's own entries folded by the reducer: its reveal and its dead seats, as the live view
     # saw them, decide what the gate lets through.
-    state = TableState(table_id).apply_all(events)
+    state = TableState(table_id, views=True).apply_all(events)
     closing_payload = viewer_payload(closing, state, with_private=with_private) if closing is not None else {}
     return {
         "round_id": round_id,

@@ -21,6 +21,7 @@ from controller.rules.games import GAMES
 
 if TYPE_CHECKING:
     from controller.journal.entries import Entry
+    from controller.journal.entry_view import EntryView
     from controller.locale import PropertySettings
 
 _RESULT_WORDS = {"win": "win", "lose": "lose", "push": "push", "returned": "returned in full"}
@@ -248,10 +249,8 @@ def render_record(
     record: Mapping[str, Any], fmt: MoneyFormat = money, prop: PropertySettings | None = None
 ) -> str:
     """A recalled round as text; its start in the property's zone (the default property's when
-    ``prop`` is None), named (controller/locale.py). Its events are read as their typed entries
-    (``event_entry``)."""
-    from controller.journal import entries  # noqa: PLC0415 - `settle --text` renders no entry (no msgspec)
-
+    ``prop`` is None), named (controller/locale.py). Its events are read as their typed entries read
+    them (``event_read``)."""
     # The property's times load with the first round that shows one: `settle --text` prints no time, and
     # controller/locale.py (its dataclasses, `datetime`) is no part of its start (issue 28).
     from controller.locale import DEFAULT_PROPERTY, time_text  # noqa: PLC0415
@@ -278,24 +277,43 @@ def render_record(
             f"collected -> {fmt(running.get('after_collecting', 0))}; " + "; ".join(steps or ["nobody paid"])
         )
     # Only the kinds read below are decoded (a round holds dozens of other entries).
-    typed = [event_entry(event) for event in events if event.get("kind") in _RECORD_LINE_KINDS]
+    typed: list[Any] = [event_read(event) for event in events if event.get("kind") in _RECORD_LINE_KINDS]
     for entry in typed:
-        if isinstance(entry, entries.KillSeatRequest):
+        if entry is not None and entry.kind == "kill_seat_request":
             why = f": {entry.reason}" if entry.reason else ""
             # The request's number is absent in entries written before requests were numbered.
             number = entry.request_number
             named = "Kill request" if number is None else f"Kill request {number}"
             lines.append(f"  {named}, seat {entry.seat}: {entry.status} by {entry.by}{why}")
     for fault in record.get("faults") or []:
-        raised = event_entry({"kind": "fault_raised", "payload": fault})
-        if isinstance(raised, entries.FaultRaised):
+        raised: Any = event_read({"kind": "fault_raised", "payload": fault})
+        if raised is not None and raised.kind == "fault_raised":
             lines.append(f"  Fault {raised.fault_id}: {raised.kind_of_fault} ({raised.severity})".rstrip())
     for entry in typed:
-        if isinstance(entry, entries.RoundVoided | entries.RoundDead):
-            by = f" by {entry.by}" if isinstance(entry, entries.RoundVoided) and entry.by else ""
+        if entry is not None and entry.kind in ("round_voided", "round_dead"):
+            by = f" by {entry.by}" if entry.kind == "round_voided" and entry.by else ""
             why = reason_words(entry.reason)
             lines.append(f"  {entry.kind.replace('_', ' ').capitalize()}{by}: {why}".rstrip(": "))
     return "\n".join(lines)
+
+
+def event_read(event: Mapping[str, Any]) -> Entry | EntryView | None:
+    """``event_entry``'s entry, as its view where one reads it (controller/journal/entry_view.py: the
+    same fields, without loading the typed classes: `flushtable recall` prints its rounds so, issue 28),
+    else the typed entry itself (None where that refuses the payload)."""
+    from controller.journal.entry_view import KIND_FIELDS, view_of  # noqa: PLC0415 - a recall's, not settle's
+
+    kind = str(event.get("kind", ""))
+    fields = KIND_FIELDS.get(kind)
+    if fields is not None:
+        # The payload's public fields (as ``typed_entry`` takes them), the private part where given.
+        names = {name for attribute, name, *_ in fields if attribute != "private"}
+        payload = event.get("payload") or {}
+        public = {name: value for name, value in payload.items() if name in names}
+        seen = view_of(kind, public, event.get("private"))
+        if seen is not None:
+            return seen
+    return event_entry(event)
 
 
 def event_entry(event: Mapping[str, Any]) -> Entry | None:

@@ -8,12 +8,18 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
-from controller.journal import entries as typed
 from controller.journal.chain import canonical_json, stored_hash
+from controller.journal.entry_view import EntryView, merged_payload, view_of
 from controller.journal.errors import JournalError
-from controller.journal.upcast import typed_from_legacy
+from controller.journal.kinds import ENTRY_SCHEMA_VERSION
+
+if TYPE_CHECKING:
+    # The typed entries (msgspec and ~60 classes) load when an entry is first read as its class, or
+    # appended: a reader of today's rows that only folds and shows them reads their views
+    # (controller/journal/entry_view.py; issue 28, docs/operations.md "The sixth stop").
+    from controller.journal import entries as typed
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,20 +48,39 @@ class JournalEntry:
     stored_text: str | None = None
     # The typed entry, made once when first asked (the panel folds an entry and then gates it).
     _typed: typed.Entry | None = field(default=None, init=False, repr=False, compare=False)
+    # Its view, made once when first asked (the fold reads it, then the gate).
+    _view: EntryView | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def payload(self) -> dict[str, Any]:
         """The public and private parts as one object, as the writer gave them: for trusted readers
         only (never shown to a viewer; see privacy.py)."""
-        return typed.merged_payload(self.kind, self.public, self.private)
+        return merged_payload(self.kind, self.public, self.private)
 
     @property
     def entry(self) -> typed.Entry:
         """The entry as its class (controller/journal/entries/), both parts."""
         if self._typed is None:
-            object.__setattr__(self, "_typed", typed.from_parts(self.kind, self.public, self.private))
+            from controller.journal import entries  # noqa: PLC0415 - see the import above
+
+            object.__setattr__(self, "_typed", entries.from_parts(self.kind, self.public, self.private))
         assert self._typed is not None
         return self._typed
+
+    @property
+    def view(self) -> typed.Entry | EntryView:
+        """The entry as the reducer and the privacy gate read it: its view (controller/journal/
+        entry_view.py), which reads what the typed entry would without loading the classes; the typed
+        entry itself once made, or where no view reads it (an earlier version's row, the kinds read only
+        as their classes, a row that does not fit its kind: the typed entry refuses it)."""
+        if self._view is not None:
+            return self._view
+        if self._typed is None and self.stored_text is None:
+            seen = view_of(self.kind, self.public, self.private)
+            if seen is not None:
+                object.__setattr__(self, "_view", seen)
+                return seen
+        return self.entry
 
     def public_json(self) -> dict[str, Any]:
         """The entry without its private part (the private part's digest stays: it is in the hash)."""
@@ -120,7 +145,7 @@ class EntryLike(Protocol):
     def source(self) -> str: ...
 
 
-AppendItem = EntryLike | tuple[str, Mapping[str, Any] | typed.Entry, str | None, str]
+AppendItem = EntryLike | tuple[str, "Mapping[str, Any] | typed.Entry", str | None, str]
 """What ``append_many`` takes: a ``PendingEntry``, a (kind, fields, round_id, source) tuple, or an object
 with those four (the engine's ``JournalRecord``)."""
 
@@ -128,6 +153,8 @@ with those four (the engine's ``JournalRecord``)."""
 def pending_entry(item: AppendItem) -> PendingEntry:
     if isinstance(item, tuple):
         return PendingEntry(*item)
+    from controller.journal import entries as typed  # noqa: PLC0415 - an append: the classes are loaded
+
     entry = getattr(item, "entry", None)  # the engine's JournalRecord carries the typed entry
     if isinstance(entry, typed.Entry):
         return PendingEntry(item.kind, entry, item.round_id, item.source)
@@ -141,9 +168,12 @@ def entry_from_row(row: Sequence[Any]) -> JournalEntry:
     (seq, time_utc, table_id, round_id, source, kind, version, payload_text, private_text, digest) = row[:10]
     upcast: typed.Entry | None = None
     stored_text: str | None = None
-    if version < typed.ENTRY_SCHEMA_VERSION:
+    if version < ENTRY_SCHEMA_VERSION:
         # An entry of an earlier version, upcast: its parts as today's type splits them, its stored
         # text kept for the hash.
+        from controller.journal import entries as typed  # noqa: PLC0415 - see the import above
+        from controller.journal.upcast import typed_from_legacy  # noqa: PLC0415 - it loads the classes
+
         try:
             upcast = typed_from_legacy(kind, version, payload_text)
         except typed.EntryError as error:
@@ -152,7 +182,7 @@ def entry_from_row(row: Sequence[Any]) -> JournalEntry:
         private_text, stored_text = None, payload_text
     else:
         public = json.loads(payload_text)
-        private = typed.open_private(private_text) if private_text is not None else None
+        private = open_private(private_text) if private_text is not None else None
     journal_entry = JournalEntry(
         seq,
         time_utc,
@@ -174,6 +204,21 @@ def entry_from_row(row: Sequence[Any]) -> JournalEntry:
     return journal_entry
 
 
+def open_private(private_text: str) -> dict[str, Any]:
+    """A stored private part's fields (its text is ``{"part": {...}, "salt": ...}``), as
+    ``entries.open_private`` reads them, by the standard library's decoder (no classes loaded)."""
+    try:
+        value = json.loads(private_text)
+    except ValueError:
+        value = None
+    if not isinstance(value, dict) or not isinstance(value.get("part"), dict):
+        from controller.journal import entries as typed  # noqa: PLC0415 - the refusal's own words
+
+        return typed.open_private(private_text)  # refuses it, as it always did
+    part: dict[str, Any] = value["part"]
+    return part
+
+
 class Replayed(NamedTuple):
     """An entry as the replay reads it: its envelope and its typed entry, decoded straight from the
     stored texts (no intermediate dicts: the reducer's hot path)."""
@@ -185,6 +230,11 @@ class Replayed(NamedTuple):
     source: str
     kind: str
     entry: typed.Entry
+
+    @property
+    def view(self) -> typed.Entry:
+        """The typed entry (a replay decodes the classes: ``JournalEntry.view``'s counterpart)."""
+        return self.entry
 
 
 def parse_time_utc(text: str) -> datetime:

@@ -15,12 +15,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from controller.journal import entries as typed
 from controller.journal.chain import GENESIS_HASH, format_time_utc
 from controller.journal.errors import JournalError, sqlite_reason
+from controller.journal.kinds import ENTRY_SCHEMA_VERSION
 from controller.journal.totals import TOTAL_KINDS, TOTALS_SCHEMA
 from controller.journal.totals import rebuild as rebuild_totals
-from controller.journal.upcast import typed_from_legacy
 
 SCHEMA_VERSION = 4  # 1: untyped payloads; 2: typed entries with a private part and its commitment;
 # 3: the same entries, with the per-period totals and the round index beside them (totals.py); 4: the
@@ -282,7 +281,11 @@ def counted_rows(
         kinds,
     )
     for seq, kind, round_id, time_utc, version, payload_text in cursor:
-        if version < typed.ENTRY_SCHEMA_VERSION:
+        if version < ENTRY_SCHEMA_VERSION:
+            # An earlier version's row, upcast (the typed classes load for it: only an old journal's).
+            from controller.journal import entries as typed  # noqa: PLC0415
+            from controller.journal.upcast import typed_from_legacy  # noqa: PLC0415
+
             try:
                 public = typed.public_dict(typed_from_legacy(kind, version, payload_text))
             except typed.EntryError as error:

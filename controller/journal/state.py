@@ -29,10 +29,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from controller.journal import entries as e
-from controller.journal.kinds import STATUS_BY_CLOSING_KIND
-from controller.journal.proposals import Proposal
-from controller.journal.proposals import fold as fold_change
+from controller.journal.entry_view import EntryView, part_type
+from controller.journal.kinds import LEGACY_OPERATOR_ACTION, STATUS_BY_CLOSING_KIND
+from controller.journal.rows import JournalEntry
 from controller.journal.state_parts import (
     COMMUNITY_POSITION,
     COMMUNITY_TURNED,
@@ -47,6 +46,13 @@ from controller.journal.state_parts import (
 from controller.names import round_number
 
 if TYPE_CHECKING:
+    # The typed entries' classes name what each handler reads; at run time a handler reads its entry by
+    # attribute, the typed entry or a stored entry's view (controller/journal/entry_view.py, which
+    # tests/journal/test_entry_view.py holds to the classes): a reader of the journal's rows folds and
+    # gates them without loading msgspec and the classes (issue 28).
+    from controller.journal import entries as e
+    from controller.journal.proposals import Proposal
+
     # Loaded on the first look at the Progressive's meter (``TableState.progressive``): the model brings
     # the Progressive's rules with `decimal`, which a reader of a table without one never needs (issue 28).
     from controller.progressive.model import MeterState
@@ -61,8 +67,14 @@ class TableState:
     RECENT_ROUNDS = 50  # closed rounds kept in full (the panel's history); open rounds are never dropped
     MAX_ALERTS = 500
 
-    def __init__(self, table_id: str = "") -> None:
+    def __init__(self, table_id: str = "", *, views: bool = False) -> None:
+        """``views``: read each stored row (``JournalEntry``) through its view (``JournalEntry.view``:
+        controller/journal/entry_view.py), not its typed entry: for a reader that folds rounds to show
+        them and then drops the state (recall, `journal show`), which then loads no typed classes. The
+        daemon, the panel and recovery keep the typed entries: their state holds on to entries (a
+        decision, an alert's reason, the clock's measurement) that others read as their classes."""
         self.table_id = table_id
+        self._views = views
         self.last_seq = 0
         self.last_entry_utc = ""
         self.game = ""
@@ -132,14 +144,17 @@ class TableState:
         """May a viewer see this entry's private part now? Once its round's cards are revealed, and
         never for a dead hand's or a dead or voided round's (docs/rules.md). An entry outside any round
         (a shoe's fault between rounds, a deck check) keeps its private part to itself."""
-        entry = stored.entry
-        part = entry.private_part()
+        # Any: a typed entry or its view, and a typed part or a part's view, read by attribute alike
+        # (each by its kind, a part by its class's name: part_type).
+        entry: Any = self._entry_of(stored)
+        part: Any = entry.private_part()
         if part is None:
             return True
         round_state = self.round(stored.round_id)
         if round_state is None:
             return False
-        if isinstance(part, e.CardDealtPrivate):
+        kind_of_part = part_type(part)
+        if kind_of_part == "CardDealtPrivate":
             index = part.index
             if part.position == COMMUNITY_POSITION:
                 # Its place in the community (the flop's, the turn's, the river's), not the index of
@@ -150,11 +165,11 @@ class TableState:
         if not round_state.cards_public:
             return False
         positions = set(part.positions())
-        if isinstance(entry, e.DecisionRefused):
+        if entry.kind == "decision_refused":
             # A refusal's limit speaks of the seat's hand ("exactly 10.00 with a 4-card flush"): it
             # follows the seat's privacy, so a killed seat's is never shown.
             positions.add(entry.seat)
-        if isinstance(part, e.ReasonDetail) and round_state.dead_seats:
+        if kind_of_part == "ReasonDetail" and round_state.dead_seats:
             # What the shoe said about which card (its own words, a card number) need not name the
             # position it is about: "jam: card As at seat 1" with no position. In a round with a dead
             # hand it may be that hand's card, so it is never shown (an auditor reads it with --private).
@@ -172,13 +187,22 @@ class TableState:
         self.last_entry_utc = stored.time_utc
         if not self.table_id:
             self.table_id = stored.table_id
-        entry = stored.entry
-        handler = _HANDLERS.get(type(entry))
-        if handler is not None:
-            handler(self, stored, entry)
+        # Only the kinds the fold reads are read at all (a stored row of another kind is not decoded).
+        kind = stored.kind if isinstance(stored, JournalEntry) else None
+        if kind is None or kind in _HANDLERS or kind == LEGACY_OPERATOR_ACTION:
+            entry = self._entry_of(stored)
+            handler = _HANDLERS.get(entry.kind)
+            if handler is not None:
+                handler(self, stored, entry)
         device = self.devices.get(stored.source)
         if device is not None:
             device.last_event_utc = stored.time_utc  # any entry a device is the source of: it moves
+
+    def _entry_of(self, stored: Stored) -> e.Entry | EntryView:
+        """The entry as the fold and the gate read it: with ``views``, a stored row's view (the typed
+        entry where no view reads it); else, and for every other stored form (a replay's, the floor's),
+        the typed entry."""
+        return stored.view if self._views and isinstance(stored, JournalEntry) else stored.entry
 
     def _live_round(self, round_id: str | None) -> RoundState | None:
         return self.rounds.get(round_id) if round_id is not None else None
@@ -461,6 +485,11 @@ class TableState:
             self.approved_config_files.pop(entry.file_sha256, None)  # met: it approves no later start
 
     def _on_change(self, stored: Stored, entry: e.Entry) -> None:
+        # The change kinds are read as their classes (no view: controller/journal/entry_view.py), and
+        # folded by the two-person changes' own fold, loaded with the first change entry.
+        from controller.journal import entries as e  # noqa: PLC0415 - loaded with the entry given
+        from controller.journal.proposals import fold as fold_change  # noqa: PLC0415
+
         fold_change(self.changes, entry, stored.time_utc)
         if isinstance(entry, e.ChangeApproved) and entry.change_kind == "config_file":
             proposal = self.changes.get(entry.change_id)
@@ -469,48 +498,49 @@ class TableState:
                 self.approved_config_files[sha256] = entry.change_id
 
 
-_HANDLERS: dict[type[e.Entry], Any] = {
-    e.ClockOffset: TableState._on_clock_offset,
-    e.ClockStepped: TableState._on_clock_stepped,
-    e.ConfigChecked: TableState._on_config_checked,
-    e.ChangeProposed: TableState._on_change,
-    e.ChangeApproved: TableState._on_change,
-    e.ChangeLapsed: TableState._on_change,
-    e.ChangeRefused: TableState._on_change,
-    e.TableOpened: TableState._on_table_opened,
-    e.TableClosed: TableState._on_table_closed,
-    e.SoftwareVerified: TableState._on_software_verified,
-    e.SoftwareChecked: TableState._on_software_checked,
-    e.StateChanged: TableState._on_state_changed,
-    e.RoundStarted: TableState._on_round_started,
-    e.BetChanged: TableState._on_bet_changed,
-    e.BetsLocked: TableState._on_bets_locked,
-    e.CardDealt: TableState._on_card_dealt,
-    e.Decision: TableState._on_decision,
-    e.DecisionRefused: TableState._on_decision_refused,
-    e.DeadHand: TableState._on_dead_hand,
-    e.KillSeatRequest: TableState._on_kill_seat_request,
-    e.RoundSettled: TableState._on_closing,
-    e.RoundDead: TableState._on_closing,
-    e.RoundVoided: TableState._on_closing,
-    e.FaultRaised: TableState._on_fault_raised,
-    e.FaultAcknowledged: TableState._on_fault_acknowledged,
-    e.FaultCleared: TableState._on_fault_cleared,
-    e.ButtonMoved: TableState._on_button_moved,
-    e.DpWaived: TableState._on_dp_waived,
-    e.LimitsSet: TableState._on_limits_set,
-    e.PaytableSet: TableState._on_paytable_set,
-    e.DeviceReady: TableState._on_device,
-    e.DeviceLost: TableState._on_device,
-    e.DeviceStatus: TableState._on_device,
-    e.SecurityEvent: TableState._on_device,
-    e.NoiseSuppressed: TableState._on_device,
-    e.ProgressiveParametersChanged: TableState._on_progressive,
-    e.ProgressiveContribution: TableState._on_progressive,
-    e.ProgressiveOverflow: TableState._on_progressive,
-    e.ProgressiveAwardClaimed: TableState._on_progressive,
-    e.ProgressiveAwardPaid: TableState._on_progressive,
-    e.ProgressiveReset: TableState._on_progressive,
-    e.ProgressiveReserve: TableState._on_progressive,
+_HANDLERS: dict[str, Any] = {
+    "clock_offset": TableState._on_clock_offset,
+    "clock_stepped": TableState._on_clock_stepped,
+    "config_checked": TableState._on_config_checked,
+    "change_proposed": TableState._on_change,
+    "change_approved": TableState._on_change,
+    "change_lapsed": TableState._on_change,
+    "change_refused": TableState._on_change,
+    "table_opened": TableState._on_table_opened,
+    "table_closed": TableState._on_table_closed,
+    "software_verified": TableState._on_software_verified,
+    "software_checked": TableState._on_software_checked,
+    "state_changed": TableState._on_state_changed,
+    "round_started": TableState._on_round_started,
+    "bet_changed": TableState._on_bet_changed,
+    "bets_locked": TableState._on_bets_locked,
+    "card_dealt": TableState._on_card_dealt,
+    "decision": TableState._on_decision,
+    "decision_refused": TableState._on_decision_refused,
+    "dead_hand": TableState._on_dead_hand,
+    "kill_seat_request": TableState._on_kill_seat_request,
+    "round_settled": TableState._on_closing,
+    "round_dead": TableState._on_closing,
+    "round_voided": TableState._on_closing,
+    "fault_raised": TableState._on_fault_raised,
+    "fault_acknowledged": TableState._on_fault_acknowledged,
+    "fault_cleared": TableState._on_fault_cleared,
+    "button_moved": TableState._on_button_moved,
+    "dp_waived": TableState._on_dp_waived,
+    "limits_set": TableState._on_limits_set,
+    "paytable_set": TableState._on_paytable_set,
+    "device_ready": TableState._on_device,
+    "device_lost": TableState._on_device,
+    "device_status": TableState._on_device,
+    "security_event": TableState._on_device,
+    "noise_suppressed": TableState._on_device,
+    "progressive_parameters_changed": TableState._on_progressive,
+    "progressive_contribution": TableState._on_progressive,
+    "progressive_overflow": TableState._on_progressive,
+    "progressive_award_claimed": TableState._on_progressive,
+    "progressive_award_paid": TableState._on_progressive,
+    "progressive_reset": TableState._on_progressive,
+    "progressive_reserve": TableState._on_progressive,
 }
-"""Kinds with no handler (dealer keys, hand counts, logins, …) change nothing the readers need."""
+"""The fold's handler of each kind it reads. Kinds with no handler (dealer keys, hand counts, logins, …)
+change nothing the readers need."""

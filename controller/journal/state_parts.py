@@ -7,15 +7,20 @@ from __future__ import annotations
 from collections import Counter, deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from controller import phases as m
-from controller.journal import entries as e
 from controller.journal.chain import Placed
 from controller.journal.kinds import STATUS_BY_CLOSING_KIND
 from controller.rules.games import GAMES
 from table_names import COMMUNITY_POSITION as COMMUNITY_POSITION  # noqa: PLC0414  (re-exported)
 from table_names import DEALER_POSITION as DEALER_POSITION  # noqa: PLC0414  (re-exported)
+
+if TYPE_CHECKING:
+    # The classes name what the records hold; the fold reads entries by attribute and kind, typed or
+    # their views (controller/journal/state.py ``TableState``), and loads no classes itself.
+    from controller.journal import entries as e
+    from controller.journal.entry_view import EntryView
 
 # The states that mean the cards were turned. Not ``complete``: a void (a supervisor's, recovery's)
 # moves the round there from anywhere, and a round's end is not its reveal (issue 22). A settled round
@@ -25,6 +30,16 @@ REVEAL_STATES = frozenset({m.REVEAL, m.SETTLING, m.PAYING})
 COMMUNITY_TURNED: dict[str, int] = {m.FLOP: 2, m.RIVER: 4}
 HISTORY_ROUNDS = 40  # the panel's meter chart: the last settled rounds
 WAGERING_ACTIONS = frozenset({"raise", "play", "all_in"})
+
+
+def resolve_typed_annotations() -> None:
+    """Make the records' annotations resolvable at run time: they name the typed entries
+    (``e.Decision``, ``e.Reason``), which this module imports for type checking only (a reader that folds
+    through views loads no typed classes). A reader that converts records by their annotations (the seal's
+    checkpoint, by msgspec: controller/journal/checkpoint.py) calls this first; it loads the classes."""
+    from controller.journal import entries  # noqa: PLC0415 - the caller's: it converts typed records
+
+    globals().setdefault("e", entries)
 
 
 class Stored(Placed, Protocol):
@@ -39,6 +54,8 @@ class Stored(Placed, Protocol):
 
 @dataclass(slots=True)
 class RoundState:
+    """One round as the fold leaves it: its wagers, cards, decisions, dead seats, reveal and closing."""
+
     round_id: str
     started_seq: int = 0
     started_utc: str = ""
@@ -133,6 +150,8 @@ class RoundState:
 
 @dataclass(slots=True)
 class AlertState:
+    """A raised fault: who raised, acknowledged, cleared or resolved it, and when."""
+
     fault_id: str
     kind: str
     severity: str
@@ -167,6 +186,8 @@ class AlertState:
 
 @dataclass(slots=True)
 class DeviceState:
+    """A device as its entries leave it: identity, health, last event, security events."""
+
     device: str
     kind: str = ""
     model: str = ""
@@ -181,41 +202,46 @@ class DeviceState:
     reconnects: int = 0
 
 
-def fold_device(devices: dict[str, DeviceState], stored: Stored, entry: e.Entry) -> None:
+_DEVICE_KINDS = frozenset({"device_ready", "device_lost", "device_status", "security_event"})
+
+
+def fold_device(devices: dict[str, DeviceState], stored: Stored, entry: e.Entry | EntryView) -> None:
     """A device's entry (ready, lost, status, security event, noise summary) folded into ``devices``,
-    the reducer's devices by name."""
-    if isinstance(entry, e.NoiseSuppressed):
+    the reducer's devices by name. Read by kind and attribute: the typed entry or its view alike."""
+    read: Any = entry  # each kind's fields, by attribute
+    kind = entry.kind
+    if kind == "noise_suppressed":
         # Forged frames past their device's budget (controller/journal/noise.py): counted, not
         # journaled one by one. (Other categories' summaries name no device.)
-        noisy = devices.get(entry.source)
-        if entry.category == "forged_frame" and noisy is not None:
-            noisy.security_events += entry.count
+        noisy = devices.get(read.source)
+        if read.category == "forged_frame" and noisy is not None:
+            noisy.security_events += read.count
         return
-    if not isinstance(entry, e.DeviceReady | e.DeviceLost | e.DeviceStatus | e.SecurityEvent):
+    if kind not in _DEVICE_KINDS:
         return
-    device = devices.get(entry.device)
+    device = devices.get(read.device)
     if device is None:
-        device = devices[entry.device] = DeviceState(device=entry.device)
+        device = devices[read.device] = DeviceState(device=read.device)
     device.last_event_utc = stored.time_utc
-    if isinstance(entry, e.DeviceReady):
+    if kind == "device_ready":
         if device.state == "lost":
             device.reconnects += 1
         device.state = "ready"
-        device.kind = entry.kind_of_device
-        device.model = entry.model
-        device.serial_number = entry.serial_number
-        device.firmware_version = entry.firmware_version
+        device.kind = read.kind_of_device
+        device.model = read.model
+        device.serial_number = read.serial_number
+        device.firmware_version = read.firmware_version
         device.last_reason = ""
-    elif isinstance(entry, e.DeviceLost):
+    elif kind == "device_lost":
         device.state = "lost"
-        device.last_reason = entry.reason
-    elif isinstance(entry, e.DeviceStatus):
-        device.state = entry.state
-        device.lamp = entry.lamp
-        device.fault_code = entry.fault_code
+        device.last_reason = read.reason
+    elif kind == "device_status":
+        device.state = read.state
+        device.lamp = read.lamp
+        device.fault_code = read.fault_code
     else:
         device.security_events += 1
-        device.last_reason = entry.reason
+        device.last_reason = read.reason
 
 
 # --- meters -------------------------------------------------------------------------------------
@@ -227,6 +253,8 @@ CLOSING_ENTRIES = (e.RoundSettled, e.RoundDead, e.RoundVoided)
 
 @dataclass(slots=True)
 class WagerMeter:
+    """One wager's meters (docs/journal.md "Meters")."""
+
     stake_cents: int = 0
     player_net_cents: int = 0
     house_win_cents: int = 0

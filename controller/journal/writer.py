@@ -17,17 +17,21 @@ import functools
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from controller.journal import entries as typed
 from controller.journal.chain import batch_hasher, canonical_json, format_time_utc
 from controller.journal.errors import JournalError, sqlite_reason
 from controller.journal.handle import JournalFile
-from controller.journal.kinds import CLOSING_KINDS, ROUND_STARTED
+from controller.journal.kinds import CLOSING_KINDS, ENTRY_SCHEMA_VERSION, ROUND_STARTED
 from controller.journal.rows import AppendItem, JournalEntry, PendingEntry, parse_time_utc, pending_entry
 from controller.journal.schema import CLOSING_SQL, COLUMNS, ROW_PLACEHOLDERS, ROWS_PER_INSERT
 from controller.journal.totals import TOTAL_KINDS
 from controller.journal.totals import record as record_totals
+
+if TYPE_CHECKING:
+    # The typed entries (msgspec, ~60 classes) load with the first append or typed read, not with the
+    # module: a reader that only shows rows reads their views (controller/journal/entry_view.py; issue 28).
+    from controller.journal import entries as typed
 
 
 @functools.cache
@@ -67,6 +71,8 @@ def _prepare_entry(item: PendingEntry) -> _Prepared:
     """Type the entry and serialise its two parts. What no correct writer produces (an unknown kind, a
     field its kind does not have, a wrong type) is a bug, not a user's mistake: ValueError
     (entries.EntryError), before anything is written."""
+    from controller.journal import entries as typed  # noqa: PLC0415 - see the import above
+
     kind, payload, round_id, source = item
     entry = payload if isinstance(payload, typed.Entry) else typed.build(kind, payload)
     if entry.kind != kind:
@@ -87,6 +93,8 @@ def _prepare_entry(item: PendingEntry) -> _Prepared:
 
 def _step_entry(wall_time_utc: str, journal_time_utc: str) -> _Prepared:
     """The clock_stepped entry of a wall clock gone back behind the journal's last time."""
+    from controller.journal import entries as typed  # noqa: PLC0415 - see the import above
+
     step = parse_time_utc(journal_time_utc) - parse_time_utc(wall_time_utc)
     stepped = typed.ClockStepped(
         wall_clock_utc=wall_time_utc,
@@ -243,7 +251,7 @@ class JournalWriter:
         rows: list[tuple[Any, ...]] = []
         written: list[JournalEntry] = []
         closed_here: dict[str, JournalEntry] = {}
-        version = typed.ENTRY_SCHEMA_VERSION
+        version = ENTRY_SCHEMA_VERSION
         table_id = self._file.table_id
         # The batch's shared columns hashed once (chain.batch_hasher: the same hash as
         # entry_hash_from_text's, for less work per entry).

@@ -66,12 +66,32 @@ _SETTLE_NEVER = ("hashlib", "_hashlib", "hmac", "zoneinfo", "sysconfig", "tomlli
 # A settlement printed as text shows no time: the property's zone and shifts (controller/locale.py, its
 # dataclasses and `datetime`: ~4 ms of CPU a start, issue 28) load with the first time a text shows.
 _SETTLE_TEXT_NEVER = (*_SETTLE_NEVER, "controller.locale", "datetime", "_datetime")
+# The journal's typed entries: msgspec (with typing_extensions, uuid, decimal) and its ~60 classes, and
+# the upcasters that make them. A reader that folds and shows today's rows reads their views
+# (controller/journal/entry_view.py): about 20 ms of CPU a start off `recall` (issue 28, "The sixth stop").
+_TYPED_ENTRIES = (
+    "msgspec",
+    "typing_extensions",
+    "controller.journal.entries",
+    "controller.journal.upcast",
+)
 NEVER_BY_COMMAND: dict[str, tuple[str, ...]] = {
-    # recall's CSV writer loads with --csv only (the standard library's csv with it).
-    "recall": ("hashlib", "_hashlib", "controller.journal.render_csv", "csv", "_csv"),
+    # recall's CSV writer loads with --csv only (the standard library's csv with it). The default
+    # property's zone is UTC: no zone database (zoneinfo with sysconfig) for its times.
+    "recall": (
+        "hashlib",
+        "_hashlib",
+        "controller.journal.render_csv",
+        "csv",
+        "_csv",
+        *_TYPED_ENTRIES,
+        "zoneinfo",
+        "sysconfig",
+    ),
     "settle": _SETTLE_NEVER,
     "settle --text": _SETTLE_TEXT_NEVER,
-    "config": ("hmac",),
+    # The default property's zone is UTC: checked without the zone database (zoneinfo with sysconfig).
+    "config": ("hmac", "zoneinfo", "sysconfig"),
 }
 RULES = (
     "controller.rules",
@@ -123,9 +143,10 @@ BUDGET: dict[str, tuple[frozenset[str], frozenset[str]]] = {
         ),
         frozenset(),
     ),
-    # The journal's reader: the typed entries (msgspec), the table-state fold (the Progressive's meter
-    # model only for a journal that has Progressive entries), the round machine's state names, the rules
-    # it describes hands with, the viewer's redaction and the text it prints.
+    # The journal's reader: the stored rows and their views (not the typed entries, nor msgspec), the
+    # table-state fold (the Progressive's meter model only for a journal that has Progressive entries),
+    # the round machine's state names, the rules it describes hands with, the viewer's redaction and
+    # the text it prints.
     "recall": (
         frozenset(
             (
@@ -137,7 +158,7 @@ BUDGET: dict[str, tuple[frozenset[str], frozenset[str]]] = {
                 "controller.files",
                 "controller.journal",
                 "controller.journal.chain",
-                "controller.journal.entries",
+                "controller.journal.entry_view",
                 "controller.journal.kinds",
                 "controller.journal.privacy",
                 "controller.journal.proposals",  # the reducer folds the two-person changes too
@@ -145,27 +166,10 @@ BUDGET: dict[str, tuple[frozenset[str], frozenset[str]]] = {
                 "controller.journal.render",
                 "controller.journal.state",
                 "controller.journal.store",
-                # The store's own parts: the stored totals' schema it opens and checks, the upcasters
-                # that read an entry of any earlier version.
+                # The store's own parts: the stored totals' schema it opens and checks (the upcasters
+                # load with the first row of an earlier version).
                 "controller.journal.totals",
-                "controller.journal.upcast",
-                # The store's and the entries' modules since they were split (docs/journal.md "The
-                # code"): the same code as the two files were, in parts.
-                *(
-                    f"controller.journal.entries.{name}"
-                    for name in (
-                        "base",
-                        "controls",
-                        "devices",
-                        "faults",
-                        "operator",
-                        "progressive",
-                        "registry",
-                        "round",
-                        "shapes",
-                        "table",
-                    )
-                ),
+                # The store's modules since it was split (docs/journal.md "The code").
                 *(
                     f"controller.journal.{name}"
                     for name in (
@@ -189,7 +193,7 @@ BUDGET: dict[str, tuple[frozenset[str], frozenset[str]]] = {
                 "table_names",
             )
         ),
-        frozenset(("msgspec", "typing_extensions")),
+        frozenset(),
     ),
     # The configuration's checks: the settings' checked models (controller/checked.py, no library) for
     # the settings (controller/settings.py) and the configuration's sections; the Progressive's rules
@@ -282,7 +286,7 @@ def test_version_stays_in_its_budget() -> None:
     assert over_budget("--version", loaded_by(["--version"])) == {}
 
 
-def test_recall_of_a_small_journal_stays_in_its_budget(tmp_path: Path) -> None:
+def _small_journal(tmp_path: Path) -> Path:
     journal = tmp_path / "journal.sqlite"
     made = subprocess.run(
         [sys.executable, "-m", "controller.cli", "run", *RUN_ONE_ROUND, "--journal", str(journal)],
@@ -294,9 +298,22 @@ def test_recall_of_a_small_journal_stays_in_its_budget(tmp_path: Path) -> None:
         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
     )
     assert made.returncode == 0, made.stderr[-2000:]
-    modules = loaded_by(["recall", "--journal", str(journal)])
+    return journal
+
+
+def test_recall_of_a_small_journal_stays_in_its_budget(tmp_path: Path) -> None:
+    modules = loaded_by(["recall", "--journal", str(_small_journal(tmp_path))])
     assert "controller.journal.recall" in modules
     assert over_budget("recall", modules) == {}
+
+
+def test_journal_show_reads_its_rows_without_the_typed_entries(tmp_path: Path) -> None:
+    """`journal show` gates each entry by its round folded through the stored rows' views
+    (controller/journal/privacy.py ``RevealOracle``): no msgspec, no typed classes, no upcasters."""
+    modules = loaded_by(["journal", "show", "--journal", str(_small_journal(tmp_path))])
+    assert "controller.journal.privacy" in modules
+    typed = [name for name in modules if any(name == t or name.startswith(f"{t}.") for t in _TYPED_ENTRIES)]
+    assert sorted(typed) == []
 
 
 @pytest.mark.parametrize("given", [False, True])

@@ -23,6 +23,11 @@ from controller.journal.entries.base import (
     Part,
 )
 
+# The two parts as one payload: written with the views (below the classes: a reader of today's rows
+# merges them without loading msgspec), read from here by every caller as before.
+from controller.journal.entry_view import merged_payload as merged_payload  # noqa: PLC0414
+from controller.journal.entry_view import settlement_with_hands as settlement_with_hands  # noqa: PLC0414
+
 EntryType = (
     table.TableOpened
     | table.TableClosed
@@ -350,31 +355,6 @@ def from_parts(kind: str, public: Mapping[str, Any], private: Mapping[str, Any] 
     except msgspec.ValidationError as error:
         raise EntryError(f"journal: {kind}: {error}") from None
     return entry if legacy is None else _renamed(entry)
-
-
-def merged_payload(kind: str, public: Mapping[str, Any], private: Mapping[str, Any] | None) -> dict[str, Any]:
-    """One object from both parts. A settled round's hands go back into its settlement, so the
-    payload is the settle output and input as `flushtable settle` gives them."""
-    if private is None:
-        return dict(public)
-    if kind == "round_settled":
-        settlement = settlement_with_hands(public["settlement"], private.get("hands") or {})
-        extra = {key: value for key, value in public.items() if key != "settlement"}  # bank_by_seat
-        return {**extra, "round": private["round"], "settlement": settlement}
-    return {**public, **private}
-
-
-def settlement_with_hands(settlement: Mapping[str, Any], hands: Mapping[str, Any]) -> dict[str, Any]:
-    """A round_settled entry's public settlement with its private hands back in (``{"dealer": hand,
-    "seats": {seat: hand}}``): the settle output as `flushtable settle` gives it."""
-    merged = dict(settlement)
-    if merged.get("dealer") is not None:
-        merged["dealer"] = {**merged["dealer"], "hand": hands.get("dealer")}
-    seat_hands = hands.get("seats") or {}
-    merged["seats"] = [
-        {**seat, "hand": seat_hands.get(str(seat["seat"]))} for seat in merged.get("seats", [])
-    ]
-    return merged
 
 
 def to_json_text(entry: Entry) -> bytes:

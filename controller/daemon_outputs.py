@@ -20,9 +20,10 @@ from controller.daemon_start import RunOptions, RunSummary
 from controller.engine import Alert, JournalRecord, Refused
 from controller.engine.outputs import Output
 from controller.journal import entries
+from controller.journal.entries import CLOSING_ENTRIES
 from controller.journal.recall import recall_from
 from controller.journal.render import render_record
-from controller.journal.state_parts import CLOSING_ENTRIES, Meters
+from controller.journal.state_parts import Meters
 from controller.journal.store import Journal
 from controller.logs import bind_round
 from drivers.events import DomainCommand

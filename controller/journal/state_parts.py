@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections import Counter, deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from controller import phases as m
 from controller.journal.chain import Placed
-from controller.journal.kinds import STATUS_BY_CLOSING_KIND
+from controller.journal.kinds import FAULT_CLEARED, FAULT_RAISED, ROUND_STARTED, STATUS_BY_CLOSING_KIND
 from controller.rules.games import GAMES
 from table_names import COMMUNITY_POSITION as COMMUNITY_POSITION  # noqa: PLC0414  (re-exported)
 from table_names import DEALER_POSITION as DEALER_POSITION  # noqa: PLC0414  (re-exported)
@@ -246,9 +246,10 @@ def fold_device(devices: dict[str, DeviceState], stored: Stored, entry: e.Entry 
 
 # --- meters -------------------------------------------------------------------------------------
 
-# The entries that close a round: each counted once, by its kind, with its settlement added.
-ClosingEntry = e.RoundSettled | e.RoundDead | e.RoundVoided
-CLOSING_ENTRIES = (e.RoundSettled, e.RoundDead, e.RoundVoided)
+# What the meters' fold reads: a typed entry or its view (recall folds views, without the classes).
+if TYPE_CHECKING:
+    MeteredEntry = e.Entry | EntryView
+    ClosingEntry = e.ClosingEntry | EntryView
 
 
 @dataclass(slots=True)
@@ -303,20 +304,22 @@ class Meters:
             == 0
         )
 
-    def count(self, entry: e.Entry, round_id: str, *, time_utc: str = "") -> bool:
+    def count(self, entry: MeteredEntry, round_id: str, *, time_utc: str = "") -> bool:
         """The one meters fold (docs/journal.md "Meters"): what ``entry`` adds to the meters, by its
         typed kind: a round started, closed (counted by how it closed, its settlement added), a fault
         raised or cleared. Every reader counts through here (the reducer, a range's fold, the stored
         totals, the floor's gaming day, the daemon's run), so a new closing kind or meter is written
         once. Returns whether the entry moved a meter."""
-        if isinstance(entry, CLOSING_ENTRIES):
-            self.count_closing(entry, round_id, time_utc=time_utc)
-        elif isinstance(entry, e.RoundStarted):
+        # By kind, not by class: a view (recall's fold) has no class to test.
+        kind = entry.kind
+        if kind in STATUS_BY_CLOSING_KIND:
+            self.count_closing(cast("ClosingEntry", entry), round_id, time_utc=time_utc)
+        elif kind == ROUND_STARTED:
             self.rounds_started += 1
-        elif isinstance(entry, e.FaultRaised):
+        elif kind == FAULT_RAISED:
             self.faults_raised += 1
-            self.faults_by_kind[entry.kind_of_fault] += 1
-        elif isinstance(entry, e.FaultCleared):
+            self.faults_by_kind[cast("e.FaultRaised", entry).kind_of_fault] += 1
+        elif kind == FAULT_CLEARED:
             self.faults_cleared += 1
         else:
             return False
@@ -439,11 +442,11 @@ class TheoreticalStakes:
     stakes: dict[tuple[str, str, str], int] = field(default_factory=dict)
     dp_rounds: int = 0
 
-    def count(self, entry: e.Entry) -> bool:
+    def count(self, entry: MeteredEntry) -> bool:
         """A closing entry's stakes (the fold beside ``Meters.count``); any other entry adds nothing."""
-        if not isinstance(entry, CLOSING_ENTRIES):
+        if entry.kind not in STATUS_BY_CLOSING_KIND:
             return False
-        settlement = entry.settlement
+        settlement = cast("ClosingEntry", entry).settlement
         banking = str(settlement.get("banking", "house"))
         if banking != "house":
             self.dp_rounds += 1

@@ -112,11 +112,13 @@ from controller.journal.entries.registry import (
     to_json_text,
 )
 from controller.journal.entries.round import (
+    CLOSING_ENTRIES,
     MAX_PROGRESSIVE_FIGURE,
     BetChanged,
     BetsLocked,
     CardDealt,
     CardDealtPrivate,
+    ClosingEntry,
     DeadHand,
     Decision,
     DecisionRefused,
@@ -161,6 +163,7 @@ from controller.journal.entries.table import (
 __all__ = [
     "CLASS_BY_KIND",
     "CLASS_BY_STORED_KIND",
+    "CLOSING_ENTRIES",
     "ENTRY_CLASSES",
     "ENTRY_SCHEMA_VERSION",
     "KINDS",
@@ -186,6 +189,7 @@ __all__ = [
     "ChangeRefused",
     "ClockOffset",
     "ClockStepped",
+    "ClosingEntry",
     "ConfigChecked",
     "DeadHand",
     "DealerKey",

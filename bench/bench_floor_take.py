@@ -134,9 +134,12 @@ def bench(rounds: int, repeat: int) -> dict[str, Any]:
 
 
 class _Config:
-    """What the service reads of its configuration while it takes a batch: its consumer's name."""
+    """What the service reads of its configuration while it is made and takes a batch: its consumer's
+    name and its reconnection backoff (read when it is made)."""
 
     consumer = "floor"
+    backoff_initial_s = 0.2
+    backoff_max_s = 5.0
 
 
 def main() -> None:

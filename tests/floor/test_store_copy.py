@@ -25,7 +25,9 @@ def _rows(count: int) -> list[tuple[Any, ...]]:
     rows: list[tuple[Any, ...]] = []
     for seq in range(1, count + 1):
         text = _HOSTILE_TEXTS[seq % len(_HOSTILE_TEXTS)]
-        payload = json.dumps({"note": text, "n": seq}, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+        payload = json.dumps(
+            {"note": text, "n": seq}, ensure_ascii=False, sort_keys=True, separators=(",", ":")
+        )
         rows.append(
             (
                 "T1",

@@ -63,7 +63,7 @@ def test_the_rows_document_reads_back_as_json_dumps_writes_it(tmp_path: Path) ->
     write (a lone surrogate) is json.dumps's own text, so it fails in PostgreSQL as it did."""
     projections = _projections(tmp_path)
     rows = [table_row(p) for p in projections] + list(round_rows(projections))
-    hostile = [("T\"1\\", 2**70, -(2**65), 'a\tb\nc\u0001"\\/é€😀', None, True, {"k\u2028": [1, {"x": None}]})]
+    hostile = [('T"1\\', 2**70, -(2**65), 'a\tb\nc\u0001"\\/é€😀', None, True, {"k\u2028": [1, {"x": None}]})]
     for batch in (rows, hostile):
         document = rows_document(batch)
         assert json.loads(document) == json.loads(json.dumps(batch, ensure_ascii=False))

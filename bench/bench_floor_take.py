@@ -68,15 +68,20 @@ def bench(rounds: int, repeat: int) -> dict[str, Any]:
         shutil.rmtree(base, ignore_errors=True)
     tables = sorted({table_id for table_id, _ in bodies})
     headers = b"NATS/1.0\r\nNats-Msg-Id: W0:1:0123456789abcdef0123456789abcdef\r\nFlushtable-Pos: 1.0\r\n\r\n"
+    # A delivery as the checkout under measure builds one: with its stream sequence read at the intake
+    # (a delivery is its Incoming), or, before that, without it (``Incoming.of`` read it in the batch).
+    with_seq = "stream_seq" in Delivery.__struct_fields__
     deliveries = [
         Delivery(
-            f"flushtable.main.{table_id}.journal",
-            f"$JS.ACK.FLUSHTABLE.floor.1.{n}.{n}.1764912345123456789.5",
-            body,
-            RawHeaders(headers),
+            subject=f"flushtable.main.{table_id}.journal",
+            reply=f"$JS.ACK.FLUSHTABLE.floor.1.{n}.{n}.1764912345123456789.5",
+            data=body,
+            headers=RawHeaders(headers),
+            **({"stream_seq": n} if with_seq else {}),
         )
         for n, (table_id, body) in enumerate(bodies, 1)
     ]
+    as_incoming = getattr(Incoming, "of", None) or (lambda delivery: delivery)
     count = len(deliveries)
 
     def projections() -> dict[str, TableProjection]:
@@ -95,7 +100,7 @@ def bench(rounds: int, repeat: int) -> dict[str, Any]:
         loop = asyncio.new_event_loop()
         try:
             started = time.process_time()
-            incoming = sorted(map(Incoming.of, deliveries), key=by_stream_seq)
+            incoming = sorted(map(as_incoming, deliveries), key=by_stream_seq)
             loop.run_until_complete(service._take_all(None, batch, incoming))
             spent = time.process_time() - started
         finally:
@@ -134,9 +139,12 @@ def bench(rounds: int, repeat: int) -> dict[str, Any]:
 
 
 class _Config:
-    """What the service reads of its configuration while it takes a batch: its consumer's name."""
+    """What the service reads of its configuration while it is made and takes a batch: its consumer's
+    name and its reconnection backoff (read when it is made)."""
 
     consumer = "floor"
+    backoff_initial_s = 0.2
+    backoff_max_s = 5.0
 
 
 def main() -> None:

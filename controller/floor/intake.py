@@ -15,10 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
-import msgspec
 from nats import errors as nats_errors
 from nats.aio import client as nats_client
 from nats.aio.client import Client
+
+from controller.floor.messages import Incoming
 
 __all__ = ["Delivery", "FloorClient", "RawHeaders", "stream_seq_of_reply"]
 
@@ -76,18 +77,12 @@ def stream_seq_of_reply(reply: str) -> int:
     return int(tokens[5] if count == 9 else tokens[7])
 
 
-class Delivery(msgspec.Struct, frozen=True):
-    """One message the floor's consumer delivered: what the floor reads of it, and its ack subject. A
-    msgspec struct (built in C; one a message)."""
+class Delivery(Incoming, frozen=True):
+    """One message the floor's consumer delivered: the ``Incoming`` the checks read (its stream sequence
+    read once, here, from its ack subject) and its ack subject. A msgspec struct (built in C; one a
+    message)."""
 
-    subject: str
     reply: str
-    data: bytes
-    headers: Mapping[str, str]
-
-    @property
-    def stream_seq(self) -> int:
-        return stream_seq_of_reply(self.reply)
 
 
 class FloorClient(Client):
@@ -141,13 +136,20 @@ class FloorClient(Client):
         ):
             await super()._process_msg(sid, subject, reply, data, headers)  # type: ignore[arg-type]
             return
+        reply_text = reply.decode()
+        try:
+            stream_seq = stream_seq_of_reply(reply_text)
+        except ValueError:  # no JetStream delivery: the subscription's own callback judges it
+            await super()._process_msg(sid, subject, reply, data, headers)  # type: ignore[arg-type]
+            return
         self.stats["in_msgs"] += 1
         self.stats["in_bytes"] += len(data)
         handler(
             Delivery(
+                stream_seq,
                 subject.decode(),
-                reply.decode(),
-                data,
                 RawHeaders(headers) if headers is not None else _NO_HEADERS,
+                data,
+                reply_text,
             )
         )

@@ -10,7 +10,6 @@ from collections.abc import Mapping
 
 import msgspec
 
-from controller.floor.intake import Delivery
 from controller.uplink import wire
 from controller.uplink.wire import STREAM_NAME, SUBJECT_ROOT, partition_tokens
 
@@ -27,18 +26,15 @@ __all__ = [
 
 
 class Incoming(msgspec.Struct, frozen=True):
-    """A message from the stream: from the consumer, or read back from the stream to fill a gap. A
-    msgspec struct, built in C: one is built for every message (a frozen dataclass's per-field
-    ``object.__setattr__`` was a measurable share of a message's CPU)."""
+    """A message from the stream: from the consumer (then it is the intake's ``Delivery``, which adds its
+    ack subject), or read back from the stream to fill a gap. A msgspec struct, built in C: one is built
+    for every message (a frozen dataclass's per-field ``object.__setattr__`` was a measurable share of a
+    message's CPU), and only one (a second, copied from the delivery, was 2% of the service's CPU)."""
 
     stream_seq: int
     subject: str
     headers: Mapping[str, str]
     data: bytes
-
-    @classmethod
-    def of(cls, delivery: Delivery) -> Incoming:
-        return cls(delivery.stream_seq, delivery.subject, delivery.headers, delivery.data)
 
 
 def by_stream_seq(incoming: Incoming) -> int:

@@ -14,7 +14,7 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.js.client import JetStreamContext
 
-from controller.floor.intake import Delivery, FloorClient
+from controller.floor.intake import Delivery, FloorClient, stream_seq_of_reply
 from controller.uplink.wire import FLOOR_CONSUMER, STREAM_NAME
 from controller.waits import wait_event
 
@@ -115,7 +115,17 @@ class Puller:
     async def _receive(self, message: Msg) -> None:
         status = JetStreamContext.is_status_msg(message) if not message.data else None
         if status is None:
-            self._delivered(Delivery(message.subject, message.reply, message.data, message.headers or {}))
+            try:
+                stream_seq = stream_seq_of_reply(message.reply)
+            except ValueError as not_a_delivery:
+                # Not a JetStream delivery (published to the floor's inbox by someone else): nothing to
+                # ack, and no batch may hold it. The pulling ends with the error; the service reconnects.
+                self._error = nats.js.errors.APIError(description=str(not_a_delivery))
+                self._ended.set()
+                return
+            self._delivered(
+                Delivery(stream_seq, message.subject, message.headers or {}, message.data, message.reply)
+            )
             return
         current = message.subject == self._reply  # a status comes on its request's reply subject
         if current:

@@ -293,7 +293,7 @@ class FloorService:
                 if not messages:
                     return
         # The stream's order; redeliveries of one batch come back together (max_ack_pending).
-        incoming = sorted(map(Incoming.of, messages), key=by_stream_seq)
+        incoming: list[Incoming] = sorted(messages, key=by_stream_seq)  # each delivery is its Incoming
         replies = [message.reply for message in messages]
         try:
             async with (

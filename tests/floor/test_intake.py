@@ -10,12 +10,14 @@ import codecs
 import json
 from typing import Any
 
+import nats.js.errors
 import pytest
 from nats import errors as nats_errors
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 
 from controller.floor.intake import FloorClient, RawHeaders, stream_seq_of_reply
+from controller.floor.puller import Puller
 from controller.uplink import wire
 from controller.uplink.uplink import ssl_context
 from tests.floor.conftest import MakeFloor
@@ -142,3 +144,50 @@ def test_publish_empty_sends_what_publish_sends_for_each(make_floor: MakeFloor) 
 
     got = asyncio.run(run())
     assert got == [(f"acks.{n}", b"") for n in range(300)] + [("acks.last", b"")]
+
+
+def test_a_message_on_the_floors_inbox_that_is_no_delivery_ends_the_pull_not_in_a_batch(
+    make_floor: MakeFloor,
+) -> None:
+    """A message published to the floor's pull inbox by someone else (no JetStream ack subject) is never
+    handed over in a batch: the delivery's stream sequence is read at the intake, and such a message ends
+    the pulling with an error (the service reconnects), as a delivery the stream sequence cannot be read
+    from. Before, it was handed over, and the batch holding it raised ValueError in the service (fails
+    there: a fetch returned it)."""
+    floor = make_floor(["T1"])
+
+    async def run() -> None:
+        config = floor.floor_config()
+        admin = await floor.connect_admin()
+        assert floor.tls is not None
+        client = FloorClient()
+        await client.connect(
+            servers=list(floor.nats_urls),
+            user=config.user,
+            password=config.password,
+            tls=ssl_context(floor.tls.ca_cert),
+            inbox_prefix=wire.FLOOR_INBOX,
+            allow_reconnect=False,
+            connect_timeout=5,
+        )
+        try:
+            puller = await Puller.start(client)
+            await client.flush(int(ANSWER_TIMEOUT_S))
+
+            async def pulls() -> None:
+                # Sent again before each pull: on a cluster the admin's node may learn of the inbox's
+                # subscription after the first is sent (nobody to deliver it to then). Bounded; the
+                # callback runs in the subscription's own task.
+                for _ in range(50):
+                    await admin.publish(f"{puller._inbox}.1", b'{"not": "a delivery"}')
+                    await admin.flush(int(ANSWER_TIMEOUT_S))
+                    batch = await puller.fetch(10, 0.1)
+                    assert batch == [], f"a batch held it: {batch}"
+
+            with pytest.raises(nats.js.errors.APIError, match="not a JetStream delivery"):
+                await pulls()
+        finally:
+            await client.close()
+            await admin.close()
+
+    asyncio.run(run())

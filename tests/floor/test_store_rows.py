@@ -12,7 +12,7 @@ from pathlib import Path
 
 from controller.floor import checks
 from controller.floor.checks import TableProjection
-from controller.floor.store import round_rows, table_row
+from controller.floor.store import round_rows, rows_document, table_row
 from controller.journal.state import TableState
 from controller.journal.store import Journal
 from controller.simulation.floor_tables import MIXED_GAMES, SimTable
@@ -54,3 +54,18 @@ def test_table_and_round_rows_are_json_values_as_the_reducer_holds_them(tmp_path
         round_state = next(p for p in projections if p.table_id == row[0]).state.round(row[1])
         assert round_state is not None
         assert row[8] == round_state.settlement  # the settlement column's jsonb value
+
+
+def test_the_rows_document_reads_back_as_json_dumps_writes_it(tmp_path: Path) -> None:
+    """The upserts' document (``rows_document``, msgspec's writer) holds the values json.dumps wrote,
+    for three real tables' rows and for values a hostile table could put in its payloads (text with
+    quotes, backslashes, control and non-ASCII characters, integers past 64 bits); a row msgspec cannot
+    write (a lone surrogate) is json.dumps's own text, so it fails in PostgreSQL as it did."""
+    projections = _projections(tmp_path)
+    rows = [table_row(p) for p in projections] + list(round_rows(projections))
+    hostile = [('T"1\\', 2**70, -(2**65), 'a\tb\nc\u0001"\\/é€😀', None, True, {"k\u2028": [1, {"x": None}]})]
+    for batch in (rows, hostile):
+        document = rows_document(batch)
+        assert json.loads(document) == json.loads(json.dumps(batch, ensure_ascii=False))
+    lone = [("T1", "\ud800")]
+    assert rows_document(lone) == json.dumps(lone, ensure_ascii=False)

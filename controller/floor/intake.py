@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     _MAPPING_BASE = Mapping[str, str]
 else:
 
-    class _MAPPING_BASE:  # noqa: N801 - the type checker's name for it
+    class _MAPPING_BASE:  # the type checker sees Mapping[str, str] under this name
         __slots__ = ()
 
 

@@ -119,7 +119,7 @@ def test_a_tables_meters_document_is_built_again_only_after_an_entry_that_moves_
 @contextlib.contextmanager
 def _patched_to_json(replacement: Callable[[Meters], dict[str, Any]]) -> Iterator[None]:
     original = Meters.to_json
-    Meters.to_json = replacement  # type: ignore[method-assign]
+    Meters.to_json = replacement  # type: ignore[method-assign,assignment]
     try:
         yield
     finally:

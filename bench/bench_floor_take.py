@@ -58,7 +58,7 @@ def bench(rounds: int, repeat: int) -> dict[str, Any]:
     from controller.floor.intake import Delivery, FloorClient, RawHeaders  # noqa: PLC0415
     from controller.floor.messages import Incoming, by_stream_seq  # noqa: PLC0415
     from controller.floor.service import FloorService  # noqa: PLC0415
-    from controller.floor.store import Batch  # noqa: PLC0415
+    from controller.floor.store import Batch, table_row  # noqa: PLC0415
     from controller.journal.state import TableState  # noqa: PLC0415
     from controller.uplink import wire  # noqa: PLC0415
 
@@ -157,6 +157,24 @@ def bench(rounds: int, repeat: int) -> dict[str, Any]:
             batch.add_entry(entry, 1)
         return (time.process_time() - started) / count * 1e6
 
+    folded = []  # each entry's projection after it, as a batch of that one entry leaves it
+    for entry in decoded:
+        assert isinstance(entry, wire.EntryMessage)
+        folded.append(entry)
+
+    def table_rows() -> float:
+        # Each entry folded, then its table's row built as a batch that ended there writes it: the
+        # batch's rows at their most (a batch of one message); a batch of many builds a row a table.
+        held = projections()
+        spent = 0.0
+        for entry in folded:
+            projection = held[entry.table_id]
+            checks.fold_entry(projection, entry)
+            started = time.process_time()
+            table_row(projection)
+            spent += time.process_time() - started
+        return spent / count * 1e6
+
     return {
         "messages": count,
         "mean_body_bytes": round(sum(len(body) for _, body in bodies) / count),
@@ -164,6 +182,7 @@ def bench(rounds: int, repeat: int) -> dict[str, Any]:
         "take_all_cpu_us_per_message": _best_us(take_all, repeat),
         "decode_cpu_us_per_message": _best_us(decode, repeat),
         "chain_hash_fold_and_row_cpu_us_per_message": _best_us(chain_and_fold, repeat),
+        "table_row_after_each_entry_cpu_us_per_message": _best_us(table_rows, repeat),
     }
 
 

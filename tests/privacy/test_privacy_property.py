@@ -789,3 +789,46 @@ def test_a_misread_shown_after_its_own_reveal_is_not_blamed_on_a_later_round() -
             machine.nothing_shown_before_its_reveal_and_money_adds_up()
     finally:
         machine.teardown()
+
+
+def test_a_progressive_round_is_read_and_balanced_on_every_channel() -> None:
+    """Not vacuous for the Progressive: a scripted run at a Top Flush table with the Progressive (the
+    paytable that pays often) plays a round to its settlement with three Progressive wagers, its awards
+    claimed and some waiting for a supervisor, who confirms them (and one again: refused), the
+    controller restarts, and the next round is voided mid-deal; every step is read on every channel and
+    checked (the cards, the balance with the progressive's net, the meter against the settlements)."""
+    machine = PrivacyMachine()
+    try:
+        top_flush_with_progressive = len(CONFIGS) + PROGRESSIVE_BASES.index(2)
+        machine.open_table(
+            config_index=top_flush_with_progressive, deck_seed=3, meter=(100, "hot", 100, False)
+        )
+        machine.open_round(players=3, ante=500, dealt=60, progressive=0b111)
+        machine.nothing_shown_before_its_reveal_and_money_adds_up()
+        machine.dealer_plays_on()
+        machine.nothing_shown_before_its_reveal_and_money_adds_up()
+        machine.supervisor(("confirm_awards", True))
+        machine.nothing_shown_before_its_reveal_and_money_adds_up()
+        machine.supervisor(("crash_and_restart",))
+        machine.open_round(players=2, ante=500, dealt=5, progressive=0b11)
+        machine.nothing_shown_before_its_reveal_and_money_adds_up()
+        machine.stop_the_round(hold_first=False)
+        machine.nothing_shown_before_its_reveal_and_money_adds_up()
+        texts, entries, meters = machine._read(full=True)
+        kinds = [entry.kind for entry in entries]
+        assert kinds.count("round_settled") == 1
+        assert kinds.count("round_voided") == 1
+        assert kinds.count("progressive_contribution") == 1
+        claimed = [entry.payload for entry in entries if entry.kind == "progressive_award_claimed"]
+        paid = [entry.payload for entry in entries if entry.kind == "progressive_award_paid"]
+        assert claimed, "the round claimed no Progressive award"
+        assert any(claim["needs_confirmation"] for claim in claimed)
+        assert sorted(p["award_id"] for p in paid) == sorted(c["award_id"] for c in claimed)
+        assert meters is not None
+        assert meters["progressive_net_cents"] != 0
+        # The awarded seats' cards are on the channels once revealed: the matcher has them to find.
+        settled = next(entry for entry in entries if entry.kind == "round_settled")
+        seat = next(s for s in settled.payload["round"]["seats"] if s["seat"] == claimed[0]["seat"])
+        assert any(str(seat["cards"][0]) in text.text for text in texts if text.channel == "route")
+    finally:
+        machine.teardown()

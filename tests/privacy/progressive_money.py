@@ -119,7 +119,9 @@ def _check_round_entries(fold: MeterFold, round_id: str, settlement: Mapping[str
     assert len(contributions) == 1, f"round {round_id}: {len(contributions)} contributions"
     (given,) = contributions
     said = progressive["contributions"]
-    assert int(given["wagers"]) == wagers, (round_id, given, said)
+    assert int(given["wagers"]) == wagers, (
+        f"round {round_id}: contributed {given['wagers']} wagers, settled {wagers}: {given} / {said}"
+    )
     assert int(given["in_meter_cents"]) == wagers * int(progressive["unit_cents"]), (round_id, given)
     for key in ("increment_cents", "to_meter_cents", "hidden_cents"):
         assert int(given[key]) == int(said[key]), (round_id, key, given, said)
@@ -256,6 +258,6 @@ def _check_panel(fold: MeterFold, shown: Mapping[str, Any]) -> None:
     assert card is not None, "the panel shows no Progressive card at a table whose meter opened"
     assert int(card["meter_cents"]) == fold.meter_cents, (card["meter_cents"], fold.meter_cents)
     assert int(card["reserve_cents"]) == fold.reserve_cents, (card["reserve_cents"], fold.reserve_cents)
-    assert card["equations_hold"] is True, card
+    assert card["equations_hold"] is True, f"the panel's Progressive card: its equations do not hold: {card}"
     pending = sorted(award_id for award_id in fold.claimed if award_id not in fold.paid)
     assert sorted(str(award["award_id"]) for award in card["pending"]) == pending, (card["pending"], pending)

@@ -8,7 +8,9 @@ happen at a table: rounds opened and bet, the shoe dealing one event at a time (
 short anywhere), stray cards and wrong counts, shuffler faults and red lights (with the device's own
 words naming a dealt card), bets changed after the lock (past-posting, walk-aways), raises over the
 limit, folds and the dealer's keys, a designated player accepting or waiving, holds and clears,
-voids, kill-seat, and the controller crashing and restarting (recovery voids what was open).
+voids, kill-seat, and the controller crashing and restarting (recovery voids what was open). Six tables
+in ten offer the Progressive wager (a stand-alone meter in the table's journal, its parameters drawn):
+players place it, trouble moves its spot, a supervisor confirms the awards waiting.
 
 After every step it reads, without ``--private``, every channel of channels.py: the panel's JSON API
 and pages (``STEP_ROUTES``, as a viewer and as a supervisor), the SSE stream (live and replayed),
@@ -23,8 +25,10 @@ The promises checked: no card (code, symbol, number, slot: matching.py) of a rou
 reveal, nor ever for a dead hand, a dead round or a round voided before its reveal (rounds.py's
 oracle, independent of the reducer); no private word (a refusal's limit, a device's text) appears while
 its part is hidden (channels.py); each round is closed at most once; every locked wager (and every
-raise, play or all-in) is in its round's settlement once, settled or returned; players + banker + rake
-= 0 in every round; the meters equal the sum of the rounds.
+raise, play or all-in, the Progressive) is in its round's settlement once, settled or returned;
+players + banker + rake + the progressive's net = 0 in every round and in total; the meters equal the
+sum of the rounds; the progressive's meter, contributions, awards and payments agree with the
+settlements and with the panel's Progressive card (progressive_money.py).
 
 ``PRIVACY_PROPERTY_EXAMPLES`` / ``PRIVACY_PROPERTY_STEPS`` lengthen the run (bench: see docs/journal.md).
 """

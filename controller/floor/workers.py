@@ -205,6 +205,7 @@ class FloorWorker:
     held: dict[int, _Held] = field(default_factory=dict)
     _beats: dict[str, tuple[int, float]] = field(default_factory=dict)  # worker -> (beat, seen moving at)
     _beat: int = 0
+    _beat_missed: bool = False  # a beat was not written (unanswered, or the connection lost) since the last
     _stopping: set[asyncio.Task[None]] = field(default_factory=set)  # services told to stop, not yet ended
     _filters: dict[int, list[str]] = field(default_factory=dict)  # partition -> its consumer's filter
     _subjects: list[str] = field(default_factory=list)  # the stream's journal subjects, at tick ...
@@ -281,6 +282,7 @@ class FloorWorker:
                         if woken.is_set():
                             raise nats.errors.ConnectionClosedError
                 except FLOOR_IO_ERRORS as error:
+                    self._beat_missed = True  # the loop's next beat excuses the peers' silence meanwhile
                     self.status.last_error = f"{type(error).__name__}: {error}"[:300]
                     log.warning(
                         "floor_worker_retry", worker=self.settings.worker, error=self.status.last_error
@@ -359,6 +361,7 @@ class FloorWorker:
         try:
             await self._beat_once(kv)
         except _UNANSWERED as error:
+            self._beat_missed = True
             # The renewals matter more than the beat (a missed beat only looks stale for a while): they
             # go on, each retried (``_renew``).
             log.warning("floor_worker_beat_unanswered", worker=self.settings.worker,
@@ -391,7 +394,25 @@ class FloorWorker:
                     await kv.update(MEMBERS_KEY, value, last=revision)
             except nats.js.errors.KeyWrongLastSequenceError:
                 continue
+            self._excuse_unwritable_time(now)
             return
+
+    def _excuse_unwritable_time(self, now: float) -> None:
+        """After a beat this worker could not write (unanswered, or its connection lost), every peer is
+        given a full TTL from now to beat again. While the bucket had no leader (its raft election after
+        a node's loss, 4-9 s) no peer could beat either, and each comes back at its own pace (its
+        renewals' retries, its reconnection): its silence meanwhile says nothing of its death. Before,
+        the first worker to beat again after the bucket's election saw its peer silent for longer than
+        the TTL, counted it dead, and took its partitions (their keys lapsed in the same election) from
+        under it: a node's loss moved partitions off a live worker (docs/floor.md "The lease loop
+        through a node's loss"). A worker that really died then is taken over a TTL after the bucket
+        is writable again, not a TTL after its death. A slow tick alone excuses nothing: only a failed
+        write does."""
+        if self._beat_missed:
+            for name, (beat, moved_s) in list(self._beats.items()):
+                if name != self.settings.worker:
+                    self._beats[name] = (beat, max(moved_s, now))
+            self._beat_missed = False
 
     def _value(self) -> bytes:
         return json.dumps({"worker": self.settings.worker}).encode()

@@ -594,7 +594,14 @@ async def _kill_scenario(
     leaders = await _leaders(floor, args.partitions)
     killed_node = _node_to_kill(args.kill_node, leaders, args.nodes)
     node_killed_s = time.time()
-    cluster.kill(killed_node)
+    node_process = cluster.nodes[killed_node].process
+    if args.kill_signal == "stop":
+        # SIGSTOP: the node silent with its sockets open, as a machine that lost its power or its network
+        # looks to its clients (no RST: only their own pings or timeouts tell them).
+        assert node_process is not None
+        node_process.send_signal(signal.SIGSTOP)
+    else:
+        cluster.kill(killed_node)
     await moved_by(args.kill_step)  # commits with a node down
     # A node's loss must move no partition off a live worker (docs/floor.md "The lease loop through a
     # node's loss"): the holders now, against before the kill, stated.
@@ -616,7 +623,11 @@ async def _kill_scenario(
     await moved_by(args.kill_step)  # commits with a worker down
     restarted_s = time.time()
     live_done = playing.done()
-    cluster.start_node(killed_node)
+    if args.kill_signal == "stop":
+        assert node_process is not None
+        node_process.send_signal(signal.SIGCONT)
+    else:
+        cluster.start_node(killed_node)
     config_path = base / "config-workers" / "floor.toml"  # write_floor_config's file
     processes[0] = _serve(
         config_path, base / f"workers-{victim_name}-restarted.log", victim_name, args.partitions
@@ -635,6 +646,8 @@ async def _kill_scenario(
         "rounds_per_s_offered": args.live_rate,
         "play_still_running_at_restart": not live_done,
         "killed_node": f"n{killed_node + 1}",
+        "node_killed_unix_s": round(node_killed_s, 3),  # beside the nodes' logs (their elections)
+        "kill_signal": "SIGSTOP (then SIGCONT)" if args.kill_signal == "stop" else "SIGKILL (then started)",
         # What the killed node led (stream, lease bucket, consumers): its elections are the node gap.
         "killed_node_led": sorted(what for what, node in leaders.items() if node == killed_node),
         "largest_commit_gap_after_node_kill_s": _largest_gap_s(times, node_killed_s, worker_killed_s),
@@ -710,6 +723,10 @@ def main() -> None:
     parser.add_argument(
         "--kill-node", choices=["stream-leader", "bucket-leader", "last"], default="stream-leader",
         help="which nats node --kill kills",
+    )  # fmt: skip
+    parser.add_argument(
+        "--kill-signal", choices=["kill", "stop"], default="kill",
+        help="kill: SIGKILL the node (its sockets reset at once); stop: SIGSTOP it (silent, sockets open)",
     )  # fmt: skip
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--connect-wave", type=int, default=25, help="uplinks started at a time")

@@ -39,7 +39,9 @@ progress (``+WPI``, controller/floor/in_progress.py), not redelivered.
 stream, has no leader for nats-server's raft election (4-9 s) and cannot be written by anybody: the
 loop's requests are short and retried, the loop reconnects as soon as its connection closes, and a key
 that expired meanwhile is taken again in place (``_retake``) while PostgreSQL still holds this
-worker's epoch, the partition's service kept running.
+worker's epoch, the partition's service kept running; and a peer's silence while this worker could not
+write the bucket is not counted against the peer (``_excuse_unwritable_time``), so no worker takes a live
+peer's lapsed keys before the peer is back to retake them.
 """
 
 from __future__ import annotations

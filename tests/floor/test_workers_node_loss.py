@@ -14,7 +14,7 @@ from pathlib import Path
 
 from controller.floor.workers import FloorWorker, WorkerSettings, ensure_partitions
 from controller.simulation.floor.embedded import EmbeddedFloor
-from controller.simulation.floor.servers import LEASE_BUCKET
+from controller.uplink.wire import LEASE_BUCKET
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import Running, Tables, table_ids, wait_until
 from tests.floor.test_workers import _leases

@@ -338,6 +338,9 @@ async def _upsert(
 
 def table_row(projection: TableProjection) -> tuple[Any, ...]:
     state = projection.state
+    meters = projection.meters_json
+    if meters is None:  # an entry moved a meter since it was built (checks.fold_entry), or it never was
+        meters = projection.meters_json = state.meters.to_json()
     return (
         projection.table_id,
         state.game,
@@ -350,7 +353,7 @@ def table_row(projection: TableProjection) -> tuple[Any, ...]:
         state.table_open,
         state.last_round_id,
         len(state.open_alerts),
-        state.meters.to_json(),  # jsonb: the document's own value (``_upsert``)
+        meters,  # jsonb: the document's own value (``_upsert``)
         state.last_entry_utc or None,
     )
 

@@ -265,6 +265,14 @@ class WagerMeter:
     returned: int = 0
 
 
+# The kinds ``Meters.count`` moves a meter for (its dispatch below): an entry of any other kind leaves
+# the meters as they were, so a reader may keep what it built from them (the floor keeps a table's
+# meters document between its batches: docs/floor.md "The seventh stop").
+METERED_KINDS: frozenset[str] = frozenset(
+    {ROUND_STARTED, FAULT_RAISED, FAULT_CLEARED, *STATUS_BY_CLOSING_KIND}
+)
+
+
 @dataclass(slots=True)
 class Meters:
     """Definitions in docs/journal.md "Meters"."""

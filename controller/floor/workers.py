@@ -339,6 +339,7 @@ class FloorWorker:
         current = await renew_epochs(
             connection,
             {h.partition: h.epoch for h, lost in zip(renewing, outcomes, strict=True) if lost is None},
+            lease_ttl_s=self.settings.lease_ttl_s,
         )
         for held, lost_in_bucket in zip(renewing, outcomes, strict=True):
             lost = lost_in_bucket

@@ -21,6 +21,7 @@ from nats.aio.client import Client
 from structlog.testing import capture_logs
 
 from controller.floor.config import write_floor_config
+from controller.floor.epochs import renew_epochs
 from controller.floor.service import FloorService
 from controller.floor.stream import ACK_WAIT_S
 from controller.floor.workers import (
@@ -35,7 +36,6 @@ from controller.floor.workers import (
     partition_consumer,
     partition_of,
     refuse_live_workers,
-    renew_epochs,
 )
 from controller.simulation.floor.embedded import EmbeddedFloor
 from controller.uplink.wire import LEASE_BUCKET, STREAM_NAME

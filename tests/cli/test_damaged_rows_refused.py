@@ -92,3 +92,15 @@ def test_a_newer_releases_row_is_refused_in_the_replays_words(
     assert str(refused.value) == f"journal {path}: entry {seq}: journal: card_dealt: entry version 3, " + (
         "written by a newer release than this one (reads up to 2)"
     )
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
+def test_a_private_part_that_is_not_json_is_one_line(
+    clean_journal: Path, tmp_path: Path, command: list[str]
+) -> None:
+    path, seq = _damaged(clean_journal, tmp_path, "UPDATE journal SET private = 'not json' WHERE seq = ?")
+    done = _flushtable([*command, "--journal", str(path)])
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith(f"flushtable {command[0]}: journal {path}: entry {seq}: "), line

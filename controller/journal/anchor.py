@@ -138,10 +138,8 @@ def read_anchor(journal_path: str | Path) -> Anchor | None:
         limit_bytes=_ANCHOR_MAX_BYTES,
         refused=lambda why: AnchorError(f"anchor {path}: not an anchor: {why}"),
     )
-    if value is None:
+    if value is None:  # no file (a file of JSON null is refused above: a damaged anchor is no anchor)
         return None
-    if not isinstance(value, dict):
-        raise AnchorError(f"anchor {path}: not an anchor (a JSON object is expected)")
     table_id, seq, hash_hex, time_utc = (value.get(key) for key in ("table_id", "seq", "hash", "time_utc"))
     mac = value.get("mac")
     if (

@@ -131,6 +131,7 @@ NOT_CARRIED: dict[str, str] = {
     # How the fold reads stored rows (their views, or their typed entries), chosen by each reader that
     # makes a state: the state a seal carries is the same either way (tests/journal/test_entry_view.py).
     "_views": "a reader's choice of how it reads rows, not a fact of the journal",
+    "_journal_path": "the file a reader names in a row's refusal, not a fact of the journal",
 }
 
 # MeterState's plain fields, with the type each decodes to (the rest: parameters, awards, the maps keyed

@@ -42,10 +42,14 @@ def write_durably(path: Path, data: bytes) -> None:
     fsync_directory(path.parent)
 
 
-def read_json_if_there(path: Path, *, limit_bytes: int, refused: Callable[[str], Exception]) -> Any | None:
-    """The JSON value in the small file at ``path`` (a regular file, at most ``limit_bytes``, read
-    bounded so a FIFO or a device in its place neither hangs nor floods), None when there is none.
-    ``refused(why)`` is raised when it cannot be read (the reason) or is not JSON text."""
+def read_json_if_there(
+    path: Path, *, limit_bytes: int, refused: Callable[[str], Exception]
+) -> dict[str, Any] | None:
+    """The JSON object in the small file at ``path`` (a regular file, at most ``limit_bytes``, read
+    bounded so a FIFO or a device in its place neither hangs nor floods), None only when there is no
+    file. ``refused(why)`` is raised when it cannot be read (the reason), is not JSON text, or holds
+    any other JSON value: ``null`` included, which is a damaged file, not an absent one (read as absent,
+    a damaged anchor would invite a re-anchor over the evidence)."""
     try:
         raw = read_bounded_if_there(path, limit_bytes=limit_bytes)
     except FileRefused as error:
@@ -53,6 +57,22 @@ def read_json_if_there(path: Path, *, limit_bytes: int, refused: Callable[[str],
     if raw is None:
         return None
     try:
-        return json.loads(raw.decode("utf-8"))
+        value = json.loads(raw.decode("utf-8"))
     except ValueError:
         raise refused("not JSON (damaged?)") from None
+    if not isinstance(value, dict):
+        raise refused(f"a JSON object is expected, not {_json_kind(value)} (damaged?)")
+    return value
+
+
+def _json_kind(value: object) -> str:
+    """What a JSON value is, in JSON's words (what a refusal names)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array"

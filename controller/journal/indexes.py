@@ -99,7 +99,9 @@ class RoundIndex:
                     _FOLDED.move_to_end(key)
                     return dict(kept)
         with self._file.lock:
-            folded = folded_period_totals(counted_rows(self._file.connection, self._file.path), periods)
+            folded = folded_period_totals(
+                counted_rows(self._file.connection, self._file.path), periods, journal_path=self._file.path
+            )
         if key is not None:
             with _FOLDED_LOCK:
                 _FOLDED[key] = dict(folded)
@@ -143,7 +145,7 @@ class RoundIndex:
 
             with self._file.lock:
                 rows = list(counted_rows(self._file.connection, self._file.path))
-            return scanned_round_seqs(rows, wanted, last)
+            return scanned_round_seqs(rows, wanted, last, journal_path=self._file.path)
         start_utc, end_utc, seat = wanted.start_utc, wanted.end_utc, wanted.seat
         conditions: list[str] = []
         params: list[Any] = []

@@ -10,6 +10,17 @@ ENTRY_SCHEMA_VERSION = 2
 typed entries (controller/journal/entries/ re-exports it), so a reader of today's rows knows their
 version without loading the classes (issue 28)."""
 
+
+def newer_entry_words(kind: str, version: int) -> str:
+    """The refusal of an entry written by a newer release than this one: the replay's words
+    (controller/journal/upcast.py) and the views' (controller/journal/rows.py ``stored_view``), one text
+    so the two readers refuse a row alike."""
+    return (
+        f"journal: {kind}: entry version {version}, written by a newer release than this one "
+        f"(reads up to {ENTRY_SCHEMA_VERSION})"
+    )
+
+
 ROUND_STARTED = "round_started"
 ROUND_SETTLED = "round_settled"
 ROUND_DEAD = "round_dead"

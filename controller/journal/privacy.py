@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
+from controller.journal.rows import refuse_newer
 from controller.journal.state import TableState
 from controller.journal.store import Journal, JournalEntry
 
@@ -85,13 +86,16 @@ class RevealOracle:
     def __init__(self, journal: Journal) -> None:
         self._journal = journal
         self._rounds: OrderedDict[str, TableState] = OrderedDict()
-        self._outside = TableState(journal.table_id, views=True)  # outside a round: nothing to fold
+        # Outside a round: nothing to fold.
+        self._outside = TableState(journal.table_id, views=True, journal_path=journal.path)
 
     def state_for(self, entry: JournalEntry) -> TableState:
         round_id = entry.round_id
         if round_id is None:
             return self._outside
-        state = self._rounds.pop(round_id, None) or TableState(self._journal.table_id, views=True)
+        state = self._rounds.pop(round_id, None) or TableState(
+            self._journal.table_id, views=True, journal_path=self._journal.path
+        )
         if state.last_seq < entry.seq:  # the round as far as the journal holds it now
             state.apply_all(self._journal.entries(since_seq=state.last_seq, round_id=round_id))
         self._rounds[round_id] = state
@@ -100,4 +104,6 @@ class RevealOracle:
         return state
 
     def viewer_entry(self, entry: JournalEntry, *, with_private: bool = False) -> dict[str, Any]:
+        # The entry shown is refused as the fold's are (a newer release's row), outside a round too.
+        refuse_newer(entry, self._journal.path)
         return viewer_entry(entry, self.state_for(entry), with_private=with_private)

@@ -64,10 +64,15 @@ class JournalReader:
     def entries_here(
         self, since_seq: int, round_id: str | None, kind_list: list[str] | None
     ) -> Iterator[JournalEntry]:
-        """``entries`` of this file alone."""
+        """``entries`` of this file alone. A row whose private part is not one (not JSON, no part: a
+        damaged file's) is one ``JournalError`` naming the journal and the seq, as the replay words it."""
         for rows in self._pages(self._file.columns, since_seq, round_id, kind_list, _PAGE_ROWS):
             for row in rows:
-                yield entry_from_row(row)
+                try:
+                    entry = entry_from_row(row)
+                except ValueError as error:  # EntryError, msgspec's DecodeError: both ValueErrors
+                    raise JournalError(f"journal {self._file.path}: entry {row[0]}: {error}") from None
+                yield entry
 
     def _pages(
         self,

@@ -105,26 +105,32 @@ def _wager_seats(closing: JournalEntry) -> set[int]:
 def _record(journal: Journal, closing: JournalEntry, with_private: bool) -> dict[str, Any]:
     assert closing.round_id is not None  # the store refuses a closing entry without one
     events = journal.reader.round_entries(closing.round_id, closing.seq)  # its one segment
-    record = round_record(journal.table_id, events, with_private=with_private)
+    record = round_record(journal.table_id, events, with_private=with_private, journal_path=journal.path)
     assert record is not None  # the round's own entries hold its closing entry
     # Where the round is kept, when not in the open segment (docs/journal.md "Segments and seals").
     return {**record, **_stored(journal, closing.seq)}
 
 
 def round_record(
-    table_id: str, events: Sequence[JournalEntry], *, with_private: bool = False, in_play: bool = False
+    table_id: str,
+    events: Sequence[JournalEntry],
+    *,
+    with_private: bool = False,
+    in_play: bool = False,
+    journal_path: Path | None = None,
 ) -> dict[str, Any] | None:
     """The record of one round from its own entries, in order: the table's recall, and the floor's
     round page (controller/floor/panel/views.py), which reads the same entries from PostgreSQL. A round
     without a closing entry (in play) is None, or with ``in_play`` a record of status ``in_progress``
-    with no round and no settlement (its entries through the same gate: no card before the reveal)."""
+    with no round and no settlement (its entries through the same gate: no card before the reveal).
+    ``journal_path``: the journal named in a row's refusal (``rows.stored_view``)."""
     closing = next((entry for entry in events if entry.kind in CLOSING_KINDS), None)
     round_id = closing.round_id if closing is not None else next((e.round_id for e in events), None)
     if round_id is None or (closing is None and not in_play):
         return None
     # The round's own entries folded by the reducer: its reveal and its dead seats, as the live view
     # saw them, decide what the gate lets through.
-    state = TableState(table_id, views=True).apply_all(events)
+    state = TableState(table_id, views=True, journal_path=journal_path).apply_all(events)
     closing_payload = viewer_payload(closing, state, with_private=with_private) if closing is not None else {}
     return {
         "round_id": round_id,

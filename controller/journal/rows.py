@@ -13,9 +13,11 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 from controller.journal.chain import canonical_json, stored_hash
 from controller.journal.entry_view import EntryView, merged_payload, view_of
 from controller.journal.errors import JournalError
-from controller.journal.kinds import ENTRY_SCHEMA_VERSION
+from controller.journal.kinds import ENTRY_SCHEMA_VERSION, newer_entry_words
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     # The typed entries (msgspec and ~60 classes) load when an entry is first read as its class, or
     # appended: a reader of today's rows that only folds and shows them reads their views
     # (controller/journal/entry_view.py; issue 28, docs/operations.md "The sixth stop").
@@ -202,6 +204,37 @@ def entry_from_row(row: Sequence[Any]) -> JournalEntry:
     if upcast is not None:
         object.__setattr__(journal_entry, "_typed", upcast)
     return journal_entry
+
+
+def refuse_newer(stored: JournalEntry, journal_path: Path | None = None) -> None:
+    """Refuse a row written by a newer release than this one (its ``version`` above
+    ``ENTRY_SCHEMA_VERSION``), as the replay does: today's tables and gate are not that release's."""
+    if stored.version > ENTRY_SCHEMA_VERSION:
+        raise JournalError(_at(stored.seq, newer_entry_words(stored.kind, stored.version), journal_path))
+
+
+def stored_view(stored: JournalEntry, journal_path: Path | None = None) -> typed.Entry | EntryView:
+    """``stored.view`` for a reader that folds stored rows through their views (recall, `journal
+    show`): a newer release's row refused, and a row that fits no view and refuses its typed entry (a
+    damaged file's) one ``JournalError`` naming the journal (when given) and the seq, in the replay's
+    words (``JournalReader.replay``), not an ``EntryError`` traceback."""
+    refuse_newer(stored, journal_path)
+    try:
+        return stored.view
+    except ValueError as error:
+        # EntryError is a ValueError; the classes are loaded by now (the typed entry refused the row).
+        from controller.journal.entries import EntryError  # noqa: PLC0415 - see the import above
+
+        if not isinstance(error, EntryError):
+            raise
+        raise JournalError(_at(stored.seq, str(error), journal_path)) from None
+
+
+def _at(seq: int, words: str, journal_path: Path | None) -> str:
+    """A row's refusal as the replay words it: ``journal PATH: entry SEQ: ...`` (no path: a reader of
+    rows from elsewhere, the floor's)."""
+    where = f"journal {journal_path}: " if journal_path is not None else ""
+    return f"{where}entry {seq}: {words}"
 
 
 def open_private(private_text: str) -> dict[str, Any]:

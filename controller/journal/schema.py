@@ -249,7 +249,7 @@ def migrate(connection: sqlite3.Connection, path: Path, version: int) -> None:
                 connection.execute(statement)
         for statement in split_sql(TOTALS_SCHEMA):
             connection.execute(statement)
-        rebuild_totals(connection, counted_rows(connection, path))
+        rebuild_totals(connection, counted_rows(connection, path), journal_path=path)
         connection.execute(
             "INSERT INTO journal_meta (key, value) VALUES (?, ?)",
             (f"migrated_from_schema_{version}", f"{format_time_utc(utc_now())} to schema {SCHEMA_VERSION}"),

@@ -127,7 +127,7 @@ def read_seal(journal_path: str | Path, segment: int) -> Seal | None:
         return None
     try:
         seal = Seal(**value)
-    except TypeError:  # not an object, or not a seal's fields
+    except TypeError:  # not a seal's fields (a value not an object is refused above)
         raise JournalError(f"seal {path}: not a seal (damaged?)") from None
     if (
         seal.format != SEAL_FORMAT
@@ -214,11 +214,13 @@ def archived_location(journal_path: str | Path, segment: int) -> Path | None:
     """Where an archived segment went (its pointer beside the seal), or None when not archived."""
     pointer = archived_file(journal_path, segment)
     value = read_json_if_there(
-        pointer, limit_bytes=4096, refused=lambda why: JournalError(f"archive pointer {pointer}: {why}")
+        pointer,
+        limit_bytes=4096,
+        refused=lambda why: JournalError(f"archive pointer {pointer}: not an archive pointer: {why}"),
     )
     if value is None:
         return None
-    if not isinstance(value, dict) or not isinstance(value.get("path"), str):
+    if not isinstance(value.get("path"), str):
         raise JournalError(f"archive pointer {pointer}: names no file")
     return Path(value["path"])
 

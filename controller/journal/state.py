@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from controller.journal.entry_view import EntryView, part_type
 from controller.journal.kinds import LEGACY_OPERATOR_ACTION, STATUS_BY_CLOSING_KIND
-from controller.journal.rows import JournalEntry
+from controller.journal.rows import JournalEntry, refuse_newer, stored_view
 from controller.journal.state_parts import (
     COMMUNITY_POSITION,
     COMMUNITY_TURNED,
@@ -46,6 +46,8 @@ from controller.journal.state_parts import (
 from controller.names import round_number
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     # The typed entries' classes name what each handler reads; at run time a handler reads its entry by
     # attribute, the typed entry or a stored entry's view (controller/journal/entry_view.py, which
     # tests/journal/test_entry_view.py holds to the classes): a reader of the journal's rows folds and
@@ -67,7 +69,7 @@ class TableState:
     RECENT_ROUNDS = 50  # closed rounds kept in full (the panel's history); open rounds are never dropped
     MAX_ALERTS = 500
 
-    def __init__(self, table_id: str = "", *, views: bool = False) -> None:
+    def __init__(self, table_id: str = "", *, views: bool = False, journal_path: Path | None = None) -> None:
         """``views``: read each stored row (``JournalEntry``) through its view (``JournalEntry.view``:
         controller/journal/entry_view.py), not its typed entry: for a reader that folds rounds to show
         them and then drops the state (recall, `journal show`), which then loads no typed classes. The
@@ -75,6 +77,8 @@ class TableState:
         decision, an alert's reason, the clock's measurement) that others read as their classes."""
         self.table_id = table_id
         self._views = views
+        # Named in a row's refusal (``rows.stored_view``): the journal the rows are read from, if any.
+        self._journal_path = journal_path
         self.last_seq = 0
         self.last_entry_utc = ""
         self.game = ""
@@ -188,7 +192,12 @@ class TableState:
         if not self.table_id:
             self.table_id = stored.table_id
         # Only the kinds the fold reads are read at all (a stored row of another kind is not decoded).
-        kind = stored.kind if isinstance(stored, JournalEntry) else None
+        kind: str | None = None
+        if isinstance(stored, JournalEntry):
+            kind = stored.kind
+            if self._views:
+                # A newer release's row is refused even of a kind the fold skips, as the replay is.
+                refuse_newer(stored, self._journal_path)
         if kind is None or kind in _HANDLERS or kind == LEGACY_OPERATOR_ACTION:
             entry = self._entry_of(stored)
             handler = _HANDLERS.get(entry.kind)
@@ -202,7 +211,9 @@ class TableState:
         """The entry as the fold and the gate read it: with ``views``, a stored row's view (the typed
         entry where no view reads it); else, and for every other stored form (a replay's, the floor's),
         the typed entry."""
-        return stored.view if self._views and isinstance(stored, JournalEntry) else stored.entry
+        if self._views and isinstance(stored, JournalEntry):
+            return stored_view(stored, self._journal_path)
+        return stored.entry
 
     def _live_round(self, round_id: str | None) -> RoundState | None:
         return self.rounds.get(round_id) if round_id is not None else None

@@ -28,9 +28,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from controller.journal.errors import JournalError
 from controller.journal.kinds import METER_KINDS, STATUS_BY_CLOSING_KIND
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from controller.journal.state_parts import Meters
 
 
@@ -202,14 +205,30 @@ def round_row(
     )
 
 
+# What reading a stored public part that is not its kind's shape raises (an edited payload): the typed
+# class's EntryError (a ValueError), or a field read where another type was written.
+PAYLOAD_DAMAGE: tuple[type[Exception], ...] = (LookupError, TypeError, ValueError, AttributeError)
+
+
+def damaged_entry(journal_path: Path, seq: int, kind: str, error: Exception) -> JournalError:
+    """A stored entry the totals cannot count, in one line naming the journal and the seq (a reader of
+    a file's rows: the migration's rebuild, a sealed segment's fold), not a traceback."""
+    return JournalError(
+        f"journal {journal_path}: entry {seq}: payload is not a {kind} ({type(error).__name__}: {error})"
+    )
+
+
 def record(
     connection: sqlite3.Connection,
     rows: Iterable[tuple[int, str, str | None, str, Mapping[str, Any]]],
+    *,
+    journal_path: Path | None = None,
 ) -> None:
     """Add entries (seq, kind, round_id, time_utc, public part) to the totals and the round index, on
-    ``connection`` inside the caller's transaction (the append's own)."""
+    ``connection`` inside the caller's transaction (the append's own). ``journal_path``: see
+    ``totals_by_period``."""
     rounds: list[RoundRow] = []
-    _write(connection, totals_by_period(rows, rounds), rounds)
+    _write(connection, totals_by_period(rows, rounds, journal_path=journal_path), rounds)
 
 
 def totals_by_period(
@@ -217,20 +236,27 @@ def totals_by_period(
     rounds: list[RoundRow] | None = None,
     *,
     before_progressive_net: bool = False,
+    journal_path: Path | None = None,
 ) -> dict[str, Counter[str]]:
     """What entries (seq, kind, round_id, time_utc, public part) add to each period's totals; each
-    closed round's row appended to ``rounds`` when given. Pure."""
+    closed round's row appended to ``rounds`` when given. Pure. With ``journal_path`` (stored rows
+    read back: the migration's rebuild), an entry not of its kind's shape is ``damaged_entry``'s one
+    line; without, the error itself (`journal verify --totals` makes it its verdict, totals_check.py)."""
     by_period: dict[str, Counter[str]] = {}
     for seq, kind, round_id, time_utc, public in rows:
         if kind not in TOTAL_KINDS:
             continue
-        delta = entry_deltas(seq, kind, round_id, public, before_progressive_net=before_progressive_net)
+        try:
+            delta = entry_deltas(seq, kind, round_id, public, before_progressive_net=before_progressive_net)
+            row = round_row(seq, kind, round_id, time_utc, public) if rounds is not None else None
+        except PAYLOAD_DAMAGE as error:
+            if journal_path is None:
+                raise
+            raise damaged_entry(journal_path, seq, kind, error) from None
         for period in periods_of(time_utc):
             by_period.setdefault(period, Counter()).update(delta)
-        if rounds is not None:
-            row = round_row(seq, kind, round_id, time_utc, public)
-            if row is not None:
-                rounds.append(row)
+        if rounds is not None and row is not None:
+            rounds.append(row)
     return by_period
 
 
@@ -255,10 +281,14 @@ def _write(
 
 
 def rebuild(
-    connection: sqlite3.Connection, rows: Iterator[tuple[int, str, str | None, str, Mapping[str, Any]]]
+    connection: sqlite3.Connection,
+    rows: Iterator[tuple[int, str, str | None, str, Mapping[str, Any]]],
+    *,
+    journal_path: Path,
 ) -> None:
     """Make the totals and the round index again from ``rows`` (every entry of TOTAL_KINDS, in order),
-    inside the caller's transaction: empties them first."""
+    inside the caller's transaction: empties them first. An entry of ``journal_path`` not of its kind's
+    shape is one ``JournalError`` naming it (``damaged_entry``)."""
     connection.execute("DELETE FROM journal_totals")
     connection.execute("DELETE FROM journal_rounds")
     connection.execute("DELETE FROM journal_round_seats")
@@ -266,9 +296,9 @@ def rebuild(
     for row in rows:
         batch.append(row)
         if len(batch) >= 5000:
-            record(connection, batch)
+            record(connection, batch, journal_path=journal_path)
             batch = []
-    record(connection, batch)
+    record(connection, batch, journal_path=journal_path)
 
 
 # --- reading ------------------------------------------------------------------------------------
@@ -391,15 +421,22 @@ def read_periods(connection: sqlite3.Connection, periods: list[str]) -> dict[str
 
 
 def folded_period_totals(
-    rows: Iterable[tuple[int, str, str | None, str, Mapping[str, Any]]], periods: Iterable[str]
+    rows: Iterable[tuple[int, str, str | None, str, Mapping[str, Any]]],
+    periods: Iterable[str],
+    *,
+    journal_path: Path,
 ) -> dict[str, int]:
-    """The totals of these periods folded from ``rows`` (every entry of TOTAL_KINDS of one file): for
-    a segment sealed before the totals were kept."""
+    """The totals of these periods folded from ``rows`` (every entry of TOTAL_KINDS of the file at
+    ``journal_path``): for a segment sealed before the totals were kept. An entry not of its kind's
+    shape is one ``JournalError`` naming it (``damaged_entry``)."""
     wanted = set(periods)
     out: Counter[str] = Counter()
     for seq, kind, round_id, time_utc, public in rows:
         if wanted.intersection(periods_of(time_utc)):
-            out.update(entry_deltas(seq, kind, round_id, public))
+            try:
+                out.update(entry_deltas(seq, kind, round_id, public))
+            except PAYLOAD_DAMAGE as error:
+                raise damaged_entry(journal_path, seq, kind, error) from None
     return dict(out)
 
 
@@ -407,11 +444,19 @@ def scanned_round_seqs(
     rows: Iterable[tuple[int, str, str | None, str, Mapping[str, Any]]],
     wanted: RoundFilter,
     last: int | None,
+    *,
+    journal_path: Path | None = None,
 ) -> list[int]:
-    """``RoundIndex.closed_round_seqs`` of one file without a round index, by scanning its closings."""
+    """``RoundIndex.closed_round_seqs`` of one file without a round index, by scanning its closings. With
+    ``journal_path``, a closing entry not of its kind's shape is one ``JournalError`` naming it."""
     found: list[int] = []
     for seq, kind, round_id, time_utc, public in rows:
-        row = round_row(seq, kind, round_id, time_utc, public)
+        try:
+            row = round_row(seq, kind, round_id, time_utc, public)
+        except PAYLOAD_DAMAGE as error:
+            if journal_path is None:
+                raise
+            raise damaged_entry(journal_path, seq, kind, error) from None
         if row is not None and wanted.matches(row):
             found.append(seq)
     return found if last is None else found[-last:]

@@ -49,6 +49,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from controller.journal import entries as typed
+from controller.journal.kinds import newer_entry_words
 
 FIRST_VERSION = 1
 Upcaster = Callable[[str, dict[str, Any]], dict[str, Any]]
@@ -121,10 +122,7 @@ UPCASTERS: Mapping[int, Upcaster] = {1: _v1_to_v2}
 def upcast_fields(kind: str, version: int, fields: Mapping[str, Any]) -> dict[str, Any]:
     """An entry's mixed fields at ``version`` brought to the current version by the chain."""
     if version > typed.ENTRY_SCHEMA_VERSION:
-        raise typed.EntryError(
-            f"journal: {kind}: entry version {version}, written by a newer release than this one "
-            f"(reads up to {typed.ENTRY_SCHEMA_VERSION})"
-        )
+        raise typed.EntryError(newer_entry_words(kind, version))
     out = dict(fields)
     for step in range(max(version, FIRST_VERSION), typed.ENTRY_SCHEMA_VERSION):
         upcaster = UPCASTERS.get(step)

@@ -1,5 +1,5 @@
-"""The production code's shape (docs/engine.md "Layers", the code's shape): no module over 700 lines, no function
-over 80 lines but the protocol vectors' builders, no class of 450 lines or more.
+"""The production code's shape (docs/engine.md "Layers", the code's shape): no module over 700 lines,
+no function over 80 lines but the protocol vectors' builders, no class of 450 lines or more.
 
 Counted as bench/structure_figures.py counts (a definition from its first decorator to its last line; a
 module by its newlines) over the packages the product ships. The vectors' builders

@@ -333,14 +333,24 @@ def _commit_times(dsn: str, after_s: float, tables: list[str] | None = None) -> 
     return [float(row[0]) for row in rows]
 
 
-def _tables_of(dsn: str, worker: str, partitions: int, table_ids: list[str]) -> list[str]:
-    """The tables in the partitions ``worker`` holds now."""
+def _holders(dsn: str) -> dict[int, str]:
+    """partition -> the worker PostgreSQL names for it now."""
     with psycopg.connect(dsn) as connection:
-        rows = connection.execute(
-            "SELECT partition FROM floor_partition_leases WHERE worker = %s", (worker,)
-        ).fetchall()
-    held = {int(row[0]) for row in rows}
-    return [t for t in table_ids if partition_of(t, partitions) in held]
+        rows = connection.execute("SELECT partition, worker FROM floor_partition_leases").fetchall()
+    return {int(p): str(w) for p, w in rows}
+
+
+async def _wait_shared(dsn: str, workers: list[str], partitions: int, timeout_s: float) -> dict[int, str]:
+    """Until every partition is held and every worker holds at least one (bounded); the holders then.
+    The worker kill must take some partitions from a worker while another holds the rest, or the lease's
+    move under load is not measured (the 1,000-table run of the fifth stop killed a worker holding both)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        holders = await asyncio.to_thread(_holders, dsn)
+        if len(holders) == partitions and set(holders.values()) == set(workers):
+            return holders
+        await asyncio.sleep(0.2)  # a poll of PostgreSQL, bounded by the deadline
+    raise SystemExit(f"bench_floor_workers: the workers did not share the partitions in {timeout_s} s")
 
 
 async def _wait_held_by(dsn: str, worker: str, partitions: int, timeout_s: float) -> None:
@@ -580,25 +590,48 @@ async def _kill_scenario(
 
     playing = asyncio.create_task(asyncio.to_thread(play_live))
     await moved_by(args.kill_step)  # the workers committing mid-stream
+    holders_before_node_kill = await _wait_shared(dsn, names, args.partitions, 300)
     leaders = await _leaders(floor, args.partitions)
     killed_node = _node_to_kill(args.kill_node, leaders, args.nodes)
     node_killed_s = time.time()
-    cluster.kill(killed_node)
+    node_process = cluster.nodes[killed_node].process
+    if args.kill_signal == "stop":
+        # SIGSTOP: the node silent with its sockets open, as a machine that lost its power or its network
+        # looks to its clients (no RST: only their own pings or timeouts tell them).
+        assert node_process is not None
+        node_process.send_signal(signal.SIGSTOP)
+    else:
+        cluster.kill(killed_node)
     await moved_by(args.kill_step)  # commits with a node down
-    victim_tables = await asyncio.to_thread(_tables_of, dsn, names[0], args.partitions, list(journals))
+    # A node's loss must move no partition off a live worker (docs/floor.md "The lease loop through a
+    # node's loss"): the holders now, against before the kill, stated.
+    holders_after_node_kill = await asyncio.to_thread(_holders, dsn)
+    # The worker killed is one holding some partitions while another holds the rest: waited for (the
+    # leases shared again, if the node's loss moved any), then the victim picked by the leases.
+    holders = await _wait_shared(dsn, names, args.partitions, 300)
+    victim_name = names[0]
+    survivor = next(n for n in names if n != victim_name) if len(names) > 1 else victim_name
+    victim_partitions = sorted(p for p, w in holders.items() if w == victim_name)
+    victim_tables = [t for t in journals if partition_of(t, args.partitions) in victim_partitions]
     worker_killed_s = time.time()
     victim = processes[0]
     victim.send_signal(signal.SIGKILL)
     victim.wait(timeout=30)
     # The survivor takes the dead worker's partitions once their keys expire (the lease's bound).
-    await _wait_held_by(dsn, names[1] if len(names) > 1 else names[0], args.partitions, 300)
+    await _wait_held_by(dsn, survivor, args.partitions, 300)
     moved_s = time.time()
     await moved_by(args.kill_step)  # commits with a worker down
     restarted_s = time.time()
     live_done = playing.done()
-    cluster.start_node(killed_node)
+    if args.kill_signal == "stop":
+        assert node_process is not None
+        node_process.send_signal(signal.SIGCONT)
+    else:
+        cluster.start_node(killed_node)
     config_path = base / "config-workers" / "floor.toml"  # write_floor_config's file
-    processes[0] = _serve(config_path, base / f"workers-{names[0]}-restarted.log", names[0], args.partitions)
+    processes[0] = _serve(
+        config_path, base / f"workers-{victim_name}-restarted.log", victim_name, args.partitions
+    )
     await playing
     for table_id in journals:
         fleet.notify(table_id)
@@ -613,9 +646,19 @@ async def _kill_scenario(
         "rounds_per_s_offered": args.live_rate,
         "play_still_running_at_restart": not live_done,
         "killed_node": f"n{killed_node + 1}",
+        "node_killed_unix_s": round(node_killed_s, 3),  # beside the nodes' logs (their elections)
+        "kill_signal": "SIGSTOP (then SIGCONT)" if args.kill_signal == "stop" else "SIGKILL (then started)",
         # What the killed node led (stream, lease bucket, consumers): its elections are the node gap.
         "killed_node_led": sorted(what for what, node in leaders.items() if node == killed_node),
         "largest_commit_gap_after_node_kill_s": _largest_gap_s(times, node_killed_s, worker_killed_s),
+        "holders_before_node_kill": {str(p): w for p, w in sorted(holders_before_node_kill.items())},
+        "holders_after_node_kill": {str(p): w for p, w in sorted(holders_after_node_kill.items())},
+        "partitions_moved_by_node_kill": sorted(
+            p for p, w in holders_before_node_kill.items() if holders_after_node_kill.get(p) != w
+        ),
+        "killed_worker": victim_name,
+        "killed_workers_partitions": victim_partitions,
+        "survivors_partitions_at_worker_kill": sorted(p for p, w in holders.items() if w == survivor),
         "largest_commit_gap_after_worker_kill_s": _largest_gap_s(times, worker_killed_s, restarted_s),
         # The killed worker's own tables: their commits stop until the survivor holds their partitions.
         "killed_workers_tables": len(victim_tables),
@@ -680,6 +723,10 @@ def main() -> None:
     parser.add_argument(
         "--kill-node", choices=["stream-leader", "bucket-leader", "last"], default="stream-leader",
         help="which nats node --kill kills",
+    )  # fmt: skip
+    parser.add_argument(
+        "--kill-signal", choices=["kill", "stop"], default="kill",
+        help="kill: SIGKILL the node (its sockets reset at once); stop: SIGSTOP it (silent, sockets open)",
     )  # fmt: skip
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--connect-wave", type=int, default=25, help="uplinks started at a time")

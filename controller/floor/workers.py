@@ -39,7 +39,9 @@ progress (``+WPI``, controller/floor/in_progress.py), not redelivered.
 stream, has no leader for nats-server's raft election (4-9 s) and cannot be written by anybody: the
 loop's requests are short and retried, the loop reconnects as soon as its connection closes, and a key
 that expired meanwhile is taken again in place (``_retake``) while PostgreSQL still holds this
-worker's epoch, the partition's service kept running.
+worker's epoch, the partition's service kept running; and a peer's silence while this worker could not
+write the bucket is not counted against the peer (``_excuse_unwritable_time``), so no worker takes a live
+peer's lapsed keys before the peer is back to retake them.
 """
 
 from __future__ import annotations
@@ -187,6 +189,7 @@ class FloorWorker:
     held: dict[int, HeldPartition] = field(default_factory=dict)
     _beats: dict[str, tuple[int, float]] = field(default_factory=dict)  # worker -> (beat, seen moving at)
     _beat: int = 0
+    _beat_missed: bool = False  # a beat was not written (unanswered, or the connection lost) since the last
     rng: random.Random = field(default_factory=random.Random)  # the reconnection's jitter
     reconnect_waiter: Waiter = wait_event  # how the wait between reconnections is waited (a test's records)
     # A reconnection's check of the stream's partition tokens, not yet answered (``run``): no lease is
@@ -273,6 +276,7 @@ class FloorWorker:
                         if woken.is_set():
                             raise nats.errors.ConnectionClosedError
                 except FLOOR_IO_ERRORS as error:
+                    self._beat_missed = True  # the loop's next beat excuses the peers' silence meanwhile
                     self.status.last_error = f"{type(error).__name__}: {error}"[:300]
                     log.warning(
                         "floor_worker_retry", worker=self.settings.worker, error=self.status.last_error
@@ -365,6 +369,7 @@ class FloorWorker:
         try:
             await self._beat_once(kv)
         except _UNANSWERED as error:
+            self._beat_missed = True
             # The renewals matter more than the beat (a missed beat only looks stale for a while): they
             # go on, each retried (``_renew``).
             log.warning("floor_worker_beat_unanswered", worker=self.settings.worker,
@@ -397,7 +402,25 @@ class FloorWorker:
                     await kv.update(MEMBERS_KEY, value, last=revision)
             except nats.js.errors.KeyWrongLastSequenceError:
                 continue
+            self._excuse_unwritable_time(now)
             return
+
+    def _excuse_unwritable_time(self, now: float) -> None:
+        """After a beat this worker could not write (unanswered, or its connection lost), every peer is
+        given a full TTL from now to beat again. While the bucket had no leader (its raft election after
+        a node's loss, 4-9 s) no peer could beat either, and each comes back at its own pace (its
+        renewals' retries, its reconnection): its silence meanwhile says nothing of its death. Before,
+        the first worker to beat again after the bucket's election saw its peer silent for longer than
+        the TTL, counted it dead, and took its partitions (their keys lapsed in the same election) from
+        under it: a node's loss moved partitions off a live worker (docs/floor.md "The lease loop
+        through a node's loss"). A worker that really died then is taken over a TTL after the bucket
+        is writable again, not a TTL after its death. A slow tick alone excuses nothing: only a failed
+        write does."""
+        if self._beat_missed:
+            for name, (beat, moved_s) in list(self._beats.items()):
+                if name != self.settings.worker:
+                    self._beats[name] = (beat, max(moved_s, now))
+            self._beat_missed = False
 
     def _value(self) -> bytes:
         return json.dumps({"worker": self.settings.worker}).encode()

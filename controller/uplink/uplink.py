@@ -297,6 +297,9 @@ class Uplink:
             allow_reconnect=False,
             connect_timeout=self.config.connect_timeout_s,
             max_reconnect_attempts=0,
+            # A silent node (its sockets open) noticed in seconds, not nats-py's minutes (wire.py's why).
+            ping_interval=wire.NATS_PING_INTERVAL_S,
+            max_outstanding_pings=wire.NATS_MAX_OUTSTANDING_PINGS,
             name=f"flushtable-uplink-{self.table_id}",
             error_cb=log_nats_error,
         )

@@ -128,6 +128,16 @@ def table_inbox(table_id: str) -> str:
     return f"_INBOX_{table_id}"
 
 
+# Every floor process's and every uplink's NATS connection pings its server this often and closes
+# itself once this many pings are unanswered (then its own loop connects again, to any node). A node
+# that goes silent with its sockets open (its machine's power or network lost) is noticed only so:
+# with nats-py's defaults (120 s, 2) a floor service pulled on such a node for up to six minutes (more
+# than 20 s in the test). At 1 s and 3 it is noticed within about 4 s (tests/floor/test_silent_node.py);
+# a PING is a few bytes, answered by the server itself. Not lower: a loaded process's event loop can
+# stall for a second or two (the workers' slow ticks) and must not close a healthy connection for it.
+NATS_PING_INTERVAL_S = 1
+NATS_MAX_OUTSTANDING_PINGS = 3
+
 FLOOR_INBOX = "_INBOX_FLOOR"
 # The floor's seeded software verification of a table (docs/operations.md "Software verification"): a
 # request on the table's own subject under this root, answered on the requester's inbox. Not under

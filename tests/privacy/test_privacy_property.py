@@ -8,7 +8,9 @@ happen at a table: rounds opened and bet, the shoe dealing one event at a time (
 short anywhere), stray cards and wrong counts, shuffler faults and red lights (with the device's own
 words naming a dealt card), bets changed after the lock (past-posting, walk-aways), raises over the
 limit, folds and the dealer's keys, a designated player accepting or waiving, holds and clears,
-voids, kill-seat, and the controller crashing and restarting (recovery voids what was open).
+voids, kill-seat, and the controller crashing and restarting (recovery voids what was open). Six tables
+in ten offer the Progressive wager (a stand-alone meter in the table's journal, its parameters drawn):
+players place it, trouble moves its spot, a supervisor confirms the awards waiting.
 
 After every step it reads, without ``--private``, every channel of channels.py: the panel's JSON API
 and pages (``STEP_ROUTES``, as a viewer and as a supervisor), the SSE stream (live and replayed),
@@ -23,8 +25,10 @@ The promises checked: no card (code, symbol, number, slot: matching.py) of a rou
 reveal, nor ever for a dead hand, a dead round or a round voided before its reveal (rounds.py's
 oracle, independent of the reducer); no private word (a refusal's limit, a device's text) appears while
 its part is hidden (channels.py); each round is closed at most once; every locked wager (and every
-raise, play or all-in) is in its round's settlement once, settled or returned; players + banker + rake
-= 0 in every round; the meters equal the sum of the rounds.
+raise, play or all-in, the Progressive) is in its round's settlement once, settled or returned;
+players + banker + rake + the progressive's net = 0 in every round and in total; the meters equal the
+sum of the rounds; the progressive's meter, contributions, awards and payments agree with the
+settlements and with the panel's Progressive card (progressive_money.py).
 
 ``PRIVACY_PROPERTY_EXAMPLES`` / ``PRIVACY_PROPERTY_STEPS`` lengthen the run (bench: see docs/journal.md).
 """
@@ -32,6 +36,7 @@ raise, play or all-in) is in its round's settlement once, settled or returned; p
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import random
@@ -47,15 +52,16 @@ from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from controller.engine import Alert, JournalRecord, Refused
+from controller.engine import Alert, JournalRecord, Refused, TableConfig
 from controller.engine import actions as engine_actions
-from controller.engine.state import RecoveredState
+from controller.engine.state import DESIGNATED_PLAYER, RecoveredState
 from controller.journal.recovery import rebuild_state, recover
 from controller.journal.store import Journal, JournalEntry
 from controller.logs import configure_logging
+from controller.progressive.model import ProgressiveParameters, parse_parameters
 from controller.rules.cards import card_text
 from controller.rules.games import GAMES
-from drivers.events import Deal, ShowText, ShufflerFault
+from drivers.events import BetChanged, Deal, ShowText, ShufflerFault
 from tests.engine.table import Table
 from tests.engine.test_properties import CONFIGS, noise, progress, run
 from tests.privacy.capture import Captured
@@ -73,6 +79,7 @@ from tests.privacy.channels import (
     strings_of,
 )
 from tests.privacy.matching import leaks_in
+from tests.privacy.progressive_money import check_progressive
 from tests.privacy.rounds import TableCards, table_cards
 from tests.privacy.table_run import _mentions
 
@@ -82,9 +89,73 @@ PAGE_EVERY_STEPS = 4  # the HTML pages and the commands' text forms: every 4th s
 TABLE_ID = "T1"
 CLOSINGS = ("round_settled", "round_dead", "round_voided")
 REACHED_KINDS = frozenset(
-    {*CLOSINGS, "dead_hand", "decision_refused", "past_posting", "dp_waived", "kill_seat_request"}
+    {
+        *CLOSINGS,
+        "dead_hand",
+        "decision_refused",
+        "past_posting",
+        "dp_waived",
+        "kill_seat_request",
+        "progressive_contribution",
+        "progressive_overflow",
+        "progressive_award_claimed",
+        "progressive_award_paid",
+        "progressive_reset",
+    }
 )
 _USERS: dict[str, Path] = {}
+
+# The tables: tests/engine/test_properties.py's four, then the three that can offer the Progressive
+# wager (High Card Flush house-banked and with a designated player, Top Flush) with it: a stand-alone
+# meter kept in the table's own journal, its parameters drawn per example (``METERS``).
+PROGRESSIVE_BASES = (0, 1, 2)
+# The mix: each example's table drawn from these (six in ten with the Progressive, each of the four
+# others one in ten; the example count unchanged). The Progressive tables first: hypothesis draws the
+# first elements of a list more often than a uniform draw would.
+TABLE_DRAWS = (4, 5, 6, 4, 5, 6, 0, 1, 2, 3)
+# Which players place the Progressive (bit i: the i-th player): mostly the first, often several.
+PLACES = st.sampled_from([0b0001, 0b1111, 0b0011, 0b0101, 0b1010, 0])
+# A paytable that pays often, and from the meter: a 2-card run pays a unit (fixed), 3 cards 10% of the
+# meter, 4 cards and 7 cards the whole meter (a reset, several winners sharing it): so that claims,
+# awards pending a supervisor and resets happen in a 15-step run, not only the default's rare hits.
+HOT_PAYTABLE = {
+    "7": {"meter_share_percent": 100},
+    "4": {"meter_share_percent": 100},
+    "3": {"meter_share_percent": 10},
+    "2": 1,
+}
+METERS = st.tuples(
+    st.sampled_from([100, 500]),  # the unit: the wager's one amount
+    st.sampled_from(["hot", "hot", "progressive"]),  # mostly the paytable that pays often
+    st.sampled_from([None, 500]),  # a fixed award of at least this waits for a supervisor too
+    st.booleans(),  # a limit just above the reset: increments overflow into the reserve
+)
+BASE_CENTS = 100_000
+
+
+def meter_parameters(meter: tuple[int, str, int | None, bool]) -> ProgressiveParameters:
+    unit_cents, paytable, signoff_cents, tight = meter
+    obj: dict[str, Any] = {
+        "unit_cents": unit_cents,
+        "base_cents": BASE_CENTS,
+        "reset_cents": BASE_CENTS,
+        "increment_percent": 20,
+        "hidden_percent": 5,
+        "paytable": HOT_PAYTABLE if paytable == "hot" else paytable,
+    }
+    if signoff_cents is not None:
+        obj["signoff_cents"] = signoff_cents
+    if tight:
+        obj["limit_cents"] = BASE_CENTS + 2 * unit_cents
+    return parse_parameters(obj)
+
+
+def table_config(config_index: int, meter: tuple[int, str, int | None, bool]) -> TableConfig:
+    """Table ``config_index``: one of CONFIGS, or past them one of PROGRESSIVE_BASES with the meter."""
+    if config_index < len(CONFIGS):
+        return CONFIGS[config_index]
+    base = CONFIGS[PROGRESSIVE_BASES[config_index - len(CONFIGS)]]
+    return dataclasses.replace(base, progressive=meter_parameters(meter))
 
 
 def users_file() -> Path:
@@ -137,11 +208,12 @@ def check_texts(texts: list[Text], entries: list[JournalEntry], cards: TableCard
 
 def check_money(entries: list[JournalEntry], meters_json: dict[str, Any] | None) -> None:
     """Each round closed at most once; every wager it took is in its settlement once (settled or
-    returned), at its stake; players + banker + rake = 0; the meters are the sum of the rounds."""
+    returned), at its stake (the Progressive too); players + banker + rake + the progressive's net = 0
+    (docs/journal.md "Meters"); the meters are the sum of the rounds."""
     locked: dict[str, dict[int, dict[str, int]]] = {}
     games: dict[str, str] = {}
     closed: dict[str, JournalEntry] = {}
-    totals = {"player_net_cents": 0, "banker_net_cents": 0, "rake_cents": 0}
+    totals = {"player_net_cents": 0, "banker_net_cents": 0, "rake_cents": 0, "progressive_net_cents": 0}
     counts = {"round_settled": 0, "round_dead": 0, "round_voided": 0}
     for entry in entries:
         round_id = entry.round_id
@@ -165,8 +237,14 @@ def check_money(entries: list[JournalEntry], meters_json: dict[str, Any] | None)
             counts[entry.kind] += 1
             settlement = payload["settlement"]
             nets = sum(int(seat["net"]) for seat in settlement["seats"])
-            assert nets + int(settlement["banker_net"]) + int(settlement["rake"]) == 0, (round_id, settlement)
+            progressive_net = int((settlement.get("progressive") or {}).get("net_cents", 0))
+            balance = nets + int(settlement["banker_net"]) + int(settlement["rake"]) + progressive_net
+            assert balance == 0, (
+                f"round {round_id}: players {nets} + banker {settlement['banker_net']} + rake "
+                f"{settlement['rake']} + progressive {progressive_net} = {balance}"
+            )
             totals["player_net_cents"] += nets
+            totals["progressive_net_cents"] += progressive_net
             totals["banker_net_cents"] += int(settlement["banker_net"])
             totals["rake_cents"] += int(settlement["rake"])
             settled = {
@@ -186,6 +264,7 @@ def check_money(entries: list[JournalEntry], meters_json: dict[str, Any] | None)
             for seat, wagers in settled.items():
                 for name, stake in wagers.items():
                     assert taken.get(seat, {}).get(name) == stake, (round_id, seat, name, stake, taken)
+    assert sum(totals.values()) == 0, totals
     if meters_json is not None:
         assert meters_json["rounds_settled"] == counts["round_settled"]
         assert meters_json["rounds_dead"] == counts["round_dead"]
@@ -215,29 +294,34 @@ class PrivacyMachine(RuleBasedStateMachine):
 
     # --- the table ------------------------------------------------------------------------------
     @initialize(
-        config_index=st.integers(0, len(CONFIGS) - 1),
+        config_index=st.sampled_from(TABLE_DRAWS),
         deck_seed=st.integers(0, 2**32 - 1),
         first_round=st.tuples(st.integers(1, 4), st.sampled_from([100, 500, 2500])),
         dealt=st.sampled_from([0, 2, 5, 9, 14, 60]),
+        meter=METERS,
+        progressive=PLACES,
     )
-    def open_table(
+    def open_table(  # noqa: PLR0917 - hypothesis's initialize passes the draws by keyword
         self,
         config_index: int,
         deck_seed: int,
         first_round: tuple[int, int] | None = None,
         dealt: int = 0,
+        meter: tuple[int, str, int | None, bool] = (100, "progressive", None, False),
+        progressive: int = 0,
     ) -> None:
-        """The table, and (in the property runs) its first round in play with ``dealt`` events of its
-        deal dealt: what the rules do next meets a round mid-deal or in its decisions."""
-        self.config = CONFIGS[config_index]
+        """The table (``table_config``: with the Progressive wager past CONFIGS), and (in the property
+        runs) its first round in play with ``dealt`` events of its deal dealt: what the rules do next
+        meets a round mid-deal or in its decisions."""
+        self.config = table_config(config_index, meter)
         self.rng = random.Random(deck_seed)
         self._start_engine()
         if first_round is not None:
-            self.open_round(*first_round, dealt)
+            self.open_round(*first_round, dealt, progressive)
 
     def open_stacked(self, config_index: int, deck: list[int]) -> None:
         """For the scripted tests: the table on a stacked deck (tests/engine/table.py's ``stack``)."""
-        self.config = CONFIGS[config_index]
+        self.config = table_config(config_index, (100, "progressive", None, False))
         self.rng = random.Random(0)
         self._start_engine(deck)
 
@@ -319,18 +403,54 @@ class PrivacyMachine(RuleBasedStateMachine):
         players=st.integers(1, 4),
         ante=st.sampled_from([100, 500, 2500]),
         dealt=st.sampled_from([0, 2, 5, 9, 14, 60]),
+        progressive=PLACES,
     )
-    def open_round(self, players: int, ante: int, dealt: int = 0) -> None:
+    def open_round(self, players: int, ante: int, dealt: int = 0, progressive: int = 0) -> None:
         """Bets on the first seats and no more bets (nothing if a round is in play or the table held),
         then the shoe deals ``dealt`` events of the deal (60: all of it): its own rule, so that most
-        runs play rounds, and a round is often cut short mid-deal by the next step."""
+        runs play rounds, and a round is often cut short mid-deal by the next step. At a table with
+        the Progressive, bit i of ``progressive`` says whether the i-th player places it."""
 
         def open_and_deal(table: Table) -> None:
-            run(table, ("open", players, ante), self.deals)
+            if table.config.progressive is None:
+                run(table, ("open", players, ante), self.deals)
+            else:
+                self._open_with_progressive(table, players, ante, progressive)
             self._collected = self._collect_deals(table, self._collected)
             run(table, ("deal_many", dealt), self.deals)
 
         self._do(open_and_deal)
+
+    def _progressive_spot(self, table: Table, seat: int, amount_cents: int) -> None:
+        """The bet sensor of ``seat``'s Progressive spot (the spot after the game's wagers) reads
+        ``amount_cents``; after the lock that is a change of a locked bet (past-posting, walk-away)."""
+        locked = table.engine.view().state not in ("idle", "betting")
+        spot = len(table.wagers)
+        table.event(BetChanged("sensors", seat, spot, amount_cents, amount_cents // 100, locked))
+
+    def _open_with_progressive(self, table: Table, players: int, ante: int, mask: int) -> None:
+        """tests/engine/test_properties.py's "open" with the Progressive: the i-th player places its
+        one amount (the unit) when bit i of ``mask`` is set; every other spot reads nothing (a chip left
+        on a spot from before is taken off before the lock, as a dealer would)."""
+        engine = table.engine
+        if engine.view().state != "idle":
+            return
+        progressive = table.config.progressive
+        assert isinstance(progressive, ProgressiveParameters)
+        unit_cents = progressive.settings.unit_cents
+        if engine.view().config.banking_mode == DESIGNATED_PLAYER and engine.view().dp_seat is None:
+            table.call(engine.handle, engine_actions.DpAccepts(1_000_000, "dealer"), table.now_s)
+        table.start()
+        dp = engine.view().dp_seat
+        playing = [seat for seat in engine.view().config.seats if seat != dp]
+        for number, seat in enumerate(playing):
+            places = number < players and bool(mask >> number & 1)
+            if number < players:
+                table.bet(seat, "ante", ante)
+            self._progressive_spot(table, seat, unit_cents if places else 0)
+            if places:
+                note_reached("a Progressive wager placed")
+        table.lock()
 
     # The rules: five that move a round on, a supervisor's clearing and voiding, and two that bring
     # trouble (hypothesis picks a rule uniformly, so trouble is grouped: about one step in four is a
@@ -340,11 +460,13 @@ class PrivacyMachine(RuleBasedStateMachine):
             st.tuples(st.just("hold")),
             st.tuples(st.just("kill_seat"), st.integers(1, 5)),
             st.tuples(st.just("crash_and_restart")),
+            st.tuples(st.just("confirm_awards"), st.booleans()),
         )
     )
     def supervisor(self, act: tuple[Any, ...]) -> None:
-        """A supervisor's hand (hold, kill a seat) or the controller crashing (clearing and voiding are
-        rules of their own: a held table plays no round, and a void is how a round is stopped)."""
+        """A supervisor's hand (hold, kill a seat, confirm the Progressive awards waiting) or the
+        controller crashing (clearing and voiding are rules of their own: a held table plays no round,
+        and a void is how a round is stopped)."""
         getattr(self, act[0])(*act[1:])
 
     @precondition(lambda self: self._round_in_play())
@@ -360,6 +482,7 @@ class PrivacyMachine(RuleBasedStateMachine):
         act=st.one_of(
             st.tuples(st.just("stray"), noise),
             st.tuples(st.just("raise_over"), st.integers(1, 5), st.sampled_from([2, 3, 4, 10])),
+            st.tuples(st.just("progressive_bet"), st.integers(1, 5), st.sampled_from([0, 1, 1, 2])),
             st.tuples(
                 st.just("shoe_speaks"),
                 st.sampled_from(["jam", "misread", "card_count", "red_light", "other"]),
@@ -368,7 +491,9 @@ class PrivacyMachine(RuleBasedStateMachine):
         )
     )
     def trouble(self, act: tuple[Any, ...]) -> None:
-        """Something going wrong at the table: a stray event, an over-limit raise, the shoe's fault."""
+        """Something going wrong at the table: a stray event, an over-limit raise, a Progressive spot
+        changed at any time (off, the unit, twice the unit: past-posting once locked, a lock refused
+        when wrong), the shoe's fault."""
         getattr(self, act[0])(*act[1:])
 
     @rule(action=progress)
@@ -451,6 +576,34 @@ class PrivacyMachine(RuleBasedStateMachine):
             )
         )
 
+    def progressive_bet(self, seat: int, units: int) -> None:
+        table = self.table
+        assert table is not None
+        progressive = table.config.progressive
+        if not isinstance(progressive, ProgressiveParameters):
+            self.steps += 1  # a table without the spot: nothing happens
+            self.engine_texts = []
+            return
+        amount_cents = units * progressive.settings.unit_cents
+        self._do(lambda table: self._progressive_spot(table, seat, amount_cents))
+
+    def confirm_awards(self, again: bool) -> None:
+        """A supervisor confirms every Progressive award waiting (the panel's Confirm paid); ``again``:
+        then confirms the first of them a second time (refused: nothing is paid twice)."""
+
+        def confirm(table: Table) -> None:
+            controller = table.engine.view().progressive_controller
+            if controller is None:
+                return
+            waiting = [award.claimed.award_id for award in controller.state.pending()]
+            if waiting:
+                note_reached("a Progressive award confirmed")
+            for award_id in waiting + waiting[:1] * again:
+                confirmed = engine_actions.ConfirmProgressiveAward(award_id, by="sue")
+                table.call(table.engine.handle, confirmed, table.now_s)
+
+        self._do(confirm)
+
     def raise_over(self, seat: int, multiplier: int) -> None:
         self._do(lambda table: run(table, ("decide", seat, multiplier), self.deals))
 
@@ -517,6 +670,7 @@ class PrivacyMachine(RuleBasedStateMachine):
         cards = table_cards(entries)
         check_texts(texts, entries, cards)
         check_money(entries, meters)
+        self._check_progressive(texts, entries)
 
     def teardown(self) -> None:
         try:
@@ -525,12 +679,20 @@ class PrivacyMachine(RuleBasedStateMachine):
                 cards = table_cards(entries)
                 check_texts(texts, entries, cards)
                 check_money(entries, meters)
+                self._check_progressive(texts, entries)
                 self._floor_share(entries, cards)
         finally:
             self._close_panel()
             self.journal.close()
             structlog.configure(**self._saved_logging)
             shutil.rmtree(self.directory, ignore_errors=True)
+
+    def _check_progressive(self, texts: list[Text], entries: list[JournalEntry]) -> None:
+        """The progressive's meter against the settlements (progressive_money.py), with the panel's
+        Progressive card as the viewer read it this step."""
+        shown = next(t for t in texts if t.channel == "route" and t.where == "viewer GET /api/table")
+        if check_progressive(entries, json.loads(shown.text)):
+            note_reached("a Progressive wager settled")
 
     def _floor_share(self, entries: list[JournalEntry], cards: TableCards) -> None:
         """What the uplink released is the floor's for good: each part must still be shown now."""
@@ -630,5 +792,48 @@ def test_a_misread_shown_after_its_own_reveal_is_not_blamed_on_a_later_round() -
         for step in steps:
             step()
             machine.nothing_shown_before_its_reveal_and_money_adds_up()
+    finally:
+        machine.teardown()
+
+
+def test_a_progressive_round_is_read_and_balanced_on_every_channel() -> None:
+    """Not vacuous for the Progressive: a scripted run at a Top Flush table with the Progressive (the
+    paytable that pays often) plays a round to its settlement with three Progressive wagers, its awards
+    claimed and some waiting for a supervisor, who confirms them (and one again: refused), the
+    controller restarts, and the next round is voided mid-deal; every step is read on every channel and
+    checked (the cards, the balance with the progressive's net, the meter against the settlements)."""
+    machine = PrivacyMachine()
+    try:
+        top_flush_with_progressive = len(CONFIGS) + PROGRESSIVE_BASES.index(2)
+        machine.open_table(
+            config_index=top_flush_with_progressive, deck_seed=3, meter=(100, "hot", 100, False)
+        )
+        machine.open_round(players=3, ante=500, dealt=60, progressive=0b111)
+        machine.nothing_shown_before_its_reveal_and_money_adds_up()
+        machine.dealer_plays_on()
+        machine.nothing_shown_before_its_reveal_and_money_adds_up()
+        machine.supervisor(("confirm_awards", True))
+        machine.nothing_shown_before_its_reveal_and_money_adds_up()
+        machine.supervisor(("crash_and_restart",))
+        machine.open_round(players=2, ante=500, dealt=5, progressive=0b11)
+        machine.nothing_shown_before_its_reveal_and_money_adds_up()
+        machine.stop_the_round(hold_first=False)
+        machine.nothing_shown_before_its_reveal_and_money_adds_up()
+        texts, entries, meters = machine._read(full=True)
+        kinds = [entry.kind for entry in entries]
+        assert kinds.count("round_settled") == 1
+        assert kinds.count("round_voided") == 1
+        assert kinds.count("progressive_contribution") == 1
+        claimed = [entry.payload for entry in entries if entry.kind == "progressive_award_claimed"]
+        paid = [entry.payload for entry in entries if entry.kind == "progressive_award_paid"]
+        assert claimed, "the round claimed no Progressive award"
+        assert any(claim["needs_confirmation"] for claim in claimed)
+        assert sorted(p["award_id"] for p in paid) == sorted(c["award_id"] for c in claimed)
+        assert meters is not None
+        assert meters["progressive_net_cents"] != 0
+        # The awarded seats' cards are on the channels once revealed: the matcher has them to find.
+        settled = next(entry for entry in entries if entry.kind == "round_settled")
+        seat = next(s for s in settled.payload["round"]["seats"] if s["seat"] == claimed[0]["seat"])
+        assert any(str(seat["cards"][0]) in text.text for text in texts if text.channel == "route")
     finally:
         machine.teardown()

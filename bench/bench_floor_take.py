@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import random
 import shutil
@@ -54,10 +55,10 @@ def _best_us(run: Callable[[], float], repeat: int) -> float:
 def bench(rounds: int, repeat: int) -> dict[str, Any]:
     from controller.floor import checks  # noqa: PLC0415 - from the checkout under measure
     from controller.floor.checks import TableProjection  # noqa: PLC0415
-    from controller.floor.intake import Delivery, RawHeaders  # noqa: PLC0415
+    from controller.floor.intake import Delivery, FloorClient, RawHeaders  # noqa: PLC0415
     from controller.floor.messages import Incoming, by_stream_seq  # noqa: PLC0415
     from controller.floor.service import FloorService  # noqa: PLC0415
-    from controller.floor.store import Batch  # noqa: PLC0415
+    from controller.floor.store import Batch, table_row  # noqa: PLC0415
     from controller.journal.state import TableState  # noqa: PLC0415
     from controller.uplink import wire  # noqa: PLC0415
 
@@ -115,6 +116,33 @@ def bench(rounds: int, repeat: int) -> dict[str, Any]:
             wire.decode(body)
         return (time.process_time() - started) / count * 1e6
 
+    wire_messages = [
+        (
+            f"flushtable.main.{table_id}.journal".encode(),
+            f"$JS.ACK.FLUSHTABLE.floor.1.{n}.{n}.1764912345123456789.5".encode(),
+            body,
+        )
+        for n, (table_id, body) in enumerate(bodies, 1)
+    ]
+
+    def intake() -> float:
+        # The intake as nats-py's reader calls it for each message (FloorClient._process_msg: the reply's
+        # stream sequence, the Delivery and its header block), then the one header every message is
+        # asked for. Its coroutine never waits on this path, so one send runs it to its end.
+        client = FloorClient()
+        taken: list[Any] = []
+        client.deliver_raw(1, taken.append)
+        started = time.process_time()
+        for subject, reply, body in wire_messages:
+            with contextlib.suppress(StopIteration):
+                client._process_msg(1, subject, reply, body, headers).send(None)
+        for delivery in taken:
+            delivery.headers.get("Nats-Stream-Source")
+        spent = time.process_time() - started
+        if len(taken) != count:
+            raise SystemExit(f"bench_floor_take: the intake delivered {len(taken)} of {count}")
+        return spent / count * 1e6
+
     decoded = [wire.decode(body) for _, body in bodies]
 
     def chain_and_fold() -> float:
@@ -129,12 +157,32 @@ def bench(rounds: int, repeat: int) -> dict[str, Any]:
             batch.add_entry(entry, 1)
         return (time.process_time() - started) / count * 1e6
 
+    folded = []  # each entry's projection after it, as a batch of that one entry leaves it
+    for entry in decoded:
+        assert isinstance(entry, wire.EntryMessage)
+        folded.append(entry)
+
+    def table_rows() -> float:
+        # Each entry folded, then its table's row built as a batch that ended there writes it: the
+        # batch's rows at their most (a batch of one message); a batch of many builds a row a table.
+        held = projections()
+        spent = 0.0
+        for entry in folded:
+            projection = held[entry.table_id]
+            checks.fold_entry(projection, entry)
+            started = time.process_time()
+            table_row(projection)
+            spent += time.process_time() - started
+        return spent / count * 1e6
+
     return {
         "messages": count,
         "mean_body_bytes": round(sum(len(body) for _, body in bodies) / count),
+        "intake_cpu_us_per_message": _best_us(intake, repeat),
         "take_all_cpu_us_per_message": _best_us(take_all, repeat),
         "decode_cpu_us_per_message": _best_us(decode, repeat),
         "chain_hash_fold_and_row_cpu_us_per_message": _best_us(chain_and_fold, repeat),
+        "table_row_after_each_entry_cpu_us_per_message": _best_us(table_rows, repeat),
     }
 
 

@@ -14,7 +14,7 @@ stored in PostgreSQL is looked up by the caller (controller/floor/service.py) an
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
@@ -22,6 +22,7 @@ from controller.journal import entries as typed
 from controller.journal.chain import GENESIS_HASH, envelope_hash
 from controller.journal.kinds import CLOSING_KINDS
 from controller.journal.state import TableState
+from controller.journal.state_parts import METERED_KINDS
 from controller.uplink import wire
 
 
@@ -52,6 +53,10 @@ class TableProjection:
     # after the entry that reveals them; once the next entry arrives, what did not come never will).
     digests: dict[int, tuple[str, str]] = field(default_factory=dict)  # seq -> (digest, round_id)
     closed_round: str | None = None  # the round the last entry closed
+    # The meters' document as the table's row writes it (``Meters.to_json``), kept while no entry moves
+    # a meter: a batch touches a table for a few entries, and few of them are a meter's (a round's start
+    # or close, a fault), yet each batch wrote the table's row with its meters built again.
+    meters_json: dict[str, Any] | None = None
 
     def quarantined(self) -> bool:
         return self.quarantined_at_seq is not None
@@ -120,6 +125,8 @@ def fold_entry(projection: TableProjection, entry: wire.EntryMessage) -> None:
         projection.digests[entry.seq] = (entry.private_digest, entry.round_id)
     if entry.kind in CLOSING_KINDS:
         projection.closed_round = entry.round_id
+    if entry.kind in METERED_KINDS:
+        projection.meters_json = None  # built again when the table's row is next written
 
 
 def needs_stream_read(projection: TableProjection, decoded: wire.EntryMessage | wire.PrivateMessage) -> bool:

@@ -120,12 +120,18 @@ async def refuse_live_workers(connection: Connection) -> None:
         )
 
 
-async def renew_epochs(connection: Connection, epochs: dict[int, int]) -> set[int]:
+async def renew_epochs(
+    connection: Connection, epochs: dict[int, int], *, lease_ttl_s: float = DEFAULT_LEASE_TTL_S
+) -> set[int]:
     """Mark the renewals (the panel's "last renewal") of partition -> epoch, in one statement; returns
-    the partitions whose epoch is still the newest (the others are lost)."""
+    the partitions whose epoch is still the newest (the others are lost). ``PartitionsMismatch`` (one
+    line) if a lease renewed within ``lease_ttl_s`` is another partition hash's (``_refuse_other_hash``):
+    a worker of another hash started beside running ones stops them at their next tick, not only the
+    next claim (the worker ends, giving its keys back; `floor serve` exits 2)."""
     if not epochs:
         return set()
     async with connection.transaction():
+        await _refuse_other_hash(connection, lease_ttl_s)
         cursor = await connection.execute(
             "UPDATE floor_partition_leases SET renewed_utc = clock_timestamp() "
             "WHERE (partition, epoch) IN (SELECT * FROM unnest(%s::integer[], %s::bigint[])) "

@@ -13,8 +13,10 @@ subject. Everything else (status messages, every other subscription) goes nats-p
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, ItemsView, Iterator, KeysView, Mapping, Sequence, ValuesView
+from typing import TYPE_CHECKING
 
+import msgspec
 from nats import errors as nats_errors
 from nats.aio import client as nats_client
 from nats.aio.client import Client
@@ -29,18 +31,33 @@ _CRLF = b"\r\n"
 _STATUS_AT = len(_HEADER_LINE)
 _AFTER_STATUS_AT = _STATUS_AT + 1
 
+# What RawHeaders is to a type checker: a Mapping. At run time msgspec's struct cannot also derive from
+# Mapping (their metaclasses conflict), so it is registered as one instead (below).
+if TYPE_CHECKING:
+    _MAPPING_BASE = Mapping[str, str]
+else:
 
-class RawHeaders(Mapping[str, str]):
+    class _MAPPING_BASE:  # the type checker sees Mapping[str, str] under this name
+        __slots__ = ()
+
+
+# The header names the floor asks every message for, as the bytes a block would spell them: encoded
+# once, not at each look (the floor asks each message whether it was sourced from a site).
+_NEEDLES: dict[str, bytes] = {"Nats-Stream-Source": b"Nats-Stream-Source", "Nats-Msg-Id": b"Nats-Msg-Id"}
+
+
+class RawHeaders(msgspec.Struct, _MAPPING_BASE):
     """A message's header block (``NATS/1.0\\r\\nName: value\\r\\n...``), parsed on first need by
     nats-py's own parser (so what a header reads as is what nats-py would say). ``get`` of a name
     whose bytes the block does not hold answers at once: the floor asks every message whether it was
-    sourced from a site (``Nats-Stream-Source``), and a table's message never is on a one-site floor."""
+    sourced from a site (``Nats-Stream-Source``), and a table's message never is on a one-site floor.
 
-    __slots__ = ("_parsed", "_raw")
+    A msgspec struct, built in C (one a message: a Python ``__init__`` was a tenth of a microsecond of
+    each delivery's intake), registered as a ``Mapping`` and given its methods (docs/floor.md "The
+    seventh stop")."""
 
-    def __init__(self, raw: bytes) -> None:
-        self._raw = raw
-        self._parsed: dict[str, str] | None = None
+    _raw: bytes
+    _parsed: dict[str, str] | None = None
 
     def _dict(self) -> dict[str, str]:
         if self._parsed is None:
@@ -48,8 +65,13 @@ class RawHeaders(Mapping[str, str]):
         return self._parsed
 
     def get(self, key: str, default: str | None = None) -> str | None:  # type: ignore[override]
-        if self._parsed is None and key.encode("utf-8", "replace") not in self._raw:
-            return default
+        if self._parsed is None:
+            needle = _NEEDLES.get(key)
+            if needle is None:
+                needle = key.encode("utf-8", "replace")
+            # ``find``, not ``in``: bytes' ``in`` takes any buffer and measured twice find's cost here.
+            if self._raw.find(needle) < 0:
+                return default
         return self._dict().get(key, default)
 
     def __getitem__(self, key: str) -> str:
@@ -61,6 +83,27 @@ class RawHeaders(Mapping[str, str]):
     def __len__(self) -> int:
         return len(self._dict())
 
+    def __contains__(self, key: object) -> bool:
+        return key in self._dict()
+
+    def keys(self) -> KeysView[str]:
+        return self._dict().keys()
+
+    def items(self) -> ItemsView[str, str]:
+        return self._dict().items()
+
+    def values(self) -> ValuesView[str]:
+        return self._dict().values()
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, RawHeaders):
+            return self._dict() == other._dict()
+        return isinstance(other, Mapping) and self._dict() == dict(other.items())
+
+    __hash__ = None  # type: ignore[assignment]  # a mapping, unhashable as Mapping is
+
+
+Mapping.register(RawHeaders)
 
 _NO_HEADERS: Mapping[str, str] = {}
 

@@ -524,13 +524,22 @@ ALTER TABLE floor_entries
     ADD COLUMN state_to text,
     ADD COLUMN software_release text,
     ADD COLUMN software_release_digest text,
-    ADD COLUMN software_development boolean;
+    ADD COLUMN software_development boolean,
+    -- Written by this release's COPY on every row (1), never by a previous release's floor service left
+    -- running after init-db: its COPY names only the old columns, and with no default this refuses it
+    -- (its batch NAKed, retried by this release's service) rather than storing a row with its typed
+    -- columns NULL (a killed seat's private part shown, a progressive contribution lost).
+    ADD COLUMN typed_columns smallint NOT NULL DEFAULT 0;
+ALTER TABLE floor_entries ALTER COLUMN typed_columns DROP DEFAULT;
 -- The rows written before this migration, backfilled once from their payloads: the one place that reads
 -- an entry's raw JSON (the same fields the typed classes declare; a payload holds nothing else, the
 -- classes forbid unknown fields). floor_entries refuses UPDATE by trigger: off for these statements
 -- only, inside the migration's one transaction (under its lock, nobody else sees it off).
 ALTER TABLE floor_entries DISABLE TRIGGER floor_entries_append_only;
-UPDATE floor_entries SET seat = (payload->>'seat')::integer WHERE jsonb_typeof(payload->'seat') = 'number';
+-- A seat only of up to 9 digits (store.py ``entry_columns`` keeps the same): a previous release's wire did
+-- not bound it, and one past integer would fail this cast, and init-db with it; else NULL.
+UPDATE floor_entries SET seat = (payload->>'seat')::integer
+    WHERE jsonb_typeof(payload->'seat') = 'number' AND (payload->>'seat') ~ '^-?[0-9]{1,9}$';
 UPDATE floor_entries SET state_to = payload->>'to' WHERE kind = 'state_changed';
 UPDATE floor_entries SET software_release = payload->>'release',
        software_release_digest = payload->>'release_digest',
@@ -615,7 +624,11 @@ ALTER TABLE floor_progressive_events
     ADD COLUMN by text,
     ADD COLUMN reason text,
     ADD COLUMN parameters_before jsonb,
-    ADD COLUMN parameters_after jsonb;
+    ADD COLUMN parameters_after jsonb,
+    -- As floor_entries.typed_columns (migration 12): written by this release's INSERT (1), so a previous
+    -- release's link left running after init-db is refused, never storing an event with them NULL.
+    ADD COLUMN typed_columns smallint NOT NULL DEFAULT 0;
+ALTER TABLE floor_progressive_events ALTER COLUMN typed_columns DROP DEFAULT;
 -- The rows written before this migration, backfilled once from their JSON: the one place that reads it
 -- (the same fields the typed classes declare). Both tables refuse UPDATE by trigger: off for these
 -- statements only, inside the migration's one transaction (under its lock, nobody else sees it off).

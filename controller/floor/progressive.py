@@ -124,8 +124,9 @@ _FIELDS = (
 )  # fmt: skip
 _INSERT_EVENTS = (
     f"INSERT INTO floor_progressive_events (link_id, event_no, kind, {', '.join(_FIELDS)}, "
-    f"parameters_before, parameters_after, entry) VALUES ({', '.join(['%s'] * (len(_FIELDS) + 6))})"
-)
+    f"parameters_before, parameters_after, entry, typed_columns) "
+    f"VALUES ({', '.join(['%s'] * (len(_FIELDS) + 6))}, 1)"
+)  # typed_columns (migration 14, no default): a previous release's INSERT without it is refused
 
 
 def _columns(entry: e.Entry) -> tuple[object, ...]:

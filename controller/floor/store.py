@@ -43,6 +43,8 @@ _SEATED_KINDS = frozenset(
     kind for kind, cls in typed.CLASS_BY_STORED_KIND.items() if "seat" in cls.__struct_fields__
 )
 _BIGINT_MIN, _BIGINT_MAX = -(2**63), 2**63 - 1
+# floor_entries.seat (an integer) holds a seat of up to 9 digits: migration 12's backfill keeps the same.
+_MAX_SEAT_COLUMN = 10**9 - 1
 
 
 def _bigint(value: int | None) -> int | None:
@@ -68,7 +70,11 @@ def entry_columns(kind: str, entry: typed.Entry) -> EntryColumns:
             return (*_NO_COLUMNS[:8], True, part.wagers, part.unit_cents)
         return _NO_COLUMNS
     seat = getattr(entry, "seat", None)  # declared by the kind's class (``_SEATED_KINDS``)
-    return (seat if type(seat) is int else None, *_NO_COLUMNS[1:])
+    # The wire refuses a seat past 0..MAX_SHAPE_SEAT; one past integer would fail the batch's COPY for ever.
+    return (
+        seat if type(seat) is int and -_MAX_SEAT_COLUMN <= seat <= _MAX_SEAT_COLUMN else None,
+        *_NO_COLUMNS[1:],
+    )
 
 
 @dataclass
@@ -104,6 +110,7 @@ class Batch:
                 entry.hash,
                 stream_seq,
                 *entry_columns(entry.kind, entry.entry),
+                _TYPED_COLUMNS,
             )
         )
         self.entry_hashes[(entry.table_id, entry.seq)] = entry.hash
@@ -191,11 +198,14 @@ async def held_private(
     return None if row is None else (row[0], row[1])
 
 
+# floor_entries.typed_columns (migration 12): this writer's typed columns are filled. The column has no
+# default, so a previous release's COPY (without the typed columns) is refused, never stored with them NULL.
+_TYPED_COLUMNS = 1
 _COPY_ENTRIES = (
     "COPY floor_entries (table_id, seq, time_utc, time_text, round_id, source, kind, version, payload, "
     "private_digest, prev_hash, hash, stream_seq, seat, state_to, software_release, software_release_digest, "
     "software_development, clock_offset_us, clock_within_bound, clock_bound_us, progressive_settled, "
-    "progressive_wagers, progressive_unit_cents) FROM STDIN"
+    "progressive_wagers, progressive_unit_cents, typed_columns) FROM STDIN"
 )
 _COPY_PRIVATES = "COPY floor_private (table_id, seq, private_text, stream_seq) FROM STDIN"
 
@@ -338,6 +348,9 @@ async def _upsert(
 
 def table_row(projection: TableProjection) -> tuple[Any, ...]:
     state = projection.state
+    meters = projection.meters_json
+    if meters is None:  # an entry moved a meter since it was built (checks.fold_entry), or it never was
+        meters = projection.meters_json = state.meters.to_json()
     return (
         projection.table_id,
         state.game,
@@ -350,7 +363,7 @@ def table_row(projection: TableProjection) -> tuple[Any, ...]:
         state.table_open,
         state.last_round_id,
         len(state.open_alerts),
-        state.meters.to_json(),  # jsonb: the document's own value (``_upsert``)
+        meters,  # jsonb: the document's own value (``_upsert``)
         state.last_entry_utc or None,
     )
 

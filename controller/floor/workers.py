@@ -322,6 +322,7 @@ class FloorWorker:
         current = await renew_epochs(
             connection,
             {h.partition: h.epoch for h, lost in zip(renewing, outcomes, strict=True) if lost is None},
+            lease_ttl_s=self.settings.lease_ttl_s,
         )
         for held, lost_in_bucket in zip(renewing, outcomes, strict=True):
             lost = lost_in_bucket
@@ -357,8 +358,11 @@ class FloorWorker:
         """The stream's partition tokens after a reconnect (``run``): ``StreamWithoutPartitionTokens``
         (one line; the worker stops, `floor serve` exits 2) if the stream stores the journals without
         them; a stream that does not answer (an election, or gone) is asked again at the next tick."""
+        # Bounded below the JetStream context's timeout: asked each tick while the stream elects, a 1.5 s
+        # wait would push the next renewal past a short TTL (--lease-ttl 1: a renewal every 0.33 s).
+        bound_s = min(LEASE_REQUEST_TIMEOUT_S, self.settings.renew_interval_s / 2)
         try:
-            await check_partition_tokens(js, self.settings.partitions)
+            await asyncio.wait_for(check_partition_tokens(js, self.settings.partitions), bound_s)
         except FLOOR_IO_ERRORS as error:
             log.warning("floor_worker_tokens_unchecked", worker=self.settings.worker,
                         error=f"{type(error).__name__}: {error}"[:200])  # fmt: skip

@@ -11,7 +11,13 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from controller import phases as m
 from controller.journal.chain import Placed
-from controller.journal.kinds import FAULT_CLEARED, FAULT_RAISED, ROUND_STARTED, STATUS_BY_CLOSING_KIND
+from controller.journal.kinds import (
+    FAULT_CLEARED,
+    FAULT_RAISED,
+    METER_KINDS,
+    ROUND_STARTED,
+    STATUS_BY_CLOSING_KIND,
+)
 from controller.rules.games import GAMES
 from table_names import COMMUNITY_POSITION as COMMUNITY_POSITION  # noqa: PLC0414  (re-exported)
 from table_names import DEALER_POSITION as DEALER_POSITION  # noqa: PLC0414  (re-exported)
@@ -263,6 +269,12 @@ class WagerMeter:
     losses: int = 0
     pushes: int = 0
     returned: int = 0
+
+
+# The kinds ``Meters.count`` moves a meter for (its dispatch below): an entry of any other kind leaves
+# the meters as they were, so a reader may keep what it built from them (the floor keeps a table's
+# meters document between its batches: docs/floor.md "The seventh stop").
+METERED_KINDS: frozenset[str] = frozenset(METER_KINDS)
 
 
 @dataclass(slots=True)

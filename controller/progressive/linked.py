@@ -40,6 +40,8 @@ from controller.logs import log_nats_error
 from controller.progressive.controller import ClaimAnswer, ConfirmationSent, LinkState, MeterView, PaidAnswer
 from controller.progressive.model import Hit, MeterState, ProgressiveParameters
 from controller.uplink.wire import (
+    NATS_MAX_OUTSTANDING_PINGS,
+    NATS_PING_INTERVAL_S,
     progressive_claim_subject,
     progressive_confirm_subject,
     progressive_meter_subject,
@@ -320,6 +322,9 @@ class LinkClient:
             allow_reconnect=False,
             connect_timeout=5,
             name=f"flushtable-progressive-{self.config.table_id}",
+            # A silent node noticed in seconds, as the uplink's and the floor's (wire.py's why).
+            ping_interval=NATS_PING_INTERVAL_S,
+            max_outstanding_pings=NATS_MAX_OUTSTANDING_PINGS,
             error_cb=log_nats_error,
         )
 

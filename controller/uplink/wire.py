@@ -342,6 +342,11 @@ def _bounded_ids(entry: typed.Entry, *, round_id: str | None, source: str) -> No
         and len(entry.fault_id) > MAX_ID_CHARS
     ):
         _too_long("fault_id")
+    # An entry's own seat (the classes declare an unbounded int): the floor stores it in a 32-bit column
+    # (floor_entries.seat), and one past it would fail its batch's COPY for ever, stopping the partition.
+    seat = getattr(entry, "seat", None)
+    if type(seat) is int and not 0 <= seat <= typed.MAX_SHAPE_SEAT:
+        raise BadMessage(f"seat out of range 0..{typed.MAX_SHAPE_SEAT}")  # not the number: any length
 
 
 def _too_long(name: str) -> None:

@@ -73,8 +73,8 @@ class LinkData:
         seat = payload.get("seat")  # the typed column the service writes at commit (migration 12)
         self._execute(
             "INSERT INTO floor_entries (table_id, seq, time_utc, time_text, round_id, source, kind, "
-            "version, payload, prev_hash, hash, stream_seq, seat) "
-            "VALUES (%s, %s, %s, %s, %s, 'engine', %s, 1, %s, %s, %s, %s, %s)",
+            "version, payload, prev_hash, hash, stream_seq, seat, typed_columns) "
+            "VALUES (%s, %s, %s, %s, %s, 'engine', %s, 1, %s, %s, %s, %s, %s, 1)",
             (table_id, seq, at, at, round_id, kind, json.dumps(payload), "0" * 64, f"{seq:064x}", seq, seat),
         )
 

@@ -42,6 +42,9 @@ from tests.progressive.test_table_progressive import PARAMETERS
 # The version before the typed columns, and the tables whose rows the floor's readers here read.
 BEFORE_TYPED_COLUMNS = 11
 BEFORE_FIGURE_COLUMNS = 13  # the version before migration 14's
+# Seats of a seated kind: up to 9 digits (kept), more (NULL: past integer a cast would fail the migration).
+SEAT_FIGURES = (7, 10**6, -(10**9) + 1, 10**9 - 1, 10**9, 2**31, 3_000_000_000, -(2**31) - 1, 10**30)
+NON_INTEGER_SEATS = ('{"seat":1.5}', '{"seat":"7"}', '{"seat":7.0}', '{"seat":true}')
 COPIED = (
     "floor_tables", "floor_rounds", "floor_entries", "floor_private", "floor_progressive_links",
     "floor_progressive_events", "floor_progressive_marks",
@@ -238,28 +241,92 @@ def test_the_backfill_reads_each_figure_as_the_typed_class_does(pg_cluster: Post
     for figure in CLOCK_FIGURES:
         measured = {**offset_entry(0), "offset_us": figure, "bound_us": figure, "within_bound": figure == 0}
         entries.append(("clock_offset", typed.ClockOffset(**measured)))  # type: ignore[arg-type]
+    # A seat as a previous release may have stored it (its wire did not bound it): one past integer
+    # failed migration 12's cast, and init-db with it.
+    for seat in SEAT_FIGURES:
+        bet = typed.BetChanged(seat=seat, wager="main", amount_cents=500, chip_count=1, locked=False)
+        entries.append(("bet_changed", bet))
+    payloads = [canonical_json(typed.public_dict(entry)) for _kind, entry in entries]
+    # And seats no typed class reads (a float, text): never cast, NULL like a seat past integer.
+    for text in NON_INTEGER_SEATS:
+        entries.append(("bet_changed", typed.BetChanged(seat=0, wager="main", amount_cents=500, chip_count=1,
+                                                        locked=False)))  # fmt: skip
+        payloads.append(text)
     try:
         with psycopg.connect(dsn, autocommit=True) as connection:
-            schema.migrate(connection, through=BEFORE_FIGURE_COLUMNS)
-            for seq, (kind, entry) in enumerate(entries, start=1):
+            schema.migrate(connection, through=BEFORE_TYPED_COLUMNS)
+            for seq, ((kind, _entry), payload) in enumerate(zip(entries, payloads, strict=True), start=1):
                 connection.execute(
                     "INSERT INTO floor_entries (table_id, seq, time_utc, time_text, source, kind, version, "
                     "payload, prev_hash, hash, stream_seq) VALUES ('T1', %s, now(), '', 'engine', %s, 1, "
                     "%s, '', '', %s)",
-                    (seq, kind, canonical_json(typed.public_dict(entry)), seq),
+                    (seq, kind, payload, seq),
                 )
             schema.migrate(connection)
             backfilled = connection.execute(
-                "SELECT clock_offset_us, clock_within_bound, clock_bound_us, progressive_settled, "
+                "SELECT seat, clock_offset_us, clock_within_bound, clock_bound_us, progressive_settled, "
                 "progressive_wagers, progressive_unit_cents FROM floor_entries ORDER BY seq"
             ).fetchall()
-        at_commit = [entry_columns(kind, entry)[5:] for kind, entry in entries]
-        assert backfilled == at_commit
+        expected = [
+            (entry_columns(kind, entry)[0], *entry_columns(kind, entry)[5:]) for kind, entry in entries
+        ]
+        for index in range(len(entries) - len(NON_INTEGER_SEATS), len(entries)):
+            expected[index] = (None, *expected[index][1:])  # no class reads such a payload: no seat
+        assert backfilled == expected
+        seats = [row[0] for row in backfilled if row[0] is not None]
+        assert seats == [7, 10**6, -(10**9) + 1, 10**9 - 1], seats  # the ones of up to 9 digits
+        at_commit = [row[1:] for row in expected[: len(PROGRESSIVE_PARTS) + 1 + len(CLOCK_FIGURES)]]
         # What the comparison rests on: counts taken, parts refused, figures past bigint left out.
         assert at_commit[0][3:] == (True, 2, 100)
         assert {row[3:] for row in at_commit[2:7]} == {(True, None, 100), (True, 2, None), (True, None, None)}
         assert at_commit[7][3:] == (True, 10**15 - 1, 10**15 - 1)
         assert at_commit[-1][:3] == (None, False, None)
+    finally:
+        with psycopg.connect(pg_cluster.superuser_dsn, autocommit=True) as connection:
+            connection.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(dbname)))
+
+
+# The previous release's writers (531ce50: controller/floor/store.py ``_COPY_ENTRIES``, controller/floor/
+# progressive.py's event INSERT), word for word: a floor service of it left running after init-db.
+OLD_COPY_ENTRIES = (
+    "COPY floor_entries (table_id, seq, time_utc, time_text, round_id, source, kind, version, payload, "
+    "private_digest, prev_hash, hash, stream_seq) FROM STDIN"
+)
+OLD_INSERT_EVENT = (
+    "INSERT INTO floor_progressive_events (link_id, event_no, kind, table_id, round_id, "
+    "award_id, claim_number, amount_cents, entry) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
+)
+
+
+def test_a_previous_releases_writer_is_refused_after_the_upgrade(pg_cluster: PostgresCluster) -> None:
+    """Its rows would have the typed columns NULL: a killed seat's private part shown by
+    floor_private_shown, a progressive contribution left out of settled_rounds. Refused instead, its
+    batch NAKed and taken again by this release's service: nothing lost, nothing shown."""
+    dbname = f"floor_old_writer_{uuid.uuid4().hex[:12]}"
+    schema.create_database(pg_cluster.superuser_dsn, dbname)
+    dsn = pg_cluster.dsn("postgres", pg_cluster.superuser_password, dbname)
+    row = ("T1", 1, "2026-01-02T03:04:05Z", "2026-01-02T03:04:05.000000Z", "R1", "engine", "bet_changed", 1,
+           '{"seat":3}', None, "0" * 64, "1" * 64, 1)  # fmt: skip
+    try:
+        with psycopg.connect(dsn, autocommit=True) as connection:
+            schema.migrate(connection, through=BEFORE_TYPED_COLUMNS)
+            with connection.cursor().copy(OLD_COPY_ENTRIES) as copy:  # before the upgrade: taken
+                copy.write_row(row)
+            schema.migrate(connection)
+            refused = pytest.raises(psycopg.errors.NotNullViolation, match="typed_columns")
+            with refused, connection.cursor().copy(OLD_COPY_ENTRIES) as copy:
+                copy.write_row((*row[:1], 2, *row[2:12], 2))
+            connection.execute("INSERT INTO floor_progressive_links (link_id, meter_id) VALUES ('L1', 'M1')")
+            with pytest.raises(psycopg.errors.NotNullViolation, match="typed_columns"):
+                connection.execute(
+                    OLD_INSERT_EVENT,
+                    ("L1", 1, "progressive_contribution", "T1", "R1", None, None, None, '{"wagers":1}'),
+                )
+            counts = connection.execute(
+                "SELECT (SELECT count(*) FROM floor_entries), (SELECT count(*) FROM floor_progressive_events)"
+            ).fetchone()
+            assert counts == (1, 0)
     finally:
         with psycopg.connect(pg_cluster.superuser_dsn, autocommit=True) as connection:
             connection.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(dbname)))

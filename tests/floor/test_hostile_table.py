@@ -93,6 +93,44 @@ def test_a_settlement_whose_seats_are_strings_is_refused_and_the_floor_flows_on(
     tables.close()
 
 
+def test_a_seat_past_the_floors_column_is_refused_and_the_floor_flows_on(
+    tmp_path: Path, make_floor: MakeFloor
+) -> None:
+    """``dp_waived {"seat": 3000000000}``: the class's seat is an unbounded int and floor_entries.seat a
+    32-bit integer. Before the wire bounded it the batch's COPY failed (out of range), was NAKed and
+    retried for ever: T001's partition stopped, no alert. Now refused at the wire in one line."""
+    ids = ["T001", "T002"]
+    floor = make_floor(ids, ack_wait_s=2)
+    tables = Tables(tmp_path / "tables", ids)
+    for table_id in ids:
+        tables.play(table_id, 1)
+
+    async def scenario() -> None:
+        running, serving = _serve(floor, tables)
+        await _all_on_the_floor(floor, tables, ids, "on the floor")
+        forged = _chained_next(tables, "T001", "dp_waived", {"seat": 3_000_000_000})
+        await _publish_as(floor, "T001", wire.entry_body(forged), "T001:huge-seat")
+
+        async def alerted() -> bool:
+            return any(table == "T001" for table, *_ in _alerts(floor)) or serving.done()
+
+        await wait_until(alerted, 30, "T001's alert")  # before the fix: no alert, the batch retried
+        assert not serving.done(), serving
+        for table_id in ids:
+            tables.play(table_id, 1)
+            running.uplinks[table_id].notify()
+        await _all_on_the_floor(floor, tables, ids, "after the huge seat")
+        assert not serving.done(), serving
+        await running.close()
+
+    asyncio.run(scenario())
+    alerts = _alerts(floor)
+    assert [(table, kind) for table, _seq, kind, _message in alerts] == [("T001", "undecodable")], alerts
+    assert "seat out of range 0..1000000" in alerts[0][3], alerts
+    assert floor_problems(floor, tables) == []  # both tables exactly their journals, T001 not quarantined
+    tables.close()
+
+
 class _FloorWithABug(FloorService):
     """A floor service whose fold raises for one table's entries: the kind of bug the typed decode is
     there to keep out (the reducer meeting a value it does not expect), planted so that the safety net

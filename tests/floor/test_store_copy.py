@@ -21,7 +21,7 @@ from tests.floor.conftest import MakeFloor
 _HOSTILE_TEXTS = ("a\tb", "line\nbreak", "cr\rhere", "back\\slash", "\\N", "", "é€😀", "x" * 200)
 
 
-# The entries' first thirteen columns are written here; any later ones (the typed columns) left NULL.
+# The entries' first thirteen columns are written here; the typed ones left NULL but typed_columns (last).
 _COLUMNS = _COPY_ENTRIES.split("(", 1)[1].split(")", 1)[0].count(",") + 1
 _FIRST_COLUMNS = 13
 
@@ -48,7 +48,8 @@ def _rows(count: int) -> list[tuple[Any, ...]]:
                 "a" * 64,
                 f"{seq:064x}",
                 seq + 10,
-                *(None,) * (_COLUMNS - _FIRST_COLUMNS),
+                *(None,) * (_COLUMNS - _FIRST_COLUMNS - 1),
+                1,  # typed_columns, the last (migration 12: no default)
             )
         )
     return rows

@@ -6,14 +6,18 @@ folded by the floor's own checks; no PostgreSQL needed for what is tested here (
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from controller.floor import checks
 from controller.floor.checks import TableProjection
 from controller.floor.store import round_rows, rows_document, table_row
 from controller.journal.state import TableState
+from controller.journal.state_parts import METERED_KINDS, Meters
 from controller.journal.store import Journal
 from controller.simulation.floor_tables import MIXED_GAMES, SimTable
 from controller.uplink import wire
@@ -69,3 +73,54 @@ def test_the_rows_document_reads_back_as_json_dumps_writes_it(tmp_path: Path) ->
         assert json.loads(document) == json.loads(json.dumps(batch, ensure_ascii=False))
     lone = [("T1", "\ud800")]
     assert rows_document(lone) == json.dumps(lone, ensure_ascii=False)
+
+
+def test_a_tables_meters_document_is_built_again_only_after_an_entry_that_moves_a_meter(
+    tmp_path: Path,
+) -> None:
+    """The table's row keeps its meters' document between batches (``TableProjection.meters_json``):
+    after every entry of three real tables' journals the row's meters are the reducer's meters as
+    ``Meters.to_json`` writes them (a kind that moves a meter but left the document kept fails this),
+    and the document is built only after an entry of a kind that moves a meter."""
+    built: list[str] = []
+    to_json = Meters.to_json
+
+    def counted(meters: Meters) -> dict[str, Any]:
+        built.append("built")
+        return to_json(meters)
+
+    for index, game in enumerate(MIXED_GAMES):
+        table_id = f"M{index}"
+        journal = Journal.open(tmp_path / f"{table_id}.sqlite", table_id, synchronous="OFF")
+        try:
+            sim = SimTable(journal, game, random.Random(index))
+            for _ in range(3):
+                sim.play_round()
+            projection = TableProjection(table_id, state=TableState(table_id))
+            metered = 0
+            for stored in journal.entries():
+                entry = wire.decode(wire.entry_body(stored.public_json()))
+                assert isinstance(entry, wire.EntryMessage)
+                checks.fold_entry(projection, entry)
+                metered += entry.kind in METERED_KINDS
+                built.clear()
+                with _patched_to_json(counted):
+                    row = table_row(projection)
+                    again = table_row(projection)
+                assert row[11] == projection.state.meters.to_json(), (stored.seq, entry.kind)
+                assert again[11] == row[11]
+                # Built once for an entry that moves a meter (or the table's first row), else kept.
+                assert len(built) == (1 if entry.kind in METERED_KINDS or stored.seq == 1 else 0), entry.kind
+            assert metered >= 6  # three rounds started and closed: the test saw the document rebuilt
+        finally:
+            journal.close()
+
+
+@contextlib.contextmanager
+def _patched_to_json(replacement: Callable[[Meters], dict[str, Any]]) -> Iterator[None]:
+    original = Meters.to_json
+    Meters.to_json = replacement  # type: ignore[method-assign,assignment]
+    try:
+        yield
+    finally:
+        Meters.to_json = original  # type: ignore[method-assign]

@@ -7,7 +7,6 @@ the live worker within the lease's bound."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import os
 import signal
@@ -22,6 +21,7 @@ from nats.aio.client import Client
 from structlog.testing import capture_logs
 
 from controller.floor.config import write_floor_config
+from controller.floor.epochs import renew_epochs
 from controller.floor.service import FloorService
 from controller.floor.stream import ACK_WAIT_S
 from controller.floor.workers import (
@@ -345,23 +345,14 @@ def test_a_worker_of_another_partition_hash_is_refused_while_a_lease_of_it_is_li
     tmp_path: Path, make_floor: MakeFloor
 ) -> None:
     """A worker of an earlier release (CRC-32's partitions, its hash not recorded) holds partition 0 of
-    4 and renews it: a worker of this release is refused at its claim (one line, naming both hashes),
-    and `flushtable floor serve --worker` exits 2 with that line. Once the lease's renewal is older than
+    4, live (its renewal set an hour ahead, once: live however long the child takes to start): a worker
+    of this release is refused at its claim (one line, naming both hashes), and `flushtable floor serve
+    --worker` exits 2 with that line. Once the lease's renewal is older than
     the TTL the claim is taken and records FNV-1a with its epoch; the earlier release's worker claiming
     a partition again (its own statement) makes that lease's hash unknown again: refused again."""
     floor = make_floor(table_ids(1))
     config_path = write_floor_config(tmp_path / "floor-config", floor.floor_config())
     asyncio.run(_ensure_partitions(floor))
-
-    async def renew_earlier_worker(stop: asyncio.Event) -> None:
-        """The earlier release's worker, live: its renewal every half second until the test is done."""
-        async with await psycopg.AsyncConnection.connect(floor.writer_dsn, autocommit=True) as connection:
-            while not stop.is_set():
-                await connection.execute(
-                    "UPDATE floor_partition_leases SET renewed_utc = clock_timestamp() WHERE worker = 'old'"
-                )
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), 0.5)
 
     async def scenario() -> None:
         async with await psycopg.AsyncConnection.connect(floor.writer_dsn, autocommit=True) as connection:
@@ -374,19 +365,19 @@ def test_a_worker_of_another_partition_hash_is_refused_while_a_lease_of_it_is_li
             assert "under partition hash not recorded" in line
             assert "this worker's is fnv1a-32" in line
             assert _leases(floor) == {0: ("old", 5)}  # nothing written by the refused claim
-            stop = asyncio.Event()
-            renewing = asyncio.create_task(renew_earlier_worker(stop))
-            try:
-                done = await asyncio.to_thread(
-                    subprocess.run,
-                    [sys.executable, "-m", "controller.cli", "floor", "serve", "--config", str(config_path),
-                     "--worker", "B", "--partitions", str(PARTITIONS), "--lease-ttl", str(LEASE_TTL_S)],
-                    env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
-                    capture_output=True, text=True, timeout=120, check=False,
-                )  # fmt: skip
-            finally:
-                stop.set()
-                await renewing
+            # The earlier release's worker live for as long as the child takes to start, however loaded
+            # the machine: its renewal set an hour ahead, once (no renewal loop racing the TTL).
+            await connection.execute(
+                "UPDATE floor_partition_leases SET renewed_utc = clock_timestamp() + interval '1 hour' "
+                "WHERE worker = 'old'"
+            )
+            done = await asyncio.to_thread(
+                subprocess.run,
+                [sys.executable, "-m", "controller.cli", "floor", "serve", "--config", str(config_path),
+                 "--worker", "B", "--partitions", str(PARTITIONS), "--lease-ttl", str(LEASE_TTL_S)],
+                env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+                capture_output=True, text=True, timeout=120, check=False,
+            )  # fmt: skip
             assert done.returncode == 2, done.stderr[-2000:]
             assert "Traceback" not in done.stderr
             (last,) = done.stderr.strip().splitlines()[-1:]
@@ -394,7 +385,7 @@ def test_a_worker_of_another_partition_hash_is_refused_while_a_lease_of_it_is_li
             assert set(_leases(floor)) == {0}, "the refused worker holds no lease"
             # The earlier release's worker gone: its renewal older than any TTL, the claim is taken.
             await connection.execute(
-                "UPDATE floor_partition_leases SET renewed_utc = renewed_utc - interval '1 hour'"
+                "UPDATE floor_partition_leases SET renewed_utc = clock_timestamp() - interval '1 hour'"
             )
             assert await claim_epoch(connection, 1, PARTITIONS, 6, "B", lease_ttl_s=LEASE_TTL_S)
             row = await (
@@ -416,6 +407,49 @@ def test_a_worker_of_another_partition_hash_is_refused_while_a_lease_of_it_is_li
             )
             with pytest.raises(PartitionsMismatch, match="under partition hash xxh3-64, this worker's is"):
                 await claim_epoch(connection, 3, PARTITIONS, 10, "B", lease_ttl_s=LEASE_TTL_S)
+
+    asyncio.run(scenario())
+
+
+RENEWED_SQL = "SELECT renewed_utc FROM floor_partition_leases WHERE partition = 1"
+
+
+def test_a_running_workers_renewal_is_refused_once_a_lease_of_another_hash_is_live(
+    make_floor: MakeFloor,
+) -> None:
+    """The hash check at each renewal too (``renew_epochs``), not only at a claim: a worker of this
+    release holds partition 1 and renews it; an earlier release's worker claims partition 0 beside it
+    (its own statement: its hash not recorded). The next renewal is refused in one line, writing
+    nothing (the worker's tick raises it: the worker ends as at a refused claim). Once that lease is
+    older than the TTL the renewal goes through. Before: `DID NOT RAISE PartitionsMismatch` (the
+    running worker went on folding beside the other hash's worker)."""
+    floor = make_floor(table_ids(1))
+
+    async def scenario() -> None:
+        async with await psycopg.AsyncConnection.connect(floor.writer_dsn, autocommit=True) as connection:
+            assert await claim_epoch(connection, 1, PARTITIONS, 6, "B", lease_ttl_s=LEASE_TTL_S)
+            assert await renew_epochs(connection, {1: 6}, lease_ttl_s=LEASE_TTL_S) == {1}
+            await connection.execute(EARLIER_RELEASES_CLAIM, (0, PARTITIONS, 5, "old"))
+            # Live however loaded the machine (no TTL raced): its renewal an hour ahead.
+            await connection.execute(
+                "UPDATE floor_partition_leases SET renewed_utc = clock_timestamp() + interval '1 hour' "
+                "WHERE worker = 'old'"
+            )
+            before = await (await connection.execute(RENEWED_SQL)).fetchone()
+            with pytest.raises(PartitionsMismatch) as refused:
+                await renew_epochs(connection, {1: 6}, lease_ttl_s=LEASE_TTL_S)
+            line = str(refused.value)
+            assert "\n" not in line
+            assert "worker old holds partition 0 of 4" in line
+            assert "under partition hash not recorded" in line
+            assert "this worker's is fnv1a-32" in line
+            after = await (await connection.execute(RENEWED_SQL)).fetchone()
+            assert after == before  # the refused renewal wrote nothing
+            await connection.execute(
+                "UPDATE floor_partition_leases SET renewed_utc = clock_timestamp() - interval '1 hour' "
+                "WHERE worker = 'old'"
+            )
+            assert await renew_epochs(connection, {1: 6}, lease_ttl_s=LEASE_TTL_S) == {1}
 
     asyncio.run(scenario())
 

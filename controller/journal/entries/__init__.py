@@ -139,6 +139,7 @@ from controller.journal.entries.round import (
 from controller.journal.entries.shapes import (
     MAX_SHAPE_AMOUNT_CENTS,
     MAX_SHAPE_ROUND_SUM_CENTS,
+    MAX_SHAPE_SEAT,
     Amount,
     BankingShape,
     DealerOutcomeShape,
@@ -170,6 +171,7 @@ __all__ = [
     "MAX_PROGRESSIVE_FIGURE",
     "MAX_SHAPE_AMOUNT_CENTS",
     "MAX_SHAPE_ROUND_SUM_CENTS",
+    "MAX_SHAPE_SEAT",
     "PRIVATE_FIELDS",
     "PUBLIC_FIELDS",
     "RENAMED_KINDS",

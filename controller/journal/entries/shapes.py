@@ -44,7 +44,12 @@ MAX_SHAPE_ROUND_SUM_CENTS = 10**18  # below 2**63 (about 9.2e18)
 Amount = Annotated[int, msgspec.Meta(ge=-MAX_SHAPE_AMOUNT_CENTS, le=MAX_SHAPE_AMOUNT_CENTS)]
 
 
-SeatNumber = Annotated[int, msgspec.Meta(ge=0, le=10**6)]
+# A seat number: far past any table's seats, well inside the floor's 32-bit seat columns (a seat past
+# them would fail the floor's write of its whole batch, again and again).
+MAX_SHAPE_SEAT = 10**6
+
+
+SeatNumber = Annotated[int, msgspec.Meta(ge=0, le=MAX_SHAPE_SEAT)]
 
 
 class WagerOutcomeShape(msgspec.Struct, frozen=True):

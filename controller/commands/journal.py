@@ -7,6 +7,7 @@ import argparse
 import json
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -102,94 +103,132 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_journal_arguments(anchor)
 
 
-def run(args: argparse.Namespace) -> int:  # noqa: PLR0912, PLR0915 - one branch per journal action, each a few lines
+def run(args: argparse.Namespace) -> int:
     action: str = args.journal_action
     if action == "schema":
-        from controller.journal.entries import json_schema_text  # noqa: PLC0415 - the schema's alone
-
-        sys.stdout.write(json_schema_text())
-        return 0
+        return _schema()
     if action in ("verify", "anchor", "archive"):
-        # The configuration's anchor key (and, given --config, its table), as `run` reads them. Given
-        # --journal alone, the embedded configuration would give neither (it names no anchor key:
-        # tests/cli/test_cli_imports.py holds it to that), so none is read, and none of its checks
-        # (pydantic, the configuration's models) is loaded: issue 28, a command line that answers at once.
-        key: bytes | None = None
-        table_id: str | None = None
-        archive_dir: Path | None = None
-        retention_days = 90
-        if args.journal and args.config is None:
-            path = Path(args.journal)
-        else:
-            from controller.config import load_config  # noqa: PLC0415 (above)
-
-            config = load_config(args.config)
-            path = Path(args.journal) if args.journal else config.journal_path
-            key = config.journal_anchor_key
-            table_id = None if args.config is None else config.table_id
-            archive_dir = config.journal_segments.archive_dir
-            retention_days = config.journal_segments.retention_days
-        check_no_special_file(path, "journal")  # a FIFO, a device, a directory: one line (issue 30)
-        if action == "archive":
-            return _archive(args, path, key, archive_dir, retention_days)
-        # The start-up proof (anchor, chain, triggers) only for these two: `show`, `tail` and `head`
-        # load none of it (issue 28, a command line that answers at once).
-        from controller.journal.proof import anchor_journal  # noqa: PLC0415
-
-        if action == "anchor":
-            verdict = anchor_journal(path, key=key)
-            print(verdict.line)
-            return 0 if verdict.ok else 1
-        if args.segment is not None or args.segments:
-            status = _verify_segments(args, path, table_id, key)
-        else:
-            status = _verify(args, path, table_id, key)
-        return max(status, _verify_totals(path)) if args.totals else status
+        return _check(args, action)
     path = journal_path(args)
     if action == "backup":
-        from controller.journal.verify import verify_chain  # noqa: PLC0415 (backup's alone)
-
-        with Journal.open_existing(path) as journal:
-            last = journal.wal.backup(args.destination)
-        result = verify_chain(args.destination)
-        if not result.ok:
-            print(f"backup {args.destination}: {result.summary()}")
-            return 1
-        anchor_text = f"{last.seq}:{last.hash}" if last else "0:" + "0" * 64
-        print(f"backup {args.destination}: {result.summary()}, anchor {anchor_text}")
-        return 0
+        return _backup(args, path)
     with Journal.open_existing(path) as journal:
         if action == "head":
-            last = journal.last_entry()
-            print(f"{last.seq}:{last.hash}" if last else "0:" + "0" * 64)
-            return 0
+            return _head(journal)
         # Every entry leaves through the gate: a private part only once its round is revealed, unless
         # an auditor asks for them all with --private.
         oracle = RevealOracle(journal)
         if action == "show":
-            kinds = _check_kinds(args.kind)
-            for entry in journal.entries(since_seq=args.since, round_id=args.round, kinds=kinds):
-                print(_format(oracle.viewer_entry(entry, with_private=args.private), as_json=args.json))
+            return _show(args, journal, oracle)
+        return _tail(args, journal, oracle)
+
+
+def _schema() -> int:
+    from controller.journal.entries import json_schema_text  # noqa: PLC0415 - the schema's alone
+
+    sys.stdout.write(json_schema_text())
+    return 0
+
+
+@dataclass(frozen=True, slots=True)
+class _CheckTarget:
+    """The journal `verify`, `anchor` and `archive` work on, and what the configuration says of it."""
+
+    path: Path
+    anchor_key: bytes | None = None
+    table_id: str | None = None
+    archive_dir: Path | None = None
+    retention_days: int = 90
+
+
+def _check_target(args: argparse.Namespace) -> _CheckTarget:
+    """The configuration's anchor key (and, given --config, its table), as `run` reads them. Given
+    --journal alone, the embedded configuration would give neither (it names no anchor key:
+    tests/cli/test_cli_imports.py holds it to that), so none is read, and none of its checks (pydantic,
+    the configuration's models) is loaded: issue 28, a command line that answers at once."""
+    if args.journal and args.config is None:
+        return _CheckTarget(Path(args.journal))
+    from controller.config import load_config  # noqa: PLC0415 (above)
+
+    config = load_config(args.config)
+    return _CheckTarget(
+        path=Path(args.journal) if args.journal else config.journal_path,
+        anchor_key=config.journal_anchor_key,
+        table_id=None if args.config is None else config.table_id,
+        archive_dir=config.journal_segments.archive_dir,
+        retention_days=config.journal_segments.retention_days,
+    )
+
+
+def _check(args: argparse.Namespace, action: str) -> int:
+    """`journal verify`, `anchor` and `archive`: the journal named as `run` names it."""
+    target = _check_target(args)
+    path, key = target.path, target.anchor_key
+    check_no_special_file(path, "journal")  # a FIFO, a device, a directory: one line (issue 30)
+    if action == "archive":
+        return _archive(args, path, key, target.archive_dir, target.retention_days)
+    # The start-up proof (anchor, chain, triggers) only for these two: `show`, `tail` and `head`
+    # load none of it (issue 28, a command line that answers at once).
+    from controller.journal.proof import anchor_journal  # noqa: PLC0415
+
+    if action == "anchor":
+        verdict = anchor_journal(path, key=key)
+        print(verdict.line)
+        return 0 if verdict.ok else 1
+    if args.segment is not None or args.segments:
+        status = _verify_segments(args, path, target.table_id, key)
+    else:
+        status = _verify(args, path, target.table_id, key)
+    return max(status, _verify_totals(path)) if args.totals else status
+
+
+def _backup(args: argparse.Namespace, path: Path) -> int:
+    from controller.journal.verify import verify_chain  # noqa: PLC0415 (backup's alone)
+
+    with Journal.open_existing(path) as journal:
+        last = journal.wal.backup(args.destination)
+    result = verify_chain(args.destination)
+    if not result.ok:
+        print(f"backup {args.destination}: {result.summary()}")
+        return 1
+    anchor_text = f"{last.seq}:{last.hash}" if last else "0:" + "0" * 64
+    print(f"backup {args.destination}: {result.summary()}, anchor {anchor_text}")
+    return 0
+
+
+def _head(journal: Journal) -> int:
+    last = journal.last_entry()
+    print(f"{last.seq}:{last.hash}" if last else "0:" + "0" * 64)
+    return 0
+
+
+def _show(args: argparse.Namespace, journal: Journal, oracle: RevealOracle) -> int:
+    kinds = _check_kinds(args.kind)
+    for entry in journal.entries(since_seq=args.since, round_id=args.round, kinds=kinds):
+        print(_format(oracle.viewer_entry(entry, with_private=args.private), as_json=args.json))
+    return 0
+
+
+def _tail(args: argparse.Namespace, journal: Journal, oracle: RevealOracle) -> int:
+    if args.lines < 1:
+        raise UserError(f"--lines: must be at least 1, not {args.lines}")
+    last = journal.last_entry()
+    since = max(0, (last.seq if last else 0) - args.lines)
+    while True:
+        for entry in journal.entries(since_seq=since):
+            shown = oracle.viewer_entry(entry, with_private=args.private)
+            print(_format(shown, as_json=args.json), flush=args.follow)
+            since = entry.seq
+        if not args.follow:
             return 0
-        if args.lines < 1:
-            raise UserError(f"--lines: must be at least 1, not {args.lines}")
-        last = journal.last_entry()
-        since = max(0, (last.seq if last else 0) - args.lines)
-        while True:
-            for entry in journal.entries(since_seq=since):
-                shown = oracle.viewer_entry(entry, with_private=args.private)
-                print(_format(shown, as_json=args.json), flush=args.follow)
-                since = entry.seq
-            if not args.follow:
-                return 0
-            time.sleep(FOLLOW_POLL_S)
+        time.sleep(FOLLOW_POLL_S)
 
 
 def _verify(args: argparse.Namespace, path: Path, table_id: str | None, key: bytes | None) -> int:
     """What `run` would decide (proof.startup_check, the one code path): its refusal, exit 1; else the
     verdict. Without --config the journal's own table is taken (the embedded configuration's table is
     not this journal's business)."""
-    from controller.journal.anchor import anchor_path  # noqa: PLC0415 (verify's alone: run() says why)
+    from controller.journal.anchor import anchor_path  # noqa: PLC0415 (verify's alone: _check says why)
     from controller.journal.proof import check_journal, startup_check  # noqa: PLC0415
 
     explicit = _parse_anchor(args.anchor) if args.anchor else None

@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import json
 import math
 import random
@@ -74,13 +73,13 @@ from controller.floor.epochs import (
     refuse_live_workers,
     renew_epochs,
 )
+from controller.floor.partition_services import HeldPartition, PartitionServices
 from controller.floor.partition_setup import (
     DEFAULT_LEASE_TTL_S,
     DROP_AFTER_TTLS,
     LEASE_REQUEST_TIMEOUT_S,
     MAX_PARTITIONS,
     MEMBERS_KEY,
-    NO_TABLE_SUBJECT,
     SUSPECT_TICK_S,
     UNANSWERED_RETRY_S,
     LeaseTtlMismatch,
@@ -98,9 +97,7 @@ from controller.floor.partition_setup import (
     warn_if_ack_wait_above_bound,
 )
 from controller.floor.service import (
-    IN_PROGRESS_INTERVAL_S,
     FloorConfig,
-    FloorService,
 )
 from controller.floor.service_settings import FLOOR_IO_ERRORS, floor_nats_options
 from controller.floor.store import Connection
@@ -159,21 +156,6 @@ async def _wait_either(first: asyncio.Event, second: asyncio.Event, timeout_s: f
 
 
 @dataclass
-class _Held:
-    partition: int
-    epoch: int  # the KV revision at which the lease was taken: the fencing token
-    revision: int  # the key's last revision (each renewal writes a new one)
-    renewed_s: float  # monotonic time of the last renewal
-    service: FloorService
-    stop: asyncio.Event
-    task: asyncio.Task[None]
-    fence: PartitionFence
-    # A renewal was sent and not answered: it may have been written (the key then at a revision this
-    # worker has not heard of). Cleared at the next renewal answered.
-    unconfirmed: bool = False
-
-
-@dataclass
 class WorkerStatus:
     acquired: int = 0
     lost: int = 0  # leases found gone or superseded at renewal
@@ -204,19 +186,20 @@ class FloorWorker:
     settings: WorkerSettings
     clock: Callable[[], float] = time.monotonic
     status: WorkerStatus = field(default_factory=WorkerStatus)
-    held: dict[int, _Held] = field(default_factory=dict)
+    held: dict[int, HeldPartition] = field(default_factory=dict)
     _beats: dict[str, tuple[int, float]] = field(default_factory=dict)  # worker -> (beat, seen moving at)
     _beat: int = 0
     _beat_missed: bool = False  # a beat was not written (unanswered, or the connection lost) since the last
-    _stopping: set[asyncio.Task[None]] = field(default_factory=set)  # services told to stop, not yet ended
-    _filters: dict[int, list[str]] = field(default_factory=dict)  # partition -> its consumer's filter
-    _subjects: list[str] = field(default_factory=list)  # the stream's journal subjects, at tick ...
-    _subjects_tick: int = -1
     rng: random.Random = field(default_factory=random.Random)  # the reconnection's jitter
     reconnect_waiter: Waiter = wait_event  # how the wait between reconnections is waited (a test's records)
     # A reconnection's check of the stream's partition tokens, not yet answered (``run``): no lease is
     # taken meanwhile.
     _tokens_unchecked: bool = False
+    # The held partitions' services and their consumers' filters (controller/floor/partition_services.py).
+    services: PartitionServices = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.services = PartitionServices(self.config, self.settings, self.clock)
 
     def live_workers(self) -> set[str]:
         now = self.clock()
@@ -312,7 +295,7 @@ class FloorWorker:
                     await retry.wait(stop)
         finally:
             await self._release_all()
-            await self._await_stopped()
+            await self.services.await_stopped()
 
     async def tick(self, kv: KeyValue, js: JetStreamContext, connection: Connection) -> None:
         """One round: beat, renew what is held, release above the share, take free partitions below it."""
@@ -350,7 +333,7 @@ class FloorWorker:
             if lost is None:
                 held.renewed_s = sent_s
             else:
-                self._stop_service(held)
+                self.services.stop(held)
                 self.held.pop(held.partition, None)
                 self.status.lost += 1
                 log.warning("floor_lease_lost", worker=self.settings.worker, partition=held.partition,
@@ -366,7 +349,7 @@ class FloorWorker:
                     break
                 if partition not in self.held:
                     await self._try_acquire(kv, js, connection, partition)
-        await self._widen_filters(js)
+        await self.services.widen_filters(js, self.held, self.status.ticks)
         if 0 in self.held:  # one worker reports the nodes (the holder of partition 0)
             with contextlib.suppress(*FLOOR_IO_ERRORS):
                 await record_nodes(connection, js, self.settings.worker)
@@ -446,7 +429,7 @@ class FloorWorker:
     def _value(self) -> bytes:
         return json.dumps({"worker": self.settings.worker}).encode()
 
-    async def _renew(self, kv: KeyValue, held: _Held) -> str | None:
+    async def _renew(self, kv: KeyValue, held: HeldPartition) -> str | None:
         """Renew the lease in the bucket at its own revision; None, or why it is lost. A request the
         cluster did not answer (a leader election after a node's loss) is sent again at once, each
         bounded by LEASE_REQUEST_TIMEOUT_S, while the TTL since the last renewal has not run out: one
@@ -475,7 +458,7 @@ class FloorWorker:
             return None
         raise TimeoutError(f"partition {held.partition}: {_RENEW_ATTEMPTS} renewals unanswered")
 
-    async def _retake(self, kv: KeyValue, connection: Connection, held: _Held) -> bool:
+    async def _retake(self, kv: KeyValue, connection: Connection, held: HeldPartition) -> bool:
         """The key is gone (expired while the bucket had no leader: its node lost, an election of 4-9 s
         against a 6 s TTL) or at another revision; whether this worker took it again in place, its
         service kept running: the key created anew (one winner, as any acquisition) and PostgreSQL's
@@ -500,7 +483,7 @@ class FloorWorker:
         held.unconfirmed = False
         return True
 
-    async def _adopt_own_write(self, kv: KeyValue, held: _Held) -> bool:
+    async def _adopt_own_write(self, kv: KeyValue, held: HeldPartition) -> bool:
         """After an unanswered renewal: whether the key's newer revision is that renewal's (the key
         names this worker, its revision above the one renewed from); then it is taken as the lease's
         revision. Another worker's create needs the key gone first and writes its own name, so a key
@@ -552,97 +535,20 @@ class FloorWorker:
                 await kv.delete(key, last=revision)
             return
         try:
-            self._filters[partition] = await sync_partition_consumer(
-                js, partition, self.settings.partitions, lambda: self._table_subjects(js)
-            )
+            await self.services.sync_consumer(js, partition, self.status.ticks)
         except BaseException:
             with contextlib.suppress(*FLOOR_IO_ERRORS):
                 await kv.delete(key, last=revision)
             raise
-        self.held[partition] = self._start_service(partition, epoch, revision)
+        self.held[partition] = self.services.start(partition, epoch, revision)
         self.status.acquired += 1
         log.info("floor_lease_acquired", worker=self.settings.worker, partition=partition, epoch=epoch)
         await warn_if_ack_wait_above_bound(js, self.settings, partition)
 
-    def _start_service(self, partition: int, epoch: int, revision: int) -> _Held:
-        partitions = self.settings.partitions
-        service_config = dataclasses.replace(
-            self.config, consumer=partition_consumer(partition, partitions), side_duties=partition == 0
-        )
-        fence = fence_for(partition, epoch)
-        service = FloorService(
-            service_config,
-            owns=lambda table_id: partition_of(table_id, partitions) == partition,
-            fence=fence,
-            # +WPI within a third of the partition consumer's ack_wait (half the lease TTL): a batch held
-            # up (PostgreSQL slow, a lock) is not redelivered while it is taken; for as long as an
-            # unrenewed partition's service is kept at most (a commit that hangs lets its batch go then).
-            in_progress_interval_s=min(
-                IN_PROGRESS_INTERVAL_S, partition_ack_wait_s(self.settings.lease_ttl_s) / 3
-            ),
-            in_progress_limit_s=DROP_AFTER_TTLS * self.settings.lease_ttl_s,
-        )
-        service_stop = asyncio.Event()
-        task = asyncio.create_task(service.run(service_stop), name=f"floor-partition-{partition}")
-        return _Held(partition, epoch, revision, self.clock(), service, service_stop, task, fence)
-
-    async def _table_subjects(self, js: JetStreamContext) -> list[str]:
-        """The stream's journal subjects, read once a tick (every held partition's filter uses them)."""
-        if self._subjects_tick != self.status.ticks:
-            self._subjects = await stream_table_subjects(js)
-            self._subjects_tick = self.status.ticks
-        return self._subjects
-
-    async def _widen_filters(self, js: JetStreamContext) -> None:
-        """A table that appeared since a held partition's consumer was made is added to it: the
-        partition's service stopped (waited for: the consumer goes), the consumer made again
-        (``sync_partition_consumer``), a new service started under the same lease and epoch."""
-        by_table = [
-            held
-            for held in self.held.values()
-            if not any("*" in p or ">" in p for p in self._filters.get(held.partition, []))
-        ]  # the others' consumers are delivered every table (ensure_partitions' by_table False)
-        if not by_table:
-            return
-        subjects = await self._table_subjects(js)
-        for held in by_table:
-            current = self._filters.get(held.partition, [])
-            wanted = partition_filter(subjects, held.partition, self.settings.partitions)
-            if set(wanted) <= set(current) or wanted == [NO_TABLE_SUBJECT]:
-                continue
-            held.stop.set()
-            async with asyncio.timeout(self.config.backoff_max_s + 10):
-                await asyncio.shield(held.task)
-            self._filters[held.partition] = await sync_partition_consumer(
-                js, held.partition, self.settings.partitions, subjects
-            )
-            if self.held.get(held.partition) is held:
-                self.held[held.partition] = dataclasses.replace(
-                    self._start_service(held.partition, held.epoch, held.revision), renewed_s=held.renewed_s
-                )
-
-    def _stop_service(self, held: _Held) -> None:
-        """Tell the partition's service to stop, without waiting for it (its connections' close can take
-        seconds, and the tick must renew the other leases meanwhile). Safe: until another worker claims
-        a newer epoch this worker's is the partition's; after, its commits are refused (``fence_for``)."""
-        held.stop.set()
-        self._stopping.add(held.task)
-        held.task.add_done_callback(self._stopping.discard)
-
-    async def _await_stopped(self) -> None:
-        for task in list(self._stopping):
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                async with asyncio.timeout(self.config.backoff_max_s + 5):
-                    await task
-            if not task.done():
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
-
-    async def _release(self, kv: KeyValue | None, held: _Held, *, reason: str) -> None:
+    async def _release(self, kv: KeyValue | None, held: HeldPartition, *, reason: str) -> None:
         """Stop the partition's service first (nothing more of it commits), then delete the key at its
         own revision (a key someone else wrote meanwhile is not ours to delete)."""
-        self._stop_service(held)
+        self.services.stop(held)
         self.held.pop(held.partition, None)
         if kv is not None:
             with contextlib.suppress(*FLOOR_IO_ERRORS):
@@ -654,7 +560,7 @@ class FloorWorker:
         now = self.clock()
         for held in list(self.held.values()):
             if now - held.renewed_s >= DROP_AFTER_TTLS * self.settings.lease_ttl_s:
-                self._stop_service(held)
+                self.services.stop(held)
                 self.held.pop(held.partition, None)
                 self.status.lost += 1
 

@@ -15,6 +15,7 @@ can extend its own chain (the chain has no key) with any payload. On the real se
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -55,9 +56,16 @@ def _serve(
     return running, serving
 
 
-def test_a_settlement_whose_seats_are_strings_is_refused_and_the_floor_flows_on(
-    tmp_path: Path, make_floor: MakeFloor
+def _forged_entry_is_refused_and_the_floor_flows_on(
+    tmp_path: Path,
+    make_floor: MakeFloor,
+    forge: Callable[[Tables], dict[str, Any]],
+    message_id: str,
+    refusal_words: str,
 ) -> None:
+    """T001 publishes the entry ``forge`` chains after its journal (its own credentials may): the floor
+    refuses it in one line (one ``undecodable`` alert naming ``refusal_words``), goes on with both tables
+    and quarantines neither; every other entry is on the floor exactly once."""
     ids = ["T001", "T002"]
     floor = make_floor(ids, ack_wait_s=2)
     tables = Tables(tmp_path / "tables", ids)
@@ -67,30 +75,40 @@ def test_a_settlement_whose_seats_are_strings_is_refused_and_the_floor_flows_on(
     async def scenario() -> None:
         running, serving = _serve(floor, tables)
         await _all_on_the_floor(floor, tables, ids, "on the floor")
-        started = tables.journals["T001"].last_entries(1, ["round_started"])[0]
-        forged = _chained_next(
-            tables, "T001", "round_settled", {"settlement": {"seats": ["boom"]}}, round_id=started.round_id
-        )
-        await _publish_as(floor, "T001", wire.entry_body(forged), "T001:forged")
+        await _publish_as(floor, "T001", wire.entry_body(forge(tables)), message_id)
 
         async def alerted() -> bool:
             return any(table == "T001" for table, *_ in _alerts(floor)) or serving.done()
 
         await wait_until(alerted, 30, "T001's alert")
-        assert not serving.done(), serving  # before the fix: AttributeError out of floor serve
+        assert not serving.done(), serving
         for table_id in ids:
             tables.play(table_id, 1)
             running.uplinks[table_id].notify()
-        await _all_on_the_floor(floor, tables, ids, "after the forged settlement")
+        await _all_on_the_floor(floor, tables, ids, "after the forged entry")
         assert not serving.done(), serving
         await running.close()
 
     asyncio.run(scenario())
     alerts = _alerts(floor)
     assert [(table, kind) for table, _seq, kind, _message in alerts] == [("T001", "undecodable")], alerts
-    assert "settlement" in alerts[0][3], alerts
+    assert refusal_words in alerts[0][3], alerts
     assert floor_problems(floor, tables) == []  # both tables exactly their journals, T001 not quarantined
     tables.close()
+
+
+def test_a_settlement_whose_seats_are_strings_is_refused_and_the_floor_flows_on(
+    tmp_path: Path, make_floor: MakeFloor
+) -> None:
+    """Before the fix: AttributeError out of floor serve (the floor stopped)."""
+
+    def forge(tables: Tables) -> dict[str, Any]:
+        started = tables.journals["T001"].last_entries(1, ["round_started"])[0]
+        return _chained_next(
+            tables, "T001", "round_settled", {"settlement": {"seats": ["boom"]}}, round_id=started.round_id
+        )
+
+    _forged_entry_is_refused_and_the_floor_flows_on(tmp_path, make_floor, forge, "T001:forged", "settlement")
 
 
 def test_a_seat_past_the_floors_column_is_refused_and_the_floor_flows_on(
@@ -99,36 +117,13 @@ def test_a_seat_past_the_floors_column_is_refused_and_the_floor_flows_on(
     """``dp_waived {"seat": 3000000000}``: the class's seat is an unbounded int and floor_entries.seat a
     32-bit integer. Before the wire bounded it the batch's COPY failed (out of range), was NAKed and
     retried for ever: T001's partition stopped, no alert. Now refused at the wire in one line."""
-    ids = ["T001", "T002"]
-    floor = make_floor(ids, ack_wait_s=2)
-    tables = Tables(tmp_path / "tables", ids)
-    for table_id in ids:
-        tables.play(table_id, 1)
 
-    async def scenario() -> None:
-        running, serving = _serve(floor, tables)
-        await _all_on_the_floor(floor, tables, ids, "on the floor")
-        forged = _chained_next(tables, "T001", "dp_waived", {"seat": 3_000_000_000})
-        await _publish_as(floor, "T001", wire.entry_body(forged), "T001:huge-seat")
+    def forge(tables: Tables) -> dict[str, Any]:
+        return _chained_next(tables, "T001", "dp_waived", {"seat": 3_000_000_000})
 
-        async def alerted() -> bool:
-            return any(table == "T001" for table, *_ in _alerts(floor)) or serving.done()
-
-        await wait_until(alerted, 30, "T001's alert")  # before the fix: no alert, the batch retried
-        assert not serving.done(), serving
-        for table_id in ids:
-            tables.play(table_id, 1)
-            running.uplinks[table_id].notify()
-        await _all_on_the_floor(floor, tables, ids, "after the huge seat")
-        assert not serving.done(), serving
-        await running.close()
-
-    asyncio.run(scenario())
-    alerts = _alerts(floor)
-    assert [(table, kind) for table, _seq, kind, _message in alerts] == [("T001", "undecodable")], alerts
-    assert "seat out of range 0..1000000" in alerts[0][3], alerts
-    assert floor_problems(floor, tables) == []  # both tables exactly their journals, T001 not quarantined
-    tables.close()
+    _forged_entry_is_refused_and_the_floor_flows_on(
+        tmp_path, make_floor, forge, "T001:huge-seat", "seat out of range 0..1000000"
+    )
 
 
 class _FloorWithABug(FloorService):

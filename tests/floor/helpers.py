@@ -4,7 +4,11 @@ their uplinks running, and the check that the floor holds exactly what the journ
 from __future__ import annotations
 
 import asyncio
+import os
 import random
+import signal
+import subprocess
+import sys
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -179,3 +183,33 @@ class Running:
     async def close(self) -> None:
         self.stop.set()
         await asyncio.wait_for(asyncio.gather(*self.tasks, return_exceptions=True), 30)
+
+
+async def run_daemon_until(
+    config_path: Path, log_path: Path, until: Callable[[str], bool], timeout_s: float, what: str
+) -> int:
+    """``flushtable run`` (a child process, its output in ``log_path``) plays until ``until(output so
+    far)`` holds, then is stopped with SIGTERM (the round in play finishes); its exit status. A bounded
+    wait that fails naming ``what``, or at once if the daemon ends by itself. Tests that waited for a
+    fixed count of rounds raced the work they meant to see (a seal, an uplink's reads) on a loaded machine."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    with log_path.open("wb") as log:
+        daemon = subprocess.Popen(
+            [sys.executable, "-m", "controller.cli", "run", "--config", str(config_path),
+             "--seed", "5", "--no-panel", "--log-level", "warning"],
+            stdout=log, stderr=subprocess.STDOUT, env=env,
+        )  # fmt: skip
+    try:
+
+        async def reached_while_running() -> bool:
+            output = log_path.read_text(errors="replace")
+            assert daemon.poll() is None, output[-2000:]
+            return until(output)
+
+        await wait_until(reached_while_running, timeout_s, what)
+        daemon.send_signal(signal.SIGTERM)
+        return await asyncio.to_thread(daemon.wait, timeout_s)
+    finally:
+        if daemon.poll() is None:
+            daemon.kill()
+            daemon.wait(timeout=10)

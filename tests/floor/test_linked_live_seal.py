@@ -9,10 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 from controller.config import DEFAULT_CONFIG_TOML
@@ -23,7 +19,7 @@ from controller.journal.segments import verify_segments
 from controller.journal.store import Journal
 from controller.simulation import linked_floor as lf
 from tests.floor.conftest import MakeFloor
-from tests.floor.helpers import wait_until
+from tests.floor.helpers import run_daemon_until
 
 PROGRESSIVE = {"unit_cents": 100, "base_cents": 100_000, "reset_cents": 100_000, "increment_percent": 20,
                "hidden_percent": 5}  # fmt: skip
@@ -77,7 +73,6 @@ def test_a_linked_table_seals_while_it_runs(tmp_path: Path, make_floor: MakeFloo
     config_path.write_text(config)
     floor_file = lf.write_spec(tmp_path / "floor.toml", floor, ["SIM1"], {**PROGRESSIVE, "paytable": None})
     linked_config = lf.linked_config_of(floor_file)
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     log_path = tmp_path / "daemon.log"
 
     async def scenario() -> int:
@@ -89,28 +84,17 @@ def test_a_linked_table_seals_while_it_runs(tmp_path: Path, make_floor: MakeFloo
         # The table plays until two seals are made, then is stopped (SIGTERM: the round in play
         # finishes). A fixed count of rounds raced the seals: on a loaded machine a seal can wait a
         # round or more for the daemon's ordinary reasons, and the last round ended before the second.
-        with log_path.open("wb") as log:
-            daemon = subprocess.Popen(
-                [sys.executable, "-m", "controller.cli", "run", "--config", str(config_path),
-                 "--seed", "5", "--no-panel", "--log-level", "warning"],
-                stdout=log, stderr=subprocess.STDOUT, env=env,
-            )  # fmt: skip
         try:
 
-            async def sealed_twice_while_running() -> bool:
-                output = log_path.read_text(errors="replace")
-                assert daemon.poll() is None, output[-2000:]
+            def sealed_twice(output: str) -> bool:
                 # The bug refused every seal: fail on its first line, not after the wait's bound.
                 assert not busy_file_deferrals(output), busy_file_deferrals(output)[:5]
                 return len(seal_numbers(journal_path)) >= 2
 
-            await wait_until(sealed_twice_while_running, RUN_TIMEOUT_S, "two seals while the table runs")
-            daemon.send_signal(signal.SIGTERM)
-            returncode = await asyncio.to_thread(daemon.wait, RUN_TIMEOUT_S)
+            returncode = await run_daemon_until(
+                config_path, log_path, sealed_twice, RUN_TIMEOUT_S, "two seals while the table runs"
+            )
         finally:
-            if daemon.poll() is None:
-                daemon.kill()
-                daemon.wait(timeout=10)
             stop.set()
             await asyncio.gather(progressive_task, service)
         return returncode

@@ -8,10 +8,6 @@ entry exactly once, its chain verified."""
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 from controller.config import DEFAULT_CONFIG_TOML
@@ -28,6 +24,7 @@ from tests.floor.helpers import (
     floor_problems,
     last_seq,
     private_count,
+    run_daemon_until,
     wait_until,
 )
 
@@ -57,7 +54,6 @@ def test_a_table_with_uplink_seals_while_it_runs_and_the_floor_holds_every_entry
     )
     config_path = tmp_path / "table.toml"
     config_path.write_text(config)
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
 
     def read_past_a_seal() -> bool:
         """Two seals made, and the daemon's uplink acked past the first one's last entry."""
@@ -79,25 +75,13 @@ def test_a_table_with_uplink_seals_while_it_runs_and_the_floor_holds_every_entry
         # round in play finishes). A fixed count of rounds made that a race: on a loaded machine the
         # uplink, slower than the table, could still be short of the first seal when the last round ended.
         log_path = tmp_path / "daemon.log"
-        with log_path.open("wb") as log:
-            daemon = subprocess.Popen(
-                [sys.executable, "-m", "controller.cli", "run", "--config", str(config_path),
-                 "--seed", "5", "--no-panel", "--log-level", "warning"],
-                stdout=log, stderr=subprocess.STDOUT, env=env,
-            )  # fmt: skip
-        try:
-
-            async def read_on_while_running() -> bool:
-                assert daemon.poll() is None, log_path.read_text(errors="replace")[-2000:]
-                return read_past_a_seal()
-
-            await wait_until(read_on_while_running, RUN_TIMEOUT_S, "the uplink acked past the first seal")
-            daemon.send_signal(signal.SIGTERM)
-            returncode = await asyncio.to_thread(daemon.wait, RUN_TIMEOUT_S)
-        finally:
-            if daemon.poll() is None:
-                daemon.kill()
-                daemon.wait(timeout=10)
+        returncode = await run_daemon_until(
+            config_path,
+            log_path,
+            lambda _output: read_past_a_seal(),
+            RUN_TIMEOUT_S,
+            "the uplink acked past the first seal",
+        )
         output = log_path.read_text(errors="replace")
         assert returncode == 0, output[-2000:]
         # A new journal: nothing is due at its start, so every seal was made while the table ran.

@@ -19,19 +19,28 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import httpx
 import psycopg
 
 from controller.floor.checks import TableProjection
+from controller.floor.panel import FloorPanelSettings, FloorUser, serve_panel
 from controller.floor.service import FloorService
 from controller.journal.chain import entry_hash
 from controller.uplink import wire
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import Running, Tables, floor_problems, last_seq, wait_until
 from tests.floor.test_bad_input import _alerts, _all_on_the_floor, _floor_seqs, _publish_as
+from tests.floor.test_floor_sessions import login
 
 
 def _chained_next(
-    tables: Tables, table_id: str, kind: str, payload: dict[str, Any], *, round_id: str | None = None
+    tables: Tables,
+    table_id: str,
+    kind: str,
+    payload: dict[str, Any],
+    *,
+    round_id: str | None = None,
+    version: int | None = None,
 ) -> dict[str, Any]:
     """An entry N+1 chained to the table's real entry N, as anyone with the table's credentials can
     write it (the chain has no key)."""
@@ -39,7 +48,8 @@ def _chained_next(
     assert last is not None
     document: dict[str, Any] = {
         "seq": last.seq + 1, "time_utc": last.time_utc, "table_id": table_id, "round_id": round_id,
-        "source": "engine", "kind": kind, "version": last.version, "payload": payload,
+        "source": "engine", "kind": kind, "version": last.version if version is None else version,
+        "payload": payload,
         "private_digest": None, "prev_hash": last.hash,
     }  # fmt: skip
     document["hash"] = entry_hash(**document)
@@ -124,6 +134,62 @@ def test_a_seat_past_the_floors_column_is_refused_and_the_floor_flows_on(
     _forged_entry_is_refused_and_the_floor_flows_on(
         tmp_path, make_floor, forge, "T001:huge-seat", "seat out of range 0..1000000"
     )
+
+
+def test_a_round_holding_an_entry_of_a_newer_release_is_shown_with_one_line_not_a_500(
+    tmp_path: Path, make_floor: MakeFloor
+) -> None:
+    """A table upgraded before the floor (or a forged version) puts an entry of version 3 in a round; the
+    floor stores it (its shape is today's). The round's page and its JSON answer 200 with one line
+    saying why its record is not built (the recall's reader refuses to judge a newer release's parts);
+    the events are listed as stored. Before: the round page raised JournalError, an HTTP 500."""
+    ids = ["T001"]
+    floor = make_floor(ids, ack_wait_s=2)
+    tables = Tables(tmp_path / "tables", ids)
+    tables.play("T001", 1)
+    started = tables.journals["T001"].last_entries(1, ["round_started"])[0]
+    round_id = str(started.round_id)
+    user = FloorUser.with_password("mo", "manager", "manager-pw")
+
+    async def scenario() -> None:
+        running, serving = _serve(floor, tables)
+        await _all_on_the_floor(floor, tables, ids, "on the floor")
+        forged = _chained_next(
+            tables, "T001", "state_changed",
+            {"machine": "round", "from": "complete", "to": "complete", "trigger": "noop"},
+            round_id=round_id, version=3,
+        )  # fmt: skip
+        await _publish_as(floor, "T001", wire.entry_body(forged), "T001:newer")
+
+        async def stored() -> bool:
+            return forged["seq"] in _floor_seqs(floor, "T001") or serving.done()
+
+        await wait_until(stored, 30, "the newer release's entry on the floor")
+        assert not serving.done(), serving
+        server = await serve_panel(
+            FloorPanelSettings(floor.reporting_dsn, floor.writer_dsn, {"mo": user}), port=0
+        )
+        client = httpx.AsyncClient(base_url=server.url, timeout=30)
+        try:
+            await login(client, "mo", "manager-pw")
+            page = await client.get(f"/tables/T001/rounds/{round_id}")
+            assert page.status_code == 200, page.text[-2000:]
+            assert "The round&#39;s record is not shown" in page.text, page.text[-3000:]
+            assert "written by a newer release" in page.text
+            api = await client.get(f"/api/tables/T001/rounds/{round_id}")
+            assert api.status_code == 200, api.text[-2000:]
+            detail = api.json()
+            assert detail["record"] is None
+            assert "written by a newer release" in detail["record_refused"], detail["record_refused"]
+            assert "\n" not in detail["record_refused"]
+            assert any(event["seq"] == forged["seq"] for event in detail["events"])
+        finally:
+            await client.aclose()
+            await server.stop()
+            await running.close()
+
+    asyncio.run(scenario())
+    tables.close()
 
 
 class _FloorWithABug(FloorService):

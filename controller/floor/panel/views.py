@@ -15,6 +15,7 @@ from controller.floor.checks import FloorStored
 from controller.floor.panel.context import FloorPanel
 from controller.journal import entries as typed
 from controller.journal.chain import canonical_json
+from controller.journal.errors import JournalError
 from controller.journal.recall import round_record
 from controller.journal.state import TableState
 from controller.journal.store import entry_from_row
@@ -92,13 +93,21 @@ async def round_detail(
     entries = [
         entry_from_row(tuple({**row, **shown_row}[name] for name in _ENTRY_COLUMNS)) for row, _ in stored_rows
     ]
-    record = round_record(table_id, entries, in_play=True)
+    try:
+        record = round_record(table_id, entries, in_play=True)
+        record_refused = ""
+    except JournalError as error:
+        # An entry this release does not read (a newer release's: a table upgraded before the floor, or
+        # a forged version): the recall's reader refuses to judge its parts, so the round's record is
+        # not built; its events are shown as stored and the page says why in one line (not a 500).
+        record, record_refused = None, f"The round's record is not shown: {error}"
     return {
         "table_id": table_id,
         "round_id": round_id,
         "status": round_state.status if round_state else "?",
         "events": events,
         "record": public_recall(record, floor.settings.money_format) if record is not None else None,
+        "record_refused": record_refused,
     }
 
 

@@ -100,6 +100,9 @@ class RawHeaders(msgspec.Struct, _MAPPING_BASE):
             return self._dict() == other._dict()
         return isinstance(other, Mapping) and self._dict() == dict(other.items())
 
+    def __ne__(self, other: object) -> bool:  # the struct's own != would not be the mapping's
+        return not self.__eq__(other)
+
     __hash__ = None  # type: ignore[assignment]  # a mapping, unhashable as Mapping is
 
 

@@ -40,6 +40,10 @@ def test_raw_headers_read_as_nats_py_reads_them(block: bytes) -> None:
     for name in ("Nats-Stream-Source", "Nats-Msg-Id", "Name", "K", "A", "absent"):
         assert RawHeaders(block).get(name) == expected.get(name)
         assert RawHeaders(block).get(name, "d") == expected.get(name, "d")
+    # Compared as the mapping it is, both ways (a struct's own != answered True beside == True).
+    assert headers == expected
+    assert not headers != expected  # noqa: SIM202  (the != operator itself is what is checked)
+    assert headers != {**expected, "other": "x"}
 
 
 def test_a_header_the_block_does_not_hold_is_answered_without_parsing() -> None:

@@ -20,7 +20,7 @@ from controller.daemon_start import RunOptions, RunSummary
 from controller.engine import Alert, JournalRecord, Refused
 from controller.engine.outputs import Output
 from controller.journal import entries
-from controller.journal.entries import CLOSING_ENTRIES
+from controller.journal.closing_entries import CLOSING_ENTRIES
 from controller.journal.recall import recall_from
 from controller.journal.render import render_record
 from controller.journal.state_parts import Meters

@@ -29,7 +29,7 @@ from typing import Any
 from controller.errors import UserError
 from controller.floor.theoretical import theoretical_win_exact
 from controller.journal import entries as typed
-from controller.journal.entries import CLOSING_ENTRIES
+from controller.journal.closing_entries import CLOSING_ENTRIES
 from controller.journal.kinds import DIFFERENCE_ACCEPTED, LEGACY_OPERATOR_ACTION, SEAT_KILLED
 from controller.journal.render import typed_entry
 from controller.journal.state_parts import Meters

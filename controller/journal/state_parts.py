@@ -25,6 +25,7 @@ from table_names import DEALER_POSITION as DEALER_POSITION  # noqa: PLC0414  (re
 if TYPE_CHECKING:
     # The classes name what the records hold; the fold reads entries by attribute and kind, typed or
     # their views (controller/journal/state.py ``TableState``), and loads no classes itself.
+    from controller.journal import closing_entries
     from controller.journal import entries as e
     from controller.journal.entry_view import EntryView
 
@@ -255,7 +256,7 @@ def fold_device(devices: dict[str, DeviceState], stored: Stored, entry: e.Entry 
 # What the meters' fold reads: a typed entry or its view (recall folds views, without the classes).
 if TYPE_CHECKING:
     MeteredEntry = e.Entry | EntryView
-    ClosingEntry = e.ClosingEntry | EntryView
+    ClosingEntry = closing_entries.ClosingEntry | EntryView
 
 
 @dataclass(slots=True)

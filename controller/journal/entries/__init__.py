@@ -112,13 +112,11 @@ from controller.journal.entries.registry import (
     to_json_text,
 )
 from controller.journal.entries.round import (
-    CLOSING_ENTRIES,
     MAX_PROGRESSIVE_FIGURE,
     BetChanged,
     BetsLocked,
     CardDealt,
     CardDealtPrivate,
-    ClosingEntry,
     DeadHand,
     Decision,
     DecisionRefused,
@@ -164,7 +162,6 @@ from controller.journal.entries.table import (
 __all__ = [
     "CLASS_BY_KIND",
     "CLASS_BY_STORED_KIND",
-    "CLOSING_ENTRIES",
     "ENTRY_CLASSES",
     "ENTRY_SCHEMA_VERSION",
     "KINDS",
@@ -191,7 +188,6 @@ __all__ = [
     "ChangeRefused",
     "ClockOffset",
     "ClockStepped",
-    "ClosingEntry",
     "ConfigChecked",
     "DeadHand",
     "DealerKey",

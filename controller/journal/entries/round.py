@@ -190,9 +190,3 @@ class RoundVoided(Entry, frozen=True, tag="round_voided"):
     settlement: dict[str, Any]
     reason: str  # the supervisor's words, or recovery's
     by: str
-
-
-# The entries that close a round: each counted once, by its kind, with its settlement added (the meters'
-# fold, controller/journal/state_parts.py, reads them by kind so that their views fold alike).
-ClosingEntry = RoundSettled | RoundDead | RoundVoided
-CLOSING_ENTRIES = (RoundSettled, RoundDead, RoundVoided)

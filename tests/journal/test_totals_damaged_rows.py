@@ -19,6 +19,7 @@ from controller.journal import Journal
 from controller.journal.errors import JournalError
 from controller.journal.totals import ALL_PERIOD
 from tests.journal.tamper import tamper
+from tests.journal.test_versions import _schema_version
 
 V2 = Path(__file__).parent / "fixtures" / "journal-v2-57d2c68.sqlite"
 SEVERITY_NOT_TEXT = (
@@ -31,14 +32,6 @@ def _first_seq(path: Path, kind: str) -> int:
     connection = sqlite3.connect(path)
     try:
         return int(connection.execute("SELECT MIN(seq) FROM journal WHERE kind = ?", (kind,)).fetchone()[0])
-    finally:
-        connection.close()
-
-
-def _schema_version(path: Path) -> int:
-    connection = sqlite3.connect(path)
-    try:
-        return int(connection.execute("PRAGMA user_version").fetchone()[0])
     finally:
         connection.close()
 

@@ -56,3 +56,8 @@ def test_full_rounds_of_each_game_settle_as_recalled(tmp_path: Path, game: str) 
         assert any(record["settlement"].get("rake", 0) > 0 for record in settled)
     if game == "chase":
         assert all(len(record["round"]["community"]) == 4 for record in settled)
+    if game == "hcf-progressive":
+        # The Progressive wager was played, so the money check above read the progressive's take.
+        progressive = [record for record in settled if record["settlement"].get("progressive")]
+        assert progressive, "no round with a Progressive wager"
+        assert any(record["settlement"]["progressive"]["collected_cents"] > 0 for record in progressive)

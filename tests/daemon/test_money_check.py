@@ -86,14 +86,14 @@ MIS_BOOKED: dict[str, Callable[[Json], None]] = {
 
 
 def test_a_real_progressive_settlement_balances() -> None:
-    settlement = settle_round_json(ROUND)
+    settlement: Json = settle_round_json(ROUND)
     assert settlement["progressive"]["net_cents"] == -1_234_812  # docs/settle.md's worked example
     check_money_balances(settlement, "R1")
 
 
 @pytest.mark.parametrize("mistake", sorted(MIS_BOOKED))
 def test_a_mis_booked_progressive_payout_fails_the_check(mistake: str) -> None:
-    settlement = copy.deepcopy(settle_round_json(ROUND))
+    settlement: Json = copy.deepcopy(settle_round_json(ROUND))
     MIS_BOOKED[mistake](settlement)
     with pytest.raises(AssertionError):
         check_money_balances(settlement, "R1")

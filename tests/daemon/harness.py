@@ -92,6 +92,34 @@ increment_percent = 20
 hidden_percent = 5
 limit_cents = 500000
 """,
+    # The same at a designated-player table: the house banks the Progressive wager, never the DP, so
+    # the banker's net leaves it out (docs/rules.md "Progressive wager").
+    "hcf-dp-progressive": """
+[table]
+id = "HCP2"
+game = "high-card-flush"
+seats = 7
+
+[banking]
+mode = "designated-player"
+
+[limits]
+min_ante_cents = 500
+max_ante_cents = 50000
+aggregate_bonus_cap_cents = 2000000
+
+[rake]
+method = "players_not_dp"
+amount_cents = 50
+
+[progressive]
+unit_cents = 100
+base_cents = 100000
+reset_cents = 100000
+increment_percent = 20
+hidden_percent = 5
+limit_cents = 500000
+""",
     "top-flush": """
 [table]
 id = "TF1"

@@ -208,7 +208,10 @@ def _balances(settlement: dict[str, Any]) -> bool:
         if wagers_net - seat.get("rake", 0) != seat["net"]:
             return False
         players += seat["net"]
-    return bool(players + settlement["banker_net"] + settlement.get("rake", 0) == 0)
+    # The banker's net leaves the Progressive wager out: the house's progressive banks it, and its take
+    # is the settlement's progressive.net_cents (docs/settle.md "The Progressive wager").
+    progressive_net = int((settlement.get("progressive") or {}).get("net_cents", 0))
+    return bool(players + settlement["banker_net"] + settlement.get("rake", 0) + progressive_net == 0)
 
 
 async def soak(

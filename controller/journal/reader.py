@@ -68,11 +68,7 @@ class JournalReader:
         damaged file's) is one ``JournalError`` naming the journal and the seq, as the replay words it."""
         for rows in self._pages(self._file.columns, since_seq, round_id, kind_list, _PAGE_ROWS):
             for row in rows:
-                try:
-                    entry = entry_from_row(row)
-                except ValueError as error:  # EntryError, msgspec's DecodeError: both ValueErrors
-                    raise JournalError(f"journal {self._file.path}: entry {row[0]}: {error}") from None
-                yield entry
+                yield entry_from_row(row, self._file.path)
 
     def _pages(
         self,
@@ -159,7 +155,7 @@ class JournalReader:
             "ORDER BY seq DESC LIMIT ?",
             (*kind_list, count),
         )
-        found = [entry_from_row(row) for row in reversed(rows)]
+        found = [entry_from_row(row, self._file.path) for row in reversed(rows)]
         if len(found) < count and self._file.base.base_seq > 0:
             # Fewer here than asked: the rest from the sealed segments, newest first.
             for sealed in self._sealed.after(newest_first=True):
@@ -172,7 +168,7 @@ class JournalReader:
         """The journal's last entry: this segment's, or the last sealed one's when this one is new."""
         rows = self._file.read(f"SELECT {self._file.columns} FROM journal ORDER BY seq DESC LIMIT 1", ())
         if rows:
-            return entry_from_row(rows[0])
+            return entry_from_row(rows[0], self._file.path)
         base_seq = self._file.base.base_seq
         return self.entry(base_seq) if base_seq > 0 else None
 
@@ -182,7 +178,7 @@ class JournalReader:
             with self._sealed.holding(seq) as sealed:
                 return None if sealed is None else sealed.reader.entry(seq)
         rows = self._file.read(f"SELECT {self._file.columns} FROM journal WHERE seq = ?", (seq,))
-        return entry_from_row(rows[0]) if rows else None
+        return entry_from_row(rows[0], self._file.path) if rows else None
 
     def segment_summary(self) -> tuple[int, str | None]:
         """This segment's entries and its first entry's time (None: it has none), read from the ends of

@@ -92,14 +92,24 @@ def _closings_in(
         for entry in journal.entries(kinds=sorted(CLOSING_KINDS))
         if (start_utc is None or entry.time_utc >= start_utc)
         and (end_utc is None or entry.time_utc < end_utc)
-        and (seat is None or seat in _wager_seats(entry))
+        and (seat is None or seat in _wager_seats(journal, entry))
     ]
     return found[-last:] if last is not None else found
 
 
-def _wager_seats(closing: JournalEntry) -> set[int]:
-    settlement = closing.public.get("settlement") or {}
-    return {int(s["seat"]) for s in settlement.get("seats") or [] if s.get("seat") is not None}
+def _wager_seats(journal: Journal, closing: JournalEntry) -> tuple[int, ...]:
+    """The seats with a wager in a closing entry, read as the round index reads them (totals.py
+    ``round_row``); a closing whose settlement is not its kind's shape (a damaged file's: not an
+    object, seats not a list) is the round index's scan's one ``JournalError`` naming the journal and
+    the seq (``damaged_entry``), not a traceback."""
+    # Only a journal of an earlier schema comes here: the totals' module loads for it alone.
+    from controller.journal.totals import PAYLOAD_DAMAGE, damaged_entry, round_row  # noqa: PLC0415
+
+    try:
+        row = round_row(closing.seq, closing.kind, closing.round_id, closing.time_utc, closing.public)
+    except PAYLOAD_DAMAGE as error:
+        raise damaged_entry(journal.path, closing.seq, closing.kind, error) from None
+    return row.seats if row is not None else ()
 
 
 def _record(journal: Journal, closing: JournalEntry, with_private: bool) -> dict[str, Any]:

@@ -163,10 +163,26 @@ def pending_entry(item: AppendItem) -> PendingEntry:
     return PendingEntry(item.kind, item.payload, item.round_id, item.source)
 
 
-def entry_from_row(row: Sequence[Any]) -> JournalEntry:
+def entry_from_row(row: Sequence[Any], journal_path: Path | None = None) -> JournalEntry:
     """An entry from its stored columns, in this order: ``seq, time_utc, table_id, round_id, source,
     kind, version, payload_text, private_text, private_digest, prev_hash, hash`` (the journal's, and the
-    floor's floor_entries with its shown private part: the floor's round page reads them so)."""
+    floor's floor_entries with its shown private part: the floor's round page reads them so).
+
+    A row whose parts cannot be read (a public part that is not a JSON object, a private part that is
+    not one: a damaged file's) is one ``JournalError`` naming the journal (when given) and the seq, in
+    the replay's words, whichever reader asked (the paged read, the last entries, one entry, a backup's
+    last entry): never a ``ValueError`` traceback."""
+    try:
+        return _entry_from_row(row)
+    except JournalError as error:  # an earlier version's row its upcaster refused: already its words
+        if journal_path is None:
+            raise
+        raise JournalError(f"journal {journal_path}: {error}") from None
+    except (ValueError, TypeError) as error:  # EntryError, json's and msgspec's DecodeError: ValueErrors
+        raise JournalError(_at(row[0], str(error), journal_path)) from None
+
+
+def _entry_from_row(row: Sequence[Any]) -> JournalEntry:
     (seq, time_utc, table_id, round_id, source, kind, version, payload_text, private_text, digest) = row[:10]
     upcast: typed.Entry | None = None
     stored_text: str | None = None
@@ -184,6 +200,9 @@ def entry_from_row(row: Sequence[Any]) -> JournalEntry:
         private_text, stored_text = None, payload_text
     else:
         public = json.loads(payload_text)
+        if not isinstance(public, dict):
+            # Every reader goes on to read its fields (``public.get``): refused here, in one line.
+            raise ValueError(f"its public part is not a JSON object but {type(public).__name__}")
         private = open_private(private_text) if private_text is not None else None
     journal_entry = JournalEntry(
         seq,

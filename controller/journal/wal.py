@@ -57,7 +57,7 @@ class WalControl:
             raise JournalError(f"journal backup {target_path}: {sqlite_reason(error)}") from error
         finally:
             target.close()
-        return entry_from_row(row) if row else None
+        return entry_from_row(row, self._file.path) if row else None
 
     def defer_checkpoints(
         self,

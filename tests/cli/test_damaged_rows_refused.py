@@ -104,3 +104,34 @@ def test_a_private_part_that_is_not_json_is_one_line(
     assert "Traceback" not in done.stderr
     (line,) = done.stderr.strip().splitlines()
     assert line.startswith(f"flushtable {command[0]}: journal {path}: entry {seq}: "), line
+
+
+V2 = ROOT / "tests" / "journal" / "fixtures" / "journal-v2-57d2c68.sqlite"
+NOT_ITS_SHAPE = {
+    "settlement a number": ("'{\"settlement\": 5}'", "(AttributeError: 'int' object has no attribute 'get')"),
+    "seats a number": ('\'{"settlement": {"seats": 7}}\'', "(TypeError: 'int' object is not iterable)"),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(NOT_ITS_SHAPE))
+def test_recall_by_seat_without_a_round_index_refuses_a_damaged_settlement_in_one_line(
+    tmp_path: Path, damage: str
+) -> None:
+    """`recall --seat` in a journal of an earlier schema (no round index: its closings scanned, read
+    as the index reads them) whose closing's settlement is not an object: the index's scan's words."""
+    path = tmp_path / "journal.sqlite"
+    shutil.copyfile(V2, path)  # a real schema-2 journal (tests/journal/fixtures/README.md)
+    with Journal.open_existing(path, readonly=True) as journal:
+        assert not journal.file.has_totals
+        seq = next(entry.seq for entry in journal.entries(kinds=["round_settled"]))
+    payload, why = NOT_ITS_SHAPE[damage]
+    tamper(path, (f"UPDATE journal SET payload = {payload} WHERE seq = ?", (seq,)))
+    done = _flushtable(["recall", "--journal", str(path), "--seat", "1"])
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.stderr.strip().splitlines() == [
+        f"flushtable recall: journal {path}: entry {seq}: payload is not a round_settled {why}"
+    ]
+    # The round index's own scan refuses the same row in the same words.
+    with Journal.open_existing(path, readonly=True) as journal, pytest.raises(JournalError) as refused:
+        journal.indexes.closed_round_seqs(seat=1)
+    assert f"flushtable recall: {refused.value}" == done.stderr.strip()

@@ -72,6 +72,54 @@ aggregate_bonus_cap_cents = 2000000
 method = "players_not_dp"
 amount_cents = 50
 """,
+    # A stand-alone Progressive wager (docs/configuration.md "[progressive]"): the simulated players
+    # play it on most seats, so the money check (check_money_balances) reads its take every round.
+    "hcf-progressive": """
+[table]
+id = "HCP1"
+game = "high-card-flush"
+seats = 6
+
+[limits]
+min_ante_cents = 500
+max_ante_cents = 50000
+
+[progressive]
+unit_cents = 100
+base_cents = 100000
+reset_cents = 100000
+increment_percent = 20
+hidden_percent = 5
+limit_cents = 500000
+""",
+    # The same at a designated-player table: the house banks the Progressive wager, never the DP, so
+    # the banker's net leaves it out (docs/rules.md "Progressive wager").
+    "hcf-dp-progressive": """
+[table]
+id = "HCP2"
+game = "high-card-flush"
+seats = 7
+
+[banking]
+mode = "designated-player"
+
+[limits]
+min_ante_cents = 500
+max_ante_cents = 50000
+aggregate_bonus_cap_cents = 2000000
+
+[rake]
+method = "players_not_dp"
+amount_cents = 50
+
+[progressive]
+unit_cents = 100
+base_cents = 100000
+reset_cents = 100000
+increment_percent = 20
+hidden_percent = 5
+limit_cents = 500000
+""",
     "top-flush": """
 [table]
 id = "TF1"
@@ -228,9 +276,15 @@ def check_recall_settles(journal_path: Path) -> list[dict[str, Any]]:
 
 
 def check_money_balances(settlement: dict[str, Any], round_id: str) -> None:
-    """Each money line: every wager's net is what its result says; the players' nets, the banker's net
-    and the rake sum to zero."""
+    """Each money line: every wager's net is what its result says; the players' nets, the banker's net,
+    the rake and the progressive's take sum to zero (docs/settle.md "The Progressive wager": the banker's
+    net leaves the Progressive wager out, the house's progressive banks it). The progressive's take is
+    checked against its own books: what it collected (the settled Progressive wagers' stakes) less what
+    it paid (each award, once, to the seat whose wager won it), and what moved through its pools (the
+    meter and the reserve) to the cent."""
     players = 0
+    progressive_stakes = progressive_awards = 0
+    awards_by_seat: dict[int, int] = {}
     for seat in settlement["seats"]:
         seat_net = 0
         for name, wager in seat["wagers"].items():
@@ -238,10 +292,60 @@ def check_money_balances(settlement: dict[str, Any], round_id: str) -> None:
                 assert wager["net"] == 0, (round_id, seat["seat"], name, wager)
             elif wager["result"] == "lose":
                 assert wager["net"] == -wager["stake"], (round_id, seat["seat"], name, wager)
+            if name == "progressive" and wager["result"] != "returned":
+                # Always collected; an award is paid for it, not to it (docs/rules.md).
+                progressive_stakes += wager["stake"]
+                award_cents = wager["net"] + wager["stake"]
+                assert award_cents >= 0, (round_id, seat["seat"], wager)
+                if award_cents:
+                    progressive_awards += award_cents
+                    awards_by_seat[int(seat["seat"])] = award_cents
             seat_net += wager["net"]
         assert seat_net - seat.get("rake", 0) == seat["net"], (round_id, seat["seat"])
         players += seat["net"]
-    assert players + settlement["banker_net"] + settlement.get("rake", 0) == 0, round_id
+    progressive = settlement.get("progressive")
+    progressive_net = 0
+    if progressive is None:
+        assert progressive_stakes == 0, (round_id, "a Progressive wager settled without a progressive")
+    else:
+        progressive_net = check_progressive_books(progressive, progressive_stakes, awards_by_seat, round_id)
+        assert progressive_awards == progressive["paid_cents"], round_id
+    assert players + settlement["banker_net"] + settlement.get("rake", 0) + progressive_net == 0, round_id
+
+
+def check_progressive_books(
+    progressive: dict[str, Any], stakes_cents: int, awards_by_seat: dict[int, int], round_id: str
+) -> int:
+    """The progressive's own books of one round, to the cent; returns its take (``net_cents``): collected
+    less paid, each award booked once from the meter or the house, the meter and the reserve moved by
+    exactly the contributions, the awards from the meter and the reset (docs/settle.md)."""
+    assert progressive["collected_cents"] == stakes_cents, (round_id, progressive)
+    booked = {int(award["seat"]): int(award["amount_cents"]) for award in progressive["awards"]}
+    assert len(booked) == len(progressive["awards"]), (round_id, "a seat's award booked twice")
+    assert booked == awards_by_seat, (round_id, booked, awards_by_seat)
+    assert sum(booked.values()) == progressive["paid_cents"], (round_id, progressive)
+    assert progressive["net_cents"] == progressive["collected_cents"] - progressive["paid_cents"], round_id
+    from_meter = sum(
+        award["amount_cents"] for award in progressive["awards"] if award["paid_from"] == "meter"
+    )
+    contributions, reserve, reset = progressive["contributions"], progressive["reserve"], progressive["reset"]
+    reset_cents = 0 if reset is None else reset["amount_cents"]
+    if reset is not None:
+        assert reset["from_reserve_cents"] + reset["house_added_cents"] == reset_cents, (round_id, reset)
+    assert (
+        progressive["meter_before_cents"] + contributions["to_meter_cents"] - from_meter + reset_cents
+        == progressive["meter_after_cents"]
+    ), (round_id, progressive)
+    assert (
+        reserve["before_cents"]
+        + reserve["hidden_cents"]
+        + reserve["overflow_cents"]
+        - reserve["to_reset_cents"]
+        == reserve["after_cents"]
+    ), (round_id, reserve)
+    assert reserve["hidden_cents"] == contributions["hidden_cents"], (round_id, progressive)
+    assert reserve["overflow_cents"] == contributions["overflow_cents"], (round_id, progressive)
+    return int(progressive["net_cents"])
 
 
 def settle_with_cli(rounds: list[dict[str, Any]]) -> list[dict[str, Any]]:

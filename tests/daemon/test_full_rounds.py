@@ -51,8 +51,13 @@ def test_full_rounds_of_each_game_settle_as_recalled(tmp_path: Path, game: str) 
     assert settle_with_cli([record["round"] for record in settled]) == [
         record["settlement"] for record in settled
     ]
-    if game == "hcf-dp":
+    if game in ("hcf-dp", "hcf-dp-progressive"):
         assert all(record["round"]["banking"]["mode"] == "designated-player" for record in settled)
         assert any(record["settlement"].get("rake", 0) > 0 for record in settled)
     if game == "chase":
         assert all(len(record["round"]["community"]) == 4 for record in settled)
+    if game in ("hcf-progressive", "hcf-dp-progressive"):
+        # The Progressive wager was played, so the money check above read the progressive's take.
+        progressive = [record for record in settled if record["settlement"].get("progressive")]
+        assert progressive, "no round with a Progressive wager"
+        assert any(record["settlement"]["progressive"]["collected_cents"] > 0 for record in progressive)

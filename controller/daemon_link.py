@@ -57,17 +57,7 @@ class DaemonProgressiveLink:
         assert link is not None
         assert parameters is not None
         client = linked.LinkClient(
-            linked.LinkConfig(
-                link_id=link,
-                table_id=config.table_id,
-                servers=uplink.servers,
-                user=uplink.user,
-                password=uplink.password,
-                ca_file=uplink.ca_file,
-                link_timeout_s=config.progressive_link_timeout_s,
-                backoff_initial_s=uplink.backoff_initial_s,
-                backoff_max_s=uplink.backoff_max_s,
-            )
+            linked.LinkConfig(link, config.table_id, uplink, config.progressive_link_timeout_s)
         )
         controller = linked.LinkedTableController(
             client, parameters, linked.journal_settled_seq(self._journal_path)

@@ -16,7 +16,14 @@ The names below are the configuration's public door (what the rest of the produc
 module that needs a section's own model imports it from ``sections``.
 """
 
-from controller.config.reading import ConfigError, check_config, checked_ca_file, load_config, parse_config
+from controller.config.reading import (
+    ConfigError,
+    check_config,
+    checked_ca_file,
+    load_config,
+    parse_config,
+    settings_as_given,
+)
 from controller.config.resolved import TableConfig, UplinkConfig
 from controller.config.sections import (
     DEFAULT_CONFIG_TOML,
@@ -40,6 +47,7 @@ __all__ = [
     "default_config_document",
     "load_config",
     "parse_config",
+    "settings_as_given",
     "split_ntp_server",
     "tls_servers",
     "whole_number",

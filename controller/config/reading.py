@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import re
+from collections.abc import Collection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -279,6 +280,20 @@ def checked_ca_file(base_dir: Path, name: str, *, key: str) -> Path:
     return ca_file
 
 
+def settings_as_given(section: Any, record: type[Any], *, set_here: Collection[str]) -> dict[str, Any]:
+    """The values of ``section`` (a checked model: ``[uplink]``, ``[floor]``) that its ``record`` (the
+    dataclass the program reads) holds as the file gives them, by name: every field of ``record`` the
+    section has too, but those the caller sets itself (``set_here``: a secret read from its file, a path
+    found from the file's directory, a list made a tuple). One rule for both sections, so that a setting
+    added to a section and its record reaches the record without a third list of names to keep."""
+    given = type(section).model_fields
+    return {
+        field.name: getattr(section, field.name)
+        for field in dataclasses.fields(record)
+        if field.name in given and field.name not in set_here
+    }
+
+
 def _uplink(section: UplinkSection, base_dir: Path) -> UplinkConfig:
     """The password read from its file and the CA's file found, both from the file's directory."""
     password = section.password
@@ -289,19 +304,8 @@ def _uplink(section: UplinkSection, base_dir: Path) -> UplinkConfig:
         except FileRefused as refused:
             raise KeyRefusal("uplink.password_file", str(refused)) from None
     ca_file = checked_ca_file(base_dir, section.ca_file, key="uplink.ca_file")
-    return UplinkConfig(
-        servers=tuple(section.servers),
-        site=section.site,
-        user=section.user,
-        password=password or "",
-        ca_file=ca_file,
-        connect_timeout_s=section.connect_timeout_s,
-        ack_timeout_s=section.ack_timeout_s,
-        poll_interval_s=section.poll_interval_s,
-        backoff_initial_s=section.backoff_initial_s,
-        backoff_max_s=section.backoff_max_s,
-        stream=section.stream,
-    )
+    given = settings_as_given(section, UplinkConfig, set_here=("servers", "password", "ca_file"))
+    return UplinkConfig(servers=tuple(section.servers), password=password or "", ca_file=ca_file, **given)
 
 
 PROGRESSIVE_LINK_KEYS = ("link", "link_timeout_s")

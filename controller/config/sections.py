@@ -23,6 +23,7 @@ from controller.names import (
     GameName,
     RakeMethod,
 )
+from controller.release_key import parse_public_key
 from controller.settings import (
     KeyRefusal,
     PropertySection,
@@ -487,11 +488,9 @@ def _public_key(value: object) -> object:
     if not isinstance(value, str):
         raise refusal(f"the release key's public half, 64 hex digits, not {toml_type(value)}")
     try:
-        raw = bytes.fromhex(value.strip())
-    except ValueError:
-        raise refusal("not hex: the release key's public half is 64 hex digits") from None
-    if len(raw) != 32:
-        raise refusal(f"an Ed25519 public key is 32 bytes (64 hex digits), not {len(raw)}")
+        parse_public_key(value)
+    except ValueError as error:
+        raise refusal(str(error)) from None
     return value.strip().lower()
 
 

@@ -28,7 +28,7 @@ from typing import Annotated, Any, ClassVar
 import psycopg.conninfo
 
 from controller.checked import BeforeValidator, ValidationError, model_validator
-from controller.config import checked_ca_file, tls_servers, whole_number
+from controller.config import checked_ca_file, settings_as_given, tls_servers, whole_number
 from controller.errors import UserError, shown
 from controller.files import (
     MAX_SECRET_FILE_BYTES,
@@ -372,23 +372,16 @@ def _property(parsed: FloorFile) -> PropertySettings:
 
 def _assemble(section: FloorSection, base_dir: Path, prop: PropertySettings) -> FloorConfig:
     ca_file = checked_ca_file(base_dir, section.ca_file, key="floor.ca_file")
+    # The rest of [floor] (the user, the consumer's and the sweeps' tuning) as the file gives it.
+    given = settings_as_given(section, FloorConfig, set_here=("servers", "ca_file"))
     return FloorConfig(
         servers=tuple(section.servers),
-        user=section.user,
         password=_secret(base_dir, "password_file", section.password_file),
         ca_file=ca_file,
         dsn=_connection_string(base_dir, section.dsn_file),
         inbox_prefix=FLOOR_INBOX,
-        batch_size=section.batch_size,
-        fetch_timeout_s=section.fetch_timeout_s,
-        backoff_initial_s=section.backoff_initial_s,
-        backoff_max_s=section.backoff_max_s,
-        sweep_interval_s=section.sweep_interval_s,
-        release_poll_interval_s=section.release_poll_interval_s,
-        reconcile_interval_s=section.reconcile_interval_s,
         property_settings=prop,
-        surveillance_big_win_cents=section.surveillance_big_win_cents,
-        surveillance_poll_interval_s=section.surveillance_poll_interval_s,
+        **given,
     )
 
 

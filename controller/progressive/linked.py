@@ -25,9 +25,9 @@ import random
 import ssl
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import nats
 import nats.errors
@@ -49,6 +49,9 @@ from controller.uplink.wire import (
 )
 from controller.waits import ReconnectDelay, close_quietly, raise_if_cancelled, wait_event
 
+if TYPE_CHECKING:
+    from controller.config.resolved import UplinkConfig
+
 log = structlog.get_logger("flushtable.progressive.link")
 
 DEFAULT_LINK_TIMEOUT_S = 3.0
@@ -56,18 +59,14 @@ DEFAULT_LINK_TIMEOUT_S = 3.0
 
 @dataclass(frozen=True, slots=True)
 class LinkConfig:
-    """The table's ``[progressive]`` link (docs/configuration.md): the floor's NATS servers and the
-    table's own credentials (the uplink's), the link's name, and the bound after which it is lost."""
+    """The table's ``[progressive]`` link (docs/configuration.md): the link's name, the bound after which
+    it is lost, and the table's ``[uplink]``, whose servers, credentials, CA and backoff the link uses
+    (held whole, not copied field by field: one place says how the table reaches the floor)."""
 
     link_id: str
     table_id: str
-    servers: tuple[str, ...]
-    user: str
-    password: str = field(repr=False)
-    ca_file: Path
+    uplink: UplinkConfig
     link_timeout_s: float = DEFAULT_LINK_TIMEOUT_S
-    backoff_initial_s: float = 0.2
-    backoff_max_s: float = 5.0
 
 
 @dataclass
@@ -278,7 +277,7 @@ class LinkClient:
                 self.unanswered_since_s = None  # a confirmation lost earlier: the floor is back
 
     async def run(self, stop: asyncio.Event) -> None:
-        retry = ReconnectDelay.of(self.config, self._rng)
+        retry = ReconnectDelay.of(self.config.uplink, self._rng)
         while not stop.is_set():
             raise_if_cancelled()
             client: Client | None = None
@@ -313,11 +312,12 @@ class LinkClient:
     async def _connect(self) -> Client:
         """One connection to the floor's nats-server (TLS, this table's user); a process that runs many
         link clients (the simulation) may gate it."""
+        uplink = self.config.uplink
         return await nats.connect(
-            servers=list(self.config.servers),
-            user=self.config.user,
-            password=self.config.password,
-            tls=ssl.create_default_context(cafile=str(self.config.ca_file)),
+            servers=list(uplink.servers),
+            user=uplink.user,
+            password=uplink.password,
+            tls=ssl.create_default_context(cafile=str(uplink.ca_file)),
             inbox_prefix=table_inbox(self.config.table_id),
             allow_reconnect=False,
             connect_timeout=5,

@@ -210,26 +210,15 @@ class LinkedTables:
         self.directory.mkdir(parents=True, exist_ok=True)
         gate = asyncio.Semaphore(CONNECTS_AT_ONCE)
         for table_id in self.ids:
+            # The link reaches the floor as the table's uplink does (its servers, user, CA, backoff).
+            uplink_config = self.floor.uplink_config(table_id, backoff_max_s=1.0)
             client = _GatedLinkClient(
-                linked.LinkConfig(
-                    link_id=LINK_ID,
-                    table_id=table_id,
-                    servers=(self.floor.nats.url,),
-                    user=f"table-{table_id}",
-                    password=self.floor.passwords[f"nats:table:{table_id}"],
-                    ca_file=self.floor.tls.ca_cert,
-                    link_timeout_s=self.link_timeout_s,
-                    backoff_max_s=1.0,
-                )
+                linked.LinkConfig(LINK_ID, table_id, uplink_config, link_timeout_s=self.link_timeout_s)
             )
             client.gate = gate
             self.clients[table_id] = client
             self.tables[table_id] = LinkedTable.open(self.directory, table_id, client, self.parameters)
-            uplink = _GatedUplink(
-                self.floor.uplink_config(table_id, backoff_max_s=1.0),
-                self.directory / f"{table_id}.sqlite",
-                table_id,
-            )
+            uplink = _GatedUplink(uplink_config, self.directory / f"{table_id}.sqlite", table_id)
             uplink.gate = gate
             self.tasks.append(asyncio.create_task(uplink.run(self.stop)))
             self.tasks.append(asyncio.create_task(client.run(self.stop)))

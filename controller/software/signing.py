@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from controller import release_key
 from controller.errors import UserError
 from controller.software.manifest import (
     MANIFEST_FORMAT,
@@ -91,14 +92,12 @@ def sign_manifest(manifest: Mapping[str, Any], private_key: Any) -> dict[str, An
 
 
 def parse_public_key(text: str) -> bytes:
-    """``[software] public_key``: the raw Ed25519 public key, 64 hex digits."""
+    """``[software] public_key``: the raw Ed25519 public key, 64 hex digits (controller/release_key.py,
+    the configuration's check too); UserError otherwise."""
     try:
-        raw = bytes.fromhex(text.strip())
-    except ValueError:
-        raise UserError("not hex") from None
-    if len(raw) != 32:
-        raise UserError(f"an Ed25519 public key is 32 bytes (64 hex digits), not {len(raw)}")
-    return raw
+        return release_key.parse_public_key(text)
+    except ValueError as error:
+        raise UserError(str(error)) from None
 
 
 def read_signed(path: Path) -> dict[str, Any]:

@@ -16,6 +16,7 @@ import psycopg
 import pytest
 from nats.aio.msg import Msg
 
+from controller.config.resolved import UplinkConfig
 from controller.floor.progressive import LinkedProgressive, claim_subject
 from controller.floor.service import FloorService
 from controller.progressive.linked import LinkClient, LinkConfig, LinkedClaim
@@ -37,7 +38,10 @@ def test_the_link_is_lost_without_a_meter_within_the_bound() -> None:
     clock = FakeClock()
     client = LinkClient(
         LinkConfig(
-            "L1", "T001", ("tls://127.0.0.1:1",), "table-T001", "pw", Path("ca.pem"), link_timeout_s=3
+            "L1",
+            "T001",
+            UplinkConfig(("tls://127.0.0.1:1",), "S1", "table-T001", "pw", Path("ca.pem")),
+            link_timeout_s=3,
         ),
         clock=clock,
     )

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
+from controller.config.resolved import UplinkConfig
 from controller.engine import TableConfig
 from controller.journal import Journal
 from controller.panel import JournalPanelBackend, PanelSettings, UserStore, create_panel_app
@@ -94,11 +95,13 @@ def linked_panel(tmp_path: Path, users_file: Path) -> Iterator[tuple[PanelRig, L
     link_clock = LinkClock()
     client = LinkClient(
         LinkConfig(
-            "MAIN", "T1", ("tls://127.0.0.1:1",), "table-T1", "pw", tmp_path / "ca.pem",
+            "MAIN",
+            "T1",
+            UplinkConfig(("tls://127.0.0.1:1",), "S1", "table-T1", "pw", tmp_path / "ca.pem"),
             link_timeout_s=LINK_TIMEOUT_S,
         ),
         clock=link_clock,
-    )  # fmt: skip
+    )
     controller = LinkedTableController(client, PARAMETERS, lambda _round_id: None)
     table.engine.set_progressive_controller(controller)  # as the daemon does
     # The broadcast heard, as LinkClient's listener keeps it.

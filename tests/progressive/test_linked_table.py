@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from controller.config import ConfigError, TableConfig, load_config
+from controller.config.resolved import UplinkConfig
 from controller.engine.progressive import ProgressiveUnavailable
 from controller.errors import UserError
 from controller.progressive.controller import ClaimAnswer
@@ -70,7 +71,9 @@ def test_the_engines_controller_on_a_linked_table(tmp_path: Path) -> None:
         }
     )
     client = LinkClient(
-        LinkConfig("MAIN", "T1", ("tls://127.0.0.1:1",), "table-T1", "pw", tmp_path / "ca.pem")
+        LinkConfig(
+            "MAIN", "T1", UplinkConfig(("tls://127.0.0.1:1",), "S1", "table-T1", "pw", tmp_path / "ca.pem")
+        )
     )
     settled: dict[str, int] = {}
     controller = LinkedTableController(client, parameters, settled.get)
@@ -112,7 +115,9 @@ def test_a_supervisors_confirmation_of_a_linked_award_is_journaled_as_sent(tmp_p
          "hidden_percent": 2}
     )  # fmt: skip
     client = LinkClient(
-        LinkConfig("MAIN", "T1", ("tls://127.0.0.1:1",), "table-T1", "pw", tmp_path / "ca.pem")
+        LinkConfig(
+            "MAIN", "T1", UplinkConfig(("tls://127.0.0.1:1",), "S1", "table-T1", "pw", tmp_path / "ca.pem")
+        )
     )
     table = Table(TableConfig(game="top-flush", progressive=parameters), stack())
     settled: dict[str, int] = {}

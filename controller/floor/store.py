@@ -17,6 +17,7 @@ from controller.floor.checks import FloorStored, TableProjection, fold_stored
 from controller.floor.gaming_day import FIGURE_KINDS, entry_figures, figure_rows
 from controller.floor.theoretical import theoretical_win_cents
 from controller.journal import entries as typed
+from controller.journal.closing_entries import ClosingEntry
 from controller.journal.entry_view import EntryView
 from controller.journal.kinds import STATUS_BY_CLOSING_KIND
 from controller.journal.state import TableState
@@ -421,9 +422,10 @@ def round_rows(projections: Iterable[TableProjection]) -> Iterable[tuple[Any, ..
                 # the stored totals and the gaming day count it. The projection keeps the closing of
                 # every round its reducer holds (``TableProjection.keep_closing``); were one missing, the
                 # reducer's settlement is counted through the same fold, as the view of its closing.
-                closing = projection.closings.get(round_id) or EntryView(
-                    _CLOSING_KIND_BY_STATUS[round_state.status], {"settlement": round_state.settlement}, None
-                )
+                closing: ClosingEntry | EntryView | None = projection.closings.get(round_id)
+                if closing is None:
+                    status_kind = _CLOSING_KIND_BY_STATUS[round_state.status]
+                    closing = EntryView(status_kind, {"settlement": round_state.settlement}, None)
                 meters = Meters()
                 meters.count(closing, round_id)
                 handle, win, rake = meters.handle_cents, meters.house_win_cents, meters.rake_cents

@@ -20,6 +20,7 @@ import msgspec
 
 from controller.journal import entries as typed
 from controller.journal.chain import GENESIS_HASH, envelope_hash
+from controller.journal.closing_entries import CLOSING_ENTRIES, ClosingEntry
 from controller.journal.kinds import CLOSING_KINDS
 from controller.journal.state import TableState
 from controller.journal.state_parts import METERED_KINDS
@@ -57,9 +58,23 @@ class TableProjection:
     # a meter: a batch touches a table for a few entries, and few of them are a meter's (a round's start
     # or close, a fault), yet each batch wrote the table's row with its meters built again.
     meters_json: dict[str, Any] | None = None
+    # Each closed round's typed closing entry while the reducer holds the round: the round's row counts
+    # it through the one meters fold (controller/floor/store.py ``round_rows``: ``Meters.count``), as
+    # every other reader does, however many batches later the round is touched again.
+    closings: dict[str, ClosingEntry] = field(default_factory=dict)
 
     def quarantined(self) -> bool:
         return self.quarantined_at_seq is not None
+
+    def keep_closing(self, round_id: str | None, entry: typed.Entry) -> None:
+        """Keep ``entry`` if it closes ``round_id``; forget the closings of rounds the reducer dropped
+        (its window of recent closed rounds) once they are twice that window."""
+        if round_id is None or not isinstance(entry, CLOSING_ENTRIES):
+            return
+        self.closings[round_id] = entry
+        if len(self.closings) > 2 * TableState.RECENT_ROUNDS:
+            state = self.state
+            self.closings = {r: c for r, c in self.closings.items() if state.round(r) is not None}
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,8 +140,16 @@ def fold_entry(projection: TableProjection, entry: wire.EntryMessage) -> None:
         projection.digests[entry.seq] = (entry.private_digest, entry.round_id)
     if entry.kind in CLOSING_KINDS:
         projection.closed_round = entry.round_id
+        projection.keep_closing(entry.round_id, entry.entry)
     if entry.kind in METERED_KINDS:
         projection.meters_json = None  # built again when the table's row is next written
+
+
+def fold_stored(projection: TableProjection, stored: FloorStored) -> None:
+    """An entry the floor holds, read back from PostgreSQL, through the table's reducer; a closing entry
+    kept for its round's row (``TableProjection.keep_closing``)."""
+    projection.state.apply(stored)
+    projection.keep_closing(stored.round_id, stored.entry)
 
 
 def needs_stream_read(projection: TableProjection, decoded: wire.EntryMessage | wire.PrivateMessage) -> bool:

@@ -30,7 +30,14 @@ from controller.errors import UserError
 from controller.floor.theoretical import theoretical_win_exact
 from controller.journal import entries as typed
 from controller.journal.closing_entries import CLOSING_ENTRIES
-from controller.journal.kinds import DIFFERENCE_ACCEPTED, LEGACY_OPERATOR_ACTION, SEAT_KILLED
+from controller.journal.kinds import (
+    CLOSING_KINDS,
+    DIFFERENCE_ACCEPTED,
+    FAULT_RAISED,
+    LEGACY_OPERATOR_ACTION,
+    METER_KINDS,
+    SEAT_KILLED,
+)
 from controller.journal.render import typed_entry
 from controller.journal.state_parts import Meters
 from controller.locale import (
@@ -58,8 +65,11 @@ PROGRESSIVE_PREFIX = "progressive_"
 PROGRESSIVE_CONTRIBUTION = "progressive_contribution"
 PROGRESSIVE_AWARD_PAID = "progressive_award_paid"
 
-CLOSING = ("round_settled", "round_dead", "round_voided")
-REPORT_KINDS: tuple[str, ...] = (*CLOSING, *sorted(OPERATOR_KINDS), "fault_raised")
+# The kinds the report counts through the one meters fold (``Meters.count``): the same kind set as
+# the fold's own (controller/journal/kinds.py ``METER_KINDS``), less what the report has no column for
+# (a round started, a fault cleared). A round's closings and the faults raised.
+METERED_REPORT_KINDS: frozenset[str] = frozenset(METER_KINDS) & (CLOSING_KINDS | {FAULT_RAISED})
+REPORT_KINDS: tuple[str, ...] = (*sorted(METERED_REPORT_KINDS), *sorted(OPERATOR_KINDS))
 
 REPORT_COLUMNS = ("gaming_day", "scope", "key", "pit", "game", "measure", "value", "amount")
 DIGEST_TRAILER = "# sha256"  # the CSV's last line: "# sha256,<hex of every byte before this line>"
@@ -71,6 +81,27 @@ class DayEntry:
     kind: str
     time_utc: str  # the journal's text, e.g. 2026-12-01T06:00:00.000000Z
     payload: Mapping[str, Any]
+
+
+# The figures an entry adds to as whole numbers (a ``DayFigures`` field each): what the floor stores
+# for each entry at commit (floor_day_figures, migration 16), beside its wagers' handle, its game and its
+# exact theoretical win.
+COUNTED_MEASURES = (
+    "rounds_settled",
+    "rounds_dead",
+    "rounds_voided",
+    "handle_cents",
+    "win_cents",
+    "dead_hands",
+    "kills",
+    "overrides",
+    "faults",
+    "progressive_contributions_cents",
+    "progressive_awards_cents",
+)
+HANDLE_BY_WAGER = "handle_by_wager_cents"  # floor_day_figures' measure of a wager's handle (label: wager)
+GAME = "game"  # its measure of a game played (label: the game, numerator 1)
+THEORETICAL = "theoretical_win_exact"  # the exact theoretical win: numerator / denominator
 
 
 @dataclass
@@ -94,37 +125,26 @@ class DayFigures:
     games: set[str] = field(default_factory=set)
 
     def add_meters(self, meters: Meters) -> None:
-        """What the one meters fold (``Meters.count``) counted of the day's closing entries."""
+        """What the one meters fold (``Meters.count``) counted of the day's closing entries and faults."""
         self.rounds_settled += meters.rounds_settled
         self.rounds_dead += meters.rounds_dead
         self.rounds_voided += meters.rounds_voided
         self.handle_cents += meters.handle_cents
         self.win_cents += meters.house_win_cents
         self.dead_hands += meters.dead_hands
+        self.faults += meters.faults_raised
         for wager, meter in meters.by_wager.items():
             if meter.stake_cents:
                 by_wager = self.handle_by_wager_cents
                 by_wager[wager] = by_wager.get(wager, 0) + meter.stake_cents
 
     def add(self, other: DayFigures) -> None:
-        for name in (
-            "rounds_settled",
-            "rounds_dead",
-            "rounds_voided",
-            "handle_cents",
-            "win_cents",
-            "theoretical_win_cents",
-            "dead_hands",
-            "kills",
-            "overrides",
-            "faults",
-            "progressive_contributions_cents",
-            "progressive_awards_cents",
-        ):
+        for name in ("theoretical_win_cents", *COUNTED_MEASURES):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         for wager, cents in other.handle_by_wager_cents.items():
             self.handle_by_wager_cents[wager] = self.handle_by_wager_cents.get(wager, 0) + cents
         self.games |= other.games
+        self.theoretical_exact += other.theoretical_exact
 
     @property
     def hold_pct(self) -> Fraction | None:
@@ -145,6 +165,80 @@ def gaming_day_range(day: str, prop: PropertySettings = DEFAULT_PROPERTY) -> tup
         raise UserError(str(refused)) from None
 
 
+# The kinds an entry of which adds to a gaming day (``entry_figures``); the floor stores its figures at
+# commit (controller/floor/store.py).
+FIGURE_KINDS: frozenset[str] = (
+    METERED_REPORT_KINDS | OPERATOR_KINDS | {PROGRESSIVE_CONTRIBUTION, PROGRESSIVE_AWARD_PAID}
+)
+
+
+def entry_figures(entry: typed.Entry) -> DayFigures | None:
+    """What one typed entry adds to its table's gaming day; None: nothing. Pure: the table's own report
+    folds these (``fold_day``), and the floor stores them at commit (floor_day_figures), so the two are
+    the same numbers."""
+    figures = DayFigures()
+    if entry.kind in METERED_REPORT_KINDS:
+        # The table's own meters fold (Meters.count, the reducer's): a round by how it closed, its
+        # handle, win and dead hands; a fault raised.
+        meters = Meters()
+        meters.count(entry, "")
+        figures.add_meters(meters)
+        if isinstance(entry, CLOSING_ENTRIES):
+            settlement = entry.settlement
+            # A settled round's settle input is in its private part; its settlement names the game.
+            round_json = {} if isinstance(entry, typed.RoundSettled) else entry.round
+            game = str(settlement.get("game") or round_json.get("game") or "")
+            if game:
+                figures.games.add(game)
+            if isinstance(entry, typed.RoundSettled):
+                figures.theoretical_exact += theoretical_win_exact(game, settlement)
+    elif isinstance(entry, KILL_ENTRIES):
+        figures.kills += 1
+    elif isinstance(entry, OVERRIDE_ENTRIES):
+        figures.overrides += 1
+    elif isinstance(entry, typed.ProgressiveContribution):
+        # What the round's Progressive wagers gave the jackpot (meter, reserve and overflow); the
+        # wagers themselves are the entry's in_meter_cents.
+        figures.progressive_contributions_cents += entry.increment_cents
+    elif isinstance(entry, typed.ProgressiveAwardPaid):
+        # An award is journaled twice (claimed at the hit, paid at the payment) with the same
+        # amount: counted once, on the day it was paid.
+        figures.progressive_awards_cents += entry.amount_cents
+    else:
+        return None
+    return figures
+
+
+def figure_rows(figures: DayFigures) -> list[tuple[str, str, int, int]]:
+    """An entry's figures as floor_day_figures' (measure, label, numerator, denominator) rows: each
+    whole-number figure not 0, each wager's handle, each game, the exact theoretical win."""
+    rows = [(name, "", value, 1) for name in COUNTED_MEASURES if (value := getattr(figures, name))]
+    rows.extend((HANDLE_BY_WAGER, wager, cents, 1) for wager, cents in figures.handle_by_wager_cents.items())
+    rows.extend((GAME, game, 1, 1) for game in sorted(figures.games))
+    exact = figures.theoretical_exact
+    if exact:
+        rows.append((THEORETICAL, "", exact.numerator, exact.denominator))
+    return rows
+
+
+def figures_of_rows(rows: Iterable[tuple[str, str, str, Any, Any]]) -> dict[str, DayFigures]:
+    """Each table's figures from summed floor_day_figures rows (table, measure, label, numerator,
+    denominator): the inverse of ``figure_rows`` summed."""
+    tables: dict[str, DayFigures] = {}
+    for table_id, measure, label, numerator, denominator in rows:
+        figures = tables.setdefault(str(table_id), DayFigures())
+        value = int(numerator)
+        if measure == HANDLE_BY_WAGER:
+            figures.handle_by_wager_cents[label] = figures.handle_by_wager_cents.get(label, 0) + value
+        elif measure == GAME:
+            figures.games.add(str(label))
+        elif measure == THEORETICAL:
+            figures.theoretical_exact += Fraction(value, int(denominator))
+        elif measure in COUNTED_MEASURES:
+            setattr(figures, measure, getattr(figures, measure) + value)
+    return tables
+
+
 def fold_day(entries: Iterable[DayEntry], start_utc: str, end_utc: str) -> dict[str, DayFigures]:
     """Each table's figures from its entries whose time is in [start_utc, end_utc) (journal texts)."""
     tables: dict[str, DayFigures] = {}
@@ -152,44 +246,12 @@ def fold_day(entries: Iterable[DayEntry], start_utc: str, end_utc: str) -> dict[
         if not start_utc <= entry.time_utc < end_utc:
             continue
         figures = tables.setdefault(entry.table_id, DayFigures())
-        payload = entry.payload
-        if entry.kind in CLOSING:
-            # Read as its typed entry (the payload may hold the private part merged: a table's journal).
-            closing = typed_entry(entry.kind, payload)
-            assert isinstance(closing, CLOSING_ENTRIES)
-            settlement = closing.settlement
-            # The table's own meters fold (Meters.count, the reducer's): the round counted by how it
-            # closed, its handle, win and dead hands.
-            meters = Meters()
-            meters.count(closing, "")
-            figures.add_meters(meters)
-            # A settled round's settle input is in its private part; its settlement names the game.
-            round_json = {} if isinstance(closing, typed.RoundSettled) else closing.round
-            game = str(settlement.get("game") or round_json.get("game") or "")
-            if game:
-                figures.games.add(game)
-            if isinstance(closing, typed.RoundSettled):
-                figures.theoretical_exact += theoretical_win_exact(game, settlement)
-        elif entry.kind in OPERATOR_KINDS:
-            action = typed.from_parts(entry.kind, payload, None)
-            if isinstance(action, KILL_ENTRIES):
-                figures.kills += 1
-            elif isinstance(action, OVERRIDE_ENTRIES):
-                figures.overrides += 1
-        elif entry.kind == "fault_raised":
-            figures.faults += 1
-        elif entry.kind == PROGRESSIVE_CONTRIBUTION:
-            # What the round's Progressive wagers gave the jackpot (meter, reserve and overflow); the
-            # wagers themselves are the entry's in_meter_cents.
-            contribution = typed_entry(entry.kind, payload)
-            assert isinstance(contribution, typed.ProgressiveContribution)
-            figures.progressive_contributions_cents += contribution.increment_cents
-        elif entry.kind == PROGRESSIVE_AWARD_PAID:
-            # An award is journaled twice (claimed at the hit, paid at the payment) with the same
-            # amount: counted once, on the day it was paid.
-            paid = typed_entry(entry.kind, payload)
-            assert isinstance(paid, typed.ProgressiveAwardPaid)
-            figures.progressive_awards_cents += paid.amount_cents
+        if entry.kind not in FIGURE_KINDS:
+            continue
+        # Read as its typed entry (the payload may hold the private part merged: a table's journal).
+        added = entry_figures(typed_entry(entry.kind, entry.payload))
+        if added is not None:
+            figures.add(added)
     return tables
 
 
@@ -233,8 +295,22 @@ def build_report(
     has its row of zeros: a table that did not play is a fact the report says. ``totals=False``: the
     tables' rows only (one table's own report)."""
     start, end = gaming_day_range(day, prop)
+    tables = fold_day(entries, journal_time(start), journal_time(end))
+    return report_of(day, prop, tables, pits, pit=pit, totals=totals)
+
+
+def report_of(
+    day: str,
+    prop: PropertySettings,
+    tables: dict[str, DayFigures],
+    pits: Mapping[str, str],
+    *,
+    pit: str | None = None,
+    totals: bool = True,
+) -> DayReport:
+    """``build_report`` of each table's figures already summed (the floor's, from floor_day_figures)."""
+    start, end = gaming_day_range(day, prop)
     start_utc, end_utc = journal_time(start), journal_time(end)
-    tables = fold_day(entries, start_utc, end_utc)
     for table_id in pits:
         tables.setdefault(table_id, DayFigures())
     for figures in tables.values():
@@ -328,19 +404,19 @@ def check_digest(text: str) -> bool:
 
 
 def read_floor_day(connection: Any, day: str, prop: PropertySettings, *, pit: str | None = None) -> DayReport:
-    """The floor's gaming-day report from PostgreSQL (``floor_entries``: the entries the floor took,
-    each table's in its journal's order; a psycopg connection of the reporting or the writer role)."""
+    """The floor's gaming-day report from PostgreSQL (``floor_day_figures``: each entry's figures, written
+    at commit from its typed entry by ``entry_figures``, summed by table; a psycopg connection of the
+    reporting or the writer role)."""
     # The statements' one home, the floor panel's too; imported here, not at the top, so what imports
     # only the fold (`flushtable report` over a table's journal) loads no psycopg.
-    from controller.floor.queries import DAY_ENTRIES_SQL, TABLE_PITS_SQL  # noqa: PLC0415
+    from controller.floor.queries import DAY_FIGURES_SQL, TABLE_PITS_SQL  # noqa: PLC0415
 
     start, end = gaming_day_range(day, prop)
     pits = {
         str(table_id): str(table_pit) for table_id, table_pit in connection.execute(TABLE_PITS_SQL).fetchall()
     }
-    rows = connection.execute(DAY_ENTRIES_SQL, (start, end, list(REPORT_KINDS))).fetchall()
-    entries = [DayEntry(str(t), str(k), str(time_text), p) for t, k, time_text, p in rows]
-    return build_report(day, prop, entries, pits, pit=pit)
+    rows = connection.execute(DAY_FIGURES_SQL, (start, end)).fetchall()
+    return report_of(day, prop, figures_of_rows(rows), pits, pit=pit)
 
 
 def render_report(report: DayReport) -> str:

@@ -88,9 +88,12 @@ TABLE_PITS_SQL = (
     "SELECT t.table_id, COALESCE(c.pit, t.pit, '') AS pit FROM floor_tables t "
     "LEFT JOIN floor_table_config c USING (table_id)"
 )
-DAY_ENTRIES_SQL = (
-    "SELECT table_id, kind, time_text, payload FROM floor_entries WHERE time_utc >= %s "
-    "AND time_utc < %s AND (kind = ANY(%s) OR kind LIKE 'progressive\\_%%') ORDER BY table_id, seq"
+# Each table's day summed from the figures the floor wrote at commit for each entry (migration 16,
+# controller/floor/gaming_day.py ``entry_figures``): no payload read. Numerators over one denominator
+# sum exactly (a theoretical win's fraction); the fold adds the rest (``figures_of_rows``).
+DAY_FIGURES_SQL = (
+    "SELECT table_id, measure, label, sum(numerator) AS numerator, denominator FROM floor_day_figures "
+    "WHERE time_utc >= %s AND time_utc < %s GROUP BY table_id, measure, label, denominator"
 )
 ROUND_ENTRIES_SQL = (
     "SELECT e.seq, e.time_text, e.round_id, e.source, e.kind, e.payload::text AS payload_text, "
@@ -184,15 +187,15 @@ rounds AS (  -- the link's rounds closed within the window (floor_rounds_by_time
       AND r.table_id IN (SELECT table_id FROM members) AND r.closed_seq <= m.through_seq
 ),
 lock_entry AS (  -- each round's lock as the table wrote it (its last, were there two)
-    SELECT DISTINCT ON (e.table_id, e.round_id) e.table_id, e.round_id, e.payload
+    SELECT DISTINCT ON (e.table_id, e.round_id) e.table_id, e.round_id, e.seq
     FROM rounds r JOIN floor_entries e ON e.table_id = r.table_id AND e.round_id = r.round_id
     WHERE e.kind = 'bets_locked'
     ORDER BY e.table_id, e.round_id, e.seq DESC
 ),
-locks AS (
-    SELECT l.table_id, l.round_id, w.key AS seat, (w.value ->> 'progressive')::bigint AS cents
-    FROM lock_entry l CROSS JOIN LATERAL jsonb_each(l.payload -> 'wagers') AS w
-    WHERE w.value ? 'progressive'
+locks AS (  -- its Progressive wagers, from the lock's rows (migration 15), keyed by the seat's text
+    SELECT l.table_id, l.round_id, w.seat, w.amount_cents AS cents
+    FROM lock_entry l JOIN floor_locked_wagers w ON w.table_id = l.table_id AND w.seq = l.seq
+    WHERE w.wager = 'progressive'
 ),
 dead_seats AS (
     -- the typed seat (migration 12), as text: the lock's wagers are keyed by the seat's text
@@ -539,10 +542,10 @@ class FloorQueries:
         """Each table's pit (the configured one, else the one it reported)."""
         return {str(r["table_id"]): str(r["pit"]) for r in await self.rows(TABLE_PITS_SQL)}
 
-    async def day_entries(self, start: datetime, end: datetime, kinds: Sequence[str]) -> list[Row]:
-        """The entries of ``kinds`` (and the progressive's) committed in [start, end), in each table's
-        order: what a gaming day's report folds."""
-        return await self.rows(DAY_ENTRIES_SQL, (start, end, list(kinds)))
+    async def day_figures(self, start: datetime, end: datetime) -> list[Row]:
+        """Each table's gaming-day figures of the entries committed in [start, end), summed by measure:
+        what a gaming day's report reads (``gaming_day.figures_of_rows``)."""
+        return await self.rows(DAY_FIGURES_SQL, (start, end))
 
     async def newest_entries(
         self, columns: str, kinds: Sequence[str], table_id: str

@@ -1,5 +1,5 @@
-"""The floor's PostgreSQL schema: versioned migrations (their SQL in controller/floor/migrations.py),
-applied in order, each once (docs/floor.md "Schema").
+"""The floor's PostgreSQL schema: versioned migrations (their SQL in controller/floor/migrations.py and
+controller/floor/migrations_rows.py), applied in order, each once (docs/floor.md "Schema").
 
 ``floor_schema_migrations`` records each applied version; ``migrate`` takes an advisory lock so two
 services starting at once do not both apply one. Migrations only ever add: a version, once released, is
@@ -17,8 +17,14 @@ from __future__ import annotations
 import psycopg
 from psycopg import sql
 
-# MIGRATIONS and Migration are this module's too: callers read the list from here (`schema.MIGRATIONS`).
-from controller.floor.migrations import MIGRATIONS, Migration
+from controller.floor import migrations, migrations_rows
+
+# Migration is this module's too, and MIGRATIONS, every version in order (1 to 14 in
+# controller/floor/migrations.py, 15 on in controller/floor/migrations_rows.py): callers read the list
+# from here (`schema.MIGRATIONS`).
+from controller.floor.migrations import Migration
+
+MIGRATIONS: tuple[Migration, ...] = (*migrations.MIGRATIONS, *migrations_rows.MIGRATIONS)
 
 __all__ = [
     "MIGRATIONS",
@@ -37,6 +43,15 @@ _MIGRATION_LOCK = 0x464C5254  # "FLRT": pg_advisory_xact_lock key
 
 _GRANTS = f"""
 GRANT SELECT, INSERT ON floor_entries, floor_private, floor_quarantine TO {WRITER_ROLE};
+-- Tables of migration 15 on: granted once there (a test's database may stop at an earlier version).
+DO $$ BEGIN
+    IF to_regclass('floor_locked_wagers') IS NOT NULL THEN
+        GRANT SELECT, INSERT ON floor_locked_wagers TO {WRITER_ROLE};
+    END IF;
+    IF to_regclass('floor_day_figures') IS NOT NULL THEN
+        GRANT SELECT, INSERT ON floor_day_figures TO {WRITER_ROLE};
+    END IF;
+END $$;
 GRANT SELECT, INSERT, UPDATE ON floor_tables, floor_rounds, floor_alerts TO {WRITER_ROLE};
 GRANT SELECT ON floor_table_config, floor_schema_migrations TO {WRITER_ROLE};
 GRANT USAGE ON SEQUENCE floor_alerts_alert_id_seq TO {WRITER_ROLE};
@@ -97,6 +112,8 @@ def migrate(connection: psycopg.Connection[tuple[object, ...]], *, through: int 
             if migration.version in applied or (through is not None and migration.version > through):
                 continue
             cursor.execute(migration.sql.encode())
+            if isinstance(migration, migrations_rows.BackfilledMigration):
+                migration.backfill(cursor)
             cursor.execute(
                 "INSERT INTO floor_schema_migrations (version, name) VALUES (%s, %s)",
                 (migration.version, migration.name),

@@ -13,9 +13,13 @@ from typing import Any
 import msgspec
 import psycopg
 
-from controller.floor.checks import FloorStored, TableProjection
+from controller.floor.checks import FloorStored, TableProjection, fold_stored
+from controller.floor.gaming_day import FIGURE_KINDS, entry_figures, figure_rows
 from controller.floor.theoretical import theoretical_win_cents
 from controller.journal import entries as typed
+from controller.journal.closing_entries import ClosingEntry
+from controller.journal.entry_view import EntryView
+from controller.journal.kinds import STATUS_BY_CLOSING_KIND
 from controller.journal.state import TableState
 from controller.journal.state_parts import Meters
 from controller.uplink import wire
@@ -42,6 +46,7 @@ _NO_COLUMNS: EntryColumns = (None,) * 11
 _SEATED_KINDS = frozenset(
     kind for kind, cls in typed.CLASS_BY_STORED_KIND.items() if "seat" in cls.__struct_fields__
 )
+_CLOSING_KIND_BY_STATUS = {status: kind for kind, status in STATUS_BY_CLOSING_KIND.items()}
 _BIGINT_MIN, _BIGINT_MAX = -(2**63), 2**63 - 1
 # floor_entries.seat (an integer) holds a seat of up to 9 digits: migration 12's backfill keeps the same.
 _MAX_SEAT_COLUMN = 10**9 - 1
@@ -77,11 +82,34 @@ def entry_columns(kind: str, entry: typed.Entry) -> EntryColumns:
     )
 
 
+def locked_wager_rows(
+    table_id: str, seq: int, round_id: str | None, entry: typed.BetsLocked
+) -> list[tuple[Any, ...]]:
+    """A bets_locked's wagers as floor_locked_wagers rows (migration 15): (table, seq, round, seat as the
+    entry keys it, wager, cents; cents past bigint NULL, as migration 15's backfill reads them)."""
+    return [
+        (table_id, seq, round_id, seat, wager, _bigint(cents))
+        for seat, wagers in entry.wagers.items()
+        for wager, cents in wagers.items()
+    ]
+
+
+def day_figure_rows(table_id: str, seq: int, time_utc: Any, entry: typed.Entry) -> list[tuple[Any, ...]]:
+    """An entry's gaming-day figures as floor_day_figures rows (migration 16): (table, seq, time,
+    measure, label, numerator, denominator), by ``gaming_day.entry_figures``; none for most entries."""
+    figures = entry_figures(entry) if entry.kind in FIGURE_KINDS else None
+    if figures is None:
+        return []
+    return [(table_id, seq, time_utc, *row) for row in figure_rows(figures)]
+
+
 @dataclass
 class Batch:
     """One transaction's rows, and the tables it touched (their floor_tables rows are rewritten)."""
 
     entries: list[tuple[Any, ...]] = field(default_factory=list)
+    locked_wagers: list[tuple[Any, ...]] = field(default_factory=list)  # floor_locked_wagers' rows
+    day_figures: list[tuple[Any, ...]] = field(default_factory=list)  # floor_day_figures' rows
     privates: list[tuple[Any, ...]] = field(default_factory=list)
     private_texts: dict[tuple[str, int], str] = field(default_factory=dict)
     entry_hashes: dict[tuple[str, int], str] = field(default_factory=dict)  # this batch's, by (table, seq)
@@ -115,7 +143,12 @@ class Batch:
         )
         self.entry_hashes[(entry.table_id, entry.seq)] = entry.hash
         typed_entry = entry.entry
+        if entry.kind in FIGURE_KINDS:  # a gaming day's figures: closings, faults, kills, the progressive's
+            self.day_figures.extend(day_figure_rows(entry.table_id, entry.seq, entry.time_utc, typed_entry))
         if type(typed_entry) not in _FAULT_CLASSES:  # most entries: one look-up, not three isinstance
+            if type(typed_entry) is typed.BetsLocked:
+                rows = locked_wager_rows(entry.table_id, entry.seq, entry.round_id, typed_entry)
+                self.locked_wagers.extend(rows)
             return
         if isinstance(typed_entry, typed.FaultRaised):
             message = f"table {entry.table_id}: {typed_entry.kind_of_fault}: {typed_entry.reason.message}"
@@ -167,11 +200,8 @@ async def load_projection(connection: Connection, table_id: str) -> TableProject
             (table_id, projection.last_seq),
         )
         async for seq, time_text, round_id, source, kind, payload_text in cursor:
-            projection.state.apply(
-                FloorStored(
-                    seq, time_text, table_id, round_id, source, typed.decode_public(kind, payload_text)
-                )
-            )
+            entry = typed.decode_public(kind, payload_text)
+            fold_stored(projection, FloorStored(seq, time_text, table_id, round_id, source, entry))
     return projection
 
 
@@ -200,7 +230,9 @@ async def held_private(
 
 # floor_entries.typed_columns (migration 12): this writer's typed columns are filled. The column has no
 # default, so a previous release's COPY (without the typed columns) is refused, never stored with them NULL.
-_TYPED_COLUMNS = 1
+# 2 since migration 15: a bets_locked's wagers are written beside it (floor_locked_wagers), and the release
+# before, which wrote 1 and no such rows, is refused by the check migration 15 adds.
+_TYPED_COLUMNS = 2
 _COPY_ENTRIES = (
     "COPY floor_entries (table_id, seq, time_utc, time_text, round_id, source, kind, version, payload, "
     "private_digest, prev_hash, hash, stream_seq, seat, state_to, software_release, software_release_digest, "
@@ -208,6 +240,12 @@ _COPY_ENTRIES = (
     "progressive_wagers, progressive_unit_cents, typed_columns) FROM STDIN"
 )
 _COPY_PRIVATES = "COPY floor_private (table_id, seq, private_text, stream_seq) FROM STDIN"
+COPY_DAY_FIGURES = (
+    "COPY floor_day_figures (table_id, seq, time_utc, measure, label, numerator, denominator) FROM STDIN"
+)
+_COPY_LOCKED_WAGERS = (
+    "COPY floor_locked_wagers (table_id, seq, round_id, seat, wager, amount_cents) FROM STDIN"
+)
 
 
 async def _copy(
@@ -230,6 +268,10 @@ async def write_batch(connection: Connection, batch: Batch) -> None:
     async with connection.cursor() as cursor:
         if batch.entries:
             await _copy(cursor, _COPY_ENTRIES, batch.entries)
+        if batch.locked_wagers:
+            await _copy(cursor, _COPY_LOCKED_WAGERS, batch.locked_wagers)
+        if batch.day_figures:
+            await _copy(cursor, COPY_DAY_FIGURES, batch.day_figures)
         if batch.privates:
             await _copy(cursor, _COPY_PRIVATES, batch.privates)
         if batch.quarantine:
@@ -376,8 +418,16 @@ def round_rows(projections: Iterable[TableProjection]) -> Iterable[tuple[Any, ..
                 continue
             handle = win = rake = theoretical = 0
             if round_state.settlement is not None and round_state.status != "in_progress":
+                # The one meters fold (Meters.count) of the round's typed closing entry, as the reducer,
+                # the stored totals and the gaming day count it. The projection keeps the closing of
+                # every round its reducer holds (``TableProjection.keep_closing``); were one missing, the
+                # reducer's settlement is counted through the same fold, as the view of its closing.
+                closing: ClosingEntry | EntryView | None = projection.closings.get(round_id)
+                if closing is None:
+                    status_kind = _CLOSING_KIND_BY_STATUS[round_state.status]
+                    closing = EntryView(status_kind, {"settlement": round_state.settlement}, None)
                 meters = Meters()
-                meters.add_settlement(round_id, round_state.settlement, voided=round_state.status == "void")
+                meters.count(closing, round_id)
                 handle, win, rake = meters.handle_cents, meters.house_win_cents, meters.rake_cents
                 if round_state.status == "settled":
                     theoretical = theoretical_win_cents(round_state.game, round_state.settlement)

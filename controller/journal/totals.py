@@ -34,6 +34,7 @@ from controller.journal.kinds import METER_KINDS, STATUS_BY_CLOSING_KIND
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from controller.journal.entries import Entry
     from controller.journal.state_parts import Meters
 
 
@@ -103,13 +104,15 @@ def entry_deltas(
     round_id: str | None,
     public: Mapping[str, Any],
     *,
+    entry: Entry | None = None,
     before_progressive_net: bool = False,
 ) -> Counter[str]:
     """What one entry adds to its periods' totals: the one meters fold (``Meters.count``, the
     reducer's) and the theoretical's stakes (``TheoreticalStakes.count``) of its typed entry, on fresh
-    ones, flattened. Pure. ``before_progressive_net``: as a schema-3 file's totals counted it
-    (``MetersBeforeProgressiveNet``: the progressive's net left out of the round's balance), to check
-    what such a file holds."""
+    ones, flattened. Pure. ``entry``: the typed entry when the caller holds it (the append, which has
+    just built it: ``record_typed``), else decoded from ``public``. ``before_progressive_net``: as a
+    schema-3 file's totals counted it (``MetersBeforeProgressiveNet``: the progressive's net left out
+    of the round's balance), to check what such a file holds."""
     # The readers' start-up: the entries and the reducer load only when counted.
     from controller.journal.entries import from_parts  # noqa: PLC0415
     from controller.journal.state_parts import (  # noqa: PLC0415
@@ -121,7 +124,8 @@ def entry_deltas(
     delta: Counter[str] = Counter()
     if kind not in TOTAL_KINDS:
         return delta
-    entry = from_parts(kind, public, None)
+    if entry is None:
+        entry = from_parts(kind, public, None)
     meters = MetersBeforeProgressiveNet() if before_progressive_net else Meters()
     meters.count(entry, str(round_id))
     theoretical = TheoreticalStakes()
@@ -231,6 +235,40 @@ def record(
     _write(connection, totals_by_period(rows, rounds, journal_path=journal_path), rounds)
 
 
+def record_typed(
+    connection: sqlite3.Connection, rows: Iterable[tuple[int, str | None, str, Entry, Mapping[str, Any]]]
+) -> None:
+    """``record`` of entries the caller holds typed (seq, round_id, time_utc, typed entry, public part):
+    the append's, which built each typed entry a moment before, so none is decoded again from its public
+    part (the same deltas: ``entry_deltas`` reads the typed entry either way)."""
+    by_period: dict[str, Counter[str]] = {}
+    rounds: list[RoundRow] = []
+    for seq, round_id, time_utc, entry, public in rows:
+        _add_entry(by_period, rounds, (seq, entry.kind, round_id, time_utc, public), entry=entry)
+    _write(connection, by_period, rounds)
+
+
+def _add_entry(
+    by_period: dict[str, Counter[str]],
+    rounds: list[RoundRow] | None,
+    row: tuple[int, str, str | None, str, Mapping[str, Any]],
+    *,
+    entry: Entry | None = None,
+    before_progressive_net: bool = False,
+) -> None:
+    """One entry's (seq, kind, round_id, time_utc, public part) deltas added to its periods, and its
+    closed round's row to ``rounds`` when given; nothing added if either cannot be read."""
+    seq, kind, round_id, time_utc, public = row
+    delta = entry_deltas(
+        seq, kind, round_id, public, entry=entry, before_progressive_net=before_progressive_net
+    )
+    closed = round_row(seq, kind, round_id, time_utc, public) if rounds is not None else None
+    for period in periods_of(time_utc):
+        by_period.setdefault(period, Counter()).update(delta)
+    if rounds is not None and closed is not None:
+        rounds.append(closed)
+
+
 def totals_by_period(
     rows: Iterable[tuple[int, str, str | None, str, Mapping[str, Any]]],
     rounds: list[RoundRow] | None = None,
@@ -243,20 +281,16 @@ def totals_by_period(
     read back: the migration's rebuild), an entry not of its kind's shape is ``damaged_entry``'s one
     line; without, the error itself (`journal verify --totals` makes it its verdict, totals_check.py)."""
     by_period: dict[str, Counter[str]] = {}
-    for seq, kind, round_id, time_utc, public in rows:
+    for row in rows:
+        seq, kind = row[0], row[1]
         if kind not in TOTAL_KINDS:
             continue
         try:
-            delta = entry_deltas(seq, kind, round_id, public, before_progressive_net=before_progressive_net)
-            row = round_row(seq, kind, round_id, time_utc, public) if rounds is not None else None
+            _add_entry(by_period, rounds, row, before_progressive_net=before_progressive_net)
         except PAYLOAD_DAMAGE as error:
             if journal_path is None:
                 raise
             raise damaged_entry(journal_path, seq, kind, error) from None
-        for period in periods_of(time_utc):
-            by_period.setdefault(period, Counter()).update(delta)
-        if rounds is not None and row is not None:
-            rounds.append(row)
     return by_period
 
 

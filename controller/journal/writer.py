@@ -26,7 +26,7 @@ from controller.journal.kinds import CLOSING_KINDS, ENTRY_SCHEMA_VERSION, ROUND_
 from controller.journal.rows import AppendItem, JournalEntry, PendingEntry, parse_time_utc, pending_entry
 from controller.journal.schema import CLOSING_SQL, COLUMNS, ROW_PLACEHOLDERS, ROWS_PER_INSERT
 from controller.journal.totals import TOTAL_KINDS
-from controller.journal.totals import record as record_totals
+from controller.journal.totals import record_typed as record_totals
 
 if TYPE_CHECKING:
     # The typed entries (msgspec, ~60 classes) load with the first append or typed read, not with the
@@ -51,6 +51,7 @@ _COLUMN_COUNT = len(COLUMNS.split(","))
 
 class _Prepared(NamedTuple):
     kind: str
+    entry: typed.Entry  # the typed entry, which the totals count without decoding it again
     round_id: str | None
     source: str
     public: dict[str, Any]  # the public part as JSON values (what public_text parses back to)
@@ -85,10 +86,12 @@ def _prepare_entry(item: PendingEntry) -> _Prepared:
         raise ValueError(f"journal: round_started payload names {entry.round_id!r}, not {round_id!r}")
     public, private = typed.parts_dicts(entry)
     if private is None:  # most entries: no private part to seal
-        return _Prepared(kind, round_id, source, public, canonical_json(public), None, None, None)
+        return _Prepared(kind, entry, round_id, source, public, canonical_json(public), None, None, None)
     private_text = typed.seal_private(private)
     digest = typed.commitment(private_text)
-    return _Prepared(kind, round_id, source, public, canonical_json(public), private, private_text, digest)
+    return _Prepared(
+        kind, entry, round_id, source, public, canonical_json(public), private, private_text, digest
+    )
 
 
 def _step_entry(wall_time_utc: str, journal_time_utc: str) -> _Prepared:
@@ -230,9 +233,9 @@ class JournalWriter:
         rows, written = self._chained(pending, last_seq, prev_hash, time_utc)
         _insert(connection, rows)
         # The totals and the round index, in this same transaction: both or neither survive a crash
-        # (controller/journal/totals.py).
+        # (controller/journal/totals.py), counted from the typed entries ``_prepare_entry`` built.
         counted = [
-            (row_values[0], item.kind, item.round_id, time_utc, item.public)
+            (row_values[0], item.round_id, time_utc, item.entry, item.public)
             for item, row_values in zip(pending, rows, strict=True)
             if item.kind in TOTAL_KINDS
         ]

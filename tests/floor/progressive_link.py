@@ -20,6 +20,8 @@ from typing import Any
 import psycopg
 
 from controller.floor.progressive import PostgresStore
+from controller.floor.store import locked_wager_rows
+from controller.journal import entries as typed
 from controller.progressive import model
 from controller.progressive.controller import ProgressiveController
 from controller.progressive.model import Hit
@@ -74,9 +76,17 @@ class LinkData:
         self._execute(
             "INSERT INTO floor_entries (table_id, seq, time_utc, time_text, round_id, source, kind, "
             "version, payload, prev_hash, hash, stream_seq, seat, typed_columns) "
-            "VALUES (%s, %s, %s, %s, %s, 'engine', %s, 1, %s, %s, %s, %s, %s, 1)",
+            "VALUES (%s, %s, %s, %s, %s, 'engine', %s, 1, %s, %s, %s, %s, %s, 2)",
             (table_id, seq, at, at, round_id, kind, json.dumps(payload), "0" * 64, f"{seq:064x}", seq, seat),
         )
+        if kind == "bets_locked":  # its wagers' rows, as the service writes them (migration 15)
+            lock = typed.BetsLocked(wagers=payload["wagers"])
+            for row in locked_wager_rows(table_id, seq, round_id, lock):
+                self._execute(
+                    "INSERT INTO floor_locked_wagers (table_id, seq, round_id, seat, wager, amount_cents) "
+                    "VALUES (%s, %s, %s, %s, %s, %s)",
+                    row,
+                )
 
     def table_round(
         self,

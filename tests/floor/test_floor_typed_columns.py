@@ -8,15 +8,18 @@ unit, one whose count is text), written by today's floor service, which fills th
 from the typed entries; and link L1 over T002 run on it by the floor's own link (its opening, the
 contribution, two refusals, a claim, a reserve movement: the store writes the events' columns).
 Database B, on the same PostgreSQL: migrated through version 11 only, given A's rows as the code before
-wrote them (every column it had), then migrated to today (migrations 12 to 14, each backfilling once).
+wrote them (every column it had), then migrated to today (migrations 12 to 16, each backfilling once:
+15 the bets_locked wagers' rows, which the progressive's reconciliation reads, 16 each entry's gaming-day
+figures, which the gaming day's report sums).
 Real engine, uplink, nats-server, PostgreSQL.
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -25,12 +28,15 @@ import pytest
 from psycopg import sql
 
 from controller.floor import schema
+from controller.floor.gaming_day import read_floor_day
 from controller.floor.progressive import Link, LinkConfig, LinkedStatus, PostgresStore, settled_rounds
-from controller.floor.queries import BY_TABLE_SQL, CHANGES_SQL, FLOOR_MAP_SQL, HITS_SQL
+from controller.floor.progressive_view import reconcile_params
+from controller.floor.queries import BY_TABLE_SQL, CHANGES_SQL, FLOOR_MAP_SQL, HITS_SQL, RECONCILE_SQL
 from controller.floor.service import FloorService
 from controller.floor.store import entry_columns
 from controller.journal import entries as typed
 from controller.journal.chain import canonical_json
+from controller.locale import DEFAULT_PROPERTY, gaming_day_of
 from controller.progressive.model import Hit
 from controller.simulation.floor.postgres import PostgresCluster
 from tests.floor.conftest import MakeFloor
@@ -69,12 +75,49 @@ READER = "L-read"
 SHIFT = {"shift_start": datetime(2000, 1, 1, tzinfo=UTC), "shift_end": datetime(2000, 1, 2, tzinfo=UTC)}
 
 
+LOCKED_WAGERS_SQL = (
+    "SELECT table_id, seq, round_id, seat, wager, amount_cents FROM floor_locked_wagers "
+    "ORDER BY table_id, seq, seat, wager"
+)
+
+
+def _reconciliation(connection: psycopg.Connection[Any]) -> list[Any]:
+    """The progressive page's reconciliation of L1 over every round the floor holds: its window from the
+    database's own clock back past the oldest round (no dependence on today's date)."""
+    row = connection.execute("SELECT now(), min(closed_utc) FROM floor_rounds").fetchone()
+    assert row is not None
+    db_now, oldest = row
+    window_s = (db_now - oldest).total_seconds() + 86_400
+    return connection.execute(
+        RECONCILE_SQL, reconcile_params(LINK, window_s, DEFAULT_PROPERTY, db_now)
+    ).fetchall()
+
+
+DAY_FIGURES_ROWS_SQL = (
+    "SELECT table_id, seq, time_utc, measure, label, numerator, denominator FROM floor_day_figures "
+    "ORDER BY table_id, seq, measure, label"
+)
+
+
+def _gaming_days(connection: psycopg.Connection[Any]) -> list[str]:
+    """The reports (CSV) of every gaming day the floor's entries fall in (from its own times)."""
+    row = connection.execute("SELECT min(time_utc), max(time_utc) FROM floor_entries").fetchone()
+    assert row is not None
+    first, last = (gaming_day_of(moment, DEFAULT_PROPERTY) for moment in row)
+    days = [first + timedelta(days=n) for n in range((last - first).days + 1)]
+    return [read_floor_day(connection, day.isoformat(), DEFAULT_PROPERTY).csv_text() for day in days]
+
+
 def _answers(dsn: str) -> dict[str, list[Any]]:
     with psycopg.connect(dsn, autocommit=True) as connection:
         PostgresStore(connection, READER).ensure_link(READER, ("T001", "T002"))
         found, marks = settled_rounds(connection, READER, 100)
         link = (LINK,)
         return {
+            "the day figures": connection.execute(DAY_FIGURES_ROWS_SQL).fetchall(),
+            "the gaming days' reports": _gaming_days(connection),
+            "the locked wagers": connection.execute(LOCKED_WAGERS_SQL).fetchall(),
+            "the progressive's reconciliation": _reconciliation(connection),
             "floor_private_shown": connection.execute(SHOWN_SQL).fetchall(),
             "the floor map's release": connection.execute(SOFTWARE_SQL, SHIFT).fetchall(),
             "the typed columns": connection.execute(TYPED_COLUMNS_SQL).fetchall(),
@@ -106,6 +149,9 @@ def _clocks_and_progressive(scenario: OldGateFloor) -> None:
     for round_id, part in parts.items():
         started = {"round_id": round_id, "game": "top-flush", "banking": {"mode": "house"}, "seats": [1]}
         tables.journals["T002"].append("round_started", started, round_id=round_id, source="engine")
+        # A Progressive wager locked (the reconciliation's journal side: migration 15's rows).
+        locked = {"wagers": {"1": {"ante": 500, "progressive": 100}}}
+        tables.journals["T002"].append("bets_locked", locked, round_id=round_id, source="engine")
         settled = {"settlement": {"progressive": part}}
         tables.journals["T002"].append("round_settled", settled, round_id=round_id, source="engine")
 
@@ -184,6 +230,17 @@ def test_a_floor_upgraded_to_the_typed_columns_answers_as_one_written_with_them(
         held = connection.execute("SELECT count(*) FROM floor_private").fetchone()
     assert held is not None
     assert 0 < len(written["floor_private_shown"]) < held[0], "some parts held and not shown"
+    progressive_locks = [row for row in written["the locked wagers"] if row[4] == "progressive"]
+    assert [row[2:] for row in progressive_locks] == [
+        (f"RT002-20261205-00090{n}", "1", "progressive", 100) for n in (1, 2, 3)
+    ]
+    assert len(written["the locked wagers"]) > len(progressive_locks), "the engine's locks too"
+    measures = {row[3] for row in written["the day figures"]}
+    assert {"rounds_settled", "rounds_voided", "handle_cents", "theoretical_win_exact", "game"} <= measures
+    assert any(re.search(",rounds_settled,[1-9]", report) for report in written["the gaming days' reports"])
+    reconciled = written["the progressive's reconciliation"]
+    assert {row[0] for row in reconciled} == {"T002"}
+    assert (sum(row[3] for row in reconciled), sum(row[4] for row in reconciled)) == (3, 300), "locked"
 
     postgres = floor.postgres
     assert postgres is not None
@@ -292,6 +349,14 @@ OLD_COPY_ENTRIES = (
     "COPY floor_entries (table_id, seq, time_utc, time_text, round_id, source, kind, version, payload, "
     "private_digest, prev_hash, hash, stream_seq) FROM STDIN"
 )
+# The release before migration 15 (0998bd4: its ``_COPY_ENTRIES``, word for word, writing typed_columns 1
+# and no floor_locked_wagers rows beside a bets_locked).
+BEFORE_LOCKED_WAGERS_COPY = (
+    "COPY floor_entries (table_id, seq, time_utc, time_text, round_id, source, kind, version, payload, "
+    "private_digest, prev_hash, hash, stream_seq, seat, state_to, software_release, software_release_digest, "
+    "software_development, clock_offset_us, clock_within_bound, clock_bound_us, progressive_settled, "
+    "progressive_wagers, progressive_unit_cents, typed_columns) FROM STDIN"
+)
 OLD_INSERT_EVENT = (
     "INSERT INTO floor_progressive_events (link_id, event_no, kind, table_id, round_id, "
     "award_id, claim_number, amount_cents, entry) "
@@ -323,6 +388,12 @@ def test_a_previous_releases_writer_is_refused_after_the_upgrade(pg_cluster: Pos
                     OLD_INSERT_EVENT,
                     ("L1", 1, "progressive_contribution", "T1", "R1", None, None, None, '{"wagers":1}'),
                 )
+            # The release just before migration 15: its lock would have no wagers' rows.
+            lock = ("T1", 3, *row[2:6], "bets_locked", 2, '{"wagers":{"1":{"progressive":100}}}', None,
+                    "0" * 64, "3" * 64, 3, *(None,) * 11, 1)  # fmt: skip
+            refused_check = pytest.raises(psycopg.errors.CheckViolation, match="locked_wager_rows")
+            with refused_check, connection.cursor().copy(BEFORE_LOCKED_WAGERS_COPY) as copy:
+                copy.write_row(lock)
             counts = connection.execute(
                 "SELECT (SELECT count(*) FROM floor_entries), (SELECT count(*) FROM floor_progressive_events)"
             ).fetchone()

@@ -55,7 +55,7 @@ def test_progressive_amounts_and_the_days_bounds() -> None:
         contribution("2026-12-01T07:00:00.000000Z", 75),
         award_paid("2026-12-02T05:59:59.999999Z", 50_000),
         award_paid("2026-12-02T06:00:00.000000Z", 9),  # the next day
-        entry("fault_raised", "2026-12-01T08:00:00.000000Z", kind="clock_offset"),
+        entry("fault_raised", "2026-12-01T08:00:00.000000Z", **raised("F1", "clock_offset", "alert")),
     ]
     report = gd.build_report("2026-12-01", DEFAULT_PROPERTY, entries, {"T9": "P1"})
     table = report.rows[0].figures

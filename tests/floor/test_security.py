@@ -139,7 +139,7 @@ def test_postgres_roles(tmp_path: Path, make_floor: MakeFloor) -> None:
         writer.execute(
             "INSERT INTO floor_entries (table_id, seq, time_utc, time_text, source, kind, version, payload, "
             "prev_hash, hash, stream_seq, typed_columns) VALUES ('T1', 1, now(), 'x', 'engine', "
-            "'table_closed', 2, '{}', repeat('0', 64), repeat('1', 64), 1, 1)"
+            "'table_closed', 2, '{}', repeat('0', 64), repeat('1', 64), 1, 2)"
         )
         writer.commit()
         for statement in (

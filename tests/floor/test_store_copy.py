@@ -49,7 +49,7 @@ def _rows(count: int) -> list[tuple[Any, ...]]:
                 f"{seq:064x}",
                 seq + 10,
                 *(None,) * (_COLUMNS - _FIRST_COLUMNS - 1),
-                1,  # typed_columns, the last (migration 12: no default)
+                2,  # typed_columns, the last (migration 12: no default; 2 since migration 15)
             )
         )
     return rows

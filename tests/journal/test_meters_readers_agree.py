@@ -3,8 +3,10 @@
 One real journal through the real engine (tests/journal/scripted.py) holds every closing kind — rounds
 settled (house-banked and designated-player), dead, voided by a supervisor and voided by recovery after a
 restart — and faults raised and cleared. The reducer's meters, the panel's range fold, the stored totals,
-the floor's gaming-day figures and the daemon's run summary are read from it and compared field by
-field: a reader that counted one kind otherwise (a void as dead, say) would differ here.
+the floor's gaming-day figures, the floor's round rows and the daemon's run summary are read from it and
+compared field by field: a reader that counted one kind otherwise (a void as dead, say) would differ here.
+And the one fold changed (a closing or a fault counted otherwise) reaches the floor's readers too: they
+count through it, not beside it.
 """
 
 from __future__ import annotations
@@ -15,15 +17,20 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TextIO
 
+import pytest
+
 from controller.config import TableConfig, load_config
 from controller.daemon_outputs import CommittedOutputs
 from controller.daemon_start import RunOptions, RunSummary
 from controller.engine import JournalRecord
+from controller.floor.checks import FloorStored, TableProjection, fold_stored
 from controller.floor.gaming_day import DayEntry, fold_day
+from controller.floor.store import round_rows
 from controller.journal import Journal
-from controller.journal.kinds import METER_KINDS
+from controller.journal.kinds import CLOSING_KINDS, FAULT_RAISED, METER_KINDS
 from controller.journal.meters import compute_meters, fold_meters, range_totals
 from controller.journal.recovery import recover
+from controller.journal.state import TableState
 from controller.journal.state_parts import Meters
 from controller.panel.shift_meters import RANGE_KINDS, day_range, fold_range
 from tests.journal.scripted import Outcome, play_round
@@ -104,7 +111,7 @@ def _floor_figures(meters: Meters) -> dict[str, Any]:
     }
 
 
-def test_the_reducer_the_panel_the_totals_the_floor_and_the_daemon_count_alike(tmp_path: Path) -> None:
+def _journal_of_every_closing(tmp_path: Path) -> Path:
     rng = random.Random(29)
     clock = SteppingClock()
     path = tmp_path / "journal.sqlite"
@@ -113,7 +120,43 @@ def test_the_reducer_the_panel_the_totals_the_floor_and_the_daemon_count_alike(t
     with Journal.open(path, "T1", clock=clock, synchronous="OFF") as journal:
         recover(journal)  # the restart: the round left open is voided
         _play(journal, rng, SECOND_RUN)
+    return path
 
+
+# The columns of a floor_rounds row (controller/floor/store.py ``round_rows``) that hold its meters.
+_HANDLE, _WIN, _RAKE = 9, 10, 11
+
+
+def _floor_round_meters(journal: Journal) -> dict[str, int]:
+    """The floor's round rows of the journal, summed: every entry read back as the floor holds it
+    (``FloorStored``) through the floor's fold (``fold_stored``), every round touched, its row written."""
+    projection = TableProjection("T1", state=TableState("T1"))
+    for stored in journal.entries():
+        fold_stored(
+            projection,
+            FloorStored(stored.seq, stored.time_utc, "T1", stored.round_id, stored.source, stored.entry),
+        )
+        if stored.round_id is not None:
+            projection.touched_rounds.add(stored.round_id)
+    rows = list(round_rows([projection]))
+    assert {row[5] for row in rows} == {"settled", "dead", "void"}
+    return {
+        "handle_cents": sum(row[_HANDLE] for row in rows),
+        "house_win_cents": sum(row[_WIN] for row in rows),
+        "rake_cents": sum(row[_RAKE] for row in rows),
+    }
+
+
+def _reducer_round_meters(meters: Meters) -> dict[str, int]:
+    return {
+        "handle_cents": meters.handle_cents,
+        "house_win_cents": meters.house_win_cents,
+        "rake_cents": meters.rake_cents,
+    }
+
+
+def test_the_reducer_the_panel_the_totals_the_floor_and_the_daemon_count_alike(tmp_path: Path) -> None:
+    path = _journal_of_every_closing(tmp_path)
     with Journal.open_existing(path) as journal:
         entries = list(journal.entries(kinds=list(RANGE_KINDS)))
         kinds = [stored.kind for stored in entries]
@@ -150,6 +193,8 @@ def test_the_reducer_the_panel_the_totals_the_floor_and_the_daemon_count_alike(t
         figures = fold_day(rows, *whole)["T1"]
         floor = {name: getattr(figures, name) for name in _floor_figures(reducer)}
         assert floor == _floor_figures(reducer)
+        # The floor's round rows (floor_rounds: the meters by table, pit, game and shift sum them).
+        assert _floor_round_meters(journal) == _reducer_round_meters(reducer)
 
         # The one fold moves a meter for exactly the kinds the readers read (METER_KINDS), no other.
         every = list(journal.entries())
@@ -168,3 +213,37 @@ def test_the_reducer_the_panel_the_totals_the_floor_and_the_daemon_count_alike(t
             reducer.rounds_voided,
         )
         assert summary.rounds_closed == reducer.rounds_settled + reducer.rounds_dead + reducer.rounds_voided
+
+
+def test_a_change_to_the_one_fold_reaches_the_floors_round_rows_and_gaming_day(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fold changed (a cent more of handle for each closed round, each fault counted twice): the
+    floor's round rows and gaming-day figures move with the reducer's, since they count through it."""
+    path = _journal_of_every_closing(tmp_path)
+    count, count_closing = Meters.count, Meters.count_closing
+
+    def count_otherwise(self: Meters, entry: Any, round_id: str, *, time_utc: str = "") -> bool:
+        moved = count(self, entry, round_id, time_utc=time_utc)
+        if entry.kind == FAULT_RAISED:
+            self.faults_raised += 1
+        return moved
+
+    def count_closing_otherwise(self: Meters, entry: Any, round_id: str, *, time_utc: str = "") -> None:
+        count_closing(self, entry, round_id, time_utc=time_utc)
+        self.handle_cents += 1
+
+    monkeypatch.setattr(Meters, "count", count_otherwise)
+    monkeypatch.setattr(Meters, "count_closing", count_closing_otherwise)
+    with Journal.open_existing(path) as journal:
+        reducer = fold_meters(journal)
+        entries = list(journal.entries(kinds=list(RANGE_KINDS)))
+        closed = sum(1 for stored in entries if stored.kind in CLOSING_KINDS)
+        faults = sum(1 for stored in entries if stored.kind == FAULT_RAISED)
+        assert (closed, faults) != (0, 0)
+        assert reducer.faults_raised == 2 * faults  # the reducer counts through the changed fold
+        assert _floor_round_meters(journal) == _reducer_round_meters(reducer)
+        whole = day_range(entries[0].time_utc[:10], entries[-1].time_utc[:10])
+        rows = [DayEntry("T1", stored.kind, stored.time_utc, stored.public) for stored in entries]
+        figures = fold_day(rows, *whole)["T1"]
+        assert (figures.handle_cents, figures.faults) == (reducer.handle_cents, reducer.faults_raised)

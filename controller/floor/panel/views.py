@@ -123,9 +123,11 @@ async def day_report(floor: FloorPanel, day: str, pit: str) -> gaming_day.DayRep
     prop = floor.settings.property_settings
     start, end = gaming_day.gaming_day_range(day, prop)
     pits = await floor.queries.table_pits()
-    rows = await floor.queries.day_entries(start, end, gaming_day.REPORT_KINDS)
-    entries = [gaming_day.DayEntry(r["table_id"], r["kind"], r["time_text"], r["payload"]) for r in rows]
-    return gaming_day.build_report(day, prop, entries, pits, pit=pit or None)
+    rows = await floor.queries.day_figures(start, end)
+    tables = gaming_day.figures_of_rows(
+        (r["table_id"], r["measure"], r["label"], r["numerator"], r["denominator"]) for r in rows
+    )
+    return gaming_day.report_of(day, prop, tables, pits, pit=pit or None)
 
 
 def window_days(days: str) -> int | None:

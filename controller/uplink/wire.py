@@ -560,6 +560,10 @@ def _decode_fast(data: bytes, *, escaped: bool = True) -> EntryMessage | Private
 
 
 _SHA256_HEX_CHARS = 64
+# The reference's time pattern (``_TIME``) with ASCII digits only and the whole text matched (``_TIME``'s
+# ``$`` also matches before a final line break): a subset of what it matches, at half its cost (any
+# Unicode digit is ``\d`` to a str pattern); then, as ``_checked_time``, a real date and time.
+_FAST_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z").fullmatch
 
 
 def _are_sha256_hex(prev_hash: str, hash_hex: str, digest: str | None) -> bool:
@@ -613,10 +617,14 @@ def _fast_entry(envelope: _Envelope, table_id: str, seq: int) -> EntryMessage | 
     typed.check_shapes(entry)
     round_id = envelope.round_id
     _bounded_ids(entry, round_id=round_id, source=source)
+    if not _FAST_TIME(time_utc):  # not plainly ASCII digits in place: the reference judges it
+        return None
+    # A real date and time, as ``_checked_time`` requires after its pattern (ValueError: the reference).
+    datetime.fromisoformat(time_utc[:-1])
     return EntryMessage(
         table_id=table_id,
         seq=seq,
-        time_utc=_checked_time(time_utc),
+        time_utc=time_utc,
         round_id=round_id,
         source=source,
         kind=kind,

@@ -450,11 +450,13 @@ class FloorService:
         else:
             self._take_next_entry(batch, projection, decoded, stream_seq, quarantine)
         if len(batch.quarantine) == quarantined_before:
-            projection.last_seen_stream_seq = max(projection.last_seen_stream_seq, stream_seq)
-            if isinstance(decoded, wire.EntryMessage):
+            # Compared, not ``max()``: the two builtin calls a message were 3-4% of the take's samples.
+            if stream_seq > projection.last_seen_stream_seq:  # noqa: PLR1730 - see above
+                projection.last_seen_stream_seq = stream_seq
+            if stream_seq > projection.last_stream_seq and isinstance(decoded, wire.EntryMessage):
                 # Taken (or a resend): the table's entries are read up to here. (A private part comes
                 # after later entries - the one that revealed it - so it does not move this.)
-                projection.last_stream_seq = max(projection.last_stream_seq, stream_seq)
+                projection.last_stream_seq = stream_seq
 
     def _take_next_entry(
         self,

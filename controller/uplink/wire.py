@@ -335,18 +335,34 @@ def _bounded_ids(entry: typed.Entry, *, round_id: str | None, source: str) -> No
         _too_long("round_id")
     if len(source) > MAX_ID_CHARS:
         _too_long("source")
-    if isinstance(entry, typed.RoundStarted) and len(entry.round_id) > MAX_ID_CHARS:
-        _too_long("payload round_id")
-    if (
-        isinstance(entry, typed.FaultRaised | typed.FaultAcknowledged | typed.FaultCleared)
-        and len(entry.fault_id) > MAX_ID_CHARS
-    ):
-        _too_long("fault_id")
+    cls = type(entry)
+    bounds = _ID_BOUNDS_BY_CLASS.get(cls)
+    if bounds is None:
+        bounds = _ID_BOUNDS_BY_CLASS[cls] = _id_bounds_for(cls)
+    id_field, may_have_seat = bounds
+    if id_field is not None and len(getattr(entry, id_field)) > MAX_ID_CHARS:
+        _too_long("payload round_id" if id_field == "round_id" else id_field)
     # An entry's own seat (the classes declare an unbounded int): the floor stores it in a 32-bit column
     # (floor_entries.seat), and one past it would fail its batch's COPY for ever, stopping the partition.
-    seat = getattr(entry, "seat", None)
-    if type(seat) is int and not 0 <= seat <= typed.MAX_SHAPE_SEAT:
-        raise BadMessage(f"seat out of range 0..{typed.MAX_SHAPE_SEAT}")  # not the number: any length
+    if may_have_seat:
+        seat = getattr(entry, "seat", None)
+        if type(seat) is int and not 0 <= seat <= typed.MAX_SHAPE_SEAT:
+            raise BadMessage(f"seat out of range 0..{typed.MAX_SHAPE_SEAT}")  # not the number: any length
+
+
+# Which of an entry's own ids is bounded, and whether it may carry a seat, is a function of its class
+# alone: chosen once a class (as ``check_shapes`` chooses its check), not by isinstance tests an entry
+# (``isinstance`` of a union built anew each call was a sixteenth of the floor's take of a message:
+# docs/floor.md "The eighth stop").
+_FAULT_CLASSES = (typed.FaultRaised, typed.FaultAcknowledged, typed.FaultCleared)
+_ID_BOUNDS_BY_CLASS: dict[type, tuple[str | None, bool]] = {}
+
+
+def _id_bounds_for(cls: type) -> tuple[str | None, bool]:
+    id_field = "round_id" if issubclass(cls, typed.RoundStarted) else None
+    if issubclass(cls, _FAULT_CLASSES):
+        id_field = "fault_id"
+    return id_field, hasattr(cls, "seat")
 
 
 def _too_long(name: str) -> None:
@@ -510,7 +526,10 @@ def _decode_fast(data: bytes, *, escaped: bool = True) -> EntryMessage | Private
     # that are no strict UTF-8 (msgspec does not check the text of fields it skips; the reference reads
     # surrogates encoded as bytes), a byte-order mark, deep nesting: the reference judges these.
     # ``escaped``: whether ``data`` holds a backslash (``decode`` has looked); True when not known.
-    if (escaped and b"\\u" in data) or data.count(b"[") + data.count(b"{") > _FAST_MAX_BRACKETS:
+    if escaped and b"\\u" in data:
+        return None
+    # A body no longer than the bound cannot hold more brackets than it (most bodies: no count made).
+    if len(data) > _FAST_MAX_BRACKETS and data.count(b"[") + data.count(b"{") > _FAST_MAX_BRACKETS:
         return None
     if not data.isascii():
         try:
@@ -540,6 +559,32 @@ def _decode_fast(data: bytes, *, escaped: bool = True) -> EntryMessage | Private
         return None
 
 
+_SHA256_HEX_CHARS = 64
+# The reference's time pattern (``_TIME``) with ASCII digits only and the whole text matched (``_TIME``'s
+# ``$`` also matches before a final line break): a subset of what it matches, at half its cost (any
+# Unicode digit is ``\d`` to a str pattern); then, as ``_checked_time``, a real date and time.
+_FAST_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z").fullmatch
+
+
+def _are_sha256_hex(prev_hash: str, hash_hex: str, digest: str | None) -> bool:
+    """Whether each is a sha256 digest in lower-case hex, what ``_HASH`` matches (``digest`` may be
+    None), checked at once: each one's length, then ``bytes.fromhex`` of the three run together, which
+    reads two hex digits a byte in C, and ``hex()``, which writes them back lower-case with nothing
+    between, so the text comes back only if it is all lower-case hex digits (no space, no upper case, no
+    other character). Cheaper than one ``_HASH.match`` (docs/floor.md "The eighth stop")."""
+    if len(prev_hash) != _SHA256_HEX_CHARS or len(hash_hex) != _SHA256_HEX_CHARS:
+        return False
+    digests = prev_hash + hash_hex
+    if digest is not None:
+        if len(digest) != _SHA256_HEX_CHARS:
+            return False
+        digests += digest
+    try:
+        return bytes.fromhex(digests).hex() == digests
+    except ValueError:  # a character that is no hex digit (or no ASCII)
+        return False
+
+
 def _fast_entry(envelope: _Envelope, table_id: str, seq: int) -> EntryMessage | None:
     kind, source, version, time_utc = envelope.kind, envelope.source, envelope.version, envelope.time_utc
     prev_hash, hash_hex, digest, raw = (
@@ -558,9 +603,7 @@ def _fast_entry(envelope: _Envelope, table_id: str, seq: int) -> EntryMessage | 
         or prev_hash is msgspec.UNSET
         or hash_hex is msgspec.UNSET
         or raw is msgspec.UNSET
-        or not _HASH.match(prev_hash)
-        or not _HASH.match(hash_hex)
-        or (digest is not None and not _HASH.match(digest))
+        or not _are_sha256_hex(prev_hash, hash_hex, digest)
     ):
         return None
     payload_bytes = bytes(raw)
@@ -574,10 +617,14 @@ def _fast_entry(envelope: _Envelope, table_id: str, seq: int) -> EntryMessage | 
     typed.check_shapes(entry)
     round_id = envelope.round_id
     _bounded_ids(entry, round_id=round_id, source=source)
+    if not _FAST_TIME(time_utc):  # not plainly ASCII digits in place: the reference judges it
+        return None
+    # A real date and time, as ``_checked_time`` requires after its pattern (ValueError: the reference).
+    datetime.fromisoformat(time_utc[:-1])
     return EntryMessage(
         table_id=table_id,
         seq=seq,
-        time_utc=_checked_time(time_utc),
+        time_utc=time_utc,
         round_id=round_id,
         source=source,
         kind=kind,

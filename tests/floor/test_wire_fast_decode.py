@@ -254,3 +254,32 @@ def test_msgspec_sorted_encoding_is_the_canonical_text_without_floats(value: Any
     text = canonical_json(value).encode()
     assert msgspec.json.encode(value, order="sorted") == text
     assert msgspec.json.decode(text) == json.loads(text)
+
+
+@st.composite
+def _near_digest(draw: st.DrawFn) -> str:
+    """Text near a sha256 hex digest: lower-case hex digits, 62 to 66 of them (the lengths around 64,
+    and ones that sum to a whole number of digests when two or three are run together), now and then
+    with one character put in: an upper-case digit, a space, a line break, a non-ASCII digit, a letter
+    past f."""
+    text = draw(st.text(alphabet="0123456789abcdef", min_size=62, max_size=66))
+    if draw(st.booleans()):
+        at = draw(st.integers(0, len(text)))
+        text = text[:at] + draw(st.sampled_from(["A", "F", " ", "\n", "\u0663", "g"])) + text[at + 1 :]
+    return text
+
+
+NEAR_DIGESTS = _near_digest()
+
+
+@settings(max_examples=500, deadline=None)
+@given(prev_hash=NEAR_DIGESTS, hash_hex=NEAR_DIGESTS, digest=st.none() | NEAR_DIGESTS)
+def test_the_fast_paths_digest_check_is_the_references_pattern(
+    prev_hash: str, hash_hex: str, digest: str | None
+) -> None:
+    """The fast path checks the three digests of an entry at once (docs/floor.md "The eighth stop"): it
+    says yes only where the reference's pattern matches each one. (The reference's ``$`` also matches
+    before a final line break: the fast path leaves such a digest to the reference, which decides.)"""
+    each = [prev_hash, hash_hex] + ([] if digest is None else [digest])
+    exact = all(len(text) == 64 and wire._HASH.match(text) for text in each)
+    assert wire._are_sha256_hex(prev_hash, hash_hex, digest) == exact, each

@@ -75,6 +75,12 @@ _TYPED_ENTRIES = (
     "controller.journal.entries",
     "controller.journal.upcast",
 )
+# `dataclasses` loads `inspect` with `ast`, `dis`, `tokenize` and `linecache` (about 6.5 ms a start), and
+# each class it makes compiles its methods (about 0.3 ms more): the ~17 classes the journal's reader made
+# with it (its rows, the fold's records, the stored totals' rows, the games' catalogue, the property and
+# the money format) are plain records now (controller/records.py; issue 28, docs/operations.md "The
+# seventh stop").
+_DATACLASSES = ("dataclasses", "inspect", "ast", "_ast", "dis", "tokenize", "linecache")
 NEVER_BY_COMMAND: dict[str, tuple[str, ...]] = {
     # recall's CSV writer loads with --csv only (the standard library's csv with it). The default
     # property's zone is UTC: no zone database (zoneinfo with sysconfig) for its times.
@@ -85,6 +91,7 @@ NEVER_BY_COMMAND: dict[str, tuple[str, ...]] = {
         "csv",
         "_csv",
         *_TYPED_ENTRIES,
+        *_DATACLASSES,
         "zoneinfo",
         "sysconfig",
     ),
@@ -103,6 +110,9 @@ RULES = (
     "controller.rules.games",
     "controller.rules.hands",
     "controller.rules.paytables",
+    # The plain records the catalogue, the journal's rows and fold, the property and the money format are
+    # made of (controller/records.py): a dataclass's methods without the `dataclasses` module.
+    "controller.records",
 )
 # What the configuration's checks and the journal's readers need of the rules: the catalogue of games,
 # wagers and paytables, never the cards' codec nor the hand evaluator's tables (~5 ms to build).

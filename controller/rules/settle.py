@@ -22,10 +22,10 @@ The decisions docs/rules.md leaves open are written in docs/rules.md ("Decisions
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from controller.names import MAX_SEAT as MAX_SEAT  # noqa: PLC0414  (re-exported)
+from controller.records import FrozenRecord, Record
 from controller.rules.amounts import MAX_AMOUNT_CENTS
 from controller.rules.catalogue import BASE_RULE, FLUSH_BONUS, STRAIGHT_FLUSH_BONUS, WAGERS
 from controller.rules.games import (
@@ -73,17 +73,35 @@ if TYPE_CHECKING:
 
 
 # --- settlement -----------------------------------------------------------------------------------------
-@dataclass(slots=True)
-class Owed:
+class Owed(Record):
     """A provisional wager result, before the cap and the DP's funds."""
 
+    __slots__ = ("capped_from", "net", "odds", "result", "shortfall", "stake", "wager")
     wager: str
     stake: int
     result: str
     net: int
-    odds: int | None = None
-    capped_from: int | None = None
-    shortfall: int = 0
+    odds: int | None
+    capped_from: int | None
+    shortfall: int
+
+    def __init__(  # noqa: PLR0913, PLR0917 - what is owed, every part
+        self,
+        wager: str,
+        stake: int,
+        result: str,
+        net: int,
+        odds: int | None = None,
+        capped_from: int | None = None,
+        shortfall: int = 0,
+    ) -> None:
+        self.wager = wager
+        self.stake = stake
+        self.result = result
+        self.net = net
+        self.odds = odds
+        self.capped_from = capped_from
+        self.shortfall = shortfall
 
 
 def _even_money(wager: str, stake: int, outcome: int) -> Owed:
@@ -117,12 +135,12 @@ def _settle_hcf_or_top_flush(
     return [_even_money("ante", ante, outcome), _even_money(decision, seat.wagers[decision], outcome)]
 
 
-@dataclass(frozen=True, slots=True)
-class BonusBet:
+class BonusBet(FrozenRecord):
     """What a bonus wager's rule judges: its stake on one seat, the paytable it is paid by this round,
     the seat's hand and the banker's, whether the banker qualifies, whether the seat folded, and
     whether the house banks the round (else a designated player does)."""
 
+    __slots__ = ("dealer", "folded", "hand", "house_banked", "paytable", "qualifies", "stake", "wager")
     wager: str
     stake: int
     paytable: Paytable
@@ -131,6 +149,26 @@ class BonusBet:
     qualifies: bool
     folded: bool
     house_banked: bool
+
+    def __init__(  # noqa: PLR0913, PLR0917 - a bonus bet's every part
+        self,
+        wager: str,
+        stake: int,
+        paytable: Paytable,
+        hand: Hand,
+        dealer: Hand,
+        qualifies: bool,
+        folded: bool,
+        house_banked: bool,
+    ) -> None:
+        object.__setattr__(self, "wager", wager)
+        object.__setattr__(self, "stake", stake)
+        object.__setattr__(self, "paytable", paytable)
+        object.__setattr__(self, "hand", hand)
+        object.__setattr__(self, "dealer", dealer)
+        object.__setattr__(self, "qualifies", qualifies)
+        object.__setattr__(self, "folded", folded)
+        object.__setattr__(self, "house_banked", house_banked)
 
 
 WagerRule = Callable[[BonusBet], "Owed"]
@@ -250,14 +288,26 @@ def action_order(designated_seat: int, seats: Sequence[int]) -> tuple[int, ...]:
     return tuple(sorted(seats, key=lambda seat: (designated_seat - seat) % (MAX_SEAT + 1)))
 
 
-@dataclass(frozen=True, slots=True)
-class Coverage:
+class Coverage(FrozenRecord):
     """Which seats a designated player covers at bet lock (see :func:`cover_seats`)."""
 
+    __slots__ = ("action_order", "committed_cents", "covered", "uncovered")
     action_order: tuple[int, ...]
     covered: tuple[int, ...]
     uncovered: tuple[int, ...]
     committed_cents: int
+
+    def __init__(
+        self,
+        action_order: tuple[int, ...],
+        covered: tuple[int, ...],
+        uncovered: tuple[int, ...],
+        committed_cents: int,
+    ) -> None:
+        object.__setattr__(self, "action_order", action_order)
+        object.__setattr__(self, "covered", covered)
+        object.__setattr__(self, "uncovered", uncovered)
+        object.__setattr__(self, "committed_cents", committed_cents)
 
 
 def bonus_top_cents(wagers: Mapping[str, int], paytable: Callable[[str], Paytable], spec: GameSpec) -> int:

@@ -59,10 +59,16 @@ NEVER = (
     # formatter reads the width itself.
     "shutil",
 )
+# `dataclasses` loads `inspect` with `ast`, `dis`, `tokenize` and `linecache` (about 6.5 ms a start), and
+# each class it makes compiles its methods (about 0.3 ms more): the ~17 classes the journal's reader made
+# with it (its rows, the fold's records, the stored totals' rows, the games' catalogue, the property and
+# the money format) and the 16 of settle (the round's input, its result, the bonus bets) are plain
+# records now (controller/records.py; issue 28, docs/operations.md "The seventh stop").
+_DATACLASSES = ("dataclasses", "inspect", "ast", "_ast", "dis", "tokenize", "linecache")
 # And for one command: the journal's reader folds and prints, it never hashes (OpenSSL's load, ~2 ms).
 # And settling: it never hashes, never reads a zone (a round's settlement has no time) and parses no
 # TOML (issue 28: OpenSSL ~2 ms, zoneinfo with sysconfig ~2 ms, tomllib ~3 ms).
-_SETTLE_NEVER = ("hashlib", "_hashlib", "hmac", "zoneinfo", "sysconfig", "tomllib")
+_SETTLE_NEVER = ("hashlib", "_hashlib", "hmac", "zoneinfo", "sysconfig", "tomllib", *_DATACLASSES)
 # A settlement printed as text shows no time: the property's zone and shifts (controller/locale.py, its
 # dataclasses and `datetime`: ~4 ms of CPU a start, issue 28) load with the first time a text shows.
 _SETTLE_TEXT_NEVER = (*_SETTLE_NEVER, "controller.locale", "datetime", "_datetime")
@@ -75,12 +81,7 @@ _TYPED_ENTRIES = (
     "controller.journal.entries",
     "controller.journal.upcast",
 )
-# `dataclasses` loads `inspect` with `ast`, `dis`, `tokenize` and `linecache` (about 6.5 ms a start), and
-# each class it makes compiles its methods (about 0.3 ms more): the ~17 classes the journal's reader made
-# with it (its rows, the fold's records, the stored totals' rows, the games' catalogue, the property and
-# the money format) are plain records now (controller/records.py; issue 28, docs/operations.md "The
-# seventh stop").
-_DATACLASSES = ("dataclasses", "inspect", "ast", "_ast", "dis", "tokenize", "linecache")
+
 NEVER_BY_COMMAND: dict[str, tuple[str, ...]] = {
     # recall's CSV writer loads with --csv only (the standard library's csv with it). The default
     # property's zone is UTC: no zone database (zoneinfo with sysconfig) for its times.

@@ -11,6 +11,8 @@ gets from here is what the dataclass it replaces generated, in the same words:
 - ``__repr__``: ``Name(field=value, ...)``;
 - ``__match_args__``: the fields;
 - ``as_dict()``: the fields by name (``dataclasses.asdict`` of a record of plain values);
+- ``replace(record, **changes)``: a copy with some fields changed, made by its ``__init__``
+  (``dataclasses.replace``);
 - pickling and ``copy``: the record made again from its fields by its ``__init__``;
 - a frozen record (``FrozenRecord``): no assignment or deletion after ``__init__``
   (``AttributeError: cannot assign to field 'name'``), and a hash of its fields.
@@ -24,7 +26,7 @@ dataclass."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 
 def _fields_of(cls: type) -> tuple[str, ...]:
@@ -87,3 +89,12 @@ class FrozenRecord(Record):
 
     def __hash__(self) -> int:  # type: ignore[override]  # frozen: hashable, as a frozen dataclass
         return hash(self._values())
+
+
+_R = TypeVar("_R", bound=Record)
+
+
+def replace(record: _R, **changes: Any) -> _R:
+    """A copy of ``record`` with ``changes``, made by its class's ``__init__`` (``dataclasses.replace``:
+    an unknown name is refused by that ``__init__``, a cache is made anew)."""
+    return type(record)(**{**record.as_dict(), **changes})

@@ -5,7 +5,6 @@ before and after, the contributions, the reset and the reserve's movement."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from controller import records
 from controller.errors import UserError
 from controller.rules.progressive import PROGRESSIVE_GAMES, parse_progressive_round
 from controller.rules.settle import Round, bank_by_seat, settle, settle_round_json
@@ -267,12 +267,10 @@ def progressive_rounds(draw: st.DrawFn) -> Round:
         {**PROGRESSIVE, "meter_cents": meter, "reserve_cents": draw(st.integers(0, 10**7))}
     )
     seats = tuple(
-        dataclasses.replace(entry, wagers={**entry.wagers, "progressive": 100})
-        if draw(st.booleans())
-        else entry
+        records.replace(entry, wagers={**entry.wagers, "progressive": 100}) if draw(st.booleans()) else entry
         for entry in round_.seats
     )
-    return dataclasses.replace(round_, seats=seats, progressive=spec)
+    return records.replace(round_, seats=seats, progressive=spec)
 
 
 def progressive_input(round_: Round) -> Json:

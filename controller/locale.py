@@ -25,7 +25,7 @@ import re
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 
 from controller.money import MoneyFormat
-from controller.records import FrozenRecord
+from table_names.records import FrozenRecord
 
 # zoneinfo loads where a zone other than UTC is first read (``zone_of``): `settle --text` prints no
 # time and so never reads one (zoneinfo with sysconfig for its data paths: ~2 ms of a start, issue 28).

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from controller.records import FrozenRecord
+from table_names.records import FrozenRecord
 
 _CURRENCY_CODE = re.compile(r"^[A-Z]{3}$")
 

@@ -142,17 +142,10 @@ def test_the_rule_sees_a_lazy_import_inside_a_function(tmp_path: Path) -> None:
 # --- the rules' layer, by what a fresh interpreter actually loads ---------------------------------------
 # The rules (cards, hands, paytables, games, settle) are the bottom of the controller: pure, no I/O. They
 # may load the standard library (but none of its I/O and concurrency) and, of ours, only the controller's
-# package, its errors, names and plain records (controller/records.py), and table_names (issue 28:
-# `flushtable settle` starts in about a bare interpreter's time, and the rules do not depend on the wire).
-# The check runs in a fresh interpreter, so it sees what the imports really load, through any chain, not
-# only what the source files name.
-RULES_LAYER = (
-    "controller.rules",
-    "controller.errors",
-    "controller.names",
-    "controller.records",
-    "table_names",
-)
+# package, its errors and names, and table_names (issue 28: `flushtable settle` starts in about a bare
+# interpreter's time, and the rules do not depend on the wire). The check runs in a fresh interpreter, so it
+# sees what the imports really load, through any chain, not only what the source files name.
+RULES_LAYER = ("controller.rules", "controller.errors", "controller.names", "table_names")
 RULES_STDLIB_REFUSED = ("asyncio", "sqlite3", "socket", "ssl", "selectors", "subprocess", "multiprocessing")
 
 _LOADED = """
@@ -202,12 +195,7 @@ def test_the_rules_layer_check_sees_a_chain_of_imports(tmp_path: Path) -> None:
     that imports the protocol, are both found."""
     for part in ("controller/rules", "table_names"):
         shutil.copytree(REPO / part, tmp_path / part)
-    for part in (
-        "controller/__init__.py",
-        "controller/errors.py",
-        "controller/names.py",
-        "controller/records.py",
-    ):
+    for part in ("controller/__init__.py", "controller/errors.py", "controller/names.py"):
         shutil.copy(REPO / part, tmp_path / part)
     (tmp_path / "controller" / "helper.py").write_text("import pydantic\n")
     (tmp_path / "controller" / "rules" / "probe.py").write_text(

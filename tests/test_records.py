@@ -1,4 +1,4 @@
-"""The plain records (controller/records.py) behave as the dataclasses they replaced (issue 28: the fast
+"""The plain records (table_names/records.py) behave as the dataclasses they replaced (issue 28: the fast
 commands load no `dataclasses`): each record class of the product is held to a dataclass with the same
 fields, defaults and frozenness, made here by `dataclasses` itself, on the same values: the same repr,
 equality, hash (or none), pattern-matching order, pickling, copying, refusal to change a frozen field
@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from controller import records
-from controller.records import FrozenRecord, Record
+from table_names import records
+from table_names.records import FrozenRecord, Record
 
 # Every module that makes records (a new one is found by the check below that they are all listed).
 MODULES = (

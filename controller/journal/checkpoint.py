@@ -58,7 +58,7 @@ from controller.journal.state_parts import (
     resolve_typed_annotations,
 )
 from controller.progressive.model import AwardState, MeterState, ProgressiveParameters, parse_parameters
-from controller.records import Record
+from table_names.records import Record
 
 # The records are converted by their annotations (msgspec), which name the typed entries.
 resolve_typed_annotations()
@@ -333,7 +333,7 @@ def _convert(value: Any, kind: Any) -> Any:
 
 def _twin(record: type[Record]) -> type:
     """A dataclass with ``record``'s fields, annotations and ``__init__`` defaults, for msgspec to check
-    and convert a checkpoint's JSON into: the reducer's records are plain classes (controller/records.py:
+    and convert a checkpoint's JSON into: the reducer's records are plain classes (table_names/records.py:
     the journal's readers load no `dataclasses`), and msgspec converts into dataclasses, not into them.
     A field made by a factory has ``None`` for its ``__init__`` default: absent from the JSON it is made
     by the record as before, and given it is checked against the field's own annotation (never None).

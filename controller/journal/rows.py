@@ -13,7 +13,7 @@ from controller.journal.chain import canonical_json, stored_hash
 from controller.journal.entry_view import EntryView, merged_payload, view_of
 from controller.journal.errors import JournalError
 from controller.journal.kinds import ENTRY_SCHEMA_VERSION, newer_entry_words
-from controller.records import FrozenRecord
+from table_names.records import FrozenRecord
 
 if TYPE_CHECKING:
     from pathlib import Path

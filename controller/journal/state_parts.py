@@ -17,10 +17,10 @@ from controller.journal.kinds import (
     ROUND_STARTED,
     STATUS_BY_CLOSING_KIND,
 )
-from controller.records import Record
 from controller.rules.games import GAMES
 from table_names import COMMUNITY_POSITION as COMMUNITY_POSITION  # noqa: PLC0414  (re-exported)
 from table_names import DEALER_POSITION as DEALER_POSITION  # noqa: PLC0414  (re-exported)
+from table_names.records import Record
 
 if TYPE_CHECKING:
     # The classes name what the records hold; the fold reads entries by attribute and kind, typed or

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from controller.journal.errors import JournalError
 from controller.journal.kinds import METER_KINDS, STATUS_BY_CLOSING_KIND
-from controller.records import FrozenRecord, Record
+from table_names.records import FrozenRecord, Record
 
 if TYPE_CHECKING:
     from pathlib import Path

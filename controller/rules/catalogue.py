@@ -27,7 +27,7 @@ from controller.names import (
     MAX_PLAYERS,
     TOP_FLUSH,
 )
-from controller.records import FrozenRecord
+from table_names.records import FrozenRecord
 
 if TYPE_CHECKING:
     from fractions import Fraction  # loaded by the theoretical win only: settle does not need it

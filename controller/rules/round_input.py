@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any, Final, cast
 from controller.errors import CardError, UserError, shown
 from controller.names import MAX_SEAT as MAX_SEAT  # noqa: PLC0414  (re-exported)
 from controller.names import MIN_SEAT, RakeMethod
-from controller.records import FrozenRecord
 from controller.rules.amounts import check_cents, check_positive_cents, type_name
 from controller.rules.cards import Card, cards_text, parse_card
 from controller.rules.games import (
@@ -31,6 +30,7 @@ from controller.rules.games import (
 )
 from controller.rules.hands import evaluate
 from controller.rules.paytables import Paytable, default_paytable, parse_paytable
+from table_names.records import FrozenRecord
 
 if TYPE_CHECKING:
     from controller.rules.progressive import ProgressiveRound

@@ -25,7 +25,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from controller.names import MAX_SEAT as MAX_SEAT  # noqa: PLC0414  (re-exported)
-from controller.records import FrozenRecord, Record
 from controller.rules.amounts import MAX_AMOUNT_CENTS
 from controller.rules.catalogue import BASE_RULE, FLUSH_BONUS, STRAIGHT_FLUSH_BONUS, WAGERS
 from controller.rules.games import (
@@ -67,6 +66,7 @@ from controller.rules.settlement import (
     Settlement,
     WagerResult,
 )
+from table_names.records import FrozenRecord, Record
 
 if TYPE_CHECKING:
     from controller.rules.progressive import ProgressiveResult

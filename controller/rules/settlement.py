@@ -8,12 +8,12 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from controller.names import MAX_SEAT as MAX_SEAT  # noqa: PLC0414  (re-exported)
-from controller.records import FrozenRecord
 from controller.rules.games import (
     DESIGNATED_PLAYER,
     PROGRESSIVE,
 )
 from controller.rules.hands import Hand
+from table_names.records import FrozenRecord
 
 if TYPE_CHECKING:
     from controller.rules.progressive import ProgressiveResult

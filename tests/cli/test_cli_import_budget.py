@@ -63,7 +63,7 @@ NEVER = (
 # each class it makes compiles its methods (about 0.3 ms more): the ~17 classes the journal's reader made
 # with it (its rows, the fold's records, the stored totals' rows, the games' catalogue, the property and
 # the money format) and the 16 of settle (the round's input, its result, the bonus bets) are plain
-# records now (controller/records.py; issue 28, docs/operations.md "The seventh stop").
+# records now (table_names/records.py; issue 28, docs/operations.md "The seventh stop").
 _DATACLASSES = ("dataclasses", "inspect", "ast", "_ast", "dis", "tokenize", "linecache")
 # And for one command: the journal's reader folds and prints, it never hashes (OpenSSL's load, ~2 ms).
 # And settling: it never hashes, never reads a zone (a round's settlement has no time) and parses no
@@ -112,8 +112,8 @@ RULES = (
     "controller.rules.hands",
     "controller.rules.paytables",
     # The plain records the catalogue, the journal's rows and fold, the property and the money format are
-    # made of (controller/records.py): a dataclass's methods without the `dataclasses` module.
-    "controller.records",
+    # made of (table_names/records.py): a dataclass's methods without the `dataclasses` module.
+    "table_names.records",
 )
 # What the configuration's checks and the journal's readers need of the rules: the catalogue of games,
 # wagers and paytables, never the cards' codec nor the hand evaluator's tables (~5 ms to build).

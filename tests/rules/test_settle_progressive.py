@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller import records
 from controller.errors import UserError
 from controller.rules.progressive import PROGRESSIVE_GAMES, parse_progressive_round
 from controller.rules.settle import Round, bank_by_seat, settle, settle_round_json
+from table_names import records
 from tests.rules.builders import Json, dp, round_json, seat, seat_of, settled, wagers_of
 from tests.rules.test_settle_cli import run_cli
 from tests.rules.test_settle_properties import check, rounds, to_json_input

@@ -21,8 +21,10 @@ A field whose name starts with ``_`` is a cache, not a field: it is not compared
 dataclass's ``field(init=False, repr=False, compare=False)``).
 
 Used on the paths of the commands that must start at once (the journal's reader, the rules, the
-configuration's checks); a class that needs `dataclasses.replace`, `fields` or `asdict` stays a
-dataclass."""
+configuration's checks); a class that needs `dataclasses.fields`, or is converted by msgspec by its
+annotations, stays a dataclass (the reducer's records are converted through dataclass twins:
+controller/journal/checkpoint.py). Here, at the bottom of the house, so that the drivers' device URLs
+can use it too (this module imports nothing but the standard library)."""
 
 from __future__ import annotations
 

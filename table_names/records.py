@@ -8,7 +8,8 @@ gets from here is what the dataclass it replaces generated, in the same words:
 
 - ``__eq__``: the fields compared as a tuple, with a record of exactly the same class only
   (``NotImplemented`` otherwise), so a mutable record has no hash, as a dataclass's;
-- ``__repr__``: ``Name(field=value, ...)``;
+- ``__repr__``: ``Name(field=value, ...)``, without the fields named in ``_unshown`` (a dataclass's
+  ``field(repr=False)``: a key, a password);
 - ``__match_args__``: the fields;
 - ``as_dict()``: the fields by name (``dataclasses.asdict`` of a record of plain values);
 - ``replace(record, **changes)``: a copy with some fields changed, made by its ``__init__``
@@ -46,11 +47,15 @@ class Record:
 
     __slots__ = ()
     _fields: ClassVar[tuple[str, ...]] = ()
+    # Fields left out of the repr (a dataclass's ``field(repr=False)``: a key, a password).
+    _unshown: ClassVar[frozenset[str]] = frozenset()
+    _shown: ClassVar[tuple[str, ...]] = ()
     __hash__: ClassVar[None]  # type: ignore[assignment]  # mutable: no hash, as a dataclass's
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls._fields = _fields_of(cls)
+        cls._shown = tuple(name for name in cls._fields if name not in cls._unshown)
         # pattern matching's positional order, as a dataclass sets it (set here, not declared: mypy
         # reads a declared __match_args__ as the class's own).
         setattr(cls, "__match_args__", cls._fields)  # noqa: B010
@@ -64,7 +69,7 @@ class Record:
         return self._values() == other._values()
 
     def __repr__(self) -> str:
-        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._shown)
         return f"{type(self).__qualname__}({shown})"
 
     def as_dict(self) -> dict[str, Any]:

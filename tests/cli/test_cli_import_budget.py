@@ -62,8 +62,9 @@ NEVER = (
 # `dataclasses` loads `inspect` with `ast`, `dis`, `tokenize` and `linecache` (about 6.5 ms a start), and
 # each class it makes compiles its methods (about 0.3 ms more): the ~17 classes the journal's reader made
 # with it (its rows, the fold's records, the stored totals' rows, the games' catalogue, the property and
-# the money format) and the 16 of settle (the round's input, its result, the bonus bets) are plain
-# records now (table_names/records.py; issue 28, docs/operations.md "The seventh stop").
+# the money format), the 16 of settle (the round's input, its result, the bonus bets) and the 13 of
+# `config` (the resolved configuration, the device URLs) are plain records now (table_names/records.py;
+# issue 28, docs/operations.md "The seventh stop").
 _DATACLASSES = ("dataclasses", "inspect", "ast", "_ast", "dis", "tokenize", "linecache")
 # And for one command: the journal's reader folds and prints, it never hashes (OpenSSL's load, ~2 ms).
 # And settling: it never hashes, never reads a zone (a round's settlement has no time) and parses no
@@ -99,7 +100,9 @@ NEVER_BY_COMMAND: dict[str, tuple[str, ...]] = {
     "settle": _SETTLE_NEVER,
     "settle --text": _SETTLE_TEXT_NEVER,
     # The default property's zone is UTC: checked without the zone database (zoneinfo with sysconfig).
-    "config": ("hmac", "zoneinfo", "sysconfig"),
+    # And no `dataclasses`: the configuration's resolved parts, its segment policy, the checked models'
+    # validator marker and the drivers' device URLs are plain records (table_names/records.py).
+    "config": ("hmac", "zoneinfo", "sysconfig", *_DATACLASSES),
 }
 RULES = (
     "controller.rules",

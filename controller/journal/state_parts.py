@@ -62,32 +62,6 @@ class Stored(Placed, Protocol):
 class RoundState(Record):
     """One round as the fold leaves it: its wagers, cards, decisions, dead seats, reveal and closing."""
 
-    __slots__ = (
-        "banking",
-        "button_seat",
-        "cards",
-        "closed_seq",
-        "closed_utc",
-        "community_visible",
-        "dead_seats",
-        "decisions",
-        "faults",
-        "game",
-        "kill_request",
-        "kill_requests_made",
-        "locked_wagers",
-        "over_limit_alerts",
-        "phase",
-        "reached_reveal",
-        "refused_seat",
-        "round_id",
-        "seats",
-        "sensed_wagers",
-        "settlement",
-        "started_seq",
-        "started_utc",
-        "status",
-    )
     round_id: str
     started_seq: int
     started_utc: str
@@ -115,6 +89,8 @@ class RoundState(Record):
     # or the round closed: None.
     kill_request: dict[str, Any] | None
     kill_requests_made: int  # the round's "requested" entries: numbers the older ones, which had none
+
+    __slots__ = tuple(__annotations__)  # the fields declared above, in order
 
     def __init__(  # noqa: PLR0913, PLR0917 - a round's every part, as the fold and a checkpoint give them
         self,
@@ -235,24 +211,6 @@ class RoundState(Record):
 class AlertState(Record):
     """A raised fault: who raised, acknowledged, cleared or resolved it, and when."""
 
-    __slots__ = (
-        "acknowledged_by",
-        "acknowledged_utc",
-        "cleared_by",
-        "cleared_reason",
-        "cleared_utc",
-        "device",
-        "fault_id",
-        "kind",
-        "raised_by",
-        "raised_seq",
-        "raised_utc",
-        "reason",
-        "resolved_note",
-        "resolved_utc",
-        "round_id",
-        "severity",
-    )
     fault_id: str
     kind: str
     severity: str
@@ -270,6 +228,8 @@ class AlertState(Record):
     # Resolved by itself: its cause was corrected before the round went on (docs/panel.md "Alerts").
     resolved_utc: str | None
     resolved_note: str | None
+
+    __slots__ = tuple(__annotations__)  # the fields declared above, in order
 
     def __init__(  # noqa: PLR0913, PLR0917 - a fault's every part, as the fold and a checkpoint give them
         self,
@@ -324,20 +284,6 @@ class AlertState(Record):
 class DeviceState(Record):
     """A device as its entries leave it: identity, health, last event, security events."""
 
-    __slots__ = (
-        "device",
-        "fault_code",
-        "firmware_version",
-        "kind",
-        "lamp",
-        "last_event_utc",
-        "last_reason",
-        "model",
-        "reconnects",
-        "security_events",
-        "serial_number",
-        "state",
-    )
     device: str
     kind: str
     model: str
@@ -350,6 +296,8 @@ class DeviceState(Record):
     last_reason: str
     security_events: int
     reconnects: int
+
+    __slots__ = tuple(__annotations__)  # the fields declared above, in order
 
     def __init__(  # noqa: PLR0913, PLR0917 - a device's every part, as the fold and a checkpoint give them
         self,
@@ -470,27 +418,6 @@ METERED_KINDS: frozenset[str] = frozenset(METER_KINDS)
 class Meters(Record):
     """Definitions in docs/journal.md "Meters"."""
 
-    __slots__ = (
-        "banker_net_cents",
-        "by_wager",
-        "dead_hands",
-        "dp_net_cents",
-        "faults_by_kind",
-        "faults_cleared",
-        "faults_raised",
-        "handle_cents",
-        "history",
-        "house_win_cents",
-        "player_net_cents",
-        "progressive_net_cents",
-        "rake_cents",
-        "returned_cents",
-        "rounds_dead",
-        "rounds_settled",
-        "rounds_started",
-        "rounds_voided",
-        "unbalanced_rounds",
-    )
     rounds_started: int
     rounds_settled: int
     rounds_dead: int
@@ -513,6 +440,8 @@ class Meters(Record):
     unbalanced_rounds: list[str]
     # The panel's chart: the last HISTORY_ROUNDS settled rounds' handle, house win and rake.
     history: deque[dict[str, Any]]
+
+    __slots__ = tuple(__annotations__)  # the fields declared above, in order
 
     def __init__(  # noqa: PLR0913, PLR0917 - every meter, as a checkpoint gives them
         self,

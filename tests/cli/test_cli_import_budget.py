@@ -64,7 +64,7 @@ NEVER = (
 # with it (its rows, the fold's records, the stored totals' rows, the games' catalogue, the property and
 # the money format), the 16 of settle (the round's input, its result, the bonus bets) and the 13 of
 # `config` (the resolved configuration, the device URLs) are plain records now (table_names/records.py;
-# issue 28, docs/operations.md "The seventh stop").
+# issue 28, docs/operations.md "the fast commands without `dataclasses`").
 _DATACLASSES = ("dataclasses", "inspect", "ast", "_ast", "dis", "tokenize", "linecache")
 # And for one command: the journal's reader folds and prints, it never hashes (OpenSSL's load, ~2 ms).
 # And settling: it never hashes, never reads a zone (a round's settlement has no time) and parses no

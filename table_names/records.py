@@ -29,6 +29,7 @@ can use it too (this module imports nothing but the standard library)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar, TypeVar
 
 
@@ -59,6 +60,12 @@ class Record:
         # pattern matching's positional order, as a dataclass sets it (set here, not declared: mypy
         # reads a declared __match_args__ as the class's own).
         setattr(cls, "__match_args__", cls._fields)  # noqa: B010
+
+    def _set_fields(self, values: Mapping[str, Any]) -> None:
+        """Each field from ``values``, an ``__init__``'s ``locals()`` (as a dataclass's ``__init__``
+        sets them, frozen or not): for a record of many fields built a few times a start."""
+        for name in self._fields:
+            object.__setattr__(self, name, values[name])
 
     def _values(self) -> tuple[Any, ...]:
         return tuple(getattr(self, name) for name in self._fields)

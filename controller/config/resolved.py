@@ -66,10 +66,7 @@ class PanelUser(FrozenRecord):
     password_hash: str
 
     def __init__(
-        self,
-        name: str,
-        role: Literal["viewer", "supervisor", "manager"],
-        password_hash: str,
+        self, name: str, role: Literal["viewer", "supervisor", "manager"], password_hash: str
     ) -> None:
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "role", role)

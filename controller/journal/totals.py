@@ -161,13 +161,7 @@ class RoundRow(FrozenRecord):
     seats: tuple[int, ...]
 
     def __init__(  # noqa: PLR0917 - a closed round's every column in the round index
-        self,
-        seq: int,
-        round_id: str,
-        time_utc: str,
-        status: str,
-        game: str | None,
-        seats: tuple[int, ...],
+        self, seq: int, round_id: str, time_utc: str, status: str, game: str | None, seats: tuple[int, ...]
     ) -> None:
         object.__setattr__(self, "seq", seq)
         object.__setattr__(self, "round_id", round_id)

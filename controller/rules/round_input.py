@@ -59,10 +59,7 @@ class Banking(FrozenRecord):
         funds_cents: int = 0,
         bonus_cap_cents: int | None = None,
     ) -> None:
-        object.__setattr__(self, "mode", mode)
-        object.__setattr__(self, "seat", seat)
-        object.__setattr__(self, "funds_cents", funds_cents)
-        object.__setattr__(self, "bonus_cap_cents", bonus_cap_cents)
+        self._set_fields(locals())
 
 
 class Rake(FrozenRecord):
@@ -73,11 +70,7 @@ class Rake(FrozenRecord):
     method: str
     amount_cents: int
 
-    def __init__(
-        self,
-        method: str,
-        amount_cents: int,
-    ) -> None:
+    def __init__(self, method: str, amount_cents: int) -> None:
         object.__setattr__(self, "method", method)
         object.__setattr__(self, "amount_cents", amount_cents)
 
@@ -103,11 +96,7 @@ class Seat(FrozenRecord):
         folded: bool = False,
         street: str | None = None,
     ) -> None:
-        object.__setattr__(self, "seat", seat)
-        object.__setattr__(self, "cards", cards)
-        object.__setattr__(self, "wagers", wagers)
-        object.__setattr__(self, "folded", folded)
-        object.__setattr__(self, "street", street)
+        self._set_fields(locals())
 
 
 class Round(FrozenRecord):
@@ -115,17 +104,6 @@ class Round(FrozenRecord):
     ``community`` the shared cards (Chase the Flush). ``paytables`` overrides the game's default preset
     per bonus wager. ``dead`` kills the whole round (a shuffler fault, a card seen twice at the table)."""
 
-    __slots__ = (
-        "banking",
-        "community",
-        "dead",
-        "dealer",
-        "game",
-        "paytables",
-        "progressive",
-        "rake",
-        "seats",
-    )
     game: str
     dealer: tuple[Card, ...]
     seats: tuple[Seat, ...]
@@ -137,6 +115,8 @@ class Round(FrozenRecord):
     # The Progressive wager's parameters and the meter before the round (docs/rules.md "Progressive
     # wager"); None when the round has none. The house banks it in every banking mode.
     progressive: ProgressiveRound | None
+
+    __slots__ = tuple(__annotations__)  # the fields declared above, in order
 
     def __init__(  # noqa: PLR0913, PLR0917 - a round's every part, as the round input gives them
         self,
@@ -150,15 +130,9 @@ class Round(FrozenRecord):
         dead: bool = False,
         progressive: ProgressiveRound | None = None,
     ) -> None:
-        object.__setattr__(self, "game", game)
-        object.__setattr__(self, "dealer", dealer)
-        object.__setattr__(self, "seats", seats)
-        object.__setattr__(self, "banking", Banking() if banking is None else banking)
-        object.__setattr__(self, "community", community)
-        object.__setattr__(self, "paytables", {} if paytables is None else paytables)
-        object.__setattr__(self, "rake", rake)
-        object.__setattr__(self, "dead", dead)
-        object.__setattr__(self, "progressive", progressive)
+        banking = Banking() if banking is None else banking
+        paytables = {} if paytables is None else paytables
+        self._set_fields(locals())
 
     def paytable(self, wager: str) -> Paytable:
         """The paytable ``wager`` is paid by in this round: the round's own, or the game's preset."""
@@ -211,18 +185,9 @@ class _Problem(FrozenRecord):
     known: tuple[str, ...]
 
     def __init__(
-        self,
-        path: _Path,
-        kind: str,
-        reason: str = "",
-        value: object = None,
-        known: tuple[str, ...] = (),
+        self, path: _Path, kind: str, reason: str = "", value: object = None, known: tuple[str, ...] = ()
     ) -> None:
-        object.__setattr__(self, "path", path)
-        object.__setattr__(self, "kind", kind)
-        object.__setattr__(self, "reason", reason)
-        object.__setattr__(self, "value", value)
-        object.__setattr__(self, "known", known)
+        self._set_fields(locals())
 
 
 _BAD: Final = object()  # what a value read with a problem stands as (never used: the round is refused)
@@ -251,12 +216,7 @@ class _Field(FrozenRecord):
         factory: Callable[[], object] | None = None,
         read_default: bool = False,
     ) -> None:
-        object.__setattr__(self, "read", read)
-        object.__setattr__(self, "required", required)
-        object.__setattr__(self, "hint", hint)
-        object.__setattr__(self, "default", default)
-        object.__setattr__(self, "factory", factory)
-        object.__setattr__(self, "read_default", read_default)
+        self._set_fields(locals())
 
 
 class _Reader:
@@ -472,18 +432,9 @@ class _SeatFields(FrozenRecord):
     street: str | None
 
     def __init__(
-        self,
-        seat: int,
-        cards: list[Card],
-        wagers: dict[str, Any],
-        folded: bool,
-        street: str | None,
+        self, seat: int, cards: list[Card], wagers: dict[str, Any], folded: bool, street: str | None
     ) -> None:
-        object.__setattr__(self, "seat", seat)
-        object.__setattr__(self, "cards", cards)
-        object.__setattr__(self, "wagers", wagers)
-        object.__setattr__(self, "folded", folded)
-        object.__setattr__(self, "street", street)
+        self._set_fields(locals())
 
 
 def _seat_input(reader: _Reader, value: object, path: _Path) -> object:

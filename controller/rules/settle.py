@@ -60,6 +60,7 @@ from controller.rules.settlement import (
     WIN,
     WRONG_CARD_COUNT,
     BonusCapReport,
+    Coverage,
     DesignatedPlayerReport,
     RakeLine,
     SeatResult,
@@ -95,13 +96,7 @@ class Owed(Record):
         capped_from: int | None = None,
         shortfall: int = 0,
     ) -> None:
-        self.wager = wager
-        self.stake = stake
-        self.result = result
-        self.net = net
-        self.odds = odds
-        self.capped_from = capped_from
-        self.shortfall = shortfall
+        self._set_fields(locals())
 
 
 def _even_money(wager: str, stake: int, outcome: int) -> Owed:
@@ -161,14 +156,7 @@ class BonusBet(FrozenRecord):
         folded: bool,
         house_banked: bool,
     ) -> None:
-        object.__setattr__(self, "wager", wager)
-        object.__setattr__(self, "stake", stake)
-        object.__setattr__(self, "paytable", paytable)
-        object.__setattr__(self, "hand", hand)
-        object.__setattr__(self, "dealer", dealer)
-        object.__setattr__(self, "qualifies", qualifies)
-        object.__setattr__(self, "folded", folded)
-        object.__setattr__(self, "house_banked", house_banked)
+        self._set_fields(locals())
 
 
 WagerRule = Callable[[BonusBet], "Owed"]
@@ -286,28 +274,6 @@ def action_order(designated_seat: int, seats: Sequence[int]) -> tuple[int, ...]:
     plus 1. Example: DP in seat 4, players in 1, 2, 3, 5, 6, 7 -> 3, 2, 1, 7, 6, 5.
     """
     return tuple(sorted(seats, key=lambda seat: (designated_seat - seat) % (MAX_SEAT + 1)))
-
-
-class Coverage(FrozenRecord):
-    """Which seats a designated player covers at bet lock (see :func:`cover_seats`)."""
-
-    __slots__ = ("action_order", "committed_cents", "covered", "uncovered")
-    action_order: tuple[int, ...]
-    covered: tuple[int, ...]
-    uncovered: tuple[int, ...]
-    committed_cents: int
-
-    def __init__(
-        self,
-        action_order: tuple[int, ...],
-        covered: tuple[int, ...],
-        uncovered: tuple[int, ...],
-        committed_cents: int,
-    ) -> None:
-        object.__setattr__(self, "action_order", action_order)
-        object.__setattr__(self, "covered", covered)
-        object.__setattr__(self, "uncovered", uncovered)
-        object.__setattr__(self, "committed_cents", committed_cents)
 
 
 def bonus_top_cents(wagers: Mapping[str, int], paytable: Callable[[str], Paytable], spec: GameSpec) -> int:

@@ -1,6 +1,7 @@
 """A settlement as controller/rules/settle.py returns it: every seat's and wager's result, the rake, the
 designated player's and the bonus cap's reports, and its JSON form (:meth:`Settlement.to_json`, the
-output contract in docs/settle.md). Pure data; settle.py names these again in its public API."""
+output contract in docs/settle.md), and which seats a designated player covers (``Coverage``, what
+settle.py's ``cover_seats`` returns). Pure data; settle.py names these again in its public API."""
 
 from __future__ import annotations
 
@@ -42,17 +43,6 @@ class WagerResult(FrozenRecord):
     on; ``shortfall_cents`` what a designated player owed but could not pay; ``capped_from_cents`` the
     win before the aggregate bonus cap reduced it."""
 
-    __slots__ = (
-        "award_cents",
-        "capped_from_cents",
-        "line",
-        "net_cents",
-        "odds",
-        "result",
-        "shortfall_cents",
-        "stake_cents",
-        "wager",
-    )
     wager: str
     stake_cents: int
     result: str
@@ -64,6 +54,8 @@ class WagerResult(FrozenRecord):
     # collected, so ``net`` is the award less the stake).
     line: int | None
     award_cents: int | None
+
+    __slots__ = tuple(__annotations__)  # the fields declared above, in order
 
     def __init__(  # noqa: PLR0913, PLR0917 - a wager's every result
         self,
@@ -165,12 +157,7 @@ class RakeLine(FrozenRecord):
     amount_cents: int
     designated_player: bool
 
-    def __init__(
-        self,
-        seat: int,
-        amount_cents: int,
-        designated_player: bool = False,
-    ) -> None:
+    def __init__(self, seat: int, amount_cents: int, designated_player: bool = False) -> None:
         object.__setattr__(self, "seat", seat)
         object.__setattr__(self, "amount_cents", amount_cents)
         object.__setattr__(self, "designated_player", designated_player)
@@ -184,15 +171,6 @@ class DesignatedPlayerReport(FrozenRecord):
     """How the DP's funds went: seats taken into action in ``action_order``, what was committed at bet
     lock, collected from losing wagers, paid to winners, and the shortfall owed but not paid."""
 
-    __slots__ = (
-        "action_order",
-        "collected_cents",
-        "committed_cents",
-        "funds_cents",
-        "paid_cents",
-        "seat",
-        "shortfall_cents",
-    )
     seat: int
     funds_cents: int
     action_order: tuple[int, ...]
@@ -200,6 +178,8 @@ class DesignatedPlayerReport(FrozenRecord):
     collected_cents: int
     paid_cents: int
     shortfall_cents: int
+
+    __slots__ = tuple(__annotations__)  # the fields declared above, in order
 
     def __init__(  # noqa: PLR0913, PLR0917 - the report's every part
         self,
@@ -243,12 +223,7 @@ class BonusCapReport(FrozenRecord):
     rounding_cents: int
 
     def __init__(
-        self,
-        cap_cents: int,
-        bonus_wins_cents: int,
-        applied: bool,
-        paid_cents: int,
-        rounding_cents: int,
+        self, cap_cents: int, bonus_wins_cents: int, applied: bool, paid_cents: int, rounding_cents: int
     ) -> None:
         object.__setattr__(self, "cap_cents", cap_cents)
         object.__setattr__(self, "bonus_wins_cents", bonus_wins_cents)
@@ -269,18 +244,6 @@ class BonusCapReport(FrozenRecord):
 class Settlement(FrozenRecord):
     """The result of :func:`settle`. ``dealer_hand`` is None when the round is dead."""
 
-    __slots__ = (
-        "banking_mode",
-        "bonus_cap",
-        "dead",
-        "dealer_hand",
-        "dealer_qualifies",
-        "designated_player",
-        "game",
-        "progressive",
-        "rake_lines",
-        "seats",
-    )
     game: str
     banking_mode: str
     dead: bool
@@ -291,6 +254,8 @@ class Settlement(FrozenRecord):
     designated_player: DesignatedPlayerReport | None
     bonus_cap: BonusCapReport | None
     progressive: ProgressiveResult | None
+
+    __slots__ = tuple(__annotations__)  # the fields declared above, in order
 
     def __init__(  # noqa: PLR0913, PLR0917 - a settlement's every part
         self,
@@ -387,3 +352,22 @@ class Settlement(FrozenRecord):
         if self.progressive is not None:
             out["progressive"] = self.progressive.to_json()
         return out
+
+
+class Coverage(FrozenRecord):
+    """Which seats a designated player covers at bet lock (see :func:`cover_seats`)."""
+
+    __slots__ = ("action_order", "committed_cents", "covered", "uncovered")
+    action_order: tuple[int, ...]
+    covered: tuple[int, ...]
+    uncovered: tuple[int, ...]
+    committed_cents: int
+
+    def __init__(
+        self,
+        action_order: tuple[int, ...],
+        covered: tuple[int, ...],
+        uncovered: tuple[int, ...],
+        committed_cents: int,
+    ) -> None:
+        self._set_fields(locals())

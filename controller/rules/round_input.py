@@ -71,8 +71,7 @@ class Rake(FrozenRecord):
     amount_cents: int
 
     def __init__(self, method: str, amount_cents: int) -> None:
-        object.__setattr__(self, "method", method)
-        object.__setattr__(self, "amount_cents", amount_cents)
+        self._set_fields(locals())
 
 
 class Seat(FrozenRecord):

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import dataclasses
 import io
 import json
 import os
@@ -44,6 +43,7 @@ from controller.simulation.table import SimulatedTable, SimulationOptions
 from sim_devices.noise import NoiseRates
 from sim_devices.shuffler import PlannedFault
 from sim_devices.table import SimTable
+from table_names import records
 
 STALL_TIMEOUT_S = 60.0  # no round closed for this long (wall): the soak stops and says so
 # The shoe's silence mid-deal that makes a misdeal (`[timeouts] deal_s`, wall seconds whatever the time
@@ -226,7 +226,7 @@ async def soak(
     deal_timeout_s: float = SOAK_DEAL_TIMEOUT_S,
 ) -> dict[str, Any]:
     config = load_config(config_path)
-    config = dataclasses.replace(config, timeouts=dataclasses.replace(config.timeouts, deal_s=deal_timeout_s))
+    config = records.replace(config, timeouts=records.replace(config.timeouts, deal_s=deal_timeout_s))
     injectors: list[asyncio.Task[None]] = []
     rng = random.Random(seed)
     holder: dict[str, Injector] = {}

@@ -28,8 +28,9 @@ import sys
 import types
 import typing
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, ClassVar, TypedDict, dataclass_transform
+
+from table_names.records import FrozenRecord
 
 REFUSED = "refused"  # the error type of a Refusal: its message is already in our words
 
@@ -56,12 +57,15 @@ class ValidationError(Exception):
         return list(self._errors)
 
 
-@dataclass(frozen=True, slots=True)
-class BeforeValidator:
+class BeforeValidator(FrozenRecord):
     """``Annotated[T, BeforeValidator(check)]``: ``check(value)`` runs first; what it returns is checked
     as a ``T``."""
 
+    __slots__ = ("func",)
     func: Callable[[Any], Any]
+
+    def __init__(self, func: Callable[[Any], Any]) -> None:
+        object.__setattr__(self, "func", func)
 
 
 class ConfigDict(TypedDict, total=False):

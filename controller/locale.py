@@ -22,10 +22,10 @@ before this setting existed.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 
 from controller.money import MoneyFormat
+from table_names.records import FrozenRecord
 
 # zoneinfo loads where a zone other than UTC is first read (``zone_of``): `settle --text` prints no
 # time and so never reads one (zoneinfo with sysconfig for its data paths: ~2 ms of a start, issue 28).
@@ -83,12 +83,16 @@ def zone_of(name: str) -> tzinfo:
         ) from None
 
 
-@dataclass(frozen=True, slots=True)
-class Shift:
+class Shift(FrozenRecord):
     """A shift of the gaming day: its name and its local start."""
 
+    __slots__ = ("name", "start_min")
     name: str
     start_min: int  # local minutes after midnight
+
+    def __init__(self, name: str, start_min: int) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "start_min", start_min)
 
     @property
     def start_text(self) -> str:
@@ -98,16 +102,30 @@ class Shift:
 DEFAULT_SHIFTS: tuple[Shift, ...] = (Shift("day", 6 * 60), Shift("swing", 14 * 60), Shift("grave", 22 * 60))
 
 
-@dataclass(frozen=True, slots=True)
-class PropertySettings:
+class PropertySettings(FrozenRecord):
     """The property's time and money. Defaults: today's behaviour (UTC, 06:00, day/swing/grave, the
     amounts alone with two decimals). Build one from the configuration with :func:`property_settings`."""
 
-    time_zone: str = "UTC"
-    gaming_day_start_min: int = 6 * 60
-    shifts: tuple[Shift, ...] = DEFAULT_SHIFTS  # in order from the gaming day's start
-    currency: str = "USD"
-    money: MoneyFormat = field(default_factory=MoneyFormat)
+    __slots__ = ("currency", "gaming_day_start_min", "money", "shifts", "time_zone")
+    time_zone: str
+    gaming_day_start_min: int
+    shifts: tuple[Shift, ...]  # in order from the gaming day's start
+    currency: str
+    money: MoneyFormat
+
+    def __init__(
+        self,
+        time_zone: str = "UTC",
+        gaming_day_start_min: int = 6 * 60,
+        shifts: tuple[Shift, ...] = DEFAULT_SHIFTS,
+        currency: str = "USD",
+        money: MoneyFormat | None = None,
+    ) -> None:
+        object.__setattr__(self, "time_zone", time_zone)
+        object.__setattr__(self, "gaming_day_start_min", gaming_day_start_min)
+        object.__setattr__(self, "shifts", shifts)
+        object.__setattr__(self, "currency", currency)
+        object.__setattr__(self, "money", MoneyFormat() if money is None else money)
 
     @property
     def zone(self) -> tzinfo:

@@ -21,26 +21,30 @@ No import beyond the standard library: every command that prints money loads thi
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from table_names.records import FrozenRecord
 
 _CURRENCY_CODE = re.compile(r"^[A-Z]{3}$")
 
 
-@dataclass(frozen=True, slots=True)
-class MoneyFormat:
+class MoneyFormat(FrozenRecord):
     """How the property writes its amounts: ``currency`` an ISO 4217 code such as ``"EUR"`` written
     before the amount, or None; ``symbol`` (``"€"``) written instead of a code; ``decimals`` the minor
-    unit's places (2; 0 for JPY)."""
+    unit's places (2; 0 for JPY). A plain record, not a dataclass: every fast command loads it."""
 
-    currency: str | None = None
-    symbol: str | None = None
-    decimals: int = 2
+    __slots__ = ("currency", "decimals", "symbol")
+    currency: str | None
+    symbol: str | None
+    decimals: int
 
-    def __post_init__(self) -> None:
-        if self.currency is not None and not _CURRENCY_CODE.match(self.currency):
-            raise ValueError(f"currency: {self.currency!r} is not a three-letter ISO 4217 code like 'EUR'")
-        if isinstance(self.decimals, bool) or not 0 <= self.decimals <= MAX_DECIMALS:
-            raise ValueError(f"decimals: from 0 to {MAX_DECIMALS}, not {self.decimals!r}")
+    def __init__(self, currency: str | None = None, symbol: str | None = None, decimals: int = 2) -> None:
+        if currency is not None and not _CURRENCY_CODE.match(currency):
+            raise ValueError(f"currency: {currency!r} is not a three-letter ISO 4217 code like 'EUR'")
+        if isinstance(decimals, bool) or not 0 <= decimals <= MAX_DECIMALS:
+            raise ValueError(f"decimals: from 0 to {MAX_DECIMALS}, not {decimals!r}")
+        object.__setattr__(self, "currency", currency)
+        object.__setattr__(self, "symbol", symbol)
+        object.__setattr__(self, "decimals", decimals)
 
     def __call__(self, cents: int, *, signed: bool = False) -> str:
         return format_money(

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import parse_qs, urlsplit
+
+from table_names.records import FrozenRecord
 
 DEFAULT_BAUDRATE = 115_200
 MIN_BAUDRATE = 300
@@ -36,35 +37,53 @@ _HEX4 = re.compile(r"^[0-9a-fA-F]{4}$")
 _WINDOWS_PORT = re.compile(r"^COM\d+$")
 
 
-@dataclass(frozen=True, slots=True)
-class SerialUrl:
+class SerialUrl(FrozenRecord):
+    __slots__ = ("baudrate", "path")
     path: str
     baudrate: int
 
+    def __init__(self, path: str, baudrate: int) -> None:
+        object.__setattr__(self, "path", path)
+        object.__setattr__(self, "baudrate", baudrate)
 
-@dataclass(frozen=True, slots=True)
-class SocketUrl:
+
+class SocketUrl(FrozenRecord):
+    __slots__ = ("host", "port")
     host: str
     port: int
 
+    def __init__(self, host: str, port: int) -> None:
+        object.__setattr__(self, "host", host)
+        object.__setattr__(self, "port", port)
 
-@dataclass(frozen=True, slots=True)
-class UsbUrl:
+
+class UsbUrl(FrozenRecord):
+    __slots__ = ("product_id", "serial_number", "vendor_id")
     vendor_id: int
     product_id: int
     serial_number: str | None
 
+    def __init__(self, vendor_id: int, product_id: int, serial_number: str | None) -> None:
+        object.__setattr__(self, "vendor_id", vendor_id)
+        object.__setattr__(self, "product_id", product_id)
+        object.__setattr__(self, "serial_number", serial_number)
 
-@dataclass(frozen=True, slots=True)
-class SimUrl:
+
+class SimUrl(FrozenRecord):
     """A simulated device. ``sim://`` (transport "sim", in-process) is reached through a hub object;
     the others are served by the simulator (``flushtable sim`` or the daemon) over a pty, loopback TCP
     or a pyusb backend, and the driver is given the URL the simulator actually serves. The transport
     names are sim_devices.table's ``TransportKind``."""
 
+    __slots__ = ("name", "tcp_port", "transport")
     name: str  # the device's name; for sim+tcp, the loopback host
-    transport: SimTransportKind = "sim"
-    tcp_port: int | None = None
+    transport: SimTransportKind
+    tcp_port: int | None
+
+    def __init__(self, name: str, transport: SimTransportKind = "sim", tcp_port: int | None = None) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "transport", transport)
+        object.__setattr__(self, "tcp_port", tcp_port)
 
 
 DeviceUrl = SerialUrl | SocketUrl | UsbUrl | SimUrl

@@ -5,6 +5,10 @@ drivers, configuration and panel speak of the same seats, devices and keys. Defi
 bottom of the house (this package imports nothing but the standard library): the protocol takes them
 from here and so does the controller, so the rules engine names a seat, and the configuration checks a
 key, without loading the wire protocol.
+
+table_names/records.py is here for the same reason: the plain records (a dataclass's generated methods
+without the `dataclasses` module) that the rules, the journal's reader, the configuration and the
+drivers' device URLs are made of, for the commands that must start at once (issue 28).
 """
 
 from __future__ import annotations

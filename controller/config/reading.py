@@ -4,7 +4,6 @@ sections (in the order an operator reads the file) that make the ``TableConfig``
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import re
 from collections.abc import Collection
@@ -62,6 +61,7 @@ from controller.settings import (
     unknown_key,
 )
 from drivers.urls import SimUrl, parse_device_url
+from table_names import records
 
 if TYPE_CHECKING:
     # Loaded where a [progressive] table is read (_progressive): the controller's model brings the
@@ -84,7 +84,7 @@ def load_config(path: str | Path | None = None) -> TableConfig:
     except FileRefused as refused:
         raise ConfigError(str(refused)) from None
     config = parse_config(text, source=config_path.name, base_dir=config_path.resolve().parent)
-    return dataclasses.replace(
+    return records.replace(
         config,
         file_sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
         config_path=config_path.resolve(),

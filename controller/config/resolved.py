@@ -6,7 +6,6 @@ digest the journal keeps.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -25,6 +24,7 @@ from controller.names import DESIGNATED_PLAYER, HOUSE, DeviceKind
 from controller.rules.paytables import Paytable
 from controller.settings import Rake
 from drivers.urls import SimUrl, parse_device_url
+from table_names.records import FrozenRecord
 
 if TYPE_CHECKING:
     # Loaded where a [progressive] table is read (_progressive): the controller's model brings the
@@ -34,12 +34,19 @@ if TYPE_CHECKING:
 
 
 # --- what the controller reads ----------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class Device:
+class Device(FrozenRecord):
+    _unshown = frozenset({"key"})  # secrets: never in a repr
+    __slots__ = ("key", "kind", "name", "url")
     name: str
     kind: DeviceKind
     url: str
-    key: bytes | None = field(repr=False)  # None: a simulated device; the daemon makes a key per run
+    key: bytes | None  # None: a simulated device; the daemon makes a key per run
+
+    def __init__(self, name: str, kind: DeviceKind, url: str, key: bytes | None) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "url", url)
+        object.__setattr__(self, "key", key)
 
     @property
     def simulated(self) -> bool:
@@ -51,39 +58,103 @@ class Device:
         return {"name": self.name, "kind": self.kind, "url": self.url, "key_sha256_16": fingerprint}
 
 
-@dataclass(frozen=True, slots=True)
-class PanelUser:
+class PanelUser(FrozenRecord):
+    _unshown = frozenset({"password_hash"})  # secrets: never in a repr
+    __slots__ = ("name", "password_hash", "role")
     name: str
     role: Literal["viewer", "supervisor", "manager"]
-    password_hash: str = field(repr=False)
+    password_hash: str
+
+    def __init__(
+        self, name: str, role: Literal["viewer", "supervisor", "manager"], password_hash: str
+    ) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "role", role)
+        object.__setattr__(self, "password_hash", password_hash)
 
 
-@dataclass(frozen=True, slots=True)
-class Panel:
+class Panel(FrozenRecord):
+    __slots__ = ("host", "port", "trusted_proxies", "users", "users_file")
     host: str
     port: int
-    users: tuple[PanelUser, ...] = ()
-    trusted_proxies: tuple[str, ...] = ()  # peers whose X-Forwarded-For the panel believes
-    users_file: Path | None = None  # where the panel's users live (controller.panel.auth.users_file_for)
+    users: tuple[PanelUser, ...]
+    trusted_proxies: tuple[str, ...]  # peers whose X-Forwarded-For the panel believes
+    users_file: Path | None  # where the panel's users live (controller.panel.auth.users_file_for)
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        users: tuple[PanelUser, ...] = (),
+        trusted_proxies: tuple[str, ...] = (),
+        users_file: Path | None = None,
+    ) -> None:
+        object.__setattr__(self, "host", host)
+        object.__setattr__(self, "port", port)
+        object.__setattr__(self, "users", users)
+        object.__setattr__(self, "trusted_proxies", trusted_proxies)
+        object.__setattr__(self, "users_file", users_file)
 
 
-@dataclass(frozen=True, slots=True)
-class UplinkConfig:
+class UplinkConfig(FrozenRecord):
     """``[uplink]`` as the uplink reads it (controller/uplink/uplink.py): the password read from its file,
     the CA's path taken from the configuration file's directory."""
 
+    _unshown = frozenset({"password"})  # secrets: never in a repr
+    __slots__ = (
+        "ack_timeout_s",
+        "backoff_initial_s",
+        "backoff_max_s",
+        "ca_file",
+        "connect_timeout_s",
+        "hwm_persist_interval_s",
+        "password",
+        "poll_interval_s",
+        "servers",
+        "site",
+        "stream",
+        "user",
+    )
     servers: tuple[str, ...]
     site: str
     user: str
-    password: str = field(repr=False)
+    password: str
     ca_file: Path
-    connect_timeout_s: float = 5.0
-    ack_timeout_s: float = 5.0
-    poll_interval_s: float = 0.1  # how often the journal is checked for new entries when not woken
-    backoff_initial_s: float = 0.2
-    backoff_max_s: float = 5.0
-    hwm_persist_interval_s: float = 0.25  # at most this often the acked mark is written to the journal
-    stream: str = "FLUSHTABLE"  # the stream its server keeps: the hub's, or at a site its leaf's
+    connect_timeout_s: float
+    ack_timeout_s: float
+    poll_interval_s: float  # how often the journal is checked for new entries when not woken
+    backoff_initial_s: float
+    backoff_max_s: float
+    hwm_persist_interval_s: float  # at most this often the acked mark is written to the journal
+    stream: str  # the stream its server keeps: the hub's, or at a site its leaf's
+
+    def __init__(  # noqa: PLR0913, PLR0917 - the uplink's every setting, as [uplink] gives them
+        self,
+        servers: tuple[str, ...],
+        site: str,
+        user: str,
+        password: str,
+        ca_file: Path,
+        connect_timeout_s: float = 5.0,
+        ack_timeout_s: float = 5.0,
+        poll_interval_s: float = 0.1,
+        backoff_initial_s: float = 0.2,
+        backoff_max_s: float = 5.0,
+        hwm_persist_interval_s: float = 0.25,
+        stream: str = "FLUSHTABLE",
+    ) -> None:
+        object.__setattr__(self, "servers", servers)
+        object.__setattr__(self, "site", site)
+        object.__setattr__(self, "user", user)
+        object.__setattr__(self, "password", password)
+        object.__setattr__(self, "ca_file", ca_file)
+        object.__setattr__(self, "connect_timeout_s", connect_timeout_s)
+        object.__setattr__(self, "ack_timeout_s", ack_timeout_s)
+        object.__setattr__(self, "poll_interval_s", poll_interval_s)
+        object.__setattr__(self, "backoff_initial_s", backoff_initial_s)
+        object.__setattr__(self, "backoff_max_s", backoff_max_s)
+        object.__setattr__(self, "hwm_persist_interval_s", hwm_persist_interval_s)
+        object.__setattr__(self, "stream", stream)
 
     def to_json(self) -> dict[str, Any]:
         """What `flushtable config` shows: everything but the password."""
@@ -101,13 +172,18 @@ class UplinkConfig:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class SoftwareConfig:
+class SoftwareConfig(FrozenRecord):
     """``[software]`` as the start reads it (controller/software/verify.py verify_release)."""
 
+    __slots__ = ("allow_development", "manifest", "public_key")
     manifest: Path
     public_key: bytes
-    allow_development: bool = False
+    allow_development: bool
+
+    def __init__(self, manifest: Path, public_key: bytes, allow_development: bool = False) -> None:
+        object.__setattr__(self, "manifest", manifest)
+        object.__setattr__(self, "public_key", public_key)
+        object.__setattr__(self, "allow_development", allow_development)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -117,8 +193,38 @@ class SoftwareConfig:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class TableConfig:
+class TableConfig(FrozenRecord):
+    _unshown = frozenset({"journal_anchor_key"})  # secrets: never in a repr
+    __slots__ = (
+        "banking",
+        "changes",
+        "clock",
+        "config_path",
+        "devices",
+        "file_sha256",
+        "game",
+        "journal_anchor_key",
+        "journal_commit_delay_ms",
+        "journal_path",
+        "journal_segments",
+        "limits",
+        "logging",
+        "min_bank_cents",
+        "panel",
+        "paytables",
+        "progressive",
+        "progressive_link",
+        "progressive_link_timeout_s",
+        "progressive_parameters",
+        "property_settings",
+        "rake",
+        "seats",
+        "software",
+        "source",
+        "table_id",
+        "timeouts",
+        "uplink",
+    )
     source: str  # the file name, or "<default>"
     table_id: str
     game: str
@@ -133,40 +239,102 @@ class TableConfig:
     panel: Panel
     logging: Logging
     # Group commit: how long (ms) journal entries that release no command may wait to share an fsync.
-    journal_commit_delay_ms: int = DEFAULT_COMMIT_DELAY_MS
+    journal_commit_delay_ms: int
     # Designated player: the least bank accepted ([designated_player] min_bank_cents, or 4x min ante).
-    min_bank_cents: int | None = None
+    min_bank_cents: int | None
     # [uplink]: None, no floor. Not in to_json: where the journal is streamed is not how the table plays,
     # so it leaves config_digest (and the settings changes made against it) as they were.
-    uplink: UplinkConfig | None = None
+    uplink: UplinkConfig | None
     # [journal] anchor_key_file's key (docs/journal.md "The anchor key"); not in to_json (a secret).
-    journal_anchor_key: bytes | None = field(default=None, repr=False)
+    journal_anchor_key: bytes | None
     # [journal] segment_*, gaming_day_start_utc, archive_dir, retention_days (docs/journal.md "Segments
     # and seals"). Not in to_json: how the journal is cut into files is not how the table plays.
-    journal_segments: SegmentPolicy = field(default_factory=SegmentPolicy)
+    journal_segments: SegmentPolicy
     # [progressive]: the Progressive wager's parameters (docs/rules.md); None: not offered. ``progressive``
     # is the rules' part (settle and math read it); ``progressive_parameters`` every parameter of the
     # progressive controller (controller/progressive/model.py), the rules' part and its own.
-    progressive: ProgressiveSettings | None = None
+    progressive: ProgressiveSettings | None
     # [clock] and [changes]: how the table is controlled, not how it plays: not in to_json, so the digest
     # of every earlier file is unchanged (a change of them still changes file_sha256).
-    clock: ClockSection = field(default_factory=ClockSection)
-    changes: ChangesSection = field(default_factory=ChangesSection)
+    clock: ClockSection
+    changes: ChangesSection
     # The file's own digest (sha256 of its text) and where it is: None for the embedded default.
-    file_sha256: str | None = None
-    config_path: Path | None = None
-    progressive_parameters: ProgressiveParameters | None = None
+    file_sha256: str | None
+    config_path: Path | None
+    progressive_parameters: ProgressiveParameters | None
     # [software]: the signed release verified at every start; None: not verified (the embedded default).
     # Not in to_json: which release runs is journaled on its own (software_verified), not how it plays.
-    software: SoftwareConfig | None = None
+    software: SoftwareConfig | None
     # [progressive] link: the linked progressive's name on the floor (docs/floor.md "Linked progressive"),
     # None: stand-alone. The link runs over [uplink]'s servers and credentials. Not in to_json: which
     # controller keeps the meter is not how the table plays (as [uplink]).
-    progressive_link: str | None = None
-    progressive_link_timeout_s: float = 3.0
+    progressive_link: str | None
+    progressive_link_timeout_s: float
     # [property]: the property's time zone, gaming day, shifts and currency (controller/locale.py). Not in
     # to_json: how times and amounts are written for people is not how the table plays.
-    property_settings: PropertySettings = DEFAULT_PROPERTY
+    property_settings: PropertySettings
+
+    def __init__(  # noqa: PLR0913, PLR0917 - the configuration's every part, as the checks resolve them
+        self,
+        source: str,
+        table_id: str,
+        game: str,
+        seats: int,
+        banking: Banking,
+        limits: Limits,
+        paytables: dict[str, Paytable],
+        rake: Rake | None,
+        timeouts: ResolvedTimeouts,
+        devices: dict[str, Device],
+        journal_path: Path,
+        panel: Panel,
+        logging: Logging,
+        journal_commit_delay_ms: int = DEFAULT_COMMIT_DELAY_MS,
+        min_bank_cents: int | None = None,
+        uplink: UplinkConfig | None = None,
+        journal_anchor_key: bytes | None = None,
+        journal_segments: SegmentPolicy | None = None,
+        progressive: ProgressiveSettings | None = None,
+        clock: ClockSection | None = None,
+        changes: ChangesSection | None = None,
+        file_sha256: str | None = None,
+        config_path: Path | None = None,
+        progressive_parameters: ProgressiveParameters | None = None,
+        software: SoftwareConfig | None = None,
+        progressive_link: str | None = None,
+        progressive_link_timeout_s: float = 3.0,
+        property_settings: PropertySettings = DEFAULT_PROPERTY,
+    ) -> None:
+        object.__setattr__(self, "source", source)
+        object.__setattr__(self, "table_id", table_id)
+        object.__setattr__(self, "game", game)
+        object.__setattr__(self, "seats", seats)
+        object.__setattr__(self, "banking", banking)
+        object.__setattr__(self, "limits", limits)
+        object.__setattr__(self, "paytables", paytables)
+        object.__setattr__(self, "rake", rake)
+        object.__setattr__(self, "timeouts", timeouts)
+        object.__setattr__(self, "devices", devices)
+        object.__setattr__(self, "journal_path", journal_path)
+        object.__setattr__(self, "panel", panel)
+        object.__setattr__(self, "logging", logging)
+        object.__setattr__(self, "journal_commit_delay_ms", journal_commit_delay_ms)
+        object.__setattr__(self, "min_bank_cents", min_bank_cents)
+        object.__setattr__(self, "uplink", uplink)
+        object.__setattr__(self, "journal_anchor_key", journal_anchor_key)
+        object.__setattr__(
+            self, "journal_segments", SegmentPolicy() if journal_segments is None else journal_segments
+        )
+        object.__setattr__(self, "progressive", progressive)
+        object.__setattr__(self, "clock", ClockSection() if clock is None else clock)
+        object.__setattr__(self, "changes", ChangesSection() if changes is None else changes)
+        object.__setattr__(self, "file_sha256", file_sha256)
+        object.__setattr__(self, "config_path", config_path)
+        object.__setattr__(self, "progressive_parameters", progressive_parameters)
+        object.__setattr__(self, "software", software)
+        object.__setattr__(self, "progressive_link", progressive_link)
+        object.__setattr__(self, "progressive_link_timeout_s", progressive_link_timeout_s)
+        object.__setattr__(self, "property_settings", property_settings)
 
     def to_json(self) -> dict[str, Any]:
         """The effective configuration, secrets reduced to fingerprints (hashed for config_digest)."""
@@ -269,13 +437,18 @@ class TableConfig:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class ResolvedTimeouts:
+class ResolvedTimeouts(FrozenRecord):
     """The ``[timeouts]`` with every default filled in."""
 
+    __slots__ = ("deal_s", "decision_s", "dp_offer_s")
     decision_s: float
     dp_offer_s: float
     deal_s: float
+
+    def __init__(self, decision_s: float, dp_offer_s: float, deal_s: float) -> None:
+        object.__setattr__(self, "decision_s", decision_s)
+        object.__setattr__(self, "dp_offer_s", dp_offer_s)
+        object.__setattr__(self, "deal_s", deal_s)
 
 
 DEFAULT_DP_OFFER_S = 15.0

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 from urllib.parse import urlsplit
@@ -36,6 +35,7 @@ from controller.settings import (
 )
 from drivers.urls import parse_device_url
 from table_names import DEVICE_KEY_LEN
+from table_names.records import FrozenRecord
 
 ROLES = ("viewer", "supervisor", "manager")
 DEVICE_KEY_BYTES = DEVICE_KEY_LEN  # HMAC-SHA256 device keys (docs/protocol.md §6)
@@ -229,17 +229,31 @@ class Timeouts(Strict):
     deal_s: Seconds = 30.0  # a shoe silent this long mid-deal: the incomplete hands are dead (a miscount)
 
 
-@dataclass(frozen=True, slots=True)
-class SegmentPolicy:
+class SegmentPolicy(FrozenRecord):
     """When the journal's open segment is sealed, and where sealed ones are archived ([journal])."""
 
-    entries: int = 50_000
+    __slots__ = ("archive_dir", "entries", "gaming_day_start_utc", "per_gaming_day", "retention_days")
+    entries: int
     # Off by default: what a table does must not depend on the hour it happens to be started or run at
     # (a gaming day's seal is a site's choice; docs/configuration.md).
-    per_gaming_day: bool = False
-    gaming_day_start_utc: str = "06:00"
-    archive_dir: Path | None = None
-    retention_days: int = 90
+    per_gaming_day: bool
+    gaming_day_start_utc: str
+    archive_dir: Path | None
+    retention_days: int
+
+    def __init__(
+        self,
+        entries: int = 50_000,
+        per_gaming_day: bool = False,
+        gaming_day_start_utc: str = "06:00",
+        archive_dir: Path | None = None,
+        retention_days: int = 90,
+    ) -> None:
+        object.__setattr__(self, "entries", entries)
+        object.__setattr__(self, "per_gaming_day", per_gaming_day)
+        object.__setattr__(self, "gaming_day_start_utc", gaming_day_start_utc)
+        object.__setattr__(self, "archive_dir", archive_dir)
+        object.__setattr__(self, "retention_days", retention_days)
 
 
 NTP_PORT = 123

@@ -33,6 +33,8 @@ object (acknowledging it updates all three), and ``current`` is the round in ``r
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 from collections import Counter, deque
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -56,6 +58,7 @@ from controller.journal.state_parts import (
     resolve_typed_annotations,
 )
 from controller.progressive.model import AwardState, MeterState, ProgressiveParameters, parse_parameters
+from table_names.records import Record
 
 # The records are converted by their annotations (msgspec), which name the typed entries.
 resolve_typed_annotations()
@@ -231,6 +234,8 @@ def checkpoint_format(checkpoint: object) -> int | None:
 
 
 def _builtins(value: Any) -> Any:
+    if isinstance(value, Record):  # the reducer's records: their fields in order, as a dataclass's were
+        value = value.as_dict()
     return msgspec.to_builtins(value, str_keys=True)
 
 
@@ -285,7 +290,7 @@ def state_to_checkpoint(state: TableState) -> dict[str, Any]:
     meters = state.meters
     fields["meters"] = {
         name: _builtins(getattr(meters, name))
-        for name in Meters.__dataclass_fields__
+        for name in Meters._fields
         if name not in ("faults_by_kind", "history", "by_wager")
     }
     fields["meters"]["faults_by_kind"] = dict(meters.faults_by_kind)
@@ -319,7 +324,40 @@ def _meter_to_json(meter: MeterState) -> dict[str, Any]:
 
 
 def _convert(value: Any, kind: Any) -> Any:
-    return msgspec.convert(value, kind, strict=False)
+    twin = _TWINS.get(kind)
+    if twin is None:
+        return msgspec.convert(value, kind, strict=False)
+    converted: Any = msgspec.convert(value, twin, strict=False)
+    return kind(**{name: getattr(converted, name) for name in kind._fields})
+
+
+def _twin(record: type[Record]) -> type:
+    """A dataclass with ``record``'s fields, annotations and ``__init__`` defaults, for msgspec to check
+    and convert a checkpoint's JSON into: the reducer's records are plain classes (table_names/records.py:
+    the journal's readers load no `dataclasses`), and msgspec converts into dataclasses, not into them.
+    A field made by a factory has ``None`` for its ``__init__`` default: absent from the JSON it is made
+    by the record as before, and given it is checked against the field's own annotation (never None).
+    The annotations resolve in the record's module (after ``resolve_typed_annotations``)."""
+    annotations: dict[str, Any] = {}
+    for klass in reversed(record.__mro__):
+        annotations.update(inspect.get_annotations(klass))
+    defaults = inspect.signature(record.__init__).parameters
+    fields: list[Any] = []
+    for name in record._fields:
+        default = defaults[name].default
+        if default is inspect.Parameter.empty:
+            fields.append((name, annotations[name]))
+        else:
+            fields.append((name, annotations[name], dataclasses.field(default=default)))
+    twin = dataclasses.make_dataclass(record.__name__, fields)
+    twin.__module__ = record.__module__
+    return twin
+
+
+_TWINS: dict[type, type] = {
+    record: _twin(record)
+    for record in (AlertState, DeviceState, Meters, MetersBeforeProgressiveNet, RoundState, WagerMeter)
+}
 
 
 def state_from_checkpoint(checkpoint: dict[str, Any], *, as_written: bool = False) -> TableState:

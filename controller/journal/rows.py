@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
@@ -14,6 +13,7 @@ from controller.journal.chain import canonical_json, stored_hash
 from controller.journal.entry_view import EntryView, merged_payload, view_of
 from controller.journal.errors import JournalError
 from controller.journal.kinds import ENTRY_SCHEMA_VERSION, newer_entry_words
+from table_names.records import FrozenRecord
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -24,14 +24,31 @@ if TYPE_CHECKING:
     from controller.journal import entries as typed
 
 
-@dataclass(frozen=True, slots=True)
-class JournalEntry:
+class JournalEntry(FrozenRecord):
     """One stored entry: its envelope, its public part, and its private part where it has one.
 
     ``private`` is held here for trusted readers (the reducer, recovery, recall's audit JSON, the
     integrity check). Anything a viewer sees goes through controller/journal/privacy.py, which drops it
     until the round is revealed."""
 
+    __slots__ = (
+        "_typed",
+        "_view",
+        "hash",
+        "kind",
+        "prev_hash",
+        "private",
+        "private_digest",
+        "private_text",
+        "public",
+        "round_id",
+        "seq",
+        "source",
+        "stored_text",
+        "table_id",
+        "time_utc",
+        "version",
+    )
     seq: int
     time_utc: str
     table_id: str
@@ -47,11 +64,45 @@ class JournalEntry:
     hash: str
     # An entry of an earlier version (upcast to read it): its payload exactly as written, which the
     # chain hashes (``public`` is then the upcast public part, not the stored text).
-    stored_text: str | None = None
+    stored_text: str | None
     # The typed entry, made once when first asked (the panel folds an entry and then gates it).
-    _typed: typed.Entry | None = field(default=None, init=False, repr=False, compare=False)
+    _typed: typed.Entry | None
     # Its view, made once when first asked (the fold reads it, then the gate).
-    _view: EntryView | None = field(default=None, init=False, repr=False, compare=False)
+    _view: EntryView | None
+
+    def __init__(  # noqa: PLR0913, PLR0917 - a stored row's every column
+        self,
+        seq: int,
+        time_utc: str,
+        table_id: str,
+        round_id: str | None,
+        source: str,
+        kind: str,
+        version: int,
+        public: dict[str, Any],
+        private: dict[str, Any] | None,
+        private_text: str | None,
+        private_digest: str | None,
+        prev_hash: str,
+        hash: str,
+        stored_text: str | None = None,
+    ) -> None:
+        object.__setattr__(self, "seq", seq)
+        object.__setattr__(self, "time_utc", time_utc)
+        object.__setattr__(self, "table_id", table_id)
+        object.__setattr__(self, "round_id", round_id)
+        object.__setattr__(self, "source", source)
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "version", version)
+        object.__setattr__(self, "public", public)
+        object.__setattr__(self, "private", private)
+        object.__setattr__(self, "private_text", private_text)
+        object.__setattr__(self, "private_digest", private_digest)
+        object.__setattr__(self, "prev_hash", prev_hash)
+        object.__setattr__(self, "hash", hash)
+        object.__setattr__(self, "stored_text", stored_text)
+        object.__setattr__(self, "_typed", None)
+        object.__setattr__(self, "_view", None)
 
     @property
     def payload(self) -> dict[str, Any]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections import Counter, deque
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from controller import phases as m
@@ -21,6 +20,7 @@ from controller.journal.kinds import (
 from controller.rules.games import GAMES
 from table_names import COMMUNITY_POSITION as COMMUNITY_POSITION  # noqa: PLC0414  (re-exported)
 from table_names import DEALER_POSITION as DEALER_POSITION  # noqa: PLC0414  (re-exported)
+from table_names.records import Record
 
 if TYPE_CHECKING:
     # The classes name what the records hold; the fold reads entries by attribute and kind, typed or
@@ -59,37 +59,90 @@ class Stored(Placed, Protocol):
 # --- rounds -------------------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
-class RoundState:
+class RoundState(Record):
     """One round as the fold leaves it: its wagers, cards, decisions, dead seats, reveal and closing."""
 
     round_id: str
-    started_seq: int = 0
-    started_utc: str = ""
-    game: str = ""
-    banking: dict[str, Any] = field(default_factory=dict)
-    button_seat: int | None = None
-    seats: list[int] = field(default_factory=list)
-    phase: str = ""
-    sensed_wagers: dict[int, dict[str, int]] = field(default_factory=dict)  # what the sensors read
-    locked_wagers: dict[int, dict[str, int]] | None = None  # None: bets never locked
-    cards: dict[int, dict[int, str | None]] = field(default_factory=dict)  # position -> index -> code
-    decisions: dict[int, list[e.Decision]] = field(default_factory=dict)
-    dead_seats: set[int] = field(default_factory=set)
-    reached_reveal: bool = False
-    community_visible: int = 0
-    status: str = "in_progress"  # or settled | dead | void
-    closed_seq: int | None = None
-    closed_utc: str = ""
-    settlement: dict[str, Any] | None = None  # the public settlement (no hands)
-    faults: list[str] = field(default_factory=list)
-    refused_seat: int | None = None  # the seat of the last decision_refused (its fault follows it)
-    over_limit_alerts: dict[int, list[str]] = field(default_factory=dict)  # seat -> open fault ids
+    started_seq: int
+    started_utc: str
+    game: str
+    banking: dict[str, Any]
+    button_seat: int | None
+    seats: list[int]
+    phase: str
+    sensed_wagers: dict[int, dict[str, int]]  # what the sensors read
+    locked_wagers: dict[int, dict[str, int]] | None  # None: bets never locked
+    cards: dict[int, dict[int, str | None]]  # position -> index -> code
+    decisions: dict[int, list[e.Decision]]
+    dead_seats: set[int]
+    reached_reveal: bool
+    community_visible: int
+    status: str  # or settled | dead | void
+    closed_seq: int | None
+    closed_utc: str
+    settlement: dict[str, Any] | None  # the public settlement (no hands)
+    faults: list[str]
+    refused_seat: int | None  # the seat of the last decision_refused (its fault follows it)
+    over_limit_alerts: dict[int, list[str]]  # seat -> open fault ids
     # The dealer's kill request waiting for a supervisor (kill_seat_request "requested"), or None: its
     # seat, its round, its number in the round, who asked, when. Answered (confirmed, rejected), lapsed
     # or the round closed: None.
-    kill_request: dict[str, Any] | None = None
-    kill_requests_made: int = 0  # the round's "requested" entries: numbers the older ones, which had none
+    kill_request: dict[str, Any] | None
+    kill_requests_made: int  # the round's "requested" entries: numbers the older ones, which had none
+
+    __slots__ = tuple(__annotations__)  # the fields declared above, in order
+
+    def __init__(  # noqa: PLR0913, PLR0917 - a round's every part, as the fold and a checkpoint give them
+        self,
+        round_id: str,
+        started_seq: int = 0,
+        started_utc: str = "",
+        game: str = "",
+        banking: dict[str, Any] | None = None,
+        button_seat: int | None = None,
+        seats: list[int] | None = None,
+        phase: str = "",
+        sensed_wagers: dict[int, dict[str, int]] | None = None,
+        locked_wagers: dict[int, dict[str, int]] | None = None,
+        cards: dict[int, dict[int, str | None]] | None = None,
+        decisions: dict[int, list[e.Decision]] | None = None,
+        dead_seats: set[int] | None = None,
+        reached_reveal: bool = False,
+        community_visible: int = 0,
+        status: str = "in_progress",
+        closed_seq: int | None = None,
+        closed_utc: str = "",
+        settlement: dict[str, Any] | None = None,
+        faults: list[str] | None = None,
+        refused_seat: int | None = None,
+        over_limit_alerts: dict[int, list[str]] | None = None,
+        kill_request: dict[str, Any] | None = None,
+        kill_requests_made: int = 0,
+    ) -> None:
+        self.round_id = round_id
+        self.started_seq = started_seq
+        self.started_utc = started_utc
+        self.game = game
+        self.banking = {} if banking is None else banking
+        self.button_seat = button_seat
+        self.seats = [] if seats is None else seats
+        self.phase = phase
+        self.sensed_wagers = {} if sensed_wagers is None else sensed_wagers
+        self.locked_wagers = locked_wagers
+        self.cards = {} if cards is None else cards
+        self.decisions = {} if decisions is None else decisions
+        self.dead_seats = set() if dead_seats is None else dead_seats
+        self.reached_reveal = reached_reveal
+        self.community_visible = community_visible
+        self.status = status
+        self.closed_seq = closed_seq
+        self.closed_utc = closed_utc
+        self.settlement = settlement
+        self.faults = [] if faults is None else faults
+        self.refused_seat = refused_seat
+        self.over_limit_alerts = {} if over_limit_alerts is None else over_limit_alerts
+        self.kill_request = kill_request
+        self.kill_requests_made = kill_requests_made
 
     # --- what recovery needs of an interrupted round -----------------------------------------
     @property
@@ -155,8 +208,7 @@ class RoundState:
 # --- faults and devices -------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
-class AlertState:
+class AlertState(Record):
     """A raised fault: who raised, acknowledged, cleared or resolved it, and when."""
 
     fault_id: str
@@ -167,15 +219,53 @@ class AlertState:
     round_id: str | None
     raised_seq: int
     raised_utc: str
-    raised_by: str | None = None
-    acknowledged_by: str | None = None
-    acknowledged_utc: str | None = None
-    cleared_by: str | None = None
-    cleared_reason: str | None = None
-    cleared_utc: str | None = None
+    raised_by: str | None
+    acknowledged_by: str | None
+    acknowledged_utc: str | None
+    cleared_by: str | None
+    cleared_reason: str | None
+    cleared_utc: str | None
     # Resolved by itself: its cause was corrected before the round went on (docs/panel.md "Alerts").
-    resolved_utc: str | None = None
-    resolved_note: str | None = None
+    resolved_utc: str | None
+    resolved_note: str | None
+
+    __slots__ = tuple(__annotations__)  # the fields declared above, in order
+
+    def __init__(  # noqa: PLR0913, PLR0917 - a fault's every part, as the fold and a checkpoint give them
+        self,
+        fault_id: str,
+        kind: str,
+        severity: str,
+        reason: e.Reason,
+        device: str | None,
+        round_id: str | None,
+        raised_seq: int,
+        raised_utc: str,
+        raised_by: str | None = None,
+        acknowledged_by: str | None = None,
+        acknowledged_utc: str | None = None,
+        cleared_by: str | None = None,
+        cleared_reason: str | None = None,
+        cleared_utc: str | None = None,
+        resolved_utc: str | None = None,
+        resolved_note: str | None = None,
+    ) -> None:
+        self.fault_id = fault_id
+        self.kind = kind
+        self.severity = severity
+        self.reason = reason
+        self.device = device
+        self.round_id = round_id
+        self.raised_seq = raised_seq
+        self.raised_utc = raised_utc
+        self.raised_by = raised_by
+        self.acknowledged_by = acknowledged_by
+        self.acknowledged_utc = acknowledged_utc
+        self.cleared_by = cleared_by
+        self.cleared_reason = cleared_reason
+        self.cleared_utc = cleared_utc
+        self.resolved_utc = resolved_utc
+        self.resolved_note = resolved_note
 
     @property
     def detail(self) -> str:
@@ -191,22 +281,51 @@ class AlertState:
         return "acknowledged" if self.acknowledged_by is not None else "active"
 
 
-@dataclass(slots=True)
-class DeviceState:
+class DeviceState(Record):
     """A device as its entries leave it: identity, health, last event, security events."""
 
     device: str
-    kind: str = ""
-    model: str = ""
-    serial_number: str = ""
-    firmware_version: str = ""
-    state: str = "unknown"  # ready | busy | fault | lost | unknown
-    lamp: str = ""
-    fault_code: int = 0
-    last_event_utc: str = ""
-    last_reason: str = ""
-    security_events: int = 0
-    reconnects: int = 0
+    kind: str
+    model: str
+    serial_number: str
+    firmware_version: str
+    state: str  # ready | busy | fault | lost | unknown
+    lamp: str
+    fault_code: int
+    last_event_utc: str
+    last_reason: str
+    security_events: int
+    reconnects: int
+
+    __slots__ = tuple(__annotations__)  # the fields declared above, in order
+
+    def __init__(  # noqa: PLR0913, PLR0917 - a device's every part, as the fold and a checkpoint give them
+        self,
+        device: str,
+        kind: str = "",
+        model: str = "",
+        serial_number: str = "",
+        firmware_version: str = "",
+        state: str = "unknown",
+        lamp: str = "",
+        fault_code: int = 0,
+        last_event_utc: str = "",
+        last_reason: str = "",
+        security_events: int = 0,
+        reconnects: int = 0,
+    ) -> None:
+        self.device = device
+        self.kind = kind
+        self.model = model
+        self.serial_number = serial_number
+        self.firmware_version = firmware_version
+        self.state = state
+        self.lamp = lamp
+        self.fault_code = fault_code
+        self.last_event_utc = last_event_utc
+        self.last_reason = last_reason
+        self.security_events = security_events
+        self.reconnects = reconnects
 
 
 _DEVICE_KINDS = frozenset({"device_ready", "device_lost", "device_status", "security_event"})
@@ -259,17 +378,35 @@ if TYPE_CHECKING:
     ClosingEntry = closing_entries.ClosingEntry | EntryView
 
 
-@dataclass(slots=True)
-class WagerMeter:
+class WagerMeter(Record):
     """One wager's meters (docs/journal.md "Meters")."""
 
-    stake_cents: int = 0
-    player_net_cents: int = 0
-    house_win_cents: int = 0
-    wins: int = 0
-    losses: int = 0
-    pushes: int = 0
-    returned: int = 0
+    __slots__ = ("house_win_cents", "losses", "player_net_cents", "pushes", "returned", "stake_cents", "wins")
+    stake_cents: int
+    player_net_cents: int
+    house_win_cents: int
+    wins: int
+    losses: int
+    pushes: int
+    returned: int
+
+    def __init__(  # noqa: PLR0913, PLR0917 - one wager's every meter, as a checkpoint gives them
+        self,
+        stake_cents: int = 0,
+        player_net_cents: int = 0,
+        house_win_cents: int = 0,
+        wins: int = 0,
+        losses: int = 0,
+        pushes: int = 0,
+        returned: int = 0,
+    ) -> None:
+        self.stake_cents = stake_cents
+        self.player_net_cents = player_net_cents
+        self.house_win_cents = house_win_cents
+        self.wins = wins
+        self.losses = losses
+        self.pushes = pushes
+        self.returned = returned
 
 
 # The kinds ``Meters.count`` moves a meter for (its dispatch below): an entry of any other kind leaves
@@ -278,32 +415,75 @@ class WagerMeter:
 METERED_KINDS: frozenset[str] = frozenset(METER_KINDS)
 
 
-@dataclass(slots=True)
-class Meters:
+class Meters(Record):
     """Definitions in docs/journal.md "Meters"."""
 
-    rounds_started: int = 0
-    rounds_settled: int = 0
-    rounds_dead: int = 0
-    rounds_voided: int = 0
-    handle_cents: int = 0
-    returned_cents: int = 0
-    player_net_cents: int = 0
-    banker_net_cents: int = 0
-    house_win_cents: int = 0
-    dp_net_cents: int = 0
-    rake_cents: int = 0
+    rounds_started: int
+    rounds_settled: int
+    rounds_dead: int
+    rounds_voided: int
+    handle_cents: int
+    returned_cents: int
+    player_net_cents: int
+    banker_net_cents: int
+    house_win_cents: int
+    dp_net_cents: int
+    rake_cents: int
     # The progressive's take (its wagers collected less its awards): the players' Progressive nets go
     # to the jackpot's fund, not to the banker, so a round balances only with it counted.
-    progressive_net_cents: int = 0
-    dead_hands: int = 0
-    faults_raised: int = 0
-    faults_cleared: int = 0
-    faults_by_kind: Counter[str] = field(default_factory=Counter)
-    by_wager: dict[str, WagerMeter] = field(default_factory=dict)
-    unbalanced_rounds: list[str] = field(default_factory=list)
+    progressive_net_cents: int
+    dead_hands: int
+    faults_raised: int
+    faults_cleared: int
+    faults_by_kind: Counter[str]
+    by_wager: dict[str, WagerMeter]
+    unbalanced_rounds: list[str]
     # The panel's chart: the last HISTORY_ROUNDS settled rounds' handle, house win and rake.
-    history: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=HISTORY_ROUNDS))
+    history: deque[dict[str, Any]]
+
+    __slots__ = tuple(__annotations__)  # the fields declared above, in order
+
+    def __init__(  # noqa: PLR0913, PLR0917 - every meter, as a checkpoint gives them
+        self,
+        rounds_started: int = 0,
+        rounds_settled: int = 0,
+        rounds_dead: int = 0,
+        rounds_voided: int = 0,
+        handle_cents: int = 0,
+        returned_cents: int = 0,
+        player_net_cents: int = 0,
+        banker_net_cents: int = 0,
+        house_win_cents: int = 0,
+        dp_net_cents: int = 0,
+        rake_cents: int = 0,
+        progressive_net_cents: int = 0,
+        dead_hands: int = 0,
+        faults_raised: int = 0,
+        faults_cleared: int = 0,
+        faults_by_kind: Counter[str] | None = None,
+        by_wager: dict[str, WagerMeter] | None = None,
+        unbalanced_rounds: list[str] | None = None,
+        history: deque[dict[str, Any]] | None = None,
+    ) -> None:
+        self.rounds_started = rounds_started
+        self.rounds_settled = rounds_settled
+        self.rounds_dead = rounds_dead
+        self.rounds_voided = rounds_voided
+        self.handle_cents = handle_cents
+        self.returned_cents = returned_cents
+        self.player_net_cents = player_net_cents
+        self.banker_net_cents = banker_net_cents
+        self.house_win_cents = house_win_cents
+        self.dp_net_cents = dp_net_cents
+        self.rake_cents = rake_cents
+        self.progressive_net_cents = progressive_net_cents
+        self.dead_hands = dead_hands
+        self.faults_raised = faults_raised
+        self.faults_cleared = faults_cleared
+        self.faults_by_kind = Counter() if faults_by_kind is None else faults_by_kind
+        self.by_wager = {} if by_wager is None else by_wager
+        self.unbalanced_rounds = [] if unbalanced_rounds is None else unbalanced_rounds
+        self.history = deque(maxlen=HISTORY_ROUNDS) if history is None else history
 
     @property
     def rounds_open(self) -> int:
@@ -445,15 +625,19 @@ class Meters:
         }
 
 
-@dataclass(slots=True)
-class TheoreticalStakes:
+class TheoreticalStakes(Record):
     """What a range's theoretical win needs beside its meters (controller/panel/shift_meters.py): the
     house-banked stakes in action (not returned) by (game, banking, wager), and the designated-player
     rounds it does not cover. Kept apart from ``Meters``: the reducer's meters (and so a checkpoint's)
     never carried them."""
 
-    stakes: dict[tuple[str, str, str], int] = field(default_factory=dict)
-    dp_rounds: int = 0
+    __slots__ = ("dp_rounds", "stakes")
+    stakes: dict[tuple[str, str, str], int]
+    dp_rounds: int
+
+    def __init__(self, stakes: dict[tuple[str, str, str], int] | None = None, dp_rounds: int = 0) -> None:
+        self.stakes = {} if stakes is None else stakes
+        self.dp_rounds = dp_rounds
 
     def count(self, entry: MeteredEntry) -> bool:
         """A closing entry's stakes (the fold beside ``Meters.count``); any other entry adds nothing."""
@@ -473,11 +657,12 @@ class TheoreticalStakes:
         return True
 
 
-@dataclass(slots=True)
 class MetersBeforeProgressiveNet(Meters):
     """The meters as releases before schema 4 read a round: the progressive's net left out, so each
     round with a Progressive wager was listed unbalanced. Only to check what those releases wrote and a
     seal signs (a checkpoint of format 2 or 3: controller/journal/checkpoint.py); never shown."""
+
+    __slots__ = ()
 
     def progressive_net_of(self, settlement: Mapping[str, Any]) -> int:
         return 0

@@ -24,12 +24,12 @@ from __future__ import annotations
 import sqlite3
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from controller.journal.errors import JournalError
 from controller.journal.kinds import METER_KINDS, STATUS_BY_CLOSING_KIND
+from table_names.records import FrozenRecord, Record
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -153,10 +153,10 @@ def entry_deltas(
     return delta
 
 
-@dataclass(frozen=True, slots=True)
-class RoundRow:
+class RoundRow(FrozenRecord):
     """A closed round in the round index."""
 
+    __slots__ = ("game", "round_id", "seats", "seq", "status", "time_utc")
     seq: int
     round_id: str
     time_utc: str
@@ -164,17 +164,39 @@ class RoundRow:
     game: str | None
     seats: tuple[int, ...]
 
+    def __init__(  # noqa: PLR0917 - a closed round's every column in the round index
+        self, seq: int, round_id: str, time_utc: str, status: str, game: str | None, seats: tuple[int, ...]
+    ) -> None:
+        object.__setattr__(self, "seq", seq)
+        object.__setattr__(self, "round_id", round_id)
+        object.__setattr__(self, "time_utc", time_utc)
+        object.__setattr__(self, "status", status)
+        object.__setattr__(self, "game", game)
+        object.__setattr__(self, "seats", seats)
 
-@dataclass(frozen=True, slots=True)
-class RoundFilter:
+
+class RoundFilter(FrozenRecord):
     """Which closed rounds a reader asks for: closed in [start_utc, end_utc), with a wager of ``seat``,
     of ``status`` (settled, dead, void); None: any. The round index answers it in SQL
     (controller/journal/indexes.py), a file without the index by ``matches``."""
 
-    start_utc: str | None = None
-    end_utc: str | None = None
-    seat: int | None = None
-    status: str | None = None
+    __slots__ = ("end_utc", "seat", "start_utc", "status")
+    start_utc: str | None
+    end_utc: str | None
+    seat: int | None
+    status: str | None
+
+    def __init__(
+        self,
+        start_utc: str | None = None,
+        end_utc: str | None = None,
+        seat: int | None = None,
+        status: str | None = None,
+    ) -> None:
+        object.__setattr__(self, "start_utc", start_utc)
+        object.__setattr__(self, "end_utc", end_utc)
+        object.__setattr__(self, "seat", seat)
+        object.__setattr__(self, "status", status)
 
     @property
     def ranged(self) -> bool:
@@ -338,13 +360,18 @@ def rebuild(
 # --- reading ------------------------------------------------------------------------------------
 
 
-@dataclass
-class Summed:
+class Summed(Record):
     """A range's totals as meters, with the theoretical's inputs (shift_meters.RangeMeters' fields)."""
 
+    __slots__ = ("dp_rounds", "meters", "stakes")
     meters: Meters
     stakes: dict[tuple[str, str, str], int]
     dp_rounds: int
+
+    def __init__(self, meters: Meters, stakes: dict[tuple[str, str, str], int], dp_rounds: int) -> None:
+        self.meters = meters
+        self.stakes = stakes
+        self.dp_rounds = dp_rounds
 
 
 def summed(values: Mapping[str, int]) -> Summed:

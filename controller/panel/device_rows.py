@@ -65,7 +65,7 @@ def _with_faults(view: TableView, rows: list[dict[str, Any]], *, read_only: bool
 def device_rows(view: TableView, health: Iterable[Any] | None, *, read_only: bool) -> list[dict[str, Any]]:
     """Each device's row: ``health`` is the device supervisors' report (None: not connected, the
     journal's last word for every device)."""
-    from_journal = {name: asdict(device) for name, device in view.devices.items()}
+    from_journal = {name: device.as_dict() for name, device in view.devices.items()}
     if health is None:
         return _with_faults(
             view,

@@ -17,7 +17,6 @@ Pure data and arithmetic: nothing of ours but controller.names, no I/O, so the f
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from controller.names import (
@@ -28,6 +27,7 @@ from controller.names import (
     MAX_PLAYERS,
     TOP_FLUSH,
 )
+from table_names.records import FrozenRecord
 
 if TYPE_CHECKING:
     from fractions import Fraction  # loaded by the theoretical win only: settle does not need it
@@ -55,17 +55,24 @@ FLUSH_BONUS: Final = "flush_bonus"  # on the player's flush length; contested ag
 STRAIGHT_FLUSH_BONUS: Final = "straight_flush_bonus"  # on the straight-flush run length; contested vs a DP
 
 
-@dataclass(frozen=True, slots=True)
-class Paytable:
+class Paytable(FrozenRecord):
     """Odds "N to 1" by line length. ``name`` is the preset's name, or "custom". Only the highest line a
     hand reaches pays (docs/rules.md "Paytables"): a hand of length L is paid by the line with the largest
     length <= L, and loses when it reaches none."""
 
+    __slots__ = ("allow_inverted", "name", "odds_by_length")
     name: str
     odds_by_length: tuple[tuple[int, int], ...]  # (length, odds), longest line first
     # The table's configuration said this table may pay a better hand less than a worse one
     # (``allow_inverted = true``); the par sheet then says so. Never set for a preset.
-    allow_inverted: bool = False
+    allow_inverted: bool
+
+    def __init__(
+        self, name: str, odds_by_length: tuple[tuple[int, int], ...], allow_inverted: bool = False
+    ) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "odds_by_length", odds_by_length)
+        object.__setattr__(self, "allow_inverted", allow_inverted)
 
     def odds_for(self, length: int) -> int | None:
         """The odds the highest line reached by ``length`` pays, or None when no line is reached."""
@@ -100,25 +107,44 @@ class Paytable:
         return cls(name, tuple(sorted(lines.items(), reverse=True)))
 
 
-@dataclass(frozen=True, slots=True)
-class Wager:
+class Wager(FrozenRecord):
     """One wager: its name on the layout and in the journal, the words a person reads, its spot in each
     game that offers it (drivers/events.py: a betting spot is the wager's index in the game's wagers),
     who banks it, its role, whether a seat must place it, the preset it is paid by per (game, banking
     mode) (a bonus), and the settle rule that judges it (controller/rules/settle.py ``WAGER_RULES``)."""
 
+    __slots__ = ("banked_by", "label", "name", "presets", "required", "role", "rule", "spots")
     name: str
     label: str
     spots: Mapping[str, int]  # game -> spot: the games that offer it
     banked_by: str
     role: str
     rule: str
-    required: bool = False
-    presets: Mapping[tuple[str, str], str] = field(default_factory=dict)  # (game, banking) -> preset
+    required: bool
+    presets: Mapping[tuple[str, str], str]  # (game, banking) -> preset
+
+    def __init__(  # noqa: PLR0913, PLR0917 - a wager's eight facts, as the catalogue's lines give them
+        self,
+        name: str,
+        label: str,
+        spots: Mapping[str, int],
+        banked_by: str,
+        role: str,
+        rule: str,
+        required: bool = False,
+        presets: Mapping[tuple[str, str], str] | None = None,
+    ) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "label", label)
+        object.__setattr__(self, "spots", spots)
+        object.__setattr__(self, "banked_by", banked_by)
+        object.__setattr__(self, "role", role)
+        object.__setattr__(self, "rule", rule)
+        object.__setattr__(self, "required", required)
+        object.__setattr__(self, "presets", {} if presets is None else presets)
 
 
-@dataclass(frozen=True, slots=True)
-class GameSpec:
+class GameSpec(FrozenRecord):
     """Everything about a game that does not depend on the cards, read off the catalogue's wagers.
 
     ``wagers`` is in spot order. ``decision_wager`` is the wager a player makes after seeing cards
@@ -127,6 +153,18 @@ class GameSpec:
     own seat is not among them: its cards are the banker's hand).
     """
 
+    __slots__ = (
+        "banking_modes",
+        "bonus_wagers",
+        "community_cards",
+        "decision_wager",
+        "hole_cards",
+        "max_players",
+        "name",
+        "optional_wagers",
+        "required_wagers",
+        "wagers",
+    )
     name: str
     wagers: tuple[str, ...]
     required_wagers: tuple[str, ...]
@@ -137,6 +175,30 @@ class GameSpec:
     hole_cards: int  # cards each seat and the banker are dealt
     community_cards: int  # shared cards completing every hand (Chase the Flush: 4)
     banking_modes: tuple[str, ...]
+
+    def __init__(  # noqa: PLR0913, PLR0917 - a game's ten facts, read off the catalogue by _game_spec
+        self,
+        name: str,
+        wagers: tuple[str, ...],
+        required_wagers: tuple[str, ...],
+        optional_wagers: tuple[str, ...],
+        decision_wager: str,
+        bonus_wagers: tuple[str, ...],
+        max_players: int,
+        hole_cards: int,
+        community_cards: int,
+        banking_modes: tuple[str, ...],
+    ) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "wagers", wagers)
+        object.__setattr__(self, "required_wagers", required_wagers)
+        object.__setattr__(self, "optional_wagers", optional_wagers)
+        object.__setattr__(self, "decision_wager", decision_wager)
+        object.__setattr__(self, "bonus_wagers", bonus_wagers)
+        object.__setattr__(self, "max_players", max_players)
+        object.__setattr__(self, "hole_cards", hole_cards)
+        object.__setattr__(self, "community_cards", community_cards)
+        object.__setattr__(self, "banking_modes", banking_modes)
 
     @property
     def hand_cards(self) -> int:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, cast
 
 from controller.errors import CardError, UserError, shown
@@ -31,6 +30,7 @@ from controller.rules.games import (
 )
 from controller.rules.hands import evaluate
 from controller.rules.paytables import Paytable, default_paytable, parse_paytable
+from table_names.records import FrozenRecord
 
 if TYPE_CHECKING:
     from controller.rules.progressive import ProgressiveRound
@@ -41,43 +41,64 @@ RAKE_METHODS: tuple[str, ...] = tuple(
 
 
 # --- the round ------------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class Banking:
+class Banking(FrozenRecord):
     """Who banks the round. House by default; in designated-player mode ``seat`` is the DP's seat,
     ``funds_cents`` what the DP posted before the deal and ``bonus_cap_cents`` the optional maximum
     aggregate bonus payout per round."""
 
-    mode: str = HOUSE
-    seat: int | None = None
-    funds_cents: int = 0
-    bonus_cap_cents: int | None = None
+    __slots__ = ("bonus_cap_cents", "funds_cents", "mode", "seat")
+    mode: str
+    seat: int | None
+    funds_cents: int
+    bonus_cap_cents: int | None
+
+    def __init__(
+        self,
+        mode: str = HOUSE,
+        seat: int | None = None,
+        funds_cents: int = 0,
+        bonus_cap_cents: int | None = None,
+    ) -> None:
+        self._set_fields(locals())
 
 
-@dataclass(frozen=True, slots=True)
-class Rake:
+class Rake(FrozenRecord):
     """The house's fee per hand (designated-player mode): ``method`` "i", "ii" or "iii", and the fixed
     ``amount_cents`` each payer pays."""
 
+    __slots__ = ("amount_cents", "method")
     method: str
     amount_cents: int
 
+    def __init__(self, method: str, amount_cents: int) -> None:
+        self._set_fields(locals())
 
-@dataclass(frozen=True, slots=True)
-class Seat:
+
+class Seat(FrozenRecord):
     """One player's seat: its hole cards, its wagers in cents, its decision.
 
     ``folded`` is the fold; ``street`` is, in Chase the Flush, when the all-in was made.
     """
 
+    __slots__ = ("cards", "folded", "seat", "street", "wagers")
     seat: int
     cards: tuple[Card, ...]
     wagers: Mapping[str, int]
-    folded: bool = False
-    street: str | None = None
+    folded: bool
+    street: str | None
+
+    def __init__(
+        self,
+        seat: int,
+        cards: tuple[Card, ...],
+        wagers: Mapping[str, int],
+        folded: bool = False,
+        street: str | None = None,
+    ) -> None:
+        self._set_fields(locals())
 
 
-@dataclass(frozen=True, slots=True)
-class Round:
+class Round(FrozenRecord):
     """One round to settle. ``dealer`` is the banker's hole cards (the DP's in designated-player mode);
     ``community`` the shared cards (Chase the Flush). ``paytables`` overrides the game's default preset
     per bonus wager. ``dead`` kills the whole round (a shuffler fault, a card seen twice at the table)."""
@@ -85,14 +106,32 @@ class Round:
     game: str
     dealer: tuple[Card, ...]
     seats: tuple[Seat, ...]
-    banking: Banking = field(default_factory=Banking)
-    community: tuple[Card, ...] = ()
-    paytables: Mapping[str, Paytable] = field(default_factory=dict)
-    rake: Rake | None = None
-    dead: bool = False
+    banking: Banking
+    community: tuple[Card, ...]
+    paytables: Mapping[str, Paytable]
+    rake: Rake | None
+    dead: bool
     # The Progressive wager's parameters and the meter before the round (docs/rules.md "Progressive
     # wager"); None when the round has none. The house banks it in every banking mode.
-    progressive: ProgressiveRound | None = None
+    progressive: ProgressiveRound | None
+
+    __slots__ = tuple(__annotations__)  # the fields declared above, in order
+
+    def __init__(  # noqa: PLR0913, PLR0917 - a round's every part, as the round input gives them
+        self,
+        game: str,
+        dealer: tuple[Card, ...],
+        seats: tuple[Seat, ...],
+        banking: Banking | None = None,
+        community: tuple[Card, ...] = (),
+        paytables: Mapping[str, Paytable] | None = None,
+        rake: Rake | None = None,
+        dead: bool = False,
+        progressive: ProgressiveRound | None = None,
+    ) -> None:
+        banking = Banking() if banking is None else banking
+        paytables = {} if paytables is None else paytables
+        self._set_fields(locals())
 
     def paytable(self, wager: str) -> Paytable:
         """The paytable ``wager`` is paid by in this round: the round's own, or the game's preset."""
@@ -132,35 +171,51 @@ class _BankingRefusal(Exception):
     """``banking``'s check across its fields: named at once, before every other problem."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Problem:
+class _Problem(FrozenRecord):
     """One problem the reader found at ``path``. ``kind``: "refused" (``reason`` says why), "missing"
     (``reason`` is the hint), "unknown" (a field the object has not; ``known`` its fields), "object" or
     "list" (``value`` is not one)."""
 
+    __slots__ = ("kind", "known", "path", "reason", "value")
     path: _Path
     kind: str
-    reason: str = ""
-    value: object = None
-    known: tuple[str, ...] = ()
+    reason: str
+    value: object
+    known: tuple[str, ...]
+
+    def __init__(
+        self, path: _Path, kind: str, reason: str = "", value: object = None, known: tuple[str, ...] = ()
+    ) -> None:
+        self._set_fields(locals())
 
 
 _BAD: Final = object()  # what a value read with a problem stands as (never used: the round is refused)
 _Read = Callable[["_Reader", object, _Path], object]
 
 
-@dataclass(frozen=True, slots=True)
-class _Field:
+class _Field(FrozenRecord):
     """One field of an object of the input: how it is read, and what stands when it is absent: missing
     (with ``hint``) when ``required``; else ``default`` (``factory()`` if given), read like a given
     value when ``read_default``."""
 
+    __slots__ = ("default", "factory", "hint", "read", "read_default", "required")
     read: _Read
-    required: bool = False
-    hint: str = ""
-    default: object = None
-    factory: Callable[[], object] | None = None
-    read_default: bool = False
+    required: bool
+    hint: str
+    default: object
+    factory: Callable[[], object] | None
+    read_default: bool
+
+    def __init__(  # noqa: PLR0917 - a field's every part
+        self,
+        read: _Read,
+        required: bool = False,
+        hint: str = "",
+        default: object = None,
+        factory: Callable[[], object] | None = None,
+        read_default: bool = False,
+    ) -> None:
+        self._set_fields(locals())
 
 
 class _Reader:
@@ -365,15 +420,20 @@ def _rake(reader: _Reader, value: object, path: _Path) -> object:
     return Rake(cast(str, fields["method"]), cast(int, fields["amount"]))
 
 
-@dataclass(frozen=True, slots=True)
-class _SeatFields:
+class _SeatFields(FrozenRecord):
     """One seat as the input gives it (its wagers are checked against the game after)."""
 
+    __slots__ = ("cards", "folded", "seat", "street", "wagers")
     seat: int
     cards: list[Card]
     wagers: dict[str, Any]
     folded: bool
     street: str | None
+
+    def __init__(
+        self, seat: int, cards: list[Card], wagers: dict[str, Any], folded: bool, street: str | None
+    ) -> None:
+        self._set_fields(locals())
 
 
 def _seat_input(reader: _Reader, value: object, path: _Path) -> object:

@@ -22,7 +22,6 @@ The decisions docs/rules.md leaves open are written in docs/rules.md ("Decisions
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from controller.names import MAX_SEAT as MAX_SEAT  # noqa: PLC0414  (re-exported)
@@ -61,29 +60,43 @@ from controller.rules.settlement import (
     WIN,
     WRONG_CARD_COUNT,
     BonusCapReport,
+    Coverage,
     DesignatedPlayerReport,
     RakeLine,
     SeatResult,
     Settlement,
     WagerResult,
 )
+from table_names.records import FrozenRecord, Record
 
 if TYPE_CHECKING:
     from controller.rules.progressive import ProgressiveResult
 
 
 # --- settlement -----------------------------------------------------------------------------------------
-@dataclass(slots=True)
-class Owed:
+class Owed(Record):
     """A provisional wager result, before the cap and the DP's funds."""
 
+    __slots__ = ("capped_from", "net", "odds", "result", "shortfall", "stake", "wager")
     wager: str
     stake: int
     result: str
     net: int
-    odds: int | None = None
-    capped_from: int | None = None
-    shortfall: int = 0
+    odds: int | None
+    capped_from: int | None
+    shortfall: int
+
+    def __init__(  # noqa: PLR0913, PLR0917 - what is owed, every part
+        self,
+        wager: str,
+        stake: int,
+        result: str,
+        net: int,
+        odds: int | None = None,
+        capped_from: int | None = None,
+        shortfall: int = 0,
+    ) -> None:
+        self._set_fields(locals())
 
 
 def _even_money(wager: str, stake: int, outcome: int) -> Owed:
@@ -117,12 +130,12 @@ def _settle_hcf_or_top_flush(
     return [_even_money("ante", ante, outcome), _even_money(decision, seat.wagers[decision], outcome)]
 
 
-@dataclass(frozen=True, slots=True)
-class BonusBet:
+class BonusBet(FrozenRecord):
     """What a bonus wager's rule judges: its stake on one seat, the paytable it is paid by this round,
     the seat's hand and the banker's, whether the banker qualifies, whether the seat folded, and
     whether the house banks the round (else a designated player does)."""
 
+    __slots__ = ("dealer", "folded", "hand", "house_banked", "paytable", "qualifies", "stake", "wager")
     wager: str
     stake: int
     paytable: Paytable
@@ -131,6 +144,19 @@ class BonusBet:
     qualifies: bool
     folded: bool
     house_banked: bool
+
+    def __init__(  # noqa: PLR0913, PLR0917 - a bonus bet's every part
+        self,
+        wager: str,
+        stake: int,
+        paytable: Paytable,
+        hand: Hand,
+        dealer: Hand,
+        qualifies: bool,
+        folded: bool,
+        house_banked: bool,
+    ) -> None:
+        self._set_fields(locals())
 
 
 WagerRule = Callable[[BonusBet], "Owed"]
@@ -248,16 +274,6 @@ def action_order(designated_seat: int, seats: Sequence[int]) -> tuple[int, ...]:
     plus 1. Example: DP in seat 4, players in 1, 2, 3, 5, 6, 7 -> 3, 2, 1, 7, 6, 5.
     """
     return tuple(sorted(seats, key=lambda seat: (designated_seat - seat) % (MAX_SEAT + 1)))
-
-
-@dataclass(frozen=True, slots=True)
-class Coverage:
-    """Which seats a designated player covers at bet lock (see :func:`cover_seats`)."""
-
-    action_order: tuple[int, ...]
-    covered: tuple[int, ...]
-    uncovered: tuple[int, ...]
-    committed_cents: int
 
 
 def bonus_top_cents(wagers: Mapping[str, int], paytable: Callable[[str], Paytable], spec: GameSpec) -> int:

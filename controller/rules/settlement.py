@@ -1,11 +1,11 @@
 """A settlement as controller/rules/settle.py returns it: every seat's and wager's result, the rake, the
 designated player's and the bonus cap's reports, and its JSON form (:meth:`Settlement.to_json`, the
-output contract in docs/settle.md). Pure data; settle.py names these again in its public API."""
+output contract in docs/settle.md), and which seats a designated player covers (``Coverage``, what
+settle.py's ``cover_seats`` returns). Pure data; settle.py names these again in its public API."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from controller.names import MAX_SEAT as MAX_SEAT  # noqa: PLC0414  (re-exported)
@@ -14,6 +14,7 @@ from controller.rules.games import (
     PROGRESSIVE,
 )
 from controller.rules.hands import Hand
+from table_names.records import FrozenRecord
 
 if TYPE_CHECKING:
     from controller.rules.progressive import ProgressiveResult
@@ -37,8 +38,7 @@ ROUND_DEAD = "round dead"
 
 
 # --- the settlement -------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class WagerResult:
+class WagerResult(FrozenRecord):
     """One wager's outcome. ``net`` is the player's profit. ``odds`` is the paytable line a bonus won
     on; ``shortfall_cents`` what a designated player owed but could not pay; ``capped_from_cents`` the
     win before the aggregate bonus cap reduced it."""
@@ -47,13 +47,37 @@ class WagerResult:
     stake_cents: int
     result: str
     net_cents: int
-    odds: int | None = None
-    shortfall_cents: int = 0
-    capped_from_cents: int | None = None
+    odds: int | None
+    shortfall_cents: int
+    capped_from_cents: int | None
     # The Progressive wager: the paytable line reached and the award paid *for* the wager (the stake is
     # collected, so ``net`` is the award less the stake).
-    line: int | None = None
-    award_cents: int | None = None
+    line: int | None
+    award_cents: int | None
+
+    __slots__ = tuple(__annotations__)  # the fields declared above, in order
+
+    def __init__(  # noqa: PLR0913, PLR0917 - a wager's every result
+        self,
+        wager: str,
+        stake_cents: int,
+        result: str,
+        net_cents: int,
+        odds: int | None = None,
+        shortfall_cents: int = 0,
+        capped_from_cents: int | None = None,
+        line: int | None = None,
+        award_cents: int | None = None,
+    ) -> None:
+        object.__setattr__(self, "wager", wager)
+        object.__setattr__(self, "stake_cents", stake_cents)
+        object.__setattr__(self, "result", result)
+        object.__setattr__(self, "net_cents", net_cents)
+        object.__setattr__(self, "odds", odds)
+        object.__setattr__(self, "shortfall_cents", shortfall_cents)
+        object.__setattr__(self, "capped_from_cents", capped_from_cents)
+        object.__setattr__(self, "line", line)
+        object.__setattr__(self, "award_cents", award_cents)
 
     def to_json(self) -> dict[str, object]:
         out: dict[str, object] = {"stake": self.stake_cents, "result": self.result, "net": self.net_cents}
@@ -70,16 +94,32 @@ class WagerResult:
         return out
 
 
-@dataclass(frozen=True, slots=True)
-class SeatResult:
+class SeatResult(FrozenRecord):
     """One seat's settlement. ``hand`` is None for a dead seat: a dead hand's cards are never shown."""
 
+    __slots__ = ("dead_reason", "hand", "rake_cents", "seat", "status", "wagers")
     seat: int
     status: str
     hand: Hand | None
     wagers: tuple[WagerResult, ...]
-    rake_cents: int = 0
-    dead_reason: str | None = None
+    rake_cents: int
+    dead_reason: str | None
+
+    def __init__(  # noqa: PLR0917 - a seat's every result
+        self,
+        seat: int,
+        status: str,
+        hand: Hand | None,
+        wagers: tuple[WagerResult, ...],
+        rake_cents: int = 0,
+        dead_reason: str | None = None,
+    ) -> None:
+        object.__setattr__(self, "seat", seat)
+        object.__setattr__(self, "status", status)
+        object.__setattr__(self, "hand", hand)
+        object.__setattr__(self, "wagers", wagers)
+        object.__setattr__(self, "rake_cents", rake_cents)
+        object.__setattr__(self, "dead_reason", dead_reason)
 
     @property
     def net_cents(self) -> int:
@@ -109,21 +149,25 @@ class SeatResult:
         return out
 
 
-@dataclass(frozen=True, slots=True)
-class RakeLine:
+class RakeLine(FrozenRecord):
     """One rake charge: ``seat`` is the payer's seat; ``designated_player`` says it is the DP."""
 
+    __slots__ = ("amount_cents", "designated_player", "seat")
     seat: int
     amount_cents: int
-    designated_player: bool = False
+    designated_player: bool
+
+    def __init__(self, seat: int, amount_cents: int, designated_player: bool = False) -> None:
+        object.__setattr__(self, "seat", seat)
+        object.__setattr__(self, "amount_cents", amount_cents)
+        object.__setattr__(self, "designated_player", designated_player)
 
     def to_json(self) -> dict[str, object]:
         payer = "designated player" if self.designated_player else "player"
         return {"seat": self.seat, "payer": payer, "amount": self.amount_cents}
 
 
-@dataclass(frozen=True, slots=True)
-class DesignatedPlayerReport:
+class DesignatedPlayerReport(FrozenRecord):
     """How the DP's funds went: seats taken into action in ``action_order``, what was committed at bet
     lock, collected from losing wagers, paid to winners, and the shortfall owed but not paid."""
 
@@ -134,6 +178,26 @@ class DesignatedPlayerReport:
     collected_cents: int
     paid_cents: int
     shortfall_cents: int
+
+    __slots__ = tuple(__annotations__)  # the fields declared above, in order
+
+    def __init__(  # noqa: PLR0913, PLR0917 - the report's every part
+        self,
+        seat: int,
+        funds_cents: int,
+        action_order: tuple[int, ...],
+        committed_cents: int,
+        collected_cents: int,
+        paid_cents: int,
+        shortfall_cents: int,
+    ) -> None:
+        object.__setattr__(self, "seat", seat)
+        object.__setattr__(self, "funds_cents", funds_cents)
+        object.__setattr__(self, "action_order", action_order)
+        object.__setattr__(self, "committed_cents", committed_cents)
+        object.__setattr__(self, "collected_cents", collected_cents)
+        object.__setattr__(self, "paid_cents", paid_cents)
+        object.__setattr__(self, "shortfall_cents", shortfall_cents)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -147,16 +211,25 @@ class DesignatedPlayerReport:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class BonusCapReport:
+class BonusCapReport(FrozenRecord):
     """The aggregate bonus cap: the round's bonus wins before it, what was paid after the proportional
     reduction, and the rounding (cap minus paid) that the rounding down left unpaid."""
 
+    __slots__ = ("applied", "bonus_wins_cents", "cap_cents", "paid_cents", "rounding_cents")
     cap_cents: int
     bonus_wins_cents: int
     applied: bool
     paid_cents: int
     rounding_cents: int
+
+    def __init__(
+        self, cap_cents: int, bonus_wins_cents: int, applied: bool, paid_cents: int, rounding_cents: int
+    ) -> None:
+        object.__setattr__(self, "cap_cents", cap_cents)
+        object.__setattr__(self, "bonus_wins_cents", bonus_wins_cents)
+        object.__setattr__(self, "applied", applied)
+        object.__setattr__(self, "paid_cents", paid_cents)
+        object.__setattr__(self, "rounding_cents", rounding_cents)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -168,8 +241,7 @@ class BonusCapReport:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class Settlement:
+class Settlement(FrozenRecord):
     """The result of :func:`settle`. ``dealer_hand`` is None when the round is dead."""
 
     game: str
@@ -178,10 +250,36 @@ class Settlement:
     dealer_hand: Hand | None
     dealer_qualifies: bool | None
     seats: tuple[SeatResult, ...]
-    rake_lines: tuple[RakeLine, ...] = ()
-    designated_player: DesignatedPlayerReport | None = None
-    bonus_cap: BonusCapReport | None = None
-    progressive: ProgressiveResult | None = None
+    rake_lines: tuple[RakeLine, ...]
+    designated_player: DesignatedPlayerReport | None
+    bonus_cap: BonusCapReport | None
+    progressive: ProgressiveResult | None
+
+    __slots__ = tuple(__annotations__)  # the fields declared above, in order
+
+    def __init__(  # noqa: PLR0913, PLR0917 - a settlement's every part
+        self,
+        game: str,
+        banking_mode: str,
+        dead: bool,
+        dealer_hand: Hand | None,
+        dealer_qualifies: bool | None,
+        seats: tuple[SeatResult, ...],
+        rake_lines: tuple[RakeLine, ...] = (),
+        designated_player: DesignatedPlayerReport | None = None,
+        bonus_cap: BonusCapReport | None = None,
+        progressive: ProgressiveResult | None = None,
+    ) -> None:
+        object.__setattr__(self, "game", game)
+        object.__setattr__(self, "banking_mode", banking_mode)
+        object.__setattr__(self, "dead", dead)
+        object.__setattr__(self, "dealer_hand", dealer_hand)
+        object.__setattr__(self, "dealer_qualifies", dealer_qualifies)
+        object.__setattr__(self, "seats", seats)
+        object.__setattr__(self, "rake_lines", rake_lines)
+        object.__setattr__(self, "designated_player", designated_player)
+        object.__setattr__(self, "bonus_cap", bonus_cap)
+        object.__setattr__(self, "progressive", progressive)
 
     @classmethod
     def of_dead_round(
@@ -254,3 +352,22 @@ class Settlement:
         if self.progressive is not None:
             out["progressive"] = self.progressive.to_json()
         return out
+
+
+class Coverage(FrozenRecord):
+    """Which seats a designated player covers at bet lock (see :func:`cover_seats`)."""
+
+    __slots__ = ("action_order", "committed_cents", "covered", "uncovered")
+    action_order: tuple[int, ...]
+    covered: tuple[int, ...]
+    uncovered: tuple[int, ...]
+    committed_cents: int
+
+    def __init__(
+        self,
+        action_order: tuple[int, ...],
+        covered: tuple[int, ...],
+        uncovered: tuple[int, ...],
+        committed_cents: int,
+    ) -> None:
+        self._set_fields(locals())

@@ -59,10 +59,17 @@ NEVER = (
     # formatter reads the width itself.
     "shutil",
 )
+# `dataclasses` loads `inspect` with `ast`, `dis`, `tokenize` and `linecache` (about 6.5 ms a start), and
+# each class it makes compiles its methods (about 0.3 ms more): the ~17 classes the journal's reader made
+# with it (its rows, the fold's records, the stored totals' rows, the games' catalogue, the property and
+# the money format), the 16 of settle (the round's input, its result, the bonus bets) and the 13 of
+# `config` (the resolved configuration, the device URLs) are plain records now (table_names/records.py;
+# issue 28, docs/operations.md "the fast commands without `dataclasses`").
+_DATACLASSES = ("dataclasses", "inspect", "ast", "_ast", "dis", "tokenize", "linecache")
 # And for one command: the journal's reader folds and prints, it never hashes (OpenSSL's load, ~2 ms).
 # And settling: it never hashes, never reads a zone (a round's settlement has no time) and parses no
 # TOML (issue 28: OpenSSL ~2 ms, zoneinfo with sysconfig ~2 ms, tomllib ~3 ms).
-_SETTLE_NEVER = ("hashlib", "_hashlib", "hmac", "zoneinfo", "sysconfig", "tomllib")
+_SETTLE_NEVER = ("hashlib", "_hashlib", "hmac", "zoneinfo", "sysconfig", "tomllib", *_DATACLASSES)
 # A settlement printed as text shows no time: the property's zone and shifts (controller/locale.py, its
 # dataclasses and `datetime`: ~4 ms of CPU a start, issue 28) load with the first time a text shows.
 _SETTLE_TEXT_NEVER = (*_SETTLE_NEVER, "controller.locale", "datetime", "_datetime")
@@ -75,6 +82,7 @@ _TYPED_ENTRIES = (
     "controller.journal.entries",
     "controller.journal.upcast",
 )
+
 NEVER_BY_COMMAND: dict[str, tuple[str, ...]] = {
     # recall's CSV writer loads with --csv only (the standard library's csv with it). The default
     # property's zone is UTC: no zone database (zoneinfo with sysconfig) for its times.
@@ -85,13 +93,16 @@ NEVER_BY_COMMAND: dict[str, tuple[str, ...]] = {
         "csv",
         "_csv",
         *_TYPED_ENTRIES,
+        *_DATACLASSES,
         "zoneinfo",
         "sysconfig",
     ),
     "settle": _SETTLE_NEVER,
     "settle --text": _SETTLE_TEXT_NEVER,
     # The default property's zone is UTC: checked without the zone database (zoneinfo with sysconfig).
-    "config": ("hmac", "zoneinfo", "sysconfig"),
+    # And no `dataclasses`: the configuration's resolved parts, its segment policy, the checked models'
+    # validator marker and the drivers' device URLs are plain records (table_names/records.py).
+    "config": ("hmac", "zoneinfo", "sysconfig", *_DATACLASSES),
 }
 RULES = (
     "controller.rules",
@@ -103,6 +114,9 @@ RULES = (
     "controller.rules.games",
     "controller.rules.hands",
     "controller.rules.paytables",
+    # The plain records the catalogue, the journal's rows and fold, the property and the money format are
+    # made of (table_names/records.py): a dataclass's methods without the `dataclasses` module.
+    "table_names.records",
 )
 # What the configuration's checks and the journal's readers need of the rules: the catalogue of games,
 # wagers and paytables, never the cards' codec nor the hand evaluator's tables (~5 ms to build).

@@ -6,7 +6,6 @@ of the server's, and the journal's wall clock stepped back when the clock is cor
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import struct
 import time
 from datetime import UTC, datetime, timedelta
@@ -22,6 +21,7 @@ from controller.journal.state import TableState
 from controller.journal.store import Journal, parse_time_utc
 from controller.panel.view import TableView
 from controller.simulation.table import SimulatedTable
+from table_names import records
 from tests.controls.harness import journal_entries, with_table
 from tests.controls.sntp_server import sntp_server
 
@@ -127,7 +127,7 @@ def test_a_table_3_s_off_alerts_and_its_journal_never_goes_backwards_across_the_
         return first, daemon.engine.view().held
 
     with sntp_server() as server:
-        config = dataclasses.replace(load_config(None), clock=ClockSection(ntp_server=server.address))
+        config = records.replace(load_config(None), clock=ClockSection(ntp_server=server.address))
         first, held = with_table(config, path, correct_the_clock, before=ahead)
     assert first.within_bound is False
     assert first.offset_us == pytest.approx(-3_000_000, abs=50_000)

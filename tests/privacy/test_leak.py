@@ -28,7 +28,6 @@ exists) patched to pass private parts through, and ``gate_enabled=False``: it sh
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +36,7 @@ import pytest
 from controller.config import load_config
 from controller.daemon import TableDaemon
 from controller.simulation.table import SimulatedTable
+from table_names import records
 from tests.daemon.harness import write_config
 from tests.privacy.rounds import read_table_cards
 from tests.privacy.table_run import (
@@ -131,8 +131,8 @@ def play_soak(tmp_path: Path, users_file: Path) -> TableRun:
 
     soak = load_soak()
     config = load_config(None)
-    config = dataclasses.replace(
-        config, timeouts=dataclasses.replace(config.timeouts, deal_s=soak.SOAK_DEAL_TIMEOUT_S)
+    config = records.replace(
+        config, timeouts=records.replace(config.timeouts, deal_s=soak.SOAK_DEAL_TIMEOUT_S)
     )
     options = {
         "seed": SOAK_SEED,

@@ -5,7 +5,6 @@ before and after, the contributions, the reset and the reserve's movement."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from hypothesis import strategies as st
 from controller.errors import UserError
 from controller.rules.progressive import PROGRESSIVE_GAMES, parse_progressive_round
 from controller.rules.settle import Round, bank_by_seat, settle, settle_round_json
+from table_names import records
 from tests.rules.builders import Json, dp, round_json, seat, seat_of, settled, wagers_of
 from tests.rules.test_settle_cli import run_cli
 from tests.rules.test_settle_properties import check, rounds, to_json_input
@@ -267,12 +267,10 @@ def progressive_rounds(draw: st.DrawFn) -> Round:
         {**PROGRESSIVE, "meter_cents": meter, "reserve_cents": draw(st.integers(0, 10**7))}
     )
     seats = tuple(
-        dataclasses.replace(entry, wagers={**entry.wagers, "progressive": 100})
-        if draw(st.booleans())
-        else entry
+        records.replace(entry, wagers={**entry.wagers, "progressive": 100}) if draw(st.booleans()) else entry
         for entry in round_.seats
     )
-    return dataclasses.replace(round_, seats=seats, progressive=spec)
+    return records.replace(round_, seats=seats, progressive=spec)
 
 
 def progressive_input(round_: Round) -> Json:

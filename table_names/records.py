@@ -108,6 +108,17 @@ class FrozenRecord(Record):
 _R = TypeVar("_R", bound=Record)
 
 
+def field_names(cls: type) -> tuple[str, ...]:
+    """The fields of a record class, or of a dataclass, in their declared order: the readers that take
+    either (the configuration's records are records, the floor's service settings a dataclass) ask here.
+    ``dataclasses`` is imported only for a dataclass, so a record's path never loads it."""
+    if issubclass(cls, Record):
+        return cls._fields
+    import dataclasses  # noqa: PLC0415 - only a dataclass's reader pays for it
+
+    return tuple(field.name for field in dataclasses.fields(cls))  # type: ignore[arg-type]
+
+
 def replace(record: _R, **changes: Any) -> _R:
     """A copy of ``record`` with ``changes``, made by its class's ``__init__`` (``dataclasses.replace``:
     an unknown name is refused by that ``__init__``, a cache is made anew)."""

@@ -282,15 +282,16 @@ def checked_ca_file(base_dir: Path, name: str, *, key: str) -> Path:
 
 def settings_as_given(section: Any, record: type[Any], *, set_here: Collection[str]) -> dict[str, Any]:
     """The values of ``section`` (a checked model: ``[uplink]``, ``[floor]``) that its ``record`` (the
-    dataclass the program reads) holds as the file gives them, by name: every field of ``record`` the
-    section has too, but those the caller sets itself (``set_here``: a secret read from its file, a path
-    found from the file's directory, a list made a tuple). One rule for both sections, so that a setting
-    added to a section and its record reaches the record without a third list of names to keep."""
+    record or dataclass the program reads) holds as the file gives them, by name: every field of
+    ``record`` the section has too, but those the caller sets itself (``set_here``: a secret read from
+    its file, a path found from the file's directory, a list made a tuple). One rule for both sections,
+    so that a setting added to a section and its record reaches the record without a third list of
+    names to keep."""
     given = type(section).model_fields
     return {
-        field.name: getattr(section, field.name)
-        for field in dataclasses.fields(record)
-        if field.name in given and field.name not in set_here
+        name: getattr(section, name)
+        for name in records.field_names(record)
+        if name in given and name not in set_here
     }
 
 

@@ -231,6 +231,7 @@ BUDGET: dict[str, tuple[frozenset[str], frozenset[str]]] = {
                 "controller.locale",  # [property]'s checks
                 "controller.money",  # [property]'s currency format
                 "controller.names",
+                "controller.release_key",  # [software] public_key's one check (no cryptography)
                 # Not controller.passwords: a stored password hash is read with the first panel user
                 # (none in the embedded default), and `hmac` with it.
                 "controller.settings",

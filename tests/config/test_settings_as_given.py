@@ -9,6 +9,7 @@ from controller.config.resolved import UplinkConfig
 from controller.config.sections import UplinkSection
 from controller.floor.config import FloorSection
 from controller.floor.service_settings import FloorConfig
+from table_names import records
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,7 +58,7 @@ def test_every_setting_of_both_sections_reaches_its_record_or_is_set_by_the_read
             {"password_file", "dsn_file", "gaming_day_start_hour"},
         ),
     ):
-        fields = {field.name for field in dataclasses.fields(record)}
+        fields = set(records.field_names(record))
         unread = set(section.model_fields) - fields - read_elsewhere
         assert not unread, f"{section.__name__}: settings no record field holds: {sorted(unread)}"
         assert set_here <= fields

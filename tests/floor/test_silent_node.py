@@ -97,7 +97,10 @@ def _wait_routes(floor: EmbeddedFloor, expected: dict[int, set[str]], within_s: 
     started_s = time.monotonic()
     seen: dict[int, set[str]] = {}
     while True:
-        seen = {i: set(floor.cluster.nodes[i].routed_to()) for i in expected}
+        try:
+            seen = {i: set(floor.cluster.nodes[i].routed_to()) for i in expected}
+        except OSError as error:  # a node just SIGCONTed may not answer its monitoring yet
+            seen = {-1: {f"{type(error).__name__}: {error}"}}
         if seen == expected:
             return time.monotonic() - started_s
         if time.monotonic() - started_s > within_s:

@@ -65,7 +65,9 @@ class NatsCluster:
             raise ServerError("a JetStream cluster needs three nodes or more (a majority survives one loss)")
         # Distinct ports: free_port() closes its socket, so two calls can name the same port (seen here:
         # a node's route listener on another node's client port, "address already in use").
-        listeners = 3 if self.leaf_users else 2  # client and route; a hub with sites, leaf too
+        # client, route and monitoring (each node's /routez: which peers it routes to); a hub with
+        # sites, leaf too
+        listeners = 4 if self.leaf_users else 3
         ports: list[int] = []
         for _ in range(100 * self.size):  # bounded; a repeat is rare
             port = free_port()
@@ -76,7 +78,7 @@ class NatsCluster:
         else:
             raise ServerError("no distinct free ports for the cluster's nodes on 127.0.0.1")
         client_ports, route_ports = ports[: self.size], ports[self.size : 2 * self.size]
-        leaf_ports = ports[2 * self.size :]
+        monitor_ports, leaf_ports = ports[2 * self.size : 3 * self.size], ports[3 * self.size :]
         for index in range(self.size):
             routes = ClusterRoutes(
                 name=CLUSTER_NAME,
@@ -96,6 +98,7 @@ class NatsCluster:
                     domain=self.domain,
                     leaf_listen=LeafListen(leaf_ports[index], self.leaf_users) if self.leaf_users else None,
                     binary=self.binary,
+                    monitor_port=monitor_ports[index],
                 )
             )
 

@@ -12,6 +12,7 @@ import shutil
 import signal
 import subprocess
 import sysconfig
+import urllib.request
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -287,11 +288,25 @@ def _tls_block(name: str, tls: TlsFiles, *, indent: str = "") -> list[str]:
     ]
 
 
+# How often a cluster node pings each of its routes, and how many pings may go unanswered before it
+# closes the route as stale (nats-server's cluster ``ping_interval`` and ``ping_max``): a peer silent
+# with its sockets open (its machine's power or network lost; SIGSTOP in the tests) is dropped within
+# (ROUTE_MAX_OUTSTANDING_PINGS + 1) x ROUTE_PING_INTERVAL_S = 4 s. nats-server's own defaults are a ping
+# every 30 s for routes (the server's 2 minutes, capped at 30 s for routes) and 2 unanswered: 60-90 s, and
+# a route carrying traffic was closed sooner only by its write deadline, once the silent peer's socket
+# buffers were full (19.6 s in a bench run). The same figures as the clients' (NATS_PING_INTERVAL_S,
+# NATS_MAX_OUTSTANDING_PINGS in controller/uplink/wire.py), and not lower for the same reason: a node
+# starved of CPU on a loaded machine for a second or two must not lose a healthy route (docs/floor.md
+# "A JetStream cluster: no single broker").
+ROUTE_PING_INTERVAL_S = 1.0
+ROUTE_MAX_OUTSTANDING_PINGS = 3
+
+
 @dataclass(frozen=True, slots=True)
 class ClusterRoutes:
     """A node's place in a JetStream cluster (cluster.py here): the cluster's name, this
-    node's route listener, every other node's route (TLS with the floor's CA, verified both ways), and
-    the one route user the nodes log in to each other with."""
+    node's route listener, every other node's route (TLS with the floor's CA, verified both ways), the
+    one route user the nodes log in to each other with, and the routes' pings."""
 
     name: str
     port: int
@@ -299,6 +314,13 @@ class ClusterRoutes:
     user: str
     password: str = field(repr=False)
     host: str = "127.0.0.1"
+    ping_interval_s: float = ROUTE_PING_INTERVAL_S
+    ping_max: int = ROUTE_MAX_OUTSTANDING_PINGS
+
+    @property
+    def silent_peer_dropped_within_s(self) -> float:
+        """The longest a route to a silent peer stays open: the pings' bound, before any load."""
+        return (self.ping_max + 1) * self.ping_interval_s
 
 
 def _cluster_block(cluster: ClusterRoutes | None, tls: TlsFiles) -> list[str]:
@@ -311,6 +333,10 @@ def _cluster_block(cluster: ClusterRoutes | None, tls: TlsFiles) -> list[str]:
         f"  name: {json.dumps(cluster.name)}",
         f"  listen: {json.dumps(f'{cluster.host}:{cluster.port}')}",
         f"  routes: {json.dumps(routes)}",
+        # A silent peer dropped within seconds (ROUTE_PING_INTERVAL_S above). Milliseconds: nats-server
+        # reads a duration as a string with its unit.
+        f"  ping_interval: {json.dumps(f'{round(cluster.ping_interval_s * 1000)}ms')}",
+        f"  ping_max: {cluster.ping_max}",
         # Verified both ways: a node that cannot show the floor CA's certificate is no node of ours.
         *_tls_block("tls", cluster_tls(tls), indent="  "),
         "  authorization {",
@@ -381,8 +407,8 @@ def nats_config_text(  # noqa: PLR0913 - keyword-only: one argument per block of
     A hub with sites adds ``domain`` (its JetStream's name) and ``leaf_listen`` (its sites' leaf
     connections, TLS too); a site's leaf server has a ``domain`` of its own (``site_domain``) and
     ``hub`` (the connection it dials). Without them this is the one-server floor. ``monitor_port``:
-    nats-server's HTTP monitoring (``/leafz``: which hub node a site's leaf is connected to), on
-    ``host`` too."""
+    nats-server's HTTP monitoring (``/leafz``: which hub node a site's leaf is connected to; a cluster
+    node's ``/routez``: which peers it routes to), on ``host`` too."""
     lines = [f"listen: {json.dumps(f'{host}:{port}')}"]
     if monitor_port is not None:
         lines.append(f"http: {json.dumps(f'{host}:{monitor_port}')}")
@@ -440,7 +466,7 @@ class NatsServer:
     cluster: ClusterRoutes | None = (
         None  # a node of a JetStream cluster (controller/simulation/floor/cluster.py)
     )
-    monitor_port: int | None = None  # nats-server's HTTP monitoring on 127.0.0.1 (a site's /leafz)
+    monitor_port: int | None = None  # nats-server's HTTP monitoring on 127.0.0.1 (/leafz, /routez)
 
     @property
     def url(self) -> str:
@@ -489,6 +515,20 @@ class NatsServer:
                 start_new_session=True,
             )
         wait_port("127.0.0.1", self.port, self.process, self.start_timeout_s, log)
+
+    def routed_to(self, timeout_s: float = 5.0) -> dict[str, int]:
+        """The peers this cluster node routes to now, by server name, each with its number of open route
+        connections (nats-server pools several per peer), from the node's own monitoring (``/routez``)."""
+        if self.monitor_port is None:
+            raise ServerError(f"{self.server_name or self.url} has no monitoring port")
+        url = f"http://127.0.0.1:{self.monitor_port}/routez"
+        with urllib.request.urlopen(url, timeout=timeout_s) as answer:
+            routez = json.loads(answer.read())
+        peers: dict[str, int] = {}
+        for route in routez.get("routes") or []:
+            name = str(route.get("remote_name") or route.get("remote_id") or "")
+            peers[name] = peers.get(name, 0) + 1
+        return peers
 
     def kill(self) -> None:
         if self.process is not None and self.process.poll() is None:

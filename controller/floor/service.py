@@ -168,6 +168,14 @@ def _decoded_for(
     return decoded
 
 
+def _delivered_times(reply: str) -> int:
+    """How many times JetStream has delivered a message, from its ack subject (the token before the
+    stream sequence: ``stream_seq_of_reply``'s two shapes); 1 when it cannot be read."""
+    tokens = reply.split(".")
+    token = tokens[4] if len(tokens) == 9 else tokens[6] if len(tokens) > 10 else "1"
+    return int(token) if token.isdigit() else 1
+
+
 class FloorService:
     def __init__(
         self,
@@ -206,9 +214,15 @@ class FloorService:
         # in memory: after a restart such a message raises once more (one batch rolled back) and is
         # remembered again.
         self._refused: dict[int, str] = {}
+        # The takeover's timeline (docs/floor.md "A worker's takeover, timed"): the service's start, its
+        # first delivery and its first commit, logged once each with the seconds since the start.
+        self._started_s = time.monotonic()
+        self._first_delivery_logged = False
+        self._first_commit_logged = False
 
     # --- the loop ---------------------------------------------------------------------------------
     async def run(self, stop: asyncio.Event) -> None:
+        self._started_s = time.monotonic()
         retry = self._retry
         retry.reset()
         while not stop.is_set():
@@ -259,7 +273,7 @@ class FloorService:
             session.surveillance_task = asyncio.create_task(
                 surveillance_loop(stop, js, self.config, self.status)
             )
-        log.info("floor_consuming", consumer=self.config.consumer)
+        log.info("floor_consuming", consumer=self.config.consumer, since_start_s=self._since_start_s())
         return client, connection, puller
 
     async def _consume(
@@ -304,7 +318,21 @@ class FloorService:
         partition decides; a subject that names no table is partition 0's, by its empty table id)."""
         return self._owns is None or self._owns(subject_parts(subject)[0] or "")
 
+    def _since_start_s(self) -> float:
+        return round(time.monotonic() - self._started_s, 3)
+
+    def _log_first_delivery(self, messages: Sequence[Delivery]) -> None:
+        if self._first_delivery_logged:
+            return
+        self._first_delivery_logged = True
+        # Delivered before (``$JS.ACK.<stream>.<consumer>.<delivered>...``): another holder's unacked
+        # messages, back after the consumer's ack_wait.
+        redelivered = sum(1 for m in messages if _delivered_times(m.reply) > 1)
+        log.info("floor_first_delivery", consumer=self.config.consumer, messages=len(messages),
+                 redelivered=redelivered, since_start_s=self._since_start_s())  # fmt: skip
+
     async def _handle(self, connection: Connection, client: Client, messages: list[Delivery]) -> None:
+        self._log_first_delivery(messages)
         if self._owns is not None:
             # A partition's consumer sees every table's messages (docs/floor.md "Partitioned floor
             # workers": nats-server 2.9 filters no hash); another partition's are its consumer's, acked
@@ -348,6 +376,10 @@ class FloorService:
                 await client.publish(reply, ACK)
         self.status.batches += 1
         self.committed.set()
+        if not self._first_commit_logged:
+            self._first_commit_logged = True
+            log.info("floor_first_commit", consumer=self.config.consumer, messages=len(replies),
+                     tables=len(batch.tables), since_start_s=self._since_start_s())  # fmt: skip
 
     # --- one message ------------------------------------------------------------------------------
     async def _take(self, connection: Connection, batch: Batch, message: Incoming) -> None:

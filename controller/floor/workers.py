@@ -509,6 +509,10 @@ class FloorWorker:
             epoch = revision = await kv.create(key, self._value())
         except nats.js.errors.KeyWrongLastSequenceError:
             return  # another worker's
+        # The takeover's timeline (docs/floor.md "A worker's takeover, timed"): from the key taken to the
+        # service started, each step's seconds since the take.
+        taken_s = self.clock()
+        log.info("floor_lease_taken", worker=self.settings.worker, partition=partition, epoch=epoch)
         try:
             claimed = await claim_epoch(
                 connection,
@@ -540,9 +544,11 @@ class FloorWorker:
             with contextlib.suppress(*FLOOR_IO_ERRORS):
                 await kv.delete(key, last=revision)
             raise
+        synced_s = self.clock()
         self.held[partition] = self.services.start(partition, epoch, revision)
         self.status.acquired += 1
-        log.info("floor_lease_acquired", worker=self.settings.worker, partition=partition, epoch=epoch)
+        log.info("floor_lease_acquired", worker=self.settings.worker, partition=partition, epoch=epoch,
+                 claimed_and_consumer_synced_s=round(synced_s - taken_s, 3))  # fmt: skip
         await warn_if_ack_wait_above_bound(js, self.settings, partition)
 
     async def _release(self, kv: KeyValue | None, held: HeldPartition, *, reason: str) -> None:

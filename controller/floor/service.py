@@ -59,7 +59,7 @@ from controller.floor.messages import (
     table_of_subject,
 )
 from controller.floor.ownership import Fence, Fenced, Owns, check_fence
-from controller.floor.projections import Projections
+from controller.floor.projections import Projections, ReadAhead
 from controller.floor.puller import ACK, NAK, Puller, pull_status_error
 from controller.floor.service_settings import FLOOR_IO_ERRORS, FloorConfig, FloorStatus, floor_nats_options
 from controller.floor.session import Session, surveillance_loop
@@ -91,6 +91,9 @@ log = structlog.get_logger("flushtable.floor")
 # A batch taken longer than this sends ``+WPI`` for its messages (controller/floor/in_progress.py): a
 # third of the shortest ack_wait a floor consumer is given (1.5 s), and nothing sent by a shorter batch.
 IN_PROGRESS_INTERVAL_S = 0.5
+# How long a partition's new service waits at its start for the projections read ahead of it (already
+# under way since its worker suspected the partition's holder dead): past it, they are read at need.
+READ_AHEAD_WAIT_S = 10.0
 
 
 # The floor's own I/O failing (FLOOR_IO_ERRORS, service_settings.py): retried with backoff (the batch
@@ -177,7 +180,7 @@ def _delivered_times(reply: str) -> int:
 
 
 class FloorService:
-    def __init__(
+    def __init__(  # noqa: PLR0913 - the partition's parts, keyword-only, each None for the one-worker floor
         self,
         config: FloorConfig,
         *,
@@ -186,8 +189,12 @@ class FloorService:
         fence: Fence | None = None,
         in_progress_interval_s: float = IN_PROGRESS_INTERVAL_S,
         in_progress_limit_s: float = DEFAULT_LIMIT_S,
+        read_ahead: asyncio.Task[ReadAhead] | None = None,
     ) -> None:
         self.config = config
+        # A partition's projections read before this service held it (a worker taking over a dead
+        # peer's partition: controller/floor/partition_services.py), taken at the first connection.
+        self._read_ahead = read_ahead
         # A batch still being taken after this long tells JetStream so (``+WPI``), again each interval,
         # so it is not redelivered meanwhile (controller/floor/in_progress.py); at most a third of the
         # consumer's ack_wait (a partitioned worker passes its consumer's).
@@ -230,6 +237,7 @@ class FloorService:
             session = Session()
             try:
                 client, connection, puller = await self._open(session, stop)
+                await self._adopt_read_ahead(connection)
                 retry.reset()
                 await self._consume(stop, client, connection, puller)
             except Fenced as error:
@@ -318,6 +326,37 @@ class FloorService:
         partition decides; a subject that names no table is partition 0's, by its empty table id)."""
         return self._owns is None or self._owns(subject_parts(subject)[0] or "")
 
+    async def _adopt_read_ahead(self, connection: Connection) -> None:
+        """The projections read ahead of this service's start, those still current taken as its own
+        (``Projections.adopt``): its first batch then reads back only the tables committed since."""
+        if self._read_ahead is None:
+            return
+        if self._read_ahead.cancelled():  # not awaited: its CancelledError would end this service
+            self._read_ahead = None
+            return
+        try:
+            async with asyncio.timeout(READ_AHEAD_WAIT_S):
+                read = await asyncio.shield(self._read_ahead)
+        except Exception as error:
+            # The read's own failure, whatever it is (or its wait's end): only a head start lost, every
+            # table is then read back at its need, as without it.
+            self._read_ahead.cancel()
+            self._read_ahead = None
+            log.warning("floor_read_ahead_unused", consumer=self.config.consumer,
+                        error=f"{type(error).__name__}: {error}"[:200])  # fmt: skip
+            return
+        taken = await self._projections.adopt(connection, read)
+        self._read_ahead = None
+        log.info("floor_read_ahead_taken", consumer=self.config.consumer, tables=taken,
+                 stale=len(read) - taken, since_start_s=self._since_start_s())  # fmt: skip
+
+    @property
+    def tables_read_back(self) -> int:
+        """Tables read back from PostgreSQL one at a time (their row, then each entry through the
+        reducer) since the service started: what a takeover's first batch waited for before the read
+        ahead (docs/floor.md "A worker's takeover, timed")."""
+        return self._projections.read_back
+
     def _since_start_s(self) -> float:
         return round(time.monotonic() - self._started_s, 3)
 
@@ -379,7 +418,8 @@ class FloorService:
         if not self._first_commit_logged:
             self._first_commit_logged = True
             log.info("floor_first_commit", consumer=self.config.consumer, messages=len(replies),
-                     tables=len(batch.tables), since_start_s=self._since_start_s())  # fmt: skip
+                     tables=len(batch.tables), tables_read_back=self._projections.read_back,
+                     since_start_s=self._since_start_s())  # fmt: skip
 
     # --- one message ------------------------------------------------------------------------------
     async def _take(self, connection: Connection, batch: Batch, message: Incoming) -> None:

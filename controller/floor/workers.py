@@ -215,14 +215,28 @@ class FloorWorker:
         its partitions are free once their keys expire (TTL after its last renewal), which the next tick
         should see at once rather than up to a renew interval later (the killed worker's tables wait
         for it: docs/floor.md "Measured: workers on the cluster")."""
-        now = self.clock()
         interval_s = self.settings.renew_interval_s
-        suspect_from_s = 1.5 * interval_s
-        suspect_until_s = self.settings.lease_ttl_s + 2 * interval_s
-        for name, (_, moved_s) in self._beats.items():
-            if name != self.settings.worker and suspect_from_s < now - moved_s <= suspect_until_s:
-                return min(SUSPECT_TICK_S, interval_s)
+        if self._peer_silent_for(1.5 * interval_s):
+            return min(SUSPECT_TICK_S, interval_s)
         return interval_s
+
+    def _peer_silent_for(self, silent_s: float) -> bool:
+        """Whether another worker's beat has not moved for more than ``silent_s`` while it is not yet past
+        being live plus two renew intervals (it may be dead)."""
+        now = self.clock()
+        suspect_until_s = self.settings.lease_ttl_s + 2 * self.settings.renew_interval_s
+        return any(
+            name != self.settings.worker and silent_s < now - moved_s <= suspect_until_s
+            for name, (_, moved_s) in self._beats.items()
+        )
+
+    def _partitions_to_read_ahead(self) -> list[int]:
+        """The partitions this worker does not hold, while a peer has missed a beat (silent for two
+        renew intervals: a live worker beats every interval): read ahead (``PartitionServices.
+        read_ahead``), so that taking one over once its key expires starts with its tables in memory."""
+        if not self._peer_silent_for(2 * self.settings.renew_interval_s):
+            return []
+        return [p for p in range(self.settings.partitions) if p not in self.held]
 
     def _preference(self, partition: int) -> int:
         # Each worker tries free partitions in an order of its own: two starting at once mostly try
@@ -338,6 +352,7 @@ class FloorWorker:
                 self.status.lost += 1
                 log.warning("floor_lease_lost", worker=self.settings.worker, partition=held.partition,
                             epoch=held.epoch, why=lost)  # fmt: skip
+        self.services.read_ahead(self._partitions_to_read_ahead())
         share = self.share()
         for partition in sorted(self.held, key=self._preference, reverse=True)[
             : max(0, len(self.held) - share)

@@ -35,6 +35,11 @@ not acked come back after the partition consumer's ``ack_wait``, half the lease 
 ``takeover_bound_s`` (10 s at the defaults) plus one pull. A batch outlasting ``ack_wait`` is kept in
 progress (``+WPI``, controller/floor/in_progress.py), not redelivered.
 
+**A takeover read ahead** (docs/floor.md "A worker's takeover, timed"): while a peer has missed a beat,
+the partitions this worker does not hold have their tables' projections read (``PartitionServices.
+read_ahead``), so a partition taken over once its key expires starts with them in memory: its first
+batch no longer reads each table back from PostgreSQL before its first commit.
+
 **Through a node's loss** (docs/floor.md "The lease loop through a node's loss"): the bucket, like the
 stream, has no leader for nats-server's raft election (4-9 s) and cannot be written by anybody: the
 loop's requests are short and retried, the loop reconnects as soon as its connection closes, and a key

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 
 import psycopg
@@ -71,28 +71,37 @@ class PartitionServices:
     # holder is suspected dead (``read_ahead``). Handed to the partition's service at its start.
     _read_ahead: dict[int, asyncio.Task[ReadAhead]] = field(default_factory=dict)
 
-    def read_ahead(self, partitions: Iterable[int]) -> None:
-        """Read ahead the projections of ``partitions`` (a peer holding them has stopped beating: they
-        may be this worker's within a TTL), and drop what was read of any other. Why: a partition's new
-        service read each table of its first batch back from PostgreSQL (its row, then every entry of
-        it through the reducer), one table after another, before its first commit; at 500 tables that
-        was most of the seconds a dead worker's tables waited after the move (docs/floor.md "A
-        worker's takeover, timed"). Read-only: nothing is committed, and the service keeps only the
-        projections whose tail PostgreSQL still holds once the partition's epoch is its own
-        (``Projections.adopt``)."""
+    def read_ahead(self, partitions: Iterable[int], holders: Collection[str] = ()) -> None:
+        """Read ahead the projections of those of ``partitions`` PostgreSQL names one of ``holders`` for
+        (peers that stopped beating: theirs may be this worker's within a TTL), and drop what was read
+        of any other. Why: a partition's new service read each table of its first batch back from
+        PostgreSQL (its row, then every entry of it through the reducer), one table after another,
+        before its first commit: 7 of the 8.2 s from the take to the first commit at 100 tables
+        (docs/floor.md "A worker's takeover, timed"). Read-only: nothing is committed, and the service
+        keeps only the projections whose tail PostgreSQL still holds once the partition's epoch is its
+        own (``Projections.adopt``)."""
         wanted = set(partitions)
         for partition in [p for p in self._read_ahead if p not in wanted]:
             self._read_ahead.pop(partition).cancel()
         for partition in wanted - set(self._read_ahead):
-            task = asyncio.create_task(self._read_partition(partition), name=f"floor-read-ahead-{partition}")
+            task = asyncio.create_task(
+                self._read_partition(partition, frozenset(holders)), name=f"floor-read-ahead-{partition}"
+            )
             # A read dropped or failed is only a head start lost: its error retrieved here, not logged
             # by asyncio as never retrieved (the service that takes it logs its own).
             task.add_done_callback(lambda done: done.cancelled() or done.exception())
             self._read_ahead[partition] = task
 
-    async def _read_partition(self, partition: int) -> ReadAhead:
+    async def _read_partition(self, partition: int, holders: frozenset[str]) -> ReadAhead:
         started_s = self.clock()
         async with await psycopg.AsyncConnection.connect(self.config.dsn, autocommit=True) as connection:
+            cursor = await connection.execute(
+                "SELECT worker FROM floor_partition_leases WHERE partition = %s AND partitions = %s",
+                (partition, self.settings.partitions),
+            )
+            holder = await cursor.fetchone()
+            if holder is not None and str(holder[0]) not in holders:
+                return {}  # a live peer's: nothing to read ahead (a partition nobody held is read)
             cursor = await connection.execute("SELECT table_id FROM floor_tables")
             tables = [
                 str(row[0])

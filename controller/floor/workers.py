@@ -226,22 +226,26 @@ class FloorWorker:
         return interval_s
 
     def _peer_silent_for(self, silent_s: float) -> bool:
-        """Whether another worker's beat has not moved for more than ``silent_s`` while it is not yet past
-        being live plus two renew intervals (it may be dead)."""
+        return bool(self._peers_silent_for(silent_s))
+
+    def _peers_silent_for(self, silent_s: float) -> set[str]:
+        """The other workers whose beat has not moved for more than ``silent_s`` while they are not yet
+        past being live plus two renew intervals (they may be dead)."""
         now = self.clock()
         suspect_until_s = self.settings.lease_ttl_s + 2 * self.settings.renew_interval_s
-        return any(
-            name != self.settings.worker and silent_s < now - moved_s <= suspect_until_s
+        return {
+            name
             for name, (_, moved_s) in self._beats.items()
-        )
+            if name != self.settings.worker and silent_s < now - moved_s <= suspect_until_s
+        }
 
-    def _partitions_to_read_ahead(self) -> list[int]:
-        """The partitions this worker does not hold, while a peer has missed a beat (silent for two
-        renew intervals: a live worker beats every interval): read ahead (``PartitionServices.
+    def _read_ahead(self) -> None:
+        """The partitions this worker does not hold and a peer that has missed a beat holds (silent for
+        two renew intervals: a live worker beats every interval) read ahead (``PartitionServices.
         read_ahead``), so that taking one over once its key expires starts with its tables in memory."""
-        if not self._peer_silent_for(2 * self.settings.renew_interval_s):
-            return []
-        return [p for p in range(self.settings.partitions) if p not in self.held]
+        silent = self._peers_silent_for(2 * self.settings.renew_interval_s)
+        not_held = [p for p in range(self.settings.partitions) if p not in self.held] if silent else []
+        self.services.read_ahead(not_held, silent)
 
     def _preference(self, partition: int) -> int:
         # Each worker tries free partitions in an order of its own: two starting at once mostly try
@@ -357,7 +361,7 @@ class FloorWorker:
                 self.status.lost += 1
                 log.warning("floor_lease_lost", worker=self.settings.worker, partition=held.partition,
                             epoch=held.epoch, why=lost)  # fmt: skip
-        self.services.read_ahead(self._partitions_to_read_ahead())
+        self._read_ahead()
         share = self.share()
         for partition in sorted(self.held, key=self._preference, reverse=True)[
             : max(0, len(self.held) - share)

@@ -226,24 +226,28 @@ class FloorWorker:
         return interval_s
 
     def _peer_silent_for(self, silent_s: float) -> bool:
-        return bool(self._peers_silent_for(silent_s))
+        """Whether another worker's beat has not moved for more than ``silent_s`` while it is not yet past
+        being live plus two renew intervals (it may be dead)."""
+        until_s = self.settings.lease_ttl_s + 2 * self.settings.renew_interval_s
+        return bool(self._peers_silent_for(silent_s, until_s))
 
-    def _peers_silent_for(self, silent_s: float) -> set[str]:
-        """The other workers whose beat has not moved for more than ``silent_s`` while they are not yet
-        past being live plus two renew intervals (they may be dead)."""
+    def _peers_silent_for(self, silent_s: float, until_s: float) -> set[str]:
+        """The other workers whose beat has not moved for more than ``silent_s`` and at most ``until_s``."""
         now = self.clock()
-        suspect_until_s = self.settings.lease_ttl_s + 2 * self.settings.renew_interval_s
         return {
             name
             for name, (_, moved_s) in self._beats.items()
-            if name != self.settings.worker and silent_s < now - moved_s <= suspect_until_s
+            if name != self.settings.worker and silent_s < now - moved_s <= until_s
         }
 
     def _read_ahead(self) -> None:
         """The partitions this worker does not hold and a peer that has missed a beat holds (silent for
         two renew intervals: a live worker beats every interval) read ahead (``PartitionServices.
-        read_ahead``), so that taking one over once its key expires starts with its tables in memory."""
-        silent = self._peers_silent_for(2 * self.settings.renew_interval_s)
+        read_ahead``), so that taking one over once its key expires starts with its tables in memory.
+        Kept while the peer stays silent (not only while it is suspect: on a loaded machine the take
+        can come after the suspicion's window), dropped when it beats again."""
+        # Until the peer is dropped from the beats' map (ten TTLs silent: ``_beat_once``).
+        silent = self._peers_silent_for(2 * self.settings.renew_interval_s, 10 * self.settings.lease_ttl_s)
         not_held = [p for p in range(self.settings.partitions) if p not in self.held] if silent else []
         self.services.read_ahead(not_held, silent)
 

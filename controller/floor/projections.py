@@ -7,7 +7,7 @@ whenever a transaction that changed them is rolled back, so the next need reads 
 from __future__ import annotations
 
 from controller.floor.checks import TableProjection
-from controller.floor.store import Connection, Tail, load_projection, load_tails
+from controller.floor.store import Connection, Tail, load_projection, load_projections, load_tails
 
 __all__ = ["Projections", "ReadAhead"]
 
@@ -19,7 +19,7 @@ ReadAhead = dict[str, tuple[TableProjection, Tail | None]]
 class Projections:
     def __init__(self) -> None:
         self._tables: dict[str, TableProjection] = {}
-        self.read_back = 0  # tables read back from PostgreSQL one at a time (``of``), since the start
+        self.read_back = 0  # tables read back from PostgreSQL (``of``, ``read_many``), since the start
 
     def held(self, table_id: str) -> TableProjection | None:
         """The table's projection if it is in memory (nearly always: no coroutine for it then)."""
@@ -48,6 +48,16 @@ class Projections:
                 self._tables[table_id] = projection
                 taken += 1
         return taken
+
+    async def read_many(self, connection: Connection, table_ids: list[str]) -> None:
+        """Those of ``table_ids`` not in memory read back from PostgreSQL together (in the caller's
+        transaction, as ``of``)."""
+        missing = sorted({t for t in table_ids if t not in self._tables})
+        if not missing:
+            return
+        for table_id, (projection, _) in (await load_projections(connection, missing)).items():
+            self._tables[table_id] = projection
+        self.read_back += len(missing)
 
     def forget(self, table_id: str) -> None:
         """The table read back from PostgreSQL at its next need."""

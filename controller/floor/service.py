@@ -91,9 +91,6 @@ log = structlog.get_logger("flushtable.floor")
 # A batch taken longer than this sends ``+WPI`` for its messages (controller/floor/in_progress.py): a
 # third of the shortest ack_wait a floor consumer is given (1.5 s), and nothing sent by a shorter batch.
 IN_PROGRESS_INTERVAL_S = 0.5
-# How long a partition's new service waits at its start for the projections read ahead of it (already
-# under way since its worker suspected the partition's holder dead): past it, they are read at need.
-READ_AHEAD_WAIT_S = 10.0
 
 
 # The floor's own I/O failing (FLOOR_IO_ERRORS, service_settings.py): retried with backoff (the batch
@@ -237,7 +234,6 @@ class FloorService:
             session = Session()
             try:
                 client, connection, puller = await self._open(session, stop)
-                await self._adopt_read_ahead(connection)
                 retry.reset()
                 await self._consume(stop, client, connection, puller)
             except Fenced as error:
@@ -327,28 +323,31 @@ class FloorService:
         return self._owns is None or self._owns(subject_parts(subject)[0] or "")
 
     async def _adopt_read_ahead(self, connection: Connection) -> None:
-        """The projections read ahead of this service's start, those still current taken as its own
-        (``Projections.adopt``): its first batch then reads back only the tables committed since."""
-        if self._read_ahead is None:
+        """The projections read ahead of this service's start, once read, those still current taken as
+        its own (``Projections.adopt``); not waited for: until they are, each batch reads its own
+        tables (``_read_batch_tables``)."""
+        read_ahead = self._read_ahead
+        if read_ahead is None or not read_ahead.done():
             return
-        if self._read_ahead.cancelled():  # not awaited: its CancelledError would end this service
-            self._read_ahead = None
-            return
-        try:
-            async with asyncio.timeout(READ_AHEAD_WAIT_S):
-                read = await asyncio.shield(self._read_ahead)
-        except Exception as error:
-            # The read's own failure, whatever it is (or its wait's end): only a head start lost, every
-            # table is then read back at its need, as without it.
-            self._read_ahead.cancel()
-            self._read_ahead = None
-            log.warning("floor_read_ahead_unused", consumer=self.config.consumer,
-                        error=f"{type(error).__name__}: {error}"[:200])  # fmt: skip
-            return
-        taken = await self._projections.adopt(connection, read)
         self._read_ahead = None
+        if read_ahead.cancelled() or read_ahead.exception() is not None:
+            # Only a head start lost: the tables are read at their need, as without it.
+            why = "cancelled" if read_ahead.cancelled() else repr(read_ahead.exception())[:200]
+            log.warning("floor_read_ahead_unused", consumer=self.config.consumer, error=why)
+            return
+        read = read_ahead.result()
+        taken = await self._projections.adopt(connection, read)
         log.info("floor_read_ahead_taken", consumer=self.config.consumer, tables=taken,
                  stale=len(read) - taken, since_start_s=self._since_start_s())  # fmt: skip
+
+    async def _read_batch_tables(self, connection: Connection, incoming: Sequence[Incoming]) -> None:
+        """The batch's tables not in memory read back together (``Projections.read_many``: two
+        statements), not one after another as each is met: a new service's first batch (a takeover, a
+        restart) met hundreds, 70 ms each at a load of 40-50 (docs/floor.md "A worker's takeover,
+        timed")."""
+        await self._adopt_read_ahead(connection)
+        wanted = {table_of_subject(message.subject) for message in incoming}
+        await self._projections.read_many(connection, [t for t in wanted if t is not None])
 
     @property
     def tables_read_back(self) -> int:
@@ -392,6 +391,7 @@ class FloorService:
                 connection.transaction(),
             ):
                 batch = Batch()
+                await self._read_batch_tables(connection, incoming)
                 await self._take_all(connection, batch, incoming)
                 await write_batch(connection, batch)
                 await check_fence(self._fence, connection)

@@ -1,7 +1,7 @@
 """A dead worker's partition taken over (docs/floor.md "A worker's takeover, timed"): the survivor reads
 the partition's tables ahead while the dead worker's beat is stalled, before its lease expires, so the
-new service's first batch reads nothing back from PostgreSQL table by table (that read-back was most of
-the seconds a killed worker's tables waited after the move at 1,000 tables). A read ahead made stale by
+new service's first batch reads nothing back from PostgreSQL (that read-back, table by table, was 7 of
+the 8.2 s from the take to the first commit at 200 tables). A read ahead made stale by
 the holder's commits (the holder was only slow) is not used for the tables it changed. Real nats-server
 and PostgreSQL; worker A a `flushtable floor serve --worker` child process (SIGKILLed), B in-process (its
 services looked into)."""
@@ -37,7 +37,7 @@ def test_a_dead_workers_partition_is_taken_over_with_its_tables_read_ahead(
 ) -> None:
     """A and B share two partitions; every entry is on the floor; A is SIGKILLed and every table plays a
     round more. B takes A's partition once its key expires: its new service commits A's tables having
-    read none of them back one at a time (``tables_read_back`` 0; before the read ahead, one per table
+    read none of them back at its need (``tables_read_back`` 0; without the read ahead, one per table
     of the partition: the first batch waited for each table's row and every entry of it through the
     reducer), the read ahead logged before the lease taken; every entry on the floor once, every chain
     verified."""
@@ -86,10 +86,10 @@ def test_a_dead_workers_partition_is_taken_over_with_its_tables_read_ahead(
             # Stated, not asserted (a loaded machine stretches them): the bound is the lease's.
             print(f"A's partition {a_partition} taken {taken_s - killed_s:.1f} s after the kill "
                   f"(bound {settings.takeover_bound_s:.1f} s); its {len(a_tables)} tables read back "
-                  f"one at a time: {service.tables_read_back}")  # fmt: skip
+                  f"at need: {service.tables_read_back}")  # fmt: skip
             assert service.tables_read_back == 0, (
                 f"the takeover's service read {service.tables_read_back} of A's {len(a_tables)} tables "
-                "back from PostgreSQL one at a time (not read ahead)"
+                "back from PostgreSQL at its need (not read ahead)"
             )
         finally:
             if a.poll() is None:

@@ -190,7 +190,7 @@ class FloorService:
     ) -> None:
         self.config = config
         # A partition's projections read before this service held it (a worker taking over a dead
-        # peer's partition: controller/floor/partition_services.py), taken at the first connection.
+        # peer's partition: controller/floor/partition_services.py), taken at a batch once read.
         self._read_ahead = read_ahead
         # A batch still being taken after this long tells JetStream so (``+WPI``), again each interval,
         # so it is not redelivered meanwhile (controller/floor/in_progress.py); at most a third of the
@@ -346,14 +346,16 @@ class FloorService:
         restart) met hundreds, 70 ms each at a load of 40-50 (docs/floor.md "A worker's takeover,
         timed")."""
         await self._adopt_read_ahead(connection)
-        wanted = {table_of_subject(message.subject) for message in incoming}
+        # Each distinct subject once (a set of strings, built in C): a table's subject carries its
+        # partition tokens, checked by ``table_of_subject``, which every message need not pay for.
+        wanted = (table_of_subject(subject) for subject in {message.subject for message in incoming})
         await self._projections.read_many(connection, [t for t in wanted if t is not None])
 
     @property
     def tables_read_back(self) -> int:
-        """Tables read back from PostgreSQL one at a time (their row, then each entry through the
-        reducer) since the service started: what a takeover's first batch waited for before the read
-        ahead (docs/floor.md "A worker's takeover, timed")."""
+        """Tables read back from PostgreSQL at their need (their row, then each entry through the
+        reducer; a batch's together) since the service started: what a takeover's first batch waited
+        for before the read ahead (docs/floor.md "A worker's takeover, timed")."""
         return self._projections.read_back
 
     def _since_start_s(self) -> float:

@@ -294,6 +294,9 @@ def _serve(config_path: Path, log_path: Path, worker: str | None, partitions: in
     command = [sys.executable, "-m", "controller.cli", "floor", "serve", "--config", str(config_path)]
     if worker is not None:
         command += ["--worker", worker, "--partitions", str(partitions), "--lease-ttl", str(LEASE_TTL_S)]
+        # The takeover's timeline (lease taken, consumer synced, first delivery, first commit) is logged
+        # at info: kept in the workers' logs under --dir (docs/floor.md "A worker's takeover, timed").
+        command += ["--log-level", "info"]
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
     with log_path.open("ab") as log:
         return subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)

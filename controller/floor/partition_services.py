@@ -13,9 +13,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 
+import psycopg
+import structlog
 from nats.js.client import JetStreamContext
 
 from controller.floor.epochs import PartitionFence, fence_for
@@ -29,8 +31,12 @@ from controller.floor.partition_setup import (
     stream_table_subjects,
     sync_partition_consumer,
 )
+from controller.floor.projections import ReadAhead
 from controller.floor.service import IN_PROGRESS_INTERVAL_S, FloorConfig, FloorService
+from controller.floor.store import load_projections
 from controller.uplink.wire import partition_of
+
+log = structlog.get_logger("flushtable.floor.workers")
 
 
 @dataclass
@@ -61,9 +67,55 @@ class PartitionServices:
     _filters: dict[int, list[str]] = field(default_factory=dict)  # partition -> its consumer's filter
     _subjects: list[str] = field(default_factory=list)  # the stream's journal subjects, at tick ...
     _subjects_tick: int = -1
+    # Partitions not held whose projections are being read (or were read) ahead of a takeover: their
+    # holder is suspected dead (``read_ahead``). Handed to the partition's service at its start.
+    _read_ahead: dict[int, asyncio.Task[ReadAhead]] = field(default_factory=dict)
+
+    def read_ahead(self, partitions: Iterable[int], holders: Collection[str] = ()) -> None:
+        """Read ahead the projections of those of ``partitions`` PostgreSQL names one of ``holders`` for
+        (peers that stopped beating: theirs may be this worker's within a TTL), and drop what was read
+        of any other. Why: a partition's new service read each table of its first batch back from
+        PostgreSQL (its row, then every entry of it through the reducer), one table after another,
+        before its first commit: 7 of the 8.2 s from the take to the first commit at 100 tables
+        (docs/floor.md "A worker's takeover, timed"). Read-only: nothing is committed, and the service
+        keeps only the projections whose tail PostgreSQL still holds once the partition's epoch is its
+        own (``Projections.adopt``)."""
+        wanted = set(partitions)
+        for partition in [p for p in self._read_ahead if p not in wanted]:
+            self._read_ahead.pop(partition).cancel()
+        for partition in wanted - set(self._read_ahead):
+            task = asyncio.create_task(
+                self._read_partition(partition, frozenset(holders)), name=f"floor-read-ahead-{partition}"
+            )
+            # A read dropped or failed is only a head start lost: its error retrieved here, not logged
+            # by asyncio as never retrieved (the service that takes it logs its own).
+            task.add_done_callback(lambda done: done.cancelled() or done.exception())
+            self._read_ahead[partition] = task
+
+    async def _read_partition(self, partition: int, holders: frozenset[str]) -> ReadAhead:
+        started_s = self.clock()
+        async with await psycopg.AsyncConnection.connect(self.config.dsn, autocommit=True) as connection:
+            cursor = await connection.execute(
+                "SELECT worker FROM floor_partition_leases WHERE partition = %s AND partitions = %s",
+                (partition, self.settings.partitions),
+            )
+            holder = await cursor.fetchone()
+            if holder is not None and str(holder[0]) not in holders:
+                return {}  # a live peer's: nothing to read ahead (a partition nobody held is read)
+            cursor = await connection.execute("SELECT table_id FROM floor_tables")
+            tables = [
+                str(row[0])
+                for row in await cursor.fetchall()
+                if partition_of(str(row[0]), self.settings.partitions) == partition
+            ]
+            read = await load_projections(connection, tables)
+        log.info("floor_read_ahead", partition=partition, tables=len(read),
+                 seconds=round(self.clock() - started_s, 3))  # fmt: skip
+        return read
 
     def start(self, partition: int, epoch: int, revision: int) -> HeldPartition:
         partitions = self.settings.partitions
+        read_ahead = self._read_ahead.pop(partition, None)
         service_config = dataclasses.replace(
             self.config, consumer=partition_consumer(partition, partitions), side_duties=partition == 0
         )
@@ -79,6 +131,7 @@ class PartitionServices:
                 IN_PROGRESS_INTERVAL_S, partition_ack_wait_s(self.settings.lease_ttl_s) / 3
             ),
             in_progress_limit_s=DROP_AFTER_TTLS * self.settings.lease_ttl_s,
+            read_ahead=read_ahead,
         )
         service_stop = asyncio.Event()
         task = asyncio.create_task(service.run(service_stop), name=f"floor-partition-{partition}")
@@ -138,6 +191,7 @@ class PartitionServices:
         held.task.add_done_callback(self._stopping.discard)
 
     async def await_stopped(self) -> None:
+        self.read_ahead(())
         for task in list(self._stopping):
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 async with asyncio.timeout(self.config.backoff_max_s + 5):

@@ -59,7 +59,7 @@ from controller.floor.messages import (
     table_of_subject,
 )
 from controller.floor.ownership import Fence, Fenced, Owns, check_fence
-from controller.floor.projections import Projections
+from controller.floor.projections import Projections, ReadAhead
 from controller.floor.puller import ACK, NAK, Puller, pull_status_error
 from controller.floor.service_settings import FLOOR_IO_ERRORS, FloorConfig, FloorStatus, floor_nats_options
 from controller.floor.session import Session, surveillance_loop
@@ -168,8 +168,16 @@ def _decoded_for(
     return decoded
 
 
+def _delivered_times(reply: str) -> int:
+    """How many times JetStream has delivered a message, from its ack subject (the token before the
+    stream sequence: ``stream_seq_of_reply``'s two shapes); 1 when it cannot be read."""
+    tokens = reply.split(".")
+    token = tokens[4] if len(tokens) == 9 else tokens[6] if len(tokens) > 10 else "1"
+    return int(token) if token.isdigit() else 1
+
+
 class FloorService:
-    def __init__(
+    def __init__(  # noqa: PLR0913 - the partition's parts, keyword-only, each None for the one-worker floor
         self,
         config: FloorConfig,
         *,
@@ -178,8 +186,12 @@ class FloorService:
         fence: Fence | None = None,
         in_progress_interval_s: float = IN_PROGRESS_INTERVAL_S,
         in_progress_limit_s: float = DEFAULT_LIMIT_S,
+        read_ahead: asyncio.Task[ReadAhead] | None = None,
     ) -> None:
         self.config = config
+        # A partition's projections read before this service held it (a worker taking over a dead
+        # peer's partition: controller/floor/partition_services.py), taken at a batch once read.
+        self._read_ahead = read_ahead
         # A batch still being taken after this long tells JetStream so (``+WPI``), again each interval,
         # so it is not redelivered meanwhile (controller/floor/in_progress.py); at most a third of the
         # consumer's ack_wait (a partitioned worker passes its consumer's).
@@ -206,9 +218,15 @@ class FloorService:
         # in memory: after a restart such a message raises once more (one batch rolled back) and is
         # remembered again.
         self._refused: dict[int, str] = {}
+        # The takeover's timeline (docs/floor.md "A worker's takeover, timed"): the service's start, its
+        # first delivery and its first commit, logged once each with the seconds since the start.
+        self._started_s = time.monotonic()
+        self._first_delivery_logged = False
+        self._first_commit_logged = False
 
     # --- the loop ---------------------------------------------------------------------------------
     async def run(self, stop: asyncio.Event) -> None:
+        self._started_s = time.monotonic()
         retry = self._retry
         retry.reset()
         while not stop.is_set():
@@ -259,7 +277,7 @@ class FloorService:
             session.surveillance_task = asyncio.create_task(
                 surveillance_loop(stop, js, self.config, self.status)
             )
-        log.info("floor_consuming", consumer=self.config.consumer)
+        log.info("floor_consuming", consumer=self.config.consumer, since_start_s=self._since_start_s())
         return client, connection, puller
 
     async def _consume(
@@ -304,7 +322,57 @@ class FloorService:
         partition decides; a subject that names no table is partition 0's, by its empty table id)."""
         return self._owns is None or self._owns(subject_parts(subject)[0] or "")
 
+    async def _adopt_read_ahead(self, connection: Connection) -> None:
+        """The projections read ahead of this service's start, once read, those still current taken as
+        its own (``Projections.adopt``); not waited for: until they are, each batch reads its own
+        tables (``_read_batch_tables``)."""
+        read_ahead = self._read_ahead
+        if read_ahead is None or not read_ahead.done():
+            return
+        self._read_ahead = None
+        if read_ahead.cancelled() or read_ahead.exception() is not None:
+            # Only a head start lost: the tables are read at their need, as without it.
+            why = "cancelled" if read_ahead.cancelled() else repr(read_ahead.exception())[:200]
+            log.warning("floor_read_ahead_unused", consumer=self.config.consumer, error=why)
+            return
+        read = read_ahead.result()
+        taken = await self._projections.adopt(connection, read)
+        log.info("floor_read_ahead_taken", consumer=self.config.consumer, tables=taken,
+                 stale=len(read) - taken, since_start_s=self._since_start_s())  # fmt: skip
+
+    async def _read_batch_tables(self, connection: Connection, incoming: Sequence[Incoming]) -> None:
+        """The batch's tables not in memory read back together (``Projections.read_many``: two
+        statements), not one after another as each is met: a new service's first batch (a takeover, a
+        restart) met hundreds, 70 ms each at a load of 40-50 (docs/floor.md "A worker's takeover,
+        timed")."""
+        await self._adopt_read_ahead(connection)
+        # Each distinct subject once (a set of strings, built in C): a table's subject carries its
+        # partition tokens, checked by ``table_of_subject``, which every message need not pay for.
+        wanted = (table_of_subject(subject) for subject in {message.subject for message in incoming})
+        await self._projections.read_many(connection, [t for t in wanted if t is not None])
+
+    @property
+    def tables_read_back(self) -> int:
+        """Tables read back from PostgreSQL at their need (their row, then each entry through the
+        reducer; a batch's together) since the service started: what a takeover's first batch waited
+        for before the read ahead (docs/floor.md "A worker's takeover, timed")."""
+        return self._projections.read_back
+
+    def _since_start_s(self) -> float:
+        return round(time.monotonic() - self._started_s, 3)
+
+    def _log_first_delivery(self, messages: Sequence[Delivery]) -> None:
+        if self._first_delivery_logged:
+            return
+        self._first_delivery_logged = True
+        # Delivered before (``$JS.ACK.<stream>.<consumer>.<delivered>...``): another holder's unacked
+        # messages, back after the consumer's ack_wait.
+        redelivered = sum(1 for m in messages if _delivered_times(m.reply) > 1)
+        log.info("floor_first_delivery", consumer=self.config.consumer, messages=len(messages),
+                 redelivered=redelivered, since_start_s=self._since_start_s())  # fmt: skip
+
     async def _handle(self, connection: Connection, client: Client, messages: list[Delivery]) -> None:
+        self._log_first_delivery(messages)
         if self._owns is not None:
             # A partition's consumer sees every table's messages (docs/floor.md "Partitioned floor
             # workers": nats-server 2.9 filters no hash); another partition's are its consumer's, acked
@@ -325,6 +393,7 @@ class FloorService:
                 connection.transaction(),
             ):
                 batch = Batch()
+                await self._read_batch_tables(connection, incoming)
                 await self._take_all(connection, batch, incoming)
                 await write_batch(connection, batch)
                 await check_fence(self._fence, connection)
@@ -348,6 +417,11 @@ class FloorService:
                 await client.publish(reply, ACK)
         self.status.batches += 1
         self.committed.set()
+        if not self._first_commit_logged:
+            self._first_commit_logged = True
+            log.info("floor_first_commit", consumer=self.config.consumer, messages=len(replies),
+                     tables=len(batch.tables), tables_read_back=self._projections.read_back,
+                     since_start_s=self._since_start_s())  # fmt: skip
 
     # --- one message ------------------------------------------------------------------------------
     async def _take(self, connection: Connection, batch: Batch, message: Incoming) -> None:

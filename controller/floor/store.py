@@ -5,8 +5,9 @@ transaction (controller/floor/service.py commits, then acks).
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -172,28 +173,43 @@ class Batch:
         self.private_texts[table_id, private.seq] = private.private_text
 
 
+# ``load_projections`` lets the event loop run after this many entries folded.
+_FOLD_YIELD_EVERY = 500
+
+# A table's tail on the floor: its row, the stream seq of its last entry, and the last stream seq of
+# anything the floor holds of it (entries or private parts). What a projection is read back from
+# (``load_projection``) and what a projection read ahead is checked against (``load_tails``).
+_TAIL_SELECT = (
+    "SELECT t.table_id, t.last_seq, t.last_hash, t.quarantined_at_seq, t.quarantine_reason, "
+    "(SELECT e.stream_seq FROM floor_entries e "
+    "WHERE e.table_id = t.table_id AND e.seq = t.last_seq), "
+    "GREATEST((SELECT max(e.stream_seq) FROM floor_entries e WHERE e.table_id = t.table_id), "
+    "(SELECT max(p.stream_seq) FROM floor_private p WHERE p.table_id = t.table_id)) "
+    "FROM floor_tables t "
+)
+# (last_seq, last_hash, quarantined_at_seq, quarantine_reason, last_stream_seq, last_seen_stream_seq)
+Tail = tuple[int, str, int | None, str | None, int, int]
+
+
+def _tail(row: tuple[Any, ...]) -> Tail:
+    return (int(row[1]), str(row[2]), row[3], row[4], int(row[5] or 0), int(row[6] or 0))
+
+
+def _projection_at(table_id: str, tail: Tail | None) -> TableProjection:
+    projection = TableProjection(table_id, state=TableState(table_id))
+    if tail is not None:
+        projection.last_seq, projection.last_hash = tail[0], tail[1]
+        projection.quarantined_at_seq, projection.quarantine_reason = tail[2], tail[3]
+        projection.last_stream_seq, projection.last_seen_stream_seq = tail[4], tail[5]
+    return projection
+
+
 async def load_projection(connection: Connection, table_id: str) -> TableProjection:
     """The table as the floor holds it: its chain's tail, its quarantine, and its entries through the
     reducer (a new table if the floor holds none of it)."""
-    projection = TableProjection(table_id, state=TableState(table_id))
-    # The tail in one read: the table's row, the stream seq of its last entry, and the last stream seq
-    # of anything the floor holds of it (entries or private parts).
-    row = await (
-        await connection.execute(
-            "SELECT t.last_seq, t.last_hash, t.quarantined_at_seq, t.quarantine_reason, "
-            "(SELECT e.stream_seq FROM floor_entries e "
-            "WHERE e.table_id = t.table_id AND e.seq = t.last_seq), "
-            "GREATEST((SELECT max(e.stream_seq) FROM floor_entries e WHERE e.table_id = t.table_id), "
-            "(SELECT max(p.stream_seq) FROM floor_private p WHERE p.table_id = t.table_id)) "
-            "FROM floor_tables t WHERE t.table_id = %s",
-            (table_id,),
-        )
-    ).fetchone()
+    row = await (await connection.execute(_TAIL_SELECT + "WHERE t.table_id = %s", (table_id,))).fetchone()
+    projection = _projection_at(table_id, None if row is None else _tail(row))
     if row is not None:
-        projection.last_seq, projection.last_hash = int(row[0]), str(row[1])
-        projection.quarantined_at_seq, projection.quarantine_reason = row[2], row[3]
-        projection.last_stream_seq = int(row[4] or 0)
-        projection.last_seen_stream_seq = int(row[5] or 0)
         cursor = await connection.execute(
             "SELECT seq, time_text, round_id, source, kind, payload::text FROM floor_entries "
             "WHERE table_id = %s AND seq <= %s ORDER BY seq",
@@ -203,6 +219,46 @@ async def load_projection(connection: Connection, table_id: str) -> TableProject
             entry = typed.decode_public(kind, payload_text)
             fold_stored(projection, FloorStored(seq, time_text, table_id, round_id, source, entry))
     return projection
+
+
+async def load_tails(connection: Connection, table_ids: Sequence[str]) -> dict[str, Tail]:
+    """The tails of ``table_ids`` the floor holds (a table it holds nothing of is absent), in one read."""
+    cursor = await connection.execute(_TAIL_SELECT + "WHERE t.table_id = ANY(%s)", (list(table_ids),))
+    return {str(row[0]): _tail(row) for row in await cursor.fetchall()}
+
+
+async def load_projections(
+    connection: Connection, table_ids: Sequence[str]
+) -> dict[str, tuple[TableProjection, Tail | None]]:
+    """``load_projection`` of many tables in two reads (their tails, then their entries in order), each
+    with the tail it was read at: what a partition's next holder reads ahead of its takeover
+    (controller/floor/partition_services.py). Entries past a table's tail as read (committed between the
+    two reads) are left out, so each projection is exactly its tail's."""
+    tails = await load_tails(connection, table_ids)
+    read: dict[str, tuple[TableProjection, Tail | None]] = {
+        table_id: (_projection_at(table_id, tails.get(table_id)), tails.get(table_id))
+        for table_id in table_ids
+    }
+    cursor = await connection.execute(
+        "SELECT table_id, seq, time_text, round_id, source, kind, payload::text FROM floor_entries "
+        "WHERE table_id = ANY(%s) ORDER BY table_id, seq",
+        (sorted(tails),),
+    )
+    folded = 0
+    async for table_id, seq, time_text, round_id, source, kind, payload_text in cursor:
+        folded += 1
+        if folded % _FOLD_YIELD_EVERY == 0:
+            # The rows come buffered: without a yield the whole fold (seconds, at a thousand tables)
+            # held the worker's event loop, its lease renewals with it. A yield, not a wait.
+            await asyncio.sleep(0)
+        projection, tail = read[table_id]
+        if tail is not None and seq <= tail[0]:
+            projection.state.apply(
+                FloorStored(
+                    seq, time_text, table_id, round_id, source, typed.decode_public(kind, payload_text)
+                )
+            )
+    return read
 
 
 async def stored_hash(connection: Connection, table_id: str, seq: int) -> str | None:

@@ -35,6 +35,11 @@ not acked come back after the partition consumer's ``ack_wait``, half the lease 
 ``takeover_bound_s`` (10 s at the defaults) plus one pull. A batch outlasting ``ack_wait`` is kept in
 progress (``+WPI``, controller/floor/in_progress.py), not redelivered.
 
+**A takeover read ahead** (docs/floor.md "A worker's takeover, timed"): while a peer has missed a beat,
+the partitions this worker does not hold have their tables' projections read (``PartitionServices.
+read_ahead``), so a partition taken over once its key expires starts with them in memory: its first
+batch no longer reads each table back from PostgreSQL before its first commit.
+
 **Through a node's loss** (docs/floor.md "The lease loop through a node's loss"): the bucket, like the
 stream, has no leader for nats-server's raft election (4-9 s) and cannot be written by anybody: the
 loop's requests are short and retried, the loop reconnects as soon as its connection closes, and a key
@@ -215,14 +220,36 @@ class FloorWorker:
         its partitions are free once their keys expire (TTL after its last renewal), which the next tick
         should see at once rather than up to a renew interval later (the killed worker's tables wait
         for it: docs/floor.md "Measured: workers on the cluster")."""
-        now = self.clock()
         interval_s = self.settings.renew_interval_s
-        suspect_from_s = 1.5 * interval_s
-        suspect_until_s = self.settings.lease_ttl_s + 2 * interval_s
-        for name, (_, moved_s) in self._beats.items():
-            if name != self.settings.worker and suspect_from_s < now - moved_s <= suspect_until_s:
-                return min(SUSPECT_TICK_S, interval_s)
+        if self._peer_silent_for(1.5 * interval_s):
+            return min(SUSPECT_TICK_S, interval_s)
         return interval_s
+
+    def _peer_silent_for(self, silent_s: float) -> bool:
+        """Whether another worker's beat has not moved for more than ``silent_s`` while it is not yet past
+        being live plus two renew intervals (it may be dead)."""
+        until_s = self.settings.lease_ttl_s + 2 * self.settings.renew_interval_s
+        return bool(self._peers_silent_for(silent_s, until_s))
+
+    def _peers_silent_for(self, silent_s: float, until_s: float) -> set[str]:
+        """The other workers whose beat has not moved for more than ``silent_s`` and at most ``until_s``."""
+        now = self.clock()
+        return {
+            name
+            for name, (_, moved_s) in self._beats.items()
+            if name != self.settings.worker and silent_s < now - moved_s <= until_s
+        }
+
+    def _read_ahead(self) -> None:
+        """The partitions this worker does not hold and a peer that has missed a beat holds (silent for
+        two renew intervals: a live worker beats every interval) read ahead (``PartitionServices.
+        read_ahead``), so that taking one over once its key expires starts with its tables in memory.
+        Kept while the peer stays silent (not only while it is suspect: on a loaded machine the take
+        can come after the suspicion's window), dropped when it beats again."""
+        # Until the peer is dropped from the beats' map (ten TTLs silent: ``_beat_once``).
+        silent = self._peers_silent_for(2 * self.settings.renew_interval_s, 10 * self.settings.lease_ttl_s)
+        not_held = [p for p in range(self.settings.partitions) if p not in self.held] if silent else []
+        self.services.read_ahead(not_held, silent)
 
     def _preference(self, partition: int) -> int:
         # Each worker tries free partitions in an order of its own: two starting at once mostly try
@@ -338,6 +365,7 @@ class FloorWorker:
                 self.status.lost += 1
                 log.warning("floor_lease_lost", worker=self.settings.worker, partition=held.partition,
                             epoch=held.epoch, why=lost)  # fmt: skip
+        self._read_ahead()
         share = self.share()
         for partition in sorted(self.held, key=self._preference, reverse=True)[
             : max(0, len(self.held) - share)
@@ -509,6 +537,10 @@ class FloorWorker:
             epoch = revision = await kv.create(key, self._value())
         except nats.js.errors.KeyWrongLastSequenceError:
             return  # another worker's
+        # The takeover's timeline (docs/floor.md "A worker's takeover, timed"): from the key taken to the
+        # service started, each step's seconds since the take.
+        taken_s = self.clock()
+        log.info("floor_lease_taken", worker=self.settings.worker, partition=partition, epoch=epoch)
         try:
             claimed = await claim_epoch(
                 connection,
@@ -540,9 +572,11 @@ class FloorWorker:
             with contextlib.suppress(*FLOOR_IO_ERRORS):
                 await kv.delete(key, last=revision)
             raise
+        synced_s = self.clock()
         self.held[partition] = self.services.start(partition, epoch, revision)
         self.status.acquired += 1
-        log.info("floor_lease_acquired", worker=self.settings.worker, partition=partition, epoch=epoch)
+        log.info("floor_lease_acquired", worker=self.settings.worker, partition=partition, epoch=epoch,
+                 claimed_and_consumer_synced_s=round(synced_s - taken_s, 3))  # fmt: skip
         await warn_if_ack_wait_above_bound(js, self.settings, partition)
 
     async def _release(self, kv: KeyValue | None, held: HeldPartition, *, reason: str) -> None:

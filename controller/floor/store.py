@@ -253,10 +253,13 @@ async def load_projections(
             await asyncio.sleep(0)
         projection, tail = read[table_id]
         if tail is not None and seq <= tail[0]:
-            projection.state.apply(
+            # Through fold_stored, as load_projection: a closing kept for its round's row (the one
+            # meters fold, not the reducer's settlement read again).
+            fold_stored(
+                projection,
                 FloorStored(
                     seq, time_text, table_id, round_id, source, typed.decode_public(kind, payload_text)
-                )
+                ),
             )
     return read
 

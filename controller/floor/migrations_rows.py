@@ -61,6 +61,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         15,
         "the wagers a bets_locked locked, one row each, for the progressive's reconciliation",
         """
+-- First the lock the check below takes anyway, before the backfill: a previous release's writer with a
+-- batch open waits here until it commits (then the backfill, a statement later, reads its bets_locked),
+-- and one that starts later waits for this transaction's end (then the check refuses it). Taken at the
+-- check, after the backfill, a lock committed in between had neither the wagers' rows nor the check.
+LOCK TABLE floor_entries IN SHARE ROW EXCLUSIVE MODE;
 -- docs/floor.md "Schema": a bets_locked's wagers (a map by seat, then wager) as rows, written by the floor
 -- service at commit from the typed entry (controller/floor/store.py ``locked_wager_rows``), which the
 -- reconciliation of the linked progressive reads (controller/floor/queries.py _ROUNDS_COMPARED) instead

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import re
+import threading
+import time
 import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -398,6 +400,76 @@ def test_a_previous_releases_writer_is_refused_after_the_upgrade(pg_cluster: Pos
                 "SELECT (SELECT count(*) FROM floor_entries), (SELECT count(*) FROM floor_progressive_events)"
             ).fetchone()
             assert counts == (1, 0)
+    finally:
+        with psycopg.connect(pg_cluster.superuser_dsn, autocommit=True) as connection:
+            connection.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(dbname)))
+
+
+# The version before migration 15's floor_locked_wagers, and how long the upgrade may take to reach its lock.
+BEFORE_LOCKED_WAGERS = 14
+LOCK_WAIT_BOUND_S = 60.0
+
+
+def test_a_lock_committed_while_migration_15_runs_is_refused_or_backfilled(
+    pg_cluster: PostgresCluster,
+) -> None:
+    """The release before migration 15 with a batch open (a bets_locked copied, not yet committed) when
+    init-db runs: the migration waits for it on a lock, it commits, and then its lock either has its
+    wagers' rows (the backfill read it) or was refused (the check) - never typed_columns 1 and no rows,
+    which the progressive's reconciliation would show as a discrepancy."""
+    dbname = f"floor_race15_{uuid.uuid4().hex[:12]}"
+    schema.create_database(pg_cluster.superuser_dsn, dbname)
+    dsn = pg_cluster.dsn("postgres", pg_cluster.superuser_password, dbname)
+    lock = ("T1", 1, "2026-01-02T03:04:05Z", "2026-01-02T03:04:05.000000Z", "R1", "engine", "bets_locked",
+            2, '{"wagers":{"1":{"progressive":100}}}', None, "0" * 64, "1" * 64, 1,
+            *(None,) * 11, 1)  # fmt: skip
+    failures: list[BaseException] = []
+
+    def upgrade() -> None:
+        try:
+            with psycopg.connect(dsn, autocommit=True) as connection:
+                schema.migrate(connection)
+        except BaseException as error:  # reported by the test's thread below
+            failures.append(error)
+
+    try:
+        with psycopg.connect(dsn, autocommit=True) as connection:
+            schema.migrate(connection, through=BEFORE_LOCKED_WAGERS)
+        old_writer = psycopg.connect(dsn)  # the previous release's service, its batch in flight
+        committed = True
+        try:
+            with old_writer.cursor().copy(BEFORE_LOCKED_WAGERS_COPY) as copy:
+                copy.write_row(lock)
+            migrating = threading.Thread(target=upgrade, name="init-db")
+            migrating.start()
+            with psycopg.connect(dsn, autocommit=True) as watcher:
+                deadline = time.monotonic() + LOCK_WAIT_BOUND_S
+                waiting = (
+                    "SELECT count(*) > 0 FROM pg_stat_activity "
+                    "WHERE datname = %s AND wait_event_type = 'Lock'"
+                )
+                while watcher.execute(waiting, (dbname,)).fetchone() != (True,):
+                    assert migrating.is_alive(), f"the upgrade ended without waiting: {failures}"
+                    assert time.monotonic() < deadline, "the upgrade never waited on the open batch's lock"
+                    threading.Event().wait(0.05)  # a poll's pause, bounded by the deadline above
+            try:
+                old_writer.commit()
+            except psycopg.errors.CheckViolation:
+                committed = False  # refused: its batch NAKed, taken again by this release's service
+            migrating.join(LOCK_WAIT_BOUND_S)
+            assert not migrating.is_alive(), "the upgrade did not finish once the batch committed"
+        finally:
+            old_writer.close()
+        assert failures == []
+        with psycopg.connect(dsn, autocommit=True) as connection:
+            assert schema.applied_versions(connection)[-1] == schema.MIGRATIONS[-1].version
+            entries = connection.execute("SELECT table_id, seq, typed_columns FROM floor_entries").fetchall()
+            wagers = connection.execute(LOCKED_WAGERS_SQL).fetchall()
+        if committed:
+            assert entries == [("T1", 1, 1)]
+            assert wagers == [("T1", 1, "R1", "1", "progressive", 100)], "a lock without its wagers' rows"
+        else:
+            assert (entries, wagers) == ([], [])
     finally:
         with psycopg.connect(pg_cluster.superuser_dsn, autocommit=True) as connection:
             connection.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(dbname)))

@@ -12,6 +12,7 @@ from typing import Any
 
 import psycopg
 
+from controller.errors import UserError
 from controller.floor.migrations import Migration
 
 Cursor = psycopg.Cursor[tuple[Any, ...]]
@@ -45,11 +46,19 @@ def _backfill_day_figures(cursor: Cursor) -> None:
             (sorted(FIGURE_KINDS),),
         )
         while batch := reading.fetchmany(_BACKFILL_ROWS):
-            rows = [
-                row
-                for table_id, seq, time_utc, kind, payload_text in batch
-                for row in day_figure_rows(table_id, seq, time_utc, typed.decode_public(kind, payload_text))
-            ]
+            rows: list[tuple[Any, ...]] = []
+            for table_id, seq, time_utc, kind, payload_text in batch:
+                try:
+                    entry = typed.decode_public(kind, payload_text)
+                except typed.EntryError as error:
+                    # Refused, not skipped: an entry left out would make its gaming day silently wrong.
+                    # The migration's one transaction rolls back: the floor stays at the version before.
+                    reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+                    raise UserError(
+                        f"init-db: table {table_id} entry {seq}: its stored {kind} payload is one this "
+                        f"release's classes refuse ({reason}); migration 16 not applied"
+                    ) from None
+                rows.extend(day_figure_rows(table_id, seq, time_utc, entry))
             if rows:
                 with cursor.copy(COPY_DAY_FIGURES) as copy:
                     for row in rows:

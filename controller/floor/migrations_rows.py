@@ -86,7 +86,10 @@ CREATE TABLE floor_locked_wagers (
     seat text NOT NULL,
     wager text NOT NULL,
     amount_cents bigint,
-    PRIMARY KEY (table_id, seq, seat, wager)
+    PRIMARY KEY (table_id, seq, seat, wager),
+    -- Outside the entry's hash: a row of an entry the floor does not hold refused here, and each row
+    -- recomputed from its entry by floor verify (controller/floor/verify.py).
+    FOREIGN KEY (table_id, seq) REFERENCES floor_entries (table_id, seq)
 );
 CREATE TRIGGER floor_locked_wagers_append_only BEFORE UPDATE OR DELETE ON floor_locked_wagers
     FOR EACH ROW EXECUTE FUNCTION floor_refuse_change();
@@ -127,7 +130,9 @@ CREATE TABLE floor_day_figures (
     label text NOT NULL,              -- a wager's or a game's name; '' for the others
     numerator numeric NOT NULL,
     denominator numeric NOT NULL,     -- 1 but for the theoretical win's fraction
-    PRIMARY KEY (table_id, seq, measure, label)
+    PRIMARY KEY (table_id, seq, measure, label),
+    -- As floor_locked_wagers': a row of an entry the floor holds, checked against it by floor verify.
+    FOREIGN KEY (table_id, seq) REFERENCES floor_entries (table_id, seq)
 );
 CREATE INDEX floor_day_figures_by_time ON floor_day_figures (time_utc);
 CREATE TRIGGER floor_day_figures_append_only BEFORE UPDATE OR DELETE ON floor_day_figures

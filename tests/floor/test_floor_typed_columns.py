@@ -35,9 +35,10 @@ from controller.floor.progressive import Link, LinkConfig, LinkedStatus, Postgre
 from controller.floor.progressive_view import reconcile_params
 from controller.floor.queries import BY_TABLE_SQL, CHANGES_SQL, FLOOR_MAP_SQL, HITS_SQL, RECONCILE_SQL
 from controller.floor.service import FloorService
-from controller.floor.store import entry_columns
+from controller.floor.store import day_figure_rows, entry_columns, locked_wager_rows
+from controller.floor.verify import verify_table
 from controller.journal import entries as typed
-from controller.journal.chain import canonical_json
+from controller.journal.chain import GENESIS_HASH, canonical_json, entry_hash_from_text
 from controller.locale import DEFAULT_PROPERTY, gaming_day_of
 from controller.progressive.model import Hit
 from controller.simulation.floor.postgres import PostgresCluster
@@ -470,6 +471,85 @@ def test_a_lock_committed_while_migration_15_runs_is_refused_or_backfilled(
             assert wagers == [("T1", 1, "R1", "1", "progressive", 100)], "a lock without its wagers' rows"
         else:
             assert (entries, wagers) == ([], [])
+    finally:
+        with psycopg.connect(pg_cluster.superuser_dsn, autocommit=True) as connection:
+            connection.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(dbname)))
+
+
+ENTRY_TIME = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+INSERT_ENTRY = (
+    "INSERT INTO floor_entries (table_id, seq, time_utc, time_text, round_id, source, kind, version, "
+    "payload, prev_hash, hash, stream_seq, typed_columns) "
+    "VALUES (%s, %s, %s, %s, 'R1', 'engine', %s, 1, %s, %s, %s, %s, 2)"
+)
+INSERT_WAGER = "INSERT INTO floor_locked_wagers VALUES (%s, %s, %s, %s, %s, %s)"
+INSERT_FIGURE = "INSERT INTO floor_day_figures VALUES (%s, %s, %s, %s, %s, %s, %s)"
+
+
+def _write_chain(
+    connection: psycopg.Connection[Any], table_id: str, entries: list[typed.Entry], *, rows_beside: bool
+) -> None:
+    """``entries`` as table ``table_id``'s chain from seq 1 (hashes linked as a table's journal links
+    them), with the rows the writer puts beside each (``rows_beside``) or without them."""
+    previous = GENESIS_HASH
+    for seq, entry in enumerate(entries, start=1):
+        payload = canonical_json(typed.public_dict(entry))
+        time_text = "2026-01-02T03:04:05.000000Z"
+        hash_ = entry_hash_from_text(
+            prev_hash=previous, seq=seq, time_utc=time_text, table_id=table_id, round_id="R1",
+            source="engine", kind=entry.kind, version=1, payload_text=payload, private_digest=None,
+        )  # fmt: skip
+        connection.execute(
+            INSERT_ENTRY, (table_id, seq, ENTRY_TIME, time_text, entry.kind, payload, previous, hash_, seq)
+        )
+        if rows_beside:
+            if isinstance(entry, typed.BetsLocked):
+                for row in locked_wager_rows(table_id, seq, "R1", entry):
+                    connection.execute(INSERT_WAGER, row)
+            for row in day_figure_rows(table_id, seq, ENTRY_TIME, entry):
+                connection.execute(INSERT_FIGURE, row)
+        previous = hash_
+
+
+def test_floor_verify_recomputes_the_rows_beside_each_entry(pg_cluster: PostgresCluster) -> None:
+    """floor_locked_wagers and floor_day_figures are outside the entries' hashes: a row the writer role
+    adds (extra or different), or an entry it writes without its rows (missing), is refused by floor
+    verify in one line naming the table and the entry; a row of an entry the floor does not hold is
+    refused by the foreign key."""
+    dbname = f"floor_beside_{uuid.uuid4().hex[:12]}"
+    schema.create_database(pg_cluster.superuser_dsn, dbname)
+    owner_dsn = pg_cluster.dsn("postgres", pg_cluster.superuser_password, dbname)
+    chain: list[typed.Entry] = [
+        typed.BetsLocked(wagers={"1": {"main": 500, "progressive": 100}}),
+        typed.RoundSettled(settlement={"game": "top-flush"}),
+    ]
+    try:
+        with psycopg.connect(owner_dsn, autocommit=True) as owner:
+            schema.ensure_roles(owner, writer_password="writer-pw", reporting_password="reporting-pw")
+            schema.migrate(owner)
+        with psycopg.connect(
+            pg_cluster.dsn(schema.WRITER_ROLE, "writer-pw", dbname), autocommit=True
+        ) as writer:
+            for table_id in ("T1", "T2", "T3", "T4"):
+                _write_chain(writer, table_id, chain, rows_beside=True)
+            _write_chain(writer, "T5", chain, rows_beside=False)  # the rows beside never written
+            writer.execute(INSERT_FIGURE, ("T2", 2, ENTRY_TIME, "game", "holdem", 1, 1))  # extra
+            writer.execute(INSERT_WAGER, ("T3", 1, "R1", "1", "main ", 500))  # a wager renamed
+            writer.execute(INSERT_WAGER, ("T4", 1, "R1", "2", "main", 900))  # a seat added
+            with pytest.raises(psycopg.errors.ForeignKeyViolation):
+                writer.execute(INSERT_FIGURE, ("T1", 3, ENTRY_TIME, "game", "top-flush", 1, 1))
+            with pytest.raises(psycopg.errors.ForeignKeyViolation):
+                writer.execute(INSERT_WAGER, ("T1", 3, "R1", "1", "main", 500))
+        with psycopg.connect(pg_cluster.dsn(schema.REPORTING_ROLE, "reporting-pw", dbname)) as reporting:
+            checks = {t: verify_table(reporting, t) for t in ("T1", "T2", "T3", "T4", "T5")}
+        assert checks["T1"].ok, checks["T1"]
+        problems = {t: check.problem for t, check in checks.items() if not check.ok}
+        assert problems == {
+            "T2": "table T2 entry 2: a floor_day_figures row not its entry's (extra or different)",
+            "T3": "table T3 entry 1: a floor_locked_wagers row not its entry's (extra or different)",
+            "T4": "table T4 entry 1: a floor_locked_wagers row not its entry's (extra or different)",
+            "T5": "table T5 entry 1: a floor_locked_wagers row missing",
+        }
     finally:
         with psycopg.connect(pg_cluster.superuser_dsn, autocommit=True) as connection:
             connection.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(dbname)))

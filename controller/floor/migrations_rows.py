@@ -86,13 +86,26 @@ CREATE TABLE floor_locked_wagers (
     seat text NOT NULL,
     wager text NOT NULL,
     amount_cents bigint,
-    PRIMARY KEY (table_id, seq, seat, wager),
-    -- Outside the entry's hash: a row of an entry the floor does not hold refused here, and each row
-    -- recomputed from its entry by floor verify (controller/floor/verify.py).
-    FOREIGN KEY (table_id, seq) REFERENCES floor_entries (table_id, seq)
+    PRIMARY KEY (table_id, seq, seat, wager)
 );
 CREATE TRIGGER floor_locked_wagers_append_only BEFORE UPDATE OR DELETE ON floor_locked_wagers
     FOR EACH ROW EXECUTE FUNCTION floor_refuse_change();
+-- Outside the entry's hash: a row of an entry the floor does not hold is refused here (and each row is
+-- recomputed from its entry by floor verify, controller/floor/verify.py). A foreign key's check, but one
+-- anti-join a statement (a COPY) instead of a row lock on the entry a row: a FOREIGN KEY cost the batch's
+-- COPY 70% more of PostgreSQL's CPU (docs/floor.md "Schema", bench/bench_floor_row_keys.py), and the lock
+-- guards nothing here: floor_entries refuses UPDATE and DELETE by trigger. The same SQLSTATE (23503).
+CREATE FUNCTION floor_refuse_rows_without_entry() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM added a WHERE NOT EXISTS (
+            SELECT 1 FROM floor_entries e WHERE e.table_id = a.table_id AND e.seq = a.seq)) THEN
+        RAISE foreign_key_violation
+            USING MESSAGE = TG_TABLE_NAME || ': a row of an entry the floor does not hold';
+    END IF;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER floor_locked_wagers_of_entries AFTER INSERT ON floor_locked_wagers
+    REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION floor_refuse_rows_without_entry();
 -- The locks written before this migration, backfilled once from their payloads: the one place that reads
 -- that JSON (the same map BetsLocked declares: a payload the class refused was never stored).
 INSERT INTO floor_locked_wagers (table_id, seq, round_id, seat, wager, amount_cents)
@@ -130,13 +143,15 @@ CREATE TABLE floor_day_figures (
     label text NOT NULL,              -- a wager's or a game's name; '' for the others
     numerator numeric NOT NULL,
     denominator numeric NOT NULL,     -- 1 but for the theoretical win's fraction
-    PRIMARY KEY (table_id, seq, measure, label),
-    -- As floor_locked_wagers': a row of an entry the floor holds, checked against it by floor verify.
-    FOREIGN KEY (table_id, seq) REFERENCES floor_entries (table_id, seq)
+    PRIMARY KEY (table_id, seq, measure, label)
 );
 CREATE INDEX floor_day_figures_by_time ON floor_day_figures (time_utc);
 CREATE TRIGGER floor_day_figures_append_only BEFORE UPDATE OR DELETE ON floor_day_figures
     FOR EACH ROW EXECUTE FUNCTION floor_refuse_change();
+-- As floor_locked_wagers' (migration 15): a row of an entry the floor does not hold refused, one
+-- anti-join a statement; each row checked against its entry by floor verify.
+CREATE TRIGGER floor_day_figures_of_entries AFTER INSERT ON floor_day_figures
+    REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION floor_refuse_rows_without_entry();
 -- The entries before this migration are backfilled after this text, in the same transaction, by Python
 -- (migrations_rows.py ``_backfill_day_figures``): the theoretical win is the catalogue's, not SQL's.
 """,

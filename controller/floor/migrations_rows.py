@@ -12,6 +12,7 @@ from typing import Any
 
 import psycopg
 
+from controller.errors import UserError
 from controller.floor.migrations import Migration
 
 Cursor = psycopg.Cursor[tuple[Any, ...]]
@@ -45,11 +46,19 @@ def _backfill_day_figures(cursor: Cursor) -> None:
             (sorted(FIGURE_KINDS),),
         )
         while batch := reading.fetchmany(_BACKFILL_ROWS):
-            rows = [
-                row
-                for table_id, seq, time_utc, kind, payload_text in batch
-                for row in day_figure_rows(table_id, seq, time_utc, typed.decode_public(kind, payload_text))
-            ]
+            rows: list[tuple[Any, ...]] = []
+            for table_id, seq, time_utc, kind, payload_text in batch:
+                try:
+                    entry = typed.decode_public(kind, payload_text)
+                except typed.EntryError as error:
+                    # Refused, not skipped: an entry left out would make its gaming day silently wrong.
+                    # The migration's one transaction rolls back: the floor stays at the version before.
+                    reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+                    raise UserError(
+                        f"init-db: table {table_id} entry {seq}: its stored {kind} payload is one this "
+                        f"release's classes refuse ({reason}); migration 16 not applied"
+                    ) from None
+                rows.extend(day_figure_rows(table_id, seq, time_utc, entry))
             if rows:
                 with cursor.copy(COPY_DAY_FIGURES) as copy:
                     for row in rows:
@@ -61,6 +70,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         15,
         "the wagers a bets_locked locked, one row each, for the progressive's reconciliation",
         """
+-- First the lock the check below takes anyway, before the backfill: a previous release's writer with a
+-- batch open waits here until it commits (then the backfill, a statement later, reads its bets_locked),
+-- and one that starts later waits for this transaction's end (then the check refuses it). Taken at the
+-- check, after the backfill, a lock committed in between had neither the wagers' rows nor the check.
+LOCK TABLE floor_entries IN SHARE ROW EXCLUSIVE MODE;
 -- docs/floor.md "Schema": a bets_locked's wagers (a map by seat, then wager) as rows, written by the floor
 -- service at commit from the typed entry (controller/floor/store.py ``locked_wager_rows``), which the
 -- reconciliation of the linked progressive reads (controller/floor/queries.py _ROUNDS_COMPARED) instead
@@ -76,6 +90,22 @@ CREATE TABLE floor_locked_wagers (
 );
 CREATE TRIGGER floor_locked_wagers_append_only BEFORE UPDATE OR DELETE ON floor_locked_wagers
     FOR EACH ROW EXECUTE FUNCTION floor_refuse_change();
+-- Outside the entry's hash: a row of an entry the floor does not hold is refused here (and each row is
+-- recomputed from its entry by floor verify, controller/floor/verify.py). A foreign key's check, but one
+-- anti-join a statement (a COPY) instead of a row lock on the entry a row: a FOREIGN KEY cost the batch's
+-- COPY 70% more of PostgreSQL's CPU (docs/floor.md "Schema", bench/bench_floor_row_keys.py), and the lock
+-- guards nothing here: floor_entries refuses UPDATE and DELETE by trigger. The same SQLSTATE (23503).
+CREATE FUNCTION floor_refuse_rows_without_entry() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM added a WHERE NOT EXISTS (
+            SELECT 1 FROM floor_entries e WHERE e.table_id = a.table_id AND e.seq = a.seq)) THEN
+        RAISE foreign_key_violation
+            USING MESSAGE = TG_TABLE_NAME || ': a row of an entry the floor does not hold';
+    END IF;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER floor_locked_wagers_of_entries AFTER INSERT ON floor_locked_wagers
+    REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION floor_refuse_rows_without_entry();
 -- The locks written before this migration, backfilled once from their payloads: the one place that reads
 -- that JSON (the same map BetsLocked declares: a payload the class refused was never stored).
 INSERT INTO floor_locked_wagers (table_id, seq, round_id, seat, wager, amount_cents)
@@ -118,6 +148,10 @@ CREATE TABLE floor_day_figures (
 CREATE INDEX floor_day_figures_by_time ON floor_day_figures (time_utc);
 CREATE TRIGGER floor_day_figures_append_only BEFORE UPDATE OR DELETE ON floor_day_figures
     FOR EACH ROW EXECUTE FUNCTION floor_refuse_change();
+-- As floor_locked_wagers' (migration 15): a row of an entry the floor does not hold refused, one
+-- anti-join a statement; each row checked against its entry by floor verify.
+CREATE TRIGGER floor_day_figures_of_entries AFTER INSERT ON floor_day_figures
+    REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION floor_refuse_rows_without_entry();
 -- The entries before this migration are backfilled after this text, in the same transaction, by Python
 -- (migrations_rows.py ``_backfill_day_figures``): the theoretical win is the catalogue's, not SQL's.
 """,

@@ -1,7 +1,10 @@
 """Check the floor's record of a table against its own chain: every hash recomputed from the columns
 PostgreSQL holds, every link, every private part a reader may see (``floor_private_shown``: the parts
 the table's gate shows; the service checked every part it took against its commitment as it took it)
-against its commitment (`flushtable floor demo`, tests and an auditor's query all use this)."""
+against its commitment (`flushtable floor demo`, tests and an auditor's query all use this); and the rows
+kept beside an entry outside its hash (floor_locked_wagers, floor_day_figures: migrations 15 and 16)
+recomputed from the entry, as the writer computes them at commit: one that differs, is extra or is
+missing is refused like a broken link (docs/floor.md "Schema")."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from typing import Any
 
 import psycopg
 
+from controller.floor.store import day_figure_rows, locked_wager_rows
 from controller.journal import entries as typed
 from controller.journal.chain import GENESIS_HASH, canonical_json, entry_hash_from_text
 
@@ -22,12 +26,54 @@ class ChainCheck:
     problem: str = ""
 
 
+# The rows an entry has beside it, outside its hash: (table, the SELECT of a table's rows by seq).
+_ROWS_BESIDE = (
+    ("floor_locked_wagers", "SELECT seq, table_id, seq, round_id, seat, wager, amount_cents "
+     "FROM floor_locked_wagers WHERE table_id = %s"),
+    ("floor_day_figures", "SELECT seq, table_id, seq, time_utc, measure, label, numerator, denominator "
+     "FROM floor_day_figures WHERE table_id = %s"),
+)  # fmt: skip
+
+
+def _stored_beside(connection: psycopg.Connection[Any], table_id: str) -> dict[str, dict[int, set[Any]]]:
+    """Each table of rows beside the entries (of those this floor's schema has): the rows by seq."""
+    stored: dict[str, dict[int, set[Any]]] = {}
+    for name, select in _ROWS_BESIDE:
+        row = connection.execute("SELECT to_regclass(%s) IS NOT NULL", (name,)).fetchone()
+        if row is None or not row[0]:
+            continue  # a floor before the migration that made it
+        by_seq: dict[int, set[Any]] = {}
+        for seq, *values in connection.execute(select, (table_id,)):
+            by_seq.setdefault(seq, set()).add(tuple(values))
+        stored[name] = by_seq
+    return stored
+
+
+def _beside_problem(
+    stored: dict[str, dict[int, set[Any]]], table_id: str, seq: int, recomputed: dict[str, list[Any]]
+) -> str:
+    """'' if the rows stored beside entry ``seq`` are exactly those recomputed from it; else one line."""
+    for name, rows in recomputed.items():
+        if name not in stored:
+            continue
+        held = stored[name].pop(seq, set())
+        # numeric and bigint read back as Decimal and int: equal (and hashed alike) to the ints computed.
+        expected = set(rows)
+        if held == expected:
+            continue
+        how = "not its entry's (extra or different)" if held - expected else "missing"
+        return f"table {table_id} entry {seq}: a {name} row {how}"
+    return ""
+
+
 def verify_table(connection: psycopg.Connection[Any], table_id: str) -> ChainCheck:
     previous = GENESIS_HASH
     count = 0
+    stored = _stored_beside(connection, table_id)
     cursor = connection.execute(
         "SELECT e.seq, e.time_text, e.round_id, e.source, e.kind, e.version, e.payload, e.private_digest, "
-        "e.prev_hash, e.hash, p.private_text FROM floor_entries e LEFT JOIN floor_private_shown p "
+        "e.prev_hash, e.hash, p.private_text, e.time_utc "
+        "FROM floor_entries e LEFT JOIN floor_private_shown p "
         "USING (table_id, seq) WHERE e.table_id = %s ORDER BY e.seq",
         (table_id,),
     )
@@ -43,6 +89,7 @@ def verify_table(connection: psycopg.Connection[Any], table_id: str) -> ChainChe
         prev_hash,
         hash_,
         private_text,
+        time_utc,
     ) in cursor:
         count += 1
         if seq != count:
@@ -69,5 +116,28 @@ def verify_table(connection: psycopg.Connection[Any], table_id: str) -> ChainChe
             return ChainCheck(
                 table_id, False, count - 1, f"entry {seq}: private part does not match its commitment"
             )
+        if stored:
+            try:
+                entry = typed.decode_public(kind, canonical_json(payload))
+            except typed.EntryError:
+                return ChainCheck(
+                    table_id, False, count - 1, f"table {table_id} entry {seq}: a payload its class refuses"
+                )
+            wagers = (
+                locked_wager_rows(table_id, seq, round_id, entry)
+                if isinstance(entry, typed.BetsLocked)
+                else []
+            )
+            beside = {
+                "floor_locked_wagers": wagers,
+                "floor_day_figures": day_figure_rows(table_id, seq, time_utc, entry),
+            }
+            if problem := _beside_problem(stored, table_id, seq, beside):
+                return ChainCheck(table_id, False, count - 1, problem)
         previous = hash_
+    for name, by_seq in stored.items():
+        if by_seq:  # rows of a seq the table's chain does not hold
+            return ChainCheck(
+                table_id, False, count, f"table {table_id} entry {min(by_seq)}: a {name} row with no entry"
+            )
     return ChainCheck(table_id, True, count)

@@ -45,6 +45,35 @@ def test_init_db_creates_the_roles_and_the_schema(tmp_path: Path, pg_cluster: Po
         assert row is not None
 
 
+def test_init_db_refuses_a_stored_payload_the_classes_refuse(
+    tmp_path: Path, pg_cluster: PostgresCluster
+) -> None:
+    """Migration 16's backfill reads each entry through its typed class: one it refuses fails init-db in
+    one line naming its table and seq (never skipped: its gaming day would be silently wrong), and
+    nothing of the migration is applied."""
+    dbname = "floor_initdb_refused"
+    schema.create_database(pg_cluster.superuser_dsn, dbname)
+    (tmp_path / "w.pw").write_text("writer-secret\n")
+    (tmp_path / "r.pw").write_text("reporting-secret\n")
+    dsn = pg_cluster.dsn("postgres", pg_cluster.superuser_password, dbname)
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        schema.migrate(connection, through=15)
+        connection.execute(
+            "INSERT INTO floor_entries (table_id, seq, time_utc, time_text, source, kind, version, payload, "
+            "prev_hash, hash, stream_seq, typed_columns) VALUES ('T7', 3, now(), '', 'engine', "
+            "'round_settled', 1, '{\"settlement\": 5}', '', '', 3, 2)"
+        )
+    result = _flushtable("floor", "init-db", "--dsn", dsn, "--writer-password-file", str(tmp_path / "w.pw"),
+                         "--reporting-password-file", str(tmp_path / "r.pw"))  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("flushtable floor: init-db: table T7 entry 3: its stored round_settled"), lines
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        assert schema.applied_versions(connection)[-1] == 15
+
+
 def test_bad_input_is_one_line(tmp_path: Path) -> None:
     cases = [
         ("floor", "serve", "--config", str(tmp_path / "missing.toml")),

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import re
+import threading
+import time
 import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -33,9 +35,10 @@ from controller.floor.progressive import Link, LinkConfig, LinkedStatus, Postgre
 from controller.floor.progressive_view import reconcile_params
 from controller.floor.queries import BY_TABLE_SQL, CHANGES_SQL, FLOOR_MAP_SQL, HITS_SQL, RECONCILE_SQL
 from controller.floor.service import FloorService
-from controller.floor.store import entry_columns
+from controller.floor.store import day_figure_rows, entry_columns, locked_wager_rows
+from controller.floor.verify import verify_table
 from controller.journal import entries as typed
-from controller.journal.chain import canonical_json
+from controller.journal.chain import GENESIS_HASH, canonical_json, entry_hash_from_text
 from controller.locale import DEFAULT_PROPERTY, gaming_day_of
 from controller.progressive.model import Hit
 from controller.simulation.floor.postgres import PostgresCluster
@@ -398,6 +401,155 @@ def test_a_previous_releases_writer_is_refused_after_the_upgrade(pg_cluster: Pos
                 "SELECT (SELECT count(*) FROM floor_entries), (SELECT count(*) FROM floor_progressive_events)"
             ).fetchone()
             assert counts == (1, 0)
+    finally:
+        with psycopg.connect(pg_cluster.superuser_dsn, autocommit=True) as connection:
+            connection.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(dbname)))
+
+
+# The version before migration 15's floor_locked_wagers, and how long the upgrade may take to reach its lock.
+BEFORE_LOCKED_WAGERS = 14
+LOCK_WAIT_BOUND_S = 60.0
+
+
+def test_a_lock_committed_while_migration_15_runs_is_refused_or_backfilled(
+    pg_cluster: PostgresCluster,
+) -> None:
+    """The release before migration 15 with a batch open (a bets_locked copied, not yet committed) when
+    init-db runs: the migration waits for it on a lock, it commits, and then its lock either has its
+    wagers' rows (the backfill read it) or was refused (the check) - never typed_columns 1 and no rows,
+    which the progressive's reconciliation would show as a discrepancy."""
+    dbname = f"floor_race15_{uuid.uuid4().hex[:12]}"
+    schema.create_database(pg_cluster.superuser_dsn, dbname)
+    dsn = pg_cluster.dsn("postgres", pg_cluster.superuser_password, dbname)
+    lock = ("T1", 1, "2026-01-02T03:04:05Z", "2026-01-02T03:04:05.000000Z", "R1", "engine", "bets_locked",
+            2, '{"wagers":{"1":{"progressive":100}}}', None, "0" * 64, "1" * 64, 1,
+            *(None,) * 11, 1)  # fmt: skip
+    failures: list[BaseException] = []
+
+    def upgrade() -> None:
+        try:
+            with psycopg.connect(dsn, autocommit=True) as connection:
+                schema.migrate(connection)
+        except BaseException as error:  # reported by the test's thread below
+            failures.append(error)
+
+    try:
+        with psycopg.connect(dsn, autocommit=True) as connection:
+            schema.migrate(connection, through=BEFORE_LOCKED_WAGERS)
+        old_writer = psycopg.connect(dsn)  # the previous release's service, its batch in flight
+        committed = True
+        try:
+            with old_writer.cursor().copy(BEFORE_LOCKED_WAGERS_COPY) as copy:
+                copy.write_row(lock)
+            migrating = threading.Thread(target=upgrade, name="init-db")
+            migrating.start()
+            with psycopg.connect(dsn, autocommit=True) as watcher:
+                deadline = time.monotonic() + LOCK_WAIT_BOUND_S
+                waiting = (
+                    "SELECT count(*) > 0 FROM pg_stat_activity "
+                    "WHERE datname = %s AND wait_event_type = 'Lock'"
+                )
+                while watcher.execute(waiting, (dbname,)).fetchone() != (True,):
+                    assert migrating.is_alive(), f"the upgrade ended without waiting: {failures}"
+                    assert time.monotonic() < deadline, "the upgrade never waited on the open batch's lock"
+                    threading.Event().wait(0.05)  # a poll's pause, bounded by the deadline above
+            try:
+                old_writer.commit()
+            except psycopg.errors.CheckViolation:
+                committed = False  # refused: its batch NAKed, taken again by this release's service
+            migrating.join(LOCK_WAIT_BOUND_S)
+            assert not migrating.is_alive(), "the upgrade did not finish once the batch committed"
+        finally:
+            old_writer.close()
+        assert failures == []
+        with psycopg.connect(dsn, autocommit=True) as connection:
+            assert schema.applied_versions(connection)[-1] == schema.MIGRATIONS[-1].version
+            entries = connection.execute("SELECT table_id, seq, typed_columns FROM floor_entries").fetchall()
+            wagers = connection.execute(LOCKED_WAGERS_SQL).fetchall()
+        if committed:
+            assert entries == [("T1", 1, 1)]
+            assert wagers == [("T1", 1, "R1", "1", "progressive", 100)], "a lock without its wagers' rows"
+        else:
+            assert (entries, wagers) == ([], [])
+    finally:
+        with psycopg.connect(pg_cluster.superuser_dsn, autocommit=True) as connection:
+            connection.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(dbname)))
+
+
+ENTRY_TIME = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+INSERT_ENTRY = (
+    "INSERT INTO floor_entries (table_id, seq, time_utc, time_text, round_id, source, kind, version, "
+    "payload, prev_hash, hash, stream_seq, typed_columns) "
+    "VALUES (%s, %s, %s, %s, 'R1', 'engine', %s, 1, %s, %s, %s, %s, 2)"
+)
+INSERT_WAGER = "INSERT INTO floor_locked_wagers VALUES (%s, %s, %s, %s, %s, %s)"
+INSERT_FIGURE = "INSERT INTO floor_day_figures VALUES (%s, %s, %s, %s, %s, %s, %s)"
+
+
+def _write_chain(
+    connection: psycopg.Connection[Any], table_id: str, entries: list[typed.Entry], *, rows_beside: bool
+) -> None:
+    """``entries`` as table ``table_id``'s chain from seq 1 (hashes linked as a table's journal links
+    them), with the rows the writer puts beside each (``rows_beside``) or without them."""
+    previous = GENESIS_HASH
+    for seq, entry in enumerate(entries, start=1):
+        payload = canonical_json(typed.public_dict(entry))
+        time_text = "2026-01-02T03:04:05.000000Z"
+        hash_ = entry_hash_from_text(
+            prev_hash=previous, seq=seq, time_utc=time_text, table_id=table_id, round_id="R1",
+            source="engine", kind=entry.kind, version=1, payload_text=payload, private_digest=None,
+        )  # fmt: skip
+        connection.execute(
+            INSERT_ENTRY, (table_id, seq, ENTRY_TIME, time_text, entry.kind, payload, previous, hash_, seq)
+        )
+        if rows_beside:
+            if isinstance(entry, typed.BetsLocked):
+                for row in locked_wager_rows(table_id, seq, "R1", entry):
+                    connection.execute(INSERT_WAGER, row)
+            for row in day_figure_rows(table_id, seq, ENTRY_TIME, entry):
+                connection.execute(INSERT_FIGURE, row)
+        previous = hash_
+
+
+def test_floor_verify_recomputes_the_rows_beside_each_entry(pg_cluster: PostgresCluster) -> None:
+    """floor_locked_wagers and floor_day_figures are outside the entries' hashes: a row the writer role
+    adds (extra or different), or an entry it writes without its rows (missing), is refused by floor
+    verify in one line naming the table and the entry; a row of an entry the floor does not hold is
+    refused by the foreign key."""
+    dbname = f"floor_beside_{uuid.uuid4().hex[:12]}"
+    schema.create_database(pg_cluster.superuser_dsn, dbname)
+    owner_dsn = pg_cluster.dsn("postgres", pg_cluster.superuser_password, dbname)
+    chain: list[typed.Entry] = [
+        typed.BetsLocked(wagers={"1": {"main": 500, "progressive": 100}}),
+        typed.RoundSettled(settlement={"game": "top-flush"}),
+    ]
+    try:
+        with psycopg.connect(owner_dsn, autocommit=True) as owner:
+            schema.ensure_roles(owner, writer_password="writer-pw", reporting_password="reporting-pw")
+            schema.migrate(owner)
+        with psycopg.connect(
+            pg_cluster.dsn(schema.WRITER_ROLE, "writer-pw", dbname), autocommit=True
+        ) as writer:
+            for table_id in ("T1", "T2", "T3", "T4"):
+                _write_chain(writer, table_id, chain, rows_beside=True)
+            _write_chain(writer, "T5", chain, rows_beside=False)  # the rows beside never written
+            writer.execute(INSERT_FIGURE, ("T2", 2, ENTRY_TIME, "game", "holdem", 1, 1))  # extra
+            writer.execute(INSERT_WAGER, ("T3", 1, "R1", "1", "main ", 500))  # a wager renamed
+            writer.execute(INSERT_WAGER, ("T4", 1, "R1", "2", "main", 900))  # a seat added
+            with pytest.raises(psycopg.errors.ForeignKeyViolation):
+                writer.execute(INSERT_FIGURE, ("T1", 3, ENTRY_TIME, "game", "top-flush", 1, 1))
+            with pytest.raises(psycopg.errors.ForeignKeyViolation):
+                writer.execute(INSERT_WAGER, ("T1", 3, "R1", "1", "main", 500))
+        with psycopg.connect(pg_cluster.dsn(schema.REPORTING_ROLE, "reporting-pw", dbname)) as reporting:
+            checks = {t: verify_table(reporting, t) for t in ("T1", "T2", "T3", "T4", "T5")}
+        assert checks["T1"].ok, checks["T1"]
+        problems = {t: check.problem for t, check in checks.items() if not check.ok}
+        assert problems == {
+            "T2": "table T2 entry 2: a floor_day_figures row not its entry's (extra or different)",
+            "T3": "table T3 entry 1: a floor_locked_wagers row not its entry's (extra or different)",
+            "T4": "table T4 entry 1: a floor_locked_wagers row not its entry's (extra or different)",
+            "T5": "table T5 entry 1: a floor_locked_wagers row missing",
+        }
     finally:
         with psycopg.connect(pg_cluster.superuser_dsn, autocommit=True) as connection:
             connection.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(dbname)))

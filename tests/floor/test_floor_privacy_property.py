@@ -21,14 +21,17 @@ The real uplink never sends an unrevealed hole card, so the floor's own filters 
 (each with a voided round), the uplinks' release check alone (each Outbox's own state) applies the old,
 permissive rule (tests/floor/test_floor_privacy.py ``old_private_visible``: a void counted as the
 reveal), so floor_private holds that round's hole cards, and the test asserts it does; the panel's and
-the floor's gate are untouched. Also scanned: floor_quarantine and floor_alerts (bytea and JSON
+the floor's gate are untouched. In those examples the round page is also read a second time with its
+entries' parts taken from floor_private itself (as the owner), so its own gate alone stands: removing
+either filter fails the test. Also scanned: floor_quarantine and floor_alerts (bytea and JSON
 decoded, card codes found inside any text), with an owner's connection; the relations the scan cannot
 take to a round are an explicit, asserted list.
 
 Bounded: four examples (each starts its own floor: a nats-server and a database; about 30 s in all),
 derandomized, no example database, no deadline, no shrinking (a failure names its example as drawn).
-Shown to fail with issue 22's fix reverted (the uplink's old gate and the floor's view before migration
-5): the voided and dead rounds' hole cards on ``floor_private_shown`` and the round page."""
+Shown to fail with the view's WHERE removed (the voided round's hole cards on ``floor_private_shown``),
+with the round page's gate removed (on the page read past the view), and with issue 22's fix reverted
+(the uplink's old gate and the floor's view before migration 5)."""
 
 from __future__ import annotations
 
@@ -52,6 +55,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from controller.floor import queries
 from controller.floor.panel import FloorPanelSettings, FloorUser, serve_panel
 from controller.floor.service import FloorService
 from controller.journal.kinds import STATUS_BY_CLOSING_KIND
@@ -294,11 +298,14 @@ def _held_problems(floor: EmbeddedFloor, tables: Tables) -> list[str]:
     return problems
 
 
-async def _panel_leaks(floor: EmbeddedFloor, hidden: dict[tuple[str, str], set[str]]) -> list[str]:
+async def _panel_leaks(
+    floor: EmbeddedFloor, hidden: dict[tuple[str, str], set[str]], *, dsn: str | None = None
+) -> list[str]:
     """The floor panel's round page (JSON and HTML) and its CSV of every round, as a manager (shown the
-    private parts a revealed round's page shows)."""
+    private parts a revealed round's page shows). ``dsn``: the panel's connection (the reporting
+    role's unless given)."""
     leaks: list[str] = []
-    server = await serve_panel(FloorPanelSettings(floor.reporting_dsn, None, USERS), port=0)
+    server = await serve_panel(FloorPanelSettings(dsn or floor.reporting_dsn, None, USERS), port=0)
     try:
         async with httpx.AsyncClient(base_url=server.url, timeout=WAIT_S) as client:
             await login(client, "mo", PASSWORD)
@@ -423,7 +430,18 @@ def test_no_hole_card_of_an_unrevealed_round_reaches_any_floor_channel(
                 + _kept_leaks(floor, hidden)
                 + asyncio.run(_panel_leaks(floor, hidden))
             )
-            print(f"example: old_gate={old_gate} held hidden={len(_held_hidden(floor, hidden))}")
+            if old_gate:
+                # The round page's own gate alone (views.py ``_event_rows``): its entries read with every
+                # part floor_private holds, not through the view (which would hide them first), by the
+                # owner (the reporting role may not read floor_private).
+                monkeypatch.setattr(
+                    queries,
+                    "ROUND_ENTRIES_SQL",
+                    queries.ROUND_ENTRIES_SQL.replace("floor_private_shown", "floor_private"),
+                )
+                page_alone = asyncio.run(_panel_leaks(floor, hidden, dsn=floor.owner_dsn))
+                monkeypatch.undo()
+                leaks += [f"(the page's gate alone) {leak}" for leak in page_alone]
             assert not leaks, "\n".join(leaks)
         finally:
             tables.close()

@@ -140,7 +140,23 @@ def round_record(
         return None
     # The round's own entries folded by the reducer: its reveal and its dead seats, as the live view
     # saw them, decide what the gate lets through.
-    state = TableState(table_id, views=True, journal_path=journal_path).apply_all(events)
+    state = TableState(table_id, views=True, journal_path=journal_path)
+    for entry in events:
+        try:
+            state.apply(entry)
+        except UserError:
+            raise  # already one line naming the journal and the seq (a view's refusal)
+        except Exception as error:
+            # A row of its kind's columns whose settlement is not its shape (a damaged file's: seats
+            # not a list, a seat's wagers not an object): the meters' fold cannot count it. One line
+            # naming the journal and the seq, as the round index's scan refuses it; the floor's round
+            # page (no journal path) keeps its own handling. Only a damaged file comes here: the
+            # totals' module loads for it alone.
+            from controller.journal.totals import PAYLOAD_DAMAGE, damaged_entry  # noqa: PLC0415
+
+            if journal_path is None or not isinstance(error, PAYLOAD_DAMAGE):
+                raise
+            raise damaged_entry(journal_path, entry.seq, entry.kind, error) from None
     closing_payload = viewer_payload(closing, state, with_private=with_private) if closing is not None else {}
     return {
         "round_id": round_id,

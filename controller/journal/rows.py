@@ -222,19 +222,33 @@ def entry_from_row(row: Sequence[Any], journal_path: Path | None = None) -> Jour
     A row whose parts cannot be read (a public part that is not a JSON object, a private part that is
     not one: a damaged file's) is one ``JournalError`` naming the journal (when given) and the seq, in
     the replay's words, whichever reader asked (the paged read, the last entries, one entry, a backup's
-    last entry): never a ``ValueError`` traceback."""
+    last entry): never a ``ValueError`` traceback. A column of the wrong type (SQLite keeps any type
+    in any column: a version that is text, a part that is a blob) is refused by ``_checked_columns``
+    before the decode, so a ``TypeError`` the decode raises is a coding bug, not reported as damage."""
     try:
         return _entry_from_row(row)
     except JournalError as error:  # an earlier version's row its upcaster refused: already its words
         if journal_path is None:
             raise
         raise JournalError(f"journal {journal_path}: {error}") from None
-    except (ValueError, TypeError) as error:  # EntryError, json's and msgspec's DecodeError: ValueErrors
+    except ValueError as error:  # EntryError, json's and msgspec's DecodeError, the column checks
         raise JournalError(_at(row[0], str(error), journal_path)) from None
+
+
+def _checked_columns(version: object, payload_text: object, private_text: object) -> None:
+    """The columns the decode compares and parses, of the types it reads them as; else a ValueError
+    naming the column (a damaged file's row), so the decode never meets a damaged row's TypeError."""
+    if not isinstance(version, int):
+        raise ValueError(f"its version is not an integer but {type(version).__name__}")
+    if not isinstance(payload_text, str):
+        raise ValueError(f"its public part is not text but {type(payload_text).__name__}")
+    if private_text is not None and not isinstance(private_text, str):
+        raise ValueError(f"its private part is not text but {type(private_text).__name__}")
 
 
 def _entry_from_row(row: Sequence[Any]) -> JournalEntry:
     (seq, time_utc, table_id, round_id, source, kind, version, payload_text, private_text, digest) = row[:10]
+    _checked_columns(version, payload_text, private_text)
     upcast: typed.Entry | None = None
     stored_text: str | None = None
     if version < ENTRY_SCHEMA_VERSION:

@@ -39,6 +39,7 @@ from controller.errors import UserError
 from controller.logs import log_nats_error
 from controller.progressive.controller import ClaimAnswer, ConfirmationSent, LinkState, MeterView, PaidAnswer
 from controller.progressive.model import Hit, MeterState, ProgressiveParameters
+from controller.uplink.uplink import ssl_context
 from controller.uplink.wire import (
     NATS_MAX_OUTSTANDING_PINGS,
     NATS_PING_INTERVAL_S,
@@ -311,16 +312,18 @@ class LinkClient:
 
     async def _connect(self) -> Client:
         """One connection to the floor's nats-server (TLS, this table's user); a process that runs many
-        link clients (the simulation) may gate it."""
+        link clients (the simulation) may gate it. The table's ``[uplink]`` says how: the uplink's own TLS
+        context (TLS 1.2 at least) and its connect timeout, so the link and the uplink reach the floor
+        alike."""
         uplink = self.config.uplink
         return await nats.connect(
             servers=list(uplink.servers),
             user=uplink.user,
             password=uplink.password,
-            tls=ssl.create_default_context(cafile=str(uplink.ca_file)),
+            tls=ssl_context(uplink.ca_file),
             inbox_prefix=table_inbox(self.config.table_id),
             allow_reconnect=False,
-            connect_timeout=5,
+            connect_timeout=uplink.connect_timeout_s,
             name=f"flushtable-progressive-{self.config.table_id}",
             # A silent node noticed in seconds, as the uplink's and the floor's (wire.py's why).
             ping_interval=NATS_PING_INTERVAL_S,

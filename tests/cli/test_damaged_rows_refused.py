@@ -135,3 +135,41 @@ def test_recall_by_seat_without_a_round_index_refuses_a_damaged_settlement_in_on
     with Journal.open_existing(path, readonly=True) as journal, pytest.raises(JournalError) as refused:
         journal.indexes.closed_round_seqs(seat=1)
     assert f"flushtable recall: {refused.value}" == done.stderr.strip()
+
+
+# A settlement whose seats are not its kind's shape, deeper than the round index reads (a seat's wagers
+# not an object, a seat not an object): the fold of the round refuses it, not only the index's scan.
+DEEPER_DAMAGE = {
+    "seats a number": ('\'{"settlement": {"seats": 7}}\'', "(TypeError: 'int' object is not iterable)"),
+    "a seat a number": (
+        '\'{"settlement": {"seats": [5]}}\'',
+        "(AttributeError: 'int' object has no attribute 'get')",
+    ),
+    "wagers a number": (
+        '\'{"settlement": {"seats": [{"seat": 1, "wagers": 5}]}}\'',
+        "(AttributeError: 'int' object has no attribute 'items')",
+    ),
+}
+RECALLS = {"--last": ["--last", "50"], "--seat": ["--seat", "1"]}
+
+
+@pytest.mark.parametrize("recall", sorted(RECALLS))
+@pytest.mark.parametrize("damage", sorted(DEEPER_DAMAGE))
+def test_recall_refuses_a_settlement_its_fold_cannot_read_in_one_line(
+    tmp_path: Path, damage: str, recall: str
+) -> None:
+    """`recall --last` and `recall --seat` on a real schema-2 journal whose closing's settlement seats
+    are not their shape: the round's fold (``round_record``) refuses the row in one line naming the
+    journal and the seq, exit 2, never a traceback."""
+    path = tmp_path / "journal.sqlite"
+    shutil.copyfile(V2, path)  # a real schema-2 journal (tests/journal/fixtures/README.md)
+    with Journal.open_existing(path, readonly=True) as journal:
+        seq = next(entry.seq for entry in journal.entries(kinds=["round_settled"]))
+    payload, why = DEEPER_DAMAGE[damage]
+    tamper(path, (f"UPDATE journal SET payload = {payload} WHERE seq = ?", (seq,)))
+    done = _flushtable(["recall", "--journal", str(path), *RECALLS[recall]])
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines() == [
+        f"flushtable recall: journal {path}: entry {seq}: payload is not a round_settled {why}"
+    ]

@@ -7,8 +7,14 @@ server: the link client is not connected (the floor's side is tests/floor/test_l
 
 from __future__ import annotations
 
+import asyncio
+import socket
+import ssl
 from pathlib import Path
+from typing import Any
 
+import nats
+import nats.errors
 import pytest
 
 from controller.config import ConfigError, TableConfig, load_config
@@ -18,6 +24,7 @@ from controller.errors import UserError
 from controller.progressive.controller import ClaimAnswer
 from controller.progressive.linked import LinkClient, LinkConfig, LinkedClaim, LinkedTableController
 from controller.progressive.model import Hit, parse_parameters
+from controller.simulation.floor.certificates import make_ca
 from tests.config.test_config import BASE
 from tests.config.test_uplink_section import UPLINK
 
@@ -130,3 +137,43 @@ def test_a_supervisors_confirmation_of_a_linked_award_is_journaled_as_sent(tmp_p
     assert sent.payload["award_id"] == "MAIN/T1/R1/1"
     assert str(sent.payload["message"]).startswith("progressive: award MAIN/T1/R1/1 is the linked meter's")
     assert client.confirm_queue == [("MAIN/T1/R1/1", "sue")]
+
+
+def test_the_link_connects_as_the_uplink_does_with_its_timeout_and_tls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The link reaches the floor as the table's ``[uplink]`` says: its connect timeout, and the
+    uplink's TLS context (TLS 1.2 at least). A real connection to a real 127.0.0.1 port that accepts and
+    never speaks (no INFO: the connect can only time out), the options it passed to nats.connect read
+    (the real one, called through), the wait bounded; no timing asserted."""
+    ca = make_ca(tmp_path / "tls")
+    silent = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(4)
+    port = silent.getsockname()[1]
+    passed: list[dict[str, Any]] = []
+    real_connect = nats.connect
+
+    async def spy(**options: Any) -> Any:
+        passed.append(options)
+        return await real_connect(**options)
+
+    monkeypatch.setattr(nats, "connect", spy)
+    uplink = UplinkConfig(
+        (f"tls://127.0.0.1:{port}",), "S1", "table-T1", "pw", ca.ca_cert, connect_timeout_s=0.75
+    )
+    client = LinkClient(LinkConfig("MAIN", "T1", uplink))
+
+    async def connect_once() -> None:
+        with pytest.raises((nats.errors.Error, OSError, TimeoutError)):
+            await asyncio.wait_for(client._connect(), 60)  # bounded: far above any timeout here
+
+    try:
+        asyncio.run(connect_once())
+    finally:
+        silent.close()
+    (options,) = passed
+    assert options["connect_timeout"] == 0.75
+    tls = options["tls"]
+    assert isinstance(tls, ssl.SSLContext)
+    assert tls.minimum_version == ssl.TLSVersion.TLSv1_2

@@ -39,7 +39,7 @@ from controller.errors import UserError
 from controller.logs import log_nats_error
 from controller.progressive.controller import ClaimAnswer, ConfirmationSent, LinkState, MeterView, PaidAnswer
 from controller.progressive.model import Hit, MeterState, ProgressiveParameters
-from controller.uplink.uplink import ssl_context
+from controller.tls import ssl_context
 from controller.uplink.wire import (
     NATS_MAX_OUTSTANDING_PINGS,
     NATS_PING_INTERVAL_S,

@@ -51,6 +51,7 @@ from controller.config import UplinkConfig
 from controller.journal.chain import format_time_utc
 from controller.journal.store import Journal, JournalEntry, JournalError
 from controller.logs import log_nats_error
+from controller.tls import ssl_context
 from controller.uplink import wire
 from controller.uplink.outbox import Outbox, OutMessage
 from controller.uplink.wire import stored_subject, table_inbox, table_subject, verify_subject
@@ -175,12 +176,6 @@ class UplinkStatus:
     last_fork: str = ""
     reconnects: int = 0
     last_error: str = ""
-
-
-def ssl_context(ca_file: Path) -> ssl.SSLContext:
-    context = ssl.create_default_context(cafile=str(ca_file))
-    context.minimum_version = ssl.TLSVersion.TLSv1_2
-    return context
 
 
 class Uplink:

@@ -18,8 +18,8 @@ from nats.aio.msg import Msg
 
 from controller.floor.intake import FloorClient, RawHeaders, stream_seq_of_reply
 from controller.floor.puller import Puller
+from controller.tls import ssl_context
 from controller.uplink import wire
-from controller.uplink.uplink import ssl_context
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import ANSWER_TIMEOUT_S
 

@@ -39,8 +39,9 @@ from controller.floor.stream import ensure_stream, stream_config
 from controller.journal.store import Journal
 from controller.simulation.floor.servers import NATS_SERVER, ServerError, nats_server_version
 from controller.simulation.floor.site import EmbeddedSite, site_reachable
+from controller.tls import ssl_context
 from controller.uplink import wire
-from controller.uplink.uplink import Uplink, read_high_water_mark, ssl_context
+from controller.uplink.uplink import Uplink, read_high_water_mark
 from controller.uplink.wire import (
     FLOOR_CONSUMER,
     FLOOR_INBOX,

@@ -16,8 +16,8 @@ import nats.js.errors
 import psycopg
 import pytest
 
+from controller.tls import ssl_context
 from controller.uplink import wire
-from controller.uplink.uplink import ssl_context
 from controller.uplink.wire import STREAM_NAME, table_inbox, table_subject
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import ANSWER_TIMEOUT_S, wait_until

@@ -42,7 +42,7 @@ from controller.simulation.floor.servers import (
     surveillance_user,
     table_user,
 )
-from controller.uplink.uplink import ssl_context
+from controller.tls import ssl_context
 from controller.uplink.wire import (
     FLOOR_INBOX,
     HUB_DOMAIN,

@@ -41,7 +41,7 @@ from controller.simulation.floor.servers import (
     site_admin_user,
     table_user,
 )
-from controller.uplink.uplink import ssl_context
+from controller.tls import ssl_context
 from controller.uplink.wire import SITES_MIN_NATS_VERSION, site_domain, site_reply_prefix, site_stream_name
 
 LEAF_CONNECT_TIMEOUT_S = 20.0

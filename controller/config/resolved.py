@@ -43,10 +43,7 @@ class Device(FrozenRecord):
     key: bytes | None  # None: a simulated device; the daemon makes a key per run
 
     def __init__(self, name: str, kind: DeviceKind, url: str, key: bytes | None) -> None:
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "kind", kind)
-        object.__setattr__(self, "url", url)
-        object.__setattr__(self, "key", key)
+        self._set_fields(locals())
 
     @property
     def simulated(self) -> bool:
@@ -89,11 +86,7 @@ class Panel(FrozenRecord):
         trusted_proxies: tuple[str, ...] = (),
         users_file: Path | None = None,
     ) -> None:
-        object.__setattr__(self, "host", host)
-        object.__setattr__(self, "port", port)
-        object.__setattr__(self, "users", users)
-        object.__setattr__(self, "trusted_proxies", trusted_proxies)
-        object.__setattr__(self, "users_file", users_file)
+        self._set_fields(locals())
 
 
 class UplinkConfig(FrozenRecord):
@@ -143,18 +136,7 @@ class UplinkConfig(FrozenRecord):
         hwm_persist_interval_s: float = 0.25,
         stream: str = "FLUSHTABLE",
     ) -> None:
-        object.__setattr__(self, "servers", servers)
-        object.__setattr__(self, "site", site)
-        object.__setattr__(self, "user", user)
-        object.__setattr__(self, "password", password)
-        object.__setattr__(self, "ca_file", ca_file)
-        object.__setattr__(self, "connect_timeout_s", connect_timeout_s)
-        object.__setattr__(self, "ack_timeout_s", ack_timeout_s)
-        object.__setattr__(self, "poll_interval_s", poll_interval_s)
-        object.__setattr__(self, "backoff_initial_s", backoff_initial_s)
-        object.__setattr__(self, "backoff_max_s", backoff_max_s)
-        object.__setattr__(self, "hwm_persist_interval_s", hwm_persist_interval_s)
-        object.__setattr__(self, "stream", stream)
+        self._set_fields(locals())
 
     def to_json(self) -> dict[str, Any]:
         """What `flushtable config` shows: everything but the password."""
@@ -305,36 +287,10 @@ class TableConfig(FrozenRecord):
         progressive_link_timeout_s: float = 3.0,
         property_settings: PropertySettings = DEFAULT_PROPERTY,
     ) -> None:
-        object.__setattr__(self, "source", source)
-        object.__setattr__(self, "table_id", table_id)
-        object.__setattr__(self, "game", game)
-        object.__setattr__(self, "seats", seats)
-        object.__setattr__(self, "banking", banking)
-        object.__setattr__(self, "limits", limits)
-        object.__setattr__(self, "paytables", paytables)
-        object.__setattr__(self, "rake", rake)
-        object.__setattr__(self, "timeouts", timeouts)
-        object.__setattr__(self, "devices", devices)
-        object.__setattr__(self, "journal_path", journal_path)
-        object.__setattr__(self, "panel", panel)
-        object.__setattr__(self, "logging", logging)
-        object.__setattr__(self, "journal_commit_delay_ms", journal_commit_delay_ms)
-        object.__setattr__(self, "min_bank_cents", min_bank_cents)
-        object.__setattr__(self, "uplink", uplink)
-        object.__setattr__(self, "journal_anchor_key", journal_anchor_key)
-        object.__setattr__(
-            self, "journal_segments", SegmentPolicy() if journal_segments is None else journal_segments
-        )
-        object.__setattr__(self, "progressive", progressive)
-        object.__setattr__(self, "clock", ClockSection() if clock is None else clock)
-        object.__setattr__(self, "changes", ChangesSection() if changes is None else changes)
-        object.__setattr__(self, "file_sha256", file_sha256)
-        object.__setattr__(self, "config_path", config_path)
-        object.__setattr__(self, "progressive_parameters", progressive_parameters)
-        object.__setattr__(self, "software", software)
-        object.__setattr__(self, "progressive_link", progressive_link)
-        object.__setattr__(self, "progressive_link_timeout_s", progressive_link_timeout_s)
-        object.__setattr__(self, "property_settings", property_settings)
+        journal_segments = SegmentPolicy() if journal_segments is None else journal_segments
+        clock = ClockSection() if clock is None else clock
+        changes = ChangesSection() if changes is None else changes
+        self._set_fields(locals())
 
     def to_json(self) -> dict[str, Any]:
         """The effective configuration, secrets reduced to fingerprints (hashed for config_digest)."""

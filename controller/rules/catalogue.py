@@ -134,14 +134,8 @@ class Wager(FrozenRecord):
         required: bool = False,
         presets: Mapping[tuple[str, str], str] | None = None,
     ) -> None:
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "label", label)
-        object.__setattr__(self, "spots", spots)
-        object.__setattr__(self, "banked_by", banked_by)
-        object.__setattr__(self, "role", role)
-        object.__setattr__(self, "rule", rule)
-        object.__setattr__(self, "required", required)
-        object.__setattr__(self, "presets", {} if presets is None else presets)
+        presets = {} if presets is None else presets
+        self._set_fields(locals())
 
 
 class GameSpec(FrozenRecord):
@@ -189,16 +183,7 @@ class GameSpec(FrozenRecord):
         community_cards: int,
         banking_modes: tuple[str, ...],
     ) -> None:
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "wagers", wagers)
-        object.__setattr__(self, "required_wagers", required_wagers)
-        object.__setattr__(self, "optional_wagers", optional_wagers)
-        object.__setattr__(self, "decision_wager", decision_wager)
-        object.__setattr__(self, "bonus_wagers", bonus_wagers)
-        object.__setattr__(self, "max_players", max_players)
-        object.__setattr__(self, "hole_cards", hole_cards)
-        object.__setattr__(self, "community_cards", community_cards)
-        object.__setattr__(self, "banking_modes", banking_modes)
+        self._set_fields(locals())
 
     @property
     def hand_cards(self) -> int:

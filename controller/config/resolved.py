@@ -36,11 +36,12 @@ if TYPE_CHECKING:
 # --- what the controller reads ----------------------------------------------------------------------------
 class Device(FrozenRecord):
     _unshown = frozenset({"key"})  # secrets: never in a repr
-    __slots__ = ("key", "kind", "name", "url")
     name: str
     kind: DeviceKind
     url: str
     key: bytes | None  # None: a simulated device; the daemon makes a key per run
+
+    __slots__ = tuple(__annotations__)  # the fields declared above, in order
 
     def __init__(self, name: str, kind: DeviceKind, url: str, key: bytes | None) -> None:
         self._set_fields(locals())
@@ -57,10 +58,11 @@ class Device(FrozenRecord):
 
 class PanelUser(FrozenRecord):
     _unshown = frozenset({"password_hash"})  # secrets: never in a repr
-    __slots__ = ("name", "password_hash", "role")
     name: str
     role: Literal["viewer", "supervisor", "manager"]
     password_hash: str
+
+    __slots__ = tuple(__annotations__)  # the fields declared above, in order
 
     def __init__(
         self, name: str, role: Literal["viewer", "supervisor", "manager"], password_hash: str
@@ -71,12 +73,13 @@ class PanelUser(FrozenRecord):
 
 
 class Panel(FrozenRecord):
-    __slots__ = ("host", "port", "trusted_proxies", "users", "users_file")
     host: str
     port: int
     users: tuple[PanelUser, ...]
     trusted_proxies: tuple[str, ...]  # peers whose X-Forwarded-For the panel believes
     users_file: Path | None  # where the panel's users live (controller.panel.auth.users_file_for)
+
+    __slots__ = tuple(__annotations__)  # the fields declared above, in order
 
     def __init__(
         self,
@@ -94,20 +97,6 @@ class UplinkConfig(FrozenRecord):
     the CA's path taken from the configuration file's directory."""
 
     _unshown = frozenset({"password"})  # secrets: never in a repr
-    __slots__ = (
-        "ack_timeout_s",
-        "backoff_initial_s",
-        "backoff_max_s",
-        "ca_file",
-        "connect_timeout_s",
-        "hwm_persist_interval_s",
-        "password",
-        "poll_interval_s",
-        "servers",
-        "site",
-        "stream",
-        "user",
-    )
     servers: tuple[str, ...]
     site: str
     user: str
@@ -120,6 +109,8 @@ class UplinkConfig(FrozenRecord):
     backoff_max_s: float
     hwm_persist_interval_s: float  # at most this often the acked mark is written to the journal
     stream: str  # the stream its server keeps: the hub's, or at a site its leaf's
+
+    __slots__ = tuple(__annotations__)  # the fields declared above, in order
 
     def __init__(  # noqa: PLR0913, PLR0917 - the uplink's every setting, as [uplink] gives them
         self,
@@ -157,10 +148,11 @@ class UplinkConfig(FrozenRecord):
 class SoftwareConfig(FrozenRecord):
     """``[software]`` as the start reads it (controller/software/verify.py verify_release)."""
 
-    __slots__ = ("allow_development", "manifest", "public_key")
     manifest: Path
     public_key: bytes
     allow_development: bool
+
+    __slots__ = tuple(__annotations__)  # the fields declared above, in order
 
     def __init__(self, manifest: Path, public_key: bytes, allow_development: bool = False) -> None:
         object.__setattr__(self, "manifest", manifest)
@@ -177,36 +169,6 @@ class SoftwareConfig(FrozenRecord):
 
 class TableConfig(FrozenRecord):
     _unshown = frozenset({"journal_anchor_key"})  # secrets: never in a repr
-    __slots__ = (
-        "banking",
-        "changes",
-        "clock",
-        "config_path",
-        "devices",
-        "file_sha256",
-        "game",
-        "journal_anchor_key",
-        "journal_commit_delay_ms",
-        "journal_path",
-        "journal_segments",
-        "limits",
-        "logging",
-        "min_bank_cents",
-        "panel",
-        "paytables",
-        "progressive",
-        "progressive_link",
-        "progressive_link_timeout_s",
-        "progressive_parameters",
-        "property_settings",
-        "rake",
-        "seats",
-        "software",
-        "source",
-        "table_id",
-        "timeouts",
-        "uplink",
-    )
     source: str  # the file name, or "<default>"
     table_id: str
     game: str
@@ -255,6 +217,8 @@ class TableConfig(FrozenRecord):
     # [property]: the property's time zone, gaming day, shifts and currency (controller/locale.py). Not in
     # to_json: how times and amounts are written for people is not how the table plays.
     property_settings: PropertySettings
+
+    __slots__ = tuple(__annotations__)  # the fields declared above, in order
 
     def __init__(  # noqa: PLR0913, PLR0917 - the configuration's every part, as the checks resolve them
         self,
@@ -396,10 +360,11 @@ class TableConfig(FrozenRecord):
 class ResolvedTimeouts(FrozenRecord):
     """The ``[timeouts]`` with every default filled in."""
 
-    __slots__ = ("deal_s", "decision_s", "dp_offer_s")
     decision_s: float
     dp_offer_s: float
     deal_s: float
+
+    __slots__ = tuple(__annotations__)  # the fields declared above, in order
 
     def __init__(self, decision_s: float, dp_offer_s: float, deal_s: float) -> None:
         object.__setattr__(self, "decision_s", decision_s)

@@ -61,17 +61,24 @@ def _env(root: Path) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(root), "NOTIFY_SOCKET": ""}
 
 
-def _run(root: Path, argv: list[str], stdin: str, cwd: Path) -> tuple[int, str, str]:
-    done = subprocess.run(
-        [sys.executable, "-m", "controller.cli", *argv],
+def _python(
+    root: Path, args: list[str], stdin: str, cwd: Path, *, check: bool
+) -> subprocess.CompletedProcess[str]:
+    """``python ARGS`` with ``root``'s packages, its output captured (bounded: a hung child fails the run)."""
+    return subprocess.run(
+        [sys.executable, *args],
         input=stdin,
         capture_output=True,
         text=True,
         env=_env(root),
         cwd=cwd,
         timeout=300,
-        check=False,
+        check=check,
     )
+
+
+def _run(root: Path, argv: list[str], stdin: str, cwd: Path) -> tuple[int, str, str]:
+    done = _python(root, ["-m", "controller.cli", *argv], stdin, cwd, check=False)
     return done.returncode, done.stdout, done.stderr
 
 
@@ -89,27 +96,12 @@ def _journals(before: Path, work: Path) -> list[Path]:
         if code != 0:
             raise SystemExit(f"could not make {label}: {err.strip()[-400:]}")
         made.append(path)
-    games = subprocess.run(
-        [sys.executable, "-c", _MAKE_SESSION, "hcf-house", "1", str(work / "probe.sqlite")],
-        capture_output=True,
-        text=True,
-        env=_env(before),
-        cwd=before,
-        timeout=300,
-        check=True,
-    ).stdout
+    probe = ["-c", _MAKE_SESSION, "hcf-house", "1", str(work / "probe.sqlite")]
+    games = _python(before, probe, "", before, check=True).stdout
     for name in games.split("games:")[-1].split():
         for seed in (2, 5):
             path = work / f"session-{name}-{seed}.sqlite"
-            subprocess.run(
-                [sys.executable, "-c", _MAKE_SESSION, name, str(seed), str(path)],
-                capture_output=True,
-                text=True,
-                env=_env(before),
-                cwd=before,
-                timeout=300,
-                check=True,
-            )
+            _python(before, ["-c", _MAKE_SESSION, name, str(seed), str(path)], "", before, check=True)
             made.append(path)
     return made
 

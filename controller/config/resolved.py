@@ -36,17 +36,15 @@ if TYPE_CHECKING:
 # --- what the controller reads ----------------------------------------------------------------------------
 class Device(FrozenRecord):
     _unshown = frozenset({"key"})  # secrets: never in a repr
-    __slots__ = ("key", "kind", "name", "url")
     name: str
     kind: DeviceKind
     url: str
     key: bytes | None  # None: a simulated device; the daemon makes a key per run
 
+    __slots__ = tuple(__annotations__)  # the fields declared above, in order
+
     def __init__(self, name: str, kind: DeviceKind, url: str, key: bytes | None) -> None:
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "kind", kind)
-        object.__setattr__(self, "url", url)
-        object.__setattr__(self, "key", key)
+        self._set_fields(locals())
 
     @property
     def simulated(self) -> bool:
@@ -60,10 +58,11 @@ class Device(FrozenRecord):
 
 class PanelUser(FrozenRecord):
     _unshown = frozenset({"password_hash"})  # secrets: never in a repr
-    __slots__ = ("name", "password_hash", "role")
     name: str
     role: Literal["viewer", "supervisor", "manager"]
     password_hash: str
+
+    __slots__ = tuple(__annotations__)  # the fields declared above, in order
 
     def __init__(
         self, name: str, role: Literal["viewer", "supervisor", "manager"], password_hash: str
@@ -74,12 +73,13 @@ class PanelUser(FrozenRecord):
 
 
 class Panel(FrozenRecord):
-    __slots__ = ("host", "port", "trusted_proxies", "users", "users_file")
     host: str
     port: int
     users: tuple[PanelUser, ...]
     trusted_proxies: tuple[str, ...]  # peers whose X-Forwarded-For the panel believes
     users_file: Path | None  # where the panel's users live (controller.panel.auth.users_file_for)
+
+    __slots__ = tuple(__annotations__)  # the fields declared above, in order
 
     def __init__(
         self,
@@ -89,11 +89,7 @@ class Panel(FrozenRecord):
         trusted_proxies: tuple[str, ...] = (),
         users_file: Path | None = None,
     ) -> None:
-        object.__setattr__(self, "host", host)
-        object.__setattr__(self, "port", port)
-        object.__setattr__(self, "users", users)
-        object.__setattr__(self, "trusted_proxies", trusted_proxies)
-        object.__setattr__(self, "users_file", users_file)
+        self._set_fields(locals())
 
 
 class UplinkConfig(FrozenRecord):
@@ -101,20 +97,6 @@ class UplinkConfig(FrozenRecord):
     the CA's path taken from the configuration file's directory."""
 
     _unshown = frozenset({"password"})  # secrets: never in a repr
-    __slots__ = (
-        "ack_timeout_s",
-        "backoff_initial_s",
-        "backoff_max_s",
-        "ca_file",
-        "connect_timeout_s",
-        "hwm_persist_interval_s",
-        "password",
-        "poll_interval_s",
-        "servers",
-        "site",
-        "stream",
-        "user",
-    )
     servers: tuple[str, ...]
     site: str
     user: str
@@ -127,6 +109,8 @@ class UplinkConfig(FrozenRecord):
     backoff_max_s: float
     hwm_persist_interval_s: float  # at most this often the acked mark is written to the journal
     stream: str  # the stream its server keeps: the hub's, or at a site its leaf's
+
+    __slots__ = tuple(__annotations__)  # the fields declared above, in order
 
     def __init__(  # noqa: PLR0913, PLR0917 - the uplink's every setting, as [uplink] gives them
         self,
@@ -143,18 +127,7 @@ class UplinkConfig(FrozenRecord):
         hwm_persist_interval_s: float = 0.25,
         stream: str = "FLUSHTABLE",
     ) -> None:
-        object.__setattr__(self, "servers", servers)
-        object.__setattr__(self, "site", site)
-        object.__setattr__(self, "user", user)
-        object.__setattr__(self, "password", password)
-        object.__setattr__(self, "ca_file", ca_file)
-        object.__setattr__(self, "connect_timeout_s", connect_timeout_s)
-        object.__setattr__(self, "ack_timeout_s", ack_timeout_s)
-        object.__setattr__(self, "poll_interval_s", poll_interval_s)
-        object.__setattr__(self, "backoff_initial_s", backoff_initial_s)
-        object.__setattr__(self, "backoff_max_s", backoff_max_s)
-        object.__setattr__(self, "hwm_persist_interval_s", hwm_persist_interval_s)
-        object.__setattr__(self, "stream", stream)
+        self._set_fields(locals())
 
     def to_json(self) -> dict[str, Any]:
         """What `flushtable config` shows: everything but the password."""
@@ -175,10 +148,11 @@ class UplinkConfig(FrozenRecord):
 class SoftwareConfig(FrozenRecord):
     """``[software]`` as the start reads it (controller/software/verify.py verify_release)."""
 
-    __slots__ = ("allow_development", "manifest", "public_key")
     manifest: Path
     public_key: bytes
     allow_development: bool
+
+    __slots__ = tuple(__annotations__)  # the fields declared above, in order
 
     def __init__(self, manifest: Path, public_key: bytes, allow_development: bool = False) -> None:
         object.__setattr__(self, "manifest", manifest)
@@ -195,36 +169,6 @@ class SoftwareConfig(FrozenRecord):
 
 class TableConfig(FrozenRecord):
     _unshown = frozenset({"journal_anchor_key"})  # secrets: never in a repr
-    __slots__ = (
-        "banking",
-        "changes",
-        "clock",
-        "config_path",
-        "devices",
-        "file_sha256",
-        "game",
-        "journal_anchor_key",
-        "journal_commit_delay_ms",
-        "journal_path",
-        "journal_segments",
-        "limits",
-        "logging",
-        "min_bank_cents",
-        "panel",
-        "paytables",
-        "progressive",
-        "progressive_link",
-        "progressive_link_timeout_s",
-        "progressive_parameters",
-        "property_settings",
-        "rake",
-        "seats",
-        "software",
-        "source",
-        "table_id",
-        "timeouts",
-        "uplink",
-    )
     source: str  # the file name, or "<default>"
     table_id: str
     game: str
@@ -274,6 +218,8 @@ class TableConfig(FrozenRecord):
     # to_json: how times and amounts are written for people is not how the table plays.
     property_settings: PropertySettings
 
+    __slots__ = tuple(__annotations__)  # the fields declared above, in order
+
     def __init__(  # noqa: PLR0913, PLR0917 - the configuration's every part, as the checks resolve them
         self,
         source: str,
@@ -305,36 +251,10 @@ class TableConfig(FrozenRecord):
         progressive_link_timeout_s: float = 3.0,
         property_settings: PropertySettings = DEFAULT_PROPERTY,
     ) -> None:
-        object.__setattr__(self, "source", source)
-        object.__setattr__(self, "table_id", table_id)
-        object.__setattr__(self, "game", game)
-        object.__setattr__(self, "seats", seats)
-        object.__setattr__(self, "banking", banking)
-        object.__setattr__(self, "limits", limits)
-        object.__setattr__(self, "paytables", paytables)
-        object.__setattr__(self, "rake", rake)
-        object.__setattr__(self, "timeouts", timeouts)
-        object.__setattr__(self, "devices", devices)
-        object.__setattr__(self, "journal_path", journal_path)
-        object.__setattr__(self, "panel", panel)
-        object.__setattr__(self, "logging", logging)
-        object.__setattr__(self, "journal_commit_delay_ms", journal_commit_delay_ms)
-        object.__setattr__(self, "min_bank_cents", min_bank_cents)
-        object.__setattr__(self, "uplink", uplink)
-        object.__setattr__(self, "journal_anchor_key", journal_anchor_key)
-        object.__setattr__(
-            self, "journal_segments", SegmentPolicy() if journal_segments is None else journal_segments
-        )
-        object.__setattr__(self, "progressive", progressive)
-        object.__setattr__(self, "clock", ClockSection() if clock is None else clock)
-        object.__setattr__(self, "changes", ChangesSection() if changes is None else changes)
-        object.__setattr__(self, "file_sha256", file_sha256)
-        object.__setattr__(self, "config_path", config_path)
-        object.__setattr__(self, "progressive_parameters", progressive_parameters)
-        object.__setattr__(self, "software", software)
-        object.__setattr__(self, "progressive_link", progressive_link)
-        object.__setattr__(self, "progressive_link_timeout_s", progressive_link_timeout_s)
-        object.__setattr__(self, "property_settings", property_settings)
+        journal_segments = SegmentPolicy() if journal_segments is None else journal_segments
+        clock = ClockSection() if clock is None else clock
+        changes = ChangesSection() if changes is None else changes
+        self._set_fields(locals())
 
     def to_json(self) -> dict[str, Any]:
         """The effective configuration, secrets reduced to fingerprints (hashed for config_digest)."""
@@ -440,10 +360,11 @@ class TableConfig(FrozenRecord):
 class ResolvedTimeouts(FrozenRecord):
     """The ``[timeouts]`` with every default filled in."""
 
-    __slots__ = ("deal_s", "decision_s", "dp_offer_s")
     decision_s: float
     dp_offer_s: float
     deal_s: float
+
+    __slots__ = tuple(__annotations__)  # the fields declared above, in order
 
     def __init__(self, decision_s: float, dp_offer_s: float, deal_s: float) -> None:
         object.__setattr__(self, "decision_s", decision_s)

@@ -60,12 +60,13 @@ class Paytable(FrozenRecord):
     hand reaches pays (docs/rules.md "Paytables"): a hand of length L is paid by the line with the largest
     length <= L, and loses when it reaches none."""
 
-    __slots__ = ("allow_inverted", "name", "odds_by_length")
     name: str
     odds_by_length: tuple[tuple[int, int], ...]  # (length, odds), longest line first
     # The table's configuration said this table may pay a better hand less than a worse one
     # (``allow_inverted = true``); the par sheet then says so. Never set for a preset.
     allow_inverted: bool
+
+    __slots__ = tuple(__annotations__)  # the fields declared above, in order
 
     def __init__(
         self, name: str, odds_by_length: tuple[tuple[int, int], ...], allow_inverted: bool = False
@@ -113,7 +114,6 @@ class Wager(FrozenRecord):
     who banks it, its role, whether a seat must place it, the preset it is paid by per (game, banking
     mode) (a bonus), and the settle rule that judges it (controller/rules/settle.py ``WAGER_RULES``)."""
 
-    __slots__ = ("banked_by", "label", "name", "presets", "required", "role", "rule", "spots")
     name: str
     label: str
     spots: Mapping[str, int]  # game -> spot: the games that offer it
@@ -122,6 +122,8 @@ class Wager(FrozenRecord):
     rule: str
     required: bool
     presets: Mapping[tuple[str, str], str]  # (game, banking) -> preset
+
+    __slots__ = tuple(__annotations__)  # the fields declared above, in order
 
     def __init__(  # noqa: PLR0913, PLR0917 - a wager's eight facts, as the catalogue's lines give them
         self,
@@ -134,14 +136,8 @@ class Wager(FrozenRecord):
         required: bool = False,
         presets: Mapping[tuple[str, str], str] | None = None,
     ) -> None:
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "label", label)
-        object.__setattr__(self, "spots", spots)
-        object.__setattr__(self, "banked_by", banked_by)
-        object.__setattr__(self, "role", role)
-        object.__setattr__(self, "rule", rule)
-        object.__setattr__(self, "required", required)
-        object.__setattr__(self, "presets", {} if presets is None else presets)
+        presets = {} if presets is None else presets
+        self._set_fields(locals())
 
 
 class GameSpec(FrozenRecord):
@@ -153,18 +149,6 @@ class GameSpec(FrozenRecord):
     own seat is not among them: its cards are the banker's hand).
     """
 
-    __slots__ = (
-        "banking_modes",
-        "bonus_wagers",
-        "community_cards",
-        "decision_wager",
-        "hole_cards",
-        "max_players",
-        "name",
-        "optional_wagers",
-        "required_wagers",
-        "wagers",
-    )
     name: str
     wagers: tuple[str, ...]
     required_wagers: tuple[str, ...]
@@ -175,6 +159,8 @@ class GameSpec(FrozenRecord):
     hole_cards: int  # cards each seat and the banker are dealt
     community_cards: int  # shared cards completing every hand (Chase the Flush: 4)
     banking_modes: tuple[str, ...]
+
+    __slots__ = tuple(__annotations__)  # the fields declared above, in order
 
     def __init__(  # noqa: PLR0913, PLR0917 - a game's ten facts, read off the catalogue by _game_spec
         self,
@@ -189,16 +175,7 @@ class GameSpec(FrozenRecord):
         community_cards: int,
         banking_modes: tuple[str, ...],
     ) -> None:
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "wagers", wagers)
-        object.__setattr__(self, "required_wagers", required_wagers)
-        object.__setattr__(self, "optional_wagers", optional_wagers)
-        object.__setattr__(self, "decision_wager", decision_wager)
-        object.__setattr__(self, "bonus_wagers", bonus_wagers)
-        object.__setattr__(self, "max_players", max_players)
-        object.__setattr__(self, "hole_cards", hole_cards)
-        object.__setattr__(self, "community_cards", community_cards)
-        object.__setattr__(self, "banking_modes", banking_modes)
+        self._set_fields(locals())
 
     @property
     def hand_cards(self) -> int:

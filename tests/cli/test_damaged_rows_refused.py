@@ -7,7 +7,6 @@ person with the file would (tests/journal/tamper.py: the triggers dropped, an UP
 
 from __future__ import annotations
 
-import random
 import shutil
 import subprocess
 import sys
@@ -17,7 +16,7 @@ import pytest
 
 from controller.journal.errors import JournalError
 from controller.journal.store import Journal
-from tests.journal.scripted import play_round
+from tests.journal.scripted import settled_round_journal
 from tests.journal.tamper import tamper
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,10 +25,7 @@ COMMANDS = (["journal", "show"], ["journal", "tail"], ["recall"])
 
 @pytest.fixture(scope="module")
 def clean_journal(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("damaged") / "journal.sqlite"
-    with Journal.open(path, "T1") as journal:
-        play_round(journal, random.Random(3), game="high-card-flush", outcome="settled", players=2)
-    return path
+    return settled_round_journal(tmp_path_factory.mktemp("damaged"), seed=3)
 
 
 def _first_card_seq(path: Path) -> int:

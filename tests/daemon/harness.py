@@ -43,23 +43,15 @@ kind = "dealer_display"
 url = "sim+pty://display"
 """
 
-GAMES_TOML: dict[str, str] = {
-    "hcf-house": """
-[table]
-id = "HCF1"
-game = "high-card-flush"
-seats = 6
-
+# The sections the tables below share, written once (a designated-player table's banking and limits,
+# the stand-alone Progressive wager's meter): a test's own table reads them too (test_dp_table.py).
+HOUSE_LIMITS_TOML = """
 [limits]
 min_ante_cents = 500
 max_ante_cents = 50000
-""",
-    "hcf-dp": """
-[table]
-id = "HCF2"
-game = "high-card-flush"
-seats = 7
+"""
 
+DP_BANKING_TOML = """
 [banking]
 mode = "designated-player"
 
@@ -67,78 +59,50 @@ mode = "designated-player"
 min_ante_cents = 500
 max_ante_cents = 50000
 aggregate_bonus_cap_cents = 2000000
+"""
 
+DP_RAKE_TOML = """
 [rake]
 method = "players_not_dp"
 amount_cents = 50
-""",
+"""
+
+# Without limit_cents: a table adds its own line under it, or none (no cap on the meter).
+PROGRESSIVE_TOML = """
+[progressive]
+unit_cents = 100
+base_cents = 100000
+reset_cents = 100000
+increment_percent = 20
+hidden_percent = 5
+"""
+PROGRESSIVE_LIMIT_TOML = "limit_cents = 500000\n"
+
+
+def table_toml(table_id: str, game: str, seats: int | None = None) -> str:
+    """A configuration's ``[table]`` section."""
+    seats_line = "" if seats is None else f"seats = {seats}\n"
+    return f'\n[table]\nid = "{table_id}"\ngame = "{game}"\n{seats_line}'
+
+
+GAMES_TOML: dict[str, str] = {
+    "hcf-house": table_toml("HCF1", "high-card-flush", 6) + HOUSE_LIMITS_TOML,
+    "hcf-dp": table_toml("HCF2", "high-card-flush", 7) + DP_BANKING_TOML + DP_RAKE_TOML,
     # A stand-alone Progressive wager (docs/configuration.md "[progressive]"): the simulated players
     # play it on most seats, so the money check (check_money_balances) reads its take every round.
-    "hcf-progressive": """
-[table]
-id = "HCP1"
-game = "high-card-flush"
-seats = 6
-
-[limits]
-min_ante_cents = 500
-max_ante_cents = 50000
-
-[progressive]
-unit_cents = 100
-base_cents = 100000
-reset_cents = 100000
-increment_percent = 20
-hidden_percent = 5
-limit_cents = 500000
-""",
+    "hcf-progressive": table_toml("HCP1", "high-card-flush", 6)
+    + HOUSE_LIMITS_TOML
+    + PROGRESSIVE_TOML
+    + PROGRESSIVE_LIMIT_TOML,
     # The same at a designated-player table: the house banks the Progressive wager, never the DP, so
     # the banker's net leaves it out (docs/rules.md "Progressive wager").
-    "hcf-dp-progressive": """
-[table]
-id = "HCP2"
-game = "high-card-flush"
-seats = 7
-
-[banking]
-mode = "designated-player"
-
-[limits]
-min_ante_cents = 500
-max_ante_cents = 50000
-aggregate_bonus_cap_cents = 2000000
-
-[rake]
-method = "players_not_dp"
-amount_cents = 50
-
-[progressive]
-unit_cents = 100
-base_cents = 100000
-reset_cents = 100000
-increment_percent = 20
-hidden_percent = 5
-limit_cents = 500000
-""",
-    "top-flush": """
-[table]
-id = "TF1"
-game = "top-flush"
-
-[limits]
-min_ante_cents = 500
-max_ante_cents = 50000
-""",
-    "chase": """
-[table]
-id = "CTF1"
-game = "chase-the-flush"
-seats = 7
-
-[limits]
-min_ante_cents = 500
-max_ante_cents = 50000
-""",
+    "hcf-dp-progressive": table_toml("HCP2", "high-card-flush", 7)
+    + DP_BANKING_TOML
+    + DP_RAKE_TOML
+    + PROGRESSIVE_TOML
+    + PROGRESSIVE_LIMIT_TOML,
+    "top-flush": table_toml("TF1", "top-flush") + HOUSE_LIMITS_TOML,
+    "chase": table_toml("CTF1", "chase-the-flush", 7) + HOUSE_LIMITS_TOML,
 }
 
 

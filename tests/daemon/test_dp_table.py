@@ -23,11 +23,14 @@ from controller.simulation.table import SimulatedTable
 from sim_devices.table import SimTable
 from tests.daemon.harness import (
     DEVICES_TOML,
+    DP_BANKING_TOML,
+    DP_RAKE_TOML,
     check_recall_settles,
     entries,
     flushtable,
     run_daemon,
     settle_with_cli,
+    table_toml,
 )
 
 SUPERVISOR = ("sam", "supervisor-pass-1")
@@ -37,27 +40,12 @@ POLL_S = 0.05
 # Their own directory: tests/privacy plays every file of tests/daemon/scenarios on a house table.
 SCENARIOS = Path(__file__).with_name("dp_scenarios")
 
-DP_TABLE = """
-[table]
-id = "HCF2"
-game = "high-card-flush"
-seats = 7
-
-[banking]
-mode = "designated-player"
-
-[limits]
-min_ante_cents = 500
-max_ante_cents = 50000
-aggregate_bonus_cap_cents = 2000000
-
-[designated_player]
-min_bank_cents = 20000
-
-[rake]
-method = "players_not_dp"
-amount_cents = 50
-"""
+DP_TABLE = (
+    table_toml("HCF2", "high-card-flush", 7)
+    + DP_BANKING_TOML
+    + "\n[designated_player]\nmin_bank_cents = 20000\n"
+    + DP_RAKE_TOML
+)
 
 
 def play(

@@ -15,19 +15,11 @@ import pytest
 
 from controller.rules.settle import settle_round_json
 from tests.daemon.harness import check_money_balances
+from tests.rules.builders import PROGRESSIVE_ROUND
 
 ROUND: dict[str, Any] = {
     "game": "top-flush",
-    "progressive": {
-        "unit_cents": 100,
-        "base_cents": 1_000_000,
-        "reset_cents": 1_000_000,
-        "increment_percent": 15,
-        "hidden_percent": 2,
-        "limit_cents": 5_000_000,
-        "meter_cents": 1_234_567,
-        "reserve_cents": 200_000,
-    },
+    "progressive": dict(PROGRESSIVE_ROUND),
     "dealer": ["8s", "7s", "2s", "3d", "5d", "9d", "Jh"],
     "seats": [
         {"seat": 1, "cards": ["2h", "3h", "4h", "5h", "6h", "7h", "8h"],

@@ -17,6 +17,7 @@ from typing import Any
 
 import psycopg
 
+from controller.floor.config import write_floor_config
 from controller.floor.verify import verify_table
 from controller.journal.store import Journal
 from controller.simulation.floor.embedded import EmbeddedFloor
@@ -67,6 +68,23 @@ class Tables:
     def close(self) -> None:
         for journal in self.journals.values():
             journal.close()
+
+
+def child_env() -> dict[str, str]:
+    """The environment of a child ``flushtable`` process: this checkout's packages importable."""
+    return {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+
+
+def tables_for_child_service(
+    tmp_path: Path, floor: EmbeddedFloor, ids: list[str], rounds: int
+) -> tuple[Tables, Path, dict[str, str]]:
+    """The journals of ``ids`` with ``rounds`` played each, the floor service's configuration file
+    (batches of 200), and the environment of the `flushtable floor serve` child that reads them."""
+    tables = Tables(tmp_path / "tables", ids)
+    for table_id in ids:
+        tables.play(table_id, rounds)
+    config_path = write_floor_config(tmp_path / "floor-config", floor.floor_config(batch_size=200))
+    return tables, config_path, child_env()
 
 
 async def wait_until(predicate: Callable[[], Awaitable[bool]], timeout_s: float, what: str) -> None:

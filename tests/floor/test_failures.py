@@ -5,7 +5,6 @@ each, the floor holds every table's entries exactly once, in order, chains verif
 from __future__ import annotations
 
 import asyncio
-import os
 import shutil
 import signal
 import subprocess
@@ -18,7 +17,6 @@ import psycopg
 import pytest
 from nats.aio.client import Client
 
-from controller.floor.config import write_floor_config
 from controller.floor.service import FloorService, Puller, pull_status_error
 from controller.journal.store import Journal
 from controller.simulation.floor.embedded import EmbeddedFloor
@@ -39,6 +37,7 @@ from tests.floor.helpers import (
     last_seq,
     private_count,
     table_ids,
+    tables_for_child_service,
     wait_until,
 )
 
@@ -245,11 +244,7 @@ def test_floor_service_killed_mid_batch(tmp_path: Path, make_floor: MakeFloor) -
     """`flushtable floor serve` as a child process, SIGKILLed twice while the tables publish."""
     ids = table_ids(20)
     floor = make_floor(ids, ack_wait_s=2)
-    tables = Tables(tmp_path / "tables", ids)
-    for table_id in ids:
-        tables.play(table_id, 2)
-    config_path = write_floor_config(tmp_path / "floor-config", floor.floor_config(batch_size=200))
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    tables, config_path, env = tables_for_child_service(tmp_path, floor, ids, rounds=2)
 
     def serve() -> subprocess.Popen[bytes]:
         return subprocess.Popen(

@@ -47,6 +47,7 @@ from tests.floor.helpers import (
     floor_problems,
     last_seq,
     table_ids,
+    tables_for_child_service,
     wait_until,
 )
 from tests.floor.test_failures import CATCH_UP_TIMEOUT_S, _all_on_floor, _play_all
@@ -196,11 +197,7 @@ def test_a_worker_and_a_node_killed_mid_stream_then_both_restarted(
     floor = make_floor(ids, ack_wait_s=2, nodes=3)
     assert floor.cluster is not None
     cluster = floor.cluster
-    tables = Tables(tmp_path / "tables", ids)
-    for table_id in ids:
-        tables.play(table_id, 1)
-    config_path = write_floor_config(tmp_path / "floor-config", floor.floor_config(batch_size=200))
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    tables, config_path, env = tables_for_child_service(tmp_path, floor, ids, rounds=1)
     settings = WorkerSettings("B", PARTITIONS, lease_ttl_s=LEASE_TTL_S, renew_interval_s=LEASE_TTL_S / 3)
 
     def worker(name: str) -> subprocess.Popen[bytes]:

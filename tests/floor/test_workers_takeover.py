@@ -9,7 +9,6 @@ services looked into)."""
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import subprocess
 import sys
@@ -19,13 +18,19 @@ import psycopg
 from structlog.testing import capture_logs
 
 from controller.floor.checks import TableProjection
-from controller.floor.config import write_floor_config
 from controller.floor.projections import Projections
 from controller.floor.service import FloorService
 from controller.floor.store import load_projection, load_projections
 from controller.floor.workers import FloorWorker, WorkerSettings, partition_of
 from tests.floor.conftest import MakeFloor
-from tests.floor.helpers import Running, Tables, floor_problems, table_ids, wait_until
+from tests.floor.helpers import (
+    Running,
+    Tables,
+    floor_problems,
+    table_ids,
+    tables_for_child_service,
+    wait_until,
+)
 from tests.floor.test_failures import CATCH_UP_TIMEOUT_S, _all_on_floor, _play_all
 from tests.floor.test_workers import LEASE_TTL_S, _ensure_partitions, _leases
 
@@ -43,11 +48,7 @@ def test_a_dead_workers_partition_is_taken_over_with_its_tables_read_ahead(
     verified."""
     ids = table_ids(8)
     floor = make_floor(ids, ack_wait_s=2)
-    tables = Tables(tmp_path / "tables", ids)
-    for table_id in ids:
-        tables.play(table_id, 2)
-    config_path = write_floor_config(tmp_path / "floor-config", floor.floor_config(batch_size=200))
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    tables, config_path, env = tables_for_child_service(tmp_path, floor, ids, rounds=2)
     settings = WorkerSettings("B", PARTITIONS, lease_ttl_s=LEASE_TTL_S, renew_interval_s=LEASE_TTL_S / 3)
     command = [sys.executable, "-m", "controller.cli", "floor", "serve", "--config", str(config_path),
                "--worker", "A", "--partitions", str(PARTITIONS), "--lease-ttl", str(LEASE_TTL_S)]  # fmt: skip

@@ -10,6 +10,7 @@ appends every journal record the engine returned, in order, to the real journal 
 from __future__ import annotations
 
 import random
+from pathlib import Path
 from typing import Any, Literal
 
 from controller.engine import JournalRecord, TableConfig
@@ -182,6 +183,15 @@ def play_round(
             table.tick(engine.view().config.decision_timeout_s + 1)
     table.call(engine.handle, engine_actions.PayoutsDone(), table.now_s)
     return _journal(journal, table, batch, stop_at=None, round_id=round_id)
+
+
+def settled_round_journal(directory: Path, seed: int) -> Path:
+    """A journal file in ``directory`` (table T1) holding one settled round of High Card Flush, two
+    players: the clean journal the damaged-row tests copy and spoil."""
+    path = directory / "journal.sqlite"
+    with Journal.open(path, "T1") as journal:
+        play_round(journal, random.Random(seed), game="high-card-flush", outcome="settled", players=2)
+    return path
 
 
 def _round_id(table: Table) -> str:

@@ -8,7 +8,6 @@ the way a person with the file would (tests/journal/tamper.py)."""
 
 from __future__ import annotations
 
-import random
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -18,7 +17,7 @@ import pytest
 from controller.journal import rows
 from controller.journal.errors import JournalError
 from controller.journal.store import Journal
-from tests.journal.scripted import play_round
+from tests.journal.scripted import settled_round_journal
 from tests.journal.tamper import tamper
 
 DAMAGE = {
@@ -30,10 +29,7 @@ DAMAGE = {
 
 @pytest.fixture(scope="module")
 def clean_journal(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("rows") / "journal.sqlite"
-    with Journal.open(path, "T1") as journal:
-        play_round(journal, random.Random(5), game="high-card-flush", outcome="settled", players=2)
-    return path
+    return settled_round_journal(tmp_path_factory.mktemp("rows"), seed=5)
 
 
 def _last(path: Path) -> tuple[int, str]:

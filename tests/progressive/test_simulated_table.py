@@ -22,25 +22,10 @@ from controller.journal.verify import verify_chain
 from controller.rules.cards import parse_card
 from controller.simulation.table import SimulatedTable
 from sim_devices.table import SimTable
-from tests.daemon.harness import DEVICES_TOML, run_daemon
+from tests.daemon.harness import DEVICES_TOML, HOUSE_LIMITS_TOML, PROGRESSIVE_TOML, run_daemon, table_toml
 
-TABLE = """
-[table]
-id = "TF9"
-game = "top-flush"
-seats = 6
-
-[limits]
-min_ante_cents = 500
-max_ante_cents = 50000
-
-[progressive]
-unit_cents = 100
-base_cents = 100000
-reset_cents = 100000
-increment_percent = 20
-hidden_percent = 5
-"""
+# No limit_cents: the meter uncapped, so every forced hit pays its whole level.
+TABLE = table_toml("TF9", "top-flush", 6) + HOUSE_LIMITS_TOML + PROGRESSIVE_TOML
 SEVEN_CARD_SF = ("9h", "8h", "7h", "6h", "5h", "4h", "3h")  # the first seat dealt: the 100% level
 ROUNDS = 5
 WAIT_S = 30.0

@@ -8,6 +8,18 @@ from controller.rules.settle import settle_round_json
 
 Json = dict[str, Any]
 
+# The worked example's Progressive wager (docs/settle.md): its settings as [progressive] gives them, and
+# a round's input with the meter and the reserve it starts from. Copy before changing (``dict(...)``).
+PROGRESSIVE_SETTINGS: Json = {
+    "unit_cents": 100,
+    "base_cents": 1_000_000,
+    "reset_cents": 1_000_000,
+    "increment_percent": 15,
+    "hidden_percent": 2,
+    "limit_cents": 5_000_000,
+}
+PROGRESSIVE_ROUND: Json = {**PROGRESSIVE_SETTINGS, "meter_cents": 1_234_567, "reserve_cents": 200_000}
+
 
 def seat(number: int, cards: str, *, folded: bool = False, street: str | None = None, **wagers: int) -> Json:
     """A seat: ``cards`` space-separated, wagers as keywords (``ante=500, raise_=500``)."""

@@ -34,18 +34,12 @@ from controller.rules.progressive import (
     parse_progressive_settings,
     settle_progressive,
 )
+from tests.rules.builders import PROGRESSIVE_SETTINGS
 
 LONG = os.environ.get("FLUSHTABLE_LONG_PROPERTIES") == "1"
 EXAMPLES = 4000 if LONG else 200
 
-GOOD = {
-    "unit_cents": 100,
-    "base_cents": 1_000_000,
-    "reset_cents": 1_000_000,
-    "increment_percent": 15,
-    "hidden_percent": 2,
-    "limit_cents": 5_000_000,
-}
+GOOD = PROGRESSIVE_SETTINGS
 SETTINGS = parse_progressive_settings(GOOD)
 
 

@@ -17,20 +17,11 @@ from controller.errors import UserError
 from controller.rules.progressive import PROGRESSIVE_GAMES, parse_progressive_round
 from controller.rules.settle import Round, bank_by_seat, settle, settle_round_json
 from table_names import records
-from tests.rules.builders import Json, dp, round_json, seat, seat_of, settled, wagers_of
+from tests.rules.builders import PROGRESSIVE_ROUND, Json, dp, round_json, seat, seat_of, settled, wagers_of
 from tests.rules.test_settle_cli import run_cli
 from tests.rules.test_settle_properties import check, rounds, to_json_input
 
-PROGRESSIVE: Json = {
-    "unit_cents": 100,
-    "base_cents": 1_000_000,
-    "reset_cents": 1_000_000,
-    "increment_percent": 15,
-    "hidden_percent": 2,
-    "limit_cents": 5_000_000,
-    "meter_cents": 1_234_567,
-    "reserve_cents": 200_000,
-}
+PROGRESSIVE: Json = PROGRESSIVE_ROUND
 DEALER_QUALIFIES = "8s 7s 2s 3d 5d 9d Jh"  # a 9-high 3-card diamond flush: qualifies
 SEVEN_CARD_SF = "2h 3h 4h 5h 6h 7h 8h"
 SIX_CARD_SF = "2c 3c 4c 5c 6c 7c Ad"

@@ -206,18 +206,9 @@ def _projection_at(table_id: str, tail: Tail | None) -> TableProjection:
 
 async def load_projection(connection: Connection, table_id: str) -> TableProjection:
     """The table as the floor holds it: its chain's tail, its quarantine, and its entries through the
-    reducer (a new table if the floor holds none of it)."""
-    row = await (await connection.execute(_TAIL_SELECT + "WHERE t.table_id = %s", (table_id,))).fetchone()
-    projection = _projection_at(table_id, None if row is None else _tail(row))
-    if row is not None:
-        cursor = await connection.execute(
-            "SELECT seq, time_text, round_id, source, kind, payload::text FROM floor_entries "
-            "WHERE table_id = %s AND seq <= %s ORDER BY seq",
-            (table_id, projection.last_seq),
-        )
-        async for seq, time_text, round_id, source, kind, payload_text in cursor:
-            entry = typed.decode_public(kind, payload_text)
-            fold_stored(projection, FloorStored(seq, time_text, table_id, round_id, source, entry))
+    reducer (a new table if the floor holds none of it). ``load_projections`` of the one table: one
+    read of the stored rows for a table read back at its need and for tables read ahead."""
+    projection, _tail_read = (await load_projections(connection, [table_id]))[table_id]
     return projection
 
 
@@ -253,7 +244,7 @@ async def load_projections(
             await asyncio.sleep(0)
         projection, tail = read[table_id]
         if tail is not None and seq <= tail[0]:
-            # Through fold_stored, as load_projection: a closing kept for its round's row (the one
+            # Through fold_stored: a closing kept for its round's row (the one
             # meters fold, not the reducer's settlement read again).
             fold_stored(
                 projection,

@@ -92,7 +92,6 @@ class CommittedOutputs:
         # Counted by how it closed through the one meters fold (Meters.count, the reducer's).
         closed = Meters()
         closed.count(entry, str(record.round_id))
-        summary.rounds_closed += 1
         summary.rounds_settled += closed.rounds_settled
         summary.rounds_dead += closed.rounds_dead
         summary.rounds_voided += closed.rounds_voided

@@ -65,13 +65,17 @@ class TableClock:
 
 @dataclass(slots=True)
 class RunSummary:
-    rounds_closed: int = 0
     rounds_settled: int = 0
     rounds_dead: int = 0
     rounds_voided: int = 0
     recovered_voided: list[str] = field(default_factory=list)
     # Device event -> its records committed, the last LATENCIES_KEPT (a table runs for weeks).
     commit_latencies_s: deque[float] = field(default_factory=lambda: deque(maxlen=LATENCIES_KEPT))
+
+    @property
+    def rounds_closed(self) -> int:
+        """Every round this run closed: a round closes settled, dead or voided, counted once."""
+        return self.rounds_settled + self.rounds_dead + self.rounds_voided
 
 
 def engine_config_for(config: TableConfig, *, time_scale: float = 1.0) -> EngineConfig:

@@ -155,25 +155,32 @@ def seconds_up_to(maximum_s: float) -> BeforeValidator:
     return BeforeValidator(check)
 
 
+def _matching(pattern: re.Pattern[str], rule: str) -> BeforeValidator:
+    """A string ``pattern`` matches, else refused as ``'value': rule``; a value that is no string is left
+    to the field's type, which refuses it."""
+
+    def check(value: object) -> object:
+        if isinstance(value, str) and not pattern.match(value):
+            raise refusal(f"{value!r}: {rule}")
+        return value
+
+    return BeforeValidator(check)
+
+
 Cents = Annotated[int, whole_number(1, MAX_AMOUNT_CENTS, cents=True)]
 Seconds = Annotated[float, seconds_up_to(MAX_TIMEOUT_S)]
 
 
 # --- the file's sections -----------------------------------------------------------------------------------
 class TableSection(Strict):
-    id: str
+    id: Annotated[
+        str, _matching(_TABLE_ID, "1 to 32 letters, digits, '_' or '.', starting with a letter or digit")
+    ]
     game: Annotated[GameName, _choice(GAME_NAMES)]
     # The range depends on the banking: checked below.
     seats: Annotated[int, whole_number(0, 1000)] | None = None
 
     missing_hints: ClassVar[dict[str, str]] = {"game": f"one of: {', '.join(GAME_NAMES)}"}
-
-    @field_validator("id", mode="after")
-    @classmethod
-    def _id(cls, value: str) -> str:
-        if not _TABLE_ID.match(value):
-            raise refusal(f"{value!r}: 1 to 32 letters, digits, '_' or '.', starting with a letter or digit")
-        return value
 
 
 class Banking(Strict):
@@ -356,16 +363,9 @@ class DeviceSection(Strict):
 
 
 class PanelUserSection(Strict):
-    name: str
+    name: Annotated[str, _matching(_USER_NAME, "1 to 64 letters, digits or . _ @ -")]
     role: Annotated[Literal["viewer", "supervisor", "manager"], _choice(ROLES)]
     password_hash: str
-
-    @field_validator("name", mode="after")
-    @classmethod
-    def _name(cls, value: str) -> str:
-        if not _USER_NAME.match(value):
-            raise refusal(f"{value!r}: 1 to 64 letters, digits or . _ @ -")
-        return value
 
     @field_validator("password_hash", mode="after")
     @classmethod

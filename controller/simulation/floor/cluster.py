@@ -102,15 +102,6 @@ class NatsCluster:
                 )
             )
 
-    @property
-    def urls(self) -> tuple[str, ...]:
-        return tuple(node.url for node in self.nodes)
-
-    @property
-    def leaf_urls(self) -> tuple[str, ...]:
-        """Every node's leaf listener (a hub with sites): what a site's leaf server is given."""
-        return tuple(node.leaf_url for node in self.nodes)
-
     def start(self) -> None:
         for node in self.nodes:
             node.start()

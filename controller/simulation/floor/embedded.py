@@ -194,12 +194,17 @@ class EmbeddedFloor:
         return self.postgres.dsn(schema.REPORTING_ROLE, self._password("pg:reporting"), self.dbname)
 
     @property
+    def nats_nodes(self) -> Sequence[NatsServer]:
+        """The hub's nats-servers: every node of a cluster, or the one server."""
+        if self.cluster is not None:
+            return self.cluster.nodes
+        assert self.nats is not None
+        return (self.nats,)
+
+    @property
     def leaf_urls(self) -> tuple[str, ...]:
         """Every hub node's leaf listener (a hub with sites): a site's leaf server is given them all."""
-        if self.cluster is not None:
-            return self.cluster.leaf_urls
-        assert self.nats is not None
-        return (self.nats.leaf_url,)
+        return tuple(node.leaf_url for node in self.nats_nodes)
 
     @property
     def replicas(self) -> int:
@@ -209,10 +214,7 @@ class EmbeddedFloor:
     @property
     def nats_urls(self) -> tuple[str, ...]:
         """Every node's URL (one on a one-server floor): the uplinks and the floor service get them all."""
-        if self.cluster is not None:
-            return self.cluster.urls
-        assert self.nats is not None
-        return (self.nats.url,)
+        return tuple(node.url for node in self.nats_nodes)
 
     async def connect_as(
         self, user: str, password: str, *, inbox_prefix: str = "_INBOX", server: str | None = None

@@ -250,22 +250,7 @@ class AlertState(Record):
         resolved_utc: str | None = None,
         resolved_note: str | None = None,
     ) -> None:
-        self.fault_id = fault_id
-        self.kind = kind
-        self.severity = severity
-        self.reason = reason
-        self.device = device
-        self.round_id = round_id
-        self.raised_seq = raised_seq
-        self.raised_utc = raised_utc
-        self.raised_by = raised_by
-        self.acknowledged_by = acknowledged_by
-        self.acknowledged_utc = acknowledged_utc
-        self.cleared_by = cleared_by
-        self.cleared_reason = cleared_reason
-        self.cleared_utc = cleared_utc
-        self.resolved_utc = resolved_utc
-        self.resolved_note = resolved_note
+        self._set_fields(locals())
 
     @property
     def detail(self) -> str:

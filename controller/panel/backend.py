@@ -226,7 +226,7 @@ class JournalPanelBackend:
 
     @property
     def last_seq(self) -> int:
-        return self._view.last_seq
+        return self._view.state.last_seq
 
     # --- following the journal ------------------------------------------------------------------
     def _fold_at_start(self) -> None:
@@ -235,7 +235,7 @@ class JournalPanelBackend:
         each as JSON values and then types them again, which was twice the decoding of a start's open
         segment (cProfile of `flushtable panel`'s start on an open segment of 49,052 entries)."""
         try:
-            self._view.state.apply_all(self._journal.replay(since_seq=self._view.last_seq))
+            self._view.state.apply_all(self._journal.replay(since_seq=self._view.state.last_seq))
         except UserError as error:  # as refresh: said on /healthz and the panel, never a 500
             self.journal_error = str(error)
 
@@ -243,7 +243,7 @@ class JournalPanelBackend:
         """Fold in and fan out every entry appended since the last call; how many there were."""
         count = 0
         try:
-            for entry in self._journal.entries(since_seq=self._view.last_seq):
+            for entry in self._journal.entries(since_seq=self._view.state.last_seq):
                 self._view.apply(entry)
                 count += 1
                 if self._subscribers:
@@ -306,7 +306,7 @@ class JournalPanelBackend:
         self._subscribers.add(subscriber)
         try:
             self.refresh()
-            replay_upto = self._view.last_seq
+            replay_upto = self._view.state.last_seq
             last = replay_upto if since_seq is None else max(0, since_seq)
             if replay_upto - last > REPLAY_MAX_ENTRIES or last > replay_upto:
                 # Too far behind to replay, or ahead of this journal (another file): start afresh.
@@ -392,12 +392,12 @@ class JournalPanelBackend:
         newest_first: bool = True,
     ) -> list[dict[str, Any]]:
         limit = max(1, min(limit, 1000))
-        since_seq = max(0, min(since_seq, self._view.last_seq))
+        since_seq = max(0, min(since_seq, self._view.state.last_seq))
         kind_list = list(kinds) if kinds else None
         if newest_first and since_seq <= 0:
             # Walk back from the end in windows, so the newest page costs the same on any journal.
             rows: list[dict[str, Any]] = []
-            upper = self._view.last_seq
+            upper = self._view.state.last_seq
             window = max(limit * 4, 500)
             while upper > 0 and len(rows) < limit:
                 lower = max(0, upper - window)
@@ -437,9 +437,9 @@ class JournalPanelBackend:
         return {
             "status": "ok" if self.journal_error is None else "degraded",
             "table_id": self.table_id,
-            "last_seq": self._view.last_seq,
+            "last_seq": self._view.state.last_seq,
             "journal_error": self.journal_error,
-            "phase": self._view.phase,
+            "phase": self._view.state.phase,
         }
 
     # --- acting ---------------------------------------------------------------------------------
@@ -533,7 +533,7 @@ class JournalPanelBackend:
 
     def _alert(self, fault_id: str) -> Any:
         self.refresh()
-        alert = self._view.alerts.get(fault_id)
+        alert = self._view.state.alerts.get(fault_id)
         if alert is None:
             raise NotFound(f"fault_id: no fault {fault_id!r}")
         return alert

@@ -26,7 +26,7 @@ def fault_code_words(code: object) -> str:
 def _fault_by_device(view: TableView) -> dict[str, Any]:
     """Each device named by a latched fault not yet cleared: the row shows the fault, not its link."""
     faults: dict[str, Any] = {}
-    for alert in view.alerts.values():
+    for alert in view.state.alerts.values():
         if alert.device and alert.severity == "latching" and alert.state != "cleared":
             faults.setdefault(alert.device, alert)
     return faults
@@ -65,7 +65,7 @@ def _with_faults(view: TableView, rows: list[dict[str, Any]], *, read_only: bool
 def device_rows(view: TableView, health: Iterable[Any] | None, *, read_only: bool) -> list[dict[str, Any]]:
     """Each device's row: ``health`` is the device supervisors' report (None: not connected, the
     journal's last word for every device)."""
-    from_journal = {name: device.as_dict() for name, device in view.devices.items()}
+    from_journal = {name: device.as_dict() for name, device in view.state.devices.items()}
     if health is None:
         return _with_faults(
             view,
@@ -105,7 +105,7 @@ def device_rows(view: TableView, health: Iterable[Any] | None, *, read_only: boo
 def alert_rows(view: TableView, *, include_cleared: bool) -> list[dict[str, Any]]:
     """The alerts, newest first; cleared and resolved ones only when asked for."""
     rows = []
-    for alert in reversed(view.alerts.values()):
+    for alert in reversed(view.state.alerts.values()):
         if alert.state in ("cleared", "resolved") and not include_cleared:
             continue
         rows.append(

@@ -59,31 +59,8 @@ class TableView:
     """Everything the panel shows, from the journal alone. Feed entries with :meth:`apply` in order."""
 
     def __init__(self, table_id: str = "") -> None:
+        # The one reducer's state: its fields (last_seq, phase, devices, alerts) are read there, by one name.
         self.state = TableState(table_id)
-
-    @property
-    def table_id(self) -> str:
-        return self.state.table_id
-
-    @property
-    def last_seq(self) -> int:
-        return self.state.last_seq
-
-    @property
-    def phase(self) -> str:
-        return self.state.phase
-
-    @property
-    def devices(self) -> dict[str, DeviceState]:
-        return self.state.devices
-
-    @property
-    def alerts(self) -> dict[str, AlertState]:
-        return self.state.alerts
-
-    @property
-    def rounds(self) -> dict[str, RoundState]:
-        return self.state.rounds
 
     def apply(self, entry: JournalEntry) -> None:
         self.state.apply(entry)

@@ -151,7 +151,7 @@ def test_a_table_3_s_off_alerts_and_its_journal_never_goes_backwards_across_the_
     view = TableView()
     for entry in stored:
         view.apply(entry)
-    (alert,) = [a for a in view.alerts.values() if a.kind == "clock"]
+    (alert,) = [a for a in view.state.alerts.values() if a.kind == "clock"]
     assert alert.state == "active"
     state: TableState = view.state
     assert state.clock is not None

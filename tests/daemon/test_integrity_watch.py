@@ -187,7 +187,7 @@ def test_the_daemon_raises_one_integrity_alert_that_the_panel_shows(tmp_path: Pa
     with Journal.open_existing(path) as journal:
         for entry in journal.entries():
             view.apply(entry)
-    alert = view.alerts[str(fault["fault_id"])]
+    alert = view.state.alerts[str(fault["fault_id"])]
     assert (alert.kind, alert.severity, alert.state) == ("integrity", "alert", "active")
 
 

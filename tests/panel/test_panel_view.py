@@ -235,20 +235,20 @@ def test_alerts_follow_raise_acknowledge_clear(journal: Journal) -> None:
     view = TableView("T1")
 
     def catch_up() -> None:
-        for entry in journal.entries(since_seq=view.last_seq):
+        for entry in journal.entries(since_seq=view.state.last_seq):
             view.apply(entry)
 
     catch_up()
-    assert view.alerts[fault_id].state == "active"
-    assert view.alerts[fault_id].detail == "a red light"  # the public message
+    assert view.state.alerts[fault_id].state == "active"
+    assert view.state.alerts[fault_id].detail == "a red light"  # the public message
     assert view.snapshot()["held"]
     journal.append(
         "fault_acknowledged", {"fault_id": fault_id, "by": "sam"}, round_id=None, source="operator:sam"
     )
     catch_up()
-    assert view.alerts[fault_id].state == "acknowledged"
+    assert view.state.alerts[fault_id].state == "acknowledged"
     JournalTableActions(journal).clear_fault(fault_id, "sam", "lamp checked")
     catch_up()
-    assert view.alerts[fault_id].state == "cleared"
+    assert view.state.alerts[fault_id].state == "cleared"
     assert view.snapshot()["active_alerts"] == 0
     assert not view.snapshot()["held"]

@@ -299,18 +299,7 @@ class DeviceState(Record):
         security_events: int = 0,
         reconnects: int = 0,
     ) -> None:
-        self.device = device
-        self.kind = kind
-        self.model = model
-        self.serial_number = serial_number
-        self.firmware_version = firmware_version
-        self.state = state
-        self.lamp = lamp
-        self.fault_code = fault_code
-        self.last_event_utc = last_event_utc
-        self.last_reason = last_reason
-        self.security_events = security_events
-        self.reconnects = reconnects
+        self._set_fields(locals())
 
 
 _DEVICE_KINDS = frozenset({"device_ready", "device_lost", "device_status", "security_event"})

@@ -275,9 +275,14 @@ def counted_rows(
     JournalError naming its entry."""
     kinds = sorted(TOTAL_KINDS)
     marks = ", ".join("?" for _ in kinds)
+    # A schema-1 file read as it is (not migrated: a read-only reader's) has no version column, and its
+    # entries are all version 1 (as V1_COLUMNS reads them). The migration counts after adding the column
+    # (each row's DEFAULT 1), with user_version still 1: the same 1 either way.
+    schema_version = connection.execute("PRAGMA user_version").fetchone()[0]
+    version_sql = "1" if schema_version == 1 else "version"
     cursor = connection.execute(
-        f"SELECT seq, kind, round_id, time_utc, version, payload FROM journal WHERE kind IN ({marks}) "
-        "ORDER BY seq",
+        f"SELECT seq, kind, round_id, time_utc, {version_sql}, payload FROM journal "
+        f"WHERE kind IN ({marks}) ORDER BY seq",
         kinds,
     )
     for seq, kind, round_id, time_utc, version, payload_text in cursor:

@@ -192,6 +192,58 @@ def test_a_round_holding_an_entry_of_a_newer_release_is_shown_with_one_line_not_
     tables.close()
 
 
+def test_a_round_holding_a_private_part_that_does_not_decode_is_shown_with_one_line_not_a_500(
+    tmp_path: Path, make_floor: MakeFloor
+) -> None:
+    """The floor takes a private part by its commitment alone (checks.py ``private_verdict``), not by its
+    shape: a table's credentials can commit to any text. A part stored for a round's entry that does not
+    decode (here not even JSON) makes the round's page and its JSON answer 200 with one line naming the
+    entry, the events listed and that part neither shown nor offered for disclosure. Before: the page
+    decoded it outside any refusal (the events' decode, then ``entry_from_row``), an HTTP 500."""
+    ids = ["T001"]
+    floor = make_floor(ids, ack_wait_s=2)
+    tables = Tables(tmp_path / "tables", ids)
+    tables.play("T001", 1)
+    started = tables.journals["T001"].last_entries(1, ["round_started"])[0]
+    round_id = str(started.round_id)
+    user = FloorUser.with_password("mo", "manager", "manager-pw")
+
+    async def scenario() -> None:
+        running, _serving = _serve(floor, tables)
+        await _all_on_the_floor(floor, tables, ids, "on the floor")
+        await running.close()
+        with psycopg.connect(floor.writer_dsn) as writer:
+            writer.execute(
+                "INSERT INTO floor_private (table_id, seq, private_text, stream_seq) VALUES (%s, %s, %s, 0)",
+                ("T001", started.seq, '{"part": '),
+            )
+        server = await serve_panel(
+            FloorPanelSettings(floor.reporting_dsn, floor.writer_dsn, {"mo": user}), port=0
+        )
+        client = httpx.AsyncClient(base_url=server.url, timeout=30)
+        try:
+            await login(client, "mo", "manager-pw")
+            page = await client.get(f"/tables/T001/rounds/{round_id}")
+            assert page.status_code == 200, page.text[-2000:]
+            assert "The round&#39;s record is not shown" in page.text, page.text[-3000:]
+            api = await client.get(f"/api/tables/T001/rounds/{round_id}")
+            assert api.status_code == 200, api.text[-2000:]
+            detail = api.json()
+            assert detail["record"] is None
+            assert f"entry {started.seq}: " in detail["record_refused"], detail["record_refused"]
+            assert "\n" not in detail["record_refused"]
+            (damaged,) = [event for event in detail["events"] if event["seq"] == started.seq]
+            assert damaged["private"] is None
+            assert not damaged["withheld"]  # nothing an auditor could be shown: it does not decode
+            assert len(detail["events"]) == len(list(tables.journals["T001"].entries(round_id=round_id)))
+        finally:
+            await client.aclose()
+            await server.stop()
+
+    asyncio.run(scenario())
+    tables.close()
+
+
 class _FloorWithABug(FloorService):
     """A floor service whose fold raises for one table's entries: the kind of bug the typed decode is
     there to keep out (the reducer meeting a value it does not expect), planted so that the safety net

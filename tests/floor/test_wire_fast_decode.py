@@ -278,8 +278,34 @@ def test_the_fast_paths_digest_check_is_the_references_pattern(
     prev_hash: str, hash_hex: str, digest: str | None
 ) -> None:
     """The fast path checks the three digests of an entry at once (docs/floor.md "The eighth stop"): it
-    says yes only where the reference's pattern matches each one. (The reference's ``$`` also matches
-    before a final line break: the fast path leaves such a digest to the reference, which decides.)"""
+    says yes only where the reference's pattern matches each one (a final line break included: both
+    refuse it, the next test)."""
     each = [prev_hash, hash_hex] + ([] if digest is None else [digest])
     exact = all(len(text) == 64 and wire._HASH.match(text) for text in each)
     assert wire._are_sha256_hex(prev_hash, hash_hex, digest) == exact, each
+
+
+def test_a_digest_or_time_with_a_final_line_break_is_refused_by_both_paths(real_bodies: list[bytes]) -> None:
+    """``$`` also matches before a final line break: the reference's patterns, used with ``match``,
+    took ``"<64 hex digits>\\n"`` as a digest and a time ending in one as a time (the fast path, whose
+    patterns match the whole text, left such a body to the reference, which took it). Each is refused
+    now, by the reference in its words, and the fast path does not take it either."""
+    real = next(
+        json.loads(body)
+        for body in real_bodies
+        if b'"type":"entry"' in body and b'"private_digest":null' not in body
+    )
+    changed = {
+        "hash": "hash is not a sha256 hex digest",
+        "prev_hash": "prev_hash is not a sha256 hex digest",
+        "private_digest": "private_digest is not a sha256 hex digest",
+        "time_utc": "is not YYYY-MM-DDTHH:MM:SS.ffffffZ",
+    }
+    for name, words in changed.items():
+        body = wire.entry_body({**real, name: real[name] + "\n"})
+        with pytest.raises(wire.BadMessage, match=words):
+            wire.decode_reference(body)
+        assert wire._decode_fast(body) is None, name
+        with pytest.raises(wire.BadMessage, match=words):
+            wire.decode(body)
+    wire.decode(wire.entry_body(real))  # the entry itself is taken

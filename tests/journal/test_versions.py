@@ -17,12 +17,14 @@ from pathlib import Path
 import pytest
 
 from controller.journal import Journal
+from controller.journal.kinds import CLOSING_KINDS
 from controller.journal.meters import compute_meters, fold_meters
 from controller.journal.privacy import viewer_event
 from controller.journal.proof import anchor_journal, startup_check
 from controller.journal.recall import recall_records
 from controller.journal.state import TableState
 from controller.journal.store import SCHEMA_VERSION, JournalError
+from controller.journal.totals import ALL_PERIOD, summed
 from controller.journal.verify import verify_chain
 from tests.journal.scripted import play_round
 from tests.journal.tamper import tamper
@@ -65,6 +67,32 @@ def test_an_earlier_journal_verifies_and_recalls_as_it_is(tmp_path: Path, name: 
     assert meters.balanced
     assert meters.faults_raised == 2
     assert meters.faults_cleared == 1
+    assert _schema_version(path) == version  # reading never changed the file
+
+
+@pytest.mark.parametrize(("name", "version"), [(V1, 1), (V2, 2)])
+def test_an_earlier_journal_read_as_it_is_answers_the_round_index_and_totals(
+    tmp_path: Path, name: str, version: int
+) -> None:
+    """A file read without migrating it has no round index and no totals: ``closed_round_seqs`` scans
+    its closing entries and ``period_totals`` folds its entries (``schema.counted_rows``). A schema-1
+    file has no ``version`` column (its entries are all version 1): both read it all the same."""
+    path = _copy(tmp_path, name)
+    seat_one_rounds = {record["round_id"] for record in recall_records(path, seat=1)}
+    with Journal.open_existing(path) as journal:
+        assert not journal.file.has_totals
+        closings = list(journal.entries(kinds=sorted(CLOSING_KINDS)))
+        assert journal.indexes.closed_round_seqs() == [entry.seq for entry in closings]
+        assert journal.indexes.closed_round_seqs(last=2) == [entry.seq for entry in closings][-2:]
+        assert journal.indexes.closed_round_seqs(status="dead") == [
+            entry.seq for entry in closings if entry.kind == "round_dead"
+        ]
+        assert journal.indexes.closed_round_seqs(seat=1) == [
+            entry.seq for entry in closings if entry.round_id in seat_one_rounds
+        ]
+        stored = summed(journal.indexes.period_totals([ALL_PERIOD])).meters
+        assert stored.to_json() == fold_meters(journal).to_json()
+    assert stored.rounds_settled == 11
     assert _schema_version(path) == version  # reading never changed the file
 
 

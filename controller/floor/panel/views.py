@@ -49,9 +49,10 @@ async def meters_rows(floor: FloorPanel, by: str) -> tuple[str, list[dict[str, A
 
 def _event_rows(
     table_id: str, rows: list[dict[str, Any]], show_private: bool
-) -> tuple[TableState, list[tuple[dict[str, Any], FloorStored]], list[dict[str, Any]]]:
+) -> tuple[TableState, list[tuple[dict[str, Any], FloorStored]], list[dict[str, Any]], list[str]]:
     """The round's entries through the one reducer, and each as the page lists it: its private part
-    only where the reducer's gate shows it (never before the reveal) and the reader may see it."""
+    only where the reducer's gate shows it (never before the reveal) and the reader may see it; and why
+    each stored private part that does not decode is not shown (one line each, naming its entry)."""
     state = TableState(table_id)
     stored_rows = []
     for row in rows:
@@ -60,22 +61,33 @@ def _event_rows(
         state.apply(stored)
         stored_rows.append((row, stored))
     events = []
+    undecodable: list[str] = []
     for row, stored in stored_rows:
         private: dict[str, Any] | None = None
+        decodes = True
         if row["private_text"] is not None:
-            full = typed.decode(row["kind"], row["payload_text"], row["private_text"])
-            gated = FloorStored(stored.seq, stored.time_utc, table_id, stored.round_id, stored.source, full)
-            if show_private and state.private_visible(gated):  # the one gate, again
-                private = typed.open_private(row["private_text"])
+            try:
+                full = typed.decode(row["kind"], row["payload_text"], row["private_text"])
+            except typed.EntryError as error:
+                # The floor takes a private part by its commitment, not its shape (checks.py): one that
+                # does not decode is never shown nor offered for disclosure; the page says why.
+                undecodable.append(f"entry {row['seq']}: {error}")
+                decodes = False
+            else:
+                gated = FloorStored(
+                    stored.seq, stored.time_utc, table_id, stored.round_id, stored.source, full
+                )
+                if show_private and state.private_visible(gated):  # the one gate, again
+                    private = typed.open_private(row["private_text"])
         events.append({
             "seq": row["seq"], "time_utc": row["time_text"], "kind": row["kind"], "source": row["source"],
             "public": canonical_json(json.loads(row["payload_text"])),
             "private": canonical_json(private) if private is not None else None,
             # Not shown, whether the floor holds it or not (a part it holds of a round voided before
             # its reveal stays withheld: issue 22).
-            "withheld": private is None and row["kind"] in _KINDS_WITH_PRIVATE,
+            "withheld": decodes and private is None and row["kind"] in _KINDS_WITH_PRIVATE,
         })  # fmt: skip
-    return state, stored_rows, events
+    return state, stored_rows, events, undecodable
 
 
 async def round_detail(
@@ -85,21 +97,25 @@ async def round_detail(
     rows = await floor.queries.round_entries(table_id, round_id)
     if not rows:
         return None
-    state, stored_rows, events = _event_rows(table_id, rows, show_private)
+    state, stored_rows, events, undecodable = _event_rows(table_id, rows, show_private)
     round_state = state.round(round_id)
     # The round as the table's recall reads it: the same entries through the same record builder,
     # reducer and gate (controller/journal/recall.py), then the table panel's view of it.
     shown_row = {"table_id": table_id} | ({} if show_private else {"private_text": None})
-    entries = [
-        entry_from_row(tuple({**row, **shown_row}[name] for name in _ENTRY_COLUMNS)) for row, _ in stored_rows
-    ]
     try:
+        if undecodable:  # a stored part that does not decode: refused as entry_from_row refuses one
+            raise JournalError(undecodable[0])
+        entries = [
+            entry_from_row(tuple({**row, **shown_row}[name] for name in _ENTRY_COLUMNS))
+            for row, _ in stored_rows
+        ]
         record = round_record(table_id, entries, in_play=True)
         record_refused = ""
     except JournalError as error:
         # An entry this release does not read (a newer release's: a table upgraded before the floor, or
-        # a forged version): the recall's reader refuses to judge its parts, so the round's record is
-        # not built; its events are shown as stored and the page says why in one line (not a 500).
+        # a forged version), or a stored row that does not decode (``entry_from_row``'s one line): the
+        # recall's reader refuses to judge its parts, so the round's record is not built; its events are
+        # shown as stored and the page says why in one line (not a 500).
         record, record_refused = None, f"The round's record is not shown: {error}"
     return {
         "table_id": table_id,

@@ -148,7 +148,7 @@ def software_record(verified: VerifiedRelease) -> JournalRecord:
     the floor learns it from the stream (docs/operations.md "Software verification")."""
     entry = entries.SoftwareVerified(
         release=verified.release,
-        release_digest=verified.digest,
+        release_digest=verified.release_digest,
         development=verified.development,
         key_id=verified.key_id,
         files=verified.files,

@@ -72,6 +72,6 @@ async def answer_software_check(
         **entries.public_dict(entry),  # the answer carries the entry's fields as journaled
         "table_id": table_id,
         "release": None if verified is None else verified.release,
-        "release_digest": None if verified is None else verified.digest,
+        "release_digest": None if verified is None else verified.release_digest,
         "development": None if verified is None else verified.development,
     }

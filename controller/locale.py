@@ -121,11 +121,8 @@ class PropertySettings(FrozenRecord):
         currency: str = "USD",
         money: MoneyFormat | None = None,
     ) -> None:
-        object.__setattr__(self, "time_zone", time_zone)
-        object.__setattr__(self, "gaming_day_start_min", gaming_day_start_min)
-        object.__setattr__(self, "shifts", shifts)
-        object.__setattr__(self, "currency", currency)
-        object.__setattr__(self, "money", MoneyFormat() if money is None else money)
+        money = MoneyFormat() if money is None else money
+        self._set_fields(locals())
 
     @property
     def zone(self) -> tzinfo:

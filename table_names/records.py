@@ -119,6 +119,16 @@ def field_names(cls: type) -> tuple[str, ...]:
     return tuple(field.name for field in dataclasses.fields(cls))  # type: ignore[arg-type]
 
 
+def fields_dict(record: object, **given: Any) -> dict[str, Any]:
+    """The fields of a record or a dataclass by name, in their declared order, each field named in
+    ``given`` with that value instead (its JSON form, say): a ``to_json`` that is its fields but for a
+    few. The values themselves, not copies (``dataclasses.asdict`` copies deeply and turns a nested
+    dataclass into its fields, not into its own ``to_json``)."""
+    return {
+        name: given[name] if name in given else getattr(record, name) for name in field_names(type(record))
+    }
+
+
 def replace(record: _R, **changes: Any) -> _R:
     """A copy of ``record`` with ``changes``, made by its class's ``__init__`` (``dataclasses.replace``:
     an unknown name is refused by that ``__init__``, a cache is made anew)."""

@@ -152,3 +152,25 @@ def test_a_record_of_a_subclass_has_its_base_fields_first_and_its_own_class() ->
     assert MetersBeforeProgressiveNet._fields == Meters._fields
     assert Meters() != MetersBeforeProgressiveNet()
     assert repr(MetersBeforeProgressiveNet()).startswith("MetersBeforeProgressiveNet(rounds_started=0, ")
+
+
+def test_fields_dict_gives_a_record_s_or_a_dataclass_s_fields_in_order_the_given_ones_replaced() -> None:
+    from controller.progressive.controller import ClaimAnswer
+    from controller.rules.settlement import RakeLine
+
+    line = RakeLine(3, 25, designated_player=True)
+    assert (
+        records.fields_dict(line)
+        == line.as_dict()
+        == {"seat": 3, "amount_cents": 25, "designated_player": True}
+    )
+    answer = ClaimAnswer("T1", "R1", (), replayed=True)
+    shown = records.fields_dict(answer, awards=["as JSON"])
+    # The given value in its field's place, the others themselves (not copies, as dataclasses.asdict).
+    assert list(shown.items()) == [
+        ("table_id", "T1"),
+        ("round_id", "R1"),
+        ("awards", ["as JSON"]),
+        ("replayed", True),
+    ]
+    assert records.fields_dict(answer)["awards"] is answer.awards

@@ -256,11 +256,7 @@ class SegmentPolicy(FrozenRecord):
         archive_dir: Path | None = None,
         retention_days: int = 90,
     ) -> None:
-        object.__setattr__(self, "entries", entries)
-        object.__setattr__(self, "per_gaming_day", per_gaming_day)
-        object.__setattr__(self, "gaming_day_start_utc", gaming_day_start_utc)
-        object.__setattr__(self, "archive_dir", archive_dir)
-        object.__setattr__(self, "retention_days", retention_days)
+        self._set_fields(locals())
 
 
 NTP_PORT = 123

@@ -218,7 +218,7 @@ class PostgresStore:
                     view.meter_cents,
                     view.reserve_cents,
                     len(view.pending),
-                    json.dumps(view.state),
+                    json.dumps(view.meters),
                     self.link_id,
                     self.events,
                 ),

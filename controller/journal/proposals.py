@@ -6,7 +6,7 @@ control as it writes (controller/changes.py); nothing here loads more than the e
 from __future__ import annotations
 
 from collections.abc import MutableMapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
@@ -32,19 +32,7 @@ class Proposal:
     closed_utc: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "change_id": self.change_id,
-            "change_kind": self.change_kind,
-            "params": dict(self.params),
-            "summary": self.summary,
-            "proposed_by": self.proposed_by,
-            "reason": self.reason,
-            "proposed_utc": self.proposed_utc,
-            "lapses_utc": self.lapses_utc,
-            "status": self.status,
-            "closed_by": self.closed_by,
-            "closed_utc": self.closed_utc,
-        }
+        return asdict(self)  # params copied: the caller may change its copy
 
 
 def fold(proposals: MutableMapping[str, Proposal], entry: e.Entry, time_utc: str) -> None:

@@ -193,10 +193,7 @@ class RoundFilter(FrozenRecord):
         seat: int | None = None,
         status: str | None = None,
     ) -> None:
-        object.__setattr__(self, "start_utc", start_utc)
-        object.__setattr__(self, "end_utc", end_utc)
-        object.__setattr__(self, "seat", seat)
-        object.__setattr__(self, "status", status)
+        self._set_fields(locals())
 
     @property
     def ranged(self) -> bool:

@@ -23,6 +23,7 @@ from controller.errors import UserError
 from controller.journal import entries as e
 from controller.progressive import model
 from controller.progressive.model import AwardState, Hit, MeterState, ProgressiveParameters
+from table_names.records import fields_dict
 
 
 # --- answers -----------------------------------------------------------------------------------------
@@ -50,17 +51,10 @@ class MeterView:
     reserve_cents: int
     unit_cents: int
     pending: tuple[AwardState, ...]
-    state: dict[str, Any] = field(default_factory=dict)  # every meter (MeterState.to_json)
+    meters: dict[str, Any] = field(default_factory=dict)  # every meter (MeterState.to_json)
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "meter_id": self.meter_id,
-            "meter_cents": self.meter_cents,
-            "reserve_cents": self.reserve_cents,
-            "unit_cents": self.unit_cents,
-            "pending": [award.to_json() for award in self.pending],
-            "meters": self.state,
-        }
+        return fields_dict(self, pending=[award.to_json() for award in self.pending])
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,12 +80,7 @@ class ClaimAnswer:
         return tuple(award for award in self.awards if award.pending)
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "table_id": self.table_id,
-            "round_id": self.round_id,
-            "awards": [award.to_json() for award in self.awards],
-            "replayed": self.replayed,
-        }
+        return fields_dict(self, awards=[award.to_json() for award in self.awards])
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from decimal import Decimal, InvalidOperation
 
 from controller.errors import UserError, shown
@@ -395,11 +395,7 @@ class Reset:
     house_added_cents: int
 
     def to_json(self) -> dict[str, int]:
-        return {
-            "amount_cents": self.amount_cents,
-            "from_reserve_cents": self.from_reserve_cents,
-            "house_added_cents": self.house_added_cents,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,6 +38,12 @@ ROUND_DEAD = "round dead"
 
 
 # --- the settlement -------------------------------------------------------------------------------
+def _named_without_unit(report: FrozenRecord) -> dict[str, object]:
+    """A report's fields in order, each amount named without its ``_cents``: the settlement's JSON is in
+    cents throughout and names an amount by what it is ("funds", "paid": docs/settle.md "Output")."""
+    return {name.removesuffix("_cents"): value for name, value in report.as_dict().items()}
+
+
 class WagerResult(FrozenRecord):
     """One wager's outcome. ``net`` is the player's profit. ``odds`` is the paytable line a bonus won
     on; ``shortfall_cents`` what a designated player owed but could not pay; ``capped_from_cents`` the
@@ -200,15 +206,7 @@ class DesignatedPlayerReport(FrozenRecord):
         object.__setattr__(self, "shortfall_cents", shortfall_cents)
 
     def to_json(self) -> dict[str, object]:
-        return {
-            "seat": self.seat,
-            "funds": self.funds_cents,
-            "action_order": list(self.action_order),
-            "committed": self.committed_cents,
-            "collected": self.collected_cents,
-            "paid": self.paid_cents,
-            "shortfall": self.shortfall_cents,
-        }
+        return {**_named_without_unit(self), "action_order": list(self.action_order)}
 
 
 class BonusCapReport(FrozenRecord):
@@ -232,13 +230,7 @@ class BonusCapReport(FrozenRecord):
         object.__setattr__(self, "rounding_cents", rounding_cents)
 
     def to_json(self) -> dict[str, object]:
-        return {
-            "cap": self.cap_cents,
-            "bonus_wins": self.bonus_wins_cents,
-            "applied": self.applied,
-            "paid": self.paid_cents,
-            "rounding": self.rounding_cents,
-        }
+        return _named_without_unit(self)
 
 
 class Settlement(FrozenRecord):

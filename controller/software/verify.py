@@ -15,7 +15,7 @@ import marshal
 import sys
 import sysconfig
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -45,21 +45,14 @@ from controller.software.signing import (
 @dataclass(frozen=True, slots=True)
 class VerifiedRelease:
     release: str
-    digest: str  # release_digest of the manifest
+    release_digest: str  # the manifest's (manifest.py release_digest)
     development: bool
     key_id: str
     files: int
     dependencies: int
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "release": self.release,
-            "release_digest": self.digest,
-            "development": self.development,
-            "key_id": self.key_id,
-            "files": self.files,
-            "dependencies": self.dependencies,
-        }
+        return asdict(self)
 
 
 def changed_dependency_file(
@@ -306,7 +299,7 @@ def verify_release(
     _check_import_path(path_list, root)
     return VerifiedRelease(
         release=str(manifest.get("release", "")),
-        digest=release_digest(manifest),
+        release_digest=release_digest(manifest),
         development=development,
         key_id=key_id(public_key),
         files=len(wanted_files),

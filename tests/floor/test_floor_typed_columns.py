@@ -214,7 +214,7 @@ def test_a_floor_upgraded_to_the_typed_columns_answers_as_one_written_with_them(
     columns = written["the typed columns"]
     assert any(row[2] == "dead_hand" and row[3] == 1 for row in columns), "seat 1's dead hand"
     assert any(row[2] == "state_changed" and row[4] == "reveal" for row in columns)
-    assert ("T001", f"{RELEASE.release} {RELEASE.digest[:16]}") in written["the floor map's release"]
+    assert ("T001", f"{RELEASE.release} {RELEASE.release_digest[:16]}") in written["the floor map's release"]
     assert written["the floor map's clock"][0][:4] == ("T001", 42_000, True, 1_000_000)
     counted, *refused, _marks = written["the link's settled rounds"]
     assert (counted.wagers, [r.progressive is not None for r in refused]) == (2, [True, True])

@@ -238,6 +238,10 @@ BAD = [
         "devices.display.url: 'usb://1d50-6018': a USB URL is usb://VID:PID",
     ),
     (
+        edit('url = "serial:///dev/ttyUSB0?baudrate=115200"', 'url = "COM3\\n"'),
+        "devices.shuffler.url: 'COM3\\n': the scheme must be one of",
+    ),
+    (
         edit('url = "sim+pty://sensors"', 'url = "sim+tcp://10.0.0.5:4000"'),
         "devices.sensors.url: 'sim+tcp://10.0.0.5:4000': a simulated device listens on loopback only",
     ),

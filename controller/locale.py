@@ -32,10 +32,11 @@ from table_names.records import FrozenRecord
 
 # Patterns compiled on first use (``re``'s own cache): a reader that checks no property (`flushtable
 # recall` of a table with the defaults) compiles none of them.
-_HH_MM = r"^(?P<h>[01]\d|2[0-3]):(?P<m>[0-5]\d)$"
-_SHIFT_NAME = r"^[a-z][a-z0-9_]{0,31}$"
-_CURRENCY = r"^[A-Z]{3}$"
-_ZONE_NAME = r"^[A-Za-z0-9_+\-]+(/[A-Za-z0-9_+\-]+)*$"
+# \Z, not $: `$` also matches before a final line break ("EUR\n" would be printed before every amount).
+_HH_MM = r"^(?P<h>[01]\d|2[0-3]):(?P<m>[0-5]\d)\Z"
+_SHIFT_NAME = r"^[a-z][a-z0-9_]{0,31}\Z"
+_CURRENCY = r"^[A-Z]{3}\Z"
+_ZONE_NAME = r"^[A-Za-z0-9_+\-]+(/[A-Za-z0-9_+\-]+)*\Z"
 MAX_SYMBOL_CHARS = 8
 MAX_SHIFTS = 12
 # ISO 4217 minor units of the currencies whose minor unit is not the hundredth; any other code: 2.

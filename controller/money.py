@@ -24,7 +24,7 @@ import re
 
 from table_names.records import FrozenRecord
 
-_CURRENCY_CODE = re.compile(r"^[A-Z]{3}$")
+_CURRENCY_CODE = re.compile(r"^[A-Z]{3}\Z")  # \Z, not $: `$` also matches before a final line break
 
 
 class MoneyFormat(FrozenRecord):

@@ -97,7 +97,8 @@ FAULT_SEVERITIES: tuple[str, ...] = ("alert", "latching")
 
 
 # --- round ids ----------------------------------------------------------------------------------------------
-ROUND_ID_PATTERN = re.compile(r"^R(?P<table>.+)-(?P<day>\d{8})-(?P<n>\d{6,})$")
+# \Z, not $: `$` also matches before a final line break, and "R...-000005\n" is no round id.
+ROUND_ID_PATTERN = re.compile(r"^R(?P<table>.+)-(?P<day>\d{8})-(?P<n>\d{6,})\Z")
 
 
 def format_round_id(table_id: str, day: date, number: int) -> str:

@@ -33,8 +33,9 @@ SIM_SCHEMES: dict[str, SimTransportKind] = {
 }
 URL_SCHEMES: tuple[str, ...] = ("serial", "socket", "usb", *SIM_SCHEMES)
 
-_HEX4 = re.compile(r"^[0-9a-fA-F]{4}$")
-_WINDOWS_PORT = re.compile(r"^COM\d+$")
+# \Z, not $: `$` also matches before a final line break ("COM3\n" was a serial port).
+_HEX4 = re.compile(r"^[0-9a-fA-F]{4}\Z")
+_WINDOWS_PORT = re.compile(r"^COM\d+\Z")
 
 
 class SerialUrl(FrozenRecord):

@@ -137,6 +137,11 @@ def test_money_in_the_property_s_currency(money: MoneyFormat, cents: int, signed
         ({"currency": "eur"}, "currency: 'eur' is not a three-letter ISO 4217 code like EUR"),
         ({"currency": "EUR", "currency_decimals": 4}, "currency_decimals: from 0 to 3, not 4"),
         ({"currency_symbol": "1€"}, "currency_symbol: '1€' is not a symbol like € or $"),
+        # A final line break is no part of a value: each is refused as its key's own mistake.
+        ({"time_zone": "Europe/Berlin\n"}, "time_zone: 'Europe/Berlin\\n' is not an IANA time zone name"),
+        ({"gaming_day_start": "06:00\n"}, "gaming_day_start: '06:00\\n' is not a local time of day HH:MM"),
+        ({"shifts": {"day": "06:00", "night": "18:00\n"}}, "shifts.night: '18:00\\n' is not a local time"),
+        ({"currency": "EUR\n"}, "currency: 'EUR\\n' is not a three-letter ISO 4217 code like EUR"),
     ],
 )
 def test_each_bad_value_is_one_line_naming_its_key(values: dict[str, object], line: str) -> None:
@@ -144,6 +149,12 @@ def test_each_bad_value_is_one_line_naming_its_key(values: dict[str, object], li
         property_settings(**values)  # type: ignore[arg-type]
     assert str(refused.value).startswith(line)
     assert "\n" not in str(refused.value)
+
+
+def test_a_shift_name_with_a_final_line_break_is_refused() -> None:
+    # Not in the list above: the key names the shift as written, line break and all.
+    with pytest.raises(PropertyRefused, match="a shift's name is 1 to 32 of a-z"):
+        property_settings(shifts={"day\n": "06:00", "night": "18:00"})
 
 
 @pytest.mark.parametrize("zone", ["America/New_York", "Europe/Berlin", "Australia/Lord_Howe"])

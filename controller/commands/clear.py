@@ -20,7 +20,8 @@ from controller.journal.store import Journal, PendingEntry
 
 NAME = "clear"
 HELP = "clear the latched faults that hold the table (journaled with your name and reason)"
-_OPERATOR_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
+# \Z, not $: `$` also matches before a final line break, which would be journaled and logged with the name.
+_OPERATOR_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}\Z")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

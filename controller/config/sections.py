@@ -44,9 +44,11 @@ MAX_TIMEOUT_S = 3600.0
 LOG_LEVELS = ("debug", "info", "warning", "error")
 LOG_FORMATS = ("auto", "json", "console")
 
-_TABLE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.]{0,31}$")  # no '-': it separates round id parts
-_NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
-_USER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
+# \Z, not $: `$` also matches before a final line break, and "T1\n" would reach round ids, NATS subjects
+# and log lines.
+_TABLE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.]{0,31}\Z")  # no '-': it separates round id parts
+_NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}\Z")
+_USER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}\Z")
 
 # Group commit (controller/daemon.py): journal entries that release no command (a card dealt, chips
 # moved) may wait this long to share one fsync. 2 ms keeps the event-to-commit p99 well under 10 ms.

@@ -165,7 +165,8 @@ class PanelSection(Strict):
     }
 
 
-_TABLE_SPOT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.]{0,31}$")  # a table id (the table's rule)
+# A table id (the table's rule); \Z, not $: `$` also matches before a final line break.
+_TABLE_SPOT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.]{0,31}\Z")
 
 
 def _pit_name(value: object) -> object:

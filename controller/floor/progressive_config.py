@@ -35,7 +35,8 @@ from controller.floor.service import FloorConfig
 from controller.progressive.model import parse_parameters
 from controller.uplink.wire import PROGRESSIVE_INBOX
 
-_NAME = re.compile(r"^[A-Za-z0-9_]{1,32}$")  # a NATS subject token: no dots, no wildcards
+# A NATS subject token: no dots, no wildcards; \Z, not $: `$` also matches before a final line break.
+_NAME = re.compile(r"^[A-Za-z0-9_]{1,32}\Z")
 _KEYS = ("user", "password_file", "broadcast_interval_s", "links")
 MAX_BROADCAST_INTERVAL_S = 1.0  # the meter at least once a second (issue 23)
 

@@ -29,7 +29,7 @@ SEAL_FORMAT = 1
 
 _SEAL_CONTEXT = b"flushtable journal seal v1\n"  # the anchor key signs seals and anchors apart
 _SEAL_MAX_BYTES = 16 << 20  # a seal with its checkpoint is some kilobytes: far above is not one
-_SEGMENT_NAME = re.compile(r"^segment-(\d{6,})\.seal\.json$")
+_SEGMENT_NAME = re.compile(r"^segment-(\d{6,})\.seal\.json\Z")  # \Z, not $: no name with a final line break
 
 
 def segments_dir(journal_path: str | Path) -> Path:

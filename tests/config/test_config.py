@@ -105,6 +105,8 @@ BAD = [
     (BASE.replace("[table]", "[table"), "not valid TOML: "),
     (edit('id = "T1"', ""), "table.id: missing"),
     (edit('id = "T1"', 'id = "T-1"'), "table.id: 'T-1': 1 to 32 letters"),
+    # A final line break is no letter: it would reach round ids, NATS subjects and log lines.
+    (edit('id = "T1"', 'id = "T1\\n"'), "table.id: 'T1\\n': 1 to 32 letters"),
     (edit('id = "T1"', "id = 7"), "table.id: must be a string, not an integer"),
     (
         edit('game = "high-card-flush"', 'game = "high-card-flsh"'),
@@ -236,6 +238,10 @@ BAD = [
         "devices.display.url: 'usb://1d50-6018': a USB URL is usb://VID:PID",
     ),
     (
+        edit('url = "serial:///dev/ttyUSB0?baudrate=115200"', 'url = "COM3\\n"'),
+        "devices.shuffler.url: 'COM3\\n': the scheme must be one of",
+    ),
+    (
         edit('url = "sim+pty://sensors"', 'url = "sim+tcp://10.0.0.5:4000"'),
         "devices.sensors.url: 'sim+tcp://10.0.0.5:4000': a simulated device listens on loopback only",
     ),
@@ -305,6 +311,10 @@ BAD = [
         "panel.users[0].name: 'alice smith': 1 to 64 letters, digits or . _ @ -",
     ),
     (
+        edit('name = "alice"', 'name = "alice\\n"'),
+        "panel.users[0].name: 'alice\\n': 1 to 64 letters, digits or . _ @ -",
+    ),
+    (
         edit(f'password_hash = "{HASH}"', 'password_hash = "hunter2"'),
         "panel.users[0].password_hash: not a scrypt hash of the form scrypt$N$r$p$SALT_HEX$KEY_HEX",
     ),
@@ -344,6 +354,12 @@ def test_a_bad_configuration_is_refused_naming_the_key(text: str, message: str) 
     error = str(raised.value)
     assert error.startswith("table.toml: " + message), error
     assert "\n" not in error
+
+
+def test_a_device_name_with_a_final_line_break_is_refused() -> None:
+    # Not in BAD: the key path names the key as written, line break and all (the refusal is the point).
+    with pytest.raises(ConfigError, match="a device name is 1 to 32 of a-z, 0-9 and '_'"):
+        parse(edit("[devices.sensors]", '[devices."sensors\\n"]'))
 
 
 def test_designated_player_table_with_rake_cap_and_a_custom_paytable() -> None:

@@ -74,6 +74,8 @@ REFUSED = [
      "like [\"T1\", \"\", \"T2\"], not 'T1'"),
     ('[[pits]]\nname = "A"\nrows = [["T1", "T 2"]]\n', "pits[0].rows: row 1: 'T 2' is not a table id (1 to "
      "32 letters, digits, '_' or '.') nor \"\" for an empty place"),
+    ('[[pits]]\nname = "A"\nrows = [["T1", "T2\\n"]]\n', "pits[0].rows: row 1: 'T2\\n' is not a table id (1 "
+     "to 32 letters, digits, '_' or '.') nor \"\" for an empty place"),  # a final line break is no letter
     ('[[pits]]\nname = "A"\nrows = [["T1", 2]]\n', "pits[0].rows: row 1: 2 is not a table id (1 to 32 "
      "letters, digits, '_' or '.') nor \"\" for an empty place"),
     ('[[pits]]\nname = "A"\nrows = []\n', "pits[0].rows: must be an array of rows like "

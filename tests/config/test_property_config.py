@@ -69,6 +69,10 @@ def test_the_table_reads_the_property_and_defaults_to_before() -> None:
             "table.toml: property.currency: 'euro' is not a three-letter ISO 4217",
         ),
         (
+            '[property]\ncurrency = "EUR\\n"\n',
+            "table.toml: property.currency: 'EUR\\n' is not a three-letter ISO 4217",
+        ),
+        (
             '[property]\ncurrency = "JPY"\ncurrency_decimals = 7\n',
             "table.toml: property.currency_decimals: from 0 to 3",
         ),

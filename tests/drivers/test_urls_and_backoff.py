@@ -48,6 +48,7 @@ def test_every_url_form_parses(url: str, parsed: object) -> None:
         ("sim://", "names it"),
         ("sim+tcp://10.0.0.5:4000", "loopback only"),
         ("http://example", "the scheme must be one of"),
+        ("COM3\n", "the scheme must be one of"),  # a Windows port's name ends at its digits
     ],
 )
 def test_a_bad_url_is_refused_in_one_line_naming_the_reason(url: str, reason: str) -> None:

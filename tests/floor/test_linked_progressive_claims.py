@@ -264,6 +264,13 @@ def test_the_floor_files_progressive_is_checked_one_line_each(tmp_path: Path) ->
         good.replace("[progressive.links.MAIN]", '[progressive.links."M.*"]'): (
             "progressive.links.M.*: a link's name is 1 to 32 letters, digits or _ (it is a subject token)"
         ),
+        # A final line break is in no table id nor NATS user name (both reach subjects and log lines).
+        good.replace('"T01", "T02"', '"T01", "T02\\n"'): (
+            "progressive.links.MAIN.tables: a list of table ids, not ['T01', 'T02\\n']"
+        ),
+        good.replace('password_file = "p.pw"', 'user = "floor-progressive\\n"\npassword_file = "p.pw"'): (
+            "progressive.user: a NATS user name, not 'floor-progressive\\n'"
+        ),
         good.replace("password_file", "pasword_file"): (
             "progressive.pasword_file: unknown key (known: user, password_file, broadcast_interval_s, links)"
         ),
@@ -273,3 +280,7 @@ def test_the_floor_files_progressive_is_checked_one_line_each(tmp_path: Path) ->
         with pytest.raises(UserError) as refused:
             load_linked_config(path, floor)
         assert str(refused.value) == f"{path}: {line}"
+    # A link's name with a final line break: refused (its key path shows the key as written).
+    path.write_text(good.replace("[progressive.links.MAIN]", '[progressive.links."MAIN\\n"]'))
+    with pytest.raises(UserError, match="a link's name is 1 to 32 letters, digits or _"):
+        load_linked_config(path, floor)

@@ -174,6 +174,12 @@ def test_latched_faults_hold_the_table_across_restarts_until_cleared(
     capsys.readouterr()  # the appends' log lines
     assert main([*base, "--reason", " ", "--by", "sam"]) == 2
     assert capsys.readouterr().err == "flushtable clear: --reason: empty; say why the table may play again\n"
+    # A final line break is no part of a name: it would be journaled and logged with it.
+    assert main([*base, "--reason", "ok", "--by", "sam\n"]) == 2
+    assert (
+        capsys.readouterr().err
+        == "flushtable clear: --by: 'sam\\n' is not a name (letters, digits, . _ @ -)\n"
+    )
     assert main([*base, "--reason", "ok", "--by", "sam", "--fault", "F-alert"]) == 2
     assert "'F-alert' is not a latched fault" in capsys.readouterr().err
     assert main([*base, "--reason", "shoe inspected, deck replaced", "--by", "sam"]) == 0

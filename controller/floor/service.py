@@ -33,6 +33,7 @@ import asyncio
 import contextlib
 import random
 import time
+import traceback
 from collections.abc import Sequence
 
 import msgspec
@@ -187,6 +188,17 @@ def _delivered_times(reply: str) -> int:
     return int(token) if token.isdigit() else 1
 
 
+def _raised_in(error: BaseException) -> str:
+    """The floor's own innermost call the error came through (``module.function``): which of the
+    service's requests a retry was for, which a timeout's message does not say."""
+    where = ""
+    for frame, _ in traceback.walk_tb(error.__traceback__):
+        module = str(frame.f_globals.get("__name__", ""))
+        if module.startswith("controller."):
+            where = f"{module}.{frame.f_code.co_name}"
+    return where
+
+
 class FloorService:
     def __init__(  # noqa: PLR0913 - the partition's parts, keyword-only, each None for the one-worker floor
         self,
@@ -255,7 +267,8 @@ class FloorService:
                 log.warning("floor_fenced", consumer=self.config.consumer, error=str(error))
             except FLOOR_IO_ERRORS as error:
                 self.status.last_error = f"{type(error).__name__}: {error}"[:300]
-                log.warning("floor_retry", error=self.status.last_error)
+                log.warning("floor_retry", consumer=self.config.consumer, error=self.status.last_error,
+                            raised_in=_raised_in(error))  # fmt: skip
             except Exception as error:
                 # Not a table's message (those are _Refused) nor the floor's I/O: a bug. Said loudly,
                 # and retried like an outage: the service never ends for it.

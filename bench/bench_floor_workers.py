@@ -1,7 +1,8 @@
 """The floor on the three-node JetStream cluster with partitioned workers, figures printed as JSON.
 
     python bench/bench_floor_workers.py [--tables 150] [--rounds 2] [--nodes 3] [--workers 2]
-        [--partitions 8] [--kill] [--live-rounds 3] [--dir DIR] [--out FILE]
+        [--partitions 8] [--kill] [--kill-node stream-leader|bucket-leader|consumer-leader|no-leader|last]
+        [--live-rounds 3] [--dir DIR] [--out FILE]
 
 Every server real, started here (bench/bench_floor.py's EmbeddedFloor, with ``--nodes`` nats-server
 nodes and the stream R3); every floor process a `flushtable floor serve` child.
@@ -22,6 +23,14 @@ nodes and the stream R3); every floor process a `flushtable floor serve` child.
    only rising. A commit is fenced by that row's epoch (controller/floor/workers.py), so one worker per
    epoch means no partition committed by two workers; the poller can miss an epoch held for less than
    its interval (said in ``lease_observations``).
+4. **the node's kill, decomposed** (``kill.node_kill_decomposed``): the surviving nodes' ``/jsz`` polled
+   from the kill (``LeaderWatch``) say when each raft group the killed node led got a new leader and
+   when the stream stored, and each partition consumer delivered, again; beside them each partition's
+   first commit after the elections it waited for, and the uplinks' and workers' retries logged
+   meanwhile. The worker is killed only once the cluster is whole again. ``--kill-node
+   consumer-leader`` and ``no-leader`` first move leaderships off the node to kill (JetStream's leader
+   stepdown to a named node), so that it leads a partition consumer only, or nothing the floor uses
+   (the cluster's metadata is not moved: ``killed_node_led_the_metadata`` says).
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """The floor on the three-node JetStream cluster with partitioned workers, figures printed as JSON.
 
     python bench/bench_floor_workers.py [--tables 150] [--rounds 2] [--nodes 3] [--workers 2]
-        [--partitions 8] [--kill] [--live-rounds 3] [--dir DIR] [--out FILE]
+        [--partitions 8] [--kill] [--kill-node stream-leader|bucket-leader|consumer-leader|no-leader|last]
+        [--live-rounds 3] [--dir DIR] [--out FILE]
 
 Every server real, started here (bench/bench_floor.py's EmbeddedFloor, with ``--nodes`` nats-server
 nodes and the stream R3); every floor process a `flushtable floor serve` child.
@@ -22,6 +23,14 @@ nodes and the stream R3); every floor process a `flushtable floor serve` child.
    only rising. A commit is fenced by that row's epoch (controller/floor/workers.py), so one worker per
    epoch means no partition committed by two workers; the poller can miss an epoch held for less than
    its interval (said in ``lease_observations``).
+4. **the node's kill, decomposed** (``kill.node_kill_decomposed``): the surviving nodes' ``/jsz`` polled
+   from the kill (``LeaderWatch``) say when each raft group the killed node led got a new leader and
+   when the stream stored, and each partition consumer delivered, again; beside them each partition's
+   first commit after the elections it waited for, and the uplinks' and workers' retries logged
+   meanwhile. The worker is killed only once the cluster is whole again. ``--kill-node
+   consumer-leader`` and ``no-leader`` first move leaderships off the node to kill (JetStream's leader
+   stepdown to a named node), so that it leads a partition consumer only, or nothing the floor uses
+   (the cluster's metadata is not moved: ``killed_node_led_the_metadata`` says).
 """
 
 from __future__ import annotations
@@ -40,6 +49,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -63,6 +73,14 @@ from controller.uplink.uplink import Uplink
 from controller.uplink.wire import LEASE_BUCKET, STREAM_NAME
 
 LEASE_TTL_S = 6.0
+# The --kill-node choices whose leaderships are moved first (leader stepdowns, each to a named node), so
+# that the node killed leads what the case says whatever the cluster's own placement drew.
+ARRANGED_KILLS = ("consumer-leader", "no-leader")
+# What the uplinks' and workers' logs say while a node is down, counted in the node's window.
+LOGGED_WORDS = (
+    "uplink_retry", "NoStreamResponseError", "floor_retry", "floor_pull_unavailable",
+    "floor_consumer_check_unanswered", "floor_lease_retaken", "floor_lease_lost",
+)  # fmt: skip
 # Every wait's bound: at a load of 38 the tables' uplinks published ~150 entries/s (1,000 tables).
 WAIT_BOUND_S = 2400.0
 
@@ -336,6 +354,23 @@ def _commit_times(dsn: str, after_s: float, tables: list[str] | None = None) -> 
     return [float(row[0]) for row in rows]
 
 
+def _commit_times_by_partition(
+    dsn: str, after_s: float, tables: list[str], partitions: int
+) -> dict[int, list[float]]:
+    """Each partition's distinct commit times since ``after_s`` (its tables' commits)."""
+    partition = {t: partition_of(t, partitions) for t in tables}
+    with psycopg.connect(dsn) as connection:
+        rows = connection.execute(
+            "SELECT DISTINCT table_id, extract(epoch FROM floor_committed_utc) FROM floor_entries "
+            "WHERE floor_committed_utc >= to_timestamp(%s)",
+            (after_s,),
+        ).fetchall()
+    times: dict[int, set[float]] = {p: set() for p in range(partitions)}
+    for table_id, at_s in rows:
+        times[partition[str(table_id)]].add(float(at_s))
+    return {p: sorted(t) for p, t in times.items()}
+
+
 def _holders(dsn: str) -> dict[int, str]:
     """partition -> the worker PostgreSQL names for it now."""
     with psycopg.connect(dsn) as connection:
@@ -416,6 +451,233 @@ class LeasePoller:
             ),
             "holders": {f"p{p}@{e}": sorted(w) for (p, e), w in sorted(self.seen.items())},
         }
+
+
+class LeaderWatch:
+    """The node's loss decomposed from the cluster's side: the surviving nodes' monitoring (``/jsz``,
+    nats-server's own view) polled every ``interval_s`` in a thread, from just before the kill until
+    every raft group the floor uses (the metadata, the stream, the lease bucket's stream, each partition
+    consumer) has a leader that is not the killed node, the stream has stored a message, and each
+    partition consumer has delivered one, after it (bounded by ``bound_s``). Each time is this machine's
+    clock at the poll's answer: the figures are late by up to one poll (``slowest_poll_s`` says how long
+    a poll took under the run's load)."""
+
+    def __init__(
+        self, monitor_ports: list[int], killed_name: str, consumers: list[str], *,
+        interval_s: float = 0.1, bound_s: float = 60.0,
+    ) -> None:  # fmt: skip
+        self.monitor_ports = monitor_ports
+        self.killed_name = killed_name
+        self.consumers = consumers
+        self.interval_s = interval_s
+        self.bound_s = bound_s
+        self.killed_s = 0.0  # set once the node is killed; polls before it only set the baselines
+        self.leader_before: dict[str, str] = {}  # group -> its leader as the survivors named it before
+        # a group the killed node led -> when a survivor first named another leader for it
+        self.new_leader_s: dict[str, float] = {}
+        self.new_leader_name: dict[str, str] = {}
+        self.first_store_s: float | None = None
+        self.first_delivery_s: dict[str, float] = {}
+        self.polls = 0
+        self.slowest_poll_s = 0.0
+        self.errors = 0
+        self._stream_seq = 0  # the stream's last sequence seen so far (any survivor)
+        self._delivered: dict[str, int] = {}  # consumer -> its delivered stream sequence seen so far
+        self.stop_event = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _jsz(self, port: int) -> dict[str, Any]:
+        url = f"http://127.0.0.1:{port}/jsz?accounts=true&consumers=true&config=false"
+        with urllib.request.urlopen(url, timeout=2) as answer:
+            document: dict[str, Any] = json.loads(answer.read())
+        return document
+
+    def _groups(self, document: dict[str, Any]) -> dict[str, tuple[str, int]]:
+        """group -> (the leader this node names, the group's sequence: the stream's last stored, a
+        consumer's last delivered; 0 for the metadata and the bucket)."""
+        groups = {"metadata": (str((document.get("meta_cluster") or {}).get("leader") or ""), 0)}
+        for account in document.get("account_details") or []:
+            for stream in account.get("stream_detail") or []:
+                name = str(stream.get("name"))
+                leader = str((stream.get("cluster") or {}).get("leader") or "")
+                if name == STREAM_NAME:
+                    groups["stream"] = (leader, int((stream.get("state") or {}).get("last_seq") or 0))
+                elif name == f"KV_{LEASE_BUCKET}":
+                    groups["lease_bucket"] = (leader, 0)
+                for consumer in stream.get("consumer_detail") or []:
+                    if consumer.get("name") in self.consumers:
+                        delivered = int((consumer.get("delivered") or {}).get("stream_seq") or 0)
+                        leader = str((consumer.get("cluster") or {}).get("leader") or "")
+                        groups[str(consumer["name"])] = (leader, delivered)
+        return groups
+
+    def led(self) -> list[str]:
+        """The groups the killed node led (as the survivors named their leaders before the kill)."""
+        return sorted(g for g, leader in self.leader_before.items() if leader == self.killed_name)
+
+    def _live(self, group: str) -> bool:
+        return group not in self.led() or group in self.new_leader_s
+
+    def baseline(self) -> None:
+        """Before the kill: each group's leader and sequences as the survivors name them (every group
+        named, bounded), so that what the kill changes is told from what was."""
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            for port in self.monitor_ports:
+                with contextlib.suppress(OSError, ValueError):
+                    self._note(self._groups(self._jsz(port)), time.time())
+            if len(self.leader_before) >= 3 + len(self.consumers):
+                return
+            time.sleep(self.interval_s)  # a poll of the servers' state, bounded by the deadline
+        raise SystemExit(
+            f"bench_floor_workers: the survivors named no leader for some of {self.leader_before}"
+        )
+
+    def _done(self) -> bool:
+        return (
+            all(g in self.new_leader_s for g in self.led())
+            and self.first_store_s is not None
+            and len(self.first_delivery_s) == len(self.consumers)
+        )
+
+    def _run(self) -> None:
+        while not self.stop_event.is_set():
+            if self.killed_s and (self._done() or time.time() - self.killed_s > self.bound_s):
+                return
+            asked_s = time.time()
+            for port in self.monitor_ports:
+                try:
+                    groups = self._groups(self._jsz(port))
+                except (OSError, ValueError):
+                    self.errors += 1  # a survivor too busy to answer in 2 s: the next poll asks again
+                    continue
+                self._note(groups, time.time())
+            self.polls += 1
+            self.slowest_poll_s = max(self.slowest_poll_s, time.time() - asked_s)
+            self.stop_event.wait(self.interval_s)  # the sampling period, not a synchronisation
+
+    def _note(self, groups: dict[str, tuple[str, int]], at_s: float) -> None:
+        stream_seq = groups.get("stream", ("", 0))[1]
+        if not self.killed_s:
+            self.leader_before.update({g: leader for g, (leader, _) in groups.items() if leader})
+            self._stream_seq = max(self._stream_seq, stream_seq)
+            for name in self.consumers:
+                self._delivered[name] = max(self._delivered.get(name, 0), groups.get(name, ("", 0))[1])
+            return
+        for group, (leader, _) in groups.items():
+            if group not in self.led():
+                continue  # its leader lives: no election
+            if leader and leader != self.killed_name and group not in self.new_leader_s:
+                self.new_leader_s[group] = at_s
+                self.new_leader_name[group] = leader
+        # A store or a delivery counts once its group has a live leader: a follower applying, after the
+        # kill, what the killed leader had replicated before it is not the stream moving again.
+        if self._live("stream"):
+            if self.first_store_s is None and stream_seq > self._stream_seq:
+                self.first_store_s = at_s
+            self._stream_seq = max(self._stream_seq, stream_seq)
+        for name in self.consumers:
+            delivered = groups.get(name, ("", 0))[1]
+            if self._live(name):
+                if name not in self.first_delivery_s and delivered > self._delivered.get(name, 0):
+                    self.first_delivery_s[name] = at_s
+                self._delivered[name] = max(self._delivered.get(name, 0), delivered)
+
+    def figures(self) -> dict[str, Any]:
+        def after(at_s: float | None) -> float | None:
+            return round(at_s - self.killed_s, 2) if at_s is not None else None
+
+        return {
+            "killed_node": self.killed_name,
+            "groups_it_led": self.led(),
+            "leader_after_kill_s": {g: after(self.new_leader_s.get(g)) for g in self.led()},
+            "leader_after_kill": dict(sorted(self.new_leader_name.items())),
+            "stream_first_store_after_kill_s": after(self.first_store_s),
+            "consumer_first_delivery_after_kill_s": {
+                c: after(self.first_delivery_s.get(c)) for c in self.consumers
+            },
+            "polls": self.polls,
+            "poll_interval_s": self.interval_s,
+            "slowest_poll_s": round(self.slowest_poll_s, 2),
+            "unanswered_polls": self.errors,
+        }
+
+
+def _largest_gap_window(times: list[float], start_s: float, end_s: float) -> tuple[float, float]:
+    """Where ``_largest_gap_s``'s gap lies: (its last commit before, or ``start_s``; its next commit)."""
+    marks = [start_s, *(t for t in times if start_s <= t <= end_s)]
+    nxt = [t for t in times if t > marks[-1]]
+    if nxt:
+        marks.append(nxt[0])
+    elif marks[-1] < end_s:
+        marks.append(end_s)
+    return max(itertools.pairwise(marks), key=lambda pair: pair[1] - pair[0], default=(start_s, start_s))
+
+
+def _log_counts(paths: list[Path], words: tuple[str, ...]) -> dict[str, int]:
+    """How many lines of the processes' logs name each of ``words`` (their retries, their elections)."""
+    counts = dict.fromkeys(words, 0)
+    for path in paths:
+        with contextlib.suppress(OSError), path.open(errors="replace") as lines:
+            for line in lines:
+                for word in words:
+                    if word in line:
+                        counts[word] += 1
+    return counts
+
+
+def _decomposed(
+    watch: LeaderWatch, killed_led: list[str], times_by_partition: dict[int, list[float]], *,
+    partitions: int, killed_s: float, until_s: float,
+) -> dict[str, Any]:  # fmt: skip
+    """The node's gap, taken apart: what the cluster took (the elections of the groups the killed node
+    led, the stream's first store after its own), what the floor took after it (each partition's first
+    commit after its consumer's first delivery), per partition and for the floor as a whole."""
+    cluster = watch.figures()
+    leaders = cluster["leader_after_kill_s"]
+    all_times = sorted(t for times in times_by_partition.values() for t in times)
+    gap_from, gap_to = _largest_gap_window(all_times, killed_s, until_s)
+    per_partition: dict[str, Any] = {}
+    for partition in range(partitions):
+        consumer = partition_consumer(partition, partitions)
+        times = times_by_partition.get(partition, [])
+        p_from, p_to = _largest_gap_window(times, killed_s, until_s)
+        # What this partition's commits had to wait for: the elections of the groups on its path that
+        # the killed node led (the stream for new messages, its consumer for any delivery).
+        needed = [g for g in ("stream", consumer) if g in killed_led]
+        waited_s = max((leaders.get(g) or 0.0 for g in needed), default=0.0)
+        delivered_s = cluster["consumer_first_delivery_after_kill_s"].get(consumer)
+        per_partition[f"p{partition}"] = {
+            "consumer": consumer,
+            "elections_waited_for": needed,
+            "elections_done_after_kill_s": round(waited_s, 2),
+            "first_delivery_after_kill_s": delivered_s,
+            "largest_gap_s": round(p_to - p_from, 2),
+            "largest_gap_from_to_after_kill_s": [round(p_from - killed_s, 2), round(p_to - killed_s, 2)],
+            # The floor's own part: from the last election this partition needed to its first commit
+            # after it (a pull answered, a batch, a transaction; the worker's re-pull after a leader
+            # change). A commit before it was of messages already stored and delivered.
+            "first_commit_after_its_elections_s": next(
+                (round(t - killed_s - waited_s, 2) for t in times if t >= killed_s + waited_s), None
+            ),
+        }
+    stream_s = leaders.get("stream") if "stream" in killed_led else None
+    first_store_s = cluster["stream_first_store_after_kill_s"]
+    return {
+        **cluster,
+        "largest_gap_s": round(gap_to - gap_from, 2),
+        "largest_gap_from_to_after_kill_s": [round(gap_from - killed_s, 2), round(gap_to - killed_s, 2)],
+        # The uplinks' part: the stream's new leader to its first message stored (their backoff, their
+        # reconnection and sync, the publish); only when the killed node led the stream.
+        "uplinks_stream_leader_to_first_store_s": (
+            round(first_store_s - stream_s, 2) if stream_s is not None and first_store_s is not None else None
+        ),
+        # The floor's gap against the stream's election: how long the commits went on after it.
+        "largest_gap_end_after_stream_leader_s": (
+            round(gap_to - killed_s - stream_s, 2) if stream_s is not None else None
+        ),
+        "partitions": per_partition,
+    }
 
 
 async def _catch_up(
@@ -595,7 +857,22 @@ async def _kill_scenario(
     await moved_by(args.kill_step)  # the workers committing mid-stream
     holders_before_node_kill = await _wait_shared(dsn, names, args.partitions, 300)
     leaders = await _leaders(floor, args.partitions)
+    arranged: list[str] = []
+    if args.kill_node in ARRANGED_KILLS:
+        leaders, arranged = await _arrange_leaders(floor, args.partitions, args.kill_node, leaders)
+        if arranged:
+            await moved_by(max(1, args.kill_step // 4))  # the workers committing again after the moves
     killed_node = _node_to_kill(args.kill_node, leaders, args.nodes)
+    consumers = [partition_consumer(p, args.partitions) for p in range(args.partitions)]
+    watch = LeaderWatch(
+        [n.monitor_port for i, n in enumerate(cluster.nodes) if i != killed_node and n.monitor_port],
+        cluster.nodes[killed_node].server_name or "",
+        consumers,
+    )
+    logs = [base / f"uplinks-{k}.log" for k in range(args.uplink_processes)]
+    logs += [base / f"workers-{name}.log" for name in names]
+    logs_before = await asyncio.to_thread(_log_counts, logs, LOGGED_WORDS)
+    await asyncio.to_thread(watch.baseline)
     node_killed_s = time.time()
     node_process = cluster.nodes[killed_node].process
     if args.kill_signal == "stop":
@@ -605,7 +882,14 @@ async def _kill_scenario(
         node_process.send_signal(signal.SIGSTOP)
     else:
         cluster.kill(killed_node)
+    watch.killed_s = node_killed_s
+    watch.thread.start()
     await moved_by(args.kill_step)  # commits with a node down
+    # The worker is killed only once the cluster is whole again (every group led, the stream and each
+    # consumer moving: the watch's end, bounded by its own 60 s), so the node's gap is the node's alone.
+    await asyncio.to_thread(watch.thread.join, watch.bound_s + 10)
+    node_window_end_s = time.time()
+    logs_after = await asyncio.to_thread(_log_counts, logs, LOGGED_WORDS)
     # A node's loss must move no partition off a live worker (docs/floor.md "The lease loop through a
     # node's loss"): the holders now, against before the kill, stated.
     holders_after_node_kill = await asyncio.to_thread(_holders, dsn)
@@ -644,6 +928,16 @@ async def _kill_scenario(
     poller.stop_event.set()
     poller.thread.join(timeout=10)
     times = await asyncio.to_thread(_commit_times, dsn, scenario_from_s - 1)
+    by_partition = await asyncio.to_thread(
+        _commit_times_by_partition, dsn, node_killed_s - 1, list(journals), args.partitions
+    )
+    killed_led = sorted(what for what, node in leaders.items() if node == killed_node)
+    decomposition = _decomposed(
+        watch, killed_led, by_partition, partitions=args.partitions, killed_s=node_killed_s,
+        until_s=node_window_end_s,
+    )  # fmt: skip
+    # The processes' own retries while the node was down (the kill to the cluster whole again).
+    decomposition["logged_after_kill"] = {w: logs_after[w] - logs_before[w] for w in LOGGED_WORDS}
     return {
         "live_rounds_per_table": args.live_rounds,
         "rounds_per_s_offered": args.live_rate,
@@ -652,7 +946,10 @@ async def _kill_scenario(
         "node_killed_unix_s": round(node_killed_s, 3),  # beside the nodes' logs (their elections)
         "kill_signal": "SIGSTOP (then SIGCONT)" if args.kill_signal == "stop" else "SIGKILL (then started)",
         # What the killed node led (stream, lease bucket, consumers): its elections are the node gap.
-        "killed_node_led": sorted(what for what, node in leaders.items() if node == killed_node),
+        "killed_node_led": killed_led,
+        "killed_node_led_the_metadata": "metadata" in watch.led(),
+        "leaderships_moved_before_the_kill": arranged,
+        "node_kill_decomposed": decomposition,
         "largest_commit_gap_after_node_kill_s": _largest_gap_s(times, node_killed_s, worker_killed_s),
         "holders_before_node_kill": {str(p): w for p, w in sorted(holders_before_node_kill.items())},
         "holders_after_node_kill": {str(p): w for p, w in sorted(holders_after_node_kill.items())},
@@ -704,12 +1001,68 @@ async def _leaders(floor: EmbeddedFloor, partitions: int) -> dict[str, int]:
 
 def _node_to_kill(choice: str, leaders: dict[str, int], nodes: int) -> int:
     """``stream-leader``: the node leading the stream (the hardest to lose, as test_failures.py kills);
-    ``bucket-leader``: the lease bucket's; ``last``: the last node, whatever it leads."""
+    ``bucket-leader``: the lease bucket's; ``consumer-leader``: one leading a partition consumer and
+    neither the stream nor the bucket; ``no-leader``: one leading none of them (both arranged first by
+    ``_arrange_leaders``); ``last``: the last node, whatever it leads."""
     if choice == "stream-leader" and "stream" in leaders:
         return leaders["stream"]
     if choice == "bucket-leader" and "lease_bucket" in leaders:
         return leaders["lease_bucket"]
+    if choice in ARRANGED_KILLS:
+        for node in range(nodes):
+            led = {what for what, n in leaders.items() if n == node}
+            if choice == "no-leader" and not led:
+                return node
+            if choice == "consumer-leader" and led and not led & {"stream", "lease_bucket"}:
+                return node
+        raise SystemExit(f"bench_floor_workers: no node for --kill-node {choice} (leaders {leaders})")
     return nodes - 1
+
+
+async def _arrange_leaders(
+    floor: EmbeddedFloor, partitions: int, choice: str, leaders: dict[str, int]
+) -> tuple[dict[str, int], list[str]]:
+    """Leaderships moved so that a node leads what ``choice`` needs: ``no-leader``, none of the
+    stream, the bucket and the partition consumers; ``consumer-leader``, the first partition consumer
+    and neither the stream nor the bucket. Each move is JetStream's leader stepdown with a preferred
+    node (``$JS.API.STREAM|CONSUMER.LEADER.STEPDOWN``, nats-server 2.11+), asked of the live leader
+    before any kill. The metadata's leader is not moved (its stepdown is the system account's).
+    The leaders then, and the moves made (``group -> node``)."""
+    assert floor.cluster is not None
+    nodes = floor.cluster.size
+    if choice == "consumer-leader":
+        target = leaders[partition_consumer(0, partitions)]
+    else:  # the node leading the fewest: the fewest moves
+        target = min(range(nodes), key=lambda n: sum(1 for node in leaders.values() if node == n))
+    others = [n for n in range(nodes) if n != target]
+    wanted: dict[str, int] = {}
+    for index, (what, node) in enumerate(sorted(leaders.items())):
+        if node == target and (choice == "no-leader" or what in ("stream", "lease_bucket")):
+            wanted[what] = others[index % len(others)]
+    moves: list[str] = []
+    admin = await floor.connect_admin()
+    try:
+        for what, node in wanted.items():
+            preferred = json.dumps({"placement": {"preferred": f"flushtable-n{node + 1}"}}).encode()
+            if what in ("stream", "lease_bucket"):
+                stream = STREAM_NAME if what == "stream" else f"KV_{LEASE_BUCKET}"
+                subject = f"$JS.API.STREAM.LEADER.STEPDOWN.{stream}"
+            else:
+                subject = f"$JS.API.CONSUMER.LEADER.STEPDOWN.{STREAM_NAME}.{what}"
+            answer = json.loads((await admin.request(subject, preferred, timeout=10)).data)
+            if not answer.get("success"):
+                raise SystemExit(f"bench_floor_workers: the stepdown of {what} was refused: {answer}")
+            moves.append(f"{what} -> n{node + 1}")
+    finally:
+        await admin.close()
+    deadline = time.monotonic() + 60
+    while True:  # until every move shows in the leaders' own answers, bounded
+        now = await _leaders(floor, partitions)
+        if all(now.get(what) != target for what in wanted):
+            return now, moves
+        if time.monotonic() > deadline:
+            raise SystemExit(f"bench_floor_workers: the leaderships did not move off n{target + 1}: {now}")
+        await asyncio.sleep(0.2)  # a poll of the cluster's state, bounded by the deadline
 
 
 def main() -> None:
@@ -724,7 +1077,8 @@ def main() -> None:
     parser.add_argument("--live-rate", type=float, default=20.0, help="rounds a second across the floor")
     parser.add_argument("--kill-step", type=int, default=200, help="entries committed between kill steps")
     parser.add_argument(
-        "--kill-node", choices=["stream-leader", "bucket-leader", "last"], default="stream-leader",
+        "--kill-node", choices=["stream-leader", "bucket-leader", *ARRANGED_KILLS, "last"],
+        default="stream-leader",
         help="which nats node --kill kills",
     )  # fmt: skip
     parser.add_argument(

@@ -33,6 +33,7 @@ import asyncio
 import contextlib
 import random
 import time
+import traceback
 from collections.abc import Sequence
 
 import msgspec
@@ -91,6 +92,17 @@ log = structlog.get_logger("flushtable.floor")
 # A batch taken longer than this sends ``+WPI`` for its messages (controller/floor/in_progress.py): a
 # third of the shortest ack_wait a floor consumer is given (1.5 s), and nothing sent by a shorter batch.
 IN_PROGRESS_INTERVAL_S = 0.5
+# The stream's info, asked at each connection (``_learn_tokens``), waits this long for its answer and
+# is asked again on the same connection, for up to STREAM_ELECTION_WAIT_S, while the stream has no
+# leader: its leader's node lost, the others elect one after nats-server's election timeout (4-9 s, not
+# a setting), only a leader answers, and a request sent before then is never answered. At nats-py's
+# 5 s, the connection then ended and the backoff, a partition's service connected to the killed node
+# reconnected into the election and went on waiting after the new leader: up to 5 s and a reconnection
+# (2.66 s in a 200-table run, docs/floor.md "A node's loss, decomposed"). An answer "unavailable" (a
+# survivor that knows it has no leader) is asked again after STREAM_INFO_PAUSE_S.
+STREAM_INFO_TIMEOUT_S = 1.0
+STREAM_INFO_PAUSE_S = 0.25
+STREAM_ELECTION_WAIT_S = 30.0
 
 
 # The floor's own I/O failing (FLOOR_IO_ERRORS, service_settings.py): retried with backoff (the batch
@@ -176,6 +188,17 @@ def _delivered_times(reply: str) -> int:
     return int(token) if token.isdigit() else 1
 
 
+def _raised_in(error: BaseException) -> str:
+    """The floor's own innermost call the error came through (``module.function``): which of the
+    service's requests a retry was for, which a timeout's message does not say."""
+    where = ""
+    for frame, _ in traceback.walk_tb(error.__traceback__):
+        module = str(frame.f_globals.get("__name__", ""))
+        if module.startswith("controller."):
+            where = f"{module}.{frame.f_code.co_name}"
+    return where
+
+
 class FloorService:
     def __init__(  # noqa: PLR0913 - the partition's parts, keyword-only, each None for the one-worker floor
         self,
@@ -244,7 +267,8 @@ class FloorService:
                 log.warning("floor_fenced", consumer=self.config.consumer, error=str(error))
             except FLOOR_IO_ERRORS as error:
                 self.status.last_error = f"{type(error).__name__}: {error}"[:300]
-                log.warning("floor_retry", error=self.status.last_error)
+                log.warning("floor_retry", consumer=self.config.consumer, error=self.status.last_error,
+                            raised_in=_raised_in(error))  # fmt: skip
             except Exception as error:
                 # Not a table's message (those are _Refused) nor the floor's I/O: a bug. Said loudly,
                 # and retried like an outage: the service never ends for it.
@@ -269,7 +293,7 @@ class FloorService:
         )
         js = client.jetstream()
         self._reads.js = js
-        await self._reads.learn_tokens(js)
+        await self._learn_tokens(client, stop)
         puller = await Puller.start(client, self.config.consumer)
         # Surveillance events: a task of its own with its own connection, so publishing never holds up
         # the intake (and a slow or missing SURVEILLANCE stream never stops it).
@@ -279,6 +303,24 @@ class FloorService:
             )
         log.info("floor_consuming", consumer=self.config.consumer, since_start_s=self._since_start_s())
         return client, connection, puller
+
+    async def _learn_tokens(self, client: FloorClient, stop: asyncio.Event) -> None:
+        """The stream's partition tokens (``StreamReads.learn_tokens``), asked again on this connection
+        while the stream elects a leader (STREAM_INFO_TIMEOUT_S's why); bounded by
+        STREAM_ELECTION_WAIT_S, then raised: the service reconnects with its backoff and says so."""
+        deadline_s = time.monotonic() + STREAM_ELECTION_WAIT_S
+        asking = client.jetstream(timeout=STREAM_INFO_TIMEOUT_S)
+        while True:
+            try:
+                await self._reads.learn_tokens(asking)
+                return
+            except (TimeoutError, nats.js.errors.ServiceUnavailableError) as error:
+                if stop.is_set() or time.monotonic() >= deadline_s:
+                    raise
+                log.info("floor_stream_info_unanswered", consumer=self.config.consumer,
+                         error=type(error).__name__)  # fmt: skip
+                if isinstance(error, nats.js.errors.ServiceUnavailableError):
+                    await asyncio.sleep(STREAM_INFO_PAUSE_S)  # answered at once: a pause, not a wait
 
     async def _consume(
         self, stop: asyncio.Event, client: FloorClient, connection: Connection, puller: Puller

@@ -175,6 +175,8 @@ class UplinkStatus:
     forks: int = 0  # messages of ours whose place (id or position) the server holds another body in
     last_fork: str = ""
     reconnects: int = 0
+    # publishes answered "no responders" and sent again on the same connection (a stream's election)
+    unavailable: int = 0
     last_error: str = ""
 
 
@@ -463,7 +465,7 @@ class Uplink:
             headers = {wire.MSG_ID: message.msg_id, wire.POSITION: message.position.text()}
             if self.status.stream_seq:
                 headers[wire.EXPECTED_LAST_SUBJECT_SEQ] = str(self.status.stream_seq)
-            ack = await self._publish(js, message.body, headers)
+            ack = await self._publish(js, message.body, headers, stop)
             if ack.duplicate:
                 # The server already holds a message with this id. Ours only if it is our body: the
                 # stored one is compared before the ack is taken as ours. Another body (someone took
@@ -477,7 +479,7 @@ class Uplink:
                     headers[wire.MSG_ID] = f"{message.msg_id}:again:{secrets.token_hex(8)}"
                     if held is not None:
                         headers[wire.EXPECTED_LAST_SUBJECT_SEQ] = str(held[0])
-                    ack = await self._publish(js, message.body, headers)
+                    ack = await self._publish(js, message.body, headers, stop)
                     if ack.duplicate:  # an id of 64 random bits taken: not the server's own doing
                         raise _Resync(f"a fresh id for entry {message.entry_seq} was a duplicate too")
             self._queue.pop(0)
@@ -492,13 +494,26 @@ class Uplink:
         async with self.file_lock:
             return await asyncio.to_thread(journal.page, since_seq)
 
-    async def _publish(self, js: JetStreamContext, body: bytes, headers: dict[str, str]) -> PubAck:
-        try:
-            return await js.publish(self.subject, body, headers=headers)
-        except nats.js.errors.APIError as error:
-            if error.err_code == _WRONG_LAST_SEQUENCE:
-                raise _Resync(f"the stream's last sequence for {self.subject} moved: {error}") from None
-            raise
+    async def _publish(
+        self, js: JetStreamContext, body: bytes, headers: dict[str, str], stop: asyncio.Event
+    ) -> PubAck:
+        """One message published and acked. "No responders" (the stream's leader being elected) is
+        retried on this connection for up to STREAM_ELECTION_WAIT_S (wire.py's why), then raised."""
+        pause_s = wire.STREAM_ELECTION_PAUSE_FIRST_S
+        deadline_s = self._clock() + wire.STREAM_ELECTION_WAIT_S
+        while True:
+            try:
+                return await js.publish(self.subject, body, headers=headers)
+            except nats.js.errors.NoStreamResponseError:
+                if stop.is_set() or self._clock() >= deadline_s:
+                    raise
+            except nats.js.errors.APIError as error:
+                if error.err_code == _WRONG_LAST_SEQUENCE:
+                    raise _Resync(f"the stream's last sequence for {self.subject} moved: {error}") from None
+                raise
+            self.status.unavailable += 1
+            await wait_event(stop, pause_s * (0.5 + self._rng.random()))  # a retry's pause; stop ends it
+            pause_s = min(pause_s * 2, wire.STREAM_ELECTION_PAUSE_MOST_S)
 
     async def _persist(self, marks: _MarkStore, *, force: bool) -> None:
         now = self._clock()

@@ -138,6 +138,19 @@ def table_inbox(table_id: str) -> str:
 # stall for a second or two (the workers' slow ticks) and must not close a healthy connection for it.
 NATS_PING_INTERVAL_S = 1
 NATS_MAX_OUTSTANDING_PINGS = 3
+# A publish answered "no responders" (503) on a connection whose sync found the stream: the stream has
+# no leader, being elected after its leader's node was lost (nats-server's raft election timeout, 4-9 s,
+# not a setting: docs/floor.md "A node's loss, decomposed"). The uplink publishes the same message
+# again on the same connection after a pause (doubling from the first to the most, each spread over
+# half to one and a half times itself) for up to STREAM_ELECTION_WAIT_S, then ends the connection and
+# backs off as for any error. Ending it at the first 503 (a reconnection, a TLS handshake, a sync, and
+# a backoff doubling to 5 s) left a table's uplink up to 5 s behind the new leader and cost the servers
+# a handshake a table every few hundred milliseconds during the election. The pauses' most is the
+# table's own delay after the election; a 503 is answered by the node the uplink is connected to, at
+# a few bytes a request. The same message and id each time: JetStream's de-duplication holds.
+STREAM_ELECTION_PAUSE_FIRST_S = 0.1
+STREAM_ELECTION_PAUSE_MOST_S = 0.5
+STREAM_ELECTION_WAIT_S = 15.0
 
 FLOOR_INBOX = "_INBOX_FLOOR"
 # The floor's seeded software verification of a table (docs/operations.md "Software verification"): a

@@ -1,0 +1,91 @@
+"""A floor service that connects while the stream has no leader (controller/floor/service.py
+STREAM_INFO_TIMEOUT_S; docs/floor.md "A node's loss, decomposed"): the stream's info, asked at each
+connection, is not answered until the stream has a leader again. The service asks again on the same
+connection instead of ending it at nats-py's 5 s timeout (a reconnection and a backoff past the new
+leader: 2.66 s of a partition's gap in a 200-table bench run).
+
+The stream is kept leaderless for as long as the test needs, whatever nats-server's election draws:
+two of the three nodes are killed (no majority, no election), the service is started on the third, and
+one node is started again only once the service has asked for longer than nats-py's timeout would
+have waited, its connection never ended. Then the stream elects a leader and the service commits every
+entry."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+from pathlib import Path
+
+import pytest
+import structlog.testing
+
+from controller.floor import service as service_module
+from controller.floor.service import FloorService
+from tests.floor.conftest import MakeFloor
+from tests.floor.helpers import Running, Tables, floor_count, journal_total, table_ids, wait_until
+
+ACKED_BOUND_S = 120.0
+# nats-py's default request timeout: the service must have asked (and not been answered) for longer.
+NATS_PY_TIMEOUT_S = 5.0
+ASKED_BOUND_S = 120.0
+COMMITTED_BOUND_S = 180.0
+
+
+def test_a_service_started_while_the_stream_has_no_leader_keeps_its_connection(
+    tmp_path: Path, make_floor: MakeFloor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The bound of the retries above the test's own leaderless time (two nodes down, then an election).
+    monkeypatch.setattr(service_module, "STREAM_ELECTION_WAIT_S", 120.0, raising=False)
+    ids = table_ids(3)
+    floor = make_floor(ids, nodes=3)
+    assert floor.cluster is not None
+    cluster = floor.cluster
+    tables = Tables(tmp_path / "tables", ids)
+    for table_id in ids:
+        tables.play(table_id, 1)
+
+    async def scenario() -> None:
+        running = Running(floor, tables)
+        running.start_uplinks()
+
+        async def all_acked() -> bool:
+            return sum(u.status.acked.entry_seq for u in running.uplinks.values()) == journal_total(tables)
+
+        await wait_until(all_acked, ACKED_BOUND_S, "the tables' rounds acked")
+        await running.close()
+        survivor = cluster.nodes[0]
+        cluster.kill(1)
+        cluster.kill(2)
+        config = dataclasses.replace(floor.floor_config(), servers=(survivor.url,))
+        service = FloorService(config)
+        stop = asyncio.Event()
+        with structlog.testing.capture_logs() as logs:
+            started_s = time.monotonic()
+            task = asyncio.create_task(service.run(stop))
+            try:
+
+                async def asked_past_nats_py_timeout() -> bool:
+                    # Its connection never ended while the stream had no leader: without the retries on
+                    # it, the first unanswered request ends it here (nats-py's timeout, or the survivor's
+                    # 503 "JetStream system temporarily unavailable" once it knows it has no leader).
+                    assert service.status.last_error == ""
+                    asked = any(e["event"] == "floor_stream_info_unanswered" for e in logs)
+                    return asked and time.monotonic() - started_s > NATS_PY_TIMEOUT_S + 1
+
+                await wait_until(asked_past_nats_py_timeout, ASKED_BOUND_S, "the service asking the stream")
+                cluster.start_node(1)
+
+                async def all_committed() -> bool:
+                    return floor_count(floor) == journal_total(tables)
+
+                # A majority again: the stream elects a leader, its info is answered on the same
+                # connection, and the service commits. (The consumer's own election may still end
+                # the connection once: not what this test is about.)
+                await wait_until(all_committed, COMMITTED_BOUND_S, "every entry on the floor")
+            finally:
+                stop.set()
+                await asyncio.wait_for(task, 30)
+                tables.close()
+
+    asyncio.run(scenario())

@@ -91,8 +91,27 @@ log = structlog.get_logger("flushtable.floor")
 # A batch taken longer than this sends ``+WPI`` for its messages (controller/floor/in_progress.py): a
 # third of the shortest ack_wait a floor consumer is given (1.5 s), and nothing sent by a shorter batch.
 IN_PROGRESS_INTERVAL_S = 0.5
-# Subjects whose partition a partition's service remembers (``_is_mine``): a floor's tables, one each.
+# Subjects whose partition a partition's service remembers (``_OwnedSubjects``): a floor's tables, one each.
 _MINE_REMEMBERED = 65_536
+
+
+class _OwnedSubjects:
+    """``owns`` of a subject's table, remembered a subject (a table's messages share one): ``owns``
+    hashes the table id in Python, and a partition's service asks it of every message. A subject that
+    names no table is partition 0's, by its empty table id. Bounded: subjects are the tables', but a
+    table's messages are hostile."""
+
+    def __init__(self, owns: Owns) -> None:
+        self._owns = owns
+        self._mine: dict[str, bool] = {}
+
+    def __call__(self, subject: str) -> bool:
+        mine = self._mine.get(subject)
+        if mine is None:
+            if len(self._mine) >= _MINE_REMEMBERED:
+                self._mine.clear()
+            mine = self._mine[subject] = self._owns(subject_parts(subject)[0] or "")
+        return mine
 
 
 # The floor's own I/O failing (FLOOR_IO_ERRORS, service_settings.py): retried with backoff (the batch
@@ -202,7 +221,7 @@ class FloorService:
         # A partitioned worker's (controller/floor/workers.py): which tables are this service's, and
         # the lease check each commit makes. Both None: the one-worker floor, every table, no check.
         self._owns = owns
-        self._mine: dict[str, bool] = {}  # subject -> ``owns`` of its table (``_is_mine``)
+        self._mine = _OwnedSubjects(owns) if owns is not None else None
         self._fence = fence
         self.fenced = False  # set when a commit was refused for a lost lease: the service has ended
         self.status = FloorStatus()
@@ -322,17 +341,8 @@ class FloorService:
 
     def _is_mine(self, subject: str) -> bool:
         """Whether a message is this service's: always, unless it is a partition's (then its table's
-        partition decides; a subject that names no table is partition 0's, by its empty table id).
-        Remembered a subject (a table's messages share one): ``owns`` hashes the table id in Python,
-        and a partition's service asks it of every message."""
-        if self._owns is None:
-            return True
-        mine = self._mine.get(subject)
-        if mine is None:
-            if len(self._mine) >= _MINE_REMEMBERED:  # bounded: subjects are the tables', but hostile
-                self._mine.clear()
-            mine = self._mine[subject] = self._owns(subject_parts(subject)[0] or "")
-        return mine
+        partition decides, remembered a subject: ``_OwnedSubjects``)."""
+        return self._mine is None or self._mine(subject)
 
     async def _adopt_read_ahead(self, connection: Connection) -> None:
         """The projections read ahead of this service's start, once read, those still current taken as
@@ -358,10 +368,9 @@ class FloorService:
         restart) met hundreds, 70 ms each at a load of 40-50 (docs/floor.md "A worker's takeover,
         timed")."""
         await self._adopt_read_ahead(connection)
-        # Each distinct subject once (a set of strings, built in C), its table remembered
-        # (``subject_parts``): a table's subject carries its partition tokens, which ``table_of_subject``
-        # checks by six hashes of the table id, each batch again for each of its tables before (4% of
-        # the service's calls in its profile).
+        # Each distinct subject once (a set of strings, built in C), its table remembered (``subject_parts``):
+        # ``table_of_subject`` checks its partition tokens by six hashes of the table id (before: each batch
+        # again for each of its tables, 4% of the service's calls in its profile).
         wanted = (subject_parts(subject)[0] for subject in {message.subject for message in incoming})
         await self._projections.read_many(connection, [t for t in wanted if t is not None])
 

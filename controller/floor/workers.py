@@ -206,9 +206,7 @@ class FloorWorker:
     _tokens_unchecked: bool = False
     # The held partitions' services and their consumers' filters (controller/floor/partition_services.py).
     services: PartitionServices = field(init=False)
-    # When the worker started (``run``; its making, for a worker ticked without it): for a lease TTL
-    # after it, the worker is joining (``joining``).
-    _started_s: float = field(init=False)
+    _started_s: float = field(init=False)  # at ``run`` (or its making): joining for a TTL after it
     _taken_before: bool = False  # a partition was taken: a joining worker's first take is of one only
 
     def __post_init__(self) -> None:
@@ -216,11 +214,8 @@ class FloorWorker:
         self._started_s = self.clock()
 
     def joining(self) -> bool:
-        """Whether the worker started less than a lease TTL ago: the peers started with it (a floor's
-        workers started together) appear within it. Before (bench/bench_floor_cpu.py --workers 2, 300
-        tables): the worker that ticked first (77 ms before its peer started) saw nobody and took both
-        partitions, gave one back at its next tick 2.3 s later, and its peer took it at its own next
-        tick 1.8 s after that: a catch-up of about 5 s ran on one worker, then on none for a partition."""
+        """Started less than a lease TTL ago, when peers started with it appear (the module's doc
+        "Joining"; docs/floor.md "Ninth stop": what it cost two workers before)."""
         return self.clock() - self._started_s < self.settings.lease_ttl_s
 
     def live_workers(self) -> set[str]:
@@ -238,8 +233,7 @@ class FloorWorker:
         should see at once rather than up to a renew interval later (the killed worker's tables wait
         for it: docs/floor.md "Measured: workers on the cluster")."""
         interval_s = self.settings.renew_interval_s
-        # Joining: a peer started at once beats within the first ticks, and balance moves a partition
-        # at the giver's tick and then the taker's: short ticks make that move short (``joining``).
+        # Joining: balance moves a partition at the giver's tick and then the taker's; short ticks then.
         if self.joining() or self._peer_silent_for(1.5 * interval_s):
             return min(SUSPECT_TICK_S, interval_s)
         return interval_s
@@ -392,10 +386,8 @@ class FloorWorker:
         ]:
             await self._release(kv, self.held[partition], reason="balance")
         if len(self.held) < share and not self._tokens_unchecked:  # nothing taken before the check
-            # A joining worker's first take is of one partition: a peer started at the same time may
-            # not have beaten yet, and taking its share too would have it wait for the balance.
-            first = self.joining() and not self._taken_before
-            wanted = min(share, len(self.held) + 1) if first else share
+            # Joining, the first take is of one: a peer started with it may not have beaten yet.
+            wanted = min(share, len(self.held) + 1) if self.joining() and not self._taken_before else share
             for partition in sorted(range(self.settings.partitions), key=self._preference):
                 if len(self.held) >= wanted:
                     break

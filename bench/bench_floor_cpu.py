@@ -17,7 +17,9 @@ ends with every entry on the floor exactly once and every chain verified, or the
 ``--workers N``: each turn also drains the same stream with N partitioned workers (``floor serve --worker
 W --partitions P``, each partition's consumer filtered to its own tables) into a fresh database, right
 after the single service: entries/s from the first commit to the last, each worker's CPU, and the ratio
-of the workers' entries/s to the single service's of the same turn.
+of the workers' entries/s to the single service's of the same turn. With several ``--code`` directories
+the workers run from each in turn too, each right after that directory's single service (their label
+names the directory): before and after of the workers' own code, side by side in one run.
 
 ``--before-filter`` (with ``--workers``): each turn drains with the workers once more first, their
 consumers filtered ``flushtable.>`` as before the partition tokens (each worker delivered every message,
@@ -168,19 +170,23 @@ async def _drain_workers(  # noqa: PLR0917 - one run's context
     max_ack_pending: int,
     *,
     every_message: bool = False,
+    code: Path = _HERE,
+    label_code: bool = False,
 ) -> dict[str, Any]:
-    """The same stream drained by ``workers`` partitioned workers into a fresh database."""
+    """The same stream drained by ``workers`` partitioned workers run from ``code`` into a fresh
+    database (``label_code``: the run's label names ``code``)."""
     await _reset(floor, partitions, max_ack_pending, every_message=every_message)
     load_at_start = _load()
     meter = CpuMeter(floor)
     names = [chr(ord("A") + n) for n in range(workers)]
     processes: list[subprocess.Popen[bytes]] = []
+    env = {**os.environ, "PYTHONPATH": str(code)}
     with (config_path.parent / "floor-workers.log").open("ab") as service_log:
         for name in names:
             command = [sys.executable, "-m", "controller.cli", "floor", "serve", "--config", str(config_path)]
             command += ["--worker", name, "--partitions", str(partitions), "--lease-ttl", str(LEASE_TTL_S)]
             processes.append(
-                subprocess.Popen(command, stdout=service_log, stderr=subprocess.STDOUT, cwd=_HERE)
+                subprocess.Popen(command, env=env, stdout=service_log, stderr=subprocess.STDOUT, cwd=code)
             )
     meter.floor_pids = [process.pid for process in processes]
     try:
@@ -198,7 +204,9 @@ async def _drain_workers(  # noqa: PLR0917 - one run's context
     span_s, verified = _floor_figures(floor, entries, f"{workers} workers")
     spent = CpuMeter.spent(at_first, at_last)
     return {
-        "code": _workers_label(workers, partitions, every_message=every_message),
+        "code": _workers_label(
+            workers, partitions, every_message=every_message, code=code if label_code else None
+        ),
         "load_average_1m": round(os.getloadavg()[0], 2),
         "load_average_1_5_15m_at_start": load_at_start,
         "load_average_1_5_15m_at_end": _load(),
@@ -220,9 +228,10 @@ async def _drain_workers(  # noqa: PLR0917 - one run's context
     }
 
 
-def _workers_label(workers: int, partitions: int, *, every_message: bool) -> str:
+def _workers_label(workers: int, partitions: int, *, every_message: bool, code: Path | None = None) -> str:
     shape = ", every message delivered (the filter before the partition tokens)" if every_message else ""
-    return f"{workers} workers, {partitions} partitions{shape}"
+    where = f", {code}" if code is not None else ""
+    return f"{workers} workers, {partitions} partitions{shape}{where}"
 
 
 async def _drain(  # noqa: PLR0917 - one run's context
@@ -294,25 +303,32 @@ async def bench(args: argparse.Namespace, base: Path) -> dict[str, Any]:
                     await _drain(floor, code, config_path, entries, messages, profile, args.max_ack_pending)
                 )
                 print(json.dumps(runs[-1]), file=sys.stderr)
-            single = runs[-1]["entries_per_s_committing"]
-            for every_message in ([True, False] if args.before_filter else [False]) if args.workers else []:
-                runs.append(
-                    await _drain_workers(
-                        floor,
-                        config_path,
-                        entries,
-                        messages,
-                        args.workers,
-                        args.partitions,
-                        args.max_ack_pending,
-                        every_message=every_message,
-                    )
-                )
-                workers_rate = runs[-1]["entries_per_s_committing"]
-                runs[-1]["ratio_to_single_service"] = (
-                    round(workers_rate / single, 2) if single and workers_rate else None
-                )
-                print(json.dumps(runs[-1]), file=sys.stderr)
+                if not args.workers:
+                    continue
+                single = runs[-1]["entries_per_s_committing"]
+                # One directory: the workers from this checkout after its single service, as before.
+                # Several: each directory's workers from it, right after its single service.
+                for worker_code in [code] if len(codes) > 1 else [_HERE]:
+                    for every_message in [True, False] if args.before_filter else [False]:
+                        runs.append(
+                            await _drain_workers(
+                                floor,
+                                config_path,
+                                entries,
+                                messages,
+                                args.workers,
+                                args.partitions,
+                                args.max_ack_pending,
+                                every_message=every_message,
+                                code=worker_code,
+                                label_code=len(codes) > 1,
+                            )
+                        )
+                        workers_rate = runs[-1]["entries_per_s_committing"]
+                        runs[-1]["ratio_to_single_service"] = (
+                            round(workers_rate / single, 2) if single and workers_rate else None
+                        )
+                        print(json.dumps(runs[-1]), file=sys.stderr)
     finally:
         floor.stop()
     by_code = {
@@ -328,7 +344,13 @@ async def bench(args: argparse.Namespace, base: Path) -> dict[str, Any]:
             *codes,
             *(
                 [
-                    _workers_label(args.workers, args.partitions, every_message=every)
+                    _workers_label(
+                        args.workers,
+                        args.partitions,
+                        every_message=every,
+                        code=code if len(codes) > 1 else None,
+                    )
+                    for code in codes
                     for every in ([True, False] if args.before_filter else [False])
                 ]
                 if args.workers

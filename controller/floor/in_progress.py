@@ -25,6 +25,8 @@ from collections.abc import AsyncIterator, Sequence
 import structlog
 from nats.aio.client import Client
 
+from controller.floor.intake import FloorClient
+
 __all__ = ["DEFAULT_LIMIT_S", "IN_PROGRESS", "InProgress", "kept_in_progress"]
 
 log = structlog.get_logger("flushtable.floor")
@@ -49,8 +51,11 @@ async def _keep(
     for tick in range(ticks):
         if tick:
             await asyncio.sleep(interval_s)
-        for reply in replies:
-            await client.publish(reply, IN_PROGRESS)
+        if isinstance(client, FloorClient):  # the floor's own: one command for the batch
+            await client.publish_to_each(replies, IN_PROGRESS)
+        else:
+            for reply in replies:
+                await client.publish(reply, IN_PROGRESS)
         log.info("floor_batch_in_progress", messages=len(replies))
     log.warning("floor_batch_in_progress_limit", messages=len(replies), limit_s=limit_s)
     state.ended.set()

@@ -152,6 +152,14 @@ class FloorClient(Client):
         command and queueing it. The subjects are reply subjects as nats-py's parser read them off the
         wire (split at whitespace: none holds a space or a line break); an empty one is refused as
         ``publish`` refuses it. Nothing is queued if any is refused or the connection cannot take it."""
+        await self.publish_to_each(subjects, b"")
+
+    async def publish_to_each(self, subjects: Sequence[str], payload: bytes) -> None:
+        """``payload`` to each subject, as ``publish_empty`` sends an empty one (the same bytes
+        ``publish(subject, payload)`` sends for each, one command): a batch kept in progress sends
+        ``+WPI`` to each of its deliveries every interval (controller/floor/in_progress.py), a
+        ``publish`` call each before (2-3% of the service's profile at a load of 25, where batches
+        outlast the interval)."""
         if not subjects:
             return
         if self.is_closed:
@@ -160,7 +168,8 @@ class FloorClient(Client):
             raise nats_errors.ConnectionDrainingError
         if any(not subject for subject in subjects):
             raise nats_errors.BadSubjectError
-        command = b"".join([b"PUB " + subject.encode() + b"  0\r\n\r\n" for subject in subjects])
+        tail = b"  " + str(len(payload)).encode() + b"\r\n" + payload + b"\r\n"
+        command = b"".join([b"PUB " + subject.encode() + tail for subject in subjects])
         if not self.is_connected and (
             self._max_pending_size <= 0 or len(command) + self._pending_data_size > self._max_pending_size
         ):

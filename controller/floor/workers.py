@@ -24,7 +24,11 @@ stay in one process.
   its own. A worker that lost its lease (paused, partitioned away, woken late) can never commit.
 - **Balance**: each worker beats in the key ``workers`` (a revision-checked map of worker -> beat); the
   workers whose beat moved within the lease TTL are live, and each holds at most ceil(P / live). A worker
-  above its share releases partitions, one below takes free ones.
+  above its share releases partitions, one below takes free ones. **Joining**: a worker's first tick
+  takes one partition at most, and for its first lease TTL it ticks every ``SUSPECT_TICK_S``: workers
+  started together then see each other's beats before the first has taken every partition, and one
+  that did (a peer started a tick later) gives the extra back, and the peer takes it, within a short
+  tick, not a renew interval each (docs/floor.md "Ninth stop").
 
 A dead worker's partitions are free once their keys expire (at most ``lease_ttl_s`` after its last
 renewal) and taken by a live worker at its next tick (``renew_interval_s``; every ``SUSPECT_TICK_S``
@@ -202,9 +206,17 @@ class FloorWorker:
     _tokens_unchecked: bool = False
     # The held partitions' services and their consumers' filters (controller/floor/partition_services.py).
     services: PartitionServices = field(init=False)
+    _started_s: float = field(init=False)  # at ``run`` (or its making): joining for a TTL after it
+    _taken_before: bool = False  # a partition was taken: a joining worker's first take is of one only
 
     def __post_init__(self) -> None:
         self.services = PartitionServices(self.config, self.settings, self.clock)
+        self._started_s = self.clock()
+
+    def joining(self) -> bool:
+        """Started less than a lease TTL ago, when peers started with it appear (the module's doc
+        "Joining"; docs/floor.md "Ninth stop": what it cost two workers before)."""
+        return self.clock() - self._started_s < self.settings.lease_ttl_s
 
     def live_workers(self) -> set[str]:
         now = self.clock()
@@ -221,7 +233,8 @@ class FloorWorker:
         should see at once rather than up to a renew interval later (the killed worker's tables wait
         for it: docs/floor.md "Measured: workers on the cluster")."""
         interval_s = self.settings.renew_interval_s
-        if self._peer_silent_for(1.5 * interval_s):
+        # Joining: balance moves a partition at the giver's tick and then the taker's; short ticks then.
+        if self.joining() or self._peer_silent_for(1.5 * interval_s):
             return min(SUSPECT_TICK_S, interval_s)
         return interval_s
 
@@ -266,6 +279,7 @@ class FloorWorker:
         )
         retry.waiter = self.reconnect_waiter
         first_connection = True
+        self._started_s = self.clock()
         try:
             while not stop.is_set():
                 client: Client | None = None
@@ -372,8 +386,10 @@ class FloorWorker:
         ]:
             await self._release(kv, self.held[partition], reason="balance")
         if len(self.held) < share and not self._tokens_unchecked:  # nothing taken before the check
+            # Joining, the first take is of one: a peer started with it may not have beaten yet.
+            wanted = min(share, len(self.held) + 1) if self.joining() and not self._taken_before else share
             for partition in sorted(range(self.settings.partitions), key=self._preference):
-                if len(self.held) >= share:
+                if len(self.held) >= wanted:
                     break
                 if partition not in self.held:
                     await self._try_acquire(kv, js, connection, partition)
@@ -574,6 +590,7 @@ class FloorWorker:
             raise
         synced_s = self.clock()
         self.held[partition] = self.services.start(partition, epoch, revision)
+        self._taken_before = True
         self.status.acquired += 1
         log.info("floor_lease_acquired", worker=self.settings.worker, partition=partition, epoch=epoch,
                  claimed_and_consumer_synced_s=round(synced_s - taken_s, 3))  # fmt: skip

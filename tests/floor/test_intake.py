@@ -1,13 +1,15 @@
 """The floor's raw deliveries (controller/floor/intake.py) and its one JSON reader (wire.decode) read
 what nats-py and json.loads read: the same headers, the same stream sequence, the same documents and
-the same refusals, on ordinary and odd inputs alike. Pure, but for the batch's acks, sent to a real
-nats-server."""
+the same refusals, on ordinary and odd inputs alike; a batch's acks and ``+WPI`` sent as one command,
+and a partition's service asking a subject's partition once. Pure, but for the acks and ``+WPI``, sent
+to a real nats-server."""
 
 from __future__ import annotations
 
 import asyncio
 import codecs
 import json
+from pathlib import Path
 from typing import Any
 
 import nats.js.errors
@@ -16,8 +18,11 @@ from nats import errors as nats_errors
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 
+from controller.floor.in_progress import IN_PROGRESS, kept_in_progress
 from controller.floor.intake import FloorClient, RawHeaders, stream_seq_of_reply
 from controller.floor.puller import Puller
+from controller.floor.service import FloorService
+from controller.floor.service_settings import FloorConfig
 from controller.tls import ssl_context
 from controller.uplink import wire
 from tests.floor.conftest import MakeFloor
@@ -148,6 +153,79 @@ def test_publish_empty_sends_what_publish_sends_for_each(make_floor: MakeFloor) 
 
     got = asyncio.run(run())
     assert got == [(f"acks.{n}", b"") for n in range(300)] + [("acks.last", b"")]
+
+
+class CountingFloorClient(FloorClient):
+    """The floor's client, counting the commands it queues (each a ``publish`` before batching)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.commands = 0
+
+    async def _send_command(self, cmd: bytes, priority: bool = False) -> None:
+        self.commands += 1
+        await super()._send_command(cmd, priority)
+
+
+def test_a_batch_kept_in_progress_sends_its_wpi_as_one_command(make_floor: MakeFloor) -> None:
+    """A batch's ``+WPI`` (controller/floor/in_progress.py) through the floor's own client, against a
+    real nats-server: each reply subject gets ``+WPI`` once a tick, in order, as ``publish`` each would
+    send it, queued as one command a tick. Before, one ``publish`` each (``assert 300 == 1``)."""
+    floor = make_floor(["T1"])
+
+    async def run() -> tuple[list[tuple[str, bytes]], int]:
+        admin = await floor.connect_admin()
+        assert floor.tls is not None
+        sender = CountingFloorClient()
+        await sender.connect(
+            servers=list(floor.nats_urls),
+            user="floor-admin",
+            password=floor._password("nats:admin"),
+            tls=ssl_context(floor.tls.ca_cert),
+            allow_reconnect=False,
+            connect_timeout=5,
+        )
+        try:
+            subscription = await admin.subscribe("replies.>")
+            await admin.flush()
+            replies = [f"replies.{n}" for n in range(300)]
+            before = sender.commands
+            # One tick (its limit one interval): the block waits for the keeper to end by its limit.
+            async with kept_in_progress(sender, replies, 0.001, limit_s=0.001) as keeper:
+                await asyncio.wait_for(keeper.ended.wait(), ANSWER_TIMEOUT_S)
+            commands = sender.commands - before
+            await sender.flush()
+            got = []
+            for _ in replies:
+                message = await subscription.next_msg(timeout=ANSWER_TIMEOUT_S)
+                got.append((message.subject, message.data))
+            return got, commands
+        finally:
+            await sender.close()
+            await admin.close()
+
+    got, commands = asyncio.run(run())
+    assert commands == 1
+    assert got == [(f"replies.{n}", IN_PROGRESS) for n in range(300)]
+
+
+def test_a_partitions_service_asks_owns_once_a_subject() -> None:
+    """A partition's service remembers which subjects are its own (``FloorService._is_mine``): the
+    table's partition asked once a subject, the answers those of ``owns``. Before, once a message
+    (``assert 4 == 2``)."""
+    asked: list[str] = []
+
+    def owns(table_id: str) -> bool:
+        asked.append(table_id)
+        return table_id == "T1"
+
+    config = FloorConfig(("tls://127.0.0.1:4222",), "floor-reader", "pw", Path("ca.pem"), "dbname=floor")
+    service = FloorService(config, owns=owns)
+    subjects = [wire.stored_subject("main", "T1"), wire.stored_subject("main", "T2")]
+    answers = [service._is_mine(subject) for subject in subjects * 2]
+    assert answers == [True, False, True, False]
+    assert len(asked) == 2
+    assert asked == ["T1", "T2"]
 
 
 def test_a_message_on_the_floors_inbox_that_is_no_delivery_ends_the_pull_not_in_a_batch(

@@ -215,7 +215,9 @@ def test_a_round_holding_a_private_part_that_does_not_decode_is_shown_with_one_l
     both (no alert). For a manager and an auditor (readers of private parts) the round's page and its JSON
     answer 200 with one line naming the entry and why its part does not decode, the events listed, that
     part neither shown nor offered for disclosure; the round's CSV answers 200. Before 5d9633f: the page,
-    its JSON and its CSV decoded the part outside any refusal, an HTTP 500."""
+    its JSON and its CSV decoded the part outside any refusal, an HTTP 500. A viewer, shown no private
+    part, is shown the round's record (built from the public parts), that part withheld as every one is;
+    before: refused the record with the same line."""
     ids = ["T001"]
     floor = make_floor(ids, ack_wait_s=2)
     tables = Tables(tmp_path / "tables", ids)
@@ -227,6 +229,7 @@ def test_a_round_holding_a_private_part_that_does_not_decode_is_shown_with_one_l
     users = {
         "mo": FloorUser.with_password("mo", "manager", "manager-pw"),
         "al": FloorUser.with_password("al", "auditor", "auditor-pw"),
+        "vi": FloorUser.with_password("vi", "viewer", "viewer-pw"),
     }
 
     async def scenario() -> None:
@@ -274,6 +277,28 @@ def test_a_round_holding_a_private_part_that_does_not_decode_is_shown_with_one_l
                     csv = await client.get(f"/tables/T001/rounds/{round_id}/csv")
                     assert csv.status_code == 200, (user, csv.text[-2000:])
                     assert csv.text.startswith("round_id,status,")
+            # A viewer is shown no private part, this one no more than another: the round's record is
+            # built from the public parts, as for any round, and that part is withheld as every one is.
+            async with httpx.AsyncClient(base_url=server.url, timeout=30) as client:
+                await login(client, "vi", "viewer-pw")
+                api = await client.get(f"/api/tables/T001/rounds/{round_id}")
+                assert api.status_code == 200, api.text[-2000:]
+                detail = api.json()
+                assert detail["record_refused"] == "", detail["record_refused"]
+                page = await client.get(f"/tables/T001/rounds/{round_id}")
+                assert page.status_code == 200, page.text[-2000:]
+                assert 'id="record-refused"' not in page.text
+                assert detail["record"]["status"] == "settled", detail["record"]
+                (recorded,) = [event for event in detail["record"]["events"] if event["seq"] == forged["seq"]]
+                assert recorded["private"] is None
+                (damaged,) = [event for event in detail["events"] if event["seq"] == forged["seq"]]
+                assert damaged["private"] is None
+                assert damaged["withheld"]
+                cards = [event for event in detail["events"] if event["kind"] == "card_dealt"]
+                assert all(event["private"] is None and event["withheld"] for event in cards)
+                csv = await client.get(f"/tables/T001/rounds/{round_id}/csv")
+                assert csv.status_code == 200, csv.text[-2000:]
+                assert csv.text.startswith("round_id,status,")
         finally:
             await server.stop()
 

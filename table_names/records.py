@@ -123,10 +123,14 @@ def fields_dict(record: object, **given: Any) -> dict[str, Any]:
     """The fields of a record or a dataclass by name, in their declared order, each field named in
     ``given`` with that value instead (its JSON form, say): a ``to_json`` that is its fields but for a
     few. The values themselves, not copies (``dataclasses.asdict`` copies deeply and turns a nested
-    dataclass into its fields, not into its own ``to_json``)."""
-    return {
-        name: given[name] if name in given else getattr(record, name) for name in field_names(type(record))
-    }
+    dataclass into its fields, not into its own ``to_json``). A name in ``given`` that is no field is
+    refused (``TypeError``, as ``dataclasses.replace`` refuses one): dropped, the raw field would take
+    its place, objects where its JSON was meant."""
+    names = field_names(type(record))
+    unknown = [name for name in given if name not in names]
+    if unknown:
+        raise TypeError(f"{type(record).__qualname__} has no field {unknown[0]!r}")
+    return {name: given[name] if name in given else getattr(record, name) for name in names}
 
 
 def replace(record: _R, **changes: Any) -> _R:

@@ -174,3 +174,19 @@ def test_fields_dict_gives_a_record_s_or_a_dataclass_s_fields_in_order_the_given
         ("replayed", True),
     ]
     assert records.fields_dict(answer)["awards"] is answer.awards
+
+
+def test_fields_dict_refuses_a_given_name_that_is_no_field_as_dataclasses_replace_does() -> None:
+    """A misspelled name in ``given`` would be dropped and the raw field used (its objects, not their
+    JSON, in a to_json): refused instead, a TypeError naming it, as ``dataclasses.replace`` refuses one."""
+    from controller.progressive.controller import ClaimAnswer
+    from controller.rules.settlement import RakeLine
+
+    answer = ClaimAnswer("T1", "R1", (), replayed=True)
+    misspelled: dict[str, Any] = {"award": ["as JSON"]}
+    with pytest.raises(TypeError, match="ClaimAnswer has no field 'award'"):
+        records.fields_dict(answer, **misspelled)
+    with pytest.raises(TypeError, match="RakeLine has no field 'cents'"):
+        records.fields_dict(RakeLine(3, 25, designated_player=True), seat=3, cents=25)
+    with pytest.raises(TypeError):  # the refusal it matches, for a dataclass
+        dataclasses.replace(answer, **misspelled)

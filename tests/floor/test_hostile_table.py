@@ -25,6 +25,7 @@ import psycopg
 from controller.floor.checks import TableProjection
 from controller.floor.panel import FloorPanelSettings, FloorUser, serve_panel
 from controller.floor.service import FloorService
+from controller.journal import entries as typed
 from controller.journal.chain import entry_hash
 from controller.uplink import wire
 from tests.floor.conftest import MakeFloor
@@ -192,52 +193,113 @@ def test_a_round_holding_an_entry_of_a_newer_release_is_shown_with_one_line_not_
     tables.close()
 
 
+def _forged_card_with_a_part_that_does_not_decode(
+    tables: Tables, round_id: str
+) -> tuple[dict[str, Any], str]:
+    """As ``table-T001`` can write it: a ``card_dealt`` entry (a kind with a private part) chained after
+    the table's last entry in ``round_id``, committing to a private part that is not even JSON; and that
+    part."""
+    malformed = '{"part": '
+    forged = _chained_next(tables, "T001", "card_dealt", {}, round_id=round_id)
+    forged["private_digest"] = typed.commitment(malformed)
+    forged["hash"] = entry_hash(**{name: value for name, value in forged.items() if name != "hash"})
+    return forged, malformed
+
+
 def test_a_round_holding_a_private_part_that_does_not_decode_is_shown_with_one_line_not_a_500(
     tmp_path: Path, make_floor: MakeFloor
 ) -> None:
     """The floor takes a private part by its commitment alone (checks.py ``private_verdict``), not by its
-    shape: a table's credentials can commit to any text. A part stored for a round's entry that does not
-    decode (here not even JSON) makes the round's page and its JSON answer 200 with one line naming the
-    entry, the events listed and that part neither shown nor offered for disclosure. Before: the page
-    decoded it outside any refusal (the events' decode, then ``entry_from_row``), an HTTP 500."""
+    shape: a table's credentials can commit to any text. As ``table-T001``, a ``card_dealt`` entry chained
+    into a settled round, committing to a part that is not even JSON, then that part: the floor stores
+    both (no alert). For a manager and an auditor (readers of private parts) the round's page and its JSON
+    answer 200 with one line naming the entry and why its part does not decode, the events listed, that
+    part neither shown nor offered for disclosure; the round's CSV answers 200. Before 5d9633f: the page,
+    its JSON and its CSV decoded the part outside any refusal, an HTTP 500. A viewer, shown no private
+    part, is shown the round's record (built from the public parts), that part withheld as every one is;
+    before: refused the record with the same line."""
     ids = ["T001"]
     floor = make_floor(ids, ack_wait_s=2)
     tables = Tables(tmp_path / "tables", ids)
     tables.play("T001", 1)
     started = tables.journals["T001"].last_entries(1, ["round_started"])[0]
     round_id = str(started.round_id)
-    user = FloorUser.with_password("mo", "manager", "manager-pw")
+    forged, malformed = _forged_card_with_a_part_that_does_not_decode(tables, round_id)
+    refusal = f"The round's record is not shown: entry {forged['seq']}: "
+    users = {
+        "mo": FloorUser.with_password("mo", "manager", "manager-pw"),
+        "al": FloorUser.with_password("al", "auditor", "auditor-pw"),
+        "vi": FloorUser.with_password("vi", "viewer", "viewer-pw"),
+    }
 
     async def scenario() -> None:
-        running, _serving = _serve(floor, tables)
+        running, serving = _serve(floor, tables)
         await _all_on_the_floor(floor, tables, ids, "on the floor")
-        await running.close()
-        with psycopg.connect(floor.writer_dsn) as writer:
-            writer.execute(
-                "INSERT INTO floor_private (table_id, seq, private_text, stream_seq) VALUES (%s, %s, %s, 0)",
-                ("T001", started.seq, '{"part": '),
-            )
-        server = await serve_panel(
-            FloorPanelSettings(floor.reporting_dsn, floor.writer_dsn, {"mo": user}), port=0
+        await _publish_as(floor, "T001", wire.entry_body(forged), "T001:forged-card")
+        await _publish_as(
+            floor, "T001", wire.private_body("T001", forged["seq"], malformed), "T001:forged-card:private"
         )
-        client = httpx.AsyncClient(base_url=server.url, timeout=30)
+
+        async def stored() -> bool:
+            with psycopg.connect(floor.owner_dsn) as connection:
+                held = connection.execute(
+                    "SELECT private_text FROM floor_private WHERE table_id = 'T001' AND seq = %s",
+                    (forged["seq"],),
+                ).fetchone()
+            return held == (malformed,) or serving.done()
+
+        await wait_until(stored, 30, "the forged card's part on the floor")
+        assert not serving.done(), serving
+        await running.close()
+        assert _alerts(floor) == []
+        server = await serve_panel(FloorPanelSettings(floor.reporting_dsn, floor.writer_dsn, users), port=0)
         try:
-            await login(client, "mo", "manager-pw")
-            page = await client.get(f"/tables/T001/rounds/{round_id}")
-            assert page.status_code == 200, page.text[-2000:]
-            assert "The round&#39;s record is not shown" in page.text, page.text[-3000:]
-            api = await client.get(f"/api/tables/T001/rounds/{round_id}")
-            assert api.status_code == 200, api.text[-2000:]
-            detail = api.json()
-            assert detail["record"] is None
-            assert f"entry {started.seq}: " in detail["record_refused"], detail["record_refused"]
-            assert "\n" not in detail["record_refused"]
-            (damaged,) = [event for event in detail["events"] if event["seq"] == started.seq]
-            assert damaged["private"] is None
-            assert not damaged["withheld"]  # nothing an auditor could be shown: it does not decode
-            assert len(detail["events"]) == len(list(tables.journals["T001"].entries(round_id=round_id)))
+            for user, password in (("mo", "manager-pw"), ("al", "auditor-pw")):
+                async with httpx.AsyncClient(base_url=server.url, timeout=30) as client:
+                    await login(client, user, password)
+                    page = await client.get(f"/tables/T001/rounds/{round_id}")
+                    assert page.status_code == 200, (user, page.text[-2000:])
+                    assert "The round&#39;s record is not shown" in page.text, page.text[-3000:]
+                    assert 'id="disclose-form"' not in page.text  # nothing withheld to disclose
+                    api = await client.get(f"/api/tables/T001/rounds/{round_id}")
+                    assert api.status_code == 200, (user, api.text[-2000:])
+                    detail = api.json()
+                    assert detail["record"] is None
+                    refused = detail["record_refused"]
+                    assert refused.startswith(refusal), refused
+                    assert "card_dealt private part" in refused, refused
+                    assert "\n" not in refused
+                    (damaged,) = [event for event in detail["events"] if event["seq"] == forged["seq"]]
+                    assert damaged["private"] is None
+                    assert not damaged["withheld"]  # nothing an auditor could be shown: it does not decode
+                    journal_entries = list(tables.journals["T001"].entries(round_id=round_id))
+                    assert len(detail["events"]) == len(journal_entries) + 1  # the forged card
+                    csv = await client.get(f"/tables/T001/rounds/{round_id}/csv")
+                    assert csv.status_code == 200, (user, csv.text[-2000:])
+                    assert csv.text.startswith("round_id,status,")
+            # A viewer is shown no private part, this one no more than another: the round's record is
+            # built from the public parts, as for any round, and that part is withheld as every one is.
+            async with httpx.AsyncClient(base_url=server.url, timeout=30) as client:
+                await login(client, "vi", "viewer-pw")
+                api = await client.get(f"/api/tables/T001/rounds/{round_id}")
+                assert api.status_code == 200, api.text[-2000:]
+                detail = api.json()
+                assert detail["record_refused"] == "", detail["record_refused"]
+                page = await client.get(f"/tables/T001/rounds/{round_id}")
+                assert page.status_code == 200, page.text[-2000:]
+                assert 'id="record-refused"' not in page.text
+                assert detail["record"]["status"] == "settled", detail["record"]
+                (recorded,) = [event for event in detail["record"]["events"] if event["seq"] == forged["seq"]]
+                assert recorded["private"] is None
+                (damaged,) = [event for event in detail["events"] if event["seq"] == forged["seq"]]
+                assert damaged["private"] is None
+                assert damaged["withheld"]
+                cards = [event for event in detail["events"] if event["kind"] == "card_dealt"]
+                assert all(event["private"] is None and event["withheld"] for event in cards)
+                csv = await client.get(f"/tables/T001/rounds/{round_id}/csv")
+                assert csv.status_code == 200, csv.text[-2000:]
+                assert csv.text.startswith("round_id,status,")
         finally:
-            await client.aclose()
             await server.stop()
 
     asyncio.run(scenario())

@@ -51,8 +51,10 @@ def _event_rows(
     table_id: str, rows: list[dict[str, Any]], show_private: bool
 ) -> tuple[TableState, list[tuple[dict[str, Any], FloorStored]], list[dict[str, Any]], list[str]]:
     """The round's entries through the one reducer, and each as the page lists it: its private part
-    only where the reducer's gate shows it (never before the reveal) and the reader may see it; and why
-    each stored private part that does not decode is not shown (one line each, naming its entry)."""
+    only where the reducer's gate shows it (never before the reveal) and the reader may see it; and, for
+    that reader, why each stored private part that does not decode is not shown (one line each, naming
+    its entry). A reader shown no private part (``show_private=False``) has none decoded: each is
+    withheld, whatever its text."""
     state = TableState(table_id)
     stored_rows = []
     for row in rows:
@@ -65,7 +67,7 @@ def _event_rows(
     for row, stored in stored_rows:
         private: dict[str, Any] | None = None
         decodes = True
-        if row["private_text"] is not None:
+        if show_private and row["private_text"] is not None:
             try:
                 full = typed.decode(row["kind"], row["payload_text"], row["private_text"])
             except typed.EntryError as error:
@@ -77,7 +79,7 @@ def _event_rows(
                 gated = FloorStored(
                     stored.seq, stored.time_utc, table_id, stored.round_id, stored.source, full
                 )
-                if show_private and state.private_visible(gated):  # the one gate, again
+                if state.private_visible(gated):  # the one gate, again
                     private = typed.open_private(row["private_text"])
         events.append({
             "seq": row["seq"], "time_utc": row["time_text"], "kind": row["kind"], "source": row["source"],
@@ -103,7 +105,9 @@ async def round_detail(
     # reducer and gate (controller/journal/recall.py), then the table panel's view of it.
     shown_row = {"table_id": table_id} | ({} if show_private else {"private_text": None})
     try:
-        if undecodable:  # a stored part that does not decode: refused as entry_from_row refuses one
+        # A stored part that does not decode, for a reader of private parts: refused as entry_from_row
+        # refuses one (a viewer's entries carry no private part: their record is built without it).
+        if undecodable:
             raise JournalError(undecodable[0])
         entries = [
             entry_from_row(tuple({**row, **shown_row}[name] for name in _ENTRY_COLUMNS))

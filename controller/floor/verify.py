@@ -1,7 +1,7 @@
 """Check the floor's record of a table against its own chain: every hash recomputed from the columns
 PostgreSQL holds, every link, every private part a reader may see (``floor_private_shown``: the parts
 the table's gate shows; the service checked every part it took against its commitment as it took it)
-against its commitment (`flushtable floor demo`, tests and an auditor's query all use this); and the rows
+against its commitment (`flushtable floor verify`, `floor demo` and tests use this); and the rows
 kept beside an entry outside its hash (floor_locked_wagers, floor_day_figures: migrations 15 and 16)
 recomputed from the entry, as the writer computes them at commit: one that differs, is extra or is
 missing is refused like a broken link (docs/floor.md "Schema")."""

@@ -62,7 +62,7 @@ from controller.floor.users import (
     parse_floor_role,
     read_users,
 )
-from controller.floor.verify import ChainCheck, check_read_only_reader, floor_table_ids, verify_floor
+from controller.floor.verify import ChainCheck, auditor_session, floor_table_ids, verify_floor
 from controller.floor.workers import DEFAULT_LEASE_TTL_S, FloorWorker, WorkerSettings, refuse_live_workers
 from controller.logs import configure_logging
 
@@ -519,15 +519,7 @@ def _verify(args: argparse.Namespace) -> int:
     checks: list[ChainCheck] = []  # a line each: small beside a table's entries, which are never kept
     try:
         with psycopg.connect(dsn, autocommit=True, connect_timeout=POSTGRES_CONNECT_TIMEOUT_S) as connection:
-            # Read-only twice over: the role's (checked below) and the session's. Each table is read in
-            # one REPEATABLE READ transaction: its entries and the rows beside them from one snapshot.
-            connection.read_only = True
-            connection.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
-            connection.execute("SELECT set_config('default_transaction_read_only', 'on', false)")
-            connection.execute(
-                "SELECT set_config('statement_timeout', %s, false)", (f"{VERIFY_STATEMENT_TIMEOUT_S}s",)
-            )
-            check_read_only_reader(connection)
+            auditor_session(connection, statement_timeout_s=VERIFY_STATEMENT_TIMEOUT_S)
             table_ids = floor_table_ids(connection, args.table or ())
             for check in verify_floor(connection, table_ids):
                 checks.append(check)

@@ -163,6 +163,18 @@ def _walk(
     return ChainCheck(table_id, True, count)
 
 
+def auditor_session(connection: psycopg.Connection[Any], *, statement_timeout_s: int) -> None:
+    """Make ``connection`` (autocommit) `flushtable floor verify`'s: read-only twice over, the role's
+    (checked: ``check_read_only_reader``) and the session's; each table's transaction (``verify_table``
+    opens one) REPEATABLE READ, so its entries and the rows beside them come from one snapshot while the
+    floor service keeps committing; every statement, a fetch of entries included, bounded in time."""
+    connection.read_only = True
+    connection.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+    connection.execute("SELECT set_config('default_transaction_read_only', 'on', false)")
+    connection.execute("SELECT set_config('statement_timeout', %s, false)", (f"{statement_timeout_s}s",))
+    check_read_only_reader(connection)
+
+
 def check_read_only_reader(connection: psycopg.Connection[Any]) -> None:
     """`flushtable floor verify` reads as the floor's read-only reporting role: a connection that is not
     to a floor, or whose role may write the entries (the writer, a superuser), is refused in one line."""

@@ -8,18 +8,26 @@ from __future__ import annotations
 
 import asyncio
 import json
+import uuid
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
+from psycopg import sql
 
 from controller.cli import main
+from controller.floor import schema
 from controller.floor.config import write_floor_config
 from controller.floor.service import FloorService
+from controller.floor.verify import auditor_session, verify_table
+from controller.journal import entries as typed
 from controller.simulation.floor.embedded import EmbeddedFloor
 from controller.simulation.floor.servers import PostgresCluster, free_port
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import Running, Tables, last_seq, wait_until
+from tests.floor.test_floor_typed_columns import _write_chain
 
 IDS = ["T001", "T002", "T003"]
 
@@ -172,3 +180,63 @@ def test_a_wrong_password_or_no_server_is_one_line(
         err
         == "flushtable floor: PostgreSQL: not a floor database (no floor_entries; flushtable floor init-db)\n"
     )
+
+
+class _WriterCommitsMidway(psycopg.Connection[Any]):
+    """A reader's connection after whose read of the day figures ``midway`` runs once: a real writer
+    committing a batch at the moment a live floor's service can, between verify_table's read of the rows
+    beside the entries and its read of the entries."""
+
+    midway: Callable[[], None] | None = None
+
+    def execute(self, query: Any, params: Any = None, **options: Any) -> psycopg.Cursor[Any]:
+        cursor = super().execute(query, params, **options)
+        if self.midway is not None and "FROM floor_day_figures" in str(query):
+            midway, self.midway = self.midway, None
+            midway()
+        return cursor
+
+
+@pytest.mark.parametrize("isolation", ["auditor_session", "read committed"])
+def test_a_batch_committed_while_a_table_is_read_is_wholly_seen_or_not_at_all(
+    pg_cluster: PostgresCluster, isolation: str
+) -> None:
+    """floor verify reads a table in one REPEATABLE READ snapshot (``auditor_session``): the writer's
+    batch committed between its two reads is not seen, the table verifies as it was. In READ COMMITTED
+    the same moment shows the batch's entries without the rows beside them, a false failure (which is
+    what shows this test can tell the two apart)."""
+    dbname = f"floor_snapshot_{uuid.uuid4().hex[:12]}"
+    schema.create_database(pg_cluster.superuser_dsn, dbname)
+    chain: list[typed.Entry] = [
+        typed.BetsLocked(wagers={"1": {"main": 500, "progressive": 100}}),
+        typed.RoundSettled(settlement={"game": "top-flush"}),
+    ]
+    try:
+        with psycopg.connect(pg_cluster.dsn("postgres", pg_cluster.superuser_password, dbname)) as owner:
+            schema.ensure_roles(owner, writer_password="writer-pw", reporting_password="reporting-pw")
+            schema.migrate(owner)
+        writer_dsn = pg_cluster.dsn(schema.WRITER_ROLE, "writer-pw", dbname)
+        with psycopg.connect(writer_dsn) as writer:
+            _write_chain(writer, "T1", chain, rows_beside=True)  # committed before the check starts
+
+        landed: list[str] = []
+
+        def a_batch_lands() -> None:
+            landed.append("T2")
+            with psycopg.connect(writer_dsn) as late:  # T2's whole chain and its rows, one commit
+                _write_chain(late, "T2", chain, rows_beside=True)
+
+        reporting_dsn = pg_cluster.dsn(schema.REPORTING_ROLE, "reporting-pw", dbname)
+        with _WriterCommitsMidway.connect(reporting_dsn, autocommit=True) as reader:
+            if isolation == "auditor_session":
+                auditor_session(reader, statement_timeout_s=60)
+            reader.midway = a_batch_lands
+            check = verify_table(reader, "T2")
+        assert landed == ["T2"], "the writer's batch never landed between the reads"
+        if isolation == "auditor_session":
+            assert (check.ok, check.entries, check.problem) == (True, 0, "")
+        else:
+            assert (check.ok, check.problem) == (False, "table T2 entry 1: a floor_locked_wagers row missing")
+    finally:
+        with psycopg.connect(pg_cluster.superuser_dsn, autocommit=True) as connection:
+            connection.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(dbname)))

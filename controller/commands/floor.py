@@ -15,6 +15,9 @@ flushtable floor verify-software TABLE --config floor.toml --release WHEEL|DIR -
                                   --public-key HEX --by NAME [--site SITE]
                                                 ask a table for HMAC-SHA256 with a fresh seed over its
                                                 files; match or mismatch recorded, an alert if not
+flushtable floor verify --config floor.toml [--table ID ...] [--json]
+                                                every table's chain recomputed as the read-only role;
+                                                exit 1 if any does not verify
 flushtable floor report --day YYYY-MM-DD [--pit P] [--csv] --config floor.toml
                                                 the gaming day's report per table and pit
 flushtable floor panel --config floor.toml       serve the floor panel ([panel] bind, port; until SIGTERM)
@@ -28,6 +31,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import logging
 import signal
 import sys
@@ -40,7 +44,12 @@ from controller.commands.user import read_password
 from controller.errors import UserError
 from controller.files import check_writable_file
 from controller.floor import schema
-from controller.floor.config import floor_users_file, load_floor_config, load_floor_panel_config
+from controller.floor.config import (
+    floor_users_file,
+    load_floor_config,
+    load_floor_panel_config,
+    load_floor_reporting_dsn,
+)
 from controller.floor.progressive import LinkedProgressive
 from controller.floor.progressive_config import load_linked_config
 from controller.floor.release import ReleaseRefused, release_table
@@ -53,13 +62,19 @@ from controller.floor.users import (
     parse_floor_role,
     read_users,
 )
+from controller.floor.verify import ChainCheck, auditor_session, floor_table_ids, verify_floor
 from controller.floor.workers import DEFAULT_LEASE_TTL_S, FloorWorker, WorkerSettings, refuse_live_workers
 from controller.logs import configure_logging
 
 NAME = "floor"
 log = structlog.get_logger("flushtable.floor")
 
-HELP = "the casino floor: every table's journal in PostgreSQL (serve, init-db, demo, release, report)"
+HELP = "the casino floor: every table's journal in PostgreSQL (serve, init-db, demo, release, verify, report)"
+
+# `floor verify`: each statement (a fetch of entries, a table's rows beside them) ends within this, so a
+# floor's PostgreSQL that stopped answering is an error in one line rather than a command that hangs.
+VERIFY_STATEMENT_TIMEOUT_S = 300
+POSTGRES_CONNECT_TIMEOUT_S = 10
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -70,6 +85,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     demo = _add_demo(sub)
     _add_release(sub)
     _add_verify_software(sub)
+    _add_verify(sub)
     _add_report(sub)
     panel = _add_panel(sub)
     _add_user(sub)
@@ -196,6 +212,32 @@ def _add_verify_software(sub: argparse._SubParsersAction[argparse.ArgumentParser
     )
 
 
+def _add_verify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`floor verify`: an auditor's check of the floor's record."""
+    verify = sub.add_parser(
+        "verify",
+        help="check every table's chain as the floor holds it, read-only (exit 1 if any fails)",
+        description="Recompute, table by table, every entry's hash and link, every private part a reader "
+        "may see against its commitment, and the rows kept beside the entries, as the floor's read-only "
+        "reporting role ([panel] reporting_dsn_file of the floor's file); nothing is written. One line a "
+        "table (ok and its entries, or the first problem by entry), then the totals. Exit status: 0 "
+        "every chain verifies, 1 any does not, 2 a usage, file or connection error.",
+    )
+    verify.add_argument(
+        "--config",
+        required=True,
+        help="the floor's TOML file ([panel] reporting_dsn_file: the read-only role)",
+    )
+    verify.add_argument(
+        "--table",
+        action="append",
+        default=None,
+        metavar="ID",
+        help="only this table (repeatable); default every table on the floor",
+    )
+    verify.add_argument("--json", action="store_true", help="print the same as one JSON object")
+
+
 def _add_report(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """`floor report`: the gaming day's report."""
     report = sub.add_parser(
@@ -261,6 +303,8 @@ def run(args: argparse.Namespace) -> int:  # noqa: PLR0912 - one check per optio
         return _release(args)
     if args.floor_command == "report":
         return _report(args)
+    if args.floor_command == "verify":
+        return _verify(args)
     if args.tables < 1 or args.tables > 1000:
         raise UserError("--tables: from 1 to 1000")
     if args.rounds is not None and args.rounds < 0:
@@ -467,6 +511,49 @@ def _release(args: argparse.Namespace) -> int:
         raise UserError(f"PostgreSQL: {str(error).strip().splitlines()[0]}") from None
     print(released.summary())
     return 0
+
+
+def _verify(args: argparse.Namespace) -> int:
+    """Exit status 0 when every chain verifies, 1 when any does not; errors are UserError's 2."""
+    dsn = load_floor_reporting_dsn(args.config)
+    checks: list[ChainCheck] = []  # a line each: small beside a table's entries, which are never kept
+    try:
+        with psycopg.connect(dsn, autocommit=True, connect_timeout=POSTGRES_CONNECT_TIMEOUT_S) as connection:
+            auditor_session(connection, statement_timeout_s=VERIFY_STATEMENT_TIMEOUT_S)
+            table_ids = floor_table_ids(connection, args.table or ())
+            for check in verify_floor(connection, table_ids):
+                checks.append(check)
+                if not args.json:  # as each table is done: a big floor's walk takes a while
+                    print(_verify_line(check), flush=True)
+    except psycopg.Error as error:
+        raise UserError(f"PostgreSQL: {str(error).strip().splitlines()[0]}") from None
+    failed = sum(1 for check in checks if not check.ok)
+    entries = sum(check.entries for check in checks)
+    if args.json:
+        document = {
+            "ok": failed == 0,
+            "tables": len(checks),
+            "tables_ok": len(checks) - failed,
+            "tables_failed": failed,
+            "entries_verified": entries,
+            "checks": [
+                {"table_id": c.table_id, "ok": c.ok, "entries": c.entries, "problem": c.problem or None}
+                for c in checks
+            ],
+        }
+        print(json.dumps(document, indent=2))
+    else:
+        print(
+            f"floor verify: {len(checks)} tables, {len(checks) - failed} ok, {failed} failed; "
+            f"{entries} entries verified"
+        )
+    return 0 if failed == 0 else 1
+
+
+def _verify_line(check: ChainCheck) -> str:
+    if check.ok:
+        return f"{check.table_id}: ok, {check.entries} entries"
+    return f"{check.table_id}: FAILED after {check.entries} verified entries: {check.problem}"
 
 
 def _report(args: argparse.Namespace) -> int:

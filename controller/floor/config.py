@@ -256,6 +256,18 @@ class FloorConfigError(UserError):
 def load_floor_config(path: str | Path) -> FloorConfig:
     """The floor service's settings from ``path``, its secrets read from their files."""
     config_path = Path(path)
+    parsed = _checked_file(config_path)
+    try:
+        return _assemble(parsed.floor, config_path.resolve().parent, _property(parsed))
+    except ValidationError as error:
+        key, reason = one_line(error, FloorFile)
+        raise FloorConfigError(f"{config_path}: {key}: {reason}") from None
+    except KeyRefusal as refused:
+        raise FloorConfigError(f"{config_path}: {refused.key}: {refused.reason}") from None
+
+
+def _checked_file(config_path: Path) -> FloorFile:
+    """The file read and checked whole (keys, types, ranges), no secret file read yet."""
     source = str(config_path)
     try:  # bounded, a regular file only, its nesting limited before parsing (controller/files.py)
         document = load_toml(read_bounded_text(config_path, limit_bytes=MAX_TOML_BYTES))
@@ -267,13 +279,31 @@ def load_floor_config(path: str | Path) -> FloorConfig:
     if unknown is not None:
         raise FloorConfigError(f"{source}: {unknown}")
     try:
-        parsed = FloorFile.model_validate(document)
-        return _assemble(parsed.floor, config_path.resolve().parent, _property(parsed))
+        return FloorFile.model_validate(document)
     except ValidationError as error:
         key, reason = one_line(error, FloorFile)
         raise FloorConfigError(f"{source}: {key}: {reason}") from None
     except KeyRefusal as refused:
         raise FloorConfigError(f"{source}: {refused.key}: {refused.reason}") from None
+
+
+def load_floor_reporting_dsn(path: str | Path) -> str:
+    """`flushtable floor verify`'s connection string: ``[panel] reporting_dsn_file`` of ``path``, the
+    floor's read-only reporting role. The file is checked whole as ``load_floor_config`` checks it, but
+    [floor]'s secrets are not read: an auditor's copy of the file need not come with the writer's."""
+    config_path = Path(path)
+    panel = _checked_file(config_path).panel
+    if panel is None:
+        raise FloorConfigError(
+            f"{config_path}: panel: missing (floor verify reads as the read-only reporting role: "
+            "a table like [panel] with reporting_dsn_file; docs/floor.md)"
+        )
+    try:
+        return _connection_string(
+            config_path.resolve().parent, panel.reporting_dsn_file, key="panel.reporting_dsn_file"
+        )
+    except KeyRefusal as refused:
+        raise FloorConfigError(f"{config_path}: {refused.key}: {refused.reason}") from None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,18 +1,20 @@
 """Check the floor's record of a table against its own chain: every hash recomputed from the columns
 PostgreSQL holds, every link, every private part a reader may see (``floor_private_shown``: the parts
 the table's gate shows; the service checked every part it took against its commitment as it took it)
-against its commitment (`flushtable floor demo`, tests and an auditor's query all use this); and the rows
+against its commitment (`flushtable floor verify`, `floor demo` and tests use this); and the rows
 kept beside an entry outside its hash (floor_locked_wagers, floor_day_figures: migrations 15 and 16)
 recomputed from the entry, as the writer computes them at commit: one that differs, is extra or is
 missing is refused like a broken link (docs/floor.md "Schema")."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import psycopg
 
+from controller.errors import UserError
 from controller.floor.store import day_figure_rows, locked_wager_rows
 from controller.journal import entries as typed
 from controller.journal.chain import GENESIS_HASH, canonical_json, entry_hash_from_text
@@ -25,6 +27,8 @@ class ChainCheck:
     entries: int
     problem: str = ""
 
+
+ENTRIES_PER_FETCH = 2000  # rows a fetch of the entries' cursor brings: memory bounded, few round trips
 
 # The rows an entry has beside it, outside its hash: (table, the SELECT of a table's rows by seq).
 _ROWS_BESIDE = (
@@ -67,16 +71,32 @@ def _beside_problem(
 
 
 def verify_table(connection: psycopg.Connection[Any], table_id: str) -> ChainCheck:
+    """The table's chain as the floor holds it: ok, or the first problem in one line.
+
+    The entries come through a server-side cursor, ENTRIES_PER_FETCH rows a fetch: a table's chain of
+    millions of entries is walked, never held in memory whole (the rows beside are, by seq). A cursor
+    needs a transaction: the caller's, else one of its own. On a live floor, give it a REPEATABLE READ
+    connection (`flushtable floor verify` does): in READ COMMITTED each statement has its own snapshot,
+    and a batch the writer commits between the rows beside and the entries reads as rows missing."""
+    with connection.transaction(), connection.cursor(name="floor_verify_entries") as cursor:
+        stored = _stored_beside(connection, table_id)
+        cursor.itersize = ENTRIES_PER_FETCH
+        cursor.execute(
+            "SELECT e.seq, e.time_text, e.round_id, e.source, e.kind, e.version, e.payload, "
+            "e.private_digest, e.prev_hash, e.hash, p.private_text, e.time_utc "
+            "FROM floor_entries e LEFT JOIN floor_private_shown p "
+            "USING (table_id, seq) WHERE e.table_id = %s ORDER BY e.seq",
+            (table_id,),
+        )
+        return _walk(cursor, table_id, stored)
+
+
+def _walk(
+    cursor: psycopg.ServerCursor[Any], table_id: str, stored: dict[str, dict[int, set[Any]]]
+) -> ChainCheck:
+    """Each entry of ``cursor`` (a table's, by seq) checked in turn: the first problem, or ok."""
     previous = GENESIS_HASH
     count = 0
-    stored = _stored_beside(connection, table_id)
-    cursor = connection.execute(
-        "SELECT e.seq, e.time_text, e.round_id, e.source, e.kind, e.version, e.payload, e.private_digest, "
-        "e.prev_hash, e.hash, p.private_text, e.time_utc "
-        "FROM floor_entries e LEFT JOIN floor_private_shown p "
-        "USING (table_id, seq) WHERE e.table_id = %s ORDER BY e.seq",
-        (table_id,),
-    )
     for (
         seq,
         time_text,
@@ -141,3 +161,56 @@ def verify_table(connection: psycopg.Connection[Any], table_id: str) -> ChainChe
                 table_id, False, count, f"table {table_id} entry {min(by_seq)}: a {name} row with no entry"
             )
     return ChainCheck(table_id, True, count)
+
+
+def auditor_session(connection: psycopg.Connection[Any], *, statement_timeout_s: int) -> None:
+    """Make ``connection`` (autocommit) `flushtable floor verify`'s: read-only twice over, the role's
+    (checked: ``check_read_only_reader``) and the session's; each table's transaction (``verify_table``
+    opens one) REPEATABLE READ, so its entries and the rows beside them come from one snapshot while the
+    floor service keeps committing; every statement, a fetch of entries included, bounded in time."""
+    connection.read_only = True
+    connection.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+    connection.execute("SELECT set_config('default_transaction_read_only', 'on', false)")
+    connection.execute("SELECT set_config('statement_timeout', %s, false)", (f"{statement_timeout_s}s",))
+    check_read_only_reader(connection)
+
+
+def check_read_only_reader(connection: psycopg.Connection[Any]) -> None:
+    """`flushtable floor verify` reads as the floor's read-only reporting role: a connection that is not
+    to a floor, or whose role may write the entries (the writer, a superuser), is refused in one line."""
+    row = connection.execute(
+        "SELECT to_regclass('floor_entries') IS NOT NULL AND to_regclass('floor_tables') IS NOT NULL, "
+        "current_user"
+    ).fetchone()
+    if row is None or not row[0]:
+        raise UserError("PostgreSQL: not a floor database (no floor_entries; flushtable floor init-db)")
+    writes = connection.execute(
+        "SELECT has_table_privilege('floor_entries', 'INSERT') "
+        "OR has_table_privilege('floor_entries', 'UPDATE') OR has_table_privilege('floor_entries', 'DELETE')"
+    ).fetchone()
+    if writes is not None and writes[0]:
+        raise UserError(
+            f"PostgreSQL role {row[1]} may write floor_entries: floor verify reads as the read-only "
+            "reporting role ([panel] reporting_dsn_file)"
+        )
+
+
+def floor_table_ids(connection: psycopg.Connection[Any], wanted: Sequence[str]) -> list[str]:
+    """Every table the floor holds (floor_tables: one row a table, its chain's head), in order; or the
+    ``wanted`` ones, in the order given, each once, a table the floor does not hold refused."""
+    rows = connection.execute("SELECT table_id FROM floor_tables ORDER BY table_id").fetchall()
+    held = [str(table_id) for (table_id,) in rows]
+    if not wanted:
+        return held
+    known = set(held)
+    unknown = [table_id for table_id in wanted if table_id not in known]
+    if unknown:
+        raise UserError(f"--table {unknown[0]}: no such table on the floor ({len(held)} tables)")
+    return list(dict.fromkeys(wanted))
+
+
+def verify_floor(connection: psycopg.Connection[Any], table_ids: Sequence[str]) -> Iterator[ChainCheck]:
+    """Each table's check in turn, read in a transaction of its own (a snapshot per table: the floor
+    keeps being written while a big floor is walked), one table's rows in memory at a time."""
+    for table_id in table_ids:
+        yield verify_table(connection, table_id)

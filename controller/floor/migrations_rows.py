@@ -41,8 +41,8 @@ def _backfill_day_figures(cursor: Cursor) -> None:
 
     # The read is one pass over every entry of these kinds. PostgreSQL plans a cursor for a tenth of its
     # rows (cursor_tuple_fraction 0.1): a walk of the primary key's index over the whole floor, a random
-    # heap read an entry (the heap holds the tables interleaved, in arrival order): 1M entries 6 s of
-    # migration 16's 7.5 s. Told the cursor is read to its end: one sequential scan and a sort, 0.75 s
+    # heap read an entry (the heap holds the tables interleaved, in arrival order): 20.3 s of PostgreSQL's
+    # CPU on 5M entries. Told the cursor is read to its end: one sequential scan and a sort, 4.3 s
     # (docs/operations.md "Upgrading a floor with history"). For this read only: set back after it.
     cursor.execute("SELECT current_setting('cursor_tuple_fraction')")
     fraction_row = cursor.fetchone()

@@ -99,6 +99,20 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def refuse_control_characters(url: str) -> None:
+    """ValueError ``'URL': ...`` (one line, naming the character) for a device path or URL holding a
+    control character (below 0x20, or DEL), a final line break the likeliest. Checked on the text as
+    written, before any parsing: a path takes it as part of the file's name, and urlsplit drops a tab or
+    a line break anywhere and strips one at the start, so ``sim+pty://sensors\n`` parsed as the sensors
+    while the configuration kept the text with its line break."""
+    for char in url:
+        if char < " " or char == "\x7f":
+            raise ValueError(f"{url!r}: holds the control character {char!r}: {_PRINTABLE}")
+
+
+_PRINTABLE = "a device path or URL is printable text"
+
+
 def parse_device_url(url: str) -> DeviceUrl:  # noqa: PLR0912 - one branch per device URL scheme and field, each its own one-line error
     """Parse a device URL; ValueError ``'URL': reason`` (one line) when it is not one."""
 
@@ -107,6 +121,7 @@ def parse_device_url(url: str) -> DeviceUrl:  # noqa: PLR0912 - one branch per d
 
     if not url:
         raise bad("empty: a device URL is a device path or SCHEME://...")
+    refuse_control_characters(url)
     if url.startswith("/") or _WINDOWS_PORT.match(url):
         return SerialUrl(url, DEFAULT_BAUDRATE)
     parts = urlsplit(url)
@@ -163,4 +178,5 @@ __all__ = [
     "UsbUrl",
     "is_loopback",
     "parse_device_url",
+    "refuse_control_characters",
 ]

@@ -33,7 +33,7 @@ from controller.settings import (
     toml_type,
     unknown_key,
 )
-from drivers.urls import parse_device_url
+from drivers.urls import parse_device_url, refuse_control_characters
 from table_names import DEVICE_KEY_LEN
 from table_names.records import FrozenRecord
 
@@ -351,9 +351,12 @@ class DeviceSection(Strict):
     @field_validator("url", mode="after")
     @classmethod
     def _url(cls, value: str) -> str:
-        if relative_device_path(value):
-            return value  # taken from the file's directory, then parsed (_devices)
         try:
+            if relative_device_path(value):
+                # Taken from the file's directory, then parsed (_devices); a control character is
+                # refused here, naming the text as written.
+                refuse_control_characters(value)
+                return value
             parse_device_url(value)
         except ValueError as error:
             raise refusal(str(error)) from None

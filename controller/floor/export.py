@@ -31,7 +31,8 @@ def round_record(round_id: str, events: Sequence[Mapping[str, Any]]) -> dict[str
     closing = next((entry for _, entry in read if isinstance(entry, _CLOSING_CLASSES)), None)
     if closing is None:
         return None
-    round_json, settlement = _closing_round_and_settlement(closing)
+    started = next((entry for _, entry in read if isinstance(entry, typed.RoundStarted)), None)
+    round_json, settlement = _closing_round_and_settlement(closing, started)
     return {
         "round_id": round_id,
         "status": STATUS_BY_CLOSING_KIND[closing.kind],
@@ -56,15 +57,26 @@ def _typed_entry(event: Mapping[str, Any]) -> typed.Entry:
 
 def _closing_round_and_settlement(
     closing: typed.RoundSettled | typed.RoundDead | typed.RoundVoided,
+    started: typed.RoundStarted | None,
 ) -> tuple[dict[str, Any] | None, dict[str, Any]]:
     """The closing entry's round (the settle input) and settlement (the settle output). A settled
-    round's are in its private part, its hands back in the settlement, when the page shows them; its
-    public settlement alone (no round, no hands) when not. A dead or voided round's are public."""
+    round's are in its private part, its hands back in the settlement, when the page shows them; when
+    not (a viewer's page), its public settlement and of its round only what is public. A dead or voided
+    round's are public."""
     if not isinstance(closing, typed.RoundSettled):
         return closing.round, closing.settlement
     if closing.private is None:
-        return None, closing.settlement
+        return _public_round(started), closing.settlement
     return closing.private.round, typed.settlement_with_hands(closing.settlement, closing.private.hands)
+
+
+def _public_round(started: typed.RoundStarted | None) -> dict[str, Any] | None:
+    """Of a settled round's settle input, what is public: its game and banking, as its round_started
+    announced them (the settle input's own, copied from it; the CSV's ``game`` and ``banking`` columns
+    read them there). No card: those stay in the private part the page withholds."""
+    if started is None:
+        return None
+    return {"game": started.game, "banking": started.banking}
 
 
 def round_csv(record: dict[str, Any], prop: PropertySettings = DEFAULT_PROPERTY) -> str:

@@ -237,9 +237,39 @@ BAD = [
         edit('url = "socket://127.0.0.1:5020"', 'url = "usb://1d50-6018"'),
         "devices.display.url: 'usb://1d50-6018': a USB URL is usb://VID:PID",
     ),
+    # A control character (a final line break the most likely) in a device path or URL: refused before
+    # it is parsed, since urlsplit drops a line break and would leave the config holding it.
     (
         edit('url = "serial:///dev/ttyUSB0?baudrate=115200"', 'url = "COM3\\n"'),
-        "devices.shuffler.url: 'COM3\\n': the scheme must be one of",
+        "devices.shuffler.url: 'COM3\\n': holds the control character '\\n'",
+    ),
+    (
+        edit('url = "serial:///dev/ttyUSB0?baudrate=115200"', 'url = "/dev/ttyUSB0\\n"'),
+        "devices.shuffler.url: '/dev/ttyUSB0\\n': holds the control character '\\n'",
+    ),
+    (
+        edit('url = "serial:///dev/ttyUSB0?baudrate=115200"', 'url = "/dev/tty\\u007fUSB0"'),
+        "devices.shuffler.url: '/dev/tty\\x7fUSB0': holds the control character '\\x7f'",
+    ),
+    (
+        edit('url = "serial:///dev/ttyUSB0?baudrate=115200"', 'url = "devices/shuffler\\n"'),
+        "devices.shuffler.url: 'devices/shuffler\\n': holds the control character '\\n'",
+    ),
+    (
+        edit('url = "serial:///dev/ttyUSB0?baudrate=115200"', 'url = "serial:///dev/ttyUSB0\\r"'),
+        "devices.shuffler.url: 'serial:///dev/ttyUSB0\\r': holds the control character '\\r'",
+    ),
+    (
+        edit('url = "socket://127.0.0.1:5020"', 'url = "usb://1d50:6018\\n"'),
+        "devices.display.url: 'usb://1d50:6018\\n': holds the control character '\\n'",
+    ),
+    (
+        edit('url = "sim+pty://sensors"', 'url = "sim+pty://sensors\\n"'),
+        "devices.sensors.url: 'sim+pty://sensors\\n': holds the control character '\\n'",
+    ),
+    (
+        edit('url = "sim+pty://sensors"', 'url = "sim+pty://sen\\tsors"'),
+        "devices.sensors.url: 'sim+pty://sen\\tsors': holds the control character '\\t'",
     ),
     (
         edit('url = "sim+pty://sensors"', 'url = "sim+tcp://10.0.0.5:4000"'),

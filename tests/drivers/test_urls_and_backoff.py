@@ -48,13 +48,50 @@ def test_every_url_form_parses(url: str, parsed: object) -> None:
         ("sim://", "names it"),
         ("sim+tcp://10.0.0.5:4000", "loopback only"),
         ("http://example", "the scheme must be one of"),
-        ("COM3\n", "the scheme must be one of"),  # a Windows port's name ends at its digits
+        # A control character anywhere, refused before parsing (urlsplit drops a line break or a tab).
+        ("COM3\n", "holds the control character '\\\\n'"),  # a Windows port's name ends at its digits
+        ("/dev/ttyUSB0\n", "holds the control character '\\\\n'"),
+        ("usb://1d50:6018\n", "holds the control character '\\\\n'"),
+        ("sim+pty://sensors\n", "holds the control character '\\\\n'"),
+        ("sim+pty://sen\tsors", "holds the control character '\\\\t'"),
+        ("\x00/dev/ttyUSB0", "holds the control character '\\\\x00'"),
+        ("/dev/tty\x7fUSB0", "holds the control character '\\\\x7f'"),
     ],
 )
 def test_a_bad_url_is_refused_in_one_line_naming_the_reason(url: str, reason: str) -> None:
     with pytest.raises(ValueError, match=reason) as refused:
         parse_device_url(url)
     assert "\n" not in str(refused.value)
+
+
+EVERY_FORM = [
+    "/dev/ttyUSB0",
+    "COM3",
+    "serial:///dev/ttyACM1?baudrate=57600",
+    "socket://127.0.0.1:7001",
+    "usb://1209:0001?serial=SHOE-1",
+    "sim://shuffler",
+    "sim+pty://sensors",
+    "sim+usb://display",
+    "sim+tcp://127.0.0.1:7002",
+]
+CONTROL_CHARACTERS = [chr(code) for code in range(0x20)] + ["\x7f"]
+
+
+@pytest.mark.parametrize("url", EVERY_FORM)
+def test_a_control_character_anywhere_in_a_url_that_parses_is_refused(url: str) -> None:
+    """Each control character (below 0x20, and DEL) at the start, in the middle or at the end of a URL
+    that parses without it: refused in one line naming it (urlsplit drops a tab or a line break, strips
+    one at the start, and a device path took it as part of the path)."""
+    assert parse_device_url(url)
+    middle = len(url) // 2
+    for char in CONTROL_CHARACTERS:
+        for text in (char + url, url[:middle] + char + url[middle:], url + char):
+            with pytest.raises(ValueError, match="holds the control character") as refused:
+                parse_device_url(text)
+            assert str(refused.value) == f"{text!r}: holds the control character {char!r}: " + (
+                "a device path or URL is printable text"
+            ), text
 
 
 def test_sim_urls_need_a_hub() -> None:

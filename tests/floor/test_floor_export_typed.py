@@ -10,6 +10,8 @@ tests/floor/test_floor_csv.py; this one needs no server and covers more kinds of
 
 from __future__ import annotations
 
+import csv
+import io
 import re
 from pathlib import Path
 from typing import Any
@@ -25,6 +27,25 @@ from controller.journal.store import Journal
 from tests.floor.helpers import Tables
 
 CSV_CARD = re.compile(r"(?<![A-Za-z0-9])[2-9TJQKA][shdc](?![A-Za-z0-9])")
+
+
+# The recall CSV's columns read from a private part (the cards, and the hands in words): a viewer's are
+# empty, or "-" for a hand withheld (``describe_hand_json``'s word for none). Every other column is public.
+PRIVATE_CSV_COLUMNS = frozenset({"dealer_cards", "dealer_hand", "community", "cards", "hand"})
+
+
+def assert_viewer_csv_is_the_public_part(full_csv: str, viewer_csv: str, where: str) -> None:
+    """A viewer's round CSV (no private part) has the rows of a reader of private parts, each with every
+    public column as theirs (the game, the banking, the dealer's qualification, each stake and net) and
+    every private one empty."""
+    full_rows = list(csv.DictReader(io.StringIO(full_csv)))
+    viewer_rows = list(csv.DictReader(io.StringIO(viewer_csv)))
+    assert len(viewer_rows) == len(full_rows), where
+    for full, viewer in zip(full_rows, viewer_rows, strict=True):
+        assert {c: v for c, v in viewer.items() if c not in PRIVATE_CSV_COLUMNS} == {
+            c: v for c, v in full.items() if c not in PRIVATE_CSV_COLUMNS
+        }, where
+        assert all(viewer[c] in ("", "-") for c in PRIVATE_CSV_COLUMNS), (where, viewer)
 
 
 def page_events(journal: Journal, round_id: str, *, show_private: bool) -> list[dict[str, Any]]:
@@ -88,6 +109,9 @@ def test_the_floors_round_csv_is_the_tables_recall_csv_byte_for_byte(
                 viewer_csv = export.round_csv(viewer)
                 assert not CSV_CARD.search(viewer_csv), f"{table_id} {round_id}: a card in a viewer's CSV"
                 assert viewer_csv.count("\n") == export.round_csv(record).count("\n")
+                assert_viewer_csv_is_the_public_part(
+                    export.round_csv(record), viewer_csv, f"{table_id} {round_id}"
+                )
             for open_round in {str(e.round_id) for e in journal.entries() if e.round_id} - set(
                 closed_rounds(journal)
             ):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import csv
 import io
 import json
 from collections.abc import Callable
@@ -46,7 +47,8 @@ from tests.engine.table import Table, stack
 from tests.engine.test_properties import run
 from tests.engine.test_rounds import HCF_DEALER, HCF_SEAT1, HCF_SEAT3
 from tests.floor.conftest import MakeFloor
-from tests.floor.helpers import Running, Tables, expected_messages, last_seq, wait_until
+from tests.floor.helpers import Running, Tables, expected_messages, floor_problems, last_seq, wait_until
+from tests.floor.test_floor_export_typed import CSV_CARD, assert_viewer_csv_is_the_public_part
 from tests.floor.test_floor_sessions import WAIT_S, login
 
 PASSWORD = "manager-pw"
@@ -329,4 +331,69 @@ def test_parts_the_floor_holds_of_voided_rounds_and_killed_seats_are_no_longer_s
         ]
         assert len(leaked) == (2 if table_id == "T002" else 0)
         assert not [p for p in printed if p["kind"] == "decision_refused" and p["private"]]
+    tables.close()
+
+
+def test_a_viewers_round_csv_holds_every_public_fact_and_no_card(
+    tmp_path: Path, make_floor: MakeFloor
+) -> None:
+    """Over a real floor (the real uplinks and floor service, the floor panel): a settled round of each
+    of the helper's four games (a designated player's bank among them). A manager's round CSV is the
+    table's own ``recall --csv --round``, byte for byte (as before); a viewer's, shown no private part,
+    has the same rows, each with every public column as the manager's (the game, the banking, the dealer's
+    qualification, each wager's stake, result and net) and no card nor hand. Before: the viewer's
+    ``game`` was ``None`` and a designated player's table read ``house-banked`` (both taken from the
+    settle input, in the private part)."""
+    ids = ["T001", "T002", "T003", "T004"]
+    floor = make_floor(ids, ack_wait_s=2)
+    tables = Tables(tmp_path / "tables", ids)
+    for table_id in ids:
+        tables.play(table_id, 1)
+    settled = {
+        table_id: str(tables.journals[table_id].last_entries(1, ["round_settled"])[0].round_id)
+        for table_id in ids
+    }
+
+    async def scenario() -> dict[str, tuple[str, str]]:
+        running = Running(floor, tables)
+        running.start_uplinks()
+        running.tasks.append(asyncio.create_task(FloorService(floor.floor_config()).run(running.stop)))
+
+        async def on_the_floor() -> bool:
+            return not floor_problems(floor, tables)
+
+        await wait_until(on_the_floor, 60, "every entry and released private part on the floor")
+        await running.close()
+        server = await serve_panel(FloorPanelSettings(floor.reporting_dsn, floor.writer_dsn, USERS), port=0)
+        answers: dict[str, tuple[str, str]] = {}
+        try:
+            async with (
+                httpx.AsyncClient(base_url=server.url, timeout=WAIT_S) as manager,
+                httpx.AsyncClient(base_url=server.url, timeout=WAIT_S) as viewer,
+            ):
+                await login(manager, "mo", PASSWORD)
+                await login(viewer, "vi", PASSWORD)
+                for table_id, round_id in settled.items():
+                    path = f"/tables/{table_id}/rounds/{round_id}/csv"
+                    full, shown = await manager.get(path), await viewer.get(path)
+                    assert full.status_code == shown.status_code == 200, (full.text, shown.text)
+                    answers[table_id] = (full.text, shown.text)
+        finally:
+            await server.stop()
+        return answers
+
+    answers = asyncio.run(scenario())
+    for table_id, (full_csv, viewer_csv) in answers.items():
+        round_id = settled[table_id]
+        status, recalled = cli(
+            "recall", "--journal", str(tables.path(table_id)), "--csv", "--round", round_id
+        )
+        assert status == 0
+        assert full_csv == recalled, table_id  # the manager's CSV: unchanged
+        assert CSV_CARD.search(full_csv), table_id  # revealed: the manager's has the cards
+        assert not CSV_CARD.search(viewer_csv), table_id
+        assert_viewer_csv_is_the_public_part(full_csv, viewer_csv, f"{table_id} {round_id}")
+    rows = [row for _full, shown in answers.values() for row in csv.DictReader(io.StringIO(shown))]
+    assert {row["game"] for row in rows} == {"High Card Flush", "Top Flush", "Chase the Flush"}
+    assert {row["banking"] for row in rows} >= {"house-banked", "designated player seat 1"}
     tables.close()

@@ -8,7 +8,10 @@ stored in PostgreSQL is looked up by the caller (controller/floor/service.py) an
   chain**) and hash to its own hash (else a **bad hash**); any of those quarantines the table;
 - a taken entry is folded by the one reducer (``TableState.apply``), and its private commitment is kept
   until its round's private parts can no longer come;
-- a private part is taken only if ``sha256(private_text)`` is its entry's commitment.
+- a private part is taken only if ``sha256(private_text)`` is its entry's commitment;
+- an entry of a round's play for a round the table already closed (a card dealt to a settled round, a
+  second close, ...) is impossible from an honest table: it is taken (it continues the chain: the floor
+  is the record) and raises an alert **entry_after_close**, the table not quarantined.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import msgspec
 from controller.journal import entries as typed
 from controller.journal.chain import GENESIS_HASH, envelope_hash
 from controller.journal.closing_entries import CLOSING_ENTRIES, ClosingEntry
-from controller.journal.kinds import CLOSING_KINDS
+from controller.journal.kinds import CLOSING_KINDS, ROUND_SETTLED, ROUND_STARTED
 from controller.journal.state import TableState
 from controller.journal.state_parts import METERED_KINDS
 from controller.uplink import wire
@@ -112,6 +115,40 @@ def chain_problem(projection: TableProjection, entry: wire.EntryMessage) -> Prob
     if recomputed != entry.hash:
         return Problem("bad_hash", "its hash does not match its contents (tampered?)")
     return None
+
+
+# The kinds an honest table never writes for a round it has closed (docs/floor.md "An entry for a round
+# already closed"): a round's start, its locked wagers and a close. A deny-list, not an allow-list: after
+# its close a round's id is still on its tail (the machine's return to idle, the dealer's "next" key),
+# on a fault's acknowledgement or clearing, a kill request's lapse, a linked claim's answer, the
+# progressive's payments; none of those changes what the round's money was.
+AFTER_ANY_CLOSE: frozenset[str] = frozenset({ROUND_STARTED, "bets_locked", *CLOSING_KINDS})
+# After ``round_settled`` also the play the settlement was computed from: its cards and decisions (the
+# engine journals a card only while the deal asked for it, and a settled round's deal was complete; a
+# decision only in the decision states). Not after a dead or voided round: the engine journals the rest
+# of a deal cut short (the shoe's cards still come, controller/engine/deal.py), and no money moved on
+# those cards. Not ``hand_complete``: the engine journals a shoe's report for a position it never asked
+# for before raising its fault, whatever the round's state.
+AFTER_SETTLED: frozenset[str] = AFTER_ANY_CLOSE | {"card_dealt", "decision"}
+
+
+def closed_round_problem(projection: TableProjection, entry: wire.EntryMessage) -> Problem | None:
+    """An entry that continues the chain but belongs to the play of a round the table already closed
+    (within the reducer's window of recent closed rounds, ``TableState.RECENT_ROUNDS``), judged before
+    it is folded: None for every entry an honest table writes."""
+    round_id = entry.round_id
+    if round_id is None:
+        return None
+    closed_by = projection.state.closed_rounds.get(round_id)
+    if closed_by is None:
+        return None
+    if entry.kind not in (AFTER_SETTLED if closed_by == ROUND_SETTLED else AFTER_ANY_CLOSE):
+        return None
+    return Problem(
+        "entry_after_close",
+        f"a {entry.kind} entry for round {round_id}, which the table closed before ({closed_by}): "
+        "impossible from an honest table; the entry is stored as the table chained it",
+    )
 
 
 def quarantine_table(projection: TableProjection, entry: wire.EntryMessage, problem: Problem) -> None:

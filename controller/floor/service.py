@@ -18,6 +18,8 @@ only after the commit. Per table:
 - the one reducer (``TableState.apply``) folds the public parts, so the floor's phase, rounds and meters
   are the table's own; a private part is stored only if ``sha256(private_text)`` is its entry's
   commitment (else an alert, the message quarantined);
+- an entry of a round's play for a round the table already closed (a card dealt to a settled round, a
+  second close) is taken and raises an alert ``entry_after_close`` (checks.py ``closed_round_problem``);
 - anything undecodable, of an unknown kind, or naming another table than its subject is quarantined with
   an alert, and acked (it will never become valid).
 
@@ -615,9 +617,19 @@ class FloorService:
             quarantine(problem.reason, alert_kind=problem.kind, seq=entry.seq)
             checks.quarantine_table(projection, entry, problem)
             return
+        after_close = checks.closed_round_problem(projection, entry)  # judged on the state before it
         checks.fold_entry(projection, entry)
         batch.add_entry(entry, stream_seq)
         self.status.entries += 1
+        if after_close is not None:
+            # Taken and alerted, the table not quarantined: its chain holds, so the floor's copy is still
+            # the table's journal; once, by the alert's stream seq (a resend is skipped before this).
+            text = f"table {entry.table_id} entry {entry.seq}: {after_close.reason}"
+            batch.alerts.append((entry.table_id, entry.seq, stream_seq, after_close.kind, text))
+            self.status.alerts += 1
+            log.warning(
+                "floor_alert", table_id=entry.table_id, seq=entry.seq, kind=after_close.kind, message=text
+            )
 
     async def reconcile_progressive(self, connection: Connection) -> int:
         """Raise (and clear) the progressive links' reconciliation alerts. A failure of PostgreSQL is

@@ -75,6 +75,7 @@ FLOOR_ALERT_CATEGORIES: dict[str, str] = {
     "gap": "integrity",
     "broken_chain": "integrity",
     "stream_renumbered": "integrity",
+    "entry_after_close": "integrity",
     "undecodable": "integrity",
     "bad_subject": "integrity",
     "wrong_site": "integrity",

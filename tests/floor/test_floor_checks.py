@@ -13,6 +13,7 @@ import pytest
 from controller.floor import checks
 from controller.journal import entries as typed
 from controller.journal.chain import canonical_json
+from controller.journal.kinds import CLOSING_KINDS
 from controller.journal.recovery import recover
 from controller.journal.state import TableState
 from controller.journal.store import Journal
@@ -195,3 +196,71 @@ def test_an_id_too_long_for_the_floors_indexes_is_refused_by_name(
     for decode in (wire.decode, wire.decode_reference):
         with pytest.raises(wire.BadMessage, match=f"^{named} longer than {wire.MAX_ID_CHARS} characters$"):
             decode(body)
+
+
+def _honest_entries(tmp_path: Path) -> list[wire.EntryMessage]:
+    """Entries of an honest table, as the floor takes them: every game, each round settled, dead (the
+    shoe's red light mid-deal) or voided, with seats killed, past-posts (refused and accepted) and
+    over-limit raises among them."""
+    with Journal.open(tmp_path / "honest.sqlite", "T1", synchronous="OFF") as journal:
+        rng = random.Random(23)
+        for game in ("high-card-flush", "top-flush", "chase-the-flush"):
+            for outcome in ("settled", "dead", "void", "settled"):
+                play_round(
+                    journal, rng, game=game, outcome=outcome, over_limit_rate=0.3,
+                    past_post=rng.random() < 0.5, kill_request=rng.random() < 0.5,
+                    accept_past_post=rng.random() < 0.5,
+                )  # fmt: skip
+        outbox = Outbox("T1")
+        return [
+            decoded
+            for stored in journal.entries()
+            for out in outbox.feed(stored)
+            if isinstance(decoded := wire.decode(out.body), wire.EntryMessage)
+        ]
+
+
+def test_an_entry_of_a_rounds_play_after_its_close_is_named_and_no_honest_one_is(tmp_path: Path) -> None:
+    """``closed_round_problem`` (docs/floor.md "An entry for a round already closed"): none for any entry
+    an honest table writes, its rounds' tails after their close included; ``entry_after_close`` for a
+    card dealt, a decision or a start in a round already settled and for a second close; none for a card
+    of a round dead or voided (the engine journals the rest of a deal cut short), nor for the kinds an
+    honest table may write with a closed round's id."""
+    entries = _honest_entries(tmp_path)
+    projection = checks.TableProjection("T1", state=TableState("T1"))
+    closed: dict[str, str] = {}
+    after_close_kinds: set[str] = set()
+    for entry in entries:
+        assert checks.closed_round_problem(projection, entry) is None, (entry.seq, entry.kind, entry.round_id)
+        if entry.round_id in closed:
+            after_close_kinds.add(entry.kind)
+        if entry.kind in CLOSING_KINDS and entry.round_id is not None:
+            closed.setdefault(entry.round_id, entry.kind)
+        checks.fold_entry(projection, entry)
+    assert set(closed.values()) == set(CLOSING_KINDS)  # each way a round closes was there
+    assert "state_changed" in after_close_kinds  # the honest tails after a close were judged too
+
+    def forged(kind: str, closed_by: str) -> wire.EntryMessage:
+        round_id = next(r for r, k in closed.items() if k == closed_by)
+        template = next(e for e in entries if e.kind == kind)
+        return msgspec.structs.replace(template, round_id=round_id)
+
+    for kind in ("card_dealt", "decision", "round_started", "bets_locked", "round_settled"):
+        problem = checks.closed_round_problem(projection, forged(kind, "round_settled"))
+        assert problem is not None, kind
+        assert problem.kind == "entry_after_close"
+        assert f"a {kind} entry for round " in problem.reason
+        assert "(round_settled)" in problem.reason
+    for closed_by in ("round_dead", "round_voided"):
+        for kind in ("round_started", "bets_locked", "round_dead", "round_voided", "round_settled"):
+            problem = checks.closed_round_problem(projection, forged(kind, closed_by))
+            assert problem is not None, (kind, closed_by)
+        for kind in ("card_dealt", "hand_complete"):
+            assert checks.closed_round_problem(projection, forged(kind, closed_by)) is None, (kind, closed_by)
+    # Kinds an honest table may write with a closed round's id (its tail, a fault's answer, a lapse, a
+    # shoe's hand_complete for a position the deal never asked for, journaled before its fault).
+    for kind in ("state_changed", "fault_raised", "fault_cleared", "kill_seat_request", "hand_complete"):
+        template = next(e for e in entries if e.kind == kind)
+        for closed_by in CLOSING_KINDS:
+            entry = msgspec.structs.replace(template, round_id=forged(kind, closed_by).round_id)
+            assert checks.closed_round_problem(projection, entry) is None, (kind, closed_by)

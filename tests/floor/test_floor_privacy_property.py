@@ -353,6 +353,15 @@ async def _send(floor: EmbeddedFloor, tables: Tables) -> None:
         await running.close()
 
 
+def _after_close_alerts(floor: EmbeddedFloor) -> list[tuple[Any, ...]]:
+    """The floor's alerts of an entry for a round its table had already closed (docs/floor.md "An entry
+    for a round already closed")."""
+    with psycopg.connect(floor.owner_dsn) as connection:
+        return connection.execute(
+            "SELECT table_id, seq, message FROM floor_alerts WHERE kind = 'entry_after_close'"
+        ).fetchall()
+
+
 def _has(plans: tuple[list[PlannedRound], ...], outcome: str) -> bool:
     return any(planned.outcome == outcome for plan in plans for planned in plan)
 
@@ -421,6 +430,9 @@ def test_no_hole_card_of_an_unrevealed_round_reaches_any_floor_channel(
             if old_gate:
                 _old_gate_outbox(monkeypatch)
             asyncio.run(_send(floor, tables))
+            # Honest tables (rounds settled, dead by the shoe's red light, voided, left open; seats
+            # killed; past-posts): their rounds' tails after a close never raise entry_after_close.
+            assert _after_close_alerts(floor) == []
             if old_gate:
                 # The floor's own filters have something to keep: hidden cards it holds.
                 assert _held_hidden(floor, hidden), "the old gate released no hidden card to the floor"

@@ -212,7 +212,8 @@ def test_a_round_holding_a_private_part_that_does_not_decode_is_shown_with_one_l
     """The floor takes a private part by its commitment alone (checks.py ``private_verdict``), not by its
     shape: a table's credentials can commit to any text. As ``table-T001``, a ``card_dealt`` entry chained
     into a settled round, committing to a part that is not even JSON, then that part: the floor stores
-    both (no alert). For a manager and an auditor (readers of private parts) the round's page and its JSON
+    both (one alert, ``entry_after_close``: a card dealt to a settled round). For a manager and an
+    auditor (readers of private parts) the round's page and its JSON
     answer 200 with one line naming the entry and why its part does not decode, the events listed, that
     part neither shown nor offered for disclosure; the round's CSV answers 200. Before 5d9633f: the page,
     its JSON and its CSV decoded the part outside any refusal, an HTTP 500. A viewer, shown no private
@@ -251,7 +252,10 @@ def test_a_round_holding_a_private_part_that_does_not_decode_is_shown_with_one_l
         await wait_until(stored, 30, "the forged card's part on the floor")
         assert not serving.done(), serving
         await running.close()
-        assert _alerts(floor) == []
+        # Its one alert: a card dealt to a round already settled (test_a_card_dealt_to_a_settled_round_...).
+        assert [(t, seq, kind) for t, seq, kind, _ in _alerts(floor)] == [
+            ("T001", forged["seq"], "entry_after_close")
+        ]
         server = await serve_panel(FloorPanelSettings(floor.reporting_dsn, floor.writer_dsn, users), port=0)
         try:
             for user, password in (("mo", "manager-pw"), ("al", "auditor-pw")):
@@ -367,4 +371,57 @@ def test_any_error_taking_a_tables_message_quarantines_that_table_and_nothing_el
     assert alerts == [("T001", quarantined_after + 1, "floor_error")], alerts
     assert "AttributeError" in _alerts(floor)[0][3]
     assert floor_problems(floor, {t: tables.path(t) for t in ("T002", "T003")}) == []
+    tables.close()
+
+
+def test_a_card_dealt_to_a_settled_round_is_stored_with_one_alert(
+    tmp_path: Path, make_floor: MakeFloor
+) -> None:
+    """As ``table-T001``: a ``card_dealt`` entry chained validly after the table's last entry, in the round
+    the table settled (a round's record changed after its money moved: impossible for an honest table).
+    The floor stores it (it is the table's signed record) and raises one alert ``entry_after_close``
+    naming the entry and the round; the same message sent again (a resend, under another id) raises
+    none; the table is not quarantined. Before: stored with no alert at all."""
+    ids = ["T001"]
+    floor = make_floor(ids, ack_wait_s=2)
+    tables = Tables(tmp_path / "tables", ids)
+    tables.play("T001", 1)
+    settled = tables.journals["T001"].last_entries(1, ["round_settled"])[0]
+    round_id = str(settled.round_id)
+    forged = _chained_next(tables, "T001", "card_dealt", {}, round_id=round_id)
+
+    service = FloorService(floor.floor_config())
+
+    async def scenario() -> None:
+        running, serving = _serve(floor, tables, service)
+        await _all_on_the_floor(floor, tables, ids, "on the floor")
+        await _publish_as(floor, "T001", wire.entry_body(forged), "T001:card-after-close")
+
+        async def stored() -> bool:
+            return forged["seq"] in _floor_seqs(floor, "T001") or serving.done()
+
+        await wait_until(stored, 30, "the card dealt after the close on the floor")
+        await _publish_as(floor, "T001", wire.entry_body(forged), "T001:card-after-close:again")
+
+        async def resend_taken() -> bool:
+            return service.status.duplicates >= 1 or serving.done()
+
+        await wait_until(resend_taken, 30, "the same entry sent again, taken as a resend")
+        assert not serving.done(), serving
+        await running.close()  # the service ends after its batch: the resend's batch is committed
+
+    asyncio.run(scenario())
+    alerts = _alerts(floor)
+    assert [(table, seq, kind) for table, seq, kind, _message in alerts] == [
+        ("T001", forged["seq"], "entry_after_close")
+    ], alerts
+    message = alerts[0][3]
+    assert f"a card_dealt entry for round {round_id}" in message, message
+    assert "closed before (round_settled)" in message, message
+    assert _floor_seqs(floor, "T001")[-1] == forged["seq"]
+    with psycopg.connect(floor.reporting_dsn) as connection:
+        held = connection.execute(
+            "SELECT quarantined_at_seq FROM floor_tables WHERE table_id = 'T001'"
+        ).fetchone()
+    assert held == (None,), held
     tables.close()

@@ -94,17 +94,6 @@ log = structlog.get_logger("flushtable.floor")
 # A batch taken longer than this sends ``+WPI`` for its messages (controller/floor/in_progress.py): a
 # third of the shortest ack_wait a floor consumer is given (1.5 s), and nothing sent by a shorter batch.
 IN_PROGRESS_INTERVAL_S = 0.5
-# The stream's info, asked at each connection (``_learn_tokens``), waits this long for its answer and
-# is asked again on the same connection, for up to STREAM_ELECTION_WAIT_S, while the stream has no
-# leader: its leader's node lost, the others elect one after nats-server's election timeout (4-9 s, not
-# a setting), only a leader answers, and a request sent before then is never answered. At nats-py's
-# 5 s, the connection then ended and the backoff, a partition's service connected to the killed node
-# reconnected into the election and went on waiting after the new leader: up to 5 s and a reconnection
-# (2.66 s in a 200-table run, docs/floor.md "A node's loss, decomposed"). An answer "unavailable" (a
-# survivor that knows it has no leader) is asked again after STREAM_INFO_PAUSE_S.
-STREAM_INFO_TIMEOUT_S = 1.0
-STREAM_INFO_PAUSE_S = 0.25
-STREAM_ELECTION_WAIT_S = 30.0
 
 # Subjects whose partition a partition's service remembers (``_OwnedSubjects``): a floor's tables, one each.
 _MINE_REMEMBERED = 65_536
@@ -134,24 +123,6 @@ class _OwnedSubjects:
         return mine
 
 
-async def _learn_tokens(reads: StreamReads, client: FloorClient, stop: asyncio.Event, consumer: str) -> None:
-    """The stream's partition tokens (``StreamReads.learn_tokens``), asked again on this connection
-    while the stream elects a leader (STREAM_INFO_TIMEOUT_S's why); bounded by
-    STREAM_ELECTION_WAIT_S, then raised: the service reconnects with its backoff and says so."""
-    deadline_s = time.monotonic() + STREAM_ELECTION_WAIT_S
-    asking = client.jetstream(timeout=STREAM_INFO_TIMEOUT_S)
-    while True:
-        try:
-            await reads.learn_tokens(asking)
-            return
-        except (TimeoutError, nats.js.errors.ServiceUnavailableError) as error:
-            if stop.is_set() or time.monotonic() >= deadline_s:
-                raise
-            log.info("floor_stream_info_unanswered", consumer=consumer, error=type(error).__name__)
-            if isinstance(error, nats.js.errors.ServiceUnavailableError):
-                await asyncio.sleep(STREAM_INFO_PAUSE_S)  # answered at once: a pause, not a wait
-
-
 # The floor's own I/O failing (FLOOR_IO_ERRORS, service_settings.py): retried with backoff (the batch
 # rolled back and nak'd), never blamed on a table's message. Anything else raised while a message is
 # taken is that message's (``_Refused``).
@@ -167,6 +138,18 @@ class _Refused(Exception):
 
 
 _NOT_A_MESSAGES_ERROR: tuple[type[BaseException], ...] = (_Refused, *FLOOR_IO_ERRORS)
+
+
+def _raise_alert(
+    status: FloorStatus, batch: Batch, where: tuple[str, int | None, int], kind: str, reason: str
+) -> None:
+    """A floor alert, committed with the batch (once: floor_alerts is unique by its stream seq), counted
+    and logged. ``where``: the table, its entry's seq (None when the message named none), the stream seq."""
+    table_id, seq, stream_seq = where
+    text = f"table {table_id}" + (f" entry {seq}" if seq is not None else "") + f": {reason}"
+    batch.alerts.append((table_id, seq, stream_seq, kind, text))
+    status.alerts += 1
+    log.warning("floor_alert", table_id=table_id, seq=seq, kind=kind, message=text)
 
 
 class _QuarantineOf(msgspec.Struct):
@@ -186,10 +169,7 @@ class _QuarantineOf(msgspec.Struct):
         batch.quarantine.append((stream_seq, message.subject, table_id, msg_id, reason, message.data))
         status.quarantined += 1
         if alert_kind is not None:
-            text = f"table {table_id}" + (f" entry {seq}" if seq is not None else "") + f": {reason}"
-            batch.alerts.append((table_id, seq, stream_seq, alert_kind, text))
-            status.alerts += 1
-            log.warning("floor_alert", table_id=table_id, seq=seq, kind=alert_kind, message=text)
+            _raise_alert(status, batch, (table_id, seq, stream_seq), alert_kind, reason)
 
 
 def _decoded_for(
@@ -233,6 +213,14 @@ def _delivered_times(reply: str) -> int:
     tokens = reply.split(".")
     token = tokens[4] if len(tokens) == 9 else tokens[6] if len(tokens) > 10 else "1"
     return int(token) if token.isdigit() else 1
+
+
+def _log_first_delivery(consumer: str, messages: Sequence[Delivery], since_start_s: float) -> None:
+    # Delivered before (``$JS.ACK.<stream>.<consumer>.<delivered>...``): another holder's unacked
+    # messages, back after the consumer's ack_wait.
+    redelivered = sum(1 for m in messages if _delivered_times(m.reply) > 1)
+    log.info("floor_first_delivery", consumer=consumer, messages=len(messages),
+             redelivered=redelivered, since_start_s=since_start_s)  # fmt: skip
 
 
 def _raised_in(error: BaseException) -> str:
@@ -343,7 +331,7 @@ class FloorService:
         )
         js = client.jetstream()
         self._reads.js = js
-        await _learn_tokens(self._reads, client, stop, self.config.consumer)
+        await self._reads.learn_tokens_through_election(client, stop, self.config.consumer)
         puller = await Puller.start(client, self.config.consumer)
         # Surveillance events: a task of its own with its own connection, so publishing never holds up
         # the intake (and a slow or missing SURVEILLANCE stream never stops it).
@@ -431,18 +419,13 @@ class FloorService:
     def _since_start_s(self) -> float:
         return round(time.monotonic() - self._started_s, 3)
 
-    def _log_first_delivery(self, messages: Sequence[Delivery]) -> None:
-        if self._first_delivery_logged:
-            return
-        self._first_delivery_logged = True
-        # Delivered before (``$JS.ACK.<stream>.<consumer>.<delivered>...``): another holder's unacked
-        # messages, back after the consumer's ack_wait.
-        redelivered = sum(1 for m in messages if _delivered_times(m.reply) > 1)
-        log.info("floor_first_delivery", consumer=self.config.consumer, messages=len(messages),
-                 redelivered=redelivered, since_start_s=self._since_start_s())  # fmt: skip
+    def _first_delivery(self, messages: Sequence[Delivery]) -> None:
+        if not self._first_delivery_logged:
+            self._first_delivery_logged = True
+            _log_first_delivery(self.config.consumer, messages, self._since_start_s())
 
     async def _handle(self, connection: Connection, client: Client, messages: list[Delivery]) -> None:
-        self._log_first_delivery(messages)
+        self._first_delivery(messages)
         if self._owns is not None:
             # A partition's consumer sees every table's messages (docs/floor.md "Partitioned floor
             # workers": nats-server 2.9 filters no hash); another partition's are its consumer's, acked
@@ -624,12 +607,8 @@ class FloorService:
         if after_close is not None:
             # Taken and alerted, the table not quarantined: its chain holds, so the floor's copy is still
             # the table's journal; once, by the alert's stream seq (a resend is skipped before this).
-            text = f"table {entry.table_id} entry {entry.seq}: {after_close.reason}"
-            batch.alerts.append((entry.table_id, entry.seq, stream_seq, after_close.kind, text))
-            self.status.alerts += 1
-            log.warning(
-                "floor_alert", table_id=entry.table_id, seq=entry.seq, kind=after_close.kind, message=text
-            )
+            where = (entry.table_id, entry.seq, stream_seq)
+            _raise_alert(self.status, batch, where, after_close.kind, after_close.reason)
 
     async def reconcile_progressive(self, connection: Connection) -> int:
         """Raise (and clear) the progressive links' reconciliation alerts. A failure of PostgreSQL is

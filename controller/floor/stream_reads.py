@@ -8,11 +8,13 @@ the service's own ``take`` (every check unchanged); this module only decides wha
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterable
 from typing import Protocol
 
 import nats.js.errors
 import structlog
+from nats.aio.client import Client
 from nats.js.client import JetStreamContext
 
 from controller.floor import checks
@@ -26,6 +28,19 @@ from controller.uplink.wire import STREAM_NAME, SUBJECT_ROOT, stored_subject, ta
 __all__ = ["MAX_GAP_FILL", "StreamReads", "TakeMessage"]
 
 log = structlog.get_logger("flushtable.floor")
+
+# The stream's info, asked at each connection (``StreamReads.learn_tokens_through_election``), waits
+# this long for its answer and is asked again on the same connection, for up to STREAM_ELECTION_WAIT_S,
+# while the stream has no leader: its leader's node lost, the others elect one after nats-server's
+# election timeout (4-9 s, not a setting), only a leader answers, and a request sent before then is
+# never answered. At nats-py's 5 s, the connection then ended and the backoff, a partition's service
+# connected to the killed node reconnected into the election and went on waiting after the new leader:
+# up to 5 s and a reconnection (2.66 s in a 200-table run, docs/floor.md "A node's loss, decomposed").
+# An answer "unavailable" (a survivor that knows it has no leader) is asked again after
+# STREAM_INFO_PAUSE_S.
+STREAM_INFO_TIMEOUT_S = 1.0
+STREAM_INFO_PAUSE_S = 0.25
+STREAM_ELECTION_WAIT_S = 30.0
 MAX_GAP_FILL = 20_000  # messages read back from the stream for one table at a time
 
 
@@ -135,6 +150,23 @@ class StreamReads:
         """Whether the stream stores each table's journal with its partition tokens (read at each start:
         a stream made before them keeps the subjects as published)."""
         self.tokenized = has_partition_tokens((await js.stream_info(STREAM_NAME)).config)
+
+    async def learn_tokens_through_election(self, client: Client, stop: asyncio.Event, consumer: str) -> None:
+        """``learn_tokens``, asked again on the service's new connection while the stream elects a
+        leader (STREAM_INFO_TIMEOUT_S's why); bounded by STREAM_ELECTION_WAIT_S, then raised: the service
+        reconnects with its backoff and says so."""
+        deadline_s = time.monotonic() + STREAM_ELECTION_WAIT_S
+        asking = client.jetstream(timeout=STREAM_INFO_TIMEOUT_S)
+        while True:
+            try:
+                await self.learn_tokens(asking)
+                return
+            except (TimeoutError, nats.js.errors.ServiceUnavailableError) as error:
+                if stop.is_set() or time.monotonic() >= deadline_s:
+                    raise
+                log.info("floor_stream_info_unanswered", consumer=consumer, error=type(error).__name__)
+                if isinstance(error, nats.js.errors.ServiceUnavailableError):
+                    await asyncio.sleep(STREAM_INFO_PAUSE_S)  # answered at once: a pause, not a wait
 
     def subject_of(self, site: str, table_id: str) -> str:
         """The table's journal subject as the stream stores it."""

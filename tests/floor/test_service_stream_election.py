@@ -1,4 +1,4 @@
-"""A floor service that connects while the stream has no leader (controller/floor/service.py
+"""A floor service that connects while the stream has no leader (controller/floor/stream_reads.py
 STREAM_INFO_TIMEOUT_S; docs/floor.md "A node's loss, decomposed"): the stream's info, asked at each
 connection, is not answered until the stream has a leader again. The service asks again on the same
 connection instead of ending it at nats-py's 5 s timeout (a reconnection and a backoff past the new
@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import structlog.testing
 
-from controller.floor import service as service_module
+from controller.floor import stream_reads
 from controller.floor.service import FloorService
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import Running, Tables, floor_count, journal_total, table_ids, wait_until
@@ -36,7 +36,7 @@ def test_a_service_started_while_the_stream_has_no_leader_keeps_its_connection(
     tmp_path: Path, make_floor: MakeFloor, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The bound of the retries above the test's own leaderless time (two nodes down, then an election).
-    monkeypatch.setattr(service_module, "STREAM_ELECTION_WAIT_S", 120.0, raising=False)
+    monkeypatch.setattr(stream_reads, "STREAM_ELECTION_WAIT_S", 120.0)
     ids = table_ids(3)
     floor = make_floor(ids, nodes=3)
     assert floor.cluster is not None

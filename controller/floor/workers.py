@@ -164,6 +164,25 @@ async def _wait_either(first: asyncio.Event, second: asyncio.Event, timeout_s: f
             waiting.cancel()
 
 
+async def _create_key(kv: KeyValue, key: str, value: bytes) -> int | None:
+    """``kv.create``: the revision it wrote, or None when the key is there (another worker's). nats-py's
+    create, refused because the key is there, reads the key to tell a deleted one (then written at its
+    delete marker's revision) from a live one; a key the bucket's TTL removed between those two requests
+    makes that read raise ``KeyNotFoundError`` out of create. A taker polls a dead worker's key at the
+    moment it expires, so it met this: the error ended the lease loop's connection, and the reconnection
+    excused the dead peer's silence for a new TTL (docs/floor.md "The 11.3 s takeover"). The key is gone
+    then: created again, once."""
+    for attempt in range(2):
+        try:
+            return await kv.create(key, value)
+        except nats.js.errors.KeyWrongLastSequenceError:
+            return None
+        except nats.js.errors.KeyNotFoundError:
+            if attempt:  # gone and back again at once: taken up at the next tick
+                return None
+    return None
+
+
 @dataclass
 class WorkerStatus:
     acquired: int = 0
@@ -510,9 +529,8 @@ class FloorWorker:
         the partition meanwhile). Before, the service was stopped and a new one started from nothing
         (its connections, its tables' state read back) after every such loss."""
         key = lease_key(held.partition)
-        try:
-            revision = await kv.create(key, self._value())
-        except nats.js.errors.KeyWrongLastSequenceError:
+        revision = await _create_key(kv, key, self._value())
+        if revision is None:
             return False  # another worker's key
         held.fence.epochs.add(revision)  # accepted from the moment PostgreSQL may hold it
         if not await move_epoch(connection, held.partition, held.epoch, revision, self.settings.worker):
@@ -547,12 +565,12 @@ class FloorWorker:
         self, kv: KeyValue, js: JetStreamContext, connection: Connection, partition: int
     ) -> None:
         key = lease_key(partition)
-        try:
-            # The key's value names its worker (what an operator reading the bucket sees); the revision
-            # the create wrote is the epoch.
-            epoch = revision = await kv.create(key, self._value())
-        except nats.js.errors.KeyWrongLastSequenceError:
+        # The key's value names its worker (what an operator reading the bucket sees); the revision the
+        # create wrote is the epoch.
+        created = await _create_key(kv, key, self._value())
+        if created is None:
             return  # another worker's
+        epoch = revision = created
         # The takeover's timeline (docs/floor.md "A worker's takeover, timed"): from the key taken to the
         # service started, each step's seconds since the take.
         taken_s = self.clock()

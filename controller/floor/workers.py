@@ -32,12 +32,14 @@ stay in one process.
 
 A dead worker's partitions are free once their keys expire (at most ``lease_ttl_s`` after its last
 renewal) and taken by a live worker at its next tick (``renew_interval_s``; every ``SUSPECT_TICK_S``
-while a peer's beat has stalled): the move takes at most ``lease_ttl_s + 2 * renew_interval_s`` (the
-second interval: its beat is seen stale after the TTL too). The messages the dead worker had pulled and
-not acked come back after the partition consumer's ``ack_wait``, half the lease TTL
-(``partition_ack_wait_s``): before the move, so a killed worker's tables are committed again within
-``takeover_bound_s`` (10 s at the defaults) plus one pull. A batch outlasting ``ack_wait`` is kept in
-progress (``+WPI``, controller/floor/in_progress.py), not redelivered.
+while a peer's beat has stalled): the move takes at most ``lease_ttl_s + 2 * renew_interval_s``. The
+live worker counts the dead one's silence from its read of the beats before the one that saw the last
+beat move (``live_workers``), so it tries the keys as they expire, not up to an interval later. The
+messages the dead worker had pulled and not acked come back after the partition consumer's
+``ack_wait``, half the lease TTL (``partition_ack_wait_s``): before the move, so a killed worker's
+tables are committed again within ``takeover_bound_s`` (10 s at the defaults) plus one pull. A batch
+outlasting ``ack_wait`` is kept in progress (``+WPI``, controller/floor/in_progress.py), not
+redelivered.
 
 **A takeover read ahead** (docs/floor.md "A worker's takeover, timed"): while a peer has missed a beat,
 the partitions this worker does not hold have their tables' projections read (``PartitionServices.
@@ -216,6 +218,10 @@ class FloorWorker:
     status: WorkerStatus = field(default_factory=WorkerStatus)
     held: dict[int, HeldPartition] = field(default_factory=dict)
     _beats: dict[str, tuple[int, float]] = field(default_factory=dict)  # worker -> (beat, seen moving at)
+    # Worker -> the instant its beat last moved after: this worker's read of the beats before the one
+    # that saw it move (at most a renew interval earlier). Counted dead a TTL after it (``live_workers``).
+    _beat_moved_after: dict[str, float] = field(default_factory=dict)
+    _beats_read_s: float | None = None  # this worker's last read of the beats
     _beat: int = 0
     _beat_missed: bool = False  # a beat was not written (unanswered, or the connection lost) since the last
     rng: random.Random = field(default_factory=random.Random)  # the reconnection's jitter
@@ -238,8 +244,18 @@ class FloorWorker:
         return self.clock() - self._started_s < self.settings.lease_ttl_s
 
     def live_workers(self) -> set[str]:
+        """This worker and the peers whose beat moved within the lease TTL, counted from the earliest it
+        can have moved (``_beat_moved_after``): a dead peer's keys expire a TTL after its last renewal,
+        which came with its last beat, so counted from the read that saw the beat move (up to a renew
+        interval after it was written) the peer was counted dead, and its keys tried, up to an interval
+        after they expired (docs/floor.md "The 11.3 s takeover"). Counted dead early, a peer loses
+        nothing: its keys are taken only once expired (``create``), its commits fenced by the epoch."""
         now = self.clock()
-        live = {w for w, (_, moved_s) in self._beats.items() if now - moved_s <= self.settings.lease_ttl_s}
+        live = {
+            w
+            for w, moved_after_s in self._beat_moved_after.items()
+            if now - moved_after_s <= self.settings.lease_ttl_s
+        }
         return live | {self.settings.worker}
 
     def share(self) -> int:
@@ -444,6 +460,12 @@ class FloorWorker:
 
     async def _beat_once(self, kv: KeyValue) -> None:
         now = self.clock()
+        # A beat seen moved now was written after the previous read was sent; a peer first seen is
+        # counted from now (a joining worker's view, unchanged).
+        previous_read_s = self._beats_read_s
+        moved_after_s = (
+            now if previous_read_s is None else max(previous_read_s, now - self.settings.renew_interval_s)
+        )
         for _ in range(5):  # a revision conflict is another worker's beat: read again and retry
             try:
                 entry = await kv.get(MEMBERS_KEY)
@@ -451,10 +473,12 @@ class FloorWorker:
                 revision: int | None = entry.revision
             except nats.js.errors.KeyNotFoundError:
                 beats, revision = {}, None
+            self._beats_read_s = now
             for name, beat in beats.items():
                 seen = self._beats.get(name)
                 if seen is None or seen[0] != beat:
                     self._beats[name] = (int(beat), now)
+                    self._beat_moved_after[name] = now if seen is None else moved_after_s
             # Workers silent for ten TTLs are dropped from the map (they are long past being live).
             beats = {
                 n: b for n, b in beats.items() if now - self._beats[n][1] <= 10 * self.settings.lease_ttl_s
@@ -487,6 +511,7 @@ class FloorWorker:
             for name, (beat, moved_s) in list(self._beats.items()):
                 if name != self.settings.worker:
                     self._beats[name] = (beat, max(moved_s, now))
+                    self._beat_moved_after[name] = max(self._beat_moved_after.get(name, now), now)
             self._beat_missed = False
 
     def _value(self) -> bytes:

@@ -185,6 +185,23 @@ async def _create_key(kv: KeyValue, key: str, value: bytes) -> int | None:
     return None
 
 
+async def _adopt_own_write(kv: KeyValue, held: HeldPartition, value: bytes) -> bool:
+    """After an unanswered renewal: whether the key's newer revision is that renewal's (the key names
+    this worker: ``value``, its revision above the one renewed from); then it is taken as the lease's
+    revision. Another worker's create needs the key gone first and writes its own name, so a key naming
+    this worker past its last known revision is this worker's write. Safe either way: the commits are
+    fenced by the epoch in PostgreSQL (``fence_for``), which this does not touch."""
+    try:
+        entry = await kv.get(lease_key(held.partition))
+    except nats.js.errors.KeyNotFoundError:
+        return False
+    if entry.value != value or entry.revision is None or entry.revision <= held.revision:
+        return False
+    held.revision = entry.revision
+    held.unconfirmed = False
+    return True
+
+
 @dataclass
 class WorkerStatus:
     acquired: int = 0
@@ -218,8 +235,9 @@ class FloorWorker:
     status: WorkerStatus = field(default_factory=WorkerStatus)
     held: dict[int, HeldPartition] = field(default_factory=dict)
     _beats: dict[str, tuple[int, float]] = field(default_factory=dict)  # worker -> (beat, seen moving at)
-    # Worker -> the instant its beat last moved after: this worker's read of the beats before the one
-    # that saw it move (at most a renew interval earlier). Counted dead a TTL after it (``live_workers``).
+    # Worker -> this worker's read of the beats before the one that saw its beat move: a dead peer's key
+    # expires a TTL after its last beat, and counted from the later read its silence was up to an
+    # interval late (``live_workers``).
     _beat_moved_after: dict[str, float] = field(default_factory=dict)
     _beats_read_s: float | None = None  # this worker's last read of the beats
     _beat: int = 0
@@ -245,17 +263,11 @@ class FloorWorker:
 
     def live_workers(self) -> set[str]:
         """This worker and the peers whose beat moved within the lease TTL, counted from the earliest it
-        can have moved (``_beat_moved_after``): a dead peer's keys expire a TTL after its last renewal,
-        which came with its last beat, so counted from the read that saw the beat move (up to a renew
-        interval after it was written) the peer was counted dead, and its keys tried, up to an interval
-        after they expired (docs/floor.md "The 11.3 s takeover"). Counted dead early, a peer loses
-        nothing: its keys are taken only once expired (``create``), its commits fenced by the epoch."""
+        can have moved (``_beat_moved_after``; docs/floor.md "The 11.3 s takeover"). Counted dead early,
+        a peer loses nothing: its keys are taken only once expired, its commits fenced by the epoch."""
         now = self.clock()
-        live = {
-            w
-            for w, moved_after_s in self._beat_moved_after.items()
-            if now - moved_after_s <= self.settings.lease_ttl_s
-        }
+        ttl_s = self.settings.lease_ttl_s
+        live = {w for w, moved_after_s in self._beat_moved_after.items() if now - moved_after_s <= ttl_s}
         return live | {self.settings.worker}
 
     def share(self) -> int:
@@ -462,10 +474,8 @@ class FloorWorker:
         now = self.clock()
         # A beat seen moved now was written after the previous read was sent; a peer first seen is
         # counted from now (a joining worker's view, unchanged).
-        previous_read_s = self._beats_read_s
-        moved_after_s = (
-            now if previous_read_s is None else max(previous_read_s, now - self.settings.renew_interval_s)
-        )
+        previous_s = now if self._beats_read_s is None else self._beats_read_s
+        moved_after_s = max(previous_s, now - self.settings.renew_interval_s)
         for _ in range(5):  # a revision conflict is another worker's beat: read again and retry
             try:
                 entry = await kv.get(MEMBERS_KEY)
@@ -527,7 +537,7 @@ class FloorWorker:
             try:
                 held.revision = await kv.update(key, self._value(), last=held.revision)
             except (nats.js.errors.KeyWrongLastSequenceError, nats.js.errors.KeyNotFoundError):
-                if held.unconfirmed and await self._adopt_own_write(kv, held):
+                if held.unconfirmed and await _adopt_own_write(kv, held, self._value()):
                     continue  # renewed again from the revision the unanswered write made
                 since_s = self.clock() - held.renewed_s
                 return (
@@ -567,22 +577,6 @@ class FloorWorker:
         log.warning("floor_lease_retaken", worker=self.settings.worker, partition=held.partition,
                     epoch=revision, previous_epoch=held.epoch)  # fmt: skip
         held.epoch = held.revision = revision
-        held.unconfirmed = False
-        return True
-
-    async def _adopt_own_write(self, kv: KeyValue, held: HeldPartition) -> bool:
-        """After an unanswered renewal: whether the key's newer revision is that renewal's (the key
-        names this worker, its revision above the one renewed from); then it is taken as the lease's
-        revision. Another worker's create needs the key gone first and writes its own name, so a key
-        naming this worker past its last known revision is this worker's write. Safe either way: the
-        commits are fenced by the epoch in PostgreSQL (``fence_for``), which this does not touch."""
-        try:
-            entry = await kv.get(lease_key(held.partition))
-        except nats.js.errors.KeyNotFoundError:
-            return False
-        if entry.value != self._value() or entry.revision is None or entry.revision <= held.revision:
-            return False
-        held.revision = entry.revision
         held.unconfirmed = False
         return True
 

@@ -32,12 +32,14 @@ stay in one process.
 
 A dead worker's partitions are free once their keys expire (at most ``lease_ttl_s`` after its last
 renewal) and taken by a live worker at its next tick (``renew_interval_s``; every ``SUSPECT_TICK_S``
-while a peer's beat has stalled): the move takes at most ``lease_ttl_s + 2 * renew_interval_s`` (the
-second interval: its beat is seen stale after the TTL too). The messages the dead worker had pulled and
-not acked come back after the partition consumer's ``ack_wait``, half the lease TTL
-(``partition_ack_wait_s``): before the move, so a killed worker's tables are committed again within
-``takeover_bound_s`` (10 s at the defaults) plus one pull. A batch outlasting ``ack_wait`` is kept in
-progress (``+WPI``, controller/floor/in_progress.py), not redelivered.
+while a peer's beat has stalled): the move takes at most ``lease_ttl_s + 2 * renew_interval_s``. The
+live worker counts the dead one's silence from its read of the beats before the one that saw the last
+beat move (``live_workers``), so it tries the keys as they expire, not up to an interval later. The
+messages the dead worker had pulled and not acked come back after the partition consumer's
+``ack_wait``, half the lease TTL (``partition_ack_wait_s``): before the move, so a killed worker's
+tables are committed again within ``takeover_bound_s`` (10 s at the defaults) plus one pull. A batch
+outlasting ``ack_wait`` is kept in progress (``+WPI``, controller/floor/in_progress.py), not
+redelivered.
 
 **A takeover read ahead** (docs/floor.md "A worker's takeover, timed"): while a peer has missed a beat,
 the partitions this worker does not hold have their tables' projections read (``PartitionServices.
@@ -164,6 +166,42 @@ async def _wait_either(first: asyncio.Event, second: asyncio.Event, timeout_s: f
             waiting.cancel()
 
 
+async def _create_key(kv: KeyValue, key: str, value: bytes) -> int | None:
+    """``kv.create``: the revision it wrote, or None when the key is there (another worker's). nats-py's
+    create, refused because the key is there, reads the key to tell a deleted one (then written at its
+    delete marker's revision) from a live one; a key the bucket's TTL removed between those two requests
+    makes that read raise ``KeyNotFoundError`` out of create. A taker polls a dead worker's key at the
+    moment it expires, so it met this: the error ended the lease loop's connection, and the reconnection
+    excused the dead peer's silence for a new TTL (docs/floor.md "The 11.3 s takeover"). The key is gone
+    then: created again, once."""
+    for attempt in range(2):
+        try:
+            return await kv.create(key, value)
+        except nats.js.errors.KeyWrongLastSequenceError:
+            return None
+        except nats.js.errors.KeyNotFoundError:
+            if attempt:  # gone and back again at once: taken up at the next tick
+                return None
+    return None
+
+
+async def _adopt_own_write(kv: KeyValue, held: HeldPartition, value: bytes) -> bool:
+    """After an unanswered renewal: whether the key's newer revision is that renewal's (the key names
+    this worker: ``value``, its revision above the one renewed from); then it is taken as the lease's
+    revision. Another worker's create needs the key gone first and writes its own name, so a key naming
+    this worker past its last known revision is this worker's write. Safe either way: the commits are
+    fenced by the epoch in PostgreSQL (``fence_for``), which this does not touch."""
+    try:
+        entry = await kv.get(lease_key(held.partition))
+    except nats.js.errors.KeyNotFoundError:
+        return False
+    if entry.value != value or entry.revision is None or entry.revision <= held.revision:
+        return False
+    held.revision = entry.revision
+    held.unconfirmed = False
+    return True
+
+
 @dataclass
 class WorkerStatus:
     acquired: int = 0
@@ -197,6 +235,11 @@ class FloorWorker:
     status: WorkerStatus = field(default_factory=WorkerStatus)
     held: dict[int, HeldPartition] = field(default_factory=dict)
     _beats: dict[str, tuple[int, float]] = field(default_factory=dict)  # worker -> (beat, seen moving at)
+    # Worker -> this worker's read of the beats before the one that saw its beat move: a dead peer's key
+    # expires a TTL after its last beat, and counted from the later read its silence was up to an
+    # interval late (``live_workers``).
+    _beat_moved_after: dict[str, float] = field(default_factory=dict)
+    _beats_read_s: float | None = None  # this worker's last read of the beats
     _beat: int = 0
     _beat_missed: bool = False  # a beat was not written (unanswered, or the connection lost) since the last
     rng: random.Random = field(default_factory=random.Random)  # the reconnection's jitter
@@ -219,8 +262,12 @@ class FloorWorker:
         return self.clock() - self._started_s < self.settings.lease_ttl_s
 
     def live_workers(self) -> set[str]:
+        """This worker and the peers whose beat moved within the lease TTL, counted from the earliest it
+        can have moved (``_beat_moved_after``; docs/floor.md "The 11.3 s takeover"). Counted dead early,
+        a peer loses nothing: its keys are taken only once expired, its commits fenced by the epoch."""
         now = self.clock()
-        live = {w for w, (_, moved_s) in self._beats.items() if now - moved_s <= self.settings.lease_ttl_s}
+        ttl_s = self.settings.lease_ttl_s
+        live = {w for w, moved_after_s in self._beat_moved_after.items() if now - moved_after_s <= ttl_s}
         return live | {self.settings.worker}
 
     def share(self) -> int:
@@ -425,6 +472,10 @@ class FloorWorker:
 
     async def _beat_once(self, kv: KeyValue) -> None:
         now = self.clock()
+        # A beat seen moved now was written after the previous read was sent; a peer first seen is
+        # counted from now (a joining worker's view, unchanged).
+        previous_s = now if self._beats_read_s is None else self._beats_read_s
+        moved_after_s = max(previous_s, now - self.settings.renew_interval_s)
         for _ in range(5):  # a revision conflict is another worker's beat: read again and retry
             try:
                 entry = await kv.get(MEMBERS_KEY)
@@ -432,10 +483,12 @@ class FloorWorker:
                 revision: int | None = entry.revision
             except nats.js.errors.KeyNotFoundError:
                 beats, revision = {}, None
+            self._beats_read_s = now
             for name, beat in beats.items():
                 seen = self._beats.get(name)
                 if seen is None or seen[0] != beat:
                     self._beats[name] = (int(beat), now)
+                    self._beat_moved_after[name] = now if seen is None else moved_after_s
             # Workers silent for ten TTLs are dropped from the map (they are long past being live).
             beats = {
                 n: b for n, b in beats.items() if now - self._beats[n][1] <= 10 * self.settings.lease_ttl_s
@@ -468,6 +521,7 @@ class FloorWorker:
             for name, (beat, moved_s) in list(self._beats.items()):
                 if name != self.settings.worker:
                     self._beats[name] = (beat, max(moved_s, now))
+                    self._beat_moved_after[name] = max(self._beat_moved_after.get(name, now), now)
             self._beat_missed = False
 
     def _value(self) -> bytes:
@@ -483,7 +537,7 @@ class FloorWorker:
             try:
                 held.revision = await kv.update(key, self._value(), last=held.revision)
             except (nats.js.errors.KeyWrongLastSequenceError, nats.js.errors.KeyNotFoundError):
-                if held.unconfirmed and await self._adopt_own_write(kv, held):
+                if held.unconfirmed and await _adopt_own_write(kv, held, self._value()):
                     continue  # renewed again from the revision the unanswered write made
                 since_s = self.clock() - held.renewed_s
                 return (
@@ -510,9 +564,8 @@ class FloorWorker:
         the partition meanwhile). Before, the service was stopped and a new one started from nothing
         (its connections, its tables' state read back) after every such loss."""
         key = lease_key(held.partition)
-        try:
-            revision = await kv.create(key, self._value())
-        except nats.js.errors.KeyWrongLastSequenceError:
+        revision = await _create_key(kv, key, self._value())
+        if revision is None:
             return False  # another worker's key
         held.fence.epochs.add(revision)  # accepted from the moment PostgreSQL may hold it
         if not await move_epoch(connection, held.partition, held.epoch, revision, self.settings.worker):
@@ -527,32 +580,16 @@ class FloorWorker:
         held.unconfirmed = False
         return True
 
-    async def _adopt_own_write(self, kv: KeyValue, held: HeldPartition) -> bool:
-        """After an unanswered renewal: whether the key's newer revision is that renewal's (the key
-        names this worker, its revision above the one renewed from); then it is taken as the lease's
-        revision. Another worker's create needs the key gone first and writes its own name, so a key
-        naming this worker past its last known revision is this worker's write. Safe either way: the
-        commits are fenced by the epoch in PostgreSQL (``fence_for``), which this does not touch."""
-        try:
-            entry = await kv.get(lease_key(held.partition))
-        except nats.js.errors.KeyNotFoundError:
-            return False
-        if entry.value != self._value() or entry.revision is None or entry.revision <= held.revision:
-            return False
-        held.revision = entry.revision
-        held.unconfirmed = False
-        return True
-
     async def _try_acquire(
         self, kv: KeyValue, js: JetStreamContext, connection: Connection, partition: int
     ) -> None:
         key = lease_key(partition)
-        try:
-            # The key's value names its worker (what an operator reading the bucket sees); the revision
-            # the create wrote is the epoch.
-            epoch = revision = await kv.create(key, self._value())
-        except nats.js.errors.KeyWrongLastSequenceError:
+        # The key's value names its worker (what an operator reading the bucket sees); the revision the
+        # create wrote is the epoch.
+        created = await _create_key(kv, key, self._value())
+        if created is None:
             return  # another worker's
+        epoch = revision = created
         # The takeover's timeline (docs/floor.md "A worker's takeover, timed"): from the key taken to the
         # service started, each step's seconds since the take.
         taken_s = self.clock()

@@ -81,6 +81,9 @@ def test_the_lease_buckets_leader_killed_moves_no_partition(tmp_path: Path, make
             await wait_until(shared, SETTLE_TIMEOUT_S, "the two workers holding a partition each")
             holders = {p: worker for p, (worker, _) in _leases(floor).items()}
             services = {name: {p: h.task for p, h in w.held.items()} for name, w in workers.items()}
+            # Counted from here: at the start one worker may take both partitions before the other's first
+            # beat and give one back (a balance, before any node is killed: not what this test is about).
+            before = {name: (w.status.lost, w.status.released) for name, w in workers.items()}
             leader = await _bucket_leader(floor)
             assert leader is not None
             cluster.kill(leader)
@@ -110,7 +113,7 @@ def test_the_lease_buckets_leader_killed_moves_no_partition(tmp_path: Path, make
                      if now_held.get(p) != holders[p]]  # fmt: skip
             assert moved == []
             for name, worker in workers.items():
-                assert (worker.status.lost, worker.status.released) == (0, 0), name
+                assert (worker.status.lost, worker.status.released) == before[name], name
                 assert {p: h.task for p, h in worker.held.items()} == services[name], (
                     f"worker {name}'s partitions or services changed"
                 )

@@ -123,13 +123,14 @@ def chain_problem(projection: TableProjection, entry: wire.EntryMessage) -> Prob
 # on a fault's acknowledgement or clearing, a kill request's lapse, a linked claim's answer, the
 # progressive's payments; none of those changes what the round's money was.
 AFTER_ANY_CLOSE: frozenset[str] = frozenset({ROUND_STARTED, "bets_locked", *CLOSING_KINDS})
-# After ``round_settled`` also the play the settlement was computed from: its cards and decisions (the
-# engine journals a card only while the deal asked for it, and a settled round's deal was complete; a
-# decision only in the decision states). Not after a dead or voided round: the engine journals the rest
-# of a deal cut short (the shoe's cards still come, controller/engine/deal.py), and no money moved on
-# those cards. Not ``hand_complete``: the engine journals a shoe's report for a position it never asked
-# for before raising its fault, whatever the round's state.
-AFTER_SETTLED: frozenset[str] = AFTER_ANY_CLOSE | {"card_dealt", "decision"}
+# After ``round_settled`` also its decisions (the engine journals a decision only in the decision
+# states). Not its cards: a seat still short when the shoe went silent is dead and the round settles,
+# and the shoe's late card for that seat is journaled with the round's id before it is judged and
+# faulted (controller/engine/deal.py ``_judge_card``: the live round's id in every state but idle);
+# after a dead or voided round the engine journals the rest of a deal cut short likewise. No money
+# moved on those cards. Not ``hand_complete``: the engine journals a shoe's report for a position it
+# never asked for before raising its fault, whatever the round's state.
+AFTER_SETTLED: frozenset[str] = AFTER_ANY_CLOSE | {"decision"}
 
 
 def closed_round_problem(projection: TableProjection, entry: wire.EntryMessage) -> Problem | None:

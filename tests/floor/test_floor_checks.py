@@ -10,15 +10,18 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from controller.engine.outputs import JournalRecord
 from controller.floor import checks
 from controller.journal import entries as typed
 from controller.journal.chain import canonical_json
-from controller.journal.kinds import CLOSING_KINDS
+from controller.journal.kinds import CLOSING_KINDS, ROUND_SETTLED
 from controller.journal.recovery import recover
 from controller.journal.state import TableState
 from controller.journal.store import Journal
 from controller.uplink import wire
 from controller.uplink.outbox import Outbox
+from drivers.events import CardDealt, HandComplete
+from tests.engine.test_deal_timeout import locked_table
 from tests.journal.scripted import play_round
 
 
@@ -223,9 +226,9 @@ def _honest_entries(tmp_path: Path) -> list[wire.EntryMessage]:
 def test_an_entry_of_a_rounds_play_after_its_close_is_named_and_no_honest_one_is(tmp_path: Path) -> None:
     """``closed_round_problem`` (docs/floor.md "An entry for a round already closed"): none for any entry
     an honest table writes, its rounds' tails after their close included; ``entry_after_close`` for a
-    card dealt, a decision or a start in a round already settled and for a second close; none for a card
-    of a round dead or voided (the engine journals the rest of a deal cut short), nor for the kinds an
-    honest table may write with a closed round's id."""
+    decision, a start or wagers locked in a round already settled and for a second close; none for a card
+    of a closed round (the engine journals the rest of a deal cut short, and a dead seat's late card:
+    below), nor for the kinds an honest table may write with a closed round's id."""
     entries = _honest_entries(tmp_path)
     projection = checks.TableProjection("T1", state=TableState("T1"))
     closed: dict[str, str] = {}
@@ -245,12 +248,15 @@ def test_an_entry_of_a_rounds_play_after_its_close_is_named_and_no_honest_one_is
         template = next(e for e in entries if e.kind == kind)
         return msgspec.structs.replace(template, round_id=round_id)
 
-    for kind in ("card_dealt", "decision", "round_started", "bets_locked", "round_settled"):
+    for kind in ("decision", "round_started", "bets_locked", "round_settled"):
         problem = checks.closed_round_problem(projection, forged(kind, "round_settled"))
         assert problem is not None, kind
         assert problem.kind == "entry_after_close"
         assert f"a {kind} entry for round " in problem.reason
         assert "(round_settled)" in problem.reason
+    # A card with a settled round's id: the shoe's late card for a seat dead at the deal's timeout (the
+    # test below), journaled before it is judged.
+    assert checks.closed_round_problem(projection, forged("card_dealt", "round_settled")) is None
     for closed_by in ("round_dead", "round_voided"):
         for kind in ("round_started", "bets_locked", "round_dead", "round_voided", "round_settled"):
             problem = checks.closed_round_problem(projection, forged(kind, closed_by))
@@ -264,3 +270,42 @@ def test_an_entry_of_a_rounds_play_after_its_close_is_named_and_no_honest_one_is
         for closed_by in CLOSING_KINDS:
             entry = msgspec.structs.replace(template, round_id=forged(kind, closed_by).round_id)
             assert checks.closed_round_problem(projection, entry) is None, (kind, closed_by)
+
+
+def test_a_card_the_shoe_reports_for_a_dead_seat_after_the_settlement_raises_no_alert(tmp_path: Path) -> None:
+    """An honest table writes a ``card_dealt`` with a settled round's id: a seat still short when the
+    shoe went silent is dead (``dead_hand``), the round goes on and settles, and the shoe's late card for
+    that seat comes afterwards; the engine journals a card the shoe reports before it judges where it
+    belongs (controller/engine/deal.py ``_judge_card``), with the live round's id in every state but idle,
+    then faults it. So ``card_dealt`` is not among the kinds refused after a settlement (a review's
+    reproduction: before, ``entry_after_close`` for this honest entry)."""
+    table, events = locked_table()
+    seat3_cards = [
+        i for i, event in enumerate(events) if isinstance(event, CardDealt) and event.position == 3
+    ]
+    late = seat3_cards[-1]
+    seat3_complete = next(
+        i for i, event in enumerate(events) if isinstance(event, HandComplete) and event.position == 3
+    )
+    for i, event in enumerate(events):
+        if i not in (late, seat3_complete):
+            table.event(event)
+    table.tick(30.0)  # the shoe silent past the deal's timeout: seat 3 dead, the round goes on
+    assert [record.payload["seat"] for record in table.journal("dead_hand")] == [3]
+    table.bet(1, "raise", 500)
+    table.key("confirm")
+    (settled,) = table.journal("round_settled")
+    assert settled.round_id is not None
+    mark = len(table.outputs)
+    table.event(events[late])  # the withheld card, after the settlement
+    after = [
+        o for o in table.outputs[mark:] if isinstance(o, JournalRecord) and o.round_id == settled.round_id
+    ]
+    assert "card_dealt" in [record.kind for record in after]
+
+    templates = {entry.kind: entry for entry in _honest_entries(tmp_path)}
+    projection = checks.TableProjection("T1", state=TableState("T1"))
+    projection.state.closed_rounds[settled.round_id] = ROUND_SETTLED
+    for record in after:
+        entry = msgspec.structs.replace(templates[record.kind], round_id=record.round_id)
+        assert checks.closed_round_problem(projection, entry) is None, record.kind

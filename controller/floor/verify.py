@@ -79,6 +79,11 @@ def verify_table(connection: psycopg.Connection[Any], table_id: str) -> ChainChe
     connection (`flushtable floor verify` does): in READ COMMITTED each statement has its own snapshot,
     and a batch the writer commits between the rows beside and the entries reads as rows missing."""
     with connection.transaction(), connection.cursor(name="floor_verify_entries") as cursor:
+        # The head the floor records for the table (its projection's last entry): the walk must reach
+        # it, or entries were taken off the chain's end (a chain whose tail is deleted still links).
+        head = connection.execute(
+            "SELECT last_seq, last_hash FROM floor_tables WHERE table_id = %s", (table_id,)
+        ).fetchone()
         stored = _stored_beside(connection, table_id)
         cursor.itersize = ENTRIES_PER_FETCH
         cursor.execute(
@@ -88,13 +93,20 @@ def verify_table(connection: psycopg.Connection[Any], table_id: str) -> ChainChe
             "USING (table_id, seq) WHERE e.table_id = %s ORDER BY e.seq",
             (table_id,),
         )
-        return _walk(cursor, table_id, stored)
+        return _walk(cursor, table_id, stored, head=(int(head[0]), str(head[1])) if head else None)
 
 
 def _walk(
-    cursor: psycopg.ServerCursor[Any], table_id: str, stored: dict[str, dict[int, set[Any]]]
+    cursor: psycopg.ServerCursor[Any],
+    table_id: str,
+    stored: dict[str, dict[int, set[Any]]],
+    *,
+    head: tuple[int, str] | None,
 ) -> ChainCheck:
-    """Each entry of ``cursor`` (a table's, by seq) checked in turn: the first problem, or ok."""
+    """Each entry of ``cursor`` (a table's, by seq) checked in turn: the first problem, or ok. ``head``:
+    the last entry the floor records for the table, read before the entries (None: not projected yet):
+    the chain must reach it with its hash. Reaching past it is no problem: read in READ COMMITTED, a
+    batch committed between the two reads adds entries beyond the head read first."""
     previous = GENESIS_HASH
     count = 0
     for (
@@ -155,6 +167,16 @@ def _walk(
             if problem := _beside_problem(stored, table_id, seq, beside):
                 return ChainCheck(table_id, False, count - 1, problem)
         previous = hash_
+        if head is not None and seq == head[0] and hash_ != head[1]:
+            return ChainCheck(
+                table_id, False, count - 1, f"entry {seq}: not the hash the floor records as the table's head"
+            )
+    if head is not None and count < head[0]:
+        return ChainCheck(
+            table_id, False, count,
+            f"the chain ends at entry {count}, the floor's head for the table is entry {head[0]} "
+            "(entries taken off its end?)",
+        )  # fmt: skip
     for name, by_seq in stored.items():
         if by_seq:  # rows of a seq the table's chain does not hold
             return ChainCheck(

@@ -142,6 +142,38 @@ def test_a_payload_changed_in_postgresql_fails_naming_the_table_and_the_entry(
     ]
 
 
+def test_entries_taken_off_a_chains_end_fail_against_the_floors_head(
+    tmp_path: Path, make_floor: MakeFloor, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A chain whose last entries are deleted (with every row kept beside them) still links from entry 1:
+    only the head the floor records for the table (``floor_tables.last_seq``/``last_hash``) shows it.
+    A review's reproduction: before, ``T002: ok, <fewer> entries`` and exit 0."""
+    floor, tables = _filled_floor(tmp_path, make_floor)
+    entries = {t: last_seq(tables.journals[t]) for t in IDS}
+    kept = entries["T002"] - 5
+    with psycopg.connect(floor.owner_dsn, autocommit=True) as owner:
+        owner.execute("SET session_replication_role = replica")  # past the tables' no-delete triggers
+        holders = owner.execute(
+            "SELECT table_name FROM information_schema.columns WHERE table_schema = current_schema() "
+            "AND column_name = 'seq' AND table_name IN (SELECT table_name FROM information_schema.tables "
+            "WHERE table_type = 'BASE TABLE') AND table_name IN (SELECT table_name FROM "
+            "information_schema.columns WHERE column_name = 'table_id') AND table_name <> 'floor_tables'"
+        ).fetchall()
+        assert ("floor_entries",) in holders
+        for (name,) in holders:
+            owner.execute(
+                sql.SQL("DELETE FROM {} WHERE table_id = 'T002' AND seq > %s").format(sql.Identifier(name)),
+                (kept,),
+            )
+
+    code, out, err = _verify(capsys, _config(tmp_path, floor, floor.reporting_dsn))
+    assert (code, err) == (1, ""), err
+    assert out.splitlines()[1] == (
+        f"T002: FAILED after {kept} verified entries: the chain ends at entry {kept}, the floor's head "
+        f"for the table is entry {entries['T002']} (entries taken off its end?)"
+    )
+
+
 def _hand_written_config(directory: Path, reporting_dsn: str) -> Path:
     """A floor's file with [panel] reporting_dsn_file; [floor]'s files are named but never read."""
     directory.mkdir()

@@ -171,6 +171,14 @@ def _walk(
             return ChainCheck(
                 table_id, False, count - 1, f"entry {seq}: not the hash the floor records as the table's head"
             )
+    return _after_the_last(table_id, count, head, stored)
+
+
+def _after_the_last(
+    table_id: str, count: int, head: tuple[int, str] | None, stored: dict[str, dict[int, set[Any]]]
+) -> ChainCheck:
+    """The walk's end, ``count`` entries verified: the floor's head reached, and no row kept beside an
+    entry the chain does not hold."""
     if head is not None and count < head[0]:
         return ChainCheck(
             table_id, False, count,

@@ -102,7 +102,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "floor": (
         "controller.commands.floor",
-        "the casino floor: every table's journal in PostgreSQL (serve, init-db, demo, release, report)",
+        "the casino floor: every table's journal in PostgreSQL "
+        "(serve, init-db, demo, release, verify, report)",
     ),
 }
 

@@ -18,7 +18,7 @@ only after the commit. Per table:
 - the one reducer (``TableState.apply``) folds the public parts, so the floor's phase, rounds and meters
   are the table's own; a private part is stored only if ``sha256(private_text)`` is its entry's
   commitment (else an alert, the message quarantined);
-- an entry of a round's play for a round the table already closed (a card dealt to a settled round, a
+- an entry of a round's play for a round the table already closed (wagers locked again in a settled round, a
   second close) is taken and raises an alert ``entry_after_close`` (checks.py ``closed_round_problem``);
 - anything undecodable, of an unknown kind, or naming another table than its subject is quarantined with
   an alert, and acked (it will never become valid).

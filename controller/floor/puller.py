@@ -22,9 +22,9 @@ log = structlog.get_logger("flushtable.floor")
 # How long the check that the consumer is still there waits for JetStream's answer (``Puller``).
 CONSUMER_CHECK_TIMEOUT_S = 1.0
 # A consumer's leader election after a node's loss takes 4-9 s (docs/floor.md "Measured: workers on the
-# cluster"): pulls answered "no responders" are retried on the same connection this many times (pauses
-# doubling from one request's wait to 1 s: 16 s of pauses, and each
-# retry's consumer check up to CONSUMER_CHECK_TIMEOUT_S), then the error is raised and the
+# cluster"): pulls answered "no responders" (or unanswered, the consumer's info too) are retried on the
+# same connection this many times (pauses doubling from one request's wait to 1 s: 16 s of pauses, and
+# each retry's consumer check up to CONSUMER_CHECK_TIMEOUT_S), then the error is raised and the
 # service reconnects with its backoff and says so (`floor_retry`): JetStream without a leader for good
 # (a cluster that lost its majority) is not retried quietly for ever.
 ELECTION_RETRIES = 20
@@ -142,10 +142,14 @@ class Puller:
         # request that waits up to ``max_wait_s`` and is taken at its first message: a busy floor's
         # batches are whatever came while the last one was written, a quiet floor's lag its first
         # message's (what the waiting request still delivers is kept for the next batch).
+        checked = False  # the consumer's info asked by this fetch already
         if len(self._messages) < batch:
             await self._request(batch, {"no_wait": True}, max_wait_s, wanted=batch)
-            if not self._answered and self._error is None:
-                await self._consumer_is_there()
+            checked = not self._answered and self._error is None
+            if checked and not await self._consumer_is_there():
+                # Neither the pull nor the consumer's info answered: a leader being elected, retried
+                # as the pull's own 503 is (bounded by ELECTION_RETRIES), on this connection.
+                self._error = nats.js.errors.ServiceUnavailableError(code=503, description="unanswered")
         if not self._messages and self._error is None:
             # At least 1 ns: an expiry of 0 means "never" to JetStream, and such requests would pile up.
             expires_ns = max(1, round(max_wait_s * 1e9))
@@ -155,7 +159,8 @@ class Puller:
             error, self._error = self._error, None
             electing = isinstance(error, nats.js.errors.ServiceUnavailableError)
             if electing and self._unavailable < ELECTION_RETRIES:
-                await self._consumer_is_there()  # raises if the consumer is gone
+                if not checked:
+                    await self._consumer_is_there()  # raises if the consumer is gone
                 # No responders while the consumer is there (or its info unanswered): its leader is
                 # being elected after a node's loss. Pulled again on this connection after a pause;
                 # ending the connection for it (reconnecting, backing off) held a partition's commits
@@ -171,8 +176,9 @@ class Puller:
         messages, self._messages = self._messages[:batch], self._messages[batch:]
         return messages
 
-    async def _consumer_is_there(self) -> None:
-        """Raises nats.js.errors.NotFoundError when the consumer is gone. A ``no_wait`` request is
+    async def _consumer_is_there(self) -> bool:
+        """Raises nats.js.errors.NotFoundError when the consumer is gone; False when no leader answered
+        (unanswered, or 503: the cluster's metadata without a leader). A ``no_wait`` request is
         answered at once by a consumer that exists (its messages, or 404); unanswered, it may have gone
         nowhere: a consumer deleted while no request of ours was waiting is told to nobody (the 409
         Consumer Deleted goes to waiting requests only), and nats-server 2.9 answers a request to a
@@ -187,8 +193,14 @@ class Puller:
             await self._client.jetstream(timeout=CONSUMER_CHECK_TIMEOUT_S).consumer_info(
                 STREAM_NAME, self._consumer
             )
-        except TimeoutError:
-            log.info("floor_consumer_check_unanswered", consumer=self._consumer)
+        except (TimeoutError, nats.js.errors.ServiceUnavailableError) as error:
+            # A 503 raised here ended the connection: with the cluster's majority lost, a survivor that
+            # still led the stream answered the stream's info at once and the consumer's with 503, and
+            # the service reconnected (its backoff reset by each good connection) about five times a
+            # second for as long as the majority stayed lost.
+            log.info("floor_consumer_check_unanswered", consumer=self._consumer, error=type(error).__name__)
+            return False
+        return True
 
     async def _request(
         self, batch: int, options: dict[str, object], max_wait_s: float, *, wanted: int

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+import nats.js.errors
 from nats.aio.client import Client
 from nats.js.client import JetStreamContext
 
@@ -55,12 +56,14 @@ class IdleSweep:
     async def if_idle(self, client: Client, connection: Connection) -> None:
         """The sweep, only when the consumer has nothing left to deliver: then a table's tail beyond what
         the floor took was skipped, not merely not yet delivered. Unanswered within
-        CONSUMER_CHECK_TIMEOUT_S (a leader election), the next idle turn asks."""
+        CONSUMER_CHECK_TIMEOUT_S (a leader election), or answered 503 (the cluster's metadata without a
+        leader: a majority lost), the next idle turn asks; the pull's retries bound how long
+        (controller/floor/puller.py ELECTION_RETRIES)."""
         try:
             info = await client.jetstream(timeout=CONSUMER_CHECK_TIMEOUT_S).consumer_info(
                 STREAM_NAME, self._consumer
             )
-        except TimeoutError:
+        except (TimeoutError, nats.js.errors.ServiceUnavailableError):
             return
         if not info.num_pending and not info.num_ack_pending:
             delivered = info.delivered.stream_seq if info.delivered else None

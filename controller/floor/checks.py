@@ -11,7 +11,9 @@ stored in PostgreSQL is looked up by the caller (controller/floor/service.py) an
 - a private part is taken only if ``sha256(private_text)`` is its entry's commitment;
 - an entry of a round's play for a round the table already closed (a card dealt to a settled round, a
   second close, ...) is impossible from an honest table: it is taken (it continues the chain: the floor
-  is the record) and raises an alert **entry_after_close**, the table not quarantined.
+  is the record) and raises an alert **entry_after_close**, the table not quarantined;
+- so is an entry of a round's play (wagers locked, a decision, a close) for a round the table never
+  started: taken, with an alert **entry_without_start**, the table not quarantined.
 """
 
 from __future__ import annotations
@@ -150,6 +152,39 @@ def closed_round_problem(projection: TableProjection, entry: wire.EntryMessage) 
         f"a {entry.kind} entry for round {round_id}, which the table closed before ({closed_by}): "
         "impossible from an honest table; the entry is stored as the table chained it",
     )
+
+
+# The kinds an honest table writes for a round only once it has started it (docs/floor.md "An entry for
+# a round never started"): its locked wagers, its decisions and its close. Not its cards, nor any kind of
+# a round's tail (a card the shoe reports is journaled with the live round's id before it is judged; a
+# fault's answer, a claim's answer or a payment may name a round long closed and forgotten by the
+# reducer's window).
+NEEDS_A_START: frozenset[str] = AFTER_SETTLED - {ROUND_STARTED}
+
+
+def unstarted_round_problem(projection: TableProjection, entry: wire.EntryMessage) -> Problem | None:
+    """An entry that continues the chain but belongs to the play of a round the floor never saw start:
+    no ``round_started`` of it before this entry in the table's chain (the reducer holds every open
+    round, and the last ``TableState.RECENT_ROUNDS`` closed ones), judged before it is folded. None for
+    every entry an honest table writes."""
+    round_id = entry.round_id
+    if round_id is None or entry.kind not in NEEDS_A_START:
+        return None
+    state = projection.state
+    if state.round(round_id) is not None or round_id in state.closed_rounds:
+        return None
+    return Problem(
+        "entry_without_start",
+        f"a {entry.kind} entry for round {round_id}, which the table never started (no round_started "
+        f"of it before this entry in its chain, nor among its last {TableState.RECENT_ROUNDS} closed "
+        "rounds): impossible from an honest table; the entry is stored as the table chained it",
+    )
+
+
+def round_problem(projection: TableProjection, entry: wire.EntryMessage) -> Problem | None:
+    """What the floor says of an entry of a round's play it takes: after its round's close
+    (``closed_round_problem``) or in a round never started (``unstarted_round_problem``); else None."""
+    return closed_round_problem(projection, entry) or unstarted_round_problem(projection, entry)
 
 
 def quarantine_table(projection: TableProjection, entry: wire.EntryMessage, problem: Problem) -> None:

@@ -15,9 +15,16 @@ from typing import Any
 
 from controller.journal import entries as typed
 from controller.journal.kinds import STATUS_BY_CLOSING_KIND
-from controller.journal.render_csv import METERS_COLUMNS, meters_rows, write_recall_csv
+from controller.journal.render_csv import (
+    METERS_COLUMNS,
+    RECALL_COLUMNS,
+    meters_rows,
+    recall_rows,
+    write_recall_csv,
+)
 from controller.locale import DEFAULT_PROPERTY, PropertySettings
 from controller.panel.downloads import csv_response as csv_response  # noqa: PLC0414 - re-exported: the floor panel calls export.csv_response
+from controller.rules.games import GAMES
 
 # The floor's meter views' numbers (floor_meters_by_*), each a row of the CLI's meters CSV.
 _METER_FIELDS = ("rounds_settled", "handle_cents", "house_win_cents", "theoretical_win_cents")
@@ -34,6 +41,9 @@ def round_record(round_id: str, events: Sequence[Mapping[str, Any]]) -> dict[str
     started = next((entry for _, entry in read if isinstance(entry, typed.RoundStarted)), None)
     round_json, settlement = _closing_round_and_settlement(closing, started)
     return {
+        # A settled round's cards and hands withheld from this reader (a viewer's page: the closing's
+        # private part not shown): the CSV says "withheld" where they would be (``round_csv``).
+        "withheld": isinstance(closing, typed.RoundSettled) and closing.private is None,
         "round_id": round_id,
         "status": STATUS_BY_CLOSING_KIND[closing.kind],
         "round": round_json,
@@ -79,9 +89,38 @@ def _public_round(started: typed.RoundStarted | None) -> dict[str, Any] | None:
     return {"game": started.game, "banking": started.banking}
 
 
+WITHHELD = "withheld"  # a private column's text where the reader is not shown the cards it holds
+
+
 def round_csv(record: dict[str, Any], prop: PropertySettings = DEFAULT_PROPERTY) -> str:
+    """`flushtable recall --csv`'s rows of ``record``; for a reader shown no private part of a settled
+    round (``record["withheld"]``), each card or hand column that holds cards for a reader of private
+    parts says "withheld" instead: an auditor reading the file tells "withheld from you" from "no card"
+    (empty: a dead seat's, a round with no dealer's cards, a game with no community cards)."""
     out = io.StringIO()
-    write_recall_csv([record], out, prop)
+    if not record.get("withheld"):
+        write_recall_csv([record], out, prop)
+        return out.getvalue()
+    writer = csv.DictWriter(out, fieldnames=RECALL_COLUMNS, lineterminator="\n", restval="")
+    writer.writeheader()
+    settlement = record.get("settlement") or {}
+    # The rules recall_rows shows a card by (a dead round's none, a dead seat's none), read from the
+    # public settlement: where a reader of private parts has cards, this reader has "withheld".
+    table_cards = not settlement.get("dead") and bool(settlement.get("dealer"))
+    spec = GAMES.get(str((record.get("round") or {}).get("game")))
+    community = table_cards and spec is not None and spec.community_cards > 0
+    for row in recall_rows(record, prop):
+        seat_cards = (
+            not settlement.get("dead") and row.get("seat", "") != "" and row.get("seat_status") != "dead"
+        )
+        row.update({
+            "dealer_cards": WITHHELD if table_cards else "",
+            "dealer_hand": WITHHELD if table_cards else "",
+            "community": WITHHELD if community else "",
+            "cards": WITHHELD if seat_cards else "",
+            "hand": WITHHELD if seat_cards else "",
+        })  # fmt: skip
+        writer.writerow(row)
     return out.getvalue()
 
 

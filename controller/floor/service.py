@@ -19,7 +19,7 @@ only after the commit. Per table:
   are the table's own; a private part is stored only if ``sha256(private_text)`` is its entry's
   commitment (else an alert, the message quarantined);
 - an entry of a round's play for a round the table already closed (wagers locked again in a settled round, a
-  second close) is taken and raises an alert ``entry_after_close`` (checks.py ``closed_round_problem``);
+  second close) or never started is taken with an alert, ``entry_after_close`` or ``entry_without_start``;
 - anything undecodable, of an unknown kind, or naming another table than its subject is quarantined with
   an alert, and acked (it will never become valid).
 
@@ -600,7 +600,7 @@ class FloorService:
             quarantine(problem.reason, alert_kind=problem.kind, seq=entry.seq)
             checks.quarantine_table(projection, entry, problem)
             return
-        after_close = checks.closed_round_problem(projection, entry)  # judged on the state before it
+        after_close = checks.round_problem(projection, entry)  # judged on the state before it
         checks.fold_entry(projection, entry)
         batch.add_entry(entry, stream_seq)
         self.status.entries += 1

@@ -76,6 +76,7 @@ FLOOR_ALERT_CATEGORIES: dict[str, str] = {
     "broken_chain": "integrity",
     "stream_renumbered": "integrity",
     "entry_after_close": "integrity",
+    "entry_without_start": "integrity",
     "undecodable": "integrity",
     "bad_subject": "integrity",
     "wrong_site": "integrity",

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from controller.journal.privacy import viewer_event, viewer_typed
-from controller.journal.render import banking_text, game_title, wager_word
+from controller.journal.render import game_title, wager_word
 from controller.journal.sentence import entry_sentence
 from controller.journal.state import TableState
 from controller.journal.state_parts import (
@@ -333,6 +333,25 @@ def _in_spot_order(game: str, wagers: Mapping[str, Any]) -> list[tuple[str, Any]
     return sorted(wagers.items(), key=lambda item: (order.get(item[0], len(order)), item[0]))
 
 
+def banking_words(banking: Mapping[str, Any]) -> str:
+    """A round's banking as people read it: "House-banked", or "Designated player, seat 4" (the table
+    panel's "Designated player", with the seat that banked the round)."""
+    if banking.get("mode", "house") == "house":
+        return "House-banked"
+    seat = banking.get("seat")
+    return "Designated player" + (f", seat {seat}" if seat is not None else "")
+
+
+def _started_banking(events: Any) -> Mapping[str, Any] | None:
+    """The banking the round's round_started announced (its public part), or None."""
+    for event in events:
+        payload = event.get("payload") if event.get("kind") == "round_started" else None
+        banking = payload.get("banking") if isinstance(payload, Mapping) else None
+        if isinstance(banking, Mapping):
+            return banking
+    return None
+
+
 def recall_view(record: Mapping[str, Any]) -> dict[str, Any]:
     """A closed round as a dispute file reads it: the dealer's and every seat's cards (only what the
     record holds: a dead or voided round's cards are withheld by the gate already), each hand in words,
@@ -347,7 +366,9 @@ def recall_view(record: Mapping[str, Any]) -> dict[str, Any]:
         if isinstance(seat, Mapping)
     }
     dealer = settlement.get("dealer") if isinstance(settlement.get("dealer"), Mapping) else None
-    banking = round_json.get("banking") or {"mode": "house"}
+    # A viewer's record has no settle input (it is in the settled round's private part): the banking
+    # is then its round_started's, public, as the table announced it.
+    banking = round_json.get("banking") or _started_banking(events) or {"mode": "house"}
     dead_reasons: Mapping[str, Any] = record.get("dead_hands") or {}
     seats = []
     for seat in settlement.get("seats") or []:
@@ -385,7 +406,7 @@ def recall_view(record: Mapping[str, Any]) -> dict[str, Any]:
     times = [str(event.get("time_utc", "")) for event in events if event.get("time_utc")]
     return {
         "game_title": game_title(round_json.get("game") or settlement.get("game")),
-        "banking": banking_text(round_json) if round_json else str(settlement.get("banking", "")),
+        "banking": banking_words(banking),
         "started_utc": times[0] if times else "",
         "closed_utc": times[-1] if times else "",
         "dead": bool(settlement.get("dead")),

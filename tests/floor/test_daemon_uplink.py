@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import psycopg
+
 from controller.config import DEFAULT_CONFIG_TOML
 from controller.floor.service import FloorService
 from controller.journal.store import Journal
@@ -78,3 +80,10 @@ def test_run_with_uplink_streams_the_journal(tmp_path: Path, make_floor: MakeFlo
 
     asyncio.run(scenario())
     assert floor_problems(floor, {"SIM1": journal_path}) == []
+    # The real engine's rounds, tails included: no round's entry judged out of its round.
+    with psycopg.connect(floor.reporting_dsn) as connection:
+        judged = connection.execute(
+            "SELECT seq, kind, message FROM floor_alerts "
+            "WHERE kind IN ('entry_after_close', 'entry_without_start')"
+        ).fetchall()
+    assert judged == []

@@ -272,6 +272,32 @@ def test_an_entry_of_a_rounds_play_after_its_close_is_named_and_no_honest_one_is
             assert checks.closed_round_problem(projection, entry) is None, (kind, closed_by)
 
 
+def test_an_entry_of_a_rounds_play_in_a_round_never_started_is_named_and_no_honest_one_is(
+    tmp_path: Path,
+) -> None:
+    """``round_problem`` (docs/floor.md "An entry for a round never started"): none for any entry an
+    honest table writes; ``entry_without_start`` for wagers locked, a decision or a close in a round the
+    table never started; none for its cards or the kinds of a round's tail (journaled with a round's id
+    the reducer may have forgotten), nor for the round's own start."""
+    entries = _honest_entries(tmp_path)
+    projection = checks.TableProjection("T1", state=TableState("T1"))
+    for entry in entries:
+        assert checks.round_problem(projection, entry) is None, (entry.seq, entry.kind, entry.round_id)
+        checks.fold_entry(projection, entry)
+
+    def never_started(kind: str) -> wire.EntryMessage:
+        template = next(e for e in entries if e.kind == kind)
+        return msgspec.structs.replace(template, round_id="R-never-started")
+
+    for kind in ("bets_locked", "decision", *CLOSING_KINDS):
+        problem = checks.round_problem(projection, never_started(kind))
+        assert problem is not None, kind
+        assert problem.kind == "entry_without_start"
+        assert f"a {kind} entry for round R-never-started, which the table never started" in problem.reason
+    for kind in ("round_started", "card_dealt", "hand_complete", "state_changed", "fault_raised"):
+        assert checks.round_problem(projection, never_started(kind)) is None, kind
+
+
 def test_a_card_the_shoe_reports_for_a_dead_seat_after_the_settlement_raises_no_alert(tmp_path: Path) -> None:
     """An honest table writes a ``card_dealt`` with a settled round's id: a seat still short when the
     shoe went silent is dead (``dead_hand``), the round goes on and settles, and the shoe's late card for

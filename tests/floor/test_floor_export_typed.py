@@ -36,8 +36,9 @@ PRIVATE_CSV_COLUMNS = frozenset({"dealer_cards", "dealer_hand", "community", "ca
 
 def assert_viewer_csv_is_the_public_part(full_csv: str, viewer_csv: str, where: str) -> None:
     """A viewer's round CSV (no private part) has the rows of a reader of private parts, each with every
-    public column as theirs (the game, the banking, the dealer's qualification, each stake and net) and
-    every private one empty."""
+    public column as theirs (the game, the banking, the dealer's qualification, each stake and net), and
+    each private one "withheld" where theirs holds cards or a hand, empty where theirs is empty (no card:
+    the viewer tells "withheld from you" from "no card")."""
     full_rows = list(csv.DictReader(io.StringIO(full_csv)))
     viewer_rows = list(csv.DictReader(io.StringIO(viewer_csv)))
     assert len(viewer_rows) == len(full_rows), where
@@ -45,7 +46,8 @@ def assert_viewer_csv_is_the_public_part(full_csv: str, viewer_csv: str, where: 
         assert {c: v for c, v in viewer.items() if c not in PRIVATE_CSV_COLUMNS} == {
             c: v for c, v in full.items() if c not in PRIVATE_CSV_COLUMNS
         }, where
-        assert all(viewer[c] in ("", "-") for c in PRIVATE_CSV_COLUMNS), (where, viewer)
+        shown = {c: ("" if full[c] == "" else "withheld") for c in PRIVATE_CSV_COLUMNS}
+        assert {c: viewer[c] for c in PRIVATE_CSV_COLUMNS} == shown, (where, viewer, full)
 
 
 def page_events(journal: Journal, round_id: str, *, show_private: bool) -> list[dict[str, Any]]:

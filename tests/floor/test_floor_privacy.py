@@ -341,7 +341,9 @@ def test_a_viewers_round_csv_holds_every_public_fact_and_no_card(
     of the helper's four games (a designated player's bank among them). A manager's round CSV is the
     table's own ``recall --csv --round``, byte for byte (as before); a viewer's, shown no private part,
     has the same rows, each with every public column as the manager's (the game, the banking, the dealer's
-    qualification, each wager's stake, result and net) and no card nor hand. Before: the viewer's
+    qualification, each wager's stake, result and net) and no card nor hand: "withheld" where the
+    manager's has them, empty where it has none. Each round's page reads its banking as people do
+    ("Designated player, seat 1"), the viewer's as the manager's. Before: the viewer's
     ``game`` was ``None`` and a designated player's table read ``house-banked`` (both taken from the
     settle input, in the private part)."""
     ids = ["T001", "T002", "T003", "T004"]
@@ -353,6 +355,8 @@ def test_a_viewers_round_csv_holds_every_public_fact_and_no_card(
         table_id: str(tables.journals[table_id].last_entries(1, ["round_settled"])[0].round_id)
         for table_id in ids
     }
+
+    pages: dict[str, tuple[str, str]] = {}  # each round's page, the manager's and the viewer's
 
     async def scenario() -> dict[str, tuple[str, str]]:
         running = Running(floor, tables)
@@ -378,6 +382,10 @@ def test_a_viewers_round_csv_holds_every_public_fact_and_no_card(
                     full, shown = await manager.get(path), await viewer.get(path)
                     assert full.status_code == shown.status_code == 200, (full.text, shown.text)
                     answers[table_id] = (full.text, shown.text)
+                    page = f"/tables/{table_id}/rounds/{round_id}"
+                    full, shown = await manager.get(page), await viewer.get(page)
+                    assert full.status_code == shown.status_code == 200, (full.text, shown.text)
+                    pages[table_id] = (full.text, shown.text)
         finally:
             await server.stop()
         return answers
@@ -396,4 +404,14 @@ def test_a_viewers_round_csv_holds_every_public_fact_and_no_card(
     rows = [row for _full, shown in answers.values() for row in csv.DictReader(io.StringIO(shown))]
     assert {row["game"] for row in rows} == {"High Card Flush", "Top Flush", "Chase the Flush"}
     assert {row["banking"] for row in rows} >= {"house-banked", "designated player seat 1"}
+    # The round page's Banking as people read it, the viewer's as the manager's: before, a viewer's
+    # page read the settlement's bare "designated-player" (no seat), and the manager's
+    # "designated player seat 1".
+    for table_id, (full_csv, _viewer_csv) in answers.items():
+        banking = next(csv.DictReader(io.StringIO(full_csv)))["banking"]
+        words = (
+            "House-banked" if banking == "house-banked" else f"Designated player, seat {banking.split()[-1]}"
+        )
+        for page in pages[table_id]:
+            assert f'<span class="label">Banking</span> {words}</div>' in page, (table_id, words)
     tables.close()

@@ -354,11 +354,12 @@ async def _send(floor: EmbeddedFloor, tables: Tables) -> None:
 
 
 def _after_close_alerts(floor: EmbeddedFloor) -> list[tuple[Any, ...]]:
-    """The floor's alerts of an entry for a round its table had already closed (docs/floor.md "An entry
-    for a round already closed")."""
+    """The floor's alerts of an entry for a round its table had already closed or never started
+    (docs/floor.md "An entry for a round already closed", "An entry for a round never started")."""
     with psycopg.connect(floor.owner_dsn) as connection:
         return connection.execute(
-            "SELECT table_id, seq, message FROM floor_alerts WHERE kind = 'entry_after_close'"
+            "SELECT table_id, seq, message FROM floor_alerts "
+            "WHERE kind IN ('entry_after_close', 'entry_without_start')"
         ).fetchall()
 
 
@@ -431,7 +432,8 @@ def test_no_hole_card_of_an_unrevealed_round_reaches_any_floor_channel(
                 _old_gate_outbox(monkeypatch)
             asyncio.run(_send(floor, tables))
             # Honest tables (rounds settled, dead by the shoe's red light, voided, left open; seats
-            # killed; past-posts): their rounds' tails after a close never raise entry_after_close.
+            # killed; past-posts): their rounds' tails after a close never raise entry_after_close, nor
+            # any of their entries entry_without_start.
             assert _after_close_alerts(floor) == []
             if old_gate:
                 # The floor's own filters have something to keep: hidden cards it holds.

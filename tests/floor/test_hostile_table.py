@@ -424,3 +424,47 @@ def test_bets_locked_again_in_a_settled_round_is_stored_with_one_alert(
         ).fetchone()
     assert held == (None,), held
     tables.close()
+
+
+def test_wagers_locked_in_a_round_never_started_are_stored_with_one_alert(
+    tmp_path: Path, make_floor: MakeFloor
+) -> None:
+    """As ``table-T001``: a ``bets_locked`` entry chained validly after the table's last entry, for a round
+    the table never started (no ``round_started`` of it in its chain). The floor stores it (the table's
+    signed record: the chain holds) and raises one alert ``entry_without_start`` naming the entry and
+    the round, the table not quarantined and its stream going on. Before: stored with no alert at all."""
+    ids = ["T001"]
+    floor = make_floor(ids, ack_wait_s=2)
+    tables = Tables(tmp_path / "tables", ids)
+    tables.play("T001", 1)
+    round_id = "R-never-started"
+    forged = _chained_next(tables, "T001", "bets_locked", {"wagers": {}}, round_id=round_id)
+
+    service = FloorService(floor.floor_config())
+
+    async def scenario() -> None:
+        running, serving = _serve(floor, tables, service)
+        await _all_on_the_floor(floor, tables, ids, "on the floor")
+        await _publish_as(floor, "T001", wire.entry_body(forged), "T001:locked-never-started")
+
+        async def stored() -> bool:
+            return forged["seq"] in _floor_seqs(floor, "T001") or serving.done()
+
+        await wait_until(stored, 30, "the wagers locked in a round never started on the floor")
+        assert not serving.done(), serving
+        await running.close()
+
+    asyncio.run(scenario())
+    alerts = _alerts(floor)
+    assert [(table, seq, kind) for table, seq, kind, _message in alerts] == [
+        ("T001", forged["seq"], "entry_without_start")
+    ], alerts
+    message = alerts[0][3]
+    assert f"a bets_locked entry for round {round_id}, which the table never started" in message, message
+    assert _floor_seqs(floor, "T001")[-1] == forged["seq"]
+    with psycopg.connect(floor.reporting_dsn) as connection:
+        held = connection.execute(
+            "SELECT quarantined_at_seq FROM floor_tables WHERE table_id = 'T001'"
+        ).fetchone()
+    assert held == (None,), held
+    tables.close()

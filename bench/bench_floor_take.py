@@ -3,14 +3,16 @@ as a batch of the service takes it (``FloorService._take_all``: the subject, the
 chain hash, the fold, the batch's rows), and the same stages on their own, in CPU microseconds per
 message (the best of ``--repeat`` passes: the least disturbed by the machine's other work).
 
-    python bench/bench_floor_take.py [--rounds 20] [--repeat 7] [--code DIR] [--out FILE]
+    python bench/bench_floor_take.py [--rounds 20] [--repeat 7] [--private-parts] [--code DIR] [--out FILE]
 
 ``--code DIR``: measure another checkout (e.g. ``git archive main | tar -x -C DIR``): its modules are
 imported instead of this one's, so two revisions compare on one machine minutes apart (bench_floor_cpu.py
 measures the whole service, its servers and the machine's load around it; this, the Python path alone).
 Three simulated tables (one of each game, the real engine) play ``--rounds`` rounds; their entry bodies
-are taken in order (private parts are left out: taking one asks PostgreSQL for its entry's commitment
-when the batch does not hold it, and this bench has no database).
+are taken in order. Private parts are left out unless ``--private-parts``: then each round's entry's
+private part follows it at once, so its commitment is held in memory (taking one of an entry of no round,
+or whose commitment the batch does not hold, asks PostgreSQL, and this bench has no database). The
+stages' figures (the decode aside, which reads every message) are per entry.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from pathlib import Path
 from typing import Any, cast
 
 
-def _bodies(base: Path, rounds: int) -> list[tuple[str, bytes]]:
+def _bodies(base: Path, rounds: int, *, private_parts: bool = False) -> list[tuple[str, bytes]]:
     from controller.journal.store import Journal  # noqa: PLC0415 - from the checkout under measure
     from controller.simulation.floor_tables import MIXED_GAMES, SimTable  # noqa: PLC0415
     from controller.uplink import wire  # noqa: PLC0415
@@ -42,7 +44,12 @@ def _bodies(base: Path, rounds: int) -> list[tuple[str, bytes]]:
             sim = SimTable(journal, game, random.Random(index))
             for _ in range(rounds):
                 sim.play_round()
-            bodies += [(table_id, wire.entry_body(stored.public_json())) for stored in journal.entries()]
+            for stored in journal.entries():
+                bodies.append((table_id, wire.entry_body(stored.public_json())))
+                # A round's private part right after its entry: its commitment is then held in memory
+                # (one of an entry of no round is asked of PostgreSQL, which this bench has not).
+                if private_parts and stored.private_text is not None and stored.round_id is not None:
+                    bodies.append((table_id, wire.private_body(table_id, stored.seq, stored.private_text)))
         finally:
             journal.close()
     return bodies
@@ -52,7 +59,7 @@ def _best_us(run: Callable[[], float], repeat: int) -> float:
     return round(min(run() for _ in range(repeat)), 2)
 
 
-def bench(rounds: int, repeat: int) -> dict[str, Any]:
+def bench(rounds: int, repeat: int, *, private_parts: bool = False) -> dict[str, Any]:
     from controller.floor import checks  # noqa: PLC0415 - from the checkout under measure
     from controller.floor.checks import TableProjection  # noqa: PLC0415
     from controller.floor.intake import Delivery, FloorClient, RawHeaders  # noqa: PLC0415
@@ -64,7 +71,7 @@ def bench(rounds: int, repeat: int) -> dict[str, Any]:
 
     base = Path(tempfile.mkdtemp(prefix="flushtable-bench-take-"))
     try:
-        bodies = _bodies(base, rounds)
+        bodies = _bodies(base, rounds, private_parts=private_parts)
     finally:
         shutil.rmtree(base, ignore_errors=True)
     tables = sorted({table_id for table_id, _ in bodies})
@@ -106,7 +113,7 @@ def bench(rounds: int, repeat: int) -> dict[str, Any]:
             spent = time.process_time() - started
         finally:
             loop.close()
-        if batch.quarantine or len(batch.entries) != count:
+        if batch.quarantine or len(batch.entries) + len(batch.privates) != count:
             raise SystemExit(f"bench_floor_take: {len(batch.quarantine)} quarantined, {len(batch.entries)}")
         return spent / count * 1e6
 
@@ -143,7 +150,9 @@ def bench(rounds: int, repeat: int) -> dict[str, Any]:
             raise SystemExit(f"bench_floor_take: the intake delivered {len(taken)} of {count}")
         return spent / count * 1e6
 
-    decoded = [wire.decode(body) for _, body in bodies]
+    decoded = [message for message in map(wire.decode, (body for _, body in bodies))
+               if isinstance(message, wire.EntryMessage)]  # fmt: skip
+    entries = len(decoded)
 
     def chain_and_fold() -> float:
         held = projections()
@@ -155,7 +164,7 @@ def bench(rounds: int, repeat: int) -> dict[str, Any]:
             checks.chain_problem(projection, entry)
             checks.fold_entry(projection, entry)
             batch.add_entry(entry, 1)
-        return (time.process_time() - started) / count * 1e6
+        return (time.process_time() - started) / entries * 1e6
 
     folded = []  # each entry's projection after it, as a batch of that one entry leaves it
     for entry in decoded:
@@ -173,10 +182,11 @@ def bench(rounds: int, repeat: int) -> dict[str, Any]:
             started = time.process_time()
             table_row(projection)
             spent += time.process_time() - started
-        return spent / count * 1e6
+        return spent / entries * 1e6
 
     return {
         "messages": count,
+        "private_parts": count - entries,
         "mean_body_bytes": round(sum(len(body) for _, body in bodies) / count),
         "intake_cpu_us_per_message": _best_us(intake, repeat),
         "take_all_cpu_us_per_message": _best_us(take_all, repeat),
@@ -199,6 +209,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--private-parts", action="store_true", help="each round's private parts too")
     parser.add_argument("--code", default=None, help="a checkout to measure (default: this one)")
     parser.add_argument("--out", default=None, help="also write the JSON to bench/results/FILE")
     args = parser.parse_args()
@@ -207,7 +218,7 @@ def main() -> None:
     from controller.logs import configure_logging  # noqa: PLC0415 - from the checkout under measure
 
     configure_logging(level="warning")
-    figures = {"code": str(code), **bench(args.rounds, args.repeat)}
+    figures = {"code": str(code), **bench(args.rounds, args.repeat, private_parts=args.private_parts)}
     print(json.dumps(figures))
     if args.out:
         results = Path(__file__).resolve().parent / "results"

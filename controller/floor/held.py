@@ -13,7 +13,7 @@ from controller.floor.checks import TableProjection
 from controller.floor.store import Batch, Connection, held_private, stored_hash
 from controller.uplink import wire
 
-__all__ = ["HeldCounters", "Quarantine", "take_private", "take_resend"]
+__all__ = ["HeldCounters", "Quarantine", "take_held_private", "take_private", "take_resend"]
 
 
 class Quarantine(Protocol):
@@ -56,6 +56,27 @@ async def take_resend(
             checks.quarantine_table(projection, entry, fork)
 
 
+def take_held_private(
+    batch: Batch,
+    projection: TableProjection,
+    private: wire.PrivateMessage,
+    stream_seq: int,
+    quarantine: Quarantine,
+    *,
+    status: HeldCounters,
+) -> bool:
+    """``take_private`` when the batch or the table holds what it is judged against (its entry's
+    commitment, or a text already taken in this batch): nothing asked of PostgreSQL, no coroutine.
+    False, nothing done: neither is held."""
+    existing = batch.private_texts.get((projection.table_id, private.seq))
+    known = projection.digests.get(private.seq)
+    if existing is None and known is None:
+        return False
+    _judge_private(batch, projection, private, stream_seq, quarantine,
+                   held=(None if known is None else known[0], existing), status=status)  # fmt: skip
+    return True
+
+
 async def take_private(  # noqa: PLR0913, PLR0917 - one message's context
     connection: Connection,
     batch: Batch,
@@ -66,11 +87,22 @@ async def take_private(  # noqa: PLR0913, PLR0917 - one message's context
     *,
     status: HeldCounters,
 ) -> None:
-    existing = batch.private_texts.get((projection.table_id, private.seq))
-    known = projection.digests.get(private.seq)
-    held: tuple[str | None, str | None] | None = (None if known is None else known[0], existing)
-    if existing is None and known is None:
-        held = await held_private(connection, projection.table_id, private.seq)
+    if take_held_private(batch, projection, private, stream_seq, quarantine, status=status):
+        return
+    held = await held_private(connection, projection.table_id, private.seq)
+    _judge_private(batch, projection, private, stream_seq, quarantine, held=held, status=status)
+
+
+def _judge_private(  # noqa: PLR0913 - one message's context
+    batch: Batch,
+    projection: TableProjection,
+    private: wire.PrivateMessage,
+    stream_seq: int,
+    quarantine: Quarantine,
+    *,
+    held: tuple[str | None, str | None] | None,
+    status: HeldCounters,
+) -> None:
     try:
         verdict = checks.private_verdict(private, held=held)
     except wire.UNFORESEEN_ERRORS as error:  # no commitment of this text (wire.decode refuses it first)

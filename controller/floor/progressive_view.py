@@ -41,6 +41,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import psycopg
+import structlog
 
 from controller.floor.queries import (
     BY_TABLE_SQL,
@@ -59,6 +60,8 @@ from controller.floor.queries import (
 )
 from controller.locale import DEFAULT_PROPERTY, PropertySettings, shifts_between
 from controller.money import MoneyFormat
+
+log = structlog.get_logger("flushtable.floor")
 
 Params = tuple[Any, ...] | dict[str, Any]
 Query = Callable[[str, Params], Awaitable[list[dict[str, Any]]]]
@@ -294,6 +297,23 @@ async def sign_frame(
 
 
 # --- the floor service's part: differences raised as floor alerts -------------------------------------
+async def reconcile_alerts(connection: psycopg.AsyncConnection[Any], *, prop: PropertySettings) -> int:
+    """``raise_reconciliation_alerts`` for the floor service, in a transaction of its caller's: a failure
+    of PostgreSQL is the service's (retried like any); any other error of the reconciliation is logged
+    and 0 returned, the consumer goes on: a report's fault never stops the floor taking the tables'
+    journals. Returns how many alerts were raised."""
+    try:
+        raised = await raise_reconciliation_alerts(connection, prop=prop)
+    except psycopg.OperationalError:
+        raise
+    except psycopg.Error as error:
+        log.error("floor_progressive_reconcile_failed", error=str(error).splitlines()[0][:300])
+        return 0
+    if raised:
+        log.warning("floor_progressive_reconcile_difference", alerts=raised)
+    return raised
+
+
 async def raise_reconciliation_alerts(
     connection: psycopg.AsyncConnection[Any],
     *,

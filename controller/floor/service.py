@@ -38,7 +38,6 @@ import time
 import traceback
 from collections.abc import Callable, Sequence
 
-import msgspec
 import nats
 import nats.errors
 import nats.js.errors
@@ -48,14 +47,13 @@ from nats.aio.client import Client
 
 from controller.floor import checks, progressive_view, release
 from controller.floor.checks import TableProjection
-from controller.floor.held import Quarantine, take_private, take_resend
+from controller.floor.held import Quarantine, take_held_private, take_private, take_resend
 from controller.floor.in_progress import DEFAULT_LIMIT_S, kept_in_progress
 from controller.floor.intake import Delivery, FloorClient
 from controller.floor.messages import (
     STREAM_SOURCE_HEADER,
     Incoming,
     by_stream_seq,
-    decoded_or_none,
     site_of_source,
     site_of_subject,
     subject_parts,
@@ -69,6 +67,7 @@ from controller.floor.session import Session, surveillance_loop
 from controller.floor.store import Batch, Connection, write_batch
 from controller.floor.stream_reads import MAX_GAP_FILL, StreamReads
 from controller.floor.sweep import IdleSweep
+from controller.floor.take import Decoded, QuarantineOf, decoded_for, mark_taken, raise_alert, take_refused
 from controller.uplink import wire
 from controller.waits import ReconnectDelay, raise_if_cancelled
 
@@ -138,73 +137,6 @@ class _Refused(Exception):
 
 
 _NOT_A_MESSAGES_ERROR: tuple[type[BaseException], ...] = (_Refused, *FLOOR_IO_ERRORS)
-
-
-def _raise_alert(
-    status: FloorStatus, batch: Batch, where: tuple[str, int | None, int], kind: str, reason: str
-) -> None:
-    """A floor alert, committed with the batch (once: floor_alerts is unique by its stream seq), counted
-    and logged. ``where``: the table, its entry's seq (None when the message named none), the stream seq."""
-    table_id, seq, stream_seq = where
-    text = f"table {table_id}" + (f" entry {seq}" if seq is not None else "") + f": {reason}"
-    batch.alerts.append((table_id, seq, stream_seq, kind, text))
-    status.alerts += 1
-    log.warning("floor_alert", table_id=table_id, seq=seq, kind=kind, message=text)
-
-
-class _QuarantineOf(msgspec.Struct):
-    """What keeps one message in floor_quarantine (and raises its alert) if a check refuses it: one is
-    made for every message taken and nearly never called, so it is a msgspec struct, built in C (a
-    closure made by a method call was about 0.2 µs of each message: docs/floor.md "The seventh stop")."""
-
-    status: FloorStatus
-    batch: Batch
-    message: Incoming
-    table_id: str
-
-    def __call__(self, reason: str, *, alert_kind: str | None, seq: int | None = None) -> None:
-        message, table_id, batch, status = self.message, self.table_id, self.batch, self.status
-        stream_seq = message.stream_seq
-        msg_id = message.headers.get(wire.MSG_ID)
-        batch.quarantine.append((stream_seq, message.subject, table_id, msg_id, reason, message.data))
-        status.quarantined += 1
-        if alert_kind is not None:
-            _raise_alert(status, batch, (table_id, seq, stream_seq), alert_kind, reason)
-
-
-def _decoded_for(
-    message: Incoming, subject_table: str, subject_site: str | None, quarantine: Quarantine
-) -> wire.EntryMessage | wire.PrivateMessage | None:
-    """The message's body decoded, if it is its subject's table's and came from that table's site's
-    stream; else None, the message quarantined with its alert."""
-    source_site = site_of_source(message.headers)
-    if source_site is not None and source_site != subject_site:
-        # The hub copies a sourced message with whatever subject the site's server gave it: a site whose
-        # server was tampered with could put entries on another table's subject. A site carries its own
-        # tables only (docs/floor.md "Sites").
-        quarantine(
-            f"sourced from {'site ' + source_site if source_site else 'a stream that is no site'}'s "
-            f"stream on {message.subject}: a site's stream carries its own tables only",
-            alert_kind="wrong_site",
-        )
-        return None
-    try:
-        decoded = wire.decode(message.data)
-    except wire.BadMessage as error:
-        kind = "unknown_kind" if "unknown entry kind" in str(error) else "undecodable"
-        quarantine(str(error), alert_kind=kind)
-        return None
-    except wire.UNFORESEEN_ERRORS as error:  # what decode did not foresee: the message's, not the batch's
-        quarantine(f"undecodable: {type(error).__name__}: {error}"[:300], alert_kind="undecodable")
-        return None
-    if decoded.table_id != subject_table:
-        quarantine(
-            f"names table {decoded.table_id!r} on table {subject_table}'s subject",
-            alert_kind="wrong_table",
-            seq=decoded.seq,
-        )
-        return None
-    return decoded
 
 
 def _delivered_times(reply: str) -> int:
@@ -482,16 +414,19 @@ class FloorService:
         its own unkeyed chain with anything): whatever error taking one raises that is not the floor's
         own I/O (NATS, PostgreSQL, the network) becomes ``_Refused`` for that message, the batch is
         rolled back and taken again, and then that message quarantines its table with the error as
-        the reason (``_take_refused``) instead of being taken: the service never stops for it, and no
-        other table is touched."""
+        the reason (take.py ``take_refused``) instead of being taken: the service never stops for it,
+        and no other table is touched."""
         await self._take_all(connection, batch, (message,))
 
     async def _take_all(self, connection: Connection, batch: Batch, messages: Sequence[Incoming]) -> None:
-        """Each message through the checks in order, as ``_take`` takes one: a batch's messages in one
-        coroutine, not one more a message (a coroutine a message was a measurable share of its CPU)."""
+        """Each message through the checks in order, as ``_take`` takes one, in one coroutine: one a
+        message was a measurable share of its CPU, so most are taken by a plain call (``_take_now``)."""
+        take_now = self._take_now
         for message in messages:
             try:
-                await self._take_one(connection, batch, message)
+                now = take_now(batch, message)
+                if now is not True:
+                    await self._take_one(connection, batch, message, None if now is False else now)
             except _NOT_A_MESSAGES_ERROR:
                 raise
             except Exception as error:
@@ -499,29 +434,42 @@ class FloorService:
                 reason = f"{type(error).__name__}: {error}"[:300]
                 raise _Refused(message.stream_seq, table_id, reason) from error
 
-    async def _take_refused(
-        self, connection: Connection, batch: Batch, message: Incoming, table_id: str, quarantine: Quarantine
-    ) -> None:
-        """A message that raised while it was taken (``_take``): kept in floor_quarantine with an alert
-        ``floor_error``, and its table quarantined after its last good entry (a manager releases it
-        once the floor reads it: docs/floor.md "A table's messages are hostile")."""
-        reason = self._refused[message.stream_seq]
-        decoded = decoded_or_none(message.data)
-        seq = decoded.seq if decoded is not None else None
-        quarantine(f"the floor could not take this message ({reason})", alert_kind="floor_error", seq=seq)
-        try:
-            projection = await self._projections.of(connection, table_id)
-        except FLOOR_IO_ERRORS:
-            raise
-        except Exception:  # the floor's own copy of the table cannot be read back: the message alone
-            log.exception("floor_table_unreadable", table_id=table_id)
-            return
-        batch.tables[table_id] = projection
-        if not projection.quarantined():
-            where = f"entry {seq}" if seq is not None else f"stream seq {message.stream_seq}"
-            checks.quarantine_at(projection, checks.Problem("floor_error", reason), where)
+    def _take_now(self, batch: Batch, message: Incoming) -> bool | Decoded:
+        """``_take_one`` without a coroutine, for the message of a table held in memory that waits for
+        nothing: True, taken (or refused); False, nothing done; decoded, for ``_take_one`` to go on with
+        (a resend, a message past the table's last entry, a commitment PostgreSQL holds)."""
+        stream_seq = message.stream_seq
+        subject_table, subject_site = subject_parts(message.subject)
+        if subject_table is None or stream_seq in self._set_aside or stream_seq in self._refused:
+            return False
+        projection = self._projections.held(subject_table)
+        if projection is None or projection.quarantined_at_seq is not None:
+            return False
+        quarantine = QuarantineOf(self.status, batch, message, subject_table)
+        self.site_of[subject_table] = subject_site or ""
+        decoded = decoded_for(message, subject_table, subject_site, quarantine)
+        if decoded is None:
+            return True
+        quarantined_before = len(batch.quarantine)
+        if isinstance(decoded, wire.EntryMessage):
+            if decoded.seq != projection.last_seq + 1:  # a resend (at or below), or past a gap
+                return decoded
+            batch.tables[subject_table] = projection
+            self._take_next_entry(batch, projection, decoded, stream_seq, quarantine)
+        else:
+            if decoded.seq > projection.last_seq:  # its entry not on the floor yet: the stream is read
+                return decoded
+            batch.tables[subject_table] = projection
+            if not take_held_private(batch, projection, decoded, stream_seq, quarantine, status=self.status):
+                return decoded
+        if len(batch.quarantine) == quarantined_before:
+            mark_taken(projection, decoded, stream_seq)
+        return True
 
-    async def _take_one(self, connection: Connection, batch: Batch, message: Incoming) -> None:  # noqa: PLR0912 - one branch per way a message is taken or refused, in the order the checks run
+    async def _take_one(  # noqa: PLR0912 - one branch per way a message is taken or refused, in the order the checks run
+        self, connection: Connection, batch: Batch, message: Incoming, decoded: Decoded | None = None
+    ) -> None:
+        """One message the whole way; ``decoded``: its body, when ``_take_now`` decoded it already."""
         stream_seq = message.stream_seq
         subject_table, subject_site = subject_parts(message.subject)
         if stream_seq in self._set_aside:
@@ -531,17 +479,19 @@ class FloorService:
                 projection = await self._projections.of(connection, subject_table)
                 projection.last_seen_stream_seq = max(projection.last_seen_stream_seq, stream_seq)
             return
-        quarantine = _QuarantineOf(self.status, batch, message, subject_table or "?")
+        quarantine = QuarantineOf(self.status, batch, message, subject_table or "?")
         if subject_table is None:
             quarantine(f"subject {message.subject!r} is no table's journal", alert_kind="bad_subject")
             return
         self.site_of[subject_table] = subject_site or ""
         if stream_seq in self._refused:
-            await self._take_refused(connection, batch, message, subject_table, quarantine)
+            refused = (subject_table, self._refused[stream_seq])
+            await take_refused(connection, batch, self._projections, message, refused, quarantine)
             return
-        decoded = _decoded_for(message, subject_table, subject_site, quarantine)
         if decoded is None:
-            return
+            decoded = decoded_for(message, subject_table, subject_site, quarantine)
+            if decoded is None:
+                return
         # The table's projection is nearly always in memory: no coroutine for it then (a message's
         # few coroutines were a measurable share of its CPU).
         projection = self._projections.held(subject_table) or await self._projections.of(
@@ -577,13 +527,7 @@ class FloorService:
         else:
             self._take_next_entry(batch, projection, decoded, stream_seq, quarantine)
         if len(batch.quarantine) == quarantined_before:
-            # Compared, not ``max()``: the two builtin calls a message were 3-4% of the take's samples.
-            if stream_seq > projection.last_seen_stream_seq:  # noqa: PLR1730 - see above
-                projection.last_seen_stream_seq = stream_seq
-            if stream_seq > projection.last_stream_seq and isinstance(decoded, wire.EntryMessage):
-                # Taken (or a resend): the table's entries are read up to here. (A private part comes
-                # after later entries - the one that revealed it - so it does not move this.)
-                projection.last_stream_seq = stream_seq
+            mark_taken(projection, decoded, stream_seq)
 
     def _take_next_entry(
         self,
@@ -608,24 +552,12 @@ class FloorService:
             # Taken and alerted, the table not quarantined: its chain holds, so the floor's copy is still
             # the table's journal; once, by the alert's stream seq (a resend is skipped before this).
             where = (entry.table_id, entry.seq, stream_seq)
-            _raise_alert(self.status, batch, where, after_close.kind, after_close.reason)
+            raise_alert(self.status, batch, where, after_close.kind, after_close.reason)
 
     async def reconcile_progressive(self, connection: Connection) -> int:
-        """Raise (and clear) the progressive links' reconciliation alerts. A failure of PostgreSQL is
-        the loop's (retried like any); any other error of the reconciliation is logged and the consumer
-        goes on: a report's fault never stops the floor taking the tables' journals."""
-        try:
-            raised = await progressive_view.raise_reconciliation_alerts(
-                connection, prop=self.config.property_settings
-            )
-        except psycopg.OperationalError:
-            raise
-        except psycopg.Error as error:
-            log.error("floor_progressive_reconcile_failed", error=str(error).splitlines()[0][:300])
-            return 0
-        if raised:
-            self.status.alerts += raised
-            log.warning("floor_progressive_reconcile_difference", alerts=raised)
+        """The progressive links' reconciliation alerts raised and cleared (progressive_view.py)."""
+        raised = await progressive_view.reconcile_alerts(connection, prop=self.config.property_settings)
+        self.status.alerts += raised
         return raised
 
     async def apply_releases(self, connection: Connection) -> int:

@@ -520,7 +520,9 @@ class Meters(Record):
                 self.dead_hands += 1
             round_player_net += int(seat.get("net", 0))
             for name, wager in (seat.get("wagers") or {}).items():
-                meter = self.by_wager.setdefault(name, WagerMeter())
+                meter = self.by_wager.get(name)
+                if meter is None:  # not ``setdefault``: that built a WagerMeter for every wager counted
+                    meter = self.by_wager[name] = WagerMeter()
                 stake = int(wager.get("stake", 0))
                 net = int(wager.get("net", 0))
                 result = wager.get("result")

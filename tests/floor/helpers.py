@@ -13,13 +13,15 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import psycopg
 
+from controller.config import DEFAULT_CONFIG_TOML
 from controller.floor.config import write_floor_config
 from controller.floor.verify import verify_table
 from controller.journal.store import Journal
+from controller.simulation import linked_floor as lf
 from controller.simulation.floor.embedded import EmbeddedFloor
 from controller.uplink.outbox import Outbox
 from controller.uplink.uplink import Uplink
@@ -37,6 +39,62 @@ ANSWER_TIMEOUT_S = 30.0
 
 def table_ids(count: int) -> list[str]:
     return [f"T{n:03d}" for n in range(1, count + 1)]
+
+
+# The linked progressive of the tests that run a linked table's daemon (table SIM1 on link L1).
+LINKED_PROGRESSIVE = {
+    "unit_cents": 100,
+    "base_cents": 100_000,
+    "reset_cents": 100_000,
+    "increment_percent": 20,
+    "hidden_percent": 5,
+}
+
+
+class LinkedTableFiles(NamedTuple):
+    config: Path  # the table's file, for `flushtable run --config`
+    floor_file: Path  # the floor's, with the link's [progressive] (lf.write_spec)
+
+
+def write_linked_table(
+    floor: EmbeddedFloor,
+    directory: Path,
+    journal_path: Path,
+    *,
+    segment_entries: int | None = None,
+    panel_users_file: Path | None = None,
+) -> LinkedTableFiles:
+    """Table SIM1 of the floor's link L1, as its daemon and the floor read it, written in ``directory``:
+    table.toml (Top Flush; its journal at ``journal_path``, in segments of ``segment_entries`` when given;
+    [uplink] to the floor's NATS as table-SIM1, its password in nats.pw; [progressive]
+    LINKED_PROGRESSIVE on link L1, the link's answer awaited 3 s; the panel's users from
+    ``panel_users_file`` when given, in place of the default bind) and floor.toml (lf.write_spec)."""
+    assert floor.tls is not None
+    assert floor.nats is not None
+    (directory / "nats.pw").write_text(floor.passwords["nats:table:SIM1"] + "\n")
+    journal = f'path = "{journal_path}"'
+    if segment_entries is not None:
+        journal += f"\nsegment_entries = {segment_entries}\nsegment_per_gaming_day = false"
+    config = DEFAULT_CONFIG_TOML.replace('path = "var/journal.sqlite"', journal).replace(
+        'game = "high-card-flush"', 'game = "top-flush"'
+    ) + (
+        "\n[uplink]\n"
+        f'servers = ["{floor.nats.url}"]\n'
+        'site = "main"\nuser = "table-SIM1"\npassword_file = "nats.pw"\n'
+        f'ca_file = "{floor.tls.ca_cert}"\n'
+        "\n[progressive]\n" + "".join(f"{key} = {value}\n" for key, value in LINKED_PROGRESSIVE.items())
+        + 'link = "L1"\nlink_timeout_s = 3\n'
+    )  # fmt: skip
+    if panel_users_file is not None:
+        config = config.replace(
+            '[panel]\nbind = "127.0.0.1:8080"\n', f'[panel]\nusers_file = "{panel_users_file}"\n'
+        )
+    config_path = directory / "table.toml"
+    config_path.write_text(config)
+    floor_file = lf.write_spec(
+        directory / "floor.toml", floor, ["SIM1"], {**LINKED_PROGRESSIVE, "paytable": None}
+    )
+    return LinkedTableFiles(config_path, floor_file)
 
 
 @dataclass

@@ -10,6 +10,7 @@ import tempfile
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 import structlog
@@ -17,6 +18,10 @@ import structlog
 from controller.logs import configure_logging
 from controller.simulation.floor.embedded import EmbeddedFloor
 from controller.simulation.floor.servers import PostgresCluster, ServerError, free_port, nats_server_binary
+from tests.floor.helpers import EXPECT_TIMEOUT_MS
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
 
 
 def _nats_server_missing() -> str:
@@ -30,6 +35,21 @@ def _nats_server_missing() -> str:
 
 _MISSING = _nats_server_missing()
 pytestmark = pytest.mark.skipif(bool(_MISSING), reason=_MISSING or "-")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """Debian's Chromium for a module's page tests (each module that asks starts its own), ``expect``
+    waiting EXPECT_TIMEOUT_MS. Playwright is imported here: the floor's other tests never load it."""
+    from playwright.sync_api import expect, sync_playwright
+
+    from tests.chromium import launch_chromium
+
+    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
+    with sync_playwright() as playwright:
+        launched = launch_chromium(playwright)
+        yield launched
+        launched.close()
 
 
 @pytest.fixture(autouse=True)

@@ -18,7 +18,6 @@ import structlog
 from controller.logs import configure_logging
 from controller.simulation.floor.embedded import EmbeddedFloor
 from controller.simulation.floor.servers import PostgresCluster, ServerError, free_port, nats_server_binary
-from tests.floor.helpers import EXPECT_TIMEOUT_MS
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
@@ -35,6 +34,11 @@ def _nats_server_missing() -> str:
 
 _MISSING = _nats_server_missing()
 pytestmark = pytest.mark.skipif(bool(_MISSING), reason=_MISSING or "-")
+
+# How long an ``expect`` waits (Playwright's default is 5 s, and ``set_default_timeout`` does not reach
+# ``expect``): the map and the alerts wait on the floor service and SSE, which a loaded 2-core machine
+# may take longer than that to deliver. Only a failing test waits this long.
+EXPECT_TIMEOUT_MS = 30_000
 
 
 @pytest.fixture(scope="module")

@@ -36,11 +36,6 @@ GAMES = (("high-card-flush", "house"), ("top-flush", "house"), ("chase-the-flush
 # floor service and the test share it) can take seconds where a quiet one takes milliseconds.
 ANSWER_TIMEOUT_S = 30.0
 
-# How long an ``expect`` waits (Playwright's default is 5 s, and ``set_default_timeout`` does not reach
-# ``expect``): the map and the alerts wait on the floor service and SSE, which a loaded 2-core machine
-# may take longer than that to deliver. Only a failing test waits this long.
-EXPECT_TIMEOUT_MS = 30_000
-
 
 def table_ids(count: int) -> list[str]:
     return [f"T{n:03d}" for n in range(1, count + 1)]

@@ -39,15 +39,8 @@ from controller.panel.view import public_recall
 from controller.simulation.floor.embedded import EmbeddedFloor
 from controller.uplink.uplink import Uplink
 from tests.chromium import CHROMIUM
-from tests.floor.conftest import MakeFloor
-from tests.floor.helpers import (
-    EXPECT_TIMEOUT_MS,
-    Tables,
-    expected_private_total,
-    floor_count,
-    journal_total,
-    private_count,
-)
+from tests.floor.conftest import EXPECT_TIMEOUT_MS, MakeFloor
+from tests.floor.helpers import Tables, expected_private_total, floor_count, journal_total, private_count
 from tests.floor.test_floor_panel import _forge_bad_hash
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed")

@@ -24,10 +24,9 @@ from controller.simulation.floor.embedded import EmbeddedFloor
 from controller.uplink import wire
 from controller.uplink.uplink import Uplink
 from tests.chromium import CHROMIUM
-from tests.floor.conftest import MakeFloor
+from tests.floor.conftest import EXPECT_TIMEOUT_MS, MakeFloor
 from tests.floor.helpers import (
     ANSWER_TIMEOUT_S,
-    EXPECT_TIMEOUT_MS,
     Tables,
     expected_private_total,
     floor_count,

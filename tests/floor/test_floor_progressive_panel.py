@@ -18,8 +18,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from controller.floor.panel import FloorPanelSettings, FloorUser, serve_panel
 from tests.chromium import CHROMIUM
-from tests.floor.conftest import MakeFloor
-from tests.floor.helpers import EXPECT_TIMEOUT_MS
+from tests.floor.conftest import EXPECT_TIMEOUT_MS, MakeFloor
 from tests.floor.progressive_link import DAY, later, standard_link
 from tests.floor.test_floor_progressive import _reconcile
 

@@ -27,15 +27,8 @@ from playwright.sync_api import Browser, Page, ViewportSize, expect
 from controller.floor.panel import FloorUser
 from controller.locale import gaming_day_of
 from tests.chromium import CHROMIUM
-from tests.floor.conftest import MakeFloor
-from tests.floor.helpers import (
-    EXPECT_TIMEOUT_MS,
-    Tables,
-    expected_private_total,
-    floor_count,
-    journal_total,
-    private_count,
-)
+from tests.floor.conftest import EXPECT_TIMEOUT_MS, MakeFloor
+from tests.floor.helpers import Tables, expected_private_total, floor_count, journal_total, private_count
 from tests.floor.test_floor_pages import DOCS_IMG, PARIS_EUR, PagesRig
 from tests.floor.test_floor_panel import _forge_bad_hash
 

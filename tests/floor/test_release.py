@@ -28,8 +28,8 @@ from controller.simulation.floor.embedded import EmbeddedFloor
 from controller.uplink import wire
 from controller.uplink.uplink import Uplink
 from tests.chromium import CHROMIUM, launch_chromium
-from tests.floor.conftest import MakeFloor
-from tests.floor.helpers import EXPECT_TIMEOUT_MS, Running, Tables, floor_problems, last_seq, wait_until
+from tests.floor.conftest import EXPECT_TIMEOUT_MS, MakeFloor
+from tests.floor.helpers import Running, Tables, floor_problems, last_seq, wait_until
 from tests.floor.test_bad_input import _next_entry_json, _publish_as
 
 
@@ -300,7 +300,7 @@ def test_the_floor_panel_releases_for_a_manager_only(tmp_path: Path, make_floor:
         _forge_gap(floor, tables, "PQ", ahead=2)
         until(lambda: _quarantined_at(floor, "PQ") == good, "PQ quarantined")
         # ``expect`` waits on the floor service's answers: Playwright's 5 s default is short for a loaded
-        # 2-core machine (tests/floor/helpers.py EXPECT_TIMEOUT_MS).
+        # 2-core machine (tests/floor/conftest.py EXPECT_TIMEOUT_MS).
         expect.set_options(timeout=EXPECT_TIMEOUT_MS)
         with sync_playwright() as playwright:
             browser = launch_chromium(playwright)

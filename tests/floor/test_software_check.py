@@ -174,7 +174,7 @@ def show_on_the_floor_map(floor: EmbeddedFloor, digest: str) -> None:
     from playwright.sync_api import expect, sync_playwright
 
     from tests.chromium import launch_chromium
-    from tests.floor.helpers import EXPECT_TIMEOUT_MS
+    from tests.floor.conftest import EXPECT_TIMEOUT_MS
 
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, daemon=True)

@@ -40,15 +40,8 @@ from controller.journal.state import TableState
 from controller.simulation.floor.embedded import EmbeddedFloor
 from controller.uplink.uplink import Uplink
 from tests.chromium import CHROMIUM
-from tests.floor.conftest import MakeFloor
-from tests.floor.helpers import (
-    EXPECT_TIMEOUT_MS,
-    Tables,
-    expected_private_total,
-    floor_count,
-    journal_total,
-    private_count,
-)
+from tests.floor.conftest import EXPECT_TIMEOUT_MS, MakeFloor
+from tests.floor.helpers import Tables, expected_private_total, floor_count, journal_total, private_count
 from tests.floor.test_floor_privacy import old_private_visible
 from tests.journal.scripted import play_round
 

@@ -4,13 +4,15 @@ their uplinks running, and the check that the floor holds exactly what the journ
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import random
 import signal
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -19,6 +21,7 @@ import psycopg
 
 from controller.config import DEFAULT_CONFIG_TOML
 from controller.floor.config import write_floor_config
+from controller.floor.service import FloorService
 from controller.floor.verify import verify_table
 from controller.journal.store import Journal
 from controller.simulation import linked_floor as lf
@@ -259,6 +262,47 @@ class Running:
     async def close(self) -> None:
         self.stop.set()
         await asyncio.wait_for(asyncio.gather(*self.tasks, return_exceptions=True), 30)
+
+
+@dataclass(frozen=True)
+class FloorInAThread:
+    """What ``floor_in_a_thread`` runs: its loop and the tables' uplinks on it."""
+
+    loop: asyncio.AbstractEventLoop
+    running: Running
+
+    def notify(self, table_id: str) -> None:
+        """The table's uplink sends what its journal holds now (on the loop's own thread)."""
+        self.loop.call_soon_threadsafe(self.running.uplinks[table_id].notify)
+
+
+@contextlib.contextmanager
+def floor_in_a_thread(floor: EmbeddedFloor, tables: Tables) -> Iterator[FloorInAThread]:
+    """The tables' uplinks and a floor service (a release looked for every 0.2 s) on an event loop of
+    their own, in a thread, so the test calls the CLI (synchronous) or a child process meanwhile;
+    stopped and the thread joined (bounded) when the block ends."""
+    stop_loop = threading.Event()
+    started = threading.Event()
+    loop = asyncio.new_event_loop()
+    running = Running(floor, tables)
+
+    async def serve() -> None:
+        running.start_uplinks()
+        service = FloorService(floor.floor_config(release_poll_interval_s=0.2))
+        running.tasks.append(asyncio.create_task(service.run(running.stop)))
+        started.set()
+        while not stop_loop.is_set():
+            await asyncio.sleep(0.05)
+        await running.close()
+
+    thread = threading.Thread(target=lambda: loop.run_until_complete(serve()), daemon=True)
+    thread.start()
+    try:
+        assert started.wait(30)
+        yield FloorInAThread(loop, running)
+    finally:
+        stop_loop.set()
+        thread.join(timeout=60)
 
 
 async def run_daemon_until(

@@ -4,6 +4,7 @@ temporary directories, bounded waits. No mock anywhere."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -71,9 +72,9 @@ def _cluster_dir() -> Path:
     return directory
 
 
-@pytest.fixture(scope="session")
-def pg_cluster() -> Iterator[PostgresCluster]:
-    """One PostgreSQL cluster for the session; each test has a database of its own."""
+@contextlib.contextmanager
+def _running_cluster() -> Iterator[PostgresCluster]:
+    """A cluster started in a directory of its own, on a free port; stopped and removed after."""
     directory = _cluster_dir()
     cluster = PostgresCluster(directory, free_port())
     cluster.start()
@@ -82,19 +83,20 @@ def pg_cluster() -> Iterator[PostgresCluster]:
     finally:
         cluster.stop()
         shutil.rmtree(directory, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[PostgresCluster]:
+    """One PostgreSQL cluster for the session; each test has a database of its own."""
+    with _running_cluster() as cluster:
+        yield cluster
 
 
 @pytest.fixture
 def own_pg_cluster() -> Iterator[PostgresCluster]:
     """A cluster this test alone stops and starts."""
-    directory = _cluster_dir()
-    cluster = PostgresCluster(directory, free_port())
-    cluster.start()
-    try:
+    with _running_cluster() as cluster:
         yield cluster
-    finally:
-        cluster.stop()
-        shutil.rmtree(directory, ignore_errors=True)
 
 
 MakeFloor = Callable[..., EmbeddedFloor]

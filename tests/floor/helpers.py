@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import psycopg
+from nats.js.api import StreamInfo
 
 from controller.config import DEFAULT_CONFIG_TOML
 from controller.floor.config import write_floor_config
@@ -28,6 +29,7 @@ from controller.simulation import linked_floor as lf
 from controller.simulation.floor.embedded import EmbeddedFloor
 from controller.uplink.outbox import Outbox
 from controller.uplink.uplink import Uplink
+from controller.uplink.wire import STREAM_NAME
 from tests.journal.scripted import play_round
 
 GAMES = (("high-card-flush", "house"), ("top-flush", "house"), ("chase-the-flush", "house"),
@@ -214,6 +216,18 @@ def floor_problems(floor: EmbeddedFloor, tables: Tables | dict[str, Path]) -> li
                     f"unexpected {sorted(got_private - privates)[:5]}"
                 )
     return problems
+
+
+async def stream_leader(floor: EmbeddedFloor) -> tuple[int, StreamInfo]:
+    """Which node of the floor's cluster leads the stream (its index in ``floor.cluster.nodes``: the
+    servers are named flushtable-n1, -n2, ...), and the stream's info it was read from, asked as the
+    floor's admin."""
+    admin = await floor.connect_admin()
+    info = await admin.jetstream().stream_info(STREAM_NAME)
+    await admin.close()
+    assert info.cluster is not None
+    assert info.cluster.leader is not None
+    return int(info.cluster.leader.rsplit("n", 1)[1]) - 1, info
 
 
 def private_count(floor: EmbeddedFloor) -> int:

@@ -45,7 +45,8 @@ EXPECT_TIMEOUT_MS = 30_000
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     """Debian's Chromium for a module's page tests (each module that asks starts its own), ``expect``
-    waiting EXPECT_TIMEOUT_MS. Playwright is imported here: the floor's other tests never load it."""
+    waiting EXPECT_TIMEOUT_MS. Playwright is imported when the fixture runs, not with this file: a
+    floor test that asks for no browser does not load it through here."""
     from playwright.sync_api import expect, sync_playwright
 
     from tests.chromium import launch_chromium

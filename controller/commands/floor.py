@@ -35,6 +35,7 @@ import json
 import logging
 import signal
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
@@ -75,6 +76,21 @@ HELP = "the casino floor: every table's journal in PostgreSQL (serve, init-db, d
 # floor's PostgreSQL that stopped answering is an error in one line rather than a command that hangs.
 VERIFY_STATEMENT_TIMEOUT_S = 300
 POSTGRES_CONNECT_TIMEOUT_S = 10
+
+
+def _first_line(error: psycopg.Error) -> str:
+    """A driver's error as one line: its first (some run on with a DETAIL or a HINT)."""
+    return str(error).strip().splitlines()[0]
+
+
+@contextlib.contextmanager
+def _postgresql_errors() -> Iterator[None]:
+    """A PostgreSQL error in the block is the operator's one line, ``PostgreSQL: <its first line>``
+    (exit 2), never a traceback."""
+    try:
+        yield
+    except psycopg.Error as error:
+        raise UserError(f"PostgreSQL: {_first_line(error)}") from None
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -387,7 +403,7 @@ async def _refuse_beside_workers(dsn: str) -> None:
         ) as connection:
             await refuse_live_workers(connection)
     except psycopg.Error as error:
-        log.warning("floor_workers_not_checked", reason=str(error).strip().splitlines()[0])
+        log.warning("floor_workers_not_checked", reason=_first_line(error))
 
 
 def _partitions(args: argparse.Namespace) -> int:
@@ -445,16 +461,13 @@ def _init_db(args: argparse.Namespace) -> int:
         except OSError as error:
             raise UserError(f"{path}: {error.strerror}") from None
 
-    try:
-        with psycopg.connect(args.dsn) as connection:
-            schema.ensure_roles(
-                connection,
-                writer_password=secret(args.writer_password_file),
-                reporting_password=secret(args.reporting_password_file),
-            )
-            applied = schema.migrate(connection)
-    except psycopg.Error as error:
-        raise UserError(f"PostgreSQL: {str(error).strip().splitlines()[0]}") from None
+    with _postgresql_errors(), psycopg.connect(args.dsn) as connection:
+        schema.ensure_roles(
+            connection,
+            writer_password=secret(args.writer_password_file),
+            reporting_password=secret(args.reporting_password_file),
+        )
+        applied = schema.migrate(connection)
     print(f"floor schema: applied {applied or 'nothing'}; at version {schema.MIGRATIONS[-1].version}")
     return 0
 
@@ -483,19 +496,16 @@ def _verify_software(args: argparse.Namespace) -> int:
             timeout_s=args.timeout,
         )
     )
-    try:
-        with psycopg.connect(config.dsn) as connection:
-            record = software_check.record_check(
-                connection,
-                table_id=args.table,
-                requested_by=args.by,
-                seed=seed,
-                approved=approved,
-                expected=expected,
-                answer=answer,
-            )
-    except psycopg.Error as error:
-        raise UserError(f"PostgreSQL: {str(error).strip().splitlines()[0]}") from None
+    with _postgresql_errors(), psycopg.connect(config.dsn) as connection:
+        record = software_check.record_check(
+            connection,
+            table_id=args.table,
+            requested_by=args.by,
+            seed=seed,
+            approved=approved,
+            expected=expected,
+            answer=answer,
+        )
     print(record.summary())
     return 0 if record.outcome == "match" else 1
 
@@ -503,12 +513,10 @@ def _verify_software(args: argparse.Namespace) -> int:
 def _release(args: argparse.Namespace) -> int:
     config = load_floor_config(args.config)
     try:
-        with psycopg.connect(config.dsn) as connection:
+        with _postgresql_errors(), psycopg.connect(config.dsn) as connection:
             released = release_table(connection, args.table, reason=args.reason, by=args.by, via="cli")
     except ReleaseRefused as refused:
         raise UserError(f"release refused: {refused}") from None
-    except psycopg.Error as error:
-        raise UserError(f"PostgreSQL: {str(error).strip().splitlines()[0]}") from None
     print(released.summary())
     return 0
 
@@ -517,16 +525,16 @@ def _verify(args: argparse.Namespace) -> int:
     """Exit status 0 when every chain verifies, 1 when any does not; errors are UserError's 2."""
     dsn = load_floor_reporting_dsn(args.config)
     checks: list[ChainCheck] = []  # a line each: small beside a table's entries, which are never kept
-    try:
-        with psycopg.connect(dsn, autocommit=True, connect_timeout=POSTGRES_CONNECT_TIMEOUT_S) as connection:
-            auditor_session(connection, statement_timeout_s=VERIFY_STATEMENT_TIMEOUT_S)
-            table_ids = floor_table_ids(connection, args.table or ())
-            for check in verify_floor(connection, table_ids):
-                checks.append(check)
-                if not args.json:  # as each table is done: a big floor's walk takes a while
-                    print(_verify_line(check), flush=True)
-    except psycopg.Error as error:
-        raise UserError(f"PostgreSQL: {str(error).strip().splitlines()[0]}") from None
+    with (
+        _postgresql_errors(),
+        psycopg.connect(dsn, autocommit=True, connect_timeout=POSTGRES_CONNECT_TIMEOUT_S) as connection,
+    ):
+        auditor_session(connection, statement_timeout_s=VERIFY_STATEMENT_TIMEOUT_S)
+        table_ids = floor_table_ids(connection, args.table or ())
+        for check in verify_floor(connection, table_ids):
+            checks.append(check)
+            if not args.json:  # as each table is done: a big floor's walk takes a while
+                print(_verify_line(check), flush=True)
     failed = sum(1 for check in checks if not check.ok)
     entries = sum(check.entries for check in checks)
     if args.json:
@@ -560,12 +568,9 @@ def _report(args: argparse.Namespace) -> int:
     from controller.floor.gaming_day import read_floor_day, render_report  # noqa: PLC0415
 
     config = load_floor_config(args.config)
-    try:
-        with psycopg.connect(config.dsn) as connection:
-            connection.read_only = True
-            report = read_floor_day(connection, args.day, config.property_settings, pit=args.pit)
-    except psycopg.Error as error:
-        raise UserError(f"PostgreSQL: {str(error).strip().splitlines()[0]}") from None
+    with _postgresql_errors(), psycopg.connect(config.dsn) as connection:
+        connection.read_only = True
+        report = read_floor_day(connection, args.day, config.property_settings, pit=args.pit)
     print(report.csv_text() if args.csv else render_report(report), end="")
     return 0
 

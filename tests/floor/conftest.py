@@ -4,12 +4,14 @@ temporary directories, bounded waits. No mock anywhere."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 import structlog
@@ -17,6 +19,9 @@ import structlog
 from controller.logs import configure_logging
 from controller.simulation.floor.embedded import EmbeddedFloor
 from controller.simulation.floor.servers import PostgresCluster, ServerError, free_port, nats_server_binary
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
 
 
 def _nats_server_missing() -> str:
@@ -30,6 +35,27 @@ def _nats_server_missing() -> str:
 
 _MISSING = _nats_server_missing()
 pytestmark = pytest.mark.skipif(bool(_MISSING), reason=_MISSING or "-")
+
+# How long an ``expect`` waits (Playwright's default is 5 s, and ``set_default_timeout`` does not reach
+# ``expect``): the map and the alerts wait on the floor service and SSE, which a loaded 2-core machine
+# may take longer than that to deliver. Only a failing test waits this long.
+EXPECT_TIMEOUT_MS = 30_000
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """Debian's Chromium for a module's page tests (each module that asks starts its own), ``expect``
+    waiting EXPECT_TIMEOUT_MS. Playwright is imported when the fixture runs, not with this file: a
+    floor test that asks for no browser does not load it through here."""
+    from playwright.sync_api import expect, sync_playwright
+
+    from tests.chromium import launch_chromium
+
+    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
+    with sync_playwright() as playwright:
+        launched = launch_chromium(playwright)
+        yield launched
+        launched.close()
 
 
 @pytest.fixture(autouse=True)
@@ -47,9 +73,9 @@ def _cluster_dir() -> Path:
     return directory
 
 
-@pytest.fixture(scope="session")
-def pg_cluster() -> Iterator[PostgresCluster]:
-    """One PostgreSQL cluster for the session; each test has a database of its own."""
+@contextlib.contextmanager
+def _running_cluster() -> Iterator[PostgresCluster]:
+    """A cluster started in a directory of its own, on a free port; stopped and removed after."""
     directory = _cluster_dir()
     cluster = PostgresCluster(directory, free_port())
     cluster.start()
@@ -58,19 +84,20 @@ def pg_cluster() -> Iterator[PostgresCluster]:
     finally:
         cluster.stop()
         shutil.rmtree(directory, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[PostgresCluster]:
+    """One PostgreSQL cluster for the session; each test has a database of its own."""
+    with _running_cluster() as cluster:
+        yield cluster
 
 
 @pytest.fixture
 def own_pg_cluster() -> Iterator[PostgresCluster]:
     """A cluster this test alone stops and starts."""
-    directory = _cluster_dir()
-    cluster = PostgresCluster(directory, free_port())
-    cluster.start()
-    try:
+    with _running_cluster() as cluster:
         yield cluster
-    finally:
-        cluster.stop()
-        shutil.rmtree(directory, ignore_errors=True)
 
 
 MakeFloor = Callable[..., EmbeddedFloor]

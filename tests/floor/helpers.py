@@ -4,25 +4,32 @@ their uplinks running, and the check that the floor holds exactly what the journ
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import random
 import signal
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import psycopg
+from nats.js.api import StreamInfo
 
+from controller.config import DEFAULT_CONFIG_TOML
 from controller.floor.config import write_floor_config
+from controller.floor.service import FloorService
 from controller.floor.verify import verify_table
 from controller.journal.store import Journal
+from controller.simulation import linked_floor as lf
 from controller.simulation.floor.embedded import EmbeddedFloor
 from controller.uplink.outbox import Outbox
 from controller.uplink.uplink import Uplink
+from controller.uplink.wire import STREAM_NAME
 from tests.journal.scripted import play_round
 
 GAMES = (("high-card-flush", "house"), ("top-flush", "house"), ("chase-the-flush", "house"),
@@ -37,6 +44,62 @@ ANSWER_TIMEOUT_S = 30.0
 
 def table_ids(count: int) -> list[str]:
     return [f"T{n:03d}" for n in range(1, count + 1)]
+
+
+# The linked progressive of the tests that run a linked table's daemon (table SIM1 on link L1).
+LINKED_PROGRESSIVE = {
+    "unit_cents": 100,
+    "base_cents": 100_000,
+    "reset_cents": 100_000,
+    "increment_percent": 20,
+    "hidden_percent": 5,
+}
+
+
+class LinkedTableFiles(NamedTuple):
+    config: Path  # the table's file, for `flushtable run --config`
+    floor_file: Path  # the floor's, with the link's [progressive] (lf.write_spec)
+
+
+def write_linked_table(
+    floor: EmbeddedFloor,
+    directory: Path,
+    journal_path: Path,
+    *,
+    segment_entries: int | None = None,
+    panel_users_file: Path | None = None,
+) -> LinkedTableFiles:
+    """Table SIM1 of the floor's link L1, as its daemon and the floor read it, written in ``directory``:
+    table.toml (Top Flush; its journal at ``journal_path``, in segments of ``segment_entries`` when given;
+    [uplink] to the floor's NATS as table-SIM1, its password in nats.pw; [progressive]
+    LINKED_PROGRESSIVE on link L1, the link's answer awaited 3 s; the panel's users from
+    ``panel_users_file`` when given, in place of the default bind) and floor.toml (lf.write_spec)."""
+    assert floor.tls is not None
+    assert floor.nats is not None
+    (directory / "nats.pw").write_text(floor.passwords["nats:table:SIM1"] + "\n")
+    journal = f'path = "{journal_path}"'
+    if segment_entries is not None:
+        journal += f"\nsegment_entries = {segment_entries}\nsegment_per_gaming_day = false"
+    config = DEFAULT_CONFIG_TOML.replace('path = "var/journal.sqlite"', journal).replace(
+        'game = "high-card-flush"', 'game = "top-flush"'
+    ) + (
+        "\n[uplink]\n"
+        f'servers = ["{floor.nats.url}"]\n'
+        'site = "main"\nuser = "table-SIM1"\npassword_file = "nats.pw"\n'
+        f'ca_file = "{floor.tls.ca_cert}"\n'
+        "\n[progressive]\n" + "".join(f"{key} = {value}\n" for key, value in LINKED_PROGRESSIVE.items())
+        + 'link = "L1"\nlink_timeout_s = 3\n'
+    )  # fmt: skip
+    if panel_users_file is not None:
+        config = config.replace(
+            '[panel]\nbind = "127.0.0.1:8080"\n', f'[panel]\nusers_file = "{panel_users_file}"\n'
+        )
+    config_path = directory / "table.toml"
+    config_path.write_text(config)
+    floor_file = lf.write_spec(
+        directory / "floor.toml", floor, ["SIM1"], {**LINKED_PROGRESSIVE, "paytable": None}
+    )
+    return LinkedTableFiles(config_path, floor_file)
 
 
 @dataclass
@@ -155,6 +218,18 @@ def floor_problems(floor: EmbeddedFloor, tables: Tables | dict[str, Path]) -> li
     return problems
 
 
+async def stream_leader(floor: EmbeddedFloor) -> tuple[int, StreamInfo]:
+    """Which node of the floor's cluster leads the stream (its index in ``floor.cluster.nodes``: the
+    servers are named flushtable-n1, -n2, ...), and the stream's info it was read from, asked as the
+    floor's admin."""
+    admin = await floor.connect_admin()
+    info = await admin.jetstream().stream_info(STREAM_NAME)
+    await admin.close()
+    assert info.cluster is not None
+    assert info.cluster.leader is not None
+    return int(info.cluster.leader.rsplit("n", 1)[1]) - 1, info
+
+
 def private_count(floor: EmbeddedFloor) -> int:
     with psycopg.connect(floor.reporting_dsn) as connection:
         row = connection.execute("SELECT count(*) FROM floor_private_shown").fetchone()
@@ -201,6 +276,47 @@ class Running:
     async def close(self) -> None:
         self.stop.set()
         await asyncio.wait_for(asyncio.gather(*self.tasks, return_exceptions=True), 30)
+
+
+@dataclass(frozen=True)
+class FloorInAThread:
+    """What ``floor_in_a_thread`` runs: its loop and the tables' uplinks on it."""
+
+    loop: asyncio.AbstractEventLoop
+    running: Running
+
+    def notify(self, table_id: str) -> None:
+        """The table's uplink sends what its journal holds now (on the loop's own thread)."""
+        self.loop.call_soon_threadsafe(self.running.uplinks[table_id].notify)
+
+
+@contextlib.contextmanager
+def floor_in_a_thread(floor: EmbeddedFloor, tables: Tables) -> Iterator[FloorInAThread]:
+    """The tables' uplinks and a floor service (a release looked for every 0.2 s) on an event loop of
+    their own, in a thread, so the test calls the CLI (synchronous) or a child process meanwhile;
+    stopped and the thread joined (bounded) when the block ends."""
+    stop_loop = threading.Event()
+    started = threading.Event()
+    loop = asyncio.new_event_loop()
+    running = Running(floor, tables)
+
+    async def serve() -> None:
+        running.start_uplinks()
+        service = FloorService(floor.floor_config(release_poll_interval_s=0.2))
+        running.tasks.append(asyncio.create_task(service.run(running.stop)))
+        started.set()
+        while not stop_loop.is_set():
+            await asyncio.sleep(0.05)
+        await running.close()
+
+    thread = threading.Thread(target=lambda: loop.run_until_complete(serve()), daemon=True)
+    thread.start()
+    try:
+        assert started.wait(30)
+        yield FloorInAThread(loop, running)
+    finally:
+        stop_loop.set()
+        thread.join(timeout=60)
 
 
 async def run_daemon_until(

@@ -9,13 +9,13 @@ import asyncio
 from pathlib import Path
 
 from controller.floor.service import FloorService
-from controller.uplink.wire import STREAM_NAME
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import (
     Running,
     Tables,
     floor_count,
     floor_problems,
+    stream_leader,
     table_ids,
     wait_until,
 )
@@ -34,13 +34,8 @@ def test_a_node_killed_mid_stream_loses_nothing_and_doubles_nothing(
         tables.play(table_id, 1)
 
     async def scenario() -> None:
-        admin = await floor.connect_admin()
-        info = await admin.jetstream().stream_info(STREAM_NAME)
-        await admin.close()
+        leader, info = await stream_leader(floor)
         assert info.config.num_replicas == 3
-        assert info.cluster is not None
-        assert info.cluster.leader is not None
-        leader = int(info.cluster.leader.rsplit("n", 1)[1]) - 1  # flushtable-n<i>
         running = Running(floor, tables)
         running.start_uplinks(backoff_max_s=1.0)
         service = FloorService(floor.floor_config(backoff_max_s=1.0))

@@ -32,7 +32,6 @@ import psycopg
 import pytest
 from playwright.sync_api import Browser, expect, sync_playwright
 
-from controller.config import DEFAULT_CONFIG_TOML
 from controller.floor.progressive import claim_subject
 from controller.money import format_money
 from controller.simulation import linked_floor as lf
@@ -40,11 +39,10 @@ from controller.simulation.floor.embedded import EmbeddedFloor
 from controller.uplink.wire import table_inbox
 from tests.chromium import CHROMIUM, launch_chromium
 from tests.floor.conftest import MakeFloor
+from tests.floor.helpers import write_linked_table
 from tests.panel.conftest import PASSWORDS, _users
 
 BOUND_S = 180.0  # the daemon's start, its TLS connects and the floor's counting, on a loaded machine
-PROGRESSIVE = {"unit_cents": 100, "base_cents": 100_000, "reset_cents": 100_000, "increment_percent": 20,
-               "hidden_percent": 5}  # fmt: skip
 
 pytestmark = pytest.mark.skipif(
     not os.path.exists(CHROMIUM) and not os.environ.get("CI"),
@@ -111,28 +109,11 @@ def test_the_daemons_linked_card_live_meter_pending_award_confirm_and_link_lost(
     tmp_path: Path, make_floor: MakeFloor, browser: Browser
 ) -> None:
     floor = make_floor(["SIM1"], ack_wait_s=2)
-    assert floor.tls is not None
-    assert floor.nats is not None
     journal_path = tmp_path / "var" / "journal.sqlite"
     users_path = tmp_path / "panel-users.json"
     _users(users_path)
-    (tmp_path / "nats.pw").write_text(floor.passwords["nats:table:SIM1"] + "\n")
-    config = DEFAULT_CONFIG_TOML.replace('path = "var/journal.sqlite"', f'path = "{journal_path}"').replace(
-        'game = "high-card-flush"', 'game = "top-flush"'
-    ) + (
-        "\n[uplink]\n"
-        f'servers = ["{floor.nats.url}"]\n'
-        'site = "main"\nuser = "table-SIM1"\npassword_file = "nats.pw"\n'
-        f'ca_file = "{floor.tls.ca_cert}"\n'
-        "\n[progressive]\n" + "".join(f"{key} = {value}\n" for key, value in PROGRESSIVE.items())
-        + 'link = "L1"\nlink_timeout_s = 3\n'
-    )  # fmt: skip
-    config = config.replace('[panel]\nbind = "127.0.0.1:8080"\n', f'[panel]\nusers_file = "{users_path}"\n')
-    config_path = tmp_path / "table.toml"
-    config_path.write_text(config)
-    floor_process = lf.FloorProcess(
-        lf.write_spec(tmp_path / "floor.toml", floor, ["SIM1"], {**PROGRESSIVE, "paytable": None})
-    )
+    config_path, floor_file = write_linked_table(floor, tmp_path, journal_path, panel_users_file=users_path)
+    floor_process = lf.FloorProcess(floor_file)
     floor_process.start()
     log_path = tmp_path / "daemon.log"
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), "NOTIFY_SOCKET": ""}

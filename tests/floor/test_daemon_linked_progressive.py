@@ -14,7 +14,6 @@ from pathlib import Path
 
 import psycopg
 
-from controller.config import DEFAULT_CONFIG_TOML
 from controller.floor.progressive import LinkedProgressive
 from controller.floor.service import FloorService
 from controller.journal.store import Journal
@@ -22,31 +21,13 @@ from controller.simulation import linked_floor as lf
 from controller.simulation.floor.embedded import EmbeddedFloor
 from controller.uplink.uplink import Uplink
 from tests.floor.conftest import MakeFloor
-from tests.floor.helpers import floor_count, last_seq, wait_until
-
-PROGRESSIVE = {"unit_cents": 100, "base_cents": 100_000, "reset_cents": 100_000, "increment_percent": 20,
-               "hidden_percent": 5}  # fmt: skip
+from tests.floor.helpers import floor_count, last_seq, wait_until, write_linked_table
 
 
 def test_a_linked_table_daemon(tmp_path: Path, make_floor: MakeFloor) -> None:
     floor = make_floor(["SIM1"], ack_wait_s=2)
-    assert floor.tls is not None
-    assert floor.nats is not None
     journal_path = tmp_path / "var" / "journal.sqlite"
-    (tmp_path / "nats.pw").write_text(floor.passwords["nats:table:SIM1"] + "\n")
-    config = DEFAULT_CONFIG_TOML.replace('path = "var/journal.sqlite"', f'path = "{journal_path}"').replace(
-        'game = "high-card-flush"', 'game = "top-flush"'
-    ) + (
-        "\n[uplink]\n"
-        f'servers = ["{floor.nats.url}"]\n'
-        'site = "main"\nuser = "table-SIM1"\npassword_file = "nats.pw"\n'
-        f'ca_file = "{floor.tls.ca_cert}"\n'
-        "\n[progressive]\n" + "".join(f"{key} = {value}\n" for key, value in PROGRESSIVE.items())
-        + 'link = "L1"\nlink_timeout_s = 3\n'
-    )  # fmt: skip
-    config_path = tmp_path / "table.toml"
-    config_path.write_text(config)
-    floor_file = lf.write_spec(tmp_path / "floor.toml", floor, ["SIM1"], {**PROGRESSIVE, "paytable": None})
+    config_path, floor_file = write_linked_table(floor, tmp_path, journal_path)
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
 
     async def scenario() -> None:

@@ -19,16 +19,13 @@ from pathlib import Path
 
 import psycopg
 
-from controller.config import DEFAULT_CONFIG_TOML
 from controller.floor.progressive import LinkedProgressive
 from controller.floor.service import FloorService
 from controller.progressive.linked import ANSWERED_KIND, unanswered_claims
 from controller.progressive.model import Hit, parse_parameters
 from controller.simulation import linked_floor as lf
 from tests.floor.conftest import MakeFloor
-
-PROGRESSIVE = {"unit_cents": 100, "base_cents": 100_000, "reset_cents": 100_000, "increment_percent": 20,
-               "hidden_percent": 5}  # fmt: skip
+from tests.floor.helpers import LINKED_PROGRESSIVE, write_linked_table
 
 
 def _answered_rounds(journal_path: Path) -> list[str]:
@@ -53,24 +50,9 @@ def _floor_claims(dsn: str) -> list[tuple[str, int]]:
 
 def test_a_restarted_linked_table_asks_again_and_is_paid_once(tmp_path: Path, make_floor: MakeFloor) -> None:
     floor = make_floor(["SIM1"], ack_wait_s=2)
-    assert floor.tls is not None
-    assert floor.nats is not None
     tables_dir = tmp_path / "tables"
     journal_path = tables_dir / "SIM1.sqlite"
-    (tmp_path / "nats.pw").write_text(floor.passwords["nats:table:SIM1"] + "\n")
-    config = DEFAULT_CONFIG_TOML.replace('path = "var/journal.sqlite"', f'path = "{journal_path}"').replace(
-        'game = "high-card-flush"', 'game = "top-flush"'
-    ) + (
-        "\n[uplink]\n"
-        f'servers = ["{floor.nats.url}"]\n'
-        'site = "main"\nuser = "table-SIM1"\npassword_file = "nats.pw"\n'
-        f'ca_file = "{floor.tls.ca_cert}"\n'
-        "\n[progressive]\n" + "".join(f"{key} = {value}\n" for key, value in PROGRESSIVE.items())
-        + 'link = "L1"\nlink_timeout_s = 3\n'
-    )  # fmt: skip
-    config_path = tmp_path / "table.toml"
-    config_path.write_text(config)
-    floor_file = lf.write_spec(tmp_path / "floor.toml", floor, ["SIM1"], {**PROGRESSIVE, "paytable": None})
+    config_path, floor_file = write_linked_table(floor, tmp_path, journal_path)
     linked_config = lf.linked_config_of(floor_file)
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     command = [sys.executable, "-m", "controller.cli", "run", "--config", str(config_path), "--no-autoplay",
@@ -84,7 +66,7 @@ def test_a_restarted_linked_table_asks_again_and_is_paid_once(tmp_path: Path, ma
         progressive_task = asyncio.create_task(progressive.run(progressive_stop))
         await lf.wait_for(progressive.ready.is_set, 60, "the linked progressive serving")
         # Before the restart: the table's journal (the real writer) and its link client, real uplink.
-        tables = lf.LinkedTables(floor, tables_dir, ["SIM1"], parse_parameters(PROGRESSIVE))
+        tables = lf.LinkedTables(floor, tables_dir, ["SIM1"], parse_parameters(LINKED_PROGRESSIVE))
         tables.start()
         table, client = tables.tables["SIM1"], tables.clients["SIM1"]
         await lf.wait_for(tables.all_up, 60, "the link up")

@@ -36,6 +36,7 @@ from tests.floor.helpers import (
     journal_total,
     last_seq,
     private_count,
+    stream_leader,
     table_ids,
     tables_for_child_service,
     wait_until,
@@ -154,12 +155,7 @@ def test_200_tables_publishing_while_a_cluster_node_is_killed(tmp_path: Path, ma
         tables.play(table_id, 1)
 
     async def scenario() -> None:
-        admin = await floor.connect_admin()
-        info = await admin.jetstream().stream_info(STREAM_NAME)
-        await admin.close()
-        assert info.cluster is not None
-        assert info.cluster.leader is not None
-        leader = int(info.cluster.leader.rsplit("n", 1)[1]) - 1  # flushtable-n<i>
+        leader, _info = await stream_leader(floor)
         running = Running(floor, tables)
         running.start_uplinks(backoff_max_s=1.0)
         service = FloorService(floor.floor_config(backoff_max_s=1.0))

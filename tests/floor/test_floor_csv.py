@@ -9,33 +9,23 @@ from __future__ import annotations
 import csv
 import io
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
 import pytest
-from playwright.sync_api import Browser, expect, sync_playwright
+from playwright.sync_api import Browser
 
 from controller.cli import main
 from controller.journal.render_csv import METERS_COLUMNS
-from tests.chromium import CHROMIUM, launch_chromium
+from tests.chromium import CHROMIUM
 from tests.floor.conftest import MakeFloor
 from tests.floor.helpers import Tables
-from tests.floor.test_floor_panel import EXPECT_TIMEOUT_MS, FloorRig, _login, _wait_floor
+from tests.floor.test_floor_panel import FloorRig, _login, _wait_floor
 
 CSV_CARD = re.compile(r"(?<![A-Za-z0-9])[2-9TJQKA][shdc](?![A-Za-z0-9])")
 CARD_COLUMNS = ("dealer_cards", "community", "cards")
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed")
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
-    with sync_playwright() as playwright:
-        launched = launch_chromium(playwright)
-        yield launched
-        launched.close()
 
 
 def _cli_csv(path: Path, round_id: str, capsys: pytest.CaptureFixture[str]) -> str:

@@ -19,7 +19,6 @@ import os
 import re
 import threading
 import time
-from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,7 @@ from zoneinfo import ZoneInfo
 
 import psycopg
 import pytest
-from playwright.sync_api import Browser, FloatRect, Page, expect, sync_playwright
+from playwright.sync_api import Browser, FloatRect, Page, expect
 
 from controller.floor.panel import FloorPanelSettings, FloorUser, serve_panel
 from controller.floor.service import FloorService
@@ -39,10 +38,10 @@ from controller.money import MoneyFormat
 from controller.panel.view import public_recall
 from controller.simulation.floor.embedded import EmbeddedFloor
 from controller.uplink.uplink import Uplink
-from tests.chromium import CHROMIUM, launch_chromium
-from tests.floor.conftest import MakeFloor
+from tests.chromium import CHROMIUM
+from tests.floor.conftest import EXPECT_TIMEOUT_MS, MakeFloor
 from tests.floor.helpers import Tables, expected_private_total, floor_count, journal_total, private_count
-from tests.floor.test_floor_panel import EXPECT_TIMEOUT_MS, _forge_bad_hash
+from tests.floor.test_floor_panel import _forge_bad_hash
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed")
 
@@ -109,15 +108,6 @@ class PagesRig:
         self.call(self._close())
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(timeout=10)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
-    with sync_playwright() as playwright:
-        launched = launch_chromium(playwright)
-        yield launched
-        launched.close()
 
 
 def _wait(what: str, done: Any) -> None:

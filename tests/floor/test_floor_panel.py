@@ -10,13 +10,12 @@ import json
 import re
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
-from playwright.sync_api import Browser, expect, sync_playwright
+from playwright.sync_api import Browser, expect
 
 from controller.floor.panel import FloorPanelSettings, FloorUser, serve_panel
 from controller.floor.service import FloorService
@@ -24,8 +23,8 @@ from controller.journal.chain import entry_hash
 from controller.simulation.floor.embedded import EmbeddedFloor
 from controller.uplink import wire
 from controller.uplink.uplink import Uplink
-from tests.chromium import CHROMIUM, launch_chromium
-from tests.floor.conftest import MakeFloor
+from tests.chromium import CHROMIUM
+from tests.floor.conftest import EXPECT_TIMEOUT_MS, MakeFloor
 from tests.floor.helpers import (
     ANSWER_TIMEOUT_S,
     Tables,
@@ -36,11 +35,6 @@ from tests.floor.helpers import (
 )
 
 PASSWORDS = {"sam": "surveillance-pw", "rita": "regulator-pw"}
-# How long an ``expect`` waits (Playwright's default is 5 s, and ``set_default_timeout`` does not reach
-# ``expect``): the map and the alerts wait on the floor service and SSE, which a loaded 2-core machine
-# may take longer than that to deliver. Only a failing test waits this long.
-EXPECT_TIMEOUT_MS = 30_000
-
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed")
 
 
@@ -87,15 +81,6 @@ class FloorRig:
         self.call(self._close())
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(timeout=10)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
-    with sync_playwright() as playwright:
-        launched = launch_chromium(playwright)
-        yield launched
-        launched.close()
 
 
 def _wait_floor(floor: EmbeddedFloor, tables: Tables) -> None:

@@ -26,8 +26,7 @@ from controller.floor.config import load_floor_panel_config, write_floor_config
 from controller.simulation.floor.embedded import EmbeddedFloor
 from controller.simulation.floor.servers import free_port
 from tests.chromium import CHROMIUM, launch_chromium
-from tests.floor.conftest import MakeFloor
-from tests.floor.test_floor_panel import EXPECT_TIMEOUT_MS
+from tests.floor.conftest import EXPECT_TIMEOUT_MS, MakeFloor
 
 ENV = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
 START_BOUND_S = 60.0  # the panel answering after its start, on a loaded 2-core machine

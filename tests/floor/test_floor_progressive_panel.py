@@ -10,18 +10,16 @@ import asyncio
 import os
 import re
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 
 from controller.floor.panel import FloorPanelSettings, FloorUser, serve_panel
-from tests.chromium import CHROMIUM, launch_chromium
-from tests.floor.conftest import MakeFloor
+from tests.chromium import CHROMIUM
+from tests.floor.conftest import EXPECT_TIMEOUT_MS, MakeFloor
 from tests.floor.progressive_link import DAY, later, standard_link
-from tests.floor.test_floor_panel import EXPECT_TIMEOUT_MS
 from tests.floor.test_floor_progressive import _reconcile
 
 DOCS_IMG = Path(__file__).resolve().parents[2] / "docs" / "img"
@@ -30,15 +28,6 @@ USERS = {"rita": FloorUser.with_password("rita", "regulator", PASSWORD)}
 SIGN_KEY = "pit-sign-key-for-the-test"
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed")
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
-    with sync_playwright() as playwright:
-        launched = launch_chromium(playwright)
-        yield launched
-        launched.close()
 
 
 class PanelThread:

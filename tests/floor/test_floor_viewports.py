@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -23,15 +22,15 @@ from urllib.parse import quote
 
 import psycopg
 import pytest
-from playwright.sync_api import Browser, Page, ViewportSize, expect, sync_playwright
+from playwright.sync_api import Browser, Page, ViewportSize, expect
 
 from controller.floor.panel import FloorUser
 from controller.locale import gaming_day_of
-from tests.chromium import CHROMIUM, launch_chromium
-from tests.floor.conftest import MakeFloor
+from tests.chromium import CHROMIUM
+from tests.floor.conftest import EXPECT_TIMEOUT_MS, MakeFloor
 from tests.floor.helpers import Tables, expected_private_total, floor_count, journal_total, private_count
 from tests.floor.test_floor_pages import DOCS_IMG, PARIS_EUR, PagesRig
-from tests.floor.test_floor_panel import EXPECT_TIMEOUT_MS, _forge_bad_hash
+from tests.floor.test_floor_panel import _forge_bad_hash
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed")
 
@@ -70,15 +69,6 @@ LAYOUT_PROBLEMS_JS = """() => {
   }
   return problems;
 }"""
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
-    with sync_playwright() as playwright:
-        launched = launch_chromium(playwright)
-        yield launched
-        launched.close()
 
 
 def _wait(what: str, done: Any) -> None:

@@ -11,7 +11,6 @@ import asyncio
 import json
 from pathlib import Path
 
-from controller.config import DEFAULT_CONFIG_TOML
 from controller.floor.progressive import LinkedProgressive
 from controller.floor.service import FloorService
 from controller.journal.seals import read_seal, seal_numbers
@@ -19,10 +18,8 @@ from controller.journal.segments import verify_segments
 from controller.journal.store import Journal
 from controller.simulation import linked_floor as lf
 from tests.floor.conftest import MakeFloor
-from tests.floor.helpers import run_daemon_until
+from tests.floor.helpers import run_daemon_until, write_linked_table
 
-PROGRESSIVE = {"unit_cents": 100, "base_cents": 100_000, "reset_cents": 100_000, "increment_percent": 20,
-               "hidden_percent": 5}  # fmt: skip
 SEGMENT_ENTRIES = 300
 # Only a failing test waits this long: the table plays until two seals are made (a loaded machine).
 RUN_TIMEOUT_S = 300.0
@@ -54,24 +51,10 @@ def busy_file_deferrals(output: str) -> list[str]:
 
 def test_a_linked_table_seals_while_it_runs(tmp_path: Path, make_floor: MakeFloor) -> None:
     floor = make_floor(["SIM1"], ack_wait_s=2)
-    assert floor.tls is not None
-    assert floor.nats is not None
     journal_path = tmp_path / "tables" / "SIM1.sqlite"
-    (tmp_path / "nats.pw").write_text(floor.passwords["nats:table:SIM1"] + "\n")
-    config = DEFAULT_CONFIG_TOML.replace(
-        'path = "var/journal.sqlite"',
-        f'path = "{journal_path}"\nsegment_entries = {SEGMENT_ENTRIES}\nsegment_per_gaming_day = false',
-    ).replace('game = "high-card-flush"', 'game = "top-flush"') + (
-        "\n[uplink]\n"
-        f'servers = ["{floor.nats.url}"]\n'
-        'site = "main"\nuser = "table-SIM1"\npassword_file = "nats.pw"\n'
-        f'ca_file = "{floor.tls.ca_cert}"\n'
-        "\n[progressive]\n" + "".join(f"{key} = {value}\n" for key, value in PROGRESSIVE.items())
-        + 'link = "L1"\nlink_timeout_s = 3\n'
-    )  # fmt: skip
-    config_path = tmp_path / "table.toml"
-    config_path.write_text(config)
-    floor_file = lf.write_spec(tmp_path / "floor.toml", floor, ["SIM1"], {**PROGRESSIVE, "paytable": None})
+    config_path, floor_file = write_linked_table(
+        floor, tmp_path, journal_path, segment_entries=SEGMENT_ENTRIES
+    )
     linked_config = lf.linked_config_of(floor_file)
     log_path = tmp_path / "daemon.log"
 

@@ -17,7 +17,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-from controller.config import DEFAULT_CONFIG_TOML
 from controller.floor.progressive import LinkedProgressive
 from controller.floor.service import FloorService
 from controller.journal.seals import seal_numbers, segments_dir
@@ -26,9 +25,8 @@ from controller.progressive.linked import unanswered_claims
 from controller.progressive.model import Hit, parse_parameters
 from controller.simulation import linked_floor as lf
 from tests.floor.conftest import MakeFloor
+from tests.floor.helpers import LINKED_PROGRESSIVE, write_linked_table
 
-PROGRESSIVE = {"unit_cents": 100, "base_cents": 100_000, "reset_cents": 100_000, "increment_percent": 20,
-               "hidden_percent": 5}  # fmt: skip
 SEGMENT_ENTRIES = 300  # the bound: 330 entries, about four rounds
 SEAL_WAIT_BY = "journal-seal"
 BOUND_S = 240  # each wait's bound, far above what a loaded machine takes
@@ -70,25 +68,11 @@ def test_a_seal_waiting_for_an_unanswered_claim_raises_an_alert_and_clears_it(
     tmp_path: Path, make_floor: MakeFloor
 ) -> None:
     floor = make_floor(["SIM1"], ack_wait_s=2)
-    assert floor.tls is not None
-    assert floor.nats is not None
     tables_dir = tmp_path / "tables"
     journal_path = tables_dir / "SIM1.sqlite"
-    (tmp_path / "nats.pw").write_text(floor.passwords["nats:table:SIM1"] + "\n")
-    config = DEFAULT_CONFIG_TOML.replace(
-        'path = "var/journal.sqlite"',
-        f'path = "{journal_path}"\nsegment_entries = {SEGMENT_ENTRIES}\nsegment_per_gaming_day = false',
-    ).replace('game = "high-card-flush"', 'game = "top-flush"') + (
-        "\n[uplink]\n"
-        f'servers = ["{floor.nats.url}"]\n'
-        'site = "main"\nuser = "table-SIM1"\npassword_file = "nats.pw"\n'
-        f'ca_file = "{floor.tls.ca_cert}"\n'
-        "\n[progressive]\n" + "".join(f"{key} = {value}\n" for key, value in PROGRESSIVE.items())
-        + 'link = "L1"\nlink_timeout_s = 3\n'
-    )  # fmt: skip
-    config_path = tmp_path / "table.toml"
-    config_path.write_text(config)
-    floor_file = lf.write_spec(tmp_path / "floor.toml", floor, ["SIM1"], {**PROGRESSIVE, "paytable": None})
+    config_path, floor_file = write_linked_table(
+        floor, tmp_path, journal_path, segment_entries=SEGMENT_ENTRIES
+    )
     linked_config = lf.linked_config_of(floor_file)
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     command = [sys.executable, "-m", "controller.cli", "run", "--config", str(config_path), "--seed", "5",
@@ -103,7 +87,7 @@ def test_a_seal_waiting_for_an_unanswered_claim_raises_an_alert_and_clears_it(
         await lf.wait_for(progressive.ready.is_set, 60, "the linked progressive serving")
         # A claim the floor never answers: the table's real writer and link client, the floor's
         # linked progressive down at the claim.
-        tables = lf.LinkedTables(floor, tables_dir, ["SIM1"], parse_parameters(PROGRESSIVE))
+        tables = lf.LinkedTables(floor, tables_dir, ["SIM1"], parse_parameters(LINKED_PROGRESSIVE))
         tables.start()
         table, client = tables.tables["SIM1"], tables.clients["SIM1"]
         await lf.wait_for(tables.all_up, 60, "the link up")

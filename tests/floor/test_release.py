@@ -28,10 +28,9 @@ from controller.simulation.floor.embedded import EmbeddedFloor
 from controller.uplink import wire
 from controller.uplink.uplink import Uplink
 from tests.chromium import CHROMIUM, launch_chromium
-from tests.floor.conftest import MakeFloor
-from tests.floor.helpers import Running, Tables, floor_problems, last_seq, wait_until
+from tests.floor.conftest import EXPECT_TIMEOUT_MS, MakeFloor
+from tests.floor.helpers import Running, Tables, floor_in_a_thread, floor_problems, last_seq, wait_until
 from tests.floor.test_bad_input import _next_entry_json, _publish_as
-from tests.floor.test_floor_panel import EXPECT_TIMEOUT_MS
 
 
 def _row(floor: EmbeddedFloor, sql: str, *params: Any) -> tuple[Any, ...] | None:
@@ -95,26 +94,8 @@ def test_release_refused_while_the_gap_remains_then_projected_exactly_once(
     tables = Tables(tmp_path / "tables", ids)
     for table_id in ids:
         tables.play(table_id, 1)
-    stop_loop = threading.Event()
-    started = threading.Event()
-    loop = asyncio.new_event_loop()
-    running = Running(floor, tables)
-
-    async def serve() -> None:
-        running.start_uplinks()
-        service = FloorService(floor.floor_config(release_poll_interval_s=0.2))
-        running.tasks.append(asyncio.create_task(service.run(running.stop)))
-        started.set()
-        while not stop_loop.is_set():
-            await asyncio.sleep(0.05)
-        await running.close()
-
     # The floor runs on a loop of its own, so the test can call the CLI (synchronous) meanwhile.
-    thread = threading.Thread(target=lambda: loop.run_until_complete(serve()), daemon=True)
-    thread.start()
-    try:
-        assert started.wait(30)
-
+    with floor_in_a_thread(floor, tables) as served:
         for table_id in ids:
             until(lambda t=table_id: _floor_last(floor, t) == last_seq(tables.journals[t]), f"{table_id}")
         good = last_seq(tables.journals["REL"])
@@ -152,7 +133,7 @@ def test_release_refused_while_the_gap_remains_then_projected_exactly_once(
         tables.play("REL", 1)
         tables.play("OK", 1)
         for table_id in ids:
-            loop.call_soon_threadsafe(running.uplinks[table_id].notify)
+            served.notify(table_id)
         end = last_seq(tables.journals["REL"])
         assert end > claimed
         until(lambda: _holds(floor, "REL", end), "the floor to hold REL's real entries")
@@ -195,11 +176,8 @@ def test_release_refused_while_the_gap_remains_then_projected_exactly_once(
 
         # Plays on after the release, flowing as any table.
         tables.play("REL", 1)
-        loop.call_soon_threadsafe(running.uplinks["REL"].notify)
+        served.notify("REL")
         until(lambda: _floor_last(floor, "REL") == last_seq(tables.journals["REL"]), "REL flowing again")
-    finally:
-        stop_loop.set()
-        thread.join(timeout=60)
     assert floor_problems(floor, tables) == []
     tables.close()
 
@@ -301,7 +279,7 @@ def test_the_floor_panel_releases_for_a_manager_only(tmp_path: Path, make_floor:
         _forge_gap(floor, tables, "PQ", ahead=2)
         until(lambda: _quarantined_at(floor, "PQ") == good, "PQ quarantined")
         # ``expect`` waits on the floor service's answers: Playwright's 5 s default is short for a loaded
-        # 2-core machine (test_floor_panel.py EXPECT_TIMEOUT_MS).
+        # 2-core machine (tests/floor/conftest.py EXPECT_TIMEOUT_MS).
         expect.set_options(timeout=EXPECT_TIMEOUT_MS)
         with sync_playwright() as playwright:
             browser = launch_chromium(playwright)

@@ -9,18 +9,15 @@ demo's, the servers the suite's fixtures."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
-from controller.floor.service import FloorService
 from controller.simulation.floor.demo import demo_table_ids, write_demo_config
 from controller.simulation.floor.servers import free_port
 from tests.floor.conftest import MakeFloor
-from tests.floor.helpers import Running, Tables, floor_problems, last_seq
+from tests.floor.helpers import Tables, floor_in_a_thread, floor_problems, last_seq
 from tests.floor.test_release import _floor_last, _forge_gap, _holds, _quarantined_at, until
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,25 +39,8 @@ def test_floor_release_with_the_demo_s_floor_file(tmp_path: Path, make_floor: Ma
     assert floor_file == tmp_path / "demo" / "floor.toml"
     tables = Tables(tmp_path / "tables", ids)
     tables.play(table_id, 1)
-    stop_loop = threading.Event()
-    started = threading.Event()
-    loop = asyncio.new_event_loop()
-    running = Running(floor, tables)
-
-    async def serve() -> None:
-        running.start_uplinks()
-        service = FloorService(floor.floor_config(release_poll_interval_s=0.2))
-        running.tasks.append(asyncio.create_task(service.run(running.stop)))
-        started.set()
-        while not stop_loop.is_set():
-            await asyncio.sleep(0.05)
-        await running.close()
-
     # The floor runs on a loop of its own; the command is a child process meanwhile.
-    thread = threading.Thread(target=lambda: loop.run_until_complete(serve()), daemon=True)
-    thread.start()
-    try:
-        assert started.wait(30)
+    with floor_in_a_thread(floor, tables) as served:
         until(
             lambda: _floor_last(floor, table_id) == last_seq(tables.journals[table_id]),
             "the table on the floor",
@@ -71,7 +51,7 @@ def test_floor_release_with_the_demo_s_floor_file(tmp_path: Path, make_floor: Ma
 
         # The table plays on; the floor holds its real entries; the demo's file releases it.
         tables.play(table_id, 1)
-        loop.call_soon_threadsafe(running.uplinks[table_id].notify)
+        served.notify(table_id)
         end = last_seq(tables.journals[table_id])
         until(lambda: _holds(floor, table_id, end), "the floor to hold the real entries")
         released = _flushtable(
@@ -86,8 +66,5 @@ def test_floor_release_with_the_demo_s_floor_file(tmp_path: Path, make_floor: Ma
         ), released.stdout
         until(lambda: _floor_last(floor, table_id) == end, "the held entries projected")
         until(lambda: _quarantined_at(floor, table_id) is None, "the quarantine lifted")
-    finally:
-        stop_loop.set()
-        thread.join(timeout=60)
     assert floor_problems(floor, tables) == []
     tables.close()

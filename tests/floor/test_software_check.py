@@ -2,7 +2,8 @@
 signed release verified at start) answers the floor's seeded verification; `flushtable floor
 verify-software` computes the same from the approved release it holds and records the outcome in
 PostgreSQL: a match for the clean table; after a byte of a product file changes on the table's disk, a
-mismatch with an alert. The table journals each answer with the floor's seed. Real nats-server and
+mismatch with an alert; with the floor's PostgreSQL out of reach, the answer is not recorded and the
+command says so in one line. The table journals each answer with the floor's seed. Real nats-server and
 PostgreSQL (tests/floor/conftest.py). The floor panel's map then shows, in real Chromium, the release
 the table verified at start (learnt from its stream) and the last check's outcome.
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import os
 import signal
@@ -35,6 +37,7 @@ from controller.floor.service import FloorService
 from controller.floor.software_check import ask_table
 from controller.journal.store import Journal
 from controller.simulation.floor.embedded import EmbeddedFloor
+from tests.cli.test_floor_postgresql_unreachable import NO_POSTGRES_DSN, refused_line
 from tests.floor.conftest import MakeFloor
 from tests.software.conftest import copy_product
 
@@ -123,6 +126,17 @@ def test_seeded_verification_matches_a_clean_table_and_not_a_changed_one(
         status, out = verify()
         assert status == 1
         assert "mismatch" in out
+        # The table answers, but the floor's PostgreSQL cannot be reached to record it: one line, exit 2.
+        unreachable = write_floor_config(
+            tmp_path / "floor-no-postgresql", dataclasses.replace(floor_config, dsn=NO_POSTGRES_DSN)
+        )
+        status = main(
+            ["floor", "verify-software", "SIM1", "--config", str(unreachable), "--release", str(approved),
+             "--manifest", str(signed_path), "--public-key", public, "--by", "bob"]
+        )  # fmt: skip
+        out, err = capsys.readouterr()
+        assert (status, out) == (2, "")
+        assert err == f"flushtable floor: PostgreSQL: {refused_line()}\n"
     finally:
         table.send_signal(signal.SIGTERM)
         with contextlib.suppress(subprocess.TimeoutExpired):
@@ -160,7 +174,7 @@ def show_on_the_floor_map(floor: EmbeddedFloor, digest: str) -> None:
     from playwright.sync_api import expect, sync_playwright
 
     from tests.chromium import launch_chromium
-    from tests.floor.test_floor_panel import EXPECT_TIMEOUT_MS
+    from tests.floor.conftest import EXPECT_TIMEOUT_MS
 
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, daemon=True)

@@ -25,7 +25,6 @@ import sqlite3
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -33,17 +32,16 @@ from typing import Any
 import jsonschema
 import psycopg
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 
 from controller.floor.panel import FloorPanelSettings, FloorUser, serve_panel
 from controller.floor.service import FloorService
 from controller.journal.state import TableState
 from controller.simulation.floor.embedded import EmbeddedFloor
 from controller.uplink.uplink import Uplink
-from tests.chromium import CHROMIUM, launch_chromium
-from tests.floor.conftest import MakeFloor
+from tests.chromium import CHROMIUM
+from tests.floor.conftest import EXPECT_TIMEOUT_MS, MakeFloor
 from tests.floor.helpers import Tables, expected_private_total, floor_count, journal_total, private_count
-from tests.floor.test_floor_panel import EXPECT_TIMEOUT_MS
 from tests.floor.test_floor_privacy import old_private_visible
 from tests.journal.scripted import play_round
 
@@ -54,15 +52,6 @@ ROLES = {"sam": "surveillance", "ada": "auditor", "rita": "regulator"}
 WAIT_S = 60.0
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed")
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
-    with sync_playwright() as playwright:
-        launched = launch_chromium(playwright)
-        yield launched
-        launched.close()
 
 
 def own_events(path: Path, table_id: str) -> Counter[tuple[str, int, str]]:

@@ -12,9 +12,8 @@ from pathlib import Path
 
 from controller.config import UplinkConfig
 from controller.uplink.uplink import Uplink
-from controller.uplink.wire import STREAM_NAME
 from tests.floor.conftest import MakeFloor
-from tests.floor.helpers import Tables, last_seq, table_ids, wait_until
+from tests.floor.helpers import Tables, last_seq, stream_leader, table_ids, wait_until
 
 # Bounds of the waits below, far above what each takes on a quiet machine (the first ack: a second; the
 # election: 4-9 s; a route's close after a SIGKILL: at once): conditions waited for, not durations.
@@ -34,12 +33,7 @@ def test_an_uplink_waits_out_the_streams_election_on_its_own_connection(
     tables.play(table_id, 1)
 
     async def scenario() -> None:
-        admin = await floor.connect_admin()
-        info = await admin.jetstream().stream_info(STREAM_NAME)
-        await admin.close()
-        assert info.cluster is not None
-        assert info.cluster.leader is not None
-        leader = int(info.cluster.leader.rsplit("n", 1)[1]) - 1  # flushtable-n<i>
+        leader, _info = await stream_leader(floor)
         survivor = cluster.nodes[(leader + 1) % cluster.size]
         # Given the survivor's URL alone: the kill does not end its connection, so any reconnection
         # below is the uplink's own doing.

@@ -18,10 +18,8 @@ from controller.floor.panel import HERE, FloorPanelSettings, FloorUser, serve_pa
 from controller.floor.workers import FloorWorker, WorkerSettings
 from controller.locale import property_settings
 from tests.floor.conftest import MakeFloor
-from tests.floor.test_floor_panel import PASSWORDS, _login, browser
+from tests.floor.test_floor_panel import PASSWORDS, _login
 from tests.floor.test_workers import LEASE_TTL_S, _ensure_partitions
-
-__all__ = ["browser"]  # the module's Chromium, shared with the panel's tests
 
 PARTITIONS = 2
 

@@ -45,6 +45,7 @@ from controller.commands.user import read_password
 from controller.errors import UserError
 from controller.files import check_writable_file
 from controller.floor import schema
+from controller.floor.collector import tune_collector
 from controller.floor.config import (
     floor_users_file,
     load_floor_config,
@@ -387,6 +388,7 @@ def _serve(args: argparse.Namespace) -> int:
             services.append(LinkedProgressive(linked).run(stop))
         await asyncio.gather(*services)
 
+    tune_collector()  # a long-running service's process: controller/floor/collector.py
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(main())
     return 0

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Awaitable, Callable
 
 import nats.js.errors
 import structlog
@@ -19,15 +20,19 @@ from controller.uplink.wire import FLOOR_CONSUMER, STREAM_NAME
 from controller.waits import wait_event
 
 log = structlog.get_logger("flushtable.floor")
-# How long the check that the consumer is still there waits for JetStream's answer (``Puller``).
-CONSUMER_CHECK_TIMEOUT_S = 1.0
+# How long the check that the consumer is still there waits for JetStream's answer (``Puller``). During a
+# consumer's election it is the retry cycle's wait: a request sent before the new leader is never
+# answered, so the pull after the election follows within about this (docs/floor.md "Tenth stop": at
+# 1 s, with the pauses below after it, the first pull came 0.95-1.72 s after the new leader).
+CONSUMER_CHECK_TIMEOUT_S = 0.5
 # A consumer's leader election after a node's loss takes 4-9 s (docs/floor.md "Measured: workers on the
 # cluster"): pulls answered "no responders" (or unanswered, the consumer's info too) are retried on the
-# same connection this many times (pauses doubling from one request's wait to 1 s: 16 s of pauses, and
-# each retry's consumer check up to CONSUMER_CHECK_TIMEOUT_S), then the error is raised and the
-# service reconnects with its backoff and says so (`floor_retry`): JetStream without a leader for good
-# (a cluster that lost its majority) is not retried quietly for ever.
-ELECTION_RETRIES = 20
+# same connection this many times (each retry's consumer check up to CONSUMER_CHECK_TIMEOUT_S, and a
+# pause doubling from one request's wait to 1 s when the cluster answered at once: 20 s and more in
+# all), then the error is raised and the service reconnects with its backoff and says so
+# (`floor_retry`): JetStream without a leader for good (a cluster that lost its majority) is not retried
+# quietly for ever.
+ELECTION_RETRIES = 40
 ELECTION_PAUSE_MAX_S = 1.0
 
 __all__ = ["ACK", "NAK", "Puller", "pull_status_error"]
@@ -96,6 +101,8 @@ class Puller:
         self._reply = ""  # the current request's reply subject
         self._answered = False  # the current request had a reply: a message or a status
         self._unavailable = 0  # pulls answered "no responders" in a row (a leader being elected)
+        # How a retry's pause is taken (``fetch``): asyncio.sleep; a test's records.
+        self.pause: Callable[[float], Awaitable[None]] = asyncio.sleep
 
     @classmethod
     async def start(cls, client: Client, consumer: str = FLOOR_CONSUMER) -> Puller:
@@ -143,13 +150,15 @@ class Puller:
         # batches are whatever came while the last one was written, a quiet floor's lag its first
         # message's (what the waiting request still delivers is kept for the next batch).
         checked = False  # the consumer's info asked by this fetch already
+        waited = False  # and its answer waited for until CONSUMER_CHECK_TIMEOUT_S: the retry's pause
         if len(self._messages) < batch:
             await self._request(batch, {"no_wait": True}, max_wait_s, wanted=batch)
             checked = not self._answered and self._error is None
-            if checked and not await self._consumer_is_there():
+            if checked and not (there := await self._consumer_is_there()):
                 # Neither the pull nor the consumer's info answered: a leader being elected, retried
                 # as the pull's own 503 is (bounded by ELECTION_RETRIES), on this connection.
                 self._error = nats.js.errors.ServiceUnavailableError(code=503, description="unanswered")
+                waited = there is None
         if not self._messages and self._error is None:
             # At least 1 ns: an expiry of 0 means "never" to JetStream, and such requests would pile up.
             expires_ns = max(1, round(max_wait_s * 1e9))
@@ -160,15 +169,20 @@ class Puller:
             electing = isinstance(error, nats.js.errors.ServiceUnavailableError)
             if electing and self._unavailable < ELECTION_RETRIES:
                 if not checked:
-                    await self._consumer_is_there()  # raises if the consumer is gone
+                    waited = await self._consumer_is_there() is None  # raises if the consumer is gone
                 # No responders while the consumer is there (or its info unanswered): its leader is
                 # being elected after a node's loss. Pulled again on this connection after a pause;
                 # ending the connection for it (reconnecting, backing off) held a partition's commits
                 # for seconds after its leader's node was killed. Bounded: ELECTION_RETRIES.
-                pause_s = min(max_wait_s * 2**self._unavailable, ELECTION_PAUSE_MAX_S)
+                # No pause after a consumer's info that went unanswered: its wait spaced the retries
+                # already, and a pause after it only delayed the first pull after the new leader (the
+                # pauses, doubling to 1 s, added up to 1 s to each cycle). Answered at once (503: no
+                # leader, known), the pause keeps the retries from spinning.
+                pause_s = 0.0 if waited else min(max_wait_s * 2**self._unavailable, ELECTION_PAUSE_MAX_S)
                 self._unavailable += 1
-                log.info("floor_pull_unavailable", consumer=self._consumer, retry=self._unavailable)
-                await asyncio.sleep(pause_s)  # a retry's pause, not a wait for anything
+                log.info("floor_pull_unavailable", consumer=self._consumer, retry=self._unavailable,
+                         pause_s=round(pause_s, 3))  # fmt: skip
+                await self.pause(pause_s)  # a retry's pause, not a wait for anything
                 return []
             self._unavailable = 0
             raise error
@@ -176,11 +190,12 @@ class Puller:
         messages, self._messages = self._messages[:batch], self._messages[batch:]
         return messages
 
-    async def _consumer_is_there(self) -> bool:
-        """Raises nats.js.errors.NotFoundError when the consumer is gone; False when no leader answered
-        (unanswered, or 503: the cluster's metadata without a leader). A ``no_wait`` request is
-        answered at once by a consumer that exists (its messages, or 404); unanswered, it may have gone
-        nowhere: a consumer deleted while no request of ours was waiting is told to nobody (the 409
+    async def _consumer_is_there(self) -> bool | None:
+        """Raises nats.js.errors.NotFoundError when the consumer is gone; True when it answered; False
+        when answered 503 (the cluster's metadata without a leader), None when unanswered within
+        CONSUMER_CHECK_TIMEOUT_S (both: no leader answered; None: its wait was spent). A ``no_wait``
+        request is answered at once by a consumer that exists (its messages, or 404); unanswered, it may
+        have gone nowhere: a consumer deleted while no request of ours was waiting is told to nobody (the 409
         Consumer Deleted goes to waiting requests only), and nats-server 2.9 answers a request to a
         missing consumer with silence, not 503 (the account's ``$JS.API.>`` import has interest in
         every subject under it). Asked here, where the API's answer is certain.
@@ -199,7 +214,7 @@ class Puller:
             # the service reconnected (its backoff reset by each good connection) about five times a
             # second for as long as the majority stayed lost.
             log.info("floor_consumer_check_unanswered", consumer=self._consumer, error=type(error).__name__)
-            return False
+            return None if isinstance(error, TimeoutError) else False
         return True
 
     async def _request(

@@ -174,11 +174,14 @@ class StreamReads:
 
     async def learn_sites(self, js: JetStreamContext) -> None:
         """The site token of every table with messages in the stream, from the stream's subjects (once
-        a service start: a table heard from later is learnt from its messages)."""
+        a service start: a table heard from later is learnt from its messages). Not answered (the stream
+        without a leader: only a leader answers its info), it is asked again at the next sweep: before,
+        it was marked learnt before the request, and a service whose first ask was lost never learnt
+        them."""
         if self._sites_learnt:
             return
-        self._sites_learnt = True
         info = await js.stream_info(STREAM_NAME, subjects_filter=f"{SUBJECT_ROOT}.>")
+        self._sites_learnt = True
         for subject in (info.state.subjects or {}) if info.state else {}:
             table_id, site = table_of_subject(subject), site_of_subject(subject)
             if table_id is not None and site is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Protocol
 
 import nats.js.errors
+import structlog
 from nats.aio.client import Client
 from nats.js.client import JetStreamContext
 
@@ -19,10 +20,12 @@ from controller.floor.ownership import Fence, Owns, check_fence
 from controller.floor.projections import Projections
 from controller.floor.puller import CONSUMER_CHECK_TIMEOUT_S
 from controller.floor.store import Batch, Connection, write_batch
-from controller.floor.stream_reads import StreamReads
+from controller.floor.stream_reads import STREAM_INFO_TIMEOUT_S, StreamReads
 from controller.uplink.wire import STREAM_NAME
 
 __all__ = ["IdleSweep"]
+
+log = structlog.get_logger("flushtable.floor")
 
 
 class SweepCounters(Protocol):
@@ -67,9 +70,19 @@ class IdleSweep:
             return
         if not info.num_pending and not info.num_ack_pending:
             delivered = info.delivered.stream_seq if info.delivered else None
-            await self.sweep(connection, through_stream_seq=delivered)
+            # The stream's info (``learn_sites``) asked within STREAM_INFO_TIMEOUT_S: only the stream's
+            # leader answers it, and the consumer (its own raft group, its leader elsewhere) can answer
+            # while the stream elects one after a node's loss (4-9 s).
+            asking = client.jetstream(timeout=STREAM_INFO_TIMEOUT_S)
+            await self.sweep(connection, through_stream_seq=delivered, asking=asking)
 
-    async def sweep(self, connection: Connection, *, through_stream_seq: int | None = None) -> int:
+    async def sweep(
+        self,
+        connection: Connection,
+        *,
+        through_stream_seq: int | None = None,
+        asking: JetStreamContext | None = None,
+    ) -> int:
         """Every table whose last message in the stream is beyond what the floor handled is read from the
         stream. Returns the messages taken.
 
@@ -77,14 +90,23 @@ class IdleSweep:
         what lies up to it can have been skipped; a table's newer messages are on their way through the
         consumer, and reading them here too raced it (each read twice, the second a resend looked up
         in PostgreSQL: at a busy floor's idle moments, the lag's worst seconds). The tables' last
-        messages are asked for all at once, not one round trip after another."""
+        messages are asked for all at once, not one round trip after another.
+
+        ``asking``: the JetStream context the stream's info is asked on (the service's by default).
+        Unanswered, or answered 503 (the stream without a leader), the sweep is skipped, and asked
+        again at the next idle turn, on the same connection: before, nats-py's 5 s timeout ended the
+        service's connection inside the stream's election (docs/floor.md "Tenth stop")."""
         js = self._reads.js
         if js is None:
             return 0
         taken = 0
         try:
             async with connection.transaction():
-                subjects = await self._swept_subjects(connection, js)
+                try:
+                    subjects = await self._swept_subjects(connection, asking or js)
+                except (TimeoutError, nats.js.errors.ServiceUnavailableError) as error:
+                    log.info("floor_sweep_unanswered", consumer=self._consumer, error=type(error).__name__)
+                    return 0  # nothing read nor taken yet: the projections are as they were
                 lasts = await self._reads.last_messages(subjects.values())
                 batch = Batch()
                 bound = (

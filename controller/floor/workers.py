@@ -202,6 +202,33 @@ async def _adopt_own_write(kv: KeyValue, held: HeldPartition, value: bytes) -> b
     return True
 
 
+def _excuse_silence(
+    beats: dict[str, tuple[int, float]],
+    moved_after: dict[str, float],
+    worker: str,
+    now: float,
+    unwritable_s: float,
+) -> None:
+    """The ``unwritable_s`` seconds before ``now``, while ``worker`` could not write the bucket (a beat
+    unanswered, or its connection lost), taken out of every peer's silence: the silence counted before
+    them is kept, and counting goes on from now (a peer whose beat moved meanwhile: from now). While
+    the bucket had no leader (its raft election after a node's loss, 4-9 s) no peer could beat either,
+    and each comes back at its own pace (its renewals' retries, its reconnection): its silence meanwhile
+    says nothing of its death. Without an excuse, the first worker to beat again after the bucket's
+    election saw its peer silent for longer than the TTL, counted it dead, and took its partitions
+    (their keys lapsed in the same election) from under it (docs/floor.md "The lease loop through a
+    node's loss"). Until the tenth stop every peer was given a full TTL from now, whatever its silence
+    before: any error that ended the lease loop's connection made a worker that had died before it
+    wait a TTL more to be taken over (docs/floor.md "Tenth stop: the gaps that were ours"). A slow tick
+    alone excuses nothing: only a failed write does."""
+    for name, (beat, moved_s) in list(beats.items()):
+        if name == worker:
+            continue
+        beats[name] = (beat, min(now, moved_s + unwritable_s))
+        moved_after_s = moved_after.get(name, now)
+        moved_after[name] = now if moved_s == now else min(now, moved_after_s + unwritable_s)
+
+
 @dataclass
 class WorkerStatus:
     acquired: int = 0
@@ -242,6 +269,9 @@ class FloorWorker:
     _beats_read_s: float | None = None  # this worker's last read of the beats
     _beat: int = 0
     _beat_missed: bool = False  # a beat was not written (unanswered, or the connection lost) since the last
+    # The clock at this worker's last beat written (its read of the beats): where the time it could not
+    # write the bucket begins, when a beat is missed (``_excuse_unwritable_time``).
+    _beat_written_s: float | None = None
     rng: random.Random = field(default_factory=random.Random)  # the reconnection's jitter
     reconnect_waiter: Waiter = wait_event  # how the wait between reconnections is waited (a test's records)
     # A reconnection's check of the stream's partition tokens, not yet answered (``run``): no lease is
@@ -393,6 +423,9 @@ class FloorWorker:
             await self._tick(kv, js, connection)
             if self._tokens_unchecked:  # a reconnection's check, after the renewals (``run``)
                 await self._check_tokens(js)
+        except FLOOR_IO_ERRORS:
+            self._beat_missed = True  # as ``run`` marks it: the tick alone (a test's) keeps the rule
+            raise
         finally:
             took_s = self.clock() - started_s
             if took_s > self.settings.renew_interval_s:
@@ -507,22 +540,15 @@ class FloorWorker:
             return
 
     def _excuse_unwritable_time(self, now: float) -> None:
-        """After a beat this worker could not write (unanswered, or its connection lost), every peer is
-        given a full TTL from now to beat again. While the bucket had no leader (its raft election after
-        a node's loss, 4-9 s) no peer could beat either, and each comes back at its own pace (its
-        renewals' retries, its reconnection): its silence meanwhile says nothing of its death. Before,
-        the first worker to beat again after the bucket's election saw its peer silent for longer than
-        the TTL, counted it dead, and took its partitions (their keys lapsed in the same election) from
-        under it: a node's loss moved partitions off a live worker (docs/floor.md "The lease loop
-        through a node's loss"). A worker that really died then is taken over a TTL after the bucket
-        is writable again, not a TTL after its death. A slow tick alone excuses nothing: only a failed
-        write does."""
+        """After a beat this worker could not write, the time since its last beat written is not counted
+        in any peer's silence (``_excuse_silence``)."""
         if self._beat_missed:
-            for name, (beat, moved_s) in list(self._beats.items()):
-                if name != self.settings.worker:
-                    self._beats[name] = (beat, max(moved_s, now))
-                    self._beat_moved_after[name] = max(self._beat_moved_after.get(name, now), now)
+            # Unknown (no beat written yet by this worker): every peer counted from now, as a first sight.
+            since_s = self._beat_written_s
+            unwritable_s = now - since_s if since_s is not None else math.inf
+            _excuse_silence(self._beats, self._beat_moved_after, self.settings.worker, now, unwritable_s)
             self._beat_missed = False
+        self._beat_written_s = now
 
     def _value(self) -> bytes:
         return json.dumps({"worker": self.settings.worker}).encode()
